@@ -1,0 +1,52 @@
+# The short commands. Each one installs what it needs first (scripts/setup.sh).
+#   make demo    compile a model, run it, print result, cost and memory
+#   make test    every test: C (host and ASan/UBSan), cross builds, Python
+#   make size    the runtime core's footprint on each Cortex-M target
+#   make bench   instruction-count benchmarks
+PYTHON := /usr/bin/python3
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+TARGET ?= cortex-m55
+export PTEC_SHARED ?= $(abspath $(CURDIR)/../shared)
+
+.PHONY: all setup host host-asan cross test test-c test-python demo size bench clean
+
+all: host
+
+setup:
+	@scripts/setup.sh
+
+host: setup
+	@cmake --preset host >/dev/null
+	@cmake --build --preset host -j $(JOBS)
+
+host-asan: setup
+	@cmake --preset host-asan >/dev/null
+	@cmake --build --preset host-asan -j $(JOBS)
+
+cross: setup
+	@for t in cortex-m55 cortex-m33; do \
+	  cmake --preset $$t >/dev/null && cmake --build --preset $$t -j $(JOBS) || exit 1; \
+	done
+
+test-c: host host-asan cross
+	@ctest --preset host -j $(JOBS)
+	@ctest --preset host-asan -j $(JOBS)
+
+test-python: host
+	@if [ -d tests/python ] && ls tests/python/test_*.py >/dev/null 2>&1; then \
+	  PYTHONPATH=$(CURDIR)/python $(PYTHON) -m pytest -q tests/python; \
+	fi
+
+test: test-c test-python
+
+demo: host
+	@scripts/demo.sh $(TARGET)
+
+size: setup
+	@scripts/size.sh
+
+bench: host
+	@bench/run_all.sh
+
+clean:
+	rm -rf build

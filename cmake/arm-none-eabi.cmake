@@ -1,0 +1,34 @@
+# Bare-metal Arm toolchain. TARGET_CPU picks the core, as in Arm's own build
+# systems: cortex-m55 (MVE + FPU) or cortex-m33 (DSP + FPU).
+set(CMAKE_SYSTEM_NAME Generic)
+set(CMAKE_SYSTEM_PROCESSOR arm)
+set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
+
+if(NOT TARGET_CPU)
+  set(TARGET_CPU cortex-m55)
+endif()
+set(TARGET_CPU "${TARGET_CPU}" CACHE STRING "Target core: cortex-m55 or cortex-m33")
+
+set(CMAKE_C_COMPILER arm-none-eabi-gcc)
+set(CMAKE_ASM_COMPILER arm-none-eabi-gcc)
+set(CMAKE_AR arm-none-eabi-ar)
+set(CMAKE_RANLIB arm-none-eabi-ranlib)
+set(CMAKE_OBJCOPY arm-none-eabi-objcopy)
+set(CMAKE_SIZE arm-none-eabi-size)
+
+if(TARGET_CPU STREQUAL "cortex-m55")
+  set(PTEC_CPU_FLAGS "-mcpu=cortex-m55 -mfloat-abi=hard -mthumb")
+elseif(TARGET_CPU STREQUAL "cortex-m33")
+  set(PTEC_CPU_FLAGS "-mcpu=cortex-m33 -mfloat-abi=hard -mfpu=fpv5-sp-d16 -mthumb")
+else()
+  message(FATAL_ERROR "TARGET_CPU must be cortex-m55 or cortex-m33, not '${TARGET_CPU}'")
+endif()
+
+set(CMAKE_C_FLAGS_INIT "${PTEC_CPU_FLAGS} -ffunction-sections -fdata-sections")
+set(CMAKE_ASM_FLAGS_INIT "${PTEC_CPU_FLAGS}")
+set(CMAKE_EXE_LINKER_FLAGS_INIT "${PTEC_CPU_FLAGS} -Wl,--gc-sections")
+set(CMAKE_C_FLAGS_MINSIZEREL_INIT "-Os -DNDEBUG")
+
+set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)

@@ -1,0 +1,88 @@
+/* The interface between the runtime and an operator implementation.
+ *
+ * Each operator is a ptec_kernel in a static table. At load time the
+ * runtime calls prepare() once per instruction: it checks the arguments,
+ * fills the op's private state (state_size bytes) and sets scratch_bytes.
+ * At execute time run() does only the math.
+ *
+ * prepare() is also called once before any memory exists, to compute the
+ * method's exact requirements. In that call planned tensors have
+ * data == NULL and state points to a temporary buffer: prepare must not read
+ * planned tensor data, and must be deterministic. */
+#ifndef PTEC_KERNEL_H
+#define PTEC_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptec/status.h"
+#include "ptec/types.h"
+
+#define PTEC_MAX_KERNEL_STATE 512u /* largest state_size a kernel may ask for */
+#define PTEC_MAX_OP_ARGS 32u       /* longest argument list a KernelCall may have */
+
+typedef struct ptec_op ptec_op;
+struct ptec_exec_ctx; /* runtime-private */
+
+typedef struct ptec_kernel {
+    const char *name; /* "namespace::op.overload", e.g. "aten::add.out" */
+    uint32_t state_size;
+    ptec_status (*prepare)(ptec_op *op);
+    ptec_status (*run)(ptec_op *op);
+} ptec_kernel;
+
+struct ptec_op {
+    ptec_value *const *argv;  /* argc values, in schema order, then out, then the return slot */
+    void *state;              /* state_size bytes, 8-byte aligned */
+    void *scratch;            /* at run: scratch_bytes of temporary memory, or NULL */
+    uint32_t scratch_bytes;   /* prepare sets it; contents do not survive between ops */
+    uint16_t argc;
+    const ptec_kernel *kernel;
+    struct ptec_exec_ctx *ctx;
+};
+
+/* Records why prepare or run failed (kept in the program's error detail)
+ * and returns `status`. `arg` is the argument index, or -1 for none.
+ * `message` must be a string literal or otherwise outlive the call. */
+ptec_status ptec_op_fail(ptec_op *op, ptec_status status, int arg, const char *message);
+
+/* Checked argument access for prepare(). Each fails with a detail naming
+ * the argument when its kind is wrong. */
+ptec_status ptec_op_expect_argc(ptec_op *op, size_t argc);
+ptec_status ptec_op_get_tensor(ptec_op *op, size_t i, ptec_tensor **out);
+/* A Null argument gives *out = NULL. */
+ptec_status ptec_op_get_optional_tensor(ptec_op *op, size_t i, ptec_tensor **out);
+/* The out tensor at argc-2; checks that the return slot repeats it. */
+ptec_status ptec_op_get_out(ptec_op *op, ptec_tensor **out);
+ptec_status ptec_op_get_int(ptec_op *op, size_t i, int64_t *out);
+/* Like get_int, and fails unless the value fits in int32. */
+ptec_status ptec_op_get_int32(ptec_op *op, size_t i, int32_t *out);
+ptec_status ptec_op_get_double(ptec_op *op, size_t i, double *out);
+ptec_status ptec_op_get_bool(ptec_op *op, size_t i, bool *out);
+/* A Double or an Int, as a double (PyTorch "Scalar" arguments). */
+ptec_status ptec_op_get_scalar(ptec_op *op, size_t i, double *out);
+/* Resolves a (boxed) int list into out[0..*count). Fails when it holds more
+ * than `max` items, or when an item is not an Int value. A Null argument
+ * gives *count = 0 only when allow_null is true. */
+ptec_status ptec_op_get_int_list(ptec_op *op, size_t i, int64_t *out, size_t max,
+                                 size_t *count, bool allow_null);
+/* Int list whose items must fit in int32. */
+ptec_status ptec_op_get_int32_list(ptec_op *op, size_t i, int32_t *out, size_t max,
+                                   size_t *count, bool allow_null);
+/* Whether argument i is Null (None). */
+bool ptec_op_arg_is_null(const ptec_op *op, size_t i);
+
+/* Fast access for run(): no checks, prepare already made them. */
+static inline ptec_tensor *ptec_op_tensor(const ptec_op *op, size_t i)
+{
+    return op->argv[i]->u.tensor;
+}
+
+/* The static operator table (all built-in kernels, or the selection a
+ * build made). */
+size_t ptec_kernel_count(void);
+const ptec_kernel *ptec_kernel_at(size_t index);
+/* Looks a kernel up by its full name; NULL when the build lacks it. */
+const ptec_kernel *ptec_kernel_find(const char *name, size_t name_len);
+
+#endif

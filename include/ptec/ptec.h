@@ -1,0 +1,167 @@
+/* ptec: run ExecuTorch .pte programs with caller-owned memory.
+ *
+ *   ptec_program_init()         check the header, find segments and constants
+ *   ptec_method_requirements()  exact bytes a method needs, computed from the file
+ *   ptec_method_load()          bind memory, resolve kernels, prepare every op
+ *   ptec_method_set_input()     copy (or bind) inputs, checked against the program
+ *   ptec_method_execute()       run the instruction list
+ *   ptec_method_output()        read results
+ *
+ * Nothing here allocates. Structures are the caller's; their fields are
+ * private unless documented. */
+#ifndef PTEC_PTEC_H
+#define PTEC_PTEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptec/backend.h"
+#include "ptec/kernel.h"
+#include "ptec/platform.h"
+#include "ptec/status.h"
+#include "ptec/types.h"
+
+#define PTEC_MAX_PLANNED_BUFFERS 8u
+#define PTEC_DETAIL_LEN 160u
+#define PTEC_BUFFER_ALIGN 16u /* every caller buffer must start on this boundary */
+
+/* Why the last call failed, in words, plus where. */
+typedef struct ptec_error_detail {
+    ptec_status status;
+    int32_t instruction;       /* -1 when not about an instruction */
+    const char *op_name;       /* points into the program; NULL when unknown */
+    uint32_t op_name_len;
+    char message[PTEC_DETAIL_LEN];
+} ptec_error_detail;
+
+typedef struct ptec_program {
+    const uint8_t *data;
+    size_t size;               /* bytes available at data */
+    size_t program_size;       /* flatbuffer part */
+    uint64_t segment_base;
+    uint64_t segment_data_size;
+    uint32_t root;             /* position of the Program table */
+    const uint8_t *constants;  /* new-style constant segment, or NULL */
+    size_t constants_size;
+    uint32_t constant_offsets; /* position of the offsets vector (0: none) */
+    uint32_t constant_count;
+    uint32_t legacy_buffers;   /* position of the constant_buffer vector (0: none) */
+    uint32_t legacy_count;
+    ptec_error_detail error;
+} ptec_program;
+
+typedef struct ptec_requirements {
+    size_t metadata_bytes;                          /* values, tensors, op state */
+    size_t planned_count;                           /* planned buffers (memory ids 1..n) */
+    size_t planned_bytes[PTEC_MAX_PLANNED_BUFFERS]; /* [i] is memory id i+1 */
+    size_t scratch_bytes;                           /* kernel temporaries, max over ops */
+    size_t total_bytes;                             /* for ptec_method_load_single() */
+} ptec_requirements;
+
+typedef struct ptec_memory {
+    void *metadata;
+    size_t metadata_size;
+    void *planned[PTEC_MAX_PLANNED_BUFFERS];
+    size_t planned_size[PTEC_MAX_PLANNED_BUFFERS];
+    size_t planned_count;
+    void *scratch;
+    size_t scratch_size;
+} ptec_memory;
+
+struct ptec_op;
+typedef struct ptec_method {
+    ptec_program *program;
+    uint32_t plan;             /* position of the ExecutionPlan table */
+    uint32_t values_vec;       /* position of the values vector */
+    uint32_t value_count;
+    ptec_value *values;
+    struct ptec_op *ops;       /* one per instruction */
+    uint32_t instruction_count;
+    uint32_t inputs_vec, input_count;
+    uint32_t outputs_vec, output_count;
+    uint8_t *input_set;        /* one flag per input */
+    void *scratch;
+    size_t scratch_size;
+    uint64_t *profile;         /* optional, one tick count per instruction */
+    size_t profile_count;
+    uint64_t last_execute_ticks;
+    bool loaded;
+} ptec_method;
+
+/* Metadata about one input or output, readable before inputs are set. */
+typedef struct ptec_tensor_info {
+    ptec_value_kind kind;      /* PTEC_VALUE_TENSOR for tensors */
+    uint8_t dtype;
+    uint8_t rank;
+    const int32_t *sizes;
+    const uint8_t *dim_order;
+    size_t nbytes;
+    bool planned;              /* set_input copies; otherwise the caller binds memory */
+    const void *data;          /* outputs after execute; NULL when unbound */
+} ptec_tensor_info;
+
+/* Program ------------------------------------------------------------------ */
+
+/* `data` must stay valid and unchanged while the program is used and be
+ * 16-byte aligned. Nothing is copied: a program in flash runs in place. */
+ptec_status ptec_program_init(ptec_program *program, const void *data, size_t size);
+size_t ptec_program_method_count(const ptec_program *program);
+/* Name of method i (not NUL-terminated). */
+ptec_status ptec_program_method_name(const ptec_program *program, size_t index,
+                                     const char **name, size_t *name_len);
+/* The last failure's detail, as one line (never NULL). */
+const char *ptec_program_error(const ptec_program *program);
+
+/* Method ------------------------------------------------------------------- */
+
+/* Exact memory a method needs; allocates nothing. `name` NULL means "forward"
+ * or, failing that, the first method. */
+ptec_status ptec_method_requirements(ptec_program *program, const char *name,
+                                     ptec_requirements *req);
+/* Loads with the regions in `mem`. Any region smaller than required fails
+ * with PTEC_MEMORY_ALLOCATION_FAILED, naming the region and the shortfall. */
+ptec_status ptec_method_load(ptec_method *method, ptec_program *program, const char *name,
+                             const ptec_memory *mem);
+/* Convenience: carves metadata, planned buffers and scratch from one buffer
+ * of req.total_bytes. */
+ptec_status ptec_method_load_single(ptec_method *method, ptec_program *program,
+                                    const char *name, void *buffer, size_t size);
+
+size_t ptec_method_input_count(const ptec_method *method);
+size_t ptec_method_output_count(const ptec_method *method);
+ptec_status ptec_method_input_info(const ptec_method *method, size_t index,
+                                   ptec_tensor_info *info);
+ptec_status ptec_method_output_info(const ptec_method *method, size_t index,
+                                    ptec_tensor_info *info);
+
+/* Copies nbytes of data into input `index`. `dtype` must match; `sizes` may be
+ * NULL (then only nbytes is checked), otherwise rank and sizes must match. */
+ptec_status ptec_method_set_input(ptec_method *method, size_t index, ptec_dtype dtype,
+                                  const int32_t *sizes, size_t rank,
+                                  const void *data, size_t nbytes);
+/* Zero-copy: the input reads straight from `data`, which must stay valid
+ * through execute. Only for inputs that are not memory-planned. */
+ptec_status ptec_method_bind_input(ptec_method *method, size_t index, ptec_dtype dtype,
+                                   const int32_t *sizes, size_t rank,
+                                   void *data, size_t nbytes);
+/* Gives a non-planned output the memory it writes to. */
+ptec_status ptec_method_bind_output(ptec_method *method, size_t index, void *data,
+                                    size_t nbytes);
+
+/* Optional profiling: ticks[i] receives instruction i's ticks on each execute. */
+ptec_status ptec_method_set_profile(ptec_method *method, uint64_t *ticks, size_t count);
+size_t ptec_method_instruction_count(const ptec_method *method);
+/* "aten::add.out" for a kernel call, "delegate:<id>" for a delegate call,
+ * "move", "jump_false" or "free" otherwise. Not NUL-terminated. */
+ptec_status ptec_method_instruction_name(const ptec_method *method, size_t index,
+                                         const char **name, size_t *name_len);
+
+ptec_status ptec_method_execute(ptec_method *method);
+/* Output tensor `index` after execute. */
+ptec_status ptec_method_output(const ptec_method *method, size_t index,
+                               const ptec_tensor **tensor);
+/* Calls each delegate's destroy hook. The caller's memory can then be reused. */
+void ptec_method_unload(ptec_method *method);
+
+#endif

@@ -1,0 +1,37 @@
+/* Registry of delegate backends linked into this build. Like the kernel
+ * table, the list is an X-macro file (all_backends.def). */
+#include <string.h>
+
+#include "ptec/backend.h"
+
+#define PTEC_BACKEND(symbol) extern const ptec_backend symbol;
+#include "all_backends.def"
+#undef PTEC_BACKEND
+
+static const ptec_backend *const backend_table[] = {
+#define PTEC_BACKEND(symbol) &symbol,
+#include "all_backends.def"
+#undef PTEC_BACKEND
+    NULL
+};
+
+size_t ptec_backend_count(void)
+{
+    return sizeof(backend_table) / sizeof(backend_table[0]) - 1u;
+}
+
+const ptec_backend *ptec_backend_at(size_t index)
+{
+    return index < ptec_backend_count() ? backend_table[index] : NULL;
+}
+
+const ptec_backend *ptec_backend_find(const char *name, size_t name_len)
+{
+    for (size_t i = 0; i < ptec_backend_count(); ++i) {
+        const char *candidate = backend_table[i]->name;
+        if (strncmp(candidate, name, name_len) == 0 && candidate[name_len] == '\0') {
+            return backend_table[i];
+        }
+    }
+    return NULL;
+}

@@ -1,0 +1,20 @@
+/* Host port: log lines to stderr, ticks in nanoseconds of a monotonic clock. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <time.h>
+
+#include "ptec/platform.h"
+
+void ptec_platform_log(ptec_log_level level, const char *message)
+{
+    static const char *const prefix[] = {"debug", "info", "error"};
+    fprintf(stderr, "ptec %s: %s\n", prefix[level <= PTEC_LOG_ERROR ? level : PTEC_LOG_ERROR],
+            message);
+}
+
+uint64_t ptec_platform_ticks(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
