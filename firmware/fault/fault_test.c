@@ -3,7 +3,8 @@
  *   1  load from unmapped memory (BusFault, precise, BFAR valid)
  *   2  undefined instruction (UsageFault UNDEFINSTR)
  *   3  runaway recursion (UsageFault STKOF from the stack limit)
- *   4  integer division by zero (UsageFault DIVBYZERO) */
+ *   4  integer division by zero (UsageFault DIVBYZERO)
+ *   5  no fault: spins forever (for the runner's timeout) */
 #include <stdint.h>
 #include <stdio.h>
 
@@ -38,6 +39,10 @@ int main(void)
     volatile uint32_t zero = 0;
     volatile uint32_t quotient = 7u / zero;
     printf("7/0 = %lu: no fault\n", (unsigned long)quotient);
+#elif PTEC_FAULT_KIND == 5
+    for (;;) {
+        __asm__ volatile("nop");
+    }
 #endif
     printf("fault test: still running, which is wrong\n");
     return 0;

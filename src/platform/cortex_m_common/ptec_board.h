@@ -29,4 +29,23 @@ uint32_t ptec_board_counter(void);
  * Call it at least once every ~200 M instructions so wraps are seen. */
 uint64_t ptec_board_instructions(void);
 
+/* What the host tells the firmware at boot: scripts/run_qemu.sh writes it
+ * with QEMU's -device loader at the linker symbol `ptec_boot_info`, next to
+ * the program and input it places in memory. All zero when nothing did. */
+#define PTEC_BOOT_INFO_MAGIC 0x49425450u /* "PTBI" */
+typedef struct ptec_boot_info {
+    uint32_t magic;
+    uint32_t model_size;  /* bytes of the program at the program slot, or 0 */
+    uint32_t input_size;  /* bytes at the input slot, or 0 */
+    uint32_t reserved;
+} ptec_boot_info_t;
+
+extern volatile const ptec_boot_info_t ptec_boot_info;
+/* Memory the firmware does not own, for a program and inputs placed there
+ * (addresses in docs/targets.md). Use their addresses, not their values. */
+extern const uint8_t __ptec_model_slot[];
+extern const uint8_t __ptec_model_slot_size[];
+extern const uint8_t __ptec_input_slot[];
+extern const uint8_t __ptec_input_slot_size[];
+
 #endif
