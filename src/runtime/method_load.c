@@ -226,15 +226,14 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
 static const ptec_kernel *find_kernel(const char *name, uint32_t name_len, const char *overload,
                                       uint32_t overload_len)
 {
+    /* Lengths first: the names come from the file and may hold a NUL. */
+    size_t wanted = overload_len == 0 ? name_len : (size_t)name_len + 1u + overload_len;
     for (size_t i = 0; i < ptec_kernel_count(); ++i) {
         const char *k = ptec_kernel_at(i)->name;
-        if (strncmp(k, name, name_len) != 0) {
+        if (strlen(k) != wanted || memcmp(k, name, name_len) != 0) {
             continue;
         }
-        const char *rest = k + name_len;
-        if (overload_len == 0 ? rest[0] == '\0'
-                              : (rest[0] == '.' && strncmp(rest + 1, overload, overload_len) == 0 &&
-                                 rest[1 + overload_len] == '\0')) {
+        if (overload_len == 0 || (k[name_len] == '.' && memcmp(k + name_len + 1u, overload, overload_len) == 0)) {
             return ptec_kernel_at(i);
         }
     }

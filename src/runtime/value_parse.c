@@ -98,6 +98,9 @@ static ptec_status tensor_data(ptec_exec_ctx *ctx, uint32_t index, const fb_tabl
         if (offset > arena || tensor->nbytes > arena - offset) {
             return value_fail(ctx, PTEC_INVALID_PROGRAM, index, "tensor lies outside its planned buffer");
         }
+        if (offset % ptec_dtype_size(tensor->dtype) != 0) {
+            return value_fail(ctx, PTEC_INVALID_PROGRAM, index, "planned tensor offset is misaligned for its dtype");
+        }
         if (ctx->planned_base[memory_id - 1u] != NULL) {
             tensor->data = ctx->planned_base[memory_id - 1u] + offset;
         }
@@ -128,6 +131,9 @@ static ptec_status tensor_data(ptec_exec_ctx *ctx, uint32_t index, const fb_tabl
             return value_fail(ctx, PTEC_INVALID_PROGRAM, index, "constant buffer shorter than the tensor");
         }
         tensor->data = (void *)(uintptr_t)(p->data + storage.data);
+    }
+    if ((uintptr_t)tensor->data % ptec_dtype_size(tensor->dtype) != 0) {
+        return value_fail(ctx, PTEC_INVALID_PROGRAM, index, "constant data is misaligned for its dtype");
     }
     tensor->flags |= PTEC_TENSOR_CONSTANT;
     return PTEC_OK;
