@@ -4,7 +4,7 @@
 #include "runtime/pte_schema.h"
 #include "runtime/runtime_internal.h"
 
-ptec_status delegate_blob(ptec_program *p, const fb_table *delegate, const char **id, uint32_t *id_len,
+ptec_status ptec_delegate_locate(ptec_program *p, const fb_table *delegate, const char **id, uint32_t *id_len,
                           ptec_delegate_blob *blob)
 {
     fb_view fb = program_fb(p);
@@ -14,28 +14,28 @@ ptec_status delegate_blob(ptec_program *p, const fb_table *delegate, const char 
     uint8_t location;
     uint32_t index;
     memset(blob, 0, sizeof *blob);
-    if (!fb_string(&fb, delegate, DELEGATE_ID, id, id_len) ||
-        !fb_vec(&fb, delegate, DELEGATE_COMPILE_SPECS, 4, &specs) ||
-        !fb_subtable(&fb, delegate, DELEGATE_PROCESSED, &ref, &has_ref) || !has_ref ||
-        !fb_u8(&fb, &ref, DATAREF_LOCATION, DATA_INLINE, &location) ||
-        !fb_u32(&fb, &ref, DATAREF_INDEX, 0, &index) || !fb_table_at(&fb, p->root, &root)) {
-        return detail_fail(p, PTEC_INVALID_PROGRAM, "malformed delegate entry");
+    if (!ptec_fb_string(&fb, delegate, DELEGATE_ID, id, id_len) ||
+        !ptec_fb_vec(&fb, delegate, DELEGATE_COMPILE_SPECS, 4, &specs) ||
+        !ptec_fb_subtable(&fb, delegate, DELEGATE_PROCESSED, &ref, &has_ref) || !has_ref ||
+        !ptec_fb_u8(&fb, &ref, DATAREF_LOCATION, DATA_INLINE, &location) ||
+        !ptec_fb_u32(&fb, &ref, DATAREF_INDEX, 0, &index) || !ptec_fb_table_at(&fb, p->root, &root)) {
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, "malformed delegate entry");
     }
     blob->specs = specs.count ? fb.base + specs.data : NULL;
     blob->spec_count = specs.count;
     blob->program = fb.base;
     blob->program_size = fb.size;
     if (location == DATA_SEGMENT) {
-        return program_segment(p, index, &blob->data, &blob->size);
+        return ptec_segment_find(p, index, &blob->data, &blob->size);
     }
     if (location != DATA_INLINE) {
-        return detail_fail(p, PTEC_INVALID_PROGRAM, "delegate data location is neither inline nor segment");
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, "delegate data location is neither inline nor segment");
     }
     fb_vector inline_data, bytes;
     fb_table entry;
-    if (!fb_vec(&fb, &root, PROGRAM_DELEGATE_DATA, 4, &inline_data) || index >= inline_data.count ||
-        !fb_vec_table(&fb, &inline_data, index, &entry) || !fb_vec(&fb, &entry, INLINE_DATA_DATA, 1, &bytes)) {
-        return detail_fail(p, PTEC_INVALID_PROGRAM, "inline delegate data missing or malformed");
+    if (!ptec_fb_vec(&fb, &root, PROGRAM_DELEGATE_DATA, 4, &inline_data) || index >= inline_data.count ||
+        !ptec_fb_vec_table(&fb, &inline_data, index, &entry) || !ptec_fb_vec(&fb, &entry, INLINE_DATA_DATA, 1, &bytes)) {
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, "inline delegate data missing or malformed");
     }
     blob->data = fb.base + bytes.data;
     blob->size = bytes.count;
@@ -52,20 +52,20 @@ ptec_status ptec_program_delegate(ptec_program *p, const char *method_name, size
         return PTEC_INVALID_ARGUMENT;
     }
     fb_view fb = program_fb(p);
-    ptec_status st = program_find_plan(p, method_name, &plan);
+    ptec_status st = ptec_plan_find(p, method_name, &plan);
     if (st != PTEC_OK) {
         return st;
     }
-    if (!fb_vec(&fb, &plan, PLAN_DELEGATES, 4, &delegates)) {
-        return detail_fail(p, PTEC_INVALID_PROGRAM, "malformed delegates table");
+    if (!ptec_fb_vec(&fb, &plan, PLAN_DELEGATES, 4, &delegates)) {
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, "malformed delegates table");
     }
     if (index >= delegates.count) {
         return PTEC_NOT_FOUND;
     }
-    if (!fb_vec_table(&fb, &delegates, (uint32_t)index, &delegate)) {
-        return detail_fail(p, PTEC_INVALID_PROGRAM, "malformed delegate entry");
+    if (!ptec_fb_vec_table(&fb, &delegates, (uint32_t)index, &delegate)) {
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, "malformed delegate entry");
     }
-    st = delegate_blob(p, &delegate, backend_id, &id_len, blob);
+    st = ptec_delegate_locate(p, &delegate, backend_id, &id_len, blob);
     *backend_id_len = id_len;
     return st;
 }
@@ -82,8 +82,8 @@ ptec_status ptec_delegate_compile_spec(const ptec_delegate_blob *blob, size_t i,
     fb_vector bytes;
     const char *k;
     uint32_t klen;
-    if (!fb_vec_table(&fb, &specs, (uint32_t)i, &spec) || !fb_string(&fb, &spec, COMPILE_SPEC_KEY, &k, &klen) ||
-        !fb_vec(&fb, &spec, COMPILE_SPEC_VALUE, 1, &bytes)) {
+    if (!ptec_fb_vec_table(&fb, &specs, (uint32_t)i, &spec) || !ptec_fb_string(&fb, &spec, COMPILE_SPEC_KEY, &k, &klen) ||
+        !ptec_fb_vec(&fb, &spec, COMPILE_SPEC_VALUE, 1, &bytes)) {
         return PTEC_INVALID_PROGRAM;
     }
     *key = k;

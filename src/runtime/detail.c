@@ -4,7 +4,7 @@
 
 #include "runtime/runtime_internal.h"
 
-void detail_strn(detail_fmt *f, const char *s, size_t n)
+void ptec_detail_strn(ptec_detail_fmt *f, const char *s, size_t n)
 {
     char *buf = f->program->error.message;
     for (size_t i = 0; i < n && s[i] != '\0' && f->len + 1u < PTEC_DETAIL_LEN; ++i) {
@@ -13,12 +13,12 @@ void detail_strn(detail_fmt *f, const char *s, size_t n)
     buf[f->len] = '\0';
 }
 
-void detail_str(detail_fmt *f, const char *s)
+void ptec_detail_str(ptec_detail_fmt *f, const char *s)
 {
-    detail_strn(f, s, (size_t)-1);
+    ptec_detail_strn(f, s, (size_t)-1);
 }
 
-void detail_u64(detail_fmt *f, uint64_t v)
+void ptec_detail_u64(ptec_detail_fmt *f, uint64_t v)
 {
     char digits[21];
     size_t n = 0;
@@ -26,27 +26,27 @@ void detail_u64(detail_fmt *f, uint64_t v)
         digits[sizeof digits - 1u - n++] = (char)('0' + v % 10u);
         v /= 10u;
     } while (v != 0);
-    detail_strn(f, digits + sizeof digits - n, n);
+    ptec_detail_strn(f, digits + sizeof digits - n, n);
 }
 
-void detail_i64(detail_fmt *f, int64_t v)
+void ptec_detail_i64(ptec_detail_fmt *f, int64_t v)
 {
     if (v < 0) {
-        detail_str(f, "-");
-        detail_u64(f, (uint64_t)0 - (uint64_t)v);
+        ptec_detail_str(f, "-");
+        ptec_detail_u64(f, (uint64_t)0 - (uint64_t)v);
     } else {
-        detail_u64(f, (uint64_t)v);
+        ptec_detail_u64(f, (uint64_t)v);
     }
 }
 
-static void detail_hex8(detail_fmt *f, unsigned v)
+static void ptec_detail_hex8(ptec_detail_fmt *f, unsigned v)
 {
     static const char hex[] = "0123456789abcdef";
     char s[4] = {'0', 'x', hex[(v >> 4) & 15u], hex[v & 15u]};
-    detail_strn(f, s, 4);
+    ptec_detail_strn(f, s, 4);
 }
 
-void detail_begin(detail_fmt *f, ptec_program *program, ptec_status status, int32_t instruction,
+void ptec_detail_begin(ptec_detail_fmt *f, ptec_program *program, ptec_status status, int32_t instruction,
                   const char *op_name, uint32_t op_name_len)
 {
     ptec_error_detail *e = &program->error;
@@ -57,36 +57,36 @@ void detail_begin(detail_fmt *f, ptec_program *program, ptec_status status, int3
     e->op_name = op_name;
     e->op_name_len = op_name_len;
     e->message[0] = '\0';
-    detail_str(f, ptec_status_str(status));
-    detail_str(f, " (");
-    detail_hex8(f, (unsigned)status);
-    detail_str(f, "): ");
+    ptec_detail_str(f, ptec_status_str(status));
+    ptec_detail_str(f, " (");
+    ptec_detail_hex8(f, (unsigned)status);
+    ptec_detail_str(f, "): ");
     if (instruction >= 0) {
-        detail_str(f, "instruction ");
-        detail_i64(f, instruction);
+        ptec_detail_str(f, "instruction ");
+        ptec_detail_i64(f, instruction);
         if (op_name != NULL) {
-            detail_str(f, " (");
-            detail_strn(f, op_name, op_name_len);
-            detail_str(f, ")");
+            ptec_detail_str(f, " (");
+            ptec_detail_strn(f, op_name, op_name_len);
+            ptec_detail_str(f, ")");
         }
-        detail_str(f, ": ");
+        ptec_detail_str(f, ": ");
     }
 }
 
-ptec_status detail_end(detail_fmt *f)
+ptec_status ptec_detail_end(ptec_detail_fmt *f)
 {
     return f->program->error.status;
 }
 
-ptec_status detail_fail(ptec_program *program, ptec_status status, const char *message)
+ptec_status ptec_detail_fail(ptec_program *program, ptec_status status, const char *message)
 {
-    detail_fmt f;
-    detail_begin(&f, program, status, -1, NULL, 0);
-    detail_str(&f, message);
-    return detail_end(&f);
+    ptec_detail_fmt f;
+    ptec_detail_begin(&f, program, status, -1, NULL, 0);
+    ptec_detail_str(&f, message);
+    return ptec_detail_end(&f);
 }
 
-void detail_clear(ptec_program *program)
+void ptec_detail_clear(ptec_program *program)
 {
     memset(&program->error, 0, sizeof program->error);
     program->error.instruction = -1;

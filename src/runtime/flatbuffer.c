@@ -7,7 +7,7 @@ static bool in_bounds(const fb_view *fb, uint64_t pos, uint64_t len)
     return pos <= fb->size && len <= fb->size - pos;
 }
 
-bool fb_table_at(const fb_view *fb, uint32_t pos, fb_table *out)
+bool ptec_fb_table_at(const fb_view *fb, uint32_t pos, fb_table *out)
 {
     if (!in_bounds(fb, pos, 4)) {
         return false;
@@ -31,7 +31,7 @@ bool fb_table_at(const fb_view *fb, uint32_t pos, fb_table *out)
     return true;
 }
 
-bool fb_field(const fb_view *fb, const fb_table *t, unsigned id, uint32_t width, uint32_t *pos)
+bool ptec_fb_field(const fb_view *fb, const fb_table *t, unsigned id, uint32_t width, uint32_t *pos)
 {
     uint32_t slot = 4u + 2u * id;
     *pos = 0;
@@ -49,40 +49,40 @@ bool fb_field(const fb_view *fb, const fb_table *t, unsigned id, uint32_t width,
     return true;
 }
 
-bool fb_u8(const fb_view *fb, const fb_table *t, unsigned id, uint8_t dflt, uint8_t *out)
+bool ptec_fb_u8(const fb_view *fb, const fb_table *t, unsigned id, uint8_t dflt, uint8_t *out)
 {
     uint32_t pos;
-    if (!fb_field(fb, t, id, 1, &pos)) {
+    if (!ptec_fb_field(fb, t, id, 1, &pos)) {
         return false;
     }
     *out = pos ? fb->base[pos] : dflt;
     return true;
 }
 
-bool fb_u32(const fb_view *fb, const fb_table *t, unsigned id, uint32_t dflt, uint32_t *out)
+bool ptec_fb_u32(const fb_view *fb, const fb_table *t, unsigned id, uint32_t dflt, uint32_t *out)
 {
     uint32_t pos;
-    if (!fb_field(fb, t, id, 4, &pos)) {
+    if (!ptec_fb_field(fb, t, id, 4, &pos)) {
         return false;
     }
     *out = pos ? fb_le32(fb->base + pos) : dflt;
     return true;
 }
 
-bool fb_u64(const fb_view *fb, const fb_table *t, unsigned id, uint64_t dflt, uint64_t *out)
+bool ptec_fb_u64(const fb_view *fb, const fb_table *t, unsigned id, uint64_t dflt, uint64_t *out)
 {
     uint32_t pos;
-    if (!fb_field(fb, t, id, 8, &pos)) {
+    if (!ptec_fb_field(fb, t, id, 8, &pos)) {
         return false;
     }
     *out = pos ? fb_le64(fb->base + pos) : dflt;
     return true;
 }
 
-bool fb_f64(const fb_view *fb, const fb_table *t, unsigned id, double dflt, double *out)
+bool ptec_fb_f64(const fb_view *fb, const fb_table *t, unsigned id, double dflt, double *out)
 {
     uint32_t pos;
-    if (!fb_field(fb, t, id, 8, &pos)) {
+    if (!ptec_fb_field(fb, t, id, 8, &pos)) {
         return false;
     }
     if (pos == 0) {
@@ -98,7 +98,7 @@ bool fb_f64(const fb_view *fb, const fb_table *t, unsigned id, double dflt, doub
 static bool deref_field(const fb_view *fb, const fb_table *t, unsigned id, uint32_t *target)
 {
     uint32_t pos;
-    if (!fb_field(fb, t, id, 4, &pos)) {
+    if (!ptec_fb_field(fb, t, id, 4, &pos)) {
         return false;
     }
     if (pos == 0) {
@@ -113,7 +113,7 @@ static bool deref_field(const fb_view *fb, const fb_table *t, unsigned id, uint3
     return true;
 }
 
-bool fb_subtable(const fb_view *fb, const fb_table *t, unsigned id, fb_table *out, bool *present)
+bool ptec_fb_subtable(const fb_view *fb, const fb_table *t, unsigned id, fb_table *out, bool *present)
 {
     uint32_t target;
     *present = false;
@@ -124,10 +124,10 @@ bool fb_subtable(const fb_view *fb, const fb_table *t, unsigned id, fb_table *ou
         return true;
     }
     *present = true;
-    return fb_table_at(fb, target, out);
+    return ptec_fb_table_at(fb, target, out);
 }
 
-bool fb_vec(const fb_view *fb, const fb_table *t, unsigned id, uint32_t elem_size, fb_vector *out)
+bool ptec_fb_vec(const fb_view *fb, const fb_table *t, unsigned id, uint32_t elem_size, fb_vector *out)
 {
     uint32_t target;
     out->data = 0;
@@ -152,7 +152,7 @@ bool fb_vec(const fb_view *fb, const fb_table *t, unsigned id, uint32_t elem_siz
     return true;
 }
 
-bool fb_vec_table(const fb_view *fb, const fb_vector *v, uint32_t i, fb_table *out)
+bool ptec_fb_vec_table(const fb_view *fb, const fb_vector *v, uint32_t i, fb_table *out)
 {
     if (i >= v->count) {
         return false;
@@ -162,13 +162,13 @@ bool fb_vec_table(const fb_view *fb, const fb_vector *v, uint32_t i, fb_table *o
     if (dest >= fb->size) {
         return false;
     }
-    return fb_table_at(fb, (uint32_t)dest, out);
+    return ptec_fb_table_at(fb, (uint32_t)dest, out);
 }
 
-bool fb_string(const fb_view *fb, const fb_table *t, unsigned id, const char **s, uint32_t *len)
+bool ptec_fb_string(const fb_view *fb, const fb_table *t, unsigned id, const char **s, uint32_t *len)
 {
     fb_vector v;
-    if (!fb_vec(fb, t, id, 1, &v)) {
+    if (!ptec_fb_vec(fb, t, id, 1, &v)) {
         return false;
     }
     *s = v.present ? (const char *)(fb->base + v.data) : "";

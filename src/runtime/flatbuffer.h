@@ -42,22 +42,22 @@ static inline uint64_t fb_le64(const uint8_t *p)
     return (uint64_t)fb_le32(p) | ((uint64_t)fb_le32(p + 4) << 32);
 }
 
-bool fb_table_at(const fb_view *fb, uint32_t pos, fb_table *out);
+bool ptec_fb_table_at(const fb_view *fb, uint32_t pos, fb_table *out);
 /* Position of field `id`, 0 when absent. False when the slot is malformed. */
-bool fb_field(const fb_view *fb, const fb_table *t, unsigned id, uint32_t width, uint32_t *pos);
+bool ptec_fb_field(const fb_view *fb, const fb_table *t, unsigned id, uint32_t width, uint32_t *pos);
 
-bool fb_u8(const fb_view *fb, const fb_table *t, unsigned id, uint8_t dflt, uint8_t *out);
-bool fb_u32(const fb_view *fb, const fb_table *t, unsigned id, uint32_t dflt, uint32_t *out);
-bool fb_u64(const fb_view *fb, const fb_table *t, unsigned id, uint64_t dflt, uint64_t *out);
-bool fb_f64(const fb_view *fb, const fb_table *t, unsigned id, double dflt, double *out);
+bool ptec_fb_u8(const fb_view *fb, const fb_table *t, unsigned id, uint8_t dflt, uint8_t *out);
+bool ptec_fb_u32(const fb_view *fb, const fb_table *t, unsigned id, uint32_t dflt, uint32_t *out);
+bool ptec_fb_u64(const fb_view *fb, const fb_table *t, unsigned id, uint64_t dflt, uint64_t *out);
+bool ptec_fb_f64(const fb_view *fb, const fb_table *t, unsigned id, double dflt, double *out);
 
 /* A sub-table field; *present is false when absent. */
-bool fb_subtable(const fb_view *fb, const fb_table *t, unsigned id, fb_table *out, bool *present);
+bool ptec_fb_subtable(const fb_view *fb, const fb_table *t, unsigned id, fb_table *out, bool *present);
 /* A vector field of elem_size-byte elements; absent gives count 0. */
-bool fb_vec(const fb_view *fb, const fb_table *t, unsigned id, uint32_t elem_size, fb_vector *out);
+bool ptec_fb_vec(const fb_view *fb, const fb_table *t, unsigned id, uint32_t elem_size, fb_vector *out);
 /* Element i of a vector of tables. */
-bool fb_vec_table(const fb_view *fb, const fb_vector *v, uint32_t i, fb_table *out);
+bool ptec_fb_vec_table(const fb_view *fb, const fb_vector *v, uint32_t i, fb_table *out);
 /* A string field; absent gives len 0 and *s pointing at "". */
-bool fb_string(const fb_view *fb, const fb_table *t, unsigned id, const char **s, uint32_t *len);
+bool ptec_fb_string(const fb_view *fb, const fb_table *t, unsigned id, const char **s, uint32_t *len);
 
 #endif

@@ -9,13 +9,13 @@
 
 static ptec_status not_ready(ptec_method *m, const char *what, size_t index, const char *message)
 {
-    detail_fmt f;
-    detail_begin(&f, m->program, PTEC_INVALID_STATE, -1, NULL, 0);
-    detail_str(&f, what);
-    detail_str(&f, " ");
-    detail_u64(&f, index);
-    detail_str(&f, message);
-    return detail_end(&f);
+    ptec_detail_fmt f;
+    ptec_detail_begin(&f, m->program, PTEC_INVALID_STATE, -1, NULL, 0);
+    ptec_detail_str(&f, what);
+    ptec_detail_str(&f, " ");
+    ptec_detail_u64(&f, index);
+    ptec_detail_str(&f, message);
+    return ptec_detail_end(&f);
 }
 
 static ptec_status check_ready(ptec_method *m)
@@ -56,10 +56,10 @@ static ptec_status run_fail(ptec_method *m, ptec_status status, uint32_t pc)
         return status; /* the kernel already said why */
     }
     const ptec_instr *instr = &m->instrs[pc];
-    detail_fmt f;
-    detail_begin(&f, m->program, status, (int32_t)pc, instr->name, instr->name_len);
-    detail_str(&f, "failed while executing");
-    return detail_end(&f);
+    ptec_detail_fmt f;
+    ptec_detail_begin(&f, m->program, status, (int32_t)pc, instr->name, instr->name_len);
+    ptec_detail_str(&f, "failed while executing");
+    return ptec_detail_end(&f);
 }
 
 ptec_status ptec_method_execute(ptec_method *m)

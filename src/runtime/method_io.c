@@ -57,14 +57,14 @@ ptec_status ptec_method_output_info(const ptec_method *m, size_t index, ptec_ten
 static ptec_status io_fail(ptec_method *m, ptec_status status, const char *what, size_t index,
                            const char *message)
 {
-    detail_fmt f;
-    detail_begin(&f, m->program, status, -1, NULL, 0);
-    detail_str(&f, what);
-    detail_str(&f, " ");
-    detail_u64(&f, index);
-    detail_str(&f, ": ");
-    detail_str(&f, message);
-    return detail_end(&f);
+    ptec_detail_fmt f;
+    ptec_detail_begin(&f, m->program, status, -1, NULL, 0);
+    ptec_detail_str(&f, what);
+    ptec_detail_str(&f, " ");
+    ptec_detail_u64(&f, index);
+    ptec_detail_str(&f, ": ");
+    ptec_detail_str(&f, message);
+    return ptec_detail_end(&f);
 }
 
 /* Checks a caller's tensor against input `index`; returns the tensor. */
@@ -83,15 +83,15 @@ static ptec_status check_input(ptec_method *m, size_t index, ptec_dtype dtype, c
     }
     ptec_tensor *t = v->u.tensor;
     if ((int)dtype != t->dtype) {
-        detail_fmt f;
-        detail_begin(&f, m->program, PTEC_INVALID_ARGUMENT, -1, NULL, 0);
-        detail_str(&f, "input ");
-        detail_u64(&f, index);
-        detail_str(&f, ": dtype ");
-        detail_str(&f, ptec_dtype_name(dtype));
-        detail_str(&f, " given, program expects ");
-        detail_str(&f, ptec_dtype_name(t->dtype));
-        return detail_end(&f);
+        ptec_detail_fmt f;
+        ptec_detail_begin(&f, m->program, PTEC_INVALID_ARGUMENT, -1, NULL, 0);
+        ptec_detail_str(&f, "input ");
+        ptec_detail_u64(&f, index);
+        ptec_detail_str(&f, ": dtype ");
+        ptec_detail_str(&f, ptec_dtype_name(dtype));
+        ptec_detail_str(&f, " given, program expects ");
+        ptec_detail_str(&f, ptec_dtype_name(t->dtype));
+        return ptec_detail_end(&f);
     }
     if (sizes != NULL) {
         bool same = rank == t->rank;
@@ -99,34 +99,34 @@ static ptec_status check_input(ptec_method *m, size_t index, ptec_dtype dtype, c
             same = sizes[d] == t->sizes[d];
         }
         if (!same) {
-            detail_fmt f;
-            detail_begin(&f, m->program, PTEC_INVALID_ARGUMENT, -1, NULL, 0);
-            detail_str(&f, "input ");
-            detail_u64(&f, index);
-            detail_str(&f, ": shape [");
+            ptec_detail_fmt f;
+            ptec_detail_begin(&f, m->program, PTEC_INVALID_ARGUMENT, -1, NULL, 0);
+            ptec_detail_str(&f, "input ");
+            ptec_detail_u64(&f, index);
+            ptec_detail_str(&f, ": shape [");
             for (size_t d = 0; d < rank; ++d) {
-                detail_str(&f, d ? "," : "");
-                detail_i64(&f, sizes[d]);
+                ptec_detail_str(&f, d ? "," : "");
+                ptec_detail_i64(&f, sizes[d]);
             }
-            detail_str(&f, "] given, program expects [");
+            ptec_detail_str(&f, "] given, program expects [");
             for (size_t d = 0; d < t->rank; ++d) {
-                detail_str(&f, d ? "," : "");
-                detail_i64(&f, t->sizes[d]);
+                ptec_detail_str(&f, d ? "," : "");
+                ptec_detail_i64(&f, t->sizes[d]);
             }
-            detail_str(&f, "]");
-            return detail_end(&f);
+            ptec_detail_str(&f, "]");
+            return ptec_detail_end(&f);
         }
     }
     if (nbytes != t->nbytes) {
-        detail_fmt f;
-        detail_begin(&f, m->program, PTEC_INVALID_ARGUMENT, -1, NULL, 0);
-        detail_str(&f, "input ");
-        detail_u64(&f, index);
-        detail_str(&f, ": ");
-        detail_u64(&f, nbytes);
-        detail_str(&f, " bytes given, program expects ");
-        detail_u64(&f, t->nbytes);
-        return detail_end(&f);
+        ptec_detail_fmt f;
+        ptec_detail_begin(&f, m->program, PTEC_INVALID_ARGUMENT, -1, NULL, 0);
+        ptec_detail_str(&f, "input ");
+        ptec_detail_u64(&f, index);
+        ptec_detail_str(&f, ": ");
+        ptec_detail_u64(&f, nbytes);
+        ptec_detail_str(&f, " bytes given, program expects ");
+        ptec_detail_u64(&f, t->nbytes);
+        return ptec_detail_end(&f);
     }
     if (data == NULL && nbytes > 0) {
         return io_fail(m, PTEC_INVALID_ARGUMENT, "input", index, "data is NULL");

@@ -28,10 +28,10 @@ static size_t align16(size_t n)
 
 static ptec_status instr_fail(ptec_exec_ctx *ctx, ptec_status status, const char *what)
 {
-    detail_fmt f;
-    detail_begin(&f, ctx->program, status, ctx->instruction, ctx->op_name, ctx->op_name_len);
-    detail_str(&f, what);
-    return detail_end(&f);
+    ptec_detail_fmt f;
+    ptec_detail_begin(&f, ctx->program, status, ctx->instruction, ctx->op_name, ctx->op_name_len);
+    ptec_detail_str(&f, what);
+    return ptec_detail_end(&f);
 }
 
 static ptec_status ctx_init(ptec_exec_ctx *ctx, ptec_program *program, const char *name)
@@ -42,25 +42,25 @@ static ptec_status ctx_init(ptec_exec_ctx *ctx, ptec_program *program, const cha
     if (program == NULL || program->data == NULL) {
         return PTEC_INVALID_STATE;
     }
-    detail_clear(program);
+    ptec_detail_clear(program);
     ctx->fb = program_fb(program);
-    ptec_status st = program_find_plan(program, name, &ctx->plan);
+    ptec_status st = ptec_plan_find(program, name, &ctx->plan);
     if (st != PTEC_OK) {
         return st;
     }
     fb_vector sizes;
-    if (!fb_vec(&ctx->fb, &ctx->plan, PLAN_VALUES, 4, &ctx->values) ||
-        !fb_vec(&ctx->fb, &ctx->plan, PLAN_NON_CONST_BUFFER_SIZES, 8, &sizes)) {
-        return detail_fail(program, PTEC_INVALID_PROGRAM, "malformed execution plan");
+    if (!ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_VALUES, 4, &ctx->values) ||
+        !ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_NON_CONST_BUFFER_SIZES, 8, &sizes)) {
+        return ptec_detail_fail(program, PTEC_INVALID_PROGRAM, "malformed execution plan");
     }
     if (sizes.count > PTEC_MAX_PLANNED_BUFFERS + 1u) {
-        return detail_fail(program, PTEC_NOT_SUPPORTED, "more than 8 planned buffers");
+        return ptec_detail_fail(program, PTEC_NOT_SUPPORTED, "more than 8 planned buffers");
     }
     ctx->planned_count = sizes.count > 0 ? sizes.count - 1u : 0u;
     for (uint32_t i = 0; i < ctx->planned_count; ++i) {
         uint64_t size = fb_le64(ctx->fb.base + sizes.data + 8u * (i + 1u));
         if (size > SIZE_MAX / 2u) {
-            return detail_fail(program, PTEC_INVALID_PROGRAM, "planned buffer size out of range");
+            return ptec_detail_fail(program, PTEC_INVALID_PROGRAM, "planned buffer size out of range");
         }
         ctx->planned_size[i] = size;
     }
@@ -70,7 +70,7 @@ static ptec_status ctx_init(ptec_exec_ctx *ctx, ptec_program *program, const cha
 /* Value-index vectors (inputs, outputs): each entry must name a value. */
 static ptec_status index_vector(ptec_exec_ctx *ctx, unsigned field, fb_vector *v, const char *what)
 {
-    if (!fb_vec(&ctx->fb, &ctx->plan, field, 4, v)) {
+    if (!ptec_fb_vec(&ctx->fb, &ctx->plan, field, 4, v)) {
         return instr_fail(ctx, PTEC_INVALID_PROGRAM, what);
     }
     for (uint32_t i = 0; i < v->count; ++i) {
@@ -101,7 +101,7 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
         ptec_value *v = values != NULL ? &values[i] : &scratch_value;
         uint8_t tag;
         fb_table ev;
-        if (!fb_vec_table(&ctx->fb, &ctx->values, i, &ev) || !fb_u8(&ctx->fb, &ev, EVALUE_TYPE, 0, &tag)) {
+        if (!ptec_fb_vec_table(&ctx->fb, &ctx->values, i, &ev) || !ptec_fb_u8(&ctx->fb, &ev, EVALUE_TYPE, 0, &tag)) {
             return instr_fail(ctx, PTEC_INVALID_PROGRAM, "malformed values table");
         }
         ptec_tensor *t = &scratch_tensor;
@@ -111,18 +111,18 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
                 t = placed;
             }
         }
-        ptec_status st = value_parse(ctx, i, v, t);
+        ptec_status st = ptec_value_parse(ctx, i, v, t);
         if (st != PTEC_OK) {
             return st;
         }
         if (v->kind == PTEC_VALUE_TENSOR && !(t->flags & (PTEC_TENSOR_CONSTANT | PTEC_TENSOR_PLANNED)) &&
             t->nbytes > 0 && !vector_contains(ctx, inputs, i) && !vector_contains(ctx, outputs, i)) {
-            detail_fmt f;
-            detail_begin(&f, ctx->program, PTEC_INVALID_PROGRAM, -1, NULL, 0);
-            detail_str(&f, "value ");
-            detail_u64(&f, i);
-            detail_str(&f, ": tensor has no memory (not constant, not planned, not an input or output)");
-            return detail_end(&f);
+            ptec_detail_fmt f;
+            ptec_detail_begin(&f, ctx->program, PTEC_INVALID_PROGRAM, -1, NULL, 0);
+            ptec_detail_str(&f, "value ");
+            ptec_detail_u64(&f, i);
+            ptec_detail_str(&f, ": tensor has no memory (not constant, not planned, not an input or output)");
+            return ptec_detail_end(&f);
         }
     }
     if (m != NULL) {
@@ -134,7 +134,7 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
 static ptec_status load_delegates(ptec_exec_ctx *ctx, meta_arena *meta, fb_vector *delegates,
                                   ptec_delegate_instance **out)
 {
-    if (!fb_vec(&ctx->fb, &ctx->plan, PLAN_DELEGATES, 4, delegates)) {
+    if (!ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_DELEGATES, 4, delegates)) {
         return instr_fail(ctx, PTEC_INVALID_PROGRAM, "malformed delegates table");
     }
     ptec_delegate_instance *instances = meta_take(meta, sizeof(ptec_delegate_instance) * delegates->count);
@@ -143,25 +143,25 @@ static ptec_status load_delegates(ptec_exec_ctx *ctx, meta_arena *meta, fb_vecto
         const char *id;
         uint32_t id_len;
         ptec_delegate_blob blob;
-        if (!fb_vec_table(&ctx->fb, delegates, i, &entry)) {
+        if (!ptec_fb_vec_table(&ctx->fb, delegates, i, &entry)) {
             return instr_fail(ctx, PTEC_INVALID_PROGRAM, "malformed delegate entry");
         }
-        ptec_status st = delegate_blob(ctx->program, &entry, &id, &id_len, &blob);
+        ptec_status st = ptec_delegate_locate(ctx->program, &entry, &id, &id_len, &blob);
         if (st != PTEC_OK) {
             return st;
         }
         const ptec_backend *backend = ptec_backend_find(id, id_len);
         if (backend == NULL) {
-            detail_fmt f;
-            detail_begin(&f, ctx->program, PTEC_NOT_FOUND, -1, NULL, 0);
-            detail_str(&f, "backend ");
-            detail_strn(&f, id, id_len);
-            detail_str(&f, " not available in this build (delegate ");
-            detail_u64(&f, i);
-            detail_str(&f, ", ");
-            detail_u64(&f, blob.size);
-            detail_str(&f, "-byte blob)");
-            return detail_end(&f);
+            ptec_detail_fmt f;
+            ptec_detail_begin(&f, ctx->program, PTEC_NOT_FOUND, -1, NULL, 0);
+            ptec_detail_str(&f, "backend ");
+            ptec_detail_strn(&f, id, id_len);
+            ptec_detail_str(&f, " not available in this build (delegate ");
+            ptec_detail_u64(&f, i);
+            ptec_detail_str(&f, ", ");
+            ptec_detail_u64(&f, blob.size);
+            ptec_detail_str(&f, "-byte blob)");
+            return ptec_detail_end(&f);
         }
         void *handle = meta_take(meta, backend->handle_size);
         if (instances != NULL) {
@@ -169,13 +169,13 @@ static ptec_status load_delegates(ptec_exec_ctx *ctx, meta_arena *meta, fb_vecto
             instances[i].handle = handle;
             st = backend->init(handle, &blob);
             if (st != PTEC_OK) {
-                detail_fmt f;
-                detail_begin(&f, ctx->program, st, -1, NULL, 0);
-                detail_str(&f, "backend ");
-                detail_str(&f, backend->name);
-                detail_str(&f, " refused delegate ");
-                detail_u64(&f, i);
-                return detail_end(&f);
+                ptec_detail_fmt f;
+                ptec_detail_begin(&f, ctx->program, st, -1, NULL, 0);
+                ptec_detail_str(&f, "backend ");
+                ptec_detail_str(&f, backend->name);
+                ptec_detail_str(&f, " refused delegate ");
+                ptec_detail_u64(&f, i);
+                return ptec_detail_end(&f);
             }
         }
     }
@@ -195,7 +195,7 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
                              ptec_op *op, arg_temps *temps)
 {
     fb_vector args;
-    if (!fb_vec(&ctx->fb, call, field, 4, &args)) {
+    if (!ptec_fb_vec(&ctx->fb, call, field, 4, &args)) {
         return instr_fail(ctx, PTEC_INVALID_PROGRAM, "malformed argument list");
     }
     if (args.count > PTEC_MAX_OP_ARGS) {
@@ -210,7 +210,7 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
         if (argv != NULL) {
             argv[i] = &ctx->method->values[index];
         } else {
-            ptec_status st = value_parse(ctx, index, &temps->values[i], &temps->tensors[i]);
+            ptec_status st = ptec_value_parse(ctx, index, &temps->values[i], &temps->tensors[i]);
             if (st != PTEC_OK) {
                 return st;
             }
@@ -248,25 +248,25 @@ static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, con
     uint32_t op_index;
     const char *name, *overload;
     uint32_t name_len, overload_len;
-    if (!fb_u32(&ctx->fb, call, KERNEL_CALL_OP_INDEX, 0, &op_index) ||
-        !fb_vec(&ctx->fb, &ctx->plan, PLAN_OPERATORS, 4, &operators) || op_index >= operators.count ||
-        !fb_vec_table(&ctx->fb, &operators, op_index, &op_table) ||
-        !fb_string(&ctx->fb, &op_table, OPERATOR_NAME, &name, &name_len) ||
-        !fb_string(&ctx->fb, &op_table, OPERATOR_OVERLOAD, &overload, &overload_len)) {
+    if (!ptec_fb_u32(&ctx->fb, call, KERNEL_CALL_OP_INDEX, 0, &op_index) ||
+        !ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_OPERATORS, 4, &operators) || op_index >= operators.count ||
+        !ptec_fb_vec_table(&ctx->fb, &operators, op_index, &op_table) ||
+        !ptec_fb_string(&ctx->fb, &op_table, OPERATOR_NAME, &name, &name_len) ||
+        !ptec_fb_string(&ctx->fb, &op_table, OPERATOR_OVERLOAD, &overload, &overload_len)) {
         return instr_fail(ctx, PTEC_INVALID_PROGRAM, "kernel call names no valid operator");
     }
     const ptec_kernel *kernel = find_kernel(name, name_len, overload, overload_len);
     if (kernel == NULL) {
-        detail_fmt f;
-        detail_begin(&f, ctx->program, PTEC_OPERATOR_MISSING, ctx->instruction, NULL, 0);
-        detail_str(&f, "operator ");
-        detail_strn(&f, name, name_len);
+        ptec_detail_fmt f;
+        ptec_detail_begin(&f, ctx->program, PTEC_OPERATOR_MISSING, ctx->instruction, NULL, 0);
+        ptec_detail_str(&f, "operator ");
+        ptec_detail_strn(&f, name, name_len);
         if (overload_len > 0) {
-            detail_str(&f, ".");
-            detail_strn(&f, overload, overload_len);
+            ptec_detail_str(&f, ".");
+            ptec_detail_strn(&f, overload, overload_len);
         }
-        detail_str(&f, " is not in this build");
-        return detail_end(&f);
+        ptec_detail_str(&f, " is not in this build");
+        return ptec_detail_end(&f);
     }
     if (kernel->state_size > PTEC_MAX_KERNEL_STATE) {
         return instr_fail(ctx, PTEC_INTERNAL, "kernel state larger than PTEC_MAX_KERNEL_STATE");
@@ -314,8 +314,8 @@ static ptec_status check_move(ptec_exec_ctx *ctx, int32_t from, int32_t to)
     ptec_value a, b;
     ptec_tensor ta, tb;
     ptec_status st;
-    if ((st = value_parse(ctx, (uint32_t)from, &a, &ta)) != PTEC_OK ||
-        (st = value_parse(ctx, (uint32_t)to, &b, &tb)) != PTEC_OK) {
+    if ((st = ptec_value_parse(ctx, (uint32_t)from, &a, &ta)) != PTEC_OK ||
+        (st = ptec_value_parse(ctx, (uint32_t)to, &b, &tb)) != PTEC_OK) {
         return st;
     }
     /* Kernels were prepared against the destination's metadata: a move may
@@ -331,7 +331,7 @@ static ptec_status check_condition(ptec_exec_ctx *ctx, int32_t cond)
 {
     ptec_value v;
     ptec_tensor t;
-    ptec_status st = value_parse(ctx, (uint32_t)cond, &v, &t);
+    ptec_status st = ptec_value_parse(ctx, (uint32_t)cond, &v, &t);
     if (st != PTEC_OK) {
         return st;
     }
@@ -346,14 +346,14 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
 {
     fb_vector chains, instructions;
     fb_table chain;
-    if (!fb_vec(&ctx->fb, &ctx->plan, PLAN_CHAINS, 4, &chains)) {
+    if (!ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_CHAINS, 4, &chains)) {
         return instr_fail(ctx, PTEC_INVALID_PROGRAM, "malformed chains");
     }
     if (chains.count != 1) {
         return instr_fail(ctx, PTEC_NOT_SUPPORTED, "methods must have exactly one chain");
     }
-    if (!fb_vec_table(&ctx->fb, &chains, 0, &chain) ||
-        !fb_vec(&ctx->fb, &chain, CHAIN_INSTRUCTIONS, 4, &instructions)) {
+    if (!ptec_fb_vec_table(&ctx->fb, &chains, 0, &chain) ||
+        !ptec_fb_vec(&ctx->fb, &chain, CHAIN_INSTRUCTIONS, 4, &instructions)) {
         return instr_fail(ctx, PTEC_INVALID_PROGRAM, "malformed chain");
     }
     ptec_instr *instrs = meta_take(meta, sizeof(ptec_instr) * instructions.count);
@@ -367,8 +367,8 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
         ctx->instruction = (int32_t)i;
         ctx->op_name = NULL;
         ctx->op_name_len = 0;
-        if (!fb_vec_table(&ctx->fb, &instructions, i, &it) || !fb_u8(&ctx->fb, &it, INSTRUCTION_TYPE, 0, &kind) ||
-            !fb_subtable(&ctx->fb, &it, INSTRUCTION_ARGS, &call, &has_call) || !has_call) {
+        if (!ptec_fb_vec_table(&ctx->fb, &instructions, i, &it) || !ptec_fb_u8(&ctx->fb, &it, INSTRUCTION_TYPE, 0, &kind) ||
+            !ptec_fb_subtable(&ctx->fb, &it, INSTRUCTION_ARGS, &call, &has_call) || !has_call) {
             return instr_fail(ctx, PTEC_INVALID_PROGRAM, "malformed instruction");
         }
         instr->kind = kind;
@@ -380,7 +380,7 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
             break;
         case INSTR_DELEGATE_CALL: {
             arg_temps temps;
-            if (!fb_u32(&ctx->fb, &call, DELEGATE_CALL_INDEX, 0, &a) || a >= delegates->count) {
+            if (!ptec_fb_u32(&ctx->fb, &call, DELEGATE_CALL_INDEX, 0, &a) || a >= delegates->count) {
                 return instr_fail(ctx, PTEC_INVALID_PROGRAM, "delegate call names no delegate");
             }
             st = bind_args(ctx, meta, &call, DELEGATE_CALL_ARGS, &instr->op, &temps);
@@ -394,7 +394,7 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
             break;
         }
         case INSTR_MOVE_CALL:
-            if (!fb_u32(&ctx->fb, &call, MOVE_FROM, 0, &a) || !fb_u32(&ctx->fb, &call, MOVE_TO, 0, &b) ||
+            if (!ptec_fb_u32(&ctx->fb, &call, MOVE_FROM, 0, &a) || !ptec_fb_u32(&ctx->fb, &call, MOVE_TO, 0, &b) ||
                 a >= ctx->values.count || b >= ctx->values.count) {
                 return instr_fail(ctx, PTEC_INVALID_PROGRAM, "move names no value");
             }
@@ -402,7 +402,7 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
             instr->name = "move";
             break;
         case INSTR_JUMP_FALSE_CALL:
-            if (!fb_u32(&ctx->fb, &call, JUMP_COND, 0, &a) || !fb_u32(&ctx->fb, &call, JUMP_DEST, 0, &b) ||
+            if (!ptec_fb_u32(&ctx->fb, &call, JUMP_COND, 0, &a) || !ptec_fb_u32(&ctx->fb, &call, JUMP_DEST, 0, &b) ||
                 a >= ctx->values.count || b >= instructions.count) {
                 return instr_fail(ctx, PTEC_INVALID_PROGRAM, "jump names no value or instruction");
             }
@@ -411,7 +411,7 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
             break;
         case INSTR_FREE_CALL:
             /* Static memory only: nothing is ever freed, so this is a no-op. */
-            if (!fb_u32(&ctx->fb, &call, FREE_VALUE, 0, &a) || a >= ctx->values.count) {
+            if (!ptec_fb_u32(&ctx->fb, &call, FREE_VALUE, 0, &a) || a >= ctx->values.count) {
                 return instr_fail(ctx, PTEC_INVALID_PROGRAM, "free names no value");
             }
             instr->name = "free";
@@ -507,21 +507,21 @@ ptec_status ptec_method_requirements(ptec_program *program, const char *name, pt
 
 static ptec_status shortfall(ptec_program *p, const char *region, int64_t id, size_t need, size_t got)
 {
-    detail_fmt f;
-    detail_begin(&f, p, PTEC_MEMORY_ALLOCATION_FAILED, -1, NULL, 0);
-    detail_str(&f, region);
+    ptec_detail_fmt f;
+    ptec_detail_begin(&f, p, PTEC_MEMORY_ALLOCATION_FAILED, -1, NULL, 0);
+    ptec_detail_str(&f, region);
     if (id >= 0) {
-        detail_str(&f, " ");
-        detail_i64(&f, id);
+        ptec_detail_str(&f, " ");
+        ptec_detail_i64(&f, id);
     }
-    detail_str(&f, " too small: need ");
-    detail_u64(&f, need);
-    detail_str(&f, " bytes, got ");
-    detail_u64(&f, got);
-    detail_str(&f, " (short by ");
-    detail_u64(&f, need - got);
-    detail_str(&f, ")");
-    return detail_end(&f);
+    ptec_detail_str(&f, " too small: need ");
+    ptec_detail_u64(&f, need);
+    ptec_detail_str(&f, " bytes, got ");
+    ptec_detail_u64(&f, got);
+    ptec_detail_str(&f, " (short by ");
+    ptec_detail_u64(&f, need - got);
+    ptec_detail_str(&f, ")");
+    return ptec_detail_end(&f);
 }
 
 static bool misaligned(const void *p)
@@ -544,7 +544,7 @@ static ptec_status check_memory(ptec_program *p, const ptec_requirements *req, c
                              mem->planned_size[i]);
         }
         if (req->planned_bytes[i] > 0 && (mem->planned[i] == NULL || misaligned(mem->planned[i]))) {
-            return detail_fail(p, PTEC_INVALID_ARGUMENT, "planned buffers must be non-NULL and 16-byte aligned");
+            return ptec_detail_fail(p, PTEC_INVALID_ARGUMENT, "planned buffers must be non-NULL and 16-byte aligned");
         }
     }
     if (mem->scratch_size < req->scratch_bytes) {
@@ -552,7 +552,7 @@ static ptec_status check_memory(ptec_program *p, const ptec_requirements *req, c
     }
     if (mem->metadata == NULL || misaligned(mem->metadata) ||
         (req->scratch_bytes > 0 && (mem->scratch == NULL || misaligned(mem->scratch)))) {
-        return detail_fail(p, PTEC_INVALID_ARGUMENT, "metadata and scratch buffers must be non-NULL and 16-byte aligned");
+        return ptec_detail_fail(p, PTEC_INVALID_ARGUMENT, "metadata and scratch buffers must be non-NULL and 16-byte aligned");
     }
     return PTEC_OK;
 }
@@ -587,7 +587,7 @@ ptec_status ptec_method_load(ptec_method *m, ptec_program *program, const char *
     }
     if (meta.used != req.metadata_bytes || scratch != req.scratch_bytes) {
         ptec_method_unload(m);
-        return detail_fail(program, PTEC_INTERNAL, "load used other sizes than the requirements pass");
+        return ptec_detail_fail(program, PTEC_INTERNAL, "load used other sizes than the requirements pass");
     }
     m->plan = ctx.plan.pos;
     m->values_vec = ctx.values.data;
@@ -619,7 +619,7 @@ ptec_status ptec_method_load_single(ptec_method *m, ptec_program *program, const
         return shortfall(program, "single buffer", -1, req.total_bytes, size);
     }
     if (buffer == NULL || misaligned(buffer)) {
-        return detail_fail(program, PTEC_INVALID_ARGUMENT, "buffer must be non-NULL and 16-byte aligned");
+        return ptec_detail_fail(program, PTEC_INVALID_ARGUMENT, "buffer must be non-NULL and 16-byte aligned");
     }
     uint8_t *at = buffer;
     memset(&mem, 0, sizeof mem);

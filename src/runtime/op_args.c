@@ -11,36 +11,36 @@ static const char *const kind_names[] = {"None", "None", "Int", "Bool", "Double"
 ptec_status ptec_op_fail(ptec_op *op, ptec_status status, int arg, const char *message)
 {
     ptec_exec_ctx *ctx = op->ctx;
-    detail_fmt f;
-    detail_begin(&f, ctx->program, status, ctx->instruction, ctx->op_name, ctx->op_name_len);
+    ptec_detail_fmt f;
+    ptec_detail_begin(&f, ctx->program, status, ctx->instruction, ctx->op_name, ctx->op_name_len);
     if (arg >= 0) {
-        detail_str(&f, "arg ");
-        detail_i64(&f, arg);
-        detail_str(&f, ": ");
+        ptec_detail_str(&f, "arg ");
+        ptec_detail_i64(&f, arg);
+        ptec_detail_str(&f, ": ");
     }
-    detail_str(&f, message);
-    return detail_end(&f);
+    ptec_detail_str(&f, message);
+    return ptec_detail_end(&f);
 }
 
 static ptec_status kind_fail(ptec_op *op, size_t i, const char *wanted)
 {
     ptec_exec_ctx *ctx = op->ctx;
-    detail_fmt f;
-    detail_begin(&f, ctx->program, PTEC_INVALID_ARGUMENT, ctx->instruction, ctx->op_name, ctx->op_name_len);
-    detail_str(&f, "arg ");
-    detail_u64(&f, i);
+    ptec_detail_fmt f;
+    ptec_detail_begin(&f, ctx->program, PTEC_INVALID_ARGUMENT, ctx->instruction, ctx->op_name, ctx->op_name_len);
+    ptec_detail_str(&f, "arg ");
+    ptec_detail_u64(&f, i);
     if (i >= op->argc) {
-        detail_str(&f, ": missing (the call has ");
-        detail_u64(&f, op->argc);
-        detail_str(&f, " arguments)");
+        ptec_detail_str(&f, ": missing (the call has ");
+        ptec_detail_u64(&f, op->argc);
+        ptec_detail_str(&f, " arguments)");
     } else {
         uint8_t kind = op->argv[i]->kind;
-        detail_str(&f, ": expected ");
-        detail_str(&f, wanted);
-        detail_str(&f, ", got ");
-        detail_str(&f, kind <= PTEC_VALUE_OPTIONAL_TENSOR_LIST ? kind_names[kind] : "?");
+        ptec_detail_str(&f, ": expected ");
+        ptec_detail_str(&f, wanted);
+        ptec_detail_str(&f, ", got ");
+        ptec_detail_str(&f, kind <= PTEC_VALUE_OPTIONAL_TENSOR_LIST ? kind_names[kind] : "?");
     }
-    return detail_end(&f);
+    return ptec_detail_end(&f);
 }
 
 static const ptec_value *arg_of_kind(ptec_op *op, size_t i, uint8_t kind)
@@ -52,13 +52,13 @@ ptec_status ptec_op_expect_argc(ptec_op *op, size_t argc)
 {
     if (op->argc != argc) {
         ptec_exec_ctx *ctx = op->ctx;
-        detail_fmt f;
-        detail_begin(&f, ctx->program, PTEC_INVALID_PROGRAM, ctx->instruction, ctx->op_name, ctx->op_name_len);
-        detail_str(&f, "expected ");
-        detail_u64(&f, argc);
-        detail_str(&f, " arguments, got ");
-        detail_u64(&f, op->argc);
-        return detail_end(&f);
+        ptec_detail_fmt f;
+        ptec_detail_begin(&f, ctx->program, PTEC_INVALID_PROGRAM, ctx->instruction, ctx->op_name, ctx->op_name_len);
+        ptec_detail_str(&f, "expected ");
+        ptec_detail_u64(&f, argc);
+        ptec_detail_str(&f, " arguments, got ");
+        ptec_detail_u64(&f, op->argc);
+        return ptec_detail_end(&f);
     }
     return PTEC_OK;
 }
@@ -181,7 +181,7 @@ ptec_status ptec_op_get_int_list(ptec_op *op, size_t i, int64_t *out, size_t max
         /* Items are boxed: each names an Int value, which no instruction of a
          * static program rewrites, so the program's copy is the value. */
         uint32_t index = (uint32_t)fb_le64(v->u.items + 8u * j);
-        ptec_status st = value_read_int(op->ctx, index, &out[j]);
+        ptec_status st = ptec_value_read_int(op->ctx, index, &out[j]);
         if (st != PTEC_OK) {
             return st;
         }

@@ -41,21 +41,21 @@ typedef struct ptec_instr {
 } ptec_instr;
 
 /* Error detail ----------------------------------------------------------- */
-typedef struct detail_fmt {
+typedef struct ptec_detail_fmt {
     ptec_program *program;
     uint32_t len;
-} detail_fmt;
+} ptec_detail_fmt;
 
-void detail_begin(detail_fmt *f, ptec_program *program, ptec_status status, int32_t instruction,
+void ptec_detail_begin(ptec_detail_fmt *f, ptec_program *program, ptec_status status, int32_t instruction,
                   const char *op_name, uint32_t op_name_len);
-void detail_str(detail_fmt *f, const char *s);
-void detail_strn(detail_fmt *f, const char *s, size_t n);
-void detail_u64(detail_fmt *f, uint64_t v);
-void detail_i64(detail_fmt *f, int64_t v);
-ptec_status detail_end(detail_fmt *f);
+void ptec_detail_str(ptec_detail_fmt *f, const char *s);
+void ptec_detail_strn(ptec_detail_fmt *f, const char *s, size_t n);
+void ptec_detail_u64(ptec_detail_fmt *f, uint64_t v);
+void ptec_detail_i64(ptec_detail_fmt *f, int64_t v);
+ptec_status ptec_detail_end(ptec_detail_fmt *f);
 /* One-message shorthand without instruction context. */
-ptec_status detail_fail(ptec_program *program, ptec_status status, const char *message);
-void detail_clear(ptec_program *program);
+ptec_status ptec_detail_fail(ptec_program *program, ptec_status status, const char *message);
+void ptec_detail_clear(ptec_program *program);
 
 /* Program helpers -------------------------------------------------------- */
 static inline fb_view program_fb(const ptec_program *p)
@@ -63,18 +63,18 @@ static inline fb_view program_fb(const ptec_program *p)
     fb_view fb = {p->data, (uint32_t)p->program_size};
     return fb;
 }
-ptec_status program_find_plan(ptec_program *program, const char *name, fb_table *plan);
+ptec_status ptec_plan_find(ptec_program *program, const char *name, fb_table *plan);
 /* Segment `index` as a byte range of the file. */
-ptec_status program_segment(ptec_program *program, uint32_t index, const uint8_t **data,
+ptec_status ptec_segment_find(ptec_program *program, uint32_t index, const uint8_t **data,
                             size_t *size);
 
-ptec_status delegate_blob(ptec_program *program, const fb_table *delegate, const char **id,
+ptec_status ptec_delegate_locate(ptec_program *program, const fb_table *delegate, const char **id,
                           uint32_t *id_len, ptec_delegate_blob *blob);
 
 /* Values ----------------------------------------------------------------- */
 /* Decodes value `index`. A tensor is written to *tensor and linked from out. */
-ptec_status value_parse(ptec_exec_ctx *ctx, uint32_t index, ptec_value *out, ptec_tensor *tensor);
+ptec_status ptec_value_parse(ptec_exec_ctx *ctx, uint32_t index, ptec_value *out, ptec_tensor *tensor);
 /* Reads an Int value straight from the program (boxed int list items). */
-ptec_status value_read_int(ptec_exec_ctx *ctx, uint32_t index, int64_t *out);
+ptec_status ptec_value_read_int(ptec_exec_ctx *ctx, uint32_t index, int64_t *out);
 
 #endif

@@ -7,13 +7,13 @@
 
 static ptec_status value_fail(ptec_exec_ctx *ctx, ptec_status status, uint32_t index, const char *what)
 {
-    detail_fmt f;
-    detail_begin(&f, ctx->program, status, ctx->instruction, ctx->op_name, ctx->op_name_len);
-    detail_str(&f, "value ");
-    detail_u64(&f, index);
-    detail_str(&f, ": ");
-    detail_str(&f, what);
-    return detail_end(&f);
+    ptec_detail_fmt f;
+    ptec_detail_begin(&f, ctx->program, status, ctx->instruction, ctx->op_name, ctx->op_name_len);
+    ptec_detail_str(&f, "value ");
+    ptec_detail_u64(&f, index);
+    ptec_detail_str(&f, ": ");
+    ptec_detail_str(&f, what);
+    return ptec_detail_end(&f);
 }
 
 static ptec_status value_table(ptec_exec_ctx *ctx, uint32_t index, uint8_t *tag, fb_table *member,
@@ -23,14 +23,14 @@ static ptec_status value_table(ptec_exec_ctx *ctx, uint32_t index, uint8_t *tag,
     if (index >= ctx->values.count) {
         return value_fail(ctx, PTEC_INVALID_PROGRAM, index, "index out of range");
     }
-    if (!fb_vec_table(&ctx->fb, &ctx->values, index, &ev) || !fb_u8(&ctx->fb, &ev, EVALUE_TYPE, 0, tag) ||
-        !fb_subtable(&ctx->fb, &ev, EVALUE_VAL, member, has_member)) {
+    if (!ptec_fb_vec_table(&ctx->fb, &ctx->values, index, &ev) || !ptec_fb_u8(&ctx->fb, &ev, EVALUE_TYPE, 0, tag) ||
+        !ptec_fb_subtable(&ctx->fb, &ev, EVALUE_VAL, member, has_member)) {
         return value_fail(ctx, PTEC_INVALID_PROGRAM, index, "malformed EValue");
     }
     return PTEC_OK;
 }
 
-ptec_status value_read_int(ptec_exec_ctx *ctx, uint32_t index, int64_t *out)
+ptec_status ptec_value_read_int(ptec_exec_ctx *ctx, uint32_t index, int64_t *out)
 {
     uint8_t tag;
     fb_table member;
@@ -43,7 +43,7 @@ ptec_status value_read_int(ptec_exec_ctx *ctx, uint32_t index, int64_t *out)
     if (tag != PTEC_VALUE_INT) {
         return value_fail(ctx, PTEC_INVALID_PROGRAM, index, "int list item is not an Int");
     }
-    if (has_member && !fb_u64(&ctx->fb, &member, 0, 0, &raw)) {
+    if (has_member && !ptec_fb_u64(&ctx->fb, &member, 0, 0, &raw)) {
         return value_fail(ctx, PTEC_INVALID_PROGRAM, index, "malformed Int");
     }
     *out = (int64_t)raw;
@@ -66,14 +66,14 @@ static ptec_status tensor_data(ptec_exec_ctx *ctx, uint32_t index, const fb_tabl
     uint32_t buffer_idx;
     fb_table alloc, extra;
     bool has_alloc, has_extra;
-    if (!fb_u32(fb, t, TENSOR_DATA_BUFFER_IDX, 0, &buffer_idx) ||
-        !fb_subtable(fb, t, TENSOR_ALLOCATION_INFO, &alloc, &has_alloc) ||
-        !fb_subtable(fb, t, TENSOR_EXTRA_INFO, &extra, &has_extra)) {
+    if (!ptec_fb_u32(fb, t, TENSOR_DATA_BUFFER_IDX, 0, &buffer_idx) ||
+        !ptec_fb_subtable(fb, t, TENSOR_ALLOCATION_INFO, &alloc, &has_alloc) ||
+        !ptec_fb_subtable(fb, t, TENSOR_EXTRA_INFO, &extra, &has_extra)) {
         return value_fail(ctx, PTEC_INVALID_PROGRAM, index, "malformed tensor");
     }
     if (has_extra) {
         uint8_t location;
-        if (!fb_u8(fb, &extra, EXTRA_LOCATION, LOCATION_SEGMENT, &location)) {
+        if (!ptec_fb_u8(fb, &extra, EXTRA_LOCATION, LOCATION_SEGMENT, &location)) {
             return value_fail(ctx, PTEC_INVALID_PROGRAM, index, "malformed extra_tensor_info");
         }
         if (location == LOCATION_EXTERNAL) {
@@ -83,8 +83,8 @@ static ptec_status tensor_data(ptec_exec_ctx *ctx, uint32_t index, const fb_tabl
     tensor->data = NULL;
     if (has_alloc) {
         uint32_t memory_id, low, high;
-        if (!fb_u32(fb, &alloc, ALLOC_MEMORY_ID, 0, &memory_id) ||
-            !fb_u32(fb, &alloc, ALLOC_OFFSET_LOW, 0, &low) || !fb_u32(fb, &alloc, ALLOC_OFFSET_HIGH, 0, &high)) {
+        if (!ptec_fb_u32(fb, &alloc, ALLOC_MEMORY_ID, 0, &memory_id) ||
+            !ptec_fb_u32(fb, &alloc, ALLOC_OFFSET_LOW, 0, &low) || !ptec_fb_u32(fb, &alloc, ALLOC_OFFSET_HIGH, 0, &high)) {
             return value_fail(ctx, PTEC_INVALID_PROGRAM, index, "malformed allocation_info");
         }
         if (buffer_idx != 0) {
@@ -123,8 +123,8 @@ static ptec_status tensor_data(ptec_exec_ctx *ctx, uint32_t index, const fb_tabl
         fb_vector legacy = {p->legacy_buffers, p->legacy_count, p->legacy_buffers != 0};
         fb_table buffer;
         fb_vector storage;
-        if (buffer_idx >= legacy.count || !fb_vec_table(fb, &legacy, buffer_idx, &buffer) ||
-            !fb_vec(fb, &buffer, BUFFER_STORAGE, 1, &storage)) {
+        if (buffer_idx >= legacy.count || !ptec_fb_vec_table(fb, &legacy, buffer_idx, &buffer) ||
+            !ptec_fb_vec(fb, &buffer, BUFFER_STORAGE, 1, &storage)) {
             return value_fail(ctx, PTEC_INVALID_PROGRAM, index, "constant buffer missing or malformed");
         }
         if (tensor->nbytes > storage.count) {
@@ -146,10 +146,10 @@ static ptec_status tensor_parse(ptec_exec_ctx *ctx, uint32_t index, const fb_tab
     uint32_t storage_offset;
     fb_vector sizes, dim_order;
     memset(tensor, 0, sizeof *tensor);
-    if (!fb_u8(fb, t, TENSOR_SCALAR_TYPE, 0, &scalar_type) ||
-        !fb_u32(fb, t, TENSOR_STORAGE_OFFSET, 0, &storage_offset) || !fb_vec(fb, t, TENSOR_SIZES, 4, &sizes) ||
-        !fb_vec(fb, t, TENSOR_DIM_ORDER, 1, &dim_order) ||
-        !fb_u8(fb, t, TENSOR_SHAPE_DYNAMISM, DYNAMISM_STATIC, &dynamism)) {
+    if (!ptec_fb_u8(fb, t, TENSOR_SCALAR_TYPE, 0, &scalar_type) ||
+        !ptec_fb_u32(fb, t, TENSOR_STORAGE_OFFSET, 0, &storage_offset) || !ptec_fb_vec(fb, t, TENSOR_SIZES, 4, &sizes) ||
+        !ptec_fb_vec(fb, t, TENSOR_DIM_ORDER, 1, &dim_order) ||
+        !ptec_fb_u8(fb, t, TENSOR_SHAPE_DYNAMISM, DYNAMISM_STATIC, &dynamism)) {
         return value_fail(ctx, PTEC_INVALID_PROGRAM, index, "malformed tensor");
     }
     size_t elem = ptec_dtype_size(scalar_type);
@@ -216,7 +216,7 @@ static ptec_status check_index_list(ptec_exec_ctx *ctx, uint32_t index, const fb
     return PTEC_OK;
 }
 
-ptec_status value_parse(ptec_exec_ctx *ctx, uint32_t index, ptec_value *out, ptec_tensor *tensor)
+ptec_status ptec_value_parse(ptec_exec_ctx *ctx, uint32_t index, ptec_value *out, ptec_tensor *tensor)
 {
     uint8_t tag;
     fb_table m;
@@ -247,22 +247,22 @@ ptec_status value_parse(ptec_exec_ctx *ctx, uint32_t index, ptec_value *out, pte
     switch (tag) {
     case PTEC_VALUE_INT: {
         uint64_t raw;
-        ok = fb_u64(fb, &m, 0, 0, &raw);
+        ok = ptec_fb_u64(fb, &m, 0, 0, &raw);
         out->u.i = (int64_t)raw;
         break;
     }
     case PTEC_VALUE_BOOL: {
         uint8_t b;
-        ok = fb_u8(fb, &m, 0, 0, &b);
+        ok = ptec_fb_u8(fb, &m, 0, 0, &b);
         out->u.b = b != 0;
         break;
     }
     case PTEC_VALUE_DOUBLE:
-        ok = fb_f64(fb, &m, 0, 0.0, &out->u.d);
+        ok = ptec_fb_f64(fb, &m, 0, 0.0, &out->u.d);
         break;
     case PTEC_VALUE_STRING: {
         uint32_t len;
-        ok = fb_string(fb, &m, 0, &out->u.string, &len);
+        ok = ptec_fb_string(fb, &m, 0, &out->u.string, &len);
         out->count = len;
         break;
     }
@@ -274,7 +274,7 @@ ptec_status value_parse(ptec_exec_ctx *ctx, uint32_t index, ptec_value *out, pte
                                          [PTEC_VALUE_BOOL_LIST] = 1, [PTEC_VALUE_TENSOR_LIST] = 4,
                                          [PTEC_VALUE_OPTIONAL_TENSOR_LIST] = 4};
         uint32_t width = widths[tag];
-        ok = fb_vec(fb, &m, 0, width, &items);
+        ok = ptec_fb_vec(fb, &m, 0, width, &items);
         if (!ok) {
             break;
         }

@@ -42,7 +42,7 @@ static bool same_layout(const ptec_tensor *a, const ptec_tensor *b)
     return ptec_tensor_same_shape(a, b) && memcmp(a->dim_order, b->dim_order, a->rank) == 0;
 }
 
-ptec_status binary_prepare(ptec_op *op, binary_kind kind, int alpha_arg)
+ptec_status ptec_binary_prepare(ptec_op *op, binary_kind kind, int alpha_arg)
 {
     binary_state *s = op->state;
     ptec_tensor *self, *other, *out;
@@ -150,7 +150,7 @@ static void run_flat_float_add(const binary_state *s, const float *a, const floa
     }
 }
 
-ptec_status binary_run(ptec_op *op)
+ptec_status ptec_binary_run(ptec_op *op)
 {
     const binary_state *s = op->state;
     const uint8_t *a = ptec_op_tensor(op, 0)->data;

@@ -22,7 +22,7 @@ typedef struct binary_state {
 } binary_state;
 
 /* self = arg 0, other = arg 1, out = argc - 2; alpha_arg < 0 for none. */
-ptec_status binary_prepare(ptec_op *op, binary_kind kind, int alpha_arg);
-ptec_status binary_run(ptec_op *op);
+ptec_status ptec_binary_prepare(ptec_op *op, binary_kind kind, int alpha_arg);
+ptec_status ptec_binary_run(ptec_op *op);
 
 #endif

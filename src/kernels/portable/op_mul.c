@@ -3,7 +3,7 @@
 
 static ptec_status prepare(ptec_op *op)
 {
-    return binary_prepare(op, BINARY_MUL, -1);
+    return ptec_binary_prepare(op, BINARY_MUL, -1);
 }
 
-const ptec_kernel ptec_kernel_aten_mul_out = {"aten::mul.out", sizeof(binary_state), prepare, binary_run};
+const ptec_kernel ptec_kernel_aten_mul_out = {"aten::mul.out", sizeof(binary_state), prepare, ptec_binary_run};

@@ -11,7 +11,7 @@ static ptec_status prepare(ptec_op *op)
     ptec_status st;
     int64_t out_dtype = PTEC_DTYPE_FLOAT;
     if ((st = ptec_op_expect_argc(op, 9)) != PTEC_OK || (st = ptec_op_get_tensor(op, 0, &in)) != PTEC_OK ||
-        (st = ptec_op_get_out(op, &out)) != PTEC_OK || (st = quant_params_read(op, in, s)) != PTEC_OK) {
+        (st = ptec_op_get_out(op, &out)) != PTEC_OK || (st = ptec_quant_params_read(op, in, s)) != PTEC_OK) {
         return st;
     }
     if (!ptec_op_arg_is_null(op, 6) && (st = ptec_op_get_int(op, 6, &out_dtype)) != PTEC_OK) {
@@ -32,7 +32,7 @@ static ptec_status run(ptec_op *op)
     const void *in = ptec_op_tensor(op, 0)->data;
     float *out = ptec_op_tensor(op, op->argc - 2u)->data;
     for (uint32_t i = 0; i < s->numel; ++i) {
-        out[i] = (float)(quant_load(s->qdtype, in, i) - s->zero_point) * s->scale;
+        out[i] = (float)(ptec_quant_load(s->qdtype, in, i) - s->zero_point) * s->scale;
     }
     return PTEC_OK;
 }

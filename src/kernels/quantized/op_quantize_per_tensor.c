@@ -11,7 +11,7 @@ static ptec_status prepare(ptec_op *op)
     ptec_tensor *in, *out;
     ptec_status st;
     if ((st = ptec_op_expect_argc(op, 8)) != PTEC_OK || (st = ptec_op_get_tensor(op, 0, &in)) != PTEC_OK ||
-        (st = ptec_op_get_out(op, &out)) != PTEC_OK || (st = quant_params_read(op, out, s)) != PTEC_OK) {
+        (st = ptec_op_get_out(op, &out)) != PTEC_OK || (st = ptec_quant_params_read(op, out, s)) != PTEC_OK) {
         return st;
     }
     if (in->dtype != PTEC_DTYPE_FLOAT) {
@@ -38,7 +38,7 @@ static ptec_status run(ptec_op *op)
         r = r < hi ? r : hi;
         int64_t q = (int64_t)s->zero_point + (int64_t)r;
         q = q < s->qmin ? s->qmin : (q > s->qmax ? s->qmax : q);
-        quant_store(s->qdtype, out, i, q);
+        ptec_quant_store(s->qdtype, out, i, q);
     }
     return PTEC_OK;
 }

@@ -14,7 +14,7 @@ static bool integer_range(uint8_t dtype, int64_t *lo, int64_t *hi)
     }
 }
 
-ptec_status quant_params_read(ptec_op *op, const ptec_tensor *q, quant_state *s)
+ptec_status ptec_quant_params_read(ptec_op *op, const ptec_tensor *q, quant_state *s)
 {
     double scale;
     int64_t zp, dtype, lo, hi;
@@ -43,7 +43,7 @@ ptec_status quant_params_read(ptec_op *op, const ptec_tensor *q, quant_state *s)
     return PTEC_OK;
 }
 
-int64_t quant_load(uint8_t dtype, const void *data, uint32_t i)
+int64_t ptec_quant_load(uint8_t dtype, const void *data, uint32_t i)
 {
     const uint8_t *p = data;
     switch (dtype) {
@@ -55,7 +55,7 @@ int64_t quant_load(uint8_t dtype, const void *data, uint32_t i)
     }
 }
 
-void quant_store(uint8_t dtype, void *data, uint32_t i, int64_t v)
+void ptec_quant_store(uint8_t dtype, void *data, uint32_t i, int64_t v)
 {
     uint8_t *p = data;
     switch (dtype) {

@@ -14,8 +14,8 @@ typedef struct quant_state {
 
 /* Reads scale, zero_point, quant_min, quant_max, dtype (args 1..5) and checks
  * them against the integer tensor `q`. */
-ptec_status quant_params_read(ptec_op *op, const ptec_tensor *q, quant_state *s);
-int64_t quant_load(uint8_t dtype, const void *data, uint32_t i);
-void quant_store(uint8_t dtype, void *data, uint32_t i, int64_t v);
+ptec_status ptec_quant_params_read(ptec_op *op, const ptec_tensor *q, quant_state *s);
+int64_t ptec_quant_load(uint8_t dtype, const void *data, uint32_t i);
+void ptec_quant_store(uint8_t dtype, void *data, uint32_t i, int64_t v);
 
 #endif
