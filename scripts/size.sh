@@ -25,7 +25,7 @@ for t in "${targets[@]}"; do
 done
 
 echo "== runtime core (libptec_runtime.a), -Os =="
-printf '%-12s %8s %8s %8s\n' target .text .data .bss
+printf '%-12s %8s %8s %8s   %s\n' target .text .data .bss "(.text = code + read-only data)"
 for t in "${targets[@]}"; do
   lib="build/$t/src/libptec_runtime.a"
   # The totals line of `size -t`: text data bss dec hex.
