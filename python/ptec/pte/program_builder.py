@@ -20,7 +20,8 @@ import numpy as np
 from ..ops import signature
 from ..plan import Buffer as PlanBuffer
 from ..plan import MemoryPlan, plan_memory
-from .schema import (AllocationDetails, Bool, Chain, DataSegment, Double, EValue,
+from .writer import layout_segments
+from .schema import (AllocationDetails, Bool, Chain, Double, EValue,
                      ExecutionPlan, Instruction, Int, IntList, KernelCall, Null, Operator,
                      Program, ScalarType, String, SubsegmentOffsets, Tensor, TensorList)
 
@@ -251,5 +252,5 @@ class ProgramBuilder:
             operators=self.operators, delegates=[], non_const_buffer_sizes=sizes)
         return Program(
             execution_plan=[plan], constant_buffer=[], backend_delegate_data=[],
-            segments=[DataSegment()], constant_segment=SubsegmentOffsets(0, offsets_list),
+            segments=layout_segments([bytes(blob)]), constant_segment=SubsegmentOffsets(0, offsets_list),
             segment_data=[bytes(blob)])
