@@ -69,3 +69,9 @@ def plan_memory(buffers: List[Buffer], alignment: int = ALIGNMENT) -> MemoryPlan
         plan.arena_bytes = max(plan.arena_bytes, offset + size)
     plan.lower_bound = liveness_lower_bound(buffers, alignment)
     return plan
+
+
+def plan_lowered(lowered) -> MemoryPlan:
+    """Stage 4 of the compiler: plan the activations and scratch buffers of a
+    lowered program (ptec.lower.Lowered). Views share their base's storage."""
+    return plan_memory(lowered.builder._lifetimes())

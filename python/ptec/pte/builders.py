@@ -222,13 +222,36 @@ def clone_dim_order(b, x: Act, dim_order: Sequence[int]) -> Act:
     return out
 
 
+def _needs_relayout(sizes) -> bool:
+    """A 4-D tensor whose channels-last bytes differ from NCHW order."""
+    return len(sizes) == 4 and sizes[1] > 1 and sizes[2] * sizes[3] > 1
+
+
 def view(b, x: Act, sizes: Sequence[int]) -> Act:
-    """Reshape without an instruction. A 4-D channels-last tensor whose H*W > 1
-    is first re-laid out as contiguous NCHW, so the bytes follow PyTorch order."""
-    if len(x.sizes) == 4 and x.sizes[2] * x.sizes[3] > 1 and x.sizes[1] > 1:
+    """Reshape with PyTorch (NCHW, row-major) semantics. When the source or
+    the destination is a 4-D channels-last tensor whose bytes differ from
+    NCHW order, a dim_order clone converts the layout; otherwise the view is
+    a second tensor over the same bytes, with no instruction."""
+    sizes = [int(s) for s in sizes]
+    if _needs_relayout(x.sizes):
         x = clone_dim_order(b, x, [0, 1, 2, 3])
+    if _needs_relayout(sizes):
+        v = b.view(x.value, sizes, [0, 1, 2, 3])
+        return clone_dim_order(b, Act(v, sizes, x.dtype, x.scale, x.zp), CHANNELS_LAST)
     v = b.view(x.value, sizes, layout(sizes))
-    return Act(v, [int(s) for s in sizes], x.dtype, x.scale, x.zp)
+    return Act(v, sizes, x.dtype, x.scale, x.zp)
+
+
+def activation_lut(b, x: Act, fn, out_scale: float, out_zp: int) -> Act:
+    """cortex_m::quantized_activation with a 256-entry table (§3.6)."""
+    q = np.arange(-128, 128, dtype=np.float64)
+    y = fn((q - x.zp) * x.scale) / out_scale + out_zp
+    y = np.sign(y) * np.floor(np.abs(y) + 0.5)              # half away from zero
+    lut = np.clip(y, -128, 127).astype(np.int8)
+    out = new_act(b, I8, x.sizes, out_scale, out_zp)
+    b.call("cortex_m::quantized_activation.out", input=x.value, lut=b.constant(lut),
+           out=out.value)
+    return out
 
 
 # --------------------------------------------------------------------------
