@@ -19,7 +19,7 @@ ptec_status ptec_delegate_locate(ptec_program *p, const fb_table *delegate, cons
         !ptec_fb_subtable(&fb, delegate, DELEGATE_PROCESSED, &ref, &has_ref) || !has_ref ||
         !ptec_fb_u8(&fb, &ref, DATAREF_LOCATION, DATA_INLINE, &location) ||
         !ptec_fb_u32(&fb, &ref, DATAREF_INDEX, 0, &index) || !ptec_fb_table_at(&fb, p->root, &root)) {
-        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, "malformed delegate entry");
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed delegate entry"));
     }
     blob->specs = specs.count ? fb.base + specs.data : NULL;
     blob->spec_count = specs.count;
@@ -29,13 +29,13 @@ ptec_status ptec_delegate_locate(ptec_program *p, const fb_table *delegate, cons
         return ptec_segment_find(p, index, &blob->data, &blob->size);
     }
     if (location != DATA_INLINE) {
-        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, "delegate data location is neither inline nor segment");
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("delegate data location is neither inline nor segment"));
     }
     fb_vector inline_data, bytes;
     fb_table entry;
     if (!ptec_fb_vec(&fb, &root, PROGRAM_DELEGATE_DATA, 4, &inline_data) || index >= inline_data.count ||
         !ptec_fb_vec_table(&fb, &inline_data, index, &entry) || !ptec_fb_vec(&fb, &entry, INLINE_DATA_DATA, 1, &bytes)) {
-        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, "inline delegate data missing or malformed");
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("inline delegate data missing or malformed"));
     }
     blob->data = fb.base + bytes.data;
     blob->size = bytes.count;
@@ -57,13 +57,13 @@ ptec_status ptec_program_delegate(ptec_program *p, const char *method_name, size
         return st;
     }
     if (!ptec_fb_vec(&fb, &plan, PLAN_DELEGATES, 4, &delegates)) {
-        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, "malformed delegates table");
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed delegates table"));
     }
     if (index >= delegates.count) {
         return PTEC_NOT_FOUND;
     }
     if (!ptec_fb_vec_table(&fb, &delegates, (uint32_t)index, &delegate)) {
-        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, "malformed delegate entry");
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed delegate entry"));
     }
     st = ptec_delegate_locate(p, &delegate, backend_id, &id_len, blob);
     *backend_id_len = id_len;

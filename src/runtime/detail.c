@@ -75,6 +75,9 @@ void ptec_detail_begin(ptec_detail_fmt *f, ptec_program *program, ptec_status st
 
 ptec_status ptec_detail_end(ptec_detail_fmt *f)
 {
+    /* Every failure also goes to the platform log, so firmware that only
+     * checks status codes still leaves the reason on its console. */
+    ptec_platform_log(PTEC_LOG_ERROR, f->program->error.message);
     return f->program->error.status;
 }
 

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct fb_view {
     const uint8_t *base;
@@ -27,19 +28,28 @@ typedef struct fb_vector {
     bool present;
 } fb_vector;
 
+/* Little-endian loads. The runtime only builds for little-endian targets
+ * (runtime_internal.h), so a memcpy is the load itself: one LDR on cores
+ * with unaligned access, byte loads elsewhere. */
 static inline uint16_t fb_le16(const uint8_t *p)
 {
-    return (uint16_t)(p[0] | (p[1] << 8));
+    uint16_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
 }
 
 static inline uint32_t fb_le32(const uint8_t *p)
 {
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
 }
 
 static inline uint64_t fb_le64(const uint8_t *p)
 {
-    return (uint64_t)fb_le32(p) | ((uint64_t)fb_le32(p + 4) << 32);
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
 }
 
 bool ptec_fb_table_at(const fb_view *fb, uint32_t pos, fb_table *out);

@@ -12,7 +12,7 @@ static ptec_status not_ready(ptec_method *m, const char *what, size_t index, con
     ptec_detail_fmt f;
     ptec_detail_begin(&f, m->program, PTEC_INVALID_STATE, -1, NULL, 0);
     ptec_detail_str(&f, what);
-    ptec_detail_str(&f, " ");
+    ptec_detail_str(&f, PTEC_MSG(" "));
     ptec_detail_u64(&f, index);
     ptec_detail_str(&f, message);
     return ptec_detail_end(&f);
@@ -23,13 +23,13 @@ static ptec_status check_ready(ptec_method *m)
     for (uint32_t i = 0; i < m->input_count; ++i) {
         const ptec_value *v = &m->values[fb_le32(m->program->data + m->inputs_vec + 4u * i)];
         if (v->kind == PTEC_VALUE_TENSOR && !m->input_set[i]) {
-            return not_ready(m, "input", i, " was not set");
+            return not_ready(m, PTEC_MSG("input"), i, PTEC_MSG(" was not set"));
         }
     }
     for (uint32_t i = 0; i < m->output_count; ++i) {
         const ptec_value *v = &m->values[fb_le32(m->program->data + m->outputs_vec + 4u * i)];
         if (v->kind == PTEC_VALUE_TENSOR && v->u.tensor->data == NULL && v->u.tensor->nbytes > 0) {
-            return not_ready(m, "output", i, " has no memory: bind it with ptec_method_bind_output");
+            return not_ready(m, PTEC_MSG("output"), i, PTEC_MSG(" has no memory: bind it with ptec_method_bind_output"));
         }
     }
     return PTEC_OK;
@@ -58,7 +58,7 @@ static ptec_status run_fail(ptec_method *m, ptec_status status, uint32_t pc)
     const ptec_instr *instr = &m->instrs[pc];
     ptec_detail_fmt f;
     ptec_detail_begin(&f, m->program, status, (int32_t)pc, instr->name, instr->name_len);
-    ptec_detail_str(&f, "failed while executing");
+    ptec_detail_str(&f, PTEC_MSG("failed while executing"));
     return ptec_detail_end(&f);
 }
 

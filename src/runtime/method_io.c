@@ -60,9 +60,9 @@ static ptec_status io_fail(ptec_method *m, ptec_status status, const char *what,
     ptec_detail_fmt f;
     ptec_detail_begin(&f, m->program, status, -1, NULL, 0);
     ptec_detail_str(&f, what);
-    ptec_detail_str(&f, " ");
+    ptec_detail_str(&f, PTEC_MSG(" "));
     ptec_detail_u64(&f, index);
-    ptec_detail_str(&f, ": ");
+    ptec_detail_str(&f, PTEC_MSG(": "));
     ptec_detail_str(&f, message);
     return ptec_detail_end(&f);
 }
@@ -75,21 +75,21 @@ static ptec_status check_input(ptec_method *m, size_t index, ptec_dtype dtype, c
         return PTEC_INVALID_STATE;
     }
     if (index >= m->input_count) {
-        return io_fail(m, PTEC_INVALID_ARGUMENT, "input", index, "no such input");
+        return io_fail(m, PTEC_INVALID_ARGUMENT, PTEC_MSG("input"), index, PTEC_MSG("no such input"));
     }
     ptec_value *v = io_value(m, m->inputs_vec, index);
     if (v->kind != PTEC_VALUE_TENSOR) {
-        return io_fail(m, PTEC_INVALID_ARGUMENT, "input", index, "not a tensor (its value is fixed by the program)");
+        return io_fail(m, PTEC_INVALID_ARGUMENT, PTEC_MSG("input"), index, PTEC_MSG("not a tensor (its value is fixed by the program)"));
     }
     ptec_tensor *t = v->u.tensor;
     if ((int)dtype != t->dtype) {
         ptec_detail_fmt f;
         ptec_detail_begin(&f, m->program, PTEC_INVALID_ARGUMENT, -1, NULL, 0);
-        ptec_detail_str(&f, "input ");
+        ptec_detail_str(&f, PTEC_MSG("input "));
         ptec_detail_u64(&f, index);
-        ptec_detail_str(&f, ": dtype ");
+        ptec_detail_str(&f, PTEC_MSG(": dtype "));
         ptec_detail_str(&f, ptec_dtype_name(dtype));
-        ptec_detail_str(&f, " given, program expects ");
+        ptec_detail_str(&f, PTEC_MSG(" given, program expects "));
         ptec_detail_str(&f, ptec_dtype_name(t->dtype));
         return ptec_detail_end(&f);
     }
@@ -101,35 +101,35 @@ static ptec_status check_input(ptec_method *m, size_t index, ptec_dtype dtype, c
         if (!same) {
             ptec_detail_fmt f;
             ptec_detail_begin(&f, m->program, PTEC_INVALID_ARGUMENT, -1, NULL, 0);
-            ptec_detail_str(&f, "input ");
+            ptec_detail_str(&f, PTEC_MSG("input "));
             ptec_detail_u64(&f, index);
-            ptec_detail_str(&f, ": shape [");
+            ptec_detail_str(&f, PTEC_MSG(": shape ["));
             for (size_t d = 0; d < rank; ++d) {
-                ptec_detail_str(&f, d ? "," : "");
+                ptec_detail_str(&f, d ? PTEC_MSG(",") : PTEC_MSG(""));
                 ptec_detail_i64(&f, sizes[d]);
             }
-            ptec_detail_str(&f, "] given, program expects [");
+            ptec_detail_str(&f, PTEC_MSG("] given, program expects ["));
             for (size_t d = 0; d < t->rank; ++d) {
-                ptec_detail_str(&f, d ? "," : "");
+                ptec_detail_str(&f, d ? PTEC_MSG(",") : PTEC_MSG(""));
                 ptec_detail_i64(&f, t->sizes[d]);
             }
-            ptec_detail_str(&f, "]");
+            ptec_detail_str(&f, PTEC_MSG("]"));
             return ptec_detail_end(&f);
         }
     }
     if (nbytes != t->nbytes) {
         ptec_detail_fmt f;
         ptec_detail_begin(&f, m->program, PTEC_INVALID_ARGUMENT, -1, NULL, 0);
-        ptec_detail_str(&f, "input ");
+        ptec_detail_str(&f, PTEC_MSG("input "));
         ptec_detail_u64(&f, index);
-        ptec_detail_str(&f, ": ");
+        ptec_detail_str(&f, PTEC_MSG(": "));
         ptec_detail_u64(&f, nbytes);
-        ptec_detail_str(&f, " bytes given, program expects ");
+        ptec_detail_str(&f, PTEC_MSG(" bytes given, program expects "));
         ptec_detail_u64(&f, t->nbytes);
         return ptec_detail_end(&f);
     }
     if (data == NULL && nbytes > 0) {
-        return io_fail(m, PTEC_INVALID_ARGUMENT, "input", index, "data is NULL");
+        return io_fail(m, PTEC_INVALID_ARGUMENT, PTEC_MSG("input"), index, PTEC_MSG("data is NULL"));
     }
     *out = t;
     return PTEC_OK;
@@ -144,8 +144,8 @@ ptec_status ptec_method_set_input(ptec_method *m, size_t index, ptec_dtype dtype
         return st;
     }
     if (!(t->flags & PTEC_TENSOR_PLANNED)) {
-        return io_fail(m, PTEC_INVALID_STATE, "input", index,
-                       "not memory-planned: give it memory with ptec_method_bind_input");
+        return io_fail(m, PTEC_INVALID_STATE, PTEC_MSG("input"), index,
+                       PTEC_MSG("not memory-planned: give it memory with ptec_method_bind_input"));
     }
     if (nbytes > 0) {
         memmove(t->data, data, nbytes);
@@ -164,8 +164,8 @@ ptec_status ptec_method_bind_input(ptec_method *m, size_t index, ptec_dtype dtyp
     }
     if (t->flags & PTEC_TENSOR_PLANNED) {
         /* Other values may alias the planned bytes (views), so they must hold the data. */
-        return io_fail(m, PTEC_INVALID_STATE, "input", index,
-                       "memory-planned: copy into it with ptec_method_set_input");
+        return io_fail(m, PTEC_INVALID_STATE, PTEC_MSG("input"), index,
+                       PTEC_MSG("memory-planned: copy into it with ptec_method_set_input"));
     }
     t->data = data;
     m->input_set[index] = 1;
@@ -178,18 +178,18 @@ ptec_status ptec_method_bind_output(ptec_method *m, size_t index, void *data, si
         return PTEC_INVALID_STATE;
     }
     if (index >= m->output_count) {
-        return io_fail(m, PTEC_INVALID_ARGUMENT, "output", index, "no such output");
+        return io_fail(m, PTEC_INVALID_ARGUMENT, PTEC_MSG("output"), index, PTEC_MSG("no such output"));
     }
     ptec_value *v = io_value(m, m->outputs_vec, index);
     if (v->kind != PTEC_VALUE_TENSOR) {
-        return io_fail(m, PTEC_INVALID_ARGUMENT, "output", index, "not a tensor");
+        return io_fail(m, PTEC_INVALID_ARGUMENT, PTEC_MSG("output"), index, PTEC_MSG("not a tensor"));
     }
     ptec_tensor *t = v->u.tensor;
     if (t->flags & (PTEC_TENSOR_PLANNED | PTEC_TENSOR_CONSTANT)) {
-        return io_fail(m, PTEC_INVALID_STATE, "output", index, "already has memory (planned or constant)");
+        return io_fail(m, PTEC_INVALID_STATE, PTEC_MSG("output"), index, PTEC_MSG("already has memory (planned or constant)"));
     }
     if (nbytes < t->nbytes || (data == NULL && t->nbytes > 0)) {
-        return io_fail(m, PTEC_INVALID_ARGUMENT, "output", index, "buffer smaller than the output");
+        return io_fail(m, PTEC_INVALID_ARGUMENT, PTEC_MSG("output"), index, PTEC_MSG("buffer smaller than the output"));
     }
     t->data = data;
     return PTEC_OK;

@@ -51,16 +51,16 @@ static ptec_status ctx_init(ptec_exec_ctx *ctx, ptec_program *program, const cha
     fb_vector sizes;
     if (!ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_VALUES, 4, &ctx->values) ||
         !ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_NON_CONST_BUFFER_SIZES, 8, &sizes)) {
-        return ptec_detail_fail(program, PTEC_INVALID_PROGRAM, "malformed execution plan");
+        return ptec_detail_fail(program, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed execution plan"));
     }
     if (sizes.count > PTEC_MAX_PLANNED_BUFFERS + 1u) {
-        return ptec_detail_fail(program, PTEC_NOT_SUPPORTED, "more than 8 planned buffers");
+        return ptec_detail_fail(program, PTEC_NOT_SUPPORTED, PTEC_MSG("more than 8 planned buffers"));
     }
     ctx->planned_count = sizes.count > 0 ? sizes.count - 1u : 0u;
     for (uint32_t i = 0; i < ctx->planned_count; ++i) {
         uint64_t size = fb_le64(ctx->fb.base + sizes.data + 8u * (i + 1u));
         if (size > SIZE_MAX / 2u) {
-            return ptec_detail_fail(program, PTEC_INVALID_PROGRAM, "planned buffer size out of range");
+            return ptec_detail_fail(program, PTEC_INVALID_PROGRAM, PTEC_MSG("planned buffer size out of range"));
         }
         ctx->planned_size[i] = size;
     }
@@ -102,7 +102,7 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
         uint8_t tag;
         fb_table ev;
         if (!ptec_fb_vec_table(&ctx->fb, &ctx->values, i, &ev) || !ptec_fb_u8(&ctx->fb, &ev, EVALUE_TYPE, 0, &tag)) {
-            return instr_fail(ctx, PTEC_INVALID_PROGRAM, "malformed values table");
+            return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed values table"));
         }
         ptec_tensor *t = &scratch_tensor;
         if (tag == PTEC_VALUE_TENSOR) {
@@ -119,9 +119,9 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
             t->nbytes > 0 && !vector_contains(ctx, inputs, i) && !vector_contains(ctx, outputs, i)) {
             ptec_detail_fmt f;
             ptec_detail_begin(&f, ctx->program, PTEC_INVALID_PROGRAM, -1, NULL, 0);
-            ptec_detail_str(&f, "value ");
+            ptec_detail_str(&f, PTEC_MSG("value "));
             ptec_detail_u64(&f, i);
-            ptec_detail_str(&f, ": tensor has no memory (not constant, not planned, not an input or output)");
+            ptec_detail_str(&f, PTEC_MSG(": tensor has no memory (not constant, not planned, not an input or output)"));
             return ptec_detail_end(&f);
         }
     }
@@ -135,7 +135,7 @@ static ptec_status load_delegates(ptec_exec_ctx *ctx, meta_arena *meta, fb_vecto
                                   ptec_delegate_instance **out)
 {
     if (!ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_DELEGATES, 4, delegates)) {
-        return instr_fail(ctx, PTEC_INVALID_PROGRAM, "malformed delegates table");
+        return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed delegates table"));
     }
     ptec_delegate_instance *instances = meta_take(meta, sizeof(ptec_delegate_instance) * delegates->count);
     for (uint32_t i = 0; i < delegates->count; ++i) {
@@ -144,7 +144,7 @@ static ptec_status load_delegates(ptec_exec_ctx *ctx, meta_arena *meta, fb_vecto
         uint32_t id_len;
         ptec_delegate_blob blob;
         if (!ptec_fb_vec_table(&ctx->fb, delegates, i, &entry)) {
-            return instr_fail(ctx, PTEC_INVALID_PROGRAM, "malformed delegate entry");
+            return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed delegate entry"));
         }
         ptec_status st = ptec_delegate_locate(ctx->program, &entry, &id, &id_len, &blob);
         if (st != PTEC_OK) {
@@ -154,13 +154,13 @@ static ptec_status load_delegates(ptec_exec_ctx *ctx, meta_arena *meta, fb_vecto
         if (backend == NULL) {
             ptec_detail_fmt f;
             ptec_detail_begin(&f, ctx->program, PTEC_NOT_FOUND, -1, NULL, 0);
-            ptec_detail_str(&f, "backend ");
+            ptec_detail_str(&f, PTEC_MSG("backend "));
             ptec_detail_strn(&f, id, id_len);
-            ptec_detail_str(&f, " not available in this build (delegate ");
+            ptec_detail_str(&f, PTEC_MSG(" not available in this build (delegate "));
             ptec_detail_u64(&f, i);
-            ptec_detail_str(&f, ", ");
+            ptec_detail_str(&f, PTEC_MSG(", "));
             ptec_detail_u64(&f, blob.size);
-            ptec_detail_str(&f, "-byte blob)");
+            ptec_detail_str(&f, PTEC_MSG("-byte blob)"));
             return ptec_detail_end(&f);
         }
         void *handle = meta_take(meta, backend->handle_size);
@@ -171,9 +171,9 @@ static ptec_status load_delegates(ptec_exec_ctx *ctx, meta_arena *meta, fb_vecto
             if (st != PTEC_OK) {
                 ptec_detail_fmt f;
                 ptec_detail_begin(&f, ctx->program, st, -1, NULL, 0);
-                ptec_detail_str(&f, "backend ");
+                ptec_detail_str(&f, PTEC_MSG("backend "));
                 ptec_detail_str(&f, backend->name);
-                ptec_detail_str(&f, " refused delegate ");
+                ptec_detail_str(&f, PTEC_MSG(" refused delegate "));
                 ptec_detail_u64(&f, i);
                 return ptec_detail_end(&f);
             }
@@ -196,16 +196,16 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
 {
     fb_vector args;
     if (!ptec_fb_vec(&ctx->fb, call, field, 4, &args)) {
-        return instr_fail(ctx, PTEC_INVALID_PROGRAM, "malformed argument list");
+        return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed argument list"));
     }
     if (args.count > PTEC_MAX_OP_ARGS) {
-        return instr_fail(ctx, PTEC_NOT_SUPPORTED, "more than 32 arguments");
+        return instr_fail(ctx, PTEC_NOT_SUPPORTED, PTEC_MSG("more than 32 arguments"));
     }
     ptec_value **argv = meta_take(meta, sizeof(ptec_value *) * args.count);
     for (uint32_t i = 0; i < args.count; ++i) {
         uint32_t index = fb_le32(ctx->fb.base + args.data + 4u * i);
         if (index >= ctx->values.count) {
-            return instr_fail(ctx, PTEC_INVALID_PROGRAM, "argument names no value");
+            return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("argument names no value"));
         }
         if (argv != NULL) {
             argv[i] = &ctx->method->values[index];
@@ -253,23 +253,23 @@ static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, con
         !ptec_fb_vec_table(&ctx->fb, &operators, op_index, &op_table) ||
         !ptec_fb_string(&ctx->fb, &op_table, OPERATOR_NAME, &name, &name_len) ||
         !ptec_fb_string(&ctx->fb, &op_table, OPERATOR_OVERLOAD, &overload, &overload_len)) {
-        return instr_fail(ctx, PTEC_INVALID_PROGRAM, "kernel call names no valid operator");
+        return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("kernel call names no valid operator"));
     }
     const ptec_kernel *kernel = find_kernel(name, name_len, overload, overload_len);
     if (kernel == NULL) {
         ptec_detail_fmt f;
         ptec_detail_begin(&f, ctx->program, PTEC_OPERATOR_MISSING, ctx->instruction, NULL, 0);
-        ptec_detail_str(&f, "operator ");
+        ptec_detail_str(&f, PTEC_MSG("operator "));
         ptec_detail_strn(&f, name, name_len);
         if (overload_len > 0) {
-            ptec_detail_str(&f, ".");
+            ptec_detail_str(&f, PTEC_MSG("."));
             ptec_detail_strn(&f, overload, overload_len);
         }
-        ptec_detail_str(&f, " is not in this build");
+        ptec_detail_str(&f, PTEC_MSG(" is not in this build"));
         return ptec_detail_end(&f);
     }
     if (kernel->state_size > PTEC_MAX_KERNEL_STATE) {
-        return instr_fail(ctx, PTEC_INTERNAL, "kernel state larger than PTEC_MAX_KERNEL_STATE");
+        return instr_fail(ctx, PTEC_INTERNAL, PTEC_MSG("kernel state larger than PTEC_MAX_KERNEL_STATE"));
     }
     ctx->op_name = kernel->name;
     ctx->op_name_len = (uint32_t)strlen(kernel->name);
@@ -295,7 +295,7 @@ static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, con
     st = kernel->prepare(op);
     if (st != PTEC_OK) {
         if (ctx->program->error.status != st) {
-            return instr_fail(ctx, st, "prepare failed");
+            return instr_fail(ctx, st, PTEC_MSG("prepare failed"));
         }
         return st;
     }
@@ -322,7 +322,7 @@ static ptec_status check_move(ptec_exec_ctx *ctx, int32_t from, int32_t to)
      * only swap in a value they can take unchanged. */
     if (a.kind != b.kind ||
         (a.kind == PTEC_VALUE_TENSOR && (ta.dtype != tb.dtype || !ptec_tensor_same_shape(&ta, &tb)))) {
-        return instr_fail(ctx, PTEC_NOT_SUPPORTED, "move between values of different kind or shape");
+        return instr_fail(ctx, PTEC_NOT_SUPPORTED, PTEC_MSG("move between values of different kind or shape"));
     }
     return PTEC_OK;
 }
@@ -336,7 +336,7 @@ static ptec_status check_condition(ptec_exec_ctx *ctx, int32_t cond)
         return st;
     }
     if (v.kind != PTEC_VALUE_BOOL && !(v.kind == PTEC_VALUE_TENSOR && t.dtype == PTEC_DTYPE_BOOL)) {
-        return instr_fail(ctx, PTEC_INVALID_PROGRAM, "jump condition is neither a Bool nor a bool tensor");
+        return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("jump condition is neither a Bool nor a bool tensor"));
     }
     return PTEC_OK;
 }
@@ -347,14 +347,14 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
     fb_vector chains, instructions;
     fb_table chain;
     if (!ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_CHAINS, 4, &chains)) {
-        return instr_fail(ctx, PTEC_INVALID_PROGRAM, "malformed chains");
+        return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed chains"));
     }
     if (chains.count != 1) {
-        return instr_fail(ctx, PTEC_NOT_SUPPORTED, "methods must have exactly one chain");
+        return instr_fail(ctx, PTEC_NOT_SUPPORTED, PTEC_MSG("methods must have exactly one chain"));
     }
     if (!ptec_fb_vec_table(&ctx->fb, &chains, 0, &chain) ||
         !ptec_fb_vec(&ctx->fb, &chain, CHAIN_INSTRUCTIONS, 4, &instructions)) {
-        return instr_fail(ctx, PTEC_INVALID_PROGRAM, "malformed chain");
+        return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed chain"));
     }
     ptec_instr *instrs = meta_take(meta, sizeof(ptec_instr) * instructions.count);
     for (uint32_t i = 0; i < instructions.count; ++i) {
@@ -369,7 +369,7 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
         ctx->op_name_len = 0;
         if (!ptec_fb_vec_table(&ctx->fb, &instructions, i, &it) || !ptec_fb_u8(&ctx->fb, &it, INSTRUCTION_TYPE, 0, &kind) ||
             !ptec_fb_subtable(&ctx->fb, &it, INSTRUCTION_ARGS, &call, &has_call) || !has_call) {
-            return instr_fail(ctx, PTEC_INVALID_PROGRAM, "malformed instruction");
+            return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed instruction"));
         }
         instr->kind = kind;
         uint32_t a = 0, b = 0;
@@ -381,7 +381,7 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
         case INSTR_DELEGATE_CALL: {
             arg_temps temps;
             if (!ptec_fb_u32(&ctx->fb, &call, DELEGATE_CALL_INDEX, 0, &a) || a >= delegates->count) {
-                return instr_fail(ctx, PTEC_INVALID_PROGRAM, "delegate call names no delegate");
+                return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("delegate call names no delegate"));
             }
             st = bind_args(ctx, meta, &call, DELEGATE_CALL_ARGS, &instr->op, &temps);
             instr->delegate = instances != NULL ? &instances[a] : NULL;
@@ -396,7 +396,7 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
         case INSTR_MOVE_CALL:
             if (!ptec_fb_u32(&ctx->fb, &call, MOVE_FROM, 0, &a) || !ptec_fb_u32(&ctx->fb, &call, MOVE_TO, 0, &b) ||
                 a >= ctx->values.count || b >= ctx->values.count) {
-                return instr_fail(ctx, PTEC_INVALID_PROGRAM, "move names no value");
+                return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("move names no value"));
             }
             st = check_move(ctx, (int32_t)a, (int32_t)b);
             instr->name = "move";
@@ -404,7 +404,7 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
         case INSTR_JUMP_FALSE_CALL:
             if (!ptec_fb_u32(&ctx->fb, &call, JUMP_COND, 0, &a) || !ptec_fb_u32(&ctx->fb, &call, JUMP_DEST, 0, &b) ||
                 a >= ctx->values.count || b >= instructions.count) {
-                return instr_fail(ctx, PTEC_INVALID_PROGRAM, "jump names no value or instruction");
+                return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("jump names no value or instruction"));
             }
             st = check_condition(ctx, (int32_t)a);
             instr->name = "jump_false";
@@ -412,12 +412,12 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
         case INSTR_FREE_CALL:
             /* Static memory only: nothing is ever freed, so this is a no-op. */
             if (!ptec_fb_u32(&ctx->fb, &call, FREE_VALUE, 0, &a) || a >= ctx->values.count) {
-                return instr_fail(ctx, PTEC_INVALID_PROGRAM, "free names no value");
+                return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("free names no value"));
             }
             instr->name = "free";
             break;
         default:
-            return instr_fail(ctx, PTEC_INVALID_PROGRAM, "unknown instruction kind");
+            return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("unknown instruction kind"));
         }
         if (st != PTEC_OK) {
             return st;
@@ -511,16 +511,16 @@ static ptec_status shortfall(ptec_program *p, const char *region, int64_t id, si
     ptec_detail_begin(&f, p, PTEC_MEMORY_ALLOCATION_FAILED, -1, NULL, 0);
     ptec_detail_str(&f, region);
     if (id >= 0) {
-        ptec_detail_str(&f, " ");
+        ptec_detail_str(&f, PTEC_MSG(" "));
         ptec_detail_i64(&f, id);
     }
-    ptec_detail_str(&f, " too small: need ");
+    ptec_detail_str(&f, PTEC_MSG(" too small: need "));
     ptec_detail_u64(&f, need);
-    ptec_detail_str(&f, " bytes, got ");
+    ptec_detail_str(&f, PTEC_MSG(" bytes, got "));
     ptec_detail_u64(&f, got);
-    ptec_detail_str(&f, " (short by ");
+    ptec_detail_str(&f, PTEC_MSG(" (short by "));
     ptec_detail_u64(&f, need - got);
-    ptec_detail_str(&f, ")");
+    ptec_detail_str(&f, PTEC_MSG(")"));
     return ptec_detail_end(&f);
 }
 
@@ -532,27 +532,27 @@ static bool misaligned(const void *p)
 static ptec_status check_memory(ptec_program *p, const ptec_requirements *req, const ptec_memory *mem)
 {
     if (mem->metadata_size < req->metadata_bytes) {
-        return shortfall(p, "metadata buffer", -1, req->metadata_bytes, mem->metadata_size);
+        return shortfall(p, PTEC_MSG("metadata buffer"), -1, req->metadata_bytes, mem->metadata_size);
     }
     if (mem->planned_count < req->planned_count) {
-        return shortfall(p, "planned buffer (memory id)", (int64_t)mem->planned_count + 1,
+        return shortfall(p, PTEC_MSG("planned buffer (memory id)"), (int64_t)mem->planned_count + 1,
                          req->planned_bytes[mem->planned_count], 0);
     }
     for (size_t i = 0; i < req->planned_count; ++i) {
         if (mem->planned_size[i] < req->planned_bytes[i]) {
-            return shortfall(p, "planned buffer (memory id)", (int64_t)i + 1, req->planned_bytes[i],
+            return shortfall(p, PTEC_MSG("planned buffer (memory id)"), (int64_t)i + 1, req->planned_bytes[i],
                              mem->planned_size[i]);
         }
         if (req->planned_bytes[i] > 0 && (mem->planned[i] == NULL || misaligned(mem->planned[i]))) {
-            return ptec_detail_fail(p, PTEC_INVALID_ARGUMENT, "planned buffers must be non-NULL and 16-byte aligned");
+            return ptec_detail_fail(p, PTEC_INVALID_ARGUMENT, PTEC_MSG("planned buffers must be non-NULL and 16-byte aligned"));
         }
     }
     if (mem->scratch_size < req->scratch_bytes) {
-        return shortfall(p, "scratch buffer", -1, req->scratch_bytes, mem->scratch_size);
+        return shortfall(p, PTEC_MSG("scratch buffer"), -1, req->scratch_bytes, mem->scratch_size);
     }
     if (mem->metadata == NULL || misaligned(mem->metadata) ||
         (req->scratch_bytes > 0 && (mem->scratch == NULL || misaligned(mem->scratch)))) {
-        return ptec_detail_fail(p, PTEC_INVALID_ARGUMENT, "metadata and scratch buffers must be non-NULL and 16-byte aligned");
+        return ptec_detail_fail(p, PTEC_INVALID_ARGUMENT, PTEC_MSG("metadata and scratch buffers must be non-NULL and 16-byte aligned"));
     }
     return PTEC_OK;
 }
@@ -587,7 +587,7 @@ ptec_status ptec_method_load(ptec_method *m, ptec_program *program, const char *
     }
     if (meta.used != req.metadata_bytes || scratch != req.scratch_bytes) {
         ptec_method_unload(m);
-        return ptec_detail_fail(program, PTEC_INTERNAL, "load used other sizes than the requirements pass");
+        return ptec_detail_fail(program, PTEC_INTERNAL, PTEC_MSG("load used other sizes than the requirements pass"));
     }
     m->plan = ctx.plan.pos;
     m->values_vec = ctx.values.data;
@@ -616,10 +616,10 @@ ptec_status ptec_method_load_single(ptec_method *m, ptec_program *program, const
         return st;
     }
     if (size < req.total_bytes) {
-        return shortfall(program, "single buffer", -1, req.total_bytes, size);
+        return shortfall(program, PTEC_MSG("single buffer"), -1, req.total_bytes, size);
     }
     if (buffer == NULL || misaligned(buffer)) {
-        return ptec_detail_fail(program, PTEC_INVALID_ARGUMENT, "buffer must be non-NULL and 16-byte aligned");
+        return ptec_detail_fail(program, PTEC_INVALID_ARGUMENT, PTEC_MSG("buffer must be non-NULL and 16-byte aligned"));
     }
     uint8_t *at = buffer;
     memset(&mem, 0, sizeof mem);

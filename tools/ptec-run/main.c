@@ -13,6 +13,8 @@
 
 #define MAX_INPUTS 64
 
+extern int ptec_host_log_threshold; /* src/platform/host */
+
 typedef struct options {
     const char *model;
     const char *method;
@@ -266,6 +268,7 @@ static int parse_args(int argc, char **argv, options *o)
 int main(int argc, char **argv)
 {
     options o;
+    ptec_host_log_threshold = PTEC_LOG_ERROR + 1; /* errors are printed by fail() below */
     int rc = parse_args(argc, argv, &o);
     if (rc != 0) {
         return rc;

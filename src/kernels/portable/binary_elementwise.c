@@ -75,10 +75,9 @@ ptec_status ptec_binary_prepare(ptec_op *op, binary_kind kind, int alpha_arg)
         }
         s->alpha_int = integral_dtype ? (int64_t)s->alpha : 0;
     }
-    memcpy(s->sizes, out->sizes, sizeof(int32_t) * out->rank);
-    ptec_physical_strides(out, s->stride_out);
-    if ((st = aligned_strides(op, 0, self, out, s->stride_self)) != PTEC_OK ||
-        (st = aligned_strides(op, 1, other, out, s->stride_other)) != PTEC_OK) {
+    int32_t strides[PTEC_MAX_RANK];
+    if ((st = aligned_strides(op, 0, self, out, strides)) != PTEC_OK ||
+        (st = aligned_strides(op, 1, other, out, strides)) != PTEC_OK) {
         return st;
     }
     if (same_layout(self, out) && same_layout(other, out)) {
@@ -169,20 +168,27 @@ ptec_status ptec_binary_run(ptec_op *op)
         }
         return PTEC_OK;
     }
+    const ptec_tensor *t_out = ptec_op_tensor(op, op->argc - 2u);
+    int32_t stride_a[PTEC_MAX_RANK], stride_b[PTEC_MAX_RANK], stride_out[PTEC_MAX_RANK];
     int32_t index[PTEC_MAX_RANK] = {0};
+    /* prepare() already checked that both inputs broadcast to out. */
+    (void)aligned_strides(op, 0, ptec_op_tensor(op, 0), t_out, stride_a);
+    (void)aligned_strides(op, 1, ptec_op_tensor(op, 1), t_out, stride_b);
+    ptec_physical_strides(t_out, stride_out);
+    const int32_t *sizes = t_out->sizes;
     size_t off_a = 0, off_b = 0, off_out = 0;
     for (uint32_t n = 0; n < s->numel; ++n) {
         combine(s, a + off_a * es, b + off_b * es, out + off_out * es);
         for (int d = (int)s->rank - 1; d >= 0; --d) {
-            if (++index[d] < s->sizes[d]) {
-                off_a += (size_t)s->stride_self[d];
-                off_b += (size_t)s->stride_other[d];
-                off_out += (size_t)s->stride_out[d];
+            if (++index[d] < sizes[d]) {
+                off_a += (size_t)stride_a[d];
+                off_b += (size_t)stride_b[d];
+                off_out += (size_t)stride_out[d];
                 break;
             }
-            off_a -= (size_t)s->stride_self[d] * (size_t)(s->sizes[d] - 1);
-            off_b -= (size_t)s->stride_other[d] * (size_t)(s->sizes[d] - 1);
-            off_out -= (size_t)s->stride_out[d] * (size_t)(s->sizes[d] - 1);
+            off_a -= (size_t)stride_a[d] * (size_t)(sizes[d] - 1);
+            off_b -= (size_t)stride_b[d] * (size_t)(sizes[d] - 1);
+            off_out -= (size_t)stride_out[d] * (size_t)(sizes[d] - 1);
             index[d] = 0;
         }
     }

@@ -15,11 +15,7 @@ typedef struct binary_state {
     uint32_t numel;
     double alpha;        /* add only */
     int64_t alpha_int;
-    int32_t sizes[PTEC_MAX_RANK];
-    int32_t stride_out[PTEC_MAX_RANK];
-    int32_t stride_self[PTEC_MAX_RANK];   /* 0 on broadcast dimensions */
-    int32_t stride_other[PTEC_MAX_RANK];
-} binary_state;
+} binary_state;          /* broadcast strides are derived at run time, kept off the metadata */
 
 /* self = arg 0, other = arg 1, out = argc - 2; alpha_arg < 0 for none. */
 ptec_status ptec_binary_prepare(ptec_op *op, binary_kind kind, int alpha_arg);

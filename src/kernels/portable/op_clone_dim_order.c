@@ -12,10 +12,7 @@ typedef struct clone_state {
     uint8_t elem_size;
     uint32_t numel;
     uint32_t nbytes;
-    int32_t sizes[PTEC_MAX_RANK];
-    int32_t stride_in[PTEC_MAX_RANK];
-    int32_t stride_out[PTEC_MAX_RANK];
-} clone_state;
+} clone_state; /* strides come from the tensors at run time, not from metadata */
 
 static ptec_status prepare(ptec_op *op)
 {
@@ -58,9 +55,6 @@ static ptec_status prepare(ptec_op *op)
     s->numel = out->numel;
     s->nbytes = out->nbytes;
     s->relayout = memcmp(self->dim_order, out->dim_order, out->rank) != 0;
-    memcpy(s->sizes, out->sizes, sizeof(int32_t) * out->rank);
-    ptec_physical_strides(self, s->stride_in);
-    ptec_physical_strides(out, s->stride_out);
     return PTEC_OK;
 }
 
@@ -73,18 +67,22 @@ static ptec_status run(ptec_op *op)
         memmove(out, in, s->nbytes);
         return PTEC_OK;
     }
-    int32_t index[PTEC_MAX_RANK] = {0};
+    const ptec_tensor *t_in = ptec_op_tensor(op, 0);
+    int32_t stride_in[PTEC_MAX_RANK], stride_out[PTEC_MAX_RANK], index[PTEC_MAX_RANK] = {0};
+    ptec_physical_strides(t_in, stride_in);
+    ptec_physical_strides(ptec_op_tensor(op, op->argc - 2u), stride_out);
+    const int32_t *sizes = t_in->sizes;
     size_t off_in = 0, off_out = 0;
     for (uint32_t n = 0; n < s->numel; ++n) {
         memcpy(out + off_out * s->elem_size, in + off_in * s->elem_size, s->elem_size);
         for (int d = (int)s->rank - 1; d >= 0; --d) {
-            if (++index[d] < s->sizes[d]) {
-                off_in += (size_t)s->stride_in[d];
-                off_out += (size_t)s->stride_out[d];
+            if (++index[d] < sizes[d]) {
+                off_in += (size_t)stride_in[d];
+                off_out += (size_t)stride_out[d];
                 break;
             }
-            off_in -= (size_t)s->stride_in[d] * (size_t)(s->sizes[d] - 1);
-            off_out -= (size_t)s->stride_out[d] * (size_t)(s->sizes[d] - 1);
+            off_in -= (size_t)stride_in[d] * (size_t)(sizes[d] - 1);
+            off_out -= (size_t)stride_out[d] * (size_t)(sizes[d] - 1);
             index[d] = 0;
         }
     }
