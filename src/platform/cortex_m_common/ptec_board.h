@@ -13,6 +13,15 @@
 
 const char *ptec_board_name(void);
 
+/* Called by the fault handler after its report, before the exit: an
+ * application may define it to say what it was doing (raw console only).
+ * The board's default does nothing. */
+void ptec_board_on_fault(void);
+
+/* ptec_platform_log drops lines below `level` (a ptec_log_level; a value
+ * above PTEC_LOG_ERROR silences it). Default: everything is shown. */
+void ptec_board_set_log_threshold(int level);
+
 /* Writes bytes to the console without stdio; safe inside fault handlers. */
 void ptec_board_console_write(const char *data, size_t len);
 void ptec_board_console_puts(const char *text);
