@@ -128,7 +128,9 @@ int main(void)
     }
 
     ptec_requirements req;
+    start = ptec_platform_ticks();
     status = ptec_method_requirements(&program, NULL, &req);
+    const uint64_t requirements_instructions = ptec_platform_ticks() - start;
     if (status != PTEC_OK) {
         print_failure("ptec_method_requirements", status);
         return EXIT_LOAD;
@@ -147,6 +149,7 @@ int main(void)
         return EXIT_LOAD;
     }
     printf("program init: %s instructions\n", u64_text(init_instructions, text));
+    printf("method requirements: %s instructions\n", u64_text(requirements_instructions, text));
     printf("method load: %s instructions\n", u64_text(load_instructions, text));
 
     /* First run: no profiling, so the total is the inference alone. */
