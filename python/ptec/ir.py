@@ -1,0 +1,160 @@
+"""ptec's float graph: what capture produces and quantize annotates.
+
+A Graph is a topologically ordered list of Nodes. Each node names its inputs
+(other nodes), holds its attributes (weights as numpy arrays) and the float
+output shape found during capture. `evaluate` runs the graph in PyTorch and
+is the float semantics every later stage is checked against.
+
+Ops: input, constant, conv2d, linear, batch_norm, clamp (relu/relu6/hardtanh),
+add, mul, avg_pool2d, adaptive_avg_pool2d, max_pool2d, reshape, softmax,
+sigmoid, tanh, mean, cat, identity, unsupported. Any node may carry a fused
+activation `attrs["act"] = (lo, hi)` (None for an open end).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+@dataclass
+class Node:
+    name: str
+    op: str
+    inputs: List[str] = field(default_factory=list)
+    attrs: Dict[str, Any] = field(default_factory=dict)
+    shape: Optional[List[int]] = None
+    qparams: Optional[tuple] = None        # (scale, zero_point) of the int8 output
+
+    def __repr__(self) -> str:
+        return f"Node({self.name}: {self.op}{tuple(self.inputs)} shape={self.shape})"
+
+
+@dataclass
+class Graph:
+    nodes: List[Node]
+    inputs: List[str]
+    outputs: List[str]
+    name: str = "model"
+
+    def node(self, name: str) -> Node:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise KeyError(name)
+
+    def users(self, name: str) -> List[Node]:
+        return [n for n in self.nodes if name in n.inputs]
+
+    def by_name(self) -> Dict[str, Node]:
+        return {n.name: n for n in self.nodes}
+
+    def replace_uses(self, old: str, new: str) -> None:
+        for n in self.nodes:
+            n.inputs = [new if i == old else i for i in n.inputs]
+        self.outputs = [new if o == old else o for o in self.outputs]
+
+    def remove(self, name: str) -> None:
+        self.nodes = [n for n in self.nodes if n.name != name]
+
+    def summary(self) -> str:
+        return "\n".join(f"{n.name:>24} = {n.op}({', '.join(n.inputs)}) {n.shape}"
+                         + (f" act={n.attrs['act']}" if n.attrs.get("act") else "")
+                         for n in self.nodes)
+
+
+def _t(a) -> Optional[torch.Tensor]:
+    return None if a is None else torch.as_tensor(np.asarray(a))
+
+
+def _apply_act(y: torch.Tensor, act) -> torch.Tensor:
+    if act is None:
+        return y
+    lo, hi = act
+    return torch.clamp(y, min=lo, max=hi)
+
+
+def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
+    a = n.attrs
+    op = n.op
+    if op == "conv2d":
+        y = F.conv2d(xs[0], _t(a["weight"]), _t(a.get("bias")), a["stride"], a["padding"],
+                     a["dilation"], a["groups"])
+    elif op == "linear":
+        y = F.linear(xs[0], _t(a["weight"]), _t(a.get("bias")))
+    elif op == "batch_norm":
+        y = F.batch_norm(xs[0], _t(a["mean"]), _t(a["var"]), _t(a.get("gamma")),
+                         _t(a.get("beta")), False, 0.0, a["eps"])
+    elif op == "clamp":
+        y = torch.clamp(xs[0], min=a["lo"], max=a["hi"])
+    elif op == "add":
+        y = xs[0] + xs[1]
+    elif op == "mul":
+        y = xs[0] * xs[1]
+    elif op == "avg_pool2d":
+        y = F.avg_pool2d(xs[0], a["kernel"], a["stride"], a["padding"], a["ceil_mode"],
+                         a["count_include_pad"], a.get("divisor_override"))
+    elif op == "adaptive_avg_pool2d":
+        y = F.adaptive_avg_pool2d(xs[0], a["output_size"])
+    elif op == "max_pool2d":
+        y = F.max_pool2d(xs[0], a["kernel"], a["stride"], a["padding"], a["dilation"],
+                         a["ceil_mode"])
+    elif op == "reshape":
+        if "shape" in a:
+            y = xs[0].reshape([-1] + list(a["shape"][1:]))  # batch may differ
+        elif "flatten" in a:
+            y = torch.flatten(xs[0], *a["flatten"])
+        else:
+            y = xs[0].reshape(a["target_shape"])
+    elif op == "softmax":
+        y = torch.softmax(xs[0], a["dim"])
+    elif op == "sigmoid":
+        y = torch.sigmoid(xs[0])
+    elif op == "tanh":
+        y = torch.tanh(xs[0])
+    elif op == "mean":
+        y = xs[0].mean(dim=a["dim"], keepdim=a["keepdim"])
+    elif op == "cat":
+        y = torch.cat(list(xs), dim=a["dim"])
+    elif op == "identity":
+        y = xs[0]
+    elif op == "constant":
+        y = _t(a["value"])
+    elif op == "unsupported":
+        y = a["fn"](*xs)
+    else:
+        raise ValueError(f"cannot evaluate op {op}")
+    return _apply_act(y, a.get("act"))
+
+
+@torch.no_grad()
+def evaluate(g: Graph, inputs: Sequence[torch.Tensor], keep_all: bool = False):
+    """Run the graph; returns the list of outputs, or (outputs, {name: tensor})."""
+    env: Dict[str, torch.Tensor] = {}
+    for name, x in zip(g.inputs, inputs):
+        env[name] = torch.as_tensor(x, dtype=torch.float32)
+    for n in g.nodes:
+        if n.op == "input":
+            continue
+        env[n.name] = eval_node(n, [env[i] for i in n.inputs])
+    outs = [env[o] for o in g.outputs]
+    return (outs, env) if keep_all else outs
+
+
+def infer_shapes(g: Graph, example_inputs: Sequence[torch.Tensor]) -> None:
+    _, env = evaluate(g, example_inputs, keep_all=True)
+    for n in g.nodes:
+        n.shape = list(env[n.name].shape)
+
+
+def op_counts(g: Graph) -> Dict[str, int]:
+    out: Dict[str, int] = {}
+    for n in g.nodes:
+        out[n.op] = out.get(n.op, 0) + 1
+    return out
+
+
+Fn = Callable[..., torch.Tensor]

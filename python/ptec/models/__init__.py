@@ -1,0 +1,150 @@
+"""The ptec model zoo: name -> factory, input shape and calibration data.
+
+`load_model(spec)` accepts a zoo name or `path/to/file.py:factory`. A user
+factory returns an nn.Module (with an `input_shape` attribute, or
+`example_inputs`), or a tuple (module, example_inputs). The module may also
+define `calibration_data(n)` returning a list of input tuples.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass
+from typing import Callable, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+from .common import randomize_batch_norm
+
+
+@dataclass
+class ZooEntry:
+    name: str
+    description: str
+    factory: Callable[[], nn.Module]
+    input_shape: Tuple[int, ...]
+    calibration: Optional[Callable[[int, int], List[tuple]]] = None
+
+
+def _random_inputs(shape, scale=1.0):
+    def gen(n: int, seed: int = 0) -> List[tuple]:
+        g = torch.Generator().manual_seed(1000 + seed)
+        return [(torch.randn(shape, generator=g) * scale,) for _ in range(n)]
+    return gen
+
+
+def _seeded(fn, seed=0):
+    def make():
+        torch.manual_seed(seed)
+        return randomize_batch_norm(fn(), seed).eval()
+    return make
+
+
+def _ds_cnn():
+    from .ds_cnn import DSCNN
+    return DSCNN()
+
+
+def _mbv1():
+    from .mobilenet_v1 import MobileNetV1
+    return MobileNetV1(0.25, 2)
+
+
+def _resnet8():
+    from .resnet8 import ResNet8
+    return ResNet8()
+
+
+def _ae():
+    from .autoencoder import FCAutoencoder
+    return FCAutoencoder()
+
+
+def _mbv2():
+    from .mobilenet_v2 import MobileNetV2
+    return MobileNetV2(0.35, 2)
+
+
+def _digits():
+    from .digits import train_digits
+    return train_digits()
+
+
+def _digits_calibration(n: int, seed: int = 0) -> List[tuple]:
+    from .digits import digits_dataset
+    xtr = digits_dataset()[0]
+    rng = np.random.default_rng(seed)
+    idx = rng.choice(len(xtr), size=min(n, len(xtr)), replace=False)
+    return [(torch.from_numpy(xtr[i:i + 1]),) for i in idx]
+
+
+ZOO = {
+    "ds_cnn": ZooEntry("ds_cnn", "DS-CNN keyword spotter, 1x1x49x10 MFCC, 12 classes",
+                       _seeded(_ds_cnn), (1, 1, 49, 10), _random_inputs((1, 1, 49, 10), 2.0)),
+    "mobilenet_v1_025": ZooEntry("mobilenet_v1_025",
+                                 "MobileNetV1-0.25 visual wake words, 1x3x96x96, 2 classes",
+                                 _seeded(_mbv1), (1, 3, 96, 96), _random_inputs((1, 3, 96, 96))),
+    "resnet8": ZooEntry("resnet8", "ResNet-8 CIFAR-10, 1x3x32x32, 10 classes",
+                        _seeded(_resnet8), (1, 3, 32, 32), _random_inputs((1, 3, 32, 32))),
+    "fc_autoencoder": ZooEntry("fc_autoencoder", "FC autoencoder (anomaly detection), 640 inputs",
+                               _seeded(_ae), (1, 640), _random_inputs((1, 640))),
+    "mobilenet_v2_035": ZooEntry("mobilenet_v2_035", "MobileNetV2-0.35, 1x3x96x96, 2 classes",
+                                 _seeded(_mbv2), (1, 3, 96, 96), _random_inputs((1, 3, 96, 96))),
+    "digits_cnn": ZooEntry("digits_cnn", "small CNN trained on sklearn 8x8 digits, 10 classes",
+                           _digits, (1, 1, 8, 8), _digits_calibration),
+}
+
+
+@dataclass
+class LoadedModel:
+    name: str
+    module: nn.Module
+    example_inputs: List[torch.Tensor]
+    calibration: Callable[[int, int], List[tuple]]
+
+
+def _load_file(spec: str) -> LoadedModel:
+    path, _, factory_name = spec.rpartition(":")
+    if not path or not os.path.isfile(path):
+        raise ValueError(f"model {spec!r}: not a zoo name ({', '.join(ZOO)}) "
+                         "and not path/to/file.py:factory")
+    mod_spec = importlib.util.spec_from_file_location("ptec_user_model", path)
+    mod = importlib.util.module_from_spec(mod_spec)
+    mod_spec.loader.exec_module(mod)
+    result = getattr(mod, factory_name)()
+    if isinstance(result, tuple):
+        module, example = result
+    else:
+        module = result
+        example = getattr(module, "example_inputs", None)
+        if example is None:
+            shape = getattr(module, "input_shape", None)
+            if shape is None:
+                raise ValueError(f"{spec}: the factory must return (module, example_inputs) "
+                                 "or a module with input_shape / example_inputs")
+            example = torch.randn(shape)
+    example = list(example) if isinstance(example, (tuple, list)) else [example]
+    calib = getattr(module, "calibration_data", None)
+    if calib is None:
+        shapes = [tuple(e.shape) for e in example]
+
+        def calib(n, seed=0, shapes=shapes):
+            g = torch.Generator().manual_seed(1000 + seed)
+            return [tuple(torch.randn(s, generator=g) for s in shapes) for _ in range(n)]
+    return LoadedModel(os.path.splitext(os.path.basename(path))[0] + "_" + factory_name,
+                       module.eval(), example, calib)
+
+
+def load_model(spec: str) -> LoadedModel:
+    if spec in ZOO:
+        e = ZOO[spec]
+        module = e.factory()
+        example = [torch.zeros(e.input_shape)]
+        return LoadedModel(e.name, module, example, e.calibration or _random_inputs(e.input_shape))
+    return _load_file(spec)
+
+
+def zoo_names() -> Sequence[str]:
+    return list(ZOO)

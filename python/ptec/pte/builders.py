@@ -1,0 +1,303 @@
+"""cortex_m operator helpers on top of ProgramBuilder, and generators of small
+test programs (for example a DS-CNN-shaped keyword spotter with random int8
+weights). The compiler's emit stage uses the same helpers, so a test program
+and a compiled model are built by one code path.
+
+Every helper takes and returns an `Act`: a value index plus the logical
+(NCHW) sizes and, when quantized, the per-tensor scale and zero point.
+4-D activations are channels-last (cortex-m-ops.md §1.2); others contiguous.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional, Sequence
+
+import numpy as np
+
+from .. import quant_math as qm
+from .. import scratch as sc
+from .program_builder import CHANNELS_LAST, ProgramBuilder, contiguous
+from .schema import Program, ScalarType
+
+I8 = ScalarType.CHAR
+
+
+@dataclass
+class Act:
+    value: int
+    sizes: List[int]
+    dtype: int = ScalarType.FLOAT
+    scale: Optional[float] = None
+    zp: Optional[int] = None
+
+
+def layout(sizes) -> List[int]:
+    return CHANNELS_LAST if len(sizes) == 4 else contiguous(len(sizes))
+
+
+def new_act(b: ProgramBuilder, dtype, sizes, scale=None, zp=None, dim_order=None) -> Act:
+    sizes = [int(s) for s in sizes]
+    v = b.tensor(dtype, sizes, layout(sizes) if dim_order is None else dim_order)
+    return Act(v, sizes, dtype, scale, zp)
+
+
+def conv_out_size(n, k, s, p, d) -> int:
+    return (n + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+def quantize(b, x: Act, scale: float, zp: int) -> Act:
+    out = new_act(b, I8, x.sizes, scale, zp)
+    b.call("cortex_m::quantize_per_tensor.out", input=x.value, scale=float(scale),
+           zero_point=int(zp), quant_min=qm.QMIN, quant_max=qm.QMAX, dtype=I8, out=out.value)
+    return out
+
+
+def dequantize(b, x: Act) -> Act:
+    out = new_act(b, ScalarType.FLOAT, x.sizes)
+    b.call("cortex_m::dequantize_per_tensor.out", input=x.value, scale=float(x.scale),
+           zero_point=int(x.zp), quant_min=qm.QMIN, quant_max=qm.QMAX, dtype=I8,
+           out=out.value)
+    return out
+
+
+def is_depthwise(n: int, cin: int, cout: int, groups: int) -> bool:
+    return groups == cin and cout % cin == 0 and n == 1
+
+
+def conv2d(b, x: Act, weight_oihw: np.ndarray, bias_i32: Optional[np.ndarray],
+           weight_scales: Sequence[float], out_scale: float, out_zp: int,
+           stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups: int = 1,
+           act_min: int = qm.QMIN, act_max: int = qm.QMAX,
+           target: str = "cortex-m55") -> Act:
+    """quantized_conv2d or quantized_depthwise_conv2d (cortex-m-ops.md §3.9-3.10)."""
+    n, cin, h, w = x.sizes
+    cout, cin_g, kh, kw = weight_oihw.shape
+    if cin_g * groups != cin:
+        raise ValueError(f"weight {weight_oihw.shape} does not fit input {x.sizes} groups {groups}")
+    oh = conv_out_size(h, kh, stride[0], padding[0], dilation[0])
+    ow = conv_out_size(w, kw, stride[1], padding[1], dilation[1])
+    sig = np.float64(x.scale) * np.asarray(weight_scales, np.float64) / np.float64(out_scale)
+    sig = np.broadcast_to(sig, (cout,))
+    mults, shifts = qm.per_channel_multipliers(sig)
+    for s in shifts:
+        qm.check_shift(int(s), "conv2d")
+    if bias_i32 is None and groups > 1:
+        bias_i32 = np.zeros(cout, np.int32)
+    bias_v = None if bias_i32 is None else b.constant(np.asarray(bias_i32, np.int32))
+    out = new_act(b, I8, [n, cout, oh, ow], out_scale, out_zp)
+    common = dict(input=x.value, bias=bias_v, stride=list(stride), padding=list(padding),
+                  dilation=list(dilation), input_offset=-int(x.zp), output_offset=int(out_zp),
+                  requantize_multipliers=b.constant(mults), requantize_shifts=b.constant(shifts),
+                  activation_min=int(act_min), activation_max=int(act_max), out=out.value)
+    w8 = np.asarray(weight_oihw, np.int8)
+    if is_depthwise(n, cin, cout, groups):
+        wt = np.ascontiguousarray(w8.transpose(1, 2, 3, 0))          # [1,KH,KW,Cout]
+        scr = sc.depthwise_scratch(target, n, cin, cout, kh, kw, padding, dilation)
+        b.call("cortex_m::quantized_depthwise_conv2d.out", weight=b.constant(wt),
+               depth_multiplier=cout // cin, scratch=b.scratch(scr), **common)
+    else:
+        wt = np.ascontiguousarray(w8.transpose(0, 2, 3, 1))          # [Cout,KH,KW,Cin/g]
+        scr = sc.conv2d_scratch(target, cin_g, kh, kw, stride, padding, dilation)
+        b.call("cortex_m::quantized_conv2d.out", weight=b.constant(wt),
+               scratch=b.scratch(scr), **common)
+    return out
+
+
+def linear(b, x: Act, weight: np.ndarray, bias_i32: Optional[np.ndarray], weight_scale: float,
+           out_scale: float, out_zp: int, act_min: int = qm.QMIN, act_max: int = qm.QMAX,
+           target: str = "cortex-m55") -> Act:
+    """quantized_linear (cortex-m-ops.md §3.8): per-tensor symmetric weights;
+    kernel_sum on MVE targets, bias on DSP targets."""
+    out_features, in_features = weight.shape
+    if x.sizes[-1] != in_features:
+        raise ValueError(f"linear input {x.sizes} vs weight {weight.shape}")
+    mult, shift = qm.quantize_multiplier(float(x.scale) * float(weight_scale) / float(out_scale))
+    qm.check_shift(shift, "linear")
+    w8 = np.ascontiguousarray(np.asarray(weight, np.int8))
+    bias = np.zeros(out_features, np.int64) if bias_i32 is None else np.asarray(bias_i32, np.int64)
+    out = new_act(b, I8, list(x.sizes[:-1]) + [out_features], out_scale, out_zp)
+    input_offset = -int(x.zp)
+    if sc.linear_uses_kernel_sum(target):
+        ksum = input_offset * w8.astype(np.int64).sum(axis=1) + bias
+        if np.abs(ksum).max(initial=0) >= 2 ** 31:
+            raise ValueError("linear kernel_sum overflows int32")
+        bias_v, ksum_v = None, b.constant(ksum.astype(np.int32).reshape(1, out_features))
+    else:
+        bias_v = None if bias_i32 is None else b.constant(np.asarray(bias_i32, np.int32))
+        ksum_v = None
+    b.call("cortex_m::quantized_linear.out", input=x.value, weights=b.constant(w8),
+           bias=bias_v, kernel_sum=ksum_v, input_offset=input_offset, filter_offset=0,
+           output_offset=int(out_zp), requantize_multipliers=[mult],
+           requantize_shifts=[shift], activation_max=int(act_max),
+           activation_min=int(act_min), out=out.value)
+    return out
+
+
+def pad(b, x: Act, pre: Sequence[int], post: Sequence[int], value: int) -> Act:
+    """cortex_m::pad with 4-entry physical (N,H,W,C) pads for a 4-D tensor."""
+    n, c, h, w = x.sizes
+    out = new_act(b, I8, [n + pre[0] + post[0], c + pre[3] + post[3],
+                          h + pre[1] + post[1], w + pre[2] + post[2]], x.scale, x.zp)
+    b.call("cortex_m::pad.out", input=x.value, pre_pad=list(pre), post_pad=list(post),
+           pad_value=int(value), out=out.value)
+    return out
+
+
+def avg_pool2d(b, x: Act, kernel, stride=None, padding=(0, 0), ceil_mode=False,
+               count_include_pad=True, target="cortex-m55") -> Act:
+    stride = list(kernel) if stride is None else list(stride)
+    padding = list(padding)
+    if count_include_pad and any(padding):
+        x = pad(b, x, [0, padding[0], padding[1], 0], [0, padding[0], padding[1], 0], x.zp)
+        padding = [0, 0]
+    n, c, h, w = x.sizes
+
+    def osize(i, k, s, p):
+        o = (i + 2 * p - k) // s + 1
+        if ceil_mode:
+            if (i + 2 * p - k) % s:
+                o += 1
+            if (o - 1) * s >= i + p:
+                o -= 1
+        return o
+    oh, ow = osize(h, kernel[0], stride[0], padding[0]), osize(w, kernel[1], stride[1], padding[1])
+    out = new_act(b, I8, [n, c, oh, ow], x.scale, x.zp)
+    mult, shift = qm.quantize_multiplier(float(x.scale))
+    b.call("cortex_m::quantized_avg_pool2d.out", input=x.value, kernel_size=list(kernel),
+           stride=stride, padding=padding, ceil_mode=bool(ceil_mode), zero_point=int(x.zp),
+           multiplier=mult, shift=shift, scratch=b.scratch(sc.avg_pool_scratch(target, c)),
+           out=out.value)
+    return out
+
+
+def max_pool2d(b, x: Act, kernel, stride=None, padding=(0, 0), act_min=qm.QMIN,
+               act_max=qm.QMAX) -> Act:
+    stride = list(kernel) if stride is None else list(stride)
+    n, c, h, w = x.sizes
+    oh = conv_out_size(h, kernel[0], stride[0], padding[0], 1)
+    ow = conv_out_size(w, kernel[1], stride[1], padding[1], 1)
+    out = new_act(b, I8, [n, c, oh, ow], x.scale, x.zp)
+    b.call("cortex_m::quantized_max_pool2d.out", input=x.value, kernel_size=list(kernel),
+           stride=stride, padding=list(padding), dilation=[1, 1], ceil_mode=False,
+           input_zero_point=int(x.zp), output_zero_point=int(x.zp),
+           activation_min=int(act_min), activation_max=int(act_max), out=out.value)
+    return out
+
+
+def add(b, x1: Act, x2: Act, out_scale, out_zp, act_min=qm.QMIN, act_max=qm.QMAX) -> Act:
+    (m1, s1), (m2, s2), (mo, so) = qm.add_params(x1.scale, x2.scale, out_scale)
+    sizes = x1.sizes if int(np.prod(x1.sizes)) >= int(np.prod(x2.sizes)) else x2.sizes
+    out = new_act(b, I8, sizes, out_scale, out_zp)
+    b.call("cortex_m::quantized_add.out", self=x1.value, self_zero_point=int(x1.zp),
+           self_multiplier=m1, self_shift=s1, other=x2.value, other_zero_point=int(x2.zp),
+           other_multiplier=m2, other_shift=s2, output_zero_point=int(out_zp),
+           output_multiplier=mo, output_shift=so, activation_min=int(act_min),
+           activation_max=int(act_max), out=out.value)
+    return out
+
+
+def mul(b, x1: Act, x2: Act, out_scale, out_zp) -> Act:
+    mo, so = qm.quantize_multiplier(x1.scale * x2.scale / out_scale)
+    sizes = x1.sizes if int(np.prod(x1.sizes)) >= int(np.prod(x2.sizes)) else x2.sizes
+    out = new_act(b, I8, sizes, out_scale, out_zp)
+    b.call("cortex_m::quantized_mul.out", self=x1.value, self_zero_point=int(x1.zp),
+           other=x2.value, other_zero_point=int(x2.zp), output_zero_point=int(out_zp),
+           output_multiplier=mo, output_shift=so, out=out.value)
+    return out
+
+
+def softmax(b, x: Act, dim: int = -1) -> Act:
+    mult, shift, diff_min = qm.softmax_params(float(x.scale))
+    out = new_act(b, I8, x.sizes, qm.SOFTMAX_OUTPUT_SCALE, qm.SOFTMAX_OUTPUT_ZERO_POINT)
+    b.call("cortex_m::softmax.out", input=x.value, dim=int(dim), input_zero_point=int(x.zp),
+           output_zero_point=qm.SOFTMAX_OUTPUT_ZERO_POINT, input_multiplier=mult,
+           input_shift=shift, diff_min=diff_min, out=out.value)
+    return out
+
+
+def clone_dim_order(b, x: Act, dim_order: Sequence[int]) -> Act:
+    out = new_act(b, x.dtype, x.sizes, x.scale, x.zp, dim_order=list(dim_order))
+    b.call("dim_order_ops::_clone_dim_order.out", self=x.value, non_blocking=False,
+           dim_order=list(dim_order), out=out.value)
+    return out
+
+
+def _needs_relayout(sizes) -> bool:
+    """A 4-D tensor whose channels-last bytes differ from NCHW order."""
+    return len(sizes) == 4 and sizes[1] > 1 and sizes[2] * sizes[3] > 1
+
+
+def view(b, x: Act, sizes: Sequence[int]) -> Act:
+    """Reshape with PyTorch (NCHW, row-major) semantics. When the source or
+    the destination is a 4-D channels-last tensor whose bytes differ from
+    NCHW order, a dim_order clone converts the layout; otherwise the view is
+    a second tensor over the same bytes, with no instruction."""
+    sizes = [int(s) for s in sizes]
+    if _needs_relayout(x.sizes):
+        x = clone_dim_order(b, x, [0, 1, 2, 3])
+    if _needs_relayout(sizes):
+        v = b.view(x.value, sizes, [0, 1, 2, 3])
+        return clone_dim_order(b, Act(v, sizes, x.dtype, x.scale, x.zp), CHANNELS_LAST)
+    v = b.view(x.value, sizes, layout(sizes))
+    return Act(v, sizes, x.dtype, x.scale, x.zp)
+
+
+def activation_lut(b, x: Act, fn, out_scale: float, out_zp: int) -> Act:
+    """cortex_m::quantized_activation with a 256-entry table (§3.6)."""
+    q = np.arange(-128, 128, dtype=np.float64)
+    y = fn((q - x.zp) * x.scale) / out_scale + out_zp
+    y = np.sign(y) * np.floor(np.abs(y) + 0.5)              # half away from zero
+    lut = np.clip(y, -128, 127).astype(np.int8)
+    out = new_act(b, I8, x.sizes, out_scale, out_zp)
+    b.call("cortex_m::quantized_activation.out", input=x.value, lut=b.constant(lut),
+           out=out.value)
+    return out
+
+
+# --------------------------------------------------------------------------
+# Test-program generators
+
+def _rand_conv(rng, cout, cin_g, kh, kw):
+    w = rng.integers(-127, 128, size=(cout, cin_g, kh, kw), dtype=np.int64).astype(np.int8)
+    scales = rng.uniform(0.002, 0.01, size=cout)
+    bias = rng.integers(-2000, 2000, size=cout).astype(np.int32)
+    return w, scales, bias
+
+
+def ds_cnn_program(seed: int = 0, target: str = "cortex-m55", channels: int = 64,
+                   blocks: int = 4, classes: int = 12, int8_io: bool = False):
+    """A DS-CNN keyword spotter shape: input [1,1,49,10]; conv 10x4 stride 2
+    (written as depthwise with depth multiplier `channels` from 1 channel);
+    `blocks` x (depthwise 3x3 + pointwise 1x1) with ReLU; average pool over
+    the whole map; linear to `classes`. Random int8 weights, int32 biases and
+    per-channel multipliers from cortex-m-ops.md §1.5. Returns (Program, info)."""
+    rng = np.random.default_rng(seed)
+    b = ProgramBuilder()
+    in_scale, in_zp = 0.05, 3
+    if int8_io:
+        x = new_act(b, I8, [1, 1, 49, 10], in_scale, in_zp)
+        inp = x
+    else:
+        inp = new_act(b, ScalarType.FLOAT, [1, 1, 49, 10])
+        x = quantize(b, inp, in_scale, in_zp)
+    w, ws, bias = _rand_conv(rng, channels, 1, 10, 4)
+    relu_zp = -128
+    act_scale = 0.03
+    x = conv2d(b, x, w, bias, ws, act_scale, relu_zp, stride=(2, 2), padding=(5, 1),
+               act_min=relu_zp, target=target)
+    for _ in range(blocks):
+        w, ws, bias = _rand_conv(rng, channels, 1, 3, 3)
+        x = conv2d(b, x, w, bias, ws, act_scale, relu_zp, padding=(1, 1), groups=channels,
+                   act_min=relu_zp, target=target)
+        w, ws, bias = _rand_conv(rng, channels, channels, 1, 1)
+        ws = ws / 8.0
+        x = conv2d(b, x, w, bias, ws, act_scale, relu_zp, act_min=relu_zp, target=target)
+    x = avg_pool2d(b, x, kernel=x.sizes[2:], target=target)
+    x = view(b, x, [1, channels])
+    fw = rng.integers(-127, 128, size=(classes, channels)).astype(np.int8)
+    fb = rng.integers(-500, 500, size=classes).astype(np.int32)
+    x = linear(b, x, fw, fb, 0.004, 0.1, 5, target=target)
+    out = x if int8_io else dequantize(b, x)
+    b.set_io([inp.value], [out.value])
+    program = b.build()
+    return program, {"memory_plan": b.memory_plan, "input": inp, "output": out}

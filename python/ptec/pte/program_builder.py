@@ -1,0 +1,256 @@
+"""Build a .pte Program by hand: values, constants, kernel calls, inputs and
+outputs. Used by the compiler's emit stage and by tests that need small
+programs. Planned tensors get arena offsets from ptec.plan at build() unless
+the caller fixed them.
+
+    b = ProgramBuilder()
+    x = b.tensor(ScalarType.FLOAT, [1, 4])
+    y = b.tensor(ScalarType.FLOAT, [1, 4])
+    b.call("aten::add.out", self=x, other=b.constant(np.ones(4, np.float32)),
+           alpha=1, out=y)
+    b.set_io([x], [y])
+    program = b.build()
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+
+from ..ops import signature
+from ..plan import Buffer as PlanBuffer
+from ..plan import MemoryPlan, plan_memory
+from .writer import layout_segments
+from .schema import (AllocationDetails, Bool, Chain, Double, EValue,
+                     ExecutionPlan, Instruction, Int, IntList, KernelCall, Null, Operator,
+                     Program, ScalarType, String, SubsegmentOffsets, Tensor, TensorList)
+
+CONSTANT_ALIGNMENT = 16
+
+_NP_TO_SCALAR = {
+    np.dtype("int8"): ScalarType.CHAR, np.dtype("uint8"): ScalarType.BYTE,
+    np.dtype("int16"): ScalarType.SHORT, np.dtype("int32"): ScalarType.INT,
+    np.dtype("int64"): ScalarType.LONG, np.dtype("float32"): ScalarType.FLOAT,
+    np.dtype("float64"): ScalarType.DOUBLE, np.dtype("bool"): ScalarType.BOOL,
+    np.dtype("float16"): ScalarType.HALF,
+}
+
+CHANNELS_LAST = [0, 2, 3, 1]
+
+
+def _align(n: int, a: int) -> int:
+    return (n + a - 1) // a * a
+
+
+def contiguous(rank: int) -> List[int]:
+    return list(range(rank))
+
+
+class ProgramBuilder:
+    def __init__(self, method: str = "forward"):
+        self.method = method
+        self.values: List[EValue] = []
+        self.operators: List[Operator] = []
+        self._op_index: Dict[str, int] = {}
+        self.instructions: List[Instruction] = []
+        self._constants: List[bytes] = [b""]          # entry 0: placeholder
+        self._constant_index: Dict[bytes, int] = {}
+        self._planned: List[int] = []                  # value indices with storage
+        self._alias_of: Dict[int, int] = {}            # view value -> base value
+        self._fixed_offsets: Dict[int, int] = {}
+        self.inputs: List[int] = []
+        self.outputs: List[int] = []
+        self.memory_plan: Optional[MemoryPlan] = None
+
+    # -- values ---------------------------------------------------------------
+    def add(self, member) -> int:
+        self.values.append(EValue(member))
+        return len(self.values) - 1
+
+    def int(self, v: int) -> int:
+        return self.add(Int(int(v)))
+
+    def double(self, v: float) -> int:
+        return self.add(Double(float(v)))
+
+    def bool(self, v: bool) -> int:
+        return self.add(Bool(bool(v)))
+
+    def null(self) -> int:
+        return self.add(Null())
+
+    def string(self, s: str) -> int:
+        return self.add(String(s))
+
+    def int_list(self, items: Sequence[int]) -> int:
+        idx = [self.int(v) for v in items]
+        return self.add(IntList(idx))
+
+    def tensor_list(self, items: Sequence[int]) -> int:
+        return self.add(TensorList(list(items)))
+
+    def tensor(self, scalar_type: int, sizes: Sequence[int], dim_order=None,
+               planned: bool = True, offset: Optional[int] = None) -> int:
+        """An activation. Planned tensors live in arena 1."""
+        sizes = [int(s) for s in sizes]
+        dim_order = contiguous(len(sizes)) if dim_order is None else list(dim_order)
+        t = Tensor(scalar_type=ScalarType(scalar_type), sizes=sizes, dim_order=bytes(dim_order))
+        idx = self.add(t)
+        if planned:
+            self._planned.append(idx)
+            if offset is not None:
+                self._fixed_offsets[idx] = offset
+        return idx
+
+    def scratch(self, nbytes: int, offset: Optional[int] = None) -> int:
+        """A planned BYTE [n] buffer for a kernel's temporaries."""
+        return self.tensor(ScalarType.BYTE, [int(nbytes)], [0], offset=offset)
+
+    def view(self, base: int, sizes: Sequence[int], dim_order=None) -> int:
+        """A second tensor value over the same bytes (no instruction)."""
+        b = self.values[base].val
+        while base in self._alias_of:
+            base = self._alias_of[base]
+        sizes = [int(s) for s in sizes]
+        dim_order = contiguous(len(sizes)) if dim_order is None else list(dim_order)
+        t = Tensor(scalar_type=b.scalar_type, sizes=sizes, dim_order=bytes(dim_order))
+        if int(np.prod(sizes)) * 1 != b.numel:
+            raise ValueError(f"view {sizes} does not match base numel {b.numel}")
+        idx = self.add(t)
+        self._alias_of[idx] = base
+        return idx
+
+    def constant(self, array, scalar_type: Optional[int] = None, sizes=None) -> int:
+        """A constant tensor; identical bytes share one constant-segment entry."""
+        arr = np.ascontiguousarray(array)
+        st = ScalarType(scalar_type) if scalar_type is not None else _NP_TO_SCALAR[arr.dtype]
+        data = arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
+        buf = self._constant_index.get(data)
+        if buf is None:
+            buf = len(self._constants)
+            self._constants.append(data)
+            self._constant_index[data] = buf
+        sizes = list(arr.shape) if sizes is None else [int(s) for s in sizes]
+        t = Tensor(scalar_type=st, sizes=[int(s) for s in sizes],
+                   dim_order=bytes(contiguous(len(sizes))), data_buffer_idx=buf)
+        return self.add(t)
+
+    # -- instructions ---------------------------------------------------------
+    def operator(self, key: str) -> int:
+        if key not in self._op_index:
+            name, _, overload = key.rpartition(".")
+            self._op_index[key] = len(self.operators)
+            self.operators.append(Operator(name=name, overload=overload))
+        return self._op_index[key]
+
+    def box(self, kind: str, value) -> int:
+        """Turn a Python argument into a value index according to its kind.
+        Tensor kinds take value indices; other kinds take Python values."""
+        if kind.endswith("?") and value is None:
+            return self.null()
+        base = kind.rstrip("?")
+        if base == "Tensor":
+            if not isinstance(value, (int, np.integer)) or not 0 <= value < len(self.values):
+                raise ValueError(f"Tensor argument must be a value index, got {value!r}")
+            return int(value)
+        if base == "Tensor[]":
+            return self.tensor_list(value)
+        if base in ("int", "ScalarType"):
+            return self.int(value)
+        if base == "float":
+            return self.double(value)
+        if base == "bool":
+            return self.bool(value)
+        if base == "int[]":
+            return self.int_list(value)
+        if base == "Scalar":
+            return self.double(value) if isinstance(value, float) else self.int(value)
+        raise ValueError(f"unknown argument kind {kind}")
+
+    def call(self, key: str, /, **kwargs) -> int:
+        """Append a KernelCall with the schema's arguments, out, and the return
+        slot. Returns the `out` value index."""
+        sig = signature(key)
+        unknown = set(kwargs) - {n for n, _ in sig}
+        if unknown:
+            raise ValueError(f"{key}: unknown arguments {sorted(unknown)}")
+        args = []
+        for name, kind in sig:
+            if name not in kwargs and not kind.endswith("?"):
+                raise ValueError(f"{key}: missing argument {name}")
+            args.append(self.box(kind, kwargs.get(name)))
+        args.append(args[-1])                       # the return slot repeats out
+        self.instructions.append(Instruction(KernelCall(self.operator(key), args)))
+        return args[-1]
+
+    def call_raw(self, key: str, args: Sequence[int]) -> None:
+        self.instructions.append(Instruction(KernelCall(self.operator(key), list(args))))
+
+    def set_io(self, inputs: Sequence[int], outputs: Sequence[int]) -> None:
+        self.inputs, self.outputs = list(inputs), list(outputs)
+
+    # -- build ----------------------------------------------------------------
+    def _lifetimes(self) -> List[PlanBuffer]:
+        n = len(self.instructions)
+        first: Dict[int, int] = {}
+        last: Dict[int, int] = {}
+
+        def touch(v: int, t: int) -> None:
+            v = self._alias_of.get(v, v)
+            first[v] = min(first.get(v, t), t)
+            last[v] = max(last.get(v, t), t)
+
+        for t, ins in enumerate(self.instructions):
+            args = getattr(ins.instr_args, "args", None) or []
+            for a in args:
+                val = self.values[a].val
+                if isinstance(val, TensorList):
+                    for item in val.items or []:
+                        touch(item, t)
+                else:
+                    touch(a, t)
+        for v in self.inputs:
+            touch(v, -1)
+        for v in self.outputs:
+            touch(v, n)
+        out = []
+        for v in self._planned:
+            if v in first:
+                out.append(PlanBuffer(v, self.values[v].val.nbytes, first[v], last[v]))
+            else:   # never used: give it a slot of its own lifetime
+                out.append(PlanBuffer(v, self.values[v].val.nbytes, n + 1, n + 1))
+        return out
+
+    def build(self, arena_bytes: Optional[int] = None) -> Program:
+        if self._planned and len(self._fixed_offsets) < len(self._planned):
+            self.memory_plan = plan_memory(self._lifetimes())
+            offsets = self.memory_plan.offsets
+            arena = self.memory_plan.arena_bytes
+        else:
+            offsets = dict(self._fixed_offsets)
+            arena = arena_bytes if arena_bytes is not None else max(
+                [offsets[v] + self.values[v].val.nbytes for v in self._planned], default=0)
+        for v in self._planned:
+            self.values[v].val.allocation_info = AllocationDetails(1, offsets[v] & 0xFFFFFFFF,
+                                                                   offsets[v] >> 32)
+        for view, base in self._alias_of.items():
+            if base in offsets:
+                self.values[view].val.allocation_info = AllocationDetails(
+                    1, offsets[base] & 0xFFFFFFFF, offsets[base] >> 32)
+        sizes = [0, _align(arena, CONSTANT_ALIGNMENT)] if self._planned else [0]
+
+        blob = bytearray()
+        offsets_list = [0]
+        for data in self._constants[1:]:
+            offsets_list.append(len(blob))
+            blob += data
+            blob += bytes(_align(len(blob), CONSTANT_ALIGNMENT) - len(blob))
+
+        plan = ExecutionPlan(
+            name=self.method, values=self.values, inputs=self.inputs, outputs=self.outputs,
+            chains=[Chain(inputs=[], outputs=[], instructions=self.instructions)],
+            operators=self.operators, delegates=[], non_const_buffer_sizes=sizes)
+        return Program(
+            execution_plan=[plan], constant_buffer=[], backend_delegate_data=[],
+            segments=layout_segments([bytes(blob)]), constant_segment=SubsegmentOffsets(0, offsets_list),
+            segment_data=[bytes(blob)])

@@ -1,0 +1,62 @@
+"""Integer parameters of the cortex_m ops, computed ahead of time
+(cortex-m-ops.md §1.4, §1.5, §3.15)."""
+from __future__ import annotations
+
+import math
+from typing import Tuple
+
+import numpy as np
+
+QMIN, QMAX = -128, 127
+
+
+def quantize_multiplier(sigma: float) -> Tuple[int, int]:
+    """(M, shift) with sigma ~= M * 2**(shift - 31); M in [2^30, 2^31-1]."""
+    if sigma == 0:
+        return 0, 0
+    m, e = math.frexp(sigma)
+    mult = round(m * (1 << 31))          # Python round(): half to even
+    if mult == 1 << 31:
+        mult, e = 1 << 30, e + 1
+    return int(mult), int(e)
+
+
+def per_channel_multipliers(sigmas) -> Tuple[np.ndarray, np.ndarray]:
+    pairs = [quantize_multiplier(float(s)) for s in np.asarray(sigmas, np.float64).ravel()]
+    return (np.array([p[0] for p in pairs], np.int32), np.array([p[1] for p in pairs], np.int32))
+
+
+def check_shift(shift: int, what: str) -> None:
+    if not -31 <= shift <= 30:
+        raise ValueError(f"{what}: requantization shift {shift} outside [-31, 30] "
+                         "(scale ratio too small or too large for CMSIS-NN)")
+
+
+def add_params(s1: float, s2: float, s_out: float):
+    """(M1,S1), (M2,S2), (Mo,So) for quantized_add with its fixed left shift 20."""
+    m = 2.0 * max(s1, s2)
+    return (quantize_multiplier(s1 / m), quantize_multiplier(s2 / m),
+            quantize_multiplier(m / (s_out * (1 << 20))))
+
+
+def softmax_params(s_in: float) -> Tuple[int, int, int]:
+    """(input_multiplier, input_shift, diff_min) for cortex_m::softmax."""
+    mult, shift = quantize_multiplier(min(s_in * (1 << 26), float((1 << 31) - 1)))
+    diff_min = -math.floor(31 * (1 << 26) / (2.0 ** shift))
+    return mult, shift, int(diff_min)
+
+
+SOFTMAX_OUTPUT_SCALE = 1.0 / 256.0
+SOFTMAX_OUTPUT_ZERO_POINT = -128
+
+
+def quantize_value(v: float, scale: float, zp: int) -> int:
+    """Float to int8 the way the AOT maps constants such as pad values."""
+    return int(min(QMAX, max(QMIN, round(v / scale + zp))))
+
+
+def activation_range(lo: float, hi: float, scale: float, zp: int) -> Tuple[int, int]:
+    """Clamp bounds of a fused activation in the output's quantized domain."""
+    qlo = QMIN if lo is None or lo == -math.inf else max(QMIN, math.ceil(lo / scale - 1e-9) + zp)
+    qhi = QMAX if hi is None or hi == math.inf else min(QMAX, math.floor(hi / scale + 1e-9) + zp)
+    return int(qlo), int(qhi)

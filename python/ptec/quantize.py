@@ -1,0 +1,229 @@
+"""Stage 2: post-training static int8 quantization of a ptec float Graph.
+
+prepare()   folds batch-norm into the preceding conv/linear, drops identities
+            and fuses relu/relu6/hardtanh/clamp into the producing conv,
+            linear, add or max-pool (the clamp becomes that op's activation
+            range, cortex-m-ops.md §1.6).
+calibrate() runs the prepared float graph on calibration inputs and records
+            every tensor's range: min/max, or a percentile of the values.
+quantize()  chooses int8 per-tensor affine qparams for activations, symmetric
+            per-output-channel int8 weights for convolutions, symmetric
+            per-tensor weights for linear (its requantization is per tensor,
+            §3.8), int32 biases with scale s_in*s_w and zero point 0. Ops that
+            move bytes without arithmetic (max/avg pool, reshape) keep their
+            input's qparams; softmax output is fixed at 1/256, -128 (§3.15).
+The result is the same Graph type with `qparams` on every node and the
+integer weights in conv/linear attrs. Nothing is modified in place.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+
+from . import quant_math as qm
+from .ir import Graph, Node, evaluate
+
+FUSABLE_PRODUCERS = ("conv2d", "linear", "add", "max_pool2d")
+PASS_THROUGH = ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "reshape", "identity",
+                "clamp", "mean")
+
+
+@dataclass
+class QuantConfig:
+    observer: str = "minmax"          # or "percentile"
+    percentile: float = 99.99
+    samples_per_tensor: int = 4096    # values kept per tensor and input for percentile
+
+
+def _combine_act(a, b):
+    if a is None:
+        return b
+    lo = a[0] if b[0] is None else (b[0] if a[0] is None else max(a[0], b[0]))
+    hi = a[1] if b[1] is None else (b[1] if a[1] is None else min(a[1], b[1]))
+    return (lo, hi)
+
+
+def prepare(graph: Graph) -> Graph:
+    g = copy.deepcopy(graph)
+    # identities
+    for n in list(g.nodes):
+        if n.op == "identity" and not n.attrs.get("act"):
+            g.replace_uses(n.name, n.inputs[0])
+            g.remove(n.name)
+    # batch-norm folding
+    for n in list(g.nodes):
+        if n.op != "batch_norm":
+            continue
+        prod = g.node(n.inputs[0])
+        if (prod.op in ("conv2d", "linear") and not prod.attrs.get("act")
+                and len(g.users(prod.name)) == 1 and prod.name not in g.outputs):
+            a = n.attrs
+            scale = (a["gamma"] if a["gamma"] is not None else 1.0) / np.sqrt(a["var"] + a["eps"])
+            shift = (a["beta"] if a["beta"] is not None else 0.0) - a["mean"] * scale
+            w = prod.attrs["weight"].astype(np.float64)
+            b = prod.attrs.get("bias")
+            b = np.zeros(w.shape[0]) if b is None else b.astype(np.float64)
+            prod.attrs["weight"] = (w * scale.reshape((-1,) + (1,) * (w.ndim - 1))).astype(np.float32)
+            prod.attrs["bias"] = (b * scale + shift).astype(np.float32)
+            g.replace_uses(n.name, prod.name)
+            g.remove(n.name)
+        elif n.shape is not None and len(n.shape) == 4:
+            # a lone batch-norm is a per-channel affine map: a 1x1 depthwise conv
+            a = n.attrs
+            c = n.shape[1]
+            scale = (a["gamma"] if a["gamma"] is not None else 1.0) / np.sqrt(a["var"] + a["eps"])
+            shift = (a["beta"] if a["beta"] is not None else 0.0) - a["mean"] * scale
+            n.op = "conv2d"
+            n.attrs = dict(weight=scale.reshape(c, 1, 1, 1).astype(np.float32),
+                           bias=shift.astype(np.float32), stride=[1, 1], padding=[0, 0],
+                           dilation=[1, 1], groups=c)
+    # activation fusion
+    for n in list(g.nodes):
+        if n.op != "clamp":
+            continue
+        prod = g.node(n.inputs[0])
+        if (prod.op in FUSABLE_PRODUCERS and len(g.users(prod.name)) == 1
+                and prod.name not in g.outputs):
+            prod.attrs["act"] = _combine_act(prod.attrs.get("act"), (n.attrs["lo"], n.attrs["hi"]))
+            g.replace_uses(n.name, prod.name)
+            g.remove(n.name)
+    return g
+
+
+# --------------------------------------------------------------------------
+# Calibration
+
+class RangeObserver:
+    def __init__(self, config: QuantConfig, seed: int = 0):
+        self.config = config
+        self.lo: Dict[str, float] = {}
+        self.hi: Dict[str, float] = {}
+        self.samples: Dict[str, List[np.ndarray]] = {}
+        self.rng = np.random.default_rng(seed)
+
+    def observe(self, name: str, t: torch.Tensor) -> None:
+        v = t.detach().reshape(-1).numpy()
+        if v.size == 0:
+            return
+        self.lo[name] = min(self.lo.get(name, np.inf), float(v.min()))
+        self.hi[name] = max(self.hi.get(name, -np.inf), float(v.max()))
+        if self.config.observer == "percentile":
+            k = self.config.samples_per_tensor
+            sel = v if v.size <= k else v[self.rng.choice(v.size, size=k, replace=False)]
+            self.samples.setdefault(name, []).append(sel.astype(np.float32))
+
+    def range(self, name: str) -> Tuple[float, float]:
+        lo, hi = self.lo[name], self.hi[name]
+        if self.config.observer == "percentile" and name in self.samples:
+            allv = np.concatenate(self.samples[name])
+            p = self.config.percentile
+            lo = max(lo, float(np.percentile(allv, 100.0 - p)))
+            hi = min(hi, float(np.percentile(allv, p)))
+        return lo, hi
+
+
+def calibrate(g: Graph, calibration: Iterable[Sequence[torch.Tensor]],
+              config: QuantConfig = QuantConfig(),
+              progress: Optional[Callable[[int], None]] = None) -> RangeObserver:
+    obs = RangeObserver(config)
+    for i, inputs in enumerate(calibration):
+        _, env = evaluate(g, inputs, keep_all=True)
+        for name, t in env.items():
+            obs.observe(name, t)
+        if progress:
+            progress(i + 1)
+    if not obs.lo:
+        raise ValueError("no calibration data")
+    return obs
+
+
+def affine_qparams(lo: float, hi: float) -> Tuple[float, int]:
+    """int8 per-tensor affine qparams whose grid contains 0 exactly."""
+    lo, hi = min(lo, 0.0), max(hi, 0.0)
+    if hi - lo < 1e-8:
+        hi = lo + 1e-8
+    scale = (hi - lo) / 255.0
+    zp = int(round(qm.QMIN - lo / scale))
+    return float(np.float32(scale)), max(qm.QMIN, min(qm.QMAX, zp))
+
+
+def symmetric_weight_scales(w: np.ndarray, per_channel: bool) -> np.ndarray:
+    if per_channel:
+        m = np.abs(w.reshape(w.shape[0], -1)).max(axis=1).astype(np.float64)
+    else:
+        m = np.full(w.shape[0], np.abs(w).max(), np.float64)
+    scales = m / 127.0
+    scales[scales == 0] = 1.0
+    return scales.astype(np.float32).astype(np.float64)
+
+
+def quantize_weights(w: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    s = scales.reshape((-1,) + (1,) * (w.ndim - 1))
+    return np.clip(np.round(w / s), -127, 127).astype(np.int8)
+
+
+def quantize_bias(b: Optional[np.ndarray], s_in: float, w_scales: np.ndarray) -> Optional[np.ndarray]:
+    if b is None:
+        return None
+    q = np.round(b.astype(np.float64) / (s_in * w_scales))
+    return np.clip(q, -2 ** 31, 2 ** 31 - 1).astype(np.int32)
+
+
+def quantize(prepared: Graph, observer: RangeObserver) -> Graph:
+    g = copy.deepcopy(prepared)
+    for n in g.nodes:
+        if n.op in ("softmax",):
+            n.qparams = (qm.SOFTMAX_OUTPUT_SCALE, qm.SOFTMAX_OUTPUT_ZERO_POINT)
+        elif n.op in PASS_THROUGH and n.inputs:
+            src = g.node(n.inputs[0])
+            n.qparams = src.qparams if src.qparams is not None else affine_qparams(
+                *observer.range(n.name))
+        else:
+            n.qparams = affine_qparams(*observer.range(n.name))
+        if n.op in ("conv2d", "linear"):
+            s_in = g.node(n.inputs[0]).qparams[0]
+            w = n.attrs["weight"]
+            scales = symmetric_weight_scales(w, per_channel=(n.op == "conv2d"))
+            n.attrs["weight_q"] = quantize_weights(w, scales)
+            n.attrs["weight_scales"] = scales
+            n.attrs["bias_q"] = quantize_bias(n.attrs.get("bias"), s_in, scales)
+    return g
+
+
+def quantize_graph(graph: Graph, calibration: Sequence[Sequence[torch.Tensor]],
+                   config: QuantConfig = QuantConfig(), progress=None) -> Graph:
+    prepared = prepare(graph)
+    return quantize(prepared, calibrate(prepared, calibration, config, progress))
+
+
+@torch.no_grad()
+def simulate(q: Graph, inputs: Sequence[torch.Tensor]) -> List[torch.Tensor]:
+    """Float evaluation with int8 fake quantization of every activation and
+    weight: an estimate of the int8 program's accuracy without the runtime."""
+    def fq(t: torch.Tensor, qp) -> torch.Tensor:
+        s, z = qp
+        return (torch.clamp(torch.round(t / s) + z, qm.QMIN, qm.QMAX) - z) * s
+    env: Dict[str, torch.Tensor] = {}
+    for name, x in zip(q.inputs, inputs):
+        env[name] = fq(torch.as_tensor(x, dtype=torch.float32), q.node(name).qparams)
+    from .ir import eval_node
+    for n in q.nodes:
+        if n.op == "input":
+            continue
+        m = n
+        if n.op in ("conv2d", "linear"):
+            m = copy.copy(n)
+            m.attrs = dict(n.attrs)
+            s = n.attrs["weight_scales"].reshape((-1,) + (1,) * (n.attrs["weight"].ndim - 1))
+            m.attrs["weight"] = (n.attrs["weight_q"].astype(np.float32) * s).astype(np.float32)
+            if n.attrs.get("bias_q") is not None:
+                s_in = q.node(n.inputs[0]).qparams[0]
+                m.attrs["bias"] = (n.attrs["bias_q"].astype(np.float64)
+                                   * s_in * n.attrs["weight_scales"]).astype(np.float32)
+        y = eval_node(m, [env[i] for i in n.inputs])
+        env[n.name] = fq(y, n.qparams) if n.qparams else y
+    return [env[o] for o in q.outputs]
