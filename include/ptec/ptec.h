@@ -69,18 +69,23 @@ typedef struct ptec_memory {
     size_t scratch_size;
 } ptec_memory;
 
-struct ptec_op;
+struct ptec_instr;
+struct ptec_exec_ctx;
+struct ptec_delegate_instance;
 typedef struct ptec_method {
     ptec_program *program;
     uint32_t plan;             /* position of the ExecutionPlan table */
     uint32_t values_vec;       /* position of the values vector */
     uint32_t value_count;
     ptec_value *values;
-    struct ptec_op *ops;       /* one per instruction */
+    struct ptec_instr *instrs; /* one per instruction */
+    struct ptec_exec_ctx *ctx;
     uint32_t instruction_count;
     uint32_t inputs_vec, input_count;
     uint32_t outputs_vec, output_count;
     uint8_t *input_set;        /* one flag per input */
+    struct ptec_delegate_instance *delegates;
+    uint32_t delegate_count;
     void *scratch;
     size_t scratch_size;
     uint64_t *profile;         /* optional, one tick count per instruction */
@@ -112,6 +117,12 @@ ptec_status ptec_program_method_name(const ptec_program *program, size_t index,
                                      const char **name, size_t *name_len);
 /* The last failure's detail, as one line (never NULL). */
 const char *ptec_program_error(const ptec_program *program);
+
+/* Delegate `index` of a method: the backend id it names and its blob, found
+ * inline or in a segment. Works whether or not that backend is linked. */
+ptec_status ptec_program_delegate(ptec_program *program, const char *method_name, size_t index,
+                                  const char **backend_id, size_t *backend_id_len,
+                                  ptec_delegate_blob *blob);
 
 /* Method ------------------------------------------------------------------- */
 

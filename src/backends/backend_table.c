@@ -29,7 +29,7 @@ const ptec_backend *ptec_backend_find(const char *name, size_t name_len)
 {
     for (size_t i = 0; i < ptec_backend_count(); ++i) {
         const char *candidate = backend_table[i]->name;
-        if (strncmp(candidate, name, name_len) == 0 && candidate[name_len] == '\0') {
+        if (strlen(candidate) == name_len && memcmp(candidate, name, name_len) == 0) {
             return backend_table[i];
         }
     }

@@ -31,7 +31,7 @@ const ptec_kernel *ptec_kernel_find(const char *name, size_t name_len)
 {
     for (size_t i = 0; i < ptec_kernel_count(); ++i) {
         const char *candidate = kernel_table[i]->name;
-        if (strncmp(candidate, name, name_len) == 0 && candidate[name_len] == '\0') {
+        if (strlen(candidate) == name_len && memcmp(candidate, name, name_len) == 0) {
             return kernel_table[i];
         }
     }

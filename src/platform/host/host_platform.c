@@ -5,8 +5,15 @@
 
 #include "ptec/platform.h"
 
+/* Lines below this level are dropped. A tool that reports errors itself
+ * (ptec-run) raises it to keep stderr to one line per failure. */
+int ptec_host_log_threshold = PTEC_LOG_INFO;
+
 void ptec_platform_log(ptec_log_level level, const char *message)
 {
+    if ((int)level < ptec_host_log_threshold) {
+        return;
+    }
     static const char *const prefix[] = {"debug", "info", "error"};
     fprintf(stderr, "ptec %s: %s\n", prefix[level <= PTEC_LOG_ERROR ? level : PTEC_LOG_ERROR],
             message);

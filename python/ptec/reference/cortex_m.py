@@ -1,0 +1,448 @@
+"""numpy reference for the `cortex_m::` int8 operators (cortex-m-ops.md).
+
+Every function takes plain numpy arrays and the parameters a .pte carries
+for the operator, in schema order, and returns the output array. Layout
+conventions follow the .pte's physical bytes:
+
+* 4-D activations are NHWC arrays (the .pte's channels-last bytes);
+* weights are already in the physical order of spec §1.3 (conv: OHWI,
+  depthwise: [1,KH,KW,Cout], transpose conv: OHWI, linear: [out, in],
+  batch matmul: rhs transposed [B,N,K]);
+* everything else is a contiguous array of its logical shape.
+
+Integer arithmetic is done in int64 and wrapped to int32 exactly where the
+spec says the target wraps. Float arithmetic is float32, as on the target.
+"""
+
+import math
+
+import numpy as np
+
+INT32_MIN = -(1 << 31)
+INT32_MAX = (1 << 31) - 1
+
+
+# ---------------------------------------------------------------------------
+# AOT parameter helpers (spec §1.5, §3.3, §3.15)
+
+def quantize_multiplier(real_scale):
+    """(multiplier, shift) with real_scale ~= multiplier * 2**(shift - 31)."""
+    if real_scale == 0:
+        return 0, 0
+    mantissa, exponent = math.frexp(real_scale)
+    multiplier = int(round(mantissa * (1 << 31)))
+    if multiplier == 1 << 31:
+        multiplier = 1 << 30
+        exponent += 1
+    return multiplier, exponent
+
+
+def add_parameters(scale_1, scale_2, scale_out):
+    """The three (multiplier, shift) pairs of quantized_add."""
+    common = 2.0 * max(scale_1, scale_2)
+    return (quantize_multiplier(scale_1 / common), quantize_multiplier(scale_2 / common),
+            quantize_multiplier(common / (scale_out * (1 << 20))))
+
+
+def softmax_parameters(input_scale):
+    """(multiplier, shift, diff_min) of softmax for an input scale."""
+    multiplier, shift = quantize_multiplier(min(input_scale * (1 << 26), float(INT32_MAX)))
+    diff_min = -math.floor(31 * (1 << 26) / (1 << shift))
+    return multiplier, shift, diff_min
+
+
+# ---------------------------------------------------------------------------
+# Integer primitives (spec §1.6, §3.15)
+
+def wrap32(x):
+    """Reduce to 32-bit two's complement."""
+    x = np.asarray(x, dtype=np.int64)
+    return ((x + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+
+
+def round_shift(x, exponent):
+    """x / 2**exponent rounded half away from zero (exponent >= 0)."""
+    x = np.asarray(x, dtype=np.int64)
+    exponent = np.asarray(exponent, dtype=np.int64)
+    mask = (np.int64(1) << exponent) - 1
+    floor = x >> exponent
+    remainder = x & mask
+    threshold = (mask >> 1) + (x < 0)
+    return np.where(exponent == 0, x, floor + (remainder > threshold))
+
+
+def requantize(value, multiplier, shift):
+    """CMSIS-NN's arm_nn_requantize: two roundings, as spec §1.6."""
+    value = np.asarray(value, dtype=np.int64)
+    multiplier = np.asarray(multiplier, dtype=np.int64)
+    shift = np.asarray(shift, dtype=np.int64)
+    left = np.maximum(shift, 0)
+    right = np.maximum(-shift, 0)
+    shifted = wrap32(value << left)
+    high = wrap32((shifted * multiplier + (1 << 30)) >> 31)
+    return round_shift(high, right)
+
+
+def saturating_doubling_high_mul(a, b):
+    """H(a, b) of spec §3.15: round(a*b / 2**31), ties away from zero."""
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    product = a * b
+    nudged = product + np.where(product >= 0, 1 << 30, 1 - (1 << 30))
+    quotient = np.where(nudged >= 0, nudged >> 31, -((-nudged) >> 31))
+    return np.where((a == INT32_MIN) & (b == INT32_MIN), INT32_MAX, quotient)
+
+
+_EXP_OF_QUARTER_POWERS = [1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242]
+
+
+def exp_on_negative_values(v):
+    """exp(v / 2**26) in Q0.31 for v <= 0."""
+    v = np.asarray(v, dtype=np.int64)
+    H = saturating_doubling_high_mul
+    f = (v & ((1 << 24) - 1)) - (1 << 24)
+    rem = f - v
+    x = f * 32 + (1 << 28)
+    x2 = H(x, x)
+    x3 = H(x2, x)
+    x4 = H(x2, x2)
+    poly = wrap32(x + round_shift(wrap32(H(wrap32(round_shift(x4, 2) + x3), 715827883) + x2), 1))
+    r = wrap32(1895147668 + H(1895147668, poly))
+    for k, constant in enumerate(_EXP_OF_QUARTER_POWERS):
+        r = np.where((rem >> (24 + k)) & 1 == 1, H(r, constant), r)
+    return np.where(v == 0, INT32_MAX, r)
+
+
+def _saturating_left_shift(v, exponent):
+    limit = (1 << (31 - exponent)) - 1
+    return np.where(v > limit, INT32_MAX, np.where(v < -limit, INT32_MIN, v << exponent))
+
+
+def one_over_one_plus_x(v):
+    """1 / (1 + v/2**31) in Q0.31 for v in [0, 2**31)."""
+    H = saturating_doubling_high_mul
+    s = np.int64(v) + INT32_MAX
+    half = (s + 1) // 2 if s + 1 >= 0 else -((-(s + 1)) // 2)
+    y = wrap32(1515870810 + H(half, -1010580540))
+    for _ in range(3):
+        error = wrap32((1 << 29) - H(half, y))
+        y = wrap32(y + _saturating_left_shift(H(y, error), 2))
+    return _saturating_left_shift(y, 1)
+
+
+def _output_stage(acc, multiplier, shift, output_offset, act_min, act_max):
+    y = requantize(acc, multiplier, shift) + output_offset
+    return np.clip(y, act_min, act_max).astype(np.int8)
+
+
+# ---------------------------------------------------------------------------
+# quantize / dequantize (§3.1, §3.2)
+
+def quantize_per_tensor(x, scale, zero_point, quant_min, quant_max, dtype=1):
+    """float32 -> int8 (dtype 1) or int16 (dtype 2)."""
+    x = np.asarray(x, dtype=np.float32)
+    inverse = np.float32(1.0) / np.float32(scale)
+    with np.errstate(over="ignore", invalid="ignore"):
+        rounded = np.rint((inverse * x).astype(np.float32))
+    rounded = np.where(np.isnan(rounded), np.float32(0), rounded)
+    rounded = np.clip(rounded.astype(np.float64), -2.0 ** 40, 2.0 ** 40).astype(np.int64)
+    q = np.clip(rounded + zero_point, quant_min, quant_max)
+    return q.astype(np.int8 if dtype == 1 else np.int16)
+
+
+def dequantize_per_tensor(q, scale, zero_point, quant_min, quant_max, dtype=1):
+    q = np.asarray(q)
+    return (q.astype(np.int32) - np.int32(zero_point)).astype(np.float32) * np.float32(scale)
+
+
+# ---------------------------------------------------------------------------
+# element-wise (§3.3 - §3.7)
+
+def quantized_add(x1, zp1, mult1, shift1, x2, zp2, mult2, shift2,
+                  output_zero_point, output_multiplier, output_shift, act_min, act_max):
+    """x1, x2: same shape, or NHWC arrays where one is [1,1,1,C] (or [C])."""
+    a = requantize((np.asarray(x1, np.int64) - zp1) << 20, mult1, shift1)
+    b = requantize((np.asarray(x2, np.int64) - zp2) << 20, mult2, shift2)
+    return _output_stage(wrap32(a + b), output_multiplier, output_shift, output_zero_point,
+                         act_min, act_max)
+
+
+def quantized_mul(x1, zp1, x2, zp2, output_zero_point, output_multiplier, output_shift):
+    product = (np.asarray(x1, np.int64) - zp1) * (np.asarray(x2, np.int64) - zp2)
+    return _output_stage(product, output_multiplier, output_shift, output_zero_point, -128, 127)
+
+
+def quantized_div(x1, zp1, x2, zp2, output_zero_point, output_scale):
+    """int8 or int16 (same dtype in and out); float32 arithmetic."""
+    x1 = np.asarray(x1)
+    info = np.iinfo(x1.dtype)
+    num = (x1.astype(np.int64) - zp1).astype(np.float32)
+    den = (np.asarray(x2).astype(np.int64) - zp2).astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        quotient = np.where(den != 0, num / np.where(den != 0, den, np.float32(1)), np.float32(0))
+        scaled = (quotient.astype(np.float32) * np.float32(output_scale)).astype(np.float32)
+    # roundf: half away from zero; exact in float64 for any float32 value
+    wide = scaled.astype(np.float64)
+    rounded = (np.sign(wide) * np.floor(np.abs(wide) + 0.5)).astype(np.float32)
+    y = (rounded + np.float32(output_zero_point)).astype(np.float32)
+    return np.clip(y.astype(np.float64), info.min, info.max).astype(x1.dtype)
+
+
+def quantized_activation(x, lut):
+    lut = np.asarray(lut, dtype=np.int8).reshape(256)
+    return lut[np.asarray(x, np.int64) + 128]
+
+
+def minimum(a, b):
+    return np.minimum(np.asarray(a, np.int8), np.asarray(b, np.int8))
+
+
+def maximum(a, b):
+    return np.maximum(np.asarray(a, np.int8), np.asarray(b, np.int8))
+
+
+# ---------------------------------------------------------------------------
+# linear, matmul (§3.8, §3.12)
+
+def quantized_linear(x, weights, bias, kernel_sum, input_offset, filter_offset, output_offset,
+                     requantize_multipliers, requantize_shifts, activation_max, activation_min):
+    """x: [..., in]; weights [out, in]; bias or kernel_sum (or neither) may be None."""
+    x = np.asarray(x, np.int64)
+    w = np.asarray(weights, np.int64) + filter_offset
+    if kernel_sum is not None:
+        acc = np.asarray(kernel_sum, np.int64).reshape(-1) + x @ w.T
+    else:
+        acc = (x + input_offset) @ w.T
+        if bias is not None:
+            acc = acc + np.asarray(bias, np.int64)
+    return _output_stage(wrap32(acc), requantize_multipliers[0], requantize_shifts[0],
+                         output_offset, activation_min, activation_max)
+
+
+def kernel_sum_from_bias(weights, bias, input_offset, filter_offset=0):
+    """The MVE export's kernel_sum [1, out] for a bias (may be None)."""
+    w = np.asarray(weights, np.int64) + filter_offset
+    sums = input_offset * w.sum(axis=1)
+    if bias is not None:
+        sums = sums + np.asarray(bias, np.int64)
+    return wrap32(sums).astype(np.int32).reshape(1, -1)
+
+
+def quantized_batch_matmul(lhs, lhs_zero_point, rhs_transposed, rhs_zero_point,
+                           output_zero_point, output_multiplier, output_shift):
+    """lhs [B,M,K], rhs_transposed [B,N,K]; the 'zero points' are offsets (added)."""
+    a = np.asarray(lhs, np.int64) + lhs_zero_point
+    b = np.asarray(rhs_transposed, np.int64) + rhs_zero_point
+    acc = np.einsum("bmk,bnk->bmn", a, b)
+    return _output_stage(wrap32(acc), output_multiplier, output_shift, output_zero_point, -128, 127)
+
+
+# ---------------------------------------------------------------------------
+# convolutions (§3.9 - §3.11)
+
+def conv_output_size(size, kernel, stride, padding, dilation):
+    return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def _shifted_input(x, input_offset, padding, extent_h, extent_w):
+    """x + input_offset with real-zero padding, big enough for extent_h x extent_w."""
+    n, h, w, c = x.shape
+    ph, pw = padding
+    canvas = np.zeros((n, max(extent_h, h + ph), max(extent_w, w + pw), c), dtype=np.int64)
+    canvas[:, ph:ph + h, pw:pw + w, :] = np.asarray(x, np.int64) + input_offset
+    return canvas
+
+
+def quantized_conv2d(x, weight, bias, stride, padding, dilation, input_offset, output_offset,
+                     requantize_multipliers, requantize_shifts, activation_min, activation_max):
+    """x NHWC int8, weight OHWI [Cout, KH, KW, Cin/groups]; returns NHWC."""
+    n, h, w, cin = x.shape
+    cout, kh, kw, cin_g = weight.shape
+    groups = cin // cin_g
+    cout_g = cout // groups
+    sh, sw = stride
+    dh, dw = dilation
+    oh = conv_output_size(h, kh, sh, padding[0], dh)
+    ow = conv_output_size(w, kw, sw, padding[1], dw)
+    xs = _shifted_input(x, input_offset, padding, (oh - 1) * sh + dh * (kh - 1) + 1,
+                        (ow - 1) * sw + dw * (kw - 1) + 1)
+    wt = np.asarray(weight, np.int64)
+    acc = np.zeros((n, oh, ow, cout), dtype=np.int64)
+    for ky in range(kh):
+        for kx in range(kw):
+            patch = xs[:, ky * dh: ky * dh + (oh - 1) * sh + 1: sh,
+                       kx * dw: kx * dw + (ow - 1) * sw + 1: sw, :]
+            for g in range(groups):
+                acc[..., g * cout_g:(g + 1) * cout_g] += np.einsum(
+                    "nhwc,oc->nhwo", patch[..., g * cin_g:(g + 1) * cin_g],
+                    wt[g * cout_g:(g + 1) * cout_g, ky, kx, :])
+    if bias is not None:
+        acc += np.asarray(bias, np.int64)
+    return _output_stage(wrap32(acc), np.asarray(requantize_multipliers),
+                         np.asarray(requantize_shifts), output_offset, activation_min,
+                         activation_max)
+
+
+def quantized_depthwise_conv2d(x, weight, bias, stride, padding, dilation, depth_multiplier,
+                               input_offset, output_offset, requantize_multipliers,
+                               requantize_shifts, activation_min, activation_max):
+    """x NHWC, weight [1, KH, KW, Cout] with Cout = Cin * depth_multiplier."""
+    n, h, w, cin = x.shape
+    _, kh, kw, cout = weight.shape
+    sh, sw = stride
+    dh, dw = dilation
+    oh = conv_output_size(h, kh, sh, padding[0], dh)
+    ow = conv_output_size(w, kw, sw, padding[1], dw)
+    xs = _shifted_input(x, input_offset, padding, (oh - 1) * sh + dh * (kh - 1) + 1,
+                        (ow - 1) * sw + dw * (kw - 1) + 1)
+    xs = np.repeat(xs, depth_multiplier, axis=3)  # channel o reads input channel o // dm
+    wt = np.asarray(weight, np.int64)[0]
+    acc = np.zeros((n, oh, ow, cout), dtype=np.int64)
+    for ky in range(kh):
+        for kx in range(kw):
+            patch = xs[:, ky * dh: ky * dh + (oh - 1) * sh + 1: sh,
+                       kx * dw: kx * dw + (ow - 1) * sw + 1: sw, :]
+            acc += patch * wt[ky, kx]
+    if bias is not None:
+        acc += np.asarray(bias, np.int64)
+    return _output_stage(wrap32(acc), np.asarray(requantize_multipliers),
+                         np.asarray(requantize_shifts), output_offset, activation_min,
+                         activation_max)
+
+
+def transpose_conv_output_size(size, kernel, stride, padding, output_padding, dilation=1):
+    return (size - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1
+
+
+def quantized_transpose_conv2d(x, weight, bias, stride, padding, output_padding, dilation,
+                               input_offset, output_offset, requantize_multipliers,
+                               requantize_shifts, activation_min, activation_max):
+    """x NHWC, weight OHWI [Cout, KH, KW, Cin]; the correct scatter formula of §3.11."""
+    n, h, w, cin = x.shape
+    cout, kh, kw, _ = weight.shape
+    sh, sw = stride
+    ph, pw = padding
+    dh, dw = dilation
+    oh = transpose_conv_output_size(h, kh, sh, ph, output_padding[0], dh)
+    ow = transpose_conv_output_size(w, kw, sw, pw, output_padding[1], dw)
+    # Scatter onto an unpadded canvas, then crop `padding` off the top/left.
+    full_h = max((h - 1) * sh + dh * (kh - 1) + 1, ph + oh)
+    full_w = max((w - 1) * sw + dw * (kw - 1) + 1, pw + ow)
+    canvas = np.zeros((n, full_h, full_w, cout), dtype=np.int64)
+    xo = np.asarray(x, np.int64) + input_offset
+    wt = np.asarray(weight, np.int64)
+    for ky in range(kh):
+        for kx in range(kw):
+            contribution = np.einsum("nhwc,oc->nhwo", xo, wt[:, ky, kx, :])
+            canvas[:, ky * dh: ky * dh + (h - 1) * sh + 1: sh,
+                   kx * dw: kx * dw + (w - 1) * sw + 1: sw, :] += contribution
+    acc = canvas[:, ph:ph + oh, pw:pw + ow, :]
+    if bias is not None:
+        acc = acc + np.asarray(bias, np.int64)
+    return _output_stage(wrap32(acc), np.asarray(requantize_multipliers),
+                         np.asarray(requantize_shifts), output_offset, activation_min,
+                         activation_max)
+
+
+# ---------------------------------------------------------------------------
+# pooling (§3.13, §3.14)
+
+def pool_output_size(size, kernel, stride, padding, ceil_mode=False):
+    numerator = size + 2 * padding - kernel
+    out = numerator // stride + 1
+    if ceil_mode:
+        if numerator % stride != 0:
+            out += 1
+        if (out - 1) * stride >= size + padding:
+            out -= 1
+    return out
+
+
+def _windows(x, kernel, stride, padding, out_h, out_w, fill):
+    """Yields (values, inside) slices [N, OH, OW, C] for every kernel tap."""
+    n, h, w, c = x.shape
+    kh, kw = kernel
+    sh, sw = stride
+    ph, pw = padding
+    ext_h = max(ph + h, (out_h - 1) * sh + kh)
+    ext_w = max(pw + w, (out_w - 1) * sw + kw)
+    values = np.full((n, ext_h, ext_w, c), fill, dtype=np.int64)
+    values[:, ph:ph + h, pw:pw + w, :] = x
+    inside = np.zeros((1, ext_h, ext_w, 1), dtype=np.int64)
+    inside[:, ph:ph + h, pw:pw + w, :] = 1
+    for ky in range(kh):
+        for kx in range(kw):
+            sl = (slice(None), slice(ky, ky + (out_h - 1) * sh + 1, sh),
+                  slice(kx, kx + (out_w - 1) * sw + 1, sw), slice(None))
+            yield values[sl], inside[sl]
+
+
+def quantized_avg_pool2d(x, kernel_size, stride, padding, ceil_mode, zero_point, multiplier,
+                         shift):
+    """Averages raw int8 values over in-bounds positions; zero_point, multiplier, shift unused."""
+    n, h, w, c = x.shape
+    oh = pool_output_size(h, kernel_size[0], stride[0], padding[0], ceil_mode)
+    ow = pool_output_size(w, kernel_size[1], stride[1], padding[1], ceil_mode)
+    total = np.zeros((n, oh, ow, c), dtype=np.int64)
+    count = np.zeros((1, oh, ow, 1), dtype=np.int64)
+    for values, inside in _windows(np.asarray(x, np.int64), kernel_size, stride, padding, oh, ow, 0):
+        total += values
+        count += inside
+    if np.any(count == 0):
+        raise ValueError("a pooling window lies entirely in the padding")
+    nudged = np.where(total > 0, total + count // 2, total - count // 2)
+    quotient = np.sign(nudged) * (np.abs(nudged) // count)  # C division truncates
+    return np.clip(quotient, -128, 127).astype(np.int8)
+
+
+def quantized_max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode, input_zero_point,
+                         output_zero_point, activation_min, activation_max):
+    n, h, w, c = x.shape
+    oh = pool_output_size(h, kernel_size[0], stride[0], padding[0], ceil_mode)
+    ow = pool_output_size(w, kernel_size[1], stride[1], padding[1], ceil_mode)
+    best = np.full((n, oh, ow, c), -1 << 40, dtype=np.int64)
+    for values, _ in _windows(np.asarray(x, np.int64), kernel_size, stride, padding, oh, ow,
+                              -1 << 40):
+        best = np.maximum(best, values)
+    return np.clip(best, activation_min, activation_max).astype(np.int8)
+
+
+# ---------------------------------------------------------------------------
+# softmax (§3.15)
+
+def softmax(x, dim, input_zero_point, output_zero_point, input_multiplier, input_shift, diff_min):
+    """Softmax over the last dim; output scale 1/256, zero point -128."""
+    x = np.asarray(x, np.int64)
+    if dim not in (-1, x.ndim - 1):
+        raise ValueError("softmax runs over the last dim only")
+    rows = x.reshape(-1, x.shape[-1])
+    out = np.empty(rows.shape, dtype=np.int8)
+    H = saturating_doubling_high_mul
+    for r, row in enumerate(rows):
+        diff = row - row.max()
+        keep = diff >= diff_min
+        exps = exp_on_negative_values(H(wrap32(diff << input_shift), input_multiplier))
+        total = int(wrap32(np.sum(np.where(keep, round_shift(exps, 12), 0))))
+        headroom = 32 - int(total & 0xFFFFFFFF).bit_length()
+        fraction = int(wrap32((total << headroom) - (1 << 31)))
+        reciprocal = int(one_over_one_plus_x(fraction))
+        bits = 12 - headroom + 23
+        probs = round_shift(H(reciprocal, exps), bits)
+        out[r] = np.where(keep, np.clip(probs - 128, -128, 127), -128)
+    return out.reshape(x.shape)
+
+
+# ---------------------------------------------------------------------------
+# data movement (§3.16, §3.17)
+
+def transpose(x, perm):
+    return np.ascontiguousarray(np.transpose(np.asarray(x, np.int8), perm))
+
+
+def pad(x, pre_pad, post_pad, pad_value):
+    """x in physical order (NHWC for channels-last); pads apply to the 4
+    right-aligned physical dims. Returns the 4-D padded array."""
+    x = np.asarray(x, np.int8)
+    x4 = x.reshape((1,) * (4 - x.ndim) + x.shape)
+    widths = [(int(a), int(b)) for a, b in zip(pre_pad, post_pad)]
+    return np.pad(x4, widths, mode="constant", constant_values=np.int8(pad_value))

@@ -1,0 +1,250 @@
+/* The cortex_m int8 math layer: CMSIS-NN numerics on raw pointers.
+ *
+ * Every function here is one operation on plain arrays described by small
+ * parameter structs. It knows nothing about EValues or the runtime; the
+ * operator wrappers in ../op_*.c translate .pte arguments into these
+ * structs at prepare time. Activations are NHWC int8; weights are in the
+ * physical orders of cortex-m-ops.md §1.3.
+ *
+ * Each function checks only what it cannot work without (NULL pointers,
+ * a scratch buffer smaller than its *_buffer_size()). Shapes and
+ * parameter ranges are validated once by the wrappers at prepare time,
+ * next to the .pte decoding, so that run-time calls stay cheap.
+ *
+ * The files in this folder are the portable C reference. Optimized
+ * variants (__ARM_FEATURE_DSP, __ARM_FEATURE_MVE) will sit next to each
+ * reference and be chosen at compile time; they must stay bit-exact with
+ * it and may ask for more scratch through the same *_buffer_size() calls. */
+#ifndef PTEC_NN_H
+#define PTEC_NN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptec/status.h"
+
+/* A temporary work area. buf may be NULL when size is 0. Contents are
+ * undefined on entry and are not kept. */
+typedef struct ptec_nn_buffer {
+    void *buf;
+    uint32_t size;
+} ptec_nn_buffer;
+
+typedef struct ptec_nn_dims { /* NHWC, or (batches, ..., features) */
+    int32_t n, h, w, c;
+} ptec_nn_dims;
+
+typedef struct ptec_nn_hw {
+    int32_t h, w;
+} ptec_nn_hw;
+
+/* Output clamp in the output's quantized domain. */
+typedef struct ptec_nn_activation {
+    int32_t min, max;
+} ptec_nn_activation;
+
+/* One (multiplier, shift) pair: the real value multiplier * 2^(shift-31). */
+typedef struct ptec_nn_quant {
+    int32_t multiplier, shift;
+} ptec_nn_quant;
+
+/* Per-output-channel pairs, `channels` entries each. */
+typedef struct ptec_nn_per_channel_quant {
+    const int32_t *multipliers;
+    const int32_t *shifts;
+} ptec_nn_per_channel_quant;
+
+/* ---- quantize / dequantize (float32 <-> int8/int16, §3.1, §3.2) ---- */
+
+typedef struct ptec_nn_quantize_params {
+    float scale; /* already narrowed to float, as upstream does */
+    int32_t zero_point;
+    int32_t quant_min, quant_max;
+} ptec_nn_quantize_params;
+
+ptec_status ptec_nn_quantize_f32_s8(const float *input, int8_t *output, uint32_t count,
+                                    const ptec_nn_quantize_params *params);
+ptec_status ptec_nn_quantize_f32_s16(const float *input, int16_t *output, uint32_t count,
+                                     const ptec_nn_quantize_params *params);
+ptec_status ptec_nn_dequantize_s8_f32(const int8_t *input, float *output, uint32_t count,
+                                      const ptec_nn_quantize_params *params);
+ptec_status ptec_nn_dequantize_s16_f32(const int16_t *input, float *output, uint32_t count,
+                                       const ptec_nn_quantize_params *params);
+
+/* ---- element-wise add and mul with channel broadcast (§3.3, §3.4) ----
+ * `large` has `count` elements. `small` has `small_count` elements, either
+ * count (element-wise) or a divisor of count that is repeated along the
+ * innermost dimension (the channel broadcast of a [1,C,1,1] operand). */
+
+typedef struct ptec_nn_add_params {
+    int32_t large_offset, small_offset; /* -zero_point of each input */
+    ptec_nn_quant large_quant, small_quant;
+    int32_t left_shift;                 /* 20 for cortex_m::quantized_add */
+    int32_t output_offset;
+    ptec_nn_quant output_quant;
+    ptec_nn_activation activation;
+} ptec_nn_add_params;
+
+ptec_status ptec_nn_add_s8(const int8_t *large, const int8_t *small, uint32_t count,
+                           uint32_t small_count, int8_t *output, const ptec_nn_add_params *params);
+
+typedef struct ptec_nn_mul_params {
+    int32_t large_offset, small_offset; /* -zero_point of each input */
+    int32_t output_offset;
+    ptec_nn_quant output_quant;
+    ptec_nn_activation activation;
+} ptec_nn_mul_params;
+
+ptec_status ptec_nn_mul_s8(const int8_t *large, const int8_t *small, uint32_t count,
+                           uint32_t small_count, int8_t *output, const ptec_nn_mul_params *params);
+
+/* ---- div (float32 arithmetic, §3.5), same shapes only ---- */
+
+typedef struct ptec_nn_div_params {
+    int32_t numerator_zero_point, denominator_zero_point, output_zero_point;
+    float output_scale; /* s1 / (s2 * s_out), finite */
+} ptec_nn_div_params;
+
+ptec_status ptec_nn_div_s8(const int8_t *numerator, const int8_t *denominator, int8_t *output,
+                           uint32_t count, const ptec_nn_div_params *params);
+ptec_status ptec_nn_div_s16(const int16_t *numerator, const int16_t *denominator,
+                            int16_t *output, uint32_t count, const ptec_nn_div_params *params);
+
+/* ---- 256-entry lookup table (sigmoid, tanh, ...; §3.6) ---- */
+
+ptec_status ptec_nn_lut_s8(const int8_t *input, const int8_t lut[256], int8_t *output,
+                           uint32_t count);
+
+/* ---- minimum / maximum with NumPy broadcasting over 4 dims (§3.7) ----
+ * Each dims array is 4 sizes, outermost first, right-aligned with leading
+ * 1s. An input size must equal the output size or be 1. */
+
+ptec_status ptec_nn_minimum_s8(const int8_t *a, const int32_t a_dims[4], const int8_t *b,
+                               const int32_t b_dims[4], int8_t *output,
+                               const int32_t out_dims[4]);
+ptec_status ptec_nn_maximum_s8(const int8_t *a, const int32_t a_dims[4], const int8_t *b,
+                               const int32_t b_dims[4], int8_t *output,
+                               const int32_t out_dims[4]);
+
+/* ---- fully connected (§3.8) ----
+ * With kernel_sum != NULL the bias form is replaced by
+ * acc = kernel_sum[o] + sum x*(w+filter_offset) (input_offset folded in). */
+
+typedef struct ptec_nn_fc_params {
+    int32_t input_offset, filter_offset, output_offset;
+    ptec_nn_quant quant;
+    ptec_nn_activation activation;
+} ptec_nn_fc_params;
+
+typedef struct ptec_nn_fc_dims {
+    int32_t batches, input_features, output_features;
+} ptec_nn_fc_dims;
+
+ptec_status ptec_nn_fully_connected_s8(const ptec_nn_fc_params *params, const ptec_nn_fc_dims *dims,
+                                       const int8_t *input, const int8_t *weights,
+                                       const int32_t *bias, const int32_t *kernel_sum,
+                                       int8_t *output);
+
+/* ---- convolutions (§3.9 - §3.11) ---- */
+
+typedef struct ptec_nn_conv_params {
+    ptec_nn_hw stride, padding, dilation;
+    int32_t input_offset, output_offset;
+    ptec_nn_activation activation;
+} ptec_nn_conv_params;
+
+/* Grouped convolution: groups = input_dims.c / filter_dims.c.
+ * filter_dims = (Cout, KH, KW, Cin/groups), OHWI. bias may be NULL. */
+uint32_t ptec_nn_convolve_s8_buffer_size(const ptec_nn_dims *input_dims,
+                                         const ptec_nn_dims *filter_dims);
+ptec_status ptec_nn_convolve_s8(ptec_nn_buffer scratch, const ptec_nn_conv_params *params,
+                                const ptec_nn_per_channel_quant *quant,
+                                const ptec_nn_dims *input_dims, const int8_t *input,
+                                const ptec_nn_dims *filter_dims, const int8_t *filter,
+                                const int32_t *bias, const ptec_nn_dims *output_dims,
+                                int8_t *output);
+
+/* filter_dims = (1, KH, KW, Cout), IHWO, Cout = Cin * depth_multiplier. */
+uint32_t ptec_nn_depthwise_conv_s8_buffer_size(const ptec_nn_dims *input_dims,
+                                               const ptec_nn_dims *filter_dims);
+ptec_status ptec_nn_depthwise_conv_s8(ptec_nn_buffer scratch, const ptec_nn_conv_params *params,
+                                      int32_t depth_multiplier,
+                                      const ptec_nn_per_channel_quant *quant,
+                                      const ptec_nn_dims *input_dims, const int8_t *input,
+                                      const ptec_nn_dims *filter_dims, const int8_t *filter,
+                                      const int32_t *bias, const ptec_nn_dims *output_dims,
+                                      int8_t *output);
+
+/* filter_dims = (Cout, KH, KW, Cin), OHWI. Output pixel (oy, ox) receives
+ * input pixel (iy, ix) through tap (ky, kx) when
+ * oy = iy*sh - ph + ky*dh and ox = ix*sw - pw + kx*dw. */
+uint32_t ptec_nn_transpose_conv_s8_buffer_size(const ptec_nn_dims *input_dims,
+                                               const ptec_nn_dims *filter_dims);
+ptec_status ptec_nn_transpose_conv_s8(ptec_nn_buffer scratch, const ptec_nn_conv_params *params,
+                                      const ptec_nn_per_channel_quant *quant,
+                                      const ptec_nn_dims *input_dims, const int8_t *input,
+                                      const ptec_nn_dims *filter_dims, const int8_t *filter,
+                                      const int32_t *bias, const ptec_nn_dims *output_dims,
+                                      int8_t *output);
+
+/* ---- batch matmul (§3.12): out[b] = lhs[b] (MxK) * rhs_t[b]^T (K x N) ---- */
+
+typedef struct ptec_nn_bmm_params {
+    int32_t lhs_offset, rhs_offset, output_offset;
+    ptec_nn_quant quant;
+    ptec_nn_activation activation;
+} ptec_nn_bmm_params;
+
+typedef struct ptec_nn_bmm_dims {
+    int32_t batches, m, n, k;
+} ptec_nn_bmm_dims;
+
+uint32_t ptec_nn_batch_matmul_s8_buffer_size(const ptec_nn_bmm_dims *dims);
+ptec_status ptec_nn_batch_matmul_s8(ptec_nn_buffer scratch, const ptec_nn_bmm_params *params,
+                                    const ptec_nn_bmm_dims *dims, const int8_t *lhs,
+                                    const int8_t *rhs_transposed, int8_t *output);
+
+/* ---- pooling (§3.13, §3.14) ---- */
+
+typedef struct ptec_nn_pool_params {
+    ptec_nn_hw kernel, stride, padding;
+    ptec_nn_activation activation;
+} ptec_nn_pool_params;
+
+/* Average of the in-bounds window positions, rounded half away from zero.
+ * A window without any in-bounds position is an error. */
+uint32_t ptec_nn_avgpool_s8_buffer_size(const ptec_nn_dims *input_dims);
+ptec_status ptec_nn_avgpool_s8(ptec_nn_buffer scratch, const ptec_nn_pool_params *params,
+                               const ptec_nn_dims *input_dims, const int8_t *input,
+                               const ptec_nn_dims *output_dims, int8_t *output);
+
+/* A window without any in-bounds position gives activation.min. */
+ptec_status ptec_nn_maxpool_s8(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
+                               const int8_t *input, const ptec_nn_dims *output_dims,
+                               int8_t *output);
+
+/* ---- softmax over rows (§3.15); the output has scale 1/256, zp -128 ---- */
+
+typedef struct ptec_nn_softmax_params {
+    int32_t input_multiplier;
+    int32_t input_left_shift; /* 0 .. 31 */
+    int32_t diff_min;
+} ptec_nn_softmax_params;
+
+ptec_status ptec_nn_softmax_s8(const int8_t *input, int32_t rows, int32_t row_size,
+                               const ptec_nn_softmax_params *params, int8_t *output);
+
+/* ---- data movement (§3.16, §3.17) ---- */
+
+/* out = in.permute(perm) for contiguous tensors of rank 1..4. */
+ptec_status ptec_nn_transpose_s8(const int8_t *input, const int32_t *input_sizes, int32_t rank,
+                                 const int32_t *perm, int8_t *output);
+
+/* Four physical dims, outermost first. Every output byte not copied from
+ * the input is pad_value. */
+ptec_status ptec_nn_pad_s8(const int8_t *input, const int32_t input_dims[4],
+                           const int32_t pre_pad[4], const int32_t post_pad[4], int8_t pad_value,
+                           int8_t *output);
+
+#endif

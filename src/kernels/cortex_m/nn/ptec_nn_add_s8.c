@@ -1,0 +1,34 @@
+/* int8 addition with independent input scales (cortex-m-ops.md §3.3).
+ *
+ * Both inputs are brought to a common scale with 20 bits of headroom,
+ * summed, then requantized to the output. The small operand repeats with
+ * period small_count, which covers element-wise (small_count == count) and
+ * per-channel broadcast over an NHWC tensor (small_count == C). */
+#include "ptec_nn.h"
+#include "ptec_nn_math.h"
+
+ptec_status ptec_nn_add_s8(const int8_t *large, const int8_t *small, uint32_t count,
+                           uint32_t small_count, int8_t *output, const ptec_nn_add_params *params)
+{
+    if (count == 0) {
+        return PTEC_OK;
+    }
+    if (large == NULL || small == NULL || output == NULL || small_count == 0 ||
+        count % small_count != 0) {
+        return PTEC_INVALID_ARGUMENT;
+    }
+    const ptec_nn_add_params p = *params;
+    for (uint32_t base = 0; base < count; base += small_count) {
+        for (uint32_t i = 0; i < small_count; ++i) {
+            const int32_t a = ptec_nn_wrap_shl(large[base + i] + p.large_offset, p.left_shift);
+            const int32_t b = ptec_nn_wrap_shl(small[i] + p.small_offset, p.left_shift);
+            const int32_t sum =
+                ptec_nn_wrap_add(ptec_nn_requantize(a, p.large_quant.multiplier, p.large_quant.shift),
+                                 ptec_nn_requantize(b, p.small_quant.multiplier, p.small_quant.shift));
+            const int32_t y = ptec_nn_requantize(sum, p.output_quant.multiplier, p.output_quant.shift);
+            output[base + i] = (int8_t)ptec_nn_output_stage(y, p.output_offset, p.activation.min,
+                                                            p.activation.max);
+        }
+    }
+    return PTEC_OK;
+}

@@ -1,0 +1,61 @@
+/* int8 average pooling over raw int8 values (cortex-m-ops.md §3.13).
+ * Padded positions count neither in the sum nor in the divisor; the
+ * quotient is rounded half away from zero. count_include_pad models get an
+ * explicit pad op in front instead. */
+#include "ptec_nn.h"
+#include "ptec_nn_math.h"
+
+uint32_t ptec_nn_avgpool_s8_buffer_size(const ptec_nn_dims *input_dims)
+{
+    (void)input_dims;
+    return 0;
+}
+
+ptec_status ptec_nn_avgpool_s8(ptec_nn_buffer scratch, const ptec_nn_pool_params *params,
+                               const ptec_nn_dims *input_dims, const int8_t *input,
+                               const ptec_nn_dims *output_dims, int8_t *output)
+{
+    (void)scratch;
+    const ptec_nn_dims in = *input_dims;
+    const ptec_nn_dims out = *output_dims;
+    if (in.n != out.n || in.c != out.c) {
+        return PTEC_INVALID_ARGUMENT;
+    }
+    if ((size_t)out.n * (size_t)out.h * (size_t)out.w * (size_t)out.c == 0) {
+        return PTEC_OK;
+    }
+    if (input == NULL || output == NULL) {
+        return PTEC_INVALID_ARGUMENT;
+    }
+    const ptec_nn_pool_params p = *params;
+    int8_t *y = output;
+    for (int32_t n = 0; n < out.n; ++n) {
+        const int8_t *image = input + (size_t)n * (size_t)in.h * (size_t)in.w * (size_t)in.c;
+        for (int32_t oy = 0; oy < out.h; ++oy) {
+            const int32_t y0 = oy * p.stride.h - p.padding.h;
+            const int32_t y_begin = y0 < 0 ? 0 : y0;
+            const int32_t y_end = y0 + p.kernel.h < in.h ? y0 + p.kernel.h : in.h;
+            for (int32_t ox = 0; ox < out.w; ++ox) {
+                const int32_t x0 = ox * p.stride.w - p.padding.w;
+                const int32_t x_begin = x0 < 0 ? 0 : x0;
+                const int32_t x_end = x0 + p.kernel.w < in.w ? x0 + p.kernel.w : in.w;
+                if (y_begin >= y_end || x_begin >= x_end) {
+                    return PTEC_INVALID_ARGUMENT; /* a window entirely in the padding */
+                }
+                const int32_t count = (y_end - y_begin) * (x_end - x_begin);
+                for (int32_t c = 0; c < out.c; ++c) {
+                    int32_t sum = 0;
+                    for (int32_t iy = y_begin; iy < y_end; ++iy) {
+                        const int8_t *x = image + ((size_t)iy * (size_t)in.w) * (size_t)in.c + (size_t)c;
+                        for (int32_t ix = x_begin; ix < x_end; ++ix) {
+                            sum += x[(size_t)ix * (size_t)in.c];
+                        }
+                    }
+                    sum = sum > 0 ? sum + count / 2 : sum - count / 2;
+                    *y++ = (int8_t)ptec_nn_clamp(sum / count, p.activation.min, p.activation.max);
+                }
+            }
+        }
+    }
+    return PTEC_OK;
+}

@@ -1,0 +1,78 @@
+/* int8 2-D convolution, NHWC input, OHWI filter, with groups, stride,
+ * symmetric padding, dilation and batches (cortex-m-ops.md §3.9).
+ *
+ * Padded taps contribute nothing to the accumulator: padding is zero in the
+ * real domain, not in the int8 domain. The reference needs no scratch. */
+#include "ptec_nn.h"
+#include "ptec_nn_math.h"
+
+uint32_t ptec_nn_convolve_s8_buffer_size(const ptec_nn_dims *input_dims,
+                                         const ptec_nn_dims *filter_dims)
+{
+    (void)input_dims;
+    (void)filter_dims;
+    return 0;
+}
+
+ptec_status ptec_nn_convolve_s8(ptec_nn_buffer scratch, const ptec_nn_conv_params *params,
+                                const ptec_nn_per_channel_quant *quant,
+                                const ptec_nn_dims *input_dims, const int8_t *input,
+                                const ptec_nn_dims *filter_dims, const int8_t *filter,
+                                const int32_t *bias, const ptec_nn_dims *output_dims,
+                                int8_t *output)
+{
+    (void)scratch;
+    const ptec_nn_dims in = *input_dims;
+    const ptec_nn_dims f = *filter_dims;
+    const ptec_nn_dims out = *output_dims;
+    if (f.c <= 0 || in.c < f.c || in.c % f.c != 0 || out.c != f.n || f.n % (in.c / f.c) != 0) {
+        return PTEC_INVALID_ARGUMENT;
+    }
+    if ((size_t)out.n * (size_t)out.h * (size_t)out.w * (size_t)out.c == 0) {
+        return PTEC_OK;
+    }
+    if (input == NULL || filter == NULL || output == NULL || quant == NULL) {
+        return PTEC_INVALID_ARGUMENT;
+    }
+    const ptec_nn_conv_params p = *params;
+    const int32_t group_in = f.c;
+    const int32_t group_out = f.n / (in.c / f.c);
+    int8_t *y = output;
+    for (int32_t n = 0; n < out.n; ++n) {
+        const int8_t *image = input + (size_t)n * (size_t)in.h * (size_t)in.w * (size_t)in.c;
+        for (int32_t oy = 0; oy < out.h; ++oy) {
+            const int32_t y0 = oy * p.stride.h - p.padding.h;
+            for (int32_t ox = 0; ox < out.w; ++ox) {
+                const int32_t x0 = ox * p.stride.w - p.padding.w;
+                for (int32_t o = 0; o < out.c; ++o) {
+                    const int32_t in_c0 = (o / group_out) * group_in;
+                    const int8_t *w_o = filter + (size_t)o * (size_t)f.h * (size_t)f.w * (size_t)f.c;
+                    uint32_t acc = bias != NULL ? (uint32_t)bias[o] : 0u;
+                    for (int32_t ky = 0; ky < f.h; ++ky) {
+                        const int32_t iy = y0 + ky * p.dilation.h;
+                        if (iy < 0 || iy >= in.h) {
+                            continue;
+                        }
+                        for (int32_t kx = 0; kx < f.w; ++kx) {
+                            const int32_t ix = x0 + kx * p.dilation.w;
+                            if (ix < 0 || ix >= in.w) {
+                                continue;
+                            }
+                            const int8_t *x =
+                                image + ((size_t)iy * (size_t)in.w + (size_t)ix) * (size_t)in.c + in_c0;
+                            const int8_t *w = w_o + ((size_t)ky * (size_t)f.w + (size_t)kx) * (size_t)f.c;
+                            for (int32_t c = 0; c < group_in; ++c) {
+                                acc += (uint32_t)((x[c] + p.input_offset) * w[c]);
+                            }
+                        }
+                    }
+                    const int32_t r =
+                        ptec_nn_requantize((int32_t)acc, quant->multipliers[o], quant->shifts[o]);
+                    *y++ = (int8_t)ptec_nn_output_stage(r, p.output_offset, p.activation.min,
+                                                        p.activation.max);
+                }
+            }
+        }
+    }
+    return PTEC_OK;
+}

@@ -1,0 +1,150 @@
+/* Fixed-point primitives shared by the int8 kernels, bit-exact with
+ * CMSIS-NN's default (scalar) build: cortex-m-ops.md §1.6 and §3.15.
+ *
+ * Where CMSIS-NN relies on int32 wrap-around (accumulators, shifted
+ * values), these helpers wrap explicitly through uint32_t so that the same
+ * bits come out without undefined behaviour. Casting an out-of-range
+ * uint32_t/int64_t to int32_t is implementation-defined in C11; GCC and
+ * Clang define it as reduction modulo 2^32, which is what we want. */
+#ifndef PTEC_NN_MATH_H
+#define PTEC_NN_MATH_H
+
+#include <stdint.h>
+
+static inline int32_t ptec_nn_wrap_add(int32_t a, int32_t b)
+{
+    return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
+/* a * 2^shift modulo 2^32, shift in [0, 31]. */
+static inline int32_t ptec_nn_wrap_shl(int32_t a, int32_t shift)
+{
+    return (int32_t)((uint32_t)a << shift);
+}
+
+static inline int32_t ptec_nn_clamp(int32_t v, int32_t lo, int32_t hi)
+{
+    return v < lo ? lo : (v > hi ? hi : v);
+}
+
+/* x / 2^exponent, ties away from zero. exponent in [0, 63]; CMSIS-NN only
+ * ever uses [0, 31], larger values come from softmax on long rows. */
+static inline int32_t ptec_nn_round_shift(int32_t x, int32_t exponent)
+{
+    if (exponent <= 0) {
+        return x;
+    }
+    if (exponent > 31) {
+        /* |x| <= 2^31 <= 2^(exponent-1): only x == INT32_MIN at exactly
+         * exponent 32 is a tie, which rounds away from zero. */
+        return (x == INT32_MIN && exponent == 32) ? -1 : 0;
+    }
+    const int32_t mask = (int32_t)((1u << exponent) - 1u);
+    const int32_t remainder = x & mask;
+    const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+    return (x >> exponent) + (remainder > threshold ? 1 : 0);
+}
+
+/* (a*b + 2^30) >> 31 without saturation: ties towards +infinity. Only
+ * INT32_MIN * INT32_MIN leaves int32, and wraps as on the target. */
+static inline int32_t ptec_nn_doubling_high_mult_no_sat(int32_t a, int32_t b)
+{
+    const int64_t product = (int64_t)a * (int64_t)b + ((int64_t)1 << 30);
+    return (int32_t)(product >> 31);
+}
+
+/* v * multiplier * 2^(shift-31), shift in [-31, 31] (§1.6). */
+static inline int32_t ptec_nn_requantize(int32_t v, int32_t multiplier, int32_t shift)
+{
+    const int32_t left = shift > 0 ? shift : 0;
+    const int32_t right = shift > 0 ? 0 : -shift;
+    return ptec_nn_round_shift(ptec_nn_doubling_high_mult_no_sat(ptec_nn_wrap_shl(v, left), multiplier),
+                               right);
+}
+
+/* clamp(v + offset, lo, hi) for a requantized v of any size: the clamp is
+ * done before the addition so that it cannot overflow (offset, lo and hi
+ * are small by the wrappers' checks). */
+static inline int32_t ptec_nn_output_stage(int32_t v, int32_t offset, int32_t lo, int32_t hi)
+{
+    if (v > hi - offset) {
+        return hi;
+    }
+    if (v < lo - offset) {
+        return lo;
+    }
+    return v + offset;
+}
+
+/* Saturating doubling high multiply, ties away from zero (gemmlowp's
+ * SaturatingRoundingDoublingHighMul, used by softmax). */
+static inline int32_t ptec_nn_doubling_high_mult(int32_t a, int32_t b)
+{
+    if (a == INT32_MIN && b == INT32_MIN) {
+        return INT32_MAX;
+    }
+    const int64_t product = (int64_t)a * (int64_t)b;
+    const int64_t nudge = product >= 0 ? ((int64_t)1 << 30) : (1 - ((int64_t)1 << 30));
+    return (int32_t)((product + nudge) / ((int64_t)1 << 31));
+}
+
+/* v * 2^exponent saturated to int32, exponent in [0, 30]. */
+static inline int32_t ptec_nn_saturating_shl(int32_t v, int32_t exponent)
+{
+    const int32_t limit = (int32_t)((1u << (31 - exponent)) - 1u);
+    if (v > limit) {
+        return INT32_MAX;
+    }
+    if (v < -limit) {
+        return INT32_MIN;
+    }
+    return ptec_nn_wrap_shl(v, exponent);
+}
+
+/* exp(v / 2^26) in Q0.31 for v <= 0 (Q5.26 input). */
+static inline int32_t ptec_nn_exp_on_negative(int32_t v)
+{
+    if (v == 0) {
+        return INT32_MAX;
+    }
+    static const int32_t exp_of_power[7] = {1672461947, 1302514674, 790015084, 290630308,
+                                            39332535,   720401,     242};
+    /* Split v = f - rem with f in [-1/4, 0) and rem a multiple of 1/4. */
+    const int32_t f = (v & ((1 << 24) - 1)) - (1 << 24);
+    const int32_t rem = f - v;
+    /* exp(f) = e^(-1/8) * exp(x) with x = f + 1/8, by a Taylor series. */
+    const int32_t x = f * 32 + (1 << 28);
+    const int32_t x2 = ptec_nn_doubling_high_mult(x, x);
+    const int32_t x3 = ptec_nn_doubling_high_mult(x2, x);
+    const int32_t x4 = ptec_nn_doubling_high_mult(x2, x2);
+    const int32_t x4_over_4 = ptec_nn_round_shift(x4, 2);
+    const int32_t poly = ptec_nn_wrap_add(
+        x, ptec_nn_round_shift(
+               ptec_nn_wrap_add(ptec_nn_doubling_high_mult(ptec_nn_wrap_add(x4_over_4, x3), 715827883),
+                                x2),
+               1));
+    int32_t result = ptec_nn_wrap_add(1895147668, ptec_nn_doubling_high_mult(1895147668, poly));
+    for (int k = 0; k < 7; ++k) {
+        if (rem & (1 << (24 + k))) {
+            result = ptec_nn_doubling_high_mult(result, exp_of_power[k]);
+        }
+    }
+    return result;
+}
+
+/* 1 / (1 + x) in Q0.31 for x = v / 2^31 in [0, 1): three Newton-Raphson
+ * steps in Q2.29 from the usual 48/17 - 32/17 * d first guess. */
+static inline int32_t ptec_nn_one_over_one_plus_x(int32_t v)
+{
+    const int64_t sum = (int64_t)v + INT32_MAX;
+    const int32_t half_denominator = (int32_t)((sum + 1) / 2);
+    int32_t y = ptec_nn_wrap_add(1515870810, ptec_nn_doubling_high_mult(half_denominator, -1010580540));
+    for (int i = 0; i < 3; ++i) {
+        const int32_t error = (int32_t)((uint32_t)(1 << 29) -
+                                        (uint32_t)ptec_nn_doubling_high_mult(half_denominator, y));
+        y = ptec_nn_wrap_add(y, ptec_nn_saturating_shl(ptec_nn_doubling_high_mult(y, error), 2));
+    }
+    return ptec_nn_saturating_shl(y, 1);
+}
+
+#endif

@@ -1,0 +1,244 @@
+/* Method inputs, outputs, profiling buffers and instruction names. */
+#include <string.h>
+
+#include "runtime/runtime_internal.h"
+
+static ptec_value *io_value(const ptec_method *m, uint32_t vec, size_t index)
+{
+    uint32_t value = fb_le32(m->program->data + vec + 4u * index);
+    return &m->values[value];
+}
+
+static ptec_status io_info(const ptec_method *m, uint32_t vec, size_t count, size_t index,
+                           ptec_tensor_info *info)
+{
+    if (m == NULL || info == NULL || !m->loaded) {
+        return PTEC_INVALID_STATE;
+    }
+    if (index >= count) {
+        return PTEC_NOT_FOUND;
+    }
+    const ptec_value *v = io_value(m, vec, index);
+    memset(info, 0, sizeof *info);
+    info->kind = (ptec_value_kind)v->kind;
+    if (v->kind == PTEC_VALUE_TENSOR) {
+        const ptec_tensor *t = v->u.tensor;
+        info->dtype = t->dtype;
+        info->rank = t->rank;
+        info->sizes = t->sizes;
+        info->dim_order = t->dim_order;
+        info->nbytes = t->nbytes;
+        info->planned = (t->flags & PTEC_TENSOR_PLANNED) != 0;
+        info->data = t->data;
+    }
+    return PTEC_OK;
+}
+
+size_t ptec_method_input_count(const ptec_method *m)
+{
+    return m != NULL && m->loaded ? m->input_count : 0;
+}
+
+size_t ptec_method_output_count(const ptec_method *m)
+{
+    return m != NULL && m->loaded ? m->output_count : 0;
+}
+
+ptec_status ptec_method_input_info(const ptec_method *m, size_t index, ptec_tensor_info *info)
+{
+    return io_info(m, m != NULL ? m->inputs_vec : 0, m != NULL ? m->input_count : 0, index, info);
+}
+
+ptec_status ptec_method_output_info(const ptec_method *m, size_t index, ptec_tensor_info *info)
+{
+    return io_info(m, m != NULL ? m->outputs_vec : 0, m != NULL ? m->output_count : 0, index, info);
+}
+
+static ptec_status io_fail(ptec_method *m, ptec_status status, const char *what, size_t index,
+                           const char *message)
+{
+    ptec_detail_fmt f;
+    ptec_detail_begin(&f, m->program, status, -1, NULL, 0);
+    ptec_detail_str(&f, what);
+    ptec_detail_str(&f, PTEC_MSG(" "));
+    ptec_detail_u64(&f, index);
+    ptec_detail_str(&f, PTEC_MSG(": "));
+    ptec_detail_str(&f, message);
+    return ptec_detail_end(&f);
+}
+
+/* Checks a caller's tensor against input `index`; returns the tensor. */
+static ptec_status check_input(ptec_method *m, size_t index, ptec_dtype dtype, const int32_t *sizes,
+                               size_t rank, const void *data, size_t nbytes, ptec_tensor **out)
+{
+    if (m == NULL || !m->loaded) {
+        return PTEC_INVALID_STATE;
+    }
+    if (index >= m->input_count) {
+        return io_fail(m, PTEC_INVALID_ARGUMENT, PTEC_MSG("input"), index, PTEC_MSG("no such input"));
+    }
+    ptec_value *v = io_value(m, m->inputs_vec, index);
+    if (v->kind != PTEC_VALUE_TENSOR) {
+        return io_fail(m, PTEC_INVALID_ARGUMENT, PTEC_MSG("input"), index, PTEC_MSG("not a tensor (its value is fixed by the program)"));
+    }
+    ptec_tensor *t = v->u.tensor;
+    if ((int)dtype != t->dtype) {
+        ptec_detail_fmt f;
+        ptec_detail_begin(&f, m->program, PTEC_INVALID_ARGUMENT, -1, NULL, 0);
+        ptec_detail_str(&f, PTEC_MSG("input "));
+        ptec_detail_u64(&f, index);
+        ptec_detail_str(&f, PTEC_MSG(": dtype "));
+        ptec_detail_str(&f, ptec_dtype_name(dtype));
+        ptec_detail_str(&f, PTEC_MSG(" given, program expects "));
+        ptec_detail_str(&f, ptec_dtype_name(t->dtype));
+        return ptec_detail_end(&f);
+    }
+    if (sizes != NULL) {
+        bool same = rank == t->rank;
+        for (size_t d = 0; same && d < rank; ++d) {
+            same = sizes[d] == t->sizes[d];
+        }
+        if (!same) {
+            ptec_detail_fmt f;
+            ptec_detail_begin(&f, m->program, PTEC_INVALID_ARGUMENT, -1, NULL, 0);
+            ptec_detail_str(&f, PTEC_MSG("input "));
+            ptec_detail_u64(&f, index);
+            ptec_detail_str(&f, PTEC_MSG(": shape ["));
+            for (size_t d = 0; d < rank; ++d) {
+                ptec_detail_str(&f, d ? PTEC_MSG(",") : PTEC_MSG(""));
+                ptec_detail_i64(&f, sizes[d]);
+            }
+            ptec_detail_str(&f, PTEC_MSG("] given, program expects ["));
+            for (size_t d = 0; d < t->rank; ++d) {
+                ptec_detail_str(&f, d ? PTEC_MSG(",") : PTEC_MSG(""));
+                ptec_detail_i64(&f, t->sizes[d]);
+            }
+            ptec_detail_str(&f, PTEC_MSG("]"));
+            return ptec_detail_end(&f);
+        }
+    }
+    if (nbytes != t->nbytes) {
+        ptec_detail_fmt f;
+        ptec_detail_begin(&f, m->program, PTEC_INVALID_ARGUMENT, -1, NULL, 0);
+        ptec_detail_str(&f, PTEC_MSG("input "));
+        ptec_detail_u64(&f, index);
+        ptec_detail_str(&f, PTEC_MSG(": "));
+        ptec_detail_u64(&f, nbytes);
+        ptec_detail_str(&f, PTEC_MSG(" bytes given, program expects "));
+        ptec_detail_u64(&f, t->nbytes);
+        return ptec_detail_end(&f);
+    }
+    if (data == NULL && nbytes > 0) {
+        return io_fail(m, PTEC_INVALID_ARGUMENT, PTEC_MSG("input"), index, PTEC_MSG("data is NULL"));
+    }
+    *out = t;
+    return PTEC_OK;
+}
+
+ptec_status ptec_method_set_input(ptec_method *m, size_t index, ptec_dtype dtype, const int32_t *sizes,
+                                  size_t rank, const void *data, size_t nbytes)
+{
+    ptec_tensor *t;
+    ptec_status st = check_input(m, index, dtype, sizes, rank, data, nbytes, &t);
+    if (st != PTEC_OK) {
+        return st;
+    }
+    if (!(t->flags & PTEC_TENSOR_PLANNED)) {
+        return io_fail(m, PTEC_INVALID_STATE, PTEC_MSG("input"), index,
+                       PTEC_MSG("not memory-planned: give it memory with ptec_method_bind_input"));
+    }
+    if (nbytes > 0) {
+        memmove(t->data, data, nbytes);
+    }
+    m->input_set[index] = 1;
+    return PTEC_OK;
+}
+
+ptec_status ptec_method_bind_input(ptec_method *m, size_t index, ptec_dtype dtype, const int32_t *sizes,
+                                   size_t rank, void *data, size_t nbytes)
+{
+    ptec_tensor *t;
+    ptec_status st = check_input(m, index, dtype, sizes, rank, data, nbytes, &t);
+    if (st != PTEC_OK) {
+        return st;
+    }
+    if (t->flags & PTEC_TENSOR_PLANNED) {
+        /* Other values may alias the planned bytes (views), so they must hold the data. */
+        return io_fail(m, PTEC_INVALID_STATE, PTEC_MSG("input"), index,
+                       PTEC_MSG("memory-planned: copy into it with ptec_method_set_input"));
+    }
+    t->data = data;
+    m->input_set[index] = 1;
+    return PTEC_OK;
+}
+
+ptec_status ptec_method_bind_output(ptec_method *m, size_t index, void *data, size_t nbytes)
+{
+    if (m == NULL || !m->loaded) {
+        return PTEC_INVALID_STATE;
+    }
+    if (index >= m->output_count) {
+        return io_fail(m, PTEC_INVALID_ARGUMENT, PTEC_MSG("output"), index, PTEC_MSG("no such output"));
+    }
+    ptec_value *v = io_value(m, m->outputs_vec, index);
+    if (v->kind != PTEC_VALUE_TENSOR) {
+        return io_fail(m, PTEC_INVALID_ARGUMENT, PTEC_MSG("output"), index, PTEC_MSG("not a tensor"));
+    }
+    ptec_tensor *t = v->u.tensor;
+    if (t->flags & (PTEC_TENSOR_PLANNED | PTEC_TENSOR_CONSTANT)) {
+        return io_fail(m, PTEC_INVALID_STATE, PTEC_MSG("output"), index, PTEC_MSG("already has memory (planned or constant)"));
+    }
+    if (nbytes < t->nbytes || (data == NULL && t->nbytes > 0)) {
+        return io_fail(m, PTEC_INVALID_ARGUMENT, PTEC_MSG("output"), index, PTEC_MSG("buffer smaller than the output"));
+    }
+    t->data = data;
+    return PTEC_OK;
+}
+
+ptec_status ptec_method_output(const ptec_method *m, size_t index, const ptec_tensor **tensor)
+{
+    if (m == NULL || tensor == NULL || !m->loaded) {
+        return PTEC_INVALID_STATE;
+    }
+    if (index >= m->output_count) {
+        return PTEC_NOT_FOUND;
+    }
+    const ptec_value *v = io_value(m, m->outputs_vec, index);
+    if (v->kind != PTEC_VALUE_TENSOR) {
+        return PTEC_INVALID_TYPE;
+    }
+    *tensor = v->u.tensor;
+    return PTEC_OK;
+}
+
+ptec_status ptec_method_set_profile(ptec_method *m, uint64_t *ticks, size_t count)
+{
+    if (m == NULL || !m->loaded) {
+        return PTEC_INVALID_STATE;
+    }
+    if (ticks != NULL && count < m->instruction_count) {
+        return PTEC_INVALID_ARGUMENT;
+    }
+    m->profile = ticks;
+    m->profile_count = ticks != NULL ? count : 0;
+    return PTEC_OK;
+}
+
+size_t ptec_method_instruction_count(const ptec_method *m)
+{
+    return m != NULL && m->loaded ? m->instruction_count : 0;
+}
+
+ptec_status ptec_method_instruction_name(const ptec_method *m, size_t index, const char **name,
+                                         size_t *name_len)
+{
+    if (m == NULL || !m->loaded) {
+        return PTEC_INVALID_STATE;
+    }
+    if (index >= m->instruction_count) {
+        return PTEC_NOT_FOUND;
+    }
+    *name = m->instrs[index].name != NULL ? m->instrs[index].name : "?";
+    *name_len = m->instrs[index].name != NULL ? m->instrs[index].name_len : 1u;
+    return PTEC_OK;
+}

@@ -1,0 +1,653 @@
+/* Method loading. One walk over the plan serves both the requirements pass
+ * (no memory: it only counts bytes) and the real load (it places the same
+ * objects, in the same order, in the caller's metadata buffer). Sharing the
+ * walk is what makes the reported requirements exact. */
+#include <string.h>
+
+#include "runtime/pte_schema.h"
+#include "runtime/runtime_internal.h"
+
+#define META_ALIGN 8u
+
+typedef struct meta_arena {
+    uint8_t *base; /* NULL when only measuring */
+    size_t used;
+} meta_arena;
+
+static void *meta_take(meta_arena *a, size_t bytes)
+{
+    size_t at = (a->used + META_ALIGN - 1u) & ~(size_t)(META_ALIGN - 1u);
+    a->used = at + bytes;
+    return a->base != NULL ? a->base + at : NULL;
+}
+
+static size_t align16(size_t n)
+{
+    return (n + 15u) & ~(size_t)15u;
+}
+
+static ptec_status instr_fail(ptec_exec_ctx *ctx, ptec_status status, const char *what)
+{
+    ptec_detail_fmt f;
+    ptec_detail_begin(&f, ctx->program, status, ctx->instruction, ctx->op_name, ctx->op_name_len);
+    ptec_detail_str(&f, what);
+    return ptec_detail_end(&f);
+}
+
+static ptec_status ctx_init(ptec_exec_ctx *ctx, ptec_program *program, const char *name)
+{
+    memset(ctx, 0, sizeof *ctx);
+    ctx->program = program;
+    ctx->instruction = -1;
+    if (program == NULL || program->data == NULL) {
+        return PTEC_INVALID_STATE;
+    }
+    ptec_detail_clear(program);
+    ctx->fb = program_fb(program);
+    ptec_status st = ptec_plan_find(program, name, &ctx->plan);
+    if (st != PTEC_OK) {
+        return st;
+    }
+    fb_vector sizes;
+    if (!ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_VALUES, 4, &ctx->values) ||
+        !ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_NON_CONST_BUFFER_SIZES, 8, &sizes)) {
+        return ptec_detail_fail(program, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed execution plan"));
+    }
+    if (sizes.count > PTEC_MAX_PLANNED_BUFFERS + 1u) {
+        return ptec_detail_fail(program, PTEC_NOT_SUPPORTED, PTEC_MSG("more than 8 planned buffers"));
+    }
+    ctx->planned_count = sizes.count > 0 ? sizes.count - 1u : 0u;
+    for (uint32_t i = 0; i < ctx->planned_count; ++i) {
+        uint64_t size = fb_le64(ctx->fb.base + sizes.data + 8u * (i + 1u));
+        if (size > SIZE_MAX / 2u) {
+            return ptec_detail_fail(program, PTEC_INVALID_PROGRAM, PTEC_MSG("planned buffer size out of range"));
+        }
+        ctx->planned_size[i] = size;
+    }
+    return PTEC_OK;
+}
+
+/* Value-index vectors (inputs, outputs): each entry must name a value. */
+static ptec_status index_vector(ptec_exec_ctx *ctx, unsigned field, fb_vector *v, const char *what)
+{
+    if (!ptec_fb_vec(&ctx->fb, &ctx->plan, field, 4, v)) {
+        return instr_fail(ctx, PTEC_INVALID_PROGRAM, what);
+    }
+    for (uint32_t i = 0; i < v->count; ++i) {
+        if (fb_le32(ctx->fb.base + v->data + 4u * i) >= ctx->values.count) {
+            return instr_fail(ctx, PTEC_INVALID_PROGRAM, what);
+        }
+    }
+    return PTEC_OK;
+}
+
+static bool vector_contains(const ptec_exec_ctx *ctx, const fb_vector *v, uint32_t value)
+{
+    for (uint32_t i = 0; i < v->count; ++i) {
+        if (fb_le32(ctx->fb.base + v->data + 4u * i) == value) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m,
+                                const fb_vector *inputs, const fb_vector *outputs)
+{
+    ptec_value *values = meta_take(meta, sizeof(ptec_value) * ctx->values.count);
+    for (uint32_t i = 0; i < ctx->values.count; ++i) {
+        ptec_value scratch_value;
+        ptec_tensor scratch_tensor;
+        ptec_value *v = values != NULL ? &values[i] : &scratch_value;
+        uint8_t tag;
+        fb_table ev;
+        if (!ptec_fb_vec_table(&ctx->fb, &ctx->values, i, &ev) || !ptec_fb_u8(&ctx->fb, &ev, EVALUE_TYPE, 0, &tag)) {
+            return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed values table"));
+        }
+        ptec_tensor *t = &scratch_tensor;
+        if (tag == PTEC_VALUE_TENSOR) {
+            ptec_tensor *placed = meta_take(meta, sizeof(ptec_tensor));
+            if (placed != NULL) {
+                t = placed;
+            }
+        }
+        ptec_status st = ptec_value_parse(ctx, i, v, t);
+        if (st != PTEC_OK) {
+            return st;
+        }
+        if (v->kind == PTEC_VALUE_TENSOR && !(t->flags & (PTEC_TENSOR_CONSTANT | PTEC_TENSOR_PLANNED)) &&
+            t->nbytes > 0 && !vector_contains(ctx, inputs, i) && !vector_contains(ctx, outputs, i)) {
+            ptec_detail_fmt f;
+            ptec_detail_begin(&f, ctx->program, PTEC_INVALID_PROGRAM, -1, NULL, 0);
+            ptec_detail_str(&f, PTEC_MSG("value "));
+            ptec_detail_u64(&f, i);
+            ptec_detail_str(&f, PTEC_MSG(": tensor has no memory (not constant, not planned, not an input or output)"));
+            return ptec_detail_end(&f);
+        }
+    }
+    if (m != NULL) {
+        m->values = values;
+    }
+    return PTEC_OK;
+}
+
+static ptec_status load_delegates(ptec_exec_ctx *ctx, meta_arena *meta, fb_vector *delegates,
+                                  ptec_delegate_instance **out)
+{
+    if (!ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_DELEGATES, 4, delegates)) {
+        return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed delegates table"));
+    }
+    ptec_delegate_instance *instances = meta_take(meta, sizeof(ptec_delegate_instance) * delegates->count);
+    for (uint32_t i = 0; i < delegates->count; ++i) {
+        fb_table entry;
+        const char *id;
+        uint32_t id_len;
+        ptec_delegate_blob blob;
+        if (!ptec_fb_vec_table(&ctx->fb, delegates, i, &entry)) {
+            return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed delegate entry"));
+        }
+        ptec_status st = ptec_delegate_locate(ctx->program, &entry, &id, &id_len, &blob);
+        if (st != PTEC_OK) {
+            return st;
+        }
+        const ptec_backend *backend = ptec_backend_find(id, id_len);
+        if (backend == NULL) {
+            ptec_detail_fmt f;
+            ptec_detail_begin(&f, ctx->program, PTEC_NOT_FOUND, -1, NULL, 0);
+            ptec_detail_str(&f, PTEC_MSG("backend "));
+            ptec_detail_strn(&f, id, id_len);
+            ptec_detail_str(&f, PTEC_MSG(" not available in this build (delegate "));
+            ptec_detail_u64(&f, i);
+            ptec_detail_str(&f, PTEC_MSG(", "));
+            ptec_detail_u64(&f, blob.size);
+            ptec_detail_str(&f, PTEC_MSG("-byte blob)"));
+            return ptec_detail_end(&f);
+        }
+        void *handle = meta_take(meta, backend->handle_size);
+        if (instances != NULL) {
+            instances[i].backend = backend;
+            instances[i].handle = handle;
+            st = backend->init(handle, &blob);
+            if (st != PTEC_OK) {
+                ptec_detail_fmt f;
+                ptec_detail_begin(&f, ctx->program, st, -1, NULL, 0);
+                ptec_detail_str(&f, PTEC_MSG("backend "));
+                ptec_detail_str(&f, backend->name);
+                ptec_detail_str(&f, PTEC_MSG(" refused delegate "));
+                ptec_detail_u64(&f, i);
+                return ptec_detail_end(&f);
+            }
+        }
+    }
+    *out = instances;
+    return PTEC_OK;
+}
+
+/* Reads an instruction's value-index list into the op's argv. In the
+ * measuring pass the values are decoded into the caller's temporaries. */
+typedef struct arg_temps {
+    ptec_value values[PTEC_MAX_OP_ARGS];
+    ptec_tensor tensors[PTEC_MAX_OP_ARGS];
+    ptec_value *pointers[PTEC_MAX_OP_ARGS];
+} arg_temps;
+
+static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_table *call, unsigned field,
+                             ptec_op *op, arg_temps *temps)
+{
+    fb_vector args;
+    if (!ptec_fb_vec(&ctx->fb, call, field, 4, &args)) {
+        return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed argument list"));
+    }
+    if (args.count > PTEC_MAX_OP_ARGS) {
+        return instr_fail(ctx, PTEC_NOT_SUPPORTED, PTEC_MSG("more than 32 arguments"));
+    }
+    ptec_value **argv = meta_take(meta, sizeof(ptec_value *) * args.count);
+    for (uint32_t i = 0; i < args.count; ++i) {
+        uint32_t index = fb_le32(ctx->fb.base + args.data + 4u * i);
+        if (index >= ctx->values.count) {
+            return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("argument names no value"));
+        }
+        if (argv != NULL) {
+            argv[i] = &ctx->method->values[index];
+        } else {
+            ptec_status st = ptec_value_parse(ctx, index, &temps->values[i], &temps->tensors[i]);
+            if (st != PTEC_OK) {
+                return st;
+            }
+            temps->pointers[i] = &temps->values[i];
+        }
+    }
+    op->argv = argv != NULL ? argv : temps->pointers;
+    op->argc = (uint16_t)args.count;
+    return PTEC_OK;
+}
+
+/* Finds the kernel for "name" + "." + "overload" (or just "name"). */
+static const ptec_kernel *find_kernel(const char *name, uint32_t name_len, const char *overload,
+                                      uint32_t overload_len)
+{
+    /* Lengths first: the names come from the file and may hold a NUL. */
+    size_t wanted = overload_len == 0 ? name_len : (size_t)name_len + 1u + overload_len;
+    for (size_t i = 0; i < ptec_kernel_count(); ++i) {
+        const char *k = ptec_kernel_at(i)->name;
+        if (strlen(k) != wanted || memcmp(k, name, name_len) != 0) {
+            continue;
+        }
+        if (overload_len == 0 || (k[name_len] == '.' && memcmp(k + name_len + 1u, overload, overload_len) == 0)) {
+            return ptec_kernel_at(i);
+        }
+    }
+    return NULL;
+}
+
+static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, const fb_table *call,
+                                       ptec_instr *instr, size_t *scratch)
+{
+    fb_vector operators;
+    fb_table op_table;
+    uint32_t op_index;
+    const char *name, *overload;
+    uint32_t name_len, overload_len;
+    if (!ptec_fb_u32(&ctx->fb, call, KERNEL_CALL_OP_INDEX, 0, &op_index) ||
+        !ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_OPERATORS, 4, &operators) || op_index >= operators.count ||
+        !ptec_fb_vec_table(&ctx->fb, &operators, op_index, &op_table) ||
+        !ptec_fb_string(&ctx->fb, &op_table, OPERATOR_NAME, &name, &name_len) ||
+        !ptec_fb_string(&ctx->fb, &op_table, OPERATOR_OVERLOAD, &overload, &overload_len)) {
+        return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("kernel call names no valid operator"));
+    }
+    const ptec_kernel *kernel = find_kernel(name, name_len, overload, overload_len);
+    if (kernel == NULL) {
+        ptec_detail_fmt f;
+        ptec_detail_begin(&f, ctx->program, PTEC_OPERATOR_MISSING, ctx->instruction, NULL, 0);
+        ptec_detail_str(&f, PTEC_MSG("operator "));
+        ptec_detail_strn(&f, name, name_len);
+        if (overload_len > 0) {
+            ptec_detail_str(&f, PTEC_MSG("."));
+            ptec_detail_strn(&f, overload, overload_len);
+        }
+        ptec_detail_str(&f, PTEC_MSG(" is not in this build"));
+        return ptec_detail_end(&f);
+    }
+    if (kernel->state_size > PTEC_MAX_KERNEL_STATE) {
+        return instr_fail(ctx, PTEC_INTERNAL, PTEC_MSG("kernel state larger than PTEC_MAX_KERNEL_STATE"));
+    }
+    ctx->op_name = kernel->name;
+    ctx->op_name_len = (uint32_t)strlen(kernel->name);
+    instr->name = ctx->op_name;
+    instr->name_len = ctx->op_name_len;
+
+    arg_temps temps;
+    uint64_t state_temp[PTEC_MAX_KERNEL_STATE / 8u];
+    ptec_op *op = &instr->op;
+    ptec_status st = bind_args(ctx, meta, call, KERNEL_CALL_ARGS, op, &temps);
+    if (st != PTEC_OK) {
+        return st;
+    }
+    op->kernel = kernel;
+    op->ctx = ctx;
+    op->state = meta_take(meta, kernel->state_size);
+    if (op->state == NULL) {
+        memset(state_temp, 0, sizeof state_temp);
+        op->state = state_temp;
+    }
+    op->scratch = NULL;
+    op->scratch_bytes = 0;
+    st = kernel->prepare(op);
+    if (st != PTEC_OK) {
+        if (ctx->program->error.status != st) {
+            return instr_fail(ctx, st, PTEC_MSG("prepare failed"));
+        }
+        return st;
+    }
+    if (op->scratch_bytes > *scratch) {
+        *scratch = op->scratch_bytes;
+    }
+    if (ctx->method == NULL) {
+        op->argv = NULL; /* the temporaries die with this frame */
+        op->state = NULL;
+    }
+    return PTEC_OK;
+}
+
+static ptec_status check_move(ptec_exec_ctx *ctx, int32_t from, int32_t to)
+{
+    ptec_value a, b;
+    ptec_tensor ta, tb;
+    ptec_status st;
+    if ((st = ptec_value_parse(ctx, (uint32_t)from, &a, &ta)) != PTEC_OK ||
+        (st = ptec_value_parse(ctx, (uint32_t)to, &b, &tb)) != PTEC_OK) {
+        return st;
+    }
+    /* Kernels were prepared against the destination's metadata: a move may
+     * only swap in a value they can take unchanged. */
+    if (a.kind != b.kind ||
+        (a.kind == PTEC_VALUE_TENSOR && (ta.dtype != tb.dtype || !ptec_tensor_same_shape(&ta, &tb)))) {
+        return instr_fail(ctx, PTEC_NOT_SUPPORTED, PTEC_MSG("move between values of different kind or shape"));
+    }
+    return PTEC_OK;
+}
+
+static ptec_status check_condition(ptec_exec_ctx *ctx, int32_t cond)
+{
+    ptec_value v;
+    ptec_tensor t;
+    ptec_status st = ptec_value_parse(ctx, (uint32_t)cond, &v, &t);
+    if (st != PTEC_OK) {
+        return st;
+    }
+    if (v.kind != PTEC_VALUE_BOOL && !(v.kind == PTEC_VALUE_TENSOR && t.dtype == PTEC_DTYPE_BOOL)) {
+        return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("jump condition is neither a Bool nor a bool tensor"));
+    }
+    return PTEC_OK;
+}
+
+static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, const fb_vector *delegates,
+                                      ptec_delegate_instance *instances, size_t *scratch)
+{
+    fb_vector chains, instructions;
+    fb_table chain;
+    if (!ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_CHAINS, 4, &chains)) {
+        return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed chains"));
+    }
+    if (chains.count != 1) {
+        return instr_fail(ctx, PTEC_NOT_SUPPORTED, PTEC_MSG("methods must have exactly one chain"));
+    }
+    if (!ptec_fb_vec_table(&ctx->fb, &chains, 0, &chain) ||
+        !ptec_fb_vec(&ctx->fb, &chain, CHAIN_INSTRUCTIONS, 4, &instructions)) {
+        return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed chain"));
+    }
+    ptec_instr *instrs = meta_take(meta, sizeof(ptec_instr) * instructions.count);
+    for (uint32_t i = 0; i < instructions.count; ++i) {
+        ptec_instr temp;
+        ptec_instr *instr = instrs != NULL ? &instrs[i] : &temp;
+        fb_table it, call;
+        uint8_t kind;
+        bool has_call;
+        memset(instr, 0, sizeof *instr);
+        ctx->instruction = (int32_t)i;
+        ctx->op_name = NULL;
+        ctx->op_name_len = 0;
+        if (!ptec_fb_vec_table(&ctx->fb, &instructions, i, &it) || !ptec_fb_u8(&ctx->fb, &it, INSTRUCTION_TYPE, 0, &kind) ||
+            !ptec_fb_subtable(&ctx->fb, &it, INSTRUCTION_ARGS, &call, &has_call) || !has_call) {
+            return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed instruction"));
+        }
+        instr->kind = kind;
+        uint32_t a = 0, b = 0;
+        ptec_status st = PTEC_OK;
+        switch (kind) {
+        case INSTR_KERNEL_CALL:
+            st = prepare_kernel_call(ctx, meta, &call, instr, scratch);
+            break;
+        case INSTR_DELEGATE_CALL: {
+            arg_temps temps;
+            if (!ptec_fb_u32(&ctx->fb, &call, DELEGATE_CALL_INDEX, 0, &a) || a >= delegates->count) {
+                return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("delegate call names no delegate"));
+            }
+            st = bind_args(ctx, meta, &call, DELEGATE_CALL_ARGS, &instr->op, &temps);
+            instr->delegate = instances != NULL ? &instances[a] : NULL;
+            if (instr->delegate != NULL) {
+                instr->name = instr->delegate->backend->name;
+                instr->name_len = (uint32_t)strlen(instr->name);
+            } else {
+                instr->op.argv = NULL;
+            }
+            break;
+        }
+        case INSTR_MOVE_CALL:
+            if (!ptec_fb_u32(&ctx->fb, &call, MOVE_FROM, 0, &a) || !ptec_fb_u32(&ctx->fb, &call, MOVE_TO, 0, &b) ||
+                a >= ctx->values.count || b >= ctx->values.count) {
+                return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("move names no value"));
+            }
+            st = check_move(ctx, (int32_t)a, (int32_t)b);
+            instr->name = "move";
+            break;
+        case INSTR_JUMP_FALSE_CALL:
+            if (!ptec_fb_u32(&ctx->fb, &call, JUMP_COND, 0, &a) || !ptec_fb_u32(&ctx->fb, &call, JUMP_DEST, 0, &b) ||
+                a >= ctx->values.count || b >= instructions.count) {
+                return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("jump names no value or instruction"));
+            }
+            st = check_condition(ctx, (int32_t)a);
+            instr->name = "jump_false";
+            break;
+        case INSTR_FREE_CALL:
+            /* Static memory only: nothing is ever freed, so this is a no-op. */
+            if (!ptec_fb_u32(&ctx->fb, &call, FREE_VALUE, 0, &a) || a >= ctx->values.count) {
+                return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("free names no value"));
+            }
+            instr->name = "free";
+            break;
+        default:
+            return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("unknown instruction kind"));
+        }
+        if (st != PTEC_OK) {
+            return st;
+        }
+        if (instr->name_len == 0 && instr->name != NULL) {
+            instr->name_len = (uint32_t)strlen(instr->name);
+        }
+        instr->a = (int32_t)a;
+        instr->b = (int32_t)b;
+    }
+    ctx->instruction = -1;
+    ctx->op_name = NULL;
+    if (ctx->method != NULL) {
+        ctx->method->instrs = instrs;
+        ctx->method->instruction_count = instructions.count;
+    }
+    return PTEC_OK;
+}
+
+/* The shared walk. `m` NULL: measure only. */
+static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, size_t *scratch)
+{
+    fb_vector inputs, outputs, delegates;
+    ptec_delegate_instance *instances = NULL;
+    ptec_exec_ctx *placed = meta_take(meta, sizeof(ptec_exec_ctx));
+    if (placed != NULL) {
+        *placed = *ctx;
+        ctx = placed;
+        ctx->method = m;
+        m->ctx = placed;
+    }
+    ptec_status st;
+    if ((st = index_vector(ctx, PLAN_INPUTS, &inputs, "malformed inputs list")) != PTEC_OK ||
+        (st = index_vector(ctx, PLAN_OUTPUTS, &outputs, "malformed outputs list")) != PTEC_OK ||
+        (st = parse_values(ctx, meta, m, &inputs, &outputs)) != PTEC_OK) {
+        return st;
+    }
+    uint8_t *input_set = meta_take(meta, inputs.count);
+    if ((st = load_delegates(ctx, meta, &delegates, &instances)) != PTEC_OK) {
+        return st;
+    }
+    if (m != NULL) {
+        m->delegates = instances; /* so that unload can destroy them if a later step fails */
+        m->delegate_count = delegates.count;
+    }
+    if ((st = build_instructions(ctx, meta, &delegates, instances, scratch)) != PTEC_OK) {
+        return st;
+    }
+    if (m != NULL) {
+        m->inputs_vec = inputs.data;
+        m->input_count = inputs.count;
+        m->outputs_vec = outputs.data;
+        m->output_count = outputs.count;
+        m->input_set = input_set;
+        memset(input_set, 0, inputs.count);
+    }
+    return PTEC_OK;
+}
+
+ptec_status ptec_method_requirements(ptec_program *program, const char *name, ptec_requirements *req)
+{
+    ptec_exec_ctx ctx;
+    if (req == NULL) {
+        return PTEC_INVALID_ARGUMENT;
+    }
+    memset(req, 0, sizeof *req);
+    ptec_status st = ctx_init(&ctx, program, name);
+    if (st != PTEC_OK) {
+        return st;
+    }
+    meta_arena meta = {NULL, 0};
+    size_t scratch = 0;
+    st = walk(&ctx, &meta, NULL, &scratch);
+    if (st != PTEC_OK) {
+        return st;
+    }
+    req->metadata_bytes = meta.used;
+    req->planned_count = ctx.planned_count;
+    req->scratch_bytes = scratch;
+    req->total_bytes = align16(meta.used) + scratch;
+    for (uint32_t i = 0; i < ctx.planned_count; ++i) {
+        req->planned_bytes[i] = (size_t)ctx.planned_size[i];
+        req->total_bytes += align16(req->planned_bytes[i]);
+    }
+    return PTEC_OK;
+}
+
+static ptec_status shortfall(ptec_program *p, const char *region, int64_t id, size_t need, size_t got)
+{
+    ptec_detail_fmt f;
+    ptec_detail_begin(&f, p, PTEC_MEMORY_ALLOCATION_FAILED, -1, NULL, 0);
+    ptec_detail_str(&f, region);
+    if (id >= 0) {
+        ptec_detail_str(&f, PTEC_MSG(" "));
+        ptec_detail_i64(&f, id);
+    }
+    ptec_detail_str(&f, PTEC_MSG(" too small: need "));
+    ptec_detail_u64(&f, need);
+    ptec_detail_str(&f, PTEC_MSG(" bytes, got "));
+    ptec_detail_u64(&f, got);
+    ptec_detail_str(&f, PTEC_MSG(" (short by "));
+    ptec_detail_u64(&f, need - got);
+    ptec_detail_str(&f, PTEC_MSG(")"));
+    return ptec_detail_end(&f);
+}
+
+static bool misaligned(const void *p)
+{
+    return ((uintptr_t)p % PTEC_BUFFER_ALIGN) != 0;
+}
+
+static ptec_status check_memory(ptec_program *p, const ptec_requirements *req, const ptec_memory *mem)
+{
+    if (mem->metadata_size < req->metadata_bytes) {
+        return shortfall(p, PTEC_MSG("metadata buffer"), -1, req->metadata_bytes, mem->metadata_size);
+    }
+    if (mem->planned_count < req->planned_count) {
+        return shortfall(p, PTEC_MSG("planned buffer (memory id)"), (int64_t)mem->planned_count + 1,
+                         req->planned_bytes[mem->planned_count], 0);
+    }
+    for (size_t i = 0; i < req->planned_count; ++i) {
+        if (mem->planned_size[i] < req->planned_bytes[i]) {
+            return shortfall(p, PTEC_MSG("planned buffer (memory id)"), (int64_t)i + 1, req->planned_bytes[i],
+                             mem->planned_size[i]);
+        }
+        if (req->planned_bytes[i] > 0 && (mem->planned[i] == NULL || misaligned(mem->planned[i]))) {
+            return ptec_detail_fail(p, PTEC_INVALID_ARGUMENT, PTEC_MSG("planned buffers must be non-NULL and 16-byte aligned"));
+        }
+    }
+    if (mem->scratch_size < req->scratch_bytes) {
+        return shortfall(p, PTEC_MSG("scratch buffer"), -1, req->scratch_bytes, mem->scratch_size);
+    }
+    if (mem->metadata == NULL || misaligned(mem->metadata) ||
+        (req->scratch_bytes > 0 && (mem->scratch == NULL || misaligned(mem->scratch)))) {
+        return ptec_detail_fail(p, PTEC_INVALID_ARGUMENT, PTEC_MSG("metadata and scratch buffers must be non-NULL and 16-byte aligned"));
+    }
+    return PTEC_OK;
+}
+
+ptec_status ptec_method_load(ptec_method *m, ptec_program *program, const char *name, const ptec_memory *mem)
+{
+    ptec_requirements req;
+    ptec_exec_ctx ctx;
+    if (m == NULL || mem == NULL) {
+        return PTEC_INVALID_ARGUMENT;
+    }
+    memset(m, 0, sizeof *m);
+    m->program = program;
+    ptec_status st = ptec_method_requirements(program, name, &req);
+    if (st != PTEC_OK) {
+        return st;
+    }
+    if ((st = check_memory(program, &req, mem)) != PTEC_OK) {
+        return st;
+    }
+    if ((st = ctx_init(&ctx, program, name)) != PTEC_OK) {
+        return st;
+    }
+    for (uint32_t i = 0; i < ctx.planned_count; ++i) {
+        ctx.planned_base[i] = mem->planned[i];
+    }
+    meta_arena meta = {mem->metadata, 0};
+    size_t scratch = 0;
+    if ((st = walk(&ctx, &meta, m, &scratch)) != PTEC_OK) {
+        ptec_method_unload(m);
+        return st;
+    }
+    if (meta.used != req.metadata_bytes || scratch != req.scratch_bytes) {
+        ptec_method_unload(m);
+        return ptec_detail_fail(program, PTEC_INTERNAL, PTEC_MSG("load used other sizes than the requirements pass"));
+    }
+    m->plan = ctx.plan.pos;
+    m->values_vec = ctx.values.data;
+    m->value_count = ctx.values.count;
+    m->scratch = req.scratch_bytes ? mem->scratch : NULL;
+    m->scratch_size = req.scratch_bytes;
+    for (uint32_t i = 0; i < m->instruction_count; ++i) {
+        m->instrs[i].op.ctx = m->ctx;
+        m->instrs[i].op.scratch = m->instrs[i].op.scratch_bytes ? m->scratch : NULL;
+    }
+    m->loaded = true;
+    return PTEC_OK;
+}
+
+ptec_status ptec_method_load_single(ptec_method *m, ptec_program *program, const char *name, void *buffer,
+                                    size_t size)
+{
+    ptec_requirements req;
+    ptec_memory mem;
+    if (m == NULL) {
+        return PTEC_INVALID_ARGUMENT;
+    }
+    memset(m, 0, sizeof *m);
+    ptec_status st = ptec_method_requirements(program, name, &req);
+    if (st != PTEC_OK) {
+        return st;
+    }
+    if (size < req.total_bytes) {
+        return shortfall(program, PTEC_MSG("single buffer"), -1, req.total_bytes, size);
+    }
+    if (buffer == NULL || misaligned(buffer)) {
+        return ptec_detail_fail(program, PTEC_INVALID_ARGUMENT, PTEC_MSG("buffer must be non-NULL and 16-byte aligned"));
+    }
+    uint8_t *at = buffer;
+    memset(&mem, 0, sizeof mem);
+    mem.metadata = at;
+    mem.metadata_size = req.metadata_bytes;
+    at += align16(req.metadata_bytes);
+    mem.planned_count = req.planned_count;
+    for (size_t i = 0; i < req.planned_count; ++i) {
+        mem.planned[i] = at;
+        mem.planned_size[i] = req.planned_bytes[i];
+        at += align16(req.planned_bytes[i]);
+    }
+    mem.scratch = at;
+    mem.scratch_size = req.scratch_bytes;
+    return ptec_method_load(m, program, name, &mem);
+}
+
+void ptec_method_unload(ptec_method *m)
+{
+    if (m == NULL) {
+        return;
+    }
+    for (uint32_t i = 0; m->delegates != NULL && i < m->delegate_count; ++i) {
+        if (m->delegates[i].backend != NULL && m->delegates[i].backend->destroy != NULL) {
+            m->delegates[i].backend->destroy(m->delegates[i].handle);
+        }
+    }
+    m->delegates = NULL;
+    m->delegate_count = 0;
+    m->loaded = false;
+}

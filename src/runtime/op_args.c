@@ -1,0 +1,216 @@
+/* Checked argument access for kernels' prepare(), with error detail that
+ * names the instruction, the operator and the argument. */
+#include <string.h>
+
+#include "runtime/runtime_internal.h"
+
+static const char *const kind_names[] = {"None", "None", "Int", "Bool", "Double", "Tensor",
+                                         "String", "IntList", "DoubleList", "BoolList",
+                                         "TensorList", "OptionalTensorList"};
+
+ptec_status ptec_op_fail(ptec_op *op, ptec_status status, int arg, const char *message)
+{
+    ptec_exec_ctx *ctx = op->ctx;
+    ptec_detail_fmt f;
+    ptec_detail_begin(&f, ctx->program, status, ctx->instruction, ctx->op_name, ctx->op_name_len);
+    if (arg >= 0) {
+        ptec_detail_str(&f, PTEC_MSG("arg "));
+        ptec_detail_i64(&f, arg);
+        ptec_detail_str(&f, PTEC_MSG(": "));
+    }
+    ptec_detail_str(&f, message);
+    return ptec_detail_end(&f);
+}
+
+static ptec_status kind_fail(ptec_op *op, size_t i, const char *wanted)
+{
+    ptec_exec_ctx *ctx = op->ctx;
+    ptec_detail_fmt f;
+    ptec_detail_begin(&f, ctx->program, PTEC_INVALID_ARGUMENT, ctx->instruction, ctx->op_name, ctx->op_name_len);
+    ptec_detail_str(&f, PTEC_MSG("arg "));
+    ptec_detail_u64(&f, i);
+    if (i >= op->argc) {
+        ptec_detail_str(&f, PTEC_MSG(": missing (the call has "));
+        ptec_detail_u64(&f, op->argc);
+        ptec_detail_str(&f, PTEC_MSG(" arguments)"));
+    } else {
+        uint8_t kind = op->argv[i]->kind;
+        ptec_detail_str(&f, PTEC_MSG(": expected "));
+        ptec_detail_str(&f, wanted);
+        ptec_detail_str(&f, PTEC_MSG(", got "));
+        ptec_detail_str(&f, kind <= PTEC_VALUE_OPTIONAL_TENSOR_LIST ? kind_names[kind] : PTEC_MSG("?"));
+    }
+    return ptec_detail_end(&f);
+}
+
+static const ptec_value *arg_of_kind(ptec_op *op, size_t i, uint8_t kind)
+{
+    return i < op->argc && op->argv[i]->kind == kind ? op->argv[i] : NULL;
+}
+
+ptec_status ptec_op_expect_argc(ptec_op *op, size_t argc)
+{
+    if (op->argc != argc) {
+        ptec_exec_ctx *ctx = op->ctx;
+        ptec_detail_fmt f;
+        ptec_detail_begin(&f, ctx->program, PTEC_INVALID_PROGRAM, ctx->instruction, ctx->op_name, ctx->op_name_len);
+        ptec_detail_str(&f, PTEC_MSG("expected "));
+        ptec_detail_u64(&f, argc);
+        ptec_detail_str(&f, PTEC_MSG(" arguments, got "));
+        ptec_detail_u64(&f, op->argc);
+        return ptec_detail_end(&f);
+    }
+    return PTEC_OK;
+}
+
+ptec_status ptec_op_get_tensor(ptec_op *op, size_t i, ptec_tensor **out)
+{
+    const ptec_value *v = arg_of_kind(op, i, PTEC_VALUE_TENSOR);
+    if (v == NULL) {
+        return kind_fail(op, i, PTEC_MSG("Tensor"));
+    }
+    *out = v->u.tensor;
+    return PTEC_OK;
+}
+
+ptec_status ptec_op_get_optional_tensor(ptec_op *op, size_t i, ptec_tensor **out)
+{
+    if (ptec_op_arg_is_null(op, i)) {
+        *out = NULL;
+        return PTEC_OK;
+    }
+    return ptec_op_get_tensor(op, i, out);
+}
+
+ptec_status ptec_op_get_out(ptec_op *op, ptec_tensor **out)
+{
+    if (op->argc < 2) {
+        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, -1, PTEC_MSG("an out-variant call needs out and return slots"));
+    }
+    ptec_status st = ptec_op_get_tensor(op, op->argc - 2u, out);
+    if (st != PTEC_OK) {
+        return st;
+    }
+    const ptec_value *ret = op->argv[op->argc - 1u];
+    if (ret->kind != PTEC_VALUE_TENSOR || ret->u.tensor->data != (*out)->data ||
+        ret->u.tensor->nbytes != (*out)->nbytes) {
+        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, (int)op->argc - 1, PTEC_MSG("return slot does not repeat out"));
+    }
+    if ((*out)->flags & PTEC_TENSOR_CONSTANT) {
+        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, (int)op->argc - 2, PTEC_MSG("out is a constant tensor"));
+    }
+    return PTEC_OK;
+}
+
+ptec_status ptec_op_get_int(ptec_op *op, size_t i, int64_t *out)
+{
+    const ptec_value *v = arg_of_kind(op, i, PTEC_VALUE_INT);
+    if (v == NULL) {
+        return kind_fail(op, i, PTEC_MSG("Int"));
+    }
+    *out = v->u.i;
+    return PTEC_OK;
+}
+
+ptec_status ptec_op_get_int32(ptec_op *op, size_t i, int32_t *out)
+{
+    int64_t v = 0;
+    ptec_status st = ptec_op_get_int(op, i, &v);
+    if (st != PTEC_OK) {
+        return st;
+    }
+    if (v < INT32_MIN || v > INT32_MAX) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, PTEC_MSG("value does not fit in int32"));
+    }
+    *out = (int32_t)v;
+    return PTEC_OK;
+}
+
+ptec_status ptec_op_get_double(ptec_op *op, size_t i, double *out)
+{
+    const ptec_value *v = arg_of_kind(op, i, PTEC_VALUE_DOUBLE);
+    if (v == NULL) {
+        return kind_fail(op, i, PTEC_MSG("Double"));
+    }
+    *out = v->u.d;
+    return PTEC_OK;
+}
+
+ptec_status ptec_op_get_bool(ptec_op *op, size_t i, bool *out)
+{
+    const ptec_value *v = arg_of_kind(op, i, PTEC_VALUE_BOOL);
+    if (v == NULL) {
+        return kind_fail(op, i, PTEC_MSG("Bool"));
+    }
+    *out = v->u.b;
+    return PTEC_OK;
+}
+
+ptec_status ptec_op_get_scalar(ptec_op *op, size_t i, double *out)
+{
+    if (arg_of_kind(op, i, PTEC_VALUE_INT) != NULL) {
+        *out = (double)op->argv[i]->u.i;
+        return PTEC_OK;
+    }
+    if (arg_of_kind(op, i, PTEC_VALUE_BOOL) != NULL) {
+        *out = op->argv[i]->u.b ? 1.0 : 0.0;
+        return PTEC_OK;
+    }
+    if (arg_of_kind(op, i, PTEC_VALUE_DOUBLE) != NULL) {
+        *out = op->argv[i]->u.d;
+        return PTEC_OK;
+    }
+    return kind_fail(op, i, PTEC_MSG("Int or Double"));
+}
+
+ptec_status ptec_op_get_int_list(ptec_op *op, size_t i, int64_t *out, size_t max, size_t *count,
+                                 bool allow_null)
+{
+    *count = 0;
+    if (allow_null && ptec_op_arg_is_null(op, i)) {
+        return PTEC_OK;
+    }
+    const ptec_value *v = arg_of_kind(op, i, PTEC_VALUE_INT_LIST);
+    if (v == NULL) {
+        return kind_fail(op, i, PTEC_MSG("IntList"));
+    }
+    if (v->count > max) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, PTEC_MSG("int list longer than the operator allows"));
+    }
+    for (uint32_t j = 0; j < v->count; ++j) {
+        /* Items are boxed: each names an Int value, which no instruction of a
+         * static program rewrites, so the program's copy is the value. */
+        uint32_t index = (uint32_t)fb_le64(v->u.items + 8u * j);
+        ptec_status st = ptec_value_read_int(op->ctx, index, &out[j]);
+        if (st != PTEC_OK) {
+            return st;
+        }
+    }
+    *count = v->count;
+    return PTEC_OK;
+}
+
+ptec_status ptec_op_get_int32_list(ptec_op *op, size_t i, int32_t *out, size_t max, size_t *count,
+                                   bool allow_null)
+{
+    int64_t wide[PTEC_MAX_RANK];
+    if (max > PTEC_MAX_RANK) {
+        max = PTEC_MAX_RANK;
+    }
+    ptec_status st = ptec_op_get_int_list(op, i, wide, max, count, allow_null);
+    if (st != PTEC_OK) {
+        return st;
+    }
+    for (size_t j = 0; j < *count; ++j) {
+        if (wide[j] < INT32_MIN || wide[j] > INT32_MAX) {
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, PTEC_MSG("list item does not fit in int32"));
+        }
+        out[j] = (int32_t)wide[j];
+    }
+    return PTEC_OK;
+}
+
+bool ptec_op_arg_is_null(const ptec_op *op, size_t i)
+{
+    return i < op->argc && op->argv[i]->kind == PTEC_VALUE_NULL;
+}

@@ -1,0 +1,236 @@
+/* Program: the file header, the segment table and where constants live. */
+#include <string.h>
+
+#include "runtime/pte_schema.h"
+#include "runtime/runtime_internal.h"
+
+#define HEADER_MAGIC_POS 8u
+#define HEADER_MIN_LEN 24u
+
+static ptec_status read_extended_header(ptec_program *p)
+{
+    const uint8_t *d = p->data;
+    p->program_size = p->size;
+    p->segment_base = 0;
+    p->segment_data_size = 0;
+    if (p->size < HEADER_MAGIC_POS + 8u || memcmp(d + HEADER_MAGIC_POS, "eh00", 4) != 0) {
+        return PTEC_OK;
+    }
+    uint32_t len = fb_le32(d + 12);
+    if (len < HEADER_MIN_LEN || p->size < HEADER_MAGIC_POS + (size_t)len) {
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("extended header is shorter than 24 bytes or truncated"));
+    }
+    uint64_t program_size = fb_le64(d + 16);
+    p->segment_base = fb_le64(d + 24);
+    p->segment_data_size = len >= 32u ? fb_le64(d + 32) : 0u;
+    uint64_t needed = program_size;
+    if (p->segment_base != 0 || p->segment_data_size != 0) {
+        if (p->segment_base < program_size || p->segment_data_size > UINT64_MAX - p->segment_base) {
+            return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("extended header: segments overlap the program"));
+        }
+        needed = p->segment_base + p->segment_data_size;
+    }
+    if (program_size < HEADER_MAGIC_POS + (uint64_t)len || program_size > UINT32_MAX) {
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("extended header: bad program_size"));
+    }
+    if (needed > p->size) {
+        ptec_detail_fmt f;
+        ptec_detail_begin(&f, p, PTEC_INVALID_PROGRAM, -1, NULL, 0);
+        ptec_detail_str(&f, PTEC_MSG("file truncated: header says "));
+        ptec_detail_u64(&f, needed);
+        ptec_detail_str(&f, PTEC_MSG(" bytes, got "));
+        ptec_detail_u64(&f, p->size);
+        return ptec_detail_end(&f);
+    }
+    p->program_size = (size_t)program_size;
+    return PTEC_OK;
+}
+
+static ptec_status locate_constants(ptec_program *p, const fb_view *fb, const fb_table *root)
+{
+    fb_table cseg;
+    bool present;
+    p->constants = NULL;
+    p->constants_size = 0;
+    p->constant_offsets = 0;
+    p->constant_count = 0;
+    p->legacy_buffers = 0;
+    p->legacy_count = 0;
+    if (!ptec_fb_subtable(fb, root, PROGRAM_CONSTANT_SEGMENT, &cseg, &present)) {
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed constant_segment"));
+    }
+    if (present) {
+        fb_vector offsets;
+        uint32_t seg_index;
+        if (!ptec_fb_vec(fb, &cseg, SUBSEGMENT_OFFSETS, 8, &offsets) ||
+            !ptec_fb_u32(fb, &cseg, SUBSEGMENT_INDEX, 0, &seg_index)) {
+            return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed constant_segment"));
+        }
+        if (offsets.count > 1u) {
+            ptec_status st = ptec_segment_find(p, seg_index, &p->constants, &p->constants_size);
+            if (st != PTEC_OK) {
+                return st;
+            }
+            p->constant_offsets = offsets.data;
+            p->constant_count = offsets.count;
+            return PTEC_OK;
+        }
+        if (offsets.count == 1u) {
+            return PTEC_OK; /* only the placeholder: no constants */
+        }
+    }
+    fb_vector legacy;
+    if (!ptec_fb_vec(fb, root, PROGRAM_CONSTANT_BUFFER, 4, &legacy)) {
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed constant_buffer"));
+    }
+    p->legacy_buffers = legacy.data;
+    p->legacy_count = legacy.count;
+    return PTEC_OK;
+}
+
+ptec_status ptec_program_init(ptec_program *p, const void *data, size_t size)
+{
+    if (p == NULL) {
+        return PTEC_INVALID_ARGUMENT;
+    }
+    memset(p, 0, sizeof *p);
+    ptec_detail_clear(p);
+    p->data = data;
+    p->size = size;
+    if (data == NULL) {
+        return ptec_detail_fail(p, PTEC_INVALID_ARGUMENT, PTEC_MSG("program data is NULL"));
+    }
+    if (((uintptr_t)data % PTEC_BUFFER_ALIGN) != 0) {
+        return ptec_detail_fail(p, PTEC_INVALID_ARGUMENT, PTEC_MSG("program data must be 16-byte aligned"));
+    }
+    if (size < 8u || size > UINT32_MAX) {
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("file too small to be a .pte"));
+    }
+    const uint8_t *d = data;
+    if (memcmp(d + 4, "ET12", 4) != 0) {
+        if (d[4] == 'E' && d[5] == 'T') {
+            return ptec_detail_fail(p, PTEC_INVALID_PROGRAM,
+                               PTEC_MSG("unsupported .pte schema version (identifier is not ET12)"));
+        }
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("not a .pte file (no ET12 identifier)"));
+    }
+    ptec_status st = read_extended_header(p);
+    if (st != PTEC_OK) {
+        return st;
+    }
+    fb_view fb = program_fb(p);
+    fb_table root;
+    p->root = fb_le32(d);
+    if (!ptec_fb_table_at(&fb, p->root, &root)) {
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("root table outside the file"));
+    }
+    fb_vector plans;
+    if (!ptec_fb_vec(&fb, &root, PROGRAM_EXECUTION_PLAN, 4, &plans) || plans.count == 0) {
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("program has no methods"));
+    }
+    return locate_constants(p, &fb, &root);
+}
+
+ptec_status ptec_segment_find(ptec_program *p, uint32_t index, const uint8_t **data, size_t *size)
+{
+    fb_view fb = program_fb(p);
+    fb_table root, seg;
+    fb_vector segments;
+    uint64_t offset, length;
+    if (!ptec_fb_table_at(&fb, p->root, &root) || !ptec_fb_vec(&fb, &root, PROGRAM_SEGMENTS, 4, &segments)) {
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed segment table"));
+    }
+    if (index >= segments.count) {
+        ptec_detail_fmt f;
+        ptec_detail_begin(&f, p, PTEC_INVALID_PROGRAM, -1, NULL, 0);
+        ptec_detail_str(&f, PTEC_MSG("segment "));
+        ptec_detail_u64(&f, index);
+        ptec_detail_str(&f, PTEC_MSG(" does not exist"));
+        return ptec_detail_end(&f);
+    }
+    if (!ptec_fb_vec_table(&fb, &segments, index, &seg) || !ptec_fb_u64(&fb, &seg, SEGMENT_OFFSET, 0, &offset) ||
+        !ptec_fb_u64(&fb, &seg, SEGMENT_SIZE, 0, &length)) {
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed segment entry"));
+    }
+    uint64_t start = p->segment_base + offset;
+    if (p->segment_base == 0 || offset > p->size || start > p->size || length > p->size - start) {
+        ptec_detail_fmt f;
+        ptec_detail_begin(&f, p, PTEC_INVALID_PROGRAM, -1, NULL, 0);
+        ptec_detail_str(&f, PTEC_MSG("segment "));
+        ptec_detail_u64(&f, index);
+        ptec_detail_str(&f, PTEC_MSG(" lies outside the file"));
+        return ptec_detail_end(&f);
+    }
+    *data = p->data + start;
+    *size = (size_t)length;
+    return PTEC_OK;
+}
+
+size_t ptec_program_method_count(const ptec_program *p)
+{
+    fb_view fb = program_fb(p);
+    fb_table root;
+    fb_vector plans;
+    if (p->data == NULL || !ptec_fb_table_at(&fb, p->root, &root) ||
+        !ptec_fb_vec(&fb, &root, PROGRAM_EXECUTION_PLAN, 4, &plans)) {
+        return 0;
+    }
+    return plans.count;
+}
+
+ptec_status ptec_program_method_name(const ptec_program *p, size_t index, const char **name,
+                                     size_t *name_len)
+{
+    fb_view fb = program_fb(p);
+    fb_table root, plan;
+    fb_vector plans;
+    const char *s;
+    uint32_t len;
+    if (p->data == NULL || !ptec_fb_table_at(&fb, p->root, &root) ||
+        !ptec_fb_vec(&fb, &root, PROGRAM_EXECUTION_PLAN, 4, &plans)) {
+        return PTEC_INVALID_STATE;
+    }
+    if (index >= plans.count) {
+        return PTEC_NOT_FOUND;
+    }
+    if (!ptec_fb_vec_table(&fb, &plans, (uint32_t)index, &plan) || !ptec_fb_string(&fb, &plan, PLAN_NAME, &s, &len)) {
+        return PTEC_INVALID_PROGRAM;
+    }
+    *name = s;
+    *name_len = len;
+    return PTEC_OK;
+}
+
+ptec_status ptec_plan_find(ptec_program *p, const char *name, fb_table *plan)
+{
+    fb_view fb = program_fb(p);
+    fb_table root;
+    fb_vector plans;
+    if (p->data == NULL) {
+        return PTEC_INVALID_STATE;
+    }
+    if (!ptec_fb_table_at(&fb, p->root, &root) || !ptec_fb_vec(&fb, &root, PROGRAM_EXECUTION_PLAN, 4, &plans)) {
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed execution_plan"));
+    }
+    const char *wanted = name != NULL ? name : "forward";
+    size_t wanted_len = strlen(wanted);
+    for (uint32_t i = 0; i < plans.count; ++i) {
+        const char *s;
+        uint32_t len;
+        if (!ptec_fb_vec_table(&fb, &plans, i, plan) || !ptec_fb_string(&fb, plan, PLAN_NAME, &s, &len)) {
+            return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed execution plan"));
+        }
+        if (len == wanted_len && memcmp(s, wanted, len) == 0) {
+            return PTEC_OK;
+        }
+    }
+    if (name == NULL && ptec_fb_vec_table(&fb, &plans, 0, plan)) {
+        return PTEC_OK;
+    }
+    ptec_detail_fmt f;
+    ptec_detail_begin(&f, p, PTEC_NOT_FOUND, -1, NULL, 0);
+    ptec_detail_str(&f, PTEC_MSG("no method named '"));
+    ptec_detail_str(&f, wanted);
+    ptec_detail_str(&f, PTEC_MSG("'"));
+    return ptec_detail_end(&f);
+}

@@ -1,0 +1,80 @@
+/* Runtime-private types shared by the files of src/runtime. */
+#ifndef PTEC_RUNTIME_INTERNAL_H
+#define PTEC_RUNTIME_INTERNAL_H
+
+#include "ptec/ptec.h"
+#include "runtime/flatbuffer.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "ptec hands tensors' little-endian bytes to kernels as they are: little-endian targets only"
+#endif
+
+/* Everything an instruction needs to reach its program while loading or
+ * running. In the requirements pass `method` is NULL and planned buffers
+ * have no address. */
+typedef struct ptec_exec_ctx {
+    ptec_program *program;
+    ptec_method *method;
+    fb_view fb;
+    fb_table plan;
+    fb_vector values;
+    uint32_t planned_count;
+    uint64_t planned_size[PTEC_MAX_PLANNED_BUFFERS];
+    uint8_t *planned_base[PTEC_MAX_PLANNED_BUFFERS];
+    int32_t instruction;  /* the one being prepared or run, for error detail */
+    const char *op_name;
+    uint32_t op_name_len;
+} ptec_exec_ctx;
+
+typedef struct ptec_delegate_instance {
+    const ptec_backend *backend;
+    void *handle;
+} ptec_delegate_instance;
+
+typedef struct ptec_instr {
+    ptec_op op;          /* kernel and delegate calls: argv, state, scratch */
+    const char *name;    /* for reports; NUL-terminated for kernels */
+    uint32_t name_len;
+    uint8_t kind;        /* INSTR_* */
+    int32_t a, b;        /* move: from, to; jump: cond, dest; free: value */
+    ptec_delegate_instance *delegate;
+} ptec_instr;
+
+/* Error detail ----------------------------------------------------------- */
+typedef struct ptec_detail_fmt {
+    ptec_program *program;
+    uint32_t len;
+} ptec_detail_fmt;
+
+void ptec_detail_begin(ptec_detail_fmt *f, ptec_program *program, ptec_status status, int32_t instruction,
+                  const char *op_name, uint32_t op_name_len);
+void ptec_detail_str(ptec_detail_fmt *f, const char *s);
+void ptec_detail_strn(ptec_detail_fmt *f, const char *s, size_t n);
+void ptec_detail_u64(ptec_detail_fmt *f, uint64_t v);
+void ptec_detail_i64(ptec_detail_fmt *f, int64_t v);
+ptec_status ptec_detail_end(ptec_detail_fmt *f);
+/* One-message shorthand without instruction context. */
+ptec_status ptec_detail_fail(ptec_program *program, ptec_status status, const char *message);
+void ptec_detail_clear(ptec_program *program);
+
+/* Program helpers -------------------------------------------------------- */
+static inline fb_view program_fb(const ptec_program *p)
+{
+    fb_view fb = {p->data, (uint32_t)p->program_size};
+    return fb;
+}
+ptec_status ptec_plan_find(ptec_program *program, const char *name, fb_table *plan);
+/* Segment `index` as a byte range of the file. */
+ptec_status ptec_segment_find(ptec_program *program, uint32_t index, const uint8_t **data,
+                            size_t *size);
+
+ptec_status ptec_delegate_locate(ptec_program *program, const fb_table *delegate, const char **id,
+                          uint32_t *id_len, ptec_delegate_blob *blob);
+
+/* Values ----------------------------------------------------------------- */
+/* Decodes value `index`. A tensor is written to *tensor and linked from out. */
+ptec_status ptec_value_parse(ptec_exec_ctx *ctx, uint32_t index, ptec_value *out, ptec_tensor *tensor);
+/* Reads an Int value straight from the program (boxed int list items). */
+ptec_status ptec_value_read_int(ptec_exec_ctx *ctx, uint32_t index, int64_t *out);
+
+#endif

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The runtime and kernel libraries may only need string.h and math.h from libc:
+# no heap, no stdio. Lists every symbol they need from outside themselves that
+# is not on the allow list.
+set -euo pipefail
+allowed='^(memcpy|memmove|memset|memcmp|strlen|strncmp|strcmp|nearbyintf|roundf|floorf|ceilf|expf|logf|tanhf|sqrtf|fabsf|floor|ceil|fabs|round|nearbyint|exp|log|lrintf|frexp|ldexp|__stack_chk_fail)$'
+defined=$(for lib in "$@"; do nm --defined-only --format=just-symbols "$lib"; done | sort -u)
+needed=$(for lib in "$@"; do nm -u --format=just-symbols "$lib"; done | sort -u)
+bad=$(comm -23 <(echo "$needed") <(echo "$defined") | grep -vE "$allowed" || true)
+if [ -n "$bad" ]; then
+  echo "the runtime needs symbols outside string.h/math.h:"; echo "$bad" | sed 's/^/  /'
+  echo "0 passed, 1 failed"; exit 1
+fi
+echo "runtime + kernels need only: $(comm -23 <(echo "$needed") <(echo "$defined") | tr '\n' ' ')"
+echo "1 passed, 0 failed"

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# ptec-run end to end on the upstream samples: outputs byte-identical to
+# upstream's, clear one-line errors with a non-zero exit for bad input.
+set -uo pipefail
+run=$1; models=$2/models/upstream; out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
+pass=0; fail=0
+check() { if eval "$2"; then pass=$((pass+1)); else echo "FAIL: $1"; fail=$((fail+1)); fi; }
+
+"$run" "$models/add.pte" --input "$models/inputs/add_in0.f32.bin" --input "$models/inputs/add_in1.f32.bin" \
+  --output-dir "$out/add" >"$out/add.log"
+check "add outputs" "cmp -s $out/add/output0.bin $models/expected/add_inputs.out0.f32.bin"
+check "add npy written" "[ -s $out/add/output0.npy ]"
+check "report shows planned memory" "grep -q 'planned:   48 bytes (memory id 1)' $out/add.log"
+"$run" "$models/add_arduino.pte" --input ones --output-dir "$out/ard" --repeat 3 --profile >"$out/ard.log"
+check "add_arduino ones" "cmp -s $out/ard/output0.bin $models/expected/add_arduino_ones.out0.f32.bin"
+check "profile names the operator" "grep -q 'aten::add.out' $out/ard.log"
+"$run" "$models/ModuleLinear-no-constant-segment.pte" --input "$models/inputs/ModuleLinear_in0.f32.bin" \
+  --output-dir "$out/lin" >/dev/null
+check "legacy constant_buffer" "cmp -s $out/lin/output0.bin $models/expected/ModuleLinear_inputs.out0.f32.bin"
+
+"$run" "$models/ethos_u_minimal_example.pte" >"$out/eth.log" 2>&1; rc=$?
+check "delegate sample fails cleanly" "[ $rc -eq 1 ] && grep -q 'backend EthosUBackend not available' $out/eth.log"
+head -c 100 "$models/add.pte" >"$out/trunc.pte"
+"$run" "$out/trunc.pte" >"$out/trunc.log" 2>&1; rc=$?
+check "truncated file" "[ $rc -eq 1 ] && [ \$(wc -l <$out/trunc.log) -eq 1 ] && grep -q InvalidProgram $out/trunc.log"
+head -c 3 "$models/add_in0.f32.bin" 2>/dev/null >"$out/short.bin"; head -c 3 "$models/inputs/add_in0.f32.bin" >"$out/short.bin"
+"$run" "$models/add.pte" --input "$out/short.bin" >"$out/short.log" 2>&1; rc=$?
+check "short input" "[ $rc -eq 1 ] && grep -q '3 bytes given, program expects 4' $out/short.log"
+"$run" --list-ops >"$out/ops.log"
+check "list-ops" "grep -q 'aten::add.out' $out/ops.log && grep -q 'quantized_decomposed::quantize_per_tensor.out' $out/ops.log"
+"$run" >/dev/null 2>&1; rc=$?
+check "usage error" "[ $rc -eq 2 ]"
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

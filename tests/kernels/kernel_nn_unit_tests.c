@@ -1,0 +1,400 @@
+/* Hand-checked cases for the cortex_m math layer: small inputs whose
+ * results are worked out in the comments, one or more per operator. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptec_nn.h"
+#include "ptec_nn_math.h"
+
+static int failures;
+
+#define CHECK(cond)                                                        \
+    do {                                                                   \
+        if (!(cond)) {                                                     \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+            ++failures;                                                    \
+        }                                                                  \
+    } while (0)
+
+#define CHECK_BYTES(got, expected, n) CHECK(memcmp((got), (expected), (n)) == 0)
+
+static const ptec_nn_buffer no_scratch = {NULL, 0};
+static const int32_t unit_multiplier[4] = {1 << 30, 1 << 30, 1 << 30, 1 << 30};
+static const int32_t unit_shift[4] = {1, 1, 1, 1}; /* 2^30 * 2^(1-31) = 1.0 */
+
+static void test_primitives(void)
+{
+    /* spec §1.6 examples */
+    CHECK(ptec_nn_requantize(3, 1 << 30, 0) == 2);   /* 1.5 rounds up */
+    CHECK(ptec_nn_requantize(-3, 1 << 30, 0) == -1); /* -1.5 rounds up */
+    CHECK(ptec_nn_round_shift(-6, 2) == -2);
+    CHECK(ptec_nn_round_shift(-5, 2) == -1);
+    CHECK(ptec_nn_round_shift(6, 2) == 2);
+    CHECK(ptec_nn_round_shift(-10, 2) == -3); /* -2.5 away from zero */
+    /* 100 * 0.5 * 2^-1: h = floor(101/2) = 50, then 50/2 = 25 */
+    CHECK(ptec_nn_requantize(100, 1 << 30, -1) == 25);
+    /* left shift 31 wraps 1 to INT32_MIN, times 0.5 */
+    CHECK(ptec_nn_requantize(1, 1 << 30, 31) == -(1 << 30));
+    /* two roundings: 5 * 0.5 = 2.5 -> 3 (h), then 3 / 2 = 1.5 -> 2 */
+    CHECK(ptec_nn_requantize(5, 1 << 30, -1) == 2);
+    CHECK(ptec_nn_round_shift(INT32_MIN, 32) == -1);
+    CHECK(ptec_nn_round_shift(INT32_MAX, 33) == 0);
+    /* output stage clamps before adding, so huge values do not overflow */
+    CHECK(ptec_nn_output_stage(INT32_MAX, 100, -128, 127) == 127);
+    CHECK(ptec_nn_output_stage(INT32_MIN, -100, -128, 127) == -128);
+    CHECK(ptec_nn_output_stage(20, -5, -128, 127) == 15);
+
+    /* saturating high multiply (§3.15 formula) */
+    CHECK(ptec_nn_doubling_high_mult(INT32_MIN, INT32_MIN) == INT32_MAX);
+    CHECK(ptec_nn_doubling_high_mult(1 << 30, 1 << 30) == 1 << 29);
+    CHECK(ptec_nn_doubling_high_mult(3, 1 << 30) == 2);   /* 1.5 -> 2 */
+    CHECK(ptec_nn_doubling_high_mult(-3, 1 << 30) == -1); /* the nudge 1 - 2^30 gives -1 */
+    CHECK(ptec_nn_doubling_high_mult(-5, 1 << 30) == -2); /* -2.5 -> -2 */
+
+    /* exp(0) = 1, exp(-1) = 0.367879 * 2^31 = 790015084.4, exp(-1/4),
+     * exp(-1/2): the 4th-order polynomial is good to about 3e-7. */
+    CHECK(ptec_nn_exp_on_negative(0) == INT32_MAX);
+    CHECK(abs(ptec_nn_exp_on_negative(-(1 << 26)) - 790015084) <= 1000);
+    CHECK(abs(ptec_nn_exp_on_negative(-(1 << 24)) - 1672461947) <= 1000);
+    CHECK(abs(ptec_nn_exp_on_negative(-(1 << 25)) - 1302514674) <= 1000);
+    /* 1/(1+0) saturates to 1.0; 1/(1+0.5) = 2/3 * 2^31 = 1431655765 */
+    CHECK(ptec_nn_one_over_one_plus_x(0) == INT32_MAX);
+    CHECK(abs(ptec_nn_one_over_one_plus_x(1 << 30) - 1431655765) <= 4);
+}
+
+static void test_quantize(void)
+{
+    /* scale 0.5, zp 3: x*2 = 2.5 -> 2 (ties to even) -> 5; 3.5 -> 4 -> 7;
+     * -200 + 3 clamps to -128; NaN counts as 0; +inf saturates. */
+    const float x[6] = {1.25f, 1.75f, -100.0f, NAN, INFINITY, -0.25f};
+    const ptec_nn_quantize_params p = {0.5f, 3, -128, 127};
+    int8_t q[6];
+    const int8_t expected[6] = {5, 7, -128, 3, 127, 3}; /* -0.5 -> -0 -> 3 */
+    CHECK(ptec_nn_quantize_f32_s8(x, q, 6, &p) == PTEC_OK);
+    CHECK_BYTES(q, expected, 6);
+
+    int16_t q16[2];
+    const float big[2] = {1000.0f, -20000.0f};
+    const ptec_nn_quantize_params p16 = {0.5f, 0, -32768, 32767};
+    CHECK(ptec_nn_quantize_f32_s16(big, q16, 2, &p16) == PTEC_OK);
+    CHECK(q16[0] == 2000 && q16[1] == -32768);
+
+    /* dequantize: (5 - 3) * 0.5 = 1.0, (-128 - 3) * 0.5 = -65.5 */
+    const int8_t in[2] = {5, -128};
+    float y[2];
+    CHECK(ptec_nn_dequantize_s8_f32(in, y, 2, &p) == PTEC_OK);
+    CHECK(y[0] == 1.0f && y[1] == -65.5f);
+    const int16_t in16[1] = {-32768};
+    CHECK(ptec_nn_dequantize_s16_f32(in16, y, 1, &p16) == PTEC_OK);
+    CHECK(y[0] == -16384.0f);
+}
+
+static void test_add_mul(void)
+{
+    /* s1 = s2 = s_out: input multipliers 0.5 (2^30, 0), output
+     * 2 / 2^20 = 0.5 * 2^-18. (15 - 5) + 20 = 30; the second element
+     * clamps at activation max 40: 30 + 20 = 50. */
+    const int8_t large[2] = {15, 35};
+    const int8_t small[2] = {20, 20};
+    ptec_nn_add_params p = {-5, 0, {1 << 30, 0}, {1 << 30, 0}, 20, 0, {1 << 30, -18}, {-128, 40}};
+    int8_t y[2];
+    CHECK(ptec_nn_add_s8(large, small, 2, 2, y, &p) == PTEC_OK);
+    CHECK(y[0] == 30 && y[1] == 40);
+
+    /* channel broadcast: [1,1,2,2] + [2] */
+    const int8_t image[4] = {5, 5, 6, 6};
+    const int8_t channel[2] = {1, 2};
+    p.activation.max = 127;
+    int8_t z[4];
+    CHECK(ptec_nn_add_s8(image, channel, 4, 2, z, &p) == PTEC_OK);
+    const int8_t expected[4] = {1, 2, 2, 3}; /* (x - 5) + c */
+    CHECK_BYTES(z, expected, 4);
+
+    /* mul: (4 - 1) * (-6 + 2) = -12, times 0.5: h = floor(-5.5) = -6, plus 10 */
+    const int8_t a[1] = {4}, b[1] = {-6};
+    const ptec_nn_mul_params m = {-1, 2, 10, {1 << 30, 0}, {-128, 127}};
+    CHECK(ptec_nn_mul_s8(a, b, 1, 1, y, &m) == PTEC_OK);
+    CHECK(y[0] == 4);
+}
+
+static void test_div_lut(void)
+{
+    /* (10 - 1) / (4 - 2) = 4.5 -> 5 (roundf); zero denominator -> 0 + zp */
+    const int8_t num[2] = {10, 10}, den[2] = {4, 2};
+    const ptec_nn_div_params p = {1, 2, -3, 1.0f};
+    int8_t y[2];
+    CHECK(ptec_nn_div_s8(num, den, y, 2, &p) == PTEC_OK);
+    CHECK(y[0] == 2 && y[1] == -3);
+    const int16_t n16[1] = {30000}, d16[1] = {3};
+    int16_t y16[1];
+    const ptec_nn_div_params p16 = {0, 0, 0, 2.0f}; /* 10000 * 2 = 20000 */
+    CHECK(ptec_nn_div_s16(n16, d16, y16, 1, &p16) == PTEC_OK);
+    CHECK(y16[0] == 20000);
+
+    int8_t lut[256];
+    for (int i = 0; i < 256; ++i) {
+        lut[i] = (int8_t)(127 - i); /* lut[x + 128] = -1 - x */
+    }
+    const int8_t x[3] = {-128, 0, 127};
+    int8_t z[3];
+    CHECK(ptec_nn_lut_s8(x, lut, z, 3) == PTEC_OK);
+    CHECK(z[0] == 127 && z[1] == -1 && z[2] == -128);
+}
+
+static void test_min_max(void)
+{
+    /* [2,1] against [1,3] broadcasts to [2,3] */
+    const int8_t a[2] = {0, 10};
+    const int8_t b[3] = {-5, 5, 20};
+    const int32_t a_dims[4] = {1, 1, 2, 1}, b_dims[4] = {1, 1, 1, 3}, out_dims[4] = {1, 1, 2, 3};
+    int8_t y[6];
+    CHECK(ptec_nn_minimum_s8(a, a_dims, b, b_dims, y, out_dims) == PTEC_OK);
+    const int8_t expected_min[6] = {-5, 0, 0, -5, 5, 10};
+    CHECK_BYTES(y, expected_min, 6);
+    CHECK(ptec_nn_maximum_s8(a, a_dims, b, b_dims, y, out_dims) == PTEC_OK);
+    const int8_t expected_max[6] = {0, 5, 20, 10, 10, 20};
+    CHECK_BYTES(y, expected_max, 6);
+    /* the pattern the pinned CMSIS-NN mis-indexes: [3,4,3,1] vs [3,4,1,1] */
+    int8_t big[36], col[12], out[36];
+    for (int i = 0; i < 36; ++i) {
+        big[i] = (int8_t)i;
+    }
+    for (int i = 0; i < 12; ++i) {
+        col[i] = (int8_t)(3 * i + 1); /* the middle element of each row of 3 */
+    }
+    const int32_t big_dims[4] = {3, 4, 3, 1}, col_dims[4] = {3, 4, 1, 1};
+    CHECK(ptec_nn_maximum_s8(big, big_dims, col, col_dims, out, big_dims) == PTEC_OK);
+    int ok = 1;
+    for (int i = 0; i < 36; ++i) {
+        const int expected = i % 3 == 2 ? i : 3 * (i / 3) + 1;
+        ok &= out[i] == expected;
+    }
+    CHECK(ok);
+    const int32_t bad_dims[4] = {1, 1, 1, 2};
+    CHECK(ptec_nn_maximum_s8(big, big_dims, col, bad_dims, out, big_dims) == PTEC_INVALID_ARGUMENT);
+}
+
+static void test_fully_connected(void)
+{
+    /* x + 1 = (2, 3); rows (1, 1) and (2, -1); bias (10, 0):
+     * 10 + 5 = 15 and 4 - 3 = 1, scale 1.0, output offset -1 */
+    const int8_t x[2] = {1, 2};
+    const int8_t w[4] = {1, 1, 2, -1};
+    const int32_t bias[2] = {10, 0};
+    const ptec_nn_fc_params p = {1, 0, -1, {1 << 30, 1}, {-128, 127}};
+    const ptec_nn_fc_dims d = {1, 2, 2};
+    int8_t y[2];
+    CHECK(ptec_nn_fully_connected_s8(&p, &d, x, w, bias, NULL, y) == PTEC_OK);
+    CHECK(y[0] == 14 && y[1] == 0);
+    /* kernel_sum = bias + input_offset * row sum = (12, 1) gives the same */
+    const int32_t kernel_sum[2] = {12, 1};
+    memset(y, 0, sizeof y);
+    CHECK(ptec_nn_fully_connected_s8(&p, &d, x, w, NULL, kernel_sum, y) == PTEC_OK);
+    CHECK(y[0] == 14 && y[1] == 0);
+}
+
+static void test_conv(void)
+{
+    /* 3x3 image 1..9, 2x2 kernel of ones */
+    const int8_t x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    const int8_t w[4] = {1, 1, 1, 1};
+    const ptec_nn_per_channel_quant q = {unit_multiplier, unit_shift};
+    const ptec_nn_dims in = {1, 3, 3, 1}, filter = {1, 2, 2, 1}, out = {1, 2, 2, 1};
+    ptec_nn_conv_params p = {{1, 1}, {0, 0}, {1, 1}, 0, 0, {-128, 127}};
+    int8_t y[4];
+    CHECK(ptec_nn_convolve_s8(no_scratch, &p, &q, &in, x, &filter, w, NULL, &out, y) == PTEC_OK);
+    const int8_t expected[4] = {12, 16, 24, 28};
+    CHECK_BYTES(y, expected, 4);
+    /* padding 1, stride 2: windows start at -1; padded taps add nothing */
+    p.stride.h = p.stride.w = 2;
+    p.padding.h = p.padding.w = 1;
+    CHECK(ptec_nn_convolve_s8(no_scratch, &p, &q, &in, x, &filter, w, NULL, &out, y) == PTEC_OK);
+    const int8_t expected_padded[4] = {1, 5, 11, 28};
+    CHECK_BYTES(y, expected_padded, 4);
+    /* input offset 1 with padding: only in-bounds taps get the offset */
+    p.input_offset = 1;
+    CHECK(ptec_nn_convolve_s8(no_scratch, &p, &q, &in, x, &filter, w, NULL, &out, y) == PTEC_OK);
+    const int8_t expected_offset[4] = {2, 7, 13, 32};
+    CHECK_BYTES(y, expected_offset, 4);
+    /* two groups of one channel: [1,1,1,2] x -> channel c times weight c */
+    const int8_t x2[2] = {3, 4};
+    const int8_t w2[2] = {2, -1};
+    const int32_t bias2[2] = {1, 0};
+    const ptec_nn_dims in2 = {1, 1, 1, 2}, filter2 = {2, 1, 1, 1}, out2 = {1, 1, 1, 2};
+    const ptec_nn_conv_params p2 = {{1, 1}, {0, 0}, {1, 1}, 0, 0, {-128, 127}};
+    CHECK(ptec_nn_convolve_s8(no_scratch, &p2, &q, &in2, x2, &filter2, w2, bias2, &out2, y) == PTEC_OK);
+    CHECK(y[0] == 7 && y[1] == -4);
+}
+
+static void test_depthwise(void)
+{
+    /* 2x2 image, 2 channels; weights 1 for channel 0 and -1 for channel 1 */
+    const int8_t x[8] = {1, 10, 2, 20, 3, 30, 4, 40};
+    const int8_t w[8] = {1, -1, 1, -1, 1, -1, 1, -1};
+    const ptec_nn_per_channel_quant q = {unit_multiplier, unit_shift};
+    const ptec_nn_dims in = {1, 2, 2, 2}, filter = {1, 2, 2, 2}, out = {1, 1, 1, 2};
+    const ptec_nn_conv_params p = {{1, 1}, {0, 0}, {1, 1}, 0, 0, {-128, 127}};
+    int8_t y[4];
+    CHECK(ptec_nn_depthwise_conv_s8(no_scratch, &p, 1, &q, &in, x, &filter, w, NULL, &out, y) == PTEC_OK);
+    CHECK(y[0] == 10 && y[1] == -100);
+    /* depth multiplier 2 on one channel: outputs 0 and 1 both read channel 0 */
+    const int8_t x1[1] = {5};
+    const int8_t w1[2] = {2, -3};
+    const ptec_nn_dims in1 = {1, 1, 1, 1}, filter1 = {1, 1, 1, 2}, out1 = {1, 1, 1, 2};
+    CHECK(ptec_nn_depthwise_conv_s8(no_scratch, &p, 2, &q, &in1, x1, &filter1, w1, NULL, &out1, y) ==
+          PTEC_OK);
+    CHECK(y[0] == 10 && y[1] == -15);
+}
+
+static void test_transpose_conv(void)
+{
+    /* 1x2 input (1, 2), 1x3 kernel (1, 10, 100), stride 2: the input pixels
+     * land at columns 0..2 and 2..4: (1, 10, 102, 20, 200). Scale 1/4 as
+     * (2^30, -1) rounds twice: h = floor((v + 1) / 2), then h / 2 with ties
+     * away from zero: 1 -> 1, 10 -> 3, 102 -> 26, 20 -> 5, 200 -> 50. */
+    const int8_t x[2] = {1, 2};
+    const int8_t w[3] = {1, 10, 100};
+    const int32_t half_multiplier[1] = {1 << 30}, half_shift[1] = {-1};
+    const ptec_nn_per_channel_quant q = {half_multiplier, half_shift};
+    const ptec_nn_dims in = {1, 1, 2, 1}, filter = {1, 1, 3, 1};
+    ptec_nn_conv_params p = {{1, 2}, {0, 0}, {1, 1}, 0, 0, {-128, 127}};
+    const ptec_nn_dims out = {1, 1, 5, 1};
+    int8_t y[5];
+    CHECK(ptec_nn_transpose_conv_s8(no_scratch, &p, &q, &in, x, &filter, w, NULL, &out, y) == PTEC_OK);
+    const int8_t expected[5] = {1, 3, 26, 5, 50};
+    CHECK_BYTES(y, expected, 5);
+    /* padding 1 (pw % sw != 0, the case the pinned CMSIS-NN gets wrong)
+     * crops one column on each side */
+    p.padding.w = 1;
+    const ptec_nn_dims out_padded = {1, 1, 3, 1};
+    CHECK(ptec_nn_transpose_conv_s8(no_scratch, &p, &q, &in, x, &filter, w, NULL, &out_padded, y) ==
+          PTEC_OK);
+    const int8_t expected_padded[3] = {3, 26, 5};
+    CHECK_BYTES(y, expected_padded, 3);
+}
+
+static void test_batch_matmul(void)
+{
+    /* [[1,2],[3,4]] times the identity (given transposed) */
+    const int8_t lhs[4] = {1, 2, 3, 4};
+    const int8_t rhs_t[4] = {1, 0, 0, 1};
+    const ptec_nn_bmm_params p = {0, 0, 0, {1 << 30, 1}, {-128, 127}};
+    const ptec_nn_bmm_dims d = {1, 2, 2, 2};
+    int8_t y[4];
+    CHECK(ptec_nn_batch_matmul_s8(no_scratch, &p, &d, lhs, rhs_t, y) == PTEC_OK);
+    CHECK_BYTES(y, lhs, 4);
+    /* offsets are added: (1+1)*(1+1) + (2+1)*(0+1) = 7 for out[0][0] */
+    const ptec_nn_bmm_params q = {1, 1, -7, {1 << 30, 1}, {-128, 127}};
+    CHECK(ptec_nn_batch_matmul_s8(no_scratch, &q, &d, lhs, rhs_t, y) == PTEC_OK);
+    CHECK(y[0] == 0);
+}
+
+static void test_pools(void)
+{
+    const int8_t x[4] = {1, 2, 3, 5};
+    const int8_t neg[4] = {-1, -2, -3, -5};
+    const ptec_nn_dims in = {1, 2, 2, 1}, out1 = {1, 1, 1, 1}, out2 = {1, 2, 2, 1};
+    ptec_nn_pool_params p = {{2, 2}, {1, 1}, {0, 0}, {-128, 127}};
+    int8_t y[4];
+    /* 11 / 4 = 2.75 -> (11 + 2) / 4 = 3; -11 / 4 -> (-11 - 2) / 4 = -3 */
+    CHECK(ptec_nn_avgpool_s8(no_scratch, &p, &in, x, &out1, y) == PTEC_OK);
+    CHECK(y[0] == 3);
+    CHECK(ptec_nn_avgpool_s8(no_scratch, &p, &in, neg, &out1, y) == PTEC_OK);
+    CHECK(y[0] == -3);
+    /* padding 1, stride 2: each window holds one real pixel, the count
+     * excludes the padding */
+    p.stride.h = p.stride.w = 2;
+    p.padding.h = p.padding.w = 1;
+    CHECK(ptec_nn_avgpool_s8(no_scratch, &p, &in, x, &out2, y) == PTEC_OK);
+    CHECK_BYTES(y, x, 4);
+    /* a window entirely in the padding is an error */
+    p.padding.h = p.padding.w = 2;
+    CHECK(ptec_nn_avgpool_s8(no_scratch, &p, &in, x, &out2, y) == PTEC_INVALID_ARGUMENT);
+
+    ptec_nn_pool_params m = {{2, 2}, {1, 1}, {0, 0}, {-128, 4}};
+    CHECK(ptec_nn_maxpool_s8(&m, &in, x, &out1, y) == PTEC_OK);
+    CHECK(y[0] == 4); /* max 5 clamped to the activation max */
+    CHECK(ptec_nn_maxpool_s8(&m, &in, neg, &out1, y) == PTEC_OK);
+    CHECK(y[0] == -1);
+    /* an empty window gives activation.min */
+    m.stride.h = m.stride.w = 2;
+    m.padding.h = m.padding.w = 2;
+    m.activation.min = -7;
+    CHECK(ptec_nn_maxpool_s8(&m, &in, x, &out2, y) == PTEC_OK);
+    CHECK(y[0] == -7);
+}
+
+static void test_softmax(void)
+{
+    /* scale 1/16: M, S = quantize_multiplier(2^22) = (2^30, 23) */
+    const ptec_nn_softmax_params p = {1 << 30, 23, -248};
+    /* two equal values: 1/2 -> 128/256 - 128 = 0 */
+    const int8_t equal[2] = {7, 7};
+    int8_t y[2];
+    CHECK(ptec_nn_softmax_s8(equal, 1, 2, &p, y) == PTEC_OK);
+    CHECK(y[0] == 0 && y[1] == 0);
+    /* one element: probability 1 = 256/256 -> 128, clamped to 127 */
+    CHECK(ptec_nn_softmax_s8(equal, 2, 1, &p, y) == PTEC_OK);
+    CHECK(y[0] == 127 && y[1] == 127);
+    /* below diff_min the element is dropped: the other gets everything */
+    const ptec_nn_softmax_params narrow = {1 << 30, 23, -50};
+    const int8_t spread[2] = {100, -100};
+    CHECK(ptec_nn_softmax_s8(spread, 1, 2, &narrow, y) == PTEC_OK);
+    CHECK(y[0] == 127 && y[1] == -128);
+    /* diff -16 at scale 1/16 is -1: p = 1/(1+e^-1) = 0.7311 -> 187.2 -> 59,
+     * and 0.2689 * 256 = 68.8 -> -59 */
+    const int8_t one_apart[2] = {16, 0};
+    CHECK(ptec_nn_softmax_s8(one_apart, 1, 2, &p, y) == PTEC_OK);
+    CHECK(y[0] == 59 && y[1] == -59);
+}
+
+static void test_transpose_pad(void)
+{
+    const int8_t x[6] = {1, 2, 3, 4, 5, 6};
+    const int32_t sizes[2] = {2, 3};
+    int8_t y[12];
+    const int32_t swap[2] = {1, 0}, identity[2] = {0, 1};
+    CHECK(ptec_nn_transpose_s8(x, sizes, 2, swap, y) == PTEC_OK);
+    const int8_t expected[6] = {1, 4, 2, 5, 3, 6};
+    CHECK_BYTES(y, expected, 6);
+    /* perm [0, 1] copies (the pinned CMSIS-NN swaps here) */
+    CHECK(ptec_nn_transpose_s8(x, sizes, 2, identity, y) == PTEC_OK);
+    CHECK_BYTES(y, x, 6);
+    const int32_t bad[2] = {1, 1};
+    CHECK(ptec_nn_transpose_s8(x, sizes, 2, bad, y) == PTEC_INVALID_ARGUMENT);
+    /* rank 3: [1,2,3] permuted (2,0,1) -> [3,1,2] */
+    const int32_t sizes3[3] = {1, 2, 3}, perm3[3] = {2, 0, 1};
+    CHECK(ptec_nn_transpose_s8(x, sizes3, 3, perm3, y) == PTEC_OK);
+    CHECK_BYTES(y, expected, 6);
+
+    /* [1,1,1,2] padded by one W row before and one C column after, value 9 */
+    const int32_t dims[4] = {1, 1, 1, 2}, pre[4] = {0, 0, 1, 0}, post[4] = {0, 0, 0, 1};
+    CHECK(ptec_nn_pad_s8(x, dims, pre, post, 9, y) == PTEC_OK);
+    const int8_t expected_pad[6] = {9, 9, 9, 1, 2, 9};
+    CHECK_BYTES(y, expected_pad, 6);
+}
+
+int main(void)
+{
+    test_primitives();
+    test_quantize();
+    test_add_mul();
+    test_div_lut();
+    test_min_max();
+    test_fully_connected();
+    test_conv();
+    test_depthwise();
+    test_transpose_conv();
+    test_batch_matmul();
+    test_pools();
+    test_softmax();
+    test_transpose_pad();
+    if (failures != 0) {
+        fprintf(stderr, "kernel_nn_unit_tests: %d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("kernel_nn_unit_tests: all checks passed\n");
+    return 0;
+}

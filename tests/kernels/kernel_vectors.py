@@ -1,0 +1,485 @@
+#!/usr/bin/python3
+"""Random differential test: the C math layer against ptec.reference.
+
+Generates random cases for every cortex_m operator, computes the expected
+bytes with the numpy reference, writes them to a case file, and runs the C
+harness (tests/kernels/kernel_vector_harness.c) on it. Every output must
+match byte for byte.
+
+Case file: records of
+    u32 op, u32 n_ints, i32 ints[n_ints], u32 n_blobs, (u32 len, bytes)*, u32 len, expected bytes
+all little-endian. The op numbers and int layouts are mirrored in the
+harness.
+
+Usage: kernel_vectors.py --harness PATH [--cases N] [--seed S] [--keep FILE]
+"""
+
+import argparse
+import math
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from ptec.reference import cortex_m as ref  # noqa: E402
+
+OPS = ["quantize_s8", "quantize_s16", "dequantize_s8", "dequantize_s16", "add", "mul", "div_s8",
+       "div_s16", "lut", "minimum", "maximum", "fully_connected", "conv", "depthwise_conv",
+       "transpose_conv", "batch_matmul", "avgpool", "maxpool", "softmax", "transpose", "pad"]
+OP_ID = {name: i for i, name in enumerate(OPS)}
+
+
+def f32_bits(value):
+    return struct.unpack("<i", struct.pack("<f", value))[0]
+
+
+class Writer:
+    def __init__(self):
+        self.parts = []
+        self.counts = {}
+
+    def case(self, op, ints, blobs, expected):
+        ints = [int(v) for v in ints]
+        for v in ints:
+            assert -(1 << 31) <= v < (1 << 31), (op, v)
+        out = [struct.pack("<II", OP_ID[op], len(ints)), struct.pack("<%di" % len(ints), *ints),
+               struct.pack("<I", len(blobs))]
+        for blob in blobs:
+            data = b"" if blob is None else np.ascontiguousarray(blob).tobytes()
+            out.append(struct.pack("<I", len(data)))
+            out.append(data)
+        expected = np.ascontiguousarray(expected).tobytes()
+        out.append(struct.pack("<I", len(expected)))
+        out.append(expected)
+        self.parts.append(b"".join(out))
+        self.counts[op] = self.counts.get(op, 0) + 1
+
+    def data(self):
+        return b"".join(self.parts)
+
+
+# ---------------------------------------------------------------------------
+# random parameter helpers
+
+class Gen:
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+
+    def int(self, lo, hi):
+        """Uniform in [lo, hi]."""
+        return int(self.rng.integers(lo, hi + 1))
+
+    def chance(self, p):
+        return self.rng.random() < p
+
+    def choice(self, items):
+        return items[self.int(0, len(items) - 1)]
+
+    def i8(self, shape):
+        kind = self.int(0, 5)
+        if kind == 0:  # extremes only
+            return self.rng.choice(np.array([-128, 127, 0, -1], np.int8), size=shape)
+        return self.rng.integers(-128, 128, size=shape, dtype=np.int64).astype(np.int8)
+
+    def zero_point(self):
+        return self.choice([-128, 127, 0, self.int(-128, 127), self.int(-128, 127)])
+
+    def offset(self):
+        """-zp for an int8 zero point: [-127, 128]."""
+        return -self.zero_point() if self.chance(0.9) else self.choice([-127, 128])
+
+    def activation(self):
+        if self.chance(0.5):
+            return -128, 127
+        lo = self.int(-128, 127)
+        hi = self.int(lo, 127)
+        return lo, hi
+
+    def quant(self, typical_scale=None):
+        """(multiplier, shift): usually from a real scale, sometimes extreme."""
+        k = self.int(0, 9)
+        if k == 0:
+            return self.choice([(1 << 30), (1 << 31) - 1, 0, -(1 << 31), -self.int(1, (1 << 31) - 1),
+                                self.int(0, (1 << 31) - 1)]), self.int(-31, 31)
+        if k == 1:
+            return self.int(1 << 30, (1 << 31) - 1), self.choice([-31, -30, 30, 31, 0, -1, 1])
+        scale = typical_scale if typical_scale is not None else 2.0 ** self.rng.uniform(-12, 2)
+        scale *= 2.0 ** self.rng.uniform(-1.5, 1.5)
+        m, s = ref.quantize_multiplier(scale)
+        return m, max(-31, min(31, s))
+
+    def per_channel(self, count, typical_scale):
+        ms, ss = [], []
+        for _ in range(count):
+            m, s = self.quant(typical_scale)
+            ms.append(m)
+            ss.append(s)
+        return np.array(ms, np.int32), np.array(ss, np.int32)
+
+    def bias(self, count, magnitude):
+        if self.chance(0.05):
+            return self.rng.integers(-(1 << 31), 1 << 31, size=count, dtype=np.int64).astype(np.int32)
+        return self.rng.integers(-magnitude, magnitude + 1, size=count, dtype=np.int64).astype(np.int32)
+
+
+# ---------------------------------------------------------------------------
+# per-operator case makers
+
+def make_quantize(g, w, bits):
+    n = g.int(1, 300)
+    x = (g.rng.standard_normal(n) * 10.0 ** g.rng.uniform(-3, 3)).astype(np.float32)
+    scale = float(np.float32(10.0 ** g.rng.uniform(-4, 2)))
+    if g.chance(0.3):  # exact ties in the product
+        x = (np.round(g.rng.uniform(-300, 300, n)) + 0.5).astype(np.float32) * np.float32(scale)
+    if g.chance(0.1):
+        x[:4] = np.array([np.inf, -np.inf, np.nan, 1e30], np.float32)[: min(4, n)]
+    info = np.iinfo(np.int8 if bits == 8 else np.int16)
+    qmin = g.int(info.min, info.min + 3) if g.chance(0.2) else int(info.min)
+    qmax = g.int(info.max - 3, info.max) if g.chance(0.2) else int(info.max)
+    zp = g.int(qmin, qmax)
+    q = ref.quantize_per_tensor(x, scale, zp, qmin, qmax, 1 if bits == 8 else 2)
+    w.case("quantize_s%d" % bits, [f32_bits(scale), zp, qmin, qmax], [x], q)
+    # dequantize of random data with the same parameters
+    qd = g.rng.integers(qmin, qmax + 1, size=n, dtype=np.int64).astype(info.dtype)
+    y = ref.dequantize_per_tensor(qd, scale, zp, qmin, qmax)
+    w.case("dequantize_s%d" % bits, [f32_bits(scale), zp, qmin, qmax], [qd], y.astype(np.float32))
+
+
+def acc_scale(g, taps, offset_a=0, offset_b=0):
+    """A requantization scale that maps a sum of `taps` products of offset
+    int8 values to roughly +-50, so that outputs spread over the range."""
+    taps = max(taps, 1)
+    rms_a, rms_b = math.hypot(74.0, offset_a), math.hypot(74.0, offset_b)
+    return 50.0 / (rms_a * rms_b * math.sqrt(taps) + taps * abs(offset_a * offset_b))
+
+
+def random_nhwc(g, max_side=6, max_c=20):
+    return (g.int(1, 2), g.int(1, max_side), g.int(1, max_side), g.int(1, max_c))
+
+
+def make_add_mul(g, w, op):
+    shape = random_nhwc(g)
+    large = g.i8(shape)
+    broadcast = g.chance(0.4)
+    small = g.i8((1, 1, 1, shape[3]) if broadcast else shape)
+    zp1, zp2, zpo = g.zero_point(), g.zero_point(), g.zero_point()
+    swap = g.chance(0.5)  # the small operand may be either input of the op
+    if op == "add":
+        s1, s2 = (2.0 ** g.rng.uniform(-8, 0) for _ in range(2))
+        so = max(s1, s2) * 2.0 ** g.rng.uniform(-1, 1.5)
+        (m1, sh1), (m2, sh2), (mo, sho) = ref.add_parameters(s1, s2, so)
+        if g.chance(0.15):
+            m1, sh1 = g.quant()
+            m2, sh2 = g.quant()
+            mo, sho = g.quant()
+        sho = max(-31, min(31, sho))
+        amin, amax = g.activation()
+        if swap:
+            expected = ref.quantized_add(small, zp2, m2, sh2, large, zp1, m1, sh1, zpo, mo, sho, amin, amax)
+        else:
+            expected = ref.quantized_add(large, zp1, m1, sh1, small, zp2, m2, sh2, zpo, mo, sho, amin, amax)
+        w.case("add", [-zp1, -zp2, m1, sh1, m2, sh2, zpo, mo, sho, amin, amax, small.size],
+               [large, small], expected)
+    else:
+        mo, sho = g.quant(acc_scale(g, 1))
+        if swap:
+            expected = ref.quantized_mul(small, zp2, large, zp1, zpo, mo, sho)
+        else:
+            expected = ref.quantized_mul(large, zp1, small, zp2, zpo, mo, sho)
+        w.case("mul", [-zp1, -zp2, zpo, mo, sho, small.size], [large, small], expected)
+
+
+def make_div(g, w, bits):
+    n = g.int(1, 200)
+    dtype = np.int8 if bits == 8 else np.int16
+    info = np.iinfo(dtype)
+    a = g.rng.integers(info.min, info.max + 1, size=n, dtype=np.int64).astype(dtype)
+    b = g.rng.integers(info.min, info.max + 1, size=n, dtype=np.int64).astype(dtype)
+    zp1, zp2, zpo = (g.choice([int(info.min), int(info.max), 0, g.int(info.min, info.max)])
+                     for _ in range(3))
+    b[: n // 4] = zp2  # zero denominators
+    scale = float(np.float32(10.0 ** g.rng.uniform(-3, 2)))
+    if g.chance(0.3):  # quotients landing on .5 ties
+        scale = 0.5
+    expected = ref.quantized_div(a, zp1, b, zp2, zpo, scale)
+    w.case("div_s%d" % bits, [zp1, zp2, zpo, f32_bits(scale)], [a, b], expected)
+
+
+def make_lut(g, w):
+    x = g.i8(g.int(1, 500))
+    lut = g.i8(256)
+    w.case("lut", [], [x, lut], ref.quantized_activation(x, lut))
+
+
+def broadcast_shapes(g):
+    out = [g.int(1, 4) for _ in range(4)]
+    a = [d if g.chance(0.6) else 1 for d in out]
+    b = [d if g.chance(0.6) else 1 for d in out]
+    if g.chance(0.2):
+        b = [1, 1, 1, 1]
+    # the real output is the broadcast of a and b
+    out = [max(x, y) for x, y in zip(a, b)]
+    return a, b, out
+
+
+def make_min_max(g, w, op):
+    a_dims, b_dims, out_dims = broadcast_shapes(g)
+    a = g.i8(a_dims)
+    b = g.i8(b_dims)
+    expected = ref.minimum(a, b) if op == "minimum" else ref.maximum(a, b)
+    w.case(op, a_dims + b_dims + out_dims, [a, b], expected)
+
+
+def make_fully_connected(g, w):
+    batches, cin, cout = g.int(1, 4), g.int(1, 70), g.int(1, 20)
+    x = g.i8((batches, cin))
+    weights = g.i8((cout, cin))
+    ioff = g.offset()
+    foff = 0 if g.chance(0.7) else g.offset()
+    ooff = g.zero_point()
+    m, s = g.quant(acc_scale(g, cin, ioff, foff))
+    amin, amax = g.activation()
+    bias = g.bias(cout, 20000) if g.chance(0.8) else None
+    kernel_sum = None
+    if g.chance(0.4):
+        kernel_sum = ref.kernel_sum_from_bias(weights, bias, ioff, foff)
+        expected = ref.quantized_linear(x, weights, None, kernel_sum, ioff, foff, ooff, [m], [s], amax, amin)
+        # both forms must agree
+        assert np.array_equal(expected, ref.quantized_linear(x, weights, bias, None, ioff, foff, ooff,
+                                                             [m], [s], amax, amin))
+    else:
+        expected = ref.quantized_linear(x, weights, bias, None, ioff, foff, ooff, [m], [s], amax, amin)
+    w.case("fully_connected",
+           [batches, cin, cout, ioff, foff, ooff, m, s, amin, amax, bias is not None, kernel_sum is not None],
+           [x, weights, bias, kernel_sum], expected)
+
+
+def conv_geometry(g, max_side=9):
+    """(h, w, kh, kw, stride, padding, dilation) with a positive output size."""
+    while True:
+        h, w = g.int(1, max_side), g.int(1, max_side)
+        shape_kind = g.int(0, 4)
+        if shape_kind == 0:
+            kh, kw = 1, 1
+        elif shape_kind == 1:
+            kh, kw = h, w  # full-size kernel
+        else:
+            kh, kw = g.int(1, 5), g.int(1, 5)
+        stride = (g.int(1, 4), g.int(1, 4))  # may exceed the kernel
+        dilation = (g.int(1, 3), g.int(1, 3)) if g.chance(0.3) else (1, 1)
+        padding = (g.int(0, 3), g.int(0, 3)) if g.chance(0.6) else (0, 0)
+        oh = ref.conv_output_size(h, kh, stride[0], padding[0], dilation[0])
+        ow = ref.conv_output_size(w, kw, stride[1], padding[1], dilation[1])
+        if oh >= 1 and ow >= 1:
+            return h, w, kh, kw, stride, padding, dilation, oh, ow
+
+
+def make_conv(g, w):
+    h, wd, kh, kw, stride, padding, dilation, oh, ow = conv_geometry(g)
+    groups = g.choice([1, 1, 1, 2, 3])
+    cin_g, cout_g = g.int(1, 9), g.int(1, 7)
+    cin, cout = cin_g * groups, cout_g * groups
+    n = g.int(1, 3)
+    x = g.i8((n, h, wd, cin))
+    weight = g.i8((cout, kh, kw, cin_g))
+    bias = g.bias(cout, 30000) if g.chance(0.8) else None
+    mults, shifts = g.per_channel(cout, acc_scale(g, kh * kw * cin_g))
+    ioff, ooff = g.offset(), g.zero_point()
+    amin, amax = g.activation()
+    expected = ref.quantized_conv2d(x, weight, bias, stride, padding, dilation, ioff, ooff, mults, shifts,
+                                    amin, amax)
+    ints = [n, h, wd, cin, cout, kh, kw, cin_g, n, oh, ow, cout, stride[0], stride[1], padding[0], padding[1],
+            dilation[0], dilation[1], ioff, ooff, amin, amax, bias is not None]
+    w.case("conv", ints, [x, weight, bias, mults, shifts], expected)
+
+
+def make_depthwise(g, w):
+    h, wd, kh, kw, stride, padding, dilation, oh, ow = conv_geometry(g)
+    cin = g.int(1, 21)
+    dm = g.choice([1, 1, 2, 3, g.int(1, 8)])
+    if g.chance(0.1):
+        cin, dm = 1, g.int(1, 40)  # the Cin = 1 "conv" of DS-CNN's first layer
+    cout = cin * dm
+    n = 1 if g.chance(0.8) else 2
+    x = g.i8((n, h, wd, cin))
+    weight = g.i8((1, kh, kw, cout))
+    bias = g.bias(cout, 30000) if g.chance(0.8) else None
+    mults, shifts = g.per_channel(cout, acc_scale(g, kh * kw))
+    ioff, ooff = g.offset(), g.zero_point()
+    amin, amax = g.activation()
+    expected = ref.quantized_depthwise_conv2d(x, weight, bias, stride, padding, dilation, dm, ioff, ooff,
+                                              mults, shifts, amin, amax)
+    ints = [n, h, wd, cin, 1, kh, kw, cout, n, oh, ow, cout, stride[0], stride[1], padding[0], padding[1],
+            dilation[0], dilation[1], ioff, ooff, amin, amax, bias is not None, dm]
+    w.case("depthwise_conv", ints, [x, weight, bias, mults, shifts], expected)
+
+
+def make_transpose_conv(g, w):
+    while True:
+        h, wd = g.int(1, 6), g.int(1, 6)
+        kh, kw = g.int(1, 5), g.int(1, 5)
+        stride = (g.int(1, 4), g.int(1, 4))
+        padding = (g.int(0, 3), g.int(0, 3))
+        dilation = (g.int(1, 2), g.int(1, 2)) if g.chance(0.2) else (1, 1)
+        output_padding = (g.int(0, stride[0] - 1), g.int(0, stride[1] - 1)) if g.chance(0.2) else (0, 0)
+        oh = ref.transpose_conv_output_size(h, kh, stride[0], padding[0], output_padding[0], dilation[0])
+        ow = ref.transpose_conv_output_size(wd, kw, stride[1], padding[1], output_padding[1], dilation[1])
+        if oh >= 1 and ow >= 1:
+            break
+    cin, cout = g.int(1, 20), g.int(1, 10)
+    n = g.int(1, 2)
+    x = g.i8((n, h, wd, cin))
+    weight = g.i8((cout, kh, kw, cin))
+    bias = g.bias(cout, 30000) if g.chance(0.8) else None
+    taps = max(1, kh * kw * cin // (stride[0] * stride[1]))
+    mults, shifts = g.per_channel(cout, acc_scale(g, taps))
+    ioff, ooff = g.offset(), g.zero_point()
+    amin, amax = g.activation()
+    expected = ref.quantized_transpose_conv2d(x, weight, bias, stride, padding, output_padding, dilation,
+                                              ioff, ooff, mults, shifts, amin, amax)
+    ints = [n, h, wd, cin, cout, kh, kw, cin, n, oh, ow, cout, stride[0], stride[1], padding[0], padding[1],
+            dilation[0], dilation[1], ioff, ooff, amin, amax, bias is not None]
+    w.case("transpose_conv", ints, [x, weight, bias, mults, shifts], expected)
+
+
+def make_batch_matmul(g, w):
+    b, m, n, k = g.int(1, 3), g.int(1, 9), g.int(1, 9), g.int(1, 40)
+    lhs, rhs_t = g.i8((b, m, k)), g.i8((b, n, k))
+    loff, roff, ooff = g.offset(), g.offset(), g.zero_point()
+    mult, shift = g.quant(acc_scale(g, k, loff, roff))
+    expected = ref.quantized_batch_matmul(lhs, loff, rhs_t, roff, ooff, mult, shift)
+    w.case("batch_matmul", [b, m, n, k, loff, roff, ooff, mult, shift], [lhs, rhs_t], expected)
+
+
+def pool_geometry(g, ceil_allowed):
+    while True:
+        h, wd = g.int(1, 9), g.int(1, 9)
+        if g.chance(0.2):
+            kh, kw = h, wd
+        else:
+            kh, kw = g.int(1, min(h, 4) + 1), g.int(1, min(wd, 4) + 1)
+        stride = (g.int(1, 4), g.int(1, 4))
+        padding = (g.int(0, kh // 2), g.int(0, kw // 2))
+        ceil_mode = ceil_allowed and g.chance(0.4)
+        oh = ref.pool_output_size(h, kh, stride[0], padding[0], ceil_mode)
+        ow = ref.pool_output_size(wd, kw, stride[1], padding[1], ceil_mode)
+        if oh >= 1 and ow >= 1:
+            return h, wd, (kh, kw), stride, padding, ceil_mode, oh, ow
+
+
+def make_pool(g, w, op):
+    h, wd, kernel, stride, padding, ceil_mode, oh, ow = pool_geometry(g, op == "avgpool")
+    n, c = g.int(1, 2), g.int(1, 19)
+    x = g.i8((n, h, wd, c))
+    ints = [n, h, wd, c, n, oh, ow, c, kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[1]]
+    if op == "avgpool":
+        try:
+            expected = ref.quantized_avg_pool2d(x, kernel, stride, padding, ceil_mode, 0, 0, 0)
+        except ValueError:
+            return
+        w.case("avgpool", ints, [x], expected)
+    else:
+        amin, amax = g.activation()
+        zp = g.zero_point()
+        expected = ref.quantized_max_pool2d(x, kernel, stride, padding, (1, 1), False, zp, zp, amin, amax)
+        w.case("maxpool", ints + [amin, amax], [x], expected)
+
+
+def make_softmax(g, w):
+    rows, size = g.int(1, 6), g.choice([1, 2, g.int(1, 40), g.int(1, 300)])
+    x = g.i8((rows, size))
+    if g.chance(0.5):  # a narrow spread gives non-trivial probabilities
+        x = (g.rng.integers(-20, 20, size=(rows, size)) + g.int(-100, 100)).astype(np.int8)
+    scale = 2.0 ** g.rng.uniform(-8, 0)
+    mult, shift, diff_min = ref.softmax_parameters(scale)
+    if g.chance(0.1):
+        diff_min = -g.int(0, 255)
+    expected = ref.softmax(x, -1, 0, -128, mult, shift, diff_min)
+    w.case("softmax", [rows, size, mult, shift, diff_min], [x], expected)
+
+
+def make_transpose(g, w):
+    rank = g.int(1, 4)
+    sizes = [g.int(1, 6) for _ in range(rank)]
+    perm = [int(p) for p in g.rng.permutation(rank)]
+    x = g.i8(sizes)
+    expected = ref.transpose(x, perm)
+    w.case("transpose", [rank] + sizes + [1] * (4 - rank) + perm + [0] * (4 - rank), [x], expected)
+
+
+def make_pad(g, w):
+    dims = [g.int(1, 2), g.int(1, 5), g.int(1, 5), g.int(1, 7)]
+    if g.chance(0.1):
+        dims[g.int(0, 3)] = 0
+    pre = [g.int(0, 2) if g.chance(0.6) else 0 for _ in range(4)]
+    post = [g.int(0, 2) if g.chance(0.6) else 0 for _ in range(4)]
+    value = g.int(-128, 127)
+    x = g.i8(dims)
+    expected = ref.pad(x, pre, post, value)
+    w.case("pad", dims + pre + post + [value], [x], expected)
+
+
+def generate(cases, seed):
+    g = Gen(seed)
+    w = Writer()
+    for _ in range(cases):
+        make_quantize(g, w, 8)
+        make_quantize(g, w, 16)
+        make_add_mul(g, w, "add")
+        make_add_mul(g, w, "mul")
+        make_div(g, w, 8)
+        make_div(g, w, 16)
+        make_lut(g, w)
+        make_min_max(g, w, "minimum")
+        make_min_max(g, w, "maximum")
+        make_fully_connected(g, w)
+        make_conv(g, w)
+        make_depthwise(g, w)
+        make_transpose_conv(g, w)
+        make_batch_matmul(g, w)
+        make_pool(g, w, "avgpool")
+        make_pool(g, w, "maxpool")
+        make_softmax(g, w)
+        make_transpose(g, w)
+        make_pad(g, w)
+    return w
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--harness", required=True)
+    parser.add_argument("--cases", type=int, default=200, help="cases per operator")
+    parser.add_argument("--seed", type=int, default=20261121)
+    parser.add_argument("--keep", help="also write the case file here")
+    args = parser.parse_args()
+
+    start = time.time()
+    writer = generate(args.cases, args.seed)
+    data = writer.data()
+    generated = time.time() - start
+    if args.keep:
+        with open(args.keep, "wb") as f:
+            f.write(data)
+    with tempfile.NamedTemporaryFile(suffix=".bin", delete=False) as f:
+        f.write(data)
+        path = f.name
+    try:
+        result = subprocess.run([args.harness, path], capture_output=True, text=True)
+    finally:
+        os.unlink(path)
+    sys.stdout.write(result.stdout)
+    sys.stderr.write(result.stderr)
+    total = sum(writer.counts.values())
+    print("kernel_vectors: %d cases (%s), generated in %.1f s, harness exit %d" % (
+        total, ", ".join("%s %d" % kv for kv in sorted(writer.counts.items())), generated,
+        result.returncode))
+    return 0 if result.returncode == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,389 @@
+/* ptec-run: load a .pte, run it on the host, and report results, memory and time.
+ *   ptec-run MODEL.pte [--method NAME] [--input FILE|ones|zeros]... [--output-dir DIR]
+ *            [--repeat N] [--profile] [--list-ops] */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "npy.h"
+#include "ptec/ptec.h"
+
+#define MAX_INPUTS 64
+
+extern int ptec_host_log_threshold; /* src/platform/host */
+
+typedef struct options {
+    const char *model;
+    const char *method;
+    const char *inputs[MAX_INPUTS];
+    size_t input_count;
+    const char *output_dir;
+    long repeat;
+    int profile;
+    int list_ops;
+} options;
+
+static void usage(FILE *f)
+{
+    fputs("usage: ptec-run MODEL.pte [--method NAME] [--input FILE|ones|zeros]...\n"
+          "                [--output-dir DIR] [--repeat N] [--profile] [--list-ops]\n"
+          "  --input      one per method input, in order: raw little-endian bytes of the\n"
+          "               input's dtype, a .npy file, or 'ones'/'zeros' (default: ones)\n"
+          "  --output-dir write output<i>.bin (raw) and output<i>.npy for each output\n"
+          "  --repeat     execute N times (report the mean time)\n"
+          "  --profile    per-instruction time with operator names\n"
+          "  --list-ops   list the operators and delegate backends this build has\n",
+          f);
+}
+
+static int fail(const char *what, const ptec_program *program)
+{
+    fprintf(stderr, "ptec-run: %s: %s\n", what, ptec_program_error(program));
+    return 1;
+}
+
+static void *read_file(const char *path, size_t *size, const char **why)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        *why = strerror(errno);
+        return NULL;
+    }
+    fseek(f, 0, SEEK_END);
+    long length = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    /* 16-byte alignment is what the runtime asks of program bytes. */
+    void *data = aligned_alloc(16, ((size_t)(length > 0 ? length : 1) + 15u) & ~(size_t)15u);
+    if (data == NULL || fread(data, 1, (size_t)length, f) != (size_t)length) {
+        *why = "read failed";
+        free(data);
+        fclose(f);
+        return NULL;
+    }
+    fclose(f);
+    *size = (size_t)length;
+    return data;
+}
+
+static void *alloc_region(size_t bytes)
+{
+    return aligned_alloc(16, (bytes + 15u) & ~(size_t)15u ? (bytes + 15u) & ~(size_t)15u : 16u);
+}
+
+static void print_shape(FILE *f, const int32_t *sizes, size_t rank)
+{
+    fputc('[', f);
+    for (size_t d = 0; d < rank; ++d) {
+        fprintf(f, d ? ", %d" : "%d", sizes[d]);
+    }
+    fputc(']', f);
+}
+
+static void print_values(const void *data, int dtype, size_t numel)
+{
+    size_t shown = numel < 8 ? numel : 8;
+    const uint8_t *p = data;
+    for (size_t i = 0; i < shown; ++i) {
+        switch (dtype) {
+        case PTEC_DTYPE_FLOAT: { float v; memcpy(&v, p + 4 * i, 4); printf(" %.9g", v); break; }
+        case PTEC_DTYPE_DOUBLE: { double v; memcpy(&v, p + 8 * i, 8); printf(" %.17g", v); break; }
+        case PTEC_DTYPE_CHAR: printf(" %d", (int8_t)p[i]); break;
+        case PTEC_DTYPE_BYTE: case PTEC_DTYPE_BOOL: printf(" %u", p[i]); break;
+        case PTEC_DTYPE_SHORT: { int16_t v; memcpy(&v, p + 2 * i, 2); printf(" %d", v); break; }
+        case PTEC_DTYPE_INT: { int32_t v; memcpy(&v, p + 4 * i, 4); printf(" %d", v); break; }
+        case PTEC_DTYPE_LONG: { int64_t v; memcpy(&v, p + 8 * i, 8); printf(" %lld", (long long)v); break; }
+        default: printf(" ?"); break;
+        }
+    }
+    if (numel > shown) {
+        printf(" ... (%zu values)", numel);
+    }
+}
+
+static void fill_ones(void *data, int dtype, size_t numel)
+{
+    uint8_t *p = data;
+    for (size_t i = 0; i < numel; ++i) {
+        switch (dtype) {
+        case PTEC_DTYPE_FLOAT: { float v = 1.0f; memcpy(p + 4 * i, &v, 4); break; }
+        case PTEC_DTYPE_DOUBLE: { double v = 1.0; memcpy(p + 8 * i, &v, 8); break; }
+        case PTEC_DTYPE_HALF: { uint16_t v = 0x3c00; memcpy(p + 2 * i, &v, 2); break; }
+        case PTEC_DTYPE_BFLOAT16: { uint16_t v = 0x3f80; memcpy(p + 2 * i, &v, 2); break; }
+        default: {
+            size_t es = ptec_dtype_size(dtype);
+            memset(p + es * i, 0, es);
+            p[es * i] = 1; /* little-endian integer 1 */
+            break;
+        }
+        }
+    }
+}
+
+/* Gives input i its bytes; returns 0 or prints why not. */
+static int set_input(ptec_method *method, ptec_program *program, size_t i, const char *spec, void **owned)
+{
+    ptec_tensor_info info;
+    ptec_method_input_info(method, i, &info);
+    if (info.kind != PTEC_VALUE_TENSOR) {
+        return 0; /* fixed by the program */
+    }
+    size_t elem = ptec_dtype_size(info.dtype);
+    size_t numel = elem ? info.nbytes / elem : 0;
+    void *data = NULL;
+    const int32_t *sizes = NULL;
+    size_t rank = 0;
+    const char *why = NULL;
+    size_t size = 0;
+    if (strcmp(spec, "ones") == 0 || strcmp(spec, "zeros") == 0) {
+        data = alloc_region(info.nbytes);
+        memset(data, 0, info.nbytes);
+        if (spec[0] == 'o') {
+            fill_ones(data, info.dtype, numel);
+        }
+        size = info.nbytes;
+        *owned = data;
+    } else {
+        void *file = read_file(spec, &size, &why);
+        if (file == NULL) {
+            fprintf(stderr, "ptec-run: input %zu: cannot read %s: %s\n", i, spec, why);
+            return 1;
+        }
+        *owned = file;
+        data = file;
+        npy_array npy;
+        if (size >= 6 && memcmp(file, "\x93NUMPY", 6) == 0) {
+            const char *err = npy_parse(file, size, &npy);
+            if (err != NULL) {
+                fprintf(stderr, "ptec-run: input %zu: %s: %s\n", i, spec, err);
+                return 1;
+            }
+            if (npy.dtype != info.dtype) {
+                fprintf(stderr, "ptec-run: input %zu: %s holds '%s', the program expects %s\n", i, spec,
+                        npy.descr, ptec_dtype_name(info.dtype));
+                return 1;
+            }
+            data = (void *)(uintptr_t)npy.data;
+            size = npy.nbytes;
+            sizes = npy.sizes;
+            rank = npy.rank;
+        }
+    }
+    ptec_status st = info.planned ? ptec_method_set_input(method, i, info.dtype, sizes, rank, data, size)
+                                  : ptec_method_bind_input(method, i, info.dtype, sizes, rank, data, size);
+    if (st != PTEC_OK) {
+        return fail("set input", program);
+    }
+    return 0;
+}
+
+static int write_outputs(const ptec_method *method, const char *dir)
+{
+    mkdir(dir, 0777);
+    for (size_t i = 0; i < ptec_method_output_count(method); ++i) {
+        const ptec_tensor *t;
+        if (ptec_method_output(method, i, &t) != PTEC_OK) {
+            continue;
+        }
+        char path[4096];
+        snprintf(path, sizeof path, "%s/output%zu.bin", dir, i);
+        FILE *f = fopen(path, "wb");
+        if (f == NULL || fwrite(t->data, 1, t->nbytes, f) != t->nbytes) {
+            fprintf(stderr, "ptec-run: cannot write %s\n", path);
+            if (f) fclose(f);
+            return 1;
+        }
+        fclose(f);
+        snprintf(path, sizeof path, "%s/output%zu.npy", dir, i);
+        f = fopen(path, "wb");
+        if (f == NULL || npy_write(f, t->dtype, t->sizes, t->rank, t->data, t->nbytes) != 0) {
+            fprintf(stderr, "ptec-run: cannot write %s\n", path);
+            if (f) fclose(f);
+            return 1;
+        }
+        fclose(f);
+    }
+    return 0;
+}
+
+static void list_ops(void)
+{
+    printf("operators (%zu):\n", ptec_kernel_count());
+    for (size_t i = 0; i < ptec_kernel_count(); ++i) {
+        printf("  %s\n", ptec_kernel_at(i)->name);
+    }
+    printf("delegate backends (%zu):%s\n", ptec_backend_count(), ptec_backend_count() ? "" : " none");
+    for (size_t i = 0; i < ptec_backend_count(); ++i) {
+        printf("  %s\n", ptec_backend_at(i)->name);
+    }
+}
+
+static int parse_args(int argc, char **argv, options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->repeat = 1;
+    for (int i = 1; i < argc; ++i) {
+        const char *a = argv[i];
+        int has_value = i + 1 < argc;
+        if (strcmp(a, "--method") == 0 && has_value) {
+            o->method = argv[++i];
+        } else if (strcmp(a, "--input") == 0 && has_value) {
+            if (o->input_count == MAX_INPUTS) {
+                fputs("ptec-run: too many --input\n", stderr);
+                return 2;
+            }
+            o->inputs[o->input_count++] = argv[++i];
+        } else if (strcmp(a, "--output-dir") == 0 && has_value) {
+            o->output_dir = argv[++i];
+        } else if (strcmp(a, "--repeat") == 0 && has_value) {
+            o->repeat = strtol(argv[++i], NULL, 10);
+            if (o->repeat < 1) {
+                fputs("ptec-run: --repeat needs a positive count\n", stderr);
+                return 2;
+            }
+        } else if (strcmp(a, "--profile") == 0) {
+            o->profile = 1;
+        } else if (strcmp(a, "--list-ops") == 0) {
+            o->list_ops = 1;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            exit(0);
+        } else if (a[0] != '-' && o->model == NULL) {
+            o->model = a;
+        } else {
+            fprintf(stderr, "ptec-run: unknown or incomplete option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (o->model == NULL && !o->list_ops) {
+        usage(stderr);
+        return 2;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    ptec_host_log_threshold = PTEC_LOG_ERROR + 1; /* errors are printed by fail() below */
+    int rc = parse_args(argc, argv, &o);
+    if (rc != 0) {
+        return rc;
+    }
+    if (o.list_ops) {
+        list_ops();
+        if (o.model == NULL) {
+            return 0;
+        }
+    }
+    size_t size;
+    const char *why;
+    void *bytes = read_file(o.model, &size, &why);
+    if (bytes == NULL) {
+        fprintf(stderr, "ptec-run: cannot read %s: %s\n", o.model, why);
+        return 1;
+    }
+    static ptec_program program;
+    if (ptec_program_init(&program, bytes, size) != PTEC_OK) {
+        return fail(o.model, &program);
+    }
+    ptec_requirements req;
+    if (ptec_method_requirements(&program, o.method, &req) != PTEC_OK) {
+        return fail("requirements", &program);
+    }
+    ptec_memory mem;
+    memset(&mem, 0, sizeof mem);
+    mem.metadata = alloc_region(req.metadata_bytes);
+    mem.metadata_size = req.metadata_bytes;
+    mem.planned_count = req.planned_count;
+    for (size_t i = 0; i < req.planned_count; ++i) {
+        mem.planned[i] = alloc_region(req.planned_bytes[i]);
+        mem.planned_size[i] = req.planned_bytes[i];
+    }
+    mem.scratch = alloc_region(req.scratch_bytes);
+    mem.scratch_size = req.scratch_bytes;
+
+    static ptec_method method;
+    uint64_t t0 = ptec_platform_ticks();
+    if (ptec_method_load(&method, &program, o.method, &mem) != PTEC_OK) {
+        return fail("load", &program);
+    }
+    uint64_t load_ticks = ptec_platform_ticks() - t0;
+
+    size_t n_inputs = ptec_method_input_count(&method);
+    if (o.input_count > n_inputs) {
+        fprintf(stderr, "ptec-run: %zu --input given, the method takes %zu\n", o.input_count, n_inputs);
+        return 2;
+    }
+    void *owned[MAX_INPUTS] = {0};
+    for (size_t i = 0; i < n_inputs && i < MAX_INPUTS; ++i) {
+        if (set_input(&method, &program, i, i < o.input_count ? o.inputs[i] : "ones", &owned[i]) != 0) {
+            return 1;
+        }
+    }
+    /* Non-planned outputs need memory from us. */
+    for (size_t i = 0; i < ptec_method_output_count(&method); ++i) {
+        ptec_tensor_info info;
+        if (ptec_method_output_info(&method, i, &info) == PTEC_OK && info.kind == PTEC_VALUE_TENSOR &&
+            !info.planned && info.data == NULL) {
+            ptec_method_bind_output(&method, i, alloc_region(info.nbytes), info.nbytes);
+        }
+    }
+    size_t n_instr = ptec_method_instruction_count(&method);
+    uint64_t *profile = calloc(n_instr ? n_instr : 1, sizeof(uint64_t));
+    uint64_t *profile_sum = calloc(n_instr ? n_instr : 1, sizeof(uint64_t));
+    if (o.profile) {
+        ptec_method_set_profile(&method, profile, n_instr);
+    }
+    uint64_t exec_ticks = 0;
+    for (long r = 0; r < o.repeat; ++r) {
+        t0 = ptec_platform_ticks();
+        if (ptec_method_execute(&method) != PTEC_OK) {
+            return fail("execute", &program);
+        }
+        exec_ticks += ptec_platform_ticks() - t0;
+        for (size_t i = 0; o.profile && i < n_instr; ++i) {
+            profile_sum[i] += profile[i];
+        }
+    }
+
+    for (size_t i = 0; i < ptec_method_output_count(&method); ++i) {
+        const ptec_tensor *t;
+        if (ptec_method_output(&method, i, &t) != PTEC_OK) {
+            continue;
+        }
+        printf("output %zu: %s ", i, ptec_dtype_name(t->dtype));
+        print_shape(stdout, t->sizes, t->rank);
+        printf(" =");
+        print_values(t->data, t->dtype, t->numel);
+        printf("\n");
+    }
+
+    printf("program:   %zu bytes (%s)\n", size, o.model);
+    printf("metadata:  %zu bytes\n", req.metadata_bytes);
+    for (size_t i = 0; i < req.planned_count; ++i) {
+        printf("planned:   %zu bytes (memory id %zu)\n", req.planned_bytes[i], i + 1);
+    }
+    printf("scratch:   %zu bytes\n", req.scratch_bytes);
+    printf("total:     %zu bytes of caller memory\n", req.total_bytes);
+    printf("load:      %.3f ms\n", (double)load_ticks / 1e6);
+    printf("execute:   %.3f ms per run (%ld run%s)\n", (double)exec_ticks / 1e6 / (double)o.repeat, o.repeat,
+           o.repeat == 1 ? "" : "s");
+    if (o.profile) {
+        printf("profile (mean per run):\n");
+        for (size_t i = 0; i < n_instr; ++i) {
+            const char *name;
+            size_t len;
+            ptec_method_instruction_name(&method, i, &name, &len);
+            printf("  %4zu  %10.3f us  %.*s\n", i, (double)profile_sum[i] / 1e3 / (double)o.repeat, (int)len, name);
+        }
+    }
+    if (o.output_dir != NULL && write_outputs(&method, o.output_dir) != 0) {
+        return 1;
+    }
+    ptec_method_unload(&method);
+    return 0;
+}
