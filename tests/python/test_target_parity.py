@@ -3,6 +3,7 @@ firmware runner in QEMU): outputs must be identical byte for byte. Skipped
 unless the host and cortex-m presets are built and qemu-system-arm exists."""
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 
@@ -119,3 +120,43 @@ def test_target_matches_host(available, tmp_path, name):
         assert run.returncode == 0, f"{target}:\n{run.stdout}"
         got = run_and_compare.firmware_outputs(run.stdout)
         assert got == want, f"{target} differs from the host"
+
+
+def run_both(tmp_path, pte, inputs, targets):
+    """ptec-run's output files, and each target's outputs; asserts equality."""
+    raw = tmp_path / "inputs.bin"
+    raw.write_bytes(b"".join(np.ascontiguousarray(a).tobytes() for a in inputs))
+    host_args = [PTEC_RUN, str(pte), "--output-dir", str(tmp_path / "host")]
+    for i, a in enumerate(inputs):
+        path = tmp_path / f"in{i}.npy"
+        np.save(path, np.ascontiguousarray(a))
+        host_args += ["--input", str(path)]
+    host = subprocess.run(host_args, capture_output=True, text=True)
+    assert host.returncode == 0, host.stderr
+    want = []
+    while (tmp_path / "host" / f"output{len(want)}.bin").exists():
+        want.append((tmp_path / "host" / f"output{len(want)}.bin").read_bytes())
+    assert want
+    logs = {}
+    for target in targets:
+        run = subprocess.run([RUN_QEMU, "--target", target, "--elf", runner_elf(target), "--model", str(pte),
+                              "--input", str(raw), "--timeout", "60"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert run.returncode == 0, f"{target}:\n{run.stdout}"
+        assert run_and_compare.firmware_outputs(run.stdout) == want, f"{target} differs from the host"
+        logs[target] = run.stdout
+    return logs
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_ds_cnn_matches_host(available, tmp_path, target):
+    """The int8 cortex_m kernels (MVE on the M55, DSP on the M33) against the
+    host's portable reference, on a DS-CNN keyword spotter."""
+    from ptec.pte.builders import ds_cnn_program
+
+    program, _ = ds_cnn_program(seed=5, target=target)
+    pte = tmp_path / "ds_cnn.pte"
+    write_program(program, str(pte))
+    x = np.random.default_rng(5).standard_normal((1, 1, 49, 10)).astype(np.float32)
+    logs = run_both(tmp_path, pte, [x], [target])
+    assert re.search(r"^inference: \d+ instructions", logs[target], re.M)
