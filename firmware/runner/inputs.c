@@ -10,7 +10,7 @@
 #endif
 
 #ifndef PTEC_RUNNER_IO_BYTES
-#define PTEC_RUNNER_IO_BYTES (64u * 1024u)
+#define PTEC_RUNNER_IO_BYTES (256u * 1024u)
 #endif
 
 /* Inputs that are not memory-planned need memory of their own: this is it,

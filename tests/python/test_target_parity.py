@@ -160,3 +160,22 @@ def test_ds_cnn_matches_host(available, tmp_path, target):
     x = np.random.default_rng(5).standard_normal((1, 1, 49, 10)).astype(np.float32)
     logs = run_both(tmp_path, pte, [x], [target])
     assert re.search(r"^inference: \d+ instructions", logs[target], re.M)
+
+
+@pytest.mark.parametrize("model", ["digits_cnn", "fc_autoencoder"])
+@pytest.mark.parametrize("target", TARGETS)
+def test_compiled_model_matches_host(available, tmp_path, model, target):
+    """The whole path: PyTorch model -> ptec compile -> .pte at the board's
+    program slot -> firmware runner, against ptec-run on the host."""
+    import sys
+
+    pte = tmp_path / f"{model}.pte"
+    compile_run = subprocess.run([sys.executable, "-m", "ptec", "compile", model, "--target", target,
+                                  "-o", str(pte)], capture_output=True, text=True,
+                                 env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "python")})
+    if compile_run.returncode != 0 and "torch" in compile_run.stderr and "No module" in compile_run.stderr:
+        pytest.skip("torch not available")
+    assert compile_run.returncode == 0, compile_run.stderr
+    shapes = {"digits_cnn": (1, 1, 8, 8), "fc_autoencoder": (1, 640)}
+    x = np.random.default_rng(3).standard_normal(shapes[model]).astype(np.float32)
+    run_both(tmp_path, pte, [x], [target])
