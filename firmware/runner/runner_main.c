@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "inputs.h"
+#include "method_io.h"
 #include "model_source.h"
 #include "output_dump.h"
 #include "pools.h"
@@ -152,6 +152,9 @@ int main(void)
     printf("method requirements: %s instructions\n", u64_text(requirements_instructions, text));
     printf("method load: %s instructions\n", u64_text(load_instructions, text));
 
+    if (outputs_bind(&method) != 0) {
+        return EXIT_OUTPUTS;
+    }
     /* First run: no profiling, so the total is the inference alone. */
     if (inputs_set(&method, 1) != 0) {
         return EXIT_INPUTS;

@@ -31,11 +31,11 @@ def runner_elf(target):
     return os.path.join(ROOT, "build", target, "firmware", "runner", "ptec_runner.elf")
 
 
-def binary(op, a, b, dtype, alpha=None, orders=(None, None, None)):
+def binary(op, a, b, dtype, alpha=None, orders=(None, None, None), planned=True):
     bld = ProgramBuilder()
-    x = bld.tensor(dtype, a.shape, orders[0])
-    y = bld.tensor(dtype, b.shape, orders[1])
-    z = bld.tensor(dtype, np.broadcast_shapes(a.shape, b.shape), orders[2])
+    x = bld.tensor(dtype, a.shape, orders[0], planned=planned)
+    y = bld.tensor(dtype, b.shape, orders[1], planned=planned)
+    z = bld.tensor(dtype, np.broadcast_shapes(a.shape, b.shape), orders[2], planned=planned)
     kwargs = dict(self=x, other=y, out=z)
     if op == "aten::add.out":
         kwargs["alpha"] = alpha
@@ -77,6 +77,9 @@ PROGRAMS = {
                                           ScalarType.FLOAT, 2.5),
     "mul_int8_wraps": lambda: binary("aten::mul.out", rng.integers(-128, 128, (4, 5), dtype=np.int8),
                                      rng.integers(-128, 128, (5,), dtype=np.int8), ScalarType.CHAR),
+    "add_unplanned_io": lambda: binary("aten::add.out", rng.standard_normal((3, 4)).astype(np.float32),
+                                       rng.standard_normal((3, 4)).astype(np.float32),
+                                       ScalarType.FLOAT, 1, planned=False),
     "clone_to_channels_last": clone_to_channels_last,
     "quantize_dequantize": quantize_dequantize,
 }
