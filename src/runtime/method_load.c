@@ -206,6 +206,7 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
     }
     op->argv = argv != NULL ? argv : temps->pointers;
     op->argc = (uint16_t)args.count;
+    ((ptec_instr *)(void *)op)->args_pos = args.data;
     return PTEC_OK;
 }
 
