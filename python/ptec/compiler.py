@@ -47,7 +47,7 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
                   available_kernels: Optional[Sequence[str]] = None) -> CompileResult:
     t0 = time.time()
     graph = cap.capture(model, example_inputs, capture_method, name)
-    log(f"captured {len(graph.nodes)} nodes")
+    log(f"captured {len(graph.nodes)} nodes with torch.{graph.source}")
     prepared = qz.prepare(graph)
     log(f"prepared: {len(prepared.nodes)} nodes after batch-norm folding and activation fusion")
     total = len(calibration)

@@ -227,3 +227,32 @@ def test_bias_and_weight_quantization():
     b = quantize_bias(np.array([0.5, 0.0, -1.0], np.float32), 0.1, s)
     assert b.dtype == np.int32 and b[0] == round(0.5 / (0.1 / 127))
     assert np.isclose(qm.activation_range(0.0, 6.0, 6.0 / 255, -128)[1], 127)
+
+
+def test_cli_calibration_directory(tmp_path):
+    calib = tmp_path / "calib"
+    calib.mkdir()
+    rng = np.random.default_rng(0)
+    for i in range(3):
+        np.save(calib / f"s{i}.npy", rng.normal(size=(1, 640)).astype(np.float32))
+    out = tmp_path / "ae.pte"
+    r = subprocess.run([sys.executable, "-m", "ptec", "compile", "fc_autoencoder", "--calib",
+                        str(calib), "--target", "cortex-m33", "--observer", "percentile",
+                        "-o", str(out)], env=ENV, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "calibrating on 3 samples (percentile)" in r.stderr
+    assert "captured" in r.stderr and "torch.fx" in r.stderr or "torch.export" in r.stderr
+    check_plan(parse_program(out.read_bytes()))
+
+
+def test_export_front_end_when_available(zoo_models):
+    """On torch >= 2.1 the torch.export front end must give the same graph
+    semantics as fx (or fall back to fx); on 1.13 it is absent."""
+    m = zoo_models["resnet8"]
+    g = capture(m.module, m.example_inputs, method="auto")
+    assert g.source in ("fx", "export")
+    if not hasattr(torch, "export"):
+        assert g.source == "fx"
+        return
+    x = m.calibration(1, 3)[0]
+    assert torch.allclose(evaluate(g, x)[0], m.module(*x), atol=1e-5)
