@@ -256,3 +256,16 @@ def test_export_front_end_when_available(zoo_models):
         return
     x = m.calibration(1, 3)[0]
     assert torch.allclose(evaluate(g, x)[0], m.module(*x), atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["digits_cnn", "resnet8"])
+def test_compiled_file_agrees_with_flatc(zoo_models, name, tmp_path):
+    from flatc_util import assert_same, flatc_json, have_flatc
+    from ptec.pte.jsonview import to_flatc_json
+    if not have_flatc():
+        pytest.skip("flatc not installed")
+    m = zoo_models[name]
+    res = compile_model(m.module, m.example_inputs, m.calibration(2), target="cortex-m33")
+    path = tmp_path / f"{name}.pte"
+    path.write_bytes(res.data)
+    assert_same(to_flatc_json(parse_program(res.data)), flatc_json(str(path)))
