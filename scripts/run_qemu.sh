@@ -52,7 +52,7 @@ command -v qemu-system-arm >/dev/null || die "qemu-system-arm not found (run scr
 symbol() {
   local nm=arm-none-eabi-nm
   command -v "$nm" >/dev/null || return 0
-  "$nm" "$elf" 2>/dev/null | awk -v s="$1" '$3 == s { print "0x" $1; exit }'
+  "$nm" "$elf" 2>/dev/null | awk -v s="$1" '$3 == s && !found { print "0x" $1; found = 1 }'
 }
 file_size() { stat -c %s "$1"; }
 

@@ -39,7 +39,7 @@ static input_bytes input_bytes_get(void)
 #if defined(PTEC_RUNNER_INPUT_BUILTIN)
     bytes.data = ptec_input_data;
     bytes.size = ptec_input_size;
-    bytes.origin = "compiled into the image";
+    bytes.origin = "the image (compiled in)";
 #endif
     return bytes;
 }
@@ -104,13 +104,15 @@ static uint8_t *io_take(size_t *io_used, size_t nbytes)
     return at;
 }
 
-int inputs_set(ptec_method *method)
+int inputs_set(ptec_method *method, int verbose)
 {
     const input_bytes bytes = input_bytes_get();
     const size_t count = ptec_method_input_count(method);
     size_t consumed = 0;
     size_t io_used = 0;
-    printf("inputs: %lu, from %s\n", (unsigned long)count, bytes.origin);
+    if (verbose) {
+        printf("inputs: %lu, from %s\n", (unsigned long)count, bytes.origin);
+    }
 
     for (size_t i = 0; i < count; ++i) {
         ptec_tensor_info info;
@@ -173,8 +175,10 @@ int inputs_set(ptec_method *method)
                    ptec_program_error(method->program));
             return 1;
         }
-        printf("  input %lu: %s, %lu bytes%s\n", (unsigned long)i, ptec_dtype_name(info.dtype),
-               (unsigned long)info.nbytes, info.planned ? "" : " (bound, not planned)");
+        if (verbose) {
+            printf("  input %lu: %s, %lu bytes%s\n", (unsigned long)i, ptec_dtype_name(info.dtype),
+                   (unsigned long)info.nbytes, info.planned ? "" : " (bound, not planned)");
+        }
     }
     if (bytes.data != NULL && consumed != bytes.size) {
         printf("error: %lu input bytes given, the inputs take %lu\n", (unsigned long)bytes.size,

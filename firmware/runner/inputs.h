@@ -7,8 +7,8 @@
 
 #include "ptec/ptec.h"
 
-/* Sets every input of a loaded method; prints what it did or why it could
- * not. Returns 0 on success. */
-int inputs_set(ptec_method *method);
+/* Sets every input of a loaded method; prints why it could not, and with
+ * `verbose` what it did. Returns 0 on success. */
+int inputs_set(ptec_method *method, int verbose);
 
 #endif

@@ -282,7 +282,7 @@ def conv_geometry(g, max_side=9):
 def make_conv(g, w):
     h, wd, kh, kw, stride, padding, dilation, oh, ow = conv_geometry(g)
     groups = g.choice([1, 1, 1, 2, 3])
-    cin_g, cout_g = g.int(1, 9), g.int(1, 7)
+    cin_g, cout_g = g.choice([g.int(1, 9), g.int(1, 9), g.int(10, 40)]), g.choice([g.int(1, 7), g.int(1, 7), g.int(8, 24)])
     cin, cout = cin_g * groups, cout_g * groups
     n = g.int(1, 3)
     x = g.i8((n, h, wd, cin))
@@ -300,7 +300,7 @@ def make_conv(g, w):
 
 def make_depthwise(g, w):
     h, wd, kh, kw, stride, padding, dilation, oh, ow = conv_geometry(g)
-    cin = g.int(1, 21)
+    cin = g.choice([g.int(1, 21), g.int(1, 21), g.int(22, 70)])
     dm = g.choice([1, 1, 2, 3, g.int(1, 8)])
     if g.chance(0.1):
         cin, dm = 1, g.int(1, 40)  # the Cin = 1 "conv" of DS-CNN's first layer

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs a command and checks its exit status and output.
-#   expect_run.sh [--exit N] [--match REGEX]... [--reject REGEX]... -- COMMAND...
+#   expect_run.sh [--exit N[,N...]] [--match REGEX]... [--reject REGEX]... -- COMMAND...
+# --exit: the allowed exit statuses (default 0).
 # --match: some line of stdout+stderr must match the (extended) regex.
 # --reject: no line may match. The output is echoed for ctest's log.
 set -uo pipefail
@@ -25,7 +26,7 @@ status=$?
 cat "$output"
 
 failed=0
-if [ "$status" -ne "$want_exit" ]; then
+if [[ ",$want_exit," != *",$status,"* ]]; then
   echo "expect_run: FAIL: exit status $status, expected $want_exit" >&2
   failed=1
 fi

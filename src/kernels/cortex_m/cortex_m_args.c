@@ -1,0 +1,467 @@
+/* Shared argument checks of the cortex_m wrappers (see cortex_m_args.h). */
+#include "cortex_m_args.h"
+
+#include <math.h>
+#include <string.h>
+
+ptec_status ptec_cm_get_tensor_of(ptec_op *op, size_t i, ptec_dtype dtype, ptec_tensor **out)
+{
+    ptec_status status = ptec_op_get_tensor(op, i, out);
+    if (status != PTEC_OK) {
+        return status;
+    }
+    if ((*out)->dtype != (uint8_t)dtype) {
+        switch (dtype) {
+        case PTEC_DTYPE_CHAR:
+            return ptec_op_fail(op, PTEC_INVALID_TYPE, (int)i, "expected an int8 tensor");
+        case PTEC_DTYPE_INT:
+            return ptec_op_fail(op, PTEC_INVALID_TYPE, (int)i, "expected an int32 tensor");
+        case PTEC_DTYPE_FLOAT:
+            return ptec_op_fail(op, PTEC_INVALID_TYPE, (int)i, "expected a float32 tensor");
+        default:
+            return ptec_op_fail(op, PTEC_INVALID_TYPE, (int)i, "tensor has the wrong dtype");
+        }
+    }
+    return PTEC_OK;
+}
+
+ptec_status ptec_cm_get_out_of(ptec_op *op, ptec_dtype dtype, ptec_tensor **out)
+{
+    ptec_status status = ptec_op_get_out(op, out);
+    if (status != PTEC_OK) {
+        return status;
+    }
+    if ((*out)->dtype != (uint8_t)dtype) {
+        return ptec_op_fail(op, PTEC_INVALID_TYPE, (int)op->argc - 2, "out tensor has the wrong dtype");
+    }
+    return PTEC_OK;
+}
+
+ptec_status ptec_cm_get_nhwc_dims(ptec_op *op, size_t i, const ptec_tensor *t, ptec_nn_dims *dims)
+{
+    if (t->rank != 4) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, "expected a 4-D tensor");
+    }
+    if (!ptec_tensor_is_channels_last(t)) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, (int)i,
+                            "expected a channels-last (NHWC) tensor, dim_order [0,2,3,1]");
+    }
+    dims->n = t->sizes[0];
+    dims->c = t->sizes[1];
+    dims->h = t->sizes[2];
+    dims->w = t->sizes[3];
+    return PTEC_OK;
+}
+
+static bool is_identity_order(const ptec_tensor *t)
+{
+    for (uint8_t d = 0; d < t->rank; ++d) {
+        if (t->dim_order != NULL && t->dim_order[d] != d) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool ptec_cm_same_layout(const ptec_tensor *a, const ptec_tensor *b)
+{
+    if (a->rank != b->rank || memcmp(a->sizes, b->sizes, (size_t)a->rank * sizeof(int32_t)) != 0) {
+        return false;
+    }
+    if (a->dim_order == NULL || b->dim_order == NULL) {
+        return is_identity_order(a) && is_identity_order(b);
+    }
+    if (memcmp(a->dim_order, b->dim_order, a->rank) == 0) {
+        return true;
+    }
+    /* Different dim orders can still describe the same bytes. */
+    if (ptec_tensor_is_contiguous(a) && ptec_tensor_is_contiguous(b)) {
+        return true;
+    }
+    return a->rank == 4 && ptec_tensor_is_channels_last(a) && ptec_tensor_is_channels_last(b);
+}
+
+ptec_status ptec_cm_get_hw(ptec_op *op, size_t i, int32_t min_value, ptec_nn_hw *out)
+{
+    int32_t values[2];
+    size_t count = 0;
+    ptec_status status = ptec_op_get_int32_list(op, i, values, 2, &count, false);
+    if (status != PTEC_OK) {
+        return status;
+    }
+    if (count != 2) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, "expected a list of two ints [h, w]");
+    }
+    if (values[0] < min_value || values[1] < min_value) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i,
+                            min_value > 0 ? "stride, dilation and kernel sizes must be >= 1"
+                                          : "padding must be >= 0");
+    }
+    out->h = values[0];
+    out->w = values[1];
+    return PTEC_OK;
+}
+
+ptec_status ptec_cm_get_int_in(ptec_op *op, size_t i, int32_t lo, int32_t hi, int32_t *out)
+{
+    ptec_status status = ptec_op_get_int32(op, i, out);
+    if (status != PTEC_OK) {
+        return status;
+    }
+    if (*out < lo || *out > hi) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, "value out of range (zero point, offset or pad value)");
+    }
+    return PTEC_OK;
+}
+
+ptec_status ptec_cm_get_activation(ptec_op *op, size_t i_min, size_t i_max, ptec_nn_activation *out)
+{
+    ptec_status status = ptec_op_get_int32(op, i_min, &out->min);
+    if (status == PTEC_OK) {
+        status = ptec_op_get_int32(op, i_max, &out->max);
+    }
+    if (status != PTEC_OK) {
+        return status;
+    }
+    if (out->min < INT8_MIN || out->max > INT8_MAX || out->min > out->max) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i_min,
+                            "activation range must satisfy -128 <= min <= max <= 127");
+    }
+    return PTEC_OK;
+}
+
+ptec_status ptec_cm_get_shift(ptec_op *op, size_t i, int32_t *out)
+{
+    ptec_status status = ptec_op_get_int32(op, i, out);
+    if (status != PTEC_OK) {
+        return status;
+    }
+    if (*out < -31 || *out > 31) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, "requantization shift must be in [-31, 31]");
+    }
+    return PTEC_OK;
+}
+
+static ptec_status check_int32_vector(ptec_op *op, size_t i, int32_t channels, ptec_tensor **out)
+{
+    ptec_status status = ptec_cm_get_tensor_of(op, i, PTEC_DTYPE_INT, out);
+    if (status != PTEC_OK) {
+        return status;
+    }
+    if ((*out)->numel != (uint32_t)channels || !ptec_tensor_is_contiguous(*out)) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i,
+                            "per-channel tensor must hold one contiguous int32 per output channel");
+    }
+    return PTEC_OK;
+}
+
+ptec_status ptec_cm_check_per_channel(ptec_op *op, size_t i_mult, size_t i_shift, int32_t channels)
+{
+    ptec_tensor *multipliers;
+    ptec_tensor *shifts;
+    ptec_status status = check_int32_vector(op, i_mult, channels, &multipliers);
+    if (status == PTEC_OK) {
+        status = check_int32_vector(op, i_shift, channels, &shifts);
+    }
+    if (status != PTEC_OK) {
+        return status;
+    }
+    if (!(shifts->flags & PTEC_TENSOR_CONSTANT) || !(multipliers->flags & PTEC_TENSOR_CONSTANT) ||
+        (channels > 0 && (shifts->data == NULL || multipliers->data == NULL))) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, (int)i_shift,
+                            "requantization multipliers and shifts must be constant tensors");
+    }
+    const int32_t *s = (const int32_t *)shifts->data;
+    for (int32_t c = 0; c < channels; ++c) {
+        if (s[c] < -31 || s[c] > 31) {
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i_shift,
+                                "requantization shift must be in [-31, 31]");
+        }
+    }
+    return PTEC_OK;
+}
+
+ptec_status ptec_cm_check_bias(ptec_op *op, size_t i, int32_t channels, bool *present)
+{
+    ptec_tensor *bias;
+    ptec_status status = ptec_op_get_optional_tensor(op, i, &bias);
+    if (status != PTEC_OK) {
+        return status;
+    }
+    *present = bias != NULL;
+    if (bias == NULL) {
+        return PTEC_OK;
+    }
+    return check_int32_vector(op, i, channels, &bias);
+}
+
+ptec_status ptec_cm_check_scratch_arg(ptec_op *op, size_t i)
+{
+    ptec_tensor *scratch;
+    return ptec_op_get_tensor(op, i, &scratch);
+}
+
+ptec_status ptec_cm_check_axis_span(ptec_op *op, int64_t out_size, int64_t stride, int64_t kernel,
+                               int64_t dilation, int64_t padding)
+{
+    const int64_t limit = (int64_t)1 << 30;
+    if (out_size > limit || stride > limit || kernel > limit || dilation > limit || padding > limit ||
+        (out_size > 0 ? out_size - 1 : 0) * stride + (kernel - 1) * dilation + padding >= limit) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, -1, "convolution or pooling window exceeds 2^30 elements");
+    }
+    return PTEC_OK;
+}
+
+ptec_status ptec_cm_get_quantize_params(ptec_op *op, size_t i_scale, int32_t dtype,
+                                   ptec_nn_quantize_params *params)
+{
+    double scale;
+    int32_t qmin, qmax;
+    ptec_status status = ptec_op_get_double(op, i_scale, &scale);
+    if (status == PTEC_OK) {
+        status = ptec_op_get_int32(op, i_scale + 1, &params->zero_point);
+    }
+    if (status == PTEC_OK) {
+        status = ptec_op_get_int32(op, i_scale + 2, &qmin);
+    }
+    if (status == PTEC_OK) {
+        status = ptec_op_get_int32(op, i_scale + 3, &qmax);
+    }
+    if (status != PTEC_OK) {
+        return status;
+    }
+    const float narrowed = (float)scale;
+    if (!(narrowed > 0.0f) || !isfinite(narrowed) || !isfinite(1.0f / narrowed)) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i_scale,
+                            "scale must be a positive, finite float32 with a finite inverse");
+    }
+    const int32_t type_min = dtype == PTEC_DTYPE_CHAR ? INT8_MIN : INT16_MIN;
+    const int32_t type_max = dtype == PTEC_DTYPE_CHAR ? INT8_MAX : INT16_MAX;
+    if (qmin < type_min || qmax > type_max || qmin > qmax) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i_scale + 2,
+                            "quant_min..quant_max must be a non-empty range inside the dtype");
+    }
+    params->scale = narrowed;
+    params->quant_min = qmin;
+    params->quant_max = qmax;
+    return PTEC_OK;
+}
+
+
+ptec_status ptec_cm_plan_channel_broadcast(ptec_op *op, const ptec_tensor *self, const ptec_tensor *other,
+                                      const ptec_tensor *out, size_t i_other, ptec_cm_broadcast_plan *plan)
+{
+    const ptec_tensor *large = self;
+    plan->swap = false;
+    if (self->rank == other->rank && memcmp(self->sizes, other->sizes, self->rank * sizeof(int32_t)) == 0) {
+        if (!ptec_cm_same_layout(self, other)) {
+            return ptec_op_fail(op, PTEC_NOT_SUPPORTED, (int)i_other, "inputs have different dim orders");
+        }
+        plan->count = self->numel;
+        plan->small_count = self->numel;
+    } else {
+        const bool channel_shaped = self->rank == 4 && other->rank == 4 && self->sizes[1] == other->sizes[1];
+        const uint32_t channels = channel_shaped ? (uint32_t)self->sizes[1] : 0u;
+        if (channel_shaped && other->numel == channels) {
+            large = self;
+        } else if (channel_shaped && self->numel == channels) {
+            large = other;
+            plan->swap = true;
+        } else {
+            return ptec_op_fail(op, PTEC_NOT_SUPPORTED, (int)i_other,
+                                "shapes must be equal, or one operand [1,C,1,1] broadcast over channels");
+        }
+        if (!ptec_tensor_is_channels_last(large)) {
+            return ptec_op_fail(op, PTEC_NOT_SUPPORTED, plan->swap ? (int)i_other : 0,
+                                "channel broadcast needs a channels-last (NHWC) operand");
+        }
+        plan->count = large->numel;
+        plan->small_count = channels;
+    }
+    if (!ptec_cm_same_layout(large, out)) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)op->argc - 2,
+                            "out must have the larger input's sizes and dim order");
+    }
+    return PTEC_OK;
+}
+
+/* Right-aligned logical sizes, leading 1s. */
+static void logical_dims4(const ptec_tensor *t, int32_t dims[4])
+{
+    for (int d = 0; d < 4; ++d) {
+        const int src = d - (4 - (int)t->rank);
+        dims[d] = src >= 0 ? t->sizes[src] : 1;
+    }
+}
+
+static bool nhwc_dims4(const ptec_tensor *t, int32_t dims[4])
+{
+    if (t->numel == 1) {
+        dims[0] = dims[1] = dims[2] = dims[3] = 1;
+        return true;
+    }
+    if (t->rank != 4 || !ptec_tensor_is_channels_last(t)) {
+        return false;
+    }
+    dims[0] = t->sizes[0];
+    dims[1] = t->sizes[2];
+    dims[2] = t->sizes[3];
+    dims[3] = t->sizes[1];
+    return true;
+}
+
+ptec_status ptec_cm_prepare_min_max(ptec_op *op, ptec_cm_min_max_state *state)
+{
+    ptec_tensor *a, *b, *out;
+    ptec_status status = ptec_op_expect_argc(op, 4);
+    if (status == PTEC_OK) status = ptec_cm_get_tensor_of(op, 0, PTEC_DTYPE_CHAR, &a);
+    if (status == PTEC_OK) status = ptec_cm_get_tensor_of(op, 1, PTEC_DTYPE_CHAR, &b);
+    if (status == PTEC_OK) status = ptec_cm_get_out_of(op, PTEC_DTYPE_CHAR, &out);
+    if (status != PTEC_OK) {
+        return status;
+    }
+    if (a->rank > 4 || b->rank > 4 || out->rank > 4) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, -1, "minimum/maximum support rank <= 4");
+    }
+    const bool contiguous = (a->numel == 1 || ptec_tensor_is_contiguous(a)) &&
+                            (b->numel == 1 || ptec_tensor_is_contiguous(b)) && ptec_tensor_is_contiguous(out);
+    if (contiguous) {
+        logical_dims4(a, state->a_dims);
+        logical_dims4(b, state->b_dims);
+        logical_dims4(out, state->out_dims);
+    } else if (!nhwc_dims4(a, state->a_dims) || !nhwc_dims4(b, state->b_dims) ||
+               !nhwc_dims4(out, state->out_dims)) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, -1,
+                            "operands must all be contiguous or all channels-last (or single elements)");
+    }
+    for (int d = 0; d < 4; ++d) {
+        const int32_t x = state->a_dims[d], y = state->b_dims[d];
+        if ((x != y && x != 1 && y != 1) || state->out_dims[d] != (x > y ? x : y)) {
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)op->argc - 2,
+                                "shapes do not broadcast to the out tensor's shape");
+        }
+    }
+    op->scratch_bytes = 0;
+    return PTEC_OK;
+}
+
+ptec_status ptec_cm_prepare_conv_common(ptec_op *op, const ptec_cm_conv_args *args, ptec_cm_conv_state *state)
+{
+    ptec_tensor *input, *weight, *out;
+    ptec_nn_conv_params *p = &state->params;
+    ptec_status status = ptec_op_expect_argc(op, args->argc);
+    if (status == PTEC_OK) status = ptec_cm_get_tensor_of(op, 0, PTEC_DTYPE_CHAR, &input);
+    if (status == PTEC_OK) status = ptec_cm_get_tensor_of(op, 1, PTEC_DTYPE_CHAR, &weight);
+    if (status == PTEC_OK) status = ptec_cm_get_out_of(op, PTEC_DTYPE_CHAR, &out);
+    if (status == PTEC_OK) status = ptec_cm_get_nhwc_dims(op, 0, input, &state->input);
+    if (status == PTEC_OK) status = ptec_cm_get_nhwc_dims(op, (size_t)op->argc - 2, out, &state->output);
+    if (status != PTEC_OK) {
+        return status;
+    }
+    if (weight->rank != 4 || !ptec_tensor_is_contiguous(weight)) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 1, "weight must be a contiguous 4-D tensor in the physical order");
+    }
+    state->filter.n = weight->sizes[0];
+    state->filter.h = weight->sizes[1];
+    state->filter.w = weight->sizes[2];
+    state->filter.c = weight->sizes[3];
+    if (state->input.n != state->output.n) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)op->argc - 2, "input and out batch sizes differ");
+    }
+    status = ptec_cm_get_hw(op, args->i_stride, 1, &p->stride);
+    if (status == PTEC_OK) status = ptec_cm_get_hw(op, args->i_stride + 1, 0, &p->padding);
+    if (status == PTEC_OK) status = ptec_cm_get_hw(op, args->i_dilation, 1, &p->dilation);
+    if (status == PTEC_OK) {
+        status = ptec_cm_get_int_in(op, args->i_input_offset, -INT8_MAX, -INT8_MIN, &p->input_offset);
+    }
+    if (status == PTEC_OK) {
+        status = ptec_cm_get_int_in(op, args->i_input_offset + 1, INT8_MIN, INT8_MAX, &p->output_offset);
+    }
+    if (status == PTEC_OK) {
+        status = ptec_cm_check_per_channel(op, args->i_input_offset + 2, args->i_input_offset + 3, state->output.c);
+    }
+    if (status == PTEC_OK) {
+        status = ptec_cm_get_activation(op, args->i_input_offset + 4, args->i_input_offset + 5, &p->activation);
+    }
+    if (status == PTEC_OK) status = ptec_cm_check_bias(op, 2, state->output.c, &state->has_bias);
+    for (size_t i = 0; status == PTEC_OK && i < args->scratch_args; ++i) {
+        status = ptec_cm_check_scratch_arg(op, args->i_input_offset + 6 + i);
+    }
+    if (status == PTEC_OK) {
+        status = ptec_cm_check_axis_span(op, state->output.h, p->stride.h, state->filter.h, p->dilation.h,
+                                    p->padding.h);
+    }
+    if (status == PTEC_OK) {
+        status = ptec_cm_check_axis_span(op, state->output.w, p->stride.w, state->filter.w, p->dilation.w,
+                                    p->padding.w);
+    }
+    return status;
+}
+
+/* The output size of a convolution along one axis (floor division). */
+int64_t ptec_cm_conv_output_size(int64_t size, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation)
+{
+    const int64_t span = size + 2 * padding - dilation * (kernel - 1) - 1;
+    return span < 0 ? 0 : span / stride + 1;
+}
+
+int64_t ptec_cm_pool_output_size(int64_t size, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode)
+{
+    const int64_t span = size + 2 * padding - kernel;
+    if (span < 0) {
+        return 0;
+    }
+    int64_t out = span / stride + 1;
+    if (ceil_mode) {
+        if (span % stride != 0) {
+            ++out;
+        }
+        if ((out - 1) * stride >= size + padding) {
+            --out;
+        }
+    }
+    return out;
+}
+
+ptec_status ptec_cm_prepare_pool_common(ptec_op *op, size_t i_kernel, bool ceil_mode, ptec_cm_pool_state *state)
+{
+    ptec_tensor *input, *out;
+    ptec_nn_pool_params *p = &state->params;
+    ptec_status status = ptec_cm_get_tensor_of(op, 0, PTEC_DTYPE_CHAR, &input);
+    if (status == PTEC_OK) status = ptec_cm_get_out_of(op, PTEC_DTYPE_CHAR, &out);
+    if (status == PTEC_OK) status = ptec_cm_get_nhwc_dims(op, 0, input, &state->input);
+    if (status == PTEC_OK) status = ptec_cm_get_nhwc_dims(op, (size_t)op->argc - 2, out, &state->output);
+    if (status == PTEC_OK) status = ptec_cm_get_hw(op, i_kernel, 1, &p->kernel);
+    if (status == PTEC_OK) status = ptec_cm_get_hw(op, i_kernel + 1, 1, &p->stride);
+    if (status == PTEC_OK) status = ptec_cm_get_hw(op, i_kernel + 2, 0, &p->padding);
+    if (status != PTEC_OK) {
+        return status;
+    }
+    const ptec_nn_dims in = state->input, o = state->output;
+    if (in.n != o.n || in.c != o.c) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)op->argc - 2, "input and out N and C must match");
+    }
+    status = ptec_cm_check_axis_span(op, o.h, p->stride.h, p->kernel.h, 1, p->padding.h);
+    if (status == PTEC_OK) status = ptec_cm_check_axis_span(op, o.w, p->stride.w, p->kernel.w, 1, p->padding.w);
+    if (status != PTEC_OK) {
+        return status;
+    }
+    if ((int64_t)p->kernel.h * p->kernel.w >= ((int64_t)1 << 23)) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, (int)i_kernel, "pooling window larger than 2^23 elements");
+    }
+    if (ptec_cm_pool_output_size(in.h, p->kernel.h, p->stride.h, p->padding.h, ceil_mode) != o.h ||
+        ptec_cm_pool_output_size(in.w, p->kernel.w, p->stride.w, p->padding.w, ceil_mode) != o.w) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)op->argc - 2,
+                            "out height/width do not match the pooling geometry");
+    }
+    /* Every window must overlap the input: its first row/column must be
+     * before the input's end and its last after the input's start. */
+    if ((int64_t)(o.h - 1) * p->stride.h - p->padding.h >= in.h || p->kernel.h <= p->padding.h ||
+        (int64_t)(o.w - 1) * p->stride.w - p->padding.w >= in.w || p->kernel.w <= p->padding.w) {
+        if (o.h > 0 && o.w > 0) {
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i_kernel + 2,
+                                "a pooling window lies entirely in the padding");
+        }
+    }
+    return PTEC_OK;
+}

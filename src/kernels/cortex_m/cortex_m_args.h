@@ -1,0 +1,138 @@
+/* Argument decoding shared by the cortex_m operator wrappers: the checks
+ * every op repeats (int8 activations in NHWC, 2-element int lists,
+ * per-channel requantization tensors, zero-point ranges), each failing
+ * through ptec_op_fail with a message that names the problem. */
+#ifndef PTEC_CORTEX_M_ARGS_H
+#define PTEC_CORTEX_M_ARGS_H
+
+#include "nn/ptec_nn.h"
+#include "ptec/kernel.h"
+
+/* Argument i as a tensor of the given dtype. */
+ptec_status ptec_cm_get_tensor_of(ptec_op *op, size_t i, ptec_dtype dtype, ptec_tensor **out);
+
+/* The out tensor (argc - 2) of the given dtype. */
+ptec_status ptec_cm_get_out_of(ptec_op *op, ptec_dtype dtype, ptec_tensor **out);
+
+/* A 4-D tensor whose bytes are NHWC (channels-last by the §1.2 rule);
+ * gives its physical dims. */
+ptec_status ptec_cm_get_nhwc_dims(ptec_op *op, size_t i, const ptec_tensor *t, ptec_nn_dims *dims);
+
+/* Whether two tensors have the same sizes and the same byte layout, so
+ * that an element-wise op may walk both as flat arrays. */
+bool ptec_cm_same_layout(const ptec_tensor *a, const ptec_tensor *b);
+
+/* An int list of exactly two items, each >= min_value. */
+ptec_status ptec_cm_get_hw(ptec_op *op, size_t i, int32_t min_value, ptec_nn_hw *out);
+
+/* An Int argument within [lo, hi]. */
+ptec_status ptec_cm_get_int_in(ptec_op *op, size_t i, int32_t lo, int32_t hi, int32_t *out);
+
+/* activation_min and activation_max: int8 values with min <= max. */
+ptec_status ptec_cm_get_activation(ptec_op *op, size_t i_min, size_t i_max, ptec_nn_activation *out);
+
+/* A requantization shift in [-31, 31]. */
+ptec_status ptec_cm_get_shift(ptec_op *op, size_t i, int32_t *out);
+
+/* Per-channel multiplier and shift tensors: constant, INT, `channels`
+ * contiguous entries, every shift in [-31, 31]. */
+ptec_status ptec_cm_check_per_channel(ptec_op *op, size_t i_mult, size_t i_shift, int32_t channels);
+
+/* An optional INT bias of `channels` contiguous entries. */
+ptec_status ptec_cm_check_bias(ptec_op *op, size_t i, int32_t channels, bool *present);
+
+/* Argument i must be a tensor (a planned scratch placeholder); its bytes
+ * are not used, the runtime's op->scratch is. */
+ptec_status ptec_cm_check_scratch_arg(ptec_op *op, size_t i);
+
+/* The window arithmetic of a conv/pool axis stays far inside int32:
+ * (out - 1) * stride + (kernel - 1) * dilation + padding < 2^30. */
+ptec_status ptec_cm_check_axis_span(ptec_op *op, int64_t out_size, int64_t stride, int64_t kernel,
+                               int64_t dilation, int64_t padding);
+
+/* scale, zero_point, quant_min, quant_max at i_scale..i_scale+3 of
+ * quantize/dequantize_per_tensor, checked for an int8 or int16 dtype. */
+ptec_status ptec_cm_get_quantize_params(ptec_op *op, size_t i_scale, int32_t dtype,
+                                   ptec_nn_quantize_params *params);
+
+/* How an element-wise binary op walks its inputs (add, mul): equal
+ * shapes, or a [1,C,1,1] operand repeated over every pixel of an NHWC
+ * one. swap is set when `other` is the larger operand. */
+typedef struct ptec_cm_broadcast_plan {
+    uint32_t count, small_count;
+    bool swap;
+} ptec_cm_broadcast_plan;
+
+ptec_status ptec_cm_plan_channel_broadcast(ptec_op *op, const ptec_tensor *self, const ptec_tensor *other,
+                                      const ptec_tensor *out, size_t i_other, ptec_cm_broadcast_plan *plan);
+
+/* minimum/maximum: (self, other, out) int8 with NumPy broadcasting over
+ * the right-aligned logical dims of contiguous tensors, or over the NHWC
+ * dims of channels-last ones. */
+typedef struct ptec_cm_min_max_state {
+    int32_t a_dims[4], b_dims[4], out_dims[4];
+} ptec_cm_min_max_state;
+
+ptec_status ptec_cm_prepare_min_max(ptec_op *op, ptec_cm_min_max_state *state);
+
+/* The common part of quantized_conv2d, _depthwise_conv2d and
+ * _transpose_conv2d: input (0), weight (1), bias (2), stride and padding
+ * (i_stride, i_stride + 1), dilation, then input_offset, output_offset,
+ * multipliers, shifts, activation_min, activation_max and the scratch
+ * tensors in a row from i_input_offset. */
+typedef struct ptec_cm_conv_args {
+    size_t argc, i_stride, i_dilation, i_input_offset, scratch_args;
+} ptec_cm_conv_args;
+
+typedef struct ptec_cm_conv_state {
+    ptec_nn_conv_params params;
+    ptec_nn_dims input, filter, output;
+    int32_t depth_multiplier;
+    bool has_bias;
+} ptec_cm_conv_state;
+
+ptec_status ptec_cm_prepare_conv_common(ptec_op *op, const ptec_cm_conv_args *args, ptec_cm_conv_state *state);
+
+int64_t ptec_cm_conv_output_size(int64_t size, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation);
+
+/* Pooling: input (0) and out NHWC int8, kernel_size, stride and padding
+ * at i_kernel..i_kernel + 2; checks the output size (PyTorch's formula,
+ * with ceil_mode) and that no window lies entirely in the padding. */
+typedef struct ptec_cm_pool_state {
+    ptec_nn_pool_params params;
+    ptec_nn_dims input, output;
+} ptec_cm_pool_state;
+
+int64_t ptec_cm_pool_output_size(int64_t size, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode);
+
+ptec_status ptec_cm_prepare_pool_common(ptec_op *op, size_t i_kernel, bool ceil_mode, ptec_cm_pool_state *state);
+
+/* Tensor data for run(), as the math layer's types. */
+static inline const int8_t *ptec_cm_in8(const ptec_op *op, size_t i)
+{
+    return (const int8_t *)ptec_op_tensor(op, i)->data;
+}
+
+static inline const int32_t *ptec_cm_in32(const ptec_op *op, size_t i)
+{
+    return (const int32_t *)ptec_op_tensor(op, i)->data;
+}
+
+/* NULL for a Null (absent optional) argument. */
+static inline const int32_t *ptec_cm_optional_in32(const ptec_op *op, size_t i, bool present)
+{
+    return present ? (const int32_t *)ptec_op_tensor(op, i)->data : NULL;
+}
+
+static inline int8_t *ptec_cm_out8(const ptec_op *op)
+{
+    return (int8_t *)ptec_op_tensor(op, (size_t)op->argc - 2u)->data;
+}
+
+static inline ptec_nn_buffer ptec_cm_scratch(const ptec_op *op)
+{
+    ptec_nn_buffer buffer = {op->scratch, op->scratch_bytes};
+    return buffer;
+}
+
+#endif
