@@ -127,6 +127,15 @@ def compile_cli(args) -> int:
         log(f"output {io.name}: {io.dtype} {io.sizes}{q}")
     log(f"wrote {args.output} ({len(res.data)} bytes, arena {res.memory_plan.arena_bytes} bytes, "
         f"target {args.target})")
+    if args.kernel_list:
+        from .ops import kernel_list_def
+        try:
+            text = kernel_list_def(res.lowered.operators)
+        except KeyError as e:
+            raise CompileError(f"--kernel-list: {e}")
+        with open(args.kernel_list, "w") as f:
+            f.write(text)
+        log(f"wrote {args.kernel_list} ({len(set(res.lowered.operators))} kernels)")
     if args.header:
         c_path = em.write_c_array(res.data, args.header, arena_bytes=res.memory_plan.arena_bytes)
         log(f"wrote {args.header} and {c_path}")

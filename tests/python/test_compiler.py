@@ -269,3 +269,18 @@ def test_compiled_file_agrees_with_flatc(zoo_models, name, tmp_path):
     path = tmp_path / f"{name}.pte"
     path.write_bytes(res.data)
     assert_same(to_flatc_json(parse_program(res.data)), flatc_json(str(path)))
+
+
+def test_cli_kernel_list(tmp_path):
+    from ptec.ops import kernel_symbols
+    out, defs = tmp_path / "d.pte", tmp_path / "d.def"
+    r = subprocess.run([sys.executable, "-m", "ptec", "compile", "digits_cnn", "--calib", "2",
+                        "-o", str(out), "--kernel-list", str(defs)], env=ENV,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    lines = [line for line in defs.read_text().splitlines() if line.startswith("PTEC_KERNEL(")]
+    keys = {op.key for op in parse_program(out.read_bytes()).plan().operators}
+    symbols = kernel_symbols()
+    if not symbols:
+        pytest.skip("no src/kernels/all_kernels.def")
+    assert sorted(lines) == sorted(f"PTEC_KERNEL({symbols[k]})" for k in keys)
