@@ -40,9 +40,19 @@ def capture_with_export(model: torch.nn.Module, example_inputs: Sequence[torch.T
     state = dict(ep.state_dict)
     state.update(getattr(ep, "constants", {}) or {})
     lifted: Dict[str, str] = {}
-    for attr in ("inputs_to_parameters", "inputs_to_buffers",
-                 "inputs_to_lifted_tensor_constants"):
-        lifted.update(getattr(sig, attr, {}) or {})
+    user_outputs = None
+    if hasattr(sig, "input_specs"):              # torch >= 2.2
+        for spec in sig.input_specs:
+            if spec.kind.name in ("PARAMETER", "BUFFER", "CONSTANT_TENSOR"):
+                lifted[spec.arg.name] = spec.target
+            elif spec.kind.name != "USER_INPUT":
+                raise ExportUnsupported(f"input kind {spec.kind.name}")
+        user_outputs = [spec.arg.name for spec in sig.output_specs
+                        if spec.kind.name == "USER_OUTPUT"]
+    else:                                        # torch 2.1
+        for attr in ("inputs_to_parameters", "inputs_to_buffers",
+                     "inputs_to_lifted_tensor_constants"):
+            lifted.update(getattr(sig, attr, {}) or {})
     tensors: Dict[str, np.ndarray] = {}
     alias: Dict[str, str] = {}
     nodes: List[Node] = []
@@ -72,6 +82,8 @@ def capture_with_export(model: torch.nn.Module, example_inputs: Sequence[torch.T
         if n.op == "output":
             res = n.args[0]
             res = res if isinstance(res, (tuple, list)) else [res]
+            if user_outputs is not None:
+                res = [r for r in res if isinstance(r, torch.fx.Node) and r.name in user_outputs]
             outputs = [name_of(r) for r in res]
             continue
         if n.op != "call_function":
