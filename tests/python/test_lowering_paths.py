@@ -65,3 +65,65 @@ def test_kitchen_sink(target):
         got = run_program(prog, [x[0].numpy()])[0]
         want = m(*x).detach().numpy()
         assert np.abs(got - want).max() < 0.04, (got, want)
+
+
+class TwoInTwoOut(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.dw = nn.Conv2d(4, 8, 3, stride=2, padding=1, groups=4, bias=False)  # depth mult 2
+        self.pool = nn.AvgPool2d(3, stride=2, ceil_mode=True)
+        self.fc = nn.Linear(8 * 2 * 2, 6, bias=False)
+
+    def forward(self, a, b):
+        x = torch.relu(self.dw(a + b))
+        y = self.pool(x)
+        return self.fc(torch.flatten(y, 1)), y
+
+
+class Batch2(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.dw = nn.Conv2d(3, 3, 3, padding=1, groups=3)   # N = 2: grouped conv, not depthwise
+        self.fc = nn.Linear(3, 4)
+
+    def forward(self, x):
+        return self.fc(nn.functional.adaptive_avg_pool2d(torch.relu(self.dw(x)), 1).flatten(1))
+
+
+def _check(model, shapes, target="cortex-m55", tol=0.05):
+    torch.manual_seed(0)
+    model = model.eval()
+    g = torch.Generator().manual_seed(3)
+    calib = [tuple(torch.randn(s, generator=g) for s in shapes) for _ in range(12)]
+    res = compile_model(model, list(calib[0]), calib, target=target)
+    assert not res.lowered.fallbacks
+    prog = parse_program(res.data)
+    check_plan(prog)
+    x = tuple(torch.randn(s, generator=g) for s in shapes)
+    got = run_program(prog, [t.numpy() for t in x])
+    want = model(*x)
+    want = want if isinstance(want, tuple) else (want,)
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        b = b.detach().numpy()
+        assert a.shape == b.shape
+        assert np.abs(a - b).max() <= tol * (np.abs(b).max() + 1e-3)
+    return res
+
+
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+def test_two_inputs_two_outputs(target):
+    torch.manual_seed(0)
+    res = _check(TwoInTwoOut(), [(1, 4, 8, 8), (1, 4, 8, 8)], target)
+    plan = res.program.plan()
+    assert len(plan.inputs) == 2 and len(plan.outputs) == 2
+    keys = [op.key for op in plan.operators]
+    assert "cortex_m::quantized_depthwise_conv2d.out" in keys
+
+
+def test_batch_two_uses_grouped_conv():
+    torch.manual_seed(0)
+    res = _check(Batch2(), [(2, 3, 6, 6)])
+    keys = [op.key for op in res.program.plan().operators]
+    assert "cortex_m::quantized_conv2d.out" in keys
+    assert "cortex_m::quantized_depthwise_conv2d.out" not in keys

@@ -150,3 +150,21 @@ def test_digits_accuracy_on_runtime(tmp_path, runtime_ops):
         assert np.array_equal(got, run_program(res.program, [x])[0])
         agree += int(got.argmax() == m.module(__import__("torch").from_numpy(x)).argmax())
     assert agree >= n - 2
+
+
+@pytest.mark.parametrize("case", ["two_in_two_out", "batch2"])
+def test_more_lowering_paths_on_runtime(tmp_path, runtime_ops, case):
+    import torch
+    from test_lowering_paths import Batch2, TwoInTwoOut
+    torch.manual_seed(0)
+    model, shapes = ((TwoInTwoOut(), [(1, 4, 8, 8), (1, 4, 8, 8)]) if case == "two_in_two_out"
+                     else (Batch2(), [(2, 3, 6, 6)]))
+    g = torch.Generator().manual_seed(3)
+    calib = [tuple(torch.randn(s, generator=g) for s in shapes) for _ in range(8)]
+    res = compile_model(model.eval(), list(calib[0]), calib, target="cortex-m33")
+    x = [torch.randn(s, generator=g).numpy() for s in shapes]
+    got = run_on_runtime(tmp_path, res.program, x, runtime_ops)
+    want = run_program(res.program, x)
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        assert np.array_equal(a, b)
