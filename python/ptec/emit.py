@@ -13,10 +13,8 @@ from .pte.writer import serialize_program
 
 
 def build_program(lowered: Lowered, plan: MemoryPlan) -> Program:
-    b = lowered.builder
-    for v, off in plan.offsets.items():
-        b._fixed_offsets[v] = off
-    return b.build(arena_bytes=plan.arena_bytes)
+    lowered.builder.set_offsets(plan.offsets)
+    return lowered.builder.build(arena_bytes=plan.arena_bytes)
 
 
 def emit_pte(program: Program) -> bytes:
