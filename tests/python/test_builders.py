@@ -5,7 +5,7 @@ import pytest
 from flatc_util import assert_same, flatc_json, have_flatc
 from ptec import quant_math as qm
 from ptec.ops import SIGNATURES
-from ptec.pte import Int, IntList, KernelCall, Null, Tensor, parse_program, serialize_program
+from ptec.pte import KernelCall, Null, parse_program, serialize_program
 from ptec.pte.builders import ds_cnn_program
 from ptec.pte.jsonview import to_flatc_json
 

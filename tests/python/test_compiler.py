@@ -17,7 +17,7 @@ from ptec.ir import evaluate
 from ptec.models import ZOO, load_model
 from ptec.ops import SIGNATURES, runtime_kernels
 from ptec.plan import Buffer, liveness_lower_bound, plan_memory
-from ptec.pte import KernelCall, Null, ScalarType, parse_program
+from ptec.pte import Null, ScalarType, parse_program
 from ptec.quantize import QuantConfig, prepare, quantize_graph, simulate
 
 ENV = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))

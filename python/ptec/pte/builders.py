@@ -17,7 +17,7 @@ import numpy as np
 from .. import quant_math as qm
 from .. import scratch as sc
 from .program_builder import CHANNELS_LAST, ProgramBuilder, contiguous
-from .schema import Program, ScalarType
+from .schema import ScalarType
 
 I8 = ScalarType.CHAR
 
