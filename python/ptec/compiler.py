@@ -137,6 +137,7 @@ def compile_cli(args) -> int:
             f.write(text)
         log(f"wrote {args.kernel_list} ({len(set(res.lowered.operators))} kernels)")
     if args.header:
-        c_path = em.write_c_array(res.data, args.header, arena_bytes=res.memory_plan.arena_bytes)
+        c_path = em.write_c_array(res.data, args.header, section=args.section,
+                                 arena_bytes=res.memory_plan.arena_bytes)
         log(f"wrote {args.header} and {c_path}")
     return 0

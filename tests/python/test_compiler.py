@@ -177,7 +177,7 @@ def test_cli_compile_with_header(tmp_path):
     h = hdr.read_text()
     c = (tmp_path / "tiny_model.c").read_text()
     assert f"extern const uint8_t tiny_model_pte[{len(data)}];" in h
-    assert "aligned(16)" in c and "section(" in c
+    assert "aligned(16)" in c and 'section(".ptec_model")' in c
     first = bytes(int(x, 16) for x in c.split("{", 1)[1].split(",")[:8])
     assert first == data[:8]
     prog = parse_program(data)
