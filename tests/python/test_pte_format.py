@@ -147,3 +147,14 @@ def test_corrupted_files_fail_cleanly(upstream, name):
             parse_program(bytes(buf))
         except PteError:
             pass
+
+
+@needs_flatc
+def test_inspect_json_equals_flatc(upstream):
+    import json
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    for name in UPSTREAM_FILES:
+        path = os.path.join(upstream, name)
+        out = subprocess.run([sys.executable, "-m", "ptec", "inspect", "--json", path], env=env,
+                             check=True, capture_output=True, text=True).stdout
+        assert_same(json.loads(out), flatc_json(path))
