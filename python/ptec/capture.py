@@ -248,6 +248,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
         try:
             from .capture_export import capture_with_export
             g = capture_with_export(model, example_inputs)
+            g.source = "export"
         except Exception as e:          # noqa: BLE001 - any failure means "use fx"
             if method == "export":
                 raise CaptureError(f"torch.export capture failed: {e}") from e

@@ -53,6 +53,11 @@ def main(argv=None) -> int:
     c.add_argument("--target", default="cortex-m55", choices=["cortex-m55", "cortex-m33"])
     c.add_argument("-o", "--output", required=False)
     c.add_argument("--header", help="also write the program as a C array (FILE.h + FILE.c)")
+    c.add_argument("--section", default=".ptec_model",
+                   help="linker section of the --header array (default .ptec_model, which "
+                        "the board linker scripts place in flash)")
+    c.add_argument("--kernel-list", metavar="FILE.def",
+                   help="also write a PTEC_KERNEL_LIST selecting only this program's kernels")
     c.add_argument("--int8-io", action="store_true",
                    help="int8 inputs and outputs (no quantize/dequantize at the edges)")
     c.add_argument("--observer", default="minmax", choices=["minmax", "percentile"],

@@ -107,3 +107,64 @@ def test_compiled_zoo_on_runtime(tmp_path, runtime_ops, name):
     x = m.calibration(1, 21)[0][0].numpy()
     got = run_on_runtime(tmp_path, prog, [x], runtime_ops)[0]
     assert np.array_equal(got, run_program(prog, [x])[0])
+
+
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+def test_lowering_paths_on_runtime(tmp_path, runtime_ops, target):
+    import torch
+    from test_lowering_paths import KitchenSink
+    torch.manual_seed(0)
+    m = KitchenSink().eval()
+    g = torch.Generator().manual_seed(1)
+    calib = [(torch.randn(1, 3, 8, 8, generator=g),) for _ in range(8)]
+    res = compile_model(m, [calib[0][0]], calib, target=target)
+    prog = parse_program(res.data)
+    x = torch.randn(1, 3, 8, 8, generator=g).numpy()
+    got = run_on_runtime(tmp_path, prog, [x], runtime_ops)[0]
+    assert np.array_equal(got, run_program(prog, [x])[0])
+
+
+def test_int8_io_on_runtime(tmp_path, runtime_ops):
+    m = load_model("digits_cnn")
+    res = compile_model(m.module, m.example_inputs, m.calibration(8), int8_io=True)
+    io = res.lowered.inputs[0]
+    x = m.calibration(1, 5)[0][0].numpy()
+    q = np.clip(np.round(x / io.scale) + io.zero_point, -128, 127).astype(np.int8)
+    got = run_on_runtime(tmp_path, res.program, [q], runtime_ops)[0]
+    assert got.dtype == np.int8
+    assert np.array_equal(got, run_program(res.program, [q])[0])
+
+
+def test_digits_accuracy_on_runtime(tmp_path, runtime_ops):
+    """The int8 digits CNN on the C runtime: same bytes as the reference for a
+    slice of the held-out set, and the same predictions as PyTorch float."""
+    from ptec.models.digits import digits_dataset
+    m = load_model("digits_cnn")
+    res = compile_model(m.module, m.example_inputs, m.calibration(32))
+    _, _, xte, yte = digits_dataset()
+    agree = 0
+    n = 40
+    for i in range(n):
+        x = xte[i:i + 1]
+        got = run_on_runtime(tmp_path, res.program, [x], runtime_ops)[0]
+        assert np.array_equal(got, run_program(res.program, [x])[0])
+        agree += int(got.argmax() == m.module(__import__("torch").from_numpy(x)).argmax())
+    assert agree >= n - 2
+
+
+@pytest.mark.parametrize("case", ["two_in_two_out", "batch2"])
+def test_more_lowering_paths_on_runtime(tmp_path, runtime_ops, case):
+    import torch
+    from test_lowering_paths import Batch2, TwoInTwoOut
+    torch.manual_seed(0)
+    model, shapes = ((TwoInTwoOut(), [(1, 4, 8, 8), (1, 4, 8, 8)]) if case == "two_in_two_out"
+                     else (Batch2(), [(2, 3, 6, 6)]))
+    g = torch.Generator().manual_seed(3)
+    calib = [tuple(torch.randn(s, generator=g) for s in shapes) for _ in range(8)]
+    res = compile_model(model.eval(), list(calib[0]), calib, target="cortex-m33")
+    x = [torch.randn(s, generator=g).numpy() for s in shapes]
+    got = run_on_runtime(tmp_path, res.program, x, runtime_ops)
+    want = run_program(res.program, x)
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        assert np.array_equal(a, b)
