@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # make demo: the whole path on one small model. scripts/demo.sh [cortex-m55|cortex-m33]
+#  0. build the host runtime's CLI, ptec-run (host preset);
 #  1. compile the zoo's digits CNN (trained in seconds on sklearn's bundled
 #     8x8 digits) to an int8 .pte for the target with the AOT compiler;
 #  2. write its held-back test images (the split the compiler's accuracy uses);
@@ -10,7 +11,8 @@
 #  5. run the same images through the host runtime (ptec-run) and print
 #     predictions, accuracy (float, int8 host, int8 board), instructions per
 #     inference and memory. Exits non-zero if board and host differ by a byte.
-# Expects the host preset built (the Makefile's demo target does that).
+# Each step prints one progress line; build and compiler output go to
+# build/demo-<target>/demo/steps.log (shown when a step fails).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:-cortex-m55}
@@ -22,7 +24,6 @@ esac
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 ptec_run=build/host/tools/ptec-run/ptec-run
-[ -x "$ptec_run" ] || { echo "demo: $ptec_run missing: build the host preset (make host)" >&2; exit 2; }
 build=build/demo-$target
 work=$build/demo
 rm -rf "$work"
@@ -45,6 +46,11 @@ quiet() {
 }
 
 echo "ptec demo: a digits CNN from PyTorch to the emulated $target ($board, QEMU)"
+
+step 0/5 "build the host runtime and ptec-run (host preset)"
+quiet cmake --preset host
+quiet cmake --build --preset host --target ptec-run -j 2
+done_step
 
 step 1/5 "compile digits_cnn for $target: train (float), calibrate, quantize to int8, lower, plan"
 quiet env PYTHONPATH=python "$py" -m ptec compile digits_cnn --calib 32 --target "$target" \
