@@ -285,3 +285,22 @@ def test_cli_kernel_list(tmp_path):
     if not symbols:
         pytest.skip("no src/kernels/all_kernels.def")
     assert sorted(lines) == sorted(f"PTEC_KERNEL({symbols[k]})" for k in keys)
+
+
+def test_cli_sort_names_the_missing_operator_and_writes_no_file(tmp_path):
+    """The issue's example: a model using torch.sort cannot be lowered, and
+    ptec has no portable sort kernel; compile says so and writes nothing."""
+    src = tmp_path / "sorter.py"
+    src.write_text("import torch, torch.nn as nn\n"
+                   "class M(nn.Module):\n"
+                   "    input_shape = (1, 8)\n"
+                   "    def forward(self, x):\n"
+                   "        return torch.sort(x, dim=-1)[0] * 2.0\n"
+                   "def make():\n    return M()\n")
+    out = tmp_path / "sorter.pte"
+    r = subprocess.run([sys.executable, "-m", "ptec", "compile", f"{src}:make", "--calib", "2",
+                        "-o", str(out)], env=ENV, capture_output=True, text=True)
+    assert r.returncode == 2
+    assert "ptec's runtime has no kernel for: aten::sort.out" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    assert not out.exists()

@@ -1,56 +1,33 @@
 """ptec-written programs on ptec's C runtime (build/host/tools/ptec-run):
 the runtime must load them and give exactly the numpy reference's bytes.
-Skipped when the host build is missing; programs whose operators the build
-lacks are skipped with the list of missing operators."""
-import os
+A missing host build, or a program whose operators the build lacks, fails."""
 import subprocess
 
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from ptec import host_runtime
 from ptec.compiler import compile_model
 from ptec.interpreter import run_program
 from ptec.models import ZOO, load_model
-from ptec.pte import NUMPY_DTYPE, ScalarType, parse_program, serialize_program
+from ptec.pte import ScalarType, parse_program, serialize_program
 from ptec.pte.builders import ds_cnn_program
 from ptec.pte.program_builder import ProgramBuilder
 
-PTEC_RUN = os.environ.get("PTEC_RUN", os.path.join(ROOT, "build", "host", "tools", "ptec-run",
-                                                   "ptec-run"))
-
-
 @pytest.fixture(scope="module")
 def runtime_ops():
-    if not os.path.exists(PTEC_RUN):
-        pytest.skip("ptec-run not built (cmake --preset host && cmake --build --preset host)")
-    out = subprocess.run([PTEC_RUN, "--list-ops"], capture_output=True, text=True).stdout
+    try:
+        ptec_run = host_runtime.ptec_run_path()
+    except FileNotFoundError as e:
+        pytest.fail(str(e))
+    out = subprocess.run([ptec_run, "--list-ops"], capture_output=True, text=True).stdout
     return {line.strip() for line in out.splitlines() if "::" in line}
 
 
 def run_on_runtime(tmp_path, program, inputs, runtime_ops):
     missing = sorted({op.key for op in program.plan().operators} - runtime_ops)
-    if missing:
-        pytest.skip("runtime build lacks " + ", ".join(missing))
-    path = tmp_path / "model.pte"
-    path.write_bytes(serialize_program(program))
-    plan = program.plan()
-    args = [PTEC_RUN, str(path), "--output-dir", str(tmp_path)]
-    for i, (idx, x) in enumerate(zip(plan.inputs, inputs)):
-        t = plan.values[idx].val
-        phys = np.asarray(x).reshape(t.sizes).transpose(list(t.dim_order))
-        f = tmp_path / f"in{i}.bin"
-        f.write_bytes(np.ascontiguousarray(phys, NUMPY_DTYPE[ScalarType(t.scalar_type)]).tobytes())
-        args += ["--input", str(f)]
-    r = subprocess.run(args, capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    outs = []
-    for i, idx in enumerate(plan.outputs):
-        t = plan.values[idx].val
-        raw = np.fromfile(tmp_path / f"output{i}.bin", NUMPY_DTYPE[ScalarType(t.scalar_type)])
-        phys = raw.reshape([t.sizes[d] for d in t.dim_order])
-        outs.append(phys.transpose(np.argsort(list(t.dim_order))))
-    return outs
+    assert not missing, "runtime build lacks " + ", ".join(missing)
+    return host_runtime.run(program, serialize_program(program), inputs, workdir=str(tmp_path))
 
 
 def test_builder_fp32_program_on_runtime(tmp_path, runtime_ops):
