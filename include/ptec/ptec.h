@@ -35,6 +35,14 @@ typedef struct ptec_error_detail {
     char message[PTEC_DETAIL_LEN];
 } ptec_error_detail;
 
+typedef struct ptec_requirements {
+    size_t metadata_bytes;                          /* values, tensors, op state */
+    size_t planned_count;                           /* planned buffers (memory ids 1..n) */
+    size_t planned_bytes[PTEC_MAX_PLANNED_BUFFERS]; /* [i] is memory id i+1 */
+    size_t scratch_bytes;                           /* kernel temporaries, max over ops */
+    size_t total_bytes;                             /* for ptec_method_load_single() */
+} ptec_requirements;
+
 typedef struct ptec_program {
     const uint8_t *data;
     size_t size;               /* bytes available at data */
@@ -49,15 +57,10 @@ typedef struct ptec_program {
     uint32_t legacy_buffers;   /* position of the constant_buffer vector (0: none) */
     uint32_t legacy_count;
     ptec_error_detail error;
+    uint32_t cached_plan;      /* the method whose requirements are cached (0: none) */
+    ptec_requirements cached;  /* so that load after requirements walks the plan once, not twice */
 } ptec_program;
 
-typedef struct ptec_requirements {
-    size_t metadata_bytes;                          /* values, tensors, op state */
-    size_t planned_count;                           /* planned buffers (memory ids 1..n) */
-    size_t planned_bytes[PTEC_MAX_PLANNED_BUFFERS]; /* [i] is memory id i+1 */
-    size_t scratch_bytes;                           /* kernel temporaries, max over ops */
-    size_t total_bytes;                             /* for ptec_method_load_single() */
-} ptec_requirements;
 
 typedef struct ptec_memory {
     void *metadata;

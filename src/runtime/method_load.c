@@ -448,6 +448,7 @@ ptec_status ptec_method_requirements(ptec_program *program, const char *name, pt
     if (st != PTEC_OK) {
         return st;
     }
+    program->cached_plan = 0;
     req->metadata_bytes = meta.used;
     req->planned_count = ctx.planned_count;
     req->scratch_bytes = scratch;
@@ -456,7 +457,22 @@ ptec_status ptec_method_requirements(ptec_program *program, const char *name, pt
         req->planned_bytes[i] = (size_t)ctx.planned_size[i];
         req->total_bytes += align16(req->planned_bytes[i]);
     }
+    program->cached = *req;
+    program->cached_plan = ctx.plan.pos;
     return PTEC_OK;
+}
+
+/* Requirements of the named method, from the cache when the last
+ * requirements call was for the same method (the usual query-then-load). */
+static ptec_status requirements_cached(ptec_program *program, const char *name, ptec_requirements *req)
+{
+    fb_table plan;
+    if (program != NULL && program->data != NULL && program->cached_plan != 0 &&
+        ptec_plan_find(program, name, &plan) == PTEC_OK && plan.pos == program->cached_plan) {
+        *req = program->cached;
+        return PTEC_OK;
+    }
+    return ptec_method_requirements(program, name, req);
 }
 
 static ptec_status shortfall(ptec_program *p, const char *region, int64_t id, size_t need, size_t got)
@@ -558,7 +574,7 @@ ptec_status ptec_method_load(ptec_method *m, ptec_program *program, const char *
         return PTEC_INVALID_ARGUMENT;
     }
     memset(m, 0, sizeof *m);
-    ptec_status st = ptec_method_requirements(program, name, &req);
+    ptec_status st = requirements_cached(program, name, &req);
     return st != PTEC_OK ? st : load_with(m, program, name, mem, &req);
 }
 
@@ -571,7 +587,7 @@ ptec_status ptec_method_load_single(ptec_method *m, ptec_program *program, const
         return PTEC_INVALID_ARGUMENT;
     }
     memset(m, 0, sizeof *m);
-    ptec_status st = ptec_method_requirements(program, name, &req);
+    ptec_status st = requirements_cached(program, name, &req);
     if (st != PTEC_OK) {
         return st;
     }
