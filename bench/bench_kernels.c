@@ -61,6 +61,8 @@ static void setup(void)
 
 static const ptec_nn_per_channel_quant quant = {mults, shifts};
 static const ptec_nn_buffer no_scratch = {NULL, 0};
+static uint32_t conv_scratch_words[CH];
+static const ptec_nn_buffer conv_scratch = {conv_scratch_words, sizeof conv_scratch_words};
 static const ptec_nn_dims image_dims = {1, OUT_H, OUT_W, CH};
 
 static ptec_status first_layer_depthwise(void) /* how the lowering emits it: Cin 1, dm 64 */
@@ -75,7 +77,7 @@ static ptec_status first_layer_conv(void) /* the same layer as an ordinary conv 
 {
     const ptec_nn_conv_params p = {{2, 2}, {5, 1}, {1, 1}, -3, -128, {-128, 127}};
     const ptec_nn_dims in = {1, IN_H, IN_W, 1}, f = {CH, 10, 4, 1};
-    return ptec_nn_convolve_s8(no_scratch, &p, &quant, &in, input, &f, first_w_ohwi, bias, &image_dims, act_a);
+    return ptec_nn_convolve_s8(conv_scratch, &p, &quant, &in, input, &f, first_w_ohwi, bias, &image_dims, act_a);
 }
 
 static ptec_status depthwise(const int8_t *x, const int8_t *w, int8_t *y)
@@ -89,7 +91,7 @@ static ptec_status pointwise(const int8_t *x, const int8_t *w, int8_t *y)
 {
     const ptec_nn_conv_params p = {{1, 1}, {0, 0}, {1, 1}, 128, -128, {-128, 127}};
     const ptec_nn_dims f = {CH, 1, 1, CH};
-    return ptec_nn_convolve_s8(no_scratch, &p, &quant, &image_dims, x, &f, w, bias, &image_dims, y);
+    return ptec_nn_convolve_s8(conv_scratch, &p, &quant, &image_dims, x, &f, w, bias, &image_dims, y);
 }
 
 static ptec_status average_pool(void)

@@ -5,6 +5,7 @@
  * Channels are the inner loop (contiguous in input, filter and output),
  * accumulated in a block on the stack; only in-bounds taps are visited. */
 #include "ptec_nn.h"
+#include "ptec_nn_dot.h"
 #include "ptec_nn_math.h"
 #include "ptec_nn_window.h"
 
@@ -68,15 +69,9 @@ ptec_status ptec_nn_depthwise_conv_s8(ptec_nn_buffer scratch, const ptec_nn_conv
                             const int8_t *x = x_row + (size_t)(x0 + kx * p.dilation.w) * (size_t)in.c;
                             const int8_t *w = filter + ((size_t)ky * (size_t)f.w + (size_t)kx) * out_c + (size_t)o0;
                             if (dm == 1) {
-                                const int8_t *xs = x + o0;
-                                for (int32_t j = 0; j < count; ++j) {
-                                    acc[j] += (uint32_t)((xs[j] + offset) * w[j]);
-                                }
+                                ptec_nn_mac_s8(acc, x + o0, offset, w, (size_t)count);
                             } else if (in.c == 1) { /* one input channel feeds every output */
-                                const int32_t v = x[0] + offset;
-                                for (int32_t j = 0; j < count; ++j) {
-                                    acc[j] += (uint32_t)(v * w[j]);
-                                }
+                                ptec_nn_mac_scalar_s8(acc, x[0] + offset, w, (size_t)count);
                             } else {
                                 for (int32_t j = 0; j < count; ++j) {
                                     acc[j] += (uint32_t)((x[(o0 + j) / dm] + offset) * w[j]);
