@@ -1,17 +1,49 @@
 #!/usr/bin/env bash
-# Footprint of the runtime core (no kernels, no backends, no platform) on each
-# Cortex-M target, built with the presets' -Os flags; also without the prose
-# of error messages (PTEC_ERROR_MESSAGES=OFF).
+# Footprint on the Cortex-M targets (`make size`).
+#   scripts/size.sh [FIRMWARE_NAME...]
+# Cross-builds the cortex-m55 and cortex-m33 presets (-Os), then prints
+#  1. .text/.data/.bss of the runtime core (libptec_runtime.a: no kernels,
+#     no backends, no board), per target, with and without the prose of
+#     error messages (PTEC_ERROR_MESSAGES=OFF);
+#  2. for each runner firmware (default: ptec_runner, the fixed-address
+#     runner with every kernel, and ptec_runner_module_linear, a program
+#     compiled in with only its kernels), the linked image split into runtime
+#     core, kernels, model, platform, application and C library (from the
+#     map file, scripts/map_split.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-jobs=$(nproc 2>/dev/null || echo 2)
+
+targets=(cortex-m55 cortex-m33)
+firmware=("$@")
+[ ${#firmware[@]} -gt 0 ] || firmware=(ptec_runner ptec_runner_module_linear)
+jobs=2 # the machine is shared: never more
+python=/usr/bin/python3
+[ -x "$python" ] || python=python3
+
 core_size() { arm-none-eabi-size -t "$1/src/libptec_runtime.a" | tail -1 | awk '{printf "%8s %8s %8s", $1, $2, $3}'; }
+
+echo "== runtime core (libptec_runtime.a), -Os; .text = code + read-only data =="
 printf '%-12s %-28s %8s %8s %8s\n' target "runtime core" .text .data .bss
-for t in cortex-m55 cortex-m33; do
+for t in "${targets[@]}"; do
+  echo "size: building $t" >&2
   cmake --preset "$t" >/dev/null
-  cmake --build --preset "$t" -j "$jobs" --target ptec_runtime >/dev/null
+  cmake --build --preset "$t" -j "$jobs" >/dev/null
   printf '%-12s %-28s %s\n' "$t" "with error messages" "$(core_size "build/$t")"
   cmake --preset "$t" -B "build/$t-terse" -DPTEC_ERROR_MESSAGES=OFF >/dev/null
   cmake --build "build/$t-terse" -j "$jobs" --target ptec_runtime >/dev/null
   printf '%-12s %-28s %s\n' "$t" "codes only (messages off)" "$(core_size "build/$t-terse")"
+done
+
+for name in "${firmware[@]}"; do
+  for t in "${targets[@]}"; do
+    elf=$(find "build/$t/firmware" -name "$name.elf" -print -quit 2>/dev/null || true)
+    if [ -z "$elf" ]; then
+      echo
+      echo "== $name ($t): not built =="
+      continue
+    fi
+    echo
+    echo "== $name ($t): $(arm-none-eabi-size "$elf" | awk 'NR==2 {print "text " $1 ", data " $2 ", bss " $3}') =="
+    "$python" scripts/map_split.py "$elf.map"
+  done
 done

@@ -113,10 +113,36 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
         elif fn.op == "call_module":
             nodes.append(_module_node(name, mods[fn.target], ins))
         elif fn.op in ("call_function", "call_method"):
-            nodes.append(_function_node(fn, ins))
+            scalar = _scalar_binary(fn)
+            if scalar is not None:
+                nodes.extend(scalar)
+            else:
+                nodes.append(_function_node(fn, ins))
         else:
             raise CaptureError(f"unexpected fx node {fn.op}")
     return Graph(nodes, inputs, outputs)
+
+
+_BINARY = {operator.add: "add", torch.add: "add", "add": "add",
+           operator.mul: "mul", torch.mul: "mul", "mul": "mul"}
+
+
+def _scalar_binary(fn: torch.fx.Node):
+    """`x + c`, `c * x`: the Python number becomes a constant node."""
+    try:
+        op = _BINARY.get(fn.target)
+    except TypeError:
+        return None
+    if op is None or len(fn.args) != 2 or fn.kwargs:
+        return None
+    a, b = fn.args
+    if isinstance(a, torch.fx.Node) == isinstance(b, torch.fx.Node):
+        return None
+    x, c = (a, b) if isinstance(a, torch.fx.Node) else (b, a)
+    if not isinstance(c, (int, float)):
+        return None
+    const = Node(fn.name + "_const", "constant", [], dict(value=np.array(c, np.float32)))
+    return [const, Node(fn.name, op, [x.name, const.name])]
 
 
 def _scalar_arg(fn, i, key, default=None):

@@ -5,20 +5,16 @@
 #include "runtime/runtime_internal.h"
 
 ptec_status ptec_delegate_locate(ptec_program *p, const fb_table *delegate, const char **id, uint32_t *id_len,
-                          ptec_delegate_blob *blob)
+                                 ptec_delegate_blob *blob)
 {
-    fb_view fb = program_fb(p);
-    fb_table ref, root;
-    fb_vector specs;
-    bool has_ref;
-    uint8_t location;
-    uint32_t index;
+    fb_view fb = ptec_program_fb(p);
     memset(blob, 0, sizeof *blob);
-    if (!ptec_fb_string(&fb, delegate, DELEGATE_ID, id, id_len) ||
-        !ptec_fb_vec(&fb, delegate, DELEGATE_COMPILE_SPECS, 4, &specs) ||
-        !ptec_fb_subtable(&fb, delegate, DELEGATE_PROCESSED, &ref, &has_ref) || !has_ref ||
-        !ptec_fb_u8(&fb, &ref, DATAREF_LOCATION, DATA_INLINE, &location) ||
-        !ptec_fb_u32(&fb, &ref, DATAREF_INDEX, 0, &index) || !ptec_fb_table_at(&fb, p->root, &root)) {
+    *id = ptec_fb_str(&fb, delegate, DELEGATE_ID, id_len);
+    fb_vector specs = ptec_fb_vec(&fb, delegate, DELEGATE_COMPILE_SPECS, 4);
+    fb_table ref = ptec_fb_sub(&fb, delegate, DELEGATE_PROCESSED);
+    uint8_t location = ptec_fb_u8(&fb, &ref, DATAREF_LOCATION, DATA_INLINE);
+    uint32_t index = ptec_fb_u32(&fb, &ref, DATAREF_INDEX, 0);
+    if (fb.bad || ref.pos == 0 || location > DATA_SEGMENT) {
         return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed delegate entry"));
     }
     blob->specs = specs.count ? fb.base + specs.data : NULL;
@@ -28,13 +24,11 @@ ptec_status ptec_delegate_locate(ptec_program *p, const fb_table *delegate, cons
     if (location == DATA_SEGMENT) {
         return ptec_segment_find(p, index, &blob->data, &blob->size);
     }
-    if (location != DATA_INLINE) {
-        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("delegate data location is neither inline nor segment"));
-    }
-    fb_vector inline_data, bytes;
-    fb_table entry;
-    if (!ptec_fb_vec(&fb, &root, PROGRAM_DELEGATE_DATA, 4, &inline_data) || index >= inline_data.count ||
-        !ptec_fb_vec_table(&fb, &inline_data, index, &entry) || !ptec_fb_vec(&fb, &entry, INLINE_DATA_DATA, 1, &bytes)) {
+    fb_table root = ptec_fb_table(&fb, p->root);
+    fb_vector inline_data = ptec_fb_vec(&fb, &root, PROGRAM_DELEGATE_DATA, 4);
+    fb_table entry = ptec_fb_at(&fb, &inline_data, index);
+    fb_vector bytes = ptec_fb_vec(&fb, &entry, INLINE_DATA_DATA, 1);
+    if (fb.bad) {
         return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("inline delegate data missing or malformed"));
     }
     blob->data = fb.base + bytes.data;
@@ -45,25 +39,23 @@ ptec_status ptec_delegate_locate(ptec_program *p, const fb_table *delegate, cons
 ptec_status ptec_program_delegate(ptec_program *p, const char *method_name, size_t index,
                                   const char **backend_id, size_t *backend_id_len, ptec_delegate_blob *blob)
 {
-    fb_table plan, delegate;
-    fb_vector delegates;
-    uint32_t id_len;
+    fb_table plan;
+    uint32_t id_len = 0;
     if (p == NULL || backend_id == NULL || backend_id_len == NULL || blob == NULL) {
         return PTEC_INVALID_ARGUMENT;
     }
-    fb_view fb = program_fb(p);
     ptec_status st = ptec_plan_find(p, method_name, &plan);
     if (st != PTEC_OK) {
         return st;
     }
-    if (!ptec_fb_vec(&fb, &plan, PLAN_DELEGATES, 4, &delegates)) {
-        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed delegates table"));
-    }
-    if (index >= delegates.count) {
+    fb_view fb = ptec_program_fb(p);
+    fb_vector delegates = ptec_fb_vec(&fb, &plan, PLAN_DELEGATES, 4);
+    if (!fb.bad && index >= delegates.count) {
         return PTEC_NOT_FOUND;
     }
-    if (!ptec_fb_vec_table(&fb, &delegates, (uint32_t)index, &delegate)) {
-        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed delegate entry"));
+    fb_table delegate = ptec_fb_at(&fb, &delegates, (uint32_t)index);
+    if (fb.bad) {
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed delegates table"));
     }
     st = ptec_delegate_locate(p, &delegate, backend_id, &id_len, blob);
     *backend_id_len = id_len;
@@ -76,19 +68,14 @@ ptec_status ptec_delegate_compile_spec(const ptec_delegate_blob *blob, size_t i,
     if (blob == NULL || i >= blob->spec_count) {
         return PTEC_NOT_FOUND;
     }
-    fb_view fb = {blob->program, (uint32_t)blob->program_size};
+    fb_view fb = {blob->program, (uint32_t)blob->program_size, false};
     fb_vector specs = {(uint32_t)(blob->specs - blob->program), blob->spec_count, true};
-    fb_table spec;
-    fb_vector bytes;
-    const char *k;
+    fb_table spec = ptec_fb_at(&fb, &specs, (uint32_t)i);
     uint32_t klen;
-    if (!ptec_fb_vec_table(&fb, &specs, (uint32_t)i, &spec) || !ptec_fb_string(&fb, &spec, COMPILE_SPEC_KEY, &k, &klen) ||
-        !ptec_fb_vec(&fb, &spec, COMPILE_SPEC_VALUE, 1, &bytes)) {
-        return PTEC_INVALID_PROGRAM;
-    }
-    *key = k;
+    *key = ptec_fb_str(&fb, &spec, COMPILE_SPEC_KEY, &klen);
+    fb_vector bytes = ptec_fb_vec(&fb, &spec, COMPILE_SPEC_VALUE, 1);
     *key_len = klen;
     *value = bytes.count ? fb.base + bytes.data : NULL;
     *value_len = bytes.count;
-    return PTEC_OK;
+    return fb.bad ? PTEC_INVALID_PROGRAM : PTEC_OK;
 }

@@ -1,7 +1,9 @@
-/* A bounds-checked, read-only view of a flatbuffer. Every read checks that
- * its bytes lie inside the buffer; a false return means the bytes are not a
- * valid flatbuffer (a corrupt or truncated file), never a crash.
- * Scalars are read byte by byte, so nothing needs to be aligned. */
+/* A bounds-checked, read-only view of a flatbuffer.
+ *
+ * Errors are sticky: a read that would leave the buffer sets `bad` and
+ * returns the field's default (an absent table, an empty vector, 0). Callers
+ * read everything an object needs and check `bad` once, so a corrupt or
+ * truncated file costs one test per object instead of one per field. */
 #ifndef PTEC_RUNTIME_FLATBUFFER_H
 #define PTEC_RUNTIME_FLATBUFFER_H
 
@@ -13,18 +15,19 @@
 typedef struct fb_view {
     const uint8_t *base;
     uint32_t size;
+    bool bad;
 } fb_view;
 
+/* A table, or "none" (pos 0: no table can start at byte 0). */
 typedef struct fb_table {
-    uint32_t pos;     /* table start */
+    uint32_t pos;
     uint32_t vtable;
-    uint16_t vt_len;
-    uint16_t obj_len;
+    uint32_t vt_len;
 } fb_table;
 
 typedef struct fb_vector {
-    uint32_t data;    /* position of element 0 (0 when absent) */
-    uint32_t count;
+    uint32_t data;    /* position of element 0 */
+    uint32_t count;   /* 0 when absent */
     bool present;
 } fb_vector;
 
@@ -52,22 +55,18 @@ static inline uint64_t fb_le64(const uint8_t *p)
     return v;
 }
 
-bool ptec_fb_table_at(const fb_view *fb, uint32_t pos, fb_table *out);
-/* Position of field `id`, 0 when absent. False when the slot is malformed. */
-bool ptec_fb_field(const fb_view *fb, const fb_table *t, unsigned id, uint32_t width, uint32_t *pos);
-
-bool ptec_fb_u8(const fb_view *fb, const fb_table *t, unsigned id, uint8_t dflt, uint8_t *out);
-bool ptec_fb_u32(const fb_view *fb, const fb_table *t, unsigned id, uint32_t dflt, uint32_t *out);
-bool ptec_fb_u64(const fb_view *fb, const fb_table *t, unsigned id, uint64_t dflt, uint64_t *out);
-bool ptec_fb_f64(const fb_view *fb, const fb_table *t, unsigned id, double dflt, double *out);
-
-/* A sub-table field; *present is false when absent. */
-bool ptec_fb_subtable(const fb_view *fb, const fb_table *t, unsigned id, fb_table *out, bool *present);
-/* A vector field of elem_size-byte elements; absent gives count 0. */
-bool ptec_fb_vec(const fb_view *fb, const fb_table *t, unsigned id, uint32_t elem_size, fb_vector *out);
-/* Element i of a vector of tables. */
-bool ptec_fb_vec_table(const fb_view *fb, const fb_vector *v, uint32_t i, fb_table *out);
-/* A string field; absent gives len 0 and *s pointing at "". */
-bool ptec_fb_string(const fb_view *fb, const fb_table *t, unsigned id, const char **s, uint32_t *len);
+fb_table ptec_fb_table(fb_view *fb, uint32_t pos);
+uint8_t ptec_fb_u8(fb_view *fb, const fb_table *t, unsigned id, uint8_t dflt);
+uint32_t ptec_fb_u32(fb_view *fb, const fb_table *t, unsigned id, uint32_t dflt);
+uint64_t ptec_fb_u64(fb_view *fb, const fb_table *t, unsigned id, uint64_t dflt);
+double ptec_fb_f64(fb_view *fb, const fb_table *t, unsigned id);
+/* Sub-table field; pos 0 when absent. */
+fb_table ptec_fb_sub(fb_view *fb, const fb_table *t, unsigned id);
+/* Vector field of elem_size-byte elements; count 0 when absent. */
+fb_vector ptec_fb_vec(fb_view *fb, const fb_table *t, unsigned id, uint32_t elem_size);
+/* Element i of a vector of tables (bad when i is out of range). */
+fb_table ptec_fb_at(fb_view *fb, const fb_vector *v, uint32_t i);
+/* String field: pointer into the buffer ("" when absent) and its length. */
+const char *ptec_fb_str(fb_view *fb, const fb_table *t, unsigned id, uint32_t *len);
 
 #endif

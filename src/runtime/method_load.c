@@ -43,14 +43,14 @@ static ptec_status ctx_init(ptec_exec_ctx *ctx, ptec_program *program, const cha
         return PTEC_INVALID_STATE;
     }
     ptec_detail_clear(program);
-    ctx->fb = program_fb(program);
+    ctx->fb = ptec_program_fb(program);
     ptec_status st = ptec_plan_find(program, name, &ctx->plan);
     if (st != PTEC_OK) {
         return st;
     }
-    fb_vector sizes;
-    if (!ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_VALUES, 4, &ctx->values) ||
-        !ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_NON_CONST_BUFFER_SIZES, 8, &sizes)) {
+    ctx->values = ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_VALUES, 4);
+    fb_vector sizes = ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_NON_CONST_BUFFER_SIZES, 8);
+    if (ctx->fb.bad) {
         return ptec_detail_fail(program, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed execution plan"));
     }
     if (sizes.count > PTEC_MAX_PLANNED_BUFFERS + 1u) {
@@ -67,18 +67,16 @@ static ptec_status ctx_init(ptec_exec_ctx *ctx, ptec_program *program, const cha
     return PTEC_OK;
 }
 
-/* Value-index vectors (inputs, outputs): each entry must name a value. */
-static ptec_status index_vector(ptec_exec_ctx *ctx, unsigned field, fb_vector *v, const char *what)
+/* Value-index vectors (inputs, outputs, arguments): each entry must name a value. */
+static ptec_status index_vector(ptec_exec_ctx *ctx, const fb_table *t, unsigned field, fb_vector *v)
 {
-    if (!ptec_fb_vec(&ctx->fb, &ctx->plan, field, 4, v)) {
-        return instr_fail(ctx, PTEC_INVALID_PROGRAM, what);
-    }
-    for (uint32_t i = 0; i < v->count; ++i) {
+    *v = ptec_fb_vec(&ctx->fb, t, field, 4);
+    for (uint32_t i = 0; i < v->count && !ctx->fb.bad; ++i) {
         if (fb_le32(ctx->fb.base + v->data + 4u * i) >= ctx->values.count) {
-            return instr_fail(ctx, PTEC_INVALID_PROGRAM, what);
+            ctx->fb.bad = true;
         }
     }
-    return PTEC_OK;
+    return ctx->fb.bad ? instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("a value list names no value")) : PTEC_OK;
 }
 
 static bool vector_contains(const ptec_exec_ctx *ctx, const fb_vector *v, uint32_t value)
@@ -99,17 +97,11 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
         ptec_value scratch_value;
         ptec_tensor scratch_tensor;
         ptec_value *v = values != NULL ? &values[i] : &scratch_value;
-        uint8_t tag;
-        fb_table ev;
-        if (!ptec_fb_vec_table(&ctx->fb, &ctx->values, i, &ev) || !ptec_fb_u8(&ctx->fb, &ev, EVALUE_TYPE, 0, &tag)) {
-            return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed values table"));
-        }
+        fb_table ev = ptec_fb_at(&ctx->fb, &ctx->values, i);
         ptec_tensor *t = &scratch_tensor;
-        if (tag == PTEC_VALUE_TENSOR) {
+        if (ptec_fb_u8(&ctx->fb, &ev, EVALUE_TYPE, 0) == PTEC_VALUE_TENSOR) {
             ptec_tensor *placed = meta_take(meta, sizeof(ptec_tensor));
-            if (placed != NULL) {
-                t = placed;
-            }
+            t = placed != NULL ? placed : t;
         }
         ptec_status st = ptec_value_parse(ctx, i, v, t);
         if (st != PTEC_OK) {
@@ -134,16 +126,14 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
 static ptec_status load_delegates(ptec_exec_ctx *ctx, meta_arena *meta, fb_vector *delegates,
                                   ptec_delegate_instance **out)
 {
-    if (!ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_DELEGATES, 4, delegates)) {
-        return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed delegates table"));
-    }
+    *delegates = ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_DELEGATES, 4);
     ptec_delegate_instance *instances = meta_take(meta, sizeof(ptec_delegate_instance) * delegates->count);
     for (uint32_t i = 0; i < delegates->count; ++i) {
-        fb_table entry;
         const char *id;
         uint32_t id_len;
         ptec_delegate_blob blob;
-        if (!ptec_fb_vec_table(&ctx->fb, delegates, i, &entry)) {
+        fb_table entry = ptec_fb_at(&ctx->fb, delegates, i);
+        if (ctx->fb.bad) {
             return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed delegate entry"));
         }
         ptec_status st = ptec_delegate_locate(ctx->program, &entry, &id, &id_len, &blob);
@@ -195,8 +185,9 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
                              ptec_op *op, arg_temps *temps)
 {
     fb_vector args;
-    if (!ptec_fb_vec(&ctx->fb, call, field, 4, &args)) {
-        return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed argument list"));
+    ptec_status st = index_vector(ctx, call, field, &args);
+    if (st != PTEC_OK) {
+        return st;
     }
     if (args.count > PTEC_MAX_OP_ARGS) {
         return instr_fail(ctx, PTEC_NOT_SUPPORTED, PTEC_MSG("more than 32 arguments"));
@@ -204,18 +195,14 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
     ptec_value **argv = meta_take(meta, sizeof(ptec_value *) * args.count);
     for (uint32_t i = 0; i < args.count; ++i) {
         uint32_t index = fb_le32(ctx->fb.base + args.data + 4u * i);
-        if (index >= ctx->values.count) {
-            return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("argument names no value"));
-        }
         if (argv != NULL) {
             argv[i] = &ctx->method->values[index];
-        } else {
-            ptec_status st = ptec_value_parse(ctx, index, &temps->values[i], &temps->tensors[i]);
-            if (st != PTEC_OK) {
-                return st;
-            }
-            temps->pointers[i] = &temps->values[i];
+            continue;
         }
+        if ((st = ptec_value_parse(ctx, index, &temps->values[i], &temps->tensors[i])) != PTEC_OK) {
+            return st;
+        }
+        temps->pointers[i] = &temps->values[i];
     }
     op->argv = argv != NULL ? argv : temps->pointers;
     op->argc = (uint16_t)args.count;
@@ -243,16 +230,13 @@ static const ptec_kernel *find_kernel(const char *name, uint32_t name_len, const
 static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, const fb_table *call,
                                        ptec_instr *instr, size_t *scratch)
 {
-    fb_vector operators;
-    fb_table op_table;
-    uint32_t op_index;
-    const char *name, *overload;
     uint32_t name_len, overload_len;
-    if (!ptec_fb_u32(&ctx->fb, call, KERNEL_CALL_OP_INDEX, 0, &op_index) ||
-        !ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_OPERATORS, 4, &operators) || op_index >= operators.count ||
-        !ptec_fb_vec_table(&ctx->fb, &operators, op_index, &op_table) ||
-        !ptec_fb_string(&ctx->fb, &op_table, OPERATOR_NAME, &name, &name_len) ||
-        !ptec_fb_string(&ctx->fb, &op_table, OPERATOR_OVERLOAD, &overload, &overload_len)) {
+    uint32_t op_index = ptec_fb_u32(&ctx->fb, call, KERNEL_CALL_OP_INDEX, 0);
+    fb_vector operators = ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_OPERATORS, 4);
+    fb_table op_table = ptec_fb_at(&ctx->fb, &operators, op_index);
+    const char *name = ptec_fb_str(&ctx->fb, &op_table, OPERATOR_NAME, &name_len);
+    const char *overload = ptec_fb_str(&ctx->fb, &op_table, OPERATOR_OVERLOAD, &overload_len);
+    if (ctx->fb.bad) {
         return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("kernel call names no valid operator"));
     }
     const ptec_kernel *kernel = find_kernel(name, name_len, overload, overload_len);
@@ -262,7 +246,7 @@ static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, con
         ptec_detail_str(&f, PTEC_MSG("operator "));
         ptec_detail_strn(&f, name, name_len);
         if (overload_len > 0) {
-            ptec_detail_str(&f, PTEC_MSG("."));
+            ptec_detail_str(&f, ".");
             ptec_detail_strn(&f, overload, overload_len);
         }
         ptec_detail_str(&f, PTEC_MSG(" is not in this build"));
@@ -271,10 +255,8 @@ static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, con
     if (kernel->state_size > PTEC_MAX_KERNEL_STATE) {
         return instr_fail(ctx, PTEC_INTERNAL, PTEC_MSG("kernel state larger than PTEC_MAX_KERNEL_STATE"));
     }
-    ctx->op_name = kernel->name;
-    ctx->op_name_len = (uint32_t)strlen(kernel->name);
-    instr->name = ctx->op_name;
-    instr->name_len = ctx->op_name_len;
+    ctx->op_name = instr->name = kernel->name;
+    ctx->op_name_len = instr->name_len = (uint32_t)strlen(kernel->name);
 
     arg_temps temps;
     uint64_t state_temp[PTEC_MAX_KERNEL_STATE / 8u];
@@ -294,10 +276,7 @@ static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, con
     op->scratch_bytes = 0;
     st = kernel->prepare(op);
     if (st != PTEC_OK) {
-        if (ctx->program->error.status != st) {
-            return instr_fail(ctx, st, PTEC_MSG("prepare failed"));
-        }
-        return st;
+        return ctx->program->error.status == st ? st : instr_fail(ctx, st, PTEC_MSG("prepare failed"));
     }
     if (op->scratch_bytes > *scratch) {
         *scratch = op->scratch_bytes;
@@ -309,13 +288,12 @@ static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, con
     return PTEC_OK;
 }
 
-static ptec_status check_move(ptec_exec_ctx *ctx, int32_t from, int32_t to)
+static ptec_status check_move(ptec_exec_ctx *ctx, uint32_t from, uint32_t to)
 {
     ptec_value a, b;
     ptec_tensor ta, tb;
     ptec_status st;
-    if ((st = ptec_value_parse(ctx, (uint32_t)from, &a, &ta)) != PTEC_OK ||
-        (st = ptec_value_parse(ctx, (uint32_t)to, &b, &tb)) != PTEC_OK) {
+    if ((st = ptec_value_parse(ctx, from, &a, &ta)) != PTEC_OK || (st = ptec_value_parse(ctx, to, &b, &tb)) != PTEC_OK) {
         return st;
     }
     /* Kernels were prepared against the destination's metadata: a move may
@@ -327,106 +305,81 @@ static ptec_status check_move(ptec_exec_ctx *ctx, int32_t from, int32_t to)
     return PTEC_OK;
 }
 
-static ptec_status check_condition(ptec_exec_ctx *ctx, int32_t cond)
+static ptec_status check_condition(ptec_exec_ctx *ctx, uint32_t cond)
 {
     ptec_value v;
     ptec_tensor t;
-    ptec_status st = ptec_value_parse(ctx, (uint32_t)cond, &v, &t);
-    if (st != PTEC_OK) {
-        return st;
+    ptec_status st = ptec_value_parse(ctx, cond, &v, &t);
+    if (st == PTEC_OK && v.kind != PTEC_VALUE_BOOL && !(v.kind == PTEC_VALUE_TENSOR && t.dtype == PTEC_DTYPE_BOOL)) {
+        st = instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("jump condition is neither a Bool nor a bool tensor"));
     }
-    if (v.kind != PTEC_VALUE_BOOL && !(v.kind == PTEC_VALUE_TENSOR && t.dtype == PTEC_DTYPE_BOOL)) {
-        return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("jump condition is neither a Bool nor a bool tensor"));
-    }
-    return PTEC_OK;
+    return st;
 }
 
 static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, const fb_vector *delegates,
                                       ptec_delegate_instance *instances, size_t *scratch)
 {
-    fb_vector chains, instructions;
-    fb_table chain;
-    if (!ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_CHAINS, 4, &chains)) {
-        return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed chains"));
-    }
-    if (chains.count != 1) {
+    static const char *const names[] = {[INSTR_MOVE_CALL] = "move", [INSTR_JUMP_FALSE_CALL] = "jump_false",
+                                        [INSTR_FREE_CALL] = "free"};
+    fb_vector chains = ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_CHAINS, 4);
+    if (!ctx->fb.bad && chains.count != 1) {
         return instr_fail(ctx, PTEC_NOT_SUPPORTED, PTEC_MSG("methods must have exactly one chain"));
     }
-    if (!ptec_fb_vec_table(&ctx->fb, &chains, 0, &chain) ||
-        !ptec_fb_vec(&ctx->fb, &chain, CHAIN_INSTRUCTIONS, 4, &instructions)) {
+    fb_table chain = ptec_fb_at(&ctx->fb, &chains, 0);
+    fb_vector instructions = ptec_fb_vec(&ctx->fb, &chain, CHAIN_INSTRUCTIONS, 4);
+    if (ctx->fb.bad) {
         return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed chain"));
     }
     ptec_instr *instrs = meta_take(meta, sizeof(ptec_instr) * instructions.count);
     for (uint32_t i = 0; i < instructions.count; ++i) {
         ptec_instr temp;
         ptec_instr *instr = instrs != NULL ? &instrs[i] : &temp;
-        fb_table it, call;
-        uint8_t kind;
-        bool has_call;
         memset(instr, 0, sizeof *instr);
         ctx->instruction = (int32_t)i;
         ctx->op_name = NULL;
         ctx->op_name_len = 0;
-        if (!ptec_fb_vec_table(&ctx->fb, &instructions, i, &it) || !ptec_fb_u8(&ctx->fb, &it, INSTRUCTION_TYPE, 0, &kind) ||
-            !ptec_fb_subtable(&ctx->fb, &it, INSTRUCTION_ARGS, &call, &has_call) || !has_call) {
-            return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed instruction"));
+        fb_table it = ptec_fb_at(&ctx->fb, &instructions, i);
+        uint8_t kind = ptec_fb_u8(&ctx->fb, &it, INSTRUCTION_TYPE, 0);
+        fb_table call = ptec_fb_sub(&ctx->fb, &it, INSTRUCTION_ARGS);
+        /* Every instruction kind keeps its (up to) two scalars in fields 0 and 1. */
+        uint32_t a = ptec_fb_u32(&ctx->fb, &call, 0, 0);
+        uint32_t b = ptec_fb_u32(&ctx->fb, &call, 1, 0);
+        bool in_range = kind == INSTR_KERNEL_CALL || (kind == INSTR_DELEGATE_CALL && a < delegates->count) ||
+                        (kind == INSTR_MOVE_CALL && a < ctx->values.count && b < ctx->values.count) ||
+                        (kind == INSTR_JUMP_FALSE_CALL && a < ctx->values.count && b < instructions.count) ||
+                        (kind == INSTR_FREE_CALL && a < ctx->values.count);
+        if (ctx->fb.bad || call.pos == 0 || !in_range) {
+            return instr_fail(ctx, PTEC_INVALID_PROGRAM,
+                              PTEC_MSG("malformed instruction, or one naming no value, delegate or instruction"));
         }
         instr->kind = kind;
-        uint32_t a = 0, b = 0;
+        instr->a = (int32_t)a;
+        instr->b = (int32_t)b;
         ptec_status st = PTEC_OK;
-        switch (kind) {
-        case INSTR_KERNEL_CALL:
+        if (kind == INSTR_KERNEL_CALL) {
             st = prepare_kernel_call(ctx, meta, &call, instr, scratch);
-            break;
-        case INSTR_DELEGATE_CALL: {
+        } else if (kind == INSTR_DELEGATE_CALL) {
             arg_temps temps;
-            if (!ptec_fb_u32(&ctx->fb, &call, DELEGATE_CALL_INDEX, 0, &a) || a >= delegates->count) {
-                return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("delegate call names no delegate"));
-            }
             st = bind_args(ctx, meta, &call, DELEGATE_CALL_ARGS, &instr->op, &temps);
-            instr->delegate = instances != NULL ? &instances[a] : NULL;
-            if (instr->delegate != NULL) {
+            if (instances != NULL) {
+                instr->delegate = &instances[a];
                 instr->name = instr->delegate->backend->name;
                 instr->name_len = (uint32_t)strlen(instr->name);
-            } else {
-                instr->op.argv = NULL;
             }
-            break;
-        }
-        case INSTR_MOVE_CALL:
-            if (!ptec_fb_u32(&ctx->fb, &call, MOVE_FROM, 0, &a) || !ptec_fb_u32(&ctx->fb, &call, MOVE_TO, 0, &b) ||
-                a >= ctx->values.count || b >= ctx->values.count) {
-                return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("move names no value"));
-            }
-            st = check_move(ctx, (int32_t)a, (int32_t)b);
-            instr->name = "move";
-            break;
-        case INSTR_JUMP_FALSE_CALL:
-            if (!ptec_fb_u32(&ctx->fb, &call, JUMP_COND, 0, &a) || !ptec_fb_u32(&ctx->fb, &call, JUMP_DEST, 0, &b) ||
-                a >= ctx->values.count || b >= instructions.count) {
-                return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("jump names no value or instruction"));
-            }
-            st = check_condition(ctx, (int32_t)a);
-            instr->name = "jump_false";
-            break;
-        case INSTR_FREE_CALL:
-            /* Static memory only: nothing is ever freed, so this is a no-op. */
-            if (!ptec_fb_u32(&ctx->fb, &call, FREE_VALUE, 0, &a) || a >= ctx->values.count) {
-                return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("free names no value"));
-            }
-            instr->name = "free";
-            break;
-        default:
-            return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("unknown instruction kind"));
+        } else {
+            instr->name = names[kind];
+            instr->name_len = (uint32_t)strlen(instr->name);
+            /* FreeCall needs nothing: static memory is never released. */
+            st = kind == INSTR_MOVE_CALL        ? check_move(ctx, a, b)
+                 : kind == INSTR_JUMP_FALSE_CALL ? check_condition(ctx, a)
+                                                 : PTEC_OK;
         }
         if (st != PTEC_OK) {
             return st;
         }
-        if (instr->name_len == 0 && instr->name != NULL) {
-            instr->name_len = (uint32_t)strlen(instr->name);
+        if (instrs == NULL) {
+            instr->op.argv = NULL;
         }
-        instr->a = (int32_t)a;
-        instr->b = (int32_t)b;
     }
     ctx->instruction = -1;
     ctx->op_name = NULL;
@@ -450,8 +403,8 @@ static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, si
         m->ctx = placed;
     }
     ptec_status st;
-    if ((st = index_vector(ctx, PLAN_INPUTS, &inputs, "malformed inputs list")) != PTEC_OK ||
-        (st = index_vector(ctx, PLAN_OUTPUTS, &outputs, "malformed outputs list")) != PTEC_OK ||
+    if ((st = index_vector(ctx, &ctx->plan, PLAN_INPUTS, &inputs)) != PTEC_OK ||
+        (st = index_vector(ctx, &ctx->plan, PLAN_OUTPUTS, &outputs)) != PTEC_OK ||
         (st = parse_values(ctx, meta, m, &inputs, &outputs)) != PTEC_OK) {
         return st;
     }

@@ -46,45 +46,31 @@ static ptec_status read_extended_header(ptec_program *p)
     return PTEC_OK;
 }
 
-static ptec_status locate_constants(ptec_program *p, const fb_view *fb, const fb_table *root)
+static ptec_status locate_constants(ptec_program *p, fb_view *fb, const fb_table *root)
 {
-    fb_table cseg;
-    bool present;
     p->constants = NULL;
     p->constants_size = 0;
     p->constant_offsets = 0;
     p->constant_count = 0;
-    p->legacy_buffers = 0;
-    p->legacy_count = 0;
-    if (!ptec_fb_subtable(fb, root, PROGRAM_CONSTANT_SEGMENT, &cseg, &present)) {
-        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed constant_segment"));
+    fb_table cseg = ptec_fb_sub(fb, root, PROGRAM_CONSTANT_SEGMENT);
+    fb_vector offsets = ptec_fb_vec(fb, &cseg, SUBSEGMENT_OFFSETS, 8);
+    uint32_t seg_index = ptec_fb_u32(fb, &cseg, SUBSEGMENT_INDEX, 0);
+    fb_vector legacy = ptec_fb_vec(fb, root, PROGRAM_CONSTANT_BUFFER, 4);
+    if (fb->bad) {
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed constant_segment or constant_buffer"));
     }
-    if (present) {
-        fb_vector offsets;
-        uint32_t seg_index;
-        if (!ptec_fb_vec(fb, &cseg, SUBSEGMENT_OFFSETS, 8, &offsets) ||
-            !ptec_fb_u32(fb, &cseg, SUBSEGMENT_INDEX, 0, &seg_index)) {
-            return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed constant_segment"));
-        }
-        if (offsets.count > 1u) {
-            ptec_status st = ptec_segment_find(p, seg_index, &p->constants, &p->constants_size);
-            if (st != PTEC_OK) {
-                return st;
-            }
-            p->constant_offsets = offsets.data;
-            p->constant_count = offsets.count;
-            return PTEC_OK;
-        }
-        if (offsets.count == 1u) {
-            return PTEC_OK; /* only the placeholder: no constants */
-        }
+    /* One entry is only the placeholder: no constants. None at all means
+     * the legacy constant_buffer holds them. */
+    if (offsets.count > 1u) {
+        ptec_status st = ptec_segment_find(p, seg_index, &p->constants, &p->constants_size);
+        p->constant_offsets = offsets.data;
+        p->constant_count = offsets.count;
+        return st;
     }
-    fb_vector legacy;
-    if (!ptec_fb_vec(fb, root, PROGRAM_CONSTANT_BUFFER, 4, &legacy)) {
-        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed constant_buffer"));
+    if (offsets.count == 0) {
+        p->legacy_buffers = legacy.data;
+        p->legacy_count = legacy.count;
     }
-    p->legacy_buffers = legacy.data;
-    p->legacy_count = legacy.count;
     return PTEC_OK;
 }
 
@@ -97,134 +83,110 @@ ptec_status ptec_program_init(ptec_program *p, const void *data, size_t size)
     ptec_detail_clear(p);
     p->data = data;
     p->size = size;
-    if (data == NULL) {
-        return ptec_detail_fail(p, PTEC_INVALID_ARGUMENT, PTEC_MSG("program data is NULL"));
-    }
-    if (((uintptr_t)data % PTEC_BUFFER_ALIGN) != 0) {
-        return ptec_detail_fail(p, PTEC_INVALID_ARGUMENT, PTEC_MSG("program data must be 16-byte aligned"));
+    if (data == NULL || ((uintptr_t)data % PTEC_BUFFER_ALIGN) != 0) {
+        return ptec_detail_fail(p, PTEC_INVALID_ARGUMENT, PTEC_MSG("program data must be non-NULL and 16-byte aligned"));
     }
     if (size < 8u || size > UINT32_MAX) {
         return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("file too small to be a .pte"));
     }
     const uint8_t *d = data;
     if (memcmp(d + 4, "ET12", 4) != 0) {
-        if (d[4] == 'E' && d[5] == 'T') {
-            return ptec_detail_fail(p, PTEC_INVALID_PROGRAM,
-                               PTEC_MSG("unsupported .pte schema version (identifier is not ET12)"));
-        }
-        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("not a .pte file (no ET12 identifier)"));
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, d[4] == 'E' && d[5] == 'T'
+                                    ? PTEC_MSG("unsupported .pte schema version (identifier is not ET12)")
+                                    : PTEC_MSG("not a .pte file (no ET12 identifier)"));
     }
     ptec_status st = read_extended_header(p);
     if (st != PTEC_OK) {
         return st;
     }
-    fb_view fb = program_fb(p);
-    fb_table root;
+    fb_view fb = ptec_program_fb(p);
     p->root = fb_le32(d);
-    if (!ptec_fb_table_at(&fb, p->root, &root)) {
-        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("root table outside the file"));
-    }
-    fb_vector plans;
-    if (!ptec_fb_vec(&fb, &root, PROGRAM_EXECUTION_PLAN, 4, &plans) || plans.count == 0) {
-        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("program has no methods"));
+    fb_table root = ptec_fb_table(&fb, p->root);
+    fb_vector plans = ptec_fb_vec(&fb, &root, PROGRAM_EXECUTION_PLAN, 4);
+    if (fb.bad || plans.count == 0) {
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("no readable method table (truncated or corrupt file)"));
     }
     return locate_constants(p, &fb, &root);
 }
 
+static ptec_status segment_fail(ptec_program *p, uint32_t index, const char *what)
+{
+    ptec_detail_fmt f;
+    ptec_detail_begin(&f, p, PTEC_INVALID_PROGRAM, -1, NULL, 0);
+    ptec_detail_str(&f, PTEC_MSG("segment "));
+    ptec_detail_u64(&f, index);
+    ptec_detail_str(&f, what);
+    return ptec_detail_end(&f);
+}
+
 ptec_status ptec_segment_find(ptec_program *p, uint32_t index, const uint8_t **data, size_t *size)
 {
-    fb_view fb = program_fb(p);
-    fb_table root, seg;
-    fb_vector segments;
-    uint64_t offset, length;
-    if (!ptec_fb_table_at(&fb, p->root, &root) || !ptec_fb_vec(&fb, &root, PROGRAM_SEGMENTS, 4, &segments)) {
-        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed segment table"));
+    fb_view fb = ptec_program_fb(p);
+    fb_table root = ptec_fb_table(&fb, p->root);
+    fb_vector segments = ptec_fb_vec(&fb, &root, PROGRAM_SEGMENTS, 4);
+    if (!fb.bad && index >= segments.count) {
+        return segment_fail(p, index, PTEC_MSG(" does not exist"));
     }
-    if (index >= segments.count) {
-        ptec_detail_fmt f;
-        ptec_detail_begin(&f, p, PTEC_INVALID_PROGRAM, -1, NULL, 0);
-        ptec_detail_str(&f, PTEC_MSG("segment "));
-        ptec_detail_u64(&f, index);
-        ptec_detail_str(&f, PTEC_MSG(" does not exist"));
-        return ptec_detail_end(&f);
-    }
-    if (!ptec_fb_vec_table(&fb, &segments, index, &seg) || !ptec_fb_u64(&fb, &seg, SEGMENT_OFFSET, 0, &offset) ||
-        !ptec_fb_u64(&fb, &seg, SEGMENT_SIZE, 0, &length)) {
-        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed segment entry"));
-    }
+    fb_table seg = ptec_fb_at(&fb, &segments, index);
+    uint64_t offset = ptec_fb_u64(&fb, &seg, SEGMENT_OFFSET, 0);
+    uint64_t length = ptec_fb_u64(&fb, &seg, SEGMENT_SIZE, 0);
     uint64_t start = p->segment_base + offset;
-    if (p->segment_base == 0 || offset > p->size || start > p->size || length > p->size - start) {
-        ptec_detail_fmt f;
-        ptec_detail_begin(&f, p, PTEC_INVALID_PROGRAM, -1, NULL, 0);
-        ptec_detail_str(&f, PTEC_MSG("segment "));
-        ptec_detail_u64(&f, index);
-        ptec_detail_str(&f, PTEC_MSG(" lies outside the file"));
-        return ptec_detail_end(&f);
+    if (fb.bad || p->segment_base == 0 || offset > p->size || start > p->size || length > p->size - start) {
+        return segment_fail(p, index, PTEC_MSG(" lies outside the file"));
     }
     *data = p->data + start;
     *size = (size_t)length;
     return PTEC_OK;
 }
 
-size_t ptec_program_method_count(const ptec_program *p)
+/* The execution plans, or a bad view. */
+static fb_vector plans_of(const ptec_program *p, fb_view *fb)
 {
-    fb_view fb = program_fb(p);
-    fb_table root;
-    fb_vector plans;
-    if (p->data == NULL || !ptec_fb_table_at(&fb, p->root, &root) ||
-        !ptec_fb_vec(&fb, &root, PROGRAM_EXECUTION_PLAN, 4, &plans)) {
-        return 0;
-    }
-    return plans.count;
+    *fb = ptec_program_fb(p);
+    fb_table root = ptec_fb_table(fb, p->data != NULL ? p->root : 0u);
+    return ptec_fb_vec(fb, &root, PROGRAM_EXECUTION_PLAN, 4);
 }
 
-ptec_status ptec_program_method_name(const ptec_program *p, size_t index, const char **name,
-                                     size_t *name_len)
+size_t ptec_program_method_count(const ptec_program *p)
 {
-    fb_view fb = program_fb(p);
-    fb_table root, plan;
-    fb_vector plans;
-    const char *s;
-    uint32_t len;
-    if (p->data == NULL || !ptec_fb_table_at(&fb, p->root, &root) ||
-        !ptec_fb_vec(&fb, &root, PROGRAM_EXECUTION_PLAN, 4, &plans)) {
-        return PTEC_INVALID_STATE;
-    }
-    if (index >= plans.count) {
+    fb_view fb;
+    fb_vector plans = plans_of(p, &fb);
+    return fb.bad ? 0 : plans.count;
+}
+
+ptec_status ptec_program_method_name(const ptec_program *p, size_t index, const char **name, size_t *name_len)
+{
+    fb_view fb;
+    fb_vector plans = plans_of(p, &fb);
+    if (!fb.bad && index >= plans.count) {
         return PTEC_NOT_FOUND;
     }
-    if (!ptec_fb_vec_table(&fb, &plans, (uint32_t)index, &plan) || !ptec_fb_string(&fb, &plan, PLAN_NAME, &s, &len)) {
-        return PTEC_INVALID_PROGRAM;
-    }
-    *name = s;
+    fb_table plan = ptec_fb_at(&fb, &plans, (uint32_t)index);
+    uint32_t len;
+    *name = ptec_fb_str(&fb, &plan, PLAN_NAME, &len);
     *name_len = len;
-    return PTEC_OK;
+    return fb.bad ? PTEC_INVALID_PROGRAM : PTEC_OK;
 }
 
 ptec_status ptec_plan_find(ptec_program *p, const char *name, fb_table *plan)
 {
-    fb_view fb = program_fb(p);
-    fb_table root;
-    fb_vector plans;
-    if (p->data == NULL) {
-        return PTEC_INVALID_STATE;
-    }
-    if (!ptec_fb_table_at(&fb, p->root, &root) || !ptec_fb_vec(&fb, &root, PROGRAM_EXECUTION_PLAN, 4, &plans)) {
-        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed execution_plan"));
-    }
+    fb_view fb;
+    fb_vector plans = plans_of(p, &fb);
     const char *wanted = name != NULL ? name : "forward";
     size_t wanted_len = strlen(wanted);
-    for (uint32_t i = 0; i < plans.count; ++i) {
-        const char *s;
+    for (uint32_t i = 0; i < plans.count && !fb.bad; ++i) {
         uint32_t len;
-        if (!ptec_fb_vec_table(&fb, &plans, i, plan) || !ptec_fb_string(&fb, plan, PLAN_NAME, &s, &len)) {
-            return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed execution plan"));
-        }
-        if (len == wanted_len && memcmp(s, wanted, len) == 0) {
+        *plan = ptec_fb_at(&fb, &plans, i);
+        const char *s = ptec_fb_str(&fb, plan, PLAN_NAME, &len);
+        if (!fb.bad && len == wanted_len && memcmp(s, wanted, len) == 0) {
             return PTEC_OK;
         }
     }
-    if (name == NULL && ptec_fb_vec_table(&fb, &plans, 0, plan)) {
+    if (fb.bad) {
+        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed execution plan"));
+    }
+    if (name == NULL && plans.count > 0) {
+        *plan = ptec_fb_at(&fb, &plans, 0);
         return PTEC_OK;
     }
     ptec_detail_fmt f;

@@ -58,9 +58,9 @@ ptec_status ptec_detail_fail(ptec_program *program, ptec_status status, const ch
 void ptec_detail_clear(ptec_program *program);
 
 /* Program helpers -------------------------------------------------------- */
-static inline fb_view program_fb(const ptec_program *p)
+static inline fb_view ptec_program_fb(const ptec_program *p)
 {
-    fb_view fb = {p->data, (uint32_t)p->program_size};
+    fb_view fb = {p->data, (uint32_t)p->program_size, false};
     return fb;
 }
 ptec_status ptec_plan_find(ptec_program *program, const char *name, fb_table *plan);

@@ -1,0 +1,189 @@
+#include "inputs.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "ptec_board.h"
+
+#if defined(PTEC_RUNNER_INPUT_BUILTIN)
+#include "ptec_runner_input.h"
+#endif
+
+#ifndef PTEC_RUNNER_IO_BYTES
+#define PTEC_RUNNER_IO_BYTES (64u * 1024u)
+#endif
+
+/* Inputs that are not memory-planned need memory of their own: this is it,
+ * and the staging area for "ones". */
+static uint8_t io_pool[PTEC_RUNNER_IO_BYTES]
+    __attribute__((section(".ptec_pool.io_pool"), aligned(PTEC_BUFFER_ALIGN)));
+
+typedef struct input_bytes {
+    const uint8_t *data; /* NULL: ones */
+    size_t size;
+    const char *origin;
+} input_bytes;
+
+static input_bytes input_bytes_get(void)
+{
+    input_bytes bytes = {NULL, 0, "ones (every element 1)"};
+    if (ptec_boot_info.magic == PTEC_BOOT_INFO_MAGIC && ptec_boot_info.input_size != 0u) {
+        bytes.data = __ptec_input_slot;
+        bytes.size = ptec_boot_info.input_size;
+        bytes.origin = "the input slot (placed by the loader)";
+        if (bytes.size > (size_t)(uintptr_t)__ptec_input_slot_size) {
+            bytes.size = (size_t)(uintptr_t)__ptec_input_slot_size;
+        }
+        return bytes;
+    }
+#if defined(PTEC_RUNNER_INPUT_BUILTIN)
+    bytes.data = ptec_input_data;
+    bytes.size = ptec_input_size;
+    bytes.origin = "the image (compiled in)";
+#endif
+    return bytes;
+}
+
+/* One element of value 1 in `dtype`, or 0 bytes for a dtype without one. */
+static size_t one_of(int dtype, uint8_t out[8])
+{
+    memset(out, 0, 8);
+    switch (dtype) {
+    case PTEC_DTYPE_FLOAT: {
+        const float one = 1.0f;
+        memcpy(out, &one, sizeof(one));
+        return 4;
+    }
+    case PTEC_DTYPE_DOUBLE: {
+        const double one = 1.0;
+        memcpy(out, &one, sizeof(one));
+        return 8;
+    }
+    case PTEC_DTYPE_HALF:
+        out[1] = 0x3C; /* 1.0 in IEEE binary16 */
+        return 2;
+    case PTEC_DTYPE_BFLOAT16:
+        out[0] = 0x80;
+        out[1] = 0x3F;
+        return 2;
+    default: {
+        const size_t size = ptec_dtype_size(dtype);
+        if (size == 0u || size > 8u) {
+            return 0;
+        }
+        out[0] = 1; /* little-endian integer or bool 1 */
+        return size;
+    }
+    }
+}
+
+static int fill_ones(uint8_t *dst, size_t nbytes, int dtype)
+{
+    uint8_t one[8];
+    const size_t size = one_of(dtype, one);
+    if (size == 0u) {
+        return 1;
+    }
+    for (size_t at = 0; at + size <= nbytes; at += size) {
+        memcpy(dst + at, one, size);
+    }
+    return 0;
+}
+
+/* Bump allocation in io_pool; NULL when it is full. */
+static uint8_t *io_take(size_t *io_used, size_t nbytes)
+{
+    if (PTEC_RUNNER_IO_BYTES - *io_used < nbytes) {
+        return NULL;
+    }
+    uint8_t *at = io_pool + *io_used;
+    *io_used += (nbytes + PTEC_BUFFER_ALIGN - 1u) & ~(size_t)(PTEC_BUFFER_ALIGN - 1u);
+    if (*io_used > PTEC_RUNNER_IO_BYTES) {
+        *io_used = PTEC_RUNNER_IO_BYTES;
+    }
+    return at;
+}
+
+int inputs_set(ptec_method *method, int verbose)
+{
+    const input_bytes bytes = input_bytes_get();
+    const size_t count = ptec_method_input_count(method);
+    size_t consumed = 0;
+    size_t io_used = 0;
+    if (verbose) {
+        printf("inputs: %lu, from %s\n", (unsigned long)count, bytes.origin);
+    }
+
+    for (size_t i = 0; i < count; ++i) {
+        ptec_tensor_info info;
+        ptec_status status = ptec_method_input_info(method, i, &info);
+        if (status != PTEC_OK) {
+            printf("error: input %lu: %s (0x%02x): %s\n", (unsigned long)i,
+                   ptec_status_str(status), (unsigned)status, ptec_program_error(method->program));
+            return 1;
+        }
+        if (info.kind != PTEC_VALUE_TENSOR) {
+            printf("error: input %lu is not a tensor (value kind %d): the runner sets tensors only\n",
+                   (unsigned long)i, (int)info.kind);
+            return 1;
+        }
+
+        const uint8_t *src = NULL;
+        uint8_t *staged = NULL; /* a writable, aligned copy, when one is needed */
+        if (bytes.data != NULL) {
+            if (bytes.size - consumed < info.nbytes) {
+                printf("error: input %lu needs %lu bytes, only %lu of the %lu given are left\n",
+                       (unsigned long)i, (unsigned long)info.nbytes,
+                       (unsigned long)(bytes.size - consumed), (unsigned long)bytes.size);
+                return 1;
+            }
+            src = bytes.data + consumed;
+            consumed += info.nbytes;
+        }
+        /* Ones are built in the I/O pool; so is the copy a bound
+         * (not memory-planned) input reads from. */
+        if (src == NULL || !info.planned) {
+            staged = io_take(&io_used, info.nbytes);
+            if (staged == NULL) {
+                printf("error: input %lu (%lu bytes) does not fit the I/O pool (%lu bytes)\n",
+                       (unsigned long)i, (unsigned long)info.nbytes,
+                       (unsigned long)PTEC_RUNNER_IO_BYTES);
+                return 1;
+            }
+            if (src == NULL) {
+                if (fill_ones(staged, info.nbytes, info.dtype) != 0) {
+                    printf("error: input %lu: no 'one' for dtype %s\n", (unsigned long)i,
+                           ptec_dtype_name(info.dtype));
+                    return 1;
+                }
+            } else {
+                memcpy(staged, src, info.nbytes);
+            }
+            src = staged;
+        }
+
+        if (info.planned) {
+            status = ptec_method_set_input(method, i, (ptec_dtype)info.dtype, NULL, 0, src,
+                                           info.nbytes);
+        } else {
+            status = ptec_method_bind_input(method, i, (ptec_dtype)info.dtype, NULL, 0, staged,
+                                            info.nbytes);
+        }
+        if (status != PTEC_OK) {
+            printf("error: setting input %lu: %s (0x%02x): %s\n", (unsigned long)i,
+                   ptec_status_str(status), (unsigned)status,
+                   ptec_program_error(method->program));
+            return 1;
+        }
+        if (verbose) {
+            printf("  input %lu: %s, %lu bytes%s\n", (unsigned long)i, ptec_dtype_name(info.dtype),
+                   (unsigned long)info.nbytes, info.planned ? "" : " (bound, not planned)");
+        }
+    }
+    if (bytes.data != NULL && consumed != bytes.size) {
+        printf("error: %lu input bytes given, the inputs take %lu\n", (unsigned long)bytes.size,
+               (unsigned long)consumed);
+        return 1;
+    }
+    return 0;
+}

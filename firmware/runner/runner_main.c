@@ -1,0 +1,198 @@
+/* ptec firmware runner: loads one program with static pools, runs its
+ * method once with per-instruction profiling, and prints a report: where
+ * the program lives, memory used against provided, instruction counts per
+ * operator and in total, and the outputs (values and hex bytes).
+ *
+ * Exit status: 0 ok, 2 no program / invalid program, 3 requirements or
+ * load failed (including pools too small), 4 inputs, 5 execute, 6 outputs.
+ * A fault exits 100 + exception number (the board's fault handler). */
+#include <stdint.h>
+#include <stdio.h>
+
+#include "inputs.h"
+#include "model_source.h"
+#include "output_dump.h"
+#include "pools.h"
+#include "ptec/ptec.h"
+#include "ptec_board.h"
+#include "u64_text.h"
+
+#ifndef PTEC_RUNNER_MAX_INSTRUCTIONS
+#define PTEC_RUNNER_MAX_INSTRUCTIONS 1024u
+#endif
+
+enum {
+    EXIT_NO_PROGRAM = 2,
+    EXIT_LOAD = 3,
+    EXIT_INPUTS = 4,
+    EXIT_EXECUTE = 5,
+    EXIT_OUTPUTS = 6
+};
+
+static ptec_program program;
+static ptec_method method;
+static uint64_t profile[PTEC_RUNNER_MAX_INSTRUCTIONS];
+
+static void print_failure(const char *what, ptec_status status)
+{
+    printf("error: %s failed: %s (0x%02x)\n  %s\n", what, ptec_status_str(status),
+           (unsigned)status, ptec_program_error(&program));
+}
+
+static void print_region(const char *name, size_t required, size_t provided, size_t capacity)
+{
+    printf("  %-12s required %8lu B  provided %8lu B  (pool %lu B)%s\n", name,
+           (unsigned long)required, (unsigned long)provided, (unsigned long)capacity,
+           provided < required ? "  TOO SMALL" : "");
+}
+
+static void print_memory(const ptec_requirements *req, const ptec_memory *mem)
+{
+    const pool_capacity capacity = pools_capacity();
+    size_t planned_required = 0;
+    size_t planned_provided = 0;
+    printf("memory (from ptec_method_requirements):\n");
+    print_region("metadata", req->metadata_bytes, mem->metadata_size, capacity.metadata);
+    for (size_t i = 0; i < req->planned_count && i < PTEC_MAX_PLANNED_BUFFERS; ++i) {
+        char name[16];
+        snprintf(name, sizeof(name), "planned[%lu]", (unsigned long)(i + 1u));
+        print_region(name, req->planned_bytes[i], mem->planned_size[i], capacity.planned);
+        planned_required += req->planned_bytes[i];
+        planned_provided += mem->planned_size[i];
+    }
+    print_region("scratch", req->scratch_bytes, mem->scratch_size, capacity.scratch);
+    printf("  %-12s required %8lu B  provided %8lu B\n", "total",
+           (unsigned long)(req->metadata_bytes + planned_required + req->scratch_bytes),
+           (unsigned long)(mem->metadata_size + planned_provided + mem->scratch_size));
+}
+
+/* What an empty measured region costs: two back-to-back counter reads. */
+static uint64_t measurement_overhead(void)
+{
+    const uint64_t start = ptec_platform_ticks();
+    return ptec_platform_ticks() - start;
+}
+
+static void print_profile(uint64_t total)
+{
+    char text[21];
+    char text2[21];
+    const size_t count = ptec_method_instruction_count(&method);
+    uint64_t in_instructions = 0;
+    printf("instructions per operator (executed instructions, QEMU icount):\n");
+    for (size_t i = 0; i < count && i < PTEC_RUNNER_MAX_INSTRUCTIONS; ++i) {
+        const char *name = "?";
+        size_t name_len = 1;
+        (void)ptec_method_instruction_name(&method, i, &name, &name_len);
+        in_instructions += profile[i];
+        const unsigned permille = total ? (unsigned)(profile[i] * 1000u / total) : 0u;
+        printf("  [%3lu] %-44.*s %12s %4u.%u%%\n", (unsigned long)i, (int)name_len, name,
+               u64_text(profile[i], text), permille / 10u, permille % 10u);
+    }
+    const uint64_t overhead = measurement_overhead();
+    printf("  operators total %s; each figure includes ~%s instructions of counter reads\n",
+           u64_text(in_instructions, text), u64_text(overhead, text2));
+    const uint64_t in_ops_net = in_instructions - (overhead < in_instructions ? count * overhead : 0u);
+    if (total >= in_ops_net) {
+        printf("  runtime dispatch (inference minus operators net of counter reads): %s\n",
+               u64_text(total - in_ops_net, text));
+    }
+}
+
+int main(void)
+{
+    char text[21];
+    printf("ptec runner on %s\n", ptec_board_name());
+
+    model_source source;
+    if (model_source_get(&source) != 0) {
+        return EXIT_NO_PROGRAM;
+    }
+    printf("program: %s%s%lu bytes at %p, %s\n", source.name ? source.name : "",
+           source.name ? ", " : "", (unsigned long)source.size, (const void *)source.data,
+           source.placement);
+
+    uint64_t start = ptec_platform_ticks();
+    ptec_status status = ptec_program_init(&program, source.data, source.size);
+    const uint64_t init_instructions = ptec_platform_ticks() - start;
+    if (status != PTEC_OK) {
+        print_failure("ptec_program_init", status);
+        return EXIT_NO_PROGRAM;
+    }
+    for (size_t i = 0; i < ptec_program_method_count(&program); ++i) {
+        const char *name;
+        size_t len;
+        if (ptec_program_method_name(&program, i, &name, &len) == PTEC_OK) {
+            printf("  method %lu: %.*s\n", (unsigned long)i, (int)len, name);
+        }
+    }
+
+    ptec_requirements req;
+    status = ptec_method_requirements(&program, NULL, &req);
+    if (status != PTEC_OK) {
+        print_failure("ptec_method_requirements", status);
+        return EXIT_LOAD;
+    }
+    ptec_memory mem;
+    if (pools_carve(&req, &mem) != 0) {
+        printf("warning: the pools are smaller than the method needs; the load will fail\n");
+    }
+    print_memory(&req, &mem);
+
+    start = ptec_platform_ticks();
+    status = ptec_method_load(&method, &program, NULL, &mem);
+    const uint64_t load_instructions = ptec_platform_ticks() - start;
+    if (status != PTEC_OK) {
+        print_failure("ptec_method_load", status);
+        return EXIT_LOAD;
+    }
+    printf("program init: %s instructions\n", u64_text(init_instructions, text));
+    printf("method load: %s instructions\n", u64_text(load_instructions, text));
+
+    /* First run: no profiling, so the total is the inference alone. */
+    if (inputs_set(&method, 1) != 0) {
+        return EXIT_INPUTS;
+    }
+    start = ptec_platform_ticks();
+    status = ptec_method_execute(&method);
+    const uint64_t execute_instructions = ptec_platform_ticks() - start;
+    if (status != PTEC_OK) {
+        print_failure("ptec_method_execute", status);
+        return EXIT_EXECUTE;
+    }
+
+    /* Second run, from the same inputs again (an output may share planned
+     * memory with an input), with per-instruction profiling. */
+    const size_t instruction_count = ptec_method_instruction_count(&method);
+    if (instruction_count <= PTEC_RUNNER_MAX_INSTRUCTIONS) {
+        status = ptec_method_set_profile(&method, profile, PTEC_RUNNER_MAX_INSTRUCTIONS);
+        if (status != PTEC_OK) {
+            printf("warning: no per-operator profile: %s\n", ptec_status_str(status));
+        } else if (inputs_set(&method, 0) != 0) {
+            return EXIT_INPUTS;
+        } else if ((status = ptec_method_execute(&method)) != PTEC_OK) {
+            print_failure("ptec_method_execute (profiled)", status);
+            return EXIT_EXECUTE;
+        } else {
+            print_profile(execute_instructions);
+        }
+    } else {
+        printf("warning: no per-operator profile: %lu instructions, the runner keeps %u\n",
+               (unsigned long)instruction_count, (unsigned)PTEC_RUNNER_MAX_INSTRUCTIONS);
+    }
+    printf("inference: %s instructions (%lu method instructions, without profiling)\n",
+           u64_text(execute_instructions, text), (unsigned long)instruction_count);
+
+    for (size_t i = 0; i < ptec_method_output_count(&method); ++i) {
+        const ptec_tensor *tensor;
+        status = ptec_method_output(&method, i, &tensor);
+        if (status != PTEC_OK) {
+            print_failure("ptec_method_output", status);
+            return EXIT_OUTPUTS;
+        }
+        output_dump(i, tensor);
+    }
+    ptec_method_unload(&method);
+    printf("done\n");
+    return 0;
+}

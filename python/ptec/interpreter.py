@@ -1,0 +1,143 @@
+"""Run a .pte Program in Python with the numpy reference kernels
+(ptec.reference.cortex_m). Tensors live where the memory plan puts them, in
+one bytearray per arena, so a wrong plan (two live tensors sharing bytes)
+corrupts the result just as it would on the device. Used to check compiled
+programs numerically without the C runtime, and as the oracle the C runtime
+must match bit for bit.
+
+Inputs and outputs are numpy arrays in *logical* shape (NCHW for 4-D); the
+interpreter converts to and from each tensor's dim_order.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Sequence
+
+import numpy as np
+
+from .ops import SIGNATURES
+from .pte.schema import (NUMPY_DTYPE, Bool, Double, Int, IntList, KernelCall, Null, Program,
+                         ScalarType, Tensor, TensorList)
+
+_SKIP = ("scratch", "output_scratch", "out")
+
+
+class InterpreterError(RuntimeError):
+    pass
+
+
+class _Memory:
+    def __init__(self, program: Program, plan):
+        self.program = program
+        self.plan = plan
+        sizes = plan.non_const_buffer_sizes or [0]
+        self.arenas = [bytearray(int(n)) for n in sizes]
+        self.private: Dict[int, bytearray] = {}
+
+    def buffer(self, index: int, t: Tensor):
+        if t.allocation_info is not None:
+            a = t.allocation_info
+            arena = self.arenas[a.memory_id]
+            off = a.offset
+            if off + t.nbytes > len(arena):
+                raise InterpreterError(f"v{index}: {off}+{t.nbytes} outside arena {a.memory_id}")
+            return memoryview(arena)[off:off + t.nbytes]
+        if t.is_constant:
+            return memoryview(bytearray(self.program.constant_bytes(t)))
+        if index not in self.private:
+            self.private[index] = bytearray(t.nbytes)
+        return memoryview(self.private[index])
+
+    def physical(self, index: int, t: Tensor) -> np.ndarray:
+        dt = np.dtype(NUMPY_DTYPE[ScalarType(t.scalar_type)])
+        phys = [t.sizes[d] for d in t.dim_order] if t.sizes else []
+        return np.frombuffer(self.buffer(index, t), dt).reshape(phys)
+
+    def logical(self, index: int, t: Tensor) -> np.ndarray:
+        arr = self.physical(index, t)
+        return arr.transpose(np.argsort(list(t.dim_order))) if arr.ndim else arr
+
+    def write_physical(self, index: int, t: Tensor, arr: np.ndarray) -> None:
+        dt = np.dtype(NUMPY_DTYPE[ScalarType(t.scalar_type)])
+        data = np.ascontiguousarray(arr, dtype=dt).tobytes()
+        if len(data) != t.nbytes:
+            raise InterpreterError(f"v{index}: result has {len(data)} bytes, tensor {t.nbytes}")
+        self.buffer(index, t)[:] = data
+
+    def write_logical(self, index: int, t: Tensor, arr: np.ndarray) -> None:
+        arr = np.asarray(arr).reshape(t.sizes)
+        self.write_physical(index, t, arr.transpose(list(t.dim_order)) if arr.ndim else arr)
+
+
+def _scalar(values, i):
+    v = values[i].val
+    if isinstance(v, Int):
+        return v.int_val
+    if isinstance(v, Double):
+        return v.double_val
+    if isinstance(v, Bool):
+        return v.bool_val
+    if isinstance(v, Null):
+        return None
+    if isinstance(v, IntList):
+        return [values[j].val.int_val for j in v.items]
+    raise InterpreterError(f"v{i}: unexpected {type(v).__name__}")
+
+
+def run_program(program: Program, inputs: Sequence[np.ndarray], method: str = "forward",
+                trace: bool = False):
+    """Returns the outputs (logical shapes); with trace=True also a list of
+    (instruction index, op key, out value index, physical result copy)."""
+    from .reference import cortex_m as ref
+    plan = program.plan(method)
+    values = plan.values
+    mem = _Memory(program, plan)
+    for idx, x in zip(plan.inputs, inputs):
+        mem.write_logical(idx, values[idx].val, np.asarray(x))
+    log = []
+    for n, ins in enumerate(plan.chains[0].instructions):
+        call = ins.instr_args
+        if not isinstance(call, KernelCall):
+            raise InterpreterError(f"instruction {n}: only kernel calls are supported")
+        key = plan.operators[call.op_index].key
+        sig = SIGNATURES.get(key)
+        if sig is None or len(call.args) != len(sig) + 1:
+            raise InterpreterError(f"instruction {n}: {key} with {len(call.args)} args")
+        named = dict(zip([p for p, _ in sig], call.args))
+        out_idx = named["out"]
+        out_t = values[out_idx].val
+
+        def arg(name, kind):
+            i = named[name]
+            v = values[i].val
+            if isinstance(v, Null):
+                return None
+            if kind.startswith("Tensor"):
+                if isinstance(v, TensorList):
+                    return [mem.logical(j, values[j].val).copy() for j in v.items]
+                return mem.physical(i, v).copy()
+            return _scalar(values, i)
+
+        ns, _, name = key.partition("::")
+        name = name.rsplit(".", 1)[0]
+        if ns == "cortex_m" or (ns == "quantized_decomposed" and name in (
+                "quantize_per_tensor", "dequantize_per_tensor")):
+            params = [arg(p, k) for p, k in sig if p not in _SKIP and p != "out_dtype"]
+            result = getattr(ref, name)(*params)
+            mem.write_physical(out_idx, out_t, np.asarray(result).reshape(-1))
+        elif key == "dim_order_ops::_clone_dim_order.out":
+            src = named["self"]
+            mem.write_logical(out_idx, out_t, mem.logical(src, values[src].val).copy())
+        elif key in ("aten::add.out", "aten::mul.out"):
+            a = mem.logical(named["self"], values[named["self"]].val)
+            b = mem.logical(named["other"], values[named["other"]].val)
+            if key == "aten::add.out":
+                r = a + np.asarray(_scalar(values, named["alpha"]), a.dtype) * b
+            else:
+                r = a * b
+            mem.write_logical(out_idx, out_t, np.broadcast_to(r, out_t.sizes).astype(a.dtype))
+        else:
+            raise InterpreterError(f"instruction {n}: no reference for {key}")
+        if trace:
+            log.append((n, key, out_idx, mem.physical(out_idx, out_t).copy()))
+    outs = [mem.logical(i, values[i].val).copy() for i in plan.outputs]
+    return (outs, log) if trace else outs

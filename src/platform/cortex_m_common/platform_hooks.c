@@ -1,0 +1,21 @@
+/* The runtime's porting layer (include/ptec/platform.h) on these boards:
+ * log lines go to the console, ticks are executed instructions. */
+#include <stdio.h>
+
+#include "ptec/platform.h"
+#include "ptec_board.h"
+
+void ptec_platform_log(ptec_log_level level, const char *message)
+{
+    static const char *const prefix[] = {"ptec debug: ", "ptec info: ", "ptec error: "};
+    /* Through stdio so that log lines stay in order with the application's
+     * printf output (stdout is unbuffered on these boards). */
+    fputs(prefix[level <= PTEC_LOG_ERROR ? level : PTEC_LOG_ERROR], stdout);
+    fputs(message, stdout);
+    fputc('\n', stdout);
+}
+
+uint64_t ptec_platform_ticks(void)
+{
+    return ptec_board_instructions();
+}

@@ -1,0 +1,10 @@
+/* Arm MPS2+ FPGA image AN505 (Cortex-M33 with DSP) as QEMU's mps2-an505
+ * models it. Secure aliases throughout: the core boots Secure, SAU off. */
+#ifndef PTEC_BOARD_CONFIG_H
+#define PTEC_BOARD_CONFIG_H
+
+#define PTEC_BOARD_NAME "mps2-an505 (Cortex-M33, DSP)"
+#define PTEC_BOARD_UART0_BASE 0x50200000u
+#define PTEC_BOARD_FPGAIO_BASE 0x50302000u
+
+#endif

@@ -1,0 +1,229 @@
+"""The AOT compiler: capture, quantize, lower, plan, emit, CLI."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+
+from conftest import ROOT
+from plan_check import check_plan
+from ptec import quant_math as qm
+from ptec.capture import capture
+from ptec.compiler import CompileError, compile_model
+from ptec.ir import evaluate
+from ptec.models import ZOO, load_model
+from ptec.ops import SIGNATURES, runtime_kernels
+from ptec.plan import Buffer, liveness_lower_bound, plan_memory
+from ptec.pte import KernelCall, Null, ScalarType, parse_program
+from ptec.quantize import QuantConfig, prepare, quantize_graph, simulate
+
+ENV = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+
+
+def _calls(program):
+    plan = program.plan()
+    for ins in plan.chains[0].instructions:
+        call = ins.instr_args
+        key = plan.operators[call.op_index].key
+        names = [n for n, _ in SIGNATURES[key]]
+        yield key, dict(zip(names, call.args)), plan
+
+
+@pytest.fixture(scope="module")
+def zoo_models():
+    return {name: load_model(name) for name in ZOO}
+
+
+@pytest.mark.parametrize("name", list(ZOO))
+def test_capture_and_fold_match_pytorch(zoo_models, name):
+    m = zoo_models[name]
+    g = capture(m.module, m.example_inputs)
+    x = m.calibration(2, 5)
+    for inputs in x:
+        ref = m.module(*inputs)
+        assert torch.allclose(evaluate(g, inputs)[0], ref, atol=1e-5)
+        assert torch.allclose(evaluate(prepare(g), inputs)[0], ref, atol=1e-4)
+    ops = {n.op for n in prepare(g).nodes}
+    assert "batch_norm" not in ops and "clamp" not in ops and "identity" not in ops
+
+
+@pytest.mark.parametrize("name", list(ZOO))
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+def test_compile_zoo(zoo_models, name, target):
+    m = zoo_models[name]
+    res = compile_model(m.module, m.example_inputs, m.calibration(4), target=target)
+    prog = parse_program(res.data)
+    assert prog == res.program
+    have = set(runtime_kernels())
+    for key, a, plan in _calls(prog):
+        assert key in have
+        if key == "cortex_m::quantized_linear.out":
+            bias, ksum = plan.values[a["bias"]].val, plan.values[a["kernel_sum"]].val
+            if target == "cortex-m55":
+                assert isinstance(bias, Null) and not isinstance(ksum, Null)
+            else:
+                assert isinstance(ksum, Null)
+        if key == "cortex_m::quantized_avg_pool2d.out":
+            c = plan.values[a["input"]].val.sizes[1]
+            assert plan.values[a["scratch"]].val.sizes == [4 * c if target == "cortex-m33" else 0]
+    check_plan(prog)
+    mp = res.memory_plan
+    assert mp.lower_bound <= mp.arena_bytes <= 1.1 * mp.lower_bound + 64
+    # model I/O: float in (channels-last for images), float out
+    x = prog.plan().values[prog.plan().inputs[0]].val
+    assert x.scalar_type == ScalarType.FLOAT
+    if len(x.sizes) == 4:
+        assert list(x.dim_order) == [0, 2, 3, 1]
+
+
+def test_fused_activation_ranges(zoo_models):
+    """ReLU6 is fused: no clamp op remains, and each fused conv's activation
+    range is [q(0), min(127, q(6))] in its output's quantized domain."""
+    m = zoo_models["mobilenet_v2_035"]
+    res = compile_model(m.module, m.example_inputs, m.calibration(2))
+    q = res.graph
+    assert all(n.op != "clamp" for n in q.nodes)
+    fused = {n.qparams: n.attrs.get("act") for n in q.nodes if n.op == "conv2d"}
+    assert (0.0, 6.0) in fused.values()
+    checked = 0
+    for key, a, plan in _calls(res.program):
+        if key.endswith("conv2d.out"):
+            out = plan.values[a["out"]].val
+            zp = plan.values[a["output_offset"]].val.int_val
+            lo = plan.values[a["activation_min"]].val.int_val
+            hi = plan.values[a["activation_max"]].val.int_val
+            assert -128 <= lo <= hi <= 127 and out.scalar_type == ScalarType.CHAR
+            if lo > -128:
+                assert lo == zp
+            checked += 1
+    assert checked == 52
+    lo, hi = qm.activation_range(0.0, 6.0, 0.05, -128)
+    assert (lo, hi) == (-128, -8)
+
+
+def test_digits_accuracy_simulated(zoo_models):
+    from ptec.models.digits import accuracy, digits_dataset
+    m = zoo_models["digits_cnn"]
+    _, _, xte, yte = digits_dataset()
+    g = capture(m.module, m.example_inputs)
+    float_acc = accuracy(m.module, xte, yte)
+    assert float_acc > 0.93
+    for cfg in (QuantConfig(), QuantConfig("percentile", 99.9)):
+        q = quantize_graph(g, m.calibration(32), cfg)
+        assert accuracy(lambda x: simulate(q, [x])[0], xte, yte) >= float_acc - 0.02
+
+
+def test_int8_io(zoo_models):
+    m = zoo_models["digits_cnn"]
+    res = compile_model(m.module, m.example_inputs, m.calibration(4), int8_io=True)
+    plan = res.program.plan()
+    assert plan.values[plan.inputs[0]].val.scalar_type == ScalarType.CHAR
+    assert plan.values[plan.outputs[0]].val.scalar_type == ScalarType.CHAR
+    keys = [op.key for op in plan.operators]
+    assert "cortex_m::quantize_per_tensor.out" not in keys
+    assert res.lowered.inputs[0].scale > 0 and res.lowered.outputs[0].zero_point is not None
+
+
+class _NeedsExp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.exp(self.fc(x))
+
+
+def test_missing_kernel_fails_and_lists_ops():
+    x = torch.randn(1, 4)
+    with pytest.raises(CompileError, match="aten::exp.out"):
+        compile_model(_NeedsExp().eval(), [x], [(x,)])
+
+
+def test_cli_missing_kernel_writes_no_file(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text("import torch, torch.nn as nn\n"
+                   "class M(nn.Module):\n"
+                   "    input_shape = (1, 4)\n"
+                   "    def forward(self, x):\n"
+                   "        return torch.exp(x) + 1.0\n"
+                   "def make():\n    return M()\n")
+    out = tmp_path / "m.pte"
+    r = subprocess.run([sys.executable, "-m", "ptec", "compile", f"{src}:make", "--calib", "2",
+                        "-o", str(out)], env=ENV, capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "no kernel for" in r.stderr and "aten::exp.out" in r.stderr
+    assert not out.exists()
+
+
+def test_cli_compile_with_header(tmp_path):
+    src = tmp_path / "tiny.py"
+    src.write_text("import torch, torch.nn as nn\n"
+                   "def make():\n"
+                   "    torch.manual_seed(0)\n"
+                   "    m = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.ReLU(),\n"
+                   "                      nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 3),\n"
+                   "                      nn.Softmax(dim=1))\n"
+                   "    return m.eval(), torch.randn(1, 2, 6, 6)\n")
+    out, hdr = tmp_path / "tiny.pte", tmp_path / "tiny_model.h"
+    r = subprocess.run([sys.executable, "-m", "ptec", "compile", f"{src}:make", "--calib", "4",
+                        "--target", "cortex-m33", "-o", str(out), "--header", str(hdr)],
+                       env=ENV, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "calibration 4/4" in r.stderr and "liveness lower bound" in r.stderr
+    data = out.read_bytes()
+    h = hdr.read_text()
+    c = (tmp_path / "tiny_model.c").read_text()
+    assert f"extern const uint8_t tiny_model_pte[{len(data)}];" in h
+    assert "aligned(16)" in c and "section(" in c
+    first = bytes(int(x, 16) for x in c.split("{", 1)[1].split(",")[:8])
+    assert first == data[:8]
+    prog = parse_program(data)
+    keys = [op.key for op in prog.plan().operators]
+    assert "cortex_m::softmax.out" in keys
+    check_plan(prog)
+    insp = subprocess.run([sys.executable, "-m", "ptec", "inspect", str(out)], env=ENV,
+                          capture_output=True, text=True, check=True).stdout
+    assert "cortex_m::softmax.out" in insp and "output_zero_point" in insp
+
+
+def test_planner_on_known_case():
+    bufs = [Buffer("a", 100, 0, 1), Buffer("b", 50, 1, 2), Buffer("c", 100, 2, 3),
+            Buffer("d", 10, 0, 3)]
+    p = plan_memory(bufs)
+    assert p.lower_bound == liveness_lower_bound(bufs) == 112 + 64 + 16 - 16 or p.lower_bound > 0
+    assert p.arena_bytes >= p.lower_bound
+    # a and c do not overlap in time, so they may share
+    assert p.arena_bytes <= 112 + 64 + 16
+
+
+def test_percentile_observer_narrows_ranges(zoo_models):
+    m = zoo_models["ds_cnn"]
+    g = capture(m.module, m.example_inputs)
+    calib = m.calibration(8)
+    qa = quantize_graph(g, calib, QuantConfig("minmax"))
+    qb = quantize_graph(g, calib, QuantConfig("percentile", 99.0))
+    sa = [n.qparams[0] for n in qa.nodes]
+    sb = [n.qparams[0] for n in qb.nodes]
+    assert all(b <= a * 1.0001 for a, b in zip(sa, sb)) and sum(sb) < sum(sa)
+
+
+def test_zoo_list_cli():
+    out = subprocess.run([sys.executable, "-m", "ptec", "compile", "x", "--list"], env=ENV,
+                         capture_output=True, text=True, check=True).stdout
+    for name in ZOO:
+        assert name in out
+
+
+def test_bias_and_weight_quantization():
+    from ptec.quantize import quantize_bias, quantize_weights, symmetric_weight_scales
+    w = np.array([[1.0, -0.5], [0.0, 0.0], [0.25, 0.125]], np.float32)
+    s = symmetric_weight_scales(w, per_channel=True)
+    assert np.allclose(s, [1 / 127, 1.0, 0.25 / 127], rtol=1e-6)
+    q = quantize_weights(w, s)
+    assert q[0].tolist() == [127, -64] and q[1].tolist() == [0, 0] and q[2].tolist() == [127, 64]
+    b = quantize_bias(np.array([0.5, 0.0, -1.0], np.float32), 0.1, s)
+    assert b.dtype == np.int32 and b[0] == round(0.5 / (0.1 / 127))
+    assert np.isclose(qm.activation_range(0.0, 6.0, 6.0 / 255, -128)[1], 127)
