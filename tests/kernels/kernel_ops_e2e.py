@@ -5,6 +5,9 @@ ptec.reference.cortex_m; and malformed calls that prepare must refuse with a
 clear message (never a crash, never at run time).
 
 Usage: kernel_ops_e2e.py --ptec-run PATH [--keep DIR]
+       kernel_ops_e2e.py --qemu-target cortex-m55|cortex-m33 --runner-elf ELF [--keep DIR]
+The second form runs the same programs on the emulated board with the
+fixed-address firmware runner (scripts/run_qemu.sh) instead of ptec-run.
 """
 import argparse
 import os
@@ -12,6 +15,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+import re
 
 import numpy as np
 
@@ -439,26 +444,66 @@ def run_case(case, ptec_run, workdir, index):
     return None
 
 
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+
+def run_case_qemu(case, target, elf, workdir, index):
+    """The same check as run_case, on QEMU: outputs come back as
+    "@out<i> <offset> <hex>" lines of the runner firmware."""
+    base = os.path.join(workdir, "case%02d" % index)
+    write_program(case.builder.build(), base + ".pte")
+    args = [os.path.join(ROOT, "scripts", "run_qemu.sh"), "--target", target, "--elf", elf, "--model", base + ".pte"]
+    if case.inputs:
+        with open(base + "-inputs.bin", "wb") as f:  # the input slot holds all inputs in order
+            for x in case.inputs:
+                f.write(np.ascontiguousarray(x).tobytes())
+        args += ["--input", base + "-inputs.bin"]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    text = proc.stdout + proc.stderr
+    if case.error is not None:
+        if proc.returncode == 0:
+            return "ran, expected a load error mentioning %r" % case.error
+        if case.error not in text:
+            return "error message lacks %r: %s" % (case.error, text.strip()[-500:])
+        return None
+    if proc.returncode != 0:
+        return "firmware exit %d: %s" % (proc.returncode, text.strip()[-800:])
+    got = bytearray()
+    for m in re.finditer(r"^@out0 ([0-9a-f]+) ([0-9a-f]*)$", proc.stdout, re.M):
+        got += bytes.fromhex(m.group(2))
+    want = np.ascontiguousarray(case.expected).tobytes()
+    if bytes(got) != want:
+        return "firmware output differs: %s != %s" % (bytes(got).hex()[:64], want.hex()[:64])
+    return None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--ptec-run", required=True)
+    parser.add_argument("--ptec-run")
+    parser.add_argument("--qemu-target", choices=["cortex-m55", "cortex-m33"])
+    parser.add_argument("--runner-elf", help="the fixed-address runner firmware for --qemu-target")
     parser.add_argument("--keep", help="keep the programs in this directory")
     args = parser.parse_args()
+    if bool(args.ptec_run) == bool(args.qemu_target) or (args.qemu_target and not args.runner_elf):
+        parser.error("give either --ptec-run, or --qemu-target with --runner-elf")
     workdir = args.keep or tempfile.mkdtemp(prefix="ptec-kernel-e2e-")
     os.makedirs(workdir, exist_ok=True)
     failures = 0
     cases = all_cases()
     try:
         for i, case in enumerate(cases):
-            problem = run_case(case, args.ptec_run, workdir, i)
+            if args.qemu_target:
+                problem = run_case_qemu(case, args.qemu_target, args.runner_elf, workdir, i)
+            else:
+                problem = run_case(case, args.ptec_run, workdir, i)
             if problem:
                 failures += 1
                 print("FAIL %-32s %s" % (case.name, problem))
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
-    print("kernel_ops_e2e: %d cases (%d error cases), %d failed" % (
-        len(cases), sum(c.error is not None for c in cases), failures))
+    print("kernel_ops_e2e%s: %d cases (%d error cases), %d failed" % (
+        " on " + args.qemu_target if args.qemu_target else "", len(cases), sum(c.error is not None for c in cases), failures))
     return 1 if failures else 0
 
 
