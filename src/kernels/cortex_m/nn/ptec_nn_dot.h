@@ -1,114 +1,26 @@
-/* int8 dot products and multiply-accumulates in blocks of 16 lanes. The
- * fixed-length inner loops are what compilers turn into SIMD code at -O2
- * (SSE/AVX on a host); a target build gets plain loops until its DSP/MVE
- * variants replace them. Sums wrap as int32 on the target. */
+/* int8 dot products and multiply-accumulates, the inner loops of the
+ * convolutions (ptec_nn_dot.c). Sums wrap modulo 2^32 as the target's
+ * int32 arithmetic does. */
 #ifndef PTEC_NN_DOT_H
 #define PTEC_NN_DOT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-enum { PTEC_NN_LANES = 16 };
-
 /* sum_i x[i] * w[i] over n elements. */
-static inline uint32_t ptec_nn_dot_s8(const int8_t *x, const int8_t *w, size_t n)
-{
-    uint32_t sum = 0;
-    size_t i = 0;
-    for (; i + PTEC_NN_LANES <= n; i += PTEC_NN_LANES) {
-        int32_t block = 0; /* at most 16 * 2^14 */
-        for (size_t j = 0; j < PTEC_NN_LANES; ++j) {
-            block += x[i + j] * w[i + j];
-        }
-        sum += (uint32_t)block;
-    }
-    for (; i < n; ++i) {
-        sum += (uint32_t)(x[i] * w[i]);
-    }
-    return sum;
-}
+uint32_t ptec_nn_dot_s8(const int8_t *x, const int8_t *w, size_t n);
 
 /* Four dot products of one x with the rows w, w + stride, w + 2*stride and
  * w + 3*stride, added to sums[0..3]: each x byte is loaded once. */
-static inline void ptec_nn_dot4_s8(const int8_t *x, const int8_t *w, size_t stride, size_t n, uint32_t sums[4])
-{
-    const int8_t *w0 = w;
-    const int8_t *w1 = w0 + stride;
-    const int8_t *w2 = w1 + stride;
-    const int8_t *w3 = w2 + stride;
-    uint32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    size_t i = 0;
-    for (; i + PTEC_NN_LANES <= n; i += PTEC_NN_LANES) {
-        int32_t b0 = 0, b1 = 0, b2 = 0, b3 = 0;
-        for (size_t j = 0; j < PTEC_NN_LANES; ++j) {
-            const int32_t v = x[i + j];
-            b0 += v * w0[i + j];
-            b1 += v * w1[i + j];
-            b2 += v * w2[i + j];
-            b3 += v * w3[i + j];
-        }
-        s0 += (uint32_t)b0;
-        s1 += (uint32_t)b1;
-        s2 += (uint32_t)b2;
-        s3 += (uint32_t)b3;
-    }
-    for (; i < n; ++i) {
-        const int32_t v = x[i];
-        s0 += (uint32_t)(v * w0[i]);
-        s1 += (uint32_t)(v * w1[i]);
-        s2 += (uint32_t)(v * w2[i]);
-        s3 += (uint32_t)(v * w3[i]);
-    }
-    sums[0] += s0;
-    sums[1] += s1;
-    sums[2] += s2;
-    sums[3] += s3;
-}
+void ptec_nn_dot4_s8(const int8_t *x, const int8_t *w, size_t stride, size_t n, uint32_t sums[4]);
 
 /* sum_i w[i] over n elements. */
-static inline uint32_t ptec_nn_sum_s8(const int8_t *w, size_t n)
-{
-    uint32_t sum = 0;
-    size_t i = 0;
-    for (; i + PTEC_NN_LANES <= n; i += PTEC_NN_LANES) {
-        int32_t block = 0;
-        for (size_t j = 0; j < PTEC_NN_LANES; ++j) {
-            block += w[i + j];
-        }
-        sum += (uint32_t)block;
-    }
-    for (; i < n; ++i) {
-        sum += (uint32_t)w[i];
-    }
-    return sum;
-}
+uint32_t ptec_nn_sum_s8(const int8_t *w, size_t n);
 
 /* acc[i] += (x[i] + offset) * w[i] over n lanes. */
-static inline void ptec_nn_mac_s8(uint32_t *acc, const int8_t *x, int32_t offset, const int8_t *w, size_t n)
-{
-    size_t i = 0;
-    for (; i + PTEC_NN_LANES <= n; i += PTEC_NN_LANES) {
-        for (size_t j = 0; j < PTEC_NN_LANES; ++j) {
-            acc[i + j] += (uint32_t)((x[i + j] + offset) * w[i + j]);
-        }
-    }
-    for (; i < n; ++i) {
-        acc[i] += (uint32_t)((x[i] + offset) * w[i]);
-    }
-}
+void ptec_nn_mac_s8(uint32_t *acc, const int8_t *x, int32_t offset, const int8_t *w, size_t n);
 
 /* acc[i] += v * w[i] over n lanes (one input value for every lane). */
-static inline void ptec_nn_mac_scalar_s8(uint32_t *acc, int32_t v, const int8_t *w, size_t n)
-{
-    size_t i = 0;
-    for (; i + PTEC_NN_LANES <= n; i += PTEC_NN_LANES) {
-        for (size_t j = 0; j < PTEC_NN_LANES; ++j) {
-            acc[i + j] += (uint32_t)(v * w[i + j]);
-        }
-    }
-    for (; i < n; ++i) {
-        acc[i] += (uint32_t)(v * w[i]);
-    }
-}
+void ptec_nn_mac_scalar_s8(uint32_t *acc, int32_t v, const int8_t *w, size_t n);
 
 #endif
