@@ -60,7 +60,6 @@ static void setup(void)
 }
 
 static const ptec_nn_per_channel_quant quant = {mults, shifts};
-static const ptec_nn_buffer no_scratch = {NULL, 0};
 static uint32_t conv_scratch_words[CH];
 static const ptec_nn_buffer conv_scratch = {conv_scratch_words, sizeof conv_scratch_words};
 static const ptec_nn_dims image_dims = {1, OUT_H, OUT_W, CH};
@@ -69,7 +68,7 @@ static ptec_status first_layer_depthwise(void) /* how the lowering emits it: Cin
 {
     const ptec_nn_conv_params p = {{2, 2}, {5, 1}, {1, 1}, -3, -128, {-128, 127}};
     const ptec_nn_dims in = {1, IN_H, IN_W, 1}, f = {1, 10, 4, CH};
-    return ptec_nn_depthwise_conv_s8(no_scratch, &p, CH, &quant, &in, input, &f, first_w, bias, &image_dims,
+    return ptec_nn_depthwise_conv_s8(conv_scratch, &p, CH, &quant, &in, input, &f, first_w, bias, &image_dims,
                                      act_a);
 }
 
@@ -84,7 +83,7 @@ static ptec_status depthwise(const int8_t *x, const int8_t *w, int8_t *y)
 {
     const ptec_nn_conv_params p = {{1, 1}, {1, 1}, {1, 1}, 128, -128, {-128, 127}};
     const ptec_nn_dims f = {1, 3, 3, CH};
-    return ptec_nn_depthwise_conv_s8(no_scratch, &p, 1, &quant, &image_dims, x, &f, w, bias, &image_dims, y);
+    return ptec_nn_depthwise_conv_s8(conv_scratch, &p, 1, &quant, &image_dims, x, &f, w, bias, &image_dims, y);
 }
 
 static ptec_status pointwise(const int8_t *x, const int8_t *w, int8_t *y)

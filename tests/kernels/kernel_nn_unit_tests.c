@@ -239,13 +239,13 @@ static void test_depthwise(void)
     const ptec_nn_dims in = {1, 2, 2, 2}, filter = {1, 2, 2, 2}, out = {1, 1, 1, 2};
     const ptec_nn_conv_params p = {{1, 1}, {0, 0}, {1, 1}, 0, 0, {-128, 127}};
     int8_t y[4];
-    CHECK(ptec_nn_depthwise_conv_s8(no_scratch, &p, 1, &q, &in, x, &filter, w, NULL, &out, y) == PTEC_OK);
+    CHECK(ptec_nn_depthwise_conv_s8(conv_scratch, &p, 1, &q, &in, x, &filter, w, NULL, &out, y) == PTEC_OK);
     CHECK(y[0] == 10 && y[1] == -100);
     /* depth multiplier 2 on one channel: outputs 0 and 1 both read channel 0 */
     const int8_t x1[1] = {5};
     const int8_t w1[2] = {2, -3};
     const ptec_nn_dims in1 = {1, 1, 1, 1}, filter1 = {1, 1, 1, 2}, out1 = {1, 1, 1, 2};
-    CHECK(ptec_nn_depthwise_conv_s8(no_scratch, &p, 2, &q, &in1, x1, &filter1, w1, NULL, &out1, y) ==
+    CHECK(ptec_nn_depthwise_conv_s8(conv_scratch, &p, 2, &q, &in1, x1, &filter1, w1, NULL, &out1, y) ==
           PTEC_OK);
     CHECK(y[0] == 10 && y[1] == -15);
 }

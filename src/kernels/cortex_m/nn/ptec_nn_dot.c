@@ -10,6 +10,60 @@
  * DSP/MVE variants will replace the second shape. */
 #include "ptec_nn_dot.h"
 
+/* Depthwise tap loops have short, strided runs: the same plain shape on
+ * every machine. The offset is added to each input value (there are at
+ * most four per tap), which keeps border pixels as cheap as inner ones. */
+void ptec_nn_taps4_s8(const int8_t *x, size_t x_lane, int32_t offset, const int8_t *w,
+                      const ptec_nn_taps *taps, uint32_t sums[4])
+{
+    const size_t x_col = taps->x_col, w_col = taps->w_col;
+    const int32_t cols = taps->cols;
+    uint32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (int32_t r = 0; r < taps->rows; ++r) {
+        const int8_t *xp = x + (size_t)r * taps->x_row;
+        const int8_t *wp = w + (size_t)r * taps->w_row;
+        if (x_lane == 0) { /* one input channel feeds all four lanes */
+            for (int32_t c = 0; c < cols; ++c) {
+                const int32_t v = *xp + offset;
+                s0 += (uint32_t)(v * wp[0]);
+                s1 += (uint32_t)(v * wp[1]);
+                s2 += (uint32_t)(v * wp[2]);
+                s3 += (uint32_t)(v * wp[3]);
+                xp += x_col;
+                wp += w_col;
+            }
+        } else {
+            for (int32_t c = 0; c < cols; ++c) {
+                s0 += (uint32_t)((xp[0] + offset) * wp[0]);
+                s1 += (uint32_t)((xp[x_lane] + offset) * wp[1]);
+                s2 += (uint32_t)((xp[2 * x_lane] + offset) * wp[2]);
+                s3 += (uint32_t)((xp[3 * x_lane] + offset) * wp[3]);
+                xp += x_col;
+                wp += w_col;
+            }
+        }
+    }
+    sums[0] += s0;
+    sums[1] += s1;
+    sums[2] += s2;
+    sums[3] += s3;
+}
+
+uint32_t ptec_nn_taps1_s8(const int8_t *x, int32_t offset, const int8_t *w, const ptec_nn_taps *taps)
+{
+    uint32_t sum = 0;
+    for (int32_t r = 0; r < taps->rows; ++r) {
+        const int8_t *xp = x + (size_t)r * taps->x_row;
+        const int8_t *wp = w + (size_t)r * taps->w_row;
+        for (int32_t c = 0; c < taps->cols; ++c) {
+            sum += (uint32_t)((*xp + offset) * *wp);
+            xp += taps->x_col;
+            wp += taps->w_col;
+        }
+    }
+    return sum;
+}
+
 #if defined(__ARM_ARCH)
 
 uint32_t ptec_nn_dot_s8(const int8_t *x, const int8_t *w, size_t n)
