@@ -6,8 +6,9 @@
  *
  * The input offset is taken out of the inner loop:
  *   sum (x + offset) * w = sum x * w + offset * sum w,
- * with sum w over the whole kernel precomputed per output channel in the
- * scratch buffer, and over the in-bounds taps only for border pixels. All
+ * with bias + offset * (sum w over the whole kernel) precomputed per output
+ * channel in the scratch buffer, and sum w over the in-bounds taps computed
+ * for border pixels only. All
  * sums are modulo 2^32, so the result is bit-identical to accumulating
  * (x + offset) * w in a wrapping int32. */
 #include "ptec_nn.h"
@@ -19,7 +20,7 @@ uint32_t ptec_nn_convolve_s8_buffer_size(const ptec_nn_dims *input_dims,
                                          const ptec_nn_dims *filter_dims)
 {
     (void)input_dims;
-    return 4u * (uint32_t)(filter_dims->n > 0 ? filter_dims->n : 0); /* kernel sums */
+    return 4u * (uint32_t)(filter_dims->n > 0 ? filter_dims->n : 0); /* per-channel bases */
 }
 
 ptec_status ptec_nn_convolve_s8(ptec_nn_buffer scratch, const ptec_nn_conv_params *params,
@@ -53,9 +54,11 @@ ptec_status ptec_nn_convolve_s8(ptec_nn_buffer scratch, const ptec_nn_conv_param
     /* Without groups and dilation, a kernel row covers adjacent bytes. */
     const int contiguous_row = group_in == in_pixel && p.dilation.w == 1;
 
-    uint32_t *kernel_sum = (uint32_t *)scratch.buf;
+    const int32_t groups = in.c / f.c;
+    uint32_t *base = (uint32_t *)scratch.buf;
     for (int32_t o = 0; o < out.c; ++o) {
-        kernel_sum[o] = ptec_nn_sum_s8(filter + (size_t)o * filter_channel, filter_channel);
+        base[o] = offset * ptec_nn_sum_s8(filter + (size_t)o * filter_channel, filter_channel) +
+                  (bias != NULL ? (uint32_t)bias[o] : 0u);
     }
 
     int8_t *y = output;
@@ -75,48 +78,48 @@ ptec_status ptec_nn_convolve_s8(ptec_nn_buffer scratch, const ptec_nn_conv_param
                 const size_t run_bytes = contiguous_row ? (size_t)(kx1 - kx0) * group_in : group_in;
                 const int32_t runs_per_row = contiguous_row ? (kx1 > kx0 ? 1 : 0) : kx1 - kx0;
                 const int32_t run_step = p.dilation.w; /* in taps, when one run is one tap */
-                int32_t o = 0;
-                while (o < out.c) {
-                    /* Up to four output channels of one group share each input load. */
-                    const int32_t group_end = (o / group_out + 1) * group_out;
-                    const int32_t tile = group_end - o >= 4 ? 4 : 1;
-                    const size_t in_c0 = (size_t)(o / group_out) * group_in;
-                    const int8_t *w_o = filter + (size_t)o * filter_channel;
-                    uint32_t acc[4] = {0, 0, 0, 0};
-                    uint32_t weight_sum[4] = {0, 0, 0, 0};
-                    for (int32_t ky = ky0; ky < ky1; ++ky) {
-                        const int8_t *x_row = image + (size_t)(y0 + ky * p.dilation.h) * in_row + in_c0 +
-                                              (size_t)(x0 + kx0 * p.dilation.w) * in_pixel;
-                        const int8_t *w_row = w_o + (size_t)ky * filter_row + (size_t)kx0 * group_in;
-                        for (int32_t r = 0; r < runs_per_row; ++r) {
-                            const int8_t *x = x_row + (size_t)(r * run_step) * in_pixel;
-                            const int8_t *w0 = w_row + (size_t)r * group_in;
-                            if (tile == 4) {
-                                ptec_nn_dot4_s8(x, w0, filter_channel, run_bytes, acc);
-                                if (!whole_kernel) {
-                                    for (int32_t t = 0; t < 4; ++t) {
-                                        weight_sum[t] += ptec_nn_sum_s8(w0 + (size_t)t * filter_channel, run_bytes);
-                                    }
+                for (int32_t g = 0; g < groups; ++g) {
+                    const size_t in_c0 = (size_t)g * group_in;
+                    const int32_t o_end = (g + 1) * group_out;
+                    int32_t o = g * group_out;
+                    while (o < o_end) {
+                        /* Up to four output channels of one group share each input load. */
+                        const int32_t tile = o_end - o >= 4 ? 4 : 1;
+                        const int8_t *w_o = filter + (size_t)o * filter_channel;
+                        uint32_t acc[4] = {0, 0, 0, 0};
+                        uint32_t weight_sum[4] = {0, 0, 0, 0};
+                        for (int32_t ky = ky0; ky < ky1; ++ky) {
+                            const int8_t *x_row = image + (size_t)(y0 + ky * p.dilation.h) * in_row + in_c0 +
+                                                  (size_t)(x0 + kx0 * p.dilation.w) * in_pixel;
+                            const int8_t *w_row = w_o + (size_t)ky * filter_row + (size_t)kx0 * group_in;
+                            for (int32_t r = 0; r < runs_per_row; ++r) {
+                                const int8_t *x = x_row + (size_t)(r * run_step) * in_pixel;
+                                const int8_t *w0 = w_row + (size_t)r * group_in;
+                                if (tile == 4) {
+                                    ptec_nn_dot4_s8(x, w0, filter_channel, run_bytes, acc);
+                                } else {
+                                    acc[0] += ptec_nn_dot_s8(x, w0, run_bytes);
                                 }
-                            } else {
-                                acc[0] += ptec_nn_dot_s8(x, w0, run_bytes);
-                                if (!whole_kernel) {
-                                    weight_sum[0] += ptec_nn_sum_s8(w0, run_bytes);
+                                for (int32_t t = 0; !whole_kernel && t < tile; ++t) {
+                                    weight_sum[t] += ptec_nn_sum_s8(w0 + (size_t)t * filter_channel, run_bytes);
                                 }
                             }
                         }
-                    }
-                    for (int32_t t = 0; t < tile; ++t) {
-                        const int32_t oc = o + t;
-                        uint32_t total = acc[t] + offset * (whole_kernel ? kernel_sum[oc] : weight_sum[t]);
-                        if (bias != NULL) {
-                            total += (uint32_t)bias[oc];
+                        for (int32_t t = 0; t < tile; ++t) {
+                            const int32_t oc = o + t;
+                            /* base[oc] = bias + offset * (whole-kernel weight sum) */
+                            uint32_t total = acc[t];
+                            if (whole_kernel) {
+                                total += base[oc];
+                            } else {
+                                total += offset * weight_sum[t] + (bias != NULL ? (uint32_t)bias[oc] : 0u);
+                            }
+                            const int32_t q = ptec_nn_requantize((int32_t)total, quant->multipliers[oc], quant->shifts[oc]);
+                            *y++ = (int8_t)ptec_nn_output_stage(q, p.output_offset, p.activation.min,
+                                                                p.activation.max);
                         }
-                        const int32_t r = ptec_nn_requantize((int32_t)total, quant->multipliers[oc], quant->shifts[oc]);
-                        *y++ = (int8_t)ptec_nn_output_stage(r, p.output_offset, p.activation.min,
-                                                            p.activation.max);
+                        o += tile;
                     }
-                    o += tile;
                 }
             }
         }
