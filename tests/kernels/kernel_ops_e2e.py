@@ -77,6 +77,28 @@ def quantize_case(bits, error_dtype=None):
                                                                                    1 if bits == 8 else 2))
 
 
+def quantize_ties_case():
+    """x * (1/scale) lands exactly on .5: nearbyint must round to even, on
+    every target's libm."""
+    x = (np.arange(-60, 60, dtype=np.float32) + np.float32(0.25)).reshape(8, 15)
+    b = ProgramBuilder()
+    xv, out = b.tensor(F32, x.shape), b.tensor(I8, x.shape)
+    b.call("cortex_m::quantize_per_tensor.out", input=xv, scale=0.5, zero_point=1, quant_min=-128, quant_max=127,
+           dtype=I8, out=out)
+    return finish(b, "quantize ties", [xv], out, [x], ref.quantize_per_tensor(x, 0.5, 1, -128, 127))
+
+
+def div_ties_case():
+    """Quotients of k + 0.5: roundf must round half away from zero."""
+    a = np.arange(-100, 100, dtype=np.int64).astype(np.int8).reshape(10, 20)
+    c = np.full(a.shape, 2, np.int8)
+    b = ProgramBuilder()
+    va, vc, out = b.tensor(I8, a.shape), b.tensor(I8, c.shape), b.tensor(I8, a.shape)
+    b.call("cortex_m::quantized_div.out", self=va, self_zero_point=0, other=vc, other_zero_point=0,
+           output_zero_point=3, output_scale=1.0, out=out)
+    return finish(b, "div ties", [va, vc], out, [a, c], ref.quantized_div(a, 0, c, 0, 3, 1.0))
+
+
 def dequantize_case(bits):
     dtype, np_dtype = (I8, np.int8) if bits == 8 else (I16, np.int16)
     info = np.iinfo(np_dtype)
@@ -397,7 +419,8 @@ def error_cases():
 
 
 def all_cases():
-    cases = [quantize_case(8), quantize_case(16), dequantize_case(8), dequantize_case(16)]
+    cases = [quantize_case(8), quantize_case(16), quantize_ties_case(), dequantize_case(8), dequantize_case(16),
+             div_ties_case()]
     for op in ("add", "mul"):
         for mode in ("same", "broadcast", "swapped"):
             cases.append(add_mul_case(op, mode))
