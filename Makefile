@@ -34,7 +34,7 @@ test-c: host host-asan cross
 
 test-python: host
 	@if [ -d tests/python ] && ls tests/python/test_*.py >/dev/null 2>&1; then \
-	  PYTHONPATH=$(CURDIR)/python $(PYTHON) -m pytest -q tests/python; \
+	  PTEC_STRICT=1 PYTHONPATH=$(CURDIR)/python $(PYTHON) -m pytest -q tests/python; \
 	fi
 
 test: test-c test-python

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "inputs.h"
+#include "method_io.h"
 #include "model_source.h"
 #include "output_dump.h"
 #include "pools.h"
@@ -128,7 +128,9 @@ int main(void)
     }
 
     ptec_requirements req;
+    start = ptec_platform_ticks();
     status = ptec_method_requirements(&program, NULL, &req);
+    const uint64_t requirements_instructions = ptec_platform_ticks() - start;
     if (status != PTEC_OK) {
         print_failure("ptec_method_requirements", status);
         return EXIT_LOAD;
@@ -147,8 +149,12 @@ int main(void)
         return EXIT_LOAD;
     }
     printf("program init: %s instructions\n", u64_text(init_instructions, text));
+    printf("method requirements: %s instructions\n", u64_text(requirements_instructions, text));
     printf("method load: %s instructions\n", u64_text(load_instructions, text));
 
+    if (outputs_bind(&method) != 0) {
+        return EXIT_OUTPUTS;
+    }
     /* First run: no profiling, so the total is the inference alone. */
     if (inputs_set(&method, 1) != 0) {
         return EXIT_INPUTS;

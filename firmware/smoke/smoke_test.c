@@ -51,11 +51,13 @@ int main(void)
            u64_text(base - 2u * 1000u, text[0]));
 
 #if defined(PTEC_SMOKE_WRAP_TEST)
-    /* Two regions of 150 M instructions (75 M iterations): the second
-     * crosses the 32-bit counter's wrap (2^32 ticks, ~209.7 M instructions). */
+    /* The 32-bit counter wraps every 2^32 ticks (~209.7 M instructions). A
+     * 150 M-instruction region, then a 300 M one that holds a whole wrap:
+     * both must stay exact. */
+    static const uint32_t long_loops[] = {75000000u, 150000000u};
     for (int i = 0; i < 2; ++i) {
-        const uint64_t count = measure(75000000u);
-        const uint64_t expected = base + 2u * (75000000u - 1000u);
+        const uint64_t count = measure(long_loops[i]);
+        const uint64_t expected = base + 2u * ((uint64_t)long_loops[i] - 1000u);
         const int ok = count == expected;
         failures += !ok;
         printf("icount across wrap %d: %s instructions %s\n", i, u64_text(count, text[0]),

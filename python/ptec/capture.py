@@ -90,12 +90,16 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
     outputs: List[str] = []
     mods = dict(gm.named_modules())
 
+    by_name = {}
+    tuple_sources = set()
+
     def ref(a):
         return a.name if isinstance(a, torch.fx.Node) else None
 
     for fn in gm.graph.nodes:
         name = fn.name
         ins = [a.name for a in fn.args if isinstance(a, torch.fx.Node)]
+        before = len(nodes)
         if fn.op == "placeholder":
             nodes.append(Node(name, "input"))
             inputs.append(name)
@@ -114,13 +118,29 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             nodes.append(_module_node(name, mods[fn.target], ins))
         elif fn.op in ("call_function", "call_method"):
             scalar = _scalar_binary(fn)
-            if scalar is not None:
+            source = by_name.get(ins[0]) if ins and fn.target is operator.getitem else None
+            if source is not None and source.op == "unsupported":
+                # One element of a multi-output call (torch.sort, topk, ...):
+                # keep it as one unsupported node named after that call, so
+                # lowering reports the operator the model really used.
+                nodes.append(_element_of(name, source, fn.args[1]))
+                tuple_sources.add(source.name)
+            elif scalar is not None:
                 nodes.extend(scalar)
             else:
                 nodes.append(_function_node(fn, ins))
         else:
             raise CaptureError(f"unexpected fx node {fn.op}")
+        by_name.update((n.name, n) for n in nodes[before:])
+    used = {i for n in nodes for i in n.inputs} | set(outputs)
+    nodes = [n for n in nodes if n.name not in tuple_sources or n.name in used]
     return Graph(nodes, inputs, outputs)
+
+
+def _element_of(name: str, source: Node, index) -> Node:
+    fn = source.attrs["fn"]
+    return Node(name, "unsupported", list(source.inputs),
+                dict(fn=lambda *xs, _fn=fn, _i=index: _fn(*xs)[_i], what=source.attrs.get("what", "unknown")))
 
 
 _BINARY = {operator.add: "add", torch.add: "add", "add": "add",
@@ -248,6 +268,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
         try:
             from .capture_export import capture_with_export
             g = capture_with_export(model, example_inputs)
+            g.source = "export"
         except Exception as e:          # noqa: BLE001 - any failure means "use fx"
             if method == "export":
                 raise CaptureError(f"torch.export capture failed: {e}") from e

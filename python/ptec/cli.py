@@ -38,6 +38,11 @@ def _compile(args) -> int:
         return 2
 
 
+def _evaluate(args) -> int:
+    from .evaluate import evaluate_cli
+    return evaluate_cli(args)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m ptec")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -46,6 +51,13 @@ def main(argv=None) -> int:
     p.add_argument("--json", action="store_true",
                    help="print the program as flatc --json --defaults-json would")
     p.set_defaults(func=_inspect)
+    e = sub.add_parser("evaluate", help="compile zoo models and check them on the C runtime: "
+                                        "bit-exactness, cosine similarity to float, memory, accuracy")
+    e.add_argument("models", nargs="*", help="zoo names (default: the whole zoo)")
+    e.add_argument("--inputs", type=int, default=20, help="inputs per model (default 20)")
+    e.add_argument("--target", default="cortex-m55", choices=["cortex-m55", "cortex-m33"])
+    e.add_argument("--ptec-run", help="the host runtime CLI (default: build/host/tools/ptec-run/ptec-run)")
+    e.set_defaults(func=_evaluate)
     c = sub.add_parser("compile", help="compile a PyTorch model to an int8 .pte")
     c.add_argument("model", help="zoo name (see --list) or path/to/file.py:factory")
     c.add_argument("--calib", default="32",
@@ -53,6 +65,11 @@ def main(argv=None) -> int:
     c.add_argument("--target", default="cortex-m55", choices=["cortex-m55", "cortex-m33"])
     c.add_argument("-o", "--output", required=False)
     c.add_argument("--header", help="also write the program as a C array (FILE.h + FILE.c)")
+    c.add_argument("--section", default=".ptec_model",
+                   help="linker section of the --header array (default .ptec_model, which "
+                        "the board linker scripts place in flash)")
+    c.add_argument("--kernel-list", metavar="FILE.def",
+                   help="also write a PTEC_KERNEL_LIST selecting only this program's kernels")
     c.add_argument("--int8-io", action="store_true",
                    help="int8 inputs and outputs (no quantize/dequantize at the edges)")
     c.add_argument("--observer", default="minmax", choices=["minmax", "percentile"],

@@ -47,7 +47,7 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
                   available_kernels: Optional[Sequence[str]] = None) -> CompileResult:
     t0 = time.time()
     graph = cap.capture(model, example_inputs, capture_method, name)
-    log(f"captured {len(graph.nodes)} nodes")
+    log(f"captured {len(graph.nodes)} nodes with torch.{graph.source}")
     prepared = qz.prepare(graph)
     log(f"prepared: {len(prepared.nodes)} nodes after batch-norm folding and activation fusion")
     total = len(calibration)
@@ -127,7 +127,17 @@ def compile_cli(args) -> int:
         log(f"output {io.name}: {io.dtype} {io.sizes}{q}")
     log(f"wrote {args.output} ({len(res.data)} bytes, arena {res.memory_plan.arena_bytes} bytes, "
         f"target {args.target})")
+    if args.kernel_list:
+        from .ops import kernel_list_def
+        try:
+            text = kernel_list_def(res.lowered.operators)
+        except KeyError as e:
+            raise CompileError(f"--kernel-list: {e}")
+        with open(args.kernel_list, "w") as f:
+            f.write(text)
+        log(f"wrote {args.kernel_list} ({len(set(res.lowered.operators))} kernels)")
     if args.header:
-        c_path = em.write_c_array(res.data, args.header, arena_bytes=res.memory_plan.arena_bytes)
+        c_path = em.write_c_array(res.data, args.header, section=args.section,
+                                 arena_bytes=res.memory_plan.arena_bytes)
         log(f"wrote {args.header} and {c_path}")
     return 0

@@ -13,10 +13,8 @@ from .pte.writer import serialize_program
 
 
 def build_program(lowered: Lowered, plan: MemoryPlan) -> Program:
-    b = lowered.builder
-    for v, off in plan.offsets.items():
-        b._fixed_offsets[v] = off
-    return b.build(arena_bytes=plan.arena_bytes)
+    lowered.builder.set_offsets(plan.offsets)
+    return lowered.builder.build(arena_bytes=plan.arena_bytes)
 
 
 def emit_pte(program: Program) -> bytes:
@@ -30,7 +28,7 @@ def c_identifier(path: str) -> str:
 
 
 def write_c_array(data: bytes, header_path: str, symbol: str = None,
-                  section: str = ".ptec_program", arena_bytes: int = 0) -> str:
+                  section: str = ".ptec_model", arena_bytes: int = 0) -> str:
     """Writes header_path (.h) and the matching .c next to it. Returns the .c path."""
     symbol = symbol or c_identifier(header_path) + "_pte"
     guard = re.sub(r"\W", "_", os.path.basename(header_path)).upper()

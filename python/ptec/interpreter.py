@@ -10,7 +10,7 @@ interpreter converts to and from each tensor's dim_order.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Sequence
+from typing import Dict, Sequence
 
 import numpy as np
 

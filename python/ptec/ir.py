@@ -39,6 +39,7 @@ class Graph:
     inputs: List[str]
     outputs: List[str]
     name: str = "model"
+    source: str = "fx"               # which capture front end made it: "fx" or "export"
 
     def node(self, name: str) -> Node:
         for n in self.nodes:

@@ -74,4 +74,4 @@ def plan_memory(buffers: List[Buffer], alignment: int = ALIGNMENT) -> MemoryPlan
 def plan_lowered(lowered) -> MemoryPlan:
     """Stage 4 of the compiler: plan the activations and scratch buffers of a
     lowered program (ptec.lower.Lowered). Views share their base's storage."""
-    return plan_memory(lowered.builder._lifetimes())
+    return plan_memory(lowered.builder.lifetimes())

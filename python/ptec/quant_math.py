@@ -21,8 +21,18 @@ def quantize_multiplier(sigma: float) -> Tuple[int, int]:
     return int(mult), int(e)
 
 
+def requant_multiplier(sigma: float) -> Tuple[int, int]:
+    """quantize_multiplier for a layer's requantization. A scale so small that
+    its shift would fall below CMSIS-NN's -31 cannot move an int32
+    accumulator by even half a step, so it becomes (0, 0): output = offset."""
+    mult, shift = quantize_multiplier(sigma)
+    if shift < -31:
+        return 0, 0
+    return mult, shift
+
+
 def per_channel_multipliers(sigmas) -> Tuple[np.ndarray, np.ndarray]:
-    pairs = [quantize_multiplier(float(s)) for s in np.asarray(sigmas, np.float64).ravel()]
+    pairs = [requant_multiplier(float(s)) for s in np.asarray(sigmas, np.float64).ravel()]
     return (np.array([p[0] for p in pairs], np.int32), np.array([p[1] for p in pairs], np.int32))
 
 

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from . import quant_math as qm
-from .ir import Graph, Node, evaluate
+from .ir import Graph, evaluate
 
 FUSABLE_PRODUCERS = ("conv2d", "linear", "add", "max_pool2d")
 PASS_THROUGH = ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "reshape", "identity",

@@ -206,6 +206,7 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
     }
     op->argv = argv != NULL ? argv : temps->pointers;
     op->argc = (uint16_t)args.count;
+    ((ptec_instr *)(void *)op)->args_pos = args.data;
     return PTEC_OK;
 }
 
@@ -510,19 +511,14 @@ static ptec_status check_memory(ptec_program *p, const ptec_requirements *req, c
     return PTEC_OK;
 }
 
-ptec_status ptec_method_load(ptec_method *m, ptec_program *program, const char *name, const ptec_memory *mem)
+/* Loads into `mem`, already known to need `req`. */
+static ptec_status load_with(ptec_method *m, ptec_program *program, const char *name, const ptec_memory *mem,
+                             const ptec_requirements *r)
 {
-    ptec_requirements req;
+    ptec_requirements req = *r;
     ptec_exec_ctx ctx;
-    if (m == NULL || mem == NULL) {
-        return PTEC_INVALID_ARGUMENT;
-    }
-    memset(m, 0, sizeof *m);
+    ptec_status st;
     m->program = program;
-    ptec_status st = ptec_method_requirements(program, name, &req);
-    if (st != PTEC_OK) {
-        return st;
-    }
     if ((st = check_memory(program, &req, mem)) != PTEC_OK) {
         return st;
     }
@@ -553,6 +549,17 @@ ptec_status ptec_method_load(ptec_method *m, ptec_program *program, const char *
     }
     m->loaded = true;
     return PTEC_OK;
+}
+
+ptec_status ptec_method_load(ptec_method *m, ptec_program *program, const char *name, const ptec_memory *mem)
+{
+    ptec_requirements req;
+    if (m == NULL || mem == NULL) {
+        return PTEC_INVALID_ARGUMENT;
+    }
+    memset(m, 0, sizeof *m);
+    ptec_status st = ptec_method_requirements(program, name, &req);
+    return st != PTEC_OK ? st : load_with(m, program, name, mem, &req);
 }
 
 ptec_status ptec_method_load_single(ptec_method *m, ptec_program *program, const char *name, void *buffer,
@@ -587,7 +594,7 @@ ptec_status ptec_method_load_single(ptec_method *m, ptec_program *program, const
     }
     mem.scratch = at;
     mem.scratch_size = req.scratch_bytes;
-    return ptec_method_load(m, program, name, &mem);
+    return load_with(m, program, name, &mem, &req);
 }
 
 void ptec_method_unload(ptec_method *m)

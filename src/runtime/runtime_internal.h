@@ -32,7 +32,8 @@ typedef struct ptec_delegate_instance {
 } ptec_delegate_instance;
 
 typedef struct ptec_instr {
-    ptec_op op;          /* kernel and delegate calls: argv, state, scratch */
+    ptec_op op;          /* first member: kernels' ops convert back to their instruction */
+    uint32_t args_pos;   /* the call's value-index vector in the program */
     const char *name;    /* for reports; NUL-terminated for kernels */
     uint32_t name_len;
     uint8_t kind;        /* INSTR_* */

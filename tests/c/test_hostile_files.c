@@ -39,7 +39,13 @@ static void exercise(const uint8_t *bytes, size_t size)
     }
     uint8_t *buf = test_alloc(req.total_bytes);
     ptec_method m;
-    if (ptec_method_load_single(&m, &p, NULL, buf, req.total_bytes) == PTEC_OK) {
+    ptec_status loaded = ptec_method_load_single(&m, &p, NULL, buf, req.total_bytes);
+    /* The requirements pass judges a program exactly as load does. */
+    if (loaded != PTEC_OK) {
+        fprintf(stderr, "requirements accepted what load refused: %s\n", ptec_program_error(&p));
+    }
+    CHECK(loaded == PTEC_OK);
+    if (loaded == PTEC_OK) {
         for (size_t i = 0; i < ptec_method_input_count(&m); ++i) {
             ptec_tensor_info info;
             if (ptec_method_input_info(&m, i, &info) == PTEC_OK && info.kind == PTEC_VALUE_TENSOR) {
@@ -74,14 +80,21 @@ static void exercise(const uint8_t *bytes, size_t size)
     free(copy);
 }
 
+/* usage: test_hostile_files [EXTRA.pte...]: the upstream samples, then any
+ * extra programs (ptec-built ones, which exercise the cortex_m kernels). */
 int main(int argc, char **argv)
 {
-    unsigned corruptions = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 4000u;
+    const unsigned corruptions = 4000u;
     uint32_t seed = 0x2545f491u;
-    for (size_t f = 0; f < sizeof files / sizeof files[0]; ++f) {
+    size_t n_files = sizeof files / sizeof files[0] + (size_t)(argc - 1);
+    for (size_t f = 0; f < n_files; ++f) {
         char path[1024];
         size_t size;
-        snprintf(path, sizeof path, "%s/models/upstream/%s", PTEC_SHARED_DIR, files[f]);
+        if (f < sizeof files / sizeof files[0]) {
+            snprintf(path, sizeof path, "%s/models/upstream/%s", PTEC_SHARED_DIR, files[f]);
+        } else {
+            snprintf(path, sizeof path, "%s", argv[1 + f - sizeof files / sizeof files[0]]);
+        }
         uint8_t *bytes = test_read_file(path, &size);
         for (size_t len = 0; len < size; ++len) {
             exercise(bytes, len);

@@ -19,3 +19,15 @@ def upstream():
     if not os.path.isdir(UPSTREAM):
         pytest.skip("upstream sample programs not found (set PTEC_SHARED)")
     return UPSTREAM
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Under `make test` (PTEC_STRICT=1) a skip is a failure: everything the
+    tests need is installed and built by then, so a skip would hide a gap."""
+    outcome = yield
+    report = outcome.get_result()
+    if os.environ.get("PTEC_STRICT") == "1" and report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        report.outcome = "failed"
+        report.longrepr = f"skipped under PTEC_STRICT=1 (make test): {reason}"

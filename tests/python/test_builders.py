@@ -5,7 +5,7 @@ import pytest
 from flatc_util import assert_same, flatc_json, have_flatc
 from ptec import quant_math as qm
 from ptec.ops import SIGNATURES
-from ptec.pte import Int, IntList, KernelCall, Null, Tensor, parse_program, serialize_program
+from ptec.pte import KernelCall, Null, parse_program, serialize_program
 from ptec.pte.builders import ds_cnn_program
 from ptec.pte.jsonview import to_flatc_json
 
@@ -106,3 +106,11 @@ def test_linear_kernel_sum_matches_bias_form():
     ksum = np.frombuffer(p55.constant_bytes(plan55.values[a55["kernel_sum"]].val), "<i4")
     off = plan33.values[a33["input_offset"]].val.int_val
     assert (ksum == off * w.astype(np.int64).sum(1) + bias).all()
+
+
+def test_tiny_requant_scale_becomes_zero_multiplier():
+    assert qm.requant_multiplier(2.0 ** -40) == (0, 0)
+    m, s = qm.requant_multiplier(2.0 ** -31)
+    assert s == -30 and m == 1 << 30
+    mults, shifts = qm.per_channel_multipliers([0.5, 2.0 ** -50])
+    assert mults.tolist() == [1 << 30, 0] and shifts.tolist() == [0, 0]

@@ -129,3 +129,32 @@ def test_rejects_bad_files():
     data = bytearray(serialize_program(small_program()))
     with pytest.raises(PteError):
         parse_program(bytes(data[:200]))
+
+
+@pytest.mark.parametrize("name", UPSTREAM_FILES)
+def test_corrupted_files_fail_cleanly(upstream, name):
+    """Random byte corruption gives a PteError or a program, nothing else."""
+    from ptec.pte import PteError
+    data = open(os.path.join(upstream, name), "rb").read()
+    rng = np.random.default_rng(len(data))
+    for _ in range(300):
+        buf = bytearray(data)
+        for _ in range(int(rng.integers(1, 4))):
+            buf[int(rng.integers(0, len(buf)))] = int(rng.integers(0, 256))
+        if rng.random() < 0.2:
+            buf = buf[:int(rng.integers(8, len(buf)))]
+        try:
+            parse_program(bytes(buf))
+        except PteError:
+            pass
+
+
+@needs_flatc
+def test_inspect_json_equals_flatc(upstream):
+    import json
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    for name in UPSTREAM_FILES:
+        path = os.path.join(upstream, name)
+        out = subprocess.run([sys.executable, "-m", "ptec", "inspect", "--json", path], env=env,
+                             check=True, capture_output=True, text=True).stdout
+        assert_same(json.loads(out), flatc_json(path))

@@ -1,56 +1,33 @@
 """ptec-written programs on ptec's C runtime (build/host/tools/ptec-run):
 the runtime must load them and give exactly the numpy reference's bytes.
-Skipped when the host build is missing; programs whose operators the build
-lacks are skipped with the list of missing operators."""
-import os
+A missing host build, or a program whose operators the build lacks, fails."""
 import subprocess
 
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from ptec import host_runtime
 from ptec.compiler import compile_model
 from ptec.interpreter import run_program
 from ptec.models import ZOO, load_model
-from ptec.pte import NUMPY_DTYPE, ScalarType, parse_program, serialize_program
+from ptec.pte import ScalarType, parse_program, serialize_program
 from ptec.pte.builders import ds_cnn_program
 from ptec.pte.program_builder import ProgramBuilder
 
-PTEC_RUN = os.environ.get("PTEC_RUN", os.path.join(ROOT, "build", "host", "tools", "ptec-run",
-                                                   "ptec-run"))
-
-
 @pytest.fixture(scope="module")
 def runtime_ops():
-    if not os.path.exists(PTEC_RUN):
-        pytest.skip("ptec-run not built (cmake --preset host && cmake --build --preset host)")
-    out = subprocess.run([PTEC_RUN, "--list-ops"], capture_output=True, text=True).stdout
+    try:
+        ptec_run = host_runtime.ptec_run_path()
+    except FileNotFoundError as e:
+        pytest.fail(str(e))
+    out = subprocess.run([ptec_run, "--list-ops"], capture_output=True, text=True).stdout
     return {line.strip() for line in out.splitlines() if "::" in line}
 
 
 def run_on_runtime(tmp_path, program, inputs, runtime_ops):
     missing = sorted({op.key for op in program.plan().operators} - runtime_ops)
-    if missing:
-        pytest.skip("runtime build lacks " + ", ".join(missing))
-    path = tmp_path / "model.pte"
-    path.write_bytes(serialize_program(program))
-    plan = program.plan()
-    args = [PTEC_RUN, str(path), "--output-dir", str(tmp_path)]
-    for i, (idx, x) in enumerate(zip(plan.inputs, inputs)):
-        t = plan.values[idx].val
-        phys = np.asarray(x).reshape(t.sizes).transpose(list(t.dim_order))
-        f = tmp_path / f"in{i}.bin"
-        f.write_bytes(np.ascontiguousarray(phys, NUMPY_DTYPE[ScalarType(t.scalar_type)]).tobytes())
-        args += ["--input", str(f)]
-    r = subprocess.run(args, capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    outs = []
-    for i, idx in enumerate(plan.outputs):
-        t = plan.values[idx].val
-        raw = np.fromfile(tmp_path / f"output{i}.bin", NUMPY_DTYPE[ScalarType(t.scalar_type)])
-        phys = raw.reshape([t.sizes[d] for d in t.dim_order])
-        outs.append(phys.transpose(np.argsort(list(t.dim_order))))
-    return outs
+    assert not missing, "runtime build lacks " + ", ".join(missing)
+    return host_runtime.run(program, serialize_program(program), inputs, workdir=str(tmp_path))
 
 
 def test_builder_fp32_program_on_runtime(tmp_path, runtime_ops):
@@ -107,3 +84,64 @@ def test_compiled_zoo_on_runtime(tmp_path, runtime_ops, name):
     x = m.calibration(1, 21)[0][0].numpy()
     got = run_on_runtime(tmp_path, prog, [x], runtime_ops)[0]
     assert np.array_equal(got, run_program(prog, [x])[0])
+
+
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+def test_lowering_paths_on_runtime(tmp_path, runtime_ops, target):
+    import torch
+    from test_lowering_paths import KitchenSink
+    torch.manual_seed(0)
+    m = KitchenSink().eval()
+    g = torch.Generator().manual_seed(1)
+    calib = [(torch.randn(1, 3, 8, 8, generator=g),) for _ in range(8)]
+    res = compile_model(m, [calib[0][0]], calib, target=target)
+    prog = parse_program(res.data)
+    x = torch.randn(1, 3, 8, 8, generator=g).numpy()
+    got = run_on_runtime(tmp_path, prog, [x], runtime_ops)[0]
+    assert np.array_equal(got, run_program(prog, [x])[0])
+
+
+def test_int8_io_on_runtime(tmp_path, runtime_ops):
+    m = load_model("digits_cnn")
+    res = compile_model(m.module, m.example_inputs, m.calibration(8), int8_io=True)
+    io = res.lowered.inputs[0]
+    x = m.calibration(1, 5)[0][0].numpy()
+    q = np.clip(np.round(x / io.scale) + io.zero_point, -128, 127).astype(np.int8)
+    got = run_on_runtime(tmp_path, res.program, [q], runtime_ops)[0]
+    assert got.dtype == np.int8
+    assert np.array_equal(got, run_program(res.program, [q])[0])
+
+
+def test_digits_accuracy_on_runtime(tmp_path, runtime_ops):
+    """The int8 digits CNN on the C runtime: same bytes as the reference for a
+    slice of the held-out set, and the same predictions as PyTorch float."""
+    from ptec.models.digits import digits_dataset
+    m = load_model("digits_cnn")
+    res = compile_model(m.module, m.example_inputs, m.calibration(32))
+    _, _, xte, yte = digits_dataset()
+    agree = 0
+    n = 40
+    for i in range(n):
+        x = xte[i:i + 1]
+        got = run_on_runtime(tmp_path, res.program, [x], runtime_ops)[0]
+        assert np.array_equal(got, run_program(res.program, [x])[0])
+        agree += int(got.argmax() == m.module(__import__("torch").from_numpy(x)).argmax())
+    assert agree >= n - 2
+
+
+@pytest.mark.parametrize("case", ["two_in_two_out", "batch2"])
+def test_more_lowering_paths_on_runtime(tmp_path, runtime_ops, case):
+    import torch
+    from test_lowering_paths import Batch2, TwoInTwoOut
+    torch.manual_seed(0)
+    model, shapes = ((TwoInTwoOut(), [(1, 4, 8, 8), (1, 4, 8, 8)]) if case == "two_in_two_out"
+                     else (Batch2(), [(2, 3, 6, 6)]))
+    g = torch.Generator().manual_seed(3)
+    calib = [tuple(torch.randn(s, generator=g) for s in shapes) for _ in range(8)]
+    res = compile_model(model.eval(), list(calib[0]), calib, target="cortex-m33")
+    x = [torch.randn(s, generator=g).numpy() for s in shapes]
+    got = run_on_runtime(tmp_path, res.program, x, runtime_ops)
+    want = run_program(res.program, x)
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        assert np.array_equal(a, b)

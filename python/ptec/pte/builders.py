@@ -17,7 +17,7 @@ import numpy as np
 from .. import quant_math as qm
 from .. import scratch as sc
 from .program_builder import CHANNELS_LAST, ProgramBuilder, contiguous
-from .schema import Program, ScalarType
+from .schema import ScalarType
 
 I8 = ScalarType.CHAR
 
@@ -111,7 +111,7 @@ def linear(b, x: Act, weight: np.ndarray, bias_i32: Optional[np.ndarray], weight
     out_features, in_features = weight.shape
     if x.sizes[-1] != in_features:
         raise ValueError(f"linear input {x.sizes} vs weight {weight.shape}")
-    mult, shift = qm.quantize_multiplier(float(x.scale) * float(weight_scale) / float(out_scale))
+    mult, shift = qm.requant_multiplier(float(x.scale) * float(weight_scale) / float(out_scale))
     qm.check_shift(shift, "linear")
     w8 = np.ascontiguousarray(np.asarray(weight, np.int8))
     bias = np.zeros(out_features, np.int64) if bias_i32 is None else np.asarray(bias_i32, np.int64)

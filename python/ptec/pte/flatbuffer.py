@@ -205,7 +205,10 @@ class Decoder:
         return struct.unpack_from("<" + code, self.buf, pos)[0]
 
     def deref(self, pos: int) -> int:
-        return pos + self.scalar("I", pos)
+        off = self.scalar("I", pos)
+        if off == 0:
+            raise FlatbufferError(f"zero uoffset at {pos}")
+        return pos + off
 
     def field_pos(self, table: int, fid: int):
         vt = table - self.scalar("i", table)
@@ -224,7 +227,11 @@ class Decoder:
         self._check(start, n)
         return bytes(self.buf[start:start + n]).decode("utf-8")
 
-    def table(self, cls, pos: int):
+    def table(self, cls, pos: int, depth: int = 0):
+        if depth > 64:
+            raise FlatbufferError("tables nested deeper than 64")
+        if pos % 4:
+            raise FlatbufferError(f"{cls.__name__} table at unaligned position {pos}")
         kwargs = {}
         for name, kind, opts, fid in _IDS[cls]:
             if isinstance(kind, tuple) and kind[0] == "union":
@@ -237,7 +244,7 @@ class Decoder:
                 members = UNIONS[kind[1]]
                 if tag > len(members):
                     raise FlatbufferError(f"{cls.__name__}.{name}: union tag {tag} out of range")
-                kwargs[name] = self.table(members[tag - 1], self.deref(vp))
+                kwargs[name] = self.table(members[tag - 1], self.deref(vp), depth + 1)
                 continue
             fp = self.field_pos(pos, fid)
             if isinstance(kind, str) and kind in SCALARS:
@@ -267,13 +274,14 @@ class Decoder:
                 self._check(start, n)
                 kwargs[name] = bytes(self.buf[start:start + n])
             elif kind[0] == "table":
-                kwargs[name] = self.table(kind[1], target)
+                kwargs[name] = self.table(kind[1], target, depth + 1)
             else:
                 elem = kind[1]
                 start, n = self.vector(target)
                 if isinstance(elem, tuple):
                     self._check(start, 4 * n)
-                    kwargs[name] = [self.table(elem[1], self.deref(start + 4 * i)) for i in range(n)]
+                    kwargs[name] = [self.table(elem[1], self.deref(start + 4 * i), depth + 1)
+                                    for i in range(n)]
                 elif elem == "string":
                     self._check(start, 4 * n)
                     kwargs[name] = [self.string(self.deref(start + 4 * i)) for i in range(n)]

@@ -190,7 +190,10 @@ class ProgramBuilder:
         self.inputs, self.outputs = list(inputs), list(outputs)
 
     # -- build ----------------------------------------------------------------
-    def _lifetimes(self) -> List[PlanBuffer]:
+    def lifetimes(self) -> List[PlanBuffer]:
+        """One planning buffer per planned storage: [first, last] instruction
+        indices (inputs from -1, outputs until after the last instruction);
+        views count as uses of their base."""
         n = len(self.instructions)
         first: Dict[int, int] = {}
         last: Dict[int, int] = {}
@@ -221,9 +224,13 @@ class ProgramBuilder:
                 out.append(PlanBuffer(v, self.values[v].val.nbytes, n + 1, n + 1))
         return out
 
+    def set_offsets(self, offsets: Dict[int, int]) -> None:
+        """Fix arena offsets (value index -> byte offset) from an external plan."""
+        self._fixed_offsets.update(offsets)
+
     def build(self, arena_bytes: Optional[int] = None) -> Program:
         if self._planned and len(self._fixed_offsets) < len(self._planned):
-            self.memory_plan = plan_memory(self._lifetimes())
+            self.memory_plan = plan_memory(self.lifetimes())
             offsets = self.memory_plan.offsets
             arena = self.memory_plan.arena_bytes
         else:

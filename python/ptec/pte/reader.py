@@ -47,7 +47,7 @@ def parse_program(data: bytes) -> Program:
     header = read_header(data)
     try:
         prog = decode(data, Program, FILE_IDENTIFIER, limit=header.program_size)
-    except (FlatbufferError, struct.error, UnicodeDecodeError) as e:
+    except (FlatbufferError, struct.error, UnicodeDecodeError, RecursionError, ValueError) as e:
         raise PteError(f"malformed flatbuffer: {e}") from e
     seg_data = []
     for i, seg in enumerate(prog.segments or []):

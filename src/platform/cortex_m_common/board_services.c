@@ -7,7 +7,9 @@
 #include "ptec_board.h"
 #include "semihosting.h"
 
+#define FPGAIO_CLK100HZ_OFFSET 0x14u
 #define FPGAIO_COUNTER_OFFSET 0x18u
+#define COUNTER_TICKS_PER_CENTISECOND 200000u /* 20 MHz / 100 Hz */
 
 const char *ptec_board_name(void)
 {
@@ -70,18 +72,34 @@ uint32_t ptec_board_counter(void)
     return *(volatile const uint32_t *)(PTEC_BOARD_FPGAIO_BASE + FPGAIO_COUNTER_OFFSET);
 }
 
+static uint32_t fpgaio_centiseconds(void)
+{
+    return *(volatile const uint32_t *)(PTEC_BOARD_FPGAIO_BASE + FPGAIO_CLK100HZ_OFFSET);
+}
+
 uint64_t ptec_board_instructions(void)
 {
     static uint32_t last_counter;
+    static uint32_t last_centiseconds;
     static uint64_t instructions;
     const uint32_t now = ptec_board_counter();
-    const uint32_t delta = now - last_counter; /* modulo 2^32: survives one wrap */
+    const uint32_t centiseconds = fpgaio_centiseconds();
+    const uint32_t delta = now - last_counter; /* modulo 2^32 */
+    /* The 20 MHz counter wraps every ~209.7 M instructions. The 100 Hz
+     * clock does not wrap for years of virtual time and is exact to within
+     * 200,000 ticks, which says how many whole wraps happened since the
+     * last call: the rounded (coarse - delta) / 2^32. */
+    const uint64_t coarse = (uint64_t)(centiseconds - last_centiseconds) * COUNTER_TICKS_PER_CENTISECOND;
+    const uint64_t wraps = (coarse + 0x80000000u - delta) >> 32;
+    const uint64_t ticks = (wraps << 32) + delta;
     last_counter = now;
-    /* delta / 20.48 = delta * 25 / 512, rounded. Each delta is converted on
+    last_centiseconds = centiseconds;
+    /* ticks / 20.48 = ticks * 25 / 512, rounded. Each delta is converted on
      * its own: a delta is within one tick of 20.48 per instruction, so the
      * rounding is exact, whereas summing ticks first would let QEMU's
-     * per-read truncation drift the total. Multiply and shift only, so a
-     * call costs the same number of instructions whatever the values. */
-    instructions += ((uint64_t)delta * 25u + 256u) >> 9;
+     * per-read truncation drift the total. Multiply, add and shift only, so
+     * a call costs the same number of instructions whatever the values and
+     * a measured region's count does not depend on them. */
+    instructions += (ticks * 25u + 256u) >> 9;
     return instructions;
 }

@@ -22,6 +22,11 @@
 __attribute__((used, noreturn)) void ptec_board_fault_report(const uint32_t *frame,
                                                              uint32_t exc_return);
 
+/* Default: nothing to add. */
+__attribute__((weak)) void ptec_board_on_fault(void)
+{
+}
+
 /* Picks the stack the exception frame went to (EXC_RETURN bit 2) and lifts
  * the stack limit first, so the report can run even after an overflow. */
 __attribute__((naked)) void ptec_board_fault_entry(void)
@@ -129,5 +134,6 @@ void ptec_board_fault_report(const uint32_t *frame, uint32_t exc_return)
         ptec_board_console_puts("\n  stack overflow: the stacked PC/LR above may be stale");
     }
     ptec_board_console_puts("\n");
+    ptec_board_on_fault();
     ptec_board_exit(PTEC_BOARD_EXIT_FAULT_BASE + (int)number);
 }

@@ -13,6 +13,15 @@
 
 const char *ptec_board_name(void);
 
+/* Called by the fault handler after its report, before the exit: an
+ * application may define it to say what it was doing (raw console only).
+ * The board's default does nothing. */
+void ptec_board_on_fault(void);
+
+/* ptec_platform_log drops lines below `level` (a ptec_log_level; a value
+ * above PTEC_LOG_ERROR silences it). Default: everything is shown. */
+void ptec_board_set_log_threshold(int level);
+
 /* Writes bytes to the console without stdio; safe inside fault handlers. */
 void ptec_board_console_write(const char *data, size_t len);
 void ptec_board_console_puts(const char *text);
@@ -24,9 +33,10 @@ _Noreturn void ptec_board_exit(int code);
 /* The free-running FPGAIO COUNTER (32 bit, 20 MHz of virtual time). */
 uint32_t ptec_board_counter(void);
 
-/* Instructions executed since reset: the counter extended to 64 bit and
- * converted with QEMU's -icount shift=10 (one instruction = 20.48 ticks).
- * Call it at least once every ~200 M instructions so wraps are seen. */
+/* Instructions executed since reset: the counter extended to 64 bit (its
+ * wraps are counted with the FPGAIO 100 Hz clock, so calls may be any
+ * distance apart) and converted with QEMU's -icount shift=10 (one
+ * instruction = 20.48 ticks). Costs the same instructions on every call. */
 uint64_t ptec_board_instructions(void);
 
 /* What the host tells the firmware at boot: scripts/run_qemu.sh writes it

@@ -1,4 +1,4 @@
-#include "inputs.h"
+#include "method_io.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -10,13 +10,15 @@
 #endif
 
 #ifndef PTEC_RUNNER_IO_BYTES
-#define PTEC_RUNNER_IO_BYTES (64u * 1024u)
+#define PTEC_RUNNER_IO_BYTES (256u * 1024u)
 #endif
 
-/* Inputs that are not memory-planned need memory of their own: this is it,
- * and the staging area for "ones". */
+/* Inputs and outputs that are not memory-planned need memory of their own:
+ * this is it, and the staging area for "ones". Outputs take the front once;
+ * inputs take what follows, again on every inputs_set. */
 static uint8_t io_pool[PTEC_RUNNER_IO_BYTES]
     __attribute__((section(".ptec_pool.io_pool"), aligned(PTEC_BUFFER_ALIGN)));
+static size_t io_outputs_end;
 
 typedef struct input_bytes {
     const uint8_t *data; /* NULL: ones */
@@ -109,7 +111,7 @@ int inputs_set(ptec_method *method, int verbose)
     const input_bytes bytes = input_bytes_get();
     const size_t count = ptec_method_input_count(method);
     size_t consumed = 0;
-    size_t io_used = 0;
+    size_t io_used = io_outputs_end;
     if (verbose) {
         printf("inputs: %lu, from %s\n", (unsigned long)count, bytes.origin);
     }
@@ -185,5 +187,38 @@ int inputs_set(ptec_method *method, int verbose)
                (unsigned long)consumed);
         return 1;
     }
+    return 0;
+}
+
+int outputs_bind(ptec_method *method)
+{
+    size_t io_used = 0;
+    for (size_t i = 0; i < ptec_method_output_count(method); ++i) {
+        ptec_tensor_info info;
+        ptec_status status = ptec_method_output_info(method, i, &info);
+        if (status != PTEC_OK) {
+            printf("error: output %lu: %s (0x%02x): %s\n", (unsigned long)i,
+                   ptec_status_str(status), (unsigned)status, ptec_program_error(method->program));
+            return 1;
+        }
+        if (info.kind != PTEC_VALUE_TENSOR || info.planned) {
+            continue;
+        }
+        uint8_t *memory = io_take(&io_used, info.nbytes);
+        if (memory == NULL) {
+            printf("error: output %lu (%lu bytes) does not fit the I/O pool (%lu bytes)\n",
+                   (unsigned long)i, (unsigned long)info.nbytes, (unsigned long)PTEC_RUNNER_IO_BYTES);
+            return 1;
+        }
+        status = ptec_method_bind_output(method, i, memory, info.nbytes);
+        if (status != PTEC_OK) {
+            printf("error: binding output %lu: %s (0x%02x): %s\n", (unsigned long)i,
+                   ptec_status_str(status), (unsigned)status, ptec_program_error(method->program));
+            return 1;
+        }
+        printf("  output %lu: %s, %lu bytes (bound, not planned)\n", (unsigned long)i,
+               ptec_dtype_name(info.dtype), (unsigned long)info.nbytes);
+    }
+    io_outputs_end = io_used;
     return 0;
 }

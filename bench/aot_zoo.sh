@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Instruction counts of the AOT model zoo on the QEMU boards: each zoo model is
+# compiled for the target with `python3 -m ptec compile`, run once in the
+# runner firmware (fixed-address program, seeded random input) and reported
+# as inference instructions (QEMU icount) and planned arena bytes. The output
+# is also compared byte for byte with ptec-run on the host.
+#   bench/aot_zoo.sh [cortex-m55|cortex-m33 ...]      (default: both)
+# Needs the cross build of each target (cmake --preset T && cmake --build --preset T);
+# a target without its runner firmware is skipped with a note.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(cortex-m55 cortex-m33)
+py=/usr/bin/python3
+host_run=build/host/tools/ptec-run/ptec-run
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+models=(digits_cnn ds_cnn fc_autoencoder resnet8 mobilenet_v2_035 mobilenet_v1_025)
+
+for target in "${targets[@]}"; do
+  elf=build/$target/firmware/runner/ptec_runner.elf
+  if [ ! -f "$elf" ]; then
+    echo "aot_zoo: $target: no $elf (build the $target preset first); skipped"
+    continue
+  fi
+  printf '%-18s %-11s %14s %10s %10s  %s\n' model target instructions arena_B pte_B host
+  for m in "${models[@]}"; do
+    pte=$work/$m-$target.pte
+    PYTHONPATH=python $py -m ptec compile "$m" --calib 8 --target "$target" -o "$pte" 2>/dev/null
+    input=$work/$m.in
+    PYTHONPATH=python $py - "$pte" "$input" <<'PYEOF'
+import sys
+import numpy as np
+from ptec.pte import read_program, NUMPY_DTYPE, ScalarType
+plan = read_program(sys.argv[1]).plan()
+with open(sys.argv[2], "wb") as f:
+    for i in plan.inputs:
+        t = plan.values[i].val
+        x = np.random.default_rng(0).normal(size=t.numel).astype(NUMPY_DTYPE[ScalarType(t.scalar_type)])
+        f.write(x.tobytes())
+PYEOF
+    cmp_args=()
+    [ -x "$host_run" ] && cmp_args=(--ptec-run "$host_run" --model-file "$pte" --input-file "$input")
+    out=$($py tests/target/run_and_compare.py "${cmp_args[@]}" -- scripts/run_qemu.sh --timeout 600 \
+          --target "$target" --elf "$elf" --model "$pte" --input "$input" 2>&1 || true)
+    instr=$(echo "$out" | sed -n 's/^inference: \([0-9]*\) instructions.*/\1/p')
+    ops=$(echo "$out" | sed -n 's/^  operators total \([0-9]*\);.*/\1/p')
+    # The board counter wraps after ~209 M instructions without a read; an
+    # un-profiled inference longer than that reads too low. Then the sum of
+    # the per-operator figures (read around every op) is the figure, marked *.
+    if [ -n "$instr" ] && [ -n "$ops" ] && [ $((instr * 2)) -lt "$ops" ]; then instr="${ops}*"; fi
+    arena=$(echo "$out" | sed -n 's/^  planned\[1\] *required *\([0-9]*\) B.*/\1/p')
+    same=$(echo "$out" | grep -q "FAIL" && echo DIFFERENT || ([ ${#cmp_args[@]} -gt 0 ] && echo identical || echo -))
+    printf '%-18s %-11s %14s %10s %10s  %s\n' "$m" "$target" "${instr:-FAILED}" "${arena:-?}" \
+      "$(stat -c %s "$pte")" "$same"
+  done
+done

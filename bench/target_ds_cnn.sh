@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# DS-CNN keyword spotter (the shape of shared/targets/qemu.md's reference
+# table) on both boards: executed instructions per layer and for the whole
+# inference, next to CMSIS-NN v19.1's figures for the same layers (-Ofast,
+# same counting method). The program comes from ptec.pte.builders with random
+# weights; instruction counts of these kernels do not depend on the values
+# except through saturation branches.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
+python=/usr/bin/python3
+for t in cortex-m55 cortex-m33; do
+  cmake --preset "$t" >/dev/null
+  cmake --build --preset "$t" -j2 >/dev/null
+  PYTHONPATH=python "$python" - "$t" "$out/ds_cnn_$t.pte" <<'PY'
+import sys
+from ptec.pte.builders import ds_cnn_program
+from ptec.pte.writer import write_program
+program, _ = ds_cnn_program(seed=5, target=sys.argv[1])
+write_program(program, sys.argv[2])
+PY
+  scripts/run_qemu.sh --target "$t" --elf "build/$t/firmware/runner/ptec_runner.elf" \
+    --model "$out/ds_cnn_$t.pte" --timeout 300 >"$out/$t.log"
+done
+
+# CMSIS-NN v19.1 reference (qemu.md): M55, M33.
+declare -A ref=(
+  [conv,cortex-m55]=289086 [conv,cortex-m33]=1105800
+  [dw,cortex-m55]=166926 [dw,cortex-m33]=593994
+  [pw,cortex-m55]=202923 [pw,cortex-m33]=1064943
+  [pool,cortex-m55]=9382 [pool,cortex-m33]=51018
+  [fc,cortex-m55]=686 [fc,cortex-m33]=2189
+  [net,cortex-m55]=1778564 [net,cortex-m33]=7794763)
+
+printf '%-34s %-11s %12s %12s %8s\n' layer target ptec CMSIS-NN ratio
+for t in cortex-m55 cortex-m33; do
+  log="$out/$t.log"
+  count() { sed -n "s/^  \[ *$1\] [^ ]* *\([0-9]*\) .*/\1/p" "$log"; }
+  row() {
+    local name=$1 key=$2 value=$3
+    printf '%-34s %-11s %12s %12s %7sx\n' "$name" "$t" "$value" "${ref[$key,$t]}" \
+      "$(awk -v a="$value" -v b="${ref[$key,$t]}" 'BEGIN {printf "%.2f", a / b}')"
+  }
+  row "conv 10x4 s2 (depthwise, mult 64)" conv "$(count 1)"
+  row "depthwise 3x3 (first block)" dw "$(count 2)"
+  row "pointwise 1x1 (first block)" pw "$(count 3)"
+  row "average pool 25x5" pool "$(count 10)"
+  row "fully connected 64 -> 12" fc "$(count 11)"
+  row "whole inference (+quant/dequant)" net "$(sed -n 's/^inference: \([0-9]*\) instructions.*/\1/p' "$log")"
+done
+echo "(ptec: preset flags, -Os; per-layer figures include ~24 instructions of counter reads)"

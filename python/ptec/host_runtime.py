@@ -1,0 +1,63 @@
+"""Runs a .pte on ptec's C runtime on the host (the ptec-run CLI) and gives
+back its outputs as numpy arrays in logical (PyTorch) order."""
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from typing import List, Optional, Sequence
+
+import numpy as np
+
+from .pte import NUMPY_DTYPE, ScalarType
+from .pte.schema import Program
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+DEFAULT_PTEC_RUN = os.path.join(ROOT, "build", "host", "tools", "ptec-run", "ptec-run")
+
+
+class RuntimeError_(RuntimeError):
+    """ptec-run refused the program or its inputs; the message is its one line."""
+
+
+def ptec_run_path(path: Optional[str] = None) -> str:
+    path = path or os.environ.get("PTEC_RUN", DEFAULT_PTEC_RUN)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path} not found: build the host preset first (make host)")
+    return path
+
+
+def physical_bytes(tensor, array) -> bytes:
+    """An array in logical order, laid out as the tensor's dim order says."""
+    x = np.asarray(array).reshape(tensor.sizes).transpose(list(tensor.dim_order))
+    return np.ascontiguousarray(x, NUMPY_DTYPE[ScalarType(tensor.scalar_type)]).tobytes()
+
+
+def logical_array(tensor, raw: bytes) -> np.ndarray:
+    x = np.frombuffer(raw, NUMPY_DTYPE[ScalarType(tensor.scalar_type)])
+    x = x.reshape([tensor.sizes[d] for d in tensor.dim_order])
+    return x.transpose(np.argsort(list(tensor.dim_order)))
+
+
+def run(program: Program, pte: bytes, inputs: Sequence[np.ndarray], ptec_run: Optional[str] = None,
+        workdir: Optional[str] = None) -> List[np.ndarray]:
+    """Runs `pte` (the serialized `program`) once on `inputs`."""
+    plan = program.plan()
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        path = os.path.join(tmp, "model.pte")
+        with open(path, "wb") as f:
+            f.write(pte)
+        args = [ptec_run_path(ptec_run), path, "--output-dir", tmp]
+        for i, (index, x) in enumerate(zip(plan.inputs, inputs)):
+            raw = os.path.join(tmp, f"in{i}.bin")
+            with open(raw, "wb") as f:
+                f.write(physical_bytes(plan.values[index].val, x))
+            args += ["--input", raw]
+        r = subprocess.run(args, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError_(r.stderr.strip())
+        outs = []
+        for i, index in enumerate(plan.outputs):
+            with open(os.path.join(tmp, f"output{i}.bin"), "rb") as f:
+                outs.append(logical_array(plan.values[index].val, f.read()))
+        return outs

@@ -1,0 +1,129 @@
+"""Less common lowering paths, checked numerically through the reference
+interpreter against PyTorch float."""
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+
+from plan_check import check_plan
+from ptec.compiler import compile_model
+from ptec.interpreter import run_program
+from ptec.pte import parse_program
+
+
+class KitchenSink(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.pool_pad = nn.AvgPool2d(3, stride=1, padding=1)          # count_include_pad
+        self.pool_excl = nn.AvgPool2d(3, stride=1, padding=1, count_include_pad=False)
+        self.grouped = nn.Conv2d(8, 8, 3, padding=1, groups=2)
+        self.maxpool = nn.MaxPool2d(2)
+        self.lone_bn = nn.BatchNorm2d(8)
+        self.fc1 = nn.Linear(8 * 4 * 4, 128)
+        self.pw = nn.Conv2d(8, 6, 1)
+        self.fc2 = nn.Linear(6, 5)
+
+    def forward(self, x):
+        x = torch.relu(self.bn1(self.conv1(x)))
+        x = self.pool_pad(x) + self.pool_excl(x)
+        x = nn.functional.hardtanh(x, 0.0, 2.0)           # after add: fused
+        g = torch.sigmoid(x.mean([2, 3], keepdim=True))   # squeeze-excite style gate
+        x = self.grouped(x) * g                            # channel-broadcast mul
+        x = self.maxpool(torch.tanh(x))
+        x = torch.clamp(self.lone_bn(x), -1.0, 1.0)        # lone BN, standalone clamp
+        x = self.fc1(torch.flatten(x, 1))
+        x = self.pw(x.view(1, 8, 4, 4))                    # 2-D -> channels-last 4-D
+        x = self.fc2(x.mean([2, 3]))
+        return torch.softmax(x, dim=1)
+
+
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+def test_kitchen_sink(target):
+    torch.manual_seed(0)
+    m = KitchenSink().eval()
+    with torch.no_grad():
+        for bn in (m.bn1, m.lone_bn):
+            bn.running_mean.uniform_(-0.2, 0.2)
+            bn.running_var.uniform_(0.5, 1.5)
+    g = torch.Generator().manual_seed(1)
+    calib = [(torch.randn(1, 3, 8, 8, generator=g),) for _ in range(16)]
+    res = compile_model(m, [calib[0][0]], calib, target=target)
+    keys = {op.key for op in res.program.plan().operators}
+    for k in ["cortex_m::pad.out", "cortex_m::quantized_avg_pool2d.out",
+              "cortex_m::quantized_conv2d.out", "cortex_m::quantized_mul.out",
+              "cortex_m::quantized_activation.out", "cortex_m::quantized_max_pool2d.out",
+              "cortex_m::quantized_depthwise_conv2d.out", "cortex_m::quantized_add.out",
+              "cortex_m::softmax.out", "dim_order_ops::_clone_dim_order.out",
+              "cortex_m::quantized_linear.out"]:
+        assert k in keys, k
+    assert not res.lowered.fallbacks
+    prog = parse_program(res.data)
+    check_plan(prog)
+    for x in [(torch.randn(1, 3, 8, 8, generator=g),) for _ in range(4)]:
+        got = run_program(prog, [x[0].numpy()])[0]
+        want = m(*x).detach().numpy()
+        assert np.abs(got - want).max() < 0.04, (got, want)
+
+
+class TwoInTwoOut(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.dw = nn.Conv2d(4, 8, 3, stride=2, padding=1, groups=4, bias=False)  # depth mult 2
+        self.pool = nn.AvgPool2d(3, stride=2, ceil_mode=True)
+        self.fc = nn.Linear(8 * 2 * 2, 6, bias=False)
+
+    def forward(self, a, b):
+        x = torch.relu(self.dw(a + b))
+        y = self.pool(x)
+        return self.fc(torch.flatten(y, 1)), y
+
+
+class Batch2(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.dw = nn.Conv2d(3, 3, 3, padding=1, groups=3)   # N = 2: grouped conv, not depthwise
+        self.fc = nn.Linear(3, 4)
+
+    def forward(self, x):
+        return self.fc(nn.functional.adaptive_avg_pool2d(torch.relu(self.dw(x)), 1).flatten(1))
+
+
+def _check(model, shapes, target="cortex-m55", tol=0.05):
+    torch.manual_seed(0)
+    model = model.eval()
+    g = torch.Generator().manual_seed(3)
+    calib = [tuple(torch.randn(s, generator=g) for s in shapes) for _ in range(12)]
+    res = compile_model(model, list(calib[0]), calib, target=target)
+    assert not res.lowered.fallbacks
+    prog = parse_program(res.data)
+    check_plan(prog)
+    x = tuple(torch.randn(s, generator=g) for s in shapes)
+    got = run_program(prog, [t.numpy() for t in x])
+    want = model(*x)
+    want = want if isinstance(want, tuple) else (want,)
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        b = b.detach().numpy()
+        assert a.shape == b.shape
+        assert np.abs(a - b).max() <= tol * (np.abs(b).max() + 1e-3)
+    return res
+
+
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+def test_two_inputs_two_outputs(target):
+    torch.manual_seed(0)
+    res = _check(TwoInTwoOut(), [(1, 4, 8, 8), (1, 4, 8, 8)], target)
+    plan = res.program.plan()
+    assert len(plan.inputs) == 2 and len(plan.outputs) == 2
+    keys = [op.key for op in plan.operators]
+    assert "cortex_m::quantized_depthwise_conv2d.out" in keys
+
+
+def test_batch_two_uses_grouped_conv():
+    torch.manual_seed(0)
+    res = _check(Batch2(), [(2, 3, 6, 6)])
+    keys = [op.key for op in res.program.plan().operators]
+    assert "cortex_m::quantized_conv2d.out" in keys
+    assert "cortex_m::quantized_depthwise_conv2d.out" not in keys
