@@ -202,7 +202,7 @@ ptec_status ptec_cm_check_scratch_arg(ptec_op *op, size_t i)
 }
 
 ptec_status ptec_cm_check_axis_span(ptec_op *op, int64_t out_size, int64_t stride, int64_t kernel,
-                               int64_t dilation, int64_t padding)
+                                    int64_t dilation, int64_t padding)
 {
     const int64_t limit = (int64_t)1 << 30;
     if (out_size > limit || stride > limit || kernel > limit || dilation > limit || padding > limit ||
@@ -213,7 +213,7 @@ ptec_status ptec_cm_check_axis_span(ptec_op *op, int64_t out_size, int64_t strid
 }
 
 ptec_status ptec_cm_get_quantize_params(ptec_op *op, size_t i_scale, int32_t dtype,
-                                   ptec_nn_quantize_params *params)
+                                        ptec_nn_quantize_params *params)
 {
     double scale;
     int32_t qmin, qmax;
@@ -249,7 +249,7 @@ ptec_status ptec_cm_get_quantize_params(ptec_op *op, size_t i_scale, int32_t dty
 
 
 ptec_status ptec_cm_plan_channel_broadcast(ptec_op *op, const ptec_tensor *self, const ptec_tensor *other,
-                                      const ptec_tensor *out, size_t i_other, ptec_cm_broadcast_plan *plan)
+                                           const ptec_tensor *out, size_t i_other, ptec_cm_broadcast_plan *plan)
 {
     const ptec_tensor *large = self;
     plan->swap = false;
@@ -389,11 +389,11 @@ ptec_status ptec_cm_prepare_conv_common(ptec_op *op, const ptec_cm_conv_args *ar
     }
     if (status == PTEC_OK) {
         status = ptec_cm_check_axis_span(op, state->output.h, p->stride.h, state->filter.h, p->dilation.h,
-                                    p->padding.h);
+                                         p->padding.h);
     }
     if (status == PTEC_OK) {
         status = ptec_cm_check_axis_span(op, state->output.w, p->stride.w, state->filter.w, p->dilation.w,
-                                    p->padding.w);
+                                         p->padding.w);
     }
     return status;
 }
