@@ -39,7 +39,9 @@ test-python: host
 
 test: test-c test-python
 
-demo: host
+# The demo builds what it needs (ptec-run, the runner) quietly, with a
+# progress line per step.
+demo: setup
 	@scripts/demo.sh $(TARGET)
 
 size: setup

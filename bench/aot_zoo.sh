@@ -44,11 +44,6 @@ PYEOF
     out=$($py tests/target/run_and_compare.py "${cmp_args[@]}" -- scripts/run_qemu.sh --timeout 600 \
           --target "$target" --elf "$elf" --model "$pte" --input "$input" 2>&1 || true)
     instr=$(echo "$out" | sed -n 's/^inference: \([0-9]*\) instructions.*/\1/p')
-    ops=$(echo "$out" | sed -n 's/^  operators total \([0-9]*\);.*/\1/p')
-    # The board counter wraps after ~209 M instructions without a read; an
-    # un-profiled inference longer than that reads too low. Then the sum of
-    # the per-operator figures (read around every op) is the figure, marked *.
-    if [ -n "$instr" ] && [ -n "$ops" ] && [ $((instr * 2)) -lt "$ops" ]; then instr="${ops}*"; fi
     arena=$(echo "$out" | sed -n 's/^  planned\[1\] *required *\([0-9]*\) B.*/\1/p')
     same=$(echo "$out" | grep -q "FAIL" && echo DIFFERENT || ([ ${#cmp_args[@]} -gt 0 ] && echo identical || echo -))
     printf '%-18s %-11s %14s %10s %10s  %s\n' "$m" "$target" "${instr:-FAILED}" "${arena:-?}" \

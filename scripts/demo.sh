@@ -1,10 +1,93 @@
 #!/usr/bin/env bash
-# make demo: the main job. Until the firmware runner and the AOT compiler
-# land, it runs an upstream-made program through the host runtime.
+# make demo: the whole path on one small model. scripts/demo.sh [cortex-m55|cortex-m33]
+#  0. build the host runtime's CLI, ptec-run (host preset);
+#  1. compile the zoo's digits CNN (trained in seconds on sklearn's bundled
+#     8x8 digits) to an int8 .pte for the target with the AOT compiler;
+#  2. write its held-back test images (the split the compiler's accuracy uses);
+#  3. build the firmware runner for the target with the program compiled in
+#     and only the program's kernels (build/demo-<target>);
+#  4. run every test image on the emulated board in one QEMU run (the runner's
+#     batch mode);
+#  5. run the same images through the host runtime (ptec-run) and print
+#     predictions, accuracy (float, int8 host, int8 board), instructions per
+#     inference and memory. Exits non-zero if board and host differ by a byte.
+# Each step prints one progress line; build and compiler output go to
+# build/demo-<target>/demo/steps.log (shown when a step fails).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:-cortex-m55}
-models=${PTEC_SHARED:-../shared}/models/upstream
-echo "ptec demo (host runtime; target $target firmware comes with the board support)"
-echo "program: $models/add_arduino.pte (made by upstream ExecuTorch)"
-build/host/tools/ptec-run/ptec-run "$models/add_arduino.pte" --input "$models/inputs/add_arduino_in0.f32.bin" --profile
+case "$target" in
+  cortex-m55) board="mps3-an547, Cortex-M55" ;;
+  cortex-m33) board="mps2-an505, Cortex-M33" ;;
+  *) echo "demo: target must be cortex-m55 or cortex-m33, not '$target'" >&2; exit 2 ;;
+esac
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+ptec_run=build/host/tools/ptec-run/ptec-run
+build=build/demo-$target
+work=$build/demo
+rm -rf "$work"
+mkdir -p "$work"
+pte=$work/digits_cnn.pte
+kernels=$work/digits_cnn_kernels.def
+log=$work/steps.log
+: >"$log"
+
+t_all=$(date +%s.%N)
+t_step=$t_all
+elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f s", b - a }'; }
+step() { t_step=$(date +%s.%N); printf '[%s] %s ... ' "$1" "$2"; }
+done_step() { echo "done (${1:+$1, }$(elapsed "$t_step"))"; }
+# Runs a step's command with its output in $log; on failure shows it and stops.
+quiet() {
+  if ! "$@" >>"$log" 2>&1; then
+    echo "FAILED"; echo "--- $*"; tail -n 40 "$log"; exit 1
+  fi
+}
+
+echo "ptec demo: a digits CNN from PyTorch to the emulated $target ($board, QEMU)"
+
+step 0/5 "build the host runtime and ptec-run (host preset)"
+quiet cmake --preset host
+quiet cmake --build --preset host --target ptec-run -j 2
+done_step
+
+step 1/5 "compile digits_cnn for $target: train (float), calibrate, quantize to int8, lower, plan"
+quiet env PYTHONPATH=python "$py" -m ptec compile digits_cnn --calib 32 --target "$target" \
+  -o "$pte" --kernel-list "$kernels"
+done_step "$(stat -c %s "$pte") bytes, $(grep -c '^PTEC_KERNEL' "$kernels") kernels"
+sed -n 's/^\[ptec\] \(lowered\|memory:\|input \|output \)/      \1/p' "$log"
+
+step 2/5 "write the held-back test images"
+quiet env PYTHONPATH=python "$py" scripts/demo_digits.py images "$work"
+done_step
+echo "      $(tail -n 1 "$log")"
+images=$(wc -l <"$work/labels.txt")
+
+step 3/5 "build the $target runner with the program compiled in and only its kernels"
+quiet cmake --preset "$target" -B "$build" -DPTEC_RUNNER_MODEL="$PWD/$pte" \
+  -DPTEC_KERNEL_LIST="$PWD/$kernels"
+quiet cmake --build "$build" --target ptec_runner -j 2
+elf=$build/firmware/runner/ptec_runner.elf
+done_step "$elf"
+
+step 4/5 "run $images inferences on the board (one QEMU run, batch mode)"
+status=0
+scripts/run_qemu.sh --target "$target" --elf "$elf" --input "$work/images.bin" --timeout 120 \
+  >"$work/runner.log" 2>&1 || status=$?
+if [ "$status" -ne 0 ]; then
+  echo "FAILED (exit status $status)"; grep -v '^@' "$work/runner.log" | tail -n 30; exit 1
+fi
+done_step "$(sed -n 's/^inference: \([0-9]*\) instructions.*/\1 instructions per inference on average/p' "$work/runner.log")"
+echo "      first lines of the board's log:"
+grep -m 4 '^infer ' "$work/runner.log" | sed 's/^/        /'
+
+step 5/5 "run the same $images images on the host runtime (ptec-run) and compare"
+status=0
+"$py" scripts/demo_digits.py report --dir "$work" --pte "$pte" --log "$work/runner.log" --elf "$elf" \
+  --ptec-run "$ptec_run" --target "$target" --kernels "$kernels" >"$work/report.txt" 2>&1 || status=$?
+if [ "$status" -eq 0 ]; then done_step; else echo "FAILED"; fi
+cat "$work/report.txt"
+echo
+echo "demo: $(elapsed "$t_all") in all; logs and files in $work"
+[ "$status" -eq 0 ] || { echo "demo: FAILED (see above)" >&2; exit 1; }

@@ -71,7 +71,18 @@ void output_dump(size_t index, const ptec_tensor *tensor)
     }
     printf(count > VALUES_SHOWN ? " ... (%lu values)\n" : "\n", (unsigned long)count);
 
+    char label[16];
+    snprintf(label, sizeof(label), "out%lu", (unsigned long)index);
+    output_hex(label, tensor);
+}
+
+void output_hex(const char *label, const ptec_tensor *tensor)
+{
     static const char hex[] = "0123456789abcdef";
+    const uint8_t *bytes = (const uint8_t *)tensor->data;
+    if (bytes == NULL) {
+        return;
+    }
     for (size_t at = 0; at < tensor->nbytes; at += HEX_BYTES_PER_LINE) {
         char line[2 * HEX_BYTES_PER_LINE + 1];
         size_t n = 0;
@@ -80,6 +91,65 @@ void output_dump(size_t index, const ptec_tensor *tensor)
             line[n++] = hex[bytes[i] & 0xFu];
         }
         line[n] = '\0';
-        printf("@out%lu %06lx %s\n", (unsigned long)index, (unsigned long)at, line);
+        printf("@%s %06lx %s\n", label, (unsigned long)at, line);
     }
+}
+
+/* Element i as a double, for ordering; 0 when the dtype has no order here. */
+static int element_value(const uint8_t *p, int dtype, double *value)
+{
+    switch (dtype) {
+    case PTEC_DTYPE_FLOAT: {
+        float v;
+        memcpy(&v, p, sizeof(v));
+        *value = (double)v;
+        return 1;
+    }
+    case PTEC_DTYPE_DOUBLE:
+        memcpy(value, p, sizeof(*value));
+        return 1;
+    case PTEC_DTYPE_CHAR:
+        *value = (double)(int8_t)p[0];
+        return 1;
+    case PTEC_DTYPE_BYTE:
+    case PTEC_DTYPE_BOOL:
+        *value = (double)p[0];
+        return 1;
+    case PTEC_DTYPE_SHORT: {
+        int16_t v;
+        memcpy(&v, p, sizeof(v));
+        *value = (double)v;
+        return 1;
+    }
+    case PTEC_DTYPE_INT: {
+        int32_t v;
+        memcpy(&v, p, sizeof(v));
+        *value = (double)v;
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
+
+long output_argmax(const ptec_tensor *tensor)
+{
+    const size_t element = ptec_dtype_size(tensor->dtype);
+    const uint8_t *bytes = (const uint8_t *)tensor->data;
+    if (bytes == NULL || element == 0u || tensor->nbytes < element) {
+        return -1;
+    }
+    long best = -1;
+    double best_value = 0.0;
+    for (size_t i = 0; i < tensor->nbytes / element; ++i) {
+        double v;
+        if (!element_value(bytes + i * element, tensor->dtype, &v)) {
+            return -1;
+        }
+        if (best < 0 || v > best_value) {
+            best = (long)i;
+            best_value = v;
+        }
+    }
+    return best;
 }

@@ -64,3 +64,11 @@ int pools_carve(const ptec_requirements *req, ptec_memory *mem)
     short_somewhere |= mem->scratch_size < req->scratch_bytes;
     return short_somewhere;
 }
+
+int pools_planned_holds(const void *data, size_t nbytes)
+{
+    const uintptr_t at = (uintptr_t)data;
+    const uintptr_t begin = (uintptr_t)planned_pool;
+    return data != NULL && at >= begin && at - begin <= PTEC_RUNNER_PLANNED_BYTES &&
+           nbytes <= PTEC_RUNNER_PLANNED_BYTES - (at - begin);
+}

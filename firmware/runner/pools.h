@@ -22,4 +22,8 @@ pool_capacity pools_capacity(void);
  * what it needs, non-zero when some region was given less. */
 int pools_carve(const ptec_requirements *req, ptec_memory *mem);
 
+/* Whether [data, data + nbytes) lies inside the planned-buffer pool: memory
+ * the runner owns and may write before handing it to the runtime. */
+int pools_planned_holds(const void *data, size_t nbytes);
+
 #endif

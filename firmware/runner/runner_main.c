@@ -3,6 +3,12 @@
  * the program lives, memory used against provided, instruction counts per
  * operator and in total, and the outputs (values and hex bytes).
  *
+ * Batch mode: when the input slot holds k blocks of the method's input
+ * bytes, it runs k inferences and prints one line per inference (index,
+ * argmax of output 0, instructions) with the outputs' bytes as
+ * "@b<k>.out<i>" hex lines, then the per-operator profile of the first
+ * block and a summary.
+ *
  * Exit status: 0 ok, 2 no program / invalid program, 3 requirements or
  * load failed (including pools too small), 4 inputs, 5 execute, 6 outputs.
  * A fault exits 100 + exception number (the board's fault handler). */
@@ -99,6 +105,96 @@ static void print_profile(uint64_t total)
     }
 }
 
+/* A second run of input block `block`, from its inputs again (an output may
+ * share planned memory with an input), with per-instruction profiling;
+ * prints the per-operator table against `total`, the un-profiled figure.
+ * Returns 0 or the exit status. */
+static int run_profiled(size_t block, uint64_t total)
+{
+    const size_t instruction_count = ptec_method_instruction_count(&method);
+    if (instruction_count > PTEC_RUNNER_MAX_INSTRUCTIONS) {
+        printf("warning: no per-operator profile: %lu instructions, the runner keeps %u\n",
+               (unsigned long)instruction_count, (unsigned)PTEC_RUNNER_MAX_INSTRUCTIONS);
+        return 0;
+    }
+    ptec_status status = ptec_method_set_profile(&method, profile, PTEC_RUNNER_MAX_INSTRUCTIONS);
+    if (status != PTEC_OK) {
+        printf("warning: no per-operator profile: %s\n", ptec_status_str(status));
+        return 0;
+    }
+    if (inputs_set(&method, block, 0) != 0) {
+        return EXIT_INPUTS;
+    }
+    status = ptec_method_execute(&method);
+    (void)ptec_method_set_profile(&method, NULL, 0);
+    if (status != PTEC_OK) {
+        print_failure("ptec_method_execute (profiled)", status);
+        return EXIT_EXECUTE;
+    }
+    print_profile(total);
+    return 0;
+}
+
+static int run_batch(size_t count)
+{
+    char text[21];
+    char text2[21];
+    char text3[21];
+    uint64_t sum = 0;
+    uint64_t least = UINT64_MAX;
+    uint64_t most = 0;
+    uint64_t first = 0;
+    printf("batch: %lu inferences, one block of the input slot each\n", (unsigned long)count);
+    for (size_t k = 0; k < count; ++k) {
+        if (inputs_set(&method, k, k == 0u) != 0) {
+            printf("error: inference %lu\n", (unsigned long)k);
+            return EXIT_INPUTS;
+        }
+        const uint64_t start = ptec_platform_ticks();
+        const ptec_status status = ptec_method_execute(&method);
+        const uint64_t instructions = ptec_platform_ticks() - start;
+        if (status != PTEC_OK) {
+            printf("inference %lu:\n", (unsigned long)k);
+            print_failure("ptec_method_execute", status);
+            return EXIT_EXECUTE;
+        }
+        long predicted = -1;
+        for (size_t i = 0; i < ptec_method_output_count(&method); ++i) {
+            const ptec_tensor *tensor;
+            const ptec_status got = ptec_method_output(&method, i, &tensor);
+            if (got != PTEC_OK) {
+                print_failure("ptec_method_output", got);
+                return EXIT_OUTPUTS;
+            }
+            if (i == 0u) {
+                predicted = output_argmax(tensor);
+                printf("infer %4lu: class %2ld  %12s instructions\n", (unsigned long)k, predicted,
+                       u64_text(instructions, text));
+            }
+            char label[32];
+            snprintf(label, sizeof(label), "b%lu.out%lu", (unsigned long)k, (unsigned long)i);
+            output_hex(label, tensor);
+        }
+        first = k == 0u ? instructions : first;
+        sum += instructions;
+        least = instructions < least ? instructions : least;
+        most = instructions > most ? instructions : most;
+    }
+    const int profiled = run_profiled(0, first);
+    if (profiled != 0) {
+        return profiled;
+    }
+    printf("batch: %lu inferences; instructions per inference min %s, mean %s, max %s\n",
+           (unsigned long)count, u64_text(least, text), u64_text(sum / count, text2),
+           u64_text(most, text3));
+    printf("inference: %s instructions (mean of %lu, %lu method instructions, without profiling)\n",
+           u64_text(sum / count, text), (unsigned long)count,
+           (unsigned long)ptec_method_instruction_count(&method));
+    ptec_method_unload(&method);
+    printf("done\n");
+    return 0;
+}
+
 int main(void)
 {
     char text[21];
@@ -155,8 +251,16 @@ int main(void)
     if (outputs_bind(&method) != 0) {
         return EXIT_OUTPUTS;
     }
+    size_t batch = 1;
+    if (inputs_batch_count(&method, &batch) != 0) {
+        return EXIT_INPUTS;
+    }
+    if (batch > 1u) {
+        return run_batch(batch);
+    }
+
     /* First run: no profiling, so the total is the inference alone. */
-    if (inputs_set(&method, 1) != 0) {
+    if (inputs_set(&method, 0, 1) != 0) {
         return EXIT_INPUTS;
     }
     start = ptec_platform_ticks();
@@ -166,28 +270,12 @@ int main(void)
         print_failure("ptec_method_execute", status);
         return EXIT_EXECUTE;
     }
-
-    /* Second run, from the same inputs again (an output may share planned
-     * memory with an input), with per-instruction profiling. */
-    const size_t instruction_count = ptec_method_instruction_count(&method);
-    if (instruction_count <= PTEC_RUNNER_MAX_INSTRUCTIONS) {
-        status = ptec_method_set_profile(&method, profile, PTEC_RUNNER_MAX_INSTRUCTIONS);
-        if (status != PTEC_OK) {
-            printf("warning: no per-operator profile: %s\n", ptec_status_str(status));
-        } else if (inputs_set(&method, 0) != 0) {
-            return EXIT_INPUTS;
-        } else if ((status = ptec_method_execute(&method)) != PTEC_OK) {
-            print_failure("ptec_method_execute (profiled)", status);
-            return EXIT_EXECUTE;
-        } else {
-            print_profile(execute_instructions);
-        }
-    } else {
-        printf("warning: no per-operator profile: %lu instructions, the runner keeps %u\n",
-               (unsigned long)instruction_count, (unsigned)PTEC_RUNNER_MAX_INSTRUCTIONS);
+    const int profiled = run_profiled(0, execute_instructions);
+    if (profiled != 0) {
+        return profiled;
     }
     printf("inference: %s instructions (%lu method instructions, without profiling)\n",
-           u64_text(execute_instructions, text), (unsigned long)instruction_count);
+           u64_text(execute_instructions, text), (unsigned long)ptec_method_instruction_count(&method));
 
     for (size_t i = 0; i < ptec_method_output_count(&method); ++i) {
         const ptec_tensor *tensor;

@@ -103,7 +103,8 @@ typedef struct ptec_tensor_info {
     const uint8_t *dim_order;
     size_t nbytes;
     bool planned;              /* set_input copies; otherwise the caller binds memory */
-    const void *data;          /* outputs after execute; NULL when unbound */
+    const void *data;          /* where the bytes live once loaded: a planned input's or output's
+                                  place in its planned buffer, a bound one's buffer; NULL when unbound */
 } ptec_tensor_info;
 
 /* Program ------------------------------------------------------------------ */

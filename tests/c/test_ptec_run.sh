@@ -26,6 +26,12 @@ check "truncated file" "[ $rc -eq 1 ] && [ \$(wc -l <$out/trunc.log) -eq 1 ] && 
 head -c 3 "$models/add_in0.f32.bin" 2>/dev/null >"$out/short.bin"; head -c 3 "$models/inputs/add_in0.f32.bin" >"$out/short.bin"
 "$run" "$models/add.pte" --input "$out/short.bin" >"$out/short.log" 2>&1; rc=$?
 check "short input" "[ $rc -eq 1 ] && grep -q '3 bytes given, program expects 4' $out/short.log"
+"$run" "$models/add.pte" --input "$out/no_such_file.bin" >"$out/missing.log" 2>&1; rc=$?
+check "missing input file" "[ $rc -eq 1 ] && grep -q 'cannot read' $out/missing.log"
+"$run" "$models/add.pte" --input zeros --input "$models/inputs/add_in1.f32.bin" --input ones >"$out/extra.log" 2>&1; rc=$?
+check "too many inputs" "[ $rc -eq 2 ]"
+"$run" "$models/add.pte" --input zeros --input "$models/inputs/add_in1.f32.bin" --output-dir "$out/zeros" >/dev/null
+check "zeros and a raw file" "[ -s $out/zeros/output0.bin ]"
 "$run" --list-ops >"$out/ops.log"
 check "list-ops" "grep -q 'aten::add.out' $out/ops.log && grep -q 'quantized_decomposed::quantize_per_tensor.out' $out/ops.log"
 "$run" >/dev/null 2>&1; rc=$?

@@ -12,6 +12,7 @@
 #include "ptec/ptec.h"
 
 #define MAX_INPUTS 64
+#define MAX_BOUND_OUTPUTS 256
 
 extern int ptec_host_log_threshold; /* src/platform/host */
 
@@ -139,6 +140,10 @@ static int set_input(ptec_method *method, ptec_program *program, size_t i, const
     size_t size = 0;
     if (strcmp(spec, "ones") == 0 || strcmp(spec, "zeros") == 0) {
         data = alloc_region(info.nbytes);
+        if (data == NULL) {
+            fprintf(stderr, "ptec-run: input %zu: out of memory (%zu bytes)\n", i, info.nbytes);
+            return 1;
+        }
         memset(data, 0, info.nbytes);
         if (spec[0] == 'o') {
             fill_ones(data, info.dtype, numel);
@@ -265,10 +270,170 @@ static int parse_args(int argc, char **argv, options *o)
     return 0;
 }
 
+/* Everything main allocates, so every exit path can free it (the ASan
+ * build's leak check runs on every test). */
+typedef struct resources {
+    void *program_bytes;
+    ptec_memory mem;
+    void *owned[MAX_INPUTS];
+    void *bound_outputs[MAX_BOUND_OUTPUTS];
+    uint64_t *profile;
+    uint64_t *profile_sum;
+    int loaded;
+} resources;
+
+static void release(resources *r, ptec_method *method)
+{
+    if (r->loaded) {
+        ptec_method_unload(method);
+    }
+    for (size_t i = 0; i < MAX_INPUTS; ++i) {
+        free(r->owned[i]);
+    }
+    for (size_t i = 0; i < MAX_BOUND_OUTPUTS; ++i) {
+        free(r->bound_outputs[i]);
+    }
+    free(r->profile);
+    free(r->profile_sum);
+    free(r->mem.metadata);
+    for (size_t i = 0; i < r->mem.planned_count && i < PTEC_MAX_PLANNED_BUFFERS; ++i) {
+        free(r->mem.planned[i]);
+    }
+    free(r->mem.scratch);
+    free(r->program_bytes);
+    memset(r, 0, sizeof *r);
+}
+
+static int run(const options *o, resources *r, ptec_program *program, ptec_method *method)
+{
+    size_t size;
+    const char *why;
+    r->program_bytes = read_file(o->model, &size, &why);
+    if (r->program_bytes == NULL) {
+        fprintf(stderr, "ptec-run: cannot read %s: %s\n", o->model, why);
+        return 1;
+    }
+    if (ptec_program_init(program, r->program_bytes, size) != PTEC_OK) {
+        return fail(o->model, program);
+    }
+    ptec_requirements req;
+    if (ptec_method_requirements(program, o->method, &req) != PTEC_OK) {
+        return fail("requirements", program);
+    }
+    ptec_memory *mem = &r->mem;
+    mem->metadata = alloc_region(req.metadata_bytes);
+    mem->metadata_size = req.metadata_bytes;
+    mem->planned_count = req.planned_count;
+    for (size_t i = 0; i < req.planned_count; ++i) {
+        mem->planned[i] = alloc_region(req.planned_bytes[i]);
+        mem->planned_size[i] = req.planned_bytes[i];
+    }
+    mem->scratch = alloc_region(req.scratch_bytes);
+    mem->scratch_size = req.scratch_bytes;
+    int missing = mem->metadata == NULL || mem->scratch == NULL;
+    for (size_t i = 0; i < req.planned_count; ++i) {
+        missing |= mem->planned[i] == NULL;
+    }
+    if (missing) {
+        fprintf(stderr, "ptec-run: out of memory (%zu bytes asked)\n", req.total_bytes);
+        return 1;
+    }
+
+    uint64_t t0 = ptec_platform_ticks();
+    if (ptec_method_load(method, program, o->method, mem) != PTEC_OK) {
+        return fail("load", program);
+    }
+    r->loaded = 1;
+    uint64_t load_ticks = ptec_platform_ticks() - t0;
+
+    size_t n_inputs = ptec_method_input_count(method);
+    if (o->input_count > n_inputs) {
+        fprintf(stderr, "ptec-run: %zu --input given, the method takes %zu\n", o->input_count, n_inputs);
+        return 2;
+    }
+    for (size_t i = 0; i < n_inputs && i < MAX_INPUTS; ++i) {
+        if (set_input(method, program, i, i < o->input_count ? o->inputs[i] : "ones", &r->owned[i]) != 0) {
+            return 1;
+        }
+    }
+    /* Non-planned outputs need memory from us. */
+    for (size_t i = 0; i < ptec_method_output_count(method); ++i) {
+        ptec_tensor_info info;
+        if (ptec_method_output_info(method, i, &info) == PTEC_OK && info.kind == PTEC_VALUE_TENSOR &&
+            !info.planned && info.data == NULL) {
+            if (i >= MAX_BOUND_OUTPUTS) {
+                fprintf(stderr, "ptec-run: output %zu is not memory-planned; ptec-run binds at most %d\n", i,
+                        MAX_BOUND_OUTPUTS);
+                return 1;
+            }
+            r->bound_outputs[i] = alloc_region(info.nbytes);
+            ptec_method_bind_output(method, i, r->bound_outputs[i], info.nbytes);
+        }
+    }
+    size_t n_instr = ptec_method_instruction_count(method);
+    r->profile = calloc(n_instr ? n_instr : 1, sizeof(uint64_t));
+    r->profile_sum = calloc(n_instr ? n_instr : 1, sizeof(uint64_t));
+    if (r->profile == NULL || r->profile_sum == NULL) {
+        fputs("ptec-run: out of memory\n", stderr);
+        return 1;
+    }
+    if (o->profile) {
+        ptec_method_set_profile(method, r->profile, n_instr);
+    }
+    uint64_t exec_ticks = 0;
+    for (long rep = 0; rep < o->repeat; ++rep) {
+        t0 = ptec_platform_ticks();
+        if (ptec_method_execute(method) != PTEC_OK) {
+            return fail("execute", program);
+        }
+        exec_ticks += ptec_platform_ticks() - t0;
+        for (size_t i = 0; o->profile && i < n_instr; ++i) {
+            r->profile_sum[i] += r->profile[i];
+        }
+    }
+
+    for (size_t i = 0; i < ptec_method_output_count(method); ++i) {
+        const ptec_tensor *t;
+        if (ptec_method_output(method, i, &t) != PTEC_OK) {
+            continue;
+        }
+        printf("output %zu: %s ", i, ptec_dtype_name(t->dtype));
+        print_shape(stdout, t->sizes, t->rank);
+        printf(" =");
+        print_values(t->data, t->dtype, t->numel);
+        printf("\n");
+    }
+
+    printf("program:   %zu bytes (%s)\n", size, o->model);
+    printf("metadata:  %zu bytes\n", req.metadata_bytes);
+    for (size_t i = 0; i < req.planned_count; ++i) {
+        printf("planned:   %zu bytes (memory id %zu)\n", req.planned_bytes[i], i + 1);
+    }
+    printf("scratch:   %zu bytes\n", req.scratch_bytes);
+    printf("total:     %zu bytes of caller memory\n", req.total_bytes);
+    printf("load:      %.3f ms\n", (double)load_ticks / 1e6);
+    printf("execute:   %.3f ms per run (%ld run%s)\n", (double)exec_ticks / 1e6 / (double)o->repeat, o->repeat,
+           o->repeat == 1 ? "" : "s");
+    if (o->profile) {
+        printf("profile (mean per run):\n");
+        for (size_t i = 0; i < n_instr; ++i) {
+            const char *name;
+            size_t len;
+            ptec_method_instruction_name(method, i, &name, &len);
+            printf("  %4zu  %10.3f us  %.*s\n", i, (double)r->profile_sum[i] / 1e3 / (double)o->repeat, (int)len,
+                   name);
+        }
+    }
+    if (o->output_dir != NULL && write_outputs(method, o->output_dir) != 0) {
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     options o;
-    ptec_host_log_threshold = PTEC_LOG_ERROR + 1; /* errors are printed by fail() below */
+    ptec_host_log_threshold = PTEC_LOG_ERROR + 1; /* errors are printed by fail() */
     int rc = parse_args(argc, argv, &o);
     if (rc != 0) {
         return rc;
@@ -279,111 +444,10 @@ int main(int argc, char **argv)
             return 0;
         }
     }
-    size_t size;
-    const char *why;
-    void *bytes = read_file(o.model, &size, &why);
-    if (bytes == NULL) {
-        fprintf(stderr, "ptec-run: cannot read %s: %s\n", o.model, why);
-        return 1;
-    }
     static ptec_program program;
-    if (ptec_program_init(&program, bytes, size) != PTEC_OK) {
-        return fail(o.model, &program);
-    }
-    ptec_requirements req;
-    if (ptec_method_requirements(&program, o.method, &req) != PTEC_OK) {
-        return fail("requirements", &program);
-    }
-    ptec_memory mem;
-    memset(&mem, 0, sizeof mem);
-    mem.metadata = alloc_region(req.metadata_bytes);
-    mem.metadata_size = req.metadata_bytes;
-    mem.planned_count = req.planned_count;
-    for (size_t i = 0; i < req.planned_count; ++i) {
-        mem.planned[i] = alloc_region(req.planned_bytes[i]);
-        mem.planned_size[i] = req.planned_bytes[i];
-    }
-    mem.scratch = alloc_region(req.scratch_bytes);
-    mem.scratch_size = req.scratch_bytes;
-
     static ptec_method method;
-    uint64_t t0 = ptec_platform_ticks();
-    if (ptec_method_load(&method, &program, o.method, &mem) != PTEC_OK) {
-        return fail("load", &program);
-    }
-    uint64_t load_ticks = ptec_platform_ticks() - t0;
-
-    size_t n_inputs = ptec_method_input_count(&method);
-    if (o.input_count > n_inputs) {
-        fprintf(stderr, "ptec-run: %zu --input given, the method takes %zu\n", o.input_count, n_inputs);
-        return 2;
-    }
-    void *owned[MAX_INPUTS] = {0};
-    for (size_t i = 0; i < n_inputs && i < MAX_INPUTS; ++i) {
-        if (set_input(&method, &program, i, i < o.input_count ? o.inputs[i] : "ones", &owned[i]) != 0) {
-            return 1;
-        }
-    }
-    /* Non-planned outputs need memory from us. */
-    for (size_t i = 0; i < ptec_method_output_count(&method); ++i) {
-        ptec_tensor_info info;
-        if (ptec_method_output_info(&method, i, &info) == PTEC_OK && info.kind == PTEC_VALUE_TENSOR &&
-            !info.planned && info.data == NULL) {
-            ptec_method_bind_output(&method, i, alloc_region(info.nbytes), info.nbytes);
-        }
-    }
-    size_t n_instr = ptec_method_instruction_count(&method);
-    uint64_t *profile = calloc(n_instr ? n_instr : 1, sizeof(uint64_t));
-    uint64_t *profile_sum = calloc(n_instr ? n_instr : 1, sizeof(uint64_t));
-    if (o.profile) {
-        ptec_method_set_profile(&method, profile, n_instr);
-    }
-    uint64_t exec_ticks = 0;
-    for (long r = 0; r < o.repeat; ++r) {
-        t0 = ptec_platform_ticks();
-        if (ptec_method_execute(&method) != PTEC_OK) {
-            return fail("execute", &program);
-        }
-        exec_ticks += ptec_platform_ticks() - t0;
-        for (size_t i = 0; o.profile && i < n_instr; ++i) {
-            profile_sum[i] += profile[i];
-        }
-    }
-
-    for (size_t i = 0; i < ptec_method_output_count(&method); ++i) {
-        const ptec_tensor *t;
-        if (ptec_method_output(&method, i, &t) != PTEC_OK) {
-            continue;
-        }
-        printf("output %zu: %s ", i, ptec_dtype_name(t->dtype));
-        print_shape(stdout, t->sizes, t->rank);
-        printf(" =");
-        print_values(t->data, t->dtype, t->numel);
-        printf("\n");
-    }
-
-    printf("program:   %zu bytes (%s)\n", size, o.model);
-    printf("metadata:  %zu bytes\n", req.metadata_bytes);
-    for (size_t i = 0; i < req.planned_count; ++i) {
-        printf("planned:   %zu bytes (memory id %zu)\n", req.planned_bytes[i], i + 1);
-    }
-    printf("scratch:   %zu bytes\n", req.scratch_bytes);
-    printf("total:     %zu bytes of caller memory\n", req.total_bytes);
-    printf("load:      %.3f ms\n", (double)load_ticks / 1e6);
-    printf("execute:   %.3f ms per run (%ld run%s)\n", (double)exec_ticks / 1e6 / (double)o.repeat, o.repeat,
-           o.repeat == 1 ? "" : "s");
-    if (o.profile) {
-        printf("profile (mean per run):\n");
-        for (size_t i = 0; i < n_instr; ++i) {
-            const char *name;
-            size_t len;
-            ptec_method_instruction_name(&method, i, &name, &len);
-            printf("  %4zu  %10.3f us  %.*s\n", i, (double)profile_sum[i] / 1e3 / (double)o.repeat, (int)len, name);
-        }
-    }
-    if (o.output_dir != NULL && write_outputs(&method, o.output_dir) != 0) {
-        return 1;
-    }
-    ptec_method_unload(&method);
-    return 0;
+    static resources r;
+    rc = run(&o, &r, &program, &method);
+    release(&r, &method);
+    return rc;
 }
