@@ -21,6 +21,8 @@ static int failures;
 #define CHECK_BYTES(got, expected, n) CHECK(memcmp((got), (expected), (n)) == 0)
 
 static const ptec_nn_buffer no_scratch = {NULL, 0};
+static uint32_t scratch_words[64];
+static const ptec_nn_buffer conv_scratch = {scratch_words, sizeof scratch_words};
 static const int32_t unit_multiplier[4] = {1 << 30, 1 << 30, 1 << 30, 1 << 30};
 static const int32_t unit_shift[4] = {1, 1, 1, 1}; /* 2^30 * 2^(1-31) = 1.0 */
 
@@ -204,18 +206,18 @@ static void test_conv(void)
     const ptec_nn_dims in = {1, 3, 3, 1}, filter = {1, 2, 2, 1}, out = {1, 2, 2, 1};
     ptec_nn_conv_params p = {{1, 1}, {0, 0}, {1, 1}, 0, 0, {-128, 127}};
     int8_t y[4];
-    CHECK(ptec_nn_convolve_s8(no_scratch, &p, &q, &in, x, &filter, w, NULL, &out, y) == PTEC_OK);
+    CHECK(ptec_nn_convolve_s8(conv_scratch, &p, &q, &in, x, &filter, w, NULL, &out, y) == PTEC_OK);
     const int8_t expected[4] = {12, 16, 24, 28};
     CHECK_BYTES(y, expected, 4);
     /* padding 1, stride 2: windows start at -1; padded taps add nothing */
     p.stride.h = p.stride.w = 2;
     p.padding.h = p.padding.w = 1;
-    CHECK(ptec_nn_convolve_s8(no_scratch, &p, &q, &in, x, &filter, w, NULL, &out, y) == PTEC_OK);
+    CHECK(ptec_nn_convolve_s8(conv_scratch, &p, &q, &in, x, &filter, w, NULL, &out, y) == PTEC_OK);
     const int8_t expected_padded[4] = {1, 5, 11, 28};
     CHECK_BYTES(y, expected_padded, 4);
     /* input offset 1 with padding: only in-bounds taps get the offset */
     p.input_offset = 1;
-    CHECK(ptec_nn_convolve_s8(no_scratch, &p, &q, &in, x, &filter, w, NULL, &out, y) == PTEC_OK);
+    CHECK(ptec_nn_convolve_s8(conv_scratch, &p, &q, &in, x, &filter, w, NULL, &out, y) == PTEC_OK);
     const int8_t expected_offset[4] = {2, 7, 13, 32};
     CHECK_BYTES(y, expected_offset, 4);
     /* two groups of one channel: [1,1,1,2] x -> channel c times weight c */
@@ -224,7 +226,7 @@ static void test_conv(void)
     const int32_t bias2[2] = {1, 0};
     const ptec_nn_dims in2 = {1, 1, 1, 2}, filter2 = {2, 1, 1, 1}, out2 = {1, 1, 1, 2};
     const ptec_nn_conv_params p2 = {{1, 1}, {0, 0}, {1, 1}, 0, 0, {-128, 127}};
-    CHECK(ptec_nn_convolve_s8(no_scratch, &p2, &q, &in2, x2, &filter2, w2, bias2, &out2, y) == PTEC_OK);
+    CHECK(ptec_nn_convolve_s8(conv_scratch, &p2, &q, &in2, x2, &filter2, w2, bias2, &out2, y) == PTEC_OK);
     CHECK(y[0] == 7 && y[1] == -4);
 }
 
@@ -237,13 +239,13 @@ static void test_depthwise(void)
     const ptec_nn_dims in = {1, 2, 2, 2}, filter = {1, 2, 2, 2}, out = {1, 1, 1, 2};
     const ptec_nn_conv_params p = {{1, 1}, {0, 0}, {1, 1}, 0, 0, {-128, 127}};
     int8_t y[4];
-    CHECK(ptec_nn_depthwise_conv_s8(no_scratch, &p, 1, &q, &in, x, &filter, w, NULL, &out, y) == PTEC_OK);
+    CHECK(ptec_nn_depthwise_conv_s8(conv_scratch, &p, 1, &q, &in, x, &filter, w, NULL, &out, y) == PTEC_OK);
     CHECK(y[0] == 10 && y[1] == -100);
     /* depth multiplier 2 on one channel: outputs 0 and 1 both read channel 0 */
     const int8_t x1[1] = {5};
     const int8_t w1[2] = {2, -3};
     const ptec_nn_dims in1 = {1, 1, 1, 1}, filter1 = {1, 1, 1, 2}, out1 = {1, 1, 1, 2};
-    CHECK(ptec_nn_depthwise_conv_s8(no_scratch, &p, 2, &q, &in1, x1, &filter1, w1, NULL, &out1, y) ==
+    CHECK(ptec_nn_depthwise_conv_s8(conv_scratch, &p, 2, &q, &in1, x1, &filter1, w1, NULL, &out1, y) ==
           PTEC_OK);
     CHECK(y[0] == 10 && y[1] == -15);
 }

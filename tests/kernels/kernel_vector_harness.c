@@ -1,217 +1,37 @@
-/* Runs the cases of kernel_vectors.py through the C math layer and
- * compares every output byte with the numpy reference's.
- *
- * Each output buffer is allocated at exactly the expected size, so an
- * out-of-bounds write shows up under ASan. */
+/* Host side of the kernel vector test: reads the case file written by
+ * kernel_vectors.py and runs it (kernel_vector_cases.c). Every buffer is a
+ * malloc of its exact size, so an out-of-bounds write shows up under ASan. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "ptec_nn.h"
+#include "kernel_vector_cases.h"
 
-enum {
-    OP_QUANTIZE_S8, OP_QUANTIZE_S16, OP_DEQUANTIZE_S8, OP_DEQUANTIZE_S16, OP_ADD, OP_MUL,
-    OP_DIV_S8, OP_DIV_S16, OP_LUT, OP_MINIMUM, OP_MAXIMUM, OP_FULLY_CONNECTED, OP_CONV,
-    OP_DEPTHWISE_CONV, OP_TRANSPOSE_CONV, OP_BATCH_MATMUL, OP_AVGPOOL, OP_MAXPOOL, OP_SOFTMAX,
-    OP_TRANSPOSE, OP_PAD, OP_COUNT
-};
+enum { MAX_LIVE = 16 };
 
-static const char *const op_names[OP_COUNT] = {
-    "quantize_s8", "quantize_s16", "dequantize_s8", "dequantize_s16", "add", "mul", "div_s8",
-    "div_s16", "lut", "minimum", "maximum", "fully_connected", "conv", "depthwise_conv",
-    "transpose_conv", "batch_matmul", "avgpool", "maxpool", "softmax", "transpose", "pad"};
+typedef struct live_blocks {
+    void *blocks[MAX_LIVE];
+    int count;
+} live_blocks;
 
-#define MAX_INTS 64
-#define MAX_BLOBS 8
-
-typedef struct test_case {
-    uint32_t op;
-    uint32_t n_ints;
-    int32_t ints[MAX_INTS];
-    uint32_t n_blobs;
-    void *blobs[MAX_BLOBS];
-    uint32_t blob_sizes[MAX_BLOBS];
-    uint32_t expected_size;
-    uint8_t *expected;
-} test_case;
-
-static int read_u32(FILE *f, uint32_t *v)
+static void *host_alloc(void *ctx, size_t size)
 {
-    uint8_t b[4];
-    if (fread(b, 1, 4, f) != 4) {
-        return 0;
+    live_blocks *live = ctx;
+    if (live->count == MAX_LIVE) {
+        return NULL;
     }
-    *v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-    return 1;
-}
-
-static void *read_bytes(FILE *f, uint32_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (p == NULL || (n != 0 && fread(p, 1, n, f) != n)) {
-        fprintf(stderr, "harness: truncated case file\n");
-        exit(2);
+    void *p = malloc(size);
+    if (p != NULL) {
+        live->blocks[live->count++] = p;
     }
     return p;
 }
 
-static float as_float(int32_t bits)
+static void host_release_all(void *ctx)
 {
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-static ptec_nn_dims dims_at(const int32_t *v)
-{
-    ptec_nn_dims d = {v[0], v[1], v[2], v[3]};
-    return d;
-}
-
-/* Blob i, or NULL when it is empty (an absent optional operand). */
-static void *blob(const test_case *c, uint32_t i)
-{
-    return c->blob_sizes[i] ? c->blobs[i] : NULL;
-}
-
-static ptec_status run_conv_family(const test_case *c, void *out)
-{
-    const int32_t *v = c->ints;
-    const ptec_nn_dims in = dims_at(v), filter = dims_at(v + 4), output = dims_at(v + 8);
-    ptec_nn_conv_params p = {{v[12], v[13]}, {v[14], v[15]}, {v[16], v[17]}, v[18], v[19], {v[20], v[21]}};
-    ptec_nn_per_channel_quant quant = {(const int32_t *)c->blobs[3], (const int32_t *)c->blobs[4]};
-    const int32_t *bias = v[22] ? (const int32_t *)c->blobs[2] : NULL;
-    ptec_nn_buffer scratch = {NULL, 0};
-    uint32_t need;
-    void *buf = NULL;
-    ptec_status status;
-    if (c->op == OP_CONV) {
-        need = ptec_nn_convolve_s8_buffer_size(&in, &filter);
-    } else if (c->op == OP_DEPTHWISE_CONV) {
-        need = ptec_nn_depthwise_conv_s8_buffer_size(&in, &filter);
-    } else {
-        need = ptec_nn_transpose_conv_s8_buffer_size(&in, &filter);
+    live_blocks *live = ctx;
+    while (live->count > 0) {
+        free(live->blocks[--live->count]);
     }
-    if (need) {
-        buf = malloc(need);
-        memset(buf, 0xA5, need); /* kernels must not rely on zeroed scratch */
-        scratch.buf = buf;
-        scratch.size = need;
-    }
-    if (c->op == OP_CONV) {
-        status = ptec_nn_convolve_s8(scratch, &p, &quant, &in, c->blobs[0], &filter, c->blobs[1], bias,
-                                     &output, out);
-    } else if (c->op == OP_DEPTHWISE_CONV) {
-        status = ptec_nn_depthwise_conv_s8(scratch, &p, v[23], &quant, &in, c->blobs[0], &filter,
-                                           c->blobs[1], bias, &output, out);
-    } else {
-        status = ptec_nn_transpose_conv_s8(scratch, &p, &quant, &in, c->blobs[0], &filter, c->blobs[1],
-                                           bias, &output, out);
-    }
-    free(buf);
-    return status;
-}
-
-static ptec_status run_case(const test_case *c, void *out)
-{
-    const int32_t *v = c->ints;
-    switch (c->op) {
-    case OP_QUANTIZE_S8:
-    case OP_QUANTIZE_S16:
-    case OP_DEQUANTIZE_S8:
-    case OP_DEQUANTIZE_S16: {
-        ptec_nn_quantize_params p = {as_float(v[0]), v[1], v[2], v[3]};
-        if (c->op == OP_QUANTIZE_S8) {
-            return ptec_nn_quantize_f32_s8(c->blobs[0], out, c->blob_sizes[0] / 4, &p);
-        }
-        if (c->op == OP_QUANTIZE_S16) {
-            return ptec_nn_quantize_f32_s16(c->blobs[0], out, c->blob_sizes[0] / 4, &p);
-        }
-        if (c->op == OP_DEQUANTIZE_S8) {
-            return ptec_nn_dequantize_s8_f32(c->blobs[0], out, c->blob_sizes[0], &p);
-        }
-        return ptec_nn_dequantize_s16_f32(c->blobs[0], out, c->blob_sizes[0] / 2, &p);
-    }
-    case OP_ADD: {
-        ptec_nn_add_params p = {v[0], v[1], {v[2], v[3]}, {v[4], v[5]}, 20, v[6], {v[7], v[8]}, {v[9], v[10]}};
-        return ptec_nn_add_s8(c->blobs[0], c->blobs[1], c->blob_sizes[0], (uint32_t)v[11], out, &p);
-    }
-    case OP_MUL: {
-        ptec_nn_mul_params p = {v[0], v[1], v[2], {v[3], v[4]}, {-128, 127}};
-        return ptec_nn_mul_s8(c->blobs[0], c->blobs[1], c->blob_sizes[0], (uint32_t)v[5], out, &p);
-    }
-    case OP_DIV_S8:
-    case OP_DIV_S16: {
-        ptec_nn_div_params p = {v[0], v[1], v[2], as_float(v[3])};
-        if (c->op == OP_DIV_S8) {
-            return ptec_nn_div_s8(c->blobs[0], c->blobs[1], out, c->blob_sizes[0], &p);
-        }
-        return ptec_nn_div_s16(c->blobs[0], c->blobs[1], out, c->blob_sizes[0] / 2, &p);
-    }
-    case OP_LUT:
-        return ptec_nn_lut_s8(c->blobs[0], c->blobs[1], out, c->blob_sizes[0]);
-    case OP_MINIMUM:
-        return ptec_nn_minimum_s8(c->blobs[0], v, c->blobs[1], v + 4, out, v + 8);
-    case OP_MAXIMUM:
-        return ptec_nn_maximum_s8(c->blobs[0], v, c->blobs[1], v + 4, out, v + 8);
-    case OP_FULLY_CONNECTED: {
-        ptec_nn_fc_dims d = {v[0], v[1], v[2]};
-        ptec_nn_fc_params p = {v[3], v[4], v[5], {v[6], v[7]}, {v[8], v[9]}};
-        return ptec_nn_fully_connected_s8(&p, &d, c->blobs[0], c->blobs[1], v[10] ? blob(c, 2) : NULL,
-                                          v[11] ? blob(c, 3) : NULL, out);
-    }
-    case OP_CONV:
-    case OP_DEPTHWISE_CONV:
-    case OP_TRANSPOSE_CONV:
-        return run_conv_family(c, out);
-    case OP_BATCH_MATMUL: {
-        ptec_nn_bmm_dims d = {v[0], v[1], v[2], v[3]};
-        ptec_nn_bmm_params p = {v[4], v[5], v[6], {v[7], v[8]}, {-128, 127}};
-        ptec_nn_buffer scratch = {NULL, 0};
-        return ptec_nn_batch_matmul_s8(scratch, &p, &d, c->blobs[0], c->blobs[1], out);
-    }
-    case OP_AVGPOOL:
-    case OP_MAXPOOL: {
-        const ptec_nn_dims in = dims_at(v), output = dims_at(v + 4);
-        ptec_nn_pool_params p = {{v[8], v[9]}, {v[10], v[11]}, {v[12], v[13]}, {-128, 127}};
-        if (c->op == OP_MAXPOOL) {
-            p.activation.min = v[14];
-            p.activation.max = v[15];
-            return ptec_nn_maxpool_s8(&p, &in, c->blobs[0], &output, out);
-        }
-        ptec_nn_buffer scratch = {NULL, ptec_nn_avgpool_s8_buffer_size(&in)};
-        if (scratch.size) {
-            scratch.buf = malloc(scratch.size);
-        }
-        ptec_status status = ptec_nn_avgpool_s8(scratch, &p, &in, c->blobs[0], &output, out);
-        free(scratch.buf);
-        return status;
-    }
-    case OP_SOFTMAX: {
-        ptec_nn_softmax_params p = {v[2], v[3], v[4]};
-        return ptec_nn_softmax_s8(c->blobs[0], v[0], v[1], &p, out);
-    }
-    case OP_TRANSPOSE:
-        return ptec_nn_transpose_s8(c->blobs[0], v + 1, v[0], v + 5, out);
-    case OP_PAD:
-        return ptec_nn_pad_s8(blob(c, 0), v, v + 4, v + 8, (int8_t)v[12], out);
-    default:
-        return PTEC_NOT_SUPPORTED;
-    }
-}
-
-static void report_mismatch(const test_case *c, uint32_t index, const uint8_t *got)
-{
-    uint32_t first = 0;
-    while (first < c->expected_size && got[first] == c->expected[first]) {
-        ++first;
-    }
-    fprintf(stderr, "MISMATCH %s case %u: byte %u of %u: got %d, expected %d; ints:", op_names[c->op],
-            index, first, c->expected_size, (int8_t)got[first], (int8_t)c->expected[first]);
-    for (uint32_t i = 0; i < c->n_ints; ++i) {
-        fprintf(stderr, " %d", c->ints[i]);
-    }
-    fprintf(stderr, "\n");
 }
 
 int main(int argc, char **argv)
@@ -225,63 +45,18 @@ int main(int argc, char **argv)
         perror(argv[1]);
         return 2;
     }
-    unsigned counts[OP_COUNT] = {0};
-    unsigned failures[OP_COUNT] = {0};
-    unsigned total = 0, failed = 0;
-    test_case c;
-    while (read_u32(f, &c.op)) {
-        if (c.op >= OP_COUNT || !read_u32(f, &c.n_ints) || c.n_ints > MAX_INTS) {
-            fprintf(stderr, "harness: bad case header\n");
-            return 2;
-        }
-        for (uint32_t i = 0; i < c.n_ints; ++i) {
-            uint32_t u;
-            if (!read_u32(f, &u)) {
-                return 2;
-            }
-            c.ints[i] = (int32_t)u;
-        }
-        if (!read_u32(f, &c.n_blobs) || c.n_blobs > MAX_BLOBS) {
-            return 2;
-        }
-        for (uint32_t i = 0; i < c.n_blobs; ++i) {
-            if (!read_u32(f, &c.blob_sizes[i])) {
-                return 2;
-            }
-            c.blobs[i] = read_bytes(f, c.blob_sizes[i]);
-        }
-        if (!read_u32(f, &c.expected_size)) {
-            return 2;
-        }
-        c.expected = read_bytes(f, c.expected_size);
-        uint8_t *got = malloc(c.expected_size ? c.expected_size : 1);
-        memset(got, 0x5A, c.expected_size);
-        const ptec_status status = run_case(&c, c.expected_size ? got : NULL);
-        const unsigned index = counts[c.op]++;
-        ++total;
-        if (status != PTEC_OK) {
-            fprintf(stderr, "FAILED %s case %u: status 0x%x\n", op_names[c.op], index, (unsigned)status);
-            ++failures[c.op];
-            ++failed;
-        } else if (memcmp(got, c.expected, c.expected_size) != 0) {
-            if (failures[c.op] < 5) {
-                report_mismatch(&c, index, got);
-            }
-            ++failures[c.op];
-            ++failed;
-        }
-        free(got);
-        free(c.expected);
-        for (uint32_t i = 0; i < c.n_blobs; ++i) {
-            free(c.blobs[i]);
-        }
+    fseek(f, 0, SEEK_END);
+    const long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *data = malloc(size > 0 ? (size_t)size : 1u);
+    if (data == NULL || size <= 0 || fread(data, 1, (size_t)size, f) != (size_t)size) {
+        fprintf(stderr, "%s: cannot read\n", argv[1]);
+        return 2;
     }
     fclose(f);
-    for (unsigned op = 0; op < OP_COUNT; ++op) {
-        if (counts[op] != 0) {
-            printf("%-16s %5u cases, %u mismatched\n", op_names[op], counts[op], failures[op]);
-        }
-    }
-    printf("harness: %u cases, %u failed\n", total, failed);
-    return failed == 0 && total != 0 ? 0 : 1;
+    live_blocks live = {{0}, 0};
+    const kv_memory memory = {host_alloc, host_release_all, &live};
+    const int failed = kv_run_cases(data, (size_t)size, &memory);
+    free(data);
+    return failed == 0 ? 0 : 1;
 }

@@ -12,6 +12,10 @@ all little-endian. The op numbers and int layouts are mirrored in the
 harness.
 
 Usage: kernel_vectors.py --harness PATH [--cases N] [--seed S] [--keep FILE]
+       kernel_vectors.py --qemu-target cortex-m55|cortex-m33 --firmware ELF [...]
+The second form runs the cases on the emulated core: the firmware
+(tests/kernels/kernel_vector_firmware.c) finds the case file at the program
+slot, where scripts/run_qemu.sh places it.
 """
 
 import argparse
@@ -452,11 +456,15 @@ def generate(cases, seed):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--harness", required=True)
+    parser.add_argument("--harness")
+    parser.add_argument("--qemu-target", choices=["cortex-m55", "cortex-m33"])
+    parser.add_argument("--firmware", help="ptec_kernel_vectors.elf for --qemu-target")
     parser.add_argument("--cases", type=int, default=200, help="cases per operator")
     parser.add_argument("--seed", type=int, default=20261121)
     parser.add_argument("--keep", help="also write the case file here")
     args = parser.parse_args()
+    if bool(args.harness) == bool(args.qemu_target) or (args.qemu_target and not args.firmware):
+        parser.error("give either --harness, or --qemu-target with --firmware")
 
     start = time.time()
     writer = generate(args.cases, args.seed)
@@ -468,8 +476,14 @@ def main():
     with tempfile.NamedTemporaryFile(suffix=".bin", delete=False) as f:
         f.write(data)
         path = f.name
+    if args.qemu_target:
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        command = [os.path.join(root, "scripts", "run_qemu.sh"), "--target", args.qemu_target, "--elf",
+                   args.firmware, "--model", path, "--timeout", "300"]
+    else:
+        command = [args.harness, path]
     try:
-        result = subprocess.run([args.harness, path], capture_output=True, text=True)
+        result = subprocess.run(command, capture_output=True, text=True)
     finally:
         os.unlink(path)
     sys.stdout.write(result.stdout)

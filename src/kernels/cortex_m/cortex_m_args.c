@@ -13,13 +13,13 @@ ptec_status ptec_cm_get_tensor_of(ptec_op *op, size_t i, ptec_dtype dtype, ptec_
     if ((*out)->dtype != (uint8_t)dtype) {
         switch (dtype) {
         case PTEC_DTYPE_CHAR:
-            return ptec_op_fail(op, PTEC_INVALID_TYPE, (int)i, "expected an int8 tensor");
+            return ptec_op_fail(op, PTEC_INVALID_TYPE, (int)i, PTEC_MSG("expected an int8 tensor"));
         case PTEC_DTYPE_INT:
-            return ptec_op_fail(op, PTEC_INVALID_TYPE, (int)i, "expected an int32 tensor");
+            return ptec_op_fail(op, PTEC_INVALID_TYPE, (int)i, PTEC_MSG("expected an int32 tensor"));
         case PTEC_DTYPE_FLOAT:
-            return ptec_op_fail(op, PTEC_INVALID_TYPE, (int)i, "expected a float32 tensor");
+            return ptec_op_fail(op, PTEC_INVALID_TYPE, (int)i, PTEC_MSG("expected a float32 tensor"));
         default:
-            return ptec_op_fail(op, PTEC_INVALID_TYPE, (int)i, "tensor has the wrong dtype");
+            return ptec_op_fail(op, PTEC_INVALID_TYPE, (int)i, PTEC_MSG("tensor has the wrong dtype"));
         }
     }
     return PTEC_OK;
@@ -32,7 +32,7 @@ ptec_status ptec_cm_get_out_of(ptec_op *op, ptec_dtype dtype, ptec_tensor **out)
         return status;
     }
     if ((*out)->dtype != (uint8_t)dtype) {
-        return ptec_op_fail(op, PTEC_INVALID_TYPE, (int)op->argc - 2, "out tensor has the wrong dtype");
+        return ptec_op_fail(op, PTEC_INVALID_TYPE, (int)op->argc - 2, PTEC_MSG("out tensor has the wrong dtype"));
     }
     return PTEC_OK;
 }
@@ -40,11 +40,11 @@ ptec_status ptec_cm_get_out_of(ptec_op *op, ptec_dtype dtype, ptec_tensor **out)
 ptec_status ptec_cm_get_nhwc_dims(ptec_op *op, size_t i, const ptec_tensor *t, ptec_nn_dims *dims)
 {
     if (t->rank != 4) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, "expected a 4-D tensor");
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, PTEC_MSG("expected a 4-D tensor"));
     }
     if (!ptec_tensor_is_channels_last(t)) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, (int)i,
-                            "expected a channels-last (NHWC) tensor, dim_order [0,2,3,1]");
+                            PTEC_MSG("expected a channels-last (NHWC) tensor, dim_order [0,2,3,1]"));
     }
     dims->n = t->sizes[0];
     dims->c = t->sizes[1];
@@ -90,12 +90,12 @@ ptec_status ptec_cm_get_hw(ptec_op *op, size_t i, int32_t min_value, ptec_nn_hw 
         return status;
     }
     if (count != 2) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, "expected a list of two ints [h, w]");
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, PTEC_MSG("expected a list of two ints [h, w]"));
     }
     if (values[0] < min_value || values[1] < min_value) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i,
-                            min_value > 0 ? "stride, dilation and kernel sizes must be >= 1"
-                                          : "padding must be >= 0");
+                            min_value > 0 ? PTEC_MSG("stride, dilation and kernel sizes must be >= 1")
+                                          : PTEC_MSG("padding must be >= 0"));
     }
     out->h = values[0];
     out->w = values[1];
@@ -109,7 +109,7 @@ ptec_status ptec_cm_get_int_in(ptec_op *op, size_t i, int32_t lo, int32_t hi, in
         return status;
     }
     if (*out < lo || *out > hi) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, "value out of range (zero point, offset or pad value)");
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, PTEC_MSG("value out of range (zero point, offset or pad value)"));
     }
     return PTEC_OK;
 }
@@ -125,7 +125,7 @@ ptec_status ptec_cm_get_activation(ptec_op *op, size_t i_min, size_t i_max, ptec
     }
     if (out->min < INT8_MIN || out->max > INT8_MAX || out->min > out->max) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i_min,
-                            "activation range must satisfy -128 <= min <= max <= 127");
+                            PTEC_MSG("activation range must satisfy -128 <= min <= max <= 127"));
     }
     return PTEC_OK;
 }
@@ -137,7 +137,7 @@ ptec_status ptec_cm_get_shift(ptec_op *op, size_t i, int32_t *out)
         return status;
     }
     if (*out < -31 || *out > 31) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, "requantization shift must be in [-31, 31]");
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, PTEC_MSG("requantization shift must be in [-31, 31]"));
     }
     return PTEC_OK;
 }
@@ -150,7 +150,7 @@ static ptec_status check_int32_vector(ptec_op *op, size_t i, int32_t channels, p
     }
     if ((*out)->numel != (uint32_t)channels || !ptec_tensor_is_contiguous(*out)) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i,
-                            "per-channel tensor must hold one contiguous int32 per output channel");
+                            PTEC_MSG("per-channel tensor must hold one contiguous int32 per output channel"));
     }
     return PTEC_OK;
 }
@@ -169,13 +169,13 @@ ptec_status ptec_cm_check_per_channel(ptec_op *op, size_t i_mult, size_t i_shift
     if (!(shifts->flags & PTEC_TENSOR_CONSTANT) || !(multipliers->flags & PTEC_TENSOR_CONSTANT) ||
         (channels > 0 && (shifts->data == NULL || multipliers->data == NULL))) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, (int)i_shift,
-                            "requantization multipliers and shifts must be constant tensors");
+                            PTEC_MSG("requantization multipliers and shifts must be constant tensors"));
     }
     const int32_t *s = (const int32_t *)shifts->data;
     for (int32_t c = 0; c < channels; ++c) {
         if (s[c] < -31 || s[c] > 31) {
             return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i_shift,
-                                "requantization shift must be in [-31, 31]");
+                                PTEC_MSG("requantization shift must be in [-31, 31]"));
         }
     }
     return PTEC_OK;
@@ -202,18 +202,18 @@ ptec_status ptec_cm_check_scratch_arg(ptec_op *op, size_t i)
 }
 
 ptec_status ptec_cm_check_axis_span(ptec_op *op, int64_t out_size, int64_t stride, int64_t kernel,
-                               int64_t dilation, int64_t padding)
+                                    int64_t dilation, int64_t padding)
 {
     const int64_t limit = (int64_t)1 << 30;
     if (out_size > limit || stride > limit || kernel > limit || dilation > limit || padding > limit ||
         (out_size > 0 ? out_size - 1 : 0) * stride + (kernel - 1) * dilation + padding >= limit) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, -1, "convolution or pooling window exceeds 2^30 elements");
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, -1, PTEC_MSG("convolution or pooling window exceeds 2^30 elements"));
     }
     return PTEC_OK;
 }
 
 ptec_status ptec_cm_get_quantize_params(ptec_op *op, size_t i_scale, int32_t dtype,
-                                   ptec_nn_quantize_params *params)
+                                        ptec_nn_quantize_params *params)
 {
     double scale;
     int32_t qmin, qmax;
@@ -233,13 +233,13 @@ ptec_status ptec_cm_get_quantize_params(ptec_op *op, size_t i_scale, int32_t dty
     const float narrowed = (float)scale;
     if (!(narrowed > 0.0f) || !isfinite(narrowed) || !isfinite(1.0f / narrowed)) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i_scale,
-                            "scale must be a positive, finite float32 with a finite inverse");
+                            PTEC_MSG("scale must be a positive, finite float32 with a finite inverse"));
     }
     const int32_t type_min = dtype == PTEC_DTYPE_CHAR ? INT8_MIN : INT16_MIN;
     const int32_t type_max = dtype == PTEC_DTYPE_CHAR ? INT8_MAX : INT16_MAX;
     if (qmin < type_min || qmax > type_max || qmin > qmax) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i_scale + 2,
-                            "quant_min..quant_max must be a non-empty range inside the dtype");
+                            PTEC_MSG("quant_min..quant_max must be a non-empty range inside the dtype"));
     }
     params->scale = narrowed;
     params->quant_min = qmin;
@@ -249,13 +249,13 @@ ptec_status ptec_cm_get_quantize_params(ptec_op *op, size_t i_scale, int32_t dty
 
 
 ptec_status ptec_cm_plan_channel_broadcast(ptec_op *op, const ptec_tensor *self, const ptec_tensor *other,
-                                      const ptec_tensor *out, size_t i_other, ptec_cm_broadcast_plan *plan)
+                                           const ptec_tensor *out, size_t i_other, ptec_cm_broadcast_plan *plan)
 {
     const ptec_tensor *large = self;
     plan->swap = false;
     if (self->rank == other->rank && memcmp(self->sizes, other->sizes, self->rank * sizeof(int32_t)) == 0) {
         if (!ptec_cm_same_layout(self, other)) {
-            return ptec_op_fail(op, PTEC_NOT_SUPPORTED, (int)i_other, "inputs have different dim orders");
+            return ptec_op_fail(op, PTEC_NOT_SUPPORTED, (int)i_other, PTEC_MSG("inputs have different dim orders"));
         }
         plan->count = self->numel;
         plan->small_count = self->numel;
@@ -269,18 +269,18 @@ ptec_status ptec_cm_plan_channel_broadcast(ptec_op *op, const ptec_tensor *self,
             plan->swap = true;
         } else {
             return ptec_op_fail(op, PTEC_NOT_SUPPORTED, (int)i_other,
-                                "shapes must be equal, or one operand [1,C,1,1] broadcast over channels");
+                                PTEC_MSG("shapes must be equal, or one operand [1,C,1,1] broadcast over channels"));
         }
         if (!ptec_tensor_is_channels_last(large)) {
             return ptec_op_fail(op, PTEC_NOT_SUPPORTED, plan->swap ? (int)i_other : 0,
-                                "channel broadcast needs a channels-last (NHWC) operand");
+                                PTEC_MSG("channel broadcast needs a channels-last (NHWC) operand"));
         }
         plan->count = large->numel;
         plan->small_count = channels;
     }
     if (!ptec_cm_same_layout(large, out)) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)op->argc - 2,
-                            "out must have the larger input's sizes and dim order");
+                            PTEC_MSG("out must have the larger input's sizes and dim order"));
     }
     return PTEC_OK;
 }
@@ -321,7 +321,7 @@ ptec_status ptec_cm_prepare_min_max(ptec_op *op, ptec_cm_min_max_state *state)
         return status;
     }
     if (a->rank > 4 || b->rank > 4 || out->rank > 4) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, -1, "minimum/maximum support rank <= 4");
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, -1, PTEC_MSG("minimum/maximum support rank <= 4"));
     }
     const bool contiguous = (a->numel == 1 || ptec_tensor_is_contiguous(a)) &&
                             (b->numel == 1 || ptec_tensor_is_contiguous(b)) && ptec_tensor_is_contiguous(out);
@@ -332,13 +332,13 @@ ptec_status ptec_cm_prepare_min_max(ptec_op *op, ptec_cm_min_max_state *state)
     } else if (!nhwc_dims4(a, state->a_dims) || !nhwc_dims4(b, state->b_dims) ||
                !nhwc_dims4(out, state->out_dims)) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, -1,
-                            "operands must all be contiguous or all channels-last (or single elements)");
+                            PTEC_MSG("operands must all be contiguous or all channels-last (or single elements)"));
     }
     for (int d = 0; d < 4; ++d) {
         const int32_t x = state->a_dims[d], y = state->b_dims[d];
         if ((x != y && x != 1 && y != 1) || state->out_dims[d] != (x > y ? x : y)) {
             return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)op->argc - 2,
-                                "shapes do not broadcast to the out tensor's shape");
+                                PTEC_MSG("shapes do not broadcast to the out tensor's shape"));
         }
     }
     op->scratch_bytes = 0;
@@ -359,14 +359,14 @@ ptec_status ptec_cm_prepare_conv_common(ptec_op *op, const ptec_cm_conv_args *ar
         return status;
     }
     if (weight->rank != 4 || !ptec_tensor_is_contiguous(weight)) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 1, "weight must be a contiguous 4-D tensor in the physical order");
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 1, PTEC_MSG("weight must be a contiguous 4-D tensor in the physical order"));
     }
     state->filter.n = weight->sizes[0];
     state->filter.h = weight->sizes[1];
     state->filter.w = weight->sizes[2];
     state->filter.c = weight->sizes[3];
     if (state->input.n != state->output.n) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)op->argc - 2, "input and out batch sizes differ");
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)op->argc - 2, PTEC_MSG("input and out batch sizes differ"));
     }
     status = ptec_cm_get_hw(op, args->i_stride, 1, &p->stride);
     if (status == PTEC_OK) status = ptec_cm_get_hw(op, args->i_stride + 1, 0, &p->padding);
@@ -389,11 +389,11 @@ ptec_status ptec_cm_prepare_conv_common(ptec_op *op, const ptec_cm_conv_args *ar
     }
     if (status == PTEC_OK) {
         status = ptec_cm_check_axis_span(op, state->output.h, p->stride.h, state->filter.h, p->dilation.h,
-                                    p->padding.h);
+                                         p->padding.h);
     }
     if (status == PTEC_OK) {
         status = ptec_cm_check_axis_span(op, state->output.w, p->stride.w, state->filter.w, p->dilation.w,
-                                    p->padding.w);
+                                         p->padding.w);
     }
     return status;
 }
@@ -439,7 +439,7 @@ ptec_status ptec_cm_prepare_pool_common(ptec_op *op, size_t i_kernel, bool ceil_
     }
     const ptec_nn_dims in = state->input, o = state->output;
     if (in.n != o.n || in.c != o.c) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)op->argc - 2, "input and out N and C must match");
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)op->argc - 2, PTEC_MSG("input and out N and C must match"));
     }
     status = ptec_cm_check_axis_span(op, o.h, p->stride.h, p->kernel.h, 1, p->padding.h);
     if (status == PTEC_OK) status = ptec_cm_check_axis_span(op, o.w, p->stride.w, p->kernel.w, 1, p->padding.w);
@@ -447,12 +447,12 @@ ptec_status ptec_cm_prepare_pool_common(ptec_op *op, size_t i_kernel, bool ceil_
         return status;
     }
     if ((int64_t)p->kernel.h * p->kernel.w >= ((int64_t)1 << 23)) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, (int)i_kernel, "pooling window larger than 2^23 elements");
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, (int)i_kernel, PTEC_MSG("pooling window larger than 2^23 elements"));
     }
     if (ptec_cm_pool_output_size(in.h, p->kernel.h, p->stride.h, p->padding.h, ceil_mode) != o.h ||
         ptec_cm_pool_output_size(in.w, p->kernel.w, p->stride.w, p->padding.w, ceil_mode) != o.w) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)op->argc - 2,
-                            "out height/width do not match the pooling geometry");
+                            PTEC_MSG("out height/width do not match the pooling geometry"));
     }
     /* Every window must overlap the input: its first row/column must be
      * before the input's end and its last after the input's start. */
@@ -460,7 +460,7 @@ ptec_status ptec_cm_prepare_pool_common(ptec_op *op, size_t i_kernel, bool ceil_
         (int64_t)(o.w - 1) * p->stride.w - p->padding.w >= in.w || p->kernel.w <= p->padding.w) {
         if (o.h > 0 && o.w > 0) {
             return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i_kernel + 2,
-                                "a pooling window lies entirely in the padding");
+                                PTEC_MSG("a pooling window lies entirely in the padding"));
         }
     }
     return PTEC_OK;

@@ -48,12 +48,12 @@ ptec_status ptec_cm_check_scratch_arg(ptec_op *op, size_t i);
 /* The window arithmetic of a conv/pool axis stays far inside int32:
  * (out - 1) * stride + (kernel - 1) * dilation + padding < 2^30. */
 ptec_status ptec_cm_check_axis_span(ptec_op *op, int64_t out_size, int64_t stride, int64_t kernel,
-                               int64_t dilation, int64_t padding);
+                                    int64_t dilation, int64_t padding);
 
 /* scale, zero_point, quant_min, quant_max at i_scale..i_scale+3 of
  * quantize/dequantize_per_tensor, checked for an int8 or int16 dtype. */
 ptec_status ptec_cm_get_quantize_params(ptec_op *op, size_t i_scale, int32_t dtype,
-                                   ptec_nn_quantize_params *params);
+                                        ptec_nn_quantize_params *params);
 
 /* How an element-wise binary op walks its inputs (add, mul): equal
  * shapes, or a [1,C,1,1] operand repeated over every pixel of an NHWC
@@ -64,7 +64,7 @@ typedef struct ptec_cm_broadcast_plan {
 } ptec_cm_broadcast_plan;
 
 ptec_status ptec_cm_plan_channel_broadcast(ptec_op *op, const ptec_tensor *self, const ptec_tensor *other,
-                                      const ptec_tensor *out, size_t i_other, ptec_cm_broadcast_plan *plan);
+                                           const ptec_tensor *out, size_t i_other, ptec_cm_broadcast_plan *plan);
 
 /* minimum/maximum: (self, other, out) int8 with NumPy broadcasting over
  * the right-aligned logical dims of contiguous tensors, or over the NHWC

@@ -25,7 +25,7 @@ static ptec_status prepare(ptec_op *op)
         return status;
     }
     if (dtype != PTEC_DTYPE_CHAR && dtype != PTEC_DTYPE_SHORT) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_DTYPE, "dtype must be int8 (CHAR) or int16 (SHORT)");
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_DTYPE, PTEC_MSG("dtype must be int8 (CHAR) or int16 (SHORT)"));
     }
     status = ptec_cm_get_tensor_of(op, ARG_INPUT, (ptec_dtype)dtype, &input);
     if (status == PTEC_OK) {
@@ -40,10 +40,10 @@ static ptec_status prepare(ptec_op *op)
     if (state->params.zero_point < state->params.quant_min ||
         state->params.zero_point > state->params.quant_max) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_ZERO_POINT,
-                            "zero_point must lie in quant_min..quant_max");
+                            PTEC_MSG("zero_point must lie in quant_min..quant_max"));
     }
     if (!ptec_cm_same_layout(input, out)) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT, "out must have the input's sizes and dim order");
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT, PTEC_MSG("out must have the input's sizes and dim order"));
     }
     state->count = input->numel;
     state->int16_input = dtype == PTEC_DTYPE_SHORT;

@@ -40,11 +40,11 @@ static ptec_status get_pads(ptec_op *op, size_t i, int32_t pads[4])
         return status;
     }
     if (count != 4) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, "pads must have 4 entries (physical order)");
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, PTEC_MSG("pads must have 4 entries (physical order)"));
     }
     for (int d = 0; d < 4; ++d) {
         if (pads[d] < 0) {
-            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, "pads must be >= 0");
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, PTEC_MSG("pads must be >= 0"));
         }
     }
     return PTEC_OK;
@@ -66,14 +66,14 @@ static ptec_status prepare(ptec_op *op)
         return status;
     }
     if (input->rank < 1 || input->rank > 4 || out->rank != input->rank) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_INPUT, "pad supports rank 1 to 4, out of the same rank");
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_INPUT, PTEC_MSG("pad supports rank 1 to 4, out of the same rank"));
     }
     if (!physical_dims(input, state->input_dims) || !physical_dims(out, out_dims)) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_INPUT, "pad needs contiguous or channels-last tensors");
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_INPUT, PTEC_MSG("pad needs contiguous or channels-last tensors"));
     }
     for (int d = 0; d < 4; ++d) {
         if ((int64_t)state->input_dims[d] + state->pre[d] + state->post[d] != out_dims[d]) {
-            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT, "out sizes must be input + pre_pad + post_pad");
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT, PTEC_MSG("out sizes must be input + pre_pad + post_pad"));
         }
     }
     state->value = (int8_t)value;

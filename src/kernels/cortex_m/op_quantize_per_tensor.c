@@ -28,7 +28,7 @@ static ptec_status prepare(ptec_op *op)
         return status;
     }
     if (dtype != PTEC_DTYPE_CHAR && dtype != PTEC_DTYPE_SHORT) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_DTYPE, "dtype must be int8 (CHAR) or int16 (SHORT)");
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_DTYPE, PTEC_MSG("dtype must be int8 (CHAR) or int16 (SHORT)"));
     }
     status = ptec_cm_get_out_of(op, (ptec_dtype)dtype, &out);
     if (status == PTEC_OK) {
@@ -38,7 +38,7 @@ static ptec_status prepare(ptec_op *op)
         return status;
     }
     if (!ptec_cm_same_layout(input, out)) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT, "out must have the input's sizes and dim order");
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT, PTEC_MSG("out must have the input's sizes and dim order"));
     }
     state->count = input->numel;
     state->int16_output = dtype == PTEC_DTYPE_SHORT;

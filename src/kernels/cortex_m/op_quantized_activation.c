@@ -20,10 +20,10 @@ static ptec_status prepare(ptec_op *op)
         return status;
     }
     if (lut->numel != 256 || !ptec_tensor_is_contiguous(lut)) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_LUT, "lut must be 256 contiguous int8 entries");
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_LUT, PTEC_MSG("lut must be 256 contiguous int8 entries"));
     }
     if (!ptec_cm_same_layout(input, out)) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT, "out must have the input's sizes and dim order");
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT, PTEC_MSG("out must have the input's sizes and dim order"));
     }
     state->count = input->numel;
     op->scratch_bytes = 0;

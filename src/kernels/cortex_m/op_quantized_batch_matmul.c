@@ -37,14 +37,14 @@ static ptec_status prepare(ptec_op *op)
         return status;
     }
     if (!contiguous_3d(lhs) || !contiguous_3d(rhs) || !contiguous_3d(out)) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, -1, "lhs, rhs_transposed and out must be contiguous 3-D");
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, -1, PTEC_MSG("lhs, rhs_transposed and out must be contiguous 3-D"));
     }
     if (rhs->sizes[0] != lhs->sizes[0] || rhs->sizes[2] != lhs->sizes[2]) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_RHS,
-                            "rhs_transposed must be [B, N, K] with lhs's B and K");
+                            PTEC_MSG("rhs_transposed must be [B, N, K] with lhs's B and K"));
     }
     if (out->sizes[0] != lhs->sizes[0] || out->sizes[1] != lhs->sizes[1] || out->sizes[2] != rhs->sizes[1]) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT, "out must be [B, M, N]");
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT, PTEC_MSG("out must be [B, M, N]"));
     }
     p->activation.min = INT8_MIN;
     p->activation.max = INT8_MAX;

@@ -21,16 +21,16 @@ static ptec_status prepare(ptec_op *op)
     const ptec_nn_conv_params *p = &state->params;
     if (f.c <= 0 || in.c % f.c != 0 || f.n != out.c) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_WEIGHT,
-                            "weight must be [Cout, KH, KW, Cin/groups] with groups dividing Cin");
+                            PTEC_MSG("weight must be [Cout, KH, KW, Cin/groups] with groups dividing Cin"));
     }
     const int32_t groups = in.c / f.c;
     if (groups <= 0 || out.c % groups != 0) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_WEIGHT, "groups must divide the output channels");
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_WEIGHT, PTEC_MSG("groups must divide the output channels"));
     }
     if (ptec_cm_conv_output_size(in.h, f.h, p->stride.h, p->padding.h, p->dilation.h) != out.h ||
         ptec_cm_conv_output_size(in.w, f.w, p->stride.w, p->padding.w, p->dilation.w) != out.w) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT,
-                            "out height/width do not match the convolution geometry");
+                            PTEC_MSG("out height/width do not match the convolution geometry"));
     }
     op->scratch_bytes = ptec_nn_convolve_s8_buffer_size(&state->input, &state->filter);
     return PTEC_OK;

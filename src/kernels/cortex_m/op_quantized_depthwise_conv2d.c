@@ -24,15 +24,15 @@ static ptec_status prepare(ptec_op *op)
     const ptec_nn_conv_params *p = &state->params;
     if (state->depth_multiplier < 1 || (int64_t)in.c * state->depth_multiplier != out.c) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_DEPTH_MULTIPLIER,
-                            "depth_multiplier must be >= 1 with Cout = Cin * depth_multiplier");
+                            PTEC_MSG("depth_multiplier must be >= 1 with Cout = Cin * depth_multiplier"));
     }
     if (f.n != 1 || f.c != out.c) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_WEIGHT, "weight must be [1, KH, KW, Cout]");
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_WEIGHT, PTEC_MSG("weight must be [1, KH, KW, Cout]"));
     }
     if (ptec_cm_conv_output_size(in.h, f.h, p->stride.h, p->padding.h, p->dilation.h) != out.h ||
         ptec_cm_conv_output_size(in.w, f.w, p->stride.w, p->padding.w, p->dilation.w) != out.w) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT,
-                            "out height/width do not match the convolution geometry");
+                            PTEC_MSG("out height/width do not match the convolution geometry"));
     }
     op->scratch_bytes = ptec_nn_depthwise_conv_s8_buffer_size(&state->input, &state->filter);
     return PTEC_OK;

@@ -25,7 +25,7 @@ static ptec_status prepare(ptec_op *op)
         return status;
     }
     if (self->dtype != PTEC_DTYPE_CHAR && self->dtype != PTEC_DTYPE_SHORT) {
-        return ptec_op_fail(op, PTEC_INVALID_TYPE, ARG_SELF, "expected an int8 or int16 tensor");
+        return ptec_op_fail(op, PTEC_INVALID_TYPE, ARG_SELF, PTEC_MSG("expected an int8 or int16 tensor"));
     }
     const ptec_dtype dtype = (ptec_dtype)self->dtype;
     const int32_t lo = dtype == PTEC_DTYPE_CHAR ? INT8_MIN : INT16_MIN;
@@ -41,11 +41,11 @@ static ptec_status prepare(ptec_op *op)
     }
     p->output_scale = (float)scale;
     if (!isfinite(p->output_scale)) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT_SCALE, "output_scale must be a finite float32");
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT_SCALE, PTEC_MSG("output_scale must be a finite float32"));
     }
     if (!ptec_cm_same_layout(self, other) || !ptec_cm_same_layout(self, out)) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_OTHER,
-                            "quantized_div needs equal shapes and dim orders (no broadcasting)");
+                            PTEC_MSG("quantized_div needs equal shapes and dim orders (no broadcasting)"));
     }
     state->count = self->numel;
     state->int16 = dtype == PTEC_DTYPE_SHORT;

@@ -34,19 +34,19 @@ static ptec_status prepare(ptec_op *op)
     }
     if (weights->rank != 2 || !ptec_tensor_is_contiguous(weights)) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_WEIGHTS,
-                            "weights must be a contiguous [out_features, in_features] tensor");
+                            PTEC_MSG("weights must be a contiguous [out_features, in_features] tensor"));
     }
     const int32_t out_features = weights->sizes[0];
     const int32_t in_features = weights->sizes[1];
     if (input->rank < 1 || input->sizes[input->rank - 1] != in_features || !ptec_tensor_is_contiguous(input)) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_INPUT,
-                            "input must be contiguous [..., in_features]");
+                            PTEC_MSG("input must be contiguous [..., in_features]"));
     }
     const uint32_t batches = in_features > 0 ? input->numel / (uint32_t)in_features : 0u;
     if (out->rank < 1 || out->sizes[out->rank - 1] != out_features || !ptec_tensor_is_contiguous(out) ||
         (uint64_t)out->numel != (uint64_t)batches * (uint64_t)out_features) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT,
-                            "out must be contiguous [..., out_features] with the input's batches");
+                            PTEC_MSG("out must be contiguous [..., out_features] with the input's batches"));
     }
     status = ptec_cm_check_bias(op, ARG_BIAS, out_features, &state->has_bias);
     if (status == PTEC_OK) status = ptec_op_get_optional_tensor(op, ARG_KERNEL_SUM, &kernel_sum);
@@ -57,19 +57,19 @@ static ptec_status prepare(ptec_op *op)
     if (kernel_sum != NULL && (kernel_sum->dtype != PTEC_DTYPE_INT || kernel_sum->numel != (uint32_t)out_features ||
                                !ptec_tensor_is_contiguous(kernel_sum))) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_KERNEL_SUM,
-                            "kernel_sum must be a contiguous int32 tensor of out_features entries");
+                            PTEC_MSG("kernel_sum must be a contiguous int32 tensor of out_features entries"));
     }
     status = ptec_cm_get_int_in(op, ARG_INPUT_OFFSET, -INT8_MAX, -INT8_MIN, &p->input_offset);
     if (status == PTEC_OK) status = ptec_cm_get_int_in(op, ARG_FILTER_OFFSET, -INT8_MAX, -INT8_MIN, &p->filter_offset);
     if (status == PTEC_OK) status = ptec_cm_get_int_in(op, ARG_OUTPUT_OFFSET, INT8_MIN, INT8_MAX, &p->output_offset);
     if (status == PTEC_OK) status = ptec_op_get_int32_list(op, ARG_MULTIPLIERS, values, 1, &count, false);
     if (status == PTEC_OK && count != 1) {
-        status = ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_MULTIPLIERS, "expected one multiplier");
+        status = ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_MULTIPLIERS, PTEC_MSG("expected one multiplier"));
     }
     p->quant.multiplier = values[0];
     if (status == PTEC_OK) status = ptec_op_get_int32_list(op, ARG_SHIFTS, values, 1, &count, false);
     if (status == PTEC_OK && (count != 1 || values[0] < -31 || values[0] > 31)) {
-        status = ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SHIFTS, "expected one shift in [-31, 31]");
+        status = ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SHIFTS, PTEC_MSG("expected one shift in [-31, 31]"));
     }
     p->quant.shift = values[0];
     if (status == PTEC_OK) status = ptec_cm_get_activation(op, ARG_ACT_MIN, ARG_ACT_MAX, &p->activation);

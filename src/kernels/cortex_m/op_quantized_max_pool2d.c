@@ -26,11 +26,11 @@ static ptec_status prepare(ptec_op *op)
         return status;
     }
     if (dilation.h != 1 || dilation.w != 1) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_DILATION, "max pooling supports dilation [1, 1] only");
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_DILATION, PTEC_MSG("max pooling supports dilation [1, 1] only"));
     }
     if (input_zp != output_zp) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_OUTPUT_ZP,
-                            "input and output zero points must be equal");
+                            PTEC_MSG("input and output zero points must be equal"));
     }
     op->scratch_bytes = 0;
     return PTEC_OK;

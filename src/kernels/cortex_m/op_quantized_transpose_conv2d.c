@@ -32,13 +32,13 @@ static ptec_status prepare(ptec_op *op)
     const ptec_nn_conv_params *p = &state->params;
     if (f.c != in.c || f.n != out.c) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_WEIGHT,
-                            "weight must be [Cout, KH, KW, Cin] (groups must be 1)");
+                            PTEC_MSG("weight must be [Cout, KH, KW, Cin] (groups must be 1)"));
     }
     if (in.h < 1 || in.w < 1 ||
         output_size(in.h, f.h, p->stride.h, p->padding.h, output_padding.h, p->dilation.h) != out.h ||
         output_size(in.w, f.w, p->stride.w, p->padding.w, output_padding.w, p->dilation.w) != out.w) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT,
-                            "out height/width do not match the transposed convolution geometry");
+                            PTEC_MSG("out height/width do not match the transposed convolution geometry"));
     }
     /* The gather loop's index, out + padding, must also stay small. */
     status = ptec_cm_check_axis_span(op, in.h, p->stride.h, f.h, p->dilation.h, p->padding.h);

@@ -33,24 +33,24 @@ static ptec_status prepare(ptec_op *op)
         return status;
     }
     if (input->rank < 1) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_INPUT, "softmax needs a tensor of rank >= 1");
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_INPUT, PTEC_MSG("softmax needs a tensor of rank >= 1"));
     }
     const int64_t last = (int64_t)input->rank - 1;
     if (dim != last && dim != -1) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_DIM, "softmax runs over the last dim only");
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_DIM, PTEC_MSG("softmax runs over the last dim only"));
     }
     if (input->dim_order != NULL && input->dim_order[last] != last) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_INPUT,
-                            "the softmax dim must be the innermost physical dim");
+                            PTEC_MSG("the softmax dim must be the innermost physical dim"));
     }
     if (!ptec_cm_same_layout(input, out)) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT, "out must have the input's sizes and dim order");
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT, PTEC_MSG("out must have the input's sizes and dim order"));
     }
     if (output_zp != -128) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_OUTPUT_ZP, "softmax output zero point must be -128");
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_OUTPUT_ZP, PTEC_MSG("softmax output zero point must be -128"));
     }
     if (state->params.input_left_shift < 0 || state->params.input_left_shift > 31) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SHIFT, "softmax input_shift must be in [0, 31]");
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SHIFT, PTEC_MSG("softmax input_shift must be in [0, 31]"));
     }
     state->row_size = input->sizes[last];
     state->rows = state->row_size > 0 ? (int32_t)(input->numel / (uint32_t)state->row_size) : 0;

@@ -27,19 +27,19 @@ static ptec_status prepare(ptec_op *op)
     }
     const int32_t rank = input->rank;
     if (rank < 1 || rank > 4) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_INPUT, "transpose supports rank 1 to 4");
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_INPUT, PTEC_MSG("transpose supports rank 1 to 4"));
     }
     if (count != (size_t)rank) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_PERM, "perm must have one entry per dim");
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_PERM, PTEC_MSG("perm must have one entry per dim"));
     }
     if (!ptec_tensor_is_contiguous(input) || !ptec_tensor_is_contiguous(out) || out->rank != rank) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, -1, "transpose needs contiguous tensors of equal rank");
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, -1, PTEC_MSG("transpose needs contiguous tensors of equal rank"));
     }
     unsigned seen = 0;
     for (int32_t d = 0; d < rank; ++d) {
         const int64_t p = perm[d] < 0 ? perm[d] + rank : perm[d];
         if (p < 0 || p >= rank || (seen & (1u << p)) != 0) {
-            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_PERM, "perm must be a permutation of the dims");
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_PERM, PTEC_MSG("perm must be a permutation of the dims"));
         }
         seen |= 1u << p;
         state->perm[d] = (int32_t)p;
@@ -47,7 +47,7 @@ static ptec_status prepare(ptec_op *op)
     }
     for (int32_t d = 0; d < rank; ++d) {
         if (out->sizes[d] != input->sizes[state->perm[d]]) {
-            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT, "out sizes must be the permuted input sizes");
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT, PTEC_MSG("out sizes must be the permuted input sizes"));
         }
     }
     state->rank = rank;

@@ -1,8 +1,13 @@
 /* int8 depthwise convolution, NHWC input, IHWO filter [1, KH, KW, Cout],
  * Cout = Cin * depth_multiplier (cortex-m-ops.md §3.10). Output channel o
- * reads input channel o / depth_multiplier. Batches are independent. */
+ * reads input channel o / depth_multiplier. Batches are independent.
+ *
+ * Four output channels are accumulated together, in registers, over the
+ * in-bounds taps only. Accumulators wrap as int32 on the target. */
 #include "ptec_nn.h"
+#include "ptec_nn_dot.h"
 #include "ptec_nn_math.h"
+#include "ptec_nn_window.h"
 
 uint32_t ptec_nn_depthwise_conv_s8_buffer_size(const ptec_nn_dims *input_dims,
                                                const ptec_nn_dims *filter_dims)
@@ -20,7 +25,6 @@ ptec_status ptec_nn_depthwise_conv_s8(ptec_nn_buffer scratch, const ptec_nn_conv
                                       const int32_t *bias, const ptec_nn_dims *output_dims,
                                       int8_t *output)
 {
-    (void)scratch;
     const ptec_nn_dims in = *input_dims;
     const ptec_nn_dims f = *filter_dims;
     const ptec_nn_dims out = *output_dims;
@@ -31,41 +35,69 @@ ptec_status ptec_nn_depthwise_conv_s8(ptec_nn_buffer scratch, const ptec_nn_conv
     if ((size_t)out.n * (size_t)out.h * (size_t)out.w * (size_t)out.c == 0) {
         return PTEC_OK;
     }
+    (void)scratch;
     if (input == NULL || filter == NULL || output == NULL || quant == NULL) {
         return PTEC_INVALID_ARGUMENT;
     }
     const ptec_nn_conv_params p = *params;
+    const int32_t dm = depth_multiplier;
     const size_t out_c = (size_t)out.c;
+    const size_t in_pixel = (size_t)in.c;
+    const size_t in_row = (size_t)in.w * in_pixel;
+
+    /* The tap strides of input and filter. */
+    ptec_nn_taps taps;
+    taps.x_col = (size_t)p.dilation.w * in_pixel;
+    taps.x_row = (size_t)p.dilation.h * in_row;
+    taps.w_col = out_c;
+    taps.w_row = (size_t)f.w * out_c;
+    taps.rows = f.h;
+    taps.cols = f.w;
+
+    /* Lane t of a block of four reads input channel (o + t) / dm: adjacent
+     * channels for dm == 1, one channel for a single input channel. */
+    const int lanes_share_step = dm == 1 || in.c == 1;
+    const size_t x_lane = dm == 1 ? 1u : 0u;
+
     int8_t *y = output;
     for (int32_t n = 0; n < out.n; ++n) {
-        const int8_t *image = input + (size_t)n * (size_t)in.h * (size_t)in.w * (size_t)in.c;
+        const int8_t *image = input + (size_t)n * (size_t)in.h * in_row;
         for (int32_t oy = 0; oy < out.h; ++oy) {
             const int32_t y0 = oy * p.stride.h - p.padding.h;
+            int32_t ky0, ky1;
+            ptec_nn_tap_range(y0, p.dilation.h, f.h, in.h, &ky0, &ky1);
             for (int32_t ox = 0; ox < out.w; ++ox) {
                 const int32_t x0 = ox * p.stride.w - p.padding.w;
-                for (int32_t o = 0; o < out.c; ++o) {
-                    const int32_t c = o / depth_multiplier;
-                    uint32_t acc = bias != NULL ? (uint32_t)bias[o] : 0u;
-                    for (int32_t ky = 0; ky < f.h; ++ky) {
-                        const int32_t iy = y0 + ky * p.dilation.h;
-                        if (iy < 0 || iy >= in.h) {
-                            continue;
-                        }
-                        for (int32_t kx = 0; kx < f.w; ++kx) {
-                            const int32_t ix = x0 + kx * p.dilation.w;
-                            if (ix < 0 || ix >= in.w) {
-                                continue;
-                            }
-                            const int32_t x =
-                                image[((size_t)iy * (size_t)in.w + (size_t)ix) * (size_t)in.c + (size_t)c];
-                            const int32_t w = filter[((size_t)ky * (size_t)f.w + (size_t)kx) * out_c + (size_t)o];
-                            acc += (uint32_t)((x + p.input_offset) * w);
-                        }
+                int32_t kx0, kx1;
+                ptec_nn_tap_range(x0, p.dilation.w, f.w, in.w, &kx0, &kx1);
+                ptec_nn_taps window = taps;
+                window.rows = ky1 - ky0;
+                window.cols = kx1 - kx0;
+                /* First in-bounds tap, channel 0, of input and filter. */
+                const int8_t *x_tap = image + (size_t)(y0 + ky0 * p.dilation.h) * in_row +
+                                      (size_t)(x0 + kx0 * p.dilation.w) * in_pixel;
+                const int8_t *w_tap = filter + ((size_t)ky0 * (size_t)f.w + (size_t)kx0) * out_c;
+                int32_t o = 0;
+                while (o < out.c) {
+                    uint32_t acc[4] = {0, 0, 0, 0};
+                    int32_t lanes = 1;
+                    if (lanes_share_step && out.c - o >= 4) {
+                        lanes = 4;
+                        ptec_nn_taps4_s8(x_tap + (size_t)(o / dm), x_lane, p.input_offset, w_tap + o, &window, acc);
+                    } else {
+                        acc[0] = ptec_nn_taps1_s8(x_tap + (size_t)(o / dm), p.input_offset, w_tap + o, &window);
                     }
-                    const int32_t r =
-                        ptec_nn_requantize((int32_t)acc, quant->multipliers[o], quant->shifts[o]);
-                    *y++ = (int8_t)ptec_nn_output_stage(r, p.output_offset, p.activation.min,
-                                                        p.activation.max);
+                    for (int32_t t = 0; t < lanes; ++t) {
+                        const int32_t oc = o + t;
+                        uint32_t total = acc[t];
+                        if (bias != NULL) {
+                            total += (uint32_t)bias[oc];
+                        }
+                        const int32_t r = ptec_nn_requantize((int32_t)total, quant->multipliers[oc], quant->shifts[oc]);
+                        *y++ = (int8_t)ptec_nn_output_stage(r, p.output_offset, p.activation.min,
+                                                            p.activation.max);
+                    }
+                    o += lanes;
                 }
             }
         }

@@ -3,9 +3,13 @@
  * Two equivalent accumulator forms exist in .pte files: the bias form of
  * DSP/scalar exports and the kernel_sum form of MVE exports, where
  * kernel_sum[o] = bias[o] + input_offset * sum_i (w[o,i] + filter_offset)
- * was folded ahead of time. Both are accepted here. Accumulators wrap as
- * int32 on the target. */
+ * was folded ahead of time. Both are accepted here.
+ *
+ * The offsets are taken out of the inner loop, modulo 2^32 (so the bits are
+ * those of a wrapping int32 accumulation of (x + io) * (w + fo)):
+ *   sum (x + io)(w + fo) = sum x*w + fo * sum x + io * (sum w + n * fo). */
 #include "ptec_nn.h"
+#include "ptec_nn_dot.h"
 #include "ptec_nn_math.h"
 
 ptec_status ptec_nn_fully_connected_s8(const ptec_nn_fc_params *params, const ptec_nn_fc_dims *dims,
@@ -14,7 +18,7 @@ ptec_status ptec_nn_fully_connected_s8(const ptec_nn_fc_params *params, const pt
                                        int8_t *output)
 {
     const int32_t batches = dims->batches;
-    const int32_t in_features = dims->input_features;
+    const size_t n = (size_t)dims->input_features;
     const int32_t out_features = dims->output_features;
     if (batches == 0 || out_features == 0) {
         return PTEC_OK;
@@ -23,24 +27,38 @@ ptec_status ptec_nn_fully_connected_s8(const ptec_nn_fc_params *params, const pt
         return PTEC_INVALID_ARGUMENT;
     }
     const ptec_nn_fc_params p = *params;
-    /* The kernel_sum form already holds the input offset. */
-    const int32_t input_offset = kernel_sum != NULL ? 0 : p.input_offset;
+    const uint32_t filter_offset = (uint32_t)p.filter_offset;
+    /* The kernel_sum form already holds the input offset (and the bias). */
+    const uint32_t input_offset = kernel_sum != NULL ? 0u : (uint32_t)p.input_offset;
     for (int32_t b = 0; b < batches; ++b) {
-        const int8_t *x = input + (size_t)b * (size_t)in_features;
-        for (int32_t o = 0; o < out_features; ++o) {
-            const int8_t *w = weights + (size_t)o * (size_t)in_features;
-            uint32_t acc;
-            if (kernel_sum != NULL) {
-                acc = (uint32_t)kernel_sum[o];
+        const int8_t *x = input + (size_t)b * n;
+        int8_t *y = output + (size_t)b * (size_t)out_features;
+        const uint32_t x_term = filter_offset * ptec_nn_sum_s8(x, n);
+        int32_t o = 0;
+        while (o < out_features) {
+            const int32_t rows = out_features - o >= 4 ? 4 : 1;
+            uint32_t acc[4] = {0, 0, 0, 0};
+            const int8_t *w = weights + (size_t)o * n;
+            if (rows == 4) {
+                ptec_nn_dot4_s8(x, w, n, n, acc);
             } else {
-                acc = bias != NULL ? (uint32_t)bias[o] : 0u;
+                acc[0] = ptec_nn_dot_s8(x, w, n);
             }
-            for (int32_t i = 0; i < in_features; ++i) {
-                acc += (uint32_t)((x[i] + input_offset) * (w[i] + p.filter_offset));
+            for (int32_t r = 0; r < rows; ++r) {
+                const int32_t oc = o + r;
+                uint32_t total = acc[r] + x_term;
+                if (input_offset != 0) {
+                    total += input_offset * (ptec_nn_sum_s8(w + (size_t)r * n, n) + (uint32_t)n * filter_offset);
+                }
+                if (kernel_sum != NULL) {
+                    total += (uint32_t)kernel_sum[oc];
+                } else if (bias != NULL) {
+                    total += (uint32_t)bias[oc];
+                }
+                const int32_t q = ptec_nn_requantize((int32_t)total, p.quant.multiplier, p.quant.shift);
+                y[oc] = (int8_t)ptec_nn_output_stage(q, p.output_offset, p.activation.min, p.activation.max);
             }
-            const int32_t y = ptec_nn_requantize((int32_t)acc, p.quant.multiplier, p.quant.shift);
-            output[(size_t)b * (size_t)out_features + (size_t)o] =
-                (int8_t)ptec_nn_output_stage(y, p.output_offset, p.activation.min, p.activation.max);
+            o += rows;
         }
     }
     return PTEC_OK;

@@ -53,13 +53,17 @@ static inline int32_t ptec_nn_doubling_high_mult_no_sat(int32_t a, int32_t b)
     return (int32_t)(product >> 31);
 }
 
-/* v * multiplier * 2^(shift-31), shift in [-31, 31] (§1.6). */
+/* v * multiplier * 2^(shift-31), shift in [-31, 31] (§1.6). The final
+ * round_shift by `right` is written without branches, in 32 bits (cheap on
+ * Cortex-M): with right == 0 the mask is 0 and nothing is added. */
 static inline int32_t ptec_nn_requantize(int32_t v, int32_t multiplier, int32_t shift)
 {
     const int32_t left = shift > 0 ? shift : 0;
     const int32_t right = shift > 0 ? 0 : -shift;
-    return ptec_nn_round_shift(ptec_nn_doubling_high_mult_no_sat(ptec_nn_wrap_shl(v, left), multiplier),
-                               right);
+    const int32_t high = ptec_nn_doubling_high_mult_no_sat(ptec_nn_wrap_shl(v, left), multiplier);
+    const int32_t mask = (int32_t)((1u << right) - 1u);
+    const int32_t threshold = (mask >> 1) + (high < 0 ? 1 : 0);
+    return (high >> right) + ((high & mask) > threshold ? 1 : 0);
 }
 
 /* clamp(v + offset, lo, hi) for a requantized v of any size: the clamp is

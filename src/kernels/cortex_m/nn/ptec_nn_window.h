@@ -1,0 +1,25 @@
+/* Which taps of a kernel axis fall inside the input, so that the conv
+ * loops never test bounds per tap. */
+#ifndef PTEC_NN_WINDOW_H
+#define PTEC_NN_WINDOW_H
+
+#include <stdint.h>
+
+/* Taps k in [*begin, *end) satisfy 0 <= start + k*dilation < size. */
+static inline void ptec_nn_tap_range(int32_t start, int32_t dilation, int32_t kernel, int32_t size,
+                                     int32_t *begin, int32_t *end)
+{
+    int32_t first = 0;
+    int32_t last = kernel;
+    if (start < 0) {
+        first = (-start + dilation - 1) / dilation;
+    }
+    if (start + (kernel - 1) * dilation >= size) {
+        const int32_t room = size - start; /* taps with k*dilation < room */
+        last = room <= 0 ? 0 : (room + dilation - 1) / dilation;
+    }
+    *begin = first;
+    *end = last > first ? last : first;
+}
+
+#endif

@@ -1,0 +1,534 @@
+#!/usr/bin/python3
+"""The cortex_m operator wrappers end to end: one-op .pte programs built with
+ptec.pte.ProgramBuilder, run by ptec-run, compared byte for byte with
+ptec.reference.cortex_m; and malformed calls that prepare must refuse with a
+clear message (never a crash, never at run time).
+
+Usage: kernel_ops_e2e.py --ptec-run PATH [--keep DIR]
+       kernel_ops_e2e.py --qemu-target cortex-m55|cortex-m33 --runner-elf ELF [--keep DIR]
+The second form runs the same programs on the emulated board with the
+fixed-address firmware runner (scripts/run_qemu.sh) instead of ptec-run.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import re
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from ptec.pte.program_builder import CHANNELS_LAST, ProgramBuilder  # noqa: E402
+from ptec.pte.schema import ScalarType  # noqa: E402
+from ptec.pte.writer import write_program  # noqa: E402
+from ptec.reference import cortex_m as ref  # noqa: E402
+
+I8, I16, I32, F32 = ScalarType.CHAR, ScalarType.SHORT, ScalarType.INT, ScalarType.FLOAT
+rng = np.random.default_rng(11)
+
+
+def i8(shape):
+    return rng.integers(-128, 128, size=shape, dtype=np.int64).astype(np.int8)
+
+
+def nchw(shape_nhwc):
+    n, h, w, c = shape_nhwc
+    return [n, c, h, w]
+
+
+def as_input(x_nhwc):
+    """NHWC bytes under the logical NCHW shape, as ptec-run takes them."""
+    return np.ascontiguousarray(x_nhwc).reshape(nchw(x_nhwc.shape))
+
+
+class Case:
+    def __init__(self, name, builder, inputs, expected=None, error=None):
+        self.name, self.builder, self.inputs = name, builder, inputs
+        self.expected, self.error = expected, error
+
+
+def act4(b, shape_nhwc, dtype=I8, order=CHANNELS_LAST):
+    return b.tensor(dtype, nchw(shape_nhwc), order)
+
+
+def finish(b, name, ins, out, inputs, expected=None, error=None):
+    b.set_io(ins, [out])
+    return Case(name, b, inputs, expected, error)
+
+
+# ---------------------------------------------------------------------------
+# one-op programs
+
+def quantize_case(bits, error_dtype=None):
+    x = (rng.standard_normal((3, 5)) * 40).astype(np.float32)
+    dtype = I8 if bits == 8 else I16
+    qmin, qmax = (-128, 127) if bits == 8 else (-32768, 32767)
+    b = ProgramBuilder()
+    xv = b.tensor(F32, x.shape)
+    out = b.tensor(dtype, x.shape)
+    b.call("cortex_m::quantize_per_tensor.out", input=xv, scale=0.37, zero_point=-3, quant_min=qmin,
+           quant_max=qmax, dtype=error_dtype or dtype, out=out)
+    if error_dtype:
+        return finish(b, "quantize bad dtype", [xv], out, [x], error="int8 (CHAR) or int16")
+    return finish(b, "quantize s%d" % bits, [xv], out, [x], ref.quantize_per_tensor(x, 0.37, -3, qmin, qmax,
+                                                                                   1 if bits == 8 else 2))
+
+
+def quantize_ties_case():
+    """x * (1/scale) lands exactly on .5: nearbyint must round to even, on
+    every target's libm."""
+    x = (np.arange(-60, 60, dtype=np.float32) + np.float32(0.25)).reshape(8, 15)
+    b = ProgramBuilder()
+    xv, out = b.tensor(F32, x.shape), b.tensor(I8, x.shape)
+    b.call("cortex_m::quantize_per_tensor.out", input=xv, scale=0.5, zero_point=1, quant_min=-128, quant_max=127,
+           dtype=I8, out=out)
+    return finish(b, "quantize ties", [xv], out, [x], ref.quantize_per_tensor(x, 0.5, 1, -128, 127))
+
+
+def div_ties_case():
+    """Quotients of k + 0.5: roundf must round half away from zero."""
+    a = np.arange(-100, 100, dtype=np.int64).astype(np.int8).reshape(10, 20)
+    c = np.full(a.shape, 2, np.int8)
+    b = ProgramBuilder()
+    va, vc, out = b.tensor(I8, a.shape), b.tensor(I8, c.shape), b.tensor(I8, a.shape)
+    b.call("cortex_m::quantized_div.out", self=va, self_zero_point=0, other=vc, other_zero_point=0,
+           output_zero_point=3, output_scale=1.0, out=out)
+    return finish(b, "div ties", [va, vc], out, [a, c], ref.quantized_div(a, 0, c, 0, 3, 1.0))
+
+
+def dequantize_case(bits):
+    dtype, np_dtype = (I8, np.int8) if bits == 8 else (I16, np.int16)
+    info = np.iinfo(np_dtype)
+    q = rng.integers(info.min, info.max + 1, size=(2, 7), dtype=np.int64).astype(np_dtype)
+    b = ProgramBuilder()
+    qv = b.tensor(dtype, q.shape)
+    out = b.tensor(F32, q.shape)
+    b.call("cortex_m::dequantize_per_tensor.out", input=qv, scale=0.021, zero_point=5, quant_min=int(info.min),
+           quant_max=int(info.max), dtype=dtype, out=out)
+    return finish(b, "dequantize s%d" % bits, [qv], out, [q],
+                  ref.dequantize_per_tensor(q, 0.021, 5, int(info.min), int(info.max)))
+
+
+def add_mul_case(op, mode):
+    shape = (2, 3, 4, 5)
+    big = i8(shape)
+    small = i8((1, 1, 1, 5)) if mode != "same" else i8(shape)
+    b = ProgramBuilder()
+    vb = act4(b, shape)
+    vs = act4(b, small.shape)
+    out = act4(b, shape)
+    first, second = (vs, vb) if mode == "swapped" else (vb, vs)
+    x1, x2 = (small, big) if mode == "swapped" else (big, small)
+    if op == "add":
+        (m1, s1), (m2, s2), (mo, so) = ref.add_parameters(0.05, 0.08, 0.1)
+        b.call("cortex_m::quantized_add.out", self=first, self_zero_point=-7, self_multiplier=m1, self_shift=s1,
+               other=second, other_zero_point=12, other_multiplier=m2, other_shift=s2, output_zero_point=3,
+               output_multiplier=mo, output_shift=so, activation_min=-100, activation_max=120, out=out)
+        want = ref.quantized_add(x1, -7, m1, s1, x2, 12, m2, s2, 3, mo, so, -100, 120)
+    else:
+        mo, so = ref.quantize_multiplier(0.05 * 0.08 / 0.1)
+        b.call("cortex_m::quantized_mul.out", self=first, self_zero_point=-7, other=second, other_zero_point=12,
+               output_zero_point=3, output_multiplier=mo, output_shift=so, out=out)
+        want = ref.quantized_mul(x1, -7, x2, 12, 3, mo, so)
+    return finish(b, "%s %s" % (op, mode), [first, second], out, [as_input(x1), as_input(x2)], want)
+
+
+def div_case(bits):
+    np_dtype, dtype = (np.int8, I8) if bits == 8 else (np.int16, I16)
+    info = np.iinfo(np_dtype)
+    a = rng.integers(info.min, info.max + 1, size=(4, 6), dtype=np.int64).astype(np_dtype)
+    c = rng.integers(info.min, info.max + 1, size=(4, 6), dtype=np.int64).astype(np_dtype)
+    c[0, :3] = 2
+    b = ProgramBuilder()
+    va, vc, out = b.tensor(dtype, a.shape), b.tensor(dtype, c.shape), b.tensor(dtype, a.shape)
+    b.call("cortex_m::quantized_div.out", self=va, self_zero_point=1, other=vc, other_zero_point=2,
+           output_zero_point=-4, output_scale=0.75, out=out)
+    return finish(b, "div s%d" % bits, [va, vc], out, [a, c], ref.quantized_div(a, 1, c, 2, -4, 0.75))
+
+
+def activation_case():
+    x = i8((3, 40))
+    lut = i8(256)
+    b = ProgramBuilder()
+    xv, out = b.tensor(I8, x.shape), b.tensor(I8, x.shape)
+    b.call("cortex_m::quantized_activation.out", input=xv, lut=b.constant(lut), out=out)
+    return finish(b, "activation lut", [xv], out, [x], ref.quantized_activation(x, lut))
+
+
+def min_max_case(op, layout):
+    if layout == "contiguous":
+        sa, sb, so = (3, 4, 3, 1), (3, 4, 1, 1), (3, 4, 3, 1)
+        a, c = i8(sa), i8(sb)
+        b = ProgramBuilder()
+        va, vc, out = b.tensor(I8, sa), b.tensor(I8, sb), b.tensor(I8, so)
+        inputs = [a, c]
+    else:  # channels-last image against a per-channel [1,C,1,1] operand
+        a, c = i8((1, 3, 4, 6)), i8((1, 1, 1, 6))
+        b = ProgramBuilder()
+        va, vc, out = act4(b, a.shape), act4(b, c.shape), act4(b, a.shape)
+        inputs = [as_input(a), as_input(c)]
+    b.call("cortex_m::%s.out" % op, self=va, other=vc, out=out)
+    want = ref.minimum(a, c) if op == "minimum" else ref.maximum(a, c)
+    return finish(b, "%s %s" % (op, layout), [va, vc], out, inputs, want)
+
+
+def linear_case(form):
+    x = i8((2, 3, 17))
+    w = i8((9, 17))
+    bias = rng.integers(-3000, 3000, size=9).astype(np.int32)
+    m, s = ref.quantize_multiplier(0.003)
+    b = ProgramBuilder()
+    xv, out = b.tensor(I8, x.shape), b.tensor(I8, (2, 3, 9))
+    kernel_sum = ref.kernel_sum_from_bias(w, bias, 5) if form == "kernel_sum" else None
+    b.call("cortex_m::quantized_linear.out", input=xv, weights=b.constant(w),
+           bias=b.constant(bias) if form == "bias" else None,
+           kernel_sum=b.constant(kernel_sum) if kernel_sum is not None else None, input_offset=5,
+           filter_offset=0, output_offset=-2, requantize_multipliers=[m], requantize_shifts=[s],
+           activation_max=100, activation_min=-90, out=out)
+    want = ref.quantized_linear(x, w, bias, None, 5, 0, -2, [m], [s], 100, -90)
+    return finish(b, "linear " + form, [xv], out, [x], want)
+
+
+def conv_call(b, xv, w, bias, stride, padding, dilation, mults, shifts, out, op="conv", dm=None,
+              output_padding=None):
+    common = dict(input=xv, weight=b.constant(w), bias=b.constant(bias) if bias is not None else None,
+                  stride=list(stride), padding=list(padding), input_offset=9, output_offset=-6,
+                  requantize_multipliers=b.constant(mults), requantize_shifts=b.constant(shifts),
+                  activation_min=-120, activation_max=125, out=out)
+    if op == "conv":
+        b.call("cortex_m::quantized_conv2d.out", dilation=list(dilation), scratch=b.scratch(0), **common)
+    elif op == "depthwise":
+        b.call("cortex_m::quantized_depthwise_conv2d.out", dilation=list(dilation), depth_multiplier=dm,
+               scratch=b.scratch(0), **common)
+    else:
+        b.call("cortex_m::quantized_transpose_conv2d.out", dilation=list(dilation),
+               output_padding=list(output_padding), scratch=b.scratch(0), output_scratch=b.scratch(0), **common)
+
+
+def per_channel(cout, scale):
+    pairs = [ref.quantize_multiplier(scale * (1 + 0.1 * i)) for i in range(cout)]
+    return (np.array([p[0] for p in pairs], np.int32), np.array([p[1] for p in pairs], np.int32))
+
+
+def conv_case(error=None):
+    n, h, w, cin, cout, groups = 2, 7, 6, 6, 4, 2
+    kh, kw, stride, padding, dilation = 3, 2, (2, 1), (1, 2), (1, 2)
+    x = i8((n, h, w, cin))
+    wt = i8((cout, kh, kw, cin // groups))
+    bias = rng.integers(-5000, 5000, size=cout).astype(np.int32)
+    mults, shifts = per_channel(cout, 0.002)
+    oh = ref.conv_output_size(h, kh, stride[0], padding[0], dilation[0])
+    ow = ref.conv_output_size(w, kw, stride[1], padding[1], dilation[1])
+    b = ProgramBuilder()
+    order = CHANNELS_LAST if error != "layout" else None
+    xv = act4(b, x.shape, order=order)
+    out = act4(b, (n, oh + (1 if error == "geometry" else 0), ow, cout))
+    if error == "shift":
+        shifts = shifts.copy()
+        shifts[1] = 40
+    conv_call(b, xv, wt, bias, stride, padding, dilation, mults, shifts, out)
+    if error:
+        messages = {"layout": "channels-last", "geometry": "geometry", "shift": "shift"}
+        return finish(b, "conv bad " + error, [xv], out, [as_input(x)], error=messages[error])
+    want = ref.quantized_conv2d(x, wt, bias, stride, padding, dilation, 9, -6, mults, shifts, -120, 125)
+    return finish(b, "conv groups batch", [xv], out, [as_input(x)], want)
+
+
+def depthwise_case(cin, dm):
+    h, w, kh, kw, stride, padding = 9, 5, 3, 4, (2, 2), (1, 1)
+    x = i8((1, h, w, cin))
+    wt = i8((1, kh, kw, cin * dm))
+    bias = rng.integers(-5000, 5000, size=cin * dm).astype(np.int32)
+    mults, shifts = per_channel(cin * dm, 0.004)
+    oh = ref.conv_output_size(h, kh, stride[0], padding[0], 1)
+    ow = ref.conv_output_size(w, kw, stride[1], padding[1], 1)
+    b = ProgramBuilder()
+    xv, out = act4(b, x.shape), act4(b, (1, oh, ow, cin * dm))
+    conv_call(b, xv, wt, bias, stride, padding, (1, 1), mults, shifts, out, op="depthwise", dm=dm)
+    want = ref.quantized_depthwise_conv2d(x, wt, bias, stride, padding, (1, 1), dm, 9, -6, mults, shifts, -120,
+                                          125)
+    return finish(b, "depthwise cin %d dm %d" % (cin, dm), [xv], out, [as_input(x)], want)
+
+
+def transpose_conv_case():
+    n, h, w, cin, cout, kh, kw = 1, 4, 3, 5, 3, 3, 4
+    stride, padding, output_padding = (2, 3), (1, 2), (1, 0)
+    x = i8((n, h, w, cin))
+    wt = i8((cout, kh, kw, cin))
+    mults, shifts = per_channel(cout, 0.004)
+    oh = ref.transpose_conv_output_size(h, kh, stride[0], padding[0], output_padding[0])
+    ow = ref.transpose_conv_output_size(w, kw, stride[1], padding[1], output_padding[1])
+    b = ProgramBuilder()
+    xv, out = act4(b, x.shape), act4(b, (n, oh, ow, cout))
+    conv_call(b, xv, wt, None, stride, padding, (1, 1), mults, shifts, out, op="transpose",
+              output_padding=output_padding)
+    want = ref.quantized_transpose_conv2d(x, wt, None, stride, padding, output_padding, (1, 1), 9, -6, mults,
+                                          shifts, -120, 125)
+    return finish(b, "transpose conv", [xv], out, [as_input(x)], want)
+
+
+def bmm_case(error=None):
+    lhs, rhs_t = i8((2, 3, 11)), i8((2, 4, 11 if error is None else 10))
+    m, s = ref.quantize_multiplier(0.004)
+    b = ProgramBuilder()
+    vl, vr, out = b.tensor(I8, lhs.shape), b.tensor(I8, rhs_t.shape), b.tensor(I8, (2, 3, 4))
+    b.call("cortex_m::quantized_batch_matmul.out", lhs=vl, lhs_zero_point=3, rhs_transposed=vr, rhs_zero_point=-1,
+           output_zero_point=7, output_multiplier=m, output_shift=s, scratch=b.scratch(0), out=out)
+    if error:
+        return finish(b, "bmm bad K", [vl, vr], out, [lhs, rhs_t], error="B and K")
+    return finish(b, "batch matmul", [vl, vr], out, [lhs, rhs_t],
+                  ref.quantized_batch_matmul(lhs, 3, rhs_t, -1, 7, m, s))
+
+
+def pool_case(op, ceil_mode=False, error=None):
+    x = i8((2, 7, 8, 5))
+    kernel, stride, padding = (3, 2), (2, 3), (1, 1)
+    if error == "padding":
+        kernel, padding = (1, 1), (1, 0)
+    oh = ref.pool_output_size(7, kernel[0], stride[0], padding[0], ceil_mode)
+    ow = ref.pool_output_size(8, kernel[1], stride[1], padding[1], ceil_mode)
+    b = ProgramBuilder()
+    xv, out = act4(b, x.shape), act4(b, (2, oh, ow, 5))
+    if op == "avg":
+        b.call("cortex_m::quantized_avg_pool2d.out", input=xv, kernel_size=list(kernel), stride=list(stride),
+               padding=list(padding), ceil_mode=ceil_mode, zero_point=-128, multiplier=1 << 30, shift=0,
+               scratch=b.scratch(20), out=out)
+        if error:
+            return finish(b, "avgpool bad padding", [xv], out, [as_input(x)], error="padding")
+        want = ref.quantized_avg_pool2d(x, kernel, stride, padding, ceil_mode, 0, 0, 0)
+    else:
+        b.call("cortex_m::quantized_max_pool2d.out", input=xv, kernel_size=list(kernel), stride=list(stride),
+               padding=list(padding), dilation=[2, 1] if error == "dilation" else [1, 1], ceil_mode=ceil_mode,
+               input_zero_point=4, output_zero_point=4, activation_min=-50, activation_max=100, out=out)
+        if error:
+            return finish(b, "maxpool bad dilation", [xv], out, [as_input(x)], error="dilation")
+        want = ref.quantized_max_pool2d(x, kernel, stride, padding, (1, 1), ceil_mode, 4, 4, -50, 100)
+    return finish(b, "%spool ceil %s" % (op, ceil_mode), [xv], out, [as_input(x)], want)
+
+
+def softmax_case(shape, dim=-1, output_zp=-128, error=None):
+    x = (rng.integers(-30, 30, size=shape) + 20).astype(np.int8)
+    m, s, diff_min = ref.softmax_parameters(0.09)
+    b = ProgramBuilder()
+    xv, out = b.tensor(I8, shape), b.tensor(I8, shape)
+    b.call("cortex_m::softmax.out", input=xv, dim=dim, input_zero_point=20, output_zero_point=output_zp,
+           input_multiplier=m, input_shift=s, diff_min=diff_min, out=out)
+    if error:
+        return finish(b, "softmax bad " + error, [xv], out, [x], error=error)
+    return finish(b, "softmax %s" % (shape,), [xv], out, [x], ref.softmax(x, -1, 20, -128, m, s, diff_min))
+
+
+def transpose_case(shape, perm, error=None):
+    x = i8(shape)
+    b = ProgramBuilder()
+    out_shape = [shape[p] for p in perm] if error is None else list(shape)
+    xv, out = b.tensor(I8, shape), b.tensor(I8, out_shape)
+    b.call("cortex_m::transpose.out", input=xv, perm=list(perm), out=out)
+    if error:
+        return finish(b, "transpose bad perm", [xv], out, [x], error=error)
+    return finish(b, "transpose %s %s" % (shape, perm), [xv], out, [x], ref.transpose(x, perm))
+
+
+def pad_case(layout):
+    if layout == "channels_last":
+        x = i8((1, 3, 4, 5))
+        pre, post = [0, 1, 2, 1], [1, 0, 1, 2]
+        b = ProgramBuilder()
+        xv = act4(b, x.shape)
+        out_nhwc = tuple(d + p + q for d, p, q in zip(x.shape, pre, post))
+        out = act4(b, out_nhwc)
+        inputs = [as_input(x)]
+    else:
+        x = i8((3, 4))
+        pre, post = [0, 0, 1, 2], [0, 0, 2, 0]
+        b = ProgramBuilder()
+        xv, out = b.tensor(I8, x.shape), b.tensor(I8, (6, 6))
+        inputs = [x]
+    b.call("cortex_m::pad.out", input=xv, pre_pad=pre, post_pad=post, pad_value=-9, out=out)
+    return finish(b, "pad " + layout, [xv], out, inputs, ref.pad(x, pre, post, -9))
+
+
+def error_cases():
+    cases = [quantize_case(8, error_dtype=3), conv_case("layout"), conv_case("geometry"), conv_case("shift"),
+             bmm_case("K"), pool_case("avg", error="padding"), pool_case("max", error="dilation"),
+             softmax_case((2, 3), dim=0, error="last dim"), transpose_case((2, 3), [0, 0], error="permutation")]
+    cases.append(softmax_case((2, 3), output_zp=-127, error="-128"))
+    # add on int16 tensors
+    b = ProgramBuilder()
+    x, y, out = b.tensor(I16, (4,)), b.tensor(I16, (4,)), b.tensor(I16, (4,))
+    b.call("cortex_m::quantized_add.out", self=x, self_zero_point=0, self_multiplier=1 << 30, self_shift=0,
+           other=y, other_zero_point=0, other_multiplier=1 << 30, other_shift=0, output_zero_point=0,
+           output_multiplier=1 << 30, output_shift=0, activation_min=-128, activation_max=127, out=out)
+    cases.append(finish(b, "add int16", [x, y], out, [np.zeros(4, np.int16)] * 2, error="int8"))
+    # add with an inverted activation range
+    b = ProgramBuilder()
+    x, y, out = b.tensor(I8, (4,)), b.tensor(I8, (4,)), b.tensor(I8, (4,))
+    b.call("cortex_m::quantized_add.out", self=x, self_zero_point=0, self_multiplier=1 << 30, self_shift=0,
+           other=y, other_zero_point=0, other_multiplier=1 << 30, other_shift=0, output_zero_point=0,
+           output_multiplier=1 << 30, output_shift=0, activation_min=10, activation_max=-10, out=out)
+    cases.append(finish(b, "add inverted activation", [x, y], out, [np.zeros(4, np.int8)] * 2, error="activation"))
+    # mul with shapes that neither match nor channel-broadcast
+    b = ProgramBuilder()
+    x, y, out = b.tensor(I8, (2, 3)), b.tensor(I8, (3, 2)), b.tensor(I8, (2, 3))
+    b.call("cortex_m::quantized_mul.out", self=x, self_zero_point=0, other=y, other_zero_point=0,
+           output_zero_point=0, output_multiplier=1 << 30, output_shift=0, out=out)
+    cases.append(finish(b, "mul bad shapes", [x, y], out, [np.zeros((2, 3), np.int8), np.zeros((3, 2), np.int8)],
+                        error="broadcast"))
+    # div with broadcasting
+    b = ProgramBuilder()
+    x, y, out = b.tensor(I8, (2, 3)), b.tensor(I8, (1, 3)), b.tensor(I8, (2, 3))
+    b.call("cortex_m::quantized_div.out", self=x, self_zero_point=0, other=y, other_zero_point=0,
+           output_zero_point=0, output_scale=1.0, out=out)
+    cases.append(finish(b, "div broadcast", [x, y], out, [np.zeros((2, 3), np.int8), np.zeros((1, 3), np.int8)],
+                        error="equal shapes"))
+    # LUT of 255 entries
+    b = ProgramBuilder()
+    x, out = b.tensor(I8, (4,)), b.tensor(I8, (4,))
+    b.call("cortex_m::quantized_activation.out", input=x, lut=b.constant(np.zeros(255, np.int8)), out=out)
+    cases.append(finish(b, "lut size", [x], out, [np.zeros(4, np.int8)], error="256"))
+    # minimum with shapes that do not broadcast
+    b = ProgramBuilder()
+    x, y, out = b.tensor(I8, (2, 3)), b.tensor(I8, (2, 2)), b.tensor(I8, (2, 3))
+    b.call("cortex_m::minimum.out", self=x, other=y, out=out)
+    cases.append(finish(b, "minimum bad shapes", [x, y], out, [np.zeros((2, 3), np.int8), np.zeros((2, 2), np.int8)],
+                        error="broadcast"))
+    # linear whose weights do not match the input features
+    b = ProgramBuilder()
+    x, out = b.tensor(I8, (1, 8)), b.tensor(I8, (1, 4))
+    b.call("cortex_m::quantized_linear.out", input=x, weights=b.constant(np.zeros((4, 7), np.int8)), bias=None,
+           kernel_sum=None, input_offset=0, filter_offset=0, output_offset=0, requantize_multipliers=[1 << 30],
+           requantize_shifts=[0], activation_max=127, activation_min=-128, out=out)
+    cases.append(finish(b, "linear features", [x], out, [np.zeros((1, 8), np.int8)], error="in_features"))
+    # depthwise with a depth multiplier that does not give Cout
+    b = ProgramBuilder()
+    xv, out = act4(b, (1, 4, 4, 3)), act4(b, (1, 2, 2, 6))
+    mults, shifts = per_channel(6, 0.01)
+    conv_call(b, xv, np.zeros((1, 3, 3, 6), np.int8), None, (1, 1), (0, 0), (1, 1), mults, shifts, out,
+              op="depthwise", dm=3)
+    cases.append(finish(b, "depthwise multiplier", [xv], out, [np.zeros((1, 3, 4, 4), np.int8)],
+                        error="depth_multiplier"))
+    # pad with a negative entry
+    b = ProgramBuilder()
+    x, out = b.tensor(I8, (3, 4)), b.tensor(I8, (3, 4))
+    b.call("cortex_m::pad.out", input=x, pre_pad=[0, 0, -1, 0], post_pad=[0, 0, 1, 0], pad_value=0, out=out)
+    cases.append(finish(b, "pad negative", [x], out, [np.zeros((3, 4), np.int8)], error=">= 0"))
+    return cases
+
+
+def all_cases():
+    cases = [quantize_case(8), quantize_case(16), quantize_ties_case(), dequantize_case(8), dequantize_case(16),
+             div_ties_case()]
+    for op in ("add", "mul"):
+        for mode in ("same", "broadcast", "swapped"):
+            cases.append(add_mul_case(op, mode))
+    cases += [div_case(8), div_case(16), activation_case()]
+    for op in ("minimum", "maximum"):
+        cases += [min_max_case(op, "contiguous"), min_max_case(op, "channels_last")]
+    cases += [linear_case("bias"), linear_case("kernel_sum"), conv_case(), depthwise_case(7, 1),
+              depthwise_case(1, 9), depthwise_case(3, 2), transpose_conv_case(), bmm_case(),
+              pool_case("avg"), pool_case("avg", ceil_mode=True), pool_case("max"),
+              softmax_case((3, 19)), softmax_case((2, 1, 3, 5)), transpose_case((2, 3), [0, 1]),
+              transpose_case((2, 3), [1, 0]), transpose_case((2, 3, 4, 5), [3, 1, 0, 2]),
+              transpose_case((4, 5, 6), [-1, 0, 1]), pad_case("channels_last"), pad_case("contiguous")]
+    return cases + error_cases()
+
+
+def run_case(case, ptec_run, workdir, index):
+    base = os.path.join(workdir, "case%02d" % index)
+    write_program(case.builder.build(), base + ".pte")
+    args = [ptec_run, base + ".pte", "--output-dir", base + "-out"]
+    for i, x in enumerate(case.inputs):
+        # raw bytes: the program fixes the shape and dtype
+        with open("%s-in%d.bin" % (base, i), "wb") as f:
+            f.write(np.ascontiguousarray(x).tobytes())
+        args += ["--input", "%s-in%d.bin" % (base, i)]
+    proc = subprocess.run(args, capture_output=True, text=True)
+    if case.error is not None:
+        if proc.returncode == 0:
+            return "ran, expected a load error mentioning %r" % case.error
+        if proc.returncode < 0 or proc.returncode > 100:
+            return "crashed (exit %d): %s" % (proc.returncode, proc.stderr.strip())
+        if case.error not in proc.stderr:
+            return "error message lacks %r: %s" % (case.error, proc.stderr.strip())
+        phase = proc.stderr.lower()
+        if not any(word in phase for word in ("requirements", "load", "prepare")):
+            return "error did not come from preparing the method: %s" % proc.stderr.strip()
+        return None
+    if proc.returncode != 0:
+        return "exit %d: %s" % (proc.returncode, proc.stderr.strip())
+    got = np.load(os.path.join(base + "-out", "output0.npy"))
+    want = np.ascontiguousarray(case.expected)
+    if got.tobytes() != want.tobytes():
+        diff = np.flatnonzero(np.frombuffer(got.tobytes(), np.uint8) != np.frombuffer(want.tobytes(), np.uint8))
+        return "output differs in %d bytes, first at %d" % (len(diff), diff[0] if len(diff) else -1)
+    return None
+
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+
+def run_case_qemu(case, target, elf, workdir, index):
+    """The same check as run_case, on QEMU: outputs come back as
+    "@out<i> <offset> <hex>" lines of the runner firmware."""
+    base = os.path.join(workdir, "case%02d" % index)
+    write_program(case.builder.build(), base + ".pte")
+    args = [os.path.join(ROOT, "scripts", "run_qemu.sh"), "--target", target, "--elf", elf, "--model", base + ".pte"]
+    if case.inputs:
+        with open(base + "-inputs.bin", "wb") as f:  # the input slot holds all inputs in order
+            for x in case.inputs:
+                f.write(np.ascontiguousarray(x).tobytes())
+        args += ["--input", base + "-inputs.bin"]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    text = proc.stdout + proc.stderr
+    if case.error is not None:
+        if proc.returncode == 0:
+            return "ran, expected a load error mentioning %r" % case.error
+        if case.error not in text:
+            return "error message lacks %r: %s" % (case.error, text.strip()[-500:])
+        return None
+    if proc.returncode != 0:
+        return "firmware exit %d: %s" % (proc.returncode, text.strip()[-800:])
+    got = bytearray()
+    for m in re.finditer(r"^@out0 ([0-9a-f]+) ([0-9a-f]*)$", proc.stdout, re.M):
+        got += bytes.fromhex(m.group(2))
+    want = np.ascontiguousarray(case.expected).tobytes()
+    if bytes(got) != want:
+        return "firmware output differs: %s != %s" % (bytes(got).hex()[:64], want.hex()[:64])
+    return None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--ptec-run")
+    parser.add_argument("--qemu-target", choices=["cortex-m55", "cortex-m33"])
+    parser.add_argument("--runner-elf", help="the fixed-address runner firmware for --qemu-target")
+    parser.add_argument("--keep", help="keep the programs in this directory")
+    args = parser.parse_args()
+    if bool(args.ptec_run) == bool(args.qemu_target) or (args.qemu_target and not args.runner_elf):
+        parser.error("give either --ptec-run, or --qemu-target with --runner-elf")
+    workdir = args.keep or tempfile.mkdtemp(prefix="ptec-kernel-e2e-")
+    os.makedirs(workdir, exist_ok=True)
+    failures = 0
+    cases = all_cases()
+    try:
+        for i, case in enumerate(cases):
+            if args.qemu_target:
+                problem = run_case_qemu(case, args.qemu_target, args.runner_elf, workdir, i)
+            else:
+                problem = run_case(case, args.ptec_run, workdir, i)
+            if problem:
+                failures += 1
+                print("FAIL %-32s %s" % (case.name, problem))
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    print("kernel_ops_e2e%s: %d cases (%d error cases), %d failed" % (
+        " on " + args.qemu_target if args.qemu_target else "", len(cases), sum(c.error is not None for c in cases), failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
