@@ -83,6 +83,18 @@ def _scalar(values, i):
     raise InterpreterError(f"v{i}: unexpected {type(v).__name__}")
 
 
+def _pad_layout(t: Tensor, phys: np.ndarray) -> np.ndarray:
+    """cortex_m::pad pads a 4-D tensor in NHWC slots whenever the kernel may
+    treat it as channels-last: dim order [0,2,3,1], or C == 1, or H == W == 1
+    (cortex-m-ops.md 1.2, 3.17). In the last two cases the bytes of an
+    identity-order tensor already are NHWC; only the view changes."""
+    if len(t.sizes) == 4 and list(t.dim_order) == [0, 1, 2, 3] and (
+            t.sizes[1] == 1 or (t.sizes[2] == 1 and t.sizes[3] == 1)):
+        n, c, h, w = t.sizes
+        return phys.reshape(n, h, w, c)
+    return phys
+
+
 def run_program(program: Program, inputs: Sequence[np.ndarray], method: str = "forward",
                 trace: bool = False):
     """Returns the outputs (logical shapes); with trace=True also a list of
@@ -122,6 +134,8 @@ def run_program(program: Program, inputs: Sequence[np.ndarray], method: str = "f
         if ns == "cortex_m" or (ns == "quantized_decomposed" and name in (
                 "quantize_per_tensor", "dequantize_per_tensor")):
             params = [arg(p, k) for p, k in sig if p not in _SKIP and p != "out_dtype"]
+            if name == "pad":
+                params[0] = _pad_layout(values[named["input"]].val, params[0])
             result = getattr(ref, name)(*params)
             mem.write_physical(out_idx, out_t, np.asarray(result).reshape(-1))
         elif key == "dim_order_ops::_clone_dim_order.out":

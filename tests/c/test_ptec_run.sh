@@ -20,6 +20,11 @@ check "legacy constant_buffer" "cmp -s $out/lin/output0.bin $models/expected/Mod
 
 "$run" "$models/ethos_u_minimal_example.pte" >"$out/eth.log" 2>&1; rc=$?
 check "delegate sample fails cleanly" "[ $rc -eq 1 ] && grep -q 'backend EthosUBackend not available' $out/eth.log"
+# .npy inputs: the shape in the header is checked against the program.
+/usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[2], np.fromfile(sys.argv[1], '<f4'))" \
+  "$models/inputs/add_in0.f32.bin" "$out/in0.npy"
+"$run" "$models/add.pte" --input "$out/in0.npy" --input "$models/inputs/add_in1.f32.bin" --output-dir "$out/npy" >/dev/null 2>"$out/npy.log"
+check "npy input" "cmp -s $out/npy/output0.bin $models/expected/add_inputs.out0.f32.bin"
 head -c 100 "$models/add.pte" >"$out/trunc.pte"
 "$run" "$out/trunc.pte" >"$out/trunc.log" 2>&1; rc=$?
 check "truncated file" "[ $rc -eq 1 ] && [ \$(wc -l <$out/trunc.log) -eq 1 ] && grep -q InvalidProgram $out/trunc.log"

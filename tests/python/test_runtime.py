@@ -145,3 +145,22 @@ def test_more_lowering_paths_on_runtime(tmp_path, runtime_ops, case):
     assert len(got) == len(want)
     for a, b in zip(got, want):
         assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("sizes", [[1, 1, 5, 3], [2, 4, 1, 1]])
+def test_pad_of_identity_order_tensor_that_counts_as_channels_last(tmp_path, runtime_ops, sizes):
+    """C == 1 or H == W == 1 with an identity dim order: the kernel pads NHWC
+    slots, and the reference interpreter must agree with it byte for byte."""
+    from ptec.pte.builders import I8
+    b = ProgramBuilder()
+    x = b.tensor(I8, sizes)
+    pre, post = [1, 2, 0, 1], [0, 1, 3, 2]
+    n, c, h, w = sizes
+    out_sizes = [n + pre[0] + post[0], c + pre[3] + post[3], h + pre[1] + post[1], w + pre[2] + post[2]]
+    y = b.tensor(I8, out_sizes, [0, 2, 3, 1])
+    b.call("cortex_m::pad.out", input=x, pre_pad=pre, post_pad=post, pad_value=-5, out=y)
+    b.set_io([x], [y])
+    prog = b.build()
+    xin = np.arange(np.prod(sizes), dtype=np.int8).reshape(sizes)
+    got = run_on_runtime(tmp_path, prog, [xin], runtime_ops)[0]
+    assert np.array_equal(got, run_program(prog, [xin])[0])

@@ -138,6 +138,7 @@ static int set_input(ptec_method *method, ptec_program *program, size_t i, const
     size_t rank = 0;
     const char *why = NULL;
     size_t size = 0;
+    npy_array npy; /* `sizes` may point into it until the input is set */
     if (strcmp(spec, "ones") == 0 || strcmp(spec, "zeros") == 0) {
         data = alloc_region(info.nbytes);
         if (data == NULL) {
@@ -158,7 +159,6 @@ static int set_input(ptec_method *method, ptec_program *program, size_t i, const
         }
         *owned = file;
         data = file;
-        npy_array npy;
         if (size >= 6 && memcmp(file, "\x93NUMPY", 6) == 0) {
             const char *err = npy_parse(file, size, &npy);
             if (err != NULL) {
