@@ -43,6 +43,14 @@ def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
             weight=_np(m.weight), bias=None if m.bias is None else _np(m.bias),
             stride=_pair(m.stride), padding=_pair(m.padding), dilation=_pair(m.dilation),
             groups=int(m.groups)))
+    if isinstance(m, nn.ConvTranspose2d):
+        if m.padding_mode != "zeros":
+            raise CaptureError(f"{name}: padding_mode {m.padding_mode} is not supported")
+        return Node(name, "conv_transpose2d", ins, dict(
+            weight=_np(m.weight), bias=None if m.bias is None else _np(m.bias),
+            stride=_pair(m.stride), padding=_pair(m.padding),
+            output_padding=_pair(m.output_padding), dilation=_pair(m.dilation),
+            groups=int(m.groups)))
     if isinstance(m, nn.Linear):
         return Node(name, "linear", ins, dict(weight=_np(m.weight),
                                               bias=None if m.bias is None else _np(m.bias)))
@@ -78,6 +86,21 @@ def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
         return Node(name, "sigmoid", ins)
     if isinstance(m, nn.Tanh):
         return Node(name, "tanh", ins)
+    if isinstance(m, nn.SiLU):
+        return Node(name, "silu", ins)
+    if isinstance(m, nn.GELU):
+        return Node(name, "gelu", ins, dict(approximate=getattr(m, "approximate", "none")))
+    if isinstance(m, nn.Hardswish):
+        return Node(name, "hardswish", ins)
+    if isinstance(m, nn.Hardsigmoid):
+        return Node(name, "hardsigmoid", ins)
+    if isinstance(m, nn.LeakyReLU):
+        return Node(name, "leaky_relu", ins, dict(negative_slope=float(m.negative_slope)))
+    if isinstance(m, nn.ELU):
+        return Node(name, "elu", ins, dict(alpha=float(m.alpha)))
+    if isinstance(m, (nn.ZeroPad2d, nn.ConstantPad1d, nn.ConstantPad2d, nn.ConstantPad3d)):
+        return Node(name, "pad", ins, dict(pad=[int(p) for p in m.padding], mode="constant",
+                                           value=float(m.value)))
     return Node(name, "unsupported", ins, dict(fn=m, what=type(m).__name__))
 
 
@@ -92,13 +115,15 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
 
     by_name = {}
     tuple_sources = set()
+    shape_nodes = set()
 
     def ref(a):
         return a.name if isinstance(a, torch.fx.Node) else None
 
     for fn in gm.graph.nodes:
         name = fn.name
-        ins = [a.name for a in fn.args if isinstance(a, torch.fx.Node)]
+        ins = [a.name for a in fn.args if isinstance(a, torch.fx.Node)
+               and a.name not in shape_nodes]
         before = len(nodes)
         if fn.op == "placeholder":
             nodes.append(Node(name, "input"))
@@ -114,8 +139,15 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             for part in fn.target.split("."):
                 val = getattr(val, part)
             nodes.append(Node(name, "constant", [], dict(value=_np(val))))
+        elif _is_shape_value(fn):
+            # x.size(0), x.shape, B * T: plain integers, used only to spell
+            # static shapes; the consumers read their shapes from tracing.
+            shape_nodes.add(name)
         elif fn.op == "call_module":
-            nodes.append(_module_node(name, mods[fn.target], ins))
+            if isinstance(mods[fn.target], nn.Unflatten) and _meta_shape(fn) is not None:
+                nodes.append(Node(name, "reshape", ins[:1], dict(target_shape=_meta_shape(fn))))
+            else:
+                nodes.append(_module_node(name, mods[fn.target], ins))
         elif fn.op in ("call_function", "call_method"):
             scalar = _scalar_binary(fn)
             source = by_name.get(ins[0]) if ins and fn.target is operator.getitem else None
@@ -137,6 +169,16 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
     return Graph(nodes, inputs, outputs)
 
 
+def _meta_shape(fn: torch.fx.Node):
+    meta = fn.meta.get("tensor_meta")
+    return [int(s) for s in meta.shape] if meta is not None and hasattr(meta, "shape") else None
+
+
+def _is_shape_value(fn: torch.fx.Node) -> bool:
+    """A node whose traced value is an int or a torch.Size (set by ShapeProp)."""
+    return fn.op in ("call_function", "call_method") and fn.meta.get("type") in (int, torch.Size)
+
+
 def _element_of(name: str, source: Node, index) -> Node:
     fn = source.attrs["fn"]
     return Node(name, "unsupported", list(source.inputs),
@@ -144,7 +186,9 @@ def _element_of(name: str, source: Node, index) -> Node:
 
 
 _BINARY = {operator.add: "add", torch.add: "add", "add": "add",
-           operator.mul: "mul", torch.mul: "mul", "mul": "mul"}
+           operator.mul: "mul", torch.mul: "mul", "mul": "mul",
+           operator.sub: "sub", torch.sub: "sub", "sub": "sub",
+           operator.truediv: "div", torch.div: "div", "div": "div", torch.true_divide: "div"}
 
 
 def _scalar_binary(fn: torch.fx.Node):
@@ -162,7 +206,9 @@ def _scalar_binary(fn: torch.fx.Node):
     if not isinstance(c, (int, float)):
         return None
     const = Node(fn.name + "_const", "constant", [], dict(value=np.array(c, np.float32)))
-    return [const, Node(fn.name, op, [x.name, const.name])]
+    # operand order matters for sub and div (c / x, c - x)
+    ins = [x.name, const.name] if x is a else [const.name, x.name]
+    return [const, Node(fn.name, op, ins)]
 
 
 def _scalar_arg(fn, i, key, default=None):
@@ -202,6 +248,55 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
             shape = shape[0]
         if all(isinstance(s, int) for s in shape):
             return Node(name, "reshape", ins[:1], dict(target_shape=[int(s) for s in shape]))
+        if _meta_shape(fn) is not None:       # sizes spelled with x.size(0), x.shape[1], ...
+            return Node(name, "reshape", ins[:1], dict(target_shape=_meta_shape(fn)))
+    if t in ("squeeze", "unsqueeze", torch.squeeze, torch.unsqueeze) and _meta_shape(fn):
+        return Node(name, "reshape", ins[:1], dict(target_shape=_meta_shape(fn)))
+    if t in (torch.matmul, torch.bmm, torch.mm, operator.matmul, "matmul", "bmm", "mm") \
+            and len(tensor_args) == 2 and len(ins) == 2:
+        return Node(name, "matmul", ins)
+    if t in (operator.truediv, torch.div, torch.true_divide, "div", "true_divide") \
+            and len(tensor_args) == 2 and len(ins) == 2 and fn.kwargs.get("rounding_mode") is None:
+        return Node(name, "div", ins)
+    if t in (torch.minimum, torch.maximum, torch.min, torch.max, "minimum", "maximum", "min",
+             "max") and len(tensor_args) == 2 and len(fn.args) == 2 and not fn.kwargs:
+        op = "minimum" if t in (torch.minimum, torch.min, "minimum", "min") else "maximum"
+        return Node(name, op, ins)
+    if t in (torch.permute, "permute"):
+        dims = fn.args[1:] if len(fn.args) > 2 or isinstance(_scalar_arg(fn, 1, "dims"), int) \
+            else _scalar_arg(fn, 1, "dims")
+        if all(isinstance(d, int) for d in dims):
+            return Node(name, "permute", ins[:1], dict(perm=[int(d) for d in dims]))
+    if t in (torch.transpose, torch.swapaxes, torch.swapdims, "transpose", "swapaxes",
+             "swapdims"):
+        d0, d1 = _scalar_arg(fn, 1, "dim0"), _scalar_arg(fn, 2, "dim1")
+        if isinstance(d0, int) and isinstance(d1, int):
+            return Node(name, "permute", ins[:1], dict(transpose=(d0, d1)))
+    if t in (torch.t, "t") and _meta_shape(fn) is not None:
+        if len(_meta_shape(fn)) == 2:
+            return Node(name, "permute", ins[:1], dict(perm=[1, 0]))
+        return Node(name, "identity", ins[:1])
+    if t in (F.pad,):
+        pads = _scalar_arg(fn, 1, "pad")
+        value = _scalar_arg(fn, 3, "value")
+        if all(isinstance(p, int) for p in pads) and not isinstance(value, torch.fx.Node):
+            return Node(name, "pad", ins[:1], dict(
+                pad=[int(p) for p in pads], mode=str(_scalar_arg(fn, 2, "mode", "constant")),
+                value=0.0 if value is None else float(value)))
+    if t in (F.silu,):
+        return Node(name, "silu", ins[:1])
+    if t in (F.gelu,):
+        return Node(name, "gelu", ins[:1], dict(approximate=str(fn.kwargs.get("approximate",
+                                                                               "none"))))
+    if t in (F.hardswish,):
+        return Node(name, "hardswish", ins[:1])
+    if t in (F.hardsigmoid,):
+        return Node(name, "hardsigmoid", ins[:1])
+    if t in (F.leaky_relu,):
+        return Node(name, "leaky_relu", ins[:1],
+                    dict(negative_slope=float(_scalar_arg(fn, 1, "negative_slope", 0.01))))
+    if t in (F.elu,):
+        return Node(name, "elu", ins[:1], dict(alpha=float(_scalar_arg(fn, 1, "alpha", 1.0))))
     if t in (F.adaptive_avg_pool2d,):
         return Node(name, "adaptive_avg_pool2d", ins[:1],
                     dict(output_size=_pair(_scalar_arg(fn, 1, "output_size"))))
@@ -252,6 +347,18 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
     return Node(name, "unsupported", ins, dict(fn=run, what=what))
 
 
+def _propagate_shapes(gm: torch.fx.GraphModule, example_inputs) -> None:
+    """Record every fx node's traced value type and tensor shape (node.meta),
+    so that shapes spelled with x.size(0) or x.shape resolve to constants."""
+    try:
+        from torch.fx.passes.shape_prop import ShapeProp
+        with torch.no_grad():
+            ShapeProp(gm).propagate(*example_inputs)
+    except Exception:                   # noqa: BLE001 - shapes are then taken from int args only
+        for fn in gm.graph.nodes:
+            fn.meta.pop("type", None)
+
+
 def _resolve_reshapes(g: Graph) -> None:
     """Turn flatten(start, end) and view(-1 ...) into concrete target shapes."""
     for n in g.nodes:
@@ -278,6 +385,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
             gm = torch.fx.symbolic_trace(model)
         except Exception as e:          # noqa: BLE001
             raise CaptureError(f"torch.fx could not trace the model: {e}") from e
+        _propagate_shapes(gm, example_inputs)
         g = _fx_to_graph(gm)
     g.name = name
     infer_shapes(g, example_inputs)

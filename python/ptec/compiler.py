@@ -57,7 +57,10 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
             log(f"calibration {i}/{total}")
     observer = qz.calibrate(prepared, calibration, config, progress)
     qgraph = qz.quantize(prepared, observer)
-    lowered = lw.lower(qgraph, target, int8_io)
+    try:
+        lowered = lw.lower(qgraph, target, int8_io)
+    except ValueError as e:         # LoweringError, or parameters out of the kernels' range
+        raise CompileError(f"lowering failed: {e}") from e
     log(f"lowered to {len(lowered.builder.instructions)} kernel calls, "
         f"{len(lowered.builder.operators)} operators"
         + (f", fp32 fallbacks: {', '.join(lowered.fallbacks)}" if lowered.fallbacks else ""))
@@ -65,7 +68,9 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
     if missing:
         raise CompileError("ptec's runtime has no kernel for: " + ", ".join(missing)
                            + (" (from " + "; ".join(lowered.fallbacks) + ")"
-                              if lowered.fallbacks else ""))
+                              if lowered.fallbacks else "")
+                           + (". Not lowered to int8: " + "; ".join(lowered.refusals)
+                              if lowered.refusals else ""))
     mplan = pl.plan_lowered(lowered)
     log(f"memory: {mplan.summary()}")
     program = em.build_program(lowered, mplan)

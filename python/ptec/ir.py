@@ -5,9 +5,11 @@ A Graph is a topologically ordered list of Nodes. Each node names its inputs
 output shape found during capture. `evaluate` runs the graph in PyTorch and
 is the float semantics every later stage is checked against.
 
-Ops: input, constant, conv2d, linear, batch_norm, clamp (relu/relu6/hardtanh),
-add, mul, avg_pool2d, adaptive_avg_pool2d, max_pool2d, reshape, softmax,
-sigmoid, tanh, mean, cat, identity, unsupported. Any node may carry a fused
+Ops: input, constant, conv2d, conv_transpose2d, linear, batch_norm, clamp
+(relu/relu6/hardtanh), add, sub, mul, div, matmul, minimum, maximum,
+avg_pool2d, adaptive_avg_pool2d, max_pool2d, reshape, permute, pad, softmax,
+the unary activations of UNARY (sigmoid, tanh, silu, gelu, hardswish,
+hardsigmoid, leaky_relu, elu), mean, cat, identity, unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 """
 from __future__ import annotations
@@ -78,12 +80,44 @@ def _apply_act(y: torch.Tensor, act) -> torch.Tensor:
     return torch.clamp(y, min=lo, max=hi)
 
 
+def _gelu(x: torch.Tensor, approximate: str = "none") -> torch.Tensor:
+    if approximate == "tanh":
+        return 0.5 * x * (1.0 + torch.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)))
+    return F.gelu(x)
+
+
+# Element-wise functions of one tensor (attrs -> function); lowered as 256-entry LUTs.
+UNARY: Dict[str, Callable[..., torch.Tensor]] = {
+    "sigmoid": lambda x, a: torch.sigmoid(x),
+    "tanh": lambda x, a: torch.tanh(x),
+    "silu": lambda x, a: x * torch.sigmoid(x),
+    "gelu": lambda x, a: _gelu(x, a.get("approximate", "none")),
+    "hardswish": lambda x, a: x * torch.clamp(x + 3.0, 0.0, 6.0) / 6.0,
+    "hardsigmoid": lambda x, a: torch.clamp(x + 3.0, 0.0, 6.0) / 6.0,
+    "leaky_relu": lambda x, a: F.leaky_relu(x, a.get("negative_slope", 0.01)),
+    "elu": lambda x, a: F.elu(x, a.get("alpha", 1.0)),
+}
+
+
+def permutation(n: Node, rank: int) -> List[int]:
+    """The full permutation of a permute node (a transpose stores its two dims)."""
+    if "perm" in n.attrs:
+        return [int(d) % rank for d in n.attrs["perm"]]
+    d0, d1 = (int(d) % rank for d in n.attrs["transpose"])
+    perm = list(range(rank))
+    perm[d0], perm[d1] = perm[d1], perm[d0]
+    return perm
+
+
 def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
     a = n.attrs
     op = n.op
     if op == "conv2d":
         y = F.conv2d(xs[0], _t(a["weight"]), _t(a.get("bias")), a["stride"], a["padding"],
                      a["dilation"], a["groups"])
+    elif op == "conv_transpose2d":
+        y = F.conv_transpose2d(xs[0], _t(a["weight"]), _t(a.get("bias")), a["stride"],
+                               a["padding"], a["output_padding"], a["groups"], a["dilation"])
     elif op == "linear":
         y = F.linear(xs[0], _t(a["weight"]), _t(a.get("bias")))
     elif op == "batch_norm":
@@ -95,6 +129,20 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = xs[0] + xs[1]
     elif op == "mul":
         y = xs[0] * xs[1]
+    elif op == "sub":
+        y = xs[0] - xs[1]
+    elif op == "div":
+        y = xs[0] / xs[1]
+    elif op == "matmul":
+        y = torch.matmul(xs[0], xs[1])
+    elif op == "minimum":
+        y = torch.minimum(xs[0], xs[1])
+    elif op == "maximum":
+        y = torch.maximum(xs[0], xs[1])
+    elif op == "permute":
+        y = xs[0].permute(permutation(n, xs[0].dim()))
+    elif op == "pad":
+        y = F.pad(xs[0], list(a["pad"]), a.get("mode", "constant"), a.get("value", 0.0))
     elif op == "avg_pool2d":
         y = F.avg_pool2d(xs[0], a["kernel"], a["stride"], a["padding"], a["ceil_mode"],
                          a["count_include_pad"], a.get("divisor_override"))
@@ -112,10 +160,8 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
             y = xs[0].reshape(a["target_shape"])
     elif op == "softmax":
         y = torch.softmax(xs[0], a["dim"])
-    elif op == "sigmoid":
-        y = torch.sigmoid(xs[0])
-    elif op == "tanh":
-        y = torch.tanh(xs[0])
+    elif op in UNARY:
+        y = UNARY[op](xs[0], a)
     elif op == "mean":
         y = xs[0].mean(dim=a["dim"], keepdim=a["keepdim"])
     elif op == "cat":

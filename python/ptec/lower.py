@@ -10,16 +10,17 @@ kernel is checked by the compiler driver.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from . import quant_math as qm
-from .ir import Graph, Node
+from .ir import UNARY, Graph, Node, permutation
 from .ops import SIGNATURES
 from .pte import builders as B
-from .pte.program_builder import ProgramBuilder
+from .pte.program_builder import CHANNELS_LAST, ProgramBuilder
 from .pte.schema import ScalarType
 
 
@@ -44,6 +45,7 @@ class Lowered:
     outputs: List[IOInfo]
     target: str
     fallbacks: List[str] = field(default_factory=list)   # "node: op key"
+    refusals: List[str] = field(default_factory=list)    # "node: why it is not int8"
 
     @property
     def operators(self) -> List[str]:
@@ -61,6 +63,16 @@ _FALLBACK_KEYS = {
 }
 
 
+_DEFERRED = object()        # a handler's result when the value is made on first use
+
+
+def _unary_numpy(n: Node) -> Callable[[np.ndarray], np.ndarray]:
+    """The float function of an element-wise node, in float64 numpy, for its LUT."""
+    import torch
+    fn = UNARY[n.op]
+    return lambda v: fn(torch.from_numpy(np.asarray(v, np.float64)), n.attrs).numpy()
+
+
 def _act_range(n: Node) -> Tuple[int, int]:
     act = n.attrs.get("act")
     if not act:
@@ -76,10 +88,28 @@ class _Lowerer:
         self.b = ProgramBuilder()
         self.env: Dict[str, B.Act] = {}
         self.fallbacks: List[str] = []
+        self.refusals: List[str] = []
+        self.deferred: Dict[str, Callable[[], B.Act]] = {}
+        self.pre_transposed: Dict[str, str] = {}   # absorbed permute -> its input
+
+    def _get(self, name: str) -> B.Act:
+        if name in self.deferred:
+            self.env[name] = self.deferred.pop(name)()
+        return self.env[name]
+
+    def refuse(self, n: Node, why: str) -> None:
+        """Record why a node cannot be lowered to int8 (reported if the float
+        fallback has no kernel either) and return None."""
+        self.refusals.append(f"{n.name} ({n.op}): {why}")
+        return None
 
     # value access in the representation a consumer needs
     def q(self, name: str) -> B.Act:
-        a = self.env[name]
+        if name in self.deferred and self.g.node(name).op == "constant":
+            s, z = self.g.node(name).qparams
+            self.deferred.pop(name)
+            self.env[name] = self.const_q(name, s, z)
+        a = self._get(name)
         if a.dtype == ScalarType.CHAR:
             return a
         s, z = self.g.node(name).qparams
@@ -88,7 +118,7 @@ class _Lowerer:
         return qa
 
     def f(self, name: str) -> B.Act:
-        a = self.env[name]
+        a = self._get(name)
         return a if a.dtype == ScalarType.FLOAT else B.dequantize(self.b, a)
 
     def run(self) -> Lowered:
@@ -108,6 +138,8 @@ class _Lowerer:
                 continue
             handler = getattr(self, "op_" + n.op, None)
             out = handler(n) if handler is not None else None
+            if out is _DEFERRED:
+                continue
             if out is None:
                 out = self.fallback(n)
             self.env[n.name] = out
@@ -122,7 +154,7 @@ class _Lowerer:
                 outputs.append(IOInfo(name, a.sizes, "float32", B.layout(a.sizes)))
             out_values.append(a.value)
         self.b.set_io(in_values, out_values)
-        return Lowered(self.b, inputs, outputs, self.target, self.fallbacks)
+        return Lowered(self.b, inputs, outputs, self.target, self.fallbacks, self.refusals)
 
     # -- cortex_m lowerings (return None when not applicable) -----------------
     def op_conv2d(self, n: Node):
@@ -139,6 +171,11 @@ class _Lowerer:
         x = self.q(n.inputs[0])
         a = n.attrs
         lo, hi = _act_range(n)
+        if len(x.sizes) == 4:       # over W of a channels-last tensor: rows must be contiguous
+            rows = B.view(self.b, x, [int(np.prod(x.sizes[:3])), x.sizes[3]])
+            y = B.linear(self.b, rows, a["weight_q"], a["bias_q"], float(a["weight_scales"][0]),
+                         n.qparams[0], n.qparams[1], lo, hi, self.target)
+            return B.view(self.b, y, n.shape)
         return B.linear(self.b, x, a["weight_q"], a["bias_q"], float(a["weight_scales"][0]),
                         n.qparams[0], n.qparams[1], lo, hi, self.target)
 
@@ -150,6 +187,9 @@ class _Lowerer:
         return False
 
     def op_add(self, n: Node):
+        lut = self._lut_with_number(n, np.add)
+        if lut is not None:
+            return lut
         x1, x2 = self.q(n.inputs[0]), self.q(n.inputs[1])
         if not self._broadcastable(x1.sizes, x2.sizes):
             return None
@@ -157,6 +197,9 @@ class _Lowerer:
         return B.add(self.b, x1, x2, n.qparams[0], n.qparams[1], lo, hi)
 
     def op_mul(self, n: Node):
+        lut = self._lut_with_number(n, np.multiply)
+        if lut is not None:
+            return lut
         x1, x2 = self.q(n.inputs[0]), self.q(n.inputs[1])
         if not self._broadcastable(x1.sizes, x2.sizes) or n.attrs.get("act"):
             return None
@@ -181,17 +224,44 @@ class _Lowerer:
 
     def op_mean(self, n: Node):
         x = self.q(n.inputs[0])
-        dims = sorted(d % len(x.sizes) for d in n.attrs["dim"])
-        if len(x.sizes) != 4 or dims != [2, 3] or n.attrs.get("act"):
+        r = len(x.sizes)
+        dims = sorted(d % r for d in n.attrs["dim"])
+        if n.attrs.get("act"):
             return None
-        y = B.avg_pool2d(self.b, x, x.sizes[2:], x.sizes[2:], [0, 0], False, True, self.target)
-        return y if n.attrs["keepdim"] else B.view(self.b, y, y.sizes[:2])
+        if r == 4 and dims == [2, 3]:
+            y = B.avg_pool2d(self.b, x, x.sizes[2:], x.sizes[2:], [0, 0], False, True, self.target)
+            return y if n.attrs["keepdim"] else B.view(self.b, y, y.sizes[:2])
+        if r == 3 and dims == [1]:
+            # [B,T,D] contiguous has the bytes of [B,D,T,1] channels-last: pool over T
+            bsz, t, d = x.sizes
+            v = self._raw_view(x, [bsz, d, t, 1], CHANNELS_LAST)
+        elif r in (2, 3) and dims == [r - 1]:
+            # rows of a contiguous tensor are the W axis of a C = 1 image
+            rows = int(np.prod(x.sizes[:-1]))
+            v = self._raw_view(x, [1, 1, rows, x.sizes[-1]], CHANNELS_LAST)
+        else:
+            return self.refuse(n, f"mean over dims {dims} of a rank-{r} tensor")
+        k = v.sizes[2:] if r == 3 and dims == [1] else [1, v.sizes[3]]
+        y = B.avg_pool2d(self.b, v, k, k, [0, 0], False, True, self.target)
+        return self._raw_view(y, n.shape, list(range(len(n.shape))))
 
     def op_max_pool2d(self, n: Node):
         a = n.attrs
-        if list(a["dilation"]) != [1, 1] or a["ceil_mode"]:
-            return None
+        if list(a["dilation"]) != [1, 1]:
+            return self.refuse(n, f"dilation {list(a['dilation'])}: cortex_m::quantized_max_pool2d "
+                                  "needs dilation 1")
         x = self.q(n.inputs[0])
+        if len(x.sizes) != 4:
+            return self.refuse(n, "input is not 4-D")
+        if a["ceil_mode"]:
+            # The extra bottom/right windows of ceil_mode see the input padded
+            # with -128, which never wins a max (each window holds a real
+            # value), so ceil_mode becomes a pad and an ordinary pool.
+            extra = [(o - 1) * s + k - (i + 2 * p) for o, s, k, i, p in
+                     zip(n.shape[2:], a["stride"], a["kernel"], x.sizes[2:], a["padding"])]
+            if max(extra) > 0:
+                x = B.pad(self.b, x, [0, 0, 0, 0], [0, max(extra[0], 0), max(extra[1], 0), 0],
+                          qm.QMIN)
         lo, hi = _act_range(n)
         return B.max_pool2d(self.b, x, a["kernel"], a["stride"], a["padding"], lo, hi)
 
@@ -211,9 +281,27 @@ class _Lowerer:
 
     def op_softmax(self, n: Node):
         x = self.q(n.inputs[0])
-        if n.attrs["dim"] % len(x.sizes) != len(x.sizes) - 1 or len(x.sizes) == 4:
-            return None
-        return B.softmax(self.b, x, -1)
+        r = len(x.sizes)
+        if not 1 <= r <= 4:
+            return self.refuse(n, f"rank {r}: cortex_m::softmax takes rank 1 to 4")
+        d = n.attrs["dim"] % r
+        # Work on the physical (contiguous) shape, bring the softmax dim
+        # innermost with cortex_m::transpose when it is not, and run rows.
+        if r == 4:        # channels-last: physical NHWC; the channel dim is already innermost
+            phys = [x.sizes[i] for i in CHANNELS_LAST]
+            xp, pos = self._raw_view(x, phys, [0, 1, 2, 3]), CHANNELS_LAST.index(d)
+        else:
+            xp, pos = x, d
+        perm = list(range(r))
+        perm[pos], perm[-1] = perm[-1], perm[pos]
+        if pos != r - 1:
+            xp = B.transpose(self.b, xp, perm)
+        rows = self._raw_view(xp, [int(np.prod(xp.sizes[:-1])), xp.sizes[-1]], [0, 1])
+        y = B.softmax(self.b, rows, -1)
+        y = self._raw_view(y, xp.sizes, list(range(r)))
+        if pos != r - 1:
+            y = B.transpose(self.b, y, perm)
+        return self._raw_view(y, x.sizes, B.layout(x.sizes))
 
     def op_sigmoid(self, n: Node):
         return B.activation_lut(self.b, self.q(n.inputs[0]), lambda v: 1.0 / (1.0 + np.exp(-v)),
@@ -223,13 +311,247 @@ class _Lowerer:
         return B.activation_lut(self.b, self.q(n.inputs[0]), np.tanh, n.qparams[0], n.qparams[1])
 
     def op_constant(self, n: Node):
-        """A float constant; consumers quantize it (at run time) if they need int8."""
+        """A constant, made on first use: as int8 quantized ahead of time for
+        int8 consumers (q), as float32 for float ones (f), not at all when a
+        lowering folds it (a number operand becomes part of a LUT)."""
         value = np.asarray(n.attrs["value"], np.float32)
-        v = self.b.constant(value)
-        return B.Act(v, list(value.shape), ScalarType.FLOAT)
+
+        def make():
+            return B.Act(self.b.constant(value), list(value.shape), ScalarType.FLOAT)
+        self.deferred[n.name] = make
+        return _DEFERRED
+
+    def const_q(self, name: str, scale: float, zp: int, sizes=None) -> B.Act:
+        """A constant node (reshaped to `sizes`) as an int8 constant on the grid
+        (scale, zp), with the numerics of quantize_per_tensor; 4-D constants
+        are stored channels-last like activations."""
+        from .reference.cortex_m import quantize_per_tensor
+        value = np.asarray(self.g.node(name).attrs["value"], np.float32)
+        if sizes is not None:
+            value = value.reshape([int(d) for d in sizes])
+        q8 = quantize_per_tensor(value, scale, zp, qm.QMIN, qm.QMAX)
+        if q8.ndim == 4:
+            v = self.b.constant(np.ascontiguousarray(q8.transpose(0, 2, 3, 1)))
+            t = self.b.values[v].val
+            t.sizes, t.dim_order = list(q8.shape), bytes(CHANNELS_LAST)
+        else:
+            v = self.b.constant(q8)
+        return B.Act(v, list(q8.shape), ScalarType.CHAR, scale, zp)
+
+    def _raw_view(self, x: B.Act, sizes, dim_order) -> B.Act:
+        """The same bytes under other sizes and dim order (no instruction)."""
+        v = self.b.view(x.value, [int(s) for s in sizes], list(dim_order))
+        return B.Act(v, [int(s) for s in sizes], x.dtype, x.scale, x.zp)
+
+    def _requantize(self, x: B.Act, scale: float, zp: int) -> B.Act:
+        """x on another int8 grid: an identity LUT (one 256-byte table)."""
+        if (float(x.scale), int(x.zp)) == (float(scale), int(zp)):
+            return x
+        return B.activation_lut(self.b, x, lambda v: v, scale, zp)
+
+    def _number(self, name: str) -> Optional[float]:
+        node = self.g.node(name)
+        if node.op == "constant" and np.asarray(node.attrs["value"]).size == 1:
+            return float(np.asarray(node.attrs["value"], np.float64).reshape(-1)[0])
+        return None
+
+    def _lut_with_number(self, n: Node, fn) -> Optional[B.Act]:
+        """x (op) c or c (op) x with a number c is a function of one int8
+        tensor: a 256-entry LUT (quantized_activation), fused clamp included."""
+        a, b = n.inputs
+        ca, cb = self._number(a), self._number(b)
+        if (ca is None) == (cb is None):
+            return None
+        x = self.q(a if cb is not None else b)
+        act = n.attrs.get("act") or (None, None)
+        lo = -np.inf if act[0] is None else act[0]
+        hi = np.inf if act[1] is None else act[1]
+
+        def f(v):
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                y = fn(v, cb) if cb is not None else fn(ca, v)
+            return np.clip(np.nan_to_num(y, nan=0.0, posinf=1e30, neginf=-1e30), lo, hi)
+        return B.activation_lut(self.b, x, f, n.qparams[0], n.qparams[1])
+
+    def op_sub(self, n: Node):
+        lut = self._lut_with_number(n, np.subtract)
+        return lut if lut is not None else self.refuse(n, "only x - number is lowered")
+
+    def op_div(self, n: Node):
+        lut = self._lut_with_number(n, np.divide)
+        if lut is not None:
+            return lut
+        x1, x2 = self.q(n.inputs[0]), self.q(n.inputs[1])
+        if x1.sizes != x2.sizes:
+            return self.refuse(n, f"shapes {x1.sizes} and {x2.sizes}: cortex_m::quantized_div "
+                                  "does not broadcast")
+        return B.div(self.b, x1, x2, n.qparams[0], n.qparams[1])
+
+    def _min_max(self, n: Node, key: str):
+        s, z = n.qparams
+        out_sizes = list(n.shape)
+
+        def operand_sizes(sizes):
+            # One layout for both operands: a single element or a lower-rank
+            # operand of a 4-D result becomes 4-D (numpy's leading 1s).
+            if list(sizes) == out_sizes:
+                return list(sizes)
+            if int(np.prod(sizes)) == 1:
+                return [1] * len(out_sizes)
+            return [1] * (len(out_sizes) - len(sizes)) + list(sizes)
+        xs = []
+        for i in n.inputs:
+            want = operand_sizes(self.g.node(i).shape)
+            if self.g.node(i).op == "constant":
+                xs.append(self.const_q(i, s, z, want))
+                continue
+            x = self._requantize(self.q(i), s, z)
+            if x.sizes != want:
+                x = (self._raw_view(x, want, B.layout(want)) if int(np.prod(want)) == 1
+                     else B.view(self.b, x, want))
+            xs.append(x)
+        out = B.new_act(self.b, B.I8, out_sizes, s, z)
+        self.b.call(f"cortex_m::{key}.out", self=xs[0].value, other=xs[1].value, out=out.value)
+        return out
+
+    def op_minimum(self, n: Node):
+        return self._min_max(n, "minimum")
+
+    def op_maximum(self, n: Node):
+        return self._min_max(n, "maximum")
+
+    def _lut(self, n: Node):
+        return B.activation_lut(self.b, self.q(n.inputs[0]), _unary_numpy(n),
+                                n.qparams[0], n.qparams[1])
+
+    op_silu = op_gelu = op_hardswish = op_hardsigmoid = op_leaky_relu = op_elu = _lut
+
+    def op_conv_transpose2d(self, n: Node):
+        a = n.attrs
+        x = self.q(n.inputs[0])
+        if len(x.sizes) != 4:
+            return self.refuse(n, "input is not 4-D")
+        if a["groups"] != 1:
+            return self.refuse(n, f"groups {a['groups']}: cortex_m::quantized_transpose_conv2d "
+                                  "needs groups 1")
+        if any(a["output_padding"]):
+            return self.refuse(n, f"output_padding {list(a['output_padding'])}: the int8 "
+                                  "transposed convolution takes output_padding 0")
+        if list(a["dilation"]) != [1, 1]:
+            return self.refuse(n, f"dilation {list(a['dilation'])}: the int8 transposed "
+                                  "convolution takes dilation 1")
+        lo, hi = _act_range(n)
+        return B.transpose_conv2d(self.b, x, a["weight_q"], a["bias_q"], a["weight_scales"],
+                                  n.qparams[0], n.qparams[1], a["stride"], a["padding"],
+                                  a["output_padding"], a["dilation"], lo, hi, self.target)
+
+    def op_permute(self, n: Node):
+        rank = len(self.g.node(n.inputs[0]).shape)
+        perm = permutation(n, rank)
+        if rank > 4:
+            return self.refuse(n, f"rank {rank}: cortex_m::transpose takes rank 1 to 4")
+        users = self.g.users(n.name)
+        if (2 <= rank <= 3 and perm == list(range(rank - 2)) + [rank - 1, rank - 2] and users
+                and n.name not in self.g.outputs
+                and all(u.op == "matmul" and u.inputs == [u.inputs[0], n.name]
+                        and u.inputs[0] != n.name for u in users)):
+            # k.transpose(-2, -1) feeding matmuls as rhs: batch_matmul wants
+            # rhs transposed, so it takes k as it is. Made only if needed.
+            self.pre_transposed[n.name] = n.inputs[0]
+            self.deferred[n.name] = lambda: self._permute(n, perm)
+            return _DEFERRED
+        return self._permute(n, perm)
+
+    def _permute(self, n: Node, perm: List[int]) -> B.Act:
+        x = self.q(n.inputs[0])
+        out_sizes = [x.sizes[p] for p in perm]
+        if len(x.sizes) == 4:
+            # Permute the physical NHWC bytes: output physical dim i holds
+            # logical dim CL[i] of the output, i.e. input logical perm[CL[i]].
+            phys_in = [x.sizes[d] for d in CHANNELS_LAST]
+            pp = [CHANNELS_LAST.index(perm[CHANNELS_LAST[i]]) for i in range(4)]
+            xp = self._raw_view(x, phys_in, [0, 1, 2, 3])
+            moved = [d for d in pp if phys_in[d] > 1]
+            yp = xp if moved == sorted(moved) else B.transpose(self.b, xp, pp)
+            return self._raw_view(yp, out_sizes, CHANNELS_LAST)
+        moved = [d for d in perm if x.sizes[d] > 1]
+        if moved == sorted(moved):           # only size-1 dims move: same bytes
+            return self._raw_view(x, out_sizes, list(range(len(out_sizes))))
+        return B.transpose(self.b, x, perm)
+
+    def op_matmul(self, n: Node):
+        a_name, b_name = n.inputs
+        sa = list(self.g.node(a_name).shape)
+        sb = list(self.g.node(b_name).shape)
+        pre_t = self.pre_transposed.get(b_name) if b_name in self.deferred else None
+        if pre_t is not None:
+            src = list(self.g.node(pre_t).shape)
+            sb = src[:-2] + [src[-1], src[-2]]
+        if len(sa) == 1:
+            sa = [1] + sa
+        if len(sb) == 1:
+            sb = sb + [1]
+        m, k = sa[-2:]
+        k2, ncols = sb[-2:]
+        ba, bb = sa[:-2], sb[:-2]
+        pa, pb = int(np.prod(ba)), int(np.prod(bb))
+        if k != k2:
+            return self.refuse(n, f"shapes {sa} @ {sb}")
+        if ba == bb or (pa == 1 and pb == 1):
+            lhs_sizes, bsz = [pa, m, k], pa
+        elif pb == 1:                        # one rhs for every batch: fold the batch into M
+            lhs_sizes, bsz = [1, pa * m, k], 1
+        else:
+            return self.refuse(n, f"batch dims {ba} and {bb}: only equal batch dims or a "
+                                  "2-D rhs are lowered to cortex_m::quantized_batch_matmul")
+        if self.g.node(a_name).op == "constant":
+            s, z = self.g.node(a_name).qparams
+            lhs = self.const_q(a_name, s, z, lhs_sizes)
+        else:
+            lhs = B.view(self.b, self.q(a_name), lhs_sizes)
+        if pre_t is not None:
+            rhs_t = B.view(self.b, self.q(pre_t), [bsz, ncols, k])
+        elif self.g.node(b_name).op == "constant":
+            s, z = self.g.node(b_name).qparams
+            value = np.asarray(self.g.node(b_name).attrs["value"], np.float32)
+            value = np.ascontiguousarray(value.reshape(bsz, k, ncols).transpose(0, 2, 1))
+            from .reference.cortex_m import quantize_per_tensor
+            v = self.b.constant(quantize_per_tensor(value, s, z, qm.QMIN, qm.QMAX))
+            rhs_t = B.Act(v, [bsz, ncols, k], ScalarType.CHAR, s, z)
+        else:
+            rhs = B.view(self.b, self.q(b_name), [bsz, k, ncols])
+            rhs_t = B.transpose(self.b, rhs, [0, 2, 1])
+        y = B.batch_matmul(self.b, lhs, rhs_t, n.qparams[0], n.qparams[1], self.target)
+        return B.view(self.b, y, n.shape)
+
+    def op_pad(self, n: Node):
+        a = n.attrs
+        mode = a.get("mode", "constant")
+        if mode != "constant":
+            return self.refuse(n, f"mode {mode!r}: cortex_m::pad pads with a constant")
+        x = self.q(n.inputs[0])
+        r = len(x.sizes)
+        pads = [int(p) for p in a["pad"]]
+        if not 1 <= r <= 4 or len(pads) % 2 or len(pads) // 2 > r:
+            return self.refuse(n, f"{len(pads) // 2} padded dims of a rank-{r} tensor: "
+                                  "cortex_m::pad takes rank 1 to 4")
+        if min(pads) < 0:
+            return self.refuse(n, f"negative padding {pads} (cropping)")
+        pre, post = [0] * r, [0] * r
+        for i in range(len(pads) // 2):
+            pre[r - 1 - i], post[r - 1 - i] = pads[2 * i], pads[2 * i + 1]
+        s, z = n.qparams
+        x = self._requantize(x, s, z)
+        order = CHANNELS_LAST if r == 4 else list(range(r))     # physical slot order
+        pre4 = [0] * (4 - r) + [pre[d] for d in order]
+        post4 = [0] * (4 - r) + [post[d] for d in order]
+        out = B.new_act(self.b, B.I8, [x.sizes[i] + pre[i] + post[i] for i in range(r)], s, z)
+        self.b.call("cortex_m::pad.out", input=x.value, pre_pad=pre4, post_pad=post4,
+                    pad_value=qm.quantize_value(float(a.get("value", 0.0)), s, z), out=out.value)
+        return out
 
     def op_identity(self, n: Node):
-        return self.env[n.inputs[0]]
+        return self._get(n.inputs[0])
 
     # -- fp32 fallback --------------------------------------------------------
     def fallback(self, n: Node) -> B.Act:

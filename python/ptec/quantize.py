@@ -27,9 +27,15 @@ import torch
 from . import quant_math as qm
 from .ir import Graph, evaluate
 
-FUSABLE_PRODUCERS = ("conv2d", "linear", "add", "max_pool2d")
+FUSABLE_PRODUCERS = ("conv2d", "conv_transpose2d", "linear", "add", "max_pool2d")
 PASS_THROUGH = ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "reshape", "identity",
-                "clamp", "mean")
+                "clamp", "mean", "permute")
+# Ops whose output qparams can be changed freely by a consumer that needs them
+# (minimum/maximum want their inputs on their own grid): the new range only
+# clamps the producer's output, which min/max commute with.
+FREE_QPARAMS = ("conv2d", "conv_transpose2d", "linear", "add", "mul", "div", "matmul",
+                "sigmoid", "tanh", "silu", "gelu", "hardswish", "hardsigmoid", "leaky_relu",
+                "elu")
 
 
 @dataclass
@@ -59,15 +65,19 @@ def prepare(graph: Graph) -> Graph:
         if n.op != "batch_norm":
             continue
         prod = g.node(n.inputs[0])
-        if (prod.op in ("conv2d", "linear") and not prod.attrs.get("act")
-                and len(g.users(prod.name)) == 1 and prod.name not in g.outputs):
+        if (prod.op in ("conv2d", "linear", "conv_transpose2d") and not prod.attrs.get("act")
+                and len(g.users(prod.name)) == 1 and prod.name not in g.outputs
+                and (prod.op != "conv_transpose2d" or prod.attrs["groups"] == 1)):
             a = n.attrs
             scale = (a["gamma"] if a["gamma"] is not None else 1.0) / np.sqrt(a["var"] + a["eps"])
             shift = (a["beta"] if a["beta"] is not None else 0.0) - a["mean"] * scale
             w = prod.attrs["weight"].astype(np.float64)
+            axis = 1 if prod.op == "conv_transpose2d" else 0   # the output-channel axis
             b = prod.attrs.get("bias")
-            b = np.zeros(w.shape[0]) if b is None else b.astype(np.float64)
-            prod.attrs["weight"] = (w * scale.reshape((-1,) + (1,) * (w.ndim - 1))).astype(np.float32)
+            b = np.zeros(w.shape[axis]) if b is None else b.astype(np.float64)
+            shape = [1] * w.ndim
+            shape[axis] = -1
+            prod.attrs["weight"] = (w * scale.reshape(shape)).astype(np.float32)
             prod.attrs["bias"] = (b * scale + shift).astype(np.float32)
             g.replace_uses(n.name, prod.name)
             g.remove(n.name)
@@ -191,7 +201,46 @@ def quantize(prepared: Graph, observer: RangeObserver) -> Graph:
             n.attrs["weight_q"] = quantize_weights(w, scales)
             n.attrs["weight_scales"] = scales
             n.attrs["bias_q"] = quantize_bias(n.attrs.get("bias"), s_in, scales)
+        elif n.op == "conv_transpose2d":
+            # weight [Cin, Cout/groups, KH, KW]: per output channel = axis 1 (§5)
+            s_in = g.node(n.inputs[0]).qparams[0]
+            w_oi = np.ascontiguousarray(n.attrs["weight"].transpose(1, 0, 2, 3))
+            scales = symmetric_weight_scales(w_oi, per_channel=True)
+            n.attrs["weight_q"] = np.ascontiguousarray(
+                quantize_weights(w_oi, scales).transpose(1, 0, 2, 3))
+            n.attrs["weight_scales"] = scales
+            n.attrs["bias_q"] = quantize_bias(n.attrs.get("bias"), s_in, scales)
+        elif n.op == "pad":
+            n.qparams = _pad_qparams(g, n, observer)
+    _share_min_max_qparams(g)
     return g
+
+
+def _pad_qparams(g: Graph, n, observer: RangeObserver) -> Tuple[float, int]:
+    """A constant pad keeps its input's grid when the pad value lies on it
+    (zero always does), so the op moves bytes only; otherwise the output's
+    observed range, which contains the pad value."""
+    src = g.node(n.inputs[0]).qparams
+    v = float(n.attrs.get("value", 0.0))
+    q = qm.quantize_value(v, src[0], src[1])
+    if abs((q - src[1]) * src[0] - v) <= 1e-6 * max(1.0, abs(v)):
+        return src
+    return affine_qparams(*observer.range(n.name))
+
+
+def _share_min_max_qparams(g: Graph) -> None:
+    """cortex_m::minimum/maximum compare raw int8 bytes, so both inputs must
+    be on the output's grid. A producer used only by the min/max whose
+    qparams are free takes the output's; other inputs are requantized when
+    lowered."""
+    for n in g.nodes:
+        if n.op not in ("minimum", "maximum"):
+            continue
+        for i in n.inputs:
+            p = g.node(i)
+            if (p.op in FREE_QPARAMS and i not in g.outputs
+                    and [u.name for u in g.users(i)] == [n.name]):
+                p.qparams = n.qparams
 
 
 def quantize_graph(graph: Graph, calibration: Sequence[Sequence[torch.Tensor]],
@@ -215,10 +264,12 @@ def simulate(q: Graph, inputs: Sequence[torch.Tensor]) -> List[torch.Tensor]:
         if n.op == "input":
             continue
         m = n
-        if n.op in ("conv2d", "linear"):
+        if n.op in ("conv2d", "linear", "conv_transpose2d"):
             m = copy.copy(n)
             m.attrs = dict(n.attrs)
             s = n.attrs["weight_scales"].reshape((-1,) + (1,) * (n.attrs["weight"].ndim - 1))
+            if n.op == "conv_transpose2d":
+                s = s.reshape(1, -1, 1, 1)
             m.attrs["weight"] = (n.attrs["weight_q"].astype(np.float32) * s).astype(np.float32)
             if n.attrs.get("bias_q") is not None:
                 s_in = q.node(n.inputs[0]).qparams[0]

@@ -57,3 +57,20 @@ def batch_matmul_scratch(target, n_cols) -> int:
 
 def linear_uses_kernel_sum(target) -> bool:
     return isa(target) == "MVE"
+
+
+def transpose_conv_scratch(target, cin, in_w, cout, kh, kw, stride):
+    """(scratch, output_scratch) of quantized_transpose_conv2d. CMSIS-NN takes
+    its "reverse conv" path (a convolution over the stride-dilated input with
+    the flipped weights held in output_scratch) when both strides are <= 2 and
+    Cin > 16; its scratch is then a convolution's im2col buffer. Otherwise it
+    scatters into a rolling int32 buffer of max(KH, sh) output rows. CMSIS-NN
+    sizes that row with max(KW, stride_h), too small when stride_w is larger
+    (cortex-m-ops.md §3.11); ptec uses max(KW, sh, sw)."""
+    sh, sw = stride
+    if sh <= 2 and sw <= 2 and cin > 16:
+        taps = kh * kw * cin
+        conv = 4 * _a16(taps) if isa(target) == "MVE" else 4 * _a4(taps)
+        return conv, cin * kh * kw * cout
+    row = ((in_w - 1) * sw + max(kw, sh, sw)) * cout
+    return 4 * row * max(kh, sh), 0

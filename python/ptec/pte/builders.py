@@ -103,6 +103,85 @@ def conv2d(b, x: Act, weight_oihw: np.ndarray, bias_i32: Optional[np.ndarray],
     return out
 
 
+def transpose_conv2d(b, x: Act, weight_iohw: np.ndarray, bias_i32: Optional[np.ndarray],
+                     weight_scales: Sequence[float], out_scale: float, out_zp: int,
+                     stride=(1, 1), padding=(0, 0), output_padding=(0, 0), dilation=(1, 1),
+                     act_min: int = qm.QMIN, act_max: int = qm.QMAX,
+                     target: str = "cortex-m55") -> Act:
+    """quantized_transpose_conv2d (cortex-m-ops.md §3.11). The PyTorch weight
+    [Cin, Cout, KH, KW] becomes OHWI [Cout, KH, KW, Cin]; per-channel
+    multipliers are indexed by output channel."""
+    n, cin, h, w = x.sizes
+    cin_w, cout, kh, kw = weight_iohw.shape
+    if cin_w != cin:
+        raise ValueError(f"transpose conv weight {weight_iohw.shape} does not fit input {x.sizes}")
+
+    def osize(i, k, s, p, op, d):
+        return (i - 1) * s - 2 * p + d * (k - 1) + op + 1
+    oh = osize(h, kh, stride[0], padding[0], output_padding[0], dilation[0])
+    ow = osize(w, kw, stride[1], padding[1], output_padding[1], dilation[1])
+    sig = np.float64(x.scale) * np.asarray(weight_scales, np.float64) / np.float64(out_scale)
+    mults, shifts = qm.per_channel_multipliers(np.broadcast_to(sig, (cout,)))
+    for s in shifts:
+        qm.check_shift(int(s), "transpose_conv2d")
+    wt = np.ascontiguousarray(np.asarray(weight_iohw, np.int8).transpose(1, 2, 3, 0))
+    scr, out_scr = sc.transpose_conv_scratch(target, cin, w, cout, kh, kw, stride)
+    out = new_act(b, I8, [n, cout, oh, ow], out_scale, out_zp)
+    b.call("cortex_m::quantized_transpose_conv2d.out", input=x.value, weight=b.constant(wt),
+           bias=None if bias_i32 is None else b.constant(np.asarray(bias_i32, np.int32)),
+           stride=list(stride), padding=list(padding), output_padding=list(output_padding),
+           dilation=list(dilation), input_offset=-int(x.zp), output_offset=int(out_zp),
+           requantize_multipliers=b.constant(mults), requantize_shifts=b.constant(shifts),
+           activation_min=int(act_min), activation_max=int(act_max), scratch=b.scratch(scr),
+           output_scratch=b.scratch(out_scr), out=out.value)
+    return out
+
+
+def batch_matmul(b, lhs: Act, rhs_t: Act, out_scale: float, out_zp: int,
+                 target: str = "cortex-m55") -> Act:
+    """quantized_batch_matmul (§3.12): lhs [B,M,K] and rhs transposed [B,N,K],
+    both contiguous; the "zero point" arguments carry the negated zero points."""
+    bsz, m, k = lhs.sizes
+    bsz2, n, k2 = rhs_t.sizes
+    if bsz != bsz2 or k != k2:
+        raise ValueError(f"batch matmul {lhs.sizes} x {rhs_t.sizes}^T")
+    mult, shift = qm.requant_multiplier(float(lhs.scale) * float(rhs_t.scale) / float(out_scale))
+    qm.check_shift(shift, "batch_matmul")
+    out = new_act(b, I8, [bsz, m, n], out_scale, out_zp)
+    b.call("cortex_m::quantized_batch_matmul.out", lhs=lhs.value, lhs_zero_point=-int(lhs.zp),
+           rhs_transposed=rhs_t.value, rhs_zero_point=-int(rhs_t.zp),
+           output_zero_point=int(out_zp), output_multiplier=mult, output_shift=shift,
+           scratch=b.scratch(sc.batch_matmul_scratch(target, n)), out=out.value)
+    return out
+
+
+def div(b, x1: Act, x2: Act, out_scale: float, out_zp: int) -> Act:
+    """quantized_div (§3.5): same shapes; output_scale is s1 / (s2 * s_out)."""
+    out = new_act(b, I8, x1.sizes, out_scale, out_zp)
+    b.call("cortex_m::quantized_div.out", self=x1.value, self_zero_point=int(x1.zp),
+           other=x2.value, other_zero_point=int(x2.zp), output_zero_point=int(out_zp),
+           output_scale=float(x1.scale) / (float(x2.scale) * float(out_scale)), out=out.value)
+    return out
+
+
+def min_max(b, key: str, x1: Act, x2: Act) -> Act:
+    """cortex_m::minimum / maximum on raw int8 (both inputs on one grid)."""
+    sizes = x1.sizes if int(np.prod(x1.sizes)) >= int(np.prod(x2.sizes)) else x2.sizes
+    out = new_act(b, I8, sizes, x1.scale, x1.zp)
+    b.call(f"cortex_m::{key}.out", self=x1.value, other=x2.value, out=out.value)
+    return out
+
+
+def transpose(b, x: Act, perm: Sequence[int], dim_order=None) -> Act:
+    """cortex_m::transpose of a contiguous tensor (§3.16)."""
+    sizes = [x.sizes[p] for p in perm]
+    out = new_act(b, x.dtype, sizes, x.scale, x.zp,
+                  dim_order=list(range(len(sizes))) if dim_order is None else dim_order)
+    b.call("cortex_m::transpose.out", input=x.value, perm=[int(p) for p in perm],
+           out=out.value)
+    return out
+
+
 def linear(b, x: Act, weight: np.ndarray, bias_i32: Optional[np.ndarray], weight_scale: float,
            out_scale: float, out_zp: int, act_min: int = qm.QMIN, act_max: int = qm.QMAX,
            target: str = "cortex-m55") -> Act:
