@@ -212,8 +212,18 @@ def quantize(prepared: Graph, observer: RangeObserver) -> Graph:
             n.attrs["bias_q"] = quantize_bias(n.attrs.get("bias"), s_in, scales)
         elif n.op == "pad":
             n.qparams = _pad_qparams(g, n, observer)
+        elif n.op == "matmul" and _rows_are_probabilities(g, n.inputs[0]):
+            # softmax(..) @ v: every output is a convex combination of v's
+            # values, so v's range bounds it for any input, not only the
+            # calibration inputs (attention outputs are otherwise clipped).
+            n.qparams = g.node(n.inputs[1]).qparams
     _share_min_max_qparams(g)
     return g
+
+
+def _rows_are_probabilities(g: Graph, name: str) -> bool:
+    n = g.node(name)
+    return n.op == "softmax" and n.shape is not None and n.attrs["dim"] % len(n.shape) == len(n.shape) - 1
 
 
 def _pad_qparams(g: Graph, n, observer: RangeObserver) -> Tuple[float, int]:

@@ -67,6 +67,16 @@ def _mbv2():
     return MobileNetV2(0.35, 2)
 
 
+def _tiny_attention():
+    from .tiny_attention import train_tiny_attention
+    return train_tiny_attention()
+
+
+def _tiny_attention_calibration(n: int, seed: int = 0) -> List[tuple]:
+    from .tiny_attention import calibration
+    return calibration(n, seed)
+
+
 def _digits():
     from .digits import train_digits
     return train_digits()
@@ -92,6 +102,10 @@ ZOO = {
                                _seeded(_ae), (1, 640), _random_inputs((1, 640))),
     "mobilenet_v2_035": ZooEntry("mobilenet_v2_035", "MobileNetV2-0.35, 1x3x96x96, 2 classes",
                                  _seeded(_mbv2), (1, 3, 96, 96), _random_inputs((1, 3, 96, 96))),
+    "tiny_attention": ZooEntry("tiny_attention",
+                               "single-head attention + GELU MLP, trained on synthetic 16x12 "
+                               "sequences, 6 classes",
+                               _tiny_attention, (1, 16, 12), _tiny_attention_calibration),
     "digits_cnn": ZooEntry("digits_cnn", "small CNN trained on sklearn 8x8 digits, 10 classes",
                            _digits, (1, 1, 8, 8), _digits_calibration),
 }
