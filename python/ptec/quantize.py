@@ -205,9 +205,12 @@ def quantize(prepared: Graph, observer: RangeObserver) -> Graph:
             # weight [Cin, Cout/groups, KH, KW]: per output channel = axis 1 (§5)
             s_in = g.node(n.inputs[0]).qparams[0]
             w_oi = np.ascontiguousarray(n.attrs["weight"].transpose(1, 0, 2, 3))
-            scales = symmetric_weight_scales(w_oi, per_channel=True)
+            groups = n.attrs["groups"]
+            scales = symmetric_weight_scales(w_oi, per_channel=(groups == 1))
             n.attrs["weight_q"] = np.ascontiguousarray(
                 quantize_weights(w_oi, scales).transpose(1, 0, 2, 3))
+            # grouped (not lowered to int8): one scale, repeated per output channel
+            scales = np.resize(scales, n.shape[1]) if groups != 1 else scales
             n.attrs["weight_scales"] = scales
             n.attrs["bias_q"] = quantize_bias(n.attrs.get("bias"), s_in, scales)
         elif n.op == "pad":
