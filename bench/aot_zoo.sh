@@ -15,7 +15,7 @@ py=/usr/bin/python3
 host_run=build/host/tools/ptec-run/ptec-run
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-models=(digits_cnn ds_cnn fc_autoencoder resnet8 mobilenet_v2_035 mobilenet_v1_025)
+models=(digits_cnn ds_cnn fc_autoencoder resnet8 mobilenet_v2_035 mobilenet_v1_025 tiny_attention)
 
 for target in "${targets[@]}"; do
   elf=build/$target/firmware/runner/ptec_runner.elf

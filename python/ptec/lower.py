@@ -10,7 +10,6 @@ kernel is checked by the compiler driver.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 

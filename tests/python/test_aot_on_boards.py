@@ -27,7 +27,7 @@ def runner_elf(target):
 
 
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
-@pytest.mark.parametrize("name", ["digits_cnn", "ds_cnn"])
+@pytest.mark.parametrize("name", ["digits_cnn", "ds_cnn", "tiny_attention"])
 def test_compiled_model_on_board(tmp_path, target, name):
     if shutil.which("qemu-system-arm") is None or not os.path.exists(runner_elf(target)):
         pytest.skip(f"no QEMU or no runner firmware for {target} (build the {target} preset)")
