@@ -5,6 +5,8 @@ self-attention block (linear q/k/v, q @ k^T scaled, softmax over keys,
 @ v, output projection, residual), one GELU feed-forward block (residual),
 and a linear head over all time steps to 6 classes. No layer norm: ptec has no
 int8 kernel for it, and a model this shallow trains without it."""
+import functools
+
 import torch
 import torch.nn as nn
 
@@ -54,6 +56,15 @@ def synthetic_sequences(n: int, seed: int = 0):
 
 
 def train_tiny_attention(steps: int = 120, seed: int = 0) -> TinyAttention:
+    """Trained in about 2 s; the weights are kept per process (tests load the
+    zoo model many times), each call returns a fresh module."""
+    model = TinyAttention(TOKENS, FEATURES, 32, CLASSES)
+    model.load_state_dict(_trained_weights(steps, seed))
+    return model.eval()
+
+
+@functools.lru_cache(maxsize=4)
+def _trained_weights(steps: int, seed: int):
     torch.manual_seed(seed)
     model = TinyAttention(TOKENS, FEATURES, 32, CLASSES)
     opt = torch.optim.Adam(model.parameters(), lr=0.005)
@@ -66,7 +77,7 @@ def train_tiny_attention(steps: int = 120, seed: int = 0) -> TinyAttention:
         # label smoothing keeps the logits moderate, as a deployed classifier would want
         nn.functional.cross_entropy(model(x[idx]), y[idx], label_smoothing=0.1).backward()
         opt.step()
-    return model.eval()
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
 
 def calibration(n: int, seed: int = 0):
