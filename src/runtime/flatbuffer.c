@@ -48,6 +48,12 @@ static uint32_t field(fb_view *fb, const fb_table *t, unsigned id, uint32_t widt
     return t->pos + voffset;
 }
 
+const uint8_t *ptec_fb_field_bytes(fb_view *fb, const fb_table *t, unsigned id, uint32_t width)
+{
+    uint32_t pos = field(fb, t, id, width);
+    return pos ? fb->base + pos : NULL;
+}
+
 uint8_t ptec_fb_u8(fb_view *fb, const fb_table *t, unsigned id, uint8_t dflt)
 {
     uint32_t pos = field(fb, t, id, 1);

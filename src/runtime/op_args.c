@@ -110,7 +110,7 @@ ptec_status ptec_op_get_int(ptec_op *op, size_t i, int64_t *out)
     if (v == NULL) {
         return kind_fail(op, i, PTEC_MSG("Int"));
     }
-    *out = v->u.i;
+    *out = ptec_value_int(v);
     return PTEC_OK;
 }
 
@@ -134,7 +134,7 @@ ptec_status ptec_op_get_double(ptec_op *op, size_t i, double *out)
     if (v == NULL) {
         return kind_fail(op, i, PTEC_MSG("Double"));
     }
-    *out = v->u.d;
+    *out = ptec_value_double(v);
     return PTEC_OK;
 }
 
@@ -144,22 +144,22 @@ ptec_status ptec_op_get_bool(ptec_op *op, size_t i, bool *out)
     if (v == NULL) {
         return kind_fail(op, i, PTEC_MSG("Bool"));
     }
-    *out = v->u.b;
+    *out = ptec_value_bool(v);
     return PTEC_OK;
 }
 
 ptec_status ptec_op_get_scalar(ptec_op *op, size_t i, double *out)
 {
     if (arg_of_kind(op, i, PTEC_VALUE_INT) != NULL) {
-        *out = (double)op->argv[i]->u.i;
+        *out = (double)ptec_value_int(op->argv[i]);
         return PTEC_OK;
     }
     if (arg_of_kind(op, i, PTEC_VALUE_BOOL) != NULL) {
-        *out = op->argv[i]->u.b ? 1.0 : 0.0;
+        *out = ptec_value_bool(op->argv[i]) ? 1.0 : 0.0;
         return PTEC_OK;
     }
     if (arg_of_kind(op, i, PTEC_VALUE_DOUBLE) != NULL) {
-        *out = op->argv[i]->u.d;
+        *out = ptec_value_double(op->argv[i]);
         return PTEC_OK;
     }
     return kind_fail(op, i, PTEC_MSG("Int or Double"));
