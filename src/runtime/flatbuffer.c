@@ -72,14 +72,6 @@ uint64_t ptec_fb_u64(fb_view *fb, const fb_table *t, unsigned id, uint64_t dflt)
     return pos ? fb_le64(fb->base + pos) : dflt;
 }
 
-double ptec_fb_f64(fb_view *fb, const fb_table *t, unsigned id)
-{
-    uint64_t bits = ptec_fb_u64(fb, t, id, 0); /* the bits of 0.0, the default */
-    double d;
-    memcpy(&d, &bits, sizeof d);
-    return d;
-}
-
 /* Follows the uoffset in field `id`; 0 when absent. */
 static uint32_t target(fb_view *fb, const fb_table *t, unsigned id)
 {
