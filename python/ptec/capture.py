@@ -209,6 +209,10 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
             dims = dims[0]
         if all(isinstance(d, int) for d in dims):
             return Node(name, "permute", ins[:1], dict(dims=[int(d) for d in dims]))
+    if t in ("unsqueeze", torch.unsqueeze) and isinstance(_scalar_arg(fn, 1, "dim"), int):
+        return Node(name, "reshape", ins[:1], dict(unsqueeze=int(_scalar_arg(fn, 1, "dim"))))
+    if t in ("squeeze", torch.squeeze) and isinstance(_scalar_arg(fn, 1, "dim"), (int, type(None))):
+        return Node(name, "reshape", ins[:1], dict(squeeze=_scalar_arg(fn, 1, "dim")))
     if t in (torch.flatten, "flatten"):
         return Node(name, "reshape", ins[:1], dict(flatten=(int(_scalar_arg(fn, 1, "start_dim", 0)),
                                                             int(_scalar_arg(fn, 2, "end_dim", -1)))))

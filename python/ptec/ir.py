@@ -114,6 +114,10 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
             y = xs[0].reshape([-1] + list(a["shape"][1:]))  # batch may differ
         elif "flatten" in a:
             y = torch.flatten(xs[0], *a["flatten"])
+        elif "unsqueeze" in a:
+            y = xs[0].unsqueeze(a["unsqueeze"])
+        elif "squeeze" in a:
+            y = xs[0].squeeze() if a["squeeze"] is None else xs[0].squeeze(a["squeeze"])
         else:
             y = xs[0].reshape(a["target_shape"])
     elif op == "softmax":
