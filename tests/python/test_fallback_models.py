@@ -157,3 +157,39 @@ def test_cat_stays_int8_with_shared_qparams():
     assert all(plan.values[i].val.scalar_type == ScalarType.CHAR for i in items)
     assert "aten::_native_batch_norm_legit_no_training.out" in res.lowered.operators
     assert "aten::permute_copy.out" in res.lowered.operators
+
+
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+@pytest.mark.parametrize("cls", [CeilPoolCNN, InceptionCat], ids=lambda c: c.__name__)
+def test_fallback_model_on_board(tmp_path, target, cls):
+    """The fp32 portable kernels on the emulated cores give the interpreter's
+    bytes too (no fused multiply-add anywhere, IEEE single precision)."""
+    import importlib.util
+    import os
+    import shutil
+    import subprocess
+    from conftest import ROOT
+    from ptec.pte import NUMPY_DTYPE
+    elf = os.path.join(ROOT, "build", target, "firmware", "runner", "ptec_runner.elf")
+    if shutil.which("qemu-system-arm") is None or not os.path.exists(elf):
+        pytest.skip(f"no QEMU or no runner firmware for {target} (build the {target} preset)")
+    spec = importlib.util.spec_from_file_location(
+        "run_and_compare", os.path.join(ROOT, "tests", "target", "run_and_compare.py"))
+    rc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rc)
+    _, res = _compile(cls, target=target)
+    (tmp_path / "model.pte").write_bytes(res.data)
+    x = torch.randn(cls.input_shape, generator=torch.Generator().manual_seed(5)).numpy()
+    t = res.program.plan().values[res.program.plan().inputs[0]].val
+    phys = x.reshape(t.sizes).transpose(list(t.dim_order))
+    (tmp_path / "in.bin").write_bytes(np.ascontiguousarray(phys, NUMPY_DTYPE[ScalarType(t.scalar_type)]).tobytes())
+    run = subprocess.run([os.path.join(ROOT, "scripts", "run_qemu.sh"), "--target", target, "--elf", elf,
+                          "--model", str(tmp_path / "model.pte"), "--input", str(tmp_path / "in.bin"),
+                          "--timeout", "120"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert run.returncode == 0, run.stdout
+    plan = res.program.plan()
+    want = []
+    for index, y in zip(plan.outputs, interpreter.run_program(res.program, [x])):
+        o = plan.values[index].val
+        want.append(np.ascontiguousarray(y.reshape(o.sizes).transpose(list(o.dim_order))).tobytes())
+    assert rc.firmware_outputs(run.stdout) == want
