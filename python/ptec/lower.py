@@ -307,8 +307,7 @@ class _Lowerer:
         if key == "aten::linear.out":
             x = self._relayout(ins[0], list(range(len(ins[0].sizes))))
             y = B.new_act(b, ScalarType.FLOAT, n.shape, dim_order=list(range(len(n.shape))))
-            b.call(key, input=x.value, weight=b.constant(np.asarray(a["weight"], np.float32)),
-                   bias=None if a.get("bias") is None else b.constant(np.asarray(a["bias"], np.float32)),
+            b.call(key, input=x.value, weight=const(a["weight"]), bias=const(a.get("bias")),
                    out=y.value)
             out = self._relayout(y, B.layout(n.shape))
             if act:
