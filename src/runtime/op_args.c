@@ -216,3 +216,53 @@ bool ptec_op_arg_is_null(const ptec_op *op, size_t i)
 {
     return i < op->argc && op->argv[i]->kind == PTEC_VALUE_NULL;
 }
+
+ptec_status ptec_op_get_tensor_list(ptec_op *op, size_t i, size_t *count)
+{
+    const ptec_value *v = arg_of_kind(op, i, PTEC_VALUE_TENSOR_LIST);
+    if (v == NULL) {
+        *count = 0;
+        return kind_fail(op, i, PTEC_MSG("TensorList"));
+    }
+    *count = v->count;
+    return PTEC_OK;
+}
+
+ptec_status ptec_op_get_tensor_list_item(ptec_op *op, size_t i, size_t j, ptec_tensor *temp,
+                                         ptec_tensor **out)
+{
+    size_t count;
+    ptec_status st = ptec_op_get_tensor_list(op, i, &count);
+    if (st != PTEC_OK) {
+        return st;
+    }
+    if (j >= count) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, PTEC_MSG("tensor list item out of range"));
+    }
+    /* Items were checked at parse to name existing values. */
+    uint32_t index = fb_le32(op->argv[i]->u.items + 4u * j);
+    ptec_exec_ctx *ctx = op->ctx;
+    if (ctx->method != NULL) {
+        const ptec_value *item = &ctx->method->values[index];
+        if (item->kind != PTEC_VALUE_TENSOR) {
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, PTEC_MSG("tensor list item is not a Tensor"));
+        }
+        *out = item->u.tensor;
+        return PTEC_OK;
+    }
+    ptec_value decoded;
+    if ((st = ptec_value_parse(ctx, index, &decoded, temp)) != PTEC_OK) {
+        return st;
+    }
+    if (decoded.kind != PTEC_VALUE_TENSOR) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, PTEC_MSG("tensor list item is not a Tensor"));
+    }
+    *out = temp;
+    return PTEC_OK;
+}
+
+ptec_tensor *ptec_op_tensor_list_item(const ptec_op *op, size_t i, size_t j)
+{
+    uint32_t index = fb_le32(op->argv[i]->u.items + 4u * j);
+    return op->ctx->method->values[index].u.tensor;
+}
