@@ -206,8 +206,8 @@ def _scalar_binary(fn: torch.fx.Node):
     if not isinstance(c, (int, float)):
         return None
     const = Node(fn.name + "_const", "constant", [], dict(value=np.array(c, np.float32)))
-    # operand order matters for sub and div (c / x, c - x)
-    ins = [x.name, const.name] if x is a else [const.name, x.name]
+    # sub and div keep the operands' order (`1.0 - x`); add and mul do not care
+    ins = [x.name, const.name] if isinstance(a, torch.fx.Node) else [const.name, x.name]
     return [const, Node(fn.name, op, ins)]
 
 
@@ -239,6 +239,22 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
         return Node(name, "add", ins)
     if t in (operator.mul, torch.mul, "mul") and len(tensor_args) == 2 and len(fn.args) == 2:
         return Node(name, "mul", ins)
+    if t in (operator.sub, torch.sub, "sub") and len(tensor_args) == 2 and len(fn.args) == 2 \
+            and not fn.kwargs:
+        return Node(name, "sub", ins)
+    if t in (operator.truediv, torch.div, "div") and len(tensor_args) == 2 and len(fn.args) == 2 \
+            and not fn.kwargs:
+        return Node(name, "div", ins)
+    if t in ("permute", torch.permute):
+        dims = fn.args[1:] if t == "permute" else [fn.args[1]]
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = dims[0]
+        if all(isinstance(d, int) for d in dims):
+            return Node(name, "permute", ins[:1], dict(dims=[int(d) for d in dims]))
+    if t in ("unsqueeze", torch.unsqueeze) and isinstance(_scalar_arg(fn, 1, "dim"), int):
+        return Node(name, "reshape", ins[:1], dict(unsqueeze=int(_scalar_arg(fn, 1, "dim"))))
+    if t in ("squeeze", torch.squeeze) and isinstance(_scalar_arg(fn, 1, "dim"), (int, type(None))):
+        return Node(name, "reshape", ins[:1], dict(squeeze=_scalar_arg(fn, 1, "dim")))
     if t in (torch.flatten, "flatten"):
         return Node(name, "reshape", ins[:1], dict(flatten=(int(_scalar_arg(fn, 1, "start_dim", 0)),
                                                             int(_scalar_arg(fn, 2, "end_dim", -1)))))
@@ -262,11 +278,6 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
              "max") and len(tensor_args) == 2 and len(fn.args) == 2 and not fn.kwargs:
         op = "minimum" if t in (torch.minimum, torch.min, "minimum", "min") else "maximum"
         return Node(name, op, ins)
-    if t in (torch.permute, "permute"):
-        dims = fn.args[1:] if len(fn.args) > 2 or isinstance(_scalar_arg(fn, 1, "dims"), int) \
-            else _scalar_arg(fn, 1, "dims")
-        if all(isinstance(d, int) for d in dims):
-            return Node(name, "permute", ins[:1], dict(perm=[int(d) for d in dims]))
     if t in (torch.transpose, torch.swapaxes, torch.swapdims, "transpose", "swapaxes",
              "swapdims"):
         d0, d1 = _scalar_arg(fn, 1, "dim0"), _scalar_arg(fn, 2, "dim1")
@@ -274,7 +285,7 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
             return Node(name, "permute", ins[:1], dict(transpose=(d0, d1)))
     if t in (torch.t, "t") and _meta_shape(fn) is not None:
         if len(_meta_shape(fn)) == 2:
-            return Node(name, "permute", ins[:1], dict(perm=[1, 0]))
+            return Node(name, "permute", ins[:1], dict(dims=[1, 0]))
         return Node(name, "identity", ins[:1])
     if t in (F.pad,):
         pads = _scalar_arg(fn, 1, "pad")
@@ -321,8 +332,8 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
         return Node(name, "sigmoid", ins[:1])
     if t in (torch.tanh, "tanh"):
         return Node(name, "tanh", ins[:1])
-    if t in ("mean", torch.mean) and len(fn.args) >= 2:
-        dim = fn.args[1]
+    if t in ("mean", torch.mean) and _scalar_arg(fn, 1, "dim") is not None:
+        dim = _scalar_arg(fn, 1, "dim")
         dim = [dim] if isinstance(dim, int) else list(dim)
         return Node(name, "mean", ins[:1], dict(dim=dim, keepdim=bool(
             _scalar_arg(fn, 2, "keepdim", False))))
@@ -345,6 +356,14 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
         return _t(*args, **_kw)
     what = t if isinstance(t, str) else getattr(t, "__name__", str(t))
     return Node(name, "unsupported", ins, dict(fn=run, what=what))
+
+
+def _resolve_permutes(g: Graph) -> None:
+    """transpose(d0, d1) as the full permutation `dims`, now that ranks are known."""
+    from .ir import permutation
+    for n in g.nodes:
+        if n.op == "permute" and "transpose" in n.attrs:
+            n.attrs = {"dims": permutation(n, len(g.node(n.inputs[0]).shape))}
 
 
 def _propagate_shapes(gm: torch.fx.GraphModule, example_inputs) -> None:
@@ -390,4 +409,5 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
     g.name = name
     infer_shapes(g, example_inputs)
     _resolve_reshapes(g)
+    _resolve_permutes(g)
     return g

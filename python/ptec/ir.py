@@ -101,8 +101,8 @@ UNARY: Dict[str, Callable[..., torch.Tensor]] = {
 
 def permutation(n: Node, rank: int) -> List[int]:
     """The full permutation of a permute node (a transpose stores its two dims)."""
-    if "perm" in n.attrs:
-        return [int(d) % rank for d in n.attrs["perm"]]
+    if "dims" in n.attrs:
+        return [int(d) % rank for d in n.attrs["dims"]]
     d0, d1 = (int(d) % rank for d in n.attrs["transpose"])
     perm = list(range(rank))
     perm[d0], perm[d1] = perm[d1], perm[d0]
@@ -156,6 +156,10 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
             y = xs[0].reshape([-1] + list(a["shape"][1:]))  # batch may differ
         elif "flatten" in a:
             y = torch.flatten(xs[0], *a["flatten"])
+        elif "unsqueeze" in a:
+            y = xs[0].unsqueeze(a["unsqueeze"])
+        elif "squeeze" in a:
+            y = xs[0].squeeze() if a["squeeze"] is None else xs[0].squeeze(a["squeeze"])
         else:
             y = xs[0].reshape(a["target_shape"])
     elif op == "softmax":
