@@ -383,7 +383,17 @@ class _Lowerer:
 
     def op_sub(self, n: Node):
         lut = self._lut_with_number(n, np.subtract)
-        return lut if lut is not None else self.refuse(n, "only x - number is lowered")
+        if lut is not None:
+            return lut
+        # a - b = a + (-b). On the grid (s, -1 - zp) the negation is exact:
+        # q -> -q - 1, a bijection of [-128, 127], as a LUT.
+        x1, x2 = self.q(n.inputs[0]), self.q(n.inputs[1])
+        if not self._broadcastable(x1.sizes, x2.sizes):
+            return self.refuse(n, f"shapes {x1.sizes} and {x2.sizes}: cortex_m::quantized_add "
+                                  "broadcasts over channels only")
+        neg = B.activation_lut(self.b, x2, np.negative, x2.scale, -1 - int(x2.zp))
+        lo, hi = _act_range(n)
+        return B.add(self.b, x1, neg, n.qparams[0], n.qparams[1], lo, hi)
 
     def op_div(self, n: Node):
         lut = self._lut_with_number(n, np.divide)

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import torch
 import torch.nn as nn
@@ -437,3 +438,26 @@ def test_tiny_attention_block(target):
     # q @ k^T takes k as it is; attention @ v transposes v once
     assert calls(res, "cortex_m::transpose.out") == 1
     assert calls(res, "cortex_m::quantized_batch_matmul.out") == 2
+
+
+class Difference(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x, y):
+        h = self.conv(x)
+        return h - y, 1.0 - torch.sigmoid(h)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_sub(target):
+    res = check(Difference(), [(1, 3, 5, 5), (1, 4, 5, 5)],
+                ["cortex_m::quantized_add.out", "cortex_m::quantized_activation.out"], target)
+    # b is negated exactly by a LUT (q -> -q - 1 on the grid (s, -1 - zp)), then added
+    luts = [plan.values[a["lut"]].val for k, a, plan in _calls(res.program)
+            if k == "cortex_m::quantized_activation.out"]
+    program = res.program
+    negations = [t for t in luts if np.array_equal(
+        np.frombuffer(program.constant_bytes(t), np.int8), -np.arange(-128, 128) - 1)]
+    assert len(negations) == 1
