@@ -461,3 +461,20 @@ def test_sub(target):
     negations = [t for t in luts if np.array_equal(
         np.frombuffer(program.constant_bytes(t), np.int8), -np.arange(-128, 128) - 1)]
     assert len(negations) == 1
+
+
+class BroadcastMinMax(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.floor = nn.Parameter(torch.tensor([-0.2, 0.0, 0.1, -0.5]).reshape(1, 4, 1, 1))
+
+    def forward(self, x, t):
+        h = torch.maximum(self.conv(x), self.floor)       # per-channel constant, [1,C,1,1]
+        return h, torch.minimum(t, t.mean(-1, keepdim=True))   # [2,5,6] vs [2,5,1]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_minimum_maximum_broadcast(target):
+    check(BroadcastMinMax(), [(1, 3, 5, 5), (2, 5, 6)],
+          ["cortex_m::minimum.out", "cortex_m::maximum.out"], target)
