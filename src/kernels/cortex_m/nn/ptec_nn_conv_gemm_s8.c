@@ -101,6 +101,7 @@ ptec_status ptec_nn_conv_gemm_s8(void *scratch, const ptec_nn_conv_params *param
     ptec_nn_out_stage stage;
     stage.output_offset = p->output_offset;
     stage.activation = p->activation;
+    stage.any_min_multiplier = ptec_nn_any_min_multiplier(quant->multipliers, out.c);
     const int32_t total = out.n * out.h * out.w;
 #if defined(PTEC_NN_MVE)
     int8_t *y = output;

@@ -31,4 +31,18 @@ static inline uint32_t ptec_nn_sxtb16_even(uint32_t v)
     return (uint32_t)__sxtb16((int32_t)v);
 }
 
+/* acc's halves plus bytes 1 and 3 of v, sign-extended (SXTAB16 ... ROR
+ * #8); __sxtab16 adds bytes 0 and 2. */
+static inline uint32_t ptec_nn_sxtab16_odd(uint32_t acc, uint32_t v)
+{
+    uint32_t r;
+    __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(acc), "r"(v));
+    return r;
+}
+
+static inline uint32_t ptec_nn_sxtab16_even(uint32_t acc, uint32_t v)
+{
+    return (uint32_t)__sxtab16((int32_t)acc, (int32_t)v);
+}
+
 #endif

@@ -11,22 +11,35 @@
  *
  * VQRDMULH computes (2ab + 2^31) >> 32 = (ab + 2^30) >> 31, the scalar
  * high multiply, except that it saturates the one product that leaves
- * int32, (-2^31)^2, where the reference wraps to -2^31: that lane is put
- * back. VRSHL by a negative amount shifts right rounding ties towards
- * +infinity; the reference rounds them away from zero, so negative values
- * are first moved down by one (saturating: -2^31 is never a tie). Lanes
- * that do not shift right must not be moved. */
+ * int32, (-2^31)^2, where the reference wraps to -2^31. Callers that may
+ * meet a multiplier of -2^31 (never produced by quantize_multiplier, but
+ * legal) use ptec_nn_requantize_any_mve, which puts that lane back.
+ *
+ * VRSHL by a negative amount shifts right rounding ties towards +infinity;
+ * the reference rounds them away from zero, so negative values are first
+ * moved down by one (saturating: -2^31 is never a tie), in the lanes that
+ * shift right only (shift >> 31 is all ones there). No predicates: GCC 12
+ * spends three instructions on each one it materializes. */
 static inline int32x4_t ptec_nn_requantize_mve(int32x4_t acc, int32x4_t multiplier, int32x4_t shift)
 {
     const int32x4_t zero = vdupq_n_s32(0);
     const int32x4_t shifted = vshlq_s32(acc, vmaxq_s32(shift, zero)); /* wraps, as the reference */
+    int32x4_t high = vqrdmulhq_s32(shifted, multiplier);
+    high = vqaddq_s32(high, vandq_s32(vshrq_n_s32(high, 31), vshrq_n_s32(shift, 31)));
+    return vrshlq_s32(high, vminq_s32(shift, zero));
+}
+
+static inline int32x4_t ptec_nn_requantize_any_mve(int32x4_t acc, int32x4_t multiplier, int32x4_t shift)
+{
+    const int32x4_t zero = vdupq_n_s32(0);
+    const int32x4_t shifted = vshlq_s32(acc, vmaxq_s32(shift, zero));
     int32x4_t high = vqrdmulhq_s32(shifted, multiplier);
     /* Both -2^31. (Written with a select: GCC 12 crashes on the shorter
      * chain of two compares that fold to the same test.) */
     const int32x4_t min = vdupq_n_s32(INT32_MIN);
     const mve_pred16_t wrapped = vcmpeqq_s32(vpselq_s32(shifted, zero, vcmpeqq_s32(multiplier, min)), min);
     high = vpselq_s32(min, high, wrapped);
-    high = vqaddq_m_s32(high, high, vshrq_n_s32(high, 31), vcmpltq_n_s32(shift, 0));
+    high = vqaddq_s32(high, vandq_s32(vshrq_n_s32(high, 31), vshrq_n_s32(shift, 31)));
     return vrshlq_s32(high, vminq_s32(shift, zero));
 }
 

@@ -17,7 +17,20 @@ typedef struct ptec_nn_out_stage {
     const int32_t *shifts;
     int32_t output_offset;
     ptec_nn_activation activation;
+    /* Some multiplier is -2^31, the one value whose product with -2^31
+     * leaves int32; the Helium kernels then take the slower exact form. */
+    int any_min_multiplier;
 } ptec_nn_out_stage;
+
+static inline int ptec_nn_any_min_multiplier(const int32_t *multipliers, int32_t count)
+{
+    for (int32_t i = 0; i < count; ++i) {
+        if (multipliers[i] == INT32_MIN) {
+            return 1;
+        }
+    }
+    return 0;
+}
 
 /* The window of one output pixel, flattened in filter order (KH, KW,
  * channels) into k = KH * KW * count bytes. Padded taps get pad_value,
@@ -61,6 +74,33 @@ ptec_status ptec_nn_conv_gemm_s8(void *scratch, const ptec_nn_conv_params *param
                                  const ptec_nn_per_channel_quant *quant, const ptec_nn_dims *input_dims,
                                  const int8_t *input, const ptec_nn_dims *filter_dims, const int8_t *filter,
                                  const int32_t *bias, const ptec_nn_dims *output_dims, int8_t *output);
+
+/* Depthwise layers with one input channel and several outputs (DS-CNN's
+ * first layer): the same sums as a convolution whose OHWI filter is the
+ * IHWO one transposed, which this copies into the scratch first. */
+uint32_t ptec_nn_depthwise_single_input_buffer_size(const ptec_nn_dims *filter_dims);
+ptec_status ptec_nn_depthwise_single_input_s8(void *scratch, const ptec_nn_conv_params *params,
+                                              const ptec_nn_per_channel_quant *quant,
+                                              const ptec_nn_dims *input_dims, const int8_t *input,
+                                              const ptec_nn_dims *filter_dims, const int8_t *filter,
+                                              const int32_t *bias, const ptec_nn_dims *output_dims,
+                                              int8_t *output);
+#endif
+
+#if defined(PTEC_NN_MVE)
+/* Depthwise with a depth multiplier of 1, four channels per vector. */
+ptec_status ptec_nn_depthwise_conv_s8_mve(const ptec_nn_conv_params *params, const ptec_nn_per_channel_quant *quant,
+                                          const ptec_nn_dims *input_dims, const int8_t *input,
+                                          const ptec_nn_dims *filter_dims, const int8_t *filter,
+                                          const int32_t *bias, const ptec_nn_dims *output_dims, int8_t *output);
+#endif
+
+#if defined(PTEC_NN_DSP)
+/* Depthwise with a depth multiplier of 1, four channels per word. */
+ptec_status ptec_nn_depthwise_conv_s8_dsp(const ptec_nn_conv_params *params, const ptec_nn_per_channel_quant *quant,
+                                          const ptec_nn_dims *input_dims, const int8_t *input,
+                                          const ptec_nn_dims *filter_dims, const int8_t *filter,
+                                          const int32_t *bias, const ptec_nn_dims *output_dims, int8_t *output);
 #endif
 
 #endif
