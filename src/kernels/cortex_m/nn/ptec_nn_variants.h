@@ -95,6 +95,19 @@ ptec_status ptec_nn_depthwise_conv_s8_mve(const ptec_nn_conv_params *params, con
                                           const int32_t *bias, const ptec_nn_dims *output_dims, int8_t *output);
 #endif
 
+#if defined(PTEC_NN_MVE)
+/* Average pooling, four channels per vector. */
+ptec_status ptec_nn_avgpool_s8_mve(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
+                                   const int8_t *input, const ptec_nn_dims *output_dims, int8_t *output);
+#endif
+
+#if defined(PTEC_NN_DSP)
+/* Average pooling, four channels per word, for windows of at most 256
+ * positions (returns PTEC_NOT_SUPPORTED for larger ones, before writing). */
+ptec_status ptec_nn_avgpool_s8_dsp(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
+                                   const int8_t *input, const ptec_nn_dims *output_dims, int8_t *output);
+#endif
+
 #if defined(PTEC_NN_DSP)
 /* Depthwise with a depth multiplier of 1, four channels per word. */
 ptec_status ptec_nn_depthwise_conv_s8_dsp(const ptec_nn_conv_params *params, const ptec_nn_per_channel_quant *quant,
