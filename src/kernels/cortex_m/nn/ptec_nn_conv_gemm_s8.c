@@ -9,22 +9,19 @@
  * A 1x1 kernel without padding or groups needs no gather: the column is
  * the input pixel itself (the pointwise layers of DS-CNN and MobileNet).
  *
- * The DSP build works on two pixels at a time, widened to int16 once per
- * pixel and reused by every output channel; the Helium build on one pixel
- * and four channels at a time (see the rows_dot kernels).
+ * Both builds work on two pixels at a time, so that each weight load
+ * serves two columns: the DSP build widens them to int16 once per pixel
+ * pair and reuses them for every output channel (see the rows_dot
+ * kernels).
  *
- * Scratch, in this order: base[Cout] (int32), then the int8 columns (one
- * for Helium, two for DSP, k rounded up to 4 bytes each), then for DSP the
- * interleaved int16 pair (4k bytes). */
+ * Scratch, in this order: base[Cout] (int32), then two int8 columns (k
+ * rounded up to 4 bytes each), then for DSP the interleaved int16 pair
+ * (4k bytes). */
 #include "ptec_nn_variants.h"
 
 #if defined(PTEC_NN_MVE) || defined(PTEC_NN_DSP)
 
-#if defined(PTEC_NN_MVE)
-enum { COLUMNS = 1 };
-#else
-enum { COLUMNS = 2 };
-#endif
+enum { COLUMNS = 2 }; /* both builds work on pixel pairs */
 
 uint32_t ptec_nn_conv_gemm_buffer_size(int32_t out_channels, int32_t k)
 {
@@ -103,21 +100,10 @@ ptec_status ptec_nn_conv_gemm_s8(void *scratch, const ptec_nn_conv_params *param
     stage.activation = p->activation;
     stage.any_min_multiplier = ptec_nn_any_min_multiplier(quant->multipliers, out.c);
     const int32_t total = out.n * out.h * out.w;
-#if defined(PTEC_NN_MVE)
-    int8_t *y = output;
-    for (int32_t index = 0; index < total; ++index, y += out.c) {
-        for (int32_t group = 0; group < groups; ++group) {
-            const int32_t o = group * group_out;
-            stage.base = base + o;
-            stage.multipliers = quant->multipliers + o;
-            stage.shifts = quant->shifts + o;
-            const int8_t *x = pixel_column(&g, index, group, columns);
-            ptec_nn_rows_dot_s8_mve(x, filter + (size_t)o * (size_t)k, k, group_out, &stage, y + o);
-        }
-    }
-#else
     const size_t column_bytes = ((size_t)k + 3u) & ~(size_t)3u;
+#if defined(PTEC_NN_DSP)
     uint32_t *pair = (uint32_t *)(void *)(columns + 2 * column_bytes);
+#endif
     for (int32_t index = 0; index < total; index += 2) {
         const int second = index + 1 < total;
         int8_t *y0 = output + (size_t)index * (size_t)out.c;
@@ -128,12 +114,15 @@ ptec_status ptec_nn_conv_gemm_s8(void *scratch, const ptec_nn_conv_params *param
             stage.shifts = quant->shifts + o;
             const int8_t *x0 = pixel_column(&g, index, group, columns);
             const int8_t *x1 = second ? pixel_column(&g, index + 1, group, columns + column_bytes) : x0;
+            int8_t *y1 = second ? y0 + out.c + o : NULL;
+#if defined(PTEC_NN_MVE)
+            ptec_nn_rows_dot2_s8_mve(x0, x1, filter + (size_t)o * (size_t)k, k, group_out, &stage, y0 + o, y1);
+#else
             ptec_nn_widen2_q15_dsp(x0, x1, k, pair);
-            ptec_nn_rows_dot2_q15_dsp(pair, filter + (size_t)o * (size_t)k, k, group_out, &stage, y0 + o,
-                                      second ? y0 + out.c + o : NULL);
+            ptec_nn_rows_dot2_q15_dsp(pair, filter + (size_t)o * (size_t)k, k, group_out, &stage, y0 + o, y1);
+#endif
         }
     }
-#endif
     return PTEC_OK;
 }
 

@@ -54,6 +54,10 @@ void ptec_nn_conv_bases_s8(const int8_t *weights, int32_t rows, int32_t k, const
 /* y[o] for o < rows: stage(sum_i x[i] * w[o*k + i]). */
 void ptec_nn_rows_dot_s8_mve(const int8_t *x, const int8_t *w, int32_t k, int32_t rows,
                              const ptec_nn_out_stage *stage, int8_t *y);
+/* The same for two columns: y0[o] and, when y1 is not NULL, y1[o] (x1 is
+ * then read but its results are not stored). */
+void ptec_nn_rows_dot2_s8_mve(const int8_t *x0, const int8_t *x1, const int8_t *w, int32_t k, int32_t rows,
+                              const ptec_nn_out_stage *stage, int8_t *y0, int8_t *y1);
 #endif
 
 #if defined(PTEC_NN_DSP)
