@@ -45,4 +45,47 @@ static inline uint32_t ptec_nn_sxtab16_even(uint32_t acc, uint32_t v)
     return (uint32_t)__sxtab16((int32_t)acc, (int32_t)v);
 }
 
+/* One channel's requantization, split so that a kernel computes it once
+ * and applies it to every pixel (ptec_nn_requantize_dsp). */
+typedef struct ptec_nn_requant_dsp {
+    int32_t multiplier;
+    uint32_t left;      /* max(shift, 0) */
+    uint32_t right;     /* max(-shift, 0) */
+    uint32_t mask;      /* 2^right - 1 */
+    int32_t threshold;  /* mask / 2 */
+} ptec_nn_requant_dsp;
+
+static inline ptec_nn_requant_dsp ptec_nn_requant_dsp_make(int32_t multiplier, int32_t shift)
+{
+    ptec_nn_requant_dsp r;
+    r.multiplier = multiplier;
+    r.left = shift > 0 ? (uint32_t)shift : 0u;
+    r.right = shift > 0 ? 0u : (uint32_t)-shift;
+    r.mask = (1u << r.right) - 1u;
+    r.threshold = (int32_t)(r.mask >> 1);
+    return r;
+}
+
+/* ptec_nn_requantize, without branches: SMLAL with 2^30 preloaded gives
+ * the rounded 64-bit product, and the round half away from zero of the
+ * final shift compares the dropped bits with mask/2 (+1 for negative
+ * values), the reference's own formula. */
+static inline int32_t ptec_nn_requantize_dsp(int32_t v, const ptec_nn_requant_dsp *r)
+{
+    const int32_t shifted = (int32_t)((uint32_t)v << r->left);
+    const int64_t product = (int64_t)shifted * r->multiplier + ((int64_t)1 << 30);
+    const int32_t high = (int32_t)(product >> 31);
+    const int32_t threshold = r->threshold + (int32_t)((uint32_t)high >> 31);
+    return (high >> r->right) + (((int32_t)((uint32_t)high & r->mask)) > threshold ? 1 : 0);
+}
+
+/* ptec_nn_output_stage with a saturating add (QADD) in place of the
+ * clamp-before-add: the same result for every v. */
+static inline int8_t ptec_nn_output_stage_dsp(int32_t v, int32_t offset, int32_t lo, int32_t hi)
+{
+    v = __qadd(v, offset);
+    v = v < lo ? lo : v;
+    return (int8_t)(v > hi ? hi : v);
+}
+
 #endif

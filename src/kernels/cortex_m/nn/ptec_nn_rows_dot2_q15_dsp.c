@@ -10,19 +10,18 @@
 #include "ptec_nn_dsp.h"
 #include "ptec_nn_math.h"
 
-static inline int8_t finish(int32_t acc, const ptec_nn_out_stage *stage, int32_t o)
-{
-    const int32_t total = ptec_nn_wrap_add(acc, stage->base[o]);
-    const int32_t q = ptec_nn_requantize(total, stage->multipliers[o], stage->shifts[o]);
-    return (int8_t)ptec_nn_output_stage(q, stage->output_offset, stage->activation.min, stage->activation.max);
-}
-
 void ptec_nn_rows_dot2_q15_dsp(const uint32_t *pair, const int8_t *w, int32_t k, int32_t rows,
                                const ptec_nn_out_stage *stage, int8_t *y0, int8_t *y1)
 {
     const int32_t blocks = k >> 2;
     const int32_t tail = k & 3;
     const uint32_t *tail_pair = pair + 4 * blocks;
+    /* Locals, not stage->...: every int8 store could alias the struct. */
+    const int32_t *base = stage->base;
+    const int32_t *multipliers = stage->multipliers;
+    const int32_t *shifts = stage->shifts;
+    const int32_t offset = stage->output_offset;
+    const int32_t lo = stage->activation.min, hi = stage->activation.max;
     for (int32_t o = 0; o < rows; o += 2) {
         const int two_rows = rows - o >= 2;
         const int8_t *w0 = w + (size_t)o * (size_t)k;
@@ -56,14 +55,16 @@ void ptec_nn_rows_dot2_q15_dsp(const uint32_t *pair, const int8_t *w, int32_t k,
             a01 = __smlabb(x, v1, a01);
             a11 = __smlatb(x, v1, a11);
         }
-        y0[o] = finish(a00, stage, o);
-        if (two_rows) {
-            y0[o + 1] = finish(a01, stage, o + 1);
-        }
+        const ptec_nn_requant_dsp r0 = ptec_nn_requant_dsp_make(multipliers[o], shifts[o]);
+        y0[o] = ptec_nn_output_stage_dsp(ptec_nn_requantize_dsp(ptec_nn_wrap_add(a00, base[o]), &r0), offset, lo, hi);
         if (y1 != NULL) {
-            y1[o] = finish(a10, stage, o);
-            if (two_rows) {
-                y1[o + 1] = finish(a11, stage, o + 1);
+            y1[o] = ptec_nn_output_stage_dsp(ptec_nn_requantize_dsp(ptec_nn_wrap_add(a10, base[o]), &r0), offset, lo, hi);
+        }
+        if (two_rows) {
+            const ptec_nn_requant_dsp r1 = ptec_nn_requant_dsp_make(multipliers[o + 1], shifts[o + 1]);
+            y0[o + 1] = ptec_nn_output_stage_dsp(ptec_nn_requantize_dsp(ptec_nn_wrap_add(a01, base[o + 1]), &r1), offset, lo, hi);
+            if (y1 != NULL) {
+                y1[o + 1] = ptec_nn_output_stage_dsp(ptec_nn_requantize_dsp(ptec_nn_wrap_add(a11, base[o + 1]), &r1), offset, lo, hi);
             }
         }
     }
