@@ -547,6 +547,22 @@ def make_variant_edges(g, w):
         expected = ref.quantized_avg_pool2d(x, kernel, (1, 1), padding, False, 0, 0, 0)
         w.case("avgpool", [n, h, wd, c, n, oh, ow, c, kernel[0], kernel[1], 1, 1, padding[0], padding[1]], [x],
                expected)
+    # Max pool over channel counts around multiples of 4 and 16 (the DSP
+    # and Helium lane counts), with padding and clamps.
+    for c in (3, 4, 5, 15, 16, 17, 33):
+        h, wd = g.int(2, 6), g.int(2, 6)
+        kernel = (g.int(1, min(h, 3)), g.int(1, min(wd, 3)))
+        padding = (g.int(0, kernel[0] // 2), g.int(0, kernel[1] // 2))
+        stride = (g.int(1, 2), g.int(1, 2))
+        n = g.int(1, 2)
+        oh = ref.pool_output_size(h, kernel[0], stride[0], padding[0], False)
+        ow = ref.pool_output_size(wd, kernel[1], stride[1], padding[1], False)
+        x = g.i8((n, h, wd, c))
+        amin, amax = g.activation()
+        zp = g.zero_point()
+        expected = ref.quantized_max_pool2d(x, kernel, stride, padding, (1, 1), False, zp, zp, amin, amax)
+        w.case("maxpool", [n, h, wd, c, n, oh, ow, c, kernel[0], kernel[1], stride[0], stride[1], padding[0],
+                           padding[1], amin, amax], [x], expected)
     x = g.i8((1, 25, 5, 64))
     expected = ref.quantized_avg_pool2d(x, (24, 5), (24, 5), (0, 0), False, 0, 0, 0)
     w.case("avgpool", [1, 25, 5, 64, 1, 1, 1, 64, 24, 5, 24, 5, 0, 0], [x], expected)

@@ -105,6 +105,18 @@ ptec_status ptec_nn_avgpool_s8_mve(const ptec_nn_pool_params *params, const ptec
                                    const int8_t *input, const ptec_nn_dims *output_dims, int8_t *output);
 #endif
 
+#if defined(PTEC_NN_MVE)
+/* Max pooling, sixteen channels per vector. */
+ptec_status ptec_nn_maxpool_s8_mve(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
+                                   const int8_t *input, const ptec_nn_dims *output_dims, int8_t *output);
+#endif
+
+#if defined(PTEC_NN_DSP)
+/* Max pooling, four channels per word. */
+ptec_status ptec_nn_maxpool_s8_dsp(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
+                                   const int8_t *input, const ptec_nn_dims *output_dims, int8_t *output);
+#endif
+
 #if defined(PTEC_NN_DSP)
 /* Average pooling, four channels per word, for windows of at most 256
  * positions (returns PTEC_NOT_SUPPORTED for larger ones, before writing). */
