@@ -106,6 +106,12 @@ ptec_status ptec_nn_avgpool_s8_mve(const ptec_nn_pool_params *params, const ptec
 #endif
 
 #if defined(PTEC_NN_MVE)
+/* Element-wise add and mul, four elements per vector. */
+ptec_status ptec_nn_add_s8_mve(const int8_t *large, const int8_t *small, uint32_t count, uint32_t small_count,
+                               int8_t *output, const ptec_nn_add_params *params);
+ptec_status ptec_nn_mul_s8_mve(const int8_t *large, const int8_t *small, uint32_t count, uint32_t small_count,
+                               int8_t *output, const ptec_nn_mul_params *params);
+
 /* Max pooling, sixteen channels per vector. */
 ptec_status ptec_nn_maxpool_s8_mve(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
                                    const int8_t *input, const ptec_nn_dims *output_dims, int8_t *output);
