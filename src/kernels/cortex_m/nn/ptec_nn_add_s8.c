@@ -20,6 +20,8 @@ ptec_status ptec_nn_add_s8(const int8_t *large, const int8_t *small, uint32_t co
     }
 #if defined(PTEC_NN_MVE)
     return ptec_nn_add_s8_mve(large, small, count, small_count, output, params);
+#elif defined(PTEC_NN_DSP)
+    return ptec_nn_add_s8_dsp(large, small, count, small_count, output, params);
 #else
     const ptec_nn_add_params p = *params;
     for (uint32_t base = 0; base < count; base += small_count) {

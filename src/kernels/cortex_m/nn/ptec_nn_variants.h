@@ -118,6 +118,10 @@ ptec_status ptec_nn_maxpool_s8_mve(const ptec_nn_pool_params *params, const ptec
 #endif
 
 #if defined(PTEC_NN_DSP)
+/* Element-wise add with the requantization constants computed once. */
+ptec_status ptec_nn_add_s8_dsp(const int8_t *large, const int8_t *small, uint32_t count, uint32_t small_count,
+                               int8_t *output, const ptec_nn_add_params *params);
+
 /* Max pooling, four channels per word. */
 ptec_status ptec_nn_maxpool_s8_dsp(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
                                    const int8_t *input, const ptec_nn_dims *output_dims, int8_t *output);
