@@ -7,7 +7,7 @@ int run_model(const void *pte, size_t pte_size, const float *input, size_t input
 {
     ptec_program program;
     ptec_method method;
-    ptec_requirements req;
+    ptec_requirements req = {0};
     const ptec_tensor *out;
     if (ptec_program_init(&program, pte, pte_size) != PTEC_OK ||        /* 1. load     */
         ptec_method_requirements(&program, "forward", &req) != PTEC_OK || /* 2. query    */

@@ -83,12 +83,23 @@ ptec_status ptec_op_get_int32_list(ptec_op *op, size_t i, int32_t *out, size_t m
                                    size_t *count, bool allow_null);
 /* Whether argument i is Null (None). */
 bool ptec_op_arg_is_null(const ptec_op *op, size_t i);
+/* A TensorList argument (aten::cat's inputs, a multi-output call's return
+ * slot): its length. */
+ptec_status ptec_op_get_tensor_list(ptec_op *op, size_t i, size_t *count);
+/* Item j of TensorList argument i, checked to be a tensor. While the method's
+ * requirements are measured there are no loaded values yet: the item is then
+ * decoded into *temp, so the pointer is valid as long as temp is. */
+ptec_status ptec_op_get_tensor_list_item(ptec_op *op, size_t i, size_t j, ptec_tensor *temp,
+                                         ptec_tensor **out);
 
 /* Fast access for run(): no checks, prepare already made them. */
 static inline ptec_tensor *ptec_op_tensor(const ptec_op *op, size_t i)
 {
     return op->argv[i]->u.tensor;
 }
+
+/* Item j of TensorList argument i, for run(): no checks, prepare made them. */
+ptec_tensor *ptec_op_tensor_list_item(const ptec_op *op, size_t i, size_t j);
 
 /* The static operator table (all built-in kernels, or the selection a
  * build made). */

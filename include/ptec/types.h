@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define PTEC_MAX_RANK 16
 
@@ -74,23 +75,45 @@ typedef enum ptec_value_kind {
     PTEC_VALUE_OPTIONAL_TENSOR_LIST = 11
 } ptec_value_kind;
 
-/* One EValue. The numbers of `kind` are the .pte KernelTypes union tags.
- * Lists point into the program: INT_LIST items are little-endian int64
- * *value indices* (boxed ints), DOUBLE_LIST items are float64, BOOL_LIST
- * items are bytes, TENSOR_LIST and OPTIONAL_TENSOR_LIST items are int32
- * value indices (-1 = None). Read them with the accessors in kernel.h. */
+/* One EValue: 8 bytes on a 32-bit target. Nothing is copied out of the
+ * program: scalars point at their little-endian bytes there (read them with
+ * ptec_value_int/_double/_bool), lists point at their items. The numbers of
+ * `kind` are the .pte KernelTypes union tags. INT_LIST items are
+ * little-endian int64 *value indices* (boxed ints), DOUBLE_LIST items are
+ * float64, BOOL_LIST items are bytes, TENSOR_LIST and OPTIONAL_TENSOR_LIST
+ * items are int32 value indices (-1 = None). Kernels read arguments with
+ * the accessors in kernel.h. */
 typedef struct ptec_value {
-    uint8_t kind;
-    uint32_t count;              /* list length or string byte length */
+    uint32_t kind : 8;
+    uint32_t count : 24;         /* list length or string byte length */
     union {
-        int64_t i;
-        double d;
-        bool b;
+        const uint8_t *scalar;   /* INT, DOUBLE: 8 bytes; BOOL: 1 byte */
         ptec_tensor *tensor;
         const char *string;      /* not NUL-terminated: use count */
         const uint8_t *items;
     } u;
 } ptec_value;
+
+#define PTEC_MAX_LIST_COUNT ((1u << 24) - 1u)
+
+static inline int64_t ptec_value_int(const ptec_value *v)
+{
+    int64_t x;
+    memcpy(&x, v->u.scalar, sizeof x);
+    return x;
+}
+
+static inline double ptec_value_double(const ptec_value *v)
+{
+    double x;
+    memcpy(&x, v->u.scalar, sizeof x);
+    return x;
+}
+
+static inline bool ptec_value_bool(const ptec_value *v)
+{
+    return v->u.scalar[0] != 0;
+}
 
 /* Whether a tensor's bytes are laid out as in the dim order 0..rank-1. */
 bool ptec_tensor_is_contiguous(const ptec_tensor *t);

@@ -144,7 +144,9 @@ def _element_of(name: str, source: Node, index) -> Node:
 
 
 _BINARY = {operator.add: "add", torch.add: "add", "add": "add",
-           operator.mul: "mul", torch.mul: "mul", "mul": "mul"}
+           operator.mul: "mul", torch.mul: "mul", "mul": "mul",
+           operator.sub: "sub", torch.sub: "sub", "sub": "sub",
+           operator.truediv: "div", torch.div: "div", "div": "div"}
 
 
 def _scalar_binary(fn: torch.fx.Node):
@@ -162,7 +164,9 @@ def _scalar_binary(fn: torch.fx.Node):
     if not isinstance(c, (int, float)):
         return None
     const = Node(fn.name + "_const", "constant", [], dict(value=np.array(c, np.float32)))
-    return [const, Node(fn.name, op, [x.name, const.name])]
+    # sub and div keep the operands' order (`1.0 - x`); add and mul do not care
+    ins = [x.name, const.name] if isinstance(a, torch.fx.Node) else [const.name, x.name]
+    return [const, Node(fn.name, op, ins)]
 
 
 def _scalar_arg(fn, i, key, default=None):
@@ -193,6 +197,22 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
         return Node(name, "add", ins)
     if t in (operator.mul, torch.mul, "mul") and len(tensor_args) == 2 and len(fn.args) == 2:
         return Node(name, "mul", ins)
+    if t in (operator.sub, torch.sub, "sub") and len(tensor_args) == 2 and len(fn.args) == 2 \
+            and not fn.kwargs:
+        return Node(name, "sub", ins)
+    if t in (operator.truediv, torch.div, "div") and len(tensor_args) == 2 and len(fn.args) == 2 \
+            and not fn.kwargs:
+        return Node(name, "div", ins)
+    if t in ("permute", torch.permute):
+        dims = fn.args[1:] if t == "permute" else [fn.args[1]]
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = dims[0]
+        if all(isinstance(d, int) for d in dims):
+            return Node(name, "permute", ins[:1], dict(dims=[int(d) for d in dims]))
+    if t in ("unsqueeze", torch.unsqueeze) and isinstance(_scalar_arg(fn, 1, "dim"), int):
+        return Node(name, "reshape", ins[:1], dict(unsqueeze=int(_scalar_arg(fn, 1, "dim"))))
+    if t in ("squeeze", torch.squeeze) and isinstance(_scalar_arg(fn, 1, "dim"), (int, type(None))):
+        return Node(name, "reshape", ins[:1], dict(squeeze=_scalar_arg(fn, 1, "dim")))
     if t in (torch.flatten, "flatten"):
         return Node(name, "reshape", ins[:1], dict(flatten=(int(_scalar_arg(fn, 1, "start_dim", 0)),
                                                             int(_scalar_arg(fn, 2, "end_dim", -1)))))
@@ -226,8 +246,8 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
         return Node(name, "sigmoid", ins[:1])
     if t in (torch.tanh, "tanh"):
         return Node(name, "tanh", ins[:1])
-    if t in ("mean", torch.mean) and len(fn.args) >= 2:
-        dim = fn.args[1]
+    if t in ("mean", torch.mean) and _scalar_arg(fn, 1, "dim") is not None:
+        dim = _scalar_arg(fn, 1, "dim")
         dim = [dim] if isinstance(dim, int) else list(dim)
         return Node(name, "mean", ins[:1], dict(dim=dim, keepdim=bool(
             _scalar_arg(fn, 2, "keepdim", False))))

@@ -14,7 +14,7 @@ from typing import Dict, Sequence
 
 import numpy as np
 
-from .ops import SIGNATURES
+from .ops import SIGNATURES, outputs
 from .pte.schema import (NUMPY_DTYPE, Bool, Double, Int, IntList, KernelCall, Null, Program,
                          ScalarType, Tensor, TensorList)
 
@@ -115,10 +115,10 @@ def run_program(program: Program, inputs: Sequence[np.ndarray], method: str = "f
         if sig is None or len(call.args) != len(sig) + 1:
             raise InterpreterError(f"instruction {n}: {key} with {len(call.args)} args")
         named = dict(zip([p for p, _ in sig], call.args))
-        out_idx = named["out"]
+        out_idx = named[outputs(key)[0]]
         out_t = values[out_idx].val
 
-        def arg(name, kind):
+        def arg(name, kind, logical=False):
             i = named[name]
             v = values[i].val
             if isinstance(v, Null):
@@ -126,7 +126,7 @@ def run_program(program: Program, inputs: Sequence[np.ndarray], method: str = "f
             if kind.startswith("Tensor"):
                 if isinstance(v, TensorList):
                     return [mem.logical(j, values[j].val).copy() for j in v.items]
-                return mem.physical(i, v).copy()
+                return mem.logical(i, v).copy() if logical else mem.physical(i, v).copy()
             return _scalar(values, i)
 
         ns, _, name = key.partition("::")
@@ -141,17 +141,96 @@ def run_program(program: Program, inputs: Sequence[np.ndarray], method: str = "f
         elif key == "dim_order_ops::_clone_dim_order.out":
             src = named["self"]
             mem.write_logical(out_idx, out_t, mem.logical(src, values[src].val).copy())
-        elif key in ("aten::add.out", "aten::mul.out"):
-            a = mem.logical(named["self"], values[named["self"]].val)
-            b = mem.logical(named["other"], values[named["other"]].val)
-            if key == "aten::add.out":
-                r = a + np.asarray(_scalar(values, named["alpha"]), a.dtype) * b
+        elif key in _PORTABLE:
+            result = _PORTABLE[key](arg, named, out_t)
+            if isinstance(result, tuple):       # several outputs, in schema order
+                for name, r in zip(outputs(key), result):
+                    t = values[named[name]].val
+                    if r is not None:
+                        mem.write_logical(named[name], t, np.asarray(r).reshape(t.sizes))
             else:
-                r = a * b
-            mem.write_logical(out_idx, out_t, np.broadcast_to(r, out_t.sizes).astype(a.dtype))
+                mem.write_logical(out_idx, out_t, np.asarray(result).reshape(out_t.sizes))
         else:
             raise InterpreterError(f"instruction {n}: no reference for {key}")
         if trace:
             log.append((n, key, out_idx, mem.physical(out_idx, out_t).copy()))
     outs = [mem.logical(i, values[i].val).copy() for i in plan.outputs]
     return (outs, log) if trace else outs
+
+
+# -- portable (aten) operators --------------------------------------------------
+# Each takes arg(name, kind, logical=True) (logical-order arrays), the named
+# argument indices and the out tensor, and returns the result (or a tuple of
+# results for several outputs). Numerics: ptec.reference.portable.
+
+def _portable_table():
+    from .reference import portable as P
+
+    def t(arg, name):
+        return arg(name, "Tensor", True)
+
+    def s(arg, name):
+        return arg(name, "int")
+
+    def binary(kind, alpha):
+        def run(arg, named, out):
+            r = P.binary(kind, t(arg, "self"), t(arg, "other"), s(arg, "alpha") if alpha else 1)
+            return np.broadcast_to(r, out.sizes)
+        return run
+
+    def conv(arg, named, out):
+        return P.convolution(t(arg, "input"), t(arg, "weight"), t(arg, "bias"), s(arg, "stride"),
+                             s(arg, "padding"), s(arg, "dilation"), s(arg, "transposed"),
+                             s(arg, "output_padding"), s(arg, "groups"), out.sizes)
+
+    def max_pool(arg, named, out):
+        return P.max_pool2d_with_indices(t(arg, "self"), s(arg, "kernel_size"), s(arg, "stride"),
+                                         s(arg, "padding"), s(arg, "dilation"), s(arg, "ceil_mode"),
+                                         out.sizes)
+
+    def batch_norm(arg, named, out):
+        y = P.batch_norm(t(arg, "input"), t(arg, "weight"), t(arg, "bias"), t(arg, "running_mean"),
+                         t(arg, "running_var"), s(arg, "eps"))
+        return (y, None, None)
+
+    def slice_copy(arg, named, out):
+        x = t(arg, "self")
+        return P.slice_copy(x, s(arg, "dim"), s(arg, "start"), s(arg, "end"), s(arg, "step"))
+
+    def unsqueeze(arg, named, out):
+        x = t(arg, "self")
+        return np.expand_dims(x, s(arg, "dim") % (x.ndim + 1))
+
+    return {
+        "aten::add.out": binary("add", True), "aten::sub.out": binary("sub", True),
+        "aten::mul.out": binary("mul", False), "aten::div.out": binary("div", False),
+        "aten::relu.out": lambda arg, named, out: P.clamp(t(arg, "self"), 0, None),
+        "aten::clamp.out": lambda arg, named, out: P.clamp(t(arg, "self"), s(arg, "min"), s(arg, "max")),
+        "aten::hardtanh.out": lambda arg, named, out: P.clamp(t(arg, "self"), s(arg, "min_val"),
+                                                              s(arg, "max_val")),
+        "aten::sigmoid.out": lambda arg, named, out: P.sigmoid(t(arg, "self")),
+        "aten::tanh.out": lambda arg, named, out: P.tanh(t(arg, "self")),
+        "aten::convolution.out": conv,
+        "aten::linear.out": lambda arg, named, out: P.linear(t(arg, "input"), t(arg, "weight"),
+                                                             t(arg, "bias")),
+        "aten::_softmax.out": lambda arg, named, out: P.softmax(t(arg, "self"), s(arg, "dim")),
+        "aten::avg_pool2d.out": lambda arg, named, out: P.avg_pool2d(
+            t(arg, "self"), s(arg, "kernel_size"), s(arg, "stride"), s(arg, "padding"),
+            s(arg, "ceil_mode"), s(arg, "count_include_pad"), s(arg, "divisor_override"), out.sizes),
+        "aten::max_pool2d_with_indices.out": max_pool,
+        "aten::_adaptive_avg_pool2d.out": lambda arg, named, out: P.adaptive_avg_pool2d(
+            t(arg, "self"), s(arg, "output_size")),
+        "aten::mean.out": lambda arg, named, out: P.mean(t(arg, "self"), s(arg, "dim"),
+                                                         s(arg, "keepdim")),
+        "aten::_native_batch_norm_legit_no_training.out": batch_norm,
+        "aten::view_copy.out": lambda arg, named, out: t(arg, "self").reshape(out.sizes),
+        "aten::permute_copy.out": lambda arg, named, out: np.transpose(t(arg, "self"), s(arg, "dims")),
+        "aten::cat.out": lambda arg, named, out: P.cat(arg("tensors", "Tensor[]"), s(arg, "dim")),
+        "aten::slice_copy.Tensor_out": slice_copy,
+        "aten::squeeze_copy.dims_out": lambda arg, named, out: P.squeeze_dims(t(arg, "self"),
+                                                                              s(arg, "dim")),
+        "aten::unsqueeze_copy.out": unsqueeze,
+    }
+
+
+_PORTABLE = _portable_table()

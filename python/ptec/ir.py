@@ -6,8 +6,8 @@ output shape found during capture. `evaluate` runs the graph in PyTorch and
 is the float semantics every later stage is checked against.
 
 Ops: input, constant, conv2d, linear, batch_norm, clamp (relu/relu6/hardtanh),
-add, mul, avg_pool2d, adaptive_avg_pool2d, max_pool2d, reshape, softmax,
-sigmoid, tanh, mean, cat, identity, unsupported. Any node may carry a fused
+add, sub, mul, div, avg_pool2d, adaptive_avg_pool2d, max_pool2d, reshape, permute,
+softmax, sigmoid, tanh, mean, cat, identity, unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 """
 from __future__ import annotations
@@ -95,6 +95,12 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = xs[0] + xs[1]
     elif op == "mul":
         y = xs[0] * xs[1]
+    elif op == "sub":
+        y = xs[0] - xs[1]
+    elif op == "div":
+        y = xs[0] / xs[1]
+    elif op == "permute":
+        y = xs[0].permute(a["dims"])
     elif op == "avg_pool2d":
         y = F.avg_pool2d(xs[0], a["kernel"], a["stride"], a["padding"], a["ceil_mode"],
                          a["count_include_pad"], a.get("divisor_override"))
@@ -108,6 +114,10 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
             y = xs[0].reshape([-1] + list(a["shape"][1:]))  # batch may differ
         elif "flatten" in a:
             y = torch.flatten(xs[0], *a["flatten"])
+        elif "unsqueeze" in a:
+            y = xs[0].unsqueeze(a["unsqueeze"])
+        elif "squeeze" in a:
+            y = xs[0].squeeze() if a["squeeze"] is None else xs[0].squeeze(a["squeeze"])
         else:
             y = xs[0].reshape(a["target_shape"])
     elif op == "softmax":

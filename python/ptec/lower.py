@@ -52,13 +52,20 @@ class Lowered:
 
 _FALLBACK_KEYS = {
     "conv2d": "aten::convolution.out", "linear": "aten::linear.out",
-    "add": "aten::add.out", "mul": "aten::mul.out", "sigmoid": "aten::sigmoid.out",
-    "tanh": "aten::tanh.out", "softmax": "aten::_softmax.out", "clamp": "aten::clamp.out",
-    "avg_pool2d": "aten::avg_pool2d.out", "max_pool2d": "aten::max_pool2d.out",
+    "add": "aten::add.out", "sub": "aten::sub.out", "mul": "aten::mul.out",
+    "div": "aten::div.out", "sigmoid": "aten::sigmoid.out", "tanh": "aten::tanh.out",
+    "softmax": "aten::_softmax.out", "clamp": "aten::clamp.out",
+    "avg_pool2d": "aten::avg_pool2d.out", "max_pool2d": "aten::max_pool2d_with_indices.out",
     "cat": "aten::cat.out", "mean": "aten::mean.out", "reshape": "aten::view_copy.out",
+    "permute": "aten::permute_copy.out",
     "batch_norm": "aten::_native_batch_norm_legit_no_training.out",
     "adaptive_avg_pool2d": "aten::_adaptive_avg_pool2d.out",
 }
+
+# Ops that stay in fp32 when their input already is fp32 because the fallback
+# produced it: a quantize/dequantize pair around a cheap op would only lose
+# precision. Their int8 lowering still applies to int8 inputs.
+_FLOAT_FOLLOWERS = ("sigmoid", "tanh", "clamp", "softmax", "reshape")
 
 
 def _act_range(n: Node) -> Tuple[int, int]:
@@ -76,6 +83,7 @@ class _Lowerer:
         self.b = ProgramBuilder()
         self.env: Dict[str, B.Act] = {}
         self.fallbacks: List[str] = []
+        self.float_nodes = set()          # nodes the fp32 fallback produced
 
     # value access in the representation a consumer needs
     def q(self, name: str) -> B.Act:
@@ -107,9 +115,10 @@ class _Lowerer:
                 self.env[n.name] = a
                 continue
             handler = getattr(self, "op_" + n.op, None)
-            out = handler(n) if handler is not None else None
+            out = handler(n) if handler is not None and not self._stays_float(n) else None
             if out is None:
                 out = self.fallback(n)
+                self.float_nodes.add(n.name)
             self.env[n.name] = out
         out_values = []
         for name in self.g.outputs:
@@ -231,13 +240,51 @@ class _Lowerer:
     def op_identity(self, n: Node):
         return self.env[n.inputs[0]]
 
+    def op_cat(self, n: Node):
+        """int8 cat: a byte copy, valid when the inputs share the output's
+        scale and zero point (the quantizer arranges it when it can)."""
+        qp = tuple(n.qparams)
+        if n.attrs.get("act") or any(tuple(self.g.node(i).qparams or ()) != qp for i in n.inputs):
+            return None
+        xs = [self.q(i) for i in n.inputs]
+        if any((x.scale, x.zp) != qp for x in xs):
+            return None
+        out = B.new_act(self.b, ScalarType.CHAR, n.shape, qp[0], qp[1])
+        self.b.call("aten::cat.out", tensors=[x.value for x in xs], dim=int(n.attrs["dim"]),
+                    out=out.value)
+        return out
+
     # -- fp32 fallback --------------------------------------------------------
+    def _stays_float(self, n: Node) -> bool:
+        return (not self.int8_io and n.op in _FLOAT_FOLLOWERS and bool(n.inputs)
+                and all(i in self.float_nodes for i in n.inputs))
+
+    def _relayout(self, x: B.Act, dim_order) -> B.Act:
+        """x with the given dim order: itself, or a _clone_dim_order copy."""
+        t = self.b.values[x.value].val
+        if list(t.dim_order) == list(dim_order) or not B._needs_relayout(x.sizes):
+            return x
+        return B.clone_dim_order(self.b, x, list(dim_order))
+
+    def _activation(self, x: B.Act, lo, hi) -> B.Act:
+        out = B.new_act(self.b, ScalarType.FLOAT, x.sizes)
+        if lo == 0 and hi is None:
+            self.b.call("aten::relu.out", self=x.value, out=out.value)
+        else:
+            self.b.call("aten::clamp.out", self=x.value, min=None if lo is None else float(lo),
+                        max=None if hi is None else float(hi), out=out.value)
+        return out
+
     def fallback(self, n: Node) -> B.Act:
+        """The node in fp32 on a portable ATen kernel, with exactly the
+        schema of src/kernels/portable (docs/portable-ops.md). 4-D values
+        are channels-last, which every layout-sensitive kernel addresses
+        through its dim order; linear wants contiguous operands."""
         ins = [self.f(i) for i in n.inputs]
-        out = B.new_act(self.b, ScalarType.FLOAT, n.shape)
         b = self.b
         a = n.attrs
         if n.op == "unsupported":
+            out = B.new_act(b, ScalarType.FLOAT, n.shape)
             # No schema known: the call lists inputs, out and the return slot.
             # The name is what the model called; ptec's kernel check rejects it.
             key = f"aten::{a.get('what', 'unknown')}.out"
@@ -246,51 +293,84 @@ class _Lowerer:
             b.call_raw(key, [i.value for i in ins] + [out.value, out.value])
             self.fallbacks.append(f"{n.name}: {key}")
             return out
+
+        def const(v):
+            return None if v is None else b.constant(np.asarray(v, np.float32))
+
         key = _FALLBACK_KEYS.get(n.op) or f"aten::{n.op}.out"
+        act = a.get("act")
+        if n.op == "clamp":
+            lo, hi = _combine_bounds((a["lo"], a["hi"]), act)
+            self.fallbacks.append(f"{n.name}: " + ("aten::relu.out" if lo == 0 and hi is None
+                                                   else "aten::clamp.out"))
+            return self._activation(ins[0], lo, hi)
+        if key == "aten::linear.out":
+            x = self._relayout(ins[0], list(range(len(ins[0].sizes))))
+            y = B.new_act(b, ScalarType.FLOAT, n.shape, dim_order=list(range(len(n.shape))))
+            b.call(key, input=x.value, weight=const(a["weight"]), bias=const(a.get("bias")),
+                   out=y.value)
+            out = self._relayout(y, B.layout(n.shape))
+            if act:
+                out = self._activation(out, act[0], act[1])
+            self.fallbacks.append(f"{n.name}: {key}")
+            return out
+        out = B.new_act(b, ScalarType.FLOAT, n.shape)
         if key == "aten::convolution.out":
-            b.call(key, input=ins[0].value, weight=b.constant(a["weight"]),
-                   bias=None if a.get("bias") is None else b.constant(a["bias"]),
-                   stride=a["stride"], padding=a["padding"], dilation=a["dilation"],
-                   transposed=False, output_padding=[0, 0], groups=a["groups"], out=out.value)
-        elif key == "aten::linear.out":
-            b.call(key, input=ins[0].value, weight=b.constant(a["weight"]),
-                   bias=None if a.get("bias") is None else b.constant(a["bias"]), out=out.value)
-        elif key == "aten::add.out":
+            b.call(key, input=ins[0].value, weight=const(a["weight"]), bias=const(a.get("bias")),
+                   stride=list(a["stride"]), padding=list(a["padding"]),
+                   dilation=list(a["dilation"]), transposed=False, output_padding=[0, 0],
+                   groups=int(a["groups"]), out=out.value)
+        elif key in ("aten::add.out", "aten::sub.out"):
             b.call(key, self=ins[0].value, other=ins[1].value, alpha=1, out=out.value)
-        elif key in ("aten::mul.out",):
+        elif key in ("aten::mul.out", "aten::div.out"):
             b.call(key, self=ins[0].value, other=ins[1].value, out=out.value)
-        elif key in ("aten::sigmoid.out", "aten::tanh.out", "aten::relu.out"):
+        elif key in ("aten::sigmoid.out", "aten::tanh.out"):
             b.call(key, self=ins[0].value, out=out.value)
         elif key == "aten::_softmax.out":
-            b.call(key, self=ins[0].value, dim=int(a["dim"]), half_to_float=False, out=out.value)
-        elif key == "aten::clamp.out":
-            b.call(key, self=ins[0].value, min=a["lo"], max=a["hi"], out=out.value)
+            b.call(key, self=ins[0].value, dim=int(a["dim"]) % len(n.shape), half_to_float=False,
+                   out=out.value)
         elif key == "aten::cat.out":
-            b.call(key, tensors=[i.value for i in ins], dim=int(a["dim"]), out=out.value)
+            b.call(key, tensors=[i.value for i in ins], dim=int(a["dim"]) % len(n.shape),
+                   out=out.value)
         elif key == "aten::view_copy.out":
             b.call(key, self=ins[0].value, size=list(n.shape), out=out.value)
+        elif key == "aten::permute_copy.out":
+            b.call(key, self=ins[0].value, dims=[int(d) for d in a["dims"]], out=out.value)
         elif key == "aten::avg_pool2d.out":
-            b.call(key, self=ins[0].value, kernel_size=a["kernel"], stride=a["stride"],
-                   padding=a["padding"], ceil_mode=a["ceil_mode"],
-                   count_include_pad=a["count_include_pad"],
+            b.call(key, self=ins[0].value, kernel_size=list(a["kernel"]), stride=list(a["stride"]),
+                   padding=list(a["padding"]), ceil_mode=bool(a["ceil_mode"]),
+                   count_include_pad=bool(a["count_include_pad"]),
                    divisor_override=a.get("divisor_override"), out=out.value)
-        elif key == "aten::max_pool2d.out":
-            b.call(key, self=ins[0].value, kernel_size=a["kernel"], stride=a["stride"],
-                   padding=a["padding"], dilation=a["dilation"], ceil_mode=a["ceil_mode"],
-                   out=out.value)
+        elif key == "aten::max_pool2d_with_indices.out":
+            indices = b.tensor(ScalarType.LONG, n.shape, B.layout(n.shape))
+            b.call(key, self=ins[0].value, kernel_size=list(a["kernel"]), stride=list(a["stride"]),
+                   padding=list(a["padding"]), dilation=list(a["dilation"]),
+                   ceil_mode=bool(a["ceil_mode"]), out=out.value, indices=indices)
+        elif key == "aten::_adaptive_avg_pool2d.out":
+            b.call(key, self=ins[0].value, output_size=list(a["output_size"]), out=out.value)
         elif key == "aten::mean.out":
-            b.call(key, self=ins[0].value, dim=list(a["dim"]), keepdim=a["keepdim"], dtype=None,
-                   out=out.value)
+            b.call(key, self=ins[0].value, dim=[int(d) for d in a["dim"]], keepdim=bool(a["keepdim"]),
+                   dtype=None, out=out.value)
+        elif key == "aten::_native_batch_norm_legit_no_training.out":
+            b.call(key, input=ins[0].value, weight=const(a.get("gamma")), bias=const(a.get("beta")),
+                   running_mean=const(a["mean"]), running_var=const(a["var"]), momentum=0.1,
+                   eps=float(a["eps"]), out0=out.value, out1=b.tensor(ScalarType.FLOAT, [0]),
+                   out2=b.tensor(ScalarType.FLOAT, [0]))
         else:
             b.call_raw(key, [i.value for i in ins] + [out.value, out.value])
-        act = a.get("act")
-        if act and key != "aten::clamp.out":
-            clamped = B.new_act(self.b, ScalarType.FLOAT, n.shape)
-            b.call("aten::clamp.out", self=out.value, min=act[0], max=act[1], out=clamped.value)
-            out = clamped
+        if act:
+            out = self._activation(out, act[0], act[1])
         self.fallbacks.append(f"{n.name}: {key}")
         return out
 
+
+def _combine_bounds(a, b):
+    """Two clamps in a row as one: the tighter bound on each side."""
+    if b is None:
+        return a
+    lo = b[0] if a[0] is None else (a[0] if b[0] is None else max(a[0], b[0]))
+    hi = b[1] if a[1] is None else (a[1] if b[1] is None else min(a[1], b[1]))
+    return lo, hi
 
 def lower(q: Graph, target: str = "cortex-m55", int8_io: bool = False) -> Lowered:
     for n in q.nodes:

@@ -2,9 +2,12 @@
 every operator ptec emits or understands, and the list of operators the
 ptec runtime has kernels for.
 
-Kinds: Tensor, Tensor?, Tensor[], int, int[], int[]?, float, bool, Scalar,
+Kinds: Tensor, Tensor?, Tensor[], int, int?, int[], int[]?, float, bool, Scalar,
 Scalar?, ScalarType, ScalarType?. A KernelCall carries one value per
-parameter, then the return slot repeating `out` (pte-format.md §4.7).
+parameter, then the return slot repeating `out` (pte-format.md §4.7), or a
+TensorList of the outputs for the operators in OUTPUTS. The aten schemas are
+those of PyTorch's native_functions.yaml out variants, the names and
+overloads ExecuTorch's portable library registers.
 Sources: cortex-m-ops.md §3 and §4.
 """
 from __future__ import annotations
@@ -119,10 +122,38 @@ SIGNATURES: Dict[str, Sig] = {
     "aten::view_copy.out": [("self", "Tensor"), ("size", "int[]"), ("out", "Tensor")],
     "aten::permute_copy.out": [("self", "Tensor"), ("dims", "int[]"), ("out", "Tensor")],
     "aten::cat.out": [("tensors", "Tensor[]"), ("dim", "int"), ("out", "Tensor")],
-    "aten::max_pool2d.out": [
+    "aten::hardtanh.out": [("self", "Tensor"), ("min_val", "Scalar"), ("max_val", "Scalar"),
+                           ("out", "Tensor")],
+    # max_pool2d has no out variant of its own: this is the one PyTorch and
+    # ExecuTorch's portable library register. Two outputs: the call ends with
+    # a TensorList [out, indices] instead of a repeat of out.
+    "aten::max_pool2d_with_indices.out": [
         ("self", "Tensor"), ("kernel_size", "int[]"), ("stride", "int[]"),
-        ("padding", "int[]"), ("dilation", "int[]"), ("ceil_mode", "bool"), ("out", "Tensor")],
+        ("padding", "int[]"), ("dilation", "int[]"), ("ceil_mode", "bool"), ("out", "Tensor"),
+        ("indices", "Tensor")],
+    "aten::_adaptive_avg_pool2d.out": [("self", "Tensor"), ("output_size", "int[]"),
+                                       ("out", "Tensor")],
+    "aten::_native_batch_norm_legit_no_training.out": [
+        ("input", "Tensor"), ("weight", "Tensor?"), ("bias", "Tensor?"),
+        ("running_mean", "Tensor"), ("running_var", "Tensor"), ("momentum", "float"),
+        ("eps", "float"), ("out0", "Tensor"), ("out1", "Tensor"), ("out2", "Tensor")],
+    "aten::slice_copy.Tensor_out": [("self", "Tensor"), ("dim", "int"), ("start", "int?"),
+                                    ("end", "int?"), ("step", "int"), ("out", "Tensor")],
+    "aten::squeeze_copy.dims_out": [("self", "Tensor"), ("dim", "int[]"), ("out", "Tensor")],
+    "aten::unsqueeze_copy.out": [("self", "Tensor"), ("dim", "int"), ("out", "Tensor")],
 }
+
+# Operators with several outputs: their out parameters, in schema order. The
+# KernelCall's return slot is then one TensorList of them (pte-format.md
+# 4.7); every other operator has the single output `out`.
+OUTPUTS: Dict[str, Tuple[str, ...]] = {
+    "aten::max_pool2d_with_indices.out": ("out", "indices"),
+    "aten::_native_batch_norm_legit_no_training.out": ("out0", "out1", "out2"),
+}
+
+
+def outputs(key: str) -> Tuple[str, ...]:
+    return OUTPUTS.get(key, ("out",))
 
 
 def signature(key: str) -> Sig:

@@ -173,10 +173,34 @@ def quantize_bias(b: Optional[np.ndarray], s_in: float, w_scales: np.ndarray) ->
     return np.clip(q, -2 ** 31, 2 ** 31 - 1).astype(np.int32)
 
 
+def _shared_cat_qparams(g: Graph, observer: RangeObserver) -> Dict[str, Tuple[float, int]]:
+    """cat copies int8 bytes unchanged only if its inputs and its output share
+    one scale and zero point (upstream's SharedQuantizationSpec). The shared
+    qparams come from the output's range, which covers every input's. A cat
+    whose inputs have qparams fixed by something else (softmax's, a
+    pass-through op's copy of its own input's, another cat's) keeps its own
+    and is lowered in fp32."""
+    forced: Dict[str, Tuple[float, int]] = {}
+    for n in g.nodes:
+        if n.op != "cat" or n.attrs.get("act") or len(set(n.inputs)) != len(n.inputs):
+            continue
+        srcs = [g.node(i) for i in n.inputs]
+        if n.name in forced or any(s.op in PASS_THROUGH or s.op == "softmax" or s.name in forced
+                                   for s in srcs):
+            continue
+        qp = affine_qparams(*observer.range(n.name))
+        for name in [s.name for s in srcs] + [n.name]:
+            forced[name] = qp
+    return forced
+
+
 def quantize(prepared: Graph, observer: RangeObserver) -> Graph:
     g = copy.deepcopy(prepared)
+    shared = _shared_cat_qparams(g, observer)
     for n in g.nodes:
-        if n.op in ("softmax",):
+        if n.name in shared:
+            n.qparams = shared[n.name]
+        elif n.op in ("softmax",):
             n.qparams = (qm.SOFTMAX_OUTPUT_SCALE, qm.SOFTMAX_OUTPUT_ZERO_POINT)
         elif n.op in PASS_THROUGH and n.inputs:
             src = g.node(n.inputs[0])

@@ -48,6 +48,12 @@ static uint32_t field(fb_view *fb, const fb_table *t, unsigned id, uint32_t widt
     return t->pos + voffset;
 }
 
+const uint8_t *ptec_fb_field_bytes(fb_view *fb, const fb_table *t, unsigned id, uint32_t width)
+{
+    uint32_t pos = field(fb, t, id, width);
+    return pos ? fb->base + pos : NULL;
+}
+
 uint8_t ptec_fb_u8(fb_view *fb, const fb_table *t, unsigned id, uint8_t dflt)
 {
     uint32_t pos = field(fb, t, id, 1);
@@ -64,14 +70,6 @@ uint64_t ptec_fb_u64(fb_view *fb, const fb_table *t, unsigned id, uint64_t dflt)
 {
     uint32_t pos = field(fb, t, id, 8);
     return pos ? fb_le64(fb->base + pos) : dflt;
-}
-
-double ptec_fb_f64(fb_view *fb, const fb_table *t, unsigned id)
-{
-    uint64_t bits = ptec_fb_u64(fb, t, id, 0); /* the bits of 0.0, the default */
-    double d;
-    memcpy(&d, &bits, sizeof d);
-    return d;
 }
 
 /* Follows the uoffset in field `id`; 0 when absent. */

@@ -56,10 +56,11 @@ static inline uint64_t fb_le64(const uint8_t *p)
 }
 
 fb_table ptec_fb_table(fb_view *fb, uint32_t pos);
+/* Address of field `id` holding `width` bytes, or NULL when absent. */
+const uint8_t *ptec_fb_field_bytes(fb_view *fb, const fb_table *t, unsigned id, uint32_t width);
 uint8_t ptec_fb_u8(fb_view *fb, const fb_table *t, unsigned id, uint8_t dflt);
 uint32_t ptec_fb_u32(fb_view *fb, const fb_table *t, unsigned id, uint32_t dflt);
 uint64_t ptec_fb_u64(fb_view *fb, const fb_table *t, unsigned id, uint64_t dflt);
-double ptec_fb_f64(fb_view *fb, const fb_table *t, unsigned id);
 /* Sub-table field; pos 0 when absent. */
 fb_table ptec_fb_sub(fb_view *fb, const fb_table *t, unsigned id);
 /* Vector field of elem_size-byte elements; count 0 when absent. */

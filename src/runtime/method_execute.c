@@ -38,7 +38,7 @@ static ptec_status check_ready(ptec_method *m)
 static bool condition_true(const ptec_value *v)
 {
     if (v->kind == PTEC_VALUE_BOOL) {
-        return v->u.b;
+        return ptec_value_bool(v);
     }
     const ptec_tensor *t = v->u.tensor;
     const uint8_t *bytes = t->data;

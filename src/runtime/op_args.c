@@ -110,7 +110,7 @@ ptec_status ptec_op_get_int(ptec_op *op, size_t i, int64_t *out)
     if (v == NULL) {
         return kind_fail(op, i, PTEC_MSG("Int"));
     }
-    *out = v->u.i;
+    *out = ptec_value_int(v);
     return PTEC_OK;
 }
 
@@ -134,7 +134,7 @@ ptec_status ptec_op_get_double(ptec_op *op, size_t i, double *out)
     if (v == NULL) {
         return kind_fail(op, i, PTEC_MSG("Double"));
     }
-    *out = v->u.d;
+    *out = ptec_value_double(v);
     return PTEC_OK;
 }
 
@@ -144,22 +144,22 @@ ptec_status ptec_op_get_bool(ptec_op *op, size_t i, bool *out)
     if (v == NULL) {
         return kind_fail(op, i, PTEC_MSG("Bool"));
     }
-    *out = v->u.b;
+    *out = ptec_value_bool(v);
     return PTEC_OK;
 }
 
 ptec_status ptec_op_get_scalar(ptec_op *op, size_t i, double *out)
 {
     if (arg_of_kind(op, i, PTEC_VALUE_INT) != NULL) {
-        *out = (double)op->argv[i]->u.i;
+        *out = (double)ptec_value_int(op->argv[i]);
         return PTEC_OK;
     }
     if (arg_of_kind(op, i, PTEC_VALUE_BOOL) != NULL) {
-        *out = op->argv[i]->u.b ? 1.0 : 0.0;
+        *out = ptec_value_bool(op->argv[i]) ? 1.0 : 0.0;
         return PTEC_OK;
     }
     if (arg_of_kind(op, i, PTEC_VALUE_DOUBLE) != NULL) {
-        *out = op->argv[i]->u.d;
+        *out = ptec_value_double(op->argv[i]);
         return PTEC_OK;
     }
     return kind_fail(op, i, PTEC_MSG("Int or Double"));
@@ -215,4 +215,54 @@ ptec_status ptec_op_get_int32_list(ptec_op *op, size_t i, int32_t *out, size_t m
 bool ptec_op_arg_is_null(const ptec_op *op, size_t i)
 {
     return i < op->argc && op->argv[i]->kind == PTEC_VALUE_NULL;
+}
+
+ptec_status ptec_op_get_tensor_list(ptec_op *op, size_t i, size_t *count)
+{
+    const ptec_value *v = arg_of_kind(op, i, PTEC_VALUE_TENSOR_LIST);
+    if (v == NULL) {
+        *count = 0;
+        return kind_fail(op, i, PTEC_MSG("TensorList"));
+    }
+    *count = v->count;
+    return PTEC_OK;
+}
+
+ptec_status ptec_op_get_tensor_list_item(ptec_op *op, size_t i, size_t j, ptec_tensor *temp,
+                                         ptec_tensor **out)
+{
+    size_t count;
+    ptec_status st = ptec_op_get_tensor_list(op, i, &count);
+    if (st != PTEC_OK) {
+        return st;
+    }
+    if (j >= count) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, PTEC_MSG("tensor list item out of range"));
+    }
+    /* Items were checked at parse to name existing values. */
+    uint32_t index = fb_le32(op->argv[i]->u.items + 4u * j);
+    ptec_exec_ctx *ctx = op->ctx;
+    if (ctx->method != NULL) {
+        const ptec_value *item = &ctx->method->values[index];
+        if (item->kind != PTEC_VALUE_TENSOR) {
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, PTEC_MSG("tensor list item is not a Tensor"));
+        }
+        *out = item->u.tensor;
+        return PTEC_OK;
+    }
+    ptec_value decoded;
+    if ((st = ptec_value_parse(ctx, index, &decoded, temp)) != PTEC_OK) {
+        return st;
+    }
+    if (decoded.kind != PTEC_VALUE_TENSOR) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, PTEC_MSG("tensor list item is not a Tensor"));
+    }
+    *out = temp;
+    return PTEC_OK;
+}
+
+ptec_tensor *ptec_op_tensor_list_item(const ptec_op *op, size_t i, size_t j)
+{
+    uint32_t index = fb_le32(op->argv[i]->u.items + 4u * j);
+    return op->ctx->method->values[index].u.tensor;
 }

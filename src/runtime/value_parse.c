@@ -209,16 +209,16 @@ ptec_status ptec_value_parse(ptec_exec_ctx *ctx, uint32_t index, ptec_value *out
     case PTEC_VALUE_NONE:
     case PTEC_VALUE_NULL:
         return PTEC_OK;
-    /* Scalars: a member table with only default fields may be absent. */
+    /* Scalars point at their bytes in the program. A field left at its
+     * default (or a member table left out) reads as zero. */
     case PTEC_VALUE_INT:
-        out->u.i = (int64_t)ptec_fb_u64(fb, &m, 0, 0);
-        break;
-    case PTEC_VALUE_BOOL:
-        out->u.b = ptec_fb_u8(fb, &m, 0, 0) != 0;
-        break;
     case PTEC_VALUE_DOUBLE:
-        out->u.d = ptec_fb_f64(fb, &m, 0);
+    case PTEC_VALUE_BOOL: {
+        static const uint8_t zero[8];
+        const uint8_t *bytes = ptec_fb_field_bytes(fb, &m, 0, tag == PTEC_VALUE_BOOL ? 1u : 8u);
+        out->u.scalar = bytes != NULL ? bytes : zero;
         break;
+    }
     case PTEC_VALUE_TENSOR:
         out->u.tensor = tensor;
         if (m.pos == 0) {
@@ -227,7 +227,10 @@ ptec_status ptec_value_parse(ptec_exec_ctx *ctx, uint32_t index, ptec_value *out
         return tensor_parse(ctx, index, &m, tensor);
     default: {
         fb_vector items = ptec_fb_vec(fb, &m, 0, list_widths[tag]);
-        out->count = items.count;
+        if (items.count > PTEC_MAX_LIST_COUNT) {
+            return value_fail(ctx, PTEC_NOT_SUPPORTED, index, PTEC_MSG("list or string longer than 16 M items"));
+        }
+        out->count = items.count & PTEC_MAX_LIST_COUNT;
         out->u.items = fb->base + items.data;
         if (m.pos == 0 || fb->bad) {
             break;

@@ -1,13 +1,19 @@
 """Writes the ptec-built programs that the hostile-file test corrupts, next
 to the upstream samples: a DS-CNN for each ISA flavour (linear with bias, and
 with kernel_sum), so that every cortex_m kernel's prepare() meets damaged
-arguments."""
+arguments; and a small fp32 network on the portable kernels (conv, max-pool
+with indices, cat through a TensorList, mean, softmax, view, permute,
+slice), so that theirs meet damaged arguments too."""
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
 
+import numpy as np  # noqa: E402
+
 from ptec.pte.builders import ds_cnn_program  # noqa: E402
+from ptec.pte.program_builder import CHANNELS_LAST, ProgramBuilder  # noqa: E402
+from ptec.pte.schema import ScalarType  # noqa: E402
 from ptec.pte.writer import write_program  # noqa: E402
 
 out_dir = sys.argv[1]
@@ -15,3 +21,39 @@ os.makedirs(out_dir, exist_ok=True)
 for target in ("cortex-m55", "cortex-m33"):
     program, _ = ds_cnn_program(seed=11, target=target, channels=8, blocks=1)
     write_program(program, os.path.join(out_dir, f"ds_cnn_small_{target}.pte"))
+
+
+def portable_program():
+    rng = np.random.default_rng(5)
+    f32, cl = ScalarType.FLOAT, CHANNELS_LAST
+    b = ProgramBuilder()
+    x = b.tensor(f32, [1, 2, 6, 6], cl)
+    c = b.tensor(f32, [1, 3, 6, 6], cl)
+    b.call("aten::convolution.out", input=x, weight=b.constant(rng.standard_normal((3, 2, 3, 3)).astype(np.float32)),
+           bias=b.constant(np.ones(3, np.float32)), stride=[1, 1], padding=[1, 1], dilation=[1, 1],
+           transposed=False, output_padding=[0, 0], groups=1, out=c)
+    r = b.tensor(f32, [1, 3, 6, 6], cl)
+    b.call("aten::relu.out", self=c, out=r)
+    p, i = b.tensor(f32, [1, 3, 3, 3], cl), b.tensor(ScalarType.LONG, [1, 3, 3, 3], cl)
+    b.call("aten::max_pool2d_with_indices.out", self=r, kernel_size=[3, 3], stride=[2, 2], padding=[1, 1],
+           dilation=[1, 1], ceil_mode=False, out=p, indices=i)
+    a = b.tensor(f32, [1, 2, 3, 3], cl)
+    b.call("aten::avg_pool2d.out", self=x, kernel_size=[2, 2], stride=[2, 2], padding=[0, 0], ceil_mode=False,
+           count_include_pad=True, divisor_override=None, out=a)
+    k = b.tensor(f32, [1, 5, 3, 3], cl)
+    b.call("aten::cat.out", tensors=[p, a], dim=1, out=k)
+    s_ = b.tensor(f32, [1, 5, 3, 3], cl)
+    b.call("aten::_softmax.out", self=k, dim=1, half_to_float=False, out=s_)
+    m = b.tensor(f32, [1, 5], None)
+    b.call("aten::mean.out", self=s_, dim=[2, 3], keepdim=False, dtype=None, out=m)
+    t = b.tensor(f32, [5, 1], None)
+    b.call("aten::permute_copy.out", self=m, dims=[1, 0], out=t)
+    sl = b.tensor(f32, [2, 1], None)
+    b.call("aten::slice_copy.Tensor_out", self=t, dim=0, start=1, end=None, step=2, out=sl)
+    v = b.tensor(f32, [2], None)
+    b.call("aten::view_copy.out", self=sl, size=[-1], out=v)
+    b.set_io([x], [v])
+    return b.build()
+
+
+write_program(portable_program(), os.path.join(out_dir, "portable_small.pte"))

@@ -17,7 +17,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from ..ops import signature
+from ..ops import outputs, signature
 from ..plan import Buffer as PlanBuffer
 from ..plan import MemoryPlan, plan_memory
 from .writer import layout_segments
@@ -179,9 +179,14 @@ class ProgramBuilder:
             if name not in kwargs and not kind.endswith("?"):
                 raise ValueError(f"{key}: missing argument {name}")
             args.append(self.box(kind, kwargs.get(name)))
-        args.append(args[-1])                       # the return slot repeats out
+        outs = outputs(key)
+        if len(outs) == 1:
+            args.append(args[-1])                   # the return slot repeats out
+        else:                                       # several outputs: one TensorList of them
+            names = [n for n, _ in sig]
+            args.append(self.tensor_list([args[names.index(o)] for o in outs]))
         self.instructions.append(Instruction(KernelCall(self.operator(key), args)))
-        return args[-1]
+        return args[[n for n, _ in sig].index(outs[0])]
 
     def call_raw(self, key: str, args: Sequence[int]) -> None:
         self.instructions.append(Instruction(KernelCall(self.operator(key), list(args))))

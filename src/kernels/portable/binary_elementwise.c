@@ -58,6 +58,10 @@ ptec_status ptec_binary_prepare(ptec_op *op, binary_kind kind, int alpha_arg)
     if (!supported_dtype(out->dtype)) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, -1, "dtype not supported (uint8/int8/16/32/64, float32/64)");
     }
+    if (kind == BINARY_DIV && out->dtype != PTEC_DTYPE_FLOAT && out->dtype != PTEC_DTYPE_DOUBLE) {
+        /* PyTorch's true division of integers gives a float tensor: a promotion ptec does not make. */
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, -1, "div needs float32 or float64 tensors");
+    }
     memset(s, 0, sizeof *s);
     s->kind = (uint8_t)kind;
     s->dtype = out->dtype;
@@ -127,15 +131,23 @@ static void combine(const binary_state *s, const uint8_t *a, const uint8_t *b, u
     if (s->dtype == PTEC_DTYPE_FLOAT) {
         /* Single precision throughout, as upstream's portable kernel computes it. */
         float x = (float)load_real(s->dtype, a), y = (float)load_real(s->dtype, b);
-        float r = s->kind == BINARY_ADD ? x + (float)s->alpha * y : x * y;
+        float r = s->kind == BINARY_ADD ? x + (float)s->alpha * y
+                  : s->kind == BINARY_SUB ? x - (float)s->alpha * y
+                  : s->kind == BINARY_MUL ? x * y
+                                          : x / y;
         memcpy(out, &r, sizeof r);
     } else if (s->dtype == PTEC_DTYPE_DOUBLE) {
         double x = load_real(s->dtype, a), y = load_real(s->dtype, b);
-        double r = s->kind == BINARY_ADD ? x + s->alpha * y : x * y;
+        double r = s->kind == BINARY_ADD ? x + s->alpha * y
+                   : s->kind == BINARY_SUB ? x - s->alpha * y
+                   : s->kind == BINARY_MUL ? x * y
+                                           : x / y;
         memcpy(out, &r, sizeof r);
     } else {
         uint64_t x = (uint64_t)load_int(s->dtype, a), y = (uint64_t)load_int(s->dtype, b);
-        uint64_t r = s->kind == BINARY_ADD ? x + (uint64_t)s->alpha_int * y : x * y;
+        uint64_t r = s->kind == BINARY_ADD ? x + (uint64_t)s->alpha_int * y
+                     : s->kind == BINARY_SUB ? x - (uint64_t)s->alpha_int * y
+                                             : x * y;
         store_int(s->dtype, out, r);
     }
 }

@@ -1,11 +1,11 @@
-/* The engine behind aten::add.out and aten::mul.out: NumPy broadcasting over
+/* The engine behind aten::add/sub/mul/div.out: NumPy broadcasting over
  * logical indices, with each tensor addressed through its own dim order. */
 #ifndef PTEC_KERNELS_PORTABLE_BINARY_ELEMENTWISE_H
 #define PTEC_KERNELS_PORTABLE_BINARY_ELEMENTWISE_H
 
 #include "ptec/kernel.h"
 
-typedef enum binary_kind { BINARY_ADD, BINARY_MUL } binary_kind;
+typedef enum binary_kind { BINARY_ADD, BINARY_SUB, BINARY_MUL, BINARY_DIV } binary_kind;
 
 typedef struct binary_state {
     uint8_t kind;        /* binary_kind */
@@ -13,7 +13,7 @@ typedef struct binary_state {
     uint8_t rank;        /* output rank */
     uint8_t flat;        /* 1: same layout everywhere, 2: other is one element */
     uint32_t numel;
-    double alpha;        /* add only */
+    double alpha;        /* add and sub only */
     int64_t alpha_int;
 } binary_state;          /* broadcast strides are derived at run time, kept off the metadata */
 

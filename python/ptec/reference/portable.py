@@ -1,0 +1,255 @@
+"""numpy references of ptec's portable (aten::) kernels, on logical (NCHW)
+arrays.
+
+Float ops compute in float32 and sum in the order the C kernels use
+(docs/portable-ops.md), one vectorised float32 add per term, so that the
+sums are bit-identical to the C runtime's: convolution (input channel of the
+group, kernel row, kernel column, then + bias), linear (k order, then + bias),
+the pools (window taps in row-major order), mean (reduced elements in
+row-major order) and batch-norm. softmax, sigmoid and tanh call numpy's exp
+and tanh, which may differ from the C library's expf/tanhf in the last bit:
+those three are close to the C kernels, not identical.
+"""
+from __future__ import annotations
+
+from typing import List, Optional, Sequence
+
+import numpy as np
+
+F32 = np.float32
+
+
+def _pair(v) -> List[int]:
+    v = list(v)
+    return [int(v[0]), int(v[-1])]
+
+
+# -- element-wise --------------------------------------------------------------
+
+def clamp(x: np.ndarray, lo, hi) -> np.ndarray:
+    """Lower bound first, then upper, NaN passing through (PyTorch's order)."""
+    y = x.copy()
+    if x.dtype == F32:
+        if lo is not None:
+            y = np.where(y < F32(lo), F32(lo), y)
+        if hi is not None:
+            y = np.where(y > F32(hi), F32(hi), y)
+        return y.astype(F32)
+    info = np.iinfo(x.dtype)
+    wide = y.astype(np.int64)
+    if lo is not None:
+        wide = np.maximum(wide, max(int(lo), info.min))
+    if hi is not None:
+        wide = np.minimum(wide, min(int(hi), info.max))
+    return wide.astype(x.dtype)
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    return (F32(1) / (F32(1) + np.exp(-x.astype(F32)))).astype(F32)
+
+
+def tanh(x: np.ndarray) -> np.ndarray:
+    return np.tanh(x.astype(F32)).astype(F32)
+
+
+def binary(kind: str, a: np.ndarray, b: np.ndarray, alpha=1) -> np.ndarray:
+    if a.dtype == F32:
+        al = F32(alpha)
+        r = {"add": lambda: a + al * b, "sub": lambda: a - al * b,
+             "mul": lambda: a * b, "div": lambda: a / b}[kind]()
+        return np.asarray(r, F32)
+    with np.errstate(over="ignore"):
+        wa, wb = a.astype(np.int64), b.astype(np.int64)
+        r = {"add": lambda: wa + int(alpha) * wb, "sub": lambda: wa - int(alpha) * wb,
+             "mul": lambda: wa * wb}[kind]()
+    return r.astype(a.dtype)
+
+
+# -- convolution and linear ----------------------------------------------------
+
+def convolution(x, w, bias, stride, padding, dilation, transposed, output_padding, groups,
+                out_shape) -> np.ndarray:
+    (sh, sw), (ph, pw), (dh, dw) = _pair(stride), _pair(padding), _pair(dilation)
+    n, cin, ih, iw = x.shape
+    _, cout, oh, ow = out_shape
+    kh_n, kw_n = w.shape[2], w.shape[3]
+    cin_g, cout_g = cin // groups, cout // groups
+    acc = np.zeros((n, cout, oh, ow), F32)
+    if not transposed:
+        xp = np.zeros((n, cin, ih + 2 * ph + sh + dh * kh_n, iw + 2 * pw + sw + dw * kw_n), F32)
+        xp[:, :, ph:ph + ih, pw:pw + iw] = x
+        for g in range(groups):
+            ocs = slice(g * cout_g, (g + 1) * cout_g)
+            for icl in range(cin_g):
+                plane = xp[:, g * cin_g + icl]
+                for kh in range(kh_n):
+                    for kw in range(kw_n):
+                        patch = plane[:, kh * dh: kh * dh + sh * (oh - 1) + 1: sh,
+                                      kw * dw: kw * dw + sw * (ow - 1) + 1: sw]
+                        acc[:, ocs] += patch[:, None] * w[ocs, icl, kh, kw][None, :, None, None]
+    else:
+        def gather(o_n, pad, k, d, s, size):
+            num = np.arange(o_n) + pad - k * d
+            valid = (num >= 0) & (num % s == 0) & (num // s < size)
+            return np.where(valid, num // s, 0), valid
+        for g in range(groups):
+            ocs = slice(g * cout_g, (g + 1) * cout_g)
+            for icl in range(cin_g):
+                ic = g * cin_g + icl
+                for kh in range(kh_n):
+                    hi, hv = gather(oh, ph, kh, dh, sh, ih)
+                    for kw in range(kw_n):
+                        wi, wv = gather(ow, pw, kw, dw, sw, iw)
+                        patch = x[:, ic][:, hi][:, :, wi]
+                        patch = np.where(hv[:, None] & wv[None, :], patch, F32(0))
+                        acc[:, ocs] += patch[:, None] * w[ic, :, kh, kw][None, :, None, None]
+    if bias is not None:
+        acc = acc + bias.astype(F32)[None, :, None, None]
+    return acc
+
+
+def linear(x, w, bias) -> np.ndarray:
+    acc = np.zeros(x.shape[:-1] + (w.shape[0],), F32)
+    for k in range(x.shape[-1]):
+        acc += x[..., k:k + 1] * w[:, k]
+    return acc + bias.astype(F32) if bias is not None else acc
+
+
+# -- pools, reductions ----------------------------------------------------------
+
+def pooled_size(size, k, p, s, d, ceil_mode) -> int:
+    num = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+    out = num // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override,
+               out_shape) -> np.ndarray:
+    (kh_n, kw_n), (ph, pw) = _pair(kernel), _pair(padding)
+    sh, sw = _pair(stride) if len(stride) else (kh_n, kw_n)
+    n, c, ih, iw = x.shape
+    oh, ow = out_shape[2], out_shape[3]
+    h0 = np.arange(oh) * sh - ph
+    w0 = np.arange(ow) * sw - pw
+    h1 = np.minimum(h0 + kh_n, ih + ph)
+    w1 = np.minimum(w0 + kw_n, iw + pw)
+    pool = (h1 - h0)[:, None] * (w1 - w0)[None, :]
+    hc0, wc0 = np.maximum(h0, 0), np.maximum(w0, 0)
+    hc1, wc1 = np.minimum(h1, ih), np.minimum(w1, iw)
+    count = (hc1 - hc0)[:, None] * (wc1 - wc0)[None, :]
+    acc = np.zeros((n, c, oh, ow), F32)
+    for kh in range(kh_n):
+        h = h0 + kh
+        hv = (h >= 0) & (h < ih)
+        for kw in range(kw_n):
+            w = w0 + kw
+            wv = (w >= 0) & (w < iw)
+            tap = x[:, :, np.clip(h, 0, ih - 1)][:, :, :, np.clip(w, 0, iw - 1)]
+            acc += np.where(hv[:, None] & wv[None, :], tap, F32(0))
+    if divisor_override:
+        div = np.full((oh, ow), divisor_override)
+    else:
+        div = pool if count_include_pad else count
+    empty = (hc0 >= hc1)[:, None] | (wc0 >= wc1)[None, :]
+    return np.where(empty, F32(0), acc / div.astype(F32)).astype(F32)
+
+
+def max_pool2d_with_indices(x, kernel, stride, padding, dilation, ceil_mode, out_shape):
+    (kh_n, kw_n), (ph, pw), (dh, dw) = _pair(kernel), _pair(padding), _pair(dilation)
+    sh, sw = _pair(stride) if len(stride) else (kh_n, kw_n)
+    n, c, ih, iw = x.shape
+    oh, ow = out_shape[2], out_shape[3]
+    xf = x.astype(F32)
+    h0 = np.arange(oh) * sh - ph
+    w0 = np.arange(ow) * sw - pw
+    h1 = np.minimum(h0 + (kh_n - 1) * dh + 1, ih)
+    w1 = np.minimum(w0 + (kw_n - 1) * dw + 1, iw)
+    hs = np.where(h0 < 0, h0 + ((-h0 + dh - 1) // dh) * dh, h0)
+    ws = np.where(w0 < 0, w0 + ((-w0 + dw - 1) // dw) * dw, w0)
+    best = np.full((n, c, oh, ow), -np.inf, F32)
+    idx = np.broadcast_to((hs[:, None] * iw + ws[None, :]).astype(np.int64), best.shape).copy()
+    for kh in range(kh_n):
+        h = h0 + kh * dh
+        hv = (h >= 0) & (h < h1)
+        for kw in range(kw_n):
+            w = w0 + kw * dw
+            wv = (w >= 0) & (w < w1)
+            tap = xf[:, :, np.clip(h, 0, ih - 1)][:, :, :, np.clip(w, 0, iw - 1)]
+            take = (hv[:, None] & wv[None, :]) & ((tap > best) | np.isnan(tap))
+            best = np.where(take, tap, best)
+            idx = np.where(take, (np.clip(h, 0, ih - 1)[:, None] * iw + np.clip(w, 0, iw - 1)[None, :]), idx)
+    if x.dtype != F32:
+        best = np.maximum(best, -128).astype(x.dtype)
+    return best, idx.astype(np.int64)
+
+
+def adaptive_avg_pool2d(x, output_size) -> np.ndarray:
+    oh, ow = _pair(output_size)
+    n, c, ih, iw = x.shape
+    y = np.zeros((n, c, oh, ow), F32)
+    for i in range(oh):
+        h0, h1 = i * ih // oh, ((i + 1) * ih + oh - 1) // oh
+        for j in range(ow):
+            w0, w1 = j * iw // ow, ((j + 1) * iw + ow - 1) // ow
+            acc = np.zeros((n, c), F32)
+            for h in range(h0, h1):
+                for w in range(w0, w1):
+                    acc += x[:, :, h, w]
+            y[:, :, i, j] = acc / F32((h1 - h0) * (w1 - w0))
+    return y
+
+
+def mean(x, dims: Optional[Sequence[int]], keepdim: bool) -> np.ndarray:
+    rank = x.ndim
+    red = sorted({d % rank for d in dims}) if dims else list(range(rank))
+    kept = [d for d in range(rank) if d not in red]
+    moved = np.transpose(x, kept + red)
+    count = int(np.prod([x.shape[d] for d in red])) if red else 1
+    flat = moved.reshape([x.shape[d] for d in kept] + [count])
+    acc = np.zeros(flat.shape[:-1], F32)
+    for r in range(count):
+        acc += flat[..., r]
+    y = (acc / F32(count)).astype(F32)
+    if keepdim:
+        y = y.reshape([1 if d in red else x.shape[d] for d in range(rank)])
+    return y
+
+
+def softmax(x, dim: int) -> np.ndarray:
+    x = x.astype(F32)
+    m = np.max(x, axis=dim, keepdims=True)
+    e = np.exp(x - m).astype(F32)
+    moved = np.moveaxis(e, dim, -1)
+    total = np.zeros(moved.shape[:-1], F32)
+    for i in range(moved.shape[-1]):
+        total += moved[..., i]
+    return (e / np.expand_dims(total, dim)).astype(F32)
+
+
+def batch_norm(x, weight, bias, mean_, var, eps) -> np.ndarray:
+    shape = [1, -1] + [1] * (x.ndim - 2)
+    inv = (F32(1) / np.sqrt(var.astype(F32) + F32(eps))).astype(F32)
+    v = (x - mean_.reshape(shape)) * inv.reshape(shape)
+    if weight is not None:
+        v = v * weight.reshape(shape)
+    return (v + (bias.reshape(shape) if bias is not None else F32(0))).astype(F32)
+
+
+# -- data movement -------------------------------------------------------------
+
+def cat(tensors: Sequence[np.ndarray], dim: int) -> np.ndarray:
+    kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)]
+    return np.concatenate(kept, axis=dim)
+
+
+def slice_copy(x, dim, start, end, step) -> np.ndarray:
+    index = [slice(None)] * x.ndim
+    index[dim] = slice(start, end, step)
+    return x[tuple(index)]
+
+
+def squeeze_dims(x, dims) -> np.ndarray:
+    drop = tuple(sorted({d % x.ndim for d in dims if x.shape[d % x.ndim] == 1})) if x.ndim else ()
+    return np.squeeze(x, axis=drop) if drop else x

@@ -1,0 +1,338 @@
+#!/usr/bin/python3
+"""Writes the programs of the portable kernels' C unit test
+(test_portable_kernels.c) into OUTDIR, with a manifest cases.txt:
+
+  run NAME INPUTS OUTPUTS   NAME.pte, NAME.in<i>.bin, NAME.out<i>.bin (raw bytes as stored)
+  fail NAME STATUS TEXT     loading NAME.pte must fail with STATUS (hex) and a detail holding TEXT
+
+Expected outputs are worked out by hand (in the comments), with values that
+are exact in float32, so the C test compares bytes. numpy only, no torch.
+Usage: make_portable_cases.py OUTDIR
+"""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from ptec.pte.program_builder import CHANNELS_LAST, ProgramBuilder  # noqa: E402
+from ptec.pte.schema import ScalarType  # noqa: E402
+from ptec.pte.writer import write_program  # noqa: E402
+
+F32, I8, I64 = ScalarType.FLOAT, ScalarType.CHAR, ScalarType.LONG
+INVALID_ARGUMENT, NOT_SUPPORTED, INVALID_PROGRAM = 0x12, 0x10, 0x23
+CASES = []
+
+
+def physical(arr, order):
+    arr = np.asarray(arr)
+    return np.ascontiguousarray(arr.transpose(order) if order is not None else arr).tobytes()
+
+
+def run_case(name, b, inputs, outputs):
+    """inputs/outputs: lists of (array in logical order, dim order or None)."""
+    CASES.append(("run", name, b.build(), [physical(a, o) for a, o in inputs],
+                  [physical(a, o) for a, o in outputs]))
+
+
+def fail_case(name, b, status, text):
+    CASES.append(("fail", name, b.build(), status, text))
+
+
+def one_op(key, x_shape, out_shape, st=F32, order=None, out_order="same", **kw):
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape, order)
+    y = b.tensor(st, out_shape, order if out_order == "same" else out_order)
+    b.call(key, self=x, out=y, **kw)
+    b.set_io([x], [y])
+    return b
+
+
+# -- hand-checked results -------------------------------------------------------
+
+# 3x3 input 1..9, 2x2 kernel [[1,0],[0,-1]], bias 0.5, stride 1, no padding:
+# out[i][j] = x[i][j] - x[i+1][j+1] + 0.5 = -4 + 0.5 everywhere.
+b = ProgramBuilder()
+x, y = b.tensor(F32, [1, 1, 3, 3]), b.tensor(F32, [1, 1, 2, 2])
+b.call("aten::convolution.out", input=x, weight=b.constant(np.array([[[[1, 0], [0, -1]]]], np.float32)),
+       bias=b.constant(np.array([0.5], np.float32)), stride=[1, 1], padding=[0, 0], dilation=[1, 1],
+       transposed=False, output_padding=[0, 0], groups=1, out=y)
+b.set_io([x], [y])
+run_case("conv_2x2", b, [(np.arange(1, 10, dtype=np.float32).reshape(1, 1, 3, 3), None)],
+         [(np.full((1, 1, 2, 2), -3.5, np.float32), None)])
+
+# Depthwise (groups 2) 1x1 conv on channels-last [1,2,1,2] with padding 1:
+# channel 0 x [1,2] * 2, channel 1 x [3,4] * -1; the border is 0 (no bias).
+b = ProgramBuilder()
+x, y = b.tensor(F32, [1, 2, 1, 2], CHANNELS_LAST), b.tensor(F32, [1, 2, 3, 4], CHANNELS_LAST)
+b.call("aten::convolution.out", input=x, weight=b.constant(np.array([2, -1], np.float32).reshape(2, 1, 1, 1)),
+       bias=None, stride=[1, 1], padding=[1, 1], dilation=[1, 1], transposed=False,
+       output_padding=[0, 0], groups=2, out=y)
+b.set_io([x], [y])
+want = np.zeros((1, 2, 3, 4), np.float32)
+want[0, 0, 1, 1:3] = [2, 4]
+want[0, 1, 1, 1:3] = [-3, -4]
+run_case("conv_depthwise_padded_nhwc", b, [(np.array([1, 2, 3, 4], np.float32).reshape(1, 2, 1, 2), CHANNELS_LAST)],
+         [(want, CHANNELS_LAST)])
+
+# Transposed conv, stride 2, 1x1 input 3, kernel 2x2 [[1,2],[3,4]]: out = 3 * kernel.
+b = ProgramBuilder()
+x, y = b.tensor(F32, [1, 1, 1, 1]), b.tensor(F32, [1, 1, 2, 2])
+b.call("aten::convolution.out", input=x, weight=b.constant(np.array([[[[1, 2], [3, 4]]]], np.float32)),
+       bias=None, stride=[2, 2], padding=[0, 0], dilation=[1, 1], transposed=True, output_padding=[0, 0],
+       groups=1, out=y)
+b.set_io([x], [y])
+run_case("conv_transposed", b, [(np.array([3], np.float32).reshape(1, 1, 1, 1), None)],
+         [(np.array([[3, 6], [9, 12]], np.float32).reshape(1, 1, 2, 2), None)])
+
+# linear: [1,2,3] . [[1,1,1],[0,-1,2]] + [10, 0] = [16, 4]
+b = ProgramBuilder()
+x, y = b.tensor(F32, [1, 3]), b.tensor(F32, [1, 2])
+b.call("aten::linear.out", input=x, weight=b.constant(np.array([[1, 1, 1], [0, -1, 2]], np.float32)),
+       bias=b.constant(np.array([10, 0], np.float32)), out=y)
+b.set_io([x], [y])
+run_case("linear", b, [(np.array([[1, 2, 3]], np.float32), None)], [(np.array([[16, 4]], np.float32), None)])
+
+# softmax of [0, 0] along dim 1 of a channels-last [1,2,1,2]: 0.5 everywhere
+run_case("softmax_channels", one_op("aten::_softmax.out", [1, 2, 1, 2], [1, 2, 1, 2], order=CHANNELS_LAST,
+                                    dim=1, half_to_float=False),
+         [(np.zeros((1, 2, 1, 2), np.float32), CHANNELS_LAST)], [(np.full((1, 2, 1, 2), 0.5, np.float32), CHANNELS_LAST)])
+
+# relu / clamp / hardtanh on [-2, -0.5, 0.5, 2]
+v = np.array([-2, -0.5, 0.5, 2], np.float32)
+run_case("relu", one_op("aten::relu.out", [4], [4]), [(v, None)], [(np.array([0, 0, 0.5, 2], np.float32), None)])
+run_case("clamp_max_only", one_op("aten::clamp.out", [4], [4], min=None, max=0.5), [(v, None)],
+         [(np.array([-2, -0.5, 0.5, 0.5], np.float32), None)])
+run_case("hardtanh", one_op("aten::hardtanh.out", [4], [4], min_val=-1, max_val=1), [(v, None)],
+         [(np.array([-1, -0.5, 0.5, 1], np.float32), None)])
+run_case("clamp_int8", one_op("aten::clamp.out", [4], [4], st=I8, min=-3, max=1000),
+         [(np.array([-128, -3, 0, 127], np.int8), None)], [(np.array([-3, -3, 0, 127], np.int8), None)])
+
+# avg pool 2x2 stride 2 on 1..16 (4x4): means of the quadrants 3.5, 5.5, 11.5, 13.5;
+# padding 1 without count_include_pad on a 2x2 [1,2,3,4] with kernel 2 stride 1 -> corner
+# windows hold one element each, the centre all four (2.5).
+x4 = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
+run_case("avg_pool", one_op("aten::avg_pool2d.out", [1, 1, 4, 4], [1, 1, 2, 2], kernel_size=[2, 2], stride=[],
+                            padding=[0], ceil_mode=False, count_include_pad=True, divisor_override=None),
+         [(x4, None)], [(np.array([[3.5, 5.5], [11.5, 13.5]], np.float32).reshape(1, 1, 2, 2), None)])
+x2 = np.array([1, 2, 3, 4], np.float32).reshape(1, 1, 2, 2)
+run_case("avg_pool_exclude_pad", one_op("aten::avg_pool2d.out", [1, 1, 2, 2], [1, 1, 3, 3], kernel_size=[2, 2],
+                                        stride=[1, 1], padding=[1, 1], ceil_mode=False, count_include_pad=False,
+                                        divisor_override=None),
+         [(x2, None)], [(np.array([[1, 1.5, 2], [2, 2.5, 3], [3, 3.5, 4]], np.float32).reshape(1, 1, 3, 3), None)])
+run_case("avg_pool_divisor", one_op("aten::avg_pool2d.out", [1, 1, 2, 2], [1, 1, 1, 1], kernel_size=[2, 2],
+                                    stride=[2, 2], padding=[0, 0], ceil_mode=False, count_include_pad=True,
+                                    divisor_override=2),
+         [(x2, None)], [(np.array([5], np.float32).reshape(1, 1, 1, 1), None)])
+
+# max pool 3x3 stride 2 ceil_mode on 1..16: windows start at 0 and 2 -> maxima 11, 12, 15, 16,
+# indices 10, 11, 14, 15. int8 the same values.
+b = ProgramBuilder()
+x, y = b.tensor(F32, [1, 1, 4, 4]), b.tensor(F32, [1, 1, 2, 2])
+ind = b.tensor(I64, [1, 1, 2, 2])
+b.call("aten::max_pool2d_with_indices.out", self=x, kernel_size=[3, 3], stride=[2, 2], padding=[0, 0],
+       dilation=[1, 1], ceil_mode=True, out=y, indices=ind)
+b.set_io([x], [y, ind])
+run_case("max_pool_ceil", b, [(x4, None)], [(np.array([11, 12, 15, 16], np.float32).reshape(1, 1, 2, 2), None),
+                                            (np.array([10, 11, 14, 15], np.int64).reshape(1, 1, 2, 2), None)])
+
+# adaptive 3x3 -> 2x2 of 1..9: windows rows [0,2) [1,3): (1+2+4+5)/4 = 3, 4, 6, 7
+run_case("adaptive_avg_pool", one_op("aten::_adaptive_avg_pool2d.out", [1, 1, 3, 3], [1, 1, 2, 2],
+                                     output_size=[2, 2]),
+         [(np.arange(1, 10, dtype=np.float32).reshape(1, 1, 3, 3), None)],
+         [(np.array([3, 4, 6, 7], np.float32).reshape(1, 1, 2, 2), None)])
+
+# mean over dim 1 of [[1,2,3],[4,5,6]] -> [2, 5]; over everything -> 3.5
+m = np.array([[1, 2, 3], [4, 5, 6]], np.float32)
+run_case("mean_dim1", one_op("aten::mean.out", [2, 3], [2], dim=[1], keepdim=False, dtype=None), [(m, None)],
+         [(np.array([2, 5], np.float32), None)])
+run_case("mean_all", one_op("aten::mean.out", [2, 3], [], dim=None, keepdim=False, dtype=None), [(m, None)],
+         [(np.array(3.5, np.float32), None)])
+
+# sub alpha 2, div: [4, 6] - 2 * [1, 2] = [2, 2]; [4, 6] / [1, 2] = [4, 3]
+for key, want in (("aten::sub.out", [2, 2]), ("aten::div.out", [4, 3])):
+    b = ProgramBuilder()
+    a, c, y = b.tensor(F32, [2]), b.tensor(F32, [2]), b.tensor(F32, [2])
+    b.call(key, self=a, other=c, out=y, **({"alpha": 2} if key == "aten::sub.out" else {}))
+    b.set_io([a, c], [y])
+    run_case(key.split("::")[1].split(".")[0], b, [(np.array([4, 6], np.float32), None),
+                                                    (np.array([1, 2], np.float32), None)],
+             [(np.array(want, np.float32), None)])
+
+# batch-norm: x [1,2] per channel, mean [1, 0], var [3, 0] eps 1, weight [2, 1], bias [0, 1]:
+# (3-1)/2*2+0 = 2 ; (5-0)/1*1+1 = 6
+b = ProgramBuilder()
+x, y = b.tensor(F32, [1, 2]), b.tensor(F32, [1, 2])
+b.call("aten::_native_batch_norm_legit_no_training.out", input=x, weight=b.constant(np.array([2, 1], np.float32)),
+       bias=b.constant(np.array([0, 1], np.float32)), running_mean=b.constant(np.array([1, 0], np.float32)),
+       running_var=b.constant(np.array([3, 0], np.float32)), momentum=0.1, eps=1.0, out0=y,
+       out1=b.tensor(F32, [0]), out2=b.tensor(F32, [0]))
+b.set_io([x], [y])
+run_case("batch_norm", b, [(np.array([[3, 5]], np.float32), None)], [(np.array([[2, 6]], np.float32), None)])
+
+# data movement on int8 0..23 as [2,3,4]
+d = np.arange(24, dtype=np.int8).reshape(2, 3, 4)
+run_case("permute_int8", one_op("aten::permute_copy.out", [2, 3, 4], [4, 2, 3], st=I8, dims=[2, 0, 1]),
+         [(d, None)], [(d.transpose(2, 0, 1), None)])
+run_case("slice_int8", one_op("aten::slice_copy.Tensor_out", [2, 3, 4], [2, 3, 2], st=I8, dim=-1, start=1,
+                              end=None, step=2), [(d, None)], [(d[:, :, 1::2], None)])
+run_case("view_int8", one_op("aten::view_copy.out", [2, 3, 4], [6, 4], st=I8, size=[-1, 4]), [(d, None)],
+         [(d.reshape(6, 4), None)])
+run_case("unsqueeze_int8", one_op("aten::unsqueeze_copy.out", [2, 3, 4], [2, 1, 3, 4], st=I8, dim=1,
+                                  out_order=None), [(d, None)], [(d.reshape(2, 1, 3, 4), None)])
+run_case("squeeze_int8", one_op("aten::squeeze_copy.dims_out", [2, 1, 3, 4], [2, 3, 4], st=I8, dim=[1, 0],
+                                order=None), [(d.reshape(2, 1, 3, 4), None)], [(d, None)])
+# view of a channels-last [1,2,2,2] (bytes NHWC) as [1, 8]: PyTorch's flatten (NCHW order)
+nchw = np.arange(8, dtype=np.int8).reshape(1, 2, 2, 2)
+run_case("view_from_nhwc", one_op("aten::view_copy.out", [1, 2, 2, 2], [1, 8], st=I8, order=CHANNELS_LAST,
+                                  out_order=None, size=[1, 8]),
+         [(nchw, CHANNELS_LAST)], [(nchw.reshape(1, 8), None)])
+# cat on channels of an NHWC [1,1,1,2] and a contiguous [1,2,1,2] into NHWC [1,3,1,2]
+b = ProgramBuilder()
+p, q = b.tensor(I8, [1, 1, 1, 2], CHANNELS_LAST), b.tensor(I8, [1, 2, 1, 2])
+y = b.tensor(I8, [1, 3, 1, 2], CHANNELS_LAST)
+b.call("aten::cat.out", tensors=[p, q], dim=1, out=y)
+b.set_io([p, q], [y])
+pa, qa = np.array([1, 2], np.int8).reshape(1, 1, 1, 2), np.array([3, 4, 5, 6], np.int8).reshape(1, 2, 1, 2)
+run_case("cat_channels", b, [(pa, CHANNELS_LAST), (qa, None)],
+         [(np.concatenate([pa, qa], 1), CHANNELS_LAST)])
+
+# -- bad arguments: each refused while the method loads --------------------------
+
+fail_case("sigmoid_int8", one_op("aten::sigmoid.out", [4], [4], st=I8), NOT_SUPPORTED, "dtype must be float32")
+fail_case("relu_shape", one_op("aten::relu.out", [4], [5]), INVALID_ARGUMENT, "out must have the dtype and sizes")
+fail_case("clamp_no_bounds", one_op("aten::clamp.out", [4], [4], min=None, max=None), INVALID_ARGUMENT,
+          "at least one of min and max")
+fail_case("clamp_int8_fraction", one_op("aten::clamp.out", [4], [4], st=I8, min=0.5, max=None),
+          INVALID_ARGUMENT, "bound must be an integer")
+fail_case("softmax_dim", one_op("aten::_softmax.out", [2, 3], [2, 3], dim=2, half_to_float=False),
+          INVALID_ARGUMENT, "dim out of range")
+fail_case("softmax_half", one_op("aten::_softmax.out", [2, 3], [2, 3], dim=1, half_to_float=True),
+          NOT_SUPPORTED, "half_to_float must be false")
+fail_case("avg_pool_out_size", one_op("aten::avg_pool2d.out", [1, 1, 4, 4], [1, 1, 3, 3], kernel_size=[2, 2],
+                                      stride=[], padding=[0, 0], ceil_mode=False, count_include_pad=True,
+                                      divisor_override=None), INVALID_ARGUMENT, "out must be [N, C, OH, OW]")
+fail_case("avg_pool_divisor_zero", one_op("aten::avg_pool2d.out", [1, 1, 4, 4], [1, 1, 2, 2], kernel_size=[2, 2],
+                                          stride=[], padding=[0, 0], ceil_mode=False, count_include_pad=True,
+                                          divisor_override=0), INVALID_ARGUMENT, "divisor_override must not be zero")
+fail_case("avg_pool_kernel_list", one_op("aten::avg_pool2d.out", [1, 1, 4, 4], [1, 1, 2, 2], kernel_size=[2, 2, 2],
+                                         stride=[], padding=[0, 0], ceil_mode=False, count_include_pad=True,
+                                         divisor_override=None), INVALID_ARGUMENT, "longer than the operator allows")
+fail_case("avg_pool_3d", one_op("aten::avg_pool2d.out", [1, 4, 4], [1, 2, 2], kernel_size=[2, 2], stride=[],
+                                padding=[0, 0], ceil_mode=False, count_include_pad=True, divisor_override=None),
+          NOT_SUPPORTED, "self must be 4-D")
+fail_case("mean_twice", one_op("aten::mean.out", [2, 3], [2], dim=[1, -1], keepdim=False, dtype=None),
+          INVALID_ARGUMENT, "dim lists a dimension twice")
+fail_case("mean_dtype", one_op("aten::mean.out", [2, 3], [2], dim=[1], keepdim=False, dtype=int(ScalarType.DOUBLE)),
+          NOT_SUPPORTED, "dtype must be None or float32")
+fail_case("view_numel", one_op("aten::view_copy.out", [2, 3], [4], size=[4]), INVALID_ARGUMENT,
+          "element count differs")
+fail_case("view_two_inferred", one_op("aten::view_copy.out", [2, 3], [2, 3], size=[-1, -1]), INVALID_ARGUMENT,
+          "at most one -1")
+fail_case("permute_repeat", one_op("aten::permute_copy.out", [2, 3], [2, 3], dims=[0, 0]), INVALID_ARGUMENT,
+          "every dim of self once")
+fail_case("slice_step", one_op("aten::slice_copy.Tensor_out", [4], [2], dim=0, start=0, end=4, step=0),
+          INVALID_ARGUMENT, "step must be positive")
+fail_case("unsqueeze_dim", one_op("aten::unsqueeze_copy.out", [4], [4, 1], dim=3), INVALID_ARGUMENT,
+          "dim out of range")
+fail_case("squeeze_shape", one_op("aten::squeeze_copy.dims_out", [2, 3], [6], dim=[0]), INVALID_ARGUMENT,
+          "without the squeezed dims")
+
+
+def conv(weight_shape, out_shape, groups=1, transposed=False, stride=(1, 1), output_padding=(0, 0),
+         bias_shape=None, x_dtype=F32):
+    b = ProgramBuilder()
+    x, y = b.tensor(x_dtype, [1, 4, 5, 5]), b.tensor(F32, out_shape)
+    b.call("aten::convolution.out", input=x, weight=b.constant(np.zeros(weight_shape, np.float32)),
+           bias=None if bias_shape is None else b.constant(np.zeros(bias_shape, np.float32)),
+           stride=list(stride), padding=[0, 0], dilation=[1, 1], transposed=transposed,
+           output_padding=list(output_padding), groups=groups, out=y)
+    b.set_io([x], [y])
+    return b
+
+
+fail_case("conv_groups", conv([6, 2, 3, 3], [1, 6, 3, 3], groups=3), INVALID_ARGUMENT, "groups must be positive and divide")
+fail_case("conv_weight", conv([6, 3, 3, 3], [1, 6, 3, 3]), INVALID_ARGUMENT, "weight must be [Cout, Cin/groups")
+fail_case("conv_out", conv([6, 4, 3, 3], [1, 6, 2, 3]), INVALID_ARGUMENT, "out must be [N, Cout, OH, OW]")
+fail_case("conv_bias", conv([6, 4, 3, 3], [1, 6, 3, 3], bias_shape=[5]), INVALID_ARGUMENT, "bias must be [Cout]")
+fail_case("conv_stride", conv([6, 4, 3, 3], [1, 6, 3, 3], stride=(0, 1)), INVALID_ARGUMENT, "stride must be positive")
+fail_case("conv_output_padding", conv([4, 2, 3, 3], [1, 2, 12, 12], transposed=True, stride=(2, 2),
+                                      output_padding=(2, 0)), INVALID_ARGUMENT, "output_padding must be")
+fail_case("conv_int8", conv([6, 4, 3, 3], [1, 6, 3, 3], x_dtype=I8), NOT_SUPPORTED, "dtype must be float32")
+
+b = ProgramBuilder()
+x, y = b.tensor(F32, [2, 3]), b.tensor(F32, [2, 4])
+b.call("aten::linear.out", input=x, weight=b.constant(np.zeros((4, 2), np.float32)), bias=None, out=y)
+b.set_io([x], [y])
+fail_case("linear_k", b, INVALID_ARGUMENT, "weight's second dim must equal")
+
+b = ProgramBuilder()
+x, y = b.tensor(F32, [1, 1, 4, 4]), b.tensor(F32, [1, 1, 2, 2])
+ind = b.tensor(ScalarType.INT, [1, 1, 2, 2])
+b.call("aten::max_pool2d_with_indices.out", self=x, kernel_size=[2, 2], stride=[2, 2], padding=[0, 0],
+       dilation=[1, 1], ceil_mode=False, out=y, indices=ind)
+b.set_io([x], [y])
+fail_case("max_pool_indices_dtype", b, INVALID_ARGUMENT, "indices must be int64")
+
+b = ProgramBuilder()
+x, y = b.tensor(F32, [1, 1, 4, 4]), b.tensor(F32, [1, 1, 2, 2])
+ind = b.tensor(I64, [1, 1, 2, 2])
+b.call("aten::max_pool2d_with_indices.out", self=x, kernel_size=[2, 2], stride=[2, 2], padding=[0, 0],
+       dilation=[1, 1], ceil_mode=False, out=y, indices=ind)
+b.instructions[-1].instr_args.args[-1] = y          # a plain return slot, not the TensorList
+b.set_io([x], [y])
+fail_case("max_pool_return_slot", b, INVALID_ARGUMENT, "expected TensorList")
+
+for name, parts, out_shape, dim, text in (
+        ("cat_dtype", [(F32, [1, 2]), (I8, [1, 2])], [1, 4], 1, "every input must have out's dtype"),
+        ("cat_sizes", [(F32, [1, 2]), (F32, [2, 2])], [1, 4], 1, "differ from out in a dim other than dim"),
+        ("cat_sum", [(F32, [1, 2]), (F32, [1, 2])], [1, 5], 1, "not the inputs' sum"),
+        ("cat_rank", [(F32, [1, 2]), (F32, [1, 2, 1])], [1, 4], 1, "every input must have out's rank"),
+        ("cat_empty_list", [], [1, 4], 1, "at least one tensor")):
+    b = ProgramBuilder()
+    xs = [b.tensor(st, shape) for st, shape in parts]
+    y = b.tensor(F32, out_shape)
+    b.call("aten::cat.out", tensors=xs, dim=dim, out=y)
+    b.set_io(xs, [y])
+    fail_case(name, b, INVALID_ARGUMENT, text)
+
+b = ProgramBuilder()
+x, y = b.tensor(F32, [1, 2]), b.tensor(F32, [1, 2])
+b.call("aten::cat.out", tensors=[x], dim=1, out=y)
+b.instructions[-1].instr_args.args[0] = b.int_list([1])   # a list of ints where tensors belong
+b.set_io([x], [y])
+fail_case("cat_not_tensor_list", b, INVALID_ARGUMENT, "expected TensorList")
+
+b = ProgramBuilder()
+x, y = b.tensor(F32, [1, 2]), b.tensor(F32, [1, 2])
+b.call("aten::cat.out", tensors=[x], dim=1, out=y)
+b.values[b.instructions[-1].instr_args.args[0]].val.items = [b.int(3)]   # an item that is an Int
+b.set_io([x], [y])
+fail_case("cat_item_not_tensor", b, INVALID_ARGUMENT, "tensor list item is not a Tensor")
+
+
+def main():
+    out_dir = sys.argv[1]
+    os.makedirs(out_dir, exist_ok=True)
+    lines = []
+    for case in CASES:
+        kind, name, program = case[:3]
+        write_program(program, os.path.join(out_dir, name + ".pte"))
+        if kind == "run":
+            ins, outs = case[3], case[4]
+            for i, data in enumerate(ins):
+                with open(os.path.join(out_dir, f"{name}.in{i}.bin"), "wb") as f:
+                    f.write(data)
+            for i, data in enumerate(outs):
+                with open(os.path.join(out_dir, f"{name}.out{i}.bin"), "wb") as f:
+                    f.write(data)
+            lines.append(f"run {name} {len(ins)} {len(outs)}")
+        else:
+            lines.append(f"fail {name} {case[3]:#04x} {case[4]}")
+    with open(os.path.join(out_dir, "cases.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"wrote {len(lines)} cases to {out_dir}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,310 @@
+"""The fp32 and data-movement portable kernels (src/kernels/portable), one
+program per case built with ProgramBuilder, run on the C runtime (ptec-run
+via ptec.host_runtime) and by ptec's interpreter, and compared with PyTorch.
+
+C runtime vs interpreter: bit-identical for every op whose float sum order
+the interpreter repeats (convolution, linear, pools, mean, batch-norm, clamp
+family, sub/div, data movement); softmax, sigmoid and tanh use the C
+library's expf/tanhf against numpy's exp/tanh, so they are compared with a
+tolerance of a few ulps. C runtime vs PyTorch: close (PyTorch sums in other
+orders)."""
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from ptec import host_runtime, interpreter
+from ptec.pte import ScalarType, serialize_program
+from ptec.pte.program_builder import CHANNELS_LAST, ProgramBuilder
+
+rng = np.random.default_rng(2024)
+F32 = ScalarType.FLOAT
+TRANSCENDENTAL = {"aten::_softmax.out", "aten::sigmoid.out", "aten::tanh.out"}
+
+
+def f32(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def run_both(b, inputs):
+    """Runs the built program on the C runtime and the interpreter."""
+    prog = b.build()
+    c = host_runtime.run(prog, serialize_program(prog), inputs)
+    py = interpreter.run_program(prog, inputs)
+    return c, py
+
+
+def check(key, b, inputs, want, atol=1e-5, rtol=1e-5):
+    c, py = run_both(b, inputs)
+    for got_c, got_py, w in zip(c, py, want if isinstance(want, (list, tuple)) else [want]):
+        w = np.asarray(w)
+        assert got_c.shape == w.shape, (got_c.shape, w.shape)
+        if key in TRANSCENDENTAL:
+            np.testing.assert_allclose(got_c, got_py, rtol=1e-6, atol=1e-7)
+        else:
+            assert np.array_equal(got_c, got_py), np.abs(got_c.astype(np.float64) - got_py).max()
+        if w.dtype.kind == "f":
+            np.testing.assert_allclose(got_c, w, atol=atol, rtol=rtol)
+        else:
+            assert np.array_equal(got_c, w)
+
+
+def unary(key, x, order=None, out_order=None, **kw):
+    b = ProgramBuilder()
+    xi = b.tensor(F32 if x.dtype == np.float32 else ScalarType.CHAR, x.shape, order)
+    y = b.tensor(F32 if x.dtype == np.float32 else ScalarType.CHAR, x.shape,
+                 out_order if out_order is not None else order)
+    b.call(key, self=xi, out=y, **kw)
+    b.set_io([xi], [y])
+    return b
+
+
+@pytest.mark.parametrize("order", [None, CHANNELS_LAST])
+def test_activations(order):
+    x = f32(2, 3, 4, 5) * 3
+    t = torch.from_numpy(x)
+    cases = [("aten::relu.out", {}, F.relu(t)), ("aten::sigmoid.out", {}, torch.sigmoid(t)),
+             ("aten::tanh.out", {}, torch.tanh(t)),
+             ("aten::clamp.out", dict(min=-0.5, max=None), torch.clamp(t, min=-0.5)),
+             ("aten::clamp.out", dict(min=None, max=1), torch.clamp(t, max=1)),
+             ("aten::hardtanh.out", dict(min_val=-1.0, max_val=2.0), F.hardtanh(t, -1.0, 2.0))]
+    for key, kw, want in cases:
+        check(key, unary(key, x, order, **kw), [x], want.numpy(), atol=1e-6)
+    # self and out in different dim orders
+    check("aten::relu.out", unary("aten::relu.out", x, None, CHANNELS_LAST), [x], F.relu(t).numpy())
+
+
+def test_clamp_int8_and_nan():
+    x = np.arange(-128, 128, dtype=np.int8).reshape(16, 16)
+    check("aten::clamp.out", unary("aten::clamp.out", x, min=-20, max=300), [x], np.clip(x, -20, 127))
+    xf = np.array([np.nan, -3, 0.25, 7], np.float32)
+    c, _ = run_both(unary("aten::clamp.out", xf, min=-1.0, max=1.0), [xf])
+    assert np.isnan(c[0][0]) and list(c[0][1:]) == [-1.0, 0.25, 1.0]
+
+
+@pytest.mark.parametrize("key,fn", [("aten::sub.out", lambda a, b: a - 2 * b),
+                                    ("aten::div.out", lambda a, b: a / b)])
+def test_sub_div_broadcast(key, fn):
+    a, bb = f32(2, 3, 4), f32(3, 1) + 3
+    b = ProgramBuilder()
+    x, y, z = b.tensor(F32, a.shape), b.tensor(F32, bb.shape), b.tensor(F32, a.shape)
+    kw = dict(alpha=2) if key == "aten::sub.out" else {}
+    b.call(key, self=x, other=y, out=z, **kw)
+    b.set_io([x, y], [z])
+    check(key, b, [a, bb], fn(torch.from_numpy(a), torch.from_numpy(bb)).numpy())
+
+
+CONV_CASES = [  # (N, Cin, H, W, Cout, k, stride, padding, dilation, groups, bias)
+    (1, 3, 7, 6, 4, (3, 3), (1, 1), (1, 1), (1, 1), 1, True),
+    (2, 4, 9, 8, 6, (3, 2), (2, 1), (1, 0), (1, 2), 2, False),
+    (1, 4, 5, 5, 8, (3, 3), (1, 1), (2, 2), (2, 2), 4, True),
+    (1, 2, 6, 7, 3, (1, 1), (3, 2), (0, 0), (1, 1), 1, True),
+]
+
+
+@pytest.mark.parametrize("case", CONV_CASES)
+@pytest.mark.parametrize("order", [None, CHANNELS_LAST])
+def test_convolution(case, order):
+    n, cin, h, w, cout, k, s, p, d, g, has_bias = case
+    x, wt = f32(n, cin, h, w), f32(cout, cin // g, *k)
+    bias = f32(cout) if has_bias else None
+    want = F.conv2d(torch.from_numpy(x), torch.from_numpy(wt), None if bias is None else torch.from_numpy(bias),
+                    s, p, d, g).numpy()
+    b = ProgramBuilder()
+    xi, y = b.tensor(F32, x.shape, order), b.tensor(F32, want.shape, order)
+    b.call("aten::convolution.out", input=xi, weight=b.constant(wt),
+           bias=None if bias is None else b.constant(bias), stride=list(s), padding=list(p),
+           dilation=list(d), transposed=False, output_padding=[0, 0], groups=g, out=y)
+    b.set_io([xi], [y])
+    check("aten::convolution.out", b, [x], want, atol=1e-4)
+
+
+@pytest.mark.parametrize("case", [  # Cin, Cout, k, stride, padding, output_padding, dilation, groups
+    (3, 4, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), 1),
+    (4, 6, (2, 3), (3, 2), (2, 0), (0, 1), (1, 2), 2),
+    (2, 2, (3, 3), (1, 1), (0, 0), (0, 0), (1, 1), 1)])
+def test_transposed_convolution(case):
+    cin, cout, k, s, p, op, d, g = case
+    x, wt, bias = f32(1, cin, 5, 4), f32(cin, cout // g, *k), f32(cout)
+    want = F.conv_transpose2d(torch.from_numpy(x), torch.from_numpy(wt), torch.from_numpy(bias), s, p, op, g,
+                              d).numpy()
+    b = ProgramBuilder()
+    xi, y = b.tensor(F32, x.shape, CHANNELS_LAST), b.tensor(F32, want.shape, CHANNELS_LAST)
+    b.call("aten::convolution.out", input=xi, weight=b.constant(wt), bias=b.constant(bias), stride=list(s),
+           padding=list(p), dilation=list(d), transposed=True, output_padding=list(op), groups=g, out=y)
+    b.set_io([xi], [y])
+    check("aten::convolution.out", b, [x], want, atol=1e-4)
+
+
+def test_linear():
+    x, wt, bias = f32(3, 2, 17), f32(5, 17), f32(5)
+    for bb in (bias, None):
+        want = F.linear(torch.from_numpy(x), torch.from_numpy(wt), None if bb is None else torch.from_numpy(bb))
+        b = ProgramBuilder()
+        xi, y = b.tensor(F32, x.shape), b.tensor(F32, want.shape)
+        b.call("aten::linear.out", input=xi, weight=b.constant(wt), bias=None if bb is None else b.constant(bb),
+               out=y)
+        b.set_io([xi], [y])
+        check("aten::linear.out", b, [x], want.numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("shape,dim", [((2, 5, 3, 4), 1), ((2, 5, 3, 4), -1), ((4, 9), 0), ((7,), 0)])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_softmax_any_dim(shape, dim, channels_last):
+    order = CHANNELS_LAST if channels_last and len(shape) == 4 else None
+    x = f32(*shape) * 4
+    b = unary("aten::_softmax.out", x, order, dim=dim, half_to_float=False)
+    check("aten::_softmax.out", b, [x], torch.softmax(torch.from_numpy(x), dim).numpy(), atol=1e-6)
+
+
+POOL_CASES = [  # k, stride, padding, ceil_mode
+    ((3, 3), (2, 2), (1, 1), False), ((3, 3), (2, 2), (1, 1), True), ((2, 3), (1, 2), (1, 0), True),
+    ((2, 2), (), (0, 0), False)]
+
+
+@pytest.mark.parametrize("case", POOL_CASES)
+@pytest.mark.parametrize("order", [None, CHANNELS_LAST])
+def test_avg_pool2d(case, order):
+    k, s, p, ceil = case
+    x = f32(2, 3, 7, 8)
+    for cip, div in ((True, None), (False, None), (True, 5)):
+        want = F.avg_pool2d(torch.from_numpy(x), k, s or None, p, ceil, cip, div).numpy()
+        b = ProgramBuilder()
+        xi, y = b.tensor(F32, x.shape, order), b.tensor(F32, want.shape, order)
+        b.call("aten::avg_pool2d.out", self=xi, kernel_size=list(k), stride=list(s), padding=list(p),
+               ceil_mode=ceil, count_include_pad=cip, divisor_override=div, out=y)
+        b.set_io([xi], [y])
+        check("aten::avg_pool2d.out", b, [x], want, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", POOL_CASES + [((3, 2), (2, 1), (1, 1), True)])
+@pytest.mark.parametrize("order", [None, CHANNELS_LAST])
+def test_max_pool2d_with_indices(case, order):
+    k, s, p, ceil = case
+    dil = (2, 1) if k == (3, 2) else (1, 1)
+    x = f32(2, 3, 9, 8)
+    want, idx = F.max_pool2d(torch.from_numpy(x), k, s or None, p, dil, ceil, return_indices=True)
+    b = ProgramBuilder()
+    xi, y = b.tensor(F32, x.shape, order), b.tensor(F32, want.shape, order)
+    ind = b.tensor(ScalarType.LONG, want.shape, order)
+    b.call("aten::max_pool2d_with_indices.out", self=xi, kernel_size=list(k), stride=list(s), padding=list(p),
+           dilation=list(dil), ceil_mode=ceil, out=y, indices=ind)
+    b.set_io([xi], [y, ind])
+    check("aten::max_pool2d_with_indices.out", b, [x], [want.numpy(), idx.numpy()])
+
+
+def test_max_pool2d_int8():
+    x = rng.integers(-128, 128, (1, 4, 6, 6), dtype=np.int8)
+    want = F.max_pool2d(torch.from_numpy(x.astype(np.float32)), 3, 2, 1, ceil_mode=True).numpy().astype(np.int8)
+    b = ProgramBuilder()
+    xi, y = b.tensor(ScalarType.CHAR, x.shape, CHANNELS_LAST), b.tensor(ScalarType.CHAR, want.shape, CHANNELS_LAST)
+    ind = b.tensor(ScalarType.LONG, want.shape, CHANNELS_LAST)
+    b.call("aten::max_pool2d_with_indices.out", self=xi, kernel_size=[3, 3], stride=[2, 2], padding=[1, 1],
+           dilation=[1, 1], ceil_mode=True, out=y, indices=ind)
+    b.set_io([xi], [y])
+    check("aten::max_pool2d_with_indices.out", b, [x], want)
+
+
+@pytest.mark.parametrize("out_size", [(1, 1), (3, 2), (5, 7)])
+def test_adaptive_avg_pool2d(out_size):
+    x = f32(1, 3, 7, 9)
+    want = F.adaptive_avg_pool2d(torch.from_numpy(x), out_size).numpy()
+    b = ProgramBuilder()
+    xi, y = b.tensor(F32, x.shape, CHANNELS_LAST), b.tensor(F32, want.shape, CHANNELS_LAST)
+    b.call("aten::_adaptive_avg_pool2d.out", self=xi, output_size=list(out_size), out=y)
+    b.set_io([xi], [y])
+    check("aten::_adaptive_avg_pool2d.out", b, [x], want, atol=1e-6)
+
+
+@pytest.mark.parametrize("dims,keepdim", [([2, 3], True), ([1], False), ([-1, 0], False), (None, False)])
+@pytest.mark.parametrize("order", [None, CHANNELS_LAST])
+def test_mean(dims, keepdim, order):
+    x = f32(2, 3, 4, 5)
+    t = torch.from_numpy(x)
+    want = (t.mean() if dims is None else t.mean(dim=dims, keepdim=keepdim)).numpy()
+    b = ProgramBuilder()
+    xi = b.tensor(F32, x.shape, order)
+    y = b.tensor(F32, want.shape, order if want.ndim == 4 else None)
+    b.call("aten::mean.out", self=xi, dim=dims, keepdim=keepdim, dtype=None, out=y)
+    b.set_io([xi], [y])
+    check("aten::mean.out", b, [x], want, atol=1e-6)
+
+
+def test_batch_norm_no_training():
+    x = f32(2, 4, 3)
+    mean, var, w, bias = f32(4), np.abs(f32(4)) + 0.1, f32(4), f32(4)
+    want = F.batch_norm(torch.from_numpy(x), torch.from_numpy(mean), torch.from_numpy(var), torch.from_numpy(w),
+                        torch.from_numpy(bias), False, 0.1, 1e-5).numpy()
+    b = ProgramBuilder()
+    xi, y = b.tensor(F32, x.shape), b.tensor(F32, x.shape)
+    b.call("aten::_native_batch_norm_legit_no_training.out", input=xi, weight=b.constant(w), bias=b.constant(bias),
+           running_mean=b.constant(mean), running_var=b.constant(var), momentum=0.1, eps=1e-5, out0=y,
+           out1=b.tensor(F32, [0]), out2=b.tensor(F32, [0]))
+    b.set_io([xi], [y])
+    check("aten::_native_batch_norm_legit_no_training.out", b, [x], want, atol=1e-5)
+
+
+DTYPES = [(np.float32, ScalarType.FLOAT), (np.int8, ScalarType.CHAR), (np.int64, ScalarType.LONG)]
+
+
+def rand(np_dtype, shape):
+    if np_dtype == np.float32:
+        return f32(*shape)
+    return rng.integers(-100, 100, shape).astype(np_dtype)
+
+
+@pytest.mark.parametrize("np_dtype,st", DTYPES)
+def test_data_movement(np_dtype, st):
+    x = rand(np_dtype, (2, 3, 4, 5))
+    t = torch.from_numpy(x)
+    cases = [
+        ("aten::view_copy.out", dict(size=[2, -1]), t.reshape(2, -1), CHANNELS_LAST, None),
+        ("aten::view_copy.out", dict(size=[6, 20]), t.reshape(6, 20), None, None),
+        ("aten::permute_copy.out", dict(dims=[0, 2, 3, 1]), t.permute(0, 2, 3, 1), None, None),
+        ("aten::permute_copy.out", dict(dims=[3, -4, 1, 2]), t.permute(3, 0, 1, 2), CHANNELS_LAST, CHANNELS_LAST),
+        ("aten::slice_copy.Tensor_out", dict(dim=2, start=-3, end=None, step=2), t[:, :, -3::2], CHANNELS_LAST,
+         CHANNELS_LAST),
+        ("aten::slice_copy.Tensor_out", dict(dim=3, start=1, end=100, step=1), t[..., 1:], None, None),
+        ("aten::unsqueeze_copy.out", dict(dim=-1), t.unsqueeze(-1), CHANNELS_LAST, None),
+    ]
+    for key, kw, want, order, out_order in cases:
+        b = ProgramBuilder()
+        xi = b.tensor(st, x.shape, order)
+        y = b.tensor(st, list(want.shape), out_order)
+        b.call(key, self=xi, out=y, **kw)
+        b.set_io([xi], [y])
+        check(key, b, [x], want.numpy())
+    x1 = rand(np_dtype, (2, 1, 3, 1))
+    b = ProgramBuilder()
+    xi, y = b.tensor(st, x1.shape), b.tensor(st, [2, 3])
+    b.call("aten::squeeze_copy.dims_out", self=xi, dim=[1, 3, 2], out=y)
+    b.set_io([xi], [y])
+    check("aten::squeeze_copy.dims_out", b, [x1], x1.reshape(2, 3))
+
+
+@pytest.mark.parametrize("np_dtype,st", DTYPES)
+@pytest.mark.parametrize("dim", [1, 2, -1])
+def test_cat_mixed_layouts(np_dtype, st, dim):
+    parts = [rand(np_dtype, (2, 3, 4, 5)), rand(np_dtype, (2, 3, 4, 5))]
+    parts[1] = parts[1].take(range(2 if dim % 4 == dim else 1), axis=dim % 4)
+    want = np.concatenate(parts, axis=dim)
+    b = ProgramBuilder()
+    xs = [b.tensor(st, parts[0].shape, CHANNELS_LAST), b.tensor(st, parts[1].shape, None),
+          b.tensor(st, [0], None)]
+    y = b.tensor(st, want.shape, CHANNELS_LAST)
+    b.call("aten::cat.out", tensors=xs, dim=dim, out=y)
+    b.set_io(xs, [y])
+    check("aten::cat.out", b, parts + [np.zeros(0, np_dtype)], want)
+
+
+def test_bad_arguments_fail_at_prepare():
+    """A wrong call fails while the method loads, with a message naming it."""
+    x = f32(1, 2, 4, 4)
+    b = ProgramBuilder()
+    xi, y = b.tensor(F32, x.shape), b.tensor(F32, [1, 2, 2, 2])
+    b.call("aten::avg_pool2d.out", self=xi, kernel_size=[3, 3], stride=[2, 2], padding=[2, 2], ceil_mode=False,
+           count_include_pad=True, divisor_override=None, out=y)
+    b.set_io([xi], [y])
+    prog = b.build()
+    with pytest.raises(host_runtime.RuntimeError_, match="padding must be non-negative and at most half"):
+        host_runtime.run(prog, serialize_program(prog), [x])
