@@ -30,7 +30,7 @@ PY
   op() { awk -v i="$1" '$1 == "[" && $2 == i"]" {print $4; exit} $1 == "["i"]" {print $3; exit}' "$out/log"; }
   total=$(awk '/^inference:/ {print $2; exit}' "$out/log")
   read -r c_conv c_dw c_pw c_pool c_fc c_net <<<"${cmsis[$target]}"
-  printf '%s, portable C reference (-Os), QEMU instructions:\n' "$target"
+  printf '%s, DSP/Helium kernel variants (-Os, variant loops -O2), QEMU instructions:\n' "$target"
   printf '  %-44s %12s %14s\n' "layer" "ptec" "CMSIS-NN v19.1"
   printf '  %-44s %12s %14s\n' "conv 10x4 s2 49x10x1->25x5x64" "$(op 1)" "$c_conv"
   printf '  %-44s %12s %14s\n' "depthwise 3x3 s1 p1 25x5x64" "$(op 2)" "$c_dw"

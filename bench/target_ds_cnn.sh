@@ -48,4 +48,4 @@ for t in cortex-m55 cortex-m33; do
   row "fully connected 64 -> 12" fc "$(count 11)"
   row "whole inference (+quant/dequant)" net "$(sed -n 's/^inference: \([0-9]*\) instructions.*/\1/p' "$log")"
 done
-echo "(ptec: preset flags, -Os; per-layer figures include ~24 instructions of counter reads)"
+echo "(ptec: preset flags, -Os, DSP/Helium variant loops -O2; per-layer figures include ~24 instructions of counter reads)"

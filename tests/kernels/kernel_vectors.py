@@ -428,6 +428,146 @@ def make_pad(g, w):
     w.case("pad", dims + pre + post + [value], [x], expected)
 
 
+# ---------------------------------------------------------------------------
+# shapes aimed at the DSP and Helium variants' edge paths (ptec_nn_isa.h)
+
+def edge_quant(g, count, typical_scale):
+    """Per-channel pairs with the extremes the vector requantization must
+    get right: a multiplier of -2^31 (VQRDMULH saturates it), large
+    positive shifts (left shifts that wrap) and the largest right shift."""
+    mults, shifts = g.per_channel(count, typical_scale)
+    kind = g.int(0, 3)
+    if kind == 0:
+        mults[g.int(0, count - 1)] = -(1 << 31)
+        shifts[g.int(0, count - 1)] = g.int(1, 31)
+    elif kind == 1:
+        shifts[:] = [g.choice([31, 30, 5, 1, 0, -1, -31]) for _ in range(count)]
+    return mults, shifts
+
+
+def edge_offsets(g):
+    """Input offsets from the zero points -128 and 127 (offsets 128, -127)
+    and output zero points at both ends, else random."""
+    ioff = g.choice([128, -127, g.offset()])
+    ooff = g.choice([-128, 127, g.zero_point()])
+    return ioff, ooff
+
+
+def conv_edge_case(g, w, n, h, wd, cin, cout, groups, kernel, stride, padding, dilation):
+    kh, kw = kernel
+    oh = ref.conv_output_size(h, kh, stride[0], padding[0], dilation[0])
+    ow = ref.conv_output_size(wd, kw, stride[1], padding[1], dilation[1])
+    if oh < 1 or ow < 1:
+        return
+    cin_g = cin // groups
+    x = g.i8((n, h, wd, cin))
+    weight = g.i8((cout, kh, kw, cin_g))
+    bias = g.bias(cout, 30000) if g.chance(0.8) else None
+    ioff, ooff = edge_offsets(g)
+    mults, shifts = edge_quant(g, cout, acc_scale(g, kh * kw * cin_g))
+    amin, amax = g.activation()
+    expected = ref.quantized_conv2d(x, weight, bias, stride, padding, dilation, ioff, ooff, mults, shifts,
+                                    amin, amax)
+    ints = [n, h, wd, cin, cout, kh, kw, cin_g, n, oh, ow, cout, stride[0], stride[1], padding[0], padding[1],
+            dilation[0], dilation[1], ioff, ooff, amin, amax, bias is not None]
+    w.case("conv", ints, [x, weight, bias, mults, shifts], expected)
+
+
+def depthwise_edge_case(g, w, n, h, wd, cin, dm, kernel, stride, padding, dilation):
+    kh, kw = kernel
+    oh = ref.conv_output_size(h, kh, stride[0], padding[0], dilation[0])
+    ow = ref.conv_output_size(wd, kw, stride[1], padding[1], dilation[1])
+    if oh < 1 or ow < 1:
+        return
+    cout = cin * dm
+    x = g.i8((n, h, wd, cin))
+    weight = g.i8((1, kh, kw, cout))
+    bias = g.bias(cout, 30000) if g.chance(0.8) else None
+    ioff, ooff = edge_offsets(g)
+    mults, shifts = edge_quant(g, cout, acc_scale(g, kh * kw))
+    amin, amax = g.activation()
+    expected = ref.quantized_depthwise_conv2d(x, weight, bias, stride, padding, dilation, dm, ioff, ooff,
+                                              mults, shifts, amin, amax)
+    ints = [n, h, wd, cin, 1, kh, kw, cout, n, oh, ow, cout, stride[0], stride[1], padding[0], padding[1],
+            dilation[0], dilation[1], ioff, ooff, amin, amax, bias is not None, dm]
+    w.case("depthwise_conv", ints, [x, weight, bias, mults, shifts], expected)
+
+
+def make_variant_edges(g, w):
+    # Pointwise (the direct column path): k and Cout around multiples of
+    # 4 and 16, odd pixel counts (the DSP kernel works on pixel pairs).
+    for cin in (1, 3, 4, 15, 16, 17, 31, 32, 33, 64, 65):
+        cout = g.choice([1, 2, 3, 4, 5, 7, 8, 16, 17, 64])
+        conv_edge_case(g, w, g.int(1, 2), g.int(1, 5), g.int(1, 5), cin, cout, 1, (1, 1), (1, 1), (0, 0), (1, 1))
+    # 1x1 with stride, and 1x1 with padding (gathered columns).
+    conv_edge_case(g, w, 1, 5, 5, 16, 8, 1, (1, 1), (2, 2), (0, 0), (1, 1))
+    conv_edge_case(g, w, 1, 3, 4, 8, 5, 1, (1, 1), (1, 1), (1, 1), (1, 1))
+    # General kernels: padding on every side, odd widths, groups, dilation.
+    for _ in range(16):
+        groups = g.choice([1, 1, 2, 4])
+        cin = groups * g.choice([1, 3, 4, 5, 16, 17])
+        cout = groups * g.choice([1, 3, 4, 5, 8, 13])
+        kernel = (g.int(1, 4), g.int(1, 4))
+        conv_edge_case(g, w, g.int(1, 2), g.int(1, 7), g.choice([1, 3, 5, 7]), cin, cout, groups, kernel,
+                       (g.int(1, 2), g.int(1, 2)), (g.int(0, 2), g.int(0, 2)),
+                       (1, 1) if g.chance(0.7) else (2, 2))
+    # Depthwise, multiplier 1: channel counts around multiples of 4.
+    for c in (1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 64, 67):
+        depthwise_edge_case(g, w, g.int(1, 2), g.int(1, 6), g.choice([1, 3, 5]), c, 1, (3, 3), (1, 1),
+                            (1, 1), (1, 1))
+    depthwise_edge_case(g, w, 1, 7, 6, 9, 1, (3, 3), (2, 2), (0, 2), (1, 2))
+    # One input channel, several outputs: DS-CNN's first layer (10x4,
+    # stride 2, padding 5x1, 64 channels) and smaller relatives.
+    depthwise_edge_case(g, w, 1, 49, 10, 1, 64, (10, 4), (2, 2), (5, 1), (1, 1))
+    for dm in (2, 3, 4, 5, 17):
+        depthwise_edge_case(g, w, g.int(1, 2), g.int(2, 9), g.int(2, 9), 1, dm, (g.int(1, 5), g.int(1, 4)),
+                            (g.int(1, 2), g.int(1, 2)), (g.int(0, 3), g.int(0, 2)), (1, 1))
+    # Fully connected: feature counts around multiples of 4 and 16.
+    for cin in (1, 3, 4, 15, 16, 17, 64, 65):
+        batches, cout = g.int(1, 3), g.choice([1, 3, 4, 5, 12])
+        x, weights = g.i8((batches, cin)), g.i8((cout, cin))
+        ioff, ooff = edge_offsets(g)
+        foff = 0 if g.chance(0.7) else g.offset()
+        m, s = g.quant(acc_scale(g, cin, ioff, foff))
+        amin, amax = g.activation()
+        bias = g.bias(cout, 20000)
+        expected = ref.quantized_linear(x, weights, bias, None, ioff, foff, ooff, [m], [s], amax, amin)
+        w.case("fully_connected", [batches, cin, cout, ioff, foff, ooff, m, s, amin, amax, True, False],
+               [x, weights, bias, None], expected)
+    # Average pool over channel counts around multiples of 4 and 16,
+    # DS-CNN's 25x5 window included.
+    for c in (1, 3, 4, 5, 15, 16, 17, 64):
+        h, wd = g.int(1, 6), g.int(1, 6)
+        kernel = (g.int(1, h), g.int(1, wd))
+        n = g.int(1, 2)
+        x = g.i8((n, h, wd, c))
+        padding = (g.int(0, kernel[0] // 2), g.int(0, kernel[1] // 2))
+        oh = ref.pool_output_size(h, kernel[0], 1, padding[0], False)
+        ow = ref.pool_output_size(wd, kernel[1], 1, padding[1], False)
+        expected = ref.quantized_avg_pool2d(x, kernel, (1, 1), padding, False, 0, 0, 0)
+        w.case("avgpool", [n, h, wd, c, n, oh, ow, c, kernel[0], kernel[1], 1, 1, padding[0], padding[1]], [x],
+               expected)
+    # Max pool over channel counts around multiples of 4 and 16 (the DSP
+    # and Helium lane counts), with padding and clamps.
+    for c in (3, 4, 5, 15, 16, 17, 33):
+        h, wd = g.int(2, 6), g.int(2, 6)
+        kernel = (g.int(1, min(h, 3)), g.int(1, min(wd, 3)))
+        padding = (g.int(0, kernel[0] // 2), g.int(0, kernel[1] // 2))
+        stride = (g.int(1, 2), g.int(1, 2))
+        n = g.int(1, 2)
+        oh = ref.pool_output_size(h, kernel[0], stride[0], padding[0], False)
+        ow = ref.pool_output_size(wd, kernel[1], stride[1], padding[1], False)
+        x = g.i8((n, h, wd, c))
+        amin, amax = g.activation()
+        zp = g.zero_point()
+        expected = ref.quantized_max_pool2d(x, kernel, stride, padding, (1, 1), False, zp, zp, amin, amax)
+        w.case("maxpool", [n, h, wd, c, n, oh, ow, c, kernel[0], kernel[1], stride[0], stride[1], padding[0],
+                           padding[1], amin, amax], [x], expected)
+    x = g.i8((1, 25, 5, 64))
+    expected = ref.quantized_avg_pool2d(x, (24, 5), (24, 5), (0, 0), False, 0, 0, 0)
+    w.case("avgpool", [1, 25, 5, 64, 1, 1, 1, 64, 24, 5, 24, 5, 0, 0], [x], expected)
+
+
 def generate(cases, seed):
     g = Gen(seed)
     w = Writer()
@@ -451,6 +591,7 @@ def generate(cases, seed):
         make_softmax(g, w)
         make_transpose(g, w)
         make_pad(g, w)
+    make_variant_edges(Gen(seed + 1), w)
     return w
 
 

@@ -11,10 +11,11 @@
  * parameter ranges are validated once by the wrappers at prepare time,
  * next to the .pte decoding, so that run-time calls stay cheap.
  *
- * The files in this folder are the portable C reference. Optimized
- * variants (__ARM_FEATURE_DSP, __ARM_FEATURE_MVE) will sit next to each
- * reference and be chosen at compile time; they must stay bit-exact with
- * it and may ask for more scratch through the same *_buffer_size() calls. */
+ * The files in this folder are the portable C reference. DSP and Helium
+ * variants (*_dsp.c, *_mve.c, chosen at compile time by ptec_nn_isa.h)
+ * take over some shapes inside these functions; they are bit-exact with
+ * the reference and state their larger scratch through the same
+ * *_buffer_size() calls (docs/kernels.md). */
 #ifndef PTEC_NN_H
 #define PTEC_NN_H
 

@@ -6,6 +6,7 @@
  * per-channel broadcast over an NHWC tensor (small_count == C). */
 #include "ptec_nn.h"
 #include "ptec_nn_math.h"
+#include "ptec_nn_variants.h"
 
 ptec_status ptec_nn_add_s8(const int8_t *large, const int8_t *small, uint32_t count,
                            uint32_t small_count, int8_t *output, const ptec_nn_add_params *params)
@@ -17,6 +18,11 @@ ptec_status ptec_nn_add_s8(const int8_t *large, const int8_t *small, uint32_t co
         count % small_count != 0) {
         return PTEC_INVALID_ARGUMENT;
     }
+#if defined(PTEC_NN_MVE)
+    return ptec_nn_add_s8_mve(large, small, count, small_count, output, params);
+#elif defined(PTEC_NN_DSP)
+    return ptec_nn_add_s8_dsp(large, small, count, small_count, output, params);
+#else
     const ptec_nn_add_params p = *params;
     for (uint32_t base = 0; base < count; base += small_count) {
         for (uint32_t i = 0; i < small_count; ++i) {
@@ -31,4 +37,5 @@ ptec_status ptec_nn_add_s8(const int8_t *large, const int8_t *small, uint32_t co
         }
     }
     return PTEC_OK;
+#endif
 }

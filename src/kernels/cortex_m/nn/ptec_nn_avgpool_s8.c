@@ -4,6 +4,7 @@
  * explicit pad op in front instead. */
 #include "ptec_nn.h"
 #include "ptec_nn_math.h"
+#include "ptec_nn_variants.h"
 
 uint32_t ptec_nn_avgpool_s8_buffer_size(const ptec_nn_dims *input_dims)
 {
@@ -27,6 +28,16 @@ ptec_status ptec_nn_avgpool_s8(ptec_nn_buffer scratch, const ptec_nn_pool_params
     if (input == NULL || output == NULL) {
         return PTEC_INVALID_ARGUMENT;
     }
+#if defined(PTEC_NN_MVE)
+    return ptec_nn_avgpool_s8_mve(params, input_dims, input, output_dims, output);
+#else
+#if defined(PTEC_NN_DSP)
+    /* Windows of up to 256 positions; larger ones keep the loops below. */
+    const ptec_status status = ptec_nn_avgpool_s8_dsp(params, input_dims, input, output_dims, output);
+    if (status != PTEC_NOT_SUPPORTED) {
+        return status;
+    }
+#endif
     const ptec_nn_pool_params p = *params;
     int8_t *y = output;
     for (int32_t n = 0; n < out.n; ++n) {
@@ -58,4 +69,5 @@ ptec_status ptec_nn_avgpool_s8(ptec_nn_buffer scratch, const ptec_nn_pool_params
         }
     }
     return PTEC_OK;
+#endif
 }

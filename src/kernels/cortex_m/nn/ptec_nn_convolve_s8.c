@@ -14,13 +14,19 @@
 #include "ptec_nn.h"
 #include "ptec_nn_dot.h"
 #include "ptec_nn_math.h"
+#include "ptec_nn_variants.h"
 #include "ptec_nn_window.h"
 
 uint32_t ptec_nn_convolve_s8_buffer_size(const ptec_nn_dims *input_dims,
                                          const ptec_nn_dims *filter_dims)
 {
     (void)input_dims;
-    return 4u * (uint32_t)(filter_dims->n > 0 ? filter_dims->n : 0); /* per-channel bases */
+    const int32_t out_channels = filter_dims->n > 0 ? filter_dims->n : 0;
+#if defined(PTEC_NN_MVE) || defined(PTEC_NN_DSP)
+    return ptec_nn_conv_gemm_buffer_size(out_channels, filter_dims->h * filter_dims->w * filter_dims->c);
+#else
+    return 4u * (uint32_t)out_channels; /* per-channel bases */
+#endif
 }
 
 ptec_status ptec_nn_convolve_s8(ptec_nn_buffer scratch, const ptec_nn_conv_params *params,
@@ -43,6 +49,11 @@ ptec_status ptec_nn_convolve_s8(ptec_nn_buffer scratch, const ptec_nn_conv_param
         scratch.size < ptec_nn_convolve_s8_buffer_size(input_dims, filter_dims)) {
         return PTEC_INVALID_ARGUMENT;
     }
+#if defined(PTEC_NN_MVE) || defined(PTEC_NN_DSP)
+    /* The DSP and Helium builds compute the same sums as a matrix multiply. */
+    return ptec_nn_conv_gemm_s8(scratch.buf, params, quant, input_dims, input, filter_dims, filter, bias,
+                                output_dims, output);
+#else
     const ptec_nn_conv_params p = *params;
     const size_t group_in = (size_t)f.c;
     const int32_t group_out = f.n / (in.c / f.c);
@@ -125,4 +136,5 @@ ptec_status ptec_nn_convolve_s8(ptec_nn_buffer scratch, const ptec_nn_conv_param
         }
     }
     return PTEC_OK;
+#endif
 }

@@ -7,11 +7,17 @@
 #include "ptec_nn.h"
 #include "ptec_nn_dot.h"
 #include "ptec_nn_math.h"
+#include "ptec_nn_variants.h"
 #include "ptec_nn_window.h"
 
 uint32_t ptec_nn_depthwise_conv_s8_buffer_size(const ptec_nn_dims *input_dims,
                                                const ptec_nn_dims *filter_dims)
 {
+#if defined(PTEC_NN_MVE) || defined(PTEC_NN_DSP)
+    if (input_dims->c == 1 && filter_dims->c > 1) {
+        return ptec_nn_depthwise_single_input_buffer_size(filter_dims);
+    }
+#endif
     (void)input_dims;
     (void)filter_dims;
     return 0;
@@ -35,10 +41,32 @@ ptec_status ptec_nn_depthwise_conv_s8(ptec_nn_buffer scratch, const ptec_nn_conv
     if ((size_t)out.n * (size_t)out.h * (size_t)out.w * (size_t)out.c == 0) {
         return PTEC_OK;
     }
-    (void)scratch;
     if (input == NULL || filter == NULL || output == NULL || quant == NULL) {
         return PTEC_INVALID_ARGUMENT;
     }
+#if defined(PTEC_NN_MVE) || defined(PTEC_NN_DSP)
+    /* The DSP and Helium builds: one input channel feeding several outputs
+     * runs as a convolution, a depth multiplier of 1 has its own kernel;
+     * other multipliers keep the loops below. */
+    if (in.c == 1 && out.c > 1) {
+        if (scratch.buf == NULL || scratch.size < ptec_nn_depthwise_conv_s8_buffer_size(input_dims, filter_dims)) {
+            return PTEC_INVALID_ARGUMENT;
+        }
+        return ptec_nn_depthwise_single_input_s8(scratch.buf, params, quant, input_dims, input, filter_dims, filter,
+                                                 bias, output_dims, output);
+    }
+    if (depth_multiplier == 1) {
+#if defined(PTEC_NN_MVE)
+        return ptec_nn_depthwise_conv_s8_mve(params, quant, input_dims, input, filter_dims, filter, bias,
+                                             output_dims, output);
+#else
+        return ptec_nn_depthwise_conv_s8_dsp(params, quant, input_dims, input, filter_dims, filter, bias,
+                                             output_dims, output);
+#endif
+    }
+#else
+    (void)scratch;
+#endif
     const ptec_nn_conv_params p = *params;
     const int32_t dm = depth_multiplier;
     const size_t out_c = (size_t)out.c;

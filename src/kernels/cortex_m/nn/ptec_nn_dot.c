@@ -6,9 +6,11 @@
  * Two portable shapes, chosen at compile time. Where compilers vectorize
  * (hosts with SIMD at -O2), fixed 16-element blocks become SIMD code. On
  * Cortex-M, where the reference is built with -Os and nothing vectorizes,
- * plain loops keep every accumulator and pointer in a register. The
- * DSP/MVE variants will replace the second shape. */
+ * plain loops keep every accumulator and pointer in a register. The DSP
+ * and Helium builds replace the dot products and sums of the second shape
+ * (ptec_nn_dot_dsp.c, ptec_nn_dot_mve.c). */
 #include "ptec_nn_dot.h"
+#include "ptec_nn_isa.h"
 
 /* Depthwise tap loops have short, strided runs: the same plain shape on
  * every machine. The offset is added to each input value (there are at
@@ -66,6 +68,10 @@ uint32_t ptec_nn_taps1_s8(const int8_t *x, int32_t offset, const int8_t *w, cons
 
 #if defined(__ARM_ARCH)
 
+/* The DSP and Helium builds have their own dot products and sums
+ * (ptec_nn_dot_dsp.c, ptec_nn_dot_mve.c). */
+#if !defined(PTEC_NN_MVE) && !defined(PTEC_NN_DSP)
+
 uint32_t ptec_nn_dot_s8(const int8_t *x, const int8_t *w, size_t n)
 {
     uint32_t sum = 0;
@@ -103,6 +109,8 @@ uint32_t ptec_nn_sum_s8(const int8_t *w, size_t n)
     }
     return sum;
 }
+
+#endif
 
 void ptec_nn_mac_s8(uint32_t *acc, const int8_t *x, int32_t offset, const int8_t *w, size_t n)
 {

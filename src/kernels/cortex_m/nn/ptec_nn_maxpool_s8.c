@@ -3,6 +3,7 @@
  * where upstream leaves the output undefined. */
 #include "ptec_nn.h"
 #include "ptec_nn_math.h"
+#include "ptec_nn_variants.h"
 
 ptec_status ptec_nn_maxpool_s8(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
                                const int8_t *input, const ptec_nn_dims *output_dims,
@@ -19,6 +20,11 @@ ptec_status ptec_nn_maxpool_s8(const ptec_nn_pool_params *params, const ptec_nn_
     if (input == NULL || output == NULL) {
         return PTEC_INVALID_ARGUMENT;
     }
+#if defined(PTEC_NN_MVE)
+    return ptec_nn_maxpool_s8_mve(params, input_dims, input, output_dims, output);
+#elif defined(PTEC_NN_DSP)
+    return ptec_nn_maxpool_s8_dsp(params, input_dims, input, output_dims, output);
+#else
     const ptec_nn_pool_params p = *params;
     int8_t *y = output;
     for (int32_t n = 0; n < out.n; ++n) {
@@ -46,4 +52,5 @@ ptec_status ptec_nn_maxpool_s8(const ptec_nn_pool_params *params, const ptec_nn_
         }
     }
     return PTEC_OK;
+#endif
 }

@@ -1,0 +1,54 @@
+/* Helium (MVE) forms of the fixed-point primitives of ptec_nn_math.h, four
+ * int32 lanes at a time, bit-exact with the scalar ones. Only included by
+ * the *_mve.c variants, which are compiled when PTEC_NN_MVE is set. */
+#ifndef PTEC_NN_MVE_H
+#define PTEC_NN_MVE_H
+
+#include <arm_mve.h>
+#include <stdint.h>
+
+/* ptec_nn_requantize on four lanes, each with its own multiplier and shift.
+ *
+ * VQRDMULH computes (2ab + 2^31) >> 32 = (ab + 2^30) >> 31, the scalar
+ * high multiply, except that it saturates the one product that leaves
+ * int32, (-2^31)^2, where the reference wraps to -2^31. Callers that may
+ * meet a multiplier of -2^31 (never produced by quantize_multiplier, but
+ * legal) use ptec_nn_requantize_any_mve, which puts that lane back.
+ *
+ * VRSHL by a negative amount shifts right rounding ties towards +infinity;
+ * the reference rounds them away from zero, so negative values are first
+ * moved down by one (saturating: -2^31 is never a tie), in the lanes that
+ * shift right only (shift >> 31 is all ones there). No predicates: GCC 12
+ * spends three instructions on each one it materializes. */
+static inline int32x4_t ptec_nn_requantize_mve(int32x4_t acc, int32x4_t multiplier, int32x4_t shift)
+{
+    const int32x4_t zero = vdupq_n_s32(0);
+    const int32x4_t shifted = vshlq_s32(acc, vmaxq_s32(shift, zero)); /* wraps, as the reference */
+    int32x4_t high = vqrdmulhq_s32(shifted, multiplier);
+    high = vqaddq_s32(high, vandq_s32(vshrq_n_s32(high, 31), vshrq_n_s32(shift, 31)));
+    return vrshlq_s32(high, vminq_s32(shift, zero));
+}
+
+static inline int32x4_t ptec_nn_requantize_any_mve(int32x4_t acc, int32x4_t multiplier, int32x4_t shift)
+{
+    const int32x4_t zero = vdupq_n_s32(0);
+    const int32x4_t shifted = vshlq_s32(acc, vmaxq_s32(shift, zero));
+    int32x4_t high = vqrdmulhq_s32(shifted, multiplier);
+    /* Both -2^31. (Written with a select: GCC 12 crashes on the shorter
+     * chain of two compares that fold to the same test.) */
+    const int32x4_t min = vdupq_n_s32(INT32_MIN);
+    const mve_pred16_t wrapped = vcmpeqq_s32(vpselq_s32(shifted, zero, vcmpeqq_s32(multiplier, min)), min);
+    high = vpselq_s32(min, high, wrapped);
+    high = vqaddq_s32(high, vandq_s32(vshrq_n_s32(high, 31), vshrq_n_s32(shift, 31)));
+    return vrshlq_s32(high, vminq_s32(shift, zero));
+}
+
+/* ptec_nn_output_stage on four lanes: the saturating add cannot wrap past
+ * the clamp, which is what the reference's clamp-before-add achieves. */
+static inline int32x4_t ptec_nn_output_stage_mve(int32x4_t v, int32_t offset, int32_t lo, int32_t hi)
+{
+    v = vqaddq_n_s32(v, offset);
+    return vminq_s32(vmaxq_s32(v, vdupq_n_s32(lo)), vdupq_n_s32(hi));
+}
+
+#endif
