@@ -1,6 +1,8 @@
-"""Compiled models on the emulated boards: `ptec compile` for each target, run
-in the QEMU runner firmware, output bytes equal to the numpy reference
-interpreter. Skipped unless the cortex-m presets are built and qemu exists."""
+"""Compiled models on the emulated boards: every zoo model, `ptec compile`d for
+each target and run in the QEMU runner firmware, gives output bytes equal to
+the host runtime's (ptec-run) and to the numpy reference interpreter.
+Skipped unless the cortex-m presets are built and qemu exists (a failure
+under make test, PTEC_STRICT=1)."""
 import importlib.util
 import os
 import shutil
@@ -12,7 +14,8 @@ import pytest
 from conftest import ROOT
 from ptec.compiler import compile_model
 from ptec.interpreter import run_program
-from ptec.models import load_model
+from ptec import host_runtime
+from ptec.models import ZOO, load_model
 from ptec.pte import NUMPY_DTYPE, ScalarType, parse_program
 
 RUN_QEMU = os.path.join(ROOT, "scripts", "run_qemu.sh")
@@ -27,7 +30,7 @@ def runner_elf(target):
 
 
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
-@pytest.mark.parametrize("name", ["digits_cnn", "ds_cnn", "tiny_attention"])
+@pytest.mark.parametrize("name", list(ZOO))
 def test_compiled_model_on_board(tmp_path, target, name):
     if shutil.which("qemu-system-arm") is None or not os.path.exists(runner_elf(target)):
         pytest.skip(f"no QEMU or no runner firmware for {target} (build the {target} preset)")
@@ -47,4 +50,6 @@ def test_compiled_model_on_board(tmp_path, target, name):
     assert run.returncode == 0, run.stdout
     got = run_and_compare.firmware_outputs(run.stdout)
     want = run_program(prog, [x])[0]
-    assert got == [np.ascontiguousarray(want).tobytes()]
+    host = host_runtime.run(prog, res.data, [x], workdir=str(tmp_path))[0]
+    assert got == [np.ascontiguousarray(host).tobytes()], "board differs from ptec-run on the host"
+    assert got == [np.ascontiguousarray(want).tobytes()], "board differs from the int8 reference"
