@@ -50,6 +50,10 @@ ptec_status ptec_cm_check_scratch_arg(ptec_op *op, size_t i);
 ptec_status ptec_cm_check_axis_span(ptec_op *op, int64_t out_size, int64_t stride, int64_t kernel,
                                     int64_t dilation, int64_t padding);
 
+/* The dtype Int of quantize/dequantize_per_tensor: int8 (CHAR) or int16
+ * (SHORT), anything else NotSupported. */
+ptec_status ptec_cm_get_quantized_dtype(ptec_op *op, size_t i, int32_t *dtype);
+
 /* scale, zero_point, quant_min, quant_max at i_scale..i_scale+3 of
  * quantize/dequantize_per_tensor, checked for an int8 or int16 dtype. */
 ptec_status ptec_cm_get_quantize_params(ptec_op *op, size_t i_scale, int32_t dtype,
