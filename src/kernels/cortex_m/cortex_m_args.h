@@ -133,6 +133,18 @@ static inline int8_t *ptec_cm_out8(const ptec_op *op)
     return (int8_t *)ptec_op_tensor(op, (size_t)op->argc - 2u)->data;
 }
 
+/* add and mul: the math layer's (large, small) operands, which are self
+ * and other in the order the broadcast plan chose. */
+static inline void ptec_cm_plan_operands(const ptec_op *op, size_t i_self, size_t i_other,
+                                         const ptec_cm_broadcast_plan *plan, const int8_t **large,
+                                         const int8_t **small)
+{
+    const int8_t *self = ptec_cm_in8(op, i_self);
+    const int8_t *other = ptec_cm_in8(op, i_other);
+    *large = plan->swap ? other : self;
+    *small = plan->swap ? self : other;
+}
+
 static inline ptec_nn_buffer ptec_cm_scratch(const ptec_op *op)
 {
     ptec_nn_buffer buffer = {op->scratch, op->scratch_bytes};

@@ -5,6 +5,7 @@
  * period small_count, which covers element-wise (small_count == count) and
  * per-channel broadcast over an NHWC tensor (small_count == C). */
 #include "ptec_nn.h"
+#include "ptec_nn_broadcast.h"
 #include "ptec_nn_math.h"
 #include "ptec_nn_variants.h"
 
@@ -14,8 +15,7 @@ ptec_status ptec_nn_add_s8(const int8_t *large, const int8_t *small, uint32_t co
     if (count == 0) {
         return PTEC_OK;
     }
-    if (large == NULL || small == NULL || output == NULL || small_count == 0 ||
-        count % small_count != 0) {
+    if (!ptec_nn_repeat_valid(large, small, count, small_count, output)) {
         return PTEC_INVALID_ARGUMENT;
     }
 #if defined(PTEC_NN_MVE)

@@ -1,6 +1,7 @@
-/* NumPy broadcasting over four right-aligned dims: an input dim that is 1
+/* Broadcasting in the element-wise kernels. minimum/maximum: NumPy
+ * broadcasting over four right-aligned dims, where an input dim that is 1
  * against a larger output dim gets stride 0, so the same element is read
- * again. */
+ * again. add/mul: a small operand repeating along a large one. */
 #ifndef PTEC_NN_BROADCAST_H
 #define PTEC_NN_BROADCAST_H
 
@@ -27,6 +28,15 @@ static inline bool ptec_nn_broadcast_strides(const int32_t dims[4], const int32_
         stride *= (uint32_t)dims[d];
     }
     return true;
+}
+
+/* add and mul's operands: `small` repeats with period small_count along
+ * `large` (element-wise when small_count == count, per channel when it is
+ * C of an NHWC tensor); count > 0. */
+static inline bool ptec_nn_repeat_valid(const int8_t *large, const int8_t *small, uint32_t count,
+                                        uint32_t small_count, const int8_t *output)
+{
+    return large != NULL && small != NULL && output != NULL && small_count != 0 && count % small_count == 0;
 }
 
 /* out[i] = pick(a[...], b[...]) over the four output dims, a and b read
