@@ -31,9 +31,8 @@ ptec_status ptec_nn_add_s8(const int8_t *large, const int8_t *small, uint32_t co
             const int32_t sum =
                 ptec_nn_wrap_add(ptec_nn_requantize(a, p.large_quant.multiplier, p.large_quant.shift),
                                  ptec_nn_requantize(b, p.small_quant.multiplier, p.small_quant.shift));
-            const int32_t y = ptec_nn_requantize(sum, p.output_quant.multiplier, p.output_quant.shift);
-            output[base + i] = (int8_t)ptec_nn_output_stage(y, p.output_offset, p.activation.min,
-                                                            p.activation.max);
+            output[base + i] = ptec_nn_requantize_s8(sum, p.output_quant.multiplier, p.output_quant.shift,
+                                                     p.output_offset, p.activation.min, p.activation.max);
         }
     }
     return PTEC_OK;

@@ -86,6 +86,14 @@ static inline int32_t ptec_nn_output_stage(int32_t v, int32_t offset, int32_t lo
     return v + offset;
 }
 
+/* The int8 output of an accumulator: requantized, then offset and clamped
+ * (the last step of every conv-family and element-wise kernel). */
+static inline int8_t ptec_nn_requantize_s8(int32_t v, int32_t multiplier, int32_t shift, int32_t offset, int32_t lo,
+                                           int32_t hi)
+{
+    return (int8_t)ptec_nn_output_stage(ptec_nn_requantize(v, multiplier, shift), offset, lo, hi);
+}
+
 /* Saturating doubling high multiply, ties away from zero (gemmlowp's
  * SaturatingRoundingDoublingHighMul, used by softmax). */
 static inline int32_t ptec_nn_doubling_high_mult(int32_t a, int32_t b)

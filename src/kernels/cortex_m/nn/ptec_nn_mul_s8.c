@@ -21,10 +21,8 @@ ptec_status ptec_nn_mul_s8(const int8_t *large, const int8_t *small, uint32_t co
         for (uint32_t i = 0; i < small_count; ++i) {
             const int32_t product =
                 (large[base + i] + p.large_offset) * (small[i] + p.small_offset);
-            const int32_t y =
-                ptec_nn_requantize(product, p.output_quant.multiplier, p.output_quant.shift);
-            output[base + i] = (int8_t)ptec_nn_output_stage(y, p.output_offset, p.activation.min,
-                                                            p.activation.max);
+            output[base + i] = ptec_nn_requantize_s8(product, p.output_quant.multiplier, p.output_quant.shift,
+                                                     p.output_offset, p.activation.min, p.activation.max);
         }
     }
     return PTEC_OK;
