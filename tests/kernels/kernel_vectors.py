@@ -283,6 +283,30 @@ def conv_geometry(g, max_side=9):
             return h, w, kh, kw, stride, padding, dilation, oh, ow
 
 
+def write_conv(w, x, weight, bias, stride, padding, dilation, ioff, ooff, mults, shifts, amin, amax):
+    """A conv case (random or edge): the reference's output and the harness's ints, sizes from the arrays."""
+    expected = ref.quantized_conv2d(x, weight, bias, stride, padding, dilation, ioff, ooff, mults, shifts,
+                                    amin, amax)
+    n, h, wd, cin = x.shape
+    cout, kh, kw, cin_g = weight.shape
+    oh, ow = expected.shape[1:3]
+    ints = [n, h, wd, cin, cout, kh, kw, cin_g, n, oh, ow, cout, stride[0], stride[1], padding[0], padding[1],
+            dilation[0], dilation[1], ioff, ooff, amin, amax, bias is not None]
+    w.case("conv", ints, [x, weight, bias, mults, shifts], expected)
+
+
+def write_depthwise(w, x, weight, bias, stride, padding, dilation, dm, ioff, ooff, mults, shifts, amin, amax):
+    """A depthwise case, as write_conv."""
+    expected = ref.quantized_depthwise_conv2d(x, weight, bias, stride, padding, dilation, dm, ioff, ooff,
+                                              mults, shifts, amin, amax)
+    n, h, wd, cin = x.shape
+    _, kh, kw, cout = weight.shape
+    oh, ow = expected.shape[1:3]
+    ints = [n, h, wd, cin, 1, kh, kw, cout, n, oh, ow, cout, stride[0], stride[1], padding[0], padding[1],
+            dilation[0], dilation[1], ioff, ooff, amin, amax, bias is not None, dm]
+    w.case("depthwise_conv", ints, [x, weight, bias, mults, shifts], expected)
+
+
 def make_conv(g, w):
     h, wd, kh, kw, stride, padding, dilation, oh, ow = conv_geometry(g)
     groups = g.choice([1, 1, 1, 2, 3])
@@ -295,11 +319,7 @@ def make_conv(g, w):
     mults, shifts = g.per_channel(cout, acc_scale(g, kh * kw * cin_g))
     ioff, ooff = g.offset(), g.zero_point()
     amin, amax = g.activation()
-    expected = ref.quantized_conv2d(x, weight, bias, stride, padding, dilation, ioff, ooff, mults, shifts,
-                                    amin, amax)
-    ints = [n, h, wd, cin, cout, kh, kw, cin_g, n, oh, ow, cout, stride[0], stride[1], padding[0], padding[1],
-            dilation[0], dilation[1], ioff, ooff, amin, amax, bias is not None]
-    w.case("conv", ints, [x, weight, bias, mults, shifts], expected)
+    write_conv(w, x, weight, bias, stride, padding, dilation, ioff, ooff, mults, shifts, amin, amax)
 
 
 def make_depthwise(g, w):
@@ -316,11 +336,7 @@ def make_depthwise(g, w):
     mults, shifts = g.per_channel(cout, acc_scale(g, kh * kw))
     ioff, ooff = g.offset(), g.zero_point()
     amin, amax = g.activation()
-    expected = ref.quantized_depthwise_conv2d(x, weight, bias, stride, padding, dilation, dm, ioff, ooff,
-                                              mults, shifts, amin, amax)
-    ints = [n, h, wd, cin, 1, kh, kw, cout, n, oh, ow, cout, stride[0], stride[1], padding[0], padding[1],
-            dilation[0], dilation[1], ioff, ooff, amin, amax, bias is not None, dm]
-    w.case("depthwise_conv", ints, [x, weight, bias, mults, shifts], expected)
+    write_depthwise(w, x, weight, bias, stride, padding, dilation, dm, ioff, ooff, mults, shifts, amin, amax)
 
 
 def make_transpose_conv(g, w):
@@ -466,11 +482,7 @@ def conv_edge_case(g, w, n, h, wd, cin, cout, groups, kernel, stride, padding, d
     ioff, ooff = edge_offsets(g)
     mults, shifts = edge_quant(g, cout, acc_scale(g, kh * kw * cin_g))
     amin, amax = g.activation()
-    expected = ref.quantized_conv2d(x, weight, bias, stride, padding, dilation, ioff, ooff, mults, shifts,
-                                    amin, amax)
-    ints = [n, h, wd, cin, cout, kh, kw, cin_g, n, oh, ow, cout, stride[0], stride[1], padding[0], padding[1],
-            dilation[0], dilation[1], ioff, ooff, amin, amax, bias is not None]
-    w.case("conv", ints, [x, weight, bias, mults, shifts], expected)
+    write_conv(w, x, weight, bias, stride, padding, dilation, ioff, ooff, mults, shifts, amin, amax)
 
 
 def depthwise_edge_case(g, w, n, h, wd, cin, dm, kernel, stride, padding, dilation):
@@ -486,11 +498,7 @@ def depthwise_edge_case(g, w, n, h, wd, cin, dm, kernel, stride, padding, dilati
     ioff, ooff = edge_offsets(g)
     mults, shifts = edge_quant(g, cout, acc_scale(g, kh * kw))
     amin, amax = g.activation()
-    expected = ref.quantized_depthwise_conv2d(x, weight, bias, stride, padding, dilation, dm, ioff, ooff,
-                                              mults, shifts, amin, amax)
-    ints = [n, h, wd, cin, 1, kh, kw, cout, n, oh, ow, cout, stride[0], stride[1], padding[0], padding[1],
-            dilation[0], dilation[1], ioff, ooff, amin, amax, bias is not None, dm]
-    w.case("depthwise_conv", ints, [x, weight, bias, mults, shifts], expected)
+    write_depthwise(w, x, weight, bias, stride, padding, dilation, dm, ioff, ooff, mults, shifts, amin, amax)
 
 
 def make_variant_edges(g, w):

@@ -212,6 +212,18 @@ ptec_status ptec_cm_check_axis_span(ptec_op *op, int64_t out_size, int64_t strid
     return PTEC_OK;
 }
 
+ptec_status ptec_cm_get_quantized_dtype(ptec_op *op, size_t i, int32_t *dtype)
+{
+    const ptec_status status = ptec_op_get_int32(op, i, dtype);
+    if (status != PTEC_OK) {
+        return status;
+    }
+    if (*dtype != PTEC_DTYPE_CHAR && *dtype != PTEC_DTYPE_SHORT) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, (int)i, PTEC_MSG("dtype must be int8 (CHAR) or int16 (SHORT)"));
+    }
+    return PTEC_OK;
+}
+
 ptec_status ptec_cm_get_quantize_params(ptec_op *op, size_t i_scale, int32_t dtype,
                                         ptec_nn_quantize_params *params)
 {

@@ -50,6 +50,10 @@ ptec_status ptec_cm_check_scratch_arg(ptec_op *op, size_t i);
 ptec_status ptec_cm_check_axis_span(ptec_op *op, int64_t out_size, int64_t stride, int64_t kernel,
                                     int64_t dilation, int64_t padding);
 
+/* The dtype Int of quantize/dequantize_per_tensor: int8 (CHAR) or int16
+ * (SHORT), anything else NotSupported. */
+ptec_status ptec_cm_get_quantized_dtype(ptec_op *op, size_t i, int32_t *dtype);
+
 /* scale, zero_point, quant_min, quant_max at i_scale..i_scale+3 of
  * quantize/dequantize_per_tensor, checked for an int8 or int16 dtype. */
 ptec_status ptec_cm_get_quantize_params(ptec_op *op, size_t i_scale, int32_t dtype,
@@ -127,6 +131,18 @@ static inline const int32_t *ptec_cm_optional_in32(const ptec_op *op, size_t i, 
 static inline int8_t *ptec_cm_out8(const ptec_op *op)
 {
     return (int8_t *)ptec_op_tensor(op, (size_t)op->argc - 2u)->data;
+}
+
+/* add and mul: the math layer's (large, small) operands, which are self
+ * and other in the order the broadcast plan chose. */
+static inline void ptec_cm_plan_operands(const ptec_op *op, size_t i_self, size_t i_other,
+                                         const ptec_cm_broadcast_plan *plan, const int8_t **large,
+                                         const int8_t **small)
+{
+    const int8_t *self = ptec_cm_in8(op, i_self);
+    const int8_t *other = ptec_cm_in8(op, i_other);
+    *large = plan->swap ? other : self;
+    *small = plan->swap ? self : other;
 }
 
 static inline ptec_nn_buffer ptec_cm_scratch(const ptec_op *op)

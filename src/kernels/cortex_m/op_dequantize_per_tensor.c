@@ -19,13 +19,10 @@ static ptec_status prepare(ptec_op *op)
     int32_t dtype;
     ptec_status status = ptec_op_expect_argc(op, ARG_COUNT + 1);
     if (status == PTEC_OK) {
-        status = ptec_op_get_int32(op, ARG_DTYPE, &dtype);
+        status = ptec_cm_get_quantized_dtype(op, ARG_DTYPE, &dtype);
     }
     if (status != PTEC_OK) {
         return status;
-    }
-    if (dtype != PTEC_DTYPE_CHAR && dtype != PTEC_DTYPE_SHORT) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_DTYPE, PTEC_MSG("dtype must be int8 (CHAR) or int16 (SHORT)"));
     }
     status = ptec_cm_get_tensor_of(op, ARG_INPUT, (ptec_dtype)dtype, &input);
     if (status == PTEC_OK) {

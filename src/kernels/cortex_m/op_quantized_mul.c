@@ -41,10 +41,9 @@ static ptec_status prepare(ptec_op *op)
 static ptec_status run(ptec_op *op)
 {
     const mul_state *state = (const mul_state *)op->state;
-    const int8_t *self = ptec_cm_in8(op, ARG_SELF);
-    const int8_t *other = ptec_cm_in8(op, ARG_OTHER);
-    return ptec_nn_mul_s8(state->plan.swap ? other : self, state->plan.swap ? self : other,
-                          state->plan.count, state->plan.small_count, ptec_cm_out8(op), &state->params);
+    const int8_t *large, *small;
+    ptec_cm_plan_operands(op, ARG_SELF, ARG_OTHER, &state->plan, &large, &small);
+    return ptec_nn_mul_s8(large, small, state->plan.count, state->plan.small_count, ptec_cm_out8(op), &state->params);
 }
 
 const ptec_kernel ptec_kernel_cortex_m_quantized_mul_out = {"cortex_m::quantized_mul.out",

@@ -5,6 +5,7 @@
  * period small_count, which covers element-wise (small_count == count) and
  * per-channel broadcast over an NHWC tensor (small_count == C). */
 #include "ptec_nn.h"
+#include "ptec_nn_broadcast.h"
 #include "ptec_nn_math.h"
 #include "ptec_nn_variants.h"
 
@@ -14,8 +15,7 @@ ptec_status ptec_nn_add_s8(const int8_t *large, const int8_t *small, uint32_t co
     if (count == 0) {
         return PTEC_OK;
     }
-    if (large == NULL || small == NULL || output == NULL || small_count == 0 ||
-        count % small_count != 0) {
+    if (!ptec_nn_repeat_valid(large, small, count, small_count, output)) {
         return PTEC_INVALID_ARGUMENT;
     }
 #if defined(PTEC_NN_MVE)
@@ -31,9 +31,8 @@ ptec_status ptec_nn_add_s8(const int8_t *large, const int8_t *small, uint32_t co
             const int32_t sum =
                 ptec_nn_wrap_add(ptec_nn_requantize(a, p.large_quant.multiplier, p.large_quant.shift),
                                  ptec_nn_requantize(b, p.small_quant.multiplier, p.small_quant.shift));
-            const int32_t y = ptec_nn_requantize(sum, p.output_quant.multiplier, p.output_quant.shift);
-            output[base + i] = (int8_t)ptec_nn_output_stage(y, p.output_offset, p.activation.min,
-                                                            p.activation.max);
+            output[base + i] = ptec_nn_requantize_s8(sum, p.output_quant.multiplier, p.output_quant.shift,
+                                                     p.output_offset, p.activation.min, p.activation.max);
         }
     }
     return PTEC_OK;

@@ -8,11 +8,11 @@
 #if defined(PTEC_NN_DSP)
 #include "ptec_nn_dsp.h"
 #include "ptec_nn_math.h"
+#include "ptec_nn_window.h"
 
 static inline int8_t average(int32_t sum, int32_t count, const ptec_nn_pool_params *p)
 {
-    sum = sum > 0 ? sum + count / 2 : sum - count / 2;
-    return (int8_t)ptec_nn_clamp(sum / count, p->activation.min, p->activation.max);
+    return (int8_t)ptec_nn_clamp(ptec_nn_div_round(sum, count), p->activation.min, p->activation.max);
 }
 
 ptec_status ptec_nn_avgpool_s8_dsp(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
@@ -31,13 +31,11 @@ ptec_status ptec_nn_avgpool_s8_dsp(const ptec_nn_pool_params *params, const ptec
     for (int32_t n = 0; n < out.n; ++n) {
         const int8_t *image = input + (size_t)n * (size_t)in.h * row;
         for (int32_t oy = 0; oy < out.h; ++oy) {
-            const int32_t y0 = oy * p.stride.h - p.padding.h;
-            const int32_t y_begin = y0 < 0 ? 0 : y0;
-            const int32_t y_end = y0 + p.kernel.h < in.h ? y0 + p.kernel.h : in.h;
+            const ptec_nn_span ys = ptec_nn_pool_span(oy, p.stride.h, p.padding.h, p.kernel.h, in.h);
+            const int32_t y_begin = ys.begin, y_end = ys.end;
             for (int32_t ox = 0; ox < out.w; ++ox, y += out.c) {
-                const int32_t x0 = ox * p.stride.w - p.padding.w;
-                const int32_t x_begin = x0 < 0 ? 0 : x0;
-                const int32_t x_end = x0 + p.kernel.w < in.w ? x0 + p.kernel.w : in.w;
+                const ptec_nn_span xs = ptec_nn_pool_span(ox, p.stride.w, p.padding.w, p.kernel.w, in.w);
+                const int32_t x_begin = xs.begin, x_end = xs.end;
                 if (y_begin >= y_end || x_begin >= x_end) {
                     return PTEC_INVALID_ARGUMENT; /* a window entirely in the padding */
                 }

@@ -36,9 +36,8 @@ ptec_status ptec_nn_batch_matmul_s8(ptec_nn_buffer scratch, const ptec_nn_bmm_pa
                 for (int32_t k = 0; k < d.k; ++k) {
                     acc += (uint32_t)((row[k] + p.lhs_offset) * (col[k] + p.rhs_offset));
                 }
-                const int32_t r = ptec_nn_requantize((int32_t)acc, p.quant.multiplier, p.quant.shift);
-                *y++ = (int8_t)ptec_nn_output_stage(r, p.output_offset, p.activation.min,
-                                                    p.activation.max);
+                *y++ = ptec_nn_requantize_s8((int32_t)acc, p.quant.multiplier, p.quant.shift, p.output_offset,
+                                             p.activation.min, p.activation.max);
             }
         }
     }

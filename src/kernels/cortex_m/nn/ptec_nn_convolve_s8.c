@@ -125,9 +125,8 @@ ptec_status ptec_nn_convolve_s8(ptec_nn_buffer scratch, const ptec_nn_conv_param
                             } else {
                                 total += offset * weight_sum[t] + (bias != NULL ? (uint32_t)bias[oc] : 0u);
                             }
-                            const int32_t q = ptec_nn_requantize((int32_t)total, quant->multipliers[oc], quant->shifts[oc]);
-                            *y++ = (int8_t)ptec_nn_output_stage(q, p.output_offset, p.activation.min,
-                                                                p.activation.max);
+                            *y++ = ptec_nn_requantize_s8((int32_t)total, quant->multipliers[oc], quant->shifts[oc],
+                                                         p.output_offset, p.activation.min, p.activation.max);
                         }
                         o += tile;
                     }

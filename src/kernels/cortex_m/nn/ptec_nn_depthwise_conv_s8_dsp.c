@@ -14,8 +14,8 @@
 static inline int8_t finish(uint32_t acc, const ptec_nn_conv_params *p, const ptec_nn_per_channel_quant *quant,
                             int32_t c)
 {
-    const int32_t q = ptec_nn_requantize((int32_t)acc, quant->multipliers[c], quant->shifts[c]);
-    return (int8_t)ptec_nn_output_stage(q, p->output_offset, p->activation.min, p->activation.max);
+    return ptec_nn_requantize_s8((int32_t)acc, quant->multipliers[c], quant->shifts[c], p->output_offset,
+                                 p->activation.min, p->activation.max);
 }
 
 ptec_status ptec_nn_depthwise_conv_s8_dsp(const ptec_nn_conv_params *params, const ptec_nn_per_channel_quant *quant,

@@ -7,7 +7,7 @@
 #include "ptec_nn_isa.h"
 
 #if defined(PTEC_NN_MVE)
-#include <arm_mve.h>
+#include "ptec_nn_mve.h"
 
 uint32_t ptec_nn_dot_s8(const int8_t *x, const int8_t *w, size_t n)
 {
@@ -26,35 +26,7 @@ uint32_t ptec_nn_dot_s8(const int8_t *x, const int8_t *w, size_t n)
 
 void ptec_nn_dot4_s8(const int8_t *x, const int8_t *w, size_t stride, size_t n, uint32_t sums[4])
 {
-    const int8_t *w0 = w;
-    const int8_t *w1 = w0 + stride;
-    const int8_t *w2 = w1 + stride;
-    const int8_t *w3 = w2 + stride;
-    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    for (size_t b = n >> 4; b > 0; --b) {
-        const int8x16_t xv = vld1q_s8(x);
-        s0 = vmladavaq_s8(s0, xv, vld1q_s8(w0));
-        s1 = vmladavaq_s8(s1, xv, vld1q_s8(w1));
-        s2 = vmladavaq_s8(s2, xv, vld1q_s8(w2));
-        s3 = vmladavaq_s8(s3, xv, vld1q_s8(w3));
-        x += 16;
-        w0 += 16;
-        w1 += 16;
-        w2 += 16;
-        w3 += 16;
-    }
-    if ((n & 15) != 0) {
-        const mve_pred16_t tail = vctp8q((uint32_t)(n & 15));
-        const int8x16_t xv = vldrbq_z_s8(x, tail);
-        s0 = vmladavaq_s8(s0, xv, vldrbq_z_s8(w0, tail));
-        s1 = vmladavaq_s8(s1, xv, vldrbq_z_s8(w1, tail));
-        s2 = vmladavaq_s8(s2, xv, vldrbq_z_s8(w2, tail));
-        s3 = vmladavaq_s8(s3, xv, vldrbq_z_s8(w3, tail));
-    }
-    sums[0] += (uint32_t)s0;
-    sums[1] += (uint32_t)s1;
-    sums[2] += (uint32_t)s2;
-    sums[3] += (uint32_t)s3;
+    ptec_nn_dot4_rows_mve(x, w, w + stride, w + 2 * stride, w + 3 * stride, n, sums);
 }
 
 uint32_t ptec_nn_sum_s8(const int8_t *w, size_t n)

@@ -55,8 +55,8 @@ ptec_status ptec_nn_fully_connected_s8(const ptec_nn_fc_params *params, const pt
                 } else if (bias != NULL) {
                     total += (uint32_t)bias[oc];
                 }
-                const int32_t q = ptec_nn_requantize((int32_t)total, p.quant.multiplier, p.quant.shift);
-                y[oc] = (int8_t)ptec_nn_output_stage(q, p.output_offset, p.activation.min, p.activation.max);
+                y[oc] = ptec_nn_requantize_s8((int32_t)total, p.quant.multiplier, p.quant.shift, p.output_offset,
+                                              p.activation.min, p.activation.max);
             }
             o += rows;
         }

@@ -27,6 +27,12 @@ static inline int32_t ptec_nn_clamp(int32_t v, int32_t lo, int32_t hi)
     return v < lo ? lo : (v > hi ? hi : v);
 }
 
+/* sum / count, ties away from zero (the average pool's quotient), count > 0. */
+static inline int32_t ptec_nn_div_round(int32_t sum, int32_t count)
+{
+    return (sum > 0 ? sum + count / 2 : sum - count / 2) / count;
+}
+
 /* x / 2^exponent, ties away from zero. exponent in [0, 63]; CMSIS-NN only
  * ever uses [0, 31], larger values come from softmax on long rows. */
 static inline int32_t ptec_nn_round_shift(int32_t x, int32_t exponent)
@@ -78,6 +84,14 @@ static inline int32_t ptec_nn_output_stage(int32_t v, int32_t offset, int32_t lo
         return lo;
     }
     return v + offset;
+}
+
+/* The int8 output of an accumulator: requantized, then offset and clamped
+ * (the last step of every conv-family and element-wise kernel). */
+static inline int8_t ptec_nn_requantize_s8(int32_t v, int32_t multiplier, int32_t shift, int32_t offset, int32_t lo,
+                                           int32_t hi)
+{
+    return (int8_t)ptec_nn_output_stage(ptec_nn_requantize(v, multiplier, shift), offset, lo, hi);
 }
 
 /* Saturating doubling high multiply, ties away from zero (gemmlowp's

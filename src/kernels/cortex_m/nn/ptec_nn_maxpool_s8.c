@@ -4,6 +4,7 @@
 #include "ptec_nn.h"
 #include "ptec_nn_math.h"
 #include "ptec_nn_variants.h"
+#include "ptec_nn_window.h"
 
 ptec_status ptec_nn_maxpool_s8(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
                                const int8_t *input, const ptec_nn_dims *output_dims,
@@ -30,13 +31,11 @@ ptec_status ptec_nn_maxpool_s8(const ptec_nn_pool_params *params, const ptec_nn_
     for (int32_t n = 0; n < out.n; ++n) {
         const int8_t *image = input + (size_t)n * (size_t)in.h * (size_t)in.w * (size_t)in.c;
         for (int32_t oy = 0; oy < out.h; ++oy) {
-            const int32_t y0 = oy * p.stride.h - p.padding.h;
-            const int32_t y_begin = y0 < 0 ? 0 : y0;
-            const int32_t y_end = y0 + p.kernel.h < in.h ? y0 + p.kernel.h : in.h;
+            const ptec_nn_span ys = ptec_nn_pool_span(oy, p.stride.h, p.padding.h, p.kernel.h, in.h);
+            const int32_t y_begin = ys.begin, y_end = ys.end;
             for (int32_t ox = 0; ox < out.w; ++ox) {
-                const int32_t x0 = ox * p.stride.w - p.padding.w;
-                const int32_t x_begin = x0 < 0 ? 0 : x0;
-                const int32_t x_end = x0 + p.kernel.w < in.w ? x0 + p.kernel.w : in.w;
+                const ptec_nn_span xs = ptec_nn_pool_span(ox, p.stride.w, p.padding.w, p.kernel.w, in.w);
+                const int32_t x_begin = xs.begin, x_end = xs.end;
                 for (int32_t c = 0; c < out.c; ++c) {
                     int32_t best = p.activation.min;
                     for (int32_t iy = y_begin; iy < y_end; ++iy) {

@@ -8,6 +8,8 @@
 #if defined(PTEC_NN_MVE)
 #include <arm_mve.h>
 
+#include "ptec_nn_window.h"
+
 ptec_status ptec_nn_maxpool_s8_mve(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
                                    const int8_t *input, const ptec_nn_dims *output_dims, int8_t *output)
 {
@@ -22,13 +24,11 @@ ptec_status ptec_nn_maxpool_s8_mve(const ptec_nn_pool_params *params, const ptec
     for (int32_t n = 0; n < out.n; ++n) {
         const int8_t *image = input + (size_t)n * (size_t)in.h * row;
         for (int32_t oy = 0; oy < out.h; ++oy) {
-            const int32_t y0 = oy * p.stride.h - p.padding.h;
-            const int32_t y_begin = y0 < 0 ? 0 : y0;
-            const int32_t y_end = y0 + p.kernel.h < in.h ? y0 + p.kernel.h : in.h;
+            const ptec_nn_span ys = ptec_nn_pool_span(oy, p.stride.h, p.padding.h, p.kernel.h, in.h);
+            const int32_t y_begin = ys.begin, y_end = ys.end;
             for (int32_t ox = 0; ox < out.w; ++ox, y += out.c) {
-                const int32_t x0 = ox * p.stride.w - p.padding.w;
-                const int32_t x_begin = x0 < 0 ? 0 : x0;
-                const int32_t x_end = x0 + p.kernel.w < in.w ? x0 + p.kernel.w : in.w;
+                const ptec_nn_span xs = ptec_nn_pool_span(ox, p.stride.w, p.padding.w, p.kernel.w, in.w);
+                const int32_t x_begin = xs.begin, x_end = xs.end;
                 for (int32_t c = 0; c < out.c; c += 16) {
                     const mve_pred16_t valid = vctp8q((uint32_t)(out.c - c));
                     int8x16_t best = lo;

@@ -1,5 +1,6 @@
 /* int8 multiplication (cortex-m-ops.md §3.4). Broadcast as in add. */
 #include "ptec_nn.h"
+#include "ptec_nn_broadcast.h"
 #include "ptec_nn_math.h"
 #include "ptec_nn_variants.h"
 
@@ -9,8 +10,7 @@ ptec_status ptec_nn_mul_s8(const int8_t *large, const int8_t *small, uint32_t co
     if (count == 0) {
         return PTEC_OK;
     }
-    if (large == NULL || small == NULL || output == NULL || small_count == 0 ||
-        count % small_count != 0) {
+    if (!ptec_nn_repeat_valid(large, small, count, small_count, output)) {
         return PTEC_INVALID_ARGUMENT;
     }
 #if defined(PTEC_NN_MVE)
@@ -21,10 +21,8 @@ ptec_status ptec_nn_mul_s8(const int8_t *large, const int8_t *small, uint32_t co
         for (uint32_t i = 0; i < small_count; ++i) {
             const int32_t product =
                 (large[base + i] + p.large_offset) * (small[i] + p.small_offset);
-            const int32_t y =
-                ptec_nn_requantize(product, p.output_quant.multiplier, p.output_quant.shift);
-            output[base + i] = (int8_t)ptec_nn_output_stage(y, p.output_offset, p.activation.min,
-                                                            p.activation.max);
+            output[base + i] = ptec_nn_requantize_s8(product, p.output_quant.multiplier, p.output_quant.shift,
+                                                     p.output_offset, p.activation.min, p.activation.max);
         }
     }
     return PTEC_OK;

@@ -1,10 +1,13 @@
 /* Helium (MVE) forms of the fixed-point primitives of ptec_nn_math.h, four
- * int32 lanes at a time, bit-exact with the scalar ones. Only included by
+ * int32 lanes at a time, bit-exact with the scalar ones, and the four-row
+ * dot product of the fully connected layer and the matrix-multiply
+ * convolution. Only included by
  * the *_mve.c variants, which are compiled when PTEC_NN_MVE is set. */
 #ifndef PTEC_NN_MVE_H
 #define PTEC_NN_MVE_H
 
 #include <arm_mve.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* ptec_nn_requantize on four lanes, each with its own multiplier and shift.
@@ -49,6 +52,40 @@ static inline int32x4_t ptec_nn_output_stage_mve(int32x4_t v, int32_t offset, in
 {
     v = vqaddq_n_s32(v, offset);
     return vminq_s32(vmaxq_s32(v, vdupq_n_s32(lo)), vdupq_n_s32(hi));
+}
+
+/* sums[r] += the dot product (wrapping) of the n bytes at x with row wr:
+ * each block of 16 bytes of x is loaded once for four VMLADAVA, and n % 16
+ * ends with one predicated block (inactive lanes load 0, nothing is read
+ * past n). */
+static inline void ptec_nn_dot4_rows_mve(const int8_t *x, const int8_t *w0, const int8_t *w1, const int8_t *w2,
+                                         const int8_t *w3, size_t n, uint32_t sums[4])
+{
+    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (size_t b = n >> 4; b > 0; --b) {
+        const int8x16_t xv = vld1q_s8(x);
+        s0 = vmladavaq_s8(s0, xv, vld1q_s8(w0));
+        s1 = vmladavaq_s8(s1, xv, vld1q_s8(w1));
+        s2 = vmladavaq_s8(s2, xv, vld1q_s8(w2));
+        s3 = vmladavaq_s8(s3, xv, vld1q_s8(w3));
+        x += 16;
+        w0 += 16;
+        w1 += 16;
+        w2 += 16;
+        w3 += 16;
+    }
+    if ((n & 15) != 0) {
+        const mve_pred16_t tail = vctp8q((uint32_t)(n & 15));
+        const int8x16_t xv = vldrbq_z_s8(x, tail);
+        s0 = vmladavaq_s8(s0, xv, vldrbq_z_s8(w0, tail));
+        s1 = vmladavaq_s8(s1, xv, vldrbq_z_s8(w1, tail));
+        s2 = vmladavaq_s8(s2, xv, vldrbq_z_s8(w2, tail));
+        s3 = vmladavaq_s8(s3, xv, vldrbq_z_s8(w3, tail));
+    }
+    sums[0] += (uint32_t)s0;
+    sums[1] += (uint32_t)s1;
+    sums[2] += (uint32_t)s2;
+    sums[3] += (uint32_t)s3;
 }
 
 #endif

@@ -13,31 +13,12 @@
 static inline int32x4_t dot4(const int8_t *x, const int8_t *w0, const int8_t *w1, const int8_t *w2,
                              const int8_t *w3, int32_t k)
 {
-    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-    for (int32_t b = k >> 4; b > 0; --b) {
-        const int8x16_t xv = vld1q_s8(x);
-        a0 = vmladavaq_s8(a0, xv, vld1q_s8(w0));
-        a1 = vmladavaq_s8(a1, xv, vld1q_s8(w1));
-        a2 = vmladavaq_s8(a2, xv, vld1q_s8(w2));
-        a3 = vmladavaq_s8(a3, xv, vld1q_s8(w3));
-        x += 16;
-        w0 += 16;
-        w1 += 16;
-        w2 += 16;
-        w3 += 16;
-    }
-    if ((k & 15) != 0) {
-        const mve_pred16_t tail = vctp8q((uint32_t)(k & 15));
-        const int8x16_t xv = vldrbq_z_s8(x, tail);
-        a0 = vmladavaq_s8(a0, xv, vldrbq_z_s8(w0, tail));
-        a1 = vmladavaq_s8(a1, xv, vldrbq_z_s8(w1, tail));
-        a2 = vmladavaq_s8(a2, xv, vldrbq_z_s8(w2, tail));
-        a3 = vmladavaq_s8(a3, xv, vldrbq_z_s8(w3, tail));
-    }
-    int32x4_t acc = vdupq_n_s32(a0);
-    acc = vsetq_lane_s32(a1, acc, 1);
-    acc = vsetq_lane_s32(a2, acc, 2);
-    return vsetq_lane_s32(a3, acc, 3);
+    uint32_t a[4] = {0, 0, 0, 0};
+    ptec_nn_dot4_rows_mve(x, w0, w1, w2, w3, (size_t)k, a);
+    int32x4_t acc = vdupq_n_s32((int32_t)a[0]);
+    acc = vsetq_lane_s32((int32_t)a[1], acc, 1);
+    acc = vsetq_lane_s32((int32_t)a[2], acc, 2);
+    return vsetq_lane_s32((int32_t)a[3], acc, 3);
 }
 
 void ptec_nn_rows_dot_s8_mve(const int8_t *x, const int8_t *w, int32_t k, int32_t rows,

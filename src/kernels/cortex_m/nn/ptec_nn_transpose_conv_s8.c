@@ -69,10 +69,8 @@ ptec_status ptec_nn_transpose_conv_s8(ptec_nn_buffer scratch, const ptec_nn_conv
                             }
                         }
                     }
-                    const int32_t r =
-                        ptec_nn_requantize((int32_t)acc, quant->multipliers[o], quant->shifts[o]);
-                    *y++ = (int8_t)ptec_nn_output_stage(r, p.output_offset, p.activation.min,
-                                                        p.activation.max);
+                    *y++ = ptec_nn_requantize_s8((int32_t)acc, quant->multipliers[o], quant->shifts[o], p.output_offset,
+                                                 p.activation.min, p.activation.max);
                 }
             }
         }

@@ -97,41 +97,20 @@ ptec_status ptec_nn_depthwise_conv_s8_mve(const ptec_nn_conv_params *params, con
                                           const ptec_nn_dims *input_dims, const int8_t *input,
                                           const ptec_nn_dims *filter_dims, const int8_t *filter,
                                           const int32_t *bias, const ptec_nn_dims *output_dims, int8_t *output);
-#endif
 
-#if defined(PTEC_NN_MVE)
 /* Average pooling, four channels per vector. */
 ptec_status ptec_nn_avgpool_s8_mve(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
                                    const int8_t *input, const ptec_nn_dims *output_dims, int8_t *output);
-#endif
 
-#if defined(PTEC_NN_MVE)
+/* Max pooling, sixteen channels per vector. */
+ptec_status ptec_nn_maxpool_s8_mve(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
+                                   const int8_t *input, const ptec_nn_dims *output_dims, int8_t *output);
+
 /* Element-wise add and mul, four elements per vector. */
 ptec_status ptec_nn_add_s8_mve(const int8_t *large, const int8_t *small, uint32_t count, uint32_t small_count,
                                int8_t *output, const ptec_nn_add_params *params);
 ptec_status ptec_nn_mul_s8_mve(const int8_t *large, const int8_t *small, uint32_t count, uint32_t small_count,
                                int8_t *output, const ptec_nn_mul_params *params);
-
-/* Max pooling, sixteen channels per vector. */
-ptec_status ptec_nn_maxpool_s8_mve(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
-                                   const int8_t *input, const ptec_nn_dims *output_dims, int8_t *output);
-#endif
-
-#if defined(PTEC_NN_DSP)
-/* Element-wise add with the requantization constants computed once. */
-ptec_status ptec_nn_add_s8_dsp(const int8_t *large, const int8_t *small, uint32_t count, uint32_t small_count,
-                               int8_t *output, const ptec_nn_add_params *params);
-
-/* Max pooling, four channels per word. */
-ptec_status ptec_nn_maxpool_s8_dsp(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
-                                   const int8_t *input, const ptec_nn_dims *output_dims, int8_t *output);
-#endif
-
-#if defined(PTEC_NN_DSP)
-/* Average pooling, four channels per word, for windows of at most 256
- * positions (returns PTEC_NOT_SUPPORTED for larger ones, before writing). */
-ptec_status ptec_nn_avgpool_s8_dsp(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
-                                   const int8_t *input, const ptec_nn_dims *output_dims, int8_t *output);
 #endif
 
 #if defined(PTEC_NN_DSP)
@@ -140,6 +119,19 @@ ptec_status ptec_nn_depthwise_conv_s8_dsp(const ptec_nn_conv_params *params, con
                                           const ptec_nn_dims *input_dims, const int8_t *input,
                                           const ptec_nn_dims *filter_dims, const int8_t *filter,
                                           const int32_t *bias, const ptec_nn_dims *output_dims, int8_t *output);
+
+/* Average pooling, four channels per word, for windows of at most 256
+ * positions (returns PTEC_NOT_SUPPORTED for larger ones, before writing). */
+ptec_status ptec_nn_avgpool_s8_dsp(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
+                                   const int8_t *input, const ptec_nn_dims *output_dims, int8_t *output);
+
+/* Max pooling, four channels per word. */
+ptec_status ptec_nn_maxpool_s8_dsp(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
+                                   const int8_t *input, const ptec_nn_dims *output_dims, int8_t *output);
+
+/* Element-wise add with the requantization constants computed once. */
+ptec_status ptec_nn_add_s8_dsp(const int8_t *large, const int8_t *small, uint32_t count, uint32_t small_count,
+                               int8_t *output, const ptec_nn_add_params *params);
 #endif
 
 #endif

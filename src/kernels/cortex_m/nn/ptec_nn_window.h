@@ -1,5 +1,5 @@
-/* Which taps of a kernel axis fall inside the input, so that the conv
- * loops never test bounds per tap. */
+/* Which taps of a kernel axis fall inside the input, so that the conv and
+ * pooling loops never test bounds per tap. */
 #ifndef PTEC_NN_WINDOW_H
 #define PTEC_NN_WINDOW_H
 
@@ -20,6 +20,20 @@ static inline void ptec_nn_tap_range(int32_t start, int32_t dilation, int32_t ke
     }
     *begin = first;
     *end = last > first ? last : first;
+}
+
+/* Pooling (no dilation): window `o` covers input positions [begin, end),
+ * its start o * stride - padding clipped to the input [0, size). */
+typedef struct ptec_nn_span {
+    int32_t begin, end;
+} ptec_nn_span;
+
+static inline ptec_nn_span ptec_nn_pool_span(int32_t o, int32_t stride, int32_t padding, int32_t kernel,
+                                             int32_t size)
+{
+    const int32_t start = o * stride - padding;
+    const ptec_nn_span span = {start < 0 ? 0 : start, start + kernel < size ? start + kernel : size};
+    return span;
 }
 
 #endif
