@@ -159,6 +159,13 @@ static ptec_status load_delegates(ptec_exec_ctx *ctx, meta_arena *meta, fb_vecto
             instances[i].handle = handle;
             st = backend->init(handle, &blob);
             if (st != PTEC_OK) {
+                /* The method never records a half-built delegate table: undo the
+                 * ones that did start. */
+                for (uint32_t k = 0; k < i; ++k) {
+                    if (instances[k].backend->destroy != NULL) {
+                        instances[k].backend->destroy(instances[k].handle);
+                    }
+                }
                 ptec_detail_fmt f;
                 ptec_detail_begin(&f, ctx->program, st, -1, NULL, 0);
                 ptec_detail_str(&f, PTEC_MSG("backend "));
