@@ -1,16 +1,21 @@
 /* Registry of delegate backends linked into this build. Like the kernel
- * table, the list is an X-macro file (all_backends.def). */
+ * table, the list is an X-macro file: PTEC_BACKEND_LIST, all_backends.def
+ * unless a build (or a test with a mock backend) names another. */
 #include <string.h>
 
 #include "ptec/backend.h"
 
+#ifndef PTEC_BACKEND_LIST
+#define PTEC_BACKEND_LIST "all_backends.def"
+#endif
+
 #define PTEC_BACKEND(symbol) extern const ptec_backend symbol;
-#include "all_backends.def"
+#include PTEC_BACKEND_LIST
 #undef PTEC_BACKEND
 
 static const ptec_backend *const backend_table[] = {
 #define PTEC_BACKEND(symbol) &symbol,
-#include "all_backends.def"
+#include PTEC_BACKEND_LIST
 #undef PTEC_BACKEND
     NULL
 };

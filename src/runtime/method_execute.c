@@ -22,8 +22,12 @@ static ptec_status check_ready(ptec_method *m)
 {
     for (uint32_t i = 0; i < m->input_count; ++i) {
         const ptec_value *v = &m->values[fb_le32(m->program->data + m->inputs_vec + 4u * i)];
-        if (v->kind == PTEC_VALUE_TENSOR && !m->input_set[i]) {
-            return not_ready(m, PTEC_MSG("input"), i, PTEC_MSG(" was not set"));
+        if (v->kind == PTEC_VALUE_TENSOR && !(m->input_set[i] & INPUT_SET)) {
+            return not_ready(m, PTEC_MSG("input"), i,
+                             (m->input_set[i] & INPUT_REUSED)
+                                 ? PTEC_MSG(" was not set again: the last execute reused its memory (the plan "
+                                            "shares it with other tensors), so set it before every execute")
+                                 : PTEC_MSG(" was not set"));
         }
     }
     for (uint32_t i = 0; i < m->output_count; ++i) {
@@ -111,5 +115,10 @@ ptec_status ptec_method_execute(ptec_method *m)
         pc = next;
     }
     ctx->instruction = -1;
+    for (uint32_t i = 0; i < m->input_count; ++i) {
+        if (m->input_set[i] & INPUT_REUSED) {
+            m->input_set[i] &= (uint8_t)~INPUT_SET;
+        }
+    }
     return PTEC_OK;
 }

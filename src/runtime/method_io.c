@@ -150,7 +150,7 @@ ptec_status ptec_method_set_input(ptec_method *m, size_t index, ptec_dtype dtype
     if (nbytes > 0) {
         memmove(t->data, data, nbytes);
     }
-    m->input_set[index] = 1;
+    m->input_set[index] |= INPUT_SET;
     return PTEC_OK;
 }
 
@@ -168,7 +168,7 @@ ptec_status ptec_method_bind_input(ptec_method *m, size_t index, ptec_dtype dtyp
                        PTEC_MSG("memory-planned: copy into it with ptec_method_set_input"));
     }
     t->data = data;
-    m->input_set[index] = 1;
+    m->input_set[index] |= INPUT_SET;
     return PTEC_OK;
 }
 

@@ -398,6 +398,37 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
     return PTEC_OK;
 }
 
+/* Marks the inputs whose planned bytes some other instruction argument
+ * overlaps: an execute may overwrite them, so they must be set again before
+ * the next one (execute then refuses to run on stale bytes). Conservative:
+ * an overlapping argument that is only read also counts. */
+static void mark_reused_inputs(ptec_method *m)
+{
+    for (uint32_t i = 0; i < m->input_count; ++i) {
+        const ptec_value *v = &m->values[fb_le32(m->program->data + m->inputs_vec + 4u * i)];
+        if (v->kind != PTEC_VALUE_TENSOR || !(v->u.tensor->flags & PTEC_TENSOR_PLANNED)) {
+            continue;
+        }
+        const ptec_tensor *in = v->u.tensor;
+        const uint8_t *lo = in->data, *hi = lo + in->nbytes;
+        for (uint32_t k = 0; k < m->instruction_count && !(m->input_set[i] & INPUT_REUSED); ++k) {
+            const ptec_op *op = &m->instrs[k].op;
+            for (uint16_t a = 0; a < op->argc; ++a) {
+                const ptec_value *arg = op->argv[a];
+                if (arg->kind != PTEC_VALUE_TENSOR || arg->u.tensor == in ||
+                    !(arg->u.tensor->flags & PTEC_TENSOR_PLANNED)) {
+                    continue;
+                }
+                const uint8_t *b = arg->u.tensor->data;
+                if (b < hi && lo < b + arg->u.tensor->nbytes) {
+                    m->input_set[i] |= INPUT_REUSED;
+                    break;
+                }
+            }
+        }
+    }
+}
+
 /* The shared walk. `m` NULL: measure only. */
 static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, size_t *scratch)
 {
@@ -434,6 +465,7 @@ static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, si
         m->output_count = outputs.count;
         m->input_set = input_set;
         memset(input_set, 0, inputs.count);
+        mark_reused_inputs(m);
     }
     return PTEC_OK;
 }

@@ -41,6 +41,12 @@ typedef struct ptec_instr {
     ptec_delegate_instance *delegate;
 } ptec_instr;
 
+/* ptec_method.input_set flags, one byte per input. */
+enum {
+    INPUT_SET = 1u << 0,    /* given since it was last overwritten */
+    INPUT_REUSED = 1u << 1  /* the plan lets other tensors overwrite its bytes */
+};
+
 /* Error detail ----------------------------------------------------------- */
 typedef struct ptec_detail_fmt {
     ptec_program *program;

@@ -123,65 +123,89 @@ static void fill_ones(void *data, int dtype, size_t numel)
     }
 }
 
-/* Gives input i its bytes; returns 0 or prints why not. */
-static int set_input(ptec_method *method, ptec_program *program, size_t i, const char *spec, void **owned)
+/* The bytes for one input, prepared once and given before every execute
+ * (the plan may reuse an input's memory, so one execute can overwrite it). */
+typedef struct input_source {
+    int is_tensor;
+    int planned;
+    int dtype;
+    void *data;
+    size_t size;
+    int has_shape;
+    int32_t sizes[PTEC_MAX_RANK];
+    size_t rank;
+} input_source;
+
+/* Reads or makes input i's bytes; returns 0 or prints why not. */
+static int prepare_input(ptec_method *method, size_t i, const char *spec, void **owned, input_source *src)
 {
     ptec_tensor_info info;
     ptec_method_input_info(method, i, &info);
+    memset(src, 0, sizeof *src);
     if (info.kind != PTEC_VALUE_TENSOR) {
         return 0; /* fixed by the program */
     }
+    src->is_tensor = 1;
+    src->planned = info.planned;
+    src->dtype = info.dtype;
     size_t elem = ptec_dtype_size(info.dtype);
     size_t numel = elem ? info.nbytes / elem : 0;
-    void *data = NULL;
-    const int32_t *sizes = NULL;
-    size_t rank = 0;
     const char *why = NULL;
-    size_t size = 0;
-    npy_array npy; /* `sizes` may point into it until the input is set */
     if (strcmp(spec, "ones") == 0 || strcmp(spec, "zeros") == 0) {
-        data = alloc_region(info.nbytes);
-        if (data == NULL) {
+        src->data = alloc_region(info.nbytes);
+        if (src->data == NULL) {
             fprintf(stderr, "ptec-run: input %zu: out of memory (%zu bytes)\n", i, info.nbytes);
             return 1;
         }
-        memset(data, 0, info.nbytes);
+        memset(src->data, 0, info.nbytes);
         if (spec[0] == 'o') {
-            fill_ones(data, info.dtype, numel);
+            fill_ones(src->data, info.dtype, numel);
         }
-        size = info.nbytes;
-        *owned = data;
-    } else {
-        void *file = read_file(spec, &size, &why);
-        if (file == NULL) {
-            fprintf(stderr, "ptec-run: input %zu: cannot read %s: %s\n", i, spec, why);
+        src->size = info.nbytes;
+        *owned = src->data;
+        return 0;
+    }
+    void *file = read_file(spec, &src->size, &why);
+    if (file == NULL) {
+        fprintf(stderr, "ptec-run: input %zu: cannot read %s: %s\n", i, spec, why);
+        return 1;
+    }
+    *owned = file;
+    src->data = file;
+    if (src->size >= 6 && memcmp(file, "\x93NUMPY", 6) == 0) {
+        npy_array npy;
+        const char *err = npy_parse(file, src->size, &npy);
+        if (err != NULL) {
+            fprintf(stderr, "ptec-run: input %zu: %s: %s\n", i, spec, err);
             return 1;
         }
-        *owned = file;
-        data = file;
-        if (size >= 6 && memcmp(file, "\x93NUMPY", 6) == 0) {
-            const char *err = npy_parse(file, size, &npy);
-            if (err != NULL) {
-                fprintf(stderr, "ptec-run: input %zu: %s: %s\n", i, spec, err);
-                return 1;
-            }
-            if (npy.dtype != info.dtype) {
-                fprintf(stderr, "ptec-run: input %zu: %s holds '%s', the program expects %s\n", i, spec,
-                        npy.descr, ptec_dtype_name(info.dtype));
-                return 1;
-            }
-            data = (void *)(uintptr_t)npy.data;
-            size = npy.nbytes;
-            sizes = npy.sizes;
-            rank = npy.rank;
+        if (npy.dtype != info.dtype) {
+            fprintf(stderr, "ptec-run: input %zu: %s holds '%s', the program expects %s\n", i, spec, npy.descr,
+                    ptec_dtype_name(info.dtype));
+            return 1;
         }
-    }
-    ptec_status st = info.planned ? ptec_method_set_input(method, i, info.dtype, sizes, rank, data, size)
-                                  : ptec_method_bind_input(method, i, info.dtype, sizes, rank, data, size);
-    if (st != PTEC_OK) {
-        return fail("set input", program);
+        src->data = (void *)(uintptr_t)npy.data;
+        src->size = npy.nbytes;
+        src->has_shape = 1;
+        src->rank = npy.rank;
+        memcpy(src->sizes, npy.sizes, sizeof(int32_t) * npy.rank);
     }
     return 0;
+}
+
+/* Copies (planned) or binds (not planned) input i; returns 0 or prints why not. */
+static int give_input(ptec_method *method, ptec_program *program, size_t i, const input_source *src)
+{
+    if (!src->is_tensor) {
+        return 0;
+    }
+    const int32_t *sizes = src->has_shape ? src->sizes : NULL;
+    ptec_status st = src->planned
+                         ? ptec_method_set_input(method, i, (ptec_dtype)src->dtype, sizes, src->rank, src->data,
+                                                 src->size)
+                         : ptec_method_bind_input(method, i, (ptec_dtype)src->dtype, sizes, src->rank, src->data,
+                                                  src->size);
+    return st == PTEC_OK ? 0 : fail("set input", program);
 }
 
 static int write_outputs(const ptec_method *method, const char *dir)
@@ -276,6 +300,7 @@ typedef struct resources {
     void *program_bytes;
     ptec_memory mem;
     void *owned[MAX_INPUTS];
+    input_source inputs[MAX_INPUTS];
     void *bound_outputs[MAX_BOUND_OUTPUTS];
     uint64_t *profile;
     uint64_t *profile_sum;
@@ -352,7 +377,7 @@ static int run(const options *o, resources *r, ptec_program *program, ptec_metho
         return 2;
     }
     for (size_t i = 0; i < n_inputs && i < MAX_INPUTS; ++i) {
-        if (set_input(method, program, i, i < o->input_count ? o->inputs[i] : "ones", &r->owned[i]) != 0) {
+        if (prepare_input(method, i, i < o->input_count ? o->inputs[i] : "ones", &r->owned[i], &r->inputs[i]) != 0) {
             return 1;
         }
     }
@@ -382,6 +407,11 @@ static int run(const options *o, resources *r, ptec_program *program, ptec_metho
     }
     uint64_t exec_ticks = 0;
     for (long rep = 0; rep < o->repeat; ++rep) {
+        for (size_t i = 0; i < n_inputs && i < MAX_INPUTS; ++i) {
+            if (give_input(method, program, i, &r->inputs[i]) != 0) {
+                return 1;
+            }
+        }
         t0 = ptec_platform_ticks();
         if (ptec_method_execute(method) != PTEC_OK) {
             return fail("execute", program);
