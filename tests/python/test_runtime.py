@@ -164,3 +164,23 @@ def test_pad_of_identity_order_tensor_that_counts_as_channels_last(tmp_path, run
     xin = np.arange(np.prod(sizes), dtype=np.int8).reshape(sizes)
     got = run_on_runtime(tmp_path, prog, [xin], runtime_ops)[0]
     assert np.array_equal(got, run_program(prog, [xin])[0])
+
+
+def test_repeat_gives_the_same_output_when_the_plan_reuses_the_input(tmp_path, runtime_ops):
+    """The DS-CNN's float input and float output share arena offset 0: each
+    run must start from the given input again, not from what the last run
+    left there."""
+    prog, _ = ds_cnn_program(seed=4, target="cortex-m33")
+    plan = prog.plan()
+    inp, out = plan.values[plan.inputs[0]].val, plan.values[plan.outputs[0]].val
+    assert inp.allocation_info.memory_offset_low == out.allocation_info.memory_offset_low
+    path = tmp_path / "ds.pte"
+    path.write_bytes(serialize_program(prog))
+    outs = []
+    for repeat in ("1", "3"):
+        d = tmp_path / f"out{repeat}"
+        r = subprocess.run([host_runtime.ptec_run_path(), str(path), "--input", "ones", "--repeat", repeat,
+                            "--output-dir", str(d)], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        outs.append((d / "output0.bin").read_bytes())
+    assert outs[0] == outs[1]
