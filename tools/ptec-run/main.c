@@ -445,13 +445,17 @@ static int run(const options *o, resources *r, ptec_program *program, ptec_metho
     printf("execute:   %.3f ms per run (%ld run%s)\n", (double)exec_ticks / 1e6 / (double)o->repeat, o->repeat,
            o->repeat == 1 ? "" : "s");
     if (o->profile) {
+        uint64_t all = 0;
+        for (size_t i = 0; i < n_instr; ++i) {
+            all += r->profile_sum[i];
+        }
         printf("profile (mean per run):\n");
         for (size_t i = 0; i < n_instr; ++i) {
             const char *name;
             size_t len;
             ptec_method_instruction_name(method, i, &name, &len);
-            printf("  %4zu  %10.3f us  %.*s\n", i, (double)r->profile_sum[i] / 1e3 / (double)o->repeat, (int)len,
-                   name);
+            printf("  %4zu  %10.3f us  %5.1f%%  %.*s\n", i, (double)r->profile_sum[i] / 1e3 / (double)o->repeat,
+                   all ? 100.0 * (double)r->profile_sum[i] / (double)all : 0.0, (int)len, name);
         }
     }
     if (o->output_dir != NULL && write_outputs(method, o->output_dir) != 0) {
