@@ -27,15 +27,13 @@ typedef struct dw_shape {
     size_t in_row, x_col, x_row, w_row;
 } dw_shape;
 
-/* exact_min is a constant where this is inlined: testing it per vector
- * costs three instructions. */
+/* Four channels' output. No multiplier of -2^31 here: such a call runs on
+ * block4 alone (it never comes from quantize_multiplier; a second copy of
+ * block16 for it would cost 1.3 KB). */
 static inline int32x4_t requantize(const dw_shape *s, int32x4_t acc, const int32_t *multipliers,
-                                   const int32_t *shifts, int exact_min)
+                                   const int32_t *shifts)
 {
-    const int32x4_t multiplier = vld1q_s32(multipliers);
-    const int32x4_t shift = vld1q_s32(shifts);
-    acc = exact_min ? ptec_nn_requantize_any_mve(acc, multiplier, shift)
-                    : ptec_nn_requantize_mve(acc, multiplier, shift);
+    acc = ptec_nn_requantize_mve(acc, vld1q_s32(multipliers), vld1q_s32(shifts));
     return ptec_nn_output_stage_mve(acc, s->p.output_offset, s->p.activation.min, s->p.activation.max);
 }
 
@@ -71,9 +69,8 @@ static inline int32x4_t requantize(const dw_shape *s, int32x4_t acc, const int32
     } while (0)
 
 /* Channels c .. c + 15 of every pixel. */
-static inline __attribute__((always_inline)) void block16(const dw_shape *shape, const int8_t *input,
-                                                          const int8_t *filter, const int32_t *bias, int32_t c,
-                                                          int8_t *output, int exact_min)
+static void __attribute__((noinline)) block16(const dw_shape *shape, const int8_t *input, const int8_t *filter,
+                                              const int32_t *bias, int32_t c, int8_t *output)
 {
     const dw_shape local = *shape; /* the byte stores below could alias *shape */
     const dw_shape *s = &local;
@@ -143,27 +140,13 @@ static inline __attribute__((always_inline)) void block16(const dw_shape *shape,
                         }
                     }
                 }
-                vstrbq_s32(y, requantize(s, acc0, multipliers, shifts, exact_min));
-                vstrbq_s32(y + 4, requantize(s, acc1, multipliers + 4, shifts + 4, exact_min));
-                vstrbq_s32(y + 8, requantize(s, acc2, multipliers + 8, shifts + 8, exact_min));
-                vstrbq_s32(y + 12, requantize(s, acc3, multipliers + 12, shifts + 12, exact_min));
+                vstrbq_s32(y, requantize(s, acc0, multipliers, shifts));
+                vstrbq_s32(y + 4, requantize(s, acc1, multipliers + 4, shifts + 4));
+                vstrbq_s32(y + 8, requantize(s, acc2, multipliers + 8, shifts + 8));
+                vstrbq_s32(y + 12, requantize(s, acc3, multipliers + 12, shifts + 12));
             }
         }
     }
-}
-
-static void __attribute__((noinline)) block16_any_min(const dw_shape *shape, const int8_t *input,
-                                                      const int8_t *filter, const int32_t *bias, int32_t c,
-                                                      int8_t *output)
-{
-    block16(shape, input, filter, bias, c, output, 1);
-}
-
-static void __attribute__((noinline)) block16_no_min(const dw_shape *shape, const int8_t *input,
-                                                     const int8_t *filter, const int32_t *bias, int32_t c,
-                                                     int8_t *output)
-{
-    block16(shape, input, filter, bias, c, output, 0);
 }
 
 /* Channels c .. c + 3 of every pixel, those past the last one masked off
@@ -239,12 +222,8 @@ ptec_status ptec_nn_depthwise_conv_s8_mve(const ptec_nn_conv_params *params, con
     s.x_row = (size_t)s.p.dilation.h * s.in_row;
     s.w_row = (size_t)s.f.w * (size_t)s.out.c;
     int32_t c = 0;
-    for (; c + 16 <= s.out.c; c += 16) {
-        if (s.exact_min) {
-            block16_any_min(&s, input, filter, bias, c, output);
-        } else {
-            block16_no_min(&s, input, filter, bias, c, output);
-        }
+    for (; c + 16 <= s.out.c && !s.exact_min; c += 16) {
+        block16(&s, input, filter, bias, c, output);
     }
     for (; c < s.out.c; c += 4) {
         block4(&s, input, filter, bias, c, output);
