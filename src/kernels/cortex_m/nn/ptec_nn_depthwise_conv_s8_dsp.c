@@ -4,8 +4,10 @@
  * load brings four input bytes and SXTAB16 widens them to two int16 pairs
  * with the input offset already added (x + offset is within +-255); the
  * weight word splits the same way, and four SMLABB/SMLATT accumulate the
- * four channels. A whole window 3 wide has no column loop. The block's
- * requantization (shifts split, masks) is prepared once, not per pixel. */
+ * four channels. A 3x3 kernel takes its weights split once per block (also
+ * for the windows the padding clips); other windows 3 wide have no column
+ * loop. The block's requantization (shifts split, masks) is prepared once,
+ * not per pixel. */
 #include "ptec_nn_variants.h"
 
 #if defined(PTEC_NN_DSP)
@@ -34,17 +36,18 @@ typedef struct dw_shape {
         a3 = __smlatt(x_odd, w_odd, a3);                                                                            \
     } while (0)
 
-/* The same with the weight word already split into wk[2k], wk[2k + 1]. */
-#define TAP4_SPLIT(xp, k)                                                                                           \
+/* The same with the weight word already split into w[0], w[1]. */
+#define TAP4_SPLIT_AT(xp, w)                                                                                        \
     do {                                                                                                            \
         const uint32_t xv = ptec_nn_load4(xp);                                                                      \
         const int32_t x_even = (int32_t)ptec_nn_sxtab16_even(offset_pair, xv);                                      \
         const int32_t x_odd = (int32_t)ptec_nn_sxtab16_odd(offset_pair, xv);                                        \
-        a0 = __smlabb(x_even, wk[2 * (k)], a0);                                                                     \
-        a2 = __smlatt(x_even, wk[2 * (k)], a2);                                                                     \
-        a1 = __smlabb(x_odd, wk[2 * (k) + 1], a1);                                                                  \
-        a3 = __smlatt(x_odd, wk[2 * (k) + 1], a3);                                                                  \
+        a0 = __smlabb(x_even, (w)[0], a0);                                                                          \
+        a2 = __smlatt(x_even, (w)[0], a2);                                                                          \
+        a1 = __smlabb(x_odd, (w)[1], a1);                                                                           \
+        a3 = __smlatt(x_odd, (w)[1], a3);                                                                           \
     } while (0)
+#define TAP4_SPLIT(xp, k) TAP4_SPLIT_AT(xp, wk + 2 * (k))
 
 static inline int8_t finish(uint32_t acc, const ptec_nn_requant_dsp *r, const dw_shape *s)
 {
@@ -110,6 +113,21 @@ static void __attribute__((noinline)) block4(const dw_shape *shape, const ptec_n
                     TAP4_SPLIT(x_row, 6);
                     TAP4_SPLIT(x_row + x_step, 7);
                     TAP4_SPLIT(x_row + 2 * x_step, 8);
+                } else if (whole3x3) {
+                    /* A 3x3 window clipped by the padding: the split weights of its taps. */
+                    const int32_t *w_split = wk + 2 * (ky0 * 3 + kx0);
+                    for (int32_t r = 0; r < rows; ++r, x_row += s->x_row, w_split += 6) {
+                        if (cols == 3) {
+                            TAP4_SPLIT_AT(x_row, w_split);
+                            TAP4_SPLIT_AT(x_row + x_step, w_split + 2);
+                            TAP4_SPLIT_AT(x_row + 2 * x_step, w_split + 4);
+                        } else if (cols == 2) {
+                            TAP4_SPLIT_AT(x_row, w_split);
+                            TAP4_SPLIT_AT(x_row + x_step, w_split + 2);
+                        } else if (cols == 1) {
+                            TAP4_SPLIT_AT(x_row, w_split);
+                        }
+                    }
                 } else if (cols == 3) {
                     for (int32_t r = 0; r < rows; ++r, x_row += s->x_row, w_row += s->w_row) {
                         TAP4(x_row, w_row);
