@@ -134,6 +134,11 @@ static void __attribute__((noinline)) block16(const dw_shape *shape, const int8_
                     acc2 = vld1q_s32(bias16 + 8);
                     acc3 = vld1q_s32(bias16 + 12);
                     for (int32_t r = 0; r < rows; ++r, x_row += x_step_row, w_row += w_step_row) {
+                        if (cols == 2) { /* a 3-wide kernel at the left or right edge */
+                            TAP16_OFFSET(acc0, acc1, acc2, acc3, x_row, w_row, offset);
+                            TAP16_OFFSET(acc0, acc1, acc2, acc3, x_row + x_step, w_row + channels, offset);
+                            continue;
+                        }
                         const int8_t *xp = x_row, *wp = w_row;
                         for (int32_t t = 0; t < cols; ++t, xp += x_step, wp += channels) {
                             TAP16_OFFSET(acc0, acc1, acc2, acc3, xp, wp, offset);
