@@ -28,14 +28,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", ptec_program_error(&program));
         return 1;
     }
-    for (size_t i = 0; i < ptec_method_input_count(&method); ++i) {
-        ptec_tensor_info info;
-        static _Alignas(16) unsigned char input[1 << 16];
-        ptec_method_input_info(&method, i, &info);
-        memset(input, 0, info.nbytes);
-        ptec_method_set_input(&method, i, (ptec_dtype)info.dtype, NULL, 0, input, info.nbytes);
-    }
+    static _Alignas(16) unsigned char input[1 << 16];
     for (long r = 0; r < runs; ++r) {
+        /* Inside the loop: a plan may reuse an input's bytes for later
+         * tensors (DS-CNN's does), and then the input must be set again
+         * before every execute. set_input is outside execute's count. */
+        for (size_t i = 0; i < ptec_method_input_count(&method); ++i) {
+            ptec_tensor_info info;
+            if (ptec_method_input_info(&method, i, &info) != PTEC_OK || info.nbytes > sizeof input ||
+                ptec_method_set_input(&method, i, (ptec_dtype)info.dtype, NULL, 0, input,
+                                      info.nbytes) != PTEC_OK) {
+                fprintf(stderr, "input %zu: %s\n", i, ptec_program_error(&program));
+                return 1;
+            }
+        }
         if (ptec_method_execute(&method) != PTEC_OK) {
             fprintf(stderr, "%s\n", ptec_program_error(&program));
             return 1;
