@@ -10,6 +10,7 @@ packages=(
   valgrind
   flatbuffers-compiler
   python3 python3-torch python3-numpy python3-pytest python3-sklearn
+  python3-pip python3-setuptools python3-wheel
 )
 
 missing=()

@@ -8,170 +8,59 @@
          16-byte alignment, as the runtime requires.
 --kernels  the program's operators as PTEC_KERNEL(symbol) lines, an X-macro
          file for the CMake cache variable PTEC_KERNEL_LIST (selective build).
-         Operators ptec has no kernel for (not in --kernel-list) are left out
-         with a warning: the runtime then names them when the method loads.
+         Operators ptec has no kernel for (none in the operator manifest, or
+         not in --kernel-list) are left out with a warning: the runtime then
+         names them when the method loads.
 --list   print the operator names and kernel symbols and exit.
 --raw    the file is not a program (for example an input tensor): write
          the array only, without reading operators.
 
-Symbols follow ptec_kernel_<namespace>_<name>_<overload> ('::' and '.' become
-'_'), except for the few older names listed in KNOWN_SYMBOLS. Standard library
-only: the .pte flatbuffer is read by hand (shared/spec/pte-format.md).
+A thin command line over the ptec package (python/ptec, standard library
+only): its .pte reader, its C-array writer and its operator manifest.
 """
 import argparse
 import hashlib
 import os
 import re
-import struct
 import sys
 
-# Kernels whose symbol predates the naming convention (src/kernels/all_kernels.def).
-KNOWN_SYMBOLS = {
-    "dim_order_ops::_clone_dim_order.out": "ptec_kernel_dim_order_clone_out",
-    "quantized_decomposed::quantize_per_tensor.out": "ptec_kernel_qd_quantize_per_tensor_out",
-    "quantized_decomposed::dequantize_per_tensor.out": "ptec_kernel_qd_dequantize_per_tensor_out",
-}
+_PACKAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "python")
+if os.path.isdir(os.path.join(_PACKAGE, "ptec")):
+    sys.path.insert(0, _PACKAGE)  # this checkout's package, not an installed one
 
-DEFAULT_KERNEL_LIST = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
-                                   "src", "kernels", "all_kernels.def")
-
-
-class PteError(Exception):
-    pass
-
-
-class Flatbuffer:
-    """Just enough of the flatbuffer encoding to walk Program -> ExecutionPlan -> Operator."""
-
-    def __init__(self, data):
-        self.data = data
-
-    def _read(self, fmt, pos):
-        size = struct.calcsize(fmt)
-        if pos < 0 or pos + size > len(self.data):
-            raise PteError(f"read of {size} bytes at {pos} is outside the file ({len(self.data)} bytes)")
-        return struct.unpack_from(fmt, self.data, pos)[0]
-
-    def deref(self, pos):
-        return pos + self._read("<I", pos)
-
-    def field(self, table, field_id):
-        vtable = table - self._read("<i", table)
-        vt_len = self._read("<H", vtable)
-        slot = 4 + 2 * field_id
-        if slot >= vt_len:
-            return None
-        offset = self._read("<H", vtable + slot)
-        return None if offset == 0 else table + offset
-
-    def vector(self, table, field_id):
-        """Positions of a vector's elements (as offsets to follow for tables)."""
-        pos = self.field(table, field_id)
-        if pos is None:
-            return []
-        vec = self.deref(pos)
-        count = self._read("<I", vec)
-        if vec + 4 + 4 * count > len(self.data):
-            raise PteError(f"vector of {count} items at {vec} runs past the end of the file")
-        return [vec + 4 + 4 * i for i in range(count)]
-
-    def table_vector(self, table, field_id):
-        return [self.deref(slot) for slot in self.vector(table, field_id)]
-
-    def string(self, table, field_id):
-        pos = self.field(table, field_id)
-        if pos is None:
-            return None
-        start = self.deref(pos)
-        length = self._read("<I", start)
-        if start + 4 + length > len(self.data):
-            raise PteError(f"string at {start} runs past the end of the file")
-        return self.data[start + 4:start + 4 + length].decode("utf-8")
+from ptec import c_array  # noqa: E402
+from ptec.ops import kernel_list, kernel_symbols, read_kernel_list  # noqa: E402
+from ptec.pte.reader import PteError, operator_keys, parse_program  # noqa: E402
 
 
 def operator_names(data):
     """Unique 'namespace::name.overload' keys of every method, in first-use order."""
-    if len(data) < 8 or data[4:8] != b"ET12":
-        raise PteError("not a .pte program (no ET12 identifier at bytes 4..7)")
-    fb = Flatbuffer(data)
-    root = fb.deref(0)
-    names = []
-    for plan in fb.table_vector(root, 1):          # Program.execution_plan
-        for operator in fb.table_vector(plan, 6):  # ExecutionPlan.operators
-            name = fb.string(operator, 0) or ""
-            overload = fb.string(operator, 1) or ""
-            key = f"{name}.{overload}" if overload else name
-            if key not in names:
-                names.append(key)
-    return names
+    return operator_keys(parse_program(data))
 
 
 def kernel_symbol(operator):
-    if operator in KNOWN_SYMBOLS:
-        return KNOWN_SYMBOLS[operator]
-    return "ptec_kernel_" + re.sub(r"[^0-9A-Za-z_]", "_", operator.replace("::", "_"))
-
-
-def available_kernels(path):
-    with open(path, encoding="utf-8") as f:
-        return set(re.findall(r"^\s*PTEC_KERNEL\(\s*(\w+)\s*\)", f.read(), re.M))
-
-
-def c_identifier(text):
-    ident = re.sub(r"\W", "_", text)
-    return ident if re.match(r"[A-Za-z_]", ident) else "_" + ident
+    """The kernel symbol of an operator, None where ptec has no kernel for it."""
+    return kernel_symbols().get(operator)
 
 
 def write_c(path, header_name, data, symbol, section, align, origin):
-    lines = [
-        f"/* Generated by tools/pte2c.py from {origin} ({len(data)} bytes,",
-        f" * sha256 {hashlib.sha256(data).hexdigest()}). Do not edit. */",
-        "#include <stddef.h>",
-        "#include <stdint.h>",
-        "",
-    ]
-    if header_name:
-        lines += [f'#include "{header_name}"', ""]
-    lines += [
-        f'__attribute__((section("{section}"), aligned({align}), used))',
-        f"const uint8_t {symbol}_data[{max(len(data), 1)}] = {{",
-    ]
-    for i in range(0, len(data), 16):
-        lines.append("    " + " ".join(f"0x{b:02x}," for b in data[i:i + 16]))
-    lines += ["};", f"const size_t {symbol}_size = {len(data)}u;", ""]
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(lines))
-
-
-def write_h(path, data, symbol, origin):
-    guard = c_identifier(os.path.basename(path)).upper()
-    text = f"""/* Generated by tools/pte2c.py from {origin}. Do not edit. */
-#ifndef {guard}
-#define {guard}
-
-#include <stddef.h>
-#include <stdint.h>
-
-#define {symbol.upper()}_NAME "{os.path.basename(origin)}"
-extern const uint8_t {symbol}_data[];
-extern const size_t {symbol}_size; /* {len(data)} */
-
-#endif
-"""
+    text = (f"/* Generated by tools/pte2c.py from {origin} ({len(data)} bytes,\n"
+            f" * sha256 {hashlib.sha256(data).hexdigest()}). Do not edit. */\n"
+            "#include <stddef.h>\n#include <stdint.h>\n\n"
+            + (f'#include "{header_name}"\n\n' if header_name else "")
+            + c_array.array_definition(data, f"{symbol}_data", section, align, used=True)
+            + f"const size_t {symbol}_size = {len(data)}u;\n")
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
 
 
-def write_kernels(path, operators, available, origin):
-    lines = [f"/* Kernels used by {origin}. Generated by tools/pte2c.py; do not edit. */"]
-    for op in operators:
-        symbol = kernel_symbol(op)
-        if available is not None and symbol not in available:
-            lines.append(f"/* {op}: no kernel in this ptec ({symbol}) */")
-        else:
-            lines.append(f"PTEC_KERNEL({symbol}) /* {op} */")
+def write_h(path, data, symbol, origin):
+    text = c_array.header(path, f"/* Generated by tools/pte2c.py from {origin}. Do not edit. */", [
+        f'#define {symbol.upper()}_NAME "{os.path.basename(origin)}"',
+        f"extern const uint8_t {symbol}_data[];",
+        f"extern const size_t {symbol}_size; /* {len(data)} */"])
     with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(lines) + "\n")
+        f.write(text)
 
 
 def main(argv=None):
@@ -183,8 +72,9 @@ def main(argv=None):
     parser.add_argument("--symbol", default="ptec_model", help="prefix of the C symbols (default ptec_model)")
     parser.add_argument("--section", default=".ptec_model", help="linker section (default .ptec_model)")
     parser.add_argument("--align", type=int, default=16, help="array alignment in bytes (default 16)")
-    parser.add_argument("--kernel-list", default=DEFAULT_KERNEL_LIST,
-                        help="all kernels ptec has (default src/kernels/all_kernels.def)")
+    parser.add_argument("--kernel-list",
+                        help="the kernels the build has, a PTEC_KERNEL_LIST file "
+                             "(default: every kernel of ptec's operator manifest)")
     parser.add_argument("--list", action="store_true", help="print operators and kernel symbols, then exit")
     parser.add_argument("--raw", action="store_true", help="any file, not a program: no operator list")
     args = parser.parse_args(argv)
@@ -193,33 +83,31 @@ def main(argv=None):
         parser.error("--align must be a power of two, at least 16")
     if not re.fullmatch(r"[A-Za-z_]\w*", args.symbol):
         parser.error("--symbol must be a C identifier")
+    if args.raw and (args.kernels or args.list):
+        parser.error("--raw has no operators: --kernels and --list need a program")
     with open(args.pte, "rb") as f:
         data = f.read()
     origin = os.path.basename(args.pte)
-    if args.raw:
-        if args.kernels or args.list:
-            parser.error("--raw has no operators: --kernels and --list need a program")
-        if args.c_out:
-            write_c(args.c_out, os.path.basename(args.h_out) if args.h_out else None, data,
-                    args.symbol, args.section, args.align, origin)
-        if args.h_out:
-            write_h(args.h_out, data, args.symbol, origin)
-        return 0
-    try:
-        operators = operator_names(data)
-    except PteError as e:
-        print(f"pte2c: {args.pte}: {e}", file=sys.stderr)
-        return 1
-    available = available_kernels(args.kernel_list) if os.path.exists(args.kernel_list) else None
-
-    missing = [op for op in operators if available is not None and kernel_symbol(op) not in available]
+    operators = []
+    if not args.raw:
+        try:
+            operators = operator_names(data)
+        except PteError as e:
+            print(f"pte2c: {args.pte}: {e}", file=sys.stderr)
+            return 1
+    available = None
+    if args.kernel_list:
+        with open(args.kernel_list, encoding="utf-8") as f:
+            available = read_kernel_list(f.read())
+    listing, missing = kernel_list(operators, origin, available)
     for op in missing:
+        where = os.path.basename(args.kernel_list) if args.kernel_list else "the operator manifest"
         print(f"pte2c: warning: {origin} uses {op}, which ptec has no kernel for "
-              f"({kernel_symbol(op)} is not in {os.path.basename(args.kernel_list)})", file=sys.stderr)
+              f"({kernel_symbol(op) or 'no symbol'} is not in {where})", file=sys.stderr)
 
     if args.list:
         for op in operators:
-            print(f"{op}\t{kernel_symbol(op)}{'  (missing)' if op in missing else ''}")
+            print(f"{op}\t{kernel_symbol(op) or '-'}{'  (missing)' if op in missing else ''}")
         return 0
     if args.c_out:
         write_c(args.c_out, os.path.basename(args.h_out) if args.h_out else None, data,
@@ -227,7 +115,8 @@ def main(argv=None):
     if args.h_out:
         write_h(args.h_out, data, args.symbol, origin)
     if args.kernels:
-        write_kernels(args.kernels, operators, available, origin)
+        with open(args.kernels, "w", encoding="utf-8") as f:
+            f.write(listing)
     return 0
 
 

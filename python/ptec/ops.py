@@ -1,159 +1,82 @@
 """Operator signatures (schema parameter names and kinds, `out` last) for
-every operator ptec emits or understands, and the list of operators the
-ptec runtime has kernels for.
+every operator ptec emits or understands, the kernel the runtime has for
+each, and the kernel lists a build links: all read from operators.json, the
+one manifest of operators (docs/architecture.md, "Operators: one manifest").
 
 Kinds: Tensor, Tensor?, Tensor[], int, int?, int[], int[]?, float, bool, Scalar,
 Scalar?, ScalarType, ScalarType?. A KernelCall carries one value per
 parameter, then the return slot repeating `out` (pte-format.md §4.7), or a
-TensorList of the outputs for the operators in OUTPUTS. The aten schemas are
+TensorList of the outputs for operators with several. The aten schemas are
 those of PyTorch's native_functions.yaml out variants, the names and
 overloads ExecuTorch's portable library registers.
 Sources: cortex-m-ops.md §3 and §4.
+
+Run as `python3 -m ptec.ops [FILE]` to write the all-kernels list
+(src/kernels/all_kernels.def) from the manifest.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
-from typing import Dict, List, Tuple
+import sys
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 Sig = List[Tuple[str, str]]
 
-_CONV_TAIL = [("input_offset", "int"), ("output_offset", "int"),
-              ("requantize_multipliers", "Tensor"), ("requantize_shifts", "Tensor"),
-              ("activation_min", "int"), ("activation_max", "int"),
-              ("scratch", "Tensor"), ("out", "Tensor")]
-_QPARAMS = [("scale", "float"), ("zero_point", "int"), ("quant_min", "int"),
-            ("quant_max", "int"), ("dtype", "ScalarType")]
+MANIFEST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "operators.json")
 
-SIGNATURES: Dict[str, Sig] = {
-    # cortex_m (cortex-m-ops.md §3)
-    "cortex_m::quantize_per_tensor.out": [("input", "Tensor")] + _QPARAMS + [("out", "Tensor")],
-    "cortex_m::dequantize_per_tensor.out": [("input", "Tensor")] + _QPARAMS + [("out", "Tensor")],
-    "cortex_m::quantized_add.out": [
-        ("self", "Tensor"), ("self_zero_point", "int"), ("self_multiplier", "int"),
-        ("self_shift", "int"), ("other", "Tensor"), ("other_zero_point", "int"),
-        ("other_multiplier", "int"), ("other_shift", "int"), ("output_zero_point", "int"),
-        ("output_multiplier", "int"), ("output_shift", "int"), ("activation_min", "int"),
-        ("activation_max", "int"), ("out", "Tensor")],
-    "cortex_m::quantized_mul.out": [
-        ("self", "Tensor"), ("self_zero_point", "int"), ("other", "Tensor"),
-        ("other_zero_point", "int"), ("output_zero_point", "int"),
-        ("output_multiplier", "int"), ("output_shift", "int"), ("out", "Tensor")],
-    "cortex_m::quantized_div.out": [
-        ("self", "Tensor"), ("self_zero_point", "int"), ("other", "Tensor"),
-        ("other_zero_point", "int"), ("output_zero_point", "int"),
-        ("output_scale", "float"), ("out", "Tensor")],
-    "cortex_m::quantized_activation.out": [("input", "Tensor"), ("lut", "Tensor"),
-                                           ("out", "Tensor")],
-    "cortex_m::minimum.out": [("self", "Tensor"), ("other", "Tensor"), ("out", "Tensor")],
-    "cortex_m::maximum.out": [("self", "Tensor"), ("other", "Tensor"), ("out", "Tensor")],
-    "cortex_m::quantized_linear.out": [
-        ("input", "Tensor"), ("weights", "Tensor"), ("bias", "Tensor?"),
-        ("kernel_sum", "Tensor?"), ("input_offset", "int"), ("filter_offset", "int"),
-        ("output_offset", "int"), ("requantize_multipliers", "int[]"),
-        ("requantize_shifts", "int[]"), ("activation_max", "int"),
-        ("activation_min", "int"), ("out", "Tensor")],
-    "cortex_m::quantized_conv2d.out": [
-        ("input", "Tensor"), ("weight", "Tensor"), ("bias", "Tensor?"), ("stride", "int[]"),
-        ("padding", "int[]"), ("dilation", "int[]")] + _CONV_TAIL,
-    "cortex_m::quantized_depthwise_conv2d.out": [
-        ("input", "Tensor"), ("weight", "Tensor"), ("bias", "Tensor?"), ("stride", "int[]"),
-        ("padding", "int[]"), ("dilation", "int[]"), ("depth_multiplier", "int")] + _CONV_TAIL,
-    "cortex_m::quantized_transpose_conv2d.out": [
-        ("input", "Tensor"), ("weight", "Tensor"), ("bias", "Tensor?"), ("stride", "int[]"),
-        ("padding", "int[]"), ("output_padding", "int[]"), ("dilation", "int[]"),
-        ("input_offset", "int"), ("output_offset", "int"),
-        ("requantize_multipliers", "Tensor"), ("requantize_shifts", "Tensor"),
-        ("activation_min", "int"), ("activation_max", "int"), ("scratch", "Tensor"),
-        ("output_scratch", "Tensor"), ("out", "Tensor")],
-    "cortex_m::quantized_batch_matmul.out": [
-        ("lhs", "Tensor"), ("lhs_zero_point", "int"), ("rhs_transposed", "Tensor"),
-        ("rhs_zero_point", "int"), ("output_zero_point", "int"),
-        ("output_multiplier", "int"), ("output_shift", "int"), ("scratch", "Tensor"),
-        ("out", "Tensor")],
-    "cortex_m::quantized_avg_pool2d.out": [
-        ("input", "Tensor"), ("kernel_size", "int[]"), ("stride", "int[]"),
-        ("padding", "int[]"), ("ceil_mode", "bool"), ("zero_point", "int"),
-        ("multiplier", "int"), ("shift", "int"), ("scratch", "Tensor"), ("out", "Tensor")],
-    "cortex_m::quantized_max_pool2d.out": [
-        ("input", "Tensor"), ("kernel_size", "int[]"), ("stride", "int[]"),
-        ("padding", "int[]"), ("dilation", "int[]"), ("ceil_mode", "bool"),
-        ("input_zero_point", "int"), ("output_zero_point", "int"),
-        ("activation_min", "int"), ("activation_max", "int"), ("out", "Tensor")],
-    "cortex_m::softmax.out": [
-        ("input", "Tensor"), ("dim", "int"), ("input_zero_point", "int"),
-        ("output_zero_point", "int"), ("input_multiplier", "int"), ("input_shift", "int"),
-        ("diff_min", "int"), ("out", "Tensor")],
-    "cortex_m::transpose.out": [("input", "Tensor"), ("perm", "int[]"), ("out", "Tensor")],
-    "cortex_m::pad.out": [("input", "Tensor"), ("pre_pad", "int[]"), ("post_pad", "int[]"),
-                          ("pad_value", "int"), ("out", "Tensor")],
-    # generic ops (cortex-m-ops.md §4)
-    "dim_order_ops::_clone_dim_order.out": [("self", "Tensor"), ("non_blocking", "bool"),
-                                            ("dim_order", "int[]?"), ("out", "Tensor")],
-    "quantized_decomposed::quantize_per_tensor.out": [("input", "Tensor")] + _QPARAMS
-    + [("out", "Tensor")],
-    "quantized_decomposed::dequantize_per_tensor.out": [("input", "Tensor")] + _QPARAMS
-    + [("out_dtype", "ScalarType?"), ("out", "Tensor")],
-    "aten::add.out": [("self", "Tensor"), ("other", "Tensor"), ("alpha", "Scalar"),
-                      ("out", "Tensor")],
-    "aten::sub.out": [("self", "Tensor"), ("other", "Tensor"), ("alpha", "Scalar"),
-                      ("out", "Tensor")],
-    "aten::mul.out": [("self", "Tensor"), ("other", "Tensor"), ("out", "Tensor")],
-    "aten::div.out": [("self", "Tensor"), ("other", "Tensor"), ("out", "Tensor")],
-    "aten::convolution.out": [
-        ("input", "Tensor"), ("weight", "Tensor"), ("bias", "Tensor?"), ("stride", "int[]"),
-        ("padding", "int[]"), ("dilation", "int[]"), ("transposed", "bool"),
-        ("output_padding", "int[]"), ("groups", "int"), ("out", "Tensor")],
-    "aten::linear.out": [("input", "Tensor"), ("weight", "Tensor"), ("bias", "Tensor?"),
-                         ("out", "Tensor")],
-    "aten::relu.out": [("self", "Tensor"), ("out", "Tensor")],
-    "aten::sigmoid.out": [("self", "Tensor"), ("out", "Tensor")],
-    "aten::tanh.out": [("self", "Tensor"), ("out", "Tensor")],
-    "aten::clamp.out": [("self", "Tensor"), ("min", "Scalar?"), ("max", "Scalar?"),
-                        ("out", "Tensor")],
-    "aten::_softmax.out": [("self", "Tensor"), ("dim", "int"), ("half_to_float", "bool"),
-                           ("out", "Tensor")],
-    "aten::avg_pool2d.out": [
-        ("self", "Tensor"), ("kernel_size", "int[]"), ("stride", "int[]"),
-        ("padding", "int[]"), ("ceil_mode", "bool"), ("count_include_pad", "bool"),
-        ("divisor_override", "int?"), ("out", "Tensor")],
-    "aten::mean.out": [("self", "Tensor"), ("dim", "int[]?"), ("keepdim", "bool"),
-                       ("dtype", "ScalarType?"), ("out", "Tensor")],
-    "aten::view_copy.out": [("self", "Tensor"), ("size", "int[]"), ("out", "Tensor")],
-    "aten::permute_copy.out": [("self", "Tensor"), ("dims", "int[]"), ("out", "Tensor")],
-    "aten::cat.out": [("tensors", "Tensor[]"), ("dim", "int"), ("out", "Tensor")],
-    "aten::hardtanh.out": [("self", "Tensor"), ("min_val", "Scalar"), ("max_val", "Scalar"),
-                           ("out", "Tensor")],
-    # max_pool2d has no out variant of its own: this is the one PyTorch and
-    # ExecuTorch's portable library register. Two outputs: the call ends with
-    # a TensorList [out, indices] instead of a repeat of out.
-    "aten::max_pool2d_with_indices.out": [
-        ("self", "Tensor"), ("kernel_size", "int[]"), ("stride", "int[]"),
-        ("padding", "int[]"), ("dilation", "int[]"), ("ceil_mode", "bool"), ("out", "Tensor"),
-        ("indices", "Tensor")],
-    "aten::_adaptive_avg_pool2d.out": [("self", "Tensor"), ("output_size", "int[]"),
-                                       ("out", "Tensor")],
-    "aten::_native_batch_norm_legit_no_training.out": [
-        ("input", "Tensor"), ("weight", "Tensor?"), ("bias", "Tensor?"),
-        ("running_mean", "Tensor"), ("running_var", "Tensor"), ("momentum", "float"),
-        ("eps", "float"), ("out0", "Tensor"), ("out1", "Tensor"), ("out2", "Tensor")],
-    "aten::slice_copy.Tensor_out": [("self", "Tensor"), ("dim", "int"), ("start", "int?"),
-                                    ("end", "int?"), ("step", "int"), ("out", "Tensor")],
-    "aten::squeeze_copy.dims_out": [("self", "Tensor"), ("dim", "int[]"), ("out", "Tensor")],
-    "aten::unsqueeze_copy.out": [("self", "Tensor"), ("dim", "int"), ("out", "Tensor")],
-}
 
-# Operators with several outputs: their out parameters, in schema order. The
-# KernelCall's return slot is then one TensorList of them (pte-format.md
-# 4.7); every other operator has the single output `out`.
-OUTPUTS: Dict[str, Tuple[str, ...]] = {
-    "aten::max_pool2d_with_indices.out": ("out", "indices"),
-    "aten::_native_batch_norm_legit_no_training.out": ("out0", "out1", "out2"),
-}
+@dataclass(frozen=True)
+class Operator:
+    key: str                    # "namespace::name.overload"
+    signature: Tuple[Tuple[str, str], ...]
+    outputs: Tuple[str, ...]
+    kernel: Optional[str]       # the const ptec_kernel symbol, None: no kernel
+    source: Optional[str]       # the C file defining it, relative to the checkout
+    isa: Dict[str, Tuple[str, ...]]
+
+
+_SCHEMA = re.compile(r"\s*([\w:.]+)\s*\((.*)\)\s*")
+
+
+def parse_schema(schema: str) -> Tuple[str, Sig]:
+    """'ns::op.overload(Kind name, ...)' -> (key, [(name, kind), ...])."""
+    m = _SCHEMA.fullmatch(schema)
+    if not m:
+        raise ValueError(f"bad operator schema {schema!r}")
+    params = []
+    for param in filter(None, (p.strip() for p in m.group(2).split(","))):
+        kind, _, name = param.rpartition(" ")
+        if not kind or not name.isidentifier():
+            raise ValueError(f"bad parameter {param!r} in {schema!r}")
+        params.append((name, kind))
+    return m.group(1), params
+
+
+def _load(path: str = MANIFEST) -> Dict[str, Operator]:
+    with open(path, encoding="utf-8") as f:
+        entries = json.load(f)["operators"]
+    out: Dict[str, Operator] = {}
+    for e in entries:
+        key, sig = parse_schema(e["schema"])
+        if key in out:
+            raise ValueError(f"{path}: {key} listed twice")
+        out[key] = Operator(key, tuple(sig), tuple(e.get("outputs", ["out"])), e.get("kernel"),
+                            e.get("source"), {k: tuple(v) for k, v in e.get("isa", {}).items()})
+    return out
+
+
+OPERATORS: Dict[str, Operator] = _load()
+SIGNATURES: Dict[str, Sig] = {k: list(op.signature) for k, op in OPERATORS.items()}
 
 
 def outputs(key: str) -> Tuple[str, ...]:
-    return OUTPUTS.get(key, ("out",))
+    """The out parameters, in schema order. With several, the KernelCall's
+    return slot is one TensorList of them (pte-format.md 4.7)."""
+    op = OPERATORS.get(key)
+    return op.outputs if op is not None else ("out",)
 
 
 def signature(key: str) -> Sig:
@@ -165,83 +88,82 @@ def cortex_m_ops() -> List[str]:
 
 
 # --------------------------------------------------------------------------
-# Which kernels the ptec runtime has.
+# Which kernels the ptec runtime has, and the X-macro lists that select them.
 
-_SYMBOL_PREFIXES = [  # symbol prefix -> operator namespace
-    ("ptec_kernel_cortex_m_", "cortex_m::"),
-    ("ptec_kernel_aten_", "aten::"),
-    ("ptec_kernel_qd_", "quantized_decomposed::"),
-    ("ptec_kernel_dim_order_", "dim_order_ops::_"),
-]
-_KNOWN_SYMBOLS = {
-    "ptec_kernel_dim_order_clone_out": "dim_order_ops::_clone_dim_order.out",
-}
+def kernel_symbols() -> Dict[str, str]:
+    """Operator key -> PTEC_KERNEL symbol, for every operator with a kernel."""
+    return {k: op.kernel for k, op in OPERATORS.items() if op.kernel}
 
 
-def repo_root() -> str:
-    return os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+def runtime_kernels() -> List[str]:
+    """Operator keys the ptec runtime has kernels for."""
+    return sorted(kernel_symbols())
 
 
-def _name_from_symbol(symbol: str) -> str:
-    if symbol in _KNOWN_SYMBOLS:
-        return _KNOWN_SYMBOLS[symbol]
-    for prefix, ns in _SYMBOL_PREFIXES:
-        if symbol.startswith(prefix):
-            rest = symbol[len(prefix):]
-            base, _, overload = rest.rpartition("_")
-            return f"{ns}{base}.{overload}" if base else ns + rest
-    return symbol
+def read_kernel_list(text: str) -> Set[str]:
+    """The symbols of a PTEC_KERNEL_LIST file's PTEC_KERNEL(symbol) lines."""
+    return set(re.findall(r"^\s*PTEC_KERNEL\(\s*(\w+)\s*\)", text, re.M))
 
 
-def _names_in_sources(kernels_dir: str) -> Dict[str, str]:
-    """symbol -> .name string, read from the kernel sources when present."""
-    found = {}
-    pat = re.compile(r"const\s+ptec_kernel\s+(\w+)\s*=\s*\{\s*(?:\.name\s*=\s*)?\"([^\"]+)\"")
-    for root, _, files in os.walk(kernels_dir):
-        for f in files:
-            if f.endswith(".c"):
-                with open(os.path.join(root, f), errors="replace") as fh:
-                    for sym, name in pat.findall(fh.read()):
-                        found[sym] = name
-    return found
-
-
-def kernel_symbols(root: str = None) -> Dict[str, str]:
-    """Operator key -> PTEC_KERNEL symbol for every kernel in all_kernels.def."""
-    root = root or repo_root()
-    kernels_dir = os.path.join(root, "src", "kernels")
-    def_file = os.path.join(kernels_dir, "all_kernels.def")
-    if not os.path.exists(def_file):
-        return {}
-    text = re.sub(r"/\*.*?\*/", "", open(def_file).read(), flags=re.S)
-    from_src = _names_in_sources(kernels_dir)
-    return {(from_src.get(sym) or _name_from_symbol(sym)): sym
-            for sym in re.findall(r"PTEC_KERNEL\((\w+)\)", text)}
-
-
-def kernel_list_def(operators, root: str = None) -> str:
-    """A PTEC_KERNEL_LIST file selecting exactly these operators (selective
-    build: cmake -DPTEC_KERNEL_LIST=that.def)."""
-    symbols = kernel_symbols(root)
-    missing = sorted(set(operators) - set(symbols))
-    if missing:
-        raise KeyError("no kernel symbol for " + ", ".join(missing))
-    lines = ["/* Generated by ptec: the kernels this program uses. */"]
-    lines += [f"PTEC_KERNEL({symbols[k]})" for k in sorted(set(operators))]
+def all_kernels_def() -> str:
+    """src/kernels/all_kernels.def: every kernel of the manifest, by folder."""
+    lines = ["/* Every kernel ptec ships, one PTEC_KERNEL(symbol) per line. The symbol is",
+             " * the const ptec_kernel a kernel file defines. Generated from",
+             " * python/ptec/operators.json by `python3 -m ptec.ops`; do not edit. */"]
+    folder = None
+    for op in OPERATORS.values():
+        if not op.kernel:
+            continue
+        here = os.path.dirname(op.source or "")
+        if here != folder:
+            folder = here
+            lines += ["", f"/* {folder} */"]
+        lines.append(f"PTEC_KERNEL({op.kernel})")
     return "\n".join(lines) + "\n"
 
 
-def runtime_kernels(root: str = None) -> List[str]:
-    """Operator keys ptec can run: the PTEC_KERNEL lines of
-    src/kernels/all_kernels.def, plus every cortex_m op of the spec."""
-    root = root or repo_root()
-    kernels_dir = os.path.join(root, "src", "kernels")
-    names = set(cortex_m_ops())
-    def_file = os.path.join(kernels_dir, "all_kernels.def")
-    if os.path.exists(def_file):
-        text = re.sub(r"/\*.*?\*/", "", open(def_file).read(), flags=re.S)
-        symbols = re.findall(r"PTEC_KERNEL\((\w+)\)", text)
-        from_src = _names_in_sources(kernels_dir)
-        for sym in symbols:
-            names.add(from_src.get(sym) or _name_from_symbol(sym))
-    return sorted(names)
+def kernel_list(operators: Iterable[str], origin: str = "this program",
+                available: Optional[Set[str]] = None) -> Tuple[str, List[str]]:
+    """A PTEC_KERNEL_LIST file selecting exactly these operators, in first-use
+    order (selective build: cmake -DPTEC_KERNEL_LIST=that.def), and the
+    operators it leaves out: those ptec has no kernel for, or whose symbol is
+    not in `available` (a build's own list) when that is given."""
+    lines = [f"/* Kernels used by {origin}. Generated by ptec; do not edit. */"]
+    missing = []
+    symbols = kernel_symbols()
+    for key in dict.fromkeys(operators):
+        symbol = symbols.get(key)
+        if symbol is None or (available is not None and symbol not in available):
+            missing.append(key)
+            lines.append(f"/* {key}: no kernel in this ptec ({symbol or 'none in the manifest'}) */")
+        else:
+            lines.append(f"PTEC_KERNEL({symbol}) /* {key} */")
+    return "\n".join(lines) + "\n", missing
+
+
+def kernel_list_def(operators: Iterable[str]) -> str:
+    """kernel_list() for `compile --kernel-list`, where every operator must
+    have a kernel (KeyError names those without)."""
+    text, missing = kernel_list(operators)
+    if missing:
+        raise KeyError("no kernel symbol for " + ", ".join(sorted(missing)))
+    return text
+
+
+def main(argv: Sequence[str] = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if len(argv) > 1:
+        print("usage: python3 -m ptec.ops [FILE]   (write the all-kernels list; default stdout)",
+              file=sys.stderr)
+        return 2
+    text = all_kernels_def()
+    if argv:
+        with open(argv[0], "w", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import List
 
 from .flatbuffer import FlatbufferError, decode
 from .schema import FILE_IDENTIFIER, Program
@@ -62,3 +63,10 @@ def parse_program(data: bytes) -> Program:
 def read_program(path: str) -> Program:
     with open(path, "rb") as f:
         return parse_program(f.read())
+
+
+def operator_keys(program: Program) -> List[str]:
+    """The 'namespace::name.overload' of every method's operators, each once,
+    in first-use order."""
+    keys = (op.key for plan in program.execution_plan or [] for op in plan.operators or [])
+    return list(dict.fromkeys(keys))
