@@ -1,5 +1,6 @@
 """The AOT compiler: capture, quantize, lower, plan, emit, CLI."""
 import os
+import re
 import subprocess
 import sys
 
@@ -279,12 +280,10 @@ def test_cli_kernel_list(tmp_path):
                         "-o", str(out), "--kernel-list", str(defs)], env=ENV,
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    lines = [line for line in defs.read_text().splitlines() if line.startswith("PTEC_KERNEL(")]
+    listed = re.findall(r"^PTEC_KERNEL\((\w+)\)", defs.read_text(), re.M)
     keys = {op.key for op in parse_program(out.read_bytes()).plan().operators}
     symbols = kernel_symbols()
-    if not symbols:
-        pytest.skip("no src/kernels/all_kernels.def")
-    assert sorted(lines) == sorted(f"PTEC_KERNEL({symbols[k]})" for k in keys)
+    assert sorted(listed) == sorted(symbols[k] for k in keys)
 
 
 def test_cli_sort_names_the_missing_operator_and_writes_no_file(tmp_path):

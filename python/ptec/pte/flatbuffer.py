@@ -75,21 +75,14 @@ class Encoder:
         self.out += struct.pack("<I", len(items)) + data
         return pos
 
-    def write_table_vector(self, items: list) -> int:
+    def write_offset_vector(self, items: list, write_item) -> int:
+        """A vector of uoffsets to what write_item writes for each item
+        (tables, strings), after the vector."""
         self.pad_to(4)
         pos = len(self.out)
         self.out += struct.pack("<I", len(items)) + bytes(4 * len(items))
         for i, item in enumerate(items):
-            child = self.write_table(item)
-            self.patch_uoffset(pos + 4 + 4 * i, child)
-        return pos
-
-    def write_string_vector(self, items: list) -> int:
-        self.pad_to(4)
-        pos = len(self.out)
-        self.out += struct.pack("<I", len(items)) + bytes(4 * len(items))
-        for i, item in enumerate(items):
-            self.patch_uoffset(pos + 4 + 4 * i, self.write_string(item))
+            self.patch_uoffset(pos + 4 + 4 * i, write_item(item))
         return pos
 
     # -- tables --------------------------------------------------------------
@@ -129,9 +122,9 @@ class Encoder:
             elif kind[0] == "vector":
                 elem = kind[1]
                 if isinstance(elem, tuple):
-                    writer = (lambda v=value: self.write_table_vector(v))
+                    writer = (lambda v=value: self.write_offset_vector(v, self.write_table))
                 elif elem == "string":
-                    writer = (lambda v=value: self.write_string_vector(v))
+                    writer = (lambda v=value: self.write_offset_vector(v, self.write_string))
                 else:
                     writer = (lambda v=value, e=elem: self.write_scalar_vector(e, v))
                 slots.append((fid, 4, None, writer))
