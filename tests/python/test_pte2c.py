@@ -83,3 +83,15 @@ def test_missing_kernel_is_left_out(tmp_path):
                          check=True, stderr=subprocess.PIPE, text=True)
     assert "aten::mul.out" in run.stderr
     assert re.findall(r"^PTEC_KERNEL\((\w+)\)", kernels.read_text(), re.M) == ["ptec_kernel_aten_add_out"]
+
+
+def test_needs_only_the_standard_library():
+    """Firmware builds run pte2c with whatever python3 CMake finds, which
+    may have neither torch nor numpy: the package parts it uses import neither."""
+    probe = ("import runpy, sys\n"
+             "sys.argv = ['pte2c', '--help']\n"
+             "try:\n    runpy.run_path(%r, run_name='__main__')\n"
+             "except SystemExit:\n    pass\n"
+             "print(sorted(m for m in ('torch', 'numpy') if m in sys.modules))") % TOOL
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"

@@ -1,8 +1,8 @@
-"""The .pte program as plain Python dataclasses, plus the table layout that
-the flatbuffer reader and writer share.
+"""The .pte program as plain Python dataclasses, which are also the table
+layout that the flatbuffer reader and writer share.
 
 Every table of the upstream schema (pte-format.md §3) is one dataclass whose
-fields follow the schema's declaration order. A union field is one Python
+fields follow the schema's declaration order, each carrying its wire kind. A union field is one Python
 attribute holding the member object (or None); on the wire it takes two field
 ids (type tag, then value). Vectors are Python lists, `[ubyte]` is `bytes`,
 and a missing offset field is `None` (distinct from an empty list).
@@ -10,8 +10,20 @@ and a missing offset field is `None` (distinct from an empty list).
 from __future__ import annotations
 
 import enum
+import dataclasses
 from dataclasses import dataclass, field
-from typing import List, Optional, Union
+from typing import List, Optional, Union, get_args
+
+# Wire kinds of a field (`_fb(kind, default, **options)`):
+#   scalar: 'bool','byte','ubyte','short','ushort','int','uint','long','ulong','double'
+#   'string' | ('table', Cls) | ('vector', elem) with elem a scalar name,
+#   'string' or ('table', Cls) | ('union', name) | 'bytes' (= [ubyte])
+# Options: force_align (a [ubyte] vector's alignment), enum (the Python
+# enum of a scalar). The dataclass fields, in schema order, are the layout.
+
+
+def _fb(kind, default=None, **options):
+    return field(default=default, metadata={"fb": (kind, options)})
 
 
 class ScalarType(enum.IntEnum):
@@ -89,54 +101,54 @@ class Null:
 
 @dataclass
 class Int:
-    int_val: int = 0
+    int_val: int = _fb("long", 0)
 
 
 @dataclass
 class Bool:
-    bool_val: bool = False
+    bool_val: bool = _fb("bool", False)
 
 
 @dataclass
 class Double:
-    double_val: float = 0.0
+    double_val: float = _fb("double", 0.0)
 
 
 @dataclass
 class String:
-    string_val: Optional[str] = None
+    string_val: Optional[str] = _fb("string")
 
 
 @dataclass
 class IntList:
-    items: Optional[List[int]] = None      # value indices of Int EValues
+    items: Optional[List[int]] = _fb(("vector", "long"))      # value indices of Int EValues
 
 
 @dataclass
 class DoubleList:
-    items: Optional[List[float]] = None
+    items: Optional[List[float]] = _fb(("vector", "double"))
 
 
 @dataclass
 class BoolList:
-    items: Optional[List[bool]] = None
+    items: Optional[List[bool]] = _fb(("vector", "bool"))
 
 
 @dataclass
 class TensorList:
-    items: Optional[List[int]] = None
+    items: Optional[List[int]] = _fb(("vector", "int"))
 
 
 @dataclass
 class OptionalTensorList:
-    items: Optional[List[int]] = None      # -1 means None
+    items: Optional[List[int]] = _fb(("vector", "int"))      # -1 means None
 
 
 @dataclass
 class AllocationDetails:
-    memory_id: int = 0
-    memory_offset_low: int = 0
-    memory_offset_high: int = 0
+    memory_id: int = _fb("uint", 0)
+    memory_offset_low: int = _fb("uint", 0)
+    memory_offset_high: int = _fb("uint", 0)
 
     @property
     def offset(self) -> int:
@@ -145,25 +157,25 @@ class AllocationDetails:
 
 @dataclass
 class ExtraTensorInfo:
-    mutable_data_segments_idx: int = 0
-    fully_qualified_name: Optional[str] = None
-    location: int = TensorDataLocation.SEGMENT
-    device_type: int = DeviceType.CPU
-    device_index: int = 0
+    mutable_data_segments_idx: int = _fb("ulong", 0)
+    fully_qualified_name: Optional[str] = _fb("string")
+    location: int = _fb("byte", TensorDataLocation.SEGMENT, enum="TensorDataLocation")
+    device_type: int = _fb("byte", DeviceType.CPU, enum="DeviceType")
+    device_index: int = _fb("byte", 0)
 
 
 @dataclass
 class Tensor:
-    scalar_type: int = ScalarType.BYTE
-    storage_offset: int = 0
-    sizes: Optional[List[int]] = None
-    dim_order: Optional[bytes] = None
-    requires_grad: bool = False
-    data_buffer_idx: int = 0
-    allocation_info: Optional[AllocationDetails] = None
-    layout: int = 0
-    shape_dynamism: int = TensorShapeDynamism.STATIC
-    extra_tensor_info: Optional[ExtraTensorInfo] = None
+    scalar_type: int = _fb("byte", ScalarType.BYTE, enum="ScalarType")
+    storage_offset: int = _fb("int", 0)
+    sizes: Optional[List[int]] = _fb(("vector", "int"))
+    dim_order: Optional[bytes] = _fb("bytes")
+    requires_grad: bool = _fb("bool", False)
+    data_buffer_idx: int = _fb("uint", 0)
+    allocation_info: Optional[AllocationDetails] = _fb(("table", AllocationDetails))
+    layout: int = _fb("byte", 0)
+    shape_dynamism: int = _fb("byte", TensorShapeDynamism.STATIC, enum="TensorShapeDynamism")
+    extra_tensor_info: Optional[ExtraTensorInfo] = _fb(("table", ExtraTensorInfo))
 
     @property
     def numel(self) -> int:
@@ -187,7 +199,7 @@ EValueMember = Union[Null, Int, Bool, Double, Tensor, String, IntList, DoubleLis
 
 @dataclass
 class EValue:
-    val: Optional[EValueMember] = None
+    val: Optional[EValueMember] = _fb(("union", "KernelTypes"))
 
 
 # --------------------------------------------------------------------------
@@ -195,63 +207,66 @@ class EValue:
 
 @dataclass
 class KernelCall:
-    op_index: int = 0
-    args: Optional[List[int]] = None
+    op_index: int = _fb("int", 0)
+    args: Optional[List[int]] = _fb(("vector", "int"))
 
 
 @dataclass
 class DelegateCall:
-    delegate_index: int = 0
-    args: Optional[List[int]] = None
+    delegate_index: int = _fb("int", 0)
+    args: Optional[List[int]] = _fb(("vector", "int"))
 
 
 @dataclass
 class MoveCall:
-    move_from: int = 0
-    move_to: int = 0
+    move_from: int = _fb("int", 0)
+    move_to: int = _fb("int", 0)
 
 
 @dataclass
 class JumpFalseCall:
-    cond_value_index: int = 0
-    destination_instruction: int = 0
+    cond_value_index: int = _fb("int", 0)
+    destination_instruction: int = _fb("int", 0)
 
 
 @dataclass
 class FreeCall:
-    value_index: int = 0
+    value_index: int = _fb("int", 0)
+
+
+InstructionArguments = Union[KernelCall, DelegateCall, MoveCall, JumpFalseCall, FreeCall]
 
 
 @dataclass
 class Instruction:
-    instr_args: Optional[Union[KernelCall, DelegateCall, MoveCall, JumpFalseCall, FreeCall]] = None
+    instr_args: Optional[InstructionArguments] = _fb(("union", "InstructionArguments"))
 
 
 @dataclass
 class Frame:
-    filename: Optional[str] = None
-    lineno: int = 0
-    name: Optional[str] = None
-    context: Optional[str] = None
+    filename: Optional[str] = _fb("string")
+    lineno: int = _fb("int", 0)
+    name: Optional[str] = _fb("string")
+    context: Optional[str] = _fb("string")
 
 
 @dataclass
 class FrameList:
-    items: Optional[List[Frame]] = None
+    items: Optional[List[Frame]] = _fb(("vector", ("table", Frame)))
 
 
 @dataclass
 class Chain:
-    inputs: Optional[List[int]] = None
-    outputs: Optional[List[int]] = None
-    instructions: Optional[List[Instruction]] = None
-    stacktrace: Optional[List[FrameList]] = None
+    inputs: Optional[List[int]] = _fb(("vector", "int"))
+    outputs: Optional[List[int]] = _fb(("vector", "int"))
+    instructions: Optional[List[Instruction]] = _fb(("vector", ("table", Instruction)))
+    stacktrace: Optional[List[FrameList]] = _fb(("vector", ("table", FrameList)))
 
 
 @dataclass
 class Operator:
-    name: Optional[str] = None
-    overload: Optional[str] = None
+    name: Optional[str] = _fb("string")
+    overload: Optional[str] = _fb("string")
 
     @property
     def key(self) -> str:
@@ -260,88 +275,88 @@ class Operator:
 
 @dataclass
 class CompileSpec:
-    key: Optional[str] = None
-    value: Optional[bytes] = None
+    key: Optional[str] = _fb("string")
+    value: Optional[bytes] = _fb("bytes")
 
 
 @dataclass
 class BackendDelegateDataReference:
-    location: int = DataLocation.INLINE
-    index: int = 0
+    location: int = _fb("byte", DataLocation.INLINE, enum="DataLocation")
+    index: int = _fb("uint", 0)
 
 
 @dataclass
 class BackendDelegate:
-    id: Optional[str] = None
-    processed: Optional[BackendDelegateDataReference] = None
-    compile_specs: Optional[List[CompileSpec]] = None
+    id: Optional[str] = _fb("string")
+    processed: Optional[BackendDelegateDataReference] = _fb(("table", BackendDelegateDataReference))
+    compile_specs: Optional[List[CompileSpec]] = _fb(("vector", ("table", CompileSpec)))
 
 
 @dataclass
 class ContainerMetadata:
-    encoded_inp_str: Optional[str] = None
-    encoded_out_str: Optional[str] = None
+    encoded_inp_str: Optional[str] = _fb("string")
+    encoded_out_str: Optional[str] = _fb("string")
 
 
 @dataclass
 class NonConstBufferDevice:
-    buffer_idx: int = 0
-    device_type: int = DeviceType.CPU
-    device_index: int = 0
+    buffer_idx: int = _fb("int", 0)
+    device_type: int = _fb("byte", DeviceType.CPU, enum="DeviceType")
+    device_index: int = _fb("byte", 0)
 
 
 @dataclass
 class ExecutionPlan:
-    name: Optional[str] = None
-    container_meta_type: Optional[ContainerMetadata] = None
-    values: Optional[List[EValue]] = None
-    inputs: Optional[List[int]] = None
-    outputs: Optional[List[int]] = None
-    chains: Optional[List[Chain]] = None
-    operators: Optional[List[Operator]] = None
-    delegates: Optional[List[BackendDelegate]] = None
-    non_const_buffer_sizes: Optional[List[int]] = None
-    non_const_buffer_device: Optional[List[NonConstBufferDevice]] = None
+    name: Optional[str] = _fb("string")
+    container_meta_type: Optional[ContainerMetadata] = _fb(("table", ContainerMetadata))
+    values: Optional[List[EValue]] = _fb(("vector", ("table", EValue)))
+    inputs: Optional[List[int]] = _fb(("vector", "int"))
+    outputs: Optional[List[int]] = _fb(("vector", "int"))
+    chains: Optional[List[Chain]] = _fb(("vector", ("table", Chain)))
+    operators: Optional[List[Operator]] = _fb(("vector", ("table", Operator)))
+    delegates: Optional[List[BackendDelegate]] = _fb(("vector", ("table", BackendDelegate)))
+    non_const_buffer_sizes: Optional[List[int]] = _fb(("vector", "long"))
+    non_const_buffer_device: Optional[List[NonConstBufferDevice]] = _fb(("vector", ("table", NonConstBufferDevice)))
 
 
 @dataclass
 class Buffer:
-    storage: Optional[bytes] = None
+    storage: Optional[bytes] = _fb("bytes", force_align=16)
 
 
 @dataclass
 class BackendDelegateInlineData:
-    data: Optional[bytes] = None
+    data: Optional[bytes] = _fb("bytes", force_align=16)
 
 
 @dataclass
 class DataSegment:
-    offset: int = 0
-    size: int = 0
+    offset: int = _fb("ulong", 0)
+    size: int = _fb("ulong", 0)
 
 
 @dataclass
 class SubsegmentOffsets:
-    segment_index: int = 0
-    offsets: Optional[List[int]] = None
+    segment_index: int = _fb("uint", 0)
+    offsets: Optional[List[int]] = _fb(("vector", "ulong"))
 
 
 @dataclass
 class NamedData:
-    key: Optional[str] = None
-    segment_index: int = 0
+    key: Optional[str] = _fb("string")
+    segment_index: int = _fb("uint", 0)
 
 
 @dataclass
 class Program:
-    version: int = 0
-    execution_plan: Optional[List[ExecutionPlan]] = None
-    constant_buffer: Optional[List[Buffer]] = None
-    backend_delegate_data: Optional[List[BackendDelegateInlineData]] = None
-    segments: Optional[List[DataSegment]] = None
-    constant_segment: Optional[SubsegmentOffsets] = None
-    mutable_data_segments: Optional[List[SubsegmentOffsets]] = None
-    named_data: Optional[List[NamedData]] = None
+    version: int = _fb("uint", 0)
+    execution_plan: Optional[List[ExecutionPlan]] = _fb(("vector", ("table", ExecutionPlan)))
+    constant_buffer: Optional[List[Buffer]] = _fb(("vector", ("table", Buffer)))
+    backend_delegate_data: Optional[List[BackendDelegateInlineData]] = _fb(("vector", ("table", BackendDelegateInlineData)))
+    segments: Optional[List[DataSegment]] = _fb(("vector", ("table", DataSegment)))
+    constant_segment: Optional[SubsegmentOffsets] = _fb(("table", SubsegmentOffsets))
+    mutable_data_segments: Optional[List[SubsegmentOffsets]] = _fb(("vector", ("table", SubsegmentOffsets)))
+    named_data: Optional[List[NamedData]] = _fb(("vector", ("table", NamedData)))
     # Not part of the flatbuffer: the bytes of each entry of `segments`, in
     # order. The writer derives `segments[i]` (offset, size) from these.
     segment_data: List[bytes] = field(default_factory=list)
@@ -367,16 +382,11 @@ class Program:
 
 
 # --------------------------------------------------------------------------
-# Wire layout. Field kinds:
-#   scalar: 'bool','byte','ubyte','short','ushort','int','uint','long','ulong','double'
-#   'string' | ('table', Cls) | ('vector', elem) with elem a scalar name,
-#   'string' or ('table', Cls) | ('union', name) | 'bytes' (= [ubyte])
-# A trailing dict holds options: force_align, enum.
+# Wire layout, read off the dataclasses above.
 
 UNIONS = {
-    "KernelTypes": [Null, Int, Bool, Double, Tensor, String, IntList, DoubleList,
-                    BoolList, TensorList, OptionalTensorList],
-    "InstructionArguments": [KernelCall, DelegateCall, MoveCall, JumpFalseCall, FreeCall],
+    "KernelTypes": list(get_args(EValueMember)),
+    "InstructionArguments": list(get_args(InstructionArguments)),
 }
 
 ENUMS = {
@@ -387,78 +397,10 @@ ENUMS = {
     "DataLocation": DataLocation,
 }
 
-# (attribute, kind, options)
-LAYOUT = {
-    Null: [],
-    Int: [("int_val", "long", {})],
-    Bool: [("bool_val", "bool", {})],
-    Double: [("double_val", "double", {})],
-    String: [("string_val", "string", {})],
-    IntList: [("items", ("vector", "long"), {})],
-    DoubleList: [("items", ("vector", "double"), {})],
-    BoolList: [("items", ("vector", "bool"), {})],
-    TensorList: [("items", ("vector", "int"), {})],
-    OptionalTensorList: [("items", ("vector", "int"), {})],
-    AllocationDetails: [("memory_id", "uint", {}), ("memory_offset_low", "uint", {}),
-                        ("memory_offset_high", "uint", {})],
-    ExtraTensorInfo: [("mutable_data_segments_idx", "ulong", {}),
-                      ("fully_qualified_name", "string", {}),
-                      ("location", "byte", {"enum": "TensorDataLocation"}),
-                      ("device_type", "byte", {"enum": "DeviceType"}),
-                      ("device_index", "byte", {})],
-    Tensor: [("scalar_type", "byte", {"enum": "ScalarType"}), ("storage_offset", "int", {}),
-             ("sizes", ("vector", "int"), {}), ("dim_order", "bytes", {}),
-             ("requires_grad", "bool", {}), ("data_buffer_idx", "uint", {}),
-             ("allocation_info", ("table", AllocationDetails), {}), ("layout", "byte", {}),
-             ("shape_dynamism", "byte", {"enum": "TensorShapeDynamism"}),
-             ("extra_tensor_info", ("table", ExtraTensorInfo), {})],
-    EValue: [("val", ("union", "KernelTypes"), {})],
-    KernelCall: [("op_index", "int", {}), ("args", ("vector", "int"), {})],
-    DelegateCall: [("delegate_index", "int", {}), ("args", ("vector", "int"), {})],
-    MoveCall: [("move_from", "int", {}), ("move_to", "int", {})],
-    JumpFalseCall: [("cond_value_index", "int", {}), ("destination_instruction", "int", {})],
-    FreeCall: [("value_index", "int", {})],
-    Instruction: [("instr_args", ("union", "InstructionArguments"), {})],
-    Frame: [("filename", "string", {}), ("lineno", "int", {}), ("name", "string", {}),
-            ("context", "string", {})],
-    FrameList: [("items", ("vector", ("table", Frame)), {})],
-    Chain: [("inputs", ("vector", "int"), {}), ("outputs", ("vector", "int"), {}),
-            ("instructions", ("vector", ("table", Instruction)), {}),
-            ("stacktrace", ("vector", ("table", FrameList)), {})],
-    Operator: [("name", "string", {}), ("overload", "string", {})],
-    CompileSpec: [("key", "string", {}), ("value", "bytes", {})],
-    BackendDelegateDataReference: [("location", "byte", {"enum": "DataLocation"}),
-                                   ("index", "uint", {})],
-    BackendDelegate: [("id", "string", {}),
-                      ("processed", ("table", BackendDelegateDataReference), {}),
-                      ("compile_specs", ("vector", ("table", CompileSpec)), {})],
-    ContainerMetadata: [("encoded_inp_str", "string", {}), ("encoded_out_str", "string", {})],
-    NonConstBufferDevice: [("buffer_idx", "int", {}),
-                           ("device_type", "byte", {"enum": "DeviceType"}),
-                           ("device_index", "byte", {})],
-    ExecutionPlan: [("name", "string", {}),
-                    ("container_meta_type", ("table", ContainerMetadata), {}),
-                    ("values", ("vector", ("table", EValue)), {}),
-                    ("inputs", ("vector", "int"), {}), ("outputs", ("vector", "int"), {}),
-                    ("chains", ("vector", ("table", Chain)), {}),
-                    ("operators", ("vector", ("table", Operator)), {}),
-                    ("delegates", ("vector", ("table", BackendDelegate)), {}),
-                    ("non_const_buffer_sizes", ("vector", "long"), {}),
-                    ("non_const_buffer_device", ("vector", ("table", NonConstBufferDevice)), {})],
-    Buffer: [("storage", "bytes", {"force_align": 16})],
-    BackendDelegateInlineData: [("data", "bytes", {"force_align": 16})],
-    DataSegment: [("offset", "ulong", {}), ("size", "ulong", {})],
-    SubsegmentOffsets: [("segment_index", "uint", {}), ("offsets", ("vector", "ulong"), {})],
-    NamedData: [("key", "string", {}), ("segment_index", "uint", {})],
-    Program: [("version", "uint", {}),
-              ("execution_plan", ("vector", ("table", ExecutionPlan)), {}),
-              ("constant_buffer", ("vector", ("table", Buffer)), {}),
-              ("backend_delegate_data", ("vector", ("table", BackendDelegateInlineData)), {}),
-              ("segments", ("vector", ("table", DataSegment)), {}),
-              ("constant_segment", ("table", SubsegmentOffsets), {}),
-              ("mutable_data_segments", ("vector", ("table", SubsegmentOffsets)), {}),
-              ("named_data", ("vector", ("table", NamedData)), {})],
-}
+# table class -> [(attribute, kind, options)], in schema order
+LAYOUT = {cls: [(f.name, *f.metadata["fb"]) for f in dataclasses.fields(cls) if "fb" in f.metadata]
+          for cls in list(globals().values())
+          if dataclasses.is_dataclass(cls) and cls.__module__ == __name__}
 
 SCALARS = {  # name -> (struct code, size)
     "bool": ("B", 1), "byte": ("b", 1), "ubyte": ("B", 1), "short": ("h", 2),
