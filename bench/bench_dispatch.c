@@ -25,7 +25,7 @@ int main(int argc, char **argv)
     static _Alignas(16) unsigned char memory[1 << 20];
     if (ptec_program_init(&program, bytes, size) != PTEC_OK ||
         ptec_method_load_single(&method, &program, NULL, memory, sizeof memory) != PTEC_OK) {
-        fprintf(stderr, "%s\n", ptec_program_error(&program));
+        fprintf(stderr, "%s\n", ptec_program_error(&program)[0] ? ptec_program_error(&program) : ptec_method_error(&method));
         return 1;
     }
     static _Alignas(16) unsigned char input[1 << 16];
@@ -38,12 +38,12 @@ int main(int argc, char **argv)
             if (ptec_method_input_info(&method, i, &info) != PTEC_OK || info.nbytes > sizeof input ||
                 ptec_method_set_input(&method, i, (ptec_dtype)info.dtype, NULL, 0, input,
                                       info.nbytes) != PTEC_OK) {
-                fprintf(stderr, "input %zu: %s\n", i, ptec_program_error(&program));
+                fprintf(stderr, "input %zu: %s\n", i, ptec_method_error(&method));
                 return 1;
             }
         }
         if (ptec_method_execute(&method) != PTEC_OK) {
-            fprintf(stderr, "%s\n", ptec_program_error(&program));
+            fprintf(stderr, "%s\n", ptec_method_error(&method));
             return 1;
         }
     }

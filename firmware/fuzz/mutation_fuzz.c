@@ -105,7 +105,7 @@ static int run_case(const uint8_t *data, size_t size)
         return STAGE_INIT;
     }
     ptec_requirements req;
-    if (ptec_method_requirements(&program, NULL, &req) != PTEC_OK) {
+    if (ptec_method_requirements(&method, &program, NULL, &req) != PTEC_OK) {
         return STAGE_REQUIREMENTS;
     }
     if (req.total_bytes > POOL_BYTES) {

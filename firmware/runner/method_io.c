@@ -112,7 +112,7 @@ static int input_info(ptec_method *method, size_t i, ptec_tensor_info *info)
     ptec_status status = ptec_method_input_info(method, i, info);
     if (status != PTEC_OK) {
         printf("error: input %lu: %s (0x%02x): %s\n", (unsigned long)i, ptec_status_str(status),
-               (unsigned)status, ptec_program_error(method->program));
+               (unsigned)status, ptec_method_error(method));
         return 1;
     }
     if (info->kind != PTEC_VALUE_TENSOR) {
@@ -241,7 +241,7 @@ int inputs_set(ptec_method *method, size_t block, int verbose)
         if (status != PTEC_OK) {
             printf("error: setting input %lu: %s (0x%02x): %s\n", (unsigned long)i,
                    ptec_status_str(status), (unsigned)status,
-                   ptec_program_error(method->program));
+                   ptec_method_error(method));
             return 1;
         }
         if (verbose) {
@@ -260,7 +260,7 @@ int outputs_bind(ptec_method *method)
         ptec_status status = ptec_method_output_info(method, i, &info);
         if (status != PTEC_OK) {
             printf("error: output %lu: %s (0x%02x): %s\n", (unsigned long)i,
-                   ptec_status_str(status), (unsigned)status, ptec_program_error(method->program));
+                   ptec_status_str(status), (unsigned)status, ptec_method_error(method));
             return 1;
         }
         if (info.kind != PTEC_VALUE_TENSOR || info.planned) {
@@ -275,7 +275,7 @@ int outputs_bind(ptec_method *method)
         status = ptec_method_bind_output(method, i, memory, info.nbytes);
         if (status != PTEC_OK) {
             printf("error: binding output %lu: %s (0x%02x): %s\n", (unsigned long)i,
-                   ptec_status_str(status), (unsigned)status, ptec_program_error(method->program));
+                   ptec_status_str(status), (unsigned)status, ptec_method_error(method));
             return 1;
         }
         printf("  output %lu: %s, %lu bytes (bound, not planned)\n", (unsigned long)i,

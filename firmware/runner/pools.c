@@ -62,6 +62,8 @@ int pools_carve(const ptec_requirements *req, ptec_memory *mem)
     mem->scratch = scratch_pool;
     mem->scratch_size = at_most(req->scratch_bytes, PTEC_RUNNER_SCRATCH_BYTES);
     short_somewhere |= mem->scratch_size < req->scratch_bytes;
+    /* No fast-scratch pool: the runner's programs have no delegate asking for one. */
+    short_somewhere |= req->fast_scratch_bytes > 0;
     return short_somewhere;
 }
 

@@ -39,10 +39,12 @@ static ptec_program program;
 static ptec_method method;
 static uint64_t profile[PTEC_RUNNER_MAX_INSTRUCTIONS];
 
+/* The detail comes from the program only while it is not initialised;
+ * after that, from the method. */
 static void print_failure(const char *what, ptec_status status)
 {
-    printf("error: %s failed: %s (0x%02x)\n  %s\n", what, ptec_status_str(status),
-           (unsigned)status, ptec_program_error(&program));
+    printf("error: %s failed: %s (0x%02x)\n  %s\n", what, ptec_status_str(status), (unsigned)status,
+           ptec_program_error(&program)[0] != '\0' ? ptec_program_error(&program) : ptec_method_error(&method));
 }
 
 static void print_region(const char *name, size_t required, size_t provided, size_t capacity)
@@ -225,7 +227,7 @@ int main(void)
 
     ptec_requirements req;
     start = ptec_platform_ticks();
-    status = ptec_method_requirements(&program, NULL, &req);
+    status = ptec_method_requirements(&method, &program, NULL, &req);
     const uint64_t requirements_instructions = ptec_platform_ticks() - start;
     if (status != PTEC_OK) {
         print_failure("ptec_method_requirements", status);

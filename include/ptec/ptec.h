@@ -8,7 +8,17 @@
  *   ptec_method_output()        read results
  *
  * Nothing here allocates. Structures are the caller's; their fields are
- * private unless documented. */
+ * private unless documented.
+ *
+ * The program is a read-only view: nothing writes a ptec_program after
+ * ptec_program_init() returns, so it (and the bytes it views) can be `const`,
+ * in flash or in write-protected memory, and one program can serve several
+ * methods at once. Everything that changes lives in the caller's ptec_method:
+ * the values, what requirements measured, and the last error's detail.
+ *
+ * Errors: every call returns a status. Its detail, one line, comes from
+ * ptec_program_error() for ptec_program_init() and from ptec_method_error()
+ * for every ptec_method_* call (requirements included). */
 #ifndef PTEC_PTEC_H
 #define PTEC_PTEC_H
 
@@ -39,7 +49,8 @@ typedef struct ptec_requirements {
     size_t metadata_bytes;                          /* values, tensors, op state */
     size_t planned_count;                           /* planned buffers (memory ids 1..n) */
     size_t planned_bytes[PTEC_MAX_PLANNED_BUFFERS]; /* [i] is memory id i+1 */
-    size_t scratch_bytes;                           /* kernel temporaries, max over ops */
+    size_t scratch_bytes;                           /* temporaries, max over kernels and delegates */
+    size_t fast_scratch_bytes;                      /* delegates' fast temporaries (e.g. NPU SRAM) */
     size_t total_bytes;                             /* for ptec_method_load_single() */
 } ptec_requirements;
 
@@ -56,9 +67,7 @@ typedef struct ptec_program {
     uint32_t constant_count;
     uint32_t legacy_buffers;   /* position of the constant_buffer vector (0: none) */
     uint32_t legacy_count;
-    ptec_error_detail error;
-    uint32_t cached_plan;      /* the method whose requirements are cached (0: none) */
-    ptec_requirements cached;  /* so that load after requirements walks the plan once, not twice */
+    ptec_error_detail error;   /* why ptec_program_init failed; written by it alone */
 } ptec_program;
 
 
@@ -70,13 +79,25 @@ typedef struct ptec_memory {
     size_t planned_count;
     void *scratch;
     size_t scratch_size;
+    void *fast_scratch;        /* only when a delegate asks for fast scratch; else NULL, 0 */
+    size_t fast_scratch_size;
 } ptec_memory;
 
 struct ptec_instr;
 struct ptec_exec_ctx;
-struct ptec_delegate_instance;
+/* What ptec_method_requirements() measured, kept so that the load that
+ * follows does not walk the program a second time. */
+typedef struct ptec_measurement {
+    const ptec_program *program;
+    const uint8_t *data;       /* the program's bytes and plan when measured */
+    size_t size;
+    uint32_t plan;
+    uint32_t check;            /* tells a measurement from leftover bytes */
+    ptec_requirements req;
+} ptec_measurement;
+
 typedef struct ptec_method {
-    ptec_program *program;
+    const ptec_program *program;
     uint32_t plan;             /* position of the ExecutionPlan table */
     uint32_t values_vec;       /* position of the values vector */
     uint32_t value_count;
@@ -87,14 +108,18 @@ typedef struct ptec_method {
     uint32_t inputs_vec, input_count;
     uint32_t outputs_vec, output_count;
     uint8_t *input_set;        /* one flag per input */
-    struct ptec_delegate_instance *delegates;
+    ptec_delegate_ctx *delegates;
     uint32_t delegate_count;
     void *scratch;
     size_t scratch_size;
+    void *fast_scratch;
+    size_t fast_scratch_size;
     uint64_t *profile;         /* optional, one tick count per instruction */
     size_t profile_count;
     uint64_t last_execute_ticks;
     bool loaded;
+    ptec_error_detail error;   /* the last failure of a call on this method */
+    ptec_measurement measured;
 } ptec_method;
 
 /* Metadata about one input or output, readable before inputs are set. */
@@ -119,29 +144,38 @@ size_t ptec_program_method_count(const ptec_program *program);
 /* Name of method i (not NUL-terminated). */
 ptec_status ptec_program_method_name(const ptec_program *program, size_t index,
                                      const char **name, size_t *name_len);
-/* The last failure's detail, as one line (never NULL). */
+/* Why ptec_program_init() failed, as one line ("" after a success; never NULL). */
 const char *ptec_program_error(const ptec_program *program);
 
 /* Delegate `index` of a method: the backend id it names and its blob, found
- * inline or in a segment. Works whether or not that backend is linked. */
-ptec_status ptec_program_delegate(ptec_program *program, const char *method_name, size_t index,
+ * inline or in a segment. Works whether or not that backend is linked.
+ * A query: status only, no detail. */
+ptec_status ptec_program_delegate(const ptec_program *program, const char *method_name, size_t index,
                                   const char **backend_id, size_t *backend_id_len,
                                   ptec_delegate_blob *blob);
 
 /* Method ------------------------------------------------------------------- */
 
 /* Exact memory a method needs; allocates nothing. `name` NULL means "forward"
- * or, failing that, the first method. */
-ptec_status ptec_method_requirements(ptec_program *program, const char *name,
-                                     ptec_requirements *req);
+ * or, failing that, the first method. `method` receives the error detail
+ * and remembers the result (nothing else of it is touched), so that a
+ * ptec_method_load() of the same program and method that follows does not
+ * walk the program again. Re-initialising the program object with other
+ * bytes in between calls for a new measurement. */
+ptec_status ptec_method_requirements(ptec_method *method, const ptec_program *program,
+                                     const char *name, ptec_requirements *req);
 /* Loads with the regions in `mem`. Any region smaller than required fails
- * with PTEC_MEMORY_ALLOCATION_FAILED, naming the region and the shortfall. */
-ptec_status ptec_method_load(ptec_method *method, ptec_program *program, const char *name,
+ * with PTEC_MEMORY_ALLOCATION_FAILED, naming the region and the shortfall,
+ * before any delegate is initialised. */
+ptec_status ptec_method_load(ptec_method *method, const ptec_program *program, const char *name,
                              const ptec_memory *mem);
-/* Convenience: carves metadata, planned buffers and scratch from one buffer
- * of req.total_bytes. */
-ptec_status ptec_method_load_single(ptec_method *method, ptec_program *program,
+/* Convenience: carves metadata, planned buffers, scratch and fast scratch
+ * (in that order, each 16-byte aligned) from one buffer of req.total_bytes. */
+ptec_status ptec_method_load_single(ptec_method *method, const ptec_program *program,
                                     const char *name, void *buffer, size_t size);
+/* Why the last call on `method` failed, as one line: which region, which
+ * instruction, operator or backend, which argument (never NULL). */
+const char *ptec_method_error(const ptec_method *method);
 
 size_t ptec_method_input_count(const ptec_method *method);
 size_t ptec_method_output_count(const ptec_method *method);

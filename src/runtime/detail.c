@@ -1,12 +1,16 @@
 /* Error detail: one human-readable line per failure, built without stdio
- * into the program's fixed buffer (truncated, never overrun). */
+ * into a fixed buffer (truncated, never overrun): the method's, or during
+ * ptec_program_init the program's. */
 #include <string.h>
 
 #include "runtime/runtime_internal.h"
 
 void ptec_detail_strn(ptec_detail_fmt *f, const char *s, size_t n)
 {
-    char *buf = f->program->error.message;
+    if (f->sink == NULL) {
+        return;
+    }
+    char *buf = f->sink->message;
     for (size_t i = 0; i < n && s[i] != '\0' && f->len + 1u < PTEC_DETAIL_LEN; ++i) {
         buf[f->len++] = s[i];
     }
@@ -46,17 +50,19 @@ static void ptec_detail_hex8(ptec_detail_fmt *f, unsigned v)
     ptec_detail_strn(f, s, 4);
 }
 
-void ptec_detail_begin(ptec_detail_fmt *f, ptec_program *program, ptec_status status, int32_t instruction,
-                  const char *op_name, uint32_t op_name_len)
+void ptec_detail_begin(ptec_detail_fmt *f, ptec_error_detail *sink, ptec_status status, int32_t instruction,
+                       const char *op_name, uint32_t op_name_len)
 {
-    ptec_error_detail *e = &program->error;
-    f->program = program;
+    f->sink = sink;
+    f->status = status;
     f->len = 0;
-    e->status = status;
-    e->instruction = instruction;
-    e->op_name = op_name;
-    e->op_name_len = op_name_len;
-    e->message[0] = '\0';
+    if (sink != NULL) {
+        sink->status = status;
+        sink->instruction = instruction;
+        sink->op_name = op_name;
+        sink->op_name_len = op_name_len;
+        sink->message[0] = '\0';
+    }
     ptec_detail_str(f, ptec_status_str(status));
     ptec_detail_str(f, " (");
     ptec_detail_hex8(f, (unsigned)status);
@@ -77,25 +83,32 @@ ptec_status ptec_detail_end(ptec_detail_fmt *f)
 {
     /* Every failure also goes to the platform log, so firmware that only
      * checks status codes still leaves the reason on its console. */
-    ptec_platform_log(PTEC_LOG_ERROR, f->program->error.message);
-    return f->program->error.status;
+    if (f->sink != NULL) {
+        ptec_platform_log(PTEC_LOG_ERROR, f->sink->message);
+    }
+    return f->status;
 }
 
-ptec_status ptec_detail_fail(ptec_program *program, ptec_status status, const char *message)
+ptec_status ptec_detail_fail(ptec_error_detail *sink, ptec_status status, const char *message)
 {
     ptec_detail_fmt f;
-    ptec_detail_begin(&f, program, status, -1, NULL, 0);
+    ptec_detail_begin(&f, sink, status, -1, NULL, 0);
     ptec_detail_str(&f, message);
     return ptec_detail_end(&f);
 }
 
-void ptec_detail_clear(ptec_program *program)
+void ptec_detail_clear(ptec_error_detail *sink)
 {
-    memset(&program->error, 0, sizeof program->error);
-    program->error.instruction = -1;
+    memset(sink, 0, sizeof *sink);
+    sink->instruction = -1;
 }
 
 const char *ptec_program_error(const ptec_program *program)
 {
-    return program->error.message;
+    return program != NULL ? program->error.message : "";
+}
+
+const char *ptec_method_error(const ptec_method *method)
+{
+    return method != NULL ? method->error.message : "";
 }

@@ -10,7 +10,7 @@
 static ptec_status not_ready(ptec_method *m, const char *what, size_t index, const char *message)
 {
     ptec_detail_fmt f;
-    ptec_detail_begin(&f, m->program, PTEC_INVALID_STATE, -1, NULL, 0);
+    ptec_detail_begin(&f, &m->error, PTEC_INVALID_STATE, -1, NULL, 0);
     ptec_detail_str(&f, what);
     ptec_detail_str(&f, PTEC_MSG(" "));
     ptec_detail_u64(&f, index);
@@ -56,12 +56,12 @@ static bool condition_true(const ptec_value *v)
 
 static ptec_status run_fail(ptec_method *m, ptec_status status, uint32_t pc)
 {
-    if (m->program->error.status == status && m->program->error.instruction == (int32_t)pc) {
+    if (m->error.status == status && m->error.instruction == (int32_t)pc) {
         return status; /* the kernel already said why */
     }
     const ptec_instr *instr = &m->instrs[pc];
     ptec_detail_fmt f;
-    ptec_detail_begin(&f, m->program, status, (int32_t)pc, instr->name, instr->name_len);
+    ptec_detail_begin(&f, &m->error, status, (int32_t)pc, instr->name, instr->name_len);
     ptec_detail_str(&f, PTEC_MSG("failed while executing"));
     return ptec_detail_end(&f);
 }
@@ -93,7 +93,7 @@ ptec_status ptec_method_execute(ptec_method *m)
             st = instr->op.kernel->run(&instr->op);
             break;
         case INSTR_DELEGATE_CALL:
-            st = instr->delegate->backend->execute(instr->delegate->handle, instr->op.argv, instr->op.argc);
+            st = instr->delegate->backend->execute(instr->delegate, instr->op.argv, instr->op.argc);
             break;
         case INSTR_MOVE_CALL:
             m->values[instr->b] = m->values[instr->a];

@@ -58,7 +58,7 @@ static ptec_status io_fail(ptec_method *m, ptec_status status, const char *what,
                            const char *message)
 {
     ptec_detail_fmt f;
-    ptec_detail_begin(&f, m->program, status, -1, NULL, 0);
+    ptec_detail_begin(&f, &m->error, status, -1, NULL, 0);
     ptec_detail_str(&f, what);
     ptec_detail_str(&f, PTEC_MSG(" "));
     ptec_detail_u64(&f, index);
@@ -84,7 +84,7 @@ static ptec_status check_input(ptec_method *m, size_t index, ptec_dtype dtype, c
     ptec_tensor *t = v->u.tensor;
     if ((int)dtype != t->dtype) {
         ptec_detail_fmt f;
-        ptec_detail_begin(&f, m->program, PTEC_INVALID_ARGUMENT, -1, NULL, 0);
+        ptec_detail_begin(&f, &m->error, PTEC_INVALID_ARGUMENT, -1, NULL, 0);
         ptec_detail_str(&f, PTEC_MSG("input "));
         ptec_detail_u64(&f, index);
         ptec_detail_str(&f, PTEC_MSG(": dtype "));
@@ -100,7 +100,7 @@ static ptec_status check_input(ptec_method *m, size_t index, ptec_dtype dtype, c
         }
         if (!same) {
             ptec_detail_fmt f;
-            ptec_detail_begin(&f, m->program, PTEC_INVALID_ARGUMENT, -1, NULL, 0);
+            ptec_detail_begin(&f, &m->error, PTEC_INVALID_ARGUMENT, -1, NULL, 0);
             ptec_detail_str(&f, PTEC_MSG("input "));
             ptec_detail_u64(&f, index);
             ptec_detail_str(&f, PTEC_MSG(": shape ["));
@@ -119,7 +119,7 @@ static ptec_status check_input(ptec_method *m, size_t index, ptec_dtype dtype, c
     }
     if (nbytes != t->nbytes) {
         ptec_detail_fmt f;
-        ptec_detail_begin(&f, m->program, PTEC_INVALID_ARGUMENT, -1, NULL, 0);
+        ptec_detail_begin(&f, &m->error, PTEC_INVALID_ARGUMENT, -1, NULL, 0);
         ptec_detail_str(&f, PTEC_MSG("input "));
         ptec_detail_u64(&f, index);
         ptec_detail_str(&f, PTEC_MSG(": "));

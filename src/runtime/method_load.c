@@ -7,19 +7,8 @@
 #include "runtime/pte_schema.h"
 #include "runtime/runtime_internal.h"
 
-#define META_ALIGN 8u
-
-typedef struct meta_arena {
-    uint8_t *base; /* NULL when only measuring */
-    size_t used;
-} meta_arena;
-
-static void *meta_take(meta_arena *a, size_t bytes)
-{
-    size_t at = (a->used + META_ALIGN - 1u) & ~(size_t)(META_ALIGN - 1u);
-    a->used = at + bytes;
-    return a->base != NULL ? a->base + at : NULL;
-}
+typedef ptec_meta_arena meta_arena;
+#define meta_take ptec_meta_take
 
 static size_t align16(size_t n)
 {
@@ -29,40 +18,43 @@ static size_t align16(size_t n)
 static ptec_status instr_fail(ptec_exec_ctx *ctx, ptec_status status, const char *what)
 {
     ptec_detail_fmt f;
-    ptec_detail_begin(&f, ctx->program, status, ctx->instruction, ctx->op_name, ctx->op_name_len);
+    ptec_detail_begin(&f, ctx->error, status, ctx->instruction, ctx->op_name, ctx->op_name_len);
     ptec_detail_str(&f, what);
     return ptec_detail_end(&f);
 }
 
-static ptec_status ctx_init(ptec_exec_ctx *ctx, ptec_program *program, const char *name)
+static ptec_status ctx_init(ptec_exec_ctx *ctx, const ptec_program *program, const char *name,
+                            ptec_error_detail *error)
 {
     memset(ctx, 0, sizeof *ctx);
     ctx->program = program;
+    ctx->error = error;
     ctx->instruction = -1;
-    if (program == NULL || program->data == NULL) {
-        return PTEC_INVALID_STATE;
+    ptec_detail_clear(error);
+    if (program == NULL || program->data == NULL || program->error.status != PTEC_OK) {
+        return ptec_detail_fail(error, PTEC_INVALID_STATE,
+                                PTEC_MSG("the program is not initialised (ptec_program_init failed or was not called)"));
     }
-    ptec_detail_clear(program);
     ctx->fb = ptec_program_fb(program);
-    ptec_status st = ptec_plan_find(program, name, &ctx->plan);
+    ptec_status st = ptec_plan_find(program, name, &ctx->plan, error);
     if (st != PTEC_OK) {
         return st;
     }
     ctx->values = ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_VALUES, 4);
     fb_vector sizes = ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_NON_CONST_BUFFER_SIZES, 8);
     if (ctx->fb.bad) {
-        return ptec_detail_fail(program, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed execution plan"));
+        return ptec_detail_fail(error, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed execution plan"));
     }
     if (sizes.count > PTEC_MAX_PLANNED_BUFFERS + 1u) {
-        return ptec_detail_fail(program, PTEC_NOT_SUPPORTED, PTEC_MSG("more than 8 planned buffers"));
+        return ptec_detail_fail(error, PTEC_NOT_SUPPORTED, PTEC_MSG("more than 8 planned buffers"));
     }
     ctx->planned_count = sizes.count > 0 ? sizes.count - 1u : 0u;
     for (uint32_t i = 0; i < ctx->planned_count; ++i) {
         uint64_t size = fb_le64(ctx->fb.base + sizes.data + 8u * (i + 1u));
         if (size > SIZE_MAX / 2u) {
-            return ptec_detail_fail(program, PTEC_INVALID_PROGRAM, PTEC_MSG("planned buffer size out of range"));
+            return ptec_detail_fail(error, PTEC_INVALID_PROGRAM, PTEC_MSG("planned buffer size out of range"));
         }
-        ctx->planned_size[i] = size;
+        ctx->planned[i].size = (size_t)size;
     }
     return PTEC_OK;
 }
@@ -110,7 +102,7 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
         if (v->kind == PTEC_VALUE_TENSOR && !(t->flags & (PTEC_TENSOR_CONSTANT | PTEC_TENSOR_PLANNED)) &&
             t->nbytes > 0 && !vector_contains(ctx, inputs, i) && !vector_contains(ctx, outputs, i)) {
             ptec_detail_fmt f;
-            ptec_detail_begin(&f, ctx->program, PTEC_INVALID_PROGRAM, -1, NULL, 0);
+            ptec_detail_begin(&f, ctx->error, PTEC_INVALID_PROGRAM, -1, NULL, 0);
             ptec_detail_str(&f, PTEC_MSG("value "));
             ptec_detail_u64(&f, i);
             ptec_detail_str(&f, PTEC_MSG(": tensor has no memory (not constant, not planned, not an input or output)"));
@@ -120,63 +112,6 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
     if (m != NULL) {
         m->values = values;
     }
-    return PTEC_OK;
-}
-
-static ptec_status load_delegates(ptec_exec_ctx *ctx, meta_arena *meta, fb_vector *delegates,
-                                  ptec_delegate_instance **out)
-{
-    *delegates = ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_DELEGATES, 4);
-    ptec_delegate_instance *instances = meta_take(meta, sizeof(ptec_delegate_instance) * delegates->count);
-    for (uint32_t i = 0; i < delegates->count; ++i) {
-        const char *id;
-        uint32_t id_len;
-        ptec_delegate_blob blob;
-        fb_table entry = ptec_fb_at(&ctx->fb, delegates, i);
-        if (ctx->fb.bad) {
-            return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed delegate entry"));
-        }
-        ptec_status st = ptec_delegate_locate(ctx->program, &entry, &id, &id_len, &blob);
-        if (st != PTEC_OK) {
-            return st;
-        }
-        const ptec_backend *backend = ptec_backend_find(id, id_len);
-        if (backend == NULL) {
-            ptec_detail_fmt f;
-            ptec_detail_begin(&f, ctx->program, PTEC_NOT_FOUND, -1, NULL, 0);
-            ptec_detail_str(&f, PTEC_MSG("backend "));
-            ptec_detail_strn(&f, id, id_len);
-            ptec_detail_str(&f, PTEC_MSG(" not available in this build (delegate "));
-            ptec_detail_u64(&f, i);
-            ptec_detail_str(&f, PTEC_MSG(", "));
-            ptec_detail_u64(&f, blob.size);
-            ptec_detail_str(&f, PTEC_MSG("-byte blob)"));
-            return ptec_detail_end(&f);
-        }
-        void *handle = meta_take(meta, backend->handle_size);
-        if (instances != NULL) {
-            instances[i].backend = backend;
-            instances[i].handle = handle;
-            st = backend->init(handle, &blob);
-            if (st != PTEC_OK) {
-                /* The method never records a half-built delegate table: undo the
-                 * ones that did start. */
-                for (uint32_t k = 0; k < i; ++k) {
-                    if (instances[k].backend->destroy != NULL) {
-                        instances[k].backend->destroy(instances[k].handle);
-                    }
-                }
-                ptec_detail_fmt f;
-                ptec_detail_begin(&f, ctx->program, st, -1, NULL, 0);
-                ptec_detail_str(&f, PTEC_MSG("backend "));
-                ptec_detail_str(&f, backend->name);
-                ptec_detail_str(&f, PTEC_MSG(" refused delegate "));
-                ptec_detail_u64(&f, i);
-                return ptec_detail_end(&f);
-            }
-        }
-    }
-    *out = instances;
     return PTEC_OK;
 }
 
@@ -250,7 +185,7 @@ static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, con
     const ptec_kernel *kernel = find_kernel(name, name_len, overload, overload_len);
     if (kernel == NULL) {
         ptec_detail_fmt f;
-        ptec_detail_begin(&f, ctx->program, PTEC_OPERATOR_MISSING, ctx->instruction, NULL, 0);
+        ptec_detail_begin(&f, ctx->error, PTEC_OPERATOR_MISSING, ctx->instruction, NULL, 0);
         ptec_detail_str(&f, PTEC_MSG("operator "));
         ptec_detail_strn(&f, name, name_len);
         if (overload_len > 0) {
@@ -284,7 +219,7 @@ static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, con
     op->scratch_bytes = 0;
     st = kernel->prepare(op);
     if (st != PTEC_OK) {
-        return ctx->program->error.status == st ? st : instr_fail(ctx, st, PTEC_MSG("prepare failed"));
+        return ctx->error->status == st ? st : instr_fail(ctx, st, PTEC_MSG("prepare failed"));
     }
     if (op->scratch_bytes > *scratch) {
         *scratch = op->scratch_bytes;
@@ -325,7 +260,7 @@ static ptec_status check_condition(ptec_exec_ctx *ctx, uint32_t cond)
 }
 
 static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, const fb_vector *delegates,
-                                      ptec_delegate_instance *instances, size_t *scratch)
+                                      ptec_delegate_ctx *instances, size_t *scratch)
 {
     static const char *const names[] = {[INSTR_MOVE_CALL] = "move", [INSTR_JUMP_FALSE_CALL] = "jump_false",
                                         [INSTR_FREE_CALL] = "free"};
@@ -371,7 +306,7 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
             st = bind_args(ctx, meta, &call, DELEGATE_CALL_ARGS, &instr->op, &temps);
             if (instances != NULL) {
                 instr->delegate = &instances[a];
-                instr->name = instr->delegate->backend->name;
+                instr->name = instances[a].backend->name;
                 instr->name_len = (uint32_t)strlen(instr->name);
             }
         } else {
@@ -433,7 +368,7 @@ static void mark_reused_inputs(ptec_method *m)
 static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, size_t *scratch)
 {
     fb_vector inputs, outputs, delegates;
-    ptec_delegate_instance *instances = NULL;
+    ptec_delegate_ctx *instances = NULL;
     ptec_exec_ctx *placed = meta_take(meta, sizeof(ptec_exec_ctx));
     if (placed != NULL) {
         *placed = *ctx;
@@ -448,7 +383,7 @@ static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, si
         return st;
     }
     uint8_t *input_set = meta_take(meta, inputs.count);
-    if ((st = load_delegates(ctx, meta, &delegates, &instances)) != PTEC_OK) {
+    if ((st = ptec_delegates_load(ctx, meta, &delegates, &instances, scratch)) != PTEC_OK) {
         return st;
     }
     if (m != NULL) {
@@ -470,14 +405,29 @@ static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, si
     return PTEC_OK;
 }
 
-ptec_status ptec_method_requirements(ptec_program *program, const char *name, ptec_requirements *req)
+/* Tells a measurement from leftover bytes in a method that was never measured. */
+static uint32_t measurement_check(const ptec_measurement *s)
+{
+    size_t words[4 + sizeof(ptec_requirements) / sizeof(size_t)] = {
+        (size_t)(uintptr_t)s->program, (size_t)(uintptr_t)s->data, s->size, s->plan};
+    memcpy(&words[4], &s->req, sizeof s->req);
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; ++i) {
+        h = (h ^ (uint32_t)words[i] ^ (uint32_t)((uint64_t)words[i] >> 32)) * 16777619u;
+    }
+    return h;
+}
+
+ptec_status ptec_method_requirements(ptec_method *m, const ptec_program *program, const char *name,
+                                     ptec_requirements *req)
 {
     ptec_exec_ctx ctx;
-    if (req == NULL) {
+    if (m == NULL || req == NULL) {
         return PTEC_INVALID_ARGUMENT;
     }
     memset(req, 0, sizeof *req);
-    ptec_status st = ctx_init(&ctx, program, name);
+    memset(&m->measured, 0, sizeof m->measured);
+    ptec_status st = ctx_init(&ctx, program, name, &m->error);
     if (st != PTEC_OK) {
         return st;
     }
@@ -487,37 +437,50 @@ ptec_status ptec_method_requirements(ptec_program *program, const char *name, pt
     if (st != PTEC_OK) {
         return st;
     }
-    program->cached_plan = 0;
     req->metadata_bytes = meta.used;
     req->planned_count = ctx.planned_count;
     req->scratch_bytes = scratch;
-    req->total_bytes = align16(meta.used) + scratch;
+    req->fast_scratch_bytes = ctx.fast_scratch_bytes;
+    /* What ptec_method_load_single carves, in its order. */
+    req->total_bytes = align16(meta.used) + align16(req->fast_scratch_bytes) + scratch;
     for (uint32_t i = 0; i < ctx.planned_count; ++i) {
-        req->planned_bytes[i] = (size_t)ctx.planned_size[i];
+        req->planned_bytes[i] = ctx.planned[i].size;
         req->total_bytes += align16(req->planned_bytes[i]);
     }
-    program->cached = *req;
-    program->cached_plan = ctx.plan.pos;
+    ptec_measurement *s = &m->measured;
+    s->program = program;
+    s->data = program->data;
+    s->size = program->size;
+    s->plan = ctx.plan.pos;
+    s->req = *req;
+    s->check = measurement_check(s);
     return PTEC_OK;
 }
 
-/* Requirements of the named method, from the cache when the last
- * requirements call was for the same method (the usual query-then-load). */
-static ptec_status requirements_cached(ptec_program *program, const char *name, ptec_requirements *req)
+/* Starts a load: clears the method, keeping what requirements measured when
+ * it was this program and method (the usual query-then-load), and measuring
+ * otherwise. */
+static ptec_status begin_load(ptec_method *m, const ptec_program *program, const char *name,
+                              ptec_requirements *req)
 {
+    ptec_measurement kept = m->measured;
+    memset(m, 0, sizeof *m);
     fb_table plan;
-    if (program != NULL && program->data != NULL && program->cached_plan != 0 &&
-        ptec_plan_find(program, name, &plan) == PTEC_OK && plan.pos == program->cached_plan) {
-        *req = program->cached;
+    if (program != NULL && kept.program == program && kept.data == program->data && kept.size == program->size &&
+        kept.check == measurement_check(&kept) && program->error.status == PTEC_OK &&
+        ptec_plan_find(program, name, &plan, NULL) == PTEC_OK && plan.pos == kept.plan) {
+        m->measured = kept;
+        ptec_detail_clear(&m->error);
+        *req = kept.req;
         return PTEC_OK;
     }
-    return ptec_method_requirements(program, name, req);
+    return ptec_method_requirements(m, program, name, req);
 }
 
-static ptec_status shortfall(ptec_program *p, const char *region, int64_t id, size_t need, size_t got)
+static ptec_status shortfall(ptec_error_detail *e, const char *region, int64_t id, size_t need, size_t got)
 {
     ptec_detail_fmt f;
-    ptec_detail_begin(&f, p, PTEC_MEMORY_ALLOCATION_FAILED, -1, NULL, 0);
+    ptec_detail_begin(&f, e, PTEC_MEMORY_ALLOCATION_FAILED, -1, NULL, 0);
     ptec_detail_str(&f, region);
     if (id >= 0) {
         ptec_detail_str(&f, PTEC_MSG(" "));
@@ -538,66 +501,83 @@ static bool misaligned(const void *p)
     return ((uintptr_t)p % PTEC_BUFFER_ALIGN) != 0;
 }
 
-static ptec_status check_memory(ptec_program *p, const ptec_requirements *req, const ptec_memory *mem)
+/* A region the method needs `need` bytes of: unusable when NULL or misaligned. */
+static bool unusable(const void *base, size_t need)
+{
+    return need > 0 && (base == NULL || misaligned(base));
+}
+
+static ptec_status check_memory(ptec_error_detail *e, const ptec_requirements *req, const ptec_memory *mem)
 {
     if (mem->metadata_size < req->metadata_bytes) {
-        return shortfall(p, PTEC_MSG("metadata buffer"), -1, req->metadata_bytes, mem->metadata_size);
+        return shortfall(e, PTEC_MSG("metadata buffer"), -1, req->metadata_bytes, mem->metadata_size);
     }
     if (mem->planned_count < req->planned_count) {
-        return shortfall(p, PTEC_MSG("planned buffer (memory id)"), (int64_t)mem->planned_count + 1,
+        return shortfall(e, PTEC_MSG("planned buffer (memory id)"), (int64_t)mem->planned_count + 1,
                          req->planned_bytes[mem->planned_count], 0);
     }
     for (size_t i = 0; i < req->planned_count; ++i) {
         if (mem->planned_size[i] < req->planned_bytes[i]) {
-            return shortfall(p, PTEC_MSG("planned buffer (memory id)"), (int64_t)i + 1, req->planned_bytes[i],
+            return shortfall(e, PTEC_MSG("planned buffer (memory id)"), (int64_t)i + 1, req->planned_bytes[i],
                              mem->planned_size[i]);
         }
-        if (req->planned_bytes[i] > 0 && (mem->planned[i] == NULL || misaligned(mem->planned[i]))) {
-            return ptec_detail_fail(p, PTEC_INVALID_ARGUMENT, PTEC_MSG("planned buffers must be non-NULL and 16-byte aligned"));
+        if (unusable(mem->planned[i], req->planned_bytes[i])) {
+            return ptec_detail_fail(e, PTEC_INVALID_ARGUMENT, PTEC_MSG("planned buffers must be non-NULL and 16-byte aligned"));
         }
     }
     if (mem->scratch_size < req->scratch_bytes) {
-        return shortfall(p, PTEC_MSG("scratch buffer"), -1, req->scratch_bytes, mem->scratch_size);
+        return shortfall(e, PTEC_MSG("scratch buffer"), -1, req->scratch_bytes, mem->scratch_size);
     }
-    if (mem->metadata == NULL || misaligned(mem->metadata) ||
-        (req->scratch_bytes > 0 && (mem->scratch == NULL || misaligned(mem->scratch)))) {
-        return ptec_detail_fail(p, PTEC_INVALID_ARGUMENT, PTEC_MSG("metadata and scratch buffers must be non-NULL and 16-byte aligned"));
+    if (mem->fast_scratch_size < req->fast_scratch_bytes) {
+        return shortfall(e, PTEC_MSG("fast scratch buffer"), -1, req->fast_scratch_bytes, mem->fast_scratch_size);
+    }
+    if (mem->metadata == NULL || misaligned(mem->metadata) || unusable(mem->scratch, req->scratch_bytes) ||
+        unusable(mem->fast_scratch, req->fast_scratch_bytes)) {
+        return ptec_detail_fail(e, PTEC_INVALID_ARGUMENT,
+                                PTEC_MSG("metadata, scratch and fast scratch buffers must be non-NULL and 16-byte aligned"));
     }
     return PTEC_OK;
 }
 
 /* Loads into `mem`, already known to need `req`. */
-static ptec_status load_with(ptec_method *m, ptec_program *program, const char *name, const ptec_memory *mem,
+static ptec_status load_with(ptec_method *m, const ptec_program *program, const char *name, const ptec_memory *mem,
                              const ptec_requirements *r)
 {
     ptec_requirements req = *r;
     ptec_exec_ctx ctx;
     ptec_status st;
     m->program = program;
-    if ((st = check_memory(program, &req, mem)) != PTEC_OK) {
+    if ((st = check_memory(&m->error, &req, mem)) != PTEC_OK) {
         return st;
     }
-    if ((st = ctx_init(&ctx, program, name)) != PTEC_OK) {
+    if ((st = ctx_init(&ctx, program, name, &m->error)) != PTEC_OK) {
         return st;
     }
     for (uint32_t i = 0; i < ctx.planned_count; ++i) {
-        ctx.planned_base[i] = mem->planned[i];
+        ctx.planned[i].base = mem->planned[i];
     }
+    ctx.scratch.base = req.scratch_bytes ? mem->scratch : NULL;
+    ctx.scratch.size = req.scratch_bytes;
+    ctx.fast_scratch.base = req.fast_scratch_bytes ? mem->fast_scratch : NULL;
+    ctx.fast_scratch.size = req.fast_scratch_bytes;
     meta_arena meta = {mem->metadata, 0};
     size_t scratch = 0;
     if ((st = walk(&ctx, &meta, m, &scratch)) != PTEC_OK) {
         ptec_method_unload(m);
         return st;
     }
-    if (meta.used != req.metadata_bytes || scratch != req.scratch_bytes) {
+    if (meta.used != req.metadata_bytes || scratch != req.scratch_bytes ||
+        m->ctx->fast_scratch_bytes != req.fast_scratch_bytes) {
         ptec_method_unload(m);
-        return ptec_detail_fail(program, PTEC_INTERNAL, PTEC_MSG("load used other sizes than the requirements pass"));
+        return ptec_detail_fail(&m->error, PTEC_INTERNAL, PTEC_MSG("load used other sizes than the requirements pass"));
     }
     m->plan = ctx.plan.pos;
     m->values_vec = ctx.values.data;
     m->value_count = ctx.values.count;
-    m->scratch = req.scratch_bytes ? mem->scratch : NULL;
-    m->scratch_size = req.scratch_bytes;
+    m->scratch = ctx.scratch.base;
+    m->scratch_size = ctx.scratch.size;
+    m->fast_scratch = ctx.fast_scratch.base;
+    m->fast_scratch_size = ctx.fast_scratch.size;
     for (uint32_t i = 0; i < m->instruction_count; ++i) {
         m->instrs[i].op.ctx = m->ctx;
         m->instrs[i].op.scratch = m->instrs[i].op.scratch_bytes ? m->scratch : NULL;
@@ -606,18 +586,20 @@ static ptec_status load_with(ptec_method *m, ptec_program *program, const char *
     return PTEC_OK;
 }
 
-ptec_status ptec_method_load(ptec_method *m, ptec_program *program, const char *name, const ptec_memory *mem)
+ptec_status ptec_method_load(ptec_method *m, const ptec_program *program, const char *name, const ptec_memory *mem)
 {
     ptec_requirements req;
-    if (m == NULL || mem == NULL) {
+    if (m == NULL) {
         return PTEC_INVALID_ARGUMENT;
     }
-    memset(m, 0, sizeof *m);
-    ptec_status st = requirements_cached(program, name, &req);
+    ptec_status st = begin_load(m, program, name, &req);
+    if (st == PTEC_OK && mem == NULL) {
+        st = ptec_detail_fail(&m->error, PTEC_INVALID_ARGUMENT, PTEC_MSG("no memory given (mem is NULL)"));
+    }
     return st != PTEC_OK ? st : load_with(m, program, name, mem, &req);
 }
 
-ptec_status ptec_method_load_single(ptec_method *m, ptec_program *program, const char *name, void *buffer,
+ptec_status ptec_method_load_single(ptec_method *m, const ptec_program *program, const char *name, void *buffer,
                                     size_t size)
 {
     ptec_requirements req;
@@ -625,16 +607,15 @@ ptec_status ptec_method_load_single(ptec_method *m, ptec_program *program, const
     if (m == NULL) {
         return PTEC_INVALID_ARGUMENT;
     }
-    memset(m, 0, sizeof *m);
-    ptec_status st = requirements_cached(program, name, &req);
+    ptec_status st = begin_load(m, program, name, &req);
     if (st != PTEC_OK) {
         return st;
     }
     if (size < req.total_bytes) {
-        return shortfall(program, PTEC_MSG("single buffer"), -1, req.total_bytes, size);
+        return shortfall(&m->error, PTEC_MSG("single buffer"), -1, req.total_bytes, size);
     }
     if (buffer == NULL || misaligned(buffer)) {
-        return ptec_detail_fail(program, PTEC_INVALID_ARGUMENT, PTEC_MSG("buffer must be non-NULL and 16-byte aligned"));
+        return ptec_detail_fail(&m->error, PTEC_INVALID_ARGUMENT, PTEC_MSG("buffer must be non-NULL and 16-byte aligned"));
     }
     uint8_t *at = buffer;
     memset(&mem, 0, sizeof mem);
@@ -647,6 +628,9 @@ ptec_status ptec_method_load_single(ptec_method *m, ptec_program *program, const
         mem.planned_size[i] = req.planned_bytes[i];
         at += align16(req.planned_bytes[i]);
     }
+    mem.fast_scratch = at;
+    mem.fast_scratch_size = req.fast_scratch_bytes;
+    at += align16(req.fast_scratch_bytes);
     mem.scratch = at;
     mem.scratch_size = req.scratch_bytes;
     return load_with(m, program, name, &mem, &req);
@@ -657,11 +641,7 @@ void ptec_method_unload(ptec_method *m)
     if (m == NULL) {
         return;
     }
-    for (uint32_t i = 0; m->delegates != NULL && i < m->delegate_count; ++i) {
-        if (m->delegates[i].backend != NULL && m->delegates[i].backend->destroy != NULL) {
-            m->delegates[i].backend->destroy(m->delegates[i].handle);
-        }
-    }
+    ptec_delegates_destroy(m->delegates, m->delegate_count);
     m->delegates = NULL;
     m->delegate_count = 0;
     m->loaded = false;

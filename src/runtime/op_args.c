@@ -12,7 +12,7 @@ ptec_status ptec_op_fail(ptec_op *op, ptec_status status, int arg, const char *m
 {
     ptec_exec_ctx *ctx = op->ctx;
     ptec_detail_fmt f;
-    ptec_detail_begin(&f, ctx->program, status, ctx->instruction, ctx->op_name, ctx->op_name_len);
+    ptec_detail_begin(&f, ctx->error, status, ctx->instruction, ctx->op_name, ctx->op_name_len);
     if (arg >= 0) {
         ptec_detail_str(&f, PTEC_MSG("arg "));
         ptec_detail_i64(&f, arg);
@@ -26,7 +26,7 @@ static ptec_status kind_fail(ptec_op *op, size_t i, const char *wanted)
 {
     ptec_exec_ctx *ctx = op->ctx;
     ptec_detail_fmt f;
-    ptec_detail_begin(&f, ctx->program, PTEC_INVALID_ARGUMENT, ctx->instruction, ctx->op_name, ctx->op_name_len);
+    ptec_detail_begin(&f, ctx->error, PTEC_INVALID_ARGUMENT, ctx->instruction, ctx->op_name, ctx->op_name_len);
     ptec_detail_str(&f, PTEC_MSG("arg "));
     ptec_detail_u64(&f, i);
     if (i >= op->argc) {
@@ -53,7 +53,7 @@ ptec_status ptec_op_expect_argc(ptec_op *op, size_t argc)
     if (op->argc != argc) {
         ptec_exec_ctx *ctx = op->ctx;
         ptec_detail_fmt f;
-        ptec_detail_begin(&f, ctx->program, PTEC_INVALID_PROGRAM, ctx->instruction, ctx->op_name, ctx->op_name_len);
+        ptec_detail_begin(&f, ctx->error, PTEC_INVALID_PROGRAM, ctx->instruction, ctx->op_name, ctx->op_name_len);
         ptec_detail_str(&f, PTEC_MSG("expected "));
         ptec_detail_u64(&f, argc);
         ptec_detail_str(&f, PTEC_MSG(" arguments, got "));

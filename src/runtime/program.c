@@ -1,4 +1,5 @@
-/* Program: the file header, the segment table and where constants live. */
+/* Program: the file header, the segment table and where constants live.
+ * Only ptec_program_init writes a ptec_program; everything else reads it. */
 #include <string.h>
 
 #include "runtime/pte_schema.h"
@@ -18,7 +19,7 @@ static ptec_status read_extended_header(ptec_program *p)
     }
     uint32_t len = fb_le32(d + 12);
     if (len < HEADER_MIN_LEN || p->size < HEADER_MAGIC_POS + (size_t)len) {
-        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("extended header is shorter than 24 bytes or truncated"));
+        return ptec_detail_fail(&p->error, PTEC_INVALID_PROGRAM, PTEC_MSG("extended header is shorter than 24 bytes or truncated"));
     }
     uint64_t program_size = fb_le64(d + 16);
     p->segment_base = fb_le64(d + 24);
@@ -26,16 +27,16 @@ static ptec_status read_extended_header(ptec_program *p)
     uint64_t needed = program_size;
     if (p->segment_base != 0 || p->segment_data_size != 0) {
         if (p->segment_base < program_size || p->segment_data_size > UINT64_MAX - p->segment_base) {
-            return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("extended header: segments overlap the program"));
+            return ptec_detail_fail(&p->error, PTEC_INVALID_PROGRAM, PTEC_MSG("extended header: segments overlap the program"));
         }
         needed = p->segment_base + p->segment_data_size;
     }
     if (program_size < HEADER_MAGIC_POS + (uint64_t)len || program_size > UINT32_MAX) {
-        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("extended header: bad program_size"));
+        return ptec_detail_fail(&p->error, PTEC_INVALID_PROGRAM, PTEC_MSG("extended header: bad program_size"));
     }
     if (needed > p->size) {
         ptec_detail_fmt f;
-        ptec_detail_begin(&f, p, PTEC_INVALID_PROGRAM, -1, NULL, 0);
+        ptec_detail_begin(&f, &p->error, PTEC_INVALID_PROGRAM, -1, NULL, 0);
         ptec_detail_str(&f, PTEC_MSG("file truncated: header says "));
         ptec_detail_u64(&f, needed);
         ptec_detail_str(&f, PTEC_MSG(" bytes, got "));
@@ -57,12 +58,12 @@ static ptec_status locate_constants(ptec_program *p, fb_view *fb, const fb_table
     uint32_t seg_index = ptec_fb_u32(fb, &cseg, SUBSEGMENT_INDEX, 0);
     fb_vector legacy = ptec_fb_vec(fb, root, PROGRAM_CONSTANT_BUFFER, 4);
     if (fb->bad) {
-        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed constant_segment or constant_buffer"));
+        return ptec_detail_fail(&p->error, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed constant_segment or constant_buffer"));
     }
     /* One entry is only the placeholder: no constants. None at all means
      * the legacy constant_buffer holds them. */
     if (offsets.count > 1u) {
-        ptec_status st = ptec_segment_find(p, seg_index, &p->constants, &p->constants_size);
+        ptec_status st = ptec_segment_find(p, seg_index, &p->constants, &p->constants_size, &p->error);
         p->constant_offsets = offsets.data;
         p->constant_count = offsets.count;
         return st;
@@ -80,18 +81,18 @@ ptec_status ptec_program_init(ptec_program *p, const void *data, size_t size)
         return PTEC_INVALID_ARGUMENT;
     }
     memset(p, 0, sizeof *p);
-    ptec_detail_clear(p);
+    ptec_detail_clear(&p->error);
     p->data = data;
     p->size = size;
     if (data == NULL || ((uintptr_t)data % PTEC_BUFFER_ALIGN) != 0) {
-        return ptec_detail_fail(p, PTEC_INVALID_ARGUMENT, PTEC_MSG("program data must be non-NULL and 16-byte aligned"));
+        return ptec_detail_fail(&p->error, PTEC_INVALID_ARGUMENT, PTEC_MSG("program data must be non-NULL and 16-byte aligned"));
     }
     if (size < 8u || size > UINT32_MAX) {
-        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("file too small to be a .pte"));
+        return ptec_detail_fail(&p->error, PTEC_INVALID_PROGRAM, PTEC_MSG("file too small to be a .pte"));
     }
     const uint8_t *d = data;
     if (memcmp(d + 4, "ET12", 4) != 0) {
-        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, d[4] == 'E' && d[5] == 'T'
+        return ptec_detail_fail(&p->error, PTEC_INVALID_PROGRAM, d[4] == 'E' && d[5] == 'T'
                                     ? PTEC_MSG("unsupported .pte schema version (identifier is not ET12)")
                                     : PTEC_MSG("not a .pte file (no ET12 identifier)"));
     }
@@ -104,35 +105,36 @@ ptec_status ptec_program_init(ptec_program *p, const void *data, size_t size)
     fb_table root = ptec_fb_table(&fb, p->root);
     fb_vector plans = ptec_fb_vec(&fb, &root, PROGRAM_EXECUTION_PLAN, 4);
     if (fb.bad || plans.count == 0) {
-        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("no readable method table (truncated or corrupt file)"));
+        return ptec_detail_fail(&p->error, PTEC_INVALID_PROGRAM, PTEC_MSG("no readable method table (truncated or corrupt file)"));
     }
     return locate_constants(p, &fb, &root);
 }
 
-static ptec_status segment_fail(ptec_program *p, uint32_t index, const char *what)
+static ptec_status segment_fail(ptec_error_detail *sink, uint32_t index, const char *what)
 {
     ptec_detail_fmt f;
-    ptec_detail_begin(&f, p, PTEC_INVALID_PROGRAM, -1, NULL, 0);
+    ptec_detail_begin(&f, sink, PTEC_INVALID_PROGRAM, -1, NULL, 0);
     ptec_detail_str(&f, PTEC_MSG("segment "));
     ptec_detail_u64(&f, index);
     ptec_detail_str(&f, what);
     return ptec_detail_end(&f);
 }
 
-ptec_status ptec_segment_find(ptec_program *p, uint32_t index, const uint8_t **data, size_t *size)
+ptec_status ptec_segment_find(const ptec_program *p, uint32_t index, const uint8_t **data, size_t *size,
+                              ptec_error_detail *sink)
 {
     fb_view fb = ptec_program_fb(p);
     fb_table root = ptec_fb_table(&fb, p->root);
     fb_vector segments = ptec_fb_vec(&fb, &root, PROGRAM_SEGMENTS, 4);
     if (!fb.bad && index >= segments.count) {
-        return segment_fail(p, index, PTEC_MSG(" does not exist"));
+        return segment_fail(sink, index, PTEC_MSG(" does not exist"));
     }
     fb_table seg = ptec_fb_at(&fb, &segments, index);
     uint64_t offset = ptec_fb_u64(&fb, &seg, SEGMENT_OFFSET, 0);
     uint64_t length = ptec_fb_u64(&fb, &seg, SEGMENT_SIZE, 0);
     uint64_t start = p->segment_base + offset;
     if (fb.bad || p->segment_base == 0 || offset > p->size || start > p->size || length > p->size - start) {
-        return segment_fail(p, index, PTEC_MSG(" lies outside the file"));
+        return segment_fail(sink, index, PTEC_MSG(" lies outside the file"));
     }
     *data = p->data + start;
     *size = (size_t)length;
@@ -168,7 +170,7 @@ ptec_status ptec_program_method_name(const ptec_program *p, size_t index, const 
     return fb.bad ? PTEC_INVALID_PROGRAM : PTEC_OK;
 }
 
-ptec_status ptec_plan_find(ptec_program *p, const char *name, fb_table *plan)
+ptec_status ptec_plan_find(const ptec_program *p, const char *name, fb_table *plan, ptec_error_detail *sink)
 {
     fb_view fb;
     fb_vector plans = plans_of(p, &fb);
@@ -183,14 +185,14 @@ ptec_status ptec_plan_find(ptec_program *p, const char *name, fb_table *plan)
         }
     }
     if (fb.bad) {
-        return ptec_detail_fail(p, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed execution plan"));
+        return ptec_detail_fail(sink, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed execution plan"));
     }
     if (name == NULL && plans.count > 0) {
         *plan = ptec_fb_at(&fb, &plans, 0);
         return PTEC_OK;
     }
     ptec_detail_fmt f;
-    ptec_detail_begin(&f, p, PTEC_NOT_FOUND, -1, NULL, 0);
+    ptec_detail_begin(&f, sink, PTEC_NOT_FOUND, -1, NULL, 0);
     ptec_detail_str(&f, PTEC_MSG("no method named '"));
     ptec_detail_str(&f, wanted);
     ptec_detail_str(&f, PTEC_MSG("'"));

@@ -10,26 +10,24 @@
 #endif
 
 /* Everything an instruction needs to reach its program while loading or
- * running. In the requirements pass `method` is NULL and planned buffers
- * have no address. */
+ * running. In the requirements pass `method` is NULL and planned buffers,
+ * scratch and fast scratch have no address. */
 typedef struct ptec_exec_ctx {
-    ptec_program *program;
+    const ptec_program *program;
     ptec_method *method;
+    ptec_error_detail *error; /* the sink: the method's detail */
     fb_view fb;
     fb_table plan;
     fb_vector values;
     uint32_t planned_count;
-    uint64_t planned_size[PTEC_MAX_PLANNED_BUFFERS];
-    uint8_t *planned_base[PTEC_MAX_PLANNED_BUFFERS];
+    ptec_region planned[PTEC_MAX_PLANNED_BUFFERS]; /* [i] is memory id i+1 */
+    ptec_region scratch;       /* the method's, at load; delegates get their part */
+    ptec_region fast_scratch;
+    size_t fast_scratch_bytes; /* the largest fast scratch a delegate asked for */
     int32_t instruction;  /* the one being prepared or run, for error detail */
     const char *op_name;
     uint32_t op_name_len;
 } ptec_exec_ctx;
-
-typedef struct ptec_delegate_instance {
-    const ptec_backend *backend;
-    void *handle;
-} ptec_delegate_instance;
 
 typedef struct ptec_instr {
     ptec_op op;          /* first member: kernels' ops convert back to their instruction */
@@ -38,7 +36,7 @@ typedef struct ptec_instr {
     uint32_t name_len;
     uint8_t kind;        /* INSTR_* */
     int32_t a, b;        /* move: from, to; jump: cond, dest; free: value */
-    ptec_delegate_instance *delegate;
+    ptec_delegate_ctx *delegate;
 } ptec_instr;
 
 /* ptec_method.input_set flags, one byte per input. */
@@ -48,21 +46,24 @@ enum {
 };
 
 /* Error detail ----------------------------------------------------------- */
+/* Formats into `sink`, a method's (or, during ptec_program_init, the
+ * program's) detail. A NULL sink keeps only the status. */
 typedef struct ptec_detail_fmt {
-    ptec_program *program;
+    ptec_error_detail *sink;
+    ptec_status status;
     uint32_t len;
 } ptec_detail_fmt;
 
-void ptec_detail_begin(ptec_detail_fmt *f, ptec_program *program, ptec_status status, int32_t instruction,
-                  const char *op_name, uint32_t op_name_len);
+void ptec_detail_begin(ptec_detail_fmt *f, ptec_error_detail *sink, ptec_status status, int32_t instruction,
+                       const char *op_name, uint32_t op_name_len);
 void ptec_detail_str(ptec_detail_fmt *f, const char *s);
 void ptec_detail_strn(ptec_detail_fmt *f, const char *s, size_t n);
 void ptec_detail_u64(ptec_detail_fmt *f, uint64_t v);
 void ptec_detail_i64(ptec_detail_fmt *f, int64_t v);
 ptec_status ptec_detail_end(ptec_detail_fmt *f);
 /* One-message shorthand without instruction context. */
-ptec_status ptec_detail_fail(ptec_program *program, ptec_status status, const char *message);
-void ptec_detail_clear(ptec_program *program);
+ptec_status ptec_detail_fail(ptec_error_detail *sink, ptec_status status, const char *message);
+void ptec_detail_clear(ptec_error_detail *sink);
 
 /* Program helpers -------------------------------------------------------- */
 static inline fb_view ptec_program_fb(const ptec_program *p)
@@ -70,13 +71,45 @@ static inline fb_view ptec_program_fb(const ptec_program *p)
     fb_view fb = {p->data, (uint32_t)p->program_size, false};
     return fb;
 }
-ptec_status ptec_plan_find(ptec_program *program, const char *name, fb_table *plan);
+ptec_status ptec_plan_find(const ptec_program *program, const char *name, fb_table *plan,
+                           ptec_error_detail *sink);
 /* Segment `index` as a byte range of the file. */
-ptec_status ptec_segment_find(ptec_program *program, uint32_t index, const uint8_t **data,
-                            size_t *size);
+ptec_status ptec_segment_find(const ptec_program *program, uint32_t index, const uint8_t **data,
+                              size_t *size, ptec_error_detail *sink);
 
-ptec_status ptec_delegate_locate(ptec_program *program, const fb_table *delegate, const char **id,
-                          uint32_t *id_len, ptec_delegate_blob *blob);
+ptec_status ptec_delegate_locate(const ptec_program *program, const fb_table *delegate, const char **id,
+                                 uint32_t *id_len, ptec_delegate_blob *blob, ptec_error_detail *sink);
+
+/* Metadata arena ---------------------------------------------------------- */
+/* The load places objects in the caller's metadata region in the order the
+ * requirements pass counted them. With base NULL it only counts. */
+#define PTEC_META_ALIGN 8u
+typedef struct ptec_meta_arena {
+    uint8_t *base; /* NULL when only measuring */
+    size_t used;
+} ptec_meta_arena;
+
+static inline void *ptec_meta_take_aligned(ptec_meta_arena *a, size_t bytes, size_t align)
+{
+    size_t at = (a->used + align - 1u) & ~(size_t)(align - 1u);
+    a->used = at + bytes;
+    return a->base != NULL ? a->base + at : NULL;
+}
+
+static inline void *ptec_meta_take(ptec_meta_arena *a, size_t bytes)
+{
+    return ptec_meta_take_aligned(a, bytes, PTEC_META_ALIGN);
+}
+
+/* Delegates ---------------------------------------------------------------- */
+/* The plan's delegate list: finds each delegate's backend and asks it for its
+ * needs (raising *scratch and ctx->fast_scratch_bytes to them); when loading
+ * (ctx->method set), places and initialises each one. *out: the contexts,
+ * NULL when measuring. */
+ptec_status ptec_delegates_load(ptec_exec_ctx *ctx, ptec_meta_arena *meta, fb_vector *delegates,
+                                ptec_delegate_ctx **out, size_t *scratch);
+/* Destroys the first `count` delegates of a method, last first. */
+void ptec_delegates_destroy(ptec_delegate_ctx *delegates, uint32_t count);
 
 /* Values ----------------------------------------------------------------- */
 /* Decodes value `index`. A tensor is written to *tensor and linked from out. */

@@ -8,7 +8,7 @@
 static ptec_status value_fail(ptec_exec_ctx *ctx, ptec_status status, uint32_t index, const char *what)
 {
     ptec_detail_fmt f;
-    ptec_detail_begin(&f, ctx->program, status, ctx->instruction, ctx->op_name, ctx->op_name_len);
+    ptec_detail_begin(&f, ctx->error, status, ctx->instruction, ctx->op_name, ctx->op_name_len);
     ptec_detail_str(&f, PTEC_MSG("value "));
     ptec_detail_u64(&f, index);
     ptec_detail_str(&f, PTEC_MSG(": "));
@@ -62,15 +62,15 @@ static ptec_status planned_data(ptec_exec_ctx *ctx, uint32_t index, const fb_tab
     if (memory_id == 0 || memory_id > ctx->planned_count) {
         return value_fail(ctx, PTEC_INVALID_PROGRAM, index, PTEC_MSG("memory_id names no planned buffer"));
     }
-    uint64_t arena = ctx->planned_size[memory_id - 1u];
+    uint64_t arena = ctx->planned[memory_id - 1u].size;
     if (offset > arena || tensor->nbytes > arena - offset) {
         return value_fail(ctx, PTEC_INVALID_PROGRAM, index, PTEC_MSG("tensor lies outside its planned buffer"));
     }
     if (offset % ptec_dtype_size(tensor->dtype) != 0) {
         return value_fail(ctx, PTEC_INVALID_PROGRAM, index, PTEC_MSG("planned tensor offset is misaligned for its dtype"));
     }
-    if (ctx->planned_base[memory_id - 1u] != NULL) {
-        tensor->data = ctx->planned_base[memory_id - 1u] + offset;
+    if (ctx->planned[memory_id - 1u].base != NULL) {
+        tensor->data = ctx->planned[memory_id - 1u].base + offset;
     }
     tensor->flags |= PTEC_TENSOR_PLANNED;
     return PTEC_OK;
@@ -79,7 +79,7 @@ static ptec_status planned_data(ptec_exec_ctx *ctx, uint32_t index, const fb_tab
 /* A constant's bytes, from the constant segment or the legacy buffers. */
 static ptec_status constant_data(ptec_exec_ctx *ctx, uint32_t index, uint32_t buffer_idx, ptec_tensor *tensor)
 {
-    ptec_program *p = ctx->program;
+    const ptec_program *p = ctx->program;
     const uint8_t *data;
     if (p->constant_offsets != 0) {
         if (buffer_idx >= p->constant_count) {

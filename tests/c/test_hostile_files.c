@@ -25,10 +25,16 @@ static void exercise(const uint8_t *bytes, size_t size)
     uint8_t *copy = test_alloc(size);
     memcpy(copy, bytes, size);
     ptec_program p;
+    ptec_method m;
     ptec_requirements req;
     ++runs;
-    if (ptec_program_init(&p, copy, size) != PTEC_OK || ptec_method_requirements(&p, NULL, &req) != PTEC_OK) {
+    if (ptec_program_init(&p, copy, size) != PTEC_OK) {
         CHECK(ptec_program_error(&p)[0] != '\0');
+        free(copy);
+        return;
+    }
+    if (ptec_method_requirements(&m, &p, NULL, &req) != PTEC_OK) {
+        CHECK(ptec_method_error(&m)[0] != '\0');
         free(copy);
         return;
     }
@@ -38,11 +44,10 @@ static void exercise(const uint8_t *bytes, size_t size)
         return;
     }
     uint8_t *buf = test_alloc(req.total_bytes);
-    ptec_method m;
     ptec_status loaded = ptec_method_load_single(&m, &p, NULL, buf, req.total_bytes);
     /* The requirements pass judges a program exactly as load does. */
     if (loaded != PTEC_OK) {
-        fprintf(stderr, "requirements accepted what load refused: %s\n", ptec_program_error(&p));
+        fprintf(stderr, "requirements accepted what load refused: %s\n", ptec_method_error(&m));
     }
     CHECK(loaded == PTEC_OK);
     if (loaded == PTEC_OK) {

@@ -54,7 +54,7 @@ static void regions_free(regions *r)
     free(r->mem.scratch);
 }
 
-static void run_and_compare(ptec_program *program, ptec_method *m, const sample *s, int with_files)
+static void run_and_compare(ptec_method *m, const sample *s, int with_files)
 {
     for (size_t i = 0; i < ptec_method_input_count(m); ++i) {
         ptec_tensor_info info;
@@ -77,7 +77,7 @@ static void run_and_compare(ptec_program *program, ptec_method *m, const sample 
     }
     ptec_status st = ptec_method_execute(m);
     if (st != PTEC_OK) {
-        fprintf(stderr, "%s: %s\n", s->file, ptec_program_error(program));
+        fprintf(stderr, "%s: %s\n", s->file, ptec_method_error(m));
     }
     CHECK_STATUS(st, PTEC_OK);
     const ptec_tensor *out;
@@ -92,73 +92,73 @@ static void run_and_compare(ptec_program *program, ptec_method *m, const sample 
 }
 
 /* Exact sizes load; one byte less in each region fails with 0x21 and says which. */
-static void check_exact_requirements(ptec_program *program, const sample *s)
+static void check_exact_requirements(const ptec_program *program, const sample *s)
 {
     ptec_requirements req;
-    CHECK_STATUS(ptec_method_requirements(program, NULL, &req), PTEC_OK);
+    ptec_method m;
+    CHECK_STATUS(ptec_method_requirements(&m, program, NULL, &req), PTEC_OK);
     regions r;
     regions_alloc(&r, &req);
-    ptec_method m;
     CHECK_STATUS(ptec_method_load(&m, program, NULL, &r.mem), PTEC_OK);
-    run_and_compare(program, &m, s, 0);
-    run_and_compare(program, &m, s, 1);
+    run_and_compare(&m, s, 0);
+    run_and_compare(&m, s, 1);
     ptec_method_unload(&m);
     checks += 2;
 
     ptec_memory short_mem = r.mem;
     short_mem.metadata_size -= 1;
     CHECK_STATUS(ptec_method_load(&m, program, NULL, &short_mem), PTEC_MEMORY_ALLOCATION_FAILED);
-    CHECK(strstr(ptec_program_error(program), "metadata") != NULL);
-    CHECK(strstr(ptec_program_error(program), "short by 1") != NULL);
+    CHECK(strstr(ptec_method_error(&m), "metadata") != NULL);
+    CHECK(strstr(ptec_method_error(&m), "short by 1") != NULL);
     checks += 3;
     for (size_t i = 0; i < req.planned_count; ++i) {
         short_mem = r.mem;
         short_mem.planned_size[i] -= 1;
         CHECK_STATUS(ptec_method_load(&m, program, NULL, &short_mem), PTEC_MEMORY_ALLOCATION_FAILED);
-        CHECK(strstr(ptec_program_error(program), "planned buffer") != NULL);
-        CHECK(strstr(ptec_program_error(program), "short by 1") != NULL);
+        CHECK(strstr(ptec_method_error(&m), "planned buffer") != NULL);
+        CHECK(strstr(ptec_method_error(&m), "short by 1") != NULL);
         checks += 3;
     }
     if (req.scratch_bytes > 0) {
         short_mem = r.mem;
         short_mem.scratch_size -= 1;
         CHECK_STATUS(ptec_method_load(&m, program, NULL, &short_mem), PTEC_MEMORY_ALLOCATION_FAILED);
-        CHECK(strstr(ptec_program_error(program), "scratch") != NULL);
+        CHECK(strstr(ptec_method_error(&m), "scratch") != NULL);
         checks += 2;
     }
     regions_free(&r);
 
     uint8_t *single = test_alloc(req.total_bytes);
     CHECK_STATUS(ptec_method_load_single(&m, program, NULL, single, req.total_bytes), PTEC_OK);
-    run_and_compare(program, &m, s, 1);
+    run_and_compare(&m, s, 1);
     CHECK_STATUS(ptec_method_load_single(&m, program, NULL, single, req.total_bytes - 1),
                  PTEC_MEMORY_ALLOCATION_FAILED);
-    CHECK(strstr(ptec_program_error(program), "single buffer") != NULL);
+    CHECK(strstr(ptec_method_error(&m), "single buffer") != NULL);
     checks += 3;
     free(single);
 }
 
-static void check_bad_inputs(ptec_program *program)
+static void check_bad_inputs(const ptec_program *program)
 {
     ptec_requirements req;
-    CHECK_STATUS(ptec_method_requirements(program, NULL, &req), PTEC_OK);
-    uint8_t *buf = test_alloc(req.total_bytes);
     ptec_method m;
+    CHECK_STATUS(ptec_method_requirements(&m, program, NULL, &req), PTEC_OK);
+    uint8_t *buf = test_alloc(req.total_bytes);
     CHECK_STATUS(ptec_method_load_single(&m, program, NULL, buf, req.total_bytes), PTEC_OK);
     CHECK_STATUS(ptec_method_execute(&m), PTEC_INVALID_STATE);
-    CHECK(strstr(ptec_program_error(program), "input 0 was not set") != NULL);
+    CHECK(strstr(ptec_method_error(&m), "input 0 was not set") != NULL);
     float one = 1.0f;
     int32_t good[1] = {1}, bad[1] = {2};
     CHECK_STATUS(ptec_method_set_input(&m, 0, PTEC_DTYPE_INT, good, 1, &one, 4), PTEC_INVALID_ARGUMENT);
-    CHECK(strstr(ptec_program_error(program), "dtype int32 given, program expects float32") != NULL);
+    CHECK(strstr(ptec_method_error(&m), "dtype int32 given, program expects float32") != NULL);
     CHECK_STATUS(ptec_method_set_input(&m, 0, PTEC_DTYPE_FLOAT, bad, 1, &one, 4), PTEC_INVALID_ARGUMENT);
-    CHECK(strstr(ptec_program_error(program), "shape [2] given, program expects [1]") != NULL);
+    CHECK(strstr(ptec_method_error(&m), "shape [2] given, program expects [1]") != NULL);
     CHECK_STATUS(ptec_method_set_input(&m, 0, PTEC_DTYPE_FLOAT, NULL, 0, &one, 3), PTEC_INVALID_ARGUMENT);
-    CHECK(strstr(ptec_program_error(program), "3 bytes given, program expects 4") != NULL);
+    CHECK(strstr(ptec_method_error(&m), "3 bytes given, program expects 4") != NULL);
     CHECK_STATUS(ptec_method_set_input(&m, 7, PTEC_DTYPE_FLOAT, NULL, 0, &one, 4), PTEC_INVALID_ARGUMENT);
     CHECK_STATUS(ptec_method_bind_input(&m, 0, PTEC_DTYPE_FLOAT, NULL, 0, &one, 4), PTEC_INVALID_STATE);
-    CHECK_STATUS(ptec_method_requirements(program, "nope", &req), PTEC_NOT_FOUND);
-    CHECK(strstr(ptec_program_error(program), "no method named 'nope'") != NULL);
+    CHECK_STATUS(ptec_method_requirements(&m, program, "nope", &req), PTEC_NOT_FOUND);
+    CHECK(strstr(ptec_method_error(&m), "no method named 'nope'") != NULL);
     checks += 13;
     free(buf);
 }
@@ -177,11 +177,12 @@ static void check_missing_operator(const uint8_t *add_pte, size_t size)
     if (at != NULL) {
         memcpy(at, "aten::zzz", 9); /* a name no build will ever have */
         ptec_program p;
+        ptec_method m;
         ptec_requirements req;
         CHECK_STATUS(ptec_program_init(&p, copy, size), PTEC_OK);
-        CHECK_STATUS(ptec_method_requirements(&p, NULL, &req), PTEC_OPERATOR_MISSING);
-        CHECK(strstr(ptec_program_error(&p), "instruction 0") != NULL);
-        CHECK(strstr(ptec_program_error(&p), "operator aten::zzz.out is not in this build") != NULL);
+        CHECK_STATUS(ptec_method_requirements(&m, &p, NULL, &req), PTEC_OPERATOR_MISSING);
+        CHECK(strstr(ptec_method_error(&m), "instruction 0") != NULL);
+        CHECK(strstr(ptec_method_error(&m), "operator aten::zzz.out is not in this build") != NULL);
         checks += 4;
     }
     free(copy);
@@ -215,11 +216,11 @@ static void check_delegate_sample(void)
     }
     CHECK(found_target);
     CHECK_STATUS(ptec_program_delegate(&p, NULL, 1, &id, &id_len, &blob), PTEC_NOT_FOUND);
-    CHECK_STATUS(ptec_method_requirements(&p, NULL, &req), PTEC_NOT_FOUND);
-    CHECK(strstr(ptec_program_error(&p), "backend EthosUBackend not available") != NULL);
+    CHECK_STATUS(ptec_method_requirements(&m, &p, NULL, &req), PTEC_NOT_FOUND);
+    CHECK(strstr(ptec_method_error(&m), "backend EthosUBackend not available") != NULL);
     uint8_t *buf = test_alloc(1 << 16);
     CHECK_STATUS(ptec_method_load_single(&m, &p, NULL, buf, 1 << 16), PTEC_NOT_FOUND);
-    CHECK(strstr(ptec_program_error(&p), "backend EthosUBackend not available") != NULL);
+    CHECK(strstr(ptec_method_error(&m), "backend EthosUBackend not available") != NULL);
     checks += 12;
     free(buf);
     free(bytes);

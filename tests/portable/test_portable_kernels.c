@@ -29,13 +29,19 @@ static int load(const char *name, ptec_program *program, ptec_method *method, vo
     *buffer = NULL;
     ptec_status st = ptec_program_init(program, *pte, size);
     if (st == PTEC_OK) {
-        st = ptec_method_requirements(program, NULL, &req);
+        st = ptec_method_requirements(method, program, NULL, &req);
     }
     if (st == PTEC_OK) {
         *buffer = test_alloc(req.total_bytes);
         st = ptec_method_load_single(method, program, NULL, *buffer, req.total_bytes);
     }
     return (int)st;
+}
+
+/* The detail of whichever step failed. */
+static const char *detail_of(const ptec_program *program, const ptec_method *method)
+{
+    return ptec_program_error(program)[0] != '\0' ? ptec_program_error(program) : ptec_method_error(method);
 }
 
 static int run_case(const char *name, int inputs, int outputs)
@@ -46,7 +52,7 @@ static int run_case(const char *name, int inputs, int outputs)
     int failures = 0;
     int st = load(name, &program, &method, &pte, &buffer);
     if (st != PTEC_OK) {
-        fprintf(stderr, "%s: load failed: %s\n", name, ptec_program_error(&program));
+        fprintf(stderr, "%s: load failed: %s\n", name, detail_of(&program, &method));
         free(pte);
         free(buffer);
         return 1;
@@ -59,13 +65,13 @@ static int run_case(const char *name, int inputs, int outputs)
         void *data = read_case_file(name, suffix, &size);
         if (ptec_method_input_info(&method, (size_t)i, &info) != PTEC_OK ||
             ptec_method_set_input(&method, (size_t)i, (ptec_dtype)info.dtype, NULL, 0, data, size) != PTEC_OK) {
-            fprintf(stderr, "%s: input %d refused: %s\n", name, i, ptec_program_error(&program));
+            fprintf(stderr, "%s: input %d refused: %s\n", name, i, detail_of(&program, &method));
             ++failures;
         }
         free(data);
     }
     if (failures == 0 && ptec_method_execute(&method) != PTEC_OK) {
-        fprintf(stderr, "%s: execute failed: %s\n", name, ptec_program_error(&program));
+        fprintf(stderr, "%s: execute failed: %s\n", name, detail_of(&program, &method));
         ++failures;
     }
     for (int i = 0; failures == 0 && i < outputs; ++i) {
@@ -94,7 +100,7 @@ static int fail_case(const char *name, int want_status, const char *text)
     void *pte, *buffer;
     int st = load(name, &program, &method, &pte, &buffer);
     int failures = 0;
-    const char *detail = ptec_program_error(&program);
+    const char *detail = detail_of(&program, &method);
     if (st != want_status || strstr(detail, text) == NULL) {
         fprintf(stderr, "%s: got 0x%02x \"%s\", want 0x%02x and \"%s\"\n", name, st, detail, want_status, text);
         failures = 1;

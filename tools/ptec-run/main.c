@@ -40,9 +40,10 @@ static void usage(FILE *f)
           f);
 }
 
-static int fail(const char *what, const ptec_program *program)
+/* `detail`: ptec_program_error() or ptec_method_error(), whichever object failed. */
+static int fail(const char *what, const char *detail)
 {
-    fprintf(stderr, "ptec-run: %s: %s\n", what, ptec_program_error(program));
+    fprintf(stderr, "ptec-run: %s: %s\n", what, detail);
     return 1;
 }
 
@@ -194,7 +195,7 @@ static int prepare_input(ptec_method *method, size_t i, const char *spec, void *
 }
 
 /* Copies (planned) or binds (not planned) input i; returns 0 or prints why not. */
-static int give_input(ptec_method *method, ptec_program *program, size_t i, const input_source *src)
+static int give_input(ptec_method *method, size_t i, const input_source *src)
 {
     if (!src->is_tensor) {
         return 0;
@@ -205,7 +206,7 @@ static int give_input(ptec_method *method, ptec_program *program, size_t i, cons
                                                  src->size)
                          : ptec_method_bind_input(method, i, (ptec_dtype)src->dtype, sizes, src->rank, src->data,
                                                   src->size);
-    return st == PTEC_OK ? 0 : fail("set input", program);
+    return st == PTEC_OK ? 0 : fail("set input", ptec_method_error(method));
 }
 
 static int write_outputs(const ptec_method *method, const char *dir)
@@ -325,6 +326,7 @@ static void release(resources *r, ptec_method *method)
         free(r->mem.planned[i]);
     }
     free(r->mem.scratch);
+    free(r->mem.fast_scratch);
     free(r->program_bytes);
     memset(r, 0, sizeof *r);
 }
@@ -339,11 +341,11 @@ static int run(const options *o, resources *r, ptec_program *program, ptec_metho
         return 1;
     }
     if (ptec_program_init(program, r->program_bytes, size) != PTEC_OK) {
-        return fail(o->model, program);
+        return fail(o->model, ptec_program_error(program));
     }
     ptec_requirements req;
-    if (ptec_method_requirements(program, o->method, &req) != PTEC_OK) {
-        return fail("requirements", program);
+    if (ptec_method_requirements(method, program, o->method, &req) != PTEC_OK) {
+        return fail("requirements", ptec_method_error(method));
     }
     ptec_memory *mem = &r->mem;
     mem->metadata = alloc_region(req.metadata_bytes);
@@ -355,7 +357,9 @@ static int run(const options *o, resources *r, ptec_program *program, ptec_metho
     }
     mem->scratch = alloc_region(req.scratch_bytes);
     mem->scratch_size = req.scratch_bytes;
-    int missing = mem->metadata == NULL || mem->scratch == NULL;
+    mem->fast_scratch = alloc_region(req.fast_scratch_bytes);
+    mem->fast_scratch_size = req.fast_scratch_bytes;
+    int missing = mem->metadata == NULL || mem->scratch == NULL || mem->fast_scratch == NULL;
     for (size_t i = 0; i < req.planned_count; ++i) {
         missing |= mem->planned[i] == NULL;
     }
@@ -366,7 +370,7 @@ static int run(const options *o, resources *r, ptec_program *program, ptec_metho
 
     uint64_t t0 = ptec_platform_ticks();
     if (ptec_method_load(method, program, o->method, mem) != PTEC_OK) {
-        return fail("load", program);
+        return fail("load", ptec_method_error(method));
     }
     r->loaded = 1;
     uint64_t load_ticks = ptec_platform_ticks() - t0;
@@ -408,13 +412,13 @@ static int run(const options *o, resources *r, ptec_program *program, ptec_metho
     uint64_t exec_ticks = 0;
     for (long rep = 0; rep < o->repeat; ++rep) {
         for (size_t i = 0; i < n_inputs && i < MAX_INPUTS; ++i) {
-            if (give_input(method, program, i, &r->inputs[i]) != 0) {
+            if (give_input(method, i, &r->inputs[i]) != 0) {
                 return 1;
             }
         }
         t0 = ptec_platform_ticks();
         if (ptec_method_execute(method) != PTEC_OK) {
-            return fail("execute", program);
+            return fail("execute", ptec_method_error(method));
         }
         exec_ticks += ptec_platform_ticks() - t0;
         for (size_t i = 0; o->profile && i < n_instr; ++i) {
@@ -440,6 +444,9 @@ static int run(const options *o, resources *r, ptec_program *program, ptec_metho
         printf("planned:   %zu bytes (memory id %zu)\n", req.planned_bytes[i], i + 1);
     }
     printf("scratch:   %zu bytes\n", req.scratch_bytes);
+    if (req.fast_scratch_bytes > 0) {
+        printf("fast scratch: %zu bytes\n", req.fast_scratch_bytes);
+    }
     printf("total:     %zu bytes of caller memory\n", req.total_bytes);
     printf("load:      %.3f ms\n", (double)load_ticks / 1e6);
     printf("execute:   %.3f ms per run (%ld run%s)\n", (double)exec_ticks / 1e6 / (double)o->repeat, o->repeat,
