@@ -118,6 +118,7 @@ typedef struct ptec_method {
     size_t profile_count;
     uint64_t last_execute_ticks;
     bool loaded;
+    /* Last, so that a load can clear all of the above and keep these. */
     ptec_error_detail error;   /* the last failure of a call on this method */
     ptec_measurement measured;
 } ptec_method;

@@ -99,8 +99,11 @@ ptec_status ptec_detail_fail(ptec_error_detail *sink, ptec_status status, const 
 
 void ptec_detail_clear(ptec_error_detail *sink)
 {
-    memset(sink, 0, sizeof *sink);
+    sink->status = PTEC_OK;
     sink->instruction = -1;
+    sink->op_name = NULL;
+    sink->op_name_len = 0;
+    sink->message[0] = '\0';
 }
 
 const char *ptec_program_error(const ptec_program *program)

@@ -405,17 +405,14 @@ static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, si
     return PTEC_OK;
 }
 
-/* Tells a measurement from leftover bytes in a method that was never measured. */
+/* Tells a measurement from leftover bytes in a method that was never
+ * measured: a mix of what was measured and of the totals the load trusts. */
 static uint32_t measurement_check(const ptec_measurement *s)
 {
-    size_t words[4 + sizeof(ptec_requirements) / sizeof(size_t)] = {
-        (size_t)(uintptr_t)s->program, (size_t)(uintptr_t)s->data, s->size, s->plan};
-    memcpy(&words[4], &s->req, sizeof s->req);
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < sizeof words / sizeof words[0]; ++i) {
-        h = (h ^ (uint32_t)words[i] ^ (uint32_t)((uint64_t)words[i] >> 32)) * 16777619u;
-    }
-    return h;
+    uint32_t h = 0x9e3779b9u ^ (uint32_t)(uintptr_t)s->program ^ ((uint32_t)(uintptr_t)s->data << 7) ^ s->plan;
+    h = (h ^ (uint32_t)s->req.metadata_bytes) * 0x85ebca6bu;
+    h = (h ^ (uint32_t)s->req.total_bytes ^ (uint32_t)s->size) * 0xc2b2ae35u;
+    return h ^ (h >> 16);
 }
 
 ptec_status ptec_method_requirements(ptec_method *m, const ptec_program *program, const char *name,
@@ -463,15 +460,15 @@ ptec_status ptec_method_requirements(ptec_method *m, const ptec_program *program
 static ptec_status begin_load(ptec_method *m, const ptec_program *program, const char *name,
                               ptec_requirements *req)
 {
-    ptec_measurement kept = m->measured;
-    memset(m, 0, sizeof *m);
+    /* error and measured come last in ptec_method: clear what precedes them. */
+    memset(m, 0, offsetof(ptec_method, error));
+    ptec_detail_clear(&m->error);
+    const ptec_measurement *kept = &m->measured;
     fb_table plan;
-    if (program != NULL && kept.program == program && kept.data == program->data && kept.size == program->size &&
-        kept.check == measurement_check(&kept) && program->error.status == PTEC_OK &&
-        ptec_plan_find(program, name, &plan, NULL) == PTEC_OK && plan.pos == kept.plan) {
-        m->measured = kept;
-        ptec_detail_clear(&m->error);
-        *req = kept.req;
+    if (program != NULL && kept->program == program && kept->data == program->data &&
+        kept->size == program->size && kept->check == measurement_check(kept) && program->error.status == PTEC_OK &&
+        ptec_plan_find(program, name, &plan, NULL) == PTEC_OK && plan.pos == kept->plan) {
+        *req = kept->req;
         return PTEC_OK;
     }
     return ptec_method_requirements(m, program, name, req);
