@@ -53,7 +53,7 @@ struct ptec_op {
     struct ptec_exec_ctx *ctx;
 };
 
-/* Records why prepare or run failed (kept in the program's error detail)
+/* Records why prepare or run failed (in the method's error detail: ptec_method_error)
  * and returns `status`. `arg` is the argument index, or -1 for none.
  * `message` must be a string literal or otherwise outlive the call. */
 ptec_status ptec_op_fail(ptec_op *op, ptec_status status, int arg, const char *message);
