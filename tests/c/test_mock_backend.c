@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "ptec/ptec.h"
+#include "test_regions.h"
 #include "test_util.h"
 
 static int checks;
@@ -244,42 +245,6 @@ static void check_sample(const ptec_program *p)
     free(buf);
 }
 
-static void *exact_alloc(size_t n)
-{
-    void *p = NULL;
-    return posix_memalign(&p, 16, n ? n : 1) == 0 ? p : NULL;
-}
-
-typedef struct regions {
-    ptec_memory mem;
-} regions;
-
-static void regions_alloc(regions *r, const ptec_requirements *req)
-{
-    memset(r, 0, sizeof *r);
-    r->mem.metadata = exact_alloc(req->metadata_bytes);
-    r->mem.metadata_size = req->metadata_bytes;
-    r->mem.planned_count = req->planned_count;
-    for (size_t i = 0; i < req->planned_count; ++i) {
-        r->mem.planned[i] = exact_alloc(req->planned_bytes[i]);
-        r->mem.planned_size[i] = req->planned_bytes[i];
-    }
-    r->mem.scratch = exact_alloc(req->scratch_bytes);
-    r->mem.scratch_size = req->scratch_bytes;
-    r->mem.fast_scratch = exact_alloc(req->fast_scratch_bytes);
-    r->mem.fast_scratch_size = req->fast_scratch_bytes;
-}
-
-static void regions_free(regions *r)
-{
-    free(r->mem.metadata);
-    for (size_t i = 0; i < r->mem.planned_count; ++i) {
-        free(r->mem.planned[i]);
-    }
-    free(r->mem.scratch);
-    free(r->mem.fast_scratch);
-}
-
 /* A load with one region a byte short fails before any init, naming it. */
 static void check_short(const ptec_program *p, const ptec_memory *mem, const char *region)
 {
@@ -339,20 +304,20 @@ static void check_contract(const ptec_program *p, const char *sizes_path)
         T(req.planned_bytes[i] == file_sizes[i]);
     }
 
-    regions r;
-    regions_alloc(&r, &req);
+    ptec_memory mem;
+    test_regions_alloc(&mem, &req);
     prepares = mock.prepares;
-    TS(ptec_method_load(&m, p, NULL, &r.mem), PTEC_OK);
+    TS(ptec_method_load(&m, p, NULL, &mem), PTEC_OK);
     T(mock.prepares == prepares + 1); /* the load reused the measurement: one walk, not two */
     T(mock.persistent.size == 100 && mock.persistent_zeroed);
-    T(mock.persistent.base >= (uint8_t *)r.mem.metadata &&
-      mock.persistent.base + 100 <= (uint8_t *)r.mem.metadata + req.metadata_bytes &&
+    T(mock.persistent.base >= (uint8_t *)mem.metadata &&
+      mock.persistent.base + 100 <= (uint8_t *)mem.metadata + req.metadata_bytes &&
       (uintptr_t)mock.persistent.base % 16 == 0);
-    T(mock.scratch.base == r.mem.scratch && mock.scratch.size == base.scratch_bytes + 333);
-    T(mock.fast_scratch.base == r.mem.fast_scratch && mock.fast_scratch.size == 77);
+    T(mock.scratch.base == mem.scratch && mock.scratch.size == base.scratch_bytes + 333);
+    T(mock.fast_scratch.base == mem.fast_scratch && mock.fast_scratch.size == 77);
     T(mock.planned_count == file_count);
     for (size_t i = 0; i < file_count; ++i) {
-        T(mock.planned[i].base == r.mem.planned[i] && mock.planned[i].size == file_sizes[i]);
+        T(mock.planned[i].base == mem.planned[i] && mock.planned[i].size == file_sizes[i]);
     }
     set_inputs(&m, 0.25f);
     TS(ptec_method_execute(&m), PTEC_OK);
@@ -363,27 +328,27 @@ static void check_contract(const ptec_program *p, const char *sizes_path)
     ptec_method fresh;
     memset(&fresh, 0x5A, sizeof fresh);
     prepares = mock.prepares;
-    TS(ptec_method_load(&fresh, p, NULL, &r.mem), PTEC_OK);
+    TS(ptec_method_load(&fresh, p, NULL, &mem), PTEC_OK);
     T(mock.prepares == prepares + 2);
     ptec_method_unload(&fresh);
 
-    ptec_memory short_mem = r.mem;
+    ptec_memory short_mem = mem;
     short_mem.metadata_size -= 1;
     check_short(p, &short_mem, "metadata buffer");
     for (size_t i = 0; i < req.planned_count; ++i) {
-        short_mem = r.mem;
+        short_mem = mem;
         short_mem.planned_size[i] -= 1;
         check_short(p, &short_mem, i == 0 ? "planned buffer (memory id) 1" : "planned buffer (memory id) 2");
     }
-    short_mem = r.mem;
+    short_mem = mem;
     short_mem.scratch_size -= 1;
     check_short(p, &short_mem, "scratch buffer");
-    short_mem = r.mem;
+    short_mem = mem;
     short_mem.fast_scratch_size -= 1;
     check_short(p, &short_mem, "fast scratch buffer");
-    regions_free(&r);
+    test_regions_free(&mem);
 
-    uint8_t *single = exact_alloc(req.total_bytes);
+    uint8_t *single = test_exact_alloc(req.total_bytes);
     TS(ptec_method_load_single(&m, p, NULL, single, req.total_bytes), PTEC_OK);
     T((uint8_t *)mock.fast_scratch.base >= single && mock.fast_scratch.base + 77 <= single + req.total_bytes);
     T((uint8_t *)mock.scratch.base >= single && mock.scratch.base + mock.scratch.size <= single + req.total_bytes);

@@ -3,6 +3,7 @@
 #include <stdint.h>
 
 #include "ptec/ptec.h"
+#include "test_regions.h"
 #include "test_util.h"
 
 static const char *shared_dir = PTEC_SHARED_DIR "/models/upstream";
@@ -25,33 +26,6 @@ static void *load_path(const char *dir, const char *name, size_t *size)
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     return test_read_file(path, size);
-}
-
-typedef struct regions {
-    ptec_memory mem;
-} regions;
-
-static void regions_alloc(regions *r, const ptec_requirements *req)
-{
-    memset(r, 0, sizeof *r);
-    r->mem.metadata = test_alloc(req->metadata_bytes);
-    r->mem.metadata_size = req->metadata_bytes;
-    r->mem.planned_count = req->planned_count;
-    for (size_t i = 0; i < req->planned_count; ++i) {
-        r->mem.planned[i] = test_alloc(req->planned_bytes[i]);
-        r->mem.planned_size[i] = req->planned_bytes[i];
-    }
-    r->mem.scratch = test_alloc(req->scratch_bytes);
-    r->mem.scratch_size = req->scratch_bytes;
-}
-
-static void regions_free(regions *r)
-{
-    free(r->mem.metadata);
-    for (size_t i = 0; i < r->mem.planned_count; ++i) {
-        free(r->mem.planned[i]);
-    }
-    free(r->mem.scratch);
 }
 
 static void run_and_compare(ptec_method *m, const sample *s, int with_files)
@@ -97,22 +71,22 @@ static void check_exact_requirements(const ptec_program *program, const sample *
     ptec_requirements req;
     ptec_method m;
     CHECK_STATUS(ptec_method_requirements(&m, program, NULL, &req), PTEC_OK);
-    regions r;
-    regions_alloc(&r, &req);
-    CHECK_STATUS(ptec_method_load(&m, program, NULL, &r.mem), PTEC_OK);
+    ptec_memory mem;
+    test_regions_alloc(&mem, &req);
+    CHECK_STATUS(ptec_method_load(&m, program, NULL, &mem), PTEC_OK);
     run_and_compare(&m, s, 0);
     run_and_compare(&m, s, 1);
     ptec_method_unload(&m);
     checks += 2;
 
-    ptec_memory short_mem = r.mem;
+    ptec_memory short_mem = mem;
     short_mem.metadata_size -= 1;
     CHECK_STATUS(ptec_method_load(&m, program, NULL, &short_mem), PTEC_MEMORY_ALLOCATION_FAILED);
     CHECK(strstr(ptec_method_error(&m), "metadata") != NULL);
     CHECK(strstr(ptec_method_error(&m), "short by 1") != NULL);
     checks += 3;
     for (size_t i = 0; i < req.planned_count; ++i) {
-        short_mem = r.mem;
+        short_mem = mem;
         short_mem.planned_size[i] -= 1;
         CHECK_STATUS(ptec_method_load(&m, program, NULL, &short_mem), PTEC_MEMORY_ALLOCATION_FAILED);
         CHECK(strstr(ptec_method_error(&m), "planned buffer") != NULL);
@@ -120,13 +94,13 @@ static void check_exact_requirements(const ptec_program *program, const sample *
         checks += 3;
     }
     if (req.scratch_bytes > 0) {
-        short_mem = r.mem;
+        short_mem = mem;
         short_mem.scratch_size -= 1;
         CHECK_STATUS(ptec_method_load(&m, program, NULL, &short_mem), PTEC_MEMORY_ALLOCATION_FAILED);
         CHECK(strstr(ptec_method_error(&m), "scratch") != NULL);
         checks += 2;
     }
-    regions_free(&r);
+    test_regions_free(&mem);
 
     uint8_t *single = test_alloc(req.total_bytes);
     CHECK_STATUS(ptec_method_load_single(&m, program, NULL, single, req.total_bytes), PTEC_OK);
