@@ -3,12 +3,14 @@
 #   make test    every test: C (host and ASan/UBSan), cross builds, Python
 #   make size    the runtime core's footprint on each Cortex-M target
 #   make bench   instruction-count benchmarks
+#   make fuzz    the structure-aware fuzzer for FUZZ_SECONDS (default 1800), with coverage
 PYTHON := /usr/bin/python3
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 TARGET ?= cortex-m55
+FUZZ_SECONDS ?= 1800
 export PTEC_SHARED ?= $(abspath $(CURDIR)/../shared)
 
-.PHONY: all setup host host-asan cross test test-c test-python demo size bench clean
+.PHONY: all setup host host-asan cross test test-c test-python test-fuzz demo size bench fuzz clean
 
 all: host
 
@@ -37,7 +39,11 @@ test-python: host
 	  PTEC_STRICT=1 PYTHONPATH=$(CURDIR)/python $(PYTHON) -m pytest -q tests/python; \
 	fi
 
-test: test-c test-python
+# A short fuzz run from the seeds alone (fixed seed, 50 s); `make fuzz` is the long one.
+test-fuzz: setup
+	@scripts/fuzz.sh --seconds 50 --fresh
+
+test: test-c test-python test-fuzz
 
 # The demo builds what it needs (ptec-run, the runner) quietly, with a
 # progress line per step.
@@ -49,6 +55,9 @@ size: setup
 
 bench: host
 	@bench/run_all.sh
+
+fuzz: setup
+	@scripts/fuzz.sh --seconds $(FUZZ_SECONDS) --coverage
 
 clean:
 	rm -rf build

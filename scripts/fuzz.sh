@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Runs the structure-aware fuzzer (tests/fuzz) under ASan + UBSan.
+#
+#   scripts/fuzz.sh --seconds N [--fresh] [--coverage]
+#
+# Builds the fuzz preset (clang + libFuzzer), writes the seed corpus, and
+# fuzzes for N seconds with a fixed seed. The corpus grows in build/fuzz/corpus
+# across runs; --fresh starts from the seeds alone in a new directory (what
+# `make test` does, so its run does not depend on earlier ones). An input that
+# crashes, hangs or leaks is copied into tests/fuzz/regressions/, which ctest
+# replays on every build, and the script fails. --coverage then replays the
+# seeds and the corpus through the fuzz-coverage build and prints the line
+# coverage of src/runtime (llvm-cov).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=""
+fresh=0
+coverage=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --seconds) seconds="$2"; shift 2 ;;
+    --fresh) fresh=1; shift ;;
+    --coverage) coverage=1; shift ;;
+    *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  esac
+done
+[ -n "$seconds" ] || { echo "fuzz: --seconds is required" >&2; exit 2; }
+
+shared="${PTEC_SHARED:-$(pwd)/../shared}"
+out=build/fuzz
+regressions=tests/fuzz/regressions
+
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz -j 2 >/dev/null
+/usr/bin/python3 tests/fuzz/make_seed_corpus.py "$shared" "$out/seeds"
+
+if [ "$fresh" = 1 ]; then
+  corpus=$(mktemp -d "$out/corpus-fresh.XXXXXX")
+  trap 'rm -rf "$corpus"' EXIT
+else
+  corpus=$out/corpus
+  mkdir -p "$corpus"
+fi
+artifacts=$out/artifacts
+rm -rf "$artifacts"
+mkdir -p "$artifacts"
+
+# -seed: the same mutations every run. -timeout: one input may take 10 s
+# (a crafted loop is bounded by the runtime, not by luck). The loader's error
+# log is off: libFuzzer's own report is what matters.
+echo "fuzz: ${seconds} s from $(ls "$out/seeds" | wc -l) seeds, corpus $corpus"
+status=0
+"$out/tests/fuzz/fuzz_pte" -seed=1 -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="$artifacts/" "$corpus" "$out/seeds" \
+    >"$out/fuzz.log" 2>&1 || status=$?
+grep -E '^(Done|#[0-9]+ +DONE)|^stat::(number_of_executed_units|average_exec_per_sec|new_units_added)' \
+    "$out/fuzz.log" | sed 's/^/fuzz: /'
+
+found=$(find "$artifacts" -type f | sort)
+if [ -n "$found" ]; then
+  for f in $found; do
+    cp "$f" "$regressions/"
+    echo "fuzz: FOUND $(basename "$f") -> $regressions/ (replay: build/host-asan/tests/fuzz/fuzz_replay $regressions/$(basename "$f"))"
+  done
+  grep -E 'ERROR: |SUMMARY: |runtime error' "$out/fuzz.log" | head -20 | sed 's/^/fuzz: /'
+fi
+if [ "$status" != 0 ] || [ -n "$found" ]; then
+  echo "fuzz: FAILED (libFuzzer exit $status; log $out/fuzz.log)"
+  exit 1
+fi
+echo "fuzz: no crash, hang or leak"
+
+if [ "$coverage" = 1 ]; then
+  cmake --preset fuzz-coverage >/dev/null
+  cmake --build --preset fuzz-coverage -j 2 >/dev/null
+  cov=build/fuzz-coverage
+  rm -f "$cov"/*.profraw
+  LLVM_PROFILE_FILE="$cov/replay.profraw" "$cov/tests/fuzz/fuzz_replay" "$out/seeds" "$corpus" >/dev/null
+  llvm-profdata merge -o "$cov/fuzz.profdata" "$cov/replay.profraw"
+  llvm-cov report "$cov/tests/fuzz/fuzz_replay" -instr-profile="$cov/fuzz.profdata" src/runtime/ \
+      >"$cov/coverage.txt"
+  awk '/^TOTAL/ { printf "fuzz: src/runtime line coverage %s (%d of %d lines) over the seeds and corpus\n", $10, $8 - $9, $8 }' \
+      "$cov/coverage.txt"
+fi
