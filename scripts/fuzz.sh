@@ -47,15 +47,19 @@ rm -rf "$artifacts"
 mkdir -p "$artifacts"
 
 # -seed: the same mutations every run. -timeout: one input may take 10 s
-# (a crafted loop is bounded by the runtime, not by luck). The loader's error
-# log is off: libFuzzer's own report is what matters.
+# (a crafted loop is bounded by the runtime's execution budget, not by luck).
+# The short run stops at the first finding; the long one (fork mode) keeps
+# going and collects every finding.
+mode=(-print_final_stats=1)
+if [ "$fresh" = 0 ]; then
+  mode=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
+fi
 echo "fuzz: ${seconds} s from $(ls "$out/seeds" | wc -l) seeds, corpus $corpus"
 status=0
-"$out/tests/fuzz/fuzz_pte" -seed=1 -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$artifacts/" "$corpus" "$out/seeds" \
-    >"$out/fuzz.log" 2>&1 || status=$?
-grep -E '^(Done|#[0-9]+ +DONE)|^stat::(number_of_executed_units|average_exec_per_sec|new_units_added)' \
-    "$out/fuzz.log" | sed 's/^/fuzz: /'
+"$out/tests/fuzz/fuzz_pte" -seed=1 -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 "${mode[@]}" \
+    -artifact_prefix="$artifacts/" "$corpus" "$out/seeds" >"$out/fuzz.log" 2>&1 || status=$?
+grep -E '^stat::(number_of_executed_units|average_exec_per_sec|new_units_added)|^#[0-9]+: cov' "$out/fuzz.log" \
+    | tail -3 | sed 's/^/fuzz: /'
 
 found=$(find "$artifacts" -type f | sort)
 if [ -n "$found" ]; then
