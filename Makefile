@@ -10,7 +10,7 @@ TARGET ?= cortex-m55
 FUZZ_SECONDS ?= 1800
 export PTEC_SHARED ?= $(abspath $(CURDIR)/../shared)
 
-.PHONY: all setup host host-asan cross test test-c test-python test-fuzz demo size bench fuzz clean
+.PHONY: all setup host host-asan cross test test-c test-python test-fuzz test-logs-clean demo size bench fuzz clean
 
 all: host
 
@@ -30,20 +30,33 @@ cross: setup
 	  cmake --preset $$t >/dev/null && cmake --build --preset $$t -j $(JOBS) || exit 1; \
 	done
 
+# Each runner leaves its JUnit report and exit status in TEST_LOGS for the
+# summary at the end of `make test`, which runs every runner before failing.
+TEST_LOGS := $(CURDIR)/build/test-logs
+run_logged = mkdir -p $(TEST_LOGS); { $(2); rc=$$?; echo $$rc >$(TEST_LOGS)/$(1).rc; \
+	[ "$(TEST_KEEP_GOING)" = 1 ] || exit $$rc; }
+
 test-c: host host-asan cross
-	@ctest --preset host -j $(JOBS)
-	@ctest --preset host-asan -j $(JOBS)
+	@$(call run_logged,ctest-host,ctest --preset host -j $(JOBS) --output-junit $(TEST_LOGS)/ctest-host.xml)
+	@$(call run_logged,ctest-asan,ctest --preset host-asan -j $(JOBS) --output-junit $(TEST_LOGS)/ctest-asan.xml)
 
 test-python: host
-	@if [ -d tests/python ] && ls tests/python/test_*.py >/dev/null 2>&1; then \
-	  PTEC_STRICT=1 PYTHONPATH=$(CURDIR)/python $(PYTHON) -m pytest -q tests/python; \
-	fi
+	@$(call run_logged,pytest,PTEC_STRICT=1 PYTHONPATH=$(CURDIR)/python $(PYTHON) -m pytest -q tests/python \
+	  --junitxml=$(TEST_LOGS)/pytest.xml)
 
 # A short fuzz run from the seeds alone (fixed seed, 50 s); `make fuzz` is the long one.
 test-fuzz: setup
-	@scripts/fuzz.sh --seconds 50 --fresh
+	@$(call run_logged,fuzz,scripts/fuzz.sh --seconds 50 --fresh)
 
-test: test-c test-python test-fuzz
+# Strict: a missing tool or data folder is a configuration error, and a skip
+# not on tests/skip-allowlist.txt fails the summary.
+test: export PTEC_STRICT = 1
+test: TEST_KEEP_GOING = 1
+test: test-logs-clean test-c test-python test-fuzz
+	@$(PYTHON) scripts/test_summary.py $(TEST_LOGS) --allowlist tests/skip-allowlist.txt --strict
+
+test-logs-clean:
+	@rm -rf $(TEST_LOGS)
 
 # The demo builds what it needs (ptec-run, the runner) quietly, with a
 # progress line per step.

@@ -255,7 +255,7 @@ def test_export_front_end_when_available(zoo_models):
     assert g.source in ("fx", "export")
     if not hasattr(torch, "export"):
         assert g.source == "fx"
-        return
+        pytest.skip(f"torch {torch.__version__} has no torch.export: the fx front end was checked instead")
     x = m.calibration(1, 3)[0]
     assert torch.allclose(evaluate(g, x)[0], m.module(*x), atol=1e-5)
 

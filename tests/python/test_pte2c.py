@@ -7,10 +7,9 @@ import sys
 
 import pytest
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir)
+from conftest import ROOT, UPSTREAM
+
 TOOL = os.path.join(ROOT, "tools", "pte2c.py")
-UPSTREAM = os.environ.get("PTEC_SHARED", os.path.join(ROOT, os.pardir, "shared"))
-UPSTREAM = os.path.join(UPSTREAM, "models", "upstream")
 
 spec = importlib.util.spec_from_file_location("pte2c", TOOL)
 pte2c = importlib.util.module_from_spec(spec)

@@ -65,7 +65,13 @@ def test_quantize_roundtrip_program_on_runtime(tmp_path, runtime_ops):
     xin = np.random.default_rng(0).normal(size=(1, 2, 3, 4)).astype(np.float32) * 3
     got = run_on_runtime(tmp_path, prog, [xin], runtime_ops)[0]
     assert np.array_equal(got, run_program(prog, [xin])[0])
-    assert np.abs(got - xin).max() <= 0.05 / 2 + 1e-6 or np.abs(xin).max() > 6
+    # Inside the int8 range, within half a step of the input; outside it,
+    # clamped to the range's end. Both cases occur with this seed.
+    lo, hi = (-128 + 7) * 0.05, (127 + 7) * 0.05
+    inside = (xin >= lo) & (xin <= hi)
+    assert 0 < inside.sum() < xin.size
+    assert np.abs(got - xin)[inside].max() <= 0.05 / 2 + 1e-6
+    assert np.abs(got - np.clip(xin, lo, hi))[~inside].max() <= 1e-6
 
 
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
