@@ -154,6 +154,62 @@ static void read_outputs(const ptec_method *m)
     (void)sink;
 }
 
+/* The API's contract on a loaded method: calls that are wrong by
+ * construction must be refused (not crash, not succeed). A call that succeeds
+ * anyway aborts, which libFuzzer reports like a crash. */
+static void expect_refused(ptec_status st, const char *call)
+{
+    if (st == PTEC_OK) {
+        fprintf(stderr, "fuzz: %s was accepted\n", call);
+        abort();
+    }
+}
+
+static void misuse(ptec_method *m)
+{
+    const size_t inputs = ptec_method_input_count(m);
+    const size_t outputs = ptec_method_output_count(m);
+    const size_t instructions = ptec_method_instruction_count(m);
+    ptec_tensor_info info;
+    const ptec_tensor *t;
+    const char *name;
+    size_t name_len;
+    uint8_t byte = 0;
+    expect_refused(ptec_method_input_info(m, inputs, &info), "input_info(count)");
+    expect_refused(ptec_method_output_info(m, outputs, &info), "output_info(count)");
+    expect_refused(ptec_method_output(m, outputs, &t), "output(count)");
+    expect_refused(ptec_method_instruction_name(m, instructions, &name, &name_len), "instruction_name(count)");
+    expect_refused(ptec_method_set_input(m, inputs, PTEC_DTYPE_FLOAT, NULL, 0, &byte, 1), "set_input(count)");
+    expect_refused(ptec_method_bind_output(m, outputs, &byte, 1), "bind_output(count)");
+    if (instructions > 0) {
+        uint64_t tick;
+        expect_refused(ptec_method_set_profile(m, &tick, instructions - 1u), "set_profile(too short)");
+    }
+    for (size_t i = 0; i < inputs; ++i) {
+        if (ptec_method_input_info(m, i, &info) != PTEC_OK || info.kind != PTEC_VALUE_TENSOR ||
+            info.nbytes > FUZZ_MAX_BYTES) {
+            continue;
+        }
+        /* One byte too many, a shape with one more dim, the other dtype. */
+        uint8_t *bytes = exact_alloc(info.nbytes + 1u);
+        memset(bytes, 0x3F, info.nbytes + 1u);
+        int32_t sizes[256];
+        memcpy(sizes, info.sizes, info.rank * sizeof sizes[0]);
+        sizes[info.rank] = 1;
+        const ptec_dtype other = info.dtype == PTEC_DTYPE_FLOAT ? PTEC_DTYPE_CHAR : PTEC_DTYPE_FLOAT;
+        if (info.planned) {
+            expect_refused(ptec_method_set_input(m, i, (ptec_dtype)info.dtype, NULL, 0, bytes, info.nbytes + 1u),
+                           "set_input(nbytes + 1)");
+            expect_refused(ptec_method_set_input(m, i, (ptec_dtype)info.dtype, sizes, info.rank + 1u, bytes,
+                                                 info.nbytes), "set_input(rank + 1)");
+            expect_refused(ptec_method_set_input(m, i, other, NULL, 0, bytes, info.nbytes), "set_input(dtype)");
+            expect_refused(ptec_method_bind_input(m, i, (ptec_dtype)info.dtype, NULL, 0, bytes, info.nbytes),
+                           "bind_input(planned)");
+        }
+        free(bytes);
+    }
+}
+
 static fuzz_stage run_method(ptec_program *p, const char *name, int single)
 {
     ptec_requirements req;
@@ -185,6 +241,7 @@ static fuzz_stage run_method(ptec_program *p, const char *name, int single)
                 stage = FUZZ_STAGE_RAN;
                 read_outputs(&m);
             }
+            misuse(&m);
         }
         ptec_method_unload(&m);
     }
