@@ -380,8 +380,9 @@ static ptec_status load_status(const uint8_t *bytes, size_t size)
     ptec_program p;
     ptec_status st = ptec_program_init(&p, copy, size);
     ptec_requirements req;
+    ptec_method m;
     if (st == PTEC_OK) {
-        st = ptec_method_requirements(&p, NULL, &req);
+        st = ptec_method_requirements(&m, &p, NULL, &req);
     }
     free(copy);
     return st;

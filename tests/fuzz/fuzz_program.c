@@ -53,6 +53,11 @@ static void release(run_memory *mem)
 
 char fuzz_last_error[PTEC_DETAIL_LEN + 64];
 
+static void note_error(const char *message)
+{
+    snprintf(fuzz_last_error, sizeof fuzz_last_error, "%s", message);
+}
+
 static uint32_t hash_bytes(const uint8_t *data, size_t size)
 {
     uint32_t h = 2166136261u;
@@ -64,7 +69,7 @@ static uint32_t hash_bytes(const uint8_t *data, size_t size)
 
 /* Loads either with one region per kind (each exact-size) or carved from one
  * buffer, as the caller's choice would be. */
-static ptec_status load(ptec_method *m, ptec_program *p, const char *name, const ptec_requirements *req,
+static ptec_status load(ptec_method *m, const ptec_program *p, const char *name, const ptec_requirements *req,
                         run_memory *mem, int single)
 {
     if (single) {
@@ -81,6 +86,10 @@ static ptec_status load(ptec_method *m, ptec_program *p, const char *name, const
     }
     regions.scratch = keep(mem, req->scratch_bytes);
     regions.scratch_size = req->scratch_bytes;
+    if (req->fast_scratch_bytes > 0) {
+        regions.fast_scratch = keep(mem, req->fast_scratch_bytes);
+        regions.fast_scratch_size = req->fast_scratch_bytes;
+    }
     return ptec_method_load(m, p, name, &regions);
 }
 
@@ -210,10 +219,13 @@ static void misuse(ptec_method *m)
     }
 }
 
-static fuzz_stage run_method(ptec_program *p, const char *name, int single)
+static fuzz_stage run_method(const ptec_program *p, const char *name, int single)
 {
     ptec_requirements req;
-    if (ptec_method_requirements(p, name, &req) != PTEC_OK) {
+    ptec_method m;
+    memset(&m, 0, sizeof m);
+    if (ptec_method_requirements(&m, p, name, &req) != PTEC_OK) {
+        note_error(ptec_method_error(&m));
         return FUZZ_STAGE_REQUIREMENTS;
     }
     if (req.total_bytes > FUZZ_MAX_BYTES || req.planned_count > PTEC_MAX_PLANNED_BUFFERS) {
@@ -221,9 +233,10 @@ static fuzz_stage run_method(ptec_program *p, const char *name, int single)
     }
     run_memory mem = {{0}, 0};
     run_memory io = {{0}, 0};
-    ptec_method m;
     fuzz_stage stage = FUZZ_STAGE_LOAD;
-    if (load(&m, p, name, &req, &mem, single) == PTEC_OK) {
+    if (load(&m, p, name, &req, &mem, single) != PTEC_OK) {
+        note_error(ptec_method_error(&m));
+    } else {
         for (size_t i = 0; i < ptec_method_instruction_count(&m); ++i) {
             const char *op;
             size_t op_len;
@@ -241,6 +254,11 @@ static fuzz_stage run_method(ptec_program *p, const char *name, int single)
                 stage = FUZZ_STAGE_RAN;
                 read_outputs(&m);
             }
+        }
+        if (stage != FUZZ_STAGE_RAN) {
+            note_error(ptec_method_error(&m));
+        }
+        if (stage >= FUZZ_STAGE_EXECUTE) {
             misuse(&m);
         }
         ptec_method_unload(&m);
@@ -259,7 +277,10 @@ fuzz_stage fuzz_run_program(const uint8_t *data, size_t size)
     }
     fuzz_stage furthest = FUZZ_STAGE_INIT;
     ptec_program p;
-    if (ptec_program_init(&p, copy, size) == PTEC_OK) {
+    fuzz_last_error[0] = '\0';
+    if (ptec_program_init(&p, copy, size) != PTEC_OK) {
+        note_error(ptec_program_error(&p));
+    } else {
         const size_t methods = ptec_program_method_count(&p);
         const int single = (int)(hash_bytes(data, size) & 1u);
         furthest = FUZZ_STAGE_REQUIREMENTS;
@@ -283,7 +304,6 @@ fuzz_stage fuzz_run_program(const uint8_t *data, size_t size)
             (void)last;
         }
     }
-    snprintf(fuzz_last_error, sizeof fuzz_last_error, "%s", ptec_program_error(&p));
     free(copy);
     return furthest;
 }
