@@ -14,32 +14,21 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../c/test_util.h"
 #include "fuzz_program.h"
 
-static int files_run, files_short;
+static int files_run;
 
 static void run_file(const char *path, int expect_ran)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        fprintf(stderr, "cannot open %s\n", path);
-        exit(2);
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *data = malloc(n > 0 ? (size_t)n : 1u);
-    if (data == NULL || fread(data, 1, (size_t)n, f) != (size_t)n) {
-        fprintf(stderr, "cannot read %s\n", path);
-        exit(2);
-    }
-    fclose(f);
-    fuzz_stage stage = fuzz_run_program(data, (size_t)n);
+    size_t n;
+    uint8_t *data = test_read_file(path, &n);
+    fuzz_stage stage = fuzz_run_program(data, n);
     free(data);
     ++files_run;
     const int short_of_end = expect_ran && stage != FUZZ_STAGE_RAN;
-    files_short += short_of_end;
-    printf("%-48s %6ld bytes  %s\n", path, n, fuzz_stage_name(stage));
+    test_failures += short_of_end;
+    printf("%-48s %6zu bytes  %s\n", path, n, fuzz_stage_name(stage));
     if (short_of_end) {
         printf("  expected it to run to the end; the runtime said: %s\n", fuzz_last_error);
     }
@@ -108,8 +97,8 @@ int main(int argc, char **argv)
         run_path(argv[i], expect_ran);
     }
     printf("fuzz_replay: %d inputs, no crash\n", files_run);
-    if (files_short) {
-        printf("fuzz_replay: %d of them stopped before the end\n", files_short);
+    if (test_failures) {
+        printf("fuzz_replay: %d of them stopped before the end\n", test_failures);
         return 1;
     }
     return 0;
