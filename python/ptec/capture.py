@@ -9,6 +9,8 @@ evaluates in float, and lowering reports it.
 """
 from __future__ import annotations
 
+import dis
+import inspect
 import operator
 from typing import List, Sequence
 
@@ -150,9 +152,10 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.append(_module_node(name, mods[fn.target], ins))
         elif fn.op in ("call_function", "call_method"):
             scalar = _scalar_binary(fn)
-            source = by_name.get(ins[0]) if ins and fn.target is operator.getitem else None
+            source = (by_name.get(ins[0]) if ins and fn.target in (operator.getitem, getattr)
+                      else None)
             if source is not None and source.op == "unsupported":
-                # One element of a multi-output call (torch.sort, topk, ...):
+                # One element of a multi-output call (torch.sort(x)[0], topk(...).values):
                 # keep it as one unsupported node named after that call, so
                 # lowering reports the operator the model really used.
                 nodes.append(_element_of(name, source, fn.args[1]))
@@ -182,7 +185,13 @@ def _is_shape_value(fn: torch.fx.Node) -> bool:
 def _element_of(name: str, source: Node, index) -> Node:
     fn = source.attrs["fn"]
     return Node(name, "unsupported", list(source.inputs),
-                dict(fn=lambda *xs, _fn=fn, _i=index: _fn(*xs)[_i], what=source.attrs.get("what", "unknown")))
+                dict(fn=lambda *xs, _fn=fn, _i=index: _element(_fn(*xs), _i),
+                     what=source.attrs.get("what", "unknown")))
+
+
+def _element(result, index):
+    """result[0] or result.values: one output of a multi-output call."""
+    return getattr(result, index) if isinstance(index, str) else result[index]
 
 
 _BINARY = {operator.add: "add", torch.add: "add", "add": "add",
@@ -385,6 +394,33 @@ def _resolve_reshapes(g: Graph) -> None:
             n.attrs = {"shape": list(n.shape), **({"act": n.attrs["act"]} if "act" in n.attrs else {})}
 
 
+class _UnpackingProxy(torch.fx.Proxy):
+    """`v, i = torch.sort(x)` traced as two getitem nodes. torch 1.13's Proxy
+    finds the UNPACK_SEQUENCE by instruction index, which Python 3.11's
+    inline caches break (IndexError); the instruction's byte offset does not
+    move."""
+
+    def __iter__(self):
+        frame = inspect.currentframe().f_back
+        for inst in dis.get_instructions(frame.f_code):
+            if inst.offset == frame.f_lasti:
+                if inst.opname == "UNPACK_SEQUENCE":
+                    return (self[i] for i in range(inst.argval))
+                break
+        return self.tracer.iter(self)
+
+
+class _Tracer(torch.fx.Tracer):
+    def proxy(self, node: torch.fx.Node) -> torch.fx.Proxy:
+        return _UnpackingProxy(node, self)
+
+
+def _symbolic_trace(model: nn.Module) -> torch.fx.GraphModule:
+    tracer = _Tracer()
+    graph = tracer.trace(model)
+    return torch.fx.GraphModule(tracer.root, graph, type(model).__name__)
+
+
 def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: str = "auto",
             name: str = "model") -> Graph:
     model = model.eval()
@@ -401,7 +437,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
             g = None
     if g is None:
         try:
-            gm = torch.fx.symbolic_trace(model)
+            gm = _symbolic_trace(model)
         except Exception as e:          # noqa: BLE001
             raise CaptureError(f"torch.fx could not trace the model: {e}") from e
         _propagate_shapes(gm, example_inputs)

@@ -1,41 +1,165 @@
-"""Command line: `python3 -m ptec inspect FILE.pte` and
-`python3 -m ptec compile MODEL ...`."""
+"""Command line: `python3 -m ptec inspect FILE.pte`, `python3 -m ptec compile
+MODEL ...` and `python3 -m ptec evaluate [MODEL ...]`.
+
+The error contract (docs/aot.md): a mistake in the command, a model file or
+its data exits with status 2 and one line on stderr that names the problem
+and what to do; no traceback unless --debug; no output file left behind.
+"""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import traceback
+import warnings
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose errors are one line, like every other ptec error."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def one_line(e: BaseException) -> str:
+    """The exception as one line. ptec's own errors are written for the user;
+    anything else (a bug, or a library's error) is named by its type."""
+    text = " ".join(str(e).split())
+    if type(e).__module__.split(".")[0] == "ptec":
+        return text
+    return (f"{type(e).__name__}: {text} (--debug shows the traceback)" if text
+            else f"{type(e).__name__} (--debug shows the traceback)")
 
 
 def _inspect(args) -> int:
     from .pte.inspect import describe
-    from .pte.reader import PteError, parse_program, read_header
+    from .pte.reader import parse_program, read_header
     status = 0
     for path in args.files:
-        with open(path, "rb") as f:
-            data = f.read()
         try:
+            with open(path, "rb") as f:
+                data = f.read()
             header = read_header(data)
             program = parse_program(data)
-        except PteError as e:
-            print(f"{path}: {e}", file=sys.stderr)
-            status = 1
+            if args.json:
+                import json
+                from .pte.jsonview import to_flatc_json
+                text = json.dumps(to_flatc_json(program), indent=2)
+            else:
+                text = describe(program, header, path)
+        except OSError as e:
+            if args.debug:
+                traceback.print_exc()
+            print(f"ptec inspect: error: {path}: cannot read: {e.strerror or e}", file=sys.stderr)
+            status = 2
             continue
-        if args.json:
-            import json
-            from .pte.jsonview import to_flatc_json
-            print(json.dumps(to_flatc_json(program), indent=2))
-        else:
-            print(describe(program, header, path))
+        except Exception as e:     # noqa: BLE001 - a hostile file must not end in a traceback
+            if args.debug:
+                traceback.print_exc()
+            print(f"ptec inspect: error: {path}: not a valid .pte: {one_line(e)}", file=sys.stderr)
+            status = 2
+            continue
+        print(text)
     return status
 
 
-def _compile(args) -> int:
-    from .compiler import CompileError, compile_cli
+class CliError(ValueError):
+    """A bad command line; the message is one line."""
+
+
+def _calib_option(value: str):
+    """--calib N (samples from the model's calibration data) or --calib DIR."""
+    if os.path.isdir(value):
+        return value
     try:
-        return compile_cli(args)
-    except CompileError as e:
-        print(f"ptec compile: error: {e}", file=sys.stderr)
-        return 2
+        n = int(value)
+    except ValueError:
+        raise CliError(f"--calib {value!r}: not a number of samples and not a directory "
+                       "(give e.g. --calib 32 or --calib calib_dir/)") from None
+    if n < 1:
+        raise CliError(f"--calib {n}: needs at least 1 sample (e.g. --calib 32)")
+    return n
+
+
+def _compile(args) -> int:
+    """Checks everything it can before importing torch and compiling, so that
+    a typo costs a fraction of a second."""
+    from .output_files import OutputFiles
+    if args.list:
+        from .models import ZOO
+        for name, e in ZOO.items():
+            print(f"{name:20s} {e.description}")
+        return 0
+    if not args.output:
+        raise CliError("-o/--output is required (e.g. -o model.pte)")
+    if args.observer == "percentile" and not 50.0 < args.percentile <= 100.0:
+        raise CliError(f"--percentile {args.percentile:g}: must be above 50 and at most 100 "
+                       "(e.g. 99.99)")
+    calib_option = _calib_option(args.calib)
+
+    def log(msg):       # stdout: stderr carries nothing but an error
+        print(f"[ptec] {msg}", flush=True)
+
+    def show_warning(message, category, filename, lineno, file=None, line=None):
+        log(f"{category.__name__}: {' '.join(str(message).split())}")
+    warnings.showwarning = show_warning
+    with OutputFiles() as out:
+        out.claim(args.output, "-o")
+        if args.header:
+            from .emit import c_array_path
+            out.claim(args.header, "--header")
+            out.claim(c_array_path(args.header), "--header")
+        if args.kernel_list:
+            out.claim(args.kernel_list, "--kernel-list")
+        wrote = _compile_into(args, calib_option, out, log)
+    for w in wrote:         # only now are they in place
+        log(f"wrote {w}")
+    return 0
+
+
+def _compile_into(args, calib_option, out, log):
+    import torch
+    from . import emit
+    from .calibration import check_samples, load_directory
+    from .compiler import CompileError, compile_model
+    from .models import load_model
+    from .quantize import QuantConfig
+    torch.manual_seed(args.seed)
+    model = load_model(args.model)
+    log(f"model {model.name}: inputs {[tuple(x.shape) for x in model.example_inputs]}")
+    if isinstance(calib_option, str):
+        calib = load_directory(calib_option, model.example_inputs)
+    else:
+        calib = check_samples(model.calibration(calib_option, args.seed), model.example_inputs,
+                              lambda i: f"sample {i} of the model's calibration data")
+    log(f"calibrating on {len(calib)} samples ({args.observer})")
+    cfg = QuantConfig(observer=args.observer, percentile=args.percentile)
+    res = compile_model(model.module, model.example_inputs, calib, args.target, args.int8_io,
+                        cfg, name=model.name, log=log)
+    with out.open(args.output, "wb") as f:
+        f.write(res.data)
+    for io in res.lowered.inputs:
+        q = f" scale {io.scale:.9g} zero_point {io.zero_point}" if io.dtype == "int8" else ""
+        log(f"input  {io.name}: {io.dtype} {io.sizes} dim_order {io.dim_order}{q}")
+    for io in res.lowered.outputs:
+        q = f" scale {io.scale:.9g} zero_point {io.zero_point}" if io.dtype == "int8" else ""
+        log(f"output {io.name}: {io.dtype} {io.sizes}{q}")
+    wrote = [f"{args.output} ({len(res.data)} bytes, arena {res.memory_plan.arena_bytes} "
+             f"bytes, target {args.target})"]
+    if args.kernel_list:
+        from .ops import kernel_list_def
+        try:
+            text = kernel_list_def(res.lowered.operators)
+        except KeyError as e:
+            raise CompileError(f"--kernel-list: {e}") from e
+        with out.open(args.kernel_list, "w") as f:
+            f.write(text)
+        wrote.append(f"{args.kernel_list} ({len(set(res.lowered.operators))} kernels)")
+    if args.header:
+        c_path = emit.write_c_array(res.data, args.header, section=args.section,
+                                    arena_bytes=res.memory_plan.arena_bytes, open_file=out.open)
+        wrote.append(f"{args.header} and {c_path}")
+    return wrote
 
 
 def _evaluate(args) -> int:
@@ -43,25 +167,31 @@ def _evaluate(args) -> int:
     return evaluate_cli(args)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python3 -m ptec")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("inspect", help="print the contents of .pte files")
+def _parser() -> argparse.ArgumentParser:
+    ap = _Parser(prog="python3 -m ptec")
+    common = _Parser(add_help=False)
+    common.add_argument("--debug", action="store_true",
+                        help="on an error, also print the Python traceback")
+    sub = ap.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+    p = sub.add_parser("inspect", parents=[common], help="print the contents of .pte files")
     p.add_argument("files", nargs="+")
     p.add_argument("--json", action="store_true",
                    help="print the program as flatc --json --defaults-json would")
     p.set_defaults(func=_inspect)
-    e = sub.add_parser("evaluate", help="compile zoo models and check them on the C runtime: "
-                                        "bit-exactness, cosine similarity to float, memory, accuracy")
+    e = sub.add_parser("evaluate", parents=[common],
+                       help="compile zoo models and check them on the C runtime: "
+                            "bit-exactness, cosine similarity to float, memory, accuracy")
     e.add_argument("models", nargs="*", help="zoo names (default: the whole zoo)")
     e.add_argument("--inputs", type=int, default=20, help="inputs per model (default 20)")
     e.add_argument("--target", default="cortex-m55", choices=["cortex-m55", "cortex-m33"])
     e.add_argument("--ptec-run", help="the host runtime CLI (default: build/host/tools/ptec-run/ptec-run)")
     e.set_defaults(func=_evaluate)
-    c = sub.add_parser("compile", help="compile a PyTorch model to an int8 .pte")
+    c = sub.add_parser("compile", parents=[common], help="compile a PyTorch model to an int8 .pte")
     c.add_argument("model", help="zoo name (see --list) or path/to/file.py:factory")
     c.add_argument("--calib", default="32",
-                   help="calibration: a number of samples, or a directory of .npy/.bin files")
+                   help="calibration: a number of samples, or a directory with one sample per "
+                        ".npy (numpy.save), .npz (numpy.savez, one array per input) or .bin "
+                        "(raw float32) file")
     c.add_argument("--target", default="cortex-m55", choices=["cortex-m55", "cortex-m33"])
     c.add_argument("-o", "--output", required=False)
     c.add_argument("--header", help="also write the program as a C array (FILE.h + FILE.c)")
@@ -78,5 +208,18 @@ def main(argv=None) -> int:
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--list", action="store_true", help="list the model zoo and exit")
     c.set_defaults(func=_compile)
-    args = ap.parse_args(argv)
-    return args.func(args)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print(f"ptec {args.cmd}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:     # noqa: BLE001 - the contract: one line, exit 2
+        if args.debug:
+            traceback.print_exc()
+        print(f"ptec {args.cmd}: error: {one_line(e)}", file=sys.stderr)
+        return 2

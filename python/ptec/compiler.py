@@ -1,14 +1,11 @@
-"""The compiler driver: capture -> quantize -> lower -> plan -> emit, and the
-`python3 -m ptec compile` command."""
+"""The compiler driver: capture -> quantize -> lower -> plan -> emit
+(`python3 -m ptec compile` is its command line, in cli.py)."""
 from __future__ import annotations
 
-import os
-import sys
 import time
 from dataclasses import dataclass
 from typing import Callable, List, Optional, Sequence
 
-import numpy as np
 import torch
 
 from . import capture as cap
@@ -16,6 +13,7 @@ from . import emit as em
 from . import lower as lw
 from . import plan as pl
 from . import quantize as qz
+from .calibration import check_samples
 from .ops import runtime_kernels
 from .pte.schema import Program
 
@@ -50,6 +48,7 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
     log(f"captured {len(graph.nodes)} nodes with torch.{graph.source}")
     prepared = qz.prepare(graph)
     log(f"prepared: {len(prepared.nodes)} nodes after batch-norm folding and activation fusion")
+    calibration = check_samples(calibration, example_inputs)
     total = len(calibration)
 
     def progress(i):
@@ -66,83 +65,16 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
         + (f", fp32 fallbacks: {', '.join(lowered.fallbacks)}" if lowered.fallbacks else ""))
     missing = missing_kernels(lowered.operators, available_kernels)
     if missing:
-        raise CompileError("ptec's runtime has no kernel for: " + ", ".join(missing)
+        raise CompileError("operator not supported: ptec's runtime has no kernel for: "
+                           + ", ".join(missing)
                            + (" (from " + "; ".join(lowered.fallbacks) + ")"
                               if lowered.fallbacks else "")
                            + (". Not lowered to int8: " + "; ".join(lowered.refusals)
-                              if lowered.refusals else ""))
+                              if lowered.refusals else "")
+                           + ". Replace it in the model, or compute it outside ptec")
     mplan = pl.plan_lowered(lowered)
     log(f"memory: {mplan.summary()}")
     program = em.build_program(lowered, mplan)
     data = em.emit_pte(program)
     log(f"emitted {len(data)} bytes in {time.time() - t0:.1f} s")
     return CompileResult(program, data, lowered, mplan, qgraph, graph)
-
-
-def _load_calibration_dir(path: str, example_inputs) -> List[tuple]:
-    files = sorted(f for f in os.listdir(path) if f.endswith((".npy", ".bin")))
-    out = []
-    shapes = [tuple(e.shape) for e in example_inputs]
-    for f in files:
-        full = os.path.join(path, f)
-        arr = np.load(full) if f.endswith(".npy") else np.fromfile(full, "<f4")
-        arr = arr.astype(np.float32).reshape(shapes[0])
-        out.append((torch.from_numpy(arr),))
-    if not out:
-        raise CompileError(f"no .npy or .bin files in {path}")
-    return out
-
-
-def compile_cli(args) -> int:
-    from .models import ZOO, load_model
-    if args.list:
-        for name, e in ZOO.items():
-            print(f"{name:20s} {e.description}")
-        return 0
-    if not args.output:
-        raise CompileError("-o/--output is required")
-
-    def log(msg):
-        print(f"[ptec] {msg}", file=sys.stderr, flush=True)
-    torch.manual_seed(args.seed)
-    try:
-        model = load_model(args.model)
-    except ValueError as e:
-        raise CompileError(str(e))
-    log(f"model {model.name}: inputs {[tuple(x.shape) for x in model.example_inputs]}")
-    if os.path.isdir(args.calib):
-        calib = _load_calibration_dir(args.calib, model.example_inputs)
-    else:
-        try:
-            n = int(args.calib)
-        except ValueError:
-            raise CompileError(f"--calib wants a number or a directory, got {args.calib!r}")
-        calib = model.calibration(n, args.seed)
-    log(f"calibrating on {len(calib)} samples ({args.observer})")
-    cfg = qz.QuantConfig(observer=args.observer, percentile=args.percentile)
-    res = compile_model(model.module, model.example_inputs, calib, args.target, args.int8_io,
-                        cfg, name=model.name, log=log)
-    with open(args.output, "wb") as f:
-        f.write(res.data)
-    for io in res.lowered.inputs:
-        q = f" scale {io.scale:.9g} zero_point {io.zero_point}" if io.dtype == "int8" else ""
-        log(f"input  {io.name}: {io.dtype} {io.sizes} dim_order {io.dim_order}{q}")
-    for io in res.lowered.outputs:
-        q = f" scale {io.scale:.9g} zero_point {io.zero_point}" if io.dtype == "int8" else ""
-        log(f"output {io.name}: {io.dtype} {io.sizes}{q}")
-    log(f"wrote {args.output} ({len(res.data)} bytes, arena {res.memory_plan.arena_bytes} bytes, "
-        f"target {args.target})")
-    if args.kernel_list:
-        from .ops import kernel_list_def
-        try:
-            text = kernel_list_def(res.lowered.operators)
-        except KeyError as e:
-            raise CompileError(f"--kernel-list: {e}")
-        with open(args.kernel_list, "w") as f:
-            f.write(text)
-        log(f"wrote {args.kernel_list} ({len(set(res.lowered.operators))} kernels)")
-    if args.header:
-        c_path = em.write_c_array(res.data, args.header, section=args.section,
-                                 arena_bytes=res.memory_plan.arena_bytes)
-        log(f"wrote {args.header} and {c_path}")
-    return 0

@@ -86,8 +86,21 @@ def format_reports(reports: Sequence[ModelReport]) -> str:
     return "\n".join(lines)
 
 
+class EvaluateError(ValueError):
+    """A bad `evaluate` command line; the message is one line."""
+
+
 def evaluate_cli(args) -> int:
     names: List[str] = args.models or list(ZOO)
+    unknown = [n for n in names if n not in ZOO]
+    if unknown:
+        raise EvaluateError(f"not in the zoo: {', '.join(unknown)} (choose from {', '.join(ZOO)})")
+    if args.inputs < 1:
+        raise EvaluateError(f"--inputs {args.inputs}: needs at least 1 input (e.g. --inputs 20)")
+    try:
+        host_runtime.ptec_run_path(args.ptec_run)   # before minutes of compiling
+    except FileNotFoundError as e:
+        raise EvaluateError(str(e)) from e
     reports = []
     for name in names:
         print(f"evaluate: {name} ({args.inputs} inputs, {args.target})", file=sys.stderr, flush=True)

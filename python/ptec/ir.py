@@ -195,10 +195,21 @@ def evaluate(g: Graph, inputs: Sequence[torch.Tensor], keep_all: bool = False):
     return (outs, env) if keep_all else outs
 
 
+class UnsupportedOperator(ValueError):
+    """A node ptec cannot represent: its value is not one tensor."""
+
+
 def infer_shapes(g: Graph, example_inputs: Sequence[torch.Tensor]) -> None:
     _, env = evaluate(g, example_inputs, keep_all=True)
     for n in g.nodes:
-        n.shape = list(env[n.name].shape)
+        value = env[n.name]
+        if not isinstance(value, torch.Tensor):
+            what = n.attrs.get("what", n.op)
+            raise UnsupportedOperator(
+                f"operator not supported: {what} (node {n.name}) gives "
+                f"{type(value).__name__}, not one tensor, and ptec has no kernel for it "
+                "(compute it outside the model, or replace it)")
+        n.shape = list(value.shape)
 
 
 def op_counts(g: Graph) -> Dict[str, int]:

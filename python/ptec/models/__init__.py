@@ -8,6 +8,7 @@ define `calibration_data(n)` returning a list of input tuples.
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import os
 from dataclasses import dataclass
 from typing import Callable, List, Optional, Sequence, Tuple
@@ -119,16 +120,57 @@ class LoadedModel:
     calibration: Callable[[int, int], List[tuple]]
 
 
-def _load_file(spec: str) -> LoadedModel:
-    path, _, factory_name = spec.rpartition(":")
-    if not path or not os.path.isfile(path):
-        raise ValueError(f"model {spec!r}: not a zoo name ({', '.join(ZOO)}) "
-                         "and not path/to/file.py:factory")
+class ModelLoadError(ValueError):
+    """A model spec that names no usable model; the message is one line."""
+
+
+def _import_file(path: str):
     mod_spec = importlib.util.spec_from_file_location("ptec_user_model", path)
+    if mod_spec is None or mod_spec.loader is None:
+        raise ModelLoadError(f"model file {path}: not a Python module (give a .py file)")
     mod = importlib.util.module_from_spec(mod_spec)
-    mod_spec.loader.exec_module(mod)
-    result = getattr(mod, factory_name)()
+    try:
+        mod_spec.loader.exec_module(mod)
+    except SyntaxError as e:
+        raise ModelLoadError(f"model file {path}: syntax error at line {e.lineno}: {e.msg} "
+                             "(fix the file)") from e
+    except Exception as e:          # noqa: BLE001 - whatever the user's module raises
+        raise ModelLoadError(f"model file {path}: raised {type(e).__name__} while importing: "
+                             f"{e} (fix the file; --debug shows the traceback)") from e
+    return mod
+
+
+def _call_factory(spec: str, path: str, factory_name: str):
+    mod = _import_file(path)
+    factory = getattr(mod, factory_name, None) if factory_name else None
+    if not callable(factory):
+        defined = sorted(k for k, v in vars(mod).items()
+                         if callable(v) and getattr(v, "__module__", None) == mod.__name__)
+        raise ModelLoadError(f"model file {path}: no function {factory_name!r} (give "
+                             f"{path}:FACTORY; it defines: {', '.join(defined) or 'nothing'})")
+    try:
+        return factory()
+    except Exception as e:          # noqa: BLE001
+        raise ModelLoadError(f"factory {spec} raised {type(e).__name__}: {e} "
+                             "(fix the factory; --debug shows the traceback)") from e
+
+
+def _load_file(spec: str) -> LoadedModel:
+    path, colon, factory_name = spec.rpartition(":")
+    if not colon:
+        path = spec
+    if not os.path.isfile(path):
+        if spec.endswith(".py") or path.endswith(".py"):
+            raise ModelLoadError(f"model file {path}: no such file")
+        raise ModelLoadError(f"model {spec!r}: not a zoo name ({', '.join(ZOO)}) "
+                             "and not path/to/file.py:factory")
+    if not colon:
+        raise ModelLoadError(f"model {spec!r}: name the factory function, as {spec}:FACTORY")
+    result = _call_factory(spec, path, factory_name)
     if isinstance(result, tuple):
+        if len(result) != 2:
+            raise ModelLoadError(f"factory {spec} returned a {len(result)}-tuple; return "
+                                 "(module, example_inputs) or a module")
         module, example = result
     else:
         module = result
@@ -136,17 +178,32 @@ def _load_file(spec: str) -> LoadedModel:
         if example is None:
             shape = getattr(module, "input_shape", None)
             if shape is None:
-                raise ValueError(f"{spec}: the factory must return (module, example_inputs) "
-                                 "or a module with input_shape / example_inputs")
+                raise ModelLoadError(f"{spec}: the factory must return (module, example_inputs) "
+                                     "or a module with input_shape / example_inputs")
             example = torch.randn(shape)
+    if not isinstance(module, nn.Module):
+        raise ModelLoadError(f"factory {spec} returned {type(module).__name__}, not a "
+                             "torch.nn.Module")
     example = list(example) if isinstance(example, (tuple, list)) else [example]
-    calib = getattr(module, "calibration_data", None)
-    if calib is None:
+    if not example or not all(isinstance(e, torch.Tensor) for e in example):
+        raise ModelLoadError(f"factory {spec}: example inputs must be tensors, got "
+                             f"{', '.join(type(e).__name__ for e in example) or 'none'}")
+    user_calib = getattr(module, "calibration_data", None)
+    if user_calib is None:
         shapes = [tuple(e.shape) for e in example]
 
         def calib(n, seed=0, shapes=shapes):
             g = torch.Generator().manual_seed(1000 + seed)
             return [tuple(torch.randn(s, generator=g) for s in shapes) for _ in range(n)]
+    else:
+        def calib(n, seed=0):
+            try:    # calibration_data(n), or calibration_data(n, seed)
+                takes_seed = len(inspect.signature(user_calib).parameters) >= 2
+                return user_calib(n, seed) if takes_seed else user_calib(n)
+            except Exception as e:      # noqa: BLE001
+                raise ModelLoadError(f"{spec}: calibration_data({n}) raised "
+                                     f"{type(e).__name__}: {e} (fix it; --debug shows the "
+                                     "traceback)") from e
     return LoadedModel(os.path.splitext(os.path.basename(path))[0] + "_" + factory_name,
                        module.eval(), example, calib)
 

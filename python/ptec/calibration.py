@@ -1,0 +1,125 @@
+"""Calibration samples, checked against the model's inputs.
+
+A sample is one tuple with a float32 tensor per model input, each of exactly
+the example input's shape. Nothing is reshaped or converted: a sample that
+does not match is refused with the file (or sample number) that holds it,
+because a reshaped or truncated sample calibrates the wrong ranges silently.
+
+A calibration directory holds one sample per file:
+  NAME.npy  one array (models with one input), written by numpy.save;
+  NAME.npz  one array per input, written by numpy.savez(f, x0, x1, ...) in the
+            order of forward()'s arguments (arr_0, arr_1, ...);
+  NAME.bin  raw little-endian float32 (models with one input).
+Other files are ignored.
+"""
+from __future__ import annotations
+
+import os
+import zipfile
+from typing import Callable, List, Sequence
+
+import numpy as np
+import torch
+
+SAMPLE_SUFFIXES = (".npy", ".npz", ".bin")
+DTYPE = np.float32          # what capture traces and calibrate() evaluates in
+
+
+class CalibrationError(ValueError):
+    """Calibration data that does not fit the model; the message is one line."""
+
+
+def _shape(s) -> str:
+    return "x".join(str(d) for d in s) if len(s) else "scalar"
+
+
+def check_sample(sample, example_inputs: Sequence[torch.Tensor], where: str) -> tuple:
+    """The sample as a tuple of tensors, or CalibrationError naming `where`."""
+    n = len(example_inputs)
+    if isinstance(sample, (torch.Tensor, np.ndarray)):
+        sample = (sample,)
+    if not isinstance(sample, (tuple, list)):
+        raise CalibrationError(f"{where}: a sample must be a tuple of {n} arrays, "
+                               f"got {type(sample).__name__}")
+    if len(sample) != n:
+        raise CalibrationError(f"{where}: holds {len(sample)} input(s), the model has {n}"
+                               + (" (save each sample with numpy.savez(file, x0, x1, ...))"
+                                  if n > 1 else ""))
+    out = []
+    for k, (x, e) in enumerate(zip(sample, example_inputs)):
+        what = f"{where}: input {k}" if n > 1 else where
+        if not isinstance(x, (torch.Tensor, np.ndarray)):
+            raise CalibrationError(f"{what}: {type(x).__name__} is not an array")
+        dtype = x.numpy().dtype if isinstance(x, torch.Tensor) else x.dtype
+        if dtype != DTYPE:
+            raise CalibrationError(f"{what}: dtype {dtype}, the model wants float32 "
+                                   "(convert with .astype(numpy.float32))")
+        if tuple(x.shape) != tuple(e.shape):
+            raise CalibrationError(f"{what}: shape {_shape(x.shape)}, the model wants "
+                                   f"{_shape(e.shape)}")
+        out.append(x if isinstance(x, torch.Tensor) else torch.from_numpy(np.array(x)))
+    return tuple(out)
+
+
+def check_samples(samples, example_inputs: Sequence[torch.Tensor],
+                  where: Callable[[int], str] = lambda i: f"calibration sample {i}") -> List[tuple]:
+    out = [check_sample(s, example_inputs, where(i)) for i, s in enumerate(samples)]
+    if not out:
+        raise CalibrationError("no calibration samples (give at least one)")
+    return out
+
+
+_WRITER = {".npy": "numpy.save", ".npz": "numpy.savez", ".bin": "ndarray.tofile"}
+
+
+def _read(path: str, n_inputs: int):
+    ext = os.path.splitext(path)[1]
+    try:
+        if ext == ".bin":
+            return np.fromfile(path, "<f4")
+        data = np.load(path, allow_pickle=False)
+        if not isinstance(data, np.ndarray):
+            with data:
+                keys = sorted(data.files)
+                want = [f"arr_{k}" for k in range(n_inputs)]
+                if ext != ".npz" or keys != sorted(want):
+                    raise CalibrationError(
+                        f"{path}: an archive of arrays {', '.join(keys) or '(none)'}; expected "
+                        + (f"{', '.join(want)} (write it with numpy.savez(file, x0, x1, ...))"
+                           if ext == ".npz" else "one array (write it with numpy.save)"))
+                return tuple(data[k] for k in want)
+        if ext == ".npz":
+            raise CalibrationError(f"{path}: one array, not an archive (write it with "
+                                   "numpy.savez(file, x0, x1, ...))")
+        return data
+    except CalibrationError:
+        raise
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        raise CalibrationError(f"{path}: not a readable {ext} file ({e}); "
+                               f"write it with {_WRITER[ext]}") from e
+
+
+def load_directory(path: str, example_inputs: Sequence[torch.Tensor]) -> List[tuple]:
+    n = len(example_inputs)
+    try:
+        files = sorted(f for f in os.listdir(path) if f.endswith(SAMPLE_SUFFIXES))
+    except OSError as e:
+        raise CalibrationError(f"--calib {path}: cannot list the directory ({e.strerror})") from e
+    if not files:
+        raise CalibrationError(f"--calib {path}: no .npy, .npz or .bin files "
+                               "(one calibration sample per file)")
+    out = []
+    for f in files:
+        full = os.path.join(path, f)
+        if n > 1 and not f.endswith(".npz"):
+            raise CalibrationError(f"{full}: the model has {n} inputs; save each sample as "
+                                   ".npz with numpy.savez(file, x0, x1, ...)")
+        arr = _read(full, n)
+        if f.endswith(".bin"):
+            want = int(np.prod(example_inputs[0].shape))
+            if arr.size != want:
+                raise CalibrationError(f"{full}: {arr.size} float32 values, the model's input "
+                                       f"{_shape(example_inputs[0].shape)} has {want}")
+            arr = arr.reshape(tuple(example_inputs[0].shape))
+        out.append(check_sample(arr, example_inputs, full))
+    return out

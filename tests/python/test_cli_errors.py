@@ -1,0 +1,349 @@
+"""The CLI's error contract (docs/aot.md): every mistake a user can make on the
+command line, in a model file or in its data exits with status 2 and exactly
+one line on stderr that names the problem, with no traceback, and leaves no
+file behind. Each case runs `python3 -m ptec` as a user would."""
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+MODELS = '''
+import torch, torch.nn as nn
+
+class Two(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 4)
+        self.b = nn.Linear(6, 4)
+    def forward(self, x, y):
+        return torch.relu(self.a(x) + self.b(y))
+
+def two():
+    torch.manual_seed(0)
+    return Two(), (torch.randn(1, 8), torch.randn(1, 6))
+
+def one():
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(8, 4), nn.ReLU())
+    m.input_shape = (1, 8)
+    return m
+
+class WrongCalibration(nn.Sequential):
+    input_shape = (1, 8)
+    def calibration_data(self, n):
+        return [(torch.zeros(8, 1),) for _ in range(n)]
+
+def wrong_calibration():
+    return WrongCalibration(nn.Linear(8, 4))
+
+class SortUnpacked(nn.Module):
+    def forward(self, x):
+        v, i = torch.sort(x, dim=-1)
+        return v * 2.0
+
+class SortValues(nn.Module):
+    def forward(self, x):
+        return x.sort(dim=-1).values * 2.0
+
+class TopkUnpacked(nn.Module):
+    def forward(self, x):
+        v, i = torch.topk(x, 3)
+        return v
+
+class TopkValues(nn.Module):
+    def forward(self, x):
+        return torch.topk(x, 3).values
+
+def sort_unpacked(): return SortUnpacked(), (torch.randn(1, 8),)
+def sort_values(): return SortValues(), (torch.randn(1, 8),)
+def topk_unpacked(): return TopkUnpacked(), (torch.randn(1, 8),)
+def topk_values(): return TopkValues(), (torch.randn(1, 8),)
+
+def boom():
+    raise RuntimeError("factory exploded")
+'''
+
+
+def _f32(*shape):
+    return np.linspace(-1, 1, int(np.prod(shape)), dtype=np.float32).reshape(shape)
+
+
+def _calib(d, files):
+    """A calibration directory: {name: array | tuple of arrays (.npz) | bytes}."""
+    os.makedirs(d, exist_ok=True)
+    for name, v in files.items():
+        path = os.path.join(d, name)
+        if isinstance(v, bytes):
+            with open(path, "wb") as f:
+                f.write(v)
+        elif isinstance(v, tuple):
+            np.savez(path, *v)
+        elif name.endswith(".bin"):
+            v.tofile(path)
+        else:
+            np.save(path, v, allow_pickle=True)
+    return d
+
+
+def _garbage_npy():
+    return b"\x93NUMPY" + bytes([42, 0]) + b"not a header at all"
+
+
+def _truncated_pte(d):
+    """The first half of a real .pte."""
+    from ptec.pte import ScalarType
+    from ptec.pte.program_builder import ProgramBuilder
+    from ptec.pte.writer import serialize_program
+    b = ProgramBuilder()
+    x = b.tensor(ScalarType.FLOAT, [2])
+    y = b.tensor(ScalarType.FLOAT, [2])
+    b.call("aten::add.out", self=x, other=x, alpha=1, out=y)
+    b.set_io([x], [y])
+    data = serialize_program(b.build())
+    path = os.path.join(d, "half.pte")
+    with open(path, "wb") as f:
+        f.write(data[:len(data) // 2])
+    return path
+
+
+# (id, args(inp, out) -> argv, words the one line must contain)
+# `inp` holds the model file and data; `out` is the output directory (and cwd).
+M = "{inp}/models.py"
+CASES = [
+    # the model file and its factory
+    ("model_file_missing", ["compile", "{inp}/nope.py:make", "-o", "{out}/m.pte"],
+     ["nope.py", "no such file"]),
+    ("model_file_raises", ["compile", "{inp}/raises.py:make", "-o", "{out}/m.pte"],
+     ["raises.py", "ModuleNotFoundError", "no_such_dependency"]),
+    ("model_file_syntax_error", ["compile", "{inp}/syntax.py:make", "-o", "{out}/m.pte"],
+     ["syntax.py", "syntax error at line 2"]),
+    ("factory_missing", ["compile", M + ":nosuch", "-o", "{out}/m.pte"],
+     ["no function 'nosuch'", "two"]),
+    ("factory_not_named", ["compile", M, "-o", "{out}/m.pte"],
+     ["name the factory function", "models.py:FACTORY"]),
+    ("factory_raises", ["compile", M + ":boom", "-o", "{out}/m.pte"],
+     ["models.py:boom", "RuntimeError", "factory exploded"]),
+    ("zoo_name_unknown", ["compile", "resnet9", "-o", "{out}/m.pte"],
+     ["'resnet9'", "not a zoo name"]),
+    # operators ptec cannot run: refused by name, however the model spells them
+    ("sort_unpacked", ["compile", M + ":sort_unpacked", "--calib", "2", "-o", "{out}/m.pte"],
+     ["operator not supported", "aten::sort.out"]),
+    ("sort_values", ["compile", M + ":sort_values", "--calib", "2", "-o", "{out}/m.pte"],
+     ["operator not supported", "aten::sort.out"]),
+    ("topk_unpacked", ["compile", M + ":topk_unpacked", "--calib", "2", "-o", "{out}/m.pte"],
+     ["operator not supported", "aten::topk.out"]),
+    ("topk_values", ["compile", M + ":topk_values", "--calib", "2", "-o", "{out}/m.pte"],
+     ["operator not supported", "aten::topk.out"]),
+    # calibration data
+    ("calib_zero", ["compile", M + ":one", "--calib", "0", "-o", "{out}/m.pte"],
+     ["--calib 0", "at least 1"]),
+    ("calib_negative", ["compile", M + ":one", "--calib", "-4", "-o", "{out}/m.pte"],
+     ["--calib -4", "at least 1"]),
+    ("calib_neither_number_nor_directory",
+     ["compile", M + ":one", "--calib", "{inp}/no_such_dir", "-o", "{out}/m.pte"],
+     ["no_such_dir", "not a number of samples and not a directory"]),
+    ("calib_directory_empty", ["compile", M + ":one", "--calib", "{inp}/empty", "-o", "{out}/m.pte"],
+     ["empty", "no .npy, .npz or .bin files"]),
+    ("calib_wrong_shape", ["compile", M + ":one", "--calib", "{inp}/shape", "-o", "{out}/m.pte"],
+     ["shape/s1.npy", "shape 2x8", "wants 1x8"]),
+    ("calib_wrong_dtype", ["compile", M + ":one", "--calib", "{inp}/int64", "-o", "{out}/m.pte"],
+     ["int64/s0.npy", "dtype int64", "float32"]),
+    ("calib_float64", ["compile", M + ":one", "--calib", "{inp}/float64", "-o", "{out}/m.pte"],
+     ["float64/s0.npy", "dtype float64", "float32"]),
+    ("calib_corrupt_npy", ["compile", M + ":one", "--calib", "{inp}/corrupt", "-o", "{out}/m.pte"],
+     ["corrupt/s0.npy", "not a readable .npy"]),
+    ("calib_pickled_npy", ["compile", M + ":one", "--calib", "{inp}/pickled", "-o", "{out}/m.pte"],
+     ["pickled/s0.npy", "not a readable .npy"]),
+    ("calib_bin_wrong_size", ["compile", M + ":one", "--calib", "{inp}/bin", "-o", "{out}/m.pte"],
+     ["bin/s0.bin", "7 float32 values", "1x8 has 8"]),
+    ("calib_npy_for_two_inputs", ["compile", M + ":two", "--calib", "{inp}/shape", "-o", "{out}/m.pte"],
+     ["shape/s0.npy", "2 inputs", "numpy.savez"]),
+    ("calib_second_input_wrong_shape",
+     ["compile", M + ":two", "--calib", "{inp}/two_bad", "-o", "{out}/m.pte"],
+     ["two_bad/s1.npz", "input 1", "shape 6x1", "wants 1x6"]),
+    ("calib_npz_wrong_arrays", ["compile", M + ":two", "--calib", "{inp}/keys", "-o", "{out}/m.pte"],
+     ["keys/s0.npz", "arr_0, arr_1"]),
+    ("calib_npz_one_input_missing",
+     ["compile", M + ":two", "--calib", "{inp}/two_short", "-o", "{out}/m.pte"],
+     ["two_short/s0.npz", "arr_0, arr_1"]),
+    ("calibration_data_wrong_shape", ["compile", M + ":wrong_calibration", "--calib", "2",
+                                      "-o", "{out}/m.pte"],
+     ["sample 0 of the model's calibration data", "shape 8x1", "wants 1x8"]),
+    # outputs
+    ("output_directory_missing", ["compile", M + ":one", "--calib", "2", "-o", "{out}/no/m.pte"],
+     ["-o", "no/m.pte", "does not exist"]),
+    ("output_parent_is_a_file", ["compile", M + ":one", "--calib", "2", "-o", "{inp}/models.py/m.pte"],
+     ["models.py", "is not a directory"]),
+    ("output_is_a_directory", ["compile", M + ":one", "--calib", "2", "-o", "{out}"],
+     ["-o", "is a directory"]),
+    ("output_directory_read_only", ["compile", M + ":one", "--calib", "2", "-o", "{out}/ro/m.pte"],
+     ["-o", "ro/m.pte", "cannot create a file in"]),
+    ("header_directory_missing", ["compile", M + ":one", "--calib", "2", "-o", "{out}/m.pte",
+                                  "--header", "{out}/no/m.h"],
+     ["--header", "no/m.h", "does not exist"]),
+    ("kernel_list_directory_missing", ["compile", M + ":one", "--calib", "2", "-o", "{out}/m.pte",
+                                       "--kernel-list", "{out}/no/m.def"],
+     ["--kernel-list", "no/m.def", "does not exist"]),
+    ("header_c_file_is_the_output", ["compile", M + ":one", "--calib", "2", "-o", "{out}/m.c",
+                                     "--header", "{out}/m.h"],
+     ["--header", "m.c", "already written as -o"]),
+    ("disk_full", ["compile", M + ":one", "--calib", "2", "-o", "{out}/m.pte",
+                   "--header", "{out}/m.h", "--kernel-list", "{out}/m.def"],
+     ["-o", "m.pte", "cannot write", "File too large"]),
+    # options
+    ("percentile_out_of_range", ["compile", M + ":one", "--observer", "percentile",
+                                 "--percentile", "200", "-o", "{out}/m.pte"],
+     ["--percentile 200"]),
+    ("seed_not_a_number", ["compile", M + ":one", "--seed", "x", "-o", "{out}/m.pte"],
+     ["--seed", "invalid int value: 'x'", "--help"]),
+    ("target_unknown", ["compile", M + ":one", "--target", "cortex-m7", "-o", "{out}/m.pte"],
+     ["--target", "cortex-m7", "--help"]),
+    ("subcommand_unknown", ["build", "x"], ["'build'", "choose from"]),
+    ("subcommand_missing", [], ["required", "--help"]),
+    # inspect
+    ("inspect_missing_file", ["inspect", "{inp}/nope.pte"], ["nope.pte", "cannot read"]),
+    ("inspect_directory", ["inspect", "{inp}"], ["cannot read", "Is a directory"]),
+    ("inspect_empty_file", ["inspect", "{inp}/empty.pte"], ["empty.pte", "not a valid .pte"]),
+    ("inspect_not_a_pte", ["inspect", M], ["models.py", "not a valid .pte"]),
+    ("inspect_truncated_pte", ["inspect", "{inp}/half.pte"], ["half.pte", "not a valid .pte"]),
+    # evaluate
+    ("evaluate_unknown_model", ["evaluate", "resnet9"], ["resnet9", "not in the zoo"]),
+    ("evaluate_zero_inputs", ["evaluate", "digits_cnn", "--inputs", "0"], ["--inputs 0"]),
+    ("evaluate_inputs_not_a_number", ["evaluate", "--inputs", "many"],
+     ["--inputs", "invalid int value"]),
+    ("evaluate_ptec_run_missing", ["evaluate", "digits_cnn", "--ptec-run", "{inp}/ptec-run"],
+     ["ptec-run not found"]),
+]
+
+
+@pytest.fixture(scope="module")
+def inputs():
+    """Model files and calibration data; world-readable, so that the
+    read-only case can run as an unprivileged user when the tests run as root."""
+    d = tempfile.mkdtemp(prefix="ptec-cli-errors-")
+    os.chmod(d, 0o755)
+    with open(os.path.join(d, "models.py"), "w") as f:
+        f.write(MODELS)
+    with open(os.path.join(d, "raises.py"), "w") as f:
+        f.write("import torch\nimport no_such_dependency\n")
+    with open(os.path.join(d, "syntax.py"), "w") as f:
+        f.write("import torch\ndef make(:\n    pass\n")
+    open(os.path.join(d, "empty.pte"), "wb").close()
+    _truncated_pte(d)
+    os.mkdir(os.path.join(d, "empty"))
+    _calib(os.path.join(d, "shape"), {"s0.npy": _f32(1, 8), "s1.npy": _f32(2, 8)})
+    _calib(os.path.join(d, "int64"), {"s0.npy": np.arange(8, dtype=np.int64).reshape(1, 8)})
+    _calib(os.path.join(d, "float64"), {"s0.npy": _f32(1, 8).astype(np.float64)})
+    _calib(os.path.join(d, "corrupt"), {"s0.npy": _garbage_npy()})
+    _calib(os.path.join(d, "pickled"), {"s0.npy": np.array([{"x": 1}], dtype=object)})
+    _calib(os.path.join(d, "bin"), {"s0.bin": _f32(7)})
+    _calib(os.path.join(d, "two_bad"), {"s0.npz": (_f32(1, 8), _f32(1, 6)),
+                                        "s1.npz": (_f32(1, 8), _f32(6, 1))})
+    _calib(os.path.join(d, "two_short"), {"s0.npz": (_f32(1, 8),)})
+    os.makedirs(os.path.join(d, "keys"))
+    np.savez(os.path.join(d, "keys", "s0.npz"), x=_f32(1, 8), y=_f32(1, 6))
+    for root, dirs, files in os.walk(d):
+        for name in dirs + files:
+            os.chmod(os.path.join(root, name), 0o755)
+    yield d
+    shutil.rmtree(d)
+
+
+def _files(d):
+    return sorted(os.path.relpath(os.path.join(r, f), d) for r, _, fs in os.walk(d) for f in fs)
+
+
+def _run(argv, cwd, preexec=None):
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), HOME=cwd)
+    return subprocess.run([PYTHON, "-m", "ptec"] + argv, cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300, preexec_fn=preexec)
+
+
+def _as_nobody():
+    os.setgid(65534)
+    os.setuid(65534)
+
+
+@pytest.mark.parametrize("argv,words", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_cli_error(inputs, argv, words, request):
+    case = request.node.callspec.id
+    out = tempfile.mkdtemp(prefix="ptec-cli-out-")
+    try:
+        os.chmod(out, 0o777)
+        preexec = None
+        if case == "output_directory_read_only":
+            os.mkdir(os.path.join(out, "ro"), 0o555)
+            if os.geteuid() == 0:       # root writes anywhere: be an ordinary user
+                preexec = _as_nobody
+        elif case == "disk_full":
+            def preexec():
+                resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.RLIM_INFINITY))
+        before = _files(out)
+        r = _run([a.format(inp=inputs, out=out) for a in argv], out, preexec)
+        lines = r.stderr.splitlines()
+        assert r.returncode == 2, r.stderr
+        assert "Traceback" not in r.stderr
+        assert len(lines) == 1, r.stderr
+        for w in words:
+            assert w in lines[0], lines[0]
+        assert re.match(r"(ptec \w+|python3 -m ptec[ \w]*): error: ", lines[0]), lines[0]
+        assert _files(out) == before
+    finally:
+        os.chmod(out, 0o755)
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def test_debug_shows_the_traceback(inputs, tmp_path):
+    r = _run(["compile", f"{inputs}/models.py:boom", "-o", str(tmp_path / "m.pte"), "--debug"],
+             str(tmp_path))
+    assert r.returncode == 2
+    assert "Traceback" in r.stderr and 'raise RuntimeError("factory exploded")' in r.stderr
+    assert r.stderr.splitlines()[-1].startswith("ptec compile: error: factory ")
+    assert _files(str(tmp_path)) == []
+
+
+def _affine_scale(lo, hi):
+    """int8 affine scale of a range widened to contain 0 (the oracle)."""
+    return (max(hi, 0.0) - min(lo, 0.0)) / 255.0
+
+
+def test_every_input_of_a_two_input_model_is_calibrated(inputs, tmp_path):
+    """Each input's int8 scale comes from its own calibration arrays."""
+    rng = np.random.default_rng(1)
+    xs = [rng.uniform(-1.0, 0.5, (1, 8)).astype(np.float32) for _ in range(3)]
+    ys = [rng.uniform(-0.25, 3.0, (1, 6)).astype(np.float32) for _ in range(3)]
+    calib = _calib(str(tmp_path / "calib"), {f"s{i}.npz": (x, y) for i, (x, y) in
+                                             enumerate(zip(xs, ys))})
+    out = tmp_path / "two.pte"
+    r = _run(["compile", f"{inputs}/models.py:two", "--calib", calib, "--int8-io", "-o", str(out)],
+             str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
+    scales = dict(re.findall(r"input +(\w+): int8 .* scale (\S+) zero_point", r.stdout))
+    want = {"x": _affine_scale(min(a.min() for a in xs), max(a.max() for a in xs)),
+            "y": _affine_scale(min(a.min() for a in ys), max(a.max() for a in ys))}
+    assert set(scales) == set(want), r.stdout
+    for name, s in want.items():
+        assert abs(float(scales[name]) - s) <= 1e-6 * s, (name, scales[name], s)
+    assert out.exists()
+
+
+def test_outputs_appear_together_with_ordinary_permissions(inputs, tmp_path):
+    r = _run(["compile", f"{inputs}/models.py:one", "--calib", "2", "-o", "m.pte",
+              "--header", "m.h", "--kernel-list", "m.def"], str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert _files(str(tmp_path)) == ["m.c", "m.def", "m.h", "m.pte"]
+    umask = os.umask(0)
+    os.umask(umask)
+    assert all(os.stat(tmp_path / f).st_mode & 0o777 == 0o666 & ~umask
+               for f in _files(str(tmp_path)))
