@@ -57,7 +57,11 @@ def check_sample(sample, example_inputs: Sequence[torch.Tensor], where: str) -> 
         if tuple(x.shape) != tuple(e.shape):
             raise CalibrationError(f"{what}: shape {_shape(x.shape)}, the model wants "
                                    f"{_shape(e.shape)}")
-        out.append(x if isinstance(x, torch.Tensor) else torch.from_numpy(np.array(x)))
+        t = x if isinstance(x, torch.Tensor) else torch.from_numpy(np.array(x))
+        if not bool(torch.isfinite(t).all()):
+            raise CalibrationError(f"{what}: holds NaN or infinity (calibration needs finite "
+                                   "values)")
+        out.append(t)
     return tuple(out)
 
 

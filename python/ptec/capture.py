@@ -9,7 +9,9 @@ evaluates in float, and lowering reports it.
 """
 from __future__ import annotations
 
+import contextlib
 import dis
+import io
 import inspect
 import operator
 from typing import List, Sequence
@@ -20,7 +22,7 @@ import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .ir import Graph, Node, infer_shapes
+from .ir import Graph, Node, UnsupportedOperator, infer_shapes
 
 
 class CaptureError(RuntimeError):
@@ -380,7 +382,8 @@ def _propagate_shapes(gm: torch.fx.GraphModule, example_inputs) -> None:
     so that shapes spelled with x.size(0) or x.shape resolve to constants."""
     try:
         from torch.fx.passes.shape_prop import ShapeProp
-        with torch.no_grad():
+        # ShapeProp prints a traceback for a failing node; capture reports it.
+        with torch.no_grad(), contextlib.redirect_stderr(io.StringIO()):
             ShapeProp(gm).propagate(*example_inputs)
     except Exception:                   # noqa: BLE001 - shapes are then taken from int args only
         for fn in gm.graph.nodes:
@@ -443,7 +446,14 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
         _propagate_shapes(gm, example_inputs)
         g = _fx_to_graph(gm)
     g.name = name
-    infer_shapes(g, example_inputs)
+    try:
+        infer_shapes(g, example_inputs)
+    except UnsupportedOperator:
+        raise
+    except Exception as e:              # noqa: BLE001 - the model's own error
+        shapes = ", ".join("x".join(map(str, x.shape)) for x in example_inputs)
+        raise CaptureError(f"the model fails on its example inputs ({shapes}): "
+                           f"{type(e).__name__}: {e} (check input_shape / example_inputs)") from e
     _resolve_reshapes(g)
     _resolve_permutes(g)
     return g

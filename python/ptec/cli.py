@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import traceback
 import warnings
@@ -96,6 +97,9 @@ def _compile(args) -> int:
         raise CliError(f"--percentile {args.percentile:g}: must be above 50 and at most 100 "
                        "(e.g. 99.99)")
     calib_option = _calib_option(args.calib)
+    if args.header and not re.fullmatch(r"[A-Za-z0-9_.$]+", args.section):
+        raise CliError(f"--section {args.section!r}: not a linker section name (letters, "
+                       "digits, '_', '.', '$'; e.g. .ptec_model)")
 
     def log(msg):       # stdout: stderr carries nothing but an error
         print(f"[ptec] {msg}", flush=True)

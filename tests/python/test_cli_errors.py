@@ -71,6 +71,14 @@ def topk_values(): return TopkValues(), (torch.randn(1, 8),)
 
 def boom():
     raise RuntimeError("factory exploded")
+
+def not_a_module():
+    return 3, torch.zeros(1, 8)
+
+def wrong_example():
+    m = nn.Linear(8, 4)
+    m.input_shape = (1, 7)
+    return m
 '''
 
 
@@ -133,6 +141,10 @@ CASES = [
      ["name the factory function", "models.py:FACTORY"]),
     ("factory_raises", ["compile", M + ":boom", "-o", "{out}/m.pte"],
      ["models.py:boom", "RuntimeError", "factory exploded"]),
+    ("factory_returns_no_module", ["compile", M + ":not_a_module", "-o", "{out}/m.pte"],
+     ["models.py:not_a_module", "returned int, not a torch.nn.Module"]),
+    ("model_fails_on_example_inputs", ["compile", M + ":wrong_example", "-o", "{out}/m.pte"],
+     ["fails on its example inputs (1x7)", "cannot be multiplied"]),
     ("zoo_name_unknown", ["compile", "resnet9", "-o", "{out}/m.pte"],
      ["'resnet9'", "not a zoo name"]),
     # operators ptec cannot run: refused by name, however the model spells them
@@ -164,6 +176,8 @@ CASES = [
      ["corrupt/s0.npy", "not a readable .npy"]),
     ("calib_pickled_npy", ["compile", M + ":one", "--calib", "{inp}/pickled", "-o", "{out}/m.pte"],
      ["pickled/s0.npy", "not a readable .npy"]),
+    ("calib_nan", ["compile", M + ":one", "--calib", "{inp}/nan", "-o", "{out}/m.pte"],
+     ["nan/s1.npy", "NaN or infinity"]),
     ("calib_bin_wrong_size", ["compile", M + ":one", "--calib", "{inp}/bin", "-o", "{out}/m.pte"],
      ["bin/s0.bin", "7 float32 values", "1x8 has 8"]),
     ("calib_npy_for_two_inputs", ["compile", M + ":two", "--calib", "{inp}/shape", "-o", "{out}/m.pte"],
@@ -200,6 +214,12 @@ CASES = [
     ("disk_full", ["compile", M + ":one", "--calib", "2", "-o", "{out}/m.pte",
                    "--header", "{out}/m.h", "--kernel-list", "{out}/m.def"],
      ["-o", "m.pte", "cannot write", "File too large"]),
+    ("header_write_fails_after_pte", ["compile", M + ":one", "--calib", "2", "-o", "{out}/m.pte",
+                                      "--header", "{out}/m.h"],
+     ["--header", "m.c", "cannot write", "File too large"]),
+    ("section_not_a_name", ["compile", M + ":one", "--calib", "2", "-o", "{out}/m.pte",
+                            "--header", "{out}/m.h", "--section", 'x"); evil("'],
+     ["--section", "not a linker section name"]),
     # options
     ("percentile_out_of_range", ["compile", M + ":one", "--observer", "percentile",
                                  "--percentile", "200", "-o", "{out}/m.pte"],
@@ -226,6 +246,12 @@ CASES = [
 ]
 
 
+# A full disk, simulated: every write beyond this many bytes fails (EFBIG).
+# 4096 bytes take the model's .pte (1840) and .h, not its .c: the header
+# fails after the .pte was written, which must then not stay behind.
+FILE_SIZE_LIMIT = {"disk_full": 0, "header_write_fails_after_pte": 4096}
+
+
 @pytest.fixture(scope="module")
 def inputs():
     """Model files and calibration data; world-readable, so that the
@@ -247,6 +273,7 @@ def inputs():
     _calib(os.path.join(d, "corrupt"), {"s0.npy": _garbage_npy()})
     _calib(os.path.join(d, "pickled"), {"s0.npy": np.array([{"x": 1}], dtype=object)})
     _calib(os.path.join(d, "bin"), {"s0.bin": _f32(7)})
+    _calib(os.path.join(d, "nan"), {"s0.npy": _f32(1, 8), "s1.npy": _f32(1, 8) * np.nan})
     _calib(os.path.join(d, "two_bad"), {"s0.npz": (_f32(1, 8), _f32(1, 6)),
                                         "s1.npz": (_f32(1, 8), _f32(6, 1))})
     _calib(os.path.join(d, "two_short"), {"s0.npz": (_f32(1, 8),)})
@@ -285,9 +312,9 @@ def test_cli_error(inputs, argv, words, request):
             os.mkdir(os.path.join(out, "ro"), 0o555)
             if os.geteuid() == 0:       # root writes anywhere: be an ordinary user
                 preexec = _as_nobody
-        elif case == "disk_full":
-            def preexec():
-                resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.RLIM_INFINITY))
+        elif case in FILE_SIZE_LIMIT:
+            def preexec(limit=FILE_SIZE_LIMIT[case]):
+                resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
         before = _files(out)
         r = _run([a.format(inp=inputs, out=out) for a in argv], out, preexec)
         lines = r.stderr.splitlines()
