@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import sys
 import traceback
 import warnings
@@ -215,8 +216,13 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _terminated(signum, frame):
+    raise SystemExit(128 + signum)      # unwinds, so OutputFiles removes its temporaries
+
+
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         return args.func(args)
     except KeyboardInterrupt:
