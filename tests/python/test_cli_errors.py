@@ -107,23 +107,6 @@ def _garbage_npy():
     return b"\x93NUMPY" + bytes([42, 0]) + b"not a header at all"
 
 
-def _truncated_pte(d):
-    """The first half of a real .pte."""
-    from ptec.pte import ScalarType
-    from ptec.pte.program_builder import ProgramBuilder
-    from ptec.pte.writer import serialize_program
-    b = ProgramBuilder()
-    x = b.tensor(ScalarType.FLOAT, [2])
-    y = b.tensor(ScalarType.FLOAT, [2])
-    b.call("aten::add.out", self=x, other=x, alpha=1, out=y)
-    b.set_io([x], [y])
-    data = serialize_program(b.build())
-    path = os.path.join(d, "half.pte")
-    with open(path, "wb") as f:
-        f.write(data[:len(data) // 2])
-    return path
-
-
 # (id, args(inp, out) -> argv, words the one line must contain)
 # `inp` holds the model file and data; `out` is the output directory (and cwd).
 M = "{inp}/models.py"
@@ -235,7 +218,7 @@ CASES = [
     ("inspect_directory", ["inspect", "{inp}"], ["cannot read", "Is a directory"]),
     ("inspect_empty_file", ["inspect", "{inp}/empty.pte"], ["empty.pte", "not a valid .pte"]),
     ("inspect_not_a_pte", ["inspect", M], ["models.py", "not a valid .pte"]),
-    ("inspect_truncated_pte", ["inspect", "{inp}/half.pte"], ["half.pte", "not a valid .pte"]),
+    ("inspect_truncated_pte", ["inspect", "{inp}/cut.pte"], ["cut.pte", "not a valid .pte"]),
     # evaluate
     ("evaluate_unknown_model", ["evaluate", "resnet9"], ["resnet9", "not in the zoo"]),
     ("evaluate_zero_inputs", ["evaluate", "digits_cnn", "--inputs", "0"], ["--inputs 0"]),
@@ -265,7 +248,8 @@ def inputs():
     with open(os.path.join(d, "syntax.py"), "w") as f:
         f.write("import torch\ndef make(:\n    pass\n")
     open(os.path.join(d, "empty.pte"), "wb").close()
-    _truncated_pte(d)
+    with open(os.path.join(d, "cut.pte"), "wb") as f:     # a .pte cut after its identifier
+        f.write(b"\x18\x00\x00\x00ET12\x00\x00")
     os.mkdir(os.path.join(d, "empty"))
     _calib(os.path.join(d, "shape"), {"s0.npy": _f32(1, 8), "s1.npy": _f32(2, 8)})
     _calib(os.path.join(d, "int64"), {"s0.npy": np.arange(8, dtype=np.int64).reshape(1, 8)})
