@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 SAMPLE_SUFFIXES = (".npy", ".npz", ".bin")
-DTYPE = np.float32          # what capture traces and calibrate() evaluates in
+DTYPE = np.dtype(np.float32)   # what capture traces and calibrate() evaluates in
 
 
 class CalibrationError(ValueError):
@@ -50,8 +50,8 @@ def check_sample(sample, example_inputs: Sequence[torch.Tensor], where: str) -> 
         what = f"{where}: input {k}" if n > 1 else where
         if not isinstance(x, (torch.Tensor, np.ndarray)):
             raise CalibrationError(f"{what}: {type(x).__name__} is not an array")
-        dtype = x.numpy().dtype if isinstance(x, torch.Tensor) else x.dtype
-        if dtype != DTYPE:
+        if x.dtype not in (torch.float32, DTYPE):
+            dtype = str(x.dtype).replace("torch.", "")
             raise CalibrationError(f"{what}: dtype {dtype}, the model wants float32 "
                                    "(convert with .astype(numpy.float32))")
         if tuple(x.shape) != tuple(e.shape):
