@@ -205,10 +205,12 @@ def infer_shapes(g: Graph, example_inputs: Sequence[torch.Tensor]) -> None:
         value = env[n.name]
         if not isinstance(value, torch.Tensor):
             what = n.attrs.get("what", n.op)
+            gives = (f"{len(value)} values" if isinstance(value, (tuple, list))
+                     else type(value).__name__)
             raise UnsupportedOperator(
-                f"operator not supported: {what} (node {n.name}) gives "
-                f"{type(value).__name__}, not one tensor, and ptec has no kernel for it "
-                "(compute it outside the model, or replace it)")
+                f"operator not supported: {what} (node {n.name}) returns {gives}, not one "
+                "tensor, and ptec has no kernel for it (compute it outside the model, or "
+                "replace it)")
         n.shape = list(value.shape)
 
 

@@ -64,7 +64,12 @@ class TopkValues(nn.Module):
     def forward(self, x):
         return torch.topk(x, 3).values
 
+class SortWhole(nn.Module):
+    def forward(self, x):
+        return torch.sort(x, dim=-1)
+
 def sort_unpacked(): return SortUnpacked(), (torch.randn(1, 8),)
+def sort_whole(): return SortWhole(), (torch.randn(1, 8),)
 def sort_values(): return SortValues(), (torch.randn(1, 8),)
 def topk_unpacked(): return TopkUnpacked(), (torch.randn(1, 8),)
 def topk_values(): return TopkValues(), (torch.randn(1, 8),)
@@ -135,6 +140,8 @@ CASES = [
      ["operator not supported", "aten::sort.out"]),
     ("sort_values", ["compile", M + ":sort_values", "--calib", "2", "-o", "{out}/m.pte"],
      ["operator not supported", "aten::sort.out"]),
+    ("sort_returned_whole", ["compile", M + ":sort_whole", "--calib", "2", "-o", "{out}/m.pte"],
+     ["operator not supported: sort", "returns 2 values"]),
     ("topk_unpacked", ["compile", M + ":topk_unpacked", "--calib", "2", "-o", "{out}/m.pte"],
      ["operator not supported", "aten::topk.out"]),
     ("topk_values", ["compile", M + ":topk_values", "--calib", "2", "-o", "{out}/m.pte"],
