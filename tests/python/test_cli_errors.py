@@ -309,6 +309,7 @@ def test_cli_error(inputs, argv, words, request):
         before = _files(out)
         r = _run([a.format(inp=inputs, out=out) for a in argv], out, preexec)
         lines = r.stderr.splitlines()
+        print(r.stderr, end="")         # the message, for `pytest -rP`
         assert r.returncode == 2, r.stderr
         assert "Traceback" not in r.stderr
         assert len(lines) == 1, r.stderr
