@@ -156,8 +156,8 @@ def _compile_into(args, calib_option, out, log):
         try:
             text = kernel_list_def(res.lowered.operators)
         except KeyError as e:
-            raise CompileError(f"--kernel-list: {e.args[0]} (src/kernels/all_kernels.def "
-                               "lists the kernels this tree builds)") from e
+            raise CompileError(f"--kernel-list: {e.args[0]} (python/ptec/operators.json "
+                               "lists the kernels ptec has)") from e
         with out.open(args.kernel_list, "w") as f:
             f.write(text)
         wrote.append(f"{args.kernel_list} ({len(set(res.lowered.operators))} kernels)")
