@@ -7,6 +7,7 @@ define `calibration_data(n)` returning a list of input tuples.
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 import inspect
 import os
@@ -17,7 +18,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from .common import randomize_batch_norm
+from . import synthetic
+from .common import class_targets, fit_linear_head, normalize_batch_norm, randomize_batch_norm
 
 
 @dataclass
@@ -34,13 +36,6 @@ def _random_inputs(shape, scale=1.0):
         g = torch.Generator().manual_seed(1000 + seed)
         return [(torch.randn(shape, generator=g) * scale,) for _ in range(n)]
     return gen
-
-
-def _seeded(fn, seed=0):
-    def make():
-        torch.manual_seed(seed)
-        return randomize_batch_norm(fn(), seed).eval()
-    return make
 
 
 def _ds_cnn():
@@ -68,6 +63,84 @@ def _mbv2():
     return MobileNetV2(0.35, 2)
 
 
+@dataclass
+class SyntheticTask:
+    """A zoo model's synthetic task: `data(n, seed)` gives (x, labels); `head`
+    names the final linear layer fitted to the labels (None: an autoencoder,
+    whose output layer is fitted to reconstruct its input). `bn_shift` raises
+    every batch-norm bias (common.normalize_batch_norm): the deep MobileNets
+    need it to stay stable under int8 rounding, the shallow models fit their
+    task better without it. `samples`: how many task inputs the fit sees."""
+    build: Callable[[], nn.Module]
+    data: Callable[[int, int], Tuple[torch.Tensor, torch.Tensor]]
+    head: Optional[str]
+    bn_shift: float = 0.0
+    samples: int = 256
+
+
+FIT_SEED, TEST_SEED = 1, 2          # calibration draws use seeds 1000 + k
+
+TASKS = {
+    "ds_cnn": SyntheticTask(_ds_cnn, synthetic.mfcc_frames, "fc"),
+    "mobilenet_v1_025": SyntheticTask(_mbv1, synthetic.colour_scenes, "fc", 2.0, 128),
+    "resnet8": SyntheticTask(_resnet8, lambda n, s: synthetic.gratings(n, s, 3, 32, 10), "fc"),
+    "fc_autoencoder": SyntheticTask(_ae, synthetic.machine_frames, None, 2.0),
+    "mobilenet_v2_035": SyntheticTask(_mbv2, synthetic.colour_scenes, "classifier.1", 2.0, 128),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _fitted_weights(name: str):
+    """Random convolutions with batch-norm statistics taken from task inputs
+    and the last layer fitted in closed form.
+    Computed once per process: tests load zoo models many times."""
+    task = TASKS[name]
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        model = randomize_batch_norm(task.build(), 0)
+        x, y = task.data(task.samples, FIT_SEED)
+        normalize_batch_norm(model, x, task.bn_shift)
+        if task.head is not None:
+            head = model.get_submodule(task.head)
+            fit_linear_head(model, head, x, class_targets(y, head.out_features))
+        else:               # an autoencoder: the output layer reconstructs the input
+            fit_linear_head(model, model.out, x, x)
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def _fitted(name: str):
+    def make():
+        model = TASKS[name].build()
+        model.load_state_dict(_fitted_weights(name))
+        return model.eval()
+    return make
+
+
+def _task_inputs(name: str):
+    def gen(n: int, seed: int = 0) -> List[tuple]:
+        x, _ = TASKS[name].data(n, 1000 + seed)
+        return [(x[i:i + 1],) for i in range(n)]
+    return gen
+
+
+def task_test_set(name: str, n: int = 200) -> Tuple[np.ndarray, np.ndarray]:
+    """Held-out (x, labels) of a zoo model's task, as numpy arrays."""
+    if name == "digits_cnn":
+        from .digits import digits_dataset
+        _, _, xte, yte = digits_dataset()
+        return xte, yte
+    if name == "tiny_attention":
+        from .tiny_attention import synthetic_sequences
+        x, y = synthetic_sequences(n, TEST_SEED + 500)
+        return x.numpy(), y.numpy()
+    x, y = TASKS[name].data(n, TEST_SEED)
+    return x.numpy(), y.numpy()
+
+
+CLASSIFIERS = ("ds_cnn", "mobilenet_v1_025", "resnet8", "mobilenet_v2_035", "tiny_attention",
+               "digits_cnn")
+
+
 def _tiny_attention():
     from .tiny_attention import train_tiny_attention
     return train_tiny_attention()
@@ -93,16 +166,18 @@ def _digits_calibration(n: int, seed: int = 0) -> List[tuple]:
 
 ZOO = {
     "ds_cnn": ZooEntry("ds_cnn", "DS-CNN keyword spotter, 1x1x49x10 MFCC, 12 classes",
-                       _seeded(_ds_cnn), (1, 1, 49, 10), _random_inputs((1, 1, 49, 10), 2.0)),
+                       _fitted("ds_cnn"), (1, 1, 49, 10), _task_inputs("ds_cnn")),
     "mobilenet_v1_025": ZooEntry("mobilenet_v1_025",
                                  "MobileNetV1-0.25 visual wake words, 1x3x96x96, 2 classes",
-                                 _seeded(_mbv1), (1, 3, 96, 96), _random_inputs((1, 3, 96, 96))),
+                                 _fitted("mobilenet_v1_025"), (1, 3, 96, 96),
+                                 _task_inputs("mobilenet_v1_025")),
     "resnet8": ZooEntry("resnet8", "ResNet-8 CIFAR-10, 1x3x32x32, 10 classes",
-                        _seeded(_resnet8), (1, 3, 32, 32), _random_inputs((1, 3, 32, 32))),
+                        _fitted("resnet8"), (1, 3, 32, 32), _task_inputs("resnet8")),
     "fc_autoencoder": ZooEntry("fc_autoencoder", "FC autoencoder (anomaly detection), 640 inputs",
-                               _seeded(_ae), (1, 640), _random_inputs((1, 640))),
+                               _fitted("fc_autoencoder"), (1, 640), _task_inputs("fc_autoencoder")),
     "mobilenet_v2_035": ZooEntry("mobilenet_v2_035", "MobileNetV2-0.35, 1x3x96x96, 2 classes",
-                                 _seeded(_mbv2), (1, 3, 96, 96), _random_inputs((1, 3, 96, 96))),
+                                 _fitted("mobilenet_v2_035"), (1, 3, 96, 96),
+                                 _task_inputs("mobilenet_v2_035")),
     "tiny_attention": ZooEntry("tiny_attention",
                                "single-head attention + GELU MLP, trained on synthetic 16x12 "
                                "sequences, 6 classes",
