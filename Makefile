@@ -4,13 +4,14 @@
 #   make size    the runtime core's footprint on each Cortex-M target
 #   make bench   instruction-count benchmarks
 #   make fuzz    the structure-aware fuzzer for FUZZ_SECONDS (default 1800), with coverage
+#   make mutate  plant each bug of tests/mutants/mutants.json, expect a test to catch it
 PYTHON := /usr/bin/python3
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 TARGET ?= cortex-m55
 FUZZ_SECONDS ?= 1800
 export PTEC_SHARED ?= $(abspath $(CURDIR)/../shared)
 
-.PHONY: all setup host host-asan cross test test-c test-python test-fuzz test-logs-clean demo size bench fuzz clean
+.PHONY: all setup host host-asan cross test test-c test-python test-fuzz test-logs-clean demo size bench fuzz mutate clean
 
 all: host
 
@@ -71,6 +72,9 @@ bench: host
 
 fuzz: setup
 	@scripts/fuzz.sh --seconds $(FUZZ_SECONDS) --coverage
+
+mutate: setup
+	@$(PYTHON) scripts/mutate.py
 
 clean:
 	rm -rf build
