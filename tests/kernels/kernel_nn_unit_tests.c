@@ -41,6 +41,12 @@ static void test_primitives(void)
     CHECK(ptec_nn_requantize(1, 1 << 30, 31) == -(1 << 30));
     /* two roundings: 5 * 0.5 = 2.5 -> 3 (h), then 3 / 2 = 1.5 -> 2 */
     CHECK(ptec_nn_requantize(5, 1 << 30, -1) == 2);
+    /* negative ties, both roundings: -3 * 0.5 * 0.5: h = floor(-1.5 + 0.5) = -1, then
+     * -1 / 2 = -0.5 -> -1 (away from zero); -6 * 0.5 * 0.5: h = -3, -1.5 -> -2 */
+    CHECK(ptec_nn_requantize(-3, 1 << 30, -1) == -1);
+    CHECK(ptec_nn_requantize(-6, 1 << 30, -1) == -2);
+    CHECK(ptec_nn_requantize(-10, 1 << 30, -2) == -1); /* h = -5 (-4.5 up), -5/4 = -1.25 -> -1 */
+    CHECK(ptec_nn_round_shift(-1, 1) == -1);           /* -0.5 away from zero */
     CHECK(ptec_nn_round_shift(INT32_MIN, 32) == -1);
     CHECK(ptec_nn_round_shift(INT32_MAX, 33) == 0);
     /* output stage clamps before adding, so huge values do not overflow */
