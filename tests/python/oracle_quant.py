@@ -11,11 +11,12 @@ names) are shared, which is what a consumer of the file uses too."""
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Tuple
 
 import numpy as np
 import torch
 
+from ptec.interpreter import _scalar as scalar_value     # the file's scalar EValues, as read
 from ptec.ops import SIGNATURES
 from ptec.pte.schema import (NUMPY_DTYPE, Bool, Double, Int, IntList, KernelCall, Null, Program,
                              ScalarType, Tensor)
@@ -39,16 +40,8 @@ class Activation:
 
 def _decode(program: Program, values, i: int):
     v = values[i].val
-    if isinstance(v, Int):
-        return v.int_val
-    if isinstance(v, Double):
-        return v.double_val
-    if isinstance(v, Bool):
-        return v.bool_val
-    if isinstance(v, Null) or v is None:
-        return None
-    if isinstance(v, IntList):
-        return [values[j].val.int_val for j in v.items]
+    if isinstance(v, (Int, Double, Bool, Null, IntList)):
+        return scalar_value(values, i)
     if isinstance(v, Tensor):
         order = tuple(v.dim_order) if v.dim_order is not None else tuple(range(len(v.sizes)))
         if v.is_constant and v.nbytes:

@@ -30,6 +30,12 @@ def _number(g, name):
     return n.op == "constant" and np.asarray(n.attrs["value"]).size == 1
 
 
+def _assert_clamp(args, n, scale, zp):
+    """§1.6: the fused activation of node n as int8 bounds on the output grid."""
+    assert (args["activation_min"], args["activation_max"]) == oq.clamp_range(
+        n.attrs.get("act"), scale, zp), n.name
+
+
 def _by_kind(calls, keys):
     return [args for key, args in calls if key in keys]
 
@@ -44,8 +50,7 @@ def _check_conv(g, n, args, target):
     assert args["requantize_multipliers"].physical.tolist() == [m for m, _ in want], n.name
     assert args["requantize_shifts"].physical.tolist() == [s for _, s in want], n.name
     assert args["input_offset"] == -z_in and args["output_offset"] == z_out, n.name
-    assert (args["activation_min"], args["activation_max"]) == oq.clamp_range(
-        n.attrs.get("act"), s_out, z_out), n.name
+    _assert_clamp(args, n, s_out, z_out)
     assert args["stride"] == list(n.attrs["stride"]) and args["padding"] == list(n.attrs["padding"])
     assert args["dilation"] == list(n.attrs["dilation"]), n.name
     weight = args["weight"].physical
@@ -69,8 +74,7 @@ def _check_linear(g, n, args, target):
     assert args["requantize_multipliers"] == [m] and args["requantize_shifts"] == [s], n.name
     assert args["input_offset"] == -z_in and args["filter_offset"] == 0, n.name
     assert args["output_offset"] == z_out
-    assert (args["activation_min"], args["activation_max"]) == oq.clamp_range(
-        n.attrs.get("act"), s_out, z_out), n.name
+    _assert_clamp(args, n, s_out, z_out)
     assert np.array_equal(args["weights"].physical, w), n.name
     bias = (np.zeros(w.shape[0], np.int64) if n.attrs["bias_q"] is None
             else n.attrs["bias_q"].astype(np.int64))
@@ -94,8 +98,7 @@ def _check_add(g, n, args, target):
         twice_max / (s_out * 2.0 ** 20))
     assert (args["self_zero_point"], args["other_zero_point"]) == (z1, z2), n.name   # +zp
     assert args["output_zero_point"] == z_out
-    assert (args["activation_min"], args["activation_max"]) == oq.clamp_range(
-        n.attrs.get("act"), s_out, z_out), n.name
+    _assert_clamp(args, n, s_out, z_out)
 
 
 def _check_mul(g, n, args, target):
@@ -170,8 +173,7 @@ def _check_max_pool(g, n, args, target):
     assert args["stride"] == list(n.attrs["stride"]), n.name
     assert args["padding"] == list(n.attrs["padding"]), n.name
     assert args["input_zero_point"] == args["output_zero_point"] == z_in
-    assert (args["activation_min"], args["activation_max"]) == oq.clamp_range(
-        n.attrs.get("act"), s_in, z_in), n.name
+    _assert_clamp(args, n, s_in, z_in)
 
 
 def _check_batch_matmul(g, n, args, target):
