@@ -307,7 +307,20 @@ class AsymmetricGeometry(nn.Module):
         return self.avg_pool(self.max_pool(y))
 
 
+class Clamped(nn.Module):
+    """A fused clamp whose bounds are not on the grid's zero: act_min > -128."""
+    def __init__(self):
+        super().__init__()
+        self.first = nn.Conv2d(3, 4, 1)
+        self.clamp = nn.Hardtanh(-0.5, 1.0)
+        self.second = nn.Conv2d(4, 2, 1)
+
+    def forward(self, x):
+        return self.second(self.clamp(self.first(x)))
+
+
 SMALL = {
+    "clamped": (Clamped, (1, 3, 4, 4)),
     "four_d_constants": (FourDConstants, (1, 3, 4, 5)),
     "activations": (Activations, (1, 8)),
     "asymmetric_geometry": (AsymmetricGeometry, (1, 3, 11, 9)),
