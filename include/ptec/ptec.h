@@ -35,6 +35,9 @@
 #define PTEC_MAX_PLANNED_BUFFERS 8u
 #define PTEC_DETAIL_LEN 160u
 #define PTEC_BUFFER_ALIGN 16u /* every caller buffer must start on this boundary */
+/* Default execution budget, in straight passes over the instruction list
+ * (see ptec_method_set_budget). */
+#define PTEC_DEFAULT_BUDGET_PASSES 4u
 
 /* Why the last call failed, in words, plus where. */
 typedef struct ptec_error_detail {
@@ -117,7 +120,11 @@ typedef struct ptec_method {
     uint64_t *profile;         /* optional, one tick count per instruction */
     size_t profile_count;
     uint64_t last_execute_ticks;
+    ptec_value **io;           /* input values, then output values (never re-read from the file) */
+    uint64_t pass_cost;        /* cost of running every instruction once */
+    uint64_t budget;           /* cost one execute may spend */
     bool loaded;
+    bool executed;             /* an execute has succeeded since load */
     /* Last, so that a load can clear all of the above and keep these. */
     ptec_error_detail error;   /* the last failure of a call on this method */
     ptec_measurement measured;
@@ -207,8 +214,19 @@ size_t ptec_method_instruction_count(const ptec_method *method);
 ptec_status ptec_method_instruction_name(const ptec_method *method, size_t index,
                                          const char **name, size_t *name_len);
 
+/* Execution budget. Each instruction has a cost fixed at load: 1 plus the
+ * bytes of the tensors it names, so one straight pass over the instruction
+ * list costs ptec_method_pass_cost(). An execute that would spend more than
+ * the budget stops with PTEC_OUT_OF_RESOURCES, naming the instruction (only
+ * a program that jumps backwards can get there). The default after load is
+ * PTEC_DEFAULT_BUDGET_PASSES passes; `budget` 0 restores it, and a budget
+ * below one pass is refused (PTEC_INVALID_ARGUMENT). */
+uint64_t ptec_method_pass_cost(const ptec_method *method);
+ptec_status ptec_method_set_budget(ptec_method *method, uint64_t budget);
+
 ptec_status ptec_method_execute(ptec_method *method);
-/* Output tensor `index` after execute. */
+/* Output tensor `index` after a successful execute; before the first one,
+ * PTEC_INVALID_STATE (there is no output yet). */
 ptec_status ptec_method_output(const ptec_method *method, size_t index,
                                const ptec_tensor **tensor);
 /* Calls each delegate's destroy hook. The caller's memory can then be reused. */

@@ -97,7 +97,7 @@ ptec_status ptec_delegates_load(ptec_exec_ctx *ctx, ptec_meta_arena *meta, fb_ve
 {
     *out = NULL;
     *delegates = ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_DELEGATES, 4);
-    ptec_delegate_ctx *placed = ptec_meta_take(meta, sizeof(ptec_delegate_ctx) * delegates->count);
+    ptec_delegate_ctx *placed = ptec_meta_take(meta, delegates->count, sizeof(ptec_delegate_ctx));
     for (uint32_t i = 0; i < delegates->count; ++i) {
         const char *id;
         uint32_t id_len;
@@ -125,6 +125,11 @@ ptec_status ptec_delegates_load(ptec_exec_ctx *ctx, ptec_meta_arena *meta, fb_ve
         uint8_t *persistent = NULL;
         if (st == PTEC_OK && needs.persistent_bytes > 0) {
             persistent = ptec_meta_take_aligned(meta, needs.persistent_bytes, PTEC_BUFFER_ALIGN);
+        }
+        if (st == PTEC_OK && placed != NULL && meta->overflow) {
+            /* The metadata region ran out (the program changed since it was
+             * measured): no delegate starts without its memory. */
+            st = ptec_detail_fail(ctx->error, PTEC_MEMORY_ALLOCATION_FAILED, PTEC_MSG("metadata buffer too small"));
         }
         if (st == PTEC_OK && placed != NULL) {
             st = start(ctx, d, &needs, persistent);

@@ -5,8 +5,6 @@
 #include "runtime/pte_schema.h"
 #include "runtime/runtime_internal.h"
 
-#define MAX_STEPS 10000000u /* guards against jump loops in a malformed program */
-
 static ptec_status not_ready(ptec_method *m, const char *what, size_t index, const char *message)
 {
     ptec_detail_fmt f;
@@ -21,7 +19,7 @@ static ptec_status not_ready(ptec_method *m, const char *what, size_t index, con
 static ptec_status check_ready(ptec_method *m)
 {
     for (uint32_t i = 0; i < m->input_count; ++i) {
-        const ptec_value *v = &m->values[fb_le32(m->program->data + m->inputs_vec + 4u * i)];
+        const ptec_value *v = m->io[i];
         if (v->kind == PTEC_VALUE_TENSOR && !(m->input_set[i] & INPUT_SET)) {
             return not_ready(m, PTEC_MSG("input"), i,
                              (m->input_set[i] & INPUT_REUSED)
@@ -31,7 +29,7 @@ static ptec_status check_ready(ptec_method *m)
         }
     }
     for (uint32_t i = 0; i < m->output_count; ++i) {
-        const ptec_value *v = &m->values[fb_le32(m->program->data + m->outputs_vec + 4u * i)];
+        const ptec_value *v = m->io[m->input_count + i];
         if (v->kind == PTEC_VALUE_TENSOR && v->u.tensor->data == NULL && v->u.tensor->nbytes > 0) {
             return not_ready(m, PTEC_MSG("output"), i, PTEC_MSG(" has no memory: bind it with ptec_method_bind_output"));
         }
@@ -66,6 +64,22 @@ static ptec_status run_fail(ptec_method *m, ptec_status status, uint32_t pc)
     return ptec_detail_end(&f);
 }
 
+/* Names the instruction that no longer fits the budget and the backward
+ * jump that made the program loop (ptec_method_set_budget raises it). */
+static ptec_status budget_exhausted(ptec_method *m, uint32_t pc, uint64_t spent, uint32_t jumped_back_at)
+{
+    const ptec_instr *instr = &m->instrs[pc];
+    ptec_detail_fmt f;
+    ptec_detail_begin(&f, &m->error, PTEC_OUT_OF_RESOURCES, (int32_t)pc, instr->name, instr->name_len);
+    ptec_detail_str(&f, PTEC_MSG("execution budget spent ("));
+    ptec_detail_u64(&f, spent);
+    ptec_detail_str(&f, PTEC_MSG("; one pass costs "));
+    ptec_detail_u64(&f, m->pass_cost);
+    ptec_detail_str(&f, PTEC_MSG("), last jumped back at instruction "));
+    ptec_detail_u64(&f, jumped_back_at);
+    return ptec_detail_end(&f);
+}
+
 ptec_status ptec_method_execute(ptec_method *m)
 {
     if (m == NULL || !m->loaded) {
@@ -78,13 +92,18 @@ ptec_status ptec_method_execute(ptec_method *m)
     ptec_exec_ctx *ctx = m->ctx;
     uint64_t *profile = m->profile;
     uint32_t pc = 0;
-    for (uint32_t steps = 0; pc < m->instruction_count; ++steps) {
+    uint64_t spent = 0;
+    uint32_t jumped_back_at = 0;
+    m->executed = false;
+    while (pc < m->instruction_count) {
         ptec_instr *instr = &m->instrs[pc];
         uint64_t start = profile != NULL ? ptec_platform_ticks() : 0;
         uint32_t next = pc + 1u;
-        if (steps == MAX_STEPS) {
-            return run_fail(m, PTEC_INVALID_PROGRAM, pc);
+        /* Every instruction costs at least 1, so this also bounds the steps. */
+        if (instr->cost > m->budget - spent) {
+            return budget_exhausted(m, pc, spent, jumped_back_at);
         }
+        spent += instr->cost;
         ctx->instruction = (int32_t)pc;
         switch (instr->kind) {
         case INSTR_KERNEL_CALL:
@@ -101,6 +120,7 @@ ptec_status ptec_method_execute(ptec_method *m)
         case INSTR_JUMP_FALSE_CALL:
             if (!condition_true(&m->values[instr->a])) {
                 next = (uint32_t)instr->b;
+                jumped_back_at = next <= pc ? pc : jumped_back_at;
             }
             break;
         default: /* FreeCall: static memory, nothing to release */
@@ -120,5 +140,6 @@ ptec_status ptec_method_execute(ptec_method *m)
             m->input_set[i] &= (uint8_t)~INPUT_SET;
         }
     }
+    m->executed = true;
     return PTEC_OK;
 }

@@ -3,22 +3,24 @@
 
 #include "runtime/runtime_internal.h"
 
-static ptec_value *io_value(const ptec_method *m, uint32_t vec, size_t index)
+/* Input `index`, or output `index` when `output`; the caller checked the index. */
+static ptec_value *io_value(const ptec_method *m, bool output, size_t index)
 {
-    uint32_t value = fb_le32(m->program->data + vec + 4u * index);
-    return &m->values[value];
+    return m->io[(output ? m->input_count : 0u) + index];
 }
 
-static ptec_status io_info(const ptec_method *m, uint32_t vec, size_t count, size_t index,
-                           ptec_tensor_info *info)
+static ptec_status io_info(const ptec_method *m, bool output, size_t index, ptec_tensor_info *info)
 {
-    if (m == NULL || info == NULL || !m->loaded) {
+    if (info == NULL) {
+        return PTEC_INVALID_ARGUMENT;
+    }
+    if (m == NULL || !m->loaded) {
         return PTEC_INVALID_STATE;
     }
-    if (index >= count) {
+    if (index >= (output ? m->output_count : m->input_count)) {
         return PTEC_NOT_FOUND;
     }
-    const ptec_value *v = io_value(m, vec, index);
+    const ptec_value *v = io_value(m, output, index);
     memset(info, 0, sizeof *info);
     info->kind = (ptec_value_kind)v->kind;
     if (v->kind == PTEC_VALUE_TENSOR) {
@@ -46,12 +48,12 @@ size_t ptec_method_output_count(const ptec_method *m)
 
 ptec_status ptec_method_input_info(const ptec_method *m, size_t index, ptec_tensor_info *info)
 {
-    return io_info(m, m != NULL ? m->inputs_vec : 0, m != NULL ? m->input_count : 0, index, info);
+    return io_info(m, false, index, info);
 }
 
 ptec_status ptec_method_output_info(const ptec_method *m, size_t index, ptec_tensor_info *info)
 {
-    return io_info(m, m != NULL ? m->outputs_vec : 0, m != NULL ? m->output_count : 0, index, info);
+    return io_info(m, true, index, info);
 }
 
 static ptec_status io_fail(ptec_method *m, ptec_status status, const char *what, size_t index,
@@ -67,6 +69,22 @@ static ptec_status io_fail(ptec_method *m, ptec_status status, const char *what,
     return ptec_detail_end(&f);
 }
 
+/* "input <index>: <given_label><given><expected_label><expected>" */
+static ptec_status input_mismatch(ptec_method *m, size_t index, const char *given_label, uint64_t given,
+                                  const char *expected_label, uint64_t expected)
+{
+    ptec_detail_fmt f;
+    ptec_detail_begin(&f, &m->error, PTEC_INVALID_ARGUMENT, -1, NULL, 0);
+    ptec_detail_str(&f, PTEC_MSG("input "));
+    ptec_detail_u64(&f, index);
+    ptec_detail_str(&f, PTEC_MSG(": "));
+    ptec_detail_str(&f, given_label);
+    ptec_detail_u64(&f, given);
+    ptec_detail_str(&f, expected_label);
+    ptec_detail_u64(&f, expected);
+    return ptec_detail_end(&f);
+}
+
 /* Checks a caller's tensor against input `index`; returns the tensor. */
 static ptec_status check_input(ptec_method *m, size_t index, ptec_dtype dtype, const int32_t *sizes,
                                size_t rank, const void *data, size_t nbytes, ptec_tensor **out)
@@ -77,7 +95,7 @@ static ptec_status check_input(ptec_method *m, size_t index, ptec_dtype dtype, c
     if (index >= m->input_count) {
         return io_fail(m, PTEC_INVALID_ARGUMENT, PTEC_MSG("input"), index, PTEC_MSG("no such input"));
     }
-    ptec_value *v = io_value(m, m->inputs_vec, index);
+    ptec_value *v = io_value(m, false, index);
     if (v->kind != PTEC_VALUE_TENSOR) {
         return io_fail(m, PTEC_INVALID_ARGUMENT, PTEC_MSG("input"), index, PTEC_MSG("not a tensor (its value is fixed by the program)"));
     }
@@ -97,6 +115,11 @@ static ptec_status check_input(ptec_method *m, size_t index, ptec_dtype dtype, c
         bool same = rank == t->rank;
         for (size_t d = 0; same && d < rank; ++d) {
             same = sizes[d] == t->sizes[d];
+        }
+        if (!same && rank != t->rank) {
+            /* The caller's sizes are only known to hold `rank` entries, which
+             * may be any number: name the ranks, read no sizes. */
+            return input_mismatch(m, index, PTEC_MSG("rank "), rank, PTEC_MSG(" given, program expects rank "), t->rank);
         }
         if (!same) {
             ptec_detail_fmt f;
@@ -118,15 +141,7 @@ static ptec_status check_input(ptec_method *m, size_t index, ptec_dtype dtype, c
         }
     }
     if (nbytes != t->nbytes) {
-        ptec_detail_fmt f;
-        ptec_detail_begin(&f, &m->error, PTEC_INVALID_ARGUMENT, -1, NULL, 0);
-        ptec_detail_str(&f, PTEC_MSG("input "));
-        ptec_detail_u64(&f, index);
-        ptec_detail_str(&f, PTEC_MSG(": "));
-        ptec_detail_u64(&f, nbytes);
-        ptec_detail_str(&f, PTEC_MSG(" bytes given, program expects "));
-        ptec_detail_u64(&f, t->nbytes);
-        return ptec_detail_end(&f);
+        return input_mismatch(m, index, "", nbytes, PTEC_MSG(" bytes given, program expects "), t->nbytes);
     }
     if (data == NULL && nbytes > 0) {
         return io_fail(m, PTEC_INVALID_ARGUMENT, PTEC_MSG("input"), index, PTEC_MSG("data is NULL"));
@@ -180,7 +195,7 @@ ptec_status ptec_method_bind_output(ptec_method *m, size_t index, void *data, si
     if (index >= m->output_count) {
         return io_fail(m, PTEC_INVALID_ARGUMENT, PTEC_MSG("output"), index, PTEC_MSG("no such output"));
     }
-    ptec_value *v = io_value(m, m->outputs_vec, index);
+    ptec_value *v = io_value(m, true, index);
     if (v->kind != PTEC_VALUE_TENSOR) {
         return io_fail(m, PTEC_INVALID_ARGUMENT, PTEC_MSG("output"), index, PTEC_MSG("not a tensor"));
     }
@@ -197,13 +212,22 @@ ptec_status ptec_method_bind_output(ptec_method *m, size_t index, void *data, si
 
 ptec_status ptec_method_output(const ptec_method *m, size_t index, const ptec_tensor **tensor)
 {
-    if (m == NULL || tensor == NULL || !m->loaded) {
+    if (tensor == NULL) {
+        return PTEC_INVALID_ARGUMENT;
+    }
+    if (m == NULL || !m->loaded) {
         return PTEC_INVALID_STATE;
     }
     if (index >= m->output_count) {
         return PTEC_NOT_FOUND;
     }
-    const ptec_value *v = io_value(m, m->outputs_vec, index);
+    if (!m->executed) {
+        /* The detail is the one field a const query may write: the method
+         * is the caller's, and its error is there to be written. */
+        return io_fail((ptec_method *)(uintptr_t)m, PTEC_INVALID_STATE, PTEC_MSG("output"), index,
+                       PTEC_MSG("no output yet: ptec_method_execute has not succeeded since load"));
+    }
+    const ptec_value *v = io_value(m, true, index);
     if (v->kind != PTEC_VALUE_TENSOR) {
         return PTEC_INVALID_TYPE;
     }
@@ -234,6 +258,9 @@ ptec_status ptec_method_instruction_name(const ptec_method *m, size_t index, con
 {
     if (m == NULL || !m->loaded) {
         return PTEC_INVALID_STATE;
+    }
+    if (name == NULL || name_len == NULL) {
+        return PTEC_INVALID_ARGUMENT;
     }
     if (index >= m->instruction_count) {
         return PTEC_NOT_FOUND;

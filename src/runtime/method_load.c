@@ -10,6 +10,7 @@
 typedef ptec_meta_arena meta_arena;
 #define meta_take ptec_meta_take
 
+/* Only for sizes that requirements summed with checked arithmetic. */
 static size_t align16(size_t n)
 {
     return (n + 15u) & ~(size_t)15u;
@@ -51,8 +52,9 @@ static ptec_status ctx_init(ptec_exec_ctx *ctx, const ptec_program *program, con
     ctx->planned_count = sizes.count > 0 ? sizes.count - 1u : 0u;
     for (uint32_t i = 0; i < ctx->planned_count; ++i) {
         uint64_t size = fb_le64(ctx->fb.base + sizes.data + 8u * (i + 1u));
-        if (size > SIZE_MAX / 2u) {
-            return ptec_detail_fail(error, PTEC_INVALID_PROGRAM, PTEC_MSG("planned buffer size out of range"));
+        size_t aligned;
+        if (size > SIZE_MAX || !ptec_align_size((size_t)size, PTEC_BUFFER_ALIGN, &aligned)) {
+            return ptec_detail_fail(error, PTEC_INVALID_PROGRAM, PTEC_MSG("planned buffer size does not fit in this target's address space"));
         }
         ctx->planned[i].size = (size_t)size;
     }
@@ -84,7 +86,7 @@ static bool vector_contains(const ptec_exec_ctx *ctx, const fb_vector *v, uint32
 static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m,
                                 const fb_vector *inputs, const fb_vector *outputs)
 {
-    ptec_value *values = meta_take(meta, sizeof(ptec_value) * ctx->values.count);
+    ptec_value *values = meta_take(meta, ctx->values.count, sizeof(ptec_value));
     for (uint32_t i = 0; i < ctx->values.count; ++i) {
         ptec_value scratch_value;
         ptec_tensor scratch_tensor;
@@ -92,7 +94,7 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
         fb_table ev = ptec_fb_at(&ctx->fb, &ctx->values, i);
         ptec_tensor *t = &scratch_tensor;
         if (ptec_fb_u8(&ctx->fb, &ev, EVALUE_TYPE, 0) == PTEC_VALUE_TENSOR) {
-            ptec_tensor *placed = meta_take(meta, sizeof(ptec_tensor));
+            ptec_tensor *placed = meta_take(meta, 1, sizeof(ptec_tensor));
             t = placed != NULL ? placed : t;
         }
         ptec_status st = ptec_value_parse(ctx, i, v, t);
@@ -134,21 +136,28 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
     if (args.count > PTEC_MAX_OP_ARGS) {
         return instr_fail(ctx, PTEC_NOT_SUPPORTED, PTEC_MSG("more than 32 arguments"));
     }
-    ptec_value **argv = meta_take(meta, sizeof(ptec_value *) * args.count);
+    ptec_value **argv = meta_take(meta, args.count, sizeof(ptec_value *));
+    uint64_t cost = 1;
     for (uint32_t i = 0; i < args.count; ++i) {
         uint32_t index = fb_le32(ctx->fb.base + args.data + 4u * i);
+        const ptec_value *v;
         if (argv != NULL) {
-            argv[i] = &ctx->method->values[index];
-            continue;
+            v = argv[i] = &ctx->method->values[index];
+        } else {
+            if ((st = ptec_value_parse(ctx, index, &temps->values[i], &temps->tensors[i])) != PTEC_OK) {
+                return st;
+            }
+            v = temps->pointers[i] = &temps->values[i];
         }
-        if ((st = ptec_value_parse(ctx, index, &temps->values[i], &temps->tensors[i])) != PTEC_OK) {
-            return st;
+        if (v->kind == PTEC_VALUE_TENSOR) {
+            cost += v->u.tensor->nbytes;
         }
-        temps->pointers[i] = &temps->values[i];
     }
+    ptec_instr *instr = (ptec_instr *)(void *)op;
     op->argv = argv != NULL ? argv : temps->pointers;
     op->argc = (uint16_t)args.count;
-    ((ptec_instr *)(void *)op)->args_pos = args.data;
+    instr->args_pos = args.data;
+    instr->cost = cost > PTEC_INSTR_MAX_COST ? PTEC_INSTR_MAX_COST : (uint32_t)cost;
     return PTEC_OK;
 }
 
@@ -156,14 +165,18 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
 static const ptec_kernel *find_kernel(const char *name, uint32_t name_len, const char *overload,
                                       uint32_t overload_len)
 {
-    /* Lengths first: the names come from the file and may hold a NUL. */
-    size_t wanted = overload_len == 0 ? name_len : (size_t)name_len + 1u + overload_len;
+    /* Lengths first: the names come from the file and may hold a NUL. Each
+     * length is compared on its own, so no sum of file lengths can wrap. */
     for (size_t i = 0; i < ptec_kernel_count(); ++i) {
         const char *k = ptec_kernel_at(i)->name;
-        if (strlen(k) != wanted || memcmp(k, name, name_len) != 0) {
+        size_t len = strlen(k);
+        if (len < name_len || memcmp(k, name, name_len) != 0) {
             continue;
         }
-        if (overload_len == 0 || (k[name_len] == '.' && memcmp(k + name_len + 1u, overload, overload_len) == 0)) {
+        size_t rest = len - name_len;
+        if (overload_len == 0 ? rest == 0
+                              : (rest > 0 && rest - 1u == overload_len && k[name_len] == '.' &&
+                                 memcmp(k + name_len + 1u, overload, overload_len) == 0)) {
             return ptec_kernel_at(i);
         }
     }
@@ -210,7 +223,7 @@ static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, con
     }
     op->kernel = kernel;
     op->ctx = ctx;
-    op->state = meta_take(meta, kernel->state_size);
+    op->state = meta_take(meta, 1, kernel->state_size);
     if (op->state == NULL) {
         memset(state_temp, 0, sizeof state_temp);
         op->state = state_temp;
@@ -242,8 +255,17 @@ static ptec_status check_move(ptec_exec_ctx *ctx, uint32_t from, uint32_t to)
     /* Kernels were prepared against the destination's metadata: a move may
      * only swap in a value they can take unchanged. */
     if (a.kind != b.kind ||
-        (a.kind == PTEC_VALUE_TENSOR && (ta.dtype != tb.dtype || !ptec_tensor_same_shape(&ta, &tb)))) {
-        return instr_fail(ctx, PTEC_NOT_SUPPORTED, PTEC_MSG("move between values of different kind or shape"));
+        (a.kind == PTEC_VALUE_TENSOR && (ta.dtype != tb.dtype || !ptec_tensor_same_shape(&ta, &tb) ||
+                                         memcmp(ta.dim_order, tb.dim_order, ta.rank) != 0))) {
+        return instr_fail(ctx, PTEC_NOT_SUPPORTED, PTEC_MSG("move between values of different kind, shape or dim order"));
+    }
+    /* After the move the destination shares the source's bytes. Kernels and
+     * the caller write into non-constant tensors (prepare and set_input check
+     * that against the load-time value), so a constant may only be moved into
+     * a value that is itself constant: otherwise those writes would land in
+     * the program's constant bytes (flash or DDR). */
+    if (a.kind == PTEC_VALUE_TENSOR && (ta.flags & PTEC_TENSOR_CONSTANT) && !(tb.flags & PTEC_TENSOR_CONSTANT)) {
+        return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("move of a constant tensor into a writable value"));
     }
     return PTEC_OK;
 }
@@ -257,6 +279,41 @@ static ptec_status check_condition(ptec_exec_ctx *ctx, uint32_t cond)
         st = instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("jump condition is neither a Bool nor a bool tensor"));
     }
     return st;
+}
+
+/* Whether instruction `k` (already checked) names value `v` as an argument
+ * (kernel or delegate call) or as its move destination. */
+static bool instruction_writes(ptec_exec_ctx *ctx, const fb_vector *instructions, uint32_t k, uint32_t v)
+{
+    fb_table it = ptec_fb_at(&ctx->fb, instructions, k);
+    uint8_t kind = ptec_fb_u8(&ctx->fb, &it, INSTRUCTION_TYPE, 0);
+    fb_table call = ptec_fb_sub(&ctx->fb, &it, INSTRUCTION_ARGS);
+    if (kind == INSTR_MOVE_CALL) {
+        return ptec_fb_u32(&ctx->fb, &call, MOVE_TO, 0) == v;
+    }
+    if (kind == INSTR_KERNEL_CALL || kind == INSTR_DELEGATE_CALL) {
+        fb_vector args = ptec_fb_vec(&ctx->fb, &call, kind == INSTR_KERNEL_CALL ? KERNEL_CALL_ARGS : DELEGATE_CALL_ARGS, 4);
+        return vector_contains(ctx, &args, v);
+    }
+    return false;
+}
+
+/* A JumpFalseCall to itself or an earlier instruction makes a loop. The one
+ * loop upstream's emitter writes (torch.map) recomputes its condition in the
+ * instruction right before the jump; ptec writes no jumps. A back-edge whose
+ * condition nothing in the loop writes either never runs again or never
+ * stops, so it is refused. (Loops that pass still run under the budget.) */
+static ptec_status check_back_edge(ptec_exec_ctx *ctx, const fb_vector *instructions, uint32_t at, uint32_t cond,
+                                   uint32_t dest)
+{
+    if (dest > at) {
+        return PTEC_OK;
+    }
+    if (dest == at || !instruction_writes(ctx, instructions, at - 1u, cond)) {
+        return instr_fail(ctx, PTEC_INVALID_PROGRAM,
+                          PTEC_MSG("backward jump whose condition is not written by the instruction before it"));
+    }
+    return PTEC_OK;
 }
 
 static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, const fb_vector *delegates,
@@ -273,7 +330,8 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
     if (ctx->fb.bad) {
         return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed chain"));
     }
-    ptec_instr *instrs = meta_take(meta, sizeof(ptec_instr) * instructions.count);
+    ptec_instr *instrs = meta_take(meta, instructions.count, sizeof(ptec_instr));
+    uint64_t pass_cost = 0;
     for (uint32_t i = 0; i < instructions.count; ++i) {
         ptec_instr temp;
         ptec_instr *instr = instrs != NULL ? &instrs[i] : &temp;
@@ -312,14 +370,17 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
         } else {
             instr->name = names[kind];
             instr->name_len = (uint32_t)strlen(instr->name);
+            instr->cost = 1;
             /* FreeCall needs nothing: static memory is never released. */
-            st = kind == INSTR_MOVE_CALL        ? check_move(ctx, a, b)
-                 : kind == INSTR_JUMP_FALSE_CALL ? check_condition(ctx, a)
-                                                 : PTEC_OK;
+            st = kind == INSTR_MOVE_CALL ? check_move(ctx, a, b)
+                 : kind == INSTR_JUMP_FALSE_CALL
+                     ? ((st = check_condition(ctx, a)) != PTEC_OK ? st : check_back_edge(ctx, &instructions, i, a, b))
+                     : PTEC_OK;
         }
         if (st != PTEC_OK) {
             return st;
         }
+        pass_cost = ptec_add_sat_u64(pass_cost, instr->cost);
         if (instrs == NULL) {
             instr->op.argv = NULL;
         }
@@ -329,6 +390,7 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
     if (ctx->method != NULL) {
         ctx->method->instrs = instrs;
         ctx->method->instruction_count = instructions.count;
+        ctx->method->pass_cost = pass_cost;
     }
     return PTEC_OK;
 }
@@ -340,7 +402,7 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
 static void mark_reused_inputs(ptec_method *m)
 {
     for (uint32_t i = 0; i < m->input_count; ++i) {
-        const ptec_value *v = &m->values[fb_le32(m->program->data + m->inputs_vec + 4u * i)];
+        const ptec_value *v = m->io[i];
         if (v->kind != PTEC_VALUE_TENSOR || !(v->u.tensor->flags & PTEC_TENSOR_PLANNED)) {
             continue;
         }
@@ -364,12 +426,20 @@ static void mark_reused_inputs(ptec_method *m)
     }
 }
 
+static ptec_status meta_overflow(ptec_exec_ctx *ctx)
+{
+    return ctx->method != NULL
+               ? ptec_detail_fail(ctx->error, PTEC_MEMORY_ALLOCATION_FAILED,
+                                  PTEC_MSG("metadata buffer too small for this walk (the program changed since its requirements were computed?)"))
+               : ptec_detail_fail(ctx->error, PTEC_INVALID_PROGRAM, PTEC_MSG("metadata size does not fit in this target's address space"));
+}
+
 /* The shared walk. `m` NULL: measure only. */
 static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, size_t *scratch)
 {
     fb_vector inputs, outputs, delegates;
     ptec_delegate_ctx *instances = NULL;
-    ptec_exec_ctx *placed = meta_take(meta, sizeof(ptec_exec_ctx));
+    ptec_exec_ctx *placed = meta_take(meta, 1, sizeof(ptec_exec_ctx));
     if (placed != NULL) {
         *placed = *ctx;
         ctx = placed;
@@ -382,7 +452,11 @@ static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, si
         (st = parse_values(ctx, meta, m, &inputs, &outputs)) != PTEC_OK) {
         return st;
     }
-    uint8_t *input_set = meta_take(meta, inputs.count);
+    if (meta->overflow) { /* before anything reads the values just placed */
+        return meta_overflow(ctx);
+    }
+    uint8_t *input_set = meta_take(meta, inputs.count, 1);
+    ptec_value **io = meta_take(meta, (size_t)inputs.count + outputs.count, sizeof(ptec_value *));
     if ((st = ptec_delegates_load(ctx, meta, &delegates, &instances, scratch)) != PTEC_OK) {
         return st;
     }
@@ -393,6 +467,9 @@ static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, si
     if ((st = build_instructions(ctx, meta, &delegates, instances, scratch)) != PTEC_OK) {
         return st;
     }
+    if (meta->overflow) {
+        return meta_overflow(ctx);
+    }
     if (m != NULL) {
         m->inputs_vec = inputs.data;
         m->input_count = inputs.count;
@@ -400,6 +477,14 @@ static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, si
         m->output_count = outputs.count;
         m->input_set = input_set;
         memset(input_set, 0, inputs.count);
+        /* The index vectors are read here once: execute and the I/O calls use
+         * these pointers, never the file. */
+        for (uint32_t i = 0; i < inputs.count + outputs.count; ++i) {
+            uint32_t index = i < inputs.count ? fb_le32(ctx->fb.base + inputs.data + 4u * i)
+                                              : fb_le32(ctx->fb.base + outputs.data + 4u * (i - inputs.count));
+            io[i] = &m->values[index];
+        }
+        m->io = io;
         mark_reused_inputs(m);
     }
     return PTEC_OK;
@@ -428,7 +513,7 @@ ptec_status ptec_method_requirements(ptec_method *m, const ptec_program *program
     if (st != PTEC_OK) {
         return st;
     }
-    meta_arena meta = {NULL, 0};
+    meta_arena meta = {NULL, 0, 0, false};
     size_t scratch = 0;
     st = walk(&ctx, &meta, NULL, &scratch);
     if (st != PTEC_OK) {
@@ -438,12 +523,24 @@ ptec_status ptec_method_requirements(ptec_method *m, const ptec_program *program
     req->planned_count = ctx.planned_count;
     req->scratch_bytes = scratch;
     req->fast_scratch_bytes = ctx.fast_scratch_bytes;
-    /* What ptec_method_load_single carves, in its order. */
-    req->total_bytes = align16(meta.used) + align16(req->fast_scratch_bytes) + scratch;
+    /* What ptec_method_load_single carves, in its order, each region 16-byte
+     * aligned; summed with checked arithmetic (two 2 GiB planned buffers
+     * wrapped a 32-bit size_t to 0). */
+    size_t total = 0, aligned = 0;
+    bool fits = ptec_align_size(meta.used, PTEC_BUFFER_ALIGN, &total) &&
+                ptec_align_size(req->fast_scratch_bytes, PTEC_BUFFER_ALIGN, &aligned) &&
+                ptec_add_size(total, aligned, &total) && ptec_add_size(total, scratch, &total);
     for (uint32_t i = 0; i < ctx.planned_count; ++i) {
         req->planned_bytes[i] = ctx.planned[i].size;
-        req->total_bytes += align16(req->planned_bytes[i]);
+        fits = fits && ptec_align_size(req->planned_bytes[i], PTEC_BUFFER_ALIGN, &aligned) &&
+               ptec_add_size(total, aligned, &total);
     }
+    if (!fits) {
+        memset(req, 0, sizeof *req);
+        return ptec_detail_fail(&m->error, PTEC_INVALID_PROGRAM,
+                                PTEC_MSG("planned buffers, metadata and scratch add up to more than this target's address space"));
+    }
+    req->total_bytes = total;
     ptec_measurement *s = &m->measured;
     s->program = program;
     s->data = program->data;
@@ -536,6 +633,30 @@ static ptec_status check_memory(ptec_error_detail *e, const ptec_requirements *r
     return PTEC_OK;
 }
 
+static uint64_t default_budget(uint64_t pass_cost)
+{
+    uint64_t budget;
+    return ptec_mul_u64(pass_cost, PTEC_DEFAULT_BUDGET_PASSES, UINT64_MAX, &budget) ? budget : UINT64_MAX;
+}
+
+uint64_t ptec_method_pass_cost(const ptec_method *m)
+{
+    return m != NULL && m->loaded ? m->pass_cost : 0;
+}
+
+ptec_status ptec_method_set_budget(ptec_method *m, uint64_t budget)
+{
+    if (m == NULL || !m->loaded) {
+        return PTEC_INVALID_STATE;
+    }
+    if (budget != 0 && budget < m->pass_cost) {
+        return ptec_detail_fail(&m->error, PTEC_INVALID_ARGUMENT,
+                                PTEC_MSG("budget below one straight pass (ptec_method_pass_cost)"));
+    }
+    m->budget = budget != 0 ? budget : default_budget(m->pass_cost);
+    return PTEC_OK;
+}
+
 /* Loads into `mem`, already known to need `req`. */
 static ptec_status load_with(ptec_method *m, const ptec_program *program, const char *name, const ptec_memory *mem,
                              const ptec_requirements *r)
@@ -550,14 +671,22 @@ static ptec_status load_with(ptec_method *m, const ptec_program *program, const 
     if ((st = ctx_init(&ctx, program, name, &m->error)) != PTEC_OK) {
         return st;
     }
-    for (uint32_t i = 0; i < ctx.planned_count; ++i) {
+    /* Tensors are placed against the sizes in the file, so those must be the
+     * ones the regions were checked against (requirements may be cached). */
+    bool same_plan = ctx.planned_count == req.planned_count;
+    for (uint32_t i = 0; same_plan && i < ctx.planned_count; ++i) {
+        same_plan = ctx.planned[i].size <= mem->planned_size[i];
         ctx.planned[i].base = mem->planned[i];
+    }
+    if (!same_plan) {
+        return ptec_detail_fail(&m->error, PTEC_INVALID_STATE,
+                                PTEC_MSG("planned buffers differ from the requirements (program changed?)"));
     }
     ctx.scratch.base = req.scratch_bytes ? mem->scratch : NULL;
     ctx.scratch.size = req.scratch_bytes;
     ctx.fast_scratch.base = req.fast_scratch_bytes ? mem->fast_scratch : NULL;
     ctx.fast_scratch.size = req.fast_scratch_bytes;
-    meta_arena meta = {mem->metadata, 0};
+    meta_arena meta = {mem->metadata, mem->metadata_size, 0, false};
     size_t scratch = 0;
     if ((st = walk(&ctx, &meta, m, &scratch)) != PTEC_OK) {
         ptec_method_unload(m);
@@ -575,6 +704,7 @@ static ptec_status load_with(ptec_method *m, const ptec_program *program, const 
     m->scratch_size = ctx.scratch.size;
     m->fast_scratch = ctx.fast_scratch.base;
     m->fast_scratch_size = ctx.fast_scratch.size;
+    m->budget = default_budget(m->pass_cost);
     for (uint32_t i = 0; i < m->instruction_count; ++i) {
         m->instrs[i].op.ctx = m->ctx;
         m->instrs[i].op.scratch = m->instrs[i].op.scratch_bytes ? m->scratch : NULL;

@@ -18,7 +18,7 @@ static ptec_status read_extended_header(ptec_program *p)
         return PTEC_OK;
     }
     uint32_t len = fb_le32(d + 12);
-    if (len < HEADER_MIN_LEN || p->size < HEADER_MAGIC_POS + (size_t)len) {
+    if (len < HEADER_MIN_LEN || (uint64_t)p->size < HEADER_MAGIC_POS + (uint64_t)len) {
         return ptec_detail_fail(&p->error, PTEC_INVALID_PROGRAM, PTEC_MSG("extended header is shorter than 24 bytes or truncated"));
     }
     uint64_t program_size = fb_le64(d + 16);
@@ -75,13 +75,8 @@ static ptec_status locate_constants(ptec_program *p, fb_view *fb, const fb_table
     return PTEC_OK;
 }
 
-ptec_status ptec_program_init(ptec_program *p, const void *data, size_t size)
+static ptec_status init_checked(ptec_program *p, const void *data, size_t size)
 {
-    if (p == NULL) {
-        return PTEC_INVALID_ARGUMENT;
-    }
-    memset(p, 0, sizeof *p);
-    ptec_detail_clear(&p->error);
     p->data = data;
     p->size = size;
     if (data == NULL || ((uintptr_t)data % PTEC_BUFFER_ALIGN) != 0) {
@@ -108,6 +103,22 @@ ptec_status ptec_program_init(ptec_program *p, const void *data, size_t size)
         return ptec_detail_fail(&p->error, PTEC_INVALID_PROGRAM, PTEC_MSG("no readable method table (truncated or corrupt file)"));
     }
     return locate_constants(p, &fb, &root);
+}
+
+ptec_status ptec_program_init(ptec_program *p, const void *data, size_t size)
+{
+    if (p == NULL) {
+        return PTEC_INVALID_ARGUMENT;
+    }
+    memset(p, 0, sizeof *p);
+    ptec_detail_clear(&p->error);
+    ptec_status st = init_checked(p, data, size);
+    if (st != PTEC_OK) {
+        /* A program that failed init is unusable: every later call sees no
+         * data and answers PTEC_INVALID_STATE, keeping this error's detail. */
+        p->data = NULL;
+    }
+    return st;
 }
 
 static ptec_status segment_fail(ptec_error_detail *sink, uint32_t index, const char *what)
@@ -151,6 +162,9 @@ static fb_vector plans_of(const ptec_program *p, fb_view *fb)
 
 size_t ptec_program_method_count(const ptec_program *p)
 {
+    if (p == NULL) {
+        return 0;
+    }
     fb_view fb;
     fb_vector plans = plans_of(p, &fb);
     return fb.bad ? 0 : plans.count;
@@ -158,6 +172,12 @@ size_t ptec_program_method_count(const ptec_program *p)
 
 ptec_status ptec_program_method_name(const ptec_program *p, size_t index, const char **name, size_t *name_len)
 {
+    if (p == NULL || name == NULL || name_len == NULL) {
+        return PTEC_INVALID_ARGUMENT;
+    }
+    if (p->data == NULL) {
+        return PTEC_INVALID_STATE;
+    }
     fb_view fb;
     fb_vector plans = plans_of(p, &fb);
     if (!fb.bad && index >= plans.count) {

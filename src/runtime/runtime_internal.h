@@ -3,6 +3,7 @@
 #define PTEC_RUNTIME_INTERNAL_H
 
 #include "ptec/ptec.h"
+#include "runtime/checked_math.h"
 #include "runtime/flatbuffer.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -34,10 +35,14 @@ typedef struct ptec_instr {
     uint32_t args_pos;   /* the call's value-index vector in the program */
     const char *name;    /* for reports; NUL-terminated for kernels */
     uint32_t name_len;
-    uint8_t kind;        /* INSTR_* */
+    uint32_t kind : 8;   /* INSTR_* */
+    uint32_t cost : 24;  /* budget units one run spends: 1 + bytes of the tensors it names,
+                            capped at PTEC_INSTR_MAX_COST (fits where kind's padding was) */
     int32_t a, b;        /* move: from, to; jump: cond, dest; free: value */
     ptec_delegate_ctx *delegate;
 } ptec_instr;
+
+#define PTEC_INSTR_MAX_COST ((1u << 24) - 1u)
 
 /* ptec_method.input_set flags, one byte per input. */
 enum {
@@ -82,22 +87,39 @@ ptec_status ptec_delegate_locate(const ptec_program *program, const fb_table *de
 
 /* Metadata arena ---------------------------------------------------------- */
 /* The load places objects in the caller's metadata region in the order the
- * requirements pass counted them. With base NULL it only counts. */
+ * requirements pass counted them. With base NULL it only counts. Sizes are
+ * checked: a take that would not fit in size_t, or past `cap` when placing,
+ * sets `overflow` and returns NULL, which every caller treats as the
+ * measuring pass (nothing is written outside the region); the walk then
+ * fails. */
 #define PTEC_META_ALIGN 8u
 typedef struct ptec_meta_arena {
     uint8_t *base; /* NULL when only measuring */
+    size_t cap;    /* bytes at base */
     size_t used;
+    bool overflow;
 } ptec_meta_arena;
 
 static inline void *ptec_meta_take_aligned(ptec_meta_arena *a, size_t bytes, size_t align)
 {
-    size_t at = (a->used + align - 1u) & ~(size_t)(align - 1u);
-    a->used = at + bytes;
+    size_t at, end;
+    if (a->overflow || !ptec_align_size(a->used, align, &at) || !ptec_add_size(at, bytes, &end) ||
+        (a->base != NULL && end > a->cap)) {
+        a->overflow = true;
+        return NULL;
+    }
+    a->used = end;
     return a->base != NULL ? a->base + at : NULL;
 }
 
-static inline void *ptec_meta_take(ptec_meta_arena *a, size_t bytes)
+/* `count` objects of `size` bytes. */
+static inline void *ptec_meta_take(ptec_meta_arena *a, size_t count, size_t size)
 {
+    size_t bytes;
+    if (!ptec_mul_size(count, size, &bytes)) {
+        a->overflow = true;
+        return NULL;
+    }
     return ptec_meta_take_aligned(a, bytes, PTEC_META_ALIGN);
 }
 

@@ -43,15 +43,6 @@ ptec_status ptec_value_read_int(ptec_exec_ctx *ctx, uint32_t index, int64_t *out
     return PTEC_OK;
 }
 
-static bool mul_overflows(uint64_t a, uint64_t b, uint64_t limit, uint64_t *out)
-{
-    if (a != 0 && b > limit / a) {
-        return true;
-    }
-    *out = a * b;
-    return false;
-}
-
 /* A planned tensor's place in its buffer. */
 static ptec_status planned_data(ptec_exec_ctx *ctx, uint32_t index, const fb_table *alloc, ptec_tensor *tensor)
 {
@@ -150,13 +141,13 @@ static ptec_status tensor_parse(ptec_exec_ctx *ctx, uint32_t index, const fb_tab
         int32_t extent = (int32_t)fb_le32(size_bytes + 4u * d);
         uint8_t axis = fb->base[dim_order.data + d];
         if (extent < 0 || axis >= sizes.count || (seen & (1u << axis)) ||
-            mul_overflows(numel, (uint64_t)extent, UINT32_MAX, &numel)) {
+            !ptec_mul_u64(numel, (uint64_t)extent, UINT32_MAX, &numel)) {
             return value_fail(ctx, PTEC_INVALID_PROGRAM, index,
                               PTEC_MSG("bad shape: negative or huge size, or dim_order not a permutation"));
         }
         seen |= 1u << axis;
     }
-    if (mul_overflows(numel, elem, UINT32_MAX, &nbytes)) {
+    if (!ptec_mul_u64(numel, elem, UINT32_MAX, &nbytes)) {
         return value_fail(ctx, PTEC_INVALID_PROGRAM, index, PTEC_MSG("tensor too large"));
     }
     tensor->sizes = (const int32_t *)(const void *)size_bytes;

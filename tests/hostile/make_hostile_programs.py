@@ -1,0 +1,282 @@
+#!/usr/bin/env python3
+"""Write one hand-made hostile program per attack class, and the manifest
+that says how the runtime must refuse each.
+
+    make_hostile_programs.py OUT_DIR
+
+Each case starts from the same small, valid program built with ptec's own
+builder (z = x + c, x and z planned, c a constant) and breaks one thing the
+format lets a file say. The manifest (OUT_DIR/cases.txt) has one line per
+case and word size:
+
+    <file> <bits> <step> <status> <words of the error detail>
+
+<bits> is 32, 64 or any (the size_t the expectation is for); <step> is the
+API call that must fail (init, requirements, load, execute) or `fits` for a
+file that is valid on that word size but asks for more than the test gives;
+<status> is upstream's status name. The words must appear in the detail, so
+a case passes only when it is refused for its own reason.
+"""
+import copy
+import os
+import struct
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+
+import numpy as np  # noqa: E402
+
+from ptec.pte import writer  # noqa: E402
+from ptec.pte.program_builder import ProgramBuilder  # noqa: E402
+from ptec.pte.schema import (AllocationDetails, BackendDelegate,  # noqa: E402
+                             BackendDelegateDataReference, BackendDelegateInlineData,
+                             DataLocation, DelegateCall, Instruction, JumpFalseCall,
+                             MoveCall, ScalarType, TensorList)
+
+GIB = 1 << 30
+
+
+def base():
+    """z = x + c with x, z planned (arena 1) and c in the constant segment.
+    Returns the builder's Program and the value indices."""
+    b = ProgramBuilder()
+    x = b.tensor(ScalarType.FLOAT, [4])
+    c = b.constant(np.arange(4, dtype=np.float32))
+    z = b.tensor(ScalarType.FLOAT, [4])
+    b.call("aten::add.out", self=x, other=c, alpha=1, out=z)
+    b.set_io([x], [z])
+    cond = b.bool(False)
+    other = b.bool(False)
+    program = b.build()
+    return program, {"x": x, "c": c, "z": z, "cond": cond, "false": other}
+
+
+def plan(program):
+    return program.execution_plan[0]
+
+
+def instructions(program):
+    return plan(program).chains[0].instructions
+
+
+def kernel_args(program):
+    return instructions(program)[0].instr_args.args
+
+
+def with_lying_segments(mutate_segments):
+    """Serialises with the flatbuffer's segment table changed, while the bytes
+    are laid out (and the header written) as the true table says: what a
+    lying writer would produce."""
+    real = writer.encode
+
+    def lying(program, identifier, prefix):
+        program = copy.deepcopy(program)
+        mutate_segments(program.segments)
+        return real(program, identifier, prefix)
+
+    def serialise(program):
+        writer.encode = lying
+        try:
+            return writer.serialize_program(program)
+        finally:
+            writer.encode = real
+    return serialise
+
+
+def case_planned_sum_overflow_64(p, v):
+    # Two planned buffers of almost 2^63 bytes: each passed the old per-size
+    # cap (SIZE_MAX / 2), their aligned sum wraps a 64-bit size_t. z lives in
+    # the second, so a wrapped total would place it outside the caller's buffer.
+    huge = (1 << 63) - 256
+    plan(p).non_const_buffer_sizes = [0, huge, huge]
+    p.execution_plan[0].values[v["z"]].val.allocation_info = AllocationDetails(2, 0, 0)
+    return [("any", "requirements", "InvalidProgram", "address space")]
+
+
+def case_planned_sum_overflow_32(p, v):
+    # Two buffers of 2 GiB - 8 bytes: aligned, they add up to exactly 2^32,
+    # which a 32-bit size_t wraps to 0. On 64-bit the file is valid and asks
+    # for 4 GiB.
+    size = 2 * GIB - 8
+    plan(p).non_const_buffer_sizes = [0, size, size]
+    p.execution_plan[0].values[v["z"]].val.allocation_info = AllocationDetails(2, 0, 0)
+    return [("32", "requirements", "InvalidProgram", "address space"),
+            ("64", "fits", "Ok", "")]
+
+
+def case_dims_product_overflow(p, v):
+    # numel 65536 * 65536 * 2 does not fit the runtime's 32-bit numel.
+    plan(p).values[v["z"]].val.sizes = [65536, 65536, 2]
+    plan(p).values[v["z"]].val.dim_order = bytes([0, 1, 2])
+    return [("any", "requirements", "InvalidProgram", "huge size")]
+
+
+def case_back_edge_no_writer(p, v):
+    # jump_false on a constant False back to instruction 0: an endless loop
+    # that nothing inside it can end.
+    instructions(p).append(Instruction(JumpFalseCall(v["cond"], 0)))
+    return [("any", "requirements", "InvalidProgram", "backward jump")]
+
+
+def case_back_edge_self(p, v):
+    instructions(p).append(Instruction(JumpFalseCall(v["cond"], 1)))
+    return [("any", "requirements", "InvalidProgram", "backward jump")]
+
+
+def case_loop_budget(p, v):
+    # A loop that passes the load check (its condition is written just before
+    # the jump, as in upstream's torch.map loop) but never ends: the execution
+    # budget stops it and names the jump. One pass costs 67: the add is
+    # 1 + 4 tensor arguments of 16 bytes (x, c, out, return slot), the move
+    # and the jump 1 each; the default budget is 4 passes, 268.
+    instructions(p).append(Instruction(MoveCall(v["false"], v["cond"])))
+    instructions(p).append(Instruction(JumpFalseCall(v["cond"], 0)))
+    return [("any", "execute", "OutOfResources", "execution budget spent (268; one pass costs 67), last jumped back at instruction 2")]
+
+
+def case_move_into_constant(p, v):
+    # Moving the constant c into z makes the add write its result into the
+    # program's constant bytes.
+    instructions(p).insert(0, Instruction(MoveCall(v["c"], v["z"])))
+    return [("any", "requirements", "InvalidProgram", "constant tensor into a writable value")]
+
+
+def case_kernel_out_constant(p, v):
+    # The add's out and return slot name the constant.
+    args = kernel_args(p)
+    args[-1] = args[-2] = v["c"]
+    return [("any", "requirements", "InvalidProgram", "out is a constant tensor")]
+
+
+def case_value_index(p, v):
+    kernel_args(p)[0] = len(plan(p).values) + 5
+    return [("any", "requirements", "InvalidProgram", "names no value")]
+
+
+def case_io_index(p, v):
+    plan(p).inputs = [len(plan(p).values)]
+    return [("any", "requirements", "InvalidProgram", "names no value")]
+
+
+def case_list_item_index(p, v):
+    plan(p).values[v["false"]].val = TensorList([v["x"], 1 << 20])
+    return [("any", "requirements", "InvalidProgram", "list item names no value")]
+
+
+def case_operator_index(p, v):
+    instructions(p)[0].instr_args.op_index = 7
+    return [("any", "requirements", "InvalidProgram", "names no valid operator")]
+
+
+def case_jump_destination(p, v):
+    instructions(p).append(Instruction(JumpFalseCall(v["cond"], 1000)))
+    return [("any", "requirements", "InvalidProgram", "malformed instruction")]
+
+
+def case_delegate_index(p, v):
+    instructions(p).append(Instruction(DelegateCall(3, [v["x"], v["z"]])))
+    return [("any", "requirements", "InvalidProgram", "malformed instruction")]
+
+
+def case_constant_index(p, v):
+    plan(p).values[v["c"]].val.data_buffer_idx = 9
+    return [("any", "requirements", "InvalidProgram", "constant index out of range")]
+
+
+def case_constant_offset(p, v):
+    p.constant_segment.offsets[1] = (1 << 64) - 8
+    return [("any", "requirements", "InvalidProgram", "outside the constant segment")]
+
+
+def case_segment_index(p, v):
+    p.constant_segment.segment_index = 5
+    return [("any", "init", "InvalidProgram", "segment 5 does not exist")]
+
+
+def case_memory_id(p, v):
+    plan(p).values[v["z"]].val.allocation_info = AllocationDetails(3, 0, 0)
+    return [("any", "requirements", "InvalidProgram", "memory_id names no planned buffer")]
+
+
+def case_planned_offset(p, v):
+    plan(p).values[v["z"]].val.allocation_info = AllocationDetails(1, 0xFFFFFFF0, 0xFFFFFFFF)
+    return [("any", "requirements", "InvalidProgram", "outside its planned buffer")]
+
+
+def _delegate(p, v, location, index):
+    plan(p).delegates = [BackendDelegate(id="EthosUBackend",
+                                         processed=BackendDelegateDataReference(location, index))]
+    instructions(p).append(Instruction(DelegateCall(0, [v["x"], v["z"]])))
+
+
+def _delegate_in_segment_0(p, v):
+    """A 64-byte blob in segment 0, the constants moved to segment 1."""
+    p.segment_data.insert(0, bytes(range(64)))
+    p.segments = None  # the writer lays the segments out again
+    p.constant_segment.segment_index = 1
+    _delegate(p, v, DataLocation.SEGMENT, 0)
+
+
+def case_delegate_segment_size(p, v):
+    # The blob's segment entry claims 1 GiB; the file holds 64 bytes of it.
+    _delegate_in_segment_0(p, v)
+
+    def lie(segments):
+        segments[0].size = GIB
+    return [("any", "requirements", "InvalidProgram", "segment 0 lies outside the file")], with_lying_segments(lie)
+
+
+def case_delegate_segment_offset(p, v):
+    # The blob's segment starts 32 bytes before 2^64: past any file.
+    _delegate_in_segment_0(p, v)
+
+    def lie(segments):
+        segments[0].offset = (1 << 64) - 32
+    return [("any", "requirements", "InvalidProgram", "segment 0 lies outside the file")], with_lying_segments(lie)
+
+
+def case_delegate_inline_index(p, v):
+    p.backend_delegate_data = [BackendDelegateInlineData(bytes(16))]
+    _delegate(p, v, DataLocation.INLINE, 4)
+    return [("any", "requirements", "InvalidProgram", "inline delegate data missing")]
+
+
+def header_length_wrap(valid):
+    # A 16-byte file whose extended header says it is 2^32 - 1 bytes long:
+    # 8 + that wrapped a 32-bit size_t to 7, and the header's u64 fields were
+    # read from past the end of the file.
+    data = bytearray(valid)
+    struct.pack_into("<I", data, 12, 0xFFFFFFFF)
+    return bytes(data[:16]), [("any", "init", "InvalidProgram", "extended header is shorter than 24 bytes or truncated")]
+
+
+def main(out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    manifest = []
+    cases = [(name[len("case_"):], fn) for name, fn in sorted(globals().items()) if name.startswith("case_")]
+    for name, fn in cases:
+        program, values = base()
+        program = copy.deepcopy(program)
+        result = fn(program, values)
+        expectations, serialise = result if isinstance(result, tuple) else (result, writer.serialize_program)
+        data = serialise(program)
+        with open(os.path.join(out_dir, name + ".pte"), "wb") as f:
+            f.write(data)
+        manifest += [f"{name}.pte {bits} {step} {status} {words}".rstrip() for bits, step, status, words in expectations]
+    program, _ = base()
+    data, expectations = header_length_wrap(writer.serialize_program(program))
+    with open(os.path.join(out_dir, "header_length_wrap.pte"), "wb") as f:
+        f.write(data)
+    manifest += [f"header_length_wrap.pte {b} {s} {st} {w}" for b, s, st, w in expectations]
+    with open(os.path.join(out_dir, "valid.pte"), "wb") as f:
+        f.write(writer.serialize_program(base()[0]))
+    manifest.append("valid.pte any none Ok")
+    with open(os.path.join(out_dir, "cases.txt"), "w") as f:
+        f.write("\n".join(manifest) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    sys.exit(main(sys.argv[1]))
