@@ -237,6 +237,9 @@ static fuzz_stage run_method(const ptec_program *p, const char *name, int single
     if (load(&m, p, name, &req, &mem, single) != PTEC_OK) {
         note_error(ptec_method_error(&m));
     } else {
+        /* A small execution budget: two straight passes (the default is
+         * PTEC_DEFAULT_BUDGET_PASSES), so a crafted loop ends quickly. */
+        (void)ptec_method_set_budget(&m, 2u * ptec_method_pass_cost(&m));
         for (size_t i = 0; i < ptec_method_instruction_count(&m); ++i) {
             const char *op;
             size_t op_len;
