@@ -42,7 +42,10 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
                   int8_io: bool = False, config: qz.QuantConfig = qz.QuantConfig(),
                   capture_method: str = "auto", name: str = "model",
                   log: Callable[[str], None] = lambda s: None,
-                  available_kernels: Optional[Sequence[str]] = None) -> CompileResult:
+                  available_kernels: Optional[Sequence[str]] = None,
+                  backends=None) -> CompileResult:
+    """backends: the ptec.backends in the order they are asked (default
+    cortex_m then portable; delegating backends go first)."""
     t0 = time.time()
     graph = cap.capture(model, example_inputs, capture_method, name)
     log(f"captured {len(graph.nodes)} nodes with torch.{graph.source}")
@@ -57,7 +60,7 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
     observer = qz.calibrate(prepared, calibration, config, progress)
     qgraph = qz.quantize(prepared, observer)
     try:
-        lowered = lw.lower(qgraph, target, int8_io)
+        lowered = lw.lower(qgraph, target, int8_io, backends)
     except ValueError as e:         # LoweringError, or parameters out of the kernels' range
         raise CompileError(f"lowering failed: {e}") from e
     log(f"lowered to {len(lowered.builder.instructions)} kernel calls, "

@@ -60,6 +60,21 @@ SOFTMAX_OUTPUT_SCALE = 1.0 / 256.0
 SOFTMAX_OUTPUT_ZERO_POINT = -128
 
 
+def quantize_to_int8(values, scale: float, zp: int) -> np.ndarray:
+    """Float values to int8 on the grid (scale, zp) with the numerics the
+    runtime's cortex_m::quantize_per_tensor has (cortex-m-ops.md §3.1): the
+    reciprocal of the scale and its product with x both in float32, the
+    product rounded half to even, the zero point added and the sum saturated
+    (in int64, so huge values saturate); NaN maps to the zero point."""
+    x = np.asarray(values, np.float32)
+    reciprocal = np.float32(1.0) / np.float32(scale)
+    with np.errstate(over="ignore", invalid="ignore"):
+        steps = np.rint(np.multiply(x, reciprocal, dtype=np.float32))
+    steps = np.nan_to_num(steps.astype(np.float64), nan=0.0, posinf=2.0 ** 40, neginf=-2.0 ** 40)
+    q = np.clip(steps, -2.0 ** 40, 2.0 ** 40).astype(np.int64) + int(zp)
+    return np.clip(q, QMIN, QMAX).astype(np.int8)
+
+
 def quantize_value(v: float, scale: float, zp: int) -> int:
     """Float to int8 the way the AOT maps constants such as pad values."""
     return int(min(QMAX, max(QMIN, round(v / scale + zp))))

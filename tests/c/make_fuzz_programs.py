@@ -11,7 +11,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python")
 
 import numpy as np  # noqa: E402
 
-from ptec.pte.builders import ds_cnn_program  # noqa: E402
+from ptec.backends.cortex_m.sample_programs import ds_cnn_program  # noqa: E402
 from ptec.pte.program_builder import CHANNELS_LAST, ProgramBuilder  # noqa: E402
 from ptec.pte.schema import ScalarType  # noqa: E402
 from ptec.pte.writer import write_program  # noqa: E402

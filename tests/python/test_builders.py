@@ -1,4 +1,4 @@
-"""Hand-built cortex_m test programs (ptec.pte.builders)."""
+"""Hand-built cortex_m test programs (ptec.backends.cortex_m)."""
 import numpy as np
 import pytest
 
@@ -6,7 +6,7 @@ from flatc_util import assert_same, flatc_json, have_flatc
 from ptec import quant_math as qm
 from ptec.ops import SIGNATURES
 from ptec.pte import KernelCall, Null, parse_program, serialize_program
-from ptec.pte.builders import ds_cnn_program
+from ptec.backends.cortex_m.sample_programs import ds_cnn_program
 from ptec.pte.jsonview import to_flatc_json
 
 

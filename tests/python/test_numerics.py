@@ -12,7 +12,7 @@ from ptec.compiler import compile_model
 from ptec.interpreter import run_program
 from ptec.models import CLASSIFIERS, ZOO, load_model, task_test_set
 from ptec.pte import parse_program, serialize_program
-from ptec.pte.builders import ds_cnn_program
+from ptec.backends.cortex_m.sample_programs import ds_cnn_program
 from ptec.quantize import simulate
 
 # Measured over 20 inputs (seed 11), then rounded up: (99th percentile, maximum)

@@ -11,7 +11,7 @@ from ptec.compiler import compile_model
 from ptec.interpreter import run_program
 from ptec.models import ZOO, load_model
 from ptec.pte import ScalarType, parse_program, serialize_program
-from ptec.pte.builders import ds_cnn_program
+from ptec.backends.cortex_m.sample_programs import ds_cnn_program
 from ptec.pte.program_builder import ProgramBuilder
 
 @pytest.fixture(scope="module")
@@ -157,7 +157,7 @@ def test_more_lowering_paths_on_runtime(tmp_path, runtime_ops, case):
 def test_pad_of_identity_order_tensor_that_counts_as_channels_last(tmp_path, runtime_ops, sizes):
     """C == 1 or H == W == 1 with an identity dim order: the kernel pads NHWC
     slots, and the reference interpreter must agree with it byte for byte."""
-    from ptec.pte.builders import I8
+    from ptec.backends.cortex_m.kernels import I8
     b = ProgramBuilder()
     x = b.tensor(I8, sizes)
     pre, post = [1, 2, 0, 1], [0, 1, 3, 2]

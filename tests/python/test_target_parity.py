@@ -155,7 +155,7 @@ def run_both(tmp_path, pte, inputs, targets):
 def test_ds_cnn_matches_host(available, tmp_path, target):
     """The int8 cortex_m kernels (MVE on the M55, DSP on the M33) against the
     host's portable reference, on a DS-CNN keyword spotter."""
-    from ptec.pte.builders import ds_cnn_program
+    from ptec.backends.cortex_m.sample_programs import ds_cnn_program
 
     program, _ = ds_cnn_program(seed=5, target=target)
     pte = tmp_path / "ds_cnn.pte"

@@ -1,6 +1,6 @@
-"""Build a .pte Program by hand: values, constants, kernel calls, inputs and
-outputs. Used by the compiler's emit stage and by tests that need small
-programs. Planned tensors get arena offsets from ptec.plan at build() unless
+"""Build a .pte Program by hand: values, constants, kernel calls, delegate
+calls, inputs and outputs. Used by the compiler's emit stage and by tests
+that need small programs. Planned tensors get arena offsets from ptec.plan at build() unless
 the caller fixed them.
 
     b = ProgramBuilder()
@@ -21,9 +21,11 @@ from ..ops import outputs, signature
 from ..plan import Buffer as PlanBuffer
 from ..plan import MemoryPlan, plan_memory
 from .writer import layout_segments
-from .schema import (AllocationDetails, Bool, Chain, Double, EValue,
-                     ExecutionPlan, Instruction, Int, IntList, KernelCall, Null, Operator,
-                     Program, ScalarType, String, SubsegmentOffsets, Tensor, TensorList)
+from .schema import (AllocationDetails, BackendDelegate, BackendDelegateDataReference,
+                     BackendDelegateInlineData, Bool, Chain, CompileSpec, DataLocation,
+                     DelegateCall, Double, EValue, ExecutionPlan, Instruction, Int, IntList,
+                     KernelCall, Null, Operator, Program, ScalarType, String,
+                     SubsegmentOffsets, Tensor, TensorList)
 
 CONSTANT_ALIGNMENT = 16
 
@@ -53,6 +55,9 @@ class ProgramBuilder:
         self.operators: List[Operator] = []
         self._op_index: Dict[str, int] = {}
         self.instructions: List[Instruction] = []
+        self.delegates: List[BackendDelegate] = []
+        self._inline_blobs: List[bytes] = []           # Program.backend_delegate_data
+        self._delegate_segments: List[bytes] = []      # segments after the constant one
         self._constants: List[bytes] = [b""]          # entry 0: placeholder
         self._constant_index: Dict[bytes, int] = {}
         self._planned: List[int] = []                  # value indices with storage
@@ -191,6 +196,33 @@ class ProgramBuilder:
     def call_raw(self, key: str, args: Sequence[int]) -> None:
         self.instructions.append(Instruction(KernelCall(self.operator(key), list(args))))
 
+    def delegate_call(self, backend_id: str, blob: bytes, args: Sequence[int],
+                      compile_specs: Sequence = (),
+                      location: int = DataLocation.SEGMENT) -> int:
+        """Append a DelegateCall running `blob` on the backend named
+        `backend_id` (the name the runtime's backend table looks up), with
+        `args` = the delegate's input values then its output values
+        (pte-format.md §4.7). The blob goes in a segment of its own after the
+        constant segment (upstream's default) or, with DataLocation.INLINE,
+        into Program.backend_delegate_data. compile_specs are (key, bytes)
+        pairs. Returns the delegate's index."""
+        blob = bytes(blob)
+        if location == DataLocation.INLINE:
+            self._inline_blobs.append(blob)
+            index = len(self._inline_blobs) - 1
+        elif location == DataLocation.SEGMENT:
+            self._delegate_segments.append(blob)
+            index = len(self._delegate_segments)       # segment 0 holds the constants
+        else:
+            raise ValueError(f"unknown delegate data location {location!r}")
+        specs = [CompileSpec(key=str(k), value=bytes(v)) for k, v in compile_specs]
+        self.delegates.append(BackendDelegate(
+            id=backend_id, processed=BackendDelegateDataReference(location, index),
+            compile_specs=specs))
+        delegate_index = len(self.delegates) - 1
+        self.instructions.append(Instruction(DelegateCall(delegate_index, [int(a) for a in args])))
+        return delegate_index
+
     def set_io(self, inputs: Sequence[int], outputs: Sequence[int]) -> None:
         self.inputs, self.outputs = list(inputs), list(outputs)
 
@@ -261,8 +293,10 @@ class ProgramBuilder:
         plan = ExecutionPlan(
             name=self.method, values=self.values, inputs=self.inputs, outputs=self.outputs,
             chains=[Chain(inputs=[], outputs=[], instructions=self.instructions)],
-            operators=self.operators, delegates=[], non_const_buffer_sizes=sizes)
+            operators=self.operators, delegates=self.delegates, non_const_buffer_sizes=sizes)
+        segment_data = [bytes(blob)] + self._delegate_segments
         return Program(
-            execution_plan=[plan], constant_buffer=[], backend_delegate_data=[],
-            segments=layout_segments([bytes(blob)]), constant_segment=SubsegmentOffsets(0, offsets_list),
-            segment_data=[bytes(blob)])
+            execution_plan=[plan], constant_buffer=[],
+            backend_delegate_data=[BackendDelegateInlineData(d) for d in self._inline_blobs],
+            segments=layout_segments(segment_data), constant_segment=SubsegmentOffsets(0, offsets_list),
+            segment_data=segment_data)

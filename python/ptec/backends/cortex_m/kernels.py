@@ -1,44 +1,39 @@
-"""cortex_m operator helpers on top of ProgramBuilder, and generators of small
-test programs (for example a DS-CNN-shaped keyword spotter with random int8
-weights). The compiler's emit stage uses the same helpers, so a test program
-and a compiled model are built by one code path.
+"""Emit one cortex_m kernel call each, with its integer parameters computed
+ahead of time: per-channel requantization multipliers and shifts, zero-point
+signs (cortex-m-ops.md §1.4), pre-permuted weights, kernel sums, LUTs and
+scratch sizes for the target ISA. The cortex_m lowering and the sample
+programs are built from these, so a test program and a compiled model take
+one code path.
 
-Every helper takes and returns an `Act`: a value index plus the logical
-(NCHW) sizes and, when quantized, the per-tensor scale and zero point.
-4-D activations are channels-last (cortex-m-ops.md §1.2); others contiguous.
+Every helper takes and returns an `Act` (ptec.lowered).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import List, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
-from .. import quant_math as qm
-from .. import scratch as sc
-from .program_builder import CHANNELS_LAST, ProgramBuilder, contiguous
-from .schema import ScalarType
+from ... import quant_math as qm
+from ...lowered import Act, new_act
+from ...pte.program_builder import CHANNELS_LAST
+from ...pte.schema import ScalarType
+from . import scratch as sc
 
 I8 = ScalarType.CHAR
 
 
-@dataclass
-class Act:
-    value: int
-    sizes: List[int]
-    dtype: int = ScalarType.FLOAT
-    scale: Optional[float] = None
-    zp: Optional[int] = None
-
-
-def layout(sizes) -> List[int]:
-    return CHANNELS_LAST if len(sizes) == 4 else contiguous(len(sizes))
-
-
-def new_act(b: ProgramBuilder, dtype, sizes, scale=None, zp=None, dim_order=None) -> Act:
-    sizes = [int(s) for s in sizes]
-    v = b.tensor(dtype, sizes, layout(sizes) if dim_order is None else dim_order)
-    return Act(v, sizes, dtype, scale, zp)
+def quantized_constant(b, value: np.ndarray, scale: float, zp: int) -> Act:
+    """A float constant stored as int8 on the grid (scale, zp), quantized
+    ahead of time with the numerics of cortex_m::quantize_per_tensor; a 4-D
+    constant is stored channels-last like activations."""
+    q8 = qm.quantize_to_int8(value, scale, zp)
+    if q8.ndim == 4:
+        v = b.constant(np.ascontiguousarray(q8.transpose(0, 2, 3, 1)))
+        t = b.values[v].val
+        t.sizes, t.dim_order = list(q8.shape), bytes(CHANNELS_LAST)
+    else:
+        v = b.constant(q8)
+    return Act(v, list(q8.shape), I8, scale, zp)
 
 
 def conv_out_size(n, k, s, p, d) -> int:
@@ -294,31 +289,7 @@ def softmax(b, x: Act, dim: int = -1) -> Act:
     return out
 
 
-def clone_dim_order(b, x: Act, dim_order: Sequence[int]) -> Act:
-    out = new_act(b, x.dtype, x.sizes, x.scale, x.zp, dim_order=list(dim_order))
-    b.call("dim_order_ops::_clone_dim_order.out", self=x.value, non_blocking=False,
-           dim_order=list(dim_order), out=out.value)
-    return out
 
-
-def _needs_relayout(sizes) -> bool:
-    """A 4-D tensor whose channels-last bytes differ from NCHW order."""
-    return len(sizes) == 4 and sizes[1] > 1 and sizes[2] * sizes[3] > 1
-
-
-def view(b, x: Act, sizes: Sequence[int]) -> Act:
-    """Reshape with PyTorch (NCHW, row-major) semantics. When the source or
-    the destination is a 4-D channels-last tensor whose bytes differ from
-    NCHW order, a dim_order clone converts the layout; otherwise the view is
-    a second tensor over the same bytes, with no instruction."""
-    sizes = [int(s) for s in sizes]
-    if _needs_relayout(x.sizes):
-        x = clone_dim_order(b, x, [0, 1, 2, 3])
-    if _needs_relayout(sizes):
-        v = b.view(x.value, sizes, [0, 1, 2, 3])
-        return clone_dim_order(b, Act(v, sizes, x.dtype, x.scale, x.zp), CHANNELS_LAST)
-    v = b.view(x.value, sizes, layout(sizes))
-    return Act(v, sizes, x.dtype, x.scale, x.zp)
 
 
 def activation_lut(b, x: Act, fn, out_scale: float, out_zp: int) -> Act:
@@ -331,52 +302,3 @@ def activation_lut(b, x: Act, fn, out_scale: float, out_zp: int) -> Act:
     b.call("cortex_m::quantized_activation.out", input=x.value, lut=b.constant(lut),
            out=out.value)
     return out
-
-
-# --------------------------------------------------------------------------
-# Test-program generators
-
-def _rand_conv(rng, cout, cin_g, kh, kw):
-    w = rng.integers(-127, 128, size=(cout, cin_g, kh, kw), dtype=np.int64).astype(np.int8)
-    scales = rng.uniform(0.002, 0.01, size=cout)
-    bias = rng.integers(-2000, 2000, size=cout).astype(np.int32)
-    return w, scales, bias
-
-
-def ds_cnn_program(seed: int = 0, target: str = "cortex-m55", channels: int = 64,
-                   blocks: int = 4, classes: int = 12, int8_io: bool = False):
-    """A DS-CNN keyword spotter shape: input [1,1,49,10]; conv 10x4 stride 2
-    (written as depthwise with depth multiplier `channels` from 1 channel);
-    `blocks` x (depthwise 3x3 + pointwise 1x1) with ReLU; average pool over
-    the whole map; linear to `classes`. Random int8 weights, int32 biases and
-    per-channel multipliers from cortex-m-ops.md §1.5. Returns (Program, info)."""
-    rng = np.random.default_rng(seed)
-    b = ProgramBuilder()
-    in_scale, in_zp = 0.05, 3
-    if int8_io:
-        x = new_act(b, I8, [1, 1, 49, 10], in_scale, in_zp)
-        inp = x
-    else:
-        inp = new_act(b, ScalarType.FLOAT, [1, 1, 49, 10])
-        x = quantize(b, inp, in_scale, in_zp)
-    w, ws, bias = _rand_conv(rng, channels, 1, 10, 4)
-    relu_zp = -128
-    act_scale = 0.03
-    x = conv2d(b, x, w, bias, ws, act_scale, relu_zp, stride=(2, 2), padding=(5, 1),
-               act_min=relu_zp, target=target)
-    for _ in range(blocks):
-        w, ws, bias = _rand_conv(rng, channels, 1, 3, 3)
-        x = conv2d(b, x, w, bias, ws, act_scale, relu_zp, padding=(1, 1), groups=channels,
-                   act_min=relu_zp, target=target)
-        w, ws, bias = _rand_conv(rng, channels, channels, 1, 1)
-        ws = ws / 8.0
-        x = conv2d(b, x, w, bias, ws, act_scale, relu_zp, act_min=relu_zp, target=target)
-    x = avg_pool2d(b, x, kernel=x.sizes[2:], target=target)
-    x = view(b, x, [1, channels])
-    fw = rng.integers(-127, 128, size=(classes, channels)).astype(np.int8)
-    fb = rng.integers(-500, 500, size=classes).astype(np.int32)
-    x = linear(b, x, fw, fb, 0.004, 0.1, 5, target=target)
-    out = x if int8_io else dequantize(b, x)
-    b.set_io([inp.value], [out.value])
-    program = b.build()
-    return program, {"memory_plan": b.memory_plan, "input": inp, "output": out}

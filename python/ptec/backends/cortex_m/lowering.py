@@ -1,0 +1,437 @@
+"""The cortex_m lowering: one function per graph op, each emitting cortex_m
+kernel calls (ptec.backends.cortex_m.kernels) for a node the partitioner
+let this backend take. A function returns the node's value, NOT_YET when
+the value is made on first use, or ctx.refuse(...) (None) when it finds
+only while lowering that it cannot take the node; the node then goes to the
+next backend (the portable fp32 fallback).
+"""
+from __future__ import annotations
+
+from typing import Callable, List, Optional, Tuple
+
+import numpy as np
+
+from ... import quant_math as qm
+from ...ir import UNARY, Node, permutation
+from ...lowered import NOT_YET, Act, layout, new_act, raw_view, view
+from ...pte.program_builder import CHANNELS_LAST
+from ...pte.schema import ScalarType
+from . import kernels as K
+from .kernels import I8
+
+
+def _unary_numpy(n: Node) -> Callable[[np.ndarray], np.ndarray]:
+    """The float function of an element-wise node, in float64 numpy, for its LUT."""
+    import torch
+    fn = UNARY[n.op]
+    return lambda v: fn(torch.from_numpy(np.asarray(v, np.float64)), n.attrs).numpy()
+
+
+def _act_range(n: Node) -> Tuple[int, int]:
+    act = n.attrs.get("act")
+    if not act:
+        return qm.QMIN, qm.QMAX
+    return qm.activation_range(act[0], act[1], n.qparams[0], n.qparams[1])
+
+def op_conv2d(ctx, n: Node):
+    x = ctx.q(n.inputs[0])
+    if len(x.sizes) != 4:
+        return ctx.refuse(n, "input is not 4-D")
+    lo, hi = _act_range(n)
+    a = n.attrs
+    return K.conv2d(ctx.b, x, a["weight_q"], a["bias_q"], a["weight_scales"],
+                    n.qparams[0], n.qparams[1], a["stride"], a["padding"], a["dilation"],
+                    a["groups"], lo, hi, ctx.target)
+
+
+def op_linear(ctx, n: Node):
+    x = ctx.q(n.inputs[0])
+    a = n.attrs
+    lo, hi = _act_range(n)
+    if len(x.sizes) == 4:       # over W of a channels-last tensor: rows must be contiguous
+        rows = view(ctx.b, x, [int(np.prod(x.sizes[:3])), x.sizes[3]])
+        y = K.linear(ctx.b, rows, a["weight_q"], a["bias_q"], float(a["weight_scales"][0]),
+                     n.qparams[0], n.qparams[1], lo, hi, ctx.target)
+        return view(ctx.b, y, n.shape)
+    return K.linear(ctx.b, x, a["weight_q"], a["bias_q"], float(a["weight_scales"][0]),
+                    n.qparams[0], n.qparams[1], lo, hi, ctx.target)
+
+
+def _broadcastable(s1, s2) -> bool:
+    if s1 == s2:
+        return True
+    if len(s1) == 4 and len(s2) == 4 and s1[1] == s2[1]:
+        return int(np.prod(s1)) == s1[1] or int(np.prod(s2)) == s2[1]
+    return False
+
+
+def op_add(ctx, n: Node):
+    lut = _lut_with_number(ctx, n, np.add)
+    if lut is not None:
+        return lut
+    x1, x2 = ctx.q(n.inputs[0]), ctx.q(n.inputs[1])
+    if not _broadcastable(x1.sizes, x2.sizes):
+        return ctx.refuse(n, f"shapes {x1.sizes} and {x2.sizes}: cortex_m::quantized_add "
+                             "broadcasts over channels only")
+    lo, hi = _act_range(n)
+    return K.add(ctx.b, x1, x2, n.qparams[0], n.qparams[1], lo, hi)
+
+
+def op_mul(ctx, n: Node):
+    lut = _lut_with_number(ctx, n, np.multiply)
+    if lut is not None:
+        return lut
+    x1, x2 = ctx.q(n.inputs[0]), ctx.q(n.inputs[1])
+    if not _broadcastable(x1.sizes, x2.sizes):
+        return ctx.refuse(n, f"shapes {x1.sizes} and {x2.sizes}: cortex_m::quantized_mul "
+                             "broadcasts over channels only")
+    if n.attrs.get("act"):
+        return ctx.refuse(n, "a fused activation: cortex_m::quantized_mul has no clamp")
+    return K.mul(ctx.b, x1, x2, n.qparams[0], n.qparams[1])
+
+
+def op_avg_pool2d(ctx, n: Node):
+    a = n.attrs
+    x = ctx.q(n.inputs[0])
+    return K.avg_pool2d(ctx.b, x, a["kernel"], a["stride"], a["padding"], a["ceil_mode"],
+                        a["count_include_pad"], ctx.target)
+
+
+def op_adaptive_avg_pool2d(ctx, n: Node):
+    x = ctx.q(n.inputs[0])
+    _, _, h, w = x.sizes
+    oh, ow = n.attrs["output_size"]
+    if h % oh or w % ow:
+        return ctx.refuse(n, f"output {[oh, ow]} does not divide input {[h, w]}")
+    if n.attrs.get("act"):
+        return ctx.refuse(n, "a fused activation: cortex_m::quantized_avg_pool2d has no clamp")
+    k = [h // oh, w // ow]
+    return K.avg_pool2d(ctx.b, x, k, k, [0, 0], False, True, ctx.target)
+
+
+def op_mean(ctx, n: Node):
+    x = ctx.q(n.inputs[0])
+    r = len(x.sizes)
+    dims = sorted(d % r for d in n.attrs["dim"])
+    if n.attrs.get("act"):
+        return ctx.refuse(n, "a fused activation: cortex_m::quantized_avg_pool2d has no clamp")
+    if r == 4 and dims == [2, 3]:
+        y = K.avg_pool2d(ctx.b, x, x.sizes[2:], x.sizes[2:], [0, 0], False, True, ctx.target)
+        return y if n.attrs["keepdim"] else view(ctx.b, y, y.sizes[:2])
+    if r == 3 and dims == [1]:
+        # [B,T,D] contiguous has the bytes of [B,D,T,1] channels-last: pool over T
+        bsz, t, d = x.sizes
+        v = raw_view(ctx.b, x, [bsz, d, t, 1], CHANNELS_LAST)
+    elif r in (2, 3) and dims == [r - 1]:
+        # rows of a contiguous tensor are the W axis of a C = 1 image
+        rows = int(np.prod(x.sizes[:-1]))
+        v = raw_view(ctx.b, x, [1, 1, rows, x.sizes[-1]], CHANNELS_LAST)
+    else:
+        return ctx.refuse(n, f"mean over dims {dims} of a rank-{r} tensor")
+    k = v.sizes[2:] if r == 3 and dims == [1] else [1, v.sizes[3]]
+    y = K.avg_pool2d(ctx.b, v, k, k, [0, 0], False, True, ctx.target)
+    return raw_view(ctx.b, y, n.shape, list(range(len(n.shape))))
+
+
+def op_max_pool2d(ctx, n: Node):
+    a = n.attrs
+    x = ctx.q(n.inputs[0])
+    if len(x.sizes) != 4:
+        return ctx.refuse(n, "input is not 4-D")
+    if a["ceil_mode"]:
+        # The extra bottom/right windows of ceil_mode see the input padded
+        # with -128, which never wins a max (each window holds a real
+        # value), so ceil_mode becomes a pad and an ordinary pool.
+        extra = [(o - 1) * s + k - (i + 2 * p) for o, s, k, i, p in
+                 zip(n.shape[2:], a["stride"], a["kernel"], x.sizes[2:], a["padding"])]
+        if max(extra) > 0:
+            x = K.pad(ctx.b, x, [0, 0, 0, 0], [0, max(extra[0], 0), max(extra[1], 0), 0],
+                      qm.QMIN)
+    lo, hi = _act_range(n)
+    return K.max_pool2d(ctx.b, x, a["kernel"], a["stride"], a["padding"], lo, hi)
+
+
+def op_clamp(ctx, n: Node):
+    x = ctx.q(n.inputs[0])
+    lo, hi = qm.activation_range(n.attrs["lo"], n.attrs["hi"], x.scale, x.zp)
+    if len(x.sizes) == 4:
+        return K.max_pool2d(ctx.b, x, [1, 1], [1, 1], [0, 0], lo, hi)
+    if len(x.sizes) == 2:     # [N,F] contiguous has the bytes of [N,F,1,1] channels-last
+        v = view(ctx.b, x, list(x.sizes) + [1, 1])
+        y = K.max_pool2d(ctx.b, v, [1, 1], [1, 1], [0, 0], lo, hi)
+        return view(ctx.b, y, x.sizes)
+    return ctx.refuse(n, f"rank {len(x.sizes)}: the int8 clamp takes rank 2 or 4")
+
+
+def op_reshape(ctx, n: Node):
+    return view(ctx.b, ctx.q(n.inputs[0]), n.attrs["shape"])
+
+
+def op_softmax(ctx, n: Node):
+    x = ctx.q(n.inputs[0])
+    r = len(x.sizes)
+    if not 1 <= r <= 4:
+        return ctx.refuse(n, f"rank {r}: cortex_m::softmax takes rank 1 to 4")
+    d = n.attrs["dim"] % r
+    # Work on the physical (contiguous) shape, bring the softmax dim
+    # innermost with cortex_m::transpose when it is not, and run rows.
+    if r == 4:        # channels-last: physical NHWC; the channel dim is already innermost
+        phys = [x.sizes[i] for i in CHANNELS_LAST]
+        xp, pos = raw_view(ctx.b, x, phys, [0, 1, 2, 3]), CHANNELS_LAST.index(d)
+    else:
+        xp, pos = x, d
+    perm = list(range(r))
+    perm[pos], perm[-1] = perm[-1], perm[pos]
+    if pos != r - 1:
+        xp = K.transpose(ctx.b, xp, perm)
+    rows = raw_view(ctx.b, xp, [int(np.prod(xp.sizes[:-1])), xp.sizes[-1]], [0, 1])
+    y = K.softmax(ctx.b, rows, -1)
+    y = raw_view(ctx.b, y, xp.sizes, list(range(r)))
+    if pos != r - 1:
+        y = K.transpose(ctx.b, y, perm)
+    return raw_view(ctx.b, y, x.sizes, layout(x.sizes))
+
+
+def op_sigmoid(ctx, n: Node):
+    return K.activation_lut(ctx.b, ctx.q(n.inputs[0]), lambda v: 1.0 / (1.0 + np.exp(-v)),
+                            n.qparams[0], n.qparams[1])
+
+
+def op_tanh(ctx, n: Node):
+    return K.activation_lut(ctx.b, ctx.q(n.inputs[0]), np.tanh, n.qparams[0], n.qparams[1])
+
+
+def _requantize(ctx, x: Act, scale: float, zp: int) -> Act:
+    """x on another int8 grid: an identity LUT (one 256-byte table)."""
+    if (float(x.scale), int(x.zp)) == (float(scale), int(zp)):
+        return x
+    return K.activation_lut(ctx.b, x, lambda v: v, scale, zp)
+
+
+def _lut_with_number(ctx, n: Node, fn) -> Optional[Act]:
+    """x (op) c or c (op) x with a number c is a function of one int8
+    tensor: a 256-entry LUT (quantized_activation), fused clamp included."""
+    a, b = n.inputs
+    ca, cb = ctx.number(a), ctx.number(b)
+    if (ca is None) == (cb is None):
+        return None
+    x = ctx.q(a if cb is not None else b)
+    act = n.attrs.get("act") or (None, None)
+    lo = -np.inf if act[0] is None else act[0]
+    hi = np.inf if act[1] is None else act[1]
+
+    def f(v):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            y = fn(v, cb) if cb is not None else fn(ca, v)
+        return np.clip(np.nan_to_num(y, nan=0.0, posinf=1e30, neginf=-1e30), lo, hi)
+    return K.activation_lut(ctx.b, x, f, n.qparams[0], n.qparams[1])
+
+
+def op_sub(ctx, n: Node):
+    lut = _lut_with_number(ctx, n, np.subtract)
+    if lut is not None:
+        return lut
+    # a - b = a + (-b). On the grid (s, -1 - zp) the negation is exact:
+    # q -> -q - 1, a bijection of [-128, 127], as a LUT.
+    x1, x2 = ctx.q(n.inputs[0]), ctx.q(n.inputs[1])
+    if not _broadcastable(x1.sizes, x2.sizes):
+        return ctx.refuse(n, f"shapes {x1.sizes} and {x2.sizes}: cortex_m::quantized_add "
+                              "broadcasts over channels only")
+    neg = K.activation_lut(ctx.b, x2, np.negative, x2.scale, -1 - int(x2.zp))
+    lo, hi = _act_range(n)
+    return K.add(ctx.b, x1, neg, n.qparams[0], n.qparams[1], lo, hi)
+
+
+def op_div(ctx, n: Node):
+    lut = _lut_with_number(ctx, n, np.divide)
+    if lut is not None:
+        return lut
+    x1, x2 = ctx.q(n.inputs[0]), ctx.q(n.inputs[1])
+    if x1.sizes != x2.sizes:
+        return ctx.refuse(n, f"shapes {x1.sizes} and {x2.sizes}: cortex_m::quantized_div "
+                              "does not broadcast")
+    return K.div(ctx.b, x1, x2, n.qparams[0], n.qparams[1])
+
+
+def _min_max(ctx, n: Node, key: str):
+    s, z = n.qparams
+    out_sizes = list(n.shape)
+
+    def operand_sizes(sizes):
+        # One layout for both operands: a single element or a lower-rank
+        # operand of a 4-D result becomes 4-D (numpy's leading 1s).
+        if list(sizes) == out_sizes:
+            return list(sizes)
+        if int(np.prod(sizes)) == 1:
+            return [1] * len(out_sizes)
+        return [1] * (len(out_sizes) - len(sizes)) + list(sizes)
+    xs = []
+    for i in n.inputs:
+        want = operand_sizes(ctx.g.node(i).shape)
+        if ctx.g.node(i).op == "constant":
+            xs.append(ctx.const_q(i, s, z, want))
+            continue
+        x = _requantize(ctx, ctx.q(i), s, z)
+        if x.sizes != want:
+            x = (raw_view(ctx.b, x, want, layout(want)) if int(np.prod(want)) == 1
+                 else view(ctx.b, x, want))
+        xs.append(x)
+    out = new_act(ctx.b, I8, out_sizes, s, z)
+    ctx.b.call(f"cortex_m::{key}.out", self=xs[0].value, other=xs[1].value, out=out.value)
+    return out
+
+
+def op_minimum(ctx, n: Node):
+    return _min_max(ctx, n, "minimum")
+
+
+def op_maximum(ctx, n: Node):
+    return _min_max(ctx, n, "maximum")
+
+
+def _lut(ctx, n: Node):
+    return K.activation_lut(ctx.b, ctx.q(n.inputs[0]), _unary_numpy(n),
+                            n.qparams[0], n.qparams[1])
+
+
+op_silu = op_gelu = op_hardswish = op_hardsigmoid = op_leaky_relu = op_elu = _lut
+
+
+def op_conv_transpose2d(ctx, n: Node):
+    a = n.attrs
+    x = ctx.q(n.inputs[0])
+    if len(x.sizes) != 4:
+        return ctx.refuse(n, "input is not 4-D")
+    if a["groups"] != 1:
+        return ctx.refuse(n, f"groups {a['groups']}: cortex_m::quantized_transpose_conv2d "
+                              "needs groups 1")
+    if any(a["output_padding"]):
+        return ctx.refuse(n, f"output_padding {list(a['output_padding'])}: the int8 "
+                              "transposed convolution takes output_padding 0")
+    if list(a["dilation"]) != [1, 1]:
+        return ctx.refuse(n, f"dilation {list(a['dilation'])}: the int8 transposed "
+                              "convolution takes dilation 1")
+    lo, hi = _act_range(n)
+    return K.transpose_conv2d(ctx.b, x, a["weight_q"], a["bias_q"], a["weight_scales"],
+                              n.qparams[0], n.qparams[1], a["stride"], a["padding"],
+                              a["output_padding"], a["dilation"], lo, hi, ctx.target)
+
+
+def op_permute(ctx, n: Node):
+    rank = len(ctx.g.node(n.inputs[0]).shape)
+    perm = permutation(n, rank)
+    users = ctx.g.users(n.name)
+    if (2 <= rank <= 3 and perm == list(range(rank - 2)) + [rank - 1, rank - 2] and users
+            and n.name not in ctx.g.outputs
+            and all(u.op == "matmul" and u.inputs == [u.inputs[0], n.name]
+                    and u.inputs[0] != n.name for u in users)):
+        # k.transpose(-2, -1) feeding matmuls as rhs: batch_matmul wants
+        # rhs transposed, so it takes k as it is. Made only if needed.
+        ctx.pre_transposed[n.name] = n.inputs[0]
+        ctx.deferred[n.name] = lambda: _permute(ctx, n, perm)
+        return NOT_YET
+    return _permute(ctx, n, perm)
+
+
+def _permute(ctx, n: Node, perm: List[int]) -> Act:
+    x = ctx.q(n.inputs[0])
+    out_sizes = [x.sizes[p] for p in perm]
+    if len(x.sizes) == 4:
+        # Permute the physical NHWC bytes: output physical dim i holds
+        # logical dim CL[i] of the output, i.e. input logical perm[CL[i]].
+        phys_in = [x.sizes[d] for d in CHANNELS_LAST]
+        pp = [CHANNELS_LAST.index(perm[CHANNELS_LAST[i]]) for i in range(4)]
+        xp = raw_view(ctx.b, x, phys_in, [0, 1, 2, 3])
+        moved = [d for d in pp if phys_in[d] > 1]
+        yp = xp if moved == sorted(moved) else K.transpose(ctx.b, xp, pp)
+        return raw_view(ctx.b, yp, out_sizes, CHANNELS_LAST)
+    moved = [d for d in perm if x.sizes[d] > 1]
+    if moved == sorted(moved):           # only size-1 dims move: same bytes
+        return raw_view(ctx.b, x, out_sizes, list(range(len(out_sizes))))
+    return K.transpose(ctx.b, x, perm)
+
+
+def op_matmul(ctx, n: Node):
+    a_name, b_name = n.inputs
+    sa = list(ctx.g.node(a_name).shape)
+    sb = list(ctx.g.node(b_name).shape)
+    pre_t = ctx.pre_transposed.get(b_name) if b_name in ctx.deferred else None
+    if pre_t is not None:
+        src = list(ctx.g.node(pre_t).shape)
+        sb = src[:-2] + [src[-1], src[-2]]
+    if len(sa) == 1:
+        sa = [1] + sa
+    if len(sb) == 1:
+        sb = sb + [1]
+    m, k = sa[-2:]
+    k2, ncols = sb[-2:]
+    ba, bb = sa[:-2], sb[:-2]
+    pa, pb = int(np.prod(ba)), int(np.prod(bb))
+    if k != k2:
+        return ctx.refuse(n, f"shapes {sa} @ {sb}")
+    if ba == bb or (pa == 1 and pb == 1):
+        lhs_sizes, bsz = [pa, m, k], pa
+    elif pb == 1:                        # one rhs for every batch: fold the batch into M
+        lhs_sizes, bsz = [1, pa * m, k], 1
+    else:
+        return ctx.refuse(n, f"batch dims {ba} and {bb}: only equal batch dims or a "
+                              "2-D rhs are lowered to cortex_m::quantized_batch_matmul")
+    if ctx.g.node(a_name).op == "constant":
+        s, z = ctx.g.node(a_name).qparams
+        lhs = ctx.const_q(a_name, s, z, lhs_sizes)
+    else:
+        lhs = view(ctx.b, ctx.q(a_name), lhs_sizes)
+    if pre_t is not None:
+        rhs_t = view(ctx.b, ctx.q(pre_t), [bsz, ncols, k])
+    elif ctx.g.node(b_name).op == "constant":
+        s, z = ctx.g.node(b_name).qparams
+        value = np.asarray(ctx.g.node(b_name).attrs["value"], np.float32)
+        value = np.ascontiguousarray(value.reshape(bsz, k, ncols).transpose(0, 2, 1))
+        rhs_t = K.quantized_constant(ctx.b, value, s, z)
+    else:
+        rhs = view(ctx.b, ctx.q(b_name), [bsz, k, ncols])
+        rhs_t = K.transpose(ctx.b, rhs, [0, 2, 1])
+    y = K.batch_matmul(ctx.b, lhs, rhs_t, n.qparams[0], n.qparams[1], ctx.target)
+    return view(ctx.b, y, n.shape)
+
+
+def op_pad(ctx, n: Node):
+    a = n.attrs
+    x = ctx.q(n.inputs[0])
+    r = len(x.sizes)
+    pads = [int(p) for p in a["pad"]]
+    if not 1 <= r <= 4 or len(pads) % 2 or len(pads) // 2 > r:
+        return ctx.refuse(n, f"{len(pads) // 2} padded dims of a rank-{r} tensor: "
+                              "cortex_m::pad takes rank 1 to 4")
+    if min(pads) < 0:
+        return ctx.refuse(n, f"negative padding {pads} (cropping)")
+    pre, post = [0] * r, [0] * r
+    for i in range(len(pads) // 2):
+        pre[r - 1 - i], post[r - 1 - i] = pads[2 * i], pads[2 * i + 1]
+    s, z = n.qparams
+    x = _requantize(ctx, x, s, z)
+    order = CHANNELS_LAST if r == 4 else list(range(r))     # physical slot order
+    pre4 = [0] * (4 - r) + [pre[d] for d in order]
+    post4 = [0] * (4 - r) + [post[d] for d in order]
+    out = new_act(ctx.b, I8, [x.sizes[i] + pre[i] + post[i] for i in range(r)], s, z)
+    ctx.b.call("cortex_m::pad.out", input=x.value, pre_pad=pre4, post_pad=post4,
+                pad_value=qm.quantize_value(float(a.get("value", 0.0)), s, z), out=out.value)
+    return out
+
+
+def op_cat(ctx, n: Node):
+    """int8 cat: a byte copy, valid when the inputs share the output's
+    scale and zero point (the quantizer arranges it when it can)."""
+    qp = tuple(n.qparams)
+    xs = [ctx.q(i) for i in n.inputs]
+    if any((x.scale, x.zp) != qp for x in xs):
+        return ctx.refuse(n, "an input's int8 grid differs from the output's: "
+                             "the int8 cat copies bytes")
+    out = new_act(ctx.b, ScalarType.CHAR, n.shape, qp[0], qp[1])
+    ctx.b.call("aten::cat.out", tensors=[x.value for x in xs], dim=int(n.attrs["dim"]),
+                out=out.value)
+    return out
+
+
+LOWERINGS = {name[3:]: fn for name, fn in list(globals().items())
+             if name.startswith("op_") and callable(fn)}
