@@ -35,10 +35,10 @@ printf '  %-46s %12s\n' "fully connected 64->12" "$(count fc)"
 printf '  %-46s %12s\n' "whole network, kernels only" "$(count network)"
 
 # A whole inference through the runtime: the DS-CNN test program of
-# ptec.pte.builders (float in, quantize ... dequantize, float out).
+# ptec.backends.cortex_m.sample_programs (float in, quantize ... dequantize, float out).
 PYTHONPATH=python /usr/bin/python3 - "$out/ds_cnn.pte" <<'PY'
 import sys
-from ptec.pte.builders import ds_cnn_program
+from ptec.backends.cortex_m.sample_programs import ds_cnn_program
 from ptec.pte.writer import write_program
 program, _ = ds_cnn_program(seed=0)
 write_program(program, sys.argv[1])

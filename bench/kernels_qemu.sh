@@ -2,7 +2,7 @@
 # Instructions the cortex_m kernels execute on the emulated boards (QEMU
 # icount, exact), per DS-CNN layer and per inference, next to CMSIS-NN
 # v19.1's figures from shared/targets/qemu.md. The program is the DS-CNN of
-# ptec.pte.builders (random weights, per-channel requantization), run by the
+# ptec.backends.cortex_m.sample_programs (random weights, per-channel requantization), run by the
 # fixed-address firmware runner, which profiles each operator.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +21,7 @@ for target in cortex-m55 cortex-m33; do
   fi
   PYTHONPATH=python /usr/bin/python3 - "$out/ds_cnn.pte" "$target" <<'PY'
 import sys
-from ptec.pte.builders import ds_cnn_program
+from ptec.backends.cortex_m.sample_programs import ds_cnn_program
 from ptec.pte.writer import write_program
 program, _ = ds_cnn_program(seed=0, target=sys.argv[2])
 write_program(program, sys.argv[1])

@@ -2,7 +2,7 @@
 # DS-CNN keyword spotter (the shape of shared/targets/qemu.md's reference
 # table) on both boards: executed instructions per layer and for the whole
 # inference, next to CMSIS-NN v19.1's figures for the same layers (-Ofast,
-# same counting method). The program comes from ptec.pte.builders with random
+# same counting method). The program comes from ptec.backends.cortex_m.sample_programs with random
 # weights; instruction counts of these kernels do not depend on the values
 # except through saturation branches.
 set -euo pipefail
@@ -14,7 +14,7 @@ for t in cortex-m55 cortex-m33; do
   cmake --build --preset "$t" -j2 >/dev/null
   PYTHONPATH=python "$python" - "$t" "$out/ds_cnn_$t.pte" <<'PY'
 import sys
-from ptec.pte.builders import ds_cnn_program
+from ptec.backends.cortex_m.sample_programs import ds_cnn_program
 from ptec.pte.writer import write_program
 program, _ = ds_cnn_program(seed=5, target=sys.argv[1])
 write_program(program, sys.argv[2])

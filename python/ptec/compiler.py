@@ -63,8 +63,10 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
         lowered = lw.lower(qgraph, target, int8_io, backends)
     except ValueError as e:         # LoweringError, or parameters out of the kernels' range
         raise CompileError(f"lowering failed: {e}") from e
-    log(f"lowered to {len(lowered.builder.instructions)} kernel calls, "
+    n_delegates = len(lowered.delegates)
+    log(f"lowered to {len(lowered.builder.instructions) - n_delegates} kernel calls, "
         f"{len(lowered.builder.operators)} operators"
+        + (f", {n_delegates} delegate calls ({', '.join(lowered.delegates)})" if n_delegates else "")
         + (f", fp32 fallbacks: {', '.join(lowered.fallbacks)}" if lowered.fallbacks else ""))
     missing = missing_kernels(lowered.operators, available_kernels)
     if missing:

@@ -7,7 +7,7 @@ import os
 
 from . import c_array
 from .c_array import c_identifier
-from .lower import Lowered
+from .lowered import Lowered
 from .plan import MemoryPlan
 from .pte.schema import Program
 from .pte.writer import serialize_program

@@ -73,5 +73,5 @@ def plan_memory(buffers: List[Buffer], alignment: int = ALIGNMENT) -> MemoryPlan
 
 def plan_lowered(lowered) -> MemoryPlan:
     """Stage 4 of the compiler: plan the activations and scratch buffers of a
-    lowered program (ptec.lower.Lowered). Views share their base's storage."""
+    lowered program (ptec.lowered.Lowered). Views share their base's storage."""
     return plan_memory(lowered.builder.lifetimes())
