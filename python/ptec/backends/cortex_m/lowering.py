@@ -65,29 +65,47 @@ def _broadcastable(s1, s2) -> bool:
     return False
 
 
+def _number_as_lut(fn):
+    """x (op) c or c (op) x with a number c is lowered as a LUT; any other
+    operands go to the wrapped lowering."""
+    def wrap(lowering):
+        def lower_binary(ctx, n: Node):
+            lut = _lut_with_number(ctx, n, fn)
+            return lut if lut is not None else lowering(ctx, n)
+        return lower_binary
+    return wrap
+
+
+def _int8_pair(ctx, n: Node, kernel: str, broadcast: bool = True):
+    """Both operands as int8, or None (refused) when their shapes do not fit
+    the kernel: channel broadcast at most, or none at all."""
+    x1, x2 = ctx.q(n.inputs[0]), ctx.q(n.inputs[1])
+    if broadcast and not _broadcastable(x1.sizes, x2.sizes):
+        return ctx.refuse(n, f"shapes {x1.sizes} and {x2.sizes}: cortex_m::{kernel} "
+                             "broadcasts over channels only")
+    if not broadcast and x1.sizes != x2.sizes:
+        return ctx.refuse(n, f"shapes {x1.sizes} and {x2.sizes}: cortex_m::{kernel} "
+                             "does not broadcast")
+    return x1, x2
+
+
+@_number_as_lut(np.add)
 def op_add(ctx, n: Node):
-    lut = _lut_with_number(ctx, n, np.add)
-    if lut is not None:
-        return lut
-    x1, x2 = ctx.q(n.inputs[0]), ctx.q(n.inputs[1])
-    if not _broadcastable(x1.sizes, x2.sizes):
-        return ctx.refuse(n, f"shapes {x1.sizes} and {x2.sizes}: cortex_m::quantized_add "
-                             "broadcasts over channels only")
+    xs = _int8_pair(ctx, n, "quantized_add")
+    if xs is None:
+        return None
     lo, hi = _act_range(n)
-    return K.add(ctx.b, x1, x2, n.qparams[0], n.qparams[1], lo, hi)
+    return K.add(ctx.b, *xs, n.qparams[0], n.qparams[1], lo, hi)
 
 
+@_number_as_lut(np.multiply)
 def op_mul(ctx, n: Node):
-    lut = _lut_with_number(ctx, n, np.multiply)
-    if lut is not None:
-        return lut
-    x1, x2 = ctx.q(n.inputs[0]), ctx.q(n.inputs[1])
-    if not _broadcastable(x1.sizes, x2.sizes):
-        return ctx.refuse(n, f"shapes {x1.sizes} and {x2.sizes}: cortex_m::quantized_mul "
-                             "broadcasts over channels only")
+    xs = _int8_pair(ctx, n, "quantized_mul")
+    if xs is None:
+        return None
     if n.attrs.get("act"):
         return ctx.refuse(n, "a fused activation: cortex_m::quantized_mul has no clamp")
-    return K.mul(ctx.b, x1, x2, n.qparams[0], n.qparams[1])
+    return K.mul(ctx.b, *xs, n.qparams[0], n.qparams[1])
 
 
 def op_avg_pool2d(ctx, n: Node):
@@ -227,30 +245,25 @@ def _lut_with_number(ctx, n: Node, fn) -> Optional[Act]:
     return K.activation_lut(ctx.b, x, f, n.qparams[0], n.qparams[1])
 
 
+@_number_as_lut(np.subtract)
 def op_sub(ctx, n: Node):
-    lut = _lut_with_number(ctx, n, np.subtract)
-    if lut is not None:
-        return lut
     # a - b = a + (-b). On the grid (s, -1 - zp) the negation is exact:
     # q -> -q - 1, a bijection of [-128, 127], as a LUT.
-    x1, x2 = ctx.q(n.inputs[0]), ctx.q(n.inputs[1])
-    if not _broadcastable(x1.sizes, x2.sizes):
-        return ctx.refuse(n, f"shapes {x1.sizes} and {x2.sizes}: cortex_m::quantized_add "
-                              "broadcasts over channels only")
+    xs = _int8_pair(ctx, n, "quantized_add")
+    if xs is None:
+        return None
+    x1, x2 = xs
     neg = K.activation_lut(ctx.b, x2, np.negative, x2.scale, -1 - int(x2.zp))
     lo, hi = _act_range(n)
     return K.add(ctx.b, x1, neg, n.qparams[0], n.qparams[1], lo, hi)
 
 
+@_number_as_lut(np.divide)
 def op_div(ctx, n: Node):
-    lut = _lut_with_number(ctx, n, np.divide)
-    if lut is not None:
-        return lut
-    x1, x2 = ctx.q(n.inputs[0]), ctx.q(n.inputs[1])
-    if x1.sizes != x2.sizes:
-        return ctx.refuse(n, f"shapes {x1.sizes} and {x2.sizes}: cortex_m::quantized_div "
-                              "does not broadcast")
-    return K.div(ctx.b, x1, x2, n.qparams[0], n.qparams[1])
+    xs = _int8_pair(ctx, n, "quantized_div", broadcast=False)
+    if xs is None:
+        return None
+    return K.div(ctx.b, *xs, n.qparams[0], n.qparams[1])
 
 
 def _min_max(ctx, n: Node, key: str):
