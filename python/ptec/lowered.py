@@ -82,9 +82,11 @@ class IOInfo:
 
 @dataclass
 class Placement:
-    """Where one graph node went and why: the backend's name ("cortex_m",
-    "portable", a delegating backend's name, or "none" for constants and
-    identities, which produce no code of their own)."""
+    """Where one graph node went and why. backend: "cortex_m", "portable", a
+    delegating backend's name, or "none" for inputs, constants and
+    identities, which produce no code of their own. reason: why each backend
+    asked before this one did not take the node ("backend: why; ..."), or
+    partition.FIRST_CHOICE."""
     node: str
     op: str
     backend: str

@@ -19,6 +19,7 @@ from .backends import Backend, DelegateBackend, KernelBackend
 from .ir import Graph, Node
 from .lowered import Placement
 
+FIRST_CHOICE = "the first backend asked that takes it"
 NO_CODE = {"input": "a program input", "constant": "a constant, stored where it is used",
            "identity": "no operation: the value of its input"}
 
@@ -59,7 +60,7 @@ class Partition:
                 current = (taker, [])
                 groups.append(current)
             current[1].append(n)
-            self._set(n, taker, f"{taker.name} delegate")
+            self._set(n, taker, "; ".join(self.refused.get(n.name, [])) or FIRST_CHOICE)
         return groups
 
     def place(self, n: Node, ctx) -> KernelBackend:
@@ -67,7 +68,7 @@ class Partition:
         for b in self.kernel:
             why = b.claim(n, ctx)
             if why is None:
-                self._set(n, b, "; ".join(self.refused.get(n.name, [])) or f"{b.name} lowering")
+                self._set(n, b, "; ".join(self.refused.get(n.name, [])) or FIRST_CHOICE)
                 return b
             self.refused.setdefault(n.name, []).append(f"{b.name}: {why}")
         raise ValueError(f"no backend takes node {n.name} ({n.op})")

@@ -19,6 +19,7 @@ from ptec.backends import DelegateBackend, DelegateBlob
 from ptec.backends.cortex_m import CortexMBackend
 from ptec.backends.portable import PortableBackend
 from ptec.compiler import compile_model
+from ptec.partition import FIRST_CHOICE
 from ptec.pte.program_builder import ProgramBuilder
 from ptec.pte.reader import parse_program
 from ptec.pte.schema import DataLocation, DelegateCall, KernelCall, ScalarType
@@ -98,7 +99,9 @@ def test_partition_places_every_node_with_a_reason(compiled):
     assert by_backend["test_add"] == ["add"]
     assert sorted(by_backend["cortex_m"]) == ["conv2d", "conv2d", "conv2d"]
     conv = next(p for p in res.lowered.placements if p.op == "conv2d")
-    assert "test_add: only add" in conv.reason
+    assert conv.reason == "test_add: only add"
+    add = next(p for p in res.lowered.placements if p.op == "add")
+    assert add.reason == FIRST_CHOICE
     assert res.lowered.delegates == [BACKEND_ID]
     assert not res.lowered.fallbacks
 
@@ -202,3 +205,33 @@ def test_builder_two_delegates_inline_and_segment():
     assert [(c.delegate_index, c.args) for c in calls] == [(0, [x, c, y]), (1, [y, z])]
     with pytest.raises(ValueError, match="location"):
         b.delegate_call("X", b"", [], location=7)
+
+
+class Refused(nn.Module):
+    """A dilated max pool (refused by cortex_m's partitioner from the graph)
+    and a mean over channels (refused by its lowering, then handed back)."""
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 4, 3, padding=1)
+        self.pool = nn.MaxPool2d(2, dilation=2)
+
+    def forward(self, x):
+        return self.pool(self.conv(x)).mean(dim=1, keepdim=True)
+
+
+def test_refusals_of_both_kinds_are_placed_on_portable_with_the_reason():
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(5)
+    calib = [(torch.randn(1, 2, 8, 8, generator=g),) for _ in range(6)]
+    res = compile_model(Refused().eval(), list(calib[0]), calib)
+    placed = {p.op: p for p in res.lowered.placements}
+    assert placed["conv2d"].backend == "cortex_m" and placed["conv2d"].reason == FIRST_CHOICE
+    assert placed["max_pool2d"].backend == "portable"
+    assert placed["max_pool2d"].reason == ("cortex_m: dilation [2, 2]: "
+                                           "cortex_m::quantized_max_pool2d needs dilation 1")
+    assert placed["mean"].backend == "portable"
+    assert placed["mean"].reason == "cortex_m: mean over dims [1] of a rank-4 tensor"
+    assert sorted(res.lowered.refusals) == sorted(
+        f"{p.node} ({p.op}): {p.reason}" for p in res.lowered.placements if p.backend == "portable")
+    assert [f.split(": ")[1] for f in res.lowered.fallbacks] == [
+        "aten::max_pool2d_with_indices.out", "aten::mean.out"]
