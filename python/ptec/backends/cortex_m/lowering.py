@@ -2,8 +2,10 @@
 kernel calls (ptec.backends.cortex_m.kernels) for a node the partitioner
 let this backend take. A function returns the node's value, NOT_YET when
 the value is made on first use, or ctx.refuse(...) (None) when it finds
-only while lowering that it cannot take the node; the node then goes to the
-next backend (the portable fp32 fallback).
+only while lowering that it cannot take the node (a fact the graph does not
+show: the int8 grid a value was made on, an absorbed transpose); the node
+then goes to the next backend (the portable fp32 fallback). Every check the
+graph alone answers is in partitioner.py.
 """
 from __future__ import annotations
 
@@ -35,8 +37,6 @@ def _act_range(n: Node) -> Tuple[int, int]:
 
 def op_conv2d(ctx, n: Node):
     x = ctx.q(n.inputs[0])
-    if len(x.sizes) != 4:
-        return ctx.refuse(n, "input is not 4-D")
     lo, hi = _act_range(n)
     a = n.attrs
     return K.conv2d(ctx.b, x, a["weight_q"], a["bias_q"], a["weight_scales"],
@@ -57,14 +57,6 @@ def op_linear(ctx, n: Node):
                     n.qparams[0], n.qparams[1], lo, hi, ctx.target)
 
 
-def _broadcastable(s1, s2) -> bool:
-    if s1 == s2:
-        return True
-    if len(s1) == 4 and len(s2) == 4 and s1[1] == s2[1]:
-        return int(np.prod(s1)) == s1[1] or int(np.prod(s2)) == s2[1]
-    return False
-
-
 def _number_as_lut(fn):
     """x (op) c or c (op) x with a number c is lowered as a LUT; any other
     operands go to the wrapped lowering."""
@@ -76,36 +68,17 @@ def _number_as_lut(fn):
     return wrap
 
 
-def _int8_pair(ctx, n: Node, kernel: str, broadcast: bool = True):
-    """Both operands as int8, or None (refused) when their shapes do not fit
-    the kernel: channel broadcast at most, or none at all."""
-    x1, x2 = ctx.q(n.inputs[0]), ctx.q(n.inputs[1])
-    if broadcast and not _broadcastable(x1.sizes, x2.sizes):
-        return ctx.refuse(n, f"shapes {x1.sizes} and {x2.sizes}: cortex_m::{kernel} "
-                             "broadcasts over channels only")
-    if not broadcast and x1.sizes != x2.sizes:
-        return ctx.refuse(n, f"shapes {x1.sizes} and {x2.sizes}: cortex_m::{kernel} "
-                             "does not broadcast")
-    return x1, x2
-
-
 @_number_as_lut(np.add)
 def op_add(ctx, n: Node):
-    xs = _int8_pair(ctx, n, "quantized_add")
-    if xs is None:
-        return None
+    x1, x2 = ctx.q(n.inputs[0]), ctx.q(n.inputs[1])
     lo, hi = _act_range(n)
-    return K.add(ctx.b, *xs, n.qparams[0], n.qparams[1], lo, hi)
+    return K.add(ctx.b, x1, x2, n.qparams[0], n.qparams[1], lo, hi)
 
 
 @_number_as_lut(np.multiply)
 def op_mul(ctx, n: Node):
-    xs = _int8_pair(ctx, n, "quantized_mul")
-    if xs is None:
-        return None
-    if n.attrs.get("act"):
-        return ctx.refuse(n, "a fused activation: cortex_m::quantized_mul has no clamp")
-    return K.mul(ctx.b, *xs, n.qparams[0], n.qparams[1])
+    x1, x2 = ctx.q(n.inputs[0]), ctx.q(n.inputs[1])
+    return K.mul(ctx.b, x1, x2, n.qparams[0], n.qparams[1])
 
 
 def op_avg_pool2d(ctx, n: Node):
@@ -119,10 +92,6 @@ def op_adaptive_avg_pool2d(ctx, n: Node):
     x = ctx.q(n.inputs[0])
     _, _, h, w = x.sizes
     oh, ow = n.attrs["output_size"]
-    if h % oh or w % ow:
-        return ctx.refuse(n, f"output {[oh, ow]} does not divide input {[h, w]}")
-    if n.attrs.get("act"):
-        return ctx.refuse(n, "a fused activation: cortex_m::quantized_avg_pool2d has no clamp")
     k = [h // oh, w // ow]
     return K.avg_pool2d(ctx.b, x, k, k, [0, 0], False, True, ctx.target)
 
@@ -131,8 +100,6 @@ def op_mean(ctx, n: Node):
     x = ctx.q(n.inputs[0])
     r = len(x.sizes)
     dims = sorted(d % r for d in n.attrs["dim"])
-    if n.attrs.get("act"):
-        return ctx.refuse(n, "a fused activation: cortex_m::quantized_avg_pool2d has no clamp")
     if r == 4 and dims == [2, 3]:
         y = K.avg_pool2d(ctx.b, x, x.sizes[2:], x.sizes[2:], [0, 0], False, True, ctx.target)
         return y if n.attrs["keepdim"] else view(ctx.b, y, y.sizes[:2])
@@ -140,12 +107,10 @@ def op_mean(ctx, n: Node):
         # [B,T,D] contiguous has the bytes of [B,D,T,1] channels-last: pool over T
         bsz, t, d = x.sizes
         v = raw_view(ctx.b, x, [bsz, d, t, 1], CHANNELS_LAST)
-    elif r in (2, 3) and dims == [r - 1]:
+    else:             # the last dim of a rank-2/3 tensor (partitioner.MEAN_DIMS)
         # rows of a contiguous tensor are the W axis of a C = 1 image
         rows = int(np.prod(x.sizes[:-1]))
         v = raw_view(ctx.b, x, [1, 1, rows, x.sizes[-1]], CHANNELS_LAST)
-    else:
-        return ctx.refuse(n, f"mean over dims {dims} of a rank-{r} tensor")
     k = v.sizes[2:] if r == 3 and dims == [1] else [1, v.sizes[3]]
     y = K.avg_pool2d(ctx.b, v, k, k, [0, 0], False, True, ctx.target)
     return raw_view(ctx.b, y, n.shape, list(range(len(n.shape))))
@@ -154,8 +119,6 @@ def op_mean(ctx, n: Node):
 def op_max_pool2d(ctx, n: Node):
     a = n.attrs
     x = ctx.q(n.inputs[0])
-    if len(x.sizes) != 4:
-        return ctx.refuse(n, "input is not 4-D")
     if a["ceil_mode"]:
         # The extra bottom/right windows of ceil_mode see the input padded
         # with -128, which never wins a max (each window holds a real
@@ -174,11 +137,10 @@ def op_clamp(ctx, n: Node):
     lo, hi = qm.activation_range(n.attrs["lo"], n.attrs["hi"], x.scale, x.zp)
     if len(x.sizes) == 4:
         return K.max_pool2d(ctx.b, x, [1, 1], [1, 1], [0, 0], lo, hi)
-    if len(x.sizes) == 2:     # [N,F] contiguous has the bytes of [N,F,1,1] channels-last
-        v = view(ctx.b, x, list(x.sizes) + [1, 1])
-        y = K.max_pool2d(ctx.b, v, [1, 1], [1, 1], [0, 0], lo, hi)
-        return view(ctx.b, y, x.sizes)
-    return ctx.refuse(n, f"rank {len(x.sizes)}: the int8 clamp takes rank 2 or 4")
+    # rank 2: [N,F] contiguous has the bytes of [N,F,1,1] channels-last
+    v = view(ctx.b, x, list(x.sizes) + [1, 1])
+    y = K.max_pool2d(ctx.b, v, [1, 1], [1, 1], [0, 0], lo, hi)
+    return view(ctx.b, y, x.sizes)
 
 
 def op_reshape(ctx, n: Node):
@@ -188,8 +150,6 @@ def op_reshape(ctx, n: Node):
 def op_softmax(ctx, n: Node):
     x = ctx.q(n.inputs[0])
     r = len(x.sizes)
-    if not 1 <= r <= 4:
-        return ctx.refuse(n, f"rank {r}: cortex_m::softmax takes rank 1 to 4")
     d = n.attrs["dim"] % r
     # Work on the physical (contiguous) shape, bring the softmax dim
     # innermost with cortex_m::transpose when it is not, and run rows.
@@ -249,10 +209,7 @@ def _lut_with_number(ctx, n: Node, fn) -> Optional[Act]:
 def op_sub(ctx, n: Node):
     # a - b = a + (-b). On the grid (s, -1 - zp) the negation is exact:
     # q -> -q - 1, a bijection of [-128, 127], as a LUT.
-    xs = _int8_pair(ctx, n, "quantized_add")
-    if xs is None:
-        return None
-    x1, x2 = xs
+    x1, x2 = ctx.q(n.inputs[0]), ctx.q(n.inputs[1])
     neg = K.activation_lut(ctx.b, x2, np.negative, x2.scale, -1 - int(x2.zp))
     lo, hi = _act_range(n)
     return K.add(ctx.b, x1, neg, n.qparams[0], n.qparams[1], lo, hi)
@@ -260,10 +217,8 @@ def op_sub(ctx, n: Node):
 
 @_number_as_lut(np.divide)
 def op_div(ctx, n: Node):
-    xs = _int8_pair(ctx, n, "quantized_div", broadcast=False)
-    if xs is None:
-        return None
-    return K.div(ctx.b, *xs, n.qparams[0], n.qparams[1])
+    x1, x2 = ctx.q(n.inputs[0]), ctx.q(n.inputs[1])
+    return K.div(ctx.b, x1, x2, n.qparams[0], n.qparams[1])
 
 
 def _min_max(ctx, n: Node, key: str):
@@ -313,17 +268,6 @@ op_silu = op_gelu = op_hardswish = op_hardsigmoid = op_leaky_relu = op_elu = _lu
 def op_conv_transpose2d(ctx, n: Node):
     a = n.attrs
     x = ctx.q(n.inputs[0])
-    if len(x.sizes) != 4:
-        return ctx.refuse(n, "input is not 4-D")
-    if a["groups"] != 1:
-        return ctx.refuse(n, f"groups {a['groups']}: cortex_m::quantized_transpose_conv2d "
-                              "needs groups 1")
-    if any(a["output_padding"]):
-        return ctx.refuse(n, f"output_padding {list(a['output_padding'])}: the int8 "
-                              "transposed convolution takes output_padding 0")
-    if list(a["dilation"]) != [1, 1]:
-        return ctx.refuse(n, f"dilation {list(a['dilation'])}: the int8 transposed "
-                              "convolution takes dilation 1")
     lo, hi = _act_range(n)
     return K.transpose_conv2d(ctx.b, x, a["weight_q"], a["bias_q"], a["weight_scales"],
                               n.qparams[0], n.qparams[1], a["stride"], a["padding"],
@@ -413,11 +357,6 @@ def op_pad(ctx, n: Node):
     x = ctx.q(n.inputs[0])
     r = len(x.sizes)
     pads = [int(p) for p in a["pad"]]
-    if not 1 <= r <= 4 or len(pads) % 2 or len(pads) // 2 > r:
-        return ctx.refuse(n, f"{len(pads) // 2} padded dims of a rank-{r} tensor: "
-                              "cortex_m::pad takes rank 1 to 4")
-    if min(pads) < 0:
-        return ctx.refuse(n, f"negative padding {pads} (cropping)")
     pre, post = [0] * r, [0] * r
     for i in range(len(pads) // 2):
         pre[r - 1 - i], post[r - 1 - i] = pads[2 * i], pads[2 * i + 1]

@@ -1,10 +1,15 @@
 """Which graph nodes the cortex_m backend takes, and why it refuses the
-others. These checks need only the graph; those that need the values the
-lowering has made (their shapes and int8 grids) stay in the lowering, which
-hands a node back with its reason."""
+others, from the graph alone: the op has an int8 lowering, and its shapes
+and attributes fit the kernel. A value's sizes in the lowering are its
+node's captured shape (a constant's: its value's), so these checks see what
+the lowering will see. Facts the graph does not show (the int8 grid a value
+was actually made on, an absorbed transpose) are checked by the lowering,
+which hands the node back with its reason."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Dict, Optional
+
+import numpy as np
 
 from ...ir import Node
 from .lowering import LOWERINGS
@@ -25,28 +30,151 @@ def _stays_float(n: Node, ctx) -> bool:
     return n.op in FLOAT_FOLLOWERS and all(ctx.on_float_backend(i) for i in n.inputs)
 
 
+def _shape(ctx, name: str):
+    """A value's logical sizes: a constant's are its value's (that is how it
+    is stored), any other node's are its captured shape."""
+    node = ctx.g.node(name)
+    if node.op == "constant":
+        return list(np.shape(node.attrs["value"]))
+    return list(node.shape)
+
+
+def _broadcastable(s1, s2) -> bool:
+    """Same shapes, or one operand a [1,C,1,1]-like per-channel vector of a 4-D other."""
+    if s1 == s2:
+        return True
+    if len(s1) == 4 and len(s2) == 4 and s1[1] == s2[1]:
+        return int(np.prod(s1)) == s1[1] or int(np.prod(s2)) == s2[1]
+    return False
+
+
+def _number_operand(n: Node, ctx) -> bool:
+    """Exactly one operand is a number: the op is a LUT of the other."""
+    return sum(ctx.number(i) is not None for i in n.inputs) == 1
+
+
+def _elementwise(kernel: str, broadcast: bool):
+    def check(n: Node, ctx) -> Optional[str]:
+        if _number_operand(n, ctx):
+            return None
+        s1, s2 = (_shape(ctx, i) for i in n.inputs)
+        if broadcast and not _broadcastable(s1, s2):
+            return f"shapes {s1} and {s2}: cortex_m::{kernel} broadcasts over channels only"
+        if not broadcast and s1 != s2:
+            return f"shapes {s1} and {s2}: cortex_m::{kernel} does not broadcast"
+        if kernel == "quantized_mul" and n.attrs.get("act"):
+            return "a fused activation: cortex_m::quantized_mul has no clamp"
+        return None
+    return check
+
+
+def _rank(ranks, what: str):
+    def check(n: Node, ctx) -> Optional[str]:
+        r = len(_shape(ctx, n.inputs[0]))
+        return None if r in ranks else f"rank {r}: {what}"
+    return check
+
+
+NO_CLAMP = "a fused activation: cortex_m::quantized_avg_pool2d has no clamp"
+
+
+def _avg_pool2d(n: Node, ctx) -> Optional[str]:
+    if n.attrs.get("divisor_override"):
+        return "divisor_override: cortex_m::quantized_avg_pool2d divides by the window"
+    return NO_CLAMP if n.attrs.get("act") else None
+
+
+def _adaptive_avg_pool2d(n: Node, ctx) -> Optional[str]:
+    _, _, h, w = _shape(ctx, n.inputs[0])
+    oh, ow = n.attrs["output_size"]
+    if h % oh or w % ow:
+        return f"output {[oh, ow]} does not divide input {[h, w]}"
+    return NO_CLAMP if n.attrs.get("act") else None
+
+
+# The reductions cortex_m::quantized_avg_pool2d does: (rank, sorted dims)
+MEAN_DIMS = [(4, [2, 3]), (3, [1]), (3, [2]), (2, [1])]
+
+
+def _mean(n: Node, ctx) -> Optional[str]:
+    if n.attrs.get("act"):
+        return NO_CLAMP
+    r = len(_shape(ctx, n.inputs[0]))
+    dims = sorted(d % r for d in n.attrs["dim"])
+    return None if (r, dims) in MEAN_DIMS else f"mean over dims {dims} of a rank-{r} tensor"
+
+
+def _max_pool2d(n: Node, ctx) -> Optional[str]:
+    if list(n.attrs["dilation"]) != [1, 1]:
+        return (f"dilation {list(n.attrs['dilation'])}: cortex_m::quantized_max_pool2d "
+                "needs dilation 1")
+    return _rank([4], "input is not 4-D")(n, ctx)
+
+
+def _conv_transpose2d(n: Node, ctx) -> Optional[str]:
+    a = n.attrs
+    if len(_shape(ctx, n.inputs[0])) != 4:
+        return "input is not 4-D"
+    if a["groups"] != 1:
+        return f"groups {a['groups']}: cortex_m::quantized_transpose_conv2d needs groups 1"
+    if any(a["output_padding"]):
+        return (f"output_padding {list(a['output_padding'])}: the int8 transposed "
+                "convolution takes output_padding 0")
+    if list(a["dilation"]) != [1, 1]:
+        return f"dilation {list(a['dilation'])}: the int8 transposed convolution takes dilation 1"
+    return None
+
+
+def _permute(n: Node, ctx) -> Optional[str]:
+    r = len(_shape(ctx, n.inputs[0]))
+    return f"rank {r}: cortex_m::transpose takes rank 1 to 4" if r > 4 else None
+
+
+def _pad(n: Node, ctx) -> Optional[str]:
+    if n.attrs.get("mode", "constant") != "constant":
+        return f"mode {n.attrs.get('mode')!r}: cortex_m::pad pads with a constant"
+    r = len(_shape(ctx, n.inputs[0]))
+    pads = [int(p) for p in n.attrs["pad"]]
+    if not 1 <= r <= 4 or len(pads) % 2 or len(pads) // 2 > r:
+        return f"{len(pads) // 2} padded dims of a rank-{r} tensor: cortex_m::pad takes rank 1 to 4"
+    if min(pads) < 0:
+        return f"negative padding {pads} (cropping)"
+    return None
+
+
+def _cat(n: Node, ctx) -> Optional[str]:
+    if n.attrs.get("act"):
+        return "a fused activation: the int8 cat copies bytes"
+    if any(tuple(ctx.g.node(i).qparams or ()) != tuple(n.qparams) for i in n.inputs):
+        return "the inputs' int8 grids differ from the output's: the int8 cat copies bytes"
+    return None
+
+
+# graph op -> its check (ops with a lowering and no entry take every node)
+CHECKS: Dict[str, Callable[[Node, object], Optional[str]]] = {
+    "conv2d": _rank([4], "input is not 4-D"),
+    "conv_transpose2d": _conv_transpose2d,
+    "add": _elementwise("quantized_add", True),
+    "sub": _elementwise("quantized_add", True),
+    "mul": _elementwise("quantized_mul", True),
+    "div": _elementwise("quantized_div", False),
+    "avg_pool2d": _avg_pool2d,
+    "adaptive_avg_pool2d": _adaptive_avg_pool2d,
+    "mean": _mean,
+    "max_pool2d": _max_pool2d,
+    "clamp": _rank([2, 4], "the int8 clamp takes rank 2 or 4"),
+    "softmax": _rank([1, 2, 3, 4], "cortex_m::softmax takes rank 1 to 4"),
+    "permute": _permute,
+    "pad": _pad,
+    "cat": _cat,
+}
+
+
 def refusal(n: Node, ctx) -> Optional[str]:
     """None when cortex_m takes n, else why not."""
     if n.op not in LOWERINGS:
         return f"no int8 lowering for {n.op}"
     if _stays_float(n, ctx):
         return "its input is fp32 from the fallback, and a cheap op stays in fp32"
-    a = n.attrs
-    if n.op == "avg_pool2d" and a.get("divisor_override"):
-        return "divisor_override: cortex_m::quantized_avg_pool2d divides by the window"
-    if n.op == "avg_pool2d" and a.get("act"):
-        return "a fused activation: cortex_m::quantized_avg_pool2d has no clamp"
-    if n.op == "max_pool2d" and list(a["dilation"]) != [1, 1]:
-        return (f"dilation {list(a['dilation'])}: cortex_m::quantized_max_pool2d "
-                "needs dilation 1")
-    if n.op == "permute" and len(ctx.g.node(n.inputs[0]).shape) > 4:
-        return (f"rank {len(ctx.g.node(n.inputs[0]).shape)}: cortex_m::transpose takes "
-                "rank 1 to 4")
-    if n.op == "pad" and a.get("mode", "constant") != "constant":
-        return f"mode {a.get('mode')!r}: cortex_m::pad pads with a constant"
-    if n.op == "cat":
-        if a.get("act"):
-            return "a fused activation: the int8 cat copies bytes"
-        if any(tuple(ctx.g.node(i).qparams or ()) != tuple(n.qparams) for i in n.inputs):
-            return "the inputs' int8 grids differ from the output's: the int8 cat copies bytes"
-    return None
+    check = CHECKS.get(n.op)
+    return None if check is None else check(n, ctx)
