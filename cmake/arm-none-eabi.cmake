@@ -1,9 +1,21 @@
 # Bare-metal Arm toolchain. TARGET_CPU picks the core, as in Arm's own build
-# systems: cortex-m55 (MVE + FPU) or cortex-m33 (DSP + FPU).
+# systems: cortex-m55 (MVE + FPU) or cortex-m33 (DSP + FPU). PTEC_BOARD picks
+# the board (boards/CMakeLists.txt); either one alone is enough.
 set(CMAKE_SYSTEM_NAME Generic)
 set(CMAKE_SYSTEM_PROCESSOR arm)
 set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
 
+# With only PTEC_BOARD given, the core is the board's (boards/<name>/board.cmake);
+# with neither, cortex-m55. try_compile projects see both.
+list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES TARGET_CPU PTEC_BOARD)
+if(NOT TARGET_CPU AND PTEC_BOARD)
+  set(ptec_board_file ${CMAKE_CURRENT_LIST_DIR}/../boards/${PTEC_BOARD}/board.cmake)
+  if(NOT EXISTS ${ptec_board_file})
+    message(FATAL_ERROR "PTEC_BOARD '${PTEC_BOARD}': no boards/${PTEC_BOARD}/board.cmake")
+  endif()
+  include(${ptec_board_file})
+  set(TARGET_CPU ${PTEC_BOARD_CPU})
+endif()
 if(NOT TARGET_CPU)
   set(TARGET_CPU cortex-m55)
 endif()

@@ -4,7 +4,7 @@
     scripts/map_split.py FIRMWARE.elf.map
 
 Prints flash (code + read-only data + the .data image), RAM (.data + .bss)
-per part: runtime core, backends, kernels, model, platform (board), the
+per part: runtime core, backends, kernels, model, platform (board + arch), the
 application (the runner), C library, alignment padding. Stack, newlib heap and the runtime's pools are
 shown apart: they are reserved sizes, not code. Standard library only.
 """
@@ -30,7 +30,7 @@ def part_of(path):
         return "kernels"
     if "ptec_runner_model.c.obj" in name:
         return "model"
-    if "/platform/" in name or "ptec_board_" in name:
+    if "/boards/" in name or "/arch/" in name or "ptec_board.dir" in name:
         return "platform"
     if re.search(r"lib(c|g|m|gcc|nosys|c_nano|g_nano)\.a|crt\w*\.o|/arm-none-eabi/", name):
         return "C library"

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Runs a ptec firmware in QEMU and exits with the firmware's own exit code.
 #
-#   scripts/run_qemu.sh --target cortex-m55|cortex-m33 --elf FILE
+#   scripts/run_qemu.sh --elf FILE [--target cortex-m55|cortex-m33]
 #                       [--model FILE [--model-addr ADDR]]
 #                       [--input FILE [--input-addr ADDR]]
 #                       [--timeout SECONDS] [--dry-run]
 #
+# The QEMU machine is the firmware's board's: the ELF's .ptec_board_info
+# record (boards/board_record.c, from board.cmake). --target, when given,
+# must be the board's CPU (a check that the ELF is the one meant).
 # --model / --input place a file in memory with QEMU's -device loader. The
 # addresses default to the firmware's program and input slots (the linker
 # symbols __ptec_model_slot and __ptec_input_slot). When the firmware has a
@@ -17,7 +20,7 @@
 # then says so and exits 124.
 set -euo pipefail
 
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 die() { echo "run_qemu: $*" >&2; exit 2; }
 
 target="" elf="" model="" model_addr="" input="" input_addr="" timeout_s=60 dry_run=0
@@ -36,11 +39,6 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-case "$target" in
-  cortex-m55) machine=mps3-an547 ;;
-  cortex-m33) machine=mps2-an505 ;;
-  *) die "--target must be cortex-m55 or cortex-m33" ;;
-esac
 [ -n "$elf" ] || die "--elf is required"
 [ -f "$elf" ] || die "no such firmware: $elf"
 [ -z "$model" ] || [ -f "$model" ] || die "no such model file: $model"
@@ -55,6 +53,21 @@ symbol() {
   "$nm" "$elf" 2>/dev/null | awk -v s="$1" '$3 == s && !found { print "0x" $1; found = 1 }'
 }
 file_size() { stat -c %s "$1"; }
+# A field of the firmware's board record (.ptec_board_info), or empty.
+board_field() {
+  local readelf=arm-none-eabi-readelf
+  command -v "$readelf" >/dev/null || readelf=readelf
+  "$readelf" -p .ptec_board_info "$elf" 2>/dev/null |
+    sed -n "s/^ *\[ *[0-9a-f]*\] *$1=//p" | head -n 1
+}
+
+board="$(board_field board)"
+machine="$(board_field qemu_machine)"
+[ -n "$board" ] || die "$elf has no board record (.ptec_board_info): build it with this tree's boards/"
+[ -n "$machine" ] || die "$elf is for board $board, which has no QEMU machine"
+if [ -n "$target" ] && [ "$target" != "$(board_field cpu)" ]; then
+  die "--target $target, but $elf is for board $board with a $(board_field cpu)"
+fi
 
 args=(-M "$machine" -nographic
       -semihosting-config enable=on,target=native

@@ -1,10 +1,11 @@
 #include "method_io.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include "pools.h"
-#include "ptec_board.h"
+#include "ptec_host_link.h"
+#include "ptec_runner_lib.h"
+#include "report.h"
 
 #if defined(PTEC_RUNNER_INPUT_BUILTIN)
 #include "ptec_runner_input.h"
@@ -21,76 +22,22 @@ static uint8_t io_pool[PTEC_RUNNER_IO_BYTES]
     __attribute__((section(".ptec_pool.io_pool"), aligned(PTEC_BUFFER_ALIGN)));
 static size_t io_outputs_end;
 
-typedef struct input_bytes {
-    const uint8_t *data; /* NULL: ones */
-    size_t size;
-    const char *origin;
-} input_bytes;
-
-static input_bytes input_bytes_get(void)
+/* The input bytes: the host's (through the host link), else an input
+ * compiled into the image, else none (data NULL: ones). */
+static ptec_host_bytes input_bytes_get(void)
 {
-    input_bytes bytes = {NULL, 0, "ones (every element 1)"};
-    if (ptec_boot_info.magic == PTEC_BOOT_INFO_MAGIC && ptec_boot_info.input_size != 0u) {
-        bytes.data = __ptec_input_slot;
-        bytes.size = ptec_boot_info.input_size;
-        bytes.origin = "the input slot (placed by the loader)";
-        if (bytes.size > (size_t)(uintptr_t)__ptec_input_slot_size) {
-            bytes.size = (size_t)(uintptr_t)__ptec_input_slot_size;
-        }
+    ptec_host_bytes bytes;
+    ptec_host_link_input(&bytes);
+    if (bytes.data != NULL) {
         return bytes;
     }
+    bytes.origin = "ones (every element 1)";
 #if defined(PTEC_RUNNER_INPUT_BUILTIN)
     bytes.data = ptec_input_data;
     bytes.size = ptec_input_size;
     bytes.origin = "the image (compiled in)";
 #endif
     return bytes;
-}
-
-/* One element of value 1 in `dtype`, or 0 bytes for a dtype without one. */
-static size_t one_of(int dtype, uint8_t out[8])
-{
-    memset(out, 0, 8);
-    switch (dtype) {
-    case PTEC_DTYPE_FLOAT: {
-        const float one = 1.0f;
-        memcpy(out, &one, sizeof(one));
-        return 4;
-    }
-    case PTEC_DTYPE_DOUBLE: {
-        const double one = 1.0;
-        memcpy(out, &one, sizeof(one));
-        return 8;
-    }
-    case PTEC_DTYPE_HALF:
-        out[1] = 0x3C; /* 1.0 in IEEE binary16 */
-        return 2;
-    case PTEC_DTYPE_BFLOAT16:
-        out[0] = 0x80;
-        out[1] = 0x3F;
-        return 2;
-    default: {
-        const size_t size = ptec_dtype_size(dtype);
-        if (size == 0u || size > 8u) {
-            return 0;
-        }
-        out[0] = 1; /* little-endian integer or bool 1 */
-        return size;
-    }
-    }
-}
-
-static int fill_ones(uint8_t *dst, size_t nbytes, int dtype)
-{
-    uint8_t one[8];
-    const size_t size = one_of(dtype, one);
-    if (size == 0u) {
-        return 1;
-    }
-    for (size_t at = 0; at + size <= nbytes; at += size) {
-        memcpy(dst + at, one, size);
-    }
-    return 0;
 }
 
 /* Bump allocation in io_pool; NULL when it is full. */
@@ -111,12 +58,12 @@ static int input_info(ptec_method *method, size_t i, ptec_tensor_info *info)
 {
     ptec_status status = ptec_method_input_info(method, i, info);
     if (status != PTEC_OK) {
-        printf("error: input %lu: %s (0x%02x): %s\n", (unsigned long)i, ptec_status_str(status),
+        report("error: input %lu: %s (0x%02x): %s\n", (unsigned long)i, ptec_status_str(status),
                (unsigned)status, ptec_method_error(method));
         return 1;
     }
     if (info->kind != PTEC_VALUE_TENSOR) {
-        printf("error: input %lu is not a tensor (value kind %d): the runner sets tensors only\n",
+        report("error: input %lu is not a tensor (value kind %d): the runner sets tensors only\n",
                (unsigned long)i, (int)info->kind);
         return 1;
     }
@@ -139,7 +86,7 @@ static int bytes_per_inference(ptec_method *method, size_t *total)
 
 int inputs_batch_count(ptec_method *method, size_t *count)
 {
-    const input_bytes bytes = input_bytes_get();
+    const ptec_host_bytes bytes = input_bytes_get();
     size_t per_inference;
     *count = 1;
     if (bytes_per_inference(method, &per_inference) != 0) {
@@ -149,7 +96,7 @@ int inputs_batch_count(ptec_method *method, size_t *count)
         return 0;
     }
     if (per_inference == 0u || bytes.size % per_inference != 0u) {
-        printf("error: %lu input bytes given, the inputs take %lu (or a whole multiple of it, "
+        report("error: %lu input bytes given, the inputs take %lu (or a whole multiple of it, "
                "one block per inference)\n",
                (unsigned long)bytes.size, (unsigned long)per_inference);
         return 1;
@@ -169,14 +116,14 @@ static const uint8_t *ones_for(const ptec_tensor_info *info, size_t i, size_t *i
     } else {
         dst = io_take(io_used, info->nbytes);
         if (dst == NULL) {
-            printf("error: input %lu (%lu bytes) does not fit the I/O pool (%lu bytes)\n",
+            report("error: input %lu (%lu bytes) does not fit the I/O pool (%lu bytes)\n",
                    (unsigned long)i, (unsigned long)info->nbytes,
                    (unsigned long)PTEC_RUNNER_IO_BYTES);
             return NULL;
         }
     }
-    if (fill_ones(dst, info->nbytes, info->dtype) != 0) {
-        printf("error: input %lu: no 'one' for dtype %s\n", (unsigned long)i,
+    if (ptec_runner_fill_ones(dst, info->nbytes, info->dtype) != 0) {
+        report("error: input %lu: no 'one' for dtype %s\n", (unsigned long)i,
                ptec_dtype_name(info->dtype));
         return NULL;
     }
@@ -185,7 +132,7 @@ static const uint8_t *ones_for(const ptec_tensor_info *info, size_t i, size_t *i
 
 int inputs_set(ptec_method *method, size_t block, int verbose)
 {
-    const input_bytes bytes = input_bytes_get();
+    const ptec_host_bytes bytes = input_bytes_get();
     const size_t count = ptec_method_input_count(method);
     size_t per_inference;
     size_t io_used = io_outputs_end;
@@ -194,7 +141,7 @@ int inputs_set(ptec_method *method, size_t block, int verbose)
     }
     size_t consumed = block * per_inference;
     if (verbose) {
-        printf("inputs: %lu, from %s\n", (unsigned long)count, bytes.origin);
+        report("inputs: %lu, from %s\n", (unsigned long)count, bytes.origin);
     }
 
     for (size_t i = 0; i < count; ++i) {
@@ -205,7 +152,7 @@ int inputs_set(ptec_method *method, size_t block, int verbose)
         const uint8_t *src = NULL;
         if (bytes.data != NULL) {
             if (consumed > bytes.size || bytes.size - consumed < info.nbytes) {
-                printf("error: input %lu needs %lu bytes, only %lu of the %lu given are left\n",
+                report("error: input %lu needs %lu bytes, only %lu of the %lu given are left\n",
                        (unsigned long)i, (unsigned long)info.nbytes,
                        (unsigned long)(consumed > bytes.size ? 0u : bytes.size - consumed),
                        (unsigned long)bytes.size);
@@ -228,7 +175,7 @@ int inputs_set(ptec_method *method, size_t block, int verbose)
             if (bytes.data != NULL) {
                 staged = io_take(&io_used, info.nbytes);
                 if (staged == NULL) {
-                    printf("error: input %lu (%lu bytes) does not fit the I/O pool (%lu bytes)\n",
+                    report("error: input %lu (%lu bytes) does not fit the I/O pool (%lu bytes)\n",
                            (unsigned long)i, (unsigned long)info.nbytes,
                            (unsigned long)PTEC_RUNNER_IO_BYTES);
                     return 1;
@@ -239,13 +186,13 @@ int inputs_set(ptec_method *method, size_t block, int verbose)
                                             info.nbytes);
         }
         if (status != PTEC_OK) {
-            printf("error: setting input %lu: %s (0x%02x): %s\n", (unsigned long)i,
+            report("error: setting input %lu: %s (0x%02x): %s\n", (unsigned long)i,
                    ptec_status_str(status), (unsigned)status,
                    ptec_method_error(method));
             return 1;
         }
         if (verbose) {
-            printf("  input %lu: %s, %lu bytes%s\n", (unsigned long)i, ptec_dtype_name(info.dtype),
+            report("  input %lu: %s, %lu bytes%s\n", (unsigned long)i, ptec_dtype_name(info.dtype),
                    (unsigned long)info.nbytes, info.planned ? "" : " (bound, not planned)");
         }
     }
@@ -259,7 +206,7 @@ int outputs_bind(ptec_method *method)
         ptec_tensor_info info;
         ptec_status status = ptec_method_output_info(method, i, &info);
         if (status != PTEC_OK) {
-            printf("error: output %lu: %s (0x%02x): %s\n", (unsigned long)i,
+            report("error: output %lu: %s (0x%02x): %s\n", (unsigned long)i,
                    ptec_status_str(status), (unsigned)status, ptec_method_error(method));
             return 1;
         }
@@ -268,17 +215,17 @@ int outputs_bind(ptec_method *method)
         }
         uint8_t *memory = io_take(&io_used, info.nbytes);
         if (memory == NULL) {
-            printf("error: output %lu (%lu bytes) does not fit the I/O pool (%lu bytes)\n",
+            report("error: output %lu (%lu bytes) does not fit the I/O pool (%lu bytes)\n",
                    (unsigned long)i, (unsigned long)info.nbytes, (unsigned long)PTEC_RUNNER_IO_BYTES);
             return 1;
         }
         status = ptec_method_bind_output(method, i, memory, info.nbytes);
         if (status != PTEC_OK) {
-            printf("error: binding output %lu: %s (0x%02x): %s\n", (unsigned long)i,
+            report("error: binding output %lu: %s (0x%02x): %s\n", (unsigned long)i,
                    ptec_status_str(status), (unsigned)status, ptec_method_error(method));
             return 1;
         }
-        printf("  output %lu: %s, %lu bytes (bound, not planned)\n", (unsigned long)i,
+        report("  output %lu: %s, %lu bytes (bound, not planned)\n", (unsigned long)i,
                ptec_dtype_name(info.dtype), (unsigned long)info.nbytes);
     }
     io_outputs_end = io_used;

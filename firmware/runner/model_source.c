@@ -1,9 +1,9 @@
 #include "model_source.h"
 
-#include <stdio.h>
 #include <string.h>
 
-#include "ptec_board.h"
+#include "ptec_host_link.h"
+#include "report.h"
 
 #if defined(PTEC_RUNNER_MODEL_BUILTIN)
 #include "ptec_runner_model.h"
@@ -18,16 +18,6 @@ int model_source_get(model_source *source)
 }
 
 #else
-
-/* A build may move the program elsewhere; by default it is the board's
- * program slot (docs/targets.md). */
-#if defined(PTEC_RUNNER_MODEL_ADDR)
-#define MODEL_ADDRESS ((const uint8_t *)(uintptr_t)(PTEC_RUNNER_MODEL_ADDR))
-#define MODEL_CAPACITY ((size_t)0)
-#else
-#define MODEL_ADDRESS (__ptec_model_slot)
-#define MODEL_CAPACITY ((size_t)(uintptr_t)__ptec_model_slot_size)
-#endif
 
 static uint64_t read_u64(const uint8_t *p)
 {
@@ -56,32 +46,43 @@ static size_t extent_from_header(const uint8_t *data)
     return extent <= SIZE_MAX ? (size_t)extent : 0;
 }
 
+/* The program comes through the board's host link, unless the build fixed
+ * its address (PTEC_RUNNER_MODEL_ADDR) and maybe its size
+ * (PTEC_RUNNER_MODEL_SIZE). Without a size from either, the program's own
+ * extended header says how big it is. */
 int model_source_get(model_source *source)
 {
-    source->data = MODEL_ADDRESS;
+    ptec_host_bytes given;
+    ptec_host_link_program(&given);
     source->name = NULL;
+#if defined(PTEC_RUNNER_MODEL_ADDR)
+    given.data = (const uint8_t *)(uintptr_t)(PTEC_RUNNER_MODEL_ADDR);
+    given.capacity = 0;
+    given.size = 0;
+    given.origin = "a fixed address";
+#endif
 #if defined(PTEC_RUNNER_MODEL_SIZE) && PTEC_RUNNER_MODEL_SIZE > 0
-    source->size = PTEC_RUNNER_MODEL_SIZE;
+    given.size = PTEC_RUNNER_MODEL_SIZE;
     source->placement = "at a fixed address, size set at build time";
 #else
-    if (ptec_boot_info.magic == PTEC_BOOT_INFO_MAGIC && ptec_boot_info.model_size != 0u) {
-        source->size = ptec_boot_info.model_size;
-        source->placement = "at a fixed address, size from the boot info block";
-    } else {
+    source->placement = "from the host link, size given by the host";
+#endif
+    source->data = given.data;
+    source->size = given.size;
+    if (source->size == 0u && source->data != NULL) {
         source->size = extent_from_header(source->data);
-        source->placement = "at a fixed address, size from its extended header";
+        source->placement = "from the host link, size from its extended header";
     }
     if (source->size == 0u) {
-        printf("error: no program size: nothing at %p says how big the program is.\n"
-               "  Place it with scripts/run_qemu.sh --model FILE (which writes the size\n"
-               "  into the boot info block at %p), or build with PTEC_RUNNER_MODEL_SIZE.\n",
-               (const void *)source->data, (const void *)&ptec_boot_info);
+        report("error: no program size: nothing at %p says how big the program is.\n"
+               "  Place it with scripts/run_qemu.sh --model FILE (which tells the\n"
+               "  firmware its size), or build with PTEC_RUNNER_MODEL_SIZE.\n",
+               (const void *)source->data);
         return 1;
     }
-#endif
-    if (MODEL_CAPACITY != 0u && source->size > MODEL_CAPACITY) {
-        printf("error: program size %lu exceeds the program slot (%lu bytes at %p)\n",
-               (unsigned long)source->size, (unsigned long)MODEL_CAPACITY,
+    if (given.capacity != 0u && source->size > given.capacity) {
+        report("error: program size %lu exceeds the program slot (%lu bytes at %p)\n",
+               (unsigned long)source->size, (unsigned long)given.capacity,
                (const void *)source->data);
         return 1;
     }

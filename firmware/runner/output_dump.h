@@ -14,9 +14,4 @@ void output_dump(size_t index, const ptec_tensor *tensor);
  * "@b<k>.out<i>" so that single-run parsers do not pick them up). */
 void output_hex(const char *label, const ptec_tensor *tensor);
 
-/* Index of the largest element (the first of equals): the predicted class
- * of a classifier's scores. -1 for an empty tensor or a dtype without an
- * order (half, bfloat16, complex). */
-long output_argmax(const ptec_tensor *tensor);
-
 #endif

@@ -9,11 +9,15 @@
  * "@b<k>.out<i>" hex lines, then the per-operator profile of the first
  * block and a summary.
  *
- * Exit status: 0 ok, 2 no program / invalid program, 3 requirements or
+ * Everything goes through the board's host link (ptec_host_link.h): the
+ * program and inputs come from it, the report goes to it, and the run ends
+ * with its status: 0 ok, 2 no program / invalid program, 3 requirements or
  * load failed (including pools too small), 4 inputs, 5 execute, 6 outputs.
- * A fault exits 100 + exception number (the board's fault handler). */
+ * A fault ends with 100 + exception number (the arch's fault handler).
+ * Counts are in the board's tick unit (instructions on the QEMU boards). */
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "method_io.h"
 #include "model_source.h"
@@ -21,7 +25,9 @@
 #include "pools.h"
 #include "ptec/ptec.h"
 #include "ptec_board.h"
-#include "u64_text.h"
+#include "ptec_host_link.h"
+#include "ptec_runner_lib.h"
+#include "report.h"
 
 #ifndef PTEC_RUNNER_MAX_INSTRUCTIONS
 #define PTEC_RUNNER_MAX_INSTRUCTIONS 1024u
@@ -43,13 +49,13 @@ static uint64_t profile[PTEC_RUNNER_MAX_INSTRUCTIONS];
  * after that, from the method. */
 static void print_failure(const char *what, ptec_status status)
 {
-    printf("error: %s failed: %s (0x%02x)\n  %s\n", what, ptec_status_str(status), (unsigned)status,
+    report("error: %s failed: %s (0x%02x)\n  %s\n", what, ptec_status_str(status), (unsigned)status,
            ptec_program_error(&program)[0] != '\0' ? ptec_program_error(&program) : ptec_method_error(&method));
 }
 
 static void print_region(const char *name, size_t required, size_t provided, size_t capacity)
 {
-    printf("  %-12s required %8lu B  provided %8lu B  (pool %lu B)%s\n", name,
+    report("  %-12s required %8lu B  provided %8lu B  (pool %lu B)%s\n", name,
            (unsigned long)required, (unsigned long)provided, (unsigned long)capacity,
            provided < required ? "  TOO SMALL" : "");
 }
@@ -59,7 +65,7 @@ static void print_memory(const ptec_requirements *req, const ptec_memory *mem)
     const pool_capacity capacity = pools_capacity();
     size_t planned_required = 0;
     size_t planned_provided = 0;
-    printf("memory (from ptec_method_requirements):\n");
+    report("memory (from ptec_method_requirements):\n");
     print_region("metadata", req->metadata_bytes, mem->metadata_size, capacity.metadata);
     for (size_t i = 0; i < req->planned_count && i < PTEC_MAX_PLANNED_BUFFERS; ++i) {
         char name[16];
@@ -69,7 +75,7 @@ static void print_memory(const ptec_requirements *req, const ptec_memory *mem)
         planned_provided += mem->planned_size[i];
     }
     print_region("scratch", req->scratch_bytes, mem->scratch_size, capacity.scratch);
-    printf("  %-12s required %8lu B  provided %8lu B\n", "total",
+    report("  %-12s required %8lu B  provided %8lu B\n", "total",
            (unsigned long)(req->metadata_bytes + planned_required + req->scratch_bytes),
            (unsigned long)(mem->metadata_size + planned_provided + mem->scratch_size));
 }
@@ -83,27 +89,28 @@ static uint64_t measurement_overhead(void)
 
 static void print_profile(uint64_t total)
 {
+    const char *unit = tick_unit();
     char text[21];
     char text2[21];
     const size_t count = ptec_method_instruction_count(&method);
     uint64_t in_instructions = 0;
-    printf("instructions per operator (executed instructions, QEMU icount):\n");
+    report("%s per operator:\n", unit);
     for (size_t i = 0; i < count && i < PTEC_RUNNER_MAX_INSTRUCTIONS; ++i) {
         const char *name = "?";
         size_t name_len = 1;
         (void)ptec_method_instruction_name(&method, i, &name, &name_len);
         in_instructions += profile[i];
         const unsigned permille = total ? (unsigned)(profile[i] * 1000u / total) : 0u;
-        printf("  [%3lu] %-44.*s %12s %4u.%u%%\n", (unsigned long)i, (int)name_len, name,
-               u64_text(profile[i], text), permille / 10u, permille % 10u);
+        report("  [%3lu] %-44.*s %12s %4u.%u%%\n", (unsigned long)i, (int)name_len, name,
+               ptec_runner_u64_text(profile[i], text), permille / 10u, permille % 10u);
     }
     const uint64_t overhead = measurement_overhead();
-    printf("  operators total %s; each figure includes ~%s instructions of counter reads\n",
-           u64_text(in_instructions, text), u64_text(overhead, text2));
+    report("  operators total %s; each figure includes ~%s %s of counter reads\n",
+           ptec_runner_u64_text(in_instructions, text), ptec_runner_u64_text(overhead, text2), unit);
     const uint64_t in_ops_net = in_instructions - (overhead < in_instructions ? count * overhead : 0u);
     if (total >= in_ops_net) {
-        printf("  runtime dispatch (inference minus operators net of counter reads): %s\n",
-               u64_text(total - in_ops_net, text));
+        report("  runtime dispatch (inference minus operators net of counter reads): %s\n",
+               ptec_runner_u64_text(total - in_ops_net, text));
     }
 }
 
@@ -115,13 +122,13 @@ static int run_profiled(size_t block, uint64_t total)
 {
     const size_t instruction_count = ptec_method_instruction_count(&method);
     if (instruction_count > PTEC_RUNNER_MAX_INSTRUCTIONS) {
-        printf("warning: no per-operator profile: %lu instructions, the runner keeps %u\n",
+        report("warning: no per-operator profile: %lu instructions, the runner keeps %u\n",
                (unsigned long)instruction_count, (unsigned)PTEC_RUNNER_MAX_INSTRUCTIONS);
         return 0;
     }
     ptec_status status = ptec_method_set_profile(&method, profile, PTEC_RUNNER_MAX_INSTRUCTIONS);
     if (status != PTEC_OK) {
-        printf("warning: no per-operator profile: %s\n", ptec_status_str(status));
+        report("warning: no per-operator profile: %s\n", ptec_status_str(status));
         return 0;
     }
     if (inputs_set(&method, block, 0) != 0) {
@@ -146,17 +153,17 @@ static int run_batch(size_t count)
     uint64_t least = UINT64_MAX;
     uint64_t most = 0;
     uint64_t first = 0;
-    printf("batch: %lu inferences, one block of the input slot each\n", (unsigned long)count);
+    report("batch: %lu inferences, one block of the input slot each\n", (unsigned long)count);
     for (size_t k = 0; k < count; ++k) {
         if (inputs_set(&method, k, k == 0u) != 0) {
-            printf("error: inference %lu\n", (unsigned long)k);
+            report("error: inference %lu\n", (unsigned long)k);
             return EXIT_INPUTS;
         }
         const uint64_t start = ptec_platform_ticks();
         const ptec_status status = ptec_method_execute(&method);
         const uint64_t instructions = ptec_platform_ticks() - start;
         if (status != PTEC_OK) {
-            printf("inference %lu:\n", (unsigned long)k);
+            report("inference %lu:\n", (unsigned long)k);
             print_failure("ptec_method_execute", status);
             return EXIT_EXECUTE;
         }
@@ -169,9 +176,9 @@ static int run_batch(size_t count)
                 return EXIT_OUTPUTS;
             }
             if (i == 0u) {
-                predicted = output_argmax(tensor);
-                printf("infer %4lu: class %2ld  %12s instructions\n", (unsigned long)k, predicted,
-                       u64_text(instructions, text));
+                predicted = ptec_runner_argmax(tensor);
+                report("infer %4lu: class %2ld  %12s %s\n", (unsigned long)k, predicted,
+                       ptec_runner_u64_text(instructions, text), tick_unit());
             }
             char label[32];
             snprintf(label, sizeof(label), "b%lu.out%lu", (unsigned long)k, (unsigned long)i);
@@ -186,27 +193,27 @@ static int run_batch(size_t count)
     if (profiled != 0) {
         return profiled;
     }
-    printf("batch: %lu inferences; instructions per inference min %s, mean %s, max %s\n",
-           (unsigned long)count, u64_text(least, text), u64_text(sum / count, text2),
-           u64_text(most, text3));
-    printf("inference: %s instructions (mean of %lu, %lu method instructions, without profiling)\n",
-           u64_text(sum / count, text), (unsigned long)count,
+    report("batch: %lu inferences; %s per inference min %s, mean %s, max %s\n",
+           (unsigned long)count, tick_unit(), ptec_runner_u64_text(least, text), ptec_runner_u64_text(sum / count, text2),
+           ptec_runner_u64_text(most, text3));
+    report("inference: %s %s (mean of %lu, %lu method instructions, without profiling)\n",
+           ptec_runner_u64_text(sum / count, text), tick_unit(), (unsigned long)count,
            (unsigned long)ptec_method_instruction_count(&method));
     ptec_method_unload(&method);
-    printf("done\n");
+    report("done\n");
     return 0;
 }
 
-int main(void)
+static int run(void)
 {
     char text[21];
-    printf("ptec runner on %s\n", ptec_board_name());
+    report("ptec runner on %s\n", ptec_board_name());
 
     model_source source;
     if (model_source_get(&source) != 0) {
         return EXIT_NO_PROGRAM;
     }
-    printf("program: %s%s%lu bytes at %p, %s\n", source.name ? source.name : "",
+    report("program: %s%s%lu bytes at %p, %s\n", source.name ? source.name : "",
            source.name ? ", " : "", (unsigned long)source.size, (const void *)source.data,
            source.placement);
 
@@ -221,7 +228,7 @@ int main(void)
         const char *name;
         size_t len;
         if (ptec_program_method_name(&program, i, &name, &len) == PTEC_OK) {
-            printf("  method %lu: %.*s\n", (unsigned long)i, (int)len, name);
+            report("  method %lu: %.*s\n", (unsigned long)i, (int)len, name);
         }
     }
 
@@ -235,7 +242,7 @@ int main(void)
     }
     ptec_memory mem;
     if (pools_carve(&req, &mem) != 0) {
-        printf("warning: the pools are smaller than the method needs; the load will fail\n");
+        report("warning: the pools are smaller than the method needs; the load will fail\n");
     }
     print_memory(&req, &mem);
 
@@ -246,9 +253,10 @@ int main(void)
         print_failure("ptec_method_load", status);
         return EXIT_LOAD;
     }
-    printf("program init: %s instructions\n", u64_text(init_instructions, text));
-    printf("method requirements: %s instructions\n", u64_text(requirements_instructions, text));
-    printf("method load: %s instructions\n", u64_text(load_instructions, text));
+    report("program init: %s %s\n", ptec_runner_u64_text(init_instructions, text), tick_unit());
+    report("method requirements: %s %s\n", ptec_runner_u64_text(requirements_instructions, text),
+           tick_unit());
+    report("method load: %s %s\n", ptec_runner_u64_text(load_instructions, text), tick_unit());
 
     if (outputs_bind(&method) != 0) {
         return EXIT_OUTPUTS;
@@ -276,8 +284,8 @@ int main(void)
     if (profiled != 0) {
         return profiled;
     }
-    printf("inference: %s instructions (%lu method instructions, without profiling)\n",
-           u64_text(execute_instructions, text), (unsigned long)ptec_method_instruction_count(&method));
+    report("inference: %s %s (%lu method instructions, without profiling)\n",
+           ptec_runner_u64_text(execute_instructions, text), tick_unit(), (unsigned long)ptec_method_instruction_count(&method));
 
     for (size_t i = 0; i < ptec_method_output_count(&method); ++i) {
         const ptec_tensor *tensor;
@@ -289,6 +297,11 @@ int main(void)
         output_dump(i, tensor);
     }
     ptec_method_unload(&method);
-    printf("done\n");
+    report("done\n");
     return 0;
+}
+
+int main(void)
+{
+    ptec_host_link_end(run());
 }

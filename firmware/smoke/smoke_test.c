@@ -6,7 +6,7 @@
 
 #include "ptec/platform.h"
 #include "ptec_board.h"
-#include "u64_text.h"
+#include "ptec_runner_lib.h"
 
 #if defined(__ARM_FEATURE_MVE)
 #include <arm_mve.h>
@@ -45,10 +45,10 @@ int main(void)
         const int ok = count == expected;
         failures += !ok;
         printf("icount loop %lu: %s instructions (expected %s) %s\n", (unsigned long)lengths[i],
-               u64_text(count, text[0]), u64_text(expected, text[1]), ok ? "ok" : "MISMATCH");
+               ptec_runner_u64_text(count, text[0]), ptec_runner_u64_text(expected, text[1]), ok ? "ok" : "MISMATCH");
     }
     printf("icount overhead per region: %s instructions\n",
-           u64_text(base - 2u * 1000u, text[0]));
+           ptec_runner_u64_text(base - 2u * 1000u, text[0]));
 
 #if defined(PTEC_SMOKE_WRAP_TEST)
     /* The 32-bit counter wraps every 2^32 ticks (~209.7 M instructions). A
@@ -60,7 +60,7 @@ int main(void)
         const uint64_t expected = base + 2u * ((uint64_t)long_loops[i] - 1000u);
         const int ok = count == expected;
         failures += !ok;
-        printf("icount across wrap %d: %s instructions %s\n", i, u64_text(count, text[0]),
+        printf("icount across wrap %d: %s instructions %s\n", i, ptec_runner_u64_text(count, text[0]),
                ok ? "ok" : "MISMATCH");
     }
 #endif

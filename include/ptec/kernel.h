@@ -15,18 +15,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ptec/config.h"
 #include "ptec/status.h"
 #include "ptec/types.h"
 
-#define PTEC_MAX_KERNEL_STATE 512u /* largest state_size a kernel may ask for */
-#define PTEC_MAX_OP_ARGS 32u       /* longest argument list a KernelCall may have */
 
 /* Error-message strings cost flash. A build with PTEC_ERROR_MESSAGES=0 keeps
  * status codes, instruction indices and operator names, and drops the prose:
  * wrap every message literal in PTEC_MSG(). */
-#ifndef PTEC_ERROR_MESSAGES
-#define PTEC_ERROR_MESSAGES 1
-#endif
 #if PTEC_ERROR_MESSAGES
 #define PTEC_MSG(text) (text)
 #else

@@ -27,13 +27,12 @@
 #include <stdint.h>
 
 #include "ptec/backend.h"
+#include "ptec/config.h"
 #include "ptec/kernel.h"
 #include "ptec/platform.h"
 #include "ptec/status.h"
 #include "ptec/types.h"
 
-#define PTEC_MAX_PLANNED_BUFFERS 8u
-#define PTEC_DETAIL_LEN 160u
 #define PTEC_BUFFER_ALIGN 16u /* every caller buffer must start on this boundary */
 /* Default execution budget, in straight passes over the instruction list
  * (see ptec_method_set_budget). */

@@ -9,7 +9,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#define PTEC_MAX_RANK 16
+#include "ptec/config.h"
+
 
 /* Element types: the numbers are the .pte ScalarType codes. */
 typedef enum ptec_dtype {

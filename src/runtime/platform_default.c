@@ -1,5 +1,5 @@
 /* Weak defaults for the porting layer: silent, and a clock that never moves.
- * Boards and host tools link strong versions (src/platform/). */
+ * Boards link strong versions (boards/<name>/). */
 #include "ptec/platform.h"
 
 __attribute__((weak)) void ptec_platform_log(ptec_log_level level, const char *message)
@@ -11,4 +11,9 @@ __attribute__((weak)) void ptec_platform_log(ptec_log_level level, const char *m
 __attribute__((weak)) uint64_t ptec_platform_ticks(void)
 {
     return 0;
+}
+
+__attribute__((weak)) ptec_tick_unit ptec_platform_tick_unit(void)
+{
+    return PTEC_TICKS_UNKNOWN;
 }

@@ -1,11 +1,13 @@
-/* Board side of the kernel vector test: scripts/run_qemu.sh places the case
- * file written by kernel_vectors.py at the program slot and its size in
- * ptec_boot_info; the cases run on the core being tested. Exit status 0
+/* Board side of the kernel vector test: the case file written by
+ * kernel_vectors.py comes through the host link as the program
+ * (scripts/run_qemu.sh --model on the QEMU boards); the cases run on the
+ * core being tested. Exit status 0
  * when every output matches. */
 #include <stdio.h>
 
 #include "kernel_vector_cases.h"
 #include "ptec_board.h"
+#include "ptec_host_link.h"
 
 enum { ARENA_BYTES = 256 * 1024 }; /* the largest case needs well under 64 KB */
 
@@ -35,11 +37,13 @@ static void arena_release_all(void *ctx)
 int main(void)
 {
     printf("kernel vectors on %s\n", ptec_board_name());
-    if (ptec_boot_info.magic != PTEC_BOOT_INFO_MAGIC || ptec_boot_info.model_size == 0) {
+    ptec_host_bytes cases;
+    ptec_host_link_program(&cases);
+    if (cases.size == 0) {
         printf("no case file: run with scripts/run_qemu.sh --model CASES.bin\n");
         return 2;
     }
     const kv_memory memory = {arena_alloc, arena_release_all, &case_memory};
-    const int failed = kv_run_cases(__ptec_model_slot, ptec_boot_info.model_size, &memory);
+    const int failed = kv_run_cases(cases.data, cases.size, &memory);
     return failed == 0 ? 0 : 1;
 }

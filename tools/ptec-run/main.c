@@ -9,12 +9,13 @@
 #include <sys/stat.h>
 
 #include "npy.h"
+#include "ptec_runner_lib.h"
 #include "ptec/ptec.h"
 
 #define MAX_INPUTS 64
 #define MAX_BOUND_OUTPUTS 256
 
-extern int ptec_host_log_threshold; /* src/platform/host */
+extern int ptec_host_log_threshold; /* boards/host */
 
 typedef struct options {
     const char *model;
@@ -32,8 +33,11 @@ static void usage(FILE *f)
     fputs("usage: ptec-run MODEL.pte [--method NAME] [--input FILE|ones|zeros]...\n"
           "                [--output-dir DIR] [--repeat N] [--profile] [--list-ops]\n"
           "  --input      one per method input, in order: raw little-endian bytes of the\n"
-          "               input's dtype, a .npy file, or 'ones'/'zeros' (default: ones)\n"
-          "  --output-dir write output<i>.bin (raw) and output<i>.npy for each output\n"
+          "               input's dtype in its stored order, a .npy file (the logical,\n"
+          "               PyTorch shape, C or Fortran order: converted to the input's\n"
+          "               dim order), or 'ones'/'zeros' (default: ones)\n"
+          "  --output-dir write output<i>.bin (raw bytes as stored) and output<i>.npy\n"
+          "               (logical shape, C order) for each output\n"
           "  --repeat     execute N times (report the mean time)\n"
           "  --profile    per-instruction time with operator names\n"
           "  --list-ops   list the operators and delegate backends this build has\n",
@@ -47,6 +51,14 @@ static int fail(const char *what, const char *detail)
     return 1;
 }
 
+/* Exactly `bytes` (so that ASan sees any read past the end), starting on
+ * the 16-byte boundary the runtime asks of programs and buffers. */
+static void *alloc_region(size_t bytes)
+{
+    void *data = NULL;
+    return posix_memalign(&data, PTEC_BUFFER_ALIGN, bytes ? bytes : 1u) == 0 ? data : NULL;
+}
+
 static void *read_file(const char *path, size_t *size, const char **why)
 {
     FILE *f = fopen(path, "rb");
@@ -57,8 +69,7 @@ static void *read_file(const char *path, size_t *size, const char **why)
     fseek(f, 0, SEEK_END);
     long length = ftell(f);
     fseek(f, 0, SEEK_SET);
-    /* 16-byte alignment is what the runtime asks of program bytes. */
-    void *data = aligned_alloc(16, ((size_t)(length > 0 ? length : 1) + 15u) & ~(size_t)15u);
+    void *data = length >= 0 ? alloc_region((size_t)length) : NULL;
     if (data == NULL || fread(data, 1, (size_t)length, f) != (size_t)length) {
         *why = "read failed";
         free(data);
@@ -70,9 +81,38 @@ static void *read_file(const char *path, size_t *size, const char **why)
     return data;
 }
 
-static void *alloc_region(size_t bytes)
+
+/* "[1, 3, 8, 8]" into text (at least SHAPE_TEXT bytes). */
+#define SHAPE_TEXT (PTEC_MAX_RANK * 13 + 3)
+static const char *shape_text(char *text, const int32_t *sizes, size_t rank)
 {
-    return aligned_alloc(16, (bytes + 15u) & ~(size_t)15u ? (bytes + 15u) & ~(size_t)15u : 16u);
+    size_t n = 0;
+    text[n++] = '[';
+    for (size_t d = 0; d < rank; ++d) {
+        n += (size_t)snprintf(text + n, SHAPE_TEXT - n, d ? ", %d" : "%d", (int)sizes[d]);
+    }
+    snprintf(text + n, SHAPE_TEXT - n, "]");
+    return text;
+}
+
+/* Whether a dim order is 0,1,..,rank-1 (the logical, C order). */
+static int is_contiguous(const uint8_t *dim_order, size_t rank)
+{
+    for (size_t d = 0; d < rank; ++d) {
+        if (dim_order != NULL && dim_order[d] != d) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The C and the Fortran dim orders of a rank. */
+static void plain_orders(size_t rank, uint8_t c_order[PTEC_MAX_RANK], uint8_t f_order[PTEC_MAX_RANK])
+{
+    for (size_t d = 0; d < rank; ++d) {
+        c_order[d] = (uint8_t)d;
+        f_order[d] = (uint8_t)(rank - 1u - d);
+    }
 }
 
 static void print_shape(FILE *f, const int32_t *sizes, size_t rank)
@@ -86,41 +126,14 @@ static void print_shape(FILE *f, const int32_t *sizes, size_t rank)
 
 static void print_values(const void *data, int dtype, size_t numel)
 {
-    size_t shown = numel < 8 ? numel : 8;
-    const uint8_t *p = data;
-    for (size_t i = 0; i < shown; ++i) {
-        switch (dtype) {
-        case PTEC_DTYPE_FLOAT: { float v; memcpy(&v, p + 4 * i, 4); printf(" %.9g", v); break; }
-        case PTEC_DTYPE_DOUBLE: { double v; memcpy(&v, p + 8 * i, 8); printf(" %.17g", v); break; }
-        case PTEC_DTYPE_CHAR: printf(" %d", (int8_t)p[i]); break;
-        case PTEC_DTYPE_BYTE: case PTEC_DTYPE_BOOL: printf(" %u", p[i]); break;
-        case PTEC_DTYPE_SHORT: { int16_t v; memcpy(&v, p + 2 * i, 2); printf(" %d", v); break; }
-        case PTEC_DTYPE_INT: { int32_t v; memcpy(&v, p + 4 * i, 4); printf(" %d", v); break; }
-        case PTEC_DTYPE_LONG: { int64_t v; memcpy(&v, p + 8 * i, 8); printf(" %lld", (long long)v); break; }
-        default: printf(" ?"); break;
-        }
+    const size_t element = ptec_dtype_size(dtype);
+    const size_t shown = numel < 8 ? numel : 8;
+    for (size_t i = 0; i < shown && element != 0; ++i) {
+        char text[PTEC_RUNNER_VALUE_TEXT];
+        fputs(ptec_runner_value_text((const uint8_t *)data + i * element, dtype, text), stdout);
     }
     if (numel > shown) {
         printf(" ... (%zu values)", numel);
-    }
-}
-
-static void fill_ones(void *data, int dtype, size_t numel)
-{
-    uint8_t *p = data;
-    for (size_t i = 0; i < numel; ++i) {
-        switch (dtype) {
-        case PTEC_DTYPE_FLOAT: { float v = 1.0f; memcpy(p + 4 * i, &v, 4); break; }
-        case PTEC_DTYPE_DOUBLE: { double v = 1.0; memcpy(p + 8 * i, &v, 8); break; }
-        case PTEC_DTYPE_HALF: { uint16_t v = 0x3c00; memcpy(p + 2 * i, &v, 2); break; }
-        case PTEC_DTYPE_BFLOAT16: { uint16_t v = 0x3f80; memcpy(p + 2 * i, &v, 2); break; }
-        default: {
-            size_t es = ptec_dtype_size(dtype);
-            memset(p + es * i, 0, es);
-            p[es * i] = 1; /* little-endian integer 1 */
-            break;
-        }
-        }
     }
 }
 
@@ -137,8 +150,53 @@ typedef struct input_source {
     size_t rank;
 } input_source;
 
+/* An .npy holds its logical shape in C or Fortran order; the program's
+ * input is stored in its dim order (NHWC for a channels-last input). The
+ * bytes are converted when the shapes agree. An array of another shape is
+ * passed as it is only where that cannot change the element order (a
+ * contiguous input, C order: the runtime then checks the shape, which may be
+ * a dynamic one); otherwise it is refused naming both shapes. */
+static int npy_input(size_t i, const char *spec, const npy_array *npy, const ptec_tensor_info *info,
+                     void *owned[2], input_source *src)
+{
+    uint8_t c_order[PTEC_MAX_RANK];
+    uint8_t f_order[PTEC_MAX_RANK];
+    plain_orders(npy->rank, c_order, f_order);
+    const uint8_t *array_order = npy->fortran_order ? f_order : c_order;
+    const int same_shape =
+        npy->rank == info->rank && memcmp(npy->sizes, info->sizes, sizeof(int32_t) * npy->rank) == 0;
+    const int contiguous = is_contiguous(info->dim_order, info->rank);
+    const uint8_t *want_order = same_shape ? info->dim_order : c_order;
+    if (!same_shape && !contiguous) {
+        char have[SHAPE_TEXT];
+        char want[SHAPE_TEXT];
+        fprintf(stderr,
+                "ptec-run: input %zu: %s has shape %s, the program's input is %s (stored in a "
+                "non-contiguous dim order); give an array of shape %s\n",
+                i, spec, shape_text(have, npy->sizes, npy->rank), shape_text(want, info->sizes, info->rank),
+                want);
+        return 1;
+    }
+    src->data = (void *)(uintptr_t)npy->data;
+    src->size = npy->nbytes;
+    src->has_shape = 1;
+    src->rank = npy->rank;
+    memcpy(src->sizes, npy->sizes, sizeof(int32_t) * npy->rank);
+    if (want_order != NULL && memcmp(array_order, want_order, npy->rank) != 0) {
+        owned[1] = alloc_region(npy->nbytes);
+        if (owned[1] == NULL) {
+            fprintf(stderr, "ptec-run: input %zu: out of memory (%zu bytes)\n", i, npy->nbytes);
+            return 1;
+        }
+        npy_relayout(owned[1], want_order, npy->data, array_order, npy->sizes, npy->rank,
+                     ptec_dtype_size(npy->dtype));
+        src->data = owned[1];
+    }
+    return 0;
+}
+
 /* Reads or makes input i's bytes; returns 0 or prints why not. */
-static int prepare_input(ptec_method *method, size_t i, const char *spec, void **owned, input_source *src)
+static int prepare_input(ptec_method *method, size_t i, const char *spec, void *owned[2], input_source *src)
 {
     ptec_tensor_info info;
     ptec_method_input_info(method, i, &info);
@@ -149,8 +207,6 @@ static int prepare_input(ptec_method *method, size_t i, const char *spec, void *
     src->is_tensor = 1;
     src->planned = info.planned;
     src->dtype = info.dtype;
-    size_t elem = ptec_dtype_size(info.dtype);
-    size_t numel = elem ? info.nbytes / elem : 0;
     const char *why = NULL;
     if (strcmp(spec, "ones") == 0 || strcmp(spec, "zeros") == 0) {
         src->data = alloc_region(info.nbytes);
@@ -159,11 +215,12 @@ static int prepare_input(ptec_method *method, size_t i, const char *spec, void *
             return 1;
         }
         memset(src->data, 0, info.nbytes);
-        if (spec[0] == 'o') {
-            fill_ones(src->data, info.dtype, numel);
+        if (spec[0] == 'o' && ptec_runner_fill_ones(src->data, info.nbytes, info.dtype) != 0) {
+            fprintf(stderr, "ptec-run: input %zu: no 'one' for dtype %s\n", i, ptec_dtype_name(info.dtype));
+            return 1;
         }
         src->size = info.nbytes;
-        *owned = src->data;
+        owned[0] = src->data;
         return 0;
     }
     void *file = read_file(spec, &src->size, &why);
@@ -171,7 +228,7 @@ static int prepare_input(ptec_method *method, size_t i, const char *spec, void *
         fprintf(stderr, "ptec-run: input %zu: cannot read %s: %s\n", i, spec, why);
         return 1;
     }
-    *owned = file;
+    owned[0] = file;
     src->data = file;
     if (src->size >= 6 && memcmp(file, "\x93NUMPY", 6) == 0) {
         npy_array npy;
@@ -185,11 +242,7 @@ static int prepare_input(ptec_method *method, size_t i, const char *spec, void *
                     ptec_dtype_name(info.dtype));
             return 1;
         }
-        src->data = (void *)(uintptr_t)npy.data;
-        src->size = npy.nbytes;
-        src->has_shape = 1;
-        src->rank = npy.rank;
-        memcpy(src->sizes, npy.sizes, sizeof(int32_t) * npy.rank);
+        return npy_input(i, spec, &npy, &info, owned, src);
     }
     return 0;
 }
@@ -226,14 +279,30 @@ static int write_outputs(const ptec_method *method, const char *dir)
             return 1;
         }
         fclose(f);
+        /* The .npy is logical (PyTorch) order: C order of t->sizes. */
         snprintf(path, sizeof path, "%s/output%zu.npy", dir, i);
+        void *logical = NULL;
+        const void *data = t->data;
+        if (!is_contiguous(t->dim_order, t->rank)) {
+            uint8_t c_order[PTEC_MAX_RANK];
+            uint8_t f_order[PTEC_MAX_RANK];
+            plain_orders(t->rank, c_order, f_order);
+            logical = alloc_region(t->nbytes);
+            if (logical == NULL) {
+                fprintf(stderr, "ptec-run: out of memory writing %s\n", path);
+                return 1;
+            }
+            npy_relayout(logical, c_order, t->data, t->dim_order, t->sizes, t->rank, ptec_dtype_size(t->dtype));
+            data = logical;
+        }
         f = fopen(path, "wb");
-        if (f == NULL || npy_write(f, t->dtype, t->sizes, t->rank, t->data, t->nbytes) != 0) {
+        const int bad = f == NULL || npy_write(f, t->dtype, t->sizes, t->rank, data, t->nbytes) != 0;
+        free(logical);
+        if (f) fclose(f);
+        if (bad) {
             fprintf(stderr, "ptec-run: cannot write %s\n", path);
-            if (f) fclose(f);
             return 1;
         }
-        fclose(f);
     }
     return 0;
 }
@@ -300,7 +369,7 @@ static int parse_args(int argc, char **argv, options *o)
 typedef struct resources {
     void *program_bytes;
     ptec_memory mem;
-    void *owned[MAX_INPUTS];
+    void *owned[MAX_INPUTS][2]; /* the file or ones; a converted copy */
     input_source inputs[MAX_INPUTS];
     void *bound_outputs[MAX_BOUND_OUTPUTS];
     uint64_t *profile;
@@ -314,7 +383,8 @@ static void release(resources *r, ptec_method *method)
         ptec_method_unload(method);
     }
     for (size_t i = 0; i < MAX_INPUTS; ++i) {
-        free(r->owned[i]);
+        free(r->owned[i][0]);
+        free(r->owned[i][1]);
     }
     for (size_t i = 0; i < MAX_BOUND_OUTPUTS; ++i) {
         free(r->bound_outputs[i]);
@@ -381,7 +451,7 @@ static int run(const options *o, resources *r, ptec_program *program, ptec_metho
         return 2;
     }
     for (size_t i = 0; i < n_inputs && i < MAX_INPUTS; ++i) {
-        if (prepare_input(method, i, i < o->input_count ? o->inputs[i] : "ones", &r->owned[i], &r->inputs[i]) != 0) {
+        if (prepare_input(method, i, i < o->input_count ? o->inputs[i] : "ones", r->owned[i], &r->inputs[i]) != 0) {
             return 1;
         }
     }
@@ -448,9 +518,16 @@ static int run(const options *o, resources *r, ptec_program *program, ptec_metho
         printf("fast scratch: %zu bytes\n", req.fast_scratch_bytes);
     }
     printf("total:     %zu bytes of caller memory\n", req.total_bytes);
-    printf("load:      %.3f ms\n", (double)load_ticks / 1e6);
-    printf("execute:   %.3f ms per run (%ld run%s)\n", (double)exec_ticks / 1e6 / (double)o->repeat, o->repeat,
-           o->repeat == 1 ? "" : "s");
+    if (ptec_platform_tick_unit() == PTEC_TICKS_NANOSECONDS) {
+        printf("load:      %.3f ms\n", (double)load_ticks / 1e6);
+        printf("execute:   %.3f ms per run (%ld run%s)\n", (double)exec_ticks / 1e6 / (double)o->repeat,
+               o->repeat, o->repeat == 1 ? "" : "s");
+    } else {
+        const char *unit = ptec_runner_tick_unit_name(ptec_platform_tick_unit());
+        printf("load:      %.0f %s\n", (double)load_ticks, unit);
+        printf("execute:   %.0f %s per run (%ld run%s)\n", (double)exec_ticks / (double)o->repeat, unit,
+               o->repeat, o->repeat == 1 ? "" : "s");
+    }
     if (o->profile) {
         uint64_t all = 0;
         for (size_t i = 0; i < n_instr; ++i) {

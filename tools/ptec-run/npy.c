@@ -61,7 +61,9 @@ const char *npy_parse(const uint8_t *bytes, size_t size, npy_array *out)
         return "malformed .npy header";
     }
     if (strncmp(order, "True", 4) == 0) {
-        return ".npy array is Fortran-ordered; save it C-ordered";
+        out->fortran_order = 1;
+    } else if (strncmp(order, "False", 5) != 0) {
+        return "malformed .npy fortran_order";
     }
     const char *end = strchr(descr + 1, '\'');
     if (end == NULL || (size_t)(end - descr - 1) >= sizeof out->descr) {
@@ -87,6 +89,9 @@ const char *npy_parse(const uint8_t *bytes, size_t size, npy_array *out)
         if (out->rank == PTEC_MAX_RANK || v < 0 || v > INT32_MAX) {
             return ".npy shape out of range";
         }
+        if (v != 0 && numel > SIZE_MAX / (size_t)v) {
+            return ".npy shape out of range";
+        }
         out->sizes[out->rank++] = (int32_t)v;
         numel *= (size_t)v;
         p = next;
@@ -94,6 +99,9 @@ const char *npy_parse(const uint8_t *bytes, size_t size, npy_array *out)
     size_t elem = out->dtype >= 0 ? ptec_dtype_size(out->dtype) : 0;
     out->data = bytes + start + header_len;
     out->nbytes = size - start - header_len;
+    if (elem != 0 && numel > SIZE_MAX / elem) {
+        return ".npy shape out of range";
+    }
     if (elem != 0 && out->nbytes < numel * elem) {
         return ".npy data shorter than its shape";
     }
@@ -101,6 +109,45 @@ const char *npy_parse(const uint8_t *bytes, size_t size, npy_array *out)
         out->nbytes = numel * elem;
     }
     return NULL;
+}
+
+void npy_relayout(void *dst, const uint8_t *dst_order, const void *src, const uint8_t *src_order,
+                  const int32_t *sizes, size_t rank, size_t element)
+{
+    /* Each layout's stride (in elements) per logical dim. */
+    size_t src_stride[PTEC_MAX_RANK];
+    size_t dst_stride[PTEC_MAX_RANK];
+    size_t src_step = 1;
+    size_t dst_step = 1;
+    size_t numel = 1;
+    for (size_t k = rank; k > 0; --k) {
+        src_stride[src_order[k - 1]] = src_step;
+        src_step *= (size_t)sizes[src_order[k - 1]];
+        dst_stride[dst_order[k - 1]] = dst_step;
+        dst_step *= (size_t)sizes[dst_order[k - 1]];
+    }
+    for (size_t d = 0; d < rank; ++d) {
+        numel *= (size_t)sizes[d];
+    }
+    /* An odometer over the logical index, last dim fastest. */
+    size_t index[PTEC_MAX_RANK] = {0};
+    size_t src_at = 0;
+    size_t dst_at = 0;
+    for (size_t n = 0; n < numel; ++n) {
+        memcpy((uint8_t *)dst + dst_at * element, (const uint8_t *)src + src_at * element, element);
+        for (size_t d = rank; d > 0; --d) {
+            const size_t i = d - 1;
+            ++index[i];
+            src_at += src_stride[i];
+            dst_at += dst_stride[i];
+            if (index[i] < (size_t)sizes[i]) {
+                break;
+            }
+            src_at -= index[i] * src_stride[i];
+            dst_at -= index[i] * dst_stride[i];
+            index[i] = 0;
+        }
+    }
 }
 
 int npy_write(FILE *f, int dtype, const int32_t *sizes, size_t rank, const void *data, size_t nbytes)

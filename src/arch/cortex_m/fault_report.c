@@ -4,7 +4,7 @@
  * the fault may have happened inside either. */
 #include <stdint.h>
 
-#include "board_internal.h"
+#include "arch_internal.h"
 #include "ptec_board.h"
 
 #define SCB_CFSR (*(volatile const uint32_t *)0xE000ED28u)

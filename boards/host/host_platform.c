@@ -1,4 +1,4 @@
-/* Host port: log lines to stderr, ticks in nanoseconds of a monotonic clock. */
+/* The host board: log lines to stderr, ticks in nanoseconds of a monotonic clock. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <time.h>
@@ -24,4 +24,9 @@ uint64_t ptec_platform_ticks(void)
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+ptec_tick_unit ptec_platform_tick_unit(void)
+{
+    return PTEC_TICKS_NANOSECONDS;
 }

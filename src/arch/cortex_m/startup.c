@@ -1,11 +1,12 @@
-/* Reset and the vector table for the Armv8-M boards. The linker script
- * places .vectors at the boot address and defines the __*_start/_end
- * symbols used here. */
+/* Reset and the vector table for Armv8-M cores. The linker script
+ * (cortex_m_sections.ld, included by the board's) places .vectors at the
+ * boot address and defines the __*_start/_end symbols used here. The board
+ * gives the console (ptec_board_console_init) and the exit. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "board_internal.h"
+#include "arch_internal.h"
 #include "ptec_board.h"
 
 extern uint32_t __stack_top[];

@@ -1,5 +1,6 @@
-/* The runtime's porting layer (include/ptec/platform.h) on these boards:
- * log lines go to the console, ticks are executed instructions. */
+/* The runtime's log hook (include/ptec/platform.h) on bare-metal boards:
+ * log lines go to the console through stdio. Ticks and their unit come from
+ * the board's counter (board.cmake's PTEC_BOARD_COUNTER). */
 #include <stdio.h>
 
 #include "ptec/platform.h"
@@ -23,9 +24,4 @@ void ptec_platform_log(ptec_log_level level, const char *message)
     fputs(prefix[level <= PTEC_LOG_ERROR ? level : PTEC_LOG_ERROR], stdout);
     fputs(message, stdout);
     fputc('\n', stdout);
-}
-
-uint64_t ptec_platform_ticks(void)
-{
-    return ptec_board_instructions();
 }

@@ -1,0 +1,46 @@
+/* Every build-time limit of the runtime, with its default. Each one can be
+ * overridden with -D on the compiler's command line, or in a header
+ * `ptec_user_config.h` on the include path, which is read first when the
+ * build defines PTEC_USER_CONFIG (the lwIP opt.h pattern). Change a limit
+ * for the whole build: the runtime, the kernels and the application must
+ * agree, since several of them size public structures. */
+#ifndef PTEC_CONFIG_H
+#define PTEC_CONFIG_H
+
+#if defined(PTEC_USER_CONFIG)
+#include "ptec_user_config.h"
+#endif
+
+/* Planned buffers (memory ids 1..n) a method may declare; sizes
+ * ptec_requirements and ptec_memory. */
+#ifndef PTEC_MAX_PLANNED_BUFFERS
+#define PTEC_MAX_PLANNED_BUFFERS 8u
+#endif
+
+/* Bytes of the error-detail message kept with a failed call. */
+#ifndef PTEC_DETAIL_LEN
+#define PTEC_DETAIL_LEN 160u
+#endif
+
+/* Highest tensor rank accepted from a program. */
+#ifndef PTEC_MAX_RANK
+#define PTEC_MAX_RANK 16
+#endif
+
+/* Largest per-operator prepared state a kernel may ask for, in bytes. */
+#ifndef PTEC_MAX_KERNEL_STATE
+#define PTEC_MAX_KERNEL_STATE 512u
+#endif
+
+/* Longest argument list a KernelCall may have. */
+#ifndef PTEC_MAX_OP_ARGS
+#define PTEC_MAX_OP_ARGS 32u
+#endif
+
+/* 1 keeps the prose of error messages; 0 keeps status codes, instruction
+ * indices and operator names only (less flash). */
+#ifndef PTEC_ERROR_MESSAGES
+#define PTEC_ERROR_MESSAGES 1
+#endif
+
+#endif
