@@ -34,7 +34,7 @@ def part_of(path):
         return "platform"
     if re.search(r"lib(c|g|m|gcc|nosys|c_nano|g_nano)\.a|crt\w*\.o|/arm-none-eabi/", name):
         return "C library"
-    if "/firmware/" in name or name.startswith("CMakeFiles/"):
+    if "/firmware/" in name or "runner_lib" in name or name.startswith("CMakeFiles/"):
         return "application"
     return "other"
 
