@@ -1,5 +1,6 @@
 # The short commands. Each one installs what it needs first (scripts/setup.sh).
 #   make demo    compile a model, run it, print result, cost and memory
+#                (TARGET=cortex-m33 for the M33, or BOARD=<folder of boards/>)
 #   make test    every test: C (host and ASan/UBSan), cross builds, Python
 #   make size    the runtime core's footprint on each Cortex-M target
 #   make bench   instruction-count benchmarks
@@ -62,7 +63,7 @@ test-logs-clean:
 # The demo builds what it needs (ptec-run, the runner) quietly, with a
 # progress line per step.
 demo: setup
-	@scripts/demo.sh $(TARGET)
+	@scripts/demo.sh $(if $(BOARD),$(BOARD),$(TARGET))
 
 size: setup
 	@scripts/size.sh

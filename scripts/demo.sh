@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make demo: the whole path on one small model. scripts/demo.sh [cortex-m55|cortex-m33]
+# make demo: the whole path on one small model.
+#   scripts/demo.sh [cortex-m55|cortex-m33|BOARD]   (BOARD: a folder of boards/ with a QEMU machine)
 #  0. build the host runtime's CLI, ptec-run (host preset);
 #  1. compile the zoo's digits CNN (trained in seconds on sklearn's bundled
 #     8x8 digits) to an int8 .pte for the target with the AOT compiler;
@@ -16,16 +17,27 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:-cortex-m55}
-# The core's preset builds for its default board (boards/CMakeLists.txt);
+# A core builds for its default board (boards/CMakeLists.txt); a board name
+# builds for that board, and its core (board.cmake) is the AOT target.
 # run_qemu.sh takes the QEMU machine from the firmware's board record.
+board_args=()
+build_name=$target
 case "$target" in
   cortex-m55|cortex-m33) ;;
-  *) echo "demo: target must be cortex-m55 or cortex-m33, not '$target'" >&2; exit 2 ;;
+  *)
+    if [ ! -f "boards/$target/board.cmake" ]; then
+      echo "demo: target must be cortex-m55, cortex-m33 or a board of boards/, not '$target'" >&2; exit 2
+    fi
+    board_args=(-DPTEC_BOARD="$target")
+    build_name=$target
+    target=$(sed -n 's/^set(PTEC_BOARD_CPU \([a-z0-9-]*\)).*/\1/p' "boards/$target/board.cmake")
+    [ -n "$target" ] || { echo "demo: board $build_name has no CPU for the AOT" >&2; exit 2; }
+    ;;
 esac
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 ptec_run=build/host/tools/ptec-run/ptec-run
-build=build/demo-$target
+build=build/demo-$build_name
 work=$build/demo
 rm -rf "$work"
 mkdir -p "$work"
@@ -66,7 +78,7 @@ echo "      $(tail -n 1 "$log")"
 images=$(wc -l <"$work/labels.txt")
 
 step 3/5 "build the $target runner with the program compiled in and only its kernels"
-quiet cmake --preset "$target" -B "$build" -DPTEC_RUNNER_MODEL="$PWD/$pte" \
+quiet cmake --preset "$target" -B "$build" "${board_args[@]}" -DPTEC_RUNNER_MODEL="$PWD/$pte" \
   -DPTEC_KERNEL_LIST="$PWD/$kernels"
 quiet cmake --build "$build" --target ptec_runner -j 2
 elf=$build/firmware/runner/ptec_runner.elf

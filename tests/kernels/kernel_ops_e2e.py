@@ -459,10 +459,12 @@ def run_case(case, ptec_run, workdir, index):
         return None
     if proc.returncode != 0:
         return "exit %d: %s" % (proc.returncode, proc.stderr.strip())
-    got = np.load(os.path.join(base + "-out", "output0.npy"))
+    # The bytes as stored (the .npy is in logical order; expected is stored order).
+    with open(os.path.join(base + "-out", "output0.bin"), "rb") as f:
+        got = f.read()
     want = np.ascontiguousarray(case.expected)
-    if got.tobytes() != want.tobytes():
-        diff = np.flatnonzero(np.frombuffer(got.tobytes(), np.uint8) != np.frombuffer(want.tobytes(), np.uint8))
+    if got != want.tobytes():
+        diff = np.flatnonzero(np.frombuffer(got, np.uint8) != np.frombuffer(want.tobytes(), np.uint8))
         return "output differs in %d bytes, first at %d" % (len(diff), diff[0] if len(diff) else -1)
     return None
 
