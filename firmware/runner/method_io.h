@@ -1,11 +1,12 @@
 /* The method's inputs and outputs in the runner.
  *
- * Inputs, in order of preference: the bytes QEMU placed at the input slot
- * (scripts/run_qemu.sh --input), an input compiled into the image, or
+ * Inputs, in order of preference: the bytes the host gave through the host
+ * link (on the QEMU boards: scripts/run_qemu.sh --input), an input compiled
+ * into the image, or
  * "ones" (every element 1 of its dtype). Several inputs are read one after
  * the other from the same bytes, with no padding.
  *
- * Batch: when the input slot holds k times the bytes one inference takes
+ * Batch: when the host's input holds k times the bytes one inference takes
  * (all inputs back to back), the runner runs k inferences, inference j
  * reading the j-th such block.
  *

@@ -1,11 +1,11 @@
 #include "output_dump.h"
 
-#include "ptec_runner_lib.h"
-#include "report.h"
-
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "ptec_runner_lib.h"
+#include "report.h"
 
 #define VALUES_SHOWN 16u
 #define HEX_BYTES_PER_LINE 32u
