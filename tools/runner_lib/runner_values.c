@@ -65,68 +65,6 @@ const char *ptec_runner_u64_text(uint64_t value, char *text)
     return text;
 }
 
-const char *ptec_runner_value_text(const uint8_t *p, int dtype, char *text)
-{
-    const size_t cap = PTEC_RUNNER_VALUE_TEXT;
-    switch (dtype) {
-    case PTEC_DTYPE_FLOAT: {
-        float v;
-        memcpy(&v, p, sizeof(v));
-        snprintf(text, cap, " %.9g", (double)v);
-        return text;
-    }
-    case PTEC_DTYPE_DOUBLE: {
-        double v;
-        memcpy(&v, p, sizeof(v));
-        snprintf(text, cap, " %.17g", v);
-        return text;
-    }
-    case PTEC_DTYPE_CHAR:
-        snprintf(text, cap, " %d", (int)(int8_t)p[0]);
-        return text;
-    case PTEC_DTYPE_BYTE:
-    case PTEC_DTYPE_BOOL:
-        snprintf(text, cap, " %u", (unsigned)p[0]);
-        return text;
-    case PTEC_DTYPE_SHORT: {
-        int16_t v;
-        memcpy(&v, p, sizeof(v));
-        snprintf(text, cap, " %d", (int)v);
-        return text;
-    }
-    case PTEC_DTYPE_INT: {
-        int32_t v;
-        memcpy(&v, p, sizeof(v));
-        snprintf(text, cap, " %ld", (long)v);
-        return text;
-    }
-    case PTEC_DTYPE_LONG: {
-        int64_t v;
-        memcpy(&v, p, sizeof(v));
-        const uint64_t magnitude = v < 0 ? 0u - (uint64_t)v : (uint64_t)v;
-        text[0] = ' ';
-        text[1] = '-';
-        ptec_runner_u64_text(magnitude, text + (v < 0 ? 2 : 1));
-        return text;
-    }
-    default: { /* raw little-endian hex */
-        static const char hex[] = "0123456789abcdef";
-        size_t size = ptec_dtype_size(dtype);
-        size = size > (cap - 4u) / 2u ? (cap - 4u) / 2u : size;
-        size_t n = 0;
-        text[n++] = ' ';
-        text[n++] = '0';
-        text[n++] = 'x';
-        for (size_t i = size; i > 0; --i) {
-            text[n++] = hex[p[i - 1] >> 4];
-            text[n++] = hex[p[i - 1] & 0xFu];
-        }
-        text[n] = '\0';
-        return text;
-    }
-    }
-}
-
 /* The element at p as a double, for ordering; 0 when its dtype has no
  * order here. */
 static int element_value(const uint8_t *p, int dtype, double *value)
@@ -163,6 +101,45 @@ static int element_value(const uint8_t *p, int dtype, double *value)
     default:
         return 0;
     }
+}
+
+const char *ptec_runner_value_text(const uint8_t *p, int dtype, char *text)
+{
+    const size_t cap = PTEC_RUNNER_VALUE_TEXT;
+    double value;
+    if (dtype == PTEC_DTYPE_FLOAT || dtype == PTEC_DTYPE_DOUBLE) {
+        /* Enough digits to give the same float or double back. */
+        (void)element_value(p, dtype, &value);
+        snprintf(text, cap, " %.*g", dtype == PTEC_DTYPE_FLOAT ? 9 : 17, value);
+        return text;
+    }
+    if (element_value(p, dtype, &value)) { /* integers of 32 bits or less: exact */
+        snprintf(text, cap, " %ld", (long)value);
+        return text;
+    }
+    if (dtype == PTEC_DTYPE_LONG) {
+        int64_t v;
+        memcpy(&v, p, sizeof(v));
+        const uint64_t magnitude = v < 0 ? 0u - (uint64_t)v : (uint64_t)v;
+        text[0] = ' ';
+        text[1] = '-';
+        ptec_runner_u64_text(magnitude, text + (v < 0 ? 2 : 1));
+        return text;
+    }
+    /* Anything else: raw little-endian hex. */
+    static const char hex[] = "0123456789abcdef";
+    size_t size = ptec_dtype_size(dtype);
+    size = size > (cap - 4u) / 2u ? (cap - 4u) / 2u : size;
+    size_t n = 0;
+    text[n++] = ' ';
+    text[n++] = '0';
+    text[n++] = 'x';
+    for (size_t i = size; i > 0; --i) {
+        text[n++] = hex[p[i - 1] >> 4];
+        text[n++] = hex[p[i - 1] & 0xFu];
+    }
+    text[n] = '\0';
+    return text;
 }
 
 long ptec_runner_argmax(const ptec_tensor *tensor)
