@@ -17,7 +17,6 @@
  * Counts are in the board's tick unit (instructions on the QEMU boards). */
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "method_io.h"
 #include "model_source.h"
@@ -44,6 +43,12 @@ enum {
 static ptec_program program;
 static ptec_method method;
 static uint64_t profile[PTEC_RUNNER_MAX_INSTRUCTIONS];
+
+/* What a tick is on this board, for the report's words. */
+static const char *tick_unit(void)
+{
+    return ptec_runner_tick_unit_name(ptec_platform_tick_unit());
+}
 
 /* The detail comes from the program only while it is not initialised;
  * after that, from the method. */
