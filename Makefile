@@ -68,7 +68,7 @@ demo: setup
 size: setup
 	@scripts/size.sh
 
-bench: host
+bench: host cross
 	@bench/run_all.sh
 
 fuzz: setup

@@ -216,8 +216,9 @@ ptec_status ptec_method_instruction_name(const ptec_method *method, size_t index
 /* Execution budget. Each instruction has a cost fixed at load: 1 plus the
  * bytes of the tensors it names, so one straight pass over the instruction
  * list costs ptec_method_pass_cost(). An execute that would spend more than
- * the budget stops with PTEC_OUT_OF_RESOURCES, naming the instruction (only
- * a program that jumps backwards can get there). The default after load is
+ * the budget stops with PTEC_OUT_OF_RESOURCES, naming the backward jump that
+ * would exceed it (only a program that jumps backwards can get there; each
+ * taken backward jump pays for the span it repeats). The default after load is
  * PTEC_DEFAULT_BUDGET_PASSES passes; `budget` 0 restores it, and a budget
  * below one pass is refused (PTEC_INVALID_ARGUMENT). */
 uint64_t ptec_method_pass_cost(const ptec_method *method);

@@ -64,9 +64,9 @@ static ptec_status run_fail(ptec_method *m, ptec_status status, uint32_t pc)
     return ptec_detail_end(&f);
 }
 
-/* Names the instruction that no longer fits the budget and the backward
- * jump that made the program loop (ptec_method_set_budget raises it). */
-static ptec_status budget_exhausted(ptec_method *m, uint32_t pc, uint64_t spent, uint32_t jumped_back_at)
+/* Names the backward jump whose repeat no longer fits the budget
+ * (ptec_method_set_budget raises it). */
+static ptec_status budget_exhausted(ptec_method *m, uint32_t pc, uint64_t spent)
 {
     const ptec_instr *instr = &m->instrs[pc];
     ptec_detail_fmt f;
@@ -76,8 +76,18 @@ static ptec_status budget_exhausted(ptec_method *m, uint32_t pc, uint64_t spent,
     ptec_detail_str(&f, PTEC_MSG("; one pass costs "));
     ptec_detail_u64(&f, m->pass_cost);
     ptec_detail_str(&f, PTEC_MSG("), last jumped back at instruction "));
-    ptec_detail_u64(&f, jumped_back_at);
+    ptec_detail_u64(&f, pc);
     return ptec_detail_end(&f);
+}
+
+/* What running instructions first..last once more costs. */
+static uint64_t span_cost(const ptec_method *m, uint32_t first, uint32_t last)
+{
+    uint64_t cost = 0;
+    for (uint32_t i = first; i <= last; ++i) {
+        cost += m->instrs[i].cost;
+    }
+    return cost;
 }
 
 ptec_status ptec_method_execute(ptec_method *m)
@@ -92,18 +102,19 @@ ptec_status ptec_method_execute(ptec_method *m)
     ptec_exec_ctx *ctx = m->ctx;
     uint64_t *profile = m->profile;
     uint32_t pc = 0;
-    uint64_t spent = 0;
-    uint32_t jumped_back_at = 0;
+    /* Until a backward jump is taken, each instruction runs at most once, so
+     * a straight pass costs at most pass_cost, which the budget always
+     * covers. Only a taken backward jump can make instructions run again: it
+     * pays for its whole span [target, jump] before it jumps. Every re-run
+     * of an instruction follows a jump whose span holds it, so `spent`
+     * bounds the real cost from above, and straight-line programs pay no
+     * per-instruction check. */
+    uint64_t spent = m->pass_cost;
     m->executed = false;
     while (pc < m->instruction_count) {
         ptec_instr *instr = &m->instrs[pc];
         uint64_t start = profile != NULL ? ptec_platform_ticks() : 0;
         uint32_t next = pc + 1u;
-        /* Every instruction costs at least 1, so this also bounds the steps. */
-        if (instr->cost > m->budget - spent) {
-            return budget_exhausted(m, pc, spent, jumped_back_at);
-        }
-        spent += instr->cost;
         ctx->instruction = (int32_t)pc;
         switch (instr->kind) {
         case INSTR_KERNEL_CALL:
@@ -120,7 +131,14 @@ ptec_status ptec_method_execute(ptec_method *m)
         case INSTR_JUMP_FALSE_CALL:
             if (!condition_true(&m->values[instr->a])) {
                 next = (uint32_t)instr->b;
-                jumped_back_at = next <= pc ? pc : jumped_back_at;
+                if (next <= pc) {
+                    /* Every instruction costs at least 1: this also bounds the steps. */
+                    uint64_t span = span_cost(m, next, pc);
+                    if (span > m->budget - spent) {
+                        return budget_exhausted(m, pc, spent);
+                    }
+                    spent += span;
+                }
             }
             break;
         default: /* FreeCall: static memory, nothing to release */

@@ -126,7 +126,7 @@ def case_back_edge_self(p, v):
 def case_loop_budget(p, v):
     # A loop that passes the load check (its condition is written just before
     # the jump, as in upstream's torch.map loop) but never ends: the execution
-    # budget stops it and names the jump. One pass costs 67: the add is
+    # budget stops it at the jump. One pass costs 67: the add is
     # 1 + 4 tensor arguments of 16 bytes (x, c, out, return slot), the move
     # and the jump 1 each; the default budget is 4 passes, 268.
     instructions(p).append(Instruction(MoveCall(v["false"], v["cond"])))
