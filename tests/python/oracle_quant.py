@@ -148,3 +148,27 @@ def int8_code_of_tensor(value: np.ndarray, scale: float, zp: int) -> np.ndarray:
     inv = np.float32(np.float32(1.0) / np.float32(scale))
     prod = (np.asarray(value, np.float32) * inv).astype(np.float32)
     return np.clip(np.rint(prod).astype(np.int64) + zp, INT8_MIN, INT8_MAX).astype(np.int8)
+
+
+def physical_pads(torch_pad, rank: int, channels_last: bool) -> Tuple[List[int], List[int]]:
+    """§3.17: F.pad's (last_begin, last_end, prev_begin, ...) as pre/post
+    lists of 4 entries in physical order, (N, H, W, C) for a channels-last 4-D
+    tensor, else the logical dims right-aligned behind leading 1s."""
+    pre, post = [0] * rank, [0] * rank
+    pairs = [(int(torch_pad[i]), int(torch_pad[i + 1])) for i in range(0, len(torch_pad), 2)]
+    for k, (before, after) in enumerate(pairs):
+        pre[rank - 1 - k], post[rank - 1 - k] = before, after
+    slots = [0, 2, 3, 1] if channels_last else list(range(rank))
+    fill = [0] * (4 - rank)
+    return fill + [pre[d] for d in slots], fill + [post[d] for d in slots]
+
+
+def window_count(size: int, kernel: int, stride: int, pad: int) -> int:
+    """How many pooling windows start inside [-pad, size + pad - kernel] (floor mode)."""
+    return len(range(-pad, size + pad - kernel + 1, stride))
+
+
+def transpose_conv_size(size: int, kernel: int, stride: int, pad: int, out_pad: int) -> int:
+    """§3.11: one output row per position the scatter can reach, less the padding."""
+    last_input_reach = (size - 1) * stride + (kernel - 1)
+    return last_input_reach + 1 - 2 * pad + out_pad

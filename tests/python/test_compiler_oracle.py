@@ -7,6 +7,8 @@ layouts, LUTs, pad values, pool geometry -- must equal the one recomputed
 from the float model's quantization parameters. The C runtime and the int8
 reference both consume the .pte, so they cannot see a wrong value the
 compiler wrote; this test can."""
+from fractions import Fraction
+
 import numpy as np
 import pytest
 import torch
@@ -16,6 +18,7 @@ import oracle_quant as oq
 from ptec.compiler import compile_model
 from ptec.models import ZOO, load_model
 from ptec.pte import parse_program
+from ptec.pte.schema import ScalarType
 
 LUT_OPS = ("sigmoid", "tanh", "silu", "gelu", "hardswish", "hardsigmoid", "leaky_relu", "elu")
 
@@ -194,6 +197,123 @@ def _check_batch_matmul(g, n, args, target):
         assert np.array_equal(args[operand].physical, want), (n.name, operand)
 
 
+def _check_transpose_conv(g, n, args, target):
+    """§3.11: per-output-channel (M, S), offsets, OHWI weights from torch's IOHW."""
+    s_in, z_in = _qp(g, n.inputs[0])
+    s_out, z_out = _qp(g, n.name)
+    w = n.attrs["weight_q"]                       # [Cin, Cout, KH, KW]
+    cout = w.shape[1]
+    want = [oq.requantization(s_in * float(sw) / s_out) for sw in np.broadcast_to(
+        n.attrs["weight_scales"], (cout,))]
+    assert args["requantize_multipliers"].physical.tolist() == [m for m, _ in want], n.name
+    assert args["requantize_shifts"].physical.tolist() == [s for _, s in want], n.name
+    assert args["input_offset"] == -z_in and args["output_offset"] == z_out, n.name
+    _assert_clamp(args, n, s_out, z_out)
+    a = n.attrs
+    assert args["stride"] == list(a["stride"]) and args["padding"] == list(a["padding"]), n.name
+    assert args["output_padding"] == list(a.get("output_padding", [0, 0])), n.name
+    assert args["dilation"] == [1, 1], n.name
+    ohwi = np.stack([w[:, o] for o in range(cout)]).transpose(0, 2, 3, 1)
+    assert np.array_equal(args["weight"].physical, ohwi), n.name
+    h, wd = g.node(n.inputs[0]).shape[2:]
+    assert [oq.transpose_conv_size(i, k, s, p, op) for i, k, s, p, op in zip(
+        (h, wd), w.shape[2:], a["stride"], a["padding"], a.get("output_padding", [0, 0]))] \
+        == list(n.shape[2:]), n.name
+    if a["bias_q"] is None:
+        assert args["bias"] is None
+    else:
+        assert args["bias"].physical.tolist() == np.asarray(a["bias_q"]).tolist(), n.name
+
+
+def _check_div(g, n, args, target):
+    """§3.5: raw zero points and the effective scale s1 / (s2 * s_out), to the double."""
+    (s1, z1), (s2, z2) = _qp(g, n.inputs[0]), _qp(g, n.inputs[1])
+    s_out, z_out = _qp(g, n.name)
+    assert (args["self_zero_point"], args["other_zero_point"], args["output_zero_point"]) == (
+        z1, z2, z_out), n.name
+    exact = Fraction(s1) / (Fraction(s2) * Fraction(s_out))
+    assert abs(Fraction(args["output_scale"]) - exact) <= exact * Fraction(1, 2 ** 51), n.name
+
+
+def _expected_pools_and_pads(g):
+    """(avg-pool calls, pad calls) the graph asks for, in program order. An
+    avg-pool counting its padding (§3.13) becomes a pad with the input's zero
+    point and an unpadded pool; a ceil-mode max-pool's extra windows become a
+    bottom/right pad of -128; a constant_pad_nd pads with its value's code.
+    An avg-pool entry is (kernel, stride, padding, ceil_mode, zero point) or
+    None where the pool comes from a mean whose geometry is a reshape's."""
+    pools, pads = [], []
+    for n in g.nodes:
+        a = n.attrs
+        if n.op == "pad":
+            s, z = _qp(g, n.name)
+            pre, post = oq.physical_pads(a["pad"], len(n.shape), len(n.shape) == 4)
+            pads.append((n.name, pre, post, oq.code_of(float(a.get("value", 0.0)), s, z)))
+        elif n.op == "avg_pool2d":
+            z_in = _qp(g, n.inputs[0])[1]
+            kernel, padding = list(a["kernel"]), list(a["padding"])
+            stride = kernel if not a["stride"] else list(a["stride"])
+            if a["count_include_pad"] and any(padding):
+                pads.append((n.name, [0, padding[0], padding[1], 0],
+                             [0, padding[0], padding[1], 0], z_in))
+                padding = [0, 0]
+            pools.append((n.name, (kernel, stride, padding, bool(a["ceil_mode"]), z_in)))
+        elif n.op == "adaptive_avg_pool2d":
+            h, w = g.node(n.inputs[0]).shape[2:]
+            k = [h // a["output_size"][0], w // a["output_size"][1]]
+            pools.append((n.name, (k, k, [0, 0], False, _qp(g, n.inputs[0])[1])))
+        elif n.op == "mean":
+            pools.append((n.name, None))
+        elif n.op == "max_pool2d" and a["ceil_mode"]:
+            sizes = g.node(n.inputs[0]).shape[2:]
+            extra = [(o - 1) * s + k - (i + 2 * p) for o, s, k, i, p in zip(
+                n.shape[2:], a["stride"], a["kernel"], sizes, a["padding"])]
+            if max(extra) > 0:
+                pads.append((n.name, [0, 0, 0, 0], [0, max(extra[0], 0), max(extra[1], 0), 0],
+                             oq.INT8_MIN))
+    return pools, pads
+
+
+def _check_pools_and_pads(g, calls):
+    pools, pads = _expected_pools_and_pads(g)
+    found = _by_kind(calls, ("cortex_m::quantized_avg_pool2d.out",))
+    assert len(found) == len(pools), (len(found), [p[0] for p in pools])
+    for (name, want), args in zip(pools, found):
+        if want is None:
+            continue
+        kernel, stride, padding, ceil_mode, zp = want
+        assert args["kernel_size"] == kernel and args["stride"] == stride, name
+        assert args["padding"] == padding and args["ceil_mode"] == ceil_mode, name
+        assert args["zero_point"] == zp, name
+    found = _by_kind(calls, ("cortex_m::pad.out",))
+    assert len(found) == len(pads), (len(found), [p[0] for p in pads])
+    for (name, pre, post, value), args in zip(pads, found):
+        assert (args["pre_pad"], args["post_pad"]) == (pre, post), name
+        assert args["pad_value"] == value, name
+    return len(pools) + len(pads)
+
+
+def _check_io_conversions(g, res, calls):
+    """§3.1/§3.2: the float boundary converts on the grid of the value it
+    carries: each program input's quantize and each output's dequantize use
+    that node's (scale, zero point), int8 range and dtype CHAR."""
+    grids = {_qp(g, n.name) for n in g.nodes}
+    checked = 0
+    for key, names in (("cortex_m::quantize_per_tensor.out",
+                        [n.name for n in g.nodes if n.op == "input"]),
+                       ("cortex_m::dequantize_per_tensor.out", list(g.outputs))):
+        found = _by_kind(calls, (key,))
+        for args in found:
+            assert (args["quant_min"], args["quant_max"]) == (oq.INT8_MIN, oq.INT8_MAX), key
+            assert args["dtype"] == int(ScalarType.CHAR), key
+            assert (args["scale"], args["zero_point"]) in grids, key
+        if not res.lowered.fallbacks:
+            want = sorted(_qp(g, name) for name in names)
+            assert sorted((a["scale"], a["zero_point"]) for a in found) == want, key
+        checked += len(found)
+    return checked
+
+
 CHECKS = [  # (node ops, call keys, check)
     (("conv2d",), ("cortex_m::quantized_conv2d.out", "cortex_m::quantized_depthwise_conv2d.out"),
      _check_conv),
@@ -203,6 +323,9 @@ CHECKS = [  # (node ops, call keys, check)
     (("softmax",), ("cortex_m::softmax.out",), _check_softmax),
     (("max_pool2d",), ("cortex_m::quantized_max_pool2d.out",), _check_max_pool),
     (("matmul",), ("cortex_m::quantized_batch_matmul.out",), _check_batch_matmul),
+    (("conv_transpose2d",), ("cortex_m::quantized_transpose_conv2d.out",),
+     _check_transpose_conv),
+    (("div",), ("cortex_m::quantized_div.out",), _check_div),
 ]
 
 
@@ -220,6 +343,8 @@ def check_program(res, target):
             check(g, n, args, target)
             checked += 1
     checked += _check_luts(g, calls)
+    checked += _check_pools_and_pads(g, calls)
+    checked += _check_io_conversions(g, res, calls)
     _check_constants(g, calls)
     return checked
 
@@ -263,7 +388,7 @@ def test_zoo_parameters_match_the_spec(name):
 def test_linear_bias_form_on_m33():
     m = load_model("fc_autoencoder")
     res = compile_model(m.module, m.example_inputs, m.calibration(4), target="cortex-m33")
-    assert check_program(res, "cortex-m33") == 10
+    assert check_program(res, "cortex-m33") == 10 + 2          # 10 linear layers, one quantize, one dequantize
 
 
 class FourDConstants(nn.Module):
@@ -319,11 +444,45 @@ class Clamped(nn.Module):
         return self.second(self.clamp(self.first(x)))
 
 
+class PadsAndAvgPools(nn.Module):
+    """constant_pad_nd with a non-zero value and asymmetric, h != w pads; an
+    avg-pool counting its padding (a pad of zp_in in front), one that does
+    not, and one in ceil mode; a ceil-mode max-pool (a -128 pad)."""
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 1)
+        self.counted = nn.AvgPool2d((3, 2), stride=(1, 2), padding=(1, 0))
+        self.uncounted = nn.AvgPool2d((2, 3), stride=(2, 1), padding=(0, 1),
+                                      count_include_pad=False)
+        self.ceil = nn.AvgPool2d(2, stride=2, ceil_mode=True)
+        self.max_ceil = nn.MaxPool2d(2, stride=2, ceil_mode=True)
+
+    def forward(self, x):
+        y = nn.functional.pad(torch.relu(self.conv(x)), (1, 0, 2, 1), value=0.75)
+        return self.max_ceil(self.ceil(self.uncounted(self.counted(y))))
+
+
+class TransposeConvAndDiv(nn.Module):
+    """A transpose conv with per-channel scales, asymmetric stride and padding
+    (output_padding stays 0: §3.11's quantizer takes no other); a quotient
+    of two tensors; float in and out."""
+    def __init__(self):
+        super().__init__()
+        self.up = nn.ConvTranspose2d(4, 3, (3, 2), stride=(2, 1), padding=(1, 0))
+        self.gate = nn.Conv2d(3, 3, 1)
+
+    def forward(self, x):
+        y = torch.relu(self.up(x))
+        return y / (torch.sigmoid(self.gate(y)) + 0.5)
+
+
 SMALL = {
     "clamped": (Clamped, (1, 3, 4, 4)),
     "four_d_constants": (FourDConstants, (1, 3, 4, 5)),
     "activations": (Activations, (1, 8)),
     "asymmetric_geometry": (AsymmetricGeometry, (1, 3, 11, 9)),
+    "pads_and_avg_pools": (PadsAndAvgPools, (1, 3, 9, 8)),
+    "transpose_conv_and_div": (TransposeConvAndDiv, (1, 4, 5, 6)),
 }
 
 
