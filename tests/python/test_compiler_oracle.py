@@ -388,7 +388,8 @@ def test_zoo_parameters_match_the_spec(name):
 def test_linear_bias_form_on_m33():
     m = load_model("fc_autoencoder")
     res = compile_model(m.module, m.example_inputs, m.calibration(4), target="cortex-m33")
-    assert check_program(res, "cortex-m33") == 10 + 2          # 10 linear layers, one quantize, one dequantize
+    # 10 linear layers, one quantize, one dequantize
+    assert check_program(res, "cortex-m33") == 10 + 2
 
 
 class FourDConstants(nn.Module):
