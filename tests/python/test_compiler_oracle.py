@@ -43,17 +43,22 @@ def _by_kind(calls, keys):
     return [args for key, args in calls if key in keys]
 
 
-def _check_conv(g, n, args, target):
+def _check_per_channel_requantization(g, n, args, cout):
+    """§1.5 per output channel, §1.4 offsets, §1.6 the fused clamp."""
     s_in, z_in = _qp(g, n.inputs[0])
     s_out, z_out = _qp(g, n.name)
-    w = n.attrs["weight_q"]
-    cout = w.shape[0]
     want = [oq.requantization(s_in * float(sw) / s_out) for sw in np.broadcast_to(
         n.attrs["weight_scales"], (cout,))]
     assert args["requantize_multipliers"].physical.tolist() == [m for m, _ in want], n.name
     assert args["requantize_shifts"].physical.tolist() == [s for _, s in want], n.name
     assert args["input_offset"] == -z_in and args["output_offset"] == z_out, n.name
     _assert_clamp(args, n, s_out, z_out)
+
+
+def _check_conv(g, n, args, target):
+    w = n.attrs["weight_q"]
+    cout = w.shape[0]
+    _check_per_channel_requantization(g, n, args, cout)
     assert args["stride"] == list(n.attrs["stride"]) and args["padding"] == list(n.attrs["padding"])
     assert args["dilation"] == list(n.attrs["dilation"]), n.name
     weight = args["weight"].physical
@@ -199,16 +204,9 @@ def _check_batch_matmul(g, n, args, target):
 
 def _check_transpose_conv(g, n, args, target):
     """§3.11: per-output-channel (M, S), offsets, OHWI weights from torch's IOHW."""
-    s_in, z_in = _qp(g, n.inputs[0])
-    s_out, z_out = _qp(g, n.name)
     w = n.attrs["weight_q"]                       # [Cin, Cout, KH, KW]
     cout = w.shape[1]
-    want = [oq.requantization(s_in * float(sw) / s_out) for sw in np.broadcast_to(
-        n.attrs["weight_scales"], (cout,))]
-    assert args["requantize_multipliers"].physical.tolist() == [m for m, _ in want], n.name
-    assert args["requantize_shifts"].physical.tolist() == [s for _, s in want], n.name
-    assert args["input_offset"] == -z_in and args["output_offset"] == z_out, n.name
-    _assert_clamp(args, n, s_out, z_out)
+    _check_per_channel_requantization(g, n, args, cout)
     a = n.attrs
     assert args["stride"] == list(a["stride"]) and args["padding"] == list(a["padding"]), n.name
     assert args["output_padding"] == list(a.get("output_padding", [0, 0])), n.name
