@@ -26,7 +26,10 @@ for target in "${targets[@]}"; do
   printf '%-18s %-11s %14s %10s %10s  %s\n' model target instructions arena_B pte_B host
   for m in "${models[@]}"; do
     pte=$work/$m-$target.pte
-    PYTHONPATH=python $py -m ptec compile "$m" --calib 8 --target "$target" -o "$pte" 2>/dev/null
+    if ! PYTHONPATH=python $py -m ptec compile "$m" --calib 8 --target "$target" -o "$pte" >"$work/compile.log" 2>&1; then
+      cat "$work/compile.log" >&2
+      exit 1
+    fi
     input=$work/$m.in
     PYTHONPATH=python $py - "$pte" "$input" <<'PYEOF'
 import sys
