@@ -43,4 +43,14 @@
 #define PTEC_ERROR_MESSAGES 1
 #endif
 
+/* ptec_npu_model in direct-driver mode (driver_direct.c): the static work
+ * buffer for one op's decoded weights, and the NPU the model simulates until
+ * ptec_npu_model_configure() says otherwise (a Vela accelerator name). */
+#ifndef PTEC_NPU_MODEL_WORK_BYTES
+#define PTEC_NPU_MODEL_WORK_BYTES 131072u
+#endif
+#ifndef PTEC_NPU_MODEL_DEFAULT_CONFIG
+#define PTEC_NPU_MODEL_DEFAULT_CONFIG "ethos-u55-128"
+#endif
+
 #endif
