@@ -1,0 +1,280 @@
+"""The int8 TFLite importer (ptec.tflite.import_int8, docs/tflite-import.md)
+against an independent numpy TFLite reference (tflite_reference.py), run on
+the C runtime (ptec-run)."""
+import os
+import struct
+
+import numpy as np
+import pytest
+
+import tflite_reference as R
+from conftest import SHARED
+from ptec import host_runtime
+from ptec.tflite import reader
+from ptec.tflite.import_int8 import UnsupportedTFLite, import_int8
+
+TFLM = os.path.join(SHARED, "models", "ethos-u", "tflm")
+PERSON_DETECT = os.path.join(TFLM, "person_detect.tflite")
+
+
+def load(path):
+    return reader.read_model(path)
+
+
+def bmp_pixels_top_down(path):
+    """TFLM's test input: the 8-bit BMP's pixel indices, top row first."""
+    with open(path, "rb") as f:
+        data = f.read()
+    offset, = struct.unpack_from("<I", data, 10)
+    width, height = struct.unpack_from("<ii", data, 18)
+    bpp, = struct.unpack_from("<H", data, 28)
+    assert (width, abs(height), bpp) == (96, 96, 8)
+    rows = np.frombuffer(data, np.uint8, width * abs(height), offset).reshape(abs(height), width)
+    return rows[::-1] if height > 0 else rows
+
+
+def run_nhwc(result, inputs):
+    """Runs the imported program on NHWC inputs; outputs as TFLite-shaped arrays."""
+    ins = [x.transpose(0, 3, 1, 2) if x.ndim == 4 else x for x in inputs]
+    outs = host_runtime.run(result.program, result.data, ins)
+    return [o.transpose(0, 2, 3, 1) if o.ndim == 4 else o for o in outs]
+
+
+# -- person_detect ---------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def person_detect():
+    model = load(PERSON_DETECT)
+    sg = model.subgraphs[0]
+    layers = [int(op.outputs[0]) for op in sg.operators]
+    return model, import_int8(model, outputs=layers), layers
+
+
+def _reference_graph(model):
+    """The model as the reference interpreter takes it."""
+    sg = model.subgraphs[0]
+    tensors = []
+    for t in sg.tensors:
+        q = t.quantization
+        tensors.append((list(t.shape), None if t.data is None else t.array(),
+                        None if q is None else np.asarray(q.scale, np.float32),
+                        None if q is None else np.asarray(q.zero_point, np.int64)))
+    ops = [(op.name, list(op.inputs), list(op.outputs), dict(op.options)) for op in sg.operators]
+    return tensors, ops
+
+
+def _inputs():
+    rng = np.random.default_rng(20261123)
+    named = [("person.bmp raw", bmp_pixels_top_down(os.path.join(TFLM, "person.bmp")).view(np.int8)),
+             ("no_person.bmp raw", bmp_pixels_top_down(os.path.join(TFLM, "no_person.bmp")).view(np.int8)),
+             ("person.bmp pixel-128", (bmp_pixels_top_down(os.path.join(TFLM, "person.bmp"))
+                                       .astype(np.int16) - 128).astype(np.int8))]
+    named += [(f"random {k}", rng.integers(-128, 128, (96, 96), dtype=np.int64).astype(np.int8))
+              for k in range(3)]
+    return named
+
+
+def test_person_detect_every_layer_matches_the_tflite_reference(person_detect):
+    model, result, layers = person_detect
+    tensors, ops = _reference_graph(model)
+    assert [o[0] for o in ops].count("DEPTHWISE_CONV_2D") == 14 and len(ops) == 31
+    for name, x in _inputs():
+        x = x.reshape(1, 96, 96, 1)
+        env = R.run_person_detect(tensors, ops, x)
+        got = run_nhwc(result, [x])
+        for k, (t, g) in enumerate(zip(layers, got)):
+            ref = env[t]
+            g = np.asarray(g).reshape(ref.shape)
+            assert np.array_equal(g, ref), (
+                f"{name}: layer {k} ({ops[k][0]}) differs in {(g != ref).sum()} of {ref.size} "
+                f"bytes, max {np.abs(g.astype(int) - ref.astype(int)).max()}")
+
+
+def test_person_detect_tflm_smoke_check():
+    """TFLM's person_detection_test: raw BMP bytes in; person (index 1) wins
+    on person.bmp, notperson (index 0) on no_person.bmp."""
+    result = import_int8(load(PERSON_DETECT))
+    assert result.lowered.inputs[0].sizes == [1, 1, 96, 96]
+    scores = {}
+    for bmp in ("person.bmp", "no_person.bmp"):
+        x = bmp_pixels_top_down(os.path.join(TFLM, bmp)).view(np.int8).reshape(1, 96, 96, 1)
+        scores[bmp] = run_nhwc(result, [x])[0].reshape(2)
+    assert scores["person.bmp"][1] > scores["person.bmp"][0], scores
+    assert scores["no_person.bmp"][0] > scores["no_person.bmp"][1], scores
+
+
+# -- the other operators, on small synthetic models -----------------------------
+
+def F(scale, zp):
+    """A (scale, zero point) pair as a .tflite stores it (float32 scale)."""
+    return float(np.float32(scale)), int(zp)
+
+
+class Model:
+    """A TFLite model built in memory as the reader's objects."""
+
+    def __init__(self):
+        self.tensors, self.ops = [], []
+
+    def t(self, shape, ty="INT8", q=None, data=None):
+        qp = None if q is None else reader.Quantization(
+            scale=[float(v) for v in np.atleast_1d(q[0])],
+            zero_point=[int(v) for v in np.atleast_1d(q[1])])
+        i = len(self.tensors)
+        self.tensors.append(reader.Tensor(
+            index=i, name=f"t{i}", shape=list(shape), type=ty, buffer=0,
+            data=None if data is None else np.ascontiguousarray(data).tobytes(), quantization=qp))
+        return i
+
+    def op(self, name, ins, outs, **opts):
+        self.ops.append(reader.Operator(index=len(self.ops), name=name, builtin=name, version=1,
+                                        inputs=list(ins), outputs=list(outs), options=opts))
+
+    def model(self, ins, outs):
+        g = reader.SubGraph(index=0, name=None, tensors=self.tensors, inputs=list(ins),
+                            outputs=list(outs), operators=self.ops)
+        return reader.Model(version=3, description=None, operator_codes=[], subgraphs=[g],
+                            buffers=[b""], metadata={})
+
+
+TARGETS = ["cortex-m55", "cortex-m33"]
+
+
+def _i8(rng, *shape):
+    return rng.integers(-128, 128, shape).astype(np.int8)
+
+
+def _run(m, ins, outs, xs, target):
+    return run_nhwc(import_int8(m.model(ins, outs), target), xs)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_fully_connected(target, per_channel):
+    rng = np.random.default_rng(1)
+    m, qi, qo = Model(), F(0.05, 3), F(0.11, -7)
+    x = m.t([1, 2, 2, 6], q=qi)
+    ws = (rng.uniform(0.005, 0.02, 5) if per_channel else np.array([0.01])).astype(np.float32)
+    w, b = _i8(rng, 5, 24), rng.integers(-500, 500, 5).astype(np.int32)
+    wi = m.t([5, 24], q=(ws, np.zeros(ws.size)), data=w)
+    bi = m.t([5], "INT32", q=(ws * np.float32(qi[0]), np.zeros(ws.size)), data=b)
+    o = m.t([1, 5], q=qo)
+    m.op("FULLY_CONNECTED", [x, wi, bi], [o], fused_activation_function="RELU")
+    xv = _i8(rng, 1, 2, 2, 6)
+    got = _run(m, [x], [o], [xv], target)[0]
+    assert np.array_equal(got, R.fully_connected(xv, w, b, qi, qo, ws, "RELU"))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])           # SAME is asymmetric here
+@pytest.mark.parametrize("pool", ["MAX_POOL_2D", "AVERAGE_POOL_2D"])
+def test_pools(target, padding, pool):
+    rng = np.random.default_rng(2)
+    m, q = Model(), F(0.02, -5)
+    x = m.t([1, 7, 8, 3], q=q)
+    o = m.t([1, 4, 4, 3] if padding == "SAME" else [1, 3, 3, 3], q=q)
+    opts = dict(padding=padding, stride_w=2, stride_h=2, filter_width=3, filter_height=3,
+                fused_activation_function="RELU6")
+    m.op(pool, [x], [o], **opts)
+    xv = _i8(rng, 1, 7, 8, 3)
+    got = _run(m, [x], [o], [xv], target)[0]
+    if pool == "MAX_POOL_2D":
+        ref = R.max_pool(xv, opts, q)
+    else:
+        ref = np.clip(R.avg_pool(xv, opts), *R.act_range("RELU6", *q))
+    assert np.array_equal(got, ref)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_conv_same_stride2_and_depthwise_multiplier(target):
+    rng = np.random.default_rng(3)
+    qi, qo = F(0.03, -2), F(0.07, 4)
+    xv = _i8(rng, 1, 9, 10, 4)
+    for depthwise in (False, True):
+        m = Model()
+        x = m.t([1, 9, 10, 4], q=qi)
+        cout = 8 if depthwise else 6
+        wshape = [1, 3, 3, cout] if depthwise else [cout, 3, 3, 4]
+        ws = rng.uniform(0.005, 0.02, cout).astype(np.float32)
+        w, b = _i8(rng, *wshape), rng.integers(-900, 900, cout).astype(np.int32)
+        wi = m.t(wshape, q=(ws, np.zeros(cout)), data=w)
+        bi = m.t([cout], "INT32", q=(ws * np.float32(qi[0]), np.zeros(cout)), data=b)
+        stride = 1 if depthwise else 2
+        o = m.t([1, 9, 10, cout] if depthwise else [1, 5, 5, cout], q=qo)
+        opts = dict(padding="SAME", stride_w=stride, stride_h=stride, fused_activation_function="RELU",
+                    dilation_w_factor=1, dilation_h_factor=1)
+        if depthwise:
+            opts["depth_multiplier"] = 2
+        m.op("DEPTHWISE_CONV_2D" if depthwise else "CONV_2D", [x, wi, bi], [o], **opts)
+        got = _run(m, [x], [o], [xv], target)[0]
+        assert np.array_equal(got, R.conv(xv, w, b, qi, qo, ws, opts, depthwise)), depthwise
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("other_shape", [[1, 4, 5, 6], [6]])
+def test_add_mul(target, other_shape):
+    rng = np.random.default_rng(4)
+    qa, qb, qo = F(0.04, -3), F(0.09, 10), F(0.1, -1)
+    av, bv = _i8(rng, 1, 4, 5, 6), _i8(rng, *other_shape)
+    for name, act in (("ADD", "RELU"), ("MUL", "RELU6")):
+        m = Model()
+        a, b, o = m.t([1, 4, 5, 6], q=qa), m.t(other_shape, q=qb), m.t([1, 4, 5, 6], q=qo)
+        m.op(name, [a, b], [o], fused_activation_function=act)
+        got = _run(m, [a, b], [o], [av, bv], target)[0]
+        fn = R.add if name == "ADD" else R.mul
+        assert np.array_equal(got, fn(av, np.broadcast_to(bv, av.shape), qa, qb, qo, act)), name
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_quantize_requantize_dequantize(target):
+    rng = np.random.default_rng(5)
+    qa, qo = F(0.04, -3), F(0.1, -1)
+    m = Model()
+    x, o = m.t([2, 33], q=qa), m.t([2, 33], q=qo)
+    m.op("QUANTIZE", [x], [o])
+    xv = _i8(rng, 2, 33)
+    assert np.array_equal(_run(m, [x], [o], [xv], target)[0], R.requantize(xv, qa, qo))
+    m = Model()
+    x, q8, back = m.t([2, 33], "FLOAT32"), m.t([2, 33], q=qo), m.t([2, 33], "FLOAT32")
+    m.op("QUANTIZE", [x], [q8])
+    m.op("DEQUANTIZE", [q8], [back])
+    xf = rng.normal(0, 5, (2, 33)).astype(np.float32)
+    got_q, got_f = _run(m, [x], [q8, back], [xf], target)
+    assert np.array_equal(got_q, R.quantize(xf, qo))
+    assert np.array_equal(got_f, R.dequantize(R.quantize(xf, qo), qo))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_pad_concatenation_mean(target):
+    rng = np.random.default_rng(6)
+    q = F(0.05, 7)
+    xv = _i8(rng, 1, 3, 4, 5)
+    m = Model()
+    x = m.t([1, 3, 4, 5], q=q)
+    pads = np.array([[0, 0], [1, 2], [0, 1], [2, 0]], np.int32)
+    p, o = m.t([4, 2], "INT32", data=pads), m.t([1, 6, 5, 7], q=q)
+    m.op("PAD", [x, p], [o])
+    assert np.array_equal(_run(m, [x], [o], [xv], target)[0], np.pad(xv, pads, constant_values=7))
+    for axis, yshape in ((3, [1, 3, 4, 2]), (1, [1, 2, 4, 5])):
+        m = Model()
+        x, y = m.t([1, 3, 4, 5], q=q), m.t(yshape, q=q)
+        o = m.t(list(np.concatenate([xv, np.zeros(yshape, np.int8)], axis).shape), q=q)
+        m.op("CONCATENATION", [x, y], [o], axis=axis, fused_activation_function="NONE")
+        yv = _i8(rng, *yshape)
+        got = _run(m, [x, y], [o], [xv, yv], target)[0]
+        assert np.array_equal(got, np.concatenate([xv, yv], axis)), axis
+    qi, qo = F(0.05, 7), F(0.03, -4)
+    m = Model()
+    x = m.t([1, 5, 6, 7], q=qi)
+    ax, o = m.t([2], "INT32", data=np.array([1, 2], np.int32)), m.t([1, 1, 1, 7], q=qo)
+    m.op("MEAN", [x, ax], [o], keep_dims=True)
+    xv = _i8(rng, 1, 5, 6, 7)
+    assert np.array_equal(_run(m, [x], [o], [xv], target)[0], R.mean_hw(xv, qi, qo))
+
+
+def test_unsupported_operator_is_refused_by_name_in_the_importer():
+    m = Model()
+    x, o = m.t([1, 8], q=F(0.1, 0)), m.t([1, 8], q=F(1 / 256, -128))
+    m.op("LOGISTIC", [x], [o])
+    with pytest.raises(UnsupportedTFLite, match="LOGISTIC"):
+        import_int8(m.model([x], [o]))
