@@ -173,6 +173,22 @@ def _evaluate(args) -> int:
     return evaluate_cli(args)
 
 
+def _import_tflite(args) -> int:
+    """A .tflite as a .pte: a Vela model on the EthosU delegate, any other
+    on the cortex_m operators (docs/tflite-import.md)."""
+    from .output_files import OutputFiles
+    from .tflite import import_tflite, is_vela_model, read_model
+    from .tflite.import_int8 import import_int8_model
+    model = read_model(args.model)
+    with OutputFiles() as out:
+        out.claim(args.output, "-o")
+        data = import_tflite(model) if is_vela_model(model) else import_int8_model(model, args.target)
+        with out.open(args.output, "wb") as f:
+            f.write(data)
+    print(f"wrote {args.output} ({len(data)} bytes)")
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="python3 -m ptec")
     common = _Parser(add_help=False)
@@ -214,6 +230,13 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--list", action="store_true", help="list the model zoo and exit")
     c.set_defaults(func=_compile)
+    t = sub.add_parser("import-tflite", parents=[common],
+                       help="convert a .tflite (int8, or Vela-compiled) to a .pte")
+    t.add_argument("model", help="path/to/model.tflite")
+    t.add_argument("-o", "--output", required=True)
+    t.add_argument("--target", default="cortex-m55", choices=["cortex-m55", "cortex-m33"],
+                   help="the ISA the scratch buffers are sized for (int8 models)")
+    t.set_defaults(func=_import_tflite)
     return ap
 
 

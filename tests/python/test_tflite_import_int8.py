@@ -3,16 +3,19 @@ against an independent numpy TFLite reference (tflite_reference.py), run on
 the C runtime (ptec-run)."""
 import os
 import struct
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 import tflite_reference as R
-from conftest import SHARED
+from conftest import ROOT, SHARED
 from ptec import host_runtime
 from ptec.tflite import reader
 from ptec.tflite.import_int8 import UnsupportedTFLite, import_int8
 
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 TFLM = os.path.join(SHARED, "models", "ethos-u", "tflm")
 PERSON_DETECT = os.path.join(TFLM, "person_detect.tflite")
 
@@ -278,3 +281,60 @@ def test_unsupported_operator_is_refused_by_name_in_the_importer():
     m.op("LOGISTIC", [x], [o])
     with pytest.raises(UnsupportedTFLite, match="LOGISTIC"):
         import_int8(m.model([x], [o]))
+
+
+def _patched_opcode(data: bytes, old: int, new: int) -> bytes:
+    """A copy of a .tflite whose OperatorCode `old` says `new` (both the
+    int8 deprecated_builtin_code, field 0, and the int32 builtin_code, field 3)."""
+    buf = bytearray(data)
+
+    def field(table, fid):
+        vtable = table - struct.unpack_from("<i", buf, table)[0]
+        vlen, = struct.unpack_from("<H", buf, vtable)
+        if 4 + 2 * fid >= vlen:
+            return None
+        off, = struct.unpack_from("<H", buf, vtable + 4 + 2 * fid)
+        return table + off if off else None
+    root = struct.unpack_from("<I", buf, 0)[0]
+    codes = field(root, 1)
+    vec = codes + struct.unpack_from("<I", buf, codes)[0]
+    patched = 0
+    for k in range(struct.unpack_from("<I", buf, vec)[0]):
+        slot = vec + 4 + 4 * k
+        code = slot + struct.unpack_from("<I", buf, slot)[0]
+        dep, full = field(code, 0), field(code, 3)
+        if full is not None and struct.unpack_from("<i", buf, full)[0] == old:
+            struct.pack_into("<i", buf, full, new)
+            patched += 1
+        if dep is not None and struct.unpack_from("<b", buf, dep)[0] == old:
+            struct.pack_into("<b", buf, dep, new)
+            patched += 1
+    assert patched, "opcode not found"
+    return bytes(buf)
+
+
+def test_cli_refuses_an_unsupported_operator_by_name(tmp_path):
+    """person_detect with SOFTMAX (25) turned into LOGISTIC (14): one line
+    naming LOGISTIC on stderr, exit 2, no output file."""
+    with open(PERSON_DETECT, "rb") as f:
+        data = _patched_opcode(f.read(), 25, 14)
+    src = tmp_path / "logistic.tflite"
+    src.write_bytes(data)
+    assert [op.name for op in reader.parse_model(data).subgraphs[0].operators][-1] == "LOGISTIC"
+    out = tmp_path / "out.pte"
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    proc = subprocess.run([PYTHON, "-m", "ptec", "import-tflite", str(src), "-o", str(out)],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == 2, proc
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "LOGISTIC" in lines[0] and "Traceback" not in proc.stderr, proc.stderr
+    assert not out.exists() and os.listdir(tmp_path) == ["logistic.tflite"]
+
+
+def test_cli_imports_person_detect(tmp_path):
+    out = tmp_path / "pd.pte"
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    proc = subprocess.run([PYTHON, "-m", "ptec", "import-tflite", PERSON_DETECT, "-o", str(out)],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_bytes() == import_int8(load(PERSON_DETECT)).data
