@@ -10,30 +10,18 @@ import numpy as np
 import pytest
 
 import tflite_reference as R
-from conftest import ROOT, SHARED
+from conftest import ROOT
+from person_detect_oracle import (PERSON_DETECT, TFLM, bmp_pixels_top_down, oracle_inputs,
+                                  reference_outputs, tflm_input)
 from ptec import host_runtime
 from ptec.tflite import reader
 from ptec.tflite.import_int8 import UnsupportedTFLite, import_int8
 
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
-TFLM = os.path.join(SHARED, "models", "ethos-u", "tflm")
-PERSON_DETECT = os.path.join(TFLM, "person_detect.tflite")
 
 
 def load(path):
     return reader.read_model(path)
-
-
-def bmp_pixels_top_down(path):
-    """TFLM's test input: the 8-bit BMP's pixel indices, top row first."""
-    with open(path, "rb") as f:
-        data = f.read()
-    offset, = struct.unpack_from("<I", data, 10)
-    width, height = struct.unpack_from("<ii", data, 18)
-    bpp, = struct.unpack_from("<H", data, 28)
-    assert (width, abs(height), bpp) == (96, 96, 8)
-    rows = np.frombuffer(data, np.uint8, width * abs(height), offset).reshape(abs(height), width)
-    return rows[::-1] if height > 0 else rows
 
 
 def run_nhwc(result, inputs):
@@ -93,15 +81,26 @@ def test_person_detect_every_layer_matches_the_tflite_reference(person_detect):
                 f"bytes, max {np.abs(g.astype(int) - ref.astype(int)).max()}")
 
 
+def test_person_detect_oracle_inputs_match_the_tflite_reference(person_detect):
+    """The NPU oracle's 102 inputs (person_detect_oracle.py): ptec's reference
+    bytes equal the numpy TFLite reference's."""
+    model, result, layers = person_detect
+    tensors, ops = _reference_graph(model)
+    named = oracle_inputs()
+    assert len(named) == 102
+    got = reference_outputs([x for _, x in named])
+    for (name, x), g in zip(named, got):
+        ref = R.run_person_detect(tensors, ops, x)[layers[-1]].reshape(2)
+        assert np.array_equal(g, ref), (name, g, ref)
+
+
 def test_person_detect_tflm_smoke_check():
     """TFLM's person_detection_test: raw BMP bytes in; person (index 1) wins
     on person.bmp, notperson (index 0) on no_person.bmp."""
     result = import_int8(load(PERSON_DETECT))
     assert result.lowered.inputs[0].sizes == [1, 1, 96, 96]
-    scores = {}
-    for bmp in ("person.bmp", "no_person.bmp"):
-        x = bmp_pixels_top_down(os.path.join(TFLM, bmp)).view(np.int8).reshape(1, 96, 96, 1)
-        scores[bmp] = run_nhwc(result, [x])[0].reshape(2)
+    scores = {bmp: run_nhwc(result, [tflm_input(bmp)])[0].reshape(2)
+              for bmp in ("person.bmp", "no_person.bmp")}
     assert scores["person.bmp"][1] > scores["person.bmp"][0], scores
     assert scores["no_person.bmp"][0] > scores["no_person.bmp"][1], scores
 
