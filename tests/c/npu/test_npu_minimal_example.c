@@ -8,40 +8,9 @@
  * delegate or the model. Also: the driver's refusals (wrong product or MACs,
  * bad COP data, misaligned bases, fast memory), its hook order, and
  * ethosu_get_hw_info / ethosu_get_product_config_from_cop_data. */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
+#include "driver_direct.h"
 #include "npu_model.h"
-
-/* The driver API, declared here as a user of Arm's driver would see it. */
-struct ethosu_driver;
-struct ethosu_hw_info {
-    uint32_t version_status, version_minor, version_major, product_major;
-    uint32_t arch_patch_rev, arch_minor_rev, arch_major_rev;
-    uint32_t macs_per_cc, cmd_stream_version, custom_dma;
-};
-int ethosu_init(struct ethosu_driver *drv, void *const base_address, const void *fast_memory,
-                const size_t fast_memory_size, uint32_t secure_enable, uint32_t privilege_enable);
-void ethosu_deinit(struct ethosu_driver *drv);
-struct ethosu_driver *ethosu_reserve_driver(void);
-struct ethosu_driver *ethosu_reserve_driver_ex(uint32_t product, uint32_t log2_macs);
-void ethosu_release_driver(struct ethosu_driver *drv);
-int ethosu_get_product_config_from_cop_data(const void *data, const int size, uint32_t *product,
-                                            uint32_t *log2_macs);
-int ethosu_invoke_v3(struct ethosu_driver *drv, const void *custom_data_ptr, const int custom_data_size,
-                     uint64_t *const base_addr, const size_t *base_addr_size, const int num_base_addr,
-                     void *user_arg);
-void ethosu_get_hw_info(struct ethosu_driver *drv, struct ethosu_hw_info *hw);
-
-static int failures;
-#define CHECK(cond)                                                                   \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                               \
-        }                                                                             \
-    } while (0)
+#include "test_util.h"
 
 /* ---- hooks: strong definitions replace the model's weak ones ---- */
 static char hook_log[256];
@@ -134,26 +103,6 @@ static int parse_blob(const uint8_t *start, size_t avail, blob *b)
     return -1;
 }
 
-static uint8_t *read_file(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    /* 16-byte aligned, as the driver requires of the stream and the bases */
-    uint8_t *data = aligned_alloc(16, ((size_t)n + 15u) & ~(size_t)15u);
-    if (data != NULL && fread(data, 1, (size_t)n, f) != (size_t)n) {
-        free(data);
-        data = NULL;
-    }
-    fclose(f);
-    *size = (size_t)n;
-    return data;
-}
-
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -161,11 +110,7 @@ int main(int argc, char **argv)
         return 2;
     }
     size_t file_size;
-    uint8_t *file = read_file(argv[1], &file_size);
-    if (file == NULL) {
-        fprintf(stderr, "cannot read %s\n", argv[1]);
-        return 1;
-    }
+    uint8_t *file = test_read_file(argv[1], &file_size);
     /* The blob is stored inline: find its first block's name. Copy it to an
      * aligned buffer so every payload is 16-byte aligned. */
     const uint8_t *found = NULL;
@@ -180,14 +125,14 @@ int main(int argc, char **argv)
         return 1;
     }
     size_t blob_avail = file_size - (size_t)(found - file);
-    uint8_t *blob_copy = aligned_alloc(16, (blob_avail + 15u) & ~(size_t)15u);
+    uint8_t *blob_copy = test_alloc(blob_avail);
     memcpy(blob_copy, found, blob_avail);
     blob b;
     CHECK(parse_blob(blob_copy, blob_avail, &b) == 0);
     /* facts of spec §8.1 */
     CHECK(b.cmd_size == 908u && b.weight_size == 32u && b.scratch_size == 144u);
     CHECK(b.input_offset[0] == 64u && b.input_offset[1] == 16u && b.output_offset == 0u);
-    if (failures) {
+    if (test_failures) {
         return 1;
     }
 
@@ -202,8 +147,8 @@ int main(int argc, char **argv)
     ptec_npu_model_configure(&hw);
     struct ethosu_hw_info info;
     ethosu_get_hw_info(NULL, &info);
-    CHECK(info.macs_per_cc == 7u && info.cmd_stream_version == 0u && info.custom_dma == 0u);
-    CHECK(info.arch_major_rev == 1u && info.arch_minor_rev == 0u && info.arch_patch_rev == 6u);
+    CHECK(info.cfg.macs_per_cc == 7u && info.cfg.cmd_stream_version == 0u && info.cfg.custom_dma == 0u);
+    CHECK(info.version.arch_major_rev == 1u && info.version.arch_minor_rev == 0u && info.version.arch_patch_rev == 6u);
     CHECK(ethosu_reserve_driver_ex(1, 7) == NULL && ethosu_reserve_driver_ex(0, 8) == NULL);
     struct ethosu_driver *drv = ethosu_reserve_driver_ex(0, 7);
     CHECK(drv != NULL);
@@ -211,7 +156,7 @@ int main(int argc, char **argv)
     drv = ethosu_reserve_driver();
     CHECK(drv != NULL);
 
-    uint8_t *scratch = aligned_alloc(16, 160);
+    uint8_t *scratch = test_alloc(b.scratch_size);
     uint64_t base[3];
     size_t base_size[3] = {b.weight_size, b.scratch_size, 0};
     int mismatches = 0;
@@ -295,10 +240,5 @@ int main(int argc, char **argv)
     free(scratch);
     free(blob_copy);
     free(file);
-    if (failures) {
-        fprintf(stderr, "test_npu_minimal_example: %d failure(s)\n", failures);
-        return 1;
-    }
-    printf("test_npu_minimal_example: ok\n");
-    return 0;
+    return test_summary("test_npu_minimal_example", 36);
 }

@@ -2,20 +2,8 @@
  * (registers, DMA, STOP, stats) and how every hostile one stops (a clean -1
  * with the STATUS bits, the failing command's index and QREAD). The expected
  * values are written out by hand from spec §3/§6, not computed by the model. */
-#include <stdio.h>
-#include <string.h>
-
 #include "npu_model.h"
-
-static int failures;
-
-#define CHECK(cond)                                                                   \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                               \
-        }                                                                             \
-    } while (0)
+#include "test_util.h"
 
 #define CMD0(op, param) ((uint32_t)(op) | (uint32_t)(param) << 16)
 #define CMD1(op, param) ((uint32_t)(op) | 0x4000u | (uint32_t)(param) << 16)
@@ -48,7 +36,7 @@ static void expect_fault(const char *what, const uint32_t *stream, size_t words,
         f->detail == NULL || (f->status & PTEC_NPU_STATUS_CMD_END_REACHED)) {
         fprintf(stderr, "%s: rc %d status 0x%x index %u qread %u detail %s\n", what, rc, f->status,
                 f->command_index, f->qread, f->detail ? f->detail : "(null)");
-        failures++;
+        test_failures++;
     }
 }
 
@@ -166,10 +154,5 @@ int main(void)
     uint32_t unknown_action[4] = {0x31504F43u, 0x00000003u, 0x00010002u, STOP};
     CHECK(ptec_npu_cop_check(&hw, unknown_action, sizeof(unknown_action), &found, &words, &detail) == -1);
 
-    if (failures) {
-        fprintf(stderr, "test_npu_stream: %d failure(s)\n", failures);
-        return 1;
-    }
-    printf("test_npu_stream: ok\n");
-    return 0;
+    return test_summary("test_npu_stream", 42);
 }
