@@ -2,6 +2,7 @@
 against an independent numpy TFLite reference (tflite_reference.py), run on
 the C runtime (ptec-run)."""
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -337,3 +338,24 @@ def test_cli_imports_person_detect(tmp_path):
                           capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     assert out.read_bytes() == import_int8(load(PERSON_DETECT)).data
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_person_detect_on_the_board_equals_the_host(tmp_path, target):
+    """The imported person_detect in the QEMU runner firmware: the same bytes
+    as ptec-run on the host, for TFLM's person.bmp input."""
+    elf = os.path.join(ROOT, "build", target, "firmware", "runner", "ptec_runner.elf")
+    if shutil.which("qemu-system-arm") is None or not os.path.exists(elf):
+        pytest.skip(f"no QEMU or no runner firmware for {target} (build the {target} preset)")
+    result = import_int8(load(PERSON_DETECT), target)
+    pte, raw = tmp_path / "pd.pte", tmp_path / "person.bin"
+    pte.write_bytes(result.data)
+    x = tflm_input("person.bmp")
+    raw.write_bytes(x.tobytes())
+    run = subprocess.run([os.path.join(ROOT, "scripts", "run_qemu.sh"), "--target", target,
+                          "--elf", elf, "--model", str(pte), "--input", str(raw),
+                          "--timeout", "120"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert run.returncode == 0, run.stdout
+    host = run_nhwc(result, [x])[0].reshape(2)
+    assert f"output 0: int8 [1, 2], 2 bytes = {host[0]} {host[1]}" in run.stdout, run.stdout
