@@ -359,3 +359,15 @@ def test_person_detect_on_the_board_equals_the_host(tmp_path, target):
     assert run.returncode == 0, run.stdout
     host = run_nhwc(result, [x])[0].reshape(2)
     assert f"output 0: int8 [1, 2], 2 bytes = {host[0]} {host[1]}" in run.stdout, run.stdout
+
+
+@pytest.mark.parametrize("other_shape", [[1, 4, 5, 6], [6], [1, 1, 1, 6]])
+def test_add_with_a_constant_operand(other_shape):
+    rng = np.random.default_rng(7)
+    qa, qb, qo = F(0.04, -3), F(0.09, 10), F(0.1, -1)
+    av, bv = _i8(rng, 1, 4, 5, 6), _i8(rng, *other_shape)
+    m = Model()
+    a, b, o = m.t([1, 4, 5, 6], q=qa), m.t(other_shape, q=qb, data=bv), m.t([1, 4, 5, 6], q=qo)
+    m.op("ADD", [b, a], [o], fused_activation_function="NONE")
+    got = _run(m, [a], [o], [av], "cortex-m55")[0]
+    assert np.array_equal(got, R.add(np.broadcast_to(bv, av.shape), av, qb, qa, qo, "NONE"))

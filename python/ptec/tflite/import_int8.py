@@ -21,6 +21,7 @@ built (UnsupportedTFLite).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
@@ -180,12 +181,22 @@ class _Importer:
         s, z = self.qp(i) if dtype == I8 else (None, None)
         return new_act(self.b, dtype, self.ptec_sizes(self.shape(i)), s, z)
 
+    def view(self, x: Act, sizes, dim_order) -> Act:
+        """The same bytes under other sizes (no instruction); a constant's
+        view is a second constant over the same data."""
+        t = self.b.values[x.value].val
+        if not getattr(t, "data_buffer_idx", 0):
+            return raw_view(self.b, x, sizes, dim_order)
+        v = self.b.add(dataclasses.replace(t, sizes=[int(d) for d in sizes],
+                                           dim_order=bytes(dim_order)))
+        return Act(v, [int(d) for d in sizes], x.dtype, x.scale, x.zp)
+
     def as_shape(self, x: Act, tfl_shape: Sequence[int]) -> Act:
         """x's bytes under a TFLite shape (RESHAPE and friends: no instruction)."""
         sizes = self.ptec_sizes(tfl_shape)
         if sizes == x.sizes:
             return x
-        return raw_view(self.b, x, sizes, layout(sizes))
+        return self.view(x, sizes, layout(sizes))
 
     # checks ----------------------------------------------------------------
     @staticmethod
@@ -364,13 +375,13 @@ def _clamp(im: _Importer, x: Act, lo: int, hi: int) -> Act:
     """A clamp on int8: a 1x1 max pool with activation bounds."""
     if (lo, hi) == (QMIN, QMAX):
         return x
-    v = x if len(x.sizes) == 4 else raw_view(im.b, x, [1, 1, 1, int(np.prod(x.sizes))], CHANNELS_LAST)
+    v = x if len(x.sizes) == 4 else im.view(x, [1, 1, 1, int(np.prod(x.sizes))], CHANNELS_LAST)
     out = new_act(im.b, I8, v.sizes, x.scale, x.zp)
     im.b.call("cortex_m::quantized_max_pool2d.out", input=v.value, kernel_size=[1, 1],
               stride=[1, 1], padding=[0, 0], dilation=[1, 1], ceil_mode=False,
               input_zero_point=int(x.zp), output_zero_point=int(x.zp),
               activation_min=int(lo), activation_max=int(hi), out=out.value)
-    return out if len(x.sizes) == 4 else raw_view(im.b, out, x.sizes, layout(x.sizes))
+    return out if len(x.sizes) == 4 else im.view(out, x.sizes, layout(x.sizes))
 
 
 def _same_qparams(im, a: int, b: int, what: str):
@@ -461,7 +472,7 @@ def map_softmax(im: _Importer, op, opts):
     diff_min = -int(math.floor(31.0 * (1 << 26) / (1 << shift)))
     tshape = im.shape(xi)
     rows = int(np.prod(tshape[:-1])) if len(tshape) > 1 else 1
-    flat = raw_view(im.b, x, [rows, tshape[-1]], [0, 1])
+    flat = im.view(x, [rows, tshape[-1]], [0, 1])
     out = new_act(im.b, I8, flat.sizes, s_out, z_out)
     im.b.call("cortex_m::softmax.out", input=flat.value, dim=-1, input_zero_point=int(x.zp),
               output_zero_point=-128, input_multiplier=mult, input_shift=shift,
@@ -487,7 +498,7 @@ def map_fully_connected(im: _Importer, op, opts):
     s_out, z_out = im.qp(oi)
     bias = _bias(im, ins, out_f, required=False)
     if im.scales(wi).size == 1:
-        rows = raw_view(im.b, x, [batches, in_f], [0, 1])
+        rows = im.view(x, [batches, in_f], [0, 1])
         y = new_act(im.b, I8, [batches, out_f], s_out, z_out)
         if sc.linear_uses_kernel_sum(im.target):
             b32 = (im.const(ins[2]).astype(np.int64).ravel() if len(ins) > 2 and ins[2] >= 0
@@ -504,7 +515,7 @@ def map_fully_connected(im: _Importer, op, opts):
                   requantize_multipliers=[int(mults[0])], requantize_shifts=[int(shifts[0])],
                   activation_max=hi, activation_min=lo, out=y.value)
     else:   # per-channel weights: a 1x1 convolution over [batches, in, 1, 1]
-        pix = raw_view(im.b, x, [batches, in_f, 1, 1], CHANNELS_LAST)
+        pix = im.view(x, [batches, in_f, 1, 1], CHANNELS_LAST)
         y4 = new_act(im.b, I8, [batches, out_f, 1, 1], s_out, z_out)
         im.b.call("cortex_m::quantized_conv2d.out", input=pix.value,
                   weight=im.b.constant(np.ascontiguousarray(w.reshape(out_f, 1, 1, in_f))),
@@ -513,7 +524,7 @@ def map_fully_connected(im: _Importer, op, opts):
                   requantize_multipliers=im.b.constant(mults),
                   requantize_shifts=im.b.constant(shifts), activation_min=lo, activation_max=hi,
                   scratch=im.b.scratch(0), out=y4.value)
-        y = raw_view(im.b, y4, [batches, out_f], [0, 1])
+        y = im.view(y4, [batches, out_f], [0, 1])
     im.env[oi] = im.as_shape(y, im.shape(oi))
 
 
@@ -532,7 +543,7 @@ def _binary_operands(im: _Importer, op) -> Tuple[Act, Act]:
             continue
         n = int(np.prod(shp))
         if len(out_shape) == 4 and shp and shp[-1] == out_shape[3] == n:
-            res.append(raw_view(im.b, x, [1, n, 1, 1], CHANNELS_LAST))
+            res.append(im.view(x, [1, n, 1, 1], CHANNELS_LAST))
             continue
         if n == int(np.prod(out_shape)):
             res.append(im.as_shape(x, out_shape))
@@ -577,7 +588,7 @@ def _rescale(im: _Importer, x: Act, scale: float, zp: int, sizes_out) -> Act:
     """int8 on another grid, TFLite's Requantize: a 1x1 depthwise convolution
     with weight 1 over the bytes viewed as [1, 1, 1, numel] (one requantization)."""
     n = int(np.prod(x.sizes))
-    v = raw_view(im.b, x, [1, 1, 1, n], CHANNELS_LAST)
+    v = im.view(x, [1, 1, 1, n], CHANNELS_LAST)
     mult, shift = tflite_quantize_multiplier(float(np.float64(x.scale) / np.float64(scale)))
     out = new_act(im.b, I8, [1, 1, 1, n], scale, zp)
     im.b.call("cortex_m::quantized_depthwise_conv2d.out", input=v.value,
@@ -589,7 +600,7 @@ def _rescale(im: _Importer, x: Act, scale: float, zp: int, sizes_out) -> Act:
               activation_min=QMIN, activation_max=QMAX,
               scratch=im.b.scratch(sc.depthwise_scratch(im.target, 1, 1, 1, 1, 1, [0, 0], [1, 1])),
               out=out.value)
-    return raw_view(im.b, out, sizes_out, layout(sizes_out))
+    return im.view(out, sizes_out, layout(sizes_out))
 
 
 def map_quantize(im: _Importer, op, opts):
