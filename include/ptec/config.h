@@ -53,4 +53,20 @@
 #define PTEC_NPU_MODEL_DEFAULT_CONFIG "ethos-u55-128"
 #endif
 
+/* EthosUBackend (src/backends/ethos_u): the NPU this build drives, by its
+ * Vela accelerator name (ethos-u55-32/64/128/256, ethos-u65-256/512); a blob
+ * compiled for another is refused at load. CMake: -DPTEC_ETHOSU_TARGET=NAME. */
+#ifndef PTEC_ETHOSU_TARGET
+#define PTEC_ETHOSU_TARGET "ethos-u55-128"
+#endif
+
+/* EthosUBackend: fast-scratch bytes (base pointer 2, Vela's Dedicated_Sram
+ * cache) each delegate asks for. The blob does not record Vela's need, so the
+ * build states it; 0 suits Shared_Sram (the U55 default) and Arm's driver
+ * given its fast memory by ethosu_init (it substitutes base 2 itself).
+ * CMake: -DPTEC_ETHOSU_FAST_SCRATCH_BYTES=N. */
+#ifndef PTEC_ETHOSU_FAST_SCRATCH_BYTES
+#define PTEC_ETHOSU_FAST_SCRATCH_BYTES 0u
+#endif
+
 #endif

@@ -14,6 +14,7 @@
 
 #define MAX_INPUTS 64
 #define MAX_BOUND_OUTPUTS 256
+#define MAX_NPU_DELEGATES 16
 
 extern int ptec_host_log_threshold; /* boards/host */
 
@@ -307,6 +308,29 @@ static int write_outputs(const ptec_method *method, const char *dir)
     return 0;
 }
 
+/* The last call of each EthosUBackend delegate (the backend calls this after
+ * every NPU invoke; include/ptec/ethos_u.h). */
+static ptec_ethos_u_call npu_calls[MAX_NPU_DELEGATES];
+static int npu_called[MAX_NPU_DELEGATES];
+
+void ptec_ethos_u_call_done(const ptec_ethos_u_call *call)
+{
+    if (call->delegate_index < MAX_NPU_DELEGATES) {
+        npu_calls[call->delegate_index] = *call;
+        npu_called[call->delegate_index] = 1;
+    }
+}
+
+static void print_npu_calls(void)
+{
+    char text[PTEC_RUNNER_NPU_TEXT];
+    for (size_t i = 0; i < MAX_NPU_DELEGATES; ++i) {
+        if (npu_called[i]) {
+            printf("npu:       %s (last run)\n", ptec_runner_npu_call_text(&npu_calls[i], text, sizeof text));
+        }
+    }
+}
+
 static void list_ops(void)
 {
     printf("operators (%zu):\n", ptec_kernel_count());
@@ -315,7 +339,14 @@ static void list_ops(void)
     }
     printf("delegate backends (%zu):%s\n", ptec_backend_count(), ptec_backend_count() ? "" : " none");
     for (size_t i = 0; i < ptec_backend_count(); ++i) {
-        printf("  %s\n", ptec_backend_at(i)->name);
+        printf("  %s", ptec_backend_at(i)->name);
+#ifdef PTEC_HAVE_ETHOS_U
+        if (strcmp(ptec_backend_at(i)->name, "EthosUBackend") == 0) {
+            printf(" (NPU %s, config 0x%08x)", ptec_ethos_u_target_name() ? ptec_ethos_u_target_name() : "unknown",
+                   (unsigned)ptec_ethos_u_target_config());
+        }
+#endif
+        printf("\n");
     }
 }
 
@@ -518,6 +549,7 @@ static int run(const options *o, resources *r, ptec_program *program, ptec_metho
         printf("fast scratch: %zu bytes\n", req.fast_scratch_bytes);
     }
     printf("total:     %zu bytes of caller memory\n", req.total_bytes);
+    print_npu_calls();
     if (ptec_platform_tick_unit() == PTEC_TICKS_NANOSECONDS) {
         printf("load:      %.3f ms\n", (double)load_ticks / 1e6);
         printf("execute:   %.3f ms per run (%ld run%s)\n", (double)exec_ticks / 1e6 / (double)o->repeat,

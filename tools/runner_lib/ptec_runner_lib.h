@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ptec/ethos_u.h"
 #include "ptec/ptec.h"
 
 /* Fills `nbytes` at `dst` with elements of value 1 in `dtype` (a trailing
@@ -29,6 +30,12 @@ const char *ptec_runner_u64_text(uint64_t value, char *text);
  * of a classifier's scores. -1 for an empty tensor or a dtype without an
  * order here (half, bfloat16, complex). */
 long ptec_runner_argmax(const ptec_tensor *tensor);
+
+/* One EthosUBackend call for a report: "delegate 0: 153 commands, 6 bytes
+ * DMA, 0 MACs", "n/a" for each when the driver keeps no counters (Arm's
+ * driver on hardware). `text` holds at least PTEC_RUNNER_NPU_TEXT bytes. */
+#define PTEC_RUNNER_NPU_TEXT 96u
+const char *ptec_runner_npu_call_text(const ptec_ethos_u_call *call, char *text, size_t size);
 
 /* "instructions", "cycles", "ns" or "ticks". */
 const char *ptec_runner_tick_unit_name(ptec_tick_unit unit);
