@@ -18,8 +18,15 @@ check "profile names the operator" "grep -q 'aten::add.out' $out/ard.log"
   --output-dir "$out/lin" >/dev/null
 check "legacy constant_buffer" "cmp -s $out/lin/output0.bin $models/expected/ModuleLinear_inputs.out0.f32.bin"
 
-"$run" "$models/ethos_u_minimal_example.pte" >"$out/eth.log" 2>&1; rc=$?
-check "delegate sample fails cleanly" "[ $rc -eq 1 ] && grep -q 'backend EthosUBackend not available' $out/eth.log"
+"$run" "$models/ethos_u_minimal_example.pte" --input ones --input ones --output-dir "$out/eth" >"$out/eth.log" 2>&1; rc=$?
+if "$run" --list-ops | grep -q '^  EthosUBackend (NPU ethos-u55-128, config 0x00001807)'; then
+  # The build's EthosUBackend on its NPU model: ones + ones = 2.0 (spec
+  # ethos-u-npu.md §8.1), and the report says what the NPU did.
+  check "delegate sample runs on the NPU model" "[ $rc -eq 0 ] && [ \$(od -An -tx4 $out/eth/output0.bin | tr -d ' ') = 40000000 ]"
+  check "NPU call report" "grep -q '^npu:       delegate 0: 153 commands, 6 bytes DMA, 0 MACs (last run)' $out/eth.log"
+else
+  check "delegate sample fails cleanly" "[ $rc -eq 1 ] && grep -q 'backend EthosUBackend not available' $out/eth.log"
+fi
 # .npy inputs: the shape in the header is checked against the program.
 /usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[2], np.fromfile(sys.argv[1], '<f4'))" \
   "$models/inputs/add_in0.f32.bin" "$out/in0.npy"

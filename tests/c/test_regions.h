@@ -3,6 +3,7 @@
 #ifndef PTEC_TEST_REGIONS_H
 #define PTEC_TEST_REGIONS_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,33 @@ static inline void test_regions_free(ptec_memory *mem)
     }
     free(mem->scratch);
     free(mem->fast_scratch);
+}
+
+/* `mem` with its k-th region one byte short (0 metadata, 1..planned_count
+ * the planned buffers, then scratch, then fast scratch when it has any) in
+ * *out, and the name a load's error gives that region; NULL past the last. */
+static inline const char *test_regions_short(const ptec_memory *mem, size_t k, ptec_memory *out)
+{
+    static char planned_name[48];
+    *out = *mem;
+    if (k == 0) {
+        out->metadata_size -= 1;
+        return "metadata buffer";
+    }
+    if (k <= mem->planned_count) {
+        out->planned_size[k - 1] -= 1;
+        snprintf(planned_name, sizeof planned_name, "planned buffer (memory id) %zu", k);
+        return planned_name;
+    }
+    if (k == mem->planned_count + 1) {
+        out->scratch_size -= 1;
+        return "scratch buffer";
+    }
+    if (k == mem->planned_count + 2 && mem->fast_scratch_size > 0) {
+        out->fast_scratch_size -= 1;
+        return "fast scratch buffer";
+    }
+    return NULL;
 }
 
 #endif

@@ -190,11 +190,19 @@ static void check_delegate_sample(void)
     }
     CHECK(found_target);
     CHECK_STATUS(ptec_program_delegate(&p, NULL, 1, &id, &id_len, &blob), PTEC_NOT_FOUND);
-    CHECK_STATUS(ptec_method_requirements(&m, &p, NULL, &req), PTEC_NOT_FOUND);
-    CHECK(strstr(ptec_method_error(&m), "backend EthosUBackend not available") != NULL);
     uint8_t *buf = test_alloc(1 << 16);
-    CHECK_STATUS(ptec_method_load_single(&m, &p, NULL, buf, 1 << 16), PTEC_NOT_FOUND);
-    CHECK(strstr(ptec_method_error(&m), "backend EthosUBackend not available") != NULL);
+    if (ptec_backend_find("EthosUBackend", 13) != NULL) {
+        /* A build with the backend (the host's, PTEC_ETHOSU) loads it;
+         * tests/c/test_ethos_u_delegate.c checks what it computes. */
+        CHECK_STATUS(ptec_method_requirements(&m, &p, NULL, &req), PTEC_OK);
+        CHECK_STATUS(ptec_method_load_single(&m, &p, NULL, buf, 1 << 16), PTEC_OK);
+        ptec_method_unload(&m);
+    } else {
+        CHECK_STATUS(ptec_method_requirements(&m, &p, NULL, &req), PTEC_NOT_FOUND);
+        CHECK(strstr(ptec_method_error(&m), "backend EthosUBackend not available") != NULL);
+        CHECK_STATUS(ptec_method_load_single(&m, &p, NULL, buf, 1 << 16), PTEC_NOT_FOUND);
+        CHECK(strstr(ptec_method_error(&m), "backend EthosUBackend not available") != NULL);
+    }
     checks += 12;
     free(buf);
     free(bytes);
