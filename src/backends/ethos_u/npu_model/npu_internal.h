@@ -153,6 +153,11 @@ int npu_fault_parse(ptec_npu_model *m, const char *detail);
 int npu_fault_bus(ptec_npu_model *m, uint32_t region, uint32_t channel, const char *detail);
 /* Takes `steps` from the run's budget: 0, or -1 (fault) when it is spent. */
 int npu_spend(ptec_npu_model *m, uint64_t steps);
+/* a * b for step counts, UINT64_MAX when it does not fit (spends all). */
+static inline uint64_t npu_steps_mul(uint64_t a, uint64_t b)
+{
+    return (a != 0u && b > UINT64_MAX / a) ? UINT64_MAX : a * b;
+}
 
 /* ---- Memory (npu_fmap.c) --------------------------------------------- */
 

@@ -1,0 +1,549 @@
+/* ptec_npu_model's POOL, ELEMENTWISE, LUT, layouts and output stage on
+ * hand-made streams. Each expected value is computed here from the rule in
+ * spec §4.2/§5 written out directly (floor shifts, plain loops), not through
+ * the model's code. What the spec marks I (inferred) is checked as the model
+ * implements it, so a change of rule shows up here. */
+#include "npu_model.h"
+#include "test_util.h"
+
+static uint32_t cmd[1024];
+static size_t n;
+static void c0(uint32_t op, uint32_t param)
+{
+    cmd[n++] = op | (param & 0xFFFFu) << 16;
+}
+static void c1(uint32_t op, uint32_t param, uint32_t payload)
+{
+    cmd[n++] = op | 0x4000u | (param & 0xFFFFu) << 16;
+    cmd[n++] = payload;
+}
+
+static uint8_t region0[1024] __attribute__((aligned(16)));
+static uint8_t region1[2048] __attribute__((aligned(16)));
+static ptec_npu_model model;
+
+static int run(void)
+{
+    uint64_t base[2] = {(uint64_t)(uintptr_t)region0, (uint64_t)(uintptr_t)region1};
+    size_t size[2] = {sizeof(region0), sizeof(region1)};
+    c0(0x000, 0xFFFF);
+    int rc = ptec_npu_model_run(&model, cmd, n, base, size, 2);
+    n = 0;
+    if (rc != 0) {
+        const ptec_npu_fault *f = ptec_npu_model_fault(&model);
+        fprintf(stderr, "run: fault at command %u: %s\n", f->command_index, f->detail ? f->detail : "-");
+    }
+    return rc;
+}
+
+/* precision words */
+#define S8 0x1u
+#define S32_IN 0x9u        /* signed, size 2 ([3:2]) */
+#define S32_OUT 0x5u       /* signed, size 2 ([2:1]) */
+#define NHCWB16 (1u << 6)
+#define GLOBAL_SCALE (1u << 8)
+#define NATURAL (2u << 14)
+#define TRUNCATE (1u << 14)
+
+/* A feature map: region 1 offset `base`, NHWC strides for w x d of e bytes, one tile. */
+static void fmap(uint32_t precision_op, uint32_t region_op, uint32_t base0_op, uint32_t w0_op, uint32_t zp_op,
+                 uint32_t precision, uint32_t base, uint32_t w, uint32_t h, uint32_t d, uint32_t e, int zp)
+{
+    c0(precision_op, precision);
+    c0(region_op, 1);
+    c1(base0_op, 0, base);
+    c1(base0_op + 4u, 0, d * e);     /* X */
+    c1(base0_op + 5u, 0, w * d * e); /* Y */
+    c1(base0_op + 6u, 0, 16u * e * w);
+    c0(w0_op, w - 1u);
+    c0(w0_op + 1u, h - 1u);
+    c0(w0_op + 2u, h - 1u);
+    c0(zp_op, (uint32_t)zp);
+}
+static void ifm(uint32_t precision, uint32_t base, uint32_t w, uint32_t h, uint32_t d, uint32_t e, int zp)
+{
+    fmap(0x105, 0x10F, 0x000, 0x10A, 0x109, precision, base, w, h, d, e, zp);
+    c0(0x104, d - 1u);
+}
+static void ifm2(uint32_t precision, uint32_t base, uint32_t w, uint32_t h, uint32_t d, uint32_t e, int zp)
+{
+    fmap(0x185, 0x18F, 0x080, 0x18A, 0x189, precision, base, w, h, d, e, zp);
+}
+/* The OFM, with neutral defaults a test may override after it (registers
+ * start at 0 each run): no clamp, OPA = OPB = 1, OFM_SCALE 1 shift 0. */
+static void ofm(uint32_t precision, uint32_t base, uint32_t w, uint32_t h, uint32_t d, uint32_t e, int zp)
+{
+    fmap(0x114, 0x11F, 0x010, 0x11A, 0x118, precision, base, w, h, d, e, zp);
+    c0(0x111, w - 1u);
+    c0(0x112, h - 1u);
+    c0(0x113, d - 1u);
+    c0(0x126, 0x8000u);
+    c0(0x127, 0x7FFFu);
+    c1(0x025, 0, 1);
+    c1(0x026, 0, 1);
+    c1(0x024, 0, 1);
+}
+static void kernel(uint32_t kw, uint32_t kh, uint32_t stride, uint32_t pad)
+{
+    c0(0x120, kw - 1u);
+    c0(0x121, kh - 1u);
+    c0(0x122, stride == 2u ? 3u : 0u);
+    c0(0x100, pad);
+    c0(0x101, pad);
+    c0(0x102, pad);
+    c0(0x103, pad);
+}
+static void clamp(int lo, int hi)
+{
+    c0(0x126, (uint32_t)lo);
+    c0(0x127, (uint32_t)hi);
+}
+
+static int64_t floor_shift(int64_t v, unsigned s)
+{
+    int64_t d = (int64_t)1 << s;
+    return v >= 0 ? v / d : -((-v + d - 1) / d);
+}
+static int clampi(int64_t v, int lo, int hi)
+{
+    return v < lo ? lo : v > hi ? hi : (int)v;
+}
+
+static int8_t *s8(uint32_t offset)
+{
+    return (int8_t *)(region1 + offset);
+}
+static int32_t get32(uint32_t offset)
+{
+    int32_t v;
+    memcpy(&v, region1 + offset, 4);
+    return v;
+}
+static void put32(uint32_t offset, int32_t v)
+{
+    memcpy(region1 + offset, &v, 4);
+}
+
+static void test_pools(void)
+{
+    /* MAX 2x2 stride 2, 4x4x3 s8 -> 2x2x3 */
+    for (int i = 0; i < 48; i++) {
+        *s8((uint32_t)i) = (int8_t)((i * 37) % 251 - 125);
+    }
+    ifm(S8, 0, 4, 4, 3, 1, 5);
+    ofm(S8, 512, 2, 2, 3, 1, 5);
+    kernel(2, 2, 2, 0);
+    clamp(-128, 127);
+    c0(0x005, 0);
+    CHECK(run() == 0);
+    int bad = 0;
+    for (int oy = 0; oy < 2; oy++) {
+        for (int ox = 0; ox < 2; ox++) {
+            for (int c = 0; c < 3; c++) {
+                int best = -1000;
+                for (int ky = 0; ky < 2; ky++) {
+                    for (int kx = 0; kx < 2; kx++) {
+                        int v = *s8((uint32_t)(((2 * oy + ky) * 4 + 2 * ox + kx) * 3 + c));
+                        best = v > best ? v : best;
+                    }
+                }
+                bad += *s8((uint32_t)(512 + (oy * 2 + ox) * 3 + c)) != best;
+            }
+        }
+    }
+    CHECK(bad == 0);
+
+    /* AVERAGE 3x3 stride 1 pad 1 on 4x4x3 (padding taps skipped), global
+     * scale M = 2^30, s = 31, NATURAL: floor((sum + 1) / 2), ofm zp -3 */
+    ifm(S8, 0, 4, 4, 3, 1, 5);
+    ofm(S8 | GLOBAL_SCALE | NATURAL, 512, 4, 4, 3, 1, -3);
+    kernel(3, 3, 1, 1);
+    c1(0x024, 31, 1u << 30);
+    c0(0x005, 1);
+    CHECK(run() == 0);
+    bad = 0;
+    for (int oy = 0; oy < 4; oy++) {
+        for (int ox = 0; ox < 4; ox++) {
+            for (int c = 0; c < 3; c++) {
+                int64_t sum = 0;
+                for (int iy = oy - 1; iy <= oy + 1; iy++) {
+                    for (int ix = ox - 1; ix <= ox + 1; ix++) {
+                        if (iy >= 0 && iy < 4 && ix >= 0 && ix < 4) {
+                            sum += *s8((uint32_t)((iy * 4 + ix) * 3 + c)) - 5;
+                        }
+                    }
+                }
+                bad += *s8((uint32_t)(512 + (oy * 4 + ox) * 3 + c)) != clampi(floor_shift(sum + 1, 1) - 3, -128, 127);
+            }
+        }
+    }
+    CHECK(bad == 0);
+
+    /* AVERAGE with per-channel scale records in region 0: bias + scale */
+    memset(region0, 0, 64);
+    for (int c = 0; c < 3; c++) {
+        uint8_t *r = region0 + 10 * c;
+        int64_t bias = c == 1 ? -300 : 1000 * c;
+        for (int i = 0; i < 5; i++) {
+            r[i] = (uint8_t)((uint64_t)bias >> (8 * i));
+        }
+        uint32_t scale = (uint32_t)(3u << 29) + (uint32_t)c; /* ~0.75 */
+        memcpy(r + 5, &scale, 4);
+        r[9] = 33; /* shift 33 */
+    }
+    ifm(S8, 0, 4, 4, 3, 1, 0);
+    ofm(S8, 512, 2, 2, 3, 1, 0); /* per-channel, DBL */
+    kernel(2, 2, 2, 0);
+    c0(0x129, 0);
+    c1(0x022, 0, 0);
+    c1(0x023, 0, 32);
+    c0(0x005, 1);
+    CHECK(run() == 0);
+    bad = 0;
+    for (int oy = 0; oy < 2; oy++) {
+        for (int ox = 0; ox < 2; ox++) {
+            for (int c = 0; c < 3; c++) {
+                int64_t sum = c == 1 ? -300 : 1000 * c;
+                for (int ky = 0; ky < 2; ky++) {
+                    for (int kx = 0; kx < 2; kx++) {
+                        sum += *s8((uint32_t)(((2 * oy + ky) * 4 + 2 * ox + kx) * 3 + c));
+                    }
+                }
+                /* DBL, s > 31: floor((p + 2^32 + (p >= 0 ? 2^30 : -2^30)) / 2^33) */
+                int64_t p = sum * (int64_t)((3u << 29) + (uint32_t)c);
+                int64_t want = floor_shift(p + ((int64_t)1 << 32) + (p >= 0 ? 1 : -1) * ((int64_t)1 << 30), 33);
+                bad += *s8((uint32_t)(512 + (oy * 2 + ox) * 3 + c)) != clampi(want, -128, 127);
+            }
+        }
+    }
+    CHECK(bad == 0);
+    /* the same with SCALE_LENGTH one record short: a clean bus fault (scales) */
+    ifm(S8, 0, 4, 4, 3, 1, 0);
+    ofm(S8, 512, 2, 2, 3, 1, 0);
+    kernel(2, 2, 2, 0);
+    c0(0x129, 0);
+    c1(0x023, 0, 20);
+    c0(0x005, 1);
+    CHECK(run() == -1 && (ptec_npu_model_fault(&model)->status >> 12) == 3u);
+
+    /* REDUCE_SUM 1x1 over 3 channels into an int32 OFM, M = 1, s = 0 */
+    ifm(S8, 0, 4, 4, 3, 1, 5);
+    ofm(S32_OUT | GLOBAL_SCALE, 512, 4, 4, 1, 4, 0);
+    kernel(1, 1, 1, 0);
+    c1(0x024, 0, 1);
+    c0(0x005, 2);
+    CHECK(run() == 0);
+    bad = 0;
+    for (int i = 0; i < 16; i++) {
+        int32_t sum = 0;
+        for (int c = 0; c < 3; c++) {
+            sum += *s8((uint32_t)(i * 3 + c)) - 5;
+        }
+        bad += get32((uint32_t)(512 + 4 * i)) != sum;
+    }
+    CHECK(bad == 0);
+}
+
+/* ELEMENTWISE `mode` on the maps set before: IFM2_BROADCAST, OPA/OPB, the
+ * OFM_SCALE shift (M = 1), the clamp; then runs. */
+static int elementwise(uint32_t mode, uint32_t broadcast, uint32_t opa, uint32_t opb, uint32_t shift, int lo, int hi)
+{
+    c0(0x180, broadcast);
+    c1(0x025, 0, opa);
+    c1(0x026, 0, opb);
+    c1(0x024, shift, 1);
+    clamp(lo, hi);
+    c0(0x006, mode);
+    return run();
+}
+
+static void test_elementwise(void)
+{
+    for (int i = 0; i < 64; i++) {
+        *s8((uint32_t)i) = (int8_t)((i * 53) % 256 - 128);
+        *s8((uint32_t)(128 + i)) = (int8_t)((i * 29) % 256 - 128);
+    }
+    /* ADD s8, mode 0: ((a - 2)·3 + (b + 3)·5) · 1 >> 1 NATURAL, + 10, clamp -100..100 */
+    ifm(S8, 0, 4, 4, 4, 1, 2);
+    ifm2(S8, 128, 4, 4, 4, 1, -3);
+    ofm(S8 | GLOBAL_SCALE | NATURAL, 512, 4, 4, 4, 1, 10);
+    CHECK(elementwise(1, 0, 3, 5, 1, -100, 100) == 0);
+    int bad = 0;
+    for (int i = 0; i < 64; i++) {
+        int64_t v = (int64_t)(*s8((uint32_t)i) - 2) * 3 + (int64_t)(*s8((uint32_t)(128 + i)) + 3) * 5;
+        bad += *s8((uint32_t)(512 + i)) != clampi(floor_shift(v + 1, 1) + 10, -100, 100);
+    }
+    CHECK(bad == 0);
+
+    /* SUB reversed (b - a) with IFM2 broadcast over C (IFM2 4x4x1), TRUNCATE shift 2 */
+    ifm(S8, 0, 4, 4, 4, 1, 0);
+    ifm2(S8, 128, 4, 4, 1, 1, 0);
+    ofm(S8 | GLOBAL_SCALE | TRUNCATE, 512, 4, 4, 4, 1, 0);
+    CHECK(elementwise(2, 0x44, 1, 1, 2, -128, 127) == 0);
+    bad = 0;
+    for (int i = 0; i < 64; i++) {
+        int v = *s8((uint32_t)(128 + i / 4)) - *s8((uint32_t)i);
+        bad += *s8((uint32_t)(512 + i)) != clampi(v / 4, -128, 127); /* C division truncates */
+    }
+    CHECK(bad == 0);
+
+    /* MIN and MAX with zero points: min(a - 1, b + 2) + 7 */
+    for (uint32_t mode = 3; mode <= 4; mode++) {
+        ifm(S8, 0, 4, 4, 4, 1, 1);
+        ifm2(S8, 128, 4, 4, 4, 1, -2);
+        ofm(S8, 512, 4, 4, 4, 1, 7);
+        c0(0x180, 0);
+        c0(0x006, mode);
+        CHECK(run() == 0);
+        bad = 0;
+        for (int i = 0; i < 64; i++) {
+            int a = *s8((uint32_t)i) - 1, b = *s8((uint32_t)(128 + i)) + 2;
+            bad += *s8((uint32_t)(512 + i)) != clampi((mode == 3 ? (a < b ? a : b) : (a > b ? a : b)) + 7, -128, 127);
+        }
+        CHECK(bad == 0);
+    }
+
+    /* int32: CLZ; SHR NATURAL and TRUNCATE by IFM2; SHL; MUL shift only; scalar IFM2 */
+    const int32_t a32[8] = {0, 1, -1, 0x10000, 1000, -1000, 77, -77};
+    const int32_t b32[8] = {0, 1, 2, 3, 4, 5, 6, 3};
+    for (int i = 0; i < 8; i++) {
+        put32((uint32_t)(4 * i), a32[i]);
+        put32((uint32_t)(128 + 4 * i), b32[i]);
+    }
+    ifm(S32_IN, 0, 8, 1, 1, 4, 0);
+    ofm(S32_OUT, 512, 8, 1, 1, 4, 0);
+    c0(0x006, 7);
+    CHECK(run() == 0);
+    const int32_t clz[8] = {32, 31, 0, 15, 22, 0, 25, 0};
+    bad = 0;
+    for (int i = 0; i < 8; i++) {
+        bad += get32((uint32_t)(512 + 4 * i)) != clz[i];
+    }
+    CHECK(bad == 0);
+    for (int round = 0; round < 2; round++) {
+        ifm(S32_IN, 0, 8, 1, 1, 4, 0);
+        ifm2(S32_IN, 128, 8, 1, 1, 4, 0);
+        ofm(S32_OUT | (round ? TRUNCATE : NATURAL), 512, 8, 1, 1, 4, 0);
+        c0(0x180, 0);
+        c0(0x006, 8);
+        CHECK(run() == 0);
+        bad = 0;
+        for (int i = 0; i < 8; i++) {
+            int64_t d = (int64_t)1 << b32[i];
+            int64_t want = round ? a32[i] / d : floor_shift(a32[i] + (b32[i] ? d / 2 : 0), (unsigned)b32[i]);
+            bad += get32((uint32_t)(512 + 4 * i)) != want;
+        }
+        CHECK(bad == 0);
+    }
+    ifm(S32_IN, 0, 8, 1, 1, 4, 0);
+    ifm2(S32_IN, 128, 8, 1, 1, 4, 0);
+    ofm(S32_OUT, 512, 8, 1, 1, 4, 0);
+    c0(0x006, 9);
+    CHECK(run() == 0);
+    bad = 0;
+    for (int i = 0; i < 8; i++) {
+        bad += get32((uint32_t)(512 + 4 * i)) != a32[i] * (1 << b32[i]);
+    }
+    CHECK(bad == 0);
+    /* MUL int32 by the scalar -3 (IFM2_BROADCAST[7]), OFM_SCALE (M ignored) shift 1 NATURAL */
+    ifm(S32_IN, 0, 8, 1, 1, 4, 0);
+    ifm2(S32_IN, 128, 8, 1, 1, 4, 0);
+    ofm(S32_OUT | GLOBAL_SCALE | NATURAL, 512, 8, 1, 1, 4, 0);
+    c0(0x180, 0x80);
+    c0(0x181, (uint32_t)-3);
+    c1(0x024, 1, 12345);
+    c0(0x006, 0);
+    CHECK(run() == 0);
+    bad = 0;
+    for (int i = 0; i < 8; i++) {
+        bad += get32((uint32_t)(512 + 4 * i)) != floor_shift((int64_t)a32[i] * -3 + 1, 1);
+    }
+    CHECK(bad == 0);
+}
+
+static void test_layouts_and_lut(void)
+{
+    /* NHCWB16 OFM 2x1x20 s8: element (0, x, c) at (c / 16)·STRIDE_C + x·16 + c % 16 */
+    for (int i = 0; i < 40; i++) {
+        *s8((uint32_t)i) = (int8_t)(i - 20);
+    }
+    memset(region1 + 512, 0x55, 128);
+    ifm(S8, 0, 2, 1, 20, 1, 0);
+    ofm(S8 | NHCWB16, 512, 2, 1, 20, 1, 0);
+    c1(0x016, 0, 32); /* STRIDE_C = 16·W */
+    c1(0x015, 0, 64); /* STRIDE_Y */
+    c0(0x180, 0x80);
+    c0(0x181, 0);
+    c0(0x185, S8);
+    c0(0x189, 0);
+    c1(0x025, 0, 1);
+    c1(0x026, 0, 1);
+    c0(0x114, S8 | NHCWB16 | GLOBAL_SCALE);
+    c1(0x024, 0, 1);
+    c0(0x006, 1);
+    CHECK(run() == 0);
+    int bad = 0;
+    for (int x = 0; x < 2; x++) {
+        for (int c = 0; c < 20; c++) {
+            bad += *s8((uint32_t)(512 + (c / 16) * 32 + x * 16 + c % 16)) != x * 20 + c - 20;
+        }
+    }
+    CHECK(bad == 0);
+    CHECK(region1[512 + 32 + 4] == 0x55 && region1[512 + 48 + 4] == 0x55); /* channels >= 20 untouched */
+
+    /* Two IFM tiles: columns 0..1 in tile 0 at 0, columns 2..3 in tile 1 at 256 */
+    for (int i = 0; i < 8; i++) {
+        *s8((uint32_t)i) = (int8_t)i;           /* tile 0: 2x2 */
+        *s8((uint32_t)(256 + i)) = (int8_t)(100 + i); /* tile 1: 2x2 */
+    }
+    ifm(S8, 0, 4, 2, 1, 1, 0);
+    c1(0x001, 0, 256);
+    c0(0x10A, 1); /* WIDTH0 = 2 */
+    c1(0x004, 0, 1);
+    c1(0x005, 0, 2);
+    ofm(S8 | GLOBAL_SCALE, 512, 4, 2, 1, 1, 0);
+    c0(0x180, 0x80);
+    c0(0x006, 1);
+    CHECK(run() == 0);
+    const int8_t tiles[8] = {0, 1, 100, 101, 2, 3, 102, 103};
+    CHECK(memcmp(region1 + 512, tiles, 8) == 0);
+
+    /* LUT: a 256-entry s8 table DMA'd to TABLE_1 (u55-128: 0x5800 + 256), used
+     * by an ADD with the scalar 0: out = table[a + 128] */
+    for (int i = 0; i < 256; i++) {
+        region0[256 + i] = (uint8_t)(255 - i);
+    }
+    c0(0x130, 0);
+    c0(0x131, 0x103);
+    c1(0x030, 0, 256);
+    c1(0x031, 0, 0x5800 + 256);
+    c1(0x032, 0, 256);
+    c0(0x010, 0);
+    ifm(S8, 0, 4, 4, 4, 1, 0);
+    ofm(S8 | GLOBAL_SCALE, 512, 4, 4, 4, 1, 0);
+    c0(0x180, 0x80);
+    c0(0x181, 0);
+    c1(0x024, 0, 1);
+    clamp(-128, 127);
+    c0(0x125, 17);
+    c0(0x006, 1);
+    CHECK(run() == 0);
+    bad = 0;
+    for (int i = 0; i < 64; i++) {
+        bad += region1[512 + i] != (uint8_t)(255 - (*s8((uint32_t)i) + 128));
+    }
+    CHECK(bad == 0);
+}
+
+static void expect_parse_fault(const char *what)
+{
+    int rc = run();
+    const ptec_npu_fault *f = ptec_npu_model_fault(&model);
+    if (rc != -1 || !(f->status & PTEC_NPU_STATUS_CMD_PARSE_ERROR) || f->detail == NULL) {
+        fprintf(stderr, "%s: rc %d status 0x%x\n", what, rc, f->status);
+        test_failures++;
+    }
+}
+
+static void expect_bus_fault(const char *what, uint32_t channel)
+{
+    int rc = run();
+    const ptec_npu_fault *f = ptec_npu_model_fault(&model);
+    if (rc != -1 || !(f->status & PTEC_NPU_STATUS_BUS_STATUS) || (f->status >> 12) != channel) {
+        fprintf(stderr, "%s: rc %d status 0x%x\n", what, rc, f->status);
+        test_failures++;
+    }
+}
+
+/* A 4x4x4 s8 IFM and OFM in region 1 (hostile cases vary one register after). */
+static void maps(uint32_t ifm_precision, uint32_t ifm_base, uint32_t ofm_base)
+{
+    ifm(ifm_precision, ifm_base, 4, 4, 4, 1, 0);
+    ofm(S8 | GLOBAL_SCALE, ofm_base, 4, 4, 4, 1, 0);
+}
+
+static void test_hostile(void)
+{
+    /* IFM past the end of region 1 (2048 B): the last element reads 2048 */
+    maps(S8, 2048 - 63, 0);
+    c0(0x180, 0x80);
+    c0(0x006, 1);
+    expect_bus_fault("IFM read past region", 1);
+    /* OFM past the end, via a huge stride */
+    maps(S8, 0, 0);
+    c1(0x015, 0, 0xFFFFFFFFu);
+    c0(0x006, 1);
+    expect_bus_fault("OFM stride", 8);
+    /* OFM into region 0 */
+    maps(S8, 0, 0);
+    c0(0x11F, 0);
+    c0(0x006, 1);
+    expect_bus_fault("OFM in region 0", 8);
+    /* IFM2 through region 7 (no base) */
+    ifm(S8, 0, 4, 4, 4, 1, 0);
+    ifm2(S8, 0, 4, 4, 4, 1, 0);
+    ofm(S8 | GLOBAL_SCALE, 512, 4, 4, 4, 1, 0);
+    c0(0x18F, 7);
+    c0(0x006, 1);
+    expect_bus_fault("IFM2 region 7", 1);
+    /* not modelled, or reserved: clean parse faults */
+    maps(S8, 0, 512);
+    c0(0x006, 5);
+    expect_parse_fault("LRELU");
+    maps(S8, 0, 512);
+    c0(0x006, 10);
+    expect_parse_fault("elementwise 10");
+    maps(S8 | (1u << 8), 0, 512);
+    c0(0x006, 1);
+    expect_parse_fault("OPA_32 scale mode");
+    maps(S8, 0, 512);
+    c0(0x125, 3);
+    c0(0x006, 1);
+    expect_parse_fault("TANH");
+    maps(S8, 0, 512);
+    c0(0x125, 1u << 12);
+    c0(0x006, 1);
+    expect_parse_fault("clip range 1");
+    maps(S8, 0, 512);
+    kernel(3, 3, 1, 0);
+    c0(0x005, 3);
+    expect_parse_fault("pool 3");
+    ifm(S8, 0, 4, 4, 4, 1, 0);
+    ofm(S8, 512, 2, 2, 4, 1, 0);
+    kernel(1, 1, 1, 2);
+    c0(0x005, 0);
+    expect_parse_fault("pads leave no IFM");
+    ifm(S8, 0, 4, 4, 4, 1, 0);
+    ofm(S8, 512, 2, 2, 4, 1, 0);
+    c0(0x122, 1u << 3); /* dilation x 2 with an even extent */
+    c0(0x120, 1);
+    c0(0x005, 0);
+    expect_parse_fault("extent vs dilation");
+    maps(S8, 0, 512);
+    c0(0x002, 0);
+    CHECK(run() == -1); /* CONV: the stub faults; the real one reads no weights here */
+    /* a huge OFM with zero strides spends the budget instead of running for hours */
+    model.work_limit = 1u << 20;
+    ifm(S8, 0, 1, 1, 1, 1, 0);
+    c1(0x004, 0, 0);
+    c1(0x005, 0, 0);
+    ofm(S8 | GLOBAL_SCALE, 512, 65536, 65536, 1, 1, 0);
+    c1(0x014, 0, 0);
+    c1(0x015, 0, 0);
+    c0(0x180, 0x80);
+    c0(0x006, 1);
+    expect_parse_fault("budget");
+    model.work_limit = PTEC_NPU_DEFAULT_WORK_LIMIT;
+}
+
+int main(void)
+{
+    ptec_npu_hw hw;
+    CHECK(ptec_npu_hw_from_name("ethos-u55-128", &hw) == 0);
+    ptec_npu_model_init(&model, &hw, NULL, 0);
+    test_pools();
+    test_elementwise();
+    test_layouts_and_lut();
+    test_hostile();
+    return test_summary("test_npu_ops", 45);
+}
