@@ -1,5 +1,6 @@
 """Command line: `python3 -m ptec inspect FILE.pte`, `python3 -m ptec compile
-MODEL ...` and `python3 -m ptec evaluate [MODEL ...]`.
+MODEL ...`, `python3 -m ptec import-tflite MODEL.tflite -o MODEL.pte` and
+`python3 -m ptec evaluate [MODEL ...]`.
 
 The error contract (docs/aot.md): a mistake in the command, a model file or
 its data exits with status 2 and one line on stderr that names the problem
@@ -49,6 +50,10 @@ def _inspect(args) -> int:
                 text = json.dumps(to_flatc_json(program), indent=2)
             else:
                 text = describe(program, header, path)
+                from .backends.ethos_u.inspect import describe_delegates
+                extra = describe_delegates(program, commands=args.commands)
+                if extra:
+                    text += "\n" + extra
         except OSError as e:
             if args.debug:
                 traceback.print_exc()
@@ -168,6 +173,20 @@ def _compile_into(args, calib_option, out, log):
     return wrote
 
 
+def _import_tflite(args) -> int:
+    from .output_files import OutputFiles
+    from .tflite import import_tflite
+    if not args.output:
+        raise CliError("-o/--output is required (e.g. -o model.pte)")
+    with OutputFiles() as out:
+        out.claim(args.output, "-o")
+        data = import_tflite(args.model)
+        with out.open(args.output, "wb") as f:
+            f.write(data)
+    print(f"[ptec] wrote {args.output} ({len(data)} bytes)", flush=True)
+    return 0
+
+
 def _evaluate(args) -> int:
     from .evaluate import evaluate_cli
     return evaluate_cli(args)
@@ -199,7 +218,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+")
     p.add_argument("--json", action="store_true",
                    help="print the program as flatc --json --defaults-json would")
+    p.add_argument("--commands", action="store_true",
+                   help="also list every command of an Ethos-U delegate's command stream")
     p.set_defaults(func=_inspect)
+    t = sub.add_parser("import-tflite", parents=[common],
+                       help="turn a .tflite model into a .pte (a Vela-compiled model becomes "
+                            "an EthosUBackend delegate)")
+    t.add_argument("model", help="MODEL.tflite")
+    t.add_argument("-o", "--output", required=False)
+    t.set_defaults(func=_import_tflite)
     e = sub.add_parser("evaluate", parents=[common],
                        help="compile zoo models and check them on the C runtime: "
                             "bit-exactness, cosine similarity to float, memory, accuracy")

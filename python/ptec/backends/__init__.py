@@ -20,11 +20,13 @@ driver `ptec.lower` runs the lowerings and produces a `ptec.lowered.Lowered`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
-from ..ir import Node
-from ..lowered import Act
 from ..pte.schema import DataLocation
+
+if TYPE_CHECKING:       # annotations only: importing a backend package stays torch-free
+    from ..ir import Node
+    from ..lowered import Act
 
 
 class Backend:

@@ -74,15 +74,22 @@ def value_desc(values, i: int) -> str:
     return repr(v)
 
 
-def delegate_blob_size(program: Program, delegate) -> Optional[int]:
+def delegate_data(program: Program, delegate) -> Optional[bytes]:
+    """A delegate's processed bytes (inline or in a segment), None if the reference
+    points at nothing."""
     ref = delegate.processed
     if ref is None:
         return None
     if ref.location == DataLocation.INLINE:
         blobs = program.backend_delegate_data or []
-        return len(blobs[ref.index].data or b"") if ref.index < len(blobs) else None
-    segs = program.segments or []
-    return segs[ref.index].size if ref.index < len(segs) else None
+        return bytes(blobs[ref.index].data or b"") if 0 <= ref.index < len(blobs) else None
+    segs = program.segment_data or []
+    return segs[ref.index] if 0 <= ref.index < len(segs) else None
+
+
+def delegate_blob_size(program: Program, delegate) -> Optional[int]:
+    data = delegate_data(program, delegate)
+    return None if data is None else len(data)
 
 
 def describe(program: Program, header: Optional[FileHeader] = None, name: str = "") -> str:

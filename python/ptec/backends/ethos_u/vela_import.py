@@ -1,0 +1,125 @@
+"""A Vela-compiled `.tflite` as a `.pte` whose one delegate is an upstream-format
+EthosUBackend blob (spec ethos-u-delegate.md §1, §2).
+
+Vela leaves one `ethos-u` custom operator whose inputs are, in order: the COP1 command data,
+the flash (region 0: weights, scales, LUTs), the scratch area (region 1), the fast scratch
+(region 2), then the network's inputs; its outputs are the network's outputs. The model's
+"OfflineMemoryAllocation" metadata places every I/O tensor inside the scratch area, which
+is where the NPU reads and writes them (models/ethos-u/README.md). The blob keeps exactly
+what upstream's writer keeps: cmd_data, weight_data, scratch_size and the I/O tables; like
+upstream it does not record the fast-scratch size.
+
+The program: the network's inputs and outputs as tensors of their TFLite shape and type,
+one DelegateCall(inputs..., outputs...), nothing else.
+"""
+from __future__ import annotations
+
+from typing import List, Tuple
+
+from ...pte.program_builder import ProgramBuilder
+from ...pte.schema import DataLocation, ScalarType
+from ...pte.writer import serialize_program
+from ...tflite.reader import Model, Tensor, TFLiteError
+from .blob import IoEntry, VelaBlob, VelaBlobError, shape6, write_blob
+from .command_stream import PRODUCTS, CommandStreamError, parse_cop
+
+BACKEND_ID = "EthosUBackend"
+TOSA_BASE = "TOSA-1.0+INT+int16"      # what upstream's sample carries (models/upstream)
+
+# TFLite type -> (.pte scalar type, element size); the only I/O types upstream's delegate
+# accepts (ethos-u-delegate.md §3.2)
+IO_TYPES = {"INT8": (ScalarType.CHAR, 1), "UINT8": (ScalarType.BYTE, 1),
+            "INT16": (ScalarType.SHORT, 2), "INT32": (ScalarType.INT, 4),
+            "BOOL": (ScalarType.BOOL, 1)}
+
+
+class VelaImportError(TFLiteError):
+    """A Vela model this importer cannot turn into a delegate; one line."""
+
+
+def _io_entry(t: Tensor, alloc: List[int], scratch_offset: int, scratch_size: int,
+              what: str) -> IoEntry:
+    if t.type not in IO_TYPES:
+        raise VelaImportError(f"{what} tensor {t.index} ({t.name!r}) is {t.type}; the "
+                              "EthosUBackend delegate takes int8, uint8, int16, int32 or bool")
+    offset = alloc[t.index]
+    if offset < 0:
+        raise VelaImportError(f"{what} tensor {t.index} ({t.name!r}) has no offline arena "
+                              "offset, so its place in the scratch area is unknown")
+    elem = IO_TYPES[t.type][1]
+    e = IoEntry(shape6(t.shape), elem, offset - scratch_offset)
+    if e.offset < 0 or e.offset + t.numel * elem > scratch_size:
+        raise VelaImportError(f"{what} tensor {t.index} ({t.name!r}): arena bytes {offset}.."
+                              f"{offset + t.numel * elem} are outside the scratch area "
+                              f"{scratch_offset}..{scratch_offset + scratch_size}")
+    return e
+
+
+def vela_blob(model: Model) -> Tuple[VelaBlob, str, List[Tensor], List[Tensor]]:
+    """The delegate blob of a Vela model, its target name ("ethos-u55-256"), and the
+    network's input and output tensors in subgraph order."""
+    if len(model.subgraphs) != 1 or len(model.subgraphs[0].operators) != 1:
+        raise VelaImportError("not a Vela model: want one subgraph with one ethos-u operator")
+    g = model.subgraphs[0]
+    op = g.operators[0]
+    if op.custom_code != "ethos-u":
+        raise VelaImportError(f"not a Vela model: the operator is {op.name}, not ethos-u")
+    if len(op.inputs) < 4 or any(i < 0 for i in op.inputs[:4]):
+        raise VelaImportError(f"ethos-u operator has {len(op.inputs)} inputs; want command "
+                              "stream, flash, scratch, fast scratch, then the network inputs")
+    cmd_t, flash_t, scratch_t = (g.tensors[i] for i in op.inputs[:3])
+    if not cmd_t.data:
+        raise VelaImportError(f"ethos-u command stream tensor {cmd_t.index} holds no data")
+    try:
+        cop = parse_cop(cmd_t.data)
+        target = cop.target
+    except CommandStreamError as e:
+        raise VelaImportError(f"ethos-u command stream: {e}") from e
+    if cop.product not in PRODUCTS:
+        raise VelaImportError(f"unknown NPU product {cop.product}")
+    scratch_size = scratch_t.numel * scratch_t.dtype.itemsize
+
+    net_in = [g.tensors[i] for i in g.inputs]
+    net_out = [g.tensors[i] for i in g.outputs]
+    if sorted(g.inputs) != sorted(op.inputs[4:]) or sorted(g.outputs) != sorted(op.outputs):
+        raise VelaImportError(f"the ethos-u operator's I/O (inputs {op.inputs[4:]}, outputs "
+                              f"{op.outputs}) is not the network's (inputs {g.inputs}, "
+                              f"outputs {g.outputs})")
+    alloc = model.offline_memory_allocation(0)
+    if alloc is None:
+        raise VelaImportError("no OfflineMemoryAllocation metadata, so the I/O tensors' "
+                              "places in the scratch area are unknown")
+    scratch_offset = alloc[scratch_t.index]
+    if scratch_offset < 0:
+        raise VelaImportError(f"scratch tensor {scratch_t.index} has no offline arena offset")
+    blob = VelaBlob(
+        cmd_data=cmd_t.data, weight_data=flash_t.data or b"", scratch_size=scratch_size,
+        inputs=[_io_entry(t, alloc, scratch_offset, scratch_size, "input") for t in net_in],
+        outputs=[_io_entry(t, alloc, scratch_offset, scratch_size, "output") for t in net_out])
+    return blob, target, net_in, net_out
+
+
+def compile_specs(target: str) -> List[Tuple[str, bytes]]:
+    """Upstream's keys in upstream's order (ethos-u-delegate.md §1.1). compile_flags holds
+    only what the .tflite tells about Vela's command line: the accelerator."""
+    tosa = TOSA_BASE + ("+cf" if "ethos-u85" in target else "+u55")
+    return [("tosa_spec", tosa.encode()),
+            ("compile_flags", f"--accelerator-config={target}".encode()),
+            ("output_format", b"vela"),
+            ("target", target.encode())]
+
+
+def import_vela_model(model: Model, location: int = DataLocation.SEGMENT) -> bytes:
+    """The .pte bytes: inputs and outputs of their exact TFLite shapes and types, one
+    DelegateCall to EthosUBackend."""
+    blob, target, net_in, net_out = vela_blob(model)
+    try:
+        data = write_blob(blob)
+    except VelaBlobError as e:
+        raise VelaImportError(f"delegate blob: {e}") from e
+    b = ProgramBuilder()
+    ins = [b.tensor(IO_TYPES[t.type][0], t.shape) for t in net_in]
+    outs = [b.tensor(IO_TYPES[t.type][0], t.shape) for t in net_out]
+    b.delegate_call(BACKEND_ID, data, ins + outs, compile_specs(target), location)
+    b.set_io(ins, outs)
+    return serialize_program(b.build())

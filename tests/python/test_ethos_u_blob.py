@@ -1,0 +1,187 @@
+"""vela_bin_stream writer/reader and the Vela .tflite import (ethos-u-delegate.md §2).
+Oracles: upstream's own blob in ethos_u_minimal_example.pte (bytes and framing), the raw
+bytes of the .tflite files (file offsets from models/ethos-u/README.md), and the README's
+shapes, sizes and offsets. The blob is re-parsed here by a few lines of test code that do
+not use ptec's reader."""
+import os
+import struct
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, SHARED, UPSTREAM
+from ptec.backends.ethos_u.blob import (BLOCK_ORDER, IoEntry, VelaBlob, VelaBlobError,
+                                        read_blob, write_blob)
+from ptec.pte.reader import parse_program, read_program
+from ptec.pte.schema import DataLocation
+from ptec.tflite import TFLiteError, import_tflite
+
+MODELS = os.path.join(SHARED, "models", "ethos-u")
+PERSON = os.path.join(MODELS, "tflm", "person_detect.tflite")
+PERSON_VELA = os.path.join(MODELS, "tflm", "person_detect_vela.tflite")
+KWS = os.path.join(MODELS, "arm", "kws_cnn_small-ethos-u65-256", "model.tflite")
+MINIMAL = os.path.join(UPSTREAM, "ethos_u_minimal_example.pte")
+
+
+def _raw(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _blocks(blob):
+    """Test-local framing parser: [(name, header offset, size, external, reserved, payload)]."""
+    out, pos = [], 0
+    while pos < len(blob):
+        name = blob[pos:pos + 16].rstrip(b"\0").decode()
+        size, ext = struct.unpack_from("<IB", blob, pos + 16)
+        out.append((name, pos, size, ext, blob[pos + 21:pos + 32], blob[pos + 32:pos + 32 + size]))
+        pos += 32 + (size + 15) // 16 * 16
+    assert pos == len(blob)
+    return out
+
+
+def _io(payload):
+    n = struct.unpack_from("<i", payload)[0]
+    return [struct.unpack_from("<9i", payload, 4 + 36 * i) for i in range(n)]
+
+
+def _upstream_blob():
+    return read_program(MINIMAL).backend_delegate_data[0].data
+
+
+def _delegate(pte):
+    prog = parse_program(pte)
+    plan = prog.execution_plan[0]
+    assert len(plan.delegates) == 1
+    d = plan.delegates[0]
+    assert d.processed.location == DataLocation.SEGMENT     # upstream's default
+    return prog, plan, d, prog.segment_data[d.processed.index]
+
+
+def test_writer_reproduces_upstream_blob_bytes():
+    up = _upstream_blob()
+    parsed = read_blob(up)
+    assert parsed.scratch_size == 144
+    assert [e.offset for e in parsed.inputs] == [64, 16] and parsed.outputs[0].offset == 0
+    assert write_blob(parsed) == up
+
+
+def test_framing_matches_upstream_sample():
+    up = _blocks(_upstream_blob())
+    ours = _blocks(_delegate(import_tflite(PERSON_VELA))[3])
+    assert [b[0] for b in ours] == [b[0] for b in up] == list(BLOCK_ORDER)
+    for blocks in (up, ours):
+        assert all(b[1] % 16 == 0 and b[3] == 0 and b[4] == bytes(11) for b in blocks)
+        assert blocks[0][2] == 0 and blocks[-1][2] == 0 and blocks[3][2] == 4
+
+
+def test_person_detect_vela_import():
+    raw = _raw(PERSON_VELA)
+    prog, plan, d, blob = _delegate(import_tflite(PERSON_VELA))
+    assert d.id == "EthosUBackend"
+    upstream_keys = [c.key for c in read_program(MINIMAL).execution_plan[0].delegates[0].compile_specs]
+    assert [c.key for c in d.compile_specs] == upstream_keys
+    specs = {c.key: c.value for c in d.compile_specs}
+    assert specs["target"] == b"ethos-u55-256" and specs["output_format"] == b"vela"
+    b = {name: payload for name, _, _, _, _, payload in _blocks(blob)}
+    assert b["cmd_data"] == raw[260784:260784 + 8168]
+    assert b["weight_data"] == raw[272:272 + 260480]
+    assert struct.unpack("<I", b["scratch_size"])[0] == 74464
+    assert _io(b["inputs"]) == [(1, 1, 1, 96, 96, 1, 1, 0, 1)]
+    assert _io(b["outputs"]) == [(1, 1, 1, 1, 1, 2, 1, 0, 1)]
+    # program I/O: the int8 model input and output, exact shapes
+    vals = plan.values
+    assert [vals[i].val.sizes for i in plan.inputs] == [[1, 96, 96, 1]]
+    assert [vals[i].val.sizes for i in plan.outputs] == [[1, 2]]
+    assert [int(vals[i].val.scalar_type) for i in plan.inputs + plan.outputs] == [1, 1]  # CHAR
+    ins = plan.chains[0].instructions
+    assert len(ins) == 1 and ins[0].instr_args.args == plan.inputs + plan.outputs
+
+
+def test_kws_u65_import():
+    prog, plan, d, blob = _delegate(import_tflite(KWS))
+    specs = {c.key: c.value for c in d.compile_specs}
+    assert specs["target"] == b"ethos-u65-256"
+    b = {name: payload for name, _, _, _, _, payload in _blocks(blob)}
+    assert len(b["cmd_data"]) == 3348 and len(b["weight_data"]) == 72320
+    assert struct.unpack("<I", b["scratch_size"])[0] == 46720
+    assert _io(b["inputs"]) == [(1, 1, 1, 1, 1, 490, 1, 0, 1)]
+    assert _io(b["outputs"]) == [(1, 1, 1, 1, 1, 12, 1, 0, 1)]
+    assert [plan.values[i].val.sizes for i in plan.inputs + plan.outputs] == [[1, 490], [1, 12]]
+
+
+def _good():
+    return VelaBlob(b"COP1" + bytes(12), b"\1" * 5, 64, [IoEntry((1,) * 6, 1, 0)],
+                    [IoEntry((1, 1, 1, 1, 1, 2), 1, 16)])
+
+
+def _patch(blob, pos, fmt, value):
+    b = bytearray(blob)
+    struct.pack_into(fmt, b, pos, value)
+    return bytes(b)
+
+
+@pytest.mark.parametrize("mutate,match", [
+    (lambda b: b[:-32], "vela_end_stream"),                          # end marker missing
+    (lambda b: b + bytes(32), "does not end the blob"),              # trailing block
+    (lambda b: _patch(b, 16 + 32, "<I", 10 ** 6), "run past"),      # cmd_data lies
+    (lambda b: _patch(b, 32, "<4s", b"oops"), "unknown block"),
+    (lambda b: _patch(b, 64, "<4s", b"COPX"), "COP1"),
+    (lambda b: _patch(b, 0, "<16s", b"cmd_data"), "first block"),
+    (lambda b: b[:-1], "multiple of 16"),
+])
+def test_hostile_blobs(mutate, match):
+    good = write_blob(_good())
+    assert read_blob(good).outputs[0].offset == 16
+    with pytest.raises(VelaBlobError, match=match):
+        read_blob(mutate(good))
+
+
+def test_io_table_count_lies():
+    good = write_blob(_good())
+    pos = next(p for n, p, *_ in _blocks(good) if n == "inputs")
+    with pytest.raises(VelaBlobError, match="count"):
+        read_blob(_patch(good, pos + 32, "<i", 2))
+
+
+def test_writer_refuses_io_outside_scratch():
+    bad = _good()
+    bad.outputs[0].offset = 63
+    with pytest.raises(VelaBlobError, match="outside"):
+        write_blob(bad)
+
+
+def test_non_vela_model_without_int8_importer(monkeypatch):
+    import ptec.tflite as tfl
+    monkeypatch.setattr(tfl.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(TFLiteError, match="unsupported operator DEPTHWISE_CONV_2D"):
+        import_tflite(PERSON)
+
+
+def _cli(*args):
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    return subprocess.run([sys.executable, "-m", "ptec", *args], capture_output=True,
+                          text=True, env=env)
+
+
+def test_cli_import_tflite(tmp_path):
+    out = tmp_path / "pd.pte"
+    r = _cli("import-tflite", PERSON_VELA, "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == import_tflite(PERSON_VELA)
+
+
+@pytest.mark.parametrize("source", ["missing.tflite", "truncated", "pte"])
+def test_cli_import_errors(tmp_path, source):
+    src = {"missing.tflite": str(tmp_path / "missing.tflite"),
+           "pte": MINIMAL}.get(source)
+    if source == "truncated":
+        src = str(tmp_path / "t.tflite")
+        with open(src, "wb") as f:
+            f.write(_raw(PERSON_VELA)[:5000])
+    out = tmp_path / "o.pte"
+    r = _cli("import-tflite", src, "-o", str(out))
+    assert r.returncode == 2
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert not out.exists() and os.listdir(tmp_path) in ([], ["t.tflite"])
