@@ -173,20 +173,6 @@ def _compile_into(args, calib_option, out, log):
     return wrote
 
 
-def _import_tflite(args) -> int:
-    from .output_files import OutputFiles
-    from .tflite import import_tflite
-    if not args.output:
-        raise CliError("-o/--output is required (e.g. -o model.pte)")
-    with OutputFiles() as out:
-        out.claim(args.output, "-o")
-        data = import_tflite(args.model)
-        with out.open(args.output, "wb") as f:
-            f.write(data)
-    print(f"[ptec] wrote {args.output} ({len(data)} bytes)", flush=True)
-    return 0
-
-
 def _evaluate(args) -> int:
     from .evaluate import evaluate_cli
     return evaluate_cli(args)
@@ -196,12 +182,11 @@ def _import_tflite(args) -> int:
     """A .tflite as a .pte: a Vela model on the EthosU delegate, any other
     on the cortex_m operators (docs/tflite-import.md)."""
     from .output_files import OutputFiles
-    from .tflite import import_tflite, is_vela_model, read_model
-    from .tflite.import_int8 import import_int8_model
+    from .tflite import import_tflite, read_model
     model = read_model(args.model)
     with OutputFiles() as out:
         out.claim(args.output, "-o")
-        data = import_tflite(model) if is_vela_model(model) else import_int8_model(model, args.target)
+        data = import_tflite(model, target=args.target)
         with out.open(args.output, "wb") as f:
             f.write(data)
     print(f"wrote {args.output} ({len(data)} bytes)")
@@ -221,12 +206,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--commands", action="store_true",
                    help="also list every command of an Ethos-U delegate's command stream")
     p.set_defaults(func=_inspect)
-    t = sub.add_parser("import-tflite", parents=[common],
-                       help="turn a .tflite model into a .pte (a Vela-compiled model becomes "
-                            "an EthosUBackend delegate)")
-    t.add_argument("model", help="MODEL.tflite")
-    t.add_argument("-o", "--output", required=False)
-    t.set_defaults(func=_import_tflite)
     e = sub.add_parser("evaluate", parents=[common],
                        help="compile zoo models and check them on the C runtime: "
                             "bit-exactness, cosine similarity to float, memory, accuracy")

@@ -3,7 +3,7 @@
 `import_tflite` is the one dispatch: a Vela-compiled model (its whole graph is one `ethos-u`
 custom operator) becomes a `.pte` with an EthosUBackend delegate
 (`ptec.backends.ethos_u.vela_import`); any other model goes to the int8 → cortex_m importer
-(`ptec.tflite.import_int8.import_int8_model(model) -> bytes`), which refuses operators it
+(`ptec.tflite.import_int8.import_int8_model(model, target) -> bytes`), which refuses operators it
 does not have by name.
 """
 from __future__ import annotations
@@ -22,9 +22,9 @@ def is_vela_model(model: Model) -> bool:
             and model.subgraphs[0].operators[0].custom_code == ETHOS_U_CUSTOM_CODE)
 
 
-def import_tflite(source: Union[str, bytes, Model]) -> bytes:
+def import_tflite(source: Union[str, bytes, Model], target: str = "cortex-m55") -> bytes:
     """A .tflite (path, bytes or parsed Model) as .pte bytes; TFLiteError on anything
-    ptec cannot import."""
+    ptec cannot import. `target` (the CPU ISA) matters only for int8 models."""
     if isinstance(source, Model):
         model = source
     elif isinstance(source, (bytes, bytearray, memoryview)):
@@ -40,7 +40,7 @@ def import_tflite(source: Union[str, bytes, Model]) -> bytes:
         raise TFLiteError(f"unsupported operator {name}: this ptec imports only Vela-compiled "
                           "models (one ethos-u custom operator)")
     from .import_int8 import import_int8_model
-    return import_int8_model(model)
+    return import_int8_model(model, target)
 
 
 __all__ = ["Model", "TFLiteError", "ETHOS_U_CUSTOM_CODE", "import_tflite", "is_vela_model",
