@@ -46,9 +46,11 @@ test-python: host
 	@$(call run_logged,pytest,PTEC_STRICT=1 PYTHONPATH=$(CURDIR)/python $(PYTHON) -m pytest -q tests/python \
 	  --junitxml=$(TEST_LOGS)/pytest.xml)
 
-# A short fuzz run from the seeds alone (fixed seed, 50 s); `make fuzz` is the long one.
+# A short fuzz run from the seeds alone (fixed seed, 50 s), then 20 s on the
+# NPU model's command streams; `make fuzz` is the long one.
 test-fuzz: setup
 	@$(call run_logged,fuzz,scripts/fuzz.sh --seconds 50 --fresh)
+	@$(call run_logged,fuzz-npu,scripts/fuzz.sh --seconds 20 --fresh --npu)
 
 # Strict: a missing tool or data folder is a configuration error, and a skip
 # not on tests/skip-allowlist.txt fails the summary.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the structure-aware fuzzer (tests/fuzz) under ASan + UBSan.
 #
-#   scripts/fuzz.sh --seconds N [--fresh] [--coverage]
+#   scripts/fuzz.sh --seconds N [--fresh] [--coverage] [--npu]
 #
 # Builds the fuzz preset (clang + libFuzzer), writes the seed corpus, and
 # fuzzes for N seconds with a fixed seed. The corpus grows in build/fuzz/corpus
@@ -10,36 +10,47 @@
 # crashes, hangs or leaks is copied into tests/fuzz/regressions/, which ctest
 # replays on every build, and the script fails. --coverage then replays the
 # seeds and the corpus through the fuzz-coverage build and prints the line
-# coverage of src/runtime (llvm-cov).
+# coverage of src/runtime (llvm-cov). --npu fuzzes the NPU model's command
+# stream interpreter instead (fuzz_npu_stream, seeds from make_npu_seeds.py,
+# findings into tests/fuzz/npu_regressions/, corpus build/fuzz/npu_corpus).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=""
 fresh=0
 coverage=0
+npu=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
     --fresh) fresh=1; shift ;;
     --coverage) coverage=1; shift ;;
-    *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    --npu) npu=1; shift ;;
+    *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 [ -n "$seconds" ] || { echo "fuzz: --seconds is required" >&2; exit 2; }
 
 shared="${PTEC_SHARED:-$(pwd)/../shared}"
 out=build/fuzz
-regressions=tests/fuzz/regressions
+# target, replay tool, seeds, seed writer, corpus, regressions
+if [ "$npu" = 1 ]; then
+  set -- fuzz_npu_stream fuzz_npu_replay npu_seeds make_npu_seeds.py npu_corpus tests/fuzz/npu_regressions
+  coverage=0
+else
+  set -- fuzz_pte fuzz_replay seeds make_seed_corpus.py corpus tests/fuzz/regressions
+fi
+target=$1 replay=$2 seeds=$out/$3 seed_script=$4 corpus_dir=$out/$5 regressions=$6
 
 cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz -j 2 >/dev/null
-/usr/bin/python3 tests/fuzz/make_seed_corpus.py "$shared" "$out/seeds"
+cmake --build build/fuzz -j 2 --target "$target" >/dev/null
+/usr/bin/python3 "tests/fuzz/$seed_script" "$shared" "$seeds"
 
 if [ "$fresh" = 1 ]; then
   corpus=$(mktemp -d "$out/corpus-fresh.XXXXXX")
   trap 'rm -rf "$corpus"' EXIT
 else
-  corpus=$out/corpus
+  corpus=$corpus_dir
   mkdir -p "$corpus"
 fi
 artifacts=$out/artifacts
@@ -54,10 +65,10 @@ mode=(-print_final_stats=1)
 if [ "$fresh" = 0 ]; then
   mode=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
 fi
-echo "fuzz: ${seconds} s from $(ls "$out/seeds" | wc -l) seeds, corpus $corpus"
+echo "fuzz: $target ${seconds} s from $(ls "$seeds" | wc -l) seeds, corpus $corpus"
 status=0
-"$out/tests/fuzz/fuzz_pte" -seed=1 -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 "${mode[@]}" \
-    -artifact_prefix="$artifacts/" "$corpus" "$out/seeds" >"$out/fuzz.log" 2>&1 || status=$?
+"$out/tests/fuzz/$target" -seed=1 -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 "${mode[@]}" \
+    -artifact_prefix="$artifacts/" "$corpus" "$seeds" >"$out/fuzz.log" 2>&1 || status=$?
 grep -E '^stat::(number_of_executed_units|average_exec_per_sec|new_units_added)|^#[0-9]+: cov' "$out/fuzz.log" \
     | tail -3 | sed 's/^/fuzz: /'
 
@@ -65,7 +76,7 @@ found=$(find "$artifacts" -type f | sort)
 if [ -n "$found" ]; then
   for f in $found; do
     cp "$f" "$regressions/"
-    echo "fuzz: FOUND $(basename "$f") -> $regressions/ (replay: build/host-asan/tests/fuzz/fuzz_replay $regressions/$(basename "$f"))"
+    echo "fuzz: FOUND $(basename "$f") -> $regressions/ (replay: build/host-asan/tests/fuzz/$replay $regressions/$(basename "$f"))"
   done
   grep -E 'ERROR: |SUMMARY: |runtime error' "$out/fuzz.log" | head -20 | sed 's/^/fuzz: /'
 fi
