@@ -90,10 +90,13 @@ def test_person_detect_vela_import():
     assert struct.unpack("<I", b["scratch_size"])[0] == 74464
     assert _io(b["inputs"]) == [(1, 1, 1, 96, 96, 1, 1, 0, 1)]
     assert _io(b["outputs"]) == [(1, 1, 1, 1, 1, 2, 1, 0, 1)]
-    # program I/O: the int8 model input and output, exact shapes
+    # program I/O: the int8 model input and output; the NHWC input as [N,C,H,W]
+    # channels-last like the int8 importer (docs/tflite-import.md), i.e. the same bytes
     vals = plan.values
-    assert [vals[i].val.sizes for i in plan.inputs] == [[1, 96, 96, 1]]
+    assert [vals[i].val.sizes for i in plan.inputs] == [[1, 1, 96, 96]]
+    assert list(vals[plan.inputs[0]].val.dim_order) == [0, 2, 3, 1]
     assert [vals[i].val.sizes for i in plan.outputs] == [[1, 2]]
+    assert list(vals[plan.outputs[0]].val.dim_order) == [0, 1]
     assert [int(vals[i].val.scalar_type) for i in plan.inputs + plan.outputs] == [1, 1]  # CHAR
     ins = plan.chains[0].instructions
     assert len(ins) == 1 and ins[0].instr_args.args == plan.inputs + plan.outputs
@@ -185,3 +188,13 @@ def test_cli_import_errors(tmp_path, source):
     assert r.returncode == 2
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
     assert not out.exists() and os.listdir(tmp_path) in ([], ["t.tflite"])
+
+
+def test_vela_and_int8_imports_take_the_same_tensors():
+    """person_detect_vela.tflite is person_detect.tflite compiled by Vela: both imports must
+    give programs with the same input and output tensors (sizes, dim order, dtype)."""
+    def io(pte):
+        plan = parse_program(pte).execution_plan[0]
+        return [(v.sizes, list(v.dim_order), int(v.scalar_type))
+                for v in (plan.values[i].val for i in plan.inputs + plan.outputs)]
+    assert io(import_tflite(PERSON_VELA)) == io(import_tflite(PERSON))

@@ -9,14 +9,18 @@ is where the NPU reads and writes them (models/ethos-u/README.md). The blob keep
 what upstream's writer keeps: cmd_data, weight_data, scratch_size and the I/O tables; like
 upstream it does not record the fast-scratch size.
 
-The program: the network's inputs and outputs as tensors of their TFLite shape and type,
-one DelegateCall(inputs..., outputs...), nothing else.
+The program: the network's inputs and outputs as tensors of their TFLite type and bytes,
+one DelegateCall(inputs..., outputs...), nothing else. A 4-D (NHWC) tensor is written the
+way the int8 importer writes it (docs/tflite-import.md, "Layout"): sizes [N, C, H, W] with
+the channels-last dim order, i.e. the same bytes; so the two imports of one model take and
+give the same tensors.
 """
 from __future__ import annotations
 
 from typing import List, Tuple
 
-from ...pte.program_builder import ProgramBuilder
+from ...lowered import layout
+from ...pte.program_builder import CHANNELS_LAST, ProgramBuilder
 from ...pte.schema import DataLocation, ScalarType
 from ...pte.writer import serialize_program
 from ...tflite.reader import Model, Tensor, TFLiteError
@@ -109,17 +113,32 @@ def compile_specs(target: str) -> List[Tuple[str, bytes]]:
             ("target", target.encode())]
 
 
+def program_sizes(shape) -> List[int]:
+    """A TFLite shape as ptec sizes: 4-D NHWC becomes the [N, C, H, W] whose channels-last
+    dim order (CHANNELS_LAST) lays out exactly the NHWC bytes; other ranks stay."""
+    shape = [int(d) for d in shape]
+    if len(shape) != 4:
+        return shape
+    sizes = [0] * 4
+    for physical, logical in enumerate(CHANNELS_LAST):
+        sizes[logical] = shape[physical]
+    return sizes
+
+
 def import_vela_model(model: Model, location: int = DataLocation.SEGMENT) -> bytes:
-    """The .pte bytes: inputs and outputs of their exact TFLite shapes and types, one
-    DelegateCall to EthosUBackend."""
+    """The .pte bytes: the network's inputs and outputs (TFLite types, bytes as in
+    TFLite), one DelegateCall to EthosUBackend."""
     blob, target, net_in, net_out = vela_blob(model)
     try:
         data = write_blob(blob)
     except VelaBlobError as e:
         raise VelaImportError(f"delegate blob: {e}") from e
     b = ProgramBuilder()
-    ins = [b.tensor(IO_TYPES[t.type][0], t.shape) for t in net_in]
-    outs = [b.tensor(IO_TYPES[t.type][0], t.shape) for t in net_out]
+    def io(t: Tensor) -> int:
+        sizes = program_sizes(t.shape)
+        return b.tensor(IO_TYPES[t.type][0], sizes, layout(sizes))
+    ins = [io(t) for t in net_in]
+    outs = [io(t) for t in net_out]
     b.delegate_call(BACKEND_ID, data, ins + outs, compile_specs(target), location)
     b.set_io(ins, outs)
     return serialize_program(b.build())
