@@ -4,9 +4,11 @@ bytes of the .tflite files (file offsets from models/ethos-u/README.md), and the
 shapes, sizes and offsets. The blob is re-parsed here by a few lines of test code that do
 not use ptec's reader."""
 import os
+import random
 import struct
 import subprocess
 import sys
+from collections import Counter
 
 import pytest
 
@@ -15,7 +17,8 @@ from ptec.backends.ethos_u.blob import (BLOCK_ORDER, IoEntry, VelaBlob, VelaBlob
                                         read_blob, write_blob)
 from ptec.pte.reader import parse_program, read_program
 from ptec.pte.schema import DataLocation
-from ptec.tflite import TFLiteError, import_tflite
+from ptec.backends.ethos_u.vela_import import import_vela_model
+from ptec.tflite import TFLiteError, import_tflite, parse_model, read_model
 
 MODELS = os.path.join(SHARED, "models", "ethos-u")
 PERSON = os.path.join(MODELS, "tflm", "person_detect.tflite")
@@ -198,3 +201,45 @@ def test_vela_and_int8_imports_take_the_same_tensors():
         return [(v.sizes, list(v.dim_order), int(v.scalar_type))
                 for v in (plan.values[i].val for i in plan.inputs + plan.outputs)]
     assert io(import_tflite(PERSON_VELA)) == io(import_tflite(PERSON))
+
+
+def _edited(path, edit):
+    m = read_model(path)
+    edit(m)
+    return m
+
+
+@pytest.mark.parametrize("edit,match", [
+    (lambda m: m.metadata.pop("OfflineMemoryAllocation"), "no OfflineMemoryAllocation"),
+    (lambda m: setattr(m.subgraphs[0].tensors[5], "type", "FLOAT32"), "FLOAT32"),
+    (lambda m: setattr(m.subgraphs[0].tensors[5], "shape", [1] * 7), "more than 6"),
+    (lambda m: m.metadata.update(OfflineMemoryAllocation=struct.pack(
+        "<9i", 0, 1, 6, 0, -1, -1, 0, 0, 74464 - 9215)), "outside the scratch area"),
+    (lambda m: m.metadata.update(OfflineMemoryAllocation=struct.pack(
+        "<9i", 0, 1, 6, 0, -1, -1, 0, 0, -1)), "no offline arena offset"),
+    (lambda m: m.subgraphs[0].operators[0].inputs.pop(), "is not the network's"),
+    (lambda m: setattr(m.subgraphs[0].tensors[1], "data", b"COP1" + bytes(4)),
+     "ethos-u command stream"),
+])
+def test_vela_import_refusals(edit, match):
+    with pytest.raises(TFLiteError, match=match):
+        import_vela_model(_edited(PERSON_VELA, edit))
+
+
+def test_mutated_vela_files_fail_cleanly():
+    """Seeded byte edits of a Vela model: parse and import either succeed or raise
+    TFLiteError, nothing else."""
+    raw = _raw(KWS)
+    rng = random.Random(7)
+    outcomes = Counter()
+    for _ in range(300):
+        b = bytearray(raw)
+        for _ in range(rng.randint(1, 4)):     # mostly the tables before and after the data
+            pos = rng.choice([rng.randrange(0, 400), rng.randrange(len(b) - 3000, len(b))])
+            b[pos] = rng.randrange(256)
+        try:
+            import_vela_model(parse_model(bytes(b)))
+            outcomes["ok"] += 1
+        except TFLiteError:
+            outcomes["refused"] += 1
+    assert outcomes["ok"] and outcomes["refused"]

@@ -137,3 +137,22 @@ def test_inspect_cli_decodes_blob():
     assert "input  1: shape [1,1,1,1,1,1] elem_size 1 scratch offset 16" in r.stdout
     listing = [ln for ln in r.stdout.splitlines() if re.match(r"\s+\d+ @0x[0-9a-f]{5} ", ln)]
     assert len(listing) == 153 and "NPU_OP_STOP" in listing[-1]
+
+
+@pytest.mark.parametrize("blob", [b"vela_bin_stream" + bytes(17), b"\0" * 64])
+def test_inspect_cli_refuses_a_bad_blob(tmp_path, blob):
+    from ptec.pte.program_builder import ProgramBuilder
+    from ptec.pte.schema import ScalarType
+    from ptec.pte.writer import serialize_program
+    b = ProgramBuilder()
+    x = b.tensor(ScalarType.CHAR, [4])
+    y = b.tensor(ScalarType.CHAR, [4])
+    b.delegate_call("EthosUBackend", blob, [x, y])
+    b.set_io([x], [y])
+    path = tmp_path / "bad.pte"
+    path.write_bytes(serialize_program(b.build()))
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    r = subprocess.run([sys.executable, "-m", "ptec", "inspect", str(path)],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "EthosUBackend" in r.stderr

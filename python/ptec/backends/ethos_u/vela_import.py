@@ -51,7 +51,10 @@ def _io_entry(t: Tensor, alloc: List[int], scratch_offset: int, scratch_size: in
         raise VelaImportError(f"{what} tensor {t.index} ({t.name!r}) has no offline arena "
                               "offset, so its place in the scratch area is unknown")
     elem = IO_TYPES[t.type][1]
-    e = IoEntry(shape6(t.shape), elem, offset - scratch_offset)
+    try:
+        e = IoEntry(shape6(t.shape), elem, offset - scratch_offset)
+    except VelaBlobError as err:
+        raise VelaImportError(f"{what} tensor {t.index} ({t.name!r}): {err}") from err
     if e.offset < 0 or e.offset + t.numel * elem > scratch_size:
         raise VelaImportError(f"{what} tensor {t.index} ({t.name!r}): arena bytes {offset}.."
                               f"{offset + t.numel * elem} are outside the scratch area "
