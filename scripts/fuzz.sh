@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
     --fresh) fresh=1; shift ;;
     --coverage) coverage=1; shift ;;
     --npu) npu=1; shift ;;
-    *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 [ -n "$seconds" ] || { echo "fuzz: --seconds is required" >&2; exit 2; }
