@@ -12,7 +12,8 @@ import pytest
 
 from conftest import ROOT, SHARED, UPSTREAM
 from ptec.backends.ethos_u.command_stream import (CommandStreamError, decode_stream,
-                                                  operation_counts, parse_cop, target_name)
+                                                  operation_counts, parse_cop, stream_stats,
+                                                  target_name)
 from ptec.pte.reader import read_program
 from ptec.tflite import read_model
 
@@ -46,6 +47,8 @@ def test_minimal_example_stream():
     assert cmds[-1].name == "NPU_OP_STOP" and cmds[-1].param == 0xFFFF
     dmas = [c.summary for c in cmds if c.name == "NPU_OP_DMA_START"]
     assert all(re.fullmatch(r"DMA r1@0x[0-9a-f]+ -> r1@0x[0-9a-f]+ len 1", s) for s in dmas)
+    st = stream_stats(cmds)      # spec §8.1: six 1-byte DMAs, 6 elementwise ops
+    assert (st.commands, st.operations, st.dma_count, st.dma_bytes) == (153, 6, 6, 6)
     muls = [c.summary for c in cmds if c.summary.startswith("ELEMENTWISE MUL")]
     assert [m.split("OFM_SCALE ")[1].split()[0] for m in muls] == ["1>>11", "1>>11", "1>>50"]
     assert all("round NATURAL" in m for m in muls)
@@ -86,6 +89,10 @@ def test_person_detect_vela_stream():
     # the one 1 KiB LUT goes to the last 2 KiB of the 48 KiB SHRAM (spec §4.1)
     assert sum(bool(re.fullmatch(r"DMA r0@0x[0-9a-f]+ -> SHRAM@0xb800 len 1024", s))
                for s in dmas) == 1
+    st = stream_stats(cmds)
+    lens = [int(s.rsplit(" ", 1)[1]) for s in dmas]
+    assert (st.commands, st.operations, st.dma_count) == (1393, 87, 55)
+    assert st.dma_bytes == sum(lens) and 1024 in lens
 
 
 def test_kws_u65_stream():

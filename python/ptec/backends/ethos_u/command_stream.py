@@ -342,6 +342,33 @@ def operation_counts(cmds: List[Command]) -> Counter:
     return c
 
 
+COMPUTE_OPS = ("NPU_OP_CONV", "NPU_OP_DEPTHWISE", "NPU_OP_POOL", "NPU_OP_ELEMENTWISE")
+
+
+@dataclass
+class StreamStats:
+    """What a run of the whole stream does, counted from the commands alone (the fields of
+    ptec_npu_stats that need no arithmetic)."""
+    commands: int                   # every command up to and including NPU_OP_STOP
+    operations: int                 # CONV, DEPTHWISE, POOL, ELEMENTWISE
+    dma_count: int                  # DMA_START
+    dma_bytes: int                  # DMA0_LEN at each DMA_START (1-D transfers)
+
+
+def stream_stats(cmds: List[Command]) -> StreamStats:
+    regs: Dict[str, int] = {}
+    ops = dmas = dma_bytes = 0
+    for c in cmds:
+        if c.cmd1:
+            regs[c.name] = c.payload
+        elif c.name in COMPUTE_OPS:
+            ops += 1
+        elif c.name == "NPU_OP_DMA_START":
+            dmas += 1
+            dma_bytes += regs.get("DMA0_LEN", 0)
+    return StreamStats(len(cmds), ops, dmas, dma_bytes)
+
+
 def command_line(cmd: Command) -> str:
     head = f"{cmd.index:5d} @0x{cmd.offset:05x} {cmd.name:<20s}"
     if cmd.summary:
@@ -369,6 +396,9 @@ def describe_cop(data: bytes, commands: bool = False, indent: str = "") -> str:
              f"command stream: {len(cop.stream)} words at payload byte {cop.stream_offset}, "
              f"{len(cmds)} commands",
              "operations: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))]
+    st = stream_stats(cmds)
+    lines.append(f"a run: {st.commands} commands, {st.operations} operations, "
+                 f"{st.dma_count} DMAs moving {st.dma_bytes} bytes")
     if commands:
         lines += listing(cmds).splitlines()
     return "\n".join(indent + line for line in lines)
