@@ -371,3 +371,35 @@ def test_add_with_a_constant_operand(other_shape):
     m.op("ADD", [b, a], [o], fused_activation_function="NONE")
     got = _run(m, [a], [o], [av], "cortex-m55")[0]
     assert np.array_equal(got, R.add(np.broadcast_to(bv, av.shape), av, qb, qa, qo, "NONE"))
+
+
+@pytest.mark.parametrize("fn", ["RELU", "RELU6", "RELU_N1_TO_1"])
+@pytest.mark.parametrize("same_grid", [True, False])
+def test_relu_ops(fn, same_grid):
+    rng = np.random.default_rng(8)
+    qi = F(0.05, -20)
+    qo = qi if same_grid else F(0.031, 5)
+    m = Model()
+    x, o = m.t([1, 3, 4, 5], q=qi), m.t([1, 3, 4, 5], q=qo)
+    m.op(fn, [x], [o])
+    xv = rng.permutation(np.arange(-128, 128, 4 + 1 / 3).astype(np.int8))[:60].reshape(1, 3, 4, 5)
+    got = _run(m, [x], [o], [xv], "cortex-m55")[0]
+    assert np.array_equal(got, R.relu_x(xv, qi, qo, fn))
+
+
+@pytest.mark.parametrize("name", ["ADD", "MUL"])
+@pytest.mark.parametrize("constant_first", [False, True])
+def test_add_mul_with_a_scalar_constant_become_tables(name, constant_first):
+    qa, qc, qo = F(0.04, -3), F(0.02, 11), F(0.07, 2)
+    m = Model()
+    c = m.t([1], q=qc, data=np.array([-77], np.int8))
+    a, o = m.t([2, 128], q=qa), m.t([2, 128], q=qo)
+    m.op(name, [c, a] if constant_first else [a, c], [o], fused_activation_function="RELU")
+    av = np.arange(-128, 128, dtype=np.int64).astype(np.int8).reshape(2, 128)
+    result = import_int8(m.model([a], [o]))
+    assert result.lowered.operators == ["cortex_m::quantized_activation.out"]
+    got = run_nhwc(result, [av])[0]
+    fn = R.add if name == "ADD" else R.mul
+    cv = np.full(av.shape, -77, np.int8)
+    want = fn(cv, av, qc, qa, qo, "RELU") if constant_first else fn(av, cv, qa, qc, qo, "RELU")
+    assert np.array_equal(got, want)

@@ -72,6 +72,8 @@ def act_range(fn, scale, zp):
         return max(-128, q(0.0)), 127
     if fn == "RELU6":
         return max(-128, q(0.0)), min(127, q(6.0))
+    if fn == "RELU_N1_TO_1":
+        return max(-128, q(-1.0)), min(127, q(1.0))
     raise NotImplementedError(fn)
 
 
@@ -291,6 +293,13 @@ def mul(a, b, qa, qb, qo, act):
 def requantize(x, qi, qo):
     m, s = quantize_multiplier(float(np.float64(qi[0]) / np.float64(qo[0])))
     return np.clip(mbqm(x.astype(np.int64) - qi[1], m, s) + qo[1], -128, 127).astype(np.int8)
+
+
+def relu_x(x, qi, qo, fn):
+    """RELU / RELU6 / RELU_N1_TO_1 (TFLite's ReluX): requantize, then clamp."""
+    m, s = quantize_multiplier(float(np.float64(qi[0]) / np.float64(qo[0])))
+    lo, hi = act_range(fn, *qo)
+    return np.clip(mbqm(x.astype(np.int64) - qi[1], m, s) + qo[1], lo, hi).astype(np.int8)
 
 
 def quantize(x, qo):

@@ -79,6 +79,37 @@ def tflite_quantize_multiplier(sigma: float) -> Tuple[int, int]:
     return q, e
 
 
+def _high_mul(a, b):
+    """TFLite's SaturatingRoundingDoublingHighMul (ties away from zero), numpy int64."""
+    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
+    s = a * b + np.where(a * b >= 0, 1 << 30, 1 - (1 << 30))
+    q = np.where(s >= 0, s >> 31, -((-s) >> 31))
+    return np.where((a == -(1 << 31)) & (b == -(1 << 31)), (1 << 31) - 1, q)
+
+
+def tflite_requantize(v, mult: int, shift: int) -> np.ndarray:
+    """TFLite's MultiplyByQuantizedMultiplier on int32 values, for the
+    256-entry tables of element-wise ops (computed here, ahead of time, with
+    TFLite's own rounding)."""
+    v = np.asarray(v, np.int64) << max(shift, 0)
+    v = ((v + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+    h = _high_mul(v, mult)
+    r = max(-shift, 0)
+    mask = (1 << r) - 1
+    return (h >> r) + ((h & mask) > (mask >> 1) + (h < 0))
+
+
+def add_multipliers(s1: float, s2: float, s_out: float):
+    """TFLite's int8 ADD: left shift 20, twice the larger input scale."""
+    twice = 2.0 * max(float(s1), float(s2))
+    return (tflite_quantize_multiplier(float(s1) / twice), tflite_quantize_multiplier(float(s2) / twice),
+            tflite_quantize_multiplier(twice / ((1 << 20) * float(s_out))))
+
+
+def mul_multiplier(s1: float, s2: float, s_out: float):
+    return tflite_quantize_multiplier(float(np.float64(s1) * np.float64(s2) / np.float64(s_out)))
+
+
 def activation_bounds(fn: str, scale: float, zp: int) -> Tuple[int, int]:
     """TFLite's CalculateActivationRangeQuantized for int8 (f / scale in float32)."""
     def q(f):
@@ -553,14 +584,63 @@ def _binary_operands(im: _Importer, op) -> Tuple[Act, Act]:
     return res[0], res[1]
 
 
+def _lut_op(im: _Importer, x: Act, oi: int, table) -> None:
+    """An element-wise function of one int8 tensor: cortex_m::quantized_activation
+    with its 256 outputs (for inputs -128..127) computed ahead of time."""
+    lut = np.clip(np.asarray(table, np.int64), QMIN, QMAX).astype(np.int8)
+    out = im.out_act(oi)
+    x = im.view(x, out.sizes, layout(out.sizes)) if x.sizes != out.sizes else x
+    im.b.call("cortex_m::quantized_activation.out", input=x.value, lut=im.b.constant(lut),
+              out=out.value)
+    im.env[oi] = out
+
+
+Q = np.arange(QMIN, QMAX + 1, dtype=np.int64)       # every int8 input of a table
+
+
+def _scalar_operand(im: _Importer, op):
+    """(the other operand's tensor, the constant's int8 value) when one input
+    is a one-element constant, else None: the op is then a table."""
+    a_i, b_i = im.ins(op)[:2]
+    for c_i, x_i in ((b_i, a_i), (a_i, b_i)):
+        if im.t(c_i).data is not None and int(np.prod(im.shape(c_i))) == 1 \
+                and im.t(x_i).data is None and im.shape(x_i) == im.shape(im.outs(op)[0]):
+            return x_i, int(im.const(c_i).astype(np.int64).ravel()[0]), c_i
+    return None
+
+
+def _add_int(x1, x2, q1, q2, qo, lo, hi):
+    (m1, s1), (m2, s2), (mo, so) = add_multipliers(q1[0], q2[0], qo[0])
+    a = tflite_requantize((np.asarray(x1, np.int64) - q1[1]) << 20, m1, s1)
+    b = tflite_requantize((np.asarray(x2, np.int64) - q2[1]) << 20, m2, s2)
+    return np.clip(tflite_requantize(a + b, mo, so) + qo[1], lo, hi)
+
+
+def _mul_int(x1, x2, q1, q2, qo, lo, hi):
+    mo, so = mul_multiplier(q1[0], q2[0], qo[0])
+    prod = (np.asarray(x1, np.int64) - q1[1]) * (np.asarray(x2, np.int64) - q2[1])
+    return np.clip(tflite_requantize(prod, mo, so) + qo[1], lo, hi)
+
+
+def _binary_table(im: _Importer, op, opts, fn) -> bool:
+    """x (op) c with a one-element constant c as a table; False if not that case."""
+    found = _scalar_operand(im, op)
+    if found is None:
+        return False
+    x_i, c, c_i = found
+    oi = im.outs(op)[0]
+    x = im.int8_in(x_i, "input")
+    _lut_op(im, x, oi, fn(Q, c, (x.scale, x.zp), im.qp(c_i), im.qp(oi), *_activation(im, opts, oi)))
+    return True
+
+
 def map_add(im: _Importer, op, opts):
+    if _binary_table(im, op, opts, _add_int):
+        return
     oi = im.outs(op)[0]
     a, b = _binary_operands(im, op)
     s_out, z_out = im.qp(oi)
-    twice = 2.0 * max(float(a.scale), float(b.scale))      # TFLite's left shift 20 scheme
-    m1, s1 = tflite_quantize_multiplier(float(a.scale) / twice)
-    m2, s2 = tflite_quantize_multiplier(float(b.scale) / twice)
-    mo, so = tflite_quantize_multiplier(twice / ((1 << 20) * float(s_out)))
+    (m1, s1), (m2, s2), (mo, so) = add_multipliers(a.scale, b.scale, s_out)
     lo, hi = _activation(im, opts, oi)
     out = im.out_act(oi)
     im.b.call("cortex_m::quantized_add.out", self=a.value, self_zero_point=int(a.zp),
@@ -572,11 +652,12 @@ def map_add(im: _Importer, op, opts):
 
 
 def map_mul(im: _Importer, op, opts):
+    if _binary_table(im, op, opts, _mul_int):
+        return
     oi = im.outs(op)[0]
     a, b = _binary_operands(im, op)
     s_out, z_out = im.qp(oi)
-    mo, so = tflite_quantize_multiplier(float(np.float64(a.scale) * np.float64(b.scale)
-                                              / np.float64(s_out)))
+    mo, so = mul_multiplier(a.scale, b.scale, s_out)
     out = im.out_act(oi)
     im.b.call("cortex_m::quantized_mul.out", self=a.value, self_zero_point=int(a.zp),
               other=b.value, other_zero_point=int(b.zp), output_zero_point=int(z_out),
@@ -584,23 +665,22 @@ def map_mul(im: _Importer, op, opts):
     im.env[oi] = _clamp(im, out, *_activation(im, opts, oi))
 
 
-def _rescale(im: _Importer, x: Act, scale: float, zp: int, sizes_out) -> Act:
-    """int8 on another grid, TFLite's Requantize: a 1x1 depthwise convolution
-    with weight 1 over the bytes viewed as [1, 1, 1, numel] (one requantization)."""
-    n = int(np.prod(x.sizes))
-    v = im.view(x, [1, 1, 1, n], CHANNELS_LAST)
-    mult, shift = tflite_quantize_multiplier(float(np.float64(x.scale) / np.float64(scale)))
-    out = new_act(im.b, I8, [1, 1, 1, n], scale, zp)
-    im.b.call("cortex_m::quantized_depthwise_conv2d.out", input=v.value,
-              weight=im.b.constant(np.ones((1, 1, 1, 1), np.int8)),
-              bias=im.b.constant(np.zeros(1, np.int32)), stride=[1, 1], padding=[0, 0],
-              dilation=[1, 1], depth_multiplier=1, input_offset=-int(x.zp), output_offset=int(zp),
-              requantize_multipliers=im.b.constant(np.array([mult], np.int32)),
-              requantize_shifts=im.b.constant(np.array([shift], np.int32)),
-              activation_min=QMIN, activation_max=QMAX,
-              scratch=im.b.scratch(sc.depthwise_scratch(im.target, 1, 1, 1, 1, 1, [0, 0], [1, 1])),
-              out=out.value)
-    return im.view(out, sizes_out, layout(sizes_out))
+def _requantize_table(x: Act, qo, lo=QMIN, hi=QMAX):
+    """TFLite's Requantize (and ReluX): the input on the output's grid, clamped."""
+    mult, shift = tflite_quantize_multiplier(float(np.float64(x.scale) / np.float64(qo[0])))
+    return np.clip(tflite_requantize(Q - x.zp, mult, shift) + qo[1], lo, hi)
+
+
+def map_relu(im: _Importer, op, opts):
+    """RELU, RELU6, RELU_N1_TO_1: TFLite's ReluX, requantization to the output
+    grid then the activation bounds of the output (one table)."""
+    xi, oi = im.ins(op)[0], im.outs(op)[0]
+    x = im.int8_in(xi, "input")
+    bounds = activation_bounds(im.op_name(op), *im.qp(oi))
+    _lut_op(im, x, oi, _requantize_table(x, im.qp(oi), *bounds))
+
+
+map_relu6 = map_relu_n1_to_1 = map_relu
 
 
 def map_quantize(im: _Importer, op, opts):
@@ -616,7 +696,10 @@ def map_quantize(im: _Importer, op, opts):
         im.env[oi] = out
     elif im.dtype(xi) == "INT8":
         x = im.act(xi)
-        im.env[oi] = x if (x.scale, x.zp) == (s, z) else _rescale(im, x, s, z, x.sizes)
+        if (x.scale, x.zp) == (s, z):
+            im.env[oi] = im.as_shape(x, im.shape(oi))
+        else:
+            _lut_op(im, x, oi, _requantize_table(x, (s, z)))
     else:
         raise UnsupportedTFLite(f"quantize from {im.dtype(xi)}: float32 or int8 expected")
 
