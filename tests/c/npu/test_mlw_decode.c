@@ -21,7 +21,7 @@ typedef struct {
 static void put(bit_writer *w, uint32_t value, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++, w->bits++) {
-        if ((value >> i) & 1u) {
+        if (i < 32u && ((value >> i) & 1u)) {
             w->bytes[w->bits >> 3] |= (uint8_t)(1u << (w->bits & 7u));
         }
     }
