@@ -47,6 +47,20 @@ static void header(bit_writer *w, uint32_t zdiv, uint32_t slicelen, uint32_t wdi
     put(w, newpal, 1);
 }
 
+static bit_writer *restart(bit_writer *w)
+{
+    memset(w, 0, sizeof(*w));
+    return w;
+}
+
+/* NEWPAL fields: DIROFS, PALSIZE (field; 0 = direct, n = n + 1 entries), PALBITS (field + 2) */
+static void palette_fields(bit_writer *w, uint32_t dirofs, uint32_t palsize_field, uint32_t palbits_field)
+{
+    put(w, dirofs, 5);
+    put(w, palsize_field, 5);
+    put(w, palbits_field, 3);
+}
+
 /* ---- a sink into an array ------------------------------------------------- */
 
 typedef struct {
@@ -124,9 +138,7 @@ static size_t uncompressed_stream(bit_writer *w, const uint32_t *index, size_t n
 {
     memset(w, 0, sizeof(*w));
     header(w, 6, (uint32_t)n, 7, 0, 1);
-    put(w, 3, 5); /* DIROFS */
-    put(w, 0, 5); /* PALSIZE 0: direct */
-    put(w, 7, 3); /* PALBITS 7 + 2 = 9 */
+    palette_fields(w, 3, 0, 7);
     for (size_t i = 0; i < n; i++) {
         put(w, index[i], 9);
     }
@@ -170,11 +182,8 @@ static void test_uncompressed(void)
 static void test_palette_zero_runs(void)
 {
     bit_writer w;
-    memset(&w, 0, sizeof(w));
-    header(&w, 0, 2, 0, 1, 1);
-    put(&w, 0, 5);   /* DIROFS */
-    put(&w, 1, 5);   /* PALSIZE field 1 -> 2 entries */
-    put(&w, 1, 3);   /* PALBITS 3 */
+    header(restart(&w), 0, 2, 0, 1, 1);
+    palette_fields(&w, 0, 1, 1);
     put(&w, 4, 3);   /* palette[0] */
     put(&w, 3, 3);   /* palette[1] */
     put(&w, 0x002, 12);
@@ -198,11 +207,8 @@ static void test_palette_zero_runs(void)
 static void test_grc_carry(void)
 {
     bit_writer w;
-    memset(&w, 0, sizeof(w));
-    header(&w, 6, 2, 1, 0, 1);
-    put(&w, 0, 5);
-    put(&w, 0, 5);
-    put(&w, 0, 3);
+    header(restart(&w), 6, 2, 1, 0, 1);
+    palette_fields(&w, 0, 0, 0);
     put(&w, 0xB, 12);
     put(&w, 0x3, 3);
     put(&w, 1, 1);
@@ -227,35 +233,28 @@ static void test_corrupt(void)
     put(&w, 7, 3);
     CHECK(decode(w.bytes, 1, 8, &detail) == 0 && out.n == 0); /* only the marker */
 
-    memset(&w, 0, sizeof(w));
-    header(&w, 6, 1, 7, 0, 0); /* first slice without a palette */
+    header(restart(&w), 6, 1, 7, 0, 0); /* first slice without a palette */
     expect_error("first slice without NEWPAL", &w, finish(&w));
 
-    memset(&w, 0, sizeof(w));
-    header(&w, 4, 1, 7, 0, 1); /* ZDIV 4 */
+    header(restart(&w), 4, 1, 7, 0, 1); /* ZDIV 4 */
     put(&w, 0, 13);
     expect_error("ZDIV 4", &w, finish(&w));
 
-    memset(&w, 0, sizeof(w));
-    header(&w, 6, 1, 6, 0, 1); /* WDIV 6 */
+    header(restart(&w), 6, 1, 6, 0, 1); /* WDIV 6 */
     put(&w, 0, 13);
     expect_error("WDIV 6", &w, finish(&w));
 
     /* zero-run mode changes without a new palette */
     size_t len;
-    memset(&w, 0, sizeof(w));
-    header(&w, 6, 1, 7, 0, 1);
-    put(&w, 0, 5);
-    put(&w, 0, 5);
-    put(&w, 7, 3);
+    header(restart(&w), 6, 1, 7, 0, 1);
+    palette_fields(&w, 0, 0, 7);
     put(&w, 4, 9);
     header(&w, 0, 1, 7, 0, 0);
     put(&w, 0, 64);
     expect_error("zero-run switch without NEWPAL", &w, finish(&w));
 
     /* a WDIV 0 quotient that never closes until the bits run out */
-    memset(&w, 0, sizeof(w));
-    header(&w, 6, 1, 0, 0, 1);
+    header(restart(&w), 6, 1, 0, 0, 1);
     put(&w, 0, 13);
     for (int i = 0; i < 40; i++) {
         put(&w, 0xFFF, 12);
@@ -265,8 +264,7 @@ static void test_corrupt(void)
     expect_error("unending quotient", &w, len);
 
     /* a quotient past 9 bits: 512 = 256 code-2 slots, WTRUNC 0 */
-    memset(&w, 0, sizeof(w));
-    header(&w, 6, 1, 0, 0, 1);
+    header(restart(&w), 6, 1, 0, 0, 1);
     put(&w, 0, 13);
     for (int i = 0; i < 22; i++) {
         put(&w, 0xFFF, 12);
@@ -292,9 +290,7 @@ static int unpack_counting(const npu_weight_layout *l, size_t bricks, const char
         size_t n = bricks - done > 32768u ? 32768u : bricks - done;
         header(&w, 6, (uint32_t)n, 7, 0, done == 0u ? 1u : 0u);
         if (done == 0u) {
-            put(&w, 0, 5);
-            put(&w, 0, 5);
-            put(&w, 7, 3);
+            palette_fields(&w, 0, 0, 7);
         }
         for (size_t i = 0; i < n; i++) {
             int32_t v = (int32_t)((done + i) % 200u) - 100;
@@ -311,6 +307,24 @@ static int16_t brick_value(size_t k)
     return (int16_t)((int32_t)(k % 200u) - 100);
 }
 
+/* An 8-bit layout with IFM micro-blocks of 8; the rest as given. */
+static npu_weight_layout layout(uint32_t ofm, uint32_t kh, uint32_t kw, uint32_t ifm, uint32_t ofm_block,
+                                uint32_t ofm_ublock, uint32_t sub_kernel)
+{
+    npu_weight_layout l;
+    memset(&l, 0, sizeof(l));
+    l.ofm_depth = ofm;
+    l.kernel_height = kh;
+    l.kernel_width = kw;
+    l.ifm_depth = ifm;
+    l.ofm_block_depth = ofm_block;
+    l.ofm_ublock_depth = ofm_ublock;
+    l.ifm_ublock_depth = 8;
+    l.ifm_bits = 8;
+    l.sub_kernel_height = l.sub_kernel_width = sub_kernel;
+    return l;
+}
+
 static void test_brick_order(void)
 {
     const char *detail = NULL;
@@ -319,15 +333,7 @@ static void test_brick_order(void)
     /* Depth-first CONV 1x1, OFM 2, IFM 3, OFM block 8 (u55-256 micro-blocks 8/8).
      * One IFM block of 32 (not clipped in depth-first order): 4 IFM micro-blocks
      * x 8 OFM channels x 8 IFM channels = 256 values; (o, i) is brick o*8 + i. */
-    memset(&l, 0, sizeof(l));
-    l.ofm_depth = 2;
-    l.kernel_height = l.kernel_width = 1;
-    l.ifm_depth = 3;
-    l.ofm_block_depth = 8;
-    l.ofm_ublock_depth = 8;
-    l.ifm_ublock_depth = 8;
-    l.ifm_bits = 8;
-    l.sub_kernel_height = l.sub_kernel_width = 8;
+    l = layout(2, 1, 1, 3, 8, 8, 8);
     CHECK(unpack_counting(&l, 256, &detail) == 0);
     for (int o = 0; o < 2; o++) {
         for (int i = 0; i < 3; i++) {
@@ -341,10 +347,7 @@ static void test_brick_order(void)
      * 2 -> one IFM micro-block; OFM micro-block; 6 elements padded to 8; 8 OFM
      * x 8 IFM channels: 8 * 64 = 512 values. (o, ky, kx, i) is brick
      * (ky*2 + kx)*64 + o*8 + i. */
-    l.ofm_depth = 2;
-    l.kernel_height = 3;
-    l.kernel_width = 2;
-    l.ifm_depth = 2;
+    l = layout(2, 3, 2, 2, 8, 8, 8);
     l.part_kernel_first = 1;
     CHECK(unpack_counting(&l, 512, &detail) == 0);
     for (int o = 0; o < 2; o++) {
@@ -363,16 +366,8 @@ static void test_brick_order(void)
      * padded to 12, 4 channels each. Block 0 has 2 micro-blocks x 12 x 4 = 96
      * values; block 1 (clipped to 4) one: 48. (c, e) is brick
      * (c / 8) * 96 + ((c % 8) / 4) * 48 + e * 4 + c % 4. */
-    memset(&l, 0, sizeof(l));
-    l.ofm_depth = 12;
-    l.kernel_height = l.kernel_width = 3;
-    l.ifm_depth = 1;
-    l.ofm_block_depth = 8;
-    l.ofm_ublock_depth = 4;
-    l.ifm_ublock_depth = 8;
-    l.ifm_bits = 8;
+    l = layout(12, 3, 3, 1, 8, 4, 8);
     l.depthwise = 1;
-    l.sub_kernel_height = l.sub_kernel_width = 8;
     CHECK(unpack_counting(&l, 144, &detail) == 0);
     for (int c = 0; c < 12; c++) {
         for (int e = 0; e < 9; e++) {
@@ -383,17 +378,7 @@ static void test_brick_order(void)
     /* Dilation 2 splits a 5x1 kernel into sub-kernels of 4 rows and 1 row:
      * depth-first, OFM 1, IFM 1: each element is 32 IFM x 8 OFM = 256 values;
      * sub-kernel 0 has elements ky 0..3, sub-kernel 1 ky 4. (ky) is brick ky*256. */
-    memset(&l, 0, sizeof(l));
-    l.ofm_depth = 1;
-    l.kernel_height = 5;
-    l.kernel_width = 1;
-    l.ifm_depth = 1;
-    l.ofm_block_depth = 16;
-    l.ofm_ublock_depth = 8;
-    l.ifm_ublock_depth = 8;
-    l.ifm_bits = 8;
-    l.sub_kernel_height = 4;
-    l.sub_kernel_width = 4;
+    l = layout(1, 5, 1, 1, 16, 8, 4);
     CHECK(unpack_counting(&l, 5 * 256, &detail) == 0);
     for (int ky = 0; ky < 5; ky++) {
         CHECK(dense[ky] == brick_value((size_t)ky * 256u));
