@@ -44,7 +44,15 @@ target=$1 replay=$2 seeds=$out/$3 seed_script=$4 corpus_dir=$out/$5 regressions=
 
 cmake --preset fuzz >/dev/null
 cmake --build build/fuzz -j 2 --target "$target" >/dev/null
-/usr/bin/python3 "tests/fuzz/$seed_script" "$shared" "$seeds"
+# The pte fuzzer also starts from the hostile Ethos-U blobs (extra seeds that
+# are refused at load, so they are kept apart from the seeds that must run).
+extra_seeds=()
+if [ "$npu" = 1 ]; then
+  /usr/bin/python3 "tests/fuzz/$seed_script" "$shared" "$seeds"
+else
+  extra_seeds=("$out/seeds-hostile")
+  /usr/bin/python3 "tests/fuzz/$seed_script" "$shared" "$seeds" --hostile "$out/seeds-hostile"
+fi
 
 if [ "$fresh" = 1 ]; then
   corpus=$(mktemp -d "$out/corpus-fresh.XXXXXX")
@@ -68,7 +76,7 @@ fi
 echo "fuzz: $target ${seconds} s from $(ls "$seeds" | wc -l) seeds, corpus $corpus"
 status=0
 "$out/tests/fuzz/$target" -seed=1 -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 "${mode[@]}" \
-    -artifact_prefix="$artifacts/" "$corpus" "$seeds" >"$out/fuzz.log" 2>&1 || status=$?
+    -artifact_prefix="$artifacts/" "$corpus" "$seeds" "${extra_seeds[@]}" >"$out/fuzz.log" 2>&1 || status=$?
 grep -E '^stat::(number_of_executed_units|average_exec_per_sec|new_units_added)|^#[0-9]+: cov' "$out/fuzz.log" \
     | tail -3 | sed 's/^/fuzz: /'
 
@@ -91,7 +99,7 @@ if [ "$coverage" = 1 ]; then
   cmake --build --preset fuzz-coverage -j 2 >/dev/null
   cov=build/fuzz-coverage
   rm -f "$cov"/*.profraw
-  LLVM_PROFILE_FILE="$cov/replay.profraw" "$cov/tests/fuzz/fuzz_replay" "$out/seeds" "$corpus" >/dev/null
+  LLVM_PROFILE_FILE="$cov/replay.profraw" "$cov/tests/fuzz/fuzz_replay" "$out/seeds" "$out/seeds-hostile" "$corpus" >/dev/null
   llvm-profdata merge -o "$cov/fuzz.profdata" "$cov/replay.profraw"
   llvm-cov report "$cov/tests/fuzz/fuzz_replay" -instr-profile="$cov/fuzz.profdata" src/runtime/ \
       >"$cov/coverage.txt"

@@ -15,9 +15,17 @@ handles, so that mutations start from every path rather than rediscover it.
   plan_input_only          planned input, unplanned output
   plan_view                two tensors over the same planned bytes
 
-Usage: make_seed_corpus.py <shared dir> <out dir>"""
+With --hostile DIR it also writes the Ethos-U sample with one lie in its
+delegate blob each (lying lengths, a block past the end, no end marker, bad
+COP1 records, I/O outside the scratch area or in another region, a config
+word of another NPU, ...): programs the EthosUBackend must refuse cleanly.
+They seed the fuzzer but do not run to the end, so they live apart from the
+seeds (tests/c/test_ethos_u_delegate.c checks each refusal's message).
+
+Usage: make_seed_corpus.py <shared dir> <out dir> [--hostile DIR]"""
 import os
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -52,6 +60,60 @@ def ethos_u_segment_blob(upstream):
     delegate.processed.index = len(program.segment_data) - 1
     program.backend_delegate_data = []
     return program
+
+
+def vela_blocks(blob):
+    """{name: (header offset, payload offset, size)} of a vela_bin_stream."""
+    blocks, pos = {}, 0
+    while pos + 32 <= len(blob):
+        name = blob[pos:pos + 16].rstrip(b"\0").decode()
+        size = struct.unpack_from("<I", blob, pos + 16)[0]
+        blocks[name] = (pos, pos + 32, size)
+        pos += 32 + (size + 15) // 16 * 16
+    return blocks
+
+
+def ethos_u_hostile_blobs(upstream):
+    """The sample's blob with one lie each (same length, edited in place)."""
+    def edit(blob, at, data):
+        blob[at:at + len(data)] = data
+
+    def u32(value):
+        return struct.pack("<I", value)
+
+    base = bytes(read_program(os.path.join(upstream, "ethos_u_minimal_example.pte")).backend_delegate_data[0].data)
+    blocks = vela_blocks(base)
+    cmd = blocks["cmd_data"][1]
+    inputs, outputs = blocks["inputs"][1], blocks["outputs"][1]
+    lies = {
+        "cmd_size_lies": lambda b: edit(b, blocks["cmd_data"][0] + 16, u32(0xFFFFFFF0)),
+        "cmd_past_end": lambda b: edit(b, blocks["cmd_data"][0] + 16, u32(len(base))),
+        "inputs_size_lies": lambda b: edit(b, blocks["inputs"][0] + 16, u32(72)),
+        "input_count_lies": lambda b: edit(b, inputs, u32(0x80000000)),
+        "no_end_marker": lambda b: edit(b, blocks["vela_end_stream"][0], b"vela_end_strean"),
+        "unknown_block": lambda b: edit(b, blocks["scratch_size"][0], b"scratch_sizf"),
+        "blocks_out_of_order": lambda b: edit(b, blocks["inputs"][0], b"outputs\0"),
+        "external_block": lambda b: edit(b, blocks["weight_data"][0] + 20, b"\1"),
+        "bad_fourcc": lambda b: edit(b, cmd, b"COPX"),
+        "cop_unknown_action": lambda b: edit(b, cmd + 16, u32(9)),
+        "cop_stream_too_long": lambda b: edit(b, cmd + 28, u32(0x00FF0002)),
+        "io_offset_past_scratch": lambda b: edit(b, inputs + 4 + 28, u32(144)),
+        "io_offset_wraps": lambda b: edit(b, outputs + 4 + 28, u32(0xFFFFFFFF)),
+        "io_shape_huge": lambda b: edit(b, inputs + 4, u32(0x7FFFFFFF) * 6),
+        "io_region_3": lambda b: edit(b, outputs + 4 + 32, u32(3)),
+        "scratch_too_small": lambda b: edit(b, blocks["scratch_size"][1], u32(64)),
+        "stream_past_scratch": lambda b: edit(b, blocks["scratch_size"][1], u32(80)),
+        "config_word_u65": lambda b: edit(b, cmd + 8, u32(0x10003008)),
+        "config_more_shram": lambda b: edit(b, cmd + 8, u32(0x00003007)),
+    }
+    programs = {}
+    for name, lie in lies.items():
+        program = read_program(os.path.join(upstream, "ethos_u_minimal_example.pte"))
+        blob = bytearray(base)
+        lie(blob)
+        program.backend_delegate_data[0].data = bytes(blob)
+        programs["ethos_u_hostile_" + name] = program
+    return programs
 
 
 def legacy_constants():
@@ -130,6 +192,7 @@ def plan_view():
 
 def main():
     shared, out = sys.argv[1], sys.argv[2]
+    hostile = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--hostile" else None
     upstream = os.path.join(shared, "models", "upstream")
     os.makedirs(out, exist_ok=True)
     for name in UPSTREAM_SAMPLES:
@@ -140,6 +203,10 @@ def main():
              "plan_input_only": plan_input_only(), "plan_view": plan_view()}
     for name, program in built.items():
         write_program(program, os.path.join(out, name + ".pte"))
+    if hostile is not None:
+        os.makedirs(hostile, exist_ok=True)
+        for name, program in ethos_u_hostile_blobs(upstream).items():
+            write_program(program, os.path.join(hostile, name + ".pte"))
 
 
 if __name__ == "__main__":
