@@ -39,9 +39,16 @@ def _inspect(args) -> int:
     from .pte.reader import parse_program, read_header
     status = 0
     for path in args.files:
+        kind = ".pte"
         try:
             with open(path, "rb") as f:
                 data = f.read()
+            if data[4:8] == b"TFL3" and not args.json:
+                kind = ".tflite"
+                from .tflite.describe import describe_model
+                from .tflite.reader import parse_model
+                print(describe_model(parse_model(data), path, len(data), args.commands))
+                continue
             header = read_header(data)
             program = parse_program(data)
             if args.json:
@@ -63,7 +70,7 @@ def _inspect(args) -> int:
         except Exception as e:     # noqa: BLE001 - a hostile file must not end in a traceback
             if args.debug:
                 traceback.print_exc()
-            print(f"ptec inspect: error: {path}: not a valid .pte: {one_line(e)}", file=sys.stderr)
+            print(f"ptec inspect: error: {path}: not a valid {kind}: {one_line(e)}", file=sys.stderr)
             status = 2
             continue
         print(text)
@@ -199,7 +206,8 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--debug", action="store_true",
                         help="on an error, also print the Python traceback")
     sub = ap.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
-    p = sub.add_parser("inspect", parents=[common], help="print the contents of .pte files")
+    p = sub.add_parser("inspect", parents=[common],
+                       help="print the contents of .pte files (and of .tflite models)")
     p.add_argument("files", nargs="+")
     p.add_argument("--json", action="store_true",
                    help="print the program as flatc --json --defaults-json would")

@@ -163,3 +163,21 @@ def test_inspect_cli_refuses_a_bad_blob(tmp_path, blob):
                        capture_output=True, text=True, env=env)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "EthosUBackend" in r.stderr
+
+
+def test_inspect_cli_on_tflite(tmp_path):
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    r = subprocess.run([sys.executable, "-m", "ptec", "inspect", "--commands", PERSON_VELA],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "config 0x00003008 = ethos-u55-256" in r.stdout
+    assert "OfflineMemoryAllocation (subgraph 0): [0, -1, -1, 0, 0, 0]" in r.stdout
+    listing = [ln for ln in r.stdout.splitlines() if re.match(r"\s+\d+ @0x[0-9a-f]{5} ", ln)]
+    assert len(listing) == 1393
+    bad = tmp_path / "cut.tflite"
+    with open(PERSON_VELA, "rb") as f:
+        bad.write_bytes(f.read()[:4000])
+    r = subprocess.run([sys.executable, "-m", "ptec", "inspect", str(bad)],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 2 and "not a valid .tflite" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
