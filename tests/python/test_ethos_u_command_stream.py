@@ -135,14 +135,20 @@ def test_cmd1_without_payload():
         decode_stream([0x4000 | 0x020])
 
 
-def test_inspect_cli_decodes_blob():
+def _inspect(*args):
+    """`python3 -m ptec inspect ARGS`: (exit status, stdout, stderr, command listing lines)."""
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
-    r = subprocess.run([sys.executable, "-m", "ptec", "inspect", "--commands", MINIMAL],
+    r = subprocess.run([sys.executable, "-m", "ptec", "inspect", *map(str, args)],
                        capture_output=True, text=True, env=env)
-    assert r.returncode == 0, r.stderr
-    assert "config 0x00001807 = ethos-u55-128" in r.stdout
-    assert "input  1: shape [1,1,1,1,1,1] elem_size 1 scratch offset 16" in r.stdout
     listing = [ln for ln in r.stdout.splitlines() if re.match(r"\s+\d+ @0x[0-9a-f]{5} ", ln)]
+    return r.returncode, r.stdout, r.stderr, listing
+
+
+def test_inspect_cli_decodes_blob():
+    rc, out, err, listing = _inspect("--commands", MINIMAL)
+    assert rc == 0, err
+    assert "config 0x00001807 = ethos-u55-128" in out
+    assert "input  1: shape [1,1,1,1,1,1] elem_size 1 scratch offset 16" in out
     assert len(listing) == 153 and "NPU_OP_STOP" in listing[-1]
 
 
@@ -158,26 +164,20 @@ def test_inspect_cli_refuses_a_bad_blob(tmp_path, blob):
     b.set_io([x], [y])
     path = tmp_path / "bad.pte"
     path.write_bytes(serialize_program(b.build()))
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
-    r = subprocess.run([sys.executable, "-m", "ptec", "inspect", str(path)],
-                       capture_output=True, text=True, env=env)
-    assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert len(r.stderr.strip().splitlines()) == 1 and "EthosUBackend" in r.stderr
+    rc, out, err, listing = _inspect(path)
+    assert rc == 2 and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and "EthosUBackend" in err
 
 
 def test_inspect_cli_on_tflite(tmp_path):
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
-    r = subprocess.run([sys.executable, "-m", "ptec", "inspect", "--commands", PERSON_VELA],
-                       capture_output=True, text=True, env=env)
-    assert r.returncode == 0, r.stderr
-    assert "config 0x00003008 = ethos-u55-256" in r.stdout
-    assert "OfflineMemoryAllocation (subgraph 0): [0, -1, -1, 0, 0, 0]" in r.stdout
-    listing = [ln for ln in r.stdout.splitlines() if re.match(r"\s+\d+ @0x[0-9a-f]{5} ", ln)]
+    rc, out, err, listing = _inspect("--commands", PERSON_VELA)
+    assert rc == 0, err
+    assert "config 0x00003008 = ethos-u55-256" in out
+    assert "OfflineMemoryAllocation (subgraph 0): [0, -1, -1, 0, 0, 0]" in out
     assert len(listing) == 1393
     bad = tmp_path / "cut.tflite"
     with open(PERSON_VELA, "rb") as f:
         bad.write_bytes(f.read()[:4000])
-    r = subprocess.run([sys.executable, "-m", "ptec", "inspect", str(bad)],
-                       capture_output=True, text=True, env=env)
-    assert r.returncode == 2 and "not a valid .tflite" in r.stderr
-    assert len(r.stderr.strip().splitlines()) == 1
+    rc, out, err, listing = _inspect(bad)
+    assert rc == 2 and "not a valid .tflite" in err
+    assert len(err.strip().splitlines()) == 1
