@@ -130,6 +130,12 @@ def test_hostile_cop(data, match):
         parse_cop(data)
 
 
+def test_unknown_opcodes_are_named_not_fatal():
+    cmds = decode_stream([0x0099, 0x4000 | 0x0055, 7, 0xFFFF0000])
+    assert [c.name for c in cmds] == ["UNKNOWN_CMD0_0x099", "UNKNOWN_CMD1_0x055", "NPU_OP_STOP"]
+    assert cmds[1].payload == 7 and cmds[2].offset == 12
+
+
 def test_cmd1_without_payload():
     with pytest.raises(CommandStreamError, match="payload"):
         decode_stream([0x4000 | 0x020])

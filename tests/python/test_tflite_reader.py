@@ -2,6 +2,7 @@
 number comes from shared/models/ethos-u/README.md, spec ethos-u-npu.md §8 or the raw file
 bytes, never from the reader."""
 import os
+import random
 import struct
 
 import pytest
@@ -123,3 +124,28 @@ def test_truncated_file_is_a_clean_error(cut):
 def test_not_a_tflite_file():
     with pytest.raises(TFLiteError, match="not a TFLite model"):
         parse_model(b"\x10\0\0\0ET12" + bytes(32))
+
+
+def test_mutated_files_parse_or_fail_cleanly():
+    """Seeded byte edits in the tables of person_detect.tflite (its first 200 and last
+    12,000 bytes): parse_model and every tensor's array() succeed or raise TFLiteError."""
+    raw = _raw(PERSON)
+    rng = random.Random(5)
+    outcomes = {"ok": 0, "refused": 0}
+    for _ in range(300):
+        b = bytearray(raw)
+        for _ in range(rng.randint(1, 6)):
+            b[rng.choice([rng.randrange(0, 200), rng.randrange(len(b) - 12000, len(b))])] = \
+                rng.randrange(256)
+        try:
+            m = parse_model(bytes(b))
+            for t in m.subgraphs[0].tensors:
+                if t.data is not None:
+                    try:
+                        t.array()
+                    except TFLiteError:
+                        pass
+            outcomes["ok"] += 1
+        except TFLiteError:
+            outcomes["refused"] += 1
+    assert outcomes["ok"] and outcomes["refused"]
