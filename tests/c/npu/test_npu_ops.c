@@ -287,6 +287,33 @@ static void test_elementwise(void)
     }
     CHECK(bad == 0);
 
+    /* ADD/SUB s8 in IFM scale modes 1 and 2 (I, unverified): the named operand
+     * is R_DBL(x · OPA_SCALE, OPA_SHIFT), the other x · 2^19; then the OFM's
+     * (2^30, 49) NATURAL and zp -4. OPA = 0x5A000000, shift 33: s > 31, so
+     * floor((p + 2^32 ± 2^30) / 2^33). */
+    for (uint32_t mode = 1; mode <= 2; mode++) {
+        ifm(S8 | (mode << 8), 0, 4, 4, 4, 1, 3);
+        ifm2(S8, 128, 4, 4, 4, 1, -5);
+        ofm(S8 | GLOBAL_SCALE | NATURAL, 512, 4, 4, 4, 1, -4);
+        c0(0x180, 0);
+        c1(0x025, 33, 0x5A000000u);
+        c1(0x026, 0, 0);
+        c1(0x024, 49, 1u << 30);
+        c0(0x006, mode == 1 ? 1 : 2);
+        CHECK(run() == 0);
+        bad = 0;
+        for (int i = 0; i < 64; i++) {
+            int64_t a = *s8((uint32_t)i) - 3, b = *s8((uint32_t)(128 + i)) + 5;
+            int64_t *scaled = mode == 1 ? &a : &b, *plain = mode == 1 ? &b : &a;
+            int64_t p = *scaled * 0x5A000000;
+            *scaled = floor_shift(p + ((int64_t)1 << 32) + (p >= 0 ? 1 : -1) * ((int64_t)1 << 30), 33);
+            *plain *= (int64_t)1 << 19;
+            int64_t v = mode == 1 ? a + b : a - b;
+            bad += *s8((uint32_t)(512 + i)) != clampi(floor_shift(v * (1 << 30) + ((int64_t)1 << 48), 49) - 4, -128, 127);
+        }
+        CHECK(bad == 0);
+    }
+
     /* MIN and MAX with zero points: min(a - 1, b + 2) + 7 */
     for (uint32_t mode = 3; mode <= 4; mode++) {
         ifm(S8, 0, 4, 4, 4, 1, 1);
@@ -493,9 +520,9 @@ static void test_hostile(void)
     maps(S8, 0, 512);
     c0(0x006, 10);
     expect_parse_fault("elementwise 10");
-    maps(S8 | (1u << 8), 0, 512);
+    maps(S8 | (3u << 8), 0, 512);
     c0(0x006, 1);
-    expect_parse_fault("OPA_32 scale mode");
+    expect_parse_fault("IFM scale mode 3");
     maps(S8, 0, 512);
     c0(0x125, 3);
     c0(0x006, 1);
@@ -545,5 +572,5 @@ int main(void)
     test_elementwise();
     test_layouts_and_lut();
     test_hostile();
-    return test_summary("test_npu_ops", 45);
+    return test_summary("test_npu_ops", 47);
 }

@@ -5,8 +5,15 @@
  * 32-bit input takes no zero point, like a 32-bit OFM: I). IFM2_BROADCAST[6]
  * swaps them. 8/16-bit ADD/SUB in IFM scale mode 0 weigh a by OPA[15:0] and b
  * by OPB[15:0]; then (M, s) of the output stage. With 32-bit inputs, ADD, SUB
- * and MUL apply the shift only, not M (D). Modes 1/2 (one operand with a
- * 32-bit scale) and LRELU are refused: no public rule, no oracle. */
+ * and MUL apply the shift only, not M (D). LRELU is refused: no public rule.
+ *
+ * IFM scale modes 1 (OPA_32) and 2 (OPB_32), Vela's "advanced" add/sub for
+ * inputs of different scales (I, unverified, no oracle): the operand the mode
+ * names becomes R(x · OPA_SCALE, OPA_SHIFT) under the IFM round mode, and
+ * the other one x · 2^19 (8-bit) or x · 2^14 (16-bit). Vela's scales
+ * (scaling.py: the scaled operand's rescale s_min·2^20/(2·s_max), the OFM's
+ * 2·s_max/(s_out·2^20), with 2^15 for 16-bit) only give the TFLite sum if the
+ * unscaled operand carries that factor. */
 #include "npu_internal.h"
 
 static int operand(ptec_npu_model *m, const ptec_npu_fmap *f, uint32_t y, uint32_t x, uint32_t c, int64_t *out)
@@ -38,8 +45,18 @@ static int element(ptec_npu_model *m, const npu_op *op, int64_t a, int64_t b, ui
 {
     int wide = op->ifm.elem_bytes == 4u;
     if (!wide && (op->subkind == NPU_EW_ADD || op->subkind == NPU_EW_SUB)) {
-        a *= (int64_t)(op->opa_scale & 0xFFFFu);
-        b *= (int64_t)(op->opb_scale & 0xFFFFu);
+        uint32_t ifm_round = (op->ifm.precision >> 14) & 3u;
+        int64_t unscaled = (int64_t)1 << (op->ifm.elem_bytes == 1u ? 19 : 14);
+        if (op->ifm_scale_mode == 1u) {
+            a = npu_round_scale(a, op->opa_scale, op->opa_shift, ifm_round);
+            b *= unscaled;
+        } else if (op->ifm_scale_mode == 2u) {
+            a *= unscaled;
+            b = npu_round_scale(b, op->opa_scale, op->opa_shift, ifm_round);
+        } else {
+            a *= (int64_t)(op->opa_scale & 0xFFFFu);
+            b *= (int64_t)(op->opb_scale & 0xFFFFu);
+        }
     }
     if (op->ifm2_broadcast & 0x40u) {
         int64_t t = a;
@@ -99,8 +116,11 @@ int npu_op_elementwise(ptec_npu_model *m, const npu_op *op)
     const ptec_npu_fmap *ofm = &op->ofm;
     int unary = op->subkind == NPU_EW_ABS || op->subkind == NPU_EW_CLZ || op->subkind == NPU_EW_LRELU;
     int scalar = (op->ifm2_broadcast & 0x80u) != 0u;
-    if (op->ifm_scale_mode != 0u && (op->subkind == NPU_EW_ADD || op->subkind == NPU_EW_SUB)) {
-        return npu_fault_parse(m, "IFM scale modes OPA_32/OPB_32 are not modelled (no oracle)");
+    if (op->ifm_scale_mode == 3u && (op->subkind == NPU_EW_ADD || op->subkind == NPU_EW_SUB)) {
+        return npu_fault_parse(m, "IFM scale mode 3 is reserved");
+    }
+    if (((op->ifm.precision >> 14) & 3u) == 3u) {
+        return npu_fault_parse(m, "IFM_PRECISION round mode 3 is reserved");
     }
     if (op->ifm_upscale != 0u) {
         return npu_fault_parse(m, "IFM_UPSCALE is not modelled (no oracle)");
