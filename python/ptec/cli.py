@@ -189,7 +189,7 @@ def _import_tflite(args) -> int:
     """A .tflite as a .pte: a Vela model on the EthosU delegate, any other
     on the cortex_m operators (docs/tflite-import.md)."""
     from .output_files import OutputFiles
-    from .tflite import import_tflite, read_model
+    from .tflite import import_tflite, is_vela_model, read_model
     model = read_model(args.model)
     with OutputFiles() as out:
         out.claim(args.output, "-o")
@@ -197,6 +197,12 @@ def _import_tflite(args) -> int:
         with out.open(args.output, "wb") as f:
             f.write(data)
     print(f"wrote {args.output} ({len(data)} bytes)")
+    if is_vela_model(model):
+        from .backends.ethos_u.vela_import import fast_scratch_bytes
+        fast = fast_scratch_bytes(model)
+        if fast:
+            print(f"note: the command stream uses the NPU's fast scratch (region 2): build "
+                  f"with PTEC_ETHOSU_FAST_SCRATCH_BYTES >= {fast}")
     return 0
 
 

@@ -243,3 +243,27 @@ def test_mutated_vela_files_fail_cleanly():
         except TFLiteError:
             outcomes["refused"] += 1
     assert outcomes["ok"] and outcomes["refused"]
+
+
+def _cop_with_stream(stream):
+    words = [0x31504F43, 0x00100001, 0x3008, 0x10060000, 5, 5, 5,
+             0x0002 | len(stream) << 16] + stream
+    return struct.pack("<%dI" % len(words), *words)
+
+
+def test_fast_scratch_bytes():
+    from ptec.backends.ethos_u.vela_import import fast_scratch_bytes
+    assert fast_scratch_bytes(read_model(PERSON_VELA)) == 0
+    assert fast_scratch_bytes(read_model(KWS)) == 0
+    # a stream whose pool reads region 2: Vela's fast-scratch tensor (74,464 B) is needed
+    m = _edited(PERSON_VELA, lambda m: setattr(m.subgraphs[0].tensors[1], "data", _cop_with_stream(
+        [0x010F | 2 << 16, 0x0005 | 1 << 16, 0xFFFF << 16])))
+    assert fast_scratch_bytes(m) == 74464
+
+
+def test_cli_notes_the_fast_scratch(tmp_path, monkeypatch, capsys):
+    import ptec.backends.ethos_u.vela_import as vi
+    from ptec.cli import main
+    monkeypatch.setattr(vi, "fast_scratch_bytes", lambda model: 4096)
+    assert main(["import-tflite", PERSON_VELA, "-o", str(tmp_path / "x.pte")]) == 0
+    assert "PTEC_ETHOSU_FAST_SCRATCH_BYTES >= 4096" in capsys.readouterr().out

@@ -12,7 +12,8 @@ import pytest
 
 from conftest import ROOT, SHARED, UPSTREAM
 from ptec.backends.ethos_u.command_stream import (CommandStreamError, decode_stream,
-                                                  operation_counts, parse_cop, stream_stats,
+                                                  operation_counts, parse_cop, regions_used,
+                                                  stream_stats,
                                                   target_name)
 from ptec.pte.reader import read_program
 from ptec.tflite import read_model
@@ -187,3 +188,15 @@ def test_inspect_cli_on_tflite(tmp_path):
     rc, out, err, listing = _inspect(bad)
     assert rc == 2 and "not a valid .tflite" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_regions_used():
+    # spec §4.1: both oracles use only regions 0 and 1 (the LUT DMA goes to SHRAM)
+    cop = parse_cop(_person_cop())
+    assert regions_used(decode_stream(cop.stream)) == {0, 1}
+    cop = parse_cop(_minimal_cop())
+    assert regions_used(decode_stream(cop.stream)) == {0, 1}
+    # IFM region 2 on a pool; a DMA from region 3 into SHRAM (0x100 = internal)
+    stream = [0x010F | 2 << 16, 0x0005 | 1 << 16, 0x0130 | 3 << 16, 0x0131 | 0x100 << 16,
+              0x0010, 0x0000 | 0xFFFF << 16]
+    assert regions_used(decode_stream(stream)) == {0, 2, 3}

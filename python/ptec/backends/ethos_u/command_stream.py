@@ -369,6 +369,30 @@ def stream_stats(cmds: List[Command]) -> StreamStats:
     return StreamStats(len(cmds), ops, dmas, dma_bytes)
 
 
+def regions_used(cmds: List[Command]) -> set:
+    """The base-pointer regions the stream's operations and DMAs address (a DMA into the
+    NPU's internal SHRAM and a scalar IFM2 address none)."""
+    regs: Dict[str, int] = {}
+    used = set()
+    for c in cmds:
+        if not c.cmd1 and c.name not in OPERATIONS.values():
+            regs[c.name] = c.param
+            continue
+        if c.name == "NPU_OP_DMA_START":
+            names = [n for n in ("DMA0_SRC_REGION", "DMA0_DST_REGION")
+                     if not regs.get(n, 0) & 0x100]
+        elif c.name in COMPUTE_OPS:
+            names = ["IFM_REGION", "OFM_REGION"]
+            if c.name == "NPU_OP_ELEMENTWISE" and not regs.get("IFM2_BROADCAST", 0) & 0x80:
+                names.append("IFM2_REGION")
+            if c.name in ("NPU_OP_CONV", "NPU_OP_DEPTHWISE"):
+                names += ["WEIGHT_REGION", "SCALE_REGION"]
+        else:
+            continue
+        used.update(regs.get(n, 0) & 7 for n in names)
+    return used
+
+
 def command_line(cmd: Command) -> str:
     head = f"{cmd.index:5d} @0x{cmd.offset:05x} {cmd.name:<20s}"
     if cmd.summary:

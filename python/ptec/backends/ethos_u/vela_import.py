@@ -25,7 +25,7 @@ from ...pte.schema import DataLocation, ScalarType
 from ...pte.writer import serialize_program
 from ...tflite.reader import Model, Tensor, TFLiteError
 from .blob import IoEntry, VelaBlob, VelaBlobError, shape6, write_blob
-from .command_stream import PRODUCTS, CommandStreamError, parse_cop
+from .command_stream import PRODUCTS, CommandStreamError, decode_stream, parse_cop, regions_used
 
 BACKEND_ID = "EthosUBackend"
 TOSA_BASE = "TOSA-1.0+INT+int16"      # what upstream's sample carries (models/upstream)
@@ -114,6 +114,23 @@ def compile_specs(target: str) -> List[Tuple[str, bytes]]:
             ("compile_flags", f"--accelerator-config={target}".encode()),
             ("output_format", b"vela"),
             ("target", target.encode())]
+
+
+FAST_SCRATCH_REGION = 2
+
+
+def fast_scratch_bytes(model: Model) -> int:
+    """The fast scratch (region 2) a Vela model's stream needs: the size of Vela's
+    fast-scratch tensor if the stream addresses region 2, else 0. The blob cannot carry it
+    (upstream's format has no field), so the importer tells the user; the delegate gets it
+    from its build (PTEC_ETHOSU_FAST_SCRATCH_BYTES)."""
+    vela_blob(model)                      # the same checks as the import
+    g = model.subgraphs[0]
+    cmd_t, fast_t = g.tensors[g.operators[0].inputs[0]], g.tensors[g.operators[0].inputs[3]]
+    cop = parse_cop(cmd_t.data)
+    if FAST_SCRATCH_REGION not in regions_used(decode_stream(cop.stream, cop.product)):
+        return 0
+    return fast_t.numel * fast_t.dtype.itemsize
 
 
 def program_sizes(shape) -> List[int]:
