@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the structure-aware fuzzer (tests/fuzz) under ASan + UBSan.
 #
-#   scripts/fuzz.sh --seconds N [--fresh] [--coverage] [--npu]
+#   scripts/fuzz.sh --seconds N [--fresh] [--coverage] [--npu | --mlw]
 #
 # Builds the fuzz preset (clang + libFuzzer), writes the seed corpus, and
 # fuzzes for N seconds with a fixed seed. The corpus grows in build/fuzz/corpus
@@ -12,7 +12,9 @@
 # seeds and the corpus through the fuzz-coverage build and prints the line
 # coverage of src/runtime (llvm-cov). --npu fuzzes the NPU model's command
 # stream interpreter instead (fuzz_npu_stream, seeds from make_npu_seeds.py,
-# findings into tests/fuzz/npu_regressions/, corpus build/fuzz/npu_corpus).
+# findings into tests/fuzz/npu_regressions/, corpus build/fuzz/npu_corpus);
+# --mlw its weight decoder (fuzz_mlw, seeds from make_mlw_seeds.py, findings
+# into tests/fuzz/mlw_regressions/, corpus build/fuzz/mlw_corpus).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,7 +28,8 @@ while [ $# -gt 0 ]; do
     --fresh) fresh=1; shift ;;
     --coverage) coverage=1; shift ;;
     --npu) npu=1; shift ;;
-    *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    --mlw) npu=mlw; shift ;;
+    *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 [ -n "$seconds" ] || { echo "fuzz: --seconds is required" >&2; exit 2; }
@@ -34,7 +37,10 @@ done
 shared="${PTEC_SHARED:-$(pwd)/../shared}"
 out=build/fuzz
 # target, replay tool, seeds, seed writer, corpus, regressions
-if [ "$npu" = 1 ]; then
+if [ "$npu" = mlw ]; then
+  set -- fuzz_mlw fuzz_mlw_replay mlw_seeds make_mlw_seeds.py mlw_corpus tests/fuzz/mlw_regressions
+  coverage=0
+elif [ "$npu" = 1 ]; then
   set -- fuzz_npu_stream fuzz_npu_replay npu_seeds make_npu_seeds.py npu_corpus tests/fuzz/npu_regressions
   coverage=0
 else

@@ -11,7 +11,12 @@
 
 #include "../c/test_util.h"
 
-int fuzz_npu_stream_run(const uint8_t *data, size_t size);
+/* The target's entry point; fuzz_mlw_replay builds this file with
+ * FUZZ_REPLAY_RUN=fuzz_mlw_run (there "STOP" means: decoded). */
+#ifndef FUZZ_REPLAY_RUN
+#define FUZZ_REPLAY_RUN fuzz_npu_stream_run
+#endif
+int FUZZ_REPLAY_RUN(const uint8_t *data, size_t size);
 
 int main(int argc, char **argv)
 {
@@ -39,7 +44,7 @@ int main(int argc, char **argv)
         snprintf(path, sizeof(path), "%s/%s", argv[arg], e->d_name);
         size_t n;
         uint8_t *data = test_read_file(path, &n);
-        int rc = fuzz_npu_stream_run(data, n);
+        int rc = FUZZ_REPLAY_RUN(data, n);
         free(data);
         files++;
         stopped += rc == 0;
