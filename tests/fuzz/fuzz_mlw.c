@@ -76,12 +76,3 @@ int fuzz_mlw_run(const uint8_t *data, size_t size)
     free(stream);
     return rc;
 }
-
-#ifdef PTEC_NPU_LIBFUZZER
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-    (void)fuzz_mlw_run(data, size);
-    return 0;
-}
-#endif

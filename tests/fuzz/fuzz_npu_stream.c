@@ -54,12 +54,3 @@ int fuzz_npu_stream_run(const uint8_t *data, size_t size)
     (void)ptec_npu_model_work_bytes(&model, words, n);
     return ptec_npu_model_run(&model, words, n, base, sizes, 3);
 }
-
-#ifdef PTEC_NPU_LIBFUZZER
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-    (void)fuzz_npu_stream_run(data, size);
-    return 0;
-}
-#endif
