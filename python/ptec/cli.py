@@ -194,15 +194,16 @@ def _import_tflite(args) -> int:
     with OutputFiles() as out:
         out.claim(args.output, "-o")
         data = import_tflite(model, target=args.target)
+        fast = 0
+        if is_vela_model(model):
+            from .backends.ethos_u.vela_import import fast_scratch_bytes
+            fast = fast_scratch_bytes(model)
         with out.open(args.output, "wb") as f:
             f.write(data)
     print(f"wrote {args.output} ({len(data)} bytes)")
-    if is_vela_model(model):
-        from .backends.ethos_u.vela_import import fast_scratch_bytes
-        fast = fast_scratch_bytes(model)
-        if fast:
-            print(f"note: the command stream uses the NPU's fast scratch (region 2): build "
-                  f"with PTEC_ETHOSU_FAST_SCRATCH_BYTES >= {fast}")
+    if fast:
+        print(f"note: the command stream uses the NPU's fast scratch (region 2): build "
+              f"with PTEC_ETHOSU_FAST_SCRATCH_BYTES >= {fast}")
     return 0
 
 

@@ -267,3 +267,11 @@ def test_cli_notes_the_fast_scratch(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(vi, "fast_scratch_bytes", lambda model: 4096)
     assert main(["import-tflite", PERSON_VELA, "-o", str(tmp_path / "x.pte")]) == 0
     assert "PTEC_ETHOSU_FAST_SCRATCH_BYTES >= 4096" in capsys.readouterr().out
+
+
+def test_fast_scratch_of_an_undecodable_stream_is_refused():
+    from ptec.backends.ethos_u.vela_import import fast_scratch_bytes
+    m = _edited(PERSON_VELA, lambda m: setattr(m.subgraphs[0].tensors[1], "data",
+                                                _cop_with_stream([0x4000 | 0x020])))
+    with pytest.raises(TFLiteError, match="payload"):
+        fast_scratch_bytes(m)

@@ -127,8 +127,12 @@ def fast_scratch_bytes(model: Model) -> int:
     vela_blob(model)                      # the same checks as the import
     g = model.subgraphs[0]
     cmd_t, fast_t = g.tensors[g.operators[0].inputs[0]], g.tensors[g.operators[0].inputs[3]]
-    cop = parse_cop(cmd_t.data)
-    if FAST_SCRATCH_REGION not in regions_used(decode_stream(cop.stream, cop.product)):
+    try:
+        cop = parse_cop(cmd_t.data)
+        used = regions_used(decode_stream(cop.stream, cop.product))
+    except CommandStreamError as e:
+        raise VelaImportError(f"ethos-u command stream: {e}") from e
+    if FAST_SCRATCH_REGION not in used:
         return 0
     return fast_t.numel * fast_t.dtype.itemsize
 
