@@ -16,7 +16,8 @@
  *             scale mode (0 records, 1 global), WEIGHT_BASE, WEIGHT_LENGTH
  *   i16 x (OFM depth x kh x kw x dense IFM depth): w[ofm][ky][kx][ic]
  *   per OFM channel: i64 bias, u32 scale, u32 shift
- * stdout: "ops N" and, after a successful run, "output B0 B1 ..." (the first
+ * stdout: "ops N", "work BYTES" (the work buffer the stream needs) and, after
+ * a successful run, "output B0 B1 ..." (the first
  * 16 bytes of region 1). Exit 0 when the run reached NPU_OP_STOP and every op
  * decoded; 1 otherwise, with the reason on stderr. */
 #include <stdint.h>
@@ -160,7 +161,7 @@ int main(int argc, char **argv)
     size_t sizes[2] = {flash_size, scratch_size};
     int rc = ptec_npu_model_run(&model, stream, words, bases, sizes, 2);
     fclose(state.out);
-    printf("ops %u\n", state.ops);
+    printf("ops %u\nwork %zu\n", state.ops, work_size);
     if (rc != 0) {
         const ptec_npu_fault *f = ptec_npu_model_fault(&model);
         fprintf(stderr, "run stopped at command %u (byte %u): %s (status 0x%x)\n", f->command_index, f->qread,
