@@ -18,6 +18,7 @@
  * argv[1]: the shared data directory. */
 #include <stdint.h>
 
+#include "backends/ethos_u/ethos_u_io.h"
 #include "backends/ethos_u/vela_blob.h"
 #include "ptec/ethos_u.h"
 #include "ptec/ptec.h"
@@ -382,6 +383,71 @@ static void check_driver_failure(const ptec_program *p)
 }
 #endif
 
+/* The copy rules of §3.2 steps 3 and 5, on a hand-made work area. */
+static void check_io_rules(void)
+{
+    uint8_t scratch[64];
+    for (int i = 0; i < 64; ++i) {
+        scratch[i] = (uint8_t)i;
+    }
+    const char *detail;
+    int32_t sizes[2] = {2, 3};
+    int8_t out[12];
+    ptec_tensor t = {out, sizes, NULL, 6, 6, PTEC_DTYPE_CHAR, 2, 0};
+    /* Vela shape 1x1x1x1x2x4 (innermost padded from 3 to 4), elem 1, at 8:
+     * rows of 4, keep 3 of each. */
+    ptec_vela_io io = {{1, 1, 1, 1, 2, 4}, 1, 8};
+    TS(ptec_ethos_u_copy_output(scratch, sizeof scratch, &io, &t, &detail), PTEC_OK);
+    T(out[0] == 8 && out[1] == 9 && out[2] == 10 && out[3] == 12 && out[4] == 13 && out[5] == 14);
+    /* Same sizes: straight. A 0 in the shape reads as 1. */
+    ptec_vela_io same = {{0, 1, 1, 1, 2, 3}, 1, 20};
+    TS(ptec_ethos_u_copy_output(scratch, sizeof scratch, &same, &t, &detail), PTEC_OK);
+    T(out[0] == 20 && out[5] == 25);
+    /* int4: 2 rows of 3 packed bytes become 2 rows of 6 int8, low nibble
+     * first, sign-extended (0x21 -> 1, 2; 0xF8 -> -8, -1). */
+    uint8_t packed[6] = {0x21, 0xF8, 0x7F, 0x00, 0x90, 0xEE};
+    int32_t sizes12[2] = {2, 6};
+    ptec_tensor t12 = {out, sizes12, NULL, 12, 12, PTEC_DTYPE_CHAR, 2, 0};
+    ptec_vela_io nibbles = {{1, 1, 1, 1, 2, 3}, 1, 0};
+    TS(ptec_ethos_u_copy_output(packed, sizeof packed, &nibbles, &t12, &detail), PTEC_OK);
+    static const int8_t want[12] = {1, 2, -8, -1, -1, 7, 0, 0, 0, -7, -2, -2};
+    T(memcmp(out, want, 12) == 0);
+    /* Neither rule: 2 rows of 4 into 2 rows of 5. */
+    int32_t sizes10[2] = {2, 5};
+    ptec_tensor t10 = {out, sizes10, NULL, 10, 10, PTEC_DTYPE_CHAR, 2, 0};
+    TS(ptec_ethos_u_copy_output(scratch, sizeof scratch, &io, &t10, &detail), PTEC_INVALID_ARGUMENT);
+    T(strstr(detail, "matches neither") != NULL);
+    /* int4 only for int8 outputs. */
+    t12.dtype = PTEC_DTYPE_BYTE;
+    TS(ptec_ethos_u_copy_output(packed, sizeof packed, &nibbles, &t12, &detail), PTEC_INVALID_ARGUMENT);
+    /* A constant output is never written. */
+    ptec_tensor constant = t;
+    constant.flags = PTEC_TENSOR_CONSTANT;
+    TS(ptec_ethos_u_copy_output(scratch, sizeof scratch, &io, &constant, &detail), PTEC_INVALID_PROGRAM);
+    /* Past the work area (a caller that passes a smaller one than parsed). */
+    TS(ptec_ethos_u_copy_output(scratch, 15, &io, &t, &detail), PTEC_INVALID_PROGRAM);
+
+    /* Inputs: dtype and elem_size must pair, numel must equal the shape's product. */
+    int16_t in16[6] = {1, 2, 3, 4, 5, 6};
+    ptec_tensor s16 = {in16, sizes, NULL, 6, 12, PTEC_DTYPE_SHORT, 2, 0};
+    ptec_vela_io in_io = {{1, 1, 1, 1, 2, 3}, 2, 32};
+    TS(ptec_ethos_u_copy_input(scratch, sizeof scratch, &in_io, &s16, &detail), PTEC_OK);
+    T(memcmp(scratch + 32, in16, 12) == 0 && scratch[44] == 44);
+    in_io.elem_size = 1;
+    TS(ptec_ethos_u_copy_input(scratch, sizeof scratch, &in_io, &s16, &detail), PTEC_INVALID_TYPE);
+    T(strstr(detail, "input dtype does not match") == detail);
+    ptec_tensor f32 = {in16, sizes, NULL, 3, 12, PTEC_DTYPE_FLOAT, 2, 0};
+    in_io.elem_size = 4;
+    TS(ptec_ethos_u_copy_input(scratch, sizeof scratch, &in_io, &f32, &detail), PTEC_INVALID_TYPE); /* no float I/O */
+    in_io.elem_size = 2;
+    in_io.shape[5] = 4;
+    TS(ptec_ethos_u_copy_input(scratch, sizeof scratch, &in_io, &s16, &detail), PTEC_INVALID_ARGUMENT);
+    T(strcmp(detail, "input element count differs from the blob's input shape") == 0);
+    in_io.shape[5] = 3;
+    in_io.offset = 60;
+    TS(ptec_ethos_u_copy_input(scratch, sizeof scratch, &in_io, &s16, &detail), PTEC_INVALID_ARGUMENT);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -406,6 +472,7 @@ int main(int argc, char **argv)
     check_model_fault(bytes, size);
 #endif
     check_hostile(bytes, size);
+    check_io_rules();
     free(bytes);
     return test_summary("ethos-u delegate", checks);
 }
