@@ -302,7 +302,6 @@ int ptec_ethos_u_last_call_stats(ptec_npu_stats *out)
     if (out == NULL) {
         return -1;
     }
-    npu_ready();
-    *out = the_model.stats;
+    *out = *ptec_npu_model_stats(ptec_npu_model_driver_state());
     return 0;
 }
