@@ -14,8 +14,8 @@
  *        ethos-u55-256 (3 seeded inputs); that stream on a u55-256 given a
  *        u55-128 stream (the driver refuses: -1); a scratch region too small
  *        and a missing flash (the model faults: -1); a misaligned base (-1).
- *   u65: the kws U65-256 network (input.bin against expected.bin, and two
- *        seeded inputs); the minimal example relabelled as a u65-256 stream
+ *   u65: the kws U65-256 network (input.bin against Arm's expected.bin, and
+ *        two seeded inputs); the minimal example relabelled as a u65-256 stream
  *        (all 65,536 pairs: the 40-bit QBASE/BASEPn path); the u55-128
  *        stream on a u65-256 (-1).
  *
@@ -283,7 +283,7 @@ static void u55_cases(const char *dir)
         char label[64];
         run_memory m;
         snprintf(label, sizeof(label), "person_detect_seed%" PRIu32, seed);
-        (void)run_network(label, &person, NULL, seed, &m);
+        CHECK(run_network(label, &person, NULL, seed, &m) == 0);
         memory_free(&m);
     }
     /* a u55-256 stream on a u55-128 */
@@ -306,15 +306,14 @@ static void u65_cases(const char *shared, const char *dir)
     CHECK(input_size == kws.input_size[0] && expected_size == kws.output_size[0]);
     run_memory m;
     int rc = run_network("kws_input_bin", &kws, input, 0, &m);
-    /* Arm's expected bytes, once the model runs the network through */
-    if (rc == 0) {
-        CHECK(memcmp(m.scratch + kws.output_offset[0], expected, expected_size) == 0);
-    }
+    /* Arm's expected bytes (spec §8.3) */
+    CHECK(rc == 0);
+    CHECK(memcmp(m.scratch + kws.output_offset[0], expected, expected_size) == 0);
     memory_free(&m);
     for (uint32_t seed = 1; seed <= 2; seed++) {
         char label[64];
         snprintf(label, sizeof(label), "kws_seed%" PRIu32, seed);
-        (void)run_network(label, &kws, NULL, seed, &m);
+        CHECK(run_network(label, &kws, NULL, seed, &m) == 0);
         memory_free(&m);
     }
 
