@@ -403,3 +403,44 @@ def test_add_mul_with_a_scalar_constant_become_tables(name, constant_first):
     cv = np.full(av.shape, -77, np.int8)
     want = fn(cv, av, qc, qa, qo, "RELU") if constant_first else fn(av, cv, qa, qc, qo, "RELU")
     assert np.array_equal(got, want)
+
+
+def _mutate(g, rng):
+    """One random edit of a subgraph: a dimension, an operator input, an
+    option, a tensor type, a dropped input or a scale."""
+    kind = rng.integers(0, 6)
+    op = g.operators[rng.integers(len(g.operators))]
+    t = g.tensors[rng.integers(len(g.tensors))]
+    if kind == 0 and t.shape:
+        t.shape[rng.integers(len(t.shape))] = int(rng.integers(0, 5))
+    elif kind == 1 and op.inputs:
+        op.inputs[rng.integers(len(op.inputs))] = int(rng.integers(-1, len(g.tensors)))
+    elif kind == 2 and op.options:
+        key = sorted(op.options)[rng.integers(len(op.options))]
+        if not isinstance(op.options[key], str):
+            op.options[key] = int(rng.integers(-2, 5))
+    elif kind == 3:
+        t.type = ["INT8", "INT32", "FLOAT32", "UINT8"][rng.integers(4)]
+    elif kind == 4:
+        op.inputs = op.inputs[:rng.integers(0, len(op.inputs) + 1)]
+    elif t.quantization:
+        t.quantization.scale = [float(rng.choice([0.0, 1e-30, 1e30, -1.0, np.nan]))]
+
+
+def test_edited_models_import_or_fail_with_one_tflite_error():
+    """100 seeded edits of person_detect's parsed model: each imports or
+    raises TFLiteError (the CLI's one line), never another exception."""
+    import copy
+    base = load(PERSON_DETECT)
+    rng = np.random.default_rng(2026)
+    refused = 0
+    for k in range(100):
+        m = copy.deepcopy(base)
+        for _ in range(rng.integers(1, 3)):
+            _mutate(m.subgraphs[0], rng)
+        try:
+            import_int8(m)
+        except reader.TFLiteError as e:
+            refused += 1
+            assert "\n" not in str(e)
+    assert refused > 50

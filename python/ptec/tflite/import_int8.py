@@ -128,6 +128,9 @@ def activation_bounds(fn: str, scale: float, zp: int) -> Tuple[int, int]:
 
 def same_or_valid(padding: str, size: int, k: int, stride: int, dilation: int = 1):
     """(output size, pad before, pad after) as TFLite computes them."""
+    if min(size, k, stride, dilation) < 1:
+        raise UnsupportedTFLite(f"input size {size}, kernel {k}, stride {stride} and dilation "
+                                f"{dilation} must be positive")
     eff = (k - 1) * dilation + 1
     if padding == "SAME":
         out = (size + stride - 1) // stride
@@ -166,13 +169,22 @@ class _Importer:
         if q is None or len(q.scale) != 1:
             raise UnsupportedTFLite(f"tensor {self.name(i)!r}: per-tensor quantization expected, "
                                     f"got {0 if q is None else len(q.scale)} scales")
-        return float(np.float32(q.scale[0])), int(q.zero_point[0]) if q.zero_point else 0
+        scale = float(np.float32(q.scale[0]))
+        if not (math.isfinite(scale) and scale > 0):
+            raise UnsupportedTFLite(f"tensor {self.name(i)!r}: scale {scale} is not positive")
+        zp = int(q.zero_point[0]) if q.zero_point else 0
+        if not QMIN <= zp <= QMAX:
+            raise UnsupportedTFLite(f"tensor {self.name(i)!r}: zero point {zp} outside int8")
+        return scale, zp
 
     def scales(self, i: int) -> np.ndarray:
         q = self.t(i).quantization
         if q is None or not q.scale:
             raise UnsupportedTFLite(f"tensor {self.name(i)!r} is not quantized")
-        return np.asarray(q.scale, np.float32).ravel()
+        scales = np.asarray(q.scale, np.float32).ravel()
+        if not np.all(np.isfinite(scales) & (scales > 0)):
+            raise UnsupportedTFLite(f"tensor {self.name(i)!r}: a scale is not positive")
+        return scales
 
     def name(self, i: int) -> str:
         return self.t(i).name or str(i)
@@ -259,8 +271,15 @@ class _Importer:
                 MAPPERS[name](self, op, _options(op))
             except UnsupportedTFLite as e:
                 raise UnsupportedTFLite(f"operator {index} ({name}): {e}") from None
+            except (IndexError, KeyError, ValueError, ArithmeticError) as e:
+                # a model whose operator lacks an input, reads a tensor no
+                # operator made yet, or whose sizes do not add up
+                raise UnsupportedTFLite(f"operator {index} ({name}): malformed: "
+                                        f"{type(e).__name__}: {e}") from None
         outputs, out_values = [], []
         for i in (self.sg.outputs if self.output_ids is None else self.output_ids):
+            if int(i) not in self.env:
+                raise UnsupportedTFLite(f"output tensor {i} is made by no operator")
             a = self.env[int(i)]
             out_values.append(a.value)
             outputs.append(IOInfo(self.name(i), a.sizes,
