@@ -9,57 +9,7 @@
 #include "mlw_decode.h"
 #include "npu_weights.h"
 #include "test_util.h"
-
-/* ---- a bit writer, LSB-first ------------------------------------------- */
-
-typedef struct {
-    uint8_t bytes[4096];
-    size_t bits;
-    size_t marker_end; /* bits up to the end-of-stream marker */
-} bit_writer;
-
-static void put(bit_writer *w, uint32_t value, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++, w->bits++) {
-        if (i < 32u && ((value >> i) & 1u)) {
-            w->bytes[w->bits >> 3] |= (uint8_t)(1u << (w->bits & 7u));
-        }
-    }
-}
-
-/* the end-of-stream marker ZDIV = 7, then Vela's 0xFF padding to 16 bytes */
-static size_t finish(bit_writer *w)
-{
-    put(w, 7, 3);
-    w->marker_end = w->bits;
-    while (w->bits % 128u != 0u) {
-        put(w, 1, 1);
-    }
-    return w->bits / 8u;
-}
-
-static void header(bit_writer *w, uint32_t zdiv, uint32_t slicelen, uint32_t wdiv, uint32_t wtrunc, uint32_t newpal)
-{
-    put(w, zdiv, 3);
-    put(w, slicelen - 1u, 15);
-    put(w, wdiv, 3);
-    put(w, wtrunc, 1);
-    put(w, newpal, 1);
-}
-
-static bit_writer *restart(bit_writer *w)
-{
-    memset(w, 0, sizeof(*w));
-    return w;
-}
-
-/* NEWPAL fields: DIROFS, PALSIZE (field; 0 = direct, n = n + 1 entries), PALBITS (field + 2) */
-static void palette_fields(bit_writer *w, uint32_t dirofs, uint32_t palsize_field, uint32_t palbits_field)
-{
-    put(w, dirofs, 5);
-    put(w, palsize_field, 5);
-    put(w, palbits_field, 3);
-}
+#include "mlw_writer.h"
 
 /* ---- a sink into an array ------------------------------------------------- */
 

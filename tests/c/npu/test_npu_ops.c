@@ -5,6 +5,7 @@
  * implements it, so a change of rule shows up here. */
 #include "npu_model.h"
 #include "test_util.h"
+#include "mlw_writer.h"
 
 static uint32_t cmd[1024];
 static size_t n;
@@ -563,6 +564,210 @@ static void test_hostile(void)
     model.work_limit = PTEC_NPU_DEFAULT_WORK_LIMIT;
 }
 
+/* ---- CONV and DEPTHWISE ------------------------------------------------ */
+
+static uint8_t conv_work[16384] __attribute__((aligned(16)));
+static const int16_t palette16[16] = {-7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8};
+static bit_writer weight_stream;
+
+/* a weight in -7..8 */
+static int16_t small_weight(int k)
+{
+    return (int16_t)(k * 7 % 16 - 7);
+}
+
+/* The op's mlw stream (the brick-order values) at region 0 + at. */
+static void weights_at(uint32_t at, const int16_t *bricks, uint32_t n)
+{
+    size_t len = mlw_palette_stream(&weight_stream, palette16, 16, bricks, n);
+    CHECK(len != 0u && at + len <= sizeof(region0));
+    memcpy(region0 + at, weight_stream.bytes, len);
+    c0(0x128, 0);
+    c1(0x020, 0, at);
+    c1(0x021, 0, (uint32_t)len);
+}
+
+static void scale_record(uint32_t at, int64_t bias, uint32_t scale, uint32_t shift)
+{
+    for (int i = 0; i < 5; i++) {
+        region0[at + (uint32_t)i] = (uint8_t)((uint64_t)bias >> (8 * i));
+    }
+    memcpy(region0 + at + 5, &scale, 4);
+    region0[at + 9] = (uint8_t)shift;
+}
+
+/* The expected values are sums written out per spec §5.2: bias +
+ * sum (ifm - zp) * w over taps inside the IFM; the brick order of each
+ * stream is worked out by hand for its case (spec §4.4). */
+static void test_conv(void)
+{
+    ptec_npu_hw hw;
+    CHECK(ptec_npu_hw_from_name("ethos-u55-128", &hw) == 0);
+    ptec_npu_model_init(&model, &hw, conv_work, sizeof(conv_work));
+
+    /* A: CONV 2x2 dilation 2 (extent 3), pads 1, IFM 5x5x3 s8 zp 3 -> OFM
+     * 5x5x3, per-channel records, NATURAL. Depth-first, u55-128: IFM block
+     * 32 unclipped, 4 elements x 4 IFM micro-blocks x 8 OFM x 8 IFM = 1024
+     * values; (o, ky, kx, i) is brick (ky*2 + kx)*256 + o*8 + i. */
+    static int16_t bricks[1024];
+    int16_t wa[3][2][2][3];
+    memset(bricks, 0, sizeof(bricks));
+    for (int o = 0; o < 3; o++) {
+        for (int ky = 0; ky < 2; ky++) {
+            for (int kx = 0; kx < 2; kx++) {
+                for (int i = 0; i < 3; i++) {
+                    wa[o][ky][kx][i] = small_weight(o * 12 + ky * 6 + kx * 3 + i);
+                    bricks[(ky * 2 + kx) * 256 + o * 8 + i] = wa[o][ky][kx][i];
+                }
+            }
+        }
+    }
+    for (int i = 0; i < 75; i++) {
+        *s8((uint32_t)i) = (int8_t)((i * 29) % 200 - 100);
+    }
+    for (int c = 0; c < 3; c++) {
+        scale_record(576u + 10u * (uint32_t)c, 100 * c - 50, (1u << 30) + 12345u * (uint32_t)c, 33);
+    }
+    ifm(S8, 0, 5, 5, 3, 1, 3);
+    ofm(S8 | NATURAL, 128, 5, 5, 3, 1, -2);
+    kernel(3, 3, 1, 1);
+    c0(0x122, 0x18); /* dilation x and y 2 */
+    c0(0x117, 7);
+    weights_at(0, bricks, 1024);
+    c0(0x129, 0);
+    c1(0x022, 0, 576);
+    c1(0x023, 0, 32);
+    c0(0x002, 0);
+    CHECK(run() == 0);
+    int bad = 0;
+    for (int oy = 0; oy < 5; oy++) {
+        for (int ox = 0; ox < 5; ox++) {
+            for (int o = 0; o < 3; o++) {
+                int64_t v = 100 * o - 50;
+                for (int ky = 0; ky < 2; ky++) {
+                    for (int kx = 0; kx < 2; kx++) {
+                        int iy = oy - 1 + 2 * ky, ix = ox - 1 + 2 * kx;
+                        for (int i = 0; i < 3 && iy >= 0 && iy < 5 && ix >= 0 && ix < 5; i++) {
+                            v += (int64_t)(*s8((uint32_t)((iy * 5 + ix) * 3 + i)) - 3) * wa[o][ky][kx][i];
+                        }
+                    }
+                }
+                int64_t scale = (1 << 30) + 12345 * o;
+                int want = clampi(floor_shift(v * scale + ((int64_t)1 << 32), 33) - 2, -128, 127);
+                bad += *s8((uint32_t)(128 + (oy * 5 + ox) * 3 + o)) != want;
+            }
+        }
+    }
+    CHECK(bad == 0);
+    CHECK(ptec_npu_model_stats(&model)->macs == 25u * 3u * 4u * 3u);
+
+    /* B: DEPTHWISE 3x3 on an s16 IFM 4x4x2 (zp -1000), stride x 3 (KERNEL_STRIDE
+     * bit 6) and y 2 (bit 1), pads top 1 right 2 -> OFM 2x2x2, global scale
+     * 2^30 >> 40. Brick: 9 elements padded to 12, 8 OFM channels each: (c, ky,
+     * kx) is brick (ky*3 + kx)*8 + c, 96 values. */
+    int16_t wb[2][3][3];
+    memset(bricks, 0, sizeof(bricks));
+    for (int c = 0; c < 2; c++) {
+        for (int e = 0; e < 9; e++) {
+            wb[c][e / 3][e % 3] = small_weight(c * 9 + e + 5);
+            bricks[e * 8 + c] = wb[c][e / 3][e % 3];
+        }
+    }
+    for (int i = 0; i < 32; i++) {
+        int16_t v = (int16_t)((i * 997) % 3000 - 1500);
+        memcpy(region1 + 256 + 2 * i, &v, 2);
+    }
+    ifm(0x5, 256, 4, 4, 2, 2, -1000); /* s16 */
+    ofm(S8 | GLOBAL_SCALE | NATURAL, 384, 2, 2, 2, 1, 5);
+    c1(0x024, 40, 1u << 30);
+    kernel(3, 3, 1, 0);
+    c0(0x122, 0x42);
+    c0(0x100, 1);
+    c0(0x102, 2);
+    c0(0x117, 7);
+    weights_at(640, bricks, 96);
+    c0(0x003, 0);
+    CHECK(run() == 0);
+    bad = 0;
+    for (int oy = 0; oy < 2; oy++) {
+        for (int ox = 0; ox < 2; ox++) {
+            for (int c = 0; c < 2; c++) {
+                int64_t v = 0;
+                for (int ky = 0; ky < 3; ky++) {
+                    for (int kx = 0; kx < 3; kx++) {
+                        int iy = oy * 2 - 1 + ky, ix = ox * 3 + kx;
+                        if (iy >= 0 && iy < 4 && ix >= 0 && ix < 4) {
+                            int16_t x;
+                            memcpy(&x, region1 + 256 + 2 * ((iy * 4 + ix) * 2 + c), 2);
+                            v += (int64_t)(x + 1000) * wb[c][ky][kx];
+                        }
+                    }
+                }
+                int want = clampi(floor_shift(v * (1 << 30) + ((int64_t)1 << 39), 40) + 5, -128, 127);
+                bad += *s8((uint32_t)(384 + (oy * 2 + ox) * 2 + c)) != want;
+            }
+        }
+    }
+    CHECK(bad == 0);
+
+    /* C: part-kernel-first CONV 3x1 on u55-32 (OFM micro-block 4), IFM 2x4x2
+     * s8 -> OFM 2x2x2, global 2^30 >> 32. IFM block 16 clipped to 2, 3
+     * elements padded to 4, 4 OFM x 8 IFM each: (o, ky, i) is brick
+     * ky*32 + o*8 + i, 128 values. */
+    CHECK(ptec_npu_hw_from_name("ethos-u55-32", &hw) == 0);
+    ptec_npu_model_init(&model, &hw, conv_work, sizeof(conv_work));
+    int16_t wc[2][3][2];
+    memset(bricks, 0, sizeof(bricks));
+    for (int o = 0; o < 2; o++) {
+        for (int ky = 0; ky < 3; ky++) {
+            for (int i = 0; i < 2; i++) {
+                wc[o][ky][i] = small_weight(o * 6 + ky * 2 + i + 3);
+                bricks[ky * 32 + o * 8 + i] = wc[o][ky][i];
+            }
+        }
+    }
+    for (int i = 0; i < 16; i++) {
+        *s8(512u + (uint32_t)i) = (int8_t)((i * 13) % 20 - 10);
+    }
+    ifm(S8, 512, 2, 4, 2, 1, 0);
+    ofm(S8 | GLOBAL_SCALE | NATURAL, 640, 2, 2, 2, 1, 0);
+    c1(0x024, 32, 1u << 30);
+    kernel(1, 3, 1, 0);
+    c0(0x122, 1u << 2);
+    c0(0x117, 7);
+    weights_at(768, bricks, 128);
+    c0(0x002, 0);
+    CHECK(run() == 0);
+    bad = 0;
+    for (int oy = 0; oy < 2; oy++) {
+        for (int ox = 0; ox < 2; ox++) {
+            for (int o = 0; o < 2; o++) {
+                int64_t v = 0;
+                for (int ky = 0; ky < 3; ky++) {
+                    for (int i = 0; i < 2; i++) {
+                        v += (int64_t)*s8((uint32_t)(512 + ((oy + ky) * 2 + ox) * 2 + i)) * wc[o][ky][i];
+                    }
+                }
+                bad += *s8((uint32_t)(640 + (oy * 2 + ox) * 2 + o)) != clampi(floor_shift(v + 2, 2), -128, 127);
+            }
+        }
+    }
+    CHECK(bad == 0);
+
+    /* the stream one value short of the op's bricks: a clean parse fault */
+    CHECK(ptec_npu_hw_from_name("ethos-u55-128", &hw) == 0);
+    ptec_npu_model_init(&model, &hw, conv_work, sizeof(conv_work));
+    ifm(S8, 512, 2, 4, 2, 1, 0);
+    ofm(S8 | GLOBAL_SCALE, 640, 2, 2, 2, 1, 0);
+    kernel(1, 3, 1, 0);
+    c0(0x122, 1u << 2);
+    c0(0x117, 7);
+    weights_at(768, bricks, 255);
+    c0(0x002, 0);
+    CHECK(run() == -1 && ptec_npu_model_fault(&model)->status == (PTEC_NPU_STATUS_CMD_PARSE_ERROR |
+                                                                  PTEC_NPU_STATUS_IRQ_RAISED));
+}
+
 int main(void)
 {
     ptec_npu_hw hw;
@@ -572,5 +777,6 @@ int main(void)
     test_elementwise();
     test_layouts_and_lut();
     test_hostile();
-    return test_summary("test_npu_ops", 47);
+    test_conv();
+    return test_summary("test_npu_ops", 55);
 }
