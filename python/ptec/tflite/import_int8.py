@@ -49,17 +49,6 @@ def _options(op) -> dict:
     return dict(op.options or {})
 
 
-def _enum(v, names: Sequence[str]) -> str:
-    """An enum option as its schema name (the reader gives names; a number is mapped)."""
-    if isinstance(v, str):
-        return v.upper()
-    return names[int(v)]
-
-
-PADDING = ["SAME", "VALID"]
-ACTIVATION = ["NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT"]
-
-
 # -- TFLite's quantization arithmetic ------------------------------------------
 
 def tflite_quantize_multiplier(sigma: float) -> Tuple[int, int]:
@@ -241,15 +230,10 @@ class _Importer:
             return x
         return self.view(x, sizes, layout(sizes))
 
-    # checks ----------------------------------------------------------------
-    @staticmethod
-    def op_name(op) -> str:
-        return op.name
-
     # ops -------------------------------------------------------------------
     def run(self) -> Lowered:
         ops = list(self.sg.operators)
-        names = [self.op_name(op) for op in ops]
+        names = [op.name for op in ops]
         unsupported = sorted({n for n in names if n not in MAPPERS})
         if unsupported:
             raise UnsupportedTFLite("operator not supported by the int8 importer: "
@@ -263,9 +247,8 @@ class _Importer:
             a = self.out_act(i, I8 if ty == "INT8" else F32)
             self.env[i] = a
             in_values.append(a.value)
-            s, z = (a.scale, a.zp)
             inputs.append(IOInfo(self.name(i), a.sizes, "int8" if ty == "INT8" else "float32",
-                                 layout(a.sizes), s, z))
+                                 layout(a.sizes), a.scale, a.zp))
         for index, (op, name) in enumerate(zip(ops, names)):
             try:
                 MAPPERS[name](self, op, _options(op))
@@ -315,7 +298,7 @@ class _Importer:
         return out
 
     def geometry(self, x: Act, out_tfl: Sequence[int], k, stride, dilation, padding: str,
-                 pad_value: Optional[int]):
+                 pad_value: int):
         """Symmetric padding for the kernel, padding the input bottom/right
         first where TFLite's SAME padding is one larger there (the kernels
         take one pad per axis and check the output size against it)."""
@@ -331,14 +314,12 @@ class _Importer:
         extra_h = 0 if kernel_out(h, k[0], stride[0], pt, dilation[0]) == oh else pb - pt
         extra_w = 0 if kernel_out(w, k[1], stride[1], pl_, dilation[1]) == ow else pr - pl_
         if extra_h or extra_w:
-            if pad_value is None:
-                return None
             x = self.pad(x, [0, 0, 0, 0], [0, extra_h, extra_w, 0], pad_value)
         return x, [pt, pl_]
 
 
 def _activation(im: _Importer, opts: dict, out_i: int) -> Tuple[int, int]:
-    fn = _enum(opts.get("fused_activation_function", 0), ACTIVATION)
+    fn = opts.get("fused_activation_function", "NONE")
     s, z = im.qp(out_i)
     return activation_bounds(fn, s, z)
 
@@ -372,7 +353,7 @@ def _conv_args(im: _Importer, op, opts, x: Act, kh: int, kw: int, cout: int):
     wi, oi = im.ins(op)[1], im.outs(op)[0]
     stride = [int(opts.get("stride_h", 1)), int(opts.get("stride_w", 1))]
     dil = [int(opts.get("dilation_h_factor", 1)), int(opts.get("dilation_w_factor", 1))]
-    padding = _enum(opts.get("padding", 0), PADDING)
+    padding = opts.get("padding", "SAME")
     x, pads = im.geometry(x, im.shape(oi), (kh, kw), stride, dil, padding, x.zp)
     lo, hi = _activation(im, opts, oi)
     mults, shifts = _requant_arrays(im, x, wi, oi, cout)
@@ -443,7 +424,7 @@ def _same_qparams(im, a: int, b: int, what: str):
 def _pool_opts(opts):
     k = [int(opts.get("filter_height", 1)), int(opts.get("filter_width", 1))]
     stride = [int(opts.get("stride_h", 1)), int(opts.get("stride_w", 1))]
-    return k, stride, _enum(opts.get("padding", 0), PADDING)
+    return k, stride, opts.get("padding", "SAME")
 
 
 def map_average_pool_2d(im: _Importer, op, opts):
@@ -537,7 +518,7 @@ def map_fully_connected(im: _Importer, op, opts):
     w = im.const(wi)
     if w.dtype != np.int8 or w.ndim != 2:
         raise UnsupportedTFLite(f"weights {list(w.shape)} {w.dtype}: int8 [out, in] expected")
-    if _enum(opts.get("weights_format", 0), ["DEFAULT", "SHUFFLED4x16INT8"]) != "DEFAULT":
+    if opts.get("weights_format", 0) != 0:          # 0 = DEFAULT
         raise UnsupportedTFLite("shuffled weights are not supported")
     out_f, in_f = w.shape
     batches = int(np.prod(x.sizes)) // in_f
@@ -695,7 +676,7 @@ def map_relu(im: _Importer, op, opts):
     grid then the activation bounds of the output (one table)."""
     xi, oi = im.ins(op)[0], im.outs(op)[0]
     x = im.int8_in(xi, "input")
-    bounds = activation_bounds(im.op_name(op), *im.qp(oi))
+    bounds = activation_bounds(op.name, *im.qp(oi))
     _lut_op(im, x, oi, _requantize_table(x, im.qp(oi), *bounds))
 
 
