@@ -444,3 +444,21 @@ def test_edited_models_import_or_fail_with_one_tflite_error():
             refused += 1
             assert "\n" not in str(e)
     assert refused > 50
+
+
+def test_reshapes_move_no_bytes():
+    """[1,24] -> RESHAPE [1,2,3,4] -> MAX_POOL 1x1 (clamp) -> SQUEEZE-like
+    RESHAPE [2,3,4]: the NHWC bytes pass through unchanged; only the pool
+    is an instruction."""
+    rng = np.random.default_rng(9)
+    q = F(0.1, 0)
+    m = Model()
+    x, y, z, w = m.t([1, 24], q=q), m.t([1, 2, 3, 4], q=q), m.t([1, 2, 3, 4], q=q), m.t([2, 3, 4], q=q)
+    m.op("RESHAPE", [x], [y])
+    m.op("MAX_POOL_2D", [y], [z], padding="VALID", stride_w=1, stride_h=1, filter_width=1,
+         filter_height=1, fused_activation_function="RELU")
+    m.op("SQUEEZE", [z], [w])
+    xv = _i8(rng, 1, 24)
+    result = import_int8(m.model([x], [w]))
+    assert len(result.lowered.builder.instructions) == 1
+    assert np.array_equal(run_nhwc(result, [xv])[0], np.maximum(xv, 0).reshape(2, 3, 4))
