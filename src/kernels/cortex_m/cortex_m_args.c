@@ -142,6 +142,15 @@ ptec_status ptec_cm_get_shift(ptec_op *op, size_t i, int32_t *out)
     return PTEC_OK;
 }
 
+ptec_status ptec_cm_get_requant(ptec_op *op, size_t i_mult, ptec_nn_quant *out)
+{
+    ptec_status status = ptec_op_get_int32(op, i_mult, &out->multiplier);
+    if (status == PTEC_OK) {
+        status = ptec_cm_get_shift(op, i_mult + 1, &out->shift);
+    }
+    return status;
+}
+
 static ptec_status check_int32_vector(ptec_op *op, size_t i, int32_t channels, ptec_tensor **out)
 {
     ptec_status status = ptec_cm_get_tensor_of(op, i, PTEC_DTYPE_INT, out);
@@ -259,6 +268,50 @@ ptec_status ptec_cm_get_quantize_params(ptec_op *op, size_t i_scale, int32_t dty
     return PTEC_OK;
 }
 
+ptec_status ptec_cm_prepare_quantize_common(ptec_op *op, bool float_input, ptec_cm_quantize_state *state)
+{
+    enum { ARG_INPUT, ARG_SCALE, ARG_ZERO_POINT, ARG_QUANT_MIN, ARG_QUANT_MAX, ARG_DTYPE, ARG_OUT, ARG_COUNT };
+    ptec_tensor *input;
+    ptec_tensor *out;
+    int32_t dtype;
+    ptec_status status = ptec_op_expect_argc(op, ARG_COUNT + 1);
+    if (status == PTEC_OK) status = ptec_cm_get_quantized_dtype(op, ARG_DTYPE, &dtype);
+    if (status != PTEC_OK) {
+        return status;
+    }
+    status = ptec_cm_get_tensor_of(op, ARG_INPUT, float_input ? PTEC_DTYPE_FLOAT : (ptec_dtype)dtype, &input);
+    if (status == PTEC_OK) status = ptec_cm_get_out_of(op, float_input ? (ptec_dtype)dtype : PTEC_DTYPE_FLOAT, &out);
+    if (status == PTEC_OK) status = ptec_cm_get_quantize_params(op, ARG_SCALE, dtype, &state->params);
+    if (status != PTEC_OK) {
+        return status;
+    }
+    if (!float_input && (state->params.zero_point < state->params.quant_min ||
+                         state->params.zero_point > state->params.quant_max)) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_ZERO_POINT,
+                            PTEC_MSG("zero_point must lie in quant_min..quant_max"));
+    }
+    if (!ptec_cm_same_layout(input, out)) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT, PTEC_MSG("out must have the input's sizes and dim order"));
+    }
+    state->count = input->numel;
+    state->int16 = dtype == PTEC_DTYPE_SHORT;
+    op->scratch_bytes = 0;
+    return PTEC_OK;
+}
+
+ptec_status ptec_cm_get_binary_operands(ptec_op *op, ptec_dtype dtype, size_t i_other, size_t i_out_zp,
+                                        ptec_cm_binary_operands *operands)
+{
+    const int32_t lo = dtype == PTEC_DTYPE_SHORT ? INT16_MIN : INT8_MIN;
+    const int32_t hi = dtype == PTEC_DTYPE_SHORT ? INT16_MAX : INT8_MAX;
+    ptec_status status = ptec_cm_get_tensor_of(op, 0, dtype, &operands->self);
+    if (status == PTEC_OK) status = ptec_cm_get_tensor_of(op, i_other, dtype, &operands->other);
+    if (status == PTEC_OK) status = ptec_cm_get_out_of(op, dtype, &operands->out);
+    if (status == PTEC_OK) status = ptec_cm_get_int_in(op, 1, lo, hi, &operands->self_zp);
+    if (status == PTEC_OK) status = ptec_cm_get_int_in(op, i_other + 1, lo, hi, &operands->other_zp);
+    if (status == PTEC_OK) status = ptec_cm_get_int_in(op, i_out_zp, lo, hi, &operands->out_zp);
+    return status;
+}
 
 ptec_status ptec_cm_plan_channel_broadcast(ptec_op *op, const ptec_tensor *self, const ptec_tensor *other,
                                            const ptec_tensor *out, size_t i_other, ptec_cm_broadcast_plan *plan)
@@ -297,8 +350,15 @@ ptec_status ptec_cm_plan_channel_broadcast(ptec_op *op, const ptec_tensor *self,
     return PTEC_OK;
 }
 
-/* Right-aligned logical sizes, leading 1s. */
-static void logical_dims4(const ptec_tensor *t, int32_t dims[4])
+void ptec_cm_nhwc_dims4(const ptec_tensor *t, int32_t dims[4])
+{
+    dims[0] = t->sizes[0];
+    dims[1] = t->sizes[2];
+    dims[2] = t->sizes[3];
+    dims[3] = t->sizes[1];
+}
+
+void ptec_cm_logical_dims4(const ptec_tensor *t, int32_t dims[4])
 {
     for (int d = 0; d < 4; ++d) {
         const int src = d - (4 - (int)t->rank);
@@ -306,6 +366,7 @@ static void logical_dims4(const ptec_tensor *t, int32_t dims[4])
     }
 }
 
+/* min/max: single elements broadcast like [1,1,1,1] in either layout. */
 static bool nhwc_dims4(const ptec_tensor *t, int32_t dims[4])
 {
     if (t->numel == 1) {
@@ -315,10 +376,7 @@ static bool nhwc_dims4(const ptec_tensor *t, int32_t dims[4])
     if (t->rank != 4 || !ptec_tensor_is_channels_last(t)) {
         return false;
     }
-    dims[0] = t->sizes[0];
-    dims[1] = t->sizes[2];
-    dims[2] = t->sizes[3];
-    dims[3] = t->sizes[1];
+    ptec_cm_nhwc_dims4(t, dims);
     return true;
 }
 
@@ -338,9 +396,9 @@ ptec_status ptec_cm_prepare_min_max(ptec_op *op, ptec_cm_min_max_state *state)
     const bool contiguous = (a->numel == 1 || ptec_tensor_is_contiguous(a)) &&
                             (b->numel == 1 || ptec_tensor_is_contiguous(b)) && ptec_tensor_is_contiguous(out);
     if (contiguous) {
-        logical_dims4(a, state->a_dims);
-        logical_dims4(b, state->b_dims);
-        logical_dims4(out, state->out_dims);
+        ptec_cm_logical_dims4(a, state->a_dims);
+        ptec_cm_logical_dims4(b, state->b_dims);
+        ptec_cm_logical_dims4(out, state->out_dims);
     } else if (!nhwc_dims4(a, state->a_dims) || !nhwc_dims4(b, state->b_dims) ||
                !nhwc_dims4(out, state->out_dims)) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, -1,

@@ -34,6 +34,9 @@ ptec_status ptec_cm_get_activation(ptec_op *op, size_t i_min, size_t i_max, ptec
 /* A requantization shift in [-31, 31]. */
 ptec_status ptec_cm_get_shift(ptec_op *op, size_t i, int32_t *out);
 
+/* A requantization: the multiplier at i_mult, its shift at i_mult + 1. */
+ptec_status ptec_cm_get_requant(ptec_op *op, size_t i_mult, ptec_nn_quant *out);
+
 /* Per-channel multiplier and shift tensors: constant, INT, `channels`
  * contiguous entries, every shift in [-31, 31]. */
 ptec_status ptec_cm_check_per_channel(ptec_op *op, size_t i_mult, size_t i_shift, int32_t channels);
@@ -59,6 +62,30 @@ ptec_status ptec_cm_get_quantized_dtype(ptec_op *op, size_t i, int32_t *dtype);
 ptec_status ptec_cm_get_quantize_params(ptec_op *op, size_t i_scale, int32_t dtype,
                                         ptec_nn_quantize_params *params);
 
+/* The operands of an element-wise binary op (add, mul, div): self (0),
+ * other (i_other) and out of one dtype, then the zero points of self (1),
+ * other (i_other + 1) and out (i_out_zp), each within the dtype's range. */
+typedef struct ptec_cm_binary_operands {
+    ptec_tensor *self, *other, *out;
+    int32_t self_zp, other_zp, out_zp;
+} ptec_cm_binary_operands;
+
+ptec_status ptec_cm_get_binary_operands(ptec_op *op, ptec_dtype dtype, size_t i_other, size_t i_out_zp,
+                                        ptec_cm_binary_operands *operands);
+
+/* quantize_per_tensor and dequantize_per_tensor: input (0), scale,
+ * zero_point, quant_min, quant_max (1..4), dtype (5), out; the float32
+ * side is the input of quantize (float_input) and the out of dequantize,
+ * the other side has dtype; dequantize's zero point must lie in
+ * quant_min..quant_max. */
+typedef struct ptec_cm_quantize_state {
+    ptec_nn_quantize_params params;
+    uint32_t count;
+    bool int16;
+} ptec_cm_quantize_state;
+
+ptec_status ptec_cm_prepare_quantize_common(ptec_op *op, bool float_input, ptec_cm_quantize_state *state);
+
 /* How an element-wise binary op walks its inputs (add, mul): equal
  * shapes, or a [1,C,1,1] operand repeated over every pixel of an NHWC
  * one. swap is set when `other` is the larger operand. */
@@ -69,6 +96,12 @@ typedef struct ptec_cm_broadcast_plan {
 
 ptec_status ptec_cm_plan_channel_broadcast(ptec_op *op, const ptec_tensor *self, const ptec_tensor *other,
                                            const ptec_tensor *out, size_t i_other, ptec_cm_broadcast_plan *plan);
+
+/* Four dims of a tensor of rank <= 4: its logical sizes right-aligned,
+ * leading 1s; and the [n, h, w, c] sizes of a 4-D channels-last tensor,
+ * the order its bytes are in. */
+void ptec_cm_logical_dims4(const ptec_tensor *t, int32_t dims[4]);
+void ptec_cm_nhwc_dims4(const ptec_tensor *t, int32_t dims[4]);
 
 /* minimum/maximum: (self, other, out) int8 with NumPy broadcasting over
  * the right-aligned logical dims of contiguous tensors, or over the NHWC

@@ -16,19 +16,13 @@ typedef struct pad_state {
 static bool physical_dims(const ptec_tensor *t, int32_t dims[4])
 {
     if (t->rank == 4 && ptec_tensor_is_channels_last(t)) {
-        dims[0] = t->sizes[0];
-        dims[1] = t->sizes[2];
-        dims[2] = t->sizes[3];
-        dims[3] = t->sizes[1];
+        ptec_cm_nhwc_dims4(t, dims);
         return true;
     }
     if (!ptec_tensor_is_contiguous(t)) {
         return false;
     }
-    for (int d = 0; d < 4; ++d) {
-        const int src = d - (4 - (int)t->rank);
-        dims[d] = src >= 0 ? t->sizes[src] : 1;
-    }
+    ptec_cm_logical_dims4(t, dims);
     return true;
 }
 

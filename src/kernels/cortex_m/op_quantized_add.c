@@ -19,35 +19,27 @@ static ptec_status prepare(ptec_op *op)
 {
     add_state *state = (add_state *)op->state;
     ptec_nn_add_params *p = &state->params;
-    ptec_tensor *self, *other, *out;
-    int32_t self_zp, other_zp;
+    ptec_cm_binary_operands x;
     ptec_status status = ptec_op_expect_argc(op, ARG_COUNT + 1);
-    if (status == PTEC_OK) status = ptec_cm_get_tensor_of(op, ARG_SELF, PTEC_DTYPE_CHAR, &self);
-    if (status == PTEC_OK) status = ptec_cm_get_tensor_of(op, ARG_OTHER, PTEC_DTYPE_CHAR, &other);
-    if (status == PTEC_OK) status = ptec_cm_get_out_of(op, PTEC_DTYPE_CHAR, &out);
-    if (status == PTEC_OK) status = ptec_cm_get_int_in(op, ARG_SELF_ZP, INT8_MIN, INT8_MAX, &self_zp);
-    if (status == PTEC_OK) status = ptec_op_get_int32(op, ARG_SELF_MULT, &p->large_quant.multiplier);
-    if (status == PTEC_OK) status = ptec_cm_get_shift(op, ARG_SELF_SHIFT, &p->large_quant.shift);
-    if (status == PTEC_OK) status = ptec_cm_get_int_in(op, ARG_OTHER_ZP, INT8_MIN, INT8_MAX, &other_zp);
-    if (status == PTEC_OK) status = ptec_op_get_int32(op, ARG_OTHER_MULT, &p->small_quant.multiplier);
-    if (status == PTEC_OK) status = ptec_cm_get_shift(op, ARG_OTHER_SHIFT, &p->small_quant.shift);
-    if (status == PTEC_OK) status = ptec_cm_get_int_in(op, ARG_OUT_ZP, INT8_MIN, INT8_MAX, &p->output_offset);
-    if (status == PTEC_OK) status = ptec_op_get_int32(op, ARG_OUT_MULT, &p->output_quant.multiplier);
-    if (status == PTEC_OK) status = ptec_cm_get_shift(op, ARG_OUT_SHIFT, &p->output_quant.shift);
+    if (status == PTEC_OK) status = ptec_cm_get_binary_operands(op, PTEC_DTYPE_CHAR, ARG_OTHER, ARG_OUT_ZP, &x);
+    if (status == PTEC_OK) status = ptec_cm_get_requant(op, ARG_SELF_MULT, &p->large_quant);
+    if (status == PTEC_OK) status = ptec_cm_get_requant(op, ARG_OTHER_MULT, &p->small_quant);
+    if (status == PTEC_OK) status = ptec_cm_get_requant(op, ARG_OUT_MULT, &p->output_quant);
     if (status == PTEC_OK) status = ptec_cm_get_activation(op, ARG_ACT_MIN, ARG_ACT_MAX, &p->activation);
-    if (status == PTEC_OK) status = ptec_cm_plan_channel_broadcast(op, self, other, out, ARG_OTHER, &state->plan);
+    if (status == PTEC_OK) status = ptec_cm_plan_channel_broadcast(op, x.self, x.other, x.out, ARG_OTHER, &state->plan);
     if (status != PTEC_OK) {
         return status;
     }
-    p->large_offset = -self_zp;
-    p->small_offset = -other_zp;
+    p->output_offset = x.out_zp;
+    p->large_offset = -x.self_zp;
+    p->small_offset = -x.other_zp;
     p->left_shift = 20;
     if (state->plan.swap) { /* addition commutes: swap the per-input parameters with the pointers */
         const ptec_nn_quant q = p->large_quant;
         p->large_quant = p->small_quant;
         p->small_quant = q;
-        p->large_offset = -other_zp;
-        p->small_offset = -self_zp;
+        p->large_offset = -x.other_zp;
+        p->small_offset = -x.self_zp;
     }
     op->scratch_bytes = 0;
     return PTEC_OK;

@@ -30,8 +30,7 @@ static ptec_status prepare(ptec_op *op)
     if (status == PTEC_OK) status = ptec_cm_get_int_in(op, ARG_LHS_ZP, -INT8_MAX, -INT8_MIN, &p->lhs_offset);
     if (status == PTEC_OK) status = ptec_cm_get_int_in(op, ARG_RHS_ZP, -INT8_MAX, -INT8_MIN, &p->rhs_offset);
     if (status == PTEC_OK) status = ptec_cm_get_int_in(op, ARG_OUT_ZP, INT8_MIN, INT8_MAX, &p->output_offset);
-    if (status == PTEC_OK) status = ptec_op_get_int32(op, ARG_OUT_MULT, &p->quant.multiplier);
-    if (status == PTEC_OK) status = ptec_cm_get_shift(op, ARG_OUT_SHIFT, &p->quant.shift);
+    if (status == PTEC_OK) status = ptec_cm_get_requant(op, ARG_OUT_MULT, &p->quant);
     if (status == PTEC_OK) status = ptec_cm_check_scratch_arg(op, ARG_SCRATCH);
     if (status != PTEC_OK) {
         return status;

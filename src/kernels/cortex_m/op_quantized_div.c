@@ -17,7 +17,8 @@ static ptec_status prepare(ptec_op *op)
 {
     div_state *state = (div_state *)op->state;
     ptec_nn_div_params *p = &state->params;
-    ptec_tensor *self, *other, *out;
+    ptec_tensor *self;
+    ptec_cm_binary_operands x;
     double scale;
     ptec_status status = ptec_op_expect_argc(op, ARG_COUNT + 1);
     if (status == PTEC_OK) status = ptec_op_get_tensor(op, ARG_SELF, &self);
@@ -28,22 +29,19 @@ static ptec_status prepare(ptec_op *op)
         return ptec_op_fail(op, PTEC_INVALID_TYPE, ARG_SELF, PTEC_MSG("expected an int8 or int16 tensor"));
     }
     const ptec_dtype dtype = (ptec_dtype)self->dtype;
-    const int32_t lo = dtype == PTEC_DTYPE_CHAR ? INT8_MIN : INT16_MIN;
-    const int32_t hi = dtype == PTEC_DTYPE_CHAR ? INT8_MAX : INT16_MAX;
-    status = ptec_cm_get_tensor_of(op, ARG_OTHER, dtype, &other);
-    if (status == PTEC_OK) status = ptec_cm_get_out_of(op, dtype, &out);
-    if (status == PTEC_OK) status = ptec_cm_get_int_in(op, ARG_SELF_ZP, lo, hi, &p->numerator_zero_point);
-    if (status == PTEC_OK) status = ptec_cm_get_int_in(op, ARG_OTHER_ZP, lo, hi, &p->denominator_zero_point);
-    if (status == PTEC_OK) status = ptec_cm_get_int_in(op, ARG_OUT_ZP, lo, hi, &p->output_zero_point);
+    status = ptec_cm_get_binary_operands(op, dtype, ARG_OTHER, ARG_OUT_ZP, &x);
     if (status == PTEC_OK) status = ptec_op_get_double(op, ARG_OUT_SCALE, &scale);
     if (status != PTEC_OK) {
         return status;
     }
+    p->numerator_zero_point = x.self_zp;
+    p->denominator_zero_point = x.other_zp;
+    p->output_zero_point = x.out_zp;
     p->output_scale = (float)scale;
     if (!isfinite(p->output_scale)) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT_SCALE, PTEC_MSG("output_scale must be a finite float32"));
     }
-    if (!ptec_cm_same_layout(self, other) || !ptec_cm_same_layout(self, out)) {
+    if (!ptec_cm_same_layout(self, x.other) || !ptec_cm_same_layout(self, x.out)) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_OTHER,
                             PTEC_MSG("quantized_div needs equal shapes and dim orders (no broadcasting)"));
     }
