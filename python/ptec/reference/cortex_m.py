@@ -253,61 +253,66 @@ def _shifted_input(x, input_offset, padding, extent_h, extent_w):
     return canvas
 
 
-def quantized_conv2d(x, weight, bias, stride, padding, dilation, input_offset, output_offset,
-                     requantize_multipliers, requantize_shifts, activation_min, activation_max):
-    """x NHWC int8, weight OHWI [Cout, KH, KW, Cin/groups]; returns NHWC."""
-    n, h, w, cin = x.shape
-    cout, kh, kw, cin_g = weight.shape
-    groups = cin // cin_g
-    cout_g = cout // groups
+def _conv_taps(x, input_offset, kh, kw, stride, padding, dilation, depth_multiplier=1):
+    """The output height and width, and for each tap (ky, kx) the [N, OH, OW, C] slice of
+    x + input_offset (real-zero padding) it multiplies; channel o of a depthwise
+    conv reads input channel o // depth_multiplier."""
+    _, h, w, _ = x.shape
     sh, sw = stride
     dh, dw = dilation
     oh = conv_output_size(h, kh, sh, padding[0], dh)
     ow = conv_output_size(w, kw, sw, padding[1], dw)
     xs = _shifted_input(x, input_offset, padding, (oh - 1) * sh + dh * (kh - 1) + 1,
                         (ow - 1) * sw + dw * (kw - 1) + 1)
-    wt = np.asarray(weight, np.int64)
-    acc = np.zeros((n, oh, ow, cout), dtype=np.int64)
-    for ky in range(kh):
-        for kx in range(kw):
-            patch = xs[:, ky * dh: ky * dh + (oh - 1) * sh + 1: sh,
-                       kx * dw: kx * dw + (ow - 1) * sw + 1: sw, :]
-            for g in range(groups):
-                acc[..., g * cout_g:(g + 1) * cout_g] += np.einsum(
-                    "nhwc,oc->nhwo", patch[..., g * cin_g:(g + 1) * cin_g],
-                    wt[g * cout_g:(g + 1) * cout_g, ky, kx, :])
+    xs = np.repeat(xs, depth_multiplier, axis=3)
+    taps = [(ky, kx, xs[:, ky * dh: ky * dh + (oh - 1) * sh + 1: sh,
+                        kx * dw: kx * dw + (ow - 1) * sw + 1: sw, :])
+            for ky in range(kh) for kx in range(kw)]
+    return oh, ow, taps
+
+
+def _conv_output(acc, bias, requantize_multipliers, requantize_shifts, output_offset,
+                 activation_min, activation_max):
+    """Bias, then the per-channel output stage of §3.9 - §3.11."""
     if bias is not None:
-        acc += np.asarray(bias, np.int64)
+        acc = acc + np.asarray(bias, np.int64)
     return _output_stage(wrap32(acc), np.asarray(requantize_multipliers),
                          np.asarray(requantize_shifts), output_offset, activation_min,
                          activation_max)
+
+
+def quantized_conv2d(x, weight, bias, stride, padding, dilation, input_offset, output_offset,
+                     requantize_multipliers, requantize_shifts, activation_min, activation_max):
+    """x NHWC int8, weight OHWI [Cout, KH, KW, Cin/groups]; returns NHWC."""
+    n, _, _, cin = x.shape
+    cout, kh, kw, cin_g = weight.shape
+    groups = cin // cin_g
+    cout_g = cout // groups
+    oh, ow, taps = _conv_taps(x, input_offset, kh, kw, stride, padding, dilation)
+    wt = np.asarray(weight, np.int64)
+    acc = np.zeros((n, oh, ow, cout), dtype=np.int64)
+    for ky, kx, patch in taps:
+        for g in range(groups):
+            acc[..., g * cout_g:(g + 1) * cout_g] += np.einsum(
+                "nhwc,oc->nhwo", patch[..., g * cin_g:(g + 1) * cin_g],
+                wt[g * cout_g:(g + 1) * cout_g, ky, kx, :])
+    return _conv_output(acc, bias, requantize_multipliers, requantize_shifts, output_offset,
+                        activation_min, activation_max)
 
 
 def quantized_depthwise_conv2d(x, weight, bias, stride, padding, dilation, depth_multiplier,
                                input_offset, output_offset, requantize_multipliers,
                                requantize_shifts, activation_min, activation_max):
     """x NHWC, weight [1, KH, KW, Cout] with Cout = Cin * depth_multiplier."""
-    n, h, w, cin = x.shape
+    n = x.shape[0]
     _, kh, kw, cout = weight.shape
-    sh, sw = stride
-    dh, dw = dilation
-    oh = conv_output_size(h, kh, sh, padding[0], dh)
-    ow = conv_output_size(w, kw, sw, padding[1], dw)
-    xs = _shifted_input(x, input_offset, padding, (oh - 1) * sh + dh * (kh - 1) + 1,
-                        (ow - 1) * sw + dw * (kw - 1) + 1)
-    xs = np.repeat(xs, depth_multiplier, axis=3)  # channel o reads input channel o // dm
+    oh, ow, taps = _conv_taps(x, input_offset, kh, kw, stride, padding, dilation, depth_multiplier)
     wt = np.asarray(weight, np.int64)[0]
     acc = np.zeros((n, oh, ow, cout), dtype=np.int64)
-    for ky in range(kh):
-        for kx in range(kw):
-            patch = xs[:, ky * dh: ky * dh + (oh - 1) * sh + 1: sh,
-                       kx * dw: kx * dw + (ow - 1) * sw + 1: sw, :]
-            acc += patch * wt[ky, kx]
-    if bias is not None:
-        acc += np.asarray(bias, np.int64)
-    return _output_stage(wrap32(acc), np.asarray(requantize_multipliers),
-                         np.asarray(requantize_shifts), output_offset, activation_min,
-                         activation_max)
+    for ky, kx, patch in taps:
+        acc += patch * wt[ky, kx]
+    return _conv_output(acc, bias, requantize_multipliers, requantize_shifts, output_offset,
+                        activation_min, activation_max)
 
 
 def transpose_conv_output_size(size, kernel, stride, padding, output_padding, dilation=1):
@@ -336,12 +341,8 @@ def quantized_transpose_conv2d(x, weight, bias, stride, padding, output_padding,
             contribution = np.einsum("nhwc,oc->nhwo", xo, wt[:, ky, kx, :])
             canvas[:, ky * dh: ky * dh + (h - 1) * sh + 1: sh,
                    kx * dw: kx * dw + (w - 1) * sw + 1: sw, :] += contribution
-    acc = canvas[:, ph:ph + oh, pw:pw + ow, :]
-    if bias is not None:
-        acc = acc + np.asarray(bias, np.int64)
-    return _output_stage(wrap32(acc), np.asarray(requantize_multipliers),
-                         np.asarray(requantize_shifts), output_offset, activation_min,
-                         activation_max)
+    return _conv_output(canvas[:, ph:ph + oh, pw:pw + ow, :], bias, requantize_multipliers,
+                        requantize_shifts, output_offset, activation_min, activation_max)
 
 
 # ---------------------------------------------------------------------------

@@ -68,17 +68,26 @@ def _number_as_lut(fn):
     return wrap
 
 
-@_number_as_lut(np.add)
-def op_add(ctx, n: Node):
-    x1, x2 = ctx.q(n.inputs[0]), ctx.q(n.inputs[1])
+def _add_lowered(ctx, n: Node, x1, x2):
+    """quantized_add of two lowered operands, with n's output qparams and fused activation."""
     lo, hi = _act_range(n)
     return K.add(ctx.b, x1, x2, n.qparams[0], n.qparams[1], lo, hi)
 
 
-@_number_as_lut(np.multiply)
-def op_mul(ctx, n: Node):
-    x1, x2 = ctx.q(n.inputs[0]), ctx.q(n.inputs[1])
-    return K.mul(ctx.b, x1, x2, n.qparams[0], n.qparams[1])
+@_number_as_lut(np.add)
+def op_add(ctx, n: Node):
+    return _add_lowered(ctx, n, ctx.q(n.inputs[0]), ctx.q(n.inputs[1]))
+
+
+def _elementwise(kernel):
+    """A binary op whose kernel builder takes both operands and n's output (scale, zero point)."""
+    def lower(ctx, n: Node):
+        x1, x2 = ctx.q(n.inputs[0]), ctx.q(n.inputs[1])
+        return kernel(ctx.b, x1, x2, n.qparams[0], n.qparams[1])
+    return lower
+
+
+op_mul = _number_as_lut(np.multiply)(_elementwise(K.mul))
 
 
 def op_avg_pool2d(ctx, n: Node):
@@ -211,14 +220,10 @@ def op_sub(ctx, n: Node):
     # q -> -q - 1, a bijection of [-128, 127], as a LUT.
     x1, x2 = ctx.q(n.inputs[0]), ctx.q(n.inputs[1])
     neg = K.activation_lut(ctx.b, x2, np.negative, x2.scale, -1 - int(x2.zp))
-    lo, hi = _act_range(n)
-    return K.add(ctx.b, x1, neg, n.qparams[0], n.qparams[1], lo, hi)
+    return _add_lowered(ctx, n, x1, neg)
 
 
-@_number_as_lut(np.divide)
-def op_div(ctx, n: Node):
-    x1, x2 = ctx.q(n.inputs[0]), ctx.q(n.inputs[1])
-    return K.div(ctx.b, x1, x2, n.qparams[0], n.qparams[1])
+op_div = _number_as_lut(np.divide)(_elementwise(K.div))
 
 
 def _min_max(ctx, n: Node, key: str):
