@@ -50,12 +50,17 @@ static const char *tick_unit(void)
     return ptec_runner_tick_unit_name(ptec_platform_tick_unit());
 }
 
-/* The detail comes from the program only while it is not initialised;
- * after that, from the method. */
-static void print_failure(const char *what, ptec_status status)
+/* Whether a step failed, reporting it when it did. The detail comes
+ * from the program only while it is not initialised; after that, from
+ * the method. */
+static bool failed(const char *what, ptec_status status)
 {
+    if (status == PTEC_OK) {
+        return false;
+    }
     report("error: %s failed: %s (0x%02x)\n  %s\n", what, ptec_status_str(status), (unsigned)status,
            ptec_program_error(&program)[0] != '\0' ? ptec_program_error(&program) : ptec_method_error(&method));
+    return true;
 }
 
 static void print_region(const char *name, size_t required, size_t provided, size_t capacity)
@@ -141,8 +146,7 @@ static int run_profiled(size_t block, uint64_t total)
     }
     status = ptec_method_execute(&method);
     (void)ptec_method_set_profile(&method, NULL, 0);
-    if (status != PTEC_OK) {
-        print_failure("ptec_method_execute (profiled)", status);
+    if (failed("ptec_method_execute (profiled)", status)) {
         return EXIT_EXECUTE;
     }
     print_profile(total);
@@ -169,15 +173,15 @@ static int run_batch(size_t count)
         const uint64_t instructions = ptec_platform_ticks() - start;
         if (status != PTEC_OK) {
             report("inference %lu:\n", (unsigned long)k);
-            print_failure("ptec_method_execute", status);
+        }
+        if (failed("ptec_method_execute", status)) {
             return EXIT_EXECUTE;
         }
         long predicted = -1;
         for (size_t i = 0; i < ptec_method_output_count(&method); ++i) {
             const ptec_tensor *tensor;
             const ptec_status got = ptec_method_output(&method, i, &tensor);
-            if (got != PTEC_OK) {
-                print_failure("ptec_method_output", got);
+            if (failed("ptec_method_output", got)) {
                 return EXIT_OUTPUTS;
             }
             if (i == 0u) {
@@ -225,8 +229,7 @@ static int run(void)
     uint64_t start = ptec_platform_ticks();
     ptec_status status = ptec_program_init(&program, source.data, source.size);
     const uint64_t init_instructions = ptec_platform_ticks() - start;
-    if (status != PTEC_OK) {
-        print_failure("ptec_program_init", status);
+    if (failed("ptec_program_init", status)) {
         return EXIT_NO_PROGRAM;
     }
     for (size_t i = 0; i < ptec_program_method_count(&program); ++i) {
@@ -241,8 +244,7 @@ static int run(void)
     start = ptec_platform_ticks();
     status = ptec_method_requirements(&method, &program, NULL, &req);
     const uint64_t requirements_instructions = ptec_platform_ticks() - start;
-    if (status != PTEC_OK) {
-        print_failure("ptec_method_requirements", status);
+    if (failed("ptec_method_requirements", status)) {
         return EXIT_LOAD;
     }
     ptec_memory mem;
@@ -254,8 +256,7 @@ static int run(void)
     start = ptec_platform_ticks();
     status = ptec_method_load(&method, &program, NULL, &mem);
     const uint64_t load_instructions = ptec_platform_ticks() - start;
-    if (status != PTEC_OK) {
-        print_failure("ptec_method_load", status);
+    if (failed("ptec_method_load", status)) {
         return EXIT_LOAD;
     }
     report("program init: %s %s\n", ptec_runner_u64_text(init_instructions, text), tick_unit());
@@ -281,8 +282,7 @@ static int run(void)
     start = ptec_platform_ticks();
     status = ptec_method_execute(&method);
     const uint64_t execute_instructions = ptec_platform_ticks() - start;
-    if (status != PTEC_OK) {
-        print_failure("ptec_method_execute", status);
+    if (failed("ptec_method_execute", status)) {
         return EXIT_EXECUTE;
     }
     const int profiled = run_profiled(0, execute_instructions);
@@ -295,8 +295,7 @@ static int run(void)
     for (size_t i = 0; i < ptec_method_output_count(&method); ++i) {
         const ptec_tensor *tensor;
         status = ptec_method_output(&method, i, &tensor);
-        if (status != PTEC_OK) {
-            print_failure("ptec_method_output", status);
+        if (failed("ptec_method_output", status)) {
             return EXIT_OUTPUTS;
         }
         output_dump(i, tensor);

@@ -69,6 +69,28 @@ static ptec_status io_fail(ptec_method *m, ptec_status status, const char *what,
     return ptec_detail_end(&f);
 }
 
+/* The tensor of input (or output) `index`, which a caller is about to
+ * give data or memory: the method loaded, the index in range, the value
+ * a tensor. */
+static ptec_status io_tensor(ptec_method *m, bool output, size_t index, ptec_tensor **out)
+{
+    if (m == NULL || !m->loaded) {
+        return PTEC_INVALID_STATE;
+    }
+    const char *what = output ? PTEC_MSG("output") : PTEC_MSG("input");
+    if (index >= (output ? m->output_count : m->input_count)) {
+        return io_fail(m, PTEC_INVALID_ARGUMENT, what, index,
+                       output ? PTEC_MSG("no such output") : PTEC_MSG("no such input"));
+    }
+    const ptec_value *v = io_value(m, output, index);
+    if (v->kind != PTEC_VALUE_TENSOR) {
+        return io_fail(m, PTEC_INVALID_ARGUMENT, what, index,
+                       output ? PTEC_MSG("not a tensor") : PTEC_MSG("not a tensor (its value is fixed by the program)"));
+    }
+    *out = v->u.tensor;
+    return PTEC_OK;
+}
+
 /* "input <index>: <given_label><given><expected_label><expected>" */
 static ptec_status input_mismatch(ptec_method *m, size_t index, const char *given_label, uint64_t given,
                                   const char *expected_label, uint64_t expected)
@@ -89,17 +111,11 @@ static ptec_status input_mismatch(ptec_method *m, size_t index, const char *give
 static ptec_status check_input(ptec_method *m, size_t index, ptec_dtype dtype, const int32_t *sizes,
                                size_t rank, const void *data, size_t nbytes, ptec_tensor **out)
 {
-    if (m == NULL || !m->loaded) {
-        return PTEC_INVALID_STATE;
+    ptec_tensor *t;
+    const ptec_status status = io_tensor(m, false, index, &t);
+    if (status != PTEC_OK) {
+        return status;
     }
-    if (index >= m->input_count) {
-        return io_fail(m, PTEC_INVALID_ARGUMENT, PTEC_MSG("input"), index, PTEC_MSG("no such input"));
-    }
-    ptec_value *v = io_value(m, false, index);
-    if (v->kind != PTEC_VALUE_TENSOR) {
-        return io_fail(m, PTEC_INVALID_ARGUMENT, PTEC_MSG("input"), index, PTEC_MSG("not a tensor (its value is fixed by the program)"));
-    }
-    ptec_tensor *t = v->u.tensor;
     if ((int)dtype != t->dtype) {
         ptec_detail_fmt f;
         ptec_detail_begin(&f, &m->error, PTEC_INVALID_ARGUMENT, -1, NULL, 0);
@@ -189,17 +205,11 @@ ptec_status ptec_method_bind_input(ptec_method *m, size_t index, ptec_dtype dtyp
 
 ptec_status ptec_method_bind_output(ptec_method *m, size_t index, void *data, size_t nbytes)
 {
-    if (m == NULL || !m->loaded) {
-        return PTEC_INVALID_STATE;
+    ptec_tensor *t;
+    const ptec_status status = io_tensor(m, true, index, &t);
+    if (status != PTEC_OK) {
+        return status;
     }
-    if (index >= m->output_count) {
-        return io_fail(m, PTEC_INVALID_ARGUMENT, PTEC_MSG("output"), index, PTEC_MSG("no such output"));
-    }
-    ptec_value *v = io_value(m, true, index);
-    if (v->kind != PTEC_VALUE_TENSOR) {
-        return io_fail(m, PTEC_INVALID_ARGUMENT, PTEC_MSG("output"), index, PTEC_MSG("not a tensor"));
-    }
-    ptec_tensor *t = v->u.tensor;
     if (t->flags & (PTEC_TENSOR_PLANNED | PTEC_TENSOR_CONSTANT)) {
         return io_fail(m, PTEC_INVALID_STATE, PTEC_MSG("output"), index, PTEC_MSG("already has memory (planned or constant)"));
     }

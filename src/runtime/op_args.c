@@ -104,15 +104,22 @@ ptec_status ptec_op_get_out(ptec_op *op, ptec_tensor **out)
     return PTEC_OK;
 }
 
-ptec_status ptec_op_get_int(ptec_op *op, size_t i, int64_t *out)
-{
-    const ptec_value *v = arg_of_kind(op, i, PTEC_VALUE_INT);
-    if (v == NULL) {
-        return kind_fail(op, i, PTEC_MSG("Int"));
+/* The scalar accessors: argument i when it holds the one kind, read by
+ * that kind's value reader; otherwise a failure naming the kind wanted. */
+#define PTEC_SCALAR_ACCESSOR(function, type, kind, reader, wanted) \
+    ptec_status function(ptec_op *op, size_t i, type *out)         \
+    {                                                               \
+        const ptec_value *v = arg_of_kind(op, i, kind);             \
+        if (v == NULL) {                                            \
+            return kind_fail(op, i, PTEC_MSG(wanted));              \
+        }                                                           \
+        *out = reader(v);                                           \
+        return PTEC_OK;                                             \
     }
-    *out = ptec_value_int(v);
-    return PTEC_OK;
-}
+
+PTEC_SCALAR_ACCESSOR(ptec_op_get_int, int64_t, PTEC_VALUE_INT, ptec_value_int, "Int")
+PTEC_SCALAR_ACCESSOR(ptec_op_get_double, double, PTEC_VALUE_DOUBLE, ptec_value_double, "Double")
+PTEC_SCALAR_ACCESSOR(ptec_op_get_bool, bool, PTEC_VALUE_BOOL, ptec_value_bool, "Bool")
 
 ptec_status ptec_op_get_int32(ptec_op *op, size_t i, int32_t *out)
 {
@@ -125,26 +132,6 @@ ptec_status ptec_op_get_int32(ptec_op *op, size_t i, int32_t *out)
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, PTEC_MSG("value does not fit in int32"));
     }
     *out = (int32_t)v;
-    return PTEC_OK;
-}
-
-ptec_status ptec_op_get_double(ptec_op *op, size_t i, double *out)
-{
-    const ptec_value *v = arg_of_kind(op, i, PTEC_VALUE_DOUBLE);
-    if (v == NULL) {
-        return kind_fail(op, i, PTEC_MSG("Double"));
-    }
-    *out = ptec_value_double(v);
-    return PTEC_OK;
-}
-
-ptec_status ptec_op_get_bool(ptec_op *op, size_t i, bool *out)
-{
-    const ptec_value *v = arg_of_kind(op, i, PTEC_VALUE_BOOL);
-    if (v == NULL) {
-        return kind_fail(op, i, PTEC_MSG("Bool"));
-    }
-    *out = ptec_value_bool(v);
     return PTEC_OK;
 }
 
