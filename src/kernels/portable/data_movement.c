@@ -17,6 +17,18 @@ ptec_status ptec_move_prepare(ptec_op *op, size_t argc, ptec_tensor **self, ptec
     return PTEC_OK;
 }
 
+ptec_status ptec_move_prepare_list(ptec_op *op, ptec_move_list_args *args)
+{
+    const ptec_status st = ptec_move_prepare(op, 4, &args->self, &args->out);
+    return st != PTEC_OK ? st : ptec_op_get_int_list(op, 1, args->list, PTEC_MAX_RANK, &args->count, false);
+}
+
+ptec_status ptec_move_run_reshape(ptec_op *op)
+{
+    ptec_copy_reshape(ptec_op_tensor(op, 0), ptec_op_tensor(op, 2));
+    return PTEC_OK;
+}
+
 void ptec_copy_reshape(const ptec_tensor *in, const ptec_tensor *out)
 {
     size_t es = ptec_dtype_size(out->dtype);

@@ -42,15 +42,13 @@ static ptec_status prepare(ptec_op *op)
 
 static ptec_status run(ptec_op *op)
 {
-    const ptec_tensor *t_in = ptec_op_tensor(op, 0), *t_out = ptec_op_tensor(op, 2);
-    const float *x = t_in->data;
-    float *y = t_out->data;
-    int32_t sx[4], sy[4];
-    ptec_physical_strides(t_in, sx);
-    ptec_physical_strides(t_out, sy);
-    int64_t ih = t_in->sizes[2], iw = t_in->sizes[3], oh_n = t_out->sizes[2], ow_n = t_out->sizes[3];
-    for (int32_t n = 0; n < t_out->sizes[0]; ++n) {
-        for (int32_t c = 0; c < t_out->sizes[1]; ++c) {
+    pool2d_tensors t;
+    ptec_pool2d_tensors(op, 2, &t);
+    const float *x = t.in->data;
+    float *y = t.out->data;
+    int64_t ih = t.ih, iw = t.iw, oh_n = t.out->sizes[2], ow_n = t.out->sizes[3];
+    for (int32_t n = 0; n < t.out->sizes[0]; ++n) {
+        for (int32_t c = 0; c < t.out->sizes[1]; ++c) {
             for (int64_t oh = 0; oh < oh_n; ++oh) {
                 int32_t h0 = (int32_t)(oh * ih / oh_n), h1 = (int32_t)(((oh + 1) * ih + oh_n - 1) / oh_n);
                 for (int64_t ow = 0; ow < ow_n; ++ow) {
@@ -58,10 +56,10 @@ static ptec_status run(ptec_op *op)
                     float sum = 0.0f;
                     for (int32_t h = h0; h < h1; ++h) {
                         for (int32_t w = w0; w < w1; ++w) {
-                            sum += x[ptec_pool2d_at(sx, n, c, h, w)];
+                            sum += x[ptec_pool2d_at(t.sx, n, c, h, w)];
                         }
                     }
-                    y[ptec_pool2d_at(sy, n, c, (int32_t)oh, (int32_t)ow)] = sum / (float)((h1 - h0) * (w1 - w0));
+                    y[ptec_pool2d_at(t.sy, n, c, (int32_t)oh, (int32_t)ow)] = sum / (float)((h1 - h0) * (w1 - w0));
                 }
             }
         }

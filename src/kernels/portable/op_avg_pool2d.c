@@ -47,37 +47,34 @@ static ptec_status run(ptec_op *op)
 {
     const avg_pool_state *s = op->state;
     const pool2d_params *p = &s->p;
-    const ptec_tensor *t_in = ptec_op_tensor(op, 0), *t_out = ptec_op_tensor(op, 7);
-    const float *x = t_in->data;
-    float *y = t_out->data;
-    int32_t sx[4], sy[4];
-    ptec_physical_strides(t_in, sx);
-    ptec_physical_strides(t_out, sy);
-    int32_t ih = t_in->sizes[2], iw = t_in->sizes[3];
-    for (int32_t n = 0; n < t_out->sizes[0]; ++n) {
-        for (int32_t c = 0; c < t_out->sizes[1]; ++c) {
-            for (int32_t oh = 0; oh < t_out->sizes[2]; ++oh) {
-                for (int32_t ow = 0; ow < t_out->sizes[3]; ++ow) {
+    pool2d_tensors t;
+    ptec_pool2d_tensors(op, 7, &t);
+    const float *x = t.in->data;
+    float *y = t.out->data;
+    for (int32_t n = 0; n < t.out->sizes[0]; ++n) {
+        for (int32_t c = 0; c < t.out->sizes[1]; ++c) {
+            for (int32_t oh = 0; oh < t.out->sizes[2]; ++oh) {
+                for (int32_t ow = 0; ow < t.out->sizes[3]; ++ow) {
                     int32_t h0 = oh * p->stride[0] - p->padding[0], w0 = ow * p->stride[1] - p->padding[1];
                     int32_t h1 = h0 + p->kernel[0], w1 = w0 + p->kernel[1];
-                    h1 = h1 < ih + p->padding[0] ? h1 : ih + p->padding[0];
-                    w1 = w1 < iw + p->padding[1] ? w1 : iw + p->padding[1];
+                    h1 = h1 < t.ih + p->padding[0] ? h1 : t.ih + p->padding[0];
+                    w1 = w1 < t.iw + p->padding[1] ? w1 : t.iw + p->padding[1];
                     int32_t pool_size = (h1 - h0) * (w1 - w0);
                     h0 = h0 > 0 ? h0 : 0;
                     w0 = w0 > 0 ? w0 : 0;
-                    h1 = h1 < ih ? h1 : ih;
-                    w1 = w1 < iw ? w1 : iw;
+                    h1 = h1 < t.ih ? h1 : t.ih;
+                    w1 = w1 < t.iw ? w1 : t.iw;
                     float sum = 0.0f;
                     for (int32_t h = h0; h < h1; ++h) {
                         for (int32_t w = w0; w < w1; ++w) {
-                            sum += x[ptec_pool2d_at(sx, n, c, h, w)];
+                            sum += x[ptec_pool2d_at(t.sx, n, c, h, w)];
                         }
                     }
                     int32_t divisor = s->divisor_override != 0 ? s->divisor_override
                                       : s->count_include_pad ? pool_size
                                                              : (h1 - h0) * (w1 - w0);
                     /* An empty window (only possible at a ceil_mode edge) averages to 0, as in PyTorch. */
-                    y[ptec_pool2d_at(sy, n, c, oh, ow)] = (h0 >= h1 || w0 >= w1) ? 0.0f : sum / (float)divisor;
+                    y[ptec_pool2d_at(t.sy, n, c, oh, ow)] = (h0 >= h1 || w0 >= w1) ? 0.0f : sum / (float)divisor;
                 }
             }
         }

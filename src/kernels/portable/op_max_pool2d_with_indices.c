@@ -69,24 +69,23 @@ static ptec_status run(ptec_op *op)
 {
     const max_pool_state *s = op->state;
     const pool2d_params *p = &s->p;
-    const ptec_tensor *t_in = ptec_op_tensor(op, 0), *t_out = ptec_op_tensor(op, 6), *t_idx = ptec_op_tensor(op, 7);
-    const uint8_t *x = t_in->data;
-    uint8_t *y = t_out->data;
+    const ptec_tensor *t_idx = ptec_op_tensor(op, 7);
+    pool2d_tensors t;
+    ptec_pool2d_tensors(op, 6, &t);
+    const uint8_t *x = t.in->data;
+    uint8_t *y = t.out->data;
     int64_t *idx = t_idx->data;
-    int32_t sx[4], sy[4], si[4];
-    ptec_physical_strides(t_in, sx);
-    ptec_physical_strides(t_out, sy);
+    int32_t si[4];
     ptec_physical_strides(t_idx, si);
-    int32_t ih = t_in->sizes[2], iw = t_in->sizes[3];
-    for (int32_t n = 0; n < t_out->sizes[0]; ++n) {
-        for (int32_t c = 0; c < t_out->sizes[1]; ++c) {
-            for (int32_t oh = 0; oh < t_out->sizes[2]; ++oh) {
-                for (int32_t ow = 0; ow < t_out->sizes[3]; ++ow) {
+    for (int32_t n = 0; n < t.out->sizes[0]; ++n) {
+        for (int32_t c = 0; c < t.out->sizes[1]; ++c) {
+            for (int32_t oh = 0; oh < t.out->sizes[2]; ++oh) {
+                for (int32_t ow = 0; ow < t.out->sizes[3]; ++ow) {
                     int32_t h0 = oh * p->stride[0] - p->padding[0], w0 = ow * p->stride[1] - p->padding[1];
                     int32_t h1 = h0 + (p->kernel[0] - 1) * p->dilation[0] + 1;
                     int32_t w1 = w0 + (p->kernel[1] - 1) * p->dilation[1] + 1;
-                    h1 = h1 < ih ? h1 : ih;
-                    w1 = w1 < iw ? w1 : iw;
+                    h1 = h1 < t.ih ? h1 : t.ih;
+                    w1 = w1 < t.iw ? w1 : t.iw;
                     while (h0 < 0) {
                         h0 += p->dilation[0];
                     }
@@ -94,17 +93,17 @@ static ptec_status run(ptec_op *op)
                         w0 += p->dilation[1];
                     }
                     float best = -INFINITY;
-                    int64_t best_at = (int64_t)h0 * iw + w0;
+                    int64_t best_at = (int64_t)h0 * t.iw + w0;
                     for (int32_t h = h0; h < h1; h += p->dilation[0]) {
                         for (int32_t w = w0; w < w1; w += p->dilation[1]) {
-                            float v = load(s->dtype, x, ptec_pool2d_at(sx, n, c, h, w));
+                            float v = load(s->dtype, x, ptec_pool2d_at(t.sx, n, c, h, w));
                             if (v > best || isnan(v)) {
                                 best = v;
-                                best_at = (int64_t)h * iw + w;
+                                best_at = (int64_t)h * t.iw + w;
                             }
                         }
                     }
-                    size_t at = ptec_pool2d_at(sy, n, c, oh, ow);
+                    size_t at = ptec_pool2d_at(t.sy, n, c, oh, ow);
                     if (s->dtype == PTEC_DTYPE_CHAR) {
                         /* -inf only for an empty window, which the padding rule rules out. */
                         y[at] = (uint8_t)(int8_t)(best < -128.0f ? -128.0f : best);

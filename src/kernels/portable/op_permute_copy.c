@@ -16,23 +16,20 @@ typedef struct permute_state {
 static ptec_status prepare(ptec_op *op)
 {
     permute_state *s = op->state;
-    ptec_tensor *self, *out;
-    int64_t dims[PTEC_MAX_RANK];
-    size_t count;
-    ptec_status st;
-    if ((st = ptec_move_prepare(op, 4, &self, &out)) != PTEC_OK ||
-        (st = ptec_op_get_int_list(op, 1, dims, PTEC_MAX_RANK, &count, false)) != PTEC_OK) {
+    ptec_move_list_args a;
+    ptec_status st = ptec_move_prepare_list(op, &a);
+    if (st != PTEC_OK) {
         return st;
     }
-    if (count != self->rank) {
+    if (a.count != a.self->rank) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 1, PTEC_MSG("dims must list every dim of self once"));
     }
     memset(s, 0, sizeof *s);
     uint32_t seen = 0;
     int32_t want[PTEC_MAX_RANK];
-    for (size_t i = 0; i < count; ++i) {
+    for (size_t i = 0; i < a.count; ++i) {
         int d;
-        if ((st = ptec_portable_dim(op, 1, dims[i], self->rank, &d)) != PTEC_OK) {
+        if ((st = ptec_portable_dim(op, 1, a.list[i], a.self->rank, &d)) != PTEC_OK) {
             return st;
         }
         if (seen & (1u << d)) {
@@ -40,10 +37,10 @@ static ptec_status prepare(ptec_op *op)
         }
         seen |= 1u << d;
         s->dims[i] = (uint8_t)d;
-        want[i] = self->sizes[d];
+        want[i] = a.self->sizes[d];
     }
-    s->rank = self->rank;
-    return ptec_portable_expect_sizes(op, 2, out, want, self->rank, PTEC_MSG("out's sizes must be self's, permuted"));
+    s->rank = a.self->rank;
+    return ptec_portable_expect_sizes(op, 2, a.out, want, a.self->rank, PTEC_MSG("out's sizes must be self's, permuted"));
 }
 
 static ptec_status run(ptec_op *op)

@@ -7,10 +7,6 @@
 #include "kernels/portable/data_movement.h"
 #include "kernels/portable/portable_args.h"
 
-typedef struct unsqueeze_state {
-    uint8_t unused;
-} unsqueeze_state;
-
 static ptec_status prepare(ptec_op *op)
 {
     ptec_tensor *self, *out;
@@ -30,15 +26,9 @@ static ptec_status prepare(ptec_op *op)
     memcpy(want, self->sizes, sizeof(int32_t) * (size_t)d);
     want[d] = 1;
     memcpy(want + d + 1, self->sizes + d, sizeof(int32_t) * (size_t)(self->rank - d));
-    ((unsqueeze_state *)op->state)->unused = 0;
+    ((ptec_move_reshape_state *)op->state)->unused = 0;
     return ptec_portable_expect_sizes(op, 2, out, want, self->rank + 1, PTEC_MSG("out must be self with a 1 inserted at dim"));
 }
 
-static ptec_status run(ptec_op *op)
-{
-    ptec_copy_reshape(ptec_op_tensor(op, 0), ptec_op_tensor(op, 2));
-    return PTEC_OK;
-}
-
-const ptec_kernel ptec_kernel_aten_unsqueeze_copy_out = {"aten::unsqueeze_copy.out", sizeof(unsqueeze_state), prepare,
-                                                         run};
+const ptec_kernel ptec_kernel_aten_unsqueeze_copy_out = {"aten::unsqueeze_copy.out", sizeof(ptec_move_reshape_state), prepare,
+                                                         ptec_move_run_reshape};

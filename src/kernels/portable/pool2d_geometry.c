@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "kernels/portable/portable_args.h"
+#include "kernels/portable/strides.h"
 
 /* PyTorch's pooling_output_shape. */
 static int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dilation, bool ceil_mode)
@@ -65,4 +66,14 @@ ptec_status ptec_pool2d_prepare(ptec_op *op, const ptec_tensor *self, const ptec
     }
     return ptec_portable_expect_sizes(op, out_arg, out, want, 4,
                                       PTEC_MSG("out must be [N, C, OH, OW] as the pooling window gives"));
+}
+
+void ptec_pool2d_tensors(const ptec_op *op, size_t out_arg, pool2d_tensors *t)
+{
+    t->in = ptec_op_tensor(op, 0);
+    t->out = ptec_op_tensor(op, out_arg);
+    ptec_physical_strides(t->in, t->sx);
+    ptec_physical_strides(t->out, t->sy);
+    t->ih = t->in->sizes[2];
+    t->iw = t->in->sizes[3];
 }

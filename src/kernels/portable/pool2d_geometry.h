@@ -17,6 +17,16 @@ typedef struct pool2d_params {
 ptec_status ptec_pool2d_prepare(ptec_op *op, const ptec_tensor *self, const ptec_tensor *out, int out_arg,
                                 size_t first, int dilation_arg, size_t ceil_arg, pool2d_params *p);
 
+/* What a pool's run reads first: self (arg 0) and out (out_arg), their
+ * physical strides, and the input plane's height and width. */
+typedef struct pool2d_tensors {
+    const ptec_tensor *in, *out;
+    int32_t sx[4], sy[4];
+    int32_t ih, iw;
+} pool2d_tensors;
+
+void ptec_pool2d_tensors(const ptec_op *op, size_t out_arg, pool2d_tensors *t);
+
 /* The 4-D logical element offset helper: n, c, h, w through strides. */
 static inline size_t ptec_pool2d_at(const int32_t *strides, int32_t n, int32_t c, int32_t h, int32_t w)
 {
