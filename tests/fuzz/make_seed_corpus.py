@@ -31,15 +31,17 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 import numpy as np  # noqa: E402
 
 from ptec.pte.program_builder import ProgramBuilder  # noqa: E402
 from ptec.pte.reader import read_program  # noqa: E402
-from ptec.pte.schema import (AllocationDetails, Buffer, DataLocation, FreeCall,  # noqa: E402
+from ptec.pte.schema import (AllocationDetails, Buffer, FreeCall,  # noqa: E402
                              Instruction, JumpFalseCall, MoveCall, ScalarType,
                              SubsegmentOffsets)
 from ptec.pte.writer import write_program  # noqa: E402
+from pte_edits import move_delegate_blob_to_segment  # noqa: E402
 
 UPSTREAM_SAMPLES = ["add.pte", "add_arduino.pte", "ModuleLinear-no-constant-segment.pte",
                     "ethos_u_minimal_example.pte"]
@@ -52,13 +54,7 @@ def add_program(b, x, other, out):
 
 def ethos_u_segment_blob(upstream):
     program = read_program(os.path.join(upstream, "ethos_u_minimal_example.pte"))
-    delegate = program.execution_plan[0].delegates[0]
-    blob = program.backend_delegate_data[delegate.processed.index].data
-    program.segment_data.append(blob)
-    program.segments = list(program.segments or []) + [None]
-    delegate.processed.location = DataLocation.SEGMENT
-    delegate.processed.index = len(program.segment_data) - 1
-    program.backend_delegate_data = []
+    move_delegate_blob_to_segment(program)
     return program
 
 

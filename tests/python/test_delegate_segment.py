@@ -9,6 +9,7 @@ from ptec.pte.reader import read_program
 from ptec.pte.schema import DataLocation
 from ptec.pte.writer import write_program
 
+from pte_edits import move_delegate_blob_to_segment
 from runtime_util import PTEC_RUN
 
 
@@ -16,12 +17,8 @@ def test_segment_delegate_blob_is_found(upstream, tmp_path):
     program = read_program(os.path.join(upstream, "ethos_u_minimal_example.pte"))
     delegate = program.execution_plan[0].delegates[0]
     assert delegate.processed.location == DataLocation.INLINE
-    blob = program.backend_delegate_data[delegate.processed.index].data
-    program.segment_data.append(blob)
-    program.segments = list(program.segments or []) + [None]
-    delegate.processed.location = DataLocation.SEGMENT
-    delegate.processed.index = len(program.segment_data) - 1
-    program.backend_delegate_data = []
+    blob = move_delegate_blob_to_segment(program)
+    assert delegate.processed.location == DataLocation.SEGMENT
     path = os.path.join(str(tmp_path), "segment_delegate.pte")
     write_program(program, path)
     assert open(path, "rb").read()[8:12] == b"eh00"
