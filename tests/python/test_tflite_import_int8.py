@@ -462,3 +462,14 @@ def test_reshapes_move_no_bytes():
     result = import_int8(m.model([x], [w]))
     assert len(result.lowered.builder.instructions) == 1
     assert np.array_equal(run_nhwc(result, [xv])[0], np.maximum(xv, 0).reshape(2, 3, 4))
+
+
+@pytest.mark.parametrize("alpha", [0.1, 0.3])
+def test_leaky_relu(alpha):
+    qi, qo = F(0.05, -20), F(0.04, 7)
+    m = Model()
+    x, o = m.t([2, 128], q=qi), m.t([2, 128], q=qo)
+    m.op("LEAKY_RELU", [x], [o], alpha=float(np.float32(alpha)))
+    xv = np.arange(-128, 128, dtype=np.int64).astype(np.int8).reshape(2, 128)
+    got = _run(m, [x], [o], [xv], "cortex-m55")[0]
+    assert np.array_equal(got, R.leaky_relu(xv, qi, qo, alpha))

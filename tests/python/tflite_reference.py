@@ -302,6 +302,16 @@ def relu_x(x, qi, qo, fn):
     return np.clip(mbqm(x.astype(np.int64) - qi[1], m, s) + qo[1], lo, hi).astype(np.int8)
 
 
+def leaky_relu(x, qi, qo, alpha):
+    """TFLM's QuantizeLeakyRelu, its two multipliers from float32 ratios."""
+    si, so, a = np.float32(qi[0]), np.float32(qo[0]), np.float32(alpha)
+    m1, s1 = quantize_multiplier(float(si / so))
+    m2, s2 = quantize_multiplier(float(si * a / so))
+    v = x.astype(np.int64) - qi[1]
+    y = np.where(v >= 0, mbqm(v, m1, s1), mbqm(v, m2, s2)) + qo[1]
+    return np.clip(y, -128, 127).astype(np.int8)
+
+
 def quantize(x, qo):
     v = np.asarray(x, np.float32) / np.float32(qo[0])
     r = np.sign(v) * np.floor(np.abs(v).astype(np.float64) + 0.5)      # TfLiteRound

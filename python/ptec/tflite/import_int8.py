@@ -683,6 +683,20 @@ def map_relu(im: _Importer, op, opts):
 map_relu6 = map_relu_n1_to_1 = map_relu
 
 
+def map_leaky_relu(im: _Importer, op, opts):
+    """TFLM's LEAKY_RELU: x - zp_in requantized by s_in/s_out where it is >= 0,
+    by s_in*alpha/s_out below (both ratios in float32, as TFLM computes them)."""
+    xi, oi = im.ins(op)[0], im.outs(op)[0]
+    x = im.int8_in(xi, "input")
+    s_out, z_out = im.qp(oi)
+    si, so, alpha = np.float32(x.scale), np.float32(s_out), np.float32(opts.get("alpha", 0.0))
+    m_id, s_id = tflite_quantize_multiplier(float(si / so))
+    m_a, s_a = tflite_quantize_multiplier(float(si * alpha / so))
+    v = Q - x.zp
+    y = np.where(v >= 0, tflite_requantize(v, m_id, s_id), tflite_requantize(v, m_a, s_a))
+    _lut_op(im, x, oi, y + z_out)
+
+
 def map_quantize(im: _Importer, op, opts):
     xi, oi = im.ins(op)[0], im.outs(op)[0]
     if im.dtype(oi) != "INT8":
