@@ -107,8 +107,9 @@ static ptec_status parse_io(const uint8_t *p, uint32_t size, uint32_t scratch_si
 
 static ptec_status parse_cop(const uint8_t *cmd, uint32_t size, ptec_vela_cop *cop, const char **detail)
 {
-    if (size < 4u || size % 4u != 0) {
-        return fail(detail, PTEC_INVALID_PROGRAM, "cmd_data size is not a positive multiple of 4");
+    if (size < 4u || size % 4u != 0 || size > (uint32_t)INT32_MAX) {
+        /* ethosu_invoke_v3 takes the size as an int */
+        return fail(detail, PTEC_INVALID_PROGRAM, "cmd_data size is not a positive multiple of 4 below 2 GiB");
     }
     const uint32_t fourcc = ptec_vela_u32(cmd);
     if (fourcc == COP2_FOURCC) {
