@@ -8,6 +8,10 @@ Vela importer's blob extraction for the .tflite files).
     target <Vela accelerator>       scratch <bytes>       fast <bytes>
     inputs <n> (<scratch offset> <bytes>)*   outputs <n> (<offset> <bytes>)*
 
+Also person_detect.images: person.bmp then no_person.bmp as TFLM's test
+feeds them (the 8-bit pixels, rows top-down; the file stores them bottom-up
+from the offset in header bytes 10..13).
+
 Usage: make_mode_cases.py <shared dir> <out dir>"""
 import os
 import sys
@@ -50,13 +54,24 @@ def vela_case(path):
     return blob, fast.numel * fast.dtype.itemsize
 
 
+def bmp_pixels(path, width=96, height=96):
+    with open(path, "rb") as f:
+        data = f.read()
+    start = int.from_bytes(data[10:14], "little")
+    rows = [data[start + width * r:start + width * (r + 1)] for r in range(height)]
+    return b"".join(reversed(rows))
+
+
 def main():
     shared, out = sys.argv[1], sys.argv[2]
     os.makedirs(out, exist_ok=True)
     models = os.path.join(shared, "models")
     write_case(out, "minimal_example", upstream_case(os.path.join(models, "upstream", "ethos_u_minimal_example.pte")), 0)
     write_case(out, "kws_u65", *vela_case(os.path.join(models, "ethos-u", "arm", "kws_cnn_small-ethos-u65-256", "model.tflite")))
-    write_case(out, "person_detect", *vela_case(os.path.join(models, "ethos-u", "tflm", "person_detect_vela.tflite")))
+    tflm = os.path.join(models, "ethos-u", "tflm")
+    write_case(out, "person_detect", *vela_case(os.path.join(tflm, "person_detect_vela.tflite")))
+    with open(os.path.join(out, "person_detect.images"), "wb") as f:
+        f.write(bmp_pixels(os.path.join(tflm, "person.bmp")) + bmp_pixels(os.path.join(tflm, "no_person.bmp")))
 
 
 if __name__ == "__main__":

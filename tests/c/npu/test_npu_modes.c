@@ -11,7 +11,7 @@
  * Cases (make_mode_cases.py extracts them from shared/models):
  *   u55: ethos_u_minimal_example all 65,536 input pairs on an ethos-u55-128
  *        (against ((in0 + in1 + 257) >> 1) - 128); person_detect_vela on an
- *        ethos-u55-256 (3 seeded inputs); that stream on a u55-256 given a
+ *        ethos-u55-256 (person.bmp, no_person.bmp, 10 seeded inputs); that stream on a u55-256 given a
  *        u55-128 stream (the driver refuses: -1); a scratch region too small
  *        and a missing flash (the model faults: -1); a misaligned base (-1).
  *   u65: the kws U65-256 network (input.bin against Arm's expected.bin, and
@@ -26,6 +26,7 @@
 #include "npu_model.h"
 #include "test_util.h"
 
+#define PERSON_DETECT_SEEDS 10
 #define BASE_COUNT 3 /* region 0 flash, 1 scratch, 2 fast scratch, as the delegate passes them */
 
 typedef struct net_case {
@@ -279,7 +280,19 @@ static void u55_cases(const char *dir)
 
     load_case(dir, "person_detect", &person);
     configure(person.target);
-    for (uint32_t seed = 1; seed <= 3; seed++) {
+    char path[1024];
+    size_t images_size;
+    snprintf(path, sizeof(path), "%s/person_detect.images", dir);
+    uint8_t *images = test_read_file(path, &images_size);
+    CHECK(images_size == 2u * person.input_size[0]);
+    const char *image_names[] = {"person_detect_person_bmp", "person_detect_no_person_bmp"};
+    for (int i = 0; i < 2 && images_size == 2u * person.input_size[0]; i++) {
+        run_memory m;
+        CHECK(run_network(image_names[i], &person, images + (size_t)i * person.input_size[0], 0, &m) == 0);
+        memory_free(&m);
+    }
+    free(images);
+    for (uint32_t seed = 1; seed <= PERSON_DETECT_SEEDS; seed++) {
         char label[64];
         run_memory m;
         snprintf(label, sizeof(label), "person_detect_seed%" PRIu32, seed);
