@@ -363,7 +363,7 @@ int mlw_decode(const uint8_t *stream, size_t length, mlw_sink sink, void *user, 
     d.user = user;
     d.in.data = stream;
     int status = 0;
-    if ((stream == NULL && length != 0u) || sink == NULL || (uint64_t)length > (UINT64_MAX >> 3)) {
+    if ((stream == NULL && length != 0u) || sink == NULL || length > SIZE_MAX / 8u) {
         status = fail(&d, "no weight stream or no sink");
     } else {
         d.in.bits = (uint64_t)length * 8u;
