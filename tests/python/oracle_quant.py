@@ -1,7 +1,8 @@
 """A second computation of the integer parameters the compiler writes into a
 .pte, from cortex-m-ops.md alone (§1.4 signs, §1.5 multipliers, §1.6
 activation ranges, §3.3 add, §3.6 LUTs, §3.8 kernel sums, §3.9-3.10 weight
-layouts, §3.15 softmax, §1.2 channels-last constants).
+layouts, §3.15 softmax, §1.2 channels-last constants, §3.13 the windows of
+an average pool that computes a mean).
 
 It deliberately shares no helper with ptec.quant_math, ptec.pte.builders or
 ptec.lower: multipliers are found with exact rational arithmetic instead of
@@ -172,3 +173,76 @@ def transpose_conv_size(size: int, kernel: int, stride: int, pad: int, out_pad: 
     """§3.11: one output row per position the scatter can reach, less the padding."""
     last_input_reach = (size - 1) * stride + (kernel - 1)
     return last_input_reach + 1 - 2 * pad + out_pad
+
+
+# -- a mean as a whole-window average pool (§1.2 layouts, §3.13 windows) ---------
+
+def physical_layout(rank: int) -> Tuple[int, ...]:
+    """§1.2: a 4-D activation is stored channels-last, any other rank contiguous."""
+    return NHWC if rank == 4 else tuple(range(rank))
+
+
+def byte_positions(sizes, dim_order) -> np.ndarray:
+    """The byte (element) position of every logical index of a tensor stored
+    in `dim_order`: an array of the logical shape."""
+    stored = np.arange(int(np.prod(sizes, dtype=np.int64))).reshape([sizes[d] for d in dim_order])
+    return stored.transpose(np.argsort(dim_order))
+
+
+def pool_output_size(size: int, kernel: int, stride: int, pad: int, ceil_mode: bool) -> int:
+    """§3.13: floor((H + 2p - k) / s) + 1; in ceil mode one more when the
+    division leaves a remainder, one fewer again if the last window would
+    start at or past H + p."""
+    span = size + 2 * pad - kernel
+    out = span // stride + 1
+    if ceil_mode:
+        if span % stride:
+            out += 1
+        if (out - 1) * stride >= size + pad:
+            out -= 1
+    return out
+
+
+def mean_as_pool_mismatch(in_sizes, dims, out_sizes, pool) -> str:
+    """Why the avg-pool call `pool` (its arguments as read from the .pte) does
+    not compute mean(dims) of a tensor of `in_sizes` into `out_sizes`, or ''.
+
+    The pool reads the mean's input bytes under its own sizes and dim order
+    and writes the mean's output bytes. Each output byte of the pool must
+    then average, per §3.13 (window positions inside the input; their count K
+    is the divisor), exactly the input bytes that PyTorch's mean averages into
+    the output element stored at that byte, and K must be their number."""
+    src, dst = pool["input"], pool["out"]
+    rank = len(in_sizes)
+    dims = sorted(d % rank for d in dims)
+    if tuple(src.dim_order) != NHWC or tuple(dst.dim_order) != NHWC:
+        return f"pool tensors not channels-last: {src.dim_order}, {dst.dim_order}"
+    if np.prod(src.sizes) != np.prod(in_sizes) or np.prod(dst.sizes) != np.prod(out_sizes):
+        return f"pool sizes {src.sizes} -> {dst.sizes} do not view {in_sizes} -> {out_sizes}"
+    # what the mean asks: output byte -> the input bytes it averages
+    in_bytes = byte_positions(in_sizes, physical_layout(rank))
+    kept = [d for d in range(rank) if d not in dims]
+    groups = in_bytes.transpose(kept + dims).reshape(-1, int(np.prod([in_sizes[d] for d in dims])))
+    out_bytes = byte_positions(out_sizes, physical_layout(len(out_sizes))).reshape(-1)
+    want = {int(b): sorted(g.tolist()) for b, g in zip(out_bytes, groups)}
+    # what the pool computes, from its arguments alone
+    kernel, stride, padding = pool["kernel_size"], pool["stride"], pool["padding"]
+    n, c, h, w = src.sizes
+    size = [pool_output_size(i, k, s, p, pool["ceil_mode"])
+            for i, k, s, p in zip((h, w), kernel, stride, padding)]
+    if list(dst.sizes) != [n, c] + size:
+        return f"pool output {dst.sizes}, §3.13 gives {[n, c] + size} for {src.sizes}"
+    src_bytes, dst_bytes = byte_positions(src.sizes, NHWC), byte_positions(dst.sizes, NHWC)
+    for b, ch, oy, ox in np.ndindex(n, c, *size):
+        rows = [y for y in range(oy * stride[0] - padding[0], oy * stride[0] - padding[0] + kernel[0])
+                if 0 <= y < h]
+        cols = [x for x in range(ox * stride[1] - padding[1], ox * stride[1] - padding[1] + kernel[1])
+                if 0 <= x < w]
+        got = sorted(int(src_bytes[b, ch, y, x]) for y in rows for x in cols)
+        target = int(dst_bytes[b, ch, oy, ox])
+        if len(got) != len(want[target]):       # K, §3.13's divisor
+            return f"output byte {target} divides by {len(got)}, the mean by {len(want[target])}"
+        if got != want[target]:
+            return (f"output byte {target} averages input bytes {got[:6]}..., the mean "
+                    f"{want[target][:6]}...")
+    return ""

@@ -238,8 +238,8 @@ def _expected_pools_and_pads(g):
     avg-pool counting its padding (§3.13) becomes a pad with the input's zero
     point and an unpadded pool; a ceil-mode max-pool's extra windows become a
     bottom/right pad of -128; a constant_pad_nd pads with its value's code.
-    An avg-pool entry is (kernel, stride, padding, ceil_mode, zero point) or
-    None where the pool comes from a mean whose geometry is a reshape's."""
+    An avg-pool entry is (kernel, stride, padding, ceil_mode, zero point), or
+    ("mean", input sizes, dims, output sizes) for a mean lowered to a pool."""
     pools, pads = [], []
     for n in g.nodes:
         a = n.attrs
@@ -261,7 +261,8 @@ def _expected_pools_and_pads(g):
             k = [h // a["output_size"][0], w // a["output_size"][1]]
             pools.append((n.name, (k, k, [0, 0], False, _qp(g, n.inputs[0])[1])))
         elif n.op == "mean":
-            pools.append((n.name, None))
+            pools.append((n.name, ("mean", list(g.node(n.inputs[0]).shape), list(a["dim"]),
+                                   list(n.shape))))
         elif n.op == "max_pool2d" and a["ceil_mode"]:
             sizes = g.node(n.inputs[0]).shape[2:]
             extra = [(o - 1) * s + k - (i + 2 * p) for o, s, k, i, p in zip(
@@ -277,7 +278,9 @@ def _check_pools_and_pads(g, calls):
     found = _by_kind(calls, ("cortex_m::quantized_avg_pool2d.out",))
     assert len(found) == len(pools), (len(found), [p[0] for p in pools])
     for (name, want), args in zip(pools, found):
-        if want is None:
+        if want[0] == "mean":
+            mismatch = oq.mean_as_pool_mismatch(*want[1:], args)
+            assert not mismatch, f"{name}: {mismatch}"
             continue
         kernel, stride, padding, ceil_mode, zp = want
         assert args["kernel_size"] == kernel and args["stride"] == stride, name
@@ -475,6 +478,23 @@ class TransposeConvAndDiv(nn.Module):
         return y / (torch.sigmoid(self.gate(y)) + 0.5)
 
 
+class Means(nn.Module):
+    """Every mean cortex_m lowers to a whole-window average pool: over H and W
+    of a 4-D tensor (with and without keepdim), over the middle or the last
+    dim of a 3-D tensor with a batch of 2, over the last dim of a 2-D one;
+    H != W and T != D, so a swapped window or view shows."""
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 1)
+
+    def forward(self, x):
+        y = torch.relu(self.conv(x))                  # [1, 4, 5, 6]
+        pooled = y.mean([2, 3])                       # [1, 4]
+        rows = y.reshape(2, 4, 15)
+        return (y.mean([2, 3], keepdim=True), pooled, rows.mean(1), rows.mean(-1),
+                pooled.mean(-1, keepdim=True))
+
+
 SMALL = {
     "clamped": (Clamped, (1, 3, 4, 4)),
     "four_d_constants": (FourDConstants, (1, 3, 4, 5)),
@@ -482,6 +502,7 @@ SMALL = {
     "asymmetric_geometry": (AsymmetricGeometry, (1, 3, 11, 9)),
     "pads_and_avg_pools": (PadsAndAvgPools, (1, 3, 9, 8)),
     "transpose_conv_and_div": (TransposeConvAndDiv, (1, 4, 5, 6)),
+    "means": (Means, (1, 3, 5, 6)),
 }
 
 
@@ -508,3 +529,37 @@ def test_oracle_multiplier_examples_from_the_spec():
     assert oq.multiplier_and_shift(half_lsb) == (1 << 30, 0)
     assert oq.clamp_range((0.0, None), 0.1, -5) == (-5, 127)
     assert oq.clamp_range((0.0, 6.0), 0.05, -128) == (-128, -8)
+
+
+def _pool_call(src_sizes, kernel, stride, padding, out_sizes, ceil_mode=False):
+    return {"input": oq.Activation(0, list(src_sizes), oq.NHWC), "kernel_size": list(kernel),
+            "stride": list(stride), "padding": list(padding), "ceil_mode": ceil_mode,
+            "out": oq.Activation(1, list(out_sizes), oq.NHWC)}
+
+
+def test_oracle_mean_as_pool_rejects_wrong_geometry():
+    """The mean check passes the pools the spec allows and names the fault
+    of each deliberately wrong window, stride, divisor or view."""
+    ok = oq.mean_as_pool_mismatch
+    # mean over H, W of [1, 4, 5, 6]: a 5x6 window
+    assert ok([1, 4, 5, 6], [2, 3], [1, 4], _pool_call([1, 4, 5, 6], [5, 6], [5, 6], [0, 0],
+                                                        [1, 4, 1, 1])) == ""
+    # §3.13 leaves padding out of the sum and the count: a padded 7x6 window is the same mean
+    assert ok([1, 4, 5, 6], [2, 3], [1, 4], _pool_call([1, 4, 5, 6], [7, 6], [7, 6], [1, 0],
+                                                        [1, 4, 1, 1])) == ""
+    assert "divides by 25" in ok([1, 4, 5, 6], [2, 3], [1, 4], _pool_call(
+        [1, 4, 5, 6], [5, 5], [5, 5], [0, 0], [1, 4, 1, 1]))          # one column short
+    assert "divides by 12" in ok([1, 4, 5, 6], [2, 3], [1, 4], _pool_call(
+        [1, 4, 5, 6], [2, 6], [5, 6], [0, 0], [1, 4, 1, 1]))          # two rows, stride 5
+    assert "pool output" in ok([1, 4, 5, 6], [2, 3], [1, 4], _pool_call(
+        [1, 4, 5, 6], [6, 5], [6, 5], [0, 0], [1, 4, 1, 1]))          # h, w swapped
+    # mean over T of [2, 4, 15]: the bytes of [2, 15, 4, 1] channels-last, a 4x1 window
+    assert ok([2, 4, 15], [1], [2, 15], _pool_call([2, 15, 4, 1], [4, 1], [4, 1], [0, 0],
+                                                    [2, 15, 1, 1])) == ""
+    assert "do not view" in ok([2, 4, 15], [1], [2, 15], _pool_call(
+        [2, 4, 15, 1], [15, 1], [15, 1], [0, 0], [2, 4, 1, 1]))       # T and D swapped
+    # mean over the last dim of [2, 4, 15]: rows of a [1, 1, 8, 15] image, a 1x15 window
+    assert ok([2, 4, 15], [-1], [2, 4], _pool_call([1, 1, 8, 15], [1, 15], [1, 15], [0, 0],
+                                                    [1, 1, 8, 1])) == ""
+    assert "averages input bytes" in ok([2, 4, 15], [-1], [2, 4], _pool_call(
+        [1, 1, 15, 8], [15, 1], [15, 1], [0, 0], [1, 1, 1, 8]))       # columns, not rows
