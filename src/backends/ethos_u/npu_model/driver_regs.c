@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "driver_regs.h"
 #include "ethosu_driver.h" /* Arm's, from PTEC_SHARED (struct ethosu_driver, hooks) */
 #include "npu_model.h"
 #include "ptec/config.h"
@@ -80,19 +81,35 @@ static uint64_t reg_read_address(uint32_t offset)
     return address;
 }
 
+const volatile uint32_t *ptec_npu_regs_file(void)
+{
+    return the_regs;
+}
+
 /* ---- The NPU's bus: where the driver's remapped addresses point ---------- */
 
 /* ethosu_address_remap turns each CPU address into a bus address the NPU
  * can hold (host pointers do not fit U55's 32 or U65's 40 address bits):
- * the stream (index -1) and base i each get a 256 MiB window of their own.
- * The model then reads BASEPn/QBASE back and translates them, so what it
- * runs on is exactly what the driver programmed. */
+ * the stream (index -1) and base i each get a window of their own, 256 MiB
+ * on the U55 and 4 GiB on the U65 (so the high words of its 64-bit
+ * registers carry part of every address). The model then reads QBASE and
+ * BASEPn back and translates them, so what it runs on is exactly what the
+ * driver programmed. */
 #define WINDOW_COUNT (1 + PTEC_NPU_MAX_REGIONS)
-#define WINDOW_SHIFT 28u
+#if defined(ETHOSU65)
+#define WINDOW_SHIFT 32u /* -1 -> 0x1_0000_0000 .. 7 -> 0x9_0000_0000 */
+#else
+#define WINDOW_SHIFT 28u /* -1 -> 0x1000_0000 .. 7 -> 0x9000_0000 */
+#endif
 
 static uint64_t window_address(int index)
 {
-    return (uint64_t)(index + 2) << WINDOW_SHIFT; /* -1 -> 0x1000_0000 .. 7 -> 0x9000_0000 */
+    return (uint64_t)(index + 2) << WINDOW_SHIFT;
+}
+
+uint64_t ptec_npu_regs_window(int index)
+{
+    return window_address(index);
 }
 
 typedef struct bus_map {
