@@ -1,6 +1,7 @@
 # The short commands. Each one installs what it needs first (scripts/setup.sh).
 #   make demo    compile a model, run it, print result, cost and memory
-#                (TARGET=cortex-m33 for the M33, or BOARD=<folder of boards/>)
+#                (TARGET=cortex-m33 for the M33, or BOARD=<folder of boards/>;
+#                NPU=1: person detection on an emulated M55 + Ethos-U55 model)
 #   make test    every test: C (host and ASan/UBSan), cross builds, Python
 #   make size    the runtime core's footprint on each Cortex-M target
 #   make bench   instruction-count benchmarks
@@ -67,7 +68,7 @@ test-logs-clean:
 # The demo builds what it needs (ptec-run, the runner) quietly, with a
 # progress line per step.
 demo: setup
-	@scripts/demo.sh $(if $(BOARD),$(BOARD),$(TARGET))
+	@$(if $(filter 1,$(NPU)),scripts/demo_npu.sh,scripts/demo.sh $(if $(BOARD),$(BOARD),$(TARGET)))
 
 size: setup
 	@scripts/size.sh

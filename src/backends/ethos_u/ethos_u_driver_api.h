@@ -31,6 +31,11 @@ int ethosu_invoke_v3(struct ethosu_driver *drv, const void *custom_data_ptr, con
 
 void ethosu_release_driver(struct ethosu_driver *drv);
 
+/* Weak hooks the driver calls around each job (its defaults do nothing); an
+ * application may define them, the firmware runner does to time the NPU. */
+void ethosu_inference_begin(struct ethosu_driver *drv, void *user_arg);
+void ethosu_inference_end(struct ethosu_driver *drv, void *user_arg);
+
 /* ptec's addition, not Arm's: what the last invoke did, from an NPU model
  * (the glue next to the model defines it). The backend's weak default
  * returns -1: Arm's driver keeps no such counters, reports say "n/a". */
