@@ -46,17 +46,7 @@ kernels=$work/digits_cnn_kernels.def
 log=$work/steps.log
 : >"$log"
 
-t_all=$(date +%s.%N)
-t_step=$t_all
-elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f s", b - a }'; }
-step() { t_step=$(date +%s.%N); printf '[%s] %s ... ' "$1" "$2"; }
-done_step() { echo "done (${1:+$1, }$(elapsed "$t_step"))"; }
-# Runs a step's command with its output in $log; on failure shows it and stops.
-quiet() {
-  if ! "$@" >>"$log" 2>&1; then
-    echo "FAILED"; echo "--- $*"; tail -n 40 "$log"; exit 1
-  fi
-}
+. scripts/demo_steps.sh
 
 echo "ptec demo: a digits CNN from PyTorch to an emulated $target board (QEMU)"
 
