@@ -81,25 +81,36 @@ bool ptec_cm_same_layout(const ptec_tensor *a, const ptec_tensor *b)
     return a->rank == 4 && ptec_tensor_is_channels_last(a) && ptec_tensor_is_channels_last(b);
 }
 
-ptec_status ptec_cm_get_hw(ptec_op *op, size_t i, int32_t min_value, ptec_nn_hw *out)
+ptec_status ptec_cm_get_int_list_of(ptec_op *op, size_t i, size_t count, int32_t lo, int32_t hi, int32_t *values,
+                                    const char *wrong_length, const char *out_of_range)
 {
-    int32_t values[2];
-    size_t count = 0;
-    ptec_status status = ptec_op_get_int32_list(op, i, values, 2, &count, false);
+    size_t got = 0;
+    ptec_status status = ptec_op_get_int32_list(op, i, values, count, &got, false);
     if (status != PTEC_OK) {
         return status;
     }
-    if (count != 2) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, PTEC_MSG("expected a list of two ints [h, w]"));
+    if (got != count) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, wrong_length);
     }
-    if (values[0] < min_value || values[1] < min_value) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i,
-                            min_value > 0 ? PTEC_MSG("stride, dilation and kernel sizes must be >= 1")
-                                          : PTEC_MSG("padding must be >= 0"));
+    for (size_t k = 0; k < count; ++k) {
+        if (values[k] < lo || values[k] > hi) {
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, out_of_range);
+        }
     }
-    out->h = values[0];
-    out->w = values[1];
     return PTEC_OK;
+}
+
+ptec_status ptec_cm_get_hw(ptec_op *op, size_t i, int32_t min_value, ptec_nn_hw *out)
+{
+    int32_t values[2];
+    const ptec_status status = ptec_cm_get_int_list_of(
+        op, i, 2, min_value, INT32_MAX, values, PTEC_MSG("expected a list of two ints [h, w]"),
+        min_value > 0 ? PTEC_MSG("stride, dilation and kernel sizes must be >= 1") : PTEC_MSG("padding must be >= 0"));
+    if (status == PTEC_OK) {
+        out->h = values[0];
+        out->w = values[1];
+    }
+    return status;
 }
 
 ptec_status ptec_cm_get_int_in(ptec_op *op, size_t i, int32_t lo, int32_t hi, int32_t *out)

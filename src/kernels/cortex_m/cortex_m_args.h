@@ -22,6 +22,11 @@ ptec_status ptec_cm_get_nhwc_dims(ptec_op *op, size_t i, const ptec_tensor *t, p
  * that an element-wise op may walk both as flat arrays. */
 bool ptec_cm_same_layout(const ptec_tensor *a, const ptec_tensor *b);
 
+/* An int list of exactly `count` items (at most PTEC_MAX_RANK), each in
+ * [lo, hi]; wrong_length and out_of_range are the failures' messages. */
+ptec_status ptec_cm_get_int_list_of(ptec_op *op, size_t i, size_t count, int32_t lo, int32_t hi, int32_t *values,
+                                    const char *wrong_length, const char *out_of_range);
+
 /* An int list of exactly two items, each >= min_value. */
 ptec_status ptec_cm_get_hw(ptec_op *op, size_t i, int32_t min_value, ptec_nn_hw *out);
 

@@ -28,20 +28,8 @@ static bool physical_dims(const ptec_tensor *t, int32_t dims[4])
 
 static ptec_status get_pads(ptec_op *op, size_t i, int32_t pads[4])
 {
-    size_t count = 0;
-    ptec_status status = ptec_op_get_int32_list(op, i, pads, 4, &count, false);
-    if (status != PTEC_OK) {
-        return status;
-    }
-    if (count != 4) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, PTEC_MSG("pads must have 4 entries (physical order)"));
-    }
-    for (int d = 0; d < 4; ++d) {
-        if (pads[d] < 0) {
-            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, PTEC_MSG("pads must be >= 0"));
-        }
-    }
-    return PTEC_OK;
+    return ptec_cm_get_int_list_of(op, i, 4, 0, INT32_MAX, pads, PTEC_MSG("pads must have 4 entries (physical order)"),
+                                   PTEC_MSG("pads must be >= 0"));
 }
 
 static ptec_status prepare(ptec_op *op)

@@ -23,8 +23,6 @@ static ptec_status prepare(ptec_op *op)
     linear_state *state = (linear_state *)op->state;
     ptec_nn_fc_params *p = &state->params;
     ptec_tensor *input, *weights, *kernel_sum, *out;
-    int32_t values[1] = {0};
-    size_t count = 0;
     ptec_status status = ptec_op_expect_argc(op, ARG_COUNT + 1);
     if (status == PTEC_OK) status = ptec_cm_get_tensor_of(op, ARG_INPUT, PTEC_DTYPE_CHAR, &input);
     if (status == PTEC_OK) status = ptec_cm_get_tensor_of(op, ARG_WEIGHTS, PTEC_DTYPE_CHAR, &weights);
@@ -62,16 +60,15 @@ static ptec_status prepare(ptec_op *op)
     status = ptec_cm_get_int_in(op, ARG_INPUT_OFFSET, -INT8_MAX, -INT8_MIN, &p->input_offset);
     if (status == PTEC_OK) status = ptec_cm_get_int_in(op, ARG_FILTER_OFFSET, -INT8_MAX, -INT8_MIN, &p->filter_offset);
     if (status == PTEC_OK) status = ptec_cm_get_int_in(op, ARG_OUTPUT_OFFSET, INT8_MIN, INT8_MAX, &p->output_offset);
-    if (status == PTEC_OK) status = ptec_op_get_int32_list(op, ARG_MULTIPLIERS, values, 1, &count, false);
-    if (status == PTEC_OK && count != 1) {
-        status = ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_MULTIPLIERS, PTEC_MSG("expected one multiplier"));
+    if (status == PTEC_OK) {
+        status = ptec_cm_get_int_list_of(op, ARG_MULTIPLIERS, 1, INT32_MIN, INT32_MAX, &p->quant.multiplier,
+                                         PTEC_MSG("expected one multiplier"), PTEC_MSG("expected one multiplier"));
     }
-    p->quant.multiplier = values[0];
-    if (status == PTEC_OK) status = ptec_op_get_int32_list(op, ARG_SHIFTS, values, 1, &count, false);
-    if (status == PTEC_OK && (count != 1 || values[0] < -31 || values[0] > 31)) {
-        status = ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SHIFTS, PTEC_MSG("expected one shift in [-31, 31]"));
+    if (status == PTEC_OK) {
+        status = ptec_cm_get_int_list_of(op, ARG_SHIFTS, 1, -31, 31, &p->quant.shift,
+                                         PTEC_MSG("expected one shift in [-31, 31]"),
+                                         PTEC_MSG("expected one shift in [-31, 31]"));
     }
-    p->quant.shift = values[0];
     if (status == PTEC_OK) status = ptec_cm_get_activation(op, ARG_ACT_MIN, ARG_ACT_MAX, &p->activation);
     if (status != PTEC_OK) {
         return status;

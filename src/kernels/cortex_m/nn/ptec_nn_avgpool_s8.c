@@ -18,16 +18,10 @@ ptec_status ptec_nn_avgpool_s8(ptec_nn_buffer scratch, const ptec_nn_pool_params
                                const ptec_nn_dims *output_dims, int8_t *output)
 {
     (void)scratch;
-    const ptec_nn_dims in = *input_dims;
-    const ptec_nn_dims out = *output_dims;
-    if (in.n != out.n || in.c != out.c) {
-        return PTEC_INVALID_ARGUMENT;
-    }
-    if ((size_t)out.n * (size_t)out.h * (size_t)out.w * (size_t)out.c == 0) {
-        return PTEC_OK;
-    }
-    if (input == NULL || output == NULL) {
-        return PTEC_INVALID_ARGUMENT;
+    bool empty;
+    const ptec_status checked = ptec_nn_pool_check(input_dims, output_dims, input, output, &empty);
+    if (checked != PTEC_OK || empty) {
+        return checked;
     }
 #if defined(PTEC_NN_MVE)
     return ptec_nn_avgpool_s8_mve(params, input_dims, input, output_dims, output);
@@ -39,6 +33,8 @@ ptec_status ptec_nn_avgpool_s8(ptec_nn_buffer scratch, const ptec_nn_pool_params
         return status;
     }
 #endif
+    const ptec_nn_dims in = *input_dims;
+    const ptec_nn_dims out = *output_dims;
     const ptec_nn_pool_params p = *params;
     int8_t *y = output;
     for (int32_t n = 0; n < out.n; ++n) {

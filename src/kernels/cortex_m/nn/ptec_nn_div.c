@@ -18,30 +18,22 @@ static int32_t divide_one(int32_t numerator, int32_t denominator, const ptec_nn_
     return (int32_t)y;
 }
 
-ptec_status ptec_nn_div_s8(const int8_t *numerator, const int8_t *denominator, int8_t *output,
-                           uint32_t count, const ptec_nn_div_params *params)
-{
-    if (count != 0 && (numerator == NULL || denominator == NULL || output == NULL)) {
-        return PTEC_INVALID_ARGUMENT;
+/* Both widths run the same loop; one macro defines each width's function
+ * (as ptec_nn_dequantize.c does) so the loop is written once. */
+#define PTEC_NN_DEFINE_DIV(name, type, type_min, type_max)                                          \
+    ptec_status name(const type *numerator, const type *denominator, type *output, uint32_t count,  \
+                     const ptec_nn_div_params *params)                                               \
+    {                                                                                                \
+        if (count != 0 && (numerator == NULL || denominator == NULL || output == NULL)) {            \
+            return PTEC_INVALID_ARGUMENT;                                                            \
+        }                                                                                            \
+        for (uint32_t i = 0; i < count; ++i) {                                                       \
+            output[i] = (type)divide_one(numerator[i] - params->numerator_zero_point,                \
+                                         denominator[i] - params->denominator_zero_point, params,    \
+                                         type_min, type_max);                                        \
+        }                                                                                            \
+        return PTEC_OK;                                                                              \
     }
-    for (uint32_t i = 0; i < count; ++i) {
-        output[i] = (int8_t)divide_one(numerator[i] - params->numerator_zero_point,
-                                       denominator[i] - params->denominator_zero_point, params,
-                                       INT8_MIN, INT8_MAX);
-    }
-    return PTEC_OK;
-}
 
-ptec_status ptec_nn_div_s16(const int16_t *numerator, const int16_t *denominator,
-                            int16_t *output, uint32_t count, const ptec_nn_div_params *params)
-{
-    if (count != 0 && (numerator == NULL || denominator == NULL || output == NULL)) {
-        return PTEC_INVALID_ARGUMENT;
-    }
-    for (uint32_t i = 0; i < count; ++i) {
-        output[i] = (int16_t)divide_one(numerator[i] - params->numerator_zero_point,
-                                        denominator[i] - params->denominator_zero_point, params,
-                                        INT16_MIN, INT16_MAX);
-    }
-    return PTEC_OK;
-}
+PTEC_NN_DEFINE_DIV(ptec_nn_div_s8, int8_t, INT8_MIN, INT8_MAX)
+PTEC_NN_DEFINE_DIV(ptec_nn_div_s16, int16_t, INT16_MIN, INT16_MAX)

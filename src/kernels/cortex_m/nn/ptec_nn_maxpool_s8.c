@@ -10,22 +10,18 @@ ptec_status ptec_nn_maxpool_s8(const ptec_nn_pool_params *params, const ptec_nn_
                                const int8_t *input, const ptec_nn_dims *output_dims,
                                int8_t *output)
 {
-    const ptec_nn_dims in = *input_dims;
-    const ptec_nn_dims out = *output_dims;
-    if (in.n != out.n || in.c != out.c) {
-        return PTEC_INVALID_ARGUMENT;
-    }
-    if ((size_t)out.n * (size_t)out.h * (size_t)out.w * (size_t)out.c == 0) {
-        return PTEC_OK;
-    }
-    if (input == NULL || output == NULL) {
-        return PTEC_INVALID_ARGUMENT;
+    bool empty;
+    const ptec_status checked = ptec_nn_pool_check(input_dims, output_dims, input, output, &empty);
+    if (checked != PTEC_OK || empty) {
+        return checked;
     }
 #if defined(PTEC_NN_MVE)
     return ptec_nn_maxpool_s8_mve(params, input_dims, input, output_dims, output);
 #elif defined(PTEC_NN_DSP)
     return ptec_nn_maxpool_s8_dsp(params, input_dims, input, output_dims, output);
 #else
+    const ptec_nn_dims in = *input_dims;
+    const ptec_nn_dims out = *output_dims;
     const ptec_nn_pool_params p = *params;
     int8_t *y = output;
     for (int32_t n = 0; n < out.n; ++n) {

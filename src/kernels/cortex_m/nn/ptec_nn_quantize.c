@@ -31,28 +31,21 @@ static int32_t quantize_one(float x, float inverse_scale, const ptec_nn_quantize
     return (int32_t)q;
 }
 
-ptec_status ptec_nn_quantize_f32_s8(const float *input, int8_t *output, uint32_t count,
-                                    const ptec_nn_quantize_params *params)
-{
-    if (count != 0 && (input == NULL || output == NULL)) {
-        return PTEC_INVALID_ARGUMENT;
+/* Both widths run the same loop; one macro defines each width's function
+ * (as ptec_nn_dequantize.c does) so the loop is written once. */
+#define PTEC_NN_DEFINE_QUANTIZE(name, output_type)                                   \
+    ptec_status name(const float *input, output_type *output, uint32_t count,         \
+                     const ptec_nn_quantize_params *params)                            \
+    {                                                                                  \
+        if (count != 0 && (input == NULL || output == NULL)) {                         \
+            return PTEC_INVALID_ARGUMENT;                                              \
+        }                                                                              \
+        const float inverse_scale = 1.0f / params->scale;                              \
+        for (uint32_t i = 0; i < count; ++i) {                                         \
+            output[i] = (output_type)quantize_one(input[i], inverse_scale, params);    \
+        }                                                                              \
+        return PTEC_OK;                                                                \
     }
-    const float inverse_scale = 1.0f / params->scale;
-    for (uint32_t i = 0; i < count; ++i) {
-        output[i] = (int8_t)quantize_one(input[i], inverse_scale, params);
-    }
-    return PTEC_OK;
-}
 
-ptec_status ptec_nn_quantize_f32_s16(const float *input, int16_t *output, uint32_t count,
-                                     const ptec_nn_quantize_params *params)
-{
-    if (count != 0 && (input == NULL || output == NULL)) {
-        return PTEC_INVALID_ARGUMENT;
-    }
-    const float inverse_scale = 1.0f / params->scale;
-    for (uint32_t i = 0; i < count; ++i) {
-        output[i] = (int16_t)quantize_one(input[i], inverse_scale, params);
-    }
-    return PTEC_OK;
-}
+PTEC_NN_DEFINE_QUANTIZE(ptec_nn_quantize_f32_s8, int8_t)
+PTEC_NN_DEFINE_QUANTIZE(ptec_nn_quantize_f32_s16, int16_t)

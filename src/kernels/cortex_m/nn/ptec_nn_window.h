@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include "ptec_nn.h"
+
 /* Taps k in [*begin, *end) satisfy 0 <= start + k*dilation < size. */
 static inline void ptec_nn_tap_range(int32_t start, int32_t dilation, int32_t kernel, int32_t size,
                                      int32_t *begin, int32_t *end)
@@ -34,6 +36,18 @@ static inline ptec_nn_span ptec_nn_pool_span(int32_t o, int32_t stride, int32_t 
     const int32_t start = o * stride - padding;
     const ptec_nn_span span = {start < 0 ? 0 : start, start + kernel < size ? start + kernel : size};
     return span;
+}
+
+/* The checks both pooling kernels make before any loop: N and C agree
+ * and a non-empty output has its buffers. *empty: nothing to write. */
+static inline ptec_status ptec_nn_pool_check(const ptec_nn_dims *in, const ptec_nn_dims *out, const int8_t *input,
+                                             const int8_t *output, bool *empty)
+{
+    *empty = (size_t)out->n * (size_t)out->h * (size_t)out->w * (size_t)out->c == 0;
+    if (in->n != out->n || in->c != out->c) {
+        return PTEC_INVALID_ARGUMENT;
+    }
+    return *empty || (input != NULL && output != NULL) ? PTEC_OK : PTEC_INVALID_ARGUMENT;
 }
 
 #endif
