@@ -72,13 +72,14 @@ def machine_frames(n: int, seed: int, frames: int = 5, bins: int = 128, sources:
     return x.reshape(n, frames * bins).float(), torch.zeros(n, dtype=torch.long)
 
 
-def colour_scenes(n: int, seed: int, size: int = 96):
+def colour_scenes(n: int, seed: int, weakest_light: float = 0.3, size: int = 96):
     """Two classes, a Visual-Wake-Words-sized stand-in: textured scenes
     (random gratings and noise) lit by a warm (class 0) or cool (class 1) light,
-    i.e. a red/blue balance of random strength."""
+    i.e. a red/blue balance of random strength between `weakest_light` and 1."""
     x, _ = gratings(n, seed + 7919, 3, size, 4)
     g = torch.Generator().manual_seed(seed)
     y = torch.randint(0, 2, (n,), generator=g)
-    tint = (0.3 + 0.7 * torch.rand(n, generator=g)) * (1 - 2 * y.float())   # + warm, - cool
+    strength = weakest_light + (1 - weakest_light) * torch.rand(n, generator=g)
+    tint = strength * (1 - 2 * y.float())                                   # + warm, - cool
     light = torch.stack([tint, torch.zeros(n), -tint], 1)[:, :, None, None]
     return (x + light).float(), y
