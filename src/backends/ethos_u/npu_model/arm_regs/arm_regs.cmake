@@ -34,3 +34,18 @@ function(ptec_add_npu_driver_regs name arch)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/include)
   target_link_libraries(${name} PUBLIC ${name}_arm ptec_npu_model)
 endfunction()
+
+# ptec_add_ethos_u_arm_regs(<name> u55|u65 <accelerator>): the EthosUBackend's
+# sources, with the model report, over Arm's driver in register-level mode
+# simulating <accelerator>: for tests and firmware that run mode (b) beside
+# the build's own driver choice.
+function(ptec_add_ethos_u_arm_regs name arch accelerator)
+  file(GLOB sources ${PROJECT_SOURCE_DIR}/src/backends/ethos_u/*.c)
+  ptec_add_npu_driver_regs(${name}_driver ${arch})
+  target_compile_definitions(${name}_driver PRIVATE PTEC_NPU_MODEL_DEFAULT_CONFIG="${accelerator}")
+  add_library(${name} STATIC ${sources})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/include PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_definitions(${name} PRIVATE PTEC_ETHOSU_TARGET="${accelerator}" PTEC_ETHOSU_FAST_SCRATCH_BYTES=0u
+                             PTEC_ETHOSU_MODEL_REPORT=1)
+  target_link_libraries(${name} PUBLIC ${name}_driver ptec_runtime)
+endfunction()
