@@ -576,15 +576,16 @@ static int16_t small_weight(int k)
     return (int16_t)(k * 7 % 16 - 7);
 }
 
-/* The op's mlw stream (the brick-order values) at region 0 + at. */
-static void weights_at(uint32_t at, const int16_t *bricks, uint32_t n)
+/* The op's mlw stream (the brick-order values) at region 0 + at, for core 0
+ * (WEIGHT_BASE/LENGTH, opcode 0x020) or core 1 (WEIGHT1_*, 0x090). */
+static void weights_at(uint32_t at, const int16_t *bricks, uint32_t n, uint32_t base_op)
 {
     size_t len = mlw_palette_stream(&weight_stream, palette16, 16, bricks, n);
     CHECK(len != 0u && at + len <= sizeof(region0));
     memcpy(region0 + at, weight_stream.bytes, len);
     c0(0x128, 0);
-    c1(0x020, 0, at);
-    c1(0x021, 0, (uint32_t)len);
+    c1(base_op, 0, at);
+    c1(base_op + 1u, 0, (uint32_t)len);
 }
 
 static void scale_record(uint32_t at, int64_t bias, uint32_t scale, uint32_t shift)
@@ -633,7 +634,7 @@ static void test_conv(void)
     kernel(3, 3, 1, 1);
     c0(0x122, 0x18); /* dilation x and y 2 */
     c0(0x117, 7);
-    weights_at(0, bricks, 1024);
+    weights_at(0, bricks, 1024, 0x020);
     c0(0x129, 0);
     c1(0x022, 0, 576);
     c1(0x023, 0, 32);
@@ -685,7 +686,7 @@ static void test_conv(void)
     c0(0x100, 1);
     c0(0x102, 2);
     c0(0x117, 7);
-    weights_at(640, bricks, 96);
+    weights_at(640, bricks, 96, 0x020);
     c0(0x003, 0);
     CHECK(run() == 0);
     bad = 0;
@@ -735,7 +736,7 @@ static void test_conv(void)
     kernel(1, 3, 1, 0);
     c0(0x122, 1u << 2);
     c0(0x117, 7);
-    weights_at(768, bricks, 128);
+    weights_at(768, bricks, 128, 0x020);
     c0(0x002, 0);
     CHECK(run() == 0);
     bad = 0;
@@ -762,10 +763,63 @@ static void test_conv(void)
     kernel(1, 3, 1, 0);
     c0(0x122, 1u << 2);
     c0(0x117, 7);
-    weights_at(768, bricks, 255);
+    weights_at(768, bricks, 255, 0x020);
     c0(0x002, 0);
     CHECK(run() == -1 && ptec_npu_model_fault(&model)->status == (PTEC_NPU_STATUS_CMD_PARSE_ERROR |
                                                                   PTEC_NPU_STATUS_IRQ_RAISED));
+
+    /* D: dual-core CONV on the U65-512 (PARALLEL_MODE 1; inferred from Vela,
+     * spec §4.3): core 0's streams hold OFM channels 0 and 2, core 1's channel
+     * 1, each with block depth 8 / 2 = 4. 1x1, IFM 2x1x2 -> OFM 2x1x3,
+     * per-channel records (bias 10c, 2^30 >> 31, NATURAL). Per core,
+     * depth-first: (j, i) is brick j*8 + i of 256. */
+    CHECK(ptec_npu_hw_from_name("ethos-u65-512", &hw) == 0);
+    ptec_npu_model_init(&model, &hw, conv_work, sizeof(conv_work));
+    int16_t wd[3][2];
+    static int16_t bricks1[256];
+    memset(bricks, 0, sizeof(bricks));
+    memset(bricks1, 0, sizeof(bricks1));
+    for (int o = 0; o < 3; o++) {
+        for (int i = 0; i < 2; i++) {
+            wd[o][i] = small_weight(o * 2 + i + 1);
+            if (o % 2 == 0) {
+                bricks[(o / 2) * 8 + i] = wd[o][i];
+            } else {
+                bricks1[i] = wd[o][i];
+            }
+        }
+    }
+    for (int i = 0; i < 4; i++) {
+        *s8(700u + (uint32_t)i) = (int8_t)(i * 9 - 20);
+    }
+    for (int c = 0; c < 3; c++) {
+        scale_record(c % 2 == 0 ? 512u + 10u * (uint32_t)(c / 2) : 544u, 10 * c, 1u << 30, 31);
+    }
+    c0(0x123, 1);
+    ifm(S8, 700, 2, 1, 2, 1, 0);
+    ofm(S8 | NATURAL, 760, 2, 1, 3, 1, 0);
+    kernel(1, 1, 1, 0);
+    c0(0x117, 7);
+    weights_at(0, bricks, 256, 0x020);
+    weights_at(256, bricks1, 256, 0x090);
+    c0(0x129, 0);
+    c1(0x022, 0, 512);
+    c1(0x023, 0, 32);
+    c1(0x092, 0, 544);
+    c1(0x093, 0, 16);
+    c0(0x002, 0);
+    CHECK(run() == 0);
+    bad = 0;
+    for (int ox = 0; ox < 2; ox++) {
+        for (int o = 0; o < 3; o++) {
+            int64_t v = 10 * o;
+            for (int i = 0; i < 2; i++) {
+                v += (int64_t)*s8((uint32_t)(700 + ox * 2 + i)) * wd[o][i];
+            }
+            bad += *s8((uint32_t)(760 + ox * 3 + o)) != clampi(floor_shift(v + 1, 1), -128, 127);
+        }
+    }
+    CHECK(bad == 0);
 }
 
 int main(void)
@@ -778,5 +832,5 @@ int main(void)
     test_layouts_and_lut();
     test_hostile();
     test_conv();
-    return test_summary("test_npu_ops", 55);
+    return test_summary("test_npu_ops", 58);
 }

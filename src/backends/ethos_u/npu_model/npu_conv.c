@@ -68,8 +68,8 @@ static int check_modelled(ptec_npu_model *m, const npu_op *op)
     if (op->acc_format == 3u) {
         return npu_fault_parse(m, "ACC_FORMAT 3 is reserved");
     }
-    if (op->parallel_mode != 0u) {
-        return npu_fault_parse(m, "dual-core weight streams (PARALLEL_MODE) are not modelled");
+    if (op->parallel_mode > 1u) {
+        return npu_fault_parse(m, "PARALLEL_MODE beyond two cores");
     }
     return 0;
 }
@@ -97,6 +97,55 @@ static int gather_patch(ptec_npu_model *m, const npu_op *op, const conv_plan *p,
                 }
                 tap[c] = v - ifm->zero_point;
             }
+        }
+    }
+    return 0;
+}
+
+/* The dense weights from the op's stream, or on a dual-core op (U65-512,
+ * PARALLEL_MODE 1) from both cores' streams (WEIGHT_* and WEIGHT1_*), each
+ * holding every second OFM channel (spec §4.3; inferred from Vela, no oracle). */
+static int unpack_weights(ptec_npu_model *m, const npu_op *op, const npu_weight_layout *full, int16_t *weights,
+                          size_t count)
+{
+    uint32_t cores = op->parallel_mode + 1u;
+    for (uint32_t core = 0; core < cores; core++) {
+        npu_weight_layout layout = *full;
+        if (cores > 1u) {
+            int status = npu_weight_layout_for_core(full, core, cores, &layout);
+            if (status == 1) {
+                continue;
+            }
+            if (status != 0) {
+                return npu_fault_parse(m, "dual-core op whose block depth leaves a core no weights");
+            }
+        }
+        uint64_t base = core == 0u ? op->weight_base : op->weight1_base;
+        uint32_t length = core == 0u ? op->weight_length : op->weight1_length;
+        uint8_t *stream;
+        const char *detail = NULL;
+        if (npu_region_span(m, op->weight_region, base, length, PTEC_NPU_CHANNEL_WEIGHTS, 0, &stream) != 0) {
+            return -1;
+        }
+        if (npu_weights_unpack(&layout, stream, length, weights, count, &detail) != 0) {
+            return npu_fault_parse(m, detail);
+        }
+    }
+    return 0;
+}
+
+/* Each OFM channel's scale; on a dual-core op channel c's record is record
+ * c / 2 of core c % 2's stream (SCALE_* or SCALE1_*). */
+static int read_scales(ptec_npu_model *m, const npu_op *op, npu_scale *scales)
+{
+    uint32_t cores = op->parallel_mode + 1u;
+    npu_op core1 = *op;
+    core1.scale_base = op->scale1_base;
+    core1.scale_length = op->scale1_length;
+    for (uint32_t c = 0; c < op->ofm.depth; c++) {
+        const npu_op *view = cores > 1u && c % cores == 1u ? &core1 : op;
+        if (npu_output_scale(m, view, cores > 1u ? c / cores : c, &scales[c]) != 0) {
+            return -1;
         }
     }
     return 0;
@@ -133,18 +182,9 @@ int npu_op_conv(ptec_npu_model *m, const npu_op *op)
         return -1;
     }
 
-    uint8_t *stream;
-    if (npu_region_span(m, op->weight_region, op->weight_base, op->weight_length, PTEC_NPU_CHANNEL_WEIGHTS, 0,
-                        &stream) != 0) {
+    if (unpack_weights(m, op, &p.layout, weights, p.weight_count) != 0 ||
+        read_scales(m, op, scales) != 0) {
         return -1;
-    }
-    if (npu_weights_unpack(&p.layout, stream, op->weight_length, weights, p.weight_count, &detail) != 0) {
-        return npu_fault_parse(m, detail);
-    }
-    for (uint32_t c = 0; c < ofm->depth; c++) {
-        if (npu_output_scale(m, op, c, &scales[c]) != 0) {
-            return -1;
-        }
     }
     m->stats.macs += macs;
 

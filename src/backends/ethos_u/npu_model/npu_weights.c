@@ -57,6 +57,24 @@ int npu_weight_layout_of(const ptec_npu_hw *hw, const ptec_npu_op_view *op, npu_
     return 0;
 }
 
+int npu_weight_layout_for_core(const npu_weight_layout *full, uint32_t core, uint32_t cores, npu_weight_layout *out)
+{
+    *out = *full;
+    out->core = core;
+    out->cores = cores;
+    if (core >= cores || core >= full->ofm_depth) {
+        return 1;
+    }
+    out->ofm_block_depth = (full->ofm_block_depth + cores - 1u - core) / cores;
+    return out->ofm_block_depth > 0u ? 0 : -1;
+}
+
+/* OFM channels in the layout's own stream. */
+static uint32_t stream_ofm_depth(const npu_weight_layout *l)
+{
+    return l->cores > 1u ? (l->ofm_depth - l->core + l->cores - 1u) / l->cores : l->ofm_depth;
+}
+
 size_t npu_weight_count(const npu_weight_layout *l)
 {
     size_t n = 0;
@@ -86,6 +104,7 @@ typedef struct {
     const npu_weight_layout *l;
     uint32_t value[DIGITS], step[DIGITS], limit[DIGITS];
     uint32_t ifm_block_depth;
+    uint32_t ofm_depth;             /* channels in this stream */
     uint32_t sub_height, sub_width; /* of the current sub-kernel */
     int16_t *dense;
     int finished;
@@ -117,7 +136,7 @@ static uint32_t element_count(const brick_cursor *c)
 static void set_limits(brick_cursor *c, int from)
 {
     const npu_weight_layout *l = c->l;
-    uint32_t ofm_block_depth = min_u32(l->ofm_block_depth, l->ofm_depth - c->value[D_OFM_BLOCK]);
+    uint32_t ofm_block_depth = min_u32(l->ofm_block_depth, c->ofm_depth - c->value[D_OFM_BLOCK]);
     /* the IFM block's depth: one micro-block if depthwise; clipped at the IFM
      * edge only in part-kernel-first order */
     uint32_t ifm_block_depth = l->depthwise ? l->ifm_ublock_depth
@@ -126,7 +145,7 @@ static void set_limits(brick_cursor *c, int from)
     c->sub_height = min_u32(l->kernel_height - c->value[D_SUB_Y], l->sub_kernel_height);
     c->sub_width = min_u32(l->kernel_width - c->value[D_SUB_X], l->sub_kernel_width);
     uint32_t limit[DIGITS];
-    limit[D_OFM_BLOCK] = l->ofm_depth;
+    limit[D_OFM_BLOCK] = c->ofm_depth;
     limit[D_IFM_BLOCK] = l->depthwise ? 1u : l->ifm_depth;
     limit[D_SUB_Y] = l->kernel_height;
     limit[D_SUB_X] = l->kernel_width;
@@ -146,6 +165,7 @@ static void cursor_init(brick_cursor *c, const npu_weight_layout *l, int16_t *de
     memset(c, 0, sizeof(*c));
     c->l = l;
     c->dense = dense;
+    c->ofm_depth = stream_ofm_depth(l);
     c->ifm_block_depth = l->part_kernel_first || l->ifm_bits == 16u ? 16u : 32u;
     c->step[D_OFM_BLOCK] = l->ofm_block_depth;
     c->step[D_IFM_BLOCK] = c->ifm_block_depth;
@@ -188,7 +208,10 @@ static int cursor_take(void *user, int32_t value)
     uint32_t ky = v[D_ELEMENT] / c->sub_width;
     uint32_t ofm = v[D_OFM_BLOCK] + v[D_OFM_UBLOCK] + v[D_OFM_IN_UBLOCK];
     uint32_t ifm = v[D_IFM_BLOCK] + v[D_IFM_UBLOCK_OUTER] + v[D_IFM_UBLOCK_INNER] + v[D_IFM_IN_UBLOCK];
-    if (ofm < l->ofm_depth && ifm < l->ifm_depth && ky < c->sub_height) {
+    if (ofm < c->ofm_depth && ifm < l->ifm_depth && ky < c->sub_height) {
+        if (l->cores > 1u) {
+            ofm = l->core + ofm * l->cores;
+        }
         size_t y = v[D_SUB_Y] + ky;
         size_t x = v[D_SUB_X] + kx;
         size_t at = (((size_t)ofm * l->kernel_height + y) * l->kernel_width + x) * l->ifm_depth + ifm;
@@ -206,7 +229,10 @@ int npu_weights_unpack(const npu_weight_layout *layout, const uint8_t *stream, s
         *detail = "no room for the op's weights";
         return -1;
     }
-    memset(dense, 0, need * sizeof(*dense));
+    if (stream_ofm_depth(layout) == 0u) {
+        *detail = "a core without OFM channels has no weight stream";
+        return -1;
+    }
     brick_cursor cursor;
     cursor_init(&cursor, layout, dense);
     const char *why = NULL;

@@ -20,6 +20,9 @@ typedef struct npu_weight_layout {
     uint32_t ifm_bits;          /* 8 or 16 */
     uint32_t depthwise, part_kernel_first;
     uint32_t sub_kernel_height, sub_kernel_width; /* 8 / dilation */
+    /* Dual-core streams (U65-512, PARALLEL_MODE 1): core k's stream holds OFM
+     * channels k, k + cores, ... as its channels 0, 1, ... (0/0 or 0/1: one core) */
+    uint32_t core, cores;
 } npu_weight_layout;
 
 /* The layout of op (kind CONV or DEPTHWISE) on hw: 0, or -1 and *detail for
@@ -27,11 +30,18 @@ typedef struct npu_weight_layout {
 int npu_weight_layout_of(const ptec_npu_hw *hw, const ptec_npu_op_view *op, npu_weight_layout *out,
                          const char **detail);
 
+/* Core `core` of `cores`'s part of `full` (spec §4.3: Vela deals OFM channels
+ * to the cores in turn and splits the block depth): 0 and *out; 1 when that
+ * core has no channels (and no stream); -1 when it has channels but no block
+ * depth. */
+int npu_weight_layout_for_core(const npu_weight_layout *full, uint32_t core, uint32_t cores, npu_weight_layout *out);
+
 /* Elements of the dense array (0 if it would not fit a size_t). */
 size_t npu_weight_count(const npu_weight_layout *layout);
 
-/* Decodes an mlw stream and scatters it into dense[npu_weight_count]. The
- * stream must hold exactly the op's brick-order values. 0, or -1 and *detail. */
+/* Decodes an mlw stream and scatters it into dense[npu_weight_count] (a
+ * core's layout writes only its channels). The stream must hold exactly the
+ * brick-order values of the layout. 0, or -1 and *detail. */
 int npu_weights_unpack(const npu_weight_layout *layout, const uint8_t *stream, size_t length, int16_t *dense,
                        size_t dense_count, const char **detail);
 
