@@ -2,12 +2,11 @@
 # make demo NPU=1: TFLM's person detection, compiled by Vela for an Ethos-U55-256,
 # on the emulated Cortex-M55 with ptec's NPU model behind the EthosUBackend.
 #   scripts/demo_npu.sh
-#  0. build ptec-run for the same NPU (host preset, PTEC_ETHOSU_TARGET=ethos-u55-256);
 #  1. import person_detect_vela.tflite (its ethos-u operator becomes an
 #     upstream-format EthosUBackend delegate) and person_detect.tflite (int8,
-#     on ptec's cortex_m kernels) with `python3 -m ptec import-tflite`;
-#  2. write TFLM's two test images as TFLM feeds them (the BMP's pixel bytes,
-#     top row first, copied raw into the int8 input);
+#     on ptec's cortex_m kernels) with ptec's importer, and write TFLM's two
+#     test images as TFLM feeds them (scripts/person_detect_data.py);
+#  2. build ptec-run for the same NPU (host preset, PTEC_ETHOSU_TARGET=ethos-u55-256);
 #  3. build the M55 runner with the EthosUBackend on the NPU model
 #     (PTEC_ETHOSU=ON) and the Vela program compiled in;
 #  4. run both images on the emulated board (one QEMU run, batch mode);
@@ -36,33 +35,14 @@ log=$work/steps.log
 
 echo "ptec demo: person detection compiled by Vela for an $npu, on an emulated Cortex-M55 with ptec's NPU model"
 
-step 0/5 "build ptec-run for the $npu (host preset, EthosUBackend on the NPU model)"
+step 1/5 "import person_detect_vela.tflite (NPU) and person_detect.tflite (CPU); TFLM's two test images"
+quiet "$py" scripts/person_detect_data.py "$shared" "$work"
+done_step "$(stat -c %s "$work/person_detect_vela.pte") and $(stat -c %s "$work/person_detect.pte") bytes, 2 x 9,216-byte images"
+
+step 2/5 "build ptec-run for the $npu (host preset, EthosUBackend on the NPU model)"
 quiet cmake --preset host -B "$host" -DPTEC_ETHOSU=ON -DPTEC_ETHOSU_TARGET=$npu
 quiet cmake --build "$host" --target ptec-run -j 2
 done_step
-
-step 1/5 "import person_detect_vela.tflite (NPU) and person_detect.tflite (CPU) to .pte"
-quiet env PYTHONPATH=python "$py" -m ptec import-tflite "$tflm/person_detect_vela.tflite" -o "$work/person_detect_vela.pte"
-quiet env PYTHONPATH=python "$py" -m ptec import-tflite "$tflm/person_detect.tflite" -o "$work/person_detect.pte"
-done_step "$(stat -c %s "$work/person_detect_vela.pte") and $(stat -c %s "$work/person_detect.pte") bytes"
-
-step 2/5 "write person.bmp and no_person.bmp as TFLM feeds them"
-quiet "$py" - "$tflm" "$work" <<'PY'
-import os, struct, sys
-tflm, work = sys.argv[1], sys.argv[2]
-blocks = []
-for name in ("person", "no_person"):
-    data = open(os.path.join(tflm, name + ".bmp"), "rb").read()
-    offset, = struct.unpack_from("<I", data, 10)
-    width, height = struct.unpack_from("<ii", data, 18)
-    assert (width, abs(height), struct.unpack_from("<H", data, 28)[0]) == (96, 96, 8)
-    rows = [data[offset + r * width:offset + (r + 1) * width] for r in range(abs(height))]
-    pixels = b"".join(rows[::-1] if height > 0 else rows)  # bottom-up BMP: top row first
-    open(os.path.join(work, name + ".bin"), "wb").write(pixels)
-    blocks.append(pixels)
-open(os.path.join(work, "images.bin"), "wb").write(b"".join(blocks))
-PY
-done_step "2 x 9,216 bytes"
 
 step 3/5 "build the cortex-m55 runner with the EthosUBackend and the Vela program compiled in"
 quiet cmake --preset cortex-m55 -B "$build/m55" -DPTEC_ETHOSU=ON -DPTEC_ETHOSU_TARGET=$npu \
