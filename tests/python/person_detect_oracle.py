@@ -4,7 +4,7 @@ them, and seeded random int8 inputs; the reference is person_detect.tflite
 imported by ptec.tflite.import_int8 and run on the host runtime's cortex_m
 kernels. The NPU oracle compares the Vela model's output with these bytes."""
 import os
-import struct
+import sys
 
 import numpy as np
 
@@ -13,21 +13,18 @@ from ptec import host_runtime
 from ptec.tflite import reader
 from ptec.tflite.import_int8 import import_int8
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from person_detect_data import bmp_top_down  # noqa: E402
+
 TFLM = os.path.join(SHARED, "models", "ethos-u", "tflm")
 PERSON_DETECT = os.path.join(TFLM, "person_detect.tflite")
 RANDOM_SEED = 11
 
 
 def bmp_pixels_top_down(path):
-    """TFLM's test input: the 8-bit BMP's pixel indices, top row first."""
-    with open(path, "rb") as f:
-        data = f.read()
-    offset, = struct.unpack_from("<I", data, 10)
-    width, height = struct.unpack_from("<ii", data, 18)
-    bpp, = struct.unpack_from("<H", data, 28)
-    assert (width, abs(height), bpp) == (96, 96, 8)
-    rows = np.frombuffer(data, np.uint8, width * abs(height), offset).reshape(abs(height), width)
-    return rows[::-1] if height > 0 else rows
+    """TFLM's test input: the 8-bit BMP's pixel indices, top row first
+    (scripts/person_detect_data.py reads it, for the demo and the QEMU test too)."""
+    return np.frombuffer(bmp_top_down(path), np.uint8).reshape(96, 96)
 
 
 def tflm_input(bmp_name):
