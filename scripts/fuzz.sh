@@ -53,7 +53,7 @@ cmake --build build/fuzz -j 2 --target "$target" >/dev/null
 # The pte fuzzer also starts from the hostile Ethos-U blobs (extra seeds that
 # are refused at load, so they are kept apart from the seeds that must run).
 extra_seeds=()
-if [ "$npu" = 1 ]; then
+if [ "$npu" != 0 ]; then  # --npu and --mlw: seeds only
   /usr/bin/python3 "tests/fuzz/$seed_script" "$shared" "$seeds"
 else
   extra_seeds=("$out/seeds-hostile")
