@@ -767,6 +767,20 @@ static void test_conv(void)
     c0(0x002, 0);
     CHECK(run() == -1 && ptec_npu_model_fault(&model)->status == (PTEC_NPU_STATUS_CMD_PARSE_ERROR |
                                                                   PTEC_NPU_STATUS_IRQ_RAISED));
+    /* a weight stream that runs past region 0: a bus fault on the weight channel */
+    ifm(S8, 512, 2, 4, 2, 1, 0);
+    ofm(S8 | GLOBAL_SCALE, 640, 2, 2, 2, 1, 0);
+    kernel(1, 3, 1, 0);
+    c0(0x122, 1u << 2);
+    c0(0x117, 7);
+    c0(0x128, 0);
+    c1(0x020, 0, 1000);
+    c1(0x021, 0, 64);
+    c0(0x002, 0);
+    CHECK(run() == -1 && ptec_npu_model_fault(&model)->status ==
+                             (PTEC_NPU_STATUS_BUS_STATUS | PTEC_NPU_STATUS_IRQ_RAISED |
+                              PTEC_NPU_STATUS_FAULTING_INTERFACE |
+                              PTEC_NPU_CHANNEL_WEIGHTS << PTEC_NPU_STATUS_FAULTING_CHANNEL_SHIFT));
 
     /* D: dual-core CONV on the U65-512 (PARALLEL_MODE 1; inferred from Vela,
      * spec §4.3): core 0's streams hold OFM channels 0 and 2, core 1's channel
@@ -832,5 +846,5 @@ int main(void)
     test_layouts_and_lut();
     test_hostile();
     test_conv();
-    return test_summary("test_npu_ops", 58);
+    return test_summary("test_npu_ops", 59);
 }
