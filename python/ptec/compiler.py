@@ -16,6 +16,7 @@ from . import quantize as qz
 from .calibration import check_samples
 from .ops import runtime_kernels
 from .pte.schema import Program
+from .pte.upstream_rules import UpstreamRuleError, require_compatible
 
 
 class CompileError(RuntimeError):
@@ -80,6 +81,10 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
     mplan = pl.plan_lowered(lowered)
     log(f"memory: {mplan.summary()}")
     program = em.build_program(lowered, mplan)
+    try:   # upstream's per-operator dim-order and dtype rules, before any byte exists
+        require_compatible(program)
+    except UpstreamRuleError as e:
+        raise CompileError(str(e)) from e
     data = em.emit_pte(program)
     log(f"emitted {len(data)} bytes in {time.time() - t0:.1f} s")
     return CompileResult(program, data, lowered, mplan, qgraph, graph)

@@ -70,6 +70,20 @@ def raw_view(b: ProgramBuilder, x: Act, sizes, dim_order) -> Act:
     return Act(v, [int(s) for s in sizes], x.dtype, x.scale, x.zp)
 
 
+def as_physical(b: ProgramBuilder, x: Act) -> Act:
+    """A 4-D channels-last value as the contiguous [N, H, W, C] tensor over
+    its bytes (no instruction). Kernels that index their tensors as
+    contiguous compute right on it; dim d of x is dim CHANNELS_LAST.index(d)."""
+    return raw_view(b, x, [x.sizes[d] for d in CHANNELS_LAST], [0, 1, 2, 3])
+
+
+def from_physical(b: ProgramBuilder, y: Act) -> Act:
+    """The inverse of as_physical: a contiguous [N, H, W, C] value as the
+    channels-last [N, C, H, W] over the same bytes."""
+    n, h, w, c = y.sizes
+    return raw_view(b, y, [n, c, h, w], CHANNELS_LAST)
+
+
 @dataclass
 class IOInfo:
     name: str

@@ -15,7 +15,8 @@ import numpy as np
 
 from ... import quant_math as qm
 from ...ir import UNARY, Node, permutation
-from ...lowered import NOT_YET, Act, layout, new_act, raw_view, view
+from ...lowered import (NOT_YET, Act, as_physical, from_physical, layout, needs_relayout, new_act,
+                        raw_view, view)
 from ...pte.program_builder import CHANNELS_LAST
 from ...pte.schema import ScalarType
 from . import kernels as K
@@ -384,9 +385,17 @@ def op_cat(ctx, n: Node):
     if any((x.scale, x.zp) != qp for x in xs):
         return ctx.refuse(n, "an input's int8 grid differs from the output's: "
                              "the int8 cat copies bytes")
+    dim = int(n.attrs["dim"]) % len(n.shape)
+    if len(n.shape) == 4 and any(needs_relayout(s) for s in [x.sizes for x in xs] + [n.shape]):
+        # upstream's cat copies rows as if contiguous: cat the [N,H,W,C]
+        # views of the channels-last bytes on the dim's physical position
+        out = new_act(ctx.b, ScalarType.CHAR, [n.shape[d] for d in CHANNELS_LAST], qp[0], qp[1],
+                      dim_order=[0, 1, 2, 3])
+        ctx.b.call("aten::cat.out", tensors=[as_physical(ctx.b, x).value for x in xs],
+                   dim=CHANNELS_LAST.index(dim), out=out.value)
+        return from_physical(ctx.b, out)
     out = new_act(ctx.b, ScalarType.CHAR, n.shape, qp[0], qp[1])
-    ctx.b.call("aten::cat.out", tensors=[x.value for x in xs], dim=int(n.attrs["dim"]),
-                out=out.value)
+    ctx.b.call("aten::cat.out", tensors=[x.value for x in xs], dim=dim, out=out.value)
     return out
 
 

@@ -4,8 +4,10 @@ runtime has the kernel a node needs is checked by the compiler driver, which
 then reports why each such node was not lowered to int8."""
 from __future__ import annotations
 
+import numpy as np
+
 from .. import KernelBackend
-from .lowering import lower_fp32
+from .lowering import ATEN_KEYS, BINARY, lower_fp32
 
 
 class PortableBackend(KernelBackend):
@@ -16,4 +18,10 @@ class PortableBackend(KernelBackend):
         return None
 
     def lower_node(self, n, ctx):
+        if ATEN_KEYS.get(n.op) in BINARY:
+            # constants are stored in the layout the call needs (lowering.py)
+            consts = [np.asarray(ctx.g.node(i).attrs["value"], np.float32)
+                      if ctx.g.node(i).op == "constant" else None for i in n.inputs]
+            ins = [ctx.f(i) if c is None else None for i, c in zip(n.inputs, consts)]
+            return lower_fp32(n, ins, ctx.b, ctx.fallbacks, consts)
         return lower_fp32(n, [ctx.f(i) for i in n.inputs], ctx.b, ctx.fallbacks)

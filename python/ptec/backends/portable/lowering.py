@@ -1,18 +1,25 @@
 """The portable fp32 fallback: a graph node on an ATen kernel of
 src/kernels/portable, with exactly that kernel's schema
-(docs/portable-ops.md). 4-D values are channels-last, which every
-layout-sensitive kernel addresses through its dim order; linear wants
-contiguous operands. One entry per ATen operator in CALLS."""
+(docs/portable-ops.md). 4-D values are channels-last. Every call keeps
+the dim-order rules of upstream's kernel for its operator
+(ptec.pte.upstream_rules, docs/compatibility.md): kernels that index their
+tensors as contiguous (softmax, cat, permute, broadcasting element-wise ops)
+run on the contiguous [N, H, W, C] view of a channels-last value's bytes,
+with the dim mapped; kernels that want contiguous inputs (view_copy, mean,
+avg-pool, batch-norm, linear) get them, by a view when the bytes already are
+in that order, else by a _clone_dim_order. One entry per ATen operator in
+CALLS."""
 from __future__ import annotations
 
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
 from ...ir import Node
-from ...lowered import Act, clone_dim_order, layout, needs_relayout, new_act
+from ...lowered import (Act, as_physical, clone_dim_order, from_physical, layout, needs_relayout,
+                        new_act, raw_view, view)
 from ...ops import SIGNATURES
-from ...pte.program_builder import ProgramBuilder
+from ...pte.program_builder import CHANNELS_LAST, ProgramBuilder
 from ...pte.schema import ScalarType
 
 # graph op -> ATen kernel; any other op `x` is tried as aten::x.out
@@ -49,8 +56,53 @@ def _binary(b, key, n, ins, out):
     b.call(key, self=ins[0].value, other=ins[1].value, out=out.value)
 
 
+BINARY = {"aten::add.out": _binary_alpha, "aten::sub.out": _binary_alpha,
+          "aten::mul.out": _binary, "aten::div.out": _binary}
+
+
+def _elementwise(b: ProgramBuilder, key, n, operands) -> Act:
+    """A binary ATen op; each operand an fp32 Act or a constant (numpy).
+    Upstream wants one dim-order class for both operands and out, and
+    broadcasts correctly only over row-major layouts. A 4-D result whose
+    operands are not two channels-last values of its shape is computed on
+    contiguous [N, H, W, C] views: constants are stored in that order
+    (ahead of time), values are viewed (or, below rank 4, reshaped)."""
+    shape = [int(d) for d in n.shape]
+    direct = all(isinstance(o, Act) and o.sizes == shape for o in operands)
+    if len(shape) != 4 or direct:
+        ins = [o if isinstance(o, Act) else Act(b.constant(o), list(o.shape)) for o in operands]
+        out = new_act(b, ScalarType.FLOAT, shape)
+        BINARY[key](b, key, n, ins, out)
+        return out
+    ins = []
+    for o in operands:
+        sizes = list(o.sizes) if isinstance(o, Act) else list(np.shape(o))
+        sizes4 = [1] * (4 - len(sizes)) + sizes
+        if isinstance(o, Act):
+            ins.append(_physical(b, view(b, o, sizes4) if len(sizes) != 4 else o))
+        else:
+            c = np.ascontiguousarray(np.reshape(o, sizes4).transpose(CHANNELS_LAST))
+            ins.append(Act(b.constant(c), list(c.shape)))
+    out = new_act(b, ScalarType.FLOAT, [shape[d] for d in CHANNELS_LAST], dim_order=[0, 1, 2, 3])
+    BINARY[key](b, key, n, ins, out)
+    return from_physical(b, out)
+
+
 def _unary(b, key, n, ins, out):
     b.call(key, self=ins[0].value, out=out.value)
+
+
+def _physical(b: ProgramBuilder, x: Act) -> Act:
+    """x (4-D) as the contiguous [N, H, W, C] view of its channels-last bytes."""
+    return as_physical(b, _relayout(b, x, CHANNELS_LAST))
+
+
+def _on_physical(b: ProgramBuilder, xs: List[Act], shape, call) -> Act:
+    """call(physical inputs, physical out) for kernels that index their
+    tensors as contiguous; the result is channels-last again."""
+    out = new_act(b, ScalarType.FLOAT, [shape[d] for d in CHANNELS_LAST], dim_order=[0, 1, 2, 3])
+    call([_physical(b, x) for x in xs], out)
+    return from_physical(b, out)
 
 
 def _softmax(b, key, n, ins, out):
@@ -58,17 +110,97 @@ def _softmax(b, key, n, ins, out):
            out=out.value)
 
 
+def _softmax_physical(b, key, n, ins) -> Act:
+    # upstream's _softmax walks the dim with contiguous strides: on a
+    # channels-last tensor it computes wrong values (over channels too)
+    d = CHANNELS_LAST.index(int(n.attrs["dim"]) % 4)
+    return _on_physical(b, ins, n.shape, lambda xs, out: b.call(
+        key, self=xs[0].value, dim=d, half_to_float=False, out=out.value))
+
+
 def _cat(b, key, n, ins, out):
     b.call(key, tensors=[i.value for i in ins], dim=int(n.attrs["dim"]) % len(n.shape),
            out=out.value)
+
+
+def _cat_physical(b, key, n, ins) -> Act:
+    d = CHANNELS_LAST.index(int(n.attrs["dim"]) % 4)
+    return _on_physical(b, ins, n.shape, lambda xs, out: b.call(
+        key, tensors=[x.value for x in xs], dim=d, out=out.value))
+
+
+def _permute_copy(b, key, n, ins, out):
+    b.call(key, self=ins[0].value, dims=[int(d) for d in n.attrs["dims"]], out=out.value)
+
+
+def _permute_physical(b, key, n, ins) -> Act:
+    # output physical dim i holds logical dim CL[i] of the output, which is
+    # input logical dim perm[CL[i]], at input physical position CL.index(.)
+    perm = [int(d) % 4 for d in n.attrs["dims"]]
+    pp = [CHANNELS_LAST.index(perm[CHANNELS_LAST[i]]) for i in range(4)]
+    return _on_physical(b, ins, n.shape, lambda xs, out: b.call(
+        key, self=xs[0].value, dims=pp, out=out.value))
+
+
+def _contiguous(b: ProgramBuilder, x: Act) -> Act:
+    """x in the default dim order: a view when its bytes already are, else a clone."""
+    t = b.values[x.value].val
+    if list(t.dim_order) == list(range(len(x.sizes))):
+        return x
+    if needs_relayout(x.sizes):
+        return clone_dim_order(b, x, list(range(len(x.sizes))))
+    return raw_view(b, x, x.sizes, list(range(len(x.sizes))))
+
+
+def _to_layout(b: ProgramBuilder, y: Act) -> Act:
+    """A contiguous result in ptec's layout for its rank (channels-last for 4-D)."""
+    if len(y.sizes) != 4:
+        return y
+    if needs_relayout(y.sizes):
+        return clone_dim_order(b, y, CHANNELS_LAST)
+    return raw_view(b, y, y.sizes, CHANNELS_LAST)
+
+
+def _on_contiguous(b: ProgramBuilder, call, key, n, ins) -> Act:
+    """For kernels that want contiguous inputs (upstream's
+    tensor_is_default_dim_order) and the same dim order out."""
+    xs = [_contiguous(b, x) for x in ins]
+    out = new_act(b, ScalarType.FLOAT, n.shape, dim_order=list(range(len(n.shape))))
+    call(b, key, n, xs, out)
+    return _to_layout(b, out)
+
+
+def _reshape(b, key, n, ins) -> Act:
+    """view_copy wants a contiguous input and out. When a layout change is
+    needed anyway, the _clone_dim_order makes a fresh buffer and the reshape
+    is a view of it; otherwise one view_copy."""
+    x, shape = ins[0], [int(d) for d in n.shape]
+    if needs_relayout(x.sizes) or needs_relayout(shape):
+        return view(b, x, shape)
+    return _on_contiguous(b, _view_copy, key, n, ins)
 
 
 def _view_copy(b, key, n, ins, out):
     b.call(key, self=ins[0].value, size=list(n.shape), out=out.value)
 
 
-def _permute_copy(b, key, n, ins, out):
-    b.call(key, self=ins[0].value, dims=[int(d) for d in n.attrs["dims"]], out=out.value)
+def _mean_physical(b, key, n, ins) -> Optional[Act]:
+    """mean over a channels-last tensor's dims, on its [N, H, W, C] view,
+    when the kept dims stay in logical order there (always with keepdim)."""
+    a = n.attrs
+    dims = sorted(int(d) % 4 for d in a["dim"])
+    kept_physical = [d for d in CHANNELS_LAST if d not in dims]
+    if not a["keepdim"] and kept_physical != sorted(kept_physical):
+        return None
+    x = _physical(b, ins[0])
+    pdims = sorted(CHANNELS_LAST.index(d) for d in dims)
+    if a["keepdim"]:
+        out = new_act(b, ScalarType.FLOAT, [n.shape[d] for d in CHANNELS_LAST],
+                      dim_order=[0, 1, 2, 3])
+    else:
+        out = new_act(b, ScalarType.FLOAT, n.shape)
+    b.call(key, self=x.value, dim=pdims, keepdim=bool(a["keepdim"]), dtype=None, out=out.value)
+    return from_physical(b, out) if a["keepdim"] else out
 
 
 def _avg_pool2d(b, key, n, ins, out):
@@ -150,8 +282,40 @@ def _combine_bounds(a, b):
     return lo, hi
 
 
-def lower_fp32(n: Node, ins: List[Act], b: ProgramBuilder, fallbacks: List[str]) -> Act:
-    """n on a portable kernel; ins are its inputs in fp32. Appends
+# kernels that want contiguous inputs (upstream: tensor_is_default_dim_order)
+CONTIGUOUS_INPUT = ("aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
+                    "aten::_native_batch_norm_legit_no_training.out", "aten::mean.out")
+
+
+def _layout_sensitive(b: ProgramBuilder, key: str, n: Node, ins: List[Act]) -> Optional[Act]:
+    """The node when upstream's kernel needs another layout than ptec's
+    channels-last 4-D values (see the module docstring); None when the plain
+    call already keeps upstream's rules."""
+    if key == "aten::view_copy.out":
+        return _reshape(b, key, n, ins)
+    if not ins or len(ins[0].sizes) != 4:
+        return None
+    if key == "aten::_softmax.out" and needs_relayout(ins[0].sizes):
+        return _softmax_physical(b, key, n, ins)
+    if key == "aten::cat.out" and any(needs_relayout(x.sizes) for x in ins + [Act(-1, n.shape)]):
+        return _cat_physical(b, key, n, ins)
+    if key == "aten::permute_copy.out" and (needs_relayout(ins[0].sizes)
+                                            or needs_relayout(n.shape)):
+        return _permute_physical(b, key, n, ins)
+    if key == "aten::mean.out":
+        y = _mean_physical(b, key, n, ins)
+        if y is not None:
+            return y
+    if key in CONTIGUOUS_INPUT:
+        return _on_contiguous(b, CALLS[key], key, n, ins)
+    return None
+
+
+def lower_fp32(n: Node, ins: List[Act], b: ProgramBuilder, fallbacks: List[str],
+               consts: Optional[List] = None) -> Act:
+    """n on a portable kernel; ins are its inputs in fp32 (None where
+    consts, aligned with n.inputs, holds a constant's value as numpy: binary
+    ops store it in the layout their kernel call needs). Appends
     "node: kernel" to fallbacks."""
     a = n.attrs
     if n.op == "unsupported":
@@ -177,13 +341,18 @@ def lower_fp32(n: Node, ins: List[Act], b: ProgramBuilder, fallbacks: List[str])
         b.call(key, input=x.value, weight=_const(b, a["weight"]), bias=_const(b, a.get("bias")),
                out=y.value)
         out = _relayout(b, y, layout(n.shape))
+    elif key in BINARY:
+        out = _elementwise(b, key, n, [ins[i] if consts is None or consts[i] is None
+                                       else consts[i] for i in range(len(n.inputs))])
     else:
-        out = new_act(b, ScalarType.FLOAT, n.shape)
-        call = CALLS.get(key)
-        if call is not None:
-            call(b, key, n, ins, out)
-        else:
-            b.call_raw(key, [i.value for i in ins] + [out.value, out.value])
+        out = _layout_sensitive(b, key, n, ins)
+        if out is None:
+            out = new_act(b, ScalarType.FLOAT, n.shape)
+            call = CALLS.get(key)
+            if call is not None:
+                call(b, key, n, ins, out)
+            else:
+                b.call_raw(key, [i.value for i in ins] + [out.value, out.value])
     if act:
         out = _activation(b, out, act[0], act[1])
     fallbacks.append(f"{n.name}: {key}")

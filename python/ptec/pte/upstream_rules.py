@@ -1,0 +1,324 @@
+"""Upstream ExecuTorch's per-operator dim-order and dtype rules, and the
+check that every program ptec writes keeps them (issue 18).
+
+ptec promises that its .pte files run on upstream's runtime with upstream's
+kernels. Upstream's kernels check some argument layouts and refuse the call
+(InvalidArgument) when they do not hold, and index some tensors as if they
+were contiguous, computing wrong values for a channels-last layout whose
+bytes differ from NCHW order. RULES holds those facts, one entry per
+operator ptec emits; they were read from upstream's kernels (v1.5, commit
+cff6f4dd: kernels/portable/cpu/op_*.cpp and util/*_util.cpp,
+kernels/quantized/cpu, backends/cortex_m/ops). `check_program` walks every
+kernel call of a program against them; `require_compatible` is what the
+emit stage calls before any byte is written.
+
+Dim-order classes (upstream's dim_order_util.h): "contiguous" is
+0, 1, ..., n-1; "channels_last" is 0, 2, 3, 1 (rank 4 only here).
+`tensors_have_same_dim_order` accepts a group of tensors when all are
+contiguous or all are channels-last, whatever their ranks, so a rank-1
+constant next to a channels-last activation is refused.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
+
+from ..ops import signature
+from .schema import KernelCall, Program, ScalarType, Tensor, TensorList
+
+F32 = frozenset({ScalarType.FLOAT})
+I8 = frozenset({ScalarType.CHAR})
+I32 = frozenset({ScalarType.INT})
+I64 = frozenset({ScalarType.LONG})
+
+CHANNELS_LAST_4D = (0, 2, 3, 1)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What one upstream kernel demands of its tensor arguments (by schema
+    name; a Tensor[] argument counts each of its tensors)."""
+    source: str                                  # where upstream states it
+    same_dim_order: Tuple[str, ...] = ()         # tensors_have_same_dim_order(...)
+    contiguous: Tuple[str, ...] = ()             # tensor_is_default_dim_order(...)
+    contiguous_or_channels_last: Tuple[str, ...] = ()
+    channels_last: Tuple[str, ...] = ()          # cortex_m is_channels_last_tensor(...)
+    same_dtype: Tuple[str, ...] = ()
+    dtypes: Tuple[Tuple[str, FrozenSet[int]], ...] = ()
+    # indexed as contiguous whatever the dim order: a channels-last layout
+    # whose bytes differ from NCHW order is computed wrongly (accepted, not refused)
+    indexed_as_contiguous: Tuple[str, ...] = ()
+    # broadcasting walks `out` linearly while reading inputs by their strides:
+    # when shapes differ, a channels-last `out` whose bytes differ from NCHW
+    # order is computed wrongly
+    broadcast: Tuple[str, ...] = ()
+    dim_order_argument: bool = False             # _clone_dim_order's dim_order argument
+    upstream_library: str = "portable"           # where upstream's kernel lives
+
+
+def _binary(op: str) -> Rule:
+    return Rule(f"kernels/portable/cpu/op_{op}.cpp",
+                same_dim_order=("self", "other", "out"),
+                broadcast=("self", "other", "out"))
+
+
+def _unary(op: str, file: Optional[str] = None) -> Rule:
+    return Rule(file or f"kernels/portable/cpu/op_{op}.cpp", same_dim_order=("self", "out"))
+
+
+_POOL_CONTIGUOUS = dict(same_dim_order=("self", "out"), contiguous=("self",),
+                        same_dtype=("self", "out"))
+
+
+def _cortex_m(op: str, int8: Sequence[str], **extra) -> Rule:
+    dtypes = tuple((name, I8) for name in int8) + tuple(extra.pop("dtypes", ()))
+    return Rule(f"backends/cortex_m/ops/op_{op}.cpp", dtypes=dtypes,
+                upstream_library="cortex_m", **extra)
+
+
+RULES: Dict[str, Rule] = {
+    "aten::add.out": _binary("add"),
+    "aten::sub.out": _binary("sub"),
+    "aten::mul.out": _binary("mul"),
+    "aten::div.out": _binary("div"),
+    "aten::relu.out": _unary("relu"),
+    "aten::sigmoid.out": _unary("sigmoid"),
+    "aten::tanh.out": _unary("tanh", "kernels/portable/cpu/pattern/"
+                                     "unary_ufunc_realhbbf16_to_floathbf16.cpp"),
+    "aten::clamp.out": _unary("clamp"),
+    "aten::hardtanh.out": Rule("kernels/portable/cpu/op_hardtanh.cpp",
+                               same_dim_order=("self", "out"), same_dtype=("self", "out")),
+    "aten::convolution.out": Rule(
+        "kernels/portable/cpu/util/kernel_ops_util.cpp (check_convolution_args)",
+        contiguous_or_channels_last=("input", "weight", "out"),
+        same_dtype=("input", "weight", "out")),
+    # upstream has no portable linear; its optimized library's kernel
+    # (kernels/optimized/cpu/op_linear.cpp) checks no dim order
+    "aten::linear.out": Rule("kernels/optimized/cpu/op_linear.cpp",
+                             same_dtype=("input", "weight", "out"),
+                             upstream_library="optimized"),
+    "aten::_softmax.out": Rule("kernels/portable/cpu/op_softmax.cpp (apply_over_dim)",
+                               same_dim_order=("self", "out"),
+                               indexed_as_contiguous=("self", "out")),
+    "aten::avg_pool2d.out": Rule("kernels/portable/cpu/op_avg_pool2d.cpp", **_POOL_CONTIGUOUS),
+    "aten::_adaptive_avg_pool2d.out": Rule("kernels/portable/cpu/op__adaptive_avg_pool2d.cpp",
+                                           **_POOL_CONTIGUOUS),
+    "aten::max_pool2d_with_indices.out": Rule(
+        "kernels/portable/cpu/util/kernel_ops_util.cpp (check_max_pool2d_with_indices_args)",
+        contiguous_or_channels_last=("self", "out"), same_dtype=("self", "out"),
+        dtypes=(("indices", I64),)),
+    "aten::mean.out": Rule("kernels/portable/cpu/op_mean.cpp", same_dim_order=("self", "out"),
+                           contiguous=("self",)),
+    "aten::_native_batch_norm_legit_no_training.out": Rule(
+        "kernels/portable/cpu/op_native_batch_norm.cpp",
+        contiguous=("input",), same_dim_order=("input", "out0", "out1", "out2"),
+        same_dtype=("input", "weight", "bias", "running_mean", "running_var", "out0")),
+    "aten::view_copy.out": Rule("kernels/portable/cpu/op_view_copy.cpp",
+                                same_dim_order=("self", "out"), contiguous=("self",),
+                                same_dtype=("self", "out")),
+    "aten::permute_copy.out": Rule("kernels/portable/cpu/op_permute_copy.cpp "
+                                   "(coordinateToIndexWithTrailingDimsMemo)",
+                                   same_dim_order=("self", "out"), same_dtype=("self", "out"),
+                                   indexed_as_contiguous=("self", "out")),
+    "aten::cat.out": Rule("kernels/portable/cpu/op_cat.cpp (getLeadingDims/getTrailingDims)",
+                          same_dim_order=("tensors", "out"),
+                          indexed_as_contiguous=("tensors", "out")),
+    "aten::slice_copy.Tensor_out": Rule("kernels/portable/cpu/op_slice_copy.cpp",
+                                        same_dim_order=("self", "out"),
+                                        same_dtype=("self", "out"),
+                                        indexed_as_contiguous=("self", "out")),
+    "aten::squeeze_copy.dims_out": Rule("kernels/portable/cpu/op_squeeze_copy.cpp",
+                                        same_dim_order=("self", "out"), contiguous=("self",)),
+    "aten::unsqueeze_copy.out": Rule("kernels/portable/cpu/util/copy_ops_util.cpp "
+                                     "(check_unsqueeze_copy_args)",
+                                     same_dtype=("self", "out"),
+                                     indexed_as_contiguous=("self", "out")),
+    "dim_order_ops::_clone_dim_order.out": Rule(
+        "kernels/portable/cpu/op__clone_dim_order.cpp (check__to_dim_order_copy_args)",
+        same_dtype=("self", "out"), dim_order_argument=True),
+    "quantized_decomposed::quantize_per_tensor.out": Rule(
+        "kernels/quantized/cpu/op_quantize.cpp", dtypes=(("input", F32),),
+        upstream_library="quantized"),
+    "quantized_decomposed::dequantize_per_tensor.out": Rule(
+        "kernels/quantized/cpu/op_dequantize.cpp", dtypes=(("out", F32),),
+        upstream_library="quantized"),
+    # cortex_m: element-wise kernels walk buffers (dim order not validated
+    # yet upstream: "TBD (#16032)"), so in and out must share it to be right
+    "cortex_m::quantize_per_tensor.out": _cortex_m(
+        "quantize_per_tensor", ("out",), dtypes=(("input", F32),),
+        same_dim_order=("input", "out")),
+    "cortex_m::dequantize_per_tensor.out": _cortex_m(
+        "dequantize_per_tensor", ("input",), dtypes=(("out", F32),),
+        same_dim_order=("input", "out")),
+    "cortex_m::quantized_add.out": _cortex_m("quantized_add", ("self", "other", "out")),
+    "cortex_m::quantized_mul.out": _cortex_m("quantized_mul", ("self", "other", "out")),
+    "cortex_m::quantized_div.out": _cortex_m("quantized_div", ("self", "other", "out")),
+    "cortex_m::quantized_activation.out": _cortex_m("quantized_activation",
+                                                    ("input", "lut", "out"),
+                                                    same_dim_order=("input", "out")),
+    "cortex_m::minimum.out": _cortex_m("minimum", ("self", "other", "out")),
+    "cortex_m::maximum.out": _cortex_m("maximum", ("self", "other", "out")),
+    "cortex_m::quantized_linear.out": _cortex_m("quantized_linear", ("input", "weights", "out"),
+                                                dtypes=(("bias", I32), ("kernel_sum", I32))),
+    "cortex_m::quantized_conv2d.out": _cortex_m(
+        "quantized_conv2d", ("input", "weight", "out"), dtypes=(("bias", I32),),
+        channels_last=("input", "out")),
+    "cortex_m::quantized_depthwise_conv2d.out": _cortex_m(
+        "quantized_depthwise_conv2d", ("input", "weight", "out"), dtypes=(("bias", I32),),
+        channels_last=("input", "out")),
+    "cortex_m::quantized_transpose_conv2d.out": _cortex_m(
+        "quantized_transpose_conv2d", ("input", "weight", "out"), dtypes=(("bias", I32),),
+        channels_last=("input", "out")),
+    "cortex_m::quantized_batch_matmul.out": _cortex_m("quantized_batch_matmul",
+                                                      ("lhs", "rhs_transposed", "out")),
+    "cortex_m::quantized_avg_pool2d.out": _cortex_m(
+        "quantized_avg_pool2d", ("input", "out"), channels_last=("input", "out")),
+    "cortex_m::quantized_max_pool2d.out": _cortex_m(
+        "quantized_max_pool2d", ("input", "out"), channels_last=("input", "out")),
+    "cortex_m::softmax.out": _cortex_m("softmax", ("input", "out")),
+    "cortex_m::transpose.out": _cortex_m("transpose", ("input", "out")),
+    "cortex_m::pad.out": _cortex_m("pad", ("input", "out")),
+}
+
+
+class UpstreamRuleError(ValueError):
+    """A program upstream's kernels would refuse or compute wrongly."""
+
+
+def _is_contiguous(order: Sequence[int]) -> bool:
+    return list(order) == list(range(len(order)))
+
+
+def _is_channels_last(order: Sequence[int]) -> bool:
+    return tuple(order) == CHANNELS_LAST_4D
+
+
+def _cortex_m_channels_last(t: Tensor) -> bool:
+    """cortex_m_ops_common.h is_channels_last_tensor: 4-D, and channels-last
+    unless channels or both spatial dims are 1 (the layout is ambiguous)."""
+    s = list(t.sizes or [])
+    if len(s) != 4:
+        return False
+    return s[1] == 1 or (s[2] == 1 and s[3] == 1) or _is_channels_last(t.dim_order or b"")
+
+
+def _bytes_as_contiguous(t: Tensor) -> bool:
+    """The tensor's bytes are in row-major order of its sizes: its dim order
+    is contiguous, or only size-1 dims are out of place."""
+    order = list(t.dim_order or b"")
+    sizes = list(t.sizes or [])
+    moved = [d for d in order if sizes[d] > 1]
+    return moved == sorted(moved)
+
+
+def _order(t: Tensor) -> str:
+    return "[" + ",".join(str(d) for d in (t.dim_order or b"")) + "]"
+
+
+def _describe(name: str, t: Tensor) -> str:
+    return f"{name} {list(t.sizes or [])} dim order {_order(t)}"
+
+
+def _check_call(key: str, rule: Rule, named: Dict[str, List[Tensor]],
+                values: list) -> List[str]:
+    bad: List[str] = []
+
+    def tensors(names):
+        return [(n, t) for n in names for t in named.get(n, [])]
+
+    group = tensors(rule.same_dim_order)
+    if len(group) > 1 and not (all(_is_contiguous(t.dim_order or b"") for _, t in group)
+                               or all(_is_channels_last(t.dim_order or b"") for _, t in group)):
+        bad.append("tensors_have_same_dim_order fails: "
+                   + ", ".join(_describe(n, t) for n, t in group))
+    for n, t in tensors(rule.contiguous):
+        if not _is_contiguous(t.dim_order or b""):
+            bad.append(f"{_describe(n, t)}: upstream wants the default (contiguous) dim order")
+    for n, t in tensors(rule.contiguous_or_channels_last):
+        order = t.dim_order or b""
+        if not (_is_contiguous(order) or _is_channels_last(order)):
+            bad.append(f"{_describe(n, t)}: upstream wants contiguous or channels-last")
+    for n, t in tensors(rule.channels_last):
+        if not _cortex_m_channels_last(t):
+            bad.append(f"{_describe(n, t)}: upstream's cortex_m kernel wants 4-D channels-last")
+    same = tensors(rule.same_dtype)
+    if len({int(t.scalar_type) for _, t in same}) > 1:
+        bad.append("dtypes differ: " + ", ".join(
+            f"{n} {ScalarType(t.scalar_type).name}" for n, t in same))
+    for n, allowed in rule.dtypes:
+        for t in named.get(n, []):
+            if int(t.scalar_type) not in allowed:
+                bad.append(f"{n} is {ScalarType(t.scalar_type).name}, upstream wants "
+                           + "/".join(ScalarType(a).name for a in sorted(allowed)))
+    for n, t in tensors(rule.indexed_as_contiguous):
+        if not _bytes_as_contiguous(t):
+            bad.append(f"{_describe(n, t)}: upstream's kernel indexes it as contiguous "
+                       "and computes wrong values for this layout")
+    if rule.broadcast:
+        ops = tensors(rule.broadcast)
+        out_sizes = list(ops[-1][1].sizes or [])
+        shapes_differ = any(list(t.sizes or []) != out_sizes for _, t in ops[:-1])
+        if shapes_differ and not all(_bytes_as_contiguous(t) for _, t in ops):
+            bad.append("broadcast over a layout that is not row-major ("
+                       + ", ".join(_describe(n, t) for n, t in ops)
+                       + "): upstream walks out linearly and computes wrong values")
+    if rule.dim_order_argument:
+        arg = named.get("__dim_order__")
+        out = named.get("out", [None])[0]
+        if arg is not None and out is not None:
+            order = arg[0]
+            if not (_is_contiguous(order) or _is_channels_last(order)):
+                bad.append(f"dim_order argument {list(order)}: upstream wants contiguous "
+                           "or channels-last")
+            elif list(order) != list(out.dim_order or b""):
+                bad.append(f"dim_order argument {list(order)} differs from out's "
+                           f"{_order(out)}")
+    return bad
+
+
+def _arguments(key: str, call: KernelCall, values: list) -> Dict[str, list]:
+    """Schema name -> the tensors it holds (a Tensor[] gives each)."""
+    named: Dict[str, list] = {}
+    args = list(call.args or [])
+    for (name, kind), idx in zip(signature(key), args):
+        if not 0 <= idx < len(values):
+            continue
+        v = values[idx].val
+        if isinstance(v, Tensor):
+            named[name] = [v]
+        elif isinstance(v, TensorList):
+            named[name] = [values[i].val for i in (v.items or [])
+                           if 0 <= i < len(values) and isinstance(values[i].val, Tensor)]
+        elif name == "dim_order" and hasattr(v, "items"):
+            named["__dim_order__"] = [[values[i].val.int_val for i in (v.items or [])]]
+    return named
+
+
+def check_program(program: Program) -> List[str]:
+    """Every breach of RULES in the program: "instruction i (op): why"."""
+    problems: List[str] = []
+    for plan in program.execution_plan or []:
+        values = plan.values or []
+        ops = plan.operators or []
+        for chain in plan.chains or []:
+            for i, ins in enumerate(chain.instructions or []):
+                call = ins.instr_args
+                if not isinstance(call, KernelCall) or not 0 <= call.op_index < len(ops):
+                    continue
+                op = ops[call.op_index]
+                key = f"{op.name}.{op.overload}" if op.overload else op.name
+                rule = RULES.get(key)
+                if rule is None:
+                    continue        # not an upstream operator: the kernel check names it
+                for why in _check_call(key, rule, _arguments(key, call, values), values):
+                    problems.append(f"instruction {i} ({key}): {why}")
+    return problems
+
+
+def require_compatible(program: Program) -> None:
+    """Raise UpstreamRuleError (one line) when the program breaks a rule."""
+    problems = check_program(program)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise UpstreamRuleError("program would not run right on upstream ExecuTorch's kernels: "
+                                + problems[0] + more)
