@@ -383,6 +383,52 @@ static void check_driver_failure(const ptec_program *p)
 }
 #endif
 
+extern const ptec_backend ptec_backend_ethos_u;
+
+/* The hooks called directly, as the runtime would, with arguments a program
+ * could not express: the wrong argument count, a non-tensor argument, a work
+ * area short of scratch_size or off 16 bytes. */
+static void check_hooks(const uint8_t *file)
+{
+    const ptec_backend *b = &ptec_backend_ethos_u;
+    ptec_delegate_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.backend = b;
+    ctx.blob.data = file + BLOB_OFFSET;
+    ctx.blob.size = BLOB_SIZE;
+    ptec_delegate_needs needs = {0, 0, 0};
+    TS(b->prepare(&ctx, &needs), PTEC_OK);
+    T(needs.scratch_bytes == 144 && needs.fast_scratch_bytes == 0 && needs.persistent_bytes > 0);
+    uint8_t *persistent = test_alloc(needs.persistent_bytes);
+    uint8_t *scratch = test_alloc(needs.scratch_bytes + 16);
+    memset(persistent, 0, needs.persistent_bytes);
+    ctx.persistent.base = persistent;
+    ctx.persistent.size = needs.persistent_bytes;
+    ctx.scratch.base = scratch;
+    ctx.scratch.size = needs.scratch_bytes - 1;
+    TS(b->init(&ctx), PTEC_MEMORY_ALLOCATION_FAILED); /* one byte short */
+    ctx.scratch.base = scratch + 4;
+    ctx.scratch.size = needs.scratch_bytes;
+    TS(b->init(&ctx), PTEC_MEMORY_ALLOCATION_FAILED); /* off 16 bytes */
+    ctx.scratch.base = scratch;
+    TS(b->init(&ctx), PTEC_OK);
+    int8_t a = 1, c = 2, out = 0;
+    int32_t one[4] = {1, 1, 1, 1};
+    ptec_tensor ta = {&a, one, NULL, 1, 1, PTEC_DTYPE_CHAR, 4, 0};
+    ptec_tensor tc = {&c, one, NULL, 1, 1, PTEC_DTYPE_CHAR, 4, 0};
+    ptec_tensor tout = {&out, one, NULL, 1, 1, PTEC_DTYPE_CHAR, 4, 0};
+    ptec_value va = {PTEC_VALUE_TENSOR, 0, {.tensor = &ta}}, vc = {PTEC_VALUE_TENSOR, 0, {.tensor = &tc}};
+    ptec_value vout = {PTEC_VALUE_TENSOR, 0, {.tensor = &tout}}, vnone = {PTEC_VALUE_NONE, 0, {.tensor = NULL}};
+    ptec_value *args[3] = {&va, &vc, &vout};
+    TS(b->execute(&ctx, args, 2), PTEC_INVALID_ARGUMENT);
+    ptec_value *bad[3] = {&va, &vnone, &vout};
+    TS(b->execute(&ctx, bad, 3), PTEC_INVALID_TYPE);
+    TS(b->execute(&ctx, args, 3), PTEC_OK);
+    T(out == ((1 + 2 + 257) >> 1) - 128);
+    free(scratch);
+    free(persistent);
+}
+
 /* The copy rules of §3.2 steps 3 and 5, on a hand-made work area. */
 static void check_io_rules(void)
 {
@@ -473,6 +519,7 @@ int main(int argc, char **argv)
 #endif
     check_hostile(bytes, size);
     check_io_rules();
+    check_hooks(bytes);
     free(bytes);
     return test_summary("ethos-u delegate", checks);
 }
