@@ -1,6 +1,6 @@
 # The short commands. Each one installs what it needs first (scripts/setup.sh).
 #   make demo    compile a model, run it, print result, cost and memory
-#                (TARGET=cortex-m33 for the M33, or BOARD=<folder of boards/>;
+#                (TARGET=cortex-m33, cortex-m7, cortex-m4 or cortex-m3, or BOARD=<folder of boards/>;
 #                NPU=1: person detection on an emulated M55 + Ethos-U55 model)
 #   make test    every test: C (host and ASan/UBSan), cross builds, Python
 #   make size    the runtime core's footprint on each Cortex-M target
@@ -29,7 +29,7 @@ host-asan: setup
 	@cmake --build --preset host-asan -j $(JOBS)
 
 cross: setup
-	@for t in cortex-m55 cortex-m33; do \
+	@for t in cortex-m55 cortex-m33 cortex-m7 cortex-m4 cortex-m3; do \
 	  cmake --preset $$t >/dev/null && cmake --build --preset $$t -j $(JOBS) || exit 1; \
 	done
 

@@ -1,6 +1,8 @@
 # Bare-metal Arm toolchain. TARGET_CPU picks the core, as in Arm's own build
-# systems: cortex-m55 (MVE + FPU) or cortex-m33 (DSP + FPU). PTEC_BOARD picks
-# the board (boards/CMakeLists.txt); either one alone is enough.
+# systems: cortex-m55 (MVE + FPU), cortex-m33 (DSP + FPU), cortex-m7 (DSP +
+# double-precision FPU), cortex-m4 (DSP + FPU) or cortex-m3 (no DSP, no FPU:
+# soft float). PTEC_BOARD picks the board (boards/CMakeLists.txt); either
+# one alone is enough.
 set(CMAKE_SYSTEM_NAME Generic)
 set(CMAKE_SYSTEM_PROCESSOR arm)
 set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
@@ -19,7 +21,7 @@ endif()
 if(NOT TARGET_CPU)
   set(TARGET_CPU cortex-m55)
 endif()
-set(TARGET_CPU "${TARGET_CPU}" CACHE STRING "Target core: cortex-m55 or cortex-m33")
+set(TARGET_CPU "${TARGET_CPU}" CACHE STRING "Target core: cortex-m55, cortex-m33, cortex-m7, cortex-m4 or cortex-m3")
 
 set(CMAKE_C_COMPILER arm-none-eabi-gcc)
 set(CMAKE_ASM_COMPILER arm-none-eabi-gcc)
@@ -32,8 +34,14 @@ if(TARGET_CPU STREQUAL "cortex-m55")
   set(PTEC_CPU_FLAGS "-mcpu=cortex-m55 -mfloat-abi=hard -mthumb")
 elseif(TARGET_CPU STREQUAL "cortex-m33")
   set(PTEC_CPU_FLAGS "-mcpu=cortex-m33 -mfloat-abi=hard -mfpu=fpv5-sp-d16 -mthumb")
+elseif(TARGET_CPU STREQUAL "cortex-m7")
+  set(PTEC_CPU_FLAGS "-mcpu=cortex-m7 -mfloat-abi=hard -mfpu=fpv5-d16 -mthumb")
+elseif(TARGET_CPU STREQUAL "cortex-m4")
+  set(PTEC_CPU_FLAGS "-mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16 -mthumb")
+elseif(TARGET_CPU STREQUAL "cortex-m3")
+  set(PTEC_CPU_FLAGS "-mcpu=cortex-m3 -mfloat-abi=soft -mthumb")
 else()
-  message(FATAL_ERROR "TARGET_CPU must be cortex-m55 or cortex-m33, not '${TARGET_CPU}'")
+  message(FATAL_ERROR "TARGET_CPU must be cortex-m55, cortex-m33, cortex-m7, cortex-m4 or cortex-m3, not '${TARGET_CPU}'")
 endif()
 
 set(CMAKE_C_FLAGS_INIT "${PTEC_CPU_FLAGS} -ffunction-sections -fdata-sections")

@@ -36,3 +36,10 @@ endfunction()
 if(PTEC_BUILD_HOST_TOOLS AND NOT EXISTS ${PTEC_SHARED_DIR}/models/upstream/add.pte)
   ptec_tests_unavailable(shared_data "no upstream sample programs in ${PTEC_SHARED_DIR}/models/upstream")
 endif()
+
+# The bare-metal presets (CMakePresets.json) whose firmware the target tests
+# build and run in QEMU, one core each on its default board; and those of
+# them on Armv8-M, whose stack limit register turns a stack overflow into a
+# fault (Armv7-M has none: docs/targets.md).
+set(PTEC_CORTEX_M_PRESETS cortex-m55 cortex-m33 cortex-m7 cortex-m4 cortex-m3)
+set(PTEC_CORTEX_M_STACK_LIMIT_PRESETS cortex-m55 cortex-m33)

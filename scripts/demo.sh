@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make demo: the whole path on one small model.
-#   scripts/demo.sh [cortex-m55|cortex-m33|BOARD]   (BOARD: a folder of boards/ with a QEMU machine)
+#   scripts/demo.sh [cortex-m55|cortex-m33|cortex-m7|cortex-m4|cortex-m3|BOARD]   (BOARD: a folder of boards/ with a QEMU machine)
 #  0. build the host runtime's CLI, ptec-run (host preset);
 #  1. compile the zoo's digits CNN (trained in seconds on sklearn's bundled
 #     8x8 digits) to an int8 .pte for the target with the AOT compiler;
@@ -22,11 +22,13 @@ target=${1:-cortex-m55}
 # run_qemu.sh takes the QEMU machine from the firmware's board record.
 board_args=()
 build_name=$target
-case "$target" in
-  cortex-m55|cortex-m33) ;;
+# The cores are the bare-metal presets of CMakePresets.json.
+cores=$(sed -n 's/.*"TARGET_CPU": "\(cortex-m[0-9]*\)".*/\1/p' CMakePresets.json | sort -u | tr '\n' ' ')
+case " $cores " in
+  *" $target "*) ;;
   *)
     if [ ! -f "boards/$target/board.cmake" ]; then
-      echo "demo: target must be cortex-m55, cortex-m33 or a board of boards/, not '$target'" >&2; exit 2
+      echo "demo: target must be a core (${cores% }) or a board of boards/, not '$target'" >&2; exit 2
     fi
     board_args=(-DPTEC_BOARD="$target")
     build_name=$target

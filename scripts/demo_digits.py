@@ -31,8 +31,9 @@ PER_ROW = 20
 REGIONS = {
     "cortex-m55": {"code": "ITCM", "model": "QSPI flash, read-only, used in place", "ram": "DTCM",
                    "pools": "ISRAM"},
-    "cortex-m33": {"code": "SSRAM1", "model": "SSRAM1 after the code, used in place", "ram": "SSRAM2/3",
-                   "pools": "SSRAM2/3"},
+    **{core: {"code": "SSRAM1", "model": "SSRAM1 after the code, used in place", "ram": "SSRAM2/3",
+              "pools": "SSRAM2/3"}                  # the MPS2 boards (AN505, AN500, AN386, AN385)
+       for core in ("cortex-m33", "cortex-m7", "cortex-m4", "cortex-m3")},
 }
 
 

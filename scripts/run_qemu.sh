@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs a ptec firmware in QEMU and exits with the firmware's own exit code.
 #
-#   scripts/run_qemu.sh --elf FILE [--target cortex-m55|cortex-m33]
+#   scripts/run_qemu.sh --elf FILE [--target cortex-m55|cortex-m33|cortex-m7|cortex-m4|cortex-m3]
 #                       [--model FILE [--model-addr ADDR]]
 #                       [--input FILE [--input-addr ADDR]]
 #                       [--timeout SECONDS] [--dry-run]

@@ -16,6 +16,8 @@ import sys
 import traceback
 import warnings
 
+from .targets import CORES
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse whose errors are one line, like every other ptec error."""
@@ -226,7 +228,7 @@ def _parser() -> argparse.ArgumentParser:
                             "bit-exactness, cosine similarity to float, memory, accuracy")
     e.add_argument("models", nargs="*", help="zoo names (default: the whole zoo)")
     e.add_argument("--inputs", type=int, default=20, help="inputs per model (default 20)")
-    e.add_argument("--target", default="cortex-m55", choices=["cortex-m55", "cortex-m33"])
+    e.add_argument("--target", default="cortex-m55", choices=CORES)
     e.add_argument("--ptec-run", help="the host runtime CLI (default: build/host/tools/ptec-run/ptec-run)")
     e.set_defaults(func=_evaluate)
     c = sub.add_parser("compile", parents=[common], help="compile a PyTorch model to an int8 .pte")
@@ -235,7 +237,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="calibration: a number of samples, or a directory with one sample per "
                         ".npy (numpy.save), .npz (numpy.savez, one array per input) or .bin "
                         "(raw float32) file")
-    c.add_argument("--target", default="cortex-m55", choices=["cortex-m55", "cortex-m33"])
+    c.add_argument("--target", default="cortex-m55", choices=CORES)
     c.add_argument("-o", "--output", required=False)
     c.add_argument("--header", help="also write the program as a C array (FILE.h + FILE.c)")
     c.add_argument("--section", default=".ptec_model",
@@ -255,7 +257,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="convert a .tflite (int8, or Vela-compiled) to a .pte")
     t.add_argument("model", help="path/to/model.tflite")
     t.add_argument("-o", "--output", required=True)
-    t.add_argument("--target", default="cortex-m55", choices=["cortex-m55", "cortex-m33"],
+    t.add_argument("--target", default="cortex-m55", choices=CORES,
                    help="the ISA the scratch buffers are sized for (int8 models)")
     t.set_defaults(func=_import_tflite)
     return ap

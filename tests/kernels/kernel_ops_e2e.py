@@ -5,7 +5,7 @@ ptec.reference.cortex_m; and malformed calls that prepare must refuse with a
 clear message (never a crash, never at run time).
 
 Usage: kernel_ops_e2e.py --ptec-run PATH [--keep DIR]
-       kernel_ops_e2e.py --qemu-target cortex-m55|cortex-m33 --runner-elf ELF [--keep DIR]
+       kernel_ops_e2e.py --qemu-target CORE --runner-elf ELF [--keep DIR]
 The second form runs the same programs on the emulated board with the
 fixed-address firmware runner (scripts/run_qemu.sh) instead of ptec-run.
 """
@@ -25,6 +25,7 @@ from ptec.pte.program_builder import CHANNELS_LAST, ProgramBuilder  # noqa: E402
 from ptec.pte.schema import ScalarType  # noqa: E402
 from ptec.pte.writer import write_program  # noqa: E402
 from ptec.reference import cortex_m as ref  # noqa: E402
+from ptec.targets import CORES  # noqa: E402
 
 I8, I16, I32, F32 = ScalarType.CHAR, ScalarType.SHORT, ScalarType.INT, ScalarType.FLOAT
 rng = np.random.default_rng(11)
@@ -505,7 +506,7 @@ def run_case_qemu(case, target, elf, workdir, index):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--ptec-run")
-    parser.add_argument("--qemu-target", choices=["cortex-m55", "cortex-m33"])
+    parser.add_argument("--qemu-target", choices=CORES)
     parser.add_argument("--runner-elf", help="the fixed-address runner firmware for --qemu-target")
     parser.add_argument("--keep", help="keep the programs in this directory")
     args = parser.parse_args()

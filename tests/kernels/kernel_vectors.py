@@ -12,7 +12,7 @@ all little-endian. The op numbers and int layouts are mirrored in the
 harness.
 
 Usage: kernel_vectors.py --harness PATH [--cases N] [--seed S] [--keep FILE]
-       kernel_vectors.py --qemu-target cortex-m55|cortex-m33 --firmware ELF [...]
+       kernel_vectors.py --qemu-target CORE --firmware ELF [...]
 The second form runs the cases on the emulated core: the firmware
 (tests/kernels/kernel_vector_firmware.c) finds the case file at the program
 slot, where scripts/run_qemu.sh places it.
@@ -31,6 +31,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 from ptec.reference import cortex_m as ref  # noqa: E402
+from ptec.targets import CORES  # noqa: E402
 
 OPS = ["quantize_s8", "quantize_s16", "dequantize_s8", "dequantize_s16", "add", "mul", "div_s8",
        "div_s16", "lut", "minimum", "maximum", "fully_connected", "conv", "depthwise_conv",
@@ -606,7 +607,7 @@ def generate(cases, seed):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--harness")
-    parser.add_argument("--qemu-target", choices=["cortex-m55", "cortex-m33"])
+    parser.add_argument("--qemu-target", choices=CORES)
     parser.add_argument("--firmware", help="ptec_kernel_vectors.elf for --qemu-target")
     parser.add_argument("--cases", type=int, default=200, help="cases per operator")
     parser.add_argument("--seed", type=int, default=20261121)

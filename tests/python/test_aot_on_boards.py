@@ -1,8 +1,11 @@
 """Compiled models on the emulated boards: every zoo model, `ptec compile`d for
-each target and run in the QEMU runner firmware, gives output bytes equal to
-the host runtime's (ptec-run) and to the numpy reference interpreter.
+each core (M55, M33, M7, M4, M3) and run in the QEMU runner firmware of its
+board, gives output bytes equal to the host runtime's (ptec-run) and to the
+numpy reference interpreter. Compiled, interpreted and run on the host once
+per kernel ISA (the M33, M7 and M4 share the DSP program).
 Skipped unless the cortex-m presets are built and qemu exists (a failure
 under make test, PTEC_STRICT=1)."""
+import functools
 import importlib.util
 import os
 import shutil
@@ -17,6 +20,7 @@ from ptec.interpreter import run_program
 from ptec import host_runtime
 from ptec.models import ZOO, load_model
 from ptec.pte import NUMPY_DTYPE, ScalarType, parse_program
+from ptec.targets import CORES, ISA
 
 RUN_QEMU = os.path.join(ROOT, "scripts", "run_qemu.sh")
 _spec = importlib.util.spec_from_file_location(
@@ -29,27 +33,56 @@ def runner_elf(target):
     return os.path.join(ROOT, "build", target, "firmware", "runner", "ptec_runner.elf")
 
 
-@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
-@pytest.mark.parametrize("name", list(ZOO))
-def test_compiled_model_on_board(tmp_path, target, name):
-    if shutil.which("qemu-system-arm") is None or not os.path.exists(runner_elf(target)):
-        pytest.skip(f"no QEMU or no runner firmware for {target} (build the {target} preset)")
+@functools.lru_cache(maxsize=None)
+def compiled_for_isa(name, isa, workdir):
+    """The program of zoo model `name` compiled for the first core with this
+    kernel ISA, its input bytes, and the outputs the int8 reference and the
+    host runtime give. A program depends on the core only through the ISA
+    its scratch is sized for (ptec.targets.ISA), so the cores that share an
+    ISA (the M33, M7 and M4: DSP) run the same bytes; test_same_isa_same_program
+    checks that."""
+    target = next(core for core, core_isa in ISA.items() if core_isa == isa)
     m = load_model(name)
     res = compile_model(m.module, m.example_inputs, m.calibration(8), target=target)
     prog = parse_program(res.data)
-    pte = tmp_path / "model.pte"
-    pte.write_bytes(res.data)
     x = m.calibration(1, 17)[0][0].numpy()
     t = prog.plan().values[prog.plan().inputs[0]].val
     phys = x.reshape(t.sizes).transpose(list(t.dim_order))
-    raw = tmp_path / "in.bin"
-    raw.write_bytes(np.ascontiguousarray(phys, NUMPY_DTYPE[ScalarType(t.scalar_type)]).tobytes())
+    raw = np.ascontiguousarray(phys, NUMPY_DTYPE[ScalarType(t.scalar_type)]).tobytes()
+    want = np.ascontiguousarray(run_program(prog, [x])[0]).tobytes()
+    host = np.ascontiguousarray(host_runtime.run(prog, res.data, [x], workdir=workdir)[0]).tobytes()
+    return res.data, raw, want, host
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("aot_on_boards"))
+
+
+@pytest.mark.parametrize("target", CORES)
+@pytest.mark.parametrize("name", list(ZOO))
+def test_compiled_model_on_board(tmp_path, cache_dir, target, name):
+    if shutil.which("qemu-system-arm") is None or not os.path.exists(runner_elf(target)):
+        pytest.skip(f"no QEMU or no runner firmware for {target} (build the {target} preset)")
+    data, raw, want, host = compiled_for_isa(name, ISA[target], cache_dir)
+    pte = tmp_path / "model.pte"
+    pte.write_bytes(data)
+    inp = tmp_path / "in.bin"
+    inp.write_bytes(raw)
     run = subprocess.run([RUN_QEMU, "--target", target, "--elf", runner_elf(target), "--model",
-                          str(pte), "--input", str(raw), "--timeout", "120"],
+                          str(pte), "--input", str(inp), "--timeout", "120"],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert run.returncode == 0, run.stdout
     got = run_and_compare.firmware_outputs(run.stdout)
-    want = run_program(prog, [x])[0]
-    host = host_runtime.run(prog, res.data, [x], workdir=str(tmp_path))[0]
-    assert got == [np.ascontiguousarray(host).tobytes()], "board differs from ptec-run on the host"
-    assert got == [np.ascontiguousarray(want).tobytes()], "board differs from the int8 reference"
+    assert got == [host], "board differs from ptec-run on the host"
+    assert got == [want], "board differs from the int8 reference"
+
+
+def test_same_isa_same_program():
+    """The cores sharing an ISA get the same program from `ptec compile`
+    (what lets test_compiled_model_on_board compile once per ISA)."""
+    m = load_model("digits_cnn")
+    calib = m.calibration(8)
+    programs = {core: compile_model(m.module, m.example_inputs, calib, target=core).data
+                for core, isa in ISA.items() if isa == "DSP"}
+    assert len(programs) >= 2 and len(set(programs.values())) == 1, sorted(programs)

@@ -32,9 +32,11 @@ __attribute__((weak)) void ptec_board_on_fault(void)
 __attribute__((naked)) void ptec_board_fault_entry(void)
 {
     __asm__ volatile(
+#if PTEC_ARCH_HAS_STACK_LIMIT
         "movs r2, #0\n\t"
         "msr msplim, r2\n\t"
         "msr psplim, r2\n\t"
+#endif
         "tst lr, #4\n\t"
         "ite eq\n\t"
         "mrseq r0, msp\n\t"

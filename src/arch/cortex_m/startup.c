@@ -1,4 +1,6 @@
-/* Reset and the vector table for Armv8-M cores. The linker script
+/* Reset and the vector table for Armv7-M and Armv8-M Mainline cores. The
+ * Armv8-M parts (the stack limit register, SecureFault) are compiled in
+ * when the compiler targets Armv8-M (arch_internal.h). The linker script
  * (cortex_m_sections.ld, included by the board's) places .vectors at the
  * boot address and defines the __*_start/_end symbols used here. The board
  * gives the console (ptec_board_console_init) and the exit. */
@@ -61,10 +63,13 @@ const void *const ptec_board_vectors[16] = {
 
 void Reset_Handler(void)
 {
+#if defined(__ARM_FP) || defined(__ARM_FEATURE_MVE)
     /* Before anything else: grant CP10/CP11 (FPU and MVE). Any earlier
-     * floating-point or vector instruction would take a NOCP fault. */
+     * floating-point or vector instruction would take a NOCP fault. A core
+     * built without them (soft float) leaves CPACR alone. */
     SCB_CPACR |= 0xFu << 20;
     __asm__ volatile("dsb\n\tisb" ::: "memory");
+#endif
     board_start();
 }
 
@@ -73,10 +78,13 @@ static void board_start(void)
     SCB_VTOR = (uint32_t)(uintptr_t)ptec_board_vectors;
     /* Report faults by their own name rather than as an escalated
      * HardFault, and make integer division by zero a fault. */
-    SCB_SHCSR |= SHCSR_MEMFAULTENA | SHCSR_BUSFAULTENA | SHCSR_USGFAULTENA | SHCSR_SECUREFAULTENA;
+    SCB_SHCSR |= SHCSR_MEMFAULTENA | SHCSR_BUSFAULTENA | SHCSR_USGFAULTENA;
     SCB_CCR |= CCR_DIV_0_TRP;
+#if PTEC_ARCH_HAS_STACK_LIMIT
+    SCB_SHCSR |= SHCSR_SECUREFAULTENA;
     const uint32_t limit = (uint32_t)(uintptr_t)__stack_limit + STACK_GUARD_BYTES;
     __asm__ volatile("msr msplim, %0" : : "r"(limit));
+#endif
 
     memcpy(__data_start, __data_load, (size_t)((uintptr_t)__data_end - (uintptr_t)__data_start));
     memset(__bss_start, 0, (size_t)((uintptr_t)__bss_end - (uintptr_t)__bss_start));

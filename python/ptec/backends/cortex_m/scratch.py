@@ -1,12 +1,15 @@
 """Scratch sizes of the cortex_m ops per target ISA (cortex-m-ops.md §1.7).
 
-cortex-m55 means MVE (Helium), cortex-m33 means DSP. The runtime's kernels may
+Each core's ISA is ptec.targets.ISA (cortex-m55 MVE, cortex-m33/m7/m4 DSP,
+cortex-m3 the reference, as "scalar"). The runtime's kernels may
 use up to the planned bytes and never more, so these sizes must be at least
 what CMSIS-NN asks for on that target. The MVE 1xN convolution special case
 (not given by the spec) uses the general MVE rule, which is larger."""
 from __future__ import annotations
 
-TARGETS = {"cortex-m55": "MVE", "cortex-m33": "DSP", "scalar": "SCALAR"}
+from ...targets import ISA
+
+TARGETS = {**ISA, "scalar": "SCALAR"}
 
 
 def isa(target: str) -> str:
