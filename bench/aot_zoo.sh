@@ -4,13 +4,13 @@
 # runner firmware (fixed-address program, seeded random input) and reported
 # as inference instructions (QEMU icount) and planned arena bytes. The output
 # is also compared byte for byte with ptec-run on the host.
-#   bench/aot_zoo.sh [cortex-m55|cortex-m33 ...]      (default: both)
+#   bench/aot_zoo.sh [CORE ...]      (default: every core, scripts/cortex_m_cores.sh)
 # Needs the cross build of each target (cmake --preset T && cmake --build --preset T);
 # a target without its runner firmware is skipped with a note.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(cortex-m55 cortex-m33)
+[ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(scripts/cortex_m_cores.sh)
 py=/usr/bin/python3
 host_run=build/host/tools/ptec-run/ptec-run
 work=$(mktemp -d)

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # DS-CNN keyword spotter (the shape of shared/targets/qemu.md's reference
-# table) on both boards: executed instructions per layer and for the whole
-# inference, next to CMSIS-NN v19.1's figures for the same layers (-Ofast,
-# same counting method). The program comes from ptec.backends.cortex_m.sample_programs with random
+# table) on every core's board: executed instructions per layer and for the
+# whole inference, next to CMSIS-NN v19.1's figures for the same layers
+# (-Ofast, same counting method) where qemu.md has them (M55, M33; none was
+# measured on the M7, M4 and M3: "-"). The program comes from ptec.backends.cortex_m.sample_programs with random
 # weights; instruction counts of these kernels do not depend on the values
 # except through saturation branches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 python=/usr/bin/python3
-for t in cortex-m55 cortex-m33; do
+mapfile -t cores < <(scripts/cortex_m_cores.sh)
+for t in "${cores[@]}"; do
   cmake --preset "$t" >/dev/null
   cmake --build --preset "$t" -j2 >/dev/null
   PYTHONPATH=python "$python" - "$t" "$out/ds_cnn_$t.pte" <<'PY'
@@ -33,13 +35,18 @@ declare -A ref=(
   [net,cortex-m55]=1778564 [net,cortex-m33]=7794763)
 
 printf '%-34s %-11s %12s %12s %8s\n' layer target ptec CMSIS-NN ratio
-for t in cortex-m55 cortex-m33; do
+for t in "${cores[@]}"; do
   log="$out/$t.log"
   count() { sed -n "s/^  \[ *$1\] [^ ]* *\([0-9]*\) .*/\1/p" "$log"; }
   row() {
     local name=$1 key=$2 value=$3
-    printf '%-34s %-11s %12s %12s %7sx\n' "$name" "$t" "$value" "${ref[$key,$t]}" \
-      "$(awk -v a="$value" -v b="${ref[$key,$t]}" 'BEGIN {printf "%.2f", a / b}')"
+    local cmsis=${ref[$key,$t]:-}
+    if [ -n "$cmsis" ]; then
+      printf '%-34s %-11s %12s %12s %7sx\n' "$name" "$t" "$value" "$cmsis" \
+        "$(awk -v a="$value" -v b="$cmsis" 'BEGIN {printf "%.2f", a / b}')"
+    else
+      printf '%-34s %-11s %12s %12s %8s\n' "$name" "$t" "$value" - -
+    fi
   }
   row "conv 10x4 s2 (depthwise, mult 64)" conv "$(count 1)"
   row "depthwise 3x3 (first block)" dw "$(count 2)"
@@ -48,4 +55,4 @@ for t in cortex-m55 cortex-m33; do
   row "fully connected 64 -> 12" fc "$(count 11)"
   row "whole inference (+quant/dequant)" net "$(sed -n 's/^inference: \([0-9]*\) instructions.*/\1/p' "$log")"
 done
-echo "(ptec: preset flags, -Os, DSP/Helium variant loops -O2; per-layer figures include ~24 instructions of counter reads)"
+echo "(ptec: preset flags, -Os, DSP/Helium variant loops -O2 (the M3 runs the reference C); per-layer figures include ~24 instructions of counter reads)"

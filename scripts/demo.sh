@@ -22,8 +22,7 @@ target=${1:-cortex-m55}
 # run_qemu.sh takes the QEMU machine from the firmware's board record.
 board_args=()
 build_name=$target
-# The cores are the bare-metal presets of CMakePresets.json.
-cores=$(sed -n 's/.*"TARGET_CPU": "\(cortex-m[0-9]*\)".*/\1/p' CMakePresets.json | sort -u | tr '\n' ' ')
+cores=$(scripts/cortex_m_cores.sh | tr '\n' ' ')
 case " $cores " in
   *" $target "*) ;;
   *)

@@ -86,3 +86,16 @@ def test_same_isa_same_program():
     programs = {core: compile_model(m.module, m.example_inputs, calib, target=core).data
                 for core, isa in ISA.items() if isa == "DSP"}
     assert len(programs) >= 2 and len(set(programs.values())) == 1, sorted(programs)
+
+
+@pytest.mark.parametrize("command", [["compile", "digits_cnn"], ["evaluate"],
+                                     ["import-tflite", "m.tflite", "-o", "m.pte"]])
+def test_every_core_is_a_target(command):
+    """`--target` takes every core that has a board, and no other."""
+    from ptec.cli import _parser
+    parser = _parser()
+    for core in CORES:
+        assert parser.parse_args(command + ["--target", core]).target == core
+    assert set(CORES) == {"cortex-m55", "cortex-m33", "cortex-m7", "cortex-m4", "cortex-m3"}
+    with pytest.raises(SystemExit):
+        parser.parse_args(command + ["--target", "cortex-m85"])

@@ -216,8 +216,8 @@ CASES = [
      ["--percentile 200"]),
     ("seed_not_a_number", ["compile", M + ":one", "--seed", "x", "-o", "{out}/m.pte"],
      ["--seed", "invalid int value: 'x'", "--help"]),
-    ("target_unknown", ["compile", M + ":one", "--target", "cortex-m7", "-o", "{out}/m.pte"],
-     ["--target", "cortex-m7", "--help"]),
+    ("target_unknown", ["compile", M + ":one", "--target", "cortex-m85", "-o", "{out}/m.pte"],
+     ["--target", "cortex-m85", "--help"]),
     ("subcommand_unknown", ["build", "x"], ["'build'", "choose from"]),
     ("subcommand_missing", [], ["required", "--help"]),
     # inspect

@@ -2,7 +2,7 @@
 give k inferences, each reported as "infer k: class c" plus its output bytes
 ("@b<k>.out<i>" lines), which must equal ptec-run's on the host for the same
 input, byte for byte. Uses the compiled digits CNN and a few held-out test
-images, on both boards. Skipped unless the host and cortex-m presets are
+images, on every core's board. Skipped unless the host and cortex-m presets are
 built and qemu-system-arm exists."""
 import os
 import re
@@ -15,6 +15,7 @@ import pytest
 from ptec.compiler import compile_model
 from ptec.models import load_model
 from ptec.models.digits import digits_dataset
+from ptec.targets import CORES
 
 from runtime_util import PTEC_RUN, ROOT
 
@@ -44,7 +45,7 @@ def digits_model():
     return load_model("digits_cnn")
 
 
-@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+@pytest.mark.parametrize("target", CORES)
 def test_batch_equals_ptec_run(tmp_path, digits_model, target):
     if shutil.which("qemu-system-arm") is None or not os.path.exists(runner_elf(target)):
         pytest.skip(f"no QEMU or no runner firmware for {target} (build the {target} preset)")
