@@ -1,5 +1,6 @@
-/* Arm MPS2 FPGA image AN386 (Cortex-M4, DSP + FPU) as QEMU's mps2-an386
- * models it (Armv7-M: no security states, one address map). */
+/* The Armv7-M MPS2 FPGA images as QEMU models them: AN385 (Cortex-M3),
+ * AN386 (Cortex-M4) and AN500 (Cortex-M7) share these device addresses
+ * and the 25 MHz system clock (no security states, one address map). */
 #ifndef PTEC_BOARD_CONFIG_H
 #define PTEC_BOARD_CONFIG_H
 
