@@ -16,7 +16,7 @@ from . import quantize as qz
 from .calibration import check_samples
 from .ops import runtime_kernels
 from .pte.schema import Program
-from .pte.upstream_rules import UpstreamRuleError, require_compatible
+from .pte.upstream_rules import UpstreamRuleError, require_compatible, upstream_needs
 
 
 class CompileError(RuntimeError):
@@ -85,6 +85,7 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
         require_compatible(program)
     except UpstreamRuleError as e:
         raise CompileError(str(e)) from e
+    log("upstream ExecuTorch needs: " + ", ".join(upstream_needs(program)))
     data = em.emit_pte(program)
     log(f"emitted {len(data)} bytes in {time.time() - t0:.1f} s")
     return CompileResult(program, data, lowered, mplan, qgraph, graph)

@@ -28,7 +28,8 @@ from ptec.compiler import compile_model
 from ptec.ops import SIGNATURES
 from ptec.pte.program_builder import CHANNELS_LAST, ProgramBuilder
 from ptec.pte.schema import ScalarType
-from ptec.pte.upstream_rules import RULES, UpstreamRuleError, check_program, require_compatible
+from ptec.pte.upstream_rules import (RULES, UpstreamRuleError, check_program, require_compatible,
+                                     upstream_needs)
 
 F32, I8 = ScalarType.FLOAT, ScalarType.CHAR
 CONTIG4 = [0, 1, 2, 3]
@@ -396,3 +397,28 @@ def test_the_issues_cases_lower_without_extra_instructions():
     (_, (x, dim, *_)), = _calls(res, "aten::_softmax.out")
     assert list(x.sizes) == [1, 3, 3, 4] and list(x.dim_order) == CONTIG4
     assert dim.int_val == 3
+
+
+@pytest.mark.parametrize("target,mve", [("cortex-m55", True), ("cortex-m33", False)])
+def test_upstream_needs_names_the_libraries_and_the_mve_build(target, mve):
+    """An int8 linear on cortex-m55 passes kernel_sum (no bias), which only
+    CMSIS-NN's MVE path reads; on cortex-m33 it passes the bias."""
+    class Head(nn.Module):
+        input_shape = (1, 8)
+
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 4)
+
+        def forward(self, x):
+            return self.fc(x)
+    _, res = _compile(Head, target=target)
+    needs = upstream_needs(res.program)
+    assert "cortex_m" in needs
+    assert ("CMSIS-NN MVE build" in needs) == mve
+    (_, args), = _calls(res, "cortex_m::quantized_linear.out")
+    names = [n for n, _ in SIGNATURES["cortex_m::quantized_linear.out"]]
+    is_null = [a is None or type(a).__name__ == "Null" for a in args]
+    assert is_null[names.index("bias")] == mve and is_null[names.index("kernel_sum")] != mve
+    _, res = _compile(ScalarMul, backends=[PortableBackend()])
+    assert upstream_needs(res.program) == ["portable"]

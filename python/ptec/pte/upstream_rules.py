@@ -219,8 +219,7 @@ def _describe(name: str, t: Tensor) -> str:
     return f"{name} {list(t.sizes or [])} dim order {_order(t)}"
 
 
-def _check_call(key: str, rule: Rule, named: Dict[str, List[Tensor]],
-                values: list) -> List[str]:
+def _check_call(key: str, rule: Rule, named: Dict[str, List[Tensor]]) -> List[str]:
     bad: List[str] = []
 
     def tensors(names):
@@ -295,24 +294,38 @@ def _arguments(key: str, call: KernelCall, values: list) -> Dict[str, list]:
 
 
 def check_program(program: Program) -> List[str]:
-    """Every breach of RULES in the program: "instruction i (op): why"."""
-    problems: List[str] = []
+    """Every breach of RULES in the program: "instruction i (op): why".
+    Operators without a rule are not upstream's: the kernel check names them."""
+    return [f"instruction {i} ({key}): {why}" for i, key, named in _kernel_calls(program)
+            for why in _check_call(key, RULES[key], named)]
+
+
+def _kernel_calls(program: Program):
+    """(instruction index, operator key, named tensor arguments) of every
+    kernel call to an operator RULES knows."""
     for plan in program.execution_plan or []:
         values = plan.values or []
         ops = plan.operators or []
         for chain in plan.chains or []:
             for i, ins in enumerate(chain.instructions or []):
                 call = ins.instr_args
-                if not isinstance(call, KernelCall) or not 0 <= call.op_index < len(ops):
-                    continue
-                op = ops[call.op_index]
-                key = f"{op.name}.{op.overload}" if op.overload else op.name
-                rule = RULES.get(key)
-                if rule is None:
-                    continue        # not an upstream operator: the kernel check names it
-                for why in _check_call(key, rule, _arguments(key, call, values), values):
-                    problems.append(f"instruction {i} ({key}): {why}")
-    return problems
+                if isinstance(call, KernelCall) and 0 <= call.op_index < len(ops):
+                    op = ops[call.op_index]
+                    key = f"{op.name}.{op.overload}" if op.overload else op.name
+                    if key in RULES:
+                        yield i, key, _arguments(key, call, values)
+
+
+def upstream_needs(program: Program) -> List[str]:
+    """The upstream kernel libraries the program's calls live in, and
+    "CMSIS-NN MVE build" when a quantized_linear passes kernel_sum (which
+    only CMSIS-NN's MVE path reads; docs/compatibility.md)."""
+    needs = set()
+    for _, key, named in _kernel_calls(program):
+        needs.add(RULES[key].upstream_library)
+        if key == "cortex_m::quantized_linear.out" and named.get("kernel_sum"):
+            needs.add("CMSIS-NN MVE build")
+    return sorted(needs)
 
 
 def require_compatible(program: Program) -> None:
