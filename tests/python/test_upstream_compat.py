@@ -422,3 +422,40 @@ def test_upstream_needs_names_the_libraries_and_the_mve_build(target, mve):
     assert is_null[names.index("bias")] == mve and is_null[names.index("kernel_sum")] != mve
     _, res = _compile(ScalarMul, backends=[PortableBackend()])
     assert upstream_needs(res.program) == ["portable"]
+
+
+# -- what the programs compute with upstream's indexing --------------------------
+
+def test_upstream_indexing_shows_the_defects_ptec_avoids():
+    """The emulation is able to see the issue's case 3 (and a broadcast into
+    channels-last): the old constructs give wrong numbers with upstream's
+    indexing, right ones with ptec's."""
+    from ptec import interpreter
+    from upstream_semantics import run_as_upstream
+    x = np.random.default_rng(0).standard_normal((1, 4, 3, 3)).astype(np.float32)
+    program = _program(_softmax_over_channels)
+    want = torch.softmax(torch.from_numpy(x), 1).numpy()
+    assert np.abs(interpreter.run_program(program, [x])[0] - want).max() < 1e-6
+    assert np.abs(run_as_upstream(program, [x])[0] - want).max() > 0.1
+    g = np.random.default_rng(1).standard_normal((1, 1, 3, 3)).astype(np.float32)
+    program = _program(_broadcast_channels_last)
+    assert np.abs(interpreter.run_program(program, [x, g])[0] - x * g).max() < 1e-6
+    assert np.abs(run_as_upstream(program, [x, g])[0] - x * g).max() > 0.1
+
+
+@pytest.mark.parametrize("cls", FP32_MODELS + [MixedInt8Fp32], ids=lambda c: c.__name__)
+def test_programs_compute_right_with_upstream_indexing(cls):
+    from ptec import interpreter
+    from upstream_semantics import run_as_upstream
+    backends = None if cls is MixedInt8Fp32 else [PortableBackend()]
+    m, res = _compile(cls, backends=backends)
+    x = torch.randn(cls.input_shape, generator=torch.Generator().manual_seed(11))
+    got = run_as_upstream(res.program, [x.numpy()])
+    ours = interpreter.run_program(res.program, [x.numpy()])
+    with torch.no_grad():
+        want = m(x)
+    want = want if isinstance(want, tuple) else (want,)
+    for g, o, w in zip(got, ours, want):
+        np.testing.assert_allclose(g, o, rtol=1e-6, atol=1e-6)
+        if backends is not None:
+            np.testing.assert_allclose(g, w.numpy(), rtol=1e-5, atol=1e-5)
