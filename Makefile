@@ -29,7 +29,7 @@ host-asan: setup
 	@cmake --build --preset host-asan -j $(JOBS)
 
 cross: setup
-	@for t in cortex-m55 cortex-m33 cortex-m7 cortex-m4 cortex-m3; do \
+	@for t in $$(scripts/cortex_m_cores.sh); do \
 	  cmake --preset $$t >/dev/null && cmake --build --preset $$t -j $(JOBS) || exit 1; \
 	done
 

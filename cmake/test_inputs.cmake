@@ -37,9 +37,21 @@ if(PTEC_BUILD_HOST_TOOLS AND NOT EXISTS ${PTEC_SHARED_DIR}/models/upstream/add.p
   ptec_tests_unavailable(shared_data "no upstream sample programs in ${PTEC_SHARED_DIR}/models/upstream")
 endif()
 
-# The bare-metal presets (CMakePresets.json) whose firmware the target tests
-# build and run in QEMU, one core each on its default board; and those of
-# them on Armv8-M, whose stack limit register turns a stack overflow into a
-# fault (Armv7-M has none: docs/targets.md).
-set(PTEC_CORTEX_M_PRESETS cortex-m55 cortex-m33 cortex-m7 cortex-m4 cortex-m3)
+# The bare-metal presets of CMakePresets.json (those naming a TARGET_CPU),
+# whose firmware the target tests build and run in QEMU, one core each on
+# its default board; and those of them on Armv8-M, whose stack limit
+# register turns a stack overflow into a fault (Armv7-M has none:
+# docs/targets.md).
+set(PTEC_CORTEX_M_PRESETS)
+file(READ ${PROJECT_SOURCE_DIR}/CMakePresets.json ptec_presets_json)
+string(JSON ptec_preset_count LENGTH "${ptec_presets_json}" configurePresets)
+math(EXPR ptec_preset_last "${ptec_preset_count} - 1")
+foreach(i RANGE ${ptec_preset_last})
+  string(JSON ptec_preset_cpu ERROR_VARIABLE ptec_no_cpu GET "${ptec_presets_json}"
+         configurePresets ${i} cacheVariables TARGET_CPU)
+  if(NOT ptec_no_cpu)
+    string(JSON ptec_preset_name GET "${ptec_presets_json}" configurePresets ${i} name)
+    list(APPEND PTEC_CORTEX_M_PRESETS ${ptec_preset_name})
+  endif()
+endforeach()
 set(PTEC_CORTEX_M_STACK_LIMIT_PRESETS cortex-m55 cortex-m33)
