@@ -117,6 +117,15 @@ def _broadcast_channels_last(b):
     return [x, g], [y]
 
 
+def _int8_maximum(b, other_sizes):
+    x = b.tensor(I8, [1, 4, 3, 3], CHANNELS_LAST)
+    c = b.constant(np.zeros(other_sizes, np.int8))
+    b.values[c].val.dim_order = bytes(CHANNELS_LAST)
+    y = b.tensor(I8, [1, 4, 3, 3], CHANNELS_LAST)
+    b.call("cortex_m::maximum.out", self=x, other=c, out=y)
+    return [x], [y]
+
+
 def _clone_wrong_out(b):
     x = b.tensor(F32, [1, 4, 3, 3], CHANNELS_LAST)
     y = b.tensor(F32, [1, 4, 3, 3], CHANNELS_LAST)
@@ -161,6 +170,8 @@ REFUSED = {
     "cat_channels_last_int8": (lambda b: _cat_channels_last(b, I8), "indexes it as contiguous"),
     "broadcast_into_channels_last": (_broadcast_channels_last, "broadcast"),
     "clone_out_differs_from_dim_order": (_clone_wrong_out, "differs from out's"),
+    "int8_maximum_channel_broadcast": (lambda b: _int8_maximum(b, (1, 4, 1, 1)),
+                                       "logical sizes as row-major dims"),
     "cortex_m_conv_contiguous_input": (_cortex_m_conv_contiguous, "4-D channels-last"),
     "view_copy_dtype_change": (_view_copy_dtype, "dtypes differ"),
 }
@@ -180,6 +191,7 @@ ACCEPTED = {
     "mul_constant_on_nhwc_view": _mul_on_nhwc_view,
     "flatten_after_clone": _flatten_after_clone,
     "softmax_contiguous": lambda b: _softmax_over_channels(b, CONTIG4),
+    "int8_maximum_single_element": lambda b: _int8_maximum(b, (1, 1, 1, 1)),
     # channels-last whose bytes are NCHW order (H = W = 1): indexed right
     "softmax_channels_last_1x1": lambda b: _softmax_over_channels(b, sizes=(1, 4, 1, 1)),
 }
@@ -200,7 +212,8 @@ def test_every_operator_ptec_emits_has_an_upstream_rule():
         names = {n for n, _ in SIGNATURES[key]}
         used = set(rule.same_dim_order + rule.contiguous + rule.contiguous_or_channels_last
                    + rule.channels_last + rule.same_dtype + rule.indexed_as_contiguous
-                   + rule.broadcast + tuple(n for n, _ in rule.dtypes))
+                   + rule.broadcast + rule.row_major_broadcast
+                   + tuple(n for n, _ in rule.dtypes))
         assert used <= names, (key, used - names)
 
 
@@ -328,6 +341,21 @@ class MixedInt8Fp32(nn.Module):
         return torch.flatten(self.c2(y), 1)
 
 
+class MinMaxBroadcast(nn.Module):
+    """int8 minimum/maximum with a per-channel constant and a per-channel
+    activation broadcast over a channels-last tensor."""
+    input_shape = (1, 4, 3, 5)
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 1)
+        self.c = torch.linspace(-0.5, 0.5, 4).reshape(4, 1, 1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        return torch.minimum(torch.maximum(y, self.c), y.mean(dim=(2, 3), keepdim=True))
+
+
 FP32_MODELS = [ScalarMul, Flatten, ChannelSoftmax, ConstantsOfEveryRank, ViewsAndReductions,
                PoolsAndNorm]
 
@@ -365,10 +393,14 @@ def test_fp32_programs_keep_upstream_rules_and_match_torch(cls):
 
 
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
-@pytest.mark.parametrize("cls", FP32_MODELS + [MixedInt8Fp32], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", FP32_MODELS + [MixedInt8Fp32, MinMaxBroadcast],
+                         ids=lambda c: c.__name__)
 def test_mixed_int8_fp32_programs_keep_upstream_rules(cls, target):
     m, res = _compile(cls, target=target)
     assert check_program(res.program) == []
+    if cls is MinMaxBroadcast:
+        assert "cortex_m::maximum.out" in res.lowered.operators
+        _run_against_torch(m, res, cls, 0.08)
     if cls is MixedInt8Fp32:
         assert res.lowered.fallbacks and any(op.startswith("cortex_m::quantized_conv2d")
                                              for op in res.lowered.operators)

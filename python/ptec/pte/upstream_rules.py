@@ -52,6 +52,10 @@ class Rule:
     # when shapes differ, a channels-last `out` whose bytes differ from NCHW
     # order is computed wrongly
     broadcast: Tuple[str, ...] = ()
+    # the kernel takes every tensor as row-major over its logical sizes: an
+    # operand of more than one element broadcast into out needs row-major
+    # layouts (a single element broadcasts right in any layout)
+    row_major_broadcast: Tuple[str, ...] = ()
     dim_order_argument: bool = False             # _clone_dim_order's dim_order argument
     upstream_library: str = "portable"           # where upstream's kernel lives
 
@@ -156,8 +160,11 @@ RULES: Dict[str, Rule] = {
     "cortex_m::quantized_activation.out": _cortex_m("quantized_activation",
                                                     ("input", "lut", "out"),
                                                     same_dim_order=("input", "out")),
-    "cortex_m::minimum.out": _cortex_m("minimum", ("self", "other", "out")),
-    "cortex_m::maximum.out": _cortex_m("maximum", ("self", "other", "out")),
+    # arm_minimum_s8/arm_maximum_s8 get the logical sizes as row-major dims
+    "cortex_m::minimum.out": _cortex_m("minimum", ("self", "other", "out"),
+                                       row_major_broadcast=("self", "other", "out")),
+    "cortex_m::maximum.out": _cortex_m("maximum", ("self", "other", "out"),
+                                       row_major_broadcast=("self", "other", "out")),
     "cortex_m::quantized_linear.out": _cortex_m("quantized_linear", ("input", "weights", "out"),
                                                 dtypes=(("bias", I32), ("kernel_sum", I32))),
     "cortex_m::quantized_conv2d.out": _cortex_m(
@@ -211,6 +218,13 @@ def _bytes_as_contiguous(t: Tensor) -> bool:
     return moved == sorted(moved)
 
 
+def _strip_leading_ones(sizes) -> List[int]:
+    sizes = list(sizes)
+    while sizes and sizes[0] == 1:
+        sizes.pop(0)
+    return sizes
+
+
 def _order(t: Tensor) -> str:
     return "[" + ",".join(str(d) for d in (t.dim_order or b"")) + "]"
 
@@ -255,12 +269,21 @@ def _check_call(key: str, rule: Rule, named: Dict[str, List[Tensor]]) -> List[st
                        "and computes wrong values for this layout")
     if rule.broadcast:
         ops = tensors(rule.broadcast)
-        out_sizes = list(ops[-1][1].sizes or [])
-        shapes_differ = any(list(t.sizes or []) != out_sizes for _, t in ops[:-1])
+        out_sizes = _strip_leading_ones(ops[-1][1].sizes or [])
+        shapes_differ = any(_strip_leading_ones(t.sizes or []) != out_sizes for _, t in ops[:-1])
         if shapes_differ and not all(_bytes_as_contiguous(t) for _, t in ops):
             bad.append("broadcast over a layout that is not row-major ("
                        + ", ".join(_describe(n, t) for n, t in ops)
                        + "): upstream walks out linearly and computes wrong values")
+    if rule.row_major_broadcast:
+        ops = tensors(rule.row_major_broadcast)
+        out_sizes = _strip_leading_ones(ops[-1][1].sizes or [])
+        spread = any(_strip_leading_ones(t.sizes or []) != out_sizes and t.numel > 1
+                     for _, t in ops[:-1])
+        if spread and not all(_bytes_as_contiguous(t) for _, t in ops):
+            bad.append("broadcast over a layout that is not row-major ("
+                       + ", ".join(_describe(n, t) for n, t in ops)
+                       + "): upstream's kernel takes the logical sizes as row-major dims")
     if rule.dim_order_argument:
         arg = named.get("__dim_order__")
         out = named.get("out", [None])[0]

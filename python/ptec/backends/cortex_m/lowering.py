@@ -239,20 +239,31 @@ def _min_max(ctx, n: Node, key: str):
         if int(np.prod(sizes)) == 1:
             return [1] * len(out_sizes)
         return [1] * (len(out_sizes) - len(sizes)) + list(sizes)
+    wants = [operand_sizes(ctx.g.node(i).shape) for i in n.inputs]
+    # Upstream's kernel hands CMSIS-NN the logical sizes as row-major dims:
+    # a broadcast (beyond a single element) into a channels-last result
+    # whose bytes differ from NCHW order runs on the [N,H,W,C] views instead.
+    physical = needs_relayout(out_sizes) and any(
+        w != out_sizes and int(np.prod(w)) > 1 for w in wants)
     xs = []
-    for i in n.inputs:
-        want = operand_sizes(ctx.g.node(i).shape)
+    for i, want in zip(n.inputs, wants):
         if ctx.g.node(i).op == "constant":
-            xs.append(ctx.const_q(i, s, z, want))
+            if physical:        # stored ahead of time in [N,H,W,C] order, contiguous
+                value = np.asarray(ctx.g.node(i).attrs["value"], np.float32).reshape(want)
+                q8 = qm.quantize_to_int8(value, s, z).transpose(CHANNELS_LAST)
+                xs.append(Act(ctx.b.constant(np.ascontiguousarray(q8)), list(q8.shape), I8, s, z))
+            else:
+                xs.append(ctx.const_q(i, s, z, want))
             continue
         x = _requantize(ctx, ctx.q(i), s, z)
         if x.sizes != want:
             x = (raw_view(ctx.b, x, want, layout(want)) if int(np.prod(want)) == 1
                  else view(ctx.b, x, want))
-        xs.append(x)
-    out = new_act(ctx.b, I8, out_sizes, s, z)
+        xs.append(as_physical(ctx.b, x) if physical else x)
+    out = new_act(ctx.b, I8, [out_sizes[d] for d in CHANNELS_LAST] if physical else out_sizes,
+                  s, z, dim_order=[0, 1, 2, 3] if physical else None)
     ctx.b.call(f"cortex_m::{key}.out", self=xs[0].value, other=xs[1].value, out=out.value)
-    return out
+    return from_physical(ctx.b, out) if physical else out
 
 
 def op_minimum(ctx, n: Node):
