@@ -25,7 +25,7 @@ STEP_BOUNDS = {
     "mobilenet_v1_025": ((9, 9), (32, 32)),
     "resnet8":          ((5, 6), (12, 20)),
     "fc_autoencoder":   ((2, 3), (8, 39)),
-    "mobilenet_v2_035": ((18, 18), (63, 63)),
+    "mobilenet_v2_035": ((18, 18), (60, 60)),
     "tiny_attention":   ((3, 3), (37, 60)),
     "digits_cnn":       ((2, 2), (7, 31)),
 }
