@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Footprint on the Cortex-M targets (`make size`).
 #   scripts/size.sh [FIRMWARE_NAME...]
-# Cross-builds the cortex-m55 and cortex-m33 presets (-Os), then prints
+# Cross-builds every cortex-m preset (-Os; scripts/cortex_m_cores.sh), then prints
 #  1. .text/.data/.bss of the runtime core (libptec_runtime.a: no kernels,
 #     no backends, no board), per target, with and without the prose of
 #     error messages (PTEC_ERROR_MESSAGES=OFF);
@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-targets=(cortex-m55 cortex-m33)
+mapfile -t targets < <(scripts/cortex_m_cores.sh)
 firmware=("$@")
 [ ${#firmware[@]} -gt 0 ] || firmware=(ptec_runner ptec_runner_module_linear)
 jobs=2 # the machine is shared: never more
