@@ -75,10 +75,12 @@ def _head_inputs(model: nn.Module, head_name: str, x: torch.Tensor) -> torch.Ten
 
 
 def _round_to_256_levels(t: torch.Tensor) -> torch.Tensor:
-    lo, hi = min(float(t.min()), 0.0), max(float(t.max()), 0.0)
+    lo, hi = (float(v) for v in torch.aminmax(t))
+    lo, hi = min(lo, 0.0), max(hi, 0.0)
     step = (hi - lo) / 255.0 or 1.0
     zero = round(-128 - lo / step)
-    return (torch.clamp(torch.round(t / step) + zero, -128, 127) - zero) * step
+    # in place after the first division: the fit's slowest pass, half the time
+    return t.div(step).round_().add_(zero).clamp_(-128, 127).sub_(zero).mul_(step)
 
 
 @torch.no_grad()
