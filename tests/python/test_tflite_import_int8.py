@@ -473,3 +473,31 @@ def test_leaky_relu(alpha):
     xv = np.arange(-128, 128, dtype=np.int64).astype(np.int8).reshape(2, 128)
     got = _run(m, [x], [o], [xv], "cortex-m55")[0]
     assert np.array_equal(got, R.leaky_relu(xv, qi, qo, alpha))
+
+
+@pytest.mark.parametrize("axis,yshape", [(3, [1, 3, 4, 2]), (1, [1, 2, 4, 5]), (2, [1, 3, 2, 5])])
+def test_concatenation_is_right_on_upstream_kernels(axis, yshape):
+    """Issue 18: upstream's cat indexes its tensors as contiguous whatever their
+    dim order, so the importer cats the [N, H, W, C] views of the channels-last
+    bytes. The checker accepts the program, and run with upstream's indexing
+    (upstream_semantics) it gives numpy's concatenation."""
+    from upstream_semantics import run_as_upstream
+    from ptec.pte.upstream_rules import check_program
+    rng = np.random.default_rng(18)
+    q = F(0.05, 7)
+    m = Model()
+    x, y = m.t([1, 3, 4, 5], q=q), m.t(yshape, q=q)
+    xv, yv = _i8(rng, 1, 3, 4, 5), _i8(rng, *yshape)
+    want = np.concatenate([xv, yv], axis)
+    o = m.t(list(want.shape), q=q)
+    m.op("CONCATENATION", [x, y], [o], axis=axis, fused_activation_function="NONE")
+    result = import_int8(m.model([x, y], [o]), "cortex-m55")
+    assert check_program(result.program) == []
+    got = run_as_upstream(result.program, [xv.transpose(0, 3, 1, 2), yv.transpose(0, 3, 1, 2)])[0]
+    assert np.array_equal(np.asarray(got).transpose(0, 2, 3, 1), want)
+
+
+def test_imported_person_detect_passes_the_upstream_rules(person_detect):
+    from ptec.pte.upstream_rules import check_program
+    model = person_detect[0]
+    assert check_program(import_int8(model).program) == []

@@ -31,9 +31,10 @@ import numpy as np
 from .. import emit as em
 from .. import plan as pl
 from ..backends.cortex_m import scratch as sc
-from ..lowered import Act, IOInfo, Lowered, layout, new_act, raw_view
+from ..lowered import Act, IOInfo, Lowered, from_physical, layout, new_act, raw_view
 from ..pte.program_builder import CHANNELS_LAST, ProgramBuilder
 from ..pte.schema import Program, ScalarType
+from ..pte.upstream_rules import UpstreamRuleError, require_compatible
 from .reader import TFLiteError
 
 I8 = ScalarType.CHAR
@@ -762,9 +763,19 @@ def map_concatenation(im: _Importer, op, opts):
         if im.qp(i) != im.qp(oi):     # TFLM's int8 concatenation copies bytes, too
             raise UnsupportedTFLite(f"input {im.name(i)!r} is quantized unlike the output")
         xs.append(x)
-    dim = [0, 2, 3, 1][axis] if r == 4 else axis
-    out = im.out_act(oi)
-    im.b.call("aten::cat.out", tensors=[x.value for x in xs], dim=dim, out=out.value)
+    if r == 4:
+        # upstream's cat copies rows as if its tensors were contiguous
+        # (docs/compatibility.md): cat the [N, H, W, C] views of the
+        # channels-last bytes, where TFLite's axis is the dim's own position
+        s, z = im.qp(oi)
+        phys = new_act(im.b, I8, list(shp), s, z, dim_order=[0, 1, 2, 3])
+        im.b.call("aten::cat.out", out=phys.value, dim=axis,
+                  tensors=[im.view(x, [x.sizes[d] for d in CHANNELS_LAST], [0, 1, 2, 3]).value
+                           for x in xs])
+        out = from_physical(im.b, phys)
+    else:
+        out = im.out_act(oi)
+        im.b.call("aten::cat.out", tensors=[x.value for x in xs], dim=axis, out=out.value)
     im.env[oi] = _clamp(im, out, *_activation(im, opts, oi))
 
 
@@ -818,6 +829,10 @@ def import_int8(model, target: str = "cortex-m55",
     lowered = _Importer(model, target, outputs).run()
     mplan = pl.plan_lowered(lowered)
     program = em.build_program(lowered, mplan)
+    try:   # upstream's per-operator dim-order and dtype rules, as compile checks them
+        require_compatible(program)
+    except UpstreamRuleError as e:
+        raise UnsupportedTFLite(str(e)) from e
     return ImportResult(program, em.emit_pte(program), lowered, mplan)
 
 

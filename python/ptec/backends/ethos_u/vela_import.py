@@ -23,6 +23,7 @@ from ...lowered import layout
 from ...pte.program_builder import CHANNELS_LAST, ProgramBuilder
 from ...pte.schema import DataLocation, ScalarType
 from ...pte.writer import serialize_program
+from ...pte.upstream_rules import UpstreamRuleError, require_compatible
 from ...tflite.reader import Model, Tensor, TFLiteError
 from .blob import IoEntry, VelaBlob, VelaBlobError, shape6, write_blob
 from .command_stream import PRODUCTS, CommandStreamError, decode_stream, parse_cop, regions_used
@@ -165,4 +166,9 @@ def import_vela_model(model: Model, location: int = DataLocation.SEGMENT) -> byt
     outs = [io(t) for t in net_out]
     b.delegate_call(BACKEND_ID, data, ins + outs, compile_specs(target), location)
     b.set_io(ins, outs)
-    return serialize_program(b.build())
+    program = b.build()
+    try:   # the same upstream rules compile and the int8 import apply (no kernel call here today)
+        require_compatible(program)
+    except UpstreamRuleError as e:
+        raise VelaImportError(str(e)) from e
+    return serialize_program(program)
