@@ -36,6 +36,29 @@ void ethosu_release_driver(struct ethosu_driver *drv);
 void ethosu_inference_begin(struct ethosu_driver *drv, void *user_arg);
 void ethosu_inference_end(struct ethosu_driver *drv, void *user_arg);
 
+/* The rest of the API, which the delegate does not call but ptec's NPU model
+ * exports too (npu_model/driver_direct.c) and its tests use: setup, the
+ * hardware report (ethosu_types.h layout: seven and three uint32_t), and the
+ * other weak hooks (cache maintenance, the CPU-to-NPU address remap). */
+struct ethosu_id {
+    uint32_t version_status, version_minor, version_major, product_major;
+    uint32_t arch_patch_rev, arch_minor_rev, arch_major_rev;
+};
+struct ethosu_config {
+    uint32_t macs_per_cc, cmd_stream_version, custom_dma;
+};
+struct ethosu_hw_info {
+    struct ethosu_id version;
+    struct ethosu_config cfg;
+};
+int ethosu_init(struct ethosu_driver *drv, void *const base_address, const void *fast_memory,
+                const size_t fast_memory_size, uint32_t secure_enable, uint32_t privilege_enable);
+void ethosu_deinit(struct ethosu_driver *drv);
+void ethosu_get_hw_info(struct ethosu_driver *drv, struct ethosu_hw_info *hw);
+void ethosu_flush_dcache(const uint64_t *base_addr, const size_t *base_addr_size, int num_base_addr);
+void ethosu_invalidate_dcache(const uint64_t *base_addr, const size_t *base_addr_size, int num_base_addr);
+uint64_t ethosu_address_remap(uint64_t address, int index);
+
 /* ptec's addition, not Arm's: what the last invoke did, from an NPU model
  * (the glue next to the model defines it). The backend's weak default
  * returns -1: Arm's driver keeps no such counters, reports say "n/a". */
