@@ -99,3 +99,23 @@ def test_every_core_is_a_target(command):
     assert set(CORES) == {"cortex-m55", "cortex-m33", "cortex-m7", "cortex-m4", "cortex-m3"}
     with pytest.raises(SystemExit):
         parser.parse_args(command + ["--target", "cortex-m85"])
+
+
+def test_the_cores_are_the_presets_cores():
+    """The cores are listed twice by necessity: ptec.targets (the installed
+    package cannot read the checkout) and CMakePresets.json (what the build,
+    the scripts and make test read). This keeps the two the same list."""
+    import json
+    with open(os.path.join(ROOT, "CMakePresets.json")) as f:
+        presets = json.load(f)["configurePresets"]
+    by_name = {p["name"]: p for p in presets}
+
+    def cpu(p):
+        while p is not None:
+            if "TARGET_CPU" in p.get("cacheVariables", {}):
+                return p["cacheVariables"]["TARGET_CPU"]
+            p = by_name.get(p.get("inherits"))
+        return None
+
+    preset_cores = {cpu(p) for p in presets} - {None}
+    assert preset_cores == set(CORES)
