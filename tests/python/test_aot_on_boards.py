@@ -3,11 +3,16 @@ each core (M55, M33, M7, M4, M3) and run in the QEMU runner firmware of its
 board, gives output bytes equal to the host runtime's (ptec-run) and to the
 numpy reference interpreter. Compiled, interpreted and run on the host once
 per kernel ISA (the M33, M7 and M4 share the DSP program).
+The memory each board's runtime asks for equals what ptec.requirements
+computes from the file for that core (what `inspect --requirements` and the
+`--header` macros give), and on the host a program loads with exactly
+those bytes and fails with one byte less in any region.
 Skipped unless the cortex-m presets are built and qemu exists (a failure
 under make test, PTEC_STRICT=1)."""
 import functools
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 
@@ -20,6 +25,7 @@ from ptec.interpreter import run_program
 from ptec import host_runtime
 from ptec.models import ZOO, load_model
 from ptec.pte import NUMPY_DTYPE, ScalarType, parse_program
+from ptec.requirements import requirements
 from ptec.targets import CORES, ISA
 
 RUN_QEMU = os.path.join(ROOT, "scripts", "run_qemu.sh")
@@ -76,6 +82,58 @@ def test_compiled_model_on_board(tmp_path, cache_dir, target, name):
     got = run_and_compare.firmware_outputs(run.stdout)
     assert got == [host], "board differs from ptec-run on the host"
     assert got == [want], "board differs from the int8 reference"
+    assert runner_requirements(run.stdout) == predicted(data, target), \
+        "the runtime on the board asks for other sizes than ptec.requirements gives for this core"
+
+
+def runner_requirements(report):
+    """{region: bytes} from the runner's "memory (from ptec_method_requirements)" lines."""
+    found = dict(re.findall(r"^  (metadata|planned\[\d+\]|scratch)\s+required\s+(\d+) B", report, re.M))
+    assert "metadata" in found, report
+    return {k: int(v) for k, v in found.items()}
+
+
+def predicted(data, target):
+    r = requirements(parse_program(data), target=target)
+    regions = {"metadata": r.metadata_bytes, "scratch": r.scratch_bytes}
+    regions.update({f"planned[{i + 1}]": n for i, n in enumerate(r.planned_bytes)})
+    return regions
+
+
+def ptec_run_binary():
+    return os.path.join(ROOT, "build", "host", "tools", "ptec-run", "ptec-run")
+
+
+@pytest.mark.parametrize("name", list(ZOO))
+def test_requirements_exact_on_host(tmp_path, cache_dir, name):
+    """ptec-run given exactly the computed bytes per region (--region) loads
+    and runs the program; one byte less in any region fails the load with
+    the runtime's shortfall message."""
+    exe = ptec_run_binary()
+    if not os.path.exists(exe):
+        pytest.skip("no ptec-run (make host)")
+    data = compiled_for_isa(name, "MVE", cache_dir)[0]
+    pte = tmp_path / "model.pte"
+    pte.write_bytes(data)
+    r = requirements(parse_program(data), target="host")
+    regions = {"metadata": r.metadata_bytes, "scratch": r.scratch_bytes,
+               "fast_scratch": r.fast_scratch_bytes}
+    regions.update({f"planned{i + 1}": n for i, n in enumerate(r.planned_bytes)})
+
+    def run(sizes):
+        args = [exe, str(pte)]
+        for region, n in sizes.items():
+            args += ["--region", f"{region}={n}"]
+        return subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    exact = run(regions)
+    assert exact.returncode == 0, exact.stderr
+    assert f"total:     {r.total_bytes} bytes" in exact.stdout, exact.stdout
+    for region, n in regions.items():
+        if n == 0:
+            continue
+        short = run({**regions, region: n - 1})
+        assert short.returncode == 1 and "short by 1" in short.stderr, (region, short.stderr)
 
 
 def test_same_isa_same_program():

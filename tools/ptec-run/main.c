@@ -1,6 +1,6 @@
 /* ptec-run: load a .pte, run it on the host, and report results, memory and time.
  *   ptec-run MODEL.pte [--method NAME] [--input FILE|ones|zeros]... [--output-dir DIR]
- *            [--repeat N] [--profile] [--list-ops] */
+ *            [--repeat N] [--profile] [--region NAME=BYTES]... [--list-ops] */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
@@ -27,12 +27,18 @@ typedef struct options {
     long repeat;
     int profile;
     int list_ops;
+    /* --region: sizes to give instead of the measured ones; -1 = measured.
+     * [0] metadata, [1..PTEC_MAX_PLANNED_BUFFERS] planned, then scratch, fast scratch. */
+    long long region[PTEC_MAX_PLANNED_BUFFERS + 3u];
 } options;
+
+enum { REGION_METADATA = 0, REGION_SCRATCH = PTEC_MAX_PLANNED_BUFFERS + 1, REGION_FAST = PTEC_MAX_PLANNED_BUFFERS + 2 };
 
 static void usage(FILE *f)
 {
     fputs("usage: ptec-run MODEL.pte [--method NAME] [--input FILE|ones|zeros]...\n"
-          "                [--output-dir DIR] [--repeat N] [--profile] [--list-ops]\n"
+          "                [--output-dir DIR] [--repeat N] [--profile] [--region NAME=BYTES]...\n"
+          "                [--list-ops]\n"
           "  --input      one per method input, in order: raw little-endian bytes of the\n"
           "               input's dtype in its stored order, a .npy file (the logical,\n"
           "               PyTorch shape, C or Fortran order: converted to the input's\n"
@@ -41,6 +47,9 @@ static void usage(FILE *f)
           "               (logical shape, C order) for each output\n"
           "  --repeat     execute N times (report the mean time)\n"
           "  --profile    per-instruction time with operator names\n"
+          "  --region     give a memory region exactly BYTES instead of what the method\n"
+          "               measured (NAME: metadata, planned1..planned8, scratch, fast_scratch),\n"
+          "               to try sizes from `ptec inspect --requirements` or a header\n"
           "  --list-ops   list the operators and delegate backends this build has\n",
           f);
 }
@@ -350,10 +359,51 @@ static void list_ops(void)
     }
 }
 
+/* "NAME=BYTES" of --region into o->region; 0 when it parses. */
+static int parse_region(const char *text, options *o)
+{
+    const char *eq = strchr(text, '=');
+    char *end = NULL;
+    if (eq == NULL || eq[1] < '0' || eq[1] > '9') {
+        return -1;
+    }
+    errno = 0;
+    const unsigned long long bytes = strtoull(eq + 1, &end, 10);
+    if (errno != 0 || *end != '\0' || bytes > (unsigned long long)SIZE_MAX / 2u) {
+        return -1;
+    }
+    const size_t len = (size_t)(eq - text);
+    int index = -1;
+    if (len == 8 && strncmp(text, "metadata", 8) == 0) {
+        index = REGION_METADATA;
+    } else if (len == 7 && strncmp(text, "scratch", 7) == 0) {
+        index = REGION_SCRATCH;
+    } else if (len == 12 && strncmp(text, "fast_scratch", 12) == 0) {
+        index = REGION_FAST;
+    } else if (len == 8 && strncmp(text, "planned", 7) == 0 && text[7] >= '1' &&
+               text[7] <= (char)('0' + PTEC_MAX_PLANNED_BUFFERS)) {
+        index = text[7] - '0';
+    }
+    if (index < 0) {
+        return -1;
+    }
+    o->region[index] = (long long)bytes;
+    return 0;
+}
+
+/* The size to give a region: --region's when given, else what was measured. */
+static size_t region_size(const options *o, int index, size_t measured)
+{
+    return o->region[index] >= 0 ? (size_t)o->region[index] : measured;
+}
+
 static int parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
     o->repeat = 1;
+    for (size_t i = 0; i < sizeof o->region / sizeof o->region[0]; ++i) {
+        o->region[i] = -1;
+    }
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
         int has_value = i + 1 < argc;
@@ -375,6 +425,12 @@ static int parse_args(int argc, char **argv, options *o)
             }
         } else if (strcmp(a, "--profile") == 0) {
             o->profile = 1;
+        } else if (strcmp(a, "--region") == 0 && has_value) {
+            if (parse_region(argv[++i], o) != 0) {
+                fprintf(stderr, "ptec-run: --region wants NAME=BYTES with NAME metadata, planned1..planned%u, "
+                        "scratch or fast_scratch; got '%s'\n", (unsigned)PTEC_MAX_PLANNED_BUFFERS, argv[i]);
+                return 2;
+            }
         } else if (strcmp(a, "--list-ops") == 0) {
             o->list_ops = 1;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -449,17 +505,17 @@ static int run(const options *o, resources *r, ptec_program *program, ptec_metho
         return fail("requirements", ptec_method_error(method));
     }
     ptec_memory *mem = &r->mem;
-    mem->metadata = alloc_region(req.metadata_bytes);
-    mem->metadata_size = req.metadata_bytes;
+    mem->metadata_size = region_size(o, REGION_METADATA, req.metadata_bytes);
+    mem->metadata = alloc_region(mem->metadata_size);
     mem->planned_count = req.planned_count;
     for (size_t i = 0; i < req.planned_count; ++i) {
-        mem->planned[i] = alloc_region(req.planned_bytes[i]);
-        mem->planned_size[i] = req.planned_bytes[i];
+        mem->planned_size[i] = region_size(o, (int)i + 1, req.planned_bytes[i]);
+        mem->planned[i] = alloc_region(mem->planned_size[i]);
     }
-    mem->scratch = alloc_region(req.scratch_bytes);
-    mem->scratch_size = req.scratch_bytes;
-    mem->fast_scratch = alloc_region(req.fast_scratch_bytes);
-    mem->fast_scratch_size = req.fast_scratch_bytes;
+    mem->scratch_size = region_size(o, REGION_SCRATCH, req.scratch_bytes);
+    mem->scratch = alloc_region(mem->scratch_size);
+    mem->fast_scratch_size = region_size(o, REGION_FAST, req.fast_scratch_bytes);
+    mem->fast_scratch = alloc_region(mem->fast_scratch_size);
     int missing = mem->metadata == NULL || mem->scratch == NULL || mem->fast_scratch == NULL;
     for (size_t i = 0; i < req.planned_count; ++i) {
         missing |= mem->planned[i] == NULL;

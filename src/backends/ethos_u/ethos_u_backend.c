@@ -10,6 +10,7 @@
  *            {weights, work area, fast scratch}, copy outputs back. */
 #include <string.h>
 
+#include "backends/ethos_u/ethos_u_backend.h"
 #include "backends/ethos_u/ethos_u_driver_api.h"
 #include "backends/ethos_u/ethos_u_io.h"
 #include "backends/ethos_u/ethos_u_npu.h"
@@ -25,6 +26,8 @@ typedef struct ethos_u_handle {
     ptec_vela_blob blob;
     char message[PTEC_DETAIL_LEN]; /* a failure's detail when it carries numbers */
 } ethos_u_handle;
+
+const size_t ptec_ethos_u_persistent_bytes = sizeof(ethos_u_handle);
 
 __attribute__((weak)) void ptec_ethos_u_call_done(const ptec_ethos_u_call *call)
 {
@@ -50,7 +53,7 @@ static ptec_status ethos_u_prepare(ptec_delegate_ctx *ctx, ptec_delegate_needs *
     }
     /* scratch_size is a u32 and fast scratch a build constant: neither
      * rounding can wrap a size_t of 32 bits or more. */
-    needs->persistent_bytes = sizeof(ethos_u_handle);
+    needs->persistent_bytes = ptec_ethos_u_persistent_bytes;
     needs->scratch_bytes = ((size_t)blob.scratch_size + (REGION_ALIGN - 1u)) & ~(size_t)(REGION_ALIGN - 1u);
     needs->fast_scratch_bytes =
         ((size_t)PTEC_ETHOSU_FAST_SCRATCH_BYTES + (REGION_ALIGN - 1u)) & ~(size_t)(REGION_ALIGN - 1u);

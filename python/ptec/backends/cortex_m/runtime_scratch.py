@@ -1,0 +1,56 @@
+"""Scratch the runtime's cortex_m kernels ask for in prepare (op->scratch_bytes),
+per kernel ISA: the runtime's own scratch region, not the planned `scratch`
+tensor argument that backends/cortex_m/scratch.py sizes for CMSIS-NN.
+
+These are the C kernels' buffer-size rules (src/kernels/cortex_m/nn, the
+*_buffer_size functions) written as formulas; ptec.requirements sums them.
+tests/python/test_requirements.py holds them to what the runtime reports on
+the host and on each board. Kernels not named here ask for none."""
+from __future__ import annotations
+
+from typing import Callable, Dict, Sequence
+
+GEMM_COLUMNS = 2        # the gemm works on pixel pairs in both vector builds
+
+
+def _a4(x: int) -> int:
+    return (x + 3) // 4 * 4
+
+
+def _gemm(isa: str, out_channels: int, k: int) -> int:
+    """The vector gemm's scratch: int32 bases per output channel and two
+    gathered columns; the DSP build also widens one column to int16 pairs."""
+    n = 4 * out_channels + GEMM_COLUMNS * _a4(k)
+    return n + 4 * k if isa == "DSP" else n
+
+
+def conv2d(isa: str, input_sizes: Sequence[int], weight_sizes: Sequence[int]) -> int:
+    cout, kh, kw, cin = weight_sizes
+    if isa in ("MVE", "DSP"):
+        return _gemm(isa, cout, kh * kw * cin)
+    return 4 * cout                                  # per-channel bases
+
+
+def depthwise_conv2d(isa: str, input_sizes: Sequence[int], weight_sizes: Sequence[int]) -> int:
+    _, kh, kw, channels = weight_sizes
+    in_channels = input_sizes[1]                     # NCHW sizes of an NHWC tensor
+    if isa in ("MVE", "DSP") and in_channels == 1 and channels > 1:
+        taps = kh * kw
+        return _a4(taps * channels) + _gemm(isa, channels, taps)
+    return 0
+
+
+# kernel name -> (argument positions of input and weight, rule)
+KERNEL_SCRATCH: Dict[str, tuple] = {
+    "cortex_m::quantized_conv2d.out": ((0, 1), conv2d),
+    "cortex_m::quantized_depthwise_conv2d.out": ((0, 1), depthwise_conv2d),
+}
+
+
+def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence[int]]) -> int:
+    """Scratch bytes of one kernel call; tensor_sizes(i) gives argument i's sizes."""
+    entry = KERNEL_SCRATCH.get(kernel)
+    if entry is None:
+        return 0
+    (i_in, i_w), rule = entry
+    return rule(isa, tensor_sizes(i_in), tensor_sizes(i_w))

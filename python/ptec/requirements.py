@@ -1,0 +1,176 @@
+"""The exact memory the runtime asks for a method, computed from the .pte
+alone: what ptec_method_requirements() reports on a given build, region by
+region (metadata, each planned buffer, scratch, fast scratch, and the total
+ptec_method_load_single() carves), so that static arrays sized from these
+numbers load, and one byte less does not.
+
+The metadata region is the runtime's walk over the plan (method_load.c):
+one execution context, a value per EValue and a tensor per Tensor, the
+input flags and I/O pointers, a context per delegate plus its backend's
+persistent bytes, an instruction record per instruction, and per kernel
+call its argument pointers and its kernel's prepared state. Their sizes
+depend on the pointer width, and the scratch of some kernels on the
+kernel ISA the build compiles (src/kernels/cortex_m/nn/ptec_nn_isa.h), so
+both are looked up per build kind in runtime_layout.json, a copy of what
+tools/ptec-layout prints on each build (scripts/runtime_layout.py checks
+it). The sizes assume the default limits of include/ptec/config.h, which
+the layout records.
+
+Standard library only."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+from .backends.cortex_m.runtime_scratch import kernel_scratch
+from .pte.schema import DelegateCall, EValue, KernelCall, Program, Tensor
+from .targets import ISA
+
+LAYOUT_FILE = os.path.join(os.path.dirname(__file__), "runtime_layout.json")
+ETHOS_U_ID = "EthosUBackend"
+NPU_REGION_ALIGN = 16       # the Ethos-U delegate rounds its work area and fast scratch to this
+
+
+class RequirementsError(ValueError):
+    """The program cannot be sized for this build; the message is one line."""
+
+
+def _align(n: int, a: int) -> int:
+    return (n + a - 1) // a * a
+
+
+def build_kind(target: str) -> str:
+    """'host' (64-bit, reference kernels) or a core of ptec.targets -> the
+    runtime_layout.json key: pointer model and kernel ISA."""
+    if target == "host":
+        return "lp64-SCALAR"
+    if target not in ISA:
+        raise RequirementsError(f"unknown target {target!r}; expected host or one of {', '.join(ISA)}")
+    return f"ilp32-{ISA[target]}"
+
+
+def load_layouts() -> Dict[str, dict]:
+    with open(LAYOUT_FILE) as f:
+        return json.load(f)["layouts"]
+
+
+@dataclass
+class Requirements:
+    metadata_bytes: int
+    planned_bytes: List[int]
+    scratch_bytes: int
+    fast_scratch_bytes: int
+    total_bytes: int
+    build: str = ""
+    notes: List[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"build": self.build, "metadata_bytes": self.metadata_bytes,
+                "planned_bytes": list(self.planned_bytes), "scratch_bytes": self.scratch_bytes,
+                "fast_scratch_bytes": self.fast_scratch_bytes, "total_bytes": self.total_bytes}
+
+
+class _Metadata:
+    """method_load.c's meta_arena: every take aligns the running total first."""
+
+    def __init__(self, align: int):
+        self.used = 0
+        self.align = align
+
+    def take(self, count: int, size: int, align: Optional[int] = None) -> None:
+        self.used = _align(self.used, align or self.align) + count * size
+
+
+def _delegate_blob(program: Program, delegate) -> bytes:
+    from .pte.inspect import delegate_data
+    data = delegate_data(program, delegate)
+    if data is None:
+        raise RequirementsError(f"delegate {delegate.id!r} names no data")
+    return data
+
+
+def _ethos_u_scratch(blob: bytes) -> int:
+    from .backends.ethos_u.blob import VelaBlobError, read_blob
+    try:
+        return _align(read_blob(blob).scratch_size, NPU_REGION_ALIGN)
+    except VelaBlobError as e:
+        raise RequirementsError(f"EthosUBackend blob: {e}") from e
+
+
+def requirements(program: Program, method: str = "forward", target: str = "host",
+                 fast_scratch: int = 0, layout: Optional[dict] = None) -> Requirements:
+    """What ptec_method_requirements() reports for `method` on a build for
+    `target` ('host' or a Cortex-M core). fast_scratch: the build's
+    PTEC_ETHOSU_FAST_SCRATCH_BYTES (0 by default)."""
+    kind = build_kind(target)
+    lay = layout if layout is not None else load_layouts()[kind]
+    names = [p.name for p in program.execution_plan or []]
+    if method not in names:
+        raise RequirementsError(f"no method {method!r} (the program has {', '.join(names) or 'none'})")
+    plan = program.plan(method)
+    sizes, ptr = lay["sizes"], lay["pointer"]
+    meta = _Metadata(lay["meta_align"])
+    values = plan.values or []
+    chains = plan.chains or []
+    if len(chains) != 1:
+        raise RequirementsError("methods must have exactly one chain")
+    planned = [int(n) for n in (plan.non_const_buffer_sizes or [])[1:]]
+    if len(planned) > lay["config"]["PTEC_MAX_PLANNED_BUFFERS"]:
+        raise RequirementsError(f"{len(planned)} planned buffers; this build takes at most "
+                                f"{lay['config']['PTEC_MAX_PLANNED_BUFFERS']}")
+
+    meta.take(1, sizes["exec_ctx"])
+    meta.take(len(values), sizes["value"])
+    for v in values:
+        if isinstance(v.val, Tensor):
+            meta.take(1, sizes["tensor"])
+    n_in, n_out = len(plan.inputs or []), len(plan.outputs or [])
+    meta.take(n_in, 1)
+    meta.take(n_in + n_out, ptr)
+
+    scratch = 0
+    fast = 0
+    delegates = plan.delegates or []
+    meta.take(len(delegates), sizes["delegate_ctx"])
+    for d in delegates:
+        persistent = lay["backends"].get(d.id)
+        if persistent is None:
+            raise RequirementsError(f"delegate backend {d.id!r} is not one ptec's runtime has")
+        if persistent:
+            meta.take(1, persistent, lay["buffer_align"])
+        if d.id == ETHOS_U_ID:
+            scratch = max(scratch, _ethos_u_scratch(_delegate_blob(program, d)))
+            fast = max(fast, _align(fast_scratch, NPU_REGION_ALIGN))
+
+    instructions = chains[0].instructions or []
+    meta.take(len(instructions), sizes["instr"])
+    operators = plan.operators or []
+    kernels = lay["kernels"]
+
+    def tensor_sizes(args, i):
+        v = values[args[i]].val if 0 <= i < len(args) and 0 <= args[i] < len(values) else None
+        if not isinstance(v, Tensor):
+            raise RequirementsError(f"argument {i} is not a tensor")
+        return list(v.sizes or [])
+
+    for k, ins in enumerate(instructions):
+        call = ins.instr_args
+        if isinstance(call, KernelCall):
+            if not 0 <= call.op_index < len(operators):
+                raise RequirementsError(f"instruction {k} names no operator")
+            op = operators[call.op_index]
+            name = op.name + (f".{op.overload}" if op.overload else "")
+            if name not in kernels:
+                raise RequirementsError(f"instruction {k}: operator {name} is not in ptec's runtime")
+            args = list(call.args or [])
+            meta.take(len(args), ptr)
+            meta.take(1, kernels[name])
+            scratch = max(scratch, kernel_scratch(lay["isa"], name, lambda i: tensor_sizes(args, i)))
+        elif isinstance(call, DelegateCall):
+            meta.take(len(call.args or []), ptr)
+
+    align = lay["buffer_align"]
+    total = _align(meta.used, align) + _align(fast, align) + scratch + sum(_align(p, align) for p in planned)
+    return Requirements(meta.used, planned, scratch, fast, total, build=kind)
