@@ -53,7 +53,17 @@ def _inspect(args) -> int:
                 continue
             header = read_header(data)
             program = parse_program(data)
-            if args.json:
+            if args.requirements:
+                from .requirements import describe as describe_requirements, requirements
+                names = [plan.name for plan in program.execution_plan or []]
+                method = args.method or ("forward" if "forward" in names or not names else names[0])
+                r = requirements(program, method, args.target, args.fast_scratch)
+                if args.json:
+                    import json
+                    text = json.dumps({"file": path, "method": method, **r.as_dict()})
+                else:
+                    text = f"{path}:\n" + describe_requirements(r, method)
+            elif args.json:
                 import json
                 from .pte.jsonview import to_flatc_json
                 text = json.dumps(to_flatc_json(program), indent=2)
@@ -163,8 +173,12 @@ def _compile_into(args, calib_option, out, log):
     for io in res.lowered.outputs:
         q = f" scale {io.scale:.9g} zero_point {io.zero_point}" if io.dtype == "int8" else ""
         log(f"output {io.name}: {io.dtype} {io.sizes}{q}")
-    wrote = [f"{args.output} ({len(res.data)} bytes, arena {res.memory_plan.arena_bytes} "
-             f"bytes, target {args.target})"]
+    from .pte.reader import parse_program
+    from .requirements import requirements
+    need = requirements(parse_program(res.data), target=args.target)
+    wrote = [f"{args.output} ({len(res.data)} bytes, target {args.target}; loading needs "
+             f"{need.total_bytes} bytes of RAM: activations {sum(need.planned_bytes)}, metadata "
+             f"{need.metadata_bytes}, scratch {need.scratch_bytes})"]
     if args.kernel_list:
         from .ops import kernel_list_def
         try:
@@ -176,8 +190,7 @@ def _compile_into(args, calib_option, out, log):
             f.write(text)
         wrote.append(f"{args.kernel_list} ({len(set(res.lowered.operators))} kernels)")
     if args.header:
-        c_path = emit.write_c_array(res.data, args.header, section=args.section,
-                                    arena_bytes=res.memory_plan.arena_bytes, open_file=out.open)
+        c_path = emit.write_c_array(res.data, args.header, section=args.section, open_file=out.open)
         wrote.append(f"{args.header} and {c_path}")
     return wrote
 
@@ -222,6 +235,14 @@ def _parser() -> argparse.ArgumentParser:
                    help="print the program as flatc --json --defaults-json would")
     p.add_argument("--commands", action="store_true",
                    help="also list every command of an Ethos-U delegate's command stream")
+    p.add_argument("--requirements", action="store_true",
+                   help="print the exact bytes per memory region the runtime will ask for "
+                        "(with --json: as JSON)")
+    p.add_argument("--target", default="cortex-m55", choices=("host",) + tuple(CORES),
+                   help="the build --requirements is for: a core, or host (64-bit); default cortex-m55")
+    p.add_argument("--method", help="the method --requirements is for (default forward, else the first)")
+    p.add_argument("--fast-scratch", type=int, default=0, metavar="BYTES",
+                   help="the build's PTEC_ETHOSU_FAST_SCRATCH_BYTES, for --requirements (default 0)")
     p.set_defaults(func=_inspect)
     e = sub.add_parser("evaluate", parents=[common],
                        help="compile zoo models and check them on the C runtime: "

@@ -174,3 +174,64 @@ def requirements(program: Program, method: str = "forward", target: str = "host"
     align = lay["buffer_align"]
     total = _align(meta.used, align) + _align(fast, align) + scratch + sum(_align(p, align) for p in planned)
     return Requirements(meta.used, planned, scratch, fast, total, build=kind)
+
+
+# The header's #if chain: how a C compiler tells the build kinds apart, the
+# way src/kernels/cortex_m/nn/ptec_nn_isa.h picks the kernel variant.
+_KIND_CONDITIONS = (
+    ("lp64-SCALAR", "UINTPTR_MAX > 0xFFFFFFFFu"),
+    ("ilp32-MVE", "!defined(PTEC_NN_PORTABLE) && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)"),
+    ("ilp32-DSP", "!defined(PTEC_NN_PORTABLE) && defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP"),
+    ("ilp32-SCALAR", None),
+)
+
+
+def header_macros(program: Program, prefix: str, method: str = "forward") -> List[str]:
+    """C lines defining PREFIX_METADATA_BYTES, PREFIX_PLANNED_COUNT,
+    PREFIX_PLANNED<i>_BYTES, PREFIX_SCRATCH_BYTES, PREFIX_FAST_SCRATCH_BYTES
+    and PREFIX_TOTAL_BYTES: exactly what ptec_method_requirements() reports
+    on the build the header is compiled into (host or a Cortex-M core).
+    The header must be compiled with ptec's include path (ptec/config.h)."""
+    layouts = load_layouts()
+    by_kind = {}
+    for kind, _ in _KIND_CONDITIONS:
+        target = "host" if kind.startswith("lp64") else next(c for c, i in ISA.items() if kind == f"ilp32-{i}")
+        by_kind[kind] = requirements(program, method, target, layout=layouts[kind])
+    first = by_kind["lp64-SCALAR"]
+    config = layouts["lp64-SCALAR"]["config"]
+    has_npu = any(d.id == ETHOS_U_ID for d in program.plan(method).delegates or [])
+    p = prefix
+    lines = [f"/* Exact bytes ptec_method_requirements() reports for method \"{method}\" on the",
+             " * build this header is compiled into (by pointer width and kernel ISA): size",
+             " * static arrays with them, one per region, or one of TOTAL_BYTES for",
+             " * ptec_method_load_single(). From `ptec inspect --requirements`. */",
+             "#include \"ptec/config.h\"",
+             "#if " + " || ".join(f"{k} != {v}u" for k, v in sorted(config.items())),
+             f"#error \"{p}_*_BYTES assume ptec/config.h's default limits\"",
+             "#endif"]
+    for i, (kind, cond) in enumerate(_KIND_CONDITIONS):
+        lines.append(("#if " if i == 0 else "#elif ") + cond if cond else "#else")
+        r = by_kind[kind]
+        lines += [f"#define {p}_METADATA_BYTES {r.metadata_bytes}u   /* {kind} */",
+                  f"#define {p}_SCRATCH_BYTES {r.scratch_bytes}u"]
+    lines.append("#endif")
+    lines.append(f"#define {p}_PLANNED_COUNT {len(first.planned_bytes)}u")
+    lines += [f"#define {p}_PLANNED{i + 1}_BYTES {n}u" for i, n in enumerate(first.planned_bytes)]
+    lines.append(f"#define {p}_FAST_SCRATCH_BYTES "
+                 + ("((PTEC_ETHOSU_FAST_SCRATCH_BYTES + 15u) & ~15u)" if has_npu else "0u"))
+    a16 = lambda m: f"((({m}) + 15u) & ~15u)"   # noqa: E731
+    parts = [a16(f"{p}_METADATA_BYTES"), a16(f"{p}_FAST_SCRATCH_BYTES"), f"{p}_SCRATCH_BYTES"] + \
+        [a16(f"{p}_PLANNED{i + 1}_BYTES") for i in range(len(first.planned_bytes))]
+    lines.append(f"#define {p}_TOTAL_BYTES ({' + '.join(parts)})")
+    return lines
+
+
+def describe(r: Requirements, method: str = "forward") -> str:
+    """Human-readable lines for `ptec inspect --requirements`."""
+    out = [f"requirements of \"{method}\" on an {r.build} build (ptec_method_requirements):",
+           f"  metadata      {r.metadata_bytes:>10} B"]
+    out += [f"  planned[{i + 1}]    {n:>10} B" for i, n in enumerate(r.planned_bytes)]
+    out += [f"  scratch       {r.scratch_bytes:>10} B",
+            f"  fast scratch  {r.fast_scratch_bytes:>10} B",
+            f"  total         {r.total_bytes:>10} B  (one buffer for ptec_method_load_single, 16-byte aligned regions)"]
+    return "\n".join(out)

@@ -65,3 +65,51 @@ def test_unknown_operator_is_a_clear_error():
     program.plan().operators[0] = Operator(name="aten::nothing_like_it", overload="out")
     with pytest.raises(RequirementsError, match="aten::nothing_like_it.out is not in ptec's runtime"):
         requirements(program, target="cortex-m55")
+
+
+def test_header_macros_pick_each_build(tmp_path):
+    """The --header macros compile to the numbers of the build they are
+    compiled into: the host compiler and arm-none-eabi-gcc for each core
+    check them against ptec.requirements with static asserts."""
+    import shutil
+    from ptec.emit import write_c_array
+    from ptec.targets import CORES
+    path = next(p for p in SHARED_PTES if p.endswith("ethos_u_minimal_example.pte"))
+    with open(path, "rb") as f:
+        data = f.read()
+    program = parse_program(data)
+    write_c_array(data, str(tmp_path / "model.h"))
+    compilers = [("host", ["gcc"])]
+    if shutil.which("arm-none-eabi-gcc"):
+        compilers += [(core, ["arm-none-eabi-gcc", f"-mcpu={core}", "-mthumb"]) for core in CORES]
+    elif os.environ.get("PTEC_STRICT") == "1":
+        pytest.fail("arm-none-eabi-gcc missing")
+    for target, cc in compilers:
+        r = requirements(program, target=target, fast_scratch=48)
+        checks = [("MODEL_PTE_METADATA_BYTES", r.metadata_bytes), ("MODEL_PTE_SCRATCH_BYTES", r.scratch_bytes),
+                  ("MODEL_PTE_FAST_SCRATCH_BYTES", r.fast_scratch_bytes), ("MODEL_PTE_TOTAL_BYTES", r.total_bytes),
+                  ("MODEL_PTE_PLANNED_COUNT", len(r.planned_bytes))] + \
+            [(f"MODEL_PTE_PLANNED{i + 1}_BYTES", n) for i, n in enumerate(r.planned_bytes)]
+        src = tmp_path / f"check_{target}.c"
+        src.write_text('#include "model.h"\n' + "".join(
+            f'_Static_assert({m} == {v}u, "{m} is not {v} on {target}");\n' for m, v in checks))
+        run = subprocess.run(cc + ["-std=c11", "-fsyntax-only", "-DPTEC_ETHOSU_FAST_SCRATCH_BYTES=48u",
+                                   "-I", str(tmp_path), "-I", os.path.join(ROOT, "include"), str(src)],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert run.returncode == 0, f"{target}: {run.stdout}"
+
+
+def test_inspect_requirements_cli(tmp_path):
+    path = next(p for p in SHARED_PTES if p.endswith("add.pte"))
+    run = subprocess.run([sys.executable, "-m", "ptec", "inspect", "--requirements", "--target", "cortex-m33", path],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "python")})
+    assert run.returncode == 0, run.stderr
+    with open(path, "rb") as f:
+        r = requirements(parse_program(f.read()), target="cortex-m33")
+    assert re.search(rf"metadata\s+{r.metadata_bytes} B", run.stdout) and \
+        re.search(rf"total\s+{r.total_bytes} B", run.stdout), run.stdout
+    bad = subprocess.run([sys.executable, "-m", "ptec", "inspect", "--requirements", "--method", "nope", path],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "python")})
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "no method 'nope'" in bad.stderr
