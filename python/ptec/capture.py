@@ -168,10 +168,31 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.append(_function_node(fn, ins))
         else:
             raise CaptureError(f"unexpected fx node {fn.op}")
+        for n in nodes[before:]:
+            n.attrs.setdefault("source", _source(fn, mods))
         by_name.update((n.name, n) for n in nodes[before:])
     used = {i for n in nodes for i in n.inputs} | set(outputs)
     nodes = [n for n in nodes if n.name not in tuple_sources or n.name in used]
     return Graph(nodes, inputs, outputs)
+
+
+def _source(fn: torch.fx.Node, mods) -> str:
+    """How the user's model names fx node `fn` (ir.origin): a submodule by its
+    path and class, a function or method by its traced name and callee."""
+    if fn.op == "call_module":
+        cls = type(mods[fn.target])
+        prefix = "nn." if cls.__module__.startswith("torch.nn") else ""
+        return f"{fn.target} ({prefix}{cls.__name__})"
+    if fn.op == "call_method":
+        return f"{fn.name} (Tensor.{fn.target})"
+    if fn.op == "call_function":
+        module = getattr(fn.target, "__module__", None) or ""
+        name = getattr(fn.target, "__name__", str(fn.target))
+        where = ("F." if module.startswith("torch.nn.functional") else
+                 "torch." if module.startswith("torch") else
+                 "operator." if module in ("_operator", "operator") else "")
+        return f"{fn.name} ({where}{name})"
+    return fn.name
 
 
 def _meta_shape(fn: torch.fx.Node):
@@ -188,7 +209,7 @@ def _element_of(name: str, source: Node, index) -> Node:
     fn = source.attrs["fn"]
     return Node(name, "unsupported", list(source.inputs),
                 dict(fn=lambda *xs, _fn=fn, _i=index: _element(_fn(*xs), _i),
-                     what=source.attrs.get("what", "unknown")))
+                     what=source.attrs.get("what", "unknown"), source=source.attrs.get("source")))
 
 
 def _element(result, index):

@@ -33,6 +33,9 @@ class CompileResult:
     float_graph: object
 
 
+LONG_MODEL_NODES = 40     # from here on, lowering reports its progress
+
+
 def missing_kernels(operators: Sequence[str], available: Optional[Sequence[str]] = None) -> List[str]:
     have = set(available if available is not None else runtime_kernels())
     return sorted(set(operators) - have)
@@ -60,8 +63,12 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
             log(f"calibration {i}/{total}")
     observer = qz.calibrate(prepared, calibration, config, progress)
     qgraph = qz.quantize(prepared, observer)
+    def lowering_progress(done, nodes):
+        # A line per quarter on long models; short ones lower in a blink.
+        if nodes >= LONG_MODEL_NODES and (done == nodes or done % max(1, nodes // 4) == 0):
+            log(f"lowering {done}/{nodes} nodes")
     try:
-        lowered = lw.lower(qgraph, target, int8_io, backends)
+        lowered = lw.lower(qgraph, target, int8_io, backends, lowering_progress)
     except ValueError as e:         # LoweringError, or parameters out of the kernels' range
         raise CompileError(f"lowering failed: {e}") from e
     n_delegates = len(lowered.delegates)
@@ -69,6 +76,11 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
         f"{len(lowered.builder.operators)} operators"
         + (f", {n_delegates} delegate calls ({', '.join(lowered.delegates)})" if n_delegates else "")
         + (f", fp32 fallbacks: {', '.join(lowered.fallbacks)}" if lowered.fallbacks else ""))
+    if lowered.unsupported:
+        raise CompileError("operator not supported: ptec has no kernel for "
+                           + ", ".join(dict.fromkeys(lowered.unsupported))
+                           + ". Replace it in the model, or compute it outside ptec "
+                           "(docs/portable-ops.md lists what runs)")
     missing = missing_kernels(lowered.operators, available_kernels)
     if missing:
         raise CompileError("operator not supported: ptec's runtime has no kernel for: "

@@ -195,6 +195,14 @@ def evaluate(g: Graph, inputs: Sequence[torch.Tensor], keep_all: bool = False):
     return (outs, env) if keep_all else outs
 
 
+def origin(n: Node) -> str:
+    """The node as the user wrote it: its PyTorch module path and class
+    (`features.3 (nn.Conv1d)`), or the traced call (`topk (torch.topk)`);
+    capture records it in attrs["source"]. Errors and reports name nodes
+    with this, never with an internal or made-up operator name."""
+    return n.attrs.get("source") or n.name
+
+
 class UnsupportedOperator(ValueError):
     """A node ptec cannot represent: its value is not one tensor."""
 
@@ -204,11 +212,10 @@ def infer_shapes(g: Graph, example_inputs: Sequence[torch.Tensor]) -> None:
     for n in g.nodes:
         value = env[n.name]
         if not isinstance(value, torch.Tensor):
-            what = n.attrs.get("what", n.op)
             gives = (f"{len(value)} values" if isinstance(value, (tuple, list))
                      else type(value).__name__)
             raise UnsupportedOperator(
-                f"operator not supported: {what} (node {n.name}) returns {gives}, not one "
+                f"operator not supported: {origin(n)} returns {gives}, not one "
                 "tensor, and ptec has no kernel for it (compute it outside the model, or "
                 "replace it)")
         n.shape = list(value.shape)

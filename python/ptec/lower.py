@@ -17,7 +17,7 @@ import numpy as np
 
 from .backends import Backend, DelegateBackend, default_backends
 from .backends.cortex_m import kernels as K
-from .ir import Graph, Node
+from .ir import Graph, Node, origin
 from .lowered import NOT_YET, Act, IOInfo, Lowered, layout, new_act
 from .partition import NO_CODE, Partition
 from .pte.program_builder import ProgramBuilder
@@ -46,6 +46,7 @@ class LoweringContext:
         self.deferred: Dict[str, Callable[[], Act]] = {}
         self.pre_transposed: Dict[str, str] = {}   # absorbed transpose -> its input
         self.fallbacks: List[str] = []
+        self.progress: Optional[Callable[[int, int], None]] = None   # (done, total) per node
 
     def get(self, name: str) -> Act:
         if name in self.deferred:
@@ -142,7 +143,9 @@ class LoweringContext:
                   for backend, nodes in self.partition.delegate_groups(self)}
         delegated = {n.name for _, nodes in groups.values() for n in nodes}
         inputs, in_values = [], []
-        for n in self.g.nodes:
+        for done, n in enumerate(self.g.nodes, 1):
+            if self.progress:
+                self.progress(done, len(self.g.nodes))
             if n.op in NO_CODE:
                 self.partition.place_no_code(n)
             if n.op == "input":
@@ -168,16 +171,22 @@ class LoweringContext:
             out_values.append(a.value)
         self.b.set_io(in_values, out_values)
         placements = self.partition.in_graph_order()
-        refusals = [f"{p.node} ({p.op}): {p.reason}" for p in placements
+        refusals = [f"{p.source or p.node}: {p.reason}" for p in placements
                     if self.partition.backend_of(p.node) is not None
                     and self.partition.backend_of(p.node).produces_float]
-        return Lowered(self.b, inputs, outputs, self.target, placements, self.fallbacks, refusals)
+        unsupported = [origin(n) for n in self.g.nodes if n.op == "unsupported"]
+        return Lowered(self.b, inputs, outputs, self.target, placements, self.fallbacks, refusals,
+                       unsupported)
 
 
 def lower(q: Graph, target: str = "cortex-m55", int8_io: bool = False,
-          backends: Optional[Sequence[Backend]] = None) -> Lowered:
+          backends: Optional[Sequence[Backend]] = None,
+          progress: Optional[Callable[[int, int], None]] = None) -> Lowered:
+    """progress(done, total) is called after each node is placed and lowered."""
     for n in q.nodes:
         if n.qparams is None:
-            raise LoweringError(f"node {n.name} has no quantization parameters")
+            raise LoweringError(f"node {origin(n)} has no quantization parameters")
     backends = default_backends() if backends is None else list(backends)
-    return LoweringContext(q, target, int8_io, Partition(q, backends)).run()
+    ctx = LoweringContext(q, target, int8_io, Partition(q, backends))
+    ctx.progress = progress
+    return ctx.run()

@@ -105,6 +105,7 @@ class Placement:
     op: str
     backend: str
     reason: str
+    source: str = ""        # the PyTorch module path and class (ir.origin)
 
 
 @dataclass
@@ -114,8 +115,9 @@ class Lowered:
     outputs: List[IOInfo]
     target: str
     placements: List[Placement] = field(default_factory=list)
-    fallbacks: List[str] = field(default_factory=list)   # "node: op key"
-    refusals: List[str] = field(default_factory=list)    # "node (op): why it is not int8"
+    fallbacks: List[str] = field(default_factory=list)   # "module path (class): op key"
+    refusals: List[str] = field(default_factory=list)    # "module path (class): why it is not int8"
+    unsupported: List[str] = field(default_factory=list)  # nodes with no kernel at all, by ir.origin
 
     @property
     def operators(self) -> List[str]:

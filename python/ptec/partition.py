@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from .backends import Backend, DelegateBackend, KernelBackend
-from .ir import Graph, Node
+from .ir import Graph, Node, origin
 from .lowered import Placement
 
 FIRST_CHOICE = "the first backend asked that takes it"
@@ -86,11 +86,11 @@ class Partition:
         raise ValueError(f"no backend takes node {n.name} ({n.op})")
 
     def place_no_code(self, n: Node) -> None:
-        self.placements[n.name] = Placement(n.name, n.op, "none", NO_CODE[n.op])
+        self.placements[n.name] = Placement(n.name, n.op, "none", NO_CODE[n.op], origin(n))
 
     def _set(self, n: Node, b: Backend, reason: str) -> None:
         self._backend_of[n.name] = b
-        self.placements[n.name] = Placement(n.name, n.op, b.name, reason)
+        self.placements[n.name] = Placement(n.name, n.op, b.name, reason, origin(n))
 
     def in_graph_order(self) -> List[Placement]:
         return [self.placements[n.name] for n in self.graph.nodes if n.name in self.placements]

@@ -232,6 +232,6 @@ def test_refusals_of_both_kinds_are_placed_on_portable_with_the_reason():
     assert placed["mean"].backend == "portable"
     assert placed["mean"].reason == "cortex_m: mean over dims [1] of a rank-4 tensor"
     assert sorted(res.lowered.refusals) == sorted(
-        f"{p.node} ({p.op}): {p.reason}" for p in res.lowered.placements if p.backend == "portable")
+        f"{p.source}: {p.reason}" for p in res.lowered.placements if p.backend == "portable")
     assert [f.split(": ")[1] for f in res.lowered.fallbacks] == [
         "aten::max_pool2d_with_indices.out", "aten::mean.out"]

@@ -173,7 +173,8 @@ CHECKS: Dict[str, Callable[[Node, object], Optional[str]]] = {
 def refusal(n: Node, ctx) -> Optional[str]:
     """None when cortex_m takes n, else why not."""
     if n.op not in LOWERINGS:
-        return f"no int8 lowering for {n.op}"
+        return ("no int8 lowering for it" if n.op == "unsupported"
+                else f"no int8 lowering for {n.op}")
     if _stays_float(n, ctx):
         return "its input is fp32 from the fallback, and a cheap op stays in fp32"
     check = CHECKS.get(n.op)

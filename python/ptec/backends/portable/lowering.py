@@ -15,7 +15,7 @@ from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
-from ...ir import Node
+from ...ir import Node, origin
 from ...lowered import (Act, as_physical, clone_dim_order, from_physical, layout, needs_relayout,
                         new_act, raw_view, view)
 from ...ops import SIGNATURES
@@ -326,13 +326,13 @@ def lower_fp32(n: Node, ins: List[Act], b: ProgramBuilder, fallbacks: List[str],
         if key in SIGNATURES:
             key = f"ptec_unsupported::{a.get('what', 'unknown')}"
         b.call_raw(key, [i.value for i in ins] + [out.value, out.value])
-        fallbacks.append(f"{n.name}: {key}")
+        fallbacks.append(f"{origin(n)}: no kernel")
         return out
     key = ATEN_KEYS.get(n.op) or f"aten::{n.op}.out"
     act = a.get("act")
     if n.op == "clamp":
         lo, hi = _combine_bounds((a["lo"], a["hi"]), act)
-        fallbacks.append(f"{n.name}: " + ("aten::relu.out" if lo == 0 and hi is None
+        fallbacks.append(f"{origin(n)}: " + ("aten::relu.out" if lo == 0 and hi is None
                                           else "aten::clamp.out"))
         return _activation(b, ins[0], lo, hi)
     if key == "aten::linear.out":
@@ -355,5 +355,5 @@ def lower_fp32(n: Node, ins: List[Act], b: ProgramBuilder, fallbacks: List[str],
                 b.call_raw(key, [i.value for i in ins] + [out.value, out.value])
     if act:
         out = _activation(b, out, act[0], act[1])
-    fallbacks.append(f"{n.name}: {key}")
+    fallbacks.append(f"{origin(n)}: {key}")
     return out
