@@ -162,6 +162,10 @@ def _compile_into(args, calib_option, out, log):
         calib = check_samples(model.calibration(calib_option, args.seed), model.example_inputs,
                               lambda i: f"sample {i} of the model's calibration data")
     log(f"calibrating on {len(calib)} samples ({args.observer})")
+    if not isinstance(calib_option, str) and model.calibration_is_noise:
+        log("note: calibrating on random inputs (the model has no calibration_data method and "
+            "--calib names no folder): int8 ranges from noise, poor accuracy on real data; "
+            "see examples/my_model.py")
     cfg = QuantConfig(observer=args.observer, percentile=args.percentile)
     res = compile_model(model.module, model.example_inputs, calib, args.target, args.int8_io,
                         cfg, name=model.name, log=log)
@@ -247,7 +251,8 @@ def _parser() -> argparse.ArgumentParser:
     e = sub.add_parser("evaluate", parents=[common],
                        help="compile zoo models and check them on the C runtime: "
                             "bit-exactness, cosine similarity to float, memory, accuracy")
-    e.add_argument("models", nargs="*", help="zoo names (default: the whole zoo)")
+    e.add_argument("models", nargs="*",
+                   help="zoo names or path/to/model.py:factory (default: the whole zoo)")
     e.add_argument("--inputs", type=int, default=20, help="inputs per model (default 20)")
     e.add_argument("--target", default="cortex-m55", choices=CORES)
     e.add_argument("--ptec-run", help="the host runtime CLI (default: build/host/tools/ptec-run/ptec-run)")

@@ -73,11 +73,12 @@ def evaluate_model(name: str, n_inputs: int = 20, target: str = "cortex-m55", ca
 
 
 def format_reports(reports: Sequence[ModelReport]) -> str:
-    lines = [f"{'model':<18} {'target':<11} {'identical':>9} {'cosine':>7} {'planned B':>10} "
+    w = max([18] + [len(r.name) for r in reports])
+    lines = [f"{'model':<{w}} {'target':<11} {'identical':>9} {'cosine':>7} {'planned B':>10} "
              f"{'bound B':>9} {'over':>6} {'.pte B':>8}"]
     for r in reports:
         over = (r.planned / r.lower_bound - 1) * 100 if r.lower_bound else 0.0
-        lines.append(f"{r.name:<18} {r.target:<11} {r.identical:>4}/{r.inputs:<4} {r.cosine:>7.4f} "
+        lines.append(f"{r.name:<{w}} {r.target:<11} {r.identical:>4}/{r.inputs:<4} {r.cosine:>7.4f} "
                      f"{r.planned:>10} {r.lower_bound:>9} {over:>5.1f}% {r.pte_bytes:>8}")
     for r in reports:
         if r.float_accuracy is not None:
@@ -92,9 +93,10 @@ class EvaluateError(ValueError):
 
 def evaluate_cli(args) -> int:
     names: List[str] = args.models or list(ZOO)
-    unknown = [n for n in names if n not in ZOO]
+    unknown = [n for n in names if n not in ZOO and ".py" not in n]
     if unknown:
-        raise EvaluateError(f"not in the zoo: {', '.join(unknown)} (choose from {', '.join(ZOO)})")
+        raise EvaluateError(f"not in the zoo: {', '.join(unknown)} (choose from {', '.join(ZOO)}, "
+                            "or give your model as path/to/model.py:factory)")
     if args.inputs < 1:
         raise EvaluateError(f"--inputs {args.inputs}: needs at least 1 input (e.g. --inputs 20)")
     try:

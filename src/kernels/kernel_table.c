@@ -6,6 +6,11 @@
 
 #include "ptec/kernel.h"
 
+/* Every kernel, unless the build names a selection (CMake: PTEC_KERNEL_LIST). */
+#ifndef PTEC_KERNEL_LIST
+#define PTEC_KERNEL_LIST "all_kernels.def"
+#endif
+
 #define PTEC_KERNEL(symbol) extern const ptec_kernel symbol;
 #include PTEC_KERNEL_LIST
 #undef PTEC_KERNEL

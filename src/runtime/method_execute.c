@@ -25,7 +25,8 @@ static ptec_status check_ready(ptec_method *m)
                              (m->input_set[i] & INPUT_REUSED)
                                  ? PTEC_MSG(" was not set again: the last execute reused its memory (the plan "
                                             "shares it with other tensors), so set it before every execute")
-                                 : PTEC_MSG(" was not set"));
+                                 : PTEC_MSG(" was not set: give it with ptec_method_set_input (or "
+                                            "ptec_method_bind_input) before execute"));
         }
     }
     for (uint32_t i = 0; i < m->output_count; ++i) {

@@ -111,7 +111,7 @@ static ptec_status input_mismatch(ptec_method *m, size_t index, const char *give
 static ptec_status check_input(ptec_method *m, size_t index, ptec_dtype dtype, const int32_t *sizes,
                                size_t rank, const void *data, size_t nbytes, ptec_tensor **out)
 {
-    ptec_tensor *t;
+    ptec_tensor *t = NULL;
     const ptec_status status = io_tensor(m, false, index, &t);
     if (status != PTEC_OK) {
         return status;
@@ -169,7 +169,7 @@ static ptec_status check_input(ptec_method *m, size_t index, ptec_dtype dtype, c
 ptec_status ptec_method_set_input(ptec_method *m, size_t index, ptec_dtype dtype, const int32_t *sizes,
                                   size_t rank, const void *data, size_t nbytes)
 {
-    ptec_tensor *t;
+    ptec_tensor *t = NULL;
     ptec_status st = check_input(m, index, dtype, sizes, rank, data, nbytes, &t);
     if (st != PTEC_OK) {
         return st;
@@ -188,7 +188,7 @@ ptec_status ptec_method_set_input(ptec_method *m, size_t index, ptec_dtype dtype
 ptec_status ptec_method_bind_input(ptec_method *m, size_t index, ptec_dtype dtype, const int32_t *sizes,
                                    size_t rank, void *data, size_t nbytes)
 {
-    ptec_tensor *t;
+    ptec_tensor *t = NULL;
     ptec_status st = check_input(m, index, dtype, sizes, rank, data, nbytes, &t);
     if (st != PTEC_OK) {
         return st;
@@ -205,7 +205,7 @@ ptec_status ptec_method_bind_input(ptec_method *m, size_t index, ptec_dtype dtyp
 
 ptec_status ptec_method_bind_output(ptec_method *m, size_t index, void *data, size_t nbytes)
 {
-    ptec_tensor *t;
+    ptec_tensor *t = NULL;
     const ptec_status status = io_tensor(m, true, index, &t);
     if (status != PTEC_OK) {
         return status;

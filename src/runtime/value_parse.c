@@ -30,7 +30,7 @@ static ptec_status value_table(ptec_exec_ctx *ctx, uint32_t index, uint8_t *tag,
 
 ptec_status ptec_value_read_int(ptec_exec_ctx *ctx, uint32_t index, int64_t *out)
 {
-    uint8_t tag;
+    uint8_t tag = 0;
     fb_table member;
     ptec_status st = value_table(ctx, index, &tag, &member);
     if (st != PTEC_OK) {
@@ -184,7 +184,7 @@ ptec_status ptec_value_parse(ptec_exec_ctx *ctx, uint32_t index, ptec_value *out
     static const uint8_t list_widths[] = {[PTEC_VALUE_STRING] = 1,     [PTEC_VALUE_INT_LIST] = 8,
                                           [PTEC_VALUE_DOUBLE_LIST] = 8, [PTEC_VALUE_BOOL_LIST] = 1,
                                           [PTEC_VALUE_TENSOR_LIST] = 4, [PTEC_VALUE_OPTIONAL_TENSOR_LIST] = 4};
-    uint8_t tag;
+    uint8_t tag = 0;
     fb_table m;
     fb_view *fb = &ctx->fb;
     ptec_status st = value_table(ctx, index, &tag, &m);

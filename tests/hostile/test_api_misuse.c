@@ -109,7 +109,7 @@ static void loaded_calls(ptec_method *m, ptec_program *p)
     EXPECT_TRUE(strstr(ptec_method_error(m), "no output yet") != NULL);
     EXPECT(ptec_method_output(m, 1, &t), PTEC_NOT_FOUND);
     EXPECT(ptec_method_execute(m), PTEC_INVALID_STATE); /* input not set */
-    EXPECT_TRUE(strstr(ptec_method_error(m), "input 0 was not set") != NULL);
+    EXPECT_TRUE(strstr(ptec_method_error(m), "input 0 was not set: give it with ptec_method_set_input") != NULL);
     EXPECT(ptec_method_set_input(m, 1, PTEC_DTYPE_FLOAT, shape, 1, ones, sizeof ones), PTEC_INVALID_ARGUMENT);
     EXPECT(ptec_method_set_input(m, SIZE_MAX, PTEC_DTYPE_FLOAT, shape, 1, ones, sizeof ones), PTEC_INVALID_ARGUMENT);
     EXPECT(ptec_method_set_input(m, 0, PTEC_DTYPE_CHAR, shape, 1, ones, sizeof ones), PTEC_INVALID_ARGUMENT);

@@ -205,6 +205,7 @@ class LoadedModel:
     module: nn.Module
     example_inputs: List[torch.Tensor]
     calibration: Callable[[int, int], List[tuple]]
+    calibration_is_noise: bool = False     # no data of the model's own: random inputs
 
 
 class ModelLoadError(ValueError):
@@ -292,7 +293,7 @@ def _load_file(spec: str) -> LoadedModel:
                                      f"{type(e).__name__}: {e} (fix it; --debug shows the "
                                      "traceback)") from e
     return LoadedModel(os.path.splitext(os.path.basename(path))[0] + "_" + factory_name,
-                       module.eval(), example, calib)
+                       module.eval(), example, calib, calibration_is_noise=user_calib is None)
 
 
 def load_model(spec: str) -> LoadedModel:

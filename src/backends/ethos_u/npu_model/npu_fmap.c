@@ -62,7 +62,7 @@ static uint64_t element_offset(const ptec_npu_fmap *f, uint32_t y, uint32_t x, u
 int npu_fmap_read(ptec_npu_model *m, const ptec_npu_fmap *f, uint32_t y, uint32_t x, uint32_t c,
                   int32_t *value)
 {
-    uint8_t *p;
+    uint8_t *p = NULL;
     if (npu_region_span(m, f->region, element_offset(f, y, x, c), f->elem_bytes, PTEC_NPU_CHANNEL_IFM, 0,
                         &p) != 0) {
         return -1;
@@ -83,7 +83,7 @@ int npu_fmap_read(ptec_npu_model *m, const ptec_npu_fmap *f, uint32_t y, uint32_
 int npu_fmap_write(ptec_npu_model *m, const ptec_npu_fmap *f, uint32_t y, uint32_t x, uint32_t c,
                    int32_t value)
 {
-    uint8_t *p;
+    uint8_t *p = NULL;
     if (npu_region_span(m, f->region, element_offset(f, y, x, c), f->elem_bytes, PTEC_NPU_CHANNEL_OFM, 1,
                         &p) != 0) {
         return -1;
