@@ -7,13 +7,14 @@
 #   make bench   instruction-count benchmarks
 #   make fuzz    the structure-aware fuzzer for FUZZ_SECONDS (default 1800), with coverage
 #   make mutate  plant each bug of tests/mutants/mutants.json, expect a test to catch it
+#   make dist    source drops for vendor IDEs and Makefiles (host and TARGET) in build/dist
 PYTHON := /usr/bin/python3
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 TARGET ?= cortex-m55
 FUZZ_SECONDS ?= 1800
 export PTEC_SHARED ?= $(abspath $(CURDIR)/../shared)
 
-.PHONY: all setup host host-asan cross test test-c test-python test-fuzz test-logs-clean demo size bench fuzz mutate clean
+.PHONY: all setup host host-asan cross test test-c test-python test-fuzz test-logs-clean demo size bench fuzz mutate dist clean
 
 all: host
 
@@ -81,6 +82,10 @@ fuzz: setup
 
 mutate: setup
 	@$(PYTHON) scripts/mutate.py
+
+dist: host
+	@cmake --build --preset host --target ptec_dist
+	@cmake --preset $(TARGET) >/dev/null && cmake --build --preset $(TARGET) --target ptec_dist
 
 clean:
 	rm -rf build

@@ -16,20 +16,14 @@ set_target_properties(ptec_kernels_portable PROPERTIES EXPORT_NAME kernels_porta
 set_target_properties(ptec_backends PROPERTIES EXPORT_NAME backends)
 set_target_properties(ptec PROPERTIES EXPORT_NAME ptec)
 set_target_properties(ptec_board PROPERTIES EXPORT_NAME board)
-# The archives in link order, for ptec.pc: the runtime needs the two tables,
-# they need the kernels and backends, and those call back into the runtime.
-set(ptec_pc_libs "-lptec_runtime -lptec_kernels -lptec_backends")
-set(ptec_pc_tail "-lptec_kernels_cortex_m -lptec_kernels_portable -lptec_runtime")
 if(PTEC_ETHOSU)
   set_target_properties(ptec_ethos_u PROPERTIES EXPORT_NAME backend_ethos_u)
   list(APPEND ptec_export ptec_ethos_u)
-  string(APPEND ptec_pc_libs " -lptec_ethos_u")
   # What provides Arm's driver API to it, when this build provides it.
   get_target_property(ptec_npu_links ptec_ethos_u LINK_LIBRARIES)
   foreach(lib ptec_npu_driver_direct ptec_npu_driver_regs ptec_npu_model)
     if(TARGET ${lib} AND (lib IN_LIST ptec_npu_links OR lib STREQUAL "ptec_npu_model"))
       list(APPEND ptec_export ${lib})
-      string(APPEND ptec_pc_libs " -l${lib}")
     endif()
   endforeach()
 endif()
@@ -62,6 +56,20 @@ set(ptec_pc_cflags "")
 if(CMAKE_SYSTEM_NAME STREQUAL "Generic" AND PTEC_CPU_FLAGS)
   set(ptec_pc_cflags "${PTEC_CPU_FLAGS}")
 endif()
-set(ptec_pc_libs "${ptec_pc_libs} ${ptec_pc_tail}")
+# For pkg-config and hand-written Makefiles: every library above in one
+# archive, libptec.a, which the linker rescans by itself, so that -lptec
+# needs no link order and no --start-group (pkg-config would also drop
+# the repeated -l flags a cycle of archives needs).
+set(ptec_combined_objects "")
+foreach(lib ${ptec_export})
+  get_target_property(type ${lib} TYPE)
+  if(type STREQUAL "STATIC_LIBRARY")
+    list(APPEND ptec_combined_objects $<TARGET_OBJECTS:${lib}>)
+  endif()
+endforeach()
+add_library(ptec_combined STATIC ${ptec_combined_objects})
+set_target_properties(ptec_combined PROPERTIES OUTPUT_NAME ptec LINKER_LANGUAGE C)
+install(TARGETS ptec_combined ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+set(ptec_pc_libs "-lptec")
 configure_file(${CMAKE_CURRENT_LIST_DIR}/ptec.pc.in ${PROJECT_BINARY_DIR}/ptec.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/ptec.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
