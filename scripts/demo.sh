@@ -11,7 +11,10 @@
 #     batch mode);
 #  5. run the same images through the host runtime (ptec-run) and print
 #     predictions, accuracy (float, int8 host, int8 board), instructions per
-#     inference and memory. Exits non-zero if board and host differ by a byte.
+#     inference and memory. Exits non-zero if board and host differ by a byte;
+#  6. write the HTML report (ptec report: memory timeline, instructions per
+#     operator from the board's profile, placement, memory per region) and
+#     print its path.
 # Each step prints one progress line; build and compiler output go to
 # build/demo-<target>/demo/steps.log (shown when a step fails).
 set -euo pipefail
@@ -51,24 +54,24 @@ log=$work/steps.log
 
 echo "ptec demo: a digits CNN from PyTorch to an emulated $target board (QEMU)"
 
-step 0/5 "build the host runtime and ptec-run (host preset)"
+step 0/6 "build the host runtime and ptec-run (host preset)"
 quiet cmake --preset host
 quiet cmake --build --preset host --target ptec-run -j 2
 done_step
 
-step 1/5 "compile digits_cnn for $target: train (float), calibrate, quantize to int8, lower, plan"
+step 1/6 "compile digits_cnn for $target: train (float), calibrate, quantize to int8, lower, plan"
 quiet env PYTHONPATH=python "$py" -m ptec compile digits_cnn --calib 32 --target "$target" \
   -o "$pte" --kernel-list "$kernels"
 done_step "$(stat -c %s "$pte") bytes, $(grep -c '^PTEC_KERNEL' "$kernels") kernels"
 sed -n 's/^\[ptec\] \(lowered\|memory:\|input \|output \)/      \1/p' "$log"
 
-step 2/5 "write the held-back test images"
+step 2/6 "write the held-back test images"
 quiet env PYTHONPATH=python "$py" scripts/demo_digits.py images "$work"
 done_step
 echo "      $(tail -n 1 "$log")"
 images=$(wc -l <"$work/labels.txt")
 
-step 3/5 "build the $target runner with the program compiled in and only its kernels"
+step 3/6 "build the $target runner with the program compiled in and only its kernels"
 quiet cmake --preset "$target" -B "$build" "${board_args[@]}" -DPTEC_RUNNER_MODEL="$PWD/$pte" \
   -DPTEC_KERNEL_LIST="$PWD/$kernels"
 quiet cmake --build "$build" --target ptec_runner -j 2
@@ -76,7 +79,7 @@ elf=$build/firmware/runner/ptec_runner.elf
 done_step "$elf"
 echo "      board: $(arm-none-eabi-readelf -p .ptec_board_info "$elf" | sed -n 's/^ *\[ *[0-9a-f]*\] *//p' | paste -sd ' ')"
 
-step 4/5 "run $images inferences on the board (one QEMU run, batch mode)"
+step 4/6 "run $images inferences on the board (one QEMU run, batch mode)"
 status=0
 scripts/run_qemu.sh --target "$target" --elf "$elf" --input "$work/images.bin" --timeout 120 \
   >"$work/runner.log" 2>&1 || status=$?
@@ -87,12 +90,23 @@ done_step "$(sed -n 's/^inference: \([0-9]*\) instructions.*/\1 instructions per
 echo "      first lines of the board's log:"
 grep -m 4 '^infer ' "$work/runner.log" | sed 's/^/        /'
 
-step 5/5 "run the same $images images on the host runtime (ptec-run) and compare"
+step 5/6 "run the same $images images on the host runtime (ptec-run) and compare"
 status=0
 "$py" scripts/demo_digits.py report --dir "$work" --pte "$pte" --log "$work/runner.log" --elf "$elf" \
   --ptec-run "$ptec_run" --target "$target" --kernels "$kernels" >"$work/report.txt" 2>&1 || status=$?
 if [ "$status" -eq 0 ]; then done_step; else echo "FAILED"; fi
 cat "$work/report.txt"
+
+step 6/6 "write the HTML report (memory timeline, cost per operator, placement)"
+machine=$(arm-none-eabi-readelf -p .ptec_board_info "$elf" | sed -n 's/.*qemu_machine=\([a-z0-9-]*\).*/\1/p' | head -n 1)
+board_opt=()
+if "$py" -c "import sys; sys.path.insert(0, 'python'); from ptec.report import BOARDS; sys.exit('$machine' not in BOARDS)"; then
+  board_opt=(--board "$machine")
+fi
+quiet env PYTHONPATH=python "$py" -m ptec report "$pte" --profile "$work/runner.log" --target "$target" \
+  "${board_opt[@]}" -o "$work/report.html"
+done_step "$work/report.html"
 echo
 echo "demo: $(elapsed "$t_all") in all; logs and files in $work"
+echo "demo: report: $PWD/$work/report.html (open it in a browser)"
 [ "$status" -eq 0 ] || { echo "demo: FAILED (see above)" >&2; exit 1; }

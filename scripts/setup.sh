@@ -11,7 +11,9 @@ packages=(
   flatbuffers-compiler
   clang libclang-rt-14-dev llvm
   python3 python3-torch python3-numpy python3-pytest python3-sklearn
-  python3-pip python3-setuptools python3-wheel
+  python3-pip python3-setuptools python3-wheel python3-yaml
+  pkg-config
+  chromium
 )
 
 missing=()

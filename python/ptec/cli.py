@@ -226,6 +226,17 @@ def _import_tflite(args) -> int:
     return 0
 
 
+def _report(args) -> int:
+    """The HTML report of a program (ptec.report)."""
+    from .output_files import OutputFiles
+    from .report import write_report
+    with OutputFiles() as out:
+        out.claim(args.output, "-o")
+        write_report(args.program, args.output, args.profile, args.target, args.board, open_file=out.open)
+    print(f"wrote {args.output}")
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="python3 -m ptec")
     common = _Parser(add_help=False)
@@ -279,6 +290,18 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--list", action="store_true", help="list the model zoo and exit")
     c.set_defaults(func=_compile)
+    r = sub.add_parser("report", parents=[common],
+                       help="write one self-contained HTML page: memory timeline, cost per operator, "
+                            "placement with PyTorch module names, memory per region")
+    r.add_argument("program", help="the .pte")
+    r.add_argument("-o", "--output", required=True, help="the .html to write")
+    r.add_argument("--profile", help="ptec-run --profile --json output, or a firmware runner log")
+    r.add_argument("--target", default="cortex-m55", choices=("host",) + tuple(CORES),
+                   help="the build whose memory requirements to show (default cortex-m55)")
+    from .report import BOARDS
+    r.add_argument("--board", choices=sorted(BOARDS),
+                   help="compare the RAM and program bytes with this board's budget")
+    r.set_defaults(func=_report)
     t = sub.add_parser("import-tflite", parents=[common],
                        help="convert a .tflite (int8, or Vela-compiled) to a .pte")
     t.add_argument("model", help="path/to/model.tflite")

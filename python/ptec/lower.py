@@ -109,6 +109,7 @@ class LoweringContext:
         backend = self.partition.place(n, self)
         while True:
             self._handback_reason = "declined"
+            self.b.source = (origin(n), backend.name)    # the chain's stacktrace
             out = backend.lower_node(n, self)
             if out is not None:
                 break
@@ -132,6 +133,7 @@ class LoweringContext:
             node = self.g.node(name)
             outs.append((name, new_act(self.b, ScalarType.CHAR, node.shape, *node.qparams)))
         blob = backend.write_blob(nodes, ins, outs, self)
+        self.b.source = (", ".join(origin(n) for n in nodes), backend.name)
         self.b.delegate_call(backend.delegate_id, blob.data,
                              [a.value for _, a in ins] + [a.value for _, a in outs],
                              blob.compile_specs, blob.location)
@@ -146,6 +148,7 @@ class LoweringContext:
         for done, n in enumerate(self.g.nodes, 1):
             if self.progress:
                 self.progress(done, len(self.g.nodes))
+            self.b.source = None     # lower_node and lower_delegate name what they emit
             if n.op in NO_CODE:
                 self.partition.place_no_code(n)
             if n.op == "input":

@@ -1,6 +1,6 @@
 /* ptec-run: load a .pte, run it on the host, and report results, memory and time.
  *   ptec-run MODEL.pte [--method NAME] [--input FILE|ones|zeros]... [--output-dir DIR]
- *            [--repeat N] [--profile] [--region NAME=BYTES]... [--list-ops] */
+ *            [--repeat N] [--profile] [--json FILE] [--region NAME=BYTES]... [--list-ops] */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
@@ -24,6 +24,7 @@ typedef struct options {
     const char *inputs[MAX_INPUTS];
     size_t input_count;
     const char *output_dir;
+    const char *json;
     long repeat;
     int profile;
     int list_ops;
@@ -37,7 +38,8 @@ enum { REGION_METADATA = 0, REGION_SCRATCH = PTEC_MAX_PLANNED_BUFFERS + 1, REGIO
 static void usage(FILE *f)
 {
     fputs("usage: ptec-run MODEL.pte [--method NAME] [--input FILE|ones|zeros]...\n"
-          "                [--output-dir DIR] [--repeat N] [--profile] [--region NAME=BYTES]...\n"
+          "                [--output-dir DIR] [--repeat N] [--profile] [--json FILE]\n"
+          "                [--region NAME=BYTES]...\n"
           "                [--list-ops]\n"
           "  --input      one per method input, in order: raw little-endian bytes of the\n"
           "               input's dtype in its stored order, a .npy file (the logical,\n"
@@ -47,6 +49,8 @@ static void usage(FILE *f)
           "               (logical shape, C order) for each output\n"
           "  --repeat     execute N times (report the mean time)\n"
           "  --profile    per-instruction time with operator names\n"
+          "  --json       also write the run as JSON: memory per region, execute time and,\n"
+          "               with --profile, time per instruction (`ptec report --profile` reads it)\n"
           "  --region     give a memory region exactly BYTES instead of what the method\n"
           "               measured (NAME: metadata, planned1..planned8, scratch, fast_scratch),\n"
           "               to try sizes from `ptec inspect --requirements` or a header\n"
@@ -423,6 +427,8 @@ static int parse_args(int argc, char **argv, options *o)
                 fputs("ptec-run: --repeat needs a positive count\n", stderr);
                 return 2;
             }
+        } else if (strcmp(a, "--json") == 0 && has_value) {
+            o->json = argv[++i];
         } else if (strcmp(a, "--profile") == 0) {
             o->profile = 1;
         } else if (strcmp(a, "--region") == 0 && has_value) {
@@ -486,6 +492,59 @@ static void release(resources *r, ptec_method *method)
     free(r->mem.fast_scratch);
     free(r->program_bytes);
     memset(r, 0, sizeof *r);
+}
+
+/* A JSON string of `len` bytes (operator names come from the file). */
+static void json_string(FILE *f, const char *text, size_t len)
+{
+    fputc('"', f);
+    for (size_t i = 0; i < len; ++i) {
+        const unsigned char c = (unsigned char)text[i];
+        if (c == '"' || c == '\\') {
+            fprintf(f, "\\%c", c);
+        } else if (c < 0x20 || c >= 0x7f) {
+            fprintf(f, "\\u%04x", c);
+        } else {
+            fputc(c, f);
+        }
+    }
+    fputc('"', f);
+}
+
+/* --json: the run for `ptec report` (and any tool): memory per region, the
+ * mean execute time and, with --profile, the mean per instruction. */
+static int write_json(const options *o, const resources *r, const ptec_method *method,
+                      const ptec_requirements *req, uint64_t exec_ticks, size_t n_instr)
+{
+    FILE *f = fopen(o->json, "w");
+    if (f == NULL) {
+        fprintf(stderr, "ptec-run: cannot write %s: %s\n", o->json, strerror(errno));
+        return 1;
+    }
+    const int ns = ptec_platform_tick_unit() == PTEC_TICKS_NANOSECONDS;
+    fprintf(f, "{\"tool\": \"ptec-run\", \"board\": \"host\", \"unit\": \"%s\", \"runs\": %ld,\n",
+            ns ? "ns" : ptec_runner_tick_unit_name(ptec_platform_tick_unit()), o->repeat);
+    fprintf(f, " \"requirements\": {\"metadata_bytes\": %zu, \"planned_bytes\": [", req->metadata_bytes);
+    for (size_t i = 0; i < req->planned_count; ++i) {
+        fprintf(f, "%s%zu", i ? ", " : "", req->planned_bytes[i]);
+    }
+    fprintf(f, "], \"scratch_bytes\": %zu, \"fast_scratch_bytes\": %zu, \"total_bytes\": %zu},\n",
+            req->scratch_bytes, req->fast_scratch_bytes, req->total_bytes);
+    fprintf(f, " \"execute_ticks\": %.1f,\n \"instructions\": [", (double)exec_ticks / (double)o->repeat);
+    for (size_t i = 0; o->profile && i < n_instr; ++i) {
+        const char *name;
+        size_t len;
+        ptec_method_instruction_name(method, i, &name, &len);
+        fprintf(f, "%s\n  {\"index\": %zu, \"name\": ", i ? "," : "", i);
+        json_string(f, name, len);
+        fprintf(f, ", \"ticks\": %.1f}", (double)r->profile_sum[i] / (double)o->repeat);
+    }
+    fprintf(f, "]}\n");
+    if (fclose(f) != 0) {
+        fprintf(stderr, "ptec-run: cannot write %s: %s\n", o->json, strerror(errno));
+        return 1;
+    }
+    return 0;
 }
 
 static int run(const options *o, resources *r, ptec_program *program, ptec_method *method)
@@ -629,6 +688,9 @@ static int run(const options *o, resources *r, ptec_program *program, ptec_metho
             printf("  %4zu  %10.3f us  %5.1f%%  %.*s\n", i, (double)r->profile_sum[i] / 1e3 / (double)o->repeat,
                    all ? 100.0 * (double)r->profile_sum[i] / (double)all : 0.0, (int)len, name);
         }
+    }
+    if (o->json != NULL && write_json(o, r, method, &req, exec_ticks, n_instr) != 0) {
+        return 1;
     }
     if (o->output_dir != NULL && write_outputs(method, o->output_dir) != 0) {
         return 1;

@@ -13,7 +13,7 @@ the caller fixed them.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -23,7 +23,8 @@ from ..plan import MemoryPlan, plan_memory
 from .writer import layout_segments
 from .schema import (AllocationDetails, BackendDelegate, BackendDelegateDataReference,
                      BackendDelegateInlineData, Bool, Chain, CompileSpec, DataLocation,
-                     DelegateCall, Double, EValue, ExecutionPlan, Instruction, Int, IntList,
+                     DelegateCall, Double, EValue, ExecutionPlan, Frame, FrameList, Instruction,
+                     Int, IntList,
                      KernelCall, Null, Operator, Program, ScalarType, String,
                      SubsegmentOffsets, Tensor, TensorList)
 
@@ -55,6 +56,12 @@ class ProgramBuilder:
         self.operators: List[Operator] = []
         self._op_index: Dict[str, int] = {}
         self.instructions: List[Instruction] = []
+        # Where each instruction came from, for the chain's stacktrace (the
+        # upstream schema's debug field, which runtimes ignore): the
+        # PyTorch module path and class, and the backend that placed it.
+        # Set by the lowering before each node; None for glue of no node.
+        self.source: Optional[Tuple[str, str]] = None
+        self._sources: List[Optional[Tuple[str, str]]] = []
         self.delegates: List[BackendDelegate] = []
         self._inline_blobs: List[bytes] = []           # Program.backend_delegate_data
         self._delegate_segments: List[bytes] = []      # segments after the constant one
@@ -190,11 +197,15 @@ class ProgramBuilder:
         else:                                       # several outputs: one TensorList of them
             names = [n for n, _ in sig]
             args.append(self.tensor_list([args[names.index(o)] for o in outs]))
-        self.instructions.append(Instruction(KernelCall(self.operator(key), args)))
+        self._append(Instruction(KernelCall(self.operator(key), args)))
         return args[[n for n, _ in sig].index(outs[0])]
 
+    def _append(self, instruction: Instruction) -> None:
+        self.instructions.append(instruction)
+        self._sources.append(self.source)
+
     def call_raw(self, key: str, args: Sequence[int]) -> None:
-        self.instructions.append(Instruction(KernelCall(self.operator(key), list(args))))
+        self._append(Instruction(KernelCall(self.operator(key), list(args))))
 
     def delegate_call(self, backend_id: str, blob: bytes, args: Sequence[int],
                       compile_specs: Sequence = (),
@@ -220,7 +231,7 @@ class ProgramBuilder:
             id=backend_id, processed=BackendDelegateDataReference(location, index),
             compile_specs=specs))
         delegate_index = len(self.delegates) - 1
-        self.instructions.append(Instruction(DelegateCall(delegate_index, [int(a) for a in args])))
+        self._append(Instruction(DelegateCall(delegate_index, [int(a) for a in args])))
         return delegate_index
 
     def set_io(self, inputs: Sequence[int], outputs: Sequence[int]) -> None:
@@ -265,6 +276,13 @@ class ProgramBuilder:
         """Fix arena offsets (value index -> byte offset) from an external plan."""
         self._fixed_offsets.update(offsets)
 
+    def _stacktrace(self) -> Optional[List[FrameList]]:
+        """One FrameList per instruction (one Frame: name = module path and
+        class, context = backend), or None when no instruction has a source."""
+        if not any(self._sources):
+            return None
+        return [FrameList([Frame(name=s[0], context=s[1])] if s else []) for s in self._sources]
+
     def build(self, arena_bytes: Optional[int] = None) -> Program:
         if self._planned and len(self._fixed_offsets) < len(self._planned):
             self.memory_plan = plan_memory(self.lifetimes())
@@ -292,7 +310,8 @@ class ProgramBuilder:
 
         plan = ExecutionPlan(
             name=self.method, values=self.values, inputs=self.inputs, outputs=self.outputs,
-            chains=[Chain(inputs=[], outputs=[], instructions=self.instructions)],
+            chains=[Chain(inputs=[], outputs=[], instructions=self.instructions,
+                          stacktrace=self._stacktrace())],
             operators=self.operators, delegates=self.delegates, non_const_buffer_sizes=sizes)
         segment_data = [bytes(blob)] + self._delegate_segments
         return Program(
