@@ -11,7 +11,6 @@ packages=(
   flatbuffers-compiler
   clang libclang-rt-14-dev llvm
   python3 python3-torch python3-numpy python3-pytest python3-sklearn
-  libopenblas0-pthread   # torch's BLAS: the float references the numeric bounds were measured with
   python3-pip python3-setuptools python3-wheel python3-yaml
   pkg-config
   chromium

@@ -20,8 +20,12 @@ from ptec.quantize import simulate
 # steps. Against float the error includes weight quantization and clipping at
 # the calibrated ranges; the deep MobileNets amplify int8 rounding most
 # (models/common.normalize_batch_norm).
+# The float references come from torch on the machine's BLAS, and BLAS
+# implementations round differently (OpenBLAS picks kernels by CPU): the
+# DS-CNN's simulate bound was measured 7 with OpenBLAS and 8 with Debian's
+# reference BLAS, so it is 8 (docs/testing.md).
 STEP_BOUNDS = {
-    "ds_cnn":           ((7, 7), (13, 19)),
+    "ds_cnn":           ((8, 8), (13, 19)),
     "mobilenet_v1_025": ((9, 9), (32, 32)),
     "resnet8":          ((5, 6), (12, 20)),
     "fc_autoencoder":   ((2, 3), (8, 39)),
