@@ -51,5 +51,8 @@ PYEOF
     same=$(echo "$out" | grep -q "FAIL" && echo DIFFERENT || ([ ${#cmp_args[@]} -gt 0 ] && echo identical || echo -))
     printf '%-18s %-11s %14s %10s %10s  %s\n' "$m" "$target" "${instr:-FAILED}" "${arena:-?}" \
       "$(stat -c %s "$pte")" "$same"
+    echo "figure zoo.$m.$target.instructions ${instr:-FAILED}"
+    echo "figure zoo.$m.$target.planned ${arena:-FAILED}"
+    echo "figure zoo.$m.$target.pte $(stat -c %s "$pte")"
   done
 done

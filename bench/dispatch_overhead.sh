@@ -23,3 +23,6 @@ printf 'dispatch overhead, %s:\n' "$(basename "$model")"
 printf '  execute (inclusive)   %6d instructions per run\n' "$per_exec"
 printf '  kernels run()         %6d\n' "$per_kernel"
 printf '  runtime overhead      %6d   (upstream Method::execute: 908; aim: < 150)\n' $((per_exec - per_kernel))
+name=$(basename "$model" .pte)
+echo "figure host.dispatch.$name.execute $per_exec"
+echo "figure host.dispatch.$name.overhead $((per_exec - per_kernel))"

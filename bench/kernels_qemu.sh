@@ -38,4 +38,7 @@ PY
   printf '  %-44s %12s %14s\n' "average pool 25x5->1x1, 64 ch" "$(op 10)" "$c_pool"
   printf '  %-44s %12s %14s\n' "fully connected 64->12" "$(op 11)" "$c_fc"
   printf '  %-44s %12s %14s\n' "whole inference (with quantize, dequantize)" "$total" "$c_net"
+  for pair in "conv $(op 1)" "dw $(op 2)" "pw $(op 3)" "pool $(op 10)" "fc $(op 11)" "net $total"; do
+    echo "figure kernels.$target.$pair"
+  done
 done

@@ -41,6 +41,8 @@ for t in "${cores[@]}"; do
   row() {
     local name=$1 key=$2 value=$3
     local cmsis=${ref[$key,$t]:-}
+    echo "figure ds_cnn.$t.$key $value"
+    [ -z "$cmsis" ] || echo "figure cmsis_nn.ds_cnn.$t.$key $cmsis"
     if [ -n "$cmsis" ]; then
       printf '%-34s %-11s %12s %12s %7sx\n' "$name" "$t" "$value" "$cmsis" \
         "$(awk -v a="$value" -v b="$cmsis" 'BEGIN {printf "%.2f", a / b}')"
@@ -54,5 +56,11 @@ for t in "${cores[@]}"; do
   row "average pool 25x5" pool "$(count 10)"
   row "fully connected 64 -> 12" fc "$(count 11)"
   row "whole inference (+quant/dequant)" net "$(sed -n 's/^inference: \([0-9]*\) instructions.*/\1/p' "$log")"
+  for region in metadata "planned\[1\]" scratch; do
+    bytes=$(sed -n "s/^  $region *required *\([0-9]*\) B.*/\1/p" "$log")
+    echo "figure ds_cnn.$t.memory.${region%%\\*} $bytes"
+  done
+  echo "figure ds_cnn.$t.requirements $(sed -n 's/^method requirements: \([0-9]*\) .*/\1/p' "$log")"
+  echo "figure ds_cnn.$t.load $(sed -n 's/^method load: \([0-9]*\) .*/\1/p' "$log")"
 done
 echo "(ptec: preset flags, -Os, DSP/Helium variant loops -O2 (the M3 runs the reference C); per-layer figures include ~24 instructions of counter reads)"

@@ -19,5 +19,9 @@ for runner in add add_arduino module_linear; do
     load=$(sed -n 's/^method load: \([0-9]*\) instructions/\1/p' <<<"$log")
     infer=$(sed -n 's/^inference: \([0-9]*\) instructions.*/\1/p' <<<"$log")
     printf '%-38s %-11s %10s %10s %10s\n' "$name" "$t" "$init" "$load" "$infer"
+    echo "figure samples.$runner.$t.init $init"
+    echo "figure samples.$runner.$t.load $load"
+    echo "figure samples.$runner.$t.inference $infer"
+    echo "figure samples.$runner.$t.metadata $(sed -n 's/^  metadata *required *\([0-9]*\) B.*/\1/p' <<<"$log")"
   done
 done

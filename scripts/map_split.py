@@ -24,9 +24,9 @@ def part_of(path):
     name = path.replace("\\", "/")
     if "libptec_runtime.a" in name:
         return "runtime core"
-    if "libptec_backends.a" in name:
+    if re.search(r"libptec_(backends|ethos_u|npu_\w+)\.a", name):
         return "backends"
-    if "libptec_kernels.a" in name or name.endswith("kernel_table.c.obj"):
+    if re.search(r"libptec_kernels(_\w+)?\.a", name) or name.endswith("kernel_table.c.obj"):
         return "kernels"
     if "ptec_runner_model.c.obj" in name:
         return "model"
@@ -89,9 +89,14 @@ def parse(path):
 
 
 def main(argv):
-    if len(argv) != 2:
+    """map_split.py FILE.map [--figures PREFIX]: with --figures, also one
+    `figure PREFIX.<part> <flash bytes>` line per part and the total, for
+    make bench (scripts/figures.py)."""
+    prefix = argv[argv.index("--figures") + 1] if "--figures" in argv else None
+    paths = [a for a in argv[1:] if a != "--figures" and a != prefix]
+    if len(paths) != 1:
         sys.exit(__doc__)
-    sizes, reserved = parse(argv[1])
+    sizes, reserved = parse(paths[0])
     print(f"  {'part':<14}{'flash':>10}{'ram':>10}   (flash = code + rodata + .data image; ram = .data + .bss)")
     total_flash = total_ram = 0
     for part in PARTS:
@@ -103,6 +108,10 @@ def main(argv):
         total_ram += ram
         print(f"  {part:<14}{s['flash']:>10}{ram:>10}")
     print(f"  {'total':<14}{total_flash:>10}{total_ram:>10}")
+    if prefix:
+        for part in PARTS:
+            print(f"figure {prefix}.{part.replace(' ', '_')} {sizes[part]['flash']}")
+        print(f"figure {prefix}.total {total_flash}")
     if reserved:
         print("  reserved: " + ", ".join(f"{k} {v}" for k, v in sorted(reserved.items())))
     return 0

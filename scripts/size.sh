@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Footprint on the Cortex-M targets (`make size`).
 #   scripts/size.sh [FIRMWARE_NAME...]
+#   scripts/size.sh --core-only      (part 1 alone; bench/runtime_size.sh)
 # Cross-builds every cortex-m preset (-Os; scripts/cortex_m_cores.sh), then prints
 #  1. .text/.data/.bss of the runtime core (libptec_runtime.a: no kernels,
 #     no backends, no board), per target, with and without the prose of
@@ -15,7 +16,9 @@ cd "$(dirname "$0")/.."
 
 mapfile -t targets < <(scripts/cortex_m_cores.sh)
 firmware=("$@")
-[ ${#firmware[@]} -gt 0 ] || firmware=(ptec_runner ptec_runner_module_linear)
+core_only=0
+if [ "${1:-}" = "--core-only" ]; then core_only=1; firmware=(); fi
+[ ${#firmware[@]} -gt 0 ] || [ "$core_only" = 1 ] || firmware=(ptec_runner ptec_runner_module_linear)
 jobs=2 # the machine is shared: never more
 python=/usr/bin/python3
 [ -x "$python" ] || python=python3
@@ -32,9 +35,11 @@ for t in "${targets[@]}"; do
   cmake --preset "$t" -B "build/$t-terse" -DPTEC_ERROR_MESSAGES=OFF >/dev/null
   cmake --build "build/$t-terse" -j "$jobs" --target ptec_runtime >/dev/null
   printf '%-12s %-28s %s\n' "$t" "codes only (messages off)" "$(core_size "build/$t-terse")"
+  echo "figure size.$t.core_text $(core_size "build/$t" | awk '{print $1}')"
+  echo "figure size.$t.core_text_terse $(core_size "build/$t-terse" | awk '{print $1}')"
 done
 
-for name in "${firmware[@]}"; do
+for name in ${firmware[@]+"${firmware[@]}"}; do
   for t in "${targets[@]}"; do
     elf=$(find "build/$t/firmware" -name "$name.elf" -print -quit 2>/dev/null || true)
     if [ -z "$elf" ]; then
@@ -44,6 +49,6 @@ for name in "${firmware[@]}"; do
     fi
     echo
     echo "== $name ($t): $(arm-none-eabi-size "$elf" | awk 'NR==2 {print "text " $1 ", data " $2 ", bss " $3}') =="
-    "$python" scripts/map_split.py "$elf.map"
+    "$python" scripts/map_split.py "$elf.map" --figures "size.$t.$name"
   done
 done
