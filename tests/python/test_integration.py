@@ -194,3 +194,25 @@ def test_zephyr_module_structure(tmp_path, installs):
     drop = next((b.parent / "dist-host").iterdir())
     drop_sources = set((drop / "files.txt").read_text().split()) - {"boards/host/host_platform.c"}
     assert zephyr_sources == drop_sources, (zephyr_sources ^ drop_sources)
+
+
+def test_header_sizes_are_exact_on_the_board(tmp_path, model, installs):
+    """examples/hello sizes its one buffer with the header's
+    MODEL_PTE_TOTAL_BYTES: it loads on the M55 (above); with the same macro
+    one byte smaller the load fails, naming the shortfall."""
+    need("arm-none-eabi-gcc", "qemu-system-arm")
+    _, prefix = installs("cortex-m55")
+    short = tmp_path / "model"
+    short.mkdir()
+    header = (model[0] / "model.h").read_text()
+    total = "#define MODEL_PTE_TOTAL_BYTES ("
+    assert total in header
+    (short / "model.h").write_text(header.replace(total, "#define MODEL_PTE_TOTAL_BYTES (-1 + ", 1))
+    shutil.copy(model[0] / "model.c", short / "model.c")
+    b = tmp_path / "b"
+    run(["cmake", "-S", HELLO, "-B", str(b), f"-DMODEL_DIR={short}", f"-DCMAKE_PREFIX_PATH={prefix}"] + CROSS)
+    run(["cmake", "--build", str(b)])
+    r = subprocess.run([os.path.join(ROOT, "scripts", "run_qemu.sh"), "--target", "cortex-m55", "--elf",
+                        str(b / "hello.elf"), "--timeout", "60"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+    assert r.returncode == 1 and "short by 1" in r.stdout, r.stdout
