@@ -26,20 +26,20 @@ count() {
 
 printf 'cortex_m kernels (portable C reference), host instructions per call:\n'
 printf '  %-46s %12s\n' "layer" "instructions"
-v=$(count conv); echo "figure host.kernels.conv $v" >>"$out/figures"
-printf '  %-46s %12s\n' "conv 10x4 s2 49x10x1->25x5x64 (depthwise dm 64)" "$v"
-v=$(count conv_as_conv2d); echo "figure host.kernels.conv_as_conv2d $v" >>"$out/figures"
-printf '  %-46s %12s\n' "  same layer as quantized_conv2d" "$v"
-v=$(count dw); echo "figure host.kernels.dw $v" >>"$out/figures"
-printf '  %-46s %12s\n' "depthwise 3x3 s1 p1 25x5x64" "$v"
-v=$(count pw); echo "figure host.kernels.pw $v" >>"$out/figures"
-printf '  %-46s %12s\n' "pointwise 1x1 64->64 over 25x5" "$v"
-v=$(count pool); echo "figure host.kernels.pool $v" >>"$out/figures"
-printf '  %-46s %12s\n' "average pool 25x5->1x1, 64 ch" "$v"
-v=$(count fc); echo "figure host.kernels.fc $v" >>"$out/figures"
-printf '  %-46s %12s\n' "fully connected 64->12" "$v"
-v=$(count network); echo "figure host.kernels.network $v" >>"$out/figures"
-printf '  %-46s %12s\n' "whole network, kernels only" "$v"
+# One table row, and its figure line (kept for the end, after the table).
+row() {
+  local v
+  v=$(count "$1")
+  echo "figure host.kernels.$1 $v" >>"$out/figures"
+  printf '  %-46s %12s\n' "$2" "$v"
+}
+row conv "conv 10x4 s2 49x10x1->25x5x64 (depthwise dm 64)"
+row conv_as_conv2d "  same layer as quantized_conv2d"
+row dw "depthwise 3x3 s1 p1 25x5x64"
+row pw "pointwise 1x1 64->64 over 25x5"
+row pool "average pool 25x5->1x1, 64 ch"
+row fc "fully connected 64->12"
+row network "whole network, kernels only"
 
 # A whole inference through the runtime: the DS-CNN test program of
 # ptec.backends.cortex_m.sample_programs (float in, quantize ... dequantize, float out).

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 mkdir -p ../build/bench
-for b in dispatch_overhead.sh $(ls *.sh | grep -vE '^(run_all|dispatch_overhead)\.sh$' || true); do
+for b in dispatch_overhead.sh $(ls *.sh | grep -vE '^(run_all|dispatch_overhead|runner_log)\.sh$' || true); do
   echo "== $b"
   "./$b"
 done 2>&1 | tee ../build/bench/bench.log

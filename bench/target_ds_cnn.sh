@@ -8,6 +8,7 @@
 # except through saturation branches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/runner_log.sh
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 python=/usr/bin/python3
 mapfile -t cores < <(scripts/cortex_m_cores.sh)
@@ -55,12 +56,10 @@ for t in "${cores[@]}"; do
   row "pointwise 1x1 (first block)" pw "$(count 3)"
   row "average pool 25x5" pool "$(count 10)"
   row "fully connected 64 -> 12" fc "$(count 11)"
-  row "whole inference (+quant/dequant)" net "$(sed -n 's/^inference: \([0-9]*\) instructions.*/\1/p' "$log")"
-  for region in metadata "planned\[1\]" scratch; do
-    bytes=$(sed -n "s/^  $region *required *\([0-9]*\) B.*/\1/p" "$log")
-    echo "figure ds_cnn.$t.memory.${region%%\\*} $bytes"
+  row "whole inference (+quant/dequant)" net "$(runner_figure inference <"$log")"
+  for region in metadata planned scratch requirements; do
+    echo "figure ds_cnn.$t.$([ "$region" = requirements ] || echo memory.)$region $(runner_figure "$region" <"$log")"
   done
-  echo "figure ds_cnn.$t.requirements $(sed -n 's/^method requirements: \([0-9]*\) .*/\1/p' "$log")"
-  echo "figure ds_cnn.$t.load $(sed -n 's/^method load: \([0-9]*\) .*/\1/p' "$log")"
+  echo "figure ds_cnn.$t.load $(runner_figure load <"$log")"
 done
 echo "(ptec: preset flags, -Os, DSP/Helium variant loops -O2 (the M3 runs the reference C); per-layer figures include ~24 instructions of counter reads)"

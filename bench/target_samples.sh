@@ -5,6 +5,7 @@
 # profiling. Instructions are not cycles; compare like with like.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/runner_log.sh
 mapfile -t cores < <(scripts/cortex_m_cores.sh)
 for t in "${cores[@]}"; do
   cmake --preset "$t" >/dev/null
@@ -15,13 +16,10 @@ for runner in add add_arduino module_linear; do
   for t in "${cores[@]}"; do
     log=$(scripts/run_qemu.sh --target "$t" --elf "build/$t/firmware/runner/ptec_runner_$runner.elf")
     name=$(sed -n 's/^program: \([^,]*\),.*/\1/p' <<<"$log")
-    init=$(sed -n 's/^program init: \([0-9]*\) instructions/\1/p' <<<"$log")
-    load=$(sed -n 's/^method load: \([0-9]*\) instructions/\1/p' <<<"$log")
-    infer=$(sed -n 's/^inference: \([0-9]*\) instructions.*/\1/p' <<<"$log")
+    init=$(runner_figure init <<<"$log")
+    load=$(runner_figure load <<<"$log")
+    infer=$(runner_figure inference <<<"$log")
     printf '%-38s %-11s %10s %10s %10s\n' "$name" "$t" "$init" "$load" "$infer"
-    echo "figure samples.$runner.$t.init $init"
-    echo "figure samples.$runner.$t.load $load"
-    echo "figure samples.$runner.$t.inference $infer"
-    echo "figure samples.$runner.$t.metadata $(sed -n 's/^  metadata *required *\([0-9]*\) B.*/\1/p' <<<"$log")"
+    runner_figures "samples.$runner.$t" init load inference metadata <<<"$log"
   done
 done

@@ -5,6 +5,7 @@
 # runtime asks for, and instructions per inference (QEMU icount).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/runner_log.sh
 shared=${PTEC_SHARED:-../shared}
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 /usr/bin/python3 scripts/person_detect_data.py "$shared" "$out" >/dev/null
@@ -15,12 +16,10 @@ for t in cortex-m55 cortex-m33; do
   log=$(scripts/run_qemu.sh --target "$t" --elf "build/$t/firmware/runner/ptec_runner.elf" \
         --model "$out/pd-$t.pte" --input "$out/person.bin" --timeout 300)
   pte=$(stat -c %s "$out/pd-$t.pte")
-  planned=$(sed -n 's/^  planned\[1\] *required *\([0-9]*\) B.*/\1/p' <<<"$log")
-  metadata=$(sed -n 's/^  metadata *required *\([0-9]*\) B.*/\1/p' <<<"$log")
-  instr=$(sed -n 's/^inference: \([0-9]*\) instructions.*/\1/p' <<<"$log")
+  planned=$(runner_figure planned <<<"$log")
+  metadata=$(runner_figure metadata <<<"$log")
+  instr=$(runner_figure inference <<<"$log")
   printf '%-12s %10s %10s %10s %14s\n' "$t" "$pte" "$planned" "$metadata" "$instr"
   echo "figure tflite.person_detect.$t.pte $pte"
-  echo "figure tflite.person_detect.$t.planned $planned"
-  echo "figure tflite.person_detect.$t.metadata $metadata"
-  echo "figure tflite.person_detect.$t.instructions $instr"
+  runner_figures "tflite.person_detect.$t" planned metadata inference <<<"$log"
 done

@@ -24,6 +24,17 @@ from ptec.quantize import QuantConfig, prepare, quantize_graph, simulate
 ENV = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
 
 
+def compile_file(tmp_path, source: str, name: str = "m"):
+    """`ptec compile` of a model file holding `source` (with a make() factory):
+    (the finished process, the .pte path it was asked to write)."""
+    src = tmp_path / f"{name}.py"
+    src.write_text(source)
+    out = tmp_path / f"{name}.pte"
+    r = subprocess.run([sys.executable, "-m", "ptec", "compile", f"{src}:make", "--calib", "2",
+                        "-o", str(out)], env=ENV, capture_output=True, text=True)
+    return r, out
+
+
 def _calls(program):
     plan = program.plan()
     for ins in plan.chains[0].instructions:
@@ -144,16 +155,12 @@ def test_missing_kernel_fails_and_lists_ops():
 
 
 def test_cli_missing_kernel_writes_no_file(tmp_path):
-    src = tmp_path / "m.py"
-    src.write_text("import torch, torch.nn as nn\n"
-                   "class M(nn.Module):\n"
-                   "    input_shape = (1, 4)\n"
-                   "    def forward(self, x):\n"
-                   "        return torch.exp(x) + 1.0\n"
-                   "def make():\n    return M()\n")
-    out = tmp_path / "m.pte"
-    r = subprocess.run([sys.executable, "-m", "ptec", "compile", f"{src}:make", "--calib", "2",
-                        "-o", str(out)], env=ENV, capture_output=True, text=True)
+    r, out = compile_file(tmp_path, "import torch, torch.nn as nn\n"
+                                    "class M(nn.Module):\n"
+                                    "    input_shape = (1, 4)\n"
+                                    "    def forward(self, x):\n"
+                                    "        return torch.exp(x) + 1.0\n"
+                                    "def make():\n    return M()\n")
     assert r.returncode != 0
     assert "no kernel for exp (torch.exp)" in r.stderr and "aten::" not in r.stderr, r.stderr
     assert not out.exists()
@@ -308,20 +315,16 @@ def test_cli_sort_names_the_missing_operator_and_writes_no_file(tmp_path):
 def test_errors_name_the_pytorch_module_path(tmp_path):
     """An operator ptec cannot run is named as the model names it, by
     module path and class, never by a made-up ATen name."""
-    src = tmp_path / "nested.py"
-    src.write_text("import torch, torch.nn as nn\n"
-                   "class M(nn.Module):\n"
-                   "    input_shape = (1, 2, 16)\n"
-                   "    def __init__(self):\n"
-                   "        super().__init__()\n"
-                   "        self.features = nn.Sequential(nn.ReLU(), nn.Identity(), nn.Tanh(),\n"
-                   "                                      nn.Conv1d(2, 4, 3))\n"
-                   "    def forward(self, x):\n"
-                   "        return self.features(x)\n"
-                   "def make():\n    return M()\n")
-    out = tmp_path / "nested.pte"
-    r = subprocess.run([sys.executable, "-m", "ptec", "compile", f"{src}:make", "--calib", "2",
-                        "-o", str(out)], env=ENV, capture_output=True, text=True)
+    r, out = compile_file(tmp_path, "import torch, torch.nn as nn\n"
+                                    "class M(nn.Module):\n"
+                                    "    input_shape = (1, 2, 16)\n"
+                                    "    def __init__(self):\n"
+                                    "        super().__init__()\n"
+                                    "        self.features = nn.Sequential(nn.ReLU(), nn.Identity(), nn.Tanh(),\n"
+                                    "                                      nn.Conv1d(2, 4, 3))\n"
+                                    "    def forward(self, x):\n"
+                                    "        return self.features(x)\n"
+                                    "def make():\n    return M()\n", "nested")
     assert r.returncode == 2, r.stderr
     assert "features.3 (nn.Conv1d)" in r.stderr and "aten::" not in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and not out.exists()
