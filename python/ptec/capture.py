@@ -37,6 +37,42 @@ def _pair(v) -> List[int]:
     return [int(v), int(v)] if isinstance(v, int) else [int(x) for x in v]
 
 
+ONE_D = (nn.Conv1d, nn.MaxPool1d, nn.AvgPool1d)
+
+
+def _single(v) -> int:
+    return int(v[0]) if isinstance(v, (tuple, list)) else int(v)
+
+
+def _one_d_nodes(name: str, m: nn.Module, ins: List[str]) -> List[Node]:
+    """A 1-D convolution or pool over [N, C, L] as its 2-D form over a unit
+    height, [N, C, 1, L]: unsqueeze(2), the 2-D node with a 1 x K kernel,
+    squeeze(2), which keeps the module's name (its users refer to it).
+    prepare() folds a batch-norm or an activation after the squeeze into the
+    2-D node, as it does after a 2-D convolution."""
+    lifted, core = f"{name}_as_2d_in", f"{name}_as_2d"
+    if isinstance(m, nn.Conv1d):
+        if isinstance(m.padding, str):
+            raise CaptureError(f"{name}: string padding {m.padding!r} is not supported")
+        if m.padding_mode != "zeros":
+            raise CaptureError(f"{name}: padding_mode {m.padding_mode} is not supported")
+        node = Node(core, "conv2d", [lifted], dict(
+            weight=_np(m.weight)[:, :, None, :], bias=None if m.bias is None else _np(m.bias),
+            stride=[1, _single(m.stride)], padding=[0, _single(m.padding)],
+            dilation=[1, _single(m.dilation)], groups=int(m.groups)))
+    elif isinstance(m, nn.MaxPool1d):
+        node = Node(core, "max_pool2d", [lifted], dict(
+            kernel=[1, _single(m.kernel_size)], stride=[1, _single(m.stride or m.kernel_size)],
+            padding=[0, _single(m.padding)], dilation=[1, _single(m.dilation)], ceil_mode=bool(m.ceil_mode)))
+    else:
+        node = Node(core, "avg_pool2d", [lifted], dict(
+            kernel=[1, _single(m.kernel_size)], stride=[1, _single(m.stride or m.kernel_size)],
+            padding=[0, _single(m.padding)], ceil_mode=bool(m.ceil_mode),
+            count_include_pad=bool(m.count_include_pad), divisor_override=None))
+    return [Node(lifted, "reshape", ins[:1], dict(unsqueeze=2)), node,
+            Node(name, "reshape", [core], dict(squeeze=2))]
+
+
 def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
     if isinstance(m, nn.Conv2d):
         if isinstance(m.padding, str):
@@ -150,6 +186,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
         elif fn.op == "call_module":
             if isinstance(mods[fn.target], nn.Unflatten) and _meta_shape(fn) is not None:
                 nodes.append(Node(name, "reshape", ins[:1], dict(target_shape=_meta_shape(fn))))
+            elif isinstance(mods[fn.target], ONE_D):
+                nodes.extend(_one_d_nodes(name, mods[fn.target], ins))
             else:
                 nodes.append(_module_node(name, mods[fn.target], ins))
         elif fn.op in ("call_function", "call_method"):
@@ -415,7 +453,8 @@ def _resolve_reshapes(g: Graph) -> None:
     """Turn flatten(start, end) and view(-1 ...) into concrete target shapes."""
     for n in g.nodes:
         if n.op == "reshape":
-            n.attrs = {"shape": list(n.shape), **({"act": n.attrs["act"]} if "act" in n.attrs else {})}
+            n.attrs = {"shape": list(n.shape),
+                       **{k: n.attrs[k] for k in ("act", "source") if k in n.attrs}}
 
 
 class _UnpackingProxy(torch.fx.Proxy):

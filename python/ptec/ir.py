@@ -197,7 +197,7 @@ def evaluate(g: Graph, inputs: Sequence[torch.Tensor], keep_all: bool = False):
 
 def origin(n: Node) -> str:
     """The node as the user wrote it: its PyTorch module path and class
-    (`features.3 (nn.Conv1d)`), or the traced call (`topk (torch.topk)`);
+    (`features.3 (nn.LayerNorm)`), or the traced call (`topk (torch.topk)`);
     capture records it in attrs["source"]. Errors and reports name nodes
     with this, never with an internal or made-up operator name."""
     return n.attrs.get("source") or n.name

@@ -53,6 +53,21 @@ def _combine_act(a, b):
     return (lo, hi)
 
 
+def _through_unit_squeeze(g: Graph, n):
+    """The 2-D node behind the squeeze(2) a 1-D layer ends with (capture's
+    _one_d_nodes), when that squeeze is its only user and no output: a
+    per-channel batch-norm or an activation after the squeeze acts on the
+    2-D node's output alike. Otherwise n itself."""
+    if n.op == "reshape" and len(g.users(n.name)) == 1 and n.name not in g.outputs:
+        prod = g.node(n.inputs[0])
+        unit_height = (prod.shape is not None and n.shape is not None and len(prod.shape) == 4
+                       and prod.shape[2] == 1 and list(n.shape) == list(prod.shape[:2]) + list(prod.shape[3:]))
+        if (unit_height and prod.op in FUSABLE_PRODUCERS and len(g.users(prod.name)) == 1
+                and prod.name not in g.outputs):
+            return prod
+    return n
+
+
 def prepare(graph: Graph) -> Graph:
     g = copy.deepcopy(graph)
     # identities
@@ -64,7 +79,7 @@ def prepare(graph: Graph) -> Graph:
     for n in list(g.nodes):
         if n.op != "batch_norm":
             continue
-        prod = g.node(n.inputs[0])
+        prod = _through_unit_squeeze(g, g.node(n.inputs[0]))
         if (prod.op in ("conv2d", "linear", "conv_transpose2d") and not prod.attrs.get("act")
                 and len(g.users(prod.name)) == 1 and prod.name not in g.outputs
                 and (prod.op != "conv_transpose2d" or prod.attrs["groups"] == 1)):
@@ -79,7 +94,7 @@ def prepare(graph: Graph) -> Graph:
             shape[axis] = -1
             prod.attrs["weight"] = (w * scale.reshape(shape)).astype(np.float32)
             prod.attrs["bias"] = (b * scale + shift).astype(np.float32)
-            g.replace_uses(n.name, prod.name)
+            g.replace_uses(n.name, n.inputs[0])
             g.remove(n.name)
         elif n.shape is not None and len(n.shape) == 4:
             # a lone batch-norm is a per-channel affine map: a 1x1 depthwise conv
@@ -95,11 +110,11 @@ def prepare(graph: Graph) -> Graph:
     for n in list(g.nodes):
         if n.op != "clamp":
             continue
-        prod = g.node(n.inputs[0])
+        prod = _through_unit_squeeze(g, g.node(n.inputs[0]))
         if (prod.op in FUSABLE_PRODUCERS and len(g.users(prod.name)) == 1
                 and prod.name not in g.outputs):
             prod.attrs["act"] = _combine_act(prod.attrs.get("act"), (n.attrs["lo"], n.attrs["hi"]))
-            g.replace_uses(n.name, prod.name)
+            g.replace_uses(n.name, n.inputs[0])
             g.remove(n.name)
     return g
 
