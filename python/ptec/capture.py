@@ -99,6 +99,10 @@ def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
             mean=_np(m.running_mean), var=_np(m.running_var),
             gamma=None if m.weight is None else _np(m.weight),
             beta=None if m.bias is None else _np(m.bias), eps=float(m.eps)))
+    if isinstance(m, nn.LayerNorm):
+        return Node(name, "layer_norm", ins, dict(
+            normalized_shape=[int(s) for s in m.normalized_shape], eps=float(m.eps),
+            weight=None if m.weight is None else _np(m.weight), bias=None if m.bias is None else _np(m.bias)))
     if isinstance(m, nn.ReLU):
         return Node(name, "clamp", ins, dict(lo=0.0, hi=None))
     if isinstance(m, nn.ReLU6):

@@ -178,11 +178,14 @@ def _compile_into(args, calib_option, out, log):
         q = f" scale {io.scale:.9g} zero_point {io.zero_point}" if io.dtype == "int8" else ""
         log(f"output {io.name}: {io.dtype} {io.sizes}{q}")
     from .pte.reader import parse_program
-    from .requirements import requirements
-    need = requirements(parse_program(res.data), target=args.target)
-    wrote = [f"{args.output} ({len(res.data)} bytes, target {args.target}; loading needs "
-             f"{need.total_bytes} bytes of RAM: activations {sum(need.planned_bytes)}, metadata "
-             f"{need.metadata_bytes}, scratch {need.scratch_bytes})"]
+    from .requirements import RequirementsError, requirements
+    try:
+        need = requirements(parse_program(res.data), target=args.target)
+        ram = (f"; loading needs {need.total_bytes} bytes of RAM: activations {sum(need.planned_bytes)}, "
+               f"metadata {need.metadata_bytes}, scratch {need.scratch_bytes}")
+    except RequirementsError as e:      # the summary only: the program itself is fine
+        ram = f"; RAM not computed: {e}"
+    wrote = [f"{args.output} ({len(res.data)} bytes, target {args.target}{ram})"]
     if args.kernel_list:
         from .ops import kernel_list_def
         try:

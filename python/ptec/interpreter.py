@@ -193,6 +193,11 @@ def _portable_table():
                          t(arg, "running_var"), s(arg, "eps"))
         return (y, None, None)
 
+    def layer_norm(arg, named, out):
+        y = P.layer_norm(t(arg, "input"), len(s(arg, "normalized_shape")), t(arg, "weight"), t(arg, "bias"),
+                         s(arg, "eps"))
+        return (y, None, None)
+
     def slice_copy(arg, named, out):
         x = t(arg, "self")
         return P.slice_copy(x, s(arg, "dim"), s(arg, "start"), s(arg, "end"), s(arg, "step"))
@@ -223,6 +228,7 @@ def _portable_table():
         "aten::mean.out": lambda arg, named, out: P.mean(t(arg, "self"), s(arg, "dim"),
                                                          s(arg, "keepdim")),
         "aten::_native_batch_norm_legit_no_training.out": batch_norm,
+        "aten::native_layer_norm.out": layer_norm,
         "aten::view_copy.out": lambda arg, named, out: t(arg, "self").reshape(out.sizes),
         "aten::permute_copy.out": lambda arg, named, out: np.transpose(t(arg, "self"), s(arg, "dims")),
         "aten::cat.out": lambda arg, named, out: P.cat(arg("tensors", "Tensor[]"), s(arg, "dim")),

@@ -123,6 +123,8 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
     elif op == "batch_norm":
         y = F.batch_norm(xs[0], _t(a["mean"]), _t(a["var"]), _t(a.get("gamma")),
                          _t(a.get("beta")), False, 0.0, a["eps"])
+    elif op == "layer_norm":
+        y = F.layer_norm(xs[0], a["normalized_shape"], _t(a.get("weight")), _t(a.get("bias")), a["eps"])
     elif op == "clamp":
         y = torch.clamp(xs[0], min=a["lo"], max=a["hi"])
     elif op == "add":
@@ -197,7 +199,7 @@ def evaluate(g: Graph, inputs: Sequence[torch.Tensor], keep_all: bool = False):
 
 def origin(n: Node) -> str:
     """The node as the user wrote it: its PyTorch module path and class
-    (`features.3 (nn.LayerNorm)`), or the traced call (`topk (torch.topk)`);
+    (`features.3 (nn.GroupNorm)`), or the traced call (`topk (torch.topk)`);
     capture records it in attrs["source"]. Errors and reports name nodes
     with this, never with an internal or made-up operator name."""
     return n.attrs.get("source") or n.name

@@ -244,6 +244,56 @@ def test_batch_norm_no_training():
     check("aten::_native_batch_norm_legit_no_training.out", b, [x], want, atol=1e-5)
 
 
+def layer_norm_program(shape, normalized_shape, affine, out_shape=None, stats=0):
+    b = ProgramBuilder()
+    xi, y = b.tensor(F32, shape), b.tensor(F32, out_shape or shape)
+    w = f32(*normalized_shape) if affine else None
+    bias = f32(*normalized_shape) if affine else None
+    b.call("aten::native_layer_norm.out", input=xi, normalized_shape=list(normalized_shape),
+           weight=b.constant(w) if affine else None, bias=b.constant(bias) if affine else None, eps=1e-5,
+           out0=y, out1=b.tensor(F32, [stats]), out2=b.tensor(F32, [stats]))
+    b.set_io([xi], [y])
+    return b, w, bias
+
+
+@pytest.mark.parametrize("shape,normalized,affine", [((2, 4, 7), (7,), True), ((3, 5, 6), (5, 6), False),
+                                                     ((1, 33), (33,), True), ((2, 3, 2, 4), (3, 2, 4), True)])
+def test_layer_norm(shape, normalized, affine):
+    x = f32(*shape) * 3 + 1
+    b, w, bias = layer_norm_program(shape, normalized, affine)
+    want = F.layer_norm(torch.from_numpy(x), list(normalized), None if w is None else torch.from_numpy(w),
+                        None if bias is None else torch.from_numpy(bias), 1e-5).numpy()
+    check("aten::native_layer_norm.out", b, [x], want, atol=1e-5, rtol=1e-4)
+
+
+def test_layer_norm_writes_the_row_statistics(tmp_path):
+    """out1 and out2 with one float per row receive each row's mean and rstd."""
+    from runtime_util import run_program
+    from ptec.reference.portable import layer_norm
+    x = f32(2, 4, 7) * 2
+    b = ProgramBuilder()
+    xi, y, mean, rstd = b.tensor(F32, x.shape), b.tensor(F32, x.shape), b.tensor(F32, [2, 4, 1]), b.tensor(F32, [2, 4, 1])
+    b.call("aten::native_layer_norm.out", input=xi, normalized_shape=[7], weight=None, bias=None, eps=1e-5,
+           out0=y, out1=mean, out2=rstd)
+    b.set_io([xi], [y, mean, rstd])
+    proc, (got, got_mean, got_rstd) = run_program(b.build(), [x], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert got.tobytes() == layer_norm(x, 1, None, None, 1e-5).tobytes()
+    np.testing.assert_allclose(got_mean.ravel(), x.mean(axis=2).ravel(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got_rstd.ravel(), 1 / np.sqrt(x.var(axis=2).ravel() + 1e-5), rtol=1e-4)
+
+
+@pytest.mark.parametrize("normalized,stats,message", [
+    ((5,), 0, "normalized_shape must equal the input's last dims"),
+    ((2, 3, 4, 7), 0, "normalized_shape must name 1 to rank"),
+    ((7,), 5, "out1 and out2 must be empty or hold one float per normalised row")])
+def test_layer_norm_refuses_bad_arguments(tmp_path, normalized, stats, message):
+    from runtime_util import run_program
+    b, _, _ = layer_norm_program((2, 4, 7), normalized, False, stats=stats)
+    proc, _ = run_program(b.build(), [f32(2, 4, 7)], tmp_path)
+    assert proc.returncode != 0 and message in proc.stderr, proc.stderr
+
+
 DTYPES = [(np.float32, ScalarType.FLOAT), (np.int8, ScalarType.CHAR), (np.int64, ScalarType.LONG)]
 
 

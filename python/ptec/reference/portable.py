@@ -237,6 +237,25 @@ def batch_norm(x, weight, bias, mean_, var, eps) -> np.ndarray:
     return (v + (bias.reshape(shape) if bias is not None else F32(0))).astype(F32)
 
 
+def layer_norm(x, k: int, weight, bias, eps) -> np.ndarray:
+    """Over the last k dims, in float32 and in the kernel's order
+    (src/kernels/portable/op_native_layer_norm.c): left-to-right sums (cumsum
+    accumulates sequentially), then mean, variance, 1 / sqrt, affine."""
+    x = np.asarray(x, F32)
+    m = int(np.prod(x.shape[x.ndim - k:]))
+    rows = x.reshape(-1, m)
+    mean = (np.cumsum(rows, axis=1, dtype=F32)[:, -1] / F32(m)).astype(F32)
+    d = (rows - mean[:, None]).astype(F32)
+    var = (np.cumsum((d * d).astype(F32), axis=1, dtype=F32)[:, -1] / F32(m)).astype(F32)
+    rstd = (F32(1) / np.sqrt((var + F32(eps)).astype(F32))).astype(F32)
+    v = (d * rstd[:, None]).astype(F32)
+    if weight is not None:
+        v = (v * np.asarray(weight, F32).reshape(1, m)).astype(F32)
+    if bias is not None:
+        v = (v + np.asarray(bias, F32).reshape(1, m)).astype(F32)
+    return v.reshape(x.shape)
+
+
 # -- data movement -------------------------------------------------------------
 
 def cat(tensors: Sequence[np.ndarray], dim: int) -> np.ndarray:

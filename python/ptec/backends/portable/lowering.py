@@ -32,6 +32,7 @@ ATEN_KEYS = {
     "cat": "aten::cat.out", "mean": "aten::mean.out", "reshape": "aten::view_copy.out",
     "permute": "aten::permute_copy.out",
     "batch_norm": "aten::_native_batch_norm_legit_no_training.out",
+    "layer_norm": "aten::native_layer_norm.out",
     "adaptive_avg_pool2d": "aten::_adaptive_avg_pool2d.out",
 }
 
@@ -237,6 +238,13 @@ def _batch_norm(b, key, n, ins, out):
            out2=b.tensor(ScalarType.FLOAT, [0]))
 
 
+def _layer_norm(b, key, n, ins, out):
+    a = n.attrs
+    b.call(key, input=ins[0].value, normalized_shape=[int(s) for s in a["normalized_shape"]],
+           weight=_const(b, a.get("weight")), bias=_const(b, a.get("bias")), eps=float(a["eps"]),
+           out0=out.value, out1=b.tensor(ScalarType.FLOAT, [0]), out2=b.tensor(ScalarType.FLOAT, [0]))
+
+
 # ATen kernel -> how to call it: fn(builder, key, node, fp32 inputs, fp32 out)
 CALLS: Dict[str, Callable] = {
     "aten::convolution.out": _convolution,
@@ -252,6 +260,7 @@ CALLS: Dict[str, Callable] = {
     "aten::_adaptive_avg_pool2d.out": _adaptive_avg_pool2d,
     "aten::mean.out": _mean,
     "aten::_native_batch_norm_legit_no_training.out": _batch_norm,
+    "aten::native_layer_norm.out": _layer_norm,
 }
 
 
@@ -284,7 +293,8 @@ def _combine_bounds(a, b):
 
 # kernels that want contiguous inputs (upstream: tensor_is_default_dim_order)
 CONTIGUOUS_INPUT = ("aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
-                    "aten::_native_batch_norm_legit_no_training.out", "aten::mean.out")
+                    "aten::_native_batch_norm_legit_no_training.out", "aten::mean.out",
+                    "aten::native_layer_norm.out")
 
 
 def _layout_sensitive(b: ProgramBuilder, key: str, n: Node, ins: List[Act]) -> Optional[Act]:
