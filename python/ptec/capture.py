@@ -73,6 +73,16 @@ def _one_d_nodes(name: str, m: nn.Module, ins: List[str]) -> List[Node]:
             Node(name, "reshape", [core], dict(squeeze=2))]
 
 
+def _upsample_node(name: str, mode: str, align_corners, ins: List[str], shape) -> Node:
+    """nn.Upsample / F.interpolate: nearest on 4-D tensors, as the resize to
+    the traced output size; other modes stay an operator ptec reports."""
+    if mode == "nearest" and shape is not None and len(shape) == 4 and not align_corners:
+        return Node(name, "upsample_nearest", ins[:1], dict(size=[int(shape[2]), int(shape[3])]))
+    return Node(name, "unsupported", ins[:1], dict(fn=lambda x, _s=shape, _m=mode, _a=align_corners:
+                                                    F.interpolate(x, size=_s[2:], mode=_m, align_corners=_a),
+                                                    what=f"interpolate ({mode})"))
+
+
 def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
     if isinstance(m, nn.Conv2d):
         if isinstance(m.padding, str):
@@ -190,6 +200,9 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
         elif fn.op == "call_module":
             if isinstance(mods[fn.target], nn.Unflatten) and _meta_shape(fn) is not None:
                 nodes.append(Node(name, "reshape", ins[:1], dict(target_shape=_meta_shape(fn))))
+            elif isinstance(mods[fn.target], nn.Upsample):
+                m = mods[fn.target]
+                nodes.append(_upsample_node(name, m.mode, m.align_corners, ins, _meta_shape(fn)))
             elif isinstance(mods[fn.target], ONE_D):
                 nodes.extend(_one_d_nodes(name, mods[fn.target], ins))
             else:
@@ -295,6 +308,9 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
     t = fn.target
     name = fn.name
     tensor_args = [a for a in fn.args if isinstance(a, torch.fx.Node)]
+    if t is F.interpolate:
+        return _upsample_node(name, fn.kwargs.get("mode", fn.args[3] if len(fn.args) > 3 else "nearest"),
+                              fn.kwargs.get("align_corners"), ins, _meta_shape(fn))
     if t in _ACT_FUNCS:
         lo, hi = _ACT_FUNCS[t]
         return Node(name, "clamp", ins[:1], dict(lo=lo, hi=hi))

@@ -229,6 +229,8 @@ def _portable_table():
                                                          s(arg, "keepdim")),
         "aten::_native_batch_norm_legit_no_training.out": batch_norm,
         "aten::native_layer_norm.out": layer_norm,
+        "aten::upsample_nearest2d.vec_out": lambda arg, named, out: P.upsample_nearest2d(
+            t(arg, "input"), out.sizes[2:], s(arg, "scale_factors")),
         "aten::view_copy.out": lambda arg, named, out: t(arg, "self").reshape(out.sizes),
         "aten::permute_copy.out": lambda arg, named, out: np.transpose(t(arg, "self"), s(arg, "dims")),
         "aten::cat.out": lambda arg, named, out: P.cat(arg("tensors", "Tensor[]"), s(arg, "dim")),

@@ -123,6 +123,8 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
     elif op == "batch_norm":
         y = F.batch_norm(xs[0], _t(a["mean"]), _t(a["var"]), _t(a.get("gamma")),
                          _t(a.get("beta")), False, 0.0, a["eps"])
+    elif op == "upsample_nearest":
+        y = F.interpolate(xs[0], size=a["size"], mode="nearest")
     elif op == "layer_norm":
         y = F.layer_norm(xs[0], a["normalized_shape"], _t(a.get("weight")), _t(a.get("bias")), a["eps"])
     elif op == "clamp":

@@ -258,6 +258,19 @@ def layer_norm(x, k: int, weight, bias, eps) -> np.ndarray:
 
 # -- data movement -------------------------------------------------------------
 
+def upsample_nearest2d(x, out_hw, scale_factors=None) -> np.ndarray:
+    """[N, C, H, W] resized to out_hw: source index min(floor(i * s), in - 1)
+    with the float32 scale s of src/kernels/portable/op_upsample_nearest2d.c."""
+    x = np.asarray(x)
+    index = []
+    for d, out in enumerate(out_hw):
+        size = x.shape[2 + d]
+        s = (F32(1.0 / scale_factors[d]) if scale_factors is not None else F32(size) / F32(out))
+        i = np.floor(np.arange(out, dtype=F32) * s).astype(np.int64)
+        index.append(np.minimum(i, size - 1))
+    return x[:, :, index[0][:, None], index[1][None, :]]
+
+
 def cat(tensors: Sequence[np.ndarray], dim: int) -> np.ndarray:
     kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)]
     return np.concatenate(kept, axis=dim)

@@ -388,6 +388,18 @@ def op_pad(ctx, n: Node):
     return out
 
 
+def op_upsample_nearest(ctx, n: Node):
+    """int8 nearest resize: a copy of bytes (the portable kernel takes any
+    dtype), so the output keeps the input's grid (PASS_THROUGH)."""
+    x = ctx.q(n.inputs[0])
+    if (x.scale, x.zp) != tuple(n.qparams):
+        return ctx.refuse(n, "the output's int8 grid differs from the input's: the resize copies bytes")
+    out = new_act(ctx.b, ScalarType.CHAR, n.shape, x.scale, x.zp)
+    ctx.b.call("aten::upsample_nearest2d.vec_out", input=x.value, output_size=list(n.attrs["size"]),
+               scale_factors=None, out=out.value)
+    return out
+
+
 def op_cat(ctx, n: Node):
     """int8 cat: a byte copy, valid when the inputs share the output's
     scale and zero point (the quantizer arranges it when it can)."""

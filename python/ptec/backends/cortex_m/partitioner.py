@@ -167,6 +167,7 @@ CHECKS: Dict[str, Callable[[Node, object], Optional[str]]] = {
     "permute": _permute,
     "pad": _pad,
     "cat": _cat,
+    "upsample_nearest": _rank([4], "input is not 4-D"),
 }
 
 

@@ -33,6 +33,7 @@ ATEN_KEYS = {
     "permute": "aten::permute_copy.out",
     "batch_norm": "aten::_native_batch_norm_legit_no_training.out",
     "layer_norm": "aten::native_layer_norm.out",
+    "upsample_nearest": "aten::upsample_nearest2d.vec_out",
     "adaptive_avg_pool2d": "aten::_adaptive_avg_pool2d.out",
 }
 
@@ -245,6 +246,10 @@ def _layer_norm(b, key, n, ins, out):
            out0=out.value, out1=b.tensor(ScalarType.FLOAT, [0]), out2=b.tensor(ScalarType.FLOAT, [0]))
 
 
+def _upsample_nearest(b, key, n, ins, out):
+    b.call(key, input=ins[0].value, output_size=list(n.attrs["size"]), scale_factors=None, out=out.value)
+
+
 # ATen kernel -> how to call it: fn(builder, key, node, fp32 inputs, fp32 out)
 CALLS: Dict[str, Callable] = {
     "aten::convolution.out": _convolution,
@@ -261,6 +266,7 @@ CALLS: Dict[str, Callable] = {
     "aten::mean.out": _mean,
     "aten::_native_batch_norm_legit_no_training.out": _batch_norm,
     "aten::native_layer_norm.out": _layer_norm,
+    "aten::upsample_nearest2d.vec_out": _upsample_nearest,
 }
 
 
