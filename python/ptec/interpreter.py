@@ -15,7 +15,7 @@ from typing import Dict, Sequence
 import numpy as np
 
 from .ops import SIGNATURES, outputs
-from .pte.schema import (NUMPY_DTYPE, Bool, Double, Int, IntList, KernelCall, Null, Program,
+from .pte.schema import (NUMPY_DTYPE, Bool, Double, DoubleList, Int, IntList, KernelCall, Null, Program,
                          ScalarType, Tensor, TensorList)
 
 _SKIP = ("scratch", "output_scratch", "out")
@@ -80,6 +80,8 @@ def _scalar(values, i):
         return None
     if isinstance(v, IntList):
         return [values[j].val.int_val for j in v.items]
+    if isinstance(v, DoubleList):
+        return list(v.items or [])
     raise InterpreterError(f"v{i}: unexpected {type(v).__name__}")
 
 

@@ -358,3 +358,34 @@ def test_bad_arguments_fail_at_prepare():
     prog = b.build()
     with pytest.raises(host_runtime.RuntimeError_, match="padding must be non-negative and at most half"):
         host_runtime.run(prog, serialize_program(prog), [x])
+
+
+@pytest.mark.parametrize("dtype,order", [(np.float32, None), (np.int8, CHANNELS_LAST)])
+@pytest.mark.parametrize("size,scales", [((8, 10), None), (None, (2.0, 2.0)), ((2, 3), None)])
+def test_upsample_nearest2d(dtype, order, size, scales):
+    from ptec.reference.portable import upsample_nearest2d
+    x = (rng.standard_normal((1, 3, 4, 5)) * 50).astype(dtype)
+    out_hw = size if size is not None else (int(4 * scales[0]), int(5 * scales[1]))
+    want = F.interpolate(torch.from_numpy(x.astype(np.float32)), size=out_hw, mode="nearest").numpy().astype(dtype)
+    assert np.array_equal(upsample_nearest2d(x, out_hw, scales), want)
+    b = ProgramBuilder()
+    st = ScalarType.FLOAT if dtype == np.float32 else ScalarType.CHAR
+    xi, y = b.tensor(st, x.shape, order), b.tensor(st, [1, 3, *out_hw], order)
+    b.call("aten::upsample_nearest2d.vec_out", input=xi, output_size=None if size is None else list(size),
+           scale_factors=None if scales is None else list(scales), out=y)
+    b.set_io([xi], [y])
+    check("aten::upsample_nearest2d.vec_out", b, [x], want)
+
+
+@pytest.mark.parametrize("size,scales,message", [((8, 9), None, "output_size must be out's [H, W]"),
+                                                 (None, (2.0, 3.0), "scale_factors must be positive"),
+                                                 ((8, 10), (2.0, 2.0), "give either output_size or two")])
+def test_upsample_nearest2d_refuses_bad_arguments(tmp_path, size, scales, message):
+    from runtime_util import run_program
+    b = ProgramBuilder()
+    xi, y = b.tensor(F32, [1, 3, 4, 5]), b.tensor(F32, [1, 3, 8, 10])
+    b.call("aten::upsample_nearest2d.vec_out", input=xi, output_size=None if size is None else list(size),
+           scale_factors=None if scales is None else list(scales), out=y)
+    b.set_io([xi], [y])
+    proc, _ = run_program(b.build(), [f32(1, 3, 4, 5)], tmp_path)
+    assert proc.returncode != 0 and message in proc.stderr, proc.stderr

@@ -23,7 +23,7 @@ from ..plan import MemoryPlan, plan_memory
 from .writer import layout_segments
 from .schema import (AllocationDetails, BackendDelegate, BackendDelegateDataReference,
                      BackendDelegateInlineData, Bool, Chain, CompileSpec, DataLocation,
-                     DelegateCall, Double, EValue, ExecutionPlan, Frame, FrameList, Instruction,
+                     DelegateCall, Double, DoubleList, EValue, ExecutionPlan, Frame, FrameList, Instruction,
                      Int, IntList,
                      KernelCall, Null, Operator, Program, ScalarType, String,
                      SubsegmentOffsets, Tensor, TensorList)
@@ -175,6 +175,8 @@ class ProgramBuilder:
             return self.bool(value)
         if base == "int[]":
             return self.int_list(value)
+        if base == "float[]":
+            return self.add(DoubleList([float(v) for v in value]))
         if base == "Scalar":
             return self.double(value) if isinstance(value, float) else self.int(value)
         raise ValueError(f"unknown argument kind {kind}")
