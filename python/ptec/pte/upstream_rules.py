@@ -117,6 +117,14 @@ RULES: Dict[str, Rule] = {
         "kernels/portable/cpu/op_native_batch_norm.cpp",
         contiguous=("input",), same_dim_order=("input", "out0", "out1", "out2"),
         same_dtype=("input", "weight", "bias", "running_mean", "running_var", "out0")),
+    "aten::native_layer_norm.out": Rule(
+        "kernels/portable/cpu/util/normalization_ops_util.cpp (check_layer_norm_args; out1 and out2 "
+        "resized to the input's sizes with the normalized dims 1)",
+        contiguous=("input",), same_dim_order=("input", "out0"),
+        same_dtype=("input", "weight", "bias", "out0", "out1", "out2")),
+    "aten::upsample_nearest2d.vec_out": Rule(
+        "kernels/portable/cpu/util/upsample_util.cpp (check_upsample_2d_common_args)",
+        contiguous=("input", "out"), same_dtype=("input", "out")),
     "aten::view_copy.out": Rule("kernels/portable/cpu/op_view_copy.cpp",
                                 same_dim_order=("self", "out"), contiguous=("self",),
                                 same_dtype=("self", "out")),

@@ -265,7 +265,7 @@ def upsample_nearest2d(x, out_hw, scale_factors=None) -> np.ndarray:
     index = []
     for d, out in enumerate(out_hw):
         size = x.shape[2 + d]
-        s = (F32(1.0 / scale_factors[d]) if scale_factors is not None else F32(size) / F32(out))
+        s = F32(1.0 / scale_factors[d]) if scale_factors is not None else F32(size / out)
         i = np.floor(np.arange(out, dtype=F32) * s).astype(np.int64)
         index.append(np.minimum(i, size - 1))
     return x[:, :, index[0][:, None], index[1][None, :]]

@@ -5,8 +5,8 @@
  * any dtype (int8 in quantized graphs: a pure copy of bytes, so the grid is
  * the input's) and any dim order. Source row of output row y, as PyTorch
  * computes it without align_corners: min(floor(y * s), H - 1) with the
- * float32 scale s = 1 / scale_factor when scale_factors are given, else
- * H / H_out; likewise for columns. */
+ * scale s = 1 / scale_factor when scale_factors are given, else H / H_out,
+ * computed in double and used as float32; likewise for columns. */
 #include <math.h>
 #include <string.h>
 
@@ -56,8 +56,9 @@ static ptec_status prepare(ptec_op *op)
         if (n_size != 2 || size[0] != out->sizes[2] || size[1] != out->sizes[3]) {
             return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SIZE, PTEC_MSG("output_size must be out's [H, W]"));
         }
-        s->scale_h = (float)in->sizes[2] / (float)out->sizes[2];
-        s->scale_w = (float)in->sizes[3] / (float)out->sizes[3];
+        /* in / out in double, then float: upstream's area_pixel_compute_scale */
+        s->scale_h = (float)((double)in->sizes[2] / (double)out->sizes[2]);
+        s->scale_w = (float)((double)in->sizes[3] / (double)out->sizes[3]);
         return PTEC_OK;
     }
     /* scale_factors: two doubles, read in place from the program. */

@@ -15,7 +15,7 @@ import numpy as np
 
 from ... import quant_math as qm
 from ...ir import UNARY, Node, permutation
-from ...lowered import (NOT_YET, Act, as_physical, from_physical, layout, needs_relayout, new_act,
+from ...lowered import (NOT_YET, Act, as_physical, clone_dim_order, from_physical, layout, needs_relayout, new_act,
                         raw_view, view)
 from ...pte.program_builder import CHANNELS_LAST
 from ...pte.schema import ScalarType
@@ -394,10 +394,15 @@ def op_upsample_nearest(ctx, n: Node):
     x = ctx.q(n.inputs[0])
     if (x.scale, x.zp) != tuple(n.qparams):
         return ctx.refuse(n, "the output's int8 grid differs from the input's: the resize copies bytes")
-    out = new_act(ctx.b, ScalarType.CHAR, n.shape, x.scale, x.zp)
-    ctx.b.call("aten::upsample_nearest2d.vec_out", input=x.value, output_size=list(n.attrs["size"]),
-               scale_factors=None, out=out.value)
-    return out
+    # Upstream's kernel takes contiguous (NCHW) tensors only (upstream_rules).
+    contiguous = [0, 1, 2, 3]
+
+    def in_order(a: Act, order) -> Act:
+        return a if list(ctx.b.values[a.value].val.dim_order) == list(order) else clone_dim_order(ctx.b, a, order)
+    out = new_act(ctx.b, ScalarType.CHAR, n.shape, x.scale, x.zp, dim_order=contiguous)
+    ctx.b.call("aten::upsample_nearest2d.vec_out", input=in_order(x, contiguous).value,
+               output_size=list(n.attrs["size"]), scale_factors=None, out=out.value)
+    return in_order(out, layout(n.shape))
 
 
 def op_cat(ctx, n: Node):

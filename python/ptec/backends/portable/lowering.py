@@ -240,10 +240,15 @@ def _batch_norm(b, key, n, ins, out):
 
 
 def _layer_norm(b, key, n, ins, out):
+    """out1 and out2 (each row's mean and rstd) get the sizes upstream's
+    kernel resizes them to, the input's with the normalized dims 1, so that
+    the call runs unchanged on upstream's runtime."""
     a = n.attrs
+    k = len(a["normalized_shape"])
+    stats = list(ins[0].sizes[:len(ins[0].sizes) - k]) + [1] * k
     b.call(key, input=ins[0].value, normalized_shape=[int(s) for s in a["normalized_shape"]],
            weight=_const(b, a.get("weight")), bias=_const(b, a.get("bias")), eps=float(a["eps"]),
-           out0=out.value, out1=b.tensor(ScalarType.FLOAT, [0]), out2=b.tensor(ScalarType.FLOAT, [0]))
+           out0=out.value, out1=b.tensor(ScalarType.FLOAT, stats), out2=b.tensor(ScalarType.FLOAT, stats))
 
 
 def _upsample_nearest(b, key, n, ins, out):
@@ -300,7 +305,7 @@ def _combine_bounds(a, b):
 # kernels that want contiguous inputs (upstream: tensor_is_default_dim_order)
 CONTIGUOUS_INPUT = ("aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
                     "aten::_native_batch_norm_legit_no_training.out", "aten::mean.out",
-                    "aten::native_layer_norm.out")
+                    "aten::native_layer_norm.out", "aten::upsample_nearest2d.vec_out")
 
 
 def _layout_sensitive(b: ProgramBuilder, key: str, n: Node, ins: List[Act]) -> Optional[Act]:
