@@ -4,20 +4,14 @@ dequantize and a quantize, gives the bytes of its numpy reference
 (ptec.reference.portable.layer_norm, same float32 operations in the same
 order) on the host and on the emulated M55 and M33, normalising over one or
 over two trailing dims, with and without the affine part."""
-import os
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
 import torch
 import torch.nn as nn
 
-from conftest import ROOT
-from ptec import host_runtime
+from model_checks import board_matches_reference, host_steps_from_float
 from ptec.compiler import compile_model
-from ptec.interpreter import run_program
-from ptec.pte import parse_program
 from ptec.reference.portable import layer_norm
 
 
@@ -65,34 +59,10 @@ def test_layer_norm_runs_on_the_portable_kernel(compiled):
 
 def test_host_equals_reference_and_float(compiled, tmp_path):
     model, res = compiled
-    prog = parse_program(res.data)
-    step = res.graph.node(res.graph.outputs[0]).qparams[0]
-    worst = 0.0
-    for (x,) in inputs(10, 5):
-        want = run_program(prog, [x.numpy()])[0]
-        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
-        assert got.tobytes() == want.tobytes()
-        with torch.no_grad():
-            ref = model(x).numpy()
-        worst = max(worst, float(np.abs(got - ref).max() / step))
-    print(f"worst |ptec - float|: {worst:.2f} output steps")
+    worst = host_steps_from_float(model, res, inputs(10, 5), tmp_path)
     assert worst <= 5.0, worst      # measured 3.75: fc2's int8 rounding, scaled up by the normalisation
 
 
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
 def test_boards_equal_reference(compiled, tmp_path, target):
-    elf = os.path.join(ROOT, "build", target, "firmware", "runner", "ptec_runner.elf")
-    if shutil.which("qemu-system-arm") is None or not os.path.exists(elf):
-        pytest.skip(f"no QEMU or no runner firmware for {target}")
-    _, res = compiled
-    prog = parse_program(res.data)
-    x = inputs(1, 9)[0][0].numpy()
-    want = run_program(prog, [x])[0]
-    (tmp_path / "m.pte").write_bytes(res.data)
-    (tmp_path / "in.bin").write_bytes(np.ascontiguousarray(x, np.float32).tobytes())
-    run = subprocess.run([os.path.join(ROOT, "scripts", "run_qemu.sh"), "--target", target, "--elf", elf,
-                          "--model", str(tmp_path / "m.pte"), "--input", str(tmp_path / "in.bin"),
-                          "--timeout", "120"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    assert run.returncode == 0, run.stdout
-    hex_bytes = "".join(line.split()[2] for line in run.stdout.splitlines() if line.startswith("@out0 "))
-    assert bytes.fromhex(hex_bytes) == want.tobytes(), run.stdout[-2000:]
+    board_matches_reference(compiled[1].data, inputs(1, 9)[0][0].numpy(), target, tmp_path)

@@ -4,9 +4,6 @@ dtype, so a quantized graph resizes its int8 values in place of a float
 round trip. A tiny U-Net (down, up, skip concatenation) runs byte-identical
 to the numpy reference on the host and on the emulated M55 and M33; the
 kernel matches torch's index rule for up- and down-scaling."""
-import os
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -14,11 +11,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from conftest import ROOT
-from ptec import host_runtime
+from model_checks import board_matches_reference, host_steps_from_float
 from ptec.compiler import compile_model
-from ptec.interpreter import run_program
-from ptec.pte import parse_program
 from ptec.reference.portable import upsample_nearest2d
 
 
@@ -67,38 +61,11 @@ def test_resizes_stay_int8(compiled):
 
 def test_host_equals_reference_and_float(compiled, tmp_path):
     model, res = compiled
-    prog = parse_program(res.data)
-    step = res.graph.node(res.graph.outputs[0]).qparams[0]
-    worst = 0.0
-    for (x,) in images(6, 4):
-        want = run_program(prog, [x.numpy()])[0]
-        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
-        assert got.tobytes() == want.tobytes()
-        with torch.no_grad():
-            worst = max(worst, float(np.abs(got - model(x).numpy()).max() / step))
-    print(f"worst |ptec - float|: {worst:.2f} output steps")
+    worst = host_steps_from_float(model, res, images(6, 4), tmp_path)
     assert worst <= 5.0, worst      # measured 3.50
 
 
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
 def test_boards_equal_reference(compiled, tmp_path, target):
-    elf = os.path.join(ROOT, "build", target, "firmware", "runner", "ptec_runner.elf")
-    if shutil.which("qemu-system-arm") is None or not os.path.exists(elf):
-        pytest.skip(f"no QEMU or no runner firmware for {target}")
     model, _ = compiled
-    res = compile_model(model, [images(1, 0)[0][0]], images(8, 0), target=target)
-    prog = parse_program(res.data)
-    x = images(1, 9)[0][0].numpy()
-    want = run_program(prog, [x])[0]
-    t = prog.plan().values[prog.plan().inputs[0]].val
-    raw = np.ascontiguousarray(x.transpose(list(t.dim_order)), np.float32).tobytes()
-    (tmp_path / "m.pte").write_bytes(res.data)
-    (tmp_path / "in.bin").write_bytes(raw)
-    run = subprocess.run([os.path.join(ROOT, "scripts", "run_qemu.sh"), "--target", target, "--elf", elf,
-                          "--model", str(tmp_path / "m.pte"), "--input", str(tmp_path / "in.bin"),
-                          "--timeout", "120"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    assert run.returncode == 0, run.stdout
-    hex_bytes = "".join(line.split()[2] for line in run.stdout.splitlines() if line.startswith("@out0 "))
-    out = prog.plan().values[prog.plan().outputs[0]].val
-    assert bytes.fromhex(hex_bytes) == np.ascontiguousarray(want.transpose(list(out.dim_order))).tobytes(), \
-        run.stdout[-2000:]
+    board_matches_reference(compile_model(model, [images(1, 0)[0][0]], images(8, 0), target=target).data, images(1, 9)[0][0].numpy(), target, tmp_path)
