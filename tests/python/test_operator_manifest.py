@@ -11,7 +11,7 @@ from ptec import ops
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
 KERNELS = os.path.join(ROOT, "src", "kernels")
 NN = os.path.join(KERNELS, "cortex_m", "nn")
-KINDS = {"Tensor", "Tensor?", "Tensor[]", "int", "int?", "int[]", "int[]?", "float", "bool",
+KINDS = {"Tensor", "Tensor?", "Tensor[]", "int", "int?", "int[]", "int[]?", "float", "float[]", "float[]?", "bool",
          "Scalar", "Scalar?", "ScalarType", "ScalarType?"}
 
 
