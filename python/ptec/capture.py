@@ -211,7 +211,16 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             scalar = _scalar_binary(fn)
             source = (by_name.get(ins[0]) if ins and fn.target in (operator.getitem, getattr)
                       else None)
-            if source is not None and source.op == "unsupported":
+            if (source is not None and source.op == "unsupported" and "pieces" in source.attrs
+                    and isinstance(fn.args[1], int)):
+                # One piece of a chunk or split: a slice of the input.
+                dim, bounds = source.attrs["pieces"]
+                start, end = bounds[fn.args[1]]
+                nodes.append(Node(name, "slice", list(source.inputs[:1]), dict(dim=dim, start=start, end=end),
+                                  ))
+                nodes[-1].attrs["source"] = source.attrs.get("source")
+                tuple_sources.add(source.name)
+            elif source is not None and source.op == "unsupported":
                 # One element of a multi-output call (torch.sort(x)[0], topk(...).values):
                 # keep it as one unsupported node named after that call, so
                 # lowering reports the operator the model really used.
@@ -445,7 +454,41 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
             return getattr(args[0], _t)(*args[1:], **_kw)
         return _t(*args, **_kw)
     what = t if isinstance(t, str) else getattr(t, "__name__", str(t))
-    return Node(name, "unsupported", ins, dict(fn=run, what=what))
+    attrs = dict(fn=run, what=what)
+    pieces = _pieces(fn)
+    if pieces is not None:
+        attrs["pieces"] = pieces
+    return Node(name, "unsupported", ins, attrs)
+
+
+def _pieces(fn: torch.fx.Node):
+    """(dim, [(start, end), ...]) of a chunk or split over a traced shape,
+    whose elements the graph then takes as slices; None otherwise."""
+    t = fn.target
+    if t not in ("chunk", torch.chunk, "split", torch.split) or not fn.args \
+            or not isinstance(fn.args[0], torch.fx.Node):
+        return None
+    shape = _meta_shape(fn.args[0])
+    size_arg = _scalar_arg(fn, 1, "chunks" if t in ("chunk", torch.chunk) else "split_size_or_sections")
+    dim = _scalar_arg(fn, 2, "dim", 0)
+    if shape is None or not isinstance(dim, int) or size_arg is None:
+        return None
+    dim %= len(shape)
+    length = shape[dim]
+    if t in ("chunk", torch.chunk):
+        step = -(-length // int(size_arg))
+        sizes = [min(step, length - s) for s in range(0, length, step)]
+    elif isinstance(size_arg, int):
+        sizes = [min(size_arg, length - s) for s in range(0, length, size_arg)]
+    else:
+        sizes = [int(s) for s in size_arg]
+        if sum(sizes) != length:
+            return None
+    bounds, start = [], 0
+    for s in sizes:
+        bounds.append((start, start + s))
+        start += s
+    return dim, bounds
 
 
 def _resolve_permutes(g: Graph) -> None:

@@ -123,6 +123,8 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
     elif op == "batch_norm":
         y = F.batch_norm(xs[0], _t(a["mean"]), _t(a["var"]), _t(a.get("gamma")),
                          _t(a.get("beta")), False, 0.0, a["eps"])
+    elif op == "slice":
+        y = xs[0].narrow(a["dim"], a["start"], a["end"] - a["start"])
     elif op == "upsample_nearest":
         y = F.interpolate(xs[0], size=a["size"], mode="nearest")
     elif op == "layer_norm":

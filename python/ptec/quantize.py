@@ -28,7 +28,7 @@ from . import quant_math as qm
 from .ir import Graph, evaluate
 
 FUSABLE_PRODUCERS = ("conv2d", "conv_transpose2d", "linear", "add", "max_pool2d")
-PASS_THROUGH = ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "reshape", "identity", "upsample_nearest",
+PASS_THROUGH = ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "reshape", "identity", "upsample_nearest", "slice",
                 "clamp", "mean", "permute")
 # Ops whose output qparams can be changed freely by a consumer that needs them
 # (minimum/maximum want their inputs on their own grid): the new range only

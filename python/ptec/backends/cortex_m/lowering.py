@@ -405,6 +405,24 @@ def op_upsample_nearest(ctx, n: Node):
     return in_order(out, layout(n.shape))
 
 
+def op_slice(ctx, n: Node):
+    """int8 slice (a piece of a chunk or split): a copy of bytes on the
+    input's grid (PASS_THROUGH). Upstream's slice_copy indexes as if
+    contiguous, so a 4-D channels-last input is sliced in NCHW order."""
+    x = ctx.q(n.inputs[0])
+    if (x.scale, x.zp) != tuple(n.qparams):
+        return ctx.refuse(n, "the output's int8 grid differs from the input's: the slice copies bytes")
+    order = list(range(len(n.shape)))
+
+    def in_order(a: Act, want) -> Act:
+        return a if list(ctx.b.values[a.value].val.dim_order) == list(want) else clone_dim_order(ctx.b, a, want)
+    out = new_act(ctx.b, ScalarType.CHAR, n.shape, x.scale, x.zp, dim_order=order)
+    a = n.attrs
+    ctx.b.call("aten::slice_copy.Tensor_out", self=in_order(x, order).value, dim=int(a["dim"]),
+               start=int(a["start"]), end=int(a["end"]), step=1, out=out.value)
+    return in_order(out, layout(n.shape))
+
+
 def op_cat(ctx, n: Node):
     """int8 cat: a byte copy, valid when the inputs share the output's
     scale and zero point (the quantizer arranges it when it can)."""

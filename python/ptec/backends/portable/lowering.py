@@ -34,6 +34,7 @@ ATEN_KEYS = {
     "batch_norm": "aten::_native_batch_norm_legit_no_training.out",
     "layer_norm": "aten::native_layer_norm.out",
     "upsample_nearest": "aten::upsample_nearest2d.vec_out",
+    "slice": "aten::slice_copy.Tensor_out",
     "adaptive_avg_pool2d": "aten::_adaptive_avg_pool2d.out",
 }
 
@@ -251,6 +252,12 @@ def _layer_norm(b, key, n, ins, out):
            out0=out.value, out1=b.tensor(ScalarType.FLOAT, stats), out2=b.tensor(ScalarType.FLOAT, stats))
 
 
+def _slice(b, key, n, ins, out):
+    a = n.attrs
+    b.call(key, self=ins[0].value, dim=int(a["dim"]), start=int(a["start"]), end=int(a["end"]), step=1,
+           out=out.value)
+
+
 def _upsample_nearest(b, key, n, ins, out):
     b.call(key, input=ins[0].value, output_size=list(n.attrs["size"]), scale_factors=None, out=out.value)
 
@@ -272,6 +279,7 @@ CALLS: Dict[str, Callable] = {
     "aten::_native_batch_norm_legit_no_training.out": _batch_norm,
     "aten::native_layer_norm.out": _layer_norm,
     "aten::upsample_nearest2d.vec_out": _upsample_nearest,
+    "aten::slice_copy.Tensor_out": _slice,
 }
 
 
@@ -305,7 +313,8 @@ def _combine_bounds(a, b):
 # kernels that want contiguous inputs (upstream: tensor_is_default_dim_order)
 CONTIGUOUS_INPUT = ("aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
                     "aten::_native_batch_norm_legit_no_training.out", "aten::mean.out",
-                    "aten::native_layer_norm.out", "aten::upsample_nearest2d.vec_out")
+                    "aten::native_layer_norm.out", "aten::upsample_nearest2d.vec_out",
+                    "aten::slice_copy.Tensor_out")
 
 
 def _layout_sensitive(b: ProgramBuilder, key: str, n: Node, ins: List[Act]) -> Optional[Act]:
