@@ -8,14 +8,14 @@ set(ptec_dist_manifest ${PROJECT_BINARY_DIR}/ptec_dist_manifest.txt)
 get_property(PTEC_NN_VARIANT_SOURCES GLOBAL PROPERTY PTEC_NN_VARIANT_SOURCES)
 get_property(ptec_dist_scripts GLOBAL PROPERTY PTEC_BOARD_LINKER_SCRIPTS)
 set(sep "$<SEMICOLON>")
-macro(ptec_dist_json_list out tgts prop)
+macro(ptec_dist_list out tgts prop)
   set(${out} "")
   foreach(t ${tgts})
     string(APPEND ${out} "$<JOIN:$<TARGET_PROPERTY:${t},${prop}>,${sep}>${sep}")
   endforeach()
 endmacro()
-ptec_dist_json_list(lib_sources "${ptec_dist_libs}" SOURCES)
-ptec_dist_json_list(ethos_sources "${ptec_dist_ethos_u}" SOURCES)
+ptec_dist_list(lib_sources "${ptec_dist_libs}" SOURCES)
+ptec_dist_list(ethos_sources "${ptec_dist_ethos_u}" SOURCES)
 # One "key=value" a line; lists joined with ';'. Values are raw (board
 # definitions hold quotes).
 file(GENERATE OUTPUT ${ptec_dist_manifest} CONTENT "version=${PROJECT_VERSION}

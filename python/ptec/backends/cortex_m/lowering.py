@@ -388,6 +388,12 @@ def op_pad(ctx, n: Node):
     return out
 
 
+def _in_dim_order(ctx, a: Act, order) -> Act:
+    """a with this dim order: itself, or a _clone_dim_order copy (for the
+    portable data-movement kernels, whose upstream forms want given orders)."""
+    return a if list(ctx.b.values[a.value].val.dim_order) == list(order) else clone_dim_order(ctx.b, a, order)
+
+
 def op_upsample_nearest(ctx, n: Node):
     """int8 nearest resize: a copy of bytes (the portable kernel takes any
     dtype), so the output keeps the input's grid (PASS_THROUGH)."""
@@ -396,13 +402,10 @@ def op_upsample_nearest(ctx, n: Node):
         return ctx.refuse(n, "the output's int8 grid differs from the input's: the resize copies bytes")
     # Upstream's kernel takes contiguous (NCHW) tensors only (upstream_rules).
     contiguous = [0, 1, 2, 3]
-
-    def in_order(a: Act, order) -> Act:
-        return a if list(ctx.b.values[a.value].val.dim_order) == list(order) else clone_dim_order(ctx.b, a, order)
     out = new_act(ctx.b, ScalarType.CHAR, n.shape, x.scale, x.zp, dim_order=contiguous)
-    ctx.b.call("aten::upsample_nearest2d.vec_out", input=in_order(x, contiguous).value,
+    ctx.b.call("aten::upsample_nearest2d.vec_out", input=_in_dim_order(ctx, x, contiguous).value,
                output_size=list(n.attrs["size"]), scale_factors=None, out=out.value)
-    return in_order(out, layout(n.shape))
+    return _in_dim_order(ctx, out, layout(n.shape))
 
 
 def op_slice(ctx, n: Node):
@@ -413,14 +416,11 @@ def op_slice(ctx, n: Node):
     if (x.scale, x.zp) != tuple(n.qparams):
         return ctx.refuse(n, "the output's int8 grid differs from the input's: the slice copies bytes")
     order = list(range(len(n.shape)))
-
-    def in_order(a: Act, want) -> Act:
-        return a if list(ctx.b.values[a.value].val.dim_order) == list(want) else clone_dim_order(ctx.b, a, want)
     out = new_act(ctx.b, ScalarType.CHAR, n.shape, x.scale, x.zp, dim_order=order)
     a = n.attrs
-    ctx.b.call("aten::slice_copy.Tensor_out", self=in_order(x, order).value, dim=int(a["dim"]),
+    ctx.b.call("aten::slice_copy.Tensor_out", self=_in_dim_order(ctx, x, order).value, dim=int(a["dim"]),
                start=int(a["start"]), end=int(a["end"]), step=1, out=out.value)
-    return in_order(out, layout(n.shape))
+    return _in_dim_order(ctx, out, layout(n.shape))
 
 
 def op_cat(ctx, n: Node):
