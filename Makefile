@@ -49,12 +49,14 @@ test-python: host
 	  --junitxml=$(TEST_LOGS)/pytest.xml)
 
 # A short fuzz run from the seeds alone (fixed seed, 50 s), then 20 s on the
-# NPU model's command streams and 10 s on its weight decoder; `make fuzz` is
+# NPU model's command streams, 10 s on its weight decoder and 10 s on the
+# i.MX93 model server behind RPMsg; `make fuzz` is
 # the long one.
 test-fuzz: setup
 	@$(call run_logged,fuzz,scripts/fuzz.sh --seconds 50 --fresh)
 	@$(call run_logged,fuzz-npu,scripts/fuzz.sh --seconds 20 --fresh --npu)
 	@$(call run_logged,fuzz-mlw,scripts/fuzz.sh --seconds 10 --fresh --mlw)
+	@$(call run_logged,fuzz-rpmsg,scripts/fuzz.sh --seconds 10 --fresh --rpmsg)
 
 # Strict: a missing tool or data folder is a configuration error, and a skip
 # not on tests/skip-allowlist.txt fails the summary.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the structure-aware fuzzer (tests/fuzz) under ASan + UBSan.
 #
-#   scripts/fuzz.sh --seconds N [--fresh] [--coverage] [--npu | --mlw]
+#   scripts/fuzz.sh --seconds N [--fresh] [--coverage] [--npu | --mlw | --rpmsg]
 #
 # Builds the fuzz preset (clang + libFuzzer), writes the seed corpus, and
 # fuzzes for N seconds with a fixed seed. The corpus grows in build/fuzz/corpus
@@ -14,7 +14,9 @@
 # stream interpreter instead (fuzz_npu_stream, seeds from make_npu_seeds.py,
 # findings into tests/fuzz/npu_regressions/, corpus build/fuzz/npu_corpus);
 # --mlw its weight decoder (fuzz_mlw, seeds from make_mlw_seeds.py, findings
-# into tests/fuzz/mlw_regressions/, corpus build/fuzz/mlw_corpus).
+# into tests/fuzz/mlw_regressions/, corpus build/fuzz/mlw_corpus); --rpmsg the
+# i.MX93 model server behind RPMsg (fuzz_rpmsg: shared memory from the input;
+# seeds and findings in tests/rpmsg/fuzz_seeds/, which ctest replays).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +31,7 @@ while [ $# -gt 0 ]; do
     --coverage) coverage=1; shift ;;
     --npu) npu=1; shift ;;
     --mlw) npu=mlw; shift ;;
+    --rpmsg) npu=rpmsg; shift ;;
     *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
@@ -37,7 +40,12 @@ done
 shared="${PTEC_SHARED:-$(pwd)/../shared}"
 out=build/fuzz
 # target, replay tool, seeds, seed writer, corpus, regressions
-if [ "$npu" = mlw ]; then
+target_dir=tests/fuzz
+if [ "$npu" = rpmsg ]; then
+  set -- fuzz_rpmsg fuzz_rpmsg_replay rpmsg_seeds "" rpmsg_corpus tests/rpmsg/fuzz_seeds
+  target_dir=tests/rpmsg
+  coverage=0
+elif [ "$npu" = mlw ]; then
   set -- fuzz_mlw fuzz_mlw_replay mlw_seeds make_mlw_seeds.py mlw_corpus tests/fuzz/mlw_regressions
   coverage=0
 elif [ "$npu" = 1 ]; then
@@ -53,7 +61,9 @@ cmake --build build/fuzz -j 2 --target "$target" >/dev/null
 # The pte fuzzer also starts from the hostile Ethos-U blobs (extra seeds that
 # are refused at load, so they are kept apart from the seeds that must run).
 extra_seeds=()
-if [ "$npu" != 0 ]; then  # --npu and --mlw: seeds only
+if [ "$npu" = rpmsg ]; then  # the seeds are files in the tree
+  rm -rf "$seeds" && mkdir -p "$seeds" && cp tests/rpmsg/fuzz_seeds/* "$seeds/"
+elif [ "$npu" != 0 ]; then  # --npu and --mlw: seeds only
   /usr/bin/python3 "tests/fuzz/$seed_script" "$shared" "$seeds"
 else
   extra_seeds=("$out/seeds-hostile")
@@ -81,7 +91,7 @@ if [ "$fresh" = 0 ]; then
 fi
 echo "fuzz: $target ${seconds} s from $(ls "$seeds" | wc -l) seeds, corpus $corpus"
 status=0
-"$out/tests/fuzz/$target" -seed=1 -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 "${mode[@]}" \
+"$out/$target_dir/$target" -seed=1 -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 "${mode[@]}" \
     -artifact_prefix="$artifacts/" "$corpus" "$seeds" "${extra_seeds[@]}" >"$out/fuzz.log" 2>&1 || status=$?
 grep -E '^stat::(number_of_executed_units|average_exec_per_sec|new_units_added)|^#[0-9]+: cov' "$out/fuzz.log" \
     | tail -3 | sed 's/^/fuzz: /'
@@ -90,7 +100,7 @@ found=$(find "$artifacts" -type f | sort)
 if [ -n "$found" ]; then
   for f in $found; do
     cp "$f" "$regressions/"
-    echo "fuzz: FOUND $(basename "$f") -> $regressions/ (replay: build/host-asan/tests/fuzz/$replay $regressions/$(basename "$f"))"
+    echo "fuzz: FOUND $(basename "$f") -> $regressions/ (replay: build/host-asan/$target_dir/$replay $regressions/$(basename "$f"))"
   done
   grep -E 'ERROR: |SUMMARY: |runtime error' "$out/fuzz.log" | head -20 | sed 's/^/fuzz: /'
 fi

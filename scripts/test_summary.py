@@ -5,8 +5,9 @@
 
 Reads, per runner, <runner>.xml (JUnit, from ctest --output-junit or pytest
 --junitxml) and <runner>.rc (the runner's exit status), in the order
-ctest-host, ctest-asan, pytest, fuzz (a runner without XML counts as one
-test, passed when it exited 0). Prints how many tests each ran, passed,
+ctest-host, ctest-asan, pytest, then the fuzz runs (fuzz, fuzz-npu, fuzz-mlw,
+fuzz-rpmsg; each of those has no XML and counts as one test,
+passed when it exited 0). Prints how many tests each ran, passed,
 failed and skipped, every skip with its reason, and last a line
 "N passed, M failed[, K skipped]". With --strict (CI), a skip that is not on
 the allow-list counts as a failure. Exits 1 when anything failed."""
@@ -16,7 +17,7 @@ import os
 import sys
 import xml.etree.ElementTree as ET
 
-RUNNERS = ["ctest-host", "ctest-asan", "pytest", "fuzz"]
+RUNNERS = ["ctest-host", "ctest-asan", "pytest", "fuzz", "fuzz-npu", "fuzz-mlw", "fuzz-rpmsg"]
 
 
 def load_allowlist(path):

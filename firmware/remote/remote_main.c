@@ -16,6 +16,7 @@
 #include "imx93_board.h"
 #include "ptec/rpmsg.h"
 #include "ptec_board.h"
+#include "remote_endpoint.h"
 #include "remote_server.h"
 
 #define STACK_PAINT 0xA5u
@@ -23,8 +24,6 @@
 extern uint8_t __stack_limit[];
 
 static ptec_rpmsg link;
-static uint8_t payload[PTEC_RPMSG_MAX_PAYLOAD];
-static uint8_t reply[PTEC_REMOTE_MAX_MESSAGE];
 
 static void say(const char *a, const char *b)
 {
@@ -50,70 +49,6 @@ uint32_t remote_stack_unused(void)
         ++n;
     }
     return n;
-}
-
-static void send(uint32_t dst, size_t len)
-{
-    ptec_remote_stats *stats = remote_server_stats();
-    /* Linux refills vring 0 as it reads; wait a little for a buffer. */
-    for (uint32_t attempt = 0; attempt < 1000000u; ++attempt) {
-        const ptec_status status = ptec_rpmsg_send(&link, PTEC_REMOTE_ENDPOINT, dst, reply, len);
-        if (status == PTEC_OK) {
-            stats->replies++;
-            return;
-        }
-        if (status != PTEC_OUT_OF_RESOURCES) {
-            break;
-        }
-        imx93_idle();
-    }
-    stats->send_failures++;
-    say("ptec: reply dropped: ", link.reason);
-}
-
-static const char *fault_reason(const ptec_rpmsg_message *msg)
-{
-    switch (msg->fault) {
-    case PTEC_RPMSG_FAULT_SHORT:
-        return "rpmsg: message shorter than its 16-byte header";
-    case PTEC_RPMSG_FAULT_LENGTH:
-        return "rpmsg: header length runs past the buffer (or beyond 496 bytes)";
-    default:
-        return "rpmsg: buffer outside the shared memory, chained or indirect";
-    }
-}
-
-static void serve(void)
-{
-    ptec_rpmsg_message msg;
-    const ptec_status status = ptec_rpmsg_receive(&link, &msg, payload, sizeof(payload));
-    ptec_remote_stats *stats = remote_server_stats();
-    stats->ring_errors = link.ring_errors;
-    if (status == PTEC_NOT_FOUND) {
-        imx93_idle();
-        return;
-    }
-    if (status != PTEC_OK) {
-        say("ptec: ", link.reason);
-        return;
-    }
-    stats->requests++;
-    size_t len;
-    if (msg.fault != PTEC_RPMSG_FAULT_NONE) {
-        if (msg.src == 0xFFFFFFFFu) {
-            say("ptec: dropped a message with no sender: ", fault_reason(&msg));
-            return;
-        }
-        len = remote_server_error_reply(PTEC_REMOTE_E_RPMSG, fault_reason(&msg), reply);
-    } else if (msg.dst != PTEC_REMOTE_ENDPOINT) {
-        len = remote_server_error_reply(PTEC_REMOTE_E_ENDPOINT,
-                                        "rpmsg: no such endpoint (the model server is endpoint 30)", reply);
-    } else {
-        len = remote_server_handle(payload, msg.len, reply);
-    }
-    if (len != 0u) {
-        send(msg.src, len);
-    }
 }
 
 int main(void)
@@ -148,6 +83,8 @@ int main(void)
     const ptec_status announced = ptec_rpmsg_announce(&link, PTEC_REMOTE_ENDPOINT, PTEC_REMOTE_CHANNEL);
     say(announced == PTEC_OK ? "ptec: link up, channel " : "ptec: could not announce ", PTEC_REMOTE_CHANNEL);
     for (;;) {
-        serve();
+        if (!remote_endpoint_serve(&link)) {
+            imx93_idle();
+        }
     }
 }

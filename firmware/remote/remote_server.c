@@ -55,6 +55,7 @@ static bool loaded;
 static size_t program_bytes;
 static ptec_requirements requirements;
 static uint8_t *input_at[MAX_IO]; /* each input's staging bytes in io_pool */
+static bool input_planned[MAX_IO];
 static size_t io_used;
 static uint64_t profile[PTEC_REMOTE_MAX_INSTRUCTIONS];
 static bool profiled;             /* profile[] holds the last RUN's figures */
@@ -197,32 +198,72 @@ static ptec_status carve(ptec_memory *mem)
     return PTEC_OK;
 }
 
-/* Staging for every input in io_pool, zeroed. */
-static ptec_status stage_inputs(void)
+/* Bump allocation in io_pool; NULL when full. */
+static uint8_t *io_take(size_t nbytes)
 {
-    const size_t count = ptec_method_input_count(&method);
+    if (nbytes > PTEC_REMOTE_IO_BYTES - io_used) {
+        return NULL;
+    }
+    uint8_t *at = io_pool + io_used;
+    io_used += align_up(nbytes);
+    if (io_used > PTEC_REMOTE_IO_BYTES) {
+        io_used = PTEC_REMOTE_IO_BYTES;
+    }
+    return at;
+}
+
+/* Memory for every input (zeroed: a RUN before any INPUT runs on zeros)
+ * and for every output the program does not plan. An input the program
+ * does not plan reads its staging bytes in place (bound once, here); a
+ * planned one is copied into its planned buffer at each RUN. */
+static ptec_status stage_io(void)
+{
+    const size_t inputs = ptec_method_input_count(&method);
     io_used = 0;
-    if (count > MAX_IO) {
+    if (inputs > MAX_IO) {
         set_load_error("load", PTEC_NOT_SUPPORTED, "more than 16 inputs");
         return PTEC_NOT_SUPPORTED;
     }
-    for (size_t i = 0; i < count; ++i) {
+    for (size_t i = 0; i < inputs; ++i) {
         ptec_tensor_info info;
         ptec_status status = ptec_method_input_info(&method, i, &info);
         if (status != PTEC_OK || info.kind != PTEC_VALUE_TENSOR) {
             set_load_error("load", PTEC_NOT_SUPPORTED, "an input that is not a tensor");
             return PTEC_NOT_SUPPORTED;
         }
-        if (info.nbytes > PTEC_REMOTE_IO_BYTES - io_used) {
+        input_at[i] = io_take(info.nbytes);
+        if (input_at[i] == NULL) {
             set_load_error("load", PTEC_MEMORY_ALLOCATION_FAILED,
                            "the inputs do not fit the I/O pool (PTEC_REMOTE_IO_BYTES)");
             return PTEC_MEMORY_ALLOCATION_FAILED;
         }
-        input_at[i] = io_pool + io_used;
         memset(input_at[i], 0, info.nbytes);
-        io_used += align_up(info.nbytes);
-        if (io_used > PTEC_REMOTE_IO_BYTES) {
-            io_used = PTEC_REMOTE_IO_BYTES;
+        input_planned[i] = info.planned;
+        if (!info.planned) {
+            status = ptec_method_bind_input(&method, i, (ptec_dtype)info.dtype, NULL, 0, input_at[i],
+                                            info.nbytes);
+            if (status != PTEC_OK) {
+                set_load_error("load", status, ptec_method_error(&method));
+                return status;
+            }
+        }
+    }
+    for (size_t i = 0; i < ptec_method_output_count(&method); ++i) {
+        ptec_tensor_info info;
+        ptec_status status = ptec_method_output_info(&method, i, &info);
+        if (status != PTEC_OK || info.kind != PTEC_VALUE_TENSOR || info.planned) {
+            continue;
+        }
+        uint8_t *at = io_take(info.nbytes);
+        if (at == NULL) {
+            set_load_error("load", PTEC_MEMORY_ALLOCATION_FAILED,
+                           "the outputs do not fit the I/O pool (PTEC_REMOTE_IO_BYTES)");
+            return PTEC_MEMORY_ALLOCATION_FAILED;
+        }
+        status = ptec_method_bind_output(&method, i, at, info.nbytes);
+        if (status != PTEC_OK) {
+            set_load_error("load", status, ptec_method_error(&method));
+            return status;
         }
     }
     return PTEC_OK;
@@ -276,7 +317,7 @@ static ptec_status load(size_t size)
         set_load_error("load", status, ptec_method_error(&method));
         return status;
     }
-    status = stage_inputs();
+    status = stage_io();
     if (status != PTEC_OK) {
         ptec_method_unload(&method);
         return status;
@@ -413,7 +454,7 @@ static ptec_status run(bool with_profile, ptec_remote_result *result, const char
     for (size_t i = 0; i < ptec_method_input_count(&method) && status == PTEC_OK; ++i) {
         ptec_tensor_info info;
         status = ptec_method_input_info(&method, i, &info);
-        if (status == PTEC_OK) {
+        if (status == PTEC_OK && input_planned[i]) {
             status = ptec_method_set_input(&method, i, (ptec_dtype)info.dtype, NULL, 0, input_at[i],
                                            info.nbytes);
         }

@@ -168,7 +168,7 @@ ptec_status ptec_rpmsg_receive(ptec_rpmsg *rpmsg, ptec_rpmsg_message *msg, uint8
         msg->fault = PTEC_RPMSG_FAULT_BUFFER;
     } else {
         /* Copy the header out once: the fields are judged on these bytes. */
-        uint8_t header[PTEC_RPMSG_HEADER_BYTES];
+        uint8_t header[PTEC_RPMSG_HEADER_BYTES] = {0};
         const size_t have = buffer.len < sizeof(header) ? buffer.len : sizeof(header);
         copy_in(header, buffer.data, have);
         if (have >= 8u) {
