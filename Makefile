@@ -29,8 +29,10 @@ host-asan: setup
 	@cmake --preset host-asan >/dev/null
 	@cmake --build --preset host-asan -j $(JOBS)
 
+# Every core's default board, then the i.MX93 M33 (remoteproc) board and
+# its QEMU simulation.
 cross: setup
-	@for t in $$(scripts/cortex_m_cores.sh); do \
+	@for t in $$(scripts/cortex_m_cores.sh) imx93-m33 imx93-m33-sim; do \
 	  cmake --preset $$t >/dev/null && cmake --build --preset $$t -j $(JOBS) || exit 1; \
 	done
 

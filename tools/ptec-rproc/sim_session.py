@@ -101,6 +101,8 @@ class SimSession:
             self.proc.wait()
             self.proc = None
         if self.mem is not None:
+            for ring in (self.host.rx, self.host.tx) if hasattr(self, "host") else ():
+                ring.words.release()
             self.mem.close()
             self.mem = None
             os.unlink(self.ddr_path)

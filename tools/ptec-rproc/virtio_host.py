@@ -21,6 +21,10 @@ class Timeout(Exception):
 class Ring:
     def __init__(self, mem, base, da, num, align):
         self.mem, self.base, self.da, self.num = mem, base, da, num
+        # Ring indices are read and written as whole 16-bit words: struct's
+        # "<H" moves them a byte at a time, and the other core can see half
+        # of an update (255 -> 256 read as 0: an index jump).
+        self.words = memoryview(mem).cast("H")
         self.avail = da + 16 * num
         avail_end = self.avail + 2 * (3 + num)
         self.used = (avail_end + align - 1) & ~(align - 1)
@@ -44,15 +48,15 @@ class Ring:
         """Adds descriptor `head` to avail, then the index (what Linux's
         virtqueue_add + kick amount to when the other side polls)."""
         slot = self.avail_idx % self.num
-        struct.pack_into("<H", self.mem, self._off(self.avail + 4 + 2 * slot), head)
+        self.words[self._off(self.avail + 4 + 2 * slot) // 2] = head
         self.avail_idx = (self.avail_idx + 1) & 0xFFFF
-        struct.pack_into("<H", self.mem, self._off(self.avail + 2), self.avail_idx)
+        self.words[self._off(self.avail + 2) // 2] = self.avail_idx
 
     def set_avail_flags(self, flags):
-        struct.pack_into("<H", self.mem, self._off(self.avail), flags)
+        self.words[self._off(self.avail) // 2] = flags
 
     def used_idx(self):
-        return struct.unpack_from("<H", self.mem, self._off(self.used + 2))[0]
+        return self.words[self._off(self.used + 2) // 2]
 
     def take_used(self):
         """(id, len) of the next used entry, or None."""
