@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make demo: the whole path on one small model.
-#   scripts/demo.sh [cortex-m55|cortex-m33|cortex-m7|cortex-m4|cortex-m3|BOARD]   (BOARD: a folder of boards/ with a QEMU machine)
+#   scripts/demo.sh [cortex-m55|cortex-m33|cortex-m7|cortex-m4|cortex-m3|BOARD]   (BOARD: a folder of boards/ with a QEMU machine;
+#   imx93_m33 or imx93_m33_sim: the remoteproc flow, scripts/demo_imx93.sh)
 #  0. build the host runtime's CLI, ptec-run (host preset);
 #  1. compile the zoo's digits CNN (trained in seconds on sklearn's bundled
 #     8x8 digits) to an int8 .pte for the target with the AOT compiler;
@@ -31,6 +32,10 @@ case " $cores " in
   *)
     if [ ! -f "boards/$target/board.cmake" ]; then
       echo "demo: target must be a core (${cores% }) or a board of boards/, not '$target'" >&2; exit 2
+    fi
+    # A board that Linux starts with remoteproc has its own flow: RPMsg, not a batch run.
+    if grep -q imx93_common boards/"$target"/board.cmake; then
+      exec scripts/demo_imx93.sh
     fi
     board_args=(-DPTEC_BOARD="$target")
     build_name=$target

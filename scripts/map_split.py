@@ -4,7 +4,7 @@
     scripts/map_split.py FIRMWARE.elf.map
 
 Prints flash (code + read-only data + the .data image), RAM (.data + .bss)
-per part: runtime core, backends, kernels, model, platform (board + arch), the
+per part: runtime core, backends, kernels, model, rpmsg, platform (board + arch), the
 application (the runner), C library, alignment padding. Stack, newlib heap and the runtime's pools are
 shown apart: they are reserved sizes, not code. Standard library only.
 """
@@ -12,12 +12,13 @@ import re
 import sys
 
 # Output section -> kind. Anything else (debug info, attributes) is ignored.
-FLASH = {".vectors", ".text", ".rodata", ".ARM.extab", ".ARM.exidx", ".init_array", ".ptec_model"}
+FLASH = {".vectors", ".resource_table", ".text", ".rodata", ".ARM.extab", ".ARM.exidx", ".init_array", ".ptec_model"}
 DATA = {".data"}
 BSS = {".bss"}
 RESERVED = {".stack": "stack", ".heap": "newlib heap", ".ptec_pool": "runtime pools"}
 
-PARTS = ["runtime core", "backends", "kernels", "model", "platform", "application", "C library", "padding", "other"]
+PARTS = ["runtime core", "backends", "kernels", "model", "rpmsg", "platform", "application", "C library", "padding",
+         "other"]
 
 
 def part_of(path):
@@ -30,6 +31,8 @@ def part_of(path):
         return "kernels"
     if "ptec_runner_model.c.obj" in name:
         return "model"
+    if "libptec_rpmsg.a" in name:
+        return "rpmsg"
     if "/boards/" in name or "/arch/" in name or "ptec_board.dir" in name:
         return "platform"
     if re.search(r"lib(c|g|m|gcc|nosys|c_nano|g_nano)\.a|crt\w*\.o|/arm-none-eabi/", name):

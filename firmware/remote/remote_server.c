@@ -40,8 +40,11 @@ _Static_assert(sizeof(ptec_remote_stats) == 32u, "stats");
 _Static_assert(sizeof(ptec_remote_info) + MAX_IO * sizeof(ptec_remote_tensor) <= PTEC_REMOTE_MAX_BODY,
                "an info reply fits one message");
 
+/* In .ptec_pool: memory that reset does not clear (a load writes what it
+ * uses), shown apart from code and data in the firmware's size report. */
 #define POOL(name, bytes) \
-    static uint8_t name[(bytes) > 0u ? (bytes) : 1u] __attribute__((aligned(PTEC_BUFFER_ALIGN)))
+    static uint8_t name[(bytes) > 0u ? (bytes) : 1u] \
+        __attribute__((section(".ptec_pool." #name), aligned(PTEC_BUFFER_ALIGN)))
 POOL(metadata_pool, PTEC_REMOTE_METADATA_BYTES);
 POOL(planned_pool, PTEC_REMOTE_PLANNED_BYTES);
 POOL(scratch_pool, PTEC_REMOTE_SCRATCH_BYTES);

@@ -100,9 +100,12 @@ def cmd_run(args):
         model = f.read()
     runs = []
     if args.batch:
-        names = sorted(n for n in os.listdir(args.batch) if n.endswith(".npy"))
+        def number_first(n):
+            stem = os.path.splitext(n)[0]
+            return (0, int(stem), n) if stem.isdigit() else (1, 0, n)
+        names = sorted((n for n in os.listdir(args.batch) if n.endswith((".npy", ".bin"))), key=number_first)
         if not names:
-            raise UsageError("--batch %s: no .npy files" % args.batch)
+            raise UsageError("--batch %s: no .npy or .bin files" % args.batch)
         runs = [[os.path.join(args.batch, n)] for n in names]
     elif args.input:
         runs = [args.input]
@@ -145,7 +148,10 @@ def cmd_run(args):
                     entry["host_identical"] = same
                     line += ", outputs %s host" % ("byte-identical to" if same else "DIFFER from")
                     failures += 0 if same else 1
-                print(line)
+                if len(runs) <= 20 or k < 10:
+                    print(line)
+                elif k == 10:
+                    print("  ... (%d runs in all; every one in --json)" % len(runs))
                 if args.profile and k == 0:
                     ops = s.profile(info["instructions"])
                     entry["profile"] = ops
@@ -153,6 +159,13 @@ def cmd_run(args):
                         print("    [%3d] %-40s %10d" % (i, op, ticks))
                 report["runs"].append(entry)
         report["stats"] = s.stats()
+    costs = [r["cost"] for r in report["runs"]]
+    print("ptec-rproc: %d runs, %s per run: min %d, mean %d, max %d%s" % (
+        len(costs), info["tick_unit"], min(costs), sum(costs) // len(costs), max(costs),
+        "; outputs byte-identical to the host in every run" if args.ptec_run and not failures else ""))
+    st = report["stats"]
+    print("ptec-rproc: firmware served %d requests with %d replies (%d errors), stack never touched %d B"
+          % (st["requests"], st["replies"], st["error_replies"], st["stack_unused"]))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)
