@@ -3,7 +3,8 @@
 #  0. build the host runtime's CLI, ptec-run;
 #  1. compile the zoo's digits CNN for the Cortex-M33 (int8, its kernel list);
 #  2. write its held-back test images;
-#  3. build the remoteproc firmware twice with only the program's kernels:
+#  3. build the remoteproc firmware twice with only the program's kernels
+#     and its pools sized exactly for the program (scripts/remote_pools.py):
 #     for the real board (boards/imx93_m33: code TCM, system TCM, LPUART2,
 #     MU1, DWT) and for its simulation on QEMU's AN505 (boards/imx93_m33_sim);
 #     print code and data against the M33's TCMs;
@@ -46,14 +47,16 @@ step 2/6 "write the held-back test images"
 quiet env PYTHONPATH=python "$py" scripts/demo_digits.py images "$work"
 done_step "$(wc -l <"$work/labels.txt") images"
 
-step 3/6 "build the remoteproc firmware (board and simulation) with only the program's kernels"
+step 3/6 "build the remoteproc firmware (board and simulation) with the program's kernels, pools sized for it"
+pools=$("$py" scripts/remote_pools.py "$pte" --target cortex-m33)
 for preset in imx93-m33 imx93-m33-sim; do
-  quiet cmake --preset "$preset" -B "$build/$preset" -DPTEC_KERNEL_LIST="$PWD/$kernels"
+  # shellcheck disable=SC2086
+  quiet cmake --preset "$preset" -B "$build/$preset" -DPTEC_KERNEL_LIST="$PWD/$kernels" $pools
   quiet cmake --build "$build/$preset" --target ptec_remote -j 2
 done
 board_elf=$build/imx93-m33/firmware/remote/ptec_remote.elf
 sim_elf=$build/imx93-m33-sim/firmware/remote/ptec_remote.elf
-done_step
+done_step "pools: $(echo "$pools" | sed 's/-DPTEC_REMOTE_//g; s/_BYTES//g')"
 "$py" scripts/firmware_size.py "$board_elf" --budget imx93_m33 | sed 's/^/      /'
 
 step 4/6 "remoteproc's checks on the real board's ELF ($board_elf)"

@@ -272,3 +272,22 @@ def test_rpmsg_robustness_and_10000_round_trips():
         assert after["send_failures"] == 0 and after["ring_errors"] == 0
         assert after["stack_unused"] == before["stack_unused"] > 4096
         assert s.alive()
+
+
+# Size -----------------------------------------------------------------------
+def test_ds_cnn_firmware_fits_the_tcms_with_room_to_spare():
+    """bench/imx93_size.sh's build: the runtime, ds_cnn's kernels only,
+    RPMsg and the board, pools sized exactly for ds_cnn, for the real board.
+    Printed next to upstream ExecuTorch's 52 KB code + 51 KB data."""
+    if shutil.which("arm-none-eabi-gcc") is None:
+        pytest.skip("arm-none-eabi-gcc not found (scripts/setup.sh installs it)")
+    out = os.path.join(ROOT, "build", "test-artifacts", "imx93-ds_cnn")
+    got = subprocess.run([os.path.join(ROOT, "bench", "imx93_size.sh"), out], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    print(got.stdout)
+    assert got.returncode == 0, got.stdout
+    figures = dict(re.findall(r"^figure imx93\.ds_cnn\.(\w+) (\d+)$", got.stdout, re.M))
+    code, data = int(figures["code"]), int(figures["data"])
+    assert code <= 0.75 * 0x1FFF0, "code %d B leaves too little of the 128 KiB code TCM" % code
+    assert data <= 0.75 * 108 * 1024, "data %d B leaves too little of the 108 KiB system TCM" % data
+    assert "ptec-rproc: all checks passed" in got.stdout
