@@ -291,3 +291,27 @@ def test_ds_cnn_firmware_fits_the_tcms_with_room_to_spare():
     assert code <= 0.75 * 0x1FFF0, "code %d B leaves too little of the 128 KiB code TCM" % code
     assert data <= 0.75 * 108 * 1024, "data %d B leaves too little of the 108 KiB system TCM" % data
     assert "ptec-rproc: all checks passed" in got.stdout
+
+
+# The NPU on this board --------------------------------------------------------
+def test_vela_u65_program_runs_through_the_same_flow(tmp_path):
+    """Arm's keyword spotter, compiled by Vela for the i.MX93's
+    Ethos-U65-256 and imported by ptec, over RPMsg on the simulation with
+    the functional NPU model linked in: Arm's own expected output."""
+    npu_elf = os.path.join(os.path.dirname(SIM_ELF), "ptec_remote_npu.elf")
+    need(npu_elf)
+    need_qemu()
+    from conftest import SHARED
+    from ptec.tflite import import_tflite
+    kws = os.path.join(SHARED, "models", "ethos-u", "arm", "kws_cnn_small-ethos-u65-256")
+    pte = import_tflite(os.path.join(kws, "model.tflite"))
+    with SimSession(npu_elf) as s:
+        s.place_model(pte)
+        info = s.load(len(pte))
+        assert info["instructions"] == 1  # one delegate call: the whole network on the NPU
+        mem = s.requirements()
+        assert mem["scratch_bytes"] <= mem["scratch_pool"]
+        s.set_input(0, open(os.path.join(kws, "input.bin"), "rb").read())
+        s.run()
+        out = s.output(0, info["output_tensors"][0]["nbytes"])
+    assert out == open(os.path.join(kws, "expected.bin"), "rb").read()

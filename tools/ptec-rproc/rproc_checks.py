@@ -35,10 +35,12 @@ IMX93_ATT = [
 IMX93_CODE_TCM = (0x1FFE0000, 0x0FFE0000)  # where the core boots (Secure, Non-secure alias)
 IMX93_DATA = (0x20000000, 0x20020000)      # system TCM as the M33 sees it (Non-secure)
 
-# The simulation on QEMU's AN505 (boards/imx93_m33_sim): its regions.
-SIM_REGIONS = [(0x10000000, 0x00020000, True), (0x38000000, 0x0001B000, True)]
+# The simulation on QEMU's AN505 (boards/imx93_m33_sim): the machine's own
+# memories (SSRAM1, SSRAM2/3, 4 MiB each; the linker keeps a firmware
+# within the i.MX93's TCM sizes).
+SIM_REGIONS = [(0x10000000, 0x00400000, True), (0x38000000, 0x00400000, True)]
 SIM_CODE = (0x10000000,)
-SIM_DATA = (0x38000000, 0x3801B000)
+SIM_DATA = (0x38000000, 0x38400000)
 
 
 class Board:
