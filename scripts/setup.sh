@@ -14,6 +14,7 @@ packages=(
   python3-pip python3-setuptools python3-wheel python3-yaml
   pkg-config
   chromium
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 )
 
 missing=()

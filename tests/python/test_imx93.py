@@ -315,3 +315,92 @@ def test_vela_u65_program_runs_through_the_same_flow(tmp_path):
         s.run()
         out = s.output(0, info["output_tensors"][0]["nbytes"])
     assert out == open(os.path.join(kws, "expected.bin"), "rb").read()
+
+
+# The Linux-side client ----------------------------------------------------------
+CLIENT_DIR = os.path.join(ROOT, "tools", "imx93-client")
+
+
+def build_client(out_dir, cross=""):
+    got = subprocess.run(["make", "-s", "-C", CLIENT_DIR, "OUT=" + str(out_dir), "CROSS=" + cross],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert got.returncode == 0, got.stdout
+    return os.path.join(str(out_dir), "ptec-imx93-client")
+
+
+class TtyBridge:
+    """What NXP's imx_rpmsg_tty does, on a pty: each write to the tty (cut
+    at 256 bytes) becomes one RPMsg message to the firmware's endpoint, and
+    each message from it is written to the tty. The client gets the pty's
+    other end as its /dev/ttyRPMSG30."""
+
+    def __init__(self, session):
+        import threading
+        self.session = session
+        self.master, slave = os.openpty()
+        self.path = os.ttyname(slave)
+        self.slave = slave
+        self.stop = False
+        self.thread = threading.Thread(target=self._pump, daemon=True)
+        self.thread.start()
+
+    def _pump(self):
+        import select
+        while not self.stop:
+            ready, _, _ = select.select([self.master], [], [], 0.05)
+            if not ready:
+                continue
+            try:
+                data = os.read(self.master, 4096)
+            except OSError:
+                return
+            for at in range(0, len(data), 256):
+                self.session.host.send(data[at:at + 256])
+                _, _, payload = self.session.host.receive(self.session.timeout_s)
+                os.write(self.master, payload)
+
+    def close(self):
+        self.stop = True
+        self.thread.join()
+        os.close(self.master)
+        os.close(self.slave)
+
+
+def test_linux_client_over_a_tty(tmp_path, models):
+    need_qemu()
+    client = build_client(tmp_path)
+    pte, prog, samples = models["digits_cnn"]
+    (tmp_path / "m.pte").write_bytes(pte)
+    raw, host = samples[0]
+    (tmp_path / "in.bin").write_bytes(raw)
+    with SimSession(SIM_ELF) as s:
+        s.place_model(pte)  # as dd would
+        bridge = TtyBridge(s)
+        try:
+            def client_run(*args):
+                return subprocess.run([client, "-d", bridge.path] + list(args), stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True, timeout=60)
+            got = client_run("load", str(tmp_path / "m.pte"))
+            assert got.returncode == 0, got.stderr
+            assert "model at 0x80100000: %d bytes, method forward" % len(pte) in got.stdout
+            got = client_run("mem")
+            assert got.returncode == 0 and got.stdout.startswith("metadata "), got.stderr
+            got = client_run("run", str(tmp_path / "in.bin"), "-o", str(tmp_path / "out.bin"), "--profile")
+            assert got.returncode == 0, got.stderr
+            assert re.match(r"label \d+, \d+ instructions", got.stdout)
+            assert (tmp_path / "out.bin").read_bytes() == host[0]
+            got = client_run("ping", "200")
+            assert got.returncode == 0 and "200 round trips" in got.stdout, got.stderr
+            (tmp_path / "short.bin").write_bytes(raw[:-1])
+            got = client_run("run", str(tmp_path / "short.bin"))
+            assert got.returncode == 2 and "the model takes one input of %d bytes" % len(raw) in got.stderr
+        finally:
+            bridge.close()
+
+
+def test_linux_client_builds_for_aarch64(tmp_path):
+    if shutil.which("aarch64-linux-gnu-gcc") is None:
+        pytest.skip("aarch64-linux-gnu-gcc not found (scripts/setup.sh installs gcc-aarch64-linux-gnu)")
+    client = build_client(tmp_path, cross="aarch64-linux-gnu-")
+    header = subprocess.run(["readelf", "-h", client], stdout=subprocess.PIPE, text=True).stdout
+    assert re.search(r"Machine:\s+AArch64", header), header
