@@ -19,4 +19,5 @@ list(APPEND PTEC_BOARD_SOURCES ${CMAKE_CURRENT_LIST_DIR}/mu_doorbell.c ${CMAKE_C
 set(PTEC_IMX93_NPU_DRIVER none CACHE STRING "Ethos-U65 driver in the i.MX93 firmware: none or arm")
 if(PTEC_IMX93_NPU_DRIVER STREQUAL "arm")
   list(APPEND PTEC_BOARD_SOURCES ${CMAKE_CURRENT_LIST_DIR}/npu_irq.c)
+  list(APPEND PTEC_BOARD_DEFINITIONS PTEC_IMX93_ARM_NPU=1) # the server brings the NPU up at boot
 endif()

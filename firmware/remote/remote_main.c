@@ -18,6 +18,9 @@
 #include "ptec_board.h"
 #include "remote_endpoint.h"
 #include "remote_server.h"
+#if defined(PTEC_IMX93_ARM_NPU)
+#include "imx93_npu.h"
+#endif
 
 #define STACK_PAINT 0xA5u
 
@@ -55,6 +58,10 @@ int main(void)
 {
     paint_stack();
     say("ptec: ", ptec_board_name());
+#if defined(PTEC_IMX93_ARM_NPU)
+    /* Arm's driver at the NPU's address, before any program reserves it. */
+    say("ptec: Ethos-U65: ", imx93_npu_init() == 0 ? "up" : "ethosu_init failed (check the NPU's clock and power)");
+#endif
     const remote_server_config config = {
         (const uint8_t *)(uintptr_t)PTEC_IMX93_MODEL_ADDR, PTEC_IMX93_MODEL_BYTES, PTEC_IMX93_MODEL_ADDR,
         PTEC_IMX93_NAME};
