@@ -1,7 +1,9 @@
 """One boot of the simulated i.MX93 M33 (boards/imx93_m33_sim) with this
-process as Linux: QEMU's mps2-an505 with its DDR backed by a file in
-/dev/shm that we map too, the firmware ELF checked as remoteproc would,
-the vdev set up, the name-service announcement awaited, then requests.
+process as Linux: the firmware ELF checked as remoteproc would and its
+segments loaded as remoteproc loads them (QEMU's generic loader at each
+p_paddr; the core starts from the vector table), QEMU's mps2-an505 with
+its DDR backed by a file in /dev/shm that we map too, the vdev set up,
+the name-service announcement awaited, then requests.
 
     with SimSession("ptec_remote.elf") as s:
         s.place_model(open("m.pte", "rb").read())   # as dd would
@@ -11,12 +13,13 @@ the vdev set up, the name-service announcement awaited, then requests.
 import itertools
 import mmap
 import os
+import shutil
 import subprocess
 import tempfile
 
 import remote_wire as wire
 import rproc_checks
-from rproc_elf import Elf
+from rproc_elf import PT_LOAD, Elf
 from virtio_host import RpmsgHost, Timeout
 
 DDR_BASE = 0x80000000
@@ -75,10 +78,21 @@ class SimSession:
             cfd, self.console_path = tempfile.mkstemp(prefix="ptec-console-")
             os.close(cfd)
         self._console_file = open(self.console_path, "wb")
+        # Load the segments as remoteproc does: each PT_LOAD's bytes at its
+        # p_paddr, memsz - filesz zeroed, e_entry ignored; the core then
+        # starts from the vector table at the start of code memory (QEMU's
+        # M-profile reset reads SP and PC there), not from the ELF's entry.
+        self._segments_dir = tempfile.mkdtemp(prefix="ptec-rproc-segments-")
+        loaders = []
+        for i, seg in enumerate(s for s in self.elf.segments if s.type == PT_LOAD and s.memsz):
+            path = os.path.join(self._segments_dir, "segment%d.bin" % i)
+            with open(path, "wb") as f:
+                f.write(self.elf.data[seg.offset:seg.offset + seg.filesz] + bytes(seg.memsz - seg.filesz))
+            loaders += ["-device", "loader,file=%s,addr=0x%x,force-raw=on" % (path, seg.paddr)]
         args = [self.qemu, "-M", "mps2-an505", "-nographic", "-semihosting-config", "enable=on,target=native",
                 "-icount", "shift=10,align=off,sleep=off",
                 "-object", "memory-backend-file,id=ddr,size=16M,mem-path=%s,share=on" % self.ddr_path,
-                "-machine", "memory-backend=ddr", "-kernel", self.elf_path]
+                "-machine", "memory-backend=ddr"] + loaders
         try:
             self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self._console_file,
                                          stderr=subprocess.STDOUT)
@@ -100,6 +114,9 @@ class SimSession:
             self.proc.kill()
             self.proc.wait()
             self.proc = None
+        if getattr(self, "_segments_dir", None):
+            shutil.rmtree(self._segments_dir, ignore_errors=True)
+            self._segments_dir = None
         if self.mem is not None:
             for ring in (self.host.rx, self.host.tx) if hasattr(self, "host") else ():
                 ring.words.release()
