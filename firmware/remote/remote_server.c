@@ -525,7 +525,9 @@ static size_t output_reply(uint8_t *reply, const ptec_remote_request *req)
     size_t n = t->nbytes - req->offset;
     n = n < req->length ? n : req->length;
     n = n < PTEC_REMOTE_MAX_BODY ? n : PTEC_REMOTE_MAX_BODY;
-    memcpy(reply + PTEC_REMOTE_REPLY_HEAD, (const uint8_t *)t->data + req->offset, n);
+    if (n > 0u) {
+        memcpy(reply + PTEC_REMOTE_REPLY_HEAD, (const uint8_t *)t->data + req->offset, n);
+    }
     return reply_head(reply, req->seq, req->kind, 0, n);
 }
 

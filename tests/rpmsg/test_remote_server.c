@@ -57,7 +57,9 @@ static answer call(uint16_t kind, uint16_t index, uint32_t offset, uint32_t leng
     uint8_t msg[PTEC_REMOTE_MAX_MESSAGE];
     const ptec_remote_request req = {PTEC_REMOTE_REQUEST_MAGIC, ++seq, kind, index, offset, length};
     memcpy(msg, &req, sizeof(req));
-    memcpy(msg + sizeof(req), data, data_len);
+    if (data_len > 0u) {
+        memcpy(msg + sizeof(req), data, data_len);
+    }
     uint8_t raw[PTEC_RPMSG_MAX_PAYLOAD];
     answer a;
     memset(&a, 0, sizeof(a));
