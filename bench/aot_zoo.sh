@@ -41,6 +41,8 @@ with open(sys.argv[2], "wb") as f:
         t = plan.values[i].val
         x = np.random.default_rng(0).normal(size=t.numel).astype(NUMPY_DTYPE[ScalarType(t.scalar_type)])
         f.write(x.tobytes())
+with open(sys.argv[2] + ".numel", "w") as f:
+    f.write("%d\n" % plan.values[plan.inputs[0]].val.numel)
 PYEOF
     cmp_args=()
     [ -x "$host_run" ] && cmp_args=(--ptec-run "$host_run" --model-file "$pte" --input-file "$input")
@@ -54,5 +56,11 @@ PYEOF
     echo "figure zoo.$m.$target.instructions ${instr:-FAILED}"
     echo "figure zoo.$m.$target.planned ${arena:-FAILED}"
     echo "figure zoo.$m.$target.pte $(stat -c %s "$pte")"
+    # The float input's quantization, per element (the profile's first
+    # quantize_per_tensor over the input's elements, rounded).
+    quant=$(echo "$out" | sed -n 's/^ *\[ *[0-9]*\] cortex_m::quantize_per_tensor.out *\([0-9]*\).*/\1/p' | head -n 1)
+    if [ -n "$quant" ]; then
+      echo "figure zoo.$m.$target.quantize_per_element $(( (quant + $(cat "$input.numel") / 2) / $(cat "$input.numel") ))"
+    fi
   done
 done

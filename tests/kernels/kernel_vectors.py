@@ -143,12 +143,18 @@ def make_quantize(g, w, bits):
         x = (np.round(g.rng.uniform(-300, 300, n)) + 0.5).astype(np.float32) * np.float32(scale)
     if g.chance(0.1):
         x[:4] = np.array([np.inf, -np.inf, np.nan, 1e30], np.float32)[: min(4, n)]
+    if g.chance(0.1):  # subnormal inputs with a tiny scale: 1/scale up to ~2^126
+        scale = float(np.float32(2.0 ** g.rng.uniform(-126, -90)))
+        x[: min(8, n)] = (g.rng.uniform(-1, 1, min(8, n)) * 2.0 ** -126).astype(np.float32)
     info = np.iinfo(np.int8 if bits == 8 else np.int16)
     qmin = g.int(info.min, info.min + 3) if g.chance(0.2) else int(info.min)
     qmax = g.int(info.max - 3, info.max) if g.chance(0.2) else int(info.max)
     zp = g.int(qmin, qmax)
-    q = ref.quantize_per_tensor(x, scale, zp, qmin, qmax, 1 if bits == 8 else 2)
-    w.case("quantize_s%d" % bits, [f32_bits(scale), zp, qmin, qmax], [x], q)
+    zq = zp
+    if g.chance(0.05):  # zero points the fast paths leave to the reference loop
+        zq = g.choice([1 << 24, -(1 << 24), (1 << 24) - 1, 1 << 29, -(1 << 29)])
+    q = ref.quantize_per_tensor(x, scale, zq, qmin, qmax, 1 if bits == 8 else 2)
+    w.case("quantize_s%d" % bits, [f32_bits(scale), zq, qmin, qmax], [x], q)
     # dequantize of random data with the same parameters
     qd = g.rng.integers(qmin, qmax + 1, size=n, dtype=np.int64).astype(info.dtype)
     y = ref.dequantize_per_tensor(qd, scale, zp, qmin, qmax)

@@ -11,6 +11,7 @@
 #include "ptec_nn.h"
 #include "ptec_nn_dot.h"
 #include "ptec_nn_math.h"
+#include "ptec_nn_variants.h"
 
 ptec_status ptec_nn_fully_connected_s8(const ptec_nn_fc_params *params, const ptec_nn_fc_dims *dims,
                                        const int8_t *input, const int8_t *weights,
@@ -18,7 +19,6 @@ ptec_status ptec_nn_fully_connected_s8(const ptec_nn_fc_params *params, const pt
                                        int8_t *output)
 {
     const int32_t batches = dims->batches;
-    const size_t n = (size_t)dims->input_features;
     const int32_t out_features = dims->output_features;
     if (batches == 0 || out_features == 0) {
         return PTEC_OK;
@@ -26,6 +26,12 @@ ptec_status ptec_nn_fully_connected_s8(const ptec_nn_fc_params *params, const pt
     if (input == NULL || weights == NULL || output == NULL) {
         return PTEC_INVALID_ARGUMENT;
     }
+#if defined(PTEC_NN_MVE)
+    return ptec_nn_fully_connected_s8_mve(params, dims, input, weights, bias, kernel_sum, output);
+#elif defined(PTEC_NN_DSP)
+    return ptec_nn_fully_connected_s8_dsp(params, dims, input, weights, bias, kernel_sum, output);
+#else
+    const size_t n = (size_t)dims->input_features;
     const ptec_nn_fc_params p = *params;
     const uint32_t filter_offset = (uint32_t)p.filter_offset;
     /* The kernel_sum form already holds the input offset (and the bias). */
@@ -62,4 +68,5 @@ ptec_status ptec_nn_fully_connected_s8(const ptec_nn_fc_params *params, const pt
         }
     }
     return PTEC_OK;
+#endif
 }

@@ -7,6 +7,35 @@
 #include <math.h>
 
 #include "ptec_nn.h"
+#include "ptec_nn_variants.h"
+
+/* What the fast paths compute exactly (see ptec_nn_quantize_fpu.c and
+ * _mve.c): a zero point well inside int32, and for Helium a 1/scale small
+ * enough that subnormal inputs can only round to 0. Anything else takes
+ * the reference loop. */
+#define FAST_ZERO_POINT_LIMIT 16777216 /* 2^24 */
+#define MVE_INVERSE_SCALE_LIMIT 0x1p100f
+
+#if defined(PTEC_NN_QUANTIZE_MVE) || defined(PTEC_NN_QUANTIZE_FPU)
+static int fast_path_exact(float inverse_scale, const ptec_nn_quantize_params *params)
+{
+    (void)inverse_scale;
+    if (params->zero_point <= -FAST_ZERO_POINT_LIMIT || params->zero_point >= FAST_ZERO_POINT_LIMIT) {
+        return 0;
+    }
+#if defined(PTEC_NN_QUANTIZE_MVE)
+    return inverse_scale <= MVE_INVERSE_SCALE_LIMIT;
+#else
+    return 1;
+#endif
+}
+#endif
+
+#if defined(PTEC_NN_QUANTIZE_MVE)
+#define QUANTIZE_FAST(bits) ptec_nn_quantize_f32_s##bits##_mve
+#elif defined(PTEC_NN_QUANTIZE_FPU)
+#define QUANTIZE_FAST(bits) ptec_nn_quantize_f32_s##bits##_fpu
+#endif
 
 static int32_t quantize_one(float x, float inverse_scale, const ptec_nn_quantize_params *params)
 {
@@ -33,7 +62,17 @@ static int32_t quantize_one(float x, float inverse_scale, const ptec_nn_quantize
 
 /* Both widths run the same loop; one macro defines each width's function
  * (as ptec_nn_dequantize.c does) so the loop is written once. */
-#define PTEC_NN_DEFINE_QUANTIZE(name, output_type)                                   \
+#if defined(QUANTIZE_FAST)
+#define TRY_FAST(bits)                                                                 \
+    if (fast_path_exact(inverse_scale, params)) {                                      \
+        QUANTIZE_FAST(bits)(input, output, count, params);                             \
+        return PTEC_OK;                                                                \
+    }
+#else
+#define TRY_FAST(bits)
+#endif
+
+#define PTEC_NN_DEFINE_QUANTIZE(name, output_type, bits)                               \
     ptec_status name(const float *input, output_type *output, uint32_t count,         \
                      const ptec_nn_quantize_params *params)                            \
     {                                                                                  \
@@ -41,11 +80,12 @@ static int32_t quantize_one(float x, float inverse_scale, const ptec_nn_quantize
             return PTEC_INVALID_ARGUMENT;                                              \
         }                                                                              \
         const float inverse_scale = 1.0f / params->scale;                              \
+        TRY_FAST(bits)                                                                 \
         for (uint32_t i = 0; i < count; ++i) {                                         \
             output[i] = (output_type)quantize_one(input[i], inverse_scale, params);    \
         }                                                                              \
         return PTEC_OK;                                                                \
     }
 
-PTEC_NN_DEFINE_QUANTIZE(ptec_nn_quantize_f32_s8, int8_t)
-PTEC_NN_DEFINE_QUANTIZE(ptec_nn_quantize_f32_s16, int16_t)
+PTEC_NN_DEFINE_QUANTIZE(ptec_nn_quantize_f32_s8, int8_t, 8)
+PTEC_NN_DEFINE_QUANTIZE(ptec_nn_quantize_f32_s16, int16_t, 16)

@@ -134,4 +134,28 @@ ptec_status ptec_nn_add_s8_dsp(const int8_t *large, const int8_t *small, uint32_
                                int8_t *output, const ptec_nn_add_params *params);
 #endif
 
+ptec_status ptec_nn_fully_connected_s8_mve(const ptec_nn_fc_params *params, const ptec_nn_fc_dims *dims,
+                                           const int8_t *input, const int8_t *weights, const int32_t *bias,
+                                           const int32_t *kernel_sum, int8_t *output);
+
+ptec_status ptec_nn_fully_connected_s8_dsp(const ptec_nn_fc_params *params, const ptec_nn_fc_dims *dims,
+                                           const int8_t *input, const int8_t *weights, const int32_t *bias,
+                                           const int32_t *kernel_sum, int8_t *output);
+
+/* Quantization (ptec_nn_quantize.c): Helium's floating point on the M55;
+ * a single-precision FPU with the DSP extension elsewhere (M33, M7, M4). */
+#if !defined(PTEC_NN_PORTABLE) && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+#define PTEC_NN_QUANTIZE_MVE 1
+void ptec_nn_quantize_f32_s8_mve(const float *input, int8_t *output, uint32_t count,
+                                 const ptec_nn_quantize_params *params);
+void ptec_nn_quantize_f32_s16_mve(const float *input, int16_t *output, uint32_t count,
+                                  const ptec_nn_quantize_params *params);
+#elif !defined(PTEC_NN_PORTABLE) && defined(__ARM_FP) && (__ARM_FP & 4) && defined(__ARM_FEATURE_DSP)
+#define PTEC_NN_QUANTIZE_FPU 1
+void ptec_nn_quantize_f32_s8_fpu(const float *input, int8_t *output, uint32_t count,
+                                 const ptec_nn_quantize_params *params);
+void ptec_nn_quantize_f32_s16_fpu(const float *input, int16_t *output, uint32_t count,
+                                  const ptec_nn_quantize_params *params);
+#endif
+
 #endif
