@@ -32,11 +32,38 @@ const ptec_kernel *ptec_kernel_at(size_t index)
     return index < ptec_kernel_count() ? kernel_table[index] : NULL;
 }
 
+/* Byte order of a NUL-terminated candidate against name[0..name_len). */
+static int compare(const char *candidate, const char *name, size_t name_len)
+{
+    const int c = strncmp(candidate, name, name_len);
+    if (c != 0) {
+        return c;
+    }
+    return candidate[name_len] != '\0' ? 1 : 0;
+}
+
+/* The generated lists are sorted by name (python/ptec/ops.py), so a binary
+ * search finds a kernel in a few comparisons. A hand-written list need not
+ * be sorted: a name the search misses is looked for once more, in order,
+ * so an unsorted list is slower, never wrong. */
 const ptec_kernel *ptec_kernel_find(const char *name, size_t name_len)
 {
+    size_t lo = 0;
+    size_t hi = ptec_kernel_count();
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2u;
+        const int c = compare(kernel_table[mid]->name, name, name_len);
+        if (c == 0) {
+            return kernel_table[mid];
+        }
+        if (c < 0) {
+            lo = mid + 1u;
+        } else {
+            hi = mid;
+        }
+    }
     for (size_t i = 0; i < ptec_kernel_count(); ++i) {
-        const char *candidate = kernel_table[i]->name;
-        if (strlen(candidate) == name_len && memcmp(candidate, name, name_len) == 0) {
+        if (compare(kernel_table[i]->name, name, name_len) == 0) {
             return kernel_table[i];
         }
     }

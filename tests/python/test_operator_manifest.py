@@ -84,3 +84,17 @@ def test_package_version_is_the_projects():
     with open(os.path.join(ROOT, "python", "pyproject.toml"), encoding="utf-8") as f:
         python = re.search(r'^version = "([\d.]+)"', f.read(), re.M).group(1)
     assert python == cmake
+
+
+def test_kernel_lists_are_sorted_by_name_for_the_binary_search():
+    """The runtime finds a kernel by binary search over the list's order
+    (kernel_table.c, method_load.c): every list ptec writes is in byte order
+    of the operator names."""
+    by_symbol = {op.kernel: key for key, op in ops.OPERATORS.items() if op.kernel}
+    names = [by_symbol[s] for s in re.findall(r"^PTEC_KERNEL\((\w+)\)", ops.all_kernels_def(), re.M)]
+    assert names == sorted(names, key=str.encode) and len(names) == len(by_symbol)
+    first_use = ["cortex_m::quantize_per_tensor.out", "aten::add.out", "cortex_m::dequantize_per_tensor.out",
+                 "aten::add.out"]
+    text, missing = ops.kernel_list(first_use)
+    listed = [by_symbol[s] for s in re.findall(r"^PTEC_KERNEL\((\w+)\)", text, re.M)]
+    assert not missing and listed == sorted(set(first_use), key=str.encode)
