@@ -38,11 +38,14 @@ TOLERANCE = 0.02
 
 
 def documents():
+    """README.md and every .md under docs/, subfolders (docs/boards/) included."""
     yield os.path.join(ROOT, "README.md")
     docs = os.path.join(ROOT, "docs")
-    for name in sorted(os.listdir(docs)):
-        if name.endswith(".md"):
-            yield os.path.join(docs, name)
+    for folder, dirs, files in os.walk(docs):
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith(".md"):
+                yield os.path.join(folder, name)
 
 
 def fmt(value, how):

@@ -22,6 +22,15 @@ def test_docs_show_the_committed_figures():
     assert problems == [], "\n".join(problems) + "\n(scripts/figures.py docs --write fixes the text)"
 
 
+def test_every_document_is_checked_subfolders_included():
+    """docs/boards/*.md cite figures too; they were once left out."""
+    checked = {os.path.relpath(p, ROOT) for p in figures.documents()}
+    on_disk = {os.path.relpath(os.path.join(d, n), ROOT) for d, _, files in os.walk(os.path.join(ROOT, "docs"))
+               for n in files if n.endswith(".md")}
+    assert on_disk <= checked and "README.md" in checked
+    assert os.path.join("docs", "boards", "imx93.md") in checked
+
+
 def test_the_docs_cite_figures():
     cited = [m.group(1) for path in figures.documents() for m in figures.MARKER.finditer(open(path).read())]
     assert len(cited) > 50 and {"ds_cnn.cortex-m55.net", "host.dispatch.add.overhead"} <= set(cited)
