@@ -155,6 +155,9 @@ def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
     if isinstance(m, (nn.ZeroPad2d, nn.ConstantPad1d, nn.ConstantPad2d, nn.ConstantPad3d)):
         return Node(name, "pad", ins, dict(pad=[int(p) for p in m.padding], mode="constant",
                                            value=float(m.value)))
+    if isinstance(m, (nn.ReflectionPad1d, nn.ReflectionPad2d, nn.ReplicationPad1d, nn.ReplicationPad2d)):
+        mode = "reflect" if isinstance(m, (nn.ReflectionPad1d, nn.ReflectionPad2d)) else "replicate"
+        return Node(name, "pad", ins, dict(pad=[int(p) for p in m.padding], mode=mode, value=0.0))
     return Node(name, "unsupported", ins, dict(fn=m, what=type(m).__name__))
 
 

@@ -233,6 +233,10 @@ def _portable_table():
         "aten::native_layer_norm.out": layer_norm,
         "aten::upsample_nearest2d.vec_out": lambda arg, named, out: P.upsample_nearest2d(
             t(arg, "input"), out.sizes[2:], s(arg, "scale_factors")),
+        "aten::reflection_pad1d.out": lambda arg, named, out: P.edge_pad(t(arg, "self"), s(arg, "padding"), True),
+        "aten::reflection_pad2d.out": lambda arg, named, out: P.edge_pad(t(arg, "self"), s(arg, "padding"), True),
+        "aten::replication_pad1d.out": lambda arg, named, out: P.edge_pad(t(arg, "self"), s(arg, "padding"), False),
+        "aten::replication_pad2d.out": lambda arg, named, out: P.edge_pad(t(arg, "self"), s(arg, "padding"), False),
         "aten::view_copy.out": lambda arg, named, out: t(arg, "self").reshape(out.sizes),
         "aten::permute_copy.out": lambda arg, named, out: np.transpose(t(arg, "self"), s(arg, "dims")),
         "aten::cat.out": lambda arg, named, out: P.cat(arg("tensors", "Tensor[]"), s(arg, "dim")),

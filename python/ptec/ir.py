@@ -148,7 +148,9 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
     elif op == "permute":
         y = xs[0].permute(permutation(n, xs[0].dim()))
     elif op == "pad":
-        y = F.pad(xs[0], list(a["pad"]), a.get("mode", "constant"), a.get("value", 0.0))
+        mode = a.get("mode", "constant")
+        y = (F.pad(xs[0], list(a["pad"]), mode, a.get("value", 0.0)) if mode == "constant"
+             else F.pad(xs[0], list(a["pad"]), mode))
     elif op == "avg_pool2d":
         y = F.avg_pool2d(xs[0], a["kernel"], a["stride"], a["padding"], a["ceil_mode"],
                          a["count_include_pad"], a.get("divisor_override"))

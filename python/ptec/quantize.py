@@ -269,10 +269,13 @@ def _rows_are_probabilities(g: Graph, name: str) -> bool:
 
 
 def _pad_qparams(g: Graph, n, observer: RangeObserver) -> Tuple[float, int]:
-    """A constant pad keeps its input's grid when the pad value lies on it
+    """Reflect and replicate pads copy input values, so they keep the
+    input's grid. A constant pad keeps it when the pad value lies on it
     (zero always does), so the op moves bytes only; otherwise the output's
     observed range, which contains the pad value."""
     src = g.node(n.inputs[0]).qparams
+    if n.attrs.get("mode", "constant") != "constant":
+        return src  # reflect and replicate copy input values: the input's grid
     v = float(n.attrs.get("value", 0.0))
     q = qm.quantize_value(v, src[0], src[1])
     if abs((q - src[1]) * src[0] - v) <= 1e-6 * max(1.0, abs(v)):

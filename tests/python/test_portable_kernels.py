@@ -389,3 +389,41 @@ def test_upsample_nearest2d_refuses_bad_arguments(tmp_path, size, scales, messag
     b.set_io([xi], [y])
     proc, _ = run_program(b.build(), [f32(1, 3, 4, 5)], tmp_path)
     assert proc.returncode != 0 and message in proc.stderr, proc.stderr
+
+
+EDGE_PADS = [("aten::reflection_pad1d.out", (2, 3, 6), [2, 3], "reflect"),
+             ("aten::replication_pad1d.out", (2, 3, 4), [5, 1], "replicate"),
+             ("aten::reflection_pad2d.out", (1, 3, 4, 5), [1, 4, 3, 0], "reflect"),
+             ("aten::replication_pad2d.out", (1, 3, 4, 5), [6, 0, 2, 7], "replicate")]
+
+
+@pytest.mark.parametrize("key,shape,pads,mode", EDGE_PADS)
+@pytest.mark.parametrize("dtype,channels_last", [(np.float32, False), (np.int8, True), (np.int8, False)])
+def test_reflection_replication_pad(key, shape, pads, mode, dtype, channels_last):
+    """Both dim orders, float and int8, against torch (the oracle) and the
+    interpreter; the C kernel reads and writes through physical strides."""
+    x = (rng.standard_normal(shape) * 50).astype(dtype)
+    want = F.pad(torch.from_numpy(x.astype(np.float32)), pads, mode=mode).numpy().astype(dtype)
+    order = CHANNELS_LAST if channels_last and len(shape) == 4 else None
+    st = ScalarType.FLOAT if dtype == np.float32 else ScalarType.CHAR
+    b = ProgramBuilder()
+    xi, y = b.tensor(st, x.shape, order), b.tensor(st, list(want.shape), order)
+    b.call(key, self=xi, padding=pads, out=y)
+    b.set_io([xi], [y])
+    check(key, b, [x], want)
+
+
+@pytest.mark.parametrize("key,shape,pads,out_shape,message", [
+    ("aten::reflection_pad2d.out", (1, 2, 4, 5), [5, 0, 0, 0], (1, 2, 4, 10), "smaller than the padded dim"),
+    ("aten::reflection_pad1d.out", (1, 2, 4), [1, -1], (1, 2, 4), "must not be negative"),
+    ("aten::replication_pad2d.out", (1, 2, 4, 5), [1, 1], (1, 2, 4, 7), "padding must be [left, right, top, bottom]"),
+    ("aten::replication_pad1d.out", (1, 2, 4), [1, 1], (1, 2, 7), "out's size is not the padded size"),
+    ("aten::replication_pad2d.out", (2, 4, 5), [1, 1, 1, 1], (2, 6, 7), "must be 4-D [N, C, H, W]")])
+def test_reflection_replication_pad_refuses_bad_arguments(tmp_path, key, shape, pads, out_shape, message):
+    from runtime_util import run_program
+    b = ProgramBuilder()
+    xi, y = b.tensor(F32, list(shape)), b.tensor(F32, list(out_shape))
+    b.call(key, self=xi, padding=pads, out=y)
+    b.set_io([xi], [y])
+    proc, _ = run_program(b.build(), [f32(*shape)], tmp_path)
+    assert proc.returncode != 0 and message in proc.stderr, proc.stderr

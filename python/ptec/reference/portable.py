@@ -271,6 +271,17 @@ def upsample_nearest2d(x, out_hw, scale_factors=None) -> np.ndarray:
     return x[:, :, index[0][:, None], index[1][None, :]]
 
 
+def edge_pad(x, padding, reflect: bool) -> np.ndarray:
+    """reflection_pad / replication_pad: padding lists the last dim first
+    ([left, right] then [top, bottom]); numpy's "reflect" (edge not
+    repeated) and "edge" modes are PyTorch's reflect and replicate."""
+    x = np.asarray(x)
+    widths = [(0, 0)] * x.ndim
+    for i in range(len(padding) // 2):
+        widths[x.ndim - 1 - i] = (int(padding[2 * i]), int(padding[2 * i + 1]))
+    return np.pad(x, widths, mode="reflect" if reflect else "edge")
+
+
 def cat(tensors: Sequence[np.ndarray], dim: int) -> np.ndarray:
     kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)]
     return np.concatenate(kept, axis=dim)

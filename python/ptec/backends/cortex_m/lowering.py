@@ -369,8 +369,29 @@ def op_matmul(ctx, n: Node):
     return view(ctx.b, y, n.shape)
 
 
+def _edge_pad(ctx, n: Node):
+    """int8 reflect / replicate padding: a copy of bytes on the input's grid
+    (the quantizer keeps it), by upstream's portable kernel, which takes
+    contiguous tensors; the padded dims are the last one or two."""
+    x = ctx.q(n.inputs[0])
+    if (x.scale, x.zp) != tuple(n.qparams):
+        return ctx.refuse(n, "the output's int8 grid differs from the input's: the padding copies bytes")
+    r = len(n.shape)
+    pads = [int(p) for p in n.attrs["pad"]]
+    padded = r - 2 if r == 3 else 2
+    pads = pads + [0] * (2 * padded - len(pads))
+    kind = "reflection" if n.attrs["mode"] == "reflect" else "replication"
+    contiguous = list(range(r))
+    out = new_act(ctx.b, ScalarType.CHAR, n.shape, x.scale, x.zp, dim_order=contiguous)
+    ctx.b.call(f"aten::{kind}_pad{padded}d.out", self=_in_dim_order(ctx, x, contiguous).value, padding=pads,
+               out=out.value)
+    return _in_dim_order(ctx, out, layout(n.shape))
+
+
 def op_pad(ctx, n: Node):
     a = n.attrs
+    if a.get("mode", "constant") != "constant":
+        return _edge_pad(ctx, n)
     x = ctx.q(n.inputs[0])
     r = len(x.sizes)
     pads = [int(p) for p in a["pad"]]

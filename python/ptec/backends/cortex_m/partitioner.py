@@ -130,9 +130,28 @@ def _permute(n: Node, ctx) -> Optional[str]:
     return f"rank {r}: cortex_m::transpose takes rank 1 to 4" if r > 4 else None
 
 
+def _edge_pad(n: Node, ctx) -> Optional[str]:
+    """reflect / replicate: aten::reflection_pad / replication_pad (1d on
+    [N, C, L], 2d on [N, C, H, W]), which copy int8 bytes."""
+    mode = n.attrs.get("mode")
+    if mode not in ("reflect", "replicate"):
+        return f"padding mode {mode!r}: ptec pads with a constant, by reflection or by replication"
+    shape = _shape(ctx, n.inputs[0])
+    pads = [int(p) for p in n.attrs["pad"]]
+    if len(shape) not in (3, 4) or len(pads) not in (2, 4) or len(pads) // 2 > len(shape) - 2:
+        return f"{mode} padding of {len(pads) // 2} dims of a rank-{len(shape)} tensor: ptec pads the last " \
+               "dim of [N, C, L] or the last one or two of [N, C, H, W]"
+    if min(pads) < 0:
+        return f"negative padding {pads} (cropping)"
+    sizes = list(reversed(shape))   # pads list the last dim first
+    if mode == "reflect" and any(p >= sizes[i // 2] for i, p in enumerate(pads)):
+        return f"reflect padding {pads} is not smaller than the padded dims {shape}"
+    return None
+
+
 def _pad(n: Node, ctx) -> Optional[str]:
     if n.attrs.get("mode", "constant") != "constant":
-        return f"mode {n.attrs.get('mode')!r}: cortex_m::pad pads with a constant"
+        return _edge_pad(n, ctx)
     r = len(_shape(ctx, n.inputs[0]))
     pads = [int(p) for p in n.attrs["pad"]]
     if not 1 <= r <= 4 or len(pads) % 2 or len(pads) // 2 > r:
