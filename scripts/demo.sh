@@ -43,26 +43,12 @@ case " $cores " in
     [ -n "$target" ] || { echo "demo: board $build_name has no CPU for the AOT" >&2; exit 2; }
     ;;
 esac
-py=/usr/bin/python3
-[ -x "$py" ] || py=python3
-ptec_run=build/host/tools/ptec-run/ptec-run
-build=build/demo-$build_name
-work=$build/demo
-rm -rf "$work"
-mkdir -p "$work"
-pte=$work/digits_cnn.pte
-kernels=$work/digits_cnn_kernels.def
-log=$work/steps.log
-: >"$log"
-
 . scripts/demo_steps.sh
+demo_workspace "$build_name"
 
 echo "ptec demo: a digits CNN from PyTorch to an emulated $target board (QEMU)"
 
-step 0/6 "build the host runtime and ptec-run (host preset)"
-quiet cmake --preset host
-quiet cmake --build --preset host --target ptec-run -j 2
-done_step
+build_host_step
 
 step 1/6 "compile digits_cnn for $target: train (float), calibrate, quantize to int8, lower, plan"
 quiet env PYTHONPATH=python "$py" -m ptec compile digits_cnn --calib 32 --target "$target" \

@@ -17,26 +17,12 @@
 #  6. print predictions, accuracy, cost per inference and memory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-py=/usr/bin/python3
-[ -x "$py" ] || py=python3
-ptec_run=build/host/tools/ptec-run/ptec-run
-build=build/demo-imx93_m33
-work=$build/demo
-rm -rf "$work"
-mkdir -p "$work"
-pte=$work/digits_cnn.pte
-kernels=$work/digits_cnn_kernels.def
-log=$work/steps.log
-: >"$log"
-
 . scripts/demo_steps.sh
+demo_workspace imx93_m33
 
 echo "ptec demo: a digits CNN from PyTorch to an i.MX93 Cortex-M33, started by (emulated) Linux remoteproc"
 
-step 0/6 "build the host runtime and ptec-run (host preset)"
-quiet cmake --preset host
-quiet cmake --build --preset host --target ptec-run -j 2
-done_step
+build_host_step
 
 step 1/6 "compile digits_cnn for cortex-m33: train (float), calibrate, quantize to int8, lower, plan"
 quiet env PYTHONPATH=python "$py" -m ptec compile digits_cnn --calib 32 --target cortex-m33 \
