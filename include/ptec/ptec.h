@@ -110,6 +110,9 @@ typedef struct ptec_method {
     uint32_t inputs_vec, input_count;
     uint32_t outputs_vec, output_count;
     uint8_t *input_set;        /* one flag per input */
+    uint32_t inputs_ready;     /* inputs whose set flag is on (execute checks one number) */
+    bool inputs_reused;        /* some planned input's bytes are overwritten by the plan */
+    bool outputs_ready;        /* every output had memory at the last full check */
     ptec_delegate_ctx *delegates;
     uint32_t delegate_count;
     void *scratch;

@@ -16,8 +16,14 @@ static ptec_status not_ready(ptec_method *m, const char *what, size_t index, con
     return ptec_detail_end(&f);
 }
 
+/* Whether every input is set and every output has memory. The counts kept
+ * by the I/O calls answer it in two comparisons; the loops below run only
+ * when something is missing (to name it) or the outputs' memory changed. */
 static ptec_status check_ready(ptec_method *m)
 {
+    if (m->inputs_ready == m->input_count && m->outputs_ready) {
+        return PTEC_OK;
+    }
     for (uint32_t i = 0; i < m->input_count; ++i) {
         const ptec_value *v = m->io[i];
         if (v->kind == PTEC_VALUE_TENSOR && !(m->input_set[i] & INPUT_SET)) {
@@ -35,6 +41,7 @@ static ptec_status check_ready(ptec_method *m)
             return not_ready(m, PTEC_MSG("output"), i, PTEC_MSG(" has no memory: bind it with ptec_method_bind_output"));
         }
     }
+    m->outputs_ready = true;
     return PTEC_OK;
 }
 
@@ -154,9 +161,10 @@ ptec_status ptec_method_execute(ptec_method *m)
         pc = next;
     }
     ctx->instruction = -1;
-    for (uint32_t i = 0; i < m->input_count; ++i) {
-        if (m->input_set[i] & INPUT_REUSED) {
+    for (uint32_t i = 0; m->inputs_reused && i < m->input_count; ++i) {
+        if ((m->input_set[i] & (INPUT_REUSED | INPUT_SET)) == (INPUT_REUSED | INPUT_SET)) {
             m->input_set[i] &= (uint8_t)~INPUT_SET;
+            m->inputs_ready--;
         }
     }
     m->executed = true;

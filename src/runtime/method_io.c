@@ -181,6 +181,9 @@ ptec_status ptec_method_set_input(ptec_method *m, size_t index, ptec_dtype dtype
     if (nbytes > 0) {
         memmove(t->data, data, nbytes);
     }
+    if (!(m->input_set[index] & INPUT_SET)) {
+        m->inputs_ready++;
+    }
     m->input_set[index] |= INPUT_SET;
     return PTEC_OK;
 }
@@ -199,6 +202,9 @@ ptec_status ptec_method_bind_input(ptec_method *m, size_t index, ptec_dtype dtyp
                        PTEC_MSG("memory-planned: copy into it with ptec_method_set_input"));
     }
     t->data = data;
+    if (!(m->input_set[index] & INPUT_SET)) {
+        m->inputs_ready++;
+    }
     m->input_set[index] |= INPUT_SET;
     return PTEC_OK;
 }

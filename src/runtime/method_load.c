@@ -462,6 +462,7 @@ static void mark_reused_inputs(ptec_method *m)
                 const uint8_t *b = arg->u.tensor->data;
                 if (b < hi && lo < b + arg->u.tensor->nbytes) {
                     m->input_set[i] |= INPUT_REUSED;
+                    m->inputs_reused = true;
                     break;
                 }
             }
