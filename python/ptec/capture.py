@@ -148,6 +148,12 @@ def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
         return Node(name, "hardswish", ins)
     if isinstance(m, nn.Hardsigmoid):
         return Node(name, "hardsigmoid", ins)
+    if isinstance(m, nn.Softplus):
+        return Node(name, "softplus", ins, dict(beta=float(m.beta), threshold=float(m.threshold)))
+    if isinstance(m, nn.PReLU) and m.weight.numel() == 1:
+        # One slope: a function of one tensor, like LeakyReLU. A slope per
+        # channel is not: it stays a refusal.
+        return Node(name, "prelu", ins, dict(weight=float(m.weight.detach().reshape(-1)[0])))
     if isinstance(m, nn.LeakyReLU):
         return Node(name, "leaky_relu", ins, dict(negative_slope=float(m.negative_slope)))
     if isinstance(m, nn.ELU):
@@ -403,6 +409,9 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
                                                                                "none"))))
     if t in (F.hardswish,):
         return Node(name, "hardswish", ins[:1])
+    if t in (F.softplus,):
+        return Node(name, "softplus", ins[:1], dict(beta=float(_scalar_arg(fn, 1, "beta", 1.0)),
+                                                    threshold=float(_scalar_arg(fn, 2, "threshold", 20.0))))
     if t in (F.hardsigmoid,):
         return Node(name, "hardsigmoid", ins[:1])
     if t in (F.leaky_relu,):

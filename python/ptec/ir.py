@@ -8,7 +8,7 @@ is the float semantics every later stage is checked against.
 Ops: input, constant, conv2d, conv_transpose2d, linear, batch_norm, clamp
 (relu/relu6/hardtanh), add, sub, mul, div, matmul, minimum, maximum,
 avg_pool2d, adaptive_avg_pool2d, max_pool2d, reshape, permute, pad, softmax,
-the unary activations of UNARY (sigmoid, tanh, silu, gelu, hardswish,
+the unary activations of UNARY (sigmoid, tanh, silu, gelu, softplus, prelu, hardswish,
 hardsigmoid, leaky_relu, elu), mean, cat, identity, unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 """
@@ -96,6 +96,8 @@ UNARY: Dict[str, Callable[..., torch.Tensor]] = {
     "hardsigmoid": lambda x, a: torch.clamp(x + 3.0, 0.0, 6.0) / 6.0,
     "leaky_relu": lambda x, a: F.leaky_relu(x, a.get("negative_slope", 0.01)),
     "elu": lambda x, a: F.elu(x, a.get("alpha", 1.0)),
+    "softplus": lambda x, a: F.softplus(x, a.get("beta", 1.0), a.get("threshold", 20.0)),
+    "prelu": lambda x, a: torch.where(x >= 0, x, x * a["weight"]),
 }
 
 

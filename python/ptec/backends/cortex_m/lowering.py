@@ -279,7 +279,7 @@ def _lut(ctx, n: Node):
                             n.qparams[0], n.qparams[1])
 
 
-op_silu = op_gelu = op_hardswish = op_hardsigmoid = op_leaky_relu = op_elu = _lut
+op_silu = op_gelu = op_hardswish = op_hardsigmoid = op_leaky_relu = op_elu = op_softplus = op_prelu = _lut
 
 
 def op_conv_transpose2d(ctx, n: Node):
