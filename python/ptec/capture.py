@@ -148,6 +148,10 @@ def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
         return Node(name, "hardswish", ins)
     if isinstance(m, nn.Hardsigmoid):
         return Node(name, "hardsigmoid", ins)
+    if isinstance(m, nn.PixelShuffle):
+        return Node(name, "pixel_shuffle", ins, dict(factor=int(m.upscale_factor), unshuffle=False))
+    if isinstance(m, nn.PixelUnshuffle):
+        return Node(name, "pixel_shuffle", ins, dict(factor=int(m.downscale_factor), unshuffle=True))
     if isinstance(m, nn.Softplus):
         return Node(name, "softplus", ins, dict(beta=float(m.beta), threshold=float(m.threshold)))
     if isinstance(m, nn.PReLU) and m.weight.numel() == 1:
@@ -409,6 +413,10 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
                                                                                "none"))))
     if t in (F.hardswish,):
         return Node(name, "hardswish", ins[:1])
+    if t in (F.pixel_shuffle, F.pixel_unshuffle):
+        return Node(name, "pixel_shuffle", ins[:1], dict(factor=int(_scalar_arg(fn, 1, "upscale_factor" if t is
+                                                                               F.pixel_shuffle else "downscale_factor")),
+                                                        unshuffle=t is F.pixel_unshuffle))
     if t in (F.softplus,):
         return Node(name, "softplus", ins[:1], dict(beta=float(_scalar_arg(fn, 1, "beta", 1.0)),
                                                     threshold=float(_scalar_arg(fn, 2, "threshold", 20.0))))

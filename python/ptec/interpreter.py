@@ -233,6 +233,9 @@ def _portable_table():
         "aten::native_layer_norm.out": layer_norm,
         "aten::upsample_nearest2d.vec_out": lambda arg, named, out: P.upsample_nearest2d(
             t(arg, "input"), out.sizes[2:], s(arg, "scale_factors")),
+        "aten::pixel_shuffle.out": lambda arg, named, out: P.pixel_shuffle(t(arg, "self"), s(arg, "upscale_factor")),
+        "aten::pixel_unshuffle.out": lambda arg, named, out: P.pixel_shuffle(t(arg, "self"), s(arg, "downscale_factor"),
+                                                                             True),
         "aten::reflection_pad1d.out": lambda arg, named, out: P.edge_pad(t(arg, "self"), s(arg, "padding"), True),
         "aten::reflection_pad2d.out": lambda arg, named, out: P.edge_pad(t(arg, "self"), s(arg, "padding"), True),
         "aten::replication_pad1d.out": lambda arg, named, out: P.edge_pad(t(arg, "self"), s(arg, "padding"), False),

@@ -127,6 +127,8 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
                          _t(a.get("beta")), False, 0.0, a["eps"])
     elif op == "slice":
         y = xs[0].narrow(a["dim"], a["start"], a["end"] - a["start"])
+    elif op == "pixel_shuffle":
+        y = (F.pixel_unshuffle if a["unshuffle"] else F.pixel_shuffle)(xs[0], a["factor"])
     elif op == "upsample_nearest":
         y = F.interpolate(xs[0], size=a["size"], mode="nearest")
     elif op == "layer_norm":

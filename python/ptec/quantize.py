@@ -29,6 +29,7 @@ from .ir import Graph, evaluate
 
 FUSABLE_PRODUCERS = ("conv2d", "conv_transpose2d", "linear", "add", "max_pool2d")
 PASS_THROUGH = ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "reshape", "identity", "upsample_nearest", "slice",
+                "pixel_shuffle",
                 "clamp", "mean", "permute")
 # Ops whose output qparams can be changed freely by a consumer that needs them
 # (minimum/maximum want their inputs on their own grid): the new range only

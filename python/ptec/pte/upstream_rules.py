@@ -125,6 +125,10 @@ RULES: Dict[str, Rule] = {
     "aten::upsample_nearest2d.vec_out": Rule(
         "kernels/portable/cpu/util/upsample_util.cpp (check_upsample_2d_common_args)",
         contiguous=("input", "out"), same_dtype=("input", "out")),
+    "aten::pixel_shuffle.out": Rule("kernels/portable/cpu/op_pixel_shuffle.cpp (check_pixel_shuffle_args)",
+                                    contiguous=("self", "out"), same_dtype=("self", "out")),
+    "aten::pixel_unshuffle.out": Rule("kernels/portable/cpu/op_pixel_unshuffle.cpp (check_pixel_unshuffle_args)",
+                                      contiguous=("self", "out"), same_dtype=("self", "out")),
     "aten::reflection_pad1d.out": Rule("kernels/portable/cpu/op_reflection_pad1d.cpp (check_padding_args)",
                            contiguous=("self", "out"), same_dtype=("self", "out")),
     "aten::reflection_pad2d.out": Rule("kernels/portable/cpu/op_reflection_pad2d.cpp (check_padding_args)",

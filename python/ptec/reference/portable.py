@@ -271,6 +271,18 @@ def upsample_nearest2d(x, out_hw, scale_factors=None) -> np.ndarray:
     return x[:, :, index[0][:, None], index[1][None, :]]
 
 
+def pixel_shuffle(x, r: int, unshuffle: bool = False) -> np.ndarray:
+    """[N, C*r*r, H, W] -> [N, C, H*r, W*r] (unshuffle: the inverse): channel
+    c*r*r + i*r + j at (h, w) is channel c at (h*r + i, w*r + j)."""
+    x = np.asarray(x)
+    n, c, h, w = x.shape
+    if unshuffle:
+        y = x.reshape(n, c, h // r, r, w // r, r).transpose(0, 1, 3, 5, 2, 4)
+        return y.reshape(n, c * r * r, h // r, w // r)
+    y = x.reshape(n, c // (r * r), r, r, h, w).transpose(0, 1, 4, 2, 5, 3)
+    return y.reshape(n, c // (r * r), h * r, w * r)
+
+
 def edge_pad(x, padding, reflect: bool) -> np.ndarray:
     """reflection_pad / replication_pad: padding lists the last dim first
     ([left, right] then [top, bottom]); numpy's "reflect" (edge not

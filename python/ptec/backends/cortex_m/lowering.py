@@ -429,6 +429,24 @@ def op_upsample_nearest(ctx, n: Node):
     return _in_dim_order(ctx, out, layout(n.shape))
 
 
+def op_pixel_shuffle(ctx, n: Node):
+    """int8 depth to space (and back): a copy of bytes on the input's grid
+    (PASS_THROUGH), by upstream's portable kernel, which takes contiguous
+    (NCHW) tensors."""
+    x = ctx.q(n.inputs[0])
+    if (x.scale, x.zp) != tuple(n.qparams):
+        return ctx.refuse(n, "the output's int8 grid differs from the input's: the shuffle copies bytes")
+    contiguous = [0, 1, 2, 3]
+    out = new_act(ctx.b, ScalarType.CHAR, n.shape, x.scale, x.zp, dim_order=contiguous)
+    if n.attrs["unshuffle"]:
+        ctx.b.call("aten::pixel_unshuffle.out", self=_in_dim_order(ctx, x, contiguous).value,
+                   downscale_factor=int(n.attrs["factor"]), out=out.value)
+    else:
+        ctx.b.call("aten::pixel_shuffle.out", self=_in_dim_order(ctx, x, contiguous).value,
+                   upscale_factor=int(n.attrs["factor"]), out=out.value)
+    return _in_dim_order(ctx, out, layout(n.shape))
+
+
 def op_slice(ctx, n: Node):
     """int8 slice (a piece of a chunk or split): a copy of bytes on the
     input's grid (PASS_THROUGH). Upstream's slice_copy indexes as if

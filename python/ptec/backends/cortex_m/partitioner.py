@@ -187,6 +187,7 @@ CHECKS: Dict[str, Callable[[Node, object], Optional[str]]] = {
     "pad": _pad,
     "cat": _cat,
     "upsample_nearest": _rank([4], "input is not 4-D"),
+    "pixel_shuffle": _rank([4], "input is not 4-D"),
 }
 
 
