@@ -109,6 +109,15 @@ def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
             mean=_np(m.running_mean), var=_np(m.running_var),
             gamma=None if m.weight is None else _np(m.weight),
             beta=None if m.bias is None else _np(m.bias), eps=float(m.eps)))
+    if isinstance(m, nn.GroupNorm):
+        return Node(name, "group_norm", ins, dict(
+            groups=int(m.num_groups), eps=float(m.eps),
+            weight=_np(m.weight) if m.affine else None, bias=_np(m.bias) if m.affine else None))
+    if isinstance(m, (nn.InstanceNorm1d, nn.InstanceNorm2d)) and not m.track_running_stats:
+        # Instance statistics (what eval uses without running stats): a group per channel.
+        return Node(name, "group_norm", ins, dict(
+            groups=int(m.num_features), eps=float(m.eps),
+            weight=_np(m.weight) if m.affine else None, bias=_np(m.bias) if m.affine else None))
     if isinstance(m, nn.LayerNorm):
         return Node(name, "layer_norm", ins, dict(
             normalized_shape=[int(s) for s in m.normalized_shape], eps=float(m.eps),

@@ -200,6 +200,10 @@ def _portable_table():
                          s(arg, "eps"))
         return (y, None, None)
 
+    def group_norm(arg, named, out):
+        y = P.group_norm(t(arg, "input"), s(arg, "group"), t(arg, "weight"), t(arg, "bias"), s(arg, "eps"))
+        return (y, None, None)
+
     def slice_copy(arg, named, out):
         x = t(arg, "self")
         return P.slice_copy(x, s(arg, "dim"), s(arg, "start"), s(arg, "end"), s(arg, "step"))
@@ -231,6 +235,7 @@ def _portable_table():
                                                          s(arg, "keepdim")),
         "aten::_native_batch_norm_legit_no_training.out": batch_norm,
         "aten::native_layer_norm.out": layer_norm,
+        "aten::native_group_norm.out": group_norm,
         "aten::upsample_nearest2d.vec_out": lambda arg, named, out: P.upsample_nearest2d(
             t(arg, "input"), out.sizes[2:], s(arg, "scale_factors")),
         "aten::pixel_shuffle.out": lambda arg, named, out: P.pixel_shuffle(t(arg, "self"), s(arg, "upscale_factor")),

@@ -131,6 +131,8 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = (F.pixel_unshuffle if a["unshuffle"] else F.pixel_shuffle)(xs[0], a["factor"])
     elif op == "upsample_nearest":
         y = F.interpolate(xs[0], size=a["size"], mode="nearest")
+    elif op == "group_norm":
+        y = F.group_norm(xs[0], a["groups"], _t(a.get("weight")), _t(a.get("bias")), a["eps"])
     elif op == "layer_norm":
         y = F.layer_norm(xs[0], a["normalized_shape"], _t(a.get("weight")), _t(a.get("bias")), a["eps"])
     elif op == "clamp":

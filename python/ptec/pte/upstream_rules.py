@@ -117,6 +117,11 @@ RULES: Dict[str, Rule] = {
         "kernels/portable/cpu/op_native_batch_norm.cpp",
         contiguous=("input",), same_dim_order=("input", "out0", "out1", "out2"),
         same_dtype=("input", "weight", "bias", "running_mean", "running_var", "out0")),
+    "aten::native_group_norm.out": Rule(
+        "kernels/portable/cpu/op_native_group_norm.cpp (check_group_norm_args; out1 and out2 resized "
+        "to [N, group])",
+        contiguous=("input",), same_dim_order=("input", "out0"),
+        same_dtype=("input", "weight", "bias", "out0", "out1", "out2")),
     "aten::native_layer_norm.out": Rule(
         "kernels/portable/cpu/util/normalization_ops_util.cpp (check_layer_norm_args; out1 and out2 "
         "resized to the input's sizes with the normalized dims 1)",

@@ -256,6 +256,27 @@ def layer_norm(x, k: int, weight, bias, eps) -> np.ndarray:
     return v.reshape(x.shape)
 
 
+def group_norm(x, groups: int, weight, bias, eps) -> np.ndarray:
+    """Per (n, group) block of C/groups channels, in float32 and in the
+    kernel's order (src/kernels/portable/op_native_group_norm.c): the
+    statistics as layer_norm's over the block, then the per-channel affine."""
+    x = np.asarray(x, F32)
+    n, c = x.shape[:2]
+    blocks = x.reshape(n * groups, -1)
+    m = blocks.shape[1]
+    mean = (np.cumsum(blocks, axis=1, dtype=F32)[:, -1] / F32(m)).astype(F32)
+    d = (blocks - mean[:, None]).astype(F32)
+    var = (np.cumsum((d * d).astype(F32), axis=1, dtype=F32)[:, -1] / F32(m)).astype(F32)
+    rstd = (F32(1) / np.sqrt((var + F32(eps)).astype(F32))).astype(F32)
+    v = (d * rstd[:, None]).astype(F32).reshape(x.shape)
+    per_channel = [1, c] + [1] * (x.ndim - 2)
+    if weight is not None:
+        v = (v * np.asarray(weight, F32).reshape(per_channel)).astype(F32)
+    if bias is not None:
+        v = (v + np.asarray(bias, F32).reshape(per_channel)).astype(F32)
+    return v
+
+
 # -- data movement -------------------------------------------------------------
 
 def upsample_nearest2d(x, out_hw, scale_factors=None) -> np.ndarray:

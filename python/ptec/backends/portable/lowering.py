@@ -33,6 +33,7 @@ ATEN_KEYS = {
     "permute": "aten::permute_copy.out",
     "batch_norm": "aten::_native_batch_norm_legit_no_training.out",
     "layer_norm": "aten::native_layer_norm.out",
+    "group_norm": "aten::native_group_norm.out",
     "upsample_nearest": "aten::upsample_nearest2d.vec_out",
     "slice": "aten::slice_copy.Tensor_out",
     "adaptive_avg_pool2d": "aten::_adaptive_avg_pool2d.out",
@@ -252,6 +253,18 @@ def _layer_norm(b, key, n, ins, out):
            out0=out.value, out1=b.tensor(ScalarType.FLOAT, stats), out2=b.tensor(ScalarType.FLOAT, stats))
 
 
+def _group_norm(b, key, n, ins, out):
+    """out1 and out2 get [N, group], the sizes upstream's kernel resizes
+    them to, so that the call runs unchanged on upstream's runtime."""
+    a = n.attrs
+    sizes = list(ins[0].sizes)
+    hxw = int(np.prod(sizes[2:])) if len(sizes) > 2 else 1
+    stats = [int(sizes[0]), int(a["groups"])]
+    b.call(key, input=ins[0].value, weight=_const(b, a.get("weight")), bias=_const(b, a.get("bias")),
+           N=int(sizes[0]), C=int(sizes[1]), HxW=hxw, group=int(a["groups"]), eps=float(a["eps"]),
+           out0=out.value, out1=b.tensor(ScalarType.FLOAT, stats), out2=b.tensor(ScalarType.FLOAT, stats))
+
+
 def _slice(b, key, n, ins, out):
     a = n.attrs
     b.call(key, self=ins[0].value, dim=int(a["dim"]), start=int(a["start"]), end=int(a["end"]), step=1,
@@ -278,6 +291,7 @@ CALLS: Dict[str, Callable] = {
     "aten::mean.out": _mean,
     "aten::_native_batch_norm_legit_no_training.out": _batch_norm,
     "aten::native_layer_norm.out": _layer_norm,
+    "aten::native_group_norm.out": _group_norm,
     "aten::upsample_nearest2d.vec_out": _upsample_nearest,
     "aten::slice_copy.Tensor_out": _slice,
 }
@@ -313,7 +327,7 @@ def _combine_bounds(a, b):
 # kernels that want contiguous inputs (upstream: tensor_is_default_dim_order)
 CONTIGUOUS_INPUT = ("aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
                     "aten::_native_batch_norm_legit_no_training.out", "aten::mean.out",
-                    "aten::native_layer_norm.out", "aten::upsample_nearest2d.vec_out",
+                    "aten::native_layer_norm.out", "aten::native_group_norm.out", "aten::upsample_nearest2d.vec_out",
                     "aten::slice_copy.Tensor_out")
 
 
