@@ -235,12 +235,18 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                       else None)
             if (source is not None and source.op == "unsupported" and "pieces" in source.attrs
                     and isinstance(fn.args[1], int)):
-                # One piece of a chunk or split: a slice of the input.
+                # One piece of a chunk or split: a slice of the input. A piece
+                # of unbind is a one-wide slice without its dim: a reshape.
                 dim, bounds = source.attrs["pieces"]
                 start, end = bounds[fn.args[1]]
-                nodes.append(Node(name, "slice", list(source.inputs[:1]), dict(dim=dim, start=start, end=end),
-                                  ))
-                nodes[-1].attrs["source"] = source.attrs.get("source")
+                if source.attrs.get("drop_dim"):
+                    nodes.append(Node(name + "_slice", "slice", list(source.inputs[:1]),
+                                      dict(dim=dim, start=start, end=end)))
+                    nodes.append(Node(name, "reshape", [name + "_slice"], dict(target_shape=_meta_shape(fn))))
+                else:
+                    nodes.append(Node(name, "slice", list(source.inputs[:1]), dict(dim=dim, start=start, end=end)))
+                for n in nodes[before:]:
+                    n.attrs["source"] = source.attrs.get("source")
                 tuple_sources.add(source.name)
             elif source is not None and source.op == "unsupported":
                 # One element of a multi-output call (torch.sort(x)[0], topk(...).values):
@@ -487,17 +493,25 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
     pieces = _pieces(fn)
     if pieces is not None:
         attrs["pieces"] = pieces
+        attrs["drop_dim"] = t in ("unbind", torch.unbind)
     return Node(name, "unsupported", ins, attrs)
 
 
 def _pieces(fn: torch.fx.Node):
-    """(dim, [(start, end), ...]) of a chunk or split over a traced shape,
-    whose elements the graph then takes as slices; None otherwise."""
+    """(dim, [(start, end), ...]) of a chunk, split or unbind over a traced
+    shape, whose elements the graph then takes as slices (unbind's without
+    their dim); None otherwise."""
     t = fn.target
-    if t not in ("chunk", torch.chunk, "split", torch.split) or not fn.args \
+    if t not in ("chunk", torch.chunk, "split", torch.split, "unbind", torch.unbind) or not fn.args \
             or not isinstance(fn.args[0], torch.fx.Node):
         return None
     shape = _meta_shape(fn.args[0])
+    if t in ("unbind", torch.unbind):
+        dim = _scalar_arg(fn, 1, "dim", 0)
+        if shape is None or not isinstance(dim, int):
+            return None
+        dim %= len(shape)
+        return dim, [(i, i + 1) for i in range(shape[dim])]
     size_arg = _scalar_arg(fn, 1, "chunks" if t in ("chunk", torch.chunk) else "split_size_or_sections")
     dim = _scalar_arg(fn, 2, "dim", 0)
     if shape is None or not isinstance(dim, int) or size_arg is None:

@@ -90,3 +90,43 @@ def test_boards_equal_reference(single, tmp_path, target):
     calib = [(s[0],) for s in samples(12, 0)]
     res = compile_model(model, [calib[0][0]], calib, target=target)
     board_matches_reference(res.data, samples(1, 9)[0][0].numpy(), target, tmp_path)
+
+
+class Unbound(nn.Module):
+    """unbind (issue 15, item 1): each element a one-wide slice, then its dim dropped."""
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 24)
+        self.out = nn.Linear(8, 4)
+
+    def forward(self, x):
+        a, b, c = self.fc(x).reshape(1, 3, 8).unbind(1)
+        rows = torch.unbind(x, dim=0)
+        return self.out(a * b + c + rows[0])
+
+
+@pytest.fixture(scope="module")
+def unbound():
+    torch.manual_seed(4)
+    model = Unbound().eval()
+    calib = [(torch.randn(1, 8, generator=torch.Generator().manual_seed(s)),) for s in range(12)]
+    return model, compile_model(model, [calib[0][0]], calib), calib
+
+
+def test_unbind_pieces_are_int8_slices(unbound):
+    _, res, _ = unbound
+    slices = [p for p in res.lowered.placements if p.op == "slice"]
+    assert len(slices) == 4 and {p.backend for p in slices} == {"cortex_m"}, res.lowered.placements
+
+
+def test_unbind_host_equals_reference_and_float(unbound, tmp_path):
+    model, res, calib = unbound
+    worst = host_steps_from_float(model, res, calib[:6], tmp_path)
+    assert worst <= 6.0, worst
+
+
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+def test_unbind_boards_equal_reference(unbound, tmp_path, target):
+    model, _, calib = unbound
+    board_matches_reference(compile_model(model, [calib[0][0]], calib, target=target).data,
+                            calib[7][0].numpy(), target, tmp_path)
