@@ -374,12 +374,13 @@ def test_constant_pad(target):
 
 
 def test_pad_refusals():
-    class Reflect(nn.Module):
+    """Circular padding is refused by name (reflect and replicate run: test_edge_pad.py)."""
+    class Circular(nn.Module):
         def forward(self, x):
-            return F.pad(x, (1, 1, 1, 1), mode="reflect")
+            return F.pad(x, (1, 1, 1, 1), mode="circular")
     calib = _inputs([(1, 2, 4, 4)], 2, 1)
-    with pytest.raises(CompileError, match="mode 'reflect'"):
-        compile_model(Reflect().eval(), list(calib[0]), calib, available_kernels=INT8_ONLY)
+    with pytest.raises(CompileError, match="mode 'circular'"):
+        compile_model(Circular().eval(), list(calib[0]), calib, available_kernels=INT8_ONLY)
 
 
 class CeilPool(nn.Module):
