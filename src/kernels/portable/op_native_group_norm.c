@@ -4,18 +4,16 @@
  *
  * Group normalisation of a contiguous float32 [N, C, *] input: the C
  * channels form `group` groups of C / group channels, and each (n, group)
- * block of M = C / group * HxW values is normalised on its own, in this
- * order and in single precision (as op_native_layer_norm.c, and as the
- * numpy reference ptec.reference.portable.group_norm):
- *   mean = (x[0] + ... + x[M-1]) / M, summed left to right;
- *   var  = ((x[0]-mean)^2 + ... ) / M, likewise;
- *   rstd = 1 / sqrtf(var + eps);
+ * block of M = C / group * HxW values is normalised on its own: its mean
+ * and rstd as normalization.h computes them (the layer norm's order, which
+ * the numpy reference ptec.reference.portable.group_norm repeats), then
  *   out0 = (x - mean) * rstd * weight[c] + bias[c], c the value's channel.
  * nn.InstanceNorm is the case group = C. out1 and out2 receive each
  * block's mean and rstd ([N, group]) when they hold N * group values. */
 #include <math.h>
 #include <string.h>
 
+#include "kernels/portable/normalization.h"
 #include "kernels/portable/portable_args.h"
 
 typedef struct group_norm_state {
@@ -121,19 +119,9 @@ static ptec_status run(ptec_op *op)
     float *rstd_out = s->write_stats ? ptec_op_tensor(op, ARG_OUT2)->data : NULL;
     const uint32_t per_group = s->channels / s->groups;
     const uint32_t block = per_group * s->hxw; /* <= numel, which fits the sizes */
-    const float m = (float)block;
     for (uint32_t k = 0; k < s->n * s->groups; ++k, x += block, y += block) {
-        float sum = 0.0f;
-        for (uint32_t i = 0; i < block; ++i) {
-            sum += x[i];
-        }
-        const float mean = sum / m;
-        float squares = 0.0f;
-        for (uint32_t i = 0; i < block; ++i) {
-            const float d = x[i] - mean;
-            squares += d * d;
-        }
-        const float rstd = 1.0f / sqrtf(squares / m + s->eps);
+        const ptec_norm_stats st = ptec_norm_block_stats(x, block, s->eps);
+        const float mean = st.mean, rstd = st.rstd;
         const uint32_t c0 = (k % s->groups) * per_group;
         for (uint32_t i = 0; i < block; ++i) {
             const uint32_t c = c0 + i / s->hxw;

@@ -4,17 +4,15 @@
  *
  * Layer normalisation over the last K dims (K = len(normalized_shape), M
  * their element count), float32, contiguous tensors. Per row of M values,
- * in this order and in single precision (the numpy reference,
- * ptec.reference.portable.layer_norm, does the same operations):
- *   mean = (x[0] + x[1] + ... + x[M-1]) / M, summed left to right;
- *   var  = ((x[0]-mean)^2 + ... ) / M, likewise;
- *   rstd = 1 / sqrtf(var + eps);
+ * the mean and rstd as normalization.h computes them (in the order the numpy
+ * reference ptec.reference.portable.layer_norm repeats), then
  *   out0[i] = (x[i] - mean) * rstd * weight[i] + bias[i].
  * out1 and out2 receive each row's mean and rstd when they hold one value
  * per row; empty ones (what ptec's AOT writes) are left alone. */
 #include <math.h>
 #include <string.h>
 
+#include "kernels/portable/normalization.h"
 #include "kernels/portable/portable_args.h"
 
 typedef struct layer_norm_state {
@@ -122,19 +120,9 @@ static ptec_status run(ptec_op *op)
     float *y = ptec_op_tensor(op, ARG_OUT0)->data;
     float *mean_out = s->write_stats ? ptec_op_tensor(op, ARG_OUT1)->data : NULL;
     float *rstd_out = s->write_stats ? ptec_op_tensor(op, ARG_OUT2)->data : NULL;
-    const float m = (float)s->row;
     for (uint32_t r = 0; r < s->rows; ++r, x += s->row, y += s->row) {
-        float sum = 0.0f;
-        for (uint32_t i = 0; i < s->row; ++i) {
-            sum += x[i];
-        }
-        const float mean = sum / m;
-        float squares = 0.0f;
-        for (uint32_t i = 0; i < s->row; ++i) {
-            const float d = x[i] - mean;
-            squares += d * d;
-        }
-        const float rstd = 1.0f / sqrtf(squares / m + s->eps);
+        const ptec_norm_stats st = ptec_norm_block_stats(x, s->row, s->eps);
+        const float mean = st.mean, rstd = st.rstd;
         for (uint32_t i = 0; i < s->row; ++i) {
             float v = (x[i] - mean) * rstd;
             v = v * (w != NULL ? w[i] : 1.0f);
