@@ -184,8 +184,11 @@ static void test_hostile(void)
     CHECK_STATUS(ptec_rpmsg_receive(&rp, &msg, got, sizeof(got)), PTEC_ACCESS_FAILED);
     CHECK(rp.ring_errors == 1);
 
-    /* An avail index that jumps by more than the ring holds: resync, then
-     * the next real message gets through. */
+    /* An avail index that jumps by more than the ring holds, by one entry
+     * or by far: resync, then the next real message gets through. */
+    linux_set_tx_avail(&lx, (uint16_t)(lx.tx_avail + LINUX_NUM + 1u));
+    CHECK_STATUS(ptec_rpmsg_receive(&rp, &msg, got, sizeof(got)), PTEC_ACCESS_FAILED);
+    CHECK_STATUS(ptec_rpmsg_receive(&rp, &msg, got, sizeof(got)), PTEC_NOT_FOUND);
     linux_set_tx_avail(&lx, (uint16_t)(lx.tx_avail + 1000u));
     CHECK_STATUS(ptec_rpmsg_receive(&rp, &msg, got, sizeof(got)), PTEC_ACCESS_FAILED);
     CHECK_STATUS(ptec_rpmsg_receive(&rp, &msg, got, sizeof(got)), PTEC_NOT_FOUND);
