@@ -9,7 +9,10 @@
 #define PTEC_KERNELS_PORTABLE_NORMALIZATION_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
+
+#include "ptec/types.h"
 
 typedef struct ptec_norm_stats {
     float mean, rstd;
@@ -30,6 +33,16 @@ static inline ptec_norm_stats ptec_norm_block_stats(const float *x, uint32_t m, 
     }
     const ptec_norm_stats s = {mean, 1.0f / sqrtf(squares / count + eps)};
     return s;
+}
+
+/* Whether out1 and out2 (the mean and rstd outputs) are to be written: each
+ * holds exactly `count` writable floats. Otherwise both must be empty (what
+ * ptec's AOT writes when nothing reads them); the kernel says so. */
+static inline bool ptec_norm_writes_stats(const ptec_tensor *out1, const ptec_tensor *out2, uint64_t count)
+{
+    return out1->numel == count && out2->numel == count && out1->dtype == PTEC_DTYPE_FLOAT &&
+           out2->dtype == PTEC_DTYPE_FLOAT && !(out1->flags & PTEC_TENSOR_CONSTANT) &&
+           !(out2->flags & PTEC_TENSOR_CONSTANT);
 }
 
 #endif

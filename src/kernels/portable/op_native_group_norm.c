@@ -90,9 +90,7 @@ static ptec_status prepare(ptec_op *op)
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_EPS, PTEC_MSG("eps must be a finite non-negative float32"));
     }
     const uint64_t blocks = (uint64_t)n * (uint64_t)group;
-    const bool stats = out1->numel == blocks && out2->numel == blocks && out1->dtype == PTEC_DTYPE_FLOAT &&
-                       out2->dtype == PTEC_DTYPE_FLOAT && !(out1->flags & PTEC_TENSOR_CONSTANT) &&
-                       !(out2->flags & PTEC_TENSOR_CONSTANT);
+    const bool stats = ptec_norm_writes_stats(out1, out2, blocks);
     if (!stats && (out1->numel != 0 || out2->numel != 0)) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT1, PTEC_MSG("out1 and out2 must be empty or hold N * group floats"));
     }

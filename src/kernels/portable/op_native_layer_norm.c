@@ -94,9 +94,7 @@ static ptec_status prepare(ptec_op *op)
     }
     const uint64_t rows = in->numel / row;
     /* The statistics outputs are written only when each holds one float per row. */
-    const bool stats = out1->numel == rows && out2->numel == rows && out1->dtype == PTEC_DTYPE_FLOAT &&
-                       out2->dtype == PTEC_DTYPE_FLOAT && !(out1->flags & PTEC_TENSOR_CONSTANT) &&
-                       !(out2->flags & PTEC_TENSOR_CONSTANT);
+    const bool stats = ptec_norm_writes_stats(out1, out2, rows);
     if (!stats && (out1->numel != 0 || out2->numel != 0)) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT1,
                             PTEC_MSG("out1 and out2 must be empty or hold one float per normalised row"));
