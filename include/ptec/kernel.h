@@ -103,5 +103,9 @@ size_t ptec_kernel_count(void);
 const ptec_kernel *ptec_kernel_at(size_t index);
 /* Looks a kernel up by its full name; NULL when the build lacks it. */
 const ptec_kernel *ptec_kernel_find(const char *name, size_t name_len);
+/* The same for "name" + "." + "overload" given apart (as a program names
+ * its operators), or just "name" when overload_len is 0. */
+const ptec_kernel *ptec_kernel_find_overload(const char *name, size_t name_len, const char *overload,
+                                             size_t overload_len);
 
 #endif

@@ -32,27 +32,52 @@ const ptec_kernel *ptec_kernel_at(size_t index)
     return index < ptec_kernel_count() ? kernel_table[index] : NULL;
 }
 
-/* Byte order of a NUL-terminated candidate against name[0..name_len). */
-static int compare(const char *candidate, const char *name, size_t name_len)
+/* Byte order of the NUL-terminated kernel name k, from position *at,
+ * against len bytes of part (from a file: any byte value, NUL included);
+ * *at moves past what matched. */
+static int compare_part(const char *k, size_t *at, const char *part, size_t len)
 {
-    const int c = strncmp(candidate, name, name_len);
-    if (c != 0) {
-        return c;
+    for (size_t j = 0; j < len; ++j, ++*at) {
+        const unsigned char a = (unsigned char)k[*at];
+        const unsigned char b = (unsigned char)part[j];
+        if (a == 0u) {
+            return -1; /* k ended first */
+        }
+        if (a != b) {
+            return a < b ? -1 : 1;
+        }
     }
-    return candidate[name_len] != '\0' ? 1 : 0;
+    return 0;
+}
+
+/* Byte order of kernel name k against "name" + "." + "overload" (or just
+ * "name"): the order of the generated kernel lists. */
+static int compare_kernel(const char *k, const char *name, size_t name_len, const char *overload,
+                          size_t overload_len)
+{
+    size_t at = 0;
+    int c = compare_part(k, &at, name, name_len);
+    if (c == 0 && overload_len > 0u) {
+        c = compare_part(k, &at, ".", 1u);
+        if (c == 0) {
+            c = compare_part(k, &at, overload, overload_len);
+        }
+    }
+    return c != 0 ? c : (k[at] != '\0' ? 1 : 0);
 }
 
 /* The generated lists are sorted by name (python/ptec/ops.py), so a binary
  * search finds a kernel in a few comparisons. A hand-written list need not
  * be sorted: a name the search misses is looked for once more, in order,
  * so an unsorted list is slower, never wrong. */
-const ptec_kernel *ptec_kernel_find(const char *name, size_t name_len)
+const ptec_kernel *ptec_kernel_find_overload(const char *name, size_t name_len, const char *overload,
+                                             size_t overload_len)
 {
     size_t lo = 0;
     size_t hi = ptec_kernel_count();
     while (lo < hi) {
         const size_t mid = lo + (hi - lo) / 2u;
-        const int c = compare(kernel_table[mid]->name, name, name_len);
+        const int c = compare_kernel(kernel_table[mid]->name, name, name_len, overload, overload_len);
         if (c == 0) {
             return kernel_table[mid];
         }
@@ -63,9 +88,14 @@ const ptec_kernel *ptec_kernel_find(const char *name, size_t name_len)
         }
     }
     for (size_t i = 0; i < ptec_kernel_count(); ++i) {
-        if (compare(kernel_table[i]->name, name, name_len) == 0) {
+        if (compare_kernel(kernel_table[i]->name, name, name_len, overload, overload_len) == 0) {
             return kernel_table[i];
         }
     }
     return NULL;
+}
+
+const ptec_kernel *ptec_kernel_find(const char *name, size_t name_len)
+{
+    return ptec_kernel_find_overload(name, name_len, NULL, 0);
 }

@@ -161,71 +161,6 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
     return PTEC_OK;
 }
 
-/* Byte order of the NUL-terminated kernel name k, from position *at,
- * against len bytes of part (from the file: any byte value, NUL included);
- * *at moves past what matched. */
-static int compare_part(const char *k, size_t *at, const char *part, uint32_t len)
-{
-    for (uint32_t j = 0; j < len; ++j, ++*at) {
-        const unsigned char a = (unsigned char)k[*at];
-        const unsigned char b = (unsigned char)part[j];
-        if (a == 0u) {
-            return -1; /* k ended first */
-        }
-        if (a != b) {
-            return a < b ? -1 : 1;
-        }
-    }
-    return 0;
-}
-
-/* Byte order of kernel name k against "name" + "." + "overload" (or just
- * "name"): the order of the generated kernel lists. */
-static int compare_kernel(const char *k, const char *name, uint32_t name_len, const char *overload,
-                          uint32_t overload_len)
-{
-    size_t at = 0;
-    int c = compare_part(k, &at, name, name_len);
-    if (c == 0 && overload_len > 0) {
-        c = compare_part(k, &at, ".", 1u);
-        if (c == 0) {
-            c = compare_part(k, &at, overload, overload_len);
-        }
-    }
-    return c != 0 ? c : (k[at] != '\0' ? 1 : 0);
-}
-
-/* Finds the kernel for "name" + "." + "overload" (or just "name"). The
- * generated kernel lists are sorted by name (python/ptec/ops.py), so a
- * binary search takes a few comparisons; a name it misses is looked for
- * once more in order, so a hand-written, unsorted list is slower, never
- * wrong. Lengths come from the file and are compared part by part, so no
- * sum of them can wrap. */
-static const ptec_kernel *find_kernel(const char *name, uint32_t name_len, const char *overload,
-                                      uint32_t overload_len)
-{
-    size_t lo = 0;
-    size_t hi = ptec_kernel_count();
-    while (lo < hi) {
-        const size_t mid = lo + (hi - lo) / 2u;
-        const int c = compare_kernel(ptec_kernel_at(mid)->name, name, name_len, overload, overload_len);
-        if (c == 0) {
-            return ptec_kernel_at(mid);
-        }
-        if (c < 0) {
-            lo = mid + 1u;
-        } else {
-            hi = mid;
-        }
-    }
-    for (size_t i = 0; i < ptec_kernel_count(); ++i) {
-        if (compare_kernel(ptec_kernel_at(i)->name, name, name_len, overload, overload_len) == 0) {
-            return ptec_kernel_at(i);
-        }
-    }
-    return NULL;
-}
-
 static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, const fb_table *call,
                                        ptec_instr *instr, size_t *scratch)
 {
@@ -238,7 +173,7 @@ static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, con
     if (ctx->fb.bad) {
         return instr_fail(ctx, PTEC_INVALID_PROGRAM, PTEC_MSG("kernel call names no valid operator"));
     }
-    const ptec_kernel *kernel = find_kernel(name, name_len, overload, overload_len);
+    const ptec_kernel *kernel = ptec_kernel_find_overload(name, name_len, overload, overload_len);
     if (kernel == NULL) {
         ptec_detail_fmt f;
         ptec_detail_begin(&f, ctx->error, PTEC_OPERATOR_MISSING, ctx->instruction, NULL, 0);

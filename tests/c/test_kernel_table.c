@@ -20,6 +20,13 @@ static void check_every_name_is_found(void)
     }
     CHECK(ptec_kernel_find("aten::nothing.out", 17) == NULL);
     CHECK(ptec_kernel_find("", 0) == NULL);
+    /* Name and overload apart, as programs give them; a NUL inside a name
+     * from a file matches nothing. */
+    CHECK(ptec_kernel_find_overload("aten::add", 9, "out", 3) == ptec_kernel_find("aten::add.out", 13));
+    CHECK(ptec_kernel_find_overload("aten::add", 9, "out", 3) != NULL);
+    CHECK(ptec_kernel_find_overload("aten::add", 9, NULL, 0) == NULL);
+    CHECK(ptec_kernel_find_overload("aten::add\0out", 13, NULL, 0) == NULL);
+    CHECK(ptec_kernel_find_overload("aten::add", 9, "ou", 2) == NULL);
 }
 
 #if !defined(PTEC_TEST_UNSORTED)
