@@ -404,3 +404,72 @@ def test_linux_client_builds_for_aarch64(tmp_path):
     client = build_client(tmp_path, cross="aarch64-linux-gnu-")
     header = subprocess.run(["readelf", "-h", client], stdout=subprocess.PIPE, text=True).stdout
     assert re.search(r"Machine:\s+AArch64", header), header
+
+
+# ptec-rproc's ELF reader on hostile input ------------------------------------------
+def test_elf_reader_refuses_malformed_files(tmp_path):
+    """Truncated and malformed ELF files: one line saying why, exit 1, no traceback."""
+    need(BOARD_ELF)
+    data = open(BOARD_ELF, "rb").read()
+    phoff = struct.unpack_from("<I", data, 28)[0]
+    shoff = struct.unpack_from("<I", data, 32)[0]
+    load = phoff + 32 * next(i for i, s in enumerate(Elf(data).segments) if s.type == 1 and s.filesz)
+    cases = [
+        (data[:40], "Image is too small"),
+        (b"\x7fELG" + data[4:], "bad magic"),
+        (data[:4] + b"\x02" + data[5:], "Unsupported class"),
+        (data[:5] + b"\x02" + data[6:], "Unsupported firmware endianness"),
+        (data[:44] + struct.pack("<H", 0) + data[46:], "No loadable segments"),
+        (data[:28] + struct.pack("<I", len(data) - 8) + data[32:], "program headers run past the end"),
+        (data[:32] + struct.pack("<I", len(data) - 8) + data[36:], "section headers run past the end"),
+        (data[:load + 4] + struct.pack("<I", len(data)) + data[load + 8:], "truncated fw: need"),
+        (data[:shoff], "section headers run past the end"),
+    ]
+    for bad, reason in cases:
+        path = tmp_path / "bad.elf"
+        path.write_bytes(bad)
+        got = subprocess.run([RPROC, "check", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert got.returncode == 1 and reason in got.stderr, (reason, got.stderr)
+        assert "Traceback" not in got.stderr and len(got.stderr.strip().splitlines()) == 1, got.stderr
+
+
+def test_elf_reader_survives_random_corruption():
+    """A short fuzz of the reader and remoteproc's checks: 3,000 copies of the
+    board ELF with bytes of the headers, program headers and resource table
+    overwritten at random. Each must pass or be refused with ElfError or
+    CheckError, never another exception."""
+    import random
+    from rproc_elf import ElfError
+    need(BOARD_ELF)
+    data = open(BOARD_ELF, "rb").read()
+    elf = Elf(data)
+    table = elf.section(".resource_table")
+    phoff = struct.unpack_from("<I", data, 28)[0]
+    hot = list(range(0, 52)) + list(range(phoff, phoff + 32 * len(elf.segments))) + \
+        list(range(table.offset, table.offset + table.size))
+    rng = random.Random(13)
+    refused = 0
+    for _ in range(3000):
+        bad = bytearray(data)
+        for _ in range(rng.randint(1, 6)):
+            bad[rng.choice(hot)] = rng.randrange(256)
+        try:
+            e = Elf(bytes(bad))
+            rproc_checks.check_resource_table(e, rproc_checks.IMX93)
+            rproc_checks.check_segments(e, rproc_checks.IMX93)
+            rproc_checks.check_vectors(e, rproc_checks.IMX93)
+        except (ElfError, rproc_checks.CheckError):
+            refused += 1
+    assert refused > 1000, refused
+
+
+def test_rproc_cli_errors_are_one_line(tmp_path):
+    got = subprocess.run([RPROC, "check", str(tmp_path / "missing.elf")], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    assert got.returncode == 2 and len(got.stderr.strip().splitlines()) == 1 and "Traceback" not in got.stderr
+    got = subprocess.run([RPROC], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert got.returncode == 2
+    need(SIM_ELF)
+    got = subprocess.run([RPROC, "run", SIM_ELF, "--model", str(tmp_path / "missing.pte")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert got.returncode == 2 and "Traceback" not in got.stderr and len(got.stderr.strip().splitlines()) == 1
