@@ -16,6 +16,7 @@ import sys
 import traceback
 import warnings
 
+from .backends.ethos_u.npu_config import MEMORY_MODES, NPU_TARGETS
 from .targets import CORES
 
 
@@ -122,6 +123,13 @@ def _compile(args) -> int:
         raise CliError(f"--percentile {args.percentile:g}: must be above 50 and at most 100 "
                        "(e.g. 99.99)")
     calib_option = _calib_option(args.calib)
+    if args.target in NPU_TARGETS:
+        if args.memory_mode != "Shared_Sram":
+            raise CliError(f"--memory-mode {args.memory_mode}: ptec's NPU compiler writes "
+                           "Shared_Sram streams only so far (docs/ethos-u.md)")
+    elif args.cpu or args.placement:
+        raise CliError(f"--cpu and --placement go with an Ethos-U --target (one of "
+                       f"{', '.join(NPU_TARGETS)}), not {args.target}")
     if args.header and not re.fullmatch(r"[A-Za-z0-9_.$]+", args.section):
         raise CliError(f"--section {args.section!r}: not a linker section name (letters, "
                        "digits, '_', '.', '$'; e.g. .ptec_model)")
@@ -140,6 +148,8 @@ def _compile(args) -> int:
             out.claim(c_array_path(args.header), "--header")
         if args.kernel_list:
             out.claim(args.kernel_list, "--kernel-list")
+        if args.placement:
+            out.claim(args.placement, "--placement")
         wrote = _compile_into(args, calib_option, out, log)
     for w in wrote:         # only now are they in place
         log(f"wrote {w}")
@@ -167,10 +177,27 @@ def _compile_into(args, calib_option, out, log):
             "--calib names no folder): int8 ranges from noise, poor accuracy on real data; "
             "see examples/my_model.py")
     cfg = QuantConfig(observer=args.observer, percentile=args.percentile)
+    backends, npu = None, None
+    if args.target in NPU_TARGETS:
+        from .backends.cortex_m import CortexMBackend
+        from .backends.ethos_u.backend import EthosUBackend
+        from .backends.portable import PortableBackend
+        npu = EthosUBackend(args.target, args.memory_mode)
+        args.target = args.cpu or npu.cfg.default_cpu
+        backends = [npu, CortexMBackend(), PortableBackend()]
+        log(f"Ethos-U {npu.cfg.name} ({args.memory_mode}) beside a {args.target}")
     res = compile_model(model.module, model.example_inputs, calib, args.target, args.int8_io,
-                        cfg, name=model.name, log=log)
+                        cfg, name=model.name, log=log, backends=backends)
     with out.open(args.output, "wb") as f:
         f.write(res.data)
+    if npu is not None:
+        from .backends.ethos_u.npu_report import network_summary, placement_table
+        for line in network_summary(res, npu, args.target):
+            log(line)
+        if args.placement:
+            with out.open(args.placement, "w") as f:
+                f.write("\n".join(network_summary(res, npu, args.target) + [""]
+                                  + placement_table(res, npu)) + "\n")
     for io in res.lowered.inputs:
         q = f" scale {io.scale:.9g} zero_point {io.zero_point}" if io.dtype == "int8" else ""
         log(f"input  {io.name}: {io.dtype} {io.sizes} dim_order {io.dim_order}{q}")
@@ -186,6 +213,8 @@ def _compile_into(args, calib_option, out, log):
     except RequirementsError as e:      # the summary only: the program itself is fine
         ram = f"; RAM not computed: {e}"
     wrote = [f"{args.output} ({len(res.data)} bytes, target {args.target}{ram})"]
+    if args.placement:
+        wrote.append(f"{args.placement} (placement of every operator)")
     if args.kernel_list:
         from .ops import kernel_list_def
         try:
@@ -277,7 +306,16 @@ def _parser() -> argparse.ArgumentParser:
                    help="calibration: a number of samples, or a directory with one sample per "
                         ".npy (numpy.save), .npz (numpy.savez, one array per input) or .bin "
                         "(raw float32) file")
-    c.add_argument("--target", default="cortex-m55", choices=CORES)
+    c.add_argument("--target", default="cortex-m55", choices=tuple(CORES) + NPU_TARGETS,
+                   help="a Cortex-M core, or an Ethos-U NPU (its operators run on the NPU, "
+                        "the rest on --cpu); default cortex-m55")
+    c.add_argument("--cpu", choices=CORES,
+                   help="with an Ethos-U --target: the core beside it (default cortex-m55 "
+                        "for a U55, cortex-m33 for a U65, as on the i.MX93)")
+    c.add_argument("--memory-mode", default="Shared_Sram", choices=MEMORY_MODES,
+                   help="with an Ethos-U --target: Vela's memory mode (default Shared_Sram)")
+    c.add_argument("--placement", metavar="FILE.txt",
+                   help="with an Ethos-U --target: also write the placement of every operator")
     c.add_argument("-o", "--output", required=False)
     c.add_argument("--header", help="also write the program as a C array (FILE.h + FILE.c)")
     c.add_argument("--section", default=".ptec_model",

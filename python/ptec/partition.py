@@ -61,7 +61,21 @@ class Partition:
                 groups.append(current)
             current[1].append(n)
             self._set(n, taker, "; ".join(self.refused.get(n.name, [])) or FIRST_CHOICE)
-        return groups
+        return [g for g in groups if self._kept(g, ctx)]
+
+    def _kept(self, group, ctx) -> bool:
+        """A delegating backend may decline a whole run (review: why, or
+        None); its nodes then go to the kernel backends with that reason."""
+        backend, nodes = group
+        review = getattr(backend, "review", None)
+        why = review(nodes, ctx) if review else None
+        if why is None:
+            return True
+        for n in nodes:
+            self.refused.setdefault(n.name, []).append(f"{backend.name}: {why}")
+            self._backend_of.pop(n.name, None)
+            self.placements.pop(n.name, None)
+        return False
 
     def place(self, n: Node, ctx) -> KernelBackend:
         """The first kernel backend that takes n."""

@@ -292,12 +292,19 @@ def softmax(b, x: Act, dim: int = -1) -> Act:
 
 
 
+def lut_table(fn, in_scale: float, in_zp: int, out_scale: float, out_zp: int) -> np.ndarray:
+    """The 256-entry int8 table of fn from the grid (in_scale, in_zp) to
+    (out_scale, out_zp), indexed by input + 128; the Ethos-U backend's LUT
+    uses the same table, so both give the same bytes."""
+    q = np.arange(-128, 128, dtype=np.float64)
+    y = fn((q - in_zp) * in_scale) / out_scale + out_zp
+    y = np.sign(y) * np.floor(np.abs(y) + 0.5)              # half away from zero
+    return np.clip(y, -128, 127).astype(np.int8)
+
+
 def activation_lut(b, x: Act, fn, out_scale: float, out_zp: int) -> Act:
     """cortex_m::quantized_activation with a 256-entry table (§3.6)."""
-    q = np.arange(-128, 128, dtype=np.float64)
-    y = fn((q - x.zp) * x.scale) / out_scale + out_zp
-    y = np.sign(y) * np.floor(np.abs(y) + 0.5)              # half away from zero
-    lut = np.clip(y, -128, 127).astype(np.int8)
+    lut = lut_table(fn, x.scale, x.zp, out_scale, out_zp)
     out = new_act(b, I8, x.sizes, out_scale, out_zp)
     b.call("cortex_m::quantized_activation.out", input=x.value, lut=b.constant(lut),
            out=out.value)

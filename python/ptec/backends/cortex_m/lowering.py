@@ -180,13 +180,20 @@ def op_softmax(ctx, n: Node):
     return raw_view(ctx.b, y, x.sizes, layout(x.sizes))
 
 
+def unary_function(n: Node) -> Callable[[np.ndarray], np.ndarray]:
+    """The float64 function an element-wise node's 256-entry LUT is made of."""
+    if n.op == "sigmoid":
+        return lambda v: 1.0 / (1.0 + np.exp(-v))
+    if n.op == "tanh":
+        return np.tanh
+    return _unary_numpy(n)
+
+
 def op_sigmoid(ctx, n: Node):
-    return K.activation_lut(ctx.b, ctx.q(n.inputs[0]), lambda v: 1.0 / (1.0 + np.exp(-v)),
-                            n.qparams[0], n.qparams[1])
+    return K.activation_lut(ctx.b, ctx.q(n.inputs[0]), unary_function(n), n.qparams[0], n.qparams[1])
 
 
-def op_tanh(ctx, n: Node):
-    return K.activation_lut(ctx.b, ctx.q(n.inputs[0]), np.tanh, n.qparams[0], n.qparams[1])
+op_tanh = op_sigmoid
 
 
 def _requantize(ctx, x: Act, scale: float, zp: int) -> Act:
@@ -274,12 +281,7 @@ def op_maximum(ctx, n: Node):
     return _min_max(ctx, n, "maximum")
 
 
-def _lut(ctx, n: Node):
-    return K.activation_lut(ctx.b, ctx.q(n.inputs[0]), _unary_numpy(n),
-                            n.qparams[0], n.qparams[1])
-
-
-op_silu = op_gelu = op_hardswish = op_hardsigmoid = op_leaky_relu = op_elu = op_softplus = op_prelu = _lut
+op_silu = op_gelu = op_hardswish = op_hardsigmoid = op_leaky_relu = op_elu = op_softplus = op_prelu = op_sigmoid
 
 
 def op_conv_transpose2d(ctx, n: Node):

@@ -1,0 +1,105 @@
+"""The Ethos-U delegating backend: claims the nodes the NPU computes exactly
+(npu_ops), turns each run of adjacent claimed nodes into one command stream
+(codegen) and writes it as upstream's EthosUBackend blob (blob.py), so that
+upstream ExecuTorch's runtime could run the program unchanged."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional
+
+from .. import DelegateBackend, DelegateBlob
+from ...pte.schema import DataLocation
+from .blob import IoEntry, VelaBlob, shape6, write_blob
+from .codegen import generate
+from .npu_config import DEFAULT_FAST_SCRATCH, MEMORY_MODES, npu_config
+from .npu_ops import ALIAS_OPS, NotForNpu, NpuOp, keeps_bytes, npu_op
+from .perf import estimate_cycles
+
+BACKEND_ID = "EthosUBackend"
+TOSA_SPEC = "TOSA-1.0+INT+int16+int4+u55"     # what upstream writes for U55 and U65 (delegate spec §1.1)
+NO_WORK = ("a run of NPU operations without multiply-accumulate work: copying its "
+           "tensors to and from the NPU costs more than running it on the CPU")
+
+
+@dataclass
+class NpuPlacement:
+    """One NPU node for the placement report."""
+    node: str
+    kind: str
+    macs: int
+    weight_bytes: int
+    cycles: int
+    delegate: int
+
+
+class EthosUBackend(DelegateBackend):
+    name = "ethos_u"
+    delegate_id = BACKEND_ID
+
+    def __init__(self, accelerator: str = "ethos-u55-128", memory_mode: str = "Shared_Sram",
+                 fast_scratch: int = DEFAULT_FAST_SCRATCH):
+        self.cfg = npu_config(accelerator)
+        if self.cfg.cores > 1:
+            raise ValueError(f"{accelerator}: its two cores need dual-core command streams, "
+                             "which no oracle here pins (ethos-u-npu.md §8.4); compile for "
+                             "ethos-u65-256 meanwhile")
+        if memory_mode not in MEMORY_MODES:
+            raise ValueError(f"memory mode {memory_mode!r}: one of {', '.join(MEMORY_MODES)}")
+        if memory_mode != "Shared_Sram":
+            raise ValueError(f"memory mode {memory_mode}: ptec's NPU compiler writes Shared_Sram "
+                             "streams only so far (docs/ethos-u.md, \"The compiler\")")
+        self.memory_mode = memory_mode
+        self.fast_scratch = fast_scratch
+        self._ops: Dict[str, NpuOp] = {}
+        self.placements: List[NpuPlacement] = []
+        self.delegates: List[Dict[str, int]] = []     # per blob: sizes
+
+    # -- partitioner -----------------------------------------------------------
+    def claim(self, n, ctx) -> Optional[str]:
+        if n.op in ALIAS_OPS:
+            if ctx.partition.backend_of(n.inputs[0]) is not self:
+                return "a reshape is taken only after an NPU operation"
+            if not keeps_bytes(ctx.g, n):
+                return "this reshape reorders bytes (channels-last to contiguous)"
+            return None
+        try:
+            self._ops[n.name] = npu_op(ctx.g, n, self.cfg)
+        except NotForNpu as e:
+            return str(e)
+        except ValueError as e:      # parameters out of range (a shift CMSIS-NN cannot take)
+            return str(e)
+        return None
+
+    def review(self, nodes, ctx) -> Optional[str]:
+        """Why a whole run is better left on the CPU, or None to keep it."""
+        if not any(n.name in self._ops and self._ops[n.name].macs for n in nodes):
+            return NO_WORK
+        return None
+
+    # -- lowering --------------------------------------------------------------
+    def write_blob(self, nodes, inputs, outputs, ctx) -> DelegateBlob:
+        ops = [self._ops[n.name] for n in nodes if n.name in self._ops]
+        aliases = {n.name: n.inputs[0] for n in nodes if n.op in ALIAS_OPS}
+        gen = generate(self.cfg, ops, aliases, [name for name, _ in inputs],
+                       [name for name, _ in outputs])
+
+        def entry(name, act):
+            while name in aliases:
+                name = aliases[name]
+            sizes = act.sizes
+            nhwc = [sizes[0], sizes[2], sizes[3], sizes[1]] if len(sizes) == 4 else sizes
+            return IoEntry(shape6(nhwc), 1, gen.places[name].offset)
+        blob = VelaBlob(gen.cop, gen.weight_data, gen.scratch_size,
+                        [entry(n, a) for n, a in inputs], [entry(n, a) for n, a in outputs])
+        index = len(self.delegates)
+        for op in ops:
+            self.placements.append(NpuPlacement(op.node, op.kind, op.macs,
+                                                gen.weight_bytes.get(op.node, 0),
+                                                estimate_cycles(self.cfg, op), index))
+        self.delegates.append({"commands": gen.commands, "flash": len(gen.weight_data),
+                               "cop": len(gen.cop), "sram": gen.scratch_size})
+        flags = (f"--accelerator-config={self.cfg.name} --memory-mode={self.memory_mode}"
+                 " --output-format=raw")
+        specs = [("tosa_spec", TOSA_SPEC.encode()), ("compile_flags", flags.encode()),
+                 ("output_format", b"vela"), ("target", self.cfg.name.encode())]
+        return DelegateBlob(write_blob(blob), specs, DataLocation.SEGMENT)

@@ -1,0 +1,247 @@
+"""From a delegate's NPU operations to its blob's parts: the COP1 command
+data, the constant data (region 0: scale records, compressed weights, LUT
+tables) and the working area (region 1: every feature map of the group,
+inputs and outputs included, at offsets planned here).
+
+Layout facts are the spec's (ethos-u-npu.md): NHWC strides (§4.2), per op
+the scale records padded to 16 then the weight stream (§4.3), the LUT area
+and its DMA (§4.1, §5.3). Every op runs to completion before the next
+(BLOCKDEP 0) and every DMA is waited for before its data is read, so the
+stream is hazard-free without Vela's overlap analysis; that costs some
+overlap on silicon and is the documented first step.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Sequence, Tuple
+
+import numpy as np
+
+from .mlw_encode import encode_weights
+from .npu_config import NpuConfig
+from .npu_ops import NpuOp
+from .stream_writer import StreamWriter
+from .weight_order import ordered_weights
+
+ALIGN = 16
+REGION_CONST, REGION_SCRATCH = 0, 1
+SCALE_RECORD = 10
+LUT_ENTRIES = 256
+DMA_TO_SHRAM = 0x100 | 3          # internal destination, core mask 3 (as Vela writes it, §4.1)
+POOL_MODES = {"pool_max": 0, "pool_avg": 1}
+ACTIVATION_LUT0 = 16
+SLICE_WEIGHTS = 32768
+MIN_SLICE = 8                     # the OFM micro-block
+
+
+def _align(n: int, a: int = ALIGN) -> int:
+    return (n + a - 1) // a * a
+
+
+def scale_records(bias: Sequence[int], scales: Sequence[Tuple[int, int]]) -> bytes:
+    """10 bytes per OFM channel (§4.3): bias s40, scale u32, shift; padded to 16."""
+    out = bytearray()
+    for b, (m, s) in zip(bias, scales):
+        b = int(b)
+        if not -(1 << 39) <= b < 1 << 39 or not 0 <= m < 1 << 32 or not 0 <= s < 64:
+            raise ValueError(f"scale record out of range: bias {b}, scale {m}, shift {s}")
+        out += (b & ((1 << 40) - 1)).to_bytes(5, "little") + int(m).to_bytes(4, "little") + bytes([s])
+    return bytes(out) + bytes(_align(len(out)) - len(out))
+
+
+@dataclass
+class Placed:
+    """Where a value lives in region 1."""
+    offset: int
+    nbytes: int
+
+
+@dataclass
+class Generated:
+    cop: bytes
+    weight_data: bytes
+    scratch_size: int
+    places: Dict[str, Placed]
+    weight_bytes: Dict[str, int] = field(default_factory=dict)   # node -> encoded weights + scales
+    commands: int = 0
+
+
+def plan_scratch(ops: List[NpuOp], inputs: Sequence[str], outputs: Sequence[str],
+                 sizes: Dict[str, int]) -> Tuple[Dict[str, Placed], int]:
+    """Region-1 offsets: values whose lifetimes overlap never share bytes.
+    Inputs live from the start, outputs to the end; greedy by size, first
+    fit (the same idea as TFLM's greedy planner)."""
+    first: Dict[str, int] = {name: -1 for name in inputs}
+    last: Dict[str, int] = {}
+    for i, op in enumerate(ops):
+        first.setdefault(op.ofm, i)
+        last[op.ifm] = i
+        last.setdefault(op.ofm, i)
+        last[op.ofm] = max(last[op.ofm], i)
+    for name in outputs:
+        last[name] = len(ops)
+    for name in first:
+        last.setdefault(name, first[name])
+    order = sorted(first, key=lambda v: (-sizes[v], first[v]))
+    placed: Dict[str, Placed] = {}
+    for v in order:
+        clashes = sorted((p.offset, p.offset + _align(p.nbytes)) for u, p in placed.items()
+                         if first[u] <= last[v] and first[v] <= last[u])
+        at = 0
+        for lo, hi in clashes:
+            if at + sizes[v] <= lo:
+                break
+            at = max(at, hi)
+        placed[v] = Placed(at, sizes[v])
+    total = max((p.offset + _align(p.nbytes) for p in placed.values()), default=0)
+    return placed, max(total, ALIGN)
+
+
+def _kernel_stride(op: NpuOp) -> int:
+    sy, sx = (s - 1 for s in op.stride)
+    dy, dx = (d - 1 for d in op.dilation)
+    return (sx & 1) | (sy & 1) << 1 | dx << 3 | dy << 4 | (sx >> 1) << 6 | (sy >> 1) << 9
+
+
+def depth_slices(op: NpuOp) -> List[Tuple[int, int]]:
+    """(first channel, channels) of each NPU op the node becomes. Weighted
+    ops are split along the OFM depth, in whole OFM blocks, so that one op
+    holds at most SLICE_WEIGHTS weights, as Vela slices its ops to fit its
+    weight buffers (§4.3); the NPU model decodes one op's weights at a time
+    into a fixed work buffer (PTEC_NPU_MODEL_WORK_BYTES, 128 KiB)."""
+    depth = op.ofm_shape.c
+    if op.weights is None:
+        return [(0, depth)]
+    per_channel = int(np.prod(op.weights.shape[1:]))
+    fit = SLICE_WEIGHTS // per_channel
+    step = op.block.depth if op.block.depth <= fit else MIN_SLICE    # whole blocks, else parts of one
+    n = max(step, fit // step * step)
+    return [(c, min(n, depth - c)) for c in range(0, depth, n)]
+
+
+def _fmap_registers(w: StreamWriter, prefix: str, shape, base: int, zp: int) -> None:
+    w.set(f"{prefix}_REGION", REGION_SCRATCH)
+    w.address(f"{prefix}_BASE0", base)
+    for t in (1, 2, 3):
+        w.address(f"{prefix}_BASE{t}", 0)
+    w.address(f"{prefix}_STRIDE_X", shape.c)
+    w.address(f"{prefix}_STRIDE_Y", shape.w * shape.c)
+    w.address(f"{prefix}_STRIDE_C", 1)
+    w.set(f"{prefix}_WIDTH0_M1", shape.w - 1)
+    w.set(f"{prefix}_HEIGHT0_M1", shape.h - 1)
+    w.set(f"{prefix}_HEIGHT1_M1", shape.h - 1)
+    w.set(f"{prefix}_ZERO_POINT", zp)
+
+
+def generate(cfg: NpuConfig, ops: List[NpuOp], aliases: Dict[str, str],
+             inputs: Sequence[str], outputs: Sequence[str]) -> Generated:
+    """aliases: value -> the value whose bytes it is (a reshape)."""
+    def root(v: str) -> str:
+        while v in aliases:
+            v = aliases[v]
+        return v
+    for op in ops:
+        op.ifm, op.ofm = root(op.ifm), root(op.ofm)
+    sizes: Dict[str, int] = {}
+    for op in ops:
+        sizes[op.ifm] = op.ifm_shape.nbytes
+        sizes[op.ofm] = op.ofm_shape.nbytes
+    ins = [root(v) for v in inputs]
+    outs = [root(v) for v in outputs]
+    places, scratch_size = plan_scratch(ops, ins, outs, sizes)
+
+    const = bytearray()
+    w = StreamWriter(cfg)
+    weight_bytes: Dict[str, int] = {}
+    if cfg.is_u65:
+        w.set("PARALLEL_MODE", cfg.cores - 1)
+    lut_loaded = None
+    tables: Dict[bytes, int] = {}
+    for op in ops:
+        if op.lut is not None:
+            table = op.lut.astype(np.int8).tobytes()
+            if lut_loaded != table:
+                if table not in tables:          # one copy of each table in region 0
+                    tables[table] = len(const)
+                    const += table + bytes(_align(len(table)) - len(table))
+                src = tables[table]
+                w.op("KERNEL_WAIT", 0)       # SHRAM: no op may still be using it
+                w.set("DMA0_SRC_REGION", REGION_CONST)
+                w.address("DMA0_SRC", src)
+                w.set("DMA0_DST_REGION", DMA_TO_SHRAM)
+                w.address("DMA0_DST", cfg.lut_address)
+                w.address("DMA0_LEN", LUT_ENTRIES)
+                w.op("DMA_START", 0)
+                w.op("DMA_WAIT", 0)
+                lut_loaded = table
+        else:
+            lut_loaded = None     # on 16 KiB SHRAMs other ops' buffers cover the LUT area
+        for c0, cn in depth_slices(op):
+            _emit(w, cfg, op, places, c0, cn, const, weight_bytes)
+    w.stop()
+    if not const:
+        const = bytearray(ALIGN)          # the blob's weight_data is never empty
+    return Generated(w.cop1(), bytes(const), scratch_size, places, weight_bytes, len(w.words))
+
+
+def _emit(w: StreamWriter, cfg: NpuConfig, op: NpuOp, places: Dict[str, Placed], c0: int, cn: int,
+          const: bytearray, weight_bytes: Dict[str, int]) -> None:
+    """Channels c0 .. c0+cn of op's OFM (of its IFM too for depthwise and
+    pools, which keep channels): the bases move by c0 bytes, the strides
+    stay those of the whole maps."""
+    ifm, ofm = op.ifm_shape, op.ofm_shape
+    per_channel = op.kind != "conv"
+    _fmap_registers(w, "IFM", ifm, places[op.ifm].offset + (c0 if per_channel else 0), op.ifm_zp)
+    w.set("IFM_DEPTH_M1", (cn if per_channel else ifm.c) - 1)
+    w.set("IFM_PRECISION", 1)                   # signed 8-bit NHWC, DBL
+    w.set("IFM_UPSCALE", 0)
+    top, left, bottom, right = op.pad
+    w.set("IFM_PAD_TOP", top)
+    w.set("IFM_PAD_LEFT", left)
+    w.set("IFM_PAD_BOTTOM", bottom)
+    w.set("IFM_PAD_RIGHT", right)
+    _fmap_registers(w, "OFM", ofm, places[op.ofm].offset + c0, op.ofm_zp)
+    w.set("OFM_WIDTH_M1", ofm.w - 1)
+    w.set("OFM_HEIGHT_M1", ofm.h - 1)
+    w.set("OFM_DEPTH_M1", cn - 1)
+    global_scale = op.ofm_scale is not None
+    w.set("OFM_PRECISION", 1 | (int(global_scale) << 8))
+    if global_scale:
+        m, s = op.ofm_scale
+        w.set32("OFM_SCALE", m, s)
+    kh, kw = op.kernel
+    w.set("KERNEL_HEIGHT_M1", op.dilation[0] * (kh - 1))
+    w.set("KERNEL_WIDTH_M1", op.dilation[1] * (kw - 1))
+    w.set("KERNEL_STRIDE", _kernel_stride(op))
+    blk = op.block
+    w.set("OFM_BLK_HEIGHT_M1", blk.height - 1)
+    w.set("OFM_BLK_WIDTH_M1", blk.width - 1)
+    w.set("OFM_BLK_DEPTH_M1", blk.depth - 1)
+    w.set("IFM_IB_END", blk.ib_end)
+    w.set("AB_START", blk.ab_start)
+    w.set("ACC_FORMAT", blk.acc_format)
+    w.set("ACTIVATION", ACTIVATION_LUT0 if op.lut is not None else 0)
+    lo, hi = op.act
+    w.set("ACTIVATION_MIN", lo)
+    w.set("ACTIVATION_MAX", hi)
+    w.set("BLOCKDEP", 0)
+    if op.weights is None:
+        w.op("POOL", POOL_MODES[op.kind])
+        return
+    records = scale_records(op.bias[c0:c0 + cn], op.scales[c0:c0 + cn])
+    values = ordered_weights(op.weights[c0:c0 + cn], depthwise=op.kind == "depthwise",
+                             block_depth=blk.depth, ofm_ublock=cfg.ofm_ublock_depth,
+                             dilation=op.dilation)
+    stream = encode_weights(values)
+    scale_base = len(const)
+    const += records
+    weight_base = len(const)
+    const += stream
+    weight_bytes[op.node] = weight_bytes.get(op.node, 0) + len(records) + len(stream)
+    w.set("WEIGHT_REGION", REGION_CONST)
+    w.address("WEIGHT_BASE", weight_base)
+    w.set32("WEIGHT_LENGTH", len(stream))
+    w.set("SCALE_REGION", REGION_CONST)
+    w.address("SCALE_BASE", scale_base)
+    w.set32("SCALE_LENGTH", len(records))
+    w.op("CONV" if op.kind == "conv" else "DEPTHWISE")

@@ -1,0 +1,278 @@
+"""ptec's Ethos-U compiler (python/ptec/backends/ethos_u, issue 12), checked
+by parts of the project that share no code with it:
+
+* the weights and scale records: the NPU model's decoder (C, through
+  tests/c/npu/npu_weights_dump) must read back exactly the graph's int8
+  weights, int32 biases and ptec's (multiplier, 31 - shift) pairs;
+* the numbers: every zoo model runs through the EthosUBackend delegate on the
+  NPU model (ptec-run) and must give the bytes of the CPU-only program of the
+  same quantized graph (cortex_m kernels, CMSIS-NN numerics);
+* the streams: the linter (stream_lint, written from the hardware rules and
+  checked on Vela's own streams) finds nothing in any generated stream;
+* the blob: upstream's layout, read back by the package's blob reader (which
+  checks what upstream's runtime checks at init).
+"""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+
+from conftest import ROOT
+from ptec.backends.cortex_m import CortexMBackend
+from ptec.backends.ethos_u.backend import BACKEND_ID, EthosUBackend
+from ptec.backends.ethos_u.blob import read_blob
+from ptec.backends.ethos_u.npu_ops import average_scale
+from ptec.backends.ethos_u.npu_config import NPU_TARGETS
+from ptec.backends.ethos_u.npu_report import network_summary, node_macs, placement_table
+from ptec.backends.ethos_u.stream_lint import lint_cop
+from ptec.backends.portable import PortableBackend
+from ptec.compiler import compile_model
+from ptec.models import ZOO, load_model
+from runtime_util import PTEC_RUN
+from test_npu_weights_oracle import DUMP, read_dump
+
+CNNS = ("ds_cnn", "mobilenet_v1_025", "resnet8", "mobilenet_v2_035", "digits_cnn")
+HOST_NPU = "ethos-u55-128"          # what build/host's ptec-run drives (PTEC_ETHOSU_TARGET)
+
+
+def _backends(accel):
+    npu = EthosUBackend(accel)
+    return npu, [npu, CortexMBackend(), PortableBackend()]
+
+
+class Recorder(EthosUBackend):
+    """Keeps every blob it writes (the test reads them without a .pte reader)."""
+
+    def __init__(self, accel):
+        super().__init__(accel)
+        self.blobs = []
+
+    def write_blob(self, nodes, inputs, outputs, ctx):
+        b = super().write_blob(nodes, inputs, outputs, ctx)
+        self.blobs.append((list(nodes), b.data))
+        return b
+
+
+# ---------------------------------------------------------------------------
+# Weights and scale records, decoded by the NPU model
+
+class Layers(nn.Module):
+    """Kernels larger than the 8x8 sub-kernel, a dilation, channel counts
+    that are not multiples of the 32-deep IFM block or of the OFM block, a
+    5x5 depthwise (elements padded to 4), and a linear as a 1x1 CONV."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(3, 20, 9, padding=4)
+        self.b = nn.Conv2d(20, 37, 3, padding=2, dilation=2, stride=2)
+        self.dw = nn.Conv2d(37, 37, 5, padding=2, groups=37)
+        self.c = nn.Conv2d(37, 70, 1)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(70, 11)
+
+    def forward(self, x):
+        x = torch.relu(self.a(x))
+        x = torch.relu(self.b(x))
+        x = torch.clamp(self.dw(x), 0, 6)
+        x = self.pool(torch.relu(self.c(x)))
+        return self.fc(torch.flatten(x, 1))
+
+
+def _compile_layers(accel):
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(1)
+    calib = [(torch.randn(1, 3, 16, 16, generator=g),) for _ in range(8)]
+    npu = Recorder(accel)
+    res = compile_model(Layers().eval(), list(calib[0]), calib,
+                        backends=[npu, CortexMBackend(), PortableBackend()])
+    return res, npu, calib
+
+
+@pytest.mark.parametrize("accel", ["ethos-u55-128", "ethos-u55-32", "ethos-u65-256"])
+def test_weights_and_records_decode_to_the_graph(tmp_path, accel):
+    assert os.path.exists(DUMP), "build the host preset first (make host)"
+    res, npu, _ = _compile_layers(accel)
+    assert len(npu.blobs) == 1, [p.backend for p in res.lowered.placements]
+    nodes, data = npu.blobs[0]
+    blob = read_blob(data)
+    (tmp_path / "cop.bin").write_bytes(blob.cmd_data)
+    (tmp_path / "flash.bin").write_bytes(blob.weight_data)
+    proc = subprocess.run([DUMP, accel, str(tmp_path / "cop.bin"), str(tmp_path / "flash.bin"),
+                           str(blob.scratch_size), str(tmp_path / "ops.bin")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    ops = read_dump(str(tmp_path / "ops.bin"))
+    layers = [n for n in nodes if n.op in ("conv2d", "linear")]
+    assert len(ops) == len(layers) == 5
+    g = res.graph
+    for op, n in zip(ops, layers):
+        w = np.asarray(n.attrs["weight_q"], np.int16)
+        if n.op == "linear":
+            want = w.reshape(w.shape[0], 1, 1, w.shape[1])
+        else:
+            want = w.transpose(0, 2, 3, 1)              # OIHW -> OHWI (I = 1 for depthwise)
+        assert op["kind"] == (3 if n.attrs.get("groups", 1) > 1 else 2)
+        np.testing.assert_array_equal(op["weights"], want, err_msg=n.name)
+        bias = n.attrs.get("bias_q")
+        np.testing.assert_array_equal(op["records"]["bias"],
+                                      np.zeros(len(want)) if bias is None else bias)
+        # (M, s): from the scales by the formula of quant_math's docstring, here in floats
+        s_in = g.node(n.inputs[0]).qparams[0]
+        sig = s_in * np.broadcast_to(np.asarray(n.attrs["weight_scales"], np.float64),
+                                     (len(want),)) / n.qparams[0]
+        got = op["records"]["scale"].astype(np.float64) * 2.0 ** -op["records"]["shift"].astype(np.float64)
+        np.testing.assert_allclose(got, sig, rtol=2 ** -30)
+        assert np.all(op["records"]["scale"] >= 1 << 30)
+
+
+# ---------------------------------------------------------------------------
+# Average pool scale: exact for every sum
+
+def test_average_scale_matches_round_half_away_for_every_sum():
+    for count in list(range(1, 70)) + [96, 100, 121, 196, 225, 490, 1024, 2047]:
+        m, s = average_scale(count)
+        sums = np.arange(-128 * count, 127 * count + 1, dtype=object)
+        for v in sums[:: max(1, len(sums) // 4000)].tolist() + [-128 * count, 127 * count]:
+            p = v * m                                     # the NPU's DBL rule, in Python ints
+            if s > 31:
+                npu = (p + (1 << (s - 1)) + ((1 << 30) if p >= 0 else -(1 << 30))) >> s
+            else:
+                npu = (p + (1 << (s - 1))) >> s if s else p
+            q, r = divmod(abs(v), count)
+            cpu = (q + (1 if 2 * r >= count else 0)) * (1 if v >= 0 else -1)
+            assert npu == cpu, (count, v)
+
+
+# ---------------------------------------------------------------------------
+# Zoo models: the NPU's bytes equal the CPU's
+
+def _run(pte_path, inputs, tmp_path, tag, runner=PTEC_RUN):
+    args = [runner, str(pte_path), "--output-dir", str(tmp_path / f"{tag}-out")]
+    for i, x in enumerate(inputs):
+        p = tmp_path / f"{tag}-in{i}.npy"
+        np.save(p, x)
+        args += ["--input", str(p)]
+    proc = subprocess.run(args, capture_output=True, text=True)
+    assert proc.returncode == 0, f"{tag}: {proc.stderr}"
+    out, i = [], 0
+    while (tmp_path / f"{tag}-out" / f"output{i}.bin").exists():
+        out.append((tmp_path / f"{tag}-out" / f"output{i}.bin").read_bytes())
+        i += 1
+    return out
+
+
+def npu_runner(accel):
+    """ptec-run for this NPU: build/host's when it drives it, else one built
+    for it (scripts/npu_host_runner.sh, cached under build/npu-host)."""
+    if accel == HOST_NPU:
+        return PTEC_RUN
+    proc = subprocess.run([os.path.join(ROOT, "scripts", "npu_host_runner.sh"), accel],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout.strip().splitlines()[-1]
+
+
+def lint_blobs(npu):
+    """Every stream the backend wrote, through the linter: no issue."""
+    for nodes, data in npu.blobs:
+        b = read_blob(data)
+        issues = lint_cop(b.cmd_data, npu.cfg.name, {0: len(b.weight_data), 1: b.scratch_size})
+        assert not issues, [f"{i.rule}: {i.message}" for i in issues[:5]]
+
+
+def check_zoo_model(name, accel, tmp_path, inputs=3):
+    m = load_model(name)
+    calib = m.calibration(8)
+    npu = Recorder(accel)
+    backends = [npu, CortexMBackend(), PortableBackend()]
+    cpu = "cortex-m33" if npu.cfg.is_u65 else "cortex-m55"
+    res = compile_model(m.module, m.example_inputs, calib, target=cpu, int8_io=True,
+                        backends=backends)
+    ref = compile_model(m.module, m.example_inputs, calib, target=cpu, int8_io=True)
+    assert res.lowered.delegates, placement_table(res, npu)
+    lint_blobs(npu)
+    (tmp_path / "npu.pte").write_bytes(res.data)
+    (tmp_path / "cpu.pte").write_bytes(ref.data)
+    runner = npu_runner(accel)
+    rng = np.random.default_rng(7)
+    for k in range(inputs):
+        xs = []
+        for io, x in zip(res.lowered.inputs, calib[k]):
+            q = np.clip(np.round(x.numpy() / io.scale) + io.zero_point, -128, 127).astype(np.int8)
+            if k == inputs - 1:        # and one input of noise over the whole int8 range
+                q = rng.integers(-128, 128, q.shape).astype(np.int8)
+            xs.append(q)
+        got = _run(tmp_path / "npu.pte", xs, tmp_path, f"npu{k}", runner)
+        want = _run(tmp_path / "cpu.pte", xs, tmp_path, f"cpu{k}")
+        assert got == want, f"{name} on {accel}: input {k}: NPU bytes differ from the CPU's"
+    return res, npu
+
+
+@pytest.mark.parametrize("name", list(ZOO))
+def test_zoo_model_on_u55_equals_cpu_bytes(name, tmp_path):
+    res, npu = check_zoo_model(name, "ethos-u55-128", tmp_path)
+    if name in CNNS:
+        g = res.graph
+        total = sum(node_macs(g, g.node(p.node)) for p in res.lowered.placements)
+        on_npu = sum(p.macs for p in npu.placements)
+        assert on_npu >= 0.9 * total, "\n".join(placement_table(res, npu))
+
+
+@pytest.mark.parametrize("name", list(ZOO))
+def test_zoo_model_on_u65_equals_cpu_bytes(name, tmp_path):
+    check_zoo_model(name, "ethos-u65-256", tmp_path, inputs=2)
+
+
+@pytest.mark.parametrize("accel", [a for a in NPU_TARGETS if a != "ethos-u65-512"])
+def test_every_stream_of_the_zoo_passes_the_linter(accel):
+    for name in ZOO:
+        m = load_model(name)
+        npu = Recorder(accel)
+        compile_model(m.module, m.example_inputs, m.calibration(4), int8_io=True,
+                      backends=[npu, CortexMBackend(), PortableBackend()])
+        assert npu.blobs, name
+        lint_blobs(npu)
+
+
+def test_dual_core_u65_512_is_refused_in_one_line():
+    with pytest.raises(ValueError, match="dual-core"):
+        EthosUBackend("ethos-u65-512")
+
+
+# ---------------------------------------------------------------------------
+# The report and the command line
+
+def test_summary_and_placement_name_every_operator():
+    res, npu, _ = _compile_layers("ethos-u55-128")
+    summary = "\n".join(network_summary(res, npu, "cortex-m55"))
+    assert "NPU operators = " in summary and "Neural network macs" in summary
+    table = placement_table(res, npu)
+    placed = [p for p in res.lowered.placements if p.backend != "none"]
+    assert len(table) == 1 + len(placed) + len(npu.delegates)
+    assert any("NPU" in line and "conv2d" in line for line in table)
+
+
+def test_refusals_name_the_reason():
+    class Adds(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Conv2d(4, 4, 3, padding=1)
+            self.g = nn.Conv2d(4, 8, 3, padding=1, groups=2)
+            self.p = nn.AvgPool2d(3, 1, padding=1)
+
+        def forward(self, x):
+            y = self.a(x)
+            return self.p(self.g(y + x))
+    g = torch.Generator().manual_seed(2)
+    calib = [(torch.randn(1, 4, 8, 8, generator=g),) for _ in range(4)]
+    npu, backends = _backends("ethos-u55-128")
+    res = compile_model(Adds().eval(), list(calib[0]), calib, backends=backends)
+    why = {p.op: p.reason for p in res.lowered.placements}
+    assert "no oracle" in why["add"]
+    assert "grouped convolution" in why["conv2d"] or "groups" in why["conv2d"]
+    assert "padded average pool" in why["avg_pool2d"]
+    for p in res.lowered.placements:
+        assert "\n" not in p.reason
