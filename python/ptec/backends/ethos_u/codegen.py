@@ -19,7 +19,8 @@ import numpy as np
 
 from .mlw_encode import encode_weights
 from .npu_config import NpuConfig
-from .npu_ops import NpuOp
+from .block_config import OpShape, choose_block_config
+from .npu_ops import ELEMENTWISE, Fmap, NpuOp
 from .stream_writer import StreamWriter
 from .weight_order import ordered_weights
 
@@ -31,6 +32,10 @@ DMA_TO_SHRAM = 0x100 | 3          # internal destination, core mask 3 (as Vela w
 POOL_MODES = {"pool_max": 0, "pool_avg": 1}
 ACTIVATION_LUT0 = 16
 SLICE_WEIGHTS = 32768
+INT32 = 4
+EW_MODES = {"MUL": 0, "ADD": 1, "SHL": 9}
+ROUND_DBL, ROUND_NATURAL = 0, 2
+ADD_LEFT_SHIFT = 20               # CMSIS-NN's add: operands << 20 before their rescale
 MIN_SLICE = 8                     # the OFM micro-block
 
 
@@ -75,9 +80,12 @@ def plan_scratch(ops: List[NpuOp], inputs: Sequence[str], outputs: Sequence[str]
     last: Dict[str, int] = {}
     for i, op in enumerate(ops):
         first.setdefault(op.ofm, i)
-        last[op.ifm] = i
+        for v in [op.ifm] + ([op.ifm2] if op.ifm2 else []):
+            last[v] = i
         last.setdefault(op.ofm, i)
         last[op.ofm] = max(last[op.ofm], i)
+        for t in temporaries(op):
+            first[t], last[t] = i, i
     for name in outputs:
         last[name] = len(ops)
     for name in first:
@@ -103,6 +111,14 @@ def _kernel_stride(op: NpuOp) -> int:
     return (sx & 1) | (sy & 1) << 1 | dx << 3 | dy << 4 | (sx >> 1) << 6 | (sy >> 1) << 9
 
 
+def temporaries(op: NpuOp) -> Dict[str, int]:
+    """Region-1 scratch of one op: the int32 operands of add and mul."""
+    if op.kind not in ELEMENTWISE:
+        return {}
+    n = op.ofm_shape.nbytes * INT32
+    return {f"{op.node}#a": n, f"{op.node}#b": n}
+
+
 def depth_slices(op: NpuOp) -> List[Tuple[int, int]]:
     """(first channel, channels) of each NPU op the node becomes. Weighted
     ops are split along the OFM depth, in whole OFM blocks, so that one op
@@ -119,14 +135,15 @@ def depth_slices(op: NpuOp) -> List[Tuple[int, int]]:
     return [(c, min(n, depth - c)) for c in range(0, depth, n)]
 
 
-def _fmap_registers(w: StreamWriter, prefix: str, shape, base: int, zp: int) -> None:
-    w.set(f"{prefix}_REGION", REGION_SCRATCH)
+def _fmap_registers(w: StreamWriter, prefix: str, shape, base: int, zp: int, elem: int = 1,
+                    region: int = REGION_SCRATCH) -> None:
+    w.set(f"{prefix}_REGION", region)
     w.address(f"{prefix}_BASE0", base)
     for t in (1, 2, 3):
         w.address(f"{prefix}_BASE{t}", 0)
-    w.address(f"{prefix}_STRIDE_X", shape.c)
-    w.address(f"{prefix}_STRIDE_Y", shape.w * shape.c)
-    w.address(f"{prefix}_STRIDE_C", 1)
+    w.address(f"{prefix}_STRIDE_X", shape.c * elem)
+    w.address(f"{prefix}_STRIDE_Y", shape.w * shape.c * elem)
+    w.address(f"{prefix}_STRIDE_C", elem)
     w.set(f"{prefix}_WIDTH0_M1", shape.w - 1)
     w.set(f"{prefix}_HEIGHT0_M1", shape.h - 1)
     w.set(f"{prefix}_HEIGHT1_M1", shape.h - 1)
@@ -144,8 +161,12 @@ def generate(cfg: NpuConfig, ops: List[NpuOp], aliases: Dict[str, str],
         op.ifm, op.ofm = root(op.ifm), root(op.ofm)
     sizes: Dict[str, int] = {}
     for op in ops:
+        op.ifm2 = root(op.ifm2) if op.ifm2 else None
         sizes[op.ifm] = op.ifm_shape.nbytes
         sizes[op.ofm] = op.ofm_shape.nbytes
+        if op.ifm2:
+            sizes[op.ifm2] = op.ifm_shape.nbytes
+        sizes.update(temporaries(op))
     ins = [root(v) for v in inputs]
     outs = [root(v) for v in outputs]
     places, scratch_size = plan_scratch(ops, ins, outs, sizes)
@@ -176,6 +197,9 @@ def generate(cfg: NpuConfig, ops: List[NpuOp], aliases: Dict[str, str],
                 lut_loaded = table
         else:
             lut_loaded = None     # on 16 KiB SHRAMs other ops' buffers cover the LUT area
+        if op.kind in ELEMENTWISE:
+            _emit_binary(w, cfg, op, places, const)
+            continue
         for c0, cn in depth_slices(op):
             _emit(w, cfg, op, places, c0, cn, const, weight_bytes)
     w.stop()
@@ -245,3 +269,84 @@ def _emit(w: StreamWriter, cfg: NpuConfig, op: NpuOp, places: Dict[str, Placed],
     w.address("SCALE_BASE", scale_base)
     w.set32("SCALE_LENGTH", len(records))
     w.op("CONV" if op.kind == "conv" else "DEPTHWISE")
+
+
+def _ew_step(w: StreamWriter, cfg: NpuConfig, mode: str, shape: Fmap, ifm: Tuple[int, int, int],
+             ifm2, ofm: Tuple[int, int, int], shift: int = 0, act=(-32768, 32767)) -> None:
+    """One ELEMENTWISE op over `shape`. ifm, ofm: (region-1 offset, element
+    bytes, zero point); ifm2: ("scalar", value) or ("map", region, offset,
+    broadcast) of an int32 map. Output scale 1 >> shift in DBL rounding."""
+    i_off, i_elem, i_zp = ifm
+    o_off, o_elem, o_zp = ofm
+    size = {1: 0, 4: 2}
+    _fmap_registers(w, "IFM", shape, i_off, i_zp, i_elem)
+    w.set("IFM_DEPTH_M1", shape.c - 1)
+    w.set("IFM_PRECISION", 1 | size[i_elem] << 2)
+    w.set("IFM_UPSCALE", 0)
+    _fmap_registers(w, "OFM", shape, o_off, o_zp, o_elem)
+    w.set("OFM_WIDTH_M1", shape.w - 1)
+    w.set("OFM_HEIGHT_M1", shape.h - 1)
+    w.set("OFM_DEPTH_M1", shape.c - 1)
+    w.set("OFM_PRECISION", 1 | size[o_elem] << 1 | 1 << 8 | ROUND_DBL << 14)
+    w.set32("OFM_SCALE", 1, shift)
+    tensor2 = ifm2[0] == "map"
+    if tensor2:
+        _, region, offset, broadcast = ifm2
+        one = Fmap(1, 1, 1) if broadcast else shape
+        _fmap_registers(w, "IFM2", one, offset, 0, INT32, region)
+        w.set("IFM2_PRECISION", 1 | size[INT32] << 2)
+        w.set("IFM2_BROADCAST", 7 if broadcast else 0)
+    else:
+        w.set("IFM2_SCALAR", ifm2[1])
+        w.set("IFM2_ZERO_POINT", 0)
+        w.set("IFM2_PRECISION", 1 | size[i_elem] << 2)
+        w.set("IFM2_BROADCAST", 0x80)
+    blk = choose_block_config(cfg, OpShape("elementwise", (shape.h, shape.w, shape.c),
+                                           (shape.h, shape.w, shape.c), ifm_bits=8 * i_elem,
+                                           ofm_bits=8 * o_elem, has_ifm2=tensor2))
+    w.set("OFM_BLK_HEIGHT_M1", blk.height - 1)
+    w.set("OFM_BLK_WIDTH_M1", blk.width - 1)
+    w.set("OFM_BLK_DEPTH_M1", blk.depth - 1)
+    w.set("IFM_IB_END", blk.ib_end)
+    w.set("AB_START", blk.ab_start)
+    w.set("IFM2_IB_START", blk.ifm2_ib_start)
+    w.set("ACC_FORMAT", blk.acc_format)
+    w.set("ACTIVATION", 0)
+    w.set("ACTIVATION_MIN", act[0])
+    w.set("ACTIVATION_MAX", act[1])
+    w.set("BLOCKDEP", 0)
+    w.op("ELEMENTWISE", EW_MODES[mode])
+
+
+def _emit_binary(w: StreamWriter, cfg: NpuConfig, op: NpuOp, places: Dict[str, Placed],
+                 const: bytearray) -> None:
+    """CMSIS-NN's int8 add (or mul) in int32 steps the oracles pin (spec §8.1:
+    the minimal example's int8 -> int32 ADD with a scalar 0, 32-bit MUL by a
+    region-0 constant with a shift, 32-bit ADD; §8.2: 32-bit SHL):
+      add: t = (x - zp) << 20, t = R(t * M, 31 - S) per operand, t_a + t_b,
+           then R(sum * Mo, 31 - So) + out zp, clamped;
+      mul: t = x - zp per operand, t_a * t_b, then R(product * Mo, 31 - So).
+    R is DBL: for shifts above 31 it is TFLite's double rounding, which is
+    CMSIS-NN's doubling high multiply and rounding shift (§5.1); that DBL
+    applies to 32-bit MUL as it does to the conv output stage is inferred."""
+    shape = op.ofm_shape
+    ta, tb = (places[t].offset for t in temporaries(op))
+    w.set32("OPA_SCALE", 1)
+    w.set32("OPB_SCALE", 1)
+
+    def constant(m: int) -> int:
+        at = len(const)
+        const.extend(int(m).to_bytes(4, "little", signed=True) + bytes(ALIGN - INT32))
+        return at
+    for src, zp, t, key in ((op.ifm, op.ifm_zp, ta, "a"), (op.ifm2, op.ifm2_zp, tb, "b")):
+        _ew_step(w, cfg, "ADD", shape, (places[src].offset, 1, zp), ("scalar", 0), (t, INT32, 0))
+        if op.kind == "add":
+            _ew_step(w, cfg, "SHL", shape, (t, INT32, 0), ("scalar", ADD_LEFT_SHIFT), (t, INT32, 0))
+            m, e = op.requant[key]
+            _ew_step(w, cfg, "MUL", shape, (t, INT32, 0), ("map", REGION_CONST, constant(m), True),
+                     (t, INT32, 0), 31 - e)
+    _ew_step(w, cfg, "ADD" if op.kind == "add" else "MUL", shape, (ta, INT32, 0),
+             ("map", REGION_SCRATCH, tb, False), (ta, INT32, 0))
+    m, e = op.requant["out"]
+    _ew_step(w, cfg, "MUL", shape, (ta, INT32, 0), ("map", REGION_CONST, constant(m), True),
+             (places[op.ofm].offset, 1, op.ofm_zp), 31 - e, op.act)

@@ -78,7 +78,9 @@ class NpuOp:
     ofm_scale: Optional[Tuple[int, int]] = None       # global (M, shift): average pool
     lut: Optional[np.ndarray] = None                  # 256 int8, indexed by value + 128
     block: object = None                              # block_config.BlockConfig
-    extras: Dict[str, int] = field(default_factory=dict)
+    ifm2: Optional[str] = None                        # add, mul: the second operand
+    ifm2_zp: int = 0
+    requant: Dict[str, Tuple[int, int]] = field(default_factory=dict)   # add, mul: CMSIS-NN's (M, shift)
 
     @property
     def macs(self) -> int:
@@ -88,6 +90,9 @@ class NpuOp:
         return self.ofm_shape.h * self.ofm_shape.w * o * kh * kw * i
 
     def op_shape(self) -> OpShape:
+        if self.kind in ELEMENTWISE:      # its biggest step: 32-bit operands, a tensor IFM2
+            f = (self.ofm_shape.h, self.ofm_shape.w, self.ofm_shape.c)
+            return OpShape("elementwise", f, f, ifm_bits=32, ofm_bits=32, has_ifm2=True)
         kind = {"conv": "conv", "depthwise": "depthwise"}.get(self.kind, "pool")
         return OpShape(kind, (self.ifm_shape.h, self.ifm_shape.w, self.ifm_shape.c),
                        (self.ofm_shape.h, self.ofm_shape.w, self.ofm_shape.c),
@@ -321,15 +326,42 @@ def _lut(g, n: Node) -> NpuOp:
     return NpuOp(n.name, "pool_max", x.name, n.name, f, Fmap(f.h, f.w, f.c), lut=table)
 
 
-NPU_OPS = {"conv2d": _conv, "linear": _linear, "max_pool2d": _max_pool, "avg_pool2d": _avg_pool,
+ELEMENTWISE = ("add", "mul")
+
+
+def _binary(g, n: Node) -> NpuOp:
+    """add or mul of two int8 tensors of one shape, as CMSIS-NN computes them
+    (cortex-m-ops.md §3.3, §3.4): codegen turns it into 32-bit elementwise
+    steps whose rounding is CMSIS-NN's (codegen._emit_binary)."""
+    a, b = (g.node(i) for i in n.inputs)
+    if a.op == "constant" or b.op == "constant":
+        raise NotForNpu("an operand is a constant (the CPU makes it a table lookup)")
+    if list(a.shape) != list(b.shape) or list(a.shape) != list(n.shape):
+        raise NotForNpu(f"broadcast {list(a.shape)} and {list(b.shape)}: the NPU add here takes "
+                        "operands of one shape")
+    f = _fmap(n.shape)
+    (s1, z1), (s2, z2) = _qparams(g, a.name), _qparams(g, b.name)
+    s_out, z_out = float(n.qparams[0]), int(n.qparams[1])
+    if n.op == "add":
+        (m1, e1), (m2, e2), (mo, eo) = qm.add_params(s1, s2, s_out)
+        requant = {"a": (m1, e1), "b": (m2, e2), "out": (mo, eo)}
+    else:
+        requant = {"out": qm.quantize_multiplier(s1 * s2 / s_out)}
+    for what, (m, e) in requant.items():
+        if e > 0 or e < -32 or m >= 1 << 31:
+            raise NotForNpu(f"{n.op} {what} requantization shift {e} outside what the NPU "
+                            "rounds like CMSIS-NN")
+    return NpuOp(n.name, n.op, a.name, n.name, f, Fmap(f.h, f.w, f.c), z1, z_out,
+                 act=_act_range(n), ifm2=b.name, ifm2_zp=z2, requant=requant)
+
+
+NPU_OPS = {"conv2d": _conv, "add": _binary, "mul": _binary, "linear": _linear, "max_pool2d": _max_pool, "avg_pool2d": _avg_pool,
            "adaptive_avg_pool2d": _adaptive_avg_pool, "mean": _mean, "clamp": _clamp,
            **{op: _lut for op in LUT_OPS}}
 ALIAS_OPS = ("reshape",)
 
 REFUSED = {
-    "add": "8-bit elementwise add needs operand scaling, which has no oracle (ethos-u-npu.md §8.4)",
-    "sub": "8-bit elementwise sub needs operand scaling, which has no oracle (ethos-u-npu.md §8.4)",
-    "mul": "8-bit elementwise mul has no oracle (ethos-u-npu.md §8.4)",
+    "sub": "the NPU sub would need 8-bit operand scaling, which has no oracle (ethos-u-npu.md §8.4)",
 }
 
 
@@ -347,7 +379,7 @@ def npu_op(g, n: Node, cfg: NpuConfig) -> NpuOp:
         raise NotForNpu(REFUSED[n.op])
     if n.op not in NPU_OPS:
         raise NotForNpu(f"no NPU operation for {n.op}")
-    if n.qparams is None or any(g.node(i).qparams is None for i in n.inputs[:1]):
+    if n.qparams is None or any(g.node(i).qparams is None for i in n.inputs):
         raise NotForNpu("not quantized")
     op = NPU_OPS[n.op](g, n)
     try:
