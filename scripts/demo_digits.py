@@ -12,7 +12,8 @@
         Runs ptec-run on each image, compares its outputs with the board's
         byte for byte, and prints predictions, accuracy, instructions and
         memory. Exit status 1 when the board and the host disagree (or
-        something failed).
+        something failed). --cpu-pte FILE: also run a CPU-only program of
+        the same model (the NPU demo) and require the same bytes.
 """
 import argparse
 import os
@@ -122,6 +123,11 @@ def cmd_report(a):
     board_pred = [infer[k][0] for k in range(count)]
     instructions = [infer[k][1] for k in range(count)]
     same_bytes = sum(bytes(board[k]) == host[k] for k in range(count))
+    same_cpu = count
+    if a.cpu_pte:
+        cpu = host_outputs(a.ptec_run, a.cpu_pte, os.path.join(a.dir, "images"), count,
+                           os.path.join(a.dir, "host-cpu"))
+        same_cpu = sum(c == h for c, h in zip(cpu, host))
     same_pred = sum(b == h for b, h in zip(board_pred, host_pred))
     acc_board = sum(p == y for p, y in zip(board_pred, labels)) / count
     acc_host = sum(p == y for p, y in zip(host_pred, labels)) / count
@@ -151,6 +157,9 @@ def cmd_report(a):
     print(f"  int8 program, on the board (QEMU)      {100 * acc_board:6.2f}%")
     print(f"  board vs host: {same_pred}/{count} predictions equal, "
           f"{same_bytes}/{count} outputs identical byte for byte")
+    if a.cpu_pte:
+        print(f"  NPU program vs the CPU-only program (host): {same_cpu}/{count} outputs identical "
+              "byte for byte")
 
     print()
     print(f"== instructions per inference (executed on the emulated {core.split(',')[0]}, QEMU icount) ==")
@@ -192,7 +201,7 @@ def cmd_report(a):
         names = re.findall(r"PTEC_KERNEL\(ptec_kernel_(\w+)\)", open(a.kernels).read())
         print(f"  kernels linked: {len(names)} (selective build from the compiler's --kernel-list):")
         print("    " + ", ".join(names))
-    return 0 if same_bytes == count and same_pred == count else 1
+    return 0 if same_bytes == count and same_pred == count and same_cpu == count else 1
 
 
 def main():
@@ -204,6 +213,8 @@ def main():
     for opt in ("--dir", "--pte", "--log", "--elf", "--ptec-run", "--target"):
         r.add_argument(opt, required=True)
     r.add_argument("--kernels", help="the PTEC_KERNEL_LIST the firmware was built with")
+    r.add_argument("--cpu-pte", help="a CPU-only program of the same quantized model: its "
+                                     "outputs must equal --pte's byte for byte")
     a = p.parse_args()
     if a.cmd == "images":
         cmd_images(a.dir)

@@ -90,3 +90,5 @@ printf '%s' "$report"
 echo
 echo "demo: $(elapsed "$t_all") in all; logs and files in $work"
 [ "$fail" = 0 ] || { echo "demo: FAILED (see above)" >&2; exit 1; }
+echo
+scripts/demo_npu_compile.sh "$npu" "$host"

@@ -12,7 +12,7 @@ from ...pte.schema import DataLocation
 from .blob import IoEntry, VelaBlob, shape6, write_blob
 from .codegen import generate
 from .npu_config import DEFAULT_FAST_SCRATCH, MEMORY_MODES, npu_config
-from .npu_ops import ALIAS_OPS, NotForNpu, NpuOp, keeps_bytes, npu_op
+from .npu_ops import ALIAS_OPS, NotForNpu, NpuOp, flattened_map, keeps_bytes, npu_op
 from .perf import estimate_cycles
 
 BACKEND_ID = "EthosUBackend"
@@ -59,9 +59,16 @@ class EthosUBackend(DelegateBackend):
         if n.op in ALIAS_OPS:
             if ctx.partition.backend_of(n.inputs[0]) is not self:
                 return "a reshape is taken only after an NPU operation"
-            if not keeps_bytes(ctx.g, n):
-                return "this reshape reorders bytes (channels-last to contiguous)"
-            return None
+            if keeps_bytes(ctx.g, n):
+                return None
+            user = ctx.g.users(n.name)[0] if len(ctx.g.users(n.name)) == 1 else None
+            if user is not None and user.op == "linear" and flattened_map(ctx.g, user) is not None:
+                try:            # the linear reads the map itself: this flatten is never made
+                    npu_op(ctx.g, user, self.cfg)
+                    return None
+                except (NotForNpu, ValueError):
+                    pass
+            return "this reshape reorders bytes (channels-last to contiguous)"
         try:
             self._ops[n.name] = npu_op(ctx.g, n, self.cfg)
         except NotForNpu as e:
@@ -79,7 +86,8 @@ class EthosUBackend(DelegateBackend):
     # -- lowering --------------------------------------------------------------
     def write_blob(self, nodes, inputs, outputs, ctx) -> DelegateBlob:
         ops = [self._ops[n.name] for n in nodes if n.name in self._ops]
-        aliases = {n.name: n.inputs[0] for n in nodes if n.op in ALIAS_OPS}
+        aliases = {n.name: n.inputs[0] for n in nodes
+                   if n.op in ALIAS_OPS and keeps_bytes(ctx.g, n)}
         gen = generate(self.cfg, ops, aliases, [name for name, _ in inputs],
                        [name for name, _ in outputs])
 

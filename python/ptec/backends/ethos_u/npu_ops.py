@@ -222,8 +222,43 @@ def _conv(g, n: Node) -> NpuOp:
                  scales=[(int(m), 31 - int(s)) for m, s in zip(mults, shifts)])
 
 
+def flattened_map(g, n: Node) -> Optional[Node]:
+    """The 4-D node a linear's input flattens (NCHW order, one image), when
+    that flatten reorders bytes: the linear then runs as a CONV whose kernel
+    covers the whole map, its weights reordered to match (no flatten runs)."""
+    from ...lowered import needs_relayout
+    x = g.node(n.inputs[0])
+    if x.op != "reshape" or len(x.shape) != 2 or x.shape[0] != 1:
+        return None
+    m = g.node(x.inputs[0])
+    if len(m.shape) != 4 or m.shape[0] != 1 or not needs_relayout(m.shape):
+        return None
+    if int(np.prod(m.shape)) != x.shape[1] or len(g.users(x.name)) != 1 or x.name in g.outputs:
+        return None
+    return m
+
+
+def _linear_over_map(g, n: Node, m: Node) -> NpuOp:
+    a = n.attrs
+    _, c, h, w = m.shape
+    w8 = np.asarray(a["weight_q"], np.int8)
+    cout = w8.shape[0]
+    _check_window((h, w), (1, 1))
+    s_in, z_in = _qparams(g, m.name)
+    mult, sh = qm.requant_multiplier(s_in * float(a["weight_scales"][0]) / float(n.qparams[0]))
+    qm.check_shift(sh, "linear")
+    bias = np.zeros(cout, np.int64) if a.get("bias_q") is None else np.asarray(a["bias_q"], np.int64)
+    dense = w8.reshape(cout, c, h, w).transpose(0, 2, 3, 1)          # NCHW flatten -> OHWI
+    return NpuOp(n.name, "conv", m.name, n.name, _fmap(m.shape), Fmap(1, 1, cout), z_in,
+                 int(n.qparams[1]), kernel=(h, w), act=_act_range(n),
+                 weights=np.ascontiguousarray(dense), bias=bias, scales=[(mult, 31 - sh)] * cout)
+
+
 def _linear(g, n: Node) -> NpuOp:
     a = n.attrs
+    m = flattened_map(g, n)
+    if m is not None:
+        return _linear_over_map(g, n, m)
     x = g.node(n.inputs[0])
     if len(x.shape) not in (2, 3):
         raise NotForNpu(f"linear over a rank-{len(x.shape)} input")

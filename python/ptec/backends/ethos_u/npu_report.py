@@ -66,7 +66,7 @@ def placement_table(res, backend: EthosUBackend) -> List[str]:
         i = info.get(p.node)
         if p.backend == backend.name:
             where = "NPU"
-            why = f"delegate {i.delegate}" if i else "the same bytes as its input (no operation)"
+            why = f"delegate {i.delegate}" if i else "no NPU operation: the next one reads its input"
         else:
             where, why = p.backend, p.reason
         lines.append(f"{(p.source or p.node)[:40]:<40s} {n.op[:12]:<12s} {where:<9s} "
