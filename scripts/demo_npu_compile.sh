@@ -9,7 +9,8 @@
 #     NPU program compiled in;
 #  3. run the held-back digits on the board (one QEMU run);
 #  4. compare: board = host NPU model (ptec-run) = host CPU-only program,
-#     byte for byte, and the accuracy.
+#     byte for byte, and the accuracy; write the HTML report with the
+#     placement.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 npu=${1:?usage: scripts/demo_npu_compile.sh NPU HOST_BUILD}
@@ -61,5 +62,8 @@ status=0
   >"$work/report.txt" 2>&1 || status=$?
 if [ "$status" -eq 0 ]; then done_step; else echo "FAILED"; fi
 sed -n '/== accuracy/,/^$/p' "$work/report.txt"
+quiet env PYTHONPATH=python "$py" -m ptec report "$work/digits_npu.pte" --placement "$work/placement.txt" \
+  --profile "$work/runner.log" --target cortex-m55 -o "$work/report.html"
+echo "demo, part 2: report: $PWD/$work/report.html (placement, memory, cost per operator)"
 echo "demo, part 2: $(elapsed "$t_all"); logs and files in $work"
 [ "$status" -eq 0 ] || { cat "$work/report.txt"; echo "demo: FAILED (see above)" >&2; exit 1; }

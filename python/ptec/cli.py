@@ -264,7 +264,8 @@ def _report(args) -> int:
     from .report import write_report
     with OutputFiles() as out:
         out.claim(args.output, "-o")
-        write_report(args.program, args.output, args.profile, args.target, args.board, open_file=out.open)
+        write_report(args.program, args.output, args.profile, args.target, args.board, open_file=out.open,
+                     placement_path=args.placement)
     print(f"wrote {args.output}")
     return 0
 
@@ -337,6 +338,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("program", help="the .pte")
     r.add_argument("-o", "--output", required=True, help="the .html to write")
     r.add_argument("--profile", help="ptec-run --profile --json output, or a firmware runner log")
+    r.add_argument("--placement", metavar="FILE.txt",
+                   help="the placement `compile --target ethos-u... --placement` wrote: shown on the page")
     r.add_argument("--target", default="cortex-m55", choices=("host",) + tuple(CORES),
                    help="the build whose memory requirements to show (default cortex-m55)")
     from .report import BOARDS

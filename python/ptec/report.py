@@ -228,7 +228,11 @@ def render(d: dict, title: str, board: Optional[str] = None) -> str:
 
 
 def write_report(pte_path: str, out_path: str, profile_path: Optional[str] = None,
-                 target: str = "cortex-m55", board: Optional[str] = None, open_file=open) -> dict:
+                 target: str = "cortex-m55", board: Optional[str] = None, open_file=open,
+                 placement_path: Optional[str] = None) -> dict:
+    """placement_path: the text `compile --placement` wrote for an Ethos-U
+    program; the page then shows where each operator inside the delegates
+    runs, and why."""
     with open(pte_path, "rb") as f:
         data = f.read()
     if board is not None and board not in BOARDS:
@@ -238,8 +242,17 @@ def write_report(pte_path: str, out_path: str, profile_path: Optional[str] = Non
     if profile and max(profile["per_instruction"], default=-1) >= len(d["instructions"]):
         raise ReportError(f"{profile_path}: the profile has more instructions than {pte_path} "
                           "(a run of another program?)")
+    page = render(d, pte_path, board)
+    if placement_path:
+        with open(placement_path) as f:
+            text = f.read()
+        section = ("<h2>Ethos-U placement</h2>\n<p class=note>Every operator of the model: on the "
+                   "NPU (which delegate) or on the CPU, and why; from <code>compile --placement</code>."
+                   "</p>\n<pre>" + html.escape(text) + "</pre>\n")
+        page = page.replace("<h2>Memory the runtime asks for</h2>", section
+                            + "<h2>Memory the runtime asks for</h2>", 1)
     with open_file(out_path, "w") as f:
-        f.write(render(d, pte_path, board))
+        f.write(page)
     return d
 
 

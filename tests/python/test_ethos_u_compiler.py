@@ -309,3 +309,36 @@ def test_torchvision_mobilenet_v2_runs_entirely_on_the_u65(tmp_path):
     got = _run(tmp_path / "npu.pte", [x], tmp_path, "npu", npu_runner("ethos-u65-256"))
     want = _run(tmp_path / "cpu.pte", [x], tmp_path, "cpu")
     assert got == want
+
+
+def _cli(*args, cwd=None):
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    return subprocess.run(["/usr/bin/python3", "-m", "ptec", *args], capture_output=True, text=True,
+                          env=env, cwd=cwd)
+
+
+def test_cli_compiles_for_the_npu_and_reports_the_placement(tmp_path):
+    pte, txt, page = tmp_path / "d.pte", tmp_path / "d.txt", tmp_path / "d.html"
+    p = _cli("compile", "digits_cnn", "--calib", "8", "--target", "ethos-u55-128", "-o", str(pte),
+             "--placement", str(txt))
+    assert p.returncode == 0, p.stderr
+    assert "NPU operators = 6 (100.0%)" in p.stdout and "CPU" in p.stdout
+    text = txt.read_text()
+    for module in ("conv1 (nn.Conv2d)", "pool2 (nn.MaxPool2d)", "fc (nn.Linear)"):
+        assert module in text
+    p = _cli("report", str(pte), "--placement", str(txt), "-o", str(page))
+    assert p.returncode == 0, p.stderr
+    assert "Ethos-U placement" in page.read_text() and "conv1 (nn.Conv2d)" in page.read_text()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--target", "ethos-u55-128", "--memory-mode", "Dedicated_Sram"], "Shared_Sram streams only"),
+    (["--target", "cortex-m55", "--cpu", "cortex-m33"], "go with an Ethos-U --target"),
+    (["--target", "ethos-u65-512"], "dual-core"),
+])
+def test_cli_npu_errors_are_one_line_and_leave_no_file(tmp_path, args, message):
+    out = tmp_path / "x.pte"
+    p = _cli("compile", "digits_cnn", "--calib", "2", "-o", str(out), *args)
+    assert p.returncode == 2
+    assert message in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert not out.exists() and os.listdir(tmp_path) == []
