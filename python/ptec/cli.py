@@ -16,7 +16,7 @@ import sys
 import traceback
 import warnings
 
-from .backends.ethos_u.npu_config import MEMORY_MODES, NPU_TARGETS
+from .backends.ethos_u.npu_config import DEFAULT_FAST_SCRATCH, MEMORY_MODES, NPU_TARGETS
 from .targets import CORES
 
 
@@ -123,13 +123,12 @@ def _compile(args) -> int:
         raise CliError(f"--percentile {args.percentile:g}: must be above 50 and at most 100 "
                        "(e.g. 99.99)")
     calib_option = _calib_option(args.calib)
-    if args.target in NPU_TARGETS:
-        if args.memory_mode != "Shared_Sram":
-            raise CliError(f"--memory-mode {args.memory_mode}: ptec's NPU compiler writes "
-                           "Shared_Sram streams only so far (docs/ethos-u.md)")
-    elif args.cpu or args.placement:
-        raise CliError(f"--cpu and --placement go with an Ethos-U --target (one of "
+    if args.target not in NPU_TARGETS and (args.cpu or args.placement or args.fast_scratch is not None):
+        raise CliError(f"--cpu, --placement and --fast-scratch go with an Ethos-U --target (one of "
                        f"{', '.join(NPU_TARGETS)}), not {args.target}")
+    if args.fast_scratch is not None and args.memory_mode != "Dedicated_Sram":
+        raise CliError("--fast-scratch sizes the Dedicated_Sram fast scratch: add "
+                       "--memory-mode Dedicated_Sram")
     if args.header and not re.fullmatch(r"[A-Za-z0-9_.$]+", args.section):
         raise CliError(f"--section {args.section!r}: not a linker section name (letters, "
                        "digits, '_', '.', '$'; e.g. .ptec_model)")
@@ -182,7 +181,8 @@ def _compile_into(args, calib_option, out, log):
         from .backends.cortex_m import CortexMBackend
         from .backends.ethos_u.backend import EthosUBackend
         from .backends.portable import PortableBackend
-        npu = EthosUBackend(args.target, args.memory_mode)
+        npu = EthosUBackend(args.target, args.memory_mode,
+                            DEFAULT_FAST_SCRATCH if args.fast_scratch is None else args.fast_scratch)
         args.target = args.cpu or npu.cfg.default_cpu
         backends = [npu, CortexMBackend(), PortableBackend()]
         log(f"Ethos-U {npu.cfg.name} ({args.memory_mode}) beside a {args.target}")
@@ -315,6 +315,9 @@ def _parser() -> argparse.ArgumentParser:
                         "for a U55, cortex-m33 for a U65, as on the i.MX93)")
     c.add_argument("--memory-mode", default="Shared_Sram", choices=MEMORY_MODES,
                    help="with an Ethos-U --target: Vela's memory mode (default Shared_Sram)")
+    c.add_argument("--fast-scratch", type=int, metavar="BYTES",
+                   help="with --memory-mode Dedicated_Sram: the fast scratch the NPU's weights "
+                        f"are copied into (default {DEFAULT_FAST_SCRATCH}, Vela's 384 KiB)")
     c.add_argument("--placement", metavar="FILE.txt",
                    help="with an Ethos-U --target: also write the placement of every operator")
     c.add_argument("-o", "--output", required=False)

@@ -91,6 +91,20 @@ def _delegate_blob(program: Program, delegate) -> bytes:
     return data
 
 
+def _ethos_u_fast_scratch(d) -> int:
+    """The fast scratch a blob of ptec's compiler says its stream uses (the
+    compile spec ptec_fast_scratch_bytes; 0 without one), as the delegate
+    reads it (src/backends/ethos_u/ethos_u_fast_scratch.c)."""
+    for spec in d.compile_specs or []:
+        if spec.key == "ptec_fast_scratch_bytes":
+            text = bytes(spec.value or b"")
+            if not (1 <= len(text) <= 10 and text.isdigit() and int(text) < 1 << 32):
+                raise RequirementsError("EthosUBackend compile spec ptec_fast_scratch_bytes is not "
+                                        "a decimal byte count below 2^32")
+            return int(text)
+    return 0
+
+
 def _ethos_u_scratch(blob: bytes) -> int:
     from .backends.ethos_u.blob import VelaBlobError, read_blob
     try:
@@ -142,7 +156,7 @@ def requirements(program: Program, method: str = "forward", target: str = "host"
             meta.take(1, persistent, lay["buffer_align"])
         if d.id == ETHOS_U_ID:
             scratch = max(scratch, _ethos_u_scratch(_delegate_blob(program, d)))
-            fast = max(fast, _align(fast_scratch, NPU_REGION_ALIGN))
+            fast = max(fast, _align(max(fast_scratch, _ethos_u_fast_scratch(d)), NPU_REGION_ALIGN))
 
     instructions = chains[0].instructions or []
     meta.take(len(instructions), sizes["instr"])

@@ -4,6 +4,8 @@ handles, so that mutations start from every path rather than rediscover it.
   upstream samples         legacy constant_buffer (ModuleLinear), segment
                            constants (add), an inline delegate (Ethos-U)
   ethos_u_segment_blob     the same delegate with its blob in a segment
+  ethos_u_fast_scratch_spec
+                           the same with ptec's fast-scratch compile spec
   ds_cnn_small_*, portable_small
                            ptec-built programs: segment constants, every
                            cortex_m and portable kernel family
@@ -18,7 +20,7 @@ handles, so that mutations start from every path rather than rediscover it.
 With --hostile DIR it also writes the Ethos-U sample with one lie in its
 delegate blob each (lying lengths, a block past the end, no end marker, bad
 COP1 records, I/O outside the scratch area or in another region, a config
-word of another NPU, ...): programs the EthosUBackend must refuse cleanly.
+word of another NPU, a fast-scratch spec that is no byte count, ...): programs the EthosUBackend must refuse cleanly.
 They seed the fuzzer but do not run to the end, so they live apart from the
 seeds (tests/c/test_ethos_u_delegate.c checks each refusal's message).
 
@@ -37,7 +39,7 @@ import numpy as np  # noqa: E402
 
 from ptec.pte.program_builder import ProgramBuilder  # noqa: E402
 from ptec.pte.reader import read_program  # noqa: E402
-from ptec.pte.schema import (AllocationDetails, Buffer, FreeCall,  # noqa: E402
+from ptec.pte.schema import (AllocationDetails, Buffer, CompileSpec, FreeCall,  # noqa: E402
                              Instruction, JumpFalseCall, MoveCall, ScalarType,
                              SubsegmentOffsets)
 from ptec.pte.writer import write_program  # noqa: E402
@@ -110,6 +112,15 @@ def ethos_u_hostile_blobs(upstream):
         program.backend_delegate_data[0].data = bytes(blob)
         programs["ethos_u_hostile_" + name] = program
     return programs
+
+
+def with_fast_scratch_spec(upstream, value: bytes):
+    """The Ethos-U sample carrying ptec's fast-scratch compile spec (what a
+    Dedicated_Sram program of ptec's compiler has)."""
+    program = read_program(os.path.join(upstream, "ethos_u_minimal_example.pte"))
+    d = program.execution_plan[0].delegates[0]
+    d.compile_specs = list(d.compile_specs or []) + [CompileSpec("ptec_fast_scratch_bytes", value)]
+    return program
 
 
 def legacy_constants():
@@ -194,7 +205,9 @@ def main():
     for name in UPSTREAM_SAMPLES:
         shutil.copyfile(os.path.join(upstream, name), os.path.join(out, name))
     subprocess.run([sys.executable, os.path.join(HERE, "..", "c", "make_fuzz_programs.py"), out], check=True)
-    built = {"ethos_u_segment_blob": ethos_u_segment_blob(upstream), "legacy_constants": legacy_constants(),
+    built = {"ethos_u_segment_blob": ethos_u_segment_blob(upstream),
+             "ethos_u_fast_scratch_spec": with_fast_scratch_spec(upstream, b"64"),
+             "legacy_constants": legacy_constants(),
              "control_flow": control_flow(), "plan_none": plan_none(), "plan_two_buffers": plan_two_buffers(),
              "plan_input_only": plan_input_only(), "plan_view": plan_view()}
     for name, program in built.items():
@@ -203,6 +216,10 @@ def main():
         os.makedirs(hostile, exist_ok=True)
         for name, program in ethos_u_hostile_blobs(upstream).items():
             write_program(program, os.path.join(hostile, name + ".pte"))
+        for name, value in (("letters", b"12a"), ("above_u32", b"4294967296"), ("empty", b""),
+                            ("signed", b"-1"), ("eleven_digits", b"00000000001")):
+            write_program(with_fast_scratch_spec(upstream, value),
+                          os.path.join(hostile, f"ethos_u_hostile_fast_scratch_{name}.pte"))
 
 
 if __name__ == "__main__":

@@ -46,8 +46,8 @@ def _backends(accel):
 class Recorder(EthosUBackend):
     """Keeps every blob it writes (the test reads them without a .pte reader)."""
 
-    def __init__(self, accel):
-        super().__init__(accel)
+    def __init__(self, accel, *args):
+        super().__init__(accel, *args)
         self.blobs = []
 
     def write_blob(self, nodes, inputs, outputs, ctx):
@@ -175,11 +175,12 @@ def npu_runner(accel):
     return proc.stdout.strip().splitlines()[-1]
 
 
-def lint_blobs(npu):
+def lint_blobs(npu, fast=0):
     """Every stream the backend wrote, through the linter: no issue."""
     for nodes, data in npu.blobs:
         b = read_blob(data)
-        issues = lint_cop(b.cmd_data, npu.cfg.name, {0: len(b.weight_data), 1: b.scratch_size})
+        regions = {0: len(b.weight_data), 1: b.scratch_size, **({2: fast} if fast else {})}
+        issues = lint_cop(b.cmd_data, npu.cfg.name, regions)
         assert not issues, [f"{i.rule}: {i.message}" for i in issues[:5]]
 
 
@@ -332,7 +333,9 @@ def test_cli_compiles_for_the_npu_and_reports_the_placement(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--target", "ethos-u55-128", "--memory-mode", "Dedicated_Sram"], "Shared_Sram streams only"),
+    (["--target", "ethos-u55-128", "--fast-scratch", "65536"], "add --memory-mode Dedicated_Sram"),
+    (["--target", "ethos-u55-128", "--memory-mode", "Dedicated_Sram", "--fast-scratch", "100"],
+     "Dedicated_Sram needs at least"),
     (["--target", "cortex-m55", "--cpu", "cortex-m33"], "go with an Ethos-U --target"),
     (["--target", "ethos-u65-512"], "dual-core"),
 ])
@@ -342,3 +345,58 @@ def test_cli_npu_errors_are_one_line_and_leave_no_file(tmp_path, args, message):
     assert p.returncode == 2
     assert message in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
     assert not out.exists() and os.listdir(tmp_path) == []
+
+
+# ---------------------------------------------------------------------------
+# Dedicated_Sram: weights DMA'd into the fast scratch, its size in the program
+
+FAST = 8192          # small: the larger layers must be split to fit
+
+
+@pytest.mark.parametrize("name", ["ds_cnn", "mobilenet_v2_035", "resnet8"])
+def test_dedicated_sram_runs_with_the_fast_scratch_the_program_states(name, tmp_path):
+    from ptec.pte.reader import parse_program
+    from ptec.requirements import requirements
+    m = load_model(name)
+    calib = m.calibration(4)
+    npu = Recorder(HOST_NPU, "Dedicated_Sram", FAST)
+    res = compile_model(m.module, m.example_inputs, calib, int8_io=True,
+                        backends=[npu, CortexMBackend(), PortableBackend()])
+    ref = compile_model(m.module, m.example_inputs, calib, int8_io=True)
+    program = parse_program(res.data)
+    stated = [int(dict((c.key, c.value) for c in d.compile_specs)["ptec_fast_scratch_bytes"])
+              for d in program.execution_plan[0].delegates]
+    assert all(0 < f <= FAST for f in stated)
+    assert max(stated) == max(d["fast"] for d in npu.delegates)
+    lint_blobs(npu, max(stated))
+    # ptec inspect --requirements and the runtime (ptec-run) both report it before load
+    want = (max(stated) + 15) // 16 * 16
+    assert requirements(program, target="host").fast_scratch_bytes == want
+    (tmp_path / "npu.pte").write_bytes(res.data)
+    (tmp_path / "cpu.pte").write_bytes(ref.data)
+    io = res.lowered.inputs[0]
+    x = np.clip(np.round(calib[0][0].numpy() / io.scale) + io.zero_point, -128, 127).astype(np.int8)
+    assert _run(tmp_path / "npu.pte", [x], tmp_path, "npu") == _run(tmp_path / "cpu.pte", [x], tmp_path, "cpu")
+    p = subprocess.run([PTEC_RUN, str(tmp_path / "npu.pte")], capture_output=True, text=True)
+    assert f"fast scratch: {want} bytes" in p.stdout
+    # given less than it states, the load fails naming why
+    p = subprocess.run([PTEC_RUN, str(tmp_path / "npu.pte"), "--region", f"fast_scratch={want - 16}"],
+                       capture_output=True, text=True)
+    assert p.returncode != 0 and f"fast scratch buffer too small: need {want} bytes" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("value", [b"12a", b"4294967296", b"", b"-1"])
+def test_a_fast_scratch_spec_that_is_no_byte_count_is_refused(value, tmp_path):
+    from ptec.pte.reader import parse_program
+    from ptec.pte.schema import CompileSpec
+    from ptec.pte.writer import serialize_program
+    res, npu, _ = _compile_layers(HOST_NPU)
+    program = parse_program(res.data)
+    d = program.execution_plan[0].delegates[0]
+    d.compile_specs = list(d.compile_specs) + [CompileSpec("ptec_fast_scratch_bytes", value)]
+    (tmp_path / "bad.pte").write_bytes(serialize_program(program))
+    p = subprocess.run([PTEC_RUN, str(tmp_path / "bad.pte")], capture_output=True, text=True)
+    assert p.returncode != 0
+    assert "ptec_fast_scratch_bytes is not a decimal byte count" in p.stderr, p.stderr
+    p = _cli("inspect", "--requirements", str(tmp_path / "bad.pte"))
+    assert p.returncode == 2 and "ptec_fast_scratch_bytes" in p.stderr

@@ -51,12 +51,23 @@ static ptec_status ethos_u_prepare(ptec_delegate_ctx *ctx, ptec_delegate_needs *
     if (st != PTEC_OK) {
         return st;
     }
-    /* scratch_size is a u32 and fast scratch a build constant: neither
-     * rounding can wrap a size_t of 32 bits or more. */
+    uint32_t fast;
+    const char *detail;
+    st = ptec_ethos_u_fast_scratch_spec(&ctx->blob, &fast, &detail);
+    if (st != PTEC_OK) {
+        return ptec_delegate_fail(ctx, st, detail);
+    }
+    /* The build's fast scratch (a Vela blob's region 2 is sized by hand) or
+     * what ptec's compiler wrote, whichever is more. scratch_size and the
+     * spec are u32 and the build constant a u32 literal: no rounding can
+     * wrap a size_t of 32 bits or more. */
+    const uint32_t build_fast = PTEC_ETHOSU_FAST_SCRATCH_BYTES;
+    if (build_fast > fast) {
+        fast = build_fast;
+    }
     needs->persistent_bytes = ptec_ethos_u_persistent_bytes;
     needs->scratch_bytes = ((size_t)blob.scratch_size + (REGION_ALIGN - 1u)) & ~(size_t)(REGION_ALIGN - 1u);
-    needs->fast_scratch_bytes =
-        ((size_t)PTEC_ETHOSU_FAST_SCRATCH_BYTES + (REGION_ALIGN - 1u)) & ~(size_t)(REGION_ALIGN - 1u);
+    needs->fast_scratch_bytes = ((size_t)fast + (REGION_ALIGN - 1u)) & ~(size_t)(REGION_ALIGN - 1u);
     return PTEC_OK;
 }
 
@@ -78,6 +89,16 @@ static ptec_status ethos_u_init(ptec_delegate_ctx *ctx)
     if (ctx->scratch.size < h->blob.scratch_size || !aligned(ctx->scratch.base) || !aligned(ctx->fast_scratch.base)) {
         return ptec_delegate_fail(ctx, PTEC_MEMORY_ALLOCATION_FAILED,
                                   "NPU work area smaller than scratch_size or not 16-byte aligned");
+    }
+    uint32_t fast;
+    const char *detail;
+    st = ptec_ethos_u_fast_scratch_spec(&ctx->blob, &fast, &detail);
+    if (st != PTEC_OK) {
+        return ptec_delegate_fail(ctx, st, detail);
+    }
+    if (ctx->fast_scratch.size < fast) {
+        return ptec_delegate_fail(ctx, PTEC_MEMORY_ALLOCATION_FAILED,
+                                  "fast scratch smaller than the blob's ptec_fast_scratch_bytes");
     }
     return PTEC_OK;
 }

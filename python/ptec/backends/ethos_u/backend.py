@@ -10,8 +10,11 @@ from typing import Dict, List, Optional
 from .. import DelegateBackend, DelegateBlob
 from ...pte.schema import DataLocation
 from .blob import IoEntry, VelaBlob, shape6, write_blob
-from .codegen import generate
+from .codegen import MIN_SLICE, fast_scratch_slice_bytes, generate
 from .npu_config import DEFAULT_FAST_SCRATCH, MEMORY_MODES, npu_config
+
+MIN_FAST_SCRATCH = 4096
+FAST_SCRATCH_SPEC = "ptec_fast_scratch_bytes"  # ptec's own compile spec; upstream ignores specs
 from .npu_ops import ALIAS_OPS, NotForNpu, NpuOp, flattened_map, keeps_bytes, npu_op
 from .perf import estimate_cycles
 
@@ -32,6 +35,10 @@ class NpuPlacement:
     delegate: int
 
 
+class EthosUConfigError(ValueError):
+    """An NPU configuration ptec's compiler cannot write for; one line."""
+
+
 class EthosUBackend(DelegateBackend):
     name = "ethos_u"
     delegate_id = BACKEND_ID
@@ -40,14 +47,14 @@ class EthosUBackend(DelegateBackend):
                  fast_scratch: int = DEFAULT_FAST_SCRATCH):
         self.cfg = npu_config(accelerator)
         if self.cfg.cores > 1:
-            raise ValueError(f"{accelerator}: its two cores need dual-core command streams, "
+            raise EthosUConfigError(f"{accelerator}: its two cores need dual-core command streams, "
                              "which no oracle here pins (ethos-u-npu.md §8.4); compile for "
                              "ethos-u65-256 meanwhile")
         if memory_mode not in MEMORY_MODES:
-            raise ValueError(f"memory mode {memory_mode!r}: one of {', '.join(MEMORY_MODES)}")
-        if memory_mode != "Shared_Sram":
-            raise ValueError(f"memory mode {memory_mode}: ptec's NPU compiler writes Shared_Sram "
-                             "streams only so far (docs/ethos-u.md, \"The compiler\")")
+            raise EthosUConfigError(f"memory mode {memory_mode!r}: one of {', '.join(MEMORY_MODES)}")
+        if memory_mode == "Dedicated_Sram" and fast_scratch < MIN_FAST_SCRATCH:
+            raise EthosUConfigError(f"fast scratch of {fast_scratch} bytes: Dedicated_Sram needs at least "
+                             f"{MIN_FAST_SCRATCH} for one op's weights")
         self.memory_mode = memory_mode
         self.fast_scratch = fast_scratch
         self._ops: Dict[str, NpuOp] = {}
@@ -70,12 +77,22 @@ class EthosUBackend(DelegateBackend):
                     pass
             return "this reshape reorders bytes (channels-last to contiguous)"
         try:
-            self._ops[n.name] = npu_op(ctx.g, n, self.cfg)
+            op = npu_op(ctx.g, n, self.cfg)
         except NotForNpu as e:
             return str(e)
         except ValueError as e:      # parameters out of range (a shift CMSIS-NN cannot take)
             return str(e)
+        if self.dedicated and op.weights is not None:
+            worst = fast_scratch_slice_bytes(op, MIN_SLICE)
+            if worst > self.fast_scratch:
+                return (f"even {MIN_SLICE} output channels of weights may need {worst} bytes, more "
+                        f"than the fast scratch ({self.fast_scratch})")
+        self._ops[n.name] = op
         return None
+
+    @property
+    def dedicated(self) -> bool:
+        return self.memory_mode == "Dedicated_Sram"
 
     def review(self, nodes, ctx) -> Optional[str]:
         """Why a whole run is better left on the CPU, or None to keep it."""
@@ -89,7 +106,8 @@ class EthosUBackend(DelegateBackend):
         aliases = {n.name: n.inputs[0] for n in nodes
                    if n.op in ALIAS_OPS and keeps_bytes(ctx.g, n)}
         gen = generate(self.cfg, ops, aliases, [name for name, _ in inputs],
-                       [name for name, _ in outputs])
+                       [name for name, _ in outputs],
+                       self.fast_scratch if self.dedicated else 0)
 
         def entry(name, act):
             while name in aliases:
@@ -105,9 +123,13 @@ class EthosUBackend(DelegateBackend):
                                                 gen.weight_bytes.get(op.node, 0),
                                                 estimate_cycles(self.cfg, op), index))
         self.delegates.append({"commands": gen.commands, "flash": len(gen.weight_data),
-                               "cop": len(gen.cop), "sram": gen.scratch_size})
+                               "cop": len(gen.cop), "sram": gen.scratch_size,
+                               "fast": gen.fast_scratch_size})
         flags = (f"--accelerator-config={self.cfg.name} --memory-mode={self.memory_mode}"
-                 " --output-format=raw")
+                 + (f" --arena-cache-size={self.fast_scratch}" if self.dedicated else "")
+                 + " --output-format=raw")
         specs = [("tosa_spec", TOSA_SPEC.encode()), ("compile_flags", flags.encode()),
                  ("output_format", b"vela"), ("target", self.cfg.name.encode())]
+        if gen.fast_scratch_size:
+            specs.append((FAST_SCRATCH_SPEC, str(gen.fast_scratch_size).encode()))
         return DelegateBlob(write_blob(blob), specs, DataLocation.SEGMENT)

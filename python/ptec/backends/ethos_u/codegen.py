@@ -25,7 +25,7 @@ from .stream_writer import StreamWriter
 from .weight_order import ordered_weights
 
 ALIGN = 16
-REGION_CONST, REGION_SCRATCH = 0, 1
+REGION_CONST, REGION_SCRATCH, REGION_FAST = 0, 1, 2
 SCALE_RECORD = 10
 LUT_ENTRIES = 256
 DMA_TO_SHRAM = 0x100 | 3          # internal destination, core mask 3 (as Vela writes it, §4.1)
@@ -69,6 +69,17 @@ class Generated:
     places: Dict[str, Placed]
     weight_bytes: Dict[str, int] = field(default_factory=dict)   # node -> encoded weights + scales
     commands: int = 0
+    fast_scratch_size: int = 0        # Dedicated_Sram: the region-2 bytes the stream uses
+
+
+def fast_scratch_slice_bytes(op: NpuOp, channels: int) -> int:
+    """An upper bound of one slice's records + weight stream: 10 bytes per
+    channel padded to 16, and at most 9 bits per weight (the encoder's worst
+    case) plus a slice header per 32,768 weights and the end padding."""
+    per_channel = int(np.prod(op.weights.shape[1:]))
+    ordered = channels * per_channel * 2            # brick padding at most doubles the count
+    return (_align(SCALE_RECORD * channels) + _align((ordered * 9 + 7) // 8
+            + 64 * (ordered // 32768 + 1) + ALIGN))
 
 
 def plan_scratch(ops: List[NpuOp], inputs: Sequence[str], outputs: Sequence[str],
@@ -119,7 +130,7 @@ def temporaries(op: NpuOp) -> Dict[str, int]:
     return {f"{op.node}#a": n, f"{op.node}#b": n}
 
 
-def depth_slices(op: NpuOp) -> List[Tuple[int, int]]:
+def depth_slices(op: NpuOp, fast_scratch: int = 0) -> List[Tuple[int, int]]:
     """(first channel, channels) of each NPU op the node becomes. Weighted
     ops are split along the OFM depth, in whole OFM blocks, so that one op
     holds at most SLICE_WEIGHTS weights, as Vela slices its ops to fit its
@@ -132,6 +143,9 @@ def depth_slices(op: NpuOp) -> List[Tuple[int, int]]:
     fit = SLICE_WEIGHTS // per_channel
     step = op.block.depth if op.block.depth <= fit else MIN_SLICE    # whole blocks, else parts of one
     n = max(step, fit // step * step)
+    if fast_scratch:      # Dedicated_Sram: each slice's weights must fit the fast scratch
+        while n > MIN_SLICE and fast_scratch_slice_bytes(op, n) > fast_scratch:
+            n = max(MIN_SLICE, n // 2 // MIN_SLICE * MIN_SLICE)
     return [(c, min(n, depth - c)) for c in range(0, depth, n)]
 
 
@@ -151,8 +165,11 @@ def _fmap_registers(w: StreamWriter, prefix: str, shape, base: int, zp: int, ele
 
 
 def generate(cfg: NpuConfig, ops: List[NpuOp], aliases: Dict[str, str],
-             inputs: Sequence[str], outputs: Sequence[str]) -> Generated:
-    """aliases: value -> the value whose bytes it is (a reshape)."""
+             inputs: Sequence[str], outputs: Sequence[str], fast_scratch: int = 0) -> Generated:
+    """aliases: value -> the value whose bytes it is (a reshape). fast_scratch:
+    0 for Shared_Sram (the NPU reads weights in place from region 0), else
+    the Dedicated_Sram fast scratch (region 2) that each op's weights and
+    scale records are DMA'd into before it runs."""
     def root(v: str) -> str:
         while v in aliases:
             v = aliases[v]
@@ -178,6 +195,7 @@ def generate(cfg: NpuConfig, ops: List[NpuOp], aliases: Dict[str, str],
         w.set("PARALLEL_MODE", cfg.cores - 1)
     lut_loaded = None
     tables: Dict[bytes, int] = {}
+    fast_used = 0
     for op in ops:
         if op.lut is not None:
             table = op.lut.astype(np.int8).tobytes()
@@ -200,19 +218,23 @@ def generate(cfg: NpuConfig, ops: List[NpuOp], aliases: Dict[str, str],
         if op.kind in ELEMENTWISE:
             _emit_binary(w, cfg, op, places, const)
             continue
-        for c0, cn in depth_slices(op):
-            _emit(w, cfg, op, places, c0, cn, const, weight_bytes)
+        fast = [0]
+        for c0, cn in depth_slices(op, fast_scratch):
+            used = _emit(w, cfg, op, places, c0, cn, const, weight_bytes, fast_scratch)
+            fast[0] = max(fast[0], used)
+        fast_used = max(fast_used, fast[0])
     w.stop()
     if not const:
         const = bytearray(ALIGN)          # the blob's weight_data is never empty
-    return Generated(w.cop1(), bytes(const), scratch_size, places, weight_bytes, len(w.words))
+    return Generated(w.cop1(), bytes(const), scratch_size, places, weight_bytes, len(w.words),
+                     fast_used)
 
 
 def _emit(w: StreamWriter, cfg: NpuConfig, op: NpuOp, places: Dict[str, Placed], c0: int, cn: int,
-          const: bytearray, weight_bytes: Dict[str, int]) -> None:
+          const: bytearray, weight_bytes: Dict[str, int], fast_scratch: int = 0) -> int:
     """Channels c0 .. c0+cn of op's OFM (of its IFM too for depthwise and
     pools, which keep channels): the bases move by c0 bytes, the strides
-    stay those of the whole maps."""
+    stay those of the whole maps. Returns the fast-scratch bytes it uses."""
     ifm, ofm = op.ifm_shape, op.ofm_shape
     per_channel = op.kind != "conv"
     _fmap_registers(w, "IFM", ifm, places[op.ifm].offset + (c0 if per_channel else 0), op.ifm_zp)
@@ -251,7 +273,7 @@ def _emit(w: StreamWriter, cfg: NpuConfig, op: NpuOp, places: Dict[str, Placed],
     w.set("BLOCKDEP", 0)
     if op.weights is None:
         w.op("POOL", POOL_MODES[op.kind])
-        return
+        return 0
     records = scale_records(op.bias[c0:c0 + cn], op.scales[c0:c0 + cn])
     values = ordered_weights(op.weights[c0:c0 + cn], depthwise=op.kind == "depthwise",
                              block_depth=blk.depth, ofm_ublock=cfg.ofm_ublock_depth,
@@ -262,13 +284,31 @@ def _emit(w: StreamWriter, cfg: NpuConfig, op: NpuOp, places: Dict[str, Placed],
     weight_base = len(const)
     const += stream
     weight_bytes[op.node] = weight_bytes.get(op.node, 0) + len(records) + len(stream)
-    w.set("WEIGHT_REGION", REGION_CONST)
+    region, used = REGION_CONST, 0
+    if fast_scratch:
+        # Dedicated_Sram: records and stream (adjacent in region 0) into the
+        # fast scratch, once the previous op no longer reads it (§5.4).
+        used = len(records) + len(stream)
+        if used > fast_scratch:
+            raise ValueError(f"{op.node}: {used} bytes of weights exceed the fast scratch "
+                             f"({fast_scratch})")
+        w.op("KERNEL_WAIT", 0)
+        w.set("DMA0_SRC_REGION", REGION_CONST)
+        w.address("DMA0_SRC", scale_base)
+        w.set("DMA0_DST_REGION", REGION_FAST)
+        w.address("DMA0_DST", 0)
+        w.address("DMA0_LEN", used)
+        w.op("DMA_START", 0)
+        w.op("DMA_WAIT", 0)
+        region, scale_base, weight_base = REGION_FAST, 0, len(records)
+    w.set("WEIGHT_REGION", region)
     w.address("WEIGHT_BASE", weight_base)
     w.set32("WEIGHT_LENGTH", len(stream))
-    w.set("SCALE_REGION", REGION_CONST)
+    w.set("SCALE_REGION", region)
     w.address("SCALE_BASE", scale_base)
     w.set32("SCALE_LENGTH", len(records))
     w.op("CONV" if op.kind == "conv" else "DEPTHWISE")
+    return used
 
 
 def _ew_step(w: StreamWriter, cfg: NpuConfig, mode: str, shape: Fmap, ifm: Tuple[int, int, int],

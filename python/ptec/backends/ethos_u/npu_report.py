@@ -45,6 +45,9 @@ def network_summary(res, backend: EthosUBackend, cpu: str) -> List[str]:
         _row("NPU delegates", str(len(backend.delegates))),
         _row("Total SRAM used (largest work area)", f"{sram / 1024:.2f} KiB"),
         _row("Total Off-chip Flash used", f"{flash / 1024:.2f} KiB"),
+        *([_row("Fast scratch used (region 2)",
+                f"{max(d['fast'] for d in backend.delegates) / 1024:.2f} KiB")]
+          if backend.dedicated else []),
         _row("Estimated NPU cycles", f"{sum(p.cycles for p in backend.placements):,}"),
         f"CPU operators = {n_cpu} ({pct(n_cpu, len(placed))})",
         f"NPU operators = {len(npu)} ({pct(len(npu), len(placed))})",
