@@ -400,3 +400,46 @@ def test_a_fast_scratch_spec_that_is_no_byte_count_is_refused(value, tmp_path):
     assert "ptec_fast_scratch_bytes is not a decimal byte count" in p.stderr, p.stderr
     p = _cli("inspect", "--requirements", str(tmp_path / "bad.pte"))
     assert p.returncode == 2 and "ptec_fast_scratch_bytes" in p.stderr
+
+
+# ---------------------------------------------------------------------------
+# cat by addressing: copies into parts of the output
+
+class Branches(nn.Module):
+    """Inception-like: channel, height and width concatenations, and a
+    flatten + cat of vectors."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(3, 8, 3, padding=1)
+        self.b = nn.Conv2d(3, 5, 1)
+        self.c = nn.Conv2d(13, 6, 3, padding=1)
+
+    def forward(self, x):
+        y = torch.cat([torch.relu(self.a(x)), torch.relu(self.b(x))], 1)
+        z = self.c(y)
+        return torch.cat([z, torch.relu(z)], 3), torch.cat([z, torch.clamp(z, 0, 1)], 2)
+
+
+@pytest.mark.parametrize("accel", [HOST_NPU, "ethos-u65-256"])
+def test_cat_runs_on_the_npu_with_the_cpu_bytes(accel, tmp_path):
+    g = torch.Generator().manual_seed(4)
+    calib = [(torch.randn(1, 3, 10, 12, generator=g),) for _ in range(8)]
+    torch.manual_seed(0)
+    model = Branches().eval()
+    npu = Recorder(accel)
+    res = compile_model(model, list(calib[0]), calib, int8_io=True,
+                        backends=[npu, CortexMBackend(), PortableBackend()])
+    ref = compile_model(model, list(calib[0]), calib, int8_io=True)
+    cats = [p for p in res.lowered.placements if p.op == "cat"]
+    assert cats and all(p.backend == npu.name or "grid" in p.reason for p in cats), \
+        "\n".join(placement_table(res, npu))
+    assert any(p.backend == npu.name for p in cats)
+    lint_blobs(npu)
+    (tmp_path / "npu.pte").write_bytes(res.data)
+    (tmp_path / "cpu.pte").write_bytes(ref.data)
+    io = res.lowered.inputs[0]
+    for k in range(2):
+        x = np.clip(np.round(calib[k][0].numpy() / io.scale) + io.zero_point, -128, 127).astype(np.int8)
+        assert _run(tmp_path / "npu.pte", [x], tmp_path, f"npu{k}", npu_runner(accel)) == \
+            _run(tmp_path / "cpu.pte", [x], tmp_path, f"cpu{k}")

@@ -15,7 +15,7 @@ from .npu_config import DEFAULT_FAST_SCRATCH, MEMORY_MODES, npu_config
 
 MIN_FAST_SCRATCH = 4096
 FAST_SCRATCH_SPEC = "ptec_fast_scratch_bytes"  # ptec's own compile spec; upstream ignores specs
-from .npu_ops import ALIAS_OPS, NotForNpu, NpuOp, flattened_map, keeps_bytes, npu_op
+from .npu_ops import ALIAS_OPS, NotForNpu, NpuOp, flattened_map, keeps_bytes, npu_op, npu_ops
 from .perf import estimate_cycles
 
 BACKEND_ID = "EthosUBackend"
@@ -57,7 +57,7 @@ class EthosUBackend(DelegateBackend):
                              f"{MIN_FAST_SCRATCH} for one op's weights")
         self.memory_mode = memory_mode
         self.fast_scratch = fast_scratch
-        self._ops: Dict[str, NpuOp] = {}
+        self._ops: Dict[str, List[NpuOp]] = {}
         self.placements: List[NpuPlacement] = []
         self.delegates: List[Dict[str, int]] = []     # per blob: sizes
 
@@ -77,17 +77,18 @@ class EthosUBackend(DelegateBackend):
                     pass
             return "this reshape reorders bytes (channels-last to contiguous)"
         try:
-            op = npu_op(ctx.g, n, self.cfg)
+            ops = npu_ops(ctx.g, n, self.cfg)
         except NotForNpu as e:
             return str(e)
         except ValueError as e:      # parameters out of range (a shift CMSIS-NN cannot take)
             return str(e)
-        if self.dedicated and op.weights is not None:
-            worst = fast_scratch_slice_bytes(op, MIN_SLICE)
-            if worst > self.fast_scratch:
-                return (f"even {MIN_SLICE} output channels of weights may need {worst} bytes, more "
-                        f"than the fast scratch ({self.fast_scratch})")
-        self._ops[n.name] = op
+        for op in ops:
+            if self.dedicated and op.weights is not None:
+                worst = fast_scratch_slice_bytes(op, MIN_SLICE)
+                if worst > self.fast_scratch:
+                    return (f"even {MIN_SLICE} output channels of weights may need {worst} bytes, "
+                            f"more than the fast scratch ({self.fast_scratch})")
+        self._ops[n.name] = ops
         return None
 
     @property
@@ -96,13 +97,13 @@ class EthosUBackend(DelegateBackend):
 
     def review(self, nodes, ctx) -> Optional[str]:
         """Why a whole run is better left on the CPU, or None to keep it."""
-        if not any(n.name in self._ops and self._ops[n.name].macs for n in nodes):
+        if not any(op.macs for n in nodes for op in self._ops.get(n.name, [])):
             return NO_WORK
         return None
 
     # -- lowering --------------------------------------------------------------
     def write_blob(self, nodes, inputs, outputs, ctx) -> DelegateBlob:
-        ops = [self._ops[n.name] for n in nodes if n.name in self._ops]
+        ops = [op for n in nodes for op in self._ops.get(n.name, [])]
         aliases = {n.name: n.inputs[0] for n in nodes
                    if n.op in ALIAS_OPS and keeps_bytes(ctx.g, n)}
         gen = generate(self.cfg, ops, aliases, [name for name, _ in inputs],
@@ -118,10 +119,12 @@ class EthosUBackend(DelegateBackend):
         blob = VelaBlob(gen.cop, gen.weight_data, gen.scratch_size,
                         [entry(n, a) for n, a in inputs], [entry(n, a) for n, a in outputs])
         index = len(self.delegates)
-        for op in ops:
-            self.placements.append(NpuPlacement(op.node, op.kind, op.macs,
-                                                gen.weight_bytes.get(op.node, 0),
-                                                estimate_cycles(self.cfg, op), index))
+        for n in nodes:             # one line per node, its operations summed (a cat has several)
+            mine = self._ops.get(n.name, [])
+            if mine:
+                self.placements.append(NpuPlacement(
+                    n.name, mine[0].kind, sum(op.macs for op in mine), gen.weight_bytes.get(n.name, 0),
+                    sum(estimate_cycles(self.cfg, op) for op in mine), index))
         self.delegates.append({"commands": gen.commands, "flash": len(gen.weight_data),
                                "cop": len(gen.cop), "sram": gen.scratch_size,
                                "fast": gen.fast_scratch_size})

@@ -180,7 +180,7 @@ def generate(cfg: NpuConfig, ops: List[NpuOp], aliases: Dict[str, str],
     for op in ops:
         op.ifm2 = root(op.ifm2) if op.ifm2 else None
         sizes[op.ifm] = op.ifm_shape.nbytes
-        sizes[op.ofm] = op.ofm_shape.nbytes
+        sizes[op.ofm] = (op.ofm_whole or op.ofm_shape).nbytes
         if op.ifm2:
             sizes[op.ifm2] = op.ifm_shape.nbytes
         sizes.update(temporaries(op))
@@ -246,7 +246,7 @@ def _emit(w: StreamWriter, cfg: NpuConfig, op: NpuOp, places: Dict[str, Placed],
     w.set("IFM_PAD_LEFT", left)
     w.set("IFM_PAD_BOTTOM", bottom)
     w.set("IFM_PAD_RIGHT", right)
-    _fmap_registers(w, "OFM", ofm, places[op.ofm].offset + c0, op.ofm_zp)
+    _fmap_registers(w, "OFM", op.ofm_whole or ofm, places[op.ofm].offset + op.ofm_at + c0, op.ofm_zp)
     w.set("OFM_WIDTH_M1", ofm.w - 1)
     w.set("OFM_HEIGHT_M1", ofm.h - 1)
     w.set("OFM_DEPTH_M1", cn - 1)

@@ -78,6 +78,8 @@ class NpuOp:
     ofm_scale: Optional[Tuple[int, int]] = None       # global (M, shift): average pool
     lut: Optional[np.ndarray] = None                  # 256 int8, indexed by value + 128
     block: object = None                              # block_config.BlockConfig
+    ofm_at: int = 0                                   # copy: byte offset of its part in the OFM
+    ofm_whole: Optional[Fmap] = None                  # copy: the whole OFM (its strides and size)
     ifm2: Optional[str] = None                        # add, mul: the second operand
     ifm2_zp: int = 0
     requant: Dict[str, Tuple[int, int]] = field(default_factory=dict)   # add, mul: CMSIS-NN's (M, shift)
@@ -362,6 +364,47 @@ def _lut(g, n: Node) -> NpuOp:
 
 
 ELEMENTWISE = ("add", "mul")
+
+
+def _cat(g, n: Node) -> List[NpuOp]:
+    """cat on one int8 grid: each input copied (POOL MAX 1x1, zero points 0,
+    no clamp: the bytes unchanged) into its part of the output, addressed by
+    a base offset and the whole output's strides (NHWC; ranks 2 and 3 as
+    1 x rows x last dim)."""
+    qp = (float(n.qparams[0]), int(n.qparams[1]))
+    if any(_qparams(g, i) != qp for i in n.inputs):
+        raise NotForNpu("an input's int8 grid differs from the output's (the cat copies bytes)")
+    rank = len(n.shape)
+    dim = int(n.attrs["dim"]) % rank
+    whole = _fmap(n.shape)
+    if rank == 4:
+        axis = {1: "c", 2: "h", 3: "w"}.get(dim)
+    else:
+        axis = "c" if dim == rank - 1 else ("w" if all(d == 1 for d in n.shape[:dim]) else None)
+    if axis is None:
+        raise NotForNpu(f"cat over dimension {dim} of a rank-{rank} tensor")
+    ops, at = [], 0
+    for i in n.inputs:
+        part = _fmap(g.node(i).shape)
+        step = {"c": 1, "w": whole.c, "h": whole.w * whole.c}[axis]
+        ops.append(NpuOp(n.name, "pool_max", i, n.name, part, part, ofm_at=at * step, ofm_whole=whole))
+        at += {"c": part.c, "w": part.w, "h": part.h}[axis]
+    return ops
+
+
+def npu_ops(g, n: Node, cfg: NpuConfig) -> List[NpuOp]:
+    """The NPU operations of node n (several for cat), blocks chosen."""
+    if n.op != "cat":
+        return [npu_op(g, n, cfg)]
+    if n.qparams is None or any(g.node(i).qparams is None for i in n.inputs):
+        raise NotForNpu("not quantized")
+    ops = _cat(g, n)
+    for op in ops:
+        try:
+            op.block = choose_block_config(cfg, op.op_shape())
+        except BlockConfigError as e:
+            raise NotForNpu(f"does not fit the NPU's SHRAM: {e}") from None
+    return ops
 
 
 def _binary(g, n: Node) -> NpuOp:
