@@ -7,7 +7,7 @@ is the float semantics every later stage is checked against.
 
 Ops: input, constant, conv2d, conv_transpose2d, linear, batch_norm, clamp
 (relu/relu6/hardtanh), add, sub, mul, div, matmul, minimum, maximum,
-avg_pool2d, adaptive_avg_pool2d, max_pool2d, reshape, permute, pad, softmax,
+avg_pool2d, adaptive_avg_pool2d, max_pool2d, reshape, permute, channel_shuffle, pad, softmax,
 the unary activations of UNARY (sigmoid, tanh, silu, gelu, softplus, prelu, hardswish,
 hardsigmoid, leaky_relu, elu), mean, cat, identity, unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
@@ -153,6 +153,10 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = torch.maximum(xs[0], xs[1])
     elif op == "permute":
         y = xs[0].permute(permutation(n, xs[0].dim()))
+    elif op == "channel_shuffle":
+        nb, c, h, w = xs[0].shape
+        g = int(a["groups"])
+        y = xs[0].reshape(nb, g, c // g, h, w).transpose(1, 2).reshape(nb, c, h, w)
     elif op == "pad":
         mode = a.get("mode", "constant")
         y = (F.pad(xs[0], list(a["pad"]), mode, a.get("value", 0.0)) if mode == "constant"

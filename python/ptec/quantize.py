@@ -25,10 +25,10 @@ import numpy as np
 import torch
 
 from . import quant_math as qm
-from .ir import Graph, evaluate
+from .ir import permutation, Graph, evaluate
 
 FUSABLE_PRODUCERS = ("conv2d", "conv_transpose2d", "linear", "add", "max_pool2d")
-PASS_THROUGH = ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "reshape", "identity", "upsample_nearest", "slice",
+PASS_THROUGH = ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "reshape", "identity", "channel_shuffle", "upsample_nearest", "slice",
                 "pixel_shuffle",
                 "clamp", "mean", "permute")
 # Ops whose output qparams can be changed freely by a consumer that needs them
@@ -69,6 +69,32 @@ def _through_unit_squeeze(g: Graph, n):
     return n
 
 
+def _collapse_channel_shuffles(g: Graph) -> None:
+    """reshape [N,C,H,W] -> [N,g,C/g,H,W], transpose(1, 2), reshape back:
+    ShuffleNet's channel shuffle, one `channel_shuffle` node (a permutation
+    of each pixel's channels, which the backends do without a rank-5 copy)."""
+    for r2 in list(g.nodes):
+        if r2.op != "reshape" or not r2.shape or len(r2.shape) != 4:
+            continue
+        p = g.node(r2.inputs[0])
+        if p.op != "permute" or not p.shape or len(p.shape) != 5:
+            continue
+        r1 = g.node(p.inputs[0])
+        if r1.op != "reshape" or not r1.shape or len(r1.shape) != 5:
+            continue
+        x = g.node(r1.inputs[0])
+        nb, gr, cg, h, w = r1.shape
+        if (list(x.shape or []) != list(r2.shape) or list(r2.shape) != [nb, gr * cg, h, w]
+                or permutation(p, 5) != [0, 2, 1, 3, 4]
+                or any(len(g.users(v.name)) != 1 or v.name in g.outputs for v in (r1, p))):
+            continue
+        source = r1.attrs.get("source")
+        r2.op, r2.inputs = "channel_shuffle", [x.name]
+        r2.attrs = {"groups": gr, **({"source": f"channel shuffle at {source}"} if source else {})}
+        g.remove(p.name)
+        g.remove(r1.name)
+
+
 def prepare(graph: Graph) -> Graph:
     g = copy.deepcopy(graph)
     # identities
@@ -76,6 +102,7 @@ def prepare(graph: Graph) -> Graph:
         if n.op == "identity" and not n.attrs.get("act"):
             g.replace_uses(n.name, n.inputs[0])
             g.remove(n.name)
+    _collapse_channel_shuffles(g)
     # batch-norm folding
     for n in list(g.nodes):
         if n.op != "batch_norm":

@@ -443,3 +443,35 @@ def test_cat_runs_on_the_npu_with_the_cpu_bytes(accel, tmp_path):
         x = np.clip(np.round(calib[k][0].numpy() / io.scale) + io.zero_point, -128, 127).astype(np.int8)
         assert _run(tmp_path / "npu.pte", [x], tmp_path, f"npu{k}", npu_runner(accel)) == \
             _run(tmp_path / "cpu.pte", [x], tmp_path, f"cpu{k}")
+
+
+@pytest.mark.parametrize("name, accel", [("mobilenet_v3_small", HOST_NPU),
+                                         ("shufflenet_v2_x0_5", "ethos-u65-256")])
+def test_torchvision_networks_on_the_npu_equal_the_cpu(name, accel, tmp_path):
+    """MobileNet-V3 small (squeeze-excite: a per-channel broadcast mul;
+    hardswish and hardsigmoid as LUTs) runs entirely on the NPU; ShuffleNet-V2
+    (cat, channel shuffle, chunk) with its shuffles and slices on the CPU.
+    Both give the CPU program's bytes."""
+    import torchvision
+    torch.manual_seed(0)
+    model = getattr(torchvision.models, name)().eval()
+    g = torch.Generator().manual_seed(1)
+    calib = [(torch.randn(1, 3, 224, 224, generator=g),) for _ in range(3)]
+    npu = Recorder(accel)
+    res = compile_model(model, list(calib[0]), calib, int8_io=True,
+                        backends=[npu, CortexMBackend(), PortableBackend()])
+    ref = compile_model(model, list(calib[0]), calib, int8_io=True)
+    placed = [p for p in res.lowered.placements if p.backend != "none"]
+    on_cpu = {p.op for p in placed if p.backend != npu.name}
+    if name == "mobilenet_v3_small":
+        assert not on_cpu, "\n".join(placement_table(res, npu))
+    else:
+        assert on_cpu <= {"channel_shuffle", "slice"}, on_cpu
+    assert not res.lowered.fallbacks
+    lint_blobs(npu)
+    (tmp_path / "npu.pte").write_bytes(res.data)
+    (tmp_path / "cpu.pte").write_bytes(ref.data)
+    io = res.lowered.inputs[0]
+    x = np.clip(np.round(calib[2][0].numpy() / io.scale) + io.zero_point, -128, 127).astype(np.int8)
+    assert _run(tmp_path / "npu.pte", [x], tmp_path, "npu", npu_runner(accel)) == \
+        _run(tmp_path / "cpu.pte", [x], tmp_path, "cpu")

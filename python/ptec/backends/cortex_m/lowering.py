@@ -327,6 +327,17 @@ def _permute(ctx, n: Node, perm: List[int]) -> Act:
     return K.transpose(ctx.b, x, perm)
 
 
+def op_channel_shuffle(ctx, n: Node):
+    """Each pixel's C channels, as g groups of C/g, become C/g groups of g:
+    on the channels-last bytes a transpose of [N*H*W, g, C/g]."""
+    x = ctx.q(n.inputs[0])
+    nb, c, h, w = x.sizes
+    g = int(n.attrs["groups"])
+    rows = raw_view(ctx.b, x, [nb * h * w, g, c // g], [0, 1, 2])
+    y = K.transpose(ctx.b, rows, [0, 2, 1])
+    return raw_view(ctx.b, y, [nb, c, h, w], CHANNELS_LAST)
+
+
 def op_matmul(ctx, n: Node):
     a_name, b_name = n.inputs
     sa = list(ctx.g.node(a_name).shape)
@@ -465,13 +476,11 @@ def op_slice(ctx, n: Node):
 
 
 def op_cat(ctx, n: Node):
-    """int8 cat: a byte copy, valid when the inputs share the output's
-    scale and zero point (the quantizer arranges it when it can)."""
+    """int8 cat: a byte copy of inputs on the output's scale and zero point
+    (the quantizer arranges it when it can); an input on another grid is
+    first moved onto it by a 256-entry identity LUT."""
     qp = tuple(n.qparams)
-    xs = [ctx.q(i) for i in n.inputs]
-    if any((x.scale, x.zp) != qp for x in xs):
-        return ctx.refuse(n, "an input's int8 grid differs from the output's: "
-                             "the int8 cat copies bytes")
+    xs = [_requantize(ctx, ctx.q(i), qp[0], qp[1]) for i in n.inputs]
     dim = int(n.attrs["dim"]) % len(n.shape)
     if len(n.shape) == 4 and any(needs_relayout(s) for s in [x.sizes for x in xs] + [n.shape]):
         # upstream's cat copies rows as if contiguous: cat the [N,H,W,C]

@@ -126,8 +126,8 @@ def temporaries(op: NpuOp) -> Dict[str, int]:
     """Region-1 scratch of one op: the int32 operands of add and mul."""
     if op.kind not in ELEMENTWISE:
         return {}
-    n = op.ofm_shape.nbytes * INT32
-    return {f"{op.node}#a": n, f"{op.node}#b": n}
+    return {f"{op.node}#a": op.ofm_shape.nbytes * INT32,
+            f"{op.node}#b": (op.ifm2_shape or op.ofm_shape).nbytes * INT32}
 
 
 def depth_slices(op: NpuOp, fast_scratch: int = 0) -> List[Tuple[int, int]]:
@@ -182,7 +182,7 @@ def generate(cfg: NpuConfig, ops: List[NpuOp], aliases: Dict[str, str],
         sizes[op.ifm] = op.ifm_shape.nbytes
         sizes[op.ofm] = (op.ofm_whole or op.ofm_shape).nbytes
         if op.ifm2:
-            sizes[op.ifm2] = op.ifm_shape.nbytes
+            sizes[op.ifm2] = (op.ifm2_shape or op.ifm_shape).nbytes
         sizes.update(temporaries(op))
     ins = [root(v) for v in inputs]
     outs = [root(v) for v in outputs]
@@ -315,7 +315,8 @@ def _ew_step(w: StreamWriter, cfg: NpuConfig, mode: str, shape: Fmap, ifm: Tuple
              ifm2, ofm: Tuple[int, int, int], shift: int = 0, act=(-32768, 32767)) -> None:
     """One ELEMENTWISE op over `shape`. ifm, ofm: (region-1 offset, element
     bytes, zero point); ifm2: ("scalar", value) or ("map", region, offset,
-    broadcast) of an int32 map. Output scale 1 >> shift in DBL rounding."""
+    shape) of an int32 map, broadcast along its size-1 dimensions. Output
+    scale 1 >> shift in DBL rounding."""
     i_off, i_elem, i_zp = ifm
     o_off, o_elem, o_zp = ofm
     size = {1: 0, 4: 2}
@@ -331,11 +332,12 @@ def _ew_step(w: StreamWriter, cfg: NpuConfig, mode: str, shape: Fmap, ifm: Tuple
     w.set32("OFM_SCALE", 1, shift)
     tensor2 = ifm2[0] == "map"
     if tensor2:
-        _, region, offset, broadcast = ifm2
-        one = Fmap(1, 1, 1) if broadcast else shape
-        _fmap_registers(w, "IFM2", one, offset, 0, INT32, region)
+        _, region, offset, shape2 = ifm2
+        # a size-1 dimension of IFM2 is repeated over the OFM (IFM2_BROADCAST [0] H, [1] W, [2] C)
+        flags = (shape2.h == 1 < shape.h) | (shape2.w == 1 < shape.w) << 1 | (shape2.c == 1 < shape.c) << 2
+        _fmap_registers(w, "IFM2", shape2, offset, 0, INT32, region)
         w.set("IFM2_PRECISION", 1 | size[INT32] << 2)
-        w.set("IFM2_BROADCAST", 7 if broadcast else 0)
+        w.set("IFM2_BROADCAST", flags)
     else:
         w.set("IFM2_SCALAR", ifm2[1])
         w.set("IFM2_ZERO_POINT", 0)
@@ -370,6 +372,8 @@ def _emit_binary(w: StreamWriter, cfg: NpuConfig, op: NpuOp, places: Dict[str, P
     CMSIS-NN's doubling high multiply and rounding shift (§5.1); that DBL
     applies to 32-bit MUL as it does to the conv output stage is inferred."""
     shape = op.ofm_shape
+    shape2 = op.ifm2_shape or shape
+    one = Fmap(1, 1, 1)
     ta, tb = (places[t].offset for t in temporaries(op))
     w.set32("OPA_SCALE", 1)
     w.set32("OPB_SCALE", 1)
@@ -378,15 +382,16 @@ def _emit_binary(w: StreamWriter, cfg: NpuConfig, op: NpuOp, places: Dict[str, P
         at = len(const)
         const.extend(int(m).to_bytes(4, "little", signed=True) + bytes(ALIGN - INT32))
         return at
-    for src, zp, t, key in ((op.ifm, op.ifm_zp, ta, "a"), (op.ifm2, op.ifm2_zp, tb, "b")):
-        _ew_step(w, cfg, "ADD", shape, (places[src].offset, 1, zp), ("scalar", 0), (t, INT32, 0))
+    for src, zp, t, key, sh in ((op.ifm, op.ifm_zp, ta, "a", shape),
+                                (op.ifm2, op.ifm2_zp, tb, "b", shape2)):
+        _ew_step(w, cfg, "ADD", sh, (places[src].offset, 1, zp), ("scalar", 0), (t, INT32, 0))
         if op.kind == "add":
-            _ew_step(w, cfg, "SHL", shape, (t, INT32, 0), ("scalar", ADD_LEFT_SHIFT), (t, INT32, 0))
+            _ew_step(w, cfg, "SHL", sh, (t, INT32, 0), ("scalar", ADD_LEFT_SHIFT), (t, INT32, 0))
             m, e = op.requant[key]
-            _ew_step(w, cfg, "MUL", shape, (t, INT32, 0), ("map", REGION_CONST, constant(m), True),
+            _ew_step(w, cfg, "MUL", sh, (t, INT32, 0), ("map", REGION_CONST, constant(m), one),
                      (t, INT32, 0), 31 - e)
     _ew_step(w, cfg, "ADD" if op.kind == "add" else "MUL", shape, (ta, INT32, 0),
-             ("map", REGION_SCRATCH, tb, False), (ta, INT32, 0))
+             ("map", REGION_SCRATCH, tb, shape2), (ta, INT32, 0))
     m, e = op.requant["out"]
-    _ew_step(w, cfg, "MUL", shape, (ta, INT32, 0), ("map", REGION_CONST, constant(m), True),
+    _ew_step(w, cfg, "MUL", shape, (ta, INT32, 0), ("map", REGION_CONST, constant(m), one),
              (places[op.ofm].offset, 1, op.ofm_zp), 31 - e, op.act)

@@ -82,6 +82,7 @@ class NpuOp:
     ofm_whole: Optional[Fmap] = None                  # copy: the whole OFM (its strides and size)
     ifm2: Optional[str] = None                        # add, mul: the second operand
     ifm2_zp: int = 0
+    ifm2_shape: Optional[Fmap] = None                 # add, mul: IFM2 when it is broadcast
     requant: Dict[str, Tuple[int, int]] = field(default_factory=dict)   # add, mul: CMSIS-NN's (M, shift)
 
     @property
@@ -367,13 +368,13 @@ ELEMENTWISE = ("add", "mul")
 
 
 def _cat(g, n: Node) -> List[NpuOp]:
-    """cat on one int8 grid: each input copied (POOL MAX 1x1, zero points 0,
-    no clamp: the bytes unchanged) into its part of the output, addressed by
-    a base offset and the whole output's strides (NHWC; ranks 2 and 3 as
-    1 x rows x last dim)."""
+    """cat: each input copied (POOL MAX 1x1, zero points 0, no clamp: the
+    bytes unchanged; through the CPU's identity table when its grid is not
+    the output's) into its part of the output, addressed by a base offset
+    and the whole output's strides (NHWC; ranks 2 and 3 as 1 x rows x last
+    dim)."""
+    from ..cortex_m.kernels import lut_table
     qp = (float(n.qparams[0]), int(n.qparams[1]))
-    if any(_qparams(g, i) != qp for i in n.inputs):
-        raise NotForNpu("an input's int8 grid differs from the output's (the cat copies bytes)")
     rank = len(n.shape)
     dim = int(n.attrs["dim"]) % rank
     whole = _fmap(n.shape)
@@ -387,7 +388,10 @@ def _cat(g, n: Node) -> List[NpuOp]:
     for i in n.inputs:
         part = _fmap(g.node(i).shape)
         step = {"c": 1, "w": whole.c, "h": whole.w * whole.c}[axis]
-        ops.append(NpuOp(n.name, "pool_max", i, n.name, part, part, ofm_at=at * step, ofm_whole=whole))
+        # an input on another grid: through the CPU's own identity table (a LUT copy)
+        lut = None if _qparams(g, i) == qp else lut_table(lambda v: v, *_qparams(g, i), *qp)
+        ops.append(NpuOp(n.name, "pool_max", i, n.name, part, part, ofm_at=at * step, ofm_whole=whole,
+                         lut=lut))
         at += {"c": part.c, "w": part.w, "h": part.h}[axis]
     return ops
 
@@ -414,23 +418,32 @@ def _binary(g, n: Node) -> NpuOp:
     a, b = (g.node(i) for i in n.inputs)
     if a.op == "constant" or b.op == "constant":
         raise NotForNpu("an operand is a constant (the CPU makes it a table lookup)")
-    if list(a.shape) != list(b.shape) or list(a.shape) != list(n.shape):
-        raise NotForNpu(f"broadcast {list(a.shape)} and {list(b.shape)}: the NPU add here takes "
-                        "operands of one shape")
-    f = _fmap(n.shape)
     (s1, z1), (s2, z2) = _qparams(g, a.name), _qparams(g, b.name)
     s_out, z_out = float(n.qparams[0]), int(n.qparams[1])
-    if n.op == "add":
+    if n.op == "add":       # CMSIS-NN's parameters, each for its operand
         (m1, e1), (m2, e2), (mo, eo) = qm.add_params(s1, s2, s_out)
-        requant = {"a": (m1, e1), "b": (m2, e2), "out": (mo, eo)}
+        per = {a.name: (m1, e1), b.name: (m2, e2)}
     else:
-        requant = {"out": qm.quantize_multiplier(s1 * s2 / s_out)}
+        mo, eo = qm.quantize_multiplier(s1 * s2 / s_out)
+    shape = list(n.shape)
+    if list(a.shape) != shape:        # the full-size operand is the IFM
+        a, b = b, a
+    small = list(b.shape)
+    channel_vector = len(shape) == 4 and small == [shape[0], shape[1], 1, 1]
+    if list(a.shape) != shape or (small != shape and not channel_vector):
+        raise NotForNpu(f"broadcast {list(a.shape)} and {small}: the NPU takes operands of one "
+                        "shape, or a per-channel [N, C, 1, 1] second operand")
+    requant = {"out": (mo, eo)}
+    if n.op == "add":
+        requant.update(a=per[a.name], b=per[b.name])
+    f = _fmap(n.shape)
     for what, (m, e) in requant.items():
         if e > 0 or e < -32 or m >= 1 << 31:
             raise NotForNpu(f"{n.op} {what} requantization shift {e} outside what the NPU "
                             "rounds like CMSIS-NN")
-    return NpuOp(n.name, n.op, a.name, n.name, f, Fmap(f.h, f.w, f.c), z1, z_out,
-                 act=_act_range(n), ifm2=b.name, ifm2_zp=z2, requant=requant)
+    return NpuOp(n.name, n.op, a.name, n.name, f, Fmap(f.h, f.w, f.c), _qparams(g, a.name)[1],
+                 z_out, act=_act_range(n), ifm2=b.name, ifm2_zp=_qparams(g, b.name)[1],
+                 ifm2_shape=_fmap(small), requant=requant)
 
 
 NPU_OPS = {"conv2d": _conv, "add": _binary, "mul": _binary, "linear": _linear, "max_pool2d": _max_pool, "avg_pool2d": _avg_pool,

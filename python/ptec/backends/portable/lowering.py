@@ -379,6 +379,16 @@ def lower_fp32(n: Node, ins: List[Act], b: ProgramBuilder, fallbacks: List[str],
         fallbacks.append(f"{origin(n)}: " + ("aten::relu.out" if lo == 0 and hi is None
                                           else "aten::clamp.out"))
         return _activation(b, ins[0], lo, hi)
+    if n.op == "channel_shuffle":
+        # the channels-last bytes as [N*H*W, g, C/g], transposed (a rank-3 permute_copy)
+        x = ins[0]
+        nb, c, h, w = n.shape
+        g = int(a["groups"])
+        rows = raw_view(b, as_physical(b, x), [nb * h * w, g, c // g], [0, 1, 2])
+        moved = new_act(b, ScalarType.FLOAT, [nb * h * w, c // g, g], dim_order=[0, 1, 2])
+        b.call("aten::permute_copy.out", self=rows.value, dims=[0, 2, 1], out=moved.value)
+        fallbacks.append(f"{origin(n)}: aten::permute_copy.out")
+        return raw_view(b, moved, [nb, c, h, w], CHANNELS_LAST)
     if key == "aten::linear.out":
         x = _relayout(b, ins[0], list(range(len(ins[0].sizes))))
         y = new_act(b, ScalarType.FLOAT, n.shape, dim_order=list(range(len(n.shape))))
