@@ -317,6 +317,41 @@ def test_vela_u65_program_runs_through_the_same_flow(tmp_path):
     assert out == open(os.path.join(kws, "expected.bin"), "rb").read()
 
 
+def test_ptec_compiled_u65_program_runs_on_the_imx93_npu(tmp_path):
+    """ds_cnn compiled by ptec's own NPU compiler for the i.MX93's
+    Ethos-U65-256 beside its M33 (the compile defaults): the whole network
+    one delegate, run over RPMsg on the simulation with the NPU model, gives
+    the bytes of the CPU-only program of the same quantized graph."""
+    npu_elf = os.path.join(os.path.dirname(SIM_ELF), "ptec_remote_npu.elf")
+    need(npu_elf)
+    need_qemu()
+    from ptec.backends.cortex_m import CortexMBackend
+    from ptec.backends.ethos_u.backend import EthosUBackend
+    from ptec.backends.portable import PortableBackend
+    m = load_model("ds_cnn")
+    calib = m.calibration(8)
+    npu = EthosUBackend("ethos-u65-256")
+    assert npu.cfg.default_cpu == "cortex-m33"
+    res = compile_model(m.module, m.example_inputs, calib, target="cortex-m33",
+                        backends=[npu, CortexMBackend(), PortableBackend()])
+    ref = compile_model(m.module, m.example_inputs, calib, target="cortex-m33")
+    assert [p.backend for p in res.lowered.placements if p.backend not in ("none", "ethos_u")] == []
+    prog, ref_prog = parse_program(res.data), parse_program(ref.data)
+    t = prog.plan().values[prog.plan().inputs[0]].val
+    with SimSession(npu_elf) as s:
+        s.place_model(res.data)
+        info = s.load(len(res.data))
+        for seed in range(3):
+            x = m.calibration(1, 200 + seed)[0][0].numpy()
+            raw = np.ascontiguousarray(x.reshape(t.sizes).transpose(list(t.dim_order)),
+                                       NUMPY_DTYPE[ScalarType(t.scalar_type)]).tobytes()
+            s.set_input(0, raw)
+            s.run()
+            out = s.output(0, info["output_tensors"][0]["nbytes"])
+            want = np.ascontiguousarray(host_runtime.run(ref_prog, ref.data, [x])[0]).tobytes()
+            assert out == want
+
+
 # The Linux-side client ----------------------------------------------------------
 CLIENT_DIR = os.path.join(ROOT, "tools", "imx93-client")
 
