@@ -14,7 +14,7 @@ import dis
 import io
 import inspect
 import operator
-from typing import List, Sequence
+from typing import Optional, List, Sequence
 
 import numpy as np
 import torch
@@ -256,6 +256,11 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 tuple_sources.add(source.name)
             elif scalar is not None:
                 nodes.extend(scalar)
+            elif (fn.target is operator.getitem and source is not None
+                  and _basic_index_nodes(name, fn, ins[0]) is not None):
+                nodes.extend(_basic_index_nodes(name, fn, ins[0]))
+            elif fn.target in (torch.narrow, "narrow") and _narrow_node(name, fn, ins) is not None:
+                nodes.append(_narrow_node(name, fn, ins))
             else:
                 nodes.append(_function_node(fn, ins))
         else:
@@ -295,6 +300,67 @@ def _meta_shape(fn: torch.fx.Node):
 def _is_shape_value(fn: torch.fx.Node) -> bool:
     """A node whose traced value is an int or a torch.Size (set by ShapeProp)."""
     return fn.op in ("call_function", "call_method") and fn.meta.get("type") in (int, torch.Size)
+
+
+def _basic_index_nodes(name: str, fn: torch.fx.Node, src: str) -> Optional[List[Node]]:
+    """x[i, a:b, ..., None]: ints, slices with step 1, one Ellipsis and None
+    as one `slice` node per narrowed dim and, when dims go (an int) or come
+    (None), a reshape to the traced shape. None for anything else (steps,
+    tensors as indices), which stays an unsupported getitem."""
+    idx = fn.args[1] if isinstance(fn.args[1], tuple) else (fn.args[1],)
+    shape = _meta_shape(fn.args[0]) if isinstance(fn.args[0], torch.fx.Node) else None
+    out_shape = _meta_shape(fn)
+    if shape is None or out_shape is None or sum(i is Ellipsis for i in idx) > 1:
+        return None
+    if any(not (i is None or i is Ellipsis or isinstance(i, slice)
+                or (isinstance(i, int) and not isinstance(i, bool))) for i in idx):
+        return None
+    real = sum(1 for i in idx if i is not None and i is not Ellipsis)
+    if real > len(shape):
+        return None
+    if Ellipsis in idx:
+        k = idx.index(Ellipsis)
+        idx = idx[:k] + (slice(None),) * (len(shape) - real) + idx[k + 1:]
+    nodes: List[Node] = []
+    cur, dim, sliced = src, 0, []          # sliced: the shape after the slice nodes
+    for i in idx:
+        if i is None:
+            continue
+        size = shape[dim]
+        if isinstance(i, slice):
+            if i.step not in (None, 1) or any(v is not None and not isinstance(v, int)
+                                              for v in (i.start, i.stop)):
+                return None
+            start, end, _ = i.indices(size)
+            end = max(end, start)
+        else:
+            start = i + size if i < 0 else i
+            if not 0 <= start < size:
+                return None
+            end = start + 1
+        if (start, end) != (0, size):
+            nodes.append(Node(f"{name}_d{dim}", "slice", [cur], dict(dim=dim, start=start, end=end)))
+            cur = nodes[-1].name
+        sliced.append(end - start)
+        dim += 1
+    sliced += shape[dim:]
+    if sliced != out_shape or not nodes:
+        nodes.append(Node(f"{name}_view", "reshape", [cur], dict(target_shape=out_shape)))
+    last = nodes[-1]
+    last.name = name
+    return nodes
+
+
+def _narrow_node(name: str, fn: torch.fx.Node, ins: List[str]) -> Optional[Node]:
+    """torch.narrow(x, dim, start, length), x.narrow(...): a slice."""
+    args = list(fn.args[1:]) + [fn.kwargs[k] for k in ("dim", "start", "length") if k in fn.kwargs]
+    shape = _meta_shape(fn.args[0]) if isinstance(fn.args[0], torch.fx.Node) else None
+    if shape is None or len(args) != 3 or not all(isinstance(v, int) for v in args):
+        return None
+    dim, start, length = args
+    dim %= len(shape)
+    start = start + shape[dim] if start < 0 else start
+    return Node(name, "slice", ins[:1], dict(dim=dim, start=start, end=start + length))
 
 
 def _element_of(name: str, source: Node, index) -> Node:
