@@ -22,6 +22,7 @@ import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
 
+from .capture_modules import CaptureModuleError, with_traceable_modules
 from .ir import Graph, Node, UnsupportedOperator, infer_shapes
 
 
@@ -672,7 +673,9 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
             g = None
     if g is None:
         try:
-            gm = _symbolic_trace(model)
+            gm = _symbolic_trace(with_traceable_modules(model))
+        except CaptureModuleError as e:
+            raise CaptureError(str(e)) from e
         except Exception as e:          # noqa: BLE001
             raise CaptureError(f"torch.fx could not trace the model: {e}") from e
         _propagate_shapes(gm, example_inputs)
