@@ -131,6 +131,8 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = (F.pixel_unshuffle if a["unshuffle"] else F.pixel_shuffle)(xs[0], a["factor"])
     elif op == "upsample_nearest":
         y = F.interpolate(xs[0], size=a["size"], mode="nearest")
+    elif op == "upsample_bilinear":
+        y = F.interpolate(xs[0], size=a["size"], mode="bilinear", align_corners=a["align_corners"])
     elif op == "group_norm":
         y = F.group_norm(xs[0], a["groups"], _t(a.get("weight")), _t(a.get("bias")), a["eps"])
     elif op == "layer_norm":

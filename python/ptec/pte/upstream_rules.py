@@ -130,6 +130,9 @@ RULES: Dict[str, Rule] = {
     "aten::upsample_nearest2d.vec_out": Rule(
         "kernels/portable/cpu/util/upsample_util.cpp (check_upsample_2d_common_args)",
         contiguous=("input", "out"), same_dtype=("input", "out")),
+    "aten::upsample_bilinear2d.vec_out": Rule(
+        "kernels/portable/cpu/util/upsample_util.cpp (check_upsample_bilinear2d_args)",
+        contiguous=("input", "out"), same_dtype=("input", "out")),
     "aten::pixel_shuffle.out": Rule("kernels/portable/cpu/op_pixel_shuffle.cpp (check_pixel_shuffle_args)",
                                     contiguous=("self", "out"), same_dtype=("self", "out")),
     "aten::pixel_unshuffle.out": Rule("kernels/portable/cpu/op_pixel_unshuffle.cpp (check_pixel_unshuffle_args)",

@@ -292,6 +292,39 @@ def upsample_nearest2d(x, out_hw, scale_factors=None) -> np.ndarray:
     return x[:, :, index[0][:, None], index[1][None, :]]
 
 
+def _bilinear_taps(size: int, out: int, align_corners: bool, factor=None):
+    """Per output index: (i0, i1, l0, l1) in float32, PyTorch's
+    area_pixel_compute_source_index; an axis of unchanged size is copied."""
+    i = np.arange(out)
+    if size == out:
+        return i, i, np.ones(out, F32), np.zeros(out, F32)
+    if align_corners:
+        s = F32((size - 1) / (out - 1)) if out > 1 else F32(0.0)
+        src = s * i.astype(F32)
+    else:
+        s = F32(1.0 / factor) if factor is not None else F32(size / out)
+        src = np.maximum(s * (i.astype(F32) + F32(0.5)) - F32(0.5), F32(0.0)).astype(F32)
+    i0 = np.minimum(src.astype(np.int64), size - 1)
+    i1 = i0 + (i0 < size - 1)
+    l1 = np.clip(src - i0.astype(F32), F32(0.0), F32(1.0)).astype(F32)
+    return i0, i1, (F32(1.0) - l1).astype(F32), l1
+
+
+def upsample_bilinear2d(x, out_hw, align_corners: bool, scale_factors=None) -> np.ndarray:
+    """[N, C, H, W] float32 resized to out_hw bilinearly, in float32 with the
+    operation order of src/kernels/portable/op_upsample_bilinear2d.c:
+    l0h * (l0w * a + l1w * b) + l1h * (l0w * c + l1w * d)."""
+    x = np.asarray(x, F32)
+    taps = [_bilinear_taps(x.shape[2 + d], out_hw[d], align_corners,
+                           None if scale_factors is None or align_corners else scale_factors[d])
+            for d in range(2)]
+    (h0, h1, lh0, lh1), (w0, w1, lw0, lw1) = taps
+    r0, r1 = x[:, :, h0, :], x[:, :, h1, :]
+    top = lw0 * r0[..., w0] + lw1 * r0[..., w1]
+    bottom = lw0 * r1[..., w0] + lw1 * r1[..., w1]
+    return (lh0[:, None] * top + lh1[:, None] * bottom).astype(F32)
+
+
 def pixel_shuffle(x, r: int, unshuffle: bool = False) -> np.ndarray:
     """[N, C*r*r, H, W] -> [N, C, H*r, W*r] (unshuffle: the inverse): channel
     c*r*r + i*r + j at (h, w) is channel c at (h*r + i, w*r + j)."""

@@ -35,6 +35,7 @@ ATEN_KEYS = {
     "layer_norm": "aten::native_layer_norm.out",
     "group_norm": "aten::native_group_norm.out",
     "upsample_nearest": "aten::upsample_nearest2d.vec_out",
+    "upsample_bilinear": "aten::upsample_bilinear2d.vec_out",
     "slice": "aten::slice_copy.Tensor_out",
     "adaptive_avg_pool2d": "aten::_adaptive_avg_pool2d.out",
 }
@@ -275,6 +276,11 @@ def _upsample_nearest(b, key, n, ins, out):
     b.call(key, input=ins[0].value, output_size=list(n.attrs["size"]), scale_factors=None, out=out.value)
 
 
+def _upsample_bilinear(b, key, n, ins, out):
+    b.call(key, input=ins[0].value, output_size=list(n.attrs["size"]),
+           align_corners=bool(n.attrs["align_corners"]), scale_factors=None, out=out.value)
+
+
 # ATen kernel -> how to call it: fn(builder, key, node, fp32 inputs, fp32 out)
 CALLS: Dict[str, Callable] = {
     "aten::convolution.out": _convolution,
@@ -293,6 +299,7 @@ CALLS: Dict[str, Callable] = {
     "aten::native_layer_norm.out": _layer_norm,
     "aten::native_group_norm.out": _group_norm,
     "aten::upsample_nearest2d.vec_out": _upsample_nearest,
+    "aten::upsample_bilinear2d.vec_out": _upsample_bilinear,
     "aten::slice_copy.Tensor_out": _slice,
 }
 
@@ -328,6 +335,7 @@ def _combine_bounds(a, b):
 CONTIGUOUS_INPUT = ("aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
                     "aten::_native_batch_norm_legit_no_training.out", "aten::mean.out",
                     "aten::native_layer_norm.out", "aten::native_group_norm.out", "aten::upsample_nearest2d.vec_out",
+                    "aten::upsample_bilinear2d.vec_out",
                     "aten::slice_copy.Tensor_out")
 
 
