@@ -677,7 +677,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
             g = None
     if g is None:
         try:
-            gm = _symbolic_trace(with_traceable_modules(model))
+            gm = _symbolic_trace(with_traceable_modules(model, example_inputs))
         except CaptureModuleError as e:
             raise CaptureError(str(e)) from e
         except Exception as e:          # noqa: BLE001

@@ -1,6 +1,7 @@
 """Traceable stand-ins for torch.nn modules that torch.fx keeps as opaque
 leaves: nn.MultiheadAttention (self-attention, as nn.TransformerEncoderLayer
-uses it) and nn.TransformerEncoderLayer. Their forward is a fused fast path
+uses it), nn.TransformerEncoderLayer and nn.TransformerEncoder; nn.GRU,
+nn.LSTM (unrolled over the traced sequence length) and their cells. Their forward is a fused fast path
 or a long function with Python control flow on tensor properties, so fx
 records one call ptec has no kernel for. The stand-ins compute the same
 function from the same parameters with the operators ptec captures (linear,
@@ -114,13 +115,142 @@ class Encoder(nn.Module):
         return x if self.norm is None else self.norm(x)
 
 
+# ---------------------------------------------------------------------------
+# Recurrent layers, unrolled over the traced sequence length
+
+def _linear(weight, bias) -> nn.Linear:
+    lin = nn.Linear(weight.shape[1], weight.shape[0], bias=bias is not None)
+    lin.weight = nn.Parameter(weight.detach().clone())
+    if bias is not None:
+        lin.bias = nn.Parameter(bias.detach().clone())
+    return lin
+
+
+def _zero_state_gates(module: nn.Module, hh: nn.Linear, gates: int, hidden: int, name: str) -> None:
+    """W_hh 0 + b_hh = b_hh: the hidden projection of the zero state, kept
+    as constant buffers (one per gate) so the first step needs no matmul."""
+    b = hh.bias.detach() if hh.bias is not None else torch.zeros(gates * hidden)
+    for k in range(gates):
+        module.register_buffer(f"{name}_{k}", b[k * hidden:(k + 1) * hidden].clone().reshape(1, hidden))
+
+
+def gru_step(x_gates, h, hh: nn.Linear, hidden: int, zero):
+    """PyTorch's GRU update from the input's gate pre-activations [1, 3H]
+    (W_ih x + b_ih) and h [1, H] (None: the zero state, whose hidden gates
+    are `zero`, b_hh per gate)."""
+    xr, xz, xn = x_gates[:, :hidden], x_gates[:, hidden:2 * hidden], x_gates[:, 2 * hidden:]
+    if h is None:
+        hr, hz, hn = zero
+    else:
+        gh = hh(h)
+        hr, hz, hn = gh[:, :hidden], gh[:, hidden:2 * hidden], gh[:, 2 * hidden:]
+    r = torch.sigmoid(xr + hr)
+    z = torch.sigmoid(xz + hz)
+    n = torch.tanh(xn + r * hn)
+    return (1.0 - z) * n if h is None else n + z * (h - n)
+
+
+def lstm_step(x_gates, h, c, hh: nn.Linear, hidden: int, zero):
+    """PyTorch's LSTM update (gates i, f, g, o); h, c None: the zero state,
+    whose hidden gates are `zero`."""
+    if h is None:
+        xs = [x_gates[:, k * hidden:(k + 1) * hidden] + zero[k] for k in range(4)]
+    else:
+        g = x_gates + hh(h)
+        xs = [g[:, k * hidden:(k + 1) * hidden] for k in range(4)]
+    i = torch.sigmoid(xs[0])
+    f = torch.sigmoid(xs[1])
+    cand = torch.tanh(xs[2])
+    o = torch.sigmoid(xs[3])
+    c = i * cand if c is None else f * c + i * cand
+    return o * torch.tanh(c), c
+
+
+class Recurrent(nn.Module):
+    """nn.GRU / nn.LSTM, unidirectional, any number of layers, batch 1, zero
+    initial state, unrolled over the sequence length the model was traced
+    with: per layer one input projection of the whole sequence, then per
+    step the hidden projection (the same weights every step: the program
+    stores them once) and the gate arithmetic."""
+
+    def __init__(self, rnn, steps: int):
+        super().__init__()
+        self.kind = "lstm" if isinstance(rnn, nn.LSTM) else "gru"
+        self.hidden, self.layers, self.steps = rnn.hidden_size, rnn.num_layers, steps
+        self.batch_first = rnn.batch_first
+        self.ih = nn.ModuleList(_linear(getattr(rnn, f"weight_ih_l{k}"), getattr(rnn, f"bias_ih_l{k}", None))
+                                for k in range(self.layers))
+        self.hh = nn.ModuleList(_linear(getattr(rnn, f"weight_hh_l{k}"), getattr(rnn, f"bias_hh_l{k}", None))
+                                for k in range(self.layers))
+        self.gates = 4 if self.kind == "lstm" else 3
+        for k in range(self.layers):
+            _zero_state_gates(self, self.hh[k], self.gates, self.hidden, f"zero_l{k}")
+
+    def _zero(self, k):
+        return [getattr(self, f"zero_l{k}_{g}") for g in range(self.gates)]
+
+    def forward(self, x, state=None):
+        if state is not None:
+            raise CaptureModuleError(f"nn.{self.kind.upper()} given an initial state: ptec captures "
+                                     "recurrent layers from the zero state")
+        seq = x if self.batch_first else x.transpose(0, 1)          # [1, T, features]
+        last_h, last_c = [], []
+        for k in range(self.layers):
+            gates = self.ih[k](seq)                                  # [1, T, gates]
+            h = c = None
+            outs = []
+            for t in range(self.steps):
+                g = gates[:, t]
+                if self.kind == "gru":
+                    h = gru_step(g, h, self.hh[k], self.hidden, self._zero(k))
+                else:
+                    h, c = lstm_step(g, h, c, self.hh[k], self.hidden, self._zero(k))
+                outs.append(h.unsqueeze(1))
+            seq = torch.cat(outs, 1)
+            last_h.append(h.unsqueeze(0))
+            last_c.append(c.unsqueeze(0) if c is not None else None)
+        out = seq if self.batch_first else seq.transpose(0, 1)
+        h_n = torch.cat(last_h, 0)
+        if self.kind == "gru":
+            return out, h_n
+        return out, (h_n, torch.cat(last_c, 0))
+
+
+class RecurrentCell(nn.Module):
+    """nn.GRUCell / nn.LSTMCell: one step (a given state, or the zero state)."""
+
+    def __init__(self, cell):
+        super().__init__()
+        self.kind = "lstm" if isinstance(cell, nn.LSTMCell) else "gru"
+        self.hidden = cell.hidden_size
+        self.ih = _linear(cell.weight_ih, cell.bias_ih)
+        self.hh = _linear(cell.weight_hh, cell.bias_hh)
+        self.gates = 4 if self.kind == "lstm" else 3
+        _zero_state_gates(self, self.hh, self.gates, self.hidden, "zero")
+
+    def forward(self, x, state=None):
+        g = self.ih(x)
+        zero = [getattr(self, f"zero_{k}") for k in range(self.gates)]
+        if self.kind == "gru":
+            return gru_step(g, state, self.hh, self.hidden, zero)
+        h, c = (None, None) if state is None else state
+        return lstm_step(g, h, c, self.hh, self.hidden, zero)
+
+
 def _attention_covered(m) -> bool:
     return (isinstance(m, nn.MultiheadAttention) and m._qkv_same_embed_dim
             and m.embed_dim % m.num_heads == 0 and m.bias_k is None and not m.add_zero_attn)
 
 
-def _stand_in(m: nn.Module):
-    """The stand-in of a covered module, else None."""
+def _stand_in(m: nn.Module, steps=None):
+    """The stand-in of a covered module, else None. steps: the sequence
+    length a recurrent layer was called with (traced shapes)."""
+    if isinstance(m, (nn.GRU, nn.LSTM)):
+        ok = (not m.bidirectional and getattr(m, "proj_size", 0) == 0 and m.mode in ("GRU", "LSTM")
+              and steps is not None)
+        return Recurrent(m, steps) if ok else None
+    if isinstance(m, (nn.GRUCell, nn.LSTMCell)):
+        return RecurrentCell(m)
     if isinstance(m, nn.TransformerEncoder):
         ok = all(isinstance(layer, nn.TransformerEncoderLayer) and _attention_covered(layer.self_attn)
                  for layer in m.layers)
@@ -132,22 +262,47 @@ def _stand_in(m: nn.Module):
     return None
 
 
-def with_traceable_modules(model: nn.Module) -> nn.Module:
+COVERED = (nn.TransformerEncoder, nn.TransformerEncoderLayer, nn.MultiheadAttention, nn.GRU, nn.LSTM,
+           nn.GRUCell, nn.LSTMCell)
+
+
+def sequence_lengths(model: nn.Module, example_inputs) -> dict:
+    """{module name: sequence length} of each nn.GRU / nn.LSTM, from one run
+    of the model on its example inputs."""
+    found, hooks = {}, []
+    for name, m in model.named_modules():
+        if isinstance(m, (nn.GRU, nn.LSTM)):
+            def hook(mod, args, _name=name):
+                x = args[0]
+                if isinstance(x, torch.Tensor) and x.dim() == 3:
+                    found[_name] = int(x.shape[1] if mod.batch_first else x.shape[0])
+            hooks.append(m.register_forward_pre_hook(hook))
+    if hooks:
+        try:
+            with torch.no_grad():
+                model(*example_inputs)
+        finally:
+            for h in hooks:
+                h.remove()
+    return found
+
+
+def with_traceable_modules(model: nn.Module, example_inputs=()) -> nn.Module:
     """model, or a copy of it whose covered leaf modules are stand-ins (the
     user's model is never changed). Outermost modules first: an encoder's
     layers go with it."""
-    if not any(isinstance(m, (nn.TransformerEncoder, nn.TransformerEncoderLayer, nn.MultiheadAttention))
-               for m in model.modules()):
+    if not any(isinstance(m, COVERED) for m in model.modules()):
         return model
+    steps = sequence_lengths(model, example_inputs) if example_inputs else {}
     model = copy.deepcopy(model)
-    whole = _stand_in(model)
+    whole = _stand_in(model, steps.get(""))
     if whole is not None:
         return whole
     replaced = []
     for name, m in list(model.named_modules()):
         if not name or any(name.startswith(r + ".") for r in replaced):
             continue
-        stand_in = _stand_in(m)
+        stand_in = _stand_in(m, steps.get(name))
         if stand_in is None:
             continue
         parent_name, _, attr = name.rpartition(".")

@@ -1,0 +1,140 @@
+"""nn.GRU, nn.LSTM (unidirectional, batch-first or not, one or two layers)
+and nn.GRUCell / nn.LSTMCell compile to int8 (issue 15): capture unrolls
+them over the traced sequence length into linear, sigmoid/tanh LUTs, add
+and mul (ptec.capture_modules). Checks: the unrolled stand-in equals
+PyTorch's layer in float; the program runs on the C runtime with the bytes
+of the numpy int8 reference and the M55 and M33 boards; its result is close
+to PyTorch's (cosine >= 0.99); the hidden weights are stored once however
+many steps use them. An initial state for a whole layer, bidirectional
+layers and nn.RNN are refused in one line."""
+from collections import Counter
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+
+from model_checks import board_matches_reference
+from ptec import host_runtime
+from ptec.capture import CaptureError
+from ptec.capture_modules import with_traceable_modules
+from ptec.compiler import compile_model
+from ptec.interpreter import run_program
+from ptec.pte import parse_program
+
+STEPS, FEATURES, HIDDEN = 12, 10, 24
+
+
+class Spotter(nn.Module):
+    """A keyword spotter's back end: a recurrent layer, its last output, a classifier."""
+
+    def __init__(self, kind, layers=1, batch_first=True):
+        super().__init__()
+        rnn = nn.GRU if kind == "gru" else nn.LSTM
+        self.rnn = rnn(FEATURES, HIDDEN, num_layers=layers, batch_first=batch_first)
+        self.fc = nn.Linear(HIDDEN, 6)
+        self.batch_first = batch_first
+
+    def forward(self, x):
+        if not self.batch_first:
+            x = x.transpose(0, 1)
+        y, _ = self.rnn(x)
+        return self.fc(y[:, -1] if self.batch_first else y[-1])
+
+
+class Cells(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRUCell(FEATURES, HIDDEN)
+        self.lstm = nn.LSTMCell(HIDDEN, HIDDEN)
+
+    def forward(self, x):
+        h = self.gru(x[:, 0])
+        h = self.gru(x[:, 1], h)
+        h2, c2 = self.lstm(h)
+        h2, c2 = self.lstm(h, (h2, c2))
+        return h2 + c2
+
+
+CASES = {
+    "gru": lambda: Spotter("gru"),
+    "lstm": lambda: Spotter("lstm"),
+    "gru_2_layers_seq_first": lambda: Spotter("gru", 2, False),
+    "lstm_2_layers": lambda: Spotter("lstm", 2),
+    "cells": lambda: Cells(),
+}
+
+
+def _calib():
+    g = torch.Generator().manual_seed(0)
+    return [(torch.randn(1, STEPS, FEATURES, generator=g),) for _ in range(16)]
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_recurrent_layers_run_int8(case, tmp_path):
+    torch.manual_seed(0)
+    model = CASES[case]().eval()
+    calib = _calib()
+    x = calib[3][0]
+    with torch.no_grad():
+        ref = model(x)
+        assert torch.allclose(with_traceable_modules(model, [x])(x), ref, atol=1e-5)
+    res = compile_model(model, [x], calib)
+    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    prog = parse_program(res.data)
+    want = run_program(prog, [x.numpy()])[0]
+    got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+    assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+    r, g = ref.numpy().ravel(), np.asarray(got, np.float64).ravel()
+    assert float(g @ r / np.linalg.norm(g) / np.linalg.norm(r)) >= 0.99
+    if case != "cells":     # W_hh, quantized alike every step, is one constant
+        gates = 3 if "gru" in case else 4
+        buffers = [v.val.data_buffer_idx for v in prog.execution_plan[0].values
+                   if type(v.val).__name__ == "Tensor" and list(v.val.sizes) == [gates * HIDDEN, HIDDEN]
+                   and v.val.data_buffer_idx]
+        layers = 2 if "2_layers" in case else 1
+        # per layer W_hh (used by every step but the zero-state one); the
+        # second layer's W_ih has the same shape and is used once
+        uses = sorted(Counter(buffers).values())
+        assert uses == sorted([STEPS - 1] * layers + [1] * (layers - 1)), uses
+
+
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+def test_gru_spotter_on_the_boards(target, tmp_path):
+    torch.manual_seed(0)
+    model = Spotter("gru").eval()
+    calib = _calib()
+    data = compile_model(model, [calib[0][0]], calib, target=target).data
+    board_matches_reference(data, calib[5][0].numpy(), target, tmp_path)
+
+
+@pytest.mark.parametrize("make, why", [
+    (lambda: nn.GRU(8, 8, batch_first=True, bidirectional=True), "operator not supported"),
+    (lambda: nn.RNN(8, 8, batch_first=True), "operator not supported"),
+])
+def test_uncovered_recurrent_layers_are_refused(make, why):
+    class Wrap(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = make()
+
+        def forward(self, x):
+            return self.rnn(x)[0]
+    x = torch.randn(1, 4, 8)
+    with pytest.raises(Exception, match=why) as e:
+        compile_model(Wrap().eval(), [x], [(x,)])
+    assert "\n" not in str(e.value)
+
+
+def test_an_initial_state_is_refused_in_one_line():
+    class WithState(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.GRU(8, 8, batch_first=True)
+
+        def forward(self, x):
+            return self.rnn(x, torch.zeros(1, 1, 8))[0]
+    x = torch.randn(1, 4, 8)
+    with pytest.raises(CaptureError, match="initial state") as e:
+        compile_model(WithState().eval(), [x], [(x,)])
+    assert "\n" not in str(e.value)
