@@ -33,8 +33,8 @@ MARKER = re.compile(r"<!--fig:([\w.\-\[\]]+)(?::(\w+))?-->(.*?)<!--/fig-->")
 # Figures that may move a little between machines: the host's callgrind
 # counts (its C library and CPU) and the zoo's (compiled from PyTorch
 # models, whose float calibration follows torch's CPU kernels and BLAS;
-# the NPU compiler's (`npu.*`) likewise).
-TOLERANT = ("host.", "zoo.", "npu.")
+# the NPU compiler's (`npu.*`) and the sequence models' (`seq.*`) likewise).
+TOLERANT = ("host.", "zoo.", "npu.", "seq.")
 TOLERANCE = 0.02
 
 
