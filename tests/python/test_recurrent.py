@@ -99,10 +99,11 @@ def test_recurrent_layers_run_int8(case, tmp_path):
         assert uses == sorted([STEPS - 1] * layers + [1] * (layers - 1)), uses
 
 
+@pytest.mark.parametrize("kind", ["gru", "lstm"])
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
-def test_gru_spotter_on_the_boards(target, tmp_path):
+def test_spotters_on_the_boards(kind, target, tmp_path):
     torch.manual_seed(0)
-    model = Spotter("gru").eval()
+    model = Spotter(kind).eval()
     calib = _calib()
     data = compile_model(model, [calib[0][0]], calib, target=target).data
     board_matches_reference(data, calib[5][0].numpy(), target, tmp_path)

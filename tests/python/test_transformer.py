@@ -4,7 +4,8 @@ ReLU and GELU, batch-first or not) and nn.TransformerEncoder compile
 the same function from the same parameters (ptec.capture_modules). Checks:
 the stand-in equals PyTorch's module in float; the compiled program runs
 on the C runtime with the bytes of the numpy int8 reference; its result is
-close to PyTorch's float one (cosine >= 0.99). LayerNorm runs in fp32
+close to PyTorch's float one (cosine >= 0.99), and on the M55 and M33
+boards with the reference's bytes. LayerNorm runs in fp32
 between a dequantize and a quantize, as docs/aot.md says. A mask is
 refused in one line."""
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 import torch
 import torch.nn as nn
 
+from model_checks import board_matches_reference
 from ptec import host_runtime
 from ptec.capture import CaptureError
 from ptec.capture_modules import with_traceable_modules
@@ -108,3 +110,12 @@ def test_the_users_model_is_not_changed():
     model = CASES["post_norm_relu"]().eval()
     with_traceable_modules(model)
     assert isinstance(model.body, nn.TransformerEncoderLayer)
+
+
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+def test_encoder_layer_on_the_boards(target, tmp_path):
+    torch.manual_seed(0)
+    model = CASES["pre_norm_gelu"]().eval()
+    calib = _calib()
+    data = compile_model(model, [calib[0][0]], calib, target=target).data
+    board_matches_reference(data, calib[7][0].numpy(), target, tmp_path)
