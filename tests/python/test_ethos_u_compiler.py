@@ -475,3 +475,46 @@ def test_torchvision_networks_on_the_npu_equal_the_cpu(name, accel, tmp_path):
     x = np.clip(np.round(calib[2][0].numpy() / io.scale) + io.zero_point, -128, 127).astype(np.int8)
     assert _run(tmp_path / "npu.pte", [x], tmp_path, "npu", npu_runner(accel)) == \
         _run(tmp_path / "cpu.pte", [x], tmp_path, "cpu")
+
+
+# ---------------------------------------------------------------------------
+# Maps wider than one op can be (16-bit width registers): stripes side by side
+
+class LongSignal(nn.Module):
+    """Raw audio, 70,000 samples (over 4 s at 16 kHz): a Conv1d at stride 1
+    makes a 70,000-wide map, which runs as stripes of at most 65,536."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(1, 8, 9, padding=4)
+        self.dw = nn.Conv1d(8, 8, 5, padding=2, groups=8)
+        self.pool = nn.MaxPool1d(4)
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x):
+        y = torch.relu(self.dw(torch.relu(self.conv(x))) + self.conv(x))
+        return self.fc(self.pool(y).mean(-1))
+
+
+def test_wide_maps_run_in_stripes_with_the_cpu_bytes(tmp_path):
+    g = torch.Generator().manual_seed(5)
+    calib = [(torch.randn(1, 1, 70_000, generator=g),) for _ in range(3)]
+    torch.manual_seed(0)
+    model = LongSignal().eval()
+    npu = Recorder(HOST_NPU)
+    res = compile_model(model, list(calib[0]), calib, int8_io=True,
+                        backends=[npu, CortexMBackend(), PortableBackend()])
+    ref = compile_model(model, list(calib[0]), calib, int8_io=True)
+    on_npu = {p.op for p in res.lowered.placements if p.backend == npu.name}
+    assert "conv2d" in on_npu, "\n".join(placement_table(res, npu))
+    lint_blobs(npu)
+    from ptec.backends.ethos_u.command_stream import decode_stream, parse_cop
+    widths = [c.param + 1 for _, data in npu.blobs
+              for c in decode_stream(parse_cop(read_blob(data).cmd_data).stream)
+              if c.name == "OFM_WIDTH_M1"]
+    assert max(widths) <= 65_536 and any(a + b == 70_000 for a in widths for b in widths), sorted(set(widths))
+    (tmp_path / "npu.pte").write_bytes(res.data)
+    (tmp_path / "cpu.pte").write_bytes(ref.data)
+    io = res.lowered.inputs[0]
+    x = np.clip(np.round(calib[1][0].numpy() / io.scale) + io.zero_point, -128, 127).astype(np.int8)
+    assert _run(tmp_path / "npu.pte", [x], tmp_path, "npu") == _run(tmp_path / "cpu.pte", [x], tmp_path, "cpu")

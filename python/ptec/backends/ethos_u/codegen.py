@@ -13,7 +13,7 @@ overlap on silicon and is the documented first step.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -32,6 +32,7 @@ DMA_TO_SHRAM = 0x100 | 3          # internal destination, core mask 3 (as Vela w
 POOL_MODES = {"pool_max": 0, "pool_avg": 1}
 ACTIVATION_LUT0 = 16
 SLICE_WEIGHTS = 32768
+MAX_OP_WIDTH = 65536              # WIDTH_M1 registers are 16-bit
 INT32 = 4
 EW_MODES = {"MUL": 0, "ADD": 1, "SHL": 9}
 ROUND_DBL, ROUND_NATURAL = 0, 2
@@ -150,7 +151,9 @@ def depth_slices(op: NpuOp, fast_scratch: int = 0) -> List[Tuple[int, int]]:
 
 
 def _fmap_registers(w: StreamWriter, prefix: str, shape, base: int, zp: int, elem: int = 1,
-                    region: int = REGION_SCRATCH) -> None:
+                    region: int = REGION_SCRATCH, tile_w: Optional[int] = None) -> None:
+    """One map's registers: strides of the whole map `shape` (NHWC), one
+    tile from `base`, `tile_w` columns wide (default the map's width)."""
     w.set(f"{prefix}_REGION", region)
     w.address(f"{prefix}_BASE0", base)
     for t in (1, 2, 3):
@@ -158,10 +161,19 @@ def _fmap_registers(w: StreamWriter, prefix: str, shape, base: int, zp: int, ele
     w.address(f"{prefix}_STRIDE_X", shape.c * elem)
     w.address(f"{prefix}_STRIDE_Y", shape.w * shape.c * elem)
     w.address(f"{prefix}_STRIDE_C", elem)
-    w.set(f"{prefix}_WIDTH0_M1", shape.w - 1)
+    w.set(f"{prefix}_WIDTH0_M1", (shape.w if tile_w is None else tile_w) - 1)
     w.set(f"{prefix}_HEIGHT0_M1", shape.h - 1)
     w.set(f"{prefix}_HEIGHT1_M1", shape.h - 1)
     w.set(f"{prefix}_ZERO_POINT", zp)
+
+
+def width_stripes(width: int, stride: int = 1, extent: int = 1) -> List[Tuple[int, int]]:
+    """(first OFM column, columns) of each stripe: one op's OFM and IFM
+    widths are 16-bit registers (MAX_OP_WIDTH), so a wider map runs as
+    several ops side by side (the IFM window of a stripe is at most
+    (columns - 1) * stride + extent wide)."""
+    n = min(MAX_OP_WIDTH, (MAX_OP_WIDTH - extent) // stride + 1)
+    return [(x, min(n, width - x)) for x in range(0, width, n)]
 
 
 def generate(cfg: NpuConfig, ops: List[NpuOp], aliases: Dict[str, str],
@@ -237,17 +249,12 @@ def _emit(w: StreamWriter, cfg: NpuConfig, op: NpuOp, places: Dict[str, Placed],
     stay those of the whole maps. Returns the fast-scratch bytes it uses."""
     ifm, ofm = op.ifm_shape, op.ofm_shape
     per_channel = op.kind != "conv"
-    _fmap_registers(w, "IFM", ifm, places[op.ifm].offset + (c0 if per_channel else 0), op.ifm_zp)
     w.set("IFM_DEPTH_M1", (cn if per_channel else ifm.c) - 1)
     w.set("IFM_PRECISION", 1)                   # signed 8-bit NHWC, DBL
     w.set("IFM_UPSCALE", 0)
     top, left, bottom, right = op.pad
     w.set("IFM_PAD_TOP", top)
-    w.set("IFM_PAD_LEFT", left)
     w.set("IFM_PAD_BOTTOM", bottom)
-    w.set("IFM_PAD_RIGHT", right)
-    _fmap_registers(w, "OFM", op.ofm_whole or ofm, places[op.ofm].offset + op.ofm_at + c0, op.ofm_zp)
-    w.set("OFM_WIDTH_M1", ofm.w - 1)
     w.set("OFM_HEIGHT_M1", ofm.h - 1)
     w.set("OFM_DEPTH_M1", cn - 1)
     global_scale = op.ofm_scale is not None
@@ -271,8 +278,29 @@ def _emit(w: StreamWriter, cfg: NpuConfig, op: NpuOp, places: Dict[str, Placed],
     w.set("ACTIVATION_MIN", lo)
     w.set("ACTIVATION_MAX", hi)
     w.set("BLOCKDEP", 0)
+    ext_w = op.dilation[1] * (kw - 1) + 1
+    stripes = width_stripes(ofm.w, op.stride[1], ext_w)
+
+    def run_stripes(opname: str, param: int = 0) -> None:
+        """The op once per stripe: the IFM window starts at column
+        x0 * stride - left; pads only where the window leaves the map."""
+        whole = op.ofm_whole or ofm
+        for x0, n in stripes:
+            first = x0 * op.stride[1] - left
+            last = first + (n - 1) * op.stride[1] + ext_w - 1
+            pad_l, pad_r = max(0, -first), (right if x0 + n == ofm.w else max(0, last - (ifm.w - 1)))
+            col = max(first, 0)
+            tile = (n - 1) * op.stride[1] + ext_w - pad_l - pad_r
+            _fmap_registers(w, "IFM", ifm, places[op.ifm].offset + col * ifm.c + (c0 if per_channel else 0),
+                            op.ifm_zp, tile_w=tile if len(stripes) > 1 else None)
+            w.set("IFM_PAD_LEFT", pad_l)
+            w.set("IFM_PAD_RIGHT", pad_r)
+            _fmap_registers(w, "OFM", whole, places[op.ofm].offset + op.ofm_at + x0 * whole.c + c0, op.ofm_zp,
+                            tile_w=n if len(stripes) > 1 else None)
+            w.set("OFM_WIDTH_M1", n - 1)
+            w.op(opname, param)
     if op.weights is None:
-        w.op("POOL", POOL_MODES[op.kind])
+        run_stripes("POOL", POOL_MODES[op.kind])
         return 0
     records = scale_records(op.bias[c0:c0 + cn], op.scales[c0:c0 + cn])
     values = ordered_weights(op.weights[c0:c0 + cn], depthwise=op.kind == "depthwise",
@@ -307,7 +335,7 @@ def _emit(w: StreamWriter, cfg: NpuConfig, op: NpuOp, places: Dict[str, Placed],
     w.set("SCALE_REGION", region)
     w.address("SCALE_BASE", scale_base)
     w.set32("SCALE_LENGTH", len(records))
-    w.op("CONV" if op.kind == "conv" else "DEPTHWISE")
+    run_stripes("CONV" if op.kind == "conv" else "DEPTHWISE")
     return used
 
 
@@ -320,12 +348,11 @@ def _ew_step(w: StreamWriter, cfg: NpuConfig, mode: str, shape: Fmap, ifm: Tuple
     i_off, i_elem, i_zp = ifm
     o_off, o_elem, o_zp = ofm
     size = {1: 0, 4: 2}
-    _fmap_registers(w, "IFM", shape, i_off, i_zp, i_elem)
+    stripes = width_stripes(shape.w)
+    striped = len(stripes) > 1
     w.set("IFM_DEPTH_M1", shape.c - 1)
     w.set("IFM_PRECISION", 1 | size[i_elem] << 2)
     w.set("IFM_UPSCALE", 0)
-    _fmap_registers(w, "OFM", shape, o_off, o_zp, o_elem)
-    w.set("OFM_WIDTH_M1", shape.w - 1)
     w.set("OFM_HEIGHT_M1", shape.h - 1)
     w.set("OFM_DEPTH_M1", shape.c - 1)
     w.set("OFM_PRECISION", 1 | size[o_elem] << 1 | 1 << 8 | ROUND_DBL << 14)
@@ -335,7 +362,6 @@ def _ew_step(w: StreamWriter, cfg: NpuConfig, mode: str, shape: Fmap, ifm: Tuple
         _, region, offset, shape2 = ifm2
         # a size-1 dimension of IFM2 is repeated over the OFM (IFM2_BROADCAST [0] H, [1] W, [2] C)
         flags = (shape2.h == 1 < shape.h) | (shape2.w == 1 < shape.w) << 1 | (shape2.c == 1 < shape.c) << 2
-        _fmap_registers(w, "IFM2", shape2, offset, 0, INT32, region)
         w.set("IFM2_PRECISION", 1 | size[INT32] << 2)
         w.set("IFM2_BROADCAST", flags)
     else:
@@ -357,7 +383,17 @@ def _ew_step(w: StreamWriter, cfg: NpuConfig, mode: str, shape: Fmap, ifm: Tuple
     w.set("ACTIVATION_MIN", act[0])
     w.set("ACTIVATION_MAX", act[1])
     w.set("BLOCKDEP", 0)
-    w.op("ELEMENTWISE", EW_MODES[mode])
+    for x0, n in stripes:       # side by side when wider than one op can be
+        _fmap_registers(w, "IFM", shape, i_off + x0 * shape.c * i_elem, i_zp, i_elem,
+                        tile_w=n if striped else None)
+        _fmap_registers(w, "OFM", shape, o_off + x0 * shape.c * o_elem, o_zp, o_elem,
+                        tile_w=n if striped else None)
+        w.set("OFM_WIDTH_M1", n - 1)
+        if tensor2:
+            step = 0 if shape2.w == 1 else x0 * shape2.c * INT32
+            _fmap_registers(w, "IFM2", shape2, offset + step, 0, INT32, region,
+                            tile_w=(1 if shape2.w == 1 else n) if striped else None)
+        w.op("ELEMENTWISE", EW_MODES[mode])
 
 
 def _emit_binary(w: StreamWriter, cfg: NpuConfig, op: NpuOp, places: Dict[str, Placed],

@@ -122,8 +122,8 @@ def _fmap(shape) -> Fmap:
         f = Fmap(1, int(np.prod(shape[:-1])), shape[-1])
     else:
         raise NotForNpu(f"rank-{len(shape)} tensor")
-    if max(f.h, f.w, f.c) > MAX_DIM:
-        raise NotForNpu(f"a dimension of {shape} exceeds the NPU's 65,536")
+    if max(f.h, f.c) > MAX_DIM:         # wider maps run in stripes (codegen.width_stripes)
+        raise NotForNpu(f"a height or depth of {shape} exceeds the NPU's 65,536")
     return f
 
 
