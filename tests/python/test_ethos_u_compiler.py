@@ -518,3 +518,20 @@ def test_wide_maps_run_in_stripes_with_the_cpu_bytes(tmp_path):
     io = res.lowered.inputs[0]
     x = np.clip(np.round(calib[1][0].numpy() / io.scale) + io.zero_point, -128, 127).astype(np.int8)
     assert _run(tmp_path / "npu.pte", [x], tmp_path, "npu") == _run(tmp_path / "cpu.pte", [x], tmp_path, "cpu")
+
+
+def test_the_compiler_lints_every_stream_it_writes(monkeypatch):
+    """compile fails, naming the rule, when the linter finds anything in a
+    stream it wrote (here a linter made to find a problem everywhere)."""
+    import ptec.backends.ethos_u.backend as backend_module
+    from ptec.backends.ethos_u.stream_lint import LintIssue
+    from ptec.compiler import CompileError
+    seen = []
+
+    def finds(cop, accel, regions):
+        seen.append((accel, sorted(regions)))
+        return [LintIssue(3, 12, "dep-blockdep", "BLOCKDEP above the safe value")]
+    monkeypatch.setattr(backend_module, "lint_cop", finds)
+    with pytest.raises(CompileError, match="breaks rule dep-blockdep at command 3"):
+        _compile_layers(HOST_NPU)
+    assert seen == [(HOST_NPU, [0, 1])]

@@ -17,6 +17,7 @@ MIN_FAST_SCRATCH = 4096
 FAST_SCRATCH_SPEC = "ptec_fast_scratch_bytes"  # ptec's own compile spec; upstream ignores specs
 from .npu_ops import ALIAS_OPS, NotForNpu, NpuOp, flattened_map, keeps_bytes, npu_op, npu_ops
 from .perf import estimate_cycles
+from .stream_lint import lint_cop
 
 BACKEND_ID = "EthosUBackend"
 TOSA_SPEC = "TOSA-1.0+INT+int16+int4+u55"     # what upstream writes for U55 and U65 (delegate spec §1.1)
@@ -116,6 +117,16 @@ class EthosUBackend(DelegateBackend):
             sizes = act.sizes
             nhwc = [sizes[0], sizes[2], sizes[3], sizes[1]] if len(sizes) == 4 else sizes
             return IoEntry(shape6(nhwc), 1, gen.places[name].offset)
+        # every stream ptec writes goes through the linter (stream_lint: the
+        # hardware rules, written apart from this generator); a finding is a bug here
+        regions = {0: len(gen.weight_data), 1: gen.scratch_size,
+                   **({2: gen.fast_scratch_size} if gen.fast_scratch_size else {})}
+        issues = lint_cop(gen.cop, self.cfg.name, regions)
+        if issues:
+            first = issues[0]
+            raise ValueError(f"the generated {self.cfg.name} stream breaks rule {first.rule} at command "
+                             f"{first.command_index}: {first.message} ({len(issues)} finding(s); "
+                             "a ptec bug, please report it)")
         blob = VelaBlob(gen.cop, gen.weight_data, gen.scratch_size,
                         [entry(n, a) for n, a in inputs], [entry(n, a) for n, a in outputs])
         index = len(self.delegates)
