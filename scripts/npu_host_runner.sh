@@ -12,6 +12,7 @@ case $accel in
   *) echo "npu_host_runner: unknown accelerator '$accel'" >&2; exit 2 ;;
 esac
 dir=build/npu-host/$accel
+mkdir -p build/npu-host
 exec 9>"build/.npu-host-$accel.lock"   # parallel test workers build it once
 flock 9
 if [ ! -f "$dir/CMakeCache.txt" ]; then
