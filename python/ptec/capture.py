@@ -74,6 +74,19 @@ def _one_d_nodes(name: str, m: nn.Module, ins: List[str]) -> List[Node]:
             Node(name, "reshape", [core], dict(squeeze=2))]
 
 
+def _prelu_nodes(name: str, m: nn.PReLU, ins: List[str]) -> List[Node]:
+    """nn.PReLU with a slope per channel: relu(x) + slope * min(x, 0), the
+    slopes a [1, C, 1, ...] constant (a channel broadcast the int8 mul
+    takes); the add keeps the module's name."""
+    w = _np(m.weight).reshape(-1)
+    pos, neg, slope, scaled = (f"{name}_{k}" for k in ("pos", "neg", "slope", "scaled"))
+    return [Node(pos, "clamp", ins[:1], dict(lo=0.0, hi=None)),
+            Node(neg, "clamp", ins[:1], dict(lo=None, hi=0.0)),
+            Node(slope, "constant", [], dict(value=w.reshape(1, -1, 1, 1).astype(np.float32))),
+            Node(scaled, "mul", [neg, slope], {}),
+            Node(name, "add", [pos, scaled], {})]
+
+
 def _upsample_node(name: str, mode: str, align_corners, ins: List[str], shape) -> Node:
     """nn.Upsample / F.interpolate: nearest and bilinear on 4-D tensors, as
     the resize to the traced output size; other modes stay an operator ptec
@@ -232,6 +245,9 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.append(_upsample_node(name, m.mode, m.align_corners, ins, _meta_shape(fn)))
             elif isinstance(mods[fn.target], ONE_D):
                 nodes.extend(_one_d_nodes(name, mods[fn.target], ins))
+            elif (isinstance(mods[fn.target], nn.PReLU) and mods[fn.target].weight.numel() > 1
+                  and len(_meta_shape(fn) or []) == 4):
+                nodes.extend(_prelu_nodes(name, mods[fn.target], ins))
             else:
                 nodes.append(_module_node(name, mods[fn.target], ins))
         elif fn.op in ("call_function", "call_method"):
