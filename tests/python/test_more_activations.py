@@ -4,7 +4,8 @@ LUT (cortex_m::quantized_activation) like SiLU or LeakyReLU. The int8 LUT is
 the numpy reference's table, evaluated from torch's own float function; the
 host runs byte-identical to the reference and stays within a few output
 steps of PyTorch float; the boards give the host's bytes. A PReLU with a
-slope per channel is not a function of one value: it stays refused, by name."""
+slope per channel is not a function of one value: it becomes relu plus the
+slopes times min(x, 0) (test_prelu_channels.py)."""
 
 import pytest
 import torch
