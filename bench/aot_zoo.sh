@@ -31,19 +31,7 @@ for target in "${targets[@]}"; do
       exit 1
     fi
     input=$work/$m.in
-    PYTHONPATH=python $py - "$pte" "$input" <<'PYEOF'
-import sys
-import numpy as np
-from ptec.pte import read_program, NUMPY_DTYPE, ScalarType
-plan = read_program(sys.argv[1]).plan()
-with open(sys.argv[2], "wb") as f:
-    for i in plan.inputs:
-        t = plan.values[i].val
-        x = np.random.default_rng(0).normal(size=t.numel).astype(NUMPY_DTYPE[ScalarType(t.scalar_type)])
-        f.write(x.tobytes())
-with open(sys.argv[2] + ".numel", "w") as f:
-    f.write("%d\n" % plan.values[plan.inputs[0]].val.numel)
-PYEOF
+    $py scripts/random_input.py "$pte" "$input"
     cmp_args=()
     [ -x "$host_run" ] && cmp_args=(--ptec-run "$host_run" --model-file "$pte" --input-file "$input")
     out=$($py tests/target/run_and_compare.py "${cmp_args[@]}" -- scripts/run_qemu.sh --timeout 600 \

@@ -25,16 +25,7 @@ for target in cortex-m55 cortex-m33; do
     fi
     ram=$(sed -n 's/.*loading needs \([0-9]*\) bytes of RAM.*/\1/p' "$work/compile.log")
     input=$work/$m.in
-    PYTHONPATH=python $py - "$pte" "$input" <<'PYEOF'
-import sys
-import numpy as np
-from ptec.pte import read_program, NUMPY_DTYPE, ScalarType
-plan = read_program(sys.argv[1]).plan()
-with open(sys.argv[2], "wb") as f:
-    for i in plan.inputs:
-        t = plan.values[i].val
-        f.write(np.random.default_rng(0).normal(size=t.numel).astype(NUMPY_DTYPE[ScalarType(t.scalar_type)]).tobytes())
-PYEOF
+    $py scripts/random_input.py "$pte" "$input"
     out=$($py tests/target/run_and_compare.py --ptec-run "$host_run" --model-file "$pte" --input-file "$input" \
           -- scripts/run_qemu.sh --timeout 600 --target "$target" --elf "$elf" --model "$pte" --input "$input" 2>&1 || true)
     instr=$(echo "$out" | sed -n 's/^inference: \([0-9]*\) instructions.*/\1/p')

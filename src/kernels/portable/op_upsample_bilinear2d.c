@@ -19,6 +19,7 @@
 
 #include "kernels/portable/portable_args.h"
 #include "kernels/portable/strides.h"
+#include "kernels/portable/upsample_args.h"
 
 typedef struct bilinear_state {
     float scale_h, scale_w;
@@ -69,13 +70,10 @@ static ptec_status prepare(ptec_op *op)
 {
     bilinear_state *s = op->state;
     ptec_tensor *in, *out;
-    int32_t size[2];
-    size_t n_size = 0;
     ptec_status st;
     if ((st = ptec_op_expect_argc(op, ARG_COUNT)) != PTEC_OK || (st = ptec_op_get_tensor(op, ARG_IN, &in)) != PTEC_OK ||
         (st = ptec_op_get_tensor(op, ARG_OUT, &out)) != PTEC_OK ||
-        (st = ptec_op_get_bool(op, ARG_ALIGN, &s->align_corners)) != PTEC_OK ||
-        (st = ptec_op_get_int32_list(op, ARG_SIZE, size, 2, &n_size, true)) != PTEC_OK) {
+        (st = ptec_op_get_bool(op, ARG_ALIGN, &s->align_corners)) != PTEC_OK) {
         return st;
     }
     if (in->rank != 4 || out->rank != 4 || in->dtype != PTEC_DTYPE_FLOAT || out->dtype != PTEC_DTYPE_FLOAT ||
@@ -89,31 +87,14 @@ static ptec_status prepare(ptec_op *op)
     if (in->numel == 0 || out->numel == 0) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_IN, PTEC_MSG("empty input or output"));
     }
-    if (ptec_op_arg_is_null(op, ARG_SCALES)) {
-        if (n_size != 2 || size[0] != out->sizes[2] || size[1] != out->sizes[3]) {
-            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SIZE, PTEC_MSG("output_size must be out's [H, W]"));
-        }
-        s->scale_h = axis_scale(in->sizes[2], out->sizes[2], s->align_corners);
-        s->scale_w = axis_scale(in->sizes[3], out->sizes[3], s->align_corners);
-        return PTEC_OK;
+    double factors[2];
+    if ((st = ptec_upsample_output_args(op, ARG_SIZE, ARG_SCALES, in, out, factors)) != PTEC_OK) {
+        return st;
     }
-    double scales[2];
-    const ptec_value *v = op->argv[ARG_SCALES];
-    if (n_size != 0 || v->kind != PTEC_VALUE_DOUBLE_LIST || v->count != 2) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SCALES,
-                            PTEC_MSG("give either output_size or two scale_factors"));
-    }
-    memcpy(scales, v->u.items, sizeof scales); /* little-endian doubles, as every target is */
-    for (int d = 0; d < 2; ++d) {
-        const double expect = floor((double)in->sizes[2 + d] * scales[d]);
-        if (!(scales[d] > 0.0) || scales[d] > 65536.0 || expect != (double)out->sizes[2 + d]) {
-            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SCALES,
-                                PTEC_MSG("scale_factors must be positive and give out's [H, W]"));
-        }
-    }
-    /* upstream: align_corners ignores the factors; otherwise 1 / factor */
-    s->scale_h = s->align_corners ? axis_scale(in->sizes[2], out->sizes[2], true) : (float)(1.0 / scales[0]);
-    s->scale_w = s->align_corners ? axis_scale(in->sizes[3], out->sizes[3], true) : (float)(1.0 / scales[1]);
+    /* upstream: align_corners ignores the factors; otherwise 1 / factor when given */
+    const bool by_factor = factors[0] > 0.0 && !s->align_corners;
+    s->scale_h = by_factor ? (float)(1.0 / factors[0]) : axis_scale(in->sizes[2], out->sizes[2], s->align_corners);
+    s->scale_w = by_factor ? (float)(1.0 / factors[1]) : axis_scale(in->sizes[3], out->sizes[3], s->align_corners);
     return PTEC_OK;
 }
 

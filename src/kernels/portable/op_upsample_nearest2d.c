@@ -12,6 +12,7 @@
 
 #include "kernels/portable/portable_args.h"
 #include "kernels/portable/strides.h"
+#include "kernels/portable/upsample_args.h"
 
 typedef struct upsample_state {
     float scale_h, scale_w;
@@ -31,12 +32,9 @@ static ptec_status prepare(ptec_op *op)
 {
     upsample_state *s = op->state;
     ptec_tensor *in, *out;
-    int32_t size[2];
-    size_t n_size = 0;
     ptec_status st;
     if ((st = ptec_op_expect_argc(op, ARG_COUNT)) != PTEC_OK || (st = ptec_op_get_tensor(op, ARG_IN, &in)) != PTEC_OK ||
-        (st = ptec_op_get_tensor(op, ARG_OUT, &out)) != PTEC_OK ||
-        (st = ptec_op_get_int32_list(op, ARG_SIZE, size, 2, &n_size, true)) != PTEC_OK) {
+        (st = ptec_op_get_tensor(op, ARG_OUT, &out)) != PTEC_OK) {
         return st;
     }
     if (in->rank != 4 || out->rank != 4 || in->dtype != out->dtype || in->sizes[0] != out->sizes[0] ||
@@ -52,32 +50,13 @@ static ptec_status prepare(ptec_op *op)
     }
     memset(s, 0, sizeof *s);
     s->elem = (uint32_t)ptec_dtype_size(in->dtype);
-    if (ptec_op_arg_is_null(op, ARG_SCALES)) {
-        if (n_size != 2 || size[0] != out->sizes[2] || size[1] != out->sizes[3]) {
-            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SIZE, PTEC_MSG("output_size must be out's [H, W]"));
-        }
-        /* in / out in double, then float: upstream's area_pixel_compute_scale */
-        s->scale_h = (float)((double)in->sizes[2] / (double)out->sizes[2]);
-        s->scale_w = (float)((double)in->sizes[3] / (double)out->sizes[3]);
-        return PTEC_OK;
+    double factors[2];
+    if ((st = ptec_upsample_output_args(op, ARG_SIZE, ARG_SCALES, in, out, factors)) != PTEC_OK) {
+        return st;
     }
-    /* scale_factors: two doubles, read in place from the program. */
-    double scales[2];
-    const ptec_value *v = op->argv[ARG_SCALES];
-    if (n_size != 0 || v->kind != PTEC_VALUE_DOUBLE_LIST || v->count != 2) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SCALES,
-                            PTEC_MSG("give either output_size or two scale_factors"));
-    }
-    memcpy(scales, v->u.items, sizeof scales); /* little-endian doubles, as every target is */
-    for (int d = 0; d < 2; ++d) {
-        const double expect = floor((double)in->sizes[2 + d] * scales[d]);
-        if (!(scales[d] > 0.0) || scales[d] > 65536.0 || expect != (double)out->sizes[2 + d]) {
-            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SCALES,
-                                PTEC_MSG("scale_factors must be positive and give out's [H, W]"));
-        }
-    }
-    s->scale_h = (float)(1.0 / scales[0]);
-    s->scale_w = (float)(1.0 / scales[1]);
+    /* in / out in double, then float (upstream's area_pixel_compute_scale), or 1 / factor */
+    s->scale_h = factors[0] > 0.0 ? (float)(1.0 / factors[0]) : (float)((double)in->sizes[2] / (double)out->sizes[2]);
+    s->scale_w = factors[1] > 0.0 ? (float)(1.0 / factors[1]) : (float)((double)in->sizes[3] / (double)out->sizes[3]);
     return PTEC_OK;
 }
 

@@ -167,6 +167,16 @@ def _fmap_registers(w: StreamWriter, prefix: str, shape, base: int, zp: int, ele
     w.set(f"{prefix}_ZERO_POINT", zp)
 
 
+def _block_registers(w: StreamWriter, blk) -> None:
+    """The OFM block and the SHRAM layout of a block_config.BlockConfig."""
+    w.set("OFM_BLK_HEIGHT_M1", blk.height - 1)
+    w.set("OFM_BLK_WIDTH_M1", blk.width - 1)
+    w.set("OFM_BLK_DEPTH_M1", blk.depth - 1)
+    w.set("IFM_IB_END", blk.ib_end)
+    w.set("AB_START", blk.ab_start)
+    w.set("ACC_FORMAT", blk.acc_format)
+
+
 def width_stripes(width: int, stride: int = 1, extent: int = 1) -> List[Tuple[int, int]]:
     """(first OFM column, columns) of each stripe: one op's OFM and IFM
     widths are 16-bit registers (MAX_OP_WIDTH), so a wider map runs as
@@ -267,12 +277,7 @@ def _emit(w: StreamWriter, cfg: NpuConfig, op: NpuOp, places: Dict[str, Placed],
     w.set("KERNEL_WIDTH_M1", op.dilation[1] * (kw - 1))
     w.set("KERNEL_STRIDE", _kernel_stride(op))
     blk = op.block
-    w.set("OFM_BLK_HEIGHT_M1", blk.height - 1)
-    w.set("OFM_BLK_WIDTH_M1", blk.width - 1)
-    w.set("OFM_BLK_DEPTH_M1", blk.depth - 1)
-    w.set("IFM_IB_END", blk.ib_end)
-    w.set("AB_START", blk.ab_start)
-    w.set("ACC_FORMAT", blk.acc_format)
+    _block_registers(w, blk)
     w.set("ACTIVATION", ACTIVATION_LUT0 if op.lut is not None else 0)
     lo, hi = op.act
     w.set("ACTIVATION_MIN", lo)
@@ -372,13 +377,8 @@ def _ew_step(w: StreamWriter, cfg: NpuConfig, mode: str, shape: Fmap, ifm: Tuple
     blk = choose_block_config(cfg, OpShape("elementwise", (shape.h, shape.w, shape.c),
                                            (shape.h, shape.w, shape.c), ifm_bits=8 * i_elem,
                                            ofm_bits=8 * o_elem, has_ifm2=tensor2))
-    w.set("OFM_BLK_HEIGHT_M1", blk.height - 1)
-    w.set("OFM_BLK_WIDTH_M1", blk.width - 1)
-    w.set("OFM_BLK_DEPTH_M1", blk.depth - 1)
-    w.set("IFM_IB_END", blk.ib_end)
-    w.set("AB_START", blk.ab_start)
+    _block_registers(w, blk)
     w.set("IFM2_IB_START", blk.ifm2_ib_start)
-    w.set("ACC_FORMAT", blk.acc_format)
     w.set("ACTIVATION", 0)
     w.set("ACTIVATION_MIN", act[0])
     w.set("ACTIVATION_MAX", act[1])
