@@ -377,6 +377,39 @@ def test_upsample_nearest2d(dtype, order, size, scales):
     check("aten::upsample_nearest2d.vec_out", b, [x], want)
 
 
+@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("order", [None, CHANNELS_LAST])
+@pytest.mark.parametrize("size,scales", [((8, 10), None), (None, (2.0, 2.5)), ((2, 3), None), ((4, 9), None)])
+def test_upsample_bilinear2d(align, order, size, scales):
+    """The C kernel equals the numpy reference bit for bit and torch within float rounding;
+    given scale factors, align_corners ignores them as upstream does."""
+    x = (rng.standard_normal((1, 3, 4, 5)) * 50).astype(np.float32)
+    out_hw = size if size is not None else (int(4 * scales[0]), int(5 * scales[1]))
+    kw = dict(align_corners=align) if scales is None or align else dict(scale_factor=scales, align_corners=False)
+    want = F.interpolate(torch.from_numpy(x), size=None if "scale_factor" in kw else out_hw, mode="bilinear",
+                         **kw).numpy()
+    b = ProgramBuilder()
+    xi, y = b.tensor(ScalarType.FLOAT, x.shape, order), b.tensor(ScalarType.FLOAT, [1, 3, *out_hw], order)
+    b.call("aten::upsample_bilinear2d.vec_out", input=xi, output_size=None if size is None else list(size),
+           align_corners=align, scale_factors=None if scales is None else list(scales), out=y)
+    b.set_io([xi], [y])
+    check("aten::upsample_bilinear2d.vec_out", b, [x], want, atol=1e-4)
+
+
+@pytest.mark.parametrize("size,scales,message", [((8, 9), None, "output_size must be out's [H, W]"),
+                                                 (None, (2.0, 3.0), "scale_factors must be positive"),
+                                                 ((8, 10), (2.0, 2.0), "give either output_size or two")])
+def test_upsample_bilinear2d_refuses_bad_arguments(tmp_path, size, scales, message):
+    from runtime_util import run_program
+    b = ProgramBuilder()
+    xi, y = b.tensor(F32, [1, 3, 4, 5]), b.tensor(F32, [1, 3, 8, 10])
+    b.call("aten::upsample_bilinear2d.vec_out", input=xi, output_size=None if size is None else list(size),
+           align_corners=False, scale_factors=None if scales is None else list(scales), out=y)
+    b.set_io([xi], [y])
+    proc, _ = run_program(b.build(), [f32(1, 3, 4, 5)], tmp_path)
+    assert proc.returncode != 0 and message in proc.stderr, proc.stderr
+
+
 @pytest.mark.parametrize("size,scales,message", [((8, 9), None, "output_size must be out's [H, W]"),
                                                  (None, (2.0, 3.0), "scale_factors must be positive"),
                                                  ((8, 10), (2.0, 2.0), "give either output_size or two")])
