@@ -75,6 +75,16 @@ def _rank(ranks, what: str):
     return check
 
 
+def _softmax(n: Node, ctx) -> Optional[str]:
+    """Rows of a 2-D view: any rank when the dim is the last (a rank-5+ tensor
+    is contiguous); another dim is moved innermost by cortex_m::transpose,
+    which takes rank 1 to 4."""
+    r = len(_shape(ctx, n.inputs[0]))
+    if r <= 4 or int(n.attrs["dim"]) % r == r - 1:
+        return None
+    return f"rank {r} over dim {int(n.attrs['dim']) % r}: only the last dim of a rank-5+ tensor"
+
+
 NO_CLAMP = "a fused activation: cortex_m::quantized_avg_pool2d has no clamp"
 
 
@@ -182,7 +192,7 @@ CHECKS: Dict[str, Callable[[Node, object], Optional[str]]] = {
     "mean": _mean,
     "max_pool2d": _max_pool2d,
     "clamp": _rank([2, 4], "the int8 clamp takes rank 2 or 4"),
-    "softmax": _rank([1, 2, 3, 4], "cortex_m::softmax takes rank 1 to 4"),
+    "softmax": _softmax,
     "permute": _permute,
     "channel_shuffle": _rank([4], "input is not 4-D"),
     "pad": _pad,
