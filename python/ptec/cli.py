@@ -163,6 +163,17 @@ def _compile_into(args, calib_option, out, log):
     from .models import load_model
     from .quantize import QuantConfig
     torch.manual_seed(args.seed)
+    # the NPU first: a configuration it refuses is reported before any model work
+    backends, npu = None, None
+    if args.target in NPU_TARGETS:
+        from .backends.cortex_m import CortexMBackend
+        from .backends.ethos_u.backend import EthosUBackend
+        from .backends.portable import PortableBackend
+        npu = EthosUBackend(args.target, args.memory_mode,
+                            DEFAULT_FAST_SCRATCH if args.fast_scratch is None else args.fast_scratch)
+        args.target = args.cpu or npu.cfg.default_cpu
+        backends = [npu, CortexMBackend(), PortableBackend()]
+        log(f"Ethos-U {npu.cfg.name} ({args.memory_mode}) beside a {args.target}")
     model = load_model(args.model)
     log(f"model {model.name}: inputs {[tuple(x.shape) for x in model.example_inputs]}")
     if isinstance(calib_option, str):
@@ -176,16 +187,6 @@ def _compile_into(args, calib_option, out, log):
             "--calib names no folder): int8 ranges from noise, poor accuracy on real data; "
             "see examples/my_model.py")
     cfg = QuantConfig(observer=args.observer, percentile=args.percentile)
-    backends, npu = None, None
-    if args.target in NPU_TARGETS:
-        from .backends.cortex_m import CortexMBackend
-        from .backends.ethos_u.backend import EthosUBackend
-        from .backends.portable import PortableBackend
-        npu = EthosUBackend(args.target, args.memory_mode,
-                            DEFAULT_FAST_SCRATCH if args.fast_scratch is None else args.fast_scratch)
-        args.target = args.cpu or npu.cfg.default_cpu
-        backends = [npu, CortexMBackend(), PortableBackend()]
-        log(f"Ethos-U {npu.cfg.name} ({args.memory_mode}) beside a {args.target}")
     res = compile_model(model.module, model.example_inputs, calib, args.target, args.int8_io,
                         cfg, name=model.name, log=log, backends=backends)
     with out.open(args.output, "wb") as f:

@@ -244,8 +244,11 @@ def write_report(pte_path: str, out_path: str, profile_path: Optional[str] = Non
                           "(a run of another program?)")
     page = render(d, pte_path, board)
     if placement_path:
-        with open(placement_path) as f:
-            text = f.read()
+        try:
+            with open(placement_path) as f:
+                text = f.read()
+        except OSError as e:
+            raise ReportError(f"--placement {placement_path}: cannot read: {e.strerror or e}") from None
         section = ("<h2>Ethos-U placement</h2>\n<p class=note>Every operator of the model: on the "
                    "NPU (which delegate) or on the CPU, and why; from <code>compile --placement</code>."
                    "</p>\n<pre>" + html.escape(text) + "</pre>\n")

@@ -330,6 +330,10 @@ def test_cli_compiles_for_the_npu_and_reports_the_placement(tmp_path):
     p = _cli("report", str(pte), "--placement", str(txt), "-o", str(page))
     assert p.returncode == 0, p.stderr
     assert "Ethos-U placement" in page.read_text() and "conv1 (nn.Conv2d)" in page.read_text()
+    missing, page2 = tmp_path / "none.txt", tmp_path / "d2.html"
+    p = _cli("report", str(pte), "--placement", str(missing), "-o", str(page2))
+    assert p.returncode == 2 and not page2.exists()
+    assert p.stderr.strip() == f"ptec report: error: --placement {missing}: cannot read: No such file or directory"
 
 
 @pytest.mark.parametrize("args, message", [
