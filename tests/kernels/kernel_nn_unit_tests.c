@@ -254,6 +254,26 @@ static void test_depthwise(void)
     CHECK(ptec_nn_depthwise_conv_s8(conv_scratch, &p, 2, &q, &in1, x1, &filter1, w1, NULL, &out1, y) ==
           PTEC_OK);
     CHECK(y[0] == 10 && y[1] == -15);
+
+    /* 16 channels with an input offset outside the operators' [-127, 128]
+     * (the math layer takes any): (127 + 300) * -128 = -54,656 does not
+     * fit in 16 bits, so the 16-lane host path must not take it. Scale
+     * 2^30 * 2^(-9-31) = 2^-10: -54,656 / 1024 = -53.375 -> -53. */
+    int8_t x16[16], w16[16], y16[16], expected16[16];
+    int32_t m16[16], s16[16];
+    for (int c = 0; c < 16; ++c) {
+        x16[c] = 127;
+        w16[c] = -128;
+        m16[c] = 1 << 30;
+        s16[c] = -9;
+        expected16[c] = -53;
+    }
+    const ptec_nn_per_channel_quant q16 = {m16, s16};
+    const ptec_nn_dims in16 = {1, 1, 1, 16}, filter16 = {1, 1, 1, 16}, out16 = {1, 1, 1, 16};
+    const ptec_nn_conv_params wide = {{1, 1}, {0, 0}, {1, 1}, 300, 0, {-128, 127}};
+    CHECK(ptec_nn_depthwise_conv_s8(conv_scratch, &wide, 1, &q16, &in16, x16, &filter16, w16, NULL, &out16, y16) ==
+          PTEC_OK);
+    CHECK_BYTES(y16, expected16, 16);
 }
 
 static void test_transpose_conv(void)

@@ -2,8 +2,9 @@
  * Cout = Cin * depth_multiplier (cortex-m-ops.md §3.10). Output channel o
  * reads input channel o / depth_multiplier. Batches are independent.
  *
- * Four output channels are accumulated together, in registers, over the
- * in-bounds taps only. Accumulators wrap as int32 on the target. */
+ * Four output channels (sixteen on hosts with SIMD) are accumulated
+ * together over the in-bounds taps only. Accumulators wrap as int32 on the
+ * target. */
 #include "ptec_nn.h"
 #include "ptec_nn_dot.h"
 #include "ptec_nn_math.h"
@@ -86,6 +87,12 @@ ptec_status ptec_nn_depthwise_conv_s8(ptec_nn_buffer scratch, const ptec_nn_conv
      * channels for dm == 1, one channel for a single input channel. */
     const int lanes_share_step = dm == 1 || in.c == 1;
     const size_t x_lane = dm == 1 ? 1u : 0u;
+#if defined(PTEC_NN_TAPS_BLOCK)
+    enum { LANES_MAX = PTEC_NN_TAPS_BLOCK };
+    const int narrow_offset = p.input_offset >= -127 && p.input_offset <= 128;
+#else
+    enum { LANES_MAX = 4 };
+#endif
 
     int8_t *y = output;
     for (int32_t n = 0; n < out.n; ++n) {
@@ -107,8 +114,14 @@ ptec_status ptec_nn_depthwise_conv_s8(ptec_nn_buffer scratch, const ptec_nn_conv
                 const int8_t *w_tap = filter + ((size_t)ky0 * (size_t)f.w + (size_t)kx0) * out_c;
                 int32_t o = 0;
                 while (o < out.c) {
-                    uint32_t acc[4] = {0, 0, 0, 0};
+                    uint32_t acc[LANES_MAX] = {0};
                     int32_t lanes = 1;
+#if defined(PTEC_NN_TAPS_BLOCK)
+                    if (lanes_share_step && narrow_offset && out.c - o >= PTEC_NN_TAPS_BLOCK) {
+                        lanes = PTEC_NN_TAPS_BLOCK;
+                        ptec_nn_taps16_s8(x_tap + (size_t)(o / dm), x_lane, p.input_offset, w_tap + o, &window, acc);
+                    } else
+#endif
                     if (lanes_share_step && out.c - o >= 4) {
                         lanes = 4;
                         ptec_nn_taps4_s8(x_tap + (size_t)(o / dm), x_lane, p.input_offset, w_tap + o, &window, acc);

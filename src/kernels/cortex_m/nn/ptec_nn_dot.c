@@ -112,20 +112,6 @@ uint32_t ptec_nn_sum_s8(const int8_t *w, size_t n)
 
 #endif
 
-void ptec_nn_mac_s8(uint32_t *acc, const int8_t *x, int32_t offset, const int8_t *w, size_t n)
-{
-    for (size_t i = 0; i < n; ++i) {
-        acc[i] += (uint32_t)((x[i] + offset) * w[i]);
-    }
-}
-
-void ptec_nn_mac_scalar_s8(uint32_t *acc, int32_t v, const int8_t *w, size_t n)
-{
-    for (size_t i = 0; i < n; ++i) {
-        acc[i] += (uint32_t)(v * w[i]);
-    }
-}
-
 #else /* blocks of 16 lanes for SIMD-capable hosts */
 
 enum { LANES = 16 };
@@ -159,13 +145,19 @@ void ptec_nn_dot4_s8(const int8_t *x, const int8_t *w, size_t stride, size_t n, 
     uint32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     size_t i = 0;
     for (; i + LANES <= n; i += LANES) {
+        /* Widened once to 16 bits, shared by the four rows: the products
+         * of two 16-bit lanes summed in pairs are one SIMD instruction on
+         * most hosts (pmaddwd on x86-64's baseline SSE2). */
+        int16_t v[LANES];
+        for (size_t j = 0; j < LANES; ++j) {
+            v[j] = x[i + j];
+        }
         int32_t b0 = 0, b1 = 0, b2 = 0, b3 = 0;
         for (size_t j = 0; j < LANES; ++j) {
-            const int32_t v = x[i + j];
-            b0 += v * w0[i + j];
-            b1 += v * w1[i + j];
-            b2 += v * w2[i + j];
-            b3 += v * w3[i + j];
+            b0 += v[j] * (int16_t)w0[i + j];
+            b1 += v[j] * (int16_t)w1[i + j];
+            b2 += v[j] * (int16_t)w2[i + j];
+            b3 += v[j] * (int16_t)w3[i + j];
         }
         s0 += (uint32_t)b0;
         s1 += (uint32_t)b1;
@@ -203,31 +195,36 @@ uint32_t ptec_nn_sum_s8(const int8_t *w, size_t n)
     return sum;
 }
 
-/* acc[i] += (x[i] + offset) * w[i] over n lanes. */
-void ptec_nn_mac_s8(uint32_t *acc, const int8_t *x, int32_t offset, const int8_t *w, size_t n)
+/* Depthwise taps of 16 adjacent channels at once (see ptec_nn_dot.h). The
+ * products are formed in 16 bits, which SIMD units multiply eight or more
+ * at a time: with the input offset in [-127, 128], |x + offset| <= 255
+ * and |w| <= 128 keep every product within int16. */
+void ptec_nn_taps16_s8(const int8_t *x, size_t x_lane, int32_t offset, const int8_t *w,
+                       const ptec_nn_taps *taps, uint32_t sums[PTEC_NN_TAPS_BLOCK])
 {
-    size_t i = 0;
-    for (; i + LANES <= n; i += LANES) {
-        for (size_t j = 0; j < LANES; ++j) {
-            acc[i + j] += (uint32_t)((x[i + j] + offset) * w[i + j]);
+    uint32_t s[PTEC_NN_TAPS_BLOCK] = {0};
+    const int16_t off = (int16_t)offset;
+    for (int32_t r = 0; r < taps->rows; ++r) {
+        const int8_t *xp = x + (size_t)r * taps->x_row;
+        const int8_t *wp = w + (size_t)r * taps->w_row;
+        for (int32_t c = 0; c < taps->cols; ++c) {
+            if (x_lane != 0) {
+                for (size_t j = 0; j < PTEC_NN_TAPS_BLOCK; ++j) {
+                    const int16_t v = (int16_t)(xp[j] + off);
+                    s[j] += (uint32_t)(int32_t)(int16_t)(v * wp[j]);
+                }
+            } else {
+                const int16_t v = (int16_t)(*xp + off);
+                for (size_t j = 0; j < PTEC_NN_TAPS_BLOCK; ++j) {
+                    s[j] += (uint32_t)(int32_t)(int16_t)(v * wp[j]);
+                }
+            }
+            xp += taps->x_col;
+            wp += taps->w_col;
         }
     }
-    for (; i < n; ++i) {
-        acc[i] += (uint32_t)((x[i] + offset) * w[i]);
-    }
-}
-
-/* acc[i] += v * w[i] over n lanes (one input value for every lane). */
-void ptec_nn_mac_scalar_s8(uint32_t *acc, int32_t v, const int8_t *w, size_t n)
-{
-    size_t i = 0;
-    for (; i + LANES <= n; i += LANES) {
-        for (size_t j = 0; j < LANES; ++j) {
-            acc[i + j] += (uint32_t)(v * w[i + j]);
-        }
-    }
-    for (; i < n; ++i) {
-        acc[i] += (uint32_t)(v * w[i]);
+    for (size_t j = 0; j < PTEC_NN_TAPS_BLOCK; ++j) {
+        sums[j] = s[j];
     }
 }
 
