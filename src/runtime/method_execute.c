@@ -98,6 +98,63 @@ static uint64_t span_cost(const ptec_method *m, uint32_t first, uint32_t last)
     return cost;
 }
 
+/* Every instruction but a kernel call (delegate, move, jump, free): out of
+ * line, so that the kernel-call loop keeps few registers live. A jump back
+ * pays its span's cost from *spent first (see ptec_method_execute). */
+static ptec_status __attribute__((noinline)) run_other(ptec_method *m, uint32_t pc, uint32_t *next, uint64_t *spent)
+{
+    ptec_instr *instr = &m->instrs[pc];
+    switch (instr->kind) {
+    case INSTR_DELEGATE_CALL:
+        return instr->delegate->backend->execute(instr->delegate, instr->op.argv, instr->op.argc);
+    case INSTR_MOVE_CALL:
+        m->values[instr->b] = m->values[instr->a];
+        return PTEC_OK;
+    case INSTR_JUMP_FALSE_CALL:
+        if (!condition_true(&m->values[instr->a])) {
+            *next = (uint32_t)instr->b;
+            if (*next <= pc) {
+                /* Every instruction costs at least 1: this also bounds the steps. */
+                uint64_t span = span_cost(m, *next, pc);
+                if (span > m->budget - *spent) {
+                    return budget_exhausted(m, pc, *spent);
+                }
+                *spent += span;
+            }
+        }
+        return PTEC_OK;
+    default: /* FreeCall: static memory, nothing to release */
+        return PTEC_OK;
+    }
+}
+
+/* Runs instruction pc and sets *next to the one after it. */
+static inline ptec_status step(ptec_method *m, uint32_t pc, uint32_t *next, uint64_t *spent)
+{
+    ptec_instr *instr = &m->instrs[pc];
+    *next = pc + 1u;
+    m->ctx->instruction = (int32_t)pc;
+    /* A failing kernel's detail takes its name from the kernel (op_args.c). */
+    ptec_status st = instr->kind == INSTR_KERNEL_CALL ? instr->op.kernel->run(&instr->op)
+                                                      : run_other(m, pc, next, spent);
+    return st == PTEC_OK ? st : run_fail(m, st, pc); /* keeps detail already written */
+}
+
+/* The loop with a clock reading around each instruction. Out of line, so
+ * that an unprofiled run keeps fewer registers live. */
+static ptec_status __attribute__((noinline)) run_profiled(ptec_method *m, uint64_t *profile, uint64_t *spent)
+{
+    for (uint32_t pc = 0, next; pc < m->instruction_count; pc = next) {
+        uint64_t start = ptec_platform_ticks();
+        ptec_status st = step(m, pc, &next, spent);
+        if (st != PTEC_OK) {
+            return st;
+        }
+        profile[pc] = ptec_platform_ticks() - start;
+    }
+    return PTEC_OK;
+}
+
 ptec_status ptec_method_execute(ptec_method *m)
 {
     if (m == NULL || !m->loaded) {
@@ -107,9 +164,6 @@ ptec_status ptec_method_execute(ptec_method *m)
     if (st != PTEC_OK) {
         return st;
     }
-    ptec_exec_ctx *ctx = m->ctx;
-    uint64_t *profile = m->profile;
-    uint32_t pc = 0;
     /* Until a backward jump is taken, each instruction runs at most once, so
      * a straight pass costs at most pass_cost, which the budget always
      * covers. Only a taken backward jump can make instructions run again: it
@@ -118,48 +172,18 @@ ptec_status ptec_method_execute(ptec_method *m)
      * bounds the real cost from above, and straight-line programs pay no
      * per-instruction check. */
     uint64_t spent = m->pass_cost;
+    uint64_t *profile = m->profile;
     m->executed = false;
-    while (pc < m->instruction_count) {
-        ptec_instr *instr = &m->instrs[pc];
-        uint64_t start = profile != NULL ? ptec_platform_ticks() : 0;
-        uint32_t next = pc + 1u;
-        ctx->instruction = (int32_t)pc;
-        switch (instr->kind) {
-        case INSTR_KERNEL_CALL:
-            ctx->op_name = instr->name;
-            ctx->op_name_len = instr->name_len;
-            st = instr->op.kernel->run(&instr->op);
-            break;
-        case INSTR_DELEGATE_CALL:
-            st = instr->delegate->backend->execute(instr->delegate, instr->op.argv, instr->op.argc);
-            break;
-        case INSTR_MOVE_CALL:
-            m->values[instr->b] = m->values[instr->a];
-            break;
-        case INSTR_JUMP_FALSE_CALL:
-            if (!condition_true(&m->values[instr->a])) {
-                next = (uint32_t)instr->b;
-                if (next <= pc) {
-                    /* Every instruction costs at least 1: this also bounds the steps. */
-                    uint64_t span = span_cost(m, next, pc);
-                    if (span > m->budget - spent) {
-                        return budget_exhausted(m, pc, spent);
-                    }
-                    spent += span;
-                }
+    if (profile == NULL) {
+        for (uint32_t pc = 0, next; pc < m->instruction_count; pc = next) {
+            if ((st = step(m, pc, &next, &spent)) != PTEC_OK) {
+                return st;
             }
-            break;
-        default: /* FreeCall: static memory, nothing to release */
-            break;
         }
-        if (st != PTEC_OK) {
-            return run_fail(m, st, pc);
-        }
-        if (profile != NULL) {
-            profile[pc] = ptec_platform_ticks() - start;
-        }
-        pc = next;
+    } else if ((st = run_profiled(m, profile, &spent)) != PTEC_OK) {
+        return st;
     }
+    ptec_exec_ctx *ctx = m->ctx;
     ctx->instruction = -1;
     for (uint32_t i = 0; m->inputs_reused && i < m->input_count; ++i) {
         if ((m->input_set[i] & (INPUT_REUSED | INPUT_SET)) == (INPUT_REUSED | INPUT_SET)) {

@@ -8,11 +8,24 @@ static const char *const kind_names[] = {"None", "None", "Int", "Bool", "Double"
                                          "String", "IntList", "DoubleList", "BoolList",
                                          "TensorList", "OptionalTensorList"};
 
+/* The failing operator's detail begins with its name: the one the load
+ * names while it prepares, else (while the method runs, which keeps the
+ * dispatch loop free of bookkeeping) the kernel's own. */
+static void begin(ptec_detail_fmt *f, const ptec_op *op, ptec_status status)
+{
+    const ptec_exec_ctx *ctx = op->ctx;
+    if (ctx->op_name == NULL && op->kernel != NULL) {
+        ptec_detail_begin(f, ctx->error, status, ctx->instruction, op->kernel->name,
+                          (uint32_t)strlen(op->kernel->name));
+    } else {
+        ptec_detail_begin(f, ctx->error, status, ctx->instruction, ctx->op_name, ctx->op_name_len);
+    }
+}
+
 ptec_status ptec_op_fail(ptec_op *op, ptec_status status, int arg, const char *message)
 {
-    ptec_exec_ctx *ctx = op->ctx;
     ptec_detail_fmt f;
-    ptec_detail_begin(&f, ctx->error, status, ctx->instruction, ctx->op_name, ctx->op_name_len);
+    begin(&f, op, status);
     if (arg >= 0) {
         ptec_detail_str(&f, PTEC_MSG("arg "));
         ptec_detail_i64(&f, arg);
@@ -24,9 +37,8 @@ ptec_status ptec_op_fail(ptec_op *op, ptec_status status, int arg, const char *m
 
 static ptec_status kind_fail(ptec_op *op, size_t i, const char *wanted)
 {
-    ptec_exec_ctx *ctx = op->ctx;
     ptec_detail_fmt f;
-    ptec_detail_begin(&f, ctx->error, PTEC_INVALID_ARGUMENT, ctx->instruction, ctx->op_name, ctx->op_name_len);
+    begin(&f, op, PTEC_INVALID_ARGUMENT);
     ptec_detail_str(&f, PTEC_MSG("arg "));
     ptec_detail_u64(&f, i);
     if (i >= op->argc) {
@@ -51,9 +63,8 @@ static const ptec_value *arg_of_kind(ptec_op *op, size_t i, uint8_t kind)
 ptec_status ptec_op_expect_argc(ptec_op *op, size_t argc)
 {
     if (op->argc != argc) {
-        ptec_exec_ctx *ctx = op->ctx;
         ptec_detail_fmt f;
-        ptec_detail_begin(&f, ctx->error, PTEC_INVALID_PROGRAM, ctx->instruction, ctx->op_name, ctx->op_name_len);
+        begin(&f, op, PTEC_INVALID_PROGRAM);
         ptec_detail_str(&f, PTEC_MSG("expected "));
         ptec_detail_u64(&f, argc);
         ptec_detail_str(&f, PTEC_MSG(" arguments, got "));

@@ -152,28 +152,37 @@ static void combine(const binary_state *s, const uint8_t *a, const uint8_t *b, u
     }
 }
 
-static void run_flat_float_add(const binary_state *s, const float *a, const float *b, float *out)
+/* The common case, kept short: float add over equal layouts (or one other
+ * element), straight from the tensors' data. */
+static ptec_status run_flat_float_add(const ptec_op *op, const binary_state *s)
 {
-    float alpha = (float)s->alpha;
-    uint32_t step = s->flat == 1 ? 1u : 0u;
-    for (uint32_t i = 0; i < s->numel; ++i) {
-        out[i] = a[i] + alpha * b[i * step];
+    const float *a = ptec_op_tensor(op, 0)->data;
+    const float *b = ptec_op_tensor(op, 1)->data;
+    float *out = ptec_op_tensor(op, op->argc - 2u)->data;
+    const float alpha = (float)s->alpha;
+    const uint32_t n = s->numel;
+    if (s->flat == 1) {
+        for (uint32_t i = 0; i < n; ++i) {
+            out[i] = a[i] + alpha * b[i];
+        }
+    } else {
+        const float y = alpha * b[0];
+        for (uint32_t i = 0; i < n; ++i) {
+            out[i] = a[i] + y;
+        }
     }
+    return PTEC_OK;
 }
 
-ptec_status ptec_binary_run(ptec_op *op)
+/* Every other case. Out of line, so that its index arrays do not make the
+ * float add pay a large stack frame. */
+static ptec_status __attribute__((noinline)) run_general(ptec_op *op, const binary_state *s)
 {
-    const binary_state *s = op->state;
     const uint8_t *a = ptec_op_tensor(op, 0)->data;
     const uint8_t *b = ptec_op_tensor(op, 1)->data;
     uint8_t *out = ptec_op_tensor(op, op->argc - 2u)->data;
     size_t es = ptec_dtype_size(s->dtype);
     if (s->flat != 0) {
-        if (s->dtype == PTEC_DTYPE_FLOAT && s->kind == BINARY_ADD) {
-            run_flat_float_add(s, (const float *)(const void *)a, (const float *)(const void *)b,
-                               (float *)(void *)out);
-            return PTEC_OK;
-        }
         size_t step_b = s->flat == 1 ? es : 0u;
         for (uint32_t i = 0; i < s->numel; ++i) {
             combine(s, a + i * es, b + i * step_b, out + i * es);
@@ -205,4 +214,13 @@ ptec_status ptec_binary_run(ptec_op *op)
         }
     }
     return PTEC_OK;
+}
+
+ptec_status ptec_binary_run(ptec_op *op)
+{
+    const binary_state *s = op->state;
+    if (s->flat != 0 && s->dtype == PTEC_DTYPE_FLOAT && s->kind == BINARY_ADD) {
+        return run_flat_float_add(op, s);
+    }
+    return run_general(op, s);
 }
