@@ -161,11 +161,27 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
     return PTEC_OK;
 }
 
-static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, const fb_table *call,
-                                       ptec_instr *instr, size_t *scratch)
+/* Kernels already found, by operator index: a method calls few operators
+ * many times (DS-CNN: 6 operators, 13 calls), and finding one by name costs
+ * a binary search of string compares. Operators past the memo's end are
+ * looked up on every call, as before. */
+#define KERNEL_MEMO 16u
+typedef struct kernel_memo {
+    const ptec_kernel *kernel[KERNEL_MEMO];
+    uint32_t name_len[KERNEL_MEMO];
+} kernel_memo;
+
+/* The kernel of operator `op_index`: its name checked in the file and
+ * looked up in this build's table. */
+static ptec_status find_kernel(ptec_exec_ctx *ctx, uint32_t op_index, kernel_memo *memo,
+                               const ptec_kernel **out, uint32_t *name_len_out)
 {
+    if (op_index < KERNEL_MEMO && memo->kernel[op_index] != NULL) {
+        *out = memo->kernel[op_index];
+        *name_len_out = memo->name_len[op_index];
+        return PTEC_OK;
+    }
     uint32_t name_len, overload_len;
-    uint32_t op_index = ptec_fb_u32(&ctx->fb, call, KERNEL_CALL_OP_INDEX, 0);
     fb_vector operators = ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_OPERATORS, 4);
     fb_table op_table = ptec_fb_at(&ctx->fb, &operators, op_index);
     const char *name = ptec_fb_str(&ctx->fb, &op_table, OPERATOR_NAME, &name_len);
@@ -189,13 +205,31 @@ static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, con
     if (kernel->state_size > PTEC_MAX_KERNEL_STATE) {
         return instr_fail(ctx, PTEC_INTERNAL, PTEC_MSG("kernel state larger than PTEC_MAX_KERNEL_STATE"));
     }
+    *out = kernel;
+    *name_len_out = (uint32_t)strlen(kernel->name);
+    if (op_index < KERNEL_MEMO) {
+        memo->kernel[op_index] = kernel;
+        memo->name_len[op_index] = *name_len_out;
+    }
+    return PTEC_OK;
+}
+
+static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, const fb_table *call,
+                                       ptec_instr *instr, kernel_memo *memo, size_t *scratch)
+{
+    const ptec_kernel *kernel = NULL;
+    uint32_t name_len = 0;
+    ptec_status st = find_kernel(ctx, ptec_fb_u32(&ctx->fb, call, KERNEL_CALL_OP_INDEX, 0), memo, &kernel, &name_len);
+    if (st != PTEC_OK) {
+        return st;
+    }
     ctx->op_name = instr->name = kernel->name;
-    ctx->op_name_len = instr->name_len = (uint32_t)strlen(kernel->name);
+    ctx->op_name_len = instr->name_len = name_len;
 
     arg_temps temps;
     uint64_t state_temp[PTEC_MAX_KERNEL_STATE / 8u];
     ptec_op *op = &instr->op;
-    ptec_status st = bind_args(ctx, meta, call, KERNEL_CALL_ARGS, op, &temps);
+    st = bind_args(ctx, meta, call, KERNEL_CALL_ARGS, op, &temps);
     if (st != PTEC_OK) {
         return st;
     }
@@ -310,6 +344,8 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
     }
     ptec_instr *instrs = meta_take(meta, instructions.count, sizeof(ptec_instr));
     uint64_t pass_cost = 0;
+    kernel_memo memo;
+    memset(&memo, 0, sizeof memo);
     for (uint32_t i = 0; i < instructions.count; ++i) {
         ptec_instr temp;
         ptec_instr *instr = instrs != NULL ? &instrs[i] : &temp;
@@ -336,7 +372,7 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
         instr->b = (int32_t)b;
         ptec_status st = PTEC_OK;
         if (kind == INSTR_KERNEL_CALL) {
-            st = prepare_kernel_call(ctx, meta, &call, instr, scratch);
+            st = prepare_kernel_call(ctx, meta, &call, instr, &memo, scratch);
         } else if (kind == INSTR_DELEGATE_CALL) {
             arg_temps temps;
             st = bind_args(ctx, meta, &call, DELEGATE_CALL_ARGS, &instr->op, &temps);
