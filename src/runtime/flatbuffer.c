@@ -30,52 +30,10 @@ fb_table ptec_fb_table(fb_view *fb, uint32_t pos)
     return t;
 }
 
-/* Position of field `id` holding `width` bytes, or 0 when absent. */
-static uint32_t field(fb_view *fb, const fb_table *t, unsigned id, uint32_t width)
-{
-    uint32_t slot = 4u + 2u * id;
-    if (t->pos == 0 || slot + 2u > t->vt_len) {
-        return 0;
-    }
-    uint32_t voffset = fb_le16(fb->base + t->vtable + slot);
-    if (voffset == 0) {
-        return 0;
-    }
-    if (!in_bounds(fb, (uint64_t)t->pos + voffset, width)) {
-        fb->bad = true;
-        return 0;
-    }
-    return t->pos + voffset;
-}
-
-const uint8_t *ptec_fb_field_bytes(fb_view *fb, const fb_table *t, unsigned id, uint32_t width)
-{
-    uint32_t pos = field(fb, t, id, width);
-    return pos ? fb->base + pos : NULL;
-}
-
-uint8_t ptec_fb_u8(fb_view *fb, const fb_table *t, unsigned id, uint8_t dflt)
-{
-    uint32_t pos = field(fb, t, id, 1);
-    return pos ? fb->base[pos] : dflt;
-}
-
-uint32_t ptec_fb_u32(fb_view *fb, const fb_table *t, unsigned id, uint32_t dflt)
-{
-    uint32_t pos = field(fb, t, id, 4);
-    return pos ? fb_le32(fb->base + pos) : dflt;
-}
-
-uint64_t ptec_fb_u64(fb_view *fb, const fb_table *t, unsigned id, uint64_t dflt)
-{
-    uint32_t pos = field(fb, t, id, 8);
-    return pos ? fb_le64(fb->base + pos) : dflt;
-}
-
 /* Follows the uoffset in field `id`; 0 when absent. */
 static uint32_t target(fb_view *fb, const fb_table *t, unsigned id)
 {
-    uint32_t pos = field(fb, t, id, 4);
+    uint32_t pos = ptec_fb_field(fb, t, id, 4);
     if (pos == 0) {
         return 0;
     }

@@ -83,8 +83,70 @@ static bool vector_contains(const ptec_exec_ctx *ctx, const fb_vector *v, uint32
     return false;
 }
 
+/* A tensor that is neither constant nor planned, holds bytes, and is not an
+ * input or output could never get memory. */
+static ptec_status check_has_memory(ptec_exec_ctx *ctx, uint32_t i, const ptec_value *v, const ptec_tensor *t,
+                                    const fb_vector *inputs, const fb_vector *outputs)
+{
+    if (v->kind == PTEC_VALUE_TENSOR && !(t->flags & (PTEC_TENSOR_CONSTANT | PTEC_TENSOR_PLANNED)) &&
+        t->nbytes > 0 && !vector_contains(ctx, inputs, i) && !vector_contains(ctx, outputs, i)) {
+        ptec_detail_fmt f;
+        ptec_detail_begin(&f, ctx->error, PTEC_INVALID_PROGRAM, -1, NULL, 0);
+        ptec_detail_str(&f, PTEC_MSG("value "));
+        ptec_detail_u64(&f, i);
+        ptec_detail_str(&f, PTEC_MSG(": tensor has no memory (not constant, not planned, not an input or output)"));
+        return ptec_detail_end(&f);
+    }
+    return PTEC_OK;
+}
+
+/* The measuring pass decodes every call argument anyway, for the kernel's
+ * prepare, into temporaries it then drops (it has no memory to keep them).
+ * Decoding those values beforehand as well was a third of its cost, so it
+ * checks them there instead: `later` marks the values some kernel or
+ * delegate call of the chain names (the first LATER_VALUES of them). A walk
+ * that succeeds reaches every call, so every marked value is still checked,
+ * with the same checks and messages; only which of two defects a file
+ * reports first can differ from the load's. The load decodes all values
+ * here (its arguments point at them). */
+#define LATER_VALUES 2048u
+typedef struct later_values {
+    uint8_t marked[LATER_VALUES / 8u];
+    const fb_vector *inputs, *outputs;
+} later_values;
+
+static bool is_later(const later_values *later, uint32_t i)
+{
+    return later != NULL && i < LATER_VALUES && (later->marked[i / 8u] & (1u << (i % 8u)));
+}
+
+/* Marks the values the chain's calls name. Reads through a copy of the view:
+ * a malformed chain is the walk's to report, in its order. */
+static void mark_call_args(const ptec_exec_ctx *ctx, later_values *later)
+{
+    fb_view fb = ctx->fb;
+    fb_vector chains = ptec_fb_vec(&fb, &ctx->plan, PLAN_CHAINS, 4);
+    fb_table chain = ptec_fb_at(&fb, &chains, 0);
+    fb_vector instructions = ptec_fb_vec(&fb, &chain, CHAIN_INSTRUCTIONS, 4);
+    for (uint32_t i = 0; i < instructions.count && !fb.bad; ++i) {
+        fb_table it = ptec_fb_at(&fb, &instructions, i);
+        uint8_t kind = ptec_fb_u8(&fb, &it, INSTRUCTION_TYPE, 0);
+        if (kind != INSTR_KERNEL_CALL && kind != INSTR_DELEGATE_CALL) {
+            continue;
+        }
+        fb_table call = ptec_fb_sub(&fb, &it, INSTRUCTION_ARGS);
+        fb_vector args = ptec_fb_vec(&fb, &call, kind == INSTR_KERNEL_CALL ? KERNEL_CALL_ARGS : DELEGATE_CALL_ARGS, 4);
+        for (uint32_t j = 0; j < args.count && !fb.bad; ++j) {
+            uint32_t index = fb_le32(fb.base + args.data + 4u * j);
+            if (index < ctx->values.count && index < LATER_VALUES) {
+                later->marked[index / 8u] |= (uint8_t)(1u << (index % 8u));
+            }
+        }
+    }
+}
+
 static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m,
-                                const fb_vector *inputs, const fb_vector *outputs)
+                                const fb_vector *inputs, const fb_vector *outputs, const later_values *later)
 {
     ptec_value *values = meta_take(meta, ctx->values.count, sizeof(ptec_value));
     for (uint32_t i = 0; i < ctx->values.count; ++i) {
@@ -97,18 +159,15 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
             ptec_tensor *placed = meta_take(meta, 1, sizeof(ptec_tensor));
             t = placed != NULL ? placed : t;
         }
+        if (!ctx->fb.bad && is_later(later, i)) {
+            continue; /* decoded and checked with its call */
+        }
         ptec_status st = ptec_value_parse(ctx, i, v, t);
+        if (st == PTEC_OK) {
+            st = check_has_memory(ctx, i, v, t, inputs, outputs);
+        }
         if (st != PTEC_OK) {
             return st;
-        }
-        if (v->kind == PTEC_VALUE_TENSOR && !(t->flags & (PTEC_TENSOR_CONSTANT | PTEC_TENSOR_PLANNED)) &&
-            t->nbytes > 0 && !vector_contains(ctx, inputs, i) && !vector_contains(ctx, outputs, i)) {
-            ptec_detail_fmt f;
-            ptec_detail_begin(&f, ctx->error, PTEC_INVALID_PROGRAM, -1, NULL, 0);
-            ptec_detail_str(&f, PTEC_MSG("value "));
-            ptec_detail_u64(&f, i);
-            ptec_detail_str(&f, PTEC_MSG(": tensor has no memory (not constant, not planned, not an input or output)"));
-            return ptec_detail_end(&f);
         }
     }
     if (m != NULL) {
@@ -125,8 +184,33 @@ typedef struct arg_temps {
     ptec_value *pointers[PTEC_MAX_OP_ARGS];
 } arg_temps;
 
+/* Decodes argument `index` into the measuring pass's temporaries. A value
+ * parse_values left for later gets its checks here, reported as parse_values
+ * would (no instruction context). */
+static ptec_status decode_arg(ptec_exec_ctx *ctx, uint32_t index, ptec_value *v, ptec_tensor *t,
+                              const later_values *later)
+{
+    if (!is_later(later, index)) {
+        return ptec_value_parse(ctx, index, v, t);
+    }
+    int32_t instruction = ctx->instruction;
+    const char *op_name = ctx->op_name;
+    uint32_t op_name_len = ctx->op_name_len;
+    ctx->instruction = -1;
+    ctx->op_name = NULL;
+    ctx->op_name_len = 0;
+    ptec_status st = ptec_value_parse(ctx, index, v, t);
+    if (st == PTEC_OK) {
+        st = check_has_memory(ctx, index, v, t, later->inputs, later->outputs);
+    }
+    ctx->instruction = instruction;
+    ctx->op_name = op_name;
+    ctx->op_name_len = op_name_len;
+    return st;
+}
+
 static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_table *call, unsigned field,
-                             ptec_op *op, arg_temps *temps)
+                             ptec_op *op, arg_temps *temps, const later_values *later)
 {
     fb_vector args;
     ptec_status st = index_vector(ctx, call, field, &args);
@@ -144,7 +228,7 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
         if (argv != NULL) {
             v = argv[i] = &ctx->method->values[index];
         } else {
-            if ((st = ptec_value_parse(ctx, index, &temps->values[i], &temps->tensors[i])) != PTEC_OK) {
+            if ((st = decode_arg(ctx, index, &temps->values[i], &temps->tensors[i], later)) != PTEC_OK) {
                 return st;
             }
             v = temps->pointers[i] = &temps->values[i];
@@ -161,11 +245,27 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
     return PTEC_OK;
 }
 
-static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, const fb_table *call,
-                                       ptec_instr *instr, size_t *scratch)
+/* Kernels already found, by operator index: a method calls few operators
+ * many times (DS-CNN: 6 operators, 13 calls), and finding one by name costs
+ * a binary search of string compares. Operators past the memo's end are
+ * looked up on every call, as before. */
+#define KERNEL_MEMO 16u
+typedef struct kernel_memo {
+    const ptec_kernel *kernel[KERNEL_MEMO];
+    uint32_t name_len[KERNEL_MEMO];
+} kernel_memo;
+
+/* The kernel of operator `op_index`: its name checked in the file and
+ * looked up in this build's table. */
+static ptec_status find_kernel(ptec_exec_ctx *ctx, uint32_t op_index, kernel_memo *memo,
+                               const ptec_kernel **out, uint32_t *name_len_out)
 {
+    if (op_index < KERNEL_MEMO && memo->kernel[op_index] != NULL) {
+        *out = memo->kernel[op_index];
+        *name_len_out = memo->name_len[op_index];
+        return PTEC_OK;
+    }
     uint32_t name_len, overload_len;
-    uint32_t op_index = ptec_fb_u32(&ctx->fb, call, KERNEL_CALL_OP_INDEX, 0);
     fb_vector operators = ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_OPERATORS, 4);
     fb_table op_table = ptec_fb_at(&ctx->fb, &operators, op_index);
     const char *name = ptec_fb_str(&ctx->fb, &op_table, OPERATOR_NAME, &name_len);
@@ -189,13 +289,32 @@ static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, con
     if (kernel->state_size > PTEC_MAX_KERNEL_STATE) {
         return instr_fail(ctx, PTEC_INTERNAL, PTEC_MSG("kernel state larger than PTEC_MAX_KERNEL_STATE"));
     }
+    *out = kernel;
+    *name_len_out = (uint32_t)strlen(kernel->name);
+    if (op_index < KERNEL_MEMO) {
+        memo->kernel[op_index] = kernel;
+        memo->name_len[op_index] = *name_len_out;
+    }
+    return PTEC_OK;
+}
+
+static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, const fb_table *call,
+                                       ptec_instr *instr, kernel_memo *memo, const later_values *later,
+                                       size_t *scratch)
+{
+    const ptec_kernel *kernel = NULL;
+    uint32_t name_len = 0;
+    ptec_status st = find_kernel(ctx, ptec_fb_u32(&ctx->fb, call, KERNEL_CALL_OP_INDEX, 0), memo, &kernel, &name_len);
+    if (st != PTEC_OK) {
+        return st;
+    }
     ctx->op_name = instr->name = kernel->name;
-    ctx->op_name_len = instr->name_len = (uint32_t)strlen(kernel->name);
+    ctx->op_name_len = instr->name_len = name_len;
 
     arg_temps temps;
     uint64_t state_temp[PTEC_MAX_KERNEL_STATE / 8u];
     ptec_op *op = &instr->op;
-    ptec_status st = bind_args(ctx, meta, call, KERNEL_CALL_ARGS, op, &temps);
+    st = bind_args(ctx, meta, call, KERNEL_CALL_ARGS, op, &temps, later);
     if (st != PTEC_OK) {
         return st;
     }
@@ -295,7 +414,7 @@ static ptec_status check_back_edge(ptec_exec_ctx *ctx, const fb_vector *instruct
 }
 
 static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, const fb_vector *delegates,
-                                      ptec_delegate_ctx *instances, size_t *scratch)
+                                      ptec_delegate_ctx *instances, const later_values *later, size_t *scratch)
 {
     static const char *const names[] = {[INSTR_MOVE_CALL] = "move", [INSTR_JUMP_FALSE_CALL] = "jump_false",
                                         [INSTR_FREE_CALL] = "free"};
@@ -310,6 +429,8 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
     }
     ptec_instr *instrs = meta_take(meta, instructions.count, sizeof(ptec_instr));
     uint64_t pass_cost = 0;
+    kernel_memo memo;
+    memset(&memo, 0, sizeof memo);
     for (uint32_t i = 0; i < instructions.count; ++i) {
         ptec_instr temp;
         ptec_instr *instr = instrs != NULL ? &instrs[i] : &temp;
@@ -336,10 +457,10 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
         instr->b = (int32_t)b;
         ptec_status st = PTEC_OK;
         if (kind == INSTR_KERNEL_CALL) {
-            st = prepare_kernel_call(ctx, meta, &call, instr, scratch);
+            st = prepare_kernel_call(ctx, meta, &call, instr, &memo, later, scratch);
         } else if (kind == INSTR_DELEGATE_CALL) {
             arg_temps temps;
-            st = bind_args(ctx, meta, &call, DELEGATE_CALL_ARGS, &instr->op, &temps);
+            st = bind_args(ctx, meta, &call, DELEGATE_CALL_ARGS, &instr->op, &temps, later);
             if (instances != NULL) {
                 instr->delegate = &instances[a];
                 instr->name = instances[a].backend->name;
@@ -426,9 +547,19 @@ static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, si
         m->ctx = placed;
     }
     ptec_status st;
+    later_values later_store, *later = NULL;
     if ((st = index_vector(ctx, &ctx->plan, PLAN_INPUTS, &inputs)) != PTEC_OK ||
-        (st = index_vector(ctx, &ctx->plan, PLAN_OUTPUTS, &outputs)) != PTEC_OK ||
-        (st = parse_values(ctx, meta, m, &inputs, &outputs)) != PTEC_OK) {
+        (st = index_vector(ctx, &ctx->plan, PLAN_OUTPUTS, &outputs)) != PTEC_OK) {
+        return st;
+    }
+    if (m == NULL) {
+        later = &later_store;
+        memset(later->marked, 0, sizeof later->marked);
+        later->inputs = &inputs;
+        later->outputs = &outputs;
+        mark_call_args(ctx, later);
+    }
+    if ((st = parse_values(ctx, meta, m, &inputs, &outputs, later)) != PTEC_OK) {
         return st;
     }
     if (meta->overflow) { /* before anything reads the values just placed */
@@ -443,7 +574,7 @@ static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, si
         m->delegates = instances; /* so that unload can destroy them if a later step fails */
         m->delegate_count = delegates.count;
     }
-    if ((st = build_instructions(ctx, meta, &delegates, instances, scratch)) != PTEC_OK) {
+    if ((st = build_instructions(ctx, meta, &delegates, instances, later, scratch)) != PTEC_OK) {
         return st;
     }
     if (meta->overflow) {

@@ -193,6 +193,23 @@ def case_segment_index(p, v):
     return [("any", "init", "InvalidProgram", "segment 5 does not exist")]
 
 
+def case_argument_without_memory(p, v):
+    """A call's argument that could never get memory. The requirements pass
+    checks call arguments with their call (it decodes them there anyway),
+    the load up front; the detail is the same, without instruction context."""
+    plan(p).values[v["x"]].val.allocation_info = None
+    plan(p).inputs = []
+    return [("any", "requirements", "InvalidProgram", f"value {v['x']}: tensor has no memory")]
+
+
+def case_argument_value_before_call(p, v):
+    """A defect in a call's argument is reported as the value's, before the
+    kernel ever prepares (the out tensor here would also fail prepare)."""
+    plan(p).values[v["z"]].val.allocation_info = AllocationDetails(1, 0xFFFFFFF0, 0xFFFFFFFF)
+    plan(p).values[v["z"]].val.scalar_type = ScalarType.INT
+    return [("any", "requirements", "InvalidProgram", f"value {v['z']}: tensor lies outside its planned buffer")]
+
+
 def case_memory_id(p, v):
     plan(p).values[v["z"]].val.allocation_info = AllocationDetails(3, 0, 0)
     return [("any", "requirements", "InvalidProgram", "memory_id names no planned buffer")]
