@@ -614,6 +614,11 @@ def make_variant_edges(g, w):
         depthwise_edge_case(g, w, 1, g.int(1, 6), g.int(1, 6), c, 1, (g.int(1, 3), g.int(1, 4)),
                             (g.int(1, 2), g.int(1, 2)), (g.int(0, 2), g.int(0, 2)), (1, 1), fast_quant)
     depthwise_edge_case(g, w, 1, 25, 5, 64, 1, (3, 3), (1, 1), (1, 1), (1, 1), fast_quant)
+    # The DSP 3x3 kernel's moved windows: strides 1 and 2, padding 0 or 1 on
+    # each axis, inputs from 3x3, batches.
+    for _ in range(24):
+        depthwise_edge_case(g, w, g.int(1, 2), g.int(3, 8), g.int(3, 8), g.choice([4, 5, 8, 11, 12, 64]), 1, (3, 3),
+                            (g.int(1, 2), g.int(1, 2)), (g.int(0, 1), g.int(0, 1)), (1, 1), fast_quant)
     depthwise_edge_case(g, w, 1, 49, 10, 1, 64, (10, 4), (2, 2), (5, 1), (1, 1), fast_quant)
 
 
