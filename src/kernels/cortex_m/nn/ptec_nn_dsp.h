@@ -121,7 +121,7 @@ static inline ptec_nn_requant_fast ptec_nn_requant_fast_make(int32_t multiplier,
 {
     ptec_nn_requant_fast r;
     r.multiplier = multiplier;
-    r.high = (int32_t)(1u << (uint32_t)(-shift - 2));
+    r.high = (int32_t)(0x40000000u >> (uint32_t)(shift + 32)); /* 2^(-shift-2), one LSR */
     r.shift = (uint32_t)(-shift - 1);
     return r;
 }
