@@ -468,6 +468,19 @@ def edge_quant(g, count, typical_scale):
     return mults, shifts
 
 
+def fast_quant(g, count, typical_scale):
+    """Per-channel pairs that all take the DSP kernels' short requantization
+    (ptec_nn_requant_fast_ok: shift <= -2, multiplier not -2^31), with the
+    extreme multipliers and shifts it allows."""
+    mults, shifts = g.per_channel(count, typical_scale)
+    for i in range(count):
+        if shifts[i] > -2 or mults[i] == -(1 << 31):
+            mults[i] = g.choice([(1 << 31) - 1, -((1 << 31) - 1), 1 << 30, -(1 << 30), 1, -1, 0,
+                                 g.int(-(1 << 31) + 1, (1 << 31) - 1)])
+            shifts[i] = g.choice([-2, -3, -31, g.int(-31, -2)])
+    return mults, shifts
+
+
 def edge_offsets(g):
     """Input offsets from the zero points -128 and 127 (offsets 128, -127)
     and output zero points at both ends, else random."""
@@ -476,7 +489,7 @@ def edge_offsets(g):
     return ioff, ooff
 
 
-def conv_edge_case(g, w, n, h, wd, cin, cout, groups, kernel, stride, padding, dilation):
+def conv_edge_case(g, w, n, h, wd, cin, cout, groups, kernel, stride, padding, dilation, quant=edge_quant):
     kh, kw = kernel
     oh = ref.conv_output_size(h, kh, stride[0], padding[0], dilation[0])
     ow = ref.conv_output_size(wd, kw, stride[1], padding[1], dilation[1])
@@ -487,12 +500,12 @@ def conv_edge_case(g, w, n, h, wd, cin, cout, groups, kernel, stride, padding, d
     weight = g.i8((cout, kh, kw, cin_g))
     bias = g.bias(cout, 30000) if g.chance(0.8) else None
     ioff, ooff = edge_offsets(g)
-    mults, shifts = edge_quant(g, cout, acc_scale(g, kh * kw * cin_g))
+    mults, shifts = quant(g, cout, acc_scale(g, kh * kw * cin_g))
     amin, amax = g.activation()
     write_conv(w, x, weight, bias, stride, padding, dilation, ioff, ooff, mults, shifts, amin, amax)
 
 
-def depthwise_edge_case(g, w, n, h, wd, cin, dm, kernel, stride, padding, dilation):
+def depthwise_edge_case(g, w, n, h, wd, cin, dm, kernel, stride, padding, dilation, quant=edge_quant):
     kh, kw = kernel
     oh = ref.conv_output_size(h, kh, stride[0], padding[0], dilation[0])
     ow = ref.conv_output_size(wd, kw, stride[1], padding[1], dilation[1])
@@ -503,7 +516,7 @@ def depthwise_edge_case(g, w, n, h, wd, cin, dm, kernel, stride, padding, dilati
     weight = g.i8((1, kh, kw, cout))
     bias = g.bias(cout, 30000) if g.chance(0.8) else None
     ioff, ooff = edge_offsets(g)
-    mults, shifts = edge_quant(g, cout, acc_scale(g, kh * kw))
+    mults, shifts = quant(g, cout, acc_scale(g, kh * kw))
     amin, amax = g.activation()
     write_depthwise(w, x, weight, bias, stride, padding, dilation, dm, ioff, ooff, mults, shifts, amin, amax)
 
@@ -581,6 +594,32 @@ def make_variant_edges(g, w):
     x = g.i8((1, 25, 5, 64))
     expected = ref.quantized_avg_pool2d(x, (24, 5), (24, 5), (0, 0), False, 0, 0, 0)
     w.case("avgpool", [1, 25, 5, 64, 1, 1, 1, 64, 24, 5, 24, 5, 0, 0], [x], expected)
+    # The DSP kernels' short requantization (every channel with shift <= -2):
+    # pointwise with odd and even row and pixel counts, gathered columns,
+    # groups, depthwise around multiples of 4, DS-CNN's first layer.
+    for cin in (1, 3, 4, 5, 16, 17, 64, 65):
+        for cout in (2, 3, 5, 8, 17, 64):
+            conv_edge_case(g, w, g.int(1, 2), g.int(1, 5), g.int(1, 5), cin, cout, 1, (1, 1), (1, 1), (0, 0),
+                           (1, 1), fast_quant)
+    for _ in range(12):
+        groups = g.choice([1, 1, 2])
+        cin = groups * g.choice([1, 3, 4, 5, 16])
+        cout = groups * g.choice([1, 2, 3, 5, 8])
+        conv_edge_case(g, w, g.int(1, 2), g.int(1, 7), g.choice([1, 3, 5, 7]), cin, cout, groups,
+                       (g.int(1, 4), g.int(1, 4)), (g.int(1, 2), g.int(1, 2)), (g.int(0, 2), g.int(0, 2)),
+                       (1, 1), fast_quant)
+    for c in (1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 64, 67):
+        depthwise_edge_case(g, w, g.int(1, 2), g.int(1, 6), g.choice([1, 2, 3, 5]), c, 1, (3, 3), (1, 1),
+                            (1, 1), (1, 1), fast_quant)
+        depthwise_edge_case(g, w, 1, g.int(1, 6), g.int(1, 6), c, 1, (g.int(1, 3), g.int(1, 4)),
+                            (g.int(1, 2), g.int(1, 2)), (g.int(0, 2), g.int(0, 2)), (1, 1), fast_quant)
+    depthwise_edge_case(g, w, 1, 25, 5, 64, 1, (3, 3), (1, 1), (1, 1), (1, 1), fast_quant)
+    # The DSP 3x3 kernel's moved windows: strides 1 and 2, padding 0 or 1 on
+    # each axis, inputs from 3x3, batches.
+    for _ in range(24):
+        depthwise_edge_case(g, w, g.int(1, 2), g.int(3, 8), g.int(3, 8), g.choice([4, 5, 8, 11, 12, 64]), 1, (3, 3),
+                            (g.int(1, 2), g.int(1, 2)), (g.int(0, 1), g.int(0, 1)), (1, 1), fast_quant)
+    depthwise_edge_case(g, w, 1, 49, 10, 1, 64, (10, 4), (2, 2), (5, 1), (1, 1), fast_quant)
 
 
 def generate(cases, seed):

@@ -19,6 +19,10 @@
  * (4k bytes). */
 #include "ptec_nn_variants.h"
 
+#if defined(PTEC_NN_DSP)
+#include "ptec_nn_dsp.h"
+#endif
+
 #if defined(PTEC_NN_MVE) || defined(PTEC_NN_DSP)
 
 enum { COLUMNS = 2 }; /* both builds work on pixel pairs */
@@ -99,6 +103,10 @@ ptec_status ptec_nn_conv_gemm_s8(void *scratch, const ptec_nn_conv_params *param
     stage.output_offset = p->output_offset;
     stage.activation = p->activation;
     stage.any_min_multiplier = ptec_nn_any_min_multiplier(quant->multipliers, out.c);
+    stage.fast_requant = 0;
+#if defined(PTEC_NN_DSP)
+    stage.fast_requant = ptec_nn_requant_fast_ok(quant->multipliers, quant->shifts, out.c);
+#endif
     const int32_t total = out.n * out.h * out.w;
     const size_t column_bytes = ((size_t)k + 3u) & ~(size_t)3u;
 #if defined(PTEC_NN_DSP)

@@ -88,4 +88,64 @@ static inline int8_t ptec_nn_output_stage_dsp(int32_t v, int32_t offset, int32_t
     return (int8_t)(v > hi ? hi : v);
 }
 
+/* ptec_nn_requantize for a right shift r >= 2 (shift <= -2) and a
+ * multiplier other than -2^31, in one SMLAL and four single-cycle
+ * instructions. With P = v * multiplier (exact, 64 bits), the reference's
+ * high = floor((P + 2^30) / 2^31) rounded by 2^r half away from zero is
+ *   floor((high + 2^(r-1) - neg) / 2^r),  neg = high < 0,
+ * and since floor(floor(a / 2^31) / 2^r) = floor(a / 2^(31+r)), that is
+ *   floor((P + 2^30 + 2^31 * (2^(r-1) - neg)) / 2^(31+r)),
+ * the high word of a 64-bit sum shifted right by r - 1. neg may be taken
+ * as "v and the multiplier have opposite signs" (P < 0): where that
+ * differs from high < 0, high is 0 and both give 0. So the SMLAL starts
+ * from hi = 2^(r-2) - neg and lo = 2^30 + neg * 2^31, which is v ^ m with
+ * its low 31 bits replaced (BFI). -2^31 * -2^31 is the one product the
+ * reference wraps; r < 2 keeps the general form. */
+typedef struct ptec_nn_requant_fast {
+    int32_t multiplier;
+    int32_t high;  /* 2^(r-2) */
+    uint32_t shift; /* r - 1 */
+} ptec_nn_requant_fast;
+
+static inline int ptec_nn_requant_fast_ok(const int32_t *multipliers, const int32_t *shifts, int32_t count)
+{
+    for (int32_t i = 0; i < count; ++i) {
+        if (shifts[i] > -2 || multipliers[i] == INT32_MIN) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static inline ptec_nn_requant_fast ptec_nn_requant_fast_make(int32_t multiplier, int32_t shift)
+{
+    ptec_nn_requant_fast r;
+    r.multiplier = multiplier;
+    r.high = (int32_t)(0x40000000u >> (uint32_t)(shift + 32)); /* 2^(-shift-2), one LSR */
+    r.shift = (uint32_t)(-shift - 1);
+    return r;
+}
+
+static inline int32_t ptec_nn_requantize_fast(int32_t v, int32_t multiplier, int32_t high, uint32_t shift)
+{
+    uint32_t lo = (uint32_t)v ^ (uint32_t)multiplier;
+    int32_t hi = high + ((int32_t)lo >> 31);
+    __asm__("bfi %0, %1, #0, #31" : "+r"(lo) : "r"(0x40000000u));
+    __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(v), "r"(multiplier));
+    return hi >> shift;
+}
+
+/* The int8 output of a requantized value |q| < 2^30 (the fast form's
+ * range): offset added without overflow, then clamped; SSAT alone when
+ * the activation is the whole int8 range. */
+static inline int8_t ptec_nn_output_small(int32_t q, int32_t offset, int32_t lo, int32_t hi, int full_range)
+{
+    q += offset;
+    if (full_range) {
+        return (int8_t)__ssat(q, 8);
+    }
+    q = q < lo ? lo : q;
+    return (int8_t)(q > hi ? hi : q);
+}
+
 #endif

@@ -20,6 +20,9 @@ typedef struct ptec_nn_out_stage {
     /* Some multiplier is -2^31, the one value whose product with -2^31
      * leaves int32; the Helium kernels then take the slower exact form. */
     int any_min_multiplier;
+    /* Every pair takes the DSP kernels' short requantization
+     * (ptec_nn_requant_fast_ok in ptec_nn_dsp.h); set by the DSP build. */
+    int fast_requant;
 } ptec_nn_out_stage;
 
 static inline int ptec_nn_any_min_multiplier(const int32_t *multipliers, int32_t count)
