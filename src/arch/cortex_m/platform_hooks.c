@@ -1,8 +1,6 @@
 /* The runtime's log hook (include/ptec/platform.h) on bare-metal boards:
- * log lines go to the console through stdio. Ticks and their unit come from
- * the board's counter (board.cmake's PTEC_BOARD_COUNTER). */
-#include <stdio.h>
-
+ * log lines go straight to the board's console. Ticks and their unit come
+ * from the board's counter (board.cmake's PTEC_BOARD_COUNTER). */
 #include "ptec/platform.h"
 #include "ptec_board.h"
 
@@ -19,9 +17,10 @@ void ptec_platform_log(ptec_log_level level, const char *message)
         return;
     }
     static const char *const prefix[] = {"ptec debug: ", "ptec info: ", "ptec error: "};
-    /* Through stdio so that log lines stay in order with the application's
-     * printf output (stdout is unbuffered on these boards). */
-    fputs(prefix[level <= PTEC_LOG_ERROR ? level : PTEC_LOG_ERROR], stdout);
-    fputs(message, stdout);
-    fputc('\n', stdout);
+    /* The raw console, not stdio: an application that prints nothing links
+     * no stdio for the runtime's sake. Lines stay in order with its printf
+     * output, as startup.c makes stdout unbuffered. */
+    ptec_board_console_puts(prefix[level <= PTEC_LOG_ERROR ? level : PTEC_LOG_ERROR]);
+    ptec_board_console_puts(message);
+    ptec_board_console_puts("\n");
 }
