@@ -497,15 +497,25 @@ ptec_status ptec_cm_get_packed_s4_weight(ptec_op *op, size_t i_weight, size_t i_
                                          int32_t *sizes)
 {
     ptec_tensor *weight;
+    int32_t values[PTEC_MAX_RANK];
+    size_t got = 0;
     ptec_status status = ptec_cm_get_tensor_of(op, i_weight, PTEC_DTYPE_CHAR, &weight);
-    if (status == PTEC_OK) {
-        status = ptec_cm_get_int_list_of(op, i_sizes, count, 1, INT32_MAX, sizes,
-                                         count == 4 ? PTEC_MSG("weight_sizes must be [Cout, KH, KW, Cin/groups]")
-                                                    : PTEC_MSG("weight_sizes must be [out_features, in_features]"),
-                                         PTEC_MSG("weight_sizes must all be >= 1"));
-    }
+    /* Read up to the longest list a program may hold, so that a wrong
+     * length gets this operator's message rather than the generic one. */
+    if (status == PTEC_OK) status = ptec_op_get_int32_list(op, i_sizes, values, PTEC_MAX_RANK, &got, false);
     if (status != PTEC_OK) {
         return status;
+    }
+    if (got != count || count > PTEC_MAX_RANK) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i_sizes,
+                            count == 4 ? PTEC_MSG("weight_sizes must be [Cout, KH, KW, Cin/groups]")
+                                       : PTEC_MSG("weight_sizes must be [out_features, in_features]"));
+    }
+    for (size_t d = 0; d < count; ++d) {
+        if (values[d] < 1) {
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i_sizes, PTEC_MSG("weight_sizes must all be >= 1"));
+        }
+        sizes[d] = values[d];
     }
     /* Each factor is < 2^31, so checking after every step keeps the
      * product below 2^62. */
@@ -519,7 +529,7 @@ ptec_status ptec_cm_get_packed_s4_weight(ptec_op *op, size_t i_weight, size_t i_
     }
     if (weight->rank != 1 || !ptec_tensor_is_contiguous(weight) || (uint64_t)weight->numel != (elements + 1u) / 2u) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i_weight,
-                            PTEC_MSG("packed 4-bit weight must be a 1-D int8 tensor of ceil(prod(weight_sizes) / 2) bytes"));
+                            PTEC_MSG("weight must be 1-D int8, ceil(prod(weight_sizes)/2) bytes"));
     }
     return PTEC_OK;
 }
