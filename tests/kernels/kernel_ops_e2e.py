@@ -279,8 +279,8 @@ def linear_w4_case(error=None):
 
 
 def conv_w4_case(error=None):
-    """Groups, stride, padding, dilation, batches; k = 3*2*3 = 18 per row
-    with Cin/groups = 3, and an odd count of weights in all (4*18 + ...)."""
+    """Groups, stride, padding, dilation, batches; rows of k = 3*3*3 = 27
+    weights, so that every other row starts in the middle of a byte."""
     n, h, w, cin, cout, groups = 2, 7, 6, 6, 4, 2
     kh, kw, stride, padding, dilation = 3, 2, (2, 1), (1, 2), (1, 2)
     if error is None or error == "bytes":
