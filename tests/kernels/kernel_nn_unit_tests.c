@@ -236,6 +236,62 @@ static void test_conv(void)
     CHECK(y[0] == 7 && y[1] == -4);
 }
 
+/* Packed 4-bit weights: element 2i in the low nibble of byte i, 2i+1 in
+ * the high nibble, rows not padded (CMSIS-NN's s4 order). The rows
+ * (1, -2, 7) and (-8, 3, -1) are the nibbles 1, E, 7, 8, 3, F: bytes
+ * E1, 87, F3, and the second row starts in the high nibble of byte 1. */
+static const int8_t packed_rows[3] = {(int8_t)0xE1, (int8_t)0x87, (int8_t)0xF3};
+
+static void test_packed_s4(void)
+{
+    /* x + 1 = (3, 6, 0): 3 - 12 + 0 + 10 = 1 and -24 + 18 + 0 = -6 */
+    const int8_t x[6] = {2, 5, -1, 0, 1, 2};
+    const int32_t bias[2] = {10, 0};
+    ptec_nn_fc_params p = {1, 0, 0, {1 << 30, 1}, {-128, 127}};
+    const ptec_nn_fc_dims d = {2, 3, 2};
+    int8_t y[4];
+    /* second batch, x + 1 = (1, 2, 3): 1 - 4 + 21 + 10 = 28 and -8 + 6 - 3 = -5 */
+    CHECK(ptec_nn_fully_connected_s4(&p, &d, x, packed_rows, bias, y) == PTEC_OK);
+    const int8_t expected[4] = {1, -6, 28, -5};
+    CHECK_BYTES(y, expected, 4);
+    p.filter_offset = 1; /* 4-bit weights are symmetric */
+    CHECK(ptec_nn_fully_connected_s4(&p, &d, x, packed_rows, bias, y) == PTEC_INVALID_ARGUMENT);
+    p.filter_offset = 0;
+    CHECK(ptec_nn_fully_connected_s4(&p, &d, NULL, packed_rows, bias, y) == PTEC_INVALID_ARGUMENT);
+
+    /* The same rows as a 1x1 convolution over two pixels. */
+    const ptec_nn_per_channel_quant q = {unit_multiplier, unit_shift};
+    const ptec_nn_dims in = {1, 1, 2, 3}, filter = {2, 1, 1, 3}, out = {1, 1, 2, 2};
+    const ptec_nn_conv_params cp = {{1, 1}, {0, 0}, {1, 1}, 1, 0, {-128, 127}};
+    CHECK(ptec_nn_convolve_s4_buffer_size(&in, &filter) == ptec_nn_convolve_s8_buffer_size(&in, &filter));
+    memset(y, 0, sizeof y);
+    CHECK(ptec_nn_convolve_s4(conv_scratch, &cp, &q, &in, x, &filter, packed_rows, bias, &out, y) == PTEC_OK);
+    CHECK_BYTES(y, expected, 4);
+    const ptec_nn_buffer small = {scratch_words, ptec_nn_convolve_s4_buffer_size(&in, &filter) - 1};
+    CHECK(ptec_nn_convolve_s4(small, &cp, &q, &in, x, &filter, packed_rows, bias, &out, y) == PTEC_INVALID_ARGUMENT);
+
+    /* Two groups of one channel, weights (2, -1) in one byte F2: channel
+     * 1's only weight is the high nibble, as with the int8 groups case */
+    const int8_t x2[2] = {3, 4};
+    const int8_t w2[1] = {(int8_t)0xF2};
+    const int32_t bias2[2] = {1, 0};
+    const ptec_nn_dims in2 = {1, 1, 1, 2}, filter2 = {2, 1, 1, 1}, out2 = {1, 1, 1, 2};
+    const ptec_nn_conv_params p2 = {{1, 1}, {0, 0}, {1, 1}, 0, 0, {-128, 127}};
+    CHECK(ptec_nn_convolve_s4(conv_scratch, &p2, &q, &in2, x2, &filter2, w2, bias2, &out2, y) == PTEC_OK);
+    CHECK(y[0] == 7 && y[1] == -4);
+
+    /* 3x1 kernel of (7, -8, 7), padding 1 on a 3-pixel column 1, 2, 3:
+     * the padded taps add nothing: -8 + 14 = 6, 7 - 16 + 21 = 12,
+     * 14 - 24 = -10; the nibbles 7, 8, 7 are bytes 87, 07 */
+    const int8_t x3[3] = {1, 2, 3};
+    const int8_t w3[2] = {(int8_t)0x87, 0x07};
+    const ptec_nn_dims in3 = {1, 3, 1, 1}, filter3 = {1, 3, 1, 1}, out3 = {1, 3, 1, 1};
+    const ptec_nn_conv_params p3 = {{1, 1}, {1, 0}, {1, 1}, 0, 0, {-128, 127}};
+    CHECK(ptec_nn_convolve_s4(conv_scratch, &p3, &q, &in3, x3, &filter3, w3, NULL, &out3, y) == PTEC_OK);
+    const int8_t expected3[3] = {6, 12, -10};
+    CHECK_BYTES(y, expected3, 3);
+}
+
 static void test_depthwise(void)
 {
     /* 2x2 image, 2 channels; weights 1 for channel 0 and -1 for channel 1 */
@@ -413,6 +469,7 @@ int main(void)
     test_min_max();
     test_fully_connected();
     test_conv();
+    test_packed_s4();
     test_depthwise();
     test_transpose_conv();
     test_batch_matmul();

@@ -238,6 +238,85 @@ def conv_case(error=None):
     return finish(b, "conv groups batch", [xv], out, [as_input(x)], want)
 
 
+def pack_s4(weights):
+    """CMSIS-NN's s4 order: element 2i in the low nibble of byte i, 2i+1 in
+    the high nibble, rows not padded; an odd count leaves the last high
+    nibble 0."""
+    nibbles = [int(v) & 0xF for v in np.asarray(weights).reshape(-1)]
+    nibbles += [0] * (len(nibbles) % 2)
+    return np.array([lo | hi << 4 for lo, hi in zip(nibbles[0::2], nibbles[1::2])], np.uint8).view(np.int8)
+
+
+def i4(shape):
+    return rng.integers(-8, 8, size=shape, dtype=np.int64).astype(np.int8)
+
+
+def linear_w4_case(error=None):
+    """Odd in_features: every other row starts in the middle of a byte."""
+    x = i8((2, 3, 17))
+    w = i4((9, 17))
+    bias = rng.integers(-3000, 3000, size=9).astype(np.int32)
+    m, s = ref.quantize_multiplier(0.03)
+    packed = pack_s4(w)
+    sizes = [9, 17]
+    if error == "bytes":
+        packed = packed[:-1]
+    elif error == "rank":
+        sizes = [9, 17, 1]
+    elif error == "zero":
+        sizes = [0, 17]
+    b = ProgramBuilder()
+    xv, out = b.tensor(I8, x.shape), b.tensor(I8, (2, 3, 9))
+    b.call("ptec::quantized_linear_w4.out", input=xv, weights=b.constant(packed), weight_sizes=sizes,
+           bias=b.constant(bias), input_offset=5, output_offset=-2, requantize_multipliers=[m],
+           requantize_shifts=[s], activation_max=100, activation_min=-90, out=out)
+    if error:
+        messages = {"bytes": "ceil(prod(weight_sizes)/2) bytes", "rank": "[out_features, in_features]",
+                    "zero": ">= 1"}
+        return finish(b, "linear_w4 bad " + error, [xv], out, [x], error=messages[error])
+    want = ref.quantized_linear(x, w, bias, None, 5, 0, -2, [m], [s], 100, -90)
+    return finish(b, "linear_w4", [xv], out, [x], want)
+
+
+def conv_w4_case(error=None):
+    """Groups, stride, padding, dilation, batches; rows of k = 3*3*3 = 27
+    weights, so that every other row starts in the middle of a byte."""
+    n, h, w, cin, cout, groups = 2, 7, 6, 6, 4, 2
+    kh, kw, stride, padding, dilation = 3, 2, (2, 1), (1, 2), (1, 2)
+    if error is None or error == "bytes":
+        kw = 3  # 4 * 3 * 3 * 3 = 108 weights: odd rows of 27, rows starting mid-byte
+    x = i8((n, h, w, cin))
+    wt = i4((cout, kh, kw, cin // groups))
+    bias = rng.integers(-5000, 5000, size=cout).astype(np.int32)
+    mults, shifts = per_channel(cout, 0.03)
+    oh = ref.conv_output_size(h, kh, stride[0], padding[0], dilation[0])
+    ow = ref.conv_output_size(w, kw, stride[1], padding[1], dilation[1])
+    packed = pack_s4(wt)
+    sizes = list(wt.shape)
+    if error == "bytes":
+        packed = np.concatenate([packed, np.zeros(1, np.int8)])
+    elif error == "rank":
+        sizes = sizes[:3]
+    elif error == "negative":
+        sizes[2] = -kw
+    elif error == "overflow":
+        sizes = [1 << 16, 1 << 16, 1 << 16, 1 << 16]
+    b = ProgramBuilder()
+    xv = act4(b, x.shape)
+    out = act4(b, (n, oh, ow, cout))
+    b.call("ptec::quantized_conv2d_w4.out", input=xv, weight=b.constant(packed), weight_sizes=sizes,
+           bias=b.constant(bias), stride=list(stride), padding=list(padding), dilation=list(dilation),
+           input_offset=9, output_offset=-6, requantize_multipliers=b.constant(mults),
+           requantize_shifts=b.constant(shifts), activation_min=-120, activation_max=125, scratch=b.scratch(0),
+           out=out)
+    if error:
+        messages = {"bytes": "ceil(prod(weight_sizes)/2) bytes", "rank": "[Cout, KH, KW, Cin/groups]",
+                    "negative": ">= 1", "overflow": "2^31 - 1 weights"}
+        return finish(b, "conv_w4 bad " + error, [xv], out, [as_input(x)], error=messages[error])
+    want = ref.quantized_conv2d(x, wt, bias, stride, padding, dilation, 9, -6, mults, shifts, -120, 125)
+    return finish(b, "conv_w4 groups batch", [xv], out, [as_input(x)], want)
+
+
 def depthwise_case(cin, dm):
     h, w, kh, kw, stride, padding = 9, 5, 3, 4, (2, 2), (1, 1)
     x = i8((1, h, w, cin))
@@ -416,6 +495,9 @@ def error_cases():
     x, out = b.tensor(I8, (3, 4)), b.tensor(I8, (3, 4))
     b.call("cortex_m::pad.out", input=x, pre_pad=[0, 0, -1, 0], post_pad=[0, 0, 1, 0], pad_value=0, out=out)
     cases.append(finish(b, "pad negative", [x], out, [np.zeros((3, 4), np.int8)], error=">= 0"))
+    # packed 4-bit weights whose sizes do not add up
+    cases += [linear_w4_case(e) for e in ("bytes", "rank", "zero")]
+    cases += [conv_w4_case(e) for e in ("bytes", "rank", "negative", "overflow")]
     return cases
 
 
@@ -428,7 +510,8 @@ def all_cases():
     cases += [div_case(8), div_case(16), activation_case()]
     for op in ("minimum", "maximum"):
         cases += [min_max_case(op, "contiguous"), min_max_case(op, "channels_last")]
-    cases += [linear_case("bias"), linear_case("kernel_sum"), conv_case(), depthwise_case(7, 1),
+    cases += [linear_case("bias"), linear_case("kernel_sum"), linear_w4_case(), conv_w4_case(),
+              conv_case(), depthwise_case(7, 1),
               depthwise_case(1, 9), depthwise_case(3, 2), transpose_conv_case(), bmm_case(),
               pool_case("avg"), pool_case("avg", ceil_mode=True), pool_case("max"),
               softmax_case((3, 19)), softmax_case((2, 1, 3, 5)), transpose_case((2, 3), [0, 1]),

@@ -14,13 +14,14 @@ enum {
     OP_QUANTIZE_S8, OP_QUANTIZE_S16, OP_DEQUANTIZE_S8, OP_DEQUANTIZE_S16, OP_ADD, OP_MUL,
     OP_DIV_S8, OP_DIV_S16, OP_LUT, OP_MINIMUM, OP_MAXIMUM, OP_FULLY_CONNECTED, OP_CONV,
     OP_DEPTHWISE_CONV, OP_TRANSPOSE_CONV, OP_BATCH_MATMUL, OP_AVGPOOL, OP_MAXPOOL, OP_SOFTMAX,
-    OP_TRANSPOSE, OP_PAD, OP_COUNT
+    OP_TRANSPOSE, OP_PAD, OP_CONV_S4, OP_FULLY_CONNECTED_S4, OP_COUNT
 };
 
 static const char *const op_names[OP_COUNT] = {
     "quantize_s8", "quantize_s16", "dequantize_s8", "dequantize_s16", "add", "mul", "div_s8",
     "div_s16", "lut", "minimum", "maximum", "fully_connected", "conv", "depthwise_conv",
-    "transpose_conv", "batch_matmul", "avgpool", "maxpool", "softmax", "transpose", "pad"};
+    "transpose_conv", "batch_matmul", "avgpool", "maxpool", "softmax", "transpose", "pad", "conv_s4",
+    "fully_connected_s4"};
 
 #define MAX_INTS 64
 #define MAX_BLOBS 8
@@ -101,6 +102,14 @@ static ptec_status run_conv_family(const test_case *c, void *out, const kv_memor
     ptec_status status;
     if (c->op == OP_CONV) {
         need = ptec_nn_convolve_s8_buffer_size(&in, &filter);
+    } else if (c->op == OP_CONV_S4) {
+        /* The compiler sizes the scratch with the s8 formula. */
+        need = ptec_nn_convolve_s4_buffer_size(&in, &filter);
+        if (need != ptec_nn_convolve_s8_buffer_size(&in, &filter)) {
+            printf("conv_s4: scratch size %u differs from the s8 conv's %u\n", (unsigned)need,
+                   (unsigned)ptec_nn_convolve_s8_buffer_size(&in, &filter));
+            return PTEC_INTERNAL;
+        }
     } else if (c->op == OP_DEPTHWISE_CONV) {
         need = ptec_nn_depthwise_conv_s8_buffer_size(&in, &filter);
     } else {
@@ -115,7 +124,10 @@ static ptec_status run_conv_family(const test_case *c, void *out, const kv_memor
         scratch.buf = buf;
         scratch.size = need;
     }
-    if (c->op == OP_CONV) {
+    if (c->op == OP_CONV_S4) {
+        status = ptec_nn_convolve_s4(scratch, &p, &quant, &in, c->blobs[0], &filter, c->blobs[1], bias, &output,
+                                     out);
+    } else if (c->op == OP_CONV) {
         status = ptec_nn_convolve_s8(scratch, &p, &quant, &in, c->blobs[0], &filter, c->blobs[1], bias,
                                      &output, out);
     } else if (c->op == OP_DEPTHWISE_CONV) {
@@ -176,7 +188,13 @@ static ptec_status run_case(const test_case *c, void *out, const kv_memory *memo
         return ptec_nn_fully_connected_s8(&p, &d, c->blobs[0], c->blobs[1], v[10] ? blob(c, 2) : NULL,
                                           v[11] ? blob(c, 3) : NULL, out);
     }
+    case OP_FULLY_CONNECTED_S4: {
+        ptec_nn_fc_dims d = {v[0], v[1], v[2]};
+        ptec_nn_fc_params p = {v[3], 0, v[4], {v[5], v[6]}, {v[7], v[8]}};
+        return ptec_nn_fully_connected_s4(&p, &d, c->blobs[0], c->blobs[1], v[9] ? blob(c, 2) : NULL, out);
+    }
     case OP_CONV:
+    case OP_CONV_S4:
     case OP_DEPTHWISE_CONV:
     case OP_TRANSPOSE_CONV:
         return run_conv_family(c, out, memory);

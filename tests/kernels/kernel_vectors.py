@@ -35,7 +35,8 @@ from ptec.targets import CORES  # noqa: E402
 
 OPS = ["quantize_s8", "quantize_s16", "dequantize_s8", "dequantize_s16", "add", "mul", "div_s8",
        "div_s16", "lut", "minimum", "maximum", "fully_connected", "conv", "depthwise_conv",
-       "transpose_conv", "batch_matmul", "avgpool", "maxpool", "softmax", "transpose", "pad"]
+       "transpose_conv", "batch_matmul", "avgpool", "maxpool", "softmax", "transpose", "pad", "conv_s4",
+       "fully_connected_s4"]
 OP_ID = {name: i for i, name in enumerate(OPS)}
 
 
@@ -452,6 +453,116 @@ def make_pad(g, w):
 
 
 # ---------------------------------------------------------------------------
+# packed 4-bit weights (ptec::quantized_conv2d_w4, _linear_w4): the weights
+# are drawn in [-8, 7], packed here the way CMSIS-NN's s4 kernels read them
+# (element 2i in the low nibble of byte i, 2i+1 in the high nibble, rows
+# not padded), and the expected bytes come from the int8 reference on the
+# unpacked weights
+
+S4_SCALE = 74.0 / 4.6  # acc_scale assumes int8 weights (rms 74); int4 ones have rms ~4.6
+
+
+def i4(g, shape):
+    if g.chance(0.15):  # the extremes only
+        return g.rng.choice(np.array([-8, 7], np.int8), size=shape)
+    return g.rng.integers(-8, 8, size=shape, dtype=np.int64).astype(np.int8)
+
+
+def pack_s4(weights):
+    flat = np.asarray(weights, np.int64).reshape(-1)
+    assert flat.size == 0 or (flat.min() >= -8 and flat.max() <= 7)
+    nibbles = [int(v) & 0xF for v in flat] + [0] * (flat.size % 2)
+    return np.array([lo | hi << 4 for lo, hi in zip(nibbles[0::2], nibbles[1::2])], np.uint8).view(np.int8)
+
+
+def write_conv_s4(w, x, weight, bias, stride, padding, dilation, ioff, ooff, mults, shifts, amin, amax):
+    expected = ref.quantized_conv2d(x, weight, bias, stride, padding, dilation, ioff, ooff, mults, shifts,
+                                    amin, amax)
+    n, h, wd, cin = x.shape
+    cout, kh, kw, cin_g = weight.shape
+    oh, ow = expected.shape[1:3]
+    ints = [n, h, wd, cin, cout, kh, kw, cin_g, n, oh, ow, cout, stride[0], stride[1], padding[0], padding[1],
+            dilation[0], dilation[1], ioff, ooff, amin, amax, bias is not None]
+    w.case("conv_s4", ints, [x, pack_s4(weight), bias, mults, shifts], expected)
+
+
+def conv_s4_case(g, w, n, h, wd, cin, cout, groups, kernel, stride, padding, dilation, edge=False):
+    kh, kw = kernel
+    if ref.conv_output_size(h, kh, stride[0], padding[0], dilation[0]) < 1 or \
+            ref.conv_output_size(wd, kw, stride[1], padding[1], dilation[1]) < 1:
+        return
+    cin_g = cin // groups
+    x = g.i8((n, h, wd, cin))
+    weight = i4(g, (cout, kh, kw, cin_g))
+    bias = g.bias(cout, 30000) if g.chance(0.8) else None
+    scale = acc_scale(g, kh * kw * cin_g) * S4_SCALE
+    if edge:
+        ioff, ooff = edge_offsets(g)
+        mults, shifts = edge_quant(g, cout, scale)
+    else:
+        ioff, ooff = g.offset(), g.zero_point()
+        mults, shifts = g.per_channel(cout, scale)
+    amin, amax = g.activation()
+    write_conv_s4(w, x, weight, bias, stride, padding, dilation, ioff, ooff, mults, shifts, amin, amax)
+
+
+def make_conv_s4(g, w):
+    h, wd, kh, kw, stride, padding, dilation, oh, ow = conv_geometry(g)
+    groups = g.choice([1, 1, 1, 2, 3])
+    cin_g, cout_g = g.choice([g.int(1, 9), g.int(1, 9), g.int(10, 40)]), g.choice([g.int(1, 7), g.int(1, 7), g.int(8, 24)])
+    conv_s4_case(g, w, g.int(1, 3), h, wd, cin_g * groups, cout_g * groups, groups, (kh, kw), stride, padding,
+                 dilation)
+
+
+def fully_connected_s4_case(g, w, batches, cin, cout, edge=False):
+    x = g.i8((batches, cin))
+    weights = i4(g, (cout, cin))
+    ioff, ooff = edge_offsets(g) if edge else (g.offset(), g.zero_point())
+    m, s = g.quant(acc_scale(g, cin, ioff) * S4_SCALE)
+    amin, amax = g.activation()
+    bias = g.bias(cout, 20000) if edge or g.chance(0.8) else None
+    expected = ref.quantized_linear(x, weights, bias, None, ioff, 0, ooff, [m], [s], amax, amin)
+    w.case("fully_connected_s4", [batches, cin, cout, ioff, ooff, m, s, amin, amax, bias is not None],
+           [x, pack_s4(weights), bias], expected)
+
+
+def make_fully_connected_s4(g, w):
+    fully_connected_s4_case(g, w, g.int(1, 4), g.int(1, 70), g.int(1, 20))
+
+
+def make_s4_edges(g, w):
+    # Pointwise, k = Cin: odd k starts every other row mid-byte; k and
+    # Cout around multiples of 4 (DSP blocks) and 16 (Helium blocks).
+    for cin in (1, 2, 3, 4, 5, 7, 15, 16, 17, 31, 32, 33, 65):
+        cout = g.choice([1, 2, 3, 4, 5, 7, 8, 15, 16, 17])
+        conv_s4_case(g, w, g.int(1, 2), g.int(1, 5), g.int(1, 5), cin, cout, 1, (1, 1), (1, 1), (0, 0), (1, 1),
+                     edge=True)
+    # Odd k = KH * KW * Cin/groups with groups whose first row is mid-byte
+    # (odd rows per group), padding, stride, dilation, batches.
+    for _ in range(24):
+        groups = g.choice([1, 1, 2, 3, 4])
+        cin = groups * g.choice([1, 3, 5, 7, 9, 17])
+        cout = groups * g.choice([1, 3, 4, 5, 7, 13, 16])
+        kernel = g.choice([(1, 3), (3, 3), (3, 1), (5, 3), (2, 3), (2, 2)])
+        conv_s4_case(g, w, g.int(1, 3), g.int(1, 7), g.choice([1, 3, 5, 7]), cin, cout, groups, kernel,
+                     (g.int(1, 2), g.int(1, 2)), (g.int(0, 2), g.int(0, 2)), (1, 1) if g.chance(0.6) else (2, 2),
+                     edge=True)
+    # Fully connected: features around multiples of 4 and 16, odd Cin.
+    for cin in (1, 2, 3, 4, 5, 7, 15, 16, 17, 31, 32, 33, 64, 65):
+        fully_connected_s4_case(g, w, g.int(1, 3), cin, g.choice([1, 2, 3, 4, 5, 7, 8, 12, 16, 17]), edge=True)
+    # All weights at the extremes, both input offset ends, identity requantization.
+    for ioff in (128, -127):
+        x = g.i8((2, 3, 3, 5))
+        weight = g.rng.choice(np.array([-8, 7], np.int8), size=(3, 3, 3, 5))
+        mults, shifts = np.full(3, 1 << 30, np.int32), np.full(3, -4, np.int32)
+        write_conv_s4(w, x, weight, None, (1, 1), (1, 1), (1, 1), ioff, 0, mults, shifts, -128, 127)
+        xf, wf = g.i8((2, 9)), g.rng.choice(np.array([-8, 7], np.int8), size=(5, 9))
+        expected = ref.quantized_linear(xf, wf, None, None, ioff, 0, 0, [1 << 30], [-4], 127, -128)
+        w.case("fully_connected_s4", [2, 9, 5, ioff, 0, 1 << 30, -4, -128, 127, False], [xf, pack_s4(wf), None],
+               expected)
+
+
+# ---------------------------------------------------------------------------
 # shapes aimed at the DSP and Helium variants' edge paths (ptec_nn_isa.h)
 
 def edge_quant(g, count, typical_scale):
@@ -645,7 +756,12 @@ def generate(cases, seed):
         make_softmax(g, w)
         make_transpose(g, w)
         make_pad(g, w)
+    s4 = Gen(seed + 2)  # its own stream: the other operators' cases stay as they were
+    for _ in range(cases):
+        make_conv_s4(s4, w)
+        make_fully_connected_s4(s4, w)
     make_variant_edges(Gen(seed + 1), w)
+    make_s4_edges(Gen(seed + 3), w)
     return w
 
 

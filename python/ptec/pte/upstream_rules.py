@@ -213,6 +213,17 @@ RULES: Dict[str, Rule] = {
     "cortex_m::softmax.out": _cortex_m("softmax", ("input", "out")),
     "cortex_m::transpose.out": _cortex_m("transpose", ("input", "out")),
     "cortex_m::pad.out": _cortex_m("pad", ("input", "out")),
+    # ptec's own operators (packed 4-bit weights, issue 15): upstream has
+    # no kernel for them, so a program using them runs on ptec only; the
+    # layouts are those of the cortex_m operators they extend
+    "ptec::quantized_linear_w4.out": Rule(
+        "none: ptec only (src/kernels/cortex_m/op_quantized_linear_w4.c)",
+        dtypes=(("input", I8), ("weights", I8), ("out", I8), ("bias", I32)),
+        upstream_library="none (ptec only)"),
+    "ptec::quantized_conv2d_w4.out": Rule(
+        "none: ptec only (src/kernels/cortex_m/op_quantized_conv2d_w4.c)",
+        dtypes=(("input", I8), ("weight", I8), ("out", I8), ("bias", I32)),
+        channels_last=("input", "out"), upstream_library="none (ptec only)"),
 }
 
 

@@ -439,13 +439,27 @@ ptec_status ptec_cm_prepare_conv_common(ptec_op *op, const ptec_cm_conv_args *ar
     if (status != PTEC_OK) {
         return status;
     }
-    if (weight->rank != 4 || !ptec_tensor_is_contiguous(weight)) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 1, PTEC_MSG("weight must be a contiguous 4-D tensor in the physical order"));
+    const size_t i_bias = args->i_weight_sizes != 0 ? args->i_weight_sizes + 1 : 2;
+    if (args->i_weight_sizes != 0) {
+        int32_t sizes[4];
+        status = ptec_cm_get_packed_s4_weight(op, 1, args->i_weight_sizes, 4, sizes);
+        if (status != PTEC_OK) {
+            return status;
+        }
+        state->filter.n = sizes[0];
+        state->filter.h = sizes[1];
+        state->filter.w = sizes[2];
+        state->filter.c = sizes[3];
+    } else {
+        if (weight->rank != 4 || !ptec_tensor_is_contiguous(weight)) {
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 1,
+                                PTEC_MSG("weight must be a contiguous 4-D tensor in the physical order"));
+        }
+        state->filter.n = weight->sizes[0];
+        state->filter.h = weight->sizes[1];
+        state->filter.w = weight->sizes[2];
+        state->filter.c = weight->sizes[3];
     }
-    state->filter.n = weight->sizes[0];
-    state->filter.h = weight->sizes[1];
-    state->filter.w = weight->sizes[2];
-    state->filter.c = weight->sizes[3];
     if (state->input.n != state->output.n) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)op->argc - 2, PTEC_MSG("input and out batch sizes differ"));
     }
@@ -464,7 +478,7 @@ ptec_status ptec_cm_prepare_conv_common(ptec_op *op, const ptec_cm_conv_args *ar
     if (status == PTEC_OK) {
         status = ptec_cm_get_activation(op, args->i_input_offset + 4, args->i_input_offset + 5, &p->activation);
     }
-    if (status == PTEC_OK) status = ptec_cm_check_bias(op, 2, state->output.c, &state->has_bias);
+    if (status == PTEC_OK) status = ptec_cm_check_bias(op, i_bias, state->output.c, &state->has_bias);
     for (size_t i = 0; status == PTEC_OK && i < args->scratch_args; ++i) {
         status = ptec_cm_check_scratch_arg(op, args->i_input_offset + 6 + i);
     }
@@ -477,6 +491,47 @@ ptec_status ptec_cm_prepare_conv_common(ptec_op *op, const ptec_cm_conv_args *ar
                                          p->padding.w);
     }
     return status;
+}
+
+ptec_status ptec_cm_get_packed_s4_weight(ptec_op *op, size_t i_weight, size_t i_sizes, size_t count,
+                                         int32_t *sizes)
+{
+    ptec_tensor *weight;
+    int32_t values[PTEC_MAX_RANK];
+    size_t got = 0;
+    ptec_status status = ptec_cm_get_tensor_of(op, i_weight, PTEC_DTYPE_CHAR, &weight);
+    /* Read up to the longest list a program may hold, so that a wrong
+     * length gets this operator's message rather than the generic one. */
+    if (status == PTEC_OK) status = ptec_op_get_int32_list(op, i_sizes, values, PTEC_MAX_RANK, &got, false);
+    if (status != PTEC_OK) {
+        return status;
+    }
+    if (got != count || count > PTEC_MAX_RANK) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i_sizes,
+                            count == 4 ? PTEC_MSG("weight_sizes must be [Cout, KH, KW, Cin/groups]")
+                                       : PTEC_MSG("weight_sizes must be [out_features, in_features]"));
+    }
+    for (size_t d = 0; d < count; ++d) {
+        if (values[d] < 1) {
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i_sizes, PTEC_MSG("weight_sizes must all be >= 1"));
+        }
+        sizes[d] = values[d];
+    }
+    /* Each factor is < 2^31, so checking after every step keeps the
+     * product below 2^62. */
+    uint64_t elements = 1;
+    for (size_t d = 0; d < count; ++d) {
+        elements *= (uint64_t)sizes[d];
+        if (elements > (uint64_t)INT32_MAX) {
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i_sizes,
+                                PTEC_MSG("weight_sizes: more than 2^31 - 1 weights"));
+        }
+    }
+    if (weight->rank != 1 || !ptec_tensor_is_contiguous(weight) || (uint64_t)weight->numel != (elements + 1u) / 2u) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i_weight,
+                            PTEC_MSG("weight must be 1-D int8, ceil(prod(weight_sizes)/2) bytes"));
+    }
+    return PTEC_OK;
 }
 
 /* The output size of a convolution along one axis (floor division). */

@@ -121,10 +121,21 @@ ptec_status ptec_cm_prepare_min_max(ptec_op *op, ptec_cm_min_max_state *state);
  * _transpose_conv2d: input (0), weight (1), bias (2), stride and padding
  * (i_stride, i_stride + 1), dilation, then input_offset, output_offset,
  * multipliers, shifts, activation_min, activation_max and the scratch
- * tensors in a row from i_input_offset. */
+ * tensors in a row from i_input_offset.
+ *
+ * With i_weight_sizes != 0 (ptec::quantized_conv2d_w4) the weight is
+ * packed 4-bit: a 1-D int8 tensor of ceil(prod(weight_sizes) / 2) bytes,
+ * its logical sizes the int list at i_weight_sizes, the bias right after. */
 typedef struct ptec_cm_conv_args {
-    size_t argc, i_stride, i_dilation, i_input_offset, scratch_args;
+    size_t argc, i_stride, i_dilation, i_input_offset, scratch_args, i_weight_sizes;
 } ptec_cm_conv_args;
+
+/* The logical [rows, ...] sizes of a packed 4-bit weight (argument
+ * i_weight, sizes at i_sizes): `count` ints, each >= 1, whose product
+ * fits in int32, and a contiguous 1-D int8 tensor of ceil(product / 2)
+ * bytes. */
+ptec_status ptec_cm_get_packed_s4_weight(ptec_op *op, size_t i_weight, size_t i_sizes, size_t count,
+                                         int32_t *sizes);
 
 typedef struct ptec_cm_conv_state {
     ptec_nn_conv_params params;

@@ -14,7 +14,7 @@ enum { ARG_INPUT, ARG_WEIGHT, ARG_BIAS, ARG_STRIDE, ARG_PADDING, ARG_DILATION, A
 static ptec_status prepare(ptec_op *op)
 {
     ptec_cm_conv_state *state = (ptec_cm_conv_state *)op->state;
-    const ptec_cm_conv_args args = {ARG_COUNT + 1, ARG_STRIDE, ARG_DILATION, ARG_INPUT_OFFSET, 1};
+    const ptec_cm_conv_args args = {ARG_COUNT + 1, ARG_STRIDE, ARG_DILATION, ARG_INPUT_OFFSET, 1, 0};
     ptec_status status = ptec_cm_prepare_conv_common(op, &args, state);
     if (status == PTEC_OK) status = ptec_op_get_int32(op, ARG_DEPTH_MULTIPLIER, &state->depth_multiplier);
     if (status != PTEC_OK) {

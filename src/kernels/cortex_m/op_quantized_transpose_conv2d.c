@@ -21,7 +21,7 @@ static int64_t output_size(int64_t size, int64_t kernel, int64_t stride, int64_t
 static ptec_status prepare(ptec_op *op)
 {
     ptec_cm_conv_state *state = (ptec_cm_conv_state *)op->state;
-    const ptec_cm_conv_args args = {ARG_COUNT + 1, ARG_STRIDE, ARG_DILATION, ARG_INPUT_OFFSET, 2};
+    const ptec_cm_conv_args args = {ARG_COUNT + 1, ARG_STRIDE, ARG_DILATION, ARG_INPUT_OFFSET, 2, 0};
     ptec_nn_hw output_padding;
     ptec_status status = ptec_cm_prepare_conv_common(op, &args, state);
     if (status == PTEC_OK) status = ptec_cm_get_hw(op, ARG_OUTPUT_PADDING, 0, &output_padding);

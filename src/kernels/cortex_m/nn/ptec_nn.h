@@ -147,6 +147,12 @@ ptec_status ptec_nn_fully_connected_s8(const ptec_nn_fc_params *params, const pt
                                        const int32_t *bias, const int32_t *kernel_sum,
                                        int8_t *output);
 
+/* The same with packed 4-bit weights (ptec_nn_s4.h, docs/kernels.md):
+ * weights [out, in] two per byte, filter_offset must be 0, no kernel_sum. */
+ptec_status ptec_nn_fully_connected_s4(const ptec_nn_fc_params *params, const ptec_nn_fc_dims *dims,
+                                       const int8_t *input, const int8_t *weights, const int32_t *bias,
+                                       int8_t *output);
+
 /* ---- convolutions (§3.9 - §3.11) ---- */
 
 typedef struct ptec_nn_conv_params {
@@ -160,6 +166,18 @@ typedef struct ptec_nn_conv_params {
 uint32_t ptec_nn_convolve_s8_buffer_size(const ptec_nn_dims *input_dims,
                                          const ptec_nn_dims *filter_dims);
 ptec_status ptec_nn_convolve_s8(ptec_nn_buffer scratch, const ptec_nn_conv_params *params,
+                                const ptec_nn_per_channel_quant *quant,
+                                const ptec_nn_dims *input_dims, const int8_t *input,
+                                const ptec_nn_dims *filter_dims, const int8_t *filter,
+                                const int32_t *bias, const ptec_nn_dims *output_dims,
+                                int8_t *output);
+
+/* The same with packed 4-bit weights (ptec_nn_s4.h): filter_dims as
+ * above, the filter ceil(Cout * KH * KW * Cin/groups / 2) bytes. The
+ * scratch is exactly ptec_nn_convolve_s8_buffer_size's, on every build. */
+uint32_t ptec_nn_convolve_s4_buffer_size(const ptec_nn_dims *input_dims,
+                                         const ptec_nn_dims *filter_dims);
+ptec_status ptec_nn_convolve_s4(ptec_nn_buffer scratch, const ptec_nn_conv_params *params,
                                 const ptec_nn_per_channel_quant *quant,
                                 const ptec_nn_dims *input_dims, const int8_t *input,
                                 const ptec_nn_dims *filter_dims, const int8_t *filter,

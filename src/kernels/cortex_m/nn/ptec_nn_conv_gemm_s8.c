@@ -16,7 +16,11 @@
  *
  * Scratch, in this order: base[Cout] (int32), then two int8 columns (k
  * rounded up to 4 bytes each), then for DSP the interleaved int16 pair
- * (4k bytes). */
+ * (4k bytes).
+ *
+ * Packed 4-bit filters (ptec_nn_convolve_s4) take the same path in the
+ * same scratch: only the bases and the rows kernels differ, which unpack
+ * the nibbles in registers as they load them. */
 #include "ptec_nn_variants.h"
 
 #if defined(PTEC_NN_DSP)
@@ -68,10 +72,11 @@ static const int8_t *pixel_column(const gemm_geometry *g, int32_t index, int32_t
     return column;
 }
 
-ptec_status ptec_nn_conv_gemm_s8(void *scratch, const ptec_nn_conv_params *params,
-                                 const ptec_nn_per_channel_quant *quant, const ptec_nn_dims *input_dims,
-                                 const int8_t *input, const ptec_nn_dims *filter_dims, const int8_t *filter,
-                                 const int32_t *bias, const ptec_nn_dims *output_dims, int8_t *output)
+/* packed: the filter is 4-bit (ptec_nn_s4.h), else int8. */
+static ptec_status conv_gemm(void *scratch, const ptec_nn_conv_params *params, const ptec_nn_per_channel_quant *quant,
+                             const ptec_nn_dims *input_dims, const int8_t *input, const ptec_nn_dims *filter_dims,
+                             const int8_t *filter, int packed, const int32_t *bias, const ptec_nn_dims *output_dims,
+                             int8_t *output)
 {
     const ptec_nn_dims in = *input_dims;
     const ptec_nn_dims f = *filter_dims;
@@ -83,7 +88,11 @@ ptec_status ptec_nn_conv_gemm_s8(void *scratch, const ptec_nn_conv_params *param
 
     int32_t *base = (int32_t *)scratch;
     int8_t *columns = (int8_t *)(base + out.c);
-    ptec_nn_conv_bases_s8(filter, out.c, k, bias, p->input_offset, base);
+    if (packed) {
+        ptec_nn_conv_bases_s4(filter, out.c, k, bias, p->input_offset, base);
+    } else {
+        ptec_nn_conv_bases_s8(filter, out.c, k, bias, p->input_offset, base);
+    }
 
     gemm_geometry g;
     g.window.input = input_dims;
@@ -123,15 +132,40 @@ ptec_status ptec_nn_conv_gemm_s8(void *scratch, const ptec_nn_conv_params *param
             const int8_t *x0 = pixel_column(&g, index, group, columns);
             const int8_t *x1 = second ? pixel_column(&g, index + 1, group, columns + column_bytes) : x0;
             int8_t *y1 = second ? y0 + out.c + o : NULL;
+            const size_t first = (size_t)o * (size_t)k; /* the group's first weight */
 #if defined(PTEC_NN_MVE)
-            ptec_nn_rows_dot2_s8_mve(x0, x1, filter + (size_t)o * (size_t)k, k, group_out, &stage, y0 + o, y1);
+            if (packed) {
+                ptec_nn_rows_dot2_s4_mve(x0, x1, filter, first, k, group_out, &stage, y0 + o, y1);
+            } else {
+                ptec_nn_rows_dot2_s8_mve(x0, x1, filter + first, k, group_out, &stage, y0 + o, y1);
+            }
 #else
             ptec_nn_widen2_q15_dsp(x0, x1, k, pair);
-            ptec_nn_rows_dot2_q15_dsp(pair, filter + (size_t)o * (size_t)k, k, group_out, &stage, y0 + o, y1);
+            if (packed) {
+                ptec_nn_rows_dot2_s4_dsp(pair, filter, first, k, group_out, &stage, y0 + o, y1);
+            } else {
+                ptec_nn_rows_dot2_q15_dsp(pair, filter + first, k, group_out, &stage, y0 + o, y1);
+            }
 #endif
         }
     }
     return PTEC_OK;
+}
+
+ptec_status ptec_nn_conv_gemm_s8(void *scratch, const ptec_nn_conv_params *params,
+                                 const ptec_nn_per_channel_quant *quant, const ptec_nn_dims *input_dims,
+                                 const int8_t *input, const ptec_nn_dims *filter_dims, const int8_t *filter,
+                                 const int32_t *bias, const ptec_nn_dims *output_dims, int8_t *output)
+{
+    return conv_gemm(scratch, params, quant, input_dims, input, filter_dims, filter, 0, bias, output_dims, output);
+}
+
+ptec_status ptec_nn_conv_gemm_s4(void *scratch, const ptec_nn_conv_params *params,
+                                 const ptec_nn_per_channel_quant *quant, const ptec_nn_dims *input_dims,
+                                 const int8_t *input, const ptec_nn_dims *filter_dims, const int8_t *packed,
+                                 const int32_t *bias, const ptec_nn_dims *output_dims, int8_t *output)
+{
+    return conv_gemm(scratch, params, quant, input_dims, input, filter_dims, packed, 1, bias, output_dims, output);
 }
 
 #else

@@ -45,6 +45,28 @@ static inline uint32_t ptec_nn_sxtab16_even(uint32_t acc, uint32_t v)
     return (uint32_t)__sxtab16((int32_t)acc, (int32_t)v);
 }
 
+/* Packed 4-bit elements e .. e+3 (ptec_nn_s4.h) as the int16 pairs that
+ * SXTB16 and SXTB16 ROR #8 make of four int8 weights: *even = (w0, w2),
+ * *odd = (w1, w3), each sign-extended. The four nibbles are first brought
+ * to bits 0-15 in element order (a start in the middle of a byte reads a
+ * third byte and shifts by 4), then bytes 0 and 1 are moved to bytes 0
+ * and 2. A byte holding (hi, lo) sign-extends to a halfword whose bits
+ * 4-11 are hi as an int8; shifted left by 4 first, its bits 4-11 are lo.
+ * Rotating by 4 brings those bits to bytes 0 and 2 for SXTB16 (there is no
+ * SXTB16 ROR #4). Reads only the bytes that hold the four elements. */
+static inline void ptec_nn_load_s4x4_dsp(const int8_t *packed, size_t e, uint32_t *even, uint32_t *odd)
+{
+    const uint8_t *p = (const uint8_t *)packed + (e >> 1);
+    const uint32_t phase = (uint32_t)(e & 1u);
+    /* With phase 0 the "third byte" is p[0] again, and lands above bit 15. */
+    const uint32_t bits = ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2u * phase] << 16) >> (4u * phase);
+    const uint32_t spread = (bits & 0xFFu) | (bits & 0xFF00u) << 8;
+    const uint32_t lo = ptec_nn_sxtb16_even(spread << 4);
+    const uint32_t hi = ptec_nn_sxtb16_even(spread);
+    *even = ptec_nn_sxtb16_even(lo >> 4 | lo << 28);
+    *odd = ptec_nn_sxtb16_even(hi >> 4 | hi << 28);
+}
+
 /* One channel's requantization, split so that a kernel computes it once
  * and applies it to every pixel (ptec_nn_requantize_dsp). */
 typedef struct ptec_nn_requant_dsp {

@@ -54,6 +54,25 @@ static inline int32x4_t ptec_nn_output_stage_mve(int32x4_t v, int32_t offset, in
     return vminq_s32(vmaxq_s32(v, vdupq_n_s32(lo)), vdupq_n_s32(hi));
 }
 
+/* Packed 4-bit elements e .. e + count - 1 (ptec_nn_s4.h, count 1 to 16)
+ * as int8 lanes 0 .. count - 1; the other lanes are 0 and their bytes are
+ * not read. Even lanes (elements e, e+2, ...) are one nibble of bytes
+ * p[0..7], odd lanes the other nibble of p[phase .. phase+7], where p is
+ * the byte of element e and phase says whether e is a high nibble. Each
+ * half is loaded as sign-extended int16 lanes, its nibble moved to the top
+ * (left by 12 for a low nibble, by 8 for a high one) and shifted back down
+ * arithmetically; VMOVNB and VMOVNT then interleave them as bytes. */
+static inline int8x16_t ptec_nn_load_s4x16_mve(const int8_t *packed, size_t e, uint32_t count)
+{
+    const int8_t *p = packed + (e >> 1);
+    const int32_t phase = (int32_t)(e & 1u);
+    const int16x8_t even_bytes = vldrbq_z_s16(p, vctp16q((count + 1u) >> 1));
+    const int16x8_t odd_bytes = vldrbq_z_s16(p + phase, vctp16q(count >> 1));
+    const int16x8_t even = vshrq_n_s16(vshlq_r_s16(even_bytes, phase ? 8 : 12), 12);
+    const int16x8_t odd = vshrq_n_s16(vshlq_r_s16(odd_bytes, phase ? 12 : 8), 12);
+    return vmovntq_s16(vmovnbq_s16(vdupq_n_s8(0), even), odd);
+}
+
 /* sums[r] += the dot product (wrapping) of the n bytes at x with row wr:
  * each block of 16 bytes of x is loaded once for four VMLADAVA, and n % 16
  * ends with one predicated block (inactive lanes load 0, nothing is read

@@ -52,6 +52,10 @@ void ptec_nn_im2col_s8(const ptec_nn_window_geometry *g, const int8_t *image, in
 /* base[o] = bias[o] + input_offset * sum of row o (rows of k weights). */
 void ptec_nn_conv_bases_s8(const int8_t *weights, int32_t rows, int32_t k, const int32_t *bias,
                            int32_t input_offset, int32_t *base);
+/* The same for packed 4-bit rows (ptec_nn_s4.h): row o is elements
+ * o*k .. o*k + k - 1 of the packed array. */
+void ptec_nn_conv_bases_s4(const int8_t *packed, int32_t rows, int32_t k, const int32_t *bias,
+                           int32_t input_offset, int32_t *base);
 
 #if defined(PTEC_NN_MVE)
 /* y[o] for o < rows: stage(sum_i x[i] * w[o*k + i]). */
@@ -61,6 +65,10 @@ void ptec_nn_rows_dot_s8_mve(const int8_t *x, const int8_t *w, int32_t k, int32_
  * then read but its results are not stored). */
 void ptec_nn_rows_dot2_s8_mve(const int8_t *x0, const int8_t *x1, const int8_t *w, int32_t k, int32_t rows,
                               const ptec_nn_out_stage *stage, int8_t *y0, int8_t *y1);
+/* The same with packed 4-bit rows: row o is elements first + o*k ..
+ * first + o*k + k - 1 of `packed` (ptec_nn_s4.h). */
+void ptec_nn_rows_dot2_s4_mve(const int8_t *x0, const int8_t *x1, const int8_t *packed, size_t first, int32_t k,
+                              int32_t rows, const ptec_nn_out_stage *stage, int8_t *y0, int8_t *y1);
 #endif
 
 #if defined(PTEC_NN_DSP)
@@ -71,6 +79,10 @@ void ptec_nn_rows_dot2_s8_mve(const int8_t *x0, const int8_t *x1, const int8_t *
 void ptec_nn_widen2_q15_dsp(const int8_t *x0, const int8_t *x1, int32_t k, uint32_t *pair);
 void ptec_nn_rows_dot2_q15_dsp(const uint32_t *pair, const int8_t *w, int32_t k, int32_t rows,
                                const ptec_nn_out_stage *stage, int8_t *y0, int8_t *y1);
+/* The same with packed 4-bit rows: row o is elements first + o*k ..
+ * first + o*k + k - 1 of `packed` (ptec_nn_s4.h). */
+void ptec_nn_rows_dot2_s4_dsp(const uint32_t *pair, const int8_t *packed, size_t first, int32_t k, int32_t rows,
+                              const ptec_nn_out_stage *stage, int8_t *y0, int8_t *y1);
 #endif
 
 #if defined(PTEC_NN_MVE) || defined(PTEC_NN_DSP)
@@ -80,6 +92,12 @@ uint32_t ptec_nn_conv_gemm_buffer_size(int32_t out_channels, int32_t k);
 ptec_status ptec_nn_conv_gemm_s8(void *scratch, const ptec_nn_conv_params *params,
                                  const ptec_nn_per_channel_quant *quant, const ptec_nn_dims *input_dims,
                                  const int8_t *input, const ptec_nn_dims *filter_dims, const int8_t *filter,
+                                 const int32_t *bias, const ptec_nn_dims *output_dims, int8_t *output);
+/* The same with a packed 4-bit filter (ptec_nn_convolve_s4), in the same
+ * scratch: the weights are unpacked in registers, never into memory. */
+ptec_status ptec_nn_conv_gemm_s4(void *scratch, const ptec_nn_conv_params *params,
+                                 const ptec_nn_per_channel_quant *quant, const ptec_nn_dims *input_dims,
+                                 const int8_t *input, const ptec_nn_dims *filter_dims, const int8_t *packed,
                                  const int32_t *bias, const ptec_nn_dims *output_dims, int8_t *output);
 
 /* Depthwise layers with one input channel and several outputs (DS-CNN's
@@ -144,6 +162,14 @@ ptec_status ptec_nn_fully_connected_s8_mve(const ptec_nn_fc_params *params, cons
 ptec_status ptec_nn_fully_connected_s8_dsp(const ptec_nn_fc_params *params, const ptec_nn_fc_dims *dims,
                                            const int8_t *input, const int8_t *weights, const int32_t *bias,
                                            const int32_t *kernel_sum, int8_t *output);
+
+ptec_status ptec_nn_fully_connected_s4_mve(const ptec_nn_fc_params *params, const ptec_nn_fc_dims *dims,
+                                           const int8_t *input, const int8_t *packed, const int32_t *bias,
+                                           int8_t *output);
+
+ptec_status ptec_nn_fully_connected_s4_dsp(const ptec_nn_fc_params *params, const ptec_nn_fc_dims *dims,
+                                           const int8_t *input, const int8_t *packed, const int32_t *bias,
+                                           int8_t *output);
 
 /* Quantization (ptec_nn_quantize.c): Helium's floating point on the M55;
  * a single-precision FPU with the DSP extension elsewhere (M33, M7, M4). */
