@@ -123,6 +123,9 @@ def _compile(args) -> int:
         raise CliError(f"--percentile {args.percentile:g}: must be above 50 and at most 100 "
                        "(e.g. 99.99)")
     calib_option = _calib_option(args.calib)
+    if args.target in NPU_TARGETS and args.w4:
+        raise CliError("--w4 is for the Cortex-M kernels: the Ethos-U compiler stores 8-bit weights "
+                       "(drop --w4, or give a cortex-m --target)")
     if args.target not in NPU_TARGETS and (args.cpu or args.placement or args.fast_scratch is not None):
         raise CliError(f"--cpu, --placement and --fast-scratch go with an Ethos-U --target (one of "
                        f"{', '.join(NPU_TARGETS)}), not {args.target}")
@@ -188,7 +191,7 @@ def _compile_into(args, calib_option, out, log):
             "see examples/my_model.py")
     cfg = QuantConfig(observer=args.observer, percentile=args.percentile)
     res = compile_model(model.module, model.example_inputs, calib, args.target, args.int8_io,
-                        cfg, name=model.name, log=log, backends=backends)
+                        cfg, name=model.name, log=log, backends=backends, w4=args.w4)
     with out.open(args.output, "wb") as f:
         f.write(res.data)
     if npu is not None:
@@ -330,6 +333,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="also write a PTEC_KERNEL_LIST selecting only this program's kernels")
     c.add_argument("--int8-io", action="store_true",
                    help="int8 inputs and outputs (no quantize/dequantize at the edges)")
+    c.add_argument("--w4", action="store_true",
+                   help="4-bit weights for linear and conv layers (CMSIS-NN's s4 kernels; half the "
+                        "weight bytes; the program then runs on ptec's runtime only)")
     c.add_argument("--observer", default="minmax", choices=["minmax", "percentile"],
                    help="activation range observer")
     c.add_argument("--percentile", type=float, default=99.99)

@@ -47,9 +47,10 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
                   capture_method: str = "auto", name: str = "model",
                   log: Callable[[str], None] = lambda s: None,
                   available_kernels: Optional[Sequence[str]] = None,
-                  backends=None) -> CompileResult:
+                  backends=None, w4: bool = False) -> CompileResult:
     """backends: the ptec.backends in the order they are asked (default
-    cortex_m then portable; delegating backends go first)."""
+    cortex_m then portable; delegating backends go first). w4: linear and
+    conv layers with 4-bit weights (ptec::*_w4 kernels, ptec's runtime only)."""
     t0 = time.time()
     graph = cap.capture(model, example_inputs, capture_method, name)
     log(f"captured {len(graph.nodes)} nodes with torch.{graph.source}")
@@ -62,7 +63,11 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
         if i == total or i % max(1, total // 4) == 0:
             log(f"calibration {i}/{total}")
     observer = qz.calibrate(prepared, calibration, config, progress)
-    qgraph = qz.quantize(prepared, observer)
+    qgraph = qz.quantize(prepared, observer, w4)
+    if w4:
+        packed = [n for n in qgraph.nodes if n.attrs.get("weight_bits") == 4]
+        log(f"--w4: {len(packed)} layers with 4-bit weights "
+            f"({sum(int(n.attrs['weight_q'].size) for n in packed)} weights, half a byte each)")
     def lowering_progress(done, nodes):
         # A line per quarter on long models; short ones lower in a blink.
         if nodes >= LONG_MODEL_NODES and (done == nodes or done % max(1, nodes // 4) == 0):

@@ -204,19 +204,38 @@ def affine_qparams(lo: float, hi: float) -> Tuple[float, int]:
     return float(np.float32(scale)), max(qm.QMIN, min(qm.QMAX, zp))
 
 
-def symmetric_weight_scales(w: np.ndarray, per_channel: bool) -> np.ndarray:
+def symmetric_weight_scales(w: np.ndarray, per_channel: bool, bits: int = 8) -> np.ndarray:
+    """Scales that map each channel's (or the tensor's) largest |w| to the
+    largest symmetric code: 127 for int8, 7 for int4."""
     if per_channel:
         m = np.abs(w.reshape(w.shape[0], -1)).max(axis=1).astype(np.float64)
     else:
         m = np.full(w.shape[0], np.abs(w).max(), np.float64)
-    scales = m / 127.0
+    scales = m / float(weight_code_max(bits))
     scales[scales == 0] = 1.0
     return scales.astype(np.float32).astype(np.float64)
 
 
-def quantize_weights(w: np.ndarray, scales: np.ndarray) -> np.ndarray:
+def weight_code_max(bits: int) -> int:
+    return (1 << (bits - 1)) - 1
+
+
+def quantize_weights(w: np.ndarray, scales: np.ndarray, bits: int = 8) -> np.ndarray:
     s = scales.reshape((-1,) + (1,) * (w.ndim - 1))
-    return np.clip(np.round(w / s), -127, 127).astype(np.int8)
+    top = weight_code_max(bits)
+    return np.clip(np.round(w / s), -top, top).astype(np.int8)
+
+
+def takes_w4(g: Graph, n) -> bool:
+    """Layers `--w4` stores with 4-bit weights: linear and the convolutions
+    the cortex_m lowering makes quantized_conv2d (groups 1, not the
+    depthwise form a one-channel input takes): CMSIS-NN's s4 kernels."""
+    if n.op == "linear":
+        return True
+    if n.op != "conv2d" or int(n.attrs["groups"]) != 1:
+        return False
+    x = g.node(n.inputs[0]).shape
+    return not (x is not None and len(x) == 4 and x[0] == 1 and x[1] == 1)
 
 
 def quantize_bias(b: Optional[np.ndarray], s_in: float, w_scales: np.ndarray) -> Optional[np.ndarray]:
@@ -247,7 +266,9 @@ def _shared_cat_qparams(g: Graph, observer: RangeObserver) -> Dict[str, Tuple[fl
     return forced
 
 
-def quantize(prepared: Graph, observer: RangeObserver) -> Graph:
+def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False) -> Graph:
+    """w4: linear and conv layers get 4-bit weights (takes_w4; their nodes
+    carry attrs["weight_bits"] = 4)."""
     g = copy.deepcopy(prepared)
     shared = _shared_cat_qparams(g, observer)
     for n in g.nodes:
@@ -264,9 +285,11 @@ def quantize(prepared: Graph, observer: RangeObserver) -> Graph:
         if n.op in ("conv2d", "linear"):
             s_in = g.node(n.inputs[0]).qparams[0]
             w = n.attrs["weight"]
-            scales = symmetric_weight_scales(w, per_channel=(n.op == "conv2d"))
-            n.attrs["weight_q"] = quantize_weights(w, scales)
+            bits = 4 if w4 and takes_w4(g, n) else 8
+            scales = symmetric_weight_scales(w, per_channel=(n.op == "conv2d"), bits=bits)
+            n.attrs["weight_q"] = quantize_weights(w, scales, bits)
             n.attrs["weight_scales"] = scales
+            n.attrs["weight_bits"] = bits
             n.attrs["bias_q"] = quantize_bias(n.attrs.get("bias"), s_in, scales)
         elif n.op == "conv_transpose2d":
             # weight [Cin, Cout/groups, KH, KW]: per output channel = axis 1 (§5)
@@ -327,9 +350,9 @@ def _share_min_max_qparams(g: Graph) -> None:
 
 
 def quantize_graph(graph: Graph, calibration: Sequence[Sequence[torch.Tensor]],
-                   config: QuantConfig = QuantConfig(), progress=None) -> Graph:
+                   config: QuantConfig = QuantConfig(), progress=None, w4: bool = False) -> Graph:
     prepared = prepare(graph)
-    return quantize(prepared, calibrate(prepared, calibration, config, progress))
+    return quantize(prepared, calibrate(prepared, calibration, config, progress), w4)
 
 
 @torch.no_grad()

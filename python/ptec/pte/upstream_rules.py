@@ -387,7 +387,18 @@ def upstream_needs(program: Program) -> List[str]:
         needs.add(RULES[key].upstream_library)
         if key == "cortex_m::quantized_linear.out" and named.get("kernel_sum"):
             needs.add("CMSIS-NN MVE build")
+    own = ptec_only_operators(program)
+    if own:   # compile prints "upstream ExecuTorch needs: <this>"
+        return ["kernels it does not have (" + ", ".join(own) + "): this program runs on ptec's "
+                "runtime only"]
     return sorted(needs)
+
+
+def ptec_only_operators(program: Program) -> List[str]:
+    """The `ptec::` operators the program calls (opt-in precision variants
+    such as --w4), which upstream ExecuTorch has no kernel for."""
+    return sorted({op.key for plan in program.execution_plan or []
+                   for op in plan.operators or [] if op.name.startswith("ptec::")})
 
 
 def require_compatible(program: Program) -> None:

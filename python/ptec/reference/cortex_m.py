@@ -219,6 +219,40 @@ def quantized_linear(x, weights, bias, kernel_sum, input_offset, filter_offset, 
                          output_offset, activation_min, activation_max)
 
 
+# ---------------------------------------------------------------------------
+# 4-bit packed weights (`ptec::*_w4`, docs/kernels.md): CMSIS-NN's s4 format
+
+def unpack_int4(packed, count):
+    """The `count` int4 values of `packed`: element 2i is byte i's low
+    nibble, element 2i+1 its high nibble, each sign-extended."""
+    b = np.asarray(packed, np.uint8).reshape(-1).astype(np.int16)
+    if b.size != (count + 1) // 2:
+        raise ValueError(f"{b.size} packed bytes for {count} int4 values")
+    nibbles = np.empty(2 * b.size, np.int16)
+    nibbles[0::2] = b & 0xF
+    nibbles[1::2] = b >> 4
+    nibbles[nibbles > 7] -= 16
+    return nibbles[:count].astype(np.int8)
+
+
+def quantized_conv2d_w4(x, weight, weight_sizes, bias, stride, padding, dilation, input_offset,
+                        output_offset, requantize_multipliers, requantize_shifts, activation_min,
+                        activation_max):
+    """quantized_conv2d with the OHWI weight packed two int4 values a byte."""
+    w = unpack_int4(weight, int(np.prod(weight_sizes))).reshape([int(v) for v in weight_sizes])
+    return quantized_conv2d(x, w, bias, stride, padding, dilation, input_offset, output_offset,
+                            requantize_multipliers, requantize_shifts, activation_min, activation_max)
+
+
+def quantized_linear_w4(x, weights, weight_sizes, bias, input_offset, output_offset,
+                        requantize_multipliers, requantize_shifts, activation_max, activation_min):
+    """quantized_linear with the [out, in] weights packed two int4 values a
+    byte, a bias and no filter offset."""
+    w = unpack_int4(weights, int(np.prod(weight_sizes))).reshape([int(v) for v in weight_sizes])
+    return quantized_linear(x, w, bias, None, input_offset, 0, output_offset, requantize_multipliers,
+                            requantize_shifts, activation_max, activation_min)
+
+
 def kernel_sum_from_bias(weights, bias, input_offset, filter_offset=0):
     """The MVE export's kernel_sum [1, out] for a bias (may be None)."""
     w = np.asarray(weights, np.int64) + filter_offset

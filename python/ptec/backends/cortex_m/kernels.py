@@ -63,8 +63,9 @@ def conv2d(b, x: Act, weight_oihw: np.ndarray, bias_i32: Optional[np.ndarray],
            weight_scales: Sequence[float], out_scale: float, out_zp: int,
            stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups: int = 1,
            act_min: int = qm.QMIN, act_max: int = qm.QMAX,
-           target: str = "cortex-m55") -> Act:
-    """quantized_conv2d or quantized_depthwise_conv2d (cortex-m-ops.md §3.9-3.10)."""
+           target: str = "cortex-m55", weight_bits: int = 8) -> Act:
+    """quantized_conv2d or quantized_depthwise_conv2d (cortex-m-ops.md §3.9-3.10);
+    with 4-bit weights, ptec::quantized_conv2d_w4 (docs/kernels.md)."""
     n, cin, h, w = x.sizes
     cout, cin_g, kh, kw = weight_oihw.shape
     if cin_g * groups != cin:
@@ -92,10 +93,30 @@ def conv2d(b, x: Act, weight_oihw: np.ndarray, bias_i32: Optional[np.ndarray],
                depth_multiplier=cout // cin, scratch=b.scratch(scr), **common)
     else:
         wt = np.ascontiguousarray(w8.transpose(0, 2, 3, 1))          # [Cout,KH,KW,Cin/g]
+        # The s4 kernels work within the s8 kernel's scratch (docs/kernels.md).
         scr = sc.conv2d_scratch(target, cin_g, kh, kw, stride, padding, dilation)
-        b.call("cortex_m::quantized_conv2d.out", weight=b.constant(wt),
-               scratch=b.scratch(scr), **common)
+        if weight_bits == 4:
+            if groups != 1:
+                raise ValueError("4-bit weights need groups 1")
+            b.call("ptec::quantized_conv2d_w4.out", weight=b.constant(pack_int4(wt)),
+                   weight_sizes=list(wt.shape), scratch=b.scratch(scr), **common)
+        else:
+            b.call("cortex_m::quantized_conv2d.out", weight=b.constant(wt),
+                   scratch=b.scratch(scr), **common)
     return out
+
+
+def pack_int4(w: np.ndarray) -> np.ndarray:
+    """int4 values (int8 array in [-8, 7]), flattened in order, two to a
+    byte: value 2i in byte i's low nibble, 2i+1 in its high nibble, as
+    CMSIS-NN's s4 kernels read them. Rows are not padded."""
+    flat = np.asarray(w, np.int8).reshape(-1)
+    if flat.size and (flat.min() < -8 or flat.max() > 7):
+        raise ValueError("4-bit weights must lie in [-8, 7]")
+    nib = (flat.astype(np.int16) & 0xF).astype(np.uint8)
+    if nib.size % 2:
+        nib = np.append(nib, np.uint8(0))
+    return (nib[0::2] | (nib[1::2] << 4)).astype(np.uint8).view(np.int8)
 
 
 def transpose_conv2d(b, x: Act, weight_iohw: np.ndarray, bias_i32: Optional[np.ndarray],
@@ -179,9 +200,10 @@ def transpose(b, x: Act, perm: Sequence[int], dim_order=None) -> Act:
 
 def linear(b, x: Act, weight: np.ndarray, bias_i32: Optional[np.ndarray], weight_scale: float,
            out_scale: float, out_zp: int, act_min: int = qm.QMIN, act_max: int = qm.QMAX,
-           target: str = "cortex-m55") -> Act:
+           target: str = "cortex-m55", weight_bits: int = 8) -> Act:
     """quantized_linear (cortex-m-ops.md §3.8): per-tensor symmetric weights;
-    kernel_sum on MVE targets, bias on DSP targets."""
+    kernel_sum on MVE targets, bias on DSP targets. With 4-bit weights,
+    ptec::quantized_linear_w4, which takes a bias on every target."""
     out_features, in_features = weight.shape
     if x.sizes[-1] != in_features:
         raise ValueError(f"linear input {x.sizes} vs weight {weight.shape}")
@@ -191,6 +213,14 @@ def linear(b, x: Act, weight: np.ndarray, bias_i32: Optional[np.ndarray], weight
     bias = np.zeros(out_features, np.int64) if bias_i32 is None else np.asarray(bias_i32, np.int64)
     out = new_act(b, I8, list(x.sizes[:-1]) + [out_features], out_scale, out_zp)
     input_offset = -int(x.zp)
+    if weight_bits == 4:
+        b.call("ptec::quantized_linear_w4.out", input=x.value, weights=b.constant(pack_int4(w8)),
+               weight_sizes=[out_features, in_features],
+               bias=None if bias_i32 is None else b.constant(np.asarray(bias_i32, np.int32)),
+               input_offset=input_offset, output_offset=int(out_zp), requantize_multipliers=[mult],
+               requantize_shifts=[shift], activation_max=int(act_max), activation_min=int(act_min),
+               out=out.value)
+        return out
     if sc.linear_uses_kernel_sum(target):
         ksum = input_offset * w8.astype(np.int64).sum(axis=1) + bias
         if np.abs(ksum).max(initial=0) >= 2 ** 31:

@@ -42,7 +42,7 @@ def op_conv2d(ctx, n: Node):
     a = n.attrs
     return K.conv2d(ctx.b, x, a["weight_q"], a["bias_q"], a["weight_scales"],
                     n.qparams[0], n.qparams[1], a["stride"], a["padding"], a["dilation"],
-                    a["groups"], lo, hi, ctx.target)
+                    a["groups"], lo, hi, ctx.target, a.get("weight_bits", 8))
 
 
 def op_linear(ctx, n: Node):
@@ -52,10 +52,10 @@ def op_linear(ctx, n: Node):
     if len(x.sizes) == 4:       # over W of a channels-last tensor: rows must be contiguous
         rows = view(ctx.b, x, [int(np.prod(x.sizes[:3])), x.sizes[3]])
         y = K.linear(ctx.b, rows, a["weight_q"], a["bias_q"], float(a["weight_scales"][0]),
-                     n.qparams[0], n.qparams[1], lo, hi, ctx.target)
+                     n.qparams[0], n.qparams[1], lo, hi, ctx.target, a.get("weight_bits", 8))
         return view(ctx.b, y, n.shape)
     return K.linear(ctx.b, x, a["weight_q"], a["bias_q"], float(a["weight_scales"][0]),
-                    n.qparams[0], n.qparams[1], lo, hi, ctx.target)
+                    n.qparams[0], n.qparams[1], lo, hi, ctx.target, a.get("weight_bits", 8))
 
 
 def _number_as_lut(fn):

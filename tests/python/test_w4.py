@@ -1,0 +1,138 @@
+"""4-bit weights (issue 15, item 6, `--w4`): linear and conv layers store
+int4 weights packed two to a byte (CMSIS-NN's s4 format) and run through
+`ptec::quantized_conv2d_w4` / `ptec::quantized_linear_w4`. The program runs
+byte-identical to the numpy int8 reference on the host and on the emulated
+M55 and M33, halves those layers' weight bytes, and stays within a
+documented bound of PyTorch float (docs/aot.md, "4-bit weights")."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+
+from conftest import ROOT
+from model_checks import board_matches_reference, host_steps_from_float
+from ptec.backends.cortex_m.kernels import pack_int4
+from ptec.compiler import compile_model
+from ptec.pte import parse_program
+from ptec.reference.cortex_m import unpack_int4
+
+
+class SmallNet(nn.Module):
+    """Rows of odd length (3x3x3 = 27 taps, 33 features), so that weight
+    rows start in the middle of a byte; a depthwise layer, which keeps
+    8-bit weights; a 1x1 conv; two linear layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 16, 3, padding=1)
+        self.c2 = nn.Conv2d(16, 24, 3, stride=2, padding=1)
+        self.dw = nn.Conv2d(24, 24, 3, padding=1, groups=24)
+        self.pw = nn.Conv2d(24, 20, 1)
+        self.fc1 = nn.Linear(20 * 4 * 4, 33)
+        self.fc2 = nn.Linear(33, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.c1(x))
+        x = torch.relu(self.c2(x))
+        x = torch.relu(self.dw(x))
+        x = nn.functional.avg_pool2d(torch.relu(self.pw(x)), 2)
+        return self.fc2(torch.relu(self.fc1(torch.flatten(x, 1))))
+
+
+def images(n, seed):
+    """Smooth images with noise: calibration-like inputs whose outputs vary."""
+    g = torch.Generator().manual_seed(seed)
+    yy, xx = torch.meshgrid(torch.arange(16.0), torch.arange(16.0), indexing="ij")
+    out = []
+    for i in range(n):
+        f = torch.rand(3, 1, 1, generator=g) * 0.6 + 0.2
+        base = torch.sin(xx * f + i) * torch.cos(yy * f * 0.7)
+        out.append(((base + 0.3 * torch.randn(3, 16, 16, generator=g))[None],))
+    return out
+
+
+@pytest.fixture(scope="module")
+def model():
+    torch.manual_seed(3)
+    return SmallNet().eval()
+
+
+@pytest.fixture(scope="module")
+def compiled(model):
+    return compile_model(model, [images(1, 0)[0][0]], images(16, 0), w4=True)
+
+
+def test_packing_is_cmsis_nns_order():
+    # value 2i in byte i's low nibble, 2i+1 in the high one; an odd count
+    # leaves the last high nibble 0: [1, -2, 3] -> 0xE1, 0x03
+    assert pack_int4(np.array([1, -2, 3], np.int8)).view(np.uint8).tolist() == [0xE1, 0x03]
+    assert pack_int4(np.array([-8, 7], np.int8)).view(np.uint8).tolist() == [0x78]
+    w = np.random.default_rng(0).integers(-8, 8, size=101).astype(np.int8)
+    assert unpack_int4(pack_int4(w), w.size).tolist() == w.tolist()
+    with pytest.raises(ValueError, match=r"\[-8, 7\]"):
+        pack_int4(np.array([8], np.int8))
+
+
+def test_layers_take_the_w4_kernels_and_half_the_bytes(model, compiled):
+    ops = set(compiled.lowered.operators)
+    assert {"ptec::quantized_conv2d_w4.out", "ptec::quantized_linear_w4.out",
+            "cortex_m::quantized_depthwise_conv2d.out"} <= ops, ops
+    assert "cortex_m::quantized_conv2d.out" not in ops and "cortex_m::quantized_linear.out" not in ops
+    q = {n.name: n for n in compiled.graph.nodes}
+    packed = [n for n in compiled.graph.nodes if n.attrs.get("weight_bits") == 4]
+    assert len(packed) == 5, [n.name for n in packed]        # c1, c2, pw, fc1, fc2
+    for n in packed:
+        assert np.abs(n.attrs["weight_q"]).max() <= 7
+    # every w4 weight constant holds ceil(count / 2) bytes
+    prog = parse_program(compiled.data)
+    plan = prog.plan()
+    sizes = {}
+    for ins in plan.chains[0].instructions:
+        call = ins.instr_args
+        key = plan.operators[call.op_index].key
+        if key.startswith("ptec::"):
+            w = plan.values[call.args[1]].val
+            shape = [plan.values[i].val.int_val for i in plan.values[call.args[2]].val.items]
+            sizes[key] = sizes.get(key, 0) + 1
+            assert list(w.sizes) == [(int(np.prod(shape)) + 1) // 2], (key, w.sizes, shape)
+    assert sizes == {"ptec::quantized_conv2d_w4.out": 3, "ptec::quantized_linear_w4.out": 2}
+    int8 = compile_model(model, [images(1, 0)[0][0]], images(16, 0))
+    weights = sum(int(q[n.name].attrs["weight_q"].size) for n in packed)
+    saved = len(int8.data) - len(compiled.data)
+    # half a byte per weight, less each call's weight_sizes list (measured 7,104 of 7,629)
+    assert 0.9 * (weights // 2) <= saved <= weights // 2, (weights, saved)
+
+
+def test_host_equals_reference_and_float(model, compiled, tmp_path):
+    worst = host_steps_from_float(model, compiled, images(12, 7), tmp_path)
+    assert worst <= 8.0, worst      # measured 3.7; with 8-bit weights 1.2 (docs/aot.md)
+
+
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+def test_boards_equal_reference(model, tmp_path, target):
+    data = compile_model(model, [images(1, 0)[0][0]], images(16, 0), target=target, w4=True).data
+    board_matches_reference(data, images(1, 9)[0][0].numpy(), target, tmp_path)
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "ptec", *args], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True,
+                          env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "python")})
+
+
+def test_cli_says_what_w4_did(tmp_path):
+    r = run_cli("compile", "ds_cnn", "--w4", "-o", str(tmp_path / "m.pte"))
+    assert r.returncode == 0, r.stderr
+    assert "--w4: 5 layers with 4-bit weights" in r.stdout + r.stderr
+    assert "runs on ptec's runtime only" in r.stdout + r.stderr
+
+
+def test_cli_refuses_w4_for_the_npu(tmp_path):
+    r = run_cli("compile", "ds_cnn", "--w4", "--target", "ethos-u55-128", "-o", str(tmp_path / "m.pte"))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "--w4" in r.stderr and not (tmp_path / "m.pte").exists()
