@@ -191,7 +191,8 @@ def _compile_into(args, calib_option, out, log):
             "see examples/my_model.py")
     cfg = QuantConfig(observer=args.observer, percentile=args.percentile)
     res = compile_model(model.module, model.example_inputs, calib, args.target, args.int8_io,
-                        cfg, name=model.name, log=log, backends=backends, w4=args.w4)
+                        cfg, name=model.name, log=log, backends=backends, w4=args.w4,
+                        int8_layernorm=args.int8_layernorm)
     with out.open(args.output, "wb") as f:
         f.write(res.data)
     if npu is not None:
@@ -336,6 +337,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--w4", action="store_true",
                    help="4-bit weights for linear and conv layers (CMSIS-NN's s4 kernels; half the "
                         "weight bytes; the program then runs on ptec's runtime only)")
+    c.add_argument("--int8-layernorm", action="store_true",
+                   help="nn.LayerNorm in int8 with ptec's integer kernel instead of fp32 (the program "
+                        "then runs on ptec's runtime only)")
     c.add_argument("--observer", default="minmax", choices=["minmax", "percentile"],
                    help="activation range observer")
     c.add_argument("--percentile", type=float, default=99.99)

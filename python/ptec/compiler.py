@@ -47,10 +47,12 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
                   capture_method: str = "auto", name: str = "model",
                   log: Callable[[str], None] = lambda s: None,
                   available_kernels: Optional[Sequence[str]] = None,
-                  backends=None, w4: bool = False) -> CompileResult:
+                  backends=None, w4: bool = False, int8_layernorm: bool = False) -> CompileResult:
     """backends: the ptec.backends in the order they are asked (default
     cortex_m then portable; delegating backends go first). w4: linear and
-    conv layers with 4-bit weights (ptec::*_w4 kernels, ptec's runtime only)."""
+    conv layers with 4-bit weights (ptec::*_w4 kernels, ptec's runtime only).
+    int8_layernorm: nn.LayerNorm through ptec::quantized_layer_norm instead
+    of fp32 (ptec's runtime only)."""
     t0 = time.time()
     graph = cap.capture(model, example_inputs, capture_method, name)
     log(f"captured {len(graph.nodes)} nodes with torch.{graph.source}")
@@ -63,7 +65,7 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
         if i == total or i % max(1, total // 4) == 0:
             log(f"calibration {i}/{total}")
     observer = qz.calibrate(prepared, calibration, config, progress)
-    qgraph = qz.quantize(prepared, observer, w4)
+    qgraph = qz.quantize(prepared, observer, w4, int8_layernorm)
     if w4:
         packed = [n for n in qgraph.nodes if n.attrs.get("weight_bits") == 4]
         log(f"--w4: {len(packed)} layers with 4-bit weights "

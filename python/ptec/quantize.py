@@ -266,9 +266,12 @@ def _shared_cat_qparams(g: Graph, observer: RangeObserver) -> Dict[str, Tuple[fl
     return forced
 
 
-def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False) -> Graph:
+def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
+             int8_layernorm: bool = False) -> Graph:
     """w4: linear and conv layers get 4-bit weights (takes_w4; their nodes
-    carry attrs["weight_bits"] = 4)."""
+    carry attrs["weight_bits"] = 4). int8_layernorm: layer norms are marked
+    for ptec's own int8 kernel (attrs["int8_kernel"]); otherwise they stay
+    fp32, as upstream runs them."""
     g = copy.deepcopy(prepared)
     shared = _shared_cat_qparams(g, observer)
     for n in g.nodes:
@@ -305,6 +308,8 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False) -> Grap
             n.attrs["bias_q"] = quantize_bias(n.attrs.get("bias"), s_in, scales)
         elif n.op == "pad":
             n.qparams = _pad_qparams(g, n, observer)
+        elif n.op == "layer_norm" and int8_layernorm:
+            n.attrs["int8_kernel"] = True
         elif n.op == "matmul" and _rows_are_probabilities(g, n.inputs[0]):
             # softmax(..) @ v: every output is a convex combination of v's
             # values, so v's range bounds it for any input, not only the

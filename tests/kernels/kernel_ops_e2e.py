@@ -317,6 +317,39 @@ def conv_w4_case(error=None):
     return finish(b, "conv_w4 groups batch", [xv], out, [as_input(x)], want)
 
 
+def layer_norm_case(error=None):
+    """ptec's int8 layer norm over rows of 24: random rows, a row of one
+    repeated value with eps_term 0 (variance 0: the kernel divides by 1),
+    a row of alternating -128 and 127; gammas of both signs and one 0."""
+    n = 24
+    x = i8((2, 4, n))
+    x[0, 1, :] = 37
+    x[1, 2, :] = np.where(np.arange(n) % 2, 127, -128)
+    gamma = rng.uniform(-2.0, 2.0, size=n)
+    gamma[3] = 0.0
+    mults, shifts = zip(*[ref.quantize_multiplier(g / (0.05 * 65536)) for g in gamma])
+    mults, shifts = np.array(mults, np.int32), np.array(shifts, np.int32)
+    bias = rng.integers(-40, 40, size=n).astype(np.int32)
+    eps_term = 0
+    shape = x.shape
+    if error == "eps":
+        eps_term = -1
+    elif error == "rows":
+        shape = (2, 4, n + 1)
+        x = i8(shape)
+    b = ProgramBuilder()
+    xv, out = b.tensor(I8, shape), b.tensor(I8, shape)
+    b.call("ptec::quantized_layer_norm.out", input=xv, normalized_numel=n, input_zero_point=-3, eps_term=eps_term,
+           requantize_multipliers=b.constant(mults), requantize_shifts=b.constant(shifts),
+           bias=b.constant(bias[:-1] if error == "bias" else bias), output_zero_point=4, activation_min=-120,
+           activation_max=125, out=out)
+    if error:
+        messages = {"eps": "eps_term", "rows": "normalized_numel", "bias": "arg 6: per-channel"}
+        return finish(b, "layer_norm bad " + error, [xv], out, [x], error=messages[error])
+    want = ref.quantized_layer_norm(x, n, -3, eps_term, mults, shifts, bias, 4, -120, 125)
+    return finish(b, "layer_norm", [xv], out, [x], want)
+
+
 def depthwise_case(cin, dm):
     h, w, kh, kw, stride, padding = 9, 5, 3, 4, (2, 2), (1, 1)
     x = i8((1, h, w, cin))
@@ -498,6 +531,7 @@ def error_cases():
     # packed 4-bit weights whose sizes do not add up
     cases += [linear_w4_case(e) for e in ("bytes", "rank", "zero")]
     cases += [conv_w4_case(e) for e in ("bytes", "rank", "negative", "overflow")]
+    cases += [layer_norm_case(e) for e in ("eps", "rows", "bias")]
     return cases
 
 
@@ -510,7 +544,7 @@ def all_cases():
     cases += [div_case(8), div_case(16), activation_case()]
     for op in ("minimum", "maximum"):
         cases += [min_max_case(op, "contiguous"), min_max_case(op, "channels_last")]
-    cases += [linear_case("bias"), linear_case("kernel_sum"), linear_w4_case(), conv_w4_case(),
+    cases += [linear_case("bias"), linear_case("kernel_sum"), linear_w4_case(), conv_w4_case(), layer_norm_case(),
               conv_case(), depthwise_case(7, 1),
               depthwise_case(1, 9), depthwise_case(3, 2), transpose_conv_case(), bmm_case(),
               pool_case("avg"), pool_case("avg", ceil_mode=True), pool_case("max"),

@@ -253,6 +253,34 @@ def quantized_linear_w4(x, weights, weight_sizes, bias, input_offset, output_off
                             requantize_shifts, activation_max, activation_min)
 
 
+# ---------------------------------------------------------------------------
+# int8 layer norm (`ptec::quantized_layer_norm`, docs/kernels.md)
+
+def _isqrt(v):
+    """floor(sqrt(v)) of non-negative Python ints, elementwise."""
+    return np.array([math.isqrt(int(a)) for a in np.ravel(v)], np.int64).reshape(np.shape(v))
+
+
+def quantized_layer_norm(x, normalized_numel, input_zero_point, eps_term, requantize_multipliers,
+                         requantize_shifts, bias, output_zero_point, activation_min, activation_max):
+    """Rows of normalized_numel int8 values: the normalized value
+    (n*d - sum d) / floor(sqrt(n*sum d^2 - (sum d)^2 + eps_term)) in Q16,
+    rounded half away from zero, requantized per element, plus bias[i] and
+    the output zero point, clamped."""
+    n = int(normalized_numel)
+    x = np.asarray(x, np.int64)
+    d = x.reshape(-1, n) - int(input_zero_point)
+    s1 = d.sum(axis=1, keepdims=True)
+    v = n * (d * d).sum(axis=1, keepdims=True) - s1 * s1 + int(eps_term)
+    r = np.maximum(_isqrt(v), 1)
+    num = (n * d - s1) * (1 << 16)
+    t = np.sign(num) * ((np.abs(num) + r // 2) // r)       # half away from zero
+    q = requantize(t, np.asarray(requantize_multipliers, np.int64).reshape(1, n),
+                   np.asarray(requantize_shifts, np.int64).reshape(1, n))
+    y = q + np.asarray(bias, np.int64).reshape(1, n) + int(output_zero_point)
+    return np.clip(y, activation_min, activation_max).astype(np.int8).reshape(x.shape)
+
+
 def kernel_sum_from_bias(weights, bias, input_offset, filter_offset=0):
     """The MVE export's kernel_sum [1, out] for a bias (may be None)."""
     w = np.asarray(weights, np.int64) + filter_offset

@@ -91,6 +91,31 @@ def _elementwise(kernel):
 op_mul = _number_as_lut(np.multiply)(_elementwise(K.mul))
 
 
+def op_layer_norm(ctx, n: Node):
+    """ptec::quantized_layer_norm (docs/kernels.md "int8 layer norm"): the
+    normalized value (x - mean) / sqrt(var + eps) is formed in Q16 from the
+    input's integers, so the output's scale folds gamma / (s_y * 2^16) into
+    a multiplier per element, and beta / s_y is the bias."""
+    x = ctx.q(n.inputs[0])
+    a = n.attrs
+    count = int(np.prod(a["normalized_shape"]))
+    gamma = np.ones(count) if a.get("weight") is None else np.asarray(a["weight"], np.float64).ravel()
+    beta = np.zeros(count) if a.get("bias") is None else np.asarray(a["bias"], np.float64).ravel()
+    s_y, z_y = n.qparams
+    mults, shifts = qm.per_channel_multipliers(gamma / (float(s_y) * 65536.0))
+    for sh in shifts:
+        qm.check_shift(int(sh), "layer_norm")
+    bias = np.clip(np.round(beta / float(s_y)), -2 ** 31, 2 ** 31 - 1).astype(np.int32)
+    eps_term = int(min(round(count * count * float(a["eps"]) / float(x.scale) ** 2), 1 << 60))
+    lo, hi = _act_range(n)
+    out = new_act(ctx.b, I8, list(x.sizes), s_y, z_y)
+    ctx.b.call("ptec::quantized_layer_norm.out", input=x.value, normalized_numel=count,
+               input_zero_point=int(x.zp), eps_term=eps_term, requantize_multipliers=ctx.b.constant(mults),
+               requantize_shifts=ctx.b.constant(shifts), bias=ctx.b.constant(bias),
+               output_zero_point=int(z_y), activation_min=int(lo), activation_max=int(hi), out=out.value)
+    return out
+
+
 def op_avg_pool2d(ctx, n: Node):
     a = n.attrs
     x = ctx.q(n.inputs[0])

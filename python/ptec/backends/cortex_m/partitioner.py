@@ -180,7 +180,17 @@ def _cat(n: Node, ctx) -> Optional[str]:
 
 
 # graph op -> its check (ops with a lowering and no entry take every node)
+def _layer_norm(n: Node, ctx) -> Optional[str]:
+    """ptec's int8 layer norm only when the compile asked for it (it is not
+    upstream's: `--int8-layernorm` marks the nodes), over contiguous rows."""
+    if not n.attrs.get("int8_kernel"):
+        return "upstream has no int8 layer norm (compile --int8-layernorm uses ptec's own)"
+    r = len(_shape(ctx, n.inputs[0]))
+    return None if r <= 3 else f"rank {r}: ptec's int8 layer norm takes contiguous rows (rank <= 3)"
+
+
 CHECKS: Dict[str, Callable[[Node, object], Optional[str]]] = {
+    "layer_norm": _layer_norm,
     "conv2d": _rank([4], "input is not 4-D"),
     "conv_transpose2d": _conv_transpose2d,
     "add": _elementwise("quantized_add", True),

@@ -254,6 +254,25 @@ typedef struct ptec_nn_softmax_params {
 ptec_status ptec_nn_softmax_s8(const int8_t *input, int32_t rows, int32_t row_size,
                                const ptec_nn_softmax_params *params, int8_t *output);
 
+/* ---- layer norm (ptec's own, docs/kernels.md "int8 layer norm") ---- */
+
+/* Per row of `row_size` values, in integers only: with d_i = x_i - zp_in,
+ * s1 = sum d, s2 = sum d^2, V = row_size * s2 - s1^2 + eps_term and
+ * r = floor(sqrt(V)) (1 when V is 0), the normalized value is
+ * (row_size * d_i - s1) / r, taken in Q16 (rounded half away from zero),
+ * requantized with element i's multiplier and shift, plus bias[i] and
+ * output_offset, clamped. eps_term is row_size^2 * eps / s_in^2. */
+typedef struct ptec_nn_layer_norm_params {
+    int32_t input_zero_point, output_offset;
+    int64_t eps_term;
+    ptec_nn_activation activation;
+} ptec_nn_layer_norm_params;
+
+/* row_size in [1, 65536]; multipliers, shifts and bias have row_size entries. */
+ptec_status ptec_nn_layer_norm_s8(const int8_t *input, int32_t rows, int32_t row_size,
+                                  const ptec_nn_layer_norm_params *params, const int32_t *multipliers,
+                                  const int32_t *shifts, const int32_t *bias, int8_t *output);
+
 /* ---- data movement (§3.16, §3.17) ---- */
 
 /* out = in.permute(perm) for contiguous tensors of rank 1..4. */
