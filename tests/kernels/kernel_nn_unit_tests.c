@@ -332,6 +332,32 @@ static void test_depthwise(void)
     CHECK_BYTES(y16, expected16, 16);
 }
 
+static void test_layer_norm(void)
+{
+    /* Row [0, 0, 1], zero point 0, n = 3: s1 = 1, s2 = 1, V = 3*1 - 1 + 7 = 9
+     * with eps_term 7, r = 3. t_i = (3*d_i - 1) * 2^16 / 3: -21845.33 ->
+     * -21845 for i = 0, 1 and 43690.67 -> 43691 for i = 2 (half away from
+     * zero; truncation would give 43690). Multiplier 2^30, shift 1 is 1.0,
+     * so the output is t_i + bias_i: with biases 21845 and -43690, 0 0 1. */
+    const int8_t x[3] = {0, 0, 1};
+    const int32_t mults[3] = {1 << 30, 1 << 30, 1 << 30}, shifts[3] = {1, 1, 1};
+    const int32_t bias[3] = {21845, 21845, -43690};
+    const ptec_nn_layer_norm_params p = {0, 0, 7, {-128, 127}};
+    int8_t y[3];
+    CHECK(ptec_nn_layer_norm_s8(x, 1, 3, &p, mults, shifts, bias, y) == PTEC_OK);
+    CHECK(y[0] == 0 && y[1] == 0 && y[2] == 1);
+    /* A constant row with eps_term 0: V = 0, divided by 1, so every t is 0. */
+    const int8_t flat[3] = {9, 9, 9};
+    const ptec_nn_layer_norm_params p0 = {0, 5, 0, {-128, 127}};
+    const int32_t zero_bias[3] = {0, 0, 0};
+    CHECK(ptec_nn_layer_norm_s8(flat, 1, 3, &p0, mults, shifts, zero_bias, y) == PTEC_OK);
+    CHECK(y[0] == 5 && y[1] == 5 && y[2] == 5);
+    /* Refused: a row of 65537 values, a negative eps_term. */
+    CHECK(ptec_nn_layer_norm_s8(x, 1, 65537, &p, mults, shifts, bias, y) == PTEC_INVALID_ARGUMENT);
+    const ptec_nn_layer_norm_params negative = {0, 0, -1, {-128, 127}};
+    CHECK(ptec_nn_layer_norm_s8(x, 1, 3, &negative, mults, shifts, bias, y) == PTEC_INVALID_ARGUMENT);
+}
+
 static void test_transpose_conv(void)
 {
     /* 1x2 input (1, 2), 1x3 kernel (1, 10, 100), stride 2: the input pixels
@@ -471,6 +497,7 @@ int main(void)
     test_conv();
     test_packed_s4();
     test_depthwise();
+    test_layer_norm();
     test_transpose_conv();
     test_batch_matmul();
     test_pools();
