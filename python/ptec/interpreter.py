@@ -133,7 +133,7 @@ def run_program(program: Program, inputs: Sequence[np.ndarray], method: str = "f
 
         ns, _, name = key.partition("::")
         name = name.rsplit(".", 1)[0]
-        if ns == "cortex_m" or (ns == "quantized_decomposed" and name in (
+        if ns in ("cortex_m", "ptec") or (ns == "quantized_decomposed" and name in (
                 "quantize_per_tensor", "dequantize_per_tensor")):
             params = [arg(p, k) for p, k in sig if p not in _SKIP and p != "out_dtype"]
             if name == "pad":
