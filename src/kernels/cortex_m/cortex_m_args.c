@@ -14,6 +14,8 @@ ptec_status ptec_cm_get_tensor_of(ptec_op *op, size_t i, ptec_dtype dtype, ptec_
         switch (dtype) {
         case PTEC_DTYPE_CHAR:
             return ptec_op_fail(op, PTEC_INVALID_TYPE, (int)i, PTEC_MSG("expected an int8 tensor"));
+        case PTEC_DTYPE_SHORT:
+            return ptec_op_fail(op, PTEC_INVALID_TYPE, (int)i, PTEC_MSG("expected an int16 tensor"));
         case PTEC_DTYPE_INT:
             return ptec_op_fail(op, PTEC_INVALID_TYPE, (int)i, PTEC_MSG("expected an int32 tensor"));
         case PTEC_DTYPE_FLOAT:
