@@ -524,6 +524,28 @@ static void test_a16(void)
     CHECK(ptec_nn_maxpool_s16(&mpp, &min4, mx, &mout, y) == PTEC_OK);
     CHECK(y[0] == 1000);
     CHECK(ptec_nn_maxpool_s16(&mpp, &min4, NULL, &mout, y) == PTEC_INVALID_ARGUMENT);
+
+    /* softmax with constant tables: every exp is 1000 (slope 0), the sum
+     * 4000 has 20 leading zeros, ((4000 << 19) + 2^13) >> 14 = 128000,
+     * recentred 128000 - 98304 = 29696 -> reciprocal 16384; then each
+     * (1000 * 16384) >> (30 - 20) = 16000, (16000 + 1) >> 1 = 8000 */
+    static int16_t thousand[513], half_lut[513], zeros[513];
+    for (int i = 0; i < 513; ++i) {
+        thousand[i] = 1000;
+        half_lut[i] = 16384;
+        zeros[i] = 0;
+    }
+    const int16_t sx[4] = {5, -7, INT16_MIN, INT16_MAX};
+    ptec_nn_softmax_s16_params sp = {1 << 30, 0, thousand, half_lut};
+    CHECK(ptec_nn_softmax_s16(sx, 1, 4, &sp, y) == PTEC_OK);
+    CHECK(y[0] == 8000 && y[1] == 8000 && y[2] == 8000 && y[3] == 8000);
+    /* a table summing to 0 has no normalization: the row is 0 */
+    sp.exp_lut = zeros;
+    CHECK(ptec_nn_softmax_s16(sx, 1, 4, &sp, y) == PTEC_OK);
+    CHECK(y[0] == 0 && y[3] == 0);
+    CHECK(ptec_nn_softmax_s16(sx, 1, 65536, &sp, y) == PTEC_INVALID_ARGUMENT);
+    sp.exp_lut = NULL;
+    CHECK(ptec_nn_softmax_s16(sx, 1, 4, &sp, y) == PTEC_INVALID_ARGUMENT);
 }
 
 int main(void)

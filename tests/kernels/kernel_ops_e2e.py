@@ -549,19 +549,36 @@ def pool_a16_case(op, ceil_mode=False, error=None):
     return finish(b, "%spool a16 ceil %s" % (op, ceil_mode), [xv], out, [as_input(x)], want)
 
 
+def softmax_a16_case(shape, error=None):
+    x = (rng.integers(-3000, 3000, size=shape) + 1000).astype(np.int16)
+    exp_lut, one_lut = ref.softmax_s16_tables()
+    if error:
+        one_lut = one_lut[:512]
+    m, s = ref.quantize_multiplier(1e-3 * 65535 / 10)
+    b = ProgramBuilder()
+    xv, out = b.tensor(I16, shape), b.tensor(I16, shape)
+    b.call("ptec::softmax_a16.out", input=xv, dim=-1, input_multiplier=m, input_shift=s,
+           exp_lut=b.constant(exp_lut), one_by_one_lut=b.constant(one_lut), out=out)
+    if error:
+        return finish(b, "softmax a16 bad table", [xv], out, [x], error="513")
+    return finish(b, "softmax a16 %s" % (shape,), [xv], out, [x], ref.softmax_a16(x, -1, m, s, exp_lut, one_lut))
+
+
 def a16_cases():
     cases = [conv_a16_case(), depthwise_a16_case(7, 1), depthwise_a16_case(3, 2), linear_a16_case()]
     for op in ("add", "mul"):
         for mode in ("same", "broadcast", "swapped"):
             cases.append(add_mul_a16_case(op, mode))
-    cases += [pool_a16_case("avg"), pool_a16_case("avg", ceil_mode=True), pool_a16_case("max")]
+    cases += [pool_a16_case("avg"), pool_a16_case("avg", ceil_mode=True), pool_a16_case("max"),
+              softmax_a16_case((3, 19)), softmax_a16_case((2, 1, 3, 5))]
     return cases
 
 
 def a16_error_cases():
     return [conv_a16_case("dtype"), conv_a16_case("shift"), conv_a16_case("bias"), linear_a16_case("activation"),
             add_mul_a16_case("add", "same", error="dtype"), add_mul_a16_case("mul", "same", error="dtype"),
-            pool_a16_case("avg", error="geometry"), pool_a16_case("max", error="dilation")]
+            pool_a16_case("avg", error="geometry"), pool_a16_case("max", error="dilation"),
+            softmax_a16_case((2, 3), error="table")]
 
 
 def all_cases():

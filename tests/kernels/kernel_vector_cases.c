@@ -15,14 +15,15 @@ enum {
     OP_DIV_S8, OP_DIV_S16, OP_LUT, OP_MINIMUM, OP_MAXIMUM, OP_FULLY_CONNECTED, OP_CONV,
     OP_DEPTHWISE_CONV, OP_TRANSPOSE_CONV, OP_BATCH_MATMUL, OP_AVGPOOL, OP_MAXPOOL, OP_SOFTMAX,
     OP_TRANSPOSE, OP_PAD, OP_CONV_S16, OP_DEPTHWISE_CONV_S16, OP_FULLY_CONNECTED_S16, OP_ADD_S16, OP_MUL_S16,
-    OP_AVGPOOL_S16, OP_MAXPOOL_S16, OP_COUNT
+    OP_AVGPOOL_S16, OP_MAXPOOL_S16, OP_SOFTMAX_S16, OP_COUNT
 };
 
 static const char *const op_names[OP_COUNT] = {
     "quantize_s8", "quantize_s16", "dequantize_s8", "dequantize_s16", "add", "mul", "div_s8",
     "div_s16", "lut", "minimum", "maximum", "fully_connected", "conv", "depthwise_conv",
     "transpose_conv", "batch_matmul", "avgpool", "maxpool", "softmax", "transpose", "pad", "conv_s16",
-    "depthwise_conv_s16", "fully_connected_s16", "add_s16", "mul_s16", "avgpool_s16", "maxpool_s16"};
+    "depthwise_conv_s16", "fully_connected_s16", "add_s16", "mul_s16", "avgpool_s16", "maxpool_s16",
+    "softmax_s16"};
 
 #define MAX_INTS 64
 #define MAX_BLOBS 8
@@ -176,6 +177,10 @@ static ptec_status run_a16_case(const test_case *c, void *out)
             return ptec_nn_maxpool_s16(&p, &in, c->blobs[0], &output, out);
         }
         return ptec_nn_avgpool_s16(&p, &in, c->blobs[0], &output, out);
+    }
+    case OP_SOFTMAX_S16: {
+        const ptec_nn_softmax_s16_params p = {v[2], v[3], c->blobs[1], c->blobs[2]};
+        return ptec_nn_softmax_s16(c->blobs[0], v[0], v[1], &p, out);
     }
     default:
         return PTEC_NOT_SUPPORTED;

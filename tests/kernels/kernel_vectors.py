@@ -38,7 +38,7 @@ OPS = ["quantize_s8", "quantize_s16", "dequantize_s8", "dequantize_s16", "add", 
        "transpose_conv", "batch_matmul", "avgpool", "maxpool", "softmax", "transpose", "pad",
        # 16-bit activations (ptec::*_a16), appended so the int8 cases keep their numbers
        "conv_s16", "depthwise_conv_s16", "fully_connected_s16", "add_s16", "mul_s16", "avgpool_s16",
-       "maxpool_s16"]
+       "maxpool_s16", "softmax_s16"]
 OP_ID = {name: i for i, name in enumerate(OPS)}
 
 
@@ -868,6 +868,22 @@ def make_a16_edges(g, w):
                ref.quantized_avg_pool2d_a16(x, (128, 64), (1, 1), (0, 0), False, 0, 0))
 
 
+def make_softmax_s16(g, w):
+    rows, size = g.int(1, 6), g.choice([1, 2, g.int(1, 40), g.int(1, 300)])
+    x = i16(g, (rows, size))
+    if g.chance(0.5):  # a narrow spread gives non-trivial probabilities
+        x = (g.rng.integers(-3000, 3000, size=(rows, size)) + g.int(-20000, 20000)).astype(np.int16)
+    exp_lut, one_lut = ref.softmax_s16_tables()
+    if g.chance(0.15):  # any table: the int16 wraps of the interpolation
+        exp_lut = g.rng.integers(I16_MIN, I16_MAX + 1, size=513, dtype=np.int64).astype(np.int16)
+        one_lut = g.rng.integers(I16_MIN, I16_MAX + 1, size=513, dtype=np.int64).astype(np.int16)
+    m, sh = ref.quantize_multiplier(2.0 ** g.rng.uniform(-12, -4) * 65535 / 10.0)
+    if g.chance(0.1):
+        m, sh = g.quant()
+    expected = ref.softmax_a16(x, -1, m, sh, exp_lut, one_lut)
+    w.case("softmax_s16", [rows, size, m, sh], [x, exp_lut, one_lut], expected)
+
+
 def generate(cases, seed):
     g = Gen(seed)
     w = Writer()
@@ -896,6 +912,9 @@ def generate(cases, seed):
     for _ in range(cases):
         make_a16(g16, w)
     make_a16_edges(g16, w)
+    g16s = Gen(seed + 3)  # softmax came later: its own stream keeps the other a16 cases as they were
+    for _ in range(cases):
+        make_softmax_s16(g16s, w)
     return w
 
 

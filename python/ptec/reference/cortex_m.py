@@ -575,3 +575,54 @@ def quantized_max_pool2d_a16(x, kernel_size, stride, padding, dilation, ceil_mod
                               -1 << 40):
         best = np.maximum(best, values)
     return np.clip(best, activation_min, activation_max).astype(np.int16)
+
+
+def _wrap16(v):
+    """v modulo 2^16 as a signed int16 value (CMSIS-NN's int16 narrowings)."""
+    return ((int(v) + 32768) & 0xFFFF) - 32768
+
+
+def _lut16(lut, v):
+    """A 513-entry table at the int16 value v: entry 256 + floor(v / 128),
+    plus the (int16) slope to the next entry times (v mod 128) / 128,
+    rounded half up, every int16 intermediate wrapping as in CMSIS-NN."""
+    index = 256 + (v >> 7)
+    offset = v & 0x7F
+    slope = _wrap16(int(lut[index + 1]) - int(lut[index]))
+    return _wrap16(int(lut[index]) + _wrap16((slope * offset + 64) >> 7))
+
+
+def softmax_a16(x, dim, input_multiplier, input_shift, exp_lut, one_by_one_lut):
+    """CMSIS-NN arm_softmax_s16 over the last dim; output scale 1/32768,
+    zero point 0. Rows whose table sum is below 2 (hostile tables only)
+    give zeros."""
+    x = np.asarray(x, np.int64)
+    if dim not in (-1, x.ndim - 1):
+        raise ValueError("softmax runs over the last dim only")
+    exp_lut = [int(v) for v in np.asarray(exp_lut).reshape(-1)]
+    one_lut = [int(v) for v in np.asarray(one_by_one_lut).reshape(-1)]
+    rows = x.reshape(-1, x.shape[-1])
+    out = np.zeros(rows.shape, np.int16)
+    for r, row in enumerate(rows):
+        scaled = requantize(row - row.max(), input_multiplier, input_shift)
+        symmetric = np.clip(wrap32(scaled + 32767), -32768, 32767)
+        exps = [_lut16(exp_lut, int(v)) for v in symmetric]
+        total = sum(exps)
+        if total < 2:
+            continue
+        headroom = 32 - total.bit_length()
+        shifted = ((total << (headroom - 1)) + (1 << 13)) >> 14
+        reciprocal = _lut16(one_lut, _wrap16(shifted - 98304))
+        out[r] = [_wrap16(((e * reciprocal >> (30 - headroom)) + 1) >> 1) for e in exps]
+    return out.reshape(x.shape)
+
+
+def softmax_s16_tables():
+    """513-entry int16 tables of the shape TFLite builds for int16 softmax:
+    exp(x) for x in [-10, 0] and 1 / (1 + x) for x in [0, 1], in Q0.15
+    (an approximation of TFLite's gen_lut, good enough for tests: kernel
+    and reference use the same tables)."""
+    steps = np.arange(513) / 512.0
+    exp_lut = np.clip(np.round(32767.0 * np.exp(-10.0 + 10.0 * steps)), -32768, 32767).astype(np.int16)
+    one_lut = np.clip(np.round(32767.0 / (1.0 + steps)), -32768, 32767).astype(np.int16)
+    return exp_lut, one_lut

@@ -310,4 +310,17 @@ ptec_status ptec_nn_avgpool_s16(const ptec_nn_pool_params *params, const ptec_nn
 ptec_status ptec_nn_maxpool_s16(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
                                 const int16_t *input, const ptec_nn_dims *output_dims, int16_t *output);
 
+/* Softmax over rows of int16 (CMSIS-NN arm_softmax_s16): exp and 1/(1+x)
+ * by 513-entry int16 tables, 9 bits of index and 7 of interpolation. The
+ * output has scale 1/32768 and zero point 0. Rows hold at most 65535
+ * values, so that the int32 sum of the exp table's values cannot overflow. */
+typedef struct ptec_nn_softmax_s16_params {
+    int32_t input_multiplier, input_shift; /* shift in [-31, 31] */
+    const int16_t *exp_lut;                /* exp(x) for x in [-10, 0] */
+    const int16_t *one_by_one_lut;         /* 1 / (1 + x) for x in [0, 1] */
+} ptec_nn_softmax_s16_params;
+
+ptec_status ptec_nn_softmax_s16(const int16_t *input, int32_t rows, int32_t row_size,
+                                const ptec_nn_softmax_s16_params *params, int16_t *output);
+
 #endif
