@@ -486,6 +486,150 @@ static void test_transpose_pad(void)
     CHECK_BYTES(y, expected_pad, 6);
 }
 
+/* 16-bit activations (docs/kernels.md, "16-bit activations"). */
+static void test_a16(void)
+{
+    /* REDUCE_MULTIPLIER: Q31 to Q15 rounded, the top held at 0x7FFF */
+    CHECK(ptec_nn_reduce_multiplier(1 << 30) == 1 << 14);
+    CHECK(ptec_nn_reduce_multiplier(0x7FFF0000) == 0x7FFF);
+    CHECK(ptec_nn_reduce_multiplier(0x7FFEFFFF) == 0x7FFF); /* 0x7FFEFFFF + 0x8000 = 0x7FFF7FFF */
+    CHECK(ptec_nn_reduce_multiplier(INT32_MIN) == -32768);
+    CHECK(ptec_nn_reduce_multiplier(0x8000) == 1);  /* 0.5 rounds up */
+    CHECK(ptec_nn_reduce_multiplier(0x7FFF) == 0);
+    /* v * r / 2^(15 - shift), ties up: 3 * 0.5 = 1.5 -> 2, -1.5 -> -1, -2.5 -> -2 */
+    CHECK(ptec_nn_requantize_s64(3, 1 << 14, 0) == 2);
+    CHECK(ptec_nn_requantize_s64(-3, 1 << 14, 0) == -1);
+    CHECK(ptec_nn_requantize_s64(-5, 1 << 14, 0) == -2);
+    CHECK(ptec_nn_requantize_s64(1, 1 << 14, 7) == 64);                   /* 0.5 * 2^7 */
+    CHECK(ptec_nn_requantize_s64((int64_t)1 << 47, 1 << 14, -31) == 32768); /* 2^47 * 2^-32 */
+    /* the bias sum saturates at +-(2^48 - 1), exactly below it */
+    const int64_t huge[3] = {INT64_MAX, INT64_MIN, -((int64_t)1 << 53) - 3};
+    CHECK(ptec_nn_add_bias_s64(5, huge, 0) == PTEC_NN_S64_LIMIT);
+    CHECK(ptec_nn_add_bias_s64(-5, huge, 1) == -PTEC_NN_S64_LIMIT);
+    CHECK(ptec_nn_add_bias_s64((int64_t)1 << 53, huge, 2) == -3);
+    CHECK(ptec_nn_add_bias_s64(7, NULL, 0) == 7);
+
+    /* conv 1x1, one output channel, weights [3, 4], bias 5, scale 0.5:
+     * 1000*3 - 2000*4 + 5 = -4995 -> -2497.5 -> -2497 (ties up);
+     * 32767*3 - 32768*4 + 5 = -32766 -> -16383 */
+    const int16_t x[4] = {1000, -2000, 32767, -32768};
+    const int8_t w[2] = {3, 4};
+    const int64_t bias5[1] = {5};
+    const int32_t half_mult[1] = {1 << 30}, zero_shift[1] = {0}, unit_shift1[4] = {1, 1, 1, 1};
+    const ptec_nn_per_channel_quant half = {half_mult, zero_shift};
+    ptec_nn_conv_s16_params cp = {{1, 1}, {0, 0}, {1, 1}, {INT16_MIN, INT16_MAX}};
+    ptec_nn_dims in = {1, 1, 2, 2}, f = {1, 1, 1, 2}, out = {1, 1, 2, 1};
+    int16_t y[4] = {0};
+    CHECK(ptec_nn_convolve_s16_buffer_size(&in, &f) == 0);
+    CHECK(ptec_nn_convolve_s16(no_scratch, &cp, &half, &in, x, &f, w, bias5, &out, y) == PTEC_OK);
+    CHECK(y[0] == -2497 && y[1] == -16383);
+    /* a shift outside [-31, 7] is refused, not shifted by a negative amount */
+    const int32_t bad_shift[1] = {8};
+    const ptec_nn_per_channel_quant bad = {half_mult, bad_shift};
+    CHECK(ptec_nn_convolve_s16(no_scratch, &cp, &bad, &in, x, &f, w, bias5, &out, y) == PTEC_INVALID_ARGUMENT);
+    CHECK(ptec_nn_convolve_s16(no_scratch, &cp, &half, &in, NULL, &f, w, bias5, &out, y) == PTEC_INVALID_ARGUMENT);
+
+    /* 3x3 kernel of ones over a 1x1 input with padding 1: only the centre
+     * tap is inside, 7 * 1.0 = 7 (padding is 0 in int16's symmetric domain) */
+    const int16_t seven[1] = {7};
+    const int8_t ones[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+    const ptec_nn_per_channel_quant one = {unit_multiplier, unit_shift1};
+    ptec_nn_conv_s16_params padded = {{1, 1}, {1, 1}, {1, 1}, {INT16_MIN, INT16_MAX}};
+    ptec_nn_dims in1 = {1, 1, 1, 1}, f3 = {1, 3, 3, 1}, out1 = {1, 1, 1, 1};
+    CHECK(ptec_nn_convolve_s16(no_scratch, &padded, &one, &in1, seven, &f3, ones, NULL, &out1, y) == PTEC_OK);
+    CHECK(y[0] == 7);
+
+    /* fully connected over 512 products of -32768 * -128 = 2^22: the sum is
+     * 2^31 exactly (an int32 accumulator would wrap to -2^31); times
+     * 0.5 * 2^-31 it is 0.5, which rounds up to 1 (the wrapped sum: 0) */
+    static int16_t xs[512];
+    static int8_t ws[512];
+    for (int i = 0; i < 512; ++i) {
+        xs[i] = INT16_MIN;
+        ws[i] = INT8_MIN;
+    }
+    const ptec_nn_fc_dims fd = {1, 512, 1};
+    ptec_nn_fc_s16_params fp = {{1 << 30, -31}, {INT16_MIN, INT16_MAX}};
+    CHECK(ptec_nn_fully_connected_s16(&fp, &fd, xs, ws, NULL, y) == PTEC_OK);
+    CHECK(y[0] == 1);
+    fp.quant.shift = 8;
+    CHECK(ptec_nn_fully_connected_s16(&fp, &fd, xs, ws, NULL, y) == PTEC_INVALID_ARGUMENT);
+
+    /* depthwise, multiplier 2: channel 0 (100) feeds outputs 0 and 1, channel
+     * 1 (-100) outputs 2 and 3; weights [1, 2, 3, -4], scale 1.0, clamp at -250 */
+    const int16_t xd[2] = {100, -100};
+    const int8_t wd[4] = {1, 2, 3, -4};
+    ptec_nn_conv_s16_params dp = {{1, 1}, {0, 0}, {1, 1}, {-250, INT16_MAX}};
+    ptec_nn_dims din = {1, 1, 1, 2}, dfl = {1, 1, 1, 4}, dout = {1, 1, 1, 4};
+    CHECK(ptec_nn_depthwise_conv_s16(&dp, 2, &one, &din, xd, &dfl, wd, NULL, &dout, y) == PTEC_OK);
+    CHECK(y[0] == 100 && y[1] == 200 && y[2] == -250 && y[3] == 400);
+    CHECK(ptec_nn_depthwise_conv_s16(&dp, 3, &one, &din, xd, &dfl, wd, NULL, &dout, y) == PTEC_INVALID_ARGUMENT);
+
+    /* add: 1000 and 2000, each * 2^15 * 0.5, summed (49152000), then * 0.5 *
+     * 2^-14 = 2^-15: (1000 + 2000) / 2 = 1500 */
+    const int16_t a1[1] = {1000}, a2[1] = {2000};
+    ptec_nn_add_s16_params ap = {{1 << 30, 0}, {1 << 30, 0}, 15, {1 << 30, -14}, {INT16_MIN, INT16_MAX}};
+    CHECK(ptec_nn_add_s16(a1, a2, 1, 1, y, &ap) == PTEC_OK);
+    CHECK(y[0] == 1500);
+    ap.left_shift = 17;
+    CHECK(ptec_nn_add_s16(a1, a2, 1, 1, y, &ap) == PTEC_INVALID_ARGUMENT);
+    ap.left_shift = 15;
+    CHECK(ptec_nn_add_s16(a1, a2, 1, 0, y, &ap) == PTEC_INVALID_ARGUMENT);
+
+    /* mul: 300 * -200 = -60000, * 0.5 * 2^-6 = -468.75 -> -469;
+     * -32768 * -32768 = 2^30, * 0.5 = 2^29 -> clamped to 32767 */
+    const int16_t m1[2] = {300, INT16_MIN}, m2[2] = {-200, INT16_MIN};
+    ptec_nn_mul_s16_params mp = {{1 << 30, -6}, {INT16_MIN, INT16_MAX}};
+    CHECK(ptec_nn_mul_s16(m1, m2, 2, 2, y, &mp) == PTEC_OK);
+    CHECK(y[0] == -469);
+    mp.output_quant.shift = 0;
+    CHECK(ptec_nn_mul_s16(m1, m2, 2, 2, y, &mp) == PTEC_OK);
+    CHECK(y[1] == INT16_MAX);
+
+    /* average pool 2x2 over two channels: {-32768 x3, -32767} sums to -131071,
+     * (-131071 - 2) / 4 truncates to -32768; {1, 2, 2, 2}: (7 + 2) / 4 = 2 */
+    const int16_t px[8] = {INT16_MIN, 1, INT16_MIN, 2, INT16_MIN, 2, -32767, 2};
+    ptec_nn_pool_params pp = {{2, 2}, {1, 1}, {0, 0}, {INT16_MIN, INT16_MAX}};
+    ptec_nn_dims pin = {1, 2, 2, 2}, pout = {1, 1, 1, 2};
+    CHECK(ptec_nn_avgpool_s16(&pp, &pin, px, &pout, y) == PTEC_OK);
+    CHECK(y[0] == INT16_MIN && y[1] == 2);
+    /* ties away from zero: (1 + 2) / 2 = 1.5 -> 2, (-1 - 2) / 2 -> -2 */
+    const int16_t tx[4] = {1, -1, 2, -2};
+    ptec_nn_pool_params tp = {{1, 2}, {1, 1}, {0, 0}, {INT16_MIN, INT16_MAX}};
+    ptec_nn_dims tin = {1, 1, 2, 2}, tout = {1, 1, 1, 2};
+    CHECK(ptec_nn_avgpool_s16(&tp, &tin, tx, &tout, y) == PTEC_OK);
+    CHECK(y[0] == 2 && y[1] == -2);
+    /* max pool 2x2 of {-5, 7, 32767, -32768} = 32767, clamped to 1000 */
+    const int16_t mx[4] = {-5, 7, INT16_MAX, INT16_MIN};
+    ptec_nn_pool_params mpp = {{2, 2}, {1, 1}, {0, 0}, {INT16_MIN, 1000}};
+    ptec_nn_dims min4 = {1, 2, 2, 1}, mout = {1, 1, 1, 1};
+    CHECK(ptec_nn_maxpool_s16(&mpp, &min4, mx, &mout, y) == PTEC_OK);
+    CHECK(y[0] == 1000);
+    CHECK(ptec_nn_maxpool_s16(&mpp, &min4, NULL, &mout, y) == PTEC_INVALID_ARGUMENT);
+
+    /* softmax with constant tables: every exp is 1000 (slope 0), the sum
+     * 4000 has 20 leading zeros, ((4000 << 19) + 2^13) >> 14 = 128000,
+     * recentred 128000 - 98304 = 29696 -> reciprocal 16384; then each
+     * (1000 * 16384) >> (30 - 20) = 16000, (16000 + 1) >> 1 = 8000 */
+    static int16_t thousand[513], half_lut[513], zeros[513];
+    for (int i = 0; i < 513; ++i) {
+        thousand[i] = 1000;
+        half_lut[i] = 16384;
+        zeros[i] = 0;
+    }
+    const int16_t sx[4] = {5, -7, INT16_MIN, INT16_MAX};
+    ptec_nn_softmax_s16_params sp = {1 << 30, 0, thousand, half_lut};
+    CHECK(ptec_nn_softmax_s16(sx, 1, 4, &sp, y) == PTEC_OK);
+    CHECK(y[0] == 8000 && y[1] == 8000 && y[2] == 8000 && y[3] == 8000);
+    /* a table summing to 0 has no normalization: the row is 0 */
+    sp.exp_lut = zeros;
+    CHECK(ptec_nn_softmax_s16(sx, 1, 4, &sp, y) == PTEC_OK);
+    CHECK(y[0] == 0 && y[3] == 0);
+    CHECK(ptec_nn_softmax_s16(sx, 1, 65536, &sp, y) == PTEC_INVALID_ARGUMENT);
+    sp.exp_lut = NULL;
+    CHECK(ptec_nn_softmax_s16(sx, 1, 4, &sp, y) == PTEC_INVALID_ARGUMENT);
+}
+
 int main(void)
 {
     test_primitives();
@@ -503,6 +647,7 @@ int main(void)
     test_pools();
     test_softmax();
     test_transpose_pad();
+    test_a16();
     if (failures != 0) {
         fprintf(stderr, "kernel_nn_unit_tests: %d check(s) failed\n", failures);
         return 1;

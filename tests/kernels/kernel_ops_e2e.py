@@ -535,6 +535,168 @@ def error_cases():
     return cases
 
 
+# ---------------------------------------------------------------------------
+# 16-bit activations (ptec::*_a16): int16 in and out, int8 weights, int64 bias
+
+def i16(shape):
+    return rng.integers(-32768, 32768, size=shape, dtype=np.int64).astype(np.int16)
+
+
+def per_channel_a16(cout, scale):
+    pairs = [ref.quantize_multiplier(scale * (1 + 0.1 * i)) for i in range(cout)]
+    return (np.array([p[0] for p in pairs], np.int32), np.array([min(7, p[1]) for p in pairs], np.int32))
+
+
+def conv_a16_case(error=None):
+    n, h, w, cin, cout, groups = 2, 6, 5, 6, 4, 2
+    kh, kw, stride, padding, dilation = 3, 2, (2, 1), (1, 2), (1, 2)
+    x = i16((n, h, w, cin))
+    wt = i8((cout, kh, kw, cin // groups))
+    bias = rng.integers(-(1 << 40), 1 << 40, size=cout).astype(np.int64)
+    bias[0] = -(1 << 47)
+    mults, shifts = per_channel_a16(cout, 1e-3)
+    oh = ref.conv_output_size(h, kh, stride[0], padding[0], dilation[0])
+    ow = ref.conv_output_size(w, kw, stride[1], padding[1], dilation[1])
+    b = ProgramBuilder()
+    xv = act4(b, x.shape, I16 if error != "dtype" else I8)
+    out = act4(b, (n, oh, ow, cout), I16)
+    if error == "shift":
+        shifts = shifts.copy()
+        shifts[2] = 8
+    if error == "bias":
+        bias = bias.astype(np.int32)
+    b.call("ptec::quantized_conv2d_a16.out", input=xv, weight=b.constant(wt), bias=b.constant(bias),
+           stride=list(stride), padding=list(padding), dilation=list(dilation),
+           requantize_multipliers=b.constant(mults), requantize_shifts=b.constant(shifts), activation_min=-30000,
+           activation_max=31000, scratch=b.scratch(0), out=out)
+    if error:
+        messages = {"dtype": "int16", "shift": "[-31, 7]", "bias": "int64"}
+        zeros = np.zeros(nchw(x.shape), np.int8 if error == "dtype" else np.int16)
+        return finish(b, "conv a16 bad " + error, [xv], out, [zeros], error=messages[error])
+    want = ref.quantized_conv2d_a16(x, wt, bias, stride, padding, dilation, mults, shifts, -30000, 31000)
+    return finish(b, "conv a16 groups batch", [xv], out, [as_input(x)], want)
+
+
+def depthwise_a16_case(cin, dm):
+    h, w, kh, kw, stride, padding = 7, 5, 3, 3, (2, 1), (1, 1)
+    x = i16((1, h, w, cin))
+    wt = i8((1, kh, kw, cin * dm))
+    bias = rng.integers(-(1 << 30), 1 << 30, size=cin * dm).astype(np.int64)
+    mults, shifts = per_channel_a16(cin * dm, 2e-3)
+    oh = ref.conv_output_size(h, kh, stride[0], padding[0], 1)
+    ow = ref.conv_output_size(w, kw, stride[1], padding[1], 1)
+    b = ProgramBuilder()
+    xv, out = act4(b, x.shape, I16), act4(b, (1, oh, ow, cin * dm), I16)
+    b.call("ptec::quantized_depthwise_conv2d_a16.out", input=xv, weight=b.constant(wt), bias=b.constant(bias),
+           stride=list(stride), padding=list(padding), dilation=[1, 1], depth_multiplier=dm,
+           requantize_multipliers=b.constant(mults), requantize_shifts=b.constant(shifts),
+           activation_min=-32768, activation_max=32767, scratch=b.scratch(0), out=out)
+    want = ref.quantized_depthwise_conv2d_a16(x, wt, bias, stride, padding, (1, 1), dm, mults, shifts, -32768, 32767)
+    return finish(b, "depthwise a16 cin %d dm %d" % (cin, dm), [xv], out, [as_input(x)], want)
+
+
+def linear_a16_case(error=None):
+    x = i16((2, 3, 17))
+    w = i8((9, 17))
+    bias = rng.integers(-(1 << 35), 1 << 35, size=9).astype(np.int64)
+    m, s = ref.quantize_multiplier(4e-3)
+    b = ProgramBuilder()
+    xv, out = b.tensor(I16, x.shape), b.tensor(I16, (2, 3, 9))
+    amin = -40000 if error == "activation" else -20000
+    b.call("ptec::quantized_linear_a16.out", input=xv, weights=b.constant(w), bias=b.constant(bias),
+           requantize_multipliers=[m], requantize_shifts=[s], activation_max=25000, activation_min=amin, out=out)
+    if error:
+        return finish(b, "linear a16 bad " + error, [xv], out, [x], error="-32768 <= min")
+    want = ref.quantized_linear_a16(x, w, bias, [m], [s], 25000, -20000)
+    return finish(b, "linear a16", [xv], out, [x], want)
+
+
+def add_mul_a16_case(op, mode, error=None):
+    shape = (2, 3, 4, 5)
+    big = i16(shape)
+    small = i16((1, 1, 1, 5)) if mode != "same" else i16(shape)
+    b = ProgramBuilder()
+    vb, vs, out = act4(b, shape, I16 if error != "dtype" else I8), act4(b, small.shape, I16), act4(b, shape, I16)
+    first, second = (vs, vb) if mode == "swapped" else (vb, vs)
+    x1, x2 = (small, big) if mode == "swapped" else (big, small)
+    if op == "add":
+        s1, s2, so = 0.05, 0.08, 0.1
+        common = 2 * max(s1, s2)
+        (m1, sh1), (m2, sh2) = ref.quantize_multiplier(s1 / common), ref.quantize_multiplier(s2 / common)
+        mo, sho = ref.quantize_multiplier(common / (so * (1 << 15)))
+        b.call("ptec::quantized_add_a16.out", self=first, self_multiplier=m1, self_shift=sh1, other=second,
+               other_multiplier=m2, other_shift=sh2, output_multiplier=mo, output_shift=sho,
+               activation_min=-20000, activation_max=30000, out=out)
+        want = ref.quantized_add_a16(x1, m1, sh1, x2, m2, sh2, mo, sho, -20000, 30000)
+    else:
+        mo, sho = ref.quantize_multiplier(0.05 * 0.08 / 0.1)
+        b.call("ptec::quantized_mul_a16.out", self=first, other=second, output_multiplier=mo, output_shift=sho,
+               out=out)
+        want = ref.quantized_mul_a16(x1, x2, mo, sho)
+    if error:
+        return finish(b, "%s a16 bad %s" % (op, error), [first, second], out,
+                      [np.zeros(nchw(shape), np.int8), np.zeros(nchw(shape), np.int16)], error="int16")
+    return finish(b, "%s a16 %s" % (op, mode), [first, second], out, [as_input(x1), as_input(x2)], want)
+
+
+def pool_a16_case(op, ceil_mode=False, error=None):
+    x = i16((2, 7, 8, 5))
+    kernel, stride, padding = (3, 2), (2, 3), (1, 1)
+    if error == "geometry":
+        kernel, padding = (300, 300), (0, 0)
+    oh = max(ref.pool_output_size(7, kernel[0], stride[0], padding[0], ceil_mode), 1)
+    ow = max(ref.pool_output_size(8, kernel[1], stride[1], padding[1], ceil_mode), 1)
+    b = ProgramBuilder()
+    xv, out = act4(b, x.shape, I16), act4(b, (2, oh, ow, 5), I16)
+    if op == "avg":
+        b.call("ptec::quantized_avg_pool2d_a16.out", input=xv, kernel_size=list(kernel), stride=list(stride),
+               padding=list(padding), ceil_mode=ceil_mode, multiplier=1 << 30, shift=0, scratch=b.scratch(0),
+               out=out)
+        if error:
+            return finish(b, "avgpool a16 bad " + error, [xv], out, [as_input(x)], error="geometry")
+        want = ref.quantized_avg_pool2d_a16(x, kernel, stride, padding, ceil_mode, 0, 0)
+    else:
+        b.call("ptec::quantized_max_pool2d_a16.out", input=xv, kernel_size=list(kernel), stride=list(stride),
+               padding=list(padding), dilation=[1, 2] if error == "dilation" else [1, 1], ceil_mode=ceil_mode,
+               activation_min=-20000, activation_max=20000, out=out)
+        if error:
+            return finish(b, "maxpool a16 bad " + error, [xv], out, [as_input(x)], error="dilation")
+        want = ref.quantized_max_pool2d_a16(x, kernel, stride, padding, (1, 1), ceil_mode, -20000, 20000)
+    return finish(b, "%spool a16 ceil %s" % (op, ceil_mode), [xv], out, [as_input(x)], want)
+
+
+def softmax_a16_case(shape, error=None):
+    x = (rng.integers(-3000, 3000, size=shape) + 1000).astype(np.int16)
+    exp_lut, one_lut = ref.softmax_s16_tables()
+    if error:
+        one_lut = one_lut[:512]
+    m, s = ref.quantize_multiplier(1e-3 * 65535 / 10)
+    b = ProgramBuilder()
+    xv, out = b.tensor(I16, shape), b.tensor(I16, shape)
+    b.call("ptec::softmax_a16.out", input=xv, dim=-1, input_multiplier=m, input_shift=s,
+           exp_lut=b.constant(exp_lut), one_by_one_lut=b.constant(one_lut), out=out)
+    if error:
+        return finish(b, "softmax a16 bad table", [xv], out, [x], error="513")
+    return finish(b, "softmax a16 %s" % (shape,), [xv], out, [x], ref.softmax_a16(x, -1, m, s, exp_lut, one_lut))
+
+
+def a16_cases():
+    cases = [conv_a16_case(), depthwise_a16_case(7, 1), depthwise_a16_case(3, 2), linear_a16_case()]
+    for op in ("add", "mul"):
+        for mode in ("same", "broadcast", "swapped"):
+            cases.append(add_mul_a16_case(op, mode))
+    cases += [pool_a16_case("avg"), pool_a16_case("avg", ceil_mode=True), pool_a16_case("max"),
+              softmax_a16_case((3, 19)), softmax_a16_case((2, 1, 3, 5))]
+    return cases
+
+
+def a16_error_cases():
+    return [conv_a16_case("dtype"), conv_a16_case("shift"), conv_a16_case("bias"), linear_a16_case("activation"),
+            add_mul_a16_case("add", "same", error="dtype"), add_mul_a16_case("mul", "same", error="dtype"),
+            pool_a16_case("avg", error="geometry"), pool_a16_case("max", error="dilation"),
+            softmax_a16_case((2, 3), error="table")]
+
+
 def all_cases():
     cases = [quantize_case(8), quantize_case(16), quantize_ties_case(), dequantize_case(8), dequantize_case(16),
              div_ties_case()]
@@ -551,7 +713,7 @@ def all_cases():
               softmax_case((3, 19)), softmax_case((2, 1, 3, 5)), transpose_case((2, 3), [0, 1]),
               transpose_case((2, 3), [1, 0]), transpose_case((2, 3, 4, 5), [3, 1, 0, 2]),
               transpose_case((4, 5, 6), [-1, 0, 1]), pad_case("channels_last"), pad_case("contiguous")]
-    return cases + error_cases()
+    return cases + error_cases() + a16_cases() + a16_error_cases()
 
 
 def run_case(case, ptec_run, workdir, index):

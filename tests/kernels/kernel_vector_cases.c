@@ -14,14 +14,16 @@ enum {
     OP_QUANTIZE_S8, OP_QUANTIZE_S16, OP_DEQUANTIZE_S8, OP_DEQUANTIZE_S16, OP_ADD, OP_MUL,
     OP_DIV_S8, OP_DIV_S16, OP_LUT, OP_MINIMUM, OP_MAXIMUM, OP_FULLY_CONNECTED, OP_CONV,
     OP_DEPTHWISE_CONV, OP_TRANSPOSE_CONV, OP_BATCH_MATMUL, OP_AVGPOOL, OP_MAXPOOL, OP_SOFTMAX,
-    OP_TRANSPOSE, OP_PAD, OP_CONV_S4, OP_FULLY_CONNECTED_S4, OP_COUNT
+    OP_TRANSPOSE, OP_PAD, OP_CONV_S4, OP_FULLY_CONNECTED_S4, OP_CONV_S16, OP_DEPTHWISE_CONV_S16,
+    OP_FULLY_CONNECTED_S16, OP_ADD_S16, OP_MUL_S16, OP_AVGPOOL_S16, OP_MAXPOOL_S16, OP_SOFTMAX_S16, OP_COUNT
 };
 
 static const char *const op_names[OP_COUNT] = {
     "quantize_s8", "quantize_s16", "dequantize_s8", "dequantize_s16", "add", "mul", "div_s8",
     "div_s16", "lut", "minimum", "maximum", "fully_connected", "conv", "depthwise_conv",
     "transpose_conv", "batch_matmul", "avgpool", "maxpool", "softmax", "transpose", "pad", "conv_s4",
-    "fully_connected_s4"};
+    "fully_connected_s4", "conv_s16", "depthwise_conv_s16", "fully_connected_s16", "add_s16", "mul_s16",
+    "avgpool_s16", "maxpool_s16", "softmax_s16"};
 
 #define MAX_INTS 64
 #define MAX_BLOBS 8
@@ -140,6 +142,62 @@ static ptec_status run_conv_family(const test_case *c, void *out, const kv_memor
     return status;
 }
 
+/* The a16 (int16 activation) ops, appended after the int8 ones. */
+static ptec_status run_a16_case(const test_case *c, void *out)
+{
+    const int32_t *v = c->ints;
+    switch (c->op) {
+    case OP_CONV_S16:
+    case OP_DEPTHWISE_CONV_S16: {
+        const ptec_nn_dims in = dims_at(v), filter = dims_at(v + 4), output = dims_at(v + 8);
+        const ptec_nn_conv_s16_params p = {{v[12], v[13]}, {v[14], v[15]}, {v[16], v[17]}, {v[18], v[19]}};
+        const ptec_nn_per_channel_quant quant = {(const int32_t *)c->blobs[3], (const int32_t *)c->blobs[4]};
+        const int64_t *bias = v[20] ? (const int64_t *)c->blobs[2] : NULL;
+        if (c->op == OP_CONV_S16) {
+            /* The reference needs no scratch; a variant would state its size. */
+            const ptec_nn_buffer scratch = {NULL, ptec_nn_convolve_s16_buffer_size(&in, &filter)};
+            if (scratch.size != 0) {
+                return PTEC_NOT_SUPPORTED;
+            }
+            return ptec_nn_convolve_s16(scratch, &p, &quant, &in, c->blobs[0], &filter, c->blobs[1], bias, &output,
+                                        out);
+        }
+        return ptec_nn_depthwise_conv_s16(&p, v[21], &quant, &in, c->blobs[0], &filter, c->blobs[1], bias, &output,
+                                          out);
+    }
+    case OP_FULLY_CONNECTED_S16: {
+        const ptec_nn_fc_dims d = {v[0], v[1], v[2]};
+        const ptec_nn_fc_s16_params p = {{v[3], v[4]}, {v[5], v[6]}};
+        return ptec_nn_fully_connected_s16(&p, &d, c->blobs[0], c->blobs[1], v[7] ? blob(c, 2) : NULL, out);
+    }
+    case OP_ADD_S16: {
+        const ptec_nn_add_s16_params p = {{v[0], v[1]}, {v[2], v[3]}, 15, {v[4], v[5]}, {v[6], v[7]}};
+        return ptec_nn_add_s16(c->blobs[0], c->blobs[1], c->blob_sizes[0] / 2, (uint32_t)v[8], out, &p);
+    }
+    case OP_MUL_S16: {
+        const ptec_nn_mul_s16_params p = {{v[0], v[1]}, {INT16_MIN, INT16_MAX}};
+        return ptec_nn_mul_s16(c->blobs[0], c->blobs[1], c->blob_sizes[0] / 2, (uint32_t)v[2], out, &p);
+    }
+    case OP_AVGPOOL_S16:
+    case OP_MAXPOOL_S16: {
+        const ptec_nn_dims in = dims_at(v), output = dims_at(v + 4);
+        ptec_nn_pool_params p = {{v[8], v[9]}, {v[10], v[11]}, {v[12], v[13]}, {INT16_MIN, INT16_MAX}};
+        if (c->op == OP_MAXPOOL_S16) {
+            p.activation.min = v[14];
+            p.activation.max = v[15];
+            return ptec_nn_maxpool_s16(&p, &in, c->blobs[0], &output, out);
+        }
+        return ptec_nn_avgpool_s16(&p, &in, c->blobs[0], &output, out);
+    }
+    case OP_SOFTMAX_S16: {
+        const ptec_nn_softmax_s16_params p = {v[2], v[3], c->blobs[1], c->blobs[2]};
+        return ptec_nn_softmax_s16(c->blobs[0], v[0], v[1], &p, out);
+    }
+    default:
+        return PTEC_NOT_SUPPORTED;
+    }
+}
+
 static ptec_status run_case(const test_case *c, void *out, const kv_memory *memory)
 {
     const int32_t *v = c->ints;
@@ -231,7 +289,7 @@ static ptec_status run_case(const test_case *c, void *out, const kv_memory *memo
     case OP_PAD:
         return ptec_nn_pad_s8(blob(c, 0), v, v + 4, v + 8, (int8_t)v[12], out);
     default:
-        return PTEC_NOT_SUPPORTED;
+        return run_a16_case(c, out);
     }
 }
 

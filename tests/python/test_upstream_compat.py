@@ -205,8 +205,10 @@ def test_checker_accepts_the_corrected_forms(name):
 
 
 def test_every_operator_ptec_emits_has_an_upstream_rule():
-    """A new operator in the manifest must state upstream's rules for it."""
-    missing = sorted(k for k in SIGNATURES if k not in RULES)
+    """A new operator in the manifest must state upstream's rules for it,
+    unless it is one of ptec's own (`ptec::`, which upstream has no kernel
+    for: upstream_needs says so)."""
+    missing = sorted(k for k in SIGNATURES if k not in RULES and not k.startswith("ptec::"))
     assert missing == []
     for key, rule in RULES.items():
         names = {n for n, _ in SIGNATURES[key]}

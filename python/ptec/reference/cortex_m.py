@@ -509,3 +509,182 @@ def pad(x, pre_pad, post_pad, pad_value):
     x4 = x.reshape((1,) * (4 - x.ndim) + x.shape)
     widths = [(int(a), int(b)) for a, b in zip(pre_pad, post_pad)]
     return np.pad(x4, widths, mode="constant", constant_values=np.int8(pad_value))
+
+
+# ---------------------------------------------------------------------------
+# 16-bit activations with 8-bit weights: the `ptec::*_a16` operators
+# (docs/kernels.md, "16-bit activations"; CMSIS-NN's s16 kernels). int16
+# tensors are symmetric (zero point 0), so there are no offsets; the
+# conv-family accumulator is exact, plus an int64 bias.
+
+S64_LIMIT = (1 << 48) - 1
+
+
+def reduce_multiplier(multiplier):
+    """CMSIS-NN's REDUCE_MULTIPLIER: the Q31 multiplier rounded to Q15,
+    multipliers >= 0x7FFF0000 held at 0x7FFF."""
+    m = int(multiplier)
+    return (m + (1 << 15)) >> 16 if m < 0x7FFF0000 else 0x7FFF
+
+
+def requantize_s64(acc, bias, multipliers, shifts, act_min, act_max):
+    """acc (int64 [..., C]) + bias (int64 [C] or None), saturated to
+    +-(2^48 - 1), times the reduced multiplier / 2^(15 - shift) rounded half
+    up (TFLite's MultiplyByQuantizedMultiplier for int64), clamped to the
+    activation range; per channel along the last axis. Done in Python ints,
+    so that nothing here can overflow."""
+    total = np.asarray(acc, np.int64).astype(object)
+    if bias is not None:
+        total = total + np.asarray(bias, np.int64).reshape(-1).astype(object)
+    channels = total.shape[-1]
+    mults = np.broadcast_to(np.asarray(multipliers, np.int64).reshape(-1), (channels,))
+    shifts = np.broadcast_to(np.asarray(shifts, np.int64).reshape(-1), (channels,))
+    if np.any(shifts < -31) or np.any(shifts > 7):
+        raise ValueError("shift must be in [-31, 7]")
+    reduced = np.array([reduce_multiplier(m) for m in mults], dtype=object)
+    right = np.array([15 - int(sh) for sh in shifts], dtype=object)
+    half = np.array([1 << (15 - int(sh) - 1) for sh in shifts], dtype=object)
+    v = np.minimum(np.maximum(total, -S64_LIMIT), S64_LIMIT)
+    r = (v * reduced + half) >> right
+    out = np.minimum(np.maximum(r, act_min), act_max).astype(np.int64)
+    return out.astype(np.int16)
+
+
+def quantized_conv2d_a16(x, weight, bias, stride, padding, dilation, requantize_multipliers,
+                         requantize_shifts, activation_min, activation_max):
+    """x NHWC int16, weight OHWI int8 [Cout, KH, KW, Cin/groups], bias int64."""
+    n, _, _, cin = x.shape
+    cout, kh, kw, cin_g = weight.shape
+    groups = cin // cin_g
+    cout_g = cout // groups
+    oh, ow, taps = _conv_taps(x, 0, kh, kw, stride, padding, dilation)
+    wt = np.asarray(weight, np.int64)
+    acc = np.zeros((n, oh, ow, cout), dtype=np.int64)
+    for ky, kx, patch in taps:
+        for g in range(groups):
+            acc[..., g * cout_g:(g + 1) * cout_g] += np.einsum(
+                "nhwc,oc->nhwo", patch[..., g * cin_g:(g + 1) * cin_g],
+                wt[g * cout_g:(g + 1) * cout_g, ky, kx, :])
+    return requantize_s64(acc, bias, requantize_multipliers, requantize_shifts, activation_min,
+                          activation_max)
+
+
+def quantized_depthwise_conv2d_a16(x, weight, bias, stride, padding, dilation, depth_multiplier,
+                                   requantize_multipliers, requantize_shifts, activation_min,
+                                   activation_max):
+    """x NHWC int16, weight [1, KH, KW, Cout] int8, Cout = Cin * depth_multiplier."""
+    n = x.shape[0]
+    _, kh, kw, cout = weight.shape
+    oh, ow, taps = _conv_taps(x, 0, kh, kw, stride, padding, dilation, depth_multiplier)
+    wt = np.asarray(weight, np.int64)[0]
+    acc = np.zeros((n, oh, ow, cout), dtype=np.int64)
+    for ky, kx, patch in taps:
+        acc += patch * wt[ky, kx]
+    return requantize_s64(acc, bias, requantize_multipliers, requantize_shifts, activation_min,
+                          activation_max)
+
+
+def quantized_linear_a16(x, weights, bias, requantize_multipliers, requantize_shifts,
+                         activation_max, activation_min):
+    """x int16 [..., in]; weights int8 [out, in]; bias int64 [out] or None."""
+    x = np.asarray(x, np.int64)
+    acc = x @ np.asarray(weights, np.int64).T
+    return requantize_s64(acc, bias, requantize_multipliers[0], requantize_shifts[0],
+                          activation_min, activation_max)
+
+
+def quantized_add_a16(x1, mult1, shift1, x2, mult2, shift2, output_multiplier, output_shift,
+                      activation_min, activation_max):
+    """CMSIS-NN arm_elementwise_add_s16: each input * 2^15 to a common
+    scale, summed in (wrapping) int32, requantized and clamped."""
+    a = requantize(np.asarray(x1, np.int64) << 15, mult1, shift1)
+    b = requantize(np.asarray(x2, np.int64) << 15, mult2, shift2)
+    total = requantize(wrap32(a + b), output_multiplier, output_shift)
+    return np.clip(total, activation_min, activation_max).astype(np.int16)
+
+
+def quantized_mul_a16(x1, x2, output_multiplier, output_shift):
+    """CMSIS-NN arm_elementwise_mul_s16: the int32 product, requantized."""
+    product = np.asarray(x1, np.int64) * np.asarray(x2, np.int64)
+    return np.clip(requantize(product, output_multiplier, output_shift), -32768, 32767).astype(np.int16)
+
+
+def quantized_avg_pool2d_a16(x, kernel_size, stride, padding, ceil_mode, multiplier, shift):
+    """Averages raw int16 values over in-bounds positions, rounded half away
+    from zero; multiplier and shift unused."""
+    n, h, w, c = x.shape
+    oh = pool_output_size(h, kernel_size[0], stride[0], padding[0], ceil_mode)
+    ow = pool_output_size(w, kernel_size[1], stride[1], padding[1], ceil_mode)
+    total = np.zeros((n, oh, ow, c), dtype=np.int64)
+    count = np.zeros((1, oh, ow, 1), dtype=np.int64)
+    for values, inside in _windows(np.asarray(x, np.int64), kernel_size, stride, padding, oh, ow, 0):
+        total += values
+        count += inside
+    if np.any(count == 0):
+        raise ValueError("a pooling window lies entirely in the padding")
+    nudged = np.where(total > 0, total + count // 2, total - count // 2)
+    quotient = np.sign(nudged) * (np.abs(nudged) // count)  # C division truncates
+    return np.clip(quotient, -32768, 32767).astype(np.int16)
+
+
+def quantized_max_pool2d_a16(x, kernel_size, stride, padding, dilation, ceil_mode, activation_min,
+                             activation_max):
+    n, h, w, c = x.shape
+    oh = pool_output_size(h, kernel_size[0], stride[0], padding[0], ceil_mode)
+    ow = pool_output_size(w, kernel_size[1], stride[1], padding[1], ceil_mode)
+    best = np.full((n, oh, ow, c), -1 << 40, dtype=np.int64)
+    for values, _ in _windows(np.asarray(x, np.int64), kernel_size, stride, padding, oh, ow,
+                              -1 << 40):
+        best = np.maximum(best, values)
+    return np.clip(best, activation_min, activation_max).astype(np.int16)
+
+
+def _wrap16(v):
+    """v modulo 2^16 as a signed int16 value (CMSIS-NN's int16 narrowings)."""
+    return ((int(v) + 32768) & 0xFFFF) - 32768
+
+
+def _lut16(lut, v):
+    """A 513-entry table at the int16 value v: entry 256 + floor(v / 128),
+    plus the (int16) slope to the next entry times (v mod 128) / 128,
+    rounded half up, every int16 intermediate wrapping as in CMSIS-NN."""
+    index = 256 + (v >> 7)
+    offset = v & 0x7F
+    slope = _wrap16(int(lut[index + 1]) - int(lut[index]))
+    return _wrap16(int(lut[index]) + _wrap16((slope * offset + 64) >> 7))
+
+
+def softmax_a16(x, dim, input_multiplier, input_shift, exp_lut, one_by_one_lut):
+    """CMSIS-NN arm_softmax_s16 over the last dim; output scale 1/32768,
+    zero point 0. Rows whose table sum is below 2 (hostile tables only)
+    give zeros."""
+    x = np.asarray(x, np.int64)
+    if dim not in (-1, x.ndim - 1):
+        raise ValueError("softmax runs over the last dim only")
+    exp_lut = [int(v) for v in np.asarray(exp_lut).reshape(-1)]
+    one_lut = [int(v) for v in np.asarray(one_by_one_lut).reshape(-1)]
+    rows = x.reshape(-1, x.shape[-1])
+    out = np.zeros(rows.shape, np.int16)
+    for r, row in enumerate(rows):
+        scaled = requantize(row - row.max(), input_multiplier, input_shift)
+        symmetric = np.clip(wrap32(scaled + 32767), -32768, 32767)
+        exps = [_lut16(exp_lut, int(v)) for v in symmetric]
+        total = sum(exps)
+        if total < 2:
+            continue
+        headroom = 32 - total.bit_length()
+        shifted = ((total << (headroom - 1)) + (1 << 13)) >> 14
+        reciprocal = _lut16(one_lut, _wrap16(shifted - 98304))
+        out[r] = [_wrap16(((e * reciprocal >> (30 - headroom)) + 1) >> 1) for e in exps]
+    return out.reshape(x.shape)
+
+
+def softmax_s16_tables():
+    """513-entry int16 tables of the shape TFLite builds for int16 softmax:
+    exp(x) for x in [-10, 0] and 1 / (1 + x) for x in [0, 1], in Q0.15
+    (an approximation of TFLite's gen_lut, good enough for tests: kernel
+    and reference use the same tables)."""
+    steps = np.arange(513) / 512.0
+    exp_lut = np.clip(np.round(32767.0 * np.exp(-10.0 + 10.0 * steps)), -32768, 32767).astype(np.int16)
+    one_lut = np.clip(np.round(32767.0 / (1.0 + steps)), -32768, 32767).astype(np.int16)
+    return exp_lut, one_lut

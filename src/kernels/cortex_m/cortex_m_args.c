@@ -14,6 +14,8 @@ ptec_status ptec_cm_get_tensor_of(ptec_op *op, size_t i, ptec_dtype dtype, ptec_
         switch (dtype) {
         case PTEC_DTYPE_CHAR:
             return ptec_op_fail(op, PTEC_INVALID_TYPE, (int)i, PTEC_MSG("expected an int8 tensor"));
+        case PTEC_DTYPE_SHORT:
+            return ptec_op_fail(op, PTEC_INVALID_TYPE, (int)i, PTEC_MSG("expected an int16 tensor"));
         case PTEC_DTYPE_INT:
             return ptec_op_fail(op, PTEC_INVALID_TYPE, (int)i, PTEC_MSG("expected an int32 tensor"));
         case PTEC_DTYPE_FLOAT:
@@ -175,7 +177,24 @@ static ptec_status check_int32_vector(ptec_op *op, size_t i, int32_t channels, p
     return PTEC_OK;
 }
 
+/* Per-channel multipliers and shifts with every shift in [-31, max_shift]. */
+static ptec_status check_per_channel_up_to(ptec_op *op, size_t i_mult, size_t i_shift, int32_t channels,
+                                           int32_t max_shift, const char *out_of_range);
+
 ptec_status ptec_cm_check_per_channel(ptec_op *op, size_t i_mult, size_t i_shift, int32_t channels)
+{
+    return check_per_channel_up_to(op, i_mult, i_shift, channels, 31,
+                                   PTEC_MSG("requantization shift must be in [-31, 31]"));
+}
+
+ptec_status ptec_cm_check_per_channel_s64(ptec_op *op, size_t i_mult, size_t i_shift, int32_t channels)
+{
+    return check_per_channel_up_to(op, i_mult, i_shift, channels, 7,
+                                   PTEC_MSG("requantization shift must be in [-31, 7] for int16 activations"));
+}
+
+static ptec_status check_per_channel_up_to(ptec_op *op, size_t i_mult, size_t i_shift, int32_t channels,
+                                           int32_t max_shift, const char *out_of_range)
 {
     ptec_tensor *multipliers;
     ptec_tensor *shifts;
@@ -193,9 +212,8 @@ ptec_status ptec_cm_check_per_channel(ptec_op *op, size_t i_mult, size_t i_shift
     }
     const int32_t *s = (const int32_t *)shifts->data;
     for (int32_t c = 0; c < channels; ++c) {
-        if (s[c] < -31 || s[c] > 31) {
-            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i_shift,
-                                PTEC_MSG("requantization shift must be in [-31, 31]"));
+        if (s[c] < -31 || s[c] > max_shift) {
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i_shift, out_of_range);
         }
     }
     return PTEC_OK;
@@ -213,6 +231,44 @@ ptec_status ptec_cm_check_bias(ptec_op *op, size_t i, int32_t channels, bool *pr
         return PTEC_OK;
     }
     return check_int32_vector(op, i, channels, &bias);
+}
+
+ptec_status ptec_cm_check_bias_s64(ptec_op *op, size_t i, int32_t channels, bool *present)
+{
+    ptec_tensor *bias;
+    ptec_status status = ptec_op_get_optional_tensor(op, i, &bias);
+    if (status != PTEC_OK) {
+        return status;
+    }
+    *present = bias != NULL;
+    if (bias == NULL) {
+        return PTEC_OK;
+    }
+    if (bias->dtype != PTEC_DTYPE_LONG || bias->numel != (uint32_t)channels || !ptec_tensor_is_contiguous(bias)) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i,
+                            PTEC_MSG("bias must hold one contiguous int64 per output channel"));
+    }
+    /* The math layer reads it as int64_t, which needs its alignment. */
+    if (bias->data != NULL && ((uintptr_t)bias->data & (sizeof(int64_t) - 1u)) != 0) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, (int)i, PTEC_MSG("int64 bias data must be 8-byte aligned"));
+    }
+    return PTEC_OK;
+}
+
+ptec_status ptec_cm_get_activation_s16(ptec_op *op, size_t i_min, size_t i_max, ptec_nn_activation *out)
+{
+    ptec_status status = ptec_op_get_int32(op, i_min, &out->min);
+    if (status == PTEC_OK) {
+        status = ptec_op_get_int32(op, i_max, &out->max);
+    }
+    if (status != PTEC_OK) {
+        return status;
+    }
+    if (out->min < INT16_MIN || out->max > INT16_MAX || out->min > out->max) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i_min,
+                            PTEC_MSG("activation range must satisfy -32768 <= min <= max <= 32767"));
+    }
+    return PTEC_OK;
 }
 
 ptec_status ptec_cm_check_scratch_arg(ptec_op *op, size_t i)
@@ -561,10 +617,16 @@ int64_t ptec_cm_pool_output_size(int64_t size, int64_t kernel, int64_t stride, i
 
 ptec_status ptec_cm_prepare_pool_common(ptec_op *op, size_t i_kernel, bool ceil_mode, ptec_cm_pool_state *state)
 {
+    return ptec_cm_prepare_pool_common_of(op, PTEC_DTYPE_CHAR, i_kernel, ceil_mode, state);
+}
+
+ptec_status ptec_cm_prepare_pool_common_of(ptec_op *op, ptec_dtype dtype, size_t i_kernel, bool ceil_mode,
+                                           ptec_cm_pool_state *state)
+{
     ptec_tensor *input, *out;
     ptec_nn_pool_params *p = &state->params;
-    ptec_status status = ptec_cm_get_tensor_of(op, 0, PTEC_DTYPE_CHAR, &input);
-    if (status == PTEC_OK) status = ptec_cm_get_out_of(op, PTEC_DTYPE_CHAR, &out);
+    ptec_status status = ptec_cm_get_tensor_of(op, 0, dtype, &input);
+    if (status == PTEC_OK) status = ptec_cm_get_out_of(op, dtype, &out);
     if (status == PTEC_OK) status = ptec_cm_get_nhwc_dims(op, 0, input, &state->input);
     if (status == PTEC_OK) status = ptec_cm_get_nhwc_dims(op, (size_t)op->argc - 2, out, &state->output);
     if (status == PTEC_OK) status = ptec_cm_get_hw(op, i_kernel, 1, &p->kernel);
@@ -600,4 +662,50 @@ ptec_status ptec_cm_prepare_pool_common(ptec_op *op, size_t i_kernel, bool ceil_
         }
     }
     return PTEC_OK;
+}
+
+ptec_status ptec_cm_prepare_conv_a16_common(ptec_op *op, const ptec_cm_conv_a16_args *args,
+                                            ptec_cm_conv_a16_state *state)
+{
+    ptec_tensor *input, *weight, *out;
+    ptec_nn_conv_s16_params *p = &state->params;
+    ptec_status status = ptec_op_expect_argc(op, args->argc);
+    if (status == PTEC_OK) status = ptec_cm_get_tensor_of(op, 0, PTEC_DTYPE_SHORT, &input);
+    if (status == PTEC_OK) status = ptec_cm_get_tensor_of(op, 1, PTEC_DTYPE_CHAR, &weight);
+    if (status == PTEC_OK) status = ptec_cm_get_out_of(op, PTEC_DTYPE_SHORT, &out);
+    if (status == PTEC_OK) status = ptec_cm_get_nhwc_dims(op, 0, input, &state->input);
+    if (status == PTEC_OK) status = ptec_cm_get_nhwc_dims(op, (size_t)op->argc - 2, out, &state->output);
+    if (status != PTEC_OK) {
+        return status;
+    }
+    if (weight->rank != 4 || !ptec_tensor_is_contiguous(weight)) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 1, PTEC_MSG("weight must be a contiguous 4-D tensor in the physical order"));
+    }
+    state->filter.n = weight->sizes[0];
+    state->filter.h = weight->sizes[1];
+    state->filter.w = weight->sizes[2];
+    state->filter.c = weight->sizes[3];
+    if (state->input.n != state->output.n) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)op->argc - 2, PTEC_MSG("input and out batch sizes differ"));
+    }
+    status = ptec_cm_get_hw(op, args->i_stride, 1, &p->stride);
+    if (status == PTEC_OK) status = ptec_cm_get_hw(op, args->i_stride + 1, 0, &p->padding);
+    if (status == PTEC_OK) status = ptec_cm_get_hw(op, args->i_dilation, 1, &p->dilation);
+    if (status == PTEC_OK) {
+        status = ptec_cm_check_per_channel_s64(op, args->i_multipliers, args->i_multipliers + 1, state->output.c);
+    }
+    if (status == PTEC_OK) {
+        status = ptec_cm_get_activation_s16(op, args->i_multipliers + 2, args->i_multipliers + 3, &p->activation);
+    }
+    if (status == PTEC_OK) status = ptec_cm_check_bias_s64(op, 2, state->output.c, &state->has_bias);
+    if (status == PTEC_OK) status = ptec_cm_check_scratch_arg(op, args->i_multipliers + 4);
+    if (status == PTEC_OK) {
+        status = ptec_cm_check_axis_span(op, state->output.h, p->stride.h, state->filter.h, p->dilation.h,
+                                         p->padding.h);
+    }
+    if (status == PTEC_OK) {
+        status = ptec_cm_check_axis_span(op, state->output.w, p->stride.w, state->filter.w, p->dilation.w,
+                                         p->padding.w);
+    }
+    return status;
 }

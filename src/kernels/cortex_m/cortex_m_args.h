@@ -46,6 +46,16 @@ ptec_status ptec_cm_get_requant(ptec_op *op, size_t i_mult, ptec_nn_quant *out);
  * contiguous entries, every shift in [-31, 31]. */
 ptec_status ptec_cm_check_per_channel(ptec_op *op, size_t i_mult, size_t i_shift, int32_t channels);
 
+/* The same with every shift in [-31, 7], the 64-bit requantization's
+ * range (int16 activations). */
+ptec_status ptec_cm_check_per_channel_s64(ptec_op *op, size_t i_mult, size_t i_shift, int32_t channels);
+
+/* An optional LONG (int64) bias of `channels` contiguous entries. */
+ptec_status ptec_cm_check_bias_s64(ptec_op *op, size_t i, int32_t channels, bool *present);
+
+/* activation_min and activation_max: int16 values with min <= max. */
+ptec_status ptec_cm_get_activation_s16(ptec_op *op, size_t i_min, size_t i_max, ptec_nn_activation *out);
+
 /* An optional INT bias of `channels` contiguous entries. */
 ptec_status ptec_cm_check_bias(ptec_op *op, size_t i, int32_t channels, bool *present);
 
@@ -160,6 +170,29 @@ int64_t ptec_cm_pool_output_size(int64_t size, int64_t kernel, int64_t stride, i
 
 ptec_status ptec_cm_prepare_pool_common(ptec_op *op, size_t i_kernel, bool ceil_mode, ptec_cm_pool_state *state);
 
+/* The same for input and out of the given dtype (int16 for the a16 ops). */
+ptec_status ptec_cm_prepare_pool_common_of(ptec_op *op, ptec_dtype dtype, size_t i_kernel, bool ceil_mode,
+                                           ptec_cm_pool_state *state);
+
+/* The common part of the a16 convolutions (int16 input and out, int8
+ * weight, int64 bias at 2): stride and padding at i_stride, i_stride + 1,
+ * dilation, then multipliers, shifts, activation_min, activation_max and
+ * one scratch tensor in a row from i_multipliers. No offsets: int16
+ * tensors are symmetric. */
+typedef struct ptec_cm_conv_a16_args {
+    size_t argc, i_stride, i_dilation, i_multipliers;
+} ptec_cm_conv_a16_args;
+
+typedef struct ptec_cm_conv_a16_state {
+    ptec_nn_conv_s16_params params;
+    ptec_nn_dims input, filter, output;
+    int32_t depth_multiplier;
+    bool has_bias;
+} ptec_cm_conv_a16_state;
+
+ptec_status ptec_cm_prepare_conv_a16_common(ptec_op *op, const ptec_cm_conv_a16_args *args,
+                                            ptec_cm_conv_a16_state *state);
+
 /* Tensor data for run(), as the math layer's types. */
 static inline const int8_t *ptec_cm_in8(const ptec_op *op, size_t i)
 {
@@ -175,6 +208,21 @@ static inline const int32_t *ptec_cm_in32(const ptec_op *op, size_t i)
 static inline const int32_t *ptec_cm_optional_in32(const ptec_op *op, size_t i, bool present)
 {
     return present ? (const int32_t *)ptec_op_tensor(op, i)->data : NULL;
+}
+
+static inline const int16_t *ptec_cm_in16(const ptec_op *op, size_t i)
+{
+    return (const int16_t *)ptec_op_tensor(op, i)->data;
+}
+
+static inline const int64_t *ptec_cm_optional_in64(const ptec_op *op, size_t i, bool present)
+{
+    return present ? (const int64_t *)ptec_op_tensor(op, i)->data : NULL;
+}
+
+static inline int16_t *ptec_cm_out16(const ptec_op *op)
+{
+    return (int16_t *)ptec_op_tensor(op, (size_t)op->argc - 2u)->data;
 }
 
 static inline int8_t *ptec_cm_out8(const ptec_op *op)

@@ -285,4 +285,79 @@ ptec_status ptec_nn_pad_s8(const int8_t *input, const int32_t input_dims[4],
                            const int32_t pre_pad[4], const int32_t post_pad[4], int8_t pad_value,
                            int8_t *output);
 
+/* ---- 16-bit activations with 8-bit weights (CMSIS-NN's s16 kernels) ----
+ * int16 tensors are symmetric (zero point 0), so none of these takes an
+ * offset. The conv-family accumulator is exact in int64 and requantized by
+ * ptec_nn_requantize_s64 (ptec_nn_math.h); the rules, with the CMSIS-NN
+ * sources they come from, are in docs/kernels.md, "16-bit activations". */
+
+typedef struct ptec_nn_conv_s16_params {
+    ptec_nn_hw stride, padding, dilation;
+    ptec_nn_activation activation; /* int16 values */
+} ptec_nn_conv_s16_params;
+
+/* Grouped convolution as ptec_nn_convolve_s8: filter_dims = (Cout, KH, KW,
+ * Cin/groups), OHWI. bias (int64) may be NULL. Every shift must be in
+ * [-31, 7] (CMSIS-NN's range for the 64-bit requantization). */
+uint32_t ptec_nn_convolve_s16_buffer_size(const ptec_nn_dims *input_dims, const ptec_nn_dims *filter_dims);
+ptec_status ptec_nn_convolve_s16(ptec_nn_buffer scratch, const ptec_nn_conv_s16_params *params,
+                                 const ptec_nn_per_channel_quant *quant, const ptec_nn_dims *input_dims,
+                                 const int16_t *input, const ptec_nn_dims *filter_dims, const int8_t *filter,
+                                 const int64_t *bias, const ptec_nn_dims *output_dims, int16_t *output);
+
+/* filter_dims = (1, KH, KW, Cout), IHWO, Cout = Cin * depth_multiplier. */
+ptec_status ptec_nn_depthwise_conv_s16(const ptec_nn_conv_s16_params *params, int32_t depth_multiplier,
+                                       const ptec_nn_per_channel_quant *quant, const ptec_nn_dims *input_dims,
+                                       const int16_t *input, const ptec_nn_dims *filter_dims, const int8_t *filter,
+                                       const int64_t *bias, const ptec_nn_dims *output_dims, int16_t *output);
+
+/* One (multiplier, shift) for the whole layer, shift in [-31, 7]. */
+typedef struct ptec_nn_fc_s16_params {
+    ptec_nn_quant quant;
+    ptec_nn_activation activation;
+} ptec_nn_fc_s16_params;
+
+ptec_status ptec_nn_fully_connected_s16(const ptec_nn_fc_s16_params *params, const ptec_nn_fc_dims *dims,
+                                        const int16_t *input, const int8_t *weights, const int64_t *bias,
+                                        int16_t *output);
+
+/* Element-wise add and mul with the channel broadcast of the int8 ones. */
+typedef struct ptec_nn_add_s16_params {
+    ptec_nn_quant large_quant, small_quant;
+    int32_t left_shift; /* 15 for ptec::quantized_add_a16, in [0, 16] */
+    ptec_nn_quant output_quant;
+    ptec_nn_activation activation;
+} ptec_nn_add_s16_params;
+
+ptec_status ptec_nn_add_s16(const int16_t *large, const int16_t *small, uint32_t count, uint32_t small_count,
+                            int16_t *output, const ptec_nn_add_s16_params *params);
+
+typedef struct ptec_nn_mul_s16_params {
+    ptec_nn_quant output_quant;
+    ptec_nn_activation activation;
+} ptec_nn_mul_s16_params;
+
+ptec_status ptec_nn_mul_s16(const int16_t *large, const int16_t *small, uint32_t count, uint32_t small_count,
+                            int16_t *output, const ptec_nn_mul_s16_params *params);
+
+/* Pooling as the int8 functions. The average needs windows of at most
+ * 2^16 positions, so that its int32 sum cannot overflow. */
+ptec_status ptec_nn_avgpool_s16(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
+                                const int16_t *input, const ptec_nn_dims *output_dims, int16_t *output);
+ptec_status ptec_nn_maxpool_s16(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
+                                const int16_t *input, const ptec_nn_dims *output_dims, int16_t *output);
+
+/* Softmax over rows of int16 (CMSIS-NN arm_softmax_s16): exp and 1/(1+x)
+ * by 513-entry int16 tables, 9 bits of index and 7 of interpolation. The
+ * output has scale 1/32768 and zero point 0. Rows hold at most 65535
+ * values, so that the int32 sum of the exp table's values cannot overflow. */
+typedef struct ptec_nn_softmax_s16_params {
+    int32_t input_multiplier, input_shift; /* shift in [-31, 31] */
+    const int16_t *exp_lut;                /* exp(x) for x in [-10, 0] */
+    const int16_t *one_by_one_lut;         /* 1 / (1 + x) for x in [0, 1] */
+} ptec_nn_softmax_s16_params;
+
+ptec_status ptec_nn_softmax_s16(const int16_t *input, int32_t rows, int32_t row_size,
+                                const ptec_nn_softmax_s16_params *params, int16_t *output);
+
 #endif

@@ -165,4 +165,59 @@ static inline int32_t ptec_nn_one_over_one_plus_x(int32_t v)
     return ptec_nn_saturating_shl(y, 1);
 }
 
+/* ---- 16-bit activations (docs/kernels.md, "16-bit activations") ---- */
+
+/* CMSIS-NN's REDUCE_MULTIPLIER: the Q31 multiplier rounded to Q15, the
+ * largest ones (>= 0x7FFF0000, which would round to 2^15) held at 0x7FFF.
+ * Computed in 64 bits so that m + 2^15 cannot overflow. */
+static inline int32_t ptec_nn_reduce_multiplier(int32_t multiplier)
+{
+    return multiplier < 0x7FFF0000 ? (int32_t)(((int64_t)multiplier + (1 << 15)) >> 16) : 0x7FFF;
+}
+
+/* The largest |value| the 64-bit requantization takes: beyond 2^48 the
+ * product with a reduced multiplier (|r| <= 2^15) would leave int64. */
+#define PTEC_NN_S64_LIMIT (((int64_t)1 << 48) - 1)
+
+/* acc + bias, exact, saturated to +-PTEC_NN_S64_LIMIT. |acc| < 2^53 for any
+ * int32 tap count (|x * w| <= 2^22), so clamping the bias to +-2^60 first
+ * keeps the sum inside int64 without changing the saturated result. */
+static inline int64_t ptec_nn_add_bias_s64(int64_t acc, const int64_t *bias, int32_t channel)
+{
+    const int64_t far = (int64_t)1 << 60;
+    int64_t b = bias != NULL ? bias[channel] : 0;
+    b = b > far ? far : (b < -far ? -far : b);
+    const int64_t v = acc + b;
+    return v > PTEC_NN_S64_LIMIT ? PTEC_NN_S64_LIMIT : (v < -PTEC_NN_S64_LIMIT ? -PTEC_NN_S64_LIMIT : v);
+}
+
+/* CMSIS-NN's arm_nn_requantize_s64: (v * reduced) >> (14 - shift), then one
+ * more halving with +1, i.e. v * reduced / 2^(15 - shift) rounded half up.
+ * Kept in int64 where CMSIS-NN narrows the first shift to int32: the two
+ * agree whenever that int32 holds the value, and beyond it the int16 clamp
+ * that follows gives the saturated value instead of a wrapped one.
+ * |v| <= PTEC_NN_S64_LIMIT, shift in [-31, 7]. */
+static inline int64_t ptec_nn_requantize_s64(int64_t v, int32_t reduced_multiplier, int32_t shift)
+{
+    const int64_t scaled = (v * reduced_multiplier) >> (14 - shift);
+    return (scaled + 1) >> 1;
+}
+
+/* The int16 output of a 64-bit value: clamped to the activation range. */
+static inline int16_t ptec_nn_clamp_s16(int64_t v, int32_t lo, int32_t hi)
+{
+    return (int16_t)(v < lo ? lo : (v > hi ? hi : v));
+}
+
+/* Whether every shift lies in the 64-bit requantization's [-31, 7]. */
+static inline int ptec_nn_shifts_s64_ok(const int32_t *shifts, int32_t count)
+{
+    for (int32_t i = 0; i < count; ++i) {
+        if (shifts[i] < -31 || shifts[i] > 7) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 #endif

@@ -1,0 +1,58 @@
+/* int16 average pooling (docs/kernels.md, "16-bit activations"; CMSIS-NN
+ * arm_avgpool_s16): the raw values of the in-bounds window positions are
+ * summed in int32 and divided by their count, rounded half away from zero,
+ * then clamped. Windows are limited to 2^16 positions, so that the sum
+ * (and its nudge by count / 2) stays inside int32; CMSIS-NN's DSP build
+ * sums with saturation (QADD), which then never saturates either. */
+#include "ptec_nn.h"
+#include "ptec_nn_math.h"
+#include "ptec_nn_window.h"
+
+ptec_status ptec_nn_avgpool_s16(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
+                                const int16_t *input, const ptec_nn_dims *output_dims, int16_t *output)
+{
+    const ptec_nn_dims in = *input_dims;
+    const ptec_nn_dims out = *output_dims;
+    if (in.n != out.n || in.c != out.c) {
+        return PTEC_INVALID_ARGUMENT;
+    }
+    if ((size_t)out.n * (size_t)out.h * (size_t)out.w * (size_t)out.c == 0) {
+        return PTEC_OK;
+    }
+    if (input == NULL || output == NULL || params == NULL) {
+        return PTEC_INVALID_ARGUMENT;
+    }
+    const ptec_nn_pool_params p = *params;
+    int16_t *y = output;
+    for (int32_t n = 0; n < out.n; ++n) {
+        const int16_t *image = input + (size_t)n * (size_t)in.h * (size_t)in.w * (size_t)in.c;
+        for (int32_t oy = 0; oy < out.h; ++oy) {
+            const ptec_nn_span ys = ptec_nn_pool_span(oy, p.stride.h, p.padding.h, p.kernel.h, in.h);
+            for (int32_t ox = 0; ox < out.w; ++ox) {
+                const ptec_nn_span xs = ptec_nn_pool_span(ox, p.stride.w, p.padding.w, p.kernel.w, in.w);
+                if (ys.begin >= ys.end || xs.begin >= xs.end) {
+                    return PTEC_INVALID_ARGUMENT; /* a window entirely in the padding */
+                }
+                const int64_t positions = (int64_t)(ys.end - ys.begin) * (xs.end - xs.begin);
+                if (positions > ((int64_t)1 << 16)) {
+                    return PTEC_NOT_SUPPORTED;
+                }
+                const int32_t count = (int32_t)positions;
+                for (int32_t c = 0; c < out.c; ++c) {
+                    int32_t sum = 0;
+                    for (int32_t iy = ys.begin; iy < ys.end; ++iy) {
+                        const int16_t *x = image + (size_t)iy * (size_t)in.w * (size_t)in.c + (size_t)c;
+                        for (int32_t ix = xs.begin; ix < xs.end; ++ix) {
+                            sum += x[(size_t)ix * (size_t)in.c];
+                        }
+                    }
+                    /* sum >= -2^15 * 2^16 fits in int32, but the nudge by
+                     * count / 2 can leave it: that step is done in 64 bits. */
+                    const int64_t nudged = sum > 0 ? (int64_t)sum + count / 2 : (int64_t)sum - count / 2;
+                    *y++ = (int16_t)ptec_nn_clamp((int32_t)(nudged / count), p.activation.min, p.activation.max);
+                }
+            }
+        }
+    }
+    return PTEC_OK;
+}
