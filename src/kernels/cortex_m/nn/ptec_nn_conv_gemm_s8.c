@@ -21,6 +21,8 @@
 
 #if defined(PTEC_NN_DSP)
 #include "ptec_nn_dsp.h"
+#elif defined(PTEC_NN_MVE)
+#include "ptec_nn_mve.h"
 #endif
 
 #if defined(PTEC_NN_MVE) || defined(PTEC_NN_DSP)
@@ -106,6 +108,8 @@ ptec_status ptec_nn_conv_gemm_s8(void *scratch, const ptec_nn_conv_params *param
     stage.fast_requant = 0;
 #if defined(PTEC_NN_DSP)
     stage.fast_requant = ptec_nn_requant_fast_ok(quant->multipliers, quant->shifts, out.c);
+#else
+    stage.fast_requant = ptec_nn_requant_short_ok_mve(quant->multipliers, quant->shifts, out.c);
 #endif
     const int32_t total = out.n * out.h * out.w;
     const size_t column_bytes = ((size_t)k + 3u) & ~(size_t)3u;
