@@ -673,6 +673,13 @@ def make_variant_edges(g, w):
             depthwise_edge_case(g, w, 1, g.int(2, 12), g.int(2, 10), 1, dm, (g.int(1, 10), g.int(1, 4)),
                                 (g.int(1, 2), g.int(1, 2)), (g.int(0, 5), g.int(0, 2)), (1, 1), quant)
         depthwise_edge_case(g, w, 1, 49, 10, 1, 64, (10, 4), (2, 2), (5, 1), (1, 1), quant)
+    # Helium depthwise, multiplier 1, with the short requantization and its
+    # edge: 16-channel blocks and the 4-channel rest.
+    for quant in (short_quant, short_quant_but_one):
+        for c in (16, 17, 20, 32, 64, 67):
+            depthwise_edge_case(g, w, g.int(1, 2), g.int(1, 6), g.choice([1, 3, 5]), c, 1, (3, 3),
+                                (g.int(1, 2), g.int(1, 2)), (g.int(0, 1), g.int(0, 1)), (1, 1), quant)
+        depthwise_edge_case(g, w, 1, 25, 5, 64, 1, (3, 3), (1, 1), (1, 1), (1, 1), quant)
 
 
 def generate(cases, seed):
