@@ -90,8 +90,6 @@ void ptec_nn_im2col_s8(const ptec_nn_window_geometry *g, const int8_t *image, in
     /* Without groups and dilation the in-bounds taps of a kernel row are
      * adjacent input bytes: one copy per row. */
     const int adjacent = count == (size_t)in.c && g->dilation.w == 1;
-    const int8_t *row = image + (size_t)(y0 + ky0 * g->dilation.h) * in_row + (size_t)g->channel0 +
-                        (size_t)(x0 + kx0 * g->dilation.w) * (size_t)in.c;
 #if defined(PTEC_NN_MVE)
     if (adjacent && row_bytes <= 16) {
         /* Kernel rows of at most 16 bytes (DS-CNN's first layer: 4): the
@@ -104,7 +102,9 @@ void ptec_nn_im2col_s8(const ptec_nn_window_geometry *g, const int8_t *image, in
         const mve_pred16_t lanes =
             (mve_pred16_t)(vctp8q((uint32_t)(before + inside)) & (mve_pred16_t)~vctp8q((uint32_t)before));
         const uintptr_t step = (uintptr_t)g->dilation.h * in_row;
-        uintptr_t src = (uintptr_t)row - before;
+        uintptr_t src = (uintptr_t)(image + (size_t)(y0 + ky0 * g->dilation.h) * in_row + (size_t)g->channel0 +
+                                    (size_t)(x0 + kx0 * g->dilation.w) * (size_t)in.c) -
+                        before;
         int8_t *dst = column + (size_t)ky0 * row_bytes;
         for (int32_t ky = ky0; ky < ky1; ++ky, dst += row_bytes, src += step) {
             vstrbq_p_s8(dst, vldrbq_z_s8((const int8_t *)src, lanes), lanes);
@@ -114,6 +114,8 @@ void ptec_nn_im2col_s8(const ptec_nn_window_geometry *g, const int8_t *image, in
 #endif
     fill(column, pad, (size_t)ky0 * row_bytes);
     column += (size_t)ky0 * row_bytes;
+    const int8_t *row = image + (size_t)(y0 + ky0 * g->dilation.h) * in_row + (size_t)g->channel0 +
+                        (size_t)(x0 + kx0 * g->dilation.w) * (size_t)in.c;
     for (int32_t ky = ky0; ky < ky1; ++ky, column += row_bytes, row += (size_t)g->dilation.h * in_row) {
         fill(column, pad, before);
         if (adjacent) {
