@@ -595,6 +595,37 @@ def fast_quant(g, count, typical_scale):
     return mults, shifts
 
 
+def short_quant(g, count, typical_scale):
+    """Per-channel pairs that all take the Helium gemm's short requantization
+    (ptec_nn_requant_short_ok_mve: shift <= -1, multiplier not -2^31): the
+    random pairs that qualify, the rest replaced by the extremes it allows
+    (shift -1, whose ties are half the values, and -31; multipliers
+    +-(2^31 - 1), +-1, 0) and by small scales that keep outputs unclamped."""
+    mults, shifts = g.per_channel(count, typical_scale)
+    for i in range(count):
+        if shifts[i] > -1 or mults[i] == -(1 << 31) or g.chance(0.3):
+            kind = g.int(0, 2)
+            if kind == 0:
+                mults[i] = g.choice([(1 << 31) - 1, -((1 << 31) - 1), 1, -1, 0, g.int(-(1 << 31) + 1, (1 << 31) - 1)])
+                shifts[i] = g.choice([-1, -31, g.int(-31, -1)])
+            else:
+                mults[i] = g.choice([1 << 30, -(1 << 30), g.int(1 << 29, (1 << 31) - 1)])
+                shifts[i] = g.choice([-1, -1, -2, -3, -8])
+    return mults, shifts
+
+
+def short_quant_but_one(g, count, typical_scale):
+    """short_quant with one channel just outside it: shift 0 or a multiplier
+    of -2^31 (the whole layer then takes the general requantization)."""
+    mults, shifts = short_quant(g, count, typical_scale)
+    i = g.int(0, count - 1)
+    if g.chance(0.5):
+        shifts[i] = 0
+    else:
+        mults[i] = -(1 << 31)
+    return mults, shifts
+
+
 def edge_offsets(g):
     """Input offsets from the zero points -128 and 127 (offsets 128, -127)
     and output zero points at both ends, else random."""
@@ -734,6 +765,35 @@ def make_variant_edges(g, w):
         depthwise_edge_case(g, w, g.int(1, 2), g.int(3, 8), g.int(3, 8), g.choice([4, 5, 8, 11, 12, 64]), 1, (3, 3),
                             (g.int(1, 2), g.int(1, 2)), (g.int(0, 1), g.int(0, 1)), (1, 1), fast_quant)
     depthwise_edge_case(g, w, 1, 49, 10, 1, 64, (10, 4), (2, 2), (5, 1), (1, 1), fast_quant)
+    # The Helium gemm: four-row groups with a predicated last block
+    # (k % 16), odd row and pixel counts, the short requantization (every
+    # shift <= -1) and its edge (one shift 0 or multiplier -2^31).
+    for quant in (short_quant, short_quant_but_one, edge_quant):
+        for cin in (1, 8, 15, 16, 17, 40, 48, 64, 65):
+            cout = g.choice([3, 4, 5, 8, 12, 13, 64])
+            conv_edge_case(g, w, g.int(1, 2), g.int(1, 5), g.choice([1, 2, 3, 5]), cin, cout, 1, (1, 1), (1, 1),
+                           (0, 0), (1, 1), quant)
+        # Gathered columns whose kernel rows fit one vector (the Helium
+        # im2col's predicated rows) or not: one or few channels, padding on
+        # every side up to windows wholly in the padding, dilated rows.
+        for _ in range(10):
+            cin = g.choice([1, 1, 2, 3, 5])
+            kernel = (g.int(1, 5), g.int(1, 6))
+            conv_edge_case(g, w, g.int(1, 2), g.int(1, 9), g.int(1, 9), cin, g.choice([4, 5, 8, 9]), 1, kernel,
+                           (g.int(1, 2), g.int(1, 2)), (g.int(0, 3), g.int(0, 3)), (g.int(1, 2), 1), quant)
+        # One input channel: the transposed filter's channel counts around
+        # multiples of 8 (the Helium scatter), DS-CNN's first layer.
+        for dm in (3, 8, 9, 17, 64, 67):
+            depthwise_edge_case(g, w, 1, g.int(2, 12), g.int(2, 10), 1, dm, (g.int(1, 10), g.int(1, 4)),
+                                (g.int(1, 2), g.int(1, 2)), (g.int(0, 5), g.int(0, 2)), (1, 1), quant)
+        depthwise_edge_case(g, w, 1, 49, 10, 1, 64, (10, 4), (2, 2), (5, 1), (1, 1), quant)
+    # Helium depthwise, multiplier 1, with the short requantization and its
+    # edge: 16-channel blocks and the 4-channel rest.
+    for quant in (short_quant, short_quant_but_one):
+        for c in (16, 17, 20, 32, 64, 67):
+            depthwise_edge_case(g, w, g.int(1, 2), g.int(1, 6), g.choice([1, 3, 5]), c, 1, (3, 3),
+                                (g.int(1, 2), g.int(1, 2)), (g.int(0, 1), g.int(0, 1)), (1, 1), quant)
+        depthwise_edge_case(g, w, 1, 25, 5, 64, 1, (3, 3), (1, 1), (1, 1), (1, 1), quant)
 
 
 # ---------------------------------------------------------------------------

@@ -25,6 +25,8 @@
 
 #if defined(PTEC_NN_DSP)
 #include "ptec_nn_dsp.h"
+#elif defined(PTEC_NN_MVE)
+#include "ptec_nn_mve.h"
 #endif
 
 #if defined(PTEC_NN_MVE) || defined(PTEC_NN_DSP)
@@ -115,6 +117,8 @@ static ptec_status conv_gemm(void *scratch, const ptec_nn_conv_params *params, c
     stage.fast_requant = 0;
 #if defined(PTEC_NN_DSP)
     stage.fast_requant = ptec_nn_requant_fast_ok(quant->multipliers, quant->shifts, out.c);
+#else
+    stage.fast_requant = ptec_nn_requant_short_ok_mve(quant->multipliers, quant->shifts, out.c);
 #endif
     const int32_t total = out.n * out.h * out.w;
     const size_t column_bytes = ((size_t)k + 3u) & ~(size_t)3u;

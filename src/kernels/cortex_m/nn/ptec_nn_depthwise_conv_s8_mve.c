@@ -11,7 +11,8 @@
  * reordering is bit-exact. Per tap and four channels: VLDRB.S32 twice,
  * VMUL and VADD (MVE has no lane-wise multiply-accumulate of two vectors);
  * a whole window 3 wide has no column loop. The four sums are requantized
- * as one vector. */
+ * as one vector, in four instructions when every channel's shift is <= -1
+ * (ptec_nn_requantize_short_mve, its own copy of block16). */
 #include "ptec_nn_variants.h"
 
 #if defined(PTEC_NN_MVE)
@@ -31,8 +32,14 @@ typedef struct dw_shape {
  * block4 alone (it never comes from quantize_multiplier; a second copy of
  * block16 for it would cost 1.3 KB). */
 static inline int32x4_t requantize(const dw_shape *s, int32x4_t acc, const int32_t *multipliers,
-                                   const int32_t *shifts)
+                                   const int32_t *shifts, int short_requant)
 {
+    if (short_requant) {
+        /* Every shift <= -1: |acc| <= 2^30 after it, the add cannot wrap. */
+        acc = ptec_nn_requantize_short_mve(acc, vld1q_s32(multipliers), vld1q_s32(shifts));
+        acc = vaddq_n_s32(acc, s->p.output_offset);
+        return vminq_s32(vmaxq_s32(acc, vdupq_n_s32(s->p.activation.min)), vdupq_n_s32(s->p.activation.max));
+    }
     acc = ptec_nn_requantize_mve(acc, vld1q_s32(multipliers), vld1q_s32(shifts));
     return ptec_nn_output_stage_mve(acc, s->p.output_offset, s->p.activation.min, s->p.activation.max);
 }
@@ -68,9 +75,11 @@ static inline int32x4_t requantize(const dw_shape *s, int32x4_t acc, const int32
                 : "memory");                                                                                       \
     } while (0)
 
-/* Channels c .. c + 15 of every pixel. */
-static void __attribute__((noinline)) block16(const dw_shape *shape, const int8_t *input, const int8_t *filter,
-                                              const int32_t *bias, int32_t c, int8_t *output)
+/* Channels c .. c + 15 of every pixel; short_requant: every channel's
+ * pair takes ptec_nn_requantize_short_mve (a copy of its own). */
+static inline __attribute__((always_inline)) void block16(const dw_shape *shape, const int8_t *input,
+                                                          const int8_t *filter, const int32_t *bias, int32_t c,
+                                                          int8_t *output, int short_requant)
 {
     const dw_shape local = *shape; /* the byte stores below could alias *shape */
     const dw_shape *s = &local;
@@ -145,13 +154,27 @@ static void __attribute__((noinline)) block16(const dw_shape *shape, const int8_
                         }
                     }
                 }
-                vstrbq_s32(y, requantize(s, acc0, multipliers, shifts));
-                vstrbq_s32(y + 4, requantize(s, acc1, multipliers + 4, shifts + 4));
-                vstrbq_s32(y + 8, requantize(s, acc2, multipliers + 8, shifts + 8));
-                vstrbq_s32(y + 12, requantize(s, acc3, multipliers + 12, shifts + 12));
+                vstrbq_s32(y, requantize(s, acc0, multipliers, shifts, short_requant));
+                vstrbq_s32(y + 4, requantize(s, acc1, multipliers + 4, shifts + 4, short_requant));
+                vstrbq_s32(y + 8, requantize(s, acc2, multipliers + 8, shifts + 8, short_requant));
+                vstrbq_s32(y + 12, requantize(s, acc3, multipliers + 12, shifts + 12, short_requant));
             }
         }
     }
+}
+
+static void __attribute__((noinline)) block16_general(const dw_shape *shape, const int8_t *input,
+                                                      const int8_t *filter, const int32_t *bias, int32_t c,
+                                                      int8_t *output)
+{
+    block16(shape, input, filter, bias, c, output, 0);
+}
+
+static void __attribute__((noinline)) block16_short(const dw_shape *shape, const int8_t *input,
+                                                    const int8_t *filter, const int32_t *bias, int32_t c,
+                                                    int8_t *output)
+{
+    block16(shape, input, filter, bias, c, output, 1);
 }
 
 /* Channels c .. c + 3 of every pixel, those past the last one masked off
@@ -227,8 +250,13 @@ ptec_status ptec_nn_depthwise_conv_s8_mve(const ptec_nn_conv_params *params, con
     s.x_row = (size_t)s.p.dilation.h * s.in_row;
     s.w_row = (size_t)s.f.w * (size_t)s.out.c;
     int32_t c = 0;
+    const int short_requant = ptec_nn_requant_short_ok_mve(quant->multipliers, quant->shifts, s.out.c);
     for (; c + 16 <= s.out.c && !s.exact_min; c += 16) {
-        block16(&s, input, filter, bias, c, output);
+        if (short_requant) {
+            block16_short(&s, input, filter, bias, c, output);
+        } else {
+            block16_general(&s, input, filter, bias, c, output);
+        }
     }
     for (; c < s.out.c; c += 4) {
         block4(&s, input, filter, bias, c, output);

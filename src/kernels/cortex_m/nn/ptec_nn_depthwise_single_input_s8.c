@@ -8,6 +8,10 @@
  * SMLAD chain per channel instead of 40 strided scalar taps). */
 #include "ptec_nn_variants.h"
 
+#if defined(PTEC_NN_MVE)
+#include "ptec_nn_mve.h"
+#endif
+
 #if defined(PTEC_NN_MVE) || defined(PTEC_NN_DSP)
 
 uint32_t ptec_nn_depthwise_single_input_buffer_size(const ptec_nn_dims *filter_dims)
@@ -28,11 +32,31 @@ ptec_status ptec_nn_depthwise_single_input_s8(void *scratch, const ptec_nn_conv_
     const int32_t taps = filter_dims->h * filter_dims->w;
     /* The gemm's own scratch (int32 bases first) stays 4-byte aligned. */
     int8_t *transposed = (int8_t *)scratch + ptec_nn_conv_gemm_buffer_size(channels, taps);
-    for (int32_t t = 0; t < taps; ++t) {
-        const int8_t *src = filter + (size_t)t * (size_t)channels;
-        int8_t *dst = transposed + t;
-        for (int32_t o = 0; o < channels; ++o, dst += taps) {
-            *dst = src[o];
+#if defined(PTEC_NN_MVE)
+    /* Helium: eight channels of a tap per load (widened to 16 bits) and
+     * per scatter store of their low bytes, to offsets 0, taps, ..,
+     * 7 * taps (16-bit offsets: taps < 9362, which the scalar copy takes
+     * otherwise); a predicate masks the channels past the last. A byte
+     * at a time this was 10,700 of DS-CNN's first layer's instructions. */
+    if (taps < 65536 / 7) {
+        const uint16x8_t offsets = vmulq_n_u16(vidupq_n_u16(0, 1), (uint16_t)taps);
+        for (int32_t t = 0; t < taps; ++t) {
+            const int8_t *src = filter + (size_t)t * (size_t)channels;
+            int8_t *dst = transposed + t;
+            for (int32_t o = 0; o < channels; o += 8, src += 8, dst += 8 * (size_t)taps) {
+                const mve_pred16_t valid = vctp16q((uint32_t)(channels - o));
+                vstrbq_scatter_offset_p_s16(dst, offsets, vldrbq_z_s16(src, valid), valid);
+            }
+        }
+    } else
+#endif
+    {
+        for (int32_t t = 0; t < taps; ++t) {
+            const int8_t *src = filter + (size_t)t * (size_t)channels;
+            int8_t *dst = transposed + t;
+            for (int32_t o = 0; o < channels; ++o, dst += taps) {
+                *dst = src[o];
+            }
         }
     }
     const ptec_nn_dims conv_filter = {channels, filter_dims->h, filter_dims->w, 1};

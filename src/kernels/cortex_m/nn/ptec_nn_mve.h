@@ -46,6 +46,34 @@ static inline int32x4_t ptec_nn_requantize_any_mve(int32x4_t acc, int32x4_t mult
     return vrshlq_s32(high, vminq_s32(shift, zero));
 }
 
+/* ptec_nn_requantize on four lanes whose shifts are all <= -1 (a right
+ * shift r >= 1) and whose multipliers are not -2^31, in four
+ * instructions; ptec_nn_requant_short_ok_mve checks a layer's pairs.
+ * With no left shift and no saturating product (only -2^31 * -2^31
+ * saturates), VQRDMULH is the reference's high product h exactly, and
+ * |h| < 2^31 (h >= -2^31 + 1). VRSHL by -r gives floor((h' + 2^(r-1)) /
+ * 2^r), which is h / 2^r rounded half away from zero for h' = h >= 0 and,
+ * for h < 0, for h' = h - 1: floor((h + 2^(r-1) - 1) / 2^r) =
+ * ceil((h - 2^(r-1)) / 2^r). h + (h >> 31) is that h' and cannot wrap.
+ * The result has |q| <= 2^30, so adding the output offset cannot wrap
+ * either. */
+static inline int32x4_t ptec_nn_requantize_short_mve(int32x4_t acc, int32x4_t multiplier, int32x4_t shift)
+{
+    int32x4_t high = vqrdmulhq_s32(acc, multiplier);
+    high = vaddq_s32(high, vshrq_n_s32(high, 31));
+    return vrshlq_s32(high, shift);
+}
+
+static inline int ptec_nn_requant_short_ok_mve(const int32_t *multipliers, const int32_t *shifts, int32_t count)
+{
+    for (int32_t i = 0; i < count; ++i) {
+        if (shifts[i] > -1 || multipliers[i] == INT32_MIN) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* ptec_nn_output_stage on four lanes: the saturating add cannot wrap past
  * the clamp, which is what the reference's clamp-before-add achieves. */
 static inline int32x4_t ptec_nn_output_stage_mve(int32x4_t v, int32_t offset, int32_t lo, int32_t hi)

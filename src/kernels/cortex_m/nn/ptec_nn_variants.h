@@ -20,8 +20,9 @@ typedef struct ptec_nn_out_stage {
     /* Some multiplier is -2^31, the one value whose product with -2^31
      * leaves int32; the Helium kernels then take the slower exact form. */
     int any_min_multiplier;
-    /* Every pair takes the DSP kernels' short requantization
-     * (ptec_nn_requant_fast_ok in ptec_nn_dsp.h); set by the DSP build. */
+    /* Every pair takes the short requantization of the build's kernels:
+     * ptec_nn_requant_fast_ok (ptec_nn_dsp.h) in the DSP build,
+     * ptec_nn_requant_short_ok_mve (ptec_nn_mve.h) in the Helium one. */
     int fast_requant;
 } ptec_nn_out_stage;
 
