@@ -620,7 +620,10 @@ def short_quant_but_one(g, count, typical_scale):
     mults, shifts = short_quant(g, count, typical_scale)
     i = g.int(0, count - 1)
     if g.chance(0.5):
+        # a small multiplier keeps that channel's outputs unclamped, so the
+        # short form's rounding (wrong at shift 0 for negative values) shows
         shifts[i] = 0
+        mults[i] = g.choice([1 << 14, -(1 << 14), g.int(1 << 12, 1 << 17)])
     else:
         mults[i] = -(1 << 31)
     return mults, shifts
