@@ -127,7 +127,9 @@ ptec_status ptec_cm_get_int_in(ptec_op *op, size_t i, int32_t lo, int32_t hi, in
     return PTEC_OK;
 }
 
-ptec_status ptec_cm_get_activation(ptec_op *op, size_t i_min, size_t i_max, ptec_nn_activation *out)
+/* activation_min and activation_max with lo <= min <= max <= hi. */
+static ptec_status get_activation_in(ptec_op *op, size_t i_min, size_t i_max, int32_t lo, int32_t hi,
+                                     const char *out_of_range, ptec_nn_activation *out)
 {
     ptec_status status = ptec_op_get_int32(op, i_min, &out->min);
     if (status == PTEC_OK) {
@@ -136,11 +138,16 @@ ptec_status ptec_cm_get_activation(ptec_op *op, size_t i_min, size_t i_max, ptec
     if (status != PTEC_OK) {
         return status;
     }
-    if (out->min < INT8_MIN || out->max > INT8_MAX || out->min > out->max) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i_min,
-                            PTEC_MSG("activation range must satisfy -128 <= min <= max <= 127"));
+    if (out->min < lo || out->max > hi || out->min > out->max) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i_min, out_of_range);
     }
     return PTEC_OK;
+}
+
+ptec_status ptec_cm_get_activation(ptec_op *op, size_t i_min, size_t i_max, ptec_nn_activation *out)
+{
+    return get_activation_in(op, i_min, i_max, INT8_MIN, INT8_MAX,
+                             PTEC_MSG("activation range must satisfy -128 <= min <= max <= 127"), out);
 }
 
 ptec_status ptec_cm_get_shift(ptec_op *op, size_t i, int32_t *out)
@@ -257,18 +264,8 @@ ptec_status ptec_cm_check_bias_s64(ptec_op *op, size_t i, int32_t channels, bool
 
 ptec_status ptec_cm_get_activation_s16(ptec_op *op, size_t i_min, size_t i_max, ptec_nn_activation *out)
 {
-    ptec_status status = ptec_op_get_int32(op, i_min, &out->min);
-    if (status == PTEC_OK) {
-        status = ptec_op_get_int32(op, i_max, &out->max);
-    }
-    if (status != PTEC_OK) {
-        return status;
-    }
-    if (out->min < INT16_MIN || out->max > INT16_MAX || out->min > out->max) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i_min,
-                            PTEC_MSG("activation range must satisfy -32768 <= min <= max <= 32767"));
-    }
-    return PTEC_OK;
+    return get_activation_in(op, i_min, i_max, INT16_MIN, INT16_MAX,
+                             PTEC_MSG("activation range must satisfy -32768 <= min <= max <= 32767"), out);
 }
 
 ptec_status ptec_cm_check_scratch_arg(ptec_op *op, size_t i)

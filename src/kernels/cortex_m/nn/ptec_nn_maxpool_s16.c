@@ -11,13 +11,12 @@ ptec_status ptec_nn_maxpool_s16(const ptec_nn_pool_params *params, const ptec_nn
 {
     const ptec_nn_dims in = *input_dims;
     const ptec_nn_dims out = *output_dims;
-    if (in.n != out.n || in.c != out.c) {
-        return PTEC_INVALID_ARGUMENT;
+    bool empty;
+    const ptec_status checked = ptec_nn_pool_check(input_dims, output_dims, input, output, &empty);
+    if (checked != PTEC_OK || empty) {
+        return checked;
     }
-    if ((size_t)out.n * (size_t)out.h * (size_t)out.w * (size_t)out.c == 0) {
-        return PTEC_OK;
-    }
-    if (input == NULL || output == NULL || params == NULL) {
+    if (params == NULL) {
         return PTEC_INVALID_ARGUMENT;
     }
     const ptec_nn_pool_params p = *params;

@@ -40,8 +40,8 @@ static inline ptec_nn_span ptec_nn_pool_span(int32_t o, int32_t stride, int32_t 
 
 /* The checks both pooling kernels make before any loop: N and C agree
  * and a non-empty output has its buffers. *empty: nothing to write. */
-static inline ptec_status ptec_nn_pool_check(const ptec_nn_dims *in, const ptec_nn_dims *out, const int8_t *input,
-                                             const int8_t *output, bool *empty)
+static inline ptec_status ptec_nn_pool_check(const ptec_nn_dims *in, const ptec_nn_dims *out, const void *input,
+                                             const void *output, bool *empty)
 {
     *empty = (size_t)out->n * (size_t)out->h * (size_t)out->w * (size_t)out->c == 0;
     if (in->n != out->n || in->c != out->c) {
