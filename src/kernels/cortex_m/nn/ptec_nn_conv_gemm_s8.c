@@ -74,11 +74,28 @@ static const int8_t *pixel_column(const gemm_geometry *g, int32_t index, int32_t
     return column;
 }
 
-/* packed: the filter is 4-bit (ptec_nn_s4.h), else int8. */
+/* What differs between int8 and packed 4-bit filters (ptec_nn_s4.h): the
+ * channel bases and the row kernel, which takes the filter and the index
+ * of the group's first weight. Passed in by each entry point, so that a
+ * firmware that only runs int8 convolutions links no 4-bit code. */
+#if defined(PTEC_NN_MVE)
+typedef void rows_fn(const int8_t *x0, const int8_t *x1, const int8_t *filter, size_t first, int32_t k,
+                     int32_t rows, const ptec_nn_out_stage *stage, int8_t *y0, int8_t *y1);
+#else
+typedef void rows_fn(const uint32_t *pair, const int8_t *filter, size_t first, int32_t k, int32_t rows,
+                     const ptec_nn_out_stage *stage, int8_t *y0, int8_t *y1);
+#endif
+typedef void bases_fn(const int8_t *filter, int32_t rows, int32_t k, const int32_t *bias, int32_t input_offset,
+                      int32_t *base);
+typedef struct filter_kind {
+    bases_fn *bases;
+    rows_fn *rows;
+} filter_kind;
+
 static ptec_status conv_gemm(void *scratch, const ptec_nn_conv_params *params, const ptec_nn_per_channel_quant *quant,
                              const ptec_nn_dims *input_dims, const int8_t *input, const ptec_nn_dims *filter_dims,
-                             const int8_t *filter, int packed, const int32_t *bias, const ptec_nn_dims *output_dims,
-                             int8_t *output)
+                             const int8_t *filter, const filter_kind *kind, const int32_t *bias,
+                             const ptec_nn_dims *output_dims, int8_t *output)
 {
     const ptec_nn_dims in = *input_dims;
     const ptec_nn_dims f = *filter_dims;
@@ -90,11 +107,7 @@ static ptec_status conv_gemm(void *scratch, const ptec_nn_conv_params *params, c
 
     int32_t *base = (int32_t *)scratch;
     int8_t *columns = (int8_t *)(base + out.c);
-    if (packed) {
-        ptec_nn_conv_bases_s4(filter, out.c, k, bias, p->input_offset, base);
-    } else {
-        ptec_nn_conv_bases_s8(filter, out.c, k, bias, p->input_offset, base);
-    }
+    kind->bases(filter, out.c, k, bias, p->input_offset, base);
 
     gemm_geometry g;
     g.window.input = input_dims;
@@ -138,30 +151,41 @@ static ptec_status conv_gemm(void *scratch, const ptec_nn_conv_params *params, c
             int8_t *y1 = second ? y0 + out.c + o : NULL;
             const size_t first = (size_t)o * (size_t)k; /* the group's first weight */
 #if defined(PTEC_NN_MVE)
-            if (packed) {
-                ptec_nn_rows_dot2_s4_mve(x0, x1, filter, first, k, group_out, &stage, y0 + o, y1);
-            } else {
-                ptec_nn_rows_dot2_s8_mve(x0, x1, filter + first, k, group_out, &stage, y0 + o, y1);
-            }
+            kind->rows(x0, x1, filter, first, k, group_out, &stage, y0 + o, y1);
 #else
             ptec_nn_widen2_q15_dsp(x0, x1, k, pair);
-            if (packed) {
-                ptec_nn_rows_dot2_s4_dsp(pair, filter, first, k, group_out, &stage, y0 + o, y1);
-            } else {
-                ptec_nn_rows_dot2_q15_dsp(pair, filter + first, k, group_out, &stage, y0 + o, y1);
-            }
+            kind->rows(pair, filter, first, k, group_out, &stage, y0 + o, y1);
 #endif
         }
     }
     return PTEC_OK;
 }
 
+#if defined(PTEC_NN_MVE)
+static void rows_s8(const int8_t *x0, const int8_t *x1, const int8_t *filter, size_t first, int32_t k, int32_t rows,
+                    const ptec_nn_out_stage *stage, int8_t *y0, int8_t *y1)
+{
+    ptec_nn_rows_dot2_s8_mve(x0, x1, filter + first, k, rows, stage, y0, y1);
+}
+static const filter_kind int8_filter = {ptec_nn_conv_bases_s8, rows_s8};
+static const filter_kind packed_filter = {ptec_nn_conv_bases_s4, ptec_nn_rows_dot2_s4_mve};
+#else
+static void rows_s8(const uint32_t *pair, const int8_t *filter, size_t first, int32_t k, int32_t rows,
+                    const ptec_nn_out_stage *stage, int8_t *y0, int8_t *y1)
+{
+    ptec_nn_rows_dot2_q15_dsp(pair, filter + first, k, rows, stage, y0, y1);
+}
+static const filter_kind int8_filter = {ptec_nn_conv_bases_s8, rows_s8};
+static const filter_kind packed_filter = {ptec_nn_conv_bases_s4, ptec_nn_rows_dot2_s4_dsp};
+#endif
+
 ptec_status ptec_nn_conv_gemm_s8(void *scratch, const ptec_nn_conv_params *params,
                                  const ptec_nn_per_channel_quant *quant, const ptec_nn_dims *input_dims,
                                  const int8_t *input, const ptec_nn_dims *filter_dims, const int8_t *filter,
                                  const int32_t *bias, const ptec_nn_dims *output_dims, int8_t *output)
 {
-    return conv_gemm(scratch, params, quant, input_dims, input, filter_dims, filter, 0, bias, output_dims, output);
+    return conv_gemm(scratch, params, quant, input_dims, input, filter_dims, filter, &int8_filter, bias, output_dims,
+                     output);
 }
 
 ptec_status ptec_nn_conv_gemm_s4(void *scratch, const ptec_nn_conv_params *params,
@@ -169,7 +193,8 @@ ptec_status ptec_nn_conv_gemm_s4(void *scratch, const ptec_nn_conv_params *param
                                  const int8_t *input, const ptec_nn_dims *filter_dims, const int8_t *packed,
                                  const int32_t *bias, const ptec_nn_dims *output_dims, int8_t *output)
 {
-    return conv_gemm(scratch, params, quant, input_dims, input, filter_dims, packed, 1, bias, output_dims, output);
+    return conv_gemm(scratch, params, quant, input_dims, input, filter_dims, packed, &packed_filter, bias,
+                     output_dims, output);
 }
 
 #else
