@@ -201,6 +201,9 @@ ptec_status ptec_method_bind_input(ptec_method *m, size_t index, ptec_dtype dtyp
         return io_fail(m, PTEC_INVALID_STATE, PTEC_MSG("input"), index,
                        PTEC_MSG("memory-planned: copy into it with ptec_method_set_input"));
     }
+    if (t->flags & PTEC_TENSOR_CONSTANT) { /* the load refuses such inputs; never re-point a checked constant */
+        return io_fail(m, PTEC_INVALID_STATE, PTEC_MSG("input"), index, PTEC_MSG("a constant tensor"));
+    }
     t->data = data;
     if (!(m->input_set[index] & INPUT_SET)) {
         m->inputs_ready++;

@@ -84,10 +84,19 @@ static bool vector_contains(const ptec_exec_ctx *ctx, const fb_vector *v, uint32
 }
 
 /* A tensor that is neither constant nor planned, holds bytes, and is not an
- * input or output could never get memory. */
+ * input or output could never get memory. A constant input is refused too:
+ * the caller's bytes would replace what the kernels checked at prepare. */
 static ptec_status check_has_memory(ptec_exec_ctx *ctx, uint32_t i, const ptec_value *v, const ptec_tensor *t,
                                     const fb_vector *inputs, const fb_vector *outputs)
 {
+    if (v->kind == PTEC_VALUE_TENSOR && (t->flags & PTEC_TENSOR_CONSTANT) && vector_contains(ctx, inputs, i)) {
+        ptec_detail_fmt f;
+        ptec_detail_begin(&f, ctx->error, PTEC_INVALID_PROGRAM, -1, NULL, 0);
+        ptec_detail_str(&f, PTEC_MSG("value "));
+        ptec_detail_u64(&f, i);
+        ptec_detail_str(&f, PTEC_MSG(": a method input cannot be a constant tensor"));
+        return ptec_detail_end(&f);
+    }
     if (v->kind == PTEC_VALUE_TENSOR && !(t->flags & (PTEC_TENSOR_CONSTANT | PTEC_TENSOR_PLANNED)) &&
         t->nbytes > 0 && !vector_contains(ctx, inputs, i) && !vector_contains(ctx, outputs, i)) {
         ptec_detail_fmt f;

@@ -148,6 +148,13 @@ def case_kernel_out_constant(p, v):
     return [("any", "requirements", "InvalidProgram", "out is a constant tensor")]
 
 
+def case_input_constant(p, v):
+    # The constant c as the method's input: a bound input would replace the
+    # bytes the kernels checked at prepare (found by the fuzzer).
+    plan(p).inputs = [v["c"]]
+    return [("any", "requirements", "InvalidProgram", "input cannot be a constant")]
+
+
 def case_value_index(p, v):
     kernel_args(p)[0] = len(plan(p).values) + 5
     return [("any", "requirements", "InvalidProgram", "names no value")]
