@@ -440,9 +440,9 @@ def _windows(x, kernel, stride, padding, out_h, out_w, fill):
             yield values[sl], inside[sl]
 
 
-def quantized_avg_pool2d(x, kernel_size, stride, padding, ceil_mode, zero_point, multiplier,
-                         shift):
-    """Averages raw int8 values over in-bounds positions; zero_point, multiplier, shift unused."""
+def _window_average(x, kernel_size, stride, padding, ceil_mode):
+    """Per window, the sum of the raw values at in-bounds positions divided
+    by their count, rounded half away from zero (both average pools)."""
     n, h, w, c = x.shape
     oh = pool_output_size(h, kernel_size[0], stride[0], padding[0], ceil_mode)
     ow = pool_output_size(w, kernel_size[1], stride[1], padding[1], ceil_mode)
@@ -455,11 +455,11 @@ def quantized_avg_pool2d(x, kernel_size, stride, padding, ceil_mode, zero_point,
         raise ValueError("a pooling window lies entirely in the padding")
     nudged = np.where(total > 0, total + count // 2, total - count // 2)
     quotient = np.sign(nudged) * (np.abs(nudged) // count)  # C division truncates
-    return np.clip(quotient, -128, 127).astype(np.int8)
+    return quotient
 
 
-def quantized_max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode, input_zero_point,
-                         output_zero_point, activation_min, activation_max):
+def _window_maximum(x, kernel_size, stride, padding, ceil_mode):
+    """Per window, the largest raw value at an in-bounds position."""
     n, h, w, c = x.shape
     oh = pool_output_size(h, kernel_size[0], stride[0], padding[0], ceil_mode)
     ow = pool_output_size(w, kernel_size[1], stride[1], padding[1], ceil_mode)
@@ -467,6 +467,18 @@ def quantized_max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode, i
     for values, _ in _windows(np.asarray(x, np.int64), kernel_size, stride, padding, oh, ow,
                               -1 << 40):
         best = np.maximum(best, values)
+    return best
+
+
+def quantized_avg_pool2d(x, kernel_size, stride, padding, ceil_mode, zero_point, multiplier,
+                         shift):
+    """Averages raw int8 values over in-bounds positions; zero_point, multiplier, shift unused."""
+    return np.clip(_window_average(x, kernel_size, stride, padding, ceil_mode), -128, 127).astype(np.int8)
+
+
+def quantized_max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode, input_zero_point,
+                         output_zero_point, activation_min, activation_max):
+    best = _window_maximum(x, kernel_size, stride, padding, ceil_mode)
     return np.clip(best, activation_min, activation_max).astype(np.int8)
 
 
@@ -612,30 +624,12 @@ def quantized_mul_a16(x1, x2, output_multiplier, output_shift):
 def quantized_avg_pool2d_a16(x, kernel_size, stride, padding, ceil_mode, multiplier, shift):
     """Averages raw int16 values over in-bounds positions, rounded half away
     from zero; multiplier and shift unused."""
-    n, h, w, c = x.shape
-    oh = pool_output_size(h, kernel_size[0], stride[0], padding[0], ceil_mode)
-    ow = pool_output_size(w, kernel_size[1], stride[1], padding[1], ceil_mode)
-    total = np.zeros((n, oh, ow, c), dtype=np.int64)
-    count = np.zeros((1, oh, ow, 1), dtype=np.int64)
-    for values, inside in _windows(np.asarray(x, np.int64), kernel_size, stride, padding, oh, ow, 0):
-        total += values
-        count += inside
-    if np.any(count == 0):
-        raise ValueError("a pooling window lies entirely in the padding")
-    nudged = np.where(total > 0, total + count // 2, total - count // 2)
-    quotient = np.sign(nudged) * (np.abs(nudged) // count)  # C division truncates
-    return np.clip(quotient, -32768, 32767).astype(np.int16)
+    return np.clip(_window_average(x, kernel_size, stride, padding, ceil_mode), -32768, 32767).astype(np.int16)
 
 
 def quantized_max_pool2d_a16(x, kernel_size, stride, padding, dilation, ceil_mode, activation_min,
                              activation_max):
-    n, h, w, c = x.shape
-    oh = pool_output_size(h, kernel_size[0], stride[0], padding[0], ceil_mode)
-    ow = pool_output_size(w, kernel_size[1], stride[1], padding[1], ceil_mode)
-    best = np.full((n, oh, ow, c), -1 << 40, dtype=np.int64)
-    for values, _ in _windows(np.asarray(x, np.int64), kernel_size, stride, padding, oh, ow,
-                              -1 << 40):
-        best = np.maximum(best, values)
+    best = _window_maximum(x, kernel_size, stride, padding, ceil_mode)
     return np.clip(best, activation_min, activation_max).astype(np.int16)
 
 
