@@ -126,6 +126,13 @@ def _compile(args) -> int:
     if args.target in NPU_TARGETS and args.w4:
         raise CliError("--w4 is for the Cortex-M kernels: the Ethos-U compiler stores 8-bit weights "
                        "(drop --w4, or give a cortex-m --target)")
+    if args.target in NPU_TARGETS and (args.a16 or args.a16_layers is not None):
+        raise CliError("--a16 is for the Cortex-M kernels: the Ethos-U compiler runs int8 activations "
+                       "(drop --a16, or give a cortex-m --target)")
+    if args.a16 and args.a16_layers is not None:
+        raise CliError("--a16 (every layer) and --a16-layers (some layers): give one of them")
+    if args.a16_layers is not None and not [p for p in args.a16_layers.split(",") if p.strip()]:
+        raise CliError("--a16-layers takes module paths, e.g. --a16-layers features.3,classifier")
     if args.target not in NPU_TARGETS and (args.cpu or args.placement or args.fast_scratch is not None):
         raise CliError(f"--cpu, --placement and --fast-scratch go with an Ethos-U --target (one of "
                        f"{', '.join(NPU_TARGETS)}), not {args.target}")
@@ -156,6 +163,15 @@ def _compile(args) -> int:
     for w in wrote:         # only now are they in place
         log(f"wrote {w}")
     return 0
+
+
+def _a16_choice(args):
+    """--a16: every layer (True); --a16-layers a,b: those module paths."""
+    if args.a16:
+        return True
+    if args.a16_layers is None:
+        return None
+    return [p.strip() for p in args.a16_layers.split(",") if p.strip()]
 
 
 def _compile_into(args, calib_option, out, log):
@@ -192,7 +208,7 @@ def _compile_into(args, calib_option, out, log):
     cfg = QuantConfig(observer=args.observer, percentile=args.percentile)
     res = compile_model(model.module, model.example_inputs, calib, args.target, args.int8_io,
                         cfg, name=model.name, log=log, backends=backends, w4=args.w4,
-                        int8_layernorm=args.int8_layernorm)
+                        int8_layernorm=args.int8_layernorm, a16=_a16_choice(args))
     with out.open(args.output, "wb") as f:
         f.write(res.data)
     if npu is not None:
@@ -337,6 +353,12 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--w4", action="store_true",
                    help="4-bit weights for linear and conv layers (CMSIS-NN's s4 kernels; half the "
                         "weight bytes; the program then runs on ptec's runtime only)")
+    c.add_argument("--a16", action="store_true",
+                   help="16-bit activations with 8-bit weights (CMSIS-NN's s16 kernels) for every layer "
+                        "that has an int16 kernel; the program then runs on ptec's runtime only")
+    c.add_argument("--a16-layers", metavar="PATHS",
+                   help="16-bit activations only for the layers under these comma-separated module paths "
+                        "(e.g. features.3,classifier); the others stay int8")
     c.add_argument("--int8-layernorm", action="store_true",
                    help="nn.LayerNorm in int8 with ptec's integer kernel instead of fp32 (the program "
                         "then runs on ptec's runtime only)")

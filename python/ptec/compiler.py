@@ -47,12 +47,15 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
                   capture_method: str = "auto", name: str = "model",
                   log: Callable[[str], None] = lambda s: None,
                   available_kernels: Optional[Sequence[str]] = None,
-                  backends=None, w4: bool = False, int8_layernorm: bool = False) -> CompileResult:
+                  backends=None, w4: bool = False, int8_layernorm: bool = False,
+                  a16=None) -> CompileResult:
     """backends: the ptec.backends in the order they are asked (default
     cortex_m then portable; delegating backends go first). w4: linear and
     conv layers with 4-bit weights (ptec::*_w4 kernels, ptec's runtime only).
     int8_layernorm: nn.LayerNorm through ptec::quantized_layer_norm instead
-    of fp32 (ptec's runtime only)."""
+    of fp32 (ptec's runtime only). a16: int16 activations (ptec::*_a16
+    kernels, ptec's runtime only) for every layer that has an int16 kernel
+    (True) or for the layers under the given module paths."""
     t0 = time.time()
     graph = cap.capture(model, example_inputs, capture_method, name)
     log(f"captured {len(graph.nodes)} nodes with torch.{graph.source}")
@@ -65,11 +68,17 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
         if i == total or i % max(1, total // 4) == 0:
             log(f"calibration {i}/{total}")
     observer = qz.calibrate(prepared, calibration, config, progress)
-    qgraph = qz.quantize(prepared, observer, w4, int8_layernorm)
+    try:
+        qgraph = qz.quantize(prepared, observer, w4, int8_layernorm, a16)
+    except qz.A16SelectionError as e:
+        raise CompileError(str(e)) from e
     if w4:
         packed = [n for n in qgraph.nodes if n.attrs.get("weight_bits") == 4]
         log(f"--w4: {len(packed)} layers with 4-bit weights "
             f"({sum(int(n.attrs['weight_q'].size) for n in packed)} weights, half a byte each)")
+    if a16:
+        marked = [n for n in qgraph.nodes if n.attrs.get("a16") and n.op != "reshape"]
+        log(f"--a16: {len(marked)} layers with 16-bit activations")
     def lowering_progress(done, nodes):
         # A line per quarter on long models; short ones lower in a blink.
         if nodes >= LONG_MODEL_NODES and (done == nodes or done % max(1, nodes // 4) == 0):

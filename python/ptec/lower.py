@@ -4,7 +4,8 @@ ptec.partition places every node; this driver walks the graph once, asks the
 chosen backend to lower each node (or each run of delegated nodes), and
 keeps every node's value in the representation it was made in. Consumers
 ask for the one they need: `q` gives int8 (a quantize call when the value is
-fp32), `f` gives fp32 (a dequantize call when it is int8). Float inputs get
+fp32), `q16` int16 for `--a16` layers, `f` gives fp32 (a dequantize call when
+it is int8 or int16). Float inputs get
 a quantize and float outputs a dequantize unless int8_io is set. The result
 is a ptec.lowered.Lowered; whether the runtime has every kernel it names is
 checked by the compiler driver.
@@ -17,6 +18,7 @@ import numpy as np
 
 from .backends import Backend, DelegateBackend, default_backends
 from .backends.cortex_m import kernels as K
+from .backends.cortex_m import kernels_a16 as K16
 from .ir import Graph, Node, origin
 from .lowered import NOT_YET, Act, IOInfo, Lowered, layout, new_act
 from .partition import NO_CODE, Partition
@@ -41,6 +43,9 @@ class LoweringContext:
         self.b = ProgramBuilder()
         self.partition = partition
         self.env: Dict[str, Act] = {}
+        # int16 forms (--a16): made by an a16 layer, or converted for one.
+        # Kept apart from env, which q() may overwrite with an int8 copy.
+        self.env16: Dict[str, Act] = {}
         # values made on first use: constants (int8 or fp32, by consumer)
         # and transposes a consumer may absorb
         self.deferred: Dict[str, Callable[[], Act]] = {}
@@ -68,15 +73,32 @@ class LoweringContext:
         a = self.get(name)
         if a.dtype == ScalarType.CHAR:
             return a
+        if a.dtype == ScalarType.SHORT:      # an a16 layer's value, for an int8 consumer
+            a = K16.dequantize16(self.b, a)
         s, z = self.g.node(name).qparams
         qa = K.quantize(self.b, a, s, z)
         self.env[name] = qa
         return qa
 
-    def f(self, name: str) -> Act:
-        """The value as fp32."""
+    def q16(self, name: str) -> Act:
+        """The value as int16 on its node's symmetric grid (attrs["scale16"],
+        zero point 0): an int8 value is dequantized and quantized again
+        (two portable steps, exact to within half an int16 step)."""
+        if name in self.env16:
+            return self.env16[name]
         a = self.get(name)
-        return a if a.dtype == ScalarType.FLOAT else K.dequantize(self.b, a)
+        if a.dtype != ScalarType.SHORT:
+            f = a if a.dtype == ScalarType.FLOAT else K.dequantize(self.b, a)
+            a = K16.quantize16(self.b, f, self.g.node(name).attrs["scale16"])
+        self.env16[name] = a
+        return a
+
+    def f(self, name: str) -> Act:
+        """The value as fp32 (from its int16 form when it has one: the finer grid)."""
+        a = self.env16.get(name) or self.get(name)
+        if a.dtype == ScalarType.FLOAT:
+            return a
+        return K16.dequantize16(self.b, a) if a.dtype == ScalarType.SHORT else K.dequantize(self.b, a)
 
     def const_q(self, name: str, scale: float, zp: int, sizes=None) -> Act:
         """A constant node (reshaped to `sizes`) as an int8 constant on (scale, zp)."""
@@ -116,6 +138,8 @@ class LoweringContext:
             backend = self.partition.hand_back(n, backend, self._handback_reason, self)
         if out is not NOT_YET:
             self.env[n.name] = out
+            if out.dtype == ScalarType.SHORT:
+                self.env16[n.name] = out
 
     def lower_delegate(self, backend: DelegateBackend, nodes: List[Node]) -> None:
         inside = {n.name for n in nodes}

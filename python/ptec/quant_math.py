@@ -58,6 +58,7 @@ def softmax_params(s_in: float) -> Tuple[int, int, int]:
 
 SOFTMAX_OUTPUT_SCALE = 1.0 / 256.0
 SOFTMAX_OUTPUT_ZERO_POINT = -128
+SOFTMAX16_OUTPUT_SCALE = 1.0 / 32768.0     # int16 softmax (--a16): zero point 0
 
 
 def quantize_to_int8(values, scale: float, zp: int) -> np.ndarray:

@@ -267,11 +267,12 @@ def _shared_cat_qparams(g: Graph, observer: RangeObserver) -> Dict[str, Tuple[fl
 
 
 def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
-             int8_layernorm: bool = False) -> Graph:
+             int8_layernorm: bool = False, a16=None) -> Graph:
     """w4: linear and conv layers get 4-bit weights (takes_w4; their nodes
     carry attrs["weight_bits"] = 4). int8_layernorm: layer norms are marked
     for ptec's own int8 kernel (attrs["int8_kernel"]); otherwise they stay
-    fp32, as upstream runs them."""
+    fp32, as upstream runs them. a16: None, True (every layer that has an
+    int16 kernel) or module paths: see mark_a16."""
     g = copy.deepcopy(prepared)
     shared = _shared_cat_qparams(g, observer)
     for n in g.nodes:
@@ -316,7 +317,67 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
             # calibration inputs (attention outputs are otherwise clipped).
             n.qparams = g.node(n.inputs[1]).qparams
     _share_min_max_qparams(g)
+    if a16:
+        mark_a16(g, observer, None if a16 is True else list(a16))
     return g
+
+
+# Ops with a 16-bit-activation kernel (ptec::*_a16, docs/kernels.md); a
+# reshape between two of them stays int16.
+A16_OPS = ("conv2d", "linear", "add", "mul", "avg_pool2d", "adaptive_avg_pool2d", "mean", "max_pool2d",
+           "softmax", "clamp", "reshape")
+
+
+class A16SelectionError(ValueError):
+    """--a16 named a layer the model does not have."""
+
+
+def module_path(n) -> str:
+    """The module path of a node (`features.3`), from its source."""
+    source = n.attrs.get("source") or n.name
+    return source.split(" ")[0]
+
+
+def mark_a16(g: Graph, observer: RangeObserver, paths: Optional[List[str]] = None) -> List[str]:
+    """int16 activations with 8-bit weights (`--a16`). Every node gets
+    attrs["scale16"], its symmetric int16 grid (the observed range's
+    largest magnitude at 32767; a pass-through op keeps its input's, a
+    softmax's output is 1/32768), since any value may feed an int16 layer.
+    The nodes `paths` selects (all when None: a node whose module path is a
+    path or lies below one, or whose graph name is one) and that have an
+    int16 kernel get attrs["a16"]; their int8 qparams stay, for int8
+    consumers and for the forms that have no int16 kernel. Returns the
+    names of the marked nodes."""
+    for n in g.nodes:
+        if n.op == "constant":
+            continue
+        src = g.node(n.inputs[0]) if n.inputs else None
+        if n.op == "softmax":
+            n.attrs["scale16"] = qm.SOFTMAX16_OUTPUT_SCALE
+        elif n.op in PASS_THROUGH and src is not None and "scale16" in src.attrs:
+            n.attrs["scale16"] = src.attrs["scale16"]
+        elif n.name in observer.lo:
+            lo, hi = observer.range(n.name)
+            n.attrs["scale16"] = float(np.float32(max(abs(lo), abs(hi), 1e-8) / 32767.0))
+
+    def chosen(n) -> bool:
+        if paths is None:
+            return True
+        p = module_path(n)
+        return any(p == q or p.startswith(q + ".") or n.name == q for q in paths)
+    if paths is not None:
+        unknown = [q for q in paths if not any(module_path(n) == q or module_path(n).startswith(q + ".")
+                                               or n.name == q for n in g.nodes)]
+        if unknown:
+            layers = list(dict.fromkeys(module_path(n) for n in g.nodes if n.op in A16_OPS))
+            raise A16SelectionError(f"16-bit activations for {', '.join(unknown)}: the model has no such layer "
+                                    f"(its layers: {', '.join(layers[:12])}{', ...' if len(layers) > 12 else ''})")
+    marked = []
+    for n in g.nodes:
+        if n.op in A16_OPS and "scale16" in n.attrs and chosen(n):
+            n.attrs["a16"] = True
+            marked.append(n.name)
+    return marked
 
 
 def _rows_are_probabilities(g: Graph, name: str) -> bool:

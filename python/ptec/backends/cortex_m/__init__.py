@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .. import KernelBackend
 from .lowering import LOWERINGS
+from .lowering_a16 import LOWERINGS_A16
 from .partitioner import refusal
 
 
@@ -16,4 +17,8 @@ class CortexMBackend(KernelBackend):
         return refusal(n, ctx)
 
     def lower_node(self, n, ctx):
+        if n.attrs.get("a16") and n.op in LOWERINGS_A16:
+            out = LOWERINGS_A16[n.op](ctx, n)
+            if out is not None:
+                return out
         return LOWERINGS[n.op](ctx, n)

@@ -1,0 +1,165 @@
+"""The cortex_m lowering of nodes `--a16` selected (attrs["a16"], set by
+ptec.quantize.mark_a16): 16-bit activations with 8-bit weights through the
+`ptec::*_a16` kernels (ptec.backends.cortex_m.kernels_a16). Each function
+returns the node's int16 value, or None when the node's form has no int16
+kernel (a constant operand, a padded average counting its padding, a
+softmax over a dim that is not innermost): the node then takes its int8
+lowering, which the quantizer prepared too, so a model mixes the two
+freely. Operands come through ctx.q16 (an int8 or float producer is
+converted onto the operand's int16 grid); int8 consumers of an int16 value
+get it through ctx.q.
+"""
+from __future__ import annotations
+
+from typing import List, Optional
+
+import numpy as np
+
+from ...ir import Node
+from ...lowered import Act, raw_view, view
+from ...pte.program_builder import CHANNELS_LAST
+from . import kernels_a16 as K16
+
+
+def _tensors(ctx, n: Node) -> Optional[List[Act]]:
+    """n's operands as int16, or None if one is a constant (the int8
+    lowering folds constants into LUTs and quantized constants)."""
+    if any(ctx.g.node(i).op == "constant" for i in n.inputs):
+        return None
+    return [ctx.q16(i) for i in n.inputs]
+
+
+def op_conv2d(ctx, n: Node):
+    xs = _tensors(ctx, n)
+    if xs is None or n.attrs.get("weight_bits", 8) != 8:
+        return None
+    a = n.attrs
+    return K16.conv2d(ctx.b, xs[0], a["weight_q"], a.get("bias"), a["weight_scales"], a["scale16"],
+                      a["stride"], a["padding"], a["dilation"], a["groups"], a.get("act"))
+
+
+def op_linear(ctx, n: Node):
+    xs = _tensors(ctx, n)
+    if xs is None or n.attrs.get("weight_bits", 8) != 8:
+        return None
+    a, x = n.attrs, xs[0]
+    if len(x.sizes) == 4:       # over W of a channels-last tensor: rows must be contiguous
+        rows = view(ctx.b, x, [int(np.prod(x.sizes[:3])), x.sizes[3]])
+        y = K16.linear(ctx.b, rows, a["weight_q"], a.get("bias"), float(a["weight_scales"][0]),
+                       a["scale16"], a.get("act"))
+        return view(ctx.b, y, n.shape)
+    return K16.linear(ctx.b, x, a["weight_q"], a.get("bias"), float(a["weight_scales"][0]),
+                      a["scale16"], a.get("act"))
+
+
+def _broadcastable(ctx, n: Node) -> bool:
+    """Equal shapes, or one operand a per-channel [1, C, 1, 1] (or [C])
+    vector of a 4-D result: the forms the int8 add and mul take too."""
+    shapes = [list(ctx.g.node(i).shape) for i in n.inputs]
+    if shapes[0] == shapes[1]:
+        return True
+    out = list(n.shape)
+    return len(out) == 4 and any(s in ([1, out[1], 1, 1], [out[1]]) for s in shapes) \
+        and any(s == out for s in shapes)
+
+
+def op_add(ctx, n: Node):
+    if not _broadcastable(ctx, n):
+        return None
+    xs = _tensors(ctx, n)
+    return None if xs is None else K16.add(ctx.b, xs[0], xs[1], n.attrs["scale16"], n.attrs.get("act"))
+
+
+def op_mul(ctx, n: Node):
+    if not _broadcastable(ctx, n):
+        return None
+    xs = _tensors(ctx, n)
+    return None if xs is None else K16.mul(ctx.b, xs[0], xs[1], n.attrs["scale16"])
+
+
+def op_avg_pool2d(ctx, n: Node):
+    a = n.attrs
+    if any(a["padding"]) and a["count_include_pad"]:
+        return None     # the int16 kernel averages in-bounds positions only
+    xs = _tensors(ctx, n)
+    return None if xs is None else K16.avg_pool2d(ctx.b, xs[0], a["kernel"], a["stride"], a["padding"],
+                                                  a["ceil_mode"])
+
+
+def op_adaptive_avg_pool2d(ctx, n: Node):
+    xs = _tensors(ctx, n)
+    if xs is None:
+        return None
+    _, _, h, w = xs[0].sizes
+    oh, ow = n.attrs["output_size"]
+    k = [h // oh, w // ow]
+    return K16.avg_pool2d(ctx.b, xs[0], k, k, [0, 0], False)
+
+
+def op_mean(ctx, n: Node):
+    shape = ctx.g.node(n.inputs[0]).shape
+    if len(shape) != 4 or sorted(d % 4 for d in n.attrs["dim"]) != [2, 3]:
+        return None
+    xs = _tensors(ctx, n)
+    if xs is None:
+        return None
+    y = K16.avg_pool2d(ctx.b, xs[0], shape[2:], shape[2:], [0, 0], False)
+    return y if n.attrs["keepdim"] else view(ctx.b, y, y.sizes[:2])
+
+
+def op_max_pool2d(ctx, n: Node):
+    a = n.attrs
+    xs = _tensors(ctx, n)
+    if xs is None:
+        return None
+    lo, hi = K16.activation_range16(a.get("act"), xs[0].scale)
+    return K16.max_pool2d(ctx.b, xs[0], a["kernel"], a["stride"], a["padding"], a["ceil_mode"], lo, hi)
+
+
+def op_clamp(ctx, n: Node):
+    xs = _tensors(ctx, n)
+    if xs is None:
+        return None
+    x = xs[0]
+    lo, hi = K16.activation_range16((n.attrs["lo"], n.attrs["hi"]), x.scale)
+    if len(x.sizes) == 4:
+        return K16.max_pool2d(ctx.b, x, [1, 1], [1, 1], [0, 0], False, lo, hi)
+    if len(x.sizes) != 2:
+        return None
+    # rank 2: [N,F] contiguous has the bytes of [N,F,1,1] channels-last
+    y = K16.max_pool2d(ctx.b, view(ctx.b, x, list(x.sizes) + [1, 1]), [1, 1], [1, 1], [0, 0], False, lo, hi)
+    return view(ctx.b, y, x.sizes)
+
+
+def op_softmax(ctx, n: Node):
+    shape = ctx.g.node(n.inputs[0]).shape
+    r = len(shape)
+    d = n.attrs["dim"] % r
+    innermost = (d == 1) if r == 4 else (d == r - 1)
+    if not innermost:
+        return None
+    xs = _tensors(ctx, n)
+    if xs is None:
+        return None
+    x = xs[0]
+    if r == 4:        # channels-last: the channel dim is physically innermost
+        phys = [x.sizes[i] for i in CHANNELS_LAST]
+        rows = raw_view(ctx.b, x, [int(np.prod(phys[:-1])), phys[-1]], [0, 1])
+        y = K16.softmax(ctx.b, rows)
+        return raw_view(ctx.b, y, x.sizes, CHANNELS_LAST)
+    rows = view(ctx.b, x, [int(np.prod(x.sizes[:-1])), x.sizes[-1]]) if r != 2 else x
+    y = K16.softmax(ctx.b, rows)
+    return view(ctx.b, y, x.sizes) if r != 2 else y
+
+
+def op_reshape(ctx, n: Node):
+    """A view keeps int16 when its input was made in int16 (a flatten
+    between a16 layers costs nothing); otherwise the int8 view."""
+    src = n.inputs[0]
+    if not ctx.g.node(src).attrs.get("a16") or src not in ctx.env16:
+        return None
+    return view(ctx.b, ctx.q16(src), n.attrs["shape"])
+
+
+LOWERINGS_A16 = {name[3:]: fn for name, fn in list(globals().items())
+                 if name.startswith("op_") and callable(fn)}
