@@ -39,6 +39,18 @@ for t in "${targets[@]}"; do
   echo "figure size.$t.core_text_terse $(core_size "build/$t-terse" | awk '{print $1}')"
 done
 
+# Where the M55 core's bytes are, file by file, with and without the
+# prose of error messages (docs/performance.md).
+for build in cortex-m55 cortex-m55-terse; do
+  [ -f "build/$build/src/libptec_runtime.a" ] || continue
+  key=core; [ "$build" = cortex-m55 ] || key=core_terse
+  echo
+  echo "== runtime core by file ($build): .text =="
+  arm-none-eabi-size "build/$build/src/libptec_runtime.a" | awk -v key="$key" 'NR > 1 {
+    name = $6; sub(/\.c\.obj$/, "", name); printf "%-20s %8d\n", name, $1
+    printf "figure size.cortex-m55.%s.%s %d\n", key, name, $1 }'
+done
+
 for name in ${firmware[@]+"${firmware[@]}"}; do
   for t in "${targets[@]}"; do
     elf=$(find "build/$t/firmware" -name "$name.elf" -print -quit 2>/dev/null || true)
