@@ -7,7 +7,10 @@
  * bytes, it runs k inferences and prints one line per inference (index,
  * argmax of output 0, instructions) with the outputs' bytes as
  * "@b<k>.out<i>" hex lines, then the per-operator profile of the first
- * block and a summary.
+ * block and a summary. The method stays loaded from one block to the next,
+ * so state tensors (--stateful) carry over: the batch is a stream. The
+ * profiled run follows ptec_method_reset_state, and its outputs are printed
+ * as "@reset.out<i>" (they equal block 0's).
  *
  * Everything goes through the board's host link (ptec_host_link.h): the
  * program and inputs come from it, the report goes to it, and the run ends
@@ -198,9 +201,25 @@ static int run_batch(size_t count)
         least = instructions < least ? instructions : least;
         most = instructions > most ? instructions : most;
     }
+    /* State tensors (--stateful) carried over from each inference to the
+     * next: the batch was a stream. Reset them, so that the profiled run of
+     * block 0 starts where inference 0 did; its outputs ("@reset.out<i>")
+     * must then be inference 0's. */
+    if (failed("ptec_method_reset_state", ptec_method_reset_state(&method))) {
+        return EXIT_EXECUTE;
+    }
     const int profiled = run_profiled(0, first);
     if (profiled != 0) {
         return profiled;
+    }
+    for (size_t i = 0; i < ptec_method_output_count(&method); ++i) {
+        const ptec_tensor *tensor;
+        if (failed("ptec_method_output", ptec_method_output(&method, i, &tensor))) {
+            return EXIT_OUTPUTS;
+        }
+        char label[32];
+        snprintf(label, sizeof(label), "reset.out%lu", (unsigned long)i);
+        output_hex(label, tensor);
     }
     report("batch: %lu inferences; %s per inference min %s, mean %s, max %s\n",
            (unsigned long)count, tick_unit(), ptec_runner_u64_text(least, text), ptec_runner_u64_text(sum / count, text2),

@@ -6,6 +6,7 @@
  *   ptec_method_set_input()     copy (or bind) inputs, checked against the program
  *   ptec_method_execute()       run the instruction list
  *   ptec_method_output()        read results
+ *   ptec_method_reset_state()   put state tensors back to their initial values
  *
  * Nothing here allocates. Structures are the caller's; their fields are
  * private unless documented.
@@ -69,6 +70,10 @@ typedef struct ptec_program {
     uint32_t constant_count;
     uint32_t legacy_buffers;   /* position of the constant_buffer vector (0: none) */
     uint32_t legacy_count;
+    const uint8_t *mutables;   /* mutable_data_segments[0]'s segment: initial values, or NULL */
+    size_t mutables_size;
+    uint32_t mutable_offsets;  /* position of its offsets vector (0: none) */
+    uint32_t mutable_count;
     ptec_error_detail error;   /* why ptec_program_init failed; written by it alone */
 } ptec_program;
 
@@ -228,6 +233,16 @@ uint64_t ptec_method_pass_cost(const ptec_method *method);
 ptec_status ptec_method_set_budget(ptec_method *method, uint64_t budget);
 
 ptec_status ptec_method_execute(ptec_method *method);
+/* State. A planned tensor with an initial value (upstream's mutable buffers:
+ * data_buffer_idx > 0 and allocation_info present, the bytes in
+ * Program.mutable_data_segments[0]) gets that value copied into its planned
+ * memory at load, as upstream's runtime does. Nothing else writes it but the
+ * program's own instructions, so what one execute leaves there the next one
+ * reads: a recurrent layer compiled with --stateful streams its hidden state
+ * across executes. This call copies every initial value again (back to the
+ * state right after load); the inputs stay set. PTEC_INVALID_STATE before a
+ * successful load. A method without such tensors has nothing to reset (OK). */
+ptec_status ptec_method_reset_state(ptec_method *method);
 /* Output tensor `index` after a successful execute; before the first one,
  * PTEC_INVALID_STATE (there is no output yet). */
 ptec_status ptec_method_output(const ptec_method *method, size_t index,

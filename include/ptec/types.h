@@ -47,7 +47,8 @@ const char *ptec_dtype_name(int dtype);
 enum {
     PTEC_TENSOR_CONSTANT = 1u << 0, /* data points into the program, read-only */
     PTEC_TENSOR_PLANNED = 1u << 1,  /* data lives in a planned buffer */
-    PTEC_TENSOR_DYNAMIC = 1u << 2   /* DYNAMIC_BOUND: sizes are an upper bound */
+    PTEC_TENSOR_DYNAMIC = 1u << 2,  /* DYNAMIC_BOUND: sizes are an upper bound */
+    PTEC_TENSOR_INITIAL = 1u << 3   /* planned, with an initial value (state; see ptec_method_reset_state) */
 };
 
 typedef struct ptec_tensor {

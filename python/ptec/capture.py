@@ -22,7 +22,7 @@ import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .capture_modules import CaptureModuleError, with_traceable_modules
+from .capture_modules import CaptureModuleError, ptec_state, ptec_state_write, with_traceable_modules
 from .ir import Graph, Node, UnsupportedOperator, infer_shapes
 
 
@@ -210,6 +210,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
     by_name = {}
     tuple_sources = set()
     shape_nodes = set()
+    state_of_buffer = {}        # buffer path -> its state node (--stateful)
+    state_buffers = set()       # get_attr nodes read only as a state's buffer
 
     def ref(a):
         return a.name if isinstance(a, torch.fx.Node) else None
@@ -250,6 +252,22 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_prelu_nodes(name, mods[fn.target], ins))
             else:
                 nodes.append(_module_node(name, mods[fn.target], ins))
+        elif fn.op == "call_function" and fn.target in (ptec_state, ptec_state_write):
+            buffer = fn.args[0]
+            if not isinstance(buffer, torch.fx.Node) or buffer.op != "get_attr":
+                raise CaptureError(f"{fn.target.__name__} needs a module buffer")
+            state_buffers.add(buffer.name)
+            if fn.target is ptec_state:
+                val = gm
+                for part in buffer.target.split("."):
+                    val = getattr(val, part)
+                bound = fn.args[2] if len(fn.args) > 2 else fn.kwargs.get("bound")
+                nodes.append(Node(name, "state", [], dict(init=_np(val), bound=bound)))
+                state_of_buffer[buffer.target] = name
+            else:
+                if buffer.target not in state_of_buffer:
+                    raise CaptureError(f"state {buffer.target} written before it is read")
+                nodes.append(Node(name, "state_write", [state_of_buffer[buffer.target], ins[1]]))
         elif fn.op in ("call_function", "call_method"):
             scalar = _scalar_binary(fn)
             source = (by_name.get(ins[0]) if ins and fn.target in (operator.getitem, getattr)
@@ -290,7 +308,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             n.attrs.setdefault("source", _source(fn, mods))
         by_name.update((n.name, n) for n in nodes[before:])
     used = {i for n in nodes for i in n.inputs} | set(outputs)
-    nodes = [n for n in nodes if n.name not in tuple_sources or n.name in used]
+    nodes = [n for n in nodes if (n.name not in tuple_sources and n.name not in state_buffers)
+             or n.name in used]
     return Graph(nodes, inputs, outputs)
 
 
@@ -678,11 +697,16 @@ def _symbolic_trace(model: nn.Module) -> torch.fx.GraphModule:
 
 
 def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: str = "auto",
-            name: str = "model") -> Graph:
+            name: str = "model", stateful: bool = False) -> Graph:
+    """stateful: nn.GRU / nn.LSTM keep their hidden (and cell) state from one
+    run to the next, in state nodes (torch.fx capture: the stand-ins)."""
     model = model.eval()
     example_inputs = [torch.as_tensor(x, dtype=torch.float32) for x in example_inputs]
     g = None
-    if method in ("auto", "export") and hasattr(torch, "export"):
+    if stateful and method == "export":
+        raise CaptureError("--stateful captures with torch.fx (its recurrent stand-ins); "
+                           "use --capture fx or auto")
+    if method in ("auto", "export") and hasattr(torch, "export") and not stateful:
         try:
             from .capture_export import capture_with_export
             g = capture_with_export(model, example_inputs)
@@ -693,13 +717,21 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
             g = None
     if g is None:
         try:
-            gm = _symbolic_trace(with_traceable_modules(model, example_inputs))
+            gm = _symbolic_trace(with_traceable_modules(model, example_inputs, stateful))
         except CaptureModuleError as e:
             raise CaptureError(str(e)) from e
         except Exception as e:          # noqa: BLE001
             raise CaptureError(f"torch.fx could not trace the model: {e}") from e
+        # Shape propagation runs the module, which writes its states: the
+        # initial values are the buffers' values before it.
+        initial = {k: v.detach().clone() for k, v in gm.named_buffers()}
         _propagate_shapes(gm, example_inputs)
+        with torch.no_grad():
+            for k, v in gm.named_buffers():
+                v.copy_(initial[k])
         g = _fx_to_graph(gm)
+        if stateful and not any(n.op == "state" for n in g.nodes):
+            raise CaptureError("--stateful: the model has no nn.GRU or nn.LSTM layer to keep a state for")
     g.name = name
     try:
         infer_shapes(g, example_inputs)

@@ -26,6 +26,30 @@ class CaptureModuleError(ValueError):
     """A stand-in module called in a way it does not cover; one line."""
 
 
+# State across runs (--stateful). Both are fx leaves (torch.fx.wrap below):
+# capture turns them into the graph's `state` and `state_write` nodes, which
+# lower to a planned tensor with an initial value (the .pte's mutable data)
+# and a copy into it after everything else of the run. Run eagerly they do
+# what the program does, so a stand-in carries its state across calls.
+def ptec_state(buffer, anchor, bound=None):
+    """The value `buffer` holds at the start of the run (bound: a known
+    bound on its magnitude, for its int8 grid, or None: calibrated).
+    anchor: a tensor of the run (the layer's input), unused: it makes
+    torch.fx record the read (a buffer alone is no traced value)."""
+    return buffer.detach().clone()
+
+
+def ptec_state_write(buffer, value):
+    """Stores `value` into `buffer` for the next run; returns value."""
+    with torch.no_grad():
+        buffer.copy_(value.detach())
+    return value
+
+
+torch.fx.wrap("ptec_state")
+torch.fx.wrap("ptec_state_write")
+
+
 class SelfAttention(nn.Module):
     """nn.MultiheadAttention's function for batch 1 and no masks: the input
     projection split into q, k and v, heads as a [heads, tokens, head_dim]
@@ -173,10 +197,18 @@ class Recurrent(nn.Module):
     step the hidden projection (the same weights every step: the program
     stores them once) and the gate arithmetic."""
 
-    def __init__(self, rnn, steps: int):
+    def __init__(self, rnn, steps: int, stateful: bool = False):
         super().__init__()
         self.kind = "lstm" if isinstance(rnn, nn.LSTM) else "gru"
         self.hidden, self.layers, self.steps = rnn.hidden_size, rnn.num_layers, steps
+        self.stateful = stateful
+        if stateful:
+            # Per layer the hidden state (and the LSTM's cell state), zero
+            # after load and reset; each run starts from what the last left.
+            for k in range(self.layers):
+                self.register_buffer(f"state_h_l{k}", torch.zeros(1, self.hidden))
+                if self.kind == "lstm":
+                    self.register_buffer(f"state_c_l{k}", torch.zeros(1, self.hidden))
         self.batch_first = rnn.batch_first
         self.ih = nn.ModuleList(_linear(getattr(rnn, f"weight_ih_l{k}"), getattr(rnn, f"bias_ih_l{k}", None))
                                 for k in range(self.layers))
@@ -192,12 +224,19 @@ class Recurrent(nn.Module):
     def forward(self, x, state=None):
         if state is not None:
             raise CaptureModuleError(f"nn.{self.kind.upper()} given an initial state: ptec captures "
-                                     "recurrent layers from the zero state")
+                                     "recurrent layers from the zero state (or, with --stateful, "
+                                     "from the state the last run left)")
         seq = x if self.batch_first else x.transpose(0, 1)          # [1, T, features]
         last_h, last_c = [], []
         for k in range(self.layers):
             gates = self.ih[k](seq)                                  # [1, T, gates]
             h = c = None
+            if self.stateful:
+                # GRU: h is a convex mix of tanh outputs and the last h, so
+                # |h| <= 1 whatever the input; the LSTM's c has no such bound.
+                h = ptec_state(getattr(self, f"state_h_l{k}"), seq, 1.0)
+                if self.kind == "lstm":
+                    c = ptec_state(getattr(self, f"state_c_l{k}"), seq)
             outs = []
             for t in range(self.steps):
                 g = gates[:, t]
@@ -206,6 +245,10 @@ class Recurrent(nn.Module):
                 else:
                     h, c = lstm_step(g, h, c, self.hh[k], self.hidden, self._zero(k))
                 outs.append(h.unsqueeze(1))
+            if self.stateful:
+                h = ptec_state_write(getattr(self, f"state_h_l{k}"), h)
+                if self.kind == "lstm":
+                    c = ptec_state_write(getattr(self, f"state_c_l{k}"), c)
             seq = torch.cat(outs, 1)
             last_h.append(h.unsqueeze(0))
             last_c.append(c.unsqueeze(0) if c is not None else None)
@@ -242,13 +285,14 @@ def _attention_covered(m) -> bool:
             and m.embed_dim % m.num_heads == 0 and m.bias_k is None and not m.add_zero_attn)
 
 
-def _stand_in(m: nn.Module, steps=None):
+def _stand_in(m: nn.Module, steps=None, stateful: bool = False):
     """The stand-in of a covered module, else None. steps: the sequence
-    length a recurrent layer was called with (traced shapes)."""
+    length a recurrent layer was called with (traced shapes). stateful:
+    recurrent layers keep their state across runs."""
     if isinstance(m, (nn.GRU, nn.LSTM)):
         ok = (not m.bidirectional and getattr(m, "proj_size", 0) == 0 and m.mode in ("GRU", "LSTM")
               and steps is not None)
-        return Recurrent(m, steps) if ok else None
+        return Recurrent(m, steps, stateful) if ok else None
     if isinstance(m, (nn.GRUCell, nn.LSTMCell)):
         return RecurrentCell(m)
     if isinstance(m, nn.TransformerEncoder):
@@ -287,22 +331,23 @@ def sequence_lengths(model: nn.Module, example_inputs) -> dict:
     return found
 
 
-def with_traceable_modules(model: nn.Module, example_inputs=()) -> nn.Module:
+def with_traceable_modules(model: nn.Module, example_inputs=(), stateful: bool = False) -> nn.Module:
     """model, or a copy of it whose covered leaf modules are stand-ins (the
     user's model is never changed). Outermost modules first: an encoder's
-    layers go with it."""
+    layers go with it. stateful: nn.GRU / nn.LSTM keep their state from one
+    call to the next (the copy is then stateful when run eagerly too)."""
     if not any(isinstance(m, COVERED) for m in model.modules()):
         return model
     steps = sequence_lengths(model, example_inputs) if example_inputs else {}
     model = copy.deepcopy(model)
-    whole = _stand_in(model, steps.get(""))
+    whole = _stand_in(model, steps.get(""), stateful)
     if whole is not None:
         return whole
     replaced = []
     for name, m in list(model.named_modules()):
         if not name or any(name.startswith(r + ".") for r in replaced):
             continue
-        stand_in = _stand_in(m, steps.get(name))
+        stand_in = _stand_in(m, steps.get(name), stateful)
         if stand_in is None:
             continue
         parent_name, _, attr = name.rpartition(".")

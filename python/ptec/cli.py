@@ -123,6 +123,9 @@ def _compile(args) -> int:
         raise CliError(f"--percentile {args.percentile:g}: must be above 50 and at most 100 "
                        "(e.g. 99.99)")
     calib_option = _calib_option(args.calib)
+    if args.target in NPU_TARGETS and args.stateful:
+        raise CliError("--stateful is for the Cortex-M kernels: state tensors are not placed on the "
+                       "Ethos-U yet (drop --stateful, or give a cortex-m --target)")
     if args.target in NPU_TARGETS and args.w4:
         raise CliError("--w4 is for the Cortex-M kernels: the Ethos-U compiler stores 8-bit weights "
                        "(drop --w4, or give a cortex-m --target)")
@@ -208,7 +211,8 @@ def _compile_into(args, calib_option, out, log):
     cfg = QuantConfig(observer=args.observer, percentile=args.percentile)
     res = compile_model(model.module, model.example_inputs, calib, args.target, args.int8_io,
                         cfg, name=model.name, log=log, backends=backends, w4=args.w4,
-                        int8_layernorm=args.int8_layernorm, a16=_a16_choice(args))
+                        int8_layernorm=args.int8_layernorm, a16=_a16_choice(args),
+                        stateful=args.stateful)
     with out.open(args.output, "wb") as f:
         f.write(res.data)
     if npu is not None:
@@ -362,6 +366,10 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--int8-layernorm", action="store_true",
                    help="nn.LayerNorm in int8 with ptec's integer kernel instead of fp32 (the program "
                         "then runs on ptec's runtime only)")
+    c.add_argument("--stateful", action="store_true",
+                   help="nn.GRU / nn.LSTM keep their hidden (and cell) state from one execute to the "
+                        "next, in planned memory with an initial value of zero (the .pte's mutable "
+                        "data): stream a long sequence in chunks; ptec_method_reset_state restarts")
     c.add_argument("--observer", default="minmax", choices=["minmax", "percentile"],
                    help="activation range observer")
     c.add_argument("--percentile", type=float, default=99.99)

@@ -48,16 +48,20 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
                   log: Callable[[str], None] = lambda s: None,
                   available_kernels: Optional[Sequence[str]] = None,
                   backends=None, w4: bool = False, int8_layernorm: bool = False,
-                  a16=None) -> CompileResult:
+                  a16=None, stateful: bool = False) -> CompileResult:
     """backends: the ptec.backends in the order they are asked (default
     cortex_m then portable; delegating backends go first). w4: linear and
     conv layers with 4-bit weights (ptec::*_w4 kernels, ptec's runtime only).
     int8_layernorm: nn.LayerNorm through ptec::quantized_layer_norm instead
     of fp32 (ptec's runtime only). a16: int16 activations (ptec::*_a16
     kernels, ptec's runtime only) for every layer that has an int16 kernel
-    (True) or for the layers under the given module paths."""
+    (True) or for the layers under the given module paths. stateful: nn.GRU /
+    nn.LSTM keep their state across executes (state tensors: planned, with
+    an initial value)."""
     t0 = time.time()
-    graph = cap.capture(model, example_inputs, capture_method, name)
+    graph = cap.capture(model, example_inputs, capture_method, name, stateful=stateful)
+    if stateful:
+        log(f"--stateful: {sum(n.op == 'state' for n in graph.nodes)} state tensors kept across runs")
     log(f"captured {len(graph.nodes)} nodes with torch.{graph.source}")
     prepared = qz.prepare(graph)
     log(f"prepared: {len(prepared.nodes)} nodes after batch-norm folding and activation fusion")

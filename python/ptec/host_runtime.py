@@ -1,5 +1,8 @@
 """Runs a .pte on ptec's C runtime on the host (the ptec-run CLI) and gives
-back its outputs as numpy arrays in logical (PyTorch) order."""
+back its outputs as numpy arrays in logical (PyTorch) order. `run` executes
+once; `run_stream` executes several times in a row on one loaded method, so
+state tensors (--stateful recurrent layers) carry over, with resets where
+asked."""
 from __future__ import annotations
 
 import os
@@ -60,4 +63,42 @@ def run(program: Program, pte: bytes, inputs: Sequence[np.ndarray], ptec_run: Op
         for i, index in enumerate(plan.outputs):
             with open(os.path.join(tmp, f"output{i}.bin"), "rb") as f:
                 outs.append(logical_array(plan.values[index].val, f.read()))
+        return outs
+
+
+def run_stream(program: Program, pte: bytes, steps: Sequence[Sequence[np.ndarray]],
+               reset_before: Sequence[int] = (), ptec_run: Optional[str] = None,
+               workdir: Optional[str] = None) -> List[List[np.ndarray]]:
+    """Runs `pte` once per entry of `steps` (each the method's inputs) on one
+    loaded method (ptec-run --steps): what a run leaves in the state tensors
+    the next one reads. Before each step index in `reset_before` the state
+    goes back to its initial value (ptec_method_reset_state). Returns each
+    step's outputs."""
+    plan = program.plan()
+    steps = [list(s) for s in steps]
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        path = os.path.join(tmp, "model.pte")
+        with open(path, "wb") as f:
+            f.write(pte)
+        args = [ptec_run_path(ptec_run), path, "--output-dir", tmp, "--steps", str(len(steps))]
+        for k in reset_before:
+            args += ["--reset-before", str(int(k))]
+        for k, inputs in enumerate(steps):
+            if len(inputs) != len(plan.inputs):
+                raise ValueError(f"step {k}: {len(inputs)} inputs, the method takes {len(plan.inputs)}")
+            for i, (index, x) in enumerate(zip(plan.inputs, inputs)):
+                raw = os.path.join(tmp, f"step{k}_in{i}.bin")
+                with open(raw, "wb") as f:
+                    f.write(physical_bytes(plan.values[index].val, x))
+                args += ["--input", raw]
+        r = subprocess.run(args, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError_(r.stderr.strip())
+        outs = []
+        for k in range(len(steps)):
+            step = []
+            for i, index in enumerate(plan.outputs):
+                with open(os.path.join(tmp, f"step{k}_output{i}.bin"), "rb") as f:
+                    step.append(logical_array(plan.values[index].val, f.read()))
+            outs.append(step)
         return outs

@@ -10,7 +10,7 @@ interpreter converts to and from each tensor's dim_order.
 """
 from __future__ import annotations
 
-from typing import Dict, Sequence
+from typing import Dict, Optional, Sequence
 
 import numpy as np
 
@@ -97,14 +97,46 @@ def _pad_layout(t: Tensor, phys: np.ndarray) -> np.ndarray:
     return phys
 
 
+def _copy_initial_values(program: Program, plan, mem: _Memory) -> None:
+    """What the runtime does at load and on ptec_method_reset_state: each
+    planned tensor with an initial value (mutable_data_segments[0]) gets it."""
+    for i, ev in enumerate(plan.values):
+        t = ev.val
+        if isinstance(t, Tensor) and t.has_initial_value:
+            mem.buffer(i, t)[:] = program.initial_bytes(t)
+
+
+class Session:
+    """One loaded method: the planned memory lives from one run to the next,
+    as in the C runtime, so state tensors (--stateful recurrent layers) carry
+    over. Created with the initial values in place; reset() copies them back."""
+
+    def __init__(self, program: Program, method: str = "forward"):
+        self.program, self.method = program, method
+        self.plan = program.plan(method)
+        self.memory = _Memory(program, self.plan)
+        self.reset()
+
+    def reset(self) -> None:
+        _copy_initial_values(self.program, self.plan, self.memory)
+
+    def run(self, inputs: Sequence[np.ndarray], trace: bool = False):
+        return run_program(self.program, inputs, self.method, trace, memory=self.memory)
+
+
 def run_program(program: Program, inputs: Sequence[np.ndarray], method: str = "forward",
-                trace: bool = False):
+                trace: bool = False, memory: Optional[_Memory] = None):
     """Returns the outputs (logical shapes); with trace=True also a list of
-    (instruction index, op key, out value index, physical result copy)."""
+    (instruction index, op key, out value index, physical result copy).
+    memory: a Session's (the state of earlier runs); by default fresh memory
+    with the initial values in place (one run after load)."""
     from .reference import cortex_m as ref
     plan = program.plan(method)
     values = plan.values
-    mem = _Memory(program, plan)
+    mem = memory
+    if mem is None:
+        mem = _Memory(program, plan)
+        _copy_initial_values(program, plan, mem)
     for idx, x in zip(plan.inputs, inputs):
         mem.write_logical(idx, values[idx].val, np.asarray(x))
     log = []

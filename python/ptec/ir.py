@@ -11,6 +11,11 @@ avg_pool2d, adaptive_avg_pool2d, max_pool2d, reshape, permute, channel_shuffle, 
 the unary activations of UNARY (sigmoid, tanh, silu, gelu, softplus, prelu, hardswish,
 hardsigmoid, leaky_relu, elu), mean, cat, identity, unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
+
+State (--stateful): `state` is a tensor kept from one run to the next
+(attrs init: its value after load or reset; bound: a known |value| bound or
+None), `state_write(state, value)` stores value into it at the end of the
+run (its own value is value's). Evaluating a graph is one run after load.
 """
 from __future__ import annotations
 
@@ -194,6 +199,10 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = xs[0]
     elif op == "constant":
         y = _t(a["value"])
+    elif op == "state":             # one run after load (or reset): the initial value
+        y = _t(a["init"]).to(torch.float32)
+    elif op == "state_write":       # state <- value at the end of the run; its value is value's
+        y = xs[1]
     elif op == "unsupported":
         y = a["fn"](*xs)
     else:

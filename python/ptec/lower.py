@@ -114,6 +114,29 @@ class LoweringContext:
             return float(np.asarray(node.attrs["value"], np.float64).reshape(-1)[0])
         return None
 
+    def lower_state(self, n: Node) -> Act:
+        """A state node: an int8 planned tensor whose initial value (the
+        node's init on its grid) the runtime copies in at load and on reset.
+        Its lifetime is the whole run (ProgramBuilder.state)."""
+        s, z = n.qparams
+        init = np.asarray(n.attrs["init"], np.float64)
+        if len(n.shape) == 4:
+            raise LoweringError(f"{origin(n)}: a 4-D state tensor is not supported")
+        q = np.clip(np.round(init / s) + z, -128, 127).astype(np.int8).reshape(n.shape)
+        v = self.b.state(ScalarType.CHAR, n.shape, q.tobytes())
+        return Act(v, [int(d) for d in n.shape], ScalarType.CHAR, s, z)
+
+    def write_state(self, n: Node) -> None:
+        """state <- value: a byte copy (aten::view_copy.out into the state's
+        tensor), the value being on the state's grid (quantize)."""
+        state = self.env[n.inputs[0]]
+        value = self.q(n.inputs[1])
+        if (value.scale, value.zp) != (state.scale, state.zp) or value.sizes != state.sizes:
+            raise LoweringError(f"{origin(n)}: the value written into the state is not on its "
+                                f"int8 grid or shape ({value.sizes} {value.scale} {value.zp} vs "
+                                f"{state.sizes} {state.scale} {state.zp})")
+        self.b.call("aten::view_copy.out", self=value.value, size=list(state.sizes), out=state.value)
+
     def on_float_backend(self, name: str) -> bool:
         b = self.partition.backend_of(name)
         return b is not None and b.produces_float
@@ -169,6 +192,7 @@ class LoweringContext:
                   for backend, nodes in self.partition.delegate_groups(self)}
         delegated = {n.name for _, nodes in groups.values() for n in nodes}
         inputs, in_values = [], []
+        state_writes: List[Node] = []
         for done, n in enumerate(self.g.nodes, 1):
             if self.progress:
                 self.progress(done, len(self.g.nodes))
@@ -183,10 +207,21 @@ class LoweringContext:
                                      layout(n.shape), s, z))
                 in_values.append(a.value)
                 self.env[n.name] = a
+            elif n.op == "state":
+                self.env[n.name] = self.lower_state(n)
+            elif n.op == "state_write":
+                # Its value is the value's; the copy waits until every reader
+                # of the state has run (the end of the run).
+                self.env[n.name] = self.get(n.inputs[1])
+                state_writes.append(n)
             elif n.name in groups:
                 self.lower_delegate(*groups[n.name])
             elif n.name not in delegated:
                 self.lower_node(n)
+        for n in state_writes:
+            self.b.source = (origin(n), "none")
+            self.write_state(n)
+        self.b.source = None
         outputs, out_values = [], []
         for name in self.g.outputs:
             if self.int8_io:

@@ -21,7 +21,9 @@ from .lowered import Placement
 
 FIRST_CHOICE = "the first backend asked that takes it"
 NO_CODE = {"input": "a program input", "constant": "a constant, stored where it is used",
-           "identity": "no operation: the value of its input"}
+           "identity": "no operation: the value of its input",
+           "state": "a state tensor: planned memory with an initial value, kept across runs",
+           "state_write": "stores a value into its state tensor (a copy after the rest of the run)"}
 
 
 class Partition:

@@ -275,8 +275,20 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
     int16 kernel) or module paths: see mark_a16."""
     g = copy.deepcopy(prepared)
     shared = _shared_cat_qparams(g, observer)
+    written = _state_values(g)
     for n in g.nodes:
-        if n.name in shared:
+        if n.op == "state":
+            n.qparams = _state_qparams(g, n, written, observer)
+        elif n.op == "state_write":
+            n.qparams = g.node(n.inputs[0]).qparams
+        elif n.name in written:
+            # The copy into the state moves bytes: the value is computed on
+            # the state's grid.
+            if n.name in shared or n.op in PASS_THROUGH or n.op == "softmax":
+                raise ValueError(f"--stateful: the value written into state {written[n.name]} "
+                                 f"({n.op}) has its int8 grid fixed by something else")
+            n.qparams = g.node(written[n.name]).qparams
+        elif n.name in shared:
             n.qparams = shared[n.name]
         elif n.op in ("softmax",):
             n.qparams = (qm.SOFTMAX_OUTPUT_SCALE, qm.SOFTMAX_OUTPUT_ZERO_POINT)
@@ -378,6 +390,34 @@ def mark_a16(g: Graph, observer: RangeObserver, paths: Optional[List[str]] = Non
             n.attrs["a16"] = True
             marked.append(n.name)
     return marked
+
+
+def _state_values(g: Graph) -> Dict[str, str]:
+    """{value written into a state: that state} (state_write nodes)."""
+    written: Dict[str, str] = {}
+    for n in g.nodes:
+        if n.op == "state_write":
+            state, value = n.inputs
+            if value in written or g.node(value).op in ("state", "input", "constant"):
+                raise ValueError(f"--stateful: state {state} must be written with a value "
+                                 "computed in the run, one state per value")
+            written[value] = state
+    return written
+
+
+def _state_qparams(g: Graph, n, written: Dict[str, str], observer: RangeObserver) -> Tuple[float, int]:
+    """A state's int8 grid: [-bound, bound] when the layer knows one (a GRU's
+    hidden state), else the range calibration saw of the value written into
+    it, which also covers its initial value."""
+    bound = n.attrs.get("bound")
+    if bound is not None:
+        return affine_qparams(-float(bound), float(bound))
+    values = [v for v, s in written.items() if s == n.name]
+    if not values:
+        raise ValueError(f"--stateful: state {n.name} is never written")
+    lo, hi = observer.range(values[0])
+    init = np.asarray(n.attrs["init"], np.float64)
+    return affine_qparams(min(lo, float(init.min())), max(hi, float(init.max())))
 
 
 def _rows_are_probabilities(g: Graph, name: str) -> bool:

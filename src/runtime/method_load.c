@@ -776,6 +776,45 @@ ptec_status ptec_method_set_budget(ptec_method *m, uint64_t budget)
     return PTEC_OK;
 }
 
+/* Copies every planned tensor's initial value into its planned memory: at
+ * load, and again on ptec_method_reset_state. The values were checked at
+ * load; decoding them again from the unchanged program finds each one's
+ * bytes without keeping a list in the metadata (so the requirements need no
+ * term for it). A program whose mutable segment has no entry past the
+ * placeholder has no such tensor: nothing to walk. */
+static ptec_status copy_initial_values(ptec_method *m)
+{
+    if (m->program->mutable_count <= 1u) {
+        return PTEC_OK;
+    }
+    ptec_exec_ctx *ctx = m->ctx;
+    ctx->instruction = -1;
+    ctx->op_name = NULL;
+    ctx->op_name_len = 0;
+    for (uint32_t i = 0; i < m->value_count; ++i) {
+        ptec_value v;
+        ptec_tensor t;
+        const uint8_t *initial;
+        ptec_status st = ptec_value_initial(ctx, i, &v, &t, &initial);
+        if (st != PTEC_OK) {
+            return st;
+        }
+        if (initial != NULL && t.nbytes > 0) {
+            memcpy(t.data, initial, t.nbytes);
+        }
+    }
+    return PTEC_OK;
+}
+
+ptec_status ptec_method_reset_state(ptec_method *m)
+{
+    if (m == NULL || !m->loaded) {
+        return PTEC_INVALID_STATE;
+    }
+    ptec_detail_clear(&m->error);
+    return copy_initial_values(m);
+}
+
 /* Loads into `mem`, already known to need `req`. */
 static ptec_status load_with(ptec_method *m, const ptec_program *program, const char *name, const ptec_memory *mem,
                              const ptec_requirements *r)
@@ -827,6 +866,10 @@ static ptec_status load_with(ptec_method *m, const ptec_program *program, const 
     for (uint32_t i = 0; i < m->instruction_count; ++i) {
         m->instrs[i].op.ctx = m->ctx;
         m->instrs[i].op.scratch = m->instrs[i].op.scratch_bytes ? m->scratch : NULL;
+    }
+    if ((st = copy_initial_values(m)) != PTEC_OK) {
+        ptec_method_unload(m);
+        return st;
     }
     m->loaded = true;
     return PTEC_OK;

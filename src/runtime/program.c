@@ -75,6 +75,35 @@ static ptec_status locate_constants(ptec_program *p, fb_view *fb, const fb_table
     return PTEC_OK;
 }
 
+/* Initial values of planned tensors (upstream's mutable buffers): entry 0 of
+ * mutable_data_segments, the only one upstream's runtime reads. As with
+ * constants, offsets[0] is a placeholder, so one entry means none. Each
+ * tensor's offset and length are checked against the segment when its value
+ * is decoded (value_parse.c). */
+static ptec_status locate_mutables(ptec_program *p, fb_view *fb, const fb_table *root)
+{
+    fb_vector segments = ptec_fb_vec(fb, root, PROGRAM_MUTABLE_DATA_SEGMENTS, 4);
+    if (fb->bad || segments.count == 0) {
+        return fb->bad ? ptec_detail_fail(&p->error, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed mutable_data_segments"))
+                       : PTEC_OK;
+    }
+    fb_table first = ptec_fb_at(fb, &segments, 0);
+    fb_vector offsets = ptec_fb_vec(fb, &first, SUBSEGMENT_OFFSETS, 8);
+    uint32_t seg_index = ptec_fb_u32(fb, &first, SUBSEGMENT_INDEX, 0);
+    if (fb->bad) {
+        return ptec_detail_fail(&p->error, PTEC_INVALID_PROGRAM, PTEC_MSG("malformed mutable_data_segments"));
+    }
+    if (offsets.count <= 1u) {
+        return PTEC_OK;
+    }
+    ptec_status st = ptec_segment_find(p, seg_index, &p->mutables, &p->mutables_size, &p->error);
+    if (st == PTEC_OK) {
+        p->mutable_offsets = offsets.data;
+        p->mutable_count = offsets.count;
+    }
+    return st;
+}
+
 static ptec_status init_checked(ptec_program *p, const void *data, size_t size)
 {
     p->data = data;
@@ -102,7 +131,8 @@ static ptec_status init_checked(ptec_program *p, const void *data, size_t size)
     if (fb.bad || plans.count == 0) {
         return ptec_detail_fail(&p->error, PTEC_INVALID_PROGRAM, PTEC_MSG("no readable method table (truncated or corrupt file)"));
     }
-    return locate_constants(p, &fb, &root);
+    st = locate_constants(p, &fb, &root);
+    return st != PTEC_OK ? st : locate_mutables(p, &fb, &root);
 }
 
 ptec_status ptec_program_init(ptec_program *p, const void *data, size_t size)

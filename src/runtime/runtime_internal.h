@@ -136,6 +136,10 @@ void ptec_delegates_destroy(ptec_delegate_ctx *delegates, uint32_t count);
 /* Values ----------------------------------------------------------------- */
 /* Decodes value `index`. A tensor is written to *tensor and linked from out. */
 ptec_status ptec_value_parse(ptec_exec_ctx *ctx, uint32_t index, ptec_value *out, ptec_tensor *tensor);
+/* As ptec_value_parse; *initial receives where a planned tensor's initial
+ * value lies in the program (NULL for every other value). */
+ptec_status ptec_value_initial(ptec_exec_ctx *ctx, uint32_t index, ptec_value *out, ptec_tensor *tensor,
+                               const uint8_t **initial);
 /* Reads an Int value straight from the program (boxed int list items). */
 ptec_status ptec_value_read_int(ptec_exec_ctx *ctx, uint32_t index, int64_t *out);
 

@@ -105,7 +105,29 @@ static ptec_status constant_data(ptec_exec_ctx *ctx, uint32_t index, uint32_t bu
     return PTEC_OK;
 }
 
-static ptec_status tensor_parse(ptec_exec_ctx *ctx, uint32_t index, const fb_table *t, ptec_tensor *tensor)
+/* A planned tensor's initial value, in mutable_data_segments[0]'s segment
+ * (located and checked against the file by ptec_program_init). Upstream does
+ * not pad these offsets, so the bytes may sit at any address: they are only
+ * ever copied with memcpy. */
+static ptec_status initial_data(ptec_exec_ctx *ctx, uint32_t index, uint32_t buffer_idx, ptec_tensor *tensor,
+                                const uint8_t **initial)
+{
+    const ptec_program *p = ctx->program;
+    if (buffer_idx >= p->mutable_count) {
+        return value_fail(ctx, PTEC_INVALID_PROGRAM, index,
+                          PTEC_MSG("initial value index out of range (mutable_data_segments)"));
+    }
+    uint64_t offset = fb_le64(p->data + p->mutable_offsets + 8u * buffer_idx);
+    if (offset > p->mutables_size || tensor->nbytes > p->mutables_size - offset) {
+        return value_fail(ctx, PTEC_INVALID_PROGRAM, index, PTEC_MSG("initial value lies outside the mutable data segment"));
+    }
+    *initial = p->mutables + offset;
+    tensor->flags |= PTEC_TENSOR_INITIAL;
+    return PTEC_OK;
+}
+
+static ptec_status tensor_parse(ptec_exec_ctx *ctx, uint32_t index, const fb_table *t, ptec_tensor *tensor,
+                                const uint8_t **initial)
 {
     fb_view *fb = &ctx->fb;
     uint8_t scalar_type = ptec_fb_u8(fb, t, TENSOR_SCALAR_TYPE, 0);
@@ -117,6 +139,7 @@ static ptec_status tensor_parse(ptec_exec_ctx *ctx, uint32_t index, const fb_tab
     fb_table alloc = ptec_fb_sub(fb, t, TENSOR_ALLOCATION_INFO);
     fb_table extra = ptec_fb_sub(fb, t, TENSOR_EXTRA_INFO);
     uint8_t location = ptec_fb_u8(fb, &extra, EXTRA_LOCATION, LOCATION_SEGMENT);
+    uint64_t mutable_idx = ptec_fb_u64(fb, &extra, EXTRA_MUTABLE_IDX, 0);
     const uint8_t *size_bytes = fb->base + sizes.data;
     size_t elem = ptec_dtype_size(scalar_type);
     const char *why = NULL;
@@ -136,8 +159,8 @@ static ptec_status tensor_parse(ptec_exec_ctx *ctx, uint32_t index, const fb_tab
               : dynamism == DYNAMISM_UNBOUND ? PTEC_MSG("dynamic unbound tensor")
               : sizes.count > PTEC_MAX_RANK  ? PTEC_MSG("tensor rank above 16")
               : location == LOCATION_EXTERNAL ? PTEC_MSG("tensor data in an external .ptd file")
-              : (alloc.pos != 0 && buffer_idx != 0) ? PTEC_MSG("mutable tensor with an initial value")
-                                                    : NULL;
+              : mutable_idx != 0 ? PTEC_MSG("initial value in a mutable_data_segments entry other than 0")
+                                 : NULL;
     }
     if (why != NULL) {
         return value_fail(ctx, status, index, why);
@@ -165,7 +188,8 @@ static ptec_status tensor_parse(ptec_exec_ctx *ctx, uint32_t index, const fb_tab
     tensor->rank = (uint8_t)sizes.count;
     tensor->flags = dynamism == DYNAMISM_BOUND ? PTEC_TENSOR_DYNAMIC : 0u;
     if (alloc.pos != 0) {
-        return planned_data(ctx, index, &alloc, tensor);
+        ptec_status st = planned_data(ctx, index, &alloc, tensor);
+        return st != PTEC_OK || buffer_idx == 0 ? st : initial_data(ctx, index, buffer_idx, tensor, initial);
     }
     /* Neither planned nor constant: memory arrives at run time (inputs,
      * outputs, empty placeholders). */
@@ -186,7 +210,8 @@ static ptec_status check_index_list(ptec_exec_ctx *ctx, uint32_t index, const fb
     return PTEC_OK;
 }
 
-ptec_status ptec_value_parse(ptec_exec_ctx *ctx, uint32_t index, ptec_value *out, ptec_tensor *tensor)
+static ptec_status value_parse(ptec_exec_ctx *ctx, uint32_t index, ptec_value *out, ptec_tensor *tensor,
+                               const uint8_t **initial)
 {
     static const uint8_t list_widths[] = {[PTEC_VALUE_STRING] = 1,     [PTEC_VALUE_INT_LIST] = 8,
                                           [PTEC_VALUE_DOUBLE_LIST] = 8, [PTEC_VALUE_BOOL_LIST] = 1,
@@ -222,7 +247,7 @@ ptec_status ptec_value_parse(ptec_exec_ctx *ctx, uint32_t index, ptec_value *out
         if (m.pos == 0) {
             break;
         }
-        return tensor_parse(ctx, index, &m, tensor);
+        return tensor_parse(ctx, index, &m, tensor, initial);
     default: {
         fb_vector items = ptec_fb_vec(fb, &m, 0, list_widths[tag]);
         if (items.count > PTEC_MAX_LIST_COUNT) {
@@ -246,4 +271,21 @@ ptec_status ptec_value_parse(ptec_exec_ctx *ctx, uint32_t index, ptec_value *out
         return value_fail(ctx, PTEC_INVALID_PROGRAM, index, PTEC_MSG("malformed or missing EValue payload"));
     }
     return PTEC_OK;
+}
+
+ptec_status ptec_value_parse(ptec_exec_ctx *ctx, uint32_t index, ptec_value *out, ptec_tensor *tensor)
+{
+    const uint8_t *initial = NULL;
+    return value_parse(ctx, index, out, tensor, &initial);
+}
+
+ptec_status ptec_value_initial(ptec_exec_ctx *ctx, uint32_t index, ptec_value *out, ptec_tensor *tensor,
+                               const uint8_t **initial)
+{
+    *initial = NULL;
+    ptec_status st = value_parse(ctx, index, out, tensor, initial);
+    if (st != PTEC_OK) {
+        *initial = NULL;
+    }
+    return st;
 }

@@ -46,6 +46,17 @@ check "too many inputs" "[ $rc -eq 2 ]"
 check "zeros and a raw file" "[ -s $out/zeros/output0.bin ]"
 "$run" --list-ops >"$out/ops.log"
 check "list-ops" "grep -q 'aten::add.out' $out/ops.log && grep -q 'quantized_decomposed::quantize_per_tensor.out' $out/ops.log"
+# --steps: one loaded method, K executes (state programs: test_stateful.py).
+"$run" "$models/add.pte" --steps 2 --reset-before 1 --output-dir "$out/steps" \
+    --input "$models/inputs/add_in0.f32.bin" --input "$models/inputs/add_in1.f32.bin" \
+    --input "$models/inputs/add_in0.f32.bin" --input "$models/inputs/add_in1.f32.bin" >"$out/steps.log"
+check "steps write each step's outputs" "cmp -s $out/steps/step0_output0.bin $models/expected/add_inputs.out0.f32.bin && cmp -s $out/steps/step1_output0.bin $models/expected/add_inputs.out0.f32.bin && grep -q '(2 runs)' $out/steps.log"
+"$run" "$models/add.pte" --steps 2 --input zeros --input zeros >"$out/steps_short.log" 2>&1; rc=$?
+check "steps want inputs x steps" "[ $rc -eq 2 ] && grep -q 'wants 4 --input' $out/steps_short.log"
+"$run" "$models/add.pte" --steps 2 --repeat 2 >/dev/null 2>&1; rc=$?
+check "steps and repeat refused" "[ $rc -eq 2 ]"
+"$run" "$models/add.pte" --reset-before 1 >/dev/null 2>&1; rc=$?
+check "reset past the last step refused" "[ $rc -eq 2 ]"
 "$run" >/dev/null 2>&1; rc=$?
 check "usage error" "[ $rc -eq 2 ]"
 echo "$pass passed, $fail failed"

@@ -76,6 +76,8 @@ static void walk_tensor(field_list *l, const fb_table *t)
     add_vec(l, t, TENSOR_DIM_ORDER, 1, 1);
     add_field(l, t, TENSOR_DATA_BUFFER_IDX, 4);
     add_field(l, t, TENSOR_SHAPE_DYNAMISM, 1);
+    fb_table extra = ptec_fb_sub(&l->fb, t, TENSOR_EXTRA_INFO);
+    add_field(l, &extra, EXTRA_MUTABLE_IDX, 8);
     fb_table alloc = ptec_fb_sub(&l->fb, t, TENSOR_ALLOCATION_INFO);
     add_field(l, &alloc, ALLOC_MEMORY_ID, 4);
     add_field(l, &alloc, ALLOC_OFFSET_LOW, 4);
@@ -191,6 +193,13 @@ static void walk_program(field_list *l)
     fb_table constants = ptec_fb_sub(&l->fb, &root, PROGRAM_CONSTANT_SEGMENT);
     add_field(l, &constants, SUBSEGMENT_INDEX, 4);
     add_vec(l, &constants, SUBSEGMENT_OFFSETS, 8, 1);
+    /* Initial values of state tensors: upstream reads entry 0 only. */
+    fb_vector mutables = add_vec(l, &root, PROGRAM_MUTABLE_DATA_SEGMENTS, 4, 0);
+    for (uint32_t i = 0; i < mutables.count && i < 2u && !l->fb.bad; ++i) {
+        fb_table m = ptec_fb_at(&l->fb, &mutables, i);
+        add_field(l, &m, SUBSEGMENT_INDEX, 4);
+        add_vec(l, &m, SUBSEGMENT_OFFSETS, 8, 1);
+    }
 }
 
 static uint64_t load_width(const uint8_t *p, uint8_t width)

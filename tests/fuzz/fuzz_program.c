@@ -253,7 +253,10 @@ static fuzz_stage run_method(const ptec_program *p, const char *name, int single
             stage = FUZZ_STAGE_EXECUTE;
             /* Twice: the second run starts from the state the first left
              * (inputs are given again: the plan may reuse their bytes). */
-            if (ptec_method_execute(&m) == PTEC_OK && set_inputs(&m, &io, 0) && ptec_method_execute(&m) == PTEC_OK) {
+            /* Then a state reset (initial values copied back) and a third run. */
+            if (ptec_method_execute(&m) == PTEC_OK && set_inputs(&m, &io, 0) && ptec_method_execute(&m) == PTEC_OK &&
+                ptec_method_reset_state(&m) == PTEC_OK && set_inputs(&m, &io, 0) &&
+                ptec_method_execute(&m) == PTEC_OK) {
                 stage = FUZZ_STAGE_RAN;
                 read_outputs(&m);
             }

@@ -16,6 +16,8 @@ handles, so that mutations start from every path rather than rediscover it.
   plan_two_buffers         tensors in memory ids 1 and 2
   plan_input_only          planned input, unplanned output
   plan_view                two tensors over the same planned bytes
+  state                    a planned tensor with an initial value
+                           (mutable_data_segments), written back each run
 
 With --hostile DIR it also writes the Ethos-U sample with one lie in its
 delegate blob each (lying lengths, a block past the end, no end marker, bad
@@ -197,6 +199,18 @@ def plan_view():
     return b.build()
 
 
+def state():
+    """A state tensor with an initial value in mutable_data_segments[0]
+    (after the constant segment), read and written back by each run."""
+    b = ProgramBuilder()
+    x, y = b.tensor(F32, [3]), b.tensor(F32, [3])
+    s = b.state(F32, [3], np.array([0.5, -1.0, 2.0], np.float32).tobytes())
+    add_program(b, x, s, y)
+    b.call("aten::view_copy.out", self=y, size=[3], out=s)
+    b.set_io([x], [y])
+    return b.build()
+
+
 def main():
     shared, out = sys.argv[1], sys.argv[2]
     hostile = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--hostile" else None
@@ -209,7 +223,7 @@ def main():
              "ethos_u_fast_scratch_spec": with_fast_scratch_spec(upstream, b"64"),
              "legacy_constants": legacy_constants(),
              "control_flow": control_flow(), "plan_none": plan_none(), "plan_two_buffers": plan_two_buffers(),
-             "plan_input_only": plan_input_only(), "plan_view": plan_view()}
+             "plan_input_only": plan_input_only(), "plan_view": plan_view(), "state": state()}
     for name, program in built.items():
         write_program(program, os.path.join(out, name + ".pte"))
     if hostile is not None:

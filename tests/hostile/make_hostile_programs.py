@@ -30,7 +30,7 @@ from ptec.pte import writer  # noqa: E402
 from ptec.pte.program_builder import ProgramBuilder  # noqa: E402
 from ptec.pte.schema import (AllocationDetails, BackendDelegate,  # noqa: E402
                              BackendDelegateDataReference, BackendDelegateInlineData,
-                             DataLocation, DelegateCall, Instruction, JumpFalseCall,
+                             DataLocation, DelegateCall, ExtraTensorInfo, Instruction, JumpFalseCall,
                              MoveCall, ScalarType, TensorList)
 
 GIB = 1 << 30
@@ -49,6 +49,21 @@ def base():
     other = b.bool(False)
     program = b.build()
     return program, {"x": x, "c": c, "z": z, "cond": cond, "false": other}
+
+
+def base_state():
+    """z = x + s, then s = z: s a planned state tensor whose initial value
+    [0, 1, 2, 3] is in mutable_data_segments[0] (the last segment). Each run
+    adds x to the state; a reset puts [0, 1, 2, 3] back."""
+    b = ProgramBuilder()
+    x = b.tensor(ScalarType.FLOAT, [4])
+    s = b.state(ScalarType.FLOAT, [4], np.arange(4, dtype=np.float32).tobytes())
+    z = b.tensor(ScalarType.FLOAT, [4])
+    b.call("aten::add.out", self=x, other=s, alpha=1, out=z)
+    b.call("aten::view_copy.out", self=z, size=[4], out=s)
+    b.set_io([x], [z])
+    program = b.build()
+    return program, {"x": x, "s": s, "z": z}
 
 
 def plan(program):
@@ -265,6 +280,65 @@ def case_delegate_inline_index(p, v):
     return [("any", "requirements", "InvalidProgram", "inline delegate data missing")]
 
 
+# Initial values of state tensors (mutable_data_segments[0]): each case
+# starts from base_state(). The segment holds 16 bytes: the one state.
+def case_state_index(p, v):
+    plan(p).values[v["s"]].val.data_buffer_idx = 2
+    return [("any", "requirements", "InvalidProgram", f"value {v['s']}: initial value index out of range")]
+
+
+def case_state_index_wrap(p, v):
+    plan(p).values[v["s"]].val.data_buffer_idx = 0xFFFFFFFF
+    return [("any", "requirements", "InvalidProgram", "initial value index out of range")]
+
+
+def case_state_without_segments(p, v):
+    p.mutable_data_segments = None
+    return [("any", "requirements", "InvalidProgram", "initial value index out of range")]
+
+
+def case_state_offset_wrap(p, v):
+    p.mutable_data_segments[0].offsets[1] = (1 << 64) - 8
+    return [("any", "requirements", "InvalidProgram", "initial value lies outside the mutable data segment")]
+
+
+def case_state_offset_by_one(p, v):
+    # 16 bytes from offset 1 end one byte past the 16-byte segment.
+    p.mutable_data_segments[0].offsets[1] = 1
+    return [("any", "requirements", "InvalidProgram", "initial value lies outside the mutable data segment")]
+
+
+def case_state_offset_past_end(p, v):
+    p.mutable_data_segments[0].offsets[1] = 17
+    return [("any", "requirements", "InvalidProgram", "initial value lies outside the mutable data segment")]
+
+
+def case_state_nbytes_beyond(p, v):
+    # The state grows to 8 floats (32 bytes) over the 16-byte initial value;
+    # the view and add are the plan's (the arena has room), not the segment's.
+    t = plan(p).values[v["s"]].val
+    t.sizes = [8]
+    plan(p).non_const_buffer_sizes = [0, 256]
+    t.allocation_info = AllocationDetails(1, 128, 0)
+    return [("any", "requirements", "InvalidProgram", "initial value lies outside the mutable data segment")]
+
+
+def case_state_segment_index(p, v):
+    p.mutable_data_segments[0].segment_index = 7
+    return [("any", "init", "InvalidProgram", "segment 7 does not exist")]
+
+
+def case_state_segment_size(p, v):
+    def lie(segments):
+        segments[-1].size = GIB
+    return [("any", "init", "InvalidProgram", "lies outside the file")], with_lying_segments(lie)
+
+
+def case_state_other_entry(p, v):
+    plan(p).values[v["s"]].val.extra_tensor_info = ExtraTensorInfo(mutable_data_segments_idx=1)
+    return [("any", "requirements", "NotSupported", "mutable_data_segments entry other than 0")]
+
+
 def header_length_wrap(valid):
     # A 16-byte file whose extended header says it is 2^32 - 1 bytes long:
     # 8 + that wrapped a 32-bit size_t to 7, and the header's u64 fields were
@@ -279,7 +353,7 @@ def main(out_dir):
     manifest = []
     cases = [(name[len("case_"):], fn) for name, fn in sorted(globals().items()) if name.startswith("case_")]
     for name, fn in cases:
-        program, values = base()
+        program, values = base_state() if name.startswith("state_") else base()
         program = copy.deepcopy(program)
         result = fn(program, values)
         expectations, serialise = result if isinstance(result, tuple) else (result, writer.serialize_program)
@@ -295,6 +369,9 @@ def main(out_dir):
     with open(os.path.join(out_dir, "valid.pte"), "wb") as f:
         f.write(writer.serialize_program(base()[0]))
     manifest.append("valid.pte any none Ok")
+    with open(os.path.join(out_dir, "valid_state.pte"), "wb") as f:
+        f.write(writer.serialize_program(base_state()[0]))
+    manifest.append("valid_state.pte any none Ok")
     with open(os.path.join(out_dir, "cases.txt"), "w") as f:
         f.write("\n".join(manifest) + "\n")
     return 0

@@ -51,6 +51,7 @@ static void method_calls_refused(ptec_method *m)
     EXPECT(ptec_method_execute(m), PTEC_INVALID_STATE);
     EXPECT(ptec_method_output(m, 0, &t), PTEC_INVALID_STATE);
     EXPECT(ptec_method_output(m, 0, NULL), PTEC_INVALID_ARGUMENT);
+    EXPECT(ptec_method_reset_state(m), PTEC_INVALID_STATE);
     ptec_method_unload(m);
     ptec_method_unload(m);
 }
@@ -136,6 +137,7 @@ static void loaded_calls(ptec_method *m, ptec_program *p)
     EXPECT(ptec_method_set_budget(m, ptec_method_pass_cost(m) - 1), PTEC_INVALID_ARGUMENT);
     EXPECT(ptec_method_set_budget(m, ptec_method_pass_cost(m)), PTEC_OK);
     EXPECT(ptec_method_set_budget(m, 0), PTEC_OK);
+    EXPECT(ptec_method_reset_state(m), PTEC_OK); /* no state: nothing to do */
 }
 
 static void executed_calls(ptec_method *m)
@@ -214,6 +216,53 @@ static void budget_calls(const char *dir)
         EXPECT(ptec_method_output(&m, 0, &t), PTEC_INVALID_STATE);
     }
     ptec_method_unload(&m);
+    free(arena);
+    free(bytes);
+}
+
+/* The state program (make_hostile_programs.py base_state): z = x + s, then
+ * s = z, with s's initial value [0, 1, 2, 3] in the mutable segment. The
+ * state persists across executes; reset copies the initial value back,
+ * every time; a second load of the same memory starts from it too. */
+static void expect_z(ptec_method *m, float first)
+{
+    EXPECT(ptec_method_set_input(m, 0, PTEC_DTYPE_FLOAT, shape, 1, ones, sizeof ones), PTEC_OK);
+    EXPECT(ptec_method_execute(m), PTEC_OK);
+    EXPECT(ptec_method_output(m, 0, &t), PTEC_OK);
+    const float want[4] = {first, first + 1, first + 2, first + 3};
+    EXPECT_TRUE(t != NULL && t->nbytes == sizeof want && memcmp(t->data, want, sizeof want) == 0);
+}
+
+static void state_calls(const char *dir)
+{
+    char path[4096];
+    size_t size;
+    snprintf(path, sizeof path, "%s/valid_state.pte", dir);
+    uint8_t *bytes = test_read_file(path, &size);
+    ptec_program p;
+    ptec_requirements req;
+    ptec_method m;
+    EXPECT(ptec_program_init(&p, bytes, size), PTEC_OK);
+    memset(&m, 0, sizeof m);
+    EXPECT(ptec_method_requirements(&m, &p, NULL, &req), PTEC_OK);
+    EXPECT(ptec_method_reset_state(&m), PTEC_INVALID_STATE); /* measured, not loaded */
+    uint8_t *arena = test_alloc(req.total_bytes);
+    for (int round = 0; round < 2; ++round) {
+        memset(arena, 0x5a, req.total_bytes); /* the load, not the memory, gives the initial value */
+        EXPECT(ptec_method_load_single(&m, &p, NULL, arena, req.total_bytes), PTEC_OK);
+        expect_z(&m, 1);
+        expect_z(&m, 2);
+        expect_z(&m, 3);
+        EXPECT(ptec_method_reset_state(&m), PTEC_OK);
+        EXPECT_TRUE(ptec_method_error(&m)[0] == '\0');
+        expect_z(&m, 1);
+        expect_z(&m, 2);
+        EXPECT(ptec_method_reset_state(&m), PTEC_OK);
+        EXPECT(ptec_method_reset_state(&m), PTEC_OK);
+        expect_z(&m, 1);
+        ptec_method_unload(&m);
+        EXPECT(ptec_method_reset_state(&m), PTEC_INVALID_STATE);
+    }
     free(arena);
     free(bytes);
 }
@@ -301,6 +350,7 @@ int main(int argc, char **argv)
     }
     program_changed_before_load(bytes, size);
     budget_calls(argv[1]);
+    state_calls(argv[1]);
     free(arena);
     free(bytes);
     return test_summary("api misuse", checks);

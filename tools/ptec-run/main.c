@@ -1,6 +1,7 @@
 /* ptec-run: load a .pte, run it on the host, and report results, memory and time.
  *   ptec-run MODEL.pte [--method NAME] [--input FILE|ones|zeros]... [--output-dir DIR]
- *            [--repeat N] [--profile] [--json FILE] [--region NAME=BYTES]... [--list-ops] */
+ *            [--repeat N] [--profile] [--json FILE] [--region NAME=BYTES]... [--list-ops]
+ *            [--steps K [--reset-before S]...] */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
@@ -12,7 +13,8 @@
 #include "ptec_runner_lib.h"
 #include "ptec/ptec.h"
 
-#define MAX_INPUTS 64
+#define MAX_INPUTS 512 /* --input entries: inputs x steps */
+#define MAX_STEPS 512
 #define MAX_BOUND_OUTPUTS 256
 #define MAX_NPU_DELEGATES 16
 
@@ -26,6 +28,8 @@ typedef struct options {
     const char *output_dir;
     const char *json;
     long repeat;
+    long steps;                      /* executes on one loaded method (state carries over) */
+    unsigned char reset_before[MAX_STEPS];
     int profile;
     int list_ops;
     /* --region: sizes to give instead of the measured ones; -1 = measured.
@@ -54,7 +58,13 @@ static void usage(FILE *f)
           "  --region     give a memory region exactly BYTES instead of what the method\n"
           "               measured (NAME: metadata, planned1..planned8, scratch, fast_scratch),\n"
           "               to try sizes from `ptec inspect --requirements` or a header\n"
-          "  --list-ops   list the operators and delegate backends this build has\n",
+          "  --list-ops   list the operators and delegate backends this build has\n"
+          "  --steps      execute K times in a row on the one loaded method, as a stream:\n"
+          "               state tensors (--stateful layers) carry over from one step to\n"
+          "               the next. --input then names inputs x K files, step by step;\n"
+          "               --output-dir gets step<k>_output<i>.bin/.npy per step\n"
+          "  --reset-before  before step S (0-based), put the state tensors back to their\n"
+          "               initial values (ptec_method_reset_state); repeatable\n",
           f);
 }
 
@@ -276,7 +286,7 @@ static int give_input(ptec_method *method, size_t i, const input_source *src)
     return st == PTEC_OK ? 0 : fail("set input", ptec_method_error(method));
 }
 
-static int write_outputs(const ptec_method *method, const char *dir)
+static int write_outputs(const ptec_method *method, const char *dir, const char *prefix)
 {
     mkdir(dir, 0777);
     for (size_t i = 0; i < ptec_method_output_count(method); ++i) {
@@ -285,7 +295,7 @@ static int write_outputs(const ptec_method *method, const char *dir)
             continue;
         }
         char path[4096];
-        snprintf(path, sizeof path, "%s/output%zu.bin", dir, i);
+        snprintf(path, sizeof path, "%s/%soutput%zu.bin", dir, prefix, i);
         FILE *f = fopen(path, "wb");
         if (f == NULL || fwrite(t->data, 1, t->nbytes, f) != t->nbytes) {
             fprintf(stderr, "ptec-run: cannot write %s\n", path);
@@ -294,7 +304,7 @@ static int write_outputs(const ptec_method *method, const char *dir)
         }
         fclose(f);
         /* The .npy is logical (PyTorch) order: C order of t->sizes. */
-        snprintf(path, sizeof path, "%s/output%zu.npy", dir, i);
+        snprintf(path, sizeof path, "%s/%soutput%zu.npy", dir, prefix, i);
         void *logical = NULL;
         const void *data = t->data;
         if (!is_contiguous(t->dim_order, t->rank)) {
@@ -405,6 +415,7 @@ static int parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
     o->repeat = 1;
+    o->steps = 1;
     for (size_t i = 0; i < sizeof o->region / sizeof o->region[0]; ++i) {
         o->region[i] = -1;
     }
@@ -427,6 +438,20 @@ static int parse_args(int argc, char **argv, options *o)
                 fputs("ptec-run: --repeat needs a positive count\n", stderr);
                 return 2;
             }
+        } else if (strcmp(a, "--steps") == 0 && has_value) {
+            o->steps = strtol(argv[++i], NULL, 10);
+            if (o->steps < 1 || o->steps > MAX_STEPS) {
+                fprintf(stderr, "ptec-run: --steps needs a count from 1 to %d\n", MAX_STEPS);
+                return 2;
+            }
+        } else if (strcmp(a, "--reset-before") == 0 && has_value) {
+            char *end;
+            long step = strtol(argv[++i], &end, 10);
+            if (*end != '\0' || step < 0 || step >= MAX_STEPS) {
+                fprintf(stderr, "ptec-run: --reset-before needs a step from 0 to %d\n", MAX_STEPS - 1);
+                return 2;
+            }
+            o->reset_before[step] = 1;
         } else if (strcmp(a, "--json") == 0 && has_value) {
             o->json = argv[++i];
         } else if (strcmp(a, "--profile") == 0) {
@@ -453,6 +478,16 @@ static int parse_args(int argc, char **argv, options *o)
     if (o->model == NULL && !o->list_ops) {
         usage(stderr);
         return 2;
+    }
+    if (o->steps > 1 && o->repeat > 1) {
+        fputs("ptec-run: --steps and --repeat do not go together\n", stderr);
+        return 2;
+    }
+    for (long s = o->steps; s < MAX_STEPS; ++s) {
+        if (o->reset_before[s]) {
+            fprintf(stderr, "ptec-run: --reset-before %ld is past the last step (--steps %ld)\n", s, o->steps);
+            return 2;
+        }
     }
     return 0;
 }
@@ -592,12 +627,20 @@ static int run(const options *o, resources *r, ptec_program *program, ptec_metho
     uint64_t load_ticks = ptec_platform_ticks() - t0;
 
     size_t n_inputs = ptec_method_input_count(method);
-    if (o->input_count > n_inputs) {
-        fprintf(stderr, "ptec-run: %zu --input given, the method takes %zu\n", o->input_count, n_inputs);
+    size_t steps = (size_t)o->steps;
+    if (steps > 1 && o->input_count != n_inputs * steps) {
+        fprintf(stderr, "ptec-run: --steps %zu wants %zu --input (%zu per step), got %zu\n", steps,
+                n_inputs * steps, n_inputs, o->input_count);
         return 2;
     }
-    for (size_t i = 0; i < n_inputs && i < MAX_INPUTS; ++i) {
-        if (prepare_input(method, i, i < o->input_count ? o->inputs[i] : "ones", r->owned[i], &r->inputs[i]) != 0) {
+    if (o->input_count > n_inputs * steps || n_inputs * steps > MAX_INPUTS) {
+        fprintf(stderr, "ptec-run: %zu --input given, the method takes %zu (at most %d in all)\n", o->input_count,
+                n_inputs, MAX_INPUTS);
+        return 2;
+    }
+    for (size_t j = 0; j < n_inputs * steps; ++j) {
+        if (prepare_input(method, j % n_inputs, j < o->input_count ? o->inputs[j] : "ones", r->owned[j],
+                          &r->inputs[j]) != 0) {
             return 1;
         }
     }
@@ -626,7 +669,31 @@ static int run(const options *o, resources *r, ptec_program *program, ptec_metho
         ptec_method_set_profile(method, r->profile, n_instr);
     }
     uint64_t exec_ticks = 0;
-    for (long rep = 0; rep < o->repeat; ++rep) {
+    const long runs = steps > 1 ? (long)steps : o->repeat;
+    for (size_t step = 0; steps > 1 && step < steps; ++step) {
+        if (o->reset_before[step] && ptec_method_reset_state(method) != PTEC_OK) {
+            return fail("reset state", ptec_method_error(method));
+        }
+        for (size_t i = 0; i < n_inputs; ++i) {
+            if (give_input(method, i, &r->inputs[step * n_inputs + i]) != 0) {
+                return 1;
+            }
+        }
+        t0 = ptec_platform_ticks();
+        if (ptec_method_execute(method) != PTEC_OK) {
+            return fail("execute", ptec_method_error(method));
+        }
+        exec_ticks += ptec_platform_ticks() - t0;
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "step%zu_", step);
+        if (o->output_dir != NULL && write_outputs(method, o->output_dir, prefix) != 0) {
+            return 1;
+        }
+    }
+    for (long rep = 0; steps == 1 && rep < o->repeat; ++rep) {
+        if (o->reset_before[0] && ptec_method_reset_state(method) != PTEC_OK) {
+            return fail("reset state", ptec_method_error(method));
+        }
         for (size_t i = 0; i < n_inputs && i < MAX_INPUTS; ++i) {
             if (give_input(method, i, &r->inputs[i]) != 0) {
                 return 1;
@@ -667,13 +734,13 @@ static int run(const options *o, resources *r, ptec_program *program, ptec_metho
     print_npu_calls();
     if (ptec_platform_tick_unit() == PTEC_TICKS_NANOSECONDS) {
         printf("load:      %.3f ms\n", (double)load_ticks / 1e6);
-        printf("execute:   %.3f ms per run (%ld run%s)\n", (double)exec_ticks / 1e6 / (double)o->repeat,
-               o->repeat, o->repeat == 1 ? "" : "s");
+        printf("execute:   %.3f ms per run (%ld run%s)\n", (double)exec_ticks / 1e6 / (double)runs,
+               runs, runs == 1 ? "" : "s");
     } else {
         const char *unit = ptec_runner_tick_unit_name(ptec_platform_tick_unit());
         printf("load:      %.0f %s\n", (double)load_ticks, unit);
-        printf("execute:   %.0f %s per run (%ld run%s)\n", (double)exec_ticks / (double)o->repeat, unit,
-               o->repeat, o->repeat == 1 ? "" : "s");
+        printf("execute:   %.0f %s per run (%ld run%s)\n", (double)exec_ticks / (double)runs, unit,
+               runs, runs == 1 ? "" : "s");
     }
     if (o->profile) {
         uint64_t all = 0;
@@ -685,14 +752,14 @@ static int run(const options *o, resources *r, ptec_program *program, ptec_metho
             const char *name;
             size_t len;
             ptec_method_instruction_name(method, i, &name, &len);
-            printf("  %4zu  %10.3f us  %5.1f%%  %.*s\n", i, (double)r->profile_sum[i] / 1e3 / (double)o->repeat,
+            printf("  %4zu  %10.3f us  %5.1f%%  %.*s\n", i, (double)r->profile_sum[i] / 1e3 / (double)runs,
                    all ? 100.0 * (double)r->profile_sum[i] / (double)all : 0.0, (int)len, name);
         }
     }
     if (o->json != NULL && write_json(o, r, method, &req, exec_ticks, n_instr) != 0) {
         return 1;
     }
-    if (o->output_dir != NULL && write_outputs(method, o->output_dir) != 0) {
+    if (o->output_dir != NULL && write_outputs(method, o->output_dir, "") != 0) {
         return 1;
     }
     return 0;

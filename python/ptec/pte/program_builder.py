@@ -68,6 +68,7 @@ class ProgramBuilder:
         self._constants: List[bytes] = [b""]          # entry 0: placeholder
         self._constant_index: Dict[bytes, int] = {}
         self._planned: List[int] = []                  # value indices with storage
+        self._states: Dict[int, bytes] = {}            # state value -> initial bytes
         self._alias_of: Dict[int, int] = {}            # view value -> base value
         self._fixed_offsets: Dict[int, int] = {}
         self.inputs: List[int] = []
@@ -112,6 +113,20 @@ class ProgramBuilder:
             self._planned.append(idx)
             if offset is not None:
                 self._fixed_offsets[idx] = offset
+        return idx
+
+    def state(self, scalar_type: int, sizes: Sequence[int], initial: bytes) -> int:
+        """A planned tensor with an initial value (upstream's mutable buffer):
+        the runtime copies `initial` into its planned bytes at load (and again
+        on ptec_method_reset_state); what a run leaves there the next run
+        reads. Its lifetime is the whole run, so the plan never lends its bytes
+        to another tensor."""
+        idx = self.tensor(scalar_type, sizes)
+        initial = bytes(initial)
+        if len(initial) != self.values[idx].val.nbytes:
+            raise ValueError(f"state {list(sizes)}: {len(initial)} initial bytes for "
+                             f"{self.values[idx].val.nbytes}")
+        self._states[idx] = initial
         return idx
 
     def scratch(self, nbytes: int, offset: Optional[int] = None) -> int:
@@ -266,6 +281,9 @@ class ProgramBuilder:
             touch(v, -1)
         for v in self.outputs:
             touch(v, n)
+        for v in self._states:   # read before the first instruction, kept after the last
+            touch(v, -1)
+            touch(v, n)
         out = []
         for v in self._planned:
             if v in first:
@@ -316,8 +334,20 @@ class ProgramBuilder:
                           stacktrace=self._stacktrace())],
             operators=self.operators, delegates=self.delegates, non_const_buffer_sizes=sizes)
         segment_data = [bytes(blob)] + self._delegate_segments
+        mutable = None
+        if self._states:
+            # After the delegate segments, so that their indices stay put.
+            data = bytearray()
+            mutable_offsets = [0]
+            for k, (v, initial) in enumerate(sorted(self._states.items()), start=1):
+                self.values[v].val.data_buffer_idx = k
+                mutable_offsets.append(len(data))
+                data += initial
+                data += bytes(_align(len(data), CONSTANT_ALIGNMENT) - len(data))
+            mutable = [SubsegmentOffsets(len(segment_data), mutable_offsets)]
+            segment_data.append(bytes(data))
         return Program(
             execution_plan=[plan], constant_buffer=[],
             backend_delegate_data=[BackendDelegateInlineData(d) for d in self._inline_blobs],
             segments=layout_segments(segment_data), constant_segment=SubsegmentOffsets(0, offsets_list),
-            segment_data=segment_data)
+            mutable_data_segments=mutable, segment_data=segment_data)

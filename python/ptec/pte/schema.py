@@ -192,6 +192,11 @@ class Tensor:
     def is_constant(self) -> bool:
         return self.data_buffer_idx > 0 and self.allocation_info is None
 
+    @property
+    def has_initial_value(self) -> bool:
+        """Planned, with an initial value in mutable_data_segments[0] (state)."""
+        return self.data_buffer_idx > 0 and self.allocation_info is not None
+
 
 EValueMember = Union[Null, Int, Bool, Double, Tensor, String, IntList, DoubleList,
                      BoolList, TensorList, OptionalTensorList]
@@ -379,6 +384,16 @@ class Program:
             return bytes(seg[off:off + tensor.nbytes])
         buf = (self.constant_buffer or [])[tensor.data_buffer_idx]
         return bytes((buf.storage or b"")[:tensor.nbytes])
+
+    def initial_bytes(self, tensor: Tensor) -> Optional[bytes]:
+        """A planned tensor's initial value (mutable_data_segments[0], the
+        entry upstream's runtime reads), or None."""
+        if not tensor.has_initial_value:
+            return None
+        ms = self.mutable_data_segments[0]
+        seg = self.segment_data[ms.segment_index]
+        off = ms.offsets[tensor.data_buffer_idx]
+        return bytes(seg[off:off + tensor.nbytes])
 
 
 # --------------------------------------------------------------------------

@@ -1,0 +1,258 @@
+"""--stateful recurrent layers (issue 15, "Sequence models"): the hidden
+state of each nn.GRU (and the hidden and cell state of each nn.LSTM) lives in
+a planned tensor with an initial value (the .pte's mutable data, zero on the
+state's int8 grid), read at the start of an execute and written back at its
+end, so a long sequence streams through the program in chunks.
+
+Oracles, none sharing code with what they check:
+  - PyTorch: nn.GRU fed the whole sequence equals nn.GRU fed the chunks with
+    its hidden state carried (float, exact up to rounding); the compiled
+    program streamed chunk by chunk is close to the latter (cosine >= 0.99
+    per chunk);
+  - the numpy int8 reference (ptec.interpreter.Session, which keeps the
+    planned memory across runs) streamed the same way gives the bytes the C
+    runtime gives on the host (ptec-run --steps) and on the emulated boards
+    (the runner's batch mode keeps the method loaded: a stream);
+  - a reset (ptec_method_reset_state; the boards' runner resets before its
+    profiled rerun of block 0) gives the first chunk's output again, while
+    the same chunk without a reset gives another one (the state is used)."""
+import os
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+
+from ptec import host_runtime
+from ptec.capture import CaptureError
+from ptec.capture_modules import with_traceable_modules
+from ptec.compiler import compile_model
+from ptec.interpreter import Session, run_program
+from ptec.pte import parse_program
+
+from runtime_util import PTEC_RUN, ROOT
+
+STEPS, FEATURES, HIDDEN, CLASSES, CHUNKS = 12, 10, 24, 6, 5
+
+
+class Spotter(nn.Module):
+    """A keyword spotter's back end: a recurrent layer, its last output, a classifier."""
+
+    def __init__(self, kind="gru", layers=1):
+        super().__init__()
+        self.rnn = (nn.GRU if kind == "gru" else nn.LSTM)(FEATURES, HIDDEN, num_layers=layers,
+                                                         batch_first=True)
+        self.fc = nn.Linear(HIDDEN, CLASSES)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return self.fc(y[:, -1])
+
+
+def _calib():
+    g = torch.Generator().manual_seed(0)
+    return [(torch.randn(1, STEPS, FEATURES, generator=g),) for _ in range(16)]
+
+
+def _stream():
+    """A long calibration-like sequence, cut into CHUNKS chunks of STEPS."""
+    g = torch.Generator().manual_seed(7)
+    long = torch.randn(1, STEPS * CHUNKS, FEATURES, generator=g)
+    return long, [long[:, k * STEPS:(k + 1) * STEPS] for k in range(CHUNKS)]
+
+
+def _float_streamed(model, chunks):
+    """nn.GRU / nn.LSTM with its state carried from chunk to chunk."""
+    outs, state = [], None
+    with torch.no_grad():
+        for c in chunks:
+            y, state = model.rnn(c, state)
+            outs.append(model.fc(y[:, -1]).numpy())
+    return outs
+
+
+def _cosine(a, b):
+    a, b = np.asarray(a, np.float64).ravel(), np.asarray(b, np.float64).ravel()
+    return float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+
+
+_COMPILED = {}
+
+
+def _compiled(kind, layers=1, target="cortex-m55"):
+    key = (kind, layers, target)
+    if key not in _COMPILED:
+        torch.manual_seed(0)
+        model = Spotter(kind, layers).eval()
+        calib = _calib()
+        res = compile_model(model, [calib[0][0]], calib, target=target, stateful=True)
+        _COMPILED[key] = (model, res)
+    return _COMPILED[key]
+
+
+def test_the_float_oracle_streams():
+    """The oracle itself: whole sequence == chunks with the state carried, in
+    PyTorch; and the stateful stand-in, run eagerly, carries its state too."""
+    torch.manual_seed(0)
+    model = Spotter("gru").eval()
+    long, chunks = _stream()
+    with torch.no_grad():
+        y_all, _ = model.rnn(long)
+        h, ys = None, []
+        for c in chunks:
+            y, h = model.rnn(c, h)
+            ys.append(y)
+        assert torch.allclose(torch.cat(ys, 1), y_all, atol=1e-6)
+        stand_in = with_traceable_modules(model, [chunks[0]], stateful=True)
+        for c, want in zip(chunks, _float_streamed(model, chunks)):
+            assert np.allclose(stand_in(c).numpy(), want, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind, layers", [("gru", 1), ("gru", 2), ("lstm", 1)])
+def test_streaming_matches_reference_and_pytorch(kind, layers, tmp_path):
+    model, res = _compiled(kind, layers)
+    prog = parse_program(res.data)
+    plan = prog.plan()
+    states = [i for i, v in enumerate(plan.values)
+              if type(v.val).__name__ == "Tensor" and v.val.has_initial_value]
+    assert len(states) == layers * (2 if kind == "lstm" else 1)
+    _, chunks = _stream()
+    # The int8 reference, streamed; then the C runtime on the host, streamed,
+    # and reset before a last step that repeats chunk 0.
+    session = Session(prog)
+    want = [session.run([c.numpy()])[0] for c in chunks]
+    session.reset()
+    want_after_reset = session.run([chunks[0].numpy()])[0]
+    got = host_runtime.run_stream(prog, res.data, [[c.numpy()] for c in chunks + [chunks[0]]],
+                                  reset_before=[CHUNKS], workdir=str(tmp_path))
+    for k in range(CHUNKS):
+        assert np.asarray(got[k][0]).tobytes() == np.asarray(want[k]).tobytes(), k
+    assert np.asarray(got[CHUNKS][0]).tobytes() == np.asarray(want[0]).tobytes()
+    assert np.asarray(want_after_reset).tobytes() == np.asarray(want[0]).tobytes()
+    # One run after load is the first chunk of the stream.
+    once = host_runtime.run(prog, res.data, [chunks[0].numpy()], workdir=str(tmp_path))[0]
+    assert np.asarray(once).tobytes() == np.asarray(want[0]).tobytes()
+    assert np.asarray(run_program(prog, [chunks[0].numpy()])[0]).tobytes() == np.asarray(want[0]).tobytes()
+    # The state is used: after a run it holds other bytes than its initial
+    # value, and (GRU: its state decays slowly enough to show in 12 steps)
+    # some chunk run mid-stream gives another output than run after load.
+    for i in states:
+        t = plan.values[i].val
+        assert bytes(session.memory.buffer(i, t)) != prog.initial_bytes(t)
+    if kind == "gru":
+        fresh = [run_program(prog, [c.numpy()])[0] for c in chunks]
+        assert any(np.asarray(got[k][0]).tobytes() != np.asarray(fresh[k]).tobytes()
+                   for k in range(1, CHUNKS))
+    # Close to PyTorch with the state carried, chunk after chunk.
+    ref = _float_streamed(model, chunks)
+    for k in range(CHUNKS):
+        assert _cosine(got[k][0], ref[k]) >= 0.99, (k, _cosine(got[k][0], ref[k]))
+
+
+def test_state_is_planned_alone_with_a_zero_point_initial_value():
+    """Each state's bytes overlap no other planned tensor (its lifetime is the
+    whole run), its initial value is its grid's zero (the zero point's
+    bytes), and the write-back is the last instruction that touches it."""
+    _, res = _compiled("gru")
+    prog = parse_program(res.data)
+    plan = prog.plan()
+    tensors = [(i, v.val) for i, v in enumerate(plan.values) if type(v.val).__name__ == "Tensor"]
+    states = [(i, t) for i, t in tensors if t.has_initial_value]
+    graph_states = [n for n in res.graph.nodes if n.op == "state"]
+    assert len(states) == len(graph_states) == 1
+    i, s = states[0]
+    lo = s.allocation_info.offset
+    hi = lo + s.nbytes
+    for j, t in tensors:
+        if j == i or t.allocation_info is None or t.nbytes == 0:
+            continue
+        o = t.allocation_info.offset
+        assert o + t.nbytes <= lo or hi <= o, (i, j)
+    _, zp = graph_states[0].qparams
+    assert prog.initial_bytes(s) == np.full(s.numel, zp, np.int8).tobytes()
+    instrs = plan.chains[0].instructions
+    touching = [k for k, ins in enumerate(instrs) if i in (ins.instr_args.args or [])]
+    last = instrs[touching[-1]].instr_args
+    assert plan.operators[last.op_index].key == "aten::view_copy.out"
+    assert last.args[-2] == i     # view_copy(self, size, out, <return>): the state is out
+
+
+def runner_elf(target):
+    return os.path.join(ROOT, "build", target, "firmware", "runner", "ptec_runner.elf")
+
+
+def _hex_outputs(text, label):
+    buf = bytearray()
+    for m in re.finditer(rf"^@{re.escape(label)} ([0-9a-f]+) ([0-9a-f]*)$", text, re.M):
+        assert int(m.group(1), 16) == len(buf)
+        buf += bytes.fromhex(m.group(2))
+    return bytes(buf)
+
+
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+def test_streaming_on_the_boards(target, tmp_path):
+    """The runner's batch mode keeps the method loaded: K blocks are a stream
+    of K chunks. Each block's output bytes are the reference's streamed; after
+    the batch the runner resets the state and reruns block 0."""
+    if shutil.which("qemu-system-arm") is None or not os.path.exists(runner_elf(target)):
+        pytest.skip(f"no QEMU or no runner firmware for {target} (build the {target} preset)")
+    _, res = _compiled("gru", 1, target)
+    prog = parse_program(res.data)
+    _, chunks = _stream()
+    session = Session(prog)
+    want = [np.ascontiguousarray(session.run([c.numpy()])[0]).tobytes() for c in chunks]
+    (tmp_path / "m.pte").write_bytes(res.data)
+    (tmp_path / "in.bin").write_bytes(b"".join(np.ascontiguousarray(c.numpy(), np.float32).tobytes()
+                                               for c in chunks))
+    run = subprocess.run([os.path.join(ROOT, "scripts", "run_qemu.sh"), "--target", target,
+                          "--elf", runner_elf(target), "--model", str(tmp_path / "m.pte"),
+                          "--input", str(tmp_path / "in.bin"), "--timeout", "300"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert run.returncode == 0, run.stdout[-3000:]
+    for k in range(CHUNKS):
+        assert _hex_outputs(run.stdout, f"b{k}.out0") == want[k], (k, run.stdout[-3000:])
+    assert _hex_outputs(run.stdout, "reset.out0") == want[0]
+
+
+def test_stateful_cli(tmp_path):
+    """`ptec compile --stateful` writes a program with state; without a
+    recurrent layer, or for the NPU, it is refused in one line (exit 2)."""
+    import sys
+    model_py = tmp_path / "spotter.py"
+    model_py.write_text(
+        "import torch, torch.nn as nn\n"
+        "class Spotter(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        f"        self.rnn = nn.GRU({FEATURES}, {HIDDEN}, batch_first=True)\n"
+        f"        self.fc = nn.Linear({HIDDEN}, {CLASSES})\n"
+        "    def forward(self, x):\n"
+        "        return self.fc(self.rnn(x)[0][:, -1])\n"
+        "def build():\n"
+        f"    return Spotter().eval(), (torch.randn(1, {STEPS}, {FEATURES}),)\n")
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+
+    def compile_(*extra):
+        return subprocess.run([sys.executable, "-m", "ptec", "compile", *extra],
+                              capture_output=True, text=True, env=env, cwd=str(tmp_path))
+    out = tmp_path / "s.pte"
+    r = compile_(f"{model_py}:build", "-o", str(out), "--stateful", "--calib", "4")
+    assert r.returncode == 0, r.stderr
+    prog = parse_program(out.read_bytes())
+    assert sum(1 for v in prog.plan().values
+               if type(v.val).__name__ == "Tensor" and v.val.has_initial_value) == 1
+    r = compile_(f"{model_py}:build", "-o", str(tmp_path / "n.pte"), "--stateful", "--target", "ethos-u55-128")
+    assert r.returncode == 2 and "--stateful" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_stateful_without_a_recurrent_layer_is_refused():
+    class Plain(nn.Module):
+        def forward(self, x):
+            return x * 2
+    x = torch.randn(1, 4)
+    with pytest.raises(CaptureError, match="--stateful") as e:
+        compile_model(Plain().eval(), [x], [(x,)], stateful=True)
+    assert "\n" not in str(e.value)
