@@ -484,6 +484,12 @@ static void test_softmax_masked(void)
     const uint8_t one[3] = {1, 0, 1};
     CHECK(ptec_nn_softmax_masked_s8(x, 2, 3, one, 1, &p, y) == PTEC_OK);
     CHECK(y[0] == -128 && y[1] == 127 && y[2] == -128 && y[3] == -128 && y[4] == 127 && y[5] == -128);
+    /* a masked 127 above unmasked scores near -128: the maximum is the
+     * unmasked -120, so {-120, -120} is {0, 0} */
+    const int8_t low[3] = {-120, 127, -120};
+    const uint8_t middle[3] = {0, 1, 0};
+    CHECK(ptec_nn_softmax_masked_s8(low, 1, 3, middle, 1, &p, y) == PTEC_OK);
+    CHECK(y[0] == 0 && y[1] == -128 && y[2] == 0);
     /* mask rows that do not divide the rows, no mask */
     CHECK(ptec_nn_softmax_masked_s8(x, 3, 2, mask, 2, &p, y) == PTEC_INVALID_ARGUMENT);
     CHECK(ptec_nn_softmax_masked_s8(x, 2, 3, NULL, 1, &p, y) == PTEC_INVALID_ARGUMENT);
