@@ -160,13 +160,35 @@ def test_masked_attention_compiles_and_matches(case, tmp_path):
     assert _masked_softmax_calls(prog), "no masked softmax in the program"
     assert "runs on ptec's runtime only" in upstream_needs(prog)[0]
     assert "ptec::quantized_softmax_masked" in upstream_needs(prog)[0]
-    want = run_program(prog, [x.numpy()])[0]
+    # a calibration input and a fresh one from the same distribution
+    fresh = torch.randn(1, T, 10, generator=torch.Generator().manual_seed(99))
+    for xi in (x, fresh):
+        with torch.no_grad():
+            ref = model(xi)
+        want = run_program(prog, [xi.numpy()])[0]
+        got = host_runtime.run(prog, res.data, [xi.numpy()], workdir=str(tmp_path))[0]
+        assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+        r = ref[:, rows].numpy().ravel().astype(np.float64)
+        g = np.asarray(got, np.float64)[:, rows].ravel()
+        cosine = float(g @ r / np.linalg.norm(g) / np.linalg.norm(r))
+        assert cosine >= 0.99, cosine
+
+
+@pytest.mark.parametrize("case", ["causal_encoder", "key_padding_layer"])
+def test_masked_attention_all_int8_with_int8_layernorm(case, tmp_path):
+    """With --int8-layernorm nothing stays fp32."""
+    model, rows = _model(case), CASES[case][1]
+    calib = _calib()
+    x = calib[3][0]
+    res = compile_model(model, [x], calib, int8_layernorm=True)
+    assert res.lowered.fallbacks == []
+    prog = parse_program(res.data)
     got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
-    assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
-    r = ref[:, rows].numpy().ravel().astype(np.float64)
+    assert np.asarray(got).tobytes() == np.asarray(run_program(prog, [x.numpy()])[0]).tobytes()
+    with torch.no_grad():
+        r = model(x)[:, rows].numpy().ravel().astype(np.float64)
     g = np.asarray(got, np.float64)[:, rows].ravel()
-    cosine = float(g @ r / np.linalg.norm(g) / np.linalg.norm(r))
-    assert cosine >= 0.99, cosine
+    assert float(g @ r / np.linalg.norm(g) / np.linalg.norm(r)) >= 0.99
 
 
 def test_an_all_false_mask_is_plain_attention():
