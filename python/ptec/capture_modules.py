@@ -45,7 +45,6 @@ torch.fx.wrap("masked_softmax")
 
 # The mask arguments of the covered modules, by their forward's parameter names.
 MASK_ARGS = ("attn_mask", "key_padding_mask", "is_causal", "src_mask", "src_key_padding_mask", "mask")
-_VARIES = object()
 
 
 def _as_bool_mask(m: torch.Tensor, arg: str, what: str) -> torch.Tensor:
@@ -70,6 +69,8 @@ def attention_mask(attn_mask, key_padding_mask, is_causal, heads: int, tokens: i
     """One bool mask [1 or heads, L, S] (True: masked) from concrete masks,
     None when nothing is masked. is_causal=True needs the mask (torch
     requires it) and the mask must be the causal one."""
+    if not tokens:          # traced without a record of the call: the masks' own size
+        tokens = next((int(m.shape[-1]) for m in (attn_mask, key_padding_mask) if m is not None), 0)
     full = torch.zeros(1, tokens, tokens, dtype=torch.bool)
     if is_causal and attn_mask is None:
         raise CaptureModuleError(f"{what}: is_causal=True without the mask: pass the causal mask too, as torch "
@@ -118,25 +119,36 @@ def _input_free(node: "torch.fx.Node") -> bool:
 
 class _MaskArgs:
     """Mask arguments as concrete tensors. Run eagerly they are; traced by
-    torch.fx a constant mask (a buffer, a tensor made in forward from no
-    input) arrives as a Proxy, and its value is the one the module got when
-    the model ran on its example inputs (recorded by with_traceable_modules)."""
+    torch.fx a mask made in forward from no input (torch.triu(torch.ones(..)),
+    a buffer taken through an op) arrives as a Proxy, and its value is the
+    one the module got in the same call when the model ran on its example
+    inputs (recorded by with_traceable_modules: `calls`, one dict of mask
+    arguments and tokens per call, in call order; tracing calls the module
+    in the same order)."""
 
     what = "nn.MultiheadAttention"
-    recorded: dict = {}
+    calls: list = []
+    traced_calls = 0
 
-    def concrete(self, value, arg: str):
+    def begin_call(self, src) -> dict:
+        """The recorded arguments of this call (traced calls only)."""
+        if not isinstance(src, torch.fx.Proxy) or not self.calls:
+            return {}
+        known = self.calls[self.traced_calls % len(self.calls)]
+        self.traced_calls += 1
+        return known
+
+    def concrete(self, value, arg: str, known: dict):
         if value is None or isinstance(value, (bool, torch.Tensor)):
             return value
         if isinstance(value, torch.fx.Proxy):
             if not _input_free(value.node):
                 raise CaptureModuleError(f"{self.what}: {arg} is computed from the model's input: ptec takes masks "
                                          "that are constants at trace time")
-            known = self.recorded.get(arg, _VARIES)
-            if known is _VARIES or known is None:
-                raise CaptureModuleError(f"{self.what}: {arg} is not the same tensor on every call: ptec takes masks "
+            if not isinstance(known.get(arg), (bool, torch.Tensor)):
+                raise CaptureModuleError(f"{self.what}: {arg} has no value from the example run: ptec takes masks "
                                          "that are constants at trace time")
-            return known
+            return known[arg]
         raise CaptureModuleError(f"{self.what}: {arg} of type {type(value).__name__} is not a tensor")
 
 
@@ -156,8 +168,7 @@ class SelfAttention(_MaskArgs, nn.Module):
             proj.weight = nn.Parameter(w[i * e:(i + 1) * e].clone())
             if b is not None:
                 proj.bias = nn.Parameter(b.detach()[i * e:(i + 1) * e].clone())
-        self.what = "nn.MultiheadAttention"
-        self.recorded = {}
+        self.what, self.calls = "nn.MultiheadAttention", []
         self.out = nn.Linear(e, e, bias=mha.out_proj.bias is not None)
         self.out.weight = nn.Parameter(mha.out_proj.weight.detach().clone())
         if mha.out_proj.bias is not None:
@@ -175,11 +186,14 @@ class SelfAttention(_MaskArgs, nn.Module):
         a = p @ v                                                      # [heads, tokens, head_dim]
         return self.out(a.transpose(0, 1).reshape(1, -1, self.embed))
 
-    def mask_for(self, x, attn_mask, key_padding_mask, is_causal, names):
-        """The combined constant mask for a [1, tokens, embed] input."""
-        tokens = x.shape[1] if isinstance(x, torch.Tensor) else self.tokens
-        return attention_mask(self.concrete(attn_mask, names[0]), self.concrete(key_padding_mask, names[1]),
-                              bool(self.concrete(is_causal, "is_causal")), self.heads, tokens, self.what)
+    def mask_for(self, x, attn_mask, key_padding_mask, is_causal, names, known: dict, what: str):
+        """The combined constant mask for a [1, tokens, embed] input; known:
+        the recorded arguments of this call; what: the module called."""
+        self.what = what
+        tokens = x.shape[1] if isinstance(x, torch.Tensor) else known.get("tokens", 0)
+        return attention_mask(self.concrete(attn_mask, names[0], known),
+                              self.concrete(key_padding_mask, names[1], known),
+                              bool(self.concrete(is_causal, "is_causal", known)), self.heads, tokens, what)
 
     def forward(self, query, key=None, value=None, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):
@@ -187,7 +201,8 @@ class SelfAttention(_MaskArgs, nn.Module):
             raise CaptureModuleError(f"{self.what} with key or value other than the "
                                      "query: ptec captures self-attention only")
         x = query if self.batch_first else query.transpose(0, 1)
-        mask = self.mask_for(x, attn_mask, key_padding_mask, is_causal, ("attn_mask", "key_padding_mask"))
+        mask = self.mask_for(x, attn_mask, key_padding_mask, is_causal, ("attn_mask", "key_padding_mask"),
+                             self.begin_call(query), self.what)
         y = self.attend(x, mask)
         return (y if self.batch_first else y.transpose(0, 1)), None
 
@@ -197,7 +212,7 @@ class EncoderLayer(_MaskArgs, nn.Module):
 
     def __init__(self, layer: nn.TransformerEncoderLayer):
         super().__init__()
-        self.what, self.recorded = "nn.TransformerEncoderLayer", {}
+        self.what, self.calls = "nn.TransformerEncoderLayer", []
         self.attn = SelfAttention(layer.self_attn)
         self.linear1, self.linear2 = layer.linear1, layer.linear2
         self.norm1, self.norm2 = layer.norm1, layer.norm2
@@ -219,9 +234,9 @@ class EncoderLayer(_MaskArgs, nn.Module):
         return x if self.batch_first else x.transpose(0, 1)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
-        self.attn.what, self.attn.recorded, self.attn.tokens = self.what, self.recorded, getattr(self, "tokens", 0)
         x = src if self.batch_first else src.transpose(0, 1)
-        mask = self.attn.mask_for(x, src_mask, src_key_padding_mask, is_causal, ("src_mask", "src_key_padding_mask"))
+        mask = self.attn.mask_for(x, src_mask, src_key_padding_mask, is_causal, ("src_mask", "src_key_padding_mask"),
+                                  self.begin_call(src), self.what)
         return self.run(src, mask)
 
 
@@ -231,16 +246,15 @@ class Encoder(_MaskArgs, nn.Module):
 
     def __init__(self, enc: nn.TransformerEncoder):
         super().__init__()
-        self.what, self.recorded = "nn.TransformerEncoder", {}
+        self.what, self.calls = "nn.TransformerEncoder", []
         self.layers = nn.ModuleList(EncoderLayer(layer) for layer in enc.layers)
         self.norm = enc.norm
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         first = self.layers[0]
-        attn = first.attn
-        attn.what, attn.recorded, attn.tokens = self.what, self.recorded, getattr(self, "tokens", 0)
         x = src if first.batch_first else src.transpose(0, 1)
-        combined = attn.mask_for(x, mask, src_key_padding_mask, is_causal, ("mask", "src_key_padding_mask"))
+        combined = first.attn.mask_for(x, mask, src_key_padding_mask, is_causal, ("mask", "src_key_padding_mask"),
+                                       self.begin_call(src), self.what)
         x = src
         for layer in self.layers:
             x = layer.run(x, combined)
@@ -422,18 +436,11 @@ def sequence_lengths(model: nn.Module, example_inputs) -> dict:
 ATTENTION = (nn.TransformerEncoder, nn.TransformerEncoderLayer, nn.MultiheadAttention)
 
 
-def _same(a, b) -> bool:
-    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        return a.dtype == b.dtype and a.shape == b.shape and bool(torch.equal(a, b))
-    return type(a) is type(b) and a == b
-
-
 def recorded_masks(model: nn.Module, example_inputs):
-    """({module name: {mask argument: value}}, {module name: tokens}) of the
+    """{module name: [per call: {mask argument: value, "tokens": L}]} of the
     attention modules, from one run of `model` on its example inputs: the
-    values a traced module's constant masks have. An argument whose value
-    differs between calls of one module is recorded as varying."""
-    masks, tokens, wrapped = {}, {}, []
+    values a traced module's constant masks have, call by call."""
+    calls, wrapped = {}, []
     for name, m in model.named_modules():
         if not isinstance(m, ATTENTION):
             continue
@@ -441,21 +448,15 @@ def recorded_masks(model: nn.Module, example_inputs):
 
         def forward(*args, _name=name, _orig=m.forward, _params=params, _m=m, **kwargs):
             bound = dict(zip(_params, args), **kwargs)
-            seen = masks.setdefault(_name, None)
             now = {k: (v.detach().clone() if isinstance(v, torch.Tensor) else v)
                    for k, v in bound.items() if k in MASK_ARGS}
-            if seen is None:
-                masks[_name] = now
-            else:
-                for k in set(seen) | set(now):
-                    if not _same(seen.get(k), now.get(k)):
-                        seen[k] = _VARIES
+            calls.setdefault(_name, []).append(now)
             x = args[0] if args else next(iter(bound.values()))
             if isinstance(x, torch.Tensor) and x.dim() == 3:
                 first = _m.batch_first if isinstance(_m, nn.MultiheadAttention) else \
                     (_m.self_attn.batch_first if isinstance(_m, nn.TransformerEncoderLayer)
                      else _m.layers[0].self_attn.batch_first)
-                tokens[_name] = int(x.shape[1] if first else x.shape[0])
+                now["tokens"] = int(x.shape[1] if first else x.shape[0])
             return _orig(*args, **kwargs)
         m.forward = forward
         wrapped.append(m)
@@ -469,7 +470,7 @@ def recorded_masks(model: nn.Module, example_inputs):
         finally:
             for m in wrapped:
                 del m.forward
-    return masks, tokens
+    return calls
 
 
 def with_traceable_modules(model: nn.Module, example_inputs=()) -> nn.Module:
@@ -480,12 +481,12 @@ def with_traceable_modules(model: nn.Module, example_inputs=()) -> nn.Module:
         return model
     steps = sequence_lengths(model, example_inputs) if example_inputs else {}
     model = copy.deepcopy(model)
-    masks, tokens = recorded_masks(model, example_inputs) if example_inputs else ({}, {})
+    calls = recorded_masks(model, example_inputs) if example_inputs else {}
 
     def stand_in_of(name, m):
         found = _stand_in(m, steps.get(name))
         if isinstance(found, _MaskArgs):
-            found.recorded, found.tokens = masks.get(name) or {}, tokens.get(name, 0)
+            found.calls = calls.get(name, [])
             found.what = f"{name} ({found.what})" if name else found.what
         return found
     whole = stand_in_of("", model)

@@ -191,6 +191,37 @@ def test_masked_attention_all_int8_with_int8_layernorm(case, tmp_path):
     assert float(g @ r / np.linalg.norm(g) / np.linalg.norm(r)) >= 0.99
 
 
+def test_one_layer_called_twice_with_different_masks(tmp_path):
+    """Masks made in forward reach the stand-in traced; each call gets the
+    value of the same call in the example run (causal, then key padding)."""
+    def call(self, h):
+        h = self.body(h, src_mask=torch.triu(torch.ones(T, T, dtype=torch.bool), 1))
+        kpm = torch.zeros(1, T, dtype=torch.bool)
+        kpm[0, T - PAD:] = True
+        return self.body(h, src_key_padding_mask=kpm)
+    torch.manual_seed(0)
+    model = Tagger(layer(False), call).eval()
+    calib = _calib()
+    x = calib[5][0]
+    res = compile_model(model, [x], calib)
+    prog = parse_program(res.data)
+    assert len(_masked_softmax_calls(prog)) == 1     # one operator, called twice
+    calls = [i for i in prog.execution_plan[0].chains[0].instructions
+             if prog.execution_plan[0].operators[i.instr_args.op_index].name == "ptec::quantized_softmax_masked"]
+    assert len(calls) == 2
+    plan = prog.execution_plan[0]
+    masks = [np.frombuffer(prog.constant_bytes(plan.values[c.instr_args.args[1]].val), np.uint8).reshape(T, T)
+             for c in calls]
+    assert np.array_equal(masks[0], np.triu(np.ones((T, T), np.uint8), 1))
+    assert np.array_equal(masks[1], np.repeat(padding().numpy().astype(np.uint8), T, 0))
+    got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+    assert np.asarray(got).tobytes() == np.asarray(run_program(prog, [x.numpy()])[0]).tobytes()
+    with torch.no_grad():
+        r = model(x)[:, :T - PAD].numpy().ravel().astype(np.float64)
+    g = np.asarray(got, np.float64)[:, :T - PAD].ravel()
+    assert float(g @ r / np.linalg.norm(g) / np.linalg.norm(r)) >= 0.99
+
+
 def test_an_all_false_mask_is_plain_attention():
     """Nothing masked: the plain softmax (upstream's cortex_m::softmax)."""
     model = Tagger(layer(False), lambda self, h: self.body(h, src_mask=torch.zeros(T, T, dtype=torch.bool)))
