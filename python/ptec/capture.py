@@ -22,7 +22,8 @@ import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .capture_modules import CaptureModuleError, ptec_state, ptec_state_write, with_traceable_modules
+from .capture_modules import (CaptureModuleError, masked_softmax, ptec_state, ptec_state_write,
+                              with_traceable_modules)
 from .ir import Graph, Node, UnsupportedOperator, infer_shapes
 
 
@@ -230,6 +231,15 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             outputs = [ref(r) for r in res]
             if any(o is None for o in outputs):
                 raise CaptureError("model outputs must be tensors")
+        elif fn.op == "get_attr" and fn.users and all(u.target is masked_softmax for u in fn.users):
+            shape_nodes.add(name)          # a mask: the masked softmax node holds it
+        elif fn.op == "call_function" and fn.target is masked_softmax:
+            mask = fn.args[1]
+            val = gm
+            for part in mask.target.split("."):
+                val = getattr(val, part)
+            nodes.append(Node(name, "masked_softmax", ins[:1],
+                              dict(dim=-1, mask=val.detach().cpu().numpy().astype(bool))))
         elif fn.op == "get_attr":
             val = gm
             for part in fn.target.split("."):
@@ -693,6 +703,11 @@ class _Tracer(torch.fx.Tracer):
 def _symbolic_trace(model: nn.Module) -> torch.fx.GraphModule:
     tracer = _Tracer()
     graph = tracer.trace(model)
+    # The nodes that only made a constant attention mask (the stand-ins took
+    # its value): dropped, so that nothing reports them.
+    for fn in reversed(list(graph.nodes)):
+        if fn.meta.get("ptec_mask_only") and fn.op != "placeholder" and not fn.users:
+            graph.erase_node(fn)
     return torch.fx.GraphModule(tracer.root, graph, type(model).__name__)
 
 

@@ -8,18 +8,25 @@ function from the same parameters with the operators ptec captures (linear,
 reshape, transpose, matmul, softmax, LayerNorm, the activation), so the
 layer lowers like any other attention block.
 
-Scope: one sequence per call (batch 1, as on a microcontroller), no
-attention or padding masks, query = key = value dimensions. Anything else
-keeps the original module, which capture then reports as unsupported with
-its module path."""
+Scope: one sequence per call (batch 1, as on a microcontroller), query =
+key = value dimensions. Attention masks (attn_mask / src_mask / mask: bool,
+or float holding only 0 and -inf; [L, S] or [heads, L, S]) and key padding
+masks ([1, S], bool or 0/-inf) that are constants at trace time become one
+boolean mask of a masked softmax (ptec::quantized_softmax_masked). A mask
+computed from the model's input, or a float mask with other values, is
+refused in one line naming the module. Anything else keeps the original
+module, which capture then reports as unsupported with its module path."""
 from __future__ import annotations
 
 import copy
+import inspect
 import math
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from .ir import masked_softmax_float
 
 
 class CaptureModuleError(ValueError):
@@ -50,8 +57,126 @@ torch.fx.wrap("ptec_state")
 torch.fx.wrap("ptec_state_write")
 
 
-class SelfAttention(nn.Module):
-    """nn.MultiheadAttention's function for batch 1 and no masks: the input
+def masked_softmax(scores, mask):
+    """Softmax over the last dim with mask's True positions as -infinity
+    (a fully masked row gives zeros). torch.fx records it as one call
+    (capture makes it the graph op masked_softmax); `mask` is a constant."""
+    return masked_softmax_float(scores, mask)
+
+
+torch.fx.wrap("masked_softmax")
+
+# The mask arguments of the covered modules, by their forward's parameter names.
+MASK_ARGS = ("attn_mask", "key_padding_mask", "is_causal", "src_mask", "src_key_padding_mask", "mask")
+
+
+def _as_bool_mask(m: torch.Tensor, arg: str, what: str) -> torch.Tensor:
+    """A mask as bool, True where attention is not allowed: bool as is,
+    uint8 as bool (torch's deprecated form), float only with values 0 and
+    -inf (torch adds a float mask to the scores: -inf masks, 0 keeps)."""
+    if m.dtype == torch.bool:
+        return m
+    if m.dtype == torch.uint8:
+        return m.bool()
+    if m.is_floating_point():
+        masked = torch.isneginf(m)
+        if not bool(((m == 0) | masked).all()):
+            raise CaptureModuleError(f"{what}: a float {arg} with values other than 0 and -inf: ptec takes "
+                                     "boolean masks and 0/-inf float masks (int8 scores cannot add a general bias "
+                                     "exactly)")
+        return masked
+    raise CaptureModuleError(f"{what}: a {arg} of dtype {m.dtype}: ptec takes bool or 0/-inf float masks")
+
+
+def attention_mask(attn_mask, key_padding_mask, is_causal, heads: int, tokens: int, what: str):
+    """One bool mask [1 or heads, L, S] (True: masked) from concrete masks,
+    None when nothing is masked. is_causal=True needs the mask (torch
+    requires it) and the mask must be the causal one."""
+    if not tokens:          # traced without a record of the call: the masks' own size
+        tokens = next((int(m.shape[-1]) for m in (attn_mask, key_padding_mask) if m is not None), 0)
+    full = torch.zeros(1, tokens, tokens, dtype=torch.bool)
+    if is_causal and attn_mask is None:
+        raise CaptureModuleError(f"{what}: is_causal=True without the mask: pass the causal mask too, as torch "
+                                 "requires")
+    if attn_mask is not None:
+        a = _as_bool_mask(attn_mask.detach(), "attention mask", what)
+        if tuple(a.shape) == (tokens, tokens):
+            a = a.unsqueeze(0)
+        elif tuple(a.shape) != (heads, tokens, tokens):
+            raise CaptureModuleError(f"{what}: an attention mask of shape {list(a.shape)}: ptec takes [L, S] or "
+                                     f"[batch 1 * heads, L, S] = [{tokens}, {tokens}] or [{heads}, {tokens}, {tokens}]")
+        if is_causal and not torch.equal(a, torch.triu(torch.ones_like(a), 1).expand_as(a)):
+            raise CaptureModuleError(f"{what}: is_causal=True with a mask that is not the causal one")
+        full = full | a
+    if key_padding_mask is not None:
+        k = _as_bool_mask(key_padding_mask.detach(), "key padding mask", what)
+        if tuple(k.shape) != (1, tokens):
+            raise CaptureModuleError(f"{what}: a key padding mask of shape {list(k.shape)}: ptec takes [batch 1, S] "
+                                     f"= [1, {tokens}]")
+        full = full | k.reshape(1, 1, tokens)
+    return full if bool(full.any()) else None
+
+
+def _input_free(node: "torch.fx.Node") -> bool:
+    """Whether a traced value depends on no model input except through its
+    shape (x.size(1), x.shape: static for a trace). The nodes it is made of
+    are marked so capture drops them once nothing else uses them."""
+    stack, seen = [node], set()
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if n.op == "placeholder":
+            return False
+        if n.op == "call_method" and n.target in ("size", "dim"):
+            continue
+        if n.op == "call_function" and n.target is getattr and len(n.args) > 1 and \
+                n.args[1] in ("shape", "ndim", "dtype", "device"):
+            continue
+        stack.extend(n.all_input_nodes)
+    for n in seen:
+        n.meta["ptec_mask_only"] = True
+    return True
+
+
+class _MaskArgs:
+    """Mask arguments as concrete tensors. Run eagerly they are; traced by
+    torch.fx a mask made in forward from no input (torch.triu(torch.ones(..)),
+    a buffer taken through an op) arrives as a Proxy, and its value is the
+    one the module got in the same call when the model ran on its example
+    inputs (recorded by with_traceable_modules: `calls`, one dict of mask
+    arguments and tokens per call, in call order; tracing calls the module
+    in the same order)."""
+
+    what = "nn.MultiheadAttention"
+    calls: list = []
+    traced_calls = 0
+
+    def begin_call(self, src) -> dict:
+        """The recorded arguments of this call (traced calls only)."""
+        if not isinstance(src, torch.fx.Proxy) or not self.calls:
+            return {}
+        known = self.calls[self.traced_calls % len(self.calls)]
+        self.traced_calls += 1
+        return known
+
+    def concrete(self, value, arg: str, known: dict):
+        if value is None or isinstance(value, (bool, torch.Tensor)):
+            return value
+        if isinstance(value, torch.fx.Proxy):
+            if not _input_free(value.node):
+                raise CaptureModuleError(f"{self.what}: {arg} is computed from the model's input: ptec takes masks "
+                                         "that are constants at trace time")
+            if not isinstance(known.get(arg), (bool, torch.Tensor)):
+                raise CaptureModuleError(f"{self.what}: {arg} has no value from the example run: ptec takes masks "
+                                         "that are constants at trace time")
+            return known[arg]
+        raise CaptureModuleError(f"{self.what}: {arg} of type {type(value).__name__} is not a tensor")
+
+
+class SelfAttention(_MaskArgs, nn.Module):
+    """nn.MultiheadAttention's function for batch 1: the input
     projection split into q, k and v, heads as a [heads, tokens, head_dim]
     batch, scaled dot-product softmax attention, the output projection."""
 
@@ -66,38 +191,51 @@ class SelfAttention(nn.Module):
             proj.weight = nn.Parameter(w[i * e:(i + 1) * e].clone())
             if b is not None:
                 proj.bias = nn.Parameter(b.detach()[i * e:(i + 1) * e].clone())
+        self.what, self.calls = "nn.MultiheadAttention", []
         self.out = nn.Linear(e, e, bias=mha.out_proj.bias is not None)
         self.out.weight = nn.Parameter(mha.out_proj.weight.detach().clone())
         if mha.out_proj.bias is not None:
             self.out.bias = nn.Parameter(mha.out_proj.bias.detach().clone())
 
-    def attend(self, x):
-        """x: [1, tokens, embed] (batch first)."""
+    def attend(self, x, mask=None):
+        """x: [1, tokens, embed] (batch first); mask: None or a constant
+        bool [1 or heads, tokens, tokens], True where attention is not allowed."""
         h, d = self.heads, self.head_dim
         q = self.q(x).reshape(-1, h, d).transpose(0, 1) * (1.0 / math.sqrt(d))
         k = self.k(x).reshape(-1, h, d).transpose(0, 1)
         v = self.v(x).reshape(-1, h, d).transpose(0, 1)
-        a = torch.softmax(q @ k.transpose(1, 2), -1) @ v              # [heads, tokens, head_dim]
+        scores = q @ k.transpose(1, 2)
+        p = torch.softmax(scores, -1) if mask is None else masked_softmax(scores, mask)
+        a = p @ v                                                      # [heads, tokens, head_dim]
         return self.out(a.transpose(0, 1).reshape(1, -1, self.embed))
+
+    def mask_for(self, x, attn_mask, key_padding_mask, is_causal, names, known: dict, what: str):
+        """The combined constant mask for a [1, tokens, embed] input; known:
+        the recorded arguments of this call; what: the module called."""
+        self.what = what
+        tokens = x.shape[1] if isinstance(x, torch.Tensor) else known.get("tokens", 0)
+        return attention_mask(self.concrete(attn_mask, names[0], known),
+                              self.concrete(key_padding_mask, names[1], known),
+                              bool(self.concrete(is_causal, "is_causal", known)), self.heads, tokens, what)
 
     def forward(self, query, key=None, value=None, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):
-        if key_padding_mask is not None or attn_mask is not None or is_causal:
-            raise CaptureModuleError("nn.MultiheadAttention with a mask: ptec captures "
-                                     "unmasked self-attention only")
         if (key is not None and key is not query) or (value is not None and value is not query):
-            raise CaptureModuleError("nn.MultiheadAttention with key or value other than the "
+            raise CaptureModuleError(f"{self.what} with key or value other than the "
                                      "query: ptec captures self-attention only")
         x = query if self.batch_first else query.transpose(0, 1)
-        y = self.attend(x)
+        mask = self.mask_for(x, attn_mask, key_padding_mask, is_causal, ("attn_mask", "key_padding_mask"),
+                             self.begin_call(query), self.what)
+        y = self.attend(x, mask)
         return (y if self.batch_first else y.transpose(0, 1)), None
 
 
-class EncoderLayer(nn.Module):
+class EncoderLayer(_MaskArgs, nn.Module):
     """nn.TransformerEncoderLayer, post-norm or pre-norm (norm_first)."""
 
     def __init__(self, layer: nn.TransformerEncoderLayer):
         super().__init__()
+        self.what, self.calls = "nn.TransformerEncoderLayer", []
         self.attn = SelfAttention(layer.self_attn)
         self.linear1, self.linear2 = layer.linear1, layer.linear2
         self.norm1, self.norm2 = layer.norm1, layer.norm2
@@ -107,35 +245,42 @@ class EncoderLayer(nn.Module):
         self.activation = (act if isinstance(act, nn.Module)
                            else nn.GELU() if act is F.gelu else nn.ReLU())
 
-    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
-        if src_mask is not None or src_key_padding_mask is not None or is_causal:
-            raise CaptureModuleError("nn.TransformerEncoderLayer with a mask: ptec captures "
-                                     "unmasked self-attention only")
+    def run(self, src, mask=None):
+        """src in the layer's layout; mask: the combined constant mask."""
         x = src if self.batch_first else src.transpose(0, 1)
         if self.norm_first:
-            x = x + self.attn.attend(self.norm1(x))
+            x = x + self.attn.attend(self.norm1(x), mask)
             x = x + self.linear2(self.activation(self.linear1(self.norm2(x))))
         else:
-            x = self.norm1(x + self.attn.attend(x))
+            x = self.norm1(x + self.attn.attend(x, mask))
             x = self.norm2(x + self.linear2(self.activation(self.linear1(x))))
         return x if self.batch_first else x.transpose(0, 1)
 
+    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        x = src if self.batch_first else src.transpose(0, 1)
+        mask = self.attn.mask_for(x, src_mask, src_key_padding_mask, is_causal, ("src_mask", "src_key_padding_mask"),
+                                  self.begin_call(src), self.what)
+        return self.run(src, mask)
 
-class Encoder(nn.Module):
-    """nn.TransformerEncoder: its layers in turn, then its norm if any."""
+
+class Encoder(_MaskArgs, nn.Module):
+    """nn.TransformerEncoder: its layers in turn (each with the same masks),
+    then its norm if any."""
 
     def __init__(self, enc: nn.TransformerEncoder):
         super().__init__()
+        self.what, self.calls = "nn.TransformerEncoder", []
         self.layers = nn.ModuleList(EncoderLayer(layer) for layer in enc.layers)
         self.norm = enc.norm
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
-        if mask is not None or src_key_padding_mask is not None or is_causal:
-            raise CaptureModuleError("nn.TransformerEncoder with a mask: ptec captures "
-                                     "unmasked self-attention only")
+        first = self.layers[0]
+        x = src if first.batch_first else src.transpose(0, 1)
+        combined = first.attn.mask_for(x, mask, src_key_padding_mask, is_causal, ("mask", "src_key_padding_mask"),
+                                       self.begin_call(src), self.what)
         x = src
         for layer in self.layers:
-            x = layer(x)
+            x = layer.run(x, combined)
         return x if self.norm is None else self.norm(x)
 
 
@@ -331,6 +476,46 @@ def sequence_lengths(model: nn.Module, example_inputs) -> dict:
     return found
 
 
+ATTENTION = (nn.TransformerEncoder, nn.TransformerEncoderLayer, nn.MultiheadAttention)
+
+
+def recorded_masks(model: nn.Module, example_inputs):
+    """{module name: [per call: {mask argument: value, "tokens": L}]} of the
+    attention modules, from one run of `model` on its example inputs: the
+    values a traced module's constant masks have, call by call."""
+    calls, wrapped = {}, []
+    for name, m in model.named_modules():
+        if not isinstance(m, ATTENTION):
+            continue
+        params = inspect.signature(m.forward).parameters
+
+        def forward(*args, _name=name, _orig=m.forward, _params=params, _m=m, **kwargs):
+            bound = dict(zip(_params, args), **kwargs)
+            now = {k: (v.detach().clone() if isinstance(v, torch.Tensor) else v)
+                   for k, v in bound.items() if k in MASK_ARGS}
+            calls.setdefault(_name, []).append(now)
+            x = args[0] if args else next(iter(bound.values()))
+            if isinstance(x, torch.Tensor) and x.dim() == 3:
+                first = _m.batch_first if isinstance(_m, nn.MultiheadAttention) else \
+                    (_m.self_attn.batch_first if isinstance(_m, nn.TransformerEncoderLayer)
+                     else _m.layers[0].self_attn.batch_first)
+                now["tokens"] = int(x.shape[1] if first else x.shape[0])
+            return _orig(*args, **kwargs)
+        m.forward = forward
+        wrapped.append(m)
+    if wrapped:
+        try:
+            with torch.no_grad():
+                model(*example_inputs)
+        except Exception as e:          # noqa: BLE001 - the model's own error, in one line
+            first = (str(e).strip().splitlines() or [""])[0]
+            raise CaptureModuleError(f"the model fails on its example inputs: {type(e).__name__}: {first}") from e
+        finally:
+            for m in wrapped:
+                del m.forward
+    return calls
+
+
 def with_traceable_modules(model: nn.Module, example_inputs=(), stateful: bool = False) -> nn.Module:
     """model, or a copy of it whose covered leaf modules are stand-ins (the
     user's model is never changed). Outermost modules first: an encoder's
@@ -340,14 +525,22 @@ def with_traceable_modules(model: nn.Module, example_inputs=(), stateful: bool =
         return model
     steps = sequence_lengths(model, example_inputs) if example_inputs else {}
     model = copy.deepcopy(model)
-    whole = _stand_in(model, steps.get(""), stateful)
+    calls = recorded_masks(model, example_inputs) if example_inputs else {}
+
+    def stand_in_of(name, m):
+        found = _stand_in(m, steps.get(name), stateful)
+        if isinstance(found, _MaskArgs):
+            found.calls = calls.get(name, [])
+            found.what = f"{name} ({found.what})" if name else found.what
+        return found
+    whole = stand_in_of("", model)
     if whole is not None:
         return whole
     replaced = []
     for name, m in list(model.named_modules()):
         if not name or any(name.startswith(r + ".") for r in replaced):
             continue
-        stand_in = _stand_in(m, steps.get(name), stateful)
+        stand_in = stand_in_of(name, m)
         if stand_in is None:
             continue
         parent_name, _, attr = name.rpartition(".")

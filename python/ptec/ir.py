@@ -106,6 +106,17 @@ UNARY: Dict[str, Callable[..., torch.Tensor]] = {
 }
 
 
+def masked_softmax_float(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dim with the positions where `mask` (a bool
+    tensor broadcast to scores) is True as -infinity. A row with every
+    position masked is all zeros (torch gives NaN there; ptec's int8
+    kernel gives probability 0 everywhere, docs/kernels.md "masked
+    softmax"), so the float graph and the int8 program agree on it."""
+    mask = mask.to(torch.bool)
+    y = torch.softmax(scores.masked_fill(mask, float("-inf")), -1)
+    return torch.where(mask.expand_as(scores).all(-1, keepdim=True), torch.zeros_like(y), y)
+
+
 def permutation(n: Node, rank: int) -> List[int]:
     """The full permutation of a permute node (a transpose stores its two dims)."""
     if "dims" in n.attrs:
@@ -189,6 +200,8 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
             y = xs[0].reshape(a["target_shape"])
     elif op == "softmax":
         y = torch.softmax(xs[0], a["dim"])
+    elif op == "masked_softmax":
+        y = masked_softmax_float(xs[0], torch.as_tensor(np.asarray(a["mask"], bool)))
     elif op in UNARY:
         y = UNARY[op](xs[0], a)
     elif op == "mean":

@@ -257,7 +257,7 @@ def _shared_cat_qparams(g: Graph, observer: RangeObserver) -> Dict[str, Tuple[fl
         if n.op != "cat" or n.attrs.get("act") or len(set(n.inputs)) != len(n.inputs):
             continue
         srcs = [g.node(i) for i in n.inputs]
-        if n.name in forced or any(s.op in PASS_THROUGH or s.op == "softmax" or s.name in forced
+        if n.name in forced or any(s.op in PASS_THROUGH or s.op in ("softmax", "masked_softmax") or s.name in forced
                                    for s in srcs):
             continue
         qp = affine_qparams(*observer.range(n.name))
@@ -290,7 +290,7 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
             n.qparams = g.node(written[n.name]).qparams
         elif n.name in shared:
             n.qparams = shared[n.name]
-        elif n.op in ("softmax",):
+        elif n.op in ("softmax", "masked_softmax"):
             n.qparams = (qm.SOFTMAX_OUTPUT_SCALE, qm.SOFTMAX_OUTPUT_ZERO_POINT)
         elif n.op in PASS_THROUGH and n.inputs:
             src = g.node(n.inputs[0])
@@ -422,7 +422,9 @@ def _state_qparams(g: Graph, n, written: Dict[str, str], observer: RangeObserver
 
 def _rows_are_probabilities(g: Graph, name: str) -> bool:
     n = g.node(name)
-    return n.op == "softmax" and n.shape is not None and n.attrs["dim"] % len(n.shape) == len(n.shape) - 1
+    # a masked softmax's rows sum to 1 too, or are all 0 (fully masked): 0 is in v's range
+    return (n.op in ("softmax", "masked_softmax") and n.shape is not None
+            and n.attrs["dim"] % len(n.shape) == len(n.shape) - 1)
 
 
 def _pad_qparams(g: Graph, n, observer: RangeObserver) -> Tuple[float, int]:

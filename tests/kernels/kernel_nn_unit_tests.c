@@ -460,6 +460,41 @@ static void test_softmax(void)
     CHECK(y[0] == 59 && y[1] == -59);
 }
 
+static void test_softmax_masked(void)
+{
+    /* scale 1/16, as test_softmax. Row 0: {16, 0, 120} with 120 masked:
+     * the masked maximum takes no part, so the row is softmax({16, 0}) =
+     * {59, -59}, and the masked one has probability 0 -> -128. Row 1 uses
+     * mask row 1: {7, 7, 7} with only position 2 masked -> {0, 0, -128}.
+     * With mask_rows 1 both rows use mask row 0. */
+    const ptec_nn_softmax_params p = {1 << 30, 23, -248};
+    const int8_t x[6] = {16, 0, 120, 7, 7, 7};
+    const uint8_t mask[6] = {0, 0, 1, 0, 0, 1};
+    int8_t y[6];
+    CHECK(ptec_nn_softmax_masked_s8(x, 2, 3, mask, 2, &p, y) == PTEC_OK);
+    CHECK(y[0] == 59 && y[1] == -59 && y[2] == -128);
+    CHECK(y[3] == 0 && y[4] == 0 && y[5] == -128);
+    /* every position masked: all -128 (probabilities 0, docs/kernels.md) */
+    const uint8_t all[3] = {1, 1, 1};
+    CHECK(ptec_nn_softmax_masked_s8(x, 2, 3, all, 1, &p, y) == PTEC_OK);
+    for (int i = 0; i < 6; ++i) {
+        CHECK(y[i] == -128);
+    }
+    /* one position left: probability 1 -> 127 */
+    const uint8_t one[3] = {1, 0, 1};
+    CHECK(ptec_nn_softmax_masked_s8(x, 2, 3, one, 1, &p, y) == PTEC_OK);
+    CHECK(y[0] == -128 && y[1] == 127 && y[2] == -128 && y[3] == -128 && y[4] == 127 && y[5] == -128);
+    /* a masked 127 above unmasked scores near -128: the maximum is the
+     * unmasked -120, so {-120, -120} is {0, 0} */
+    const int8_t low[3] = {-120, 127, -120};
+    const uint8_t middle[3] = {0, 1, 0};
+    CHECK(ptec_nn_softmax_masked_s8(low, 1, 3, middle, 1, &p, y) == PTEC_OK);
+    CHECK(y[0] == 0 && y[1] == -128 && y[2] == 0);
+    /* mask rows that do not divide the rows, no mask */
+    CHECK(ptec_nn_softmax_masked_s8(x, 3, 2, mask, 2, &p, y) == PTEC_INVALID_ARGUMENT);
+    CHECK(ptec_nn_softmax_masked_s8(x, 2, 3, NULL, 1, &p, y) == PTEC_INVALID_ARGUMENT);
+}
+
 static void test_transpose_pad(void)
 {
     const int8_t x[6] = {1, 2, 3, 4, 5, 6};
@@ -646,6 +681,7 @@ int main(void)
     test_batch_matmul();
     test_pools();
     test_softmax();
+    test_softmax_masked();
     test_transpose_pad();
     test_a16();
     if (failures != 0) {

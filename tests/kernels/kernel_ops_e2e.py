@@ -697,6 +697,58 @@ def a16_error_cases():
             softmax_a16_case((2, 3), error="table")]
 
 
+def softmax_masked_case(mask_kind, error=None):
+    """ptec's masked softmax over [2 heads, 6, 9] scores (own random stream).
+    "causal": one [6, 9] mask for both heads, causal over the last 6 keys
+    plus a padded key 0, the row maximum placed on a masked position (the
+    maximum must skip it), row 0 fully masked (all -128) and row 1 with one
+    position left (probability 1 -> 127). "per_head": a [12, 9] mask, a
+    row per head and query. Errors: a mask byte of 2, mask rows that do
+    not divide the rows, a mask that is not constant, input_shift 32."""
+    g = np.random.default_rng(1234 + len(mask_kind))
+    heads, q, k = 2, 6, 9
+    x = g.integers(-128, 128, size=(heads, q, k)).astype(np.int8)
+    if mask_kind == "causal":
+        mask = np.triu(np.ones((q, k), bool), k=k - q + 1)
+        mask[:, 0] = True
+        mask[0, :] = True
+        mask[1, :] = True
+        mask[1, 4] = False
+        # row 3 (causal: keys 7, 8 masked): the unmasked scores low, a masked
+        # one at 127 that must not be the maximum (a maximum 250 steps too
+        # high leaves every exp term below the sum's resolution)
+        x[:, 3, :7] = g.integers(-128, -110, size=(heads, 7))
+        x[:, 3, 8] = 127
+    else:
+        mask = g.random((heads * q, k)) < 0.4
+    m, s, diff_min = ref.softmax_parameters(0.07)
+    mask_arg = mask.astype(np.uint8)
+    b = ProgramBuilder()
+    xv, out = b.tensor(I8, x.shape), b.tensor(I8, x.shape)
+    if error == "byte":
+        mask_arg = mask_arg.copy()
+        mask_arg[2, 3] = 2
+    if error == "rows":
+        mask_arg = np.zeros((5, k), np.uint8)
+    mv = (b.tensor(ScalarType.BOOL, list(mask_arg.shape)) if error == "constant"
+          else b.constant(mask_arg, scalar_type=ScalarType.BOOL))
+    b.call("ptec::quantized_softmax_masked.out", input=xv, mask=mv, input_multiplier=m,
+           input_shift=32 if error == "shift" else s, diff_min=diff_min, out=out)
+    if error:
+        messages = {"byte": "0 or 1", "rows": "mask_rows dividing", "constant": "constant tensor",
+                    "shift": "input_shift"}
+        return finish(b, "softmax masked bad " + error, [xv], out, [x], error=messages[error])
+    want = ref.quantized_softmax_masked(x, mask, m, s, diff_min)
+    if mask_kind == "causal":
+        assert (want[:, 0] == -128).all() and (want[:, 1, 4] == 127).all()
+    return finish(b, "softmax masked " + mask_kind, [xv], out, [x], want)
+
+
+def masked_softmax_cases():
+    return ([softmax_masked_case("causal"), softmax_masked_case("per_head")] +
+            [softmax_masked_case("causal", e) for e in ("byte", "rows", "constant", "shift")])
+
+
 def all_cases():
     cases = [quantize_case(8), quantize_case(16), quantize_ties_case(), dequantize_case(8), dequantize_case(16),
              div_ties_case()]
@@ -713,7 +765,7 @@ def all_cases():
               softmax_case((3, 19)), softmax_case((2, 1, 3, 5)), transpose_case((2, 3), [0, 1]),
               transpose_case((2, 3), [1, 0]), transpose_case((2, 3, 4, 5), [3, 1, 0, 2]),
               transpose_case((4, 5, 6), [-1, 0, 1]), pad_case("channels_last"), pad_case("contiguous")]
-    return cases + error_cases() + a16_cases() + a16_error_cases()
+    return cases + error_cases() + a16_cases() + a16_error_cases() + masked_softmax_cases()
 
 
 def run_case(case, ptec_run, workdir, index):

@@ -15,7 +15,8 @@ enum {
     OP_DIV_S8, OP_DIV_S16, OP_LUT, OP_MINIMUM, OP_MAXIMUM, OP_FULLY_CONNECTED, OP_CONV,
     OP_DEPTHWISE_CONV, OP_TRANSPOSE_CONV, OP_BATCH_MATMUL, OP_AVGPOOL, OP_MAXPOOL, OP_SOFTMAX,
     OP_TRANSPOSE, OP_PAD, OP_CONV_S4, OP_FULLY_CONNECTED_S4, OP_CONV_S16, OP_DEPTHWISE_CONV_S16,
-    OP_FULLY_CONNECTED_S16, OP_ADD_S16, OP_MUL_S16, OP_AVGPOOL_S16, OP_MAXPOOL_S16, OP_SOFTMAX_S16, OP_COUNT
+    OP_FULLY_CONNECTED_S16, OP_ADD_S16, OP_MUL_S16, OP_AVGPOOL_S16, OP_MAXPOOL_S16, OP_SOFTMAX_S16,
+    OP_SOFTMAX_MASKED, OP_COUNT
 };
 
 static const char *const op_names[OP_COUNT] = {
@@ -23,7 +24,7 @@ static const char *const op_names[OP_COUNT] = {
     "div_s16", "lut", "minimum", "maximum", "fully_connected", "conv", "depthwise_conv",
     "transpose_conv", "batch_matmul", "avgpool", "maxpool", "softmax", "transpose", "pad", "conv_s4",
     "fully_connected_s4", "conv_s16", "depthwise_conv_s16", "fully_connected_s16", "add_s16", "mul_s16",
-    "avgpool_s16", "maxpool_s16", "softmax_s16"};
+    "avgpool_s16", "maxpool_s16", "softmax_s16", "softmax_masked"};
 
 #define MAX_INTS 64
 #define MAX_BLOBS 8
@@ -192,6 +193,10 @@ static ptec_status run_a16_case(const test_case *c, void *out)
     case OP_SOFTMAX_S16: {
         const ptec_nn_softmax_s16_params p = {v[2], v[3], c->blobs[1], c->blobs[2]};
         return ptec_nn_softmax_s16(c->blobs[0], v[0], v[1], &p, out);
+    }
+    case OP_SOFTMAX_MASKED: {
+        const ptec_nn_softmax_params p = {v[3], v[4], v[5]};
+        return ptec_nn_softmax_masked_s8(c->blobs[0], v[0], v[1], c->blobs[1], v[2], &p, out);
     }
     default:
         return PTEC_NOT_SUPPORTED;

@@ -39,7 +39,9 @@ OPS = ["quantize_s8", "quantize_s16", "dequantize_s8", "dequantize_s16", "add", 
        "fully_connected_s4",
        # 16-bit activations (ptec::*_a16), appended so the int8 and s4 cases keep their numbers
        "conv_s16", "depthwise_conv_s16", "fully_connected_s16", "add_s16", "mul_s16", "avgpool_s16",
-       "maxpool_s16", "softmax_s16"]
+       "maxpool_s16", "softmax_s16",
+       # ptec's masked softmax (attention masks), appended likewise
+       "softmax_masked"]
 OP_ID = {name: i for i, name in enumerate(OPS)}
 
 
@@ -1058,6 +1060,25 @@ def make_softmax_s16(g, w):
     w.case("softmax_s16", [rows, size, m, sh], [x, exp_lut, one_lut], expected)
 
 
+def make_softmax_masked(g, w):
+    """ptec's masked softmax: random masks (some rows fully masked, some
+    with one position left), mask_rows dividing the rows."""
+    mask_rows = g.int(1, 4)
+    rows, size = mask_rows * g.int(1, 3), g.choice([1, 2, g.int(1, 24), g.int(1, 64)])
+    x = g.i8((rows, size))
+    if g.chance(0.5):  # a narrow spread gives non-trivial probabilities
+        x = (g.rng.integers(-20, 20, size=(rows, size)) + g.int(-100, 100)).astype(np.int8)
+    mask = g.rng.random((mask_rows, size)) < g.rng.uniform(0.0, 0.9)
+    if g.chance(0.2):
+        mask[g.int(0, mask_rows - 1)] = True
+    scale = 2.0 ** g.rng.uniform(-8, 0)
+    mult, shift, diff_min = ref.softmax_parameters(scale)
+    if g.chance(0.1):
+        diff_min = -g.int(0, 255)
+    expected = ref.quantized_softmax_masked(x, mask, mult, shift, diff_min)
+    w.case("softmax_masked", [rows, size, mask_rows, mult, shift, diff_min], [x, mask.astype(np.uint8)], expected)
+
+
 def generate(cases, seed):
     g = Gen(seed)
     w = Writer()
@@ -1094,6 +1115,9 @@ def generate(cases, seed):
     g16s = Gen(seed + 3)  # softmax came later: its own stream keeps the other a16 cases as they were
     for _ in range(cases):
         make_softmax_s16(g16s, w)
+    gm = Gen(seed + 4)  # the masked softmax: its own stream, after every earlier case
+    for _ in range(min(cases, 100)):
+        make_softmax_masked(gm, w)
     return w
 
 

@@ -58,6 +58,27 @@ def test_softmax_close_to_float():
     assert np.max(np.abs(got - np.minimum(want, 255))) <= 1
 
 
+def test_masked_softmax_close_to_float():
+    """The masked reference against float softmax with masked scores at
+    -inf: within one output step where some position is unmasked, exactly
+    0 (-128) at masked positions and in fully masked rows."""
+    x = rng.integers(-128, 128, size=(3, 20, 10)).astype(np.int8)
+    mask = rng.random((20, 10)) < 0.5
+    mask[4] = True
+    mask[5] = False
+    mask[6, 1:] = True
+    mask[6, 0] = False
+    scale = 0.05
+    m, s, diff_min = ref.softmax_parameters(scale)
+    got = ref.quantized_softmax_masked(x, mask, m, s, diff_min).astype(np.int64) + 128
+    scores = torch.from_numpy(x.astype(np.float64) * scale).masked_fill(torch.from_numpy(mask), float("-inf"))
+    want = torch.nan_to_num(torch.softmax(scores, -1), nan=0.0).numpy() * 256
+    assert np.max(np.abs(got - np.minimum(want, 255))) <= 1
+    assert (got[:, mask] == 0).all() and (got[:, 4] == 0).all()
+    assert (got[:, 6, 0] == 255).all()
+    assert np.array_equal(got[:, 5] - 128, ref.softmax(x[:, 5], -1, 0, -128, m, s, diff_min))
+
+
 def test_kernel_sum_form_equals_bias_form():
     x, w = small((3, 20), -128, 127), small((7, 20), -128, 127)
     bias = rng.integers(-10000, 10000, size=7).astype(np.int32)

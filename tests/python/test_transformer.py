@@ -6,8 +6,8 @@ the stand-in equals PyTorch's module in float; the compiled program runs
 on the C runtime with the bytes of the numpy int8 reference; its result is
 close to PyTorch's float one (cosine >= 0.99), and on the M55 and M33
 boards with the reference's bytes. LayerNorm runs in fp32
-between a dequantize and a quantize, as docs/aot.md says. A mask is
-refused in one line."""
+between a dequantize and a quantize, as docs/aot.md says. Masks:
+test_transformer_masks.py; a general float mask is refused in one line."""
 import numpy as np
 import pytest
 import torch
@@ -92,16 +92,18 @@ def test_transformer_pieces_compile_and_match(case, tmp_path):
     assert cosine >= 0.99, cosine
 
 
-def test_a_mask_is_refused_in_one_line():
+def test_a_general_float_mask_is_refused_in_one_line():
+    """Boolean and 0/-inf masks compile (test_transformer_masks.py); a float
+    mask with other values does not."""
     class Masked(nn.Module):
         def __init__(self):
             super().__init__()
             self.mha = nn.MultiheadAttention(8, 2, batch_first=True)
 
         def forward(self, x):
-            return self.mha(x, x, x, attn_mask=torch.zeros(4, 4))[0]
+            return self.mha(x, x, x, attn_mask=torch.full((4, 4), 0.5))[0]
     x = torch.randn(1, 4, 8)
-    with pytest.raises(CaptureError, match="with a mask") as e:
+    with pytest.raises(CaptureError, match="mha \\(nn.MultiheadAttention\\): a float attention mask") as e:
         compile_model(Masked().eval(), [x], [(x,)])
     assert "\n" not in str(e.value)
 

@@ -228,6 +228,10 @@ RULES: Dict[str, Rule] = {
         "none: ptec only (src/kernels/cortex_m/op_quantized_layer_norm.c)",
         dtypes=(("input", I8), ("out", I8), ("bias", I32)), contiguous=("input", "out"),
         upstream_library="none (ptec only)"),
+    "ptec::quantized_softmax_masked.out": Rule(
+        "none: ptec only (src/kernels/cortex_m/op_quantized_softmax_masked.c)",
+        dtypes=(("input", I8), ("out", I8), ("mask", frozenset({ScalarType.BOOL}))),
+        contiguous=("input", "mask", "out"), upstream_library="none (ptec only)"),
 }
 
 

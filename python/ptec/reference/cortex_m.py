@@ -507,6 +507,25 @@ def softmax(x, dim, input_zero_point, output_zero_point, input_multiplier, input
     return out.reshape(x.shape)
 
 
+def quantized_softmax_masked(x, mask, input_multiplier, input_shift, diff_min):
+    """ptec's masked softmax (docs/kernels.md "masked softmax"), from its
+    rule: a masked position is -infinity, so each row's unmasked positions
+    get the int8 softmax of the row made of them alone, and masked ones get
+    probability 0 (-128); a row with nothing unmasked is all -128. Row r of
+    x's [rows, last] view takes mask row r % mask_rows."""
+    x = np.asarray(x, np.int64)
+    mask = np.asarray(mask).astype(bool)
+    rows = x.reshape(-1, x.shape[-1])
+    if mask.ndim != 2 or mask.shape[1] != rows.shape[1] or rows.shape[0] % mask.shape[0]:
+        raise ValueError("mask must be [mask_rows, row_size] with mask_rows dividing the rows")
+    out = np.full(rows.shape, -128, dtype=np.int8)
+    for r, row in enumerate(rows):
+        keep = ~mask[r % mask.shape[0]]
+        if keep.any():
+            out[r, keep] = softmax(row[keep], -1, 0, -128, input_multiplier, input_shift, diff_min)
+    return out.reshape(x.shape)
+
+
 # ---------------------------------------------------------------------------
 # data movement (§3.16, §3.17)
 

@@ -205,6 +205,34 @@ def op_softmax(ctx, n: Node):
     return raw_view(ctx.b, y, x.sizes, layout(x.sizes))
 
 
+def op_masked_softmax(ctx, n: Node):
+    """ptec::quantized_softmax_masked (docs/kernels.md "masked softmax") on
+    the [rows, last] view of a contiguous (rank <= 3) int8 value. The mask
+    goes in as a constant BOOL [mask_rows, last]: the mask's own trailing
+    dims when its leading dims are 1 and the rest match the input's (one
+    [L, S] attention mask for every head), else broadcast to the input."""
+    x = ctx.q(n.inputs[0])
+    sizes = list(x.sizes)
+    last = sizes[-1]
+    mask = np.asarray(n.attrs["mask"], bool)
+    mask = mask.reshape(mask.shape[-len(sizes):]) if mask.ndim > len(sizes) else mask
+    shape = [1] * (len(sizes) - mask.ndim) + list(mask.shape)
+    k = 0
+    while k < len(shape) - 1 and shape[k] == 1:
+        k += 1
+    if shape[k:] == sizes[k:]:
+        rows_mask = mask.reshape(-1, last)
+    else:
+        rows_mask = np.broadcast_to(mask.reshape(shape), sizes).reshape(-1, last)
+    rows = raw_view(ctx.b, x, [int(np.prod(sizes[:-1])), last], [0, 1])
+    mult, shift, diff_min = qm.softmax_params(float(x.scale))
+    out = new_act(ctx.b, I8, rows.sizes, qm.SOFTMAX_OUTPUT_SCALE, qm.SOFTMAX_OUTPUT_ZERO_POINT)
+    ctx.b.call("ptec::quantized_softmax_masked.out", input=rows.value,
+               mask=ctx.b.constant(np.ascontiguousarray(rows_mask, dtype=bool)), input_multiplier=mult,
+               input_shift=shift, diff_min=diff_min, out=out.value)
+    return raw_view(ctx.b, out, sizes, layout(sizes))
+
+
 def unary_function(n: Node) -> Callable[[np.ndarray], np.ndarray]:
     """The float64 function an element-wise node's 256-entry LUT is made of."""
     if n.op == "sigmoid":

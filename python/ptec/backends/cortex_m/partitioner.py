@@ -85,6 +85,18 @@ def _softmax(n: Node, ctx) -> Optional[str]:
     return f"rank {r} over dim {int(n.attrs['dim']) % r}: only the last dim of a rank-5+ tensor"
 
 
+def _masked_softmax(n: Node, ctx) -> Optional[str]:
+    """ptec's masked softmax runs over the last dim of contiguous rows (an
+    int8 value of rank <= 3 is contiguous). It has no fp32 fallback:
+    refused, the node is reported as an operator ptec cannot run."""
+    r = len(_shape(ctx, n.inputs[0]))
+    if r > 3:
+        return f"rank {r}: ptec's masked softmax takes contiguous rows (rank <= 3)"
+    if int(n.attrs["dim"]) % r != r - 1:
+        return "ptec's masked softmax runs over the last dim only"
+    return None
+
+
 NO_CLAMP = "a fused activation: cortex_m::quantized_avg_pool2d has no clamp"
 
 
@@ -203,6 +215,7 @@ CHECKS: Dict[str, Callable[[Node, object], Optional[str]]] = {
     "max_pool2d": _max_pool2d,
     "clamp": _rank([2, 4], "the int8 clamp takes rank 2 or 4"),
     "softmax": _softmax,
+    "masked_softmax": _masked_softmax,
     "permute": _permute,
     "channel_shuffle": _rank([4], "input is not 4-D"),
     "pad": _pad,

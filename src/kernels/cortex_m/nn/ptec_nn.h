@@ -254,6 +254,16 @@ typedef struct ptec_nn_softmax_params {
 ptec_status ptec_nn_softmax_s8(const int8_t *input, int32_t rows, int32_t row_size,
                                const ptec_nn_softmax_params *params, int8_t *output);
 
+/* Masked softmax (ptec's own, docs/kernels.md "masked softmax"): row r
+ * of `rows` uses mask row r % mask_rows; a position whose mask byte is
+ * non-zero is -infinity: it gives -128 (probability 0) and takes no part
+ * in the row's maximum or sum. The unmasked positions get exactly what
+ * ptec_nn_softmax_s8 gives for the row made of them alone. A row with
+ * every position masked gives -128 everywhere (all zeros). mask_rows in
+ * [1, rows] and dividing rows. */
+ptec_status ptec_nn_softmax_masked_s8(const int8_t *input, int32_t rows, int32_t row_size, const uint8_t *mask,
+                                      int32_t mask_rows, const ptec_nn_softmax_params *params, int8_t *output);
+
 /* ---- layer norm (ptec's own, docs/kernels.md "int8 layer norm") ---- */
 
 /* Per row of `row_size` values, in integers only: with d_i = x_i - zp_in,
