@@ -172,6 +172,52 @@ ptec_status ptec_nn_fully_connected_s4_dsp(const ptec_nn_fc_params *params, cons
                                            const int8_t *input, const int8_t *packed, const int32_t *bias,
                                            int8_t *output);
 
+/* ---- 16-bit activations (ptec_nn_*_s16; docs/kernels.md, "16-bit
+ * activations") ---- */
+
+#if defined(PTEC_NN_DSP)
+/* acc[r] += sum_{i<n} x[i] * w[r * stride + i] for r < rows (1 or 2),
+ * exactly (see the proof in ptec_nn_dot_rows_s16_dsp.c). */
+void ptec_nn_dot_rows_s16_dsp(const int16_t *x, const int8_t *w, size_t n, size_t stride, int32_t rows,
+                              int64_t *acc);
+#define PTEC_NN_DOT_ROWS_S16 ptec_nn_dot_rows_s16_dsp
+#elif defined(PTEC_NN_MVE)
+/* The same with Helium: eight products per step into 64-bit sums. */
+void ptec_nn_dot_rows_s16_mve(const int16_t *x, const int8_t *w, size_t n, size_t stride, int32_t rows,
+                              int64_t *acc);
+#define PTEC_NN_DOT_ROWS_S16 ptec_nn_dot_rows_s16_mve
+#endif
+
+#if defined(PTEC_NN_MVE) || defined(PTEC_NN_DSP)
+/* The convolution and the fully connected layer on PTEC_NN_DOT_ROWS_S16,
+ * two output channels per pass over the input. Called by the reference
+ * functions once they have checked their arguments; no scratch. */
+ptec_status ptec_nn_convolve_s16_rows(const ptec_nn_conv_s16_params *params, const ptec_nn_per_channel_quant *quant,
+                                      const ptec_nn_dims *input_dims, const int16_t *input,
+                                      const ptec_nn_dims *filter_dims, const int8_t *filter, const int64_t *bias,
+                                      const ptec_nn_dims *output_dims, int16_t *output);
+ptec_status ptec_nn_fully_connected_s16_rows(const ptec_nn_fc_s16_params *params, const ptec_nn_fc_dims *dims,
+                                             const int16_t *input, const int8_t *weights, const int64_t *bias,
+                                             int16_t *output);
+#endif
+
+/* Depthwise with a depth multiplier of 1, four channels per step, for
+ * windows of at most 511 taps (PTEC_NOT_SUPPORTED otherwise, before
+ * writing anything: the reference's loops then run). */
+#if defined(PTEC_NN_DSP)
+ptec_status ptec_nn_depthwise_conv_s16_dsp(const ptec_nn_conv_s16_params *params,
+                                           const ptec_nn_per_channel_quant *quant, const ptec_nn_dims *input_dims,
+                                           const int16_t *input, const ptec_nn_dims *filter_dims,
+                                           const int8_t *filter, const int64_t *bias,
+                                           const ptec_nn_dims *output_dims, int16_t *output);
+#elif defined(PTEC_NN_MVE)
+ptec_status ptec_nn_depthwise_conv_s16_mve(const ptec_nn_conv_s16_params *params,
+                                           const ptec_nn_per_channel_quant *quant, const ptec_nn_dims *input_dims,
+                                           const int16_t *input, const ptec_nn_dims *filter_dims,
+                                           const int8_t *filter, const int64_t *bias,
+                                           const ptec_nn_dims *output_dims, int16_t *output);
+#endif
+
 /* Quantization (ptec_nn_quantize.c): Helium's floating point on the M55;
  * a single-precision FPU with the DSP extension elsewhere (M33, M7, M4). */
 #if !defined(PTEC_NN_PORTABLE) && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
