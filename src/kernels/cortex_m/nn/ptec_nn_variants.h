@@ -218,6 +218,30 @@ ptec_status ptec_nn_depthwise_conv_s16_mve(const ptec_nn_conv_s16_params *params
                                            const ptec_nn_dims *output_dims, int16_t *output);
 #endif
 
+/* An activation range the vector clamps of the s16 variants reproduce:
+ * within int16 and not empty (the wrappers only pass such ranges; others,
+ * only reachable by calling a math function directly, run the reference). */
+static inline int ptec_nn_activation_s16_ok(ptec_nn_activation a)
+{
+    return a.min >= INT16_MIN && a.min <= a.max && a.max <= INT16_MAX;
+}
+
+#if defined(PTEC_NN_MVE)
+/* Element-wise add and mul, four elements per vector; PTEC_NOT_SUPPORTED
+ * (before writing) unless ptec_nn_activation_s16_ok. */
+ptec_status ptec_nn_add_s16_mve(const int16_t *large, const int16_t *small, uint32_t count, uint32_t small_count,
+                                int16_t *output, const ptec_nn_add_s16_params *params);
+ptec_status ptec_nn_mul_s16_mve(const int16_t *large, const int16_t *small, uint32_t count, uint32_t small_count,
+                                int16_t *output, const ptec_nn_mul_s16_params *params);
+/* Max pooling, eight channels per vector (PTEC_NOT_SUPPORTED, before
+ * writing, unless ptec_nn_activation_s16_ok); average pooling, four
+ * channels per vector, with the reference's checks and statuses. */
+ptec_status ptec_nn_maxpool_s16_mve(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
+                                    const int16_t *input, const ptec_nn_dims *output_dims, int16_t *output);
+ptec_status ptec_nn_avgpool_s16_mve(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
+                                    const int16_t *input, const ptec_nn_dims *output_dims, int16_t *output);
+#endif
+
 /* Quantization (ptec_nn_quantize.c): Helium's floating point on the M55;
  * a single-precision FPU with the DSP extension elsewhere (M33, M7, M4). */
 #if !defined(PTEC_NN_PORTABLE) && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
