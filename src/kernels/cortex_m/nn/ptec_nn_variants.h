@@ -242,6 +242,13 @@ ptec_status ptec_nn_avgpool_s16_mve(const ptec_nn_pool_params *params, const pte
                                     const int16_t *input, const ptec_nn_dims *output_dims, int16_t *output);
 #endif
 
+#if defined(PTEC_NN_DSP)
+/* Max pooling, four channels per step (two per word); PTEC_NOT_SUPPORTED
+ * (before writing) unless ptec_nn_activation_s16_ok. */
+ptec_status ptec_nn_maxpool_s16_dsp(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
+                                    const int16_t *input, const ptec_nn_dims *output_dims, int16_t *output);
+#endif
+
 /* Quantization (ptec_nn_quantize.c): Helium's floating point on the M55;
  * a single-precision FPU with the DSP extension elsewhere (M33, M7, M4). */
 #if !defined(PTEC_NN_PORTABLE) && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
