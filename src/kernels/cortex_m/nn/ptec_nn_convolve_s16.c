@@ -8,7 +8,8 @@
  * products is summed in int32 (cheap on Cortex-M) and then added to the
  * int64 total, which is what CMSIS-NN's int64 accumulation means to give
  * (it sums its first 512 columns in int32, which only the all-extreme
- * window -32768 * -128 * 512 = 2^31 could overflow). */
+ * window -32768 * -128 * 512 = 2^31 could overflow). The DSP and Helium
+ * builds hand over to ptec_nn_convolve_s16_rows.c (the same exact sums). */
 #include "ptec_nn.h"
 #include "ptec_nn_math.h"
 #include "ptec_nn_variants.h"

@@ -3,7 +3,9 @@
  * channel o / depth_multiplier, batches run one after another
  * (docs/kernels.md, "16-bit activations"; CMSIS-NN arm_depthwise_conv_s16,
  * which accumulates the bias and the products in int64). A window has at
- * most KH * KW taps per channel, so its sum is exact in int64. */
+ * most KH * KW taps per channel, so its sum is exact in int64. The DSP and
+ * Helium builds hand a depth multiplier of 1 with windows of up to 511 taps
+ * to ptec_nn_depthwise_conv_s16_{dsp,mve}.c. */
 #include "ptec_nn.h"
 #include "ptec_nn_math.h"
 #include "ptec_nn_variants.h"

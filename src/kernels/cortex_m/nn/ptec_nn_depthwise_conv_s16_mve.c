@@ -74,8 +74,8 @@ ptec_status ptec_nn_depthwise_conv_s16_mve(const ptec_nn_conv_s16_params *params
                     for (int32_t r = 0; r < count; ++r) {
                         const int32_t o = c + r;
                         const int64_t v = ptec_nn_add_bias_s64(sums[r], bias, o);
-                        y[o] = ptec_nn_clamp_s16(ptec_nn_requantize_s64(v, ptec_nn_reduce_multiplier(quant->multipliers[o]),
-                                                                        quant->shifts[o]),
+                        const int32_t reduced = ptec_nn_reduce_multiplier(quant->multipliers[o]);
+                        y[o] = ptec_nn_clamp_s16(ptec_nn_requantize_s64(v, reduced, quant->shifts[o]),
                                                  p.activation.min, p.activation.max);
                     }
                 }

@@ -1,7 +1,9 @@
 /* Fully connected layer with int16 activations and int8 weights [out, in],
  * one requantization for the layer and an optional int64 bias
  * (docs/kernels.md, "16-bit activations"; CMSIS-NN arm_fully_connected_s16,
- * whose filter offset is ignored: int8 weights are symmetric there too). */
+ * whose filter offset is ignored: int8 weights are symmetric there too).
+ * The DSP and Helium builds hand over to ptec_nn_fully_connected_s16_rows.c
+ * (the same exact sums). */
 #include "ptec_nn.h"
 #include "ptec_nn_math.h"
 #include "ptec_nn_variants.h"
