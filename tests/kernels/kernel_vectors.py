@@ -1044,6 +1044,75 @@ def make_a16_edges(g, w):
                ref.quantized_avg_pool2d_a16(x, (128, 64), (1, 1), (0, 0), False, 0, 0))
 
 
+def make_a16_variant_edges(g, w):
+    """What the DSP and Helium variants of the a16 conv, linear and
+    depthwise kernels do differently: the DSP dot products sum blocks of
+    508 products in int32 (runs across filter rows, blocks across runs),
+    Helium eight lanes per step with a predicated tail, the depthwise
+    variants keep int32 sums per channel for windows of at most 511 taps
+    (four channels per step, then a tail)."""
+    # Depthwise, depth multiplier 1, channel counts around 4 and 8, random
+    # geometry (padding beyond the kernel's reach: windows without taps).
+    for c in (1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 16, 17):
+        depthwise_s16_case(g, w, g.int(1, 2), g.int(1, 7), g.int(1, 7), c, 1, (g.int(1, 4), g.int(1, 4)),
+                           (g.int(1, 3), g.int(1, 3)), (g.int(0, 4), g.int(0, 4)), (g.choice([1, 2]), g.choice([1, 2])))
+    # Depthwise windows of 511 taps (the variants' int32 sums) and 512 (the
+    # reference's loop; 2^31 for 512 products of -32768 * -128), whole and
+    # clipped by padding. Channels: every product 2^22, every product
+    # 32767 * -128 (the most negative), random, 2^22 again, -32768 * 127,
+    # 2^22 again (each with its own shift).
+    for kh, kw in ((7, 73), (16, 32)):
+        cout = 6
+        x = np.empty((1, kh, kw, cout), np.int16)
+        weight = np.empty((1, kh, kw, cout), np.int8)
+        x[..., 0], weight[..., 0] = I16_MIN, -128
+        x[..., 1], weight[..., 1] = I16_MAX, -128
+        x[..., 2] = i16(g, (1, kh, kw))
+        weight[..., 2] = g.i8((1, kh, kw))
+        x[..., 3], weight[..., 3] = I16_MIN, -128
+        x[..., 4], weight[..., 4] = I16_MIN, 127
+        x[..., 5], weight[..., 5] = I16_MIN, -128
+        mults = np.array([1 << 30, 1 << 30, 0x7FFF0000, 1 << 30, 1 << 30, 1 << 30], np.int32)
+        shifts = np.array([-15, -15, -20, -31, -16, -17], np.int32)
+        for padding in ((0, 0), (1, 1)):
+            write_depthwise_s16(w, x, weight, None, (1, 1), padding, (1, 1), 1, mults, shifts, I16_MIN, I16_MAX)
+    # Dot products across the DSP's block of 508 and its multiples, every
+    # product 2^22 (K = 508 sums 2^31 - 2^24 in int32): 1x1 convolutions
+    # and linear layers: one pixel (row) of 2^22 products, one of the most
+    # negative, 32767 * -128.
+    for k in (507, 508, 509, 1016, 1017):
+        x = np.full((1, 1, 2, k), I16_MIN, np.int16)
+        x[0, 0, 1, :] = I16_MAX
+        weight = np.full((3, 1, 1, k), -128, np.int8)
+        mults = np.array([1 << 30, 0x7FFF0000, 1 << 30], np.int32)
+        shifts = np.array([-15, -16, -25], np.int32)
+        write_conv_s16(w, x, weight, None, (1, 1), (0, 0), (1, 1), mults, shifts, I16_MIN, I16_MAX)
+        fully_connected_s16_case(g, w, 2, k, 3, x=x.reshape(2, k), weights=weight.reshape(3, k))
+    # 3x3 windows whose filter rows are runs of 3 * 171 = 513 products
+    # (blocks end inside a run) and whose sum, 1539 * 2^22, needs int64;
+    # padding 1 clips the border pixels' runs; random values too.
+    for fill in (True, False):
+        cin, cout = 171, 5
+        if fill:
+            x = np.full((1, 3, 4, cin), I16_MIN, np.int16)
+            weight = np.full((cout, 3, 3, cin), -128, np.int8)
+            weight[1] = 127
+        else:
+            x = i16(g, (1, 3, 4, cin))
+            weight = g.i8((cout, 3, 3, cin))
+        mults = np.array([1 << 30, 1 << 30, 0x7FFF0000, 1 << 30, 1 << 30], np.int32)
+        shifts = np.array([-17, -17, -18, -31, -20], np.int32)
+        write_conv_s16(w, x, weight, None, (1, 1), (1, 1), (1, 1), mults, shifts, I16_MIN, I16_MAX)
+    # Output channels of odd count per group (the last of a pair alone),
+    # dilated columns (one dot product per tap), runs of 1 .. 17 values.
+    for _ in range(12):
+        groups = g.choice([1, 1, 2, 3])
+        conv_s16_case(g, w, g.int(1, 2), g.int(1, 6), g.int(1, 9), groups * g.int(1, 17), groups * g.int(1, 5), groups,
+                      (g.int(1, 3), g.int(1, 3)), (g.int(1, 2), g.int(1, 2)), (g.int(0, 2), g.int(0, 2)),
+                      (g.choice([1, 2]), g.choice([1, 1, 2])))
+        fully_connected_s16_case(g, w, g.int(1, 3), g.int(1, 40), g.int(1, 9))
+
+
 def make_softmax_s16(g, w):
     rows, size = g.int(1, 6), g.choice([1, 2, g.int(1, 40), g.int(1, 300)])
     x = i16(g, (rows, size))
@@ -1118,6 +1187,7 @@ def generate(cases, seed):
     gm = Gen(seed + 4)  # the masked softmax: its own stream, after every earlier case
     for _ in range(min(cases, 100)):
         make_softmax_masked(gm, w)
+    make_a16_variant_edges(Gen(seed + 5), w)  # the DSP and Helium a16 variants' edges, a stream of their own
     return w
 
 

@@ -7,6 +7,7 @@
  * operand repeats with period small_count, as in ptec_nn_add_s8. */
 #include "ptec_nn.h"
 #include "ptec_nn_math.h"
+#include "ptec_nn_variants.h"
 
 ptec_status ptec_nn_add_s16(const int16_t *large, const int16_t *small, uint32_t count, uint32_t small_count,
                             int16_t *output, const ptec_nn_add_s16_params *params)
@@ -18,6 +19,12 @@ ptec_status ptec_nn_add_s16(const int16_t *large, const int16_t *small, uint32_t
         count % small_count != 0 || params->left_shift < 0 || params->left_shift > 16) {
         return PTEC_INVALID_ARGUMENT;
     }
+#if defined(PTEC_NN_MVE)
+    const ptec_status status = ptec_nn_add_s16_mve(large, small, count, small_count, output, params);
+    if (status != PTEC_NOT_SUPPORTED) {
+        return status;
+    }
+#endif
     const ptec_nn_add_s16_params p = *params;
     for (uint32_t base = 0; base < count; base += small_count) {
         for (uint32_t i = 0; i < small_count; ++i) {

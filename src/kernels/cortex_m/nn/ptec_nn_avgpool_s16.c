@@ -6,13 +6,12 @@
  * sums with saturation (QADD), which then never saturates either. */
 #include "ptec_nn.h"
 #include "ptec_nn_math.h"
+#include "ptec_nn_variants.h"
 #include "ptec_nn_window.h"
 
 ptec_status ptec_nn_avgpool_s16(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
                                 const int16_t *input, const ptec_nn_dims *output_dims, int16_t *output)
 {
-    const ptec_nn_dims in = *input_dims;
-    const ptec_nn_dims out = *output_dims;
     bool empty;
     const ptec_status checked = ptec_nn_pool_check(input_dims, output_dims, input, output, &empty);
     if (checked != PTEC_OK || empty) {
@@ -21,6 +20,12 @@ ptec_status ptec_nn_avgpool_s16(const ptec_nn_pool_params *params, const ptec_nn
     if (params == NULL) {
         return PTEC_INVALID_ARGUMENT;
     }
+#if defined(PTEC_NN_MVE)
+    /* The same checks, statuses and outputs. */
+    return ptec_nn_avgpool_s16_mve(params, input_dims, input, output_dims, output);
+#else
+    const ptec_nn_dims in = *input_dims;
+    const ptec_nn_dims out = *output_dims;
     const ptec_nn_pool_params p = *params;
     int16_t *y = output;
     for (int32_t n = 0; n < out.n; ++n) {
@@ -54,4 +59,5 @@ ptec_status ptec_nn_avgpool_s16(const ptec_nn_pool_params *params, const ptec_nn
         }
     }
     return PTEC_OK;
+#endif
 }

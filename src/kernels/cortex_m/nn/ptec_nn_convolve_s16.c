@@ -8,13 +8,17 @@
  * products is summed in int32 (cheap on Cortex-M) and then added to the
  * int64 total, which is what CMSIS-NN's int64 accumulation means to give
  * (it sums its first 512 columns in int32, which only the all-extreme
- * window -32768 * -128 * 512 = 2^31 could overflow). */
+ * window -32768 * -128 * 512 = 2^31 could overflow). The DSP and Helium
+ * builds hand over to ptec_nn_convolve_s16_rows.c (the same exact sums). */
 #include "ptec_nn.h"
 #include "ptec_nn_math.h"
+#include "ptec_nn_variants.h"
 #include "ptec_nn_window.h"
 
+#if !defined(PTEC_NN_MVE) && !defined(PTEC_NN_DSP)
 /* Products per int32 partial sum: 511 * 2^22 < 2^31. */
 enum { PARTIAL_TAPS = 511 };
+#endif
 
 uint32_t ptec_nn_convolve_s16_buffer_size(const ptec_nn_dims *input_dims, const ptec_nn_dims *filter_dims)
 {
@@ -23,6 +27,7 @@ uint32_t ptec_nn_convolve_s16_buffer_size(const ptec_nn_dims *input_dims, const 
     return 0; /* the reference reads the input in place */
 }
 
+#if !defined(PTEC_NN_MVE) && !defined(PTEC_NN_DSP)
 /* sum x[i] * w[i] for i < n, exactly. */
 static int64_t dot_s16_s8(const int16_t *x, const int8_t *w, size_t n)
 {
@@ -40,6 +45,7 @@ static int64_t dot_s16_s8(const int16_t *x, const int8_t *w, size_t n)
     }
     return total;
 }
+#endif
 
 ptec_status ptec_nn_convolve_s16(ptec_nn_buffer scratch, const ptec_nn_conv_s16_params *params,
                                  const ptec_nn_per_channel_quant *quant, const ptec_nn_dims *input_dims,
@@ -61,6 +67,10 @@ ptec_status ptec_nn_convolve_s16(ptec_nn_buffer scratch, const ptec_nn_conv_s16_
         !ptec_nn_shifts_s64_ok(quant->shifts, out.c)) {
         return PTEC_INVALID_ARGUMENT;
     }
+#if defined(PTEC_NN_MVE) || defined(PTEC_NN_DSP)
+    return ptec_nn_convolve_s16_rows(params, quant, input_dims, input, filter_dims, filter, bias, output_dims,
+                                     output);
+#else
     const ptec_nn_conv_s16_params p = *params;
     const int32_t groups = in.c / f.c;
     const int32_t group_out = f.n / groups;
@@ -100,4 +110,5 @@ ptec_status ptec_nn_convolve_s16(ptec_nn_buffer scratch, const ptec_nn_conv_s16_
         }
     }
     return PTEC_OK;
+#endif
 }

@@ -3,9 +3,12 @@
  * channel o / depth_multiplier, batches run one after another
  * (docs/kernels.md, "16-bit activations"; CMSIS-NN arm_depthwise_conv_s16,
  * which accumulates the bias and the products in int64). A window has at
- * most KH * KW taps per channel, so its sum is exact in int64. */
+ * most KH * KW taps per channel, so its sum is exact in int64. The DSP and
+ * Helium builds hand a depth multiplier of 1 with windows of up to 511 taps
+ * to ptec_nn_depthwise_conv_s16_{dsp,mve}.c. */
 #include "ptec_nn.h"
 #include "ptec_nn_math.h"
+#include "ptec_nn_variants.h"
 #include "ptec_nn_window.h"
 
 ptec_status ptec_nn_depthwise_conv_s16(const ptec_nn_conv_s16_params *params, int32_t depth_multiplier,
@@ -27,6 +30,22 @@ ptec_status ptec_nn_depthwise_conv_s16(const ptec_nn_conv_s16_params *params, in
         !ptec_nn_shifts_s64_ok(quant->shifts, out.c)) {
         return PTEC_INVALID_ARGUMENT;
     }
+#if defined(PTEC_NN_MVE) || defined(PTEC_NN_DSP)
+    /* A depth multiplier of 1 and windows of up to 511 taps have a variant;
+     * the others keep the loops below. */
+    if (depth_multiplier == 1) {
+#if defined(PTEC_NN_MVE)
+        const ptec_status status = ptec_nn_depthwise_conv_s16_mve(params, quant, input_dims, input, filter_dims,
+                                                                  filter, bias, output_dims, output);
+#else
+        const ptec_status status = ptec_nn_depthwise_conv_s16_dsp(params, quant, input_dims, input, filter_dims,
+                                                                  filter, bias, output_dims, output);
+#endif
+        if (status != PTEC_NOT_SUPPORTED) {
+            return status;
+        }
+    }
+#endif
     const ptec_nn_conv_s16_params p = *params;
     const size_t in_row = (size_t)in.w * (size_t)in.c;
     const size_t filter_row = (size_t)f.w * (size_t)f.c;

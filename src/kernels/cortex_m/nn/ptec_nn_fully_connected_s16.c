@@ -1,12 +1,17 @@
 /* Fully connected layer with int16 activations and int8 weights [out, in],
  * one requantization for the layer and an optional int64 bias
  * (docs/kernels.md, "16-bit activations"; CMSIS-NN arm_fully_connected_s16,
- * whose filter offset is ignored: int8 weights are symmetric there too). */
+ * whose filter offset is ignored: int8 weights are symmetric there too).
+ * The DSP and Helium builds hand over to ptec_nn_fully_connected_s16_rows.c
+ * (the same exact sums). */
 #include "ptec_nn.h"
 #include "ptec_nn_math.h"
+#include "ptec_nn_variants.h"
 
+#if !defined(PTEC_NN_MVE) && !defined(PTEC_NN_DSP)
 /* Products per int32 partial sum: 511 * 2^22 < 2^31 (see convolve_s16). */
 enum { PARTIAL_TAPS = 511 };
+#endif
 
 ptec_status ptec_nn_fully_connected_s16(const ptec_nn_fc_s16_params *params, const ptec_nn_fc_dims *dims,
                                         const int16_t *input, const int8_t *weights, const int64_t *bias,
@@ -24,6 +29,9 @@ ptec_status ptec_nn_fully_connected_s16(const ptec_nn_fc_s16_params *params, con
         !ptec_nn_shifts_s64_ok(&params->quant.shift, 1)) {
         return PTEC_INVALID_ARGUMENT;
     }
+#if defined(PTEC_NN_MVE) || defined(PTEC_NN_DSP)
+    return ptec_nn_fully_connected_s16_rows(params, dims, input, weights, bias, output);
+#else
     const ptec_nn_fc_s16_params p = *params;
     const int32_t reduced = ptec_nn_reduce_multiplier(p.quant.multiplier);
     const size_t n = (size_t)dims->input_features;
@@ -46,4 +54,5 @@ ptec_status ptec_nn_fully_connected_s16(const ptec_nn_fc_s16_params *params, con
         }
     }
     return PTEC_OK;
+#endif
 }

@@ -4,6 +4,7 @@
  * ptec_nn_maxpool_s8 (CMSIS-NN leaves that output undefined). */
 #include "ptec_nn.h"
 #include "ptec_nn_math.h"
+#include "ptec_nn_variants.h"
 #include "ptec_nn_window.h"
 
 ptec_status ptec_nn_maxpool_s16(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
@@ -19,6 +20,16 @@ ptec_status ptec_nn_maxpool_s16(const ptec_nn_pool_params *params, const ptec_nn
     if (params == NULL) {
         return PTEC_INVALID_ARGUMENT;
     }
+#if defined(PTEC_NN_MVE) || defined(PTEC_NN_DSP)
+#if defined(PTEC_NN_MVE)
+    const ptec_status status = ptec_nn_maxpool_s16_mve(params, input_dims, input, output_dims, output);
+#else
+    const ptec_status status = ptec_nn_maxpool_s16_dsp(params, input_dims, input, output_dims, output);
+#endif
+    if (status != PTEC_NOT_SUPPORTED) {
+        return status; /* an activation range outside int16 keeps the loops below */
+    }
+#endif
     const ptec_nn_pool_params p = *params;
     int16_t *y = output;
     for (int32_t n = 0; n < out.n; ++n) {

@@ -172,6 +172,83 @@ ptec_status ptec_nn_fully_connected_s4_dsp(const ptec_nn_fc_params *params, cons
                                            const int8_t *input, const int8_t *packed, const int32_t *bias,
                                            int8_t *output);
 
+/* ---- 16-bit activations (ptec_nn_*_s16; docs/kernels.md, "16-bit
+ * activations") ---- */
+
+#if defined(PTEC_NN_DSP)
+/* acc[r] += sum_{i<n} x[i] * w[r * stride + i] for r < rows (1 or 2),
+ * exactly (see the proof in ptec_nn_dot_rows_s16_dsp.c). */
+void ptec_nn_dot_rows_s16_dsp(const int16_t *x, const int8_t *w, size_t n, size_t stride, int32_t rows,
+                              int64_t *acc);
+#define PTEC_NN_DOT_ROWS_S16 ptec_nn_dot_rows_s16_dsp
+#elif defined(PTEC_NN_MVE)
+/* The same with Helium: eight products per step into 64-bit sums. */
+void ptec_nn_dot_rows_s16_mve(const int16_t *x, const int8_t *w, size_t n, size_t stride, int32_t rows,
+                              int64_t *acc);
+#define PTEC_NN_DOT_ROWS_S16 ptec_nn_dot_rows_s16_mve
+#endif
+
+#if defined(PTEC_NN_MVE) || defined(PTEC_NN_DSP)
+/* The convolution and the fully connected layer on PTEC_NN_DOT_ROWS_S16,
+ * two output channels per pass over the input. Called by the reference
+ * functions once they have checked their arguments; no scratch. */
+ptec_status ptec_nn_convolve_s16_rows(const ptec_nn_conv_s16_params *params, const ptec_nn_per_channel_quant *quant,
+                                      const ptec_nn_dims *input_dims, const int16_t *input,
+                                      const ptec_nn_dims *filter_dims, const int8_t *filter, const int64_t *bias,
+                                      const ptec_nn_dims *output_dims, int16_t *output);
+ptec_status ptec_nn_fully_connected_s16_rows(const ptec_nn_fc_s16_params *params, const ptec_nn_fc_dims *dims,
+                                             const int16_t *input, const int8_t *weights, const int64_t *bias,
+                                             int16_t *output);
+#endif
+
+/* Depthwise with a depth multiplier of 1, four channels per step, for
+ * windows of at most 511 taps (PTEC_NOT_SUPPORTED otherwise, before
+ * writing anything: the reference's loops then run). */
+#if defined(PTEC_NN_DSP)
+ptec_status ptec_nn_depthwise_conv_s16_dsp(const ptec_nn_conv_s16_params *params,
+                                           const ptec_nn_per_channel_quant *quant, const ptec_nn_dims *input_dims,
+                                           const int16_t *input, const ptec_nn_dims *filter_dims,
+                                           const int8_t *filter, const int64_t *bias,
+                                           const ptec_nn_dims *output_dims, int16_t *output);
+#elif defined(PTEC_NN_MVE)
+ptec_status ptec_nn_depthwise_conv_s16_mve(const ptec_nn_conv_s16_params *params,
+                                           const ptec_nn_per_channel_quant *quant, const ptec_nn_dims *input_dims,
+                                           const int16_t *input, const ptec_nn_dims *filter_dims,
+                                           const int8_t *filter, const int64_t *bias,
+                                           const ptec_nn_dims *output_dims, int16_t *output);
+#endif
+
+/* An activation range the vector clamps of the s16 variants reproduce:
+ * within int16 and not empty (the wrappers only pass such ranges; others,
+ * only reachable by calling a math function directly, run the reference). */
+static inline int ptec_nn_activation_s16_ok(ptec_nn_activation a)
+{
+    return a.min >= INT16_MIN && a.min <= a.max && a.max <= INT16_MAX;
+}
+
+#if defined(PTEC_NN_MVE)
+/* Element-wise add and mul, four elements per vector; PTEC_NOT_SUPPORTED
+ * (before writing) unless ptec_nn_activation_s16_ok. */
+ptec_status ptec_nn_add_s16_mve(const int16_t *large, const int16_t *small, uint32_t count, uint32_t small_count,
+                                int16_t *output, const ptec_nn_add_s16_params *params);
+ptec_status ptec_nn_mul_s16_mve(const int16_t *large, const int16_t *small, uint32_t count, uint32_t small_count,
+                                int16_t *output, const ptec_nn_mul_s16_params *params);
+/* Max pooling, eight channels per vector (PTEC_NOT_SUPPORTED, before
+ * writing, unless ptec_nn_activation_s16_ok); average pooling, four
+ * channels per vector, with the reference's checks and statuses. */
+ptec_status ptec_nn_maxpool_s16_mve(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
+                                    const int16_t *input, const ptec_nn_dims *output_dims, int16_t *output);
+ptec_status ptec_nn_avgpool_s16_mve(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
+                                    const int16_t *input, const ptec_nn_dims *output_dims, int16_t *output);
+#endif
+
+#if defined(PTEC_NN_DSP)
+/* Max pooling, four channels per step (two per word); PTEC_NOT_SUPPORTED
+ * (before writing) unless ptec_nn_activation_s16_ok. */
+ptec_status ptec_nn_maxpool_s16_dsp(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
+                                    const int16_t *input, const ptec_nn_dims *output_dims, int16_t *output);
+#endif
+
 /* Quantization (ptec_nn_quantize.c): Helium's floating point on the M55;
  * a single-precision FPU with the DSP extension elsewhere (M33, M7, M4). */
 #if !defined(PTEC_NN_PORTABLE) && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
