@@ -228,6 +228,11 @@ RULES: Dict[str, Rule] = {
         "none: ptec only (src/kernels/cortex_m/op_quantized_layer_norm.c)",
         dtypes=(("input", I8), ("out", I8), ("bias", I32)), contiguous=("input", "out"),
         upstream_library="none (ptec only)"),
+    "ptec::quantized_lstm.out": Rule(
+        "none: ptec only (src/kernels/cortex_m/op_quantized_lstm.c)",
+        dtypes=(("input", I8), ("input_weights", I8), ("hidden_weights", I8), ("input_effective_bias", I32),
+                ("hidden_effective_bias", I32), ("out", I8)), contiguous=("input", "out"),
+        upstream_library="none (ptec only)"),
 }
 
 
