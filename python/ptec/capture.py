@@ -687,6 +687,8 @@ def _lstm_layers_traced(model: nn.Module, example_inputs) -> Optional[torch.fx.G
     """The model traced with its nn.LSTM layers as LSTMLayer leaves (one
     ptec::quantized_lstm each), or None when it uses a final cell state
     c_n, which the kernel does not give (the caller unrolls instead)."""
+    if not any(isinstance(m, nn.LSTM) for m in model.modules()):
+        return None
     stand_in = with_traceable_modules(model, example_inputs, lstm_kernel=True)
     if not any(isinstance(m, LSTMLayer) for m in stand_in.modules()):
         return None
