@@ -171,11 +171,11 @@ def test_an_lstm_whose_final_cell_is_used_is_unrolled(tmp_path):
     assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
 
 
-@pytest.mark.parametrize("kind", ["gru", "lstm"])
+@pytest.mark.parametrize("kind", ["gru", "lstm", "lstm_2_layers_seq_first"])
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
 def test_spotters_on_the_boards(kind, target, tmp_path):
     torch.manual_seed(0)
-    model = Spotter(kind).eval()
+    model = CASES[kind]().eval()
     calib = _calib()
     data = compile_model(model, [calib[0][0]], calib, target=target).data
     board_matches_reference(data, calib[5][0].numpy(), target, tmp_path)
