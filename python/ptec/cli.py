@@ -192,7 +192,7 @@ def _compile_into(args, calib_option, out, log):
     cfg = QuantConfig(observer=args.observer, percentile=args.percentile)
     res = compile_model(model.module, model.example_inputs, calib, args.target, args.int8_io,
                         cfg, name=model.name, log=log, backends=backends, w4=args.w4,
-                        int8_layernorm=args.int8_layernorm)
+                        int8_layernorm=args.int8_layernorm, unrolled_lstm=args.unrolled_lstm)
     with out.open(args.output, "wb") as f:
         f.write(res.data)
     if npu is not None:
@@ -340,6 +340,10 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--int8-layernorm", action="store_true",
                    help="nn.LayerNorm in int8 with ptec's integer kernel instead of fp32 (the program "
                         "then runs on ptec's runtime only)")
+    c.add_argument("--unrolled-lstm", action="store_true",
+                   help="nn.LSTM unrolled over its steps into upstream's int8 operators, every state int8 "
+                        "(by default each layer is one ptec::quantized_lstm, CMSIS-NN's LSTM numerics with an "
+                        "int16 cell, which runs on ptec's runtime only)")
     c.add_argument("--observer", default="minmax", choices=["minmax", "percentile"],
                    help="activation range observer")
     c.add_argument("--percentile", type=float, default=99.99)

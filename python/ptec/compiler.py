@@ -47,14 +47,17 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
                   capture_method: str = "auto", name: str = "model",
                   log: Callable[[str], None] = lambda s: None,
                   available_kernels: Optional[Sequence[str]] = None,
-                  backends=None, w4: bool = False, int8_layernorm: bool = False) -> CompileResult:
+                  backends=None, w4: bool = False, int8_layernorm: bool = False,
+                  unrolled_lstm: bool = False) -> CompileResult:
     """backends: the ptec.backends in the order they are asked (default
     cortex_m then portable; delegating backends go first). w4: linear and
     conv layers with 4-bit weights (ptec::*_w4 kernels, ptec's runtime only).
     int8_layernorm: nn.LayerNorm through ptec::quantized_layer_norm instead
-    of fp32 (ptec's runtime only)."""
+    of fp32 (ptec's runtime only). nn.LSTM layers become one
+    ptec::quantized_lstm each (ptec's runtime only) unless unrolled_lstm,
+    which unrolls them into upstream's int8 operators."""
     t0 = time.time()
-    graph = cap.capture(model, example_inputs, capture_method, name)
+    graph = cap.capture(model, example_inputs, capture_method, name, lstm_kernel=not unrolled_lstm)
     log(f"captured {len(graph.nodes)} nodes with torch.{graph.source}")
     prepared = qz.prepare(graph)
     log(f"prepared: {len(prepared.nodes)} nodes after batch-norm folding and activation fusion")

@@ -24,7 +24,7 @@ from ptec.capture_modules import with_traceable_modules
 from ptec.compiler import compile_model
 from ptec.interpreter import run_program
 from ptec.pte import parse_program
-from ptec.pte.upstream_rules import ptec_only_operators, upstream_needs
+from ptec.pte.upstream_rules import ptec_only_operators, require_compatible, upstream_needs
 
 STEPS, FEATURES, HIDDEN = 12, 10, 24
 
@@ -211,3 +211,48 @@ def test_an_initial_state_is_refused_in_one_line():
     with pytest.raises(CaptureError, match="initial state") as e:
         compile_model(WithState().eval(), [x], [(x,)])
     assert "\n" not in str(e.value)
+
+
+def test_unrolled_lstm_keeps_upstreams_operators(tmp_path):
+    """compile_model(unrolled_lstm=True) (`--unrolled-lstm`): no ptec
+    operator, the program passes upstream's rules and still runs bit-exact."""
+    torch.manual_seed(0)
+    model = Spotter("lstm").eval()
+    calib = _calib()
+    x = calib[3][0]
+    res = compile_model(model, [x], calib, unrolled_lstm=True)
+    prog = parse_program(res.data)
+    assert not ptec_only_operators(prog)
+    assert "runs on ptec's runtime only" not in " ".join(upstream_needs(prog))
+    require_compatible(prog)
+    want = run_program(prog, [x.numpy()])[0]
+    got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+    assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+
+
+@pytest.mark.parametrize("flag", [[], ["--unrolled-lstm"]])
+def test_cli_lstm_kernel_and_unrolled_flag(flag, tmp_path):
+    """`compile` says the LSTM kernel makes the program ptec-only, and
+    `--unrolled-lstm` gives upstream's operators."""
+    import os
+    import subprocess
+    import sys
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    src = tmp_path / "lstm_model.py"
+    src.write_text("import torch, torch.nn as nn\n"
+                   "class M(nn.Module):\n"
+                   "    def __init__(self):\n"
+                   "        super().__init__(); self.r = nn.LSTM(6, 8, batch_first=True)\n"
+                   "    def forward(self, x):\n"
+                   "        return self.r(x)[0]\n"
+                   "def get_model():\n"
+                   "    return M().eval(), [torch.randn(1, 5, 6)]\n")
+    r = subprocess.run([sys.executable, "-m", "ptec", "compile", f"{src}:get_model", *flag,
+                        "-o", str(tmp_path / "m.pte")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, env={**os.environ, "PYTHONPATH": os.path.join(root, "python")})
+    assert r.returncode == 0, r.stderr
+    text = r.stdout + r.stderr
+    if flag:
+        assert "ptec::quantized_lstm" not in text and "runs on ptec's runtime only" not in text, text
+    else:
+        assert "ptec::quantized_lstm.out" in text and "runs on ptec's runtime only" in text, text
