@@ -310,7 +310,7 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
         elif n.op == "pad":
             n.qparams = _pad_qparams(g, n, observer)
         elif n.op == "lstm":
-            _quantize_lstm(g, n, observer)
+            _quantize_lstm(n, observer)
         elif n.op == "layer_norm" and int8_layernorm:
             n.attrs["int8_kernel"] = True
         elif n.op == "matmul" and _rows_are_probabilities(g, n.inputs[0]):
@@ -330,11 +330,12 @@ def lstm_cell_scale_power(max_abs_cell: float) -> int:
     return int(min(max(math.ceil(math.log2(need)) - 15, -15), 2))
 
 
-def _quantize_lstm(g: Graph, n, observer: RangeObserver) -> None:
+def _quantize_lstm(n, observer: RangeObserver) -> None:
     """An nn.LSTM layer for ptec::quantized_lstm (docs/kernels.md "LSTM"):
     each gate's input and hidden weights int8 with one symmetric scale per
-    gate and side (CMSIS-NN's per-tensor weights), the gate bias in the
-    input product's scale, the cell scale from the calibrated cell range."""
+    gate and side (CMSIS-NN's per-tensor weights), the cell scale from the
+    calibrated cell range. The lowering rounds the bias in the input
+    product's scale, which needs the input's grid."""
     hidden = n.attrs["hidden"]
     lo, hi = observer.range(n.name + CELL_SUFFIX)
     n.attrs["cell_scale_power"] = lstm_cell_scale_power(max(abs(lo), abs(hi)))
@@ -344,10 +345,6 @@ def _quantize_lstm(g: Graph, n, observer: RangeObserver) -> None:
         n.attrs["weight_scales_" + side] = scales
         n.attrs["weight_q_" + side] = np.concatenate(
             [quantize_weights(w[k * hidden:(k + 1) * hidden], np.full(hidden, scales[k])) for k in range(4)])
-    s_in = g.node(n.inputs[0]).qparams[0]
-    b = np.asarray(n.attrs["bias"], np.float64)
-    b_scales = np.repeat(s_in * n.attrs["weight_scales_ih"], hidden)
-    n.attrs["bias_q"] = np.clip(np.round(b / b_scales), -2 ** 31, 2 ** 31 - 1).astype(np.int64)
 
 
 def _rows_are_probabilities(g: Graph, name: str) -> bool:

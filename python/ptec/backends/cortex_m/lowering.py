@@ -132,7 +132,8 @@ def op_lstm(ctx, n: Node):
     s_h, z_h = float(s_h), int(z_h)
     wx = np.asarray(a["weight_q_ih"], np.int8)
     wh = np.asarray(a["weight_q_hh"], np.int8)
-    bx = np.asarray(a["bias_q"], np.int64) - z_x * wx.astype(np.int64).sum(axis=1)
+    bias_q = np.round(np.asarray(a["bias"], np.float64) / np.repeat(s_x * np.asarray(a["weight_scales_ih"]), hidden))
+    bx = np.clip(bias_q, -2 ** 40, 2 ** 40).astype(np.int64) - z_x * wx.astype(np.int64).sum(axis=1)
     bh = -z_h * wh.astype(np.int64).sum(axis=1)
     pairs = ([qm.quantize_multiplier(s_x * float(s) * 4096.0) for s in a["weight_scales_ih"]]
              + [qm.quantize_multiplier(s_h * float(s) * 4096.0) for s in a["weight_scales_hh"]])
