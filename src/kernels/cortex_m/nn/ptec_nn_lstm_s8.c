@@ -3,7 +3,9 @@
  * arm_nn_lstm_step_s8 per time step), written as one portable reference.
  * CMSIS-NN's DSP and Helium code paths differ only inside its
  * vector-matrix product and element-wise multiplies, which give the same
- * bits; every build of ptec runs this file.
+ * bits; every build of ptec runs this file, its gate products through the
+ * convolutions' dot products (ptec_nn_dot.h), which have DSP and Helium
+ * forms.
  *
  * Per step and batch, with rq(v, m, s) = ptec_nn_requantize and sat16 a
  * clamp to int16:
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #include "ptec_nn.h"
+#include "ptec_nn_dot.h"
 #include "ptec_nn_math.h"
 
 enum { GATE_I, GATE_F, GATE_G, GATE_O };
@@ -92,19 +95,32 @@ uint32_t ptec_nn_lstm_s8_buffer_size(int32_t hidden_size)
     return hidden_size > 0 ? 3u * (uint32_t)hidden_size * (uint32_t)sizeof(int16_t) : 0u;
 }
 
+/* dst[r] = sat16(dst[r] + rq(bias + dot)) for one row. */
+static void gate_finish(int16_t *dst, int32_t bias, uint32_t dot, ptec_nn_quant quant)
+{
+    const int32_t acc = (int32_t)((uint32_t)bias + dot);
+    const int64_t sum = (int64_t)ptec_nn_requantize(acc, quant.multiplier, quant.shift) + *dst;
+    *dst = (int16_t)(sum < INT16_MIN ? INT16_MIN : sum > INT16_MAX ? INT16_MAX : sum);
+}
+
 /* dst[r] = sat16(dst[r] + rq(bias[r] + sum_c w[r][c] * v[c])) for r < rows,
- * the int32 accumulator wrapping as CMSIS-NN's. */
+ * the int32 accumulator wrapping as CMSIS-NN's. The dot products are the
+ * convolutions' (ptec_nn_dot.h, with DSP and Helium forms): a sum modulo
+ * 2^32 is the same in any order, so every form gives the same bits. */
 static void gate_accumulate(const int8_t *v, const int8_t *w, const int32_t *bias, int32_t rows, int32_t cols,
                             ptec_nn_quant quant, int16_t *dst)
 {
-    for (int32_t r = 0; r < rows; ++r) {
-        const int8_t *row = w + (size_t)r * (size_t)cols;
-        int32_t acc = bias[r];
-        for (int32_t c = 0; c < cols; ++c) {
-            acc = ptec_nn_wrap_add(acc, (int32_t)v[c] * (int32_t)row[c]);
+    const size_t n = (size_t)cols;
+    int32_t r = 0;
+    for (; r + 4 <= rows; r += 4) {
+        uint32_t sums[4] = {0u, 0u, 0u, 0u};
+        ptec_nn_dot4_s8(v, w + (size_t)r * n, n, n, sums);
+        for (int32_t k = 0; k < 4; ++k) {
+            gate_finish(dst + r + k, bias[r + k], sums[k], quant);
         }
-        const int64_t sum = (int64_t)ptec_nn_requantize(acc, quant.multiplier, quant.shift) + dst[r];
-        dst[r] = (int16_t)(sum < INT16_MIN ? INT16_MIN : sum > INT16_MAX ? INT16_MAX : sum);
+    }
+    for (; r < rows; ++r) {
+        gate_finish(dst + r, bias[r], ptec_nn_dot_s8(v, w + (size_t)r * n, n), quant);
     }
 }
 
