@@ -84,6 +84,7 @@ def test_recurrent_layers_run_int8(case, tmp_path):
     with torch.no_grad():
         ref = model(x)
         assert torch.allclose(with_traceable_modules(model, [x])(x), ref, atol=1e-5)
+        assert torch.allclose(with_traceable_modules(model, [x], lstm_kernel=True)(x), ref, atol=1e-5)
     res = compile_model(model, [x], calib)
     assert not res.lowered.fallbacks, res.lowered.fallbacks
     prog = parse_program(res.data)
