@@ -22,8 +22,8 @@ import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .capture_modules import (CaptureModuleError, masked_softmax, ptec_state, ptec_state_write,
-                              with_traceable_modules)
+from .capture_modules import (CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax, ptec_state,
+                              ptec_state_write, with_traceable_modules)
 from .ir import Graph, Node, UnsupportedOperator, infer_shapes
 
 
@@ -103,6 +103,9 @@ def _upsample_node(name: str, mode: str, align_corners, ins: List[str], shape) -
 
 
 def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
+    if type(m) is LSTMLayer:
+        return Node(name, "lstm", ins, dict(weight_ih=_np(m.weight_ih), weight_hh=_np(m.weight_hh),
+                                            bias=_np(m.bias), hidden=int(m.weight_hh.shape[1])))
     if isinstance(m, nn.Conv2d):
         if isinstance(m.padding, str):
             raise CaptureError(f"{name}: string padding {m.padding!r} is not supported")
@@ -699,6 +702,9 @@ class _Tracer(torch.fx.Tracer):
     def proxy(self, node: torch.fx.Node) -> torch.fx.Proxy:
         return _UnpackingProxy(node, self)
 
+    def is_leaf_module(self, m: nn.Module, qualname: str) -> bool:
+        return isinstance(m, LSTMLayer) or super().is_leaf_module(m, qualname)
+
 
 def _symbolic_trace(model: nn.Module) -> torch.fx.GraphModule:
     tracer = _Tracer()
@@ -711,10 +717,31 @@ def _symbolic_trace(model: nn.Module) -> torch.fx.GraphModule:
     return torch.fx.GraphModule(tracer.root, graph, type(model).__name__)
 
 
+def _lstm_layers_traced(model: nn.Module, example_inputs) -> Optional[torch.fx.GraphModule]:
+    """The model traced with its nn.LSTM layers as LSTMLayer leaves (one
+    ptec::quantized_lstm each), or None when it uses a final cell state
+    c_n, which the kernel does not give (the caller unrolls instead)."""
+    if not any(isinstance(m, nn.LSTM) for m in model.modules()):
+        return None
+    stand_in = with_traceable_modules(model, example_inputs, lstm_kernel=True)
+    if not any(isinstance(m, LSTMLayer) for m in stand_in.modules()):
+        return None
+    gm = _symbolic_trace(stand_in)
+    gm.graph.eliminate_dead_code()      # h_n, c_n and their pieces when unused
+    mods = dict(gm.named_modules())
+    if any(fn.op == "call_module" and isinstance(mods.get(fn.target), LSTMFinalCell) for fn in gm.graph.nodes):
+        return None
+    gm.recompile()
+    return gm
+
+
 def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: str = "auto",
-            name: str = "model", stateful: bool = False) -> Graph:
+            name: str = "model", stateful: bool = False, lstm_kernel: bool = True) -> Graph:
     """stateful: nn.GRU / nn.LSTM keep their hidden (and cell) state from one
-    run to the next, in state nodes (torch.fx capture: the stand-ins)."""
+    run to the next, in state nodes (torch.fx capture: the stand-ins).
+    lstm_kernel: nn.LSTM layers (fx capture) become one `lstm` node each
+    (ptec::quantized_lstm) rather than being unrolled into per-step ops; a
+    stateful LSTM is unrolled (the kernel starts from the zero state)."""
     model = model.eval()
     example_inputs = [torch.as_tensor(x, dtype=torch.float32) for x in example_inputs]
     g = None
@@ -732,7 +759,9 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
             g = None
     if g is None:
         try:
-            gm = _symbolic_trace(with_traceable_modules(model, example_inputs, stateful))
+            gm = _lstm_layers_traced(model, example_inputs) if lstm_kernel and not stateful else None
+            if gm is None:
+                gm = _symbolic_trace(with_traceable_modules(model, example_inputs, stateful))
         except CaptureModuleError as e:
             raise CaptureError(str(e)) from e
         except Exception as e:          # noqa: BLE001

@@ -335,6 +335,36 @@ def lstm_step(x_gates, h, c, hh: nn.Linear, hidden: int, zero):
     return o * torch.tanh(c), c
 
 
+class LSTMLayer(nn.Module):
+    """One nn.LSTM layer over a [1, T, I] sequence from the zero state, kept
+    whole by the tracer (a leaf): capture makes it one `lstm` node, which
+    the cortex_m backend lowers to ptec::quantized_lstm (docs/kernels.md,
+    "LSTM")."""
+
+    def __init__(self, weight_ih, weight_hh, bias_ih, bias_hh):
+        super().__init__()
+        self.weight_ih = nn.Parameter(weight_ih.detach().clone())
+        self.weight_hh = nn.Parameter(weight_hh.detach().clone())
+        b = torch.zeros(weight_ih.shape[0])
+        for extra in (bias_ih, bias_hh):
+            if extra is not None:
+                b = b + extra.detach()
+        self.bias = nn.Parameter(b)
+
+    def forward(self, seq):
+        from .ir import lstm_layer
+        return lstm_layer(seq, self.weight_ih, self.weight_hh, self.bias)[0]
+
+
+class LSTMFinalCell(LSTMLayer):
+    """The last cell state of an LSTMLayer (c_n). The kernel does not give
+    it: capture unrolls the layer when a model uses it."""
+
+    def forward(self, seq):
+        from .ir import lstm_layer
+        return lstm_layer(seq, self.weight_ih, self.weight_hh, self.bias)[1][:, -1]
+
+
 class Recurrent(nn.Module):
     """nn.GRU / nn.LSTM, unidirectional, any number of layers, batch 1, zero
     initial state, unrolled over the sequence length the model was traced
@@ -342,9 +372,17 @@ class Recurrent(nn.Module):
     step the hidden projection (the same weights every step: the program
     stores them once) and the gate arithmetic."""
 
-    def __init__(self, rnn, steps: int, stateful: bool = False):
+    def __init__(self, rnn, steps: int, stateful: bool = False, lstm_kernel: bool = False):
         super().__init__()
         self.kind = "lstm" if isinstance(rnn, nn.LSTM) else "gru"
+        # nn.LSTM as one LSTMLayer per layer (one kernel call each) instead of
+        # unrolled; a stateful LSTM stays unrolled (the kernel starts from zero)
+        self.lstm_kernel = lstm_kernel and self.kind == "lstm" and not stateful
+        if self.lstm_kernel:
+            args = [[getattr(rnn, f"{w}_l{k}", None) for w in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+                    for k in range(rnn.num_layers)]
+            self.layer = nn.ModuleList(LSTMLayer(*a) for a in args)
+            self.final_cell = nn.ModuleList(LSTMFinalCell(*a) for a in args)
         self.hidden, self.layers, self.steps = rnn.hidden_size, rnn.num_layers, steps
         self.stateful = stateful
         if stateful:
@@ -373,6 +411,13 @@ class Recurrent(nn.Module):
                                      "from the state the last run left)")
         seq = x if self.batch_first else x.transpose(0, 1)          # [1, T, features]
         last_h, last_c = [], []
+        if self.lstm_kernel:
+            for k in range(self.layers):
+                last_c.append(self.final_cell[k](seq).unsqueeze(0))
+                seq = self.layer[k](seq)
+                last_h.append(seq[:, -1].unsqueeze(0))
+            out = seq if self.batch_first else seq.transpose(0, 1)
+            return out, (torch.cat(last_h, 0), torch.cat(last_c, 0))
         for k in range(self.layers):
             gates = self.ih[k](seq)                                  # [1, T, gates]
             h = c = None
@@ -430,14 +475,14 @@ def _attention_covered(m) -> bool:
             and m.embed_dim % m.num_heads == 0 and m.bias_k is None and not m.add_zero_attn)
 
 
-def _stand_in(m: nn.Module, steps=None, stateful: bool = False):
+def _stand_in(m: nn.Module, steps=None, stateful: bool = False, lstm_kernel: bool = False):
     """The stand-in of a covered module, else None. steps: the sequence
     length a recurrent layer was called with (traced shapes). stateful:
     recurrent layers keep their state across runs."""
     if isinstance(m, (nn.GRU, nn.LSTM)):
         ok = (not m.bidirectional and getattr(m, "proj_size", 0) == 0 and m.mode in ("GRU", "LSTM")
               and steps is not None)
-        return Recurrent(m, steps, stateful) if ok else None
+        return Recurrent(m, steps, stateful, lstm_kernel) if ok else None
     if isinstance(m, (nn.GRUCell, nn.LSTMCell)):
         return RecurrentCell(m)
     if isinstance(m, nn.TransformerEncoder):
@@ -516,11 +561,14 @@ def recorded_masks(model: nn.Module, example_inputs):
     return calls
 
 
-def with_traceable_modules(model: nn.Module, example_inputs=(), stateful: bool = False) -> nn.Module:
+def with_traceable_modules(model: nn.Module, example_inputs=(), stateful: bool = False,
+                           lstm_kernel: bool = False) -> nn.Module:
     """model, or a copy of it whose covered leaf modules are stand-ins (the
     user's model is never changed). Outermost modules first: an encoder's
     layers go with it. stateful: nn.GRU / nn.LSTM keep their state from one
-    call to the next (the copy is then stateful when run eagerly too)."""
+    call to the next (the copy is then stateful when run eagerly too).
+    lstm_kernel: nn.LSTM layers become LSTMLayer leaves (one
+    ptec::quantized_lstm each) instead of being unrolled."""
     if not any(isinstance(m, COVERED) for m in model.modules()):
         return model
     steps = sequence_lengths(model, example_inputs) if example_inputs else {}
@@ -528,7 +576,7 @@ def with_traceable_modules(model: nn.Module, example_inputs=(), stateful: bool =
     calls = recorded_masks(model, example_inputs) if example_inputs else {}
 
     def stand_in_of(name, m):
-        found = _stand_in(m, steps.get(name), stateful)
+        found = _stand_in(m, steps.get(name), stateful, lstm_kernel)
         if isinstance(found, _MaskArgs):
             found.calls = calls.get(name, [])
             found.what = f"{name} ({found.what})" if name else found.what

@@ -212,7 +212,7 @@ def _compile_into(args, calib_option, out, log):
     res = compile_model(model.module, model.example_inputs, calib, args.target, args.int8_io,
                         cfg, name=model.name, log=log, backends=backends, w4=args.w4,
                         int8_layernorm=args.int8_layernorm, a16=_a16_choice(args),
-                        stateful=args.stateful)
+                        stateful=args.stateful, unrolled_lstm=args.unrolled_lstm)
     with out.open(args.output, "wb") as f:
         f.write(res.data)
     if npu is not None:
@@ -370,6 +370,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="nn.GRU / nn.LSTM keep their hidden (and cell) state from one execute to the "
                         "next, in planned memory with an initial value of zero (the .pte's mutable "
                         "data): stream a long sequence in chunks; ptec_method_reset_state restarts")
+    c.add_argument("--unrolled-lstm", action="store_true",
+                   help="nn.LSTM unrolled over its steps into upstream's int8 operators, every state int8 "
+                        "(by default each layer is one ptec::quantized_lstm, CMSIS-NN's LSTM numerics with an "
+                        "int16 cell, which runs on ptec's runtime only)")
     c.add_argument("--observer", default="minmax", choices=["minmax", "percentile"],
                    help="activation range observer")
     c.add_argument("--percentile", type=float, default=99.99)

@@ -48,7 +48,7 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
                   log: Callable[[str], None] = lambda s: None,
                   available_kernels: Optional[Sequence[str]] = None,
                   backends=None, w4: bool = False, int8_layernorm: bool = False,
-                  a16=None, stateful: bool = False) -> CompileResult:
+                  a16=None, stateful: bool = False, unrolled_lstm: bool = False) -> CompileResult:
     """backends: the ptec.backends in the order they are asked (default
     cortex_m then portable; delegating backends go first). w4: linear and
     conv layers with 4-bit weights (ptec::*_w4 kernels, ptec's runtime only).
@@ -57,9 +57,12 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
     kernels, ptec's runtime only) for every layer that has an int16 kernel
     (True) or for the layers under the given module paths. stateful: nn.GRU /
     nn.LSTM keep their state across executes (state tensors: planned, with
-    an initial value)."""
+    an initial value). nn.LSTM layers become one ptec::quantized_lstm each
+    (ptec's runtime only) unless unrolled_lstm, which unrolls them into
+    upstream's int8 operators (as does stateful)."""
     t0 = time.time()
-    graph = cap.capture(model, example_inputs, capture_method, name, stateful=stateful)
+    graph = cap.capture(model, example_inputs, capture_method, name, stateful=stateful,
+                        lstm_kernel=not unrolled_lstm)
     if stateful:
         log(f"--stateful: {sum(n.op == 'state' for n in graph.nodes)} state tensors kept across runs")
     log(f"captured {len(graph.nodes)} nodes with torch.{graph.source}")

@@ -127,10 +127,36 @@ def permutation(n: Node, rank: int) -> List[int]:
     return perm
 
 
+def lstm_layer(x: torch.Tensor, weight_ih, weight_hh, bias):
+    """One nn.LSTM layer from the zero state over x [B, T, I] (gates i, f,
+    g, o; bias = b_ih + b_hh): (outputs [B, T, H], cell states [B, T, H])."""
+    w_ih, w_hh = _t(weight_ih), _t(weight_hh)
+    b = _t(bias) if bias is not None else torch.zeros(w_ih.shape[0])
+    hidden = w_hh.shape[1]
+    h = torch.zeros(x.shape[0], hidden)
+    c = torch.zeros(x.shape[0], hidden)
+    outs, cells = [], []
+    for t in range(x.shape[1]):
+        g = F.linear(x[:, t], w_ih, b) + F.linear(h, w_hh)
+        i, f, cand, o = (g[:, k * hidden:(k + 1) * hidden] for k in range(4))
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(cand)
+        h = torch.sigmoid(o) * torch.tanh(c)
+        outs.append(h)
+        cells.append(c)
+    return torch.stack(outs, 1), torch.stack(cells, 1)
+
+
+# evaluate(keep_all=True) also gives each lstm node's cell states under this
+# suffix, so that calibration observes the cell's range.
+CELL_SUFFIX = "#cell"
+
+
 def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
     a = n.attrs
     op = n.op
-    if op == "conv2d":
+    if op == "lstm":
+        y = lstm_layer(xs[0], a["weight_ih"], a["weight_hh"], a.get("bias"))[0]
+    elif op == "conv2d":
         y = F.conv2d(xs[0], _t(a["weight"]), _t(a.get("bias")), a["stride"], a["padding"],
                      a["dilation"], a["groups"])
     elif op == "conv_transpose2d":
@@ -231,6 +257,11 @@ def evaluate(g: Graph, inputs: Sequence[torch.Tensor], keep_all: bool = False):
         env[name] = torch.as_tensor(x, dtype=torch.float32)
     for n in g.nodes:
         if n.op == "input":
+            continue
+        if n.op == "lstm" and keep_all:
+            a = n.attrs
+            env[n.name], env[n.name + CELL_SUFFIX] = lstm_layer(env[n.inputs[0]], a["weight_ih"], a["weight_hh"],
+                                                                a.get("bias"))
             continue
         env[n.name] = eval_node(n, [env[i] for i in n.inputs])
     outs = [env[o] for o in g.outputs]

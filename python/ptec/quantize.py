@@ -18,6 +18,7 @@ integer weights in conv/linear attrs. Nothing is modified in place.
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -25,7 +26,7 @@ import numpy as np
 import torch
 
 from . import quant_math as qm
-from .ir import permutation, Graph, evaluate
+from .ir import CELL_SUFFIX, permutation, Graph, evaluate
 
 FUSABLE_PRODUCERS = ("conv2d", "conv_transpose2d", "linear", "add", "max_pool2d")
 PASS_THROUGH = ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "reshape", "identity", "channel_shuffle", "upsample_nearest", "slice",
@@ -321,6 +322,8 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
             n.attrs["bias_q"] = quantize_bias(n.attrs.get("bias"), s_in, scales)
         elif n.op == "pad":
             n.qparams = _pad_qparams(g, n, observer)
+        elif n.op == "lstm":
+            _quantize_lstm(n, observer)
         elif n.op == "layer_norm" and int8_layernorm:
             n.attrs["int8_kernel"] = True
         elif n.op == "matmul" and _rows_are_probabilities(g, n.inputs[0]):
@@ -418,6 +421,31 @@ def _state_qparams(g: Graph, n, written: Dict[str, str], observer: RangeObserver
     lo, hi = observer.range(values[0])
     init = np.asarray(n.attrs["init"], np.float64)
     return affine_qparams(min(lo, float(init.min())), max(hi, float(init.max())))
+
+
+def lstm_cell_scale_power(max_abs_cell: float) -> int:
+    """The cell state's scale 2^p (a power of two, as CMSIS-NN and TFLite
+    require): the smallest p whose int16 range, 2^(p + 15), covers the
+    observed |c|, at least 1.0 (p >= -15) and at most 2^17 (p <= 2)."""
+    need = max(float(max_abs_cell), 1.0)
+    return int(min(max(math.ceil(math.log2(need)) - 15, -15), 2))
+
+
+def _quantize_lstm(n, observer: RangeObserver) -> None:
+    """An nn.LSTM layer for ptec::quantized_lstm (docs/kernels.md "LSTM"):
+    each gate's input and hidden weights int8 with one symmetric scale per
+    gate and side (CMSIS-NN's per-tensor weights), the cell scale from the
+    calibrated cell range. The lowering rounds the bias in the input
+    product's scale, which needs the input's grid."""
+    hidden = n.attrs["hidden"]
+    lo, hi = observer.range(n.name + CELL_SUFFIX)
+    n.attrs["cell_scale_power"] = lstm_cell_scale_power(max(abs(lo), abs(hi)))
+    for side in ("ih", "hh"):
+        w = np.asarray(n.attrs["weight_" + side], np.float64)
+        scales = np.array([symmetric_weight_scales(w[k * hidden:(k + 1) * hidden], False)[0] for k in range(4)])
+        n.attrs["weight_scales_" + side] = scales
+        n.attrs["weight_q_" + side] = np.concatenate(
+            [quantize_weights(w[k * hidden:(k + 1) * hidden], np.full(hidden, scales[k])) for k in range(4)])
 
 
 def _rows_are_probabilities(g: Graph, name: str) -> bool:

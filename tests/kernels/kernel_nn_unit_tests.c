@@ -358,6 +358,91 @@ static void test_layer_norm(void)
     CHECK(ptec_nn_layer_norm_s8(x, 1, 3, &negative, mults, shifts, bias, y) == PTEC_INVALID_ARGUMENT);
 }
 
+/* CMSIS-NN's arm_nn_activation_s16 and one LSTM cell, worked by hand from
+ * the sigmoid table (T[k] ~ 65536 sigmoid(k / 24)): docs/kernels.md, "LSTM". */
+static void test_lstm(void)
+{
+    /* Sigmoid, left shift 0: v = 3x, index v >> 9, fraction v & 511.
+     * x = 0: T[0] << 9 = 2^24, (2^24 + 512) >> 10 = 16384.
+     * x = 1000: v = 3000, index 5, fraction 440: r = 36169 * 512 +
+     * 440 * (36843 - 36169) = 18815088, (r + 512) >> 10 = 18374.
+     * x = -1000: (2^25 - r + 511) >> 10 = 14394 (18374 + 14394 = 2^15).
+     * x = 32767: v = 98301, index 191, fraction 509: r = 65513 * 512 + 509,
+     * (r + 512) >> 10 = 32757 (the table, not the saturation). */
+    CHECK(ptec_nn_sigmoid_s16(0, 0) == 16384);
+    CHECK(ptec_nn_sigmoid_s16(1000, 0) == 18374);
+    CHECK(ptec_nn_sigmoid_s16(-1000, 0) == 14394);
+    CHECK(ptec_nn_sigmoid_s16(32767, 0) == 32757);
+    /* Left shift 1: v = 6x; index >= 255 saturates at 0x7FFF << 10, 32767 on
+     * the positive side, (2^25 - (0x7FFF << 10) + 511) >> 10 = 1 below. */
+    CHECK(ptec_nn_sigmoid_s16(32767, 1) == 32767);
+    CHECK(ptec_nn_sigmoid_s16(-32768, 1) == 1);
+    /* Tanh: index v >> 8, fraction v & 255. x = 1000: index 11, fraction
+     * 184: r = 40149 * 256 + 184 * 645 = 10396824, (r - 2^23 + 128) >> 8 =
+     * 7845; x = -1000: (2^23 - r + 127) >> 8 = floor(-7844.1) = -7845.
+     * Saturation 0xFFFF << 8: 32767 and floor(-32766.5) = -32767. */
+    CHECK(ptec_nn_tanh_s16(0, 0) == 0);
+    CHECK(ptec_nn_tanh_s16(1000, 0) == 7845);
+    CHECK(ptec_nn_tanh_s16(-1000, 0) == -7845);
+    CHECK(ptec_nn_tanh_s16(32767, 0) == 32767);
+    CHECK(ptec_nn_tanh_s16(-32768, 0) == -32767);
+    /* Left shift -1: v = (3x + 1) >> 1, floored. x = 1001: v = 1502, index
+     * 5, fraction 222: r = 36169 * 256 + 222 * 674 = 9408892 -> 3985.
+     * x = -1001: v = -1501 (not -1502), fraction 221: r = 9408218,
+     * (2^23 - r + 127) >> 8 = floor(-3982.4) = -3983. */
+    CHECK(ptec_nn_tanh_s16(1001, -1) == 3985);
+    CHECK(ptec_nn_tanh_s16(-1001, -1) == -3983);
+
+    /* One unit, one input, two steps. Weights 0, so every gate is its
+     * effective bias (gate multipliers 2^30 with shift 1 are 1.0, and the
+     * hidden side adds rq(0) = 0): i = sigmoid(1000) = 18374, f =
+     * sigmoid(2000) = 20306 (v = 6000, index 11, fraction 368), g =
+     * tanh(1000) = 7845, o = sigmoid(-1000) = 14394. Cell 2^-12 (tanh's
+     * left shift 0), forget_to_cell and input_to_cell 2^-15 (2^30, -14),
+     * output 2^-23 (2^30, -22), zero point 3.
+     * t = 0: c = rq(18374 * 7845 = 144144030) = round(4398.93) = 4399;
+     * tanh(4399): index 51, fraction 141, (58544 + 141) * 256 -> 25917;
+     * h = rq(14394 * 25917 = 373049298) = 44 (44.47) + 3 = 47.
+     * t = 1: f * c = 20306 * 4399 -> 2726 (2726.02), c = 2726 + 4399 = 7125;
+     * tanh(7125): index 83, fraction 127, r = 63536 * 256 + 127 * 79 ->
+     * 30807; h = rq(14394 * 30807) = 53 (52.86) + 3 = 56.
+     * With cell_clip 5000, c = 5000 at t = 1: tanh -> 27520 (index 58,
+     * fraction 152), h = rq(396122880) = 47 (47.22) + 3 = 50. */
+    const int8_t x[2] = {1, 1};
+    const int8_t w[4] = {0, 0, 0, 0};
+    const int32_t bx[4] = {1000, 2000, 1000, -1000}, bh[4] = {0, 0, 0, 0};
+    ptec_nn_lstm_params p;
+    memset(&p, 0, sizeof(p));
+    p.time_steps = 2;
+    p.batches = 1;
+    p.input_size = 1;
+    p.hidden_size = 1;
+    for (int k = 0; k < 4; ++k) {
+        p.gate_input[k] = (ptec_nn_quant){1 << 30, 1};
+        p.gate_hidden[k] = (ptec_nn_quant){1 << 30, 1};
+    }
+    p.forget_to_cell = (ptec_nn_quant){1 << 30, -14};
+    p.input_to_cell = (ptec_nn_quant){1 << 30, -14};
+    p.output = (ptec_nn_quant){1 << 30, -22};
+    p.cell_scale_power = -12;
+    p.output_offset = 3;
+    int16_t scratch_buf[3];
+    ptec_nn_buffer scratch = {scratch_buf, sizeof(scratch_buf)};
+    CHECK(ptec_nn_lstm_s8_buffer_size(1) == sizeof(scratch_buf));
+    int8_t y[2] = {0, 0};
+    CHECK(ptec_nn_lstm_s8(scratch, &p, x, w, w, bx, bh, y) == PTEC_OK);
+    CHECK(y[0] == 47 && y[1] == 56);
+    p.cell_clip = 5000;
+    CHECK(ptec_nn_lstm_s8(scratch, &p, x, w, w, bx, bh, y) == PTEC_OK);
+    CHECK(y[0] == 47 && y[1] == 50);
+    /* Refused: a scratch one byte short, a cell scale outside [-27, 2]. */
+    scratch.size -= 1;
+    CHECK(ptec_nn_lstm_s8(scratch, &p, x, w, w, bx, bh, y) == PTEC_INVALID_ARGUMENT);
+    scratch.size += 1;
+    p.cell_scale_power = 3;
+    CHECK(ptec_nn_lstm_s8(scratch, &p, x, w, w, bx, bh, y) == PTEC_INVALID_ARGUMENT);
+}
+
 static void test_transpose_conv(void)
 {
     /* 1x2 input (1, 2), 1x3 kernel (1, 10, 100), stride 2: the input pixels
@@ -684,6 +769,7 @@ int main(void)
     test_softmax_masked();
     test_transpose_pad();
     test_a16();
+    test_lstm();
     if (failures != 0) {
         fprintf(stderr, "kernel_nn_unit_tests: %d check(s) failed\n", failures);
         return 1;

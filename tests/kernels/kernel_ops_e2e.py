@@ -749,6 +749,95 @@ def masked_softmax_cases():
             [softmax_masked_case("causal", e) for e in ("byte", "rows", "constant", "shift")])
 
 
+# ---------------------------------------------------------------------------
+# ptec::quantized_lstm (own random stream: the cases above keep theirs)
+
+lstm_rng = np.random.default_rng(15)
+
+
+def lstm_args(inputs, hidden, input_zp=-5, output_zp=3, gate_scale=1.0, cell_scale_power=-11, cell_clip=0,
+              input_to_cell=None, output=None):
+    """Weights, effective biases and requantizations as an AOT would derive
+    them from float scales (input 1/64, hidden 1/128, cell 2^power; weights
+    sized so that gates span a few units, times gate_scale). input_to_cell
+    and output override those two real multipliers."""
+    s_x, s_h = 1.0 / 64, 1.0 / 128
+    wx = lstm_rng.integers(-127, 128, size=(4 * hidden, inputs)).astype(np.int8)
+    wh = lstm_rng.integers(-127, 128, size=(4 * hidden, hidden)).astype(np.int8)
+    s_wx = gate_scale * 2.0 / (127 * np.sqrt(inputs))
+    s_wh = gate_scale * 2.0 / (127 * np.sqrt(hidden))
+    bias = lstm_rng.integers(-800, 800, size=4 * hidden)
+    bx = (bias - input_zp * wx.astype(np.int64).sum(axis=1)).astype(np.int32)
+    bh = (-output_zp * wh.astype(np.int64).sum(axis=1)).astype(np.int32)
+    pairs = [ref.quantize_multiplier(s_x * s_wx * 4096)] * 4 + [ref.quantize_multiplier(s_h * s_wh * 4096)] * 4
+    cell = 2.0 ** cell_scale_power
+    args = dict(input_weights=wx, hidden_weights=wh, input_effective_bias=bx, hidden_effective_bias=bh,
+                gate_multipliers=np.array([m for m, _ in pairs], np.int32),
+                gate_shifts=np.array([sh for _, sh in pairs], np.int32))
+    args["forget_to_cell_multiplier"], args["forget_to_cell_shift"] = ref.quantize_multiplier(2.0 ** -15)
+    args["input_to_cell_multiplier"], args["input_to_cell_shift"] = ref.quantize_multiplier(
+        input_to_cell or 2.0 ** -30 / cell)
+    args["output_multiplier"], args["output_shift"] = ref.quantize_multiplier(output or 2.0 ** -30 / s_h)
+    args.update(cell_clip=cell_clip, cell_scale_power=cell_scale_power, output_zero_point=output_zp)
+    return args
+
+
+def lstm_case(name, shape, hidden, batch_first=False, error=None, x=None, **kw):
+    args = lstm_args(shape[-1], hidden, **kw)
+    if x is None:
+        x = lstm_rng.integers(-128, 128, size=shape).astype(np.int8)
+    out_shape = tuple(shape[:-1]) + (hidden,)
+    initial_hidden = None
+    if error == "rows":
+        args["input_weights"] = args["input_weights"][:-1]
+    elif error == "hidden_weights":
+        args["hidden_weights"] = args["hidden_weights"][:, :-1]
+    elif error == "bias":
+        args["hidden_effective_bias"] = args["hidden_effective_bias"][:-1]
+    elif error == "shift":
+        args["gate_shifts"] = args["gate_shifts"].copy()
+        args["gate_shifts"][5] = 32
+    elif error == "power":
+        args["cell_scale_power"] = 3
+    elif error == "out":
+        out_shape = tuple(shape[:-1]) + (hidden + 1,)
+    elif error == "clip":
+        args["cell_clip"] = -1
+    b = ProgramBuilder()
+    xv, out = b.tensor(I8, shape), b.tensor(I8, out_shape)
+    if error == "state":
+        initial_hidden = b.constant(np.zeros((1, hidden), np.int8))
+    call = {k: (b.constant(v) if isinstance(v, np.ndarray) else v) for k, v in args.items()}
+    b.call("ptec::quantized_lstm.out", input=xv, batch_first=batch_first, initial_hidden=initial_hidden,
+           initial_cell=None, out=out, **call)
+    if error:
+        messages = {"rows": "4 * hidden_size", "hidden_weights": "hidden_weights must be", "bias": "arg 4: per-channel",
+                    "shift": "shift must be in [-31, 31]", "power": "arg 14", "out": "out must be contiguous",
+                    "clip": "arg 13", "state": "initial_hidden must be None"}
+        return finish(b, "lstm bad " + error, [xv], out, [x], error=messages[error])
+    want = ref.quantized_lstm(x, batch_first=batch_first, initial_hidden=None, initial_cell=None, **args)
+    return finish(b, "lstm " + name, [xv], out, [x], want)
+
+
+def lstm_cases():
+    """Sequences [T, I], [T, B, I] and [B, T, I]; hidden 1 and input 1;
+    gates driven into saturation (int16 clamps, table ends); a clipped
+    cell; the cell scale's extremes (tanh's left shift -15 and 14)."""
+    x_edges = np.tile(np.array([-128, 127, 0, -128, 127, 127, -128], np.int8)[:, None], (1, 3))
+    return [lstm_case("sequence", (9, 5), 6), lstm_case("time major", (4, 2, 3), 5),
+            lstm_case("batch first", (3, 4, 7), 4, batch_first=True), lstm_case("one unit", (6, 1), 1),
+            lstm_case("saturated", (7, 3), 5, x=x_edges, gate_scale=40.0, input_zp=0, output_zp=-128),
+            lstm_case("clipped cell", (8, 4), 5, gate_scale=6.0, cell_clip=900, cell_scale_power=-13),
+            lstm_case("cell 2^-27", (5, 4), 3, gate_scale=3.0, cell_scale_power=-27, input_to_cell=2.0 ** -15,
+                      output=2.0 ** -15),
+            lstm_case("cell 2^2", (5, 4), 3, gate_scale=3.0, cell_scale_power=2, input_to_cell=2.0 ** -26)]
+
+
+def lstm_error_cases():
+    return [lstm_case("", (4, 3), 2, error=e)
+            for e in ("rows", "hidden_weights", "bias", "shift", "power", "out", "clip", "state")]
+
+
 def all_cases():
     cases = [quantize_case(8), quantize_case(16), quantize_ties_case(), dequantize_case(8), dequantize_case(16),
              div_ties_case()]
@@ -765,7 +854,8 @@ def all_cases():
               softmax_case((3, 19)), softmax_case((2, 1, 3, 5)), transpose_case((2, 3), [0, 1]),
               transpose_case((2, 3), [1, 0]), transpose_case((2, 3, 4, 5), [3, 1, 0, 2]),
               transpose_case((4, 5, 6), [-1, 0, 1]), pad_case("channels_last"), pad_case("contiguous")]
-    return cases + error_cases() + a16_cases() + a16_error_cases() + masked_softmax_cases()
+    return (cases + error_cases() + a16_cases() + a16_error_cases() + masked_softmax_cases() + lstm_cases()
+            + lstm_error_cases())
 
 
 def run_case(case, ptec_run, workdir, index):

@@ -232,6 +232,11 @@ RULES: Dict[str, Rule] = {
         "none: ptec only (src/kernels/cortex_m/op_quantized_softmax_masked.c)",
         dtypes=(("input", I8), ("out", I8), ("mask", frozenset({ScalarType.BOOL}))),
         contiguous=("input", "mask", "out"), upstream_library="none (ptec only)"),
+    "ptec::quantized_lstm.out": Rule(
+        "none: ptec only (src/kernels/cortex_m/op_quantized_lstm.c)",
+        dtypes=(("input", I8), ("input_weights", I8), ("hidden_weights", I8), ("input_effective_bias", I32),
+                ("hidden_effective_bias", I32), ("out", I8)), contiguous=("input", "out"),
+        upstream_library="none (ptec only)"),
 }
 
 

@@ -701,3 +701,115 @@ def softmax_s16_tables():
     exp_lut = np.clip(np.round(32767.0 * np.exp(-10.0 + 10.0 * steps)), -32768, 32767).astype(np.int16)
     one_lut = np.clip(np.round(32767.0 / (1.0 + steps)), -32768, 32767).astype(np.int16)
     return exp_lut, one_lut
+
+
+# ---------------------------------------------------------------------------
+# LSTM (docs/kernels.md "LSTM"; CMSIS-NN arm_lstm_unidirectional_s8)
+
+# CMSIS-NN's sigmoid table (arm_nntables.c, sigmoid_table_uint16): about
+# 65536 * sigmoid(k / 24), k = 0..255.
+LSTM_SIGMOID_TABLE = np.array([
+    32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841, 39498, 40149, 40794, 41432, 42064, 42688,
+    43304, 43912, 44511, 45102, 45683, 46255, 46817, 47369, 47911, 48443, 48964, 49475, 49975, 50464, 50942, 51409,
+    51865, 52311, 52745, 53169, 53581, 53983, 54374, 54755, 55125, 55485, 55834, 56174, 56503, 56823, 57133, 57433,
+    57724, 58007, 58280, 58544, 58800, 59048, 59288, 59519, 59743, 59959, 60168, 60370, 60565, 60753, 60935, 61110,
+    61279, 61441, 61599, 61750, 61896, 62036, 62172, 62302, 62428, 62549, 62666, 62778, 62886, 62990, 63090, 63186,
+    63279, 63368, 63454, 63536, 63615, 63691, 63765, 63835, 63903, 63968, 64030, 64090, 64148, 64204, 64257, 64308,
+    64357, 64405, 64450, 64494, 64536, 64576, 64614, 64652, 64687, 64721, 64754, 64786, 64816, 64845, 64873, 64900,
+    64926, 64950, 64974, 64997, 65019, 65039, 65060, 65079, 65097, 65115, 65132, 65149, 65164, 65179, 65194, 65208,
+    65221, 65234, 65246, 65258, 65269, 65280, 65291, 65301, 65310, 65319, 65328, 65337, 65345, 65352, 65360, 65367,
+    65374, 65381, 65387, 65393, 65399, 65404, 65410, 65415, 65420, 65425, 65429, 65433, 65438, 65442, 65445, 65449,
+    65453, 65456, 65459, 65462, 65465, 65468, 65471, 65474, 65476, 65479, 65481, 65483, 65485, 65488, 65489, 65491,
+    65493, 65495, 65497, 65498, 65500, 65501, 65503, 65504, 65505, 65507, 65508, 65509, 65510, 65511, 65512, 65513,
+    65514, 65515, 65516, 65517, 65517, 65518, 65519, 65520, 65520, 65521, 65522, 65522, 65523, 65523, 65524, 65524,
+    65525, 65525, 65526, 65526, 65526, 65527, 65527, 65528, 65528, 65528, 65529, 65529, 65529, 65529, 65530, 65530,
+    65530, 65530, 65531, 65531, 65531, 65531, 65531, 65532, 65532, 65532, 65532, 65532, 65532, 65533, 65533, 65533,
+    65533, 65533, 65533, 65533, 65533, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65535,
+], np.int64)
+
+
+def activation_s16(x, left_shift, tanh):
+    """CMSIS-NN arm_nn_activation_s16: sigmoid (or tanh) of the int16 x read
+    as Q3.12 after a scaling by 2^left_shift, to Q0.15, by the 256-entry
+    table with 9 (sigmoid) or 8 (tanh) fraction bits between entries."""
+    x = np.asarray(x, np.int64)
+    if left_shift >= 0:
+        v = x * (3 << left_shift)
+    else:
+        r = -left_shift
+        v = (3 * x + (1 << (r - 1))) >> r
+    bits = 8 if tanh else 9
+    m = np.abs(v)
+    u = m >> bits
+    inside = u < 255
+    ui = np.where(inside, u, 0)
+    lo = LSTM_SIGMOID_TABLE[ui]
+    hi = LSTM_SIGMOID_TABLE[ui + 1]
+    frac = m & ((1 << bits) - 1)
+    top = (0xFFFF << 8) if tanh else (0x7FFF << 10)
+    s = np.where(inside, lo * (1 << bits) + frac * (hi - lo), top)
+    if tanh:
+        y = np.where(v >= 0, (s - (1 << 23) + 128) // 256, ((1 << 23) - s + 127) // 256)
+    else:
+        y = np.where(v >= 0, (s + 512) // 1024, ((1 << 25) - s + 511) // 1024)
+    return y.astype(np.int64)
+
+
+def _sat16(v):
+    return np.clip(v, -32768, 32767)
+
+
+def quantized_lstm(x, input_weights, hidden_weights, input_effective_bias, hidden_effective_bias,
+                   gate_multipliers, gate_shifts, forget_to_cell_multiplier, forget_to_cell_shift,
+                   input_to_cell_multiplier, input_to_cell_shift, output_multiplier, output_shift,
+                   cell_clip, cell_scale_power, output_zero_point, batch_first, initial_hidden=None,
+                   initial_cell=None):
+    """One unidirectional LSTM layer, int8 in and out, int16 gates and cell.
+    x is [T, I], [T, B, I] or (batch_first) [B, T, I]; gates in PyTorch's
+    order i, f, g, o; zero initial state (the hidden term is skipped at
+    t = 0)."""
+    if initial_hidden is not None or initial_cell is not None:
+        raise ValueError("quantized_lstm: the initial state must be None")
+    x = np.asarray(x, np.int64)
+    wx = np.asarray(input_weights, np.int64)
+    wh = np.asarray(hidden_weights, np.int64)
+    bx = np.asarray(input_effective_bias, np.int64).reshape(-1)
+    bh = np.asarray(hidden_effective_bias, np.int64).reshape(-1)
+    mults = np.asarray(gate_multipliers, np.int64).reshape(-1)
+    shifts = np.asarray(gate_shifts, np.int64).reshape(-1)
+    n = wx.shape[0] // 4
+    if x.ndim == 2:
+        seq = x[:, None, :]
+    elif batch_first:
+        seq = np.transpose(x, (1, 0, 2))
+    else:
+        seq = x
+    steps, batches = seq.shape[0], seq.shape[1]
+    out = np.zeros((steps, batches, n), np.int64)
+    clip_hi = cell_clip if cell_clip > 0 else 32767
+    clip_lo = -cell_clip if cell_clip > 0 else -32768
+    for b in range(batches):
+        c = np.zeros(n, np.int64)
+        h = None
+        for t in range(steps):
+            gates = []
+            for k in range(4):
+                rows = slice(k * n, (k + 1) * n)
+                acc = wrap32(wx[rows] @ seq[t, b] + bx[rows])
+                g = _sat16(requantize(acc, mults[k], shifts[k]))
+                if h is not None:
+                    acc = wrap32(wh[rows] @ h + bh[rows])
+                    g = _sat16(g + requantize(acc, mults[4 + k], shifts[4 + k]))
+                gates.append(activation_s16(g, 0, tanh=(k == 2)))
+            i, f, g, o = gates
+            c = _sat16(requantize(f * c, forget_to_cell_multiplier, forget_to_cell_shift))
+            c = np.clip(c + requantize(i * g, input_to_cell_multiplier, input_to_cell_shift), clip_lo, clip_hi)
+            th = activation_s16(c, cell_scale_power + 12, tanh=True)
+            y = requantize(o * th, output_multiplier, output_shift) + output_zero_point
+            h = np.clip(y, -128, 127)
+            out[t, b] = h
+    if x.ndim == 2:
+        return out[:, 0, :].astype(np.int8)
+    if batch_first:
+        return np.transpose(out, (1, 0, 2)).astype(np.int8)
+    return out.astype(np.int8)

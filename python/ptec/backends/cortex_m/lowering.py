@@ -116,6 +116,46 @@ def op_layer_norm(ctx, n: Node):
     return out
 
 
+def op_lstm(ctx, n: Node):
+    """ptec::quantized_lstm (docs/kernels.md "LSTM"): one nn.LSTM layer over
+    [B, T, I]. Gate k's input and hidden products are requantized to Q3.12
+    (s_x * s_wx_k * 2^12 and s_h * s_wh_k * 2^12, s_h the output's scale:
+    the hidden state is the previous output); the effective biases fold the
+    zero points (CMSIS-NN's kernel sums). The cell is int16 at
+    2^cell_scale_power: f * c keeps its scale (2^-15), i * g goes from
+    2^-30 to 2^-30 / s_c, and o * tanh(c) from 2^-30 to s_h."""
+    x = ctx.q(n.inputs[0])
+    a = n.attrs
+    hidden = a["hidden"]
+    s_x, z_x = float(x.scale), int(x.zp)
+    s_h, z_h = n.qparams
+    s_h, z_h = float(s_h), int(z_h)
+    wx = np.asarray(a["weight_q_ih"], np.int8)
+    wh = np.asarray(a["weight_q_hh"], np.int8)
+    bias_q = np.round(np.asarray(a["bias"], np.float64) / np.repeat(s_x * np.asarray(a["weight_scales_ih"]), hidden))
+    bx = np.clip(bias_q, -2 ** 40, 2 ** 40).astype(np.int64) - z_x * wx.astype(np.int64).sum(axis=1)
+    bh = -z_h * wh.astype(np.int64).sum(axis=1)
+    pairs = ([qm.quantize_multiplier(s_x * float(s) * 4096.0) for s in a["weight_scales_ih"]]
+             + [qm.quantize_multiplier(s_h * float(s) * 4096.0) for s in a["weight_scales_hh"]])
+    power = int(a["cell_scale_power"])
+    to_cell = qm.quantize_multiplier(2.0 ** (-30 - power))
+    output = qm.quantize_multiplier(2.0 ** -30 / s_h)
+    for _, sh in pairs + [to_cell, output]:
+        qm.check_shift(int(sh), "lstm")
+    out = new_act(ctx.b, I8, list(n.shape), s_h, z_h)
+    ctx.b.call("ptec::quantized_lstm.out", input=x.value, input_weights=ctx.b.constant(wx),
+               hidden_weights=ctx.b.constant(wh),
+               input_effective_bias=ctx.b.constant(np.clip(bx, -2 ** 31, 2 ** 31 - 1).astype(np.int32)),
+               hidden_effective_bias=ctx.b.constant(np.clip(bh, -2 ** 31, 2 ** 31 - 1).astype(np.int32)),
+               gate_multipliers=ctx.b.constant(np.array([m for m, _ in pairs], np.int32)),
+               gate_shifts=ctx.b.constant(np.array([sh for _, sh in pairs], np.int32)),
+               forget_to_cell_multiplier=1 << 30, forget_to_cell_shift=-14,
+               input_to_cell_multiplier=to_cell[0], input_to_cell_shift=to_cell[1],
+               output_multiplier=output[0], output_shift=output[1], cell_clip=0, cell_scale_power=power,
+               output_zero_point=z_h, batch_first=True, initial_hidden=None, initial_cell=None, out=out.value)
+    return out
+
+
 def op_avg_pool2d(ctx, n: Node):
     a = n.attrs
     x = ctx.q(n.inputs[0])

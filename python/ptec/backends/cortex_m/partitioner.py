@@ -201,7 +201,14 @@ def _layer_norm(n: Node, ctx) -> Optional[str]:
     return None if r <= 3 else f"rank {r}: ptec's int8 layer norm takes contiguous rows (rank <= 3)"
 
 
+def _lstm(n: Node, ctx) -> Optional[str]:
+    """ptec::quantized_lstm takes [B, T, I] sequences (capture's LSTMLayer)."""
+    shape = _shape(ctx, n.inputs[0])
+    return None if len(shape) == 3 else f"input {shape}: the int8 LSTM takes [B, T, I] sequences"
+
+
 CHECKS: Dict[str, Callable[[Node, object], Optional[str]]] = {
+    "lstm": _lstm,
     "layer_norm": _layer_norm,
     "conv2d": _rank([4], "input is not 4-D"),
     "conv_transpose2d": _conv_transpose2d,

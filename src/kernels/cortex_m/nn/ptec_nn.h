@@ -370,4 +370,41 @@ typedef struct ptec_nn_softmax_s16_params {
 ptec_status ptec_nn_softmax_s16(const int16_t *input, int32_t rows, int32_t row_size,
                                 const ptec_nn_softmax_s16_params *params, int16_t *output);
 
+/* ---- recurrent ---- */
+
+/* A unidirectional LSTM on int8 (CMSIS-NN arm_lstm_unidirectional_s8,
+ * docs/kernels.md "LSTM"). Gates in PyTorch's order i, f, g, o: the
+ * weights are [4 * hidden, input] and [4 * hidden, hidden] int8 row-major,
+ * the effective biases 4 * hidden int32 (input side: bias - input_zp *
+ * row sums; hidden side: -output_zp * row sums). Each gate is
+ * sat16(sat16(rq(Wx x + bx)) + rq(Wh h + bh)) in Q3.12, then sigmoid (i, f,
+ * o) or tanh (g) to Q0.15; the cell is int16 with scale 2^cell_scale_power.
+ * The initial hidden and cell states are zero. */
+typedef struct ptec_nn_lstm_params {
+    int32_t time_steps, batches, input_size, hidden_size;
+    bool batch_first;                       /* [B, T, *] when set, else [T, B, *] */
+    ptec_nn_quant gate_input[4];            /* i, f, g, o: Wx x + bx to Q3.12 */
+    ptec_nn_quant gate_hidden[4];           /* i, f, g, o: Wh h + bh to Q3.12 */
+    ptec_nn_quant forget_to_cell;           /* f * c (Q0.15 x cell) to the cell */
+    ptec_nn_quant input_to_cell;            /* i * g (Q0.15 x Q0.15) to the cell */
+    ptec_nn_quant output;                   /* o * tanh(c) (Q0.15 x Q0.15) to int8 */
+    int32_t cell_clip;                      /* > 0: the cell is clamped to +-cell_clip */
+    int32_t cell_scale_power;               /* in [-27, 2] */
+    int32_t output_offset;                  /* the output (and hidden state) zero point */
+} ptec_nn_lstm_params;
+
+/* Three int16 vectors of hidden_size: two gate buffers and the cell. */
+uint32_t ptec_nn_lstm_s8_buffer_size(int32_t hidden_size);
+
+ptec_status ptec_nn_lstm_s8(ptec_nn_buffer scratch, const ptec_nn_lstm_params *params, const int8_t *input,
+                            const int8_t *input_weights, const int8_t *hidden_weights, const int32_t *input_bias,
+                            const int32_t *hidden_bias, int8_t *output);
+
+/* CMSIS-NN arm_nn_activation_s16 on one value: x * 3 * 2^left_shift
+ * (rounded when left_shift < 0) indexes a 256-entry sigmoid table with
+ * 9 (sigmoid) or 8 (tanh) bits of interpolation; the result is Q0.15.
+ * left_shift in [-31, 14]. */
+int16_t ptec_nn_sigmoid_s16(int16_t x, int32_t left_shift);
+int16_t ptec_nn_tanh_s16(int16_t x, int32_t left_shift);
+
 #endif
