@@ -189,7 +189,14 @@ def _layer_norm(n: Node, ctx) -> Optional[str]:
     return None if r <= 3 else f"rank {r}: ptec's int8 layer norm takes contiguous rows (rank <= 3)"
 
 
+def _svdf(n: Node, ctx) -> Optional[str]:
+    """ptec::quantized_svdf runs one sequence: [1, T, input_size]."""
+    s = _shape(ctx, n.inputs[0])
+    return None if len(s) == 3 and s[0] == 1 else f"input {s}: ptec::quantized_svdf takes one sequence [1, T, features]"
+
+
 CHECKS: Dict[str, Callable[[Node, object], Optional[str]]] = {
+    "svdf": _svdf,
     "layer_norm": _layer_norm,
     "conv2d": _rank([4], "input is not 4-D"),
     "conv_transpose2d": _conv_transpose2d,
