@@ -1,0 +1,166 @@
+"""SVDF layers (issue 15, "Sequence models"): ptec.nn.SVDF computes TFLite's
+SVDF in float; compile captures it as one layer and lowers it to
+ptec::quantized_svdf (CMSIS-NN arm_svdf_s8's numerics: int8 state, int8
+time weights). A keyword-spotter-like model (Conv1d front end, two SVDF
+layers, linear head) runs byte-identical to the numpy reference interpreter
+on the host and on the emulated M55 and M33, and close to PyTorch float."""
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+
+from model_checks import board_matches_reference
+from ptec import host_runtime
+from ptec.compiler import compile_model
+from ptec.interpreter import run_program
+from ptec.nn import SVDF
+from ptec.pte import parse_program
+from ptec.reference import cortex_m as ref
+
+
+def tflite_svdf(x, wf, wt, bias, rank, relu):
+    """TFLite's SVDF step by step (float64, batch 1, zero initial state):
+    the state [rows, memory] shifts one column left, the newest column
+    (memory - 1) takes weights_feature @ x_t, each row's dot with its
+    weights_time row is summed over the unit's rank rows, plus the bias."""
+    rows, memory = wt.shape
+    units = rows // rank
+    state = np.zeros((rows, memory))
+    out = []
+    for frame in x:
+        state[:, :-1] = state[:, 1:].copy()
+        state[:, -1] = wf @ frame
+        per_row = (state * wt).sum(axis=1)
+        y = np.array([per_row[u * rank:(u + 1) * rank].sum() for u in range(units)])
+        y = y + (0.0 if bias is None else bias)
+        out.append(np.maximum(y, 0.0) if relu else y)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("rank,memory,relu,bias,steps", [(1, 4, False, True, 9), (3, 5, True, True, 7),
+                                                          (2, 10, False, False, 4), (2, 1, True, True, 3)])
+def test_float_layer_is_tflites_svdf(rank, memory, relu, bias, steps):
+    torch.manual_seed(rank * 10 + memory)
+    layer = SVDF(6, 5, rank, memory, activation="relu" if relu else None, bias=bias)
+    if bias:
+        nn.init.normal_(layer.bias)
+    x = torch.randn(1, steps, 6)
+    with torch.no_grad():
+        got = layer(x)[0].double().numpy()
+    d = lambda t: t.detach().double().numpy()
+    want = tflite_svdf(d(x[0]), d(layer.weights_feature), d(layer.weights_time),
+                       d(layer.bias) if bias else None, rank, relu)
+    assert got.shape == (steps, 5)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_layer_refuses_bad_arguments():
+    with pytest.raises(ValueError, match="rank"):
+        SVDF(4, 3, 0, 2)
+    with pytest.raises(ValueError, match="activation"):
+        SVDF(4, 3, 1, 2, activation="tanh")
+    with pytest.raises(ValueError, match=r"\[1, T, 4\]"):
+        SVDF(4, 3, 1, 2)(torch.zeros(2, 5, 4))
+
+
+def test_reference_carries_state_between_calls():
+    """reset_state=False (streaming): two calls over halves of a sequence,
+    the state carried from the first, give the whole sequence's output."""
+    rng = np.random.default_rng(1)
+    wf = rng.integers(-127, 128, (6, 5)).astype(np.int8)
+    wt = rng.integers(-127, 128, (6, 4)).astype(np.int8)
+    bias = rng.integers(-3000, 3000, 3).astype(np.int32)
+    x = rng.integers(-128, 128, (8, 5)).astype(np.int8)
+    q = (2, 3, 1 << 30, -6, 4, 1 << 30, -9, -128, 127)
+    whole, _ = ref.svdf_frames(x, wf, wt, bias, np.zeros((6, 4), np.int8), *q)
+    first, state = ref.svdf_frames(x[:3], wf, wt, bias, np.zeros((6, 4), np.int8), *q)
+    second = ref.quantized_svdf(x[3:], wf, wt, bias, state, *q, False)
+    assert np.array_equal(np.concatenate([first, second]), whole)
+    assert not np.array_equal(ref.quantized_svdf(x[3:], wf, wt, bias, state, *q, True), second)
+
+
+class Spotter(nn.Module):
+    """A keyword spotter's shape: 10 features per frame, a Conv1d front end,
+    two SVDF layers (rank 2 then 1), a linear head over every frame."""
+
+    def __init__(self):
+        super().__init__()
+        self.front = nn.Conv1d(10, 24, 3, padding=1)
+        self.svdf1 = SVDF(24, 32, 2, 8, activation="relu")
+        self.svdf2 = SVDF(32, 16, 1, 6, activation="relu")
+        self.head = nn.Linear(16, 6)
+
+    def forward(self, x):                       # x [1, 10, T]
+        h = torch.relu(self.front(x)).transpose(1, 2)
+        return self.head(self.svdf2(self.svdf1(h)))
+
+
+def features(n, seed, frames=20):
+    """Calibration-like inputs: smooth per-band envelopes plus noise."""
+    g = torch.Generator().manual_seed(seed)
+    t = torch.arange(float(frames))
+    out = []
+    for i in range(n):
+        f = torch.rand(10, 1, generator=g) * 0.5 + 0.1
+        base = torch.sin(t[None] * f + i)
+        out.append(((base + 0.4 * torch.randn(10, frames, generator=g))[None],))
+    return out
+
+
+@pytest.fixture(scope="module")
+def model():
+    torch.manual_seed(5)
+    m = Spotter().eval()
+    with torch.no_grad():
+        for layer in (m.svdf1, m.svdf2):
+            layer.bias.normal_(0.0, 0.1)
+    return m
+
+
+@pytest.fixture(scope="module")
+def compiled(model):
+    return compile_model(model, [features(1, 0)[0][0]], features(24, 0))
+
+
+def test_each_svdf_is_one_kernel_call(compiled):
+    svdf = [n for n in compiled.graph.nodes if n.op == "svdf"]
+    assert len(svdf) == 2
+    prog = parse_program(compiled.data)
+    plan = prog.plan()
+    keys = [plan.operators[i.instr_args.op_index].key for i in plan.chains[0].instructions]
+    assert keys.count("ptec::quantized_svdf.out") == 2, keys
+    for n in svdf:
+        assert np.abs(n.attrs["weights_feature_q"]).max() == 127
+        assert np.abs(n.attrs["weights_time_q"]).max() == 127
+        assert n.attrs["bias_q"].dtype == np.int32
+
+
+def test_host_equals_reference_and_float(model, compiled, tmp_path):
+    prog = parse_program(compiled.data)
+    worst = 1.0
+    for (x,) in features(12, 7):
+        want = run_program(prog, [x.numpy()])[0]
+        got = host_runtime.run(prog, compiled.data, [x.numpy()], workdir=str(tmp_path))[0]
+        assert got.tobytes() == want.tobytes(), "ptec-run differs from the reference interpreter"
+        with torch.no_grad():
+            f = model(x).numpy().ravel()
+        cos = float(np.dot(got.ravel(), f) / (np.linalg.norm(got) * np.linalg.norm(f)))
+        worst = min(worst, cos)
+    print(f"worst cosine ptec vs float: {worst:.5f}")
+    assert worst >= 0.99, worst         # measured 0.9990 (docs/aot.md)
+
+
+def test_each_execute_starts_from_a_zero_state(compiled, tmp_path):
+    """reset_state (what compile emits): the third execute of one loaded
+    method gives the first's output, no state left over from before."""
+    prog = parse_program(compiled.data)
+    x = features(1, 3)[0][0].numpy()
+    once = host_runtime.run(prog, compiled.data, [x], workdir=str(tmp_path))[0]
+    thrice = host_runtime.run(prog, compiled.data, [x], workdir=str(tmp_path), repeat=3)[0]
+    assert once.tobytes() == thrice.tobytes()
+
+
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+def test_boards_equal_reference(model, tmp_path, target):
+    data = compile_model(model, [features(1, 0)[0][0]], features(24, 0), target=target).data
+    board_matches_reference(data, features(1, 9)[0][0].numpy(), target, tmp_path)
