@@ -147,7 +147,7 @@ def test_host_equals_reference_and_float(model, compiled, tmp_path):
         cos = float(np.dot(got.ravel(), f) / (np.linalg.norm(got) * np.linalg.norm(f)))
         worst = min(worst, cos)
     print(f"worst cosine ptec vs float: {worst:.5f}")
-    assert worst >= 0.99, worst         # measured 0.9990 (docs/aot.md)
+    assert worst >= 0.99, worst         # measured 0.99998 (docs/aot.md)
 
 
 def test_each_execute_starts_from_a_zero_state(compiled, tmp_path):
