@@ -164,3 +164,40 @@ def test_each_execute_starts_from_a_zero_state(compiled, tmp_path):
 def test_boards_equal_reference(model, tmp_path, target):
     data = compile_model(model, [features(1, 0)[0][0]], features(24, 0), target=target).data
     board_matches_reference(data, features(1, 9)[0][0].numpy(), target, tmp_path)
+
+
+def test_requirements_match_the_runtime(compiled, tmp_path):
+    """ptec.requirements counts the kernel's scratch (4 * units * rank bytes)
+    as the host runtime measures it; one byte less scratch fails to load."""
+    import re
+    import subprocess
+    from ptec.requirements import requirements
+    path = tmp_path / "m.pte"
+    path.write_bytes(compiled.data)
+    r = requirements(parse_program(compiled.data), target="host")
+    assert r.scratch_bytes == 4 * 32 * 2          # svdf1: 32 units of rank 2, the largest
+    run = subprocess.run([host_runtime.ptec_run_path(), str(path)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    measured = {k: int(v) for k, v in re.findall(r"^(metadata|scratch|total):\s+(\d+) bytes", run.stdout, re.M)}
+    assert measured == {"metadata": r.metadata_bytes, "scratch": r.scratch_bytes, "total": r.total_bytes}, run.stdout
+    regions = [f"metadata={r.metadata_bytes}", f"scratch={r.scratch_bytes - 1}"] + \
+        [f"planned{i + 1}={n}" for i, n in enumerate(r.planned_bytes)]
+    short = subprocess.run([host_runtime.ptec_run_path(), str(path)] + [a for g in regions for a in ("--region", g)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert short.returncode == 1 and "short by 1" in short.stderr, short.stderr
+
+
+@pytest.mark.parametrize("option", ["a16", "w4"])
+def test_a16_and_w4_keep_the_int8_svdf(model, option, tmp_path):
+    """--a16 and --w4 change the layers around the SVDF; the SVDF keeps its
+    int8 kernel (8-bit weights, int8 state and activations) and the program
+    still gives the reference's bytes on the host."""
+    res = compile_model(model, [features(1, 0)[0][0]], features(24, 0), **{option: True})
+    prog = parse_program(res.data)
+    plan = prog.plan()
+    keys = [plan.operators[i.instr_args.op_index].key for i in plan.chains[0].instructions]
+    assert keys.count("ptec::quantized_svdf.out") == 2, keys
+    x = features(1, 4)[0][0].numpy()
+    want = run_program(prog, [x])[0]
+    got = host_runtime.run(prog, res.data, [x], workdir=str(tmp_path))[0]
+    assert got.tobytes() == want.tobytes()
