@@ -201,3 +201,13 @@ def test_a16_and_w4_keep_the_int8_svdf(model, option, tmp_path):
     want = run_program(prog, [x])[0]
     got = host_runtime.run(prog, res.data, [x], workdir=str(tmp_path))[0]
     assert got.tobytes() == want.tobytes()
+
+
+def test_report_counts_the_svdf_macs(compiled):
+    """ptec report: per frame, rows x input_size for the feature filter and
+    rows x memory for the time filter (20 frames; svdf1 64 rows of 24
+    features and 8 columns, svdf2 16 rows of 32 and 6)."""
+    from ptec.report import collect
+    rows = [r for r in collect(compiled.data, target="host")["instructions"] if r["op"] == "ptec::quantized_svdf.out"]
+    assert [r["macs"] for r in rows] == [20 * (64 * 24 + 64 * 8), 20 * (16 * 32 + 16 * 6)]
+    assert all(r["placed"] == "CPU int8" for r in rows)
