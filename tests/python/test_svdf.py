@@ -211,3 +211,23 @@ def test_report_counts_the_svdf_macs(compiled):
     rows = [r for r in collect(compiled.data, target="host")["instructions"] if r["op"] == "ptec::quantized_svdf.out"]
     assert [r["macs"] for r in rows] == [20 * (64 * 24 + 64 * 8), 20 * (16 * 32 + 16 * 6)]
     assert all(r["placed"] == "CPU int8" for r in rows)
+
+
+def test_cli_compiles_the_svdf_spotter(tmp_path):
+    """`ptec compile python/ptec/models/sequence.py:svdf_kws` (the bench's
+    model, loaded from its file) lowers both SVDF layers to the kernel and
+    says the program runs on ptec only."""
+    import os
+    import subprocess
+    import sys
+    from conftest import ROOT
+    out = tmp_path / "svdf.pte"
+    r = subprocess.run([sys.executable, "-m", "ptec", "compile",
+                        os.path.join(ROOT, "python", "ptec", "models", "sequence.py") + ":svdf_kws",
+                        "--calib", "4", "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "python")})
+    assert r.returncode == 0, r.stderr
+    assert "runs on ptec's runtime only" in r.stdout + r.stderr
+    plan = parse_program(out.read_bytes()).plan()
+    keys = [plan.operators[i.instr_args.op_index].key for i in plan.chains[0].instructions]
+    assert keys.count("ptec::quantized_svdf.out") == 2
