@@ -231,3 +231,46 @@ def test_cli_compiles_the_svdf_spotter(tmp_path):
     plan = parse_program(out.read_bytes()).plan()
     keys = [plan.operators[i.instr_args.op_index].key for i in plan.chains[0].instructions]
     assert keys.count("ptec::quantized_svdf.out") == 2
+
+
+def _one_svdf_program(reset: bool, memory: int = 4):
+    """One ptec::quantized_svdf over 7 frames: 3 units of rank 2, 5 features."""
+    from ptec.pte.program_builder import ProgramBuilder
+    from ptec.pte.schema import ScalarType
+    from ptec.pte.writer import serialize_program
+    rng = np.random.default_rng(4)
+    wf = rng.integers(-127, 128, (6, 5)).astype(np.int8)
+    wt = rng.integers(-127, 128, (6, memory)).astype(np.int8)
+    bias = rng.integers(-5000, 5000, 3).astype(np.int32)
+    q = dict(rank=2, input_offset=3, feature_multiplier=1 << 30, feature_shift=-6, output_offset=2,
+             output_multiplier=1 << 30, output_shift=-8, activation_min=-128, activation_max=127)
+    b = ProgramBuilder()
+    xv, state, out = (b.tensor(ScalarType.CHAR, s) for s in ((1, 7, 5), (6, memory), (1, 7, 3)))
+    b.call("ptec::quantized_svdf.out", input=xv, weights_feature=b.constant(wf), weights_time=b.constant(wt),
+           bias=b.constant(bias), activation_state=state, reset_state=reset, out=out, **q)
+    b.set_io([xv], [out])
+    args = (wf, wt, bias, q["rank"], q["input_offset"], q["feature_multiplier"], q["feature_shift"],
+            q["output_offset"], q["output_multiplier"], q["output_shift"], q["activation_min"], q["activation_max"])
+    return serialize_program(b.build()), args
+
+
+@pytest.mark.parametrize("reset", [True, False])
+def test_streaming_state_carries_over_between_executes(reset, tmp_path):
+    """reset_state=False keeps the state the previous execute left: on the
+    second execute of one loaded method the output is the reference's from
+    the state the first left (7 frames >= memory 4 fill every column, so
+    it does not depend on the memory's first contents). reset_state=True
+    gives the zero-state output again."""
+    data, (wf, wt, bias, *q) = _one_svdf_program(reset)
+    x = np.random.default_rng(5).integers(-128, 128, (1, 7, 5)).astype(np.int8)
+    prog = parse_program(data)
+    got = host_runtime.run(prog, data, [x], workdir=str(tmp_path), repeat=2)[0]
+    zero = np.zeros((6, 4), np.int8)
+    first, after = ref.svdf_frames(x, wf, wt, bias, zero, *q)
+    _, after_any = ref.svdf_frames(x, wf, wt, bias, np.full((6, 4), 77, np.int8), *q)
+    assert np.array_equal(after, after_any)
+    want = first if reset else ref.svdf_frames(x, wf, wt, bias, after, *q)[0]
+    assert np.array_equal(got.reshape(7, 3), want), (got, want)
+    assert not np.array_equal(first, ref.svdf_frames(x, wf, wt, bias, after, *q)[0])
+    if reset:   # the interpreter runs one execute: the zero-state output
+        assert np.array_equal(run_program(prog, [x])[0].reshape(7, 3), first)
