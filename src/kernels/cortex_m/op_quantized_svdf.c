@@ -97,6 +97,10 @@ static ptec_status prepare(ptec_op *op)
     state->dims.units = units;
     state->dims.memory = memory;
     op->scratch_bytes = ptec_nn_svdf_s8_buffer_size(&state->dims, rank);
+    if (op->scratch_bytes == 0) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_WEIGHTS_FEATURE,
+                            PTEC_MSG("units*rank too large for the int32 row sums"));
+    }
     return PTEC_OK;
 }
 
