@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Instructions per inference of the sequence models (python/ptec/models/sequence.py:
-# a GRU keyword spotter, an LSTM classifier, a transformer encoder) on the
+# a GRU keyword spotter, an LSTM classifier, an SVDF keyword spotter, a transformer encoder) on the
 # QEMU M55 and M33 boards, each output compared byte for byte with ptec-run on the
 # host; with the program size and the RAM the runtime asks for.
 set -euo pipefail
@@ -16,7 +16,7 @@ for target in cortex-m55 cortex-m33; do
     echo "sequence_models: $target: no $elf (build the $target preset first); skipped"
     continue
   fi
-  for m in gru_kws lstm_classifier transformer; do
+  for m in gru_kws lstm_classifier svdf_kws transformer; do
     pte=$work/$m-$target.pte
     if ! PYTHONPATH=python $py -m ptec compile "python/ptec/models/sequence.py:$m" --calib 8 --target "$target" \
          -o "$pte" >"$work/compile.log" 2>&1; then

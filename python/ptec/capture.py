@@ -199,6 +199,13 @@ def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
     if isinstance(m, (nn.ReflectionPad1d, nn.ReflectionPad2d, nn.ReplicationPad1d, nn.ReplicationPad2d)):
         mode = "reflect" if isinstance(m, (nn.ReflectionPad1d, nn.ReflectionPad2d)) else "replicate"
         return Node(name, "pad", ins, dict(pad=[int(p) for p in m.padding], mode=mode, value=0.0))
+    from .nn import SVDF
+    if isinstance(m, SVDF):
+        # One layer (ptec::quantized_svdf); its relu is the node's fused clamp.
+        return Node(name, "svdf", ins, dict(
+            weights_feature=_np(m.weights_feature), weights_time=_np(m.weights_time),
+            bias=None if m.bias is None else _np(m.bias), rank=int(m.rank), units=int(m.units),
+            memory=int(m.memory), act=(0.0, None) if m.activation == "relu" else None))
     return Node(name, "unsupported", ins, dict(fn=m, what=type(m).__name__))
 
 
@@ -699,6 +706,10 @@ class _UnpackingProxy(torch.fx.Proxy):
 
 
 class _Tracer(torch.fx.Tracer):
+    def is_leaf_module(self, m: nn.Module, qualname: str) -> bool:
+        from .nn import SVDF
+        return isinstance(m, SVDF) or super().is_leaf_module(m, qualname)
+
     def proxy(self, node: torch.fx.Node) -> torch.fx.Proxy:
         return _UnpackingProxy(node, self)
 
@@ -745,6 +756,11 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
     model = model.eval()
     example_inputs = [torch.as_tensor(x, dtype=torch.float32) for x in example_inputs]
     g = None
+    from .nn import SVDF
+    if any(isinstance(m, SVDF) for m in model.modules()):
+        if method == "export":
+            raise CaptureError("ptec.nn.SVDF is captured with torch.fx only (use method 'auto' or 'fx')")
+        method = "fx"       # torch.export would decompose the layer; fx keeps it as one node
     if stateful and method == "export":
         raise CaptureError("--stateful captures with torch.fx (its recurrent stand-ins); "
                            "use --capture fx or auto")

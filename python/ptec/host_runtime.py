@@ -43,14 +43,17 @@ def logical_array(tensor, raw: bytes) -> np.ndarray:
 
 
 def run(program: Program, pte: bytes, inputs: Sequence[np.ndarray], ptec_run: Optional[str] = None,
-        workdir: Optional[str] = None) -> List[np.ndarray]:
-    """Runs `pte` (the serialized `program`) once on `inputs`."""
+        workdir: Optional[str] = None, repeat: int = 1) -> List[np.ndarray]:
+    """Runs `pte` (the serialized `program`) on `inputs`, `repeat` times in
+    one loaded method; the outputs are the last execute's."""
     plan = program.plan()
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         path = os.path.join(tmp, "model.pte")
         with open(path, "wb") as f:
             f.write(pte)
         args = [ptec_run_path(ptec_run), path, "--output-dir", tmp]
+        if repeat != 1:
+            args += ["--repeat", str(int(repeat))]
         for i, (index, x) in enumerate(zip(plan.inputs, inputs)):
             raw = os.path.join(tmp, f"in{i}.bin")
             with open(raw, "wb") as f:

@@ -177,6 +177,9 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = F.interpolate(xs[0], size=a["size"], mode="bilinear", align_corners=a["align_corners"])
     elif op == "group_norm":
         y = F.group_norm(xs[0], a["groups"], _t(a.get("weight")), _t(a.get("bias")), a["eps"])
+    elif op == "svdf":
+        from .nn.svdf import svdf
+        y = svdf(xs[0], _t(a["weights_feature"]), _t(a["weights_time"]), _t(a.get("bias")), a["rank"])
     elif op == "layer_norm":
         y = F.layer_norm(xs[0], a["normalized_shape"], _t(a.get("weight")), _t(a.get("bias")), a["eps"])
     elif op == "clamp":

@@ -28,7 +28,7 @@ import torch
 from . import quant_math as qm
 from .ir import CELL_SUFFIX, permutation, Graph, evaluate
 
-FUSABLE_PRODUCERS = ("conv2d", "conv_transpose2d", "linear", "add", "max_pool2d")
+FUSABLE_PRODUCERS = ("conv2d", "conv_transpose2d", "linear", "add", "max_pool2d", "svdf")
 PASS_THROUGH = ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "reshape", "identity", "channel_shuffle", "upsample_nearest", "slice",
                 "pixel_shuffle",
                 "clamp", "mean", "permute")
@@ -188,11 +188,35 @@ def calibrate(g: Graph, calibration: Iterable[Sequence[torch.Tensor]],
         _, env = evaluate(g, inputs, keep_all=True)
         for name, t in env.items():
             obs.observe(name, t)
+        for n in g.nodes:
+            if n.op == "svdf":      # the feature filter's outputs: the state's range
+                obs.observe(svdf_state_name(n), torch.nn.functional.linear(
+                    env[n.inputs[0]], torch.as_tensor(n.attrs["weights_feature"])))
         if progress:
             progress(i + 1)
     if not obs.lo:
         raise ValueError("no calibration data")
     return obs
+
+
+def svdf_state_name(n) -> str:
+    return f"{n.name}:state"
+
+
+def quantize_svdf(n, s_in: float, observer: RangeObserver) -> None:
+    """ptec.nn.SVDF (docs/kernels.md "SVDF"): per-tensor symmetric int8
+    weights_feature and weights_time, an int8 state with zero point 0 whose
+    scale covers the feature filter's calibrated outputs, and an int32 bias
+    on the time filter's accumulator grid, s_state * s_time."""
+    a = n.attrs
+    s_f = float(symmetric_weight_scales(a["weights_feature"], per_channel=False)[0])
+    s_t = float(symmetric_weight_scales(a["weights_time"], per_channel=False)[0])
+    lo, hi = observer.range(svdf_state_name(n))
+    s_state = float(np.float32(max(abs(lo), abs(hi), 1e-8) / 127.0))
+    a["weights_feature_q"] = quantize_weights(a["weights_feature"], np.array([s_f]))
+    a["weights_time_q"] = quantize_weights(a["weights_time"], np.array([s_t]))
+    a["feature_scale"], a["time_scale"], a["state_scale"] = s_f, s_t, s_state
+    a["bias_q"] = quantize_bias(a.get("bias"), s_state * s_t, np.ones(1))
 
 
 def affine_qparams(lo: float, hi: float) -> Tuple[float, int]:
@@ -324,6 +348,8 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
             n.qparams = _pad_qparams(g, n, observer)
         elif n.op == "lstm":
             _quantize_lstm(n, observer)
+        elif n.op == "svdf":
+            quantize_svdf(n, g.node(n.inputs[0]).qparams[0], observer)
         elif n.op == "layer_norm" and int8_layernorm:
             n.attrs["int8_kernel"] = True
         elif n.op == "matmul" and _rows_are_probabilities(g, n.inputs[0]):

@@ -72,6 +72,10 @@ def _macs(name: str, tensors: List[Optional[Tensor]]) -> int:
         return _numel(out.sizes) * per_output
     if base in ("quantized_linear", "linear"):
         return _numel(out.sizes) * int(w.sizes[-1])
+    if base == "quantized_svdf" and tensors[2] is not None:
+        # per frame: the feature filter (rows x input_size), the time filter (rows x memory)
+        frames = _numel(out.sizes) // max(1, int(out.sizes[-1]))
+        return frames * (_numel(w.sizes) + _numel(tensors[2].sizes))
     if "matmul" in base or base == "bmm":
         return _numel(out.sizes) * int(tensors[0].sizes[-1]) if tensors[0] is not None else 0
     return 0

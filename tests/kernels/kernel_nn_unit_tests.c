@@ -441,6 +441,52 @@ static void test_lstm(void)
     scratch.size += 1;
     p.cell_scale_power = 3;
     CHECK(ptec_nn_lstm_s8(scratch, &p, x, w, w, bx, bh, y) == PTEC_INVALID_ARGUMENT);
+
+static void test_svdf(void)
+{
+    /* 1 unit of rank 2 (rows 0 and 1), 2 features, memory 3, input_offset 1.
+     * weights_feature [[1, 2], [-1, 1]], weights_time [[1, 2, 3], [2, 0, -1]],
+     * bias 10; the feature requantization is 1.0 (2^30, shift 1), the
+     * output's a half (2^30, shift 0: floor((v + 1) / 2)), offset -3.
+     * Frames [2, 0], [-1, 3], [0, 0] are [3, 1], [0, 4], [1, 1] with the
+     * offset, so the new columns are (5, -2), (8, 4), (3, 0). States and sums:
+     *   t0: [0 0 5] [0 0 -2]: 15 + 2 = 17, + 10 = 27 -> 14 - 3 = 11
+     *   t1: [0 5 8] [0 -2 4]: 34 - 4 = 30, + 10 = 40 -> 20 - 3 = 17 -> 16 (max)
+     *   t2: [5 8 3] [-2 4 0]: 30 - 4 = 26, + 10 = 36 -> 18 - 3 = 15 */
+    const int8_t x[6] = {2, 0, -1, 3, 0, 0};
+    const int8_t wf[4] = {1, 2, -1, 1}, wt[6] = {1, 2, 3, 2, 0, -1};
+    int32_t bias[1] = {10};
+    ptec_nn_svdf_params p = {2, 1, -3, {1 << 30, 1}, {1 << 30, 0}, {-128, 127}, {-128, 16}};
+    const ptec_nn_svdf_dims d3 = {3, 2, 1, 3}, d1 = {1, 2, 1, 3}, d2 = {2, 2, 1, 3};
+    int8_t state[6] = {0}, y[3] = {0};
+    CHECK(ptec_nn_svdf_s8_buffer_size(&d3, 2) == 8);
+    CHECK(ptec_nn_svdf_s8(&conv_scratch, &p, &d3, x, wf, wt, bias, state, y) == PTEC_OK);
+    CHECK(y[0] == 11 && y[1] == 16 && y[2] == 15);
+    CHECK(state[0] == 5 && state[1] == 8 && state[2] == 3 && state[3] == -2 && state[4] == 4 && state[5] == 0);
+    /* Streaming: frame 0, then frames 1 and 2 from the state it left. */
+    memset(state, 0, sizeof state);
+    CHECK(ptec_nn_svdf_s8(&conv_scratch, &p, &d1, x, wf, wt, bias, state, y) == PTEC_OK && y[0] == 11);
+    CHECK(ptec_nn_svdf_s8(&conv_scratch, &p, &d2, x + 2, wf, wt, bias, state, y) == PTEC_OK);
+    CHECK(y[0] == 16 && y[1] == 15);
+    /* int32 wraps as on the target: bias 2^31 - 6 plus frame 0's 17 is
+     * -2^31 + 11, halved to -2^30 + 6: clamped to -128 (saturating would
+     * have given 16). */
+    memset(state, 0, sizeof state);
+    bias[0] = INT32_MAX - 5;
+    CHECK(ptec_nn_svdf_s8(&conv_scratch, &p, &d1, x, wf, wt, bias, state, y) == PTEC_OK && y[0] == -128);
+    /* The state saturates at int8: 100 * (2 + 1) = 300 -> 127; weight 1,
+     * no bias, output scale 1.0: 127. */
+    const int8_t x1[1] = {2}, w100[1] = {100}, one[1] = {1};
+    const ptec_nn_svdf_params p1 = {1, 1, 0, {1 << 30, 1}, {1 << 30, 1}, {-128, 127}, {-128, 127}};
+    const ptec_nn_svdf_dims single = {1, 1, 1, 1};
+    int8_t s1[1] = {0};
+    CHECK(ptec_nn_svdf_s8(&conv_scratch, &p1, &single, x1, w100, one, NULL, s1, y) == PTEC_OK);
+    CHECK(s1[0] == 127 && y[0] == 127);
+    /* Refused: rank * memory over 2^16, a scratch too small for the rows. */
+    const ptec_nn_svdf_dims long_memory = {1, 2, 1, 40000};
+    CHECK(ptec_nn_svdf_s8(&conv_scratch, &p, &long_memory, x, wf, wt, bias, state, y) == PTEC_INVALID_ARGUMENT);
+    const ptec_nn_buffer small = {scratch_words, 4};
+    CHECK(ptec_nn_svdf_s8(&small, &p, &d3, x, wf, wt, bias, state, y) == PTEC_INVALID_ARGUMENT);
 }
 
 static void test_transpose_conv(void)
@@ -762,6 +808,7 @@ int main(void)
     test_packed_s4();
     test_depthwise();
     test_layer_norm();
+    test_svdf();
     test_transpose_conv();
     test_batch_matmul();
     test_pools();

@@ -350,6 +350,47 @@ def layer_norm_case(error=None):
     return finish(b, "layer_norm", [xv], out, [x], want)
 
 
+def svdf_case(rank=3, error=None):
+    """ptec::quantized_svdf over 9 frames from a zero state (reset_state):
+    5 units of the given rank, 11 features, memory 6; a frame of -128s and
+    one of 127s; one unit's bias close to 2^31, so that its int32 sum wraps
+    as on the target (rank 3), or no bias and memory 1 (rank 1)."""
+    units, size, frames = 5, 11, 9
+    memory = 6 if rank == 3 else 1
+    rows = units * rank
+    x = i8((1, frames, size))
+    x[0, 2, :], x[0, 5, :] = -128, 127
+    wf, wt = i8((rows, size)), i8((rows, memory))
+    bias = None
+    if rank == 3:
+        bias = rng.integers(-200000, 200000, size=units).astype(np.int32)
+        bias[1] = 2147483000
+    state_shape, rank_arg, f_shift, const_state = (rows, memory), rank, -9, False
+    o_shift = -10 if rank == 3 else -4
+    if error == "rank":
+        rank_arg = 4
+    elif error == "state":
+        state_shape = (rows, memory + 1)
+    elif error == "shift":
+        f_shift = 32
+    elif error == "constant_state":
+        const_state = True
+    b = ProgramBuilder()
+    xv, out = b.tensor(I8, x.shape), b.tensor(I8, (1, frames, units))
+    state = b.constant(np.zeros(state_shape, np.int8)) if const_state else b.tensor(I8, state_shape)
+    b.call("ptec::quantized_svdf.out", input=xv, weights_feature=b.constant(wf), weights_time=b.constant(wt),
+           bias=None if bias is None else b.constant(bias), activation_state=state, rank=rank_arg, input_offset=7,
+           feature_multiplier=1518500250, feature_shift=f_shift, output_offset=-5, output_multiplier=1277112391,
+           output_shift=o_shift, activation_min=-126, activation_max=120, reset_state=True, out=out)
+    if error:
+        messages = {"rank": "rank must divide", "state": "activation_state", "shift": "shift must be in [-31, 31]",
+                    "constant_state": "writable"}
+        return finish(b, "svdf bad " + error, [xv], out, [x], error=messages[error])
+    want = ref.quantized_svdf(x, wf, wt, bias, np.ones((rows, memory), np.int8), rank, 7, 1518500250, -9, -5,
+                              1277112391, o_shift, -126, 120, True)
+    return finish(b, "svdf rank %d" % rank, [xv], out, [x], want.reshape(1, frames, units))
+
+
 def depthwise_case(cin, dm):
     h, w, kh, kw, stride, padding = 9, 5, 3, 4, (2, 2), (1, 1)
     x = i8((1, h, w, cin))
@@ -854,8 +895,11 @@ def all_cases():
               softmax_case((3, 19)), softmax_case((2, 1, 3, 5)), transpose_case((2, 3), [0, 1]),
               transpose_case((2, 3), [1, 0]), transpose_case((2, 3, 4, 5), [3, 1, 0, 2]),
               transpose_case((4, 5, 6), [-1, 0, 1]), pad_case("channels_last"), pad_case("contiguous")]
-    return (cases + error_cases() + a16_cases() + a16_error_cases() + masked_softmax_cases() + lstm_cases()
-            + lstm_error_cases())
+    cases = (cases + error_cases() + a16_cases() + a16_error_cases() + masked_softmax_cases() + lstm_cases()
+             + lstm_error_cases())
+    # appended last, so that the cases above keep their random draws
+    return cases + [svdf_case(3), svdf_case(1)] + [svdf_case(error=e) for e in
+                                                    ("rank", "state", "shift", "constant_state")]
 
 
 def run_case(case, ptec_run, workdir, index):

@@ -1,6 +1,7 @@
 """Sequence models for the benchmarks and examples (issue 15): a GRU keyword
 spotter and an LSTM sequence classifier over 49 frames of 10 MFCCs (the
-MLPerf Tiny KWS input, shortened to 12 steps by a strided Conv1d), and a
+MLPerf Tiny KWS input, shortened to 12 steps by a strided Conv1d), an SVDF
+keyword spotter over the same input (ptec.nn.SVDF, no unrolling), and a
 one-layer transformer encoder over 16 tokens.
 Random weights (seeded): the figures they give are instruction counts and
 sizes, which do not depend on the values.
@@ -35,6 +36,26 @@ class RecurrentKWS(_Calibrated):
         return self.fc(y[:, -1])
 
 
+class SvdfKWS(_Calibrated):
+    """The same front end, then two SVDF layers (64 units of rank 1 over 8
+    steps, then 64 of rank 1 over 4; relu) and a classifier of the last
+    step: a streaming spotter whose sequence model is one kernel call per
+    layer."""
+
+    def __init__(self, classes: int = 12):
+        super().__init__()
+        from ptec.nn import SVDF
+        self.front = nn.Sequential(nn.Conv1d(10, 32, 5, stride=4), nn.BatchNorm1d(32), nn.ReLU())
+        self.svdf1 = SVDF(32, 64, 1, 8, activation="relu")
+        self.svdf2 = SVDF(64, 64, 1, 4, activation="relu")
+        self.fc = nn.Linear(64, classes)
+        self.input_shape = (1, 10, 49)
+
+    def forward(self, x):
+        y = self.svdf2(self.svdf1(self.front(x).transpose(1, 2)))
+        return self.fc(y[:, -1])
+
+
 class TinyTransformer(_Calibrated):
     def __init__(self, dim: int = 32, heads: int = 4, classes: int = 6):
         super().__init__()
@@ -56,6 +77,11 @@ def gru_kws():
 def lstm_classifier():
     torch.manual_seed(0)
     return RecurrentKWS("lstm", 32, 1).eval()
+
+
+def svdf_kws():
+    torch.manual_seed(0)
+    return SvdfKWS().eval()
 
 
 def transformer():

@@ -237,6 +237,12 @@ RULES: Dict[str, Rule] = {
         dtypes=(("input", I8), ("input_weights", I8), ("hidden_weights", I8), ("input_effective_bias", I32),
                 ("hidden_effective_bias", I32), ("out", I8)), contiguous=("input", "out"),
         upstream_library="none (ptec only)"),
+    "ptec::quantized_svdf.out": Rule(
+        "none: ptec only (src/kernels/cortex_m/op_quantized_svdf.c)",
+        dtypes=(("input", I8), ("weights_feature", I8), ("weights_time", I8), ("activation_state", I8),
+                ("out", I8), ("bias", I32)),
+        contiguous=("input", "weights_feature", "weights_time", "activation_state", "out"),
+        upstream_library="none (ptec only)"),
 }
 
 

@@ -281,6 +281,49 @@ def quantized_layer_norm(x, normalized_numel, input_zero_point, eps_term, requan
     return np.clip(y, activation_min, activation_max).astype(np.int8).reshape(x.shape)
 
 
+# ---------------------------------------------------------------------------
+# SVDF (`ptec::quantized_svdf`, docs/kernels.md "SVDF"): TFLite's SVDF with
+# an int8 state and int8 time weights (CMSIS-NN arm_svdf_s8's numerics)
+
+def svdf_frames(x, weights_feature, weights_time, bias, state, rank, input_offset, feature_multiplier,
+                feature_shift, output_offset, output_multiplier, output_shift, activation_min,
+                activation_max):
+    """(output [frames, units] int8, the state after the last frame).
+    Per frame: the state's columns age by one (column m takes column m+1),
+    the newest column is the feature filter's requantized output (zero
+    point 0, clamped to int8), each unit sums its rank rows' time-filter
+    dot products and its bias (int32, wrapping), requantized to the output."""
+    wf = np.asarray(weights_feature, np.int64)
+    wt = np.asarray(weights_time, np.int64)
+    rows, size = wf.shape
+    units = rows // int(rank)
+    frames = np.asarray(x, np.int64).reshape(-1, size)
+    s = np.asarray(state, np.int64).reshape(rows, wt.shape[1]).copy()
+    b = np.zeros(units, np.int64) if bias is None else np.asarray(bias, np.int64).reshape(units)
+    out = np.zeros((frames.shape[0], units), np.int64)
+    for t, frame in enumerate(frames):
+        feature = wf @ (frame + int(input_offset))
+        s = np.concatenate([s[:, 1:], np.clip(requantize(feature, feature_multiplier, feature_shift),
+                                               -128, 127)[:, None]], axis=1)
+        per_row = (wt * s).sum(axis=1)
+        acc = wrap32(per_row.reshape(units, int(rank)).sum(axis=1) + b)
+        out[t] = np.clip(requantize(acc, output_multiplier, output_shift) + int(output_offset),
+                         activation_min, activation_max)
+    return out.astype(np.int8), s.astype(np.int8)
+
+
+def quantized_svdf(x, weights_feature, weights_time, bias, activation_state, rank, input_offset,
+                   feature_multiplier, feature_shift, output_offset, output_multiplier, output_shift,
+                   activation_min, activation_max, reset_state):
+    """The output of ptec::quantized_svdf: from a zero state when
+    reset_state, else from activation_state as given."""
+    state = np.zeros_like(np.asarray(activation_state)) if reset_state else activation_state
+    y, _ = svdf_frames(x, weights_feature, weights_time, bias, state, rank, input_offset, feature_multiplier,
+                       feature_shift, output_offset, output_multiplier, output_shift, activation_min,
+                       activation_max)
+    return y
+
+
 def kernel_sum_from_bias(weights, bias, input_offset, filter_offset=0):
     """The MVE export's kernel_sum [1, out] for a bias (may be None)."""
     w = np.asarray(weights, np.int64) + filter_offset

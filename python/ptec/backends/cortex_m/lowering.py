@@ -156,6 +156,34 @@ def op_lstm(ctx, n: Node):
     return out
 
 
+def op_svdf(ctx, n: Node):
+    """ptec.nn.SVDF -> ptec::quantized_svdf (docs/kernels.md "SVDF"): the
+    feature filter requantizes s_in * s_feature / s_state into the int8
+    state, the time filter's sums s_state * s_time / s_y into the output.
+    The state is a planned [units*rank, memory] tensor that the kernel
+    zeroes at the start of every execute (reset_state: the whole sequence
+    is one call)."""
+    x = ctx.q(n.inputs[0])
+    a = n.attrs
+    s_y, z_y = n.qparams
+    f_mult, f_shift = qm.requant_multiplier(float(x.scale) * a["feature_scale"] / a["state_scale"])
+    o_mult, o_shift = qm.requant_multiplier(a["state_scale"] * a["time_scale"] / float(s_y))
+    qm.check_shift(f_shift, "svdf feature filter")
+    qm.check_shift(o_shift, "svdf time filter")
+    lo, hi = _act_range(n)
+    wf, wt = a["weights_feature_q"], a["weights_time_q"]
+    state = new_act(ctx.b, I8, list(wt.shape))
+    out = new_act(ctx.b, I8, list(x.sizes[:-1]) + [int(a["units"])], s_y, z_y)
+    bias = a.get("bias_q")
+    ctx.b.call("ptec::quantized_svdf.out", input=x.value, weights_feature=ctx.b.constant(wf),
+               weights_time=ctx.b.constant(wt), bias=None if bias is None else ctx.b.constant(bias),
+               activation_state=state.value, rank=int(a["rank"]), input_offset=-int(x.zp),
+               feature_multiplier=f_mult, feature_shift=f_shift, output_offset=int(z_y),
+               output_multiplier=o_mult, output_shift=o_shift, activation_min=int(lo), activation_max=int(hi),
+               reset_state=True, out=out.value)
+    return out
+
+
 def op_avg_pool2d(ctx, n: Node):
     a = n.attrs
     x = ctx.q(n.inputs[0])

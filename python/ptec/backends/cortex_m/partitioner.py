@@ -207,8 +207,15 @@ def _lstm(n: Node, ctx) -> Optional[str]:
     return None if len(shape) == 3 else f"input {shape}: the int8 LSTM takes [B, T, I] sequences"
 
 
+def _svdf(n: Node, ctx) -> Optional[str]:
+    """ptec::quantized_svdf runs one sequence: [1, T, input_size]."""
+    s = _shape(ctx, n.inputs[0])
+    return None if len(s) == 3 and s[0] == 1 else f"input {s}: ptec::quantized_svdf takes one sequence [1, T, features]"
+
+
 CHECKS: Dict[str, Callable[[Node, object], Optional[str]]] = {
     "lstm": _lstm,
+    "svdf": _svdf,
     "layer_norm": _layer_norm,
     "conv2d": _rank([4], "input is not 4-D"),
     "conv_transpose2d": _conv_transpose2d,

@@ -40,10 +40,15 @@ def depthwise_conv2d(isa: str, input_sizes: Sequence[int], weight_sizes: Sequenc
     return 0
 
 
+def svdf(isa: str, input_sizes: Sequence[int], weight_sizes: Sequence[int]) -> int:
+    return 4 * weight_sizes[0]                       # one int32 per feature row
+
+
 # kernel name -> (argument positions of input and weight, rule)
 KERNEL_SCRATCH: Dict[str, tuple] = {
     "cortex_m::quantized_conv2d.out": ((0, 1), conv2d),
     "cortex_m::quantized_depthwise_conv2d.out": ((0, 1), depthwise_conv2d),
+    "ptec::quantized_svdf.out": ((0, 1), svdf),
 }
 
 

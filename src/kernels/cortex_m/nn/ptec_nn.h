@@ -283,6 +283,35 @@ ptec_status ptec_nn_layer_norm_s8(const int8_t *input, int32_t rows, int32_t row
                                   const ptec_nn_layer_norm_params *params, const int32_t *multipliers,
                                   const int32_t *shifts, const int32_t *bias, int8_t *output);
 
+/* ---- SVDF (TFLite's SVDF op with CMSIS-NN arm_svdf_s8's numerics: int8
+ * state, int8 time weights; docs/kernels.md "SVDF") ----
+ * Per frame: every row of the state [units*rank, memory] moves one column
+ * towards the front; the newest column (memory - 1) becomes the feature
+ * filter's output, sum_i (x_i + input_offset) * weights_feature[f][i]
+ * requantized with feature_quant, zero point 0, clamped to state_activation.
+ * Then for each unit u, bias[u] + sum over its rank rows f of
+ * sum_m weights_time[f][m] * state[f][m] (int32, two's-complement wrap as
+ * on the target) is requantized with output_quant, plus output_offset,
+ * clamped to activation. */
+typedef struct ptec_nn_svdf_params {
+    int32_t rank, input_offset, output_offset;
+    ptec_nn_quant feature_quant, output_quant;
+    ptec_nn_activation state_activation, activation;
+} ptec_nn_svdf_params;
+
+typedef struct ptec_nn_svdf_dims {
+    int32_t frames, input_size, units, memory; /* rows = units * params->rank */
+} ptec_nn_svdf_dims;
+
+/* Scratch: units * rank int32 values (ptec_nn_svdf_s8_buffer_size). */
+uint32_t ptec_nn_svdf_s8_buffer_size(const ptec_nn_svdf_dims *dims, int32_t rank);
+
+/* input [frames, input_size], output [frames, units], state [rows, memory]
+ * read and written in place; bias may be NULL. */
+ptec_status ptec_nn_svdf_s8(const ptec_nn_buffer *scratch, const ptec_nn_svdf_params *params,
+                            const ptec_nn_svdf_dims *dims, const int8_t *input, const int8_t *weights_feature,
+                            const int8_t *weights_time, const int32_t *bias, int8_t *state, int8_t *output);
+
 /* ---- data movement (§3.16, §3.17) ---- */
 
 /* out = in.permute(perm) for contiguous tensors of rank 1..4. */
