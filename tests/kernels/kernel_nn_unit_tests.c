@@ -441,6 +441,7 @@ static void test_lstm(void)
     scratch.size += 1;
     p.cell_scale_power = 3;
     CHECK(ptec_nn_lstm_s8(scratch, &p, x, w, w, bx, bh, y) == PTEC_INVALID_ARGUMENT);
+}
 
 static void test_svdf(void)
 {
