@@ -706,15 +706,13 @@ class _UnpackingProxy(torch.fx.Proxy):
 
 
 class _Tracer(torch.fx.Tracer):
-    def is_leaf_module(self, m: nn.Module, qualname: str) -> bool:
-        from .nn import SVDF
-        return isinstance(m, SVDF) or super().is_leaf_module(m, qualname)
-
     def proxy(self, node: torch.fx.Node) -> torch.fx.Proxy:
         return _UnpackingProxy(node, self)
 
     def is_leaf_module(self, m: nn.Module, qualname: str) -> bool:
-        return isinstance(m, LSTMLayer) or super().is_leaf_module(m, qualname)
+        # one graph node each: an LSTM layer (ptec::quantized_lstm), an SVDF (ptec::quantized_svdf)
+        from .nn import SVDF
+        return isinstance(m, (LSTMLayer, SVDF)) or super().is_leaf_module(m, qualname)
 
 
 def _symbolic_trace(model: nn.Module) -> torch.fx.GraphModule:
