@@ -747,7 +747,8 @@ def _lstm_layers_traced(model: nn.Module, example_inputs) -> Optional[torch.fx.G
 def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: str = "auto",
             name: str = "model", stateful: bool = False, lstm_kernel: bool = True) -> Graph:
     """stateful: nn.GRU / nn.LSTM keep their hidden (and cell) state from one
-    run to the next, in state nodes (torch.fx capture: the stand-ins).
+    run to the next, in state nodes (torch.fx capture: the stand-ins), and
+    ptec.nn.SVDF layers their activation state (attrs["stateful"]).
     lstm_kernel: nn.LSTM layers (fx capture) become one `lstm` node each
     (ptec::quantized_lstm) rather than being unrolled into per-step ops; a
     stateful LSTM is unrolled (the kernel starts from the zero state)."""
@@ -788,8 +789,15 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
             for k, v in gm.named_buffers():
                 v.copy_(initial[k])
         g = _fx_to_graph(gm)
-        if stateful and not any(n.op == "state" for n in g.nodes):
-            raise CaptureError("--stateful: the model has no nn.GRU or nn.LSTM layer to keep a state for")
+        if stateful:
+            # An SVDF keeps its activation state in the kernel's own tensor:
+            # made a state (planned, initial value zero) by the lowering.
+            for n in g.nodes:
+                if n.op == "svdf":
+                    n.attrs["stateful"] = True
+            if not any(n.op in ("state", "svdf") for n in g.nodes):
+                raise CaptureError("--stateful: the model has no nn.GRU, nn.LSTM or ptec.nn.SVDF layer to keep "
+                                   "a state for")
     g.name = name
     try:
         infer_shapes(g, example_inputs)

@@ -274,3 +274,96 @@ def test_streaming_state_carries_over_between_executes(reset, tmp_path):
     assert not np.array_equal(first, ref.svdf_frames(x, wf, wt, bias, after, *q)[0])
     if reset:   # the interpreter runs one execute: the zero-state output
         assert np.array_equal(run_program(prog, [x])[0].reshape(7, 3), first)
+
+
+class FrameSpotter(nn.Module):
+    """A spotter without a conv front end: every op but the SVDFs works
+    frame by frame, so streaming the frames in chunks (with the SVDF states
+    carried) gives exactly the whole sequence's outputs, a float oracle."""
+
+    def __init__(self):
+        super().__init__()
+        self.front = nn.Linear(10, 24)
+        self.svdf1 = SVDF(24, 32, 2, 8, activation="relu")
+        self.svdf2 = SVDF(32, 16, 1, 6, activation="relu")
+        self.head = nn.Linear(16, 6)
+
+    def forward(self, x):                       # x [1, T, 10]
+        return self.head(self.svdf2(self.svdf1(torch.relu(self.front(x)))))
+
+
+CHUNK, CHUNKS = 5, 6
+
+
+def frame_chunks(seed):
+    """CHUNKS chunks of CHUNK frames of one calibration-like sequence."""
+    whole = features(1, seed, CHUNK * CHUNKS)[0][0][0].t()[None]        # [1, T, 10]
+    return whole, [whole[:, k * CHUNK:(k + 1) * CHUNK] for k in range(CHUNKS)]
+
+
+def test_stateful_svdf_streams(tmp_path):
+    """--stateful: each SVDF's activation state is a state tensor (planned,
+    initial value zero) that ptec::quantized_svdf carries across executes
+    (reset_state false). Streamed in chunks, the host gives the streamed
+    reference's bytes, reset repeats the first chunk, and the chunks follow
+    PyTorch float on the whole sequence."""
+    from ptec.interpreter import Session
+    torch.manual_seed(7)
+    model = FrameSpotter().eval()
+    calib = [(frame_chunks(s)[1][0],) for s in range(16)]
+    res = compile_model(model, [calib[0][0]], calib, stateful=True)
+    prog = parse_program(res.data)
+    plan = prog.plan()
+    states = [v.val for v in plan.values if type(v.val).__name__ == "Tensor" and v.val.has_initial_value]
+    assert len(states) == 2 and all(prog.initial_bytes(t) == bytes(t.nbytes) for t in states)
+    whole, chunks = frame_chunks(99)
+    session = Session(prog)
+    want = [session.run([c.numpy()])[0] for c in chunks]
+    got = host_runtime.run_stream(prog, res.data, [[c.numpy()] for c in chunks + [chunks[0]]],
+                                  reset_before=[CHUNKS], workdir=str(tmp_path))
+    for k in range(CHUNKS):
+        assert np.asarray(got[k][0]).tobytes() == np.asarray(want[k]).tobytes(), k
+    assert np.asarray(got[CHUNKS][0]).tobytes() == np.asarray(want[0]).tobytes()
+    # the state is used: a later chunk run after load differs from the stream's
+    fresh = run_program(prog, [chunks[3].numpy()])[0]
+    assert np.asarray(fresh).tobytes() != np.asarray(want[3]).tobytes()
+    with torch.no_grad():
+        f = model(whole).numpy()
+    streamed = np.concatenate([np.asarray(g[0]).reshape(1, CHUNK, 6) for g in got[:CHUNKS]], axis=1)
+    cos = float((streamed * f).sum() / np.sqrt((streamed ** 2).sum() * (f ** 2).sum()))
+    print(f"stateful SVDF spotter streamed in {CHUNKS} chunks: cosine {cos:.5f} to float on the whole sequence")
+    assert cos >= 0.99, cos
+
+
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+def test_stateful_svdf_streams_on_the_boards(target, tmp_path):
+    """The runner's batch mode is a stream (test_stateful.py): each block's
+    output bytes are the streamed reference's, and after the batch the
+    runner resets the states and block 0 repeats."""
+    import os
+    import shutil
+    import subprocess
+    from conftest import ROOT
+    from ptec.interpreter import Session
+    from test_stateful import _hex_outputs, runner_elf
+    if shutil.which("qemu-system-arm") is None or not os.path.exists(runner_elf(target)):
+        pytest.skip(f"no QEMU or no runner firmware for {target} (build the {target} preset)")
+    torch.manual_seed(7)
+    model = FrameSpotter().eval()
+    calib = [(frame_chunks(s)[1][0],) for s in range(16)]
+    res = compile_model(model, [calib[0][0]], calib, target=target, stateful=True)
+    prog = parse_program(res.data)
+    _, chunks = frame_chunks(99)
+    session = Session(prog)
+    want = [np.ascontiguousarray(session.run([c.numpy()])[0]).tobytes() for c in chunks]
+    (tmp_path / "m.pte").write_bytes(res.data)
+    (tmp_path / "in.bin").write_bytes(b"".join(np.ascontiguousarray(c.numpy(), np.float32).tobytes()
+                                               for c in chunks))
+    run = subprocess.run([os.path.join(ROOT, "scripts", "run_qemu.sh"), "--target", target,
+                          "--elf", runner_elf(target), "--model", str(tmp_path / "m.pte"),
+                          "--input", str(tmp_path / "in.bin"), "--timeout", "300"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert run.returncode == 0, run.stdout[-3000:]
+    for k in range(CHUNKS):
+        assert _hex_outputs(run.stdout, f"b{k}.out0") == want[k], (k, run.stdout[-3000:])
+    assert _hex_outputs(run.stdout, "reset.out0") == want[0]

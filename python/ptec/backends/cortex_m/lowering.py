@@ -162,7 +162,8 @@ def op_svdf(ctx, n: Node):
     state, the time filter's sums s_state * s_time / s_y into the output.
     The state is a planned [units*rank, memory] tensor that the kernel
     zeroes at the start of every execute (reset_state: the whole sequence
-    is one call)."""
+    is one call); with --stateful it is a state tensor (planned, initial
+    value zero, kept across executes) and the kernel carries it on."""
     x = ctx.q(n.inputs[0])
     a = n.attrs
     s_y, z_y = n.qparams
@@ -172,7 +173,12 @@ def op_svdf(ctx, n: Node):
     qm.check_shift(o_shift, "svdf time filter")
     lo, hi = _act_range(n)
     wf, wt = a["weights_feature_q"], a["weights_time_q"]
-    state = new_act(ctx.b, I8, list(wt.shape))
+    stateful = bool(a.get("stateful"))
+    if stateful:        # --stateful: kept across executes, zero after load and reset
+        shape = [int(d) for d in wt.shape]
+        state = Act(ctx.b.state(I8, shape, bytes(int(np.prod(shape)))), shape, I8)
+    else:
+        state = new_act(ctx.b, I8, list(wt.shape))
     out = new_act(ctx.b, I8, list(x.sizes[:-1]) + [int(a["units"])], s_y, z_y)
     bias = a.get("bias_q")
     ctx.b.call("ptec::quantized_svdf.out", input=x.value, weights_feature=ctx.b.constant(wf),
@@ -180,7 +186,7 @@ def op_svdf(ctx, n: Node):
                activation_state=state.value, rank=int(a["rank"]), input_offset=-int(x.zp),
                feature_multiplier=f_mult, feature_shift=f_shift, output_offset=int(z_y),
                output_multiplier=o_mult, output_shift=o_shift, activation_min=int(lo), activation_max=int(hi),
-               reset_state=True, out=out.value)
+               reset_state=not stateful, out=out.value)
     return out
 
 
