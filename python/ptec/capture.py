@@ -39,7 +39,7 @@ def _pair(v) -> List[int]:
     return [int(v), int(v)] if isinstance(v, int) else [int(x) for x in v]
 
 
-ONE_D = (nn.Conv1d, nn.MaxPool1d, nn.AvgPool1d)
+ONE_D = (nn.Conv1d, nn.ConvTranspose1d, nn.MaxPool1d, nn.AvgPool1d)
 
 
 def _single(v) -> int:
@@ -47,7 +47,7 @@ def _single(v) -> int:
 
 
 def _one_d_nodes(name: str, m: nn.Module, ins: List[str]) -> List[Node]:
-    """A 1-D convolution or pool over [N, C, L] as its 2-D form over a unit
+    """A 1-D (transposed) convolution or pool over [N, C, L] as its 2-D form over a unit
     height, [N, C, 1, L]: unsqueeze(2), the 2-D node with a 1 x K kernel,
     squeeze(2), which keeps the module's name (its users refer to it).
     prepare() folds a batch-norm or an activation after the squeeze into the
@@ -62,6 +62,14 @@ def _one_d_nodes(name: str, m: nn.Module, ins: List[str]) -> List[Node]:
             weight=_np(m.weight)[:, :, None, :], bias=None if m.bias is None else _np(m.bias),
             stride=[1, _single(m.stride)], padding=[0, _single(m.padding)],
             dilation=[1, _single(m.dilation)], groups=int(m.groups)))
+    elif isinstance(m, nn.ConvTranspose1d):
+        if m.padding_mode != "zeros":
+            raise CaptureError(f"{name}: padding_mode {m.padding_mode} is not supported")
+        node = Node(core, "conv_transpose2d", [lifted], dict(
+            weight=_np(m.weight)[:, :, None, :], bias=None if m.bias is None else _np(m.bias),
+            stride=[1, _single(m.stride)], padding=[0, _single(m.padding)],
+            output_padding=[0, _single(m.output_padding)], dilation=[1, _single(m.dilation)],
+            groups=int(m.groups)))
     elif isinstance(m, nn.MaxPool1d):
         node = Node(core, "max_pool2d", [lifted], dict(
             kernel=[1, _single(m.kernel_size)], stride=[1, _single(m.stride or m.kernel_size)],
@@ -135,6 +143,13 @@ def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
         return Node(name, "group_norm", ins, dict(
             groups=int(m.num_groups), eps=float(m.eps),
             weight=_np(m.weight) if m.affine else None, bias=_np(m.bias) if m.affine else None))
+    if isinstance(m, (nn.InstanceNorm1d, nn.InstanceNorm2d)) and m.track_running_stats:
+        # In eval, an instance norm that tracks running statistics normalizes
+        # with them (torch's use_input_stats is training or no running stats):
+        # a batch-norm, which folds into the layer before it or runs alone.
+        return Node(name, "batch_norm", ins, dict(
+            mean=_np(m.running_mean), var=_np(m.running_var),
+            gamma=_np(m.weight) if m.affine else None, beta=_np(m.bias) if m.affine else None, eps=float(m.eps)))
     if isinstance(m, (nn.InstanceNorm1d, nn.InstanceNorm2d)) and not m.track_running_stats:
         # Instance statistics (what eval uses without running stats): a group per channel.
         return Node(name, "group_norm", ins, dict(
@@ -193,6 +208,10 @@ def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
         return Node(name, "leaky_relu", ins, dict(negative_slope=float(m.negative_slope)))
     if isinstance(m, nn.ELU):
         return Node(name, "elu", ins, dict(alpha=float(m.alpha)))
+    if isinstance(m, (nn.Hardshrink, nn.Softshrink)):
+        return Node(name, type(m).__name__.lower(), ins, dict(lambd=float(m.lambd)))
+    if isinstance(m, (nn.Softsign, nn.Tanhshrink)):
+        return Node(name, type(m).__name__.lower(), ins)
     if isinstance(m, (nn.ZeroPad2d, nn.ConstantPad1d, nn.ConstantPad2d, nn.ConstantPad3d)):
         return Node(name, "pad", ins, dict(pad=[int(p) for p in m.padding], mode="constant",
                                            value=float(m.value)))
@@ -568,6 +587,10 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
                     dict(negative_slope=float(_scalar_arg(fn, 1, "negative_slope", 0.01))))
     if t in (F.elu,):
         return Node(name, "elu", ins[:1], dict(alpha=float(_scalar_arg(fn, 1, "alpha", 1.0))))
+    if t in (F.hardshrink, F.softshrink):
+        return Node(name, t.__name__, ins[:1], dict(lambd=float(_scalar_arg(fn, 1, "lambd", 0.5))))
+    if t in (F.softsign, F.tanhshrink):
+        return Node(name, t.__name__, ins[:1])
     if t in (F.adaptive_avg_pool2d,):
         return Node(name, "adaptive_avg_pool2d", ins[:1],
                     dict(output_size=_pair(_scalar_arg(fn, 1, "output_size"))))

@@ -103,6 +103,10 @@ UNARY: Dict[str, Callable[..., torch.Tensor]] = {
     "elu": lambda x, a: F.elu(x, a.get("alpha", 1.0)),
     "softplus": lambda x, a: F.softplus(x, a.get("beta", 1.0), a.get("threshold", 20.0)),
     "prelu": lambda x, a: torch.where(x >= 0, x, x * a["weight"]),
+    "hardshrink": lambda x, a: F.hardshrink(x, a.get("lambd", 0.5)),
+    "softshrink": lambda x, a: F.softshrink(x, a.get("lambd", 0.5)),
+    "softsign": lambda x, a: x / (1.0 + torch.abs(x)),
+    "tanhshrink": lambda x, a: x - torch.tanh(x),
 }
 
 
