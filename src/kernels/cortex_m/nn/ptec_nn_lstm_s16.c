@@ -28,9 +28,9 @@ uint32_t ptec_nn_lstm_s16_buffer_size(int32_t hidden_size)
 }
 
 /* dst[r] = sat16(dst[r] + rq64(bias[r] + sum_c w[r][c] * v[c])), r < rows.
- * |v[c] * w[r][c]| <= 2^22, so the exact sum of up to 2^24 products stays
- * below 2^46; ptec_nn_add_bias_s64 saturates it with the bias to 2^48, and
- * the requantized value (< 2^56) plus an int16 fits int64. */
+ * |v[c] * w[r][c]| <= 2^22, so the exact sum of any int32 count of products
+ * stays below 2^53; ptec_nn_add_bias_s64 saturates it with the bias to
+ * 2^48, and the requantized value (< 2^56) plus an int16 fits int64. */
 static void gate_accumulate(const int16_t *v, const int8_t *w, const int64_t *bias, int32_t rows, int32_t cols,
                             ptec_nn_quant quant, int16_t *dst)
 {
