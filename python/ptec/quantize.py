@@ -366,7 +366,7 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
 # Ops with a 16-bit-activation kernel (ptec::*_a16, docs/kernels.md); a
 # reshape between two of them stays int16.
 A16_OPS = ("conv2d", "linear", "add", "mul", "avg_pool2d", "adaptive_avg_pool2d", "mean", "max_pool2d",
-           "softmax", "clamp", "reshape")
+           "softmax", "clamp", "reshape", "lstm")
 
 
 class A16SelectionError(ValueError):

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ptec_nn.h"
+#include "ptec_nn_lstm_s16.h"
 #include "ptec_nn_math.h"
 
 static int failures;
@@ -443,6 +444,77 @@ static void test_lstm(void)
     CHECK(ptec_nn_lstm_s8(scratch, &p, x, w, w, bx, bh, y) == PTEC_INVALID_ARGUMENT);
 }
 
+/* The int16 LSTM (docs/kernels.md "int16 LSTM"): one unit, one input, two
+ * steps, x = 500 both times. The input side's multipliers 2^30 with shift
+ * 1 are 1.0 in the 64-bit requantization (reduced to 2^14, v * 2^14 /
+ * 2^14); the hidden side's 2^30 with shift -2 are 1/8, rounded half up.
+ * Input weights (i, f, g, o) 1, 2, 1, -1 and biases 500, 1000, 500, -500
+ * give the gates of the int8 test at t = 0: i = sigmoid(1000) = 18374,
+ * f = sigmoid(2000) = 20306, g = tanh(1000) = 7845, o = sigmoid(-1000) =
+ * 14394. Cell 2^-12, forget_to_cell, input_to_cell and output 2^-15
+ * (2^30, -14): the output is Q0.15.
+ * t = 0: c = 4399 (144144030 / 2^15 = 4398.93); tanh(4399) = 25917;
+ * h = 14394 * 25917 / 2^15 = 11384.56 -> 11385.
+ * t = 1: hidden weights 1, -1, 0, -2, hidden biases 0, 5, 0, 6:
+ * i: 11385 / 8 = 1423.1 -> 1423, i = sigmoid(2423) = 21094 (v = 7269,
+ * index 14, fraction 101); f: -11380 / 8 = -1422.5 -> -1422 (half up),
+ * f = sigmoid(578) = 17538; g: 0, g = 7845; o: -22764 / 8 = -2845.5 ->
+ * -2845 (half up; -2846 away from zero would give 8729 below), o =
+ * sigmoid(-3845) = 9213 (|v| = 11535, index 22, fraction 271).
+ * c = 17538 * 4399 / 2^15 -> 2354, + 21094 * 7845 / 2^15 -> 5050: 7404;
+ * tanh(7404) = 31051 (v = 22212, index 86, fraction 196);
+ * h = 9213 * 31051 / 2^15 = 8730.2 -> 8730.
+ * With cell_clip 5000: c = 5000 at t = 1, tanh(5000) = 27520,
+ * h = 9213 * 27520 / 2^15 = 7737.4 -> 7737.
+ * An output-gate bias of 2^50 saturates to 2^48 - 1, requantizes far past
+ * int16 and clamps: o = sigmoid(32767) = 32757, h(0) = 32757 * 25917 /
+ * 2^15 = 25908.3 -> 25908. */
+static void test_lstm_s16(void)
+{
+    const int16_t x[2] = {500, 500};
+    const int8_t wx[4] = {1, 2, 1, -1}, wh[4] = {1, -1, 0, -2};
+    int64_t bx[4] = {500, 1000, 500, -500};
+    const int64_t bh[4] = {0, 5, 0, 6};
+    ptec_nn_lstm_s16_params p;
+    memset(&p, 0, sizeof(p));
+    p.time_steps = 2;
+    p.batches = 1;
+    p.input_size = 1;
+    p.hidden_size = 1;
+    for (int k = 0; k < 4; ++k) {
+        p.gate_input[k] = (ptec_nn_quant){1 << 30, 1};
+        p.gate_hidden[k] = (ptec_nn_quant){1 << 30, -2};
+    }
+    p.forget_to_cell = (ptec_nn_quant){1 << 30, -14};
+    p.input_to_cell = (ptec_nn_quant){1 << 30, -14};
+    p.output = (ptec_nn_quant){1 << 30, -14};
+    p.cell_scale_power = -12;
+    int16_t scratch_buf[3];
+    ptec_nn_buffer scratch = {scratch_buf, sizeof(scratch_buf)};
+    CHECK(ptec_nn_lstm_s16_buffer_size(1) == sizeof(scratch_buf));
+    int16_t y[2] = {0, 0};
+    CHECK(ptec_nn_lstm_s16(scratch, &p, x, wx, wh, bx, bh, y) == PTEC_OK);
+    CHECK(y[0] == 11385 && y[1] == 8730);
+    p.cell_clip = 5000;
+    CHECK(ptec_nn_lstm_s16(scratch, &p, x, wx, wh, bx, bh, y) == PTEC_OK);
+    CHECK(y[0] == 11385 && y[1] == 7737);
+    p.cell_clip = 0;
+    bx[3] = (int64_t)1 << 50;
+    CHECK(ptec_nn_lstm_s16(scratch, &p, x, wx, wh, bx, bh, y) == PTEC_OK);
+    CHECK(y[0] == 25908);
+    bx[3] = -500;
+    /* Refused: a scratch one byte short, a gate shift above 7, a cell
+     * scale outside [-27, 2]. */
+    scratch.size -= 1;
+    CHECK(ptec_nn_lstm_s16(scratch, &p, x, wx, wh, bx, bh, y) == PTEC_INVALID_ARGUMENT);
+    scratch.size += 1;
+    p.gate_hidden[2].shift = 8;
+    CHECK(ptec_nn_lstm_s16(scratch, &p, x, wx, wh, bx, bh, y) == PTEC_INVALID_ARGUMENT);
+    p.gate_hidden[2].shift = -2;
+    p.cell_scale_power = 3;
+    CHECK(ptec_nn_lstm_s16(scratch, &p, x, wx, wh, bx, bh, y) == PTEC_INVALID_ARGUMENT);
+}
+
 static void test_svdf(void)
 {
     /* 1 unit of rank 2 (rows 0 and 1), 2 features, memory 3, input_offset 1.
@@ -818,6 +890,7 @@ int main(void)
     test_transpose_pad();
     test_a16();
     test_lstm();
+    test_lstm_s16();
     if (failures != 0) {
         fprintf(stderr, "kernel_nn_unit_tests: %d check(s) failed\n", failures);
         return 1;

@@ -879,6 +879,108 @@ def lstm_error_cases():
             for e in ("rows", "hidden_weights", "bias", "shift", "power", "out", "clip", "state")]
 
 
+# ---------------------------------------------------------------------------
+# ptec::quantized_lstm_a16 (own random stream, appended after every other case)
+
+lstm16_rng = np.random.default_rng(16)
+
+
+def lstm_a16_args(inputs, hidden, gate_scale=1.0, cell_scale_power=-11, cell_clip=0, input_to_cell=None,
+                  output=None, bias_bound=1 << 20, hidden_bias=True):
+    """int8 weights, int64 effective biases and requantizations as an AOT
+    would derive them from float scales: input 4/32767, hidden and output
+    1/32767 (int16 grids, zero point 0), cell 2^power; weights sized so that
+    gates span a few units, times gate_scale."""
+    s_x, s_h = 4.0 / 32767, 1.0 / 32767
+    wx = lstm16_rng.integers(-127, 128, size=(4 * hidden, inputs)).astype(np.int8)
+    wh = lstm16_rng.integers(-127, 128, size=(4 * hidden, hidden)).astype(np.int8)
+    s_wx = gate_scale * 2.0 / (127 * np.sqrt(inputs))
+    s_wh = gate_scale * 2.0 / (127 * np.sqrt(hidden))
+    bx = lstm16_rng.integers(-bias_bound, bias_bound, size=4 * hidden).astype(np.int64)
+    bh = lstm16_rng.integers(-bias_bound, bias_bound, size=4 * hidden).astype(np.int64) if hidden_bias else None
+    pairs = [ref.quantize_multiplier(s_x * s_wx * 4096)] * 4 + [ref.quantize_multiplier(s_h * s_wh * 4096)] * 4
+    cell = 2.0 ** cell_scale_power
+    args = dict(input_weights=wx, hidden_weights=wh, input_effective_bias=bx, hidden_effective_bias=bh,
+                gate_multipliers=np.array([m for m, _ in pairs], np.int32),
+                gate_shifts=np.array([sh for _, sh in pairs], np.int32))
+    args["forget_to_cell_multiplier"], args["forget_to_cell_shift"] = ref.quantize_multiplier(2.0 ** -15)
+    args["input_to_cell_multiplier"], args["input_to_cell_shift"] = ref.quantize_multiplier(
+        input_to_cell or 2.0 ** -30 / cell)
+    args["output_multiplier"], args["output_shift"] = ref.quantize_multiplier(output or 2.0 ** -30 / s_h)
+    args.update(cell_clip=cell_clip, cell_scale_power=cell_scale_power)
+    return args
+
+
+def lstm_a16_case(name, shape, hidden, batch_first=False, error=None, x=None, gate_shifts=None, **kw):
+    args = lstm_a16_args(shape[-1], hidden, **kw)
+    if gate_shifts is not None:
+        args["gate_shifts"] = np.array(gate_shifts, np.int32)
+    if x is None:
+        x = lstm16_rng.integers(-32768, 32768, size=shape).astype(np.int16)
+    out_shape = tuple(shape[:-1]) + (hidden,)
+    in_dtype, out_dtype = I16, I16
+    if error == "rows":
+        args["input_weights"] = args["input_weights"][:-1]
+    elif error == "hidden_weights":
+        args["hidden_weights"] = args["hidden_weights"][:, :-1]
+    elif error == "bias_dtype":
+        args["input_effective_bias"] = args["input_effective_bias"].astype(np.int32)
+    elif error == "hidden_bias":
+        args["hidden_effective_bias"] = args["hidden_effective_bias"][:-1]
+    elif error == "shift":
+        args["gate_shifts"] = args["gate_shifts"].copy()
+        args["gate_shifts"][6] = 8
+    elif error == "power":
+        args["cell_scale_power"] = -28
+    elif error == "out":
+        out_shape = tuple(shape[:-1]) + (hidden + 1,)
+    elif error == "clip":
+        args["cell_clip"] = 32768
+    elif error == "input_dtype":
+        in_dtype = I8
+        x = x.astype(np.int8)
+    elif error == "out_dtype":
+        out_dtype = I8
+    b = ProgramBuilder()
+    xv, out = b.tensor(in_dtype, shape), b.tensor(out_dtype, out_shape)
+    call = {k: (b.constant(v) if isinstance(v, np.ndarray) else v) for k, v in args.items()}
+    b.call("ptec::quantized_lstm_a16.out", input=xv, batch_first=batch_first, out=out, **call)
+    if error:
+        messages = {"rows": "4 * hidden_size", "hidden_weights": "hidden_weights must be",
+                    "bias_dtype": "arg 3: bias must hold one contiguous int64",
+                    "hidden_bias": "arg 4: bias must hold one contiguous int64",
+                    "shift": "[-31, 7] for int16 activations",
+                    "power": "arg 14", "out": "out must be contiguous int16", "clip": "arg 13",
+                    "input_dtype": "arg 0", "out_dtype": "arg 16"}
+        return finish(b, "lstm_a16 bad " + error, [xv], out, [x], error=messages[error])
+    want = ref.quantized_lstm_a16(x, batch_first=batch_first, **args)
+    return finish(b, "lstm_a16 " + name, [xv], out, [x], want)
+
+
+def lstm_a16_cases():
+    """Sequences [T, I], [T, B, I] and [B, T, I]; hidden 1 and input 1;
+    no hidden bias; gates driven into saturation (int16 clamps, table ends);
+    biases beyond the 64-bit requantization's 2^48 (saturated); the largest
+    and smallest gate shifts; a clipped cell; the cell scale's extremes."""
+    x_edges = np.tile(np.array([-32768, 32767, 0, -32768, 32767, 32767, -32768], np.int16)[:, None], (1, 3))
+    return [lstm_a16_case("sequence", (9, 5), 6), lstm_a16_case("time major", (4, 2, 3), 5),
+            lstm_a16_case("batch first", (3, 4, 7), 4, batch_first=True),
+            lstm_a16_case("one unit", (6, 1), 1, hidden_bias=False),
+            lstm_a16_case("saturated", (7, 3), 5, x=x_edges, gate_scale=40.0),
+            lstm_a16_case("bias beyond 2^48", (5, 3), 4, bias_bound=1 << 60),
+            lstm_a16_case("shifts 7 and -31", (5, 3), 4, gate_shifts=[7, -31, 7, -31, -31, 7, -31, 7]),
+            lstm_a16_case("clipped cell", (8, 4), 5, gate_scale=6.0, cell_clip=900, cell_scale_power=-13),
+            lstm_a16_case("cell 2^-27", (5, 4), 3, gate_scale=3.0, cell_scale_power=-27,
+                          input_to_cell=2.0 ** -15, output=2.0 ** -15),
+            lstm_a16_case("cell 2^2", (5, 4), 3, gate_scale=3.0, cell_scale_power=2, input_to_cell=2.0 ** -26)]
+
+
+def lstm_a16_error_cases():
+    return [lstm_a16_case("", (4, 3), 2, error=e)
+            for e in ("rows", "hidden_weights", "bias_dtype", "hidden_bias", "shift", "power", "out",
+                      "clip", "input_dtype", "out_dtype")]
+
+
 def all_cases():
     cases = [quantize_case(8), quantize_case(16), quantize_ties_case(), dequantize_case(8), dequantize_case(16),
              div_ties_case()]
@@ -898,8 +1000,9 @@ def all_cases():
     cases = (cases + error_cases() + a16_cases() + a16_error_cases() + masked_softmax_cases() + lstm_cases()
              + lstm_error_cases())
     # appended last, so that the cases above keep their random draws
-    return cases + [svdf_case(3), svdf_case(1)] + [svdf_case(error=e) for e in
-                                                    ("rank", "state", "shift", "constant_state")]
+    cases = cases + [svdf_case(3), svdf_case(1)] + [svdf_case(error=e) for e in
+                                                     ("rank", "state", "shift", "constant_state")]
+    return cases + lstm_a16_cases() + lstm_a16_error_cases()
 
 
 def run_case(case, ptec_run, workdir, index):

@@ -30,6 +30,7 @@ F32 = frozenset({ScalarType.FLOAT})
 I8 = frozenset({ScalarType.CHAR})
 I32 = frozenset({ScalarType.INT})
 I64 = frozenset({ScalarType.LONG})
+I16 = frozenset({ScalarType.SHORT})
 
 CHANNELS_LAST_4D = (0, 2, 3, 1)
 
@@ -236,6 +237,11 @@ RULES: Dict[str, Rule] = {
         "none: ptec only (src/kernels/cortex_m/op_quantized_lstm.c)",
         dtypes=(("input", I8), ("input_weights", I8), ("hidden_weights", I8), ("input_effective_bias", I32),
                 ("hidden_effective_bias", I32), ("out", I8)), contiguous=("input", "out"),
+        upstream_library="none (ptec only)"),
+    "ptec::quantized_lstm_a16.out": Rule(
+        "none: ptec only (src/kernels/cortex_m/op_quantized_lstm_a16.c)",
+        dtypes=(("input", I16), ("input_weights", I8), ("hidden_weights", I8), ("input_effective_bias", I64),
+                ("hidden_effective_bias", I64), ("out", I16)), contiguous=("input", "out"),
         upstream_library="none (ptec only)"),
     "ptec::quantized_svdf.out": Rule(
         "none: ptec only (src/kernels/cortex_m/op_quantized_svdf.c)",

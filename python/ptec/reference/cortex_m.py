@@ -856,3 +856,66 @@ def quantized_lstm(x, input_weights, hidden_weights, input_effective_bias, hidde
     if batch_first:
         return np.transpose(out, (1, 0, 2)).astype(np.int8)
     return out.astype(np.int8)
+
+
+def _gate_product_s16(w, v, bias, multiplier, shift):
+    """One side of an int16 LSTM gate before the int16 clamp: w @ v + bias
+    (exact, Python ints), saturated to +-(2^48 - 1), times the Q15-rounded
+    multiplier / 2^(15 - shift), rounded half up (arm_nn_requantize_s64)."""
+    shift = int(shift)
+    if shift < -31 or shift > 7:
+        raise ValueError("quantized_lstm_a16: gate shifts must be in [-31, 7]")
+    total = np.asarray(w, np.int64).astype(object) @ np.asarray(v, np.int64).astype(object)
+    if bias is not None:
+        total = total + np.asarray(bias, np.int64).astype(object)
+    total = np.minimum(np.maximum(total, -S64_LIMIT), S64_LIMIT)
+    return np.array([(int(t) * reduce_multiplier(multiplier) + (1 << (14 - shift))) >> (15 - shift)
+                     for t in total], dtype=object)
+
+
+def quantized_lstm_a16(x, input_weights, hidden_weights, input_effective_bias, hidden_effective_bias,
+                       gate_multipliers, gate_shifts, forget_to_cell_multiplier, forget_to_cell_shift,
+                       input_to_cell_multiplier, input_to_cell_shift, output_multiplier, output_shift,
+                       cell_clip, cell_scale_power, batch_first):
+    """One unidirectional LSTM layer with int16 activations (symmetric) and
+    int8 weights: CMSIS-NN's arm_lstm_unidirectional_s16. As quantized_lstm,
+    except that each gate side is the 64-bit requantization of the s16
+    kernels (int64 effective biases; the hidden one may be None), and the
+    output o * tanh(c) is requantized onto int16 with no zero point."""
+    x = np.asarray(x, np.int64)
+    wx = np.asarray(input_weights, np.int64)
+    wh = np.asarray(hidden_weights, np.int64)
+    n = wx.shape[0] // 4
+    bx = np.asarray(input_effective_bias, np.int64).reshape(-1)
+    bh = None if hidden_effective_bias is None else np.asarray(hidden_effective_bias, np.int64).reshape(-1)
+    mults = np.asarray(gate_multipliers, np.int64).reshape(-1)
+    shifts = np.asarray(gate_shifts, np.int64).reshape(-1)
+    seq = x[:, None, :] if x.ndim == 2 else (np.transpose(x, (1, 0, 2)) if batch_first else x)
+    steps, batches = seq.shape[0], seq.shape[1]
+    out = np.zeros((steps, batches, n), np.int64)
+    clip_hi = cell_clip if cell_clip > 0 else 32767
+    clip_lo = -cell_clip if cell_clip > 0 else -32768
+    for b in range(batches):
+        c = np.zeros(n, np.int64)
+        h = None
+        for t in range(steps):
+            gates = []
+            for k in range(4):
+                rows = slice(k * n, (k + 1) * n)
+                g = np.clip(_gate_product_s16(wx[rows], seq[t, b], bx[rows], mults[k], shifts[k]), -32768, 32767)
+                if h is not None:
+                    side = _gate_product_s16(wh[rows], h, None if bh is None else bh[rows], mults[4 + k],
+                                             shifts[4 + k])
+                    g = np.clip(g + side, -32768, 32767)
+                gates.append(activation_s16(np.asarray(g, np.int64), 0, tanh=(k == 2)))
+            i, f, g, o = gates
+            c = _sat16(requantize(f * c, forget_to_cell_multiplier, forget_to_cell_shift))
+            c = np.clip(c + requantize(i * g, input_to_cell_multiplier, input_to_cell_shift), clip_lo, clip_hi)
+            th = activation_s16(c, cell_scale_power + 12, tanh=True)
+            h = _sat16(requantize(o * th, output_multiplier, output_shift))
+            out[t, b] = h
+    if x.ndim == 2:
+        return out[:, 0, :].astype(np.int16)
+    if batch_first:
+        return np.transpose(out, (1, 0, 2)).astype(np.int16)
+    return out.astype(np.int16)

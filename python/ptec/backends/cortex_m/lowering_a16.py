@@ -15,8 +15,9 @@ from typing import List, Optional
 
 import numpy as np
 
+from ... import quant_math as qm
 from ...ir import Node
-from ...lowered import Act, raw_view, view
+from ...lowered import Act, new_act, raw_view, view
 from ...pte.program_builder import CHANNELS_LAST
 from . import kernels_a16 as K16
 
@@ -159,6 +160,51 @@ def op_reshape(ctx, n: Node):
     if not ctx.g.node(src).attrs.get("a16") or src not in ctx.env16:
         return None
     return view(ctx.b, ctx.q16(src), n.attrs["shape"])
+
+
+def op_lstm(ctx, n: Node):
+    """ptec::quantized_lstm_a16 (docs/kernels.md "int16 LSTM"): one nn.LSTM
+    layer over [B, T, I] with int16 input, hidden state and output (the
+    output's grid, attrs["scale16"], is the hidden state's too) and the
+    int8 layer's per-gate weights. Gate k's products are requantized to
+    Q3.12 (s_x * s_wx_k * 2^12 and s_h * s_wh_k * 2^12, 64-bit); the input
+    bias is rounded on s_x * s_wx_k as int64, the hidden side has none
+    (zero points are 0). The cell is int16 at 2^cell_scale_power as in the
+    int8 layer. None (the int8 kernel) when a gate's requantization would
+    need a shift above 7."""
+    if ctx.g.node(n.inputs[0]).op == "constant":
+        return None
+    a = n.attrs
+    hidden = int(a["hidden"])
+    s_h = float(a["scale16"])
+    x = ctx.q16(n.inputs[0])
+    if len(x.sizes) != 3:
+        return None
+    s_x = float(x.scale)
+    pairs = ([qm.requant_multiplier(s_x * float(s) * 4096.0) for s in a["weight_scales_ih"]]
+             + [qm.requant_multiplier(s_h * float(s) * 4096.0) for s in a["weight_scales_hh"]])
+    if any(sh > 7 for _, sh in pairs):
+        return None
+    power = int(a["cell_scale_power"])
+    to_cell = qm.quantize_multiplier(2.0 ** (-30 - power))
+    output = qm.quantize_multiplier(2.0 ** -30 / s_h)
+    for _, sh in (to_cell, output):
+        qm.check_shift(int(sh), "lstm")
+    bias = a.get("bias")
+    bx = K16.bias64(np.zeros(4 * hidden) if bias is None else bias, s_x,
+                    np.repeat(np.asarray(a["weight_scales_ih"], np.float64), hidden), 4 * hidden)
+    out = new_act(ctx.b, K16.I16, list(n.shape), s_h, 0)
+    ctx.b.call("ptec::quantized_lstm_a16.out", input=x.value,
+               input_weights=ctx.b.constant(np.asarray(a["weight_q_ih"], np.int8)),
+               hidden_weights=ctx.b.constant(np.asarray(a["weight_q_hh"], np.int8)),
+               input_effective_bias=ctx.b.constant(bx), hidden_effective_bias=None,
+               gate_multipliers=ctx.b.constant(np.array([m for m, _ in pairs], np.int32)),
+               gate_shifts=ctx.b.constant(np.array([sh for _, sh in pairs], np.int32)),
+               forget_to_cell_multiplier=1 << 30, forget_to_cell_shift=-14,
+               input_to_cell_multiplier=to_cell[0], input_to_cell_shift=to_cell[1],
+               output_multiplier=output[0], output_shift=output[1], cell_clip=0, cell_scale_power=power,
+               batch_first=True, out=out.value)
+    return out
 
 
 LOWERINGS_A16 = {name[3:]: fn for name, fn in list(globals().items())
