@@ -1,5 +1,6 @@
 /* ptec firmware runner: loads one program with static pools, runs its
- * method once with per-instruction profiling, and prints a report: where
+ * method once, then again after ptec_method_reset_state with
+ * per-instruction profiling, and prints a report: where
  * the program lives, memory used against provided, instruction counts per
  * operator and in total, and the outputs (values and hex bytes).
  *
