@@ -57,6 +57,9 @@ static ptec_status check_state(ptec_op *op, int32_t batches, int32_t hidden)
     }
     static const size_t args[2] = {ARG_INITIAL_HIDDEN, ARG_INITIAL_CELL};
     static const ptec_dtype dtypes[2] = {PTEC_DTYPE_CHAR, PTEC_DTYPE_SHORT};
+    const char *const messages[2] = {
+        PTEC_MSG("initial_hidden must be a writable contiguous int8 [batch, hidden] tensor"),
+        PTEC_MSG("initial_cell must be a writable contiguous int16 [batch, hidden] tensor")};
     ptec_tensor *t[2];
     const ptec_tensor *input = ptec_op_tensor(op, ARG_INPUT), *out = ptec_op_tensor(op, ARG_OUT);
     for (int k = 0; k < 2; ++k) {
@@ -66,9 +69,7 @@ static ptec_status check_state(ptec_op *op, int32_t batches, int32_t hidden)
         }
         if (t[k]->rank != 2 || !ptec_tensor_is_contiguous(t[k]) || t[k]->sizes[0] != batches ||
             t[k]->sizes[1] != hidden || (t[k]->flags & PTEC_TENSOR_CONSTANT) != 0) {
-            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)args[k],
-                                k == 0 ? PTEC_MSG("initial_hidden must be a writable contiguous int8 [batch, hidden] tensor")
-                                       : PTEC_MSG("initial_cell must be a writable contiguous int16 [batch, hidden] tensor"));
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)args[k], messages[k]);
         }
         if (!disjoint(t[k], input) || !disjoint(t[k], out)) {
             return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)args[k],
