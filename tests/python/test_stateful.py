@@ -2,7 +2,10 @@
 state of each nn.GRU (and the hidden and cell state of each nn.LSTM) lives in
 a planned tensor with an initial value (the .pte's mutable data, zero on the
 state's int8 grid), read at the start of an execute and written back at its
-end, so a long sequence streams through the program in chunks.
+end, so a long sequence streams through the program in chunks. An nn.LSTM
+layer stays one ptec::quantized_lstm whose initial_hidden (int8) and
+initial_cell (int16) are those state tensors (the kernel reads and
+overwrites them); with --unrolled-lstm it is unrolled with state nodes.
 
 Oracles, none sharing code with what they check:
   - PyTorch: nn.GRU fed the whole sequence equals nn.GRU fed the chunks with
