@@ -1,5 +1,6 @@
 /* ptec firmware runner: loads one program with static pools, runs its
- * method once with per-instruction profiling, and prints a report: where
+ * method once, then again after ptec_method_reset_state with
+ * per-instruction profiling, and prints a report: where
  * the program lives, memory used against provided, instruction counts per
  * operator and in total, and the outputs (values and hex bytes).
  *
@@ -302,6 +303,12 @@ static int run(void)
     status = ptec_method_execute(&method);
     const uint64_t execute_instructions = ptec_platform_ticks() - start;
     if (failed("ptec_method_execute", status)) {
+        return EXIT_EXECUTE;
+    }
+    /* The profiled rerun starts from the state after load too (--stateful:
+     * state tensors would otherwise carry the first run's state into it),
+     * so the printed outputs are one inference's after load. */
+    if (failed("ptec_method_reset_state", ptec_method_reset_state(&method))) {
         return EXIT_EXECUTE;
     }
     const int profiled = run_profiled(0, execute_instructions);

@@ -749,13 +749,15 @@ def _symbolic_trace(model: nn.Module) -> torch.fx.GraphModule:
     return torch.fx.GraphModule(tracer.root, graph, type(model).__name__)
 
 
-def _lstm_layers_traced(model: nn.Module, example_inputs) -> Optional[torch.fx.GraphModule]:
+def _lstm_layers_traced(model: nn.Module, example_inputs, stateful: bool = False) -> Optional[torch.fx.GraphModule]:
     """The model traced with its nn.LSTM layers as LSTMLayer leaves (one
     ptec::quantized_lstm each), or None when it uses a final cell state
-    c_n, which the kernel does not give (the caller unrolls instead)."""
+    c_n, which the kernel does not give (the caller unrolls instead).
+    stateful: the other recurrent layers (nn.GRU) get their state nodes;
+    the LSTM layers' nodes are marked stateful by the caller."""
     if not any(isinstance(m, nn.LSTM) for m in model.modules()):
         return None
-    stand_in = with_traceable_modules(model, example_inputs, lstm_kernel=True)
+    stand_in = with_traceable_modules(model, example_inputs, stateful, lstm_kernel=True)
     if not any(isinstance(m, LSTMLayer) for m in stand_in.modules()):
         return None
     gm = _symbolic_trace(stand_in)
@@ -773,8 +775,10 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
     run to the next, in state nodes (torch.fx capture: the stand-ins), and
     ptec.nn.SVDF layers their activation state (attrs["stateful"]).
     lstm_kernel: nn.LSTM layers (fx capture) become one `lstm` node each
-    (ptec::quantized_lstm) rather than being unrolled into per-step ops; a
-    stateful LSTM is unrolled (the kernel starts from the zero state)."""
+    (ptec::quantized_lstm) rather than being unrolled into per-step ops;
+    with stateful such a node is marked attrs["stateful"] (the lowering
+    gives the kernel state tensors for h and c). A model that uses c_n is
+    unrolled, stateful or not."""
     model = model.eval()
     example_inputs = [torch.as_tensor(x, dtype=torch.float32) for x in example_inputs]
     g = None
@@ -797,7 +801,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
             g = None
     if g is None:
         try:
-            gm = _lstm_layers_traced(model, example_inputs) if lstm_kernel and not stateful else None
+            gm = _lstm_layers_traced(model, example_inputs, stateful) if lstm_kernel else None
             if gm is None:
                 gm = _symbolic_trace(with_traceable_modules(model, example_inputs, stateful))
         except CaptureModuleError as e:
@@ -813,12 +817,13 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
                 v.copy_(initial[k])
         g = _fx_to_graph(gm)
         if stateful:
-            # An SVDF keeps its activation state in the kernel's own tensor:
-            # made a state (planned, initial value zero) by the lowering.
+            # An SVDF keeps its activation state in the kernel's own tensor,
+            # an LSTM layer its h and c in the kernel's in/out state tensors:
+            # made states (planned, with an initial value) by the lowering.
             for n in g.nodes:
-                if n.op == "svdf":
+                if n.op in ("svdf", "lstm"):
                     n.attrs["stateful"] = True
-            if not any(n.op in ("state", "svdf") for n in g.nodes):
+            if not any(n.op in ("state", "svdf", "lstm") for n in g.nodes):
                 raise CaptureError("--stateful: the model has no nn.GRU, nn.LSTM or ptec.nn.SVDF layer to keep "
                                    "a state for")
     g.name = name

@@ -376,8 +376,9 @@ class Recurrent(nn.Module):
         super().__init__()
         self.kind = "lstm" if isinstance(rnn, nn.LSTM) else "gru"
         # nn.LSTM as one LSTMLayer per layer (one kernel call each) instead of
-        # unrolled; a stateful LSTM stays unrolled (the kernel starts from zero)
-        self.lstm_kernel = lstm_kernel and self.kind == "lstm" and not stateful
+        # unrolled; stateful, the layers' h and c are the kernel's state
+        # tensors (capture marks the lstm nodes), not buffers here
+        self.lstm_kernel = lstm_kernel and self.kind == "lstm"
         if self.lstm_kernel:
             args = [[getattr(rnn, f"{w}_l{k}", None) for w in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
                     for k in range(rnn.num_layers)]
@@ -385,7 +386,7 @@ class Recurrent(nn.Module):
             self.final_cell = nn.ModuleList(LSTMFinalCell(*a) for a in args)
         self.hidden, self.layers, self.steps = rnn.hidden_size, rnn.num_layers, steps
         self.stateful = stateful
-        if stateful:
+        if stateful and not self.lstm_kernel:
             # Per layer the hidden state (and the LSTM's cell state), zero
             # after load and reset; each run starts from what the last left.
             for k in range(self.layers):

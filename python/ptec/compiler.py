@@ -57,14 +57,17 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
     kernels, ptec's runtime only) for every layer that has an int16 kernel
     (True) or for the layers under the given module paths. stateful: nn.GRU /
     nn.LSTM keep their state across executes (state tensors: planned, with
-    an initial value). nn.LSTM layers become one ptec::quantized_lstm each
-    (ptec's runtime only) unless unrolled_lstm, which unrolls them into
-    upstream's int8 operators (as does stateful)."""
+    an initial value; a native LSTM layer's h and c are the kernel's
+    initial_hidden / initial_cell). nn.LSTM layers become one
+    ptec::quantized_lstm each (ptec's runtime only) unless unrolled_lstm,
+    which unrolls them into upstream's int8 operators."""
     t0 = time.time()
     graph = cap.capture(model, example_inputs, capture_method, name, stateful=stateful,
                         lstm_kernel=not unrolled_lstm)
     if stateful:
-        log(f"--stateful: {sum(n.op == 'state' for n in graph.nodes)} state tensors kept across runs")
+        kept = sum({"state": 1, "svdf": 1, "lstm": 2}.get(n.op, 0) for n in graph.nodes if n.op == "state"
+                   or n.attrs.get("stateful"))
+        log(f"--stateful: {kept} state tensors kept across runs")
     log(f"captured {len(graph.nodes)} nodes with torch.{graph.source}")
     prepared = qz.prepare(graph)
     log(f"prepared: {len(prepared.nodes)} nodes after batch-norm folding and activation fusion")

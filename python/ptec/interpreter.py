@@ -176,6 +176,10 @@ def run_program(program: Program, inputs: Sequence[np.ndarray], method: str = "f
                 state = (np.zeros_like(params[4]) if params[14] else params[4])
                 _, after = ref.svdf_frames(*params[:4], state, *params[5:14])
                 mem.write_physical(st, values[st].val, after.reshape(-1))
+            if name == "quantized_lstm" and params[17] is not None:   # in/out state: the final h and c
+                _, h_n, c_n = ref.lstm_sequence(*params)
+                for pname, v in (("initial_hidden", h_n), ("initial_cell", c_n)):
+                    mem.write_physical(named[pname], values[named[pname]].val, v.reshape(-1))
             mem.write_physical(out_idx, out_t, np.asarray(result).reshape(-1))
         elif key == "dim_order_ops::_clone_dim_order.out":
             src = named["self"]

@@ -442,6 +442,33 @@ static void test_lstm(void)
     scratch.size += 1;
     p.cell_scale_power = 3;
     CHECK(ptec_nn_lstm_s8(scratch, &p, x, w, w, bx, bh, y) == PTEC_INVALID_ARGUMENT);
+
+    /* The streaming form: the state after t = 0 above (h 47, c 4399) given,
+     * one step. Streamed, the second step gives 56 again and leaves
+     * (56, 7125). With the o row's hidden weight 10 (the hidden term, not
+     * skipped at t = 0 with a state: rq(10 * 47) = 470), o's sum is -530:
+     * v = -1590, index 3, fraction 54, r = 34813 * 512 + 54 * 680 =
+     * 17860976, (2^25 - r + 511) >> 10 = 15326; c is 7125 as before, so
+     * h = rq(15326 * 30807 = 472148082) = 56 (56.28) + 3 = 59 (56 if the
+     * given h were ignored). */
+    p.cell_scale_power = -12;
+    p.cell_clip = 0;
+    p.time_steps = 1;
+    int8_t h_state = 47;
+    int16_t c_state = 4399;
+    CHECK(ptec_nn_lstm_s8_stateful(scratch, &p, x, w, w, bx, bh, y, &h_state, &c_state) == PTEC_OK);
+    CHECK(y[0] == 56 && h_state == 56 && c_state == 7125);
+    const int8_t wh[4] = {0, 0, 0, 10};
+    h_state = 47;
+    c_state = 4399;
+    CHECK(ptec_nn_lstm_s8_stateful(scratch, &p, x, w, wh, bx, bh, y, &h_state, &c_state) == PTEC_OK);
+    CHECK(y[0] == 59 && h_state == 59 && c_state == 7125);
+    /* No step leaves the state as it is; h without c is refused. */
+    p.time_steps = 0;
+    CHECK(ptec_nn_lstm_s8_stateful(scratch, &p, x, w, wh, bx, bh, y, &h_state, &c_state) == PTEC_OK);
+    CHECK(h_state == 59 && c_state == 7125);
+    p.time_steps = 1;
+    CHECK(ptec_nn_lstm_s8_stateful(scratch, &p, x, w, wh, bx, bh, y, &h_state, NULL) == PTEC_INVALID_ARGUMENT);
 }
 
 /* The int16 LSTM (docs/kernels.md "int16 LSTM"): one unit, one input, two

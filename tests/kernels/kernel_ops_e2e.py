@@ -854,7 +854,7 @@ def lstm_case(name, shape, hidden, batch_first=False, error=None, x=None, **kw):
     if error:
         messages = {"rows": "4 * hidden_size", "hidden_weights": "hidden_weights must be", "bias": "arg 4: per-channel",
                     "shift": "shift must be in [-31, 31]", "power": "arg 14", "out": "out must be contiguous",
-                    "clip": "arg 13", "state": "initial_hidden must be None"}
+                    "clip": "arg 13", "state": "given together"}
         return finish(b, "lstm bad " + error, [xv], out, [x], error=messages[error])
     want = ref.quantized_lstm(x, batch_first=batch_first, initial_hidden=None, initial_cell=None, **args)
     return finish(b, "lstm " + name, [xv], out, [x], want)
@@ -872,6 +872,65 @@ def lstm_cases():
             lstm_case("cell 2^-27", (5, 4), 3, gate_scale=3.0, cell_scale_power=-27, input_to_cell=2.0 ** -15,
                       output=2.0 ** -15),
             lstm_case("cell 2^2", (5, 4), 3, gate_scale=3.0, cell_scale_power=2, input_to_cell=2.0 ** -26)]
+
+
+def lstm_state_case(name, shape, hidden, batch_first=False, error=None, **kw):
+    """The streaming form: initial_hidden / initial_cell state tensors
+    (planned, with random initial values: h on the output's int8 grid, c
+    anywhere in int16) read as the starting state and overwritten with the
+    final h and c. Two calls share the state in one execute: the program's
+    output is the second call's, on the state the first left, so it shows
+    both the read (from the initial values) and the write-back of h and c.
+    The expected bytes: the reference run twice, the state carried."""
+    args = lstm_args(shape[-1], hidden, **kw)
+    x1 = lstm_rng.integers(-128, 128, size=shape).astype(np.int8)
+    x2 = lstm_rng.integers(-128, 128, size=shape).astype(np.int8)
+    batches = 1 if len(shape) == 2 else (shape[0] if batch_first else shape[1])
+    h0 = lstm_rng.integers(-128, 128, size=(batches, hidden)).astype(np.int8)
+    c0 = lstm_rng.integers(-20000, 20000, size=(batches, hidden)).astype(np.int16)
+    out_shape = tuple(shape[:-1]) + (hidden,)
+    b = ProgramBuilder()
+    xv1, xv2 = b.tensor(I8, shape), b.tensor(I8, shape)
+    mid, out = b.tensor(I8, out_shape), b.tensor(I8, out_shape)
+    h_shape, c_dtype = (batches, hidden), I16
+    if error == "hidden_shape":
+        h_shape = (batches + 1, hidden)
+    elif error == "cell_dtype":
+        c_dtype = I8
+    hv = b.state(I8, h_shape, np.zeros(h_shape, np.int8).tobytes())
+    cv = b.state(c_dtype, (batches, hidden), np.zeros((batches, hidden), np.int16 if c_dtype == I16 else np.int8)
+                 .tobytes())
+    if not error:
+        hv = b.state(I8, (batches, hidden), h0.tobytes())
+        cv = b.state(I16, (batches, hidden), c0.tobytes())
+    elif error == "constant_cell":
+        cv = b.constant(np.zeros((batches, hidden), np.int16))
+    elif error == "aliased":
+        hv = mid               # the output as the hidden state
+    call = {k: (b.constant(v) if isinstance(v, np.ndarray) else v) for k, v in args.items()}
+    b.call("ptec::quantized_lstm.out", input=xv1, batch_first=batch_first, initial_hidden=hv, initial_cell=cv,
+           out=mid, **call)
+    b.call("ptec::quantized_lstm.out", input=xv2, batch_first=batch_first, initial_hidden=hv, initial_cell=cv,
+           out=out, **call)
+    if error:
+        messages = {"hidden_shape": "initial_hidden must be a writable contiguous int8",
+                    "cell_dtype": "expected an int16 tensor", "constant_cell": "initial_cell must be a writable",
+                    "aliased": "must not overlap input or out"}
+        return finish(b, "lstm state bad " + error, [xv1, xv2], out, [x1, x2], error=messages[error])
+    _, h1, c1 = ref.lstm_sequence(x1, batch_first=batch_first, initial_hidden=h0, initial_cell=c0, **args)
+    want = ref.quantized_lstm(x2, batch_first=batch_first, initial_hidden=h1, initial_cell=c1, **args)
+    return finish(b, "lstm state " + name, [xv1, xv2], out, [x1, x2], want)
+
+
+def lstm_state_cases():
+    return [lstm_state_case("sequence", (5, 4), 6), lstm_state_case("time major", (3, 2, 5), 4),
+            lstm_state_case("batch first", (2, 3, 3), 5, batch_first=True),
+            lstm_state_case("clipped cell", (4, 3), 3, gate_scale=6.0, cell_clip=900, cell_scale_power=-13)]
+
+
+def lstm_state_error_cases():
+    return [lstm_state_case("", (1, 3), 3, error=e)
+            for e in ("hidden_shape", "cell_dtype", "constant_cell", "aliased")]
 
 
 def lstm_error_cases():
@@ -1002,7 +1061,7 @@ def all_cases():
     # appended last, so that the cases above keep their random draws
     cases = cases + [svdf_case(3), svdf_case(1)] + [svdf_case(error=e) for e in
                                                      ("rank", "state", "shift", "constant_state")]
-    return cases + lstm_a16_cases() + lstm_a16_error_cases()
+    return cases + lstm_a16_cases() + lstm_a16_error_cases() + lstm_state_cases() + lstm_state_error_cases()
 
 
 def run_case(case, ptec_run, workdir, index):

@@ -2,7 +2,10 @@
 state of each nn.GRU (and the hidden and cell state of each nn.LSTM) lives in
 a planned tensor with an initial value (the .pte's mutable data, zero on the
 state's int8 grid), read at the start of an execute and written back at its
-end, so a long sequence streams through the program in chunks.
+end, so a long sequence streams through the program in chunks. An nn.LSTM
+layer stays one ptec::quantized_lstm whose initial_hidden (int8) and
+initial_cell (int16) are those state tensors (the kernel reads and
+overwrites them); with --unrolled-lstm it is unrolled with state nodes.
 
 Oracles, none sharing code with what they check:
   - PyTorch: nn.GRU fed the whole sequence equals nn.GRU fed the chunks with
@@ -83,14 +86,34 @@ _COMPILED = {}
 
 
 def _compiled(kind, layers=1, target="cortex-m55"):
+    """kind "lstm": each layer one ptec::quantized_lstm with state tensors;
+    "lstm-unrolled" (--unrolled-lstm): the per-step ops with state nodes."""
     key = (kind, layers, target)
     if key not in _COMPILED:
         torch.manual_seed(0)
-        model = Spotter(kind, layers).eval()
+        model = Spotter(kind.split("-")[0], layers).eval()
         calib = _calib()
-        res = compile_model(model, [calib[0][0]], calib, target=target, stateful=True)
+        res = compile_model(model, [calib[0][0]], calib, target=target, stateful=True,
+                            unrolled_lstm=kind == "lstm-unrolled")
         _COMPILED[key] = (model, res)
     return _COMPILED[key]
+
+
+def _lstm_calls(prog):
+    """The ptec::quantized_lstm calls: (initial_hidden, initial_cell) value
+    indices of each (-1 for None)."""
+    from ptec.interpreter import SIGNATURES
+    plan = prog.plan()
+    key = "ptec::quantized_lstm.out"
+    names = [p for p, _ in SIGNATURES[key]]
+    calls = []
+    for ins in plan.chains[0].instructions:
+        call = ins.instr_args
+        if plan.operators[call.op_index].key == key:
+            named = dict(zip(names, call.args))
+            calls.append(tuple(named[p] if type(plan.values[named[p]].val).__name__ == "Tensor" else -1
+                               for p in ("initial_hidden", "initial_cell")))
+    return calls
 
 
 def test_the_float_oracle_streams():
@@ -111,14 +134,29 @@ def test_the_float_oracle_streams():
             assert np.allclose(stand_in(c).numpy(), want, atol=1e-5)
 
 
-@pytest.mark.parametrize("kind, layers", [("gru", 1), ("gru", 2), ("lstm", 1)])
+@pytest.mark.parametrize("kind, layers", [("gru", 1), ("gru", 2), ("lstm", 1), ("lstm", 2),
+                                          ("lstm-unrolled", 1)])
 def test_streaming_matches_reference_and_pytorch(kind, layers, tmp_path):
     model, res = _compiled(kind, layers)
     prog = parse_program(res.data)
     plan = prog.plan()
     states = [i for i, v in enumerate(plan.values)
               if type(v.val).__name__ == "Tensor" and v.val.has_initial_value]
-    assert len(states) == layers * (2 if kind == "lstm" else 1)
+    assert len(states) == layers * (2 if kind.startswith("lstm") else 1)
+    calls = _lstm_calls(prog)
+    if kind == "lstm":
+        # the native kernel, one call per layer, its h and c the state tensors
+        # (int8 and int16 [1, HIDDEN]; h starts at the output's zero point)
+        assert len(calls) == layers and sorted(i for c in calls for i in c) == sorted(states), calls
+        for h, c in calls:
+            th, tc = plan.values[h].val, plan.values[c].val
+            assert list(th.sizes) == list(tc.sizes) == [1, HIDDEN]
+            assert (int(th.scalar_type), int(tc.scalar_type)) == (1, 2)
+            assert prog.initial_bytes(tc) == bytes(2 * HIDDEN)
+            assert len(set(prog.initial_bytes(th))) == 1
+        assert not any(n.op == "state" for n in res.graph.nodes)
+    else:
+        assert calls == []
     _, chunks = _stream()
     # The int8 reference, streamed; then the C runtime on the host, streamed,
     # and reset before a last step that repeats chunk 0.
@@ -142,7 +180,7 @@ def test_streaming_matches_reference_and_pytorch(kind, layers, tmp_path):
     for i in states:
         t = plan.values[i].val
         assert bytes(session.memory.buffer(i, t)) != prog.initial_bytes(t)
-    if kind == "gru":
+    if kind in ("gru", "lstm"):
         fresh = [run_program(prog, [c.numpy()])[0] for c in chunks]
         assert any(np.asarray(got[k][0]).tobytes() != np.asarray(fresh[k]).tobytes()
                    for k in range(1, CHUNKS))
@@ -192,15 +230,17 @@ def _hex_outputs(text, label):
     return bytes(buf)
 
 
+@pytest.mark.parametrize("kind", ["gru", "lstm", "lstm-unrolled"])
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
-def test_streaming_on_the_boards(target, tmp_path):
+def test_streaming_on_the_boards(target, kind, tmp_path):
     """The runner's batch mode keeps the method loaded: K blocks are a stream
     of K chunks. Each block's output bytes are the reference's streamed; after
     the batch the runner resets the state and reruns block 0."""
     if shutil.which("qemu-system-arm") is None or not os.path.exists(runner_elf(target)):
         pytest.skip(f"no QEMU or no runner firmware for {target} (build the {target} preset)")
-    _, res = _compiled("gru", 1, target)
+    _, res = _compiled(kind, 1, target)
     prog = parse_program(res.data)
+    assert len(_lstm_calls(prog)) == (kind == "lstm")
     _, chunks = _stream()
     session = Session(prog)
     want = [np.ascontiguousarray(session.run([c.numpy()])[0]).tobytes() for c in chunks]

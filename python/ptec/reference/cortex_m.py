@@ -802,17 +802,20 @@ def _sat16(v):
     return np.clip(v, -32768, 32767)
 
 
-def quantized_lstm(x, input_weights, hidden_weights, input_effective_bias, hidden_effective_bias,
-                   gate_multipliers, gate_shifts, forget_to_cell_multiplier, forget_to_cell_shift,
-                   input_to_cell_multiplier, input_to_cell_shift, output_multiplier, output_shift,
-                   cell_clip, cell_scale_power, output_zero_point, batch_first, initial_hidden=None,
-                   initial_cell=None):
-    """One unidirectional LSTM layer, int8 in and out, int16 gates and cell.
+def lstm_sequence(x, input_weights, hidden_weights, input_effective_bias, hidden_effective_bias,
+                  gate_multipliers, gate_shifts, forget_to_cell_multiplier, forget_to_cell_shift,
+                  input_to_cell_multiplier, input_to_cell_shift, output_multiplier, output_shift,
+                  cell_clip, cell_scale_power, output_zero_point, batch_first, initial_hidden=None,
+                  initial_cell=None):
+    """(out int8, final h int8 [B, H], final c int16 [B, H]) of one
+    unidirectional LSTM layer: int8 in and out, int16 gates and cell.
     x is [T, I], [T, B, I] or (batch_first) [B, T, I]; gates in PyTorch's
-    order i, f, g, o; zero initial state (the hidden term is skipped at
-    t = 0)."""
-    if initial_hidden is not None or initial_cell is not None:
-        raise ValueError("quantized_lstm: the initial state must be None")
+    order i, f, g, o. No initial state: h and c start at zero and the
+    hidden term is skipped at t = 0. A given state (both tensors, [B, H]):
+    h (on the output's grid) and c (at the cell scale) start from it and
+    the hidden term is taken at every step, t = 0 included."""
+    if (initial_hidden is None) != (initial_cell is None):
+        raise ValueError("quantized_lstm: initial_hidden and initial_cell go together")
     x = np.asarray(x, np.int64)
     wx = np.asarray(input_weights, np.int64)
     wh = np.asarray(hidden_weights, np.int64)
@@ -828,12 +831,20 @@ def quantized_lstm(x, input_weights, hidden_weights, input_effective_bias, hidde
     else:
         seq = x
     steps, batches = seq.shape[0], seq.shape[1]
+    if initial_hidden is None:
+        h0 = [None] * batches
+        c0 = np.zeros((batches, n), np.int64)
+    else:
+        h0 = list(np.asarray(initial_hidden, np.int64).reshape(batches, n))
+        c0 = np.asarray(initial_cell, np.int64).reshape(batches, n)
     out = np.zeros((steps, batches, n), np.int64)
+    h_final = np.zeros((batches, n), np.int64)
+    c_final = np.zeros((batches, n), np.int64)
     clip_hi = cell_clip if cell_clip > 0 else 32767
     clip_lo = -cell_clip if cell_clip > 0 else -32768
     for b in range(batches):
-        c = np.zeros(n, np.int64)
-        h = None
+        c = c0[b].copy()
+        h = h0[b]
         for t in range(steps):
             gates = []
             for k in range(4):
@@ -851,11 +862,19 @@ def quantized_lstm(x, input_weights, hidden_weights, input_effective_bias, hidde
             y = requantize(o * th, output_multiplier, output_shift) + output_zero_point
             h = np.clip(y, -128, 127)
             out[t, b] = h
+        h_final[b] = h if h is not None else 0     # no step: the given state stays (None only without one)
+        c_final[b] = c
     if x.ndim == 2:
-        return out[:, 0, :].astype(np.int8)
-    if batch_first:
-        return np.transpose(out, (1, 0, 2)).astype(np.int8)
-    return out.astype(np.int8)
+        out = out[:, 0, :]
+    elif batch_first:
+        out = np.transpose(out, (1, 0, 2))
+    return out.astype(np.int8), h_final.astype(np.int8), c_final.astype(np.int16)
+
+
+def quantized_lstm(*args, **kwargs):
+    """The output of lstm_sequence (the interpreter also writes the final
+    state back into initial_hidden / initial_cell when they are given)."""
+    return lstm_sequence(*args, **kwargs)[0]
 
 
 def _gate_product_s16(w, v, bias, multiplier, shift):

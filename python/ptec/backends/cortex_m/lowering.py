@@ -123,7 +123,12 @@ def op_lstm(ctx, n: Node):
     the hidden state is the previous output); the effective biases fold the
     zero points (CMSIS-NN's kernel sums). The cell is int16 at
     2^cell_scale_power: f * c keeps its scale (2^-15), i * g goes from
-    2^-30 to 2^-30 / s_c, and o * tanh(c) from 2^-30 to s_h."""
+    2^-30 to 2^-30 / s_c, and o * tanh(c) from 2^-30 to s_h.
+    Stateful (--stateful): h (int8 [B, H] on the output's grid, initial
+    value the zero point's bytes) and c (int16 [B, H] at the cell scale,
+    initial value zero) are state tensors passed as initial_hidden and
+    initial_cell, which the kernel reads at the start of an execute and
+    overwrites with the final h and c at its end."""
     x = ctx.q(n.inputs[0])
     a = n.attrs
     hidden = a["hidden"]
@@ -143,6 +148,12 @@ def op_lstm(ctx, n: Node):
     for _, sh in pairs + [to_cell, output]:
         qm.check_shift(int(sh), "lstm")
     out = new_act(ctx.b, I8, list(n.shape), s_h, z_h)
+    h_state = c_state = None
+    if a.get("stateful"):
+        shape = [int(x.sizes[0]), int(hidden)]       # [B, H]: the input is [B, T, I] (batch_first)
+        count = shape[0] * shape[1]
+        h_state = ctx.b.state(I8, shape, np.full(count, z_h, np.int8).tobytes())
+        c_state = ctx.b.state(ScalarType.SHORT, shape, bytes(2 * count))
     ctx.b.call("ptec::quantized_lstm.out", input=x.value, input_weights=ctx.b.constant(wx),
                hidden_weights=ctx.b.constant(wh),
                input_effective_bias=ctx.b.constant(np.clip(bx, -2 ** 31, 2 ** 31 - 1).astype(np.int32)),
@@ -152,7 +163,8 @@ def op_lstm(ctx, n: Node):
                forget_to_cell_multiplier=1 << 30, forget_to_cell_shift=-14,
                input_to_cell_multiplier=to_cell[0], input_to_cell_shift=to_cell[1],
                output_multiplier=output[0], output_shift=output[1], cell_clip=0, cell_scale_power=power,
-               output_zero_point=z_h, batch_first=True, initial_hidden=None, initial_cell=None, out=out.value)
+               output_zero_point=z_h, batch_first=True, initial_hidden=h_state, initial_cell=c_state,
+               out=out.value)
     return out
 
 

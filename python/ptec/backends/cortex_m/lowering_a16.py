@@ -171,8 +171,9 @@ def op_lstm(ctx, n: Node):
     bias is rounded on s_x * s_wx_k as int64, the hidden side has none
     (zero points are 0). The cell is int16 at 2^cell_scale_power as in the
     int8 layer. None (the int8 kernel) when a gate's requantization would
-    need a shift above 7."""
-    if ctx.g.node(n.inputs[0]).op == "constant":
+    need a shift above 7, and for a --stateful layer (the int16 kernel
+    takes no state: the int8 kernel carries it)."""
+    if ctx.g.node(n.inputs[0]).op == "constant" or n.attrs.get("stateful"):
         return None
     a = n.attrs
     hidden = int(a["hidden"])

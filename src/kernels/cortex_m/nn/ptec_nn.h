@@ -408,7 +408,11 @@ ptec_status ptec_nn_softmax_s16(const int16_t *input, int32_t rows, int32_t row_
  * row sums; hidden side: -output_zp * row sums). Each gate is
  * sat16(sat16(rq(Wx x + bx)) + rq(Wh h + bh)) in Q3.12, then sigmoid (i, f,
  * o) or tanh (g) to Q0.15; the cell is int16 with scale 2^cell_scale_power.
- * The initial hidden and cell states are zero. */
+ * ptec_nn_lstm_s8 starts from zero hidden and cell states;
+ * ptec_nn_lstm_s8_stateful from hidden_state (int8 [batches, hidden], on
+ * the output's grid) and cell_state (int16 [batches, hidden], the cell's
+ * scale), which it overwrites with the final h and c (both or neither;
+ * neither may overlap input or output). */
 typedef struct ptec_nn_lstm_params {
     int32_t time_steps, batches, input_size, hidden_size;
     bool batch_first;                       /* [B, T, *] when set, else [T, B, *] */
@@ -428,6 +432,11 @@ uint32_t ptec_nn_lstm_s8_buffer_size(int32_t hidden_size);
 ptec_status ptec_nn_lstm_s8(ptec_nn_buffer scratch, const ptec_nn_lstm_params *params, const int8_t *input,
                             const int8_t *input_weights, const int8_t *hidden_weights, const int32_t *input_bias,
                             const int32_t *hidden_bias, int8_t *output);
+
+ptec_status ptec_nn_lstm_s8_stateful(ptec_nn_buffer scratch, const ptec_nn_lstm_params *params, const int8_t *input,
+                                     const int8_t *input_weights, const int8_t *hidden_weights,
+                                     const int32_t *input_bias, const int32_t *hidden_bias, int8_t *output,
+                                     int8_t *hidden_state, int16_t *cell_state);
 
 /* CMSIS-NN arm_nn_activation_s16 on one value: x * 3 * 2^left_shift
  * (rounded when left_shift < 0) indexes a 256-entry sigmoid table with

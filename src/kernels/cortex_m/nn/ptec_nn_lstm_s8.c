@@ -13,8 +13,11 @@
  *   c = sat16(rq(f * c, forget_to_cell))
  *   c = clamp(c + rq(i * g, input_to_cell), +-cell_clip or int16)
  *   h = clamp(rq(o * tanh(c * 2^(cell_scale_power + 12)), output) + zp, int8)
- * with act = sigmoid for i, f, o and tanh for g. At t = 0 the hidden term
- * is left out (a zero hidden state: h = zp makes Wh h + bh exactly 0). */
+ * with act = sigmoid for i, f, o and tanh for g. Without a given state, at
+ * t = 0 the hidden term is left out (a zero hidden state: h = zp makes
+ * Wh h + bh exactly 0) and c starts at 0; with one (the streaming form),
+ * h and c start from it, the hidden term is always taken, and the final
+ * h and c are written back to it. */
 #include <string.h>
 
 #include "ptec_nn.h"
@@ -174,16 +177,18 @@ static void step(const ptec_nn_lstm_params *p, const int8_t *x, const int8_t *h,
     }
 }
 
-ptec_status ptec_nn_lstm_s8(ptec_nn_buffer scratch, const ptec_nn_lstm_params *params, const int8_t *input,
-                            const int8_t *input_weights, const int8_t *hidden_weights, const int32_t *input_bias,
-                            const int32_t *hidden_bias, int8_t *output)
+ptec_status ptec_nn_lstm_s8_stateful(ptec_nn_buffer scratch, const ptec_nn_lstm_params *params, const int8_t *input,
+                                     const int8_t *input_weights, const int8_t *hidden_weights,
+                                     const int32_t *input_bias, const int32_t *hidden_bias, int8_t *output,
+                                     int8_t *hidden_state, int16_t *cell_state)
 {
     if (params == NULL || params->time_steps < 0 || params->batches < 0 || params->input_size < 1 ||
-        params->hidden_size < 1 || params->cell_scale_power < -27 || params->cell_scale_power > 2) {
+        params->hidden_size < 1 || params->cell_scale_power < -27 || params->cell_scale_power > 2 ||
+        (hidden_state == NULL) != (cell_state == NULL)) {
         return PTEC_INVALID_ARGUMENT;
     }
     if (params->time_steps == 0 || params->batches == 0) {
-        return PTEC_OK;
+        return PTEC_OK; /* no step: a given state stays as it is */
     }
     if (input == NULL || input_weights == NULL || hidden_weights == NULL || input_bias == NULL ||
         hidden_bias == NULL || output == NULL || scratch.buf == NULL ||
@@ -196,10 +201,15 @@ ptec_status ptec_nn_lstm_s8(ptec_nn_buffer scratch, const ptec_nn_lstm_params *p
     const size_t batches = (size_t)params->batches;
     int16_t *gate_a = (int16_t *)scratch.buf;
     int16_t *gate_b = gate_a + n;
-    int16_t *cell = gate_b + n;
     for (size_t b = 0; b < batches; ++b) {
-        const int8_t *h = NULL;
-        memset(cell, 0, n * sizeof(int16_t));
+        /* A given state: batch b's rows are the starting h and c, the cell
+         * updated in place and h written back after the last step. With
+         * none, h is left out at t = 0 and the cell starts at zero. */
+        const int8_t *h = hidden_state != NULL ? hidden_state + b * n : NULL;
+        int16_t *cell = cell_state != NULL ? cell_state + b * n : gate_b + n;
+        if (cell_state == NULL) {
+            memset(cell, 0, n * sizeof(int16_t));
+        }
         for (size_t t = 0; t < steps; ++t) {
             /* the row (t, b) of [T, B, *] or (b, t) of [B, T, *] */
             const size_t row = params->batch_first ? b * steps + t : t * batches + b;
@@ -208,6 +218,17 @@ ptec_status ptec_nn_lstm_s8(ptec_nn_buffer scratch, const ptec_nn_lstm_params *p
                  gate_b, cell, out);
             h = out;
         }
+        if (hidden_state != NULL) {
+            memcpy(hidden_state + b * n, h, n); /* h is the last output row, never the state itself */
+        }
     }
     return PTEC_OK;
+}
+
+ptec_status ptec_nn_lstm_s8(ptec_nn_buffer scratch, const ptec_nn_lstm_params *params, const int8_t *input,
+                            const int8_t *input_weights, const int8_t *hidden_weights, const int32_t *input_bias,
+                            const int32_t *hidden_bias, int8_t *output)
+{
+    return ptec_nn_lstm_s8_stateful(scratch, params, input, input_weights, hidden_weights, input_bias, hidden_bias,
+                                    output, NULL, NULL);
 }
