@@ -365,20 +365,32 @@ class LSTMFinalCell(LSTMLayer):
         return lstm_layer(seq, self.weight_ih, self.weight_hh, self.bias)[1][:, -1]
 
 
+def rnn_step(x_gates, h, hh: nn.Linear, relu: bool, zero):
+    """nn.RNN's update: tanh (or relu) of W_ih x + b_ih + W_hh h + b_hh; h
+    None: the zero state, whose hidden term is `zero`, b_hh."""
+    v = x_gates + (zero[0] if h is None else hh(h))
+    return torch.relu(v) if relu else torch.tanh(v)
+
+
 class Recurrent(nn.Module):
-    """nn.GRU / nn.LSTM, unidirectional, any number of layers, batch 1, zero
-    initial state, unrolled over the sequence length the model was traced
-    with: per layer one input projection of the whole sequence, then per
-    step the hidden projection (the same weights every step: the program
-    stores them once) and the gate arithmetic."""
+    """nn.GRU / nn.LSTM / nn.RNN (tanh or relu), one or both directions, any
+    number of layers, batch 1, zero initial state, unrolled over the
+    sequence length the model was traced with: per layer and direction one
+    input projection of the whole sequence, then per step the hidden
+    projection (the same weights every step: the program stores them once)
+    and the gate arithmetic. A backward direction walks the steps from the
+    last; its outputs join the forward ones along the features, as
+    PyTorch's."""
 
     def __init__(self, rnn, steps: int, stateful: bool = False, lstm_kernel: bool = False):
         super().__init__()
-        self.kind = "lstm" if isinstance(rnn, nn.LSTM) else "gru"
+        self.kind = {nn.LSTM: "lstm", nn.GRU: "gru"}.get(type(rnn), "rnn")
+        self.relu = getattr(rnn, "nonlinearity", "tanh") == "relu"
+        self.dirs = 2 if rnn.bidirectional else 1
         # nn.LSTM as one LSTMLayer per layer (one kernel call each) instead of
         # unrolled; stateful, the layers' h and c are the kernel's state
         # tensors (capture marks the lstm nodes), not buffers here
-        self.lstm_kernel = lstm_kernel and self.kind == "lstm"
+        self.lstm_kernel = lstm_kernel and self.kind == "lstm" and self.dirs == 1
         if self.lstm_kernel:
             args = [[getattr(rnn, f"{w}_l{k}", None) for w in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
                     for k in range(rnn.num_layers)]
@@ -386,6 +398,10 @@ class Recurrent(nn.Module):
             self.final_cell = nn.ModuleList(LSTMFinalCell(*a) for a in args)
         self.hidden, self.layers, self.steps = rnn.hidden_size, rnn.num_layers, steps
         self.stateful = stateful
+        if stateful and self.dirs == 2:
+            raise CaptureModuleError(f"a bidirectional nn.{type(rnn).__name__} "
+                                     "with --stateful: the backward direction needs the whole sequence, "
+                                     "which a stream does not have")
         if stateful and not self.lstm_kernel:
             # Per layer the hidden state (and the LSTM's cell state), zero
             # after load and reset; each run starts from what the last left.
@@ -394,16 +410,33 @@ class Recurrent(nn.Module):
                 if self.kind == "lstm":
                     self.register_buffer(f"state_c_l{k}", torch.zeros(1, self.hidden))
         self.batch_first = rnn.batch_first
-        self.ih = nn.ModuleList(_linear(getattr(rnn, f"weight_ih_l{k}"), getattr(rnn, f"bias_ih_l{k}", None))
-                                for k in range(self.layers))
-        self.hh = nn.ModuleList(_linear(getattr(rnn, f"weight_hh_l{k}"), getattr(rnn, f"bias_hh_l{k}", None))
-                                for k in range(self.layers))
-        self.gates = 4 if self.kind == "lstm" else 3
-        for k in range(self.layers):
-            _zero_state_gates(self, self.hh[k], self.gates, self.hidden, f"zero_l{k}")
+        suffixes = [f"l{k}{'_reverse' if d else ''}" for k in range(self.layers) for d in range(self.dirs)]
+        self.ih = nn.ModuleList(_linear(getattr(rnn, f"weight_ih_{sx}"), getattr(rnn, f"bias_ih_{sx}", None))
+                                for sx in suffixes)
+        self.hh = nn.ModuleList(_linear(getattr(rnn, f"weight_hh_{sx}"), getattr(rnn, f"bias_hh_{sx}", None))
+                                for sx in suffixes)
+        self.gates = {"lstm": 4, "gru": 3, "rnn": 1}[self.kind]
+        for j in range(len(suffixes)):
+            _zero_state_gates(self, self.hh[j], self.gates, self.hidden, f"zero_l{j}")
 
-    def _zero(self, k):
-        return [getattr(self, f"zero_l{k}_{g}") for g in range(self.gates)]
+    def _zero(self, j):
+        return [getattr(self, f"zero_l{j}_{g}") for g in range(self.gates)]
+
+    def _direction(self, j, seq, h, c, backward: bool):
+        """One layer's direction j (index into ih/hh) over seq [1, T, F]:
+        its outputs [1, T, H] in time order, and its last h and c."""
+        gates = self.ih[j](seq)                                      # [1, T, gates]
+        outs = [None] * self.steps
+        for t in (reversed(range(self.steps)) if backward else range(self.steps)):
+            g = gates[:, t]
+            if self.kind == "gru":
+                h = gru_step(g, h, self.hh[j], self.hidden, self._zero(j))
+            elif self.kind == "lstm":
+                h, c = lstm_step(g, h, c, self.hh[j], self.hidden, self._zero(j))
+            else:
+                h = rnn_step(g, h, self.hh[j], self.relu, self._zero(j))
+            outs[t] = h.unsqueeze(1)
+        return torch.cat(outs, 1), h, c
 
     def forward(self, x, state=None):
         if state is not None:
@@ -420,32 +453,30 @@ class Recurrent(nn.Module):
             out = seq if self.batch_first else seq.transpose(0, 1)
             return out, (torch.cat(last_h, 0), torch.cat(last_c, 0))
         for k in range(self.layers):
-            gates = self.ih[k](seq)                                  # [1, T, gates]
             h = c = None
             if self.stateful:
-                # GRU: h is a convex mix of tanh outputs and the last h, so
-                # |h| <= 1 whatever the input; the LSTM's c has no such bound.
-                h = ptec_state(getattr(self, f"state_h_l{k}"), seq, 1.0)
+                # |h| <= 1 whatever the input: a GRU's h is a convex mix of
+                # tanh outputs and the last h, an LSTM's is o * tanh(c), a tanh
+                # RNN's a tanh. A relu RNN's h and the LSTM's c have no bound.
+                bound = None if self.kind == "rnn" and self.relu else 1.0
+                h = ptec_state(getattr(self, f"state_h_l{k}"), seq, bound)
                 if self.kind == "lstm":
                     c = ptec_state(getattr(self, f"state_c_l{k}"), seq)
             outs = []
-            for t in range(self.steps):
-                g = gates[:, t]
-                if self.kind == "gru":
-                    h = gru_step(g, h, self.hh[k], self.hidden, self._zero(k))
-                else:
-                    h, c = lstm_step(g, h, c, self.hh[k], self.hidden, self._zero(k))
-                outs.append(h.unsqueeze(1))
-            if self.stateful:
-                h = ptec_state_write(getattr(self, f"state_h_l{k}"), h)
-                if self.kind == "lstm":
-                    c = ptec_state_write(getattr(self, f"state_c_l{k}"), c)
-            seq = torch.cat(outs, 1)
-            last_h.append(h.unsqueeze(0))
-            last_c.append(c.unsqueeze(0) if c is not None else None)
+            for d in range(self.dirs):
+                out_d, h_d, c_d = self._direction(k * self.dirs + d, seq, h if d == 0 else None,
+                                                  c if d == 0 else None, backward=d == 1)
+                if self.stateful:
+                    h_d = ptec_state_write(getattr(self, f"state_h_l{k}"), h_d)
+                    if self.kind == "lstm":
+                        c_d = ptec_state_write(getattr(self, f"state_c_l{k}"), c_d)
+                outs.append(out_d)
+                last_h.append(h_d.unsqueeze(0))
+                last_c.append(c_d.unsqueeze(0) if c_d is not None else None)
+            seq = outs[0] if self.dirs == 1 else torch.cat(outs, 2)
         out = seq if self.batch_first else seq.transpose(0, 1)
         h_n = torch.cat(last_h, 0)
-        if self.kind == "gru":
+        if self.kind != "lstm":
             return out, h_n
         return out, (h_n, torch.cat(last_c, 0))
 
@@ -480,8 +511,8 @@ def _stand_in(m: nn.Module, steps=None, stateful: bool = False, lstm_kernel: boo
     """The stand-in of a covered module, else None. steps: the sequence
     length a recurrent layer was called with (traced shapes). stateful:
     recurrent layers keep their state across runs."""
-    if isinstance(m, (nn.GRU, nn.LSTM)):
-        ok = (not m.bidirectional and getattr(m, "proj_size", 0) == 0 and m.mode in ("GRU", "LSTM")
+    if isinstance(m, (nn.GRU, nn.LSTM, nn.RNN)):
+        ok = (getattr(m, "proj_size", 0) == 0 and m.mode in ("GRU", "LSTM", "RNN_TANH", "RNN_RELU")
               and steps is not None)
         return Recurrent(m, steps, stateful, lstm_kernel) if ok else None
     if isinstance(m, (nn.GRUCell, nn.LSTMCell)):
@@ -498,15 +529,15 @@ def _stand_in(m: nn.Module, steps=None, stateful: bool = False, lstm_kernel: boo
 
 
 COVERED = (nn.TransformerEncoder, nn.TransformerEncoderLayer, nn.MultiheadAttention, nn.GRU, nn.LSTM,
-           nn.GRUCell, nn.LSTMCell)
+           nn.RNN, nn.GRUCell, nn.LSTMCell)
 
 
 def sequence_lengths(model: nn.Module, example_inputs) -> dict:
-    """{module name: sequence length} of each nn.GRU / nn.LSTM, from one run
-    of the model on its example inputs."""
+    """{module name: sequence length} of each nn.GRU / nn.LSTM / nn.RNN, from
+    one run of the model on its example inputs."""
     found, hooks = {}, []
     for name, m in model.named_modules():
-        if isinstance(m, (nn.GRU, nn.LSTM)):
+        if isinstance(m, (nn.GRU, nn.LSTM, nn.RNN)):
             def hook(mod, args, _name=name):
                 x = args[0]
                 if isinstance(x, torch.Tensor) and x.dim() == 3:

@@ -1,15 +1,17 @@
-"""nn.GRU, nn.LSTM (unidirectional, batch-first or not, one or two layers)
-and nn.GRUCell / nn.LSTMCell compile to int8 (issue 15). nn.LSTM becomes one
+"""nn.GRU, nn.LSTM, nn.RNN (tanh or relu; one or both directions,
+batch-first or not, one or two layers) and nn.GRUCell / nn.LSTMCell compile
+to int8 (issue 15). nn.LSTM becomes one
 ptec::quantized_lstm per layer (CMSIS-NN's int8 LSTM numerics: int16 gates
-and cell, docs/kernels.md "LSTM"); nn.GRU and the cells are unrolled by
+and cell, docs/kernels.md "LSTM"); nn.GRU, nn.RNN and the cells are unrolled by
 capture over the traced sequence length into linear, sigmoid/tanh LUTs, add
 and mul (ptec.capture_modules), and so is an nn.LSTM whose final cell state
-c_n the model uses. Checks: the stand-ins equal PyTorch's layers in float;
+c_n the model uses or that runs both directions (the backward direction
+walks the steps from the last). Checks: the stand-ins equal PyTorch's layers in float;
 the program runs on the C runtime with the bytes of the numpy int8
 reference and the M55 and M33 boards; its result is close to PyTorch's
 (cosine >= 0.99, the LSTM's whole output sequence >= 0.999); the hidden
 weights are stored once however many steps use them. An initial state for
-a whole layer, bidirectional layers and nn.RNN are refused in one line."""
+a whole layer and a projected LSTM (proj_size) are refused in one line."""
 from collections import Counter
 
 import numpy as np
@@ -32,11 +34,13 @@ STEPS, FEATURES, HIDDEN = 12, 10, 24
 class Spotter(nn.Module):
     """A keyword spotter's back end: a recurrent layer, its last output, a classifier."""
 
-    def __init__(self, kind, layers=1, batch_first=True):
+    def __init__(self, kind, layers=1, batch_first=True, bidirectional=False):
         super().__init__()
-        rnn = nn.GRU if kind == "gru" else nn.LSTM
-        self.rnn = rnn(FEATURES, HIDDEN, num_layers=layers, batch_first=batch_first)
-        self.fc = nn.Linear(HIDDEN, 6)
+        extra = {"rnn_relu": dict(nonlinearity="relu")}.get(kind, {})
+        rnn = {"gru": nn.GRU, "lstm": nn.LSTM}.get(kind, nn.RNN)
+        self.rnn = rnn(FEATURES, HIDDEN, num_layers=layers, batch_first=batch_first,
+                       bidirectional=bidirectional, **extra)
+        self.fc = nn.Linear(HIDDEN * (2 if bidirectional else 1), 6)
         self.batch_first = batch_first
 
     def forward(self, x):
@@ -81,6 +85,10 @@ CASES = {
     "lstm_2_layers_seq_first": lambda: Spotter("lstm", 2, False),
     "lstm_2_layers_h_n": lambda: FinalHidden(2),
     "cells": lambda: Cells(),
+    "rnn": lambda: Spotter("rnn"),
+    "rnn_relu_2_layers": lambda: Spotter("rnn_relu", 2),
+    "gru_bidirectional": lambda: Spotter("gru", bidirectional=True),
+    "lstm_2_layers_bidirectional_seq_first": lambda: Spotter("lstm", 2, False, bidirectional=True),
 }
 
 
@@ -108,8 +116,9 @@ def test_recurrent_layers_run_int8(case, tmp_path):
     r, g = ref.numpy().ravel(), np.asarray(got, np.float64).ravel()
     assert float(g @ r / np.linalg.norm(g) / np.linalg.norm(r)) >= 0.99
     layers = 2 if "2_layers" in case else 1
+    dirs = 2 if "bidirectional" in case else 1
     ops = [op.name for op in prog.execution_plan[0].operators]
-    if "lstm" in case:      # one kernel call per layer, nothing per step
+    if "lstm" in case and dirs == 1:      # one kernel call per layer, nothing per step
         calls = Counter(ops[ins.instr_args.op_index] for ins in prog.execution_plan[0].chains[0].instructions)
         assert calls["ptec::quantized_lstm"] == layers, calls
         # h_n concatenates the layers' last outputs: one requantization to
@@ -121,16 +130,18 @@ def test_recurrent_layers_run_int8(case, tmp_path):
     else:
         assert "ptec::quantized_lstm" not in ops
     if case != "cells":     # W_hh, quantized alike every step, is one constant
-        gates = 3 if "gru" in case else 4
+        gates = 3 if "gru" in case else (4 if "lstm" in case else 1)
         buffers = [v.val.data_buffer_idx for v in prog.execution_plan[0].values
                    if type(v.val).__name__ == "Tensor" and list(v.val.sizes) == [gates * HIDDEN, HIDDEN]
                    and v.val.data_buffer_idx]
         # unrolled: per layer W_hh (used by every step but the zero-state
         # one); the kernel: W_hh once per layer. The second layer's W_ih has
         # the same shape and is used once.
-        steps = 1 if "lstm" in case else STEPS - 1
+        # Both directions: a W_hh per layer and direction; the second layer's
+        # W_ih then takes both directions' features, another shape.
+        steps = 1 if "lstm" in case and dirs == 1 else STEPS - 1
         uses = sorted(Counter(buffers).values())
-        assert uses == sorted([steps] * layers + [1] * (layers - 1)), uses
+        assert uses == sorted([steps] * layers * dirs + ([1] * (layers - 1) if dirs == 1 else [])), uses
 
 
 class LSTMSequence(nn.Module):
@@ -189,7 +200,7 @@ def test_an_lstm_whose_final_cell_is_used_is_unrolled(tmp_path):
     assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
 
 
-@pytest.mark.parametrize("kind", ["gru", "lstm", "lstm_2_layers_seq_first"])
+@pytest.mark.parametrize("kind", ["gru", "lstm", "lstm_2_layers_seq_first", "rnn"])
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
 def test_spotters_on_the_boards(kind, target, tmp_path):
     torch.manual_seed(0)
@@ -199,9 +210,43 @@ def test_spotters_on_the_boards(kind, target, tmp_path):
     board_matches_reference(data, calib[5][0].numpy(), target, tmp_path)
 
 
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+def test_bidirectional_on_the_boards(target, tmp_path):
+    """Both directions of a GRU on a short sequence (each unrolled step's
+    values take runtime metadata: the 12-step spotters, doubled, outgrow the
+    runner's 64 KB metadata buffer; the host test runs them)."""
+    class Both(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gru = nn.GRU(FEATURES, 8, batch_first=True, bidirectional=True)
+            self.fc = nn.Linear(16, 6)
+
+        def forward(self, x):
+            return self.fc(self.gru(x)[0][:, -1])
+    torch.manual_seed(0)
+    model = Both().eval()
+    g = torch.Generator().manual_seed(1)
+    calib = [(torch.randn(1, 5, FEATURES, generator=g),) for _ in range(16)]
+    data = compile_model(model, [calib[0][0]], calib, target=target).data
+    board_matches_reference(data, calib[5][0].numpy(), target, tmp_path)
+
+
+def test_bidirectional_with_stateful_is_refused():
+    class Bi(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.GRU(8, 8, batch_first=True, bidirectional=True)
+
+        def forward(self, x):
+            return self.rnn(x)[0]
+    x = torch.randn(1, 4, 8)
+    with pytest.raises(CaptureError, match="bidirectional nn.GRU with --stateful") as e:
+        compile_model(Bi().eval(), [x], [(x,)], stateful=True)
+    assert "\n" not in str(e.value)
+
+
 @pytest.mark.parametrize("make, why", [
-    (lambda: nn.GRU(8, 8, batch_first=True, bidirectional=True), "operator not supported"),
-    (lambda: nn.RNN(8, 8, batch_first=True), "operator not supported"),
+    (lambda: nn.LSTM(8, 8, batch_first=True, proj_size=4), "operator not supported"),
 ])
 def test_uncovered_recurrent_layers_are_refused(make, why):
     class Wrap(nn.Module):
