@@ -1,8 +1,10 @@
 """Checks the operator-coverage tests share (test_conv1d, test_layer_norm,
-test_upsample): a compiled model gives the numpy reference interpreter's
-bytes on the host runtime and on an emulated board, and its distance to
-PyTorch float in output steps."""
+test_upsample, test_stateful, test_svdf): a compiled model gives the numpy
+reference interpreter's bytes on the host runtime and on an emulated board
+(one input, or a stream of chunks), and its distance to PyTorch float in
+output steps."""
 import os
+import re
 import shutil
 import subprocess
 
@@ -12,8 +14,56 @@ import torch
 
 from conftest import ROOT
 from ptec import host_runtime
-from ptec.interpreter import run_program
+from ptec.interpreter import Session, run_program
 from ptec.pte import parse_program
+
+
+def runner_elf(target):
+    return os.path.join(ROOT, "build", target, "firmware", "runner", "ptec_runner.elf")
+
+
+def hex_outputs(text, label):
+    """The bytes the runner printed as `@<label> <offset> <hex>` lines."""
+    buf = bytearray()
+    for m in re.finditer(rf"^@{re.escape(label)} ([0-9a-f]+) ([0-9a-f]*)$", text, re.M):
+        assert int(m.group(1), 16) == len(buf)
+        buf += bytes.fromhex(m.group(2))
+    return bytes(buf)
+
+
+def board_streams_reference(data: bytes, chunks, target: str, workdir) -> None:
+    """The runner's batch mode keeps the method loaded, so the chunks (float
+    tensors) are one stream: each block's output bytes are the reference
+    Session's streamed ones, and after the batch the runner resets the
+    state and block 0 repeats."""
+    if shutil.which("qemu-system-arm") is None or not os.path.exists(runner_elf(target)):
+        pytest.skip(f"no QEMU or no runner firmware for {target} (build the {target} preset)")
+    session = Session(parse_program(data))
+    want = [np.ascontiguousarray(session.run([c.numpy()])[0]).tobytes() for c in chunks]
+    (workdir / "m.pte").write_bytes(data)
+    (workdir / "in.bin").write_bytes(b"".join(np.ascontiguousarray(c.numpy(), np.float32).tobytes()
+                                              for c in chunks))
+    run = subprocess.run([os.path.join(ROOT, "scripts", "run_qemu.sh"), "--target", target,
+                          "--elf", runner_elf(target), "--model", str(workdir / "m.pte"),
+                          "--input", str(workdir / "in.bin"), "--timeout", "300"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert run.returncode == 0, run.stdout[-3000:]
+    for k, block in enumerate(want):
+        assert hex_outputs(run.stdout, f"b{k}.out0") == block, (k, run.stdout[-3000:])
+    assert hex_outputs(run.stdout, "reset.out0") == want[0]
+
+
+def smooth_images(n, seed):
+    """n [1, 3, 16, 16] smooth images with noise, each a 1-tuple:
+    calibration-like inputs whose outputs vary (test_a16, test_w4)."""
+    g = torch.Generator().manual_seed(seed)
+    yy, xx = torch.meshgrid(torch.arange(16.0), torch.arange(16.0), indexing="ij")
+    out = []
+    for i in range(n):
+        f = torch.rand(3, 1, 1, generator=g) * 0.6 + 0.2
+        base = torch.sin(xx * f + i) * torch.cos(yy * f * 0.7)
+        out.append(((base + 0.3 * torch.randn(3, 16, 16, generator=g))[None],))
+    return out
 
 
 def host_steps_from_float(model, res, inputs, workdir) -> float:
@@ -35,7 +85,7 @@ def host_steps_from_float(model, res, inputs, workdir) -> float:
 def board_matches_reference(data: bytes, x: np.ndarray, target: str, workdir) -> None:
     """The program runs in `target`'s runner firmware under QEMU and prints
     the reference interpreter's output bytes for input x."""
-    elf = os.path.join(ROOT, "build", target, "firmware", "runner", "ptec_runner.elf")
+    elf = runner_elf(target)
     if shutil.which("qemu-system-arm") is None or not os.path.exists(elf):
         pytest.skip(f"no QEMU or no runner firmware for {target}")
     prog = parse_program(data)

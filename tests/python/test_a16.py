@@ -16,7 +16,7 @@ import torch
 import torch.nn as nn
 
 from conftest import ROOT
-from model_checks import board_matches_reference
+from model_checks import board_matches_reference, smooth_images as images
 from ptec import host_runtime
 from ptec.compiler import CompileError, compile_model
 from ptec.interpreter import run_program
@@ -58,18 +58,6 @@ class Attention(nn.Module):
 
     def forward(self, x):
         return self.out(torch.softmax(self.score(x), -1))
-
-
-def images(n, seed):
-    """Smooth images with noise: calibration-like inputs whose outputs vary."""
-    g = torch.Generator().manual_seed(seed)
-    yy, xx = torch.meshgrid(torch.arange(16.0), torch.arange(16.0), indexing="ij")
-    out = []
-    for i in range(n):
-        f = torch.rand(3, 1, 1, generator=g) * 0.6 + 0.2
-        base = torch.sin(xx * f + i) * torch.cos(yy * f * 0.7)
-        out.append(((base + 0.3 * torch.randn(3, 16, 16, generator=g))[None],))
-    return out
 
 
 def tokens(n, seed):

@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-from model_checks import board_matches_reference
+from model_checks import board_matches_reference, board_streams_reference
 from ptec import host_runtime
 from ptec.compiler import compile_model
 from ptec.interpreter import run_program
@@ -340,30 +340,8 @@ def test_stateful_svdf_streams_on_the_boards(target, tmp_path):
     """The runner's batch mode is a stream (test_stateful.py): each block's
     output bytes are the streamed reference's, and after the batch the
     runner resets the states and block 0 repeats."""
-    import os
-    import shutil
-    import subprocess
-    from conftest import ROOT
-    from ptec.interpreter import Session
-    from test_stateful import _hex_outputs, runner_elf
-    if shutil.which("qemu-system-arm") is None or not os.path.exists(runner_elf(target)):
-        pytest.skip(f"no QEMU or no runner firmware for {target} (build the {target} preset)")
     torch.manual_seed(7)
     model = FrameSpotter().eval()
     calib = [(frame_chunks(s)[1][0],) for s in range(16)]
     res = compile_model(model, [calib[0][0]], calib, target=target, stateful=True)
-    prog = parse_program(res.data)
-    _, chunks = frame_chunks(99)
-    session = Session(prog)
-    want = [np.ascontiguousarray(session.run([c.numpy()])[0]).tobytes() for c in chunks]
-    (tmp_path / "m.pte").write_bytes(res.data)
-    (tmp_path / "in.bin").write_bytes(b"".join(np.ascontiguousarray(c.numpy(), np.float32).tobytes()
-                                               for c in chunks))
-    run = subprocess.run([os.path.join(ROOT, "scripts", "run_qemu.sh"), "--target", target,
-                          "--elf", runner_elf(target), "--model", str(tmp_path / "m.pte"),
-                          "--input", str(tmp_path / "in.bin"), "--timeout", "300"],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    assert run.returncode == 0, run.stdout[-3000:]
-    for k in range(CHUNKS):
-        assert _hex_outputs(run.stdout, f"b{k}.out0") == want[k], (k, run.stdout[-3000:])
-    assert _hex_outputs(run.stdout, "reset.out0") == want[0]
+    board_streams_reference(res.data, frame_chunks(99)[1], target, tmp_path)

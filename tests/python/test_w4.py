@@ -15,7 +15,7 @@ import torch
 import torch.nn as nn
 
 from conftest import ROOT
-from model_checks import board_matches_reference, host_steps_from_float
+from model_checks import board_matches_reference, host_steps_from_float, smooth_images as images
 from ptec.backends.cortex_m.kernels import pack_int4
 from ptec.compiler import compile_model
 from ptec.pte import parse_program
@@ -42,18 +42,6 @@ class SmallNet(nn.Module):
         x = torch.relu(self.dw(x))
         x = nn.functional.avg_pool2d(torch.relu(self.pw(x)), 2)
         return self.fc2(torch.relu(self.fc1(torch.flatten(x, 1))))
-
-
-def images(n, seed):
-    """Smooth images with noise: calibration-like inputs whose outputs vary."""
-    g = torch.Generator().manual_seed(seed)
-    yy, xx = torch.meshgrid(torch.arange(16.0), torch.arange(16.0), indexing="ij")
-    out = []
-    for i in range(n):
-        f = torch.rand(3, 1, 1, generator=g) * 0.6 + 0.2
-        base = torch.sin(xx * f + i) * torch.cos(yy * f * 0.7)
-        out.append(((base + 0.3 * torch.randn(3, 16, 16, generator=g))[None],))
-    return out
 
 
 @pytest.fixture(scope="module")

@@ -11,11 +11,6 @@
 #if defined(PTEC_NN_MVE)
 #include "ptec_nn_mve.h"
 
-static inline int32x4_t requantize(int32x4_t v, int32x4_t multiplier, int32x4_t shift, int exact_min)
-{
-    return exact_min ? ptec_nn_requantize_any_mve(v, multiplier, shift) : ptec_nn_requantize_mve(v, multiplier, shift);
-}
-
 ptec_status ptec_nn_add_s16_mve(const int16_t *large, const int16_t *small, uint32_t count, uint32_t small_count,
                                 int16_t *output, const ptec_nn_add_s16_params *params)
 {
@@ -34,9 +29,9 @@ ptec_status ptec_nn_add_s16_mve(const int16_t *large, const int16_t *small, uint
             const mve_pred16_t valid = vctp32q(small_count - i);
             int32x4_t a = vldrhq_z_s32(large + base + i, valid);
             int32x4_t b = vldrhq_z_s32(small + i, valid);
-            a = requantize(vshlq_s32(a, left), large_m, large_s, exact_min);
-            b = requantize(vshlq_s32(b, left), small_m, small_s, exact_min);
-            int32x4_t y = requantize(vaddq_s32(a, b), out_m, out_s, exact_min);
+            a = ptec_nn_requantize_pick_mve(vshlq_s32(a, left), large_m, large_s, exact_min);
+            b = ptec_nn_requantize_pick_mve(vshlq_s32(b, left), small_m, small_s, exact_min);
+            int32x4_t y = ptec_nn_requantize_pick_mve(vaddq_s32(a, b), out_m, out_s, exact_min);
             y = ptec_nn_output_stage_mve(y, 0, p.activation.min, p.activation.max);
             vstrhq_p_s32(output + base + i, y, valid);
         }

@@ -8,11 +8,6 @@
 #if defined(PTEC_NN_MVE)
 #include "ptec_nn_mve.h"
 
-static inline int32x4_t requantize(int32x4_t v, int32x4_t multiplier, int32x4_t shift, int exact_min)
-{
-    return exact_min ? ptec_nn_requantize_any_mve(v, multiplier, shift) : ptec_nn_requantize_mve(v, multiplier, shift);
-}
-
 ptec_status ptec_nn_add_s8_mve(const int8_t *large, const int8_t *small, uint32_t count, uint32_t small_count,
                                int8_t *output, const ptec_nn_add_params *params)
 {
@@ -28,9 +23,9 @@ ptec_status ptec_nn_add_s8_mve(const int8_t *large, const int8_t *small, uint32_
             const mve_pred16_t valid = vctp32q(small_count - i);
             int32x4_t a = vaddq_n_s32(vldrbq_z_s32(large + base + i, valid), p.large_offset);
             int32x4_t b = vaddq_n_s32(vldrbq_z_s32(small + i, valid), p.small_offset);
-            a = requantize(vshlq_s32(a, left), large_m, large_s, exact_min);
-            b = requantize(vshlq_s32(b, left), small_m, small_s, exact_min);
-            int32x4_t y = requantize(vaddq_s32(a, b), out_m, out_s, exact_min);
+            a = ptec_nn_requantize_pick_mve(vshlq_s32(a, left), large_m, large_s, exact_min);
+            b = ptec_nn_requantize_pick_mve(vshlq_s32(b, left), small_m, small_s, exact_min);
+            int32x4_t y = ptec_nn_requantize_pick_mve(vaddq_s32(a, b), out_m, out_s, exact_min);
             y = ptec_nn_output_stage_mve(y, p.output_offset, p.activation.min, p.activation.max);
             vstrbq_p_s32(output + base + i, y, valid);
         }

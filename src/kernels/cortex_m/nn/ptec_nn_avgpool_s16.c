@@ -2,8 +2,9 @@
  * arm_avgpool_s16): the raw values of the in-bounds window positions are
  * summed in int32 and divided by their count, rounded half away from zero,
  * then clamped. Windows are limited to 2^16 positions, so that the sum
- * (and its nudge by count / 2) stays inside int32; CMSIS-NN's DSP build
- * sums with saturation (QADD), which then never saturates either. */
+ * stays inside int32 (its nudge by count / 2 is taken in 64 bits:
+ * ptec_nn_div_round_wide); CMSIS-NN's DSP build sums with saturation
+ * (QADD), which then never saturates either. */
 #include "ptec_nn.h"
 #include "ptec_nn_math.h"
 #include "ptec_nn_variants.h"
@@ -34,14 +35,11 @@ ptec_status ptec_nn_avgpool_s16(const ptec_nn_pool_params *params, const ptec_nn
             const ptec_nn_span ys = ptec_nn_pool_span(oy, p.stride.h, p.padding.h, p.kernel.h, in.h);
             for (int32_t ox = 0; ox < out.w; ++ox) {
                 const ptec_nn_span xs = ptec_nn_pool_span(ox, p.stride.w, p.padding.w, p.kernel.w, in.w);
-                if (ys.begin >= ys.end || xs.begin >= xs.end) {
-                    return PTEC_INVALID_ARGUMENT; /* a window entirely in the padding */
+                int32_t count;
+                const ptec_status window = ptec_nn_avgpool_s16_count(ys, xs, &count);
+                if (window != PTEC_OK) {
+                    return window;
                 }
-                const int64_t positions = (int64_t)(ys.end - ys.begin) * (xs.end - xs.begin);
-                if (positions > ((int64_t)1 << 16)) {
-                    return PTEC_NOT_SUPPORTED;
-                }
-                const int32_t count = (int32_t)positions;
                 for (int32_t c = 0; c < out.c; ++c) {
                     int32_t sum = 0;
                     for (int32_t iy = ys.begin; iy < ys.end; ++iy) {
@@ -50,10 +48,8 @@ ptec_status ptec_nn_avgpool_s16(const ptec_nn_pool_params *params, const ptec_nn
                             sum += x[(size_t)ix * (size_t)in.c];
                         }
                     }
-                    /* sum >= -2^15 * 2^16 fits in int32, but the nudge by
-                     * count / 2 can leave it: that step is done in 64 bits. */
-                    const int64_t nudged = sum > 0 ? (int64_t)sum + count / 2 : (int64_t)sum - count / 2;
-                    *y++ = (int16_t)ptec_nn_clamp((int32_t)(nudged / count), p.activation.min, p.activation.max);
+                    *y++ = (int16_t)ptec_nn_clamp(ptec_nn_div_round_wide(sum, count), p.activation.min,
+                                                  p.activation.max);
                 }
             }
         }

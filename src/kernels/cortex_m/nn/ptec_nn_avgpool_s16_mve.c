@@ -13,54 +13,39 @@
 #if defined(PTEC_NN_MVE)
 #include "ptec_nn_math.h"
 #include "ptec_nn_mve.h"
-#include "ptec_nn_window.h"
+#include "ptec_nn_pool_s16.h"
+
+static ptec_status pixel_mve(const ptec_nn_pool_s16_window *win, int32_t channels, ptec_nn_activation act,
+                             int16_t *y)
+{
+    int32_t count;
+    const ptec_status window = ptec_nn_avgpool_s16_count(win->ys, win->xs, &count);
+    if (window != PTEC_OK) {
+        return window;
+    }
+    for (int32_t c = 0; c < channels; c += 4) {
+        const mve_pred16_t lanes = vctp32q((uint32_t)(channels - c));
+        int32x4_t acc = vdupq_n_s32(0);
+        for (int32_t iy = win->ys.begin; iy < win->ys.end; ++iy) {
+            const int16_t *x = win->image + (size_t)iy * win->row + (size_t)c;
+            for (int32_t ix = win->xs.begin; ix < win->xs.end; ++ix) {
+                acc = vaddq_s32(acc, vldrhq_z_s32(x + (size_t)ix * win->col, lanes));
+            }
+        }
+        int32_t sums[4];
+        vst1q_s32(sums, acc);
+        const int32_t lanes_used = channels - c < 4 ? channels - c : 4;
+        for (int32_t r = 0; r < lanes_used; ++r) {
+            y[c + r] = (int16_t)ptec_nn_clamp(ptec_nn_div_round_wide(sums[r], count), act.min, act.max);
+        }
+    }
+    return PTEC_OK;
+}
 
 ptec_status ptec_nn_avgpool_s16_mve(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
                                     const int16_t *input, const ptec_nn_dims *output_dims, int16_t *output)
 {
-    const ptec_nn_pool_params p = *params;
-    const ptec_nn_dims in = *input_dims;
-    const ptec_nn_dims out = *output_dims;
-    const size_t in_col = (size_t)in.c;
-    const size_t in_row = (size_t)in.w * in_col;
-    int16_t *y = output;
-    for (int32_t n = 0; n < out.n; ++n) {
-        const int16_t *image = input + (size_t)n * (size_t)in.h * in_row;
-        for (int32_t oy = 0; oy < out.h; ++oy) {
-            const ptec_nn_span ys = ptec_nn_pool_span(oy, p.stride.h, p.padding.h, p.kernel.h, in.h);
-            for (int32_t ox = 0; ox < out.w; ++ox, y += out.c) {
-                const ptec_nn_span xs = ptec_nn_pool_span(ox, p.stride.w, p.padding.w, p.kernel.w, in.w);
-                if (ys.begin >= ys.end || xs.begin >= xs.end) {
-                    return PTEC_INVALID_ARGUMENT; /* a window entirely in the padding */
-                }
-                const int64_t positions = (int64_t)(ys.end - ys.begin) * (xs.end - xs.begin);
-                if (positions > ((int64_t)1 << 16)) {
-                    return PTEC_NOT_SUPPORTED;
-                }
-                const int32_t count = (int32_t)positions;
-                for (int32_t c = 0; c < out.c; c += 4) {
-                    const mve_pred16_t lanes = vctp32q((uint32_t)(out.c - c));
-                    int32x4_t acc = vdupq_n_s32(0);
-                    for (int32_t iy = ys.begin; iy < ys.end; ++iy) {
-                        const int16_t *x = image + (size_t)iy * in_row + (size_t)c;
-                        for (int32_t ix = xs.begin; ix < xs.end; ++ix) {
-                            acc = vaddq_s32(acc, vldrhq_z_s32(x + (size_t)ix * in_col, lanes));
-                        }
-                    }
-                    int32_t sums[4];
-                    vst1q_s32(sums, acc);
-                    const int32_t lanes_used = out.c - c < 4 ? out.c - c : 4;
-                    for (int32_t r = 0; r < lanes_used; ++r) {
-                        const int32_t sum = sums[r];
-                        const int64_t nudged = sum > 0 ? (int64_t)sum + count / 2 : (int64_t)sum - count / 2;
-                        y[c + r] = (int16_t)ptec_nn_clamp((int32_t)(nudged / count), p.activation.min,
-                                                          p.activation.max);
-                    }
-                }
-            }
-        }
-    }
-    return PTEC_OK;
+    return ptec_nn_pool_s16_walk(params, input_dims, input, output_dims, output, pixel_mve);
 }
 
 #else

@@ -70,11 +70,9 @@ ptec_status ptec_nn_convolve_s16_rows(const ptec_nn_conv_s16_params *params, con
                         }
                         for (int32_t r = 0; r < rows; ++r) {
                             const int32_t oc = o + r;
-                            const int64_t v = ptec_nn_add_bias_s64(acc[r], bias, oc);
-                            y[oc] = ptec_nn_clamp_s16(
-                                ptec_nn_requantize_s64(v, ptec_nn_reduce_multiplier(quant->multipliers[oc]),
-                                                       quant->shifts[oc]),
-                                p.activation.min, p.activation.max);
+                            y[oc] = ptec_nn_output_s16(acc[r], bias, oc,
+                                                       ptec_nn_reduce_multiplier(quant->multipliers[oc]),
+                                                       quant->shifts[oc], p.activation.min, p.activation.max);
                         }
                     }
                 }

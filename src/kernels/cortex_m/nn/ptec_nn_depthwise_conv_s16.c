@@ -71,10 +71,8 @@ ptec_status ptec_nn_depthwise_conv_s16(const ptec_nn_conv_s16_params *params, in
                                    (int32_t)w_row[(size_t)kx * (size_t)f.c];
                         }
                     }
-                    const int64_t v = ptec_nn_add_bias_s64(acc, bias, o);
-                    *y++ = ptec_nn_clamp_s16(
-                        ptec_nn_requantize_s64(v, ptec_nn_reduce_multiplier(quant->multipliers[o]), quant->shifts[o]),
-                        p.activation.min, p.activation.max);
+                    *y++ = ptec_nn_output_s16(acc, bias, o, ptec_nn_reduce_multiplier(quant->multipliers[o]),
+                                              quant->shifts[o], p.activation.min, p.activation.max);
                 }
             }
         }

@@ -49,8 +49,7 @@ ptec_status ptec_nn_fully_connected_s16(const ptec_nn_fc_s16_params *params, con
                 }
                 acc += partial;
             }
-            y[o] = ptec_nn_clamp_s16(ptec_nn_requantize_s64(ptec_nn_add_bias_s64(acc, bias, o), reduced, p.quant.shift),
-                                     p.activation.min, p.activation.max);
+            y[o] = ptec_nn_output_s16(acc, bias, o, reduced, p.quant.shift, p.activation.min, p.activation.max);
         }
     }
     return PTEC_OK;

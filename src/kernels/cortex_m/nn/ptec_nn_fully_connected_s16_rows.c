@@ -25,9 +25,8 @@ ptec_status ptec_nn_fully_connected_s16_rows(const ptec_nn_fc_s16_params *params
             int64_t acc[2] = {0, 0};
             PTEC_NN_DOT_ROWS_S16(x, weights + (size_t)o * n, n, n, rows, acc);
             for (int32_t r = 0; r < rows; ++r) {
-                y[o + r] = ptec_nn_clamp_s16(
-                    ptec_nn_requantize_s64(ptec_nn_add_bias_s64(acc[r], bias, o + r), reduced, p.quant.shift),
-                    p.activation.min, p.activation.max);
+                y[o + r] = ptec_nn_output_s16(acc[r], bias, o + r, reduced, p.quant.shift, p.activation.min,
+                                              p.activation.max);
             }
         }
     }

@@ -27,10 +27,29 @@ static inline int32_t ptec_nn_clamp(int32_t v, int32_t lo, int32_t hi)
     return v < lo ? lo : (v > hi ? hi : v);
 }
 
+/* Leading zero bits of v (32 for 0). */
+static inline int32_t ptec_nn_leading_zeros(uint32_t v)
+{
+    int32_t n = 0;
+    for (uint32_t bit = 0x80000000u; bit != 0 && (v & bit) == 0; bit >>= 1) {
+        ++n;
+    }
+    return n;
+}
+
 /* sum / count, ties away from zero (the average pool's quotient), count > 0. */
 static inline int32_t ptec_nn_div_round(int32_t sum, int32_t count)
 {
     return (sum > 0 ? sum + count / 2 : sum - count / 2) / count;
+}
+
+/* The same quotient for the int16 average pool, whose sums (at most 2^16
+ * positions of int16) fit in int32 but whose nudge by count / 2 may not:
+ * that step is done in 64 bits. count > 0. */
+static inline int32_t ptec_nn_div_round_wide(int32_t sum, int32_t count)
+{
+    const int64_t nudged = sum > 0 ? (int64_t)sum + count / 2 : (int64_t)sum - count / 2;
+    return (int32_t)(nudged / count);
 }
 
 /* x / 2^exponent, ties away from zero. exponent in [0, 63]; CMSIS-NN only
@@ -207,6 +226,15 @@ static inline int64_t ptec_nn_requantize_s64(int64_t v, int32_t reduced_multipli
 static inline int16_t ptec_nn_clamp_s16(int64_t v, int32_t lo, int32_t hi)
 {
     return (int16_t)(v < lo ? lo : (v > hi ? hi : v));
+}
+
+/* An int16-activation output channel: its exact sum plus the bias,
+ * requantized in 64 bits and clamped to [lo, hi]. */
+static inline int16_t ptec_nn_output_s16(int64_t acc, const int64_t *bias, int32_t channel,
+                                         int32_t reduced_multiplier, int32_t shift, int32_t lo, int32_t hi)
+{
+    return ptec_nn_clamp_s16(ptec_nn_requantize_s64(ptec_nn_add_bias_s64(acc, bias, channel), reduced_multiplier, shift),
+                             lo, hi);
 }
 
 /* Whether every shift lies in the 64-bit requantization's [-31, 7]. */

@@ -22,7 +22,7 @@ ptec_status ptec_nn_mul_s16_mve(const int16_t *large, const int16_t *small, uint
             const mve_pred16_t valid = vctp32q(small_count - i);
             const int32x4_t product =
                 vmulq_s32(vldrhq_z_s32(large + base + i, valid), vldrhq_z_s32(small + i, valid));
-            int32x4_t y = exact_min ? ptec_nn_requantize_any_mve(product, m, s) : ptec_nn_requantize_mve(product, m, s);
+            int32x4_t y = ptec_nn_requantize_pick_mve(product, m, s, exact_min);
             y = ptec_nn_output_stage_mve(y, 0, p.activation.min, p.activation.max);
             vstrhq_p_s32(output + base + i, y, valid);
         }

@@ -18,7 +18,7 @@ ptec_status ptec_nn_mul_s8_mve(const int8_t *large, const int8_t *small, uint32_
             const int32x4_t a = vaddq_n_s32(vldrbq_z_s32(large + base + i, valid), p.large_offset);
             const int32x4_t b = vaddq_n_s32(vldrbq_z_s32(small + i, valid), p.small_offset);
             const int32x4_t product = vmulq_s32(a, b);
-            int32x4_t y = exact_min ? ptec_nn_requantize_any_mve(product, m, s) : ptec_nn_requantize_mve(product, m, s);
+            int32x4_t y = ptec_nn_requantize_pick_mve(product, m, s, exact_min);
             y = ptec_nn_output_stage_mve(y, p.output_offset, p.activation.min, p.activation.max);
             vstrbq_p_s32(output + base + i, y, valid);
         }

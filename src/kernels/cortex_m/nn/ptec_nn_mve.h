@@ -46,6 +46,15 @@ static inline int32x4_t ptec_nn_requantize_any_mve(int32x4_t acc, int32x4_t mult
     return vrshlq_s32(high, vminq_s32(shift, zero));
 }
 
+/* The exact form where a multiplier may be -2^31 (exact_min), the short
+ * one otherwise: exact_min is loop-invariant in the elementwise kernels. */
+static inline int32x4_t ptec_nn_requantize_pick_mve(int32x4_t acc, int32x4_t multiplier, int32x4_t shift,
+                                                    int exact_min)
+{
+    return exact_min ? ptec_nn_requantize_any_mve(acc, multiplier, shift)
+                     : ptec_nn_requantize_mve(acc, multiplier, shift);
+}
+
 /* ptec_nn_requantize on four lanes whose shifts are all <= -1 (a right
  * shift r >= 1) and whose multipliers are not -2^31, in four
  * instructions; ptec_nn_requant_short_ok_mve checks a layer's pairs.

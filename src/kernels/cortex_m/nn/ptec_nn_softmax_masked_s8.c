@@ -5,29 +5,7 @@
  * (-128 at scale 1/256, zero point -128) and it moves neither the row's
  * maximum nor its sum. A fully masked row is all -128. */
 #include "ptec_nn.h"
-#include "ptec_nn_math.h"
-
-enum { SUM_FRACTION_BITS = 12 }; /* exp terms are summed in Q12.19, as ptec_nn_softmax_s8 */
-
-static int32_t leading_zeros(uint32_t v)
-{
-    int32_t n = 0;
-    if (v == 0) {
-        return 32;
-    }
-    while ((v & 0x80000000u) == 0) {
-        v <<= 1;
-        ++n;
-    }
-    return n;
-}
-
-static int32_t scaled_exp(int32_t diff, const ptec_nn_softmax_params *params)
-{
-    const int32_t scaled =
-        ptec_nn_doubling_high_mult(ptec_nn_wrap_shl(diff, params->input_left_shift), params->input_multiplier);
-    return ptec_nn_exp_on_negative(scaled);
-}
+#include "ptec_nn_softmax.h"
 
 ptec_status ptec_nn_softmax_masked_s8(const int8_t *input, int32_t rows, int32_t row_size, const uint8_t *mask,
                                       int32_t mask_rows, const ptec_nn_softmax_params *params, int8_t *output)
@@ -61,23 +39,15 @@ ptec_status ptec_nn_softmax_masked_s8(const int8_t *input, int32_t rows, int32_t
         for (int32_t i = 0; i < row_size; ++i) {
             const int32_t diff = x[i] - max;
             if (m[i] == 0 && diff >= diff_min) {
-                sum = ptec_nn_wrap_add(sum, ptec_nn_round_shift(scaled_exp(diff, params), SUM_FRACTION_BITS));
+                sum = ptec_nn_softmax_add(sum, ptec_nn_softmax_exp(diff, params));
             }
         }
         /* The maximum itself contributes exp(0) > 0, so sum > 0. */
-        const int32_t headroom = leading_zeros((uint32_t)sum);
-        const int32_t fraction = (int32_t)(((uint32_t)sum << (headroom & 31)) - 0x80000000u);
-        const int32_t reciprocal = ptec_nn_one_over_one_plus_x(fraction);
-        const int32_t bits = SUM_FRACTION_BITS - headroom + 23;
+        const ptec_nn_softmax_scale scale = ptec_nn_softmax_scale_of(sum);
         for (int32_t i = 0; i < row_size; ++i) {
             const int32_t diff = x[i] - max;
-            if (m[i] == 0 && diff >= diff_min) {
-                const int32_t p =
-                    ptec_nn_round_shift(ptec_nn_doubling_high_mult(reciprocal, scaled_exp(diff, params)), bits);
-                y[i] = (int8_t)ptec_nn_clamp(p - 128, -128, 127);
-            } else {
-                y[i] = -128;
-            }
+            y[i] = m[i] == 0 && diff >= diff_min ? ptec_nn_softmax_out(ptec_nn_softmax_exp(diff, params), scale)
+                                                 : -128;
         }
     }
     return PTEC_OK;

@@ -30,16 +30,6 @@ static int16_t lookup(const int16_t *lut, int32_t v)
     return wrap16(base + wrap16((slope * offset + 64) >> 7));
 }
 
-/* Leading zero bits of a positive int32. */
-static int32_t leading_zeros(int32_t v)
-{
-    int32_t n = 0;
-    for (uint32_t bit = 0x80000000u; bit != 0 && ((uint32_t)v & bit) == 0; bit >>= 1) {
-        ++n;
-    }
-    return n;
-}
-
 ptec_status ptec_nn_softmax_s16(const int16_t *input, int32_t rows, int32_t row_size,
                                 const ptec_nn_softmax_s16_params *params, int16_t *output)
 {
@@ -78,7 +68,7 @@ ptec_status ptec_nn_softmax_s16(const int16_t *input, int32_t rows, int32_t row_
             }
             continue;
         }
-        const int32_t headroom = leading_zeros(sum); /* 1 .. 30 */
+        const int32_t headroom = ptec_nn_leading_zeros((uint32_t)sum); /* 1 .. 30 */
         const int32_t shifted_sum = ((sum << (headroom - 1)) + (1 << 13)) >> 14;
         const int16_t reciprocal = lookup(p.one_by_one_lut, wrap16(shifted_sum - 98304));
         const int32_t right_shift = 30 - headroom;

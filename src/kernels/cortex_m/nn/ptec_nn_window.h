@@ -50,4 +50,21 @@ static inline ptec_status ptec_nn_pool_check(const ptec_nn_dims *in, const ptec_
     return *empty || (input != NULL && output != NULL) ? PTEC_OK : PTEC_INVALID_ARGUMENT;
 }
 
+/* The int16 average pool's window check, made before the window's outputs
+ * are written: a window entirely in the padding is invalid, and one of
+ * more than 2^16 positions (whose int32 sum could overflow) is not
+ * supported. *count: its positions. */
+static inline ptec_status ptec_nn_avgpool_s16_count(ptec_nn_span ys, ptec_nn_span xs, int32_t *count)
+{
+    if (ys.begin >= ys.end || xs.begin >= xs.end) {
+        return PTEC_INVALID_ARGUMENT;
+    }
+    const int64_t positions = (int64_t)(ys.end - ys.begin) * (xs.end - xs.begin);
+    if (positions > ((int64_t)1 << 16)) {
+        return PTEC_NOT_SUPPORTED;
+    }
+    *count = (int32_t)positions;
+    return PTEC_OK;
+}
+
 #endif
