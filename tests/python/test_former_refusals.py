@@ -11,7 +11,6 @@ the refusal list shrinks to what the hardware truly cannot do):
 Each runs byte-identical to the numpy reference on the host and both
 emulated boards and stays within a few output steps of PyTorch float."""
 
-import numpy as np
 import pytest
 import torch
 import torch.nn as nn
