@@ -210,8 +210,13 @@ def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
         return Node(name, "elu", ins, dict(alpha=float(m.alpha)))
     if isinstance(m, (nn.Hardshrink, nn.Softshrink)):
         return Node(name, type(m).__name__.lower(), ins, dict(lambd=float(m.lambd)))
-    if isinstance(m, (nn.Softsign, nn.Tanhshrink)):
+    if isinstance(m, (nn.Softsign, nn.Tanhshrink, nn.Mish, nn.SELU, nn.LogSigmoid)):
         return Node(name, type(m).__name__.lower(), ins)
+    if isinstance(m, nn.CELU):
+        return Node(name, "celu", ins, dict(alpha=float(m.alpha)))
+    if isinstance(m, nn.RReLU):
+        # eval: a leaky ReLU whose slope is the middle of [lower, upper]
+        return Node(name, "leaky_relu", ins, dict(negative_slope=(float(m.lower) + float(m.upper)) / 2.0))
     if isinstance(m, (nn.ZeroPad2d, nn.ConstantPad1d, nn.ConstantPad2d, nn.ConstantPad3d)):
         return Node(name, "pad", ins, dict(pad=[int(p) for p in m.padding], mode="constant",
                                            value=float(m.value)))
@@ -589,8 +594,10 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
         return Node(name, "elu", ins[:1], dict(alpha=float(_scalar_arg(fn, 1, "alpha", 1.0))))
     if t in (F.hardshrink, F.softshrink):
         return Node(name, t.__name__, ins[:1], dict(lambd=float(_scalar_arg(fn, 1, "lambd", 0.5))))
-    if t in (F.softsign, F.tanhshrink):
-        return Node(name, t.__name__, ins[:1])
+    if t in (F.softsign, F.tanhshrink, F.mish, F.selu, F.logsigmoid):
+        return Node(name, "logsigmoid" if t is F.logsigmoid else t.__name__, ins[:1])
+    if t in (F.celu,):
+        return Node(name, "celu", ins[:1], dict(alpha=float(_scalar_arg(fn, 1, "alpha", 1.0))))
     if t in (F.adaptive_avg_pool2d,):
         return Node(name, "adaptive_avg_pool2d", ins[:1],
                     dict(output_size=_pair(_scalar_arg(fn, 1, "output_size"))))

@@ -107,6 +107,10 @@ UNARY: Dict[str, Callable[..., torch.Tensor]] = {
     "softshrink": lambda x, a: F.softshrink(x, a.get("lambd", 0.5)),
     "softsign": lambda x, a: x / (1.0 + torch.abs(x)),
     "tanhshrink": lambda x, a: x - torch.tanh(x),
+    "mish": lambda x, a: x * torch.tanh(F.softplus(x)),
+    "selu": lambda x, a: F.selu(x),
+    "celu": lambda x, a: F.celu(x, a.get("alpha", 1.0)),
+    "logsigmoid": lambda x, a: F.logsigmoid(x),
 }
 
 

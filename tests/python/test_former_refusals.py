@@ -1,7 +1,8 @@
 """Layers that docs/refused-operators.md listed until they ran (issue 15:
 the refusal list shrinks to what the hardware truly cannot do):
-- nn.Hardshrink, nn.Softshrink, nn.Softsign, nn.Tanhshrink (and their F.
-  forms): functions of one int8 tensor, so a 256-entry LUT each
+- nn.Hardshrink, nn.Softshrink, nn.Softsign, nn.Tanhshrink, nn.Mish,
+  nn.SELU, nn.CELU, nn.LogSigmoid, nn.RReLU (eval: a leaky ReLU) and their
+  F. forms: functions of one int8 tensor, so a 256-entry LUT each
   (cortex_m::quantized_activation), like SiLU;
 - nn.ConvTranspose1d: the 2-D transposed convolution over a unit height,
   as nn.Conv1d is the 2-D convolution;
@@ -69,14 +70,16 @@ def test_every_layer_runs_in_int8(compiled):
     assert not [o for o in compiled.lowered.operators if o.startswith("aten::") and "slice" not in o]
 
 
-@pytest.mark.parametrize("op,fn", [("hardshrink", lambda v: F.hardshrink(v, 0.3)),
-                                   ("softshrink", lambda v: F.softshrink(v, 0.2)),
-                                   ("softsign", F.softsign), ("tanhshrink", F.tanhshrink)])
-def test_float_functions_are_torchs(op, fn):
+@pytest.mark.parametrize("op,fn,attrs", [("hardshrink", lambda v: F.hardshrink(v, 0.3), {"lambd": 0.3}),
+                                         ("softshrink", lambda v: F.softshrink(v, 0.2), {"lambd": 0.2}),
+                                         ("softsign", F.softsign, {}), ("tanhshrink", F.tanhshrink, {}),
+                                         ("mish", F.mish, {}), ("selu", F.selu, {}),
+                                         ("celu", lambda v: F.celu(v, 0.7), {"alpha": 0.7}),
+                                         ("logsigmoid", F.logsigmoid, {})])
+def test_float_functions_are_torchs(op, fn, attrs):
     from ptec.ir import UNARY
     v = torch.linspace(-4, 4, 161, dtype=torch.float64)
-    lambd = {"hardshrink": 0.3, "softshrink": 0.2}.get(op)
-    got = UNARY[op](v, {} if lambd is None else {"lambd": lambd})
+    got = UNARY[op](v, attrs)
     assert torch.allclose(got, fn(v), atol=1e-12), op
 
 
@@ -90,3 +93,41 @@ def test_host_equals_reference_and_float(model, compiled, tmp_path):
 def test_boards_equal_reference(model, tmp_path, target):
     data = compile_model(model, [inputs(1, 0)[0][0]], inputs(16, 0), target=target).data
     board_matches_reference(data, inputs(1, 5)[0][0].numpy(), target, tmp_path)
+
+
+class MoreUnary(nn.Module):
+    """Mish, SELU, CELU, LogSigmoid and RReLU (eval), each a LUT between linears."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(16, 32)
+        self.fc2 = nn.Linear(32, 32)
+        self.fc3 = nn.Linear(32, 8)
+        self.mish, self.selu, self.celu = nn.Mish(), nn.SELU(), nn.CELU(0.7)
+        self.logsig, self.rrelu = nn.LogSigmoid(), nn.RReLU(0.1, 0.3)
+
+    def forward(self, x):
+        y = self.mish(self.fc1(x))
+        y = self.selu(self.fc2(y)) + self.celu(y) + self.logsig(y) + self.rrelu(y) + F.mish(y)
+        return self.fc3(y)
+
+
+def unary_inputs(n, seed):
+    g = torch.Generator().manual_seed(seed)
+    return [(torch.randn(1, 16, generator=g) * 2,) for _ in range(n)]
+
+
+@pytest.mark.parametrize("target", ["host", "cortex-m55", "cortex-m33"])
+def test_more_unary_functions_run_int8(target, tmp_path):
+    torch.manual_seed(2)
+    model = MoreUnary().eval()
+    res = compile_model(model, [unary_inputs(1, 0)[0][0]], unary_inputs(16, 0),
+                        target="cortex-m55" if target == "host" else target)
+    ops = {n.op for n in res.graph.nodes}
+    assert {"mish", "selu", "celu", "logsigmoid", "leaky_relu"} <= ops, ops
+    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    if target == "host":
+        worst = host_steps_from_float(model, res, unary_inputs(16, 0)[:8], tmp_path)
+        assert worst <= 6.0, worst
+    else:
+        board_matches_reference(res.data, unary_inputs(1, 5)[0][0].numpy(), target, tmp_path)
