@@ -37,7 +37,8 @@ PASS_THROUGH = ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "reshape", "i
 # clamps the producer's output, which min/max commute with.
 FREE_QPARAMS = ("conv2d", "conv_transpose2d", "linear", "add", "mul", "div", "matmul",
                 "sigmoid", "tanh", "silu", "gelu", "hardswish", "hardsigmoid", "leaky_relu",
-                "elu", "softplus", "prelu", "hardshrink", "softshrink", "softsign", "tanhshrink")
+                "elu", "softplus", "prelu", "hardshrink", "softshrink", "softsign", "tanhshrink",
+                "lrn_scale")
 
 
 @dataclass
