@@ -324,6 +324,9 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_prelu_nodes(name, mods[fn.target], ins))
             else:
                 nodes.append(_module_node(name, mods[fn.target], ins))
+        elif fn.op == "call_function" and fn.target is F.local_response_norm:
+            nodes.extend(_lrn_nodes(name, *(_scalar_arg(fn, i, key, d) for i, key, d in (
+                (1, "size", None), (2, "alpha", 1e-4), (3, "beta", 0.75), (4, "k", 1.0))), ins, _meta_shape(fn)))
         elif fn.op == "call_function" and fn.target in (ptec_state, ptec_state_write):
             buffer = fn.args[0]
             if not isinstance(buffer, torch.fx.Node) or buffer.op != "get_attr":
@@ -772,7 +775,7 @@ class _Tracer(torch.fx.Tracer):
 
 
 def _symbolic_trace(model: nn.Module) -> torch.fx.GraphModule:
-    tracer = _Tracer()
+    tracer = _Tracer(autowrap_functions=(F.local_response_norm,))   # one node: _lrn_nodes
     graph = tracer.trace(model)
     # The nodes that only made a constant attention mask (the stand-ins took
     # its value): dropped, so that nothing reports them.

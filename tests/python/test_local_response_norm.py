@@ -9,6 +9,7 @@ that scale (an int8 mul). A rank-3 input runs over a unit height."""
 import pytest
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 from model_checks import board_matches_reference, host_steps_from_float
 from ptec.capture import capture
@@ -34,6 +35,22 @@ def test_decomposition_is_torchs_in_float(size, alpha, beta, k, shape):
     g = capture(m, [x])
     ops = [n.op for n in g.nodes]
     assert "lrn_scale" in ops and "conv2d" in ops and "unsupported" not in ops, ops
+    got = evaluate(g, [x])
+    got = got[0] if isinstance(got, (list, tuple)) else got
+    assert torch.allclose(got, m(x), atol=1e-5), (got - m(x)).abs().max()
+
+
+class Functional(nn.Module):
+    def forward(self, x):
+        return F.local_response_norm(torch.relu(x), 4, alpha=0.3, k=1.5) + F.local_response_norm(x, 3)
+
+
+@pytest.mark.parametrize("shape", [(1, 6, 4, 4), (2, 5, 9)])
+def test_functional_form_is_torchs_in_float(shape):
+    m = Functional().eval()
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(1)) * 3.0
+    g = capture(m, [x])
+    assert [n.op for n in g.nodes].count("lrn_scale") == 2
     got = evaluate(g, [x])
     got = got[0] if isinstance(got, (list, tuple)) else got
     assert torch.allclose(got, m(x), atol=1e-5), (got - m(x)).abs().max()
