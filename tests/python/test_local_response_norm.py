@@ -102,7 +102,7 @@ def test_every_layer_runs_in_int8(compiled):
 def test_host_equals_reference_and_float(model, compiled, tmp_path):
     # calibration inputs (other draws leave the calibrated ranges and clip)
     worst = host_steps_from_float(model, compiled, inputs(16, 0)[:8], tmp_path)
-    assert worst <= 6.0, worst
+    assert worst <= 3.0, worst     # measured 1.82 (1.86 on the other 8 calibration inputs)
 
 
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
