@@ -107,8 +107,9 @@ UNARY: Dict[str, Callable[..., torch.Tensor]] = {
     "softshrink": lambda x, a: F.softshrink(x, a.get("lambd", 0.5)),
     "softsign": lambda x, a: x / (1.0 + torch.abs(x)),
     "tanhshrink": lambda x, a: x - torch.tanh(x),
-    # nn.LocalResponseNorm's scale: (k + alpha * mean of squares)^-beta
-    "lrn_scale": lambda x, a: torch.pow(a["k"] + a["alpha"] * x, -a["beta"]),
+    # nn.LocalResponseNorm's scale: (k + alpha * mean of squares)^-beta; a
+    # mean of squares is never negative (clamped: an int8 grid may reach below 0)
+    "lrn_scale": lambda x, a: torch.pow(a["k"] + a["alpha"] * torch.clamp(x, min=0.0), -a["beta"]),
 }
 
 
