@@ -125,8 +125,8 @@ def test_rank_3_runs_in_int8_on_host(tmp_path):
     torch.manual_seed(1)
     m = OneD().eval()
     g = torch.Generator().manual_seed(3)
-    calib = [(torch.sin(torch.arange(16.0) * (0.2 + 0.05 * i)).expand(1, 3, 16) + 0.3 * torch.randn(1, 3, 16, generator=g),)
-             for i in range(16)]
+    calib = [(torch.sin(torch.arange(16.0) * (0.2 + 0.05 * i)).expand(1, 3, 16)
+              + 0.3 * torch.randn(1, 3, 16, generator=g),) for i in range(16)]
     res = compile_model(m, [calib[0][0]], calib)
     assert not res.lowered.fallbacks, res.lowered.fallbacks
     assert not [o for o in res.lowered.operators if o.startswith("aten::")], res.lowered.operators
