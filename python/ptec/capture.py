@@ -83,6 +83,36 @@ def _one_d_nodes(name: str, m: nn.Module, ins: List[str]) -> List[Node]:
             Node(name, "reshape", [core], dict(squeeze=2))]
 
 
+def _lrn_nodes(name: str, size: int, alpha: float, beta: float, k: float, ins: List[str],
+               shape) -> List[Node]:
+    """nn.LocalResponseNorm / F.local_response_norm over [N, C, H, W] (or
+    [N, C, L], lifted to a unit height): y = x * (k + alpha * avg)^-beta,
+    where avg is the mean of x * x over a window of `size` channels, zero
+    padded as torch pads it (size // 2 in front, (size - 1) // 2 behind,
+    divided by size). The window mean is a 1 x 1 convolution whose C x C
+    weight is a band of 1 / size, the scale a 256-entry LUT (lrn_scale) and
+    the products int8 muls; the last node keeps the layer's name."""
+    rank = len(shape or [])
+    if rank not in (3, 4):
+        raise CaptureError(f"{name}: local_response_norm on a rank-{rank} input is not supported")
+    c = int(shape[1])
+    band = np.zeros((c, c, 1, 1), np.float32)
+    for o in range(c):
+        band[o, max(0, o - size // 2):min(c, o + (size - 1) // 2 + 1)] = 1.0 / size
+    x = ins[0]
+    nodes: List[Node] = []
+    if rank == 3:
+        nodes.append(Node(f"{name}_as_2d_in", "reshape", [x], dict(unsqueeze=2)))
+        x = f"{name}_as_2d_in"
+    return nodes + [Node(f"{name}_square", "mul", [x, x], {}),
+                    Node(f"{name}_window", "conv2d", [f"{name}_square"], dict(
+                        weight=band, bias=None, stride=[1, 1], padding=[0, 0], dilation=[1, 1], groups=1)),
+                    Node(f"{name}_scale", "lrn_scale", [f"{name}_window"],
+                         dict(alpha=float(alpha), beta=float(beta), k=float(k))),
+                    Node(f"{name}_as_2d" if rank == 3 else name, "mul", [x, f"{name}_scale"], {})] + (
+        [Node(name, "reshape", [f"{name}_as_2d"], dict(squeeze=2))] if rank == 3 else [])
+
+
 def _prelu_nodes(name: str, m: nn.PReLU, ins: List[str]) -> List[Node]:
     """nn.PReLU with a slope per channel: relu(x) + slope * min(x, 0), the
     slopes a [1, C, 1, ...] constant (a channel broadcast the int8 mul
@@ -291,11 +321,17 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.append(_upsample_node(name, m.mode, m.align_corners, ins, _meta_shape(fn)))
             elif isinstance(mods[fn.target], ONE_D):
                 nodes.extend(_one_d_nodes(name, mods[fn.target], ins))
+            elif isinstance(mods[fn.target], nn.LocalResponseNorm):
+                m = mods[fn.target]
+                nodes.extend(_lrn_nodes(name, m.size, m.alpha, m.beta, m.k, ins, _meta_shape(fn)))
             elif (isinstance(mods[fn.target], nn.PReLU) and mods[fn.target].weight.numel() > 1
                   and len(_meta_shape(fn) or []) == 4):
                 nodes.extend(_prelu_nodes(name, mods[fn.target], ins))
             else:
                 nodes.append(_module_node(name, mods[fn.target], ins))
+        elif fn.op == "call_function" and fn.target is F.local_response_norm:
+            nodes.extend(_lrn_nodes(name, *(_scalar_arg(fn, i, key, d) for i, key, d in (
+                (1, "size", None), (2, "alpha", 1e-4), (3, "beta", 0.75), (4, "k", 1.0))), ins, _meta_shape(fn)))
         elif fn.op == "call_function" and fn.target in (ptec_state, ptec_state_write):
             buffer = fn.args[0]
             if not isinstance(buffer, torch.fx.Node) or buffer.op != "get_attr":
@@ -746,7 +782,7 @@ class _Tracer(torch.fx.Tracer):
 
 
 def _symbolic_trace(model: nn.Module) -> torch.fx.GraphModule:
-    tracer = _Tracer()
+    tracer = _Tracer(autowrap_functions=(F.local_response_norm,))   # one node: _lrn_nodes
     graph = tracer.trace(model)
     # The nodes that only made a constant attention mask (the stand-ins took
     # its value): dropped, so that nothing reports them.
