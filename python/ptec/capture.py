@@ -22,6 +22,7 @@ import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
 
+from .conv3d import conv3d_nodes
 from .capture_modules import (CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax, ptec_state,
                               ptec_state_write, with_traceable_modules)
 from .ir import Graph, Node, UnsupportedOperator, infer_shapes
@@ -81,6 +82,11 @@ def _one_d_nodes(name: str, m: nn.Module, ins: List[str]) -> List[Node]:
             count_include_pad=bool(m.count_include_pad), divisor_override=None))
     return [Node(lifted, "reshape", ins[:1], dict(unsqueeze=2)), node,
             Node(name, "reshape", [core], dict(squeeze=2))]
+
+
+def _conv3d_nodes(name: str, fn: torch.fx.Node, m: nn.Conv3d, ins: List[str]) -> List[Node]:
+    """nn.Conv3d as one conv2d per output depth (python/ptec/conv3d.py)."""
+    return conv3d_nodes(name, m, ins, _meta_shape(fn.args[0]), CaptureError)
 
 
 def _prelu_nodes(name: str, m: nn.PReLU, ins: List[str]) -> List[Node]:
@@ -284,6 +290,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             elif isinstance(mods[fn.target], nn.Upsample):
                 m = mods[fn.target]
                 nodes.append(_upsample_node(name, m.mode, m.align_corners, ins, _meta_shape(fn)))
+            elif isinstance(mods[fn.target], nn.Conv3d):
+                nodes.extend(_conv3d_nodes(name, fn, mods[fn.target], ins))
             elif isinstance(mods[fn.target], ONE_D):
                 nodes.extend(_one_d_nodes(name, mods[fn.target], ins))
             elif (isinstance(mods[fn.target], nn.PReLU) and mods[fn.target].weight.numel() > 1
