@@ -66,18 +66,20 @@ class VideoNet(nn.Module):
 
 
 def clips(n, seed):
-    """Short clips like video: a moving blob over noise, per colour channel."""
+    """Short clips like video: a blob moving across the frame (start and
+    speed drawn per clip) over noise, tinted per colour channel."""
     g = torch.Generator().manual_seed(seed)
-    out = []
     yy, xx = torch.meshgrid(torch.arange(8.0), torch.arange(8.0), indexing="ij")
-    for i in range(n):
+    tint = torch.tensor([1.0, 0.6, 0.3])[:, None, None]
+    out = []
+    for _ in range(n):
+        start = torch.rand(2, generator=g) * 7.0
+        speed = torch.rand(2, generator=g) * 2.0 - 1.0
         frames = []
         for t in range(4):
-            cx, cy = 2 + t + (i % 3), 3 + (i % 2)
-            blob = torch.exp(-((xx - cx) ** 2 + (yy - cy) ** 2) / 4.0)
-            frames.append(blob[None].repeat(3, 1, 1) * torch.tensor([1.0, 0.6, 0.3])[:, None, None])
-        clip = torch.stack(frames, 1) + 0.1 * torch.randn(3, 4, 8, 8, generator=g)
-        out.append((clip[None],))
+            cx, cy = start + speed * t
+            frames.append(torch.exp(-((xx - cx) ** 2 + (yy - cy) ** 2) / 4.0)[None] * tint)
+        out.append(((torch.stack(frames, 1) + 0.1 * torch.randn(3, 4, 8, 8, generator=g))[None],))
     return out
 
 
@@ -85,7 +87,7 @@ def clips(n, seed):
 def compiled():
     torch.manual_seed(2)
     model = VideoNet().eval()
-    res = compile_model(model, [clips(1, 0)[0][0]], clips(16, 0))
+    res = compile_model(model, [clips(1, 0)[0][0]], clips(48, 0))
     return model, res
 
 
@@ -99,11 +101,11 @@ def test_every_layer_is_int8(compiled):
 def test_host_equals_reference_and_float(compiled, tmp_path):
     model, res = compiled
     worst = host_steps_from_float(model, res, clips(12, 7), tmp_path)
-    assert worst <= 3.0, worst
+    assert worst <= 3.0, worst      # measured 2.34
 
 
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
 def test_boards_equal_reference(compiled, tmp_path, target):
     model, _ = compiled
-    board_matches_reference(compile_model(model, [clips(1, 0)[0][0]], clips(16, 0), target=target).data,
+    board_matches_reference(compile_model(model, [clips(1, 0)[0][0]], clips(48, 0), target=target).data,
                             clips(1, 9)[0][0].numpy(), target, tmp_path)
