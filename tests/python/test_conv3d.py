@@ -109,3 +109,14 @@ def test_boards_equal_reference(compiled, tmp_path, target):
     model, _ = compiled
     board_matches_reference(compile_model(model, [clips(1, 0)[0][0]], clips(48, 0), target=target).data,
                             clips(1, 9)[0][0].numpy(), target, tmp_path)
+
+
+@pytest.mark.parametrize("kw,op", [(dict(w4=True), "ptec::quantized_conv2d_w4.out"),
+                                   (dict(a16=True), "ptec::quantized_conv2d_a16.out")])
+def test_w4_and_a16_reach_the_2d_convs(kw, op):
+    torch.manual_seed(2)
+    res = compile_model(VideoNet().eval(), [clips(1, 0)[0][0]], clips(8, 0), **kw)
+    assert op in res.lowered.operators, res.lowered.operators
+    assert "cortex_m::quantized_conv2d.out" not in res.lowered.operators, res.lowered.operators
+    placed = {p.backend for p in res.lowered.placements if p.backend != "none"}
+    assert placed == {"cortex_m"}, placed
