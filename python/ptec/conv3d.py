@@ -13,9 +13,10 @@ and the depths are joined along dim 2 into [N, O, D', H', W'].
 """
 from __future__ import annotations
 
-from typing import List
+from typing import List, Optional
 
 import numpy as np
+import torch
 import torch.nn as nn
 
 from .ir import Node
@@ -25,33 +26,42 @@ def _triple(v) -> List[int]:
     return [int(v)] * 3 if isinstance(v, int) else [int(x) for x in v]
 
 
-def conv3d_nodes(name: str, m: nn.Conv3d, ins: List[str], in_shape, error) -> List[Node]:
+def conv3d_nodes(name: str, what: str, m: nn.Conv3d, ins: List[str], in_shape, error) -> List[Node]:
     """The nodes standing for `m` applied to `ins[0]` of shape in_shape
     [N, C, D, H, W]; the last node carries `name`. `error` is the exception
-    class a model ptec cannot take this way raises (one line, naming it)."""
-    if isinstance(m.padding, str):
-        raise error(f"{name}: string padding {m.padding!r} is not supported")
+    class a model ptec cannot take this way raises, in one line naming the
+    layer as `what` does."""
     if m.padding_mode != "zeros":
-        raise error(f"{name}: padding_mode {m.padding_mode} is not supported")
-    if int(m.groups) != 1:
-        raise error(f"{name} (nn.Conv3d): groups={m.groups} is not supported (groups=1 only)")
+        raise error(f"{what}: padding_mode {m.padding_mode} is not supported")
+    return conv3d_planes(what, name, ins[0], m.weight, m.bias, m.stride, m.padding,
+                         m.dilation, m.groups, in_shape, error)
+
+
+def conv3d_planes(what: str, name: str, x: str, weight, bias, stride, padding, dilation, groups,
+                  in_shape, error) -> List[Node]:
+    """conv3d of node x (shape in_shape) by the constant weight (and bias):
+    the nodes, the last one named `name`; `what` names the layer in errors."""
+    if isinstance(padding, str):
+        raise error(f"{what}: string padding {padding!r} is not supported")
+    if int(groups) != 1:
+        raise error(f"{what}: groups={groups} is not supported (groups=1 only)")
     if in_shape is None or len(in_shape) != 5:
-        raise error(f"{name} (nn.Conv3d): needs a traced 5-D input")
-    w3 = m.weight.detach().cpu().numpy().astype(np.float32)
-    bias = None if m.bias is None else m.bias.detach().cpu().numpy().astype(np.float32).copy()
+        raise error(f"{what}: needs a traced 5-D input")
+    w3 = torch.as_tensor(weight).detach().cpu().numpy().astype(np.float32)
+    bias = None if bias is None else torch.as_tensor(bias).detach().cpu().numpy().astype(np.float32)
     o, c, kd = int(w3.shape[0]), int(w3.shape[1]), int(w3.shape[2])
-    stride, padding, dilation = _triple(m.stride), _triple(m.padding), _triple(m.dilation)
+    stride, padding, dilation = _triple(stride), _triple(padding), _triple(dilation)
     depth = int(in_shape[2])
     out_depth = (depth + 2 * padding[0] - dilation[0] * (kd - 1) - 1) // stride[0] + 1
     if out_depth < 1:
-        raise error(f"{name} (nn.Conv3d): the input depth {depth} is smaller than the kernel's")
+        raise error(f"{what}: the input depth {depth} is smaller than the kernel's")
     nodes: List[Node] = []
     sliced = {}
 
     def depth_slice(i: int) -> str:
         if i not in sliced:
             cut, flat = f"{name}_d{i}_slice", f"{name}_d{i}"
-            nodes.append(Node(cut, "slice", ins[:1], dict(dim=2, start=i, end=i + 1)))
+            nodes.append(Node(cut, "slice", [x], dict(dim=2, start=i, end=i + 1)))
             nodes.append(Node(flat, "reshape", [cut], dict(squeeze=2)))
             sliced[i] = flat
         return sliced[i]
@@ -60,7 +70,7 @@ def conv3d_nodes(name: str, m: nn.Conv3d, ins: List[str], in_shape, error) -> Li
     for d in range(out_depth):
         taps = [t for t in range(kd) if 0 <= d * stride[0] - padding[0] + t * dilation[0] < depth]
         if not taps:
-            raise error(f"{name} (nn.Conv3d): output depth {d} reads only padding "
+            raise error(f"{what}: output depth {d} reads only padding "
                         f"(padding {padding[0]} is not supported with this kernel)")
         slices = [depth_slice(d * stride[0] - padding[0] + t * dilation[0]) for t in taps]
         if len(slices) == 1:
@@ -80,3 +90,19 @@ def conv3d_nodes(name: str, m: nn.Conv3d, ins: List[str], in_shape, error) -> Li
     if out_depth > 1:
         nodes.append(Node(name, "cat", planes, dict(dim=2)))
     return nodes
+
+
+def functional_conv3d_nodes(name: str, what: str, args, kwargs, ins: List[str], constants, in_shape,
+                            error) -> Optional[List[Node]]:
+    """F.conv3d(x, weight, bias, stride, padding, dilation, groups) whose
+    weight (and bias) are constants: `constants` maps a node name to its
+    value. None when the weight is not a constant (the call stays what it was)."""
+    names = ["input", "weight", "bias", "stride", "padding", "dilation", "groups"]
+    defaults = dict(bias=None, stride=1, padding=0, dilation=1, groups=1)
+    bound = {**defaults, **dict(zip(names, args)), **kwargs}
+    ref = [getattr(bound.get(k), "name", None) for k in ("input", "weight", "bias")]
+    if ref[0] is None or ref[1] not in constants or (bound["bias"] is not None and ref[2] not in constants):
+        return None
+    return conv3d_planes(what, name, ref[0], constants[ref[1]],
+                         None if bound["bias"] is None else constants[ref[2]], bound["stride"],
+                         bound["padding"], bound["dilation"], bound["groups"], in_shape, error)
