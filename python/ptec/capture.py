@@ -24,6 +24,7 @@ import torch.nn.functional as F
 
 from .capture_modules import (CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax, ptec_state,
                               ptec_state_write, with_traceable_modules)
+from .conv3d import conv3d_nodes, functional_conv3d_nodes
 from .ir import Graph, Node, UnsupportedOperator, infer_shapes
 
 
@@ -111,6 +112,18 @@ def _lrn_nodes(name: str, size: int, alpha: float, beta: float, k: float, ins: L
                          dict(alpha=float(alpha), beta=float(beta), k=float(k))),
                     Node(f"{name}_as_2d" if rank == 3 else name, "mul", [x, f"{name}_scale"], {})] + (
         [Node(name, "reshape", [f"{name}_as_2d"], dict(squeeze=2))] if rank == 3 else [])
+
+
+def _conv3d_nodes(name: str, fn: torch.fx.Node, mods, ins: List[str], by_name) -> Optional[List[Node]]:
+    """nn.Conv3d, or F.conv3d by constant weights, as one conv2d per output
+    depth (python/ptec/conv3d.py); None for an F.conv3d it cannot take."""
+    x = fn.args[0] if fn.args else fn.kwargs.get("input")
+    shape = _meta_shape(x) if isinstance(x, torch.fx.Node) else None
+    if fn.op == "call_module":
+        return conv3d_nodes(name, _source(fn, mods), mods[fn.target], ins, shape, CaptureError)
+    constants = {k: v.attrs["value"] for k, v in by_name.items() if v.op == "constant"}
+    return functional_conv3d_nodes(name, _source(fn, mods), fn.args, fn.kwargs, ins, constants, shape,
+                                   CaptureError)
 
 
 def _prelu_nodes(name: str, m: nn.PReLU, ins: List[str]) -> List[Node]:
@@ -319,6 +332,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             elif isinstance(mods[fn.target], nn.Upsample):
                 m = mods[fn.target]
                 nodes.append(_upsample_node(name, m.mode, m.align_corners, ins, _meta_shape(fn)))
+            elif isinstance(mods[fn.target], nn.Conv3d):
+                nodes.extend(_conv3d_nodes(name, fn, mods, ins, by_name))
             elif isinstance(mods[fn.target], ONE_D):
                 nodes.extend(_one_d_nodes(name, mods[fn.target], ins))
             elif isinstance(mods[fn.target], nn.LocalResponseNorm):
@@ -380,6 +395,10 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_basic_index_nodes(name, fn, ins[0]))
             elif fn.target in (torch.narrow, "narrow") and _narrow_node(name, fn, ins) is not None:
                 nodes.append(_narrow_node(name, fn, ins))
+            elif fn.target is F.conv3d and _conv3d_nodes(name, fn, mods, ins, by_name) is not None:
+                nodes.extend(_conv3d_nodes(name, fn, mods, ins, by_name))
+                tuple_sources.update(a.name for a in list(fn.args[1:]) + list(fn.kwargs.values())
+                                     if isinstance(a, torch.fx.Node))    # weights now in the convs: dropped unless read elsewhere
             else:
                 nodes.append(_function_node(fn, ins))
         else:

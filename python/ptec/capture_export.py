@@ -102,6 +102,8 @@ def capture_with_export(model: torch.nn.Module, example_inputs: Sequence[torch.T
                 groups = _arg(n, 8, 1)
             else:
                 groups = _arg(n, 6, 1)
+            if np.ndim(param(n.args[1])) != 4:      # a 1-D or 3-D convolution: fx's stand-ins take it
+                raise ExportUnsupported("convolution other than 2-D")
             node = Node(n.name, "conv2d", x(), dict(
                 weight=param(n.args[1]), bias=param(_arg(n, 2)),
                 stride=_pair(_arg(n, 3, 1)), padding=_pair(_arg(n, 4, 0)),

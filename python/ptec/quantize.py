@@ -71,6 +71,29 @@ def _through_unit_squeeze(g: Graph, n):
     return n
 
 
+def _depth_planes(g: Graph, n):
+    """The conv2d nodes behind an nn.Conv3d stand-in (python/ptec/conv3d.py):
+    n is the cat along dim 2 of unsqueeze(2)s (reshapes [N, O, H, W] ->
+    [N, O, 1, H, W]) of conv2ds (or one such
+    unsqueeze), each the only user of its conv and none an output. An
+    activation after n acts on each plane's conv alike. Else None."""
+    if n.name in g.outputs or len(g.users(n.name)) != 1:
+        return None
+    planes = [n] if n.op == "reshape" else (
+        [g.node(i) for i in n.inputs] if n.op == "cat" and n.attrs.get("dim") == 2 else [])
+    convs = []
+    for p in planes:
+        if p.op != "reshape" or len(g.users(p.name)) != 1 or p.name in g.outputs:
+            return None
+        conv = g.node(p.inputs[0])
+        if (conv.op != "conv2d" or len(g.users(conv.name)) != 1 or conv.name in g.outputs
+                or conv.shape is None or p.shape is None
+                or list(p.shape) != list(conv.shape[:2]) + [1] + list(conv.shape[2:])):
+            return None
+        convs.append(conv)
+    return convs or None
+
+
 def _collapse_channel_shuffles(g: Graph) -> None:
     """reshape [N,C,H,W] -> [N,g,C/g,H,W], transpose(1, 2), reshape back:
     ShuffleNet's channel shuffle, one `channel_shuffle` node (a permutation
@@ -144,6 +167,11 @@ def prepare(graph: Graph) -> Graph:
         if (prod.op in FUSABLE_PRODUCERS and len(g.users(prod.name)) == 1
                 and prod.name not in g.outputs):
             prod.attrs["act"] = _combine_act(prod.attrs.get("act"), (n.attrs["lo"], n.attrs["hi"]))
+            g.replace_uses(n.name, n.inputs[0])
+            g.remove(n.name)
+        elif _depth_planes(g, g.node(n.inputs[0])):
+            for conv in _depth_planes(g, g.node(n.inputs[0])):
+                conv.attrs["act"] = _combine_act(conv.attrs.get("act"), (n.attrs["lo"], n.attrs["hi"]))
             g.replace_uses(n.name, n.inputs[0])
             g.remove(n.name)
     return g
