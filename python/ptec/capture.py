@@ -567,6 +567,8 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
                                                     hi=None if hi is None else float(hi)))
     if t in ("relu",):
         return Node(name, "clamp", ins[:1], dict(lo=0.0, hi=None))
+    if t in (operator.neg, torch.neg, "neg"):
+        return Node(name, "neg", ins[:1])
     if t in (operator.add, torch.add, "add") and len(tensor_args) == 2 and len(fn.args) == 2:
         return Node(name, "add", ins)
     if t in (operator.mul, torch.mul, "mul") and len(tensor_args) == 2 and len(fn.args) == 2:

@@ -111,6 +111,7 @@ UNARY: Dict[str, Callable[..., torch.Tensor]] = {
     "selu": lambda x, a: F.selu(x),
     "celu": lambda x, a: F.celu(x, a.get("alpha", 1.0)),
     "logsigmoid": lambda x, a: F.logsigmoid(x),
+    "neg": lambda x, a: -x,
     # nn.LocalResponseNorm's scale: (k + alpha * mean of squares)^-beta; a
     # mean of squares is never negative (clamped: an int8 grid may reach below 0)
     "lrn_scale": lambda x, a: torch.pow(a["k"] + a["alpha"] * torch.clamp(x, min=0.0), -a["beta"]),

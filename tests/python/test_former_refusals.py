@@ -96,7 +96,7 @@ def test_boards_equal_reference(model, tmp_path, target):
 
 
 class MoreUnary(nn.Module):
-    """Mish, SELU, CELU, LogSigmoid and RReLU (eval), each a LUT between linears."""
+    """Mish, SELU, CELU, LogSigmoid, RReLU (eval) and a negation, each a LUT between linears."""
 
     def __init__(self):
         super().__init__()
@@ -108,7 +108,7 @@ class MoreUnary(nn.Module):
 
     def forward(self, x):
         y = self.mish(self.fc1(x))
-        y = self.selu(self.fc2(y)) + self.celu(y) + self.logsig(y) + self.rrelu(y) + F.mish(y)
+        y = self.selu(self.fc2(y)) + self.celu(y) + self.logsig(y) + self.rrelu(y) + F.mish(-y)
         return self.fc3(y)
 
 
@@ -124,7 +124,7 @@ def test_more_unary_functions_run_int8(target, tmp_path):
     res = compile_model(model, [unary_inputs(1, 0)[0][0]], unary_inputs(16, 0),
                         target="cortex-m55" if target == "host" else target)
     ops = {n.op for n in res.graph.nodes}
-    assert {"mish", "selu", "celu", "logsigmoid", "leaky_relu"} <= ops, ops
+    assert {"mish", "selu", "celu", "logsigmoid", "leaky_relu", "neg"} <= ops, ops
     assert not res.lowered.fallbacks, res.lowered.fallbacks
     if target == "host":
         worst = host_steps_from_float(model, res, unary_inputs(16, 0)[:8], tmp_path)
