@@ -225,6 +225,8 @@ def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
         return Node(name, "reshape", ins, dict(flatten=(m.start_dim, m.end_dim)))
     if isinstance(m, nn.Softmax):
         return Node(name, "softmax", ins, dict(dim=m.dim if m.dim is not None else -1))
+    if isinstance(m, nn.LogSoftmax):
+        return Node(name, "log_softmax", ins, dict(dim=m.dim if m.dim is not None else -1))
     if isinstance(m, nn.Sigmoid):
         return Node(name, "sigmoid", ins)
     if isinstance(m, nn.Tanh):
@@ -675,6 +677,8 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
             ceil_mode=bool(_scalar_arg(fn, 5, "ceil_mode", False))))
     if t in (F.softmax, torch.softmax, "softmax"):
         return Node(name, "softmax", ins[:1], dict(dim=int(_scalar_arg(fn, 1, "dim", -1))))
+    if t in (F.log_softmax, torch.log_softmax, "log_softmax"):
+        return Node(name, "log_softmax", ins[:1], dict(dim=int(_scalar_arg(fn, 1, "dim", -1))))
     if t in (torch.sigmoid, "sigmoid"):
         return Node(name, "sigmoid", ins[:1])
     if t in (torch.tanh, "tanh"):

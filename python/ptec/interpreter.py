@@ -266,6 +266,7 @@ def _portable_table():
         "aten::linear.out": lambda arg, named, out: P.linear(t(arg, "input"), t(arg, "weight"),
                                                              t(arg, "bias")),
         "aten::_softmax.out": lambda arg, named, out: P.softmax(t(arg, "self"), s(arg, "dim")),
+        "aten::_log_softmax.out": lambda arg, named, out: P.log_softmax(t(arg, "self"), s(arg, "dim")),
         "aten::avg_pool2d.out": lambda arg, named, out: P.avg_pool2d(
             t(arg, "self"), s(arg, "kernel_size"), s(arg, "stride"), s(arg, "padding"),
             s(arg, "ceil_mode"), s(arg, "count_include_pad"), s(arg, "divisor_override"), out.sizes),

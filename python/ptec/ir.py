@@ -241,6 +241,8 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
             y = xs[0].reshape(a["target_shape"])
     elif op == "softmax":
         y = torch.softmax(xs[0], a["dim"])
+    elif op == "log_softmax":
+        y = torch.log_softmax(xs[0], a["dim"])
     elif op == "masked_softmax":
         y = masked_softmax_float(xs[0], torch.as_tensor(np.asarray(a["mask"], bool)))
     elif op in UNARY:

@@ -97,6 +97,9 @@ run_case("linear", b, [(np.array([[1, 2, 3]], np.float32), None)], [(np.array([[
 run_case("softmax_channels", one_op("aten::_softmax.out", [1, 2, 1, 2], [1, 2, 1, 2], order=CHANNELS_LAST,
                                     dim=1, half_to_float=False),
          [(np.zeros((1, 2, 1, 2), np.float32), CHANNELS_LAST)], [(np.full((1, 2, 1, 2), 0.5, np.float32), CHANNELS_LAST)])
+# log-softmax over rows of one: (x - x) - log(1) = 0 exactly, whatever x
+run_case("log_softmax_rows_of_one", one_op("aten::_log_softmax.out", [3, 1], [3, 1], dim=1, half_to_float=False),
+         [(np.array([[1.5], [-7.0], [100.0]], np.float32), None)], [(np.zeros((3, 1), np.float32), None)])
 
 # relu / clamp / hardtanh on [-2, -0.5, 0.5, 2]
 v = np.array([-2, -0.5, 0.5, 2], np.float32)
@@ -209,6 +212,10 @@ fail_case("softmax_dim", one_op("aten::_softmax.out", [2, 3], [2, 3], dim=2, hal
           INVALID_ARGUMENT, "dim out of range")
 fail_case("softmax_half", one_op("aten::_softmax.out", [2, 3], [2, 3], dim=1, half_to_float=True),
           NOT_SUPPORTED, "half_to_float must be false")
+fail_case("log_softmax_dim", one_op("aten::_log_softmax.out", [2, 3], [2, 3], dim=-3, half_to_float=False),
+          INVALID_ARGUMENT, "dim out of range")
+fail_case("log_softmax_shape", one_op("aten::_log_softmax.out", [2, 3], [3, 2], dim=1, half_to_float=False),
+          INVALID_ARGUMENT, "dtype and sizes of self")
 fail_case("avg_pool_out_size", one_op("aten::avg_pool2d.out", [1, 1, 4, 4], [1, 1, 3, 3], kernel_size=[2, 2],
                                       stride=[], padding=[0, 0], ceil_mode=False, count_include_pad=True,
                                       divisor_override=None), INVALID_ARGUMENT, "out must be [N, C, OH, OW]")

@@ -131,3 +131,36 @@ def test_more_unary_functions_run_int8(target, tmp_path):
         assert worst <= 6.0, worst
     else:
         board_matches_reference(res.data, unary_inputs(1, 5)[0][0].numpy(), target, tmp_path)
+
+
+class LogProbabilities(nn.Module):
+    """A classifier ending in log-probabilities, as nn.LogSoftmax and as
+    F.log_softmax over the last dim of a 3-D tensor."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 10)
+        self.log_softmax = nn.LogSoftmax(dim=1)
+
+    def forward(self, x):
+        y = self.fc(x)
+        return self.log_softmax(y) + F.log_softmax(y.reshape(1, 2, 5), dim=-1).reshape(1, 10)
+
+
+@pytest.mark.parametrize("target", ["host", "cortex-m55", "cortex-m33"])
+def test_log_softmax_runs_in_fp32(target, tmp_path):
+    """nn.LogSoftmax has no int8 kernel (an int8 probability's log loses
+    everything below 1/256): fp32 aten::_log_softmax.out between a
+    dequantize and a quantize, as upstream's portable library runs it."""
+    torch.manual_seed(4)
+    model = LogProbabilities().eval()
+    res = compile_model(model, [unary_inputs(1, 0)[0][0]], unary_inputs(16, 0),
+                        target="cortex-m55" if target == "host" else target)
+    assert "aten::_log_softmax.out" in res.lowered.operators
+    # the two log-softmaxes, and the reshape after the second (its input is fp32)
+    assert sum("_log_softmax" in f for f in res.lowered.fallbacks) == 2, res.lowered.fallbacks
+    if target == "host":
+        worst = host_steps_from_float(model, res, unary_inputs(16, 0)[:8], tmp_path)
+        assert worst <= 3.0, worst
+    else:
+        board_matches_reference(res.data, unary_inputs(1, 5)[0][0].numpy(), target, tmp_path)

@@ -19,7 +19,7 @@ from ptec.pte.program_builder import CHANNELS_LAST, ProgramBuilder
 
 rng = np.random.default_rng(2024)
 F32 = ScalarType.FLOAT
-TRANSCENDENTAL = {"aten::_softmax.out", "aten::sigmoid.out", "aten::tanh.out"}
+TRANSCENDENTAL = {"aten::_softmax.out", "aten::_log_softmax.out", "aten::sigmoid.out", "aten::tanh.out"}
 
 
 def f32(*shape):
@@ -155,6 +155,15 @@ def test_softmax_any_dim(shape, dim, channels_last):
     x = f32(*shape) * 4
     b = unary("aten::_softmax.out", x, order, dim=dim, half_to_float=False)
     check("aten::_softmax.out", b, [x], torch.softmax(torch.from_numpy(x), dim).numpy(), atol=1e-6)
+
+
+@pytest.mark.parametrize("shape,dim", [((2, 5, 3, 4), 1), ((2, 5, 3, 4), -1), ((4, 9), 0), ((7,), 0)])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_log_softmax_any_dim(shape, dim, channels_last):
+    order = CHANNELS_LAST if channels_last and len(shape) == 4 else None
+    x = f32(*shape) * 4
+    b = unary("aten::_log_softmax.out", x, order, dim=dim, half_to_float=False)
+    check("aten::_log_softmax.out", b, [x], torch.log_softmax(torch.from_numpy(x), dim).numpy(), atol=1e-5)
 
 
 POOL_CASES = [  # k, stride, padding, ceil_mode

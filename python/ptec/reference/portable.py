@@ -228,6 +228,17 @@ def softmax(x, dim: int) -> np.ndarray:
     return (e / np.expand_dims(total, dim)).astype(F32)
 
 
+def log_softmax(x, dim: int) -> np.ndarray:
+    """(x - max) - log(sum of exp(x - max)), the sum in index order, float32."""
+    x = x.astype(F32)
+    m = np.max(x, axis=dim, keepdims=True)
+    moved = np.moveaxis(np.exp(x - m).astype(F32), dim, -1)
+    total = np.zeros(moved.shape[:-1], F32)
+    for i in range(moved.shape[-1]):
+        total += moved[..., i]
+    return ((x - m) - np.log(np.expand_dims(total, dim)).astype(F32)).astype(F32)
+
+
 def batch_norm(x, weight, bias, mean_, var, eps) -> np.ndarray:
     shape = [1, -1] + [1] * (x.ndim - 2)
     inv = (F32(1) / np.sqrt(var.astype(F32) + F32(eps))).astype(F32)

@@ -1,8 +1,12 @@
 /* aten::_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out)
+ * aten::_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out)
  *
- * Float32 softmax along any dim of a tensor in any dim order (each tensor
- * addressed through its own strides). Per row: m = max, e_i = expf(x_i - m)
- * written to out and summed in index order, then out_i = e_i / sum. */
+ * Float32 softmax and log-softmax along any dim of a tensor in any dim
+ * order (each tensor addressed through its own strides). Per row: m = max,
+ * e_i = expf(x_i - m) summed in index order; softmax writes e_i / sum,
+ * log-softmax (x_i - m) - logf(sum) (upstream's op_log_softmax.cpp: the
+ * same steps, never the log of a rounded probability). One file: the two
+ * share every step but the last. */
 #include <math.h>
 #include <string.h>
 
@@ -46,14 +50,14 @@ static ptec_status prepare(ptec_op *op)
     return PTEC_OK;
 }
 
-static ptec_status run(ptec_op *op)
+static ptec_status run_rows(ptec_op *op, bool log_form)
 {
     const softmax_state *s = op->state;
     const ptec_tensor *t_in = ptec_op_tensor(op, 0), *t_out = ptec_op_tensor(op, op->argc - 2u);
     const float *x = t_in->data;
     float *y = t_out->data;
     if (s->rank == 0) {
-        y[0] = expf(x[0] - x[0]) / expf(x[0] - x[0]);
+        y[0] = log_form ? (x[0] - x[0]) - logf(expf(x[0] - x[0])) : expf(x[0] - x[0]) / expf(x[0] - x[0]);
         return PTEC_OK;
     }
     int32_t sx[PTEC_MAX_RANK], sy[PTEC_MAX_RANK], outer[PTEC_MAX_RANK], index[PTEC_MAX_RANK] = {0};
@@ -77,17 +81,39 @@ static ptec_status run(ptec_op *op)
             m = v > m ? v : m;
         }
         float sum = 0.0f;
-        for (int32_t i = 0; i < len; ++i) {
-            float e = expf(xr[(size_t)i * step_x] - m);
-            yr[(size_t)i * step_y] = e;
-            sum += e;
-        }
-        for (int32_t i = 0; i < len; ++i) {
-            yr[(size_t)i * step_y] /= sum;
+        if (log_form) {
+            for (int32_t i = 0; i < len; ++i) {
+                sum += expf(xr[(size_t)i * step_x] - m);
+            }
+            float log_sum = logf(sum);
+            for (int32_t i = 0; i < len; ++i) {
+                yr[(size_t)i * step_y] = (xr[(size_t)i * step_x] - m) - log_sum;
+            }
+        } else {
+            for (int32_t i = 0; i < len; ++i) {
+                float e = expf(xr[(size_t)i * step_x] - m);
+                yr[(size_t)i * step_y] = e;
+                sum += e;
+            }
+            for (int32_t i = 0; i < len; ++i) {
+                yr[(size_t)i * step_y] /= sum;
+            }
         }
         ptec_walk_step(s->rank, outer, index, sx, &off_x, sy, &off_y);
     }
     return PTEC_OK;
 }
 
+static ptec_status run(ptec_op *op)
+{
+    return run_rows(op, false);
+}
+
+static ptec_status run_log(ptec_op *op)
+{
+    return run_rows(op, true);
+}
+
 const ptec_kernel ptec_kernel_aten__softmax_out = {"aten::_softmax.out", sizeof(softmax_state), prepare, run};
+const ptec_kernel ptec_kernel_aten__log_softmax_out = {"aten::_log_softmax.out", sizeof(softmax_state), prepare,
+                                                       run_log};

@@ -27,7 +27,7 @@ ATEN_KEYS = {
     "conv2d": "aten::convolution.out", "linear": "aten::linear.out",
     "add": "aten::add.out", "sub": "aten::sub.out", "mul": "aten::mul.out",
     "div": "aten::div.out", "sigmoid": "aten::sigmoid.out", "tanh": "aten::tanh.out",
-    "softmax": "aten::_softmax.out", "clamp": "aten::clamp.out",
+    "softmax": "aten::_softmax.out", "log_softmax": "aten::_log_softmax.out", "clamp": "aten::clamp.out",
     "avg_pool2d": "aten::avg_pool2d.out", "max_pool2d": "aten::max_pool2d_with_indices.out",
     "cat": "aten::cat.out", "mean": "aten::mean.out", "reshape": "aten::view_copy.out",
     "permute": "aten::permute_copy.out",
@@ -288,6 +288,7 @@ CALLS: Dict[str, Callable] = {
     "aten::mul.out": _binary, "aten::div.out": _binary,
     "aten::sigmoid.out": _unary, "aten::tanh.out": _unary,
     "aten::_softmax.out": _softmax,
+    "aten::_log_softmax.out": _softmax,
     "aten::cat.out": _cat,
     "aten::view_copy.out": _view_copy,
     "aten::permute_copy.out": _permute_copy,
@@ -347,7 +348,7 @@ def _layout_sensitive(b: ProgramBuilder, key: str, n: Node, ins: List[Act]) -> O
         return _reshape(b, key, n, ins)
     if not ins or len(ins[0].sizes) != 4:
         return None
-    if key == "aten::_softmax.out" and needs_relayout(ins[0].sizes):
+    if key in ("aten::_softmax.out", "aten::_log_softmax.out") and needs_relayout(ins[0].sizes):
         return _softmax_physical(b, key, n, ins)
     if key == "aten::cat.out" and any(needs_relayout(x.sizes) for x in ins + [Act(-1, n.shape)]):
         return _cat_physical(b, key, n, ins)
