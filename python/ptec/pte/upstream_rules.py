@@ -134,6 +134,12 @@ RULES: Dict[str, Rule] = {
     "aten::upsample_bilinear2d.vec_out": Rule(
         "kernels/portable/cpu/util/upsample_util.cpp (check_upsample_bilinear2d_args)",
         contiguous=("input", "out"), same_dtype=("input", "out")),
+    # upstream's portable library has no bicubic kernel (kernels/portable/cpu
+    # holds op_upsample_bilinear2d.cpp and op_upsample_nearest2d.cpp only)
+    "aten::upsample_bicubic2d.vec_out": Rule(
+        "none: ptec only (src/kernels/portable/op_upsample_bicubic2d.c)",
+        contiguous=("input", "out"), same_dtype=("input", "out"), dtypes=(("input", F32), ("out", F32)),
+        upstream_library="none (ptec only)"),
     "aten::pixel_shuffle.out": Rule("kernels/portable/cpu/op_pixel_shuffle.cpp (check_pixel_shuffle_args)",
                                     contiguous=("self", "out"), same_dtype=("self", "out")),
     "aten::pixel_unshuffle.out": Rule("kernels/portable/cpu/op_pixel_unshuffle.cpp (check_pixel_unshuffle_args)",
