@@ -30,7 +30,7 @@ class Wrap(nn.Module):
 
 def test_the_list_is_not_empty():
     # the rows are read by a pattern: a format change must not empty the test
-    assert len(rows()) >= 3
+    assert len(rows()) >= 2
 
 
 @pytest.mark.parametrize("cls,args,shape", rows(), ids=[r[0] for r in rows()])

@@ -427,9 +427,12 @@ def upstream_needs(program: Program) -> List[str]:
 
 def ptec_only_operators(program: Program) -> List[str]:
     """The `ptec::` operators the program calls (opt-in precision variants
-    such as --w4), which upstream ExecuTorch has no kernel for."""
+    such as --w4) and the ATen operators whose rule names no upstream
+    library (aten::upsample_bicubic2d.vec_out), which upstream ExecuTorch
+    has no kernel for."""
     return sorted({op.key for plan in program.execution_plan or []
-                   for op in plan.operators or [] if op.name.startswith("ptec::")})
+                   for op in plan.operators or [] if op.name.startswith("ptec::")
+                   or (op.key in RULES and RULES[op.key].upstream_library.startswith("none"))})
 
 
 def require_compatible(program: Program) -> None:
