@@ -354,21 +354,20 @@ def _cubic_taps(size: int, out: int, align_corners: bool, factor=None):
 
 def upsample_bicubic2d(x, out_hw, align_corners: bool, scale_factors=None) -> np.ndarray:
     """[N, C, H, W] float32 resized to out_hw bicubically in float32: each of
-    the four source rows summed over its four columns in tap order, then the
-    four row sums in tap order."""
+    the four source rows summed from 0 over its four columns in tap order,
+    then the four weighted row sums from 0 in tap order."""
     x = np.asarray(x, F32)
     (hi, hw), (wi, ww) = [_cubic_taps(x.shape[2 + d], out_hw[d], align_corners,
                                       None if scale_factors is None or align_corners else scale_factors[d])
                           for d in range(2)]
-    acc = None
+    acc = np.zeros((x.shape[0], x.shape[1], out_hw[0], out_hw[1]), F32)
     for r in range(4):
         rows = x[:, :, hi[r], :]                      # [N, C, OH, W]
-        s = ww[0] * rows[..., wi[0]]
-        for k in range(1, 4):
+        s = np.zeros_like(acc)
+        for k in range(4):
             s = (s + ww[k] * rows[..., wi[k]]).astype(F32)
-        term = (hw[r][:, None] * s).astype(F32)
-        acc = term if acc is None else (acc + term).astype(F32)
-    return acc.astype(F32)
+        acc = (acc + hw[r][:, None] * s).astype(F32)
+    return acc
 
 
 def pixel_shuffle(x, r: int, unshuffle: bool = False) -> np.ndarray:
