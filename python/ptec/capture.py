@@ -140,14 +140,14 @@ def _prelu_nodes(name: str, m: nn.PReLU, ins: List[str]) -> List[Node]:
 
 
 def _upsample_node(name: str, mode: str, align_corners, ins: List[str], shape) -> Node:
-    """nn.Upsample / F.interpolate: nearest and bilinear on 4-D tensors, as
+    """nn.Upsample / F.interpolate: nearest, bilinear and bicubic on 4-D tensors, as
     the resize to the traced output size; other modes stay an operator ptec
     reports."""
     if mode == "nearest" and shape is not None and len(shape) == 4 and not align_corners:
         return Node(name, "upsample_nearest", ins[:1], dict(size=[int(shape[2]), int(shape[3])]))
-    if mode == "bilinear" and shape is not None and len(shape) == 4:
-        return Node(name, "upsample_bilinear", ins[:1], dict(size=[int(shape[2]), int(shape[3])],
-                                                             align_corners=bool(align_corners)))
+    if mode in ("bilinear", "bicubic") and shape is not None and len(shape) == 4:
+        return Node(name, "upsample_" + mode, ins[:1], dict(size=[int(shape[2]), int(shape[3])],
+                                                            align_corners=bool(align_corners)))
     return Node(name, "unsupported", ins[:1], dict(fn=lambda x, _s=shape, _m=mode, _a=align_corners:
                                                     F.interpolate(x, size=_s[2:], mode=_m, align_corners=_a),
                                                     what=f"interpolate ({mode})"))

@@ -282,6 +282,8 @@ def _portable_table():
             t(arg, "input"), out.sizes[2:], s(arg, "scale_factors")),
         "aten::upsample_bilinear2d.vec_out": lambda arg, named, out: P.upsample_bilinear2d(
             t(arg, "input"), out.sizes[2:], s(arg, "align_corners"), s(arg, "scale_factors")),
+        "aten::upsample_bicubic2d.vec_out": lambda arg, named, out: P.upsample_bicubic2d(
+            t(arg, "input"), out.sizes[2:], s(arg, "align_corners"), s(arg, "scale_factors")),
         "aten::pixel_shuffle.out": lambda arg, named, out: P.pixel_shuffle(t(arg, "self"), s(arg, "upscale_factor")),
         "aten::pixel_unshuffle.out": lambda arg, named, out: P.pixel_shuffle(t(arg, "self"), s(arg, "downscale_factor"),
                                                                              True),

@@ -187,6 +187,8 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = F.interpolate(xs[0], size=a["size"], mode="nearest")
     elif op == "upsample_bilinear":
         y = F.interpolate(xs[0], size=a["size"], mode="bilinear", align_corners=a["align_corners"])
+    elif op == "upsample_bicubic":
+        y = F.interpolate(xs[0], size=a["size"], mode="bicubic", align_corners=a["align_corners"])
     elif op == "group_norm":
         y = F.group_norm(xs[0], a["groups"], _t(a.get("weight")), _t(a.get("bias")), a["eps"])
     elif op == "svdf":

@@ -318,6 +318,46 @@ b.set_io([x], [y])
 fail_case("cat_item_not_tensor", b, INVALID_ARGUMENT, "tensor list item is not a Tensor")
 
 
+# -- bicubic resize: hand-worked, and malformed calls ----------------------------
+
+def bicubic(x_shape, out_shape, size, scales=None, align=False, st=F32):
+    b = ProgramBuilder()
+    x, y = b.tensor(st, x_shape), b.tensor(st, out_shape)
+    b.call("aten::upsample_bicubic2d.vec_out", input=x, output_size=size, align_corners=align,
+           scale_factors=scales, out=y)
+    b.set_io([x], [y])
+    return b
+
+
+# W: [0, 16, 32, 0] -> 2 (align_corners False): s = 2, src = 0.5 and 2.5, t = 0.5,
+# weights far(1.5) = -0.09375, near(0.5) = 0.59375, near(0.5), far(1.5).
+# out 0: taps -1, 0, 1, 2 -> 0, 0, 1, 2: -0.09375*0 + 0.59375*0 + 0.59375*16 - 0.09375*32 = 6.5
+# out 1: taps 1, 2, 3, 4 -> 1, 2, 3, 3: -0.09375*16 + 0.59375*32 + 0 + 0 = 17.5
+# H (1 -> 1): src 0, t = 0, weights 0, 1, 0, 0: the row itself.
+run_case("bicubic_down", bicubic([1, 1, 1, 4], [1, 1, 1, 2], [1, 2]),
+         [(np.array([0, 16, 32, 0], np.float32).reshape(1, 1, 1, 4), None)],
+         [(np.array([6.5, 17.5], np.float32).reshape(1, 1, 1, 2), None)])
+fail_case("bicubic_size", bicubic([1, 1, 2, 2], [1, 1, 4, 4], [4, 5]), INVALID_ARGUMENT,
+          "output_size must be out's [H, W]")
+fail_case("bicubic_scale_nan", bicubic([1, 1, 2, 2], [1, 1, 4, 4], None, [float("nan"), 2.0]), INVALID_ARGUMENT,
+          "scale_factors must be positive")
+fail_case("bicubic_scale_inf", bicubic([1, 1, 2, 2], [1, 1, 4, 4], None, [2.0, float("inf")]), INVALID_ARGUMENT,
+          "scale_factors must be positive")
+fail_case("bicubic_scale_negative", bicubic([1, 1, 2, 2], [1, 1, 4, 4], None, [-2.0, 2.0]), INVALID_ARGUMENT,
+          "scale_factors must be positive")
+fail_case("bicubic_both", bicubic([1, 1, 2, 2], [1, 1, 4, 4], [4, 4], [2.0, 2.0]), INVALID_ARGUMENT,
+          "give either output_size or two")
+fail_case("bicubic_one_size", bicubic([1, 1, 2, 2], [1, 1, 4, 4], [4]), INVALID_ARGUMENT,
+          "output_size must be out's [H, W]")
+fail_case("bicubic_huge_size", bicubic([1, 1, 2, 2], [1, 1, 4, 4], [1 << 40, 4]), INVALID_ARGUMENT, "")
+fail_case("bicubic_channels", bicubic([1, 2, 2, 2], [1, 3, 4, 4], [4, 4]), INVALID_ARGUMENT,
+          "input and out must be 4-D float")
+fail_case("bicubic_3d", bicubic([1, 2, 2], [1, 4, 4], [4, 4]), INVALID_ARGUMENT, "input and out must be 4-D float")
+fail_case("bicubic_int8", bicubic([1, 1, 2, 2], [1, 1, 4, 4], [4, 4], st=I8), INVALID_ARGUMENT,
+          "input and out must be 4-D float")
+fail_case("bicubic_empty", bicubic([1, 1, 0, 2], [1, 1, 0, 4], [0, 4]), INVALID_ARGUMENT, "empty input or output")
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)

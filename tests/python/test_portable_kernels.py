@@ -419,6 +419,53 @@ def test_upsample_bilinear2d_refuses_bad_arguments(tmp_path, size, scales, messa
     assert proc.returncode != 0 and message in proc.stderr, proc.stderr
 
 
+@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("order", [None, CHANNELS_LAST])
+@pytest.mark.parametrize("in_hw,size,scales", [((4, 5), (8, 10), None), ((4, 5), None, (2.0, 2.5)),
+                                               ((4, 5), (2, 3), None), ((4, 5), (4, 9), None),
+                                               ((5, 7), (11, 6), None), ((6, 6), (4, 13), None),
+                                               ((5, 7), None, (1.7, 0.6)), ((1, 6), (3, 6), None)])
+def test_upsample_bicubic2d(align, order, in_hw, size, scales):
+    """The C kernel equals the numpy reference bit for bit, and torch's
+    F.interpolate(mode="bicubic") within float rounding (an oracle sharing
+    nothing with either); given scale factors, align_corners ignores them."""
+    x = (rng.standard_normal((2, 3, *in_hw)) * 50).astype(np.float32)
+    out_hw = size if size is not None else (int(in_hw[0] * scales[0]), int(in_hw[1] * scales[1]))
+    t = torch.from_numpy(x)
+    if scales is None or align:
+        want = F.interpolate(t, size=out_hw, mode="bicubic", align_corners=align)
+    else:
+        want = F.interpolate(t, scale_factor=scales, mode="bicubic", align_corners=False,
+                             recompute_scale_factor=False)
+    assert tuple(want.shape[2:]) == tuple(out_hw)
+    b = ProgramBuilder()
+    xi, y = b.tensor(F32, x.shape, order), b.tensor(F32, [2, 3, *out_hw], order)
+    b.call("aten::upsample_bicubic2d.vec_out", input=xi, output_size=None if size is None else list(size),
+           align_corners=align, scale_factors=None if scales is None else list(scales), out=y)
+    b.set_io([xi], [y])
+    check("aten::upsample_bicubic2d.vec_out", b, [x], want.numpy(), rtol=1e-5, atol=1e-5 * 50)
+
+
+@pytest.mark.parametrize("size,scales,message", [((8, 9), None, "output_size must be out's [H, W]"),
+                                                 ((8,), None, "output_size must be out's [H, W]"),
+                                                 (None, (2.0, 3.0), "scale_factors must be positive"),
+                                                 (None, (-2.0, 2.0), "scale_factors must be positive"),
+                                                 (None, (2.0, float("nan")), "scale_factors must be positive"),
+                                                 (None, (float("inf"), 2.0), "scale_factors must be positive"),
+                                                 (None, (2.0,), "give either output_size or two"),
+                                                 ((8, 10), (2.0, 2.0), "give either output_size or two")])
+def test_upsample_bicubic2d_refuses_bad_arguments(tmp_path, size, scales, message):
+    from runtime_util import run_program
+    b = ProgramBuilder()
+    xi, y = b.tensor(F32, [1, 3, 4, 5]), b.tensor(F32, [1, 3, 8, 10])
+    b.call("aten::upsample_bicubic2d.vec_out", input=xi, output_size=None if size is None else list(size),
+           align_corners=False, scale_factors=None if scales is None else list(scales), out=y)
+    b.set_io([xi], [y])
+    proc, _ = run_program(b.build(), [f32(1, 3, 4, 5)], tmp_path)
+    assert proc.returncode != 0 and message in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
 @pytest.mark.parametrize("size,scales,message", [((8, 9), None, "output_size must be out's [H, W]"),
                                                  (None, (2.0, 3.0), "scale_factors must be positive"),
                                                  ((8, 10), (2.0, 2.0), "give either output_size or two")])

@@ -112,3 +112,50 @@ def test_bilinear_unet_host_and_boards(align_corners, tmp_path):
     for target in ("cortex-m55", "cortex-m33"):
         board_matches_reference(compile_model(model, [images(1, 0)[0][0]], images(8, 0), target=target).data,
                                 images(1, 9)[0][0].numpy(), target, tmp_path)
+
+
+# ---------------------------------------------------------------------------
+# Bicubic (align_corners both ways): fp32 aten::upsample_bicubic2d.vec_out, a
+# ptec-only portable kernel, between a dequantize and a quantize
+
+class BicubicUNet(TinyUNet):
+    def __init__(self, align_corners):
+        super().__init__()
+        self.up = nn.Upsample(scale_factor=2, mode="bicubic", align_corners=align_corners)
+        self.align_corners = align_corners
+
+    def forward(self, x):
+        e1 = self.enc1(x)
+        u = self.up(self.enc2(self.down(e1)))
+        d = self.dec(torch.cat([u, e1], dim=1))
+        return self.head(F.interpolate(d, size=(11, 7), mode="bicubic", align_corners=self.align_corners))
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("in_hw,out_hw", [((4, 5), (8, 10)), ((8, 8), (4, 4)), ((3, 7), (7, 3)),
+                                          ((5, 5), (12, 13)), ((1, 6), (4, 6)), ((6, 9), (6, 9))])
+def test_bicubic_reference_is_torch(in_hw, out_hw, align_corners):
+    from ptec.reference.portable import upsample_bicubic2d
+    x = torch.randn(2, 3, *in_hw, generator=torch.Generator().manual_seed(1))
+    want = F.interpolate(x, size=out_hw, mode="bicubic", align_corners=align_corners).numpy()
+    got = upsample_bicubic2d(x.numpy(), out_hw, align_corners)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_bicubic_unet_host_and_boards(align_corners, tmp_path):
+    torch.manual_seed(0)
+    model = BicubicUNet(align_corners).eval()
+    res = compile_model(model, [images(1, 0)[0][0]], images(8, 0))
+    placed = {p.source: p.backend for p in res.lowered.placements if p.op == "upsample_bicubic"}
+    assert len(placed) == 2 and set(placed.values()) == {"portable"}, placed
+    assert "aten::upsample_bicubic2d.vec_out" in res.lowered.operators
+    # upstream's portable library has no bicubic kernel: the program says it runs on ptec only
+    from ptec.pte import parse_program
+    from ptec.pte.upstream_rules import ptec_only_operators
+    assert ptec_only_operators(parse_program(res.data)) == ["aten::upsample_bicubic2d.vec_out"]
+    worst = host_steps_from_float(model, res, images(6, 4), tmp_path)
+    assert worst <= 4.0, worst      # measured 1.92 (align_corners False), 1.66 (True)
+    for target in ("cortex-m55", "cortex-m33"):
+        board_matches_reference(compile_model(model, [images(1, 0)[0][0]], images(8, 0), target=target).data,
+                                images(1, 9)[0][0].numpy(), target, tmp_path)

@@ -137,6 +137,12 @@ RULES: Dict[str, Rule] = {
     "aten::upsample_bilinear2d.vec_out": Rule(
         "kernels/portable/cpu/util/upsample_util.cpp (check_upsample_bilinear2d_args)",
         contiguous=("input", "out"), same_dtype=("input", "out")),
+    # upstream's portable library has no bicubic kernel (kernels/portable/cpu
+    # holds op_upsample_bilinear2d.cpp and op_upsample_nearest2d.cpp only)
+    "aten::upsample_bicubic2d.vec_out": Rule(
+        "none: ptec only (src/kernels/portable/op_upsample_bicubic2d.c)",
+        contiguous=("input", "out"), same_dtype=("input", "out"), dtypes=(("input", F32), ("out", F32)),
+        upstream_library="none (ptec only)"),
     "aten::pixel_shuffle.out": Rule("kernels/portable/cpu/op_pixel_shuffle.cpp (check_pixel_shuffle_args)",
                                     contiguous=("self", "out"), same_dtype=("self", "out")),
     "aten::pixel_unshuffle.out": Rule("kernels/portable/cpu/op_pixel_unshuffle.cpp (check_pixel_unshuffle_args)",
@@ -424,9 +430,12 @@ def upstream_needs(program: Program) -> List[str]:
 
 def ptec_only_operators(program: Program) -> List[str]:
     """The `ptec::` operators the program calls (opt-in precision variants
-    such as --w4), which upstream ExecuTorch has no kernel for."""
+    such as --w4) and the ATen operators whose rule names no upstream
+    library (aten::upsample_bicubic2d.vec_out), which upstream ExecuTorch
+    has no kernel for."""
     return sorted({op.key for plan in program.execution_plan or []
-                   for op in plan.operators or [] if op.name.startswith("ptec::")})
+                   for op in plan.operators or [] if op.name.startswith("ptec::")
+                   or (op.key in RULES and RULES[op.key].upstream_library.startswith("none"))})
 
 
 def require_compatible(program: Program) -> None:

@@ -336,6 +336,51 @@ def upsample_bilinear2d(x, out_hw, align_corners: bool, scale_factors=None) -> n
     return (lh0[:, None] * top + lh1[:, None] * bottom).astype(F32)
 
 
+def _cubic_taps(size: int, out: int, align_corners: bool, factor=None):
+    """Per output index: four source indices (clamped to the axis) and their
+    four float32 weights, PyTorch's bicubic rule: cubic convolution with
+    A = -0.75 around floor(src), src unclamped."""
+    a = F32(-0.75)
+    i = np.arange(out)
+    if align_corners:
+        s = F32((size - 1) / (out - 1)) if out > 1 else F32(0.0)
+        src = (s * i.astype(F32)).astype(F32)
+    else:
+        s = F32(1.0 / factor) if factor is not None else F32(size / out)
+        src = (s * (i.astype(F32) + F32(0.5)) - F32(0.5)).astype(F32)
+    f = np.floor(src).astype(F32)
+    t = (src - f).astype(F32)
+
+    def inner(v):   # |v| <= 1
+        return (((a + F32(2)) * v - (a + F32(3))) * v * v + F32(1)).astype(F32)
+
+    def outer(v):   # 1 < |v| < 2
+        return (((a * v - F32(5) * a) * v + F32(8) * a) * v - F32(4) * a).astype(F32)
+
+    one, two = F32(1), F32(2)
+    weights = [outer(t + one), inner(t), inner(one - t), outer(two - t)]
+    index = [np.clip(f.astype(np.int64) - 1 + k, 0, size - 1) for k in range(4)]
+    return index, weights
+
+
+def upsample_bicubic2d(x, out_hw, align_corners: bool, scale_factors=None) -> np.ndarray:
+    """[N, C, H, W] float32 resized to out_hw bicubically in float32: each of
+    the four source rows summed from 0 over its four columns in tap order,
+    then the four weighted row sums from 0 in tap order."""
+    x = np.asarray(x, F32)
+    (hi, hw), (wi, ww) = [_cubic_taps(x.shape[2 + d], out_hw[d], align_corners,
+                                      None if scale_factors is None or align_corners else scale_factors[d])
+                          for d in range(2)]
+    acc = np.zeros((x.shape[0], x.shape[1], out_hw[0], out_hw[1]), F32)
+    for r in range(4):
+        rows = x[:, :, hi[r], :]                      # [N, C, OH, W]
+        s = np.zeros_like(acc)
+        for k in range(4):
+            s = (s + ww[k] * rows[..., wi[k]]).astype(F32)
+        acc = (acc + hw[r][:, None] * s).astype(F32)
+    return acc
+
+
 def pixel_shuffle(x, r: int, unshuffle: bool = False) -> np.ndarray:
     """[N, C*r*r, H, W] -> [N, C, H*r, W*r] (unshuffle: the inverse): channel
     c*r*r + i*r + j at (h, w) is channel c at (h*r + i, w*r + j)."""

@@ -21,12 +21,7 @@
 #include "kernels/portable/strides.h"
 #include "kernels/portable/upsample_args.h"
 
-typedef struct bilinear_state {
-    float scale_h, scale_w;
-    bool align_corners;
-} bilinear_state;
-
-enum { ARG_IN, ARG_SIZE, ARG_ALIGN, ARG_SCALES, ARG_OUT, ARG_RETURN, ARG_COUNT };
+enum { ARG_IN = PTEC_UPSAMPLE_IN, ARG_OUT = PTEC_UPSAMPLE_OUT };
 
 typedef struct axis_tap {
     int32_t i0, i1;
@@ -57,50 +52,9 @@ static axis_tap source_tap(int32_t i, float scale, int32_t in, int32_t out, bool
     return t;
 }
 
-/* align_corners: (in - 1) / (out - 1); else in / out; in double, used as float. */
-static float axis_scale(int32_t in, int32_t out, bool align_corners)
-{
-    if (align_corners) {
-        return out > 1 ? (float)((double)(in - 1) / (double)(out - 1)) : 0.0f;
-    }
-    return (float)((double)in / (double)out);
-}
-
-static ptec_status prepare(ptec_op *op)
-{
-    bilinear_state *s = op->state;
-    ptec_tensor *in, *out;
-    ptec_status st;
-    if ((st = ptec_op_expect_argc(op, ARG_COUNT)) != PTEC_OK || (st = ptec_op_get_tensor(op, ARG_IN, &in)) != PTEC_OK ||
-        (st = ptec_op_get_tensor(op, ARG_OUT, &out)) != PTEC_OK ||
-        (st = ptec_op_get_bool(op, ARG_ALIGN, &s->align_corners)) != PTEC_OK) {
-        return st;
-    }
-    if (in->rank != 4 || out->rank != 4 || in->dtype != PTEC_DTYPE_FLOAT || out->dtype != PTEC_DTYPE_FLOAT ||
-        in->sizes[0] != out->sizes[0] || in->sizes[1] != out->sizes[1]) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT,
-                            PTEC_MSG("input and out must be 4-D float [N, C, H, W], N and C equal"));
-    }
-    if (out->flags & PTEC_TENSOR_CONSTANT) {
-        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, ARG_OUT, PTEC_MSG("out is a constant tensor"));
-    }
-    if (in->numel == 0 || out->numel == 0) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_IN, PTEC_MSG("empty input or output"));
-    }
-    double factors[2];
-    if ((st = ptec_upsample_output_args(op, ARG_SIZE, ARG_SCALES, in, out, factors)) != PTEC_OK) {
-        return st;
-    }
-    /* upstream: align_corners ignores the factors; otherwise 1 / factor when given */
-    const bool by_factor = factors[0] > 0.0 && !s->align_corners;
-    s->scale_h = by_factor ? (float)(1.0 / factors[0]) : axis_scale(in->sizes[2], out->sizes[2], s->align_corners);
-    s->scale_w = by_factor ? (float)(1.0 / factors[1]) : axis_scale(in->sizes[3], out->sizes[3], s->align_corners);
-    return PTEC_OK;
-}
-
 static ptec_status run(ptec_op *op)
 {
-    const bilinear_state *s = op->state;
+    const ptec_upsample_interp_state *s = op->state;
     const ptec_tensor *in = ptec_op_tensor(op, ARG_IN), *out = ptec_op_tensor(op, ARG_OUT);
     int32_t si[PTEC_MAX_RANK], so[PTEC_MAX_RANK];
     ptec_physical_strides(in, si);
@@ -111,11 +65,11 @@ static ptec_status run(ptec_op *op)
         for (int32_t c = 0; c < out->sizes[1]; ++c) {
             const float *plane = x + (size_t)n * (size_t)si[0] + (size_t)c * (size_t)si[1];
             for (int32_t oh = 0; oh < out->sizes[2]; ++oh) {
-                const axis_tap th = source_tap(oh, s->scale_h, in->sizes[2], out->sizes[2], s->align_corners);
+                const axis_tap th = source_tap(oh, s->scale[0], in->sizes[2], out->sizes[2], s->align_corners);
                 const float *r0 = plane + (size_t)th.i0 * (size_t)si[2];
                 const float *r1 = plane + (size_t)th.i1 * (size_t)si[2];
                 for (int32_t ow = 0; ow < out->sizes[3]; ++ow) {
-                    const axis_tap tw = source_tap(ow, s->scale_w, in->sizes[3], out->sizes[3], s->align_corners);
+                    const axis_tap tw = source_tap(ow, s->scale[1], in->sizes[3], out->sizes[3], s->align_corners);
                     const size_t c0 = (size_t)tw.i0 * (size_t)si[3], c1 = (size_t)tw.i1 * (size_t)si[3];
                     const float top = tw.l0 * r0[c0] + tw.l1 * r0[c1];
                     const float bottom = tw.l0 * r1[c0] + tw.l1 * r1[c1];
@@ -129,4 +83,5 @@ static ptec_status run(ptec_op *op)
 }
 
 const ptec_kernel ptec_kernel_aten_upsample_bilinear2d_vec_out = {"aten::upsample_bilinear2d.vec_out",
-                                                                  sizeof(bilinear_state), prepare, run};
+                                                                  sizeof(ptec_upsample_interp_state),
+                                                                  ptec_upsample_interp_prepare, run};

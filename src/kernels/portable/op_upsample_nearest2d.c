@@ -42,12 +42,6 @@ static ptec_status prepare(ptec_op *op)
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT,
                             PTEC_MSG("input and out must be 4-D [N, C, H, W] of one dtype, N and C equal"));
     }
-    if (out->flags & PTEC_TENSOR_CONSTANT) {
-        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, ARG_OUT, PTEC_MSG("out is a constant tensor"));
-    }
-    if (in->numel == 0 || out->numel == 0) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_IN, PTEC_MSG("empty input or output"));
-    }
     memset(s, 0, sizeof *s);
     s->elem = (uint32_t)ptec_dtype_size(in->dtype);
     double factors[2];

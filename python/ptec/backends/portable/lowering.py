@@ -36,6 +36,7 @@ ATEN_KEYS = {
     "group_norm": "aten::native_group_norm.out",
     "upsample_nearest": "aten::upsample_nearest2d.vec_out",
     "upsample_bilinear": "aten::upsample_bilinear2d.vec_out",
+    "upsample_bicubic": "aten::upsample_bicubic2d.vec_out",
     "slice": "aten::slice_copy.Tensor_out",
     "adaptive_avg_pool2d": "aten::_adaptive_avg_pool2d.out",
 }
@@ -301,6 +302,7 @@ CALLS: Dict[str, Callable] = {
     "aten::native_group_norm.out": _group_norm,
     "aten::upsample_nearest2d.vec_out": _upsample_nearest,
     "aten::upsample_bilinear2d.vec_out": _upsample_bilinear,
+    "aten::upsample_bicubic2d.vec_out": _upsample_bilinear,
     "aten::slice_copy.Tensor_out": _slice,
 }
 
@@ -336,7 +338,7 @@ def _combine_bounds(a, b):
 CONTIGUOUS_INPUT = ("aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
                     "aten::_native_batch_norm_legit_no_training.out", "aten::mean.out",
                     "aten::native_layer_norm.out", "aten::native_group_norm.out", "aten::upsample_nearest2d.vec_out",
-                    "aten::upsample_bilinear2d.vec_out",
+                    "aten::upsample_bilinear2d.vec_out", "aten::upsample_bicubic2d.vec_out",
                     "aten::slice_copy.Tensor_out")
 
 
