@@ -338,6 +338,11 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_conv3d_nodes(name, fn, mods, ins, by_name))
             elif isinstance(mods[fn.target], ONE_D):
                 nodes.extend(_one_d_nodes(name, mods[fn.target], ins))
+            elif isinstance(mods[fn.target], nn.Softmin):
+                # softmin(x) = softmax(-x): the negation a LUT, then the int8 softmax
+                dim = mods[fn.target].dim
+                nodes.extend([Node(f"{name}_neg", "neg", ins[:1]),
+                              Node(name, "softmax", [f"{name}_neg"], dict(dim=-1 if dim is None else int(dim)))])
             elif isinstance(mods[fn.target], nn.LocalResponseNorm):
                 m = mods[fn.target]
                 nodes.extend(_lrn_nodes(name, m.size, m.alpha, m.beta, m.k, ins, _meta_shape(fn)))

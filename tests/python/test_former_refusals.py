@@ -164,3 +164,28 @@ def test_log_softmax_runs_in_fp32(target, tmp_path):
         assert worst <= 3.0, worst
     else:
         board_matches_reference(res.data, unary_inputs(1, 5)[0][0].numpy(), target, tmp_path)
+
+
+class SoftminHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 10)
+        self.softmin = nn.Softmin(dim=1)
+
+    def forward(self, x):
+        return self.softmin(self.fc(x))
+
+
+@pytest.mark.parametrize("target", ["host", "cortex-m55"])
+def test_softmin_is_the_softmax_of_a_negation(target, tmp_path):
+    torch.manual_seed(6)
+    model = SoftminHead().eval()
+    res = compile_model(model, [unary_inputs(1, 0)[0][0]], unary_inputs(16, 0),
+                        target="cortex-m55" if target == "host" else target)
+    assert [n.op for n in res.graph.nodes if n.op in ("neg", "softmax")] == ["neg", "softmax"]
+    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    if target == "host":
+        worst = host_steps_from_float(model, res, unary_inputs(16, 0)[:8], tmp_path)
+        assert worst <= 3.0, worst
+    else:
+        board_matches_reference(res.data, unary_inputs(1, 5)[0][0].numpy(), target, tmp_path)
