@@ -126,6 +126,86 @@ def _conv3d_nodes(name: str, fn: torch.fx.Node, mods, ins: List[str], by_name) -
                                    CaptureError)
 
 
+def _unfold_nodes(name: str, m: nn.Unfold, ins: List[str], shape) -> List[Node]:
+    """nn.Unfold (im2col) over [N, C, H, W]: a convolution whose one-hot
+    weights copy each patch position to its own output channel (channel
+    c * KH * KW + i * KW + j takes input channel c at tap (i, j), PyTorch's
+    order), then a reshape to [N, C * KH * KW, blocks]. A copy: on the
+    input's int8 grid each output is the input value exactly."""
+    if len(shape or []) != 4:
+        raise CaptureError(f"{name}: nn.Unfold on a rank-{len(shape or [])} input is not supported")
+    c = int(shape[1])
+    kh, kw = _pair(m.kernel_size)
+    weight = np.zeros((c * kh * kw, c, kh, kw), np.float32)
+    for ch in range(c):
+        for i in range(kh):
+            for j in range(kw):
+                weight[ch * kh * kw + i * kw + j, ch, i, j] = 1.0
+    conv = Node(f"{name}_patches", "conv2d", ins[:1], dict(
+        weight=weight, bias=None, stride=_pair(m.stride), padding=_pair(m.padding),
+        dilation=_pair(m.dilation), groups=1))
+    return [conv, Node(name, "reshape", [conv.name], dict(flatten=(2, 3)))]
+
+
+def _reshaping_module_nodes(name: str, m: nn.Module, ins: List[str], shape) -> List[Node]:
+    """Modules that are other ops once the input's shape is known:
+    nn.AdaptiveMaxPool2d whose output divides the input (a max pool of
+    kernel = stride = input / output), nn.GLU (a * sigmoid(b) of the two
+    halves along its dim: two slices, a sigmoid LUT, a mul) and nn.Fold
+    (col2im: a transposed convolution whose one-hot weights put each
+    patch channel back at its position, summing overlaps: the adjoint of
+    nn.Unfold's)."""
+    rank = len(shape or [])
+    if isinstance(m, nn.AdaptiveMaxPool2d):
+        out = _pair(m.output_size)
+        out = [shape[2 + i] if out[i] is None else int(out[i]) for i in range(2)] if rank == 4 else out
+        if rank != 4 or m.return_indices or any(shape[2 + i] % out[i] for i in range(2)):
+            raise CaptureError(f"{name}: nn.AdaptiveMaxPool2d runs when its output divides a 4-D input "
+                               f"(input {list(shape or [])}, output {list(out)}); use nn.MaxPool2d")
+        k = [shape[2] // out[0], shape[3] // out[1]]
+        return [Node(name, "max_pool2d", ins[:1], dict(kernel=k, stride=k, padding=[0, 0], dilation=[1, 1],
+                                                      ceil_mode=False))]
+    if isinstance(m, nn.LPPool2d):
+        # torch: avg_pool2d(x^p) * (KH * KW), then its 1/p power: two LUTs around an int8 average
+        k = _pair(m.kernel_size)
+        p = float(m.norm_type)
+        return [Node(f"{name}_pow", "lp_pow", ins[:1], dict(p=p)),
+                Node(f"{name}_mean", "avg_pool2d", [f"{name}_pow"], dict(
+                    kernel=k, stride=_pair(m.stride or m.kernel_size), padding=[0, 0], ceil_mode=bool(m.ceil_mode),
+                    count_include_pad=True, divisor_override=None)),
+                Node(name, "lp_root", [f"{name}_mean"], dict(p=p, taps=float(k[0] * k[1])))]
+    if isinstance(m, nn.GLU):
+        dim = int(m.dim) % max(rank, 1)
+        half = int(shape[dim]) // 2
+        if int(shape[dim]) % 2:
+            raise CaptureError(f"{name}: nn.GLU over an odd dim of size {shape[dim]}")
+        return [Node(f"{name}_a", "slice", ins[:1], dict(dim=dim, start=0, end=half)),
+                Node(f"{name}_b", "slice", ins[:1], dict(dim=dim, start=half, end=2 * half)),
+                Node(f"{name}_gate", "sigmoid", [f"{name}_b"]),
+                Node(name, "mul", [f"{name}_a", f"{name}_gate"])]
+    # nn.Fold: [N, C*KH*KW, L] -> [N, C, H, W]
+    kh, kw = _pair(m.kernel_size)
+    (oh_, ow_), (sh, sw), (ph, pw), (dh, dw) = (_pair(m.output_size), _pair(m.stride), _pair(m.padding),
+                                                _pair(m.dilation))
+    if rank != 3 or shape[1] % (kh * kw):
+        raise CaptureError(f"{name}: nn.Fold takes [N, C*KH*KW, L] (input {list(shape or [])})")
+    c = int(shape[1]) // (kh * kw)
+    bh = (oh_ + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    bw = (ow_ + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    if bh * bw != int(shape[2]):
+        raise CaptureError(f"{name}: nn.Fold of {shape[2]} blocks for a {bh} x {bw} grid")
+    weight = np.zeros((c * kh * kw, c, kh, kw), np.float32)            # [Cin, Cout, KH, KW]
+    for ch in range(c):
+        for i in range(kh):
+            for j in range(kw):
+                weight[ch * kh * kw + i * kw + j, ch, i, j] = 1.0
+    extra = [oh_ - ((bh - 1) * sh - 2 * ph + dh * (kh - 1) + 1), ow_ - ((bw - 1) * sw - 2 * pw + dw * (kw - 1) + 1)]
+    return [Node(f"{name}_grid", "reshape", ins[:1], dict(shape=[int(shape[0]), c * kh * kw, bh, bw])),
+            Node(name, "conv_transpose2d", [f"{name}_grid"], dict(
+                weight=weight, bias=None, stride=[sh, sw], padding=[ph, pw], output_padding=extra,
+                dilation=[dh, dw], groups=1))]
+
+
 def _prelu_nodes(name: str, m: nn.PReLU, ins: List[str]) -> List[Node]:
     """nn.PReLU with a slope per channel: relu(x) + slope * min(x, 0), the
     slopes a [1, C, 1, ...] constant (a channel broadcast the int8 mul
@@ -208,8 +288,15 @@ def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
         return Node(name, "clamp", ins, dict(lo=0.0, hi=6.0))
     if isinstance(m, nn.Hardtanh):
         return Node(name, "clamp", ins, dict(lo=float(m.min_val), hi=float(m.max_val)))
-    if isinstance(m, (nn.Dropout, nn.Identity)):
-        return Node(name, "identity", ins)
+    if isinstance(m, (nn.Dropout, nn.Identity, nn.AlphaDropout, nn.FeatureAlphaDropout, nn.Dropout1d,
+                      nn.Dropout2d, nn.Dropout3d)):
+        return Node(name, "identity", ins)              # eval: every dropout passes its input
+    if isinstance(m, nn.Threshold):
+        return Node(name, "threshold", ins, dict(threshold=float(m.threshold), value=float(m.value)))
+    if isinstance(m, nn.Softmax2d):
+        return Node(name, "softmax", ins, dict(dim=-3))
+    if isinstance(m, nn.ChannelShuffle):
+        return Node(name, "channel_shuffle", ins, dict(groups=int(m.groups)))
     if isinstance(m, nn.AvgPool2d):
         return Node(name, "avg_pool2d", ins, dict(
             kernel=_pair(m.kernel_size), stride=_pair(m.stride or m.kernel_size),
@@ -338,6 +425,10 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_conv3d_nodes(name, fn, mods, ins, by_name))
             elif isinstance(mods[fn.target], ONE_D):
                 nodes.extend(_one_d_nodes(name, mods[fn.target], ins))
+            elif isinstance(mods[fn.target], (nn.AdaptiveMaxPool2d, nn.GLU, nn.Fold, nn.LPPool2d)):
+                nodes.extend(_reshaping_module_nodes(name, mods[fn.target], ins, _meta_shape(fn.args[0])))
+            elif isinstance(mods[fn.target], nn.Unfold):
+                nodes.extend(_unfold_nodes(name, mods[fn.target], ins, _meta_shape(fn.args[0])))
             elif isinstance(mods[fn.target], nn.Softmin):
                 # softmin(x) = softmax(-x): the negation a LUT, then the int8 softmax
                 dim = mods[fn.target].dim

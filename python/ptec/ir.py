@@ -112,6 +112,10 @@ UNARY: Dict[str, Callable[..., torch.Tensor]] = {
     "celu": lambda x, a: F.celu(x, a.get("alpha", 1.0)),
     "logsigmoid": lambda x, a: F.logsigmoid(x),
     "neg": lambda x, a: -x,
+    "threshold": lambda x, a: torch.where(x > a["threshold"], x, torch.full_like(x, a["value"])),
+    # nn.LPPool2d's two element-wise steps around its average (torch's own order)
+    "lp_pow": lambda x, a: x.pow(a["p"]),
+    "lp_root": lambda x, a: (torch.sign(x) * torch.relu(torch.abs(x))).mul(a["taps"]).pow(1.0 / a["p"]),
     # nn.LocalResponseNorm's scale: (k + alpha * mean of squares)^-beta; a
     # mean of squares is never negative (clamped: an int8 grid may reach below 0)
     "lrn_scale": lambda x, a: torch.pow(a["k"] + a["alpha"] * torch.clamp(x, min=0.0), -a["beta"]),

@@ -12,6 +12,7 @@ the refusal list shrinks to what the hardware truly cannot do):
 Each runs byte-identical to the numpy reference on the host and both
 emulated boards and stays within a few output steps of PyTorch float."""
 
+import numpy as np
 import pytest
 import torch
 import torch.nn as nn
@@ -189,3 +190,109 @@ def test_softmin_is_the_softmax_of_a_negation(target, tmp_path):
         assert worst <= 3.0, worst
     else:
         board_matches_reference(res.data, unary_inputs(1, 5)[0][0].numpy(), target, tmp_path)
+
+
+class UnfoldHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.unfold = nn.Unfold(kernel_size=2, dilation=2, padding=1, stride=3)
+        self.fc = nn.Linear(16, 5)
+
+    def forward(self, x):
+        return self.fc(self.unfold(torch.relu(self.conv(x))).transpose(1, 2))
+
+
+def images8(n, seed):
+    g = torch.Generator().manual_seed(seed)
+    return [(torch.randn(1, 3, 8, 8, generator=g),) for _ in range(n)]
+
+
+def test_unfold_is_a_one_hot_convolution_that_copies():
+    """nn.Unfold becomes a convolution with one-hot weights: in float the
+    captured graph is nn.Unfold, and in int8 (the output keeps the input's
+    grid: the patches hold the input's values and the padding's zeros) the
+    program's output bytes are the input bytes' patches, exactly."""
+    from ptec.capture import capture
+    from ptec.interpreter import run_program
+    from ptec.ir import evaluate
+    from ptec.pte import parse_program
+    unfold = nn.Sequential(nn.Unfold(kernel_size=(2, 3), dilation=(1, 2), padding=1, stride=(2, 1))).eval()
+    x = images8(1, 0)[0][0]
+    g = capture(unfold, [x])
+    _, env = evaluate(g, [x], keep_all=True)
+    assert torch.allclose(env[g.outputs[0]], unfold(x), atol=0)
+    res = compile_model(unfold, [x], images8(8, 1), int8_io=True)
+    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    s, z = res.lowered.inputs[0].scale, res.lowered.inputs[0].zero_point
+    assert (res.lowered.outputs[0].scale, res.lowered.outputs[0].zero_point) == (s, z)
+    q = np.clip(np.round(x.numpy() / s) + z, -128, 127).astype(np.int8)
+    got = run_program(parse_program(res.data), [q])[0]
+    want = F.unfold(torch.from_numpy(q.astype(np.float32) - z), (2, 3), dilation=(1, 2), padding=1,
+                    stride=(2, 1)).numpy() + z
+    assert np.array_equal(np.asarray(got, np.int64), want.astype(np.int64))
+
+
+@pytest.mark.parametrize("target", ["host", "cortex-m55", "cortex-m33"])
+def test_unfold_runs_int8(target, tmp_path):
+    torch.manual_seed(8)
+    model = UnfoldHead().eval()
+    res = compile_model(model, [images8(1, 0)[0][0]], images8(16, 0),
+                        target="cortex-m55" if target == "host" else target)
+    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    if target == "host":
+        worst = host_steps_from_float(model, res, images8(16, 0)[:8], tmp_path)
+        assert worst <= 3.0, worst
+    else:
+        board_matches_reference(res.data, images8(1, 5)[0][0].numpy(), target, tmp_path)
+
+
+class MoreModules(nn.Module):
+    """Modules that are other ops: the eval-time dropouts (identity),
+    Threshold (a LUT), Softmax2d (softmax over the channels),
+    ChannelShuffle, AdaptiveMaxPool2d (a max pool when the output divides
+    the input), GLU (two slices, a sigmoid, a mul), Unfold then Fold (one-hot
+    convolution and transposed convolution), LPPool2d (two LUTs around an
+    average pool)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.drop, self.drop2d = nn.AlphaDropout(0.2), nn.Dropout2d(0.1)
+        self.threshold = nn.Threshold(0.1, -0.5)
+        self.softmax2d, self.shuffle = nn.Softmax2d(), nn.ChannelShuffle(2)
+        self.pool, self.glu = nn.AdaptiveMaxPool2d(4), nn.GLU(1)
+        self.unfold, self.fold = nn.Unfold(2, stride=2), nn.Fold((4, 4), 2, stride=2)
+        self.lp = nn.LPPool2d(2, 2)
+        self.fc = nn.Linear(16, 5)
+
+    def forward(self, x):                                    # x [1, 3, 8, 8]
+        y = self.threshold(self.drop2d(self.drop(self.conv(x))))
+        y = self.glu(self.pool(self.shuffle(y) + self.softmax2d(y)))        # [1, 4, 4, 4]
+        y = self.lp(torch.relu(self.fold(self.unfold(y))))                   # [1, 4, 2, 2]
+        return self.fc(y.flatten(1))
+
+
+def test_more_modules_capture_as_pytorch_computes_them():
+    from ptec.capture import capture
+    from ptec.ir import evaluate
+    torch.manual_seed(9)
+    model = MoreModules().eval()
+    x = images8(1, 3)[0][0]
+    g = capture(model, [x])
+    _, env = evaluate(g, [x], keep_all=True)
+    assert torch.allclose(env[g.outputs[0]], model(x), atol=1e-5)
+
+
+@pytest.mark.parametrize("target", ["host", "cortex-m55", "cortex-m33"])
+def test_more_modules_run_int8(target, tmp_path):
+    torch.manual_seed(9)
+    model = MoreModules().eval()
+    res = compile_model(model, [images8(1, 0)[0][0]], images8(16, 0),
+                        target="cortex-m55" if target == "host" else target)
+    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    if target == "host":
+        worst = host_steps_from_float(model, res, images8(16, 0)[:8], tmp_path)
+        assert worst <= 6.0, worst
+    else:
+        board_matches_reference(res.data, images8(1, 5)[0][0].numpy(), target, tmp_path)
