@@ -47,6 +47,40 @@ def _single(v) -> int:
     return int(v[0]) if isinstance(v, (tuple, list)) else int(v)
 
 
+def _conv_padding(name: str, m: nn.Module, spatial: int):
+    """How a convolution module pads: (None, its padding per spatial dim)
+    when the convolution's own zero padding does it, else (a pad node's
+    attrs, zeros) for a pad before a convolution without padding: torch's
+    padding="same" with an odd total (the extra row or column at the end,
+    as torch puts it), or padding_mode reflect / replicate (torch pads with
+    F.pad, then convolves unpadded). padding="valid" is no padding."""
+    k, d = list(m.kernel_size), list(m.dilation)
+    if isinstance(m.padding, str):
+        total = [0] * spatial if m.padding == "valid" else [d[i] * (k[i] - 1) for i in range(spatial)]
+        lo, hi = [t // 2 for t in total], [t - t // 2 for t in total]
+    else:
+        lo = hi = [int(p) for p in m.padding][:spatial]
+    if m.padding_mode not in ("zeros", "reflect", "replicate"):
+        raise CaptureError(f"{name}: padding_mode {m.padding_mode} is not supported (zeros, reflect and "
+                           "replicate are)")
+    if m.padding_mode == "zeros" and lo == hi:
+        return None, lo
+    pads: List[int] = []
+    for i in reversed(range(spatial)):          # F.pad's order: the last dim first
+        pads += [lo[i], hi[i]]
+    mode = "constant" if m.padding_mode == "zeros" else m.padding_mode
+    return dict(pad=pads, mode=mode, value=0.0), [0] * spatial
+
+
+def _padded_conv2d_nodes(name: str, source: str, m: nn.Conv2d, ins: List[str]) -> List[Node]:
+    """nn.Conv2d whose padding needs a pad of its own (_conv_padding)."""
+    pad, padding = _conv_padding(source, m, 2)
+    conv = Node(name, "conv2d", [f"{name}_padded"] if pad else ins[:1], dict(
+        weight=_np(m.weight), bias=None if m.bias is None else _np(m.bias), stride=_pair(m.stride),
+        padding=padding, dilation=_pair(m.dilation), groups=int(m.groups)))
+    return ([Node(f"{name}_padded", "pad", ins[:1], pad)] if pad else []) + [conv]
+
+
 def _one_d_nodes(name: str, m: nn.Module, ins: List[str]) -> List[Node]:
     """A 1-D (transposed) convolution or pool over [N, C, L] as its 2-D form over a unit
     height, [N, C, 1, L]: unsqueeze(2), the 2-D node with a 1 x K kernel,
@@ -54,14 +88,14 @@ def _one_d_nodes(name: str, m: nn.Module, ins: List[str]) -> List[Node]:
     prepare() folds a batch-norm or an activation after the squeeze into the
     2-D node, as it does after a 2-D convolution."""
     lifted, core = f"{name}_as_2d_in", f"{name}_as_2d"
+    pre: List[Node] = []
     if isinstance(m, nn.Conv1d):
-        if isinstance(m.padding, str):
-            raise CaptureError(f"{name}: string padding {m.padding!r} is not supported")
-        if m.padding_mode != "zeros":
-            raise CaptureError(f"{name}: padding_mode {m.padding_mode} is not supported")
-        node = Node(core, "conv2d", [lifted], dict(
+        pad, padding = _conv_padding(name, m, 1)
+        if pad:         # on the unit-height [N, C, 1, L]: pad W only
+            pre = [Node(f"{name}_padded", "pad", [lifted], dict(pad, pad=pad["pad"] + [0, 0]))]
+        node = Node(core, "conv2d", [pre[0].name if pre else lifted], dict(
             weight=_np(m.weight)[:, :, None, :], bias=None if m.bias is None else _np(m.bias),
-            stride=[1, _single(m.stride)], padding=[0, _single(m.padding)],
+            stride=[1, _single(m.stride)], padding=[0, padding[0]],
             dilation=[1, _single(m.dilation)], groups=int(m.groups)))
     elif isinstance(m, nn.ConvTranspose1d):
         if m.padding_mode != "zeros":
@@ -80,8 +114,8 @@ def _one_d_nodes(name: str, m: nn.Module, ins: List[str]) -> List[Node]:
             kernel=[1, _single(m.kernel_size)], stride=[1, _single(m.stride or m.kernel_size)],
             padding=[0, _single(m.padding)], ceil_mode=bool(m.ceil_mode),
             count_include_pad=bool(m.count_include_pad), divisor_override=None))
-    return [Node(lifted, "reshape", ins[:1], dict(unsqueeze=2)), node,
-            Node(name, "reshape", [core], dict(squeeze=2))]
+    return [Node(lifted, "reshape", ins[:1], dict(unsqueeze=2))] + pre + [
+        node, Node(name, "reshape", [core], dict(squeeze=2))]
 
 
 def _lrn_nodes(name: str, size: int, alpha: float, beta: float, k: float, ins: List[str],
@@ -427,6 +461,9 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_one_d_nodes(name, mods[fn.target], ins))
             elif isinstance(mods[fn.target], (nn.AdaptiveMaxPool2d, nn.GLU, nn.Fold, nn.LPPool2d)):
                 nodes.extend(_reshaping_module_nodes(name, mods[fn.target], ins, _meta_shape(fn.args[0])))
+            elif isinstance(mods[fn.target], nn.Conv2d) and (isinstance(mods[fn.target].padding, str)
+                                                             or mods[fn.target].padding_mode != "zeros"):
+                nodes.extend(_padded_conv2d_nodes(name, _source(fn, mods), mods[fn.target], ins))
             elif isinstance(mods[fn.target], nn.Unfold):
                 nodes.extend(_unfold_nodes(name, mods[fn.target], ins, _meta_shape(fn.args[0])))
             elif isinstance(mods[fn.target], nn.Softmin):

@@ -296,3 +296,49 @@ def test_more_modules_run_int8(target, tmp_path):
         assert worst <= 6.0, worst
     else:
         board_matches_reference(res.data, images8(1, 5)[0][0].numpy(), target, tmp_path)
+
+
+class PaddedConvs(nn.Module):
+    """padding="same" (even and odd totals), "valid", and padding_mode
+    reflect / replicate, on nn.Conv2d and nn.Conv1d."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(3, 4, 3, padding="same")
+        self.b = nn.Conv2d(4, 4, 4, padding="same")                      # odd total: one more at the end
+        self.c = nn.Conv2d(4, 4, 3, padding=1, padding_mode="reflect")
+        self.d = nn.Conv2d(4, 4, 3, padding=(1, 2), padding_mode="replicate", dilation=(1, 2))
+        self.e = nn.Conv2d(4, 2, 3, padding="valid")
+        self.f = nn.Conv1d(2, 3, 4, padding="same")
+        self.g = nn.Conv1d(3, 3, 3, padding=1, padding_mode="reflect")
+        self.fc = nn.Linear(3 * 36, 4)
+
+    def forward(self, x):                                    # x [1, 3, 8, 8]
+        y = self.e(self.d(self.c(torch.relu(self.b(self.a(x))))))          # [1, 2, 6, 6]
+        return self.fc(self.g(self.f(y.flatten(2))).flatten(1))
+
+
+def test_padded_convolutions_capture_as_pytorch_computes_them():
+    from ptec.capture import capture
+    from ptec.ir import evaluate
+    torch.manual_seed(10)
+    model = PaddedConvs().eval()
+    x = images8(1, 3)[0][0]
+    g = capture(model, [x])
+    _, env = evaluate(g, [x], keep_all=True)
+    assert torch.allclose(env[g.outputs[0]], model(x), atol=1e-5)
+    assert sum(n.op == "pad" for n in g.nodes) == 5, [n.op for n in g.nodes]      # b, c, d, f, g
+
+
+@pytest.mark.parametrize("target", ["host", "cortex-m55", "cortex-m33"])
+def test_padded_convolutions_run_int8(target, tmp_path):
+    torch.manual_seed(10)
+    model = PaddedConvs().eval()
+    res = compile_model(model, [images8(1, 0)[0][0]], images8(16, 0),
+                        target="cortex-m55" if target == "host" else target)
+    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    if target == "host":
+        worst = host_steps_from_float(model, res, images8(16, 0)[:8], tmp_path)
+        assert worst <= 4.0, worst
+    else:
+        board_matches_reference(res.data, images8(1, 5)[0][0].numpy(), target, tmp_path)
