@@ -199,6 +199,20 @@ def _reshaping_module_nodes(name: str, m: nn.Module, ins: List[str], shape) -> L
         k = [shape[2] // out[0], shape[3] // out[1]]
         return [Node(name, "max_pool2d", ins[:1], dict(kernel=k, stride=k, padding=[0, 0], dilation=[1, 1],
                                                       ceil_mode=False))]
+    if isinstance(m, (nn.AdaptiveAvgPool1d, nn.AdaptiveMaxPool1d)):
+        # over [N, C, L]: the 2-D pool of a unit height, kernel = stride = L / output
+        out = _single(m.output_size)
+        if rank != 3 or int(shape[2]) % out or getattr(m, "return_indices", False):
+            raise CaptureError(f"{name}: an adaptive 1-D pool runs when its output divides the length of a "
+                               f"[N, C, L] input (input {list(shape or [])}, output {out})")
+        k = [1, int(shape[2]) // out]
+        pool = (Node(f"{name}_as_2d", "avg_pool2d", [f"{name}_as_2d_in"], dict(
+            kernel=k, stride=k, padding=[0, 0], ceil_mode=False, count_include_pad=True, divisor_override=None))
+            if isinstance(m, nn.AdaptiveAvgPool1d) else
+            Node(f"{name}_as_2d", "max_pool2d", [f"{name}_as_2d_in"], dict(
+                kernel=k, stride=k, padding=[0, 0], dilation=[1, 1], ceil_mode=False)))
+        return [Node(f"{name}_as_2d_in", "reshape", ins[:1], dict(unsqueeze=2)), pool,
+                Node(name, "reshape", [f"{name}_as_2d"], dict(squeeze=2))]
     if isinstance(m, nn.LPPool2d):
         # torch: avg_pool2d(x^p) * (KH * KW), then its 1/p power: two LUTs around an int8 average
         k = _pair(m.kernel_size)
@@ -459,7 +473,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_conv3d_nodes(name, fn, mods, ins, by_name))
             elif isinstance(mods[fn.target], ONE_D):
                 nodes.extend(_one_d_nodes(name, mods[fn.target], ins))
-            elif isinstance(mods[fn.target], (nn.AdaptiveMaxPool2d, nn.GLU, nn.Fold, nn.LPPool2d)):
+            elif isinstance(mods[fn.target], (nn.AdaptiveMaxPool2d, nn.GLU, nn.Fold, nn.LPPool2d, nn.AdaptiveAvgPool1d,
+                                              nn.AdaptiveMaxPool1d)):
                 nodes.extend(_reshaping_module_nodes(name, mods[fn.target], ins, _meta_shape(fn.args[0])))
             elif isinstance(mods[fn.target], nn.Conv2d) and (isinstance(mods[fn.target].padding, str)
                                                              or mods[fn.target].padding_mode != "zeros"):

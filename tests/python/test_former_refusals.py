@@ -342,3 +342,29 @@ def test_padded_convolutions_run_int8(target, tmp_path):
         assert worst <= 4.0, worst
     else:
         board_matches_reference(res.data, images8(1, 5)[0][0].numpy(), target, tmp_path)
+
+
+class AdaptivePools1d(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(3, 4, 3, padding=1)
+        self.avg, self.max = nn.AdaptiveAvgPool1d(4), nn.AdaptiveMaxPool1d(4)
+        self.fc = nn.Linear(16, 3)
+
+    def forward(self, x):                                    # x [1, 3, 16]
+        y = torch.relu(self.conv(x))
+        return self.fc((self.avg(y) + self.max(y)).flatten(1))
+
+
+@pytest.mark.parametrize("target", ["host", "cortex-m55"])
+def test_adaptive_1d_pools_run_int8(target, tmp_path):
+    torch.manual_seed(11)
+    model = AdaptivePools1d().eval()
+    res = compile_model(model, [inputs(1, 0)[0][0][:, :3]], [(x[:, :3],) for (x,) in inputs(16, 0)],
+                        target="cortex-m55" if target == "host" else target)
+    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    if target == "host":
+        worst = host_steps_from_float(model, res, [(x[:, :3],) for (x,) in inputs(16, 0)[:8]], tmp_path)
+        assert worst <= 3.0, worst
+    else:
+        board_matches_reference(res.data, inputs(1, 5)[0][0][:, :3].numpy(), target, tmp_path)
