@@ -33,7 +33,8 @@ static inline int32_t smultt(uint32_t a, uint32_t b)
     return r;
 }
 
-static inline int16_t out_s16(int32_t product, const ptec_nn_mul_s16_params *p)
+/* Out of line (the code fits the i.MX93 M33 TCM). */
+static __attribute__((noinline)) int16_t out_s16(int32_t product, const ptec_nn_mul_s16_params *p)
 {
     return (int16_t)ptec_nn_clamp(ptec_nn_requantize(product, p->output_quant.multiplier, p->output_quant.shift),
                                   p->activation.min, p->activation.max);
