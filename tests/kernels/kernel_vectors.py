@@ -1151,8 +1151,8 @@ def make_softmax_masked(g, w):
 def make_a16_dsp_edges(g, w):
     """What the DSP int16 mul and average pool do differently: mul takes
     pairs (SMULBB, SMULTT) with an odd element alone at the end of each
-    broadcast period; the pool sums four channels per step, then a scalar
-    tail, over windows clipped at every edge."""
+    broadcast period; the pool sums two channels per word, then an odd
+    last channel alone, over windows clipped at every edge."""
     for c in (1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16, 17):
         shape = (g.int(1, 2), g.int(1, 4), g.int(1, 5), c)
         large = i16(g, shape)
@@ -1176,7 +1176,7 @@ def make_a16_dsp_edges(g, w):
         w.case("avgpool_s16", [n, h, wd, c, n, oh, ow, c, kernel[0], kernel[1], stride[0], stride[1], padding[0],
                                padding[1]], [x], expected)
     # Whole-image windows of 4096 positions of one extreme (one value off),
-    # five channels: the four-channel step and the tail, sums near -2^27.
+    # five channels: the two-channel steps and the odd one, sums near -2^27.
     for fill in (I16_MIN, I16_MAX):
         x = np.full((1, 64, 64, 5), fill, np.int16)
         x[0, 0, 0, :] = I16_MIN + 1 if fill == I16_MIN else I16_MAX - 1
