@@ -945,18 +945,21 @@ lstm16_rng = np.random.default_rng(16)
 
 
 def lstm_a16_args(inputs, hidden, gate_scale=1.0, cell_scale_power=-11, cell_clip=0, input_to_cell=None,
-                  output=None, bias_bound=1 << 20, hidden_bias=True):
+                  output=None, bias_bound=1 << 20, hidden_bias=True, rng=None, input_weight_fill=None):
     """int8 weights, int64 effective biases and requantizations as an AOT
     would derive them from float scales: input 4/32767, hidden and output
     1/32767 (int16 grids, zero point 0), cell 2^power; weights sized so that
     gates span a few units, times gate_scale."""
+    rng = lstm16_rng if rng is None else rng
     s_x, s_h = 4.0 / 32767, 1.0 / 32767
-    wx = lstm16_rng.integers(-127, 128, size=(4 * hidden, inputs)).astype(np.int8)
-    wh = lstm16_rng.integers(-127, 128, size=(4 * hidden, hidden)).astype(np.int8)
+    wx = rng.integers(-127, 128, size=(4 * hidden, inputs)).astype(np.int8)
+    if input_weight_fill is not None:
+        wx[:] = input_weight_fill
+    wh = rng.integers(-127, 128, size=(4 * hidden, hidden)).astype(np.int8)
     s_wx = gate_scale * 2.0 / (127 * np.sqrt(inputs))
     s_wh = gate_scale * 2.0 / (127 * np.sqrt(hidden))
-    bx = lstm16_rng.integers(-bias_bound, bias_bound, size=4 * hidden).astype(np.int64)
-    bh = lstm16_rng.integers(-bias_bound, bias_bound, size=4 * hidden).astype(np.int64) if hidden_bias else None
+    bx = rng.integers(-bias_bound, bias_bound, size=4 * hidden).astype(np.int64)
+    bh = rng.integers(-bias_bound, bias_bound, size=4 * hidden).astype(np.int64) if hidden_bias else None
     pairs = [ref.quantize_multiplier(s_x * s_wx * 4096)] * 4 + [ref.quantize_multiplier(s_h * s_wh * 4096)] * 4
     cell = 2.0 ** cell_scale_power
     args = dict(input_weights=wx, hidden_weights=wh, input_effective_bias=bx, hidden_effective_bias=bh,
@@ -975,7 +978,7 @@ def lstm_a16_case(name, shape, hidden, batch_first=False, error=None, x=None, ga
     if gate_shifts is not None:
         args["gate_shifts"] = np.array(gate_shifts, np.int32)
     if x is None:
-        x = lstm16_rng.integers(-32768, 32768, size=shape).astype(np.int16)
+        x = kw.get("rng", lstm16_rng).integers(-32768, 32768, size=shape).astype(np.int16)
     out_shape = tuple(shape[:-1]) + (hidden,)
     in_dtype, out_dtype = I16, I16
     if error == "rows":
@@ -1034,6 +1037,28 @@ def lstm_a16_cases():
             lstm_a16_case("cell 2^2", (5, 4), 3, gate_scale=3.0, cell_scale_power=2, input_to_cell=2.0 ** -26)]
 
 
+lstm16v_rng = np.random.default_rng(1616)  # the variant cases below: a stream of their own
+
+
+def lstm_a16_variant_cases():
+    """What the DSP and Helium builds' gate sums (the s16 fully connected
+    layer's dot product) do differently: rows in pairs (odd 4 * hidden per
+    gate side: a row alone), eight lanes with a predicated tail (input and
+    hidden sizes off multiples of 4 and 8), int32 blocks of 508 products
+    (input sizes 507 .. 1017; -32768 * -128 = 2^22 everywhere, so a block
+    that wrapped would turn the gates' sign)."""
+    r = lstm16v_rng
+    cases = [lstm_a16_case("variant sizes %d %d" % (i, h), (3, 2, i), h, rng=r)
+             for i, h in ((1, 3), (7, 9), (9, 5), (17, 8), (33, 11))]
+    for inputs in (507, 508, 509, 1016, 1017):
+        x = np.full((2, inputs), -32768, np.int16)
+        x[1, : inputs // 2] = 32767
+        cases.append(lstm_a16_case("variant K %d" % inputs, (2, inputs), 3, x=x, rng=r, input_weight_fill=-128,
+                                   gate_scale=0.05))
+    cases.append(lstm_a16_case("variant K 509 random", (3, 509), 5, rng=r))
+    return cases
+
+
 def lstm_a16_error_cases():
     return [lstm_a16_case("", (4, 3), 2, error=e)
             for e in ("rows", "hidden_weights", "bias_dtype", "hidden_bias", "shift", "power", "out",
@@ -1061,7 +1086,8 @@ def all_cases():
     # appended last, so that the cases above keep their random draws
     cases = cases + [svdf_case(3), svdf_case(1)] + [svdf_case(error=e) for e in
                                                      ("rank", "state", "shift", "constant_state")]
-    return cases + lstm_a16_cases() + lstm_a16_error_cases() + lstm_state_cases() + lstm_state_error_cases()
+    return (cases + lstm_a16_cases() + lstm_a16_error_cases() + lstm_state_cases() + lstm_state_error_cases()
+            + lstm_a16_variant_cases())
 
 
 def run_case(case, ptec_run, workdir, index):

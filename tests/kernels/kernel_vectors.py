@@ -1148,6 +1148,48 @@ def make_softmax_masked(g, w):
     w.case("softmax_masked", [rows, size, mask_rows, mult, shift, diff_min], [x, mask.astype(np.uint8)], expected)
 
 
+def make_a16_dsp_edges(g, w):
+    """What the DSP int16 mul and average pool do differently: mul takes
+    pairs (SMULBB, SMULTT) with an odd element alone at the end of each
+    broadcast period; the pool sums two channels per word, then an odd
+    last channel alone, over windows clipped at every edge."""
+    for c in (1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16, 17):
+        shape = (g.int(1, 2), g.int(1, 4), g.int(1, 5), c)
+        large = i16(g, shape)
+        for small in (i16(g, shape), i16(g, (1, 1, 1, c))):
+            first, second = (small, large) if g.chance(0.3) else (large, small)
+            mo, sho = g.quant(2.0 ** g.rng.uniform(-20, -12))
+            w.case("mul_s16", [mo, sho, small.size], [large, small], ref.quantized_mul_a16(first, second, mo, sho))
+        h, wd = g.int(1, 7), g.int(1, 7)
+        kernel = (g.int(1, min(h, 4)), g.int(1, min(wd, 4)))
+        padding = (g.int(0, kernel[0] // 2), g.int(0, kernel[1] // 2))
+        stride = (g.int(1, 3), g.int(1, 3))
+        ceil_mode = g.chance(0.4)
+        oh = ref.pool_output_size(h, kernel[0], stride[0], padding[0], ceil_mode)
+        ow = ref.pool_output_size(wd, kernel[1], stride[1], padding[1], ceil_mode)
+        x = i16(g, (g.int(1, 2), h, wd, c))
+        try:
+            expected = ref.quantized_avg_pool2d_a16(x, kernel, stride, padding, ceil_mode, 0, 0)
+        except ValueError:
+            continue
+        n = x.shape[0]
+        w.case("avgpool_s16", [n, h, wd, c, n, oh, ow, c, kernel[0], kernel[1], stride[0], stride[1], padding[0],
+                               padding[1]], [x], expected)
+    # Whole-image windows of 4096 positions of one extreme (one value off),
+    # five channels: the two-channel steps and the odd one, sums near -2^27.
+    for fill in (I16_MIN, I16_MAX):
+        x = np.full((1, 64, 64, 5), fill, np.int16)
+        x[0, 0, 0, :] = I16_MIN + 1 if fill == I16_MIN else I16_MAX - 1
+        w.case("avgpool_s16", [1, 64, 64, 5, 1, 1, 1, 5, 64, 64, 1, 1, 0, 0], [x],
+               ref.quantized_avg_pool2d_a16(x, (64, 64), (1, 1), (0, 0), False, 0, 0))
+    # Products of the int16 extremes in both halves of a word, odd lengths.
+    values = np.array([I16_MIN, I16_MIN + 1, -1, 0, 1, I16_MAX - 1, I16_MAX], np.int16)
+    a, b = np.meshgrid(values, values)
+    a, b = a.reshape(1, 1, 1, 49).copy(), b.reshape(1, 1, 1, 49).copy()
+    for mo, sho in ((1 << 30, 0), ((1 << 31) - 1, -15), (-(1 << 31), -14)):
+        w.case("mul_s16", [mo, sho, b.size], [a, b], ref.quantized_mul_a16(a, b, mo, sho))
+
+
 def generate(cases, seed):
     g = Gen(seed)
     w = Writer()
@@ -1188,6 +1230,7 @@ def generate(cases, seed):
     for _ in range(min(cases, 100)):
         make_softmax_masked(gm, w)
     make_a16_variant_edges(Gen(seed + 5), w)  # the DSP and Helium a16 variants' edges, a stream of their own
+    make_a16_dsp_edges(Gen(seed + 6), w)  # the DSP a16 mul and average pool, a stream of their own
     return w
 
 

@@ -24,6 +24,8 @@ ptec_status ptec_nn_avgpool_s16(const ptec_nn_pool_params *params, const ptec_nn
 #if defined(PTEC_NN_MVE)
     /* The same checks, statuses and outputs. */
     return ptec_nn_avgpool_s16_mve(params, input_dims, input, output_dims, output);
+#elif defined(PTEC_NN_DSP)
+    return ptec_nn_avgpool_s16_dsp(params, input_dims, input, output_dims, output);
 #else
     const ptec_nn_dims in = *input_dims;
     const ptec_nn_dims out = *output_dims;

@@ -14,11 +14,14 @@
  *   h = sat16(rq(o * tanh(c * 2^(cell_scale_power + 12)), output))
  * with act = sigmoid for i, f, o and tanh for g (CMSIS-NN's table
  * activation, ptec_nn_sigmoid_s16 / ptec_nn_tanh_s16). At t = 0 the hidden
- * term is left out (the hidden state is zero). */
+ * term is left out (the hidden state is zero). The DSP and Helium builds
+ * take the gate sums from the s16 fully connected layer's dot product
+ * (PTEC_NN_DOT_ROWS_S16), which gives the same exact integers. */
 #include <string.h>
 
 #include "ptec_nn_lstm_s16.h"
 #include "ptec_nn_math.h"
+#include "ptec_nn_variants.h"
 
 enum { GATE_I, GATE_F, GATE_G, GATE_O };
 
@@ -35,6 +38,23 @@ static void gate_accumulate(const int16_t *v, const int8_t *w, const int64_t *bi
                             ptec_nn_quant quant, int16_t *dst)
 {
     const int32_t reduced = ptec_nn_reduce_multiplier(quant.multiplier);
+#if defined(PTEC_NN_DOT_ROWS_S16)
+    /* The DSP and Helium builds: two rows per pass over v with the s16
+     * fully connected layer's dot product, the same exact int64 sum
+     * (ptec_nn_dot_rows_s16_dsp.c, _mve.c); the order of an exact sum does
+     * not change it, so the results are the reference's. */
+    const size_t n = (size_t)cols;
+    for (int32_t r = 0; r < rows; r += 2) {
+        const int32_t pair = rows - r >= 2 ? 2 : 1;
+        int64_t acc[2] = {0, 0};
+        PTEC_NN_DOT_ROWS_S16(v, w + (size_t)r * n, n, n, pair, acc);
+        for (int32_t i = 0; i < pair; ++i) {
+            const int64_t q =
+                ptec_nn_requantize_s64(ptec_nn_add_bias_s64(acc[i], bias, r + i), reduced, quant.shift);
+            dst[r + i] = ptec_nn_clamp_s16(q + dst[r + i], INT16_MIN, INT16_MAX);
+        }
+    }
+#else
     for (int32_t r = 0; r < rows; ++r) {
         const int8_t *row = w + (size_t)r * (size_t)cols;
         int64_t acc = 0;
@@ -44,6 +64,7 @@ static void gate_accumulate(const int16_t *v, const int8_t *w, const int64_t *bi
         const int64_t q = ptec_nn_requantize_s64(ptec_nn_add_bias_s64(acc, bias, r), reduced, quant.shift);
         dst[r] = ptec_nn_clamp_s16(q + dst[r], INT16_MIN, INT16_MAX);
     }
+#endif
 }
 
 static void gate(const ptec_nn_lstm_s16_params *p, int k, const int16_t *x, const int16_t *h,

@@ -20,6 +20,8 @@ ptec_status ptec_nn_mul_s16(const int16_t *large, const int16_t *small, uint32_t
     if (status != PTEC_NOT_SUPPORTED) {
         return status;
     }
+#elif defined(PTEC_NN_DSP)
+    return ptec_nn_mul_s16_dsp(large, small, count, small_count, output, params);
 #endif
     const ptec_nn_mul_s16_params p = *params;
     for (uint32_t base = 0; base < count; base += small_count) {

@@ -247,6 +247,13 @@ ptec_status ptec_nn_avgpool_s16_mve(const ptec_nn_pool_params *params, const pte
  * (before writing) unless ptec_nn_activation_s16_ok. */
 ptec_status ptec_nn_maxpool_s16_dsp(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
                                     const int16_t *input, const ptec_nn_dims *output_dims, int16_t *output);
+/* Average pooling, two channels per step (the same checks, statuses and
+ * outputs as the reference, no scratch); multiplication, two elements per
+ * step (SMULBB, SMULTT), any activation range. */
+ptec_status ptec_nn_avgpool_s16_dsp(const ptec_nn_pool_params *params, const ptec_nn_dims *input_dims,
+                                    const int16_t *input, const ptec_nn_dims *output_dims, int16_t *output);
+ptec_status ptec_nn_mul_s16_dsp(const int16_t *large, const int16_t *small, uint32_t count, uint32_t small_count,
+                                int16_t *output, const ptec_nn_mul_s16_params *params);
 #endif
 
 /* Quantization (ptec_nn_quantize.c): Helium's floating point on the M55;
