@@ -502,7 +502,7 @@ static void test_lstm_s16(void)
     const int8_t wx[4] = {1, 2, 1, -1}, wh[4] = {1, -1, 0, -2};
     int64_t bx[4] = {500, 1000, 500, -500};
     const int64_t bh[4] = {0, 5, 0, 6};
-    ptec_nn_lstm_s16_params p;
+    ptec_nn_lstm_params p;
     memset(&p, 0, sizeof(p));
     p.time_steps = 2;
     p.batches = 1;

@@ -20,17 +20,14 @@
  * tensors, disjoint from input and out, that hold the starting h and c and
  * receive the final h and c at the end of the execute: an in/out state
  * (docs/kernels.md "LSTM"). A ptec operator (upstream has none). */
-#include "cortex_m_args.h"
+#include "cortex_m_lstm_args.h"
 
+/* After the arguments both LSTM kernels share (cortex_m_lstm_args.h). */
 enum {
-    ARG_INPUT, ARG_INPUT_WEIGHTS, ARG_HIDDEN_WEIGHTS, ARG_INPUT_BIAS, ARG_HIDDEN_BIAS, ARG_MULTIPLIERS, ARG_SHIFTS,
-    ARG_FORGET_TO_CELL, ARG_FORGET_TO_CELL_SHIFT, ARG_INPUT_TO_CELL, ARG_INPUT_TO_CELL_SHIFT, ARG_OUTPUT_MULT,
-    ARG_OUTPUT_SHIFT, ARG_CELL_CLIP, ARG_CELL_SCALE_POWER, ARG_OUTPUT_ZP, ARG_BATCH_FIRST, ARG_INITIAL_HIDDEN,
-    ARG_INITIAL_CELL, ARG_OUT, ARG_COUNT
+    ARG_INPUT = PTEC_CM_LSTM_INPUT, ARG_INPUT_BIAS = PTEC_CM_LSTM_INPUT_BIAS, ARG_HIDDEN_BIAS = PTEC_CM_LSTM_HIDDEN_BIAS,
+    ARG_OUTPUT_ZP = PTEC_CM_LSTM_CELL_SCALE_POWER + 1, ARG_BATCH_FIRST, ARG_INITIAL_HIDDEN, ARG_INITIAL_CELL, ARG_OUT,
+    ARG_COUNT
 };
-
-/* 3 * 2 * H bytes of scratch stay far inside uint32. */
-enum { MAX_HIDDEN = 1 << 24 };
 
 static bool disjoint(const ptec_tensor *a, const ptec_tensor *b)
 {
@@ -87,105 +84,29 @@ typedef struct lstm_state {
     ptec_nn_lstm_params params;
 } lstm_state;
 
-static ptec_status get_weights(ptec_op *op, size_t i, int32_t rows, int32_t cols, const char *message)
-{
-    ptec_tensor *w;
-    ptec_status status = ptec_cm_get_tensor_of(op, i, PTEC_DTYPE_CHAR, &w);
-    if (status != PTEC_OK) {
-        return status;
-    }
-    if (w->rank != 2 || !ptec_tensor_is_contiguous(w) || w->sizes[0] != rows || w->sizes[1] != cols) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, message);
-    }
-    return PTEC_OK;
-}
-
 static ptec_status prepare(ptec_op *op)
 {
     lstm_state *state = (lstm_state *)op->state;
     ptec_nn_lstm_params *p = &state->params;
-    ptec_tensor *input, *input_weights, *out;
     bool present = false;
     ptec_status status = ptec_op_expect_argc(op, ARG_COUNT + 1);
-    if (status == PTEC_OK) status = ptec_cm_get_tensor_of(op, ARG_INPUT, PTEC_DTYPE_CHAR, &input);
-    if (status == PTEC_OK) status = ptec_cm_get_tensor_of(op, ARG_INPUT_WEIGHTS, PTEC_DTYPE_CHAR, &input_weights);
-    if (status == PTEC_OK) status = ptec_cm_get_out_of(op, PTEC_DTYPE_CHAR, &out);
-    if (status == PTEC_OK) status = ptec_op_get_bool(op, ARG_BATCH_FIRST, &p->batch_first);
-    if (status != PTEC_OK) {
-        return status;
-    }
-    if (input_weights->rank != 2 || input_weights->sizes[0] < 4 || input_weights->sizes[0] % 4 != 0 ||
-        input_weights->sizes[0] / 4 > MAX_HIDDEN || input_weights->sizes[1] < 1) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_INPUT_WEIGHTS,
-                            PTEC_MSG("input_weights must be [4 * hidden_size, input_size], hidden_size >= 1"));
-    }
-    const int32_t hidden = input_weights->sizes[0] / 4;
-    const int32_t features = input_weights->sizes[1];
-    status = get_weights(op, ARG_INPUT_WEIGHTS, 4 * hidden, features,
-                         PTEC_MSG("input_weights must be a contiguous [4 * hidden_size, input_size] tensor"));
-    if (status == PTEC_OK) {
-        status = get_weights(op, ARG_HIDDEN_WEIGHTS, 4 * hidden, hidden,
-                             PTEC_MSG("hidden_weights must be a contiguous [4 * hidden_size, hidden_size] tensor"));
-    }
-    if (status != PTEC_OK) {
-        return status;
-    }
-    if (!ptec_tensor_is_contiguous(input) || (input->rank != 2 && input->rank != 3) ||
-        input->sizes[input->rank - 1] != features) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_INPUT,
-                            PTEC_MSG("input must be contiguous [T, input_size] or [T, B, input_size] "
-                                     "([B, T, input_size] with batch_first)"));
-    }
-    int32_t steps = input->sizes[0], batches = 1;
-    if (input->rank == 3) {
-        steps = p->batch_first ? input->sizes[1] : input->sizes[0];
-        batches = p->batch_first ? input->sizes[0] : input->sizes[1];
-    }
-    bool out_ok = ptec_tensor_is_contiguous(out) && out->rank == input->rank &&
-                  out->sizes[out->rank - 1] == hidden;
-    for (uint32_t d = 0; out_ok && d + 1u < input->rank; ++d) {
-        out_ok = out->sizes[d] == input->sizes[d];
-    }
-    if (!out_ok) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT,
-                            PTEC_MSG("out must be contiguous, shaped as input with hidden_size last"));
-    }
-    status = ptec_cm_check_bias(op, ARG_INPUT_BIAS, 4 * hidden, &present);
+    if (status == PTEC_OK) status = ptec_cm_lstm_shape(op, PTEC_DTYPE_CHAR, ARG_BATCH_FIRST, p);
+    if (status == PTEC_OK) status = ptec_cm_check_bias(op, ARG_INPUT_BIAS, 4 * p->hidden_size, &present);
     if (status == PTEC_OK && !present) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_INPUT_BIAS, PTEC_MSG("input_effective_bias is required"));
     }
-    if (status == PTEC_OK) status = ptec_cm_check_bias(op, ARG_HIDDEN_BIAS, 4 * hidden, &present);
+    if (status == PTEC_OK) status = ptec_cm_check_bias(op, ARG_HIDDEN_BIAS, 4 * p->hidden_size, &present);
     if (status == PTEC_OK && !present) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_HIDDEN_BIAS,
                             PTEC_MSG("hidden_effective_bias is required"));
     }
-    if (status == PTEC_OK) status = ptec_cm_check_per_channel(op, ARG_MULTIPLIERS, ARG_SHIFTS, 8);
-    if (status == PTEC_OK) status = ptec_cm_get_requant(op, ARG_FORGET_TO_CELL, &p->forget_to_cell);
-    if (status == PTEC_OK) status = ptec_cm_get_requant(op, ARG_INPUT_TO_CELL, &p->input_to_cell);
-    if (status == PTEC_OK) status = ptec_cm_get_requant(op, ARG_OUTPUT_MULT, &p->output);
-    if (status == PTEC_OK) status = ptec_cm_get_int_in(op, ARG_CELL_CLIP, 0, INT16_MAX, &p->cell_clip);
-    if (status == PTEC_OK) status = ptec_cm_get_int_in(op, ARG_CELL_SCALE_POWER, -27, 2, &p->cell_scale_power);
+    if (status == PTEC_OK) status = ptec_cm_lstm_quant(op, false, p);
     if (status == PTEC_OK) status = ptec_cm_get_int_in(op, ARG_OUTPUT_ZP, INT8_MIN, INT8_MAX, &p->output_offset);
+    if (status == PTEC_OK) status = check_state(op, p->batches, p->hidden_size);
     if (status != PTEC_OK) {
         return status;
     }
-    status = check_state(op, batches, hidden);
-    if (status != PTEC_OK) {
-        return status;
-    }
-    const int32_t *mults = (const int32_t *)ptec_op_tensor(op, ARG_MULTIPLIERS)->data;
-    const int32_t *shifts = (const int32_t *)ptec_op_tensor(op, ARG_SHIFTS)->data;
-    for (int k = 0; k < 4; ++k) {
-        p->gate_input[k].multiplier = mults[k];
-        p->gate_input[k].shift = shifts[k];
-        p->gate_hidden[k].multiplier = mults[4 + k];
-        p->gate_hidden[k].shift = shifts[4 + k];
-    }
-    p->time_steps = steps;
-    p->batches = batches;
-    p->input_size = features;
-    p->hidden_size = hidden;
-    op->scratch_bytes = ptec_nn_lstm_s8_buffer_size(hidden);
+    op->scratch_bytes = ptec_nn_lstm_s8_buffer_size(p->hidden_size);
     return PTEC_OK;
 }
 
@@ -204,7 +125,8 @@ static ptec_status run(ptec_op *op)
         cell_state = (int16_t *)ptec_op_tensor(op, ARG_INITIAL_CELL)->data;
     }
     return ptec_nn_lstm_s8_stateful(scratch, &state->params, ptec_cm_in8(op, ARG_INPUT),
-                                    ptec_cm_in8(op, ARG_INPUT_WEIGHTS), ptec_cm_in8(op, ARG_HIDDEN_WEIGHTS),
+                                    ptec_cm_in8(op, PTEC_CM_LSTM_INPUT_WEIGHTS),
+                                    ptec_cm_in8(op, PTEC_CM_LSTM_HIDDEN_WEIGHTS),
                                     ptec_cm_in32(op, ARG_INPUT_BIAS), ptec_cm_in32(op, ARG_HIDDEN_BIAS),
                                     ptec_cm_out8(op), hidden_state, cell_state);
 }

@@ -423,7 +423,7 @@ typedef struct ptec_nn_lstm_params {
     ptec_nn_quant output;                   /* o * tanh(c) (Q0.15 x Q0.15) to int8 */
     int32_t cell_clip;                      /* > 0: the cell is clamped to +-cell_clip */
     int32_t cell_scale_power;               /* in [-27, 2] */
-    int32_t output_offset;                  /* the output (and hidden state) zero point */
+    int32_t output_offset;                  /* the int8 output (and hidden state) zero point; 0 for int16 */
 } ptec_nn_lstm_params;
 
 /* Three int16 vectors of hidden_size: two gate buffers and the cell. */

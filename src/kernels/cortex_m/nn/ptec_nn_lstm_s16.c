@@ -19,11 +19,10 @@
  * (PTEC_NN_DOT_ROWS_S16), which gives the same exact integers. */
 #include <string.h>
 
+#include "ptec_nn_lstm_cell.h"
 #include "ptec_nn_lstm_s16.h"
 #include "ptec_nn_math.h"
 #include "ptec_nn_variants.h"
-
-enum { GATE_I, GATE_F, GATE_G, GATE_O };
 
 uint32_t ptec_nn_lstm_s16_buffer_size(int32_t hidden_size)
 {
@@ -67,7 +66,7 @@ static void gate_accumulate(const int16_t *v, const int8_t *w, const int64_t *bi
 #endif
 }
 
-static void gate(const ptec_nn_lstm_s16_params *p, int k, const int16_t *x, const int16_t *h,
+static void gate(const ptec_nn_lstm_params *p, int k, const int16_t *x, const int16_t *h,
                  const int8_t *input_weights, const int8_t *hidden_weights, const int64_t *input_bias,
                  const int64_t *hidden_bias, int16_t *dst)
 {
@@ -81,33 +80,21 @@ static void gate(const ptec_nn_lstm_s16_params *p, int k, const int16_t *x, cons
                         n, p->gate_hidden[k], dst);
     }
     for (int32_t j = 0; j < n; ++j) {
-        dst[j] = k == GATE_G ? ptec_nn_tanh_s16(dst[j], 0) : ptec_nn_sigmoid_s16(dst[j], 0);
+        dst[j] = k == PTEC_NN_GATE_G ? ptec_nn_tanh_s16(dst[j], 0) : ptec_nn_sigmoid_s16(dst[j], 0);
     }
 }
 
-static void step(const ptec_nn_lstm_s16_params *p, const int16_t *x, const int16_t *h, const int8_t *input_weights,
+static void step(const ptec_nn_lstm_params *p, const int16_t *x, const int16_t *h, const int8_t *input_weights,
                  const int8_t *hidden_weights, const int64_t *input_bias, const int64_t *hidden_bias,
                  int16_t *gate_a, int16_t *gate_b, int16_t *cell, int16_t *out)
 {
-    const int32_t n = p->hidden_size;
-    const int32_t clip_hi = p->cell_clip > 0 ? p->cell_clip : INT16_MAX;
-    const int32_t clip_lo = p->cell_clip > 0 ? -p->cell_clip : INT16_MIN;
-    gate(p, GATE_F, x, h, input_weights, hidden_weights, input_bias, hidden_bias, gate_a);
-    for (int32_t j = 0; j < n; ++j) {
-        /* |f * c| <= 2^30: an int32 product */
-        const int32_t fc = ptec_nn_requantize(gate_a[j] * cell[j], p->forget_to_cell.multiplier,
-                                              p->forget_to_cell.shift);
-        cell[j] = ptec_nn_clamp_s16(fc, INT16_MIN, INT16_MAX);
-    }
-    gate(p, GATE_I, x, h, input_weights, hidden_weights, input_bias, hidden_bias, gate_a);
-    gate(p, GATE_G, x, h, input_weights, hidden_weights, input_bias, hidden_bias, gate_b);
-    for (int32_t j = 0; j < n; ++j) {
-        const int64_t ig = ptec_nn_requantize(gate_a[j] * gate_b[j], p->input_to_cell.multiplier,
-                                              p->input_to_cell.shift);
-        cell[j] = ptec_nn_clamp_s16(ig + cell[j], clip_lo, clip_hi);
-    }
-    gate(p, GATE_O, x, h, input_weights, hidden_weights, input_bias, hidden_bias, gate_a);
-    for (int32_t j = 0; j < n; ++j) {
+    gate(p, PTEC_NN_GATE_F, x, h, input_weights, hidden_weights, input_bias, hidden_bias, gate_a);
+    ptec_nn_lstm_forget(p, gate_a, cell);
+    gate(p, PTEC_NN_GATE_I, x, h, input_weights, hidden_weights, input_bias, hidden_bias, gate_a);
+    gate(p, PTEC_NN_GATE_G, x, h, input_weights, hidden_weights, input_bias, hidden_bias, gate_b);
+    ptec_nn_lstm_add_input(p, gate_a, gate_b, cell);
+    gate(p, PTEC_NN_GATE_O, x, h, input_weights, hidden_weights, input_bias, hidden_bias, gate_a);
+    for (int32_t j = 0; j < p->hidden_size; ++j) {
         const int32_t t = ptec_nn_tanh_s16(cell[j], p->cell_scale_power + 12);
         out[j] = ptec_nn_clamp_s16(ptec_nn_requantize(gate_a[j] * t, p->output.multiplier, p->output.shift),
                                    INT16_MIN, INT16_MAX);
@@ -124,13 +111,11 @@ static bool shifts_ok(const ptec_nn_quant *q)
     return true;
 }
 
-ptec_status ptec_nn_lstm_s16(ptec_nn_buffer scratch, const ptec_nn_lstm_s16_params *params, const int16_t *input,
+ptec_status ptec_nn_lstm_s16(ptec_nn_buffer scratch, const ptec_nn_lstm_params *params, const int16_t *input,
                              const int8_t *input_weights, const int8_t *hidden_weights, const int64_t *input_bias,
                              const int64_t *hidden_bias, int16_t *output)
 {
-    if (params == NULL || params->time_steps < 0 || params->batches < 0 || params->input_size < 1 ||
-        params->hidden_size < 1 || params->cell_scale_power < -27 || params->cell_scale_power > 2 ||
-        params->cell_clip < 0 || params->cell_clip > INT16_MAX || !shifts_ok(params->gate_input) ||
+    if (!ptec_nn_lstm_params_ok(params) || params->output_offset != 0 || !shifts_ok(params->gate_input) ||
         !shifts_ok(params->gate_hidden)) {
         return PTEC_INVALID_ARGUMENT;
     }

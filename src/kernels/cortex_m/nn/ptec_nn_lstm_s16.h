@@ -1,6 +1,6 @@
 /* int16 LSTM with int8 weights (docs/kernels.md "int16 LSTM"): the numerics
- * of CMSIS-NN's arm_lstm_unidirectional_s16. Kept in its own header so that
- * the int8 LSTM's parameters (ptec_nn.h) can change on their own. */
+ * of CMSIS-NN's arm_lstm_unidirectional_s16, on the int8 LSTM's parameter
+ * struct (ptec_nn.h). */
 #ifndef PTEC_NN_LSTM_S16_H
 #define PTEC_NN_LSTM_S16_H
 
@@ -15,25 +15,15 @@
  * 64-bit requantization of the s16 kernels (ptec_nn_math.h), then sigmoid
  * (i, f, o) or tanh (g) to Q0.15. The cell is int16 at 2^cell_scale_power;
  * the output (and hidden state) int16 with zero point 0. The initial
- * hidden and cell states are zero. */
-typedef struct ptec_nn_lstm_s16_params {
-    int32_t time_steps, batches, input_size, hidden_size;
-    bool batch_first;              /* [B, T, *] when set, else [T, B, *] */
-    ptec_nn_quant gate_input[4];   /* i, f, g, o: Wx x + bx to Q3.12, shift in [-31, 7] */
-    ptec_nn_quant gate_hidden[4];  /* i, f, g, o: Wh h + bh to Q3.12, shift in [-31, 7] */
-    ptec_nn_quant forget_to_cell;  /* f * c (Q0.15 x cell) to the cell */
-    ptec_nn_quant input_to_cell;   /* i * g (Q0.15 x Q0.15) to the cell */
-    ptec_nn_quant output;          /* o * tanh(c) (Q0.15 x Q0.15) to the int16 output */
-    int32_t cell_clip;             /* > 0: the cell is clamped to +-cell_clip */
-    int32_t cell_scale_power;      /* in [-27, 2] */
-} ptec_nn_lstm_s16_params;
+ * hidden and cell states are zero. The parameters are the int8 LSTM's
+ * (ptec_nn.h) with output_offset 0 and every gate shift in [-31, 7]. */
 
 /* Three int16 vectors of hidden_size: two gate buffers and the cell. */
 uint32_t ptec_nn_lstm_s16_buffer_size(int32_t hidden_size);
 
 /* input [T, B, input_size] ([B, T, input_size] with batch_first), output
  * the same with hidden_size; hidden_bias may be NULL (zero). */
-ptec_status ptec_nn_lstm_s16(ptec_nn_buffer scratch, const ptec_nn_lstm_s16_params *params, const int16_t *input,
+ptec_status ptec_nn_lstm_s16(ptec_nn_buffer scratch, const ptec_nn_lstm_params *params, const int16_t *input,
                              const int8_t *input_weights, const int8_t *hidden_weights, const int64_t *input_bias,
                              const int64_t *hidden_bias, int16_t *output);
 
