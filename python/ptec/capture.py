@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from .capture_modules import (CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax, ptec_state,
                               ptec_state_write, with_traceable_modules)
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
+from .conv_transpose3d import conv_transpose3d_nodes, functional_conv_transpose3d_nodes
 from .ir import Graph, Node, UnsupportedOperator, infer_shapes
 
 
@@ -158,6 +159,19 @@ def _conv3d_nodes(name: str, fn: torch.fx.Node, mods, ins: List[str], by_name) -
     constants = {k: v.attrs["value"] for k, v in by_name.items() if v.op == "constant"}
     return functional_conv3d_nodes(name, _source(fn, mods), fn.args, fn.kwargs, ins, constants, shape,
                                    CaptureError)
+
+
+def _conv_transpose3d_nodes(name: str, fn: torch.fx.Node, mods, ins: List[str], by_name) -> Optional[List[Node]]:
+    """nn.ConvTranspose3d, or F.conv_transpose3d by constant weights, as one
+    conv_transpose2d per output depth (python/ptec/conv_transpose3d.py);
+    None for an F.conv_transpose3d it cannot take."""
+    x = fn.args[0] if fn.args else fn.kwargs.get("input")
+    shape = _meta_shape(x) if isinstance(x, torch.fx.Node) else None
+    if fn.op == "call_module":
+        return conv_transpose3d_nodes(name, _source(fn, mods), mods[fn.target], ins, shape, CaptureError)
+    constants = {k: v.attrs["value"] for k, v in by_name.items() if v.op == "constant"}
+    return functional_conv_transpose3d_nodes(name, _source(fn, mods), fn.args, fn.kwargs, ins, constants, shape,
+                                             CaptureError)
 
 
 def _unfold_nodes(name: str, m: nn.Unfold, ins: List[str], shape) -> List[Node]:
@@ -471,6 +485,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.append(_upsample_node(name, m.mode, m.align_corners, ins, _meta_shape(fn)))
             elif isinstance(mods[fn.target], nn.Conv3d):
                 nodes.extend(_conv3d_nodes(name, fn, mods, ins, by_name))
+            elif isinstance(mods[fn.target], nn.ConvTranspose3d):
+                nodes.extend(_conv_transpose3d_nodes(name, fn, mods, ins, by_name))
             elif isinstance(mods[fn.target], ONE_D):
                 nodes.extend(_one_d_nodes(name, mods[fn.target], ins))
             elif isinstance(mods[fn.target], (nn.AdaptiveMaxPool2d, nn.GLU, nn.Fold, nn.LPPool2d, nn.AdaptiveAvgPool1d,
@@ -549,6 +565,11 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_conv3d_nodes(name, fn, mods, ins, by_name))
                 tuple_sources.update(a.name for a in list(fn.args[1:]) + list(fn.kwargs.values())
                                      if isinstance(a, torch.fx.Node))    # weights now in the convs: dropped unless read elsewhere
+            elif (fn.target is F.conv_transpose3d
+                  and _conv_transpose3d_nodes(name, fn, mods, ins, by_name) is not None):
+                nodes.extend(_conv_transpose3d_nodes(name, fn, mods, ins, by_name))
+                tuple_sources.update(a.name for a in list(fn.args[1:]) + list(fn.kwargs.values())
+                                     if isinstance(a, torch.fx.Node))    # as for F.conv3d
             else:
                 nodes.append(_function_node(fn, ins))
         else:
