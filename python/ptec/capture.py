@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from .capture_modules import (CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax, ptec_state,
                               ptec_state_write, with_traceable_modules)
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
+from .interpolate import interpolate_nodes
 from .conv_transpose3d import conv_transpose3d_nodes, functional_conv_transpose3d_nodes
 from .ir import Graph, Node, UnsupportedOperator, infer_shapes
 
@@ -172,6 +173,16 @@ def _conv_transpose3d_nodes(name: str, fn: torch.fx.Node, mods, ins: List[str], 
     constants = {k: v.attrs["value"] for k, v in by_name.items() if v.op == "constant"}
     return functional_conv_transpose3d_nodes(name, _source(fn, mods), fn.args, fn.kwargs, ins, constants, shape,
                                              CaptureError)
+
+
+def _interpolate_nodes(name: str, fn: torch.fx.Node, ins: List[str]) -> Optional[List[Node]]:
+    """F.interpolate in a mode python/ptec/interpolate.py builds; None otherwise."""
+    x = fn.args[0] if fn.args else fn.kwargs.get("input")
+    if not isinstance(x, torch.fx.Node):
+        return None
+    return interpolate_nodes(name, _scalar_arg(fn, 3, "mode", "nearest"), _scalar_arg(fn, 4, "align_corners"),
+                             _scalar_arg(fn, 2, "scale_factor"), _scalar_arg(fn, 5, "recompute_scale_factor"),
+                             ins, _meta_shape(x), _meta_shape(fn))
 
 
 def _unfold_nodes(name: str, m: nn.Unfold, ins: List[str], shape) -> List[Node]:
@@ -482,7 +493,10 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.append(Node(name, "reshape", ins[:1], dict(target_shape=_meta_shape(fn))))
             elif isinstance(mods[fn.target], nn.Upsample):
                 m = mods[fn.target]
-                nodes.append(_upsample_node(name, m.mode, m.align_corners, ins, _meta_shape(fn)))
+                nodes.extend(interpolate_nodes(name, m.mode, m.align_corners, m.scale_factor,
+                                               getattr(m, "recompute_scale_factor", None), ins,
+                                               _meta_shape(fn.args[0]), _meta_shape(fn))
+                             or [_upsample_node(name, m.mode, m.align_corners, ins, _meta_shape(fn))])
             elif isinstance(mods[fn.target], nn.Conv3d):
                 nodes.extend(_conv3d_nodes(name, fn, mods, ins, by_name))
             elif isinstance(mods[fn.target], nn.ConvTranspose3d):
@@ -561,6 +575,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_basic_index_nodes(name, fn, ins[0]))
             elif fn.target in (torch.narrow, "narrow") and _narrow_node(name, fn, ins) is not None:
                 nodes.append(_narrow_node(name, fn, ins))
+            elif fn.target is F.interpolate and _interpolate_nodes(name, fn, ins) is not None:
+                nodes.extend(_interpolate_nodes(name, fn, ins))
             elif fn.target is F.conv3d and _conv3d_nodes(name, fn, mods, ins, by_name) is not None:
                 nodes.extend(_conv3d_nodes(name, fn, mods, ins, by_name))
                 tuple_sources.update(a.name for a in list(fn.args[1:]) + list(fn.kwargs.values())
