@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from .capture_modules import (CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax, ptec_state,
                               ptec_state_write, with_traceable_modules)
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
+from .fractional_max_pool import REFUSAL as FRACTIONAL_REFUSAL, fractional_max_pool_nodes
 from .interpolate import interpolate_nodes
 from .conv_transpose3d import conv_transpose3d_nodes, functional_conv_transpose3d_nodes
 from .ir import Graph, Node, UnsupportedOperator, infer_shapes
@@ -120,21 +121,44 @@ def _one_d_nodes(name: str, m: nn.Module, ins: List[str]) -> List[Node]:
         node, Node(name, "reshape", [core], dict(squeeze=2))]
 
 
+def _cross_map_band(size: int, c: int) -> np.ndarray:
+    """The [C, C] 0/1 window of nn.CrossMapLRN2d (torch's _functions.py),
+    which differs from nn.LocalResponseNorm's: channel 0 sums channels
+    0 .. p - 1 (p = int((size - 1) / 2 + 1)); each next channel adds channel
+    c + p - 1 while it exists and, only once c > p, drops channel c - p, so
+    channel 0 is never dropped and stays in every window. Built by running
+    that recurrence on indicator rows."""
+    p = int((size - 1) / 2 + 1)
+    band = np.zeros((c, c), np.float32)
+    band[0, :min(c, p)] = 1.0
+    for ch in range(1, c):
+        band[ch] = band[ch - 1]
+        if ch < c - p + 1:
+            band[ch, ch + p - 1] += 1.0
+        if ch > p:
+            band[ch, ch - p] -= 1.0
+    return band
+
+
 def _lrn_nodes(name: str, size: int, alpha: float, beta: float, k: float, ins: List[str],
-               shape) -> List[Node]:
+               shape, cross_map: bool = False) -> List[Node]:
     """nn.LocalResponseNorm / F.local_response_norm over [N, C, H, W] (or
     [N, C, L], lifted to a unit height): y = x * (k + alpha * avg)^-beta,
     where avg is the mean of x * x over a window of `size` channels, zero
     padded as torch pads it (size // 2 in front, (size - 1) // 2 behind,
     divided by size). The window mean is a 1 x 1 convolution whose C x C
     weight is a band of 1 / size, the scale a 256-entry LUT (lrn_scale) and
-    the products int8 muls; the last node keeps the layer's name."""
+    the products int8 muls; the last node keeps the layer's name.
+    cross_map: nn.CrossMapLRN2d, the same formula over its own window
+    (_cross_map_band), on 4-D input only as torch asserts."""
     rank = len(shape or [])
-    if rank not in (3, 4):
+    if rank not in ((4,) if cross_map else (3, 4)):
         raise CaptureError(f"{name}: local_response_norm on a rank-{rank} input is not supported")
     c = int(shape[1])
     band = np.zeros((c, c, 1, 1), np.float32)
-    for o in range(c):
+    if cross_map:
+        band[:, :, 0, 0] = _cross_map_band(int(size), c) / size
+    for o in range(c if not cross_map else 0):
         band[o, max(0, o - size // 2):min(c, o + (size - 1) // 2 + 1)] = 1.0 / size
     x = ins[0]
     nodes: List[Node] = []
@@ -499,6 +523,14 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                              or [_upsample_node(name, m.mode, m.align_corners, ins, _meta_shape(fn))])
             elif isinstance(mods[fn.target], nn.Conv3d):
                 nodes.extend(_conv3d_nodes(name, fn, mods, ins, by_name))
+            elif (isinstance(mods[fn.target], (nn.FractionalMaxPool2d, nn.FractionalMaxPool3d))
+                  and mods[fn.target]._random_samples is not None):
+                nodes.extend(fractional_max_pool_nodes(name, _source(fn, mods), mods[fn.target], ins,
+                                                       _meta_shape(fn.args[0]), _meta_shape(fn), CaptureError))
+            elif isinstance(mods[fn.target], (nn.FractionalMaxPool2d, nn.FractionalMaxPool3d)):
+                node = _module_node(name, mods[fn.target], ins)
+                node.attrs["why"] = FRACTIONAL_REFUSAL
+                nodes.append(node)
             elif isinstance(mods[fn.target], nn.ConvTranspose3d):
                 nodes.extend(_conv_transpose3d_nodes(name, fn, mods, ins, by_name))
             elif isinstance(mods[fn.target], ONE_D):
@@ -519,6 +551,10 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             elif isinstance(mods[fn.target], nn.LocalResponseNorm):
                 m = mods[fn.target]
                 nodes.extend(_lrn_nodes(name, m.size, m.alpha, m.beta, m.k, ins, _meta_shape(fn)))
+            elif isinstance(mods[fn.target], nn.CrossMapLRN2d):
+                m = mods[fn.target]
+                nodes.extend(_lrn_nodes(name, m.size, m.alpha, m.beta, m.k, ins, _meta_shape(fn),
+                                        cross_map=True))
             elif (isinstance(mods[fn.target], nn.PReLU) and mods[fn.target].weight.numel() > 1
                   and len(_meta_shape(fn) or []) == 4):
                 nodes.extend(_prelu_nodes(name, mods[fn.target], ins))
