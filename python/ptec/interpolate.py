@@ -4,9 +4,10 @@ mode "linear" on [N, C, L], and "nearest" and "trilinear" on [N, C, D, H, W].
 Linear interpolation along one axis is a constant matrix A [out, in] with at
 most two non-zero weights a row (lambda0, lambda1), so "linear" is a linear
 layer without bias over the last dim: the two-tap sum is one int8
-accumulator. "trilinear" is separable: the same along W, then H, then D,
-each axis brought last by a permute and the rest flattened so every
-linear sees a [N, M, L] tensor. "nearest" picks input indices: H and W by
+accumulator (8-bit weights even under --w4: attrs["resize_weights"]).
+"trilinear" is separable: the same along W, then H, then D, each axis
+brought last by a permute and the rest flattened so every linear sees a
+[N, M, L] tensor. "nearest" picks input indices: H and W by
 the 4-D nearest resize on [N, C * D, H, W], D by slices of dim 2 joined by
 a cat, each a byte copy on the input's int8 grid.
 
@@ -72,7 +73,7 @@ def _along_last(name: str, x: str, shape: Sequence[int], a: np.ndarray) -> List[
     lead = int(np.prod(shape[1:-1])) if len(shape) > 2 else 1
     out_shape = list(shape[:-1]) + [int(a.shape[0])]
     return [Node(f"{name}_rows", "reshape", [x], dict(target_shape=[int(shape[0]), lead, int(shape[-1])])),
-            Node(f"{name}_mix", "linear", [f"{name}_rows"], dict(weight=a, bias=None)),
+            Node(f"{name}_mix", "linear", [f"{name}_rows"], dict(weight=a, bias=None, resize_weights=True)),
             Node(name, "reshape", [f"{name}_mix"], dict(target_shape=out_shape))]
 
 
@@ -87,7 +88,7 @@ def interpolate_nodes(name: str, mode: str, align_corners, scale_factor, recompu
     if mode == "linear" and rank == 3:
         a = linear_matrix(int(in_shape[2]), int(out_shape[2]), bool(align_corners),
                           _factors(scale_factor, recompute, 1)[0])
-        return [Node(name, "linear", [x], dict(weight=a, bias=None))]
+        return [Node(name, "linear", [x], dict(weight=a, bias=None, resize_weights=True))]
     if mode == "trilinear" and rank == 5:
         f = _factors(scale_factor, recompute, 3)
         n, c, d, h, w = (int(v) for v in in_shape)

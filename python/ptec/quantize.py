@@ -284,7 +284,12 @@ def quantize_weights(w: np.ndarray, scales: np.ndarray, bits: int = 8) -> np.nda
 def takes_w4(g: Graph, n) -> bool:
     """Layers `--w4` stores with 4-bit weights: linear and the convolutions
     the cortex_m lowering makes quantized_conv2d (groups 1, not the
-    depthwise form a one-channel input takes): CMSIS-NN's s4 kernels."""
+    depthwise form a one-channel input takes): CMSIS-NN's s4 kernels. Not
+    a layer whose weights are a resize's own (attrs["resize_weights"]:
+    capture's linear interpolation), which 4 bits would move off torch's
+    sample positions."""
+    if n.attrs.get("resize_weights"):
+        return False
     if n.op == "linear":
         return True
     if n.op != "conv2d" or int(n.attrs["groups"]) != 1:

@@ -302,3 +302,14 @@ def test_all_new_layers_on_boards_equal_reference(all_new, tmp_path, target):
     calibration = volumes(32, 1, (1, 2, 3, 4, 4))
     res = compile_model(all_new, [calibration[0][0]], calibration, target=target)
     board_matches_reference(res.data, volumes(1, 9, (1, 2, 3, 4, 4))[0][0].numpy(), target, tmp_path)
+
+
+def test_w4_keeps_the_resize_weights_8_bit_and_a16_reaches_them():
+    make, shape, _, _ = SMALL["linear"]
+    torch.manual_seed(9)
+    model, calibration = make().eval(), volumes(8, 0, shape)
+    res = compile_model(model, [calibration[0][0]], calibration, w4=True)
+    bits = {(n.op, n.attrs.get("weight_bits")) for n in res.graph.nodes if n.op in ("conv2d", "linear")}
+    assert bits == {("conv2d", 4), ("linear", 8)}, bits       # 4 bits would move torch's sample positions
+    res = compile_model(model, [calibration[0][0]], calibration, a16=True)
+    assert "ptec::quantized_linear_a16.out" in res.lowered.operators, res.lowered.operators
