@@ -27,7 +27,7 @@ from .capture_modules import (CaptureModuleError, LSTMFinalCell, LSTMLayer, mask
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
 from .fractional_max_pool import REFUSAL as FRACTIONAL_REFUSAL, fractional_max_pool_nodes
 from .interpolate import interpolate_nodes
-from .conv_transpose3d import conv_transpose3d_nodes, functional_conv_transpose3d_nodes
+from .conv_transpose3d import conv_transpose3d_nodes, conv_transpose3d_planes, functional_conv_transpose3d_nodes
 from .ir import Graph, Node, UnsupportedOperator, infer_shapes
 
 
@@ -193,7 +193,16 @@ def _conv_transpose3d_nodes(name: str, fn: torch.fx.Node, mods, ins: List[str], 
     x = fn.args[0] if fn.args else fn.kwargs.get("input")
     shape = _meta_shape(x) if isinstance(x, torch.fx.Node) else None
     if fn.op == "call_module":
-        return conv_transpose3d_nodes(name, _source(fn, mods), mods[fn.target], ins, shape, CaptureError)
+        m = mods[fn.target]
+        out = _meta_shape(fn)
+        if (len(fn.args) > 1 or fn.kwargs.get("output_size") is not None) and out is not None and shape is not None:
+            # m(x, output_size=...): torch picks the output_padding that gives
+            # that size; the traced output holds it
+            k, s, p, d = (list(v) for v in (m.kernel_size, m.stride, m.padding, m.dilation))
+            extra = [out[2 + i] - ((shape[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + 1) for i in range(3)]
+            return conv_transpose3d_planes(_source(fn, mods), name, ins[0], m.weight, m.bias, s, p, extra, d,
+                                           m.groups, shape, CaptureError)
+        return conv_transpose3d_nodes(name, _source(fn, mods), m, ins, shape, CaptureError)
     constants = {k: v.attrs["value"] for k, v in by_name.items() if v.op == "constant"}
     return functional_conv_transpose3d_nodes(name, _source(fn, mods), fn.args, fn.kwargs, ins, constants, shape,
                                              CaptureError)
@@ -318,8 +327,9 @@ def _prelu_nodes(name: str, m: nn.PReLU, ins: List[str]) -> List[Node]:
 
 def _upsample_node(name: str, mode: str, align_corners, ins: List[str], shape) -> Node:
     """nn.Upsample / F.interpolate: nearest, bilinear and bicubic on 4-D tensors, as
-    the resize to the traced output size; other modes stay an operator ptec
-    reports."""
+    the resize to the traced output size (linear on 3-D, nearest and
+    trilinear on 5-D are python/ptec/interpolate.py's, tried first); other
+    modes stay an operator ptec reports."""
     if mode == "nearest" and shape is not None and len(shape) == 4 and not align_corners:
         return Node(name, "upsample_nearest", ins[:1], dict(size=[int(shape[2]), int(shape[3])]))
     if mode in ("bilinear", "bicubic") and shape is not None and len(shape) == 4:

@@ -60,6 +60,21 @@ def test_conv_transpose3d_taps_share_one_convolution():
     assert widths == [2, 4, 6, 6, 4, 2], widths
 
 
+class SizedUp(nn.Module):
+    """m(x, output_size=...): torch chooses the output_padding."""
+    def __init__(self):
+        super().__init__()
+        self.up = nn.ConvTranspose3d(2, 3, 3, stride=(2, 3, 2), padding=1)
+
+    def forward(self, x):
+        return self.up(x, output_size=[6, 9, 8])
+
+
+def test_conv_transpose3d_output_size_at_call():
+    torch.manual_seed(5)
+    float_equal(SizedUp().eval(), torch.randn(1, 2, 3, 3, 4))
+
+
 def test_conv_transpose3d_groups_refused_in_one_line():
     with pytest.raises(CaptureError) as e:
         capture(nn.Sequential(nn.ConvTranspose3d(2, 2, 3, groups=2)), [torch.randn(1, 2, 3, 3, 3)])
