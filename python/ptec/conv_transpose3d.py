@@ -66,7 +66,7 @@ def conv_transpose3d_planes(what: str, name: str, x: str, weight, bias, stride, 
         raise error(f"{what}: needs a traced 5-D input")
     w3 = torch.as_tensor(weight).detach().cpu().numpy().astype(np.float32)
     bias = None if bias is None else torch.as_tensor(bias).detach().cpu().numpy().astype(np.float32)
-    c, o, kd = int(w3.shape[0]), int(w3.shape[1]), int(w3.shape[2])
+    kd = int(w3.shape[2])
     stride, padding = _triple(stride), _triple(padding)
     output_padding, dilation = _triple(output_padding), _triple(dilation)
     depth = int(in_shape[2])
