@@ -25,9 +25,9 @@ import torch.nn.functional as F
 from .capture_modules import (CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax, ptec_state,
                               ptec_state_write, with_traceable_modules)
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
+from .conv_transpose3d import conv_transpose3d_nodes, conv_transpose3d_planes, functional_conv_transpose3d_nodes
 from .fractional_max_pool import REFUSAL as FRACTIONAL_REFUSAL, fractional_max_pool_nodes
 from .interpolate import interpolate_nodes
-from .conv_transpose3d import conv_transpose3d_nodes, conv_transpose3d_planes, functional_conv_transpose3d_nodes
 from .ir import Graph, Node, UnsupportedOperator, infer_shapes
 
 
@@ -158,8 +158,9 @@ def _lrn_nodes(name: str, size: int, alpha: float, beta: float, k: float, ins: L
     band = np.zeros((c, c, 1, 1), np.float32)
     if cross_map:
         band[:, :, 0, 0] = _cross_map_band(int(size), c) / size
-    for o in range(c if not cross_map else 0):
-        band[o, max(0, o - size // 2):min(c, o + (size - 1) // 2 + 1)] = 1.0 / size
+    else:
+        for o in range(c):
+            band[o, max(0, o - size // 2):min(c, o + (size - 1) // 2 + 1)] = 1.0 / size
     x = ins[0]
     nodes: List[Node] = []
     if rank == 3:
