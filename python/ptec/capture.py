@@ -25,6 +25,9 @@ import torch.nn.functional as F
 from .capture_modules import (CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax, ptec_state,
                               ptec_state_write, with_traceable_modules)
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
+from .conv_transpose3d import conv_transpose3d_nodes, conv_transpose3d_planes, functional_conv_transpose3d_nodes
+from .fractional_max_pool import REFUSAL as FRACTIONAL_REFUSAL, fractional_max_pool_nodes
+from .interpolate import interpolate_nodes
 from .ir import Graph, Node, UnsupportedOperator, infer_shapes
 
 
@@ -118,22 +121,46 @@ def _one_d_nodes(name: str, m: nn.Module, ins: List[str]) -> List[Node]:
         node, Node(name, "reshape", [core], dict(squeeze=2))]
 
 
+def _cross_map_band(size: int, c: int) -> np.ndarray:
+    """The [C, C] 0/1 window of nn.CrossMapLRN2d (torch's _functions.py),
+    which differs from nn.LocalResponseNorm's: channel 0 sums channels
+    0 .. p - 1 (p = int((size - 1) / 2 + 1)); each next channel adds channel
+    c + p - 1 while it exists and, only once c > p, drops channel c - p, so
+    channel 0 is never dropped and stays in every window. Built by running
+    that recurrence on indicator rows."""
+    p = int((size - 1) / 2 + 1)
+    band = np.zeros((c, c), np.float32)
+    band[0, :min(c, p)] = 1.0
+    for ch in range(1, c):
+        band[ch] = band[ch - 1]
+        if ch < c - p + 1:
+            band[ch, ch + p - 1] += 1.0
+        if ch > p:
+            band[ch, ch - p] -= 1.0
+    return band
+
+
 def _lrn_nodes(name: str, size: int, alpha: float, beta: float, k: float, ins: List[str],
-               shape) -> List[Node]:
+               shape, cross_map: bool = False) -> List[Node]:
     """nn.LocalResponseNorm / F.local_response_norm over [N, C, H, W] (or
     [N, C, L], lifted to a unit height): y = x * (k + alpha * avg)^-beta,
     where avg is the mean of x * x over a window of `size` channels, zero
     padded as torch pads it (size // 2 in front, (size - 1) // 2 behind,
     divided by size). The window mean is a 1 x 1 convolution whose C x C
     weight is a band of 1 / size, the scale a 256-entry LUT (lrn_scale) and
-    the products int8 muls; the last node keeps the layer's name."""
+    the products int8 muls; the last node keeps the layer's name.
+    cross_map: nn.CrossMapLRN2d, the same formula over its own window
+    (_cross_map_band), on 4-D input only as torch asserts."""
     rank = len(shape or [])
-    if rank not in (3, 4):
+    if rank not in ((4,) if cross_map else (3, 4)):
         raise CaptureError(f"{name}: local_response_norm on a rank-{rank} input is not supported")
     c = int(shape[1])
     band = np.zeros((c, c, 1, 1), np.float32)
-    for o in range(c):
-        band[o, max(0, o - size // 2):min(c, o + (size - 1) // 2 + 1)] = 1.0 / size
+    if cross_map:
+        band[:, :, 0, 0] = _cross_map_band(int(size), c) / size
+    else:
+        for o in range(c):
+            band[o, max(0, o - size // 2):min(c, o + (size - 1) // 2 + 1)] = 1.0 / size
     x = ins[0]
     nodes: List[Node] = []
     if rank == 3:
@@ -158,6 +185,38 @@ def _conv3d_nodes(name: str, fn: torch.fx.Node, mods, ins: List[str], by_name) -
     constants = {k: v.attrs["value"] for k, v in by_name.items() if v.op == "constant"}
     return functional_conv3d_nodes(name, _source(fn, mods), fn.args, fn.kwargs, ins, constants, shape,
                                    CaptureError)
+
+
+def _conv_transpose3d_nodes(name: str, fn: torch.fx.Node, mods, ins: List[str], by_name) -> Optional[List[Node]]:
+    """nn.ConvTranspose3d, or F.conv_transpose3d by constant weights, as one
+    conv_transpose2d per output depth (python/ptec/conv_transpose3d.py);
+    None for an F.conv_transpose3d it cannot take."""
+    x = fn.args[0] if fn.args else fn.kwargs.get("input")
+    shape = _meta_shape(x) if isinstance(x, torch.fx.Node) else None
+    if fn.op == "call_module":
+        m = mods[fn.target]
+        out = _meta_shape(fn)
+        if (len(fn.args) > 1 or fn.kwargs.get("output_size") is not None) and out is not None and shape is not None:
+            # m(x, output_size=...): torch picks the output_padding that gives
+            # that size; the traced output holds it
+            k, s, p, d = (list(v) for v in (m.kernel_size, m.stride, m.padding, m.dilation))
+            extra = [out[2 + i] - ((shape[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + 1) for i in range(3)]
+            return conv_transpose3d_planes(_source(fn, mods), name, ins[0], m.weight, m.bias, s, p, extra, d,
+                                           m.groups, shape, CaptureError)
+        return conv_transpose3d_nodes(name, _source(fn, mods), m, ins, shape, CaptureError)
+    constants = {k: v.attrs["value"] for k, v in by_name.items() if v.op == "constant"}
+    return functional_conv_transpose3d_nodes(name, _source(fn, mods), fn.args, fn.kwargs, ins, constants, shape,
+                                             CaptureError)
+
+
+def _interpolate_nodes(name: str, fn: torch.fx.Node, ins: List[str]) -> Optional[List[Node]]:
+    """F.interpolate in a mode python/ptec/interpolate.py builds; None otherwise."""
+    x = fn.args[0] if fn.args else fn.kwargs.get("input")
+    if not isinstance(x, torch.fx.Node):
+        return None
+    return interpolate_nodes(name, _scalar_arg(fn, 3, "mode", "nearest"), _scalar_arg(fn, 4, "align_corners"),
+                             _scalar_arg(fn, 2, "scale_factor"), _scalar_arg(fn, 5, "recompute_scale_factor"),
+                             ins, _meta_shape(x), _meta_shape(fn))
 
 
 def _unfold_nodes(name: str, m: nn.Unfold, ins: List[str], shape) -> List[Node]:
@@ -269,8 +328,9 @@ def _prelu_nodes(name: str, m: nn.PReLU, ins: List[str]) -> List[Node]:
 
 def _upsample_node(name: str, mode: str, align_corners, ins: List[str], shape) -> Node:
     """nn.Upsample / F.interpolate: nearest, bilinear and bicubic on 4-D tensors, as
-    the resize to the traced output size; other modes stay an operator ptec
-    reports."""
+    the resize to the traced output size (linear on 3-D, nearest and
+    trilinear on 5-D are python/ptec/interpolate.py's, tried first); other
+    modes stay an operator ptec reports."""
     if mode == "nearest" and shape is not None and len(shape) == 4 and not align_corners:
         return Node(name, "upsample_nearest", ins[:1], dict(size=[int(shape[2]), int(shape[3])]))
     if mode in ("bilinear", "bicubic") and shape is not None and len(shape) == 4:
@@ -468,9 +528,22 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.append(Node(name, "reshape", ins[:1], dict(target_shape=_meta_shape(fn))))
             elif isinstance(mods[fn.target], nn.Upsample):
                 m = mods[fn.target]
-                nodes.append(_upsample_node(name, m.mode, m.align_corners, ins, _meta_shape(fn)))
+                nodes.extend(interpolate_nodes(name, m.mode, m.align_corners, m.scale_factor,
+                                               getattr(m, "recompute_scale_factor", None), ins,
+                                               _meta_shape(fn.args[0]), _meta_shape(fn))
+                             or [_upsample_node(name, m.mode, m.align_corners, ins, _meta_shape(fn))])
             elif isinstance(mods[fn.target], nn.Conv3d):
                 nodes.extend(_conv3d_nodes(name, fn, mods, ins, by_name))
+            elif (isinstance(mods[fn.target], (nn.FractionalMaxPool2d, nn.FractionalMaxPool3d))
+                  and mods[fn.target]._random_samples is not None):
+                nodes.extend(fractional_max_pool_nodes(name, _source(fn, mods), mods[fn.target], ins,
+                                                       _meta_shape(fn.args[0]), _meta_shape(fn), CaptureError))
+            elif isinstance(mods[fn.target], (nn.FractionalMaxPool2d, nn.FractionalMaxPool3d)):
+                node = _module_node(name, mods[fn.target], ins)
+                node.attrs["why"] = FRACTIONAL_REFUSAL
+                nodes.append(node)
+            elif isinstance(mods[fn.target], nn.ConvTranspose3d):
+                nodes.extend(_conv_transpose3d_nodes(name, fn, mods, ins, by_name))
             elif isinstance(mods[fn.target], ONE_D):
                 nodes.extend(_one_d_nodes(name, mods[fn.target], ins))
             elif isinstance(mods[fn.target], (nn.AdaptiveMaxPool2d, nn.GLU, nn.Fold, nn.LPPool2d, nn.AdaptiveAvgPool1d,
@@ -489,6 +562,10 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             elif isinstance(mods[fn.target], nn.LocalResponseNorm):
                 m = mods[fn.target]
                 nodes.extend(_lrn_nodes(name, m.size, m.alpha, m.beta, m.k, ins, _meta_shape(fn)))
+            elif isinstance(mods[fn.target], nn.CrossMapLRN2d):
+                m = mods[fn.target]
+                nodes.extend(_lrn_nodes(name, m.size, m.alpha, m.beta, m.k, ins, _meta_shape(fn),
+                                        cross_map=True))
             elif (isinstance(mods[fn.target], nn.PReLU) and mods[fn.target].weight.numel() > 1
                   and len(_meta_shape(fn) or []) == 4):
                 nodes.extend(_prelu_nodes(name, mods[fn.target], ins))
@@ -545,10 +622,17 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_basic_index_nodes(name, fn, ins[0]))
             elif fn.target in (torch.narrow, "narrow") and _narrow_node(name, fn, ins) is not None:
                 nodes.append(_narrow_node(name, fn, ins))
+            elif fn.target is F.interpolate and _interpolate_nodes(name, fn, ins) is not None:
+                nodes.extend(_interpolate_nodes(name, fn, ins))
             elif fn.target is F.conv3d and _conv3d_nodes(name, fn, mods, ins, by_name) is not None:
                 nodes.extend(_conv3d_nodes(name, fn, mods, ins, by_name))
                 tuple_sources.update(a.name for a in list(fn.args[1:]) + list(fn.kwargs.values())
                                      if isinstance(a, torch.fx.Node))    # weights now in the convs: dropped unless read elsewhere
+            elif (fn.target is F.conv_transpose3d
+                  and _conv_transpose3d_nodes(name, fn, mods, ins, by_name) is not None):
+                nodes.extend(_conv_transpose3d_nodes(name, fn, mods, ins, by_name))
+                tuple_sources.update(a.name for a in list(fn.args[1:]) + list(fn.kwargs.values())
+                                     if isinstance(a, torch.fx.Node))    # as for F.conv3d
             else:
                 nodes.append(_function_node(fn, ins))
         else:

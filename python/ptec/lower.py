@@ -236,7 +236,8 @@ class LoweringContext:
         refusals = [f"{p.source or p.node}: {p.reason}" for p in placements
                     if self.partition.backend_of(p.node) is not None
                     and self.partition.backend_of(p.node).produces_float]
-        unsupported = [origin(n) for n in self.g.nodes if n.op == "unsupported"]
+        unsupported = [origin(n) + (f": {n.attrs['why']}" if n.attrs.get("why") else "")
+                       for n in self.g.nodes if n.op == "unsupported"]
         return Lowered(self.b, inputs, outputs, self.target, placements, self.fallbacks, refusals,
                        unsupported)
 

@@ -72,9 +72,10 @@ def _through_unit_squeeze(g: Graph, n):
 
 
 def _depth_planes(g: Graph, n):
-    """The conv2d nodes behind an nn.Conv3d stand-in (python/ptec/conv3d.py):
+    """The conv2d (conv_transpose2d) nodes behind an nn.Conv3d
+    (nn.ConvTranspose3d) stand-in (python/ptec/conv3d.py, conv_transpose3d.py):
     n is the cat along dim 2 of unsqueeze(2)s (reshapes [N, O, H, W] ->
-    [N, O, 1, H, W]) of conv2ds (or one such
+    [N, O, 1, H, W]) of such convs (or one such
     unsqueeze), each the only user of its conv and none an output. An
     activation after n acts on each plane's conv alike. Else None."""
     if n.name in g.outputs or len(g.users(n.name)) != 1:
@@ -86,7 +87,7 @@ def _depth_planes(g: Graph, n):
         if p.op != "reshape" or len(g.users(p.name)) != 1 or p.name in g.outputs:
             return None
         conv = g.node(p.inputs[0])
-        if (conv.op != "conv2d" or len(g.users(conv.name)) != 1 or conv.name in g.outputs
+        if (conv.op not in ("conv2d", "conv_transpose2d") or len(g.users(conv.name)) != 1 or conv.name in g.outputs
                 or conv.shape is None or p.shape is None
                 or list(p.shape) != list(conv.shape[:2]) + [1] + list(conv.shape[2:])):
             return None
@@ -283,7 +284,12 @@ def quantize_weights(w: np.ndarray, scales: np.ndarray, bits: int = 8) -> np.nda
 def takes_w4(g: Graph, n) -> bool:
     """Layers `--w4` stores with 4-bit weights: linear and the convolutions
     the cortex_m lowering makes quantized_conv2d (groups 1, not the
-    depthwise form a one-channel input takes): CMSIS-NN's s4 kernels."""
+    depthwise form a one-channel input takes): CMSIS-NN's s4 kernels. Not
+    a layer whose weights are a resize's own (attrs["resize_weights"]:
+    capture's linear interpolation), which 4 bits would move off torch's
+    sample positions."""
+    if n.attrs.get("resize_weights"):
+        return False
     if n.op == "linear":
         return True
     if n.op != "conv2d" or int(n.attrs["groups"]) != 1:

@@ -1,0 +1,129 @@
+"""nn.ConvTranspose3d as 2-D transposed convolutions ptec already lowers
+(capture's stand-in, the transposed twin of python/ptec/conv3d.py).
+
+Input depth i with depth tap t lands on output depth
+o = i * stride - padding + t * dilation. For each output depth the (i, t)
+pairs that land on it are found, the input depth slices [N, C, H, W] joined
+along channels into [N, k * C, H, W], and run through ONE conv_transpose2d
+whose weight rows are the matching taps: W3[c, o, t, h, w] ->
+W2[j * C + c, o, h, w] for the j-th pair. A transposed convolution sums
+over its input channels, so the sum over the pairs stays in one
+accumulator. An output depth no pair reaches (stride or dilation gaps,
+output_padding at the end) is the bias alone: a conv_transpose2d of
+input depth 0 by zero weights, so every plane is the same kind of node.
+
+ptec's int8 transposed convolution takes output_padding 0 and dilation 1
+in H and W (the partitioner's limits), so those are rewritten into the
+weight: a dilation d spreads the taps d apart with zeros between (the
+same sums), and output_padding e appends e zero taps at the kernel's end,
+which lengthens the uncropped output by e rows that only the bias reaches
+beyond the real taps; cropping `padding` from each side then leaves
+torch's output exactly (torch crops padding in front and padding - e
+behind).
+"""
+from __future__ import annotations
+
+from typing import List, Optional
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+from .conv3d import _triple
+from .ir import Node
+
+
+def _spread(w: np.ndarray, dilation, output_padding) -> np.ndarray:
+    """A [Cin, Cout, KH, KW] transposed-convolution weight with the given
+    dilation and output_padding folded in (see the module docstring)."""
+    cin, cout, kh, kw = w.shape
+    dh, dw = int(dilation[0]), int(dilation[1])
+    eh, ew = int(output_padding[0]), int(output_padding[1])
+    out = np.zeros((cin, cout, dh * (kh - 1) + 1 + eh, dw * (kw - 1) + 1 + ew), np.float32)
+    out[:, :, :dh * (kh - 1) + 1:dh, :dw * (kw - 1) + 1:dw] = w
+    return out
+
+
+def conv_transpose3d_nodes(name: str, what: str, m: nn.ConvTranspose3d, ins: List[str], in_shape,
+                           error) -> List[Node]:
+    """The nodes standing for `m` applied to `ins[0]` of shape in_shape
+    [N, C, D, H, W]; the last node carries `name`. `error` is the exception
+    class a layer ptec cannot take this way raises, in one line naming it
+    as `what` does."""
+    if m.padding_mode != "zeros":
+        raise error(f"{what}: padding_mode {m.padding_mode} is not supported")
+    return conv_transpose3d_planes(what, name, ins[0], m.weight, m.bias, m.stride, m.padding,
+                                   m.output_padding, m.dilation, m.groups, in_shape, error)
+
+
+def conv_transpose3d_planes(what: str, name: str, x: str, weight, bias, stride, padding, output_padding,
+                            dilation, groups, in_shape, error) -> List[Node]:
+    """conv_transpose3d of node x (shape in_shape) by the constant weight
+    (and bias): the nodes, the last one named `name`."""
+    if int(groups) != 1:
+        raise error(f"{what}: groups={groups} is not supported (groups=1 only)")
+    if in_shape is None or len(in_shape) != 5:
+        raise error(f"{what}: needs a traced 5-D input")
+    w3 = torch.as_tensor(weight).detach().cpu().numpy().astype(np.float32)
+    bias = None if bias is None else torch.as_tensor(bias).detach().cpu().numpy().astype(np.float32)
+    kd = int(w3.shape[2])
+    stride, padding = _triple(stride), _triple(padding)
+    output_padding, dilation = _triple(output_padding), _triple(dilation)
+    depth = int(in_shape[2])
+    out_depth = (depth - 1) * stride[0] - 2 * padding[0] + dilation[0] * (kd - 1) + output_padding[0] + 1
+    if out_depth < 1:
+        raise error(f"{what}: the padding leaves no output depth")
+    nodes: List[Node] = []
+    sliced = {}
+
+    def depth_slice(i: int) -> str:
+        if i not in sliced:
+            cut, flat = f"{name}_d{i}_slice", f"{name}_d{i}"
+            nodes.append(Node(cut, "slice", [x], dict(dim=2, start=i, end=i + 1)))
+            nodes.append(Node(flat, "reshape", [cut], dict(squeeze=2)))
+            sliced[i] = flat
+        return sliced[i]
+
+    planes = []
+    for d in range(out_depth):
+        pairs = [(i, t) for i in range(depth) for t in range(kd)
+                 if i * stride[0] - padding[0] + t * dilation[0] == d]
+        if pairs:
+            slices = [depth_slice(i) for i, _ in pairs]
+            w2 = np.concatenate([w3[:, :, t] for _, t in pairs], axis=0)
+        else:           # the bias alone: no input depth reaches this one
+            slices = [depth_slice(0)]
+            w2 = np.zeros_like(w3[:, :, 0])
+        if len(slices) == 1:
+            joined = slices[0]
+        else:
+            joined = f"{name}_o{d}_in"
+            nodes.append(Node(joined, "cat", slices, dict(dim=1)))
+        conv = f"{name}_o{d}"
+        nodes.append(Node(conv, "conv_transpose2d", [joined], dict(
+            weight=_spread(np.ascontiguousarray(w2), dilation[1:], output_padding[1:]),
+            bias=None if bias is None else bias.copy(), stride=stride[1:], padding=padding[1:],
+            output_padding=[0, 0], dilation=[1, 1], groups=1)))
+        plane = f"{name}_o{d}_5d" if out_depth > 1 else name
+        nodes.append(Node(plane, "reshape", [conv], dict(unsqueeze=2)))
+        planes.append(plane)
+    if out_depth > 1:
+        nodes.append(Node(name, "cat", planes, dict(dim=2)))
+    return nodes
+
+
+def functional_conv_transpose3d_nodes(name: str, what: str, args, kwargs, ins: List[str], constants, in_shape,
+                                      error) -> Optional[List[Node]]:
+    """F.conv_transpose3d(x, weight, bias, stride, padding, output_padding,
+    groups, dilation) whose weight (and bias) are constants: `constants`
+    maps a node name to its value. None when the weight is not a constant."""
+    names = ["input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"]
+    defaults = dict(bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1)
+    bound = {**defaults, **dict(zip(names, args)), **kwargs}
+    ref = [getattr(bound.get(k), "name", None) for k in ("input", "weight", "bias")]
+    if ref[0] is None or ref[1] not in constants or (bound["bias"] is not None and ref[2] not in constants):
+        return None
+    return conv_transpose3d_planes(what, name, ref[0], constants[ref[1]],
+                                   None if bound["bias"] is None else constants[ref[2]], bound["stride"],
+                                   bound["padding"], bound["output_padding"], bound["dilation"], bound["groups"],
+                                   in_shape, error)
