@@ -212,7 +212,8 @@ def _compile_into(args, calib_option, out, log):
     res = compile_model(model.module, model.example_inputs, calib, args.target, args.int8_io,
                         cfg, name=model.name, log=log, backends=backends, w4=args.w4,
                         int8_layernorm=args.int8_layernorm, a16=_a16_choice(args),
-                        stateful=args.stateful, unrolled_lstm=args.unrolled_lstm)
+                        stateful=args.stateful, unrolled_lstm=args.unrolled_lstm,
+                        ptec_runtime_only=args.ptec_runtime_only)
     with out.open(args.output, "wb") as f:
         f.write(res.data)
     if npu is not None:
@@ -374,6 +375,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="nn.LSTM unrolled over its steps into upstream's int8 operators, every state int8 "
                         "(by default each layer is one ptec::quantized_lstm, CMSIS-NN's LSTM numerics with an "
                         "int16 cell, which runs on ptec's runtime only)")
+    c.add_argument("--ptec-runtime-only", action="store_true",
+                   help="plan no scratch for upstream's CMSIS-NN kernels (ptec's kernels use the runtime's "
+                        "scratch region): less planned memory, e.g. the DS-CNN on the M55; convolutions, "
+                        "average pools and batch matmuls are then called by their ptec:: names, so the program "
+                        "runs on ptec's runtime only")
     c.add_argument("--observer", default="minmax", choices=["minmax", "percentile"],
                    help="activation range observer")
     c.add_argument("--percentile", type=float, default=99.99)

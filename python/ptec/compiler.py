@@ -48,7 +48,8 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
                   log: Callable[[str], None] = lambda s: None,
                   available_kernels: Optional[Sequence[str]] = None,
                   backends=None, w4: bool = False, int8_layernorm: bool = False,
-                  a16=None, stateful: bool = False, unrolled_lstm: bool = False) -> CompileResult:
+                  a16=None, stateful: bool = False, unrolled_lstm: bool = False,
+                  ptec_runtime_only: bool = False) -> CompileResult:
     """backends: the ptec.backends in the order they are asked (default
     cortex_m then portable; delegating backends go first). w4: linear and
     conv layers with 4-bit weights (ptec::*_w4 kernels, ptec's runtime only).
@@ -60,7 +61,9 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
     an initial value; a native LSTM layer's h and c are the kernel's
     initial_hidden / initial_cell). nn.LSTM layers become one
     ptec::quantized_lstm each (ptec's runtime only) unless unrolled_lstm,
-    which unrolls them into upstream's int8 operators."""
+    which unrolls them into upstream's int8 operators. ptec_runtime_only:
+    no planned scratch for upstream's CMSIS-NN kernels, whose operators are
+    then called by their ptec:: names (ptec's runtime only)."""
     t0 = time.time()
     graph = cap.capture(model, example_inputs, capture_method, name, stateful=stateful,
                         lstm_kernel=not unrolled_lstm)
@@ -94,7 +97,7 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
         if nodes >= LONG_MODEL_NODES and (done == nodes or done % max(1, nodes // 4) == 0):
             log(f"lowering {done}/{nodes} nodes")
     try:
-        lowered = lw.lower(qgraph, target, int8_io, backends, lowering_progress)
+        lowered = lw.lower(qgraph, target, int8_io, backends, lowering_progress, ptec_runtime_only)
     except ValueError as e:         # LoweringError, or parameters out of the kernels' range
         raise CompileError(f"lowering failed: {e}") from e
     n_delegates = len(lowered.delegates)

@@ -19,6 +19,7 @@ import numpy as np
 from .backends import Backend, DelegateBackend, default_backends
 from .backends.cortex_m import kernels as K
 from .backends.cortex_m import kernels_a16 as K16
+from .backends.cortex_m.scratch import plan_for_ptec_runtime_only
 from .ir import Graph, Node, origin
 from .lowered import NOT_YET, Act, IOInfo, Lowered, layout, new_act
 from .partition import NO_CODE, Partition
@@ -244,12 +245,18 @@ class LoweringContext:
 
 def lower(q: Graph, target: str = "cortex-m55", int8_io: bool = False,
           backends: Optional[Sequence[Backend]] = None,
-          progress: Optional[Callable[[int, int], None]] = None) -> Lowered:
-    """progress(done, total) is called after each node is placed and lowered."""
+          progress: Optional[Callable[[int, int], None]] = None,
+          ptec_runtime_only: bool = False) -> Lowered:
+    """progress(done, total) is called after each node is placed and lowered.
+    ptec_runtime_only: plan no scratch argument for upstream's CMSIS-NN
+    kernels (ptec's take theirs from the runtime's scratch region) and call
+    those operators by their ptec:: names, which upstream does not have."""
     for n in q.nodes:
         if n.qparams is None:
             raise LoweringError(f"node {origin(n)} has no quantization parameters")
     backends = default_backends() if backends is None else list(backends)
     ctx = LoweringContext(q, target, int8_io, Partition(q, backends))
     ctx.progress = progress
+    if ptec_runtime_only:
+        plan_for_ptec_runtime_only(ctx.b)
     return ctx.run()

@@ -74,6 +74,11 @@ class ProgramBuilder:
         self.inputs: List[int] = []
         self.outputs: List[int] = []
         self.memory_plan: Optional[MemoryPlan] = None
+        # Set by a lowering that plans for ptec's runtime only
+        # (--ptec-runtime-only): operators called under another name, and
+        # whether scratch() plans the bytes upstream's kernels would use.
+        self.renamed: Dict[str, str] = {}
+        self.plan_scratch = True
 
     # -- values ---------------------------------------------------------------
     def add(self, member) -> int:
@@ -130,8 +135,9 @@ class ProgramBuilder:
         return idx
 
     def scratch(self, nbytes: int, offset: Optional[int] = None) -> int:
-        """A planned BYTE [n] buffer for a kernel's temporaries."""
-        return self.tensor(ScalarType.BYTE, [int(nbytes)], [0], offset=offset)
+        """A planned BYTE [n] buffer for a kernel's temporaries (BYTE [0]
+        when plan_scratch is off: ptec's kernels never read this argument)."""
+        return self.tensor(ScalarType.BYTE, [int(nbytes) if self.plan_scratch else 0], [0], offset=offset)
 
     def view(self, base: int, sizes: Sequence[int], dim_order=None) -> int:
         """A second tensor value over the same bytes (no instruction)."""
@@ -199,6 +205,7 @@ class ProgramBuilder:
     def call(self, key: str, /, **kwargs) -> int:
         """Append a KernelCall with the schema's arguments, out, and the return
         slot. Returns the `out` value index."""
+        key = self.renamed.get(key, key)
         sig = signature(key)
         unknown = set(kwargs) - {n for n, _ in sig}
         if unknown:

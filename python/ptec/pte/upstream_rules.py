@@ -20,10 +20,10 @@ constant next to a channels-last activation is refused.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
-from ..ops import signature
+from ..ops import OPERATORS, signature
 from .schema import KernelCall, Program, ScalarType, Tensor, TensorList
 
 F32 = frozenset({ScalarType.FLOAT})
@@ -259,6 +259,19 @@ RULES: Dict[str, Rule] = {
         contiguous=("input", "weights_feature", "weights_time", "activation_state", "out"),
         upstream_library="none (ptec only)"),
 }
+
+
+# --ptec-runtime-only (docs/aot.md): a cortex_m operator that ptec also
+# runs under its own name (operators.json: the same kernel source) is called
+# so when upstream's kernel must not see the program's arguments (an empty
+# scratch it would write CMSIS-NN's buffer into); the layout rules stay the
+# cortex_m operator's, and upstream has no such operator.
+for _key, _op in OPERATORS.items():
+    _twin = "cortex_m::" + _key[len("ptec::"):]
+    if _key.startswith("ptec::") and _key not in RULES and _twin in RULES and \
+            OPERATORS[_twin].source == _op.source:
+        RULES[_key] = replace(RULES[_twin], source=f"none: ptec only ({_op.source})",
+                              upstream_library="none (ptec only)")
 
 
 class UpstreamRuleError(ValueError):

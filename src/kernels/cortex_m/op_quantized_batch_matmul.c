@@ -64,3 +64,10 @@ static ptec_status run(ptec_op *op)
 
 const ptec_kernel ptec_kernel_cortex_m_quantized_batch_matmul_out = {
     "cortex_m::quantized_batch_matmul.out", sizeof(bmm_state), prepare, run};
+
+/* The same kernel under ptec's name, which --ptec-runtime-only programs
+ * call: their scratch arguments are empty (ptec's kernels take theirs from
+ * the runtime's scratch region), so upstream's cortex_m kernel, which
+ * writes CMSIS-NN's buffer there, must never be handed them. */
+const ptec_kernel ptec_kernel_ptec_quantized_batch_matmul_out = {
+    "ptec::quantized_batch_matmul.out", sizeof(bmm_state), prepare, run};

@@ -77,3 +77,19 @@ def transpose_conv_scratch(target, cin, in_w, cout, kh, kw, stride):
         return conv, cin * kh * kw * cout
     row = ((in_w - 1) * sw + max(kw, sh, sw)) * cout
     return 4 * row * max(kh, sh), 0
+
+
+# The cortex_m operators that take a planned scratch argument for
+# CMSIS-NN's buffer, with the ptec:: name of the same kernel that a
+# --ptec-runtime-only program calls instead (its scratch argument empty:
+# ptec's kernels take theirs from the runtime's scratch region, and upstream
+# must refuse the program rather than write into an empty buffer).
+RUNTIME_ONLY_NAMES = {f"cortex_m::{op}.out": f"ptec::{op}.out" for op in (
+    "quantized_conv2d", "quantized_depthwise_conv2d", "quantized_transpose_conv2d",
+    "quantized_batch_matmul", "quantized_avg_pool2d")}
+
+
+def plan_for_ptec_runtime_only(builder) -> None:
+    """Make a ProgramBuilder emit --ptec-runtime-only programs."""
+    builder.renamed = dict(RUNTIME_ONLY_NAMES)
+    builder.plan_scratch = False
