@@ -25,7 +25,8 @@ import torch.nn.functional as F
 from .capture_modules import (CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax, ptec_state,
                               ptec_state_write, with_traceable_modules)
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
-from .conv_transpose3d import conv_transpose3d_nodes, conv_transpose3d_planes, functional_conv_transpose3d_nodes
+from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, fold_dilation_and_output_padding,
+                               functional_conv_transpose3d_nodes)
 from .fractional_max_pool import REFUSAL as FRACTIONAL_REFUSAL, fractional_max_pool_nodes
 from .interpolate import interpolate_nodes
 from .ir import Graph, Node, UnsupportedOperator, infer_shapes
@@ -643,6 +644,9 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
     used = {i for n in nodes for i in n.inputs} | set(outputs)
     nodes = [n for n in nodes if (n.name not in tuple_sources and n.name not in state_buffers)
              or n.name in used]
+    for n in nodes:
+        if n.op == "conv_transpose2d":
+            fold_dilation_and_output_padding(n)
     return Graph(nodes, inputs, outputs)
 
 
