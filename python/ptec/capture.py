@@ -328,10 +328,11 @@ def _prelu_nodes(name: str, m: nn.PReLU, ins: List[str]) -> List[Node]:
 
 
 def _upsample_node(name: str, mode: str, align_corners, ins: List[str], shape) -> Node:
-    """nn.Upsample / F.interpolate: nearest, bilinear and bicubic on 4-D tensors, as
-    the resize to the traced output size (linear on 3-D, nearest and
-    trilinear on 5-D are python/ptec/interpolate.py's, tried first); other
-    modes stay an operator ptec reports."""
+    """nn.Upsample / F.interpolate that python/ptec/interpolate.py (tried
+    first, int8) did not take, which needs the traced input shape: nearest,
+    bilinear and bicubic on 4-D tensors as the resize to the traced output
+    size (bilinear and bicubic the fp32 portable kernels); other modes stay
+    an operator ptec reports."""
     if mode == "nearest" and shape is not None and len(shape) == 4 and not align_corners:
         return Node(name, "upsample_nearest", ins[:1], dict(size=[int(shape[2]), int(shape[3])]))
     if mode in ("bilinear", "bicubic") and shape is not None and len(shape) == 4:
