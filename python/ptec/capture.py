@@ -213,8 +213,8 @@ def _conv_transpose3d_nodes(name: str, fn: torch.fx.Node, mods, ins: List[str], 
 def _interpolate_nodes(name: str, fn: torch.fx.Node, ins: List[str]) -> Optional[List[Node]]:
     """F.interpolate in a mode python/ptec/interpolate.py builds; None otherwise."""
     x = fn.args[0] if fn.args else fn.kwargs.get("input")
-    if not isinstance(x, torch.fx.Node):
-        return None
+    if not isinstance(x, torch.fx.Node) or _scalar_arg(fn, 6, "antialias", False):
+        return None     # antialias widens the taps when shrinking: not the matrices built there
     return interpolate_nodes(name, _scalar_arg(fn, 3, "mode", "nearest"), _scalar_arg(fn, 4, "align_corners"),
                              _scalar_arg(fn, 2, "scale_factor"), _scalar_arg(fn, 5, "recompute_scale_factor"),
                              ins, _meta_shape(x), _meta_shape(fn))
@@ -327,12 +327,17 @@ def _prelu_nodes(name: str, m: nn.PReLU, ins: List[str]) -> List[Node]:
             Node(name, "add", [pos, scaled], {})]
 
 
-def _upsample_node(name: str, mode: str, align_corners, ins: List[str], shape) -> Node:
+def _upsample_node(name: str, mode: str, align_corners, ins: List[str], shape, antialias: bool = False) -> Node:
     """nn.Upsample / F.interpolate that python/ptec/interpolate.py (tried
     first, int8) did not take, which needs the traced input shape: nearest,
     bilinear and bicubic on 4-D tensors as the resize to the traced output
     size (bilinear and bicubic the fp32 portable kernels); other modes stay
-    an operator ptec reports."""
+    an operator ptec reports, as does an antialiased resize."""
+    if antialias:
+        return Node(name, "unsupported", ins[:1], dict(
+            fn=lambda x, _s=shape, _m=mode, _a=align_corners: F.interpolate(x, size=_s[2:], mode=_m,
+                                                                             align_corners=_a, antialias=True),
+            what=f"interpolate ({mode}, antialias)"))
     if mode == "nearest" and shape is not None and len(shape) == 4 and not align_corners:
         return Node(name, "upsample_nearest", ins[:1], dict(size=[int(shape[2]), int(shape[3])]))
     if mode in ("bilinear", "bicubic") and shape is not None and len(shape) == 4:
@@ -790,8 +795,8 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
     name = fn.name
     tensor_args = [a for a in fn.args if isinstance(a, torch.fx.Node)]
     if t is F.interpolate:
-        return _upsample_node(name, fn.kwargs.get("mode", fn.args[3] if len(fn.args) > 3 else "nearest"),
-                              fn.kwargs.get("align_corners"), ins, _meta_shape(fn))
+        return _upsample_node(name, _scalar_arg(fn, 3, "mode", "nearest"), _scalar_arg(fn, 4, "align_corners"), ins,
+                              _meta_shape(fn), bool(_scalar_arg(fn, 6, "antialias", False)))
     if t in _ACT_FUNCS:
         lo, hi = _ACT_FUNCS[t]
         return Node(name, "clamp", ins[:1], dict(lo=lo, hi=hi))

@@ -208,6 +208,16 @@ def test_bicubic_taps_reach_past_the_border():
     assert abs(w[0][0] - [1.10546875, -0.10546875, 0.0, 0.0]).max() < 1e-6, w[0][0]
 
 
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_antialias_refused_in_one_line(mode):
+    # its taps widen when shrinking; the plain resize would be silently wrong
+    x = torch.randn(1, 2, 8, 8)
+    model = Interp(size=(3, 3), mode=mode, antialias=True)
+    with pytest.raises(CompileError) as e:
+        compile_model(model, [x], [(x,)])
+    assert "\n" not in str(e.value) and "operator not supported" in str(e.value), str(e.value)
+
+
 @pytest.mark.parametrize("functional", [False, True])
 @pytest.mark.parametrize("shape,kw", [
     ((2, 3, 7), dict(size=3)), ((2, 3, 7), dict(scale_factor=0.5)), ((2, 3, 7), dict(size=10)),
