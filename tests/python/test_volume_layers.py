@@ -1,12 +1,15 @@
-"""Layers issue 15 took off the refusal list: nn.ConvTranspose3d (and
-F.conv_transpose3d by constant weights), F.interpolate / nn.Upsample in mode
-"linear" on [N, C, L] and "trilinear" / "nearest" on 5-D, nn.CrossMapLRN2d,
-and nn.FractionalMaxPool2d / 3d built with fixed _random_samples. Each
-decomposition equals PyTorch in float over many parameter combinations (the
-fractional pools exactly); a small model per layer compiles to int8 with
-no fp32 fallback and runs on the host byte-identical to the numpy int8
-reference and within a few output steps of float; one model holding all of
-them is byte-identical to the reference on the emulated M55 and M33."""
+"""Layers issue 15 took off the refusal list or out of fp32: nn.ConvTranspose3d
+(and F.conv_transpose3d by constant weights), nn.ConvTranspose2d / 1d with
+output_padding or dilation, F.interpolate / nn.Upsample in mode "linear" on
+[N, C, L], "bilinear" and "bicubic" on 4-D, "trilinear" on 5-D, "area" on
+3-D to 5-D and "nearest" by a scale factor that picks other rows than in /
+out, nn.CrossMapLRN2d, and nn.FractionalMaxPool2d / 3d built with fixed
+_random_samples. Each decomposition equals PyTorch in float over many
+parameter combinations (nearest and the fractional pools exactly); a small
+model per layer compiles to int8 with no fp32 fallback and runs on the host
+byte-identical to the numpy int8 reference and within a few output steps of
+float; two models holding all of them are byte-identical to the reference
+on the emulated M55 and M33."""
 
 import pytest
 import torch
@@ -325,7 +328,9 @@ def volumes(n, seed, shape):
 
 # key: (model, input shape, an int8 operator it must use, bound in output
 # steps). Measured: conv_transpose3d 1.52, linear 1.40, trilinear 2.03,
-# nearest 1.11, cross_map_lrn 2.22, fractional_max_pool2d 1.37, 3d 2.11.
+# nearest 1.11, cross_map_lrn 2.22, fractional_max_pool2d 1.37, 3d 2.11,
+# bilinear 1.96, bicubic 2.62, area 1.29, area_1d 1.12, area_3d 1.24,
+# nearest_picks 1.02, conv_transpose2d 1.08, conv_transpose1d 0.69.
 SMALL = {
     "conv_transpose3d": (lambda: nn.Sequential(
         nn.ConvTranspose3d(2, 4, 3, stride=2, padding=1, output_padding=1), nn.ReLU(),
@@ -481,7 +486,7 @@ def test_resizes_int8_on_host(resizes, tmp_path):
     assert not res.lowered.fallbacks, res.lowered.fallbacks
     assert not [op for op in res.lowered.operators if "upsample_bi" in op or "adaptive" in op]
     worst = host_steps_from_float(resizes, res, calibration[:6], tmp_path)
-    assert worst <= 4.5, worst
+    assert worst <= 4.5, worst      # measured 0.90
 
 
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
