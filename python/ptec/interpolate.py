@@ -1,7 +1,7 @@
 """F.interpolate / nn.Upsample built from int8 ops ptec has (capture's
 stand-ins): modes "linear" [N, C, L], "bilinear" and "bicubic" [N, C, H, W],
-"trilinear" [N, C, D, H, W], "area" on all three ranks, and "nearest" on 4-D
-and 5-D.
+"trilinear" [N, C, D, H, W], and "area", "nearest" and "nearest-exact" on all
+three ranks ([N, C, L] nearest as [N, C, 1, L]).
 
 Each of the interpolating modes is separable: along one axis it is a
 constant matrix A [out, in] (linear: two weights a row, lambda0 and
@@ -22,7 +22,8 @@ scale = (in - 1) / (out - 1) with align_corners (0 when out is 1), else
 1 / scale_factor when the call gave one and did not ask to recompute it,
 else in / out; the linear source is scale * (dst + 0.5) - 0.5, at least 0
 (scale * dst with align_corners), i0 its floor, i1 = i0 + 1 except at the
-last input, lambda1 = src - i0; nearest is min(floor(dst * scale), in - 1);
+last input, lambda1 = src - i0; nearest is min(floor(dst * scale), in - 1),
+nearest-exact min(floor((dst + 0.5) * scale), in - 1);
 bicubic's rules are at cubic_matrix.
 """
 from __future__ import annotations
@@ -102,8 +103,13 @@ def area_matrix(n_in: int, n_out: int) -> np.ndarray:
     return a
 
 
-def nearest_indices(n_in: int, n_out: int, factor: Optional[float]) -> List[int]:
+def nearest_indices(n_in: int, n_out: int, factor: Optional[float], exact: bool = False) -> List[int]:
+    """The input index of each output: "nearest" floors dst * scale in
+    float32; "nearest-exact" floors (dst + 0.5) * scale, which torch forms
+    in double and rounds to float32 before the floor."""
     s = _scale(n_in, n_out, False, factor)
+    if exact:
+        return [min(int(np.floor(np.float32((j + 0.5) * float(s)))), n_in - 1) for j in range(n_out)]
     return [min(int(np.floor(np.float32(j) * s)), n_in - 1) for j in range(n_out)]
 
 
@@ -172,18 +178,28 @@ def _picks(name: str, x: str, dim: int, picks: List[int]) -> List[Node]:
     return nodes + [Node(name, "cat", [f"{name}_{i}" for i in picks], dict(dim=dim))]
 
 
-def _nearest_nodes(name: str, x: str, in_shape, out_shape, f) -> Optional[List[Node]]:
-    """Nearest on 4-D / 5-D: H and W by the 4-D nearest resize (on
-    [N, C * D, H, W]) when it picks torch's rows and columns (it picks by
-    in / out), else (and D always) by _picks along each dim that is not
-    kept as it is. None for a 4-D resize the 4-D node takes alone."""
+def _nearest_nodes(name: str, x: str, in_shape, out_shape, f, exact: bool) -> Optional[List[Node]]:
+    """Nearest (or nearest-exact) on 3-D to 5-D: H and W by the 4-D nearest
+    resize (on [N, C * D, H, W]) when it picks torch's rows and columns (it
+    picks by in / out), else (and D always) by _picks along each dim that is
+    not kept as it is; [N, C, L] as [N, C, 1, L]. None for a 4-D "nearest"
+    the 4-D node takes alone."""
     rank = len(in_shape)
+    if rank == 3:
+        n, c, length = (int(v) for v in in_shape)
+        inner = _nearest_nodes(f"{name}_as_2d", f"{name}_as_2d_in", [n, c, 1, length],
+                               [n, c, 1, int(out_shape[2])], [None] + list(f), exact)
+        if inner is None:
+            inner = [Node(f"{name}_as_2d", "upsample_nearest", [f"{name}_as_2d_in"],
+                          dict(size=[1, int(out_shape[2])]))]
+        return ([Node(f"{name}_as_2d_in", "reshape", [x], dict(target_shape=[n, c, 1, length]))] + inner
+                + [Node(name, "reshape", [f"{name}_as_2d"], dict(target_shape=[int(v) for v in out_shape]))])
     ins = [int(v) for v in in_shape[2:]]
     outs = [int(v) for v in out_shape[2:]]
-    picks = [nearest_indices(i, o, s) for i, o, s in zip(ins, outs, f)]
+    picks = [nearest_indices(i, o, s, exact) for i, o, s in zip(ins, outs, f)]
     by_size = [nearest_indices(i, o, None) for i, o in zip(ins, outs)]
     hw_resize = picks[-2:] == by_size[-2:]
-    if rank == 4 and hw_resize:
+    if rank == 4 and hw_resize and not exact:
         return None
     nodes: List[Node] = []
     cur = x
@@ -225,6 +241,6 @@ def interpolate_nodes(name: str, mode: str, align_corners, scale_factor, recompu
             # the int8 average pool's own case: kernel = stride = in / out
             return [Node(name, "adaptive_avg_pool2d", ins[:1], dict(output_size=[o for _, o in sizes]))]
         return separable_nodes(name, ins[0], in_shape, [area_matrix(i, o) for i, o in sizes])
-    if mode == "nearest" and rank in (4, 5) and not align_corners:
-        return _nearest_nodes(name, ins[0], in_shape, out_shape, f)
+    if mode in ("nearest", "nearest-exact") and rank in (3, 4, 5) and not align_corners:
+        return _nearest_nodes(name, ins[0], in_shape, out_shape, f, mode == "nearest-exact")
     return None

@@ -1,9 +1,9 @@
 """Layers issue 15 took off the refusal list or out of fp32: nn.ConvTranspose3d
 (and F.conv_transpose3d by constant weights), nn.ConvTranspose2d / 1d with
 output_padding or dilation, F.interpolate / nn.Upsample in mode "linear" on
-[N, C, L], "bilinear" and "bicubic" on 4-D, "trilinear" on 5-D, "area" on
-3-D to 5-D and "nearest" by a scale factor that picks other rows than in /
-out, nn.CrossMapLRN2d, and nn.FractionalMaxPool2d / 3d built with fixed
+[N, C, L], "bilinear" and "bicubic" on 4-D, "trilinear" on 5-D, "area",
+"nearest-exact" and "nearest" (by a scale factor that picks other rows
+than in / out) on 3-D to 5-D, nn.CrossMapLRN2d, and nn.FractionalMaxPool2d / 3d built with fixed
 _random_samples. Each decomposition equals PyTorch in float over many
 parameter combinations (nearest and the fractional pools exactly); a small
 model per layer compiles to int8 with no fp32 fallback and runs on the host
@@ -173,13 +173,13 @@ NEAREST_PICKS = [dict(scale_factor=1.7), dict(scale_factor=(1.5, 1.7, 0.6)), dic
 
 
 @pytest.mark.parametrize("functional", [False, True])
-@pytest.mark.parametrize("kw", NEAREST_PICKS)
-@pytest.mark.parametrize("rank", [4, 5])
-def test_nearest_scale_factor_picks_equal_torch_exactly(kw, functional, rank):
-    if rank == 4 and isinstance(kw["scale_factor"], tuple):
-        kw = dict(scale_factor=kw["scale_factor"][1:])
-    model = (Interp if functional else nn.Upsample)(mode="nearest", **kw)
-    g = float_equal(model, torch.randn((2, 2, 4, 4, 5)[:rank]), exact=True)
+@pytest.mark.parametrize("kw", NEAREST_PICKS + [dict(size=(3, 7, 9)), dict(scale_factor=0.5)])
+@pytest.mark.parametrize("rank", [3, 4, 5])
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+def test_nearest_scale_factor_picks_equal_torch_exactly(kw, functional, rank, mode):
+    kw = {k: (v[5 - rank:] if isinstance(v, tuple) else v) for k, v in kw.items()}
+    model = (Interp if functional else nn.Upsample)(mode=mode, **kw)
+    g = float_equal(model, torch.randn([2, 2, 4, 4, 5][:2] + [4, 4, 5][5 - rank:]), exact=True)
     assert {n.op for n in g.nodes} <= {"input", "slice", "cat", "reshape", "upsample_nearest"}, g.nodes
 
 
@@ -330,7 +330,8 @@ def volumes(n, seed, shape):
 # steps). Measured: conv_transpose3d 1.52, linear 1.40, trilinear 2.03,
 # nearest 1.11, cross_map_lrn 2.22, fractional_max_pool2d 1.37, 3d 2.11,
 # bilinear 1.96, bicubic 2.62, area 1.29, area_1d 1.12, area_3d 1.24,
-# nearest_picks 1.02, conv_transpose2d 1.08, conv_transpose1d 0.69.
+# nearest_picks 1.02, nearest_exact_1d 0.96, conv_transpose2d 1.08,
+# conv_transpose1d 0.69.
 SMALL = {
     "conv_transpose3d": (lambda: nn.Sequential(
         nn.ConvTranspose3d(2, 4, 3, stride=2, padding=1, output_padding=1), nn.ReLU(),
@@ -370,6 +371,9 @@ SMALL = {
                 (1, 2, 4, 5, 6), "cortex_m::quantized_linear.out", 3.0),
     "nearest_picks": (lambda: nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.Upsample(scale_factor=1.7)),
                       (1, 3, 4, 4), "aten::cat.out", 3.0),
+    "nearest_exact_1d": (lambda: nn.Sequential(nn.Conv1d(2, 4, 3, padding=1),
+                                               nn.Upsample(scale_factor=1.7, mode="nearest-exact")),
+                         (1, 2, 10), "aten::cat.out", 3.0),
     "conv_transpose2d": (lambda: nn.Sequential(
         nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1, output_padding=1, dilation=2), nn.ReLU(),
         nn.ConvTranspose2d(4, 2, (2, 3), stride=(3, 2), output_padding=(2, 1), dilation=(1, 3))),
@@ -456,7 +460,8 @@ def test_w4_keeps_the_resize_weights_8_bit_and_a16_reaches_them():
 class Resizes(nn.Module):
     """bilinear, bicubic, 2-D area (not dividing), a transposed conv with
     output_padding and dilation, 5-D nearest by a factor that picks other
-    rows than in / out, 3-D area, a transposed 1-D conv with both, 1-D area."""
+    rows than in / out, 3-D area, a transposed 1-D conv with both, 1-D area,
+    1-D nearest-exact."""
     def __init__(self):
         super().__init__()
         self.conv = nn.Conv2d(2, 4, 3, padding=1)
@@ -470,7 +475,8 @@ class Resizes(nn.Module):
         t = torch.relu(self.up(a))                                                   # [1, 4, 10, 8]
         v = F.interpolate(t.reshape(1, 2, 2, 10, 8), scale_factor=(1.5, 1.7, 0.6), mode="nearest")
         w = F.interpolate(v, size=(2, 5, 3), mode="area")                            # [1, 2, 2, 5, 3]
-        return F.interpolate(self.up1(torch.flatten(w, 2)), size=9, mode="area")     # [1, 3, 9]
+        r = F.interpolate(self.up1(torch.flatten(w, 2)), size=9, mode="area")        # [1, 3, 9]
+        return F.interpolate(r, scale_factor=1.7, mode="nearest-exact")              # [1, 3, 15]
 
 
 @pytest.fixture(scope="module")
