@@ -25,7 +25,8 @@ import torch.nn.functional as F
 from .capture_modules import (CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax, ptec_state,
                               ptec_state_write, with_traceable_modules)
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
-from .conv_transpose3d import conv_transpose3d_nodes, conv_transpose3d_planes, functional_conv_transpose3d_nodes
+from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, fold_dilation_and_output_padding,
+                               functional_conv_transpose3d_nodes)
 from .fractional_max_pool import REFUSAL as FRACTIONAL_REFUSAL, fractional_max_pool_nodes
 from .interpolate import interpolate_nodes
 from .ir import Graph, Node, UnsupportedOperator, infer_shapes
@@ -212,8 +213,8 @@ def _conv_transpose3d_nodes(name: str, fn: torch.fx.Node, mods, ins: List[str], 
 def _interpolate_nodes(name: str, fn: torch.fx.Node, ins: List[str]) -> Optional[List[Node]]:
     """F.interpolate in a mode python/ptec/interpolate.py builds; None otherwise."""
     x = fn.args[0] if fn.args else fn.kwargs.get("input")
-    if not isinstance(x, torch.fx.Node):
-        return None
+    if not isinstance(x, torch.fx.Node) or _scalar_arg(fn, 6, "antialias", False):
+        return None     # antialias widens the taps when shrinking: not the matrices built there
     return interpolate_nodes(name, _scalar_arg(fn, 3, "mode", "nearest"), _scalar_arg(fn, 4, "align_corners"),
                              _scalar_arg(fn, 2, "scale_factor"), _scalar_arg(fn, 5, "recompute_scale_factor"),
                              ins, _meta_shape(x), _meta_shape(fn))
@@ -326,11 +327,17 @@ def _prelu_nodes(name: str, m: nn.PReLU, ins: List[str]) -> List[Node]:
             Node(name, "add", [pos, scaled], {})]
 
 
-def _upsample_node(name: str, mode: str, align_corners, ins: List[str], shape) -> Node:
-    """nn.Upsample / F.interpolate: nearest, bilinear and bicubic on 4-D tensors, as
-    the resize to the traced output size (linear on 3-D, nearest and
-    trilinear on 5-D are python/ptec/interpolate.py's, tried first); other
-    modes stay an operator ptec reports."""
+def _upsample_node(name: str, mode: str, align_corners, ins: List[str], shape, antialias: bool = False) -> Node:
+    """nn.Upsample / F.interpolate that python/ptec/interpolate.py (tried
+    first, int8) did not take, which needs the traced input shape: nearest,
+    bilinear and bicubic on 4-D tensors as the resize to the traced output
+    size (bilinear and bicubic the fp32 portable kernels); other modes stay
+    an operator ptec reports, as does an antialiased resize."""
+    if antialias:
+        return Node(name, "unsupported", ins[:1], dict(
+            fn=lambda x, _s=shape, _m=mode, _a=align_corners: F.interpolate(x, size=_s[2:], mode=_m,
+                                                                             align_corners=_a, antialias=True),
+            what=f"interpolate ({mode}, antialias)"))
     if mode == "nearest" and shape is not None and len(shape) == 4 and not align_corners:
         return Node(name, "upsample_nearest", ins[:1], dict(size=[int(shape[2]), int(shape[3])]))
     if mode in ("bilinear", "bicubic") and shape is not None and len(shape) == 4:
@@ -643,6 +650,9 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
     used = {i for n in nodes for i in n.inputs} | set(outputs)
     nodes = [n for n in nodes if (n.name not in tuple_sources and n.name not in state_buffers)
              or n.name in used]
+    for n in nodes:
+        if n.op == "conv_transpose2d":
+            fold_dilation_and_output_padding(n)
     return Graph(nodes, inputs, outputs)
 
 
@@ -785,8 +795,8 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
     name = fn.name
     tensor_args = [a for a in fn.args if isinstance(a, torch.fx.Node)]
     if t is F.interpolate:
-        return _upsample_node(name, fn.kwargs.get("mode", fn.args[3] if len(fn.args) > 3 else "nearest"),
-                              fn.kwargs.get("align_corners"), ins, _meta_shape(fn))
+        return _upsample_node(name, _scalar_arg(fn, 3, "mode", "nearest"), _scalar_arg(fn, 4, "align_corners"), ins,
+                              _meta_shape(fn), bool(_scalar_arg(fn, 6, "antialias", False)))
     if t in _ACT_FUNCS:
         lo, hi = _ACT_FUNCS[t]
         return Node(name, "clamp", ins[:1], dict(lo=lo, hi=hi))

@@ -44,6 +44,18 @@ def _spread(w: np.ndarray, dilation, output_padding) -> np.ndarray:
     return out
 
 
+def fold_dilation_and_output_padding(n: Node) -> None:
+    """A captured conv_transpose2d node (nn.ConvTranspose2d / 1d, nn.Fold)
+    with groups 1: its dilation and output_padding moved into the weight as
+    above, so the int8 transposed convolution takes it. Other groups keep
+    theirs (the fp32 kernel's, which the spread weight would only slow)."""
+    a = n.attrs
+    if int(a["groups"]) != 1 or (not any(a["output_padding"]) and list(a["dilation"]) == [1, 1]):
+        return
+    a["weight"] = _spread(np.asarray(a["weight"], np.float32), a["dilation"], a["output_padding"])
+    a["output_padding"], a["dilation"] = [0, 0], [1, 1]
+
+
 def conv_transpose3d_nodes(name: str, what: str, m: nn.ConvTranspose3d, ins: List[str], in_shape,
                            error) -> List[Node]:
     """The nodes standing for `m` applied to `ins[0]` of shape in_shape

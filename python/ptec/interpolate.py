@@ -1,22 +1,30 @@
-"""F.interpolate modes ptec builds from int8 ops it has (capture's stand-ins):
-mode "linear" on [N, C, L], and "nearest" and "trilinear" on [N, C, D, H, W].
+"""F.interpolate / nn.Upsample built from int8 ops ptec has (capture's
+stand-ins): modes "linear" [N, C, L], "bilinear" and "bicubic" [N, C, H, W],
+"trilinear" [N, C, D, H, W], and "area", "nearest" and "nearest-exact" on all
+three ranks ([N, C, L] nearest as [N, C, 1, L]).
 
-Linear interpolation along one axis is a constant matrix A [out, in] with at
-most two non-zero weights a row (lambda0, lambda1), so "linear" is a linear
-layer without bias over the last dim: the two-tap sum is one int8
+Each of the interpolating modes is separable: along one axis it is a
+constant matrix A [out, in] (linear: two weights a row, lambda0 and
+lambda1; bicubic: four; area: 1 / count over the window), so an axis is a
+linear layer without bias over the last dim, its taps summed in one int8
 accumulator (8-bit weights even under --w4: attrs["resize_weights"]).
-"trilinear" is separable: the same along W, then H, then D, each axis
-brought last by a permute and the rest flattened so every linear sees a
-[N, M, L] tensor. "nearest" picks input indices: H and W by
-the 4-D nearest resize on [N, C * D, H, W], D by slices of dim 2 joined by
-a cat, each a byte copy on the input's int8 grid.
+Several axes go last dim first, each brought last by a permute and the rest
+flattened so every linear sees a [N, M, L] tensor; the extra rounding
+between two axes is one int8 step of the intermediate. "area" on a 4-D
+input whose output divides it is the int8 adaptive average pool instead.
+"nearest" picks input indices: H and W by the 4-D nearest resize on
+[N, C * D, H, W] when its in / out rule picks what torch picks, and
+otherwise (and D always) by slices joined by a cat: byte copies on the
+input's int8 grid.
 
 The source indices follow torch's rules (ATen's UpSample.h) in float32:
 scale = (in - 1) / (out - 1) with align_corners (0 when out is 1), else
 1 / scale_factor when the call gave one and did not ask to recompute it,
 else in / out; the linear source is scale * (dst + 0.5) - 0.5, at least 0
 (scale * dst with align_corners), i0 its floor, i1 = i0 + 1 except at the
-last input, lambda1 = src - i0; nearest is min(floor(dst * scale), in - 1).
+last input, lambda1 = src - i0; nearest is min(floor(dst * scale), in - 1),
+nearest-exact min(floor((dst + 0.5) * scale), in - 1);
+bicubic's rules are at cubic_matrix.
 """
 from __future__ import annotations
 
@@ -52,8 +60,56 @@ def linear_matrix(n_in: int, n_out: int, align_corners: bool, factor: Optional[f
     return a
 
 
-def nearest_indices(n_in: int, n_out: int, factor: Optional[float]) -> List[int]:
+def _cubic_weights(t: np.float32) -> List[np.float32]:
+    """torch's four cubic-convolution weights (A = -0.75) for the taps at
+    offsets -1, 0, 1, 2 from floor(src), t = src - floor(src), in float32."""
+    a = np.float32(-0.75)
+    one = np.float32(1.0)
+
+    def near(v):        # |v| <= 1
+        return ((a + np.float32(2.0)) * v - (a + np.float32(3.0))) * v * v + one
+
+    def far(v):         # 1 < |v| < 2
+        return ((a * v - np.float32(5.0) * a) * v + np.float32(8.0) * a) * v - np.float32(4.0) * a
+
+    return [far(t + one), near(t), near(one - t), far(np.float32(2.0) - t)]
+
+
+def cubic_matrix(n_in: int, n_out: int, align_corners: bool, factor: Optional[float]) -> np.ndarray:
+    """[n_out, n_in] float32: row j holds torch's bicubic weights for output
+    j. Unlike linear the source is not clamped at 0 (it may be negative);
+    the tap index is min(floor(src), in - 1), t = src - index kept in
+    [0, 1], and the four taps index - 1 .. index + 2 are clamped into the
+    input, so border taps add onto the edge sample."""
+    s = _scale(n_in, n_out, align_corners, factor)
+    a = np.zeros((n_out, n_in), np.float32)
+    for j in range(n_out):
+        src = s * np.float32(j) if align_corners else s * (np.float32(j) + np.float32(0.5)) - np.float32(0.5)
+        i0 = min(int(np.floor(src)), n_in - 1)
+        t = np.float32(min(max(src - np.float32(i0), np.float32(0.0)), np.float32(1.0)))
+        for k, wk in enumerate(_cubic_weights(t)):
+            a[j, min(max(i0 - 1 + k, 0), n_in - 1)] += wk
+    return a
+
+
+def area_matrix(n_in: int, n_out: int) -> np.ndarray:
+    """[n_out, n_in] float32: mode "area" is adaptive average pooling;
+    output j averages inputs floor(j * in / out) .. ceil((j + 1) * in / out) - 1
+    (torch's start and end indices), each weighted 1 / count."""
+    a = np.zeros((n_out, n_in), np.float32)
+    for j in range(n_out):
+        lo, hi = (j * n_in) // n_out, -((-(j + 1) * n_in) // n_out)
+        a[j, lo:hi] = np.float32(1.0) / np.float32(hi - lo)
+    return a
+
+
+def nearest_indices(n_in: int, n_out: int, factor: Optional[float], exact: bool = False) -> List[int]:
+    """The input index of each output: "nearest" floors dst * scale in
+    float32; "nearest-exact" floors (dst + 0.5) * scale, which torch forms
+    in double and rounds to float32 before the floor."""
     s = _scale(n_in, n_out, False, factor)
+    if exact:
+        return [min(int(np.floor(np.float32((j + 0.5) * float(s)))), n_in - 1) for j in range(n_out)]
     return [min(int(np.floor(np.float32(j) * s)), n_in - 1) for j in range(n_out)]
 
 
@@ -77,6 +133,96 @@ def _along_last(name: str, x: str, shape: Sequence[int], a: np.ndarray) -> List[
             Node(name, "reshape", [f"{name}_mix"], dict(target_shape=out_shape))]
 
 
+def separable_nodes(name: str, x: str, in_shape: Sequence[int], mats: Sequence[np.ndarray]) -> List[Node]:
+    """Matrix mats[k] [out, in] applied along spatial dim k of x
+    ([N, C, *spatial], one matrix per spatial dim), last dim first, so
+    every pass is one int8 linear (_along_last): the dim in hand is brought
+    last by viewing x as [N, P, L, Q] (P the dims before it, Q the ones
+    after, already resized) and swapping L and Q. A matrix that is the
+    identity (same size, one weight 1 a row) is skipped. The last node is
+    named `name` (a view when every matrix is the identity)."""
+    shape = [int(v) for v in in_shape]
+    nodes: List[Node] = []
+    cur = x
+    k = len(mats)
+    for i in range(k - 1, -1, -1):
+        a = mats[i]
+        dim = 2 + i
+        if a.shape[0] == a.shape[1] and np.array_equal(a, np.eye(a.shape[0], dtype=a.dtype)):
+            continue
+        tag = f"{name}_axis{dim}"
+        if i == k - 1:
+            nodes += _along_last(tag, cur, shape, a)
+        else:
+            p = int(np.prod(shape[1:dim]))
+            q = int(np.prod(shape[dim + 1:]))
+            length = shape[dim]
+            nodes += [Node(f"{tag}_in", "reshape", [cur], dict(target_shape=[shape[0], p, length, q])),
+                      Node(f"{tag}_t", "permute", [f"{tag}_in"], dict(dims=[0, 1, 3, 2]))]
+            nodes += _along_last(f"{tag}_mixed", f"{tag}_t", [shape[0], p, q, length], a)
+            nodes += [Node(f"{tag}_back", "permute", [f"{tag}_mixed"], dict(dims=[0, 1, 3, 2]))]
+            nodes += [Node(tag, "reshape", [f"{tag}_back"],
+                           dict(target_shape=shape[:dim] + [int(a.shape[0])] + shape[dim + 1:]))]
+        shape[dim] = int(a.shape[0])
+        cur = tag
+    if not nodes:           # same size every way: a view
+        return [Node(name, "reshape", [x], dict(target_shape=shape))]
+    nodes[-1].name = name   # the last node: nothing reads it yet
+    return nodes
+
+
+def _picks(name: str, x: str, dim: int, picks: List[int]) -> List[Node]:
+    """The slices of dim `dim` of x at the indices `picks`, joined by a cat
+    (byte copies on x's int8 grid); the cat is named `name`."""
+    nodes = [Node(f"{name}_{i}", "slice", [x], dict(dim=dim, start=i, end=i + 1)) for i in sorted(set(picks))]
+    return nodes + [Node(name, "cat", [f"{name}_{i}" for i in picks], dict(dim=dim))]
+
+
+def _nearest_nodes(name: str, x: str, in_shape, out_shape, f, exact: bool) -> Optional[List[Node]]:
+    """Nearest (or nearest-exact) on 3-D to 5-D: H and W by the 4-D nearest
+    resize (on [N, C * D, H, W]) when it picks torch's rows and columns (it
+    picks by in / out), else (and D always) by _picks along each dim that is
+    not kept as it is; [N, C, L] as [N, C, 1, L]. None for a 4-D "nearest"
+    the 4-D node takes alone."""
+    rank = len(in_shape)
+    if rank == 3:
+        n, c, length = (int(v) for v in in_shape)
+        inner = _nearest_nodes(f"{name}_as_2d", f"{name}_as_2d_in", [n, c, 1, length],
+                               [n, c, 1, int(out_shape[2])], [None] + list(f), exact)
+        if inner is None:
+            inner = [Node(f"{name}_as_2d", "upsample_nearest", [f"{name}_as_2d_in"],
+                          dict(size=[1, int(out_shape[2])]))]
+        return ([Node(f"{name}_as_2d_in", "reshape", [x], dict(target_shape=[n, c, 1, length]))] + inner
+                + [Node(name, "reshape", [f"{name}_as_2d"], dict(target_shape=[int(v) for v in out_shape]))])
+    ins = [int(v) for v in in_shape[2:]]
+    outs = [int(v) for v in out_shape[2:]]
+    picks = [nearest_indices(i, o, s, exact) for i, o, s in zip(ins, outs, f)]
+    by_size = [nearest_indices(i, o, None) for i, o in zip(ins, outs)]
+    hw_resize = picks[-2:] == by_size[-2:]
+    if rank == 4 and hw_resize and not exact:
+        return None
+    nodes: List[Node] = []
+    cur = x
+    shape = [int(v) for v in in_shape]
+    if hw_resize and ins[-2:] != outs[-2:]:
+        lead = int(np.prod(shape[1:-2]))
+        nodes += [Node(f"{name}_planes", "reshape", [x], dict(target_shape=[shape[0], lead, ins[-2], ins[-1]])),
+                  Node(f"{name}_hw", "upsample_nearest", [f"{name}_planes"], dict(size=outs[-2:])),
+                  Node(f"{name}_hw_back", "reshape", [f"{name}_hw"], dict(target_shape=shape[:-2] + outs[-2:]))]
+        cur = f"{name}_hw_back"
+        shape[-2:] = outs[-2:]
+    for k in range(rank - 2):
+        if hw_resize and k >= rank - 4:
+            continue
+        if picks[k] != list(range(ins[k])):
+            nodes += _picks(f"{name}_dim{2 + k}", cur, 2 + k, picks[k])
+            cur = f"{name}_dim{2 + k}"
+    if not nodes:
+        return [Node(name, "reshape", [x], dict(target_shape=shape))]
+    nodes[-1].name = name
+    return nodes
+
+
 def interpolate_nodes(name: str, mode: str, align_corners, scale_factor, recompute, ins: List[str],
                       in_shape, out_shape) -> Optional[List[Node]]:
     """The nodes for the modes above (the last one named `name`), or None
@@ -84,45 +230,17 @@ def interpolate_nodes(name: str, mode: str, align_corners, scale_factor, recompu
     if in_shape is None or out_shape is None:
         return None
     rank = len(in_shape)
-    x = ins[0]
-    if mode == "linear" and rank == 3:
-        a = linear_matrix(int(in_shape[2]), int(out_shape[2]), bool(align_corners),
-                          _factors(scale_factor, recompute, 1)[0])
-        return [Node(name, "linear", [x], dict(weight=a, bias=None, resize_weights=True))]
-    if mode == "trilinear" and rank == 5:
-        f = _factors(scale_factor, recompute, 3)
-        n, c, d, h, w = (int(v) for v in in_shape)
-        d2, h2, w2 = (int(v) for v in out_shape[2:])
-        mats = [linear_matrix(i, o, bool(align_corners), s) for i, o, s in zip((d, h, w), (d2, h2, w2), f)]
-        nodes = _along_last(f"{name}_w", x, [n, c, d, h, w], mats[2])
-        # H last: [N, C * D, H, W'] -> [N, C * D, W', H]
-        nodes += [Node(f"{name}_h_in", "reshape", [f"{name}_w"], dict(target_shape=[n, c * d, h, w2])),
-                  Node(f"{name}_h_t", "permute", [f"{name}_h_in"], dict(dims=[0, 1, 3, 2]))]
-        nodes += _along_last(f"{name}_h", f"{name}_h_t", [n, c * d, w2, h], mats[1])
-        # D last: [N, C, D, H' * W'] -> [N, C, H' * W', D]
-        nodes += [Node(f"{name}_h_back", "permute", [f"{name}_h"], dict(dims=[0, 1, 3, 2])),
-                  Node(f"{name}_d_in", "reshape", [f"{name}_h_back"], dict(target_shape=[n, c, d, h2 * w2])),
-                  Node(f"{name}_d_t", "permute", [f"{name}_d_in"], dict(dims=[0, 1, 3, 2]))]
-        nodes += _along_last(f"{name}_d", f"{name}_d_t", [n, c, h2 * w2, d], mats[0])
-        nodes += [Node(f"{name}_d_back", "permute", [f"{name}_d"], dict(dims=[0, 1, 3, 2])),
-                  Node(name, "reshape", [f"{name}_d_back"], dict(target_shape=[n, c, d2, h2, w2]))]
-        return nodes
-    if mode == "nearest" and rank == 5 and not align_corners:
-        f = _factors(scale_factor, recompute, 3)
-        n, c, d, h, w = (int(v) for v in in_shape)
-        d2, h2, w2 = (int(v) for v in out_shape[2:])
-        if [nearest_indices(h, h2, f[1]), nearest_indices(w, w2, f[2])] != [
-                nearest_indices(h, h2, None), nearest_indices(w, w2, None)]:
-            return None     # the 4-D resize picks by in / out: a factor that picks otherwise is not taken
-        nodes = [Node(f"{name}_planes", "reshape", [x], dict(target_shape=[n, c * d, h, w])),
-                 Node(f"{name}_hw", "upsample_nearest", [f"{name}_planes"], dict(size=[h2, w2])),
-                 Node(f"{name}_hw5", "reshape", [f"{name}_hw"], dict(target_shape=[n, c, d, h2, w2]))]
-        picks = nearest_indices(d, d2, f[0])
-        if picks == list(range(d)):
-            nodes[-1].name = name
-            return nodes
-        for i in sorted(set(picks)):
-            nodes.append(Node(f"{name}_d{i}", "slice", [f"{name}_hw5"], dict(dim=2, start=i, end=i + 1)))
-        nodes.append(Node(name, "cat", [f"{name}_d{i}" for i in picks], dict(dim=2)))
-        return nodes
+    f = _factors(scale_factor, recompute, rank - 2) if rank >= 3 else None
+    sizes = list(zip((int(v) for v in in_shape[2:]), (int(v) for v in out_shape[2:])))
+    if (mode, rank) in (("linear", 3), ("bilinear", 4), ("trilinear", 5), ("bicubic", 4)):
+        build = cubic_matrix if mode == "bicubic" else linear_matrix
+        mats = [build(i, o, bool(align_corners), s) for (i, o), s in zip(sizes, f)]
+        return separable_nodes(name, ins[0], in_shape, mats)
+    if mode == "area" and rank in (3, 4, 5):
+        if rank == 4 and all(i % o == 0 for i, o in sizes):
+            # the int8 average pool's own case: kernel = stride = in / out
+            return [Node(name, "adaptive_avg_pool2d", ins[:1], dict(output_size=[o for _, o in sizes]))]
+        return separable_nodes(name, ins[0], in_shape, [area_matrix(i, o) for i, o in sizes])
+    if mode in ("nearest", "nearest-exact") and rank in (3, 4, 5) and not align_corners:
+        return _nearest_nodes(name, ins[0], in_shape, out_shape, f, mode == "nearest-exact")
     return None

@@ -123,15 +123,21 @@ def test_transpose_conv(target, cfg):
         assert out_scratch == 0
 
 
-@pytest.mark.parametrize("kw, why", [(dict(groups=2), "groups 2"),
-                                     (dict(output_padding=1), "output_padding [1, 1]"),
-                                     (dict(dilation=2), "dilation [2, 2]")])
-def test_transpose_conv_refusals(kw, why):
-    m = nn.Sequential(nn.ConvTranspose2d(4, 4, 3, stride=2, **kw)).eval()
+def test_transpose_conv_refusals():
+    m = nn.Sequential(nn.ConvTranspose2d(4, 4, 3, stride=2, groups=2)).eval()
     calib = _inputs([(1, 4, 4, 4)], 2, 1)
     with pytest.raises(CompileError) as e:
         compile_model(m, list(calib[0]), calib, available_kernels=INT8_ONLY)
-    assert why in str(e.value) and "transpose" in str(e.value), str(e.value)
+    assert "groups 2" in str(e.value) and "transpose" in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("kw", [dict(output_padding=1), dict(dilation=2), dict(output_padding=1, dilation=2)])
+def test_transpose_conv_output_padding_and_dilation_run_int8(kw):
+    # capture folds both into the weight (python/ptec/conv_transpose3d.py)
+    m = nn.Sequential(nn.ConvTranspose2d(4, 4, 3, stride=2, **kw)).eval()
+    calib = _inputs([(1, 4, 4, 4)], 2, 1)
+    res = compile_model(m, list(calib[0]), calib, available_kernels=INT8_ONLY)
+    assert "cortex_m::quantized_transpose_conv2d.out" in res.lowered.operators, res.lowered.operators
 
 
 def test_refusal_on_the_command_line_writes_no_file(tmp_path):

@@ -1,12 +1,15 @@
-"""Layers issue 15 took off the refusal list: nn.ConvTranspose3d (and
-F.conv_transpose3d by constant weights), F.interpolate / nn.Upsample in mode
-"linear" on [N, C, L] and "trilinear" / "nearest" on 5-D, nn.CrossMapLRN2d,
-and nn.FractionalMaxPool2d / 3d built with fixed _random_samples. Each
-decomposition equals PyTorch in float over many parameter combinations (the
-fractional pools exactly); a small model per layer compiles to int8 with
-no fp32 fallback and runs on the host byte-identical to the numpy int8
-reference and within a few output steps of float; one model holding all of
-them is byte-identical to the reference on the emulated M55 and M33."""
+"""Layers issue 15 took off the refusal list or out of fp32: nn.ConvTranspose3d
+(and F.conv_transpose3d by constant weights), nn.ConvTranspose2d / 1d with
+output_padding or dilation, F.interpolate / nn.Upsample in mode "linear" on
+[N, C, L], "bilinear" and "bicubic" on 4-D, "trilinear" on 5-D, "area",
+"nearest-exact" and "nearest" (by a scale factor that picks other rows
+than in / out) on 3-D to 5-D, nn.CrossMapLRN2d, and nn.FractionalMaxPool2d / 3d built with fixed
+_random_samples. Each decomposition equals PyTorch in float over many
+parameter combinations (nearest and the fractional pools exactly); a small
+model per layer compiles to int8 with no fp32 fallback and runs on the host
+byte-identical to the numpy int8 reference and within a few output steps of
+float; two models holding all of them are byte-identical to the reference
+on the emulated M55 and M33."""
 
 import pytest
 import torch
@@ -51,6 +54,26 @@ def test_conv_transpose3d_equals_torch_in_float(kw, shape):
     convs = [n for n in g.nodes if n.op == "conv_transpose2d"]
     assert len(convs) == g.node(g.outputs[0]).shape[2]     # one 2-D transposed conv per output depth
     assert all(n.attrs["dilation"] == [1, 1] and n.attrs["output_padding"] == [0, 0] for n in convs)
+
+
+@pytest.mark.parametrize("one_d", [False, True])
+@pytest.mark.parametrize("kw", [
+    dict(kernel_size=3, stride=2, padding=1, output_padding=1),
+    dict(kernel_size=3, dilation=2, padding=1),
+    dict(kernel_size=(2, 3), stride=(3, 2), padding=(0, 2), output_padding=(2, 1), dilation=(1, 3)),
+    dict(kernel_size=1, stride=3, output_padding=2, bias=False),
+    dict(kernel_size=4, stride=2, padding=3, output_padding=1, dilation=3),
+])
+def test_conv_transpose2d_and_1d_dilation_output_padding_folded(kw, one_d):
+    torch.manual_seed(5)
+    if one_d:
+        kw = {k: (v[1] if isinstance(v, tuple) else v) for k, v in kw.items()}
+        layer, x = nn.ConvTranspose1d(2, 3, **kw), torch.randn(2, 2, 5)
+    else:
+        layer, x = nn.ConvTranspose2d(2, 3, **kw), torch.randn(2, 2, 4, 5)
+    g = float_equal(nn.Sequential(layer.eval()), x)
+    convs = [n for n in g.nodes if n.op == "conv_transpose2d"]
+    assert len(convs) == 1 and convs[0].attrs["dilation"] == [1, 1] and convs[0].attrs["output_padding"] == [0, 0]
 
 
 def test_conv_transpose3d_taps_share_one_convolution():
@@ -143,6 +166,79 @@ def test_nearest_5d_equals_torch_exactly(kw, functional):
     float_equal(model, torch.randn(2, 2, 4, 3, 5), exact=True)
 
 
+# scale factors whose 1 / factor picks other rows or columns than in / out
+# does (4 * 1.7 -> 6 outputs: row 5 is input 2, not 3)
+NEAREST_PICKS = [dict(scale_factor=1.7), dict(scale_factor=(1.5, 1.7, 0.6)), dict(scale_factor=(2, 2.3, 1)),
+                 dict(scale_factor=2.6, recompute_scale_factor=True)]
+
+
+@pytest.mark.parametrize("functional", [False, True])
+@pytest.mark.parametrize("kw", NEAREST_PICKS + [dict(size=(3, 7, 9)), dict(scale_factor=0.5)])
+@pytest.mark.parametrize("rank", [3, 4, 5])
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+def test_nearest_scale_factor_picks_equal_torch_exactly(kw, functional, rank, mode):
+    kw = {k: (v[5 - rank:] if isinstance(v, tuple) else v) for k, v in kw.items()}
+    model = (Interp if functional else nn.Upsample)(mode=mode, **kw)
+    g = float_equal(model, torch.randn([2, 2, 4, 4, 5][:2] + [4, 4, 5][5 - rank:]), exact=True)
+    assert {n.op for n in g.nodes} <= {"input", "slice", "cat", "reshape", "upsample_nearest"}, g.nodes
+
+
+PLANAR = [dict(scale_factor=2), dict(scale_factor=1.7), dict(scale_factor=(0.6, 2.5)), dict(size=(8, 10)),
+          dict(size=(4, 4)), dict(size=(7, 3)), dict(size=(1, 1)), dict(size=(5, 6)),
+          dict(scale_factor=1.5, recompute_scale_factor=True)]
+
+
+@pytest.mark.parametrize("functional", [False, True])
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("in_hw", [(5, 6), (3, 7), (2, 1), (8, 8)])
+@pytest.mark.parametrize("kw", PLANAR)
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_bilinear_and_bicubic_equal_torch_in_float(mode, in_hw, kw, align_corners, functional):
+    torch.manual_seed(7)
+    model = (Interp if functional else nn.Upsample)(mode=mode, align_corners=align_corners, **kw)
+    g = float_equal(model, torch.randn(2, 3, *in_hw))
+    assert {n.op for n in g.nodes} <= {"input", "linear", "reshape", "permute"}, {n.op for n in g.nodes}
+
+
+def test_bicubic_taps_reach_past_the_border():
+    # 4 -> 8 without align_corners: output 0's source is -0.25 (torch keeps
+    # it negative), floor -1, t = 0.75; taps -2 .. 1 weigh (by hand, A = -0.75)
+    # -0.03515625, 0.26171875, 0.87890625, -0.10546875, the first three
+    # clamped onto row 0
+    g = capture(Interp(size=(8, 1), mode="bicubic"), [torch.randn(1, 1, 4, 1)])
+    w = [n.attrs["weight"] for n in g.nodes if n.op == "linear"]
+    assert len(w) == 1 and w[0].shape == (8, 4)
+    assert abs(w[0][0] - [1.10546875, -0.10546875, 0.0, 0.0]).max() < 1e-6, w[0][0]
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_antialias_refused_in_one_line(mode):
+    # its taps widen when shrinking; the plain resize would be silently wrong
+    x = torch.randn(1, 2, 8, 8)
+    model = Interp(size=(3, 3), mode=mode, antialias=True)
+    with pytest.raises(CompileError) as e:
+        compile_model(model, [x], [(x,)])
+    assert "\n" not in str(e.value) and "operator not supported" in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("functional", [False, True])
+@pytest.mark.parametrize("shape,kw", [
+    ((2, 3, 7), dict(size=3)), ((2, 3, 7), dict(scale_factor=0.5)), ((2, 3, 7), dict(size=10)),
+    ((2, 3, 6, 5), dict(size=(4, 3))), ((2, 3, 6, 5), dict(scale_factor=0.7)), ((2, 3, 6, 4), dict(size=(3, 2))),
+    ((1, 2, 4, 5, 6), dict(size=(3, 2, 4))), ((1, 2, 4, 5, 6), dict(scale_factor=0.5)),
+])
+def test_area_equals_torch_in_float(shape, kw, functional):
+    torch.manual_seed(7)
+    model = (Interp if functional else nn.Upsample)(mode="area", **kw)
+    g = float_equal(model, torch.randn(shape))
+    ops = {n.op for n in g.nodes}
+    divides = len(shape) == 4 and all(i % o == 0 for i, o in zip(shape[2:], g.node(g.outputs[0]).shape[2:]))
+    if divides:     # the int8 average pool's own case
+        assert ops == {"input", "adaptive_avg_pool2d"}, ops
+    else:
+        assert ops <= {"input", "linear", "reshape", "permute"}, ops
+
+
 # ---- nn.CrossMapLRN2d -----------------------------------------------------
 
 @pytest.mark.parametrize("size", [1, 2, 3, 4, 5, 9])
@@ -232,7 +328,10 @@ def volumes(n, seed, shape):
 
 # key: (model, input shape, an int8 operator it must use, bound in output
 # steps). Measured: conv_transpose3d 1.52, linear 1.40, trilinear 2.03,
-# nearest 1.11, cross_map_lrn 2.22, fractional_max_pool2d 1.37, 3d 2.11.
+# nearest 1.11, cross_map_lrn 2.22, fractional_max_pool2d 1.37, 3d 2.11,
+# bilinear 1.96, bicubic 2.62, area 1.29, area_1d 1.12, area_3d 1.24,
+# nearest_picks 1.02, nearest_exact_1d 0.96, conv_transpose2d 1.08,
+# conv_transpose1d 0.69.
 SMALL = {
     "conv_transpose3d": (lambda: nn.Sequential(
         nn.ConvTranspose3d(2, 4, 3, stride=2, padding=1, output_padding=1), nn.ReLU(),
@@ -256,6 +355,31 @@ SMALL = {
     "fractional_max_pool3d": (lambda: nn.Sequential(nn.Conv3d(3, 4, 3, padding=1), nn.FractionalMaxPool3d(
         2, output_size=(2, 3, 3), _random_samples=torch.rand(1, 4, 3, generator=torch.Generator().manual_seed(2)))),
         (1, 3, 4, 6, 5), "cortex_m::quantized_max_pool2d.out", 3.0),
+    "bilinear": (lambda: nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.Upsample(scale_factor=1.5, mode="bilinear"),
+                                       nn.Conv2d(4, 3, 1), nn.Upsample(size=(5, 13), mode="bilinear",
+                                                                       align_corners=True)),
+                 (1, 3, 6, 6), "cortex_m::quantized_linear.out", 3.0),
+    "bicubic": (lambda: nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.Upsample(scale_factor=1.5, mode="bicubic"),
+                                      nn.Conv2d(4, 3, 1), nn.Upsample(size=(5, 13), mode="bicubic",
+                                                                      align_corners=True)),
+                (1, 3, 6, 6), "cortex_m::quantized_linear.out", 3.0),
+    "area": (lambda: nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.Upsample(size=(4, 3), mode="area")),
+             (1, 3, 7, 6), "cortex_m::quantized_linear.out", 3.0),
+    "area_1d": (lambda: nn.Sequential(nn.Conv1d(2, 4, 3, padding=1), nn.Upsample(size=4, mode="area")),
+                (1, 2, 10), "cortex_m::quantized_linear.out", 3.0),
+    "area_3d": (lambda: nn.Sequential(nn.Conv3d(2, 3, 3, padding=1), nn.Upsample(size=(3, 2, 4), mode="area")),
+                (1, 2, 4, 5, 6), "cortex_m::quantized_linear.out", 3.0),
+    "nearest_picks": (lambda: nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.Upsample(scale_factor=1.7)),
+                      (1, 3, 4, 4), "aten::cat.out", 3.0),
+    "nearest_exact_1d": (lambda: nn.Sequential(nn.Conv1d(2, 4, 3, padding=1),
+                                               nn.Upsample(scale_factor=1.7, mode="nearest-exact")),
+                         (1, 2, 10), "aten::cat.out", 3.0),
+    "conv_transpose2d": (lambda: nn.Sequential(
+        nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1, output_padding=1, dilation=2), nn.ReLU(),
+        nn.ConvTranspose2d(4, 2, (2, 3), stride=(3, 2), output_padding=(2, 1), dilation=(1, 3))),
+        (1, 3, 4, 5), "cortex_m::quantized_transpose_conv2d.out", 3.0),
+    "conv_transpose1d": (lambda: nn.Sequential(nn.ConvTranspose1d(2, 3, 3, stride=2, output_padding=1, dilation=2)),
+                         (1, 2, 8), "cortex_m::quantized_transpose_conv2d.out", 3.0),
 }
 
 
@@ -328,4 +452,60 @@ def test_w4_keeps_the_resize_weights_8_bit_and_a16_reaches_them():
     bits = {(n.op, n.attrs.get("weight_bits")) for n in res.graph.nodes if n.op in ("conv2d", "linear")}
     assert bits == {("conv2d", 4), ("linear", 8)}, bits       # 4 bits would move torch's sample positions
     res = compile_model(model, [calibration[0][0]], calibration, a16=True)
+    assert "ptec::quantized_linear_a16.out" in res.lowered.operators, res.lowered.operators
+
+
+# ---- round 2: the planar resizes, area, nearest by picks, folded transposed convs
+
+class Resizes(nn.Module):
+    """bilinear, bicubic, 2-D area (not dividing), a transposed conv with
+    output_padding and dilation, 5-D nearest by a factor that picks other
+    rows than in / out, 3-D area, a transposed 1-D conv with both, 1-D area,
+    1-D nearest-exact."""
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 4, 3, padding=1)
+        self.up = nn.ConvTranspose2d(4, 4, 3, stride=2, padding=1, output_padding=1, dilation=2)
+        self.up1 = nn.ConvTranspose1d(2, 3, 3, stride=2, output_padding=1, dilation=2)
+
+    def forward(self, x):                                                            # [1, 2, 6, 6]
+        u = F.interpolate(torch.relu(self.conv(x)), scale_factor=1.5, mode="bilinear")   # [1, 4, 9, 9]
+        b = F.interpolate(u, size=(7, 10), mode="bicubic", align_corners=True)
+        a = F.interpolate(b, size=(4, 3), mode="area")
+        t = torch.relu(self.up(a))                                                   # [1, 4, 10, 8]
+        v = F.interpolate(t.reshape(1, 2, 2, 10, 8), scale_factor=(1.5, 1.7, 0.6), mode="nearest")
+        w = F.interpolate(v, size=(2, 5, 3), mode="area")                            # [1, 2, 2, 5, 3]
+        r = F.interpolate(self.up1(torch.flatten(w, 2)), size=9, mode="area")        # [1, 3, 9]
+        return F.interpolate(r, scale_factor=1.7, mode="nearest-exact")              # [1, 3, 15]
+
+
+@pytest.fixture(scope="module")
+def resizes():
+    torch.manual_seed(4)
+    return Resizes().eval()
+
+
+def test_resizes_int8_on_host(resizes, tmp_path):
+    calibration = volumes(32, 1, (1, 2, 6, 6))
+    res = compile_model(resizes, [calibration[0][0]], calibration)
+    assert {p.backend for p in res.lowered.placements if p.backend != "none"} == {"cortex_m"}
+    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    assert not [op for op in res.lowered.operators if "upsample_bi" in op or "adaptive" in op]
+    worst = host_steps_from_float(resizes, res, calibration[:6], tmp_path)
+    assert worst <= 4.5, worst      # measured 0.90
+
+
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+def test_resizes_on_boards_equal_reference(resizes, tmp_path, target):
+    calibration = volumes(32, 1, (1, 2, 6, 6))
+    res = compile_model(resizes, [calibration[0][0]], calibration, target=target)
+    board_matches_reference(res.data, volumes(1, 9, (1, 2, 6, 6))[0][0].numpy(), target, tmp_path)
+
+
+def test_a16_reaches_the_planar_resizes():
+    make, shape, _, _ = SMALL["bicubic"]
+    torch.manual_seed(9)
+    model, calibration = make().eval(), volumes(8, 0, shape)
+    res = compile_model(model, [calibration[0][0]], calibration, a16=True)
+    assert not res.lowered.fallbacks, res.lowered.fallbacks
     assert "ptec::quantized_linear_a16.out" in res.lowered.operators, res.lowered.operators
