@@ -28,7 +28,7 @@ from .conv3d import conv3d_nodes, functional_conv3d_nodes
 from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, fold_dilation_and_output_padding,
                                functional_conv_transpose3d_nodes)
 from .fractional_max_pool import REFUSAL as FRACTIONAL_REFUSAL, fractional_max_pool_nodes
-from .interpolate import interpolate_nodes
+from .interpolate import expand_adaptive_avg_pools, interpolate_nodes
 from .ir import Graph, Node, UnsupportedOperator, infer_shapes
 
 
@@ -45,6 +45,12 @@ def _pair(v) -> List[int]:
 
 
 ONE_D = (nn.Conv1d, nn.ConvTranspose1d, nn.MaxPool1d, nn.AvgPool1d)
+
+
+def _adaptive_size(v) -> list:
+    """An adaptive pool's output_size as [oh, ow]; None (keep that dim)
+    stays until the shapes are known (expand_adaptive_avg_pools)."""
+    return [int(v), int(v)] if isinstance(v, int) else [None if x is None else int(x) for x in v]
 
 
 def _single(v) -> int:
@@ -213,11 +219,11 @@ def _conv_transpose3d_nodes(name: str, fn: torch.fx.Node, mods, ins: List[str], 
 def _interpolate_nodes(name: str, fn: torch.fx.Node, ins: List[str]) -> Optional[List[Node]]:
     """F.interpolate in a mode python/ptec/interpolate.py builds; None otherwise."""
     x = fn.args[0] if fn.args else fn.kwargs.get("input")
-    if not isinstance(x, torch.fx.Node) or _scalar_arg(fn, 6, "antialias", False):
-        return None     # antialias widens the taps when shrinking: not the matrices built there
+    if not isinstance(x, torch.fx.Node):
+        return None
     return interpolate_nodes(name, _scalar_arg(fn, 3, "mode", "nearest"), _scalar_arg(fn, 4, "align_corners"),
                              _scalar_arg(fn, 2, "scale_factor"), _scalar_arg(fn, 5, "recompute_scale_factor"),
-                             ins, _meta_shape(x), _meta_shape(fn))
+                             ins, _meta_shape(x), _meta_shape(fn), bool(_scalar_arg(fn, 6, "antialias", False)))
 
 
 def _unfold_nodes(name: str, m: nn.Unfold, ins: List[str], shape) -> List[Node]:
@@ -241,6 +247,15 @@ def _unfold_nodes(name: str, m: nn.Unfold, ins: List[str], shape) -> List[Node]:
     return [conv, Node(name, "reshape", [conv.name], dict(flatten=(2, 3)))]
 
 
+def _adaptive_avg_pool1d_nodes(name: str, ins: List[str], out: int) -> List[Node]:
+    """Adaptive average pooling of [N, C, L] to `out`: the 2-D pool of a
+    unit height (the average pool when out divides L, else the window
+    matrix of python/ptec/interpolate.py's expand_adaptive_avg_pools)."""
+    return [Node(f"{name}_as_2d_in", "reshape", ins[:1], dict(unsqueeze=2)),
+            Node(f"{name}_as_2d", "adaptive_avg_pool2d", [f"{name}_as_2d_in"], dict(output_size=[1, int(out)])),
+            Node(name, "reshape", [f"{name}_as_2d"], dict(squeeze=2))]
+
+
 def _reshaping_module_nodes(name: str, m: nn.Module, ins: List[str], shape) -> List[Node]:
     """Modules that are other ops once the input's shape is known:
     nn.AdaptiveMaxPool2d whose output divides the input (a max pool of
@@ -259,19 +274,20 @@ def _reshaping_module_nodes(name: str, m: nn.Module, ins: List[str], shape) -> L
         k = [shape[2] // out[0], shape[3] // out[1]]
         return [Node(name, "max_pool2d", ins[:1], dict(kernel=k, stride=k, padding=[0, 0], dilation=[1, 1],
                                                       ceil_mode=False))]
-    if isinstance(m, (nn.AdaptiveAvgPool1d, nn.AdaptiveMaxPool1d)):
+    if isinstance(m, nn.AdaptiveAvgPool1d):
+        if rank != 3:
+            raise CaptureError(f"{name}: nn.AdaptiveAvgPool1d takes [N, C, L] (input {list(shape or [])})")
+        return _adaptive_avg_pool1d_nodes(name, ins, _single(m.output_size))
+    if isinstance(m, nn.AdaptiveMaxPool1d):
         # over [N, C, L]: the 2-D pool of a unit height, kernel = stride = L / output
         out = _single(m.output_size)
-        if rank != 3 or int(shape[2]) % out or getattr(m, "return_indices", False):
-            raise CaptureError(f"{name}: an adaptive 1-D pool runs when its output divides the length of a "
+        if rank != 3 or int(shape[2]) % out or m.return_indices:
+            raise CaptureError(f"{name}: an adaptive 1-D max pool runs when its output divides the length of a "
                                f"[N, C, L] input (input {list(shape or [])}, output {out})")
         k = [1, int(shape[2]) // out]
-        pool = (Node(f"{name}_as_2d", "avg_pool2d", [f"{name}_as_2d_in"], dict(
-            kernel=k, stride=k, padding=[0, 0], ceil_mode=False, count_include_pad=True, divisor_override=None))
-            if isinstance(m, nn.AdaptiveAvgPool1d) else
-            Node(f"{name}_as_2d", "max_pool2d", [f"{name}_as_2d_in"], dict(
-                kernel=k, stride=k, padding=[0, 0], dilation=[1, 1], ceil_mode=False)))
-        return [Node(f"{name}_as_2d_in", "reshape", ins[:1], dict(unsqueeze=2)), pool,
+        return [Node(f"{name}_as_2d_in", "reshape", ins[:1], dict(unsqueeze=2)),
+                Node(f"{name}_as_2d", "max_pool2d", [f"{name}_as_2d_in"], dict(
+                    kernel=k, stride=k, padding=[0, 0], dilation=[1, 1], ceil_mode=False)),
                 Node(name, "reshape", [f"{name}_as_2d"], dict(squeeze=2))]
     if isinstance(m, nn.LPPool2d):
         # torch: avg_pool2d(x^p) * (KH * KW), then its 1/p power: two LUTs around an int8 average
@@ -418,7 +434,7 @@ def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
             padding=_pair(m.padding), ceil_mode=bool(m.ceil_mode),
             count_include_pad=bool(m.count_include_pad), divisor_override=m.divisor_override))
     if isinstance(m, nn.AdaptiveAvgPool2d):
-        return Node(name, "adaptive_avg_pool2d", ins, dict(output_size=_pair(m.output_size)))
+        return Node(name, "adaptive_avg_pool2d", ins, dict(output_size=_adaptive_size(m.output_size)))
     if isinstance(m, nn.MaxPool2d):
         return Node(name, "max_pool2d", ins, dict(
             kernel=_pair(m.kernel_size), stride=_pair(m.stride or m.kernel_size),
@@ -629,6 +645,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_basic_index_nodes(name, fn, ins[0]))
             elif fn.target in (torch.narrow, "narrow") and _narrow_node(name, fn, ins) is not None:
                 nodes.append(_narrow_node(name, fn, ins))
+            elif fn.target is F.adaptive_avg_pool1d and len(_meta_shape(fn) or []) == 3:
+                nodes.extend(_adaptive_avg_pool1d_nodes(name, ins, int(_meta_shape(fn)[2])))
             elif fn.target is F.interpolate and _interpolate_nodes(name, fn, ins) is not None:
                 nodes.extend(_interpolate_nodes(name, fn, ins))
             elif fn.target is F.conv3d and _conv3d_nodes(name, fn, mods, ins, by_name) is not None:
@@ -901,7 +919,7 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
         return Node(name, "celu", ins[:1], dict(alpha=float(_scalar_arg(fn, 1, "alpha", 1.0))))
     if t in (F.adaptive_avg_pool2d,):
         return Node(name, "adaptive_avg_pool2d", ins[:1],
-                    dict(output_size=_pair(_scalar_arg(fn, 1, "output_size"))))
+                    dict(output_size=_adaptive_size(_scalar_arg(fn, 1, "output_size"))))
     if t in (F.avg_pool2d,):
         k = _pair(_scalar_arg(fn, 1, "kernel_size"))
         s = _scalar_arg(fn, 2, "stride")
@@ -1145,6 +1163,8 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
         shapes = ", ".join("x".join(map(str, x.shape)) for x in example_inputs)
         raise CaptureError(f"the model fails on its example inputs ({shapes}): "
                            f"{type(e).__name__}: {e} (check input_shape / example_inputs)") from e
+    if expand_adaptive_avg_pools(g):
+        infer_shapes(g, example_inputs)     # the nodes it made
     _resolve_reshapes(g)
     _resolve_permutes(g)
     return g

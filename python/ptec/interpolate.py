@@ -11,7 +11,8 @@ accumulator (8-bit weights even under --w4: attrs["resize_weights"]).
 Several axes go last dim first, each brought last by a permute and the rest
 flattened so every linear sees a [N, M, L] tensor; the extra rounding
 between two axes is one int8 step of the intermediate. "area" on a 4-D
-input whose output divides it is the int8 adaptive average pool instead.
+input is the adaptive average pool instead (adaptive_avg_pool_nodes: one
+joint matrix, one rounding, when the output does not divide the input).
 "nearest" picks input indices: H and W by the 4-D nearest resize on
 [N, C * D, H, W] when its in / out rule picks what torch picks, and
 otherwise (and D always) by slices joined by a cat: byte copies on the
@@ -24,7 +25,8 @@ else in / out; the linear source is scale * (dst + 0.5) - 0.5, at least 0
 (scale * dst with align_corners), i0 its floor, i1 = i0 + 1 except at the
 last input, lambda1 = src - i0; nearest is min(floor(dst * scale), in - 1),
 nearest-exact min(floor((dst + 0.5) * scale), in - 1);
-bicubic's rules are at cubic_matrix.
+bicubic's rules are at cubic_matrix, antialias's at antialias_matrix
+(torch 1.13 takes antialias=True for bilinear and bicubic on 4-D only).
 """
 from __future__ import annotations
 
@@ -90,6 +92,41 @@ def cubic_matrix(n_in: int, n_out: int, align_corners: bool, factor: Optional[fl
         for k, wk in enumerate(_cubic_weights(t)):
             a[j, min(max(i0 - 1 + k, 0), n_in - 1)] += wk
     return a
+
+
+def antialias_matrix(n_in: int, n_out: int, cubic: bool, align_corners: bool,
+                     factor: Optional[float]) -> np.ndarray:
+    """[n_out, n_in] float32: torch's antialiased weights (its separable AA
+    kernel, as PIL's): with scale s as above, the filter (triangle
+    max(0, 1 - |x|), or Keys' cubic with a = -0.5, not the -0.75 of plain
+    bicubic) has support 1 (2) input samples, widened by s when shrinking
+    (s >= 1), its argument divided by s then; output j is centred on
+    s * (j + 0.5) and takes the inputs int(centre - support + 0.5) ..
+    int(centre + support + 0.5) - 1 clipped to the axis, weight
+    filter((i - centre + 0.5) / s), normalized to sum 1 per output.
+    Formed in double, one float32 rounding at the end."""
+    s = float(_scale(n_in, n_out, align_corners, factor))
+    support = (2.0 if cubic else 1.0) * (s if s >= 1.0 else 1.0)
+    inv = 1.0 / s if s >= 1.0 else 1.0
+
+    def filt(v: float) -> float:
+        v = abs(v)
+        if not cubic:
+            return max(0.0, 1.0 - v)
+        a = -0.5
+        if v < 1.0:
+            return ((a + 2.0) * v - (a + 3.0)) * v * v + 1.0
+        return (((v - 5.0) * v + 8.0) * v - 4.0) * a if v < 2.0 else 0.0
+
+    out = np.zeros((n_out, n_in), np.float64)
+    for j in range(n_out):
+        centre = s * (j + 0.5)
+        lo = max(int(centre - support + 0.5), 0)
+        hi = min(int(centre + support + 0.5), n_in)
+        w = np.array([filt((i - centre + 0.5) * inv) for i in range(lo, hi)])
+        total = w.sum()
+        out[j, lo:hi] = w / total if total != 0.0 else w
+    return out.astype(np.float32)
 
 
 def area_matrix(n_in: int, n_out: int) -> np.ndarray:
@@ -171,6 +208,58 @@ def separable_nodes(name: str, x: str, in_shape: Sequence[int], mats: Sequence[n
     return nodes
 
 
+# Past this many weight bytes an adaptive pool's joint [oh * ow, h * w]
+# matrix is two per-axis passes instead (one more rounding, out x in bytes
+# per axis): 64 KiB is a 16 x 16 map pooled to 16 x 16, far past the
+# global-style pools models use.
+JOINT_POOL_BYTES = 1 << 16
+
+
+def adaptive_avg_pool_nodes(name: str, x: str, in_shape: Sequence[int], output_size: Sequence[int]) -> List[Node]:
+    """nn.AdaptiveAvgPool2d of [N, C, H, W] to output_size whose output
+    does not divide the input (the int8 average pool takes the case that
+    does): output (i, j) averages the window area_matrix gives each axis,
+    so the pool is the matrix kron(A_H, A_W) [oh * ow, h * w] on the
+    flattened plane, one int8 linear (one rounding; weights 1 / (rows x
+    cols) of each window, one code per row). Past JOINT_POOL_BYTES, the two
+    axes one after the other (separable_nodes). The last node is `name`."""
+    n, c, h, w = (int(v) for v in in_shape)
+    oh, ow = (int(v) for v in output_size)
+    a_h, a_w = area_matrix(h, oh), area_matrix(w, ow)
+    if oh * ow * h * w > JOINT_POOL_BYTES:
+        return separable_nodes(name, x, in_shape, [a_h, a_w])
+    joint = np.kron(a_h, a_w).astype(np.float32)
+    return [Node(f"{name}_plane", "reshape", [x], dict(target_shape=[n, c, h * w])),
+            Node(f"{name}_mix", "linear", [f"{name}_plane"], dict(weight=joint, bias=None, resize_weights=True)),
+            Node(name, "reshape", [f"{name}_mix"], dict(target_shape=[n, c, oh, ow]))]
+
+
+def expand_adaptive_avg_pools(g) -> bool:
+    """Every adaptive_avg_pool2d node of g (shapes inferred) whose output
+    does not divide its input becomes adaptive_avg_pool_nodes, in place
+    (the node's name and source kept), whoever made it: nn.AdaptiveAvgPool2d
+    / 1d, F.adaptive_avg_pool2d / 1d or another stand-in's nodes. The
+    dividing case stays the int8 average pool. True when it made nodes."""
+    out = []
+    for node in g.nodes:
+        if node.op == "adaptive_avg_pool2d" and node.shape is not None and len(node.shape) == 4:
+            x = g.node(node.inputs[0]).shape
+            size = [int(v) for v in node.shape[2:]]
+            node.attrs["output_size"] = size        # None entries (keep that dim) resolved
+            if any(int(i) % o for i, o in zip(x[2:], size)):
+                made = adaptive_avg_pool_nodes(node.name, node.inputs[0], x, size)
+                src = node.attrs.get("source")
+                for m in made:
+                    if src is not None:
+                        m.attrs["source"] = src
+                out += made
+                continue
+        out.append(node)
+    made_any = len(out) != len(g.nodes)
+    g.nodes = out
+    return made_any
+
+
 def _picks(name: str, x: str, dim: int, picks: List[int]) -> List[Node]:
     """The slices of dim `dim` of x at the indices `picks`, joined by a cat
     (byte copies on x's int8 grid); the cat is named `name`."""
@@ -224,7 +313,7 @@ def _nearest_nodes(name: str, x: str, in_shape, out_shape, f, exact: bool) -> Op
 
 
 def interpolate_nodes(name: str, mode: str, align_corners, scale_factor, recompute, ins: List[str],
-                      in_shape, out_shape) -> Optional[List[Node]]:
+                      in_shape, out_shape, antialias: bool = False) -> Optional[List[Node]]:
     """The nodes for the modes above (the last one named `name`), or None
     for any other mode or rank (the call stays what capture made of it)."""
     if in_shape is None or out_shape is None:
@@ -232,13 +321,19 @@ def interpolate_nodes(name: str, mode: str, align_corners, scale_factor, recompu
     rank = len(in_shape)
     f = _factors(scale_factor, recompute, rank - 2) if rank >= 3 else None
     sizes = list(zip((int(v) for v in in_shape[2:]), (int(v) for v in out_shape[2:])))
+    if antialias:
+        if (mode, rank) not in (("bilinear", 4), ("bicubic", 4)):
+            return None     # torch itself refuses these
+        mats = [antialias_matrix(i, o, mode == "bicubic", bool(align_corners), s) for (i, o), s in zip(sizes, f)]
+        return separable_nodes(name, ins[0], in_shape, mats)
     if (mode, rank) in (("linear", 3), ("bilinear", 4), ("trilinear", 5), ("bicubic", 4)):
         build = cubic_matrix if mode == "bicubic" else linear_matrix
         mats = [build(i, o, bool(align_corners), s) for (i, o), s in zip(sizes, f)]
         return separable_nodes(name, ins[0], in_shape, mats)
     if mode == "area" and rank in (3, 4, 5):
-        if rank == 4 and all(i % o == 0 for i, o in sizes):
-            # the int8 average pool's own case: kernel = stride = in / out
+        if rank == 4:
+            # adaptive average pooling: the int8 average pool when the output
+            # divides the input, else one joint window matrix (expand_adaptive_avg_pools)
             return [Node(name, "adaptive_avg_pool2d", ins[:1], dict(output_size=[o for _, o in sizes]))]
         return separable_nodes(name, ins[0], in_shape, [area_matrix(i, o) for i, o in sizes])
     if mode in ("nearest", "nearest-exact") and rank in (3, 4, 5) and not align_corners:
