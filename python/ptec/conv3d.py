@@ -16,14 +16,10 @@ from __future__ import annotations
 from typing import List, Optional
 
 import numpy as np
-import torch
 import torch.nn as nn
 
+from .depth_planes import DepthPlanes, bind_constant_call, constant_weights, triple, zero_padding_only
 from .ir import Node
-
-
-def _triple(v) -> List[int]:
-    return [int(v)] * 3 if isinstance(v, int) else [int(x) for x in v]
 
 
 def conv3d_nodes(name: str, what: str, m: nn.Conv3d, ins: List[str], in_shape, error) -> List[Node]:
@@ -31,8 +27,7 @@ def conv3d_nodes(name: str, what: str, m: nn.Conv3d, ins: List[str], in_shape, e
     [N, C, D, H, W]; the last node carries `name`. `error` is the exception
     class a model ptec cannot take this way raises, in one line naming the
     layer as `what` does."""
-    if m.padding_mode != "zeros":
-        raise error(f"{what}: padding_mode {m.padding_mode} is not supported")
+    zero_padding_only(what, m, error)
     return conv3d_planes(what, name, ins[0], m.weight, m.bias, m.stride, m.padding,
                          m.dilation, m.groups, in_shape, error)
 
@@ -43,53 +38,25 @@ def conv3d_planes(what: str, name: str, x: str, weight, bias, stride, padding, d
     the nodes, the last one named `name`; `what` names the layer in errors."""
     if isinstance(padding, str):
         raise error(f"{what}: string padding {padding!r} is not supported")
-    if int(groups) != 1:
-        raise error(f"{what}: groups={groups} is not supported (groups=1 only)")
-    if in_shape is None or len(in_shape) != 5:
-        raise error(f"{what}: needs a traced 5-D input")
-    w3 = torch.as_tensor(weight).detach().cpu().numpy().astype(np.float32)
-    bias = None if bias is None else torch.as_tensor(bias).detach().cpu().numpy().astype(np.float32)
+    w3, bias = constant_weights(what, weight, bias, groups, in_shape, error)
     o, c, kd = int(w3.shape[0]), int(w3.shape[1]), int(w3.shape[2])
-    stride, padding, dilation = _triple(stride), _triple(padding), _triple(dilation)
+    stride, padding, dilation = triple(stride), triple(padding), triple(dilation)
     depth = int(in_shape[2])
     out_depth = (depth + 2 * padding[0] - dilation[0] * (kd - 1) - 1) // stride[0] + 1
     if out_depth < 1:
         raise error(f"{what}: the input depth {depth} is smaller than the kernel's")
-    nodes: List[Node] = []
-    sliced = {}
-
-    def depth_slice(i: int) -> str:
-        if i not in sliced:
-            cut, flat = f"{name}_d{i}_slice", f"{name}_d{i}"
-            nodes.append(Node(cut, "slice", [x], dict(dim=2, start=i, end=i + 1)))
-            nodes.append(Node(flat, "reshape", [cut], dict(squeeze=2)))
-            sliced[i] = flat
-        return sliced[i]
-
-    planes = []
+    planes = DepthPlanes(name, x, out_depth)
     for d in range(out_depth):
         taps = [t for t in range(kd) if 0 <= d * stride[0] - padding[0] + t * dilation[0] < depth]
         if not taps:
             raise error(f"{what}: output depth {d} reads only padding "
                         f"(padding {padding[0]} is not supported with this kernel)")
-        slices = [depth_slice(d * stride[0] - padding[0] + t * dilation[0]) for t in taps]
-        if len(slices) == 1:
-            joined = slices[0]
-        else:
-            joined = f"{name}_o{d}_in"
-            nodes.append(Node(joined, "cat", slices, dict(dim=1)))
         w2 = np.ascontiguousarray(
             w3[:, :, taps].transpose(0, 2, 1, 3, 4).reshape(o, len(taps) * c, w3.shape[3], w3.shape[4]))
-        conv = f"{name}_o{d}"
-        nodes.append(Node(conv, "conv2d", [joined], dict(
+        planes.plane(d, [d * stride[0] - padding[0] + t * dilation[0] for t in taps], "conv2d", dict(
             weight=w2, bias=None if bias is None else bias.copy(),
-            stride=stride[1:], padding=padding[1:], dilation=dilation[1:], groups=1)))
-        plane = f"{name}_o{d}_5d" if out_depth > 1 else name
-        nodes.append(Node(plane, "reshape", [conv], dict(unsqueeze=2)))
-        planes.append(plane)
-    if out_depth > 1:
-        nodes.append(Node(name, "cat", planes, dict(dim=2)))
-    return nodes
+            stride=stride[1:], padding=padding[1:], dilation=dilation[1:], groups=1))
+    return planes.nodes()
 
 
 def functional_conv3d_nodes(name: str, what: str, args, kwargs, ins: List[str], constants, in_shape,
@@ -97,12 +64,10 @@ def functional_conv3d_nodes(name: str, what: str, args, kwargs, ins: List[str], 
     """F.conv3d(x, weight, bias, stride, padding, dilation, groups) whose
     weight (and bias) are constants: `constants` maps a node name to its
     value. None when the weight is not a constant (the call stays what it was)."""
-    names = ["input", "weight", "bias", "stride", "padding", "dilation", "groups"]
-    defaults = dict(bias=None, stride=1, padding=0, dilation=1, groups=1)
-    bound = {**defaults, **dict(zip(names, args)), **kwargs}
-    ref = [getattr(bound.get(k), "name", None) for k in ("input", "weight", "bias")]
-    if ref[0] is None or ref[1] not in constants or (bound["bias"] is not None and ref[2] not in constants):
+    call = bind_constant_call(["input", "weight", "bias", "stride", "padding", "dilation", "groups"],
+                              dict(bias=None, stride=1, padding=0, dilation=1, groups=1), args, kwargs, constants)
+    if call is None:
         return None
-    return conv3d_planes(what, name, ref[0], constants[ref[1]],
-                         None if bound["bias"] is None else constants[ref[2]], bound["stride"],
-                         bound["padding"], bound["dilation"], bound["groups"], in_shape, error)
+    x, weight, bias, bound = call
+    return conv3d_planes(what, name, x, weight, bias, bound["stride"], bound["padding"], bound["dilation"],
+                         bound["groups"], in_shape, error)

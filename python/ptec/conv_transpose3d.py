@@ -26,10 +26,9 @@ from __future__ import annotations
 from typing import List, Optional
 
 import numpy as np
-import torch
 import torch.nn as nn
 
-from .conv3d import _triple
+from .depth_planes import DepthPlanes, bind_constant_call, constant_weights, triple, zero_padding_only
 from .ir import Node
 
 
@@ -62,8 +61,7 @@ def conv_transpose3d_nodes(name: str, what: str, m: nn.ConvTranspose3d, ins: Lis
     [N, C, D, H, W]; the last node carries `name`. `error` is the exception
     class a layer ptec cannot take this way raises, in one line naming it
     as `what` does."""
-    if m.padding_mode != "zeros":
-        raise error(f"{what}: padding_mode {m.padding_mode} is not supported")
+    zero_padding_only(what, m, error)
     return conv_transpose3d_planes(what, name, ins[0], m.weight, m.bias, m.stride, m.padding,
                                    m.output_padding, m.dilation, m.groups, in_shape, error)
 
@@ -72,56 +70,29 @@ def conv_transpose3d_planes(what: str, name: str, x: str, weight, bias, stride, 
                             dilation, groups, in_shape, error) -> List[Node]:
     """conv_transpose3d of node x (shape in_shape) by the constant weight
     (and bias): the nodes, the last one named `name`."""
-    if int(groups) != 1:
-        raise error(f"{what}: groups={groups} is not supported (groups=1 only)")
-    if in_shape is None or len(in_shape) != 5:
-        raise error(f"{what}: needs a traced 5-D input")
-    w3 = torch.as_tensor(weight).detach().cpu().numpy().astype(np.float32)
-    bias = None if bias is None else torch.as_tensor(bias).detach().cpu().numpy().astype(np.float32)
+    w3, bias = constant_weights(what, weight, bias, groups, in_shape, error)
     kd = int(w3.shape[2])
-    stride, padding = _triple(stride), _triple(padding)
-    output_padding, dilation = _triple(output_padding), _triple(dilation)
+    stride, padding = triple(stride), triple(padding)
+    output_padding, dilation = triple(output_padding), triple(dilation)
     depth = int(in_shape[2])
     out_depth = (depth - 1) * stride[0] - 2 * padding[0] + dilation[0] * (kd - 1) + output_padding[0] + 1
     if out_depth < 1:
         raise error(f"{what}: the padding leaves no output depth")
-    nodes: List[Node] = []
-    sliced = {}
-
-    def depth_slice(i: int) -> str:
-        if i not in sliced:
-            cut, flat = f"{name}_d{i}_slice", f"{name}_d{i}"
-            nodes.append(Node(cut, "slice", [x], dict(dim=2, start=i, end=i + 1)))
-            nodes.append(Node(flat, "reshape", [cut], dict(squeeze=2)))
-            sliced[i] = flat
-        return sliced[i]
-
-    planes = []
+    planes = DepthPlanes(name, x, out_depth)
     for d in range(out_depth):
         pairs = [(i, t) for i in range(depth) for t in range(kd)
                  if i * stride[0] - padding[0] + t * dilation[0] == d]
         if pairs:
-            slices = [depth_slice(i) for i, _ in pairs]
+            depths = [i for i, _ in pairs]
             w2 = np.concatenate([w3[:, :, t] for _, t in pairs], axis=0)
         else:           # the bias alone: no input depth reaches this one
-            slices = [depth_slice(0)]
+            depths = [0]
             w2 = np.zeros_like(w3[:, :, 0])
-        if len(slices) == 1:
-            joined = slices[0]
-        else:
-            joined = f"{name}_o{d}_in"
-            nodes.append(Node(joined, "cat", slices, dict(dim=1)))
-        conv = f"{name}_o{d}"
-        nodes.append(Node(conv, "conv_transpose2d", [joined], dict(
+        planes.plane(d, depths, "conv_transpose2d", dict(
             weight=_spread(np.ascontiguousarray(w2), dilation[1:], output_padding[1:]),
             bias=None if bias is None else bias.copy(), stride=stride[1:], padding=padding[1:],
-            output_padding=[0, 0], dilation=[1, 1], groups=1)))
-        plane = f"{name}_o{d}_5d" if out_depth > 1 else name
-        nodes.append(Node(plane, "reshape", [conv], dict(unsqueeze=2)))
-        planes.append(plane)
-    if out_depth > 1:
-        nodes.append(Node(name, "cat", planes, dict(dim=2)))
-    return nodes
+            output_padding=[0, 0], dilation=[1, 1], groups=1))
+    return planes.nodes()
 
 
 def functional_conv_transpose3d_nodes(name: str, what: str, args, kwargs, ins: List[str], constants, in_shape,
@@ -129,13 +100,11 @@ def functional_conv_transpose3d_nodes(name: str, what: str, args, kwargs, ins: L
     """F.conv_transpose3d(x, weight, bias, stride, padding, output_padding,
     groups, dilation) whose weight (and bias) are constants: `constants`
     maps a node name to its value. None when the weight is not a constant."""
-    names = ["input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"]
-    defaults = dict(bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1)
-    bound = {**defaults, **dict(zip(names, args)), **kwargs}
-    ref = [getattr(bound.get(k), "name", None) for k in ("input", "weight", "bias")]
-    if ref[0] is None or ref[1] not in constants or (bound["bias"] is not None and ref[2] not in constants):
+    call = bind_constant_call(["input", "weight", "bias", "stride", "padding", "output_padding", "groups",
+                               "dilation"], dict(bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                                                 dilation=1), args, kwargs, constants)
+    if call is None:
         return None
-    return conv_transpose3d_planes(what, name, ref[0], constants[ref[1]],
-                                   None if bound["bias"] is None else constants[ref[2]], bound["stride"],
-                                   bound["padding"], bound["output_padding"], bound["dilation"], bound["groups"],
-                                   in_shape, error)
+    x, weight, bias, bound = call
+    return conv_transpose3d_planes(what, name, x, weight, bias, bound["stride"], bound["padding"],
+                                   bound["output_padding"], bound["dilation"], bound["groups"], in_shape, error)
