@@ -348,7 +348,8 @@ def _upsample_node(name: str, mode: str, align_corners, ins: List[str], shape, a
     first, int8) did not take, which needs the traced input shape: nearest,
     bilinear and bicubic on 4-D tensors as the resize to the traced output
     size (bilinear and bicubic the fp32 portable kernels); other modes stay
-    an operator ptec reports, as does an antialiased resize."""
+    an operator ptec reports, as does an antialiased resize (which
+    interpolate.py takes whenever the shapes were traced)."""
     if antialias:
         return Node(name, "unsupported", ins[:1], dict(
             fn=lambda x, _s=shape, _m=mode, _a=align_corners: F.interpolate(x, size=_s[2:], mode=_m,
