@@ -21,8 +21,9 @@ TRANSCENDENTAL = {"aten::_softmax.out", "aten::sigmoid.out", "aten::tanh.out"}
 
 
 class CeilPoolCNN(nn.Module):
-    """max-pool with ceil_mode and dilation 2, an avg-pool with divisor_override,
-    an adaptive pool that does not divide its input: all fp32."""
+    """max-pool with ceil_mode and dilation 2 and an avg-pool with
+    divisor_override, both fp32; then an adaptive pool (6 x 6 to 3 x 3:
+    int8, as one that does not divide its input would be too)."""
     input_shape = (1, 3, 12, 12)
 
     def __init__(self):
