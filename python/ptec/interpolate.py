@@ -221,7 +221,8 @@ def adaptive_avg_pool_nodes(name: str, x: str, in_shape: Sequence[int], output_s
     does): output (i, j) averages the window area_matrix gives each axis,
     so the pool is the matrix kron(A_H, A_W) [oh * ow, h * w] on the
     flattened plane, one int8 linear (one rounding; weights 1 / (rows x
-    cols) of each window, one code per row). Past JOINT_POOL_BYTES, the two
+    cols) of each window, whole codes on _whole_code_scale's scale when it
+    has one). Past JOINT_POOL_BYTES, the two
     axes one after the other (separable_nodes). The last node is `name`."""
     n, c, h, w = (int(v) for v in in_shape)
     oh, ow = (int(v) for v in output_size)
@@ -230,8 +231,21 @@ def adaptive_avg_pool_nodes(name: str, x: str, in_shape: Sequence[int], output_s
         return separable_nodes(name, x, in_shape, [a_h, a_w])
     joint = np.kron(a_h, a_w).astype(np.float32)
     return [Node(f"{name}_plane", "reshape", [x], dict(target_shape=[n, c, h * w])),
-            Node(f"{name}_mix", "linear", [f"{name}_plane"], dict(weight=joint, bias=None, resize_weights=True)),
+            Node(f"{name}_mix", "linear", [f"{name}_plane"], dict(
+                weight=joint, bias=None, resize_weights=True, weight_scale=_whole_code_scale(a_h, a_w))),
             Node(name, "reshape", [f"{name}_mix"], dict(target_shape=[n, c, oh, ow]))]
+
+
+def _whole_code_scale(a_h: np.ndarray, a_w: np.ndarray) -> Optional[float]:
+    """A per-tensor int8 scale on which every window's 1 / count is a whole
+    code: 1 / (L * k), L the least common multiple of the window sizes
+    (rows x cols), k the largest with L * k / smallest window <= 127; None
+    when L / smallest > 127 (the largest weight's code 127 then, the others
+    rounded to half a code)."""
+    counts = sorted({int(r) * int(c) for r in np.count_nonzero(a_h, axis=1) for c in np.count_nonzero(a_w, axis=1)})
+    lcm = int(np.lcm.reduce(np.array(counts, np.int64)))
+    top = lcm // counts[0]
+    return None if top > 127 else 1.0 / (lcm * (127 // top))
 
 
 def expand_adaptive_avg_pools(g) -> bool:

@@ -363,6 +363,9 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
             w = n.attrs["weight"]
             bits = 4 if w4 and takes_w4(g, n) else 8
             scales = symmetric_weight_scales(w, per_channel=(n.op == "conv2d"), bits=bits)
+            if n.attrs.get("weight_scale") is not None:
+                # the layer's own scale, on which each of its weights is a whole code
+                scales = np.full_like(scales, float(np.float32(n.attrs["weight_scale"])))
             n.attrs["weight_q"] = quantize_weights(w, scales, bits)
             n.attrs["weight_scales"] = scales
             n.attrs["weight_bits"] = bits
