@@ -500,6 +500,21 @@ def test_small_model_is_int8_and_near_float_on_host(key, tmp_path):
     assert worst <= bound, worst
 
 
+def int8_everywhere(model, shape, **kw):
+    """The model compiled on 32 calibration volumes of `shape`: every layer
+    on cortex_m, no fp32 fallback. (result, calibration)"""
+    calibration = volumes(32, 1, shape)
+    res = compile_model(model, [calibration[0][0]], calibration, **kw)
+    assert {p.backend for p in res.lowered.placements if p.backend != "none"} == {"cortex_m"}
+    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    return res, calibration
+
+
+def board_equals_reference(model, shape, target, tmp_path):
+    res, _ = int8_everywhere(model, shape, target=target)
+    board_matches_reference(res.data, volumes(1, 9, shape)[0][0].numpy(), target, tmp_path)
+
+
 class AllNew(nn.Module):
     """Every layer above in one small model: a volume is upsampled by a
     transposed 3-D conv, pooled by a fixed fractional 3-D pool, resized
@@ -529,19 +544,14 @@ def all_new():
 
 
 def test_all_new_layers_int8_on_host(all_new, tmp_path):
-    calibration = volumes(32, 1, (1, 2, 3, 4, 4))
-    res = compile_model(all_new, [calibration[0][0]], calibration)
-    assert {p.backend for p in res.lowered.placements if p.backend != "none"} == {"cortex_m"}
-    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    res, calibration = int8_everywhere(all_new, (1, 2, 3, 4, 4))
     worst = host_steps_from_float(all_new, res, calibration[:6], tmp_path)
     assert worst <= 4.5, worst      # measured 3.10: seven requantizing layers in a row
 
 
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
 def test_all_new_layers_on_boards_equal_reference(all_new, tmp_path, target):
-    calibration = volumes(32, 1, (1, 2, 3, 4, 4))
-    res = compile_model(all_new, [calibration[0][0]], calibration, target=target)
-    board_matches_reference(res.data, volumes(1, 9, (1, 2, 3, 4, 4))[0][0].numpy(), target, tmp_path)
+    board_equals_reference(all_new, (1, 2, 3, 4, 4), target, tmp_path)
 
 
 def test_w4_keeps_the_resize_weights_8_bit_and_a16_reaches_them():
@@ -586,10 +596,7 @@ def resizes():
 
 
 def test_resizes_int8_on_host(resizes, tmp_path):
-    calibration = volumes(32, 1, (1, 2, 6, 6))
-    res = compile_model(resizes, [calibration[0][0]], calibration)
-    assert {p.backend for p in res.lowered.placements if p.backend != "none"} == {"cortex_m"}
-    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    res, calibration = int8_everywhere(resizes, (1, 2, 6, 6))
     assert not [op for op in res.lowered.operators if "upsample_bi" in op or "adaptive" in op]
     worst = host_steps_from_float(resizes, res, calibration[:6], tmp_path)
     assert worst <= 4.5, worst      # measured 0.90
@@ -597,9 +604,7 @@ def test_resizes_int8_on_host(resizes, tmp_path):
 
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
 def test_resizes_on_boards_equal_reference(resizes, tmp_path, target):
-    calibration = volumes(32, 1, (1, 2, 6, 6))
-    res = compile_model(resizes, [calibration[0][0]], calibration, target=target)
-    board_matches_reference(res.data, volumes(1, 9, (1, 2, 6, 6))[0][0].numpy(), target, tmp_path)
+    board_equals_reference(resizes, (1, 2, 6, 6), target, tmp_path)
 
 
 def test_a16_reaches_the_planar_resizes():
@@ -637,10 +642,7 @@ def shrinks():
 
 
 def test_shrinks_int8_on_host(shrinks, tmp_path):
-    calibration = volumes(32, 1, (1, 2, 14, 12))
-    res = compile_model(shrinks, [calibration[0][0]], calibration)
-    assert {p.backend for p in res.lowered.placements if p.backend != "none"} == {"cortex_m"}
-    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    res, calibration = int8_everywhere(shrinks, (1, 2, 14, 12))
     assert "cortex_m::quantized_avg_pool2d.out" in res.lowered.operators      # the dividing pool
     assert not [op for op in res.lowered.operators if "upsample" in op or "adaptive" in op]
     worst = host_steps_from_float(shrinks, res, calibration[:6], tmp_path)
@@ -649,9 +651,7 @@ def test_shrinks_int8_on_host(shrinks, tmp_path):
 
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
 def test_shrinks_on_boards_equal_reference(shrinks, tmp_path, target):
-    calibration = volumes(32, 1, (1, 2, 14, 12))
-    res = compile_model(shrinks, [calibration[0][0]], calibration, target=target)
-    board_matches_reference(res.data, volumes(1, 9, (1, 2, 14, 12))[0][0].numpy(), target, tmp_path)
+    board_equals_reference(shrinks, (1, 2, 14, 12), target, tmp_path)
 
 
 def test_a16_reaches_the_shrinks():
