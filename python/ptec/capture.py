@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from .capture_modules import (CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax, ptec_state,
                               ptec_state_write, with_traceable_modules)
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
-from .ir import Graph, Node, UnsupportedOperator, infer_shapes
+from .ir import ELEMENTWISE, Graph, Node, UnsupportedOperator, infer_shapes
 
 
 class CaptureError(RuntimeError):
@@ -213,6 +213,15 @@ def _reshaping_module_nodes(name: str, m: nn.Module, ins: List[str], shape) -> L
                 kernel=k, stride=k, padding=[0, 0], dilation=[1, 1], ceil_mode=False)))
         return [Node(f"{name}_as_2d_in", "reshape", ins[:1], dict(unsqueeze=2)), pool,
                 Node(name, "reshape", [f"{name}_as_2d"], dict(squeeze=2))]
+    if isinstance(m, nn.LPPool1d):
+        # over [N, C, L]: nn.LPPool2d of a unit height (torch's steps are the same)
+        if rank != 3:
+            raise CaptureError(f"{name}: nn.LPPool1d takes [N, C, L] (input {list(shape or [])})")
+        k, stride = _single(m.kernel_size), _single(m.stride or m.kernel_size)
+        two = nn.LPPool2d(m.norm_type, (1, k), (1, stride), m.ceil_mode)
+        return ([Node(f"{name}_as_2d_in", "reshape", ins[:1], dict(unsqueeze=2))]
+                + _reshaping_module_nodes(f"{name}_as_2d", two, [f"{name}_as_2d_in"], [shape[0], shape[1], 1, shape[2]])
+                + [Node(name, "reshape", [f"{name}_as_2d"], dict(squeeze=2))])
     if isinstance(m, nn.LPPool2d):
         # torch: avg_pool2d(x^p) * (KH * KW), then its 1/p power: two LUTs around an int8 average
         k = _pair(m.kernel_size)
@@ -416,6 +425,210 @@ def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
 _ACT_FUNCS = {F.relu: (0.0, None), torch.relu: (0.0, None), F.relu6: (0.0, 6.0)}
 
 
+def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: List[str],
+                         by_name) -> List[Node]:
+    """The nodes of module m called by fx node fn (a call_module, or a
+    functional call that capture rebuilt as its module: _functional_module)."""
+    nodes: List[Node] = []
+    if isinstance(m, (nn.Softmax, nn.Softmin, nn.LogSoftmax)) and m.dim is None and _meta_shape(fn) is not None:
+        # torch's implicit dim (its _get_softmax_dim): 0 for ranks 0, 1 and 3, else 1
+        m = type(m)(0 if len(_meta_shape(fn)) in (0, 1, 3) else 1)
+    if isinstance(m, nn.Unflatten) and _meta_shape(fn) is not None:
+        nodes.append(Node(name, "reshape", ins[:1], dict(target_shape=_meta_shape(fn))))
+    elif isinstance(m, nn.Upsample):
+        nodes.append(_upsample_node(name, m.mode, m.align_corners, ins, _meta_shape(fn)))
+    elif isinstance(m, nn.Conv3d):
+        nodes.extend(_conv3d_nodes(name, fn, mods, ins, by_name))
+    elif isinstance(m, ONE_D):
+        nodes.extend(_one_d_nodes(name, m, ins))
+    elif isinstance(m, (nn.AdaptiveMaxPool2d, nn.GLU, nn.Fold, nn.LPPool2d, nn.LPPool1d, nn.AdaptiveAvgPool1d,
+                        nn.AdaptiveMaxPool1d)):
+        nodes.extend(_reshaping_module_nodes(name, m, ins, _meta_shape(fn.args[0])))
+    elif isinstance(m, nn.Conv2d) and (isinstance(m.padding, str) or m.padding_mode != "zeros"):
+        nodes.extend(_padded_conv2d_nodes(name, _source(fn, mods), m, ins))
+    elif isinstance(m, nn.Unfold):
+        nodes.extend(_unfold_nodes(name, m, ins, _meta_shape(fn.args[0])))
+    elif isinstance(m, nn.Softmin):
+        # softmin(x) = softmax(-x): the negation a LUT, then the int8 softmax
+        dim = m.dim
+        nodes.extend([Node(f"{name}_neg", "neg", ins[:1]),
+                      Node(name, "softmax", [f"{name}_neg"], dict(dim=-1 if dim is None else int(dim)))])
+    elif isinstance(m, nn.LocalResponseNorm):
+        nodes.extend(_lrn_nodes(name, m.size, m.alpha, m.beta, m.k, ins, _meta_shape(fn)))
+    elif isinstance(m, nn.PReLU) and m.weight.numel() > 1 and len(_meta_shape(fn) or []) == 4:
+        nodes.extend(_prelu_nodes(name, m, ins))
+    else:
+        nodes.append(_module_node(name, m, ins))
+    return nodes
+
+
+def _conv_module(cls, w: torch.Tensor, b, a) -> nn.Module:
+    """nn.Conv1d/2d or nn.ConvTranspose1d/2d holding weight w and bias b
+    (the functional's arguments a: stride, padding, dilation, groups)."""
+    groups = int(a.get("groups", 1))
+    transposed = cls in (nn.ConvTranspose1d, nn.ConvTranspose2d)
+    cin, cout = (w.shape[0], w.shape[1] * groups) if transposed else (w.shape[1] * groups, w.shape[0])
+    kw = dict(stride=a.get("stride", 1), padding=a.get("padding", 0), dilation=a.get("dilation", 1),
+              groups=groups, bias=b is not None)
+    if transposed:
+        kw["output_padding"] = a.get("output_padding", 0)
+    m = cls(int(cin), int(cout), tuple(w.shape[2:]), **kw)
+    with torch.no_grad():
+        m.weight.copy_(w)
+        if b is not None:
+            m.bias.copy_(b)
+    return m
+
+
+def _norm_affine(m: nn.Module, weight, bias) -> nn.Module:
+    with torch.no_grad():
+        if weight is not None:
+            m.weight.copy_(weight)
+        if bias is not None:
+            m.bias.copy_(bias)
+    return m
+
+
+def _batch_norm(a) -> Optional[nn.Module]:
+    if a.get("training") or a.get("running_mean") is None:
+        return None
+    mean = a["running_mean"]
+    m = nn.BatchNorm2d(int(mean.numel()), eps=float(a.get("eps", 1e-5)), affine=True)
+    with torch.no_grad():
+        m.running_mean.copy_(mean)
+        m.running_var.copy_(a["running_var"])
+    return _norm_affine(m, a.get("weight"), a.get("bias")).eval()
+
+
+def _instance_norm(a, channels: int) -> Optional[nn.Module]:
+    if not a.get("use_input_stats", True) or a.get("running_mean") is not None:
+        return None
+    m = nn.InstanceNorm2d(channels, eps=float(a.get("eps", 1e-5)),
+                          affine=a.get("weight") is not None or a.get("bias") is not None)
+    if m.affine:
+        _norm_affine(m, a.get("weight") if a.get("weight") is not None else torch.ones(channels),
+                     a.get("bias") if a.get("bias") is not None else torch.zeros(channels))
+    return m
+
+
+def _layer_norm(a) -> nn.Module:
+    shape = a["normalized_shape"]
+    m = nn.LayerNorm(shape, eps=float(a.get("eps", 1e-5)), elementwise_affine=a.get("weight") is not None)
+    if a.get("bias") is not None and a.get("weight") is None:
+        return None
+    return _norm_affine(m, a.get("weight"), a.get("bias")) if m.elementwise_affine else m
+
+
+def _group_norm(a, channels: int) -> Optional[nn.Module]:
+    affine = a.get("weight") is not None
+    if a.get("bias") is not None and not affine:
+        return None
+    m = nn.GroupNorm(int(a["num_groups"]), channels, eps=float(a.get("eps", 1e-5)), affine=affine)
+    return _norm_affine(m, a.get("weight"), a.get("bias")) if affine else m
+
+
+def _prelu(a) -> nn.Module:
+    w = a["weight"].reshape(-1)
+    m = nn.PReLU(int(w.numel()))
+    with torch.no_grad():
+        m.weight.copy_(w)
+    return m
+
+
+def _pool_args(a, *names):
+    return {k: a[k] for k in names if k in a and a[k] is not None}
+
+
+# Functionals that are a module's forward: (their parameter names, the module
+# from the bound arguments and the input's traced shape, or None where the
+# call is not the module's eval forward). Tensor arguments must be constants
+# (parameters or buffers); capture then lowers the call as the module.
+FUNCTIONAL_MODULES = {
+    F.glu: (("input", "dim"), lambda a, sh: nn.GLU(a.get("dim", -1))),
+    F.softmin: (("input", "dim", "_stacklevel", "dtype"),
+                lambda a, sh: nn.Softmin(a.get("dim")) if a.get("dtype") is None else None),
+    F.rrelu: (("input", "lower", "upper", "training"),
+              lambda a, sh: None if a.get("training") else nn.RReLU(a.get("lower", 1.0 / 8), a.get("upper", 1.0 / 3))),
+    F.threshold: (("input", "threshold", "value"), lambda a, sh: nn.Threshold(a["threshold"], a["value"])),
+    F.max_pool1d: (("input", "kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices"),
+                   lambda a, sh: None if a.get("return_indices") else nn.MaxPool1d(**_pool_args(
+                       a, "kernel_size", "stride", "padding", "dilation", "ceil_mode"))),
+    F.avg_pool1d: (("input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"),
+                   lambda a, sh: nn.AvgPool1d(**_pool_args(a, "kernel_size", "stride", "padding", "ceil_mode",
+                                                           "count_include_pad"))),
+    F.adaptive_avg_pool1d: (("input", "output_size"), lambda a, sh: nn.AdaptiveAvgPool1d(a["output_size"])),
+    F.adaptive_max_pool1d: (("input", "output_size", "return_indices"),
+                            lambda a, sh: None if a.get("return_indices") else nn.AdaptiveMaxPool1d(a["output_size"])),
+    F.adaptive_max_pool2d: (("input", "output_size", "return_indices"),
+                            lambda a, sh: None if a.get("return_indices") else nn.AdaptiveMaxPool2d(a["output_size"])),
+    F.lp_pool1d: (("input", "norm_type", "kernel_size", "stride", "ceil_mode"),
+                  lambda a, sh: nn.LPPool1d(**_pool_args(a, "norm_type", "kernel_size", "stride", "ceil_mode"))),
+    F.lp_pool2d: (("input", "norm_type", "kernel_size", "stride", "ceil_mode"),
+                  lambda a, sh: nn.LPPool2d(**_pool_args(a, "norm_type", "kernel_size", "stride", "ceil_mode"))),
+    F.unfold: (("input", "kernel_size", "dilation", "padding", "stride"),
+               lambda a, sh: nn.Unfold(**_pool_args(a, "kernel_size", "dilation", "padding", "stride"))),
+    F.fold: (("input", "output_size", "kernel_size", "dilation", "padding", "stride"),
+             lambda a, sh: nn.Fold(**_pool_args(a, "output_size", "kernel_size", "dilation", "padding", "stride"))),
+    torch.channel_shuffle: (("input", "groups"), lambda a, sh: nn.ChannelShuffle(a["groups"])),
+    F.prelu: (("input", "weight"), lambda a, sh: _prelu(a)),
+    F.linear: (("input", "weight", "bias"), lambda a, sh: _linear_module(a["weight"], a.get("bias"))),
+    F.conv1d: (("input", "weight", "bias", "stride", "padding", "dilation", "groups"),
+               lambda a, sh: _conv_module(nn.Conv1d, a["weight"], a.get("bias"), a)),
+    F.conv2d: (("input", "weight", "bias", "stride", "padding", "dilation", "groups"),
+               lambda a, sh: _conv_module(nn.Conv2d, a["weight"], a.get("bias"), a)),
+    F.conv_transpose1d: (("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
+                         lambda a, sh: _conv_module(nn.ConvTranspose1d, a["weight"], a.get("bias"), a)),
+    F.conv_transpose2d: (("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
+                         lambda a, sh: _conv_module(nn.ConvTranspose2d, a["weight"], a.get("bias"), a)),
+    F.batch_norm: (("input", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps"),
+                   lambda a, sh: _batch_norm(a)),
+    F.instance_norm: (("input", "running_mean", "running_var", "weight", "bias", "use_input_stats", "momentum",
+                       "eps"), lambda a, sh: _instance_norm(a, int(sh[1])) if sh and len(sh) in (3, 4) else None),
+    F.layer_norm: (("input", "normalized_shape", "weight", "bias", "eps"), lambda a, sh: _layer_norm(a)),
+    F.group_norm: (("input", "num_groups", "weight", "bias", "eps"),
+                   lambda a, sh: _group_norm(a, int(sh[1])) if sh and len(sh) in (3, 4) else None),
+}
+if hasattr(F, "_threshold"):
+    FUNCTIONAL_MODULES[F._threshold] = FUNCTIONAL_MODULES[F.threshold]
+if getattr(F, "channel_shuffle", torch.channel_shuffle) is not torch.channel_shuffle:
+    FUNCTIONAL_MODULES[F.channel_shuffle] = FUNCTIONAL_MODULES[torch.channel_shuffle]
+
+
+def _linear_module(w: torch.Tensor, b) -> nn.Module:
+    m = nn.Linear(int(w.shape[1]), int(w.shape[0]), bias=b is not None)
+    with torch.no_grad():
+        m.weight.copy_(w)
+        if b is not None:
+            m.bias.copy_(b)
+    return m
+
+
+def _functional_module(fn: torch.fx.Node, by_name):
+    """(module, names of the constant nodes it took) for a FUNCTIONAL_MODULES
+    call whose tensor arguments other than the input are constants, else None."""
+    entry = FUNCTIONAL_MODULES.get(fn.target) if fn.op == "call_function" else None
+    if entry is None or not fn.args or not isinstance(fn.args[0], torch.fx.Node):
+        return None
+    names, make = entry
+    if len(fn.args) > len(names) or set(fn.kwargs) - set(names) - {"inplace"}:
+        return None
+    bound = dict(zip(names, fn.args))
+    bound.update((k, v) for k, v in fn.kwargs.items() if k != "inplace")
+    taken = []
+    for k, v in list(bound.items())[1:]:
+        if isinstance(v, torch.fx.Node):
+            const = by_name.get(v.name)
+            if const is None or const.op != "constant":
+                return None
+            bound[k] = torch.as_tensor(np.asarray(const.attrs["value"], np.float32))
+            taken.append(v.name)
+    try:
+        m = make(bound, _meta_shape(fn.args[0]))
+    except (TypeError, ValueError, KeyError, RuntimeError):
+        return None                     # arguments the module does not take: stays unsupported
+    return None if m is None else (m.eval(), taken)
+
+
 def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
     nodes: List[Node] = []
     inputs: List[str] = []
@@ -464,36 +677,7 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             # static shapes; the consumers read their shapes from tracing.
             shape_nodes.add(name)
         elif fn.op == "call_module":
-            if isinstance(mods[fn.target], nn.Unflatten) and _meta_shape(fn) is not None:
-                nodes.append(Node(name, "reshape", ins[:1], dict(target_shape=_meta_shape(fn))))
-            elif isinstance(mods[fn.target], nn.Upsample):
-                m = mods[fn.target]
-                nodes.append(_upsample_node(name, m.mode, m.align_corners, ins, _meta_shape(fn)))
-            elif isinstance(mods[fn.target], nn.Conv3d):
-                nodes.extend(_conv3d_nodes(name, fn, mods, ins, by_name))
-            elif isinstance(mods[fn.target], ONE_D):
-                nodes.extend(_one_d_nodes(name, mods[fn.target], ins))
-            elif isinstance(mods[fn.target], (nn.AdaptiveMaxPool2d, nn.GLU, nn.Fold, nn.LPPool2d, nn.AdaptiveAvgPool1d,
-                                              nn.AdaptiveMaxPool1d)):
-                nodes.extend(_reshaping_module_nodes(name, mods[fn.target], ins, _meta_shape(fn.args[0])))
-            elif isinstance(mods[fn.target], nn.Conv2d) and (isinstance(mods[fn.target].padding, str)
-                                                             or mods[fn.target].padding_mode != "zeros"):
-                nodes.extend(_padded_conv2d_nodes(name, _source(fn, mods), mods[fn.target], ins))
-            elif isinstance(mods[fn.target], nn.Unfold):
-                nodes.extend(_unfold_nodes(name, mods[fn.target], ins, _meta_shape(fn.args[0])))
-            elif isinstance(mods[fn.target], nn.Softmin):
-                # softmin(x) = softmax(-x): the negation a LUT, then the int8 softmax
-                dim = mods[fn.target].dim
-                nodes.extend([Node(f"{name}_neg", "neg", ins[:1]),
-                              Node(name, "softmax", [f"{name}_neg"], dict(dim=-1 if dim is None else int(dim)))])
-            elif isinstance(mods[fn.target], nn.LocalResponseNorm):
-                m = mods[fn.target]
-                nodes.extend(_lrn_nodes(name, m.size, m.alpha, m.beta, m.k, ins, _meta_shape(fn)))
-            elif (isinstance(mods[fn.target], nn.PReLU) and mods[fn.target].weight.numel() > 1
-                  and len(_meta_shape(fn) or []) == 4):
-                nodes.extend(_prelu_nodes(name, mods[fn.target], ins))
-            else:
-                nodes.append(_module_node(name, mods[fn.target], ins))
+            nodes.extend(_called_module_nodes(name, mods[fn.target], fn, mods, ins, by_name))
         elif fn.op == "call_function" and fn.target is F.local_response_norm:
             nodes.extend(_lrn_nodes(name, *(_scalar_arg(fn, i, key, d) for i, key, d in (
                 (1, "size", None), (2, "alpha", 1e-4), (3, "beta", 0.75), (4, "k", 1.0))), ins, _meta_shape(fn)))
@@ -545,6 +729,10 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_basic_index_nodes(name, fn, ins[0]))
             elif fn.target in (torch.narrow, "narrow") and _narrow_node(name, fn, ins) is not None:
                 nodes.append(_narrow_node(name, fn, ins))
+            elif _functional_module(fn, by_name) is not None:
+                module, taken = _functional_module(fn, by_name)
+                nodes.extend(_called_module_nodes(name, module, fn, mods, ins[:1], by_name))
+                tuple_sources.update(taken)          # constants now in the module's node: dropped unless read elsewhere
             elif fn.target is F.conv3d and _conv3d_nodes(name, fn, mods, ins, by_name) is not None:
                 nodes.extend(_conv3d_nodes(name, fn, mods, ins, by_name))
                 tuple_sources.update(a.name for a in list(fn.args[1:]) + list(fn.kwargs.values())
@@ -696,6 +884,37 @@ def _scalar_arg(fn, i, key, default=None):
     return fn.kwargs.get(key, default)
 
 
+def _elementwise_name(t) -> Optional[str]:
+    """The ELEMENTWISE name of call target t (torch.exp, Tensor.exp's "exp",
+    torch.special.expit's kin are not covered), or None."""
+    if isinstance(t, str):
+        return t if t in ELEMENTWISE and t != "pow" else None
+    if t is operator.abs:
+        return "abs"
+    name = getattr(t, "__name__", None)
+    if name in ELEMENTWISE and name != "pow" and getattr(torch, name, None) is t:
+        return name
+    return None
+
+
+def _elementwise_node(fn: torch.fx.Node, ins: List[str]) -> Optional[Node]:
+    """torch's element-wise math of one tensor (x.exp(), torch.sqrt(x), abs(x),
+    x ** c, torch.pow(x, c)): one `elementwise` node, a 256-entry LUT on
+    int8 like the activations. None for anything else (a tensor exponent,
+    c ** x, an out= argument)."""
+    tensors = [a for a in fn.args if isinstance(a, torch.fx.Node)]
+    if len(tensors) != 1 or fn.args[0] is not tensors[0] or set(fn.kwargs) - {"exponent"}:
+        return None
+    name = _elementwise_name(fn.target)
+    if name is not None and len(fn.args) == 1 and not fn.kwargs:
+        return Node(fn.name, "elementwise", ins[:1], dict(fn=name))
+    if fn.target in (operator.pow, torch.pow, "pow"):
+        exponent = _scalar_arg(fn, 1, "exponent")
+        if isinstance(exponent, (int, float)) and not isinstance(exponent, bool):
+            return Node(fn.name, "elementwise", ins[:1], dict(fn="pow", exponent=float(exponent)))
+    return None
+
+
 def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
     t = fn.target
     name = fn.name
@@ -838,6 +1057,9 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
             _scalar_arg(fn, 2, "keepdim", False))))
     if t in ("contiguous", F.dropout):
         return Node(name, "identity", ins[:1])
+    elementwise = _elementwise_node(fn, ins)
+    if elementwise is not None:
+        return elementwise
     if t in (torch.cat,):
         seq = fn.args[0]
         return Node(name, "cat", [a.name for a in seq], dict(dim=int(_scalar_arg(fn, 1, "dim", 0))))
