@@ -430,6 +430,11 @@ def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: 
     """The nodes of module m called by fx node fn (a call_module, or a
     functional call that capture rebuilt as its module: _functional_module)."""
     nodes: List[Node] = []
+    if getattr(m, "return_indices", False):
+        # the indices are int64 positions no ptec kernel makes: the call stays
+        # one unsupported node (refused naming the module), not a pool whose
+        # second output does not exist
+        return [Node(name, "unsupported", ins, dict(fn=m, what=type(m).__name__))]
     if isinstance(m, (nn.Softmax, nn.Softmin, nn.LogSoftmax)) and m.dim is None and _meta_shape(fn) is not None:
         # torch's implicit dim (its _get_softmax_dim): 0 for ranks 0, 1 and 3, else 1
         m = type(m)(0 if len(_meta_shape(fn)) in (0, 1, 3) else 1)
@@ -737,6 +742,10 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_conv3d_nodes(name, fn, mods, ins, by_name))
                 tuple_sources.update(a.name for a in list(fn.args[1:]) + list(fn.kwargs.values())
                                      if isinstance(a, torch.fx.Node))    # weights now in the convs: dropped unless read elsewhere
+            elif _sum_nodes(fn, ins) is not None:
+                nodes.extend(_sum_nodes(fn, ins))
+            elif _copying_nodes(fn, ins) is not None:
+                nodes.extend(_copying_nodes(fn, ins))
             else:
                 nodes.append(_function_node(fn, ins))
         else:
@@ -913,6 +922,108 @@ def _elementwise_node(fn: torch.fx.Node, ins: List[str]) -> Optional[Node]:
         if isinstance(exponent, (int, float)) and not isinstance(exponent, bool):
             return Node(fn.name, "elementwise", ins[:1], dict(fn="pow", exponent=float(exponent)))
     return None
+
+
+def _sum_nodes(fn: torch.fx.Node, ins: List[str]) -> Optional[List[Node]]:
+    """x.sum(dim) / torch.sum(x, dim, keepdim): the mean over the same dims
+    (an int8 average pool on a view, where the mean has one) times the
+    number of values summed (a LUT). None without dims or with a dtype."""
+    if fn.target not in ("sum", torch.sum) or set(fn.kwargs) - {"dim", "keepdim"} or len(fn.args) > 3:
+        return None
+    dim, shape = _scalar_arg(fn, 1, "dim"), _meta_shape(fn.args[0])
+    if dim is None or shape is None or not isinstance(dim, (int, tuple, list)):
+        return None
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    count = int(np.prod([shape[int(d)] for d in dims]))
+    name = fn.name
+    return [Node(f"{name}_mean", "mean", ins[:1], dict(dim=dims, keepdim=bool(_scalar_arg(fn, 2, "keepdim", False)))),
+            Node(f"{name}_count", "constant", [], dict(value=np.array(count, np.float32))),
+            Node(name, "mul", [f"{name}_mean", f"{name}_count"])]
+
+
+def _ints(v):
+    """v as a list of ints (an int, or a sequence of ints), else None."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return [v]
+    if isinstance(v, (tuple, list)) and all(isinstance(i, int) and not isinstance(i, bool) for i in v):
+        return list(v)
+    return None
+
+
+def _copying_nodes(fn: torch.fx.Node, ins: List[str]) -> Optional[List[Node]]:
+    """Calls that only move or copy values, as slices and joins of the int8
+    bytes (`slice`, `cat`, a reshape), which keep the input's grid:
+    torch.stack (unsqueeze each, cat), torch.roll (two slices swapped),
+    torch.flip (one-wide slices in reverse order, one copy per index of the
+    dim), Tensor.expand and Tensor.repeat (copies joined along each dim that
+    grows). None for anything else (a roll without dims, a tensor argument)."""
+    t, name = fn.target, fn.name
+    if t is torch.stack:
+        seq, dim = fn.args[0], _scalar_arg(fn, 1, "dim", 0)
+        if not isinstance(dim, int) or not all(isinstance(a, torch.fx.Node) for a in seq):
+            return None
+        parts = [Node(f"{name}_part{i}", "reshape", [a.name], dict(unsqueeze=dim)) for i, a in enumerate(seq)]
+        return parts + [Node(name, "cat", [p.name for p in parts], dict(dim=dim))]
+    shape = _meta_shape(fn.args[0]) if fn.args and isinstance(fn.args[0], torch.fx.Node) else None
+    if shape is None:
+        return None
+    rank = len(shape)
+    nodes: List[Node] = []
+    cur = ins[0]
+
+    def step(op, inputs, **attrs):
+        nodes.append(Node(f"{name}_{len(nodes)}", op, inputs, attrs))
+        return nodes[-1].name
+
+    def copies(src, dim, count):
+        return step("cat", [src] * count, dim=dim) if count > 1 else src
+
+    if t in (torch.roll, "roll"):
+        shifts, dims = _ints(_scalar_arg(fn, 1, "shifts")), _ints(_scalar_arg(fn, 2, "dims"))
+        if shifts is None or dims is None or len(shifts) != len(dims):
+            return None
+        for shift, dim in zip(shifts, dims):
+            dim %= rank
+            size = shape[dim]
+            cut = size - shift % size
+            if cut % size:
+                tail = step("slice", [cur], dim=dim, start=cut, end=size)
+                head = step("slice", [cur], dim=dim, start=0, end=cut)
+                cur = step("cat", [tail, head], dim=dim)
+    elif t in (torch.flip, "flip"):
+        # Tensor.flip also takes the dims as separate arguments: x.flip(1, 2)
+        dims = _ints(list(fn.args[1:]) if len(fn.args) > 2 else _scalar_arg(fn, 1, "dims"))
+        if dims is None:
+            return None
+        for dim in dims:
+            dim %= rank
+            if shape[dim] > 1:
+                cur = step("cat", [step("slice", [cur], dim=dim, start=i, end=i + 1)
+                                   for i in reversed(range(shape[dim]))], dim=dim)
+    elif t in ("expand", "repeat"):
+        sizes = fn.args[1:]
+        if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+            sizes = sizes[0]
+        sizes = _ints(list(sizes))
+        if sizes is None or fn.kwargs or len(sizes) < rank:
+            return None
+        new = len(sizes) - rank
+        for _ in range(new):
+            cur = step("reshape", [cur], unsqueeze=0)
+        full = [1] * new + list(shape)
+        for dim, want in enumerate(sizes):
+            if t == "repeat":
+                cur = copies(cur, dim, want)
+            elif want != -1 and want != full[dim]:
+                if full[dim] != 1:
+                    return None
+                cur = copies(cur, dim, want)
+    else:
+        return None
+    if not nodes:
+        return [Node(name, "identity", [cur])]
+    nodes[-1].name = name
+    return nodes
 
 
 def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
