@@ -721,6 +721,12 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 for n in nodes[before:]:
                     n.attrs["source"] = source.attrs.get("source")
                 tuple_sources.add(source.name)
+            elif (source is not None and source.op == "unsupported" and "values_of" in source.attrs
+                  and fn.args[1] in (0, "values")):
+                # the values of x.max(dim) / x.min(dim): a reduction ptec lowers (the indices stay unsupported)
+                dim, keepdim, negate, shape = source.attrs["values_of"]
+                nodes.extend(_reduce_max_nodes(name, source.inputs[0], shape, [dim], keepdim, negate))
+                tuple_sources.add(source.name)
             elif source is not None and source.op == "unsupported":
                 # One element of a multi-output call (torch.sort(x)[0], topk(...).values):
                 # keep it as one unsupported node named after that call, so
@@ -746,6 +752,10 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_sum_nodes(fn, ins))
             elif _copying_nodes(fn, ins) is not None:
                 nodes.extend(_copying_nodes(fn, ins))
+            elif _amax_nodes(fn, ins) is not None:
+                nodes.extend(_amax_nodes(fn, ins))
+            elif _norm_nodes(fn, ins) is not None:
+                nodes.extend(_norm_nodes(fn, ins))
             else:
                 nodes.append(_function_node(fn, ins))
         else:
@@ -1026,6 +1036,86 @@ def _copying_nodes(fn: torch.fx.Node, ins: List[str]) -> Optional[List[Node]]:
     return nodes
 
 
+def _amax_nodes(fn: torch.fx.Node, ins: List[str]) -> Optional[List[Node]]:
+    """x.amax(dims) / torch.amax, x.amin / torch.amin: _reduce_max_nodes."""
+    if fn.target not in ("amax", torch.amax, "amin", torch.amin) or set(fn.kwargs) - {"dim", "keepdim"}:
+        return None
+    shape, dims = _meta_shape(fn.args[0]), _ints(_scalar_arg(fn, 1, "dim"))
+    keepdim = _scalar_arg(fn, 2, "keepdim", False)
+    if shape is None or not dims or not isinstance(keepdim, bool):
+        return None
+    return _reduce_max_nodes(fn.name, ins[0], shape, dims, keepdim, fn.target in ("amin", torch.amin))
+
+
+def _reduce_max_nodes(name: str, src: str, shape, dims, keepdim: bool, negate: bool) -> List[Node]:
+    """The maximum (negate: the minimum, -max(-x)) over dims: per reduced
+    dim d, the tensor viewed as [before, 1, size(d), after] (one channel, so
+    the view has the bytes of the contiguous tensor) and a max pool of
+    kernel [size(d), 1] over it; the maximum of int8 values is one of them,
+    so the result keeps the input's grid."""
+    nodes: List[Node] = []
+    cur = src
+
+    def step(op, inputs, **attrs):
+        nodes.append(Node(f"{name}_{len(nodes)}", op, inputs, attrs))
+        return nodes[-1].name
+    if negate:
+        cur = step("neg", [cur])
+    now = list(shape)
+    reduced = {d % len(shape) for d in dims}
+    for d in sorted(reduced, reverse=True):
+        before, after = int(np.prod(now[:d])), int(np.prod(now[d + 1:]))
+        cur = step("reshape", [cur], target_shape=[before, 1, now[d], after])
+        cur = step("max_pool2d", [cur], kernel=[now[d], 1], stride=[now[d], 1], padding=[0, 0], dilation=[1, 1],
+                   ceil_mode=False)
+        now[d] = 1
+    cur = step("reshape", [cur], target_shape=now if keepdim else [s for i, s in enumerate(now) if i not in reduced])
+    if negate:
+        cur = step("neg", [cur])
+    nodes[-1].name = name
+    return nodes
+
+
+def _norm_nodes(fn: torch.fx.Node, ins: List[str]) -> Optional[List[Node]]:
+    """The 2-norm over dims (x.norm(dim=d), torch.norm(x, 2, d),
+    torch.linalg.vector_norm(x, 2, d)): the square (a LUT), the sum over
+    the dims (_sum_nodes: a mean times the count) and the square root (a
+    LUT). Other p, no dims or a dtype: None."""
+    names = {"norm": ("p", "dim", "keepdim"), torch.norm: ("p", "dim", "keepdim"),
+             torch.linalg.vector_norm: ("ord", "dim", "keepdim")}
+    keys = names.get(fn.target) if not isinstance(fn.target, str) or fn.target == "norm" else None
+    # torch.norm's call is recorded with every argument, out and dtype None
+    kwargs = {k: v for k, v in fn.kwargs.items() if not (k in ("out", "dtype") and v is None)}
+    if keys is None or not isinstance(fn.args[0], torch.fx.Node) or set(kwargs) - set(keys):
+        return None
+    bound = dict(zip(keys, fn.args[1:]))
+    bound.update(kwargs)
+    p, dims, keepdim = bound.get(keys[0], 2), _ints(bound.get("dim")), bound.get("keepdim", False)
+    shape = _meta_shape(fn.args[0])
+    if p not in (2, 2.0, "fro") or not dims or not isinstance(keepdim, bool) or shape is None:
+        return None
+    name = fn.name
+    count = int(np.prod([shape[d % len(shape)] for d in dims]))
+    return [Node(f"{name}_square", "elementwise", ins[:1], dict(fn="square")),
+            Node(f"{name}_mean", "mean", [f"{name}_square"], dict(dim=dims, keepdim=keepdim)),
+            Node(f"{name}_count", "constant", [], dict(value=np.array(count, np.float32))),
+            Node(f"{name}_sum", "mul", [f"{name}_mean", f"{name}_count"]),
+            Node(name, "elementwise", [f"{name}_sum"], dict(fn="sqrt"))]
+
+
+def _values_of(fn: torch.fx.Node):
+    """x.max(dim) / torch.min(x, dim, keepdim): (dim, keepdim, negate) of a
+    reduction whose values (element 0, .values) ptec computes and whose
+    indices it does not; None for anything else."""
+    if fn.target not in ("max", "min", torch.max, torch.min) or not isinstance(fn.args[0], torch.fx.Node):
+        return None
+    dim, keepdim = _scalar_arg(fn, 1, "dim"), _scalar_arg(fn, 2, "keepdim", False)
+    if not isinstance(dim, int) or isinstance(dim, bool) or not isinstance(keepdim, bool) \
+            or set(fn.kwargs) - {"dim", "keepdim"} or _meta_shape(fn.args[0]) is None:
+        return None
+    return dim, keepdim, fn.target in ("min", torch.min)
+
+
 def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
     t = fn.target
     name = fn.name
@@ -1188,6 +1278,8 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
         return _t(*args, **_kw)
     what = t if isinstance(t, str) else getattr(t, "__name__", str(t))
     attrs = dict(fn=run, what=what)
+    if _values_of(fn) is not None:
+        attrs["values_of"] = _values_of(fn) + (_meta_shape(fn.args[0]),)
     pieces = _pieces(fn)
     if pieces is not None:
         attrs["pieces"] = pieces
