@@ -756,6 +756,13 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_amax_nodes(fn, ins))
             elif _norm_nodes(fn, ins) is not None:
                 nodes.extend(_norm_nodes(fn, ins))
+            elif _cumsum_node(fn, ins) is not None:
+                nodes.append(_cumsum_node(fn, ins))
+            elif _index_select_nodes(fn, ins, by_name) is not None:
+                nodes.extend(_index_select_nodes(fn, ins, by_name))
+                tuple_sources.add(fn.args[2].name)          # the index constant: now in the slices
+            elif _normalize_nodes(fn, ins) is not None:
+                nodes.extend(_normalize_nodes(fn, ins))
             else:
                 nodes.append(_function_node(fn, ins))
         else:
@@ -1101,6 +1108,69 @@ def _norm_nodes(fn: torch.fx.Node, ins: List[str]) -> Optional[List[Node]]:
             Node(f"{name}_count", "constant", [], dict(value=np.array(count, np.float32))),
             Node(f"{name}_sum", "mul", [f"{name}_mean", f"{name}_count"]),
             Node(name, "elementwise", [f"{name}_sum"], dict(fn="sqrt"))]
+
+
+def _cumsum_node(fn: torch.fx.Node, ins: List[str]) -> Optional[Node]:
+    """torch.cumsum(x, dim) over the last dim: a linear layer whose weight
+    is the lower triangle of ones (output i sums inputs 0..i), so int8 like
+    any nn.Linear. Another dim or a dtype: None."""
+    if fn.target not in (torch.cumsum, "cumsum") or set(fn.kwargs) - {"dim", "dtype"} \
+            or fn.kwargs.get("dtype") is not None:
+        return None
+    shape, dim = _meta_shape(fn.args[0]), _scalar_arg(fn, 1, "dim")
+    if shape is None or not isinstance(dim, int) or dim % len(shape) != len(shape) - 1:
+        return None
+    n = shape[-1]
+    return Node(fn.name, "linear", ins[:1], dict(weight=np.tril(np.ones((n, n), np.float32)), bias=None))
+
+
+def _index_select_nodes(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[List[Node]]:
+    """torch.index_select(x, dim, index) with a constant index: runs of
+    consecutive indices as slices of the int8 bytes, joined along dim."""
+    if fn.target not in (torch.index_select, "index_select") or fn.kwargs or len(fn.args) != 3:
+        return None
+    index, shape, dim = fn.args[2], _meta_shape(fn.args[0]), fn.args[1]
+    const = by_name.get(index.name) if isinstance(index, torch.fx.Node) else None
+    if const is None or const.op != "constant" or shape is None or not isinstance(dim, int):
+        return None
+    idx = [int(i) for i in np.asarray(const.attrs["value"]).reshape(-1)]
+    dim %= len(shape)
+    if not idx or any(not -shape[dim] <= i < shape[dim] for i in idx):
+        return None
+    idx = [i % shape[dim] for i in idx]
+    runs = [[idx[0], idx[0] + 1]]
+    for i in idx[1:]:
+        if i == runs[-1][1]:
+            runs[-1][1] += 1
+        else:
+            runs.append([i, i + 1])
+    name = fn.name
+    if len(runs) == 1:
+        return [Node(name, "slice", ins[:1], dict(dim=dim, start=runs[0][0], end=runs[0][1]))]
+    parts = [Node(f"{name}_run{k}", "slice", ins[:1], dict(dim=dim, start=a, end=b)) for k, (a, b) in enumerate(runs)]
+    return parts + [Node(name, "cat", [p.name for p in parts], dict(dim=dim))]
+
+
+def _normalize_nodes(fn: torch.fx.Node, ins: List[str]) -> Optional[List[Node]]:
+    """F.normalize(x, p=2, dim): x times 1 / max(||x||, eps) over dim. The
+    norm as _norm_nodes (square, sum, sqrt), the clamp and reciprocal as one
+    LUT, copied along dim to x's shape (a join of copies), so the product
+    is an int8 mul of two tensors of one shape."""
+    if fn.target is not F.normalize or len(fn.args) > 4 or fn.kwargs.get("out") is not None \
+            or set(fn.kwargs) - {"p", "dim", "eps", "out"}:
+        return None
+    p, dim = _scalar_arg(fn, 1, "p", 2.0), _scalar_arg(fn, 2, "dim", 1)
+    eps, shape = float(_scalar_arg(fn, 3, "eps", 1e-12)), _meta_shape(fn.args[0])
+    if p not in (2, 2.0) or not isinstance(dim, int) or shape is None:
+        return None
+    name, d = fn.name, dim % len(shape)
+    return [Node(f"{name}_square", "elementwise", ins[:1], dict(fn="square")),
+            Node(f"{name}_mean", "mean", [f"{name}_square"], dict(dim=[d], keepdim=True)),
+            Node(f"{name}_count", "constant", [], dict(value=np.array(shape[d], np.float32))),
+            Node(f"{name}_sum", "mul", [f"{name}_mean", f"{name}_count"]),
+            Node(f"{name}_inv", "elementwise", [f"{name}_sum"], dict(fn="inverse_norm", eps=eps)),
+            Node(f"{name}_wide", "cat", [f"{name}_inv"] * shape[d], dict(dim=d)),
+            Node(name, "mul", [ins[0], f"{name}_wide"])]
 
 
 def _values_of(fn: torch.fx.Node):

@@ -120,6 +120,8 @@ ELEMENTWISE: Dict[str, Callable[..., torch.Tensor]] = {
     "trunc": lambda x, a: torch.trunc(x),
     "frac": lambda x, a: torch.frac(x),
     "square": lambda x, a: x * x,
+    # F.normalize's factor from a sum of squares s: 1 / max(sqrt(s), eps)
+    "inverse_norm": lambda x, a: 1.0 / torch.clamp(torch.sqrt(torch.clamp(x, min=0.0)), min=a["eps"]),
     "reciprocal": lambda x, a: torch.reciprocal(x),
     "pow": lambda x, a: (torch.pow(x, a["exponent"]) if float(a["exponent"]).is_integer()
                          else torch.pow(torch.clamp(x, min=0.0), a["exponent"])),
