@@ -676,7 +676,11 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             val = gm
             for part in fn.target.split("."):
                 val = getattr(val, part)
-            nodes.append(Node(name, "constant", [], dict(value=_np(val))))
+            # integer and bool constants (indices, masks) keep their dtype for
+            # the float graph's own evaluation; the rest is float32
+            exact = isinstance(val, torch.Tensor) and not val.is_floating_point()
+            nodes.append(Node(name, "constant", [], dict(
+                value=val.detach().cpu().numpy().copy() if exact else _np(val))))
         elif _is_shape_value(fn):
             # x.size(0), x.shape, B * T: plain integers, used only to spell
             # static shapes; the consumers read their shapes from tracing.
@@ -929,7 +933,29 @@ def _elementwise_node(fn: torch.fx.Node, ins: List[str]) -> Optional[Node]:
     int8 like the activations. None for anything else (a tensor exponent,
     c ** x, an out= argument)."""
     tensors = [a for a in fn.args if isinstance(a, torch.fx.Node)]
-    if len(tensors) != 1 or fn.args[0] is not tensors[0] or set(fn.kwargs) - {"exponent"}:
+    number = (int, float)
+    if (fn.target in (operator.pow, torch.pow, "pow") and len(fn.args) == 2 and not fn.kwargs
+            and isinstance(fn.args[0], number) and not isinstance(fn.args[0], bool) and fn.args[1] is not None
+            and isinstance(fn.args[1], torch.fx.Node)):
+        return Node(fn.name, "elementwise", ins[:1], dict(fn="rpow", base=float(fn.args[0])))   # c ** x
+    if len(tensors) != 1 or fn.args[0] is not tensors[0] or set(fn.kwargs) - {"exponent", "decimals"}:
+        return None
+    by_number = {operator.floordiv: "floordiv", torch.floor_divide: "floordiv", "floor_divide": "floordiv",
+                 operator.mod: "remainder", torch.remainder: "remainder", "remainder": "remainder",
+                 torch.fmod: "fmod", "fmod": "fmod"}
+    try:
+        kind = by_number.get(fn.target)
+    except TypeError:
+        kind = None
+    if kind is not None and len(fn.args) == 2 and not fn.kwargs:
+        c = fn.args[1]
+        if isinstance(c, number) and not isinstance(c, bool) and c != 0:
+            return Node(fn.name, "elementwise", ins[:1], dict(fn=kind, divisor=float(c)))
+        return None
+    if fn.target in (torch.round, "round") and len(fn.args) == 1 and set(fn.kwargs) == {"decimals"} \
+            and isinstance(fn.kwargs["decimals"], int):
+        return Node(fn.name, "elementwise", ins[:1], dict(fn="round", decimals=int(fn.kwargs["decimals"])))
+    if "decimals" in fn.kwargs:
         return None
     name = _elementwise_name(fn.target)
     if name is not None and len(fn.args) == 1 and not fn.kwargs:
@@ -1326,7 +1352,14 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
         dim = [dim] if isinstance(dim, int) else list(dim)
         return Node(name, "mean", ins[:1], dict(dim=dim, keepdim=bool(
             _scalar_arg(fn, 2, "keepdim", False))))
-    if t in ("contiguous", F.dropout):
+    if t in ("contiguous",):
+        return Node(name, "identity", ins[:1])
+    # torch's default `training`: True for the dropouts, False for the alpha ones
+    dropouts = {F.dropout: True, F.dropout2d: True, F.dropout3d: True, getattr(F, "dropout1d", F.dropout): True,
+                F.alpha_dropout: False, F.feature_alpha_dropout: False}
+    if callable(t) and t in dropouts and _scalar_arg(fn, 2, "training", dropouts[t]) is False:
+        # the eval form passes its input; training=True (F.dropout's default)
+        # drops at random on every call, even in eval: no program does that
         return Node(name, "identity", ins[:1])
     elementwise = _elementwise_node(fn, ins)
     if elementwise is not None:
@@ -1438,6 +1471,10 @@ class _UnpackingProxy(torch.fx.Proxy):
                 break
         return self.tracer.iter(self)
 
+    def __abs__(self):
+        # abs(x): torch 1.13's Proxy has no __abs__ (built-in abs raises)
+        return self.tracer.create_proxy("call_function", operator.abs, (self,), {})
+
 
 class _Tracer(torch.fx.Tracer):
     def proxy(self, node: torch.fx.Node) -> torch.fx.Proxy:
@@ -1518,7 +1555,9 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
         except CaptureModuleError as e:
             raise CaptureError(str(e)) from e
         except Exception as e:          # noqa: BLE001
-            raise CaptureError(f"torch.fx could not trace the model: {e}") from e
+            # one line: torch's argument errors list every overload on lines of their own
+            first = (str(e).strip().splitlines() or [""])[0]
+            raise CaptureError(f"torch.fx could not trace the model: {first}") from e
         # Shape propagation runs the module, which writes its states: the
         # initial values are the buffers' values before it.
         initial = {k: v.detach().clone() for k, v in gm.named_buffers()}

@@ -116,10 +116,14 @@ ELEMENTWISE: Dict[str, Callable[..., torch.Tensor]] = {
     "sign": lambda x, a: torch.sign(x),
     "floor": lambda x, a: torch.floor(x),
     "ceil": lambda x, a: torch.ceil(x),
-    "round": lambda x, a: torch.round(x),
+    "round": lambda x, a: torch.round(x, decimals=a["decimals"]) if a.get("decimals") else torch.round(x),
     "trunc": lambda x, a: torch.trunc(x),
     "frac": lambda x, a: torch.frac(x),
     "square": lambda x, a: x * x,
+    "rpow": lambda x, a: torch.pow(a["base"], x),                       # c ** x
+    "floordiv": lambda x, a: torch.div(x, a["divisor"], rounding_mode="floor"),
+    "remainder": lambda x, a: torch.remainder(x, a["divisor"]),
+    "fmod": lambda x, a: torch.fmod(x, a["divisor"]),
     # F.normalize's factor from a sum of squares s: 1 / max(sqrt(s), eps)
     "inverse_norm": lambda x, a: 1.0 / torch.clamp(torch.sqrt(torch.clamp(x, min=0.0)), min=a["eps"]),
     "reciprocal": lambda x, a: torch.reciprocal(x),

@@ -124,28 +124,30 @@ N3, N4, N5 = (1, 3, 8), (1, 3, 4, 4), (1, 2, 3, 4, 4)
 
 # class: (layer, input shape, bound in output steps, "int8": every op an
 # int8 kernel, or "fp32": an fp32 kernel between a dequantize and a quantize).
-# Bounds: the measured worst rounded up; a LUT or requantization is off by
-# up to half a step on its own, a chain adds them.
+# Bounds: the measured worst (seeded inputs) rounded up to a half step. A
+# copy of int8 bytes is off by the input's own rounding, half a step; a
+# requantization or LUT adds half a step and the input's rounding times the
+# function's slope; a chain adds them.
 RUNS = {
     "AdaptiveAvgPool1d": (lambda: nn.AdaptiveAvgPool1d(2), N3, 1.0, "int8"),
     "AdaptiveAvgPool2d": (lambda: nn.AdaptiveAvgPool2d(2), N4, 1.0, "int8"),
-    "AdaptiveMaxPool1d": (lambda: nn.AdaptiveMaxPool1d(2), N3, 1.0, "int8"),
-    "AdaptiveMaxPool2d": (lambda: nn.AdaptiveMaxPool2d(2), N4, 1.0, "int8"),
+    "AdaptiveMaxPool1d": (lambda: nn.AdaptiveMaxPool1d(2), N3, 0.5, "int8"),
+    "AdaptiveMaxPool2d": (lambda: nn.AdaptiveMaxPool2d(2), N4, 0.5, "int8"),
     "AlphaDropout": (lambda: nn.AlphaDropout(0.2), N3, 0.5, "int8"),
     "AvgPool1d": (lambda: nn.AvgPool1d(2), N3, 1.0, "int8"),
     "AvgPool2d": (lambda: nn.AvgPool2d(2), N4, 1.0, "int8"),
     "BatchNorm1d": (lambda: nn.BatchNorm1d(3), N3, 0.5, "fp32"),
-    "Bilinear": (lambda: Halves(nn.Bilinear(4, 4, 5)), (1, 8), 2.0, "int8"),
+    "Bilinear": (lambda: Halves(nn.Bilinear(4, 4, 5)), (1, 8), 1.5, "int8"),
     "BatchNorm2d": (lambda: nn.BatchNorm2d(3), N4, 0.5, "int8"),
     "CELU": (lambda: nn.CELU(0.7), N3, 1.5, "int8"),
     "ChannelShuffle": (lambda: nn.ChannelShuffle(2), (1, 4, 2, 2), 0.5, "int8"),
     "ConstantPad1d": (lambda: nn.ConstantPad1d(1, 0.5), N3, 0.5, "int8"),
     "ConstantPad2d": (lambda: nn.ConstantPad2d(1, 0.5), N4, 0.5, "int8"),
-    "Conv1d": (lambda: nn.Conv1d(3, 4, 3), N3, 1.5, "int8"),
+    "Conv1d": (lambda: nn.Conv1d(3, 4, 3), N3, 1.0, "int8"),
     "Conv2d": (lambda: nn.Conv2d(3, 4, 3), N4, 1.5, "int8"),
     "Conv3d": (lambda: nn.Conv3d(2, 3, 2), N5, 1.5, "int8"),
-    "ConvTranspose1d": (lambda: nn.ConvTranspose1d(3, 4, 3, stride=2), N3, 1.5, "int8"),
-    "ConvTranspose2d": (lambda: nn.ConvTranspose2d(3, 4, 3, stride=2), N4, 1.5, "int8"),
+    "ConvTranspose1d": (lambda: nn.ConvTranspose1d(3, 4, 3, stride=2), N3, 1.0, "int8"),
+    "ConvTranspose2d": (lambda: nn.ConvTranspose2d(3, 4, 3, stride=2), N4, 1.0, "int8"),
     "CosineSimilarity": (lambda: Halves(nn.CosineSimilarity(dim=1)), (1, 8, 4), 3.0, "int8"),
     "Dropout": (lambda: nn.Dropout(), N3, 0.5, "int8"),
     "Dropout1d": (lambda: nn.Dropout1d(), N3, 0.5, "int8"),
@@ -158,49 +160,49 @@ RUNS = {
     "GELU": (lambda: nn.GELU(), N3, 1.5, "int8"),
     "GLU": (lambda: nn.GLU(), N3, 1.0, "int8"),
     "GRU": (lambda: FirstOutput(nn.GRU(4, 5, batch_first=True)), (1, 3, 4), 3.0, "int8"),
-    "GRUCell": (lambda: nn.GRUCell(4, 5), (1, 4), 2.5, "int8"),
+    "GRUCell": (lambda: nn.GRUCell(4, 5), (1, 4), 1.5, "int8"),
     "GroupNorm": (lambda: nn.GroupNorm(2, 4), (1, 4, 2, 2), 0.5, "fp32"),
     "Hardshrink": (lambda: nn.Hardshrink(0.3), N3, 0.5, "int8"),
     "Hardsigmoid": (lambda: nn.Hardsigmoid(), N3, 1.0, "int8"),
-    "Hardswish": (lambda: nn.Hardswish(), N3, 2.0, "int8"),
+    "Hardswish": (lambda: nn.Hardswish(), N3, 1.5, "int8"),
     "Hardtanh": (lambda: nn.Hardtanh(-0.5, 0.8), N3, 0.5, "fp32"),
     "Identity": (lambda: nn.Identity(), N3, 0.5, "int8"),
     "InstanceNorm1d": (lambda: nn.InstanceNorm1d(3), N3, 0.5, "fp32"),
     "InstanceNorm2d": (lambda: nn.InstanceNorm2d(3), N4, 0.5, "fp32"),
-    "LPPool1d": (lambda: nn.LPPool1d(2, 2), N3, 2.0, "int8"),
-    "LPPool2d": (lambda: nn.LPPool2d(2, 2), N4, 3.0, "int8"),
-    "LSTM": (lambda: FirstOutput(nn.LSTM(4, 5, batch_first=True)), (1, 3, 4), 2.0, "int8"),
-    "LSTMCell": (lambda: FirstOutput(nn.LSTMCell(4, 5)), (1, 4), 2.0, "int8"),
+    "LPPool1d": (lambda: nn.LPPool1d(2, 2), N3, 1.5, "int8"),
+    "LPPool2d": (lambda: nn.LPPool2d(2, 2), N4, 1.5, "int8"),
+    "LSTM": (lambda: FirstOutput(nn.LSTM(4, 5, batch_first=True)), (1, 3, 4), 1.0, "int8"),
+    "LSTMCell": (lambda: FirstOutput(nn.LSTMCell(4, 5)), (1, 4), 1.5, "int8"),
     "LayerNorm": (lambda: nn.LayerNorm(8), N3, 0.5, "fp32"),
     # lazy modules take their shapes on the first call (the test calls
     # each layer once before compiling): then they are the plain module
     "LazyBatchNorm1d": (lambda: nn.LazyBatchNorm1d(), N3, 0.5, "fp32"),
     "LazyBatchNorm2d": (lambda: nn.LazyBatchNorm2d(), N4, 0.5, "int8"),
-    "LazyConv1d": (lambda: nn.LazyConv1d(4, 3), N3, 1.5, "int8"),
+    "LazyConv1d": (lambda: nn.LazyConv1d(4, 3), N3, 1.0, "int8"),
     "LazyConv2d": (lambda: nn.LazyConv2d(4, 3), N4, 1.5, "int8"),
     "LazyConv3d": (lambda: nn.LazyConv3d(3, 2), N5, 1.5, "int8"),
-    "LazyConvTranspose1d": (lambda: nn.LazyConvTranspose1d(4, 3, stride=2), N3, 1.5, "int8"),
-    "LazyConvTranspose2d": (lambda: nn.LazyConvTranspose2d(4, 3, stride=2), N4, 1.5, "int8"),
+    "LazyConvTranspose1d": (lambda: nn.LazyConvTranspose1d(4, 3, stride=2), N3, 1.0, "int8"),
+    "LazyConvTranspose2d": (lambda: nn.LazyConvTranspose2d(4, 3, stride=2), N4, 1.0, "int8"),
     "LazyInstanceNorm1d": (lambda: nn.LazyInstanceNorm1d(), N3, 0.5, "fp32"),
     # (the lazy instance norms default to running statistics: in eval a batch-norm)
     "LazyInstanceNorm2d": (lambda: nn.LazyInstanceNorm2d(), N4, 0.5, "int8"),
-    "LazyLinear": (lambda: nn.LazyLinear(5), (1, 8), 1.5, "int8"),
+    "LazyLinear": (lambda: nn.LazyLinear(5), (1, 8), 1.0, "int8"),
     "LeakyReLU": (lambda: nn.LeakyReLU(0.1), N3, 1.5, "int8"),
-    "Linear": (lambda: nn.Linear(8, 5), (1, 8), 1.5, "int8"),
-    "LocalResponseNorm": (lambda: nn.LocalResponseNorm(2), (1, 4, 2, 2), 1.0, "int8"),
+    "Linear": (lambda: nn.Linear(8, 5), (1, 8), 1.0, "int8"),
+    "LocalResponseNorm": (lambda: nn.LocalResponseNorm(2), (1, 4, 2, 2), 0.5, "int8"),
     "LogSigmoid": (lambda: nn.LogSigmoid(), N3, 1.5, "int8"),
     "LogSoftmax": (lambda: nn.LogSoftmax(-1), N3, 0.5, "fp32"),
     "MaxPool1d": (lambda: nn.MaxPool1d(2), N3, 0.5, "int8"),
     "MaxPool2d": (lambda: nn.MaxPool2d(2), N4, 0.5, "int8"),
     "Mish": (lambda: nn.Mish(), N3, 1.5, "int8"),
     "MultiheadAttention": (lambda: SelfAttention(nn.MultiheadAttention(8, 2, batch_first=True)), (1, 4, 8),
-                           4.0, "int8"),
+                           2.5, "int8"),
     "PReLU": (lambda: nn.PReLU(3), N4, 1.5, "int8"),
-    "PairwiseDistance": (lambda: Halves(nn.PairwiseDistance()), (1, 8), 2.5, "int8"),
+    "PairwiseDistance": (lambda: Halves(nn.PairwiseDistance()), (1, 8), 1.0, "int8"),
     "PixelShuffle": (lambda: nn.PixelShuffle(2), (1, 4, 2, 2), 0.5, "int8"),
     "PixelUnshuffle": (lambda: nn.PixelUnshuffle(2), (1, 1, 4, 4), 0.5, "int8"),
-    "RNN": (lambda: FirstOutput(nn.RNN(4, 5, batch_first=True)), (1, 3, 4), 3.0, "int8"),
-    "RNNCell": (lambda: nn.RNNCell(4, 5), (1, 4), 3.0, "int8"),
+    "RNN": (lambda: FirstOutput(nn.RNN(4, 5, batch_first=True)), (1, 3, 4), 2.0, "int8"),
+    "RNNCell": (lambda: nn.RNNCell(4, 5), (1, 4), 1.5, "int8"),
     "RReLU": (lambda: nn.RReLU(), N3, 1.5, "int8"),
     "ReLU": (lambda: nn.ReLU(), N3, 0.5, "fp32"),
     "ReLU6": (lambda: nn.ReLU6(), N3, 0.5, "fp32"),
@@ -209,7 +211,7 @@ RUNS = {
     "ReplicationPad1d": (lambda: nn.ReplicationPad1d(1), N3, 0.5, "int8"),
     "ReplicationPad2d": (lambda: nn.ReplicationPad2d(1), N4, 0.5, "int8"),
     "SELU": (lambda: nn.SELU(), N3, 1.5, "int8"),
-    "Sequential": (lambda: nn.Sequential(nn.Linear(8, 5), nn.ReLU()), (1, 8), 2.5, "int8"),
+    "Sequential": (lambda: nn.Sequential(nn.Linear(8, 5), nn.ReLU()), (1, 8), 1.0, "int8"),
     "SiLU": (lambda: nn.SiLU(), N3, 1.5, "int8"),
     "Sigmoid": (lambda: nn.Sigmoid(), N3, 1.5, "int8"),
     "Softmax": (lambda: nn.Softmax(-1), N3, 1.5, "int8"),
@@ -222,9 +224,9 @@ RUNS = {
     "Tanhshrink": (lambda: nn.Tanhshrink(), N3, 1.5, "int8"),
     "Threshold": (lambda: nn.Threshold(0.1, -1.0), N3, 1.5, "int8"),
     "Transformer": (lambda: SourceIsTarget(nn.Transformer(8, 2, 1, 1, 16, dropout=0.0, batch_first=True)),
-                    (1, 4, 8), 6.0, "fp32"),
-    "TransformerDecoder": (lambda: SourceIsTarget(nn.TransformerDecoder(decoder_layer(), 1)), (1, 4, 8), 2.5, "fp32"),
-    "TransformerDecoderLayer": (lambda: SourceIsTarget(decoder_layer()), (1, 4, 8), 2.5, "fp32"),
+                    (1, 4, 8), 3.5, "fp32"),
+    "TransformerDecoder": (lambda: SourceIsTarget(nn.TransformerDecoder(decoder_layer(), 1)), (1, 4, 8), 2.0, "fp32"),
+    "TransformerDecoderLayer": (lambda: SourceIsTarget(decoder_layer()), (1, 4, 8), 2.0, "fp32"),
     "TransformerEncoder": (lambda: nn.TransformerEncoder(encoder_layer(), 1), (1, 4, 8), 2.5, "fp32"),
     "TransformerEncoderLayer": (encoder_layer, (1, 4, 8), 2.5, "fp32"),
     "Unflatten": (lambda: nn.Unflatten(1, (2, 4)), (1, 8, 3), 0.5, "int8"),
@@ -350,7 +352,7 @@ def test_runs_within_its_bound(cls, tmp_path):
     model, calibration, res = compiled(make, shape)
     assert kind == ("fp32" if res.lowered.fallbacks else "int8"), res.lowered.fallbacks
     worst = worst_steps(model, res, calibration[:4], tmp_path)
-    assert worst <= bound, f"{cls}: {worst:.2f} output steps from float (bound {bound})"
+    assert worst <= bound + 1e-3, f"{cls}: {worst:.2f} output steps from float (bound {bound})"
 
 
 def refused_docs() -> str:
@@ -383,7 +385,7 @@ def test_owned_elsewhere_as_on_main(cls, tmp_path):
         bound, kind = expect
         model, calibration, res = compiled(make, shape)
         assert kind == ("fp32" if res.lowered.fallbacks else "int8"), res.lowered.fallbacks
-        assert worst_steps(model, res, calibration[:4], tmp_path) <= bound
+        assert worst_steps(model, res, calibration[:4], tmp_path) <= bound + 1e-3
 
 
 @pytest.mark.parametrize("cls", sorted(NOT_INFERENCE))
