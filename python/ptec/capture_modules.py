@@ -1,7 +1,9 @@
 """Traceable stand-ins for torch.nn modules that torch.fx keeps as opaque
-leaves: nn.MultiheadAttention (self-attention, as nn.TransformerEncoderLayer
-uses it), nn.TransformerEncoderLayer and nn.TransformerEncoder; nn.GRU,
-nn.LSTM (unrolled over the traced sequence length) and their cells. Their forward is a fused fast path
+leaves: nn.MultiheadAttention (self-attention, and cross-attention without
+masks), nn.TransformerEncoderLayer, nn.TransformerEncoder, the decoder
+layer, decoder and nn.Transformer; nn.GRU, nn.LSTM, nn.RNN (unrolled over
+the traced sequence length) and their cells; nn.Bilinear,
+nn.CosineSimilarity and nn.PairwiseDistance. Their forward is a fused fast path
 or a long function with Python control flow on tensor properties, so fx
 records one call ptec has no kernel for. The stand-ins compute the same
 function from the same parameters with the operators ptec captures (linear,
