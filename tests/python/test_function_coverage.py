@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from ptec.compiler import compile_model
+from model_checks import board_matches_reference
 from test_module_coverage import worst_steps
 
 S3, S4 = (1, 4, 8), (1, 3, 4, 4)
@@ -181,3 +182,27 @@ def test_not_inference_names_are_torchs(name):
         assert "reduction" in params, list(params)        # every torch loss reduces over its batch
     else:
         assert "tau" in params and "hard" in params, list(params)
+
+
+class Mixed(torch.nn.Module):
+    """Several of the decompositions above in one model (flip, cumsum, roll,
+    element-wise LUTs, index_select, F.normalize, amax, sum, cat)."""
+
+    def forward(self, x):                                   # x [1, 4, 8]
+        y = torch.cumsum(x.flip(-1), -1) * 0.2 + torch.roll(x, 1, 2)
+        y = y + x.abs().sqrt() + torch.sin(x)
+        z = y.index_select(-1, torch.tensor([0, 2, 3, 4, 7]))
+        return torch.cat([F.normalize(z, dim=-1), z.amax(-1, keepdim=True), z.sum(-1, keepdim=True)], -1)
+
+
+@pytest.mark.parametrize("target", ["host", "cortex-m55", "cortex-m33"])
+def test_decompositions_together(target, tmp_path):
+    model = Mixed().eval()
+    calibration = inputs(S3, -3.0, 3.0)
+    res = compile_model(model, [calibration[0][0]], calibration,
+                        target="cortex-m55" if target == "host" else target)
+    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    if target == "host":
+        assert worst_steps(model, res, calibration[:4], tmp_path) <= 2.5     # measured 1.9
+    else:
+        board_matches_reference(res.data, inputs(S3, -3.0, 3.0, 1, seed=5)[0][0].numpy(), target, tmp_path)
