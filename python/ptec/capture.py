@@ -25,6 +25,9 @@ import torch.nn.functional as F
 from .capture_modules import (CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax, ptec_state,
                               ptec_state_write, with_traceable_modules)
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
+from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
+                            _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
+                            _scalar_arg, _sum_nodes, _values_of)
 from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, fold_dilation_and_output_padding,
                                functional_conv_transpose3d_nodes)
 from .fractional_max_pool import REFUSAL as FRACTIONAL_REFUSAL, fractional_max_pool_nodes
@@ -289,6 +292,15 @@ def _reshaping_module_nodes(name: str, m: nn.Module, ins: List[str], shape) -> L
                 Node(f"{name}_as_2d", "max_pool2d", [f"{name}_as_2d_in"], dict(
                     kernel=k, stride=k, padding=[0, 0], dilation=[1, 1], ceil_mode=False)),
                 Node(name, "reshape", [f"{name}_as_2d"], dict(squeeze=2))]
+    if isinstance(m, nn.LPPool1d):
+        # over [N, C, L]: nn.LPPool2d of a unit height (torch's steps are the same)
+        if rank != 3:
+            raise CaptureError(f"{name}: nn.LPPool1d takes [N, C, L] (input {list(shape or [])})")
+        k, stride = _single(m.kernel_size), _single(m.stride or m.kernel_size)
+        two = nn.LPPool2d(m.norm_type, (1, k), (1, stride), m.ceil_mode)
+        return ([Node(f"{name}_as_2d_in", "reshape", ins[:1], dict(unsqueeze=2))]
+                + _reshaping_module_nodes(f"{name}_as_2d", two, [f"{name}_as_2d_in"], [shape[0], shape[1], 1, shape[2]])
+                + [Node(name, "reshape", [f"{name}_as_2d"], dict(squeeze=2))])
     if isinstance(m, nn.LPPool2d):
         # torch: avg_pool2d(x^p) * (KH * KW), then its 1/p power: two LUTs around an int8 average
         k = _pair(m.kernel_size)
@@ -500,6 +512,62 @@ def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
 _ACT_FUNCS = {F.relu: (0.0, None), torch.relu: (0.0, None), F.relu6: (0.0, 6.0)}
 
 
+def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: List[str],
+                         by_name) -> List[Node]:
+    """The nodes of module m called by fx node fn (a call_module, or a
+    functional call that capture rebuilt as its module: _functional_module)."""
+    nodes: List[Node] = []
+    if getattr(m, "return_indices", False):
+        # the indices are int64 positions no ptec kernel makes: the call stays
+        # one unsupported node (refused naming the module), not a pool whose
+        # second output does not exist
+        return [Node(name, "unsupported", ins, dict(fn=m, what=type(m).__name__))]
+    if isinstance(m, (nn.Softmax, nn.Softmin, nn.LogSoftmax)) and m.dim is None and _meta_shape(fn) is not None:
+        # torch's implicit dim (its _get_softmax_dim): 0 for ranks 0, 1 and 3, else 1
+        m = type(m)(0 if len(_meta_shape(fn)) in (0, 1, 3) else 1)
+    if isinstance(m, nn.Unflatten) and _meta_shape(fn) is not None:
+        nodes.append(Node(name, "reshape", ins[:1], dict(target_shape=_meta_shape(fn))))
+    elif isinstance(m, nn.Upsample):
+        nodes.extend(interpolate_nodes(name, m.mode, m.align_corners, m.scale_factor,
+                                       getattr(m, "recompute_scale_factor", None), ins,
+                                       _meta_shape(fn.args[0]), _meta_shape(fn))
+                     or [_upsample_node(name, m.mode, m.align_corners, ins, _meta_shape(fn))])
+    elif isinstance(m, nn.Conv3d):
+        nodes.extend(_conv3d_nodes(name, fn, mods, ins, by_name))
+    elif isinstance(m, (nn.FractionalMaxPool2d, nn.FractionalMaxPool3d)) and m._random_samples is not None:
+        nodes.extend(fractional_max_pool_nodes(name, _source(fn, mods), m, ins, _meta_shape(fn.args[0]),
+                                               _meta_shape(fn), CaptureError))
+    elif isinstance(m, (nn.FractionalMaxPool2d, nn.FractionalMaxPool3d)):
+        node = _module_node(name, m, ins)
+        node.attrs["why"] = FRACTIONAL_REFUSAL
+        nodes.append(node)
+    elif isinstance(m, nn.ConvTranspose3d):
+        nodes.extend(_conv_transpose3d_nodes(name, fn, mods, ins, by_name))
+    elif isinstance(m, ONE_D):
+        nodes.extend(_one_d_nodes(name, m, ins))
+    elif isinstance(m, (nn.AdaptiveMaxPool2d, nn.GLU, nn.Fold, nn.LPPool2d, nn.LPPool1d, nn.AdaptiveAvgPool1d,
+                        nn.AdaptiveMaxPool1d)):
+        nodes.extend(_reshaping_module_nodes(name, m, ins, _meta_shape(fn.args[0])))
+    elif isinstance(m, nn.Conv2d) and (isinstance(m.padding, str) or m.padding_mode != "zeros"):
+        nodes.extend(_padded_conv2d_nodes(name, _source(fn, mods), m, ins))
+    elif isinstance(m, nn.Unfold):
+        nodes.extend(_unfold_nodes(name, m, ins, _meta_shape(fn.args[0])))
+    elif isinstance(m, nn.Softmin):
+        # softmin(x) = softmax(-x): the negation a LUT, then the int8 softmax
+        dim = m.dim
+        nodes.extend([Node(f"{name}_neg", "neg", ins[:1]),
+                      Node(name, "softmax", [f"{name}_neg"], dict(dim=-1 if dim is None else int(dim)))])
+    elif isinstance(m, nn.LocalResponseNorm):
+        nodes.extend(_lrn_nodes(name, m.size, m.alpha, m.beta, m.k, ins, _meta_shape(fn)))
+    elif isinstance(m, nn.CrossMapLRN2d):
+        nodes.extend(_lrn_nodes(name, m.size, m.alpha, m.beta, m.k, ins, _meta_shape(fn), cross_map=True))
+    elif isinstance(m, nn.PReLU) and m.weight.numel() > 1 and len(_meta_shape(fn) or []) == 4:
+        nodes.extend(_prelu_nodes(name, m, ins))
+    else:
+        nodes.append(_module_node(name, m, ins))
+    return nodes
+
+
 def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
     nodes: List[Node] = []
     inputs: List[str] = []
@@ -542,59 +610,17 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             val = gm
             for part in fn.target.split("."):
                 val = getattr(val, part)
-            nodes.append(Node(name, "constant", [], dict(value=_np(val))))
+            # integer and bool constants (indices, masks) keep their dtype for
+            # the float graph's own evaluation; the rest is float32
+            exact = isinstance(val, torch.Tensor) and not val.is_floating_point()
+            nodes.append(Node(name, "constant", [], dict(
+                value=val.detach().cpu().numpy().copy() if exact else _np(val))))
         elif _is_shape_value(fn):
             # x.size(0), x.shape, B * T: plain integers, used only to spell
             # static shapes; the consumers read their shapes from tracing.
             shape_nodes.add(name)
         elif fn.op == "call_module":
-            if isinstance(mods[fn.target], nn.Unflatten) and _meta_shape(fn) is not None:
-                nodes.append(Node(name, "reshape", ins[:1], dict(target_shape=_meta_shape(fn))))
-            elif isinstance(mods[fn.target], nn.Upsample):
-                m = mods[fn.target]
-                nodes.extend(interpolate_nodes(name, m.mode, m.align_corners, m.scale_factor,
-                                               getattr(m, "recompute_scale_factor", None), ins,
-                                               _meta_shape(fn.args[0]), _meta_shape(fn))
-                             or [_upsample_node(name, m.mode, m.align_corners, ins, _meta_shape(fn))])
-            elif isinstance(mods[fn.target], nn.Conv3d):
-                nodes.extend(_conv3d_nodes(name, fn, mods, ins, by_name))
-            elif (isinstance(mods[fn.target], (nn.FractionalMaxPool2d, nn.FractionalMaxPool3d))
-                  and mods[fn.target]._random_samples is not None):
-                nodes.extend(fractional_max_pool_nodes(name, _source(fn, mods), mods[fn.target], ins,
-                                                       _meta_shape(fn.args[0]), _meta_shape(fn), CaptureError))
-            elif isinstance(mods[fn.target], (nn.FractionalMaxPool2d, nn.FractionalMaxPool3d)):
-                node = _module_node(name, mods[fn.target], ins)
-                node.attrs["why"] = FRACTIONAL_REFUSAL
-                nodes.append(node)
-            elif isinstance(mods[fn.target], nn.ConvTranspose3d):
-                nodes.extend(_conv_transpose3d_nodes(name, fn, mods, ins, by_name))
-            elif isinstance(mods[fn.target], ONE_D):
-                nodes.extend(_one_d_nodes(name, mods[fn.target], ins))
-            elif isinstance(mods[fn.target], (nn.AdaptiveMaxPool2d, nn.GLU, nn.Fold, nn.LPPool2d, nn.AdaptiveAvgPool1d,
-                                              nn.AdaptiveMaxPool1d)):
-                nodes.extend(_reshaping_module_nodes(name, mods[fn.target], ins, _meta_shape(fn.args[0])))
-            elif isinstance(mods[fn.target], nn.Conv2d) and (isinstance(mods[fn.target].padding, str)
-                                                             or mods[fn.target].padding_mode != "zeros"):
-                nodes.extend(_padded_conv2d_nodes(name, _source(fn, mods), mods[fn.target], ins))
-            elif isinstance(mods[fn.target], nn.Unfold):
-                nodes.extend(_unfold_nodes(name, mods[fn.target], ins, _meta_shape(fn.args[0])))
-            elif isinstance(mods[fn.target], nn.Softmin):
-                # softmin(x) = softmax(-x): the negation a LUT, then the int8 softmax
-                dim = mods[fn.target].dim
-                nodes.extend([Node(f"{name}_neg", "neg", ins[:1]),
-                              Node(name, "softmax", [f"{name}_neg"], dict(dim=-1 if dim is None else int(dim)))])
-            elif isinstance(mods[fn.target], nn.LocalResponseNorm):
-                m = mods[fn.target]
-                nodes.extend(_lrn_nodes(name, m.size, m.alpha, m.beta, m.k, ins, _meta_shape(fn)))
-            elif isinstance(mods[fn.target], nn.CrossMapLRN2d):
-                m = mods[fn.target]
-                nodes.extend(_lrn_nodes(name, m.size, m.alpha, m.beta, m.k, ins, _meta_shape(fn),
-                                        cross_map=True))
-            elif (isinstance(mods[fn.target], nn.PReLU) and mods[fn.target].weight.numel() > 1
-                  and len(_meta_shape(fn) or []) == 4):
-                nodes.extend(_prelu_nodes(name, mods[fn.target], ins))
-            else:
-                nodes.append(_module_node(name, mods[fn.target], ins))
+            nodes.extend(_called_module_nodes(name, mods[fn.target], fn, mods, ins, by_name))
         elif fn.op == "call_function" and fn.target is F.local_response_norm:
             nodes.extend(_lrn_nodes(name, *(_scalar_arg(fn, i, key, d) for i, key, d in (
                 (1, "size", None), (2, "alpha", 1e-4), (3, "beta", 0.75), (4, "k", 1.0))), ins, _meta_shape(fn)))
@@ -633,6 +659,12 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 for n in nodes[before:]:
                     n.attrs["source"] = source.attrs.get("source")
                 tuple_sources.add(source.name)
+            elif (source is not None and source.op == "unsupported" and "values_of" in source.attrs
+                  and fn.args[1] in (0, "values")):
+                # the values of x.max(dim) / x.min(dim): a reduction ptec lowers (the indices stay unsupported)
+                dim, keepdim, negate, shape = source.attrs["values_of"]
+                nodes.extend(_reduce_max_nodes(name, source.inputs[0], shape, [dim], keepdim, negate))
+                tuple_sources.add(source.name)
             elif source is not None and source.op == "unsupported":
                 # One element of a multi-output call (torch.sort(x)[0], topk(...).values):
                 # keep it as one unsupported node named after that call, so
@@ -650,6 +682,10 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_adaptive_avg_pool1d_nodes(name, ins, int(_meta_shape(fn)[2])))
             elif fn.target is F.interpolate and _interpolate_nodes(name, fn, ins) is not None:
                 nodes.extend(_interpolate_nodes(name, fn, ins))
+            elif _functional_module(fn, by_name) is not None:
+                module, taken = _functional_module(fn, by_name)
+                nodes.extend(_called_module_nodes(name, module, fn, mods, ins[:1], by_name))
+                tuple_sources.update(taken)          # constants now in the module's node: dropped unless read elsewhere
             elif fn.target is F.conv3d and _conv3d_nodes(name, fn, mods, ins, by_name) is not None:
                 nodes.extend(_conv3d_nodes(name, fn, mods, ins, by_name))
                 tuple_sources.update(a.name for a in list(fn.args[1:]) + list(fn.kwargs.values())
@@ -659,6 +695,21 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_conv_transpose3d_nodes(name, fn, mods, ins, by_name))
                 tuple_sources.update(a.name for a in list(fn.args[1:]) + list(fn.kwargs.values())
                                      if isinstance(a, torch.fx.Node))    # as for F.conv3d
+            elif _sum_nodes(fn, ins) is not None:
+                nodes.extend(_sum_nodes(fn, ins))
+            elif _copying_nodes(fn, ins) is not None:
+                nodes.extend(_copying_nodes(fn, ins))
+            elif _amax_nodes(fn, ins) is not None:
+                nodes.extend(_amax_nodes(fn, ins))
+            elif _norm_nodes(fn, ins) is not None:
+                nodes.extend(_norm_nodes(fn, ins))
+            elif _cumsum_node(fn, ins) is not None:
+                nodes.append(_cumsum_node(fn, ins))
+            elif _index_select_nodes(fn, ins, by_name) is not None:
+                nodes.extend(_index_select_nodes(fn, ins, by_name))
+                tuple_sources.add(fn.args[2].name)          # the index constant: now in the slices
+            elif _normalize_nodes(fn, ins) is not None:
+                nodes.extend(_normalize_nodes(fn, ins))
             else:
                 nodes.append(_function_node(fn, ins))
         else:
@@ -692,11 +743,6 @@ def _source(fn: torch.fx.Node, mods) -> str:
                  "operator." if module in ("_operator", "operator") else "")
         return f"{fn.name} ({where}{name})"
     return fn.name
-
-
-def _meta_shape(fn: torch.fx.Node):
-    meta = fn.meta.get("tensor_meta")
-    return [int(s) for s in meta.shape] if meta is not None and hasattr(meta, "shape") else None
 
 
 def _is_shape_value(fn: torch.fx.Node) -> bool:
@@ -801,12 +847,6 @@ def _scalar_binary(fn: torch.fx.Node):
     # sub and div keep the operands' order (`1.0 - x`); add and mul do not care
     ins = [x.name, const.name] if isinstance(a, torch.fx.Node) else [const.name, x.name]
     return [const, Node(fn.name, op, ins)]
-
-
-def _scalar_arg(fn, i, key, default=None):
-    if len(fn.args) > i:
-        return fn.args[i]
-    return fn.kwargs.get(key, default)
 
 
 def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
@@ -949,8 +989,18 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
         dim = [dim] if isinstance(dim, int) else list(dim)
         return Node(name, "mean", ins[:1], dict(dim=dim, keepdim=bool(
             _scalar_arg(fn, 2, "keepdim", False))))
-    if t in ("contiguous", F.dropout):
+    if t in ("contiguous",):
         return Node(name, "identity", ins[:1])
+    # torch's default `training`: True for the dropouts, False for the alpha ones
+    dropouts = {F.dropout: True, F.dropout2d: True, F.dropout3d: True, getattr(F, "dropout1d", F.dropout): True,
+                F.alpha_dropout: False, F.feature_alpha_dropout: False}
+    if callable(t) and t in dropouts and _scalar_arg(fn, 2, "training", dropouts[t]) is False:
+        # the eval form passes its input; training=True (F.dropout's default)
+        # drops at random on every call, even in eval: no program does that
+        return Node(name, "identity", ins[:1])
+    elementwise = _elementwise_node(fn, ins)
+    if elementwise is not None:
+        return elementwise
     if t in (torch.cat,):
         seq = fn.args[0]
         return Node(name, "cat", [a.name for a in seq], dict(dim=int(_scalar_arg(fn, 1, "dim", 0))))
@@ -968,6 +1018,8 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
         return _t(*args, **_kw)
     what = t if isinstance(t, str) else getattr(t, "__name__", str(t))
     attrs = dict(fn=run, what=what)
+    if _values_of(fn) is not None:
+        attrs["values_of"] = _values_of(fn) + (_meta_shape(fn.args[0]),)
     pieces = _pieces(fn)
     if pieces is not None:
         attrs["pieces"] = pieces
@@ -1056,6 +1108,10 @@ class _UnpackingProxy(torch.fx.Proxy):
                 break
         return self.tracer.iter(self)
 
+    def __abs__(self):
+        # abs(x): torch 1.13's Proxy has no __abs__ (built-in abs raises)
+        return self.tracer.create_proxy("call_function", operator.abs, (self,), {})
+
 
 class _Tracer(torch.fx.Tracer):
     def proxy(self, node: torch.fx.Node) -> torch.fx.Proxy:
@@ -1136,7 +1192,9 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
         except CaptureModuleError as e:
             raise CaptureError(str(e)) from e
         except Exception as e:          # noqa: BLE001
-            raise CaptureError(f"torch.fx could not trace the model: {e}") from e
+            # one line: torch's argument errors list every overload on lines of their own
+            first = (str(e).strip().splitlines() or [""])[0]
+            raise CaptureError(f"torch.fx could not trace the model: {first}") from e
         # Shape propagation runs the module, which writes its states: the
         # initial values are the buffers' values before it.
         initial = {k: v.detach().clone() for k, v in gm.named_buffers()}

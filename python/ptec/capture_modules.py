@@ -1,7 +1,9 @@
 """Traceable stand-ins for torch.nn modules that torch.fx keeps as opaque
-leaves: nn.MultiheadAttention (self-attention, as nn.TransformerEncoderLayer
-uses it), nn.TransformerEncoderLayer and nn.TransformerEncoder; nn.GRU,
-nn.LSTM (unrolled over the traced sequence length) and their cells. Their forward is a fused fast path
+leaves: nn.MultiheadAttention (self-attention, and cross-attention without
+masks), nn.TransformerEncoderLayer, nn.TransformerEncoder, the decoder
+layer, decoder and nn.Transformer; nn.GRU, nn.LSTM, nn.RNN (unrolled over
+the traced sequence length) and their cells; nn.Bilinear,
+nn.CosineSimilarity and nn.PairwiseDistance. Their forward is a fused fast path
 or a long function with Python control flow on tensor properties, so fx
 records one call ptec has no kernel for. The stand-ins compute the same
 function from the same parameters with the operators ptec captures (linear,
@@ -67,7 +69,8 @@ def masked_softmax(scores, mask):
 torch.fx.wrap("masked_softmax")
 
 # The mask arguments of the covered modules, by their forward's parameter names.
-MASK_ARGS = ("attn_mask", "key_padding_mask", "is_causal", "src_mask", "src_key_padding_mask", "mask")
+MASK_ARGS = ("attn_mask", "key_padding_mask", "is_causal", "src_mask", "src_key_padding_mask", "mask",
+             "tgt_mask", "tgt_key_padding_mask", "tgt_is_causal", "memory_mask", "memory_key_padding_mask")
 
 
 def _as_bool_mask(m: torch.Tensor, arg: str, what: str) -> torch.Tensor:
@@ -197,13 +200,16 @@ class SelfAttention(_MaskArgs, nn.Module):
         if mha.out_proj.bias is not None:
             self.out.bias = nn.Parameter(mha.out_proj.bias.detach().clone())
 
-    def attend(self, x, mask=None):
+    def attend(self, x, mask=None, key=None, value=None):
         """x: [1, tokens, embed] (batch first); mask: None or a constant
-        bool [1 or heads, tokens, tokens], True where attention is not allowed."""
+        bool [1 or heads, tokens, tokens], True where attention is not allowed.
+        key, value: [1, source tokens, embed] for cross-attention (None: x)."""
         h, d = self.heads, self.head_dim
+        key = x if key is None else key
+        value = x if value is None else value
         q = self.q(x).reshape(-1, h, d).transpose(0, 1) * (1.0 / math.sqrt(d))
-        k = self.k(x).reshape(-1, h, d).transpose(0, 1)
-        v = self.v(x).reshape(-1, h, d).transpose(0, 1)
+        k = self.k(key).reshape(-1, h, d).transpose(0, 1)
+        v = self.v(value).reshape(-1, h, d).transpose(0, 1)
         scores = q @ k.transpose(1, 2)
         p = torch.softmax(scores, -1) if mask is None else masked_softmax(scores, mask)
         a = p @ v                                                      # [heads, tokens, head_dim]
@@ -220,10 +226,15 @@ class SelfAttention(_MaskArgs, nn.Module):
 
     def forward(self, query, key=None, value=None, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):
-        if (key is not None and key is not query) or (value is not None and value is not query):
-            raise CaptureModuleError(f"{self.what} with key or value other than the "
-                                     "query: ptec captures self-attention only")
+        cross = (key is not None and key is not query) or (value is not None and value is not query)
+        if cross and (attn_mask is not None or key_padding_mask is not None or is_causal):
+            raise CaptureModuleError(f"{self.what} with key or value other than the query and a mask: "
+                                     "ptec captures cross-attention without masks")
         x = query if self.batch_first else query.transpose(0, 1)
+        if cross:
+            key, value = (t if self.batch_first else t.transpose(0, 1) for t in (key, value))
+            y = self.attend(x, None, key, value)
+            return (y if self.batch_first else y.transpose(0, 1)), None
         mask = self.mask_for(x, attn_mask, key_padding_mask, is_causal, ("attn_mask", "key_padding_mask"),
                              self.begin_call(query), self.what)
         y = self.attend(x, mask)
@@ -282,6 +293,150 @@ class Encoder(_MaskArgs, nn.Module):
         for layer in self.layers:
             x = layer.run(x, combined)
         return x if self.norm is None else self.norm(x)
+
+
+class DecoderLayer(_MaskArgs, nn.Module):
+    """nn.TransformerDecoderLayer, post-norm or pre-norm: self-attention of
+    the target (its masks as the encoder layer's), cross-attention to the
+    memory (no memory masks), the feed-forward block."""
+
+    def __init__(self, layer: nn.TransformerDecoderLayer):
+        super().__init__()
+        self.what, self.calls = "nn.TransformerDecoderLayer", []
+        self.attn = SelfAttention(layer.self_attn)
+        self.cross = SelfAttention(layer.multihead_attn)
+        self.linear1, self.linear2 = layer.linear1, layer.linear2
+        self.norm1, self.norm2, self.norm3 = layer.norm1, layer.norm2, layer.norm3
+        self.norm_first = layer.norm_first
+        self.batch_first = layer.self_attn.batch_first
+        act = layer.activation
+        self.activation = (act if isinstance(act, nn.Module)
+                           else nn.GELU() if act is F.gelu else nn.ReLU())
+
+    def run(self, tgt, memory, mask=None):
+        """tgt, memory in the layer's layout; mask: the target's combined constant mask."""
+        x = tgt if self.batch_first else tgt.transpose(0, 1)
+        m = memory if self.batch_first else memory.transpose(0, 1)
+        if self.norm_first:
+            x = x + self.attn.attend(self.norm1(x), mask)
+            x = x + self.cross.attend(self.norm2(x), None, m, m)
+            x = x + self.linear2(self.activation(self.linear1(self.norm3(x))))
+        else:
+            x = self.norm1(x + self.attn.attend(x, mask))
+            x = self.norm2(x + self.cross.attend(x, None, m, m))
+            x = self.norm3(x + self.linear2(self.activation(self.linear1(x))))
+        return x if self.batch_first else x.transpose(0, 1)
+
+    def target_mask(self, tgt, tgt_mask, tgt_key_padding_mask, tgt_is_causal, memory_mask,
+                    memory_key_padding_mask, known: dict):
+        if memory_mask is not None or memory_key_padding_mask is not None:
+            raise CaptureModuleError(f"{self.what} with a memory mask: ptec captures cross-attention "
+                                     "without masks")
+        x = tgt if self.batch_first else tgt.transpose(0, 1)
+        return self.attn.mask_for(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal,
+                                  ("tgt_mask", "tgt_key_padding_mask"), known, self.what)
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
+        mask = self.target_mask(tgt, tgt_mask, tgt_key_padding_mask, tgt_is_causal, memory_mask,
+                                memory_key_padding_mask, self.begin_call(tgt))
+        return self.run(tgt, memory, mask)
+
+
+class Decoder(_MaskArgs, nn.Module):
+    """nn.TransformerDecoder: its layers in turn (each with the same masks
+    and memory), then its norm if any."""
+
+    def __init__(self, dec: nn.TransformerDecoder):
+        super().__init__()
+        self.what, self.calls = "nn.TransformerDecoder", []
+        self.layers = nn.ModuleList(DecoderLayer(layer) for layer in dec.layers)
+        self.norm = dec.norm
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False):
+        first = self.layers[0]
+        first.what = self.what
+        mask = first.target_mask(tgt, tgt_mask, tgt_key_padding_mask, tgt_is_causal, memory_mask,
+                                 memory_key_padding_mask, self.begin_call(tgt))
+        x = tgt
+        for layer in self.layers:
+            x = layer.run(x, memory, mask)
+        return x if self.norm is None else self.norm(x)
+
+
+class Transformer(_MaskArgs, nn.Module):
+    """nn.Transformer: the encoder over src, the decoder over tgt with the
+    encoder's output as memory."""
+
+    def __init__(self, t: nn.Transformer):
+        super().__init__()
+        self.what, self.calls = "nn.Transformer", []
+        self.encoder, self.decoder = Encoder(t.encoder), Decoder(t.decoder)
+
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
+                tgt_key_padding_mask=None, memory_key_padding_mask=None):
+        known = self.begin_call(src)
+        # masks made in forward are Proxies here: their recorded values go down as tensors
+        src_mask, src_key_padding_mask, tgt_mask, tgt_key_padding_mask = (
+            self.concrete(v, k, known) for v, k in ((src_mask, "src_mask"),
+                                                    (src_key_padding_mask, "src_key_padding_mask"),
+                                                    (tgt_mask, "tgt_mask"),
+                                                    (tgt_key_padding_mask, "tgt_key_padding_mask")))
+        memory = self.encoder(src, src_mask, src_key_padding_mask)
+        return self.decoder(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask)
+
+
+# ---------------------------------------------------------------------------
+# Two-input layers from element-wise math, sums and matmuls
+
+class CosineSimilarity(nn.Module):
+    """nn.CosineSimilarity as torch computes it: sum(x1 * x2) /
+    sqrt(max(sum(x1^2) * sum(x2^2), eps^2)) over dim."""
+
+    def __init__(self, m: nn.CosineSimilarity):
+        super().__init__()
+        self.dim, self.eps = m.dim, float(m.eps)
+
+    def forward(self, x1, x2):
+        dot = (x1 * x2).sum(self.dim)
+        norms = (x1 * x1).sum(self.dim) * (x2 * x2).sum(self.dim)
+        return dot * torch.rsqrt(torch.clamp(norms, min=self.eps * self.eps))
+
+
+class PairwiseDistance(nn.Module):
+    """nn.PairwiseDistance: the p-norm of x1 - x2 + eps over the last dim,
+    as (sum |d|^p)^(1/p) (p = 2: sqrt of the sum of squares)."""
+
+    def __init__(self, m: nn.PairwiseDistance):
+        super().__init__()
+        self.p, self.eps, self.keepdim = float(m.norm), float(m.eps), bool(m.keepdim)
+
+    def forward(self, x1, x2):
+        d = x1 - x2 + self.eps
+        powers = d * d if self.p == 2.0 else torch.abs(d) ** self.p
+        total = powers.sum(-1, keepdim=self.keepdim)
+        return torch.sqrt(total) if self.p == 2.0 else total ** (1.0 / self.p)
+
+
+class Bilinear(nn.Module):
+    """nn.Bilinear, y[n, o] = x1[n] A[o] x2[n] + b[o]: a linear of x2 by A
+    as an [out * in1, in2] matrix, reshaped to [N, out, in1], times x1 as a
+    column (a batch matmul), plus the bias."""
+
+    def __init__(self, m: nn.Bilinear):
+        super().__init__()
+        out, in1, in2 = m.weight.shape
+        self.out, self.in1 = int(out), int(in1)
+        self.proj = nn.Linear(int(in2), self.out * self.in1, bias=False)
+        self.proj.weight = nn.Parameter(m.weight.detach().reshape(self.out * self.in1, int(in2)).clone())
+        # [1, out]: for batch 1 the bias has y's shape, so the add is int8
+        self.bias = None if m.bias is None else nn.Parameter(m.bias.detach().reshape(1, -1).clone())
+
+    def forward(self, x1, x2):
+        z = self.proj(x2).reshape(-1, self.out, self.in1)
+        y = (z @ x1.unsqueeze(-1)).squeeze(-1)
+        return y if self.bias is None else y + self.bias
 
 
 # ---------------------------------------------------------------------------
@@ -482,15 +637,16 @@ class Recurrent(nn.Module):
 
 
 class RecurrentCell(nn.Module):
-    """nn.GRUCell / nn.LSTMCell: one step (a given state, or the zero state)."""
+    """nn.GRUCell / nn.LSTMCell / nn.RNNCell: one step (a given state, or the zero state)."""
 
     def __init__(self, cell):
         super().__init__()
-        self.kind = "lstm" if isinstance(cell, nn.LSTMCell) else "gru"
+        self.kind = {nn.LSTMCell: "lstm", nn.GRUCell: "gru"}.get(type(cell), "rnn")
+        self.relu = getattr(cell, "nonlinearity", "tanh") == "relu"
         self.hidden = cell.hidden_size
         self.ih = _linear(cell.weight_ih, cell.bias_ih)
         self.hh = _linear(cell.weight_hh, cell.bias_hh)
-        self.gates = 4 if self.kind == "lstm" else 3
+        self.gates = {"lstm": 4, "gru": 3, "rnn": 1}[self.kind]
         _zero_state_gates(self, self.hh, self.gates, self.hidden, "zero")
 
     def forward(self, x, state=None):
@@ -498,6 +654,8 @@ class RecurrentCell(nn.Module):
         zero = [getattr(self, f"zero_{k}") for k in range(self.gates)]
         if self.kind == "gru":
             return gru_step(g, state, self.hh, self.hidden, zero)
+        if self.kind == "rnn":
+            return rnn_step(g, state, self.hh, self.relu, zero)
         h, c = (None, None) if state is None else state
         return lstm_step(g, h, c, self.hh, self.hidden, zero)
 
@@ -507,15 +665,26 @@ def _attention_covered(m) -> bool:
             and m.embed_dim % m.num_heads == 0 and m.bias_k is None and not m.add_zero_attn)
 
 
+def _decoder_layer_covered(layer) -> bool:
+    return (isinstance(layer, nn.TransformerDecoderLayer) and _attention_covered(layer.self_attn)
+            and _attention_covered(layer.multihead_attn))
+
+
 def _stand_in(m: nn.Module, steps=None, stateful: bool = False, lstm_kernel: bool = False):
     """The stand-in of a covered module, else None. steps: the sequence
     length a recurrent layer was called with (traced shapes). stateful:
     recurrent layers keep their state across runs."""
+    if isinstance(m, nn.CosineSimilarity):
+        return CosineSimilarity(m)
+    if isinstance(m, nn.PairwiseDistance):
+        return PairwiseDistance(m)
+    if isinstance(m, nn.Bilinear):
+        return Bilinear(m)
     if isinstance(m, (nn.GRU, nn.LSTM, nn.RNN)):
         ok = (getattr(m, "proj_size", 0) == 0 and m.mode in ("GRU", "LSTM", "RNN_TANH", "RNN_RELU")
               and steps is not None)
         return Recurrent(m, steps, stateful, lstm_kernel) if ok else None
-    if isinstance(m, (nn.GRUCell, nn.LSTMCell)):
+    if isinstance(m, (nn.GRUCell, nn.LSTMCell, nn.RNNCell)):
         return RecurrentCell(m)
     if isinstance(m, nn.TransformerEncoder):
         ok = all(isinstance(layer, nn.TransformerEncoderLayer) and _attention_covered(layer.self_attn)
@@ -523,13 +692,24 @@ def _stand_in(m: nn.Module, steps=None, stateful: bool = False, lstm_kernel: boo
         return Encoder(m) if ok else None
     if isinstance(m, nn.TransformerEncoderLayer):
         return EncoderLayer(m) if _attention_covered(m.self_attn) else None
+    if isinstance(m, nn.TransformerDecoderLayer):
+        return DecoderLayer(m) if _decoder_layer_covered(m) else None
+    if isinstance(m, nn.TransformerDecoder):
+        return Decoder(m) if all(_decoder_layer_covered(layer) for layer in m.layers) else None
+    if isinstance(m, nn.Transformer):
+        ok = (isinstance(m.encoder, nn.TransformerEncoder) and isinstance(m.decoder, nn.TransformerDecoder)
+              and all(isinstance(layer, nn.TransformerEncoderLayer) and _attention_covered(layer.self_attn)
+                      for layer in m.encoder.layers)
+              and all(_decoder_layer_covered(layer) for layer in m.decoder.layers))
+        return Transformer(m) if ok else None
     if _attention_covered(m):
         return SelfAttention(m)
     return None
 
 
 COVERED = (nn.TransformerEncoder, nn.TransformerEncoderLayer, nn.MultiheadAttention, nn.GRU, nn.LSTM,
-           nn.RNN, nn.GRUCell, nn.LSTMCell)
+           nn.RNN, nn.GRUCell, nn.LSTMCell, nn.RNNCell, nn.TransformerDecoderLayer, nn.TransformerDecoder,
+           nn.Transformer, nn.CosineSimilarity, nn.PairwiseDistance, nn.Bilinear)
 
 
 def sequence_lengths(model: nn.Module, example_inputs) -> dict:
@@ -553,7 +733,19 @@ def sequence_lengths(model: nn.Module, example_inputs) -> dict:
     return found
 
 
-ATTENTION = (nn.TransformerEncoder, nn.TransformerEncoderLayer, nn.MultiheadAttention)
+ATTENTION = (nn.TransformerEncoder, nn.TransformerEncoderLayer, nn.MultiheadAttention, nn.TransformerDecoderLayer,
+             nn.TransformerDecoder, nn.Transformer)
+
+
+def _batch_first(m: nn.Module) -> bool:
+    """Whether an ATTENTION module takes [batch, tokens, embed]."""
+    if isinstance(m, nn.MultiheadAttention):
+        return m.batch_first
+    if isinstance(m, (nn.TransformerEncoderLayer, nn.TransformerDecoderLayer)):
+        return m.self_attn.batch_first
+    if isinstance(m, nn.Transformer):
+        return m.encoder.layers[0].self_attn.batch_first
+    return m.layers[0].self_attn.batch_first
 
 
 def recorded_masks(model: nn.Module, example_inputs):
@@ -573,10 +765,7 @@ def recorded_masks(model: nn.Module, example_inputs):
             calls.setdefault(_name, []).append(now)
             x = args[0] if args else next(iter(bound.values()))
             if isinstance(x, torch.Tensor) and x.dim() == 3:
-                first = _m.batch_first if isinstance(_m, nn.MultiheadAttention) else \
-                    (_m.self_attn.batch_first if isinstance(_m, nn.TransformerEncoderLayer)
-                     else _m.layers[0].self_attn.batch_first)
-                now["tokens"] = int(x.shape[1] if first else x.shape[0])
+                now["tokens"] = int(x.shape[1] if _batch_first(_m) else x.shape[0])
             return _orig(*args, **kwargs)
         m.forward = forward
         wrapped.append(m)

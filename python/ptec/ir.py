@@ -91,6 +91,46 @@ def _gelu(x: torch.Tensor, approximate: str = "none") -> torch.Tensor:
     return F.gelu(x)
 
 
+# torch's element-wise math functions of one tensor, by name (the op
+# "elementwise"). Outside a function's real domain (sqrt, log, rsqrt of a
+# negative, a fractional power of a negative) torch gives NaN; an int8 grid
+# around 0 can reach a little below 0 where the float model never does, so
+# there the table holds the value at the domain's edge (0 or +-infinity,
+# which the table saturates) instead of a NaN no int8 value stands for.
+ELEMENTWISE: Dict[str, Callable[..., torch.Tensor]] = {
+    "abs": lambda x, a: torch.abs(x),
+    "sqrt": lambda x, a: torch.sqrt(torch.clamp(x, min=0.0)),
+    "rsqrt": lambda x, a: torch.rsqrt(torch.clamp(x, min=0.0)),
+    "exp": lambda x, a: torch.exp(x),
+    "exp2": lambda x, a: torch.pow(2.0, x),
+    "expm1": lambda x, a: torch.expm1(x),
+    "log": lambda x, a: torch.log(torch.clamp(x, min=0.0)),
+    "log2": lambda x, a: torch.log2(torch.clamp(x, min=0.0)),
+    "log10": lambda x, a: torch.log10(torch.clamp(x, min=0.0)),
+    "log1p": lambda x, a: torch.log1p(torch.clamp(x, min=-1.0)),
+    "sin": lambda x, a: torch.sin(x),
+    "cos": lambda x, a: torch.cos(x),
+    "tan": lambda x, a: torch.tan(x),
+    "atan": lambda x, a: torch.atan(x),
+    "erf": lambda x, a: torch.erf(x),
+    "sign": lambda x, a: torch.sign(x),
+    "floor": lambda x, a: torch.floor(x),
+    "ceil": lambda x, a: torch.ceil(x),
+    "round": lambda x, a: torch.round(x, decimals=a["decimals"]) if a.get("decimals") else torch.round(x),
+    "trunc": lambda x, a: torch.trunc(x),
+    "frac": lambda x, a: torch.frac(x),
+    "square": lambda x, a: x * x,
+    "rpow": lambda x, a: torch.pow(a["base"], x),                       # c ** x
+    "floordiv": lambda x, a: torch.div(x, a["divisor"], rounding_mode="floor"),
+    "remainder": lambda x, a: torch.remainder(x, a["divisor"]),
+    "fmod": lambda x, a: torch.fmod(x, a["divisor"]),
+    # F.normalize's factor from a sum of squares s: 1 / max(sqrt(s), eps)
+    "inverse_norm": lambda x, a: 1.0 / torch.clamp(torch.sqrt(torch.clamp(x, min=0.0)), min=a["eps"]),
+    "reciprocal": lambda x, a: torch.reciprocal(x),
+    "pow": lambda x, a: (torch.pow(x, a["exponent"]) if float(a["exponent"]).is_integer()
+                         else torch.pow(torch.clamp(x, min=0.0), a["exponent"])),
+}
+
 # Element-wise functions of one tensor (attrs -> function); lowered as 256-entry LUTs.
 UNARY: Dict[str, Callable[..., torch.Tensor]] = {
     "sigmoid": lambda x, a: torch.sigmoid(x),
@@ -116,6 +156,8 @@ UNARY: Dict[str, Callable[..., torch.Tensor]] = {
     # nn.LPPool2d's two element-wise steps around its average (torch's own order)
     "lp_pow": lambda x, a: x.pow(a["p"]),
     "lp_root": lambda x, a: (torch.sign(x) * torch.relu(torch.abs(x))).mul(a["taps"]).pow(1.0 / a["p"]),
+    # torch's element-wise math (capture's ELEMENTWISE): a["fn"] names the function
+    "elementwise": lambda x, a: ELEMENTWISE[a["fn"]](x, a),
     # nn.LocalResponseNorm's scale: (k + alpha * mean of squares)^-beta; a
     # mean of squares is never negative (clamped: an int8 grid may reach below 0)
     "lrn_scale": lambda x, a: torch.pow(a["k"] + a["alpha"] * torch.clamp(x, min=0.0), -a["beta"]),

@@ -38,7 +38,8 @@ PASS_THROUGH = ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "reshape", "i
 FREE_QPARAMS = ("conv2d", "conv_transpose2d", "linear", "add", "mul", "div", "matmul",
                 "sigmoid", "tanh", "silu", "gelu", "hardswish", "hardsigmoid", "leaky_relu",
                 "elu", "softplus", "prelu", "hardshrink", "softshrink", "softsign", "tanhshrink",
-                "mish", "selu", "celu", "logsigmoid", "lrn_scale", "neg", "threshold", "lp_pow", "lp_root")
+                "mish", "selu", "celu", "logsigmoid", "lrn_scale", "neg", "threshold", "lp_pow", "lp_root",
+                "elementwise")
 
 
 @dataclass

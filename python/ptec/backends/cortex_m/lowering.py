@@ -423,7 +423,7 @@ def op_maximum(ctx, n: Node):
 op_silu = op_gelu = op_hardswish = op_hardsigmoid = op_leaky_relu = op_elu = op_softplus = op_prelu = op_sigmoid
 op_hardshrink = op_softshrink = op_softsign = op_tanhshrink = op_sigmoid
 op_mish = op_selu = op_celu = op_logsigmoid = op_neg = op_threshold = op_lp_pow = op_lp_root = op_sigmoid
-op_lrn_scale = op_sigmoid
+op_lrn_scale = op_elementwise = op_sigmoid
 
 
 def op_conv_transpose2d(ctx, n: Node):
