@@ -126,7 +126,7 @@ RUNS = {
     "F.pad": (lambda x: F.pad(x, (1, 1)) + F.pad(x, (1, 1), "reflect") + F.pad(x, (1, 1), "replicate"),
               S3, R, 1.0, "int8"),
     "F.interpolate nearest": (lambda x: F.interpolate(x, scale_factor=2), S4, R, 0.5, "int8"),
-    "F.interpolate bilinear": (lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"), S4, R, 0.5, "fp32"),
+    "F.interpolate bilinear": (lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"), S4, R, 1.5, "int8"),
     "F.pixel_shuffle/unshuffle": (lambda x: F.pixel_unshuffle(F.pixel_shuffle(x.repeat(1, 4, 1, 1)[:, :4], 2), 2),
                                   S4, R, 0.5, "int8"),
     "torch.channel_shuffle": (lambda x: torch.channel_shuffle(x, 2), (1, 4, 2, 2), R, 0.5, "int8"),

@@ -235,7 +235,7 @@ RUNS = {
     "Unflatten": (lambda: nn.Unflatten(1, (2, 4)), (1, 8, 3), 0.5, "int8"),
     "Unfold": (lambda: nn.Unfold(2, stride=2), N4, 0.5, "int8"),
     "Upsample": (lambda: nn.Upsample(scale_factor=2), N4, 0.5, "int8"),
-    "UpsamplingBilinear2d": (lambda: nn.UpsamplingBilinear2d(scale_factor=2), N4, 0.5, "fp32"),
+    "UpsamplingBilinear2d": (lambda: nn.UpsamplingBilinear2d(scale_factor=2), N4, 1.5, "int8"),
     "UpsamplingNearest2d": (lambda: nn.UpsamplingNearest2d(scale_factor=2), N4, 0.5, "int8"),
     "ZeroPad2d": (lambda: nn.ZeroPad2d(1), N4, 0.5, "int8"),
 }
