@@ -25,6 +25,8 @@ import torch.nn.functional as F
 from .capture_modules import (CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax, ptec_state,
                               ptec_state_write, with_traceable_modules)
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
+from .pool3d import (PADS_3D, POOLS_3D, functional_pool3d_module, module_pad3d_nodes, module_pool3d_nodes,
+                     pad3d_nodes)
 from .ir import Graph, Node, UnsupportedOperator, infer_shapes
 
 
@@ -158,6 +160,19 @@ def _conv3d_nodes(name: str, fn: torch.fx.Node, mods, ins: List[str], by_name) -
     constants = {k: v.attrs["value"] for k, v in by_name.items() if v.op == "constant"}
     return functional_conv3d_nodes(name, _source(fn, mods), fn.args, fn.kwargs, ins, constants, shape,
                                    CaptureError)
+
+
+def _pad3d_call(name: str, fn: torch.fx.Node, mods, ins: List[str]) -> Optional[List[Node]]:
+    """F.pad of a 5-D input by constant pads (python/ptec/pool3d.py); None
+    for any other, which stays a plain pad node."""
+    pads, value = _scalar_arg(fn, 1, "pad"), _scalar_arg(fn, 3, "value")
+    x = fn.args[0] if fn.args else fn.kwargs.get("input")
+    if not isinstance(x, torch.fx.Node) or not all(isinstance(p, int) for p in pads or []) \
+            or isinstance(value, torch.fx.Node):
+        return None
+    return pad3d_nodes(name, _source(fn, mods), ins[0], _meta_shape(x), pads,
+                       str(_scalar_arg(fn, 2, "mode", "constant")), 0.0 if value is None else float(value),
+                       CaptureError)
 
 
 def _unfold_nodes(name: str, m: nn.Unfold, ins: List[str], shape) -> List[Node]:
@@ -305,7 +320,7 @@ def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
     if isinstance(m, nn.Linear):
         return Node(name, "linear", ins, dict(weight=_np(m.weight),
                                               bias=None if m.bias is None else _np(m.bias)))
-    if isinstance(m, (nn.BatchNorm2d, nn.BatchNorm1d)):
+    if isinstance(m, (nn.BatchNorm3d, nn.BatchNorm2d, nn.BatchNorm1d)):
         return Node(name, "batch_norm", ins, dict(
             mean=_np(m.running_mean), var=_np(m.running_var),
             gamma=None if m.weight is None else _np(m.weight),
@@ -314,14 +329,14 @@ def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
         return Node(name, "group_norm", ins, dict(
             groups=int(m.num_groups), eps=float(m.eps),
             weight=_np(m.weight) if m.affine else None, bias=_np(m.bias) if m.affine else None))
-    if isinstance(m, (nn.InstanceNorm1d, nn.InstanceNorm2d)) and m.track_running_stats:
+    if isinstance(m, (nn.InstanceNorm1d, nn.InstanceNorm2d, nn.InstanceNorm3d)) and m.track_running_stats:
         # In eval, an instance norm that tracks running statistics normalizes
         # with them (torch's use_input_stats is training or no running stats):
         # a batch-norm, which folds into the layer before it or runs alone.
         return Node(name, "batch_norm", ins, dict(
             mean=_np(m.running_mean), var=_np(m.running_var),
             gamma=_np(m.weight) if m.affine else None, beta=_np(m.bias) if m.affine else None, eps=float(m.eps)))
-    if isinstance(m, (nn.InstanceNorm1d, nn.InstanceNorm2d)) and not m.track_running_stats:
+    if isinstance(m, (nn.InstanceNorm1d, nn.InstanceNorm2d, nn.InstanceNorm3d)) and not m.track_running_stats:
         # Instance statistics (what eval uses without running stats): a group per channel.
         return Node(name, "group_norm", ins, dict(
             groups=int(m.num_features), eps=float(m.eps),
@@ -473,6 +488,13 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_conv3d_nodes(name, fn, mods, ins, by_name))
             elif isinstance(mods[fn.target], ONE_D):
                 nodes.extend(_one_d_nodes(name, mods[fn.target], ins))
+            elif isinstance(mods[fn.target], POOLS_3D):
+                nodes.extend(module_pool3d_nodes(name, _source(fn, mods), mods[fn.target], ins,
+                                                 _meta_shape(fn.args[0]), CaptureError))
+            elif isinstance(mods[fn.target], PADS_3D) and module_pad3d_nodes(
+                    name, _source(fn, mods), mods[fn.target], ins, _meta_shape(fn.args[0]), CaptureError):
+                nodes.extend(module_pad3d_nodes(name, _source(fn, mods), mods[fn.target], ins,
+                                                _meta_shape(fn.args[0]), CaptureError))
             elif isinstance(mods[fn.target], (nn.AdaptiveMaxPool2d, nn.GLU, nn.Fold, nn.LPPool2d, nn.AdaptiveAvgPool1d,
                                               nn.AdaptiveMaxPool1d)):
                 nodes.extend(_reshaping_module_nodes(name, mods[fn.target], ins, _meta_shape(fn.args[0])))
@@ -545,6 +567,12 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_basic_index_nodes(name, fn, ins[0]))
             elif fn.target in (torch.narrow, "narrow") and _narrow_node(name, fn, ins) is not None:
                 nodes.append(_narrow_node(name, fn, ins))
+            elif functional_pool3d_module(fn.target, lambda i, k, d: _scalar_arg(fn, i, k, d)) is not None:
+                m = functional_pool3d_module(fn.target, lambda i, k, d: _scalar_arg(fn, i, k, d))
+                nodes.extend(module_pool3d_nodes(name, _source(fn, mods), m, ins[:1], _meta_shape(fn.args[0]),
+                                                 CaptureError))
+            elif fn.target is F.pad and _pad3d_call(name, fn, mods, ins) is not None:
+                nodes.extend(_pad3d_call(name, fn, mods, ins))
             elif fn.target is F.conv3d and _conv3d_nodes(name, fn, mods, ins, by_name) is not None:
                 nodes.extend(_conv3d_nodes(name, fn, mods, ins, by_name))
                 tuple_sources.update(a.name for a in list(fn.args[1:]) + list(fn.kwargs.values())

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from . import quant_math as qm
-from .ir import CELL_SUFFIX, permutation, Graph, evaluate
+from .ir import CELL_SUFFIX, permutation, Graph, Node, evaluate
 
 FUSABLE_PRODUCERS = ("conv2d", "conv_transpose2d", "linear", "add", "max_pool2d", "svdf")
 PASS_THROUGH = ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "reshape", "identity", "channel_shuffle", "upsample_nearest", "slice",
@@ -120,6 +120,44 @@ def _collapse_channel_shuffles(g: Graph) -> None:
         g.remove(r1.name)
 
 
+def _fold_batch_norm(prod, a) -> None:
+    """Fold an eval batch-norm's per-channel affine map (attrs a) into the
+    conv2d / linear / conv_transpose2d prod before it."""
+    scale = (a["gamma"] if a["gamma"] is not None else 1.0) / np.sqrt(a["var"] + a["eps"])
+    shift = (a["beta"] if a["beta"] is not None else 0.0) - a["mean"] * scale
+    w = prod.attrs["weight"].astype(np.float64)
+    axis = 1 if prod.op == "conv_transpose2d" else 0   # the output-channel axis
+    b = prod.attrs.get("bias")
+    b = np.zeros(w.shape[axis]) if b is None else b.astype(np.float64)
+    shape = [1] * w.ndim
+    shape[axis] = -1
+    prod.attrs["weight"] = (w * scale.reshape(shape)).astype(np.float32)
+    prod.attrs["bias"] = (b * scale + shift).astype(np.float32)
+
+
+def _lone_batch_norm(g: Graph, n) -> None:
+    """A batch-norm with no layer to fold into is a per-channel affine map:
+    a 1x1 depthwise conv. On [N, C, D, H, W] (nn.BatchNorm3d) the conv runs
+    on the [N, C, D*H, W] view and n becomes the reshape back."""
+    a = n.attrs
+    c = n.shape[1]
+    scale = (a["gamma"] if a["gamma"] is not None else 1.0) / np.sqrt(a["var"] + a["eps"])
+    shift = (a["beta"] if a["beta"] is not None else 0.0) - a["mean"] * scale
+    conv = dict(weight=scale.reshape(c, 1, 1, 1).astype(np.float32), bias=shift.astype(np.float32),
+                stride=[1, 1], padding=[0, 0], dilation=[1, 1], groups=c)
+    if len(n.shape) == 4:
+        n.op, n.attrs = "conv2d", dict(conv, **({"source": a["source"]} if "source" in a else {}))
+        return
+    nb, _, d, h, w = n.shape
+    flat = [nb, c, d * h, w]
+    source = {"source": a["source"]} if "source" in a else {}
+    view = Node(f"{n.name}_as_4d", "reshape", list(n.inputs), dict(shape=flat, **source), shape=flat)
+    affine = Node(f"{n.name}_affine", "conv2d", [view.name], dict(conv, **source), shape=flat)
+    at = g.nodes.index(n)
+    g.nodes[at:at] = [view, affine]
+    n.op, n.inputs, n.attrs = "reshape", [affine.name], dict(shape=list(n.shape), **source)
+
+
 def prepare(graph: Graph) -> Graph:
     g = copy.deepcopy(graph)
     # identities
@@ -133,32 +171,21 @@ def prepare(graph: Graph) -> Graph:
         if n.op != "batch_norm":
             continue
         prod = _through_unit_squeeze(g, g.node(n.inputs[0]))
+        planes = _depth_planes(g, g.node(n.inputs[0])) if len(n.shape or []) == 5 else None
         if (prod.op in ("conv2d", "linear", "conv_transpose2d") and not prod.attrs.get("act")
                 and len(g.users(prod.name)) == 1 and prod.name not in g.outputs
                 and (prod.op != "conv_transpose2d" or prod.attrs["groups"] == 1)):
-            a = n.attrs
-            scale = (a["gamma"] if a["gamma"] is not None else 1.0) / np.sqrt(a["var"] + a["eps"])
-            shift = (a["beta"] if a["beta"] is not None else 0.0) - a["mean"] * scale
-            w = prod.attrs["weight"].astype(np.float64)
-            axis = 1 if prod.op == "conv_transpose2d" else 0   # the output-channel axis
-            b = prod.attrs.get("bias")
-            b = np.zeros(w.shape[axis]) if b is None else b.astype(np.float64)
-            shape = [1] * w.ndim
-            shape[axis] = -1
-            prod.attrs["weight"] = (w * scale.reshape(shape)).astype(np.float32)
-            prod.attrs["bias"] = (b * scale + shift).astype(np.float32)
+            _fold_batch_norm(prod, n.attrs)
             g.replace_uses(n.name, n.inputs[0])
             g.remove(n.name)
-        elif n.shape is not None and len(n.shape) == 4:
-            # a lone batch-norm is a per-channel affine map: a 1x1 depthwise conv
-            a = n.attrs
-            c = n.shape[1]
-            scale = (a["gamma"] if a["gamma"] is not None else 1.0) / np.sqrt(a["var"] + a["eps"])
-            shift = (a["beta"] if a["beta"] is not None else 0.0) - a["mean"] * scale
-            n.op = "conv2d"
-            n.attrs = dict(weight=scale.reshape(c, 1, 1, 1).astype(np.float32),
-                           bias=shift.astype(np.float32), stride=[1, 1], padding=[0, 0],
-                           dilation=[1, 1], groups=c)
+        elif planes and not any(conv.attrs.get("act") for conv in planes):
+            # after an nn.Conv3d stand-in: the same affine map on each depth's conv
+            for conv in planes:
+                _fold_batch_norm(conv, n.attrs)
+            g.replace_uses(n.name, n.inputs[0])
+            g.remove(n.name)
+        elif n.shape is not None and len(n.shape) in (4, 5):
+            _lone_batch_norm(g, n)
     # activation fusion
     for n in list(g.nodes):
         if n.op != "clamp":

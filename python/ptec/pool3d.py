@@ -1,0 +1,257 @@
+"""3-D pools and pads as 2-D nodes ptec already lowers (capture's stand-ins).
+
+A 5-D tensor [N, C, D, H, W] is, byte for byte, the 4-D tensors
+[N, C*D, H, W] (every depth plane its own channel) and [N, C, D, H*W]
+(a plane flattened into a row). A pool or pad over H and W is the 2-D op
+on the first view; one over the depth is the 2-D op with a unit width on
+the second. Both views are reshapes; in int8 a reshape is a byte copy
+(at most a layout change), so only the 2-D ops themselves round.
+
+Max pools: max_pool2d over H, W, then max_pool2d of kernel (kd, 1) over
+the depth; exact on the int8 grid (a max only picks a byte). A dilated
+depth window is not a 2-D pool ptec lowers: each output depth is then the
+elementwise maximum of the input depth slices its window reads (a slice
+in the padding holds -inf: it is left out).
+
+Average pools: torch divides a window's sum by the product of its counts
+per dim (each clipped to the padded input, and to the input itself when
+count_include_pad is False), so a 3-D average is the 2-D average over H, W
+followed by the average over the depth, each with its own count. In int8
+that is two roundings (avg_pool2d keeps its input's grid, each rounds to
+the nearest step): the result is within 1 output step of the exact average
+of the int8 input. When a window covers whole planes (H and W pooled to
+1 x 1 without padding, as AdaptiveAvgPool3d(1) does) or one of the two
+stages is the identity, one avg_pool2d does it all: one rounding, 1/2 step.
+divisor_override is the count_include_pad average times
+(kd * kh * kw) / divisor (one more rounding, a 256-entry LUT), which holds
+while no ceil_mode window runs past the padding (else refused).
+
+Pads: a constant pad is one 4-D pad of [N*C, D, H, W]; a reflect or
+replicate pad the 2-D edge pad of H, W on [N, C*D, H, W], then of the
+depth on [N, C, D, H'*W']. Byte copies, exact.
+
+An unbatched [C, D, H, W] input is taken as N = 1.
+"""
+from __future__ import annotations
+
+from typing import List, Optional, Sequence
+
+import numpy as np
+import torch.nn as nn
+
+from .ir import Node
+
+POOLS_3D = (nn.MaxPool3d, nn.AvgPool3d, nn.AdaptiveMaxPool3d, nn.AdaptiveAvgPool3d)
+PADS_3D = (nn.ConstantPad3d, nn.ReflectionPad3d, nn.ReplicationPad3d)
+
+
+def _triple(v) -> List[int]:
+    return [int(v)] * 3 if isinstance(v, int) else [int(x) for x in v]
+
+
+def pool_out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    """torch's pooled length (pooling_output_shape): with ceil_mode a last
+    window that would start in the right padding is dropped."""
+    span = size + 2 * p - d * (k - 1) - 1
+    out = (span + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+class _Builder:
+    """Nodes named after the layer; the last one made takes the layer's name."""
+
+    def __init__(self, name: str, x: str):
+        self.name, self.cur, self.nodes = name, x, []
+
+    def add(self, tag: str, op: str, attrs, inputs: Optional[List[str]] = None) -> str:
+        node = Node(f"{self.name}_{tag}", op, inputs if inputs is not None else [self.cur], attrs)
+        self.nodes.append(node)
+        self.cur = node.name
+        return node.name
+
+    def reshape(self, tag: str, shape: Sequence[int]) -> str:
+        return self.add(tag, "reshape", dict(target_shape=[int(s) for s in shape]))
+
+    def finish(self, shape: Sequence[int]) -> List[Node]:
+        """A last reshape to the layer's output shape takes the layer's name
+        (a view when the shape is already that)."""
+        self.reshape("out", shape)
+        self.nodes[-1].name = self.name
+        return self.nodes
+
+
+def _batched(in_shape, what: str, error) -> List[int]:
+    if in_shape is None or len(in_shape) not in (4, 5):
+        raise error(f"{what}: needs a traced 4-D or 5-D input (got {list(in_shape or [])})")
+    return [1] + list(in_shape) if len(in_shape) == 4 else list(in_shape)
+
+
+def _unbatched(shape: List[int], in_shape) -> List[int]:
+    return shape[1:] if len(in_shape) == 4 else shape
+
+
+def pool3d_nodes(name: str, what: str, kind: str, x: str, in_shape, error, kernel, stride=None, padding=0,
+                 dilation=1, ceil_mode=False, count_include_pad=True, divisor_override=None) -> List[Node]:
+    """max (kind "max") or average ("avg") pool of node x over its last three
+    dims, with torch's arguments; the last node is named `name`, `what`
+    names the layer in errors (`error` is the exception class)."""
+    n, c, d, h, w = _batched(in_shape, what, error)
+    k = _triple(kernel)
+    s = _triple(stride) if stride not in (None, [], ()) else list(k)
+    p, dil = _triple(padding), _triple(dilation)
+    if kind == "avg" and dil != [1, 1, 1]:
+        raise error(f"{what}: an average pool has no dilation")
+    if any(2 * p[i] > k[i] for i in range(3)):
+        raise error(f"{what}: padding {p} must be at most half the kernel {k}")
+    sizes = [d, h, w]
+    out = [pool_out_size(sizes[i], k[i], s[i], p[i], dil[i], bool(ceil_mode)) for i in range(3)]
+    if min(out) < 1:
+        raise error(f"{what}: the input {list(in_shape)} is smaller than the window {k}")
+    od, oh, ow = out
+    b = _Builder(name, x)
+    final = _unbatched([n, c, od, oh, ow], in_shape)
+    factor = 1.0
+    if kind == "avg" and divisor_override:
+        # sum / divisor = (count_include_pad average) * (window size) / divisor,
+        # where every window counts k taps per dim: none may be clipped by ceil_mode
+        if any((out[i] - 1) * s[i] - p[i] + k[i] > sizes[i] + p[i] for i in range(3)):
+            raise error(f"{what}: divisor_override with a ceil_mode window past the padding is not supported")
+        count_include_pad = True
+        factor = float(k[0] * k[1] * k[2]) / float(divisor_override)
+
+    def pool2d(tag: str, kk, ss, pp, dd):
+        if kind == "max":
+            return b.add(tag, "max_pool2d", dict(kernel=list(kk), stride=list(ss), padding=list(pp),
+                                                 dilation=list(dd), ceil_mode=bool(ceil_mode)))
+        return b.add(tag, "avg_pool2d", dict(kernel=list(kk), stride=list(ss), padding=list(pp),
+                                             ceil_mode=bool(ceil_mode), count_include_pad=bool(count_include_pad),
+                                             divisor_override=None))
+
+    plane_is_identity = k[1:] == [1, 1] and s[1:] == [1, 1] and p[1:] == [0, 0]
+    depth_is_identity = k[0] == 1 and s[0] == 1 and p[0] == 0
+    whole_planes = kind == "avg" and k[1:] == [h, w] and p[1:] == [0, 0] and [oh, ow] == [1, 1]
+    if whole_planes:
+        # one average over [N, C, D, H*W]: the window is kd rows of whole planes
+        b.reshape("rows", [n, c, d, h * w])
+        pool2d("pool", [k[0], h * w], [s[0], h * w], [p[0], 0], [1, 1])
+    else:
+        if not plane_is_identity:
+            b.reshape("planes", [n, c * d, h, w])
+            pool2d("plane_pool", k[1:], s[1:], p[1:], dil[1:])
+        if not depth_is_identity and dil[0] == 1:
+            b.reshape("rows", [n, c, d, oh * ow])
+            pool2d("depth_pool", [k[0], 1], [s[0], 1], [p[0], 0], [1, 1])
+        elif not depth_is_identity:
+            _dilated_depth_max(b, [n, c, d, oh, ow], k[0], s[0], p[0], dil[0], od)
+    if factor != 1.0:
+        pooled = b.cur
+        const = b.add("divisor", "constant", dict(value=np.array(factor, np.float32)), inputs=[])
+        b.add("scaled", "mul", {}, inputs=[pooled, const])
+    return b.finish(final)
+
+
+def _dilated_depth_max(b: _Builder, shape5, k: int, s: int, p: int, dil: int, out_depth: int) -> None:
+    """Each output depth the elementwise maximum of the input depth slices
+    its dilated window reads (padding slices, -inf, left out); the planes
+    joined along the depth."""
+    x = b.reshape("volume", shape5)
+    depth = shape5[2]
+    sliced = {}
+    planes = []
+    for o in range(out_depth):
+        taps = [o * s - p + t * dil for t in range(k) if 0 <= o * s - p + t * dil < depth]
+        for i in taps:
+            if i not in sliced:
+                sliced[i] = b.add(f"d{i}", "slice", dict(dim=2, start=i, end=i + 1), inputs=[x])
+        cur = sliced[taps[0]]
+        for j, i in enumerate(taps[1:]):
+            cur = b.add(f"o{o}_max{j}", "maximum", {}, inputs=[cur, sliced[i]])
+        planes.append(cur)
+    if len(planes) > 1:
+        b.add("depths", "cat", dict(dim=2), inputs=planes)
+    else:
+        b.cur = planes[0]
+
+
+def adaptive_pool3d_nodes(name: str, what: str, kind: str, x: str, in_shape, output_size, error) -> List[Node]:
+    """An adaptive 3-D pool whose output divides the input in every dim: the
+    pool of kernel = stride = input / output."""
+    _, _, d, h, w = _batched(in_shape, what, error)
+    out = list(output_size) if isinstance(output_size, (tuple, list)) else [output_size] * 3
+    out = [[d, h, w][i] if out[i] is None else int(out[i]) for i in range(3)]
+    if any(o < 1 or [d, h, w][i] % o for i, o in enumerate(out)):
+        raise error(f"{what}: an adaptive 3-D pool runs when its output divides the input "
+                    f"(input {list(in_shape)}, output {out})")
+    k = [[d, h, w][i] // out[i] for i in range(3)]
+    return pool3d_nodes(name, what, kind, x, in_shape, error, k, k)
+
+
+def module_pool3d_nodes(name: str, what: str, m: nn.Module, ins: List[str], in_shape, error) -> List[Node]:
+    """nn.MaxPool3d, nn.AvgPool3d, nn.AdaptiveMaxPool3d, nn.AdaptiveAvgPool3d."""
+    if getattr(m, "return_indices", False):
+        raise error(f"{what}: return_indices is not supported")
+    if isinstance(m, nn.MaxPool3d):
+        return pool3d_nodes(name, what, "max", ins[0], in_shape, error, m.kernel_size, m.stride, m.padding,
+                            m.dilation, m.ceil_mode)
+    if isinstance(m, nn.AvgPool3d):
+        return pool3d_nodes(name, what, "avg", ins[0], in_shape, error, m.kernel_size, m.stride, m.padding,
+                            1, m.ceil_mode, m.count_include_pad, m.divisor_override)
+    kind = "max" if isinstance(m, nn.AdaptiveMaxPool3d) else "avg"
+    return adaptive_pool3d_nodes(name, what, kind, ins[0], in_shape, m.output_size, error)
+
+
+def functional_pool3d_module(target, arg) -> Optional[nn.Module]:
+    """The module a functional 3-D pool call stands for; `arg(i, key,
+    default)` reads the call's i-th positional or keyword argument. None
+    for any other function."""
+    import torch.nn.functional as F
+    if target is F.max_pool3d:
+        return nn.MaxPool3d(arg(1, "kernel_size", None), arg(2, "stride", None), arg(3, "padding", 0),
+                            arg(4, "dilation", 1), arg(6, "return_indices", False), arg(5, "ceil_mode", False))
+    if target is F.avg_pool3d:
+        return nn.AvgPool3d(arg(1, "kernel_size", None), arg(2, "stride", None), arg(3, "padding", 0),
+                            arg(4, "ceil_mode", False), arg(5, "count_include_pad", True),
+                            arg(6, "divisor_override", None))
+    if target is F.adaptive_avg_pool3d:
+        return nn.AdaptiveAvgPool3d(arg(1, "output_size", None))
+    if target is F.adaptive_max_pool3d:
+        return nn.AdaptiveMaxPool3d(arg(1, "output_size", None), arg(2, "return_indices", False))
+    return None
+
+
+def pad3d_nodes(name: str, what: str, x: str, in_shape, pads, mode: str, value: float, error) -> Optional[List[Node]]:
+    """A pad of the last three dims (or fewer) of a 5-D input (F.pad's
+    order: the last dim's pair first); None when it is not one ptec takes
+    this way (pads of N or C, cropping), which stays a plain pad."""
+    pads = [int(v) for v in pads]
+    if in_shape is None or len(in_shape) != 5 or len(pads) % 2 or len(pads) > 6 or min(pads, default=0) < 0:
+        return None
+    pads = pads + [0] * (6 - len(pads))
+    n, c, d, h, w = in_shape
+    wl, wr, hl, hr, dl, dr = pads
+    out = [n, c, d + dl + dr, h + hl + hr, w + wl + wr]
+    if mode not in ("constant", "reflect", "replicate"):
+        raise error(f"{what}: padding mode {mode!r} is not supported")
+    if mode == "reflect" and any(p >= size for p, size in zip(pads, [w, w, h, h, d, d])):
+        raise error(f"{what}: reflect padding {pads} must be smaller than the padded dims")
+    b = _Builder(name, x)
+    if mode == "constant":
+        b.reshape("volumes", [n * c, d, h, w])
+        b.add("pad", "pad", dict(pad=pads, mode="constant", value=float(value)))
+        return b.finish(out)
+    if any(pads[:4]):
+        b.reshape("planes", [n, c * d, h, w])
+        b.add("plane_pad", "pad", dict(pad=pads[:4], mode=mode, value=0.0))
+    if dl or dr:
+        b.reshape("rows", [n, c, d, out[3] * out[4]])
+        b.add("depth_pad", "pad", dict(pad=[0, 0, dl, dr], mode=mode, value=0.0))
+    return b.finish(out)
+
+
+def module_pad3d_nodes(name: str, what: str, m: nn.Module, ins: List[str], in_shape, error) -> Optional[List[Node]]:
+    """nn.ConstantPad3d (and ZeroPad3d), nn.ReflectionPad3d, nn.ReplicationPad3d on a 5-D input."""
+    mode = ("reflect" if isinstance(m, nn.ReflectionPad3d) else
+            "replicate" if isinstance(m, nn.ReplicationPad3d) else "constant")
+    return pad3d_nodes(name, what, ins[0], in_shape, m.padding, mode, float(getattr(m, "value", 0.0)), error)
