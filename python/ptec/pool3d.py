@@ -144,7 +144,7 @@ def pool3d_nodes(name: str, what: str, kind: str, x: str, in_shape, error, kerne
             b.reshape("rows", [n, c, d, oh * ow])
             pool2d("depth_pool", [k[0], 1], [s[0], 1], [p[0], 0], [1, 1])
         elif not depth_is_identity:
-            _dilated_depth_max(b, [n, c, d, oh, ow], k[0], s[0], p[0], dil[0], od)
+            _dilated_depth_max(b, [n, c, d, oh * ow], k[0], s[0], p[0], dil[0], od)
     if factor != 1.0:
         pooled = b.cur
         const = b.add("divisor", "constant", dict(value=np.array(factor, np.float32)), inputs=[])
@@ -152,12 +152,13 @@ def pool3d_nodes(name: str, what: str, kind: str, x: str, in_shape, error, kerne
     return b.finish(final)
 
 
-def _dilated_depth_max(b: _Builder, shape5, k: int, s: int, p: int, dil: int, out_depth: int) -> None:
+def _dilated_depth_max(b: _Builder, rows, k: int, s: int, p: int, dil: int, out_depth: int) -> None:
     """Each output depth the elementwise maximum of the input depth slices
-    its dilated window reads (padding slices, -inf, left out); the planes
-    joined along the depth."""
-    x = b.reshape("volume", shape5)
-    depth = shape5[2]
+    its dilated window reads (padding slices, -inf, left out), on the 4-D
+    view `rows` [N, C, D, H*W] (cortex_m::maximum takes rank <= 4); the
+    maxima joined along the depth."""
+    x = b.reshape("rows", rows)
+    depth = rows[2]
     sliced = {}
     planes = []
     for o in range(out_depth):
