@@ -117,7 +117,8 @@ def pool3d_nodes(name: str, what: str, kind: str, x: str, in_shape, error, kerne
         # sum / divisor = (count_include_pad average) * (window size) / divisor,
         # where every window counts k taps per dim: none may be clipped by ceil_mode
         if any((out[i] - 1) * s[i] - p[i] + k[i] > sizes[i] + p[i] for i in range(3)):
-            raise error(f"{what}: divisor_override with a ceil_mode window past the padding is not supported")
+            raise error(f"operator not supported: {what}: divisor_override with a ceil_mode window past "
+                        "the padding (its divisor is not the window's size)")
         count_include_pad = True
         factor = float(k[0] * k[1] * k[2]) / float(divisor_override)
 
@@ -178,15 +179,28 @@ def _dilated_depth_max(b: _Builder, rows, k: int, s: int, p: int, dil: int, out_
 
 def adaptive_pool3d_nodes(name: str, what: str, kind: str, x: str, in_shape, output_size, error) -> List[Node]:
     """An adaptive 3-D pool whose output divides the input in every dim: the
-    pool of kernel = stride = input / output."""
-    _, _, d, h, w = _batched(in_shape, what, error)
+    pool of kernel = stride = input / output. Otherwise an average is still
+    the average over H, W of the average over the depth (torch's windows
+    are boxes, a range per dim): two adaptive_avg_pool2d nodes, which run as
+    the 2-D layer does (int8 where the output divides, else fp32). A max
+    with such windows is refused, as nn.AdaptiveMaxPool2d's is."""
+    n, c, d, h, w = _batched(in_shape, what, error)
     out = list(output_size) if isinstance(output_size, (tuple, list)) else [output_size] * 3
     out = [[d, h, w][i] if out[i] is None else int(out[i]) for i in range(3)]
-    if any(o < 1 or [d, h, w][i] % o for i, o in enumerate(out)):
-        raise error(f"{what}: an adaptive 3-D pool runs when its output divides the input "
-                    f"(input {list(in_shape)}, output {out})")
-    k = [[d, h, w][i] // out[i] for i in range(3)]
-    return pool3d_nodes(name, what, kind, x, in_shape, error, k, k)
+    if all(o >= 1 and [d, h, w][i] % o == 0 for i, o in enumerate(out)):
+        k = [[d, h, w][i] // out[i] for i in range(3)]
+        return pool3d_nodes(name, what, kind, x, in_shape, error, k, k)
+    if kind == "max":
+        raise error(f"operator not supported: {what}: an adaptive max pool runs when its output divides the input "
+                    f"(input {list(in_shape)}, output {out}); use nn.MaxPool3d")
+    b = _Builder(name, x)
+    if [h, w] != out[1:]:
+        b.reshape("planes", [n, c * d, h, w])
+        b.add("plane_pool", "adaptive_avg_pool2d", dict(output_size=out[1:]))
+    if d != out[0]:
+        b.reshape("rows", [n, c, d, out[1] * out[2]])
+        b.add("depth_pool", "adaptive_avg_pool2d", dict(output_size=[out[0], out[1] * out[2]]))
+    return b.finish(_unbatched([n, c] + out, in_shape))
 
 
 def module_pool3d_nodes(name: str, what: str, m: nn.Module, ins: List[str], in_shape, error) -> List[Node]:
