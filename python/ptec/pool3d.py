@@ -22,9 +22,10 @@ the nearest step): the result is within 1 output step of the exact average
 of the int8 input. When a window covers whole planes (H and W pooled to
 1 x 1 without padding, as AdaptiveAvgPool3d(1) does) or one of the two
 stages is the identity, one avg_pool2d does it all: one rounding, 1/2 step.
-divisor_override is the count_include_pad average times
-(kd * kh * kw) / divisor (one more rounding, a 256-entry LUT), which holds
-while no ceil_mode window runs past the padding (else refused).
+divisor_override: the input zero padded (by the padding, and past it as far
+as ceil_mode's last windows reach), so that every window holds
+kd * kh * kw values; their average times (kd * kh * kw) / divisor, a
+256-entry LUT: one more rounding.
 
 Pads: a constant pad is one 4-D pad of [N*C, D, H, W]; a reflect or
 replicate pad the 2-D edge pad of H, W on [N, C*D, H, W], then of the
@@ -112,15 +113,8 @@ def pool3d_nodes(name: str, what: str, kind: str, x: str, in_shape, error, kerne
     od, oh, ow = out
     b = _Builder(name, x)
     final = _unbatched([n, c, od, oh, ow], in_shape)
-    factor = 1.0
     if kind == "avg" and divisor_override:
-        # sum / divisor = (count_include_pad average) * (window size) / divisor,
-        # where every window counts k taps per dim: none may be clipped by ceil_mode
-        if any((out[i] - 1) * s[i] - p[i] + k[i] > sizes[i] + p[i] for i in range(3)):
-            raise error(f"operator not supported: {what}: divisor_override with a ceil_mode window past "
-                        "the padding (its divisor is not the window's size)")
-        count_include_pad = True
-        factor = float(k[0] * k[1] * k[2]) / float(divisor_override)
+        return _divided_sum_nodes(b, what, [n, c, d, h, w], k, s, p, out, float(divisor_override), final, error)
 
     def pool2d(tag: str, kk, ss, pp, dd):
         if kind == "max":
@@ -146,10 +140,30 @@ def pool3d_nodes(name: str, what: str, kind: str, x: str, in_shape, error, kerne
             pool2d("depth_pool", [k[0], 1], [s[0], 1], [p[0], 0], [1, 1])
         elif not depth_is_identity:
             _dilated_depth_max(b, [n, c, d, oh * ow], k[0], s[0], p[0], dil[0], od)
-    if factor != 1.0:
-        pooled = b.cur
-        const = b.add("divisor", "constant", dict(value=np.array(factor, np.float32)), inputs=[])
-        b.add("scaled", "mul", {}, inputs=[pooled, const])
+    return b.finish(final)
+
+
+def _divided_sum_nodes(b: _Builder, what: str, shape5, k, s, p, out, divisor: float, final, error) -> List[Node]:
+    """avg_pool3d with divisor_override: each window's sum over the zero
+    padded input, divided by `divisor`. The input is zero padded by the
+    padding and by what ceil_mode's last windows run past it (a constant
+    pad: zero is exact on every int8 grid), so every window then holds
+    kd * kh * kw values and the sum is that count times a plain average,
+    taken as above; the factor count / divisor is a LUT (one more rounding)."""
+    sizes = shape5[2:]
+    extra = [max(0, (out[i] - 1) * s[i] - p[i] + k[i] - (sizes[i] + p[i])) for i in range(3)]
+    src, padded = b.cur, list(shape5)
+    if any(p) or any(extra):
+        pads = []
+        for i in reversed(range(3)):                    # F.pad's order: the last dim first
+            pads += [p[i], p[i] + extra[i]]
+        b.nodes += pad3d_nodes(f"{b.name}_zero_padded", what, src, shape5, pads, "constant", 0.0, error)
+        src = f"{b.name}_zero_padded"
+        padded = shape5[:2] + [sizes[i] + 2 * p[i] + extra[i] for i in range(3)]
+    b.nodes += pool3d_nodes(f"{b.name}_window_mean", what, "avg", src, padded, error, k, s)
+    const = b.add("count_over_divisor", "constant", dict(value=np.array(k[0] * k[1] * k[2] / divisor, np.float32)),
+                  inputs=[])
+    b.add("scaled", "mul", {}, inputs=[f"{b.name}_window_mean", const])
     return b.finish(final)
 
 

@@ -67,6 +67,8 @@ def test_max_pool3d_equals_torch(kw, shape):
     (dict(kernel_size=(2, 4, 4), stride=(1, 1, 1), padding=(1, 0, 0)), (1, 2, 3, 4, 4)),
     (dict(kernel_size=2, divisor_override=3), (1, 2, 4, 4, 4)),
     (dict(kernel_size=3, stride=2, padding=1, divisor_override=5), (1, 2, 5, 5, 5)),
+    (dict(kernel_size=2, ceil_mode=True, divisor_override=3), (1, 2, 3, 5, 4)),
+    (dict(kernel_size=(3, 2, 3), stride=2, padding=(1, 0, 1), ceil_mode=True, divisor_override=7), (2, 6, 5, 6)),
     (dict(kernel_size=(1, 2, 2)), (1, 3, 3, 4, 4)),
     (dict(kernel_size=(3, 1, 1), stride=(2, 1, 1), padding=(1, 0, 0), count_include_pad=False), (1, 3, 6, 2, 3)),
     (dict(kernel_size=2, stride=1), (2, 3, 3, 3)),                 # unbatched
@@ -171,7 +173,6 @@ def test_batch_norm3d_equals_torch(which, after_conv):
 
 
 @pytest.mark.parametrize("layer,shape,words", [
-    (nn.AvgPool3d(2, ceil_mode=True, divisor_override=3), (1, 1, 3, 3, 3), "divisor_override with a ceil_mode"),
     (nn.AdaptiveMaxPool3d((2, 2, 2)), (1, 1, 3, 4, 4), "output divides the input"),
     (nn.AdaptiveMaxPool3d(1, return_indices=True), (1, 1, 2, 2, 2), "return_indices"),
 ])
@@ -212,12 +213,12 @@ class VideoNet(nn.Module):
     def forward(self, x):                                  # x [1, 3, 4, 8, 8]
         y = self.pool1(torch.relu(self.bn1(self.conv1(x))))             # [1, 8, 4, 4, 4]
         y = self.pad(y)                                                  # [1, 8, 6, 6, 6]
-        y = self.bn2(F.max_pool3d(torch.relu(self.conv2(y)), (1, 1, 1)))  # [1, 8, 4, 4, 4]
+        y = self.bn2(F.avg_pool3d(torch.relu(self.conv2(y)), 3, 1, 1))     # [1, 8, 4, 4, 4]
         y = self.pool2(y)                                                # [1, 8, 4, 4, 5]
         y = self.zero(self.reflect(y))                                   # [1, 8, 6, 5, 6]
         y = self.dilated(y)                                              # [1, 8, 4, 4, 5]
         a = torch.flatten(self.gmax(F.pad(y, (0, 1, 0, 0, 0, 0), mode="replicate")), 1)   # [1, 32]
-        b = torch.flatten(self.gavg(F.avg_pool3d(y, 2, 1, divisor_override=6)), 1)  # [1, 8]
+        b = torch.flatten(self.gavg(F.avg_pool3d(y, 2, 2, ceil_mode=True, divisor_override=6)), 1)  # [1, 8]
         return self.fc(torch.cat([a, b], 1))
 
 
@@ -261,7 +262,7 @@ def test_every_layer_is_int8(compiled):
 def test_host_equals_reference_and_float(compiled, tmp_path):
     model, res = compiled
     worst = host_steps_from_float(model, res, clips(12, 7), tmp_path)
-    assert worst <= 4.0, worst
+    assert worst <= 2.0, worst      # measured 0.84
 
 
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
