@@ -192,29 +192,58 @@ def _dilated_depth_max(b: _Builder, rows, k: int, s: int, p: int, dil: int, out_
 
 
 def adaptive_pool3d_nodes(name: str, what: str, kind: str, x: str, in_shape, output_size, error) -> List[Node]:
-    """An adaptive 3-D pool whose output divides the input in every dim: the
-    pool of kernel = stride = input / output. Otherwise an average is still
-    the average over H, W of the average over the depth (torch's windows
-    are boxes, a range per dim): two adaptive_avg_pool2d nodes, which run as
-    the 2-D layer does (int8 where the output divides, else fp32). A max
-    with such windows is refused, as nn.AdaptiveMaxPool2d's is."""
+    """An adaptive 3-D pool. When its output divides the input in every dim:
+    the pool of kernel = stride = input / output. Otherwise torch's windows
+    are still boxes (output i of a dim of length L reads
+    [floor(i L / o), ceil((i + 1) L / o)) along it), so the pool is one
+    1-D pool per dim (W, then H on [N, C*D, H, W], then the depth on
+    [N, C, D, H'*W']): a dim the output divides is one pool, any other one
+    window each (a slice and a pool of the slice's length), joined by a cat.
+    A max stays exact; an average rounds once per pooled dim (at most
+    3 / 2 output steps from the exact average of the int8 input)."""
     n, c, d, h, w = _batched(in_shape, what, error)
     out = list(output_size) if isinstance(output_size, (tuple, list)) else [output_size] * 3
     out = [[d, h, w][i] if out[i] is None else int(out[i]) for i in range(3)]
-    if all(o >= 1 and [d, h, w][i] % o == 0 for i, o in enumerate(out)):
+    if min(out) < 1:
+        raise error(f"{what}: output size {out} must be positive")
+    if all([d, h, w][i] % o == 0 for i, o in enumerate(out)):
         k = [[d, h, w][i] // out[i] for i in range(3)]
         return pool3d_nodes(name, what, kind, x, in_shape, error, k, k)
-    if kind == "max":
-        raise error(f"operator not supported: {what}: an adaptive max pool runs when its output divides the input "
-                    f"(input {list(in_shape)}, output {out}); use nn.MaxPool3d")
     b = _Builder(name, x)
-    if [h, w] != out[1:]:
+    od, oh, ow = out
+    if [h, w] != [oh, ow]:
         b.reshape("planes", [n, c * d, h, w])
-        b.add("plane_pool", "adaptive_avg_pool2d", dict(output_size=out[1:]))
-    if d != out[0]:
-        b.reshape("rows", [n, c, d, out[1] * out[2]])
-        b.add("depth_pool", "adaptive_avg_pool2d", dict(output_size=[out[0], out[1] * out[2]]))
+        _adaptive_dim(b, kind, "w", 3, w, ow)
+        _adaptive_dim(b, kind, "h", 2, h, oh)
+    if d != od:
+        b.reshape("rows", [n, c, d, oh * ow])
+        _adaptive_dim(b, kind, "d", 2, d, od)
     return b.finish(_unbatched([n, c] + out, in_shape))
+
+
+def _adaptive_dim(b: _Builder, kind: str, tag: str, dim: int, size: int, out: int) -> None:
+    """The adaptive pool of dim 2 or 3 of the current 4-D value from `size`
+    to `out` (nothing when equal)."""
+    if size == out:
+        return
+
+    def pool(t: str, length: int, stride: int, src: str) -> str:
+        k = [length, 1] if dim == 2 else [1, length]
+        st = [stride, 1] if dim == 2 else [1, stride]
+        if kind == "max":
+            return b.add(t, "max_pool2d", dict(kernel=k, stride=st, padding=[0, 0], dilation=[1, 1],
+                                               ceil_mode=False), inputs=[src])
+        return b.add(t, "avg_pool2d", dict(kernel=k, stride=st, padding=[0, 0], ceil_mode=False,
+                                           count_include_pad=True, divisor_override=None), inputs=[src])
+    if size % out == 0:
+        pool(f"{tag}_pool", size // out, size // out, b.cur)
+        return
+    src, pieces = b.cur, []
+    for i in range(out):
+        start, end = (i * size) // out, -(-((i + 1) * size) // out)
+        cut = b.add(f"{tag}{i}", "slice", dict(dim=dim, start=start, end=end), inputs=[src])
+        pieces.append(pool(f"{tag}{i}_pool", end - start, 1, cut))
+    b.add(f"{tag}_pooled", "cat", dict(dim=dim), inputs=pieces)
 
 
 def module_pool3d_nodes(name: str, what: str, m: nn.Module, ins: List[str], in_shape, error) -> List[Node]:

@@ -20,7 +20,7 @@ from ptec.quantize import prepare
 
 # ops the stand-ins may use: all have an int8 lowering
 TWO_D = {"input", "reshape", "max_pool2d", "avg_pool2d", "slice", "maximum", "cat", "pad", "constant", "mul",
-         "batch_norm", "conv2d", "clamp", "add", "adaptive_avg_pool2d"}
+         "batch_norm", "conv2d", "clamp", "add"}
 
 
 def same_as_torch(model, x, exact):
@@ -91,13 +91,15 @@ def test_adaptive_pool3d_equals_torch(cls, out, shape):
     same_as_torch(nn.Sequential(cls(out)), torch.randn(shape), exact=cls is nn.AdaptiveMaxPool3d)
 
 
+@pytest.mark.parametrize("cls", [nn.AdaptiveAvgPool3d, nn.AdaptiveMaxPool3d])
 @pytest.mark.parametrize("out,shape", [((2, 2, 2), (1, 2, 3, 4, 4)), ((2, 3, 3), (1, 2, 5, 4, 4)),
-                                       ((3, None, 2), (2, 2, 5, 5, 4)), (3, (2, 7, 7, 7))])
-def test_adaptive_avg_pool3d_that_does_not_divide(out, shape):
-    # torch's windows are boxes: the average over H, W of the depth's average
+                                       ((3, None, 2), (2, 2, 5, 5, 4)), (3, (2, 7, 7, 7)),
+                                       ((4, 3, 5), (1, 1, 6, 7, 9)), ((1, 3, 1), (1, 2, 3, 5, 2))])
+def test_adaptive_pool3d_that_does_not_divide(cls, out, shape):
+    # torch's windows are boxes of different sizes: one slice and pool per window and dim
     torch.manual_seed(7)
-    g = same_as_torch(nn.Sequential(nn.AdaptiveAvgPool3d(out)), torch.randn(shape), exact=False)
-    assert "adaptive_avg_pool2d" in {n.op for n in g.nodes}, g.summary()
+    g = same_as_torch(nn.Sequential(cls(out)), torch.randn(shape), exact=cls is nn.AdaptiveMaxPool3d)
+    assert "slice" in {n.op for n in g.nodes}, g.summary()
 
 
 class Functional(nn.Module):
@@ -173,7 +175,6 @@ def test_batch_norm3d_equals_torch(which, after_conv):
 
 
 @pytest.mark.parametrize("layer,shape,words", [
-    (nn.AdaptiveMaxPool3d((2, 2, 2)), (1, 1, 3, 4, 4), "output divides the input"),
     (nn.AdaptiveMaxPool3d(1, return_indices=True), (1, 1, 2, 2, 2), "return_indices"),
 ])
 def test_what_stays_refused_says_so_in_one_line(layer, shape, words):
@@ -189,7 +190,6 @@ def test_what_stays_refused_says_so_in_one_line(layer, shape, words):
         capture(Net().eval(), [torch.randn(shape)])
     msg = str(e.value)
     assert "\n" not in msg and "pool (nn." in msg and words in msg, msg
-    assert "operator not supported" in msg or "return_indices" in words, msg
 
 
 class VideoNet(nn.Module):
@@ -206,20 +206,20 @@ class VideoNet(nn.Module):
         self.reflect = nn.ReflectionPad3d((1, 1, 0, 1, 1, 0))
         self.zero = nn.ConstantPad3d((0, 1, 1, 0, 0, 1), 0.0)
         self.dilated = nn.MaxPool3d((2, 2, 2), stride=1, dilation=(2, 1, 1))
-        self.gmax = nn.AdaptiveMaxPool3d((1, 2, 2))
-        self.gavg = nn.AdaptiveAvgPool3d(1)
-        self.fc = nn.Linear(8 * 4 + 8, 5)
+        self.gmax = nn.AdaptiveMaxPool3d((3, 2, 4))             # windows of two sizes in D, W
+        self.gavg = nn.AdaptiveAvgPool3d((1, 2, 2))
+        self.fc = nn.Linear(8 * 24 + 8 * 4, 5)
 
     def forward(self, x):                                  # x [1, 3, 4, 8, 8]
         y = self.pool1(torch.relu(self.bn1(self.conv1(x))))             # [1, 8, 4, 4, 4]
         y = self.pad(y)                                                  # [1, 8, 6, 6, 6]
         y = self.bn2(F.avg_pool3d(torch.relu(self.conv2(y)), 3, 1, 1))     # [1, 8, 4, 4, 4]
-        y = self.pool2(y)                                                # [1, 8, 4, 4, 5]
+        y = self.pool2(y)                                                # [1, 8, 4, 3, 3]
         y = self.zero(self.reflect(y))                                   # [1, 8, 6, 5, 6]
         y = self.dilated(y)                                              # [1, 8, 4, 4, 5]
-        a = torch.flatten(self.gmax(F.pad(y, (0, 1, 0, 0, 0, 0), mode="replicate")), 1)   # [1, 32]
-        b = torch.flatten(self.gavg(F.avg_pool3d(y, 2, 2, ceil_mode=True, divisor_override=6)), 1)  # [1, 8]
-        return self.fc(torch.cat([a, b], 1))
+        a = self.gmax(F.pad(y, (0, 1, 0, 0, 0, 0), mode="replicate"))     # [1, 8, 4, 4, 6] -> [1, 8, 3, 2, 4]
+        b = self.gavg(F.avg_pool3d(y, 2, 2, ceil_mode=True, divisor_override=6))   # [1, 8, 2, 2, 3] -> [1, 8, 1, 2, 2]
+        return self.fc(torch.cat([torch.flatten(a, 1), torch.flatten(b, 1)], 1))
 
 
 def video_net():
@@ -262,7 +262,7 @@ def test_every_layer_is_int8(compiled):
 def test_host_equals_reference_and_float(compiled, tmp_path):
     model, res = compiled
     worst = host_steps_from_float(model, res, clips(12, 7), tmp_path)
-    assert worst <= 2.0, worst      # measured 0.84
+    assert worst <= 5.0, worst      # measured 4.22 (the output's range is small: steps of 0.0008)
 
 
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
