@@ -15,17 +15,20 @@ in the padding holds -inf: it is left out).
 
 Average pools: torch divides a window's sum by the product of its counts
 per dim (each clipped to the padded input, and to the input itself when
-count_include_pad is False), so a 3-D average is the 2-D average over H, W
-followed by the average over the depth, each with its own count. In int8
-that is two roundings (avg_pool2d keeps its input's grid, each rounds to
-the nearest step): the result is within 1 output step of the exact average
-of the int8 input. When a window covers whole planes (H and W pooled to
-1 x 1 without padding, as AdaptiveAvgPool3d(1) does) or one of the two
-stages is the identity, one avg_pool2d does it all: one rounding, 1/2 step.
-divisor_override: the input zero padded (by the padding, and past it as far
-as ceil_mode's last windows reach), so that every window holds
-kd * kh * kw values; their average times (kd * kh * kw) / divisor, a
-256-entry LUT: one more rounding.
+count_include_pad is False). When every window over H, W holds kh * kw
+counted values (no ceil_mode window past the padding; the padding counted,
+or none), output depth o is one grouped conv2d over its window's input
+depths as channels, with constant weights 1 / count: the sum in one
+accumulator, one rounding, within 1/2 output step of the exact average of
+the int8 input. divisor_override is such a conv with weights 1 / divisor,
+after a zero pad (exact on every int8 grid) of the padding and of what
+ceil_mode's last windows run past. A window that covers whole planes
+(AdaptiveAvgPool3d(1)) is one avg_pool2d over [N, C, D, H*W], and a pool
+that is the identity over H, W or over the depth the one 2-D average that
+is left: one rounding each. Otherwise (counts varying over H, W) the 2-D
+average over H, W, then the one over the depth, each with its own count
+(the product is torch's): two roundings (avg_pool2d keeps its input's grid
+and rounds to nearest), within 1 output step.
 
 Pads: a constant pad is one 4-D pad of [N*C, D, H, W]; a reflect or
 replicate pad the 2-D edge pad of H, W on [N, C*D, H, W], then of the
@@ -127,10 +130,18 @@ def pool3d_nodes(name: str, what: str, kind: str, x: str, in_shape, error, kerne
     plane_is_identity = k[1:] == [1, 1] and s[1:] == [1, 1] and p[1:] == [0, 0]
     depth_is_identity = k[0] == 1 and s[0] == 1 and p[0] == 0
     whole_planes = kind == "avg" and k[1:] == [h, w] and p[1:] == [0, 0] and [oh, ow] == [1, 1]
+    # every window over H, W holds kh * kw counted values: no ceil_mode window
+    # past the padding, and the padding counted (or none)
+    even_planes = all((out[i] - 1) * s[i] - p[i] + k[i] <= sizes[i] + p[i] for i in (1, 2)) and (
+        count_include_pad or p[1:] == [0, 0])
     if whole_planes:
         # one average over [N, C, D, H*W]: the window is kd rows of whole planes
         b.reshape("rows", [n, c, d, h * w])
         pool2d("pool", [k[0], h * w], [s[0], h * w], [p[0], 0], [1, 1])
+    elif kind == "avg" and not plane_is_identity and not depth_is_identity and even_planes:
+        b.reshape("volume", [n, c, d, h, w])
+        _mean_by_convs(b, [n, c, d, h, w], k, s, p, out, [
+            _depth_count(o, d, k[0], s[0], p[0], count_include_pad) * k[1] * k[2] for o in range(od)])
     else:
         if not plane_is_identity:
             b.reshape("planes", [n, c * d, h, w])
@@ -143,27 +154,59 @@ def pool3d_nodes(name: str, what: str, kind: str, x: str, in_shape, error, kerne
     return b.finish(final)
 
 
+def _depth_count(o: int, depth: int, k: int, s: int, p: int, count_include_pad: bool) -> int:
+    """torch's count along the depth for output depth o: the window clipped
+    to the padded input, and to the input itself without count_include_pad."""
+    start = o * s - p
+    if count_include_pad:
+        return min(start + k, depth + p) - start
+    return min(start + k, depth) - max(start, 0)
+
+
+def _mean_by_convs(b: _Builder, shape5, k, s, p, out, divisors) -> None:
+    """Each output depth o: its window's input depths, a slice [N, C, kv, H, W]
+    of the volume, are the channels of [N, C*kv, H, W] (channel c's kv depths
+    side by side), and one grouped conv2d (groups C, zero padding in H, W)
+    whose weights are all 1 / divisors[o] sums them: one accumulator, one
+    rounding (1/2 output step). The weights are exact in int8 (each channel's
+    one value is 127 steps of its scale). Depths in the padding are zeros:
+    left out. The planes joined along the depth."""
+    n, c, depth, h, w = shape5
+    vol = b.cur
+    planes = []
+    for o in range(out[0]):
+        start = o * s[0] - p[0]
+        i0, i1 = max(start, 0), min(start + k[0], depth)
+        b.add(f"o{o}_window", "slice", dict(dim=2, start=i0, end=i1), inputs=[vol])
+        b.reshape(f"o{o}_channels", [n, c * (i1 - i0), h, w])
+        b.add(f"o{o}_mean", "conv2d", dict(
+            weight=np.full((c, i1 - i0, k[1], k[2]), 1.0 / divisors[o], np.float32), bias=None,
+            stride=list(s[1:]), padding=list(p[1:]), dilation=[1, 1], groups=c))
+        planes.append(b.reshape(f"o{o}_plane", [n, c, 1, out[1], out[2]]))
+    if len(planes) > 1:
+        b.add("depths", "cat", dict(dim=2), inputs=planes)
+
+
 def _divided_sum_nodes(b: _Builder, what: str, shape5, k, s, p, out, divisor: float, final, error) -> List[Node]:
     """avg_pool3d with divisor_override: each window's sum over the zero
     padded input, divided by `divisor`. The input is zero padded by the
     padding and by what ceil_mode's last windows run past it (a constant
-    pad: zero is exact on every int8 grid), so every window then holds
-    kd * kh * kw values and the sum is that count times a plain average,
-    taken as above; the factor count / divisor is a LUT (one more rounding)."""
+    pad: zero is exact on every int8 grid), so that every window holds
+    kd * kh * kw values; then the grouped convolutions above with weights
+    1 / divisor: one rounding."""
     sizes = shape5[2:]
     extra = [max(0, (out[i] - 1) * s[i] - p[i] + k[i] - (sizes[i] + p[i])) for i in range(3)]
-    src, padded = b.cur, list(shape5)
+    padded = list(shape5)
     if any(p) or any(extra):
         pads = []
         for i in reversed(range(3)):                    # F.pad's order: the last dim first
             pads += [p[i], p[i] + extra[i]]
-        b.nodes += pad3d_nodes(f"{b.name}_zero_padded", what, src, shape5, pads, "constant", 0.0, error)
-        src = f"{b.name}_zero_padded"
+        b.nodes += pad3d_nodes(f"{b.name}_zero_padded", what, b.cur, shape5, pads, "constant", 0.0, error)
+        b.cur = f"{b.name}_zero_padded"
         padded = shape5[:2] + [sizes[i] + 2 * p[i] + extra[i] for i in range(3)]
-    b.nodes += pool3d_nodes(f"{b.name}_window_mean", what, "avg", src, padded, error, k, s)
-    const = b.add("count_over_divisor", "constant", dict(value=np.array(k[0] * k[1] * k[2] / divisor, np.float32)),
-                  inputs=[])
-    b.add("scaled", "mul", {}, inputs=[f"{b.name}_window_mean", const])
+    else:
+        b.reshape("volume", shape5)
+    _mean_by_convs(b, padded, k, s, [0, 0, 0], out, [divisor] * out[0])
     return b.finish(final)
 
 
