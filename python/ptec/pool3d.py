@@ -64,24 +64,28 @@ def pool_out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) ->
 
 
 class _Builder:
-    """Nodes named after the layer; the last one made takes the layer's name."""
+    """Nodes named after the layer; the last one made takes the layer's name.
+    `shape` is the current value's shape when a node made it known."""
 
     def __init__(self, name: str, x: str):
-        self.name, self.cur, self.nodes = name, x, []
+        self.name, self.cur, self.nodes, self.shape = name, x, [], None
 
-    def add(self, tag: str, op: str, attrs, inputs: Optional[List[str]] = None) -> str:
+    def add(self, tag: str, op: str, attrs, inputs: Optional[List[str]] = None, shape=None) -> str:
         node = Node(f"{self.name}_{tag}", op, inputs if inputs is not None else [self.cur], attrs)
         self.nodes.append(node)
-        self.cur = node.name
+        self.cur, self.shape = node.name, None if shape is None else [int(v) for v in shape]
         return node.name
 
     def reshape(self, tag: str, shape: Sequence[int]) -> str:
-        return self.add(tag, "reshape", dict(target_shape=[int(s) for s in shape]))
+        return self.add(tag, "reshape", dict(target_shape=[int(s) for s in shape]), shape=shape)
 
     def finish(self, shape: Sequence[int]) -> List[Node]:
-        """A last reshape to the layer's output shape takes the layer's name
-        (a view when the shape is already that)."""
-        self.reshape("out", shape)
+        """The layer's name goes to the last node when it already has the
+        output's shape (so that a batch-norm or an activation after the
+        layer sees the node that made it: quantize.prepare folds them into
+        per-depth convs), else to a last reshape to that shape."""
+        if self.shape != [int(v) for v in shape] or not self.nodes or self.nodes[-1].name != self.cur:
+            self.reshape("out", shape)
         self.nodes[-1].name = self.name
         return self.nodes
 
@@ -184,7 +188,7 @@ def _mean_by_convs(b: _Builder, shape5, k, s, p, out, divisors) -> None:
             stride=list(s[1:]), padding=list(p[1:]), dilation=[1, 1], groups=c))
         planes.append(b.reshape(f"o{o}_plane", [n, c, 1, out[1], out[2]]))
     if len(planes) > 1:
-        b.add("depths", "cat", dict(dim=2), inputs=planes)
+        b.add("depths", "cat", dict(dim=2), inputs=planes, shape=[n, c, out[0], out[1], out[2]])
 
 
 def _divided_sum_nodes(b: _Builder, what: str, shape5, k, s, p, out, divisor: float, final, error) -> List[Node]:
