@@ -488,6 +488,11 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_conv3d_nodes(name, fn, mods, ins, by_name))
             elif isinstance(mods[fn.target], ONE_D):
                 nodes.extend(_one_d_nodes(name, mods[fn.target], ins))
+            elif isinstance(mods[fn.target], nn.InstanceNorm3d) and len(_meta_shape(fn.args[0]) or []) == 4:
+                # unbatched [C, D, H, W]: the norm of [1, C, D, H, W] (its channels are dim 1)
+                core = _module_node(f"{name}_batched", mods[fn.target], [f"{name}_in"])
+                nodes.extend([Node(f"{name}_in", "reshape", ins[:1], dict(unsqueeze=0)), core,
+                              Node(name, "reshape", [core.name], dict(squeeze=0))])
             elif isinstance(mods[fn.target], POOLS_3D):
                 nodes.extend(module_pool3d_nodes(name, _source(fn, mods), mods[fn.target], ins,
                                                  _meta_shape(fn.args[0]), CaptureError))

@@ -174,6 +174,18 @@ def test_batch_norm3d_equals_torch(which, after_conv):
         assert torch.allclose(evaluate(g, [x])[0], model(x), atol=1e-5)
 
 
+@pytest.mark.parametrize("running", [False, True])
+def test_instance_norm3d_unbatched_equals_torch(running):
+    # [C, D, H, W]: the channels are dim 0, not the batch-norm's dim 1
+    layer = nn.InstanceNorm3d(3, affine=True, track_running_stats=running).eval()
+    if running:
+        layer = norms()[1]
+    x = torch.randn(3, 4, 5, 6)
+    g = capture(nn.Sequential(layer), [x])
+    with torch.no_grad():
+        assert torch.allclose(evaluate(prepare(g), [x])[0], layer(x), atol=1e-5)
+
+
 @pytest.mark.parametrize("layer,shape,words", [
     (nn.AdaptiveMaxPool3d(1, return_indices=True), (1, 1, 2, 2, 2), "return_indices"),
 ])
