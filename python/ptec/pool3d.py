@@ -172,8 +172,8 @@ def _mean_by_convs(b: _Builder, shape5, k, s, p, out, divisors) -> None:
     of the volume, are the channels of [N, C*kv, H, W] (channel c's kv depths
     side by side), and one grouped conv2d (groups C, zero padding in H, W)
     whose weights are all 1 / divisors[o] sums them: one accumulator, one
-    rounding (1/2 output step). The weights are exact in int8 (each channel's
-    one value is 127 steps of its scale). Depths in the padding are zeros:
+    rounding (1/2 output step). No weight rounding: each channel's one
+    value is 127 steps of its own scale. Depths in the padding are zeros:
     left out. The planes joined along the depth."""
     n, c, depth, h, w = shape5
     vol = b.cur
@@ -260,37 +260,45 @@ def adaptive_pool3d_nodes(name: str, what: str, kind: str, x: str, in_shape, out
     od, oh, ow = out
     if [h, w] != [oh, ow]:
         b.reshape("planes", [n, c * d, h, w])
-        _adaptive_dim(b, kind, "w", 3, w, ow)
-        _adaptive_dim(b, kind, "h", 2, h, oh)
+        if h % oh == 0 and w % ow == 0:         # one 2-D pool (one rounding) for both
+            _adaptive_dim(b, kind, "hw", (2, 3), (h, w), (oh, ow))
+        else:
+            _adaptive_dim(b, kind, "w", 3, w, ow)
+            _adaptive_dim(b, kind, "h", 2, h, oh)
     if d != od:
         b.reshape("rows", [n, c, d, oh * ow])
         _adaptive_dim(b, kind, "d", 2, d, od)
     return b.finish(_unbatched([n, c] + out, in_shape))
 
 
-def _adaptive_dim(b: _Builder, kind: str, tag: str, dim: int, size: int, out: int) -> None:
+def _adaptive_dim(b: _Builder, kind: str, tag: str, dim, size, out) -> None:
     """The adaptive pool of dim 2 or 3 of the current 4-D value from `size`
-    to `out` (nothing when equal)."""
-    if size == out:
+    to `out` (nothing when equal), or of both (dim (2, 3)) when the output
+    divides each."""
+    dims, sizes, outs = (list(dim), list(size), list(out)) if isinstance(dim, tuple) else ([dim], [size], [out])
+    if sizes == outs:
         return
 
-    def pool(t: str, length: int, stride: int, src: str) -> str:
-        k = [length, 1] if dim == 2 else [1, length]
-        st = [stride, 1] if dim == 2 else [1, stride]
+    def pool(t: str, lengths, src: str, stride=None) -> str:
+        k, st = [1, 1], [1, 1]
+        for i, dd in enumerate(dims):
+            k[dd - 2] = lengths[i]
+            st[dd - 2] = lengths[i] if stride is None else stride
         if kind == "max":
             return b.add(t, "max_pool2d", dict(kernel=k, stride=st, padding=[0, 0], dilation=[1, 1],
                                                ceil_mode=False), inputs=[src])
         return b.add(t, "avg_pool2d", dict(kernel=k, stride=st, padding=[0, 0], ceil_mode=False,
                                            count_include_pad=True, divisor_override=None), inputs=[src])
-    if size % out == 0:
-        pool(f"{tag}_pool", size // out, size // out, b.cur)
+    if all(sz % o == 0 for sz, o in zip(sizes, outs)):
+        pool(f"{tag}_pool", [sz // o for sz, o in zip(sizes, outs)], b.cur)
         return
     src, pieces = b.cur, []
+    size, out = sizes[0], outs[0]
     for i in range(out):
         start, end = (i * size) // out, -(-((i + 1) * size) // out)
-        cut = b.add(f"{tag}{i}", "slice", dict(dim=dim, start=start, end=end), inputs=[src])
-        pieces.append(pool(f"{tag}{i}_pool", end - start, 1, cut))
-    b.add(f"{tag}_pooled", "cat", dict(dim=dim), inputs=pieces)
+        cut = b.add(f"{tag}{i}", "slice", dict(dim=dims[0], start=start, end=end), inputs=[src])
+        pieces.append(pool(f"{tag}{i}_pool", [end - start], cut, stride=1))
+    b.add(f"{tag}_pooled", "cat", dict(dim=dims[0]), inputs=pieces)
 
 
 def module_pool3d_nodes(name: str, what: str, m: nn.Module, ins: List[str], in_shape, error) -> List[Node]:
