@@ -337,16 +337,16 @@ def functional_pool3d_module(target, arg) -> Optional[nn.Module]:
 def pad3d_nodes(name: str, what: str, x: str, in_shape, pads, mode: str, value: float, error) -> Optional[List[Node]]:
     """A pad of the last three dims (or fewer) of a 5-D input (F.pad's
     order: the last dim's pair first); None when it is not one ptec takes
-    this way (pads of N or C, cropping), which stays a plain pad."""
+    this way (pads of N or C, cropping, circular), which stays a plain pad
+    (and is refused as such)."""
     pads = [int(v) for v in pads]
-    if in_shape is None or len(in_shape) != 5 or len(pads) % 2 or len(pads) > 6 or min(pads, default=0) < 0:
+    if (in_shape is None or len(in_shape) != 5 or len(pads) % 2 or len(pads) > 6 or min(pads, default=0) < 0
+            or mode not in ("constant", "reflect", "replicate")):
         return None
     pads = pads + [0] * (6 - len(pads))
     n, c, d, h, w = in_shape
     wl, wr, hl, hr, dl, dr = pads
     out = [n, c, d + dl + dr, h + hl + hr, w + wl + wr]
-    if mode not in ("constant", "reflect", "replicate"):
-        raise error(f"{what}: padding mode {mode!r} is not supported")
     if mode == "reflect" and any(p >= size for p, size in zip(pads, [w, w, h, h, d, d])):
         raise error(f"{what}: reflect padding {pads} must be smaller than the padded dims")
     b = _Builder(name, x)

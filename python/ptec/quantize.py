@@ -326,23 +326,55 @@ def quantize_bias(b: Optional[np.ndarray], s_in: float, w_scales: np.ndarray) ->
     return np.clip(q, -2 ** 31, 2 ** 31 - 1).astype(np.int32)
 
 
+def _behind_views(g: Graph, n) -> List:
+    """n, then the nodes behind it through reshapes (views: each keeps its
+    input's grid) up to the first that is not one: the producer whose grid
+    a cat input really has (the Conv3d stand-in's planes are unsqueezed
+    convs), when each is read by the next alone."""
+    chain = [n]
+    while chain[-1].op == "reshape" and chain[-1].inputs:
+        p = g.node(chain[-1].inputs[0])
+        # only a producer the view alone reads: its grid concerns no one else
+        if p.op in ("input", "constant", "state") or len(g.users(p.name)) != 1 or p.name in g.outputs:
+            break
+        chain.append(p)
+    return chain
+
+
+def _pieces_of_one_value(g: Graph, n) -> bool:
+    """Every input of n is, through pass-through ops (slices, reshapes,
+    pools: each keeps its input's grid), a piece of one value: so on one
+    grid, which n then keeps (quantize)."""
+    roots = set()
+    for i in n.inputs:
+        p = g.node(i)
+        while p.op in PASS_THROUGH and p.inputs:
+            p = g.node(p.inputs[0])
+        roots.add(p.name)
+    return len(roots) == 1
+
+
 def _shared_cat_qparams(g: Graph, observer: RangeObserver) -> Dict[str, Tuple[float, int]]:
     """cat copies int8 bytes unchanged only if its inputs and its output share
     one scale and zero point (upstream's SharedQuantizationSpec). The shared
-    qparams come from the output's range, which covers every input's. A cat
-    whose inputs have qparams fixed by something else (softmax's, a
-    pass-through op's copy of its own input's, another cat's) keeps its own
-    and is lowered in fp32."""
+    qparams come from the output's range, which covers every input's; an
+    input that is a view of a producer (through reshapes) shares them with
+    that producer. A cat whose inputs have qparams fixed by something else
+    (softmax's, a pass-through op's copy of its own input's, another cat's,
+    a min/max of pieces of one value, which keeps that value's) is left out:
+    quantize gives it its inputs' grid when they share one, else its own
+    (its inputs then requantized, or the cat lowered in fp32)."""
     forced: Dict[str, Tuple[float, int]] = {}
     for n in g.nodes:
         if n.op != "cat" or n.attrs.get("act") or len(set(n.inputs)) != len(n.inputs):
             continue
-        srcs = [g.node(i) for i in n.inputs]
-        if n.name in forced or any(s.op in PASS_THROUGH or s.op in ("softmax", "masked_softmax") or s.name in forced
-                                   for s in srcs):
+        chains = [_behind_views(g, g.node(i)) for i in n.inputs]
+        if n.name in forced or any(c[-1].op in PASS_THROUGH or c[-1].op in ("softmax", "masked_softmax")
+                                   or (c[-1].op in ("minimum", "maximum") and _pieces_of_one_value(g, c[-1]))
+                                   or any(v.name in forced for v in c) for c in chains):
             continue
         qp = affine_qparams(*observer.range(n.name))
-        for name in [s.name for s in srcs] + [n.name]:
+        for name in [v.name for c in chains for v in c] + [n.name]:
             forced[name] = qp
     return forced
 
@@ -373,6 +405,12 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
             n.qparams = shared[n.name]
         elif n.op in ("softmax", "masked_softmax"):
             n.qparams = (qm.SOFTMAX_OUTPUT_SCALE, qm.SOFTMAX_OUTPUT_ZERO_POINT)
+        elif (n.op in ("cat", "minimum", "maximum") and not n.attrs.get("act")
+              and all(g.node(i).qparams for i in n.inputs)
+              and len({tuple(g.node(i).qparams) for i in n.inputs}) == 1):
+            # inputs already on one grid (pieces of one tensor: slices, pools):
+            # the result is on it too, a copy of bytes or a choice of one (exact)
+            n.qparams = g.node(n.inputs[0]).qparams
         elif n.op in PASS_THROUGH and n.inputs:
             src = g.node(n.inputs[0])
             n.qparams = src.qparams if src.qparams is not None else affine_qparams(

@@ -270,12 +270,17 @@ def test_every_layer_is_int8(compiled):
     for op in ("cortex_m::quantized_max_pool2d.out", "cortex_m::quantized_avg_pool2d.out", "cortex_m::pad.out",
                "aten::replication_pad2d.out", "aten::reflection_pad2d.out", "cortex_m::maximum.out"):
         assert op in res.lowered.operators, (op, res.lowered.operators)
+    # the joins and depth maxima inside the layers move bytes on their inputs' grid (no requantizing)
+    g = res.graph
+    inner = [n for n in g.nodes if n.op in ("cat", "maximum") and n.name != "cat"]
+    assert len(inner) > 10 and all(g.node(i).qparams == n.qparams for n in inner for i in n.inputs), \
+        [(n.name, n.qparams, [g.node(i).qparams for i in n.inputs]) for n in inner]
 
 
 def test_host_equals_reference_and_float(compiled, tmp_path):
     model, res = compiled
     worst = host_steps_from_float(model, res, clips(12, 7), tmp_path)
-    assert worst <= 3.0, worst      # measured 1.79
+    assert worst <= 3.0, worst      # measured 1.82
 
 
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
@@ -295,7 +300,7 @@ def test_a16_and_w4_run_on_host(kw, op, tmp_path):
     assert op in res.lowered.operators, res.lowered.operators
     worst = host_steps_from_float(model, res, clips(6, 7), tmp_path)
     if "a16" in kw:
-        assert worst <= 3.0, worst      # measured 1.46 (int8 output steps)
+        assert worst <= 3.0, worst      # measured 1.17 (int8 output steps)
 
 
 def test_even_average_is_one_conv_per_output_depth():
@@ -315,3 +320,14 @@ def test_norms_fold_or_become_one_depthwise_conv(compiled):
     lone = [n for n in res.graph.nodes if n.name == "norm_affine"]
     assert len(lone) == 1 and lone[0].attrs["groups"] == 8, res.graph.summary()
     assert not [n for n in res.graph.nodes if n.name.startswith(("bn1", "bn2"))], res.graph.summary()
+
+
+def test_dilation_over_planes_runs_as_the_2d_pool_does(tmp_path):
+    # nn.MaxPool2d with dilation has no int8 kernel: its fp32 fallback, here on [N, C*D, H, W]
+    torch.manual_seed(8)
+    model = nn.Sequential(nn.Conv3d(3, 4, 1), nn.MaxPool3d((2, 2, 2), stride=1, dilation=(2, 2, 1))).eval()
+    res = compile_model(model, [clips(1, 0)[0][0]], clips(24, 0))
+    assert {f.split(": ")[1] for f in res.lowered.fallbacks} >= {"aten::max_pool2d_with_indices.out"}, \
+        res.lowered.fallbacks
+    worst = host_steps_from_float(model, res, clips(4, 7), tmp_path)
+    assert worst <= 2.0, worst      # measured 0.94
