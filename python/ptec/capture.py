@@ -163,8 +163,9 @@ def _conv3d_nodes(name: str, fn: torch.fx.Node, mods, ins: List[str], by_name) -
 
 
 def _pad3d_call(name: str, fn: torch.fx.Node, mods, ins: List[str]) -> Optional[List[Node]]:
-    """F.pad of a 5-D input by int pads (python/ptec/pool3d.py); None for
-    any other, which stays a plain pad node."""
+    """F.pad by int pads of a 5-D input, or of an unbatched 4-D one by
+    reflection or replication in three dims (python/ptec/pool3d.py); None
+    for any other, which stays a plain pad node."""
     pads, value = _scalar_arg(fn, 1, "pad"), _scalar_arg(fn, 3, "value")
     x = fn.args[0] if fn.args else fn.kwargs.get("input")
     if not isinstance(x, torch.fx.Node) or not all(isinstance(p, int) for p in pads or []) \

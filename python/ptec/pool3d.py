@@ -336,17 +336,21 @@ def functional_pool3d_module(target, arg) -> Optional[nn.Module]:
 
 def pad3d_nodes(name: str, what: str, x: str, in_shape, pads, mode: str, value: float, error) -> Optional[List[Node]]:
     """A pad of the last three dims (or fewer) of a 5-D input (F.pad's
-    order: the last dim's pair first); None when it is not one ptec takes
-    this way (pads of N or C, cropping, circular), which stays a plain pad
-    (and is refused as such)."""
+    order: the last dim's pair first), or a reflect / replicate pad of all
+    three of an unbatched [C, D, H, W] one; None when it is not one ptec
+    takes this way (pads of N or C, cropping, circular; a constant pad of a
+    4-D input is a plain pad already), which stays a plain pad (and is
+    refused as such)."""
     pads = [int(v) for v in pads]
-    if (in_shape is None or len(in_shape) != 5 or len(pads) % 2 or len(pads) > 6 or min(pads, default=0) < 0
-            or mode not in ("constant", "reflect", "replicate")):
+    rank = len(in_shape or [])
+    if (rank not in (4, 5) or len(pads) % 2 or len(pads) > 6 or min(pads, default=0) < 0
+            or mode not in ("constant", "reflect", "replicate")
+            or (rank == 4 and (mode == "constant" or len(pads) != 6))):
         return None
     pads = pads + [0] * (6 - len(pads))
-    n, c, d, h, w = in_shape
+    n, c, d, h, w = _batched(in_shape, what, error)
     wl, wr, hl, hr, dl, dr = pads
-    out = [n, c, d + dl + dr, h + hl + hr, w + wl + wr]
+    out = _unbatched([n, c, d + dl + dr, h + hl + hr, w + wl + wr], in_shape)
     if mode == "reflect" and any(p >= size for p, size in zip(pads, [w, w, h, h, d, d])):
         raise error(f"{what}: reflect padding {pads} must be smaller than the padded dims")
     b = _Builder(name, x)
@@ -358,13 +362,13 @@ def pad3d_nodes(name: str, what: str, x: str, in_shape, pads, mode: str, value: 
         b.reshape("planes", [n, c * d, h, w])
         b.add("plane_pad", "pad", dict(pad=pads[:4], mode=mode, value=0.0))
     if dl or dr:
-        b.reshape("rows", [n, c, d, out[3] * out[4]])
+        b.reshape("rows", [n, c, d, (h + hl + hr) * (w + wl + wr)])
         b.add("depth_pad", "pad", dict(pad=[0, 0, dl, dr], mode=mode, value=0.0))
     return b.finish(out)
 
 
 def module_pad3d_nodes(name: str, what: str, m: nn.Module, ins: List[str], in_shape, error) -> Optional[List[Node]]:
-    """nn.ConstantPad3d (and ZeroPad3d), nn.ReflectionPad3d, nn.ReplicationPad3d on a 5-D input."""
+    """nn.ConstantPad3d (and ZeroPad3d), nn.ReflectionPad3d, nn.ReplicationPad3d (pad3d_nodes)."""
     mode = ("reflect" if isinstance(m, nn.ReflectionPad3d) else
             "replicate" if isinstance(m, nn.ReplicationPad3d) else "constant")
     return pad3d_nodes(name, what, ins[0], in_shape, m.padding, mode, float(getattr(m, "value", 0.0)), error)

@@ -121,7 +121,7 @@ def test_functional_forms_equal_torch():
     nn.ReflectionPad3d(1), nn.ReflectionPad3d((2, 0, 1, 1, 1, 0)), nn.ReflectionPad3d((1, 2, 0, 0, 0, 0)),
     nn.ConstantPad3d(1, 0.5), nn.ConstantPad3d((1, 0, 2, 1, 0, 2), -1.0),
 ])
-@pytest.mark.parametrize("shape", [(2, 3, 3, 4, 5), (1, 1, 4, 3, 3)])
+@pytest.mark.parametrize("shape", [(2, 3, 3, 4, 5), (1, 1, 4, 3, 3), (3, 3, 4, 5)])
 def test_pad3d_equals_torch(layer, shape):
     torch.manual_seed(3)
     same_as_torch(nn.Sequential(layer), torch.randn(shape), exact=True)
@@ -136,13 +136,17 @@ class FPad(nn.Module):
         return F.pad(x, self.pads, mode=self.mode) if self.mode != "constant" else F.pad(x, self.pads, value=0.25)
 
 
-@pytest.mark.parametrize("mode,pads", [("constant", (1, 1)), ("constant", (1, 0, 0, 2)),
-                                       ("constant", (1, 2, 0, 1, 2, 1)), ("reflect", (1, 2, 0, 1, 2, 1)),
-                                       ("replicate", (1, 2, 0, 1, 2, 1)), ("replicate", (0, 0, 0, 0, 1, 0))])
-def test_functional_pad_on_5d_equals_torch(mode, pads):
-    # torch pads a 5-D input by reflection or replication in all three dims only
+@pytest.mark.parametrize("mode,pads,shape", [
+    ("constant", (1, 1), (1, 2, 3, 4, 4)), ("constant", (1, 0, 0, 2), (1, 2, 3, 4, 4)),
+    ("constant", (1, 2, 0, 1, 2, 1), (1, 2, 3, 4, 4)), ("reflect", (1, 2, 0, 1, 2, 1), (1, 2, 3, 4, 4)),
+    ("replicate", (1, 2, 0, 1, 2, 1), (1, 2, 3, 4, 4)), ("replicate", (0, 0, 0, 0, 1, 0), (1, 2, 3, 4, 4)),
+    ("reflect", (1, 2, 0, 1, 2, 1), (2, 3, 4, 4)), ("replicate", (0, 1, 1, 0, 2, 2), (2, 3, 4, 4)),
+])
+def test_functional_pad_on_5d_equals_torch(mode, pads, shape):
+    # torch pads a 5-D input by reflection or replication in all three dims only,
+    # and a 4-D one in three dims as an unbatched volume
     torch.manual_seed(4)
-    g = same_as_torch(FPad(pads, mode).eval(), torch.randn(1, 2, 3, 4, 4), exact=True)
+    g = same_as_torch(FPad(pads, mode).eval(), torch.randn(shape), exact=True)
     assert all(len(n.shape) <= 4 for n in g.nodes if n.op == "pad"), g.summary()
 
 
