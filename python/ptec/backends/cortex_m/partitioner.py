@@ -234,7 +234,7 @@ CHECKS: Dict[str, Callable[[Node, object], Optional[str]]] = {
     "adaptive_avg_pool2d": _adaptive_avg_pool2d,
     "mean": _mean,
     "max_pool2d": _max_pool2d,
-    "clamp": _rank([2, 4], "the int8 clamp takes rank 2 or 4"),
+    "clamp": _rank([2, 4, 5], "the int8 clamp takes rank 2, 4 or 5"),
     "softmax": _softmax,
     "masked_softmax": _masked_softmax,
     "permute": _permute,
