@@ -11,7 +11,9 @@ Max pools: max_pool2d over H, W, then max_pool2d of kernel (kd, 1) over
 the depth; exact on the int8 grid (a max only picks a byte). A dilated
 depth window is not a 2-D pool ptec lowers: each output depth is then the
 elementwise maximum of the input depth slices its window reads (a slice
-in the padding holds -inf: it is left out).
+in the padding holds -inf: it is left out); the maxima and their join keep
+the input's grid (quantize). Dilation over H, W is the 2-D pool's, which
+ptec runs in fp32 as for nn.MaxPool2d. Adaptive pools: adaptive_pool3d_nodes.
 
 Average pools: torch divides a window's sum by the product of its counts
 per dim (each clipped to the padded input, and to the input itself when
