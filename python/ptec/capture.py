@@ -167,7 +167,7 @@ def _pad3d_call(name: str, fn: torch.fx.Node, mods, ins: List[str]) -> Optional[
     reflection or replication in three dims (python/ptec/pool3d.py); None
     for any other, which stays a plain pad node."""
     pads, value = _scalar_arg(fn, 1, "pad"), _scalar_arg(fn, 3, "value")
-    x = fn.args[0] if fn.args else fn.kwargs.get("input")
+    x = fn.args[0] if fn.args else None
     if not isinstance(x, torch.fx.Node) or not all(isinstance(p, int) for p in pads or []) \
             or isinstance(value, torch.fx.Node):
         return None
@@ -573,7 +573,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_basic_index_nodes(name, fn, ins[0]))
             elif fn.target in (torch.narrow, "narrow") and _narrow_node(name, fn, ins) is not None:
                 nodes.append(_narrow_node(name, fn, ins))
-            elif functional_pool3d_module(fn.target, lambda i, k, d: _scalar_arg(fn, i, k, d)) is not None:
+            elif (fn.args and isinstance(fn.args[0], torch.fx.Node)
+                  and functional_pool3d_module(fn.target, lambda i, k, d: _scalar_arg(fn, i, k, d)) is not None):
                 m = functional_pool3d_module(fn.target, lambda i, k, d: _scalar_arg(fn, i, k, d))
                 nodes.extend(module_pool3d_nodes(name, _source(fn, mods), m, ins[:1], _meta_shape(fn.args[0]),
                                                  CaptureError))
