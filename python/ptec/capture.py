@@ -32,6 +32,8 @@ from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, 
                                functional_conv_transpose3d_nodes)
 from .fractional_max_pool import REFUSAL as FRACTIONAL_REFUSAL, fractional_max_pool_nodes
 from .interpolate import expand_adaptive_avg_pools, interpolate_nodes
+from .pool3d import (PADS_3D, POOLS_3D, functional_pool3d_module, module_pad3d_nodes, module_pool3d_nodes,
+                     pad3d_nodes)
 from .ir import Graph, Node, UnsupportedOperator, infer_shapes
 
 
@@ -229,6 +231,20 @@ def _interpolate_nodes(name: str, fn: torch.fx.Node, ins: List[str]) -> Optional
                              ins, _meta_shape(x), _meta_shape(fn), bool(_scalar_arg(fn, 6, "antialias", False)))
 
 
+def _pad3d_call(name: str, fn: torch.fx.Node, mods, ins: List[str]) -> Optional[List[Node]]:
+    """F.pad by int pads of a 5-D input, or of an unbatched 4-D one by
+    reflection or replication in three dims (python/ptec/pool3d.py); None
+    for any other, which stays a plain pad node."""
+    pads, value = _scalar_arg(fn, 1, "pad"), _scalar_arg(fn, 3, "value")
+    x = fn.args[0] if fn.args else None
+    if not isinstance(x, torch.fx.Node) or not all(isinstance(p, int) for p in pads or []) \
+            or isinstance(value, torch.fx.Node):
+        return None
+    return pad3d_nodes(name, _source(fn, mods), ins[0], _meta_shape(x), pads,
+                       str(_scalar_arg(fn, 2, "mode", "constant")), 0.0 if value is None else float(value),
+                       CaptureError)
+
+
 def _unfold_nodes(name: str, m: nn.Unfold, ins: List[str], shape) -> List[Node]:
     """nn.Unfold (im2col) over [N, C, H, W]: a convolution whose one-hot
     weights copy each patch position to its own output channel (channel
@@ -401,7 +417,7 @@ def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
     if isinstance(m, nn.Linear):
         return Node(name, "linear", ins, dict(weight=_np(m.weight),
                                               bias=None if m.bias is None else _np(m.bias)))
-    if isinstance(m, (nn.BatchNorm2d, nn.BatchNorm1d)):
+    if isinstance(m, (nn.BatchNorm3d, nn.BatchNorm2d, nn.BatchNorm1d)):
         return Node(name, "batch_norm", ins, dict(
             mean=_np(m.running_mean), var=_np(m.running_var),
             gamma=None if m.weight is None else _np(m.weight),
@@ -410,14 +426,14 @@ def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
         return Node(name, "group_norm", ins, dict(
             groups=int(m.num_groups), eps=float(m.eps),
             weight=_np(m.weight) if m.affine else None, bias=_np(m.bias) if m.affine else None))
-    if isinstance(m, (nn.InstanceNorm1d, nn.InstanceNorm2d)) and m.track_running_stats:
+    if isinstance(m, (nn.InstanceNorm1d, nn.InstanceNorm2d, nn.InstanceNorm3d)) and m.track_running_stats:
         # In eval, an instance norm that tracks running statistics normalizes
         # with them (torch's use_input_stats is training or no running stats):
         # a batch-norm, which folds into the layer before it or runs alone.
         return Node(name, "batch_norm", ins, dict(
             mean=_np(m.running_mean), var=_np(m.running_var),
             gamma=_np(m.weight) if m.affine else None, beta=_np(m.bias) if m.affine else None, eps=float(m.eps)))
-    if isinstance(m, (nn.InstanceNorm1d, nn.InstanceNorm2d)) and not m.track_running_stats:
+    if isinstance(m, (nn.InstanceNorm1d, nn.InstanceNorm2d, nn.InstanceNorm3d)) and not m.track_running_stats:
         # Instance statistics (what eval uses without running stats): a group per channel.
         return Node(name, "group_norm", ins, dict(
             groups=int(m.num_features), eps=float(m.eps),
@@ -545,6 +561,16 @@ def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: 
         nodes.extend(_conv_transpose3d_nodes(name, fn, mods, ins, by_name))
     elif isinstance(m, ONE_D):
         nodes.extend(_one_d_nodes(name, m, ins))
+    elif isinstance(m, nn.InstanceNorm3d) and len(_meta_shape(fn.args[0]) or []) == 4:
+        # unbatched [C, D, H, W]: the norm of [1, C, D, H, W] (its channels are dim 1)
+        core = _module_node(f"{name}_batched", m, [f"{name}_in"])
+        nodes.extend([Node(f"{name}_in", "reshape", ins[:1], dict(unsqueeze=0)), core,
+                      Node(name, "reshape", [core.name], dict(squeeze=0))])
+    elif isinstance(m, POOLS_3D):
+        nodes.extend(module_pool3d_nodes(name, _source(fn, mods), m, ins, _meta_shape(fn.args[0]), CaptureError))
+    elif isinstance(m, PADS_3D) and module_pad3d_nodes(name, _source(fn, mods), m, ins, _meta_shape(fn.args[0]),
+                                                       CaptureError):
+        nodes.extend(module_pad3d_nodes(name, _source(fn, mods), m, ins, _meta_shape(fn.args[0]), CaptureError))
     elif isinstance(m, (nn.AdaptiveMaxPool2d, nn.GLU, nn.Fold, nn.LPPool2d, nn.LPPool1d, nn.AdaptiveAvgPool1d,
                         nn.AdaptiveMaxPool1d)):
         nodes.extend(_reshaping_module_nodes(name, m, ins, _meta_shape(fn.args[0])))
@@ -682,6 +708,13 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_adaptive_avg_pool1d_nodes(name, ins, int(_meta_shape(fn)[2])))
             elif fn.target is F.interpolate and _interpolate_nodes(name, fn, ins) is not None:
                 nodes.extend(_interpolate_nodes(name, fn, ins))
+            elif (fn.args and isinstance(fn.args[0], torch.fx.Node)
+                  and functional_pool3d_module(fn.target, lambda i, k, d: _scalar_arg(fn, i, k, d)) is not None):
+                m = functional_pool3d_module(fn.target, lambda i, k, d: _scalar_arg(fn, i, k, d))
+                nodes.extend(module_pool3d_nodes(name, _source(fn, mods), m, ins[:1], _meta_shape(fn.args[0]),
+                                                 CaptureError))
+            elif fn.target is F.pad and _pad3d_call(name, fn, mods, ins) is not None:
+                nodes.extend(_pad3d_call(name, fn, mods, ins))
             elif _functional_module(fn, by_name) is not None:
                 module, taken = _functional_module(fn, by_name)
                 nodes.extend(_called_module_nodes(name, module, fn, mods, ins[:1], by_name))

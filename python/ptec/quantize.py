@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from . import quant_math as qm
-from .ir import CELL_SUFFIX, permutation, Graph, evaluate
+from .ir import CELL_SUFFIX, permutation, Graph, Node, evaluate
 
 FUSABLE_PRODUCERS = ("conv2d", "conv_transpose2d", "linear", "add", "max_pool2d", "svdf")
 PASS_THROUGH = ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "reshape", "identity", "channel_shuffle", "upsample_nearest", "slice",
@@ -122,6 +122,44 @@ def _collapse_channel_shuffles(g: Graph) -> None:
         g.remove(r1.name)
 
 
+def _fold_batch_norm(prod, a) -> None:
+    """Fold an eval batch-norm's per-channel affine map (attrs a) into the
+    conv2d / linear / conv_transpose2d prod before it."""
+    scale = (a["gamma"] if a["gamma"] is not None else 1.0) / np.sqrt(a["var"] + a["eps"])
+    shift = (a["beta"] if a["beta"] is not None else 0.0) - a["mean"] * scale
+    w = prod.attrs["weight"].astype(np.float64)
+    axis = 1 if prod.op == "conv_transpose2d" else 0   # the output-channel axis
+    b = prod.attrs.get("bias")
+    b = np.zeros(w.shape[axis]) if b is None else b.astype(np.float64)
+    shape = [1] * w.ndim
+    shape[axis] = -1
+    prod.attrs["weight"] = (w * scale.reshape(shape)).astype(np.float32)
+    prod.attrs["bias"] = (b * scale + shift).astype(np.float32)
+
+
+def _lone_batch_norm(g: Graph, n) -> None:
+    """A batch-norm with no layer to fold into is a per-channel affine map:
+    a 1x1 depthwise conv. On [N, C, D, H, W] (nn.BatchNorm3d) the conv runs
+    on the [N, C, D*H, W] view and n becomes the reshape back."""
+    a = n.attrs
+    c = n.shape[1]
+    scale = (a["gamma"] if a["gamma"] is not None else 1.0) / np.sqrt(a["var"] + a["eps"])
+    shift = (a["beta"] if a["beta"] is not None else 0.0) - a["mean"] * scale
+    conv = dict(weight=scale.reshape(c, 1, 1, 1).astype(np.float32), bias=shift.astype(np.float32),
+                stride=[1, 1], padding=[0, 0], dilation=[1, 1], groups=c)
+    if len(n.shape) == 4:
+        n.op, n.attrs = "conv2d", dict(conv, **({"source": a["source"]} if "source" in a else {}))
+        return
+    nb, _, d, h, w = n.shape
+    flat = [nb, c, d * h, w]
+    source = {"source": a["source"]} if "source" in a else {}
+    view = Node(f"{n.name}_as_4d", "reshape", list(n.inputs), dict(shape=flat, **source), shape=flat)
+    affine = Node(f"{n.name}_affine", "conv2d", [view.name], dict(conv, **source), shape=flat)
+    at = g.nodes.index(n)
+    g.nodes[at:at] = [view, affine]
+    n.op, n.inputs, n.attrs = "reshape", [affine.name], dict(shape=list(n.shape), **source)
+
+
 def prepare(graph: Graph) -> Graph:
     g = copy.deepcopy(graph)
     # identities
@@ -135,32 +173,21 @@ def prepare(graph: Graph) -> Graph:
         if n.op != "batch_norm":
             continue
         prod = _through_unit_squeeze(g, g.node(n.inputs[0]))
+        planes = _depth_planes(g, g.node(n.inputs[0])) if len(n.shape or []) == 5 else None
         if (prod.op in ("conv2d", "linear", "conv_transpose2d") and not prod.attrs.get("act")
                 and len(g.users(prod.name)) == 1 and prod.name not in g.outputs
                 and (prod.op != "conv_transpose2d" or prod.attrs["groups"] == 1)):
-            a = n.attrs
-            scale = (a["gamma"] if a["gamma"] is not None else 1.0) / np.sqrt(a["var"] + a["eps"])
-            shift = (a["beta"] if a["beta"] is not None else 0.0) - a["mean"] * scale
-            w = prod.attrs["weight"].astype(np.float64)
-            axis = 1 if prod.op == "conv_transpose2d" else 0   # the output-channel axis
-            b = prod.attrs.get("bias")
-            b = np.zeros(w.shape[axis]) if b is None else b.astype(np.float64)
-            shape = [1] * w.ndim
-            shape[axis] = -1
-            prod.attrs["weight"] = (w * scale.reshape(shape)).astype(np.float32)
-            prod.attrs["bias"] = (b * scale + shift).astype(np.float32)
+            _fold_batch_norm(prod, n.attrs)
             g.replace_uses(n.name, n.inputs[0])
             g.remove(n.name)
-        elif n.shape is not None and len(n.shape) == 4:
-            # a lone batch-norm is a per-channel affine map: a 1x1 depthwise conv
-            a = n.attrs
-            c = n.shape[1]
-            scale = (a["gamma"] if a["gamma"] is not None else 1.0) / np.sqrt(a["var"] + a["eps"])
-            shift = (a["beta"] if a["beta"] is not None else 0.0) - a["mean"] * scale
-            n.op = "conv2d"
-            n.attrs = dict(weight=scale.reshape(c, 1, 1, 1).astype(np.float32),
-                           bias=shift.astype(np.float32), stride=[1, 1], padding=[0, 0],
-                           dilation=[1, 1], groups=c)
+        elif planes and not any(conv.attrs.get("act") for conv in planes):
+            # after an nn.Conv3d stand-in: the same affine map on each depth's conv
+            for conv in planes:
+                _fold_batch_norm(conv, n.attrs)
+            g.replace_uses(n.name, n.inputs[0])
+            g.remove(n.name)
+        elif n.shape is not None and len(n.shape) in (4, 5):
+            _lone_batch_norm(g, n)
     # activation fusion
     for n in list(g.nodes):
         if n.op != "clamp":
@@ -306,23 +333,55 @@ def quantize_bias(b: Optional[np.ndarray], s_in: float, w_scales: np.ndarray) ->
     return np.clip(q, -2 ** 31, 2 ** 31 - 1).astype(np.int32)
 
 
+def _behind_views(g: Graph, n) -> List:
+    """n, then the nodes behind it through reshapes (views: each keeps its
+    input's grid) up to the first that is not one: the producer whose grid
+    a cat input really has (the Conv3d stand-in's planes are unsqueezed
+    convs), when each is read by the next alone."""
+    chain = [n]
+    while chain[-1].op == "reshape" and chain[-1].inputs:
+        p = g.node(chain[-1].inputs[0])
+        # only a producer the view alone reads: its grid concerns no one else
+        if p.op in ("input", "constant", "state") or len(g.users(p.name)) != 1 or p.name in g.outputs:
+            break
+        chain.append(p)
+    return chain
+
+
+def _pieces_of_one_value(g: Graph, n) -> bool:
+    """Every input of n is, through pass-through ops (slices, reshapes,
+    pools: each keeps its input's grid), a piece of one value: so on one
+    grid, which n then keeps (quantize)."""
+    roots = set()
+    for i in n.inputs:
+        p = g.node(i)
+        while p.op in PASS_THROUGH and p.inputs:
+            p = g.node(p.inputs[0])
+        roots.add(p.name)
+    return len(roots) == 1
+
+
 def _shared_cat_qparams(g: Graph, observer: RangeObserver) -> Dict[str, Tuple[float, int]]:
     """cat copies int8 bytes unchanged only if its inputs and its output share
     one scale and zero point (upstream's SharedQuantizationSpec). The shared
-    qparams come from the output's range, which covers every input's. A cat
-    whose inputs have qparams fixed by something else (softmax's, a
-    pass-through op's copy of its own input's, another cat's) keeps its own
-    and is lowered in fp32."""
+    qparams come from the output's range, which covers every input's; an
+    input that is a view of a producer (through reshapes) shares them with
+    that producer. A cat whose inputs have qparams fixed by something else
+    (softmax's, a pass-through op's copy of its own input's, another cat's,
+    a min/max of pieces of one value, which keeps that value's) is left out:
+    quantize gives it its inputs' grid when they share one, else its own
+    (its inputs then requantized, or the cat lowered in fp32)."""
     forced: Dict[str, Tuple[float, int]] = {}
     for n in g.nodes:
         if n.op != "cat" or n.attrs.get("act") or len(set(n.inputs)) != len(n.inputs):
             continue
-        srcs = [g.node(i) for i in n.inputs]
-        if n.name in forced or any(s.op in PASS_THROUGH or s.op in ("softmax", "masked_softmax") or s.name in forced
-                                   for s in srcs):
+        chains = [_behind_views(g, g.node(i)) for i in n.inputs]
+        if n.name in forced or any(c[-1].op in PASS_THROUGH or c[-1].op in ("softmax", "masked_softmax")
+                                   or (c[-1].op in ("minimum", "maximum") and _pieces_of_one_value(g, c[-1]))
+                                   or any(v.name in forced for v in c) for c in chains):
             continue
         qp = affine_qparams(*observer.range(n.name))
-        for name in [s.name for s in srcs] + [n.name]:
+        for name in [v.name for c in chains for v in c] + [n.name]:
             forced[name] = qp
     return forced
 
@@ -353,6 +412,12 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
             n.qparams = shared[n.name]
         elif n.op in ("softmax", "masked_softmax"):
             n.qparams = (qm.SOFTMAX_OUTPUT_SCALE, qm.SOFTMAX_OUTPUT_ZERO_POINT)
+        elif (n.op in ("cat", "minimum", "maximum") and not n.attrs.get("act")
+              and all(g.node(i).qparams for i in n.inputs)
+              and len({tuple(g.node(i).qparams) for i in n.inputs}) == 1):
+            # inputs already on one grid (pieces of one tensor: slices, pools):
+            # the result is on it too, a copy of bytes or a choice of one (exact)
+            n.qparams = g.node(n.inputs[0]).qparams
         elif n.op in PASS_THROUGH and n.inputs:
             src = g.node(n.inputs[0])
             n.qparams = src.qparams if src.qparams is not None else affine_qparams(

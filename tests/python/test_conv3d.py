@@ -78,7 +78,7 @@ def test_functional_conv3d(bias, tmp_path):
     res = compile_model(model, [x], calibration)
     assert {p.backend for p in res.lowered.placements if p.backend != "none"} == {"cortex_m"}
     worst = host_steps_from_float(model, res, calibration[:6], tmp_path)
-    assert worst <= 4.0, worst      # measured 2.97 (bias), 3.20: white-noise input, 18 taps a conv
+    assert worst <= 4.0, worst      # measured 2.97 (bias), 2.20: white-noise input, 18 taps a conv
 
 
 class VideoNet(nn.Module):
@@ -129,7 +129,7 @@ def test_every_layer_is_int8(compiled):
 def test_host_equals_reference_and_float(compiled, tmp_path):
     model, res = compiled
     worst = host_steps_from_float(model, res, clips(12, 7), tmp_path)
-    assert worst <= 3.0, worst      # measured 2.34
+    assert worst <= 3.0, worst      # measured 1.66 (2.34 before the planes shared the join's grid)
 
 
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])

@@ -258,8 +258,9 @@ def op_clamp(ctx, n: Node):
     lo, hi = qm.activation_range(n.attrs["lo"], n.attrs["hi"], x.scale, x.zp)
     if len(x.sizes) == 4:
         return K.max_pool2d(ctx.b, x, [1, 1], [1, 1], [0, 0], lo, hi)
-    # rank 2: [N,F] contiguous has the bytes of [N,F,1,1] channels-last
-    v = view(ctx.b, x, list(x.sizes) + [1, 1])
+    # rank 2: [N,F] contiguous has the bytes of [N,F,1,1] channels-last;
+    # rank 5 (contiguous) those of [1, numel, 1, 1]
+    v = view(ctx.b, x, list(x.sizes) + [1, 1] if len(x.sizes) == 2 else [1, int(np.prod(x.sizes)), 1, 1])
     y = K.max_pool2d(ctx.b, v, [1, 1], [1, 1], [0, 0], lo, hi)
     return view(ctx.b, y, x.sizes)
 

@@ -147,6 +147,13 @@ def _conv_transpose2d(n: Node, ctx) -> Optional[str]:
     return None
 
 
+def _min_max(n: Node, ctx) -> Optional[str]:
+    """The operands take the result's rank (broadcast), which the kernel
+    takes up to 4."""
+    r = len(n.shape or [])
+    return f"rank {r}: cortex_m::{n.op} takes rank <= 4" if r > 4 else None
+
+
 def _permute(n: Node, ctx) -> Optional[str]:
     r = len(_shape(ctx, n.inputs[0]))
     return f"rank {r}: cortex_m::transpose takes rank 1 to 4" if r > 4 else None
@@ -227,10 +234,12 @@ CHECKS: Dict[str, Callable[[Node, object], Optional[str]]] = {
     "adaptive_avg_pool2d": _adaptive_avg_pool2d,
     "mean": _mean,
     "max_pool2d": _max_pool2d,
-    "clamp": _rank([2, 4], "the int8 clamp takes rank 2 or 4"),
+    "clamp": _rank([2, 4, 5], "the int8 clamp takes rank 2, 4 or 5"),
     "softmax": _softmax,
     "masked_softmax": _masked_softmax,
     "permute": _permute,
+    "minimum": _min_max,
+    "maximum": _min_max,
     "channel_shuffle": _rank([4], "input is not 4-D"),
     "pad": _pad,
     "cat": _cat,
