@@ -12,8 +12,6 @@ Each class is in one of four groups:
   whether the program is int8 throughout or runs an fp32 kernel;
 - REFUSED: compiling it is refused in one line that names it by module path
   and class, and docs/refused-operators.md lists it;
-- OWNED_ELSEWHERE: modules other branches work on; the expectation is
-  today's and is updated when they merge;
 - NOT_INFERENCE: losses, containers and the like, each with its reason,
   which the test checks where it can (a loss is a torch _Loss, a container
   has no forward of its own).
@@ -129,6 +127,17 @@ N3, N4, N5 = (1, 3, 8), (1, 3, 4, 4), (1, 2, 3, 4, 4)
 # requantization or LUT adds half a step and the input's rounding times the
 # function's slope; a chain adds them.
 RUNS = {
+    "AdaptiveAvgPool3d": (lambda: nn.AdaptiveAvgPool3d(1), (1, 2, 2, 2, 2), 0.5, "int8"),
+    "AdaptiveMaxPool3d": (lambda: nn.AdaptiveMaxPool3d(1), (1, 2, 2, 2, 2), 0.5, "int8"),
+    "AvgPool3d": (lambda: nn.AvgPool3d(2), (1, 1, 2, 2, 2), 1.0, "int8"),
+    "BatchNorm3d": (lambda: nn.BatchNorm3d(2), (1, 2, 2, 2, 2), 0.5, "int8"),
+    "ConstantPad3d": (lambda: nn.ConstantPad3d(1, 0.5), (1, 1, 2, 2, 2), 0.5, "int8"),
+    "InstanceNorm3d": (lambda: nn.InstanceNorm3d(2), (1, 2, 2, 2, 2), 0.5, "fp32"),
+    "LazyBatchNorm3d": (lambda: nn.LazyBatchNorm3d(), (1, 2, 2, 2, 2), 0.5, "int8"),
+    "LazyInstanceNorm3d": (lambda: nn.LazyInstanceNorm3d(), (1, 2, 2, 2, 2), 0.5, "int8"),
+    "MaxPool3d": (lambda: nn.MaxPool3d(2), (1, 1, 2, 2, 2), 0.5, "int8"),
+    "ReflectionPad3d": (lambda: nn.ReflectionPad3d(1), (1, 1, 2, 2, 2), 0.5, "int8"),
+    "ReplicationPad3d": (lambda: nn.ReplicationPad3d(1), (1, 1, 2, 2, 2), 0.5, "int8"),
     "ConvTranspose3d": (lambda: nn.ConvTranspose3d(1, 1, 2), (1, 1, 2, 2, 2), 1.5, "int8"),
     "CrossMapLRN2d": (lambda: nn.CrossMapLRN2d(2), (1, 4, 2, 2), 1.0, "int8"),
     "LazyConvTranspose3d": (lambda: nn.LazyConvTranspose3d(1, 2), (1, 1, 2, 2, 2), 1.5, "int8"),
@@ -243,6 +252,8 @@ RUNS = {
 # class: (layer, input shape). Refused by module path; docs/refused-operators.md
 # says why and what to use instead.
 REFUSED = {
+    "FractionalMaxPool2d": (lambda: nn.FractionalMaxPool2d(2, output_size=2), (1, 1, 4, 4)),
+    "FractionalMaxPool3d": (lambda: nn.FractionalMaxPool3d(2, output_size=2), (1, 1, 4, 4, 4)),
     "Embedding": (lambda: TokenIds(nn.Embedding(10, 4)), (1, 5)),
     "EmbeddingBag": (lambda: TokenIds(nn.EmbeddingBag(10, 4)), (1, 5)),
     "MaxUnpool1d": (lambda: Unpool(nn.MaxPool1d(2, return_indices=True), nn.MaxUnpool1d(2)), N3),
@@ -253,22 +264,6 @@ REFUSED = {
 # ---- Owned by other branches (issue 15's 3-D pools, norms, pads, LRN, ...).
 # The expectation is today's main: "refused". Update a row to a RUNS-style
 # (bound, "int8"/"fp32") pair when the branch that makes it run merges.
-OWNED_ELSEWHERE = {
-    "AdaptiveAvgPool3d": (lambda: nn.AdaptiveAvgPool3d(1), (1, 2, 2, 2, 2), "refused"),
-    "AdaptiveMaxPool3d": (lambda: nn.AdaptiveMaxPool3d(1), (1, 2, 2, 2, 2), "refused"),
-    "AvgPool3d": (lambda: nn.AvgPool3d(2), (1, 1, 2, 2, 2), "refused"),
-    "BatchNorm3d": (lambda: nn.BatchNorm3d(2), (1, 2, 2, 2, 2), "refused"),
-    "ConstantPad3d": (lambda: nn.ConstantPad3d(1, 0.5), (1, 1, 2, 2, 2), "refused"),
-    "FractionalMaxPool2d": (lambda: nn.FractionalMaxPool2d(2, output_size=2), (1, 1, 4, 4), "refused"),
-    "FractionalMaxPool3d": (lambda: nn.FractionalMaxPool3d(2, output_size=2), (1, 1, 4, 4, 4), "refused"),
-    "InstanceNorm3d": (lambda: nn.InstanceNorm3d(2), (1, 2, 2, 2, 2), "refused"),
-    "LazyBatchNorm3d": (lambda: nn.LazyBatchNorm3d(), (1, 2, 2, 2, 2), "refused"),
-    "LazyInstanceNorm3d": (lambda: nn.LazyInstanceNorm3d(), (1, 2, 2, 2, 2), "refused"),
-    "MaxPool3d": (lambda: nn.MaxPool3d(2), (1, 1, 2, 2, 2), "refused"),
-    "ReflectionPad3d": (lambda: nn.ReflectionPad3d(1), (1, 1, 2, 2, 2), "refused"),
-    "ReplicationPad3d": (lambda: nn.ReplicationPad3d(1), (1, 1, 2, 2, 2), "refused"),
-}
-
 LOSS = "a training loss: compares outputs with targets"
 NO_FORWARD = "a container or base class with no forward of its own"
 
@@ -294,7 +289,7 @@ def module_classes():
             if inspect.isclass(obj) and issubclass(obj, nn.Module) and not name.startswith("_")}
 
 
-GROUPS = {"RUNS": RUNS, "REFUSED": REFUSED, "OWNED_ELSEWHERE": OWNED_ELSEWHERE, "NOT_INFERENCE": NOT_INFERENCE}
+GROUPS = {"RUNS": RUNS, "REFUSED": REFUSED, "NOT_INFERENCE": NOT_INFERENCE}
 
 
 def test_every_module_class_is_in_the_table():
@@ -374,18 +369,6 @@ def test_refused_by_name_and_listed(cls):
     make, shape = REFUSED[cls]
     assert_refused(make, shape, cls)
     assert f"`nn.{cls}" in refused_docs(), f"nn.{cls} is refused but docs/refused-operators.md does not list it"
-
-
-@pytest.mark.parametrize("cls", sorted(OWNED_ELSEWHERE))
-def test_owned_elsewhere_as_on_main(cls, tmp_path):
-    make, shape, expect = OWNED_ELSEWHERE[cls]
-    if expect == "refused":
-        assert_refused(make, shape, cls)
-    else:
-        bound, kind = expect
-        model, calibration, res = compiled(make, shape)
-        assert kind == ("fp32" if res.lowered.fallbacks else "int8"), res.lowered.fallbacks
-        assert worst_steps(model, res, calibration[:4], tmp_path) <= bound + 1e-3
 
 
 @pytest.mark.parametrize("cls", sorted(NOT_INFERENCE))
