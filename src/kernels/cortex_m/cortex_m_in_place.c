@@ -21,14 +21,13 @@ ptec_status ptec_cm_check_sharing(ptec_op *op, size_t i_input, bool same_ok)
                                                        ptec_op_tensor(op, (size_t)op->argc - 2u));
     if (sharing == PTEC_CM_PARTIAL) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i_input,
-                            PTEC_MSG("input and out partly overlap (only an in-place layer may share them, "
-                                     "and then all of their bytes)"));
+                            PTEC_MSG("input and out partly overlap (an in-place layer shares all its bytes)"));
     }
     if (sharing == PTEC_CM_SAME && !same_ok) {
+        /* Only ptec::'s depthwise (out shaped as the input, stride 1 along
+         * H) and 1x1 conv (stride 1, no padding), both sides planned, can. */
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i_input,
-                            PTEC_MSG("input and out are the same bytes, and this convolution cannot run in "
-                                     "place (only ptec::'s depthwise, out shaped as input and stride 1 along "
-                                     "H, and 1x1 conv, stride 1 and no padding, both planned, can)"));
+                            PTEC_MSG("input and out are the same bytes: this convolution cannot run in place"));
     }
     return PTEC_OK;
 }
@@ -51,7 +50,7 @@ ptec_status ptec_cm_prepare_in_place(ptec_op *op, size_t i_input, bool pointwise
     if (need > op->scratch_bytes) {
         op->scratch_bytes = need;
     }
-    return ptec_cm_check_sharing(op, i_input, state->in_place);
+    return PTEC_OK;
 }
 
 bool ptec_cm_runs_in_place(ptec_op *op, size_t i_input, const ptec_cm_conv_state *state, ptec_status *status)

@@ -19,7 +19,9 @@ ptec_cm_sharing ptec_cm_sharing_of(const ptec_tensor *a, const ptec_tensor *b);
 
 /* Refuses (PTEC_INVALID_ARGUMENT, naming argument i_input) an input that
  * shares bytes with out, unless `same_ok` and they are the same bytes.
- * At prepare an unbound side (NULL data) passes; run() checks again. */
+ * Called by run(), not prepare(): planned tensors have no address when
+ * requirements are measured, and that pass must judge a program exactly as
+ * load does; bound inputs get theirs only before a run anyway. */
 ptec_status ptec_cm_check_sharing(ptec_op *op, size_t i_input, bool same_ok);
 
 /* ptec::'s prepare of an int8 depthwise (pointwise false) or 1x1 conv
@@ -27,8 +29,8 @@ ptec_status ptec_cm_check_sharing(ptec_op *op, size_t i_input, bool same_ok);
  * running in place and input and out are both planned, asks for that
  * scratch too and sets state->in_place. Whether the two alias is not known
  * when requirements are measured (planned tensors have no address then,
- * and the scratch asked for must not change at load), hence "could".
- * Then refuses any sharing it cannot run with. */
+ * and the scratch asked for must not change at load), so a layer that
+ * could run in place always asks. */
 ptec_status ptec_cm_prepare_in_place(ptec_op *op, size_t i_input, bool pointwise, ptec_cm_conv_state *state);
 
 /* ptec::'s run: true when this call runs in place (same bytes, and

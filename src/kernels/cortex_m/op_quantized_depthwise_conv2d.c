@@ -11,7 +11,7 @@ enum { ARG_INPUT, ARG_WEIGHT, ARG_BIAS, ARG_STRIDE, ARG_PADDING, ARG_DILATION, A
        ARG_INPUT_OFFSET, ARG_OUTPUT_OFFSET, ARG_MULTIPLIERS, ARG_SHIFTS, ARG_ACT_MIN, ARG_ACT_MAX,
        ARG_SCRATCH, ARG_OUT, ARG_COUNT };
 
-static ptec_status prepare_common(ptec_op *op)
+static ptec_status prepare(ptec_op *op)
 {
     ptec_cm_conv_state *state = (ptec_cm_conv_state *)op->state;
     const ptec_cm_conv_args args = {ARG_COUNT + 1, ARG_STRIDE, ARG_DILATION, ARG_INPUT_OFFSET, 1, 0};
@@ -38,17 +38,10 @@ static ptec_status prepare_common(ptec_op *op)
     return PTEC_OK;
 }
 
-/* upstream's operator: input and out never share a byte. */
-static ptec_status prepare(ptec_op *op)
-{
-    ptec_status status = prepare_common(op);
-    return status != PTEC_OK ? status : ptec_cm_check_sharing(op, ARG_INPUT, false);
-}
-
 /* ptec's: may run with out over its input (cortex_m_in_place.h). */
 static ptec_status prepare_ptec(ptec_op *op)
 {
-    ptec_status status = prepare_common(op);
+    ptec_status status = prepare(op);
     return status != PTEC_OK ? status
                              : ptec_cm_prepare_in_place(op, ARG_INPUT, false, (ptec_cm_conv_state *)op->state);
 }
@@ -63,7 +56,8 @@ static ptec_status run_math(ptec_op *op)
                                      ptec_cm_out8(op));
 }
 
-/* A bound input is only known here: check the sharing again. */
+/* upstream's operator: input and out never share a byte (checked here,
+ * not at prepare: cortex_m_in_place.h). */
 static ptec_status run(ptec_op *op)
 {
     const ptec_status status = ptec_cm_check_sharing(op, ARG_INPUT, false);

@@ -35,15 +35,16 @@ static ptec_status prepare(ptec_op *op)
                             PTEC_MSG("out height/width do not match the convolution geometry"));
     }
     op->scratch_bytes = 0;
-    /* The math reads input pixels after writing out pixels over them. */
-    return ptec_cm_check_sharing(op, ARG_INPUT, false);
+    return PTEC_OK;
 }
 
 static ptec_status run(ptec_op *op)
 {
     const ptec_cm_conv_a16_state *state = (const ptec_cm_conv_a16_state *)op->state;
     const ptec_nn_per_channel_quant quant = {ptec_cm_in32(op, ARG_MULTIPLIERS), ptec_cm_in32(op, ARG_SHIFTS)};
-    /* Checked again: a bound input has no address at prepare. */
+    /* The math reads input pixels after writing out pixels over them.
+     * Checked here, not at prepare: planned tensors have no address when
+     * requirements are measured, which must judge a program as load does. */
     const ptec_status status = ptec_cm_check_sharing(op, ARG_INPUT, false);
     if (status != PTEC_OK) {
         return status;
