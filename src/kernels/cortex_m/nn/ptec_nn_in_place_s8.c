@@ -7,10 +7,14 @@
 
 #include "ptec_nn.h"
 
-/* Pixels a pointwise layer copies aside per math call: the math layer
- * redoes its per-channel sums and column blocking on every call, so a
- * single short row (5 pixels in the DS-CNN) would add a fifth to its work. */
-enum { POINTWISE_CHUNK_PIXELS = 16 };
+/* Out rows of a depthwise layer, and pixels of a pointwise one, per math
+ * call: the math layers redo per-call work (filter tables per channel
+ * block, per-channel sums), and the DSP depthwise takes its fast 3x3 path
+ * only for windows of 3 rows or more; one row per call cost the DS-CNN's
+ * depthwise layers half again their instructions on the M55 and M33. These
+ * sizes keep its in-place scratch under what its other layers ask anyway
+ * (docs/performance.md has the cost that remains). */
+enum { DEPTHWISE_BLOCK_ROWS = 4, POINTWISE_CHUNK_PIXELS = 32 };
 
 static uint64_t align16(uint64_t n)
 {
@@ -56,11 +60,18 @@ bool ptec_nn_pointwise_in_place_fits(const ptec_nn_conv_params *params, const pt
            p->stride.h == 1 && p->stride.w == 1 && p->padding.h == 0 && p->padding.w == 0;
 }
 
-/* Out rows kept back until no later out row reads the input row under
- * them: padding.h + 1, at most the image's height. */
+/* Out rows made per call: DEPTHWISE_BLOCK_ROWS, at most the image's height. */
+static int64_t block_rows(const ptec_nn_dims *d)
+{
+    return d->h < DEPTHWISE_BLOCK_ROWS ? d->h : DEPTHWISE_BLOCK_ROWS;
+}
+
+/* Out rows held in scratch at once: a block, and the padding.h rows before
+ * it that wait until no later out row reads the input row under them; at
+ * most the image's height. */
 static uint64_t pending_rows(const ptec_nn_conv_params *p, const ptec_nn_dims *d)
 {
-    const uint64_t rows = (uint64_t)p->padding.h + 1u;
+    const uint64_t rows = (uint64_t)p->padding.h + (uint64_t)block_rows(d);
     return rows < (uint64_t)d->h ? rows : (uint64_t)d->h;
 }
 
@@ -71,7 +82,7 @@ uint32_t ptec_nn_depthwise_in_place_s8_buffer_size(const ptec_nn_conv_params *pa
         return 0;
     }
     const uint64_t row = (uint64_t)dims->w * (uint64_t)dims->c;
-    const int64_t window = 2 * (int64_t)params->padding.h + 1;
+    const int64_t window = 2 * (int64_t)params->padding.h + block_rows(dims);
     if (row > UINT32_MAX || window > INT32_MAX) {
         return 0;
     }
@@ -117,36 +128,45 @@ ptec_status ptec_nn_depthwise_in_place_s8(ptec_nn_buffer scratch, const ptec_nn_
     }
     const ptec_nn_dims d = *dims;
     const int32_t pad = params->padding.h;
-    const ptec_nn_dims widest = {1, 2 * pad + 1, d.w, d.c};
+    const ptec_nn_dims widest = {1, 2 * pad + (int32_t)block_rows(dims), d.w, d.c};
     const uint32_t math = (uint32_t)align16(ptec_nn_depthwise_conv_s8_buffer_size(&widest, filter_dims));
     const ptec_nn_buffer math_buf = {scratch.buf, math};
     int8_t *pending = (int8_t *)scratch.buf + math;
-    const int64_t slots = (int64_t)pending_rows(params, dims);
     const size_t row = (size_t)d.w * (size_t)d.c;
-    const ptec_nn_dims out_row = {1, 1, d.w, d.c};
+    /* Blocks of nearly equal height (the last one is not a lone row, whose
+     * window would be too short for the fast 3x3 paths). */
+    const int32_t blocks = (int32_t)((d.h + block_rows(dims) - 1) / block_rows(dims));
+    const int32_t base = d.h / blocks, extra = d.h % blocks;
     ptec_nn_conv_params p = *params;
     for (int32_t n = 0; n < d.n; ++n) {
         int8_t *image = data + (size_t)n * (size_t)d.h * row;
-        for (int32_t y = 0; y < d.h; ++y) {
-            /* The input rows out row y reads: none written yet, since an out
-             * row goes back only after the input row under it was last read. */
-            const int64_t top = (int64_t)y - pad, bottom = (int64_t)y + pad;
+        int32_t y0 = 0, held = 0; /* pending holds out rows y0 - held .. y0 - 1 */
+        for (int32_t b = 0; b < blocks; ++b) {
+            const int32_t rows = base + (b < extra ? 1 : 0);
+            /* The input rows out rows y0 .. y0 + rows - 1 read: none written
+             * yet, since an out row goes back only after every out row that
+             * reads the input row under it is made. */
+            const int64_t top = (int64_t)y0 - pad, bottom = (int64_t)y0 + rows - 1 + pad;
             const int32_t r0 = top < 0 ? 0 : (int32_t)top;
             const int32_t r1 = bottom >= d.h ? d.h - 1 : (int32_t)bottom;
             const ptec_nn_dims window = {1, r1 - r0 + 1, d.w, d.c};
+            const ptec_nn_dims out = {1, rows, d.w, d.c};
             p.padding.h = (int32_t)(r0 - top);
             const ptec_status st = ptec_nn_depthwise_conv_s8(math_buf, &p, 1, quant, &window, image + (size_t)r0 * row,
-                                                             filter_dims, filter, bias, &out_row,
-                                                             pending + (size_t)(y % slots) * row);
+                                                             filter_dims, filter, bias, &out,
+                                                             pending + (size_t)held * row);
             if (st != PTEC_OK) {
                 return st;
             }
-            if (top >= 0) { /* out row y was the last to read input row `top` */
-                memcpy(image + (size_t)top * row, pending + (size_t)(top % slots) * row, row);
-            }
-        }
-        for (int64_t y = d.h > pad ? (int64_t)d.h - pad : 0; y < d.h; ++y) {
-            memcpy(image + (size_t)y * row, pending + (size_t)(y % slots) * row, row);
+            held += rows;
+            y0 += rows;
+            /* Out rows before y0 - pad are read by no later block; after the
+             * last block, every row goes back. */
+            const int32_t keep = b + 1 < blocks ? (pad < held ? pad : held) : 0;
+            const int32_t back = held - keep;
+            memcpy(image + (size_t)(y0 - held) * row, pending, (size_t)back * row);
+            memmove(pending, pending + (size_t)back * row, (size_t)keep * row);
+            held = keep;
         }
     }
     return PTEC_OK;
