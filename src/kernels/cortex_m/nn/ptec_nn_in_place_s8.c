@@ -160,8 +160,8 @@ ptec_status ptec_nn_depthwise_in_place_s8(ptec_nn_buffer scratch, const ptec_nn_
             }
             held += rows;
             y0 += rows;
-            /* Out rows before y0 - pad are read by no later block; after the
-             * last block, every row goes back. */
+            /* No later block reads the input rows under out rows before
+             * y0 - pad: those go back (after the last block, all do). */
             const int32_t keep = b + 1 < blocks ? (pad < held ? pad : held) : 0;
             const int32_t back = held - keep;
             memcpy(image + (size_t)(y0 - held) * row, pending, (size_t)back * row);
