@@ -15,18 +15,20 @@ mapfile -t cores < <(scripts/cortex_m_cores.sh)
 for t in "${cores[@]}"; do
   cmake --preset "$t" >/dev/null
   cmake --build --preset "$t" -j2 >/dev/null
-  PYTHONPATH=python "$python" - "$t" "$out/ds_cnn_$t.pte" <<'PY'
+  PYTHONPATH=python "$python" - "$t" "$out/ds_cnn_$t.pte" >"$out/bound_$t" <<'PY'
 import sys
 from ptec.backends.cortex_m.sample_programs import ds_cnn_program
 from ptec.pte.writer import write_program
-program, _ = ds_cnn_program(seed=5, target=sys.argv[1])
+program, info = ds_cnn_program(seed=5, target=sys.argv[1])
 write_program(program, sys.argv[2])
+print(info["memory_plan"].lower_bound)   # the plan's liveness bound
 PY
   scripts/run_qemu.sh --target "$t" --elf "build/$t/firmware/runner/ptec_runner.elf" \
     --model "$out/ds_cnn_$t.pte" --timeout 300 >"$out/$t.log"
 done
 # The same program as `compile --ptec-runtime-only` plans it: no scratch for
-# upstream's CMSIS-NN kernels (the M55's depthwise layers want 4,464 B).
+# upstream's CMSIS-NN kernels (the M55's depthwise layers want 4,464 B), and
+# every depthwise and pointwise layer in place (its out over its input).
 for t in cortex-m55 cortex-m33; do
   PYTHONPATH=python "$python" - "$t" "$out/ds_cnn_only_$t.pte" <<'PY'
 import sys
@@ -74,8 +76,10 @@ for t in "${cores[@]}"; do
     echo "figure ds_cnn.$t.$([ "$region" = requirements ] || echo memory.)$region $(runner_figure "$region" <"$log")"
   done
   echo "figure ds_cnn.$t.load $(runner_figure load <"$log")"
+  echo "figure ds_cnn.$t.memory.liveness_bound $(cat "$out/bound_$t")"
   if [ -f "$out/only_$t.log" ]; then
     echo "figure ds_cnn.$t.memory.planned_ptec_runtime_only $(runner_figure planned <"$out/only_$t.log")"
+    echo "figure ds_cnn.$t.memory.scratch_ptec_runtime_only $(runner_figure scratch <"$out/only_$t.log")"
     echo "figure ds_cnn.$t.inference_ptec_runtime_only $(runner_figure inference <"$out/only_$t.log")"
   fi
 done

@@ -66,6 +66,23 @@ def base_state():
     return program, {"x": x, "s": s, "z": z}
 
 
+def base_conv():
+    """A depthwise 3x3, stride 1, padding 1, from a planned int8 [1,4,3,3]
+    input x to z, called by its ptec:: name (--ptec-runtime-only): a layer
+    that may run in place, planned here with x and z apart."""
+    from ptec.backends.cortex_m.kernels import I8, conv2d
+    from ptec.backends.cortex_m.scratch import plan_for_ptec_runtime_only
+    from ptec.lowered import new_act
+    b = ProgramBuilder()
+    plan_for_ptec_runtime_only(b)
+    b.in_place = False          # x is the method's input: the planner would not alias it anyway
+    x = new_act(b, I8, [1, 4, 3, 3], 0.1, 0)
+    z = conv2d(b, x, np.ones((4, 1, 3, 3), np.int8), np.zeros(4, np.int32), [0.01] * 4, 0.1, 0,
+               padding=(1, 1), groups=4)
+    b.set_io([x.value], [z.value])
+    return b.build(), {"x": x.value, "z": z.value}
+
+
 def plan(program):
     return program.execution_plan[0]
 
@@ -339,6 +356,50 @@ def case_state_other_entry(p, v):
     return [("any", "requirements", "NotSupported", "mutable_data_segments entry other than 0")]
 
 
+def _conv_out_at(p, v, offset):
+    """z placed `offset` bytes after x, in an arena with room for both."""
+    x = plan(p).values[v["x"]].val
+    z = plan(p).values[v["z"]].val
+    plan(p).non_const_buffer_sizes = [0, 256]
+    x.allocation_info = AllocationDetails(1, 64, 0)
+    z.allocation_info = AllocationDetails(1, 64 + offset, 0)
+
+
+def case_conv_partial_overlap(p, v):
+    # The depthwise's out starts 16 bytes into its 36-byte input: the math
+    # would read input pixels it has already overwritten.
+    _conv_out_at(p, v, 16)
+    return [("any", "execute", "InvalidArgument", "input and out partly overlap")]
+
+
+def case_conv_partial_overlap_before(p, v):
+    _conv_out_at(p, v, -8)
+    return [("any", "execute", "InvalidArgument", "input and out partly overlap")]
+
+
+def case_conv_same_bytes_upstream(p, v):
+    # The same bytes, but under upstream's name, whose kernel never runs in place.
+    for op in plan(p).operators:
+        if op.name == "ptec::quantized_depthwise_conv2d":
+            op.name = "cortex_m::quantized_depthwise_conv2d"
+    _conv_out_at(p, v, 0)
+    return [("any", "execute", "InvalidArgument", "same bytes: this convolution cannot run in place")]
+
+
+def case_conv_same_bytes_strided(p, v):
+    # ptec's kernel, the same bytes, but a 2x2 stride (out [1,4,2,2], 16 of
+    # the input's 36 bytes): not a layer that can run in place.
+    values = plan(p).values
+    z = values[v["z"]].val
+    z.sizes = [1, 4, 2, 2]
+    call = instructions(p)[0].instr_args
+    stride = values[call.args[3]].val
+    for i in stride.items:
+        values[i].val.int_val = 2
+    _conv_out_at(p, v, 0)
+    return [("any", "execute", "InvalidArgument", "input and out partly overlap")]
+
+
 def header_length_wrap(valid):
     # A 16-byte file whose extended header says it is 2^32 - 1 bytes long:
     # 8 + that wrapped a 32-bit size_t to 7, and the header's u64 fields were
@@ -353,7 +414,8 @@ def main(out_dir):
     manifest = []
     cases = [(name[len("case_"):], fn) for name, fn in sorted(globals().items()) if name.startswith("case_")]
     for name, fn in cases:
-        program, values = base_state() if name.startswith("state_") else base()
+        program, values = base_state() if name.startswith("state_") else \
+            base_conv() if name.startswith("conv_") else base()
         program = copy.deepcopy(program)
         result = fn(program, values)
         expectations, serialise = result if isinstance(result, tuple) else (result, writer.serialize_program)

@@ -896,6 +896,42 @@ static void test_a16(void)
     CHECK(ptec_nn_softmax_s16(sx, 1, 4, &sp, y) == PTEC_INVALID_ARGUMENT);
 }
 
+/* The in-place convolutions refuse what they cannot compute in place, and
+ * a scratch one byte short; kernel_vectors.py checks their results. */
+static void test_in_place_refusals(void)
+{
+    int8_t data[2 * 3 * 4] = {0};
+    const int8_t filter[9 * 4] = {0};
+    uint8_t buf[256];
+    const ptec_nn_dims dims = {1, 2, 3, 4}, dw = {1, 3, 3, 4}, pw = {4, 1, 1, 4};
+    const ptec_nn_per_channel_quant quant = {unit_multiplier, unit_shift};
+    ptec_nn_conv_params p = {{1, 1}, {1, 1}, {1, 1}, 0, 0, {-128, 127}};
+    const uint32_t need = ptec_nn_depthwise_in_place_s8_buffer_size(&p, &dims, &dw);
+    CHECK(need == 2u * 3u * 4u); /* padding 1: two pending rows of 3 x 4, the image has two */
+    ptec_nn_buffer scratch = {buf, need - 1u};
+    CHECK(ptec_nn_depthwise_in_place_s8(scratch, &p, &quant, &dims, data, &dw, filter, NULL) == PTEC_INVALID_ARGUMENT);
+    scratch.size = need;
+    CHECK(ptec_nn_depthwise_in_place_s8(scratch, &p, &quant, &dims, data, &dw, filter, NULL) == PTEC_OK);
+    p.stride.h = 2; /* out would have one row */
+    CHECK(!ptec_nn_depthwise_in_place_fits(&p, &dims, &dw));
+    CHECK(ptec_nn_depthwise_in_place_s8_buffer_size(&p, &dims, &dw) == 0);
+    CHECK(ptec_nn_depthwise_in_place_s8(scratch, &p, &quant, &dims, data, &dw, filter, NULL) == PTEC_INVALID_ARGUMENT);
+    p.stride.h = 1;
+    p.padding.h = 0; /* out would have no rows */
+    CHECK(ptec_nn_depthwise_in_place_s8(scratch, &p, &quant, &dims, data, &dw, filter, NULL) == PTEC_INVALID_ARGUMENT);
+    /* A 1x1 conv with padding reads pixels it has written. */
+    p.padding.h = 0;
+    p.padding.w = 1;
+    CHECK(!ptec_nn_pointwise_in_place_fits(&p, &dims, &pw));
+    p.padding.w = 0;
+    CHECK(ptec_nn_pointwise_in_place_fits(&p, &dims, &pw));
+    scratch.size = ptec_nn_pointwise_in_place_s8_buffer_size(&p, &dims, &pw);
+    CHECK(scratch.size >= 6u * 4u && scratch.size <= sizeof buf);
+    CHECK(ptec_nn_pointwise_in_place_s8(scratch, &p, &quant, &dims, data, &pw, filter, NULL) == PTEC_OK);
+    scratch.size -= 1u;
+    CHECK(ptec_nn_pointwise_in_place_s8(scratch, &p, &quant, &dims, data, &pw, filter, NULL) == PTEC_INVALID_ARGUMENT);
+}
+
 int main(void)
 {
     test_primitives();
@@ -918,6 +954,7 @@ int main(void)
     test_a16();
     test_lstm();
     test_lstm_s16();
+    test_in_place_refusals();
     if (failures != 0) {
         fprintf(stderr, "kernel_nn_unit_tests: %d check(s) failed\n", failures);
         return 1;

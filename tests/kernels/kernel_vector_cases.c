@@ -16,7 +16,7 @@ enum {
     OP_DEPTHWISE_CONV, OP_TRANSPOSE_CONV, OP_BATCH_MATMUL, OP_AVGPOOL, OP_MAXPOOL, OP_SOFTMAX,
     OP_TRANSPOSE, OP_PAD, OP_CONV_S4, OP_FULLY_CONNECTED_S4, OP_CONV_S16, OP_DEPTHWISE_CONV_S16,
     OP_FULLY_CONNECTED_S16, OP_ADD_S16, OP_MUL_S16, OP_AVGPOOL_S16, OP_MAXPOOL_S16, OP_SOFTMAX_S16,
-    OP_SOFTMAX_MASKED, OP_COUNT
+    OP_SOFTMAX_MASKED, OP_DEPTHWISE_IN_PLACE, OP_POINTWISE_IN_PLACE, OP_COUNT
 };
 
 static const char *const op_names[OP_COUNT] = {
@@ -24,7 +24,7 @@ static const char *const op_names[OP_COUNT] = {
     "div_s16", "lut", "minimum", "maximum", "fully_connected", "conv", "depthwise_conv",
     "transpose_conv", "batch_matmul", "avgpool", "maxpool", "softmax", "transpose", "pad", "conv_s4",
     "fully_connected_s4", "conv_s16", "depthwise_conv_s16", "fully_connected_s16", "add_s16", "mul_s16",
-    "avgpool_s16", "maxpool_s16", "softmax_s16", "softmax_masked"};
+    "avgpool_s16", "maxpool_s16", "softmax_s16", "softmax_masked", "depthwise_in_place", "pointwise_in_place"};
 
 #define MAX_INTS 64
 #define MAX_BLOBS 8
@@ -141,6 +141,36 @@ static ptec_status run_conv_family(const test_case *c, void *out, const kv_memor
                                            bias, &output, out);
     }
     return status;
+}
+
+/* The in-place depthwise and pointwise convolutions (the ints and blobs of
+ * a depthwise or conv case whose out has the input's dims): the input is
+ * copied into out and computed there. */
+static ptec_status run_in_place(const test_case *c, void *out, const kv_memory *memory)
+{
+    const int32_t *v = c->ints;
+    const ptec_nn_dims in = dims_at(v), filter = dims_at(v + 4), output = dims_at(v + 8);
+    const ptec_nn_conv_params p = {{v[12], v[13]}, {v[14], v[15]}, {v[16], v[17]}, v[18], v[19], {v[20], v[21]}};
+    const ptec_nn_per_channel_quant quant = {(const int32_t *)c->blobs[3], (const int32_t *)c->blobs[4]};
+    const int32_t *bias = v[22] ? (const int32_t *)c->blobs[2] : NULL;
+    const int depthwise = c->op == OP_DEPTHWISE_IN_PLACE;
+    if (in.n != output.n || in.h != output.h || in.w != output.w || in.c != output.c ||
+        c->blob_sizes[0] != c->expected_size) {
+        return PTEC_INVALID_ARGUMENT;
+    }
+    const uint32_t need = depthwise ? ptec_nn_depthwise_in_place_s8_buffer_size(&p, &in, &filter)
+                                    : ptec_nn_pointwise_in_place_s8_buffer_size(&p, &in, &filter);
+    void *buf = need ? memory->alloc(memory->ctx, need) : NULL;
+    if (need && buf == NULL) {
+        return PTEC_MEMORY_ALLOCATION_FAILED;
+    }
+    if (need) {
+        memset(buf, 0xA5, need); /* kernels must not rely on zeroed scratch */
+    }
+    const ptec_nn_buffer scratch = {buf, need};
+    memcpy(out, c->blobs[0], c->expected_size);
+    return depthwise ? ptec_nn_depthwise_in_place_s8(scratch, &p, &quant, &in, out, &filter, c->blobs[1], bias)
+                     : ptec_nn_pointwise_in_place_s8(scratch, &p, &quant, &in, out, &filter, c->blobs[1], bias);
 }
 
 /* The a16 (int16 activation) ops, appended after the int8 ones. */
@@ -261,6 +291,9 @@ static ptec_status run_case(const test_case *c, void *out, const kv_memory *memo
     case OP_DEPTHWISE_CONV:
     case OP_TRANSPOSE_CONV:
         return run_conv_family(c, out, memory);
+    case OP_DEPTHWISE_IN_PLACE:
+    case OP_POINTWISE_IN_PLACE:
+        return run_in_place(c, out, memory);
     case OP_BATCH_MATMUL: {
         ptec_nn_bmm_dims d = {v[0], v[1], v[2], v[3]};
         ptec_nn_bmm_params p = {v[4], v[5], v[6], {v[7], v[8]}, {-128, 127}};

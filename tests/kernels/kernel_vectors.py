@@ -41,7 +41,9 @@ OPS = ["quantize_s8", "quantize_s16", "dequantize_s8", "dequantize_s16", "add", 
        "conv_s16", "depthwise_conv_s16", "fully_connected_s16", "add_s16", "mul_s16", "avgpool_s16",
        "maxpool_s16", "softmax_s16",
        # ptec's masked softmax (attention masks), appended likewise
-       "softmax_masked"]
+       "softmax_masked",
+       # in-place depthwise and pointwise convolutions (--ptec-runtime-only), appended likewise
+       "depthwise_in_place", "pointwise_in_place"]
 OP_ID = {name: i for i, name in enumerate(OPS)}
 
 
@@ -296,7 +298,7 @@ def conv_geometry(g, max_side=9):
             return h, w, kh, kw, stride, padding, dilation, oh, ow
 
 
-def write_conv(w, x, weight, bias, stride, padding, dilation, ioff, ooff, mults, shifts, amin, amax):
+def write_conv(w, x, weight, bias, stride, padding, dilation, ioff, ooff, mults, shifts, amin, amax, op="conv"):
     """A conv case (random or edge): the reference's output and the harness's ints, sizes from the arrays."""
     expected = ref.quantized_conv2d(x, weight, bias, stride, padding, dilation, ioff, ooff, mults, shifts,
                                     amin, amax)
@@ -305,10 +307,11 @@ def write_conv(w, x, weight, bias, stride, padding, dilation, ioff, ooff, mults,
     oh, ow = expected.shape[1:3]
     ints = [n, h, wd, cin, cout, kh, kw, cin_g, n, oh, ow, cout, stride[0], stride[1], padding[0], padding[1],
             dilation[0], dilation[1], ioff, ooff, amin, amax, bias is not None]
-    w.case("conv", ints, [x, weight, bias, mults, shifts], expected)
+    w.case(op, ints, [x, weight, bias, mults, shifts], expected)
 
 
-def write_depthwise(w, x, weight, bias, stride, padding, dilation, dm, ioff, ooff, mults, shifts, amin, amax):
+def write_depthwise(w, x, weight, bias, stride, padding, dilation, dm, ioff, ooff, mults, shifts, amin, amax,
+                    op="depthwise_conv"):
     """A depthwise case, as write_conv."""
     expected = ref.quantized_depthwise_conv2d(x, weight, bias, stride, padding, dilation, dm, ioff, ooff,
                                               mults, shifts, amin, amax)
@@ -317,7 +320,7 @@ def write_depthwise(w, x, weight, bias, stride, padding, dilation, dm, ioff, oof
     oh, ow = expected.shape[1:3]
     ints = [n, h, wd, cin, 1, kh, kw, cout, n, oh, ow, cout, stride[0], stride[1], padding[0], padding[1],
             dilation[0], dilation[1], ioff, ooff, amin, amax, bias is not None, dm]
-    w.case("depthwise_conv", ints, [x, weight, bias, mults, shifts], expected)
+    w.case(op, ints, [x, weight, bias, mults, shifts], expected)
 
 
 def make_conv(g, w):
@@ -350,6 +353,39 @@ def make_depthwise(g, w):
     ioff, ooff = g.offset(), g.zero_point()
     amin, amax = g.activation()
     write_depthwise(w, x, weight, bias, stride, padding, dilation, dm, ioff, ooff, mults, shifts, amin, amax)
+
+
+def make_in_place(g, w):
+    """A depthwise and a pointwise layer whose out has the input's dims, each
+    written twice: out of place, and in place (the harness copies the input
+    into out and computes there); both must give the reference's bytes.
+    Kernels up to 7 rows over images from 1 row cover the padding edges
+    (windows cut at the top and bottom, padding deeper than the image)."""
+    n = 1 if g.chance(0.7) else 2
+    h, wd = g.int(1, 7), g.int(1, 7)
+    kh, kw = g.choice([1, 3, 3, 5, 7]), g.choice([1, 3, 3, 5])
+    dilation = (g.int(1, 2), g.int(1, 2)) if g.chance(0.3) else (1, 1)
+    padding = (dilation[0] * (kh - 1) // 2, dilation[1] * (kw - 1) // 2)
+    c = g.choice([g.int(1, 21), g.int(1, 21), g.int(22, 40)])
+    x = g.i8((n, h, wd, c))
+    weight = g.i8((1, kh, kw, c))
+    bias = g.bias(c, 30000) if g.chance(0.8) else None
+    mults, shifts = g.per_channel(c, acc_scale(g, kh * kw))
+    ioff, ooff = g.offset(), g.zero_point()
+    amin, amax = g.activation()
+    for op in ("depthwise_conv", "depthwise_in_place"):
+        write_depthwise(w, x, weight, bias, (1, 1), padding, dilation, 1, ioff, ooff, mults, shifts, amin, amax,
+                        op=op)
+    groups = g.choice([1, 1, 1, 2])
+    c = g.choice([g.int(1, 12), g.int(13, 40)]) * groups
+    x = g.i8((n, h, wd, c))
+    weight = g.i8((c, 1, 1, c // groups))
+    bias = g.bias(c, 30000) if g.chance(0.8) else None
+    mults, shifts = g.per_channel(c, acc_scale(g, c // groups))
+    ioff, ooff = g.offset(), g.zero_point()
+    amin, amax = g.activation()
+    for op in ("conv", "pointwise_in_place"):
+        write_conv(w, x, weight, bias, (1, 1), (0, 0), (1, 1), ioff, ooff, mults, shifts, amin, amax, op=op)
 
 
 def make_transpose_conv(g, w):
@@ -1231,6 +1267,9 @@ def generate(cases, seed):
         make_softmax_masked(gm, w)
     make_a16_variant_edges(Gen(seed + 5), w)  # the DSP and Helium a16 variants' edges, a stream of their own
     make_a16_dsp_edges(Gen(seed + 6), w)  # the DSP a16 mul and average pool, a stream of their own
+    gi = Gen(seed + 7)  # the in-place convolutions: their own stream, after every earlier case
+    for _ in range(min(cases, 100)):
+        make_in_place(gi, w)
     return w
 
 

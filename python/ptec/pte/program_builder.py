@@ -20,6 +20,7 @@ import numpy as np
 from ..ops import outputs, signature
 from ..plan import Buffer as PlanBuffer
 from ..plan import MemoryPlan, plan_memory
+from .in_place import alias_in_place
 from .writer import layout_segments
 from .schema import (AllocationDetails, BackendDelegate, BackendDelegateDataReference,
                      BackendDelegateInlineData, Bool, Chain, CompileSpec, DataLocation,
@@ -79,6 +80,10 @@ class ProgramBuilder:
         # whether scratch() plans the bytes upstream's kernels would use.
         self.renamed: Dict[str, str] = {}
         self.plan_scratch = True
+        # --ptec-runtime-only too: plan in-place layers (pte/in_place.py)
+        # once, before the first plan; in_place_layers counts them.
+        self.in_place = False
+        self.in_place_layers: Optional[int] = None
 
     # -- values ---------------------------------------------------------------
     def add(self, member) -> int:
@@ -266,6 +271,8 @@ class ProgramBuilder:
         """One planning buffer per planned storage: [first, last] instruction
         indices (inputs from -1, outputs until after the last instruction);
         views count as uses of their base."""
+        if self.in_place and self.in_place_layers is None:
+            self.in_place_layers = alias_in_place(self)
         n = len(self.instructions)
         first: Dict[int, int] = {}
         last: Dict[int, int] = {}

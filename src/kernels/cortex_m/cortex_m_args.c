@@ -483,6 +483,7 @@ ptec_status ptec_cm_prepare_conv_common(ptec_op *op, const ptec_cm_conv_args *ar
 {
     ptec_tensor *input, *weight, *out;
     ptec_nn_conv_params *p = &state->params;
+    state->in_place = false;
     ptec_status status = ptec_op_expect_argc(op, args->argc);
     if (status == PTEC_OK) status = ptec_cm_get_tensor_of(op, 0, PTEC_DTYPE_CHAR, &input);
     if (status == PTEC_OK) status = ptec_cm_get_tensor_of(op, 1, PTEC_DTYPE_CHAR, &weight);

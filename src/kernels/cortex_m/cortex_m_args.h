@@ -152,6 +152,7 @@ typedef struct ptec_cm_conv_state {
     ptec_nn_dims input, filter, output;
     int32_t depth_multiplier;
     bool has_bias;
+    bool in_place; /* ptec:: kernels: prepare asked for the scratch of running with out == input */
 } ptec_cm_conv_state;
 
 ptec_status ptec_cm_prepare_conv_common(ptec_op *op, const ptec_cm_conv_args *args, ptec_cm_conv_state *state);

@@ -3,7 +3,7 @@
  *     int output_offset, Tensor requantize_multipliers, Tensor requantize_shifts,
  *     int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out)
  * NHWC input, OHWI weight [Cout, KH, KW, Cin/groups] (cortex-m-ops.md §3.9). */
-#include "cortex_m_args.h"
+#include "cortex_m_in_place.h"
 
 enum { ARG_INPUT, ARG_WEIGHT, ARG_BIAS, ARG_STRIDE, ARG_PADDING, ARG_DILATION, ARG_INPUT_OFFSET,
        ARG_OUTPUT_OFFSET, ARG_MULTIPLIERS, ARG_SHIFTS, ARG_ACT_MIN, ARG_ACT_MAX, ARG_SCRATCH, ARG_OUT,
@@ -36,7 +36,15 @@ static ptec_status prepare(ptec_op *op)
     return PTEC_OK;
 }
 
-static ptec_status run(ptec_op *op)
+/* ptec's: may run with out over its input (cortex_m_in_place.h). */
+static ptec_status prepare_ptec(ptec_op *op)
+{
+    ptec_status status = prepare(op);
+    return status != PTEC_OK ? status
+                             : ptec_cm_prepare_in_place(op, ARG_INPUT, true, (ptec_cm_conv_state *)op->state);
+}
+
+static ptec_status run_math(ptec_op *op)
 {
     const ptec_cm_conv_state *state = (const ptec_cm_conv_state *)op->state;
     const ptec_nn_per_channel_quant quant = {ptec_cm_in32(op, ARG_MULTIPLIERS), ptec_cm_in32(op, ARG_SHIFTS)};
@@ -45,12 +53,34 @@ static ptec_status run(ptec_op *op)
                                ptec_cm_optional_in32(op, ARG_BIAS, state->has_bias), &state->output, ptec_cm_out8(op));
 }
 
+/* upstream's operator: input and out never share a byte (checked here,
+ * not at prepare: cortex_m_in_place.h). */
+static ptec_status run(ptec_op *op)
+{
+    const ptec_status status = ptec_cm_check_sharing(op, ARG_INPUT, false);
+    return status != PTEC_OK ? status : run_math(op);
+}
+
+static ptec_status run_ptec(ptec_op *op)
+{
+    const ptec_cm_conv_state *state = (const ptec_cm_conv_state *)op->state;
+    ptec_status status;
+    if (ptec_cm_runs_in_place(op, ARG_INPUT, state, &status)) {
+        const ptec_nn_per_channel_quant quant = {ptec_cm_in32(op, ARG_MULTIPLIERS), ptec_cm_in32(op, ARG_SHIFTS)};
+        return ptec_nn_pointwise_in_place_s8(ptec_cm_scratch(op), &state->params, &quant, &state->input,
+                                             ptec_cm_out8(op), &state->filter, ptec_cm_in8(op, ARG_WEIGHT),
+                                             ptec_cm_optional_in32(op, ARG_BIAS, state->has_bias));
+    }
+    return status != PTEC_OK ? status : run_math(op);
+}
+
 const ptec_kernel ptec_kernel_cortex_m_quantized_conv2d_out = {"cortex_m::quantized_conv2d.out",
                                                                sizeof(ptec_cm_conv_state), prepare, run};
 
 /* The same kernel under ptec's name, which --ptec-runtime-only programs
  * call: their scratch arguments are empty (ptec's kernels take theirs from
  * the runtime's scratch region), so upstream's cortex_m kernel, which
- * writes CMSIS-NN's buffer there, must never be handed them. */
+ * writes CMSIS-NN's buffer there, must never be handed them. It also runs
+ * in place where the geometry allows (upstream's kernel never does). */
 const ptec_kernel ptec_kernel_ptec_quantized_conv2d_out = {
-    "ptec::quantized_conv2d.out", sizeof(ptec_cm_conv_state), prepare, run};
+    "ptec::quantized_conv2d.out", sizeof(ptec_cm_conv_state), prepare_ptec, run_ptec};

@@ -7,7 +7,7 @@
  * values in [-8, 7], packed two per byte into a 1-D int8 tensor
  * (nn/ptec_nn_s4.h). Every other argument, and the scratch size, is the
  * int8 operator's. */
-#include "cortex_m_args.h"
+#include "cortex_m_in_place.h"
 
 enum { ARG_INPUT, ARG_WEIGHT, ARG_WEIGHT_SIZES, ARG_BIAS, ARG_STRIDE, ARG_PADDING, ARG_DILATION,
        ARG_INPUT_OFFSET, ARG_OUTPUT_OFFSET, ARG_MULTIPLIERS, ARG_SHIFTS, ARG_ACT_MIN, ARG_ACT_MAX, ARG_SCRATCH,
@@ -45,6 +45,13 @@ static ptec_status run(ptec_op *op)
 {
     const ptec_cm_conv_state *state = (const ptec_cm_conv_state *)op->state;
     const ptec_nn_per_channel_quant quant = {ptec_cm_in32(op, ARG_MULTIPLIERS), ptec_cm_in32(op, ARG_SHIFTS)};
+    /* The math reads input pixels after writing out pixels over them.
+     * Checked here, not at prepare: planned tensors have no address when
+     * requirements are measured, which must judge a program as load does. */
+    const ptec_status status = ptec_cm_check_sharing(op, ARG_INPUT, false);
+    if (status != PTEC_OK) {
+        return status;
+    }
     return ptec_nn_convolve_s4(ptec_cm_scratch(op), &state->params, &quant, &state->input, ptec_cm_in8(op, ARG_INPUT),
                                &state->filter, ptec_cm_in8(op, ARG_WEIGHT),
                                ptec_cm_optional_in32(op, ARG_BIAS, state->has_bias), &state->output, ptec_cm_out8(op));

@@ -6,7 +6,7 @@
  * cortex_m::quantized_depthwise_conv2d with int16 activations (zero point
  * 0, no offsets), int8 weight [1, KH, KW, Cout], int64 bias, shifts in
  * [-31, 7] (docs/kernels.md, "16-bit activations"). */
-#include "cortex_m_args.h"
+#include "cortex_m_in_place.h"
 
 enum { ARG_INPUT, ARG_WEIGHT, ARG_BIAS, ARG_STRIDE, ARG_PADDING, ARG_DILATION, ARG_DEPTH_MULTIPLIER,
        ARG_MULTIPLIERS, ARG_SHIFTS, ARG_ACT_MIN, ARG_ACT_MAX, ARG_SCRATCH, ARG_OUT, ARG_COUNT };
@@ -42,6 +42,13 @@ static ptec_status run(ptec_op *op)
 {
     const ptec_cm_conv_a16_state *state = (const ptec_cm_conv_a16_state *)op->state;
     const ptec_nn_per_channel_quant quant = {ptec_cm_in32(op, ARG_MULTIPLIERS), ptec_cm_in32(op, ARG_SHIFTS)};
+    /* The math reads input pixels after writing out pixels over them.
+     * Checked here, not at prepare: planned tensors have no address when
+     * requirements are measured, which must judge a program as load does. */
+    const ptec_status status = ptec_cm_check_sharing(op, ARG_INPUT, false);
+    if (status != PTEC_OK) {
+        return status;
+    }
     return ptec_nn_depthwise_conv_s16(&state->params, state->depth_multiplier, &quant, &state->input,
                                       ptec_cm_in16(op, ARG_INPUT), &state->filter, ptec_cm_in8(op, ARG_WEIGHT),
                                       ptec_cm_optional_in64(op, ARG_BIAS, state->has_bias), &state->output,

@@ -90,6 +90,8 @@ RUNTIME_ONLY_NAMES = {f"cortex_m::{op}.out": f"ptec::{op}.out" for op in (
 
 
 def plan_for_ptec_runtime_only(builder) -> None:
-    """Make a ProgramBuilder emit --ptec-runtime-only programs."""
+    """Make a ProgramBuilder emit --ptec-runtime-only programs (with
+    in-place layers, ptec/pte/in_place.py)."""
     builder.renamed = dict(RUNTIME_ONLY_NAMES)
     builder.plan_scratch = False
+    builder.in_place = True

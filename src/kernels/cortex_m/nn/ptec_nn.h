@@ -195,6 +195,29 @@ ptec_status ptec_nn_depthwise_conv_s8(ptec_nn_buffer scratch, const ptec_nn_conv
                                       const int32_t *bias, const ptec_nn_dims *output_dims,
                                       int8_t *output);
 
+/* In place: input and output are the same `data` of `dims`
+ * (ptec_nn_in_place_s8.c), bit-exact with the out-of-place calls.
+ * Depthwise: filter (1, KH, KW, C), stride 1 along H, out dims == dims.
+ * Pointwise: filter (C, 1, 1, C/groups), stride 1, no padding. *_fits says
+ * whether the geometry allows it; the buffer sizes are 0 when it does not
+ * (or for no elements, or more than 2^32 - 1 bytes). */
+bool ptec_nn_depthwise_in_place_fits(const ptec_nn_conv_params *params, const ptec_nn_dims *dims,
+                                     const ptec_nn_dims *filter_dims);
+bool ptec_nn_pointwise_in_place_fits(const ptec_nn_conv_params *params, const ptec_nn_dims *dims,
+                                     const ptec_nn_dims *filter_dims);
+uint32_t ptec_nn_depthwise_in_place_s8_buffer_size(const ptec_nn_conv_params *params, const ptec_nn_dims *dims,
+                                                   const ptec_nn_dims *filter_dims);
+uint32_t ptec_nn_pointwise_in_place_s8_buffer_size(const ptec_nn_conv_params *params, const ptec_nn_dims *dims,
+                                                   const ptec_nn_dims *filter_dims);
+ptec_status ptec_nn_depthwise_in_place_s8(ptec_nn_buffer scratch, const ptec_nn_conv_params *params,
+                                          const ptec_nn_per_channel_quant *quant, const ptec_nn_dims *dims,
+                                          int8_t *data, const ptec_nn_dims *filter_dims, const int8_t *filter,
+                                          const int32_t *bias);
+ptec_status ptec_nn_pointwise_in_place_s8(ptec_nn_buffer scratch, const ptec_nn_conv_params *params,
+                                          const ptec_nn_per_channel_quant *quant, const ptec_nn_dims *dims,
+                                          int8_t *data, const ptec_nn_dims *filter_dims, const int8_t *filter,
+                                          const int32_t *bias);
+
 /* filter_dims = (Cout, KH, KW, Cin), OHWI. Output pixel (oy, ox) receives
  * input pixel (iy, ix) through tap (ky, kx) when
  * oy = iy*sh - ph + ky*dh and ox = ix*sw - pw + kx*dw. */
