@@ -26,19 +26,22 @@ PY
   scripts/run_qemu.sh --target "$t" --elf "build/$t/firmware/runner/ptec_runner.elf" \
     --model "$out/ds_cnn_$t.pte" --timeout 300 >"$out/$t.log"
 done
-# The same program as `compile --ptec-runtime-only` plans it: no scratch for
-# upstream's CMSIS-NN kernels (the M55's depthwise layers want 4,464 B), and
-# every depthwise and pointwise layer in place (its out over its input).
+# The same program as `compile --ptec-runtime-only` plans it (no scratch
+# for upstream's CMSIS-NN kernels: the M55's depthwise layers want 4,464 B),
+# and as `--in-place` does (also every depthwise and pointwise layer's out
+# over its dying input).
 for t in cortex-m55 cortex-m33; do
-  PYTHONPATH=python "$python" - "$t" "$out/ds_cnn_only_$t.pte" <<'PY'
+  for form in only in_place; do
+    PYTHONPATH=python "$python" - "$t" "$out/ds_cnn_${form}_$t.pte" "$form" <<'PY'
 import sys
 from ptec.backends.cortex_m.sample_programs import ds_cnn_program
 from ptec.pte.writer import write_program
-program, _ = ds_cnn_program(seed=5, target=sys.argv[1], ptec_runtime_only=True)
+program, _ = ds_cnn_program(seed=5, target=sys.argv[1], ptec_runtime_only=True, in_place=sys.argv[3] == "in_place")
 write_program(program, sys.argv[2])
 PY
-  scripts/run_qemu.sh --target "$t" --elf "build/$t/firmware/runner/ptec_runner.elf" \
-    --model "$out/ds_cnn_only_$t.pte" --timeout 300 >"$out/only_$t.log"
+    scripts/run_qemu.sh --target "$t" --elf "build/$t/firmware/runner/ptec_runner.elf" \
+      --model "$out/ds_cnn_${form}_$t.pte" --timeout 300 >"$out/${form}_$t.log"
+  done
 done
 
 # CMSIS-NN v19.1 reference (qemu.md): M55, M33.
@@ -79,8 +82,10 @@ for t in "${cores[@]}"; do
   echo "figure ds_cnn.$t.memory.liveness_bound $(cat "$out/bound_$t")"
   if [ -f "$out/only_$t.log" ]; then
     echo "figure ds_cnn.$t.memory.planned_ptec_runtime_only $(runner_figure planned <"$out/only_$t.log")"
-    echo "figure ds_cnn.$t.memory.scratch_ptec_runtime_only $(runner_figure scratch <"$out/only_$t.log")"
     echo "figure ds_cnn.$t.inference_ptec_runtime_only $(runner_figure inference <"$out/only_$t.log")"
+    echo "figure ds_cnn.$t.memory.planned_in_place $(runner_figure planned <"$out/in_place_$t.log")"
+    echo "figure ds_cnn.$t.memory.scratch_in_place $(runner_figure scratch <"$out/in_place_$t.log")"
+    echo "figure ds_cnn.$t.inference_in_place $(runner_figure inference <"$out/in_place_$t.log")"
   fi
 done
 echo "(ptec: preset flags, -Os, DSP/Helium variant loops -O2 (the M3 runs the reference C); per-layer figures include ~24 instructions of counter reads)"

@@ -49,7 +49,7 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
                   available_kernels: Optional[Sequence[str]] = None,
                   backends=None, w4: bool = False, int8_layernorm: bool = False,
                   a16=None, stateful: bool = False, unrolled_lstm: bool = False,
-                  ptec_runtime_only: bool = False) -> CompileResult:
+                  ptec_runtime_only: bool = False, in_place: bool = False) -> CompileResult:
     """backends: the ptec.backends in the order they are asked (default
     cortex_m then portable; delegating backends go first). w4: linear and
     conv layers with 4-bit weights (ptec::*_w4 kernels, ptec's runtime only).
@@ -63,7 +63,9 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
     ptec::quantized_lstm each (ptec's runtime only) unless unrolled_lstm,
     which unrolls them into upstream's int8 operators. ptec_runtime_only:
     no planned scratch for upstream's CMSIS-NN kernels, whose operators are
-    then called by their ptec:: names (ptec's runtime only)."""
+    then called by their ptec:: names (ptec's runtime only). in_place
+    (implies ptec_runtime_only): depthwise and pointwise layers whose input
+    dies there write over it: less memory, more instructions."""
     t0 = time.time()
     graph = cap.capture(model, example_inputs, capture_method, name, stateful=stateful,
                         lstm_kernel=not unrolled_lstm)
@@ -97,7 +99,8 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
         if nodes >= LONG_MODEL_NODES and (done == nodes or done % max(1, nodes // 4) == 0):
             log(f"lowering {done}/{nodes} nodes")
     try:
-        lowered = lw.lower(qgraph, target, int8_io, backends, lowering_progress, ptec_runtime_only)
+        lowered = lw.lower(qgraph, target, int8_io, backends, lowering_progress,
+                           ptec_runtime_only or in_place, in_place)
     except ValueError as e:         # LoweringError, or parameters out of the kernels' range
         raise CompileError(f"lowering failed: {e}") from e
     n_delegates = len(lowered.delegates)
@@ -120,6 +123,8 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
                               if lowered.refusals else "")
                            + ". Replace it in the model, or compute it outside ptec")
     mplan = pl.plan_lowered(lowered)
+    if in_place:
+        log(f"--in-place: {lowered.builder.in_place_layers or 0} layers write their output over their input")
     log(f"memory: {mplan.summary()}")
     program = em.build_program(lowered, mplan)
     try:   # upstream's per-operator dim-order and dtype rules, before any byte exists

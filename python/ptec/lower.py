@@ -246,11 +246,13 @@ class LoweringContext:
 def lower(q: Graph, target: str = "cortex-m55", int8_io: bool = False,
           backends: Optional[Sequence[Backend]] = None,
           progress: Optional[Callable[[int, int], None]] = None,
-          ptec_runtime_only: bool = False) -> Lowered:
+          ptec_runtime_only: bool = False, in_place: bool = False) -> Lowered:
     """progress(done, total) is called after each node is placed and lowered.
     ptec_runtime_only: plan no scratch argument for upstream's CMSIS-NN
     kernels (ptec's take theirs from the runtime's scratch region) and call
-    those operators by their ptec:: names, which upstream does not have."""
+    those operators by their ptec:: names, which upstream does not have.
+    in_place (with ptec_runtime_only): depthwise and pointwise layers whose
+    input dies there write over it (python/ptec/pte/in_place.py)."""
     for n in q.nodes:
         if n.qparams is None:
             raise LoweringError(f"node {origin(n)} has no quantization parameters")
@@ -258,5 +260,5 @@ def lower(q: Graph, target: str = "cortex-m55", int8_io: bool = False,
     ctx = LoweringContext(q, target, int8_io, Partition(q, backends))
     ctx.progress = progress
     if ptec_runtime_only:
-        plan_for_ptec_runtime_only(ctx.b)
+        plan_for_ptec_runtime_only(ctx.b, in_place)
     return ctx.run()

@@ -6,11 +6,15 @@ kernels then compute in place. The plan goes below the liveness bound of the
 same program without in-place layers, and the outputs stay the default
 program's bytes: on the host, in the numpy reference interpreter, and on
 the emulated M55 and M33."""
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
 import torch.nn as nn
 
+from conftest import ROOT
 from model_checks import board_matches_reference
 from ptec import host_runtime
 from ptec.backends.cortex_m.sample_programs import ds_cnn_program
@@ -59,7 +63,7 @@ def test_ds_cnn_goes_below_its_liveness_bound(target, tmp_path):
     blocks = 4
     default, _ = ds_cnn_program(target=target, blocks=blocks)
     apart, apart_info = ds_cnn_program(target=target, blocks=blocks, ptec_runtime_only=True, in_place=False)
-    program, info = ds_cnn_program(target=target, blocks=blocks, ptec_runtime_only=True)
+    program, info = ds_cnn_program(target=target, blocks=blocks, ptec_runtime_only=True, in_place=True)
     # Every block's depthwise and pointwise layer runs in place, nothing else.
     assert [k for k, same in sharing_calls(program) if same] == \
         ["ptec::quantized_depthwise_conv2d.out", "ptec::quantized_conv2d.out"] * blocks
@@ -105,7 +109,7 @@ def test_compiled_layers_in_place(target, tmp_path):
     g = torch.Generator().manual_seed(4)
     calib = [(torch.randn(1, 3, 6, 5, generator=g),) for _ in range(16)]
     default = compile_model(model, calib[0], calib, target)
-    only = compile_model(model, calib[0], calib, target, ptec_runtime_only=True)
+    only = compile_model(model, calib[0], calib, target, in_place=True)
     calls = sharing_calls(only.program)
     assert [same for _, same in calls] == [False, True, True, True, True, False, False, False], calls
     # This model's peak is the residual add's three tensors, which no layer
@@ -114,3 +118,21 @@ def test_compiled_layers_in_place(target, tmp_path):
     xs = [torch.randn(1, 3, 6, 5, generator=g).numpy() for _ in range(3)]
     check_same_outputs(default.data, only.data, xs, tmp_path)
     board_matches_reference(only.data, xs[0], target, tmp_path)
+
+
+def test_in_place_is_its_own_choice(tmp_path):
+    """--ptec-runtime-only alone keeps every layer out of place (the in-place
+    layers cost instructions: docs/performance.md); --in-place implies it."""
+    torch.manual_seed(2)
+    model = Blocks().eval()
+    g = torch.Generator().manual_seed(4)
+    calib = [(torch.randn(1, 3, 6, 5, generator=g),) for _ in range(8)]
+    only = compile_model(model, calib[0], calib, "cortex-m55", ptec_runtime_only=True)
+    assert not any(same for _, same in sharing_calls(only.program))
+    out = tmp_path / "m.pte"
+    run = subprocess.run([sys.executable, "-m", "ptec", "compile", "digits_cnn", "--target", "cortex-m55",
+                          "--in-place", "--calib", "4", "-o", str(out)],
+                         cwd=ROOT, env={"PYTHONPATH": f"{ROOT}/python", "PATH": "/usr/bin:/bin"},
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert run.returncode == 0, run.stdout
+    assert "runs on ptec's runtime only" in run.stdout and "--in-place:" in run.stdout, run.stdout

@@ -21,7 +21,7 @@ def _rand_conv(rng, cout, cin_g, kh, kw):
 
 def ds_cnn_program(seed: int = 0, target: str = "cortex-m55", channels: int = 64,
                    blocks: int = 4, classes: int = 12, int8_io: bool = False,
-                   ptec_runtime_only: bool = False, in_place: bool = True):
+                   ptec_runtime_only: bool = False, in_place: bool = False):
     """A DS-CNN keyword spotter shape: input [1,1,49,10]; conv 10x4 stride 2
     (written as depthwise with depth multiplier `channels` from 1 channel);
     `blocks` x (depthwise 3x3 + pointwise 1x1) with ReLU; average pool over
@@ -33,8 +33,7 @@ def ds_cnn_program(seed: int = 0, target: str = "cortex-m55", channels: int = 64
     rng = np.random.default_rng(seed)
     b = ProgramBuilder()
     if ptec_runtime_only:
-        plan_for_ptec_runtime_only(b)
-        b.in_place = in_place
+        plan_for_ptec_runtime_only(b, in_place)
     in_scale, in_zp = 0.05, 3
     if int8_io:
         x = new_act(b, I8, [1, 1, 49, 10], in_scale, in_zp)

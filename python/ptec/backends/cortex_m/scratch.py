@@ -89,9 +89,9 @@ RUNTIME_ONLY_NAMES = {f"cortex_m::{op}.out": f"ptec::{op}.out" for op in (
     "quantized_batch_matmul", "quantized_avg_pool2d")}
 
 
-def plan_for_ptec_runtime_only(builder) -> None:
-    """Make a ProgramBuilder emit --ptec-runtime-only programs (with
-    in-place layers, ptec/pte/in_place.py)."""
+def plan_for_ptec_runtime_only(builder, in_place: bool = False) -> None:
+    """Make a ProgramBuilder emit --ptec-runtime-only programs; in_place
+    (--in-place): with in-place layers too (ptec/pte/in_place.py)."""
     builder.renamed = dict(RUNTIME_ONLY_NAMES)
     builder.plan_scratch = False
-    builder.in_place = True
+    builder.in_place = in_place
