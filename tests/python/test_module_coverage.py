@@ -195,8 +195,8 @@ RUNS = {
     "LazyConv3d": (lambda: nn.LazyConv3d(3, 2), N5, 1.5, "int8"),
     "LazyConvTranspose1d": (lambda: nn.LazyConvTranspose1d(4, 3, stride=2), N3, 1.0, "int8"),
     "LazyConvTranspose2d": (lambda: nn.LazyConvTranspose2d(4, 3, stride=2), N4, 1.0, "int8"),
-    "LazyInstanceNorm1d": (lambda: nn.LazyInstanceNorm1d(), N3, 0.5, "fp32"),
     # (the lazy instance norms default to running statistics: in eval a batch-norm)
+    "LazyInstanceNorm1d": (lambda: nn.LazyInstanceNorm1d(), N3, 0.5, "int8"),
     "LazyInstanceNorm2d": (lambda: nn.LazyInstanceNorm2d(), N4, 0.5, "int8"),
     "LazyLinear": (lambda: nn.LazyLinear(5), (1, 8), 1.0, "int8"),
     "LeakyReLU": (lambda: nn.LeakyReLU(0.1), N3, 1.5, "int8"),
