@@ -137,3 +137,21 @@ def test_new_paths_on_the_board_equal_the_reference(target, tmp_path):
     _, _, res = new_paths_compiled(target)
     assert not res.lowered.fallbacks, res.lowered.fallbacks
     board_matches_reference(res.data, inputs((1, 4, 16), 1, seed=7)[0].numpy(), target, tmp_path)
+
+
+@pytest.mark.parametrize("layer", [nn.ReLU6(), nn.Hardtanh(-0.5, 0.8)], ids=["relu6", "hardtanh"])
+def test_a16_clamps_a_3d_tensor_in_int16(layer, tmp_path):
+    """--a16 takes a clamp of any rank too (the 1x1 int16 pool of its
+    [1, numel, 1, 1] view): no fp32, within half an int8 output step."""
+    model = nn.Sequential(layer).eval()
+    xs = inputs((1, 3, 8))
+    res = compile_model(model, [xs[0]], [(x,) for x in xs], a16=True)
+    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    assert "ptec::quantized_max_pool2d_a16.out" in res.lowered.operators, res.lowered.operators
+    prog = parse_program(res.data)
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    for x in xs[:3]:
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        assert got.tobytes() == run_program(prog, [x.numpy()])[0].tobytes()
+        with torch.no_grad():
+            assert np.abs(got - model(x).numpy()).max() <= 0.5 * step
