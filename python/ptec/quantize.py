@@ -140,7 +140,8 @@ def _fold_batch_norm(prod, a) -> None:
 def _lone_batch_norm(g: Graph, n) -> None:
     """A batch-norm with no layer to fold into is a per-channel affine map:
     a 1x1 depthwise conv. On [N, C, D, H, W] (nn.BatchNorm3d) the conv runs
-    on the [N, C, D*H, W] view and n becomes the reshape back."""
+    on the [N, C, D*H, W] view, on [N, C, L] and [N, C] (nn.BatchNorm1d) on
+    [N, C, L, 1] and [N, C, 1, 1], and n becomes the reshape back."""
     a = n.attrs
     c = n.shape[1]
     scale = (a["gamma"] if a["gamma"] is not None else 1.0) / np.sqrt(a["var"] + a["eps"])
@@ -150,8 +151,9 @@ def _lone_batch_norm(g: Graph, n) -> None:
     if len(n.shape) == 4:
         n.op, n.attrs = "conv2d", dict(conv, **({"source": a["source"]} if "source" in a else {}))
         return
-    nb, _, d, h, w = n.shape
-    flat = [nb, c, d * h, w]
+    nb = n.shape[0]
+    flat = [nb, c, n.shape[2] * n.shape[3], n.shape[4]] if len(n.shape) == 5 else \
+        [nb, c, int(np.prod(n.shape[2:])), 1]
     source = {"source": a["source"]} if "source" in a else {}
     view = Node(f"{n.name}_as_4d", "reshape", list(n.inputs), dict(shape=flat, **source), shape=flat)
     affine = Node(f"{n.name}_affine", "conv2d", [view.name], dict(conv, **source), shape=flat)
@@ -186,7 +188,7 @@ def prepare(graph: Graph) -> Graph:
                 _fold_batch_norm(conv, n.attrs)
             g.replace_uses(n.name, n.inputs[0])
             g.remove(n.name)
-        elif n.shape is not None and len(n.shape) in (4, 5):
+        elif n.shape is not None and len(n.shape) in (2, 3, 4, 5):
             _lone_batch_norm(g, n)
     # activation fusion
     for n in list(g.nodes):

@@ -208,12 +208,12 @@ def test_builder_two_delegates_inline_and_segment():
 
 
 class Refused(nn.Module):
-    """A dilated max pool (refused by cortex_m's partitioner from the graph)
-    and a mean over channels (refused by its lowering, then handed back)."""
+    """An average pool with a divisor_override and a mean over channels, both
+    refused by cortex_m's partitioner from the graph."""
     def __init__(self):
         super().__init__()
         self.conv = nn.Conv2d(2, 4, 3, padding=1)
-        self.pool = nn.MaxPool2d(2, dilation=2)
+        self.pool = nn.AvgPool2d(2, divisor_override=3)
 
     def forward(self, x):
         return self.pool(self.conv(x)).mean(dim=1, keepdim=True)
@@ -226,12 +226,12 @@ def test_refusals_of_both_kinds_are_placed_on_portable_with_the_reason():
     res = compile_model(Refused().eval(), list(calib[0]), calib)
     placed = {p.op: p for p in res.lowered.placements}
     assert placed["conv2d"].backend == "cortex_m" and placed["conv2d"].reason == FIRST_CHOICE
-    assert placed["max_pool2d"].backend == "portable"
-    assert placed["max_pool2d"].reason == ("cortex_m: dilation [2, 2]: "
-                                           "cortex_m::quantized_max_pool2d needs dilation 1")
+    assert placed["avg_pool2d"].backend == "portable"
+    assert placed["avg_pool2d"].reason == ("cortex_m: divisor_override: "
+                                           "cortex_m::quantized_avg_pool2d divides by the window")
     assert placed["mean"].backend == "portable"
     assert placed["mean"].reason == "cortex_m: mean over dims [1] of a rank-4 tensor"
     assert sorted(res.lowered.refusals) == sorted(
         f"{p.source}: {p.reason}" for p in res.lowered.placements if p.backend == "portable")
     assert [f.split(": ")[1] for f in res.lowered.fallbacks] == [
-        "aten::max_pool2d_with_indices.out", "aten::mean.out"]
+        "aten::avg_pool2d.out", "aten::mean.out"]

@@ -539,3 +539,25 @@ def test_the_compiler_lints_every_stream_it_writes(monkeypatch):
     with pytest.raises(CompileError, match="breaks rule dep-blockdep at command 3"):
         _compile_layers(HOST_NPU)
     assert seen == [(HOST_NPU, [0, 1])]
+
+
+@pytest.mark.parametrize("hw, out, divides", [((8, 6), (4, 3), True), ((7, 6), (3, 3), False),
+                                              ((8, 7), (2, 2), False)])
+def test_an_adaptive_pool_goes_to_the_npu_only_where_its_windows_are_equal(hw, out, divides):
+    """Capture expands a non-dividing adaptive pool to linears, but a graph
+    made another way can still hold one: its windows differ in size, which
+    one POOL cannot do, so it stays on the CPU with the reason."""
+    from ptec.backends.ethos_u.npu_config import npu_config
+    from ptec.backends.ethos_u.npu_ops import NotForNpu, npu_op
+    from ptec.ir import Graph, Node
+    x = Node("x", "input", shape=[1, 4, *hw], qparams=(0.05, 3))
+    pool = Node("p", "adaptive_avg_pool2d", ["x"], dict(output_size=list(out)), shape=[1, 4, *out],
+                qparams=(0.05, 3))
+    g = Graph([x, pool], ["x"], ["p"])
+    cfg = npu_config("ethos-u55-128")
+    if divides:
+        op = npu_op(g, pool, cfg)
+        assert op.kernel == (hw[0] // out[0], hw[1] // out[1]) and (op.ofm_shape.h, op.ofm_shape.w) == out
+    else:
+        with pytest.raises(NotForNpu, match="does not divide"):
+            npu_op(g, pool, cfg)

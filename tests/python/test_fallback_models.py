@@ -21,9 +21,10 @@ TRANSCENDENTAL = {"aten::_softmax.out", "aten::sigmoid.out", "aten::tanh.out"}
 
 
 class CeilPoolCNN(nn.Module):
-    """max-pool with ceil_mode and dilation 2 and an avg-pool with
-    divisor_override, both fp32; then an adaptive pool (6 x 6 to 3 x 3:
-    int8, as one that does not divide its input would be too)."""
+    """max-pool with ceil_mode and dilation 2 (int8: maxima of strided
+    slices) and an avg-pool with divisor_override (fp32); then an adaptive
+    pool (6 x 6 to 3 x 3: int8, as one that does not divide its input would
+    be too)."""
     input_shape = (1, 3, 12, 12)
 
     def __init__(self):
@@ -76,7 +77,8 @@ class ChannelSoftmax(nn.Module):
 
 class InceptionCat(nn.Module):
     """Two branches concatenated on channels (int8 cat, shared qparams), a
-    permute and a lone 1-D batch-norm (fp32)."""
+    global average pool with a divisor_override (fp32), a lone 1-D
+    batch-norm (int8: a depthwise 1x1 conv) and a permute."""
     input_shape = (1, 3, 8, 8)
 
     def __init__(self):
@@ -91,7 +93,7 @@ class InceptionCat(nn.Module):
 
     def forward(self, x):
         y = torch.cat([F.relu(self.a(x)), F.relu(self.b(x))], dim=1)
-        y = F.adaptive_avg_pool2d(y, 1).flatten(1)
+        y = F.avg_pool2d(y, 8, divisor_override=60).flatten(1)
         y = self.fc(self.bn(y))
         return y, y.unsqueeze(2).permute(0, 2, 1)
 
@@ -144,8 +146,10 @@ def test_expected_operators():
     _, res = _compile(ChannelSoftmax)
     assert res.lowered.operators[-1] == "aten::_softmax.out"
     _, res = _compile(CeilPoolCNN)
-    assert "aten::max_pool2d_with_indices.out" in res.lowered.operators
-    assert "aten::max_pool2d.out" not in res.lowered.operators
+    assert "aten::avg_pool2d.out" in res.lowered.operators
+    # the dilated ceil-mode max pool is int8 now
+    assert not any("max_pool" in f for f in res.lowered.fallbacks), res.lowered.fallbacks
+    assert "cortex_m::maximum.out" in res.lowered.operators
 
 
 def test_cat_stays_int8_with_shared_qparams():
@@ -159,7 +163,8 @@ def test_cat_stays_int8_with_shared_qparams():
     assert out.scalar_type == ScalarType.CHAR
     items = plan.values[args[0]].val.items
     assert all(plan.values[i].val.scalar_type == ScalarType.CHAR for i in items)
-    assert "aten::_native_batch_norm_legit_no_training.out" in res.lowered.operators
+    assert "aten::avg_pool2d.out" in res.lowered.operators
+    assert "aten::_native_batch_norm_legit_no_training.out" not in res.lowered.operators   # int8 now
     # the permute of the int8 [1,4,1] moves only a size-1 dim: a view, no op
     assert not any("permute" in f for f in res.lowered.fallbacks)
     assert "cortex_m::transpose.out" not in res.lowered.operators

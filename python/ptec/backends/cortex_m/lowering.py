@@ -250,7 +250,51 @@ def op_max_pool2d(ctx, n: Node):
             x = K.pad(ctx.b, x, [0, 0, 0, 0], [0, max(extra[0], 0), max(extra[1], 0), 0],
                       qm.QMIN)
     lo, hi = _act_range(n)
+    if list(a["dilation"]) != [1, 1]:
+        return _dilated_max_pool(ctx, x, n, lo, hi)
     return K.max_pool2d(ctx.b, x, a["kernel"], a["stride"], a["padding"], lo, hi)
+
+
+def _dilated_max_pool(ctx, x: Act, n: Node, lo: int, hi: int) -> Act:
+    """A max pool with dilation, which cortex_m::quantized_max_pool2d lacks,
+    from byte copies and raw int8 maxima (exact: the output shares the
+    input's grid). Padding becomes -128 rows and columns, which never win
+    (every window holds a real value). A max over a rectangle is a max over
+    rows of maxima over columns, so each axis is a pass of its kernel's
+    taps: tap j of the W pass is the strided slice of columns j*dw,
+    j*dw + sw, ..., one per output column; the pass keeps their
+    element-wise maximum. kh + kw slices, kh + kw - 2 maxima."""
+    a = n.attrs
+    (kh, kw), (sh, sw), (dh, dw) = a["kernel"], a["stride"], a["dilation"]
+    ph, pw = a["padding"]
+    oh, ow = n.shape[2:]
+    # what the last window reaches past the input and the leading padding
+    # (ceil_mode windows and the trailing padding)
+    eh = max((oh - 1) * sh + (kh - 1) * dh + 1 - (x.sizes[2] + ph), 0)
+    ew = max((ow - 1) * sw + (kw - 1) * dw + 1 - (x.sizes[3] + pw), 0)
+    if ph or pw or eh or ew:
+        x = K.pad(ctx.b, x, [0, ph, pw, 0], [0, eh, ew, 0], qm.QMIN)
+    y = as_physical(ctx.b, x)                     # [N, H, W, C] contiguous
+    for dim, k, s, d, o in ((2, kw, sw, dw, ow), (1, kh, sh, dh, oh)):
+        if k == 1 and s == 1 and y.sizes[dim] == o:
+            continue                              # the pass would copy y whole
+        best = None
+        for j in range(k):
+            sizes = list(y.sizes)
+            sizes[dim] = o
+            tap = new_act(ctx.b, I8, sizes, y.scale, y.zp, dim_order=[0, 1, 2, 3])
+            ctx.b.call("aten::slice_copy.Tensor_out", self=y.value, dim=dim, start=j * d,
+                       end=j * d + (o - 1) * s + 1, step=s, out=tap.value)
+            if best is not None:
+                both = new_act(ctx.b, I8, sizes, y.scale, y.zp, dim_order=[0, 1, 2, 3])
+                ctx.b.call("cortex_m::maximum.out", self=best.value, other=tap.value, out=both.value)
+                tap = both
+            best = tap
+        y = best
+    y = from_physical(ctx.b, y)
+    if (lo, hi) != (qm.QMIN, qm.QMAX):              # a fused clamp: a 1x1 pool clamps
+        y = K.max_pool2d(ctx.b, y, [1, 1], [1, 1], [0, 0], lo, hi)
+    return y
 
 
 def op_clamp(ctx, n: Node):
@@ -258,9 +302,9 @@ def op_clamp(ctx, n: Node):
     lo, hi = qm.activation_range(n.attrs["lo"], n.attrs["hi"], x.scale, x.zp)
     if len(x.sizes) == 4:
         return K.max_pool2d(ctx.b, x, [1, 1], [1, 1], [0, 0], lo, hi)
-    # rank 2: [N,F] contiguous has the bytes of [N,F,1,1] channels-last;
-    # rank 5 (contiguous) those of [1, numel, 1, 1]
-    v = view(ctx.b, x, list(x.sizes) + [1, 1] if len(x.sizes) == 2 else [1, int(np.prod(x.sizes)), 1, 1])
+    # any other rank is contiguous: its bytes are those of [1, numel, 1, 1]
+    # channels-last, and a clamp does not care where an element sits
+    v = view(ctx.b, x, [1, int(np.prod(x.sizes)), 1, 1])
     y = K.max_pool2d(ctx.b, v, [1, 1], [1, 1], [0, 0], lo, hi)
     return view(ctx.b, y, x.sizes)
 

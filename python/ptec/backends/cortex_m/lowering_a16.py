@@ -110,6 +110,8 @@ def op_mean(ctx, n: Node):
 
 def op_max_pool2d(ctx, n: Node):
     a = n.attrs
+    if list(a["dilation"]) != [1, 1]:
+        return None                     # the int16 pool has no dilation: int8 or fp32 takes it
     xs = _tensors(ctx, n)
     if xs is None:
         return None
@@ -125,11 +127,8 @@ def op_clamp(ctx, n: Node):
     lo, hi = K16.activation_range16((n.attrs["lo"], n.attrs["hi"]), x.scale)
     if len(x.sizes) == 4:
         return K16.max_pool2d(ctx.b, x, [1, 1], [1, 1], [0, 0], False, lo, hi)
-    if len(x.sizes) not in (2, 5):
-        return None
-    # rank 2: [N,F] contiguous has the bytes of [N,F,1,1] channels-last;
-    # rank 5 (contiguous) those of [1, numel, 1, 1]
-    flat = list(x.sizes) + [1, 1] if len(x.sizes) == 2 else [1, int(np.prod(x.sizes)), 1, 1]
+    # any other rank is contiguous: the bytes of [1, numel, 1, 1] channels-last
+    flat = [1, int(np.prod(x.sizes)), 1, 1]
     y = K16.max_pool2d(ctx.b, view(ctx.b, x, flat), [1, 1], [1, 1], [0, 0], False, lo, hi)
     return view(ctx.b, y, x.sizes)
 

@@ -333,6 +333,11 @@ def _adaptive_avg_pool(g, n: Node) -> NpuOp:
     x = g.node(n.inputs[0])
     h, w = x.shape[2:]
     oh, ow = n.attrs["output_size"]
+    if h % oh or w % ow:
+        # windows of unequal sizes, not one POOL: capture expands such pools
+        # to linears (interpolate.expand_adaptive_avg_pools); a graph made
+        # another way keeps the node on the CPU
+        raise NotForNpu(f"adaptive average pool to {[oh, ow]} does not divide its input {[h, w]}")
     k = (h // oh, w // ow)
     return _average(g, n, k, k)
 
