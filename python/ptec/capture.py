@@ -24,8 +24,10 @@ import torch.nn.functional as F
 
 from .capture_modules import (CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax, ptec_state,
                               ptec_state_write, with_traceable_modules)
+from .circular_pad import circular_pad_nodes
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
-from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, fold_dilation_and_output_padding,
+from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, dense_groups,
+                               fold_dilation_and_output_padding,
                                functional_conv_transpose3d_nodes)
 from .fractional_max_pool import REFUSAL as FRACTIONAL_REFUSAL, fractional_max_pool_nodes
 from .interpolate import expand_adaptive_avg_pools, interpolate_nodes
@@ -62,17 +64,15 @@ def _conv_padding(name: str, m: nn.Module, spatial: int):
     when the convolution's own zero padding does it, else (a pad node's
     attrs, zeros) for a pad before a convolution without padding: torch's
     padding="same" with an odd total (the extra row or column at the end,
-    as torch puts it), or padding_mode reflect / replicate (torch pads with
-    F.pad, then convolves unpadded). padding="valid" is no padding."""
+    as torch puts it), or padding_mode reflect / replicate / circular (torch
+    pads with F.pad, then convolves unpadded; circular as wrapped slices,
+    python/ptec/circular_pad.py). padding="valid" is no padding."""
     k, d = list(m.kernel_size), list(m.dilation)
     if isinstance(m.padding, str):
         total = [0] * spatial if m.padding == "valid" else [d[i] * (k[i] - 1) for i in range(spatial)]
         lo, hi = [t // 2 for t in total], [t - t // 2 for t in total]
     else:
         lo = hi = [int(p) for p in m.padding][:spatial]
-    if m.padding_mode not in ("zeros", "reflect", "replicate"):
-        raise CaptureError(f"{name}: padding_mode {m.padding_mode} is not supported (zeros, reflect and "
-                           "replicate are)")
     if m.padding_mode == "zeros" and lo == hi:
         return None, lo
     pads: List[int] = []
@@ -82,16 +82,27 @@ def _conv_padding(name: str, m: nn.Module, spatial: int):
     return dict(pad=pads, mode=mode, value=0.0), [0] * spatial
 
 
-def _padded_conv2d_nodes(name: str, source: str, m: nn.Conv2d, ins: List[str]) -> List[Node]:
+def _pad_nodes(name: str, x: str, pad: dict, shape, source: str) -> List[Node]:
+    """The nodes of a convolution's own pad (_conv_padding's attrs) of node
+    x, the last named `name`: one pad node, or for circular the wrapped
+    slices and joins."""
+    if pad["mode"] == "circular":
+        if shape is None:
+            raise CaptureError(f"{source}: circular padding needs a traced input shape")
+        return circular_pad_nodes(name, x, pad["pad"], shape, source, CaptureError)
+    return [Node(name, "pad", [x], pad)]
+
+
+def _padded_conv2d_nodes(name: str, source: str, m: nn.Conv2d, ins: List[str], shape) -> List[Node]:
     """nn.Conv2d whose padding needs a pad of its own (_conv_padding)."""
     pad, padding = _conv_padding(source, m, 2)
     conv = Node(name, "conv2d", [f"{name}_padded"] if pad else ins[:1], dict(
         weight=_np(m.weight), bias=None if m.bias is None else _np(m.bias), stride=_pair(m.stride),
         padding=padding, dilation=_pair(m.dilation), groups=int(m.groups)))
-    return ([Node(f"{name}_padded", "pad", ins[:1], pad)] if pad else []) + [conv]
+    return (_pad_nodes(f"{name}_padded", ins[0], pad, shape, source) if pad else []) + [conv]
 
 
-def _one_d_nodes(name: str, m: nn.Module, ins: List[str]) -> List[Node]:
+def _one_d_nodes(name: str, source: str, m: nn.Module, ins: List[str], shape) -> List[Node]:
     """A 1-D (transposed) convolution or pool over [N, C, L] as its 2-D form over a unit
     height, [N, C, 1, L]: unsqueeze(2), the 2-D node with a 1 x K kernel,
     squeeze(2), which keeps the module's name (its users refer to it).
@@ -100,16 +111,17 @@ def _one_d_nodes(name: str, m: nn.Module, ins: List[str]) -> List[Node]:
     lifted, core = f"{name}_as_2d_in", f"{name}_as_2d"
     pre: List[Node] = []
     if isinstance(m, nn.Conv1d):
-        pad, padding = _conv_padding(name, m, 1)
+        pad, padding = _conv_padding(source, m, 1)
         if pad:         # on the unit-height [N, C, 1, L]: pad W only
-            pre = [Node(f"{name}_padded", "pad", [lifted], dict(pad, pad=pad["pad"] + [0, 0]))]
-        node = Node(core, "conv2d", [pre[0].name if pre else lifted], dict(
+            pre = _pad_nodes(f"{name}_padded", lifted, dict(pad, pad=pad["pad"] + [0, 0]),
+                             None if shape is None else [shape[0], shape[1], 1, shape[2]], source)
+        node = Node(core, "conv2d", [pre[-1].name if pre else lifted], dict(
             weight=_np(m.weight)[:, :, None, :], bias=None if m.bias is None else _np(m.bias),
             stride=[1, _single(m.stride)], padding=[0, padding[0]],
             dilation=[1, _single(m.dilation)], groups=int(m.groups)))
     elif isinstance(m, nn.ConvTranspose1d):
         if m.padding_mode != "zeros":
-            raise CaptureError(f"{name}: padding_mode {m.padding_mode} is not supported")
+            raise CaptureError(f"{source}: padding_mode {m.padding_mode} is not supported")
         node = Node(core, "conv_transpose2d", [lifted], dict(
             weight=_np(m.weight)[:, :, None, :], bias=None if m.bias is None else _np(m.bias),
             stride=[1, _single(m.stride)], padding=[0, _single(m.padding)],
@@ -569,13 +581,14 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             elif isinstance(mods[fn.target], nn.ConvTranspose3d):
                 nodes.extend(_conv_transpose3d_nodes(name, fn, mods, ins, by_name))
             elif isinstance(mods[fn.target], ONE_D):
-                nodes.extend(_one_d_nodes(name, mods[fn.target], ins))
+                nodes.extend(_one_d_nodes(name, _source(fn, mods), mods[fn.target], ins, _meta_shape(fn.args[0])))
             elif isinstance(mods[fn.target], (nn.AdaptiveMaxPool2d, nn.GLU, nn.Fold, nn.LPPool2d, nn.AdaptiveAvgPool1d,
                                               nn.AdaptiveMaxPool1d)):
                 nodes.extend(_reshaping_module_nodes(name, mods[fn.target], ins, _meta_shape(fn.args[0])))
             elif isinstance(mods[fn.target], nn.Conv2d) and (isinstance(mods[fn.target].padding, str)
                                                              or mods[fn.target].padding_mode != "zeros"):
-                nodes.extend(_padded_conv2d_nodes(name, _source(fn, mods), mods[fn.target], ins))
+                nodes.extend(_padded_conv2d_nodes(name, _source(fn, mods), mods[fn.target], ins,
+                                                  _meta_shape(fn.args[0])))
             elif isinstance(mods[fn.target], nn.Unfold):
                 nodes.extend(_unfold_nodes(name, mods[fn.target], ins, _meta_shape(fn.args[0])))
             elif isinstance(mods[fn.target], nn.Softmin):
@@ -671,6 +684,7 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
              or n.name in used]
     for n in nodes:
         if n.op == "conv_transpose2d":
+            dense_groups(n)
             fold_dilation_and_output_padding(n)
     return Graph(nodes, inputs, outputs)
 
