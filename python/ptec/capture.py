@@ -24,6 +24,7 @@ import torch.nn.functional as F
 
 from .capture_modules import (CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax, ptec_state,
                               ptec_state_write, with_traceable_modules)
+from .adaptive_max_pool import adaptive_max_pool_nodes
 from .circular_pad import circular_pad_nodes
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
 from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, dense_groups,
@@ -159,10 +160,12 @@ def _cross_map_band(size: int, c: int) -> np.ndarray:
     return band
 
 
-def _lrn_nodes(name: str, size: int, alpha: float, beta: float, k: float, ins: List[str],
+def _lrn_nodes(name: str, source: str, size: int, alpha: float, beta: float, k: float, ins: List[str],
                shape, cross_map: bool = False) -> List[Node]:
     """nn.LocalResponseNorm / F.local_response_norm over [N, C, H, W] (or
-    [N, C, L], lifted to a unit height): y = x * (k + alpha * avg)^-beta,
+    [N, C, L], lifted to a unit height, or [N, C, D, ..., W], its middle
+    dims joined into one: the window runs over channels only, as torch's
+    view of a 5-D input does): y = x * (k + alpha * avg)^-beta,
     where avg is the mean of x * x over a window of `size` channels, zero
     padded as torch pads it (size // 2 in front, (size - 1) // 2 behind,
     divided by size). The window mean is a 1 x 1 convolution whose C x C
@@ -171,8 +174,9 @@ def _lrn_nodes(name: str, size: int, alpha: float, beta: float, k: float, ins: L
     cross_map: nn.CrossMapLRN2d, the same formula over its own window
     (_cross_map_band), on 4-D input only as torch asserts."""
     rank = len(shape or [])
-    if rank not in ((4,) if cross_map else (3, 4)):
-        raise CaptureError(f"{name}: local_response_norm on a rank-{rank} input is not supported")
+    if (rank != 4) if cross_map else (rank < 3):
+        raise CaptureError(f"{source}: local_response_norm on a rank-{rank} input is not supported "
+                           f"(torch's {'4' if cross_map else '3 or more'})")
     c = int(shape[1])
     band = np.zeros((c, c, 1, 1), np.float32)
     if cross_map:
@@ -185,13 +189,18 @@ def _lrn_nodes(name: str, size: int, alpha: float, beta: float, k: float, ins: L
     if rank == 3:
         nodes.append(Node(f"{name}_as_2d_in", "reshape", [x], dict(unsqueeze=2)))
         x = f"{name}_as_2d_in"
+    elif rank > 4:
+        nodes.append(Node(f"{name}_as_2d_in", "reshape", [x], dict(
+            target_shape=[int(shape[0]), c, int(np.prod(shape[2:-1])), int(shape[-1])])))
+        x = f"{name}_as_2d_in"
+    back = {3: dict(squeeze=2), 4: None}.get(rank, dict(target_shape=[int(v) for v in shape]))
     return nodes + [Node(f"{name}_square", "mul", [x, x], {}),
                     Node(f"{name}_window", "conv2d", [f"{name}_square"], dict(
                         weight=band, bias=None, stride=[1, 1], padding=[0, 0], dilation=[1, 1], groups=1)),
                     Node(f"{name}_scale", "lrn_scale", [f"{name}_window"],
                          dict(alpha=float(alpha), beta=float(beta), k=float(k))),
-                    Node(f"{name}_as_2d" if rank == 3 else name, "mul", [x, f"{name}_scale"], {})] + (
-        [Node(name, "reshape", [f"{name}_as_2d"], dict(squeeze=2))] if rank == 3 else [])
+                    Node(f"{name}_as_2d" if back else name, "mul", [x, f"{name}_scale"], {})] + (
+        [Node(name, "reshape", [f"{name}_as_2d"], back)] if back else [])
 
 
 def _conv3d_nodes(name: str, fn: torch.fx.Node, mods, ins: List[str], by_name) -> Optional[List[Node]]:
@@ -238,14 +247,14 @@ def _interpolate_nodes(name: str, fn: torch.fx.Node, ins: List[str]) -> Optional
                              ins, _meta_shape(x), _meta_shape(fn), bool(_scalar_arg(fn, 6, "antialias", False)))
 
 
-def _unfold_nodes(name: str, m: nn.Unfold, ins: List[str], shape) -> List[Node]:
+def _unfold_nodes(name: str, source: str, m: nn.Unfold, ins: List[str], shape) -> List[Node]:
     """nn.Unfold (im2col) over [N, C, H, W]: a convolution whose one-hot
     weights copy each patch position to its own output channel (channel
     c * KH * KW + i * KW + j takes input channel c at tap (i, j), PyTorch's
     order), then a reshape to [N, C * KH * KW, blocks]. A copy: on the
     input's int8 grid each output is the input value exactly."""
     if len(shape or []) != 4:
-        raise CaptureError(f"{name}: nn.Unfold on a rank-{len(shape or [])} input is not supported")
+        raise CaptureError(f"{source}: a rank-{len(shape or [])} input is not supported (4-D [N, C, H, W] is)")
     c = int(shape[1])
     kh, kw = _pair(m.kernel_size)
     weight = np.zeros((c * kh * kw, c, kh, kw), np.float32)
@@ -268,39 +277,42 @@ def _adaptive_avg_pool1d_nodes(name: str, ins: List[str], out: int) -> List[Node
             Node(name, "reshape", [f"{name}_as_2d"], dict(squeeze=2))]
 
 
-def _reshaping_module_nodes(name: str, m: nn.Module, ins: List[str], shape) -> List[Node]:
+def _reshaping_module_nodes(name: str, source: str, m: nn.Module, ins: List[str], shape) -> List[Node]:
     """Modules that are other ops once the input's shape is known:
-    nn.AdaptiveMaxPool2d whose output divides the input (a max pool of
-    kernel = stride = input / output), nn.GLU (a * sigmoid(b) of the two
+    nn.AdaptiveMaxPool2d / 1d (a max pool of kernel = stride = input /
+    output where the output divides the input, else
+    python/ptec/adaptive_max_pool.py's windows axis by axis), nn.GLU (a * sigmoid(b) of the two
     halves along its dim: two slices, a sigmoid LUT, a mul) and nn.Fold
     (col2im: a transposed convolution whose one-hot weights put each
     patch channel back at its position, summing overlaps: the adjoint of
     nn.Unfold's)."""
     rank = len(shape or [])
     if isinstance(m, nn.AdaptiveMaxPool2d):
-        out = _pair(m.output_size)
-        out = [shape[2 + i] if out[i] is None else int(out[i]) for i in range(2)] if rank == 4 else out
-        if rank != 4 or m.return_indices or any(shape[2 + i] % out[i] for i in range(2)):
-            raise CaptureError(f"{name}: nn.AdaptiveMaxPool2d runs when its output divides a 4-D input "
-                               f"(input {list(shape or [])}, output {list(out)}); use nn.MaxPool2d")
+        out = _adaptive_size(m.output_size)
+        if rank != 4 or m.return_indices:
+            raise CaptureError(f"{source}: " + ("return_indices is not supported (its int64 indices have no "
+                                                "int8 or fp32 form)" if m.return_indices else
+                                                f"takes [N, C, H, W] (input {list(shape or [])})"))
+        out = [shape[2 + i] if out[i] is None else int(out[i]) for i in range(2)]
+        if any(shape[2 + i] % out[i] for i in range(2)):
+            return adaptive_max_pool_nodes(name, ins[0], shape[2:], out)
         k = [shape[2] // out[0], shape[3] // out[1]]
         return [Node(name, "max_pool2d", ins[:1], dict(kernel=k, stride=k, padding=[0, 0], dilation=[1, 1],
                                                       ceil_mode=False))]
     if isinstance(m, nn.AdaptiveAvgPool1d):
         if rank != 3:
-            raise CaptureError(f"{name}: nn.AdaptiveAvgPool1d takes [N, C, L] (input {list(shape or [])})")
+            raise CaptureError(f"{source}: nn.AdaptiveAvgPool1d takes [N, C, L] (input {list(shape or [])})")
         return _adaptive_avg_pool1d_nodes(name, ins, _single(m.output_size))
     if isinstance(m, nn.AdaptiveMaxPool1d):
         # over [N, C, L]: the 2-D pool of a unit height, kernel = stride = L / output
         out = _single(m.output_size)
-        if rank != 3 or int(shape[2]) % out or m.return_indices:
-            raise CaptureError(f"{name}: an adaptive 1-D max pool runs when its output divides the length of a "
-                               f"[N, C, L] input (input {list(shape or [])}, output {out})")
-        k = [1, int(shape[2]) // out]
-        return [Node(f"{name}_as_2d_in", "reshape", ins[:1], dict(unsqueeze=2)),
-                Node(f"{name}_as_2d", "max_pool2d", [f"{name}_as_2d_in"], dict(
-                    kernel=k, stride=k, padding=[0, 0], dilation=[1, 1], ceil_mode=False)),
-                Node(name, "reshape", [f"{name}_as_2d"], dict(squeeze=2))]
+        if rank != 3 or m.return_indices:
+            raise CaptureError(f"{source}: " + ("return_indices is not supported (its int64 indices have no "
+                                                "int8 or fp32 form)" if m.return_indices else
+                                                f"takes [N, C, L] (input {list(shape or [])})"))
+        return ([Node(f"{name}_as_2d_in", "reshape", ins[:1], dict(unsqueeze=2))]
+                + adaptive_max_pool_nodes(f"{name}_as_2d", f"{name}_as_2d_in", [1, int(shape[2])], [1, out])
+                + [Node(name, "reshape", [f"{name}_as_2d"], dict(squeeze=2))])
     if isinstance(m, nn.LPPool2d):
         # torch: avg_pool2d(x^p) * (KH * KW), then its 1/p power: two LUTs around an int8 average
         k = _pair(m.kernel_size)
@@ -314,7 +326,7 @@ def _reshaping_module_nodes(name: str, m: nn.Module, ins: List[str], shape) -> L
         dim = int(m.dim) % max(rank, 1)
         half = int(shape[dim]) // 2
         if int(shape[dim]) % 2:
-            raise CaptureError(f"{name}: nn.GLU over an odd dim of size {shape[dim]}")
+            raise CaptureError(f"{source}: nn.GLU over an odd dim of size {shape[dim]}")
         return [Node(f"{name}_a", "slice", ins[:1], dict(dim=dim, start=0, end=half)),
                 Node(f"{name}_b", "slice", ins[:1], dict(dim=dim, start=half, end=2 * half)),
                 Node(f"{name}_gate", "sigmoid", [f"{name}_b"]),
@@ -324,12 +336,12 @@ def _reshaping_module_nodes(name: str, m: nn.Module, ins: List[str], shape) -> L
     (oh_, ow_), (sh, sw), (ph, pw), (dh, dw) = (_pair(m.output_size), _pair(m.stride), _pair(m.padding),
                                                 _pair(m.dilation))
     if rank != 3 or shape[1] % (kh * kw):
-        raise CaptureError(f"{name}: nn.Fold takes [N, C*KH*KW, L] (input {list(shape or [])})")
+        raise CaptureError(f"{source}: nn.Fold takes [N, C*KH*KW, L] (input {list(shape or [])})")
     c = int(shape[1]) // (kh * kw)
     bh = (oh_ + 2 * ph - dh * (kh - 1) - 1) // sh + 1
     bw = (ow_ + 2 * pw - dw * (kw - 1) - 1) // sw + 1
     if bh * bw != int(shape[2]):
-        raise CaptureError(f"{name}: nn.Fold of {shape[2]} blocks for a {bh} x {bw} grid")
+        raise CaptureError(f"{source}: nn.Fold of {shape[2]} blocks for a {bh} x {bw} grid")
     weight = np.zeros((c * kh * kw, c, kh, kw), np.float32)            # [Cin, Cout, KH, KW]
     for ch in range(c):
         for i in range(kh):
@@ -584,13 +596,14 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_one_d_nodes(name, _source(fn, mods), mods[fn.target], ins, _meta_shape(fn.args[0])))
             elif isinstance(mods[fn.target], (nn.AdaptiveMaxPool2d, nn.GLU, nn.Fold, nn.LPPool2d, nn.AdaptiveAvgPool1d,
                                               nn.AdaptiveMaxPool1d)):
-                nodes.extend(_reshaping_module_nodes(name, mods[fn.target], ins, _meta_shape(fn.args[0])))
+                nodes.extend(_reshaping_module_nodes(name, _source(fn, mods), mods[fn.target], ins,
+                                                     _meta_shape(fn.args[0])))
             elif isinstance(mods[fn.target], nn.Conv2d) and (isinstance(mods[fn.target].padding, str)
                                                              or mods[fn.target].padding_mode != "zeros"):
                 nodes.extend(_padded_conv2d_nodes(name, _source(fn, mods), mods[fn.target], ins,
                                                   _meta_shape(fn.args[0])))
             elif isinstance(mods[fn.target], nn.Unfold):
-                nodes.extend(_unfold_nodes(name, mods[fn.target], ins, _meta_shape(fn.args[0])))
+                nodes.extend(_unfold_nodes(name, _source(fn, mods), mods[fn.target], ins, _meta_shape(fn.args[0])))
             elif isinstance(mods[fn.target], nn.Softmin):
                 # softmin(x) = softmax(-x): the negation a LUT, then the int8 softmax
                 dim = mods[fn.target].dim
@@ -598,18 +611,19 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                               Node(name, "softmax", [f"{name}_neg"], dict(dim=-1 if dim is None else int(dim)))])
             elif isinstance(mods[fn.target], nn.LocalResponseNorm):
                 m = mods[fn.target]
-                nodes.extend(_lrn_nodes(name, m.size, m.alpha, m.beta, m.k, ins, _meta_shape(fn)))
+                nodes.extend(_lrn_nodes(name, _source(fn, mods), m.size, m.alpha, m.beta, m.k, ins,
+                                        _meta_shape(fn)))
             elif isinstance(mods[fn.target], nn.CrossMapLRN2d):
                 m = mods[fn.target]
-                nodes.extend(_lrn_nodes(name, m.size, m.alpha, m.beta, m.k, ins, _meta_shape(fn),
-                                        cross_map=True))
+                nodes.extend(_lrn_nodes(name, _source(fn, mods), m.size, m.alpha, m.beta, m.k, ins,
+                                        _meta_shape(fn), cross_map=True))
             elif (isinstance(mods[fn.target], nn.PReLU) and mods[fn.target].weight.numel() > 1
                   and len(_meta_shape(fn) or []) == 4):
                 nodes.extend(_prelu_nodes(name, mods[fn.target], ins))
             else:
                 nodes.append(_module_node(name, mods[fn.target], ins))
         elif fn.op == "call_function" and fn.target is F.local_response_norm:
-            nodes.extend(_lrn_nodes(name, *(_scalar_arg(fn, i, key, d) for i, key, d in (
+            nodes.extend(_lrn_nodes(name, _source(fn, mods), *(_scalar_arg(fn, i, key, d) for i, key, d in (
                 (1, "size", None), (2, "alpha", 1e-4), (3, "beta", 0.75), (4, "k", 1.0))), ins, _meta_shape(fn)))
         elif fn.op == "call_function" and fn.target in (ptec_state, ptec_state_write):
             buffer = fn.args[0]
