@@ -1,11 +1,13 @@
-"""Convolution parameters issue 15 took off the refusal list: grouped
+"""Layer parameters issue 15 took off the refusal list: grouped
 nn.Conv3d (its per-depth conv2d grouped, the depth slices joined group-major),
 grouped nn.ConvTranspose1d / 2d / 3d (one transposed convolution whose weight
 is zero between groups), padding_mode reflect / replicate / circular and
 string padding on nn.Conv3d, padding_mode "circular" on nn.Conv1d / 2d / 3d
-(wrapped slices joined around the input), and an output depth that reads
-only zero padding (the bias). Each equals PyTorch in float over parameter
-combinations; a model holding them compiles to int8 with no fp32 fallback,
+(wrapped slices joined around the input), an output depth that reads
+only zero padding (the bias), nn.AdaptiveMaxPool2d / 1d whose output does
+not divide the input (windows axis by axis) and nn.LocalResponseNorm on
+5-D input. Each equals PyTorch in float over parameter combinations (the
+max pools exactly); a model holding them compiles to int8 with no fp32 fallback,
 runs on the host byte-identical to the numpy reference and within a few
 output steps of float, and byte-identical to the reference on the emulated
 M55 and M33."""
@@ -15,6 +17,7 @@ import torch
 import torch.nn as nn
 
 from model_checks import board_matches_reference, host_steps_from_float
+from ptec.adaptive_max_pool import windows
 from ptec.capture import capture
 from ptec.compiler import compile_model
 from ptec.ir import evaluate
@@ -103,12 +106,38 @@ def test_circular_conv_equals_torch(dims, kw, shape):
     float_equal(cls(shape[1], 4, **kw, padding_mode="circular"), shape)
 
 
+@pytest.mark.parametrize("dims,out,shape", [
+    (2, 4, (2, 3, 6, 6)), (2, (5, None), (1, 2, 7, 6)), (2, (3, 4), (1, 2, 5, 7)), (2, (7, 2), (1, 1, 9, 4)),
+    (2, (6, 6), (1, 2, 5, 5)),                                      # output larger than input: windows repeat
+    (1, 5, (2, 3, 7)), (1, 3, (1, 2, 10)), (1, 9, (1, 2, 4)),
+])
+def test_adaptive_max_pool_equals_torch_exactly(dims, out, shape):
+    layer = (nn.AdaptiveMaxPool2d if dims == 2 else nn.AdaptiveMaxPool1d)(out).eval()
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(len(shape)))
+    g = capture(nn.Sequential(layer), [x])
+    assert not [n for n in g.nodes if n.op == "unsupported"], g.nodes
+    assert torch.equal(evaluate(g, [x])[0], layer(x))
+
+
+def test_adaptive_windows_are_torchs():
+    # torch's rule, by hand: 5 pooled to 3 -> [0, 2), [1, 4), [3, 5)
+    assert windows(5, 3) == [(0, 2), (1, 4), (3, 5)]
+    assert windows(7, 4) == [(0, 2), (1, 4), (3, 6), (5, 7)]
+
+
+@pytest.mark.parametrize("size,shape", [(3, (1, 5, 2, 3, 4)), (2, (2, 4, 3, 2, 2)), (4, (1, 6, 2, 2, 2, 3))])
+def test_local_response_norm_beyond_4d_equals_torch(size, shape):
+    float_equal(nn.LocalResponseNorm(size, alpha=0.3, beta=0.75, k=1.0), shape)
+
+
 # ---- int8: one model over every new path, host and boards -----------------
 
 class Net(nn.Module):
     """Each stand-in once: circular Conv2d, grouped Conv3d with reflect
-    padding, a depthwise 'same' Conv3d, a grouped ConvTranspose3d, a
-    grouped ConvTranspose2d, a circular Conv1d."""
+    padding, a depthwise 'same' Conv3d, a 5-D local response norm, a
+    grouped ConvTranspose3d, a grouped ConvTranspose2d, an adaptive max pool
+    2-D, a circular Conv1d and an adaptive max pool 1-D, the pools' outputs
+    not dividing their inputs."""
     def __init__(self):
         super().__init__()
         self.ring = nn.Conv2d(2, 4, 3, padding=1, padding_mode="circular")
@@ -117,15 +146,17 @@ class Net(nn.Module):
         self.up3 = nn.ConvTranspose3d(4, 4, 2, stride=(1, 2, 2), groups=2)
         self.up2 = nn.ConvTranspose2d(4, 4, 3, stride=1, padding=1, groups=4)
         self.line = nn.Conv1d(4, 3, 3, padding=1, padding_mode="circular")
+        self.lrn = nn.LocalResponseNorm(3, alpha=0.5, beta=0.75, k=1.0)
+        self.pool2, self.pool1 = nn.AdaptiveMaxPool2d((5, 5)), nn.AdaptiveMaxPool1d(7)
 
     def forward(self, x):                       # x: [1, 2, 6, 6]
         y = torch.relu(self.ring(x))            # [1, 4, 6, 6]
         v = y.reshape(1, 4, 3, 2, 6)            # a volume: depth 3 of 2 x 6
         v = torch.relu(self.grouped(v))
-        v = torch.relu(self.depthwise(v))
+        v = self.lrn(torch.relu(self.depthwise(v)))
         v = self.up3(v)                         # [1, 4, 4, 4, 12]
-        p = torch.relu(self.up2(v.reshape(1, 4, 16, 12)))
-        return self.line(p.reshape(1, 4, 192))
+        p = self.pool2(torch.relu(self.up2(v.reshape(1, 4, 16, 12))))     # [1, 4, 5, 5]
+        return self.pool1(self.line(p.reshape(1, 4, 25)))
 
 
 def images(n, seed):
@@ -154,6 +185,9 @@ def test_net_captures_every_new_path(compiled):
     assert any(n.op == "conv2d" and n.attrs["groups"] == 4 for n in g.nodes)
     assert any(n.name.startswith("ring_padded") and n.op == "cat" for n in g.nodes)
     assert any(n.name.startswith("line_padded") and n.op == "cat" for n in g.nodes)
+    assert any(n.name.startswith("pool2_w") and n.op == "max_pool2d" for n in g.nodes)
+    assert any(n.name.startswith("pool1_as_2d_w") and n.op == "max_pool2d" for n in g.nodes)
+    assert any(n.name == "lrn_scale" for n in g.nodes)
     assert not [n for n in g.nodes if n.op == "conv_transpose2d" and n.attrs["groups"] != 1]
 
 
@@ -166,7 +200,7 @@ def test_net_is_int8_with_no_fallback(compiled):
 def test_net_host_equals_reference_and_float(compiled, tmp_path):
     model, res = compiled
     worst = host_steps_from_float(model, res, images(8, 7), tmp_path)
-    assert worst <= 4.0, worst
+    assert worst <= 3.0, worst      # measured 0.85
 
 
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
