@@ -49,6 +49,10 @@ def _pair(v) -> List[int]:
 
 ONE_D = (nn.Conv1d, nn.ConvTranspose1d, nn.MaxPool1d, nn.AvgPool1d)
 
+# A max pool's indices are int64 positions, a dtype ptec's runtime does not
+# carry; the pooled values alone run (build the pool without return_indices).
+INDICES_REFUSAL = "return_indices=True: its int64 indices have no dtype in ptec's runtime (without it the pool runs)"
+
 
 def _adaptive_size(v) -> list:
     """An adaptive pool's output_size as [oh, ow]; None (keep that dim)
@@ -94,6 +98,32 @@ def _pad_nodes(name: str, x: str, pad: dict, shape, source: str) -> List[Node]:
     return [Node(name, "pad", [x], pad)]
 
 
+def _cropping_pad_nodes(name: str, source: str, attrs: dict, x: str, shape) -> Optional[List[Node]]:
+    """A pad (F.pad, nn.ZeroPad2d / ConstantPad*d) that a pad node does not
+    take, as ops ptec lowers: negative entries of a constant pad (torch
+    crops there: a slice of that dim) and mode circular (wrapped slices,
+    python/ptec/circular_pad.py); the last node is `name`. None when one
+    pad node does it."""
+    pads, mode = [int(p) for p in attrs["pad"]], attrs.get("mode", "constant")
+    negative = mode == "constant" and any(p < 0 for p in pads)
+    if shape is None or not (negative or mode == "circular"):
+        return None
+    nodes: List[Node] = []
+    cur, shape = x, [int(v) for v in shape]
+    for k in range(len(pads) // 2):
+        dim, lo, hi = len(shape) - 1 - k, pads[2 * k], pads[2 * k + 1]
+        if negative and (lo < 0 or hi < 0):
+            start, end = max(-lo, 0), shape[dim] + min(hi, 0)
+            nodes.append(Node(f"{name}_crop{dim}", "slice", [cur], dict(dim=dim, start=start, end=end)))
+            cur, shape[dim] = nodes[-1].name, end - start
+    rest = [max(p, 0) for p in pads]
+    if not any(rest):
+        return nodes + [Node(name, "identity", [cur])]
+    if mode == "circular":
+        return nodes + circular_pad_nodes(name, cur, rest, shape, source, CaptureError)
+    return nodes + [Node(name, "pad", [cur], dict(attrs, pad=rest))]
+
+
 def _padded_conv2d_nodes(name: str, source: str, m: nn.Conv2d, ins: List[str], shape) -> List[Node]:
     """nn.Conv2d whose padding needs a pad of its own (_conv_padding)."""
     pad, padding = _conv_padding(source, m, 2)
@@ -128,6 +158,8 @@ def _one_d_nodes(name: str, source: str, m: nn.Module, ins: List[str], shape) ->
             stride=[1, _single(m.stride)], padding=[0, _single(m.padding)],
             output_padding=[0, _single(m.output_padding)], dilation=[1, _single(m.dilation)],
             groups=int(m.groups)))
+    elif isinstance(m, nn.MaxPool1d) and m.return_indices:
+        return [Node(name, "unsupported", ins[:1], dict(fn=m, what=type(m).__name__, why=INDICES_REFUSAL))]
     elif isinstance(m, nn.MaxPool1d):
         node = Node(core, "max_pool2d", [lifted], dict(
             kernel=[1, _single(m.kernel_size)], stride=[1, _single(m.stride or m.kernel_size)],
@@ -290,8 +322,7 @@ def _reshaping_module_nodes(name: str, source: str, m: nn.Module, ins: List[str]
     if isinstance(m, nn.AdaptiveMaxPool2d):
         out = _adaptive_size(m.output_size)
         if rank != 4 or m.return_indices:
-            raise CaptureError(f"{source}: " + ("return_indices is not supported (its int64 indices have no "
-                                                "int8 or fp32 form)" if m.return_indices else
+            raise CaptureError(f"{source}: " + (INDICES_REFUSAL if m.return_indices else
                                                 f"takes [N, C, H, W] (input {list(shape or [])})"))
         out = [shape[2 + i] if out[i] is None else int(out[i]) for i in range(2)]
         if any(shape[2 + i] % out[i] for i in range(2)):
@@ -307,8 +338,7 @@ def _reshaping_module_nodes(name: str, source: str, m: nn.Module, ins: List[str]
         # over [N, C, L]: the 2-D pool of a unit height, kernel = stride = L / output
         out = _single(m.output_size)
         if rank != 3 or m.return_indices:
-            raise CaptureError(f"{source}: " + ("return_indices is not supported (its int64 indices have no "
-                                                "int8 or fp32 form)" if m.return_indices else
+            raise CaptureError(f"{source}: " + (INDICES_REFUSAL if m.return_indices else
                                                 f"takes [N, C, L] (input {list(shape or [])})"))
         return ([Node(f"{name}_as_2d_in", "reshape", ins[:1], dict(unsqueeze=2))]
                 + adaptive_max_pool_nodes(f"{name}_as_2d", f"{name}_as_2d_in", [1, int(shape[2])], [1, out])
@@ -354,15 +384,16 @@ def _reshaping_module_nodes(name: str, source: str, m: nn.Module, ins: List[str]
                 dilation=[dh, dw], groups=1))]
 
 
-def _prelu_nodes(name: str, m: nn.PReLU, ins: List[str]) -> List[Node]:
+def _prelu_nodes(name: str, m: nn.PReLU, ins: List[str], rank: int = 4) -> List[Node]:
     """nn.PReLU with a slope per channel: relu(x) + slope * min(x, 0), the
     slopes a [1, C, 1, ...] constant (a channel broadcast the int8 mul
     takes); the add keeps the module's name."""
     w = _np(m.weight).reshape(-1)
     pos, neg, slope, scaled = (f"{name}_{k}" for k in ("pos", "neg", "slope", "scaled"))
+    at = [1, -1] + [1] * (rank - 2)                 # the slopes along dim 1 of a rank-`rank` input
     return [Node(pos, "clamp", ins[:1], dict(lo=0.0, hi=None)),
             Node(neg, "clamp", ins[:1], dict(lo=None, hi=0.0)),
-            Node(slope, "constant", [], dict(value=w.reshape(1, -1, 1, 1).astype(np.float32))),
+            Node(slope, "constant", [], dict(value=w.reshape(at).astype(np.float32))),
             Node(scaled, "mul", [neg, slope], {}),
             Node(name, "add", [pos, scaled], {})]
 
@@ -460,6 +491,8 @@ def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
             count_include_pad=bool(m.count_include_pad), divisor_override=m.divisor_override))
     if isinstance(m, nn.AdaptiveAvgPool2d):
         return Node(name, "adaptive_avg_pool2d", ins, dict(output_size=_adaptive_size(m.output_size)))
+    if isinstance(m, nn.MaxPool2d) and m.return_indices:
+        return Node(name, "unsupported", ins, dict(fn=m, what=type(m).__name__, why=INDICES_REFUSAL))
     if isinstance(m, nn.MaxPool2d):
         return Node(name, "max_pool2d", ins, dict(
             kernel=_pair(m.kernel_size), stride=_pair(m.stride or m.kernel_size),
@@ -602,6 +635,11 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                                                              or mods[fn.target].padding_mode != "zeros"):
                 nodes.extend(_padded_conv2d_nodes(name, _source(fn, mods), mods[fn.target], ins,
                                                   _meta_shape(fn.args[0])))
+            elif (isinstance(mods[fn.target], (nn.ZeroPad2d, nn.ConstantPad1d, nn.ConstantPad2d, nn.ConstantPad3d))
+                  and _cropping_pad_nodes(name, _source(fn, mods), _module_node(name, mods[fn.target], ins).attrs,
+                                          ins[0], _meta_shape(fn.args[0])) is not None):
+                nodes.extend(_cropping_pad_nodes(name, _source(fn, mods), _module_node(name, mods[fn.target], ins).attrs,
+                                                 ins[0], _meta_shape(fn.args[0])))
             elif isinstance(mods[fn.target], nn.Unfold):
                 nodes.extend(_unfold_nodes(name, _source(fn, mods), mods[fn.target], ins, _meta_shape(fn.args[0])))
             elif isinstance(mods[fn.target], nn.Softmin):
@@ -618,8 +656,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_lrn_nodes(name, _source(fn, mods), m.size, m.alpha, m.beta, m.k, ins,
                                         _meta_shape(fn), cross_map=True))
             elif (isinstance(mods[fn.target], nn.PReLU) and mods[fn.target].weight.numel() > 1
-                  and len(_meta_shape(fn) or []) == 4):
-                nodes.extend(_prelu_nodes(name, mods[fn.target], ins))
+                  and len(_meta_shape(fn) or []) >= 2):
+                nodes.extend(_prelu_nodes(name, mods[fn.target], ins, len(_meta_shape(fn))))
             else:
                 nodes.append(_module_node(name, mods[fn.target], ins))
         elif fn.op == "call_function" and fn.target is F.local_response_norm:
@@ -673,6 +711,11 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_basic_index_nodes(name, fn, ins[0]))
             elif fn.target in (torch.narrow, "narrow") and _narrow_node(name, fn, ins) is not None:
                 nodes.append(_narrow_node(name, fn, ins))
+            elif (fn.op == "call_function" and fn.target is F.pad and _function_node(fn, ins).op == "pad"
+                  and _cropping_pad_nodes(name, _source(fn, mods), _function_node(fn, ins).attrs, ins[0],
+                                          _meta_shape(fn.args[0])) is not None):
+                nodes.extend(_cropping_pad_nodes(name, _source(fn, mods), _function_node(fn, ins).attrs, ins[0],
+                                                 _meta_shape(fn.args[0])))
             elif fn.target is F.adaptive_avg_pool1d and len(_meta_shape(fn) or []) == 3:
                 nodes.extend(_adaptive_avg_pool1d_nodes(name, ins, int(_meta_shape(fn)[2])))
             elif fn.target is F.interpolate and _interpolate_nodes(name, fn, ins) is not None:
