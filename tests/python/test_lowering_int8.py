@@ -380,13 +380,15 @@ def test_constant_pad(target):
 
 
 def test_pad_refusals():
-    """Circular padding is refused by name (reflect and replicate run: test_edge_pad.py)."""
-    class Circular(nn.Module):
+    """An edge pad over three dims of a 5-D tensor is refused by name (reflect
+    and replicate of the last dims run: test_edge_pad.py; circular and
+    negative pads are slices: test_parameter_stand_ins.py)."""
+    class Volume(nn.Module):
         def forward(self, x):
-            return F.pad(x, (1, 1, 1, 1), mode="circular")
-    calib = _inputs([(1, 2, 4, 4)], 2, 1)
-    with pytest.raises(CompileError, match="mode 'circular'"):
-        compile_model(Circular().eval(), list(calib[0]), calib, available_kernels=INT8_ONLY)
+            return F.pad(x, (1, 1, 1, 1, 1, 1), mode="reflect")
+    calib = _inputs([(1, 2, 4, 4, 4)], 2, 1)
+    with pytest.raises(CompileError, match="reflect padding of 3 dims of a rank-5 tensor"):
+        compile_model(Volume().eval(), list(calib[0]), calib, available_kernels=INT8_ONLY)
 
 
 class CeilPool(nn.Module):

@@ -6,7 +6,9 @@ string padding on nn.Conv3d, padding_mode "circular" on nn.Conv1d / 2d / 3d
 (wrapped slices joined around the input), an output depth that reads
 only zero padding (the bias), nn.AdaptiveMaxPool2d / 1d whose output does
 not divide the input (windows axis by axis) and nn.LocalResponseNorm on
-5-D input. Each equals PyTorch in float over parameter combinations (the
+5-D input, F.pad in mode circular and constant pads with negative
+entries (torch crops there: slices), per-channel nn.PReLU on any rank.
+Each equals PyTorch in float over parameter combinations (the
 max pools exactly); a model holding them compiles to int8 with no fp32 fallback,
 runs on the host byte-identical to the numpy reference and within a few
 output steps of float, and byte-identical to the reference on the emulated
@@ -15,6 +17,7 @@ M55 and M33."""
 import pytest
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 from model_checks import board_matches_reference, host_steps_from_float
 from ptec.adaptive_max_pool import windows
@@ -128,6 +131,60 @@ def test_adaptive_windows_are_torchs():
 @pytest.mark.parametrize("size,shape", [(3, (1, 5, 2, 3, 4)), (2, (2, 4, 3, 2, 2)), (4, (1, 6, 2, 2, 2, 3))])
 def test_local_response_norm_beyond_4d_equals_torch(size, shape):
     float_equal(nn.LocalResponseNorm(size, alpha=0.3, beta=0.75, k=1.0), shape)
+
+
+class Pad(nn.Module):
+    def __init__(self, pads, mode="constant", value=0.0):
+        super().__init__()
+        self.pads, self.mode, self.value = pads, mode, value
+
+    def forward(self, x):
+        if self.mode == "constant":
+            return F.pad(x, self.pads, value=self.value)
+        return F.pad(x, self.pads, mode=self.mode)
+
+
+@pytest.mark.parametrize("layer,shape", [
+    (Pad((1, 1, 1, 1), "circular"), (1, 2, 4, 4)),
+    (Pad((2, 0, 1, 3), "circular"), (2, 2, 4, 5)),
+    (Pad((1, 2), "circular"), (1, 2, 5)),
+    (Pad((1, 0, 0, 2, 1, 1), "circular"), (1, 2, 3, 4, 4)),
+    (Pad((-1, 1, 0, -2), value=0.5), (1, 2, 4, 5)),                   # crops, then pads
+    (Pad((-1, -2)), (1, 2, 5)),                                         # crops only
+    (nn.ZeroPad2d((-1, 2, 1, -1)), (1, 2, 4, 4)),
+    (nn.ConstantPad3d((1, -1, 0, 0, -1, 1), 2.0), (1, 2, 3, 4, 4)),
+])
+def test_circular_and_negative_pads_equal_torch_exactly(layer, shape):
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(2))
+    g = capture(nn.Sequential(layer), [x])
+    assert not [n for n in g.nodes if n.op == "unsupported"], g.nodes
+    with torch.no_grad():
+        assert torch.equal(evaluate(g, [x])[0], layer(x))
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (2, 3, 5), (1, 3, 2, 3, 3)])
+def test_prelu_per_channel_on_any_rank_equals_torch(shape):
+    layer = nn.PReLU(3)
+    with torch.no_grad():
+        layer.weight.copy_(torch.tensor([0.1, -0.3, 0.7]))          # a slope of each sign, and none alike
+    float_equal(layer, shape)
+
+
+def test_circular_pad_and_crop_run_in_int8(tmp_path):
+    class Ring(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(2, 3, 3)
+
+        def forward(self, x):
+            return self.conv(F.pad(F.pad(x, (1, 1, 1, 1), mode="circular"), (-1, 0, 0, -1)))
+    torch.manual_seed(4)
+    model = Ring().eval()
+    calibration = images(24, 3)
+    res = compile_model(model, [calibration[0][0]], calibration)
+    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    worst = host_steps_from_float(model, res, calibration[:6], tmp_path)
+    assert worst <= 2.0, worst      # measured 0.88
 
 
 # ---- int8: one model over every new path, host and boards -----------------
