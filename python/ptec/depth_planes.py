@@ -40,7 +40,8 @@ def constant_weights(what: str, weight, bias, in_shape, error) -> Tuple[np.ndarr
     """The weight and bias as float32 arrays, once the layer is one these
     stand-ins take (a traced 5-D input); else `error` in one line."""
     if in_shape is None or len(in_shape) != 5:
-        raise error(f"{what}: needs a traced 5-D input")
+        raise error(f"{what}: an input of shape {list(in_shape or [])} is not supported ([N, C, D, H, W] is: "
+                    "add the batch dim)")
     w3 = torch.as_tensor(weight).detach().cpu().numpy().astype(np.float32)
     return w3, None if bias is None else torch.as_tensor(bias).detach().cpu().numpy().astype(np.float32)
 
