@@ -141,6 +141,9 @@ def _one_d_nodes(name: str, source: str, m: nn.Module, ins: List[str], shape) ->
     2-D node, as it does after a 2-D convolution."""
     lifted, core = f"{name}_as_2d_in", f"{name}_as_2d"
     pre: List[Node] = []
+    if shape is not None and len(shape) != 3:       # the lift takes dim 2 as the unit height
+        raise CaptureError(f"{source}: an input of shape {list(shape)} is not supported ([N, C, L] is: "
+                           "add the batch dim)")
     if isinstance(m, nn.Conv1d):
         pad, padding = _conv_padding(source, m, 1)
         if pad:         # on the unit-height [N, C, 1, L]: pad W only

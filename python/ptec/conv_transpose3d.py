@@ -12,6 +12,10 @@ accumulator. An output depth no pair reaches (stride or dilation gaps,
 output_padding at the end) is the bias alone: a conv_transpose2d of
 input depth 0 by zero weights, so every plane is the same kind of node.
 
+groups G (any transposed convolution): the weight becomes the groups-1
+one, zero between groups (dense_transposed_weight), as the int8 kernel
+takes groups 1 only.
+
 ptec's int8 transposed convolution takes output_padding 0 and dilation 1
 in H and W (the partitioner's limits), so those are rewritten into the
 weight: a dilation d spreads the taps d apart with zeros between (the
@@ -73,9 +77,9 @@ def dense_groups(n: Node) -> None:
 
 def fold_dilation_and_output_padding(n: Node) -> None:
     """A captured conv_transpose2d node (nn.ConvTranspose2d / 1d, nn.Fold)
-    with groups 1: its dilation and output_padding moved into the weight as
-    above, so the int8 transposed convolution takes it. Other groups keep
-    theirs (the fp32 kernel's, which the spread weight would only slow)."""
+    with groups 1 (dense_groups made it so): its dilation and output_padding
+    moved into the weight as above, so the int8 transposed convolution
+    takes it."""
     a = n.attrs
     if int(a["groups"]) != 1 or (not any(a["output_padding"]) and list(a["dilation"]) == [1, 1]):
         return
