@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from .capture_modules import (CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax, ptec_state,
                               ptec_state_write, with_traceable_modules)
 from .adaptive_max_pool import adaptive_max_pool_nodes
-from .circular_pad import circular_pad_nodes
+from .circular_pad import circular_pad_nodes, sliced_pad_nodes
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
 from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, dense_groups,
                                fold_dilation_and_output_padding,
@@ -96,32 +96,6 @@ def _pad_nodes(name: str, x: str, pad: dict, shape, source: str) -> List[Node]:
             raise CaptureError(f"{source}: circular padding needs a traced input shape")
         return circular_pad_nodes(name, x, pad["pad"], shape, source, CaptureError)
     return [Node(name, "pad", [x], pad)]
-
-
-def _cropping_pad_nodes(name: str, source: str, attrs: dict, x: str, shape) -> Optional[List[Node]]:
-    """A pad (F.pad, nn.ZeroPad2d / ConstantPad*d) that a pad node does not
-    take, as ops ptec lowers: negative entries of a constant pad (torch
-    crops there: a slice of that dim) and mode circular (wrapped slices,
-    python/ptec/circular_pad.py); the last node is `name`. None when one
-    pad node does it."""
-    pads, mode = [int(p) for p in attrs["pad"]], attrs.get("mode", "constant")
-    negative = mode == "constant" and any(p < 0 for p in pads)
-    if shape is None or not (negative or mode == "circular"):
-        return None
-    nodes: List[Node] = []
-    cur, shape = x, [int(v) for v in shape]
-    for k in range(len(pads) // 2):
-        dim, lo, hi = len(shape) - 1 - k, pads[2 * k], pads[2 * k + 1]
-        if negative and (lo < 0 or hi < 0):
-            start, end = max(-lo, 0), shape[dim] + min(hi, 0)
-            nodes.append(Node(f"{name}_crop{dim}", "slice", [cur], dict(dim=dim, start=start, end=end)))
-            cur, shape[dim] = nodes[-1].name, end - start
-    rest = [max(p, 0) for p in pads]
-    if not any(rest):
-        return nodes + [Node(name, "identity", [cur])]
-    if mode == "circular":
-        return nodes + circular_pad_nodes(name, cur, rest, shape, source, CaptureError)
-    return nodes + [Node(name, "pad", [cur], dict(attrs, pad=rest))]
 
 
 def _padded_conv2d_nodes(name: str, source: str, m: nn.Conv2d, ins: List[str], shape) -> List[Node]:
@@ -639,10 +613,10 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_padded_conv2d_nodes(name, _source(fn, mods), mods[fn.target], ins,
                                                   _meta_shape(fn.args[0])))
             elif (isinstance(mods[fn.target], (nn.ZeroPad2d, nn.ConstantPad1d, nn.ConstantPad2d, nn.ConstantPad3d))
-                  and _cropping_pad_nodes(name, _source(fn, mods), _module_node(name, mods[fn.target], ins).attrs,
-                                          ins[0], _meta_shape(fn.args[0])) is not None):
-                nodes.extend(_cropping_pad_nodes(name, _source(fn, mods), _module_node(name, mods[fn.target], ins).attrs,
-                                                 ins[0], _meta_shape(fn.args[0])))
+                  and sliced_pad_nodes(name, _source(fn, mods), _module_node(name, mods[fn.target], ins).attrs,
+                                       ins[0], _meta_shape(fn.args[0]), CaptureError) is not None):
+                nodes.extend(sliced_pad_nodes(name, _source(fn, mods), _module_node(name, mods[fn.target], ins).attrs,
+                                              ins[0], _meta_shape(fn.args[0]), CaptureError))
             elif isinstance(mods[fn.target], nn.Unfold):
                 nodes.extend(_unfold_nodes(name, _source(fn, mods), mods[fn.target], ins, _meta_shape(fn.args[0])))
             elif isinstance(mods[fn.target], nn.Softmin):
@@ -715,10 +689,10 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             elif fn.target in (torch.narrow, "narrow") and _narrow_node(name, fn, ins) is not None:
                 nodes.append(_narrow_node(name, fn, ins))
             elif (fn.op == "call_function" and fn.target is F.pad and _function_node(fn, ins).op == "pad"
-                  and _cropping_pad_nodes(name, _source(fn, mods), _function_node(fn, ins).attrs, ins[0],
-                                          _meta_shape(fn.args[0])) is not None):
-                nodes.extend(_cropping_pad_nodes(name, _source(fn, mods), _function_node(fn, ins).attrs, ins[0],
-                                                 _meta_shape(fn.args[0])))
+                  and sliced_pad_nodes(name, _source(fn, mods), _function_node(fn, ins).attrs, ins[0],
+                                       _meta_shape(fn.args[0]), CaptureError) is not None):
+                nodes.extend(sliced_pad_nodes(name, _source(fn, mods), _function_node(fn, ins).attrs, ins[0],
+                                              _meta_shape(fn.args[0]), CaptureError))
             elif fn.target is F.adaptive_avg_pool1d and len(_meta_shape(fn) or []) == 3:
                 nodes.extend(_adaptive_avg_pool1d_nodes(name, ins, int(_meta_shape(fn)[2])))
             elif fn.target is F.interpolate and _interpolate_nodes(name, fn, ins) is not None:
