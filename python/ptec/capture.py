@@ -324,6 +324,10 @@ def _reshaping_module_nodes(name: str, source: str, m: nn.Module, ins: List[str]
         # torch: avg_pool2d(x^p) * (KH * KW), then its 1/p power: two LUTs around an int8 average
         k = _pair(m.kernel_size)
         p = float(m.norm_type)
+        if not np.isfinite(p) or p == 0:
+            # torch computes x^p and its 1/p power literally: inf overflows to
+            # 0, 1 or nan, and 0 divides by zero; the max is nn.MaxPool2d of |x|
+            raise CaptureError(f"{source}: norm_type {p} is not supported (a finite, nonzero power is)")
         return [Node(f"{name}_pow", "lp_pow", ins[:1], dict(p=p)),
                 Node(f"{name}_mean", "avg_pool2d", [f"{name}_pow"], dict(
                     kernel=k, stride=_pair(m.stride or m.kernel_size), padding=[0, 0], ceil_mode=bool(m.ceil_mode),
