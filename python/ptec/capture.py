@@ -24,11 +24,14 @@ import torch.nn.functional as F
 
 from .capture_modules import (CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax, ptec_state,
                               ptec_state_write, with_traceable_modules)
+from .adaptive_max_pool import adaptive_max_pool_nodes
+from .circular_pad import circular_pad_nodes, sliced_pad_nodes
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
 from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
                             _scalar_arg, _sum_nodes, _values_of)
-from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, fold_dilation_and_output_padding,
+from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, dense_groups,
+                               fold_dilation_and_output_padding,
                                functional_conv_transpose3d_nodes)
 from .fractional_max_pool import REFUSAL as FRACTIONAL_REFUSAL, fractional_max_pool_nodes
 from .interpolate import expand_adaptive_avg_pools, interpolate_nodes
@@ -51,6 +54,10 @@ def _pair(v) -> List[int]:
 
 ONE_D = (nn.Conv1d, nn.ConvTranspose1d, nn.MaxPool1d, nn.AvgPool1d)
 
+# A max pool's indices are int64 positions, a dtype ptec's runtime does not
+# carry; the pooled values alone run (build the pool without return_indices).
+INDICES_REFUSAL = "return_indices=True: its int64 indices have no dtype in ptec's runtime (without it the pool runs)"
+
 
 def _adaptive_size(v) -> list:
     """An adaptive pool's output_size as [oh, ow]; None (keep that dim)
@@ -67,17 +74,15 @@ def _conv_padding(name: str, m: nn.Module, spatial: int):
     when the convolution's own zero padding does it, else (a pad node's
     attrs, zeros) for a pad before a convolution without padding: torch's
     padding="same" with an odd total (the extra row or column at the end,
-    as torch puts it), or padding_mode reflect / replicate (torch pads with
-    F.pad, then convolves unpadded). padding="valid" is no padding."""
+    as torch puts it), or padding_mode reflect / replicate / circular (torch
+    pads with F.pad, then convolves unpadded; circular as wrapped slices,
+    python/ptec/circular_pad.py). padding="valid" is no padding."""
     k, d = list(m.kernel_size), list(m.dilation)
     if isinstance(m.padding, str):
         total = [0] * spatial if m.padding == "valid" else [d[i] * (k[i] - 1) for i in range(spatial)]
         lo, hi = [t // 2 for t in total], [t - t // 2 for t in total]
     else:
         lo = hi = [int(p) for p in m.padding][:spatial]
-    if m.padding_mode not in ("zeros", "reflect", "replicate"):
-        raise CaptureError(f"{name}: padding_mode {m.padding_mode} is not supported (zeros, reflect and "
-                           "replicate are)")
     if m.padding_mode == "zeros" and lo == hi:
         return None, lo
     pads: List[int] = []
@@ -87,16 +92,27 @@ def _conv_padding(name: str, m: nn.Module, spatial: int):
     return dict(pad=pads, mode=mode, value=0.0), [0] * spatial
 
 
-def _padded_conv2d_nodes(name: str, source: str, m: nn.Conv2d, ins: List[str]) -> List[Node]:
+def _pad_nodes(name: str, x: str, pad: dict, shape, source: str) -> List[Node]:
+    """The nodes of a convolution's own pad (_conv_padding's attrs) of node
+    x, the last named `name`: one pad node, or for circular the wrapped
+    slices and joins."""
+    if pad["mode"] == "circular":
+        if shape is None:
+            raise CaptureError(f"{source}: circular padding needs a traced input shape")
+        return circular_pad_nodes(name, x, pad["pad"], shape, source, CaptureError)
+    return [Node(name, "pad", [x], pad)]
+
+
+def _padded_conv2d_nodes(name: str, source: str, m: nn.Conv2d, ins: List[str], shape) -> List[Node]:
     """nn.Conv2d whose padding needs a pad of its own (_conv_padding)."""
     pad, padding = _conv_padding(source, m, 2)
     conv = Node(name, "conv2d", [f"{name}_padded"] if pad else ins[:1], dict(
         weight=_np(m.weight), bias=None if m.bias is None else _np(m.bias), stride=_pair(m.stride),
         padding=padding, dilation=_pair(m.dilation), groups=int(m.groups)))
-    return ([Node(f"{name}_padded", "pad", ins[:1], pad)] if pad else []) + [conv]
+    return (_pad_nodes(f"{name}_padded", ins[0], pad, shape, source) if pad else []) + [conv]
 
 
-def _one_d_nodes(name: str, m: nn.Module, ins: List[str]) -> List[Node]:
+def _one_d_nodes(name: str, source: str, m: nn.Module, ins: List[str], shape) -> List[Node]:
     """A 1-D (transposed) convolution or pool over [N, C, L] as its 2-D form over a unit
     height, [N, C, 1, L]: unsqueeze(2), the 2-D node with a 1 x K kernel,
     squeeze(2), which keeps the module's name (its users refer to it).
@@ -104,22 +120,28 @@ def _one_d_nodes(name: str, m: nn.Module, ins: List[str]) -> List[Node]:
     2-D node, as it does after a 2-D convolution."""
     lifted, core = f"{name}_as_2d_in", f"{name}_as_2d"
     pre: List[Node] = []
+    if shape is not None and len(shape) != 3:       # the lift takes dim 2 as the unit height
+        raise CaptureError(f"{source}: an input of shape {list(shape)} is not supported ([N, C, L] is: "
+                           "add the batch dim)")
     if isinstance(m, nn.Conv1d):
-        pad, padding = _conv_padding(name, m, 1)
+        pad, padding = _conv_padding(source, m, 1)
         if pad:         # on the unit-height [N, C, 1, L]: pad W only
-            pre = [Node(f"{name}_padded", "pad", [lifted], dict(pad, pad=pad["pad"] + [0, 0]))]
-        node = Node(core, "conv2d", [pre[0].name if pre else lifted], dict(
+            pre = _pad_nodes(f"{name}_padded", lifted, dict(pad, pad=pad["pad"] + [0, 0]),
+                             None if shape is None else [shape[0], shape[1], 1, shape[2]], source)
+        node = Node(core, "conv2d", [pre[-1].name if pre else lifted], dict(
             weight=_np(m.weight)[:, :, None, :], bias=None if m.bias is None else _np(m.bias),
             stride=[1, _single(m.stride)], padding=[0, padding[0]],
             dilation=[1, _single(m.dilation)], groups=int(m.groups)))
     elif isinstance(m, nn.ConvTranspose1d):
         if m.padding_mode != "zeros":
-            raise CaptureError(f"{name}: padding_mode {m.padding_mode} is not supported")
+            raise CaptureError(f"{source}: padding_mode {m.padding_mode} is not supported")
         node = Node(core, "conv_transpose2d", [lifted], dict(
             weight=_np(m.weight)[:, :, None, :], bias=None if m.bias is None else _np(m.bias),
             stride=[1, _single(m.stride)], padding=[0, _single(m.padding)],
             output_padding=[0, _single(m.output_padding)], dilation=[1, _single(m.dilation)],
             groups=int(m.groups)))
+    elif isinstance(m, nn.MaxPool1d) and m.return_indices:
+        return [Node(name, "unsupported", ins[:1], dict(fn=m, what=type(m).__name__, why=INDICES_REFUSAL))]
     elif isinstance(m, nn.MaxPool1d):
         node = Node(core, "max_pool2d", [lifted], dict(
             kernel=[1, _single(m.kernel_size)], stride=[1, _single(m.stride or m.kernel_size)],
@@ -152,10 +174,12 @@ def _cross_map_band(size: int, c: int) -> np.ndarray:
     return band
 
 
-def _lrn_nodes(name: str, size: int, alpha: float, beta: float, k: float, ins: List[str],
+def _lrn_nodes(name: str, source: str, size: int, alpha: float, beta: float, k: float, ins: List[str],
                shape, cross_map: bool = False) -> List[Node]:
     """nn.LocalResponseNorm / F.local_response_norm over [N, C, H, W] (or
-    [N, C, L], lifted to a unit height): y = x * (k + alpha * avg)^-beta,
+    [N, C, L], lifted to a unit height, or [N, C, D, ..., W], its middle
+    dims joined into one: the window runs over channels only, as torch's
+    view of a 5-D input does): y = x * (k + alpha * avg)^-beta,
     where avg is the mean of x * x over a window of `size` channels, zero
     padded as torch pads it (size // 2 in front, (size - 1) // 2 behind,
     divided by size). The window mean is a 1 x 1 convolution whose C x C
@@ -164,8 +188,9 @@ def _lrn_nodes(name: str, size: int, alpha: float, beta: float, k: float, ins: L
     cross_map: nn.CrossMapLRN2d, the same formula over its own window
     (_cross_map_band), on 4-D input only as torch asserts."""
     rank = len(shape or [])
-    if rank not in ((4,) if cross_map else (3, 4)):
-        raise CaptureError(f"{name}: local_response_norm on a rank-{rank} input is not supported")
+    if (rank != 4) if cross_map else (rank < 3):
+        raise CaptureError(f"{source}: local_response_norm on a rank-{rank} input is not supported "
+                           f"(torch's {'4' if cross_map else '3 or more'})")
     c = int(shape[1])
     band = np.zeros((c, c, 1, 1), np.float32)
     if cross_map:
@@ -178,13 +203,18 @@ def _lrn_nodes(name: str, size: int, alpha: float, beta: float, k: float, ins: L
     if rank == 3:
         nodes.append(Node(f"{name}_as_2d_in", "reshape", [x], dict(unsqueeze=2)))
         x = f"{name}_as_2d_in"
+    elif rank > 4:
+        nodes.append(Node(f"{name}_as_2d_in", "reshape", [x], dict(
+            target_shape=[int(shape[0]), c, int(np.prod(shape[2:-1])), int(shape[-1])])))
+        x = f"{name}_as_2d_in"
+    back = {3: dict(squeeze=2), 4: None}.get(rank, dict(target_shape=[int(v) for v in shape]))
     return nodes + [Node(f"{name}_square", "mul", [x, x], {}),
                     Node(f"{name}_window", "conv2d", [f"{name}_square"], dict(
                         weight=band, bias=None, stride=[1, 1], padding=[0, 0], dilation=[1, 1], groups=1)),
                     Node(f"{name}_scale", "lrn_scale", [f"{name}_window"],
                          dict(alpha=float(alpha), beta=float(beta), k=float(k))),
-                    Node(f"{name}_as_2d" if rank == 3 else name, "mul", [x, f"{name}_scale"], {})] + (
-        [Node(name, "reshape", [f"{name}_as_2d"], dict(squeeze=2))] if rank == 3 else [])
+                    Node(f"{name}_as_2d" if back else name, "mul", [x, f"{name}_scale"], {})] + (
+        [Node(name, "reshape", [f"{name}_as_2d"], back)] if back else [])
 
 
 def _conv3d_nodes(name: str, fn: torch.fx.Node, mods, ins: List[str], by_name) -> Optional[List[Node]]:
@@ -245,14 +275,14 @@ def _pad3d_call(name: str, fn: torch.fx.Node, mods, ins: List[str]) -> Optional[
                        CaptureError)
 
 
-def _unfold_nodes(name: str, m: nn.Unfold, ins: List[str], shape) -> List[Node]:
+def _unfold_nodes(name: str, source: str, m: nn.Unfold, ins: List[str], shape) -> List[Node]:
     """nn.Unfold (im2col) over [N, C, H, W]: a convolution whose one-hot
     weights copy each patch position to its own output channel (channel
     c * KH * KW + i * KW + j takes input channel c at tap (i, j), PyTorch's
     order), then a reshape to [N, C * KH * KW, blocks]. A copy: on the
     input's int8 grid each output is the input value exactly."""
     if len(shape or []) != 4:
-        raise CaptureError(f"{name}: nn.Unfold on a rank-{len(shape or [])} input is not supported")
+        raise CaptureError(f"{source}: a rank-{len(shape or [])} input is not supported (4-D [N, C, H, W] is)")
     c = int(shape[1])
     kh, kw = _pair(m.kernel_size)
     weight = np.zeros((c * kh * kw, c, kh, kw), np.float32)
@@ -275,52 +305,57 @@ def _adaptive_avg_pool1d_nodes(name: str, ins: List[str], out: int) -> List[Node
             Node(name, "reshape", [f"{name}_as_2d"], dict(squeeze=2))]
 
 
-def _reshaping_module_nodes(name: str, m: nn.Module, ins: List[str], shape) -> List[Node]:
+def _reshaping_module_nodes(name: str, source: str, m: nn.Module, ins: List[str], shape) -> List[Node]:
     """Modules that are other ops once the input's shape is known:
-    nn.AdaptiveMaxPool2d whose output divides the input (a max pool of
-    kernel = stride = input / output), nn.GLU (a * sigmoid(b) of the two
+    nn.AdaptiveMaxPool2d / 1d (a max pool of kernel = stride = input /
+    output where the output divides the input, else
+    python/ptec/adaptive_max_pool.py's windows axis by axis), nn.GLU (a * sigmoid(b) of the two
     halves along its dim: two slices, a sigmoid LUT, a mul) and nn.Fold
     (col2im: a transposed convolution whose one-hot weights put each
     patch channel back at its position, summing overlaps: the adjoint of
     nn.Unfold's)."""
     rank = len(shape or [])
     if isinstance(m, nn.AdaptiveMaxPool2d):
-        out = _pair(m.output_size)
-        out = [shape[2 + i] if out[i] is None else int(out[i]) for i in range(2)] if rank == 4 else out
-        if rank != 4 or m.return_indices or any(shape[2 + i] % out[i] for i in range(2)):
-            raise CaptureError(f"{name}: nn.AdaptiveMaxPool2d runs when its output divides a 4-D input "
-                               f"(input {list(shape or [])}, output {list(out)}); use nn.MaxPool2d")
+        out = _adaptive_size(m.output_size)
+        if rank != 4 or m.return_indices:
+            raise CaptureError(f"{source}: " + (INDICES_REFUSAL if m.return_indices else
+                                                f"takes [N, C, H, W] (input {list(shape or [])})"))
+        out = [shape[2 + i] if out[i] is None else int(out[i]) for i in range(2)]
+        if any(shape[2 + i] % out[i] for i in range(2)):
+            return adaptive_max_pool_nodes(name, ins[0], shape[2:], out)
         k = [shape[2] // out[0], shape[3] // out[1]]
         return [Node(name, "max_pool2d", ins[:1], dict(kernel=k, stride=k, padding=[0, 0], dilation=[1, 1],
                                                       ceil_mode=False))]
     if isinstance(m, nn.AdaptiveAvgPool1d):
         if rank != 3:
-            raise CaptureError(f"{name}: nn.AdaptiveAvgPool1d takes [N, C, L] (input {list(shape or [])})")
+            raise CaptureError(f"{source}: nn.AdaptiveAvgPool1d takes [N, C, L] (input {list(shape or [])})")
         return _adaptive_avg_pool1d_nodes(name, ins, _single(m.output_size))
     if isinstance(m, nn.AdaptiveMaxPool1d):
         # over [N, C, L]: the 2-D pool of a unit height, kernel = stride = L / output
         out = _single(m.output_size)
-        if rank != 3 or int(shape[2]) % out or m.return_indices:
-            raise CaptureError(f"{name}: an adaptive 1-D max pool runs when its output divides the length of a "
-                               f"[N, C, L] input (input {list(shape or [])}, output {out})")
-        k = [1, int(shape[2]) // out]
-        return [Node(f"{name}_as_2d_in", "reshape", ins[:1], dict(unsqueeze=2)),
-                Node(f"{name}_as_2d", "max_pool2d", [f"{name}_as_2d_in"], dict(
-                    kernel=k, stride=k, padding=[0, 0], dilation=[1, 1], ceil_mode=False)),
-                Node(name, "reshape", [f"{name}_as_2d"], dict(squeeze=2))]
+        if rank != 3 or m.return_indices:
+            raise CaptureError(f"{source}: " + (INDICES_REFUSAL if m.return_indices else
+                                                f"takes [N, C, L] (input {list(shape or [])})"))
+        return ([Node(f"{name}_as_2d_in", "reshape", ins[:1], dict(unsqueeze=2))]
+                + adaptive_max_pool_nodes(f"{name}_as_2d", f"{name}_as_2d_in", [1, int(shape[2])], [1, out])
+                + [Node(name, "reshape", [f"{name}_as_2d"], dict(squeeze=2))])
     if isinstance(m, nn.LPPool1d):
         # over [N, C, L]: nn.LPPool2d of a unit height (torch's steps are the same)
         if rank != 3:
-            raise CaptureError(f"{name}: nn.LPPool1d takes [N, C, L] (input {list(shape or [])})")
+            raise CaptureError(f"{source}: nn.LPPool1d takes [N, C, L] (input {list(shape or [])})")
         k, stride = _single(m.kernel_size), _single(m.stride or m.kernel_size)
         two = nn.LPPool2d(m.norm_type, (1, k), (1, stride), m.ceil_mode)
         return ([Node(f"{name}_as_2d_in", "reshape", ins[:1], dict(unsqueeze=2))]
-                + _reshaping_module_nodes(f"{name}_as_2d", two, [f"{name}_as_2d_in"], [shape[0], shape[1], 1, shape[2]])
+                + _reshaping_module_nodes(f"{name}_as_2d", source, two, [f"{name}_as_2d_in"], [shape[0], shape[1], 1, shape[2]])
                 + [Node(name, "reshape", [f"{name}_as_2d"], dict(squeeze=2))])
     if isinstance(m, nn.LPPool2d):
         # torch: avg_pool2d(x^p) * (KH * KW), then its 1/p power: two LUTs around an int8 average
         k = _pair(m.kernel_size)
         p = float(m.norm_type)
+        if not np.isfinite(p) or p == 0:
+            # torch computes x^p and its 1/p power literally: inf overflows to
+            # 0, 1 or nan, and 0 divides by zero; the max is nn.MaxPool2d of |x|
+            raise CaptureError(f"{source}: norm_type {p} is not supported (a finite, nonzero power is)")
         return [Node(f"{name}_pow", "lp_pow", ins[:1], dict(p=p)),
                 Node(f"{name}_mean", "avg_pool2d", [f"{name}_pow"], dict(
                     kernel=k, stride=_pair(m.stride or m.kernel_size), padding=[0, 0], ceil_mode=bool(m.ceil_mode),
@@ -330,7 +365,7 @@ def _reshaping_module_nodes(name: str, m: nn.Module, ins: List[str], shape) -> L
         dim = int(m.dim) % max(rank, 1)
         half = int(shape[dim]) // 2
         if int(shape[dim]) % 2:
-            raise CaptureError(f"{name}: nn.GLU over an odd dim of size {shape[dim]}")
+            raise CaptureError(f"{source}: nn.GLU over an odd dim of size {shape[dim]}")
         return [Node(f"{name}_a", "slice", ins[:1], dict(dim=dim, start=0, end=half)),
                 Node(f"{name}_b", "slice", ins[:1], dict(dim=dim, start=half, end=2 * half)),
                 Node(f"{name}_gate", "sigmoid", [f"{name}_b"]),
@@ -340,12 +375,12 @@ def _reshaping_module_nodes(name: str, m: nn.Module, ins: List[str], shape) -> L
     (oh_, ow_), (sh, sw), (ph, pw), (dh, dw) = (_pair(m.output_size), _pair(m.stride), _pair(m.padding),
                                                 _pair(m.dilation))
     if rank != 3 or shape[1] % (kh * kw):
-        raise CaptureError(f"{name}: nn.Fold takes [N, C*KH*KW, L] (input {list(shape or [])})")
+        raise CaptureError(f"{source}: nn.Fold takes [N, C*KH*KW, L] (input {list(shape or [])})")
     c = int(shape[1]) // (kh * kw)
     bh = (oh_ + 2 * ph - dh * (kh - 1) - 1) // sh + 1
     bw = (ow_ + 2 * pw - dw * (kw - 1) - 1) // sw + 1
     if bh * bw != int(shape[2]):
-        raise CaptureError(f"{name}: nn.Fold of {shape[2]} blocks for a {bh} x {bw} grid")
+        raise CaptureError(f"{source}: nn.Fold of {shape[2]} blocks for a {bh} x {bw} grid")
     weight = np.zeros((c * kh * kw, c, kh, kw), np.float32)            # [Cin, Cout, KH, KW]
     for ch in range(c):
         for i in range(kh):
@@ -358,15 +393,16 @@ def _reshaping_module_nodes(name: str, m: nn.Module, ins: List[str], shape) -> L
                 dilation=[dh, dw], groups=1))]
 
 
-def _prelu_nodes(name: str, m: nn.PReLU, ins: List[str]) -> List[Node]:
+def _prelu_nodes(name: str, m: nn.PReLU, ins: List[str], rank: int = 4) -> List[Node]:
     """nn.PReLU with a slope per channel: relu(x) + slope * min(x, 0), the
     slopes a [1, C, 1, ...] constant (a channel broadcast the int8 mul
     takes); the add keeps the module's name."""
     w = _np(m.weight).reshape(-1)
     pos, neg, slope, scaled = (f"{name}_{k}" for k in ("pos", "neg", "slope", "scaled"))
+    at = [1, -1] + [1] * (rank - 2)                 # the slopes along dim 1 of a rank-`rank` input
     return [Node(pos, "clamp", ins[:1], dict(lo=0.0, hi=None)),
             Node(neg, "clamp", ins[:1], dict(lo=None, hi=0.0)),
-            Node(slope, "constant", [], dict(value=w.reshape(1, -1, 1, 1).astype(np.float32))),
+            Node(slope, "constant", [], dict(value=w.reshape(at).astype(np.float32))),
             Node(scaled, "mul", [neg, slope], {}),
             Node(name, "add", [pos, scaled], {})]
 
@@ -464,6 +500,8 @@ def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
             count_include_pad=bool(m.count_include_pad), divisor_override=m.divisor_override))
     if isinstance(m, nn.AdaptiveAvgPool2d):
         return Node(name, "adaptive_avg_pool2d", ins, dict(output_size=_adaptive_size(m.output_size)))
+    if isinstance(m, nn.MaxPool2d) and m.return_indices:
+        return Node(name, "unsupported", ins, dict(fn=m, what=type(m).__name__, why=INDICES_REFUSAL))
     if isinstance(m, nn.MaxPool2d):
         return Node(name, "max_pool2d", ins, dict(
             kernel=_pair(m.kernel_size), stride=_pair(m.stride or m.kernel_size),
@@ -560,7 +598,7 @@ def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: 
     elif isinstance(m, nn.ConvTranspose3d):
         nodes.extend(_conv_transpose3d_nodes(name, fn, mods, ins, by_name))
     elif isinstance(m, ONE_D):
-        nodes.extend(_one_d_nodes(name, m, ins))
+        nodes.extend(_one_d_nodes(name, _source(fn, mods), m, ins, _meta_shape(fn.args[0])))
     elif isinstance(m, nn.InstanceNorm3d) and len(_meta_shape(fn.args[0]) or []) == 4:
         # unbatched [C, D, H, W]: the norm of [1, C, D, H, W] (its channels are dim 1)
         core = _module_node(f"{name}_batched", m, [f"{name}_in"])
@@ -573,22 +611,28 @@ def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: 
         nodes.extend(module_pad3d_nodes(name, _source(fn, mods), m, ins, _meta_shape(fn.args[0]), CaptureError))
     elif isinstance(m, (nn.AdaptiveMaxPool2d, nn.GLU, nn.Fold, nn.LPPool2d, nn.LPPool1d, nn.AdaptiveAvgPool1d,
                         nn.AdaptiveMaxPool1d)):
-        nodes.extend(_reshaping_module_nodes(name, m, ins, _meta_shape(fn.args[0])))
+        nodes.extend(_reshaping_module_nodes(name, _source(fn, mods), m, ins, _meta_shape(fn.args[0])))
     elif isinstance(m, nn.Conv2d) and (isinstance(m.padding, str) or m.padding_mode != "zeros"):
-        nodes.extend(_padded_conv2d_nodes(name, _source(fn, mods), m, ins))
+        nodes.extend(_padded_conv2d_nodes(name, _source(fn, mods), m, ins, _meta_shape(fn.args[0])))
+    elif (isinstance(m, (nn.ZeroPad2d, nn.ConstantPad1d, nn.ConstantPad2d, nn.ConstantPad3d))
+          and sliced_pad_nodes(name, _source(fn, mods), _module_node(name, m, ins).attrs, ins[0],
+                               _meta_shape(fn.args[0]), CaptureError) is not None):
+        nodes.extend(sliced_pad_nodes(name, _source(fn, mods), _module_node(name, m, ins).attrs, ins[0],
+                                      _meta_shape(fn.args[0]), CaptureError))
     elif isinstance(m, nn.Unfold):
-        nodes.extend(_unfold_nodes(name, m, ins, _meta_shape(fn.args[0])))
+        nodes.extend(_unfold_nodes(name, _source(fn, mods), m, ins, _meta_shape(fn.args[0])))
     elif isinstance(m, nn.Softmin):
         # softmin(x) = softmax(-x): the negation a LUT, then the int8 softmax
         dim = m.dim
         nodes.extend([Node(f"{name}_neg", "neg", ins[:1]),
                       Node(name, "softmax", [f"{name}_neg"], dict(dim=-1 if dim is None else int(dim)))])
     elif isinstance(m, nn.LocalResponseNorm):
-        nodes.extend(_lrn_nodes(name, m.size, m.alpha, m.beta, m.k, ins, _meta_shape(fn)))
+        nodes.extend(_lrn_nodes(name, _source(fn, mods), m.size, m.alpha, m.beta, m.k, ins, _meta_shape(fn)))
     elif isinstance(m, nn.CrossMapLRN2d):
-        nodes.extend(_lrn_nodes(name, m.size, m.alpha, m.beta, m.k, ins, _meta_shape(fn), cross_map=True))
-    elif isinstance(m, nn.PReLU) and m.weight.numel() > 1 and len(_meta_shape(fn) or []) == 4:
-        nodes.extend(_prelu_nodes(name, m, ins))
+        nodes.extend(_lrn_nodes(name, _source(fn, mods), m.size, m.alpha, m.beta, m.k, ins, _meta_shape(fn),
+                                cross_map=True))
+    elif isinstance(m, nn.PReLU) and m.weight.numel() > 1 and len(_meta_shape(fn) or []) >= 2:
+        nodes.extend(_prelu_nodes(name, m, ins, len(_meta_shape(fn))))
     else:
         nodes.append(_module_node(name, m, ins))
     return nodes
@@ -648,7 +692,7 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
         elif fn.op == "call_module":
             nodes.extend(_called_module_nodes(name, mods[fn.target], fn, mods, ins, by_name))
         elif fn.op == "call_function" and fn.target is F.local_response_norm:
-            nodes.extend(_lrn_nodes(name, *(_scalar_arg(fn, i, key, d) for i, key, d in (
+            nodes.extend(_lrn_nodes(name, _source(fn, mods), *(_scalar_arg(fn, i, key, d) for i, key, d in (
                 (1, "size", None), (2, "alpha", 1e-4), (3, "beta", 0.75), (4, "k", 1.0))), ins, _meta_shape(fn)))
         elif fn.op == "call_function" and fn.target in (ptec_state, ptec_state_write):
             buffer = fn.args[0]
@@ -704,6 +748,11 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_basic_index_nodes(name, fn, ins[0]))
             elif fn.target in (torch.narrow, "narrow") and _narrow_node(name, fn, ins) is not None:
                 nodes.append(_narrow_node(name, fn, ins))
+            elif (fn.op == "call_function" and fn.target is F.pad and _function_node(fn, ins).op == "pad"
+                  and sliced_pad_nodes(name, _source(fn, mods), _function_node(fn, ins).attrs, ins[0],
+                                       _meta_shape(fn.args[0]), CaptureError) is not None):
+                nodes.extend(sliced_pad_nodes(name, _source(fn, mods), _function_node(fn, ins).attrs, ins[0],
+                                              _meta_shape(fn.args[0]), CaptureError))
             elif fn.target is F.adaptive_avg_pool1d and len(_meta_shape(fn) or []) == 3:
                 nodes.extend(_adaptive_avg_pool1d_nodes(name, ins, int(_meta_shape(fn)[2])))
             elif fn.target is F.interpolate and _interpolate_nodes(name, fn, ins) is not None:
@@ -755,6 +804,7 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
              or n.name in used]
     for n in nodes:
         if n.op == "conv_transpose2d":
+            dense_groups(n)
             fold_dilation_and_output_padding(n)
     return Graph(nodes, inputs, outputs)
 

@@ -12,6 +12,10 @@ accumulator. An output depth no pair reaches (stride or dilation gaps,
 output_padding at the end) is the bias alone: a conv_transpose2d of
 input depth 0 by zero weights, so every plane is the same kind of node.
 
+groups G (any transposed convolution): the weight becomes the groups-1
+one, zero between groups (dense_transposed_weight), as the int8 kernel
+takes groups 1 only.
+
 ptec's int8 transposed convolution takes output_padding 0 and dilation 1
 in H and W (the partitioner's limits), so those are rewritten into the
 weight: a dilation d spreads the taps d apart with zeros between (the
@@ -43,11 +47,39 @@ def _spread(w: np.ndarray, dilation, output_padding) -> np.ndarray:
     return out
 
 
+def dense_transposed_weight(w: np.ndarray, groups: int) -> np.ndarray:
+    """A grouped transposed-convolution weight [Cin, Cout / G, ...] as the
+    groups-1 weight [Cin, Cout, ...] that equals it: input channel c of
+    group g = c // (Cin / G) feeds only output channels g * Cout / G ...
+    (g + 1) * Cout / G, so the weight is block-diagonal with zeros between
+    groups. The zeros add exact zeros to each sum (in int8 too: a zero
+    weight is code 0 on any scale), at G times the multiplies of the grouped
+    form; ptec's int8 transposed convolution takes groups 1 only."""
+    groups = int(groups)
+    if groups == 1:
+        return w
+    cin, cout_g = int(w.shape[0]), int(w.shape[1])
+    per = cin // groups
+    dense = np.zeros((cin, cout_g * groups) + tuple(w.shape[2:]), np.float32)
+    for g in range(groups):
+        dense[g * per:(g + 1) * per, g * cout_g:(g + 1) * cout_g] = w[g * per:(g + 1) * per]
+    return dense
+
+
+def dense_groups(n: Node) -> None:
+    """A captured conv_transpose2d node (nn.ConvTranspose2d / 1d) with
+    groups > 1 rewritten to groups 1 by dense_transposed_weight."""
+    a = n.attrs
+    if int(a["groups"]) != 1:
+        a["weight"] = dense_transposed_weight(np.asarray(a["weight"], np.float32), int(a["groups"]))
+        a["groups"] = 1
+
+
 def fold_dilation_and_output_padding(n: Node) -> None:
     """A captured conv_transpose2d node (nn.ConvTranspose2d / 1d, nn.Fold)
-    with groups 1: its dilation and output_padding moved into the weight as
-    above, so the int8 transposed convolution takes it. Other groups keep
-    theirs (the fp32 kernel's, which the spread weight would only slow)."""
+    with groups 1 (dense_groups made it so): its dilation and output_padding
+    moved into the weight as above, so the int8 transposed convolution
+    takes it."""
     a = n.attrs
     if int(a["groups"]) != 1 or (not any(a["output_padding"]) and list(a["dilation"]) == [1, 1]):
         return
@@ -70,7 +102,8 @@ def conv_transpose3d_planes(what: str, name: str, x: str, weight, bias, stride, 
                             dilation, groups, in_shape, error) -> List[Node]:
     """conv_transpose3d of node x (shape in_shape) by the constant weight
     (and bias): the nodes, the last one named `name`."""
-    w3, bias = constant_weights(what, weight, bias, groups, in_shape, error)
+    w3, bias = constant_weights(what, weight, bias, in_shape, error)
+    w3 = dense_transposed_weight(w3, groups)
     kd = int(w3.shape[2])
     stride, padding = triple(stride), triple(padding)
     output_padding, dilation = triple(output_padding), triple(dilation)

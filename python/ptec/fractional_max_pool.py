@@ -47,7 +47,7 @@ def fractional_max_pool_nodes(name: str, what: str, m, ins: List[str], in_shape,
     three = isinstance(m, nn.FractionalMaxPool3d)
     rank = 5 if three else 4
     if getattr(m, "return_indices", False):
-        raise error(f"{what}: return_indices is not supported")
+        raise error(f"{what}: return_indices is not supported: its int64 indices have no dtype in ptec's runtime")
     if in_shape is None or out_shape is None or len(in_shape) != rank:
         raise error(f"{what}: needs a traced {rank}-D [N, C, ...]")
     samples = m._random_samples.detach().cpu().numpy().astype(np.float32)

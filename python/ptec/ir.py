@@ -352,10 +352,11 @@ def infer_shapes(g: Graph, example_inputs: Sequence[torch.Tensor]) -> None:
         if not isinstance(value, torch.Tensor):
             gives = (f"{len(value)} values" if isinstance(value, (tuple, list))
                      else type(value).__name__)
+            why = n.attrs.get("why")
             raise UnsupportedOperator(
                 f"operator not supported: {origin(n)} returns {gives}, not one "
-                "tensor, and ptec has no kernel for it (compute it outside the model, or "
-                "replace it)")
+                + (f"tensor: {why}" if why else "tensor, and ptec has no kernel for it (compute it outside the "
+                                              "model, or replace it)"))
         n.shape = list(value.shape)
 
 

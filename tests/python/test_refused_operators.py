@@ -1,6 +1,7 @@
-"""docs/refused-operators.md is true: each listed layer, compiled on its
-input, is refused with the one-line message that names it by module path
-and class."""
+"""docs/refused-operators.md is true: each listed layer, and each layer of
+its second table built with the listed arguments, compiled on its input,
+is refused with the one-line message that names it by module path and
+class."""
 import os
 import re
 
@@ -16,23 +17,35 @@ from ptec.ir import UnsupportedOperator
 
 
 FUNCTIONS = "## Functions and tensor methods"
+PARAMETERS = "## Parameters ptec refuses"
+ROW = r"^\| `(nn\.\w+)\((.*?)\)` \| ([\d, ]+) \|"
 
 
 def sections():
-    """(the layer table's text, the function table's text)."""
+    """The text of the layer table (before either heading), of the function
+    table and of the parameter table (each from its heading to the next)."""
     with open(os.path.join(ROOT, "docs", "refused-operators.md")) as f:
         text = f.read()
-    layers, _, functions = text.partition(FUNCTIONS)
-    return layers, functions
+    starts = sorted((text.index(h), h) for h in (FUNCTIONS, PARAMETERS))
+    parts = {"layers": text[:starts[0][0]]}
+    for k, (at, heading) in enumerate(starts):
+        end = starts[k + 1][0] if k + 1 < len(starts) else len(text)
+        parts[heading] = text[at:end]
+    return parts
 
 
 def rows():
-    return re.findall(r"^\| `(nn\.\w+)\((.*?)\)` \| ([\d, ]+) \|", sections()[0], re.M)
+    return re.findall(ROW, sections()["layers"], re.M)
 
 
 def function_rows():
     """(call of x, input shape, the call's name in the message)."""
-    return re.findall(r"^\| `(.+?)` \| ([\d, ]+) \| `(.+?)` \|", sections()[1], re.M)
+    return re.findall(r"^\| `(.+?)` \| ([\d, ]+) \| `(.+?)` \|", sections()[FUNCTIONS], re.M)
+
+
+def parameter_rows():
+    """(class, constructor arguments, input shape) under the parameters' heading."""
+    return re.findall(ROW, sections()[PARAMETERS], re.M)
 
 
 class Wrap(nn.Module):
@@ -46,8 +59,8 @@ class Wrap(nn.Module):
 
 def test_the_list_is_not_empty():
     # the rows are read by a pattern: a format change must not empty the test
-    assert len(rows()) >= 1
-    assert len(function_rows()) >= 30
+    assert len(rows()) >= 1 and len(parameter_rows()) >= 1
+    assert len(function_rows()) >= 10
 
 
 @pytest.mark.parametrize("cls,args,shape", rows(), ids=[r[0] for r in rows()])
@@ -78,3 +91,14 @@ def test_listed_call_is_refused_by_name(call, shape, name):
     message = str(e.value)
     assert "\n" not in message and "operator not supported" in message, message
     assert f"({name})" in message and "aten::" not in message, message
+
+
+@pytest.mark.parametrize("cls,args,shape", parameter_rows(), ids=[f"{r[0]}({r[1]})" for r in parameter_rows()])
+def test_listed_parameter_is_refused_by_name(cls, args, shape):
+    # the constructor text may build its tensors (a fractional pool's samples)
+    layer = eval(f"{cls}({args})", {"nn": nn, "torch": torch})   # noqa: S307 - the doc's own constructor text
+    x = torch.randn([int(s) for s in shape.split(",")])
+    with pytest.raises((CompileError, CaptureError, UnsupportedOperator)) as e:
+        compile_model(Wrap(layer).eval(), [x], [(x,)])
+    message = str(e.value)
+    assert "\n" not in message and f"body.1 ({cls})" in message and "aten::" not in message, message
