@@ -28,6 +28,7 @@ from .conv3d import conv3d_nodes, functional_conv3d_nodes
 from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
                             _scalar_arg, _sum_nodes, _values_of)
+from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, fold_dilation_and_output_padding,
                                functional_conv_transpose3d_nodes)
 from .fractional_max_pool import REFUSAL as FRACTIONAL_REFUSAL, fractional_max_pool_nodes
@@ -710,8 +711,14 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 tuple_sources.add(fn.args[2].name)          # the index constant: now in the slices
             elif _normalize_nodes(fn, ins) is not None:
                 nodes.extend(_normalize_nodes(fn, ins))
+            elif rewrite_nodes(fn, ins, by_name) is not None:
+                rewritten, taken = rewrite_nodes(fn, ins, by_name)
+                nodes.extend(rewritten)
+                tuple_sources.update(taken)          # masks and indices now in constants of their own
             else:
                 nodes.append(_function_node(fn, ins))
+                if einsum_refusal(fn):
+                    nodes[-1].attrs["why"] = einsum_refusal(fn)
         else:
             raise CaptureError(f"unexpected fx node {fn.op}")
         for n in nodes[before:]:
@@ -751,10 +758,11 @@ def _is_shape_value(fn: torch.fx.Node) -> bool:
 
 
 def _basic_index_nodes(name: str, fn: torch.fx.Node, src: str) -> Optional[List[Node]]:
-    """x[i, a:b, ..., None]: ints, slices with step 1, one Ellipsis and None
-    as one `slice` node per narrowed dim and, when dims go (an int) or come
-    (None), a reshape to the traced shape. None for anything else (steps,
-    tensors as indices), which stays an unsupported getitem."""
+    """x[i, a:b, ..., None]: ints, slices, one Ellipsis and None as one
+    `slice` node per narrowed dim (a slice with a step k: one-wide slices
+    every k joined by a cat) and, when dims go (an int) or come (None), a
+    reshape to the traced shape. None for anything else (tensors as
+    indices), which stays an unsupported getitem."""
     idx = fn.args[1] if isinstance(fn.args[1], tuple) else (fn.args[1],)
     shape = _meta_shape(fn.args[0]) if isinstance(fn.args[0], torch.fx.Node) else None
     out_shape = _meta_shape(fn)
@@ -776,11 +784,22 @@ def _basic_index_nodes(name: str, fn: torch.fx.Node, src: str) -> Optional[List[
             continue
         size = shape[dim]
         if isinstance(i, slice):
-            if i.step not in (None, 1) or any(v is not None and not isinstance(v, int)
-                                              for v in (i.start, i.stop)):
+            if any(v is not None and (not isinstance(v, int) or isinstance(v, bool))
+                   for v in (i.start, i.stop, i.step)) or (i.step is not None and i.step < 1):
                 return None
-            start, end, _ = i.indices(size)
+            start, end, step = i.indices(size)
             end = max(end, start)
+            picks = range(start, end, step)
+            if len(picks) > 1 and step > 1:
+                # x[a:b:k]: one-wide slices at a, a + k, ... joined along the dim
+                for j in picks:
+                    nodes.append(Node(f"{name}_d{dim}_{j}", "slice", [cur], dict(dim=dim, start=j, end=j + 1)))
+                nodes.append(Node(f"{name}_d{dim}", "cat", [n.name for n in nodes[-len(picks):]], dict(dim=dim)))
+                cur = nodes[-1].name
+                sliced.append(len(picks))
+                dim += 1
+                continue
+            end = min(end, start + 1) if step > 1 else end
         else:
             start = i + size if i < 0 else i
             if not 0 <= start < size:

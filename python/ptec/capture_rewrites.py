@@ -1,0 +1,393 @@
+"""Calls whose exact rewrite in ops ptec already lowers in int8 capture does
+itself (issue 15), so that a model need not spell it: reductions of a whole
+tensor to a 0-d value, x.var / x.std, torch.logsumexp, torch.cumsum over
+any dim, torch.tril / triu, masked_fill and torch.where on a constant
+condition, torch.gather with a constant index, and torch.einsum where its
+equation is a matmul, a sum or a product. Each returns None for a call it
+does not cover (which then stays an unsupported node, refused by name), or
+one unsupported node carrying `why` where the call is this kind but its
+arguments are not (an einsum equation that is no matmul).
+
+ptec's int8 add, sub and mul take operands of one shape, so a value that
+broadcasts along a dim (a mean kept over dim d) is first copied along d
+to the other operand's shape (a join of copies, exact)."""
+from __future__ import annotations
+
+from typing import List, Optional
+
+import numpy as np
+import torch
+
+from .capture_calls import _ints, _meta_shape, _reduce_max_nodes, _scalar_arg
+from .ir import Node
+
+
+class _Steps:
+    """Nodes named name_0, name_1, ...; the last one takes `name` itself."""
+
+    def __init__(self, name: str):
+        self.name, self.nodes = name, []
+
+    def __call__(self, op, inputs, **attrs) -> str:
+        # "__": fx names a second call x_1, which a step suffix "_1" would repeat
+        self.nodes.append(Node(f"{self.name}__{len(self.nodes)}", op, list(inputs), attrs))
+        return self.nodes[-1].name
+
+    def const(self, value) -> str:
+        return self("constant", [], value=np.asarray(value, np.float32))
+
+    def widen(self, src: str, kept, full) -> str:
+        """src of shape `kept` (full with some dims 1) copied to `full`."""
+        for d, (k, f) in enumerate(zip(kept, full)):
+            if k == 1 and f > 1:
+                src = self("cat", [src] * f, dim=d)
+        return src
+
+    def done(self) -> List[Node]:
+        self.nodes[-1].name = self.name
+        return self.nodes
+
+
+def _whole(steps: _Steps, src: str, shape):
+    """src viewed as [1, numel] to reduce over dim 1: (node, shape, dims)."""
+    n = int(np.prod(shape)) if shape else 1
+    return steps("reshape", [src], target_shape=[1, n]), [1, n], [1]
+
+
+def _whole_reduction(fn, ins) -> Optional[List[Node]]:
+    """x.max(), x.min(), x.amax() with no dims, x.mean(), x.sum(): the
+    reduction of the tensor viewed as [1, numel] over dim 1, then viewed as
+    the 0-d tensor torch returns (a 0-d program output is one value)."""
+    t = fn.target
+    kinds = {"max": "max", torch.max: "max", "min": "min", torch.min: "min", "mean": "mean", torch.mean: "mean",
+             "sum": "sum", torch.sum: "sum"}
+    try:
+        kind = kinds.get(t)
+    except TypeError:
+        return None
+    if kind is None or len(fn.args) != 1 or fn.kwargs or not isinstance(fn.args[0], torch.fx.Node):
+        return None
+    shape = _meta_shape(fn.args[0])
+    if shape is None:
+        return None
+    s = _Steps(fn.name)
+    flat, fshape, dims = _whole(s, ins[0], shape)
+    if kind in ("max", "min"):
+        s.nodes.extend(_reduce_max_nodes(f"{fn.name}__max", flat, fshape, dims, False, kind == "min"))
+        cur = s.nodes[-1].name
+    else:
+        cur = s("mean", [flat], dim=dims, keepdim=False)
+        if kind == "sum":
+            cur = s("mul", [cur, s.const(fshape[1])])
+    s("reshape", [cur], target_shape=[])
+    return s.done()
+
+
+def _var_args(fn):
+    """(dims or None for all, correction, keepdim, std) of x.var / x.std /
+    torch.var / torch.std in torch 1.13's and 2.x's spellings, else None."""
+    if fn.target not in ("var", "std", torch.var, torch.std) or not isinstance(fn.args[0], torch.fx.Node):
+        return None
+    args, kw = list(fn.args[1:]), dict(fn.kwargs)
+    if kw.get("out") is not None or set(kw) - {"dim", "unbiased", "keepdim", "correction", "out"}:
+        return None
+    if args and isinstance(args[0], bool):           # x.var(False): unbiased, every element
+        kw["unbiased"] = args.pop(0)
+    for key, v in zip(("dim", "unbiased", "keepdim"), args):
+        kw[key] = v
+    if len(args) > 3:
+        return None
+    dim = kw.get("dim")
+    dims = None if dim is None else _ints(dim)
+    if dim is not None and not dims:
+        return None
+    correction = kw.get("correction")
+    if correction is None:
+        correction = 1 if kw.get("unbiased", True) is not False else 0
+    if not isinstance(correction, (int, float)) or isinstance(correction, bool) \
+            or not isinstance(kw.get("keepdim", False), bool):
+        return None
+    return dims, float(correction), kw.get("keepdim", False), fn.target in ("std", torch.std)
+
+
+def _lines(s: _Steps, src: str, shape, dims):
+    """src as [K, n]: each row one group of the n values reduced over dims
+    (None: every value, K = 1), the reduced dims permuted last first where
+    they are not already (moves of the int8 bytes). Returns (node, K, n)."""
+    rank = len(shape)
+    dims = list(range(rank)) if dims is None else sorted({d % rank for d in dims})
+    rest = [d for d in range(rank) if d not in dims]
+    if rest + dims != list(range(rank)):
+        src = s("permute", [src], dims=rest + dims)
+    k, n = int(np.prod([shape[d] for d in rest])), int(np.prod([shape[d] for d in dims]))
+    return s("reshape", [src], target_shape=[k, n]), k, n
+
+
+def _var_nodes(fn, ins) -> Optional[List[Node]]:
+    """x.var(dim) = mean((x - mean(x))^2) * n / (n - correction) over dim,
+    the two-pass form (no cancellation of mean(x^2) - mean(x)^2), on x
+    viewed as [K, n] (_lines): the mean of each row kept and copied along
+    it, an int8 sub, the square a LUT, a mean, the factor a constant mul,
+    then the view of torch's output shape; x.std: the square root, one
+    more LUT."""
+    parsed = _var_args(fn)
+    shape, out = (_meta_shape(fn.args[0]), _meta_shape(fn)) if parsed else (None, None)
+    if shape is None or out is None or not shape:
+        return None
+    dims, correction, _, std = parsed
+    s = _Steps(fn.name)
+    src, k, n = _lines(s, ins[0], shape, dims)
+    if n - correction <= 0:
+        return None                         # torch gives inf or nan: nothing int8 holds
+    mean = s("mean", [src], dim=[1], keepdim=True)
+    dev = s("sub", [src, s.widen(mean, [k, 1], [k, n])])
+    cur = s("mean", [s("elementwise", [dev], fn="square")], dim=[1], keepdim=False)
+    if correction:
+        cur = s("mul", [cur, s.const(n / (n - correction))])
+    if std:
+        cur = s("elementwise", [cur], fn="sqrt")
+    s("reshape", [cur], target_shape=out)
+    return s.done()
+
+
+def _logsumexp_nodes(fn, ins) -> Optional[List[Node]]:
+    """torch.logsumexp(x, dim, keepdim) = m + log(sum(exp(x - m))) with m
+    the maximum over dim (a max pool, on x's grid), on x viewed as [K, n]
+    (_lines): x - m <= 0, so exp is a LUT onto (0, 1] and the sum is at
+    least 1, which keeps every stage in a range int8 resolves whatever x's
+    magnitude."""
+    if fn.target not in (torch.logsumexp, "logsumexp") or set(fn.kwargs) - {"dim", "keepdim"} \
+            or not isinstance(fn.args[0], torch.fx.Node):
+        return None
+    shape, dims, out = _meta_shape(fn.args[0]), _ints(_scalar_arg(fn, 1, "dim")), _meta_shape(fn)
+    if shape is None or not shape or not dims or out is None:
+        return None
+    s = _Steps(fn.name)
+    src, k, n = _lines(s, ins[0], shape, dims)
+    s.nodes.extend(_reduce_max_nodes(f"{fn.name}__max", src, [k, n], [1], True, False))
+    m = s.nodes[-1].name
+    e = s("elementwise", [s("sub", [src, s.widen(m, [k, 1], [k, n])])], fn="exp")
+    total = s("mul", [s("mean", [e], dim=[1], keepdim=True), s.const(n)])
+    s("reshape", [s("add", [s("elementwise", [total], fn="log"), m])], target_shape=out)
+    return s.done()
+
+
+def _cumsum_nodes(fn, ins) -> Optional[List[Node]]:
+    """torch.cumsum(x, dim) over a dim other than the last: dim swapped to
+    the end, the triangular linear of capture_calls._cumsum_node, swapped
+    back (permutes move int8 bytes)."""
+    if fn.target not in (torch.cumsum, "cumsum") or set(fn.kwargs) - {"dim", "dtype"} \
+            or fn.kwargs.get("dtype") is not None or not isinstance(fn.args[0], torch.fx.Node):
+        return None
+    shape, dim = _meta_shape(fn.args[0]), _scalar_arg(fn, 1, "dim")
+    if shape is None or not shape or not isinstance(dim, int) or isinstance(dim, bool):
+        return None
+    dim %= len(shape)
+    if dim == len(shape) - 1:
+        return None                     # capture_calls._cumsum_node's case
+    perm = list(range(len(shape)))
+    perm[dim], perm[-1] = perm[-1], perm[dim]
+    n = shape[dim]
+    s = _Steps(fn.name)
+    cur = s("permute", [ins[0]], dims=perm)
+    cur = s("linear", [cur], weight=np.tril(np.ones((n, n), np.float32)), bias=None)
+    s("permute", [cur], dims=perm)
+    return s.done()
+
+
+def _triangle_nodes(fn, ins) -> Optional[List[Node]]:
+    """torch.tril / triu (x, diagonal): x times the constant 0/1 triangle
+    over its last two dims, spelled out to x's shape (an int8 mul)."""
+    if fn.target not in (torch.tril, torch.triu, "tril", "triu") or set(fn.kwargs) - {"diagonal"} \
+            or not isinstance(fn.args[0], torch.fx.Node):
+        return None
+    shape, k = _meta_shape(fn.args[0]), _scalar_arg(fn, 1, "diagonal", 0)
+    if shape is None or len(shape) < 2 or not isinstance(k, int) or isinstance(k, bool):
+        return None
+    band = (np.tril if fn.target in (torch.tril, "tril") else np.triu)(np.ones(shape[-2:], np.float32), k)
+    s = _Steps(fn.name)
+    s("mul", [ins[0], s.const(np.broadcast_to(band, shape).copy())])
+    return s.done()
+
+
+def _constant_of(a, by_name):
+    """The value of fx argument a when capture holds it as a constant node."""
+    node = by_name.get(a.name) if isinstance(a, torch.fx.Node) else None
+    return None if node is None or node.op != "constant" else np.asarray(node.attrs["value"])
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
+
+
+def _select_nodes(fn, ins, by_name) -> Optional[List[Node]]:
+    """x.masked_fill(mask, v) and torch.where(cond, a, b) whose mask or
+    condition is a constant (a buffer, or computed from constants while
+    tracing): a * keep + b * (1 - keep), with each 0/1 factor a constant of
+    the output's shape, a number operand a constant of that shape, and the
+    products int8 muls. A mask computed from the input stays refused (its
+    comparison has no int8 form)."""
+    t, out = fn.target, _meta_shape(fn)
+    if out is None or fn.kwargs.get("out") is not None:
+        return None
+    if t in ("masked_fill", torch.masked_fill) and len(fn.args) == 3 and not fn.kwargs:
+        x, mask, value = fn.args
+        cond, a, b = mask, value, x                  # where the mask is set: the value
+    elif t is torch.where and len(fn.args) == 3 and not fn.kwargs:
+        cond, a, b = fn.args
+    else:
+        return None
+    c = _constant_of(cond, by_name)
+    if c is None or c.dtype != np.bool_:
+        return None
+    s = _Steps(fn.name)
+    try:
+        keep = np.broadcast_to(c, out).astype(np.float32)
+    except ValueError:
+        return None
+    terms = []
+    for operand, factor in ((a, keep), (b, 1.0 - keep)):
+        if _number(operand):
+            if operand and factor.any():
+                terms.append(s.const(factor * float(operand)))
+        elif isinstance(operand, torch.fx.Node) and _meta_shape(operand) == out:
+            terms.append(s("mul", [operand.name, s.const(factor)]))
+        else:
+            return None
+    if not any(n.op == "mul" for n in s.nodes):
+        return None                          # no tensor operand: not a function of the input
+    if len(terms) == 2:
+        s("add", terms)
+    return s.done()
+
+
+def _gather_nodes(fn, ins, by_name) -> Optional[List[Node]]:
+    """torch.gather(x, dim, index) with a constant index that picks the same
+    positions along dim at every other position (index's other sizes may be
+    smaller than x's: a slice first): index_select's slices and joins
+    (capture_calls._index_select_nodes), here as one-wide slices joined."""
+    if fn.target not in (torch.gather, "gather") or set(fn.kwargs) - {"sparse_grad"} \
+            or fn.kwargs.get("sparse_grad") or len(fn.args) != 3 or not isinstance(fn.args[0], torch.fx.Node):
+        return None
+    shape, dim, idx = _meta_shape(fn.args[0]), fn.args[1], _constant_of(fn.args[2], by_name)
+    if shape is None or not isinstance(dim, int) or idx is None or idx.ndim != len(shape) or idx.size == 0:
+        return None
+    dim %= len(shape)
+    line = np.moveaxis(idx, dim, -1).reshape(-1, idx.shape[dim])
+    if (line != line[:1]).any() or any(idx.shape[d] > shape[d] for d in range(len(shape)) if d != dim):
+        return None
+    picks = [int(i) for i in line[0] if 0 <= int(i) < shape[dim]]      # torch takes no negative index
+    if len(picks) != line.shape[1]:
+        return None
+    s = _Steps(fn.name)
+    cur = ins[0]
+    for d in range(len(shape)):
+        if d != dim and idx.shape[d] < shape[d]:
+            cur = s("slice", [cur], dim=d, start=0, end=int(idx.shape[d]))
+    parts = [s("slice", [cur], dim=dim, start=i, end=i + 1) for i in picks]
+    if len(parts) > 1:
+        s("cat", parts, dim=dim)
+    return s.done()
+
+
+def _einsum_parts(fn):
+    """(input letter strings, output letters, operand nodes) of a
+    torch.einsum call, or a string saying why ptec does not rewrite it."""
+    if fn.target is not torch.einsum or fn.kwargs or not fn.args or not isinstance(fn.args[0], str):
+        return None
+    eq = fn.args[0].replace(" ", "")
+    ops = list(fn.args[1]) if len(fn.args) == 2 and isinstance(fn.args[1], (tuple, list)) else list(fn.args[1:])
+    lhs, arrow, out = eq.partition("->")
+    terms = lhs.split(",")
+    letters = "".join(terms)
+    if "." in eq or not letters.isalpha() or (arrow and not (out.isalpha() or out == "")):
+        return f"einsum {eq!r}: ptec rewrites equations of letters only, without '...'"
+    if len(terms) != len(ops) or len(ops) not in (1, 2) or not all(isinstance(o, torch.fx.Node) for o in ops):
+        return f"einsum {eq!r}: ptec rewrites one or two tensor operands"
+    if not arrow:
+        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if any(len(set(t)) != len(t) for t in terms) or len(set(out)) != len(out) or set(out) - set(letters):
+        return f"einsum {eq!r}: a letter repeated in one operand (a diagonal) is no matmul, sum or product"
+    shapes = [_meta_shape(o) for o in ops]
+    if any(sh is None or len(sh) != len(t) for sh, t in zip(shapes, terms)):
+        return f"einsum {eq!r}: operand shapes unknown"
+    size = {}
+    for t, sh in zip(terms, shapes):
+        for c, n in zip(t, sh):
+            if size.setdefault(c, n) != n:
+                return f"einsum {eq!r}: letter {c} has sizes {size[c]} and {n} (a broadcast)"
+    return terms, out, ops, shapes, size
+
+
+def einsum_refusal(fn) -> Optional[str]:
+    parts = _einsum_parts(fn)
+    return parts if isinstance(parts, str) else None
+
+
+def _einsum_nodes(fn, ins) -> Optional[List[Node]]:
+    """torch.einsum of one or two operands: letters in one operand alone
+    and not in the output summed first (a mean times the count); then one
+    operand is a permute, two with no letter shared but the output's an
+    int8 mul, and otherwise a batched matmul: operand A permuted to [batch,
+    left, contracted] and viewed as [B, L, C], operand B to [batch,
+    contracted, right] as [B, C, R], their product viewed as [batch, left,
+    right] and permuted to the output's order."""
+    parts = _einsum_parts(fn)
+    if parts is None or isinstance(parts, str):
+        return None
+    terms, out, ops, shapes, size = parts
+    s = _Steps(fn.name)
+    cur = [o.name for o in ops]
+    for k, t in enumerate(terms):
+        others = "".join(terms[:k] + terms[k + 1:]) + out
+        alone = [d for d, c in enumerate(t) if c not in others]
+        if alone:
+            count = int(np.prod([size[t[d]] for d in alone]))
+            cur[k] = s("mul", [s("mean", [cur[k]], dim=alone, keepdim=False), s.const(count)])
+            terms[k] = "".join(c for c in t if c in others)
+
+    def arrange(src, have, want):
+        """src with letters `have` permuted to `want`, viewed as `view`."""
+        return src if have == want else s("permute", [src], dims=[have.index(c) for c in want])
+
+    if len(terms) == 1:
+        if set(terms[0]) != set(out):
+            return None
+        res = arrange(cur[0], terms[0], out)
+        if res == cur[0]:
+            s("identity", [res])
+        return s.done()
+    a, b = terms
+    batch = [c for c in out if c in a and c in b]
+    left = [c for c in a if c not in b]
+    right = [c for c in b if c not in a]
+    contr = [c for c in a if c in b and c not in out]
+    if not contr and not left and not right:
+        s("mul", [arrange(cur[0], a, out), arrange(cur[1], b, out)])
+        return s.done()
+    n = lambda cs: int(np.prod([size[c] for c in cs]))      # noqa: E731
+    va = s("reshape", [arrange(cur[0], a, "".join(batch + left + contr))],
+           target_shape=[n(batch), n(left), n(contr)])
+    vb = s("reshape", [arrange(cur[1], b, "".join(batch + contr + right))],
+           target_shape=[n(batch), n(contr), n(right)])
+    got = "".join(batch + left + right)
+    prod = s("reshape", [s("matmul", [va, vb])], target_shape=[size[c] for c in got])
+    arrange(prod, got, out)
+    return s.done()
+
+
+def rewrite_nodes(fn, ins, by_name):
+    """(nodes, names of the constants now held in them) of a call this
+    module rewrites, else None."""
+    if fn.op not in ("call_function", "call_method") or not fn.args:
+        return None
+    for make in (_whole_reduction, _var_nodes, _logsumexp_nodes, _cumsum_nodes, _triangle_nodes, _einsum_nodes):
+        nodes = make(fn, ins)
+        if nodes is not None:
+            return nodes, []
+    for make in (_select_nodes, _gather_nodes):
+        nodes = make(fn, ins, by_name)
+        if nodes is not None:
+            taken = [a.name for a in fn.args if _constant_of(a, by_name) is not None]
+            return nodes, taken
+    return None
