@@ -65,7 +65,7 @@ RUNS = {
     "Tensor.var": (lambda x: x.var(-1), S3, R, 3.5, "int8"),                               # 3.02
     "Tensor.std": (lambda x: x.std(1, keepdim=True), S3, R, 4.0, "int8"),                  # 3.35
     "torch.var/std(dims, unbiased=False)": (lambda x: torch.std(x, (0, 2), unbiased=False) + torch.var(x, 2)[0],
-                                            S3, R, 3.5, "int8"),
+                                            S3, R, 3.0, "int8"),                       # 2.50
     "torch.logsumexp": (lambda x: torch.logsumexp(x, -1), S3, R, 1.0, "int8"),             # 0.81
     "torch.cumsum(dim 1)": (lambda x: torch.cumsum(x, 1), S3, R, 1.0, "int8"),             # 0.90
     "torch.tril/triu": (lambda x: torch.tril(x) + torch.triu(x, 1) * 0.5, S3, R, 1.0, "int8"),   # 0.84
@@ -78,12 +78,11 @@ RUNS = {
     "x[::k]": (lambda x: x[:, ::2, 1::3], S3, R, 1.0, "int8"),                             # 0.89
     "torch.einsum matmul": (lambda x: torch.einsum("bij,bkj->bik", x, x), S3, R, 1.5, "int8"),    # 1.21
     "torch.einsum sum, permute": (lambda x: torch.einsum("bij->bji", x) + torch.einsum("bij->bi", x)[:, None]
-                                  .expand(1, 8, 4),
-                                  S3, R, 2.0, "int8"),
+                                  .expand(1, 8, 4), S3, R, 2.0, "int8"),                   # 1.48
     "torch.einsum product": (lambda x: torch.einsum("bij,bij->bij", x, x.flip(-1)), S3, R, 1.5, "int8"),  # 1.40
     "torch.einsum outer, dot": (lambda x: torch.cat([torch.einsum("bi,bj->bij", x[:, 0], x[:, 1]).flatten(1),
                                                      torch.einsum("bij,bij->b", x, x.flip(1))[:, None]], 1),
-                                S3, R, 2.0, "int8"),
+                                S3, R, 1.0, "int8"),                                       # 0.72
     # arithmetic
     "x + y, x * y, x - y": (lambda x: (x + x.flip(-1)) * x - x * 0.5, S3, R, 2.5, "int8"),
     "x / y": (lambda x: x / (x.abs() + 1.0), S3, R, 2.0, "int8"),
@@ -278,7 +277,7 @@ def test_rewrites_together(target, tmp_path):
                         target="cortex-m55" if target == "host" else target)
     assert not res.lowered.fallbacks, res.lowered.fallbacks
     if target == "host":
-        assert worst_steps(model, res, calibration[:4], tmp_path) <= 3.5
+        assert worst_steps(model, res, calibration[:4], tmp_path) <= 1.5     # measured 1.14
     else:
         board_matches_reference(res.data, inputs(S3, -3.0, 3.0, 1, seed=5)[0][0].numpy(), target, tmp_path)
 
