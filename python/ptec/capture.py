@@ -22,8 +22,8 @@ import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .capture_modules import (CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax, ptec_state,
-                              ptec_state_write, with_traceable_modules)
+from .capture_modules import (FUNCTIONAL_STAND_INS, CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax,
+                              ptec_state, ptec_state_write, with_traceable_modules)
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
 from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
@@ -1136,6 +1136,42 @@ class _Tracer(torch.fx.Tracer):
     def proxy(self, node: torch.fx.Node) -> torch.fx.Proxy:
         return _UnpackingProxy(node, self)
 
+    def create_proxy(self, kind, target, args, kwargs, *rest, **kw):
+        """F.cosine_similarity, F.pairwise_distance, F.bilinear, F.pdist: the
+        stand-in's ops (capture_modules.FUNCTIONAL_STAND_INS) where their
+        other arguments are numbers or constant tensors; else the call."""
+        entry = FUNCTIONAL_STAND_INS.get(target) if kind == "call_function" else None
+        if entry is not None and not getattr(self, "_in_stand_in", False):
+            names, traced, call = entry
+            bound = dict(zip(names, args))
+            bound.update(kwargs)
+            values = list(bound.items())
+            if (len(args) <= len(names) and set(bound) <= set(names)
+                    and all(isinstance(v, torch.fx.Proxy) for _, v in values[:traced])):
+                extra = {k: self._constant(v) for k, v in values[traced:]}
+                if all(v is not None or bound[k] is None for k, v in extra.items()):
+                    self._in_stand_in = True
+                    try:
+                        got = call(*(v for _, v in values[:traced]), **extra)
+                    finally:
+                        self._in_stand_in = False
+                    if got is not None:
+                        return got
+        return super().create_proxy(kind, target, args, kwargs, *rest, **kw)
+
+    def _constant(self, v):
+        """v as a value known while tracing (a number, a tensor, a
+        parameter or buffer of the root), else None."""
+        if isinstance(v, torch.fx.Proxy):
+            if v.node.op != "get_attr":
+                return None
+            val = self.root
+            for part in v.node.target.split("."):
+                val = getattr(val, part)
+            v.node.meta["ptec_value_taken"] = True       # the stand-in holds it: dropped if unused
+            return val
+        return v
+
     def is_leaf_module(self, m: nn.Module, qualname: str) -> bool:
         # one graph node each: an LSTM layer (ptec::quantized_lstm), an SVDF (ptec::quantized_svdf)
         from .nn import SVDF
@@ -1148,7 +1184,8 @@ def _symbolic_trace(model: nn.Module) -> torch.fx.GraphModule:
     # The nodes that only made a constant attention mask (the stand-ins took
     # its value): dropped, so that nothing reports them.
     for fn in reversed(list(graph.nodes)):
-        if fn.meta.get("ptec_mask_only") and fn.op != "placeholder" and not fn.users:
+        if (fn.meta.get("ptec_mask_only") or fn.meta.get("ptec_value_taken")) and fn.op != "placeholder" \
+                and not fn.users:
             graph.erase_node(fn)
     return torch.fx.GraphModule(tracer.root, graph, type(model).__name__)
 
