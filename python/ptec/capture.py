@@ -1167,7 +1167,11 @@ class _Tracer(torch.fx.Tracer):
                 return None
             val = self.root
             for part in v.node.target.split("."):
-                val = getattr(val, part)
+                # the module's own dicts: fx patches nn.Module.__getattr__ to give proxies while tracing
+                found = [d[part] for d in (val._parameters, val._buffers, val._modules, vars(val)) if part in d]
+                if not found:
+                    return None
+                val = found[0]
             v.node.meta["ptec_value_taken"] = True       # the stand-in holds it: dropped if unused
             return val
         return v

@@ -449,18 +449,8 @@ def _bilinear_call(x1, x2, weight, bias=None):
     return y if bias is None else y + bias.detach().reshape(1, -1).clone()
 
 
-def _pdist_call(x, p=2.0):
-    """F.pdist of x [N, M]: the p-norm of row i - row j for each i < j, in
-    that order; the rows picked by constant index_selects (slices)."""
-    n = int(x.shape[0])
-    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
-    if not pairs or p in (0, float("inf")):
-        return None
-    d = x.index_select(0, torch.tensor([i for i, _ in pairs])) - x.index_select(0, torch.tensor([j for _, j in pairs]))
-    return torch.sqrt((d * d).sum(-1)) if p == 2.0 else (torch.abs(d) ** p).sum(-1) ** (1.0 / p)
-
-
-# Functionals that are a two-input stand-in's forward: (parameter names,
+# Functionals that are a two-input stand-in's forward (F.pdist, whose pairs need
+# the traced shape: capture_rewrites): (parameter names,
 # how many leading ones are traced tensors, the call). The tracer runs them
 # on its proxies, so the trace holds their ops, not the opaque call (a
 # stand-in's forward is called directly: fx traces only the root's modules).
@@ -472,7 +462,6 @@ FUNCTIONAL_STAND_INS = {
                               lambda x1, x2, p=2.0, eps=1e-6, keepdim=False: PairwiseDistance(
                                   nn.PairwiseDistance(p, eps, keepdim)).forward(x1, x2)),
     torch.bilinear: (("input1", "input2", "weight", "bias"), 2, _bilinear_call),
-    torch.pdist: (("input", "p"), 1, _pdist_call),
 }
 
 

@@ -381,7 +381,8 @@ def rewrite_nodes(fn, ins, by_name):
     module rewrites, else None."""
     if fn.op not in ("call_function", "call_method") or not fn.args:
         return None
-    for make in (_whole_reduction, _var_nodes, _logsumexp_nodes, _cumsum_nodes, _triangle_nodes, _einsum_nodes):
+    for make in (_whole_reduction, _var_nodes, _logsumexp_nodes, _cumsum_nodes, _triangle_nodes, _einsum_nodes,
+                 _pdist_nodes):
         nodes = make(fn, ins)
         if nodes is not None:
             return nodes, []
@@ -391,3 +392,30 @@ def rewrite_nodes(fn, ins, by_name):
             taken = [a.name for a in fn.args if _constant_of(a, by_name) is not None]
             return nodes, taken
     return None
+
+
+def _pdist_nodes(fn, ins) -> Optional[List[Node]]:
+    """F.pdist(x, p) of x [N, M]: for each pair i < j (torch's order) the
+    p-norm of row i - row j: the rows picked by one-wide slices joined (the
+    int8 bytes), an int8 sub, then |d|^p summed and the 1/p power as LUTs
+    (p = 2: the square and the square root)."""
+    if fn.target is not torch.pdist or set(fn.kwargs) - {"p"} or not isinstance(fn.args[0], torch.fx.Node):
+        return None
+    shape, p = _meta_shape(fn.args[0]), _scalar_arg(fn, 1, "p", 2.0)
+    if shape is None or len(shape) != 2 or shape[0] < 2 or not _number(p) or p <= 0:
+        return None
+    pairs = [(i, j) for i in range(shape[0]) for j in range(i + 1, shape[0])]
+    s = _Steps(fn.name)
+
+    def rows(which):
+        parts = [s("slice", [ins[0]], dim=0, start=r, end=r + 1) for r in which]
+        return s("cat", parts, dim=0) if len(parts) > 1 else parts[0]
+    d = s("sub", [rows([i for i, _ in pairs]), rows([j for _, j in pairs])])
+    powers = s("elementwise", [d], fn="square") if p == 2 else \
+        s("elementwise", [s("elementwise", [d], fn="abs")], fn="pow", exponent=float(p))
+    total = s("mul", [s("mean", [powers], dim=[1], keepdim=False), s.const(shape[1])])
+    if p == 2:
+        s("elementwise", [total], fn="sqrt")
+    else:
+        s("elementwise", [total], fn="pow", exponent=1.0 / p)
+    return s.done()

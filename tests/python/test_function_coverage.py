@@ -83,6 +83,12 @@ RUNS = {
     "torch.einsum outer, dot": (lambda x: torch.cat([torch.einsum("bi,bj->bij", x[:, 0], x[:, 1]).flatten(1),
                                                      torch.einsum("bij,bij->b", x, x.flip(1))[:, None]], 1),
                                 S3, R, 1.0, "int8"),                                       # 0.72
+    "F.cosine_similarity": (lambda x: F.cosine_similarity(x, x.flip(-1), -1), S3, R, 5.0, "int8"),      # 4.57
+    "F.pairwise_distance": (lambda x: F.pairwise_distance(x, x.flip(-1))
+                            + F.pairwise_distance(x, x * 0.5, p=1.0), S3, R, 1.5, "int8"),             # 1.32
+    "F.bilinear": (lambda x: F.bilinear(x, x.flip(-1), torch.linspace(-1, 1, 128).reshape(2, 8, 8),
+                                        torch.tensor([0.5, -0.2])), (1, 8), R, 2.0, "int8"),   # 1.80
+    "F.pdist": (lambda x: F.pdist(x), (4, 8), R, 2.0, "int8"),                                   # 1.70
     # arithmetic
     "x + y, x * y, x - y": (lambda x: (x + x.flip(-1)) * x - x * 0.5, S3, R, 2.5, "int8"),
     "x / y": (lambda x: x / (x.abs() + 1.0), S3, R, 2.0, "int8"),
@@ -232,6 +238,11 @@ REWRITES = [
     lambda x: torch.einsum("bij,bkj->bi", x, x[:, :2]), lambda x: torch.einsum("bij,bij->jib", x, x * 0.5),
     lambda x: torch.einsum("bi,bj->bji", x[:, 0], x[:, 3]), lambda x: torch.einsum("bij,bij->b", x, x.flip(1)),
     lambda x: torch.einsum("ij,kj->ik", [x[0], x[0, :2]]),
+    lambda x: F.cosine_similarity(x, x.flip(-1), -1), lambda x: F.cosine_similarity(x, x * 0.5 + 1, eps=0.1),
+    lambda x: F.pairwise_distance(x, x.flip(-1)), lambda x: F.pairwise_distance(x, -x, 3.0, 1e-3, True),
+    lambda x: F.bilinear(x, x.flip(-1), torch.linspace(-1, 1, 3 * 8 * 8).reshape(3, 8, 8)),
+    lambda x: F.bilinear(x[0], x[0, :, :5], torch.linspace(-1, 1, 2 * 8 * 5).reshape(2, 8, 5), torch.ones(2)),
+    lambda x: F.pdist(x[0]), lambda x: F.pdist(x[0], 1.0), lambda x: F.pdist(x[0, :, :3], p=3.0),
 ]
 
 
