@@ -382,11 +382,11 @@ def rewrite_nodes(fn, ins, by_name):
     if fn.op not in ("call_function", "call_method") or not fn.args:
         return None
     for make in (_whole_reduction, _var_nodes, _logsumexp_nodes, _cumsum_nodes, _triangle_nodes, _einsum_nodes,
-                 _pdist_nodes):
+                 _pdist_nodes, _product_nodes):
         nodes = make(fn, ins)
         if nodes is not None:
             return nodes, []
-    for make in (_select_nodes, _gather_nodes):
+    for make in (_select_nodes, _gather_nodes, _computed_linear_nodes):
         nodes = make(fn, ins, by_name)
         if nodes is not None:
             taken = [a.name for a in fn.args if _constant_of(a, by_name) is not None]
@@ -418,4 +418,71 @@ def _pdist_nodes(fn, ins) -> Optional[List[Node]]:
         s("elementwise", [total], fn="sqrt")
     else:
         s("elementwise", [total], fn="pow", exponent=1.0 / p)
+    return s.done()
+
+
+def _product_nodes(fn, ins) -> Optional[List[Node]]:
+    """x.prod(dim) / torch.prod and x.cumprod(dim) / torch.cumprod: the
+    one-wide slices along dim multiplied in order, one int8 mul each (the
+    running products, joined along dim, are cumprod). Exact for any sign;
+    each product is requantized to its calibrated range. A dim of more
+    than MAX_PRODUCT_TERMS or a dtype: None."""
+    t = fn.target
+    cumulative = t in (torch.cumprod, "cumprod")
+    if t not in (torch.prod, "prod") and not cumulative or not isinstance(fn.args[0], torch.fx.Node) \
+            or set(fn.kwargs) - {"dim", "keepdim", "dtype"} or fn.kwargs.get("dtype") is not None:
+        return None
+    shape, dim, out = _meta_shape(fn.args[0]), _scalar_arg(fn, 1, "dim"), _meta_shape(fn)
+    keepdim = _scalar_arg(fn, 2, "keepdim", False) if not cumulative else True
+    if shape is None or not shape or out is None or not isinstance(dim, int) or isinstance(dim, bool) \
+            or not isinstance(keepdim, bool):
+        return None
+    dim %= len(shape)
+    if not 1 <= shape[dim] <= MAX_PRODUCT_TERMS:
+        return None
+    s = _Steps(fn.name)
+    terms = [s("slice", [ins[0]], dim=dim, start=i, end=i + 1) for i in range(shape[dim])]
+    running = [terms[0]]
+    for term in terms[1:]:
+        running.append(s("mul", [running[-1], term]))
+    if cumulative and len(running) > 1:
+        s("cat", running, dim=dim)
+    elif cumulative:
+        s("identity", running)
+    else:
+        s("reshape", [running[-1]], target_shape=out)
+    return s.done()
+
+
+# a product over a longer dim would be that many chained int8 muls
+MAX_PRODUCT_TERMS = 64
+
+
+def _computed_linear_nodes(fn, ins, by_name) -> Optional[List[Node]]:
+    """F.linear(x, w, b) whose weight is computed from the input (no
+    constant to quantize ahead of time): x @ w^T as an int8 batch matmul,
+    x viewed as [1, rows, in] and w transposed as [1, in, out] (a 1-D w as
+    [1, in, 1]), viewed back to torch's shape; a constant bias is added as
+    a constant of that shape."""
+    if fn.target is not torch.nn.functional.linear or set(fn.kwargs) - {"bias"} or len(fn.args) not in (2, 3):
+        return None
+    x, w = fn.args[0], fn.args[1]
+    bias = _scalar_arg(fn, 2, "bias")
+    if not isinstance(x, torch.fx.Node) or not isinstance(w, torch.fx.Node) or _constant_of(w, by_name) is not None:
+        return None
+    xs, ws, out = _meta_shape(x), _meta_shape(w), _meta_shape(fn)
+    b = _constant_of(bias, by_name) if bias is not None else None
+    if xs is None or ws is None or out is None or len(ws) not in (1, 2) or (bias is not None and b is None) \
+            or not xs:
+        return None
+    rows = int(np.prod(xs[:-1]))
+    s = _Steps(fn.name)
+    lhs = s("reshape", [x.name], target_shape=[1, rows, xs[-1]])
+    if len(ws) == 1:            # a 1-D weight: x @ w, one output per row
+        rhs = s("reshape", [w.name], target_shape=[1, ws[0], 1])
+    else:
+        rhs = s("reshape", [s("permute", [w.name], dims=[1, 0])], target_shape=[1, ws[1], ws[0]])
+    cur = s("reshape", [s("matmul", [lhs, rhs])], target_shape=out)
+    if b is not None:
+        s("add", [cur, s.const(np.broadcast_to(b.astype(np.float32), out).copy())])
     return s.done()

@@ -89,6 +89,11 @@ RUNS = {
     "F.bilinear": (lambda x: F.bilinear(x, x.flip(-1), torch.linspace(-1, 1, 128).reshape(2, 8, 8),
                                         torch.tensor([0.5, -0.2])), (1, 8), R, 2.0, "int8"),   # 1.80
     "F.pdist": (lambda x: F.pdist(x), (4, 8), R, 2.0, "int8"),                                   # 1.70
+    "Tensor.prod": (lambda x: x.prod(-1), S3, (-1.5, 1.5), 1.5, "int8"),                      # 1.27
+    "torch.prod(dim 1)": (lambda x: torch.prod(x, 1, keepdim=True), S3, (-1.5, 1.5), 2.5, "int8"),   # 2.03
+    "Tensor.cumprod": (lambda x: x.cumprod(-1) + torch.cumprod(x, 1), S3, (-1.5, 1.5), 2.0, "int8"),   # 1.55
+    "F.linear(computed weight)": (lambda x: F.linear(x, x[0, :3], torch.tensor([0.5, -1.0, 2.0])), S3, R, 1.5,
+                                  "int8"),                                                 # 1.04
     # arithmetic
     "x + y, x * y, x - y": (lambda x: (x + x.flip(-1)) * x - x * 0.5, S3, R, 2.5, "int8"),
     "x / y": (lambda x: x / (x.abs() + 1.0), S3, R, 2.0, "int8"),
@@ -243,6 +248,9 @@ REWRITES = [
     lambda x: F.bilinear(x, x.flip(-1), torch.linspace(-1, 1, 3 * 8 * 8).reshape(3, 8, 8)),
     lambda x: F.bilinear(x[0], x[0, :, :5], torch.linspace(-1, 1, 2 * 8 * 5).reshape(2, 8, 5), torch.ones(2)),
     lambda x: F.pdist(x[0]), lambda x: F.pdist(x[0], 1.0), lambda x: F.pdist(x[0, :, :3], p=3.0),
+    lambda x: x.prod(-1) * 1e-3, lambda x: torch.prod(x, 1, keepdim=True), lambda x: x.prod(dim=0),
+    lambda x: x.cumprod(-1) * 1e-3, lambda x: torch.cumprod(x, 1),
+    lambda x: F.linear(x, x[0, :3]), lambda x: F.linear(x[0], x[0, 1]), lambda x: F.linear(x, x[0], torch.ones(4)),
 ]
 
 
