@@ -299,15 +299,26 @@ def _einsum_parts(fn):
     ops = list(fn.args[1]) if len(fn.args) == 2 and isinstance(fn.args[1], (tuple, list)) else list(fn.args[1:])
     lhs, arrow, out = eq.partition("->")
     terms = lhs.split(",")
-    letters = "".join(terms)
-    if "." in eq or not letters.isalpha() or (arrow and not (out.isalpha() or out == "")):
-        return f"einsum {eq!r}: ptec rewrites equations of letters only, without '...'"
     if len(terms) != len(ops) or len(ops) not in (1, 2) or not all(isinstance(o, torch.fx.Node) for o in ops):
         return f"einsum {eq!r}: ptec rewrites one or two tensor operands"
-    if not arrow:
+    # "...": the dims it stands for as capital letters the equation does not
+    # use, aligned from the right as torch aligns them
+    spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in eq]
+    ranks = [len(_meta_shape(o) or []) for o in ops]
+    widest = max([r - len(t.replace("...", "")) for r, t in zip(ranks, terms) if "..." in t] or [0])
+    ell = "".join(spare[:widest])
+    terms = [t.replace("...", ell[len(ell) - (r - len(t.replace("...", ""))):] if r > len(t) - 3 else "")
+             for r, t in zip(ranks, terms)]
+    letters = "".join(terms)
+    if not arrow and "..." in lhs:
+        out = ell + "".join(sorted(c for c in set(letters) - set(ell) if letters.count(c) == 1))
+    elif not arrow:
         out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    if any(len(set(t)) != len(t) for t in terms) or len(set(out)) != len(out) or set(out) - set(letters):
-        return f"einsum {eq!r}: a letter repeated in one operand (a diagonal) is no matmul, sum or product"
+    out = out.replace("...", ell)
+    if not letters.isalpha() or not (out.isalpha() or out == ""):
+        return f"einsum {eq!r}: ptec rewrites equations of letters and '...'"
+    if len(set(out)) != len(out) or set(out) - set(letters):
+        return f"einsum {eq!r}: an output letter repeated or in no operand"
     shapes = [_meta_shape(o) for o in ops]
     if any(sh is None or len(sh) != len(t) for sh, t in zip(shapes, terms)):
         return f"einsum {eq!r}: operand shapes unknown"
@@ -325,8 +336,9 @@ def einsum_refusal(fn) -> Optional[str]:
 
 
 def _einsum_nodes(fn, ins) -> Optional[List[Node]]:
-    """torch.einsum of one or two operands: letters in one operand alone
-    and not in the output summed first (a mean times the count); then one
+    """torch.einsum of one or two operands: a letter twice in one operand
+    (a diagonal) a multiply by the identity and a sum, then letters in one
+    operand alone and not in the output summed (a mean times the count); one
     operand is a permute, two with no letter shared but the output's an
     int8 mul, and otherwise a batched matmul: operand A permuted to [batch,
     left, contracted] and viewed as [B, L, C], operand B to [batch,
@@ -338,6 +350,18 @@ def _einsum_nodes(fn, ins) -> Optional[List[Node]]:
     terms, out, ops, shapes, size = parts
     s = _Steps(fn.name)
     cur = [o.name for o in ops]
+    for k, t in enumerate(terms):
+        # a letter twice in one operand (dims p < q) takes a diagonal: the
+        # operand times the constant identity over (p, q), summed over q
+        shape = list(shapes[k])
+        while len(set(t)) != len(t):
+            c = next(c for c in t if t.count(c) > 1)
+            p, q = t.index(c), t.index(c, t.index(c) + 1)
+            eye = np.eye(size[c], dtype=np.float32).reshape([size[c] if d in (p, q) else 1 for d in range(len(t))])
+            masked = s("mul", [cur[k], s.const(np.broadcast_to(eye, shape).copy())])
+            cur[k] = s("mul", [s("mean", [masked], dim=[q], keepdim=False), s.const(size[c])])
+            t, shape = t[:q] + t[q + 1:], shape[:q] + shape[q + 1:]
+        terms[k] = t
     for k, t in enumerate(terms):
         others = "".join(terms[:k] + terms[k + 1:]) + out
         alone = [d for d, c in enumerate(t) if c not in others]
