@@ -262,10 +262,11 @@ def _select_nodes(fn, ins, by_name) -> Optional[List[Node]]:
 
 
 def _gather_nodes(fn, ins, by_name) -> Optional[List[Node]]:
-    """torch.gather(x, dim, index) with a constant index that picks the same
-    positions along dim at every other position (index's other sizes may be
-    smaller than x's: a slice first): index_select's slices and joins
-    (capture_calls._index_select_nodes), here as one-wide slices joined."""
+    """torch.gather(x, dim, index) with a constant index (index's other
+    sizes may be smaller than x's: a slice first). Where it picks the same
+    positions along dim in every row: index_select's one-wide slices
+    joined, copies of the int8 bytes. Otherwise a batch matmul of each row
+    of x (dim moved last) by its constant one-hot pick matrix."""
     if fn.target not in (torch.gather, "gather") or set(fn.kwargs) - {"sparse_grad"} \
             or fn.kwargs.get("sparse_grad") or len(fn.args) != 3 or not isinstance(fn.args[0], torch.fx.Node):
         return None
@@ -273,18 +274,35 @@ def _gather_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     if shape is None or not isinstance(dim, int) or idx is None or idx.ndim != len(shape) or idx.size == 0:
         return None
     dim %= len(shape)
-    line = np.moveaxis(idx, dim, -1).reshape(-1, idx.shape[dim])
-    if (line != line[:1]).any() or any(idx.shape[d] > shape[d] for d in range(len(shape)) if d != dim):
-        return None
-    picks = [int(i) for i in line[0] if 0 <= int(i) < shape[dim]]      # torch takes no negative index
-    if len(picks) != line.shape[1]:
+    if any(idx.shape[d] > shape[d] for d in range(len(shape)) if d != dim) \
+            or ((idx < 0) | (idx >= shape[dim])).any():                # torch takes no negative index
         return None
     s = _Steps(fn.name)
     cur = ins[0]
     for d in range(len(shape)):
         if d != dim and idx.shape[d] < shape[d]:
             cur = s("slice", [cur], dim=d, start=0, end=int(idx.shape[d]))
-    parts = [s("slice", [cur], dim=dim, start=i, end=i + 1) for i in picks]
+    line = np.moveaxis(idx, dim, -1).reshape(-1, idx.shape[dim])
+    if not (line != line[:1]).any():
+        parts = [s("slice", [cur], dim=dim, start=int(i), end=int(i) + 1) for i in line[0]]
+    else:
+        # each row's picks as a constant one-hot matrix: row r of x viewed as
+        # [1, n] times onehot[r] [n, K], an int8 batch matmul whose only
+        # rounding is its output's (the 0/1 operand is exact on its grid)
+        n, k = shape[dim], int(idx.shape[dim])
+        rank = len(shape)
+        order = [d for d in range(rank) if d != dim] + [dim]
+        rows = int(line.shape[0])
+        if order != list(range(rank)):
+            cur = s("permute", [cur], dims=order)
+        onehot = np.zeros((rows, n, k), np.float32)
+        onehot[np.arange(rows)[:, None], line, np.arange(k)[None, :]] = 1.0
+        cur = s("matmul", [s("reshape", [cur], target_shape=[rows, 1, n]), s.const(onehot)])
+        moved = [int(idx.shape[d]) for d in order]
+        cur = s("reshape", [cur], target_shape=moved)
+        if order != list(range(rank)):
+            s("permute", [cur], dims=[order.index(d) for d in range(rank)])
+        return s.done()
     if len(parts) > 1:
         s("cat", parts, dim=dim)
     return s.done()

@@ -75,6 +75,8 @@ RUNS = {
                                         "int8"),                                           # 0.87
     "torch.gather(constant index)": (lambda x: torch.gather(x, -1, torch.tensor([[[1, 0, 3]]]).repeat(1, 4, 1)),
                                      S3, R, 0.5, "int8"),                                  # 0.46
+    "torch.gather(index by row)": (lambda x: torch.gather(x, 1, torch.tensor([[[1, 0, 3, 2, 1], [3, 3, 0, 1, 2]]])),
+                                   S3, R, 0.5, "int8"),                                    # 0.50
     "x[::k]": (lambda x: x[:, ::2, 1::3], S3, R, 1.0, "int8"),                             # 0.89
     "torch.einsum matmul": (lambda x: torch.einsum("bij,bkj->bik", x, x), S3, R, 1.5, "int8"),    # 1.21
     "torch.einsum sum, permute": (lambda x: torch.einsum("bij->bji", x) + torch.einsum("bij->bi", x)[:, None]
@@ -239,6 +241,9 @@ REWRITES = [
     lambda x: torch.where(torch.arange(4)[:, None] > 1, -1.0, x),
     lambda x: torch.gather(x, -1, torch.tensor([[[7, 0, 3, 3]]]).repeat(1, 4, 1)),
     lambda x: torch.gather(x, 1, torch.tensor([[[2], [0], [3]]]).repeat(1, 1, 5)),
+    lambda x: torch.gather(x, -1, torch.tensor([[[1, 5, 7], [0, 0, 2], [3, 4, 1], [2, 6, 6]]])),
+    lambda x: torch.gather(x, 1, torch.tensor([[[1, 0, 3, 2, 1], [3, 3, 0, 1, 2]]])),
+    lambda x: torch.gather(x, 0, torch.zeros(1, 2, 3, dtype=torch.long)),
     lambda x: x[:, ::2], lambda x: x[..., 1::3], lambda x: x[0, 1:4:2, ::5],
     lambda x: torch.einsum("bij,bkj->bik", x, x), lambda x: torch.einsum("bij,bjk", x, x.transpose(1, 2)),
     lambda x: torch.einsum("bij->jb", x), lambda x: torch.einsum("bij->", x),
@@ -283,13 +288,15 @@ def test_einsum_outside_the_rewrite_is_refused_naming_the_equation():
 
 class Rewritten(torch.nn.Module):
     """Several of capture_rewrites' decompositions in one model: einsum,
-    var, std, logsumexp, tril, masked_fill, a strided slice, gather,
-    cumsum over dim 1 and a whole-tensor mean."""
+    var, std, logsumexp, tril, masked_fill, a strided slice, gather (the
+    same picks in every row, and picks by row), cumsum over dim 1 and a
+    whole-tensor mean."""
 
     def forward(self, x):                                   # x [1, 4, 8]
         a = torch.einsum("bij,bkj->bik", x, x) * 0.1        # [1, 4, 4]
         a = torch.tril(a).masked_fill(torch.eye(4, dtype=torch.bool), 0.5)
-        y = torch.cumsum(x[:, :, ::2], 1) + torch.gather(x, -1, torch.tensor([[[1, 0, 3, 6]]]).repeat(1, 4, 1))
+        y = torch.cumsum(x[:, :, ::2], 1) + torch.gather(x, -1, torch.tensor([[[1, 0, 3, 6]]]).repeat(1, 4, 1)) \
+            + torch.gather(x, -1, torch.tensor([[[7, 0, 3, 6], [1, 1, 2, 5], [0, 4, 4, 2], [6, 5, 4, 3]]]))
         m = x.mean().reshape(1, 1).expand(1, 4)
         s = torch.stack([x.var(-1), x.std(-1) + m, torch.logsumexp(x, -1)], -1)   # [1, 4, 3]
         return torch.cat([a, y, s], -1)
@@ -303,7 +310,7 @@ def test_rewrites_together(target, tmp_path):
                         target="cortex-m55" if target == "host" else target)
     assert not res.lowered.fallbacks, res.lowered.fallbacks
     if target == "host":
-        assert worst_steps(model, res, calibration[:4], tmp_path) <= 1.5     # measured 1.14
+        assert worst_steps(model, res, calibration[:4], tmp_path) <= 1.5     # measured 1.15
     else:
         board_matches_reference(res.data, inputs(S3, -3.0, 3.0, 1, seed=5)[0][0].numpy(), target, tmp_path)
 
