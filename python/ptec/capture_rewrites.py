@@ -311,14 +311,25 @@ def _gather_nodes(fn, ins, by_name) -> Optional[List[Node]]:
 def _einsum_parts(fn):
     """(input letter strings, output letters, operand nodes) of a
     torch.einsum call, or a string saying why ptec does not rewrite it."""
-    if fn.target is not torch.einsum or fn.kwargs or not fn.args or not isinstance(fn.args[0], str):
+    if fn.target is not torch.einsum or fn.kwargs or not fn.args:
         return None
-    eq = fn.args[0].replace(" ", "")
-    ops = list(fn.args[1]) if len(fn.args) == 2 and isinstance(fn.args[1], (tuple, list)) else list(fn.args[1:])
+    if isinstance(fn.args[0], str):
+        eq = fn.args[0].replace(" ", "")
+        ops = list(fn.args[1]) if len(fn.args) == 2 and isinstance(fn.args[1], (tuple, list)) else list(fn.args[1:])
+    else:
+        # the sublist form einsum(x, [0, 1], y, [1, 2], [0, 2]): its equation
+        def word(sub):
+            return "".join("..." if i is Ellipsis else "abcdefghijklmnopqrstuvwxyz"[i] for i in sub)
+        args = list(fn.args)
+        if not all(isinstance(sub, (list, tuple)) and all(i is Ellipsis or (isinstance(i, int) and 0 <= i < 26)
+                                                          for i in sub) for sub in args[1::2]):
+            return "einsum: sublists of 0..25 and ..."
+        ops = args[0::2][:len(args) // 2]
+        eq = ",".join(word(sub) for sub in args[1::2][:len(ops)]) + ("->" + word(args[-1]) if len(args) % 2 else "")
     lhs, arrow, out = eq.partition("->")
     terms = lhs.split(",")
-    if len(terms) != len(ops) or len(ops) not in (1, 2) or not all(isinstance(o, torch.fx.Node) for o in ops):
-        return f"einsum {eq!r}: ptec rewrites one or two tensor operands"
+    if len(terms) != len(ops) or not ops or not all(isinstance(o, torch.fx.Node) for o in ops):
+        return f"einsum {eq!r}: ptec rewrites tensor operands, one per term"
     # "...": the dims it stands for as capital letters the equation does not
     # use, aligned from the right as torch aligns them
     spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in eq]
@@ -343,8 +354,9 @@ def _einsum_parts(fn):
     size = {}
     for t, sh in zip(terms, shapes):
         for c, n in zip(t, sh):
-            if size.setdefault(c, n) != n:
-                return f"einsum {eq!r}: letter {c} has sizes {size[c]} and {n} (a broadcast)"
+            if size.setdefault(c, n) != n and 1 not in (size[c], n):
+                return f"einsum {eq!r}: letter {c} has sizes {size[c]} and {n}"
+            size[c] = max(size[c], n)           # a size 1 broadcasts, as in torch
     return terms, out, ops, shapes, size
 
 
@@ -354,14 +366,14 @@ def einsum_refusal(fn) -> Optional[str]:
 
 
 def _einsum_nodes(fn, ins) -> Optional[List[Node]]:
-    """torch.einsum of one or two operands: a letter twice in one operand
-    (a diagonal) a multiply by the identity and a sum, then letters in one
-    operand alone and not in the output summed (a mean times the count); one
-    operand is a permute, two with no letter shared but the output's an
-    int8 mul, and otherwise a batched matmul: operand A permuted to [batch,
+    """torch.einsum: a letter twice in one operand (a diagonal) a multiply
+    by the identity and a sum, then letters in one operand alone and not in
+    the output summed (a mean times the count); one operand is a permute,
+    and operands are joined two at a time: sharing only the letters kept,
+    an int8 mul, otherwise a batched matmul: operand A permuted to [batch,
     left, contracted] and viewed as [B, L, C], operand B to [batch,
     contracted, right] as [B, C, R], their product viewed as [batch, left,
-    right] and permuted to the output's order."""
+    right] and permuted to the letters kept."""
     parts = _einsum_parts(fn)
     if parts is None or isinstance(parts, str):
         return None
@@ -369,9 +381,11 @@ def _einsum_nodes(fn, ins) -> Optional[List[Node]]:
     s = _Steps(fn.name)
     cur = [o.name for o in ops]
     for k, t in enumerate(terms):
+        # a dim of size 1 where its letter has more: copies joined along it
+        shape = [size[c] for c in t]
+        cur[k] = s.widen(cur[k], shapes[k], shape)
         # a letter twice in one operand (dims p < q) takes a diagonal: the
         # operand times the constant identity over (p, q), summed over q
-        shape = list(shapes[k])
         while len(set(t)) != len(t):
             c = next(c for c in t if t.count(c) > 1)
             p, q = t.index(c), t.index(c, t.index(c) + 1)
@@ -392,29 +406,37 @@ def _einsum_nodes(fn, ins) -> Optional[List[Node]]:
         """src with letters `have` permuted to `want`, viewed as `view`."""
         return src if have == want else s("permute", [src], dims=[have.index(c) for c in want])
 
-    if len(terms) == 1:
-        if set(terms[0]) != set(out):
-            return None
-        res = arrange(cur[0], terms[0], out)
-        if res == cur[0]:
-            s("identity", [res])
-        return s.done()
-    a, b = terms
-    batch = [c for c in out if c in a and c in b]
-    left = [c for c in a if c not in b]
-    right = [c for c in b if c not in a]
-    contr = [c for c in a if c in b and c not in out]
-    if not contr and not left and not right:
-        s("mul", [arrange(cur[0], a, out), arrange(cur[1], b, out)])
-        return s.done()
     n = lambda cs: int(np.prod([size[c] for c in cs]))      # noqa: E731
-    va = s("reshape", [arrange(cur[0], a, "".join(batch + left + contr))],
-           target_shape=[n(batch), n(left), n(contr)])
-    vb = s("reshape", [arrange(cur[1], b, "".join(batch + contr + right))],
-           target_shape=[n(batch), n(contr), n(right)])
-    got = "".join(batch + left + right)
-    prod = s("reshape", [s("matmul", [va, vb])], target_shape=[size[c] for c in got])
-    arrange(prod, got, out)
+
+    def pair(x, a, y, b, want):
+        """operands x (letters a) and y (letters b) contracted to `want`."""
+        batch = [c for c in want if c in a and c in b]
+        left = [c for c in a if c not in b]
+        right = [c for c in b if c not in a]
+        contr = [c for c in a if c in b and c not in want]
+        if not contr and not left and not right:
+            return s("mul", [arrange(x, a, want), arrange(y, b, want)])
+        va = s("reshape", [arrange(x, a, "".join(batch + left + contr))],
+               target_shape=[n(batch), n(left), n(contr)])
+        vb = s("reshape", [arrange(y, b, "".join(batch + contr + right))],
+               target_shape=[n(batch), n(contr), n(right)])
+        got = "".join(batch + left + right)
+        prod = s("reshape", [s("matmul", [va, vb])], target_shape=[size[c] for c in got])
+        return arrange(prod, got, want)
+
+    # more than two operands: the first two joined into the letters still
+    # needed (by a later operand or the output), in their order, and so on
+    x, a = cur[0], terms[0]
+    for k in range(1, len(terms)):
+        later = "".join(terms[k + 1:]) + out
+        want = out if k == len(terms) - 1 else "".join(dict.fromkeys(c for c in a + terms[k] if c in later))
+        x, a = pair(x, a, cur[k], terms[k], want), want
+    if len(terms) == 1:
+        if set(a) != set(out):
+            return None
+        x = arrange(x, a, out)
+    if x in cur:
+        s("identity", [x])
     return s.done()
 
 
