@@ -1,12 +1,12 @@
 """Calls whose exact rewrite in ops ptec already lowers in int8 capture does
 itself (issue 15), so that a model need not spell it: reductions of a whole
 tensor to a 0-d value, x.var / x.std, torch.logsumexp, torch.cumsum over
-any dim, torch.tril / triu, masked_fill and torch.where on a constant
-condition, torch.gather with a constant index, and torch.einsum where its
-equation is a matmul, a sum or a product. Each returns None for a call it
-does not cover (which then stays an unsupported node, refused by name), or
-one unsupported node carrying `why` where the call is this kind but its
-arguments are not (an einsum equation that is no matmul).
+any dim, x.prod / cumprod, torch.tril / triu, masked_fill and torch.where
+on a constant condition, torch.gather with a constant index, F.pdist,
+F.linear with a weight computed from the input, and torch.einsum. Each
+returns None for a call it does not cover (which then stays an
+unsupported node, refused by name); einsum_refusal says why an einsum
+call is not rewritten.
 
 ptec's int8 add, sub and mul take operands of one shape, so a value that
 broadcasts along a dim (a mean kept over dim d) is first copied along d
