@@ -231,6 +231,7 @@ def test_not_inference_names_are_torchs(name):
 # argument combinations: the rewrite is exact, so only float rounding remains.
 REWRITES = [
     lambda x: torch.stack([x.max(), x.min(), x.mean(), x.sum(), torch.max(x), torch.min(x)]),
+    lambda x: x.flip(1, 2) * torch.flip(x, (2,)) + x.var(-1, keepdim=True) * torch.var(x, 2, keepdim=True),
     lambda x: x.var(-1), lambda x: x.var(1, keepdim=True), lambda x: x.var((0, 2), unbiased=False),
     lambda x: x.var(), lambda x: x.var(False), lambda x: torch.var(x, 2, True, True),
     lambda x: x.std(-1), lambda x: torch.std(x, (1, 2)), lambda x: x.std(dim=1, unbiased=False, keepdim=True),
@@ -279,6 +280,7 @@ def test_rewrite_is_torch_in_float(k):
     x = torch.randn(S3, generator=torch.Generator().manual_seed(k)) * 2.0
     g = capture(model, [x])
     assert not [n.name for n in g.nodes if n.op == "unsupported"]
+    assert len({n.name for n in g.nodes}) == len(g.nodes)      # a step's name is no later call's
     with torch.no_grad():
         want = model(x)
     got = evaluate(g, [x])[0]
