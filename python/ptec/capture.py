@@ -22,14 +22,15 @@ import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .capture_modules import (CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax, ptec_state,
-                              ptec_state_write, with_traceable_modules)
+from .capture_modules import (FUNCTIONAL_STAND_INS, CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax,
+                              ptec_state, ptec_state_write, with_traceable_modules)
 from .adaptive_max_pool import adaptive_max_pool_nodes
 from .circular_pad import circular_pad_nodes, sliced_pad_nodes
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
 from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
                             _scalar_arg, _sum_nodes, _values_of)
+from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, dense_groups,
                                fold_dilation_and_output_padding,
                                functional_conv_transpose3d_nodes)
@@ -792,8 +793,14 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 tuple_sources.add(fn.args[2].name)          # the index constant: now in the slices
             elif _normalize_nodes(fn, ins) is not None:
                 nodes.extend(_normalize_nodes(fn, ins))
+            elif rewrite_nodes(fn, ins, by_name) is not None:
+                rewritten, taken = rewrite_nodes(fn, ins, by_name)
+                nodes.extend(rewritten)
+                tuple_sources.update(taken)          # masks and indices now in constants of their own
             else:
                 nodes.append(_function_node(fn, ins))
+                if einsum_refusal(fn):
+                    nodes[-1].attrs["why"] = einsum_refusal(fn)
         else:
             raise CaptureError(f"unexpected fx node {fn.op}")
         for n in nodes[before:]:
@@ -834,10 +841,11 @@ def _is_shape_value(fn: torch.fx.Node) -> bool:
 
 
 def _basic_index_nodes(name: str, fn: torch.fx.Node, src: str) -> Optional[List[Node]]:
-    """x[i, a:b, ..., None]: ints, slices with step 1, one Ellipsis and None
-    as one `slice` node per narrowed dim and, when dims go (an int) or come
-    (None), a reshape to the traced shape. None for anything else (steps,
-    tensors as indices), which stays an unsupported getitem."""
+    """x[i, a:b, ..., None]: ints, slices, one Ellipsis and None as one
+    `slice` node per narrowed dim (a slice with a step k: one-wide slices
+    every k joined by a cat) and, when dims go (an int) or come (None), a
+    reshape to the traced shape. None for anything else (tensors as
+    indices), which stays an unsupported getitem."""
     idx = fn.args[1] if isinstance(fn.args[1], tuple) else (fn.args[1],)
     shape = _meta_shape(fn.args[0]) if isinstance(fn.args[0], torch.fx.Node) else None
     out_shape = _meta_shape(fn)
@@ -859,11 +867,22 @@ def _basic_index_nodes(name: str, fn: torch.fx.Node, src: str) -> Optional[List[
             continue
         size = shape[dim]
         if isinstance(i, slice):
-            if i.step not in (None, 1) or any(v is not None and not isinstance(v, int)
-                                              for v in (i.start, i.stop)):
+            if any(v is not None and (not isinstance(v, int) or isinstance(v, bool))
+                   for v in (i.start, i.stop, i.step)) or (i.step is not None and i.step < 1):
                 return None
-            start, end, _ = i.indices(size)
+            start, end, step = i.indices(size)
             end = max(end, start)
+            picks = range(start, end, step)
+            if len(picks) > 1 and step > 1:
+                # x[a:b:k]: one-wide slices at a, a + k, ... joined along the dim
+                for j in picks:
+                    nodes.append(Node(f"{name}_d{dim}_{j}", "slice", [cur], dict(dim=dim, start=j, end=j + 1)))
+                nodes.append(Node(f"{name}_d{dim}", "cat", [n.name for n in nodes[-len(picks):]], dict(dim=dim)))
+                cur = nodes[-1].name
+                sliced.append(len(picks))
+                dim += 1
+                continue
+            end = min(end, start + 1) if step > 1 else end
         else:
             start = i + size if i < 0 else i
             if not 0 <= start < size:
@@ -1200,6 +1219,46 @@ class _Tracer(torch.fx.Tracer):
     def proxy(self, node: torch.fx.Node) -> torch.fx.Proxy:
         return _UnpackingProxy(node, self)
 
+    def create_proxy(self, kind, target, args, kwargs, *rest, **kw):
+        """F.cosine_similarity, F.pairwise_distance, F.bilinear, F.pdist: the
+        stand-in's ops (capture_modules.FUNCTIONAL_STAND_INS) where their
+        other arguments are numbers or constant tensors; else the call."""
+        entry = FUNCTIONAL_STAND_INS.get(target) if kind == "call_function" else None
+        if entry is not None and not getattr(self, "_in_stand_in", False):
+            names, traced, call = entry
+            bound = dict(zip(names, args))
+            bound.update(kwargs)
+            values = list(bound.items())
+            if (len(args) <= len(names) and set(bound) <= set(names)
+                    and all(isinstance(v, torch.fx.Proxy) for _, v in values[:traced])):
+                extra = {k: self._constant(v) for k, v in values[traced:]}
+                if all(v is not None or bound[k] is None for k, v in extra.items()):
+                    self._in_stand_in = True
+                    try:
+                        got = call(*(v for _, v in values[:traced]), **extra)
+                    finally:
+                        self._in_stand_in = False
+                    if got is not None:
+                        return got
+        return super().create_proxy(kind, target, args, kwargs, *rest, **kw)
+
+    def _constant(self, v):
+        """v as a value known while tracing (a number, a tensor, a
+        parameter or buffer of the root), else None."""
+        if isinstance(v, torch.fx.Proxy):
+            if v.node.op != "get_attr":
+                return None
+            val = self.root
+            for part in v.node.target.split("."):
+                # the module's own dicts: fx patches nn.Module.__getattr__ to give proxies while tracing
+                found = [d[part] for d in (val._parameters, val._buffers, val._modules, vars(val)) if part in d]
+                if not found:
+                    return None
+                val = found[0]
+            v.node.meta["ptec_value_taken"] = True       # the stand-in holds it: dropped if unused
+            return val
+        return v
+
     def is_leaf_module(self, m: nn.Module, qualname: str) -> bool:
         # one graph node each: an LSTM layer (ptec::quantized_lstm), an SVDF (ptec::quantized_svdf)
         from .nn import SVDF
@@ -1212,7 +1271,8 @@ def _symbolic_trace(model: nn.Module) -> torch.fx.GraphModule:
     # The nodes that only made a constant attention mask (the stand-ins took
     # its value): dropped, so that nothing reports them.
     for fn in reversed(list(graph.nodes)):
-        if fn.meta.get("ptec_mask_only") and fn.op != "placeholder" and not fn.users:
+        if (fn.meta.get("ptec_mask_only") or fn.meta.get("ptec_value_taken")) and fn.op != "placeholder" \
+                and not fn.users:
             graph.erase_node(fn)
     return torch.fx.GraphModule(tracer.root, graph, type(model).__name__)
 

@@ -131,7 +131,7 @@ def _copying_nodes(fn: torch.fx.Node, ins: List[str]) -> Optional[List[Node]]:
     cur = ins[0]
 
     def step(op, inputs, **attrs):
-        nodes.append(Node(f"{name}_{len(nodes)}", op, inputs, attrs))
+        nodes.append(Node(f"{name}__{len(nodes)}", op, inputs, attrs))    # "__": fx names a second call x_1
         return nodes[-1].name
 
     def copies(src, dim, count):
@@ -206,7 +206,7 @@ def _reduce_max_nodes(name: str, src: str, shape, dims, keepdim: bool, negate: b
     cur = src
 
     def step(op, inputs, **attrs):
-        nodes.append(Node(f"{name}_{len(nodes)}", op, inputs, attrs))
+        nodes.append(Node(f"{name}__{len(nodes)}", op, inputs, attrs))    # "__": fx names a second call x_1
         return nodes[-1].name
     if negate:
         cur = step("neg", [cur])

@@ -439,6 +439,32 @@ class Bilinear(nn.Module):
         return y if self.bias is None else y + self.bias
 
 
+def _bilinear_call(x1, x2, weight, bias=None):
+    """F.bilinear with constant weight and bias: Bilinear's forward, the
+    projection an F.linear by the reshaped constant (capture rebuilds it as
+    an nn.Linear: capture_calls.FUNCTIONAL_MODULES)."""
+    out, in1, in2 = weight.shape
+    z = F.linear(x2, weight.detach().reshape(out * in1, in2).clone()).reshape(-1, int(out), int(in1))
+    y = (z @ x1.unsqueeze(-1)).squeeze(-1)
+    return y if bias is None else y + bias.detach().reshape(1, -1).clone()
+
+
+# Functionals that are a two-input stand-in's forward (F.pdist, whose pairs need
+# the traced shape: capture_rewrites): (parameter names,
+# how many leading ones are traced tensors, the call). The tracer runs them
+# on its proxies, so the trace holds their ops, not the opaque call (a
+# stand-in's forward is called directly: fx traces only the root's modules).
+FUNCTIONAL_STAND_INS = {
+    torch.cosine_similarity: (("x1", "x2", "dim", "eps"), 2,
+                              lambda x1, x2, dim=1, eps=1e-8: CosineSimilarity(
+                                  nn.CosineSimilarity(dim, eps)).forward(x1, x2)),
+    torch.pairwise_distance: (("x1", "x2", "p", "eps", "keepdim"), 2,
+                              lambda x1, x2, p=2.0, eps=1e-6, keepdim=False: PairwiseDistance(
+                                  nn.PairwiseDistance(p, eps, keepdim)).forward(x1, x2)),
+    torch.bilinear: (("input1", "input2", "weight", "bias"), 2, _bilinear_call),
+}
+
+
 # ---------------------------------------------------------------------------
 # Recurrent layers, unrolled over the traced sequence length
 

@@ -278,7 +278,8 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
                          a["ceil_mode"])
     elif op == "reshape":
         if "shape" in a:
-            y = xs[0].reshape([-1] + list(a["shape"][1:]))  # batch may differ
+            # batch may differ; a 0-d result (x.sum(), x.var()) has no batch
+            y = xs[0].reshape([-1] + list(a["shape"][1:]) if a["shape"] else [])
         elif "flatten" in a:
             y = torch.flatten(xs[0], *a["flatten"])
         elif "unsqueeze" in a:

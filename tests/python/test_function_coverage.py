@@ -19,7 +19,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from ptec.capture import capture
 from ptec.compiler import compile_model
+from ptec.ir import evaluate
 from model_checks import board_matches_reference
 from test_module_coverage import worst_steps
 
@@ -57,6 +59,47 @@ RUNS = {
     "Tensor.norm": (lambda x: x.norm(dim=-1), S3, R, 1.5, "int8"),
     "torch.linalg.vector_norm": (lambda x: torch.linalg.vector_norm(x, dim=1), S3, R, 2.0, "int8"),
     "torch.cumsum": (lambda x: torch.cumsum(x, -1), S3, R, 1.0, "int8"),
+    # rewritten by ptec.capture_rewrites (measured worst steps in the comment)
+    "x.max()/min()/mean()/sum()": (lambda x: torch.stack([x.max(), x.min(), x.mean(), x.sum() * 0.1]),
+                                   S3, R, 1.0, "int8"),                                    # 0.94
+    "Tensor.var": (lambda x: x.var(-1), S3, R, 3.5, "int8"),                               # 3.02
+    "Tensor.std": (lambda x: x.std(1, keepdim=True), S3, R, 4.0, "int8"),                  # 3.35
+    "torch.var/std(dims, unbiased=False)": (lambda x: torch.std(x, (0, 2), unbiased=False) + torch.var(x, 2)[0],
+                                            S3, R, 3.0, "int8"),                       # 2.50
+    "torch.logsumexp": (lambda x: torch.logsumexp(x, -1), S3, R, 1.0, "int8"),             # 0.81
+    "torch.cumsum(dim 1)": (lambda x: torch.cumsum(x, 1), S3, R, 1.0, "int8"),             # 0.90
+    "torch.tril/triu": (lambda x: torch.tril(x) + torch.triu(x, 1) * 0.5, S3, R, 1.0, "int8"),   # 0.84
+    "Tensor.masked_fill(constant mask)": (lambda x: x.masked_fill(torch.arange(8) > 4, 0.0)
+                                          + x.masked_fill(torch.arange(8) < 2, 1.5), S3, R, 1.0, "int8"),  # 0.73
+    "torch.where(constant condition)": (lambda x: torch.where(torch.arange(8) > 4, x, x * 0.1), S3, R, 1.0,
+                                        "int8"),                                           # 0.87
+    "torch.gather(constant index)": (lambda x: torch.gather(x, -1, torch.tensor([[[1, 0, 3]]]).repeat(1, 4, 1)),
+                                     S3, R, 0.5, "int8"),                                  # 0.46
+    "torch.gather(index by row)": (lambda x: torch.gather(x, 1, torch.tensor([[[1, 0, 3, 2, 1], [3, 3, 0, 1, 2]]])),
+                                   S3, R, 0.5, "int8"),                                    # 0.50
+    "x[::k]": (lambda x: x[:, ::2, 1::3], S3, R, 1.0, "int8"),                             # 0.89
+    "torch.einsum matmul": (lambda x: torch.einsum("bij,bkj->bik", x, x), S3, R, 1.5, "int8"),    # 1.21
+    "torch.einsum sum, permute": (lambda x: torch.einsum("bij->bji", x) + torch.einsum("bij->bi", x)[:, None]
+                                  .expand(1, 8, 4), S3, R, 2.0, "int8"),                   # 1.48
+    "torch.einsum diagonal": (lambda x: torch.einsum("bii,bij->bj", x[:, :, :4], x), S3, R, 3.0, "int8"),   # 2.64
+    "torch.einsum ...": (lambda x: torch.einsum("...ij,...kj->...ik", x, x), S3, R, 1.5, "int8"),           # 1.21
+    "torch.einsum three operands": (lambda x: torch.einsum("bij,bjk,bkl->bil", x[:, :, :4], x[:, :4, :4] * 0.3,
+                                                           x[:, :4]), S3, R, 1.5, "int8"),     # 0.98
+    "torch.einsum product": (lambda x: torch.einsum("bij,bij->bij", x, x.flip(-1)), S3, R, 1.5, "int8"),  # 1.40
+    "torch.einsum outer, dot": (lambda x: torch.cat([torch.einsum("bi,bj->bij", x[:, 0], x[:, 1]).flatten(1),
+                                                     torch.einsum("bij,bij->b", x, x.flip(1))[:, None]], 1),
+                                S3, R, 1.0, "int8"),                                       # 0.72
+    "F.cosine_similarity": (lambda x: F.cosine_similarity(x, x.flip(-1), -1), S3, R, 5.0, "int8"),      # 4.57
+    "F.pairwise_distance": (lambda x: F.pairwise_distance(x, x.flip(-1))
+                            + F.pairwise_distance(x, x * 0.5, p=1.0), S3, R, 1.5, "int8"),             # 1.32
+    "F.bilinear": (lambda x: F.bilinear(x, x.flip(-1), torch.linspace(-1, 1, 128).reshape(2, 8, 8),
+                                        torch.tensor([0.5, -0.2])), (1, 8), R, 2.0, "int8"),   # 1.80
+    "F.pdist": (lambda x: F.pdist(x), (4, 8), R, 2.0, "int8"),                                   # 1.70
+    "Tensor.prod": (lambda x: x.prod(-1), S3, (-1.5, 1.5), 1.5, "int8"),                      # 1.27
+    "torch.prod(dim 1)": (lambda x: torch.prod(x, 1, keepdim=True), S3, (-1.5, 1.5), 2.5, "int8"),   # 2.03
+    "Tensor.cumprod": (lambda x: x.cumprod(-1) + torch.cumprod(x, 1), S3, (-1.5, 1.5), 2.0, "int8"),   # 1.55
+    "F.linear(computed weight)": (lambda x: F.linear(x, x[0, :3], torch.tensor([0.5, -1.0, 2.0])), S3, R, 1.5,
+                                  "int8"),                                                 # 1.04
     # arithmetic
     "x + y, x * y, x - y": (lambda x: (x + x.flip(-1)) * x - x * 0.5, S3, R, 2.5, "int8"),
     "x / y": (lambda x: x / (x.abs() + 1.0), S3, R, 2.0, "int8"),
@@ -188,6 +231,115 @@ def test_not_inference_names_are_torchs(name):
         assert "reduction" in params, list(params)        # every torch loss reduces over its batch
     else:
         assert "tau" in params and "hard" in params, list(params)
+
+
+# Float equality of capture_rewrites' decompositions with torch over a few
+# argument combinations: the rewrite is exact, so only float rounding remains.
+REWRITES = [
+    lambda x: torch.stack([x.max(), x.min(), x.mean(), x.sum(), torch.max(x), torch.min(x)]),
+    lambda x: x.flip(1, 2) * torch.flip(x, (2,)) + x.var(-1, keepdim=True) * torch.var(x, 2, keepdim=True),
+    lambda x: x.var(-1), lambda x: x.var(1, keepdim=True), lambda x: x.var((0, 2), unbiased=False),
+    lambda x: x.var(), lambda x: x.var(False), lambda x: torch.var(x, 2, True, True),
+    lambda x: x.std(-1), lambda x: torch.std(x, (1, 2)), lambda x: x.std(dim=1, unbiased=False, keepdim=True),
+    lambda x: torch.logsumexp(x, -1), lambda x: torch.logsumexp(x * 4, (1, 2), keepdim=True),
+    lambda x: torch.logsumexp(x, 0),
+    lambda x: torch.cumsum(x, 1), lambda x: torch.cumsum(x, 0), lambda x: x.cumsum(-2),
+    lambda x: torch.tril(x), lambda x: torch.triu(x, -1), lambda x: x.tril(2),
+    lambda x: x.masked_fill(torch.arange(8) > 4, -2.5), lambda x: x.masked_fill(torch.eye(4, 8).bool(), 0.0),
+    lambda x: torch.where(torch.arange(8) > 4, x, x * 0.1), lambda x: torch.where(torch.arange(8) % 3 == 0, x, 2.0),
+    lambda x: torch.where(torch.arange(4)[:, None] > 1, -1.0, x),
+    lambda x: torch.gather(x, -1, torch.tensor([[[7, 0, 3, 3]]]).repeat(1, 4, 1)),
+    lambda x: torch.gather(x, 1, torch.tensor([[[2], [0], [3]]]).repeat(1, 1, 5)),
+    lambda x: torch.gather(x, -1, torch.tensor([[[1, 5, 7], [0, 0, 2], [3, 4, 1], [2, 6, 6]]])),
+    lambda x: torch.gather(x, 1, torch.tensor([[[1, 0, 3, 2, 1], [3, 3, 0, 1, 2]]])),
+    lambda x: torch.gather(x, 0, torch.zeros(1, 2, 3, dtype=torch.long)),
+    lambda x: x[:, ::2], lambda x: x[..., 1::3], lambda x: x[0, 1:4:2, ::5],
+    lambda x: torch.einsum("bij,bkj->bik", x, x), lambda x: torch.einsum("bij,bjk", x, x.transpose(1, 2)),
+    lambda x: torch.einsum("bij->jb", x), lambda x: torch.einsum("bij->", x),
+    lambda x: torch.einsum("bij,bkj->bi", x, x[:, :2]), lambda x: torch.einsum("bij,bij->jib", x, x * 0.5),
+    lambda x: torch.einsum("bi,bj->bji", x[:, 0], x[:, 3]), lambda x: torch.einsum("bij,bij->b", x, x.flip(1)),
+    lambda x: torch.einsum("ij,kj->ik", [x[0], x[0, :2]]),
+    lambda x: torch.einsum("bii->bi", x[:, :, :4]), lambda x: torch.einsum("bii->b", x[:, :, :4]),
+    lambda x: torch.einsum("bii,bij->bj", x[:, :, :4], x), lambda x: torch.einsum("...ij,...kj->...ik", x, x),
+    lambda x: torch.einsum("...ij->...ji", x), lambda x: torch.einsum("...ij,...jk", x, x.transpose(1, 2)),
+    lambda x: torch.einsum("bi...->b...", x), lambda x: torch.einsum("b...j,b...j->b...", x, x),
+    lambda x: torch.einsum("bij...,bkj...->bik...", x, x),
+    lambda x: torch.einsum("bij,bjk,bkl->bil", x[:, :, :4], x[:, :4, :4], x[:, :4]),
+    lambda x: torch.einsum("bi,bj,bk->bijk", x[:, 0, :3], x[:, 1, :2], x[:, 2, :4]),
+    lambda x: torch.einsum("bi,bi,bi,bi->", x[:, 0], x[:, 1], x[:, 2], x[:, 3]),
+    lambda x: torch.einsum("bij,bij->bij", x, x[:, :1]), lambda x: torch.einsum("bij,bkj->bik", x[:, :, :1], x),
+    lambda x: torch.einsum(x, [0, 1, 2], x, [0, 3, 2], [0, 1, 3]), lambda x: torch.einsum(x, [0, 1, 2], x, [0, 3, 2]),
+    lambda x: F.cosine_similarity(x, x.flip(-1), -1), lambda x: F.cosine_similarity(x, x * 0.5 + 1, eps=0.1),
+    lambda x: F.pairwise_distance(x, x.flip(-1)), lambda x: F.pairwise_distance(x, -x, 3.0, 1e-3, True),
+    lambda x: F.bilinear(x, x.flip(-1), torch.linspace(-1, 1, 3 * 8 * 8).reshape(3, 8, 8)),
+    lambda x: F.bilinear(x[0], x[0, :, :5], torch.linspace(-1, 1, 2 * 8 * 5).reshape(2, 8, 5), torch.ones(2)),
+    lambda x: F.pdist(x[0]), lambda x: F.pdist(x[0], 1.0), lambda x: F.pdist(x[0, :, :3], p=3.0),
+    lambda x: x.prod(-1) * 1e-3, lambda x: torch.prod(x, 1, keepdim=True), lambda x: x.prod(dim=0),
+    lambda x: x.cumprod(-1) * 1e-3, lambda x: torch.cumprod(x, 1),
+    lambda x: F.linear(x, x[0, :3]), lambda x: F.linear(x[0], x[0, 1]), lambda x: F.linear(x, x[0], torch.ones(4)),
+]
+
+
+@pytest.mark.parametrize("k", range(len(REWRITES)))
+def test_rewrite_is_torch_in_float(k):
+    model = Call(REWRITES[k]).eval()
+    x = torch.randn(S3, generator=torch.Generator().manual_seed(k)) * 2.0
+    g = capture(model, [x])
+    assert not [n.name for n in g.nodes if n.op == "unsupported"]
+    assert len({n.name for n in g.nodes}) == len(g.nodes)      # a step's name is no later call's
+    with torch.no_grad():
+        want = model(x)
+    got = evaluate(g, [x])[0]
+    assert got.shape == want.shape
+    assert torch.allclose(got, want, rtol=1e-5, atol=1e-5), (got - want).abs().max()
+
+
+class Rewritten(torch.nn.Module):
+    """Several of capture_rewrites' decompositions in one model: einsum,
+    var, std, logsumexp, tril, masked_fill, a strided slice, gather (the
+    same picks in every row, and picks by row), cumsum over dim 1 and a
+    whole-tensor mean."""
+
+    def forward(self, x):                                   # x [1, 4, 8]
+        a = torch.einsum("bij,bkj->bik", x, x) * 0.1        # [1, 4, 4]
+        a = torch.tril(a).masked_fill(torch.eye(4, dtype=torch.bool), 0.5)
+        y = torch.cumsum(x[:, :, ::2], 1) + torch.gather(x, -1, torch.tensor([[[1, 0, 3, 6]]]).repeat(1, 4, 1)) \
+            + torch.gather(x, -1, torch.tensor([[[7, 0, 3, 6], [1, 1, 2, 5], [0, 4, 4, 2], [6, 5, 4, 3]]]))
+        m = x.mean().reshape(1, 1).expand(1, 4)
+        s = torch.stack([x.var(-1), x.std(-1) + m, torch.logsumexp(x, -1)], -1)   # [1, 4, 3]
+        return torch.cat([a, y, s], -1)
+
+
+class RewrittenToo(torch.nn.Module):
+    """More of them: prod and cumprod, F.linear by a computed weight, a
+    three-operand einsum, the functional cosine similarity and F.pdist."""
+
+    def forward(self, x):                                   # x [1, 4, 8]
+        h = x * 0.5
+        a = torch.cat([h.prod(-1, keepdim=True), h[:, :, :3].cumprod(-1),
+                       F.linear(x, x[0, :2]), F.cosine_similarity(x, x.flip(-1), -1)[..., None]], -1)   # [1, 4, 7]
+        b = torch.einsum("bij,bjk,bkl->bil", x[:, :, :4], x[:, :4, :4] * 0.3, x[:, :4, :7])       # [1, 4, 7]
+        return torch.cat([a, b, F.pdist(x[0])[None, None, :].expand(1, 4, 6)], -1)       # [1, 4, 20]
+
+
+# model: (class, bound in output steps on the host)
+TOGETHER = {"Rewritten": (Rewritten, 1.5),             # measured 1.15
+            "RewrittenToo": (RewrittenToo, 1.5)}       # measured 1.32
+
+
+@pytest.mark.parametrize("target", ["host", "cortex-m55", "cortex-m33"])
+@pytest.mark.parametrize("which", sorted(TOGETHER))
+def test_rewrites_together(which, target, tmp_path):
+    cls, bound = TOGETHER[which]
+    model = cls().eval()
+    calibration = inputs(S3, -3.0, 3.0)
+    res = compile_model(model, [calibration[0][0]], calibration,
+                        target="cortex-m55" if target == "host" else target)
+    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    if target == "host":
+        assert worst_steps(model, res, calibration[:4], tmp_path) <= bound
+    else:
+        board_matches_reference(res.data, inputs(S3, -3.0, 3.0, 1, seed=5)[0][0].numpy(), target, tmp_path)
 
 
 class Mixed(torch.nn.Module):
