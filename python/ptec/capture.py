@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from .capture_modules import (CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax, ptec_state,
                               ptec_state_write, with_traceable_modules)
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
+from .capture_indices import arg_call_node, argmax_node, to_float_node
 from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
                             _scalar_arg, _sum_nodes, _values_of)
@@ -660,6 +661,12 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                     n.attrs["source"] = source.attrs.get("source")
                 tuple_sources.add(source.name)
             elif (source is not None and source.op == "unsupported" and "values_of" in source.attrs
+                  and fn.args[1] in (1, "indices")):
+                # the indices of x.max(dim) / x.min(dim): an argmax node (ties: the first, as torch)
+                dim, keepdim, negate, shape = source.attrs["values_of"]
+                nodes.append(argmax_node(name, source.inputs[0], shape, dim, keepdim, negate))
+                tuple_sources.add(source.name)
+            elif (source is not None and source.op == "unsupported" and "values_of" in source.attrs
                   and fn.args[1] in (0, "values")):
                 # the values of x.max(dim) / x.min(dim): a reduction ptec lowers (the indices stay unsupported)
                 dim, keepdim, negate, shape = source.attrs["values_of"]
@@ -699,6 +706,10 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_sum_nodes(fn, ins))
             elif _copying_nodes(fn, ins) is not None:
                 nodes.extend(_copying_nodes(fn, ins))
+            elif arg_call_node(fn, ins) is not None:
+                nodes.append(arg_call_node(fn, ins))
+            elif to_float_node(fn, ins, by_name) is not None:
+                nodes.append(to_float_node(fn, ins, by_name))
             elif _amax_nodes(fn, ins) is not None:
                 nodes.extend(_amax_nodes(fn, ins))
             elif _norm_nodes(fn, ins) is not None:

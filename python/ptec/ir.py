@@ -9,7 +9,8 @@ Ops: input, constant, conv2d, conv_transpose2d, linear, batch_norm, clamp
 (relu/relu6/hardtanh), add, sub, mul, div, matmul, minimum, maximum,
 avg_pool2d, adaptive_avg_pool2d, max_pool2d, reshape, permute, channel_shuffle, pad, softmax,
 the unary activations of UNARY (sigmoid, tanh, silu, gelu, softplus, prelu, hardswish,
-hardsigmoid, leaky_relu, elu), mean, cat, identity, unsupported. Any node may carry a fused
+hardsigmoid, leaky_relu, elu), mean, cat, identity, argmax and index_to_float
+(capture_indices), unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 
 State (--stateful): `state` is a tensor kept from one run to the next
@@ -225,6 +226,11 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
     elif op == "batch_norm":
         y = F.batch_norm(xs[0], _t(a["mean"]), _t(a["var"]), _t(a.get("gamma")),
                          _t(a.get("beta")), False, 0.0, a["eps"])
+    elif op == "argmax":
+        # the index as float32: the graph's values are float (capture_indices)
+        y = (torch.argmin if a["smallest"] else torch.argmax)(xs[0], a["dim"], a["keepdim"]).float()
+    elif op == "index_to_float":
+        y = xs[0]
     elif op == "slice":
         y = xs[0].narrow(a["dim"], a["start"], a["end"] - a["start"])
     elif op == "pixel_shuffle":

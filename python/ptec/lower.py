@@ -76,6 +76,8 @@ class LoweringContext:
             return a
         if a.dtype == ScalarType.SHORT:      # an a16 layer's value, for an int8 consumer
             a = K16.dequantize16(self.b, a)
+        if a.dtype == ScalarType.LONG:       # an index, for an int8 consumer
+            a = self.f(name)
         s, z = self.g.node(name).qparams
         qa = K.quantize(self.b, a, s, z)
         self.env[name] = qa
@@ -99,6 +101,11 @@ class LoweringContext:
         a = self.env16.get(name) or self.get(name)
         if a.dtype == ScalarType.FLOAT:
             return a
+        if a.dtype == ScalarType.LONG:       # an index (argmax), converted as torch's .float() does
+            out = new_act(self.b, ScalarType.FLOAT, a.sizes)
+            self.b.call("dim_order_ops::_to_dim_order_copy.out", self=a.value, non_blocking=False,
+                        dim_order=None, out=out.value)
+            return out
         return K16.dequantize16(self.b, a) if a.dtype == ScalarType.SHORT else K.dequantize(self.b, a)
 
     def const_q(self, name: str, scale: float, zp: int, sizes=None) -> Act:
@@ -225,7 +232,11 @@ class LoweringContext:
         self.b.source = None
         outputs, out_values = [], []
         for name in self.g.outputs:
-            if self.int8_io:
+            if self.get(name).dtype == ScalarType.LONG:
+                # an index the model returns (argmax): int64, as torch gives it
+                a = self.get(name)
+                outputs.append(IOInfo(name, a.sizes, "int64", layout(a.sizes)))
+            elif self.int8_io:
                 a = self.q(name)
                 outputs.append(IOInfo(name, a.sizes, "int8", layout(a.sizes), a.scale, a.zp))
             else:
