@@ -3,7 +3,8 @@ to the upstream samples: a DS-CNN for each ISA flavour (linear with bias, and
 with kernel_sum), so that every cortex_m kernel's prepare() meets damaged
 arguments; and a small fp32 network on the portable kernels (conv, max-pool
 with indices, cat through a TensorList, mean, softmax, view, permute,
-slice), so that theirs meet damaged arguments too."""
+slice), so that theirs meet damaged arguments too; and a small program of
+index results (argmax, argmin, the int64-to-float32 copy)."""
 import os
 import sys
 
@@ -57,3 +58,22 @@ def portable_program():
 
 
 write_program(portable_program(), os.path.join(out_dir, "portable_small.pte"))
+
+
+def index_program():
+    """argmax over a dim into int64, converted to float32; argmin kept as an
+    int64 output: the kernels of model outputs that are class indices."""
+    f32, i64 = ScalarType.FLOAT, ScalarType.LONG
+    b = ProgramBuilder()
+    x = b.tensor(f32, [2, 5], None)
+    i = b.tensor(i64, [2], None)
+    b.call("aten::argmax.out", self=x, dim=1, keepdim=False, out=i)
+    f = b.tensor(f32, [2], None)
+    b.call("dim_order_ops::_to_dim_order_copy.out", self=i, non_blocking=False, dim_order=None, out=f)
+    j = b.tensor(i64, [1, 5], None)
+    b.call("aten::argmin.out", self=x, dim=0, keepdim=True, out=j)
+    b.set_io([x], [f, j])
+    return b.build()
+
+
+write_program(index_program(), os.path.join(out_dir, "index_small.pte"))
