@@ -76,8 +76,8 @@ class LoweringContext:
             return a
         if a.dtype == ScalarType.SHORT:      # an a16 layer's value, for an int8 consumer
             a = K16.dequantize16(self.b, a)
-        if a.dtype == ScalarType.LONG:       # an index, for an int8 consumer
-            a = self.f(name)
+        if a.dtype == ScalarType.LONG:
+            self.index_used_as_number(name)
         s, z = self.g.node(name).qparams
         qa = K.quantize(self.b, a, s, z)
         self.env[name] = qa
@@ -101,12 +101,18 @@ class LoweringContext:
         a = self.env16.get(name) or self.get(name)
         if a.dtype == ScalarType.FLOAT:
             return a
-        if a.dtype == ScalarType.LONG:       # an index (argmax), converted as torch's .float() does
-            out = new_act(self.b, ScalarType.FLOAT, a.sizes)
-            self.b.call("dim_order_ops::_to_dim_order_copy.out", self=a.value, non_blocking=False,
-                        dim_order=None, out=out.value)
-            return out
+        if a.dtype == ScalarType.LONG:
+            self.index_used_as_number(name)
         return K16.dequantize16(self.b, a) if a.dtype == ScalarType.SHORT else K.dequantize(self.b, a)
+
+    def index_used_as_number(self, name: str) -> None:
+        """An int64 index (argmax) read by a layer other than `.float()`:
+        torch computes that layer in int64, which ptec has no kernels for,
+        so the model is refused rather than given float values."""
+        users = [origin(u) for u in self.g.users(name) if u.op != "index_to_float"]
+        raise LoweringError(f"{origin(self.g.node(name))}: its int64 indices are used by "
+                            f"{', '.join(users) or 'a layer'}, which ptec computes only on float values: "
+                            f"convert them first with .float()")
 
     def const_q(self, name: str, scale: float, zp: int, sizes=None) -> Act:
         """A constant node (reshaped to `sizes`) as an int8 constant on (scale, zp)."""
