@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from .capture_modules import (CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax, ptec_state,
                               ptec_state_write, with_traceable_modules)
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
-from .capture_indices import arg_call_node, argmax_node, to_float_node
+from .capture_indices import arg_call_node, argmax_node, embedding_node, index_input_attrs, to_float_node
 from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
                             _scalar_arg, _sum_nodes, _values_of)
@@ -523,6 +523,9 @@ def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: 
         # one unsupported node (refused naming the module), not a pool whose
         # second output does not exist
         return [Node(name, "unsupported", ins, dict(fn=m, what=type(m).__name__))]
+    ids_shape = _meta_shape(fn.args[0]) if fn.args and isinstance(fn.args[0], torch.fx.Node) else None
+    if isinstance(m, nn.Embedding) and embedding_node(name, m, ins, by_name, ids_shape) is not None:
+        return [embedding_node(name, m, ins, by_name, ids_shape)]
     if isinstance(m, (nn.Softmax, nn.Softmin, nn.LogSoftmax)) and m.dim is None and _meta_shape(fn) is not None:
         # torch's implicit dim (its _get_softmax_dim): 0 for ranks 0, 1 and 3, else 1
         m = type(m)(0 if len(_meta_shape(fn)) in (0, 1, 3) else 1)
@@ -590,7 +593,7 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                and a.name not in shape_nodes]
         before = len(nodes)
         if fn.op == "placeholder":
-            nodes.append(Node(name, "input"))
+            nodes.append(Node(name, "input", [], index_input_attrs(fn)))
             inputs.append(name)
         elif fn.op == "output":
             res = fn.args[0]
@@ -1176,8 +1179,12 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
     gives the kernel state tensors for h and c). A model that uses c_n is
     unrolled, stateful or not."""
     model = model.eval()
-    example_inputs = [torch.as_tensor(x, dtype=torch.float32) for x in example_inputs]
+    # int64 examples are token ids (nn.Embedding) and stay int64; the rest is float32
+    example_inputs = [torch.as_tensor(x) if torch.as_tensor(x).dtype == torch.int64
+                      else torch.as_tensor(x, dtype=torch.float32) for x in example_inputs]
     g = None
+    if any(x.dtype == torch.int64 for x in example_inputs) and method == "auto":
+        method = "fx"       # the id inputs' embeddings are captured from fx's module calls (capture_indices)
     from .nn import SVDF
     if any(isinstance(m, SVDF) for m in model.modules()):
         if method == "export":

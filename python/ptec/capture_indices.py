@@ -60,3 +60,26 @@ def to_float_node(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[Node]:
     if fn.target in ("to", "type") and len(fn.args) == 2 and not fn.kwargs and _is_float32(fn.args[1]):
         return Node(fn.name, "index_to_float", ins[:1])
     return None
+
+
+def index_input_attrs(fn: torch.fx.Node) -> dict:
+    """A placeholder traced with an int64 example (token ids): attrs
+    dtype="int64", so the graph evaluates it as int64 and the program takes
+    it as int64. Float placeholders: {}."""
+    meta = fn.meta.get("tensor_meta")
+    return {"dtype": "int64"} if meta is not None and getattr(meta, "dtype", None) == torch.int64 else {}
+
+
+def embedding_node(name: str, m: torch.nn.Module, ins: List[str], by_name, ids_shape) -> Optional[Node]:
+    """nn.Embedding (or F.embedding, rebuilt as one) looking up int64 ids
+    of a program input: the `embedding` node holding the table (attrs
+    weight). Each output row is a row of the table, so the int8 program
+    copies rows of the table quantized on the output's own grid. None (the
+    call stays refused by name) for ids computed in the graph, max_norm
+    (which rewrites the table on every call) or ids of rank above 2 (a 4-D
+    output would be channels-last, which a row copy is not)."""
+    src = by_name.get(ins[0]) if ins else None
+    if src is None or src.op != "input" or src.attrs.get("dtype") != "int64" or m.max_norm is not None \
+            or ids_shape is None or not 1 <= len(ids_shape) <= 2:
+        return None
+    return Node(name, "embedding", ins[:1], dict(weight=m.weight.detach().cpu().numpy().astype("float32")))

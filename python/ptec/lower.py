@@ -213,7 +213,13 @@ class LoweringContext:
             self.b.source = None     # lower_node and lower_delegate name what they emit
             if n.op in NO_CODE:
                 self.partition.place_no_code(n)
-            if n.op == "input":
+            if n.op == "input" and n.attrs.get("dtype") == "int64":
+                # token ids (nn.Embedding): int64 as the model takes them, never quantized
+                a = new_act(self.b, ScalarType.LONG, n.shape)
+                inputs.append(IOInfo(n.name, list(n.shape), "int64", layout(n.shape)))
+                in_values.append(a.value)
+                self.env[n.name] = a
+            elif n.op == "input":
                 s, z = n.qparams
                 dtype = ScalarType.CHAR if self.int8_io else ScalarType.FLOAT
                 a = new_act(self.b, dtype, n.shape, *((s, z) if self.int8_io else ()))

@@ -124,6 +124,11 @@ RULES: Dict[str, Rule] = {
                              contiguous=("self",), dtypes=(("out", I64),)),
     "aten::argmin.out": Rule("kernels/portable/cpu/op_argmin.cpp", same_dim_order=("self", "out"),
                              contiguous=("self",), dtypes=(("out", I64),)),
+    # check_embedding_args: weight 2-D of any dtype copied by rows into out
+    # of its dtype, indices int64 or int32
+    "aten::embedding.out": Rule("kernels/portable/cpu/op_embedding.cpp", same_dtype=("weight", "out"),
+                                contiguous=("weight", "indices", "out"),
+                                dtypes=(("indices", frozenset({ScalarType.LONG, ScalarType.INT})),)),
     "aten::_native_batch_norm_legit_no_training.out": Rule(
         "kernels/portable/cpu/op_native_batch_norm.cpp",
         contiguous=("input",), same_dim_order=("input", "out0", "out1", "out2"),

@@ -229,6 +229,15 @@ def arg_reduce(x, dim: Optional[int], keepdim: bool, smallest: bool) -> np.ndarr
     return np.expand_dims(y, dim % x.ndim) if keepdim and x.ndim else y
 
 
+def embedding(weight, indices) -> np.ndarray:
+    """aten::embedding.out: row indices[...] of the table; an id outside
+    [0, rows) is an error, as in the C kernel (no wrap-around of negatives)."""
+    ids = np.asarray(indices, np.int64)
+    if ids.size and (ids.min() < 0 or ids.max() >= weight.shape[0]):
+        raise ValueError(f"embedding: an index is outside the table of {weight.shape[0]} rows")
+    return weight[ids]
+
+
 def to_float32(x) -> np.ndarray:
     """dim_order_ops::_to_dim_order_copy.out into float32 (int64 rounds to
     the nearest float32, as C's conversion does)."""

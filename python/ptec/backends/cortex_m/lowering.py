@@ -670,5 +670,20 @@ def op_index_to_float(ctx, n: Node):
     return out
 
 
+def op_embedding(ctx, n: Node):
+    """aten::embedding.out: rows of the table, quantized per tensor on the
+    node's grid (the table's own range, so each row is exact to half a
+    step), picked by the int64 ids; the kernel checks every id against the
+    table. Its output is contiguous: capture takes ids of rank 1 or 2 only,
+    so it is never a 4-D (channels-last) value."""
+    ids = ctx.get(n.inputs[0])
+    s, z = n.qparams
+    table = K.quantized_constant(ctx.b, np.asarray(n.attrs["weight"], np.float32), s, z)
+    out = new_act(ctx.b, ScalarType.CHAR, n.shape, s, z)
+    ctx.b.call("aten::embedding.out", weight=table.value, indices=ids.value, padding_idx=-1,
+               scale_grad_by_freq=False, sparse=False, out=out.value)
+    return out
+
+
 LOWERINGS = {name[3:]: fn for name, fn in list(globals().items())
              if name.startswith("op_") and callable(fn)}
