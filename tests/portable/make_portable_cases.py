@@ -303,6 +303,34 @@ fail_case("to_float_dim_order", arg_op("dim_order_ops::_to_dim_order_copy.out", 
                                        non_blocking=False, dim_order=[1, 0]), INVALID_ARGUMENT,
           "differs from dim_order")
 
+
+def embedding_op(table, ids_shape, out_shape, ids_st=I64, out_st=None):
+    b = ProgramBuilder()
+    ids = b.tensor(ids_st, ids_shape)
+    y = b.tensor(out_st if out_st is not None else (I8 if table.dtype == np.int8 else F32), out_shape)
+    b.call("aten::embedding.out", weight=b.constant(table), indices=ids, padding_idx=-1, scale_grad_by_freq=False,
+           sparse=False, out=y)
+    b.set_io([ids], [y])
+    return b
+
+
+# rows 2, 0, 2 / 1, 1, 0 of a 3x2 int8 table [[1,-2],[3,4],[-128,127]]
+T8 = np.array([[1, -2], [3, 4], [-128, 127]], np.int8)
+run_case("embedding_int8", embedding_op(T8, [2, 3], [2, 3, 2]),
+         [(np.array([[2, 0, 2], [1, 1, 0]], np.int64), None)],
+         [(np.array([[[-128, 127], [1, -2], [-128, 127]], [[3, 4], [3, 4], [1, -2]]], np.int8), None)])
+# int32 ids into a float table: rows 1, 0
+run_case("embedding_int32_ids", embedding_op(np.array([[0.5, 1.5], [2.5, -3.0]], np.float32), [2], [2, 2],
+                                             ids_st=ScalarType.INT),
+         [(np.array([1, 0], np.int32), None)], [(np.array([[2.5, -3.0], [0.5, 1.5]], np.float32), None)])
+fail_case("embedding_ids_float", embedding_op(T8, [3], [3, 2], ids_st=F32), INVALID_ARGUMENT,
+          "indices must be int64 or int32")
+fail_case("embedding_out_dtype", embedding_op(T8, [3], [3, 2], out_st=F32), INVALID_ARGUMENT,
+          "out must have weight's dtype")
+fail_case("embedding_sizes", embedding_op(T8, [3], [3, 3]), INVALID_ARGUMENT, "indices' sizes + [dim]")
+fail_case("embedding_table_rank", embedding_op(T8.reshape(3, 2, 1), [3], [3, 2]), INVALID_ARGUMENT,
+          "weight must be 2-D")
+
 def conv(weight_shape, out_shape, groups=1, transposed=False, stride=(1, 1), output_padding=(0, 0),
          bias_shape=None, x_dtype=F32):
     b = ProgramBuilder()
