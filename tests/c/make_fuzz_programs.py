@@ -4,7 +4,8 @@ with kernel_sum), so that every cortex_m kernel's prepare() meets damaged
 arguments; and a small fp32 network on the portable kernels (conv, max-pool
 with indices, cat through a TensorList, mean, softmax, view, permute,
 slice), so that theirs meet damaged arguments too; and a small program of
-index results (argmax, argmin, the int64-to-float32 copy)."""
+index results (argmax, argmin, the int64-to-float32 copy, an embedding of
+int64 ids)."""
 import os
 import sys
 
@@ -62,7 +63,8 @@ write_program(portable_program(), os.path.join(out_dir, "portable_small.pte"))
 
 def index_program():
     """argmax over a dim into int64, converted to float32; argmin kept as an
-    int64 output: the kernels of model outputs that are class indices."""
+    int64 output: the kernels of model outputs that are class indices; and
+    an embedding of int64 token ids."""
     f32, i64 = ScalarType.FLOAT, ScalarType.LONG
     b = ProgramBuilder()
     x = b.tensor(f32, [2, 5], None)
@@ -72,7 +74,12 @@ def index_program():
     b.call("dim_order_ops::_to_dim_order_copy.out", self=i, non_blocking=False, dim_order=None, out=f)
     j = b.tensor(i64, [1, 5], None)
     b.call("aten::argmin.out", self=x, dim=0, keepdim=True, out=j)
-    b.set_io([x], [f, j])
+    # token ids (an int64 input) looking up rows of an int8 table
+    ids = b.tensor(i64, [2, 3], None)
+    rows = b.tensor(ScalarType.CHAR, [2, 3, 4], None)
+    b.call("aten::embedding.out", weight=b.constant(np.arange(-20, 20, dtype=np.int8).reshape(10, 4)), indices=ids,
+           padding_idx=-1, scale_grad_by_freq=False, sparse=False, out=rows)
+    b.set_io([x, ids], [f, j, rows])
     return b.build()
 
 
