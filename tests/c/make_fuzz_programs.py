@@ -74,12 +74,13 @@ def index_program():
     b.call("dim_order_ops::_to_dim_order_copy.out", self=i, non_blocking=False, dim_order=None, out=f)
     j = b.tensor(i64, [1, 5], None)
     b.call("aten::argmin.out", self=x, dim=0, keepdim=True, out=j)
-    # token ids (an int64 input) looking up rows of an int8 table
-    ids = b.tensor(i64, [2, 3], None)
-    rows = b.tensor(ScalarType.CHAR, [2, 3, 4], None)
-    b.call("aten::embedding.out", weight=b.constant(np.arange(-20, 20, dtype=np.int8).reshape(10, 4)), indices=ids,
+    # int64 ids looking up rows of an int8 table: argmax's, which are in
+    # the table whatever the input (the fuzzer's inputs are 0x3F bytes, an
+    # int64 input would hold an id far outside it and stop the run early)
+    rows = b.tensor(ScalarType.CHAR, [2, 4], None)
+    b.call("aten::embedding.out", weight=b.constant(np.arange(-20, 20, dtype=np.int8).reshape(10, 4)), indices=i,
            padding_idx=-1, scale_grad_by_freq=False, sparse=False, out=rows)
-    b.set_io([x, ids], [f, j, rows])
+    b.set_io([x], [f, j, rows])
     return b.build()
 
 
