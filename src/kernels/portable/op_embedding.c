@@ -37,7 +37,8 @@ static ptec_status prepare(ptec_op *op)
     bool scale_grad_by_freq, sparse;
     ptec_status st;
     if ((st = ptec_op_expect_argc(op, 7)) != PTEC_OK || (st = ptec_op_get_tensor(op, 0, &weight)) != PTEC_OK ||
-        (st = ptec_op_get_tensor(op, 1, &indices)) != PTEC_OK || (st = ptec_op_get_int(op, 2, &padding_idx)) != PTEC_OK ||
+        (st = ptec_op_get_tensor(op, 1, &indices)) != PTEC_OK ||
+        (st = ptec_op_get_int(op, 2, &padding_idx)) != PTEC_OK ||
         (st = ptec_op_get_bool(op, 3, &scale_grad_by_freq)) != PTEC_OK ||
         (st = ptec_op_get_bool(op, 4, &sparse)) != PTEC_OK || (st = ptec_op_get_out(op, &out)) != PTEC_OK) {
         return st;
