@@ -50,10 +50,12 @@ def check_sample(sample, example_inputs: Sequence[torch.Tensor], where: str) -> 
         what = f"{where}: input {k}" if n > 1 else where
         if not isinstance(x, (torch.Tensor, np.ndarray)):
             raise CalibrationError(f"{what}: {type(x).__name__} is not an array")
-        if x.dtype not in (torch.float32, DTYPE):
+        ids = torch.as_tensor(e).dtype == torch.int64       # token ids for nn.Embedding
+        if x.dtype not in ((torch.int64, np.dtype(np.int64)) if ids else (torch.float32, DTYPE)):
             dtype = str(x.dtype).replace("torch.", "")
-            raise CalibrationError(f"{what}: dtype {dtype}, the model wants float32 "
-                                   "(convert with .astype(numpy.float32))")
+            want = "int64" if ids else "float32"
+            raise CalibrationError(f"{what}: dtype {dtype}, the model wants {want} "
+                                   f"(convert with .astype(numpy.{want}))")
         if tuple(x.shape) != tuple(e.shape):
             raise CalibrationError(f"{what}: shape {_shape(x.shape)}, the model wants "
                                    f"{_shape(e.shape)}")

@@ -27,6 +27,7 @@ from .capture_modules import (FUNCTIONAL_STAND_INS, CaptureModuleError, LSTMFina
 from .adaptive_max_pool import adaptive_max_pool_nodes
 from .circular_pad import circular_pad_nodes, sliced_pad_nodes
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
+from .capture_indices import arg_call_node, argmax_node, embedding_node, index_input_attrs, to_float_node
 from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
                             _scalar_arg, _sum_nodes, _values_of)
@@ -577,6 +578,9 @@ def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: 
         # one unsupported node (refused naming the module), not a pool whose
         # second output does not exist
         return [Node(name, "unsupported", ins, dict(fn=m, what=type(m).__name__))]
+    ids_shape = _meta_shape(fn.args[0]) if fn.args and isinstance(fn.args[0], torch.fx.Node) else None
+    if isinstance(m, nn.Embedding) and embedding_node(name, m, ins, by_name, ids_shape) is not None:
+        return [embedding_node(name, m, ins, by_name, ids_shape)]
     if isinstance(m, (nn.Softmax, nn.Softmin, nn.LogSoftmax)) and m.dim is None and _meta_shape(fn) is not None:
         # torch's implicit dim (its _get_softmax_dim): 0 for ranks 0, 1 and 3, else 1
         m = type(m)(0 if len(_meta_shape(fn)) in (0, 1, 3) else 1)
@@ -660,7 +664,7 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                and a.name not in shape_nodes]
         before = len(nodes)
         if fn.op == "placeholder":
-            nodes.append(Node(name, "input"))
+            nodes.append(Node(name, "input", [], index_input_attrs(fn)))
             inputs.append(name)
         elif fn.op == "output":
             res = fn.args[0]
@@ -731,6 +735,12 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                     n.attrs["source"] = source.attrs.get("source")
                 tuple_sources.add(source.name)
             elif (source is not None and source.op == "unsupported" and "values_of" in source.attrs
+                  and fn.args[1] in (1, "indices")):
+                # the indices of x.max(dim) / x.min(dim): an argmax node (ties: the first, as torch)
+                dim, keepdim, negate, shape = source.attrs["values_of"]
+                nodes.append(argmax_node(name, source.inputs[0], shape, dim, keepdim, negate))
+                tuple_sources.add(source.name)
+            elif (source is not None and source.op == "unsupported" and "values_of" in source.attrs
                   and fn.args[1] in (0, "values")):
                 # the values of x.max(dim) / x.min(dim): a reduction ptec lowers (the indices stay unsupported)
                 dim, keepdim, negate, shape = source.attrs["values_of"]
@@ -782,6 +792,10 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_sum_nodes(fn, ins))
             elif _copying_nodes(fn, ins) is not None:
                 nodes.extend(_copying_nodes(fn, ins))
+            elif arg_call_node(fn, ins) is not None:
+                nodes.append(arg_call_node(fn, ins))
+            elif to_float_node(fn, ins, by_name) is not None:
+                nodes.append(to_float_node(fn, ins, by_name))
             elif _amax_nodes(fn, ins) is not None:
                 nodes.extend(_amax_nodes(fn, ins))
             elif _norm_nodes(fn, ins) is not None:
@@ -1308,8 +1322,12 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
     gives the kernel state tensors for h and c). A model that uses c_n is
     unrolled, stateful or not."""
     model = model.eval()
-    example_inputs = [torch.as_tensor(x, dtype=torch.float32) for x in example_inputs]
+    # int64 examples are token ids (nn.Embedding) and stay int64; the rest is float32
+    example_inputs = [torch.as_tensor(x) if torch.as_tensor(x).dtype == torch.int64
+                      else torch.as_tensor(x, dtype=torch.float32) for x in example_inputs]
     g = None
+    if any(x.dtype == torch.int64 for x in example_inputs) and method == "auto":
+        method = "fx"       # the id inputs' embeddings are captured from fx's module calls (capture_indices)
     from .nn import SVDF
     if any(isinstance(m, SVDF) for m in model.modules()):
         if method == "export":

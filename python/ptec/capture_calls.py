@@ -410,6 +410,9 @@ def _pool_args(a, *names):
 # call is not the module's eval forward). Tensor arguments must be constants
 # (parameters or buffers); capture then lowers the call as the module.
 FUNCTIONAL_MODULES = {
+    F.embedding: (("input", "weight", "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse"),
+                  lambda a, sh: nn.Embedding.from_pretrained(a["weight"], padding_idx=a.get("padding_idx"),
+                                                             max_norm=a.get("max_norm"))),
     F.glu: (("input", "dim"), lambda a, sh: nn.GLU(a.get("dim", -1))),
     F.softmin: (("input", "dim", "_stacklevel", "dtype"),
                 lambda a, sh: nn.Softmin(a.get("dim")) if a.get("dtype") is None else None),

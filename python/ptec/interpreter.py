@@ -276,6 +276,12 @@ def _portable_table():
         "aten::mean.out": lambda arg, named, out: P.mean(t(arg, "self"), s(arg, "dim"),
                                                          s(arg, "keepdim")),
         "aten::_native_batch_norm_legit_no_training.out": batch_norm,
+        "aten::argmax.out": lambda arg, named, out: P.arg_reduce(t(arg, "self"), s(arg, "dim"),
+                                                             s(arg, "keepdim"), False),
+        "aten::argmin.out": lambda arg, named, out: P.arg_reduce(t(arg, "self"), s(arg, "dim"),
+                                                             s(arg, "keepdim"), True),
+        "dim_order_ops::_to_dim_order_copy.out": lambda arg, named, out: P.to_float32(t(arg, "self")),
+        "aten::embedding.out": lambda arg, named, out: P.embedding(t(arg, "weight"), t(arg, "indices")),
         "aten::native_layer_norm.out": layer_norm,
         "aten::native_group_norm.out": group_norm,
         "aten::upsample_nearest2d.vec_out": lambda arg, named, out: P.upsample_nearest2d(

@@ -9,7 +9,8 @@ Ops: input, constant, conv2d, conv_transpose2d, linear, batch_norm, clamp
 (relu/relu6/hardtanh), add, sub, mul, div, matmul, minimum, maximum,
 avg_pool2d, adaptive_avg_pool2d, max_pool2d, reshape, permute, channel_shuffle, pad, softmax,
 the unary activations of UNARY (sigmoid, tanh, silu, gelu, softplus, prelu, hardswish,
-hardsigmoid, leaky_relu, elu), mean, cat, identity, unsupported. Any node may carry a fused
+hardsigmoid, leaky_relu, elu), mean, cat, identity, argmax, index_to_float and embedding
+(capture_indices; an input with attrs dtype "int64" holds token ids), unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 
 State (--stateful): `state` is a tensor kept from one run to the next
@@ -225,6 +226,13 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
     elif op == "batch_norm":
         y = F.batch_norm(xs[0], _t(a["mean"]), _t(a["var"]), _t(a.get("gamma")),
                          _t(a.get("beta")), False, 0.0, a["eps"])
+    elif op == "argmax":
+        # the index as float32: the graph's values are float (capture_indices)
+        y = (torch.argmin if a["smallest"] else torch.argmax)(xs[0], a["dim"], a["keepdim"]).float()
+    elif op == "embedding":
+        y = F.embedding(xs[0].long(), _t(a["weight"]))
+    elif op == "index_to_float":
+        y = xs[0]
     elif op == "slice":
         y = xs[0].narrow(a["dim"], a["start"], a["end"] - a["start"])
     elif op == "pixel_shuffle":
@@ -316,11 +324,16 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
 
 
 @torch.no_grad()
+def input_dtype(n: Node) -> torch.dtype:
+    """An input's torch dtype: int64 for token ids (capture_indices), else float32."""
+    return torch.int64 if n.attrs.get("dtype") == "int64" else torch.float32
+
+
 def evaluate(g: Graph, inputs: Sequence[torch.Tensor], keep_all: bool = False):
     """Run the graph; returns the list of outputs, or (outputs, {name: tensor})."""
     env: Dict[str, torch.Tensor] = {}
     for name, x in zip(g.inputs, inputs):
-        env[name] = torch.as_tensor(x, dtype=torch.float32)
+        env[name] = torch.as_tensor(x, dtype=input_dtype(g.node(name)))
     for n in g.nodes:
         if n.op == "input":
             continue

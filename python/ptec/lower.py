@@ -76,6 +76,8 @@ class LoweringContext:
             return a
         if a.dtype == ScalarType.SHORT:      # an a16 layer's value, for an int8 consumer
             a = K16.dequantize16(self.b, a)
+        if a.dtype == ScalarType.LONG:
+            self.index_used_as_number(name)
         s, z = self.g.node(name).qparams
         qa = K.quantize(self.b, a, s, z)
         self.env[name] = qa
@@ -99,7 +101,18 @@ class LoweringContext:
         a = self.env16.get(name) or self.get(name)
         if a.dtype == ScalarType.FLOAT:
             return a
+        if a.dtype == ScalarType.LONG:
+            self.index_used_as_number(name)
         return K16.dequantize16(self.b, a) if a.dtype == ScalarType.SHORT else K.dequantize(self.b, a)
+
+    def index_used_as_number(self, name: str) -> None:
+        """An int64 index (argmax) read by a layer other than `.float()`:
+        torch computes that layer in int64, which ptec has no kernels for,
+        so the model is refused rather than given float values."""
+        users = [origin(u) for u in self.g.users(name) if u.op != "index_to_float"]
+        raise LoweringError(f"{origin(self.g.node(name))}: its int64 indices are used by "
+                            f"{', '.join(users) or 'a layer'}, which ptec computes only on float values: "
+                            f"convert them first with .float()")
 
     def const_q(self, name: str, scale: float, zp: int, sizes=None) -> Act:
         """A constant node (reshaped to `sizes`) as an int8 constant on (scale, zp)."""
@@ -200,7 +213,13 @@ class LoweringContext:
             self.b.source = None     # lower_node and lower_delegate name what they emit
             if n.op in NO_CODE:
                 self.partition.place_no_code(n)
-            if n.op == "input":
+            if n.op == "input" and n.attrs.get("dtype") == "int64":
+                # token ids (nn.Embedding): int64 as the model takes them, never quantized
+                a = new_act(self.b, ScalarType.LONG, n.shape)
+                inputs.append(IOInfo(n.name, list(n.shape), "int64", layout(n.shape)))
+                in_values.append(a.value)
+                self.env[n.name] = a
+            elif n.op == "input":
                 s, z = n.qparams
                 dtype = ScalarType.CHAR if self.int8_io else ScalarType.FLOAT
                 a = new_act(self.b, dtype, n.shape, *((s, z) if self.int8_io else ()))
@@ -225,7 +244,11 @@ class LoweringContext:
         self.b.source = None
         outputs, out_values = [], []
         for name in self.g.outputs:
-            if self.int8_io:
+            if self.get(name).dtype == ScalarType.LONG:
+                # an index the model returns (argmax): int64, as torch gives it
+                a = self.get(name)
+                outputs.append(IOInfo(name, a.sizes, "int64", layout(a.sizes)))
+            elif self.int8_io:
                 a = self.q(name)
                 outputs.append(IOInfo(name, a.sizes, "int8", layout(a.sizes), a.scale, a.zp))
             else:

@@ -88,7 +88,7 @@ def from_physical(b: ProgramBuilder, y: Act) -> Act:
 class IOInfo:
     name: str
     sizes: List[int]
-    dtype: str                       # "float32" or "int8"
+    dtype: str                       # "float32", "int8" or "int64" (an index: argmax)
     dim_order: List[int]
     scale: Optional[float] = None
     zero_point: Optional[int] = None

@@ -412,6 +412,10 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
             n.qparams = g.node(written[n.name]).qparams
         elif n.name in shared:
             n.qparams = shared[n.name]
+        elif n.op == "embedding":
+            # rows of the table: its own range, so every row is on the grid
+            w = np.asarray(n.attrs["weight"], np.float64)
+            n.qparams = affine_qparams(float(w.min()), float(w.max()))
         elif n.op in ("softmax", "masked_softmax"):
             n.qparams = (qm.SOFTMAX_OUTPUT_SCALE, qm.SOFTMAX_OUTPUT_ZERO_POINT)
         elif (n.op in ("cat", "minimum", "maximum") and not n.attrs.get("act")
@@ -631,8 +635,10 @@ def simulate(q: Graph, inputs: Sequence[torch.Tensor]) -> List[torch.Tensor]:
         s, z = qp
         return (torch.clamp(torch.round(t / s) + z, qm.QMIN, qm.QMAX) - z) * s
     env: Dict[str, torch.Tensor] = {}
+    from .ir import input_dtype
     for name, x in zip(q.inputs, inputs):
-        env[name] = fq(torch.as_tensor(x, dtype=torch.float32), q.node(name).qparams)
+        t = torch.as_tensor(x, dtype=input_dtype(q.node(name)))
+        env[name] = t if t.dtype == torch.int64 else fq(t, q.node(name).qparams)
     from .ir import eval_node
     for n in q.nodes:
         if n.op == "input":

@@ -3,7 +3,9 @@ to the upstream samples: a DS-CNN for each ISA flavour (linear with bias, and
 with kernel_sum), so that every cortex_m kernel's prepare() meets damaged
 arguments; and a small fp32 network on the portable kernels (conv, max-pool
 with indices, cat through a TensorList, mean, softmax, view, permute,
-slice), so that theirs meet damaged arguments too."""
+slice), so that theirs meet damaged arguments too; and a small program of
+index results (argmax, argmin, the int64-to-float32 copy, an embedding of
+int64 ids)."""
 import os
 import sys
 
@@ -57,3 +59,29 @@ def portable_program():
 
 
 write_program(portable_program(), os.path.join(out_dir, "portable_small.pte"))
+
+
+def index_program():
+    """argmax over a dim into int64, converted to float32; argmin kept as an
+    int64 output: the kernels of model outputs that are class indices; and
+    an embedding of int64 token ids."""
+    f32, i64 = ScalarType.FLOAT, ScalarType.LONG
+    b = ProgramBuilder()
+    x = b.tensor(f32, [2, 5], None)
+    i = b.tensor(i64, [2], None)
+    b.call("aten::argmax.out", self=x, dim=1, keepdim=False, out=i)
+    f = b.tensor(f32, [2], None)
+    b.call("dim_order_ops::_to_dim_order_copy.out", self=i, non_blocking=False, dim_order=None, out=f)
+    j = b.tensor(i64, [1, 5], None)
+    b.call("aten::argmin.out", self=x, dim=0, keepdim=True, out=j)
+    # int64 ids looking up rows of an int8 table: argmax's, which are in
+    # the table whatever the input (the fuzzer's inputs are 0x3F bytes, an
+    # int64 input would hold an id far outside it and stop the run early)
+    rows = b.tensor(ScalarType.CHAR, [2, 4], None)
+    b.call("aten::embedding.out", weight=b.constant(np.arange(-20, 20, dtype=np.int8).reshape(10, 4)), indices=i,
+           padding_idx=-1, scale_grad_by_freq=False, sparse=False, out=rows)
+    b.set_io([x], [f, j, rows])
+    return b.build()
+
+
+write_program(index_program(), os.path.join(out_dir, "index_small.pte"))

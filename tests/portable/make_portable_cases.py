@@ -246,6 +246,91 @@ fail_case("squeeze_shape", one_op("aten::squeeze_copy.dims_out", [2, 3], [6], di
           "without the squeezed dims")
 
 
+
+def arg_op(key, x_shape, out_shape, st=F32, out_st=I64, order=None, **kw):
+    """aten::argmax.out / argmin.out (or _to_dim_order_copy.out): out's dtype
+    is not self's."""
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape, order)
+    y = b.tensor(out_st, out_shape)
+    b.call(key, self=x, out=y, **kw)
+    b.set_io([x], [y])
+    return b
+
+
+# argmax of int8 rows [3,-1,3,7] -> 3 and [5,9,9,-128] -> 1 (the first of the two 9s)
+run_case("argmax_int8_rows", arg_op("aten::argmax.out", [2, 4], [2], st=I8, dim=1, keepdim=False),
+         [(np.array([[3, -1, 3, 7], [5, 9, 9, -128]], np.int8), None)], [(np.array([3, 1], np.int64), None)])
+# argmin down the columns of [[1,2],[.5,2],[1,-1]] kept as [1, 2]: .5 at row 1, -1 at row 2
+run_case("argmin_keepdim", arg_op("aten::argmin.out", [3, 2], [1, 2], dim=0, keepdim=True),
+         [(np.array([[1, 2], [0.5, 2], [1, -1]], np.float32), None)], [(np.array([[1, 2]], np.int64), None)])
+# a NaN beats every number and the first NaN wins: [1, nan, 5, nan] -> 1, for argmin too
+for key in ("aten::argmax.out", "aten::argmin.out"):
+    run_case(key[6:12] + "_nan", arg_op(key, [4], [], dim=-1, keepdim=False),
+             [(np.array([1, np.nan, 5, np.nan], np.float32), None)], [(np.array(1, np.int64), None)])
+# channels-last [1,2,1,2] over C: pixel 0 holds (1, 3) -> 1, pixel 1 (4, 2) -> 0
+run_case("argmax_channels_last", arg_op("aten::argmax.out", [1, 2, 1, 2], [1, 1, 2], order=CHANNELS_LAST, dim=1,
+                                        keepdim=False),
+         [(np.array([1, 4, 3, 2], np.float32).reshape(1, 2, 1, 2), CHANNELS_LAST)],
+         [(np.array([1, 0], np.int64).reshape(1, 1, 2), None)])
+# no dim: the flat position of the first 7 in [[1,7,3],[7,0,2]] is 1
+run_case("argmax_flat", arg_op("aten::argmax.out", [2, 3], [], dim=None, keepdim=False),
+         [(np.array([[1, 7, 3], [7, 0, 2]], np.float32), None)], [(np.array(1, np.int64), None)])
+# int64 -> float32: 2^24 + 1 has no float32, it rounds to 2^24 (to even)
+run_case("to_float_int64", arg_op("dim_order_ops::_to_dim_order_copy.out", [4], [4], st=I64, out_st=F32,
+                                  non_blocking=False, dim_order=None),
+         [(np.array([-3, 0, 2 ** 24 + 1, 5], np.int64), None)],
+         [(np.array([-3, 0, 2 ** 24, 5], np.float32), None)])
+run_case("to_float_int8", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=I8, out_st=F32,
+                                 non_blocking=False, dim_order=[0]),
+         [(np.array([-128, 0, 127], np.int8), None)], [(np.array([-128, 0, 127], np.float32), None)])
+
+fail_case("argmax_out_float", arg_op("aten::argmax.out", [2, 3], [2], out_st=F32, dim=1, keepdim=False),
+          INVALID_ARGUMENT, "out must be int64")
+fail_case("argmax_self_double", arg_op("aten::argmax.out", [2, 3], [2], st=ScalarType.DOUBLE, dim=1, keepdim=False),
+          NOT_SUPPORTED, "self must be float32 or int8")
+fail_case("argmax_dim", arg_op("aten::argmax.out", [2, 3], [2], dim=2, keepdim=False), INVALID_ARGUMENT,
+          "dim out of range")
+fail_case("argmin_sizes", arg_op("aten::argmin.out", [2, 3], [2], dim=1, keepdim=True), INVALID_ARGUMENT,
+          "out's sizes do not match")
+fail_case("argmax_empty", arg_op("aten::argmax.out", [2, 0], [2], dim=1, keepdim=False), INVALID_ARGUMENT,
+          "over no elements")
+fail_case("to_float_out_int8", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=I64, out_st=I8,
+                                      non_blocking=False, dim_order=None), NOT_SUPPORTED, "into float32 only")
+fail_case("to_float_sizes", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [4], st=I64, out_st=F32,
+                                   non_blocking=False, dim_order=None), INVALID_ARGUMENT, "self's sizes")
+fail_case("to_float_dim_order", arg_op("dim_order_ops::_to_dim_order_copy.out", [2, 3], [2, 3], st=I64, out_st=F32,
+                                       non_blocking=False, dim_order=[1, 0]), INVALID_ARGUMENT,
+          "differs from dim_order")
+
+
+def embedding_op(table, ids_shape, out_shape, ids_st=I64, out_st=None):
+    b = ProgramBuilder()
+    ids = b.tensor(ids_st, ids_shape)
+    y = b.tensor(out_st if out_st is not None else (I8 if table.dtype == np.int8 else F32), out_shape)
+    b.call("aten::embedding.out", weight=b.constant(table), indices=ids, padding_idx=-1, scale_grad_by_freq=False,
+           sparse=False, out=y)
+    b.set_io([ids], [y])
+    return b
+
+
+# rows 2, 0, 2 / 1, 1, 0 of a 3x2 int8 table [[1,-2],[3,4],[-128,127]]
+T8 = np.array([[1, -2], [3, 4], [-128, 127]], np.int8)
+run_case("embedding_int8", embedding_op(T8, [2, 3], [2, 3, 2]),
+         [(np.array([[2, 0, 2], [1, 1, 0]], np.int64), None)],
+         [(np.array([[[-128, 127], [1, -2], [-128, 127]], [[3, 4], [3, 4], [1, -2]]], np.int8), None)])
+# int32 ids into a float table: rows 1, 0
+run_case("embedding_int32_ids", embedding_op(np.array([[0.5, 1.5], [2.5, -3.0]], np.float32), [2], [2, 2],
+                                             ids_st=ScalarType.INT),
+         [(np.array([1, 0], np.int32), None)], [(np.array([[2.5, -3.0], [0.5, 1.5]], np.float32), None)])
+fail_case("embedding_ids_float", embedding_op(T8, [3], [3, 2], ids_st=F32), INVALID_ARGUMENT,
+          "indices must be int64 or int32")
+fail_case("embedding_out_dtype", embedding_op(T8, [3], [3, 2], out_st=F32), INVALID_ARGUMENT,
+          "out must have weight's dtype")
+fail_case("embedding_sizes", embedding_op(T8, [3], [3, 3]), INVALID_ARGUMENT, "indices' sizes + [dim]")
+fail_case("embedding_table_rank", embedding_op(T8.reshape(3, 2, 1), [3], [3, 2]), INVALID_ARGUMENT,
+          "weight must be 2-D")
+
 def conv(weight_shape, out_shape, groups=1, transposed=False, stride=(1, 1), output_padding=(0, 0),
          bias_shape=None, x_dtype=F32):
     b = ProgramBuilder()

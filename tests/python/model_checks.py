@@ -15,7 +15,7 @@ import torch
 from conftest import ROOT
 from ptec import host_runtime
 from ptec.interpreter import Session, run_program
-from ptec.pte import parse_program
+from ptec.pte import NUMPY_DTYPE, ScalarType, parse_program
 
 
 def runner_elf(target):
@@ -93,7 +93,9 @@ def board_matches_reference(data: bytes, x: np.ndarray, target: str, workdir) ->
     t_in, t_out = plan.values[plan.inputs[0]].val, plan.values[plan.outputs[0]].val
     want = run_program(prog, [x])[0]
     (workdir / "m.pte").write_bytes(data)
-    (workdir / "in.bin").write_bytes(np.ascontiguousarray(x.transpose(list(t_in.dim_order)), np.float32).tobytes())
+    # the input in its tensor's dtype: float32, or int64 token ids (nn.Embedding)
+    in_dtype = NUMPY_DTYPE[ScalarType(t_in.scalar_type)]
+    (workdir / "in.bin").write_bytes(np.ascontiguousarray(x.transpose(list(t_in.dim_order)), in_dtype).tobytes())
     run = subprocess.run([os.path.join(ROOT, "scripts", "run_qemu.sh"), "--target", target, "--elf", elf,
                           "--model", str(workdir / "m.pte"), "--input", str(workdir / "in.bin"),
                           "--timeout", "120"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -56,6 +56,12 @@ RUNS = {
     "torch.amin": (lambda x: torch.amin(x, (2, 3)), S4, R, 1.5, "int8"),
     "torch.max(x, dim)[0]": (lambda x: torch.max(x, 1, keepdim=True)[0], S3, R, 0.5, "int8"),
     "Tensor.min(dim).values": (lambda x: x.min(dim=2).values, S4, R, 1.0, "int8"),
+    # indices: int8 values in, int64 out (aten::argmax.out), .float() an int64-to-float32 copy
+    "Tensor.argmax(dim).float()": (lambda x: x.argmax(-1).float(), S3, R, 0.0, "int8"),
+    "torch.argmin(x, dim, keepdim).float()": (lambda x: torch.argmin(x, 1, keepdim=True).float(), S4, R, 0.0,
+                                              "int8"),
+    "Tensor.max(dim)[1].float()": (lambda x: x.max(-1)[1].float(), S3, R, 0.0, "int8"),
+    "Tensor.min(dim).indices.float()": (lambda x: x.min(dim=2).indices.float(), S4, R, 0.0, "int8"),
     "Tensor.norm": (lambda x: x.norm(dim=-1), S3, R, 1.5, "int8"),
     "torch.linalg.vector_norm": (lambda x: torch.linalg.vector_norm(x, dim=1), S3, R, 2.0, "int8"),
     "torch.cumsum": (lambda x: torch.cumsum(x, -1), S3, R, 1.0, "int8"),

@@ -99,8 +99,18 @@ class Unpool(nn.Module):
         return self.unpool(y, i)
 
 
+class TokenShape(tuple):
+    """The shape of an int64 input of token ids in [0, vocab) (nn.Embedding)."""
+
+    def __new__(cls, vocab, shape):
+        t = super().__new__(cls, shape)
+        t.vocab = vocab
+        return t
+
+
 class TokenIds(nn.Module):
-    """An embedding of float token ids (ptec's programs take float inputs)."""
+    """An embedding of ids computed from a float input (nn.EmbeddingBag's
+    refusal; nn.Embedding runs on an int64 input of ids: TokenShape)."""
 
     def __init__(self, layer):
         super().__init__()
@@ -247,6 +257,8 @@ RUNS = {
     "UpsamplingBilinear2d": (lambda: nn.UpsamplingBilinear2d(scale_factor=2), N4, 1.5, "int8"),
     "UpsamplingNearest2d": (lambda: nn.UpsamplingNearest2d(scale_factor=2), N4, 0.5, "int8"),
     "ZeroPad2d": (lambda: nn.ZeroPad2d(1), N4, 0.5, "int8"),
+    # an int64 input of token ids: rows of the int8 table (aten::embedding.out)
+    "Embedding": (lambda: nn.Embedding(10, 4), TokenShape(10, (2, 5)), 0.5, "int8"),
 }
 
 # class: (layer, input shape). Refused by module path; docs/refused-operators.md
@@ -254,7 +266,6 @@ RUNS = {
 REFUSED = {
     "FractionalMaxPool2d": (lambda: nn.FractionalMaxPool2d(2, output_size=2), (1, 1, 4, 4)),
     "FractionalMaxPool3d": (lambda: nn.FractionalMaxPool3d(2, output_size=2), (1, 1, 4, 4, 4)),
-    "Embedding": (lambda: TokenIds(nn.Embedding(10, 4)), (1, 5)),
     "EmbeddingBag": (lambda: TokenIds(nn.EmbeddingBag(10, 4)), (1, 5)),
     "MaxUnpool1d": (lambda: Unpool(nn.MaxPool1d(2, return_indices=True), nn.MaxUnpool1d(2)), N3),
     "MaxUnpool2d": (lambda: Unpool(nn.MaxPool2d(2, return_indices=True), nn.MaxUnpool2d(2)), N4),
@@ -305,6 +316,8 @@ def test_every_module_class_is_in_the_table():
 
 def inputs(shape, n=8, seed=0):
     g = torch.Generator().manual_seed(seed)
+    if isinstance(shape, TokenShape):
+        return [(torch.randint(0, shape.vocab, tuple(shape), generator=g),) for _ in range(n)]
     return [(torch.rand(shape, generator=g) * 6.0 - 3.0,) for _ in range(n)]
 
 

@@ -117,6 +117,18 @@ RULES: Dict[str, Rule] = {
         dtypes=(("indices", I64),)),
     "aten::mean.out": Rule("kernels/portable/cpu/op_mean.cpp", same_dim_order=("self", "out"),
                            contiguous=("self",)),
+    # reduce_util.cpp check_argmin_argmax_args: out int64, self any real
+    # dtype (int8 included), one dim order; the reduction indexes self as
+    # contiguous
+    "aten::argmax.out": Rule("kernels/portable/cpu/op_argmax.cpp", same_dim_order=("self", "out"),
+                             contiguous=("self",), dtypes=(("out", I64),)),
+    "aten::argmin.out": Rule("kernels/portable/cpu/op_argmin.cpp", same_dim_order=("self", "out"),
+                             contiguous=("self",), dtypes=(("out", I64),)),
+    # check_embedding_args: weight 2-D of any dtype copied by rows into out
+    # of its dtype, indices int64 or int32
+    "aten::embedding.out": Rule("kernels/portable/cpu/op_embedding.cpp", same_dtype=("weight", "out"),
+                                contiguous=("weight", "indices", "out"),
+                                dtypes=(("indices", frozenset({ScalarType.LONG, ScalarType.INT})),)),
     "aten::_native_batch_norm_legit_no_training.out": Rule(
         "kernels/portable/cpu/op_native_batch_norm.cpp",
         contiguous=("input",), same_dim_order=("input", "out0", "out1", "out2"),
@@ -178,6 +190,10 @@ RULES: Dict[str, Rule] = {
     "dim_order_ops::_clone_dim_order.out": Rule(
         "kernels/portable/cpu/op__clone_dim_order.cpp (check__to_dim_order_copy_args)",
         same_dtype=("self", "out"), dim_order_argument=True),
+    # the dtype conversion itself; ptec's kernel converts into float32 only
+    "dim_order_ops::_to_dim_order_copy.out": Rule(
+        "kernels/portable/cpu/op__to_dim_order_copy.cpp (check__to_dim_order_copy_args)",
+        same_dim_order=("self", "out"), dtypes=(("out", F32),), dim_order_argument=True),
     "quantized_decomposed::quantize_per_tensor.out": Rule(
         "kernels/quantized/cpu/op_quantize.cpp", dtypes=(("input", F32),),
         upstream_library="quantized"),

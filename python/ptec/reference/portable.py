@@ -217,6 +217,33 @@ def mean(x, dims: Optional[Sequence[int]], keepdim: bool) -> np.ndarray:
     return y
 
 
+def arg_reduce(x, dim: Optional[int], keepdim: bool, smallest: bool) -> np.ndarray:
+    """aten::argmax.out / argmin.out: int64 positions along dim (None: in
+    the flattened tensor). numpy's argmax/argmin pick the first of equal
+    values and the first NaN, which is PyTorch's rule."""
+    fn = np.argmin if smallest else np.argmax
+    if dim is None:
+        y = np.asarray(fn(x.reshape(-1)), np.int64)
+        return y.reshape([1] * x.ndim) if keepdim else y
+    y = fn(x, axis=dim % max(x.ndim, 1)).astype(np.int64) if x.ndim else np.asarray(0, np.int64)
+    return np.expand_dims(y, dim % x.ndim) if keepdim and x.ndim else y
+
+
+def embedding(weight, indices) -> np.ndarray:
+    """aten::embedding.out: row indices[...] of the table; an id outside
+    [0, rows) is an error, as in the C kernel (no wrap-around of negatives)."""
+    ids = np.asarray(indices, np.int64)
+    if ids.size and (ids.min() < 0 or ids.max() >= weight.shape[0]):
+        raise ValueError(f"embedding: an index is outside the table of {weight.shape[0]} rows")
+    return weight[ids]
+
+
+def to_float32(x) -> np.ndarray:
+    """dim_order_ops::_to_dim_order_copy.out into float32 (int64 rounds to
+    the nearest float32, as C's conversion does)."""
+    return np.asarray(x).astype(F32)
+
+
 def softmax(x, dim: int) -> np.ndarray:
     x = x.astype(F32)
     m = np.max(x, axis=dim, keepdims=True)

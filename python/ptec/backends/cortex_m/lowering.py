@@ -682,5 +682,53 @@ def op_cat(ctx, n: Node):
     return out
 
 
+def op_argmax(ctx, n: Node):
+    """aten::argmax.out / argmin.out on the int8 values: a positive scale
+    keeps their order, so the index is the dequantized floats' (an fp32
+    input from the fallback is taken as it is). Upstream's kernel indexes
+    self as contiguous and wants out in self's dim order, so a 4-D
+    channels-last input is made contiguous first and a 4-D out is
+    contiguous, made channels-last after when its bytes differ."""
+    a = n.attrs
+    src = ctx.get(n.inputs[0])
+    x = src if src.dtype == ScalarType.FLOAT else ctx.q(n.inputs[0])
+    if needs_relayout(x.sizes):
+        x = clone_dim_order(ctx.b, x, [0, 1, 2, 3])
+    else:
+        x = raw_view(ctx.b, x, x.sizes, list(range(len(x.sizes))))
+    out = new_act(ctx.b, ScalarType.LONG, n.shape, dim_order=list(range(len(n.shape))))
+    ctx.b.call("aten::argmin.out" if a["smallest"] else "aten::argmax.out", self=x.value, dim=int(a["dim"]),
+               keepdim=bool(a["keepdim"]), out=out.value)
+    if needs_relayout(out.sizes):
+        return clone_dim_order(ctx.b, out, CHANNELS_LAST)
+    # as every value: a 4-D one is channels-last (here the same bytes)
+    return raw_view(ctx.b, out, out.sizes, layout(out.sizes))
+
+
+def op_index_to_float(ctx, n: Node):
+    """The model's `.float()` of an index: int64 to fp32 (the layers after
+    it quantize it on first int8 use)."""
+    x = ctx.get(n.inputs[0])
+    out = new_act(ctx.b, ScalarType.FLOAT, x.sizes)
+    ctx.b.call("dim_order_ops::_to_dim_order_copy.out", self=x.value, non_blocking=False, dim_order=None,
+               out=out.value)
+    return out
+
+
+def op_embedding(ctx, n: Node):
+    """aten::embedding.out: rows of the table, quantized per tensor on the
+    node's grid (the table's own range, so each row is exact to half a
+    step), picked by the int64 ids; the kernel checks every id against the
+    table. Its output is contiguous: capture takes ids of rank 1 or 2 only,
+    so it is never a 4-D (channels-last) value."""
+    ids = ctx.get(n.inputs[0])
+    s, z = n.qparams
+    table = K.quantized_constant(ctx.b, np.asarray(n.attrs["weight"], np.float32), s, z)
+    out = new_act(ctx.b, ScalarType.CHAR, n.shape, s, z)
+    ctx.b.call("aten::embedding.out", weight=table.value, indices=ids.value, padding_idx=-1,
+               scale_grad_by_freq=False, sparse=False, out=out.value)
+    return out
+
+
 LOWERINGS = {name[3:]: fn for name, fn in list(globals().items())
              if name.startswith("op_") and callable(fn)}

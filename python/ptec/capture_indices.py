@@ -1,0 +1,85 @@
+"""Index results (issue 15): x.argmax(dim) / x.argmin(dim) (and torch's),
+the indices of x.max(dim) / x.min(dim), and `.float()` of such an index.
+
+An `argmax` node (attrs dim, keepdim, smallest) is the int64 position of
+the largest (smallest: argmin) value along dim; the graph's float
+evaluation carries it as the index in float32, so calibration and the
+float oracle see the numbers the model does. Lowered, it is an int64
+tensor (aten::argmax.out on the int8 values, whose order is the
+dequantized floats' order): a program output as int64, or through an
+`index_to_float` node (the model's `.float()`, `.to(torch.float32)`) an
+fp32 value for the layers after it. Without a dim (an index into the
+flattened tensor) the call is not covered and stays refused by name."""
+from __future__ import annotations
+
+from typing import List, Optional
+
+import torch
+
+from .capture_calls import _meta_shape, _scalar_arg
+from .ir import Node
+
+ARG_TARGETS = {"argmax": False, torch.argmax: False, "argmin": True, torch.argmin: True}
+
+
+def argmax_node(name: str, src: str, shape, dim, keepdim, smallest: bool) -> Optional[Node]:
+    """The argmax node of src (logical shape `shape`) over dim, or None when
+    dim or keepdim is not a plain int / bool."""
+    if shape is None or not isinstance(dim, int) or isinstance(dim, bool) or not isinstance(keepdim, bool) \
+            or not -len(shape) <= dim < len(shape) or shape[dim] == 0:
+        return None
+    return Node(name, "argmax", [src], dict(dim=dim % len(shape), keepdim=keepdim, smallest=smallest))
+
+
+def arg_call_node(fn: torch.fx.Node, ins: List[str]) -> Optional[Node]:
+    """x.argmax(dim, keepdim) / torch.argmin(x, dim=...): the argmax node."""
+    try:
+        smallest = ARG_TARGETS.get(fn.target)
+    except TypeError:         # an unhashable target is no argmax
+        return None
+    if smallest is None or not fn.args or not isinstance(fn.args[0], torch.fx.Node) \
+            or set(fn.kwargs) - {"dim", "keepdim"}:
+        return None
+    return argmax_node(fn.name, ins[0], _meta_shape(fn.args[0]), _scalar_arg(fn, 1, "dim"),
+                       _scalar_arg(fn, 2, "keepdim", False), smallest)
+
+
+def _is_float32(v) -> bool:
+    return v is torch.float32
+
+
+def to_float_node(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[Node]:
+    """`.float()`, `.to(torch.float32)` or `.type(torch.float32)` of an index
+    node: the index_to_float node. Of anything else: None (a float value's
+    `.float()` is handled where it always was)."""
+    if not fn.args or not isinstance(fn.args[0], torch.fx.Node) or by_name.get(ins[0]) is None \
+            or by_name[ins[0]].op != "argmax":
+        return None
+    if fn.target == "float" and len(fn.args) == 1 and not fn.kwargs:
+        return Node(fn.name, "index_to_float", ins[:1])
+    if fn.target in ("to", "type") and len(fn.args) == 2 and not fn.kwargs and _is_float32(fn.args[1]):
+        return Node(fn.name, "index_to_float", ins[:1])
+    return None
+
+
+def index_input_attrs(fn: torch.fx.Node) -> dict:
+    """A placeholder traced with an int64 example (token ids): attrs
+    dtype="int64", so the graph evaluates it as int64 and the program takes
+    it as int64. Float placeholders: {}."""
+    meta = fn.meta.get("tensor_meta")
+    return {"dtype": "int64"} if meta is not None and getattr(meta, "dtype", None) == torch.int64 else {}
+
+
+def embedding_node(name: str, m: torch.nn.Module, ins: List[str], by_name, ids_shape) -> Optional[Node]:
+    """nn.Embedding (or F.embedding, rebuilt as one) looking up int64 ids
+    of a program input: the `embedding` node holding the table (attrs
+    weight). Each output row is a row of the table, so the int8 program
+    copies rows of the table quantized on the output's own grid. None (the
+    call stays refused by name) for ids computed in the graph, max_norm
+    (which rewrites the table on every call) or ids of rank above 2 (a 4-D
+    output would be channels-last, which a row copy is not)."""
+    src = by_name.get(ins[0]) if ins else None
+    if src is None or src.op != "input" or src.attrs.get("dtype") != "int64" or m.max_norm is not None \
+            or ids_shape is None or not 1 <= len(ids_shape) <= 2:
+        return None
+    return Node(name, "embedding", ins[:1], dict(weight=m.weight.detach().cpu().numpy().astype("float32")))

@@ -1,0 +1,86 @@
+/* dim_order_ops::_to_dim_order_copy.out(Tensor self, *, bool non_blocking=False,
+ *                                       int[]? dim_order=None, Tensor(a!) out)
+ *
+ * A dtype conversion, ExecuTorch's form of `x.to(dtype)` / `x.float()`:
+ * here from an integer tensor (int64 indices of argmax, int8/16/32, uint8)
+ * or float32 into float32, element by element in one dim order. Only into
+ * float32 because every integer converts to it with a defined result (C
+ * rounds an int64 beyond 2^24 to the nearest float), while a float out of
+ * an integer type's range has no defined conversion in C. */
+#include <string.h>
+
+#include "kernels/portable/portable_args.h"
+
+typedef struct to_copy_state {
+    uint8_t dtype; /* self's */
+} to_copy_state;
+
+static bool convertible(uint8_t dtype)
+{
+    return dtype == PTEC_DTYPE_LONG || dtype == PTEC_DTYPE_INT || dtype == PTEC_DTYPE_SHORT ||
+           dtype == PTEC_DTYPE_CHAR || dtype == PTEC_DTYPE_BYTE || dtype == PTEC_DTYPE_FLOAT;
+}
+
+static ptec_status prepare(ptec_op *op)
+{
+    to_copy_state *s = op->state;
+    ptec_tensor *self, *out;
+    bool non_blocking;
+    int64_t order[PTEC_MAX_RANK];
+    size_t order_len;
+    ptec_status st;
+    if ((st = ptec_op_expect_argc(op, 5)) != PTEC_OK || (st = ptec_op_get_tensor(op, 0, &self)) != PTEC_OK ||
+        (st = ptec_op_get_bool(op, 1, &non_blocking)) != PTEC_OK ||
+        (st = ptec_op_get_int_list(op, 2, order, PTEC_MAX_RANK, &order_len, true)) != PTEC_OK ||
+        (st = ptec_op_get_out(op, &out)) != PTEC_OK) {
+        return st;
+    }
+    if (non_blocking) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, 1, PTEC_MSG("non_blocking must be false"));
+    }
+    if (!convertible(self->dtype) || out->dtype != PTEC_DTYPE_FLOAT) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, -1,
+                            PTEC_MSG("converts int64/int32/int16/int8/uint8/float32 into float32 only"));
+    }
+    if (out->flags & PTEC_TENSOR_CONSTANT) {
+        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 3, PTEC_MSG("out must not be a constant tensor"));
+    }
+    if (!ptec_tensor_same_shape(self, out) || memcmp(self->dim_order, out->dim_order, out->rank) != 0) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, -1, PTEC_MSG("out must have self's sizes and dim order"));
+    }
+    if (!ptec_op_arg_is_null(op, 2)) {
+        if (order_len != out->rank) {
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 2, PTEC_MSG("dim_order length differs from the rank"));
+        }
+        for (size_t d = 0; d < order_len; ++d) {
+            if (order[d] != out->dim_order[d]) {
+                return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 2, PTEC_MSG("out's dim order differs from dim_order"));
+            }
+        }
+    }
+    s->dtype = self->dtype;
+    return PTEC_OK;
+}
+
+static ptec_status run(ptec_op *op)
+{
+    const to_copy_state *s = op->state;
+    const ptec_tensor *t_in = ptec_op_tensor(op, 0), *t_out = ptec_op_tensor(op, 3);
+    float *y = t_out->data;
+    uint32_t n = t_out->numel;
+    /* Same sizes and dim order: element i of one is element i of the other. */
+    for (uint32_t i = 0; i < n; ++i) {
+        switch (s->dtype) {
+        case PTEC_DTYPE_LONG: y[i] = (float)((const int64_t *)t_in->data)[i]; break;
+        case PTEC_DTYPE_INT: y[i] = (float)((const int32_t *)t_in->data)[i]; break;
+        case PTEC_DTYPE_SHORT: y[i] = (float)((const int16_t *)t_in->data)[i]; break;
+        case PTEC_DTYPE_CHAR: y[i] = (float)((const int8_t *)t_in->data)[i]; break;
+        case PTEC_DTYPE_BYTE: y[i] = (float)((const uint8_t *)t_in->data)[i]; break;
+        default: y[i] = ((const float *)t_in->data)[i]; break;
+        }
+    }
+    return PTEC_OK;
+}
+
+const ptec_kernel ptec_kernel_dim_order_to_copy_out = {"dim_order_ops::_to_dim_order_copy.out",
+                                                       sizeof(to_copy_state), prepare, run};

@@ -1,0 +1,124 @@
+"""nn.Embedding / F.embedding on an int64 program input of token ids
+(issue 15): the program takes the ids as int64, copies rows of the int8
+table (quantized per tensor on the output's grid) and hands int8 to the
+layers after it. Host bytes equal the numpy reference interpreter's, the
+rows torch's within half a step, the classes (embedding, linear, argmax)
+torch's where its logits are clear; an id outside the table fails the run
+with an error, on the host and in the reference; the emulated boards print
+the reference bytes."""
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from model_checks import board_matches_reference
+from ptec import host_runtime
+from ptec.compiler import compile_model
+from ptec.interpreter import run_program
+from ptec.pte import parse_program
+
+VOCAB, SHAPE = 20, (2, 6)
+
+
+def ids(n, seed):
+    g = torch.Generator().manual_seed(seed)
+    return [(torch.randint(0, VOCAB, SHAPE, generator=g),) for _ in range(n)]
+
+
+class Rows(torch.nn.Module):
+    def __init__(self, functional=False):
+        super().__init__()
+        torch.manual_seed(2)
+        self.emb = torch.nn.Embedding(VOCAB, 8)
+        self.functional = functional
+
+    def forward(self, x):
+        return F.embedding(x, self.emb.weight) if self.functional else self.emb(x)
+
+
+class Tagger(torch.nn.Module):
+    """A token classifier: embedding, linear, argmax per token."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(2)
+        self.emb = torch.nn.Embedding(VOCAB, 8)
+        self.fc = torch.nn.Linear(8, 5)
+
+    def forward(self, x):
+        return self.fc(torch.relu(self.emb(x))).argmax(-1)
+
+
+def compiled(model):
+    calibration = ids(8, 0)
+    return compile_model(model.eval(), [calibration[0][0]], calibration)
+
+
+@pytest.mark.parametrize("functional", [False, True], ids=["nn.Embedding", "F.embedding"])
+def test_rows_are_the_int8_table(functional, tmp_path):
+    model = Rows(functional).eval()
+    res = compiled(model)
+    assert [i.dtype for i in res.lowered.inputs] == ["int64"] and not res.lowered.fallbacks
+    prog = parse_program(res.data)
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    for (x,) in ids(4, 1):
+        want = run_program(prog, [x.numpy()])[0]
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        assert got.tobytes() == want.tobytes()
+        with torch.no_grad():
+            ref = model(x).numpy()
+        assert np.abs(got - ref).max() <= 0.5 * step + 1e-6
+        assert np.ptp(ref) > 16 * step             # rows that differ
+
+
+def test_tagger_classes_are_torchs(tmp_path):
+    model = Tagger().eval()
+    res = compiled(model)
+    assert [o.dtype for o in res.lowered.outputs] == ["int64"]
+    prog = parse_program(res.data)
+    logits_step = res.graph.node(res.graph.node(res.graph.outputs[0]).inputs[0]).qparams[0]
+    seen, clear = set(), 0
+    for (x,) in ids(6, 3):
+        want = run_program(prog, [x.numpy()])[0]
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        assert got.dtype == np.int64 and got.tobytes() == want.tobytes()
+        with torch.no_grad():
+            logits = model.fc(torch.relu(model.emb(x))).numpy()
+        top = np.sort(logits, -1)
+        sure = top[..., -1] - top[..., -2] > 2 * logits_step
+        assert np.array_equal(got[sure], logits.argmax(-1)[sure])
+        clear += int(sure.sum())
+        seen.update(got.reshape(-1).tolist())
+    assert len(seen) >= 3 and clear >= 6 * SHAPE[0] * SHAPE[1] // 2, (seen, clear)
+
+
+@pytest.mark.parametrize("bad", [-1, VOCAB, 2 ** 40, -2 ** 63])
+def test_an_id_outside_the_table_is_an_error(bad, tmp_path):
+    res = compiled(Rows())
+    prog = parse_program(res.data)
+    x = ids(1, 5)[0][0].numpy().copy()
+    x[1, 3] = bad
+    with pytest.raises(Exception, match="outside the table"):
+        host_runtime.run(prog, res.data, [x], workdir=str(tmp_path))
+    with pytest.raises(ValueError, match="outside the table"):
+        run_program(prog, [x])
+
+
+def test_ids_of_rank_three_are_refused():
+    class Deep(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = torch.nn.Embedding(VOCAB, 4)
+
+        def forward(self, x):
+            return self.emb(x)
+    x = torch.randint(0, VOCAB, (1, 2, 3))
+    with pytest.raises(Exception, match=r"emb \(nn.Embedding\)"):
+        compile_model(Deep().eval(), [x], [(x,)])
+
+
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+def test_tagger_on_boards(target, tmp_path):
+    res = compiled(Tagger())
+    for (x,) in ids(2, 7):
+        board_matches_reference(res.data, x.numpy(), target, tmp_path)
