@@ -419,6 +419,7 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
         elif n.op in ("softmax", "masked_softmax"):
             n.qparams = (qm.SOFTMAX_OUTPUT_SCALE, qm.SOFTMAX_OUTPUT_ZERO_POINT)
         elif (n.op in ("cat", "minimum", "maximum") and not n.attrs.get("act")
+              and len(set(n.inputs)) > 1          # copies of one value (expand): its own observed grid
               and all(g.node(i).qparams for i in n.inputs)
               and len({tuple(g.node(i).qparams) for i in n.inputs}) == 1):
             # inputs already on one grid (pieces of one tensor: slices, pools):
