@@ -380,16 +380,19 @@ def test_constant_pad(target):
     assert pads[0] == [0, 0, 1, 0]                         # physical N,H,W,C of the 4-D input
 
 
-def test_pad_refusals():
-    """An edge pad over three dims of a 5-D tensor is refused by name (reflect
-    and replicate of the last dims run: test_edge_pad.py; circular and
+def test_pad_of_three_dims_of_a_volume():
+    """An edge pad over three dims of a 5-D tensor runs as 2-D edge pads
+    (python/ptec/pool3d.py; equality with torch: test_pool3d.py); a runtime
+    without the portable edge-pad kernel is refused naming it (circular and
     negative pads are slices: test_parameter_stand_ins.py)."""
     class Volume(nn.Module):
         def forward(self, x):
             return F.pad(x, (1, 1, 1, 1, 1, 1), mode="reflect")
     calib = _inputs([(1, 2, 4, 4, 4)], 2, 1)
-    with pytest.raises(CompileError, match="reflect padding of 3 dims of a rank-5 tensor"):
+    with pytest.raises(CompileError, match=r"no kernel for: aten::reflection_pad2d\.out"):
         compile_model(Volume().eval(), list(calib[0]), calib, available_kernels=INT8_ONLY)
+    res = compile_model(Volume().eval(), list(calib[0]), calib)
+    assert "aten::reflection_pad2d.out" in res.lowered.operators and not res.lowered.fallbacks
 
 
 class CeilPool(nn.Module):
