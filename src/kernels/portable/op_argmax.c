@@ -95,23 +95,9 @@ static ptec_status run_with(ptec_op *op, bool smallest)
     const arg_reduce_state *s = op->state;
     const ptec_tensor *t_in = ptec_op_tensor(op, 0), *t_out = ptec_op_tensor(op, 3);
     int64_t *y = t_out->data;
-    int32_t sx[PTEC_MAX_RANK], sy[PTEC_MAX_RANK], zero[PTEC_MAX_RANK] = {0};
-    int32_t kept_sizes[PTEC_MAX_RANK], kept_sx[PTEC_MAX_RANK], kept_sy[PTEC_MAX_RANK];
-    int32_t red_sizes[PTEC_MAX_RANK], red_sx[PTEC_MAX_RANK], kept_index[PTEC_MAX_RANK] = {0};
-    ptec_physical_strides(t_in, sx);
-    ptec_physical_strides(t_out, sy);
-    int kept = 0, red = 0, out_dim = 0;
-    for (int d = 0; d < (int)t_in->rank; ++d) {
-        if (s->all || d == s->dim) {
-            red_sizes[red] = t_in->sizes[d];
-            red_sx[red++] = sx[d];
-            out_dim += s->keepdim;
-        } else {
-            kept_sizes[kept] = t_in->sizes[d];
-            kept_sx[kept] = sx[d];
-            kept_sy[kept++] = sy[out_dim++];
-        }
-    }
+    int32_t zero[PTEC_MAX_RANK] = {0}, kept_index[PTEC_MAX_RANK] = {0};
+    ptec_reduce_walk w;
+    ptec_reduce_walk_init(t_in, t_out, s->all ? ~0u : 1u << s->dim, s->keepdim, &w);
     size_t off_x = 0, off_y = 0;
     for (uint32_t o = 0; o < t_out->numel; ++o) {
         /* The reduced elements in row-major order of the reduced dims, so
@@ -123,7 +109,7 @@ static ptec_status run_with(ptec_op *op, bool smallest)
             const int8_t *x = t_in->data;
             int8_t best_v = x[at];
             for (uint32_t i = 1; i < s->count; ++i) {
-                ptec_walk_step(red, red_sizes, red_index, red_sx, &at, zero, &unused);
+                ptec_walk_step(w.reduced, w.red_sizes, red_index, w.red_sx, &at, zero, &unused);
                 if (smallest ? x[at] < best_v : x[at] > best_v) {
                     best_v = x[at];
                     best = i;
@@ -133,7 +119,7 @@ static ptec_status run_with(ptec_op *op, bool smallest)
             const float *x = t_in->data;
             float best_v = x[at];
             for (uint32_t i = 1; i < s->count; ++i) {
-                ptec_walk_step(red, red_sizes, red_index, red_sx, &at, zero, &unused);
+                ptec_walk_step(w.reduced, w.red_sizes, red_index, w.red_sx, &at, zero, &unused);
                 if (beats_f(x[at], best_v, smallest)) {
                     best_v = x[at];
                     best = i;
@@ -141,7 +127,7 @@ static ptec_status run_with(ptec_op *op, bool smallest)
             }
         }
         y[off_y] = (int64_t)best;
-        ptec_walk_step(kept, kept_sizes, kept_index, kept_sx, &off_x, kept_sy, &off_y);
+        ptec_walk_step(w.kept, w.kept_sizes, kept_index, w.kept_sx, &off_x, w.kept_sy, &off_y);
     }
     return PTEC_OK;
 }

@@ -3,6 +3,7 @@
  * A copy that may change the physical layout (e.g. NCHW <-> NHWC). */
 #include <string.h>
 
+#include "kernels/portable/portable_args.h"
 #include "kernels/portable/strides.h"
 #include "ptec/kernel.h"
 
@@ -18,35 +19,16 @@ static ptec_status prepare(ptec_op *op)
 {
     clone_state *s = op->state;
     ptec_tensor *self, *out;
-    bool non_blocking;
-    int64_t order[PTEC_MAX_RANK];
-    size_t order_len;
-    ptec_status st;
-    if ((st = ptec_op_expect_argc(op, 5)) != PTEC_OK || (st = ptec_op_get_tensor(op, 0, &self)) != PTEC_OK ||
-        (st = ptec_op_get_bool(op, 1, &non_blocking)) != PTEC_OK ||
-        (st = ptec_op_get_int_list(op, 2, order, PTEC_MAX_RANK, &order_len, true)) != PTEC_OK ||
-        (st = ptec_op_get_out(op, &out)) != PTEC_OK) {
+    ptec_status st = ptec_portable_dim_order_copy_args(op, &self, &out);
+    if (st != PTEC_OK) {
         return st;
-    }
-    if (non_blocking) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, 1, "non_blocking must be false");
     }
     if (self->dtype != out->dtype || !ptec_tensor_same_shape(self, out)) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, -1, "out must have the dtype and sizes of self");
     }
-    const uint8_t *wanted = self->dim_order;
-    if (!ptec_op_arg_is_null(op, 2)) {
-        if (order_len != out->rank) {
-            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 2, "dim_order length differs from the rank");
-        }
-        for (size_t d = 0; d < order_len; ++d) {
-            if (order[d] != out->dim_order[d]) {
-                return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 2, "out's dim order differs from dim_order");
-            }
-        }
-        wanted = out->dim_order;
-    }
-    if (memcmp(wanted, out->dim_order, out->rank) != 0) {
+    /* With no dim_order, out keeps self's: a plain copy (dim_order, when
+     * given, is out's: the portable args checked it). */
+    if (ptec_op_arg_is_null(op, 2) && memcmp(self->dim_order, out->dim_order, out->rank) != 0) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, -1, "out's dim order differs from self's");
     }
     memset(s, 0, sizeof *s);

@@ -50,3 +50,32 @@ ptec_status ptec_portable_expect_sizes(ptec_op *op, int arg, const ptec_tensor *
     }
     return PTEC_OK;
 }
+
+ptec_status ptec_portable_dim_order_copy_args(ptec_op *op, ptec_tensor **self, ptec_tensor **out)
+{
+    bool non_blocking;
+    int64_t order[PTEC_MAX_RANK];
+    size_t order_len;
+    ptec_status st;
+    if ((st = ptec_op_expect_argc(op, 5)) != PTEC_OK || (st = ptec_op_get_tensor(op, 0, self)) != PTEC_OK ||
+        (st = ptec_op_get_bool(op, 1, &non_blocking)) != PTEC_OK ||
+        (st = ptec_op_get_int_list(op, 2, order, PTEC_MAX_RANK, &order_len, true)) != PTEC_OK ||
+        (st = ptec_op_get_out(op, out)) != PTEC_OK) {
+        return st;
+    }
+    if (non_blocking) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, 1, PTEC_MSG("non_blocking must be false"));
+    }
+    if (ptec_op_arg_is_null(op, 2)) {
+        return PTEC_OK;
+    }
+    if (order_len != (*out)->rank) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 2, PTEC_MSG("dim_order length differs from the rank"));
+    }
+    for (size_t d = 0; d < order_len; ++d) {
+        if (order[d] != (*out)->dim_order[d]) {
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 2, PTEC_MSG("out's dim order differs from dim_order"));
+        }
+    }
+    return PTEC_OK;
+}

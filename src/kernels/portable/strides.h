@@ -36,4 +36,36 @@ static inline void ptec_walk_step(int rank, const int32_t *sizes, int32_t *index
     }
 }
 
+/* A reduction's two odometers (aten::mean, argmax, argmin): the kept dims,
+ * with their strides in the input (kept_sx) and in the output (kept_sy),
+ * and the reduced dims (bit d of reduced_mask) with their input strides,
+ * each in the input's logical order; with keepdim the output holds a
+ * size-1 dim where the input's was reduced. */
+typedef struct ptec_reduce_walk {
+    int kept, reduced;
+    int32_t kept_sizes[PTEC_MAX_RANK], kept_sx[PTEC_MAX_RANK], kept_sy[PTEC_MAX_RANK];
+    int32_t red_sizes[PTEC_MAX_RANK], red_sx[PTEC_MAX_RANK];
+} ptec_reduce_walk;
+
+static inline void ptec_reduce_walk_init(const ptec_tensor *in, const ptec_tensor *out, uint32_t reduced_mask,
+                                         bool keepdim, ptec_reduce_walk *w)
+{
+    int32_t sx[PTEC_MAX_RANK], sy[PTEC_MAX_RANK];
+    ptec_physical_strides(in, sx);
+    ptec_physical_strides(out, sy);
+    int out_dim = 0;
+    w->kept = w->reduced = 0;
+    for (int d = 0; d < (int)in->rank; ++d) {
+        if (reduced_mask & (1u << d)) {
+            w->red_sizes[w->reduced] = in->sizes[d];
+            w->red_sx[w->reduced++] = sx[d];
+            out_dim += keepdim;
+        } else {
+            w->kept_sizes[w->kept] = in->sizes[d];
+            w->kept_sx[w->kept] = sx[d];
+            w->kept_sy[w->kept++] = sy[out_dim++];
+        }
+    }
+}
+
 #endif
