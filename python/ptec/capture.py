@@ -219,27 +219,33 @@ def _lrn_nodes(name: str, source: str, size: int, alpha: float, beta: float, k: 
         [Node(name, "reshape", [f"{name}_as_2d"], back)] if back else [])
 
 
-def _conv3d_nodes(name: str, fn: torch.fx.Node, mods, ins: List[str], by_name) -> Optional[List[Node]]:
+def _conv3d_nodes(name: str, fn: torch.fx.Node, mods, ins: List[str], by_name,
+                  module_shape=None) -> Optional[List[Node]]:
     """nn.Conv3d, or F.conv3d by constant weights, as one conv2d per output
-    depth (python/ptec/conv3d.py); None for an F.conv3d it cannot take."""
+    depth (python/ptec/conv3d.py); None for an F.conv3d it cannot take.
+    module_shape: the module's input shape when it is not the traced one
+    (_called_module_nodes' batch 1)."""
     x = fn.args[0] if fn.args else fn.kwargs.get("input")
     shape = _meta_shape(x) if isinstance(x, torch.fx.Node) else None
     if fn.op == "call_module":
-        return conv3d_nodes(name, _source(fn, mods), mods[fn.target], ins, shape, CaptureError)
+        return conv3d_nodes(name, _source(fn, mods), mods[fn.target], ins, module_shape or shape, CaptureError)
     constants = {k: v.attrs["value"] for k, v in by_name.items() if v.op == "constant"}
     return functional_conv3d_nodes(name, _source(fn, mods), fn.args, fn.kwargs, ins, constants, shape,
                                    CaptureError)
 
 
-def _conv_transpose3d_nodes(name: str, fn: torch.fx.Node, mods, ins: List[str], by_name) -> Optional[List[Node]]:
+def _conv_transpose3d_nodes(name: str, fn: torch.fx.Node, mods, ins: List[str], by_name,
+                            module_shapes=None) -> Optional[List[Node]]:
     """nn.ConvTranspose3d, or F.conv_transpose3d by constant weights, as one
     conv_transpose2d per output depth (python/ptec/conv_transpose3d.py);
-    None for an F.conv_transpose3d it cannot take."""
+    None for an F.conv_transpose3d it cannot take. module_shapes: the
+    module's (input, output) shapes when they are not the traced ones
+    (_called_module_nodes' batch 1)."""
     x = fn.args[0] if fn.args else fn.kwargs.get("input")
     shape = _meta_shape(x) if isinstance(x, torch.fx.Node) else None
     if fn.op == "call_module":
         m = mods[fn.target]
-        out = _meta_shape(fn)
+        shape, out = module_shapes or (shape, _meta_shape(fn))
         if (len(fn.args) > 1 or fn.kwargs.get("output_size") is not None) and out is not None and shape is not None:
             # m(x, output_size=...): torch picks the output_padding that gives
             # that size; the traced output holds it
@@ -568,76 +574,96 @@ def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
 _ACT_FUNCS = {F.relu: (0.0, None), torch.relu: (0.0, None), F.relu6: (0.0, 6.0)}
 
 
+# Modules whose stand-ins take a batched input, with its rank. PyTorch also
+# takes each without the batch dim (one rank less): capture runs those as
+# batch 1 (_called_module_nodes), so no stand-in needs an unbatched form.
+BATCHED_RANK = ((nn.Conv3d, 5), (nn.ConvTranspose3d, 5), (nn.InstanceNorm3d, 5), (nn.AdaptiveMaxPool2d, 4),
+                (nn.Unfold, 4), (nn.AdaptiveMaxPool1d, 3), (nn.AdaptiveAvgPool1d, 3)) + tuple((t, 3) for t in ONE_D)
+
+
+def _unbatched(m: nn.Module, in_shape, out_shape) -> bool:
+    """Whether module m is called on an input without its batch dim."""
+    rank = next((r for t, r in BATCHED_RANK if isinstance(m, t)), None)
+    return rank is not None and in_shape is not None and out_shape is not None and len(in_shape) == rank - 1
+
+
 def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: List[str],
-                         by_name) -> List[Node]:
+                         by_name, shapes=None) -> List[Node]:
     """The nodes of module m called by fx node fn (a call_module, or a
-    functional call that capture rebuilt as its module: _functional_module)."""
+    functional call that capture rebuilt as its module: _functional_module).
+    shapes: (input shape, output shape) when they are not fn's traced ones
+    (a call taken as batch 1)."""
     nodes: List[Node] = []
     if getattr(m, "return_indices", False):
         # the indices are int64 positions no ptec kernel makes: the call stays
         # one unsupported node (refused naming the module), not a pool whose
         # second output does not exist
         return [Node(name, "unsupported", ins, dict(fn=m, what=type(m).__name__))]
-    ids_shape = _meta_shape(fn.args[0]) if fn.args and isinstance(fn.args[0], torch.fx.Node) else None
+    in_shape, out_shape = shapes or (
+        _meta_shape(fn.args[0]) if fn.args and isinstance(fn.args[0], torch.fx.Node) else None, _meta_shape(fn))
+    if shapes is None and _unbatched(m, in_shape, out_shape):
+        # torch's unbatched form is the batch-1 call without its batch dim:
+        # unsqueeze(0), the batched stand-in nodes, squeeze(0) (which keeps
+        # the module's name: its users refer to it)
+        core = _called_module_nodes(f"{name}_batched", m, fn, mods, [f"{name}_in"] + ins[1:], by_name,
+                                    ([1] + in_shape, [1] + out_shape))
+        return [Node(f"{name}_in", "reshape", ins[:1], dict(unsqueeze=0))] + core + [
+            Node(name, "reshape", [f"{name}_batched"], dict(squeeze=0))]
+    ids_shape = in_shape
     if isinstance(m, nn.Embedding) and embedding_node(name, m, ins, by_name, ids_shape) is not None:
         return [embedding_node(name, m, ins, by_name, ids_shape)]
-    if isinstance(m, (nn.Softmax, nn.Softmin, nn.LogSoftmax)) and m.dim is None and _meta_shape(fn) is not None:
+    if isinstance(m, (nn.Softmax, nn.Softmin, nn.LogSoftmax)) and m.dim is None and out_shape is not None:
         # torch's implicit dim (its _get_softmax_dim): 0 for ranks 0, 1 and 3, else 1
-        m = type(m)(0 if len(_meta_shape(fn)) in (0, 1, 3) else 1)
-    if isinstance(m, nn.Unflatten) and _meta_shape(fn) is not None:
-        nodes.append(Node(name, "reshape", ins[:1], dict(target_shape=_meta_shape(fn))))
+        m = type(m)(0 if len(out_shape) in (0, 1, 3) else 1)
+    if isinstance(m, nn.Unflatten) and out_shape is not None:
+        nodes.append(Node(name, "reshape", ins[:1], dict(target_shape=out_shape)))
     elif isinstance(m, nn.Upsample):
         nodes.extend(interpolate_nodes(name, m.mode, m.align_corners, m.scale_factor,
                                        getattr(m, "recompute_scale_factor", None), ins,
-                                       _meta_shape(fn.args[0]), _meta_shape(fn))
-                     or [_upsample_node(name, m.mode, m.align_corners, ins, _meta_shape(fn))])
+                                       in_shape, out_shape)
+                     or [_upsample_node(name, m.mode, m.align_corners, ins, out_shape)])
     elif isinstance(m, nn.Conv3d):
-        nodes.extend(_conv3d_nodes(name, fn, mods, ins, by_name))
+        nodes.extend(_conv3d_nodes(name, fn, mods, ins, by_name, in_shape))
     elif isinstance(m, (nn.FractionalMaxPool2d, nn.FractionalMaxPool3d)) and m._random_samples is not None:
-        nodes.extend(fractional_max_pool_nodes(name, _source(fn, mods), m, ins, _meta_shape(fn.args[0]),
-                                               _meta_shape(fn), CaptureError))
+        nodes.extend(fractional_max_pool_nodes(name, _source(fn, mods), m, ins, in_shape,
+                                               out_shape, CaptureError))
     elif isinstance(m, (nn.FractionalMaxPool2d, nn.FractionalMaxPool3d)):
         node = _module_node(name, m, ins)
         node.attrs["why"] = FRACTIONAL_REFUSAL
         nodes.append(node)
     elif isinstance(m, nn.ConvTranspose3d):
-        nodes.extend(_conv_transpose3d_nodes(name, fn, mods, ins, by_name))
+        nodes.extend(_conv_transpose3d_nodes(name, fn, mods, ins, by_name, (in_shape, out_shape)))
     elif isinstance(m, ONE_D):
-        nodes.extend(_one_d_nodes(name, _source(fn, mods), m, ins, _meta_shape(fn.args[0])))
-    elif isinstance(m, nn.InstanceNorm3d) and len(_meta_shape(fn.args[0]) or []) == 4:
-        # unbatched [C, D, H, W]: the norm of [1, C, D, H, W] (its channels are dim 1)
-        core = _module_node(f"{name}_batched", m, [f"{name}_in"])
-        nodes.extend([Node(f"{name}_in", "reshape", ins[:1], dict(unsqueeze=0)), core,
-                      Node(name, "reshape", [core.name], dict(squeeze=0))])
+        nodes.extend(_one_d_nodes(name, _source(fn, mods), m, ins, in_shape))
     elif isinstance(m, POOLS_3D):
-        nodes.extend(module_pool3d_nodes(name, _source(fn, mods), m, ins, _meta_shape(fn.args[0]), CaptureError))
-    elif isinstance(m, PADS_3D) and module_pad3d_nodes(name, _source(fn, mods), m, ins, _meta_shape(fn.args[0]),
+        nodes.extend(module_pool3d_nodes(name, _source(fn, mods), m, ins, in_shape, CaptureError))
+    elif isinstance(m, PADS_3D) and module_pad3d_nodes(name, _source(fn, mods), m, ins, in_shape,
                                                        CaptureError):
-        nodes.extend(module_pad3d_nodes(name, _source(fn, mods), m, ins, _meta_shape(fn.args[0]), CaptureError))
+        nodes.extend(module_pad3d_nodes(name, _source(fn, mods), m, ins, in_shape, CaptureError))
     elif isinstance(m, (nn.AdaptiveMaxPool2d, nn.GLU, nn.Fold, nn.LPPool2d, nn.LPPool1d, nn.AdaptiveAvgPool1d,
                         nn.AdaptiveMaxPool1d)):
-        nodes.extend(_reshaping_module_nodes(name, _source(fn, mods), m, ins, _meta_shape(fn.args[0])))
+        nodes.extend(_reshaping_module_nodes(name, _source(fn, mods), m, ins, in_shape))
     elif isinstance(m, nn.Conv2d) and (isinstance(m.padding, str) or m.padding_mode != "zeros"):
-        nodes.extend(_padded_conv2d_nodes(name, _source(fn, mods), m, ins, _meta_shape(fn.args[0])))
+        nodes.extend(_padded_conv2d_nodes(name, _source(fn, mods), m, ins, in_shape))
     elif (isinstance(m, (nn.ZeroPad2d, nn.ConstantPad1d, nn.ConstantPad2d, nn.ConstantPad3d))
           and sliced_pad_nodes(name, _source(fn, mods), _module_node(name, m, ins).attrs, ins[0],
-                               _meta_shape(fn.args[0]), CaptureError) is not None):
+                               in_shape, CaptureError) is not None):
         nodes.extend(sliced_pad_nodes(name, _source(fn, mods), _module_node(name, m, ins).attrs, ins[0],
-                                      _meta_shape(fn.args[0]), CaptureError))
+                                      in_shape, CaptureError))
     elif isinstance(m, nn.Unfold):
-        nodes.extend(_unfold_nodes(name, _source(fn, mods), m, ins, _meta_shape(fn.args[0])))
+        nodes.extend(_unfold_nodes(name, _source(fn, mods), m, ins, in_shape))
     elif isinstance(m, nn.Softmin):
         # softmin(x) = softmax(-x): the negation a LUT, then the int8 softmax
         dim = m.dim
         nodes.extend([Node(f"{name}_neg", "neg", ins[:1]),
                       Node(name, "softmax", [f"{name}_neg"], dict(dim=-1 if dim is None else int(dim)))])
     elif isinstance(m, nn.LocalResponseNorm):
-        nodes.extend(_lrn_nodes(name, _source(fn, mods), m.size, m.alpha, m.beta, m.k, ins, _meta_shape(fn)))
+        nodes.extend(_lrn_nodes(name, _source(fn, mods), m.size, m.alpha, m.beta, m.k, ins, out_shape))
     elif isinstance(m, nn.CrossMapLRN2d):
-        nodes.extend(_lrn_nodes(name, _source(fn, mods), m.size, m.alpha, m.beta, m.k, ins, _meta_shape(fn),
+        nodes.extend(_lrn_nodes(name, _source(fn, mods), m.size, m.alpha, m.beta, m.k, ins, out_shape,
                                 cross_map=True))
-    elif isinstance(m, nn.PReLU) and m.weight.numel() > 1 and len(_meta_shape(fn) or []) >= 2:
-        nodes.extend(_prelu_nodes(name, m, ins, len(_meta_shape(fn))))
+    elif isinstance(m, nn.PReLU) and m.weight.numel() > 1 and len(out_shape or []) >= 2:
+        nodes.extend(_prelu_nodes(name, m, ins, len(out_shape)))
     else:
         nodes.append(_module_node(name, m, ins))
     return nodes
