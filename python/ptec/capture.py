@@ -56,9 +56,11 @@ def _pair(v) -> List[int]:
 
 ONE_D = (nn.Conv1d, nn.ConvTranspose1d, nn.MaxPool1d, nn.AvgPool1d)
 
-# A max pool's indices are int64 positions, a dtype ptec's runtime does not
-# carry; the pooled values alone run (build the pool without return_indices).
-INDICES_REFUSAL = "return_indices=True: its int64 indices have no dtype in ptec's runtime (without it the pool runs)"
+# A max pool's indices are int64 positions in the input plane: ptec's
+# programs carry int64 outputs (argmax), but no kernel computes a window's
+# index yet; the pooled values alone run (build the pool without return_indices).
+INDICES_REFUSAL = ("return_indices=True: no kernel computes a pool window's int64 index yet (without it the pool runs; "
+                   "argmax and max(dim) indices do)")
 
 
 def _adaptive_size(v) -> list:
