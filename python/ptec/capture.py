@@ -31,6 +31,7 @@ from .capture_indices import arg_call_node, argmax_node, embedding_node, index_i
 from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
                             _scalar_arg, _sum_nodes, _values_of)
+from .capture_tensor_index import tensor_index_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, dense_groups,
                                fold_dilation_and_output_padding,
@@ -654,6 +655,8 @@ def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: 
                                       in_shape, CaptureError))
     elif isinstance(m, nn.Unfold):
         nodes.extend(_unfold_nodes(name, _source(fn, mods), m, ins, in_shape))
+    elif isinstance(m, nn.ChannelShuffle) and len(in_shape or [4]) != 4:
+        nodes.extend(_channel_shuffle_nodes(name, _source(fn, mods), m, ins, in_shape))
     elif isinstance(m, nn.Softmin):
         # softmin(x) = softmax(-x): the negation a LUT, then the int8 softmax
         dim = m.dim
@@ -668,6 +671,25 @@ def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: 
         nodes.extend(_prelu_nodes(name, m, ins, len(out_shape)))
     else:
         nodes.append(_module_node(name, m, ins))
+    return nodes
+
+
+def _channel_shuffle_nodes(name: str, source: str, m: nn.ChannelShuffle, ins: List[str], shape) -> List[Node]:
+    """nn.ChannelShuffle of [N, C, *rest] other than 4-D (torch takes 3-D
+    and up): the 4-D shuffle of [N, C, prod(rest), 1], which moves whole
+    channels as on an image, viewed back to the input's shape."""
+    if len(shape) < 3:
+        raise CaptureError(f"{source}: a channel shuffle needs an input of 3 or more dims [N, C, ...], "
+                           f"got {len(shape)}-D (torch refuses it too)")
+    nodes, cur = [], ins[0]
+    if len(shape) > 3:
+        nodes.append(Node(f"{name}_flat", "reshape", [cur], dict(flatten=(2, len(shape) - 1))))
+        cur = nodes[-1].name
+    nodes += [Node(f"{name}_as_2d_in", "reshape", [cur], dict(unsqueeze=3)),
+              Node(f"{name}_as_2d", "channel_shuffle", [f"{name}_as_2d_in"], dict(groups=int(m.groups))),
+              Node(name if len(shape) == 3 else f"{name}_flat_out", "reshape", [f"{name}_as_2d"], dict(squeeze=3))]
+    if len(shape) > 3:
+        nodes.append(Node(name, "reshape", [nodes[-1].name], dict(target_shape=list(shape))))
     return nodes
 
 
@@ -782,6 +804,10 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 tuple_sources.add(source.name)
             elif scalar is not None:
                 nodes.extend(scalar)
+            elif tensor_index_nodes(fn, by_name, _source(fn, mods), CaptureError) is not None:
+                nodes.extend(tensor_index_nodes(fn, by_name, _source(fn, mods), CaptureError))
+                # the index constants: now in the slices (a refused getitem reads them, so keeps them)
+                torch.fx.node.map_arg(fn.args[1], lambda a: tuple_sources.add(a.name))
             elif (fn.target is operator.getitem and source is not None
                   and _basic_index_nodes(name, fn, ins[0]) is not None):
                 nodes.extend(_basic_index_nodes(name, fn, ins[0]))

@@ -16,6 +16,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from .capture_tensor_index import select_nodes
 from .ir import ELEMENTWISE, Node
 
 
@@ -279,18 +280,7 @@ def _index_select_nodes(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[
     dim %= len(shape)
     if not idx or any(not -shape[dim] <= i < shape[dim] for i in idx):
         return None
-    idx = [i % shape[dim] for i in idx]
-    runs = [[idx[0], idx[0] + 1]]
-    for i in idx[1:]:
-        if i == runs[-1][1]:
-            runs[-1][1] += 1
-        else:
-            runs.append([i, i + 1])
-    name = fn.name
-    if len(runs) == 1:
-        return [Node(name, "slice", ins[:1], dict(dim=dim, start=runs[0][0], end=runs[0][1]))]
-    parts = [Node(f"{name}_run{k}", "slice", ins[:1], dict(dim=dim, start=a, end=b)) for k, (a, b) in enumerate(runs)]
-    return parts + [Node(name, "cat", [p.name for p in parts], dict(dim=dim))]
+    return select_nodes(fn.name, ins[0], dim, [i % shape[dim] for i in idx])
 
 
 def _normalize_nodes(fn: torch.fx.Node, ins: List[str]) -> Optional[List[Node]]:

@@ -38,6 +38,8 @@ RUNS = {
     "torch.narrow": (lambda x: torch.narrow(x, 2, 1, 4), S3, R, 0.5, "int8"),
     "getitem": (lambda x: x[:, 1:3, None, 2:], S3, R, 0.5, "int8"),
     "Tensor.index_select": (lambda x: x.index_select(-1, torch.tensor([0, 1, 2, 5, 3])), S3, R, 0.5, "int8"),
+    "getitem(constant index tensor)": (lambda x: x[..., torch.tensor([0, -1, 2, 5, 3, 3, 1, 0])]
+                                       + x[:, torch.tensor([3, 1, 1, 2])], S3, R, 1.0, "int8"),
     "Tensor.flatten": (lambda x: x.flatten(1), S4, R, 0.5, "int8"),
     "Tensor.reshape": (lambda x: x.reshape(1, 2, 16), S3, R, 0.5, "int8"),
     "Tensor.view": (lambda x: x.view(1, 32), S3, R, 0.5, "int8"),

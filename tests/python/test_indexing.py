@@ -2,15 +2,21 @@
 `z[:, 1:5, :, 2:]`, `x[0, :, None]`, `torch.narrow` become slice (and
 reshape) nodes, lowered to int8 `slice_copy`; the C runtime's bytes equal
 the numpy int8 reference's, and the result is close to PyTorch's float
-one. A step (`x[:, ::2]`) is one-wide slices joined by a cat. A tensor
-index computed from the input (`x[x > 0]`) is refused by name:
+one. A step (`x[:, ::2]`) is one-wide slices joined by a cat. A constant 1-D
+integer index tensor (a buffer, or a tensor made in forward from no input)
+is index_select along its dim: slices joined by a cat. A tensor index
+computed from the input (`x[x > 0]`), and the other advanced forms (2-D,
+several tensors, a bool mask) are refused in one line naming the call:
 docs/refused-operators.md and test_refused_operators.py."""
 import numpy as np
+import pytest
 import torch
 import torch.nn as nn
 
 from ptec import host_runtime
-from ptec.compiler import compile_model
+from ptec.capture import CaptureError, capture
+from ptec.compiler import CompileError, compile_model
+from ptec.ir import evaluate
 from ptec.interpreter import run_program
 from ptec.pte import parse_program
 
@@ -73,3 +79,86 @@ def test_a_step_is_slices_joined(tmp_path):
     step = res.graph.node(res.graph.outputs[0]).qparams[0]
     assert np.abs(got - x[:, [0, 2, 4, 6]].numpy() * 2.0).max() <= step     # two roundings: x's and the product's
 
+
+
+class ConstantIndex(nn.Module):
+    """A buffer index (with a negative entry and a repeat) and one made in
+    forward, each along a different dim."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("index", torch.tensor([2, 0, -1, 0]))
+
+    def forward(self, x):                                  # [1, 5, 6]
+        return x[:, self.index] * 1.5, x[..., torch.tensor([5, 1, 2, 3])]
+
+
+def _index_samples():
+    g = torch.Generator().manual_seed(5)
+    return [(torch.randn(1, 5, 6, generator=g),) for _ in range(8)]
+
+
+def test_constant_index_tensor_is_torch_in_float():
+    torch.manual_seed(0)
+    model = ConstantIndex().eval()
+    samples = _index_samples()
+    graph = capture(model, samples[0])
+    assert not any(n.op == "unsupported" for n in graph.nodes)
+    for (x,) in samples[:3]:
+        got = evaluate(graph, [x])
+        with torch.no_grad():
+            want = model(x)
+        for a, b in zip(got, want):
+            assert torch.equal(a, b)
+
+
+def test_constant_index_tensor_runs_int8(tmp_path):
+    torch.manual_seed(0)
+    model = ConstantIndex().eval()
+    samples = _index_samples()
+    res = compile_model(model, list(samples[0]), samples)
+    assert not res.lowered.fallbacks and not res.lowered.refusals and not res.lowered.unsupported
+    prog = parse_program(res.data)
+    steps = [res.graph.node(o).qparams[0] for o in res.graph.outputs]
+    for (x,) in samples[4:7]:
+        want = run_program(prog, [x.numpy()])
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))
+        with torch.no_grad():
+            ref = [t.numpy() for t in model(x)]
+        for w, g, r, step, bound in zip(want, got, ref, steps, (1.0, 0.5)):
+            assert np.asarray(g).shape == r.shape
+            assert np.asarray(g).tobytes() == np.asarray(w).tobytes()
+            # x rounded to its grid (the copy moves bytes: half a step); the product rounds once more
+            assert np.abs(g - r).max() <= step * bound * 1.001
+
+
+class Index(nn.Module):
+    def __init__(self, call):
+        super().__init__()
+        self.call = call
+
+    def forward(self, x):
+        return eval(self.call, {"torch": torch, "x": x}) * 2.0      # noqa: S307 - the test's own call text
+
+
+@pytest.mark.parametrize("call,why", [
+    ("x[:, torch.tensor([[0, 1], [2, 0]])]", "2-D"),
+    ("x[torch.tensor([0]), torch.tensor([1])]", "several index tensors"),
+    ("x[:, torch.tensor([True, False, True])]", "bool mask"),
+    ("x[0, torch.tensor([0, 2])]", "beside the index tensor"),
+    ("x[x > 0]", "computed in the program"),
+])
+def test_other_tensor_indices_are_refused_in_one_line(call, why):
+    x = torch.randn(1, 3, 4)
+    with pytest.raises(CompileError) as e:
+        compile_model(Index(call).eval(), [x], [(x,)])
+    message = str(e.value)
+    assert "\n" not in message and "getitem (operator.getitem)" in message and why in message, message
+
+
+def test_an_index_out_of_range_is_refused_in_one_line():
+    x = torch.randn(1, 3, 4)
+    with pytest.raises(CaptureError) as e:
+        compile_model(Index("x[:, torch.tensor([0, -4])]").eval(), [x], [(x,)])
+    message = str(e.value)
+    assert "\n" not in message and "getitem (operator.getitem): index -4 is out of range" in message, message

@@ -27,10 +27,10 @@ import torch.nn as nn
 
 from conftest import ROOT
 from ptec import host_runtime
-from ptec.capture import CaptureError
+from ptec.capture import CaptureError, capture
 from ptec.compiler import CompileError, compile_model
 from ptec.interpreter import run_program
-from ptec.ir import UnsupportedOperator
+from ptec.ir import UnsupportedOperator, evaluate
 from ptec.pte import parse_program
 
 
@@ -400,3 +400,24 @@ def test_not_inference_reason_holds(cls):
         assert any(p.startswith("target") for p in inspect.signature(obj.forward).parameters)
     else:
         pytest.fail(f"no check for {cls}'s reason")
+
+
+@pytest.mark.parametrize("shape", [(1, 6, 5), (1, 4, 2, 3, 2)], ids=["3-D", "5-D"])
+def test_channel_shuffle_of_other_ranks(shape, tmp_path):
+    """torch's ChannelShuffle takes [N, C, ...] of 3 or more dims: ptec's
+    float graph is torch's, and its int8 program moves bytes (half a step)."""
+    make = lambda: nn.ChannelShuffle(2)                     # noqa: E731
+    model, calibration, res = compiled(make, shape)
+    got = evaluate(capture(model, calibration[0]), [calibration[1][0]])
+    with torch.no_grad():
+        assert torch.equal(got[0], model(calibration[1][0]))
+    assert not res.lowered.fallbacks
+    assert worst_steps(model, res, calibration[:4], tmp_path) <= 0.5 + 1e-3
+
+
+def test_channel_shuffle_of_2d_is_refused_in_one_line():
+    x = torch.randn(4, 6)                                   # torch refuses it too: not run here
+    with pytest.raises(CaptureError) as e:
+        compile_model(Body(nn.ChannelShuffle(2)).eval(), [x], [(x,)])
+    message = str(e.value)
+    assert "\n" not in message and message.startswith("body (nn.ChannelShuffle): "), message
