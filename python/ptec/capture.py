@@ -27,7 +27,8 @@ from .capture_modules import (FUNCTIONAL_STAND_INS, CaptureModuleError, LSTMFina
 from .adaptive_max_pool import adaptive_max_pool_nodes
 from .circular_pad import circular_pad_nodes, sliced_pad_nodes
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
-from .capture_indices import arg_call_node, argmax_node, embedding_node, index_input_attrs, to_float_node
+from .capture_indices import (arg_call_node, argmax_node, embedding_bag_nodes, embedding_node, index_input_attrs,
+                              to_float_node)
 from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
                             _scalar_arg, _sum_nodes, _values_of)
@@ -615,6 +616,9 @@ def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: 
     ids_shape = in_shape
     if isinstance(m, nn.Embedding) and embedding_node(name, m, ins, by_name, ids_shape) is not None:
         return [embedding_node(name, m, ins, by_name, ids_shape)]
+    if isinstance(m, nn.EmbeddingBag) and \
+            embedding_bag_nodes(name, m, ins, by_name, ids_shape, _reduce_max_nodes) is not None:
+        return embedding_bag_nodes(name, m, ins, by_name, ids_shape, _reduce_max_nodes)
     if isinstance(m, (nn.Softmax, nn.Softmin, nn.LogSoftmax)) and m.dim is None and out_shape is not None:
         # torch's implicit dim (its _get_softmax_dim): 0 for ranks 0, 1 and 3, else 1
         m = type(m)(0 if len(out_shape) in (0, 1, 3) else 1)

@@ -122,3 +122,46 @@ def test_tagger_on_boards(target, tmp_path):
     res = compiled(Tagger())
     for (x,) in ids(2, 7):
         board_matches_reference(res.data, x.numpy(), target, tmp_path)
+
+
+class Bags(torch.nn.Module):
+    """nn.EmbeddingBag over [B, L] ids (B bags of L ids, no offsets)."""
+
+    def __init__(self, mode):
+        super().__init__()
+        torch.manual_seed(3)
+        self.bag = torch.nn.EmbeddingBag(VOCAB, 8, mode=mode)
+
+    def forward(self, x):
+        return self.bag(x)
+
+
+@pytest.mark.parametrize("mode,bound", [("mean", 1.0), ("sum", 2.0), ("max", 0.5)])
+def test_embedding_bag_reduces_the_rows(mode, bound, tmp_path):
+    """The rows as nn.Embedding's, then their mean, sum or max over each bag:
+    equal to torch in float, int8 within `bound` output steps (the max is
+    one of the rows: half a step; the mean rounds once more, and the sum is
+    the mean times the bag's length, which scales the mean's rounding)."""
+    from ptec.capture import capture
+    from ptec.ir import evaluate
+    model = Bags(mode).eval()
+    x = ids(1, 5)[0][0]
+    g = capture(model, [x])
+    assert not [n for n in g.nodes if n.op == "unsupported"]
+    with torch.no_grad():
+        assert torch.allclose(evaluate(g, [x])[0], model(x), atol=1e-5)
+    res = compiled(model)
+    assert not res.lowered.fallbacks
+    prog = parse_program(res.data)
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    for (x,) in ids(4, 6):
+        want = run_program(prog, [x.numpy()])[0]
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        assert got.tobytes() == want.tobytes()
+        with torch.no_grad():
+            ref = model(x).numpy()
+        assert np.ptp(ref) > 8 * step
+        assert np.abs(got - ref).max() <= bound * step + 1e-6, (np.abs(got - ref).max() / step)
+    if mode == "mean":
+        board_matches_reference(res.data, ids(1, 9)[0][0].numpy(), "cortex-m55", tmp_path)
+

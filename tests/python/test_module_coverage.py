@@ -108,18 +108,6 @@ class TokenShape(tuple):
         return t
 
 
-class TokenIds(nn.Module):
-    """An embedding of ids computed from a float input (nn.EmbeddingBag's
-    refusal; nn.Embedding runs on an int64 input of ids: TokenShape)."""
-
-    def __init__(self, layer):
-        super().__init__()
-        self.m = layer
-
-    def forward(self, x):
-        return self.m((x.abs() * 3.0).long())               # ids 0..9 from inputs in [-3, 3]
-
-
 def encoder_layer():
     return nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
 
@@ -259,6 +247,8 @@ RUNS = {
     "ZeroPad2d": (lambda: nn.ZeroPad2d(1), N4, 0.5, "int8"),
     # an int64 input of token ids: rows of the int8 table (aten::embedding.out)
     "Embedding": (lambda: nn.Embedding(10, 4), TokenShape(10, (2, 5)), 0.5, "int8"),
+    # [B, L] ids: B bags of L ids (no offsets), their rows' mean
+    "EmbeddingBag": (lambda: nn.EmbeddingBag(10, 4), TokenShape(10, (2, 5)), 1.0, "int8"),
 }
 
 # class: (layer, input shape). Refused by module path; docs/refused-operators.md
@@ -266,7 +256,6 @@ RUNS = {
 REFUSED = {
     "FractionalMaxPool2d": (lambda: nn.FractionalMaxPool2d(2, output_size=2), (1, 1, 4, 4)),
     "FractionalMaxPool3d": (lambda: nn.FractionalMaxPool3d(2, output_size=2), (1, 1, 4, 4, 4)),
-    "EmbeddingBag": (lambda: TokenIds(nn.EmbeddingBag(10, 4)), (1, 5)),
     "MaxUnpool1d": (lambda: Unpool(nn.MaxPool1d(2, return_indices=True), nn.MaxUnpool1d(2)), N3),
     "MaxUnpool2d": (lambda: Unpool(nn.MaxPool2d(2, return_indices=True), nn.MaxUnpool2d(2)), N4),
     "MaxUnpool3d": (lambda: Unpool(nn.MaxPool3d(2, return_indices=True), nn.MaxUnpool3d(2)), (1, 1, 2, 4, 4)),
