@@ -443,6 +443,90 @@ fail_case("bicubic_int8", bicubic([1, 1, 2, 2], [1, 1, 4, 4], [4, 4], st=I8), IN
 fail_case("bicubic_empty", bicubic([1, 1, 0, 2], [1, 1, 0, 4], [0, 4]), INVALID_ARGUMENT, "empty input or output")
 
 
+
+def order_op(key, x_shape, val_shape, idx_shape=None, st=F32, val_st=None, idx_st=I64, order=None, idx_order=None,
+             **kw):
+    """aten::sort.values / topk.values: two outputs, values (self's dtype)
+    and int64 indices, both program outputs."""
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape, order)
+    v = b.tensor(val_st or st, val_shape, order)
+    i = b.tensor(idx_st, idx_shape or val_shape, idx_order or order)
+    b.call(key, self=x, values=v, indices=i, **kw)
+    b.set_io([x], [v, i])
+    return b
+
+
+# rows [3,1,3,2] and [0,-5,7,0] ascending, stable: the first 3 (pos 0) before
+# the second (pos 2), the first 0 (pos 0) before the second (pos 3)
+run_case("sort_stable_rows", order_op("aten::sort.values", [2, 4], [2, 4], dim=-1, descending=False),
+         [(np.array([[3, 1, 3, 2], [0, -5, 7, 0]], np.float32), None)],
+         [(np.array([[1, 2, 3, 3], [-5, 0, 0, 7]], np.float32), None),
+          (np.array([[1, 3, 0, 2], [1, 0, 3, 2]], np.int64), None)])
+# descending keeps equals in row order too: int8 [5,9,5,-128] -> 9,5,5,-128 at 1,0,2,3
+run_case("sort_desc_int8", order_op("aten::sort.values", [4], [4], st=I8, dim=0, descending=True),
+         [(np.array([5, 9, 5, -128], np.int8), None)],
+         [(np.array([9, 5, 5, -128], np.int8), None), (np.array([1, 0, 2, 3], np.int64), None)])
+# NaN is the largest: ascending [nan, 1, -2] -> -2, 1, nan at 2, 1, 0
+run_case("sort_nan", order_op("aten::sort.values", [3], [3], dim=0, descending=False),
+         [(np.array([np.nan, 1, -2], np.float32), None)],
+         [(np.array([-2, 1, np.nan], np.float32), None), (np.array([2, 1, 0], np.int64), None)])
+# sort down the columns (dim 0) of [[4,1],[2,3],[6,0]]: col 0 -> 2,4,6 (1,0,2), col 1 -> 0,1,3 (2,0,1)
+run_case("sort_dim0", order_op("aten::sort.values", [3, 2], [3, 2], dim=0, descending=False),
+         [(np.array([[4, 1], [2, 3], [6, 0]], np.float32), None)],
+         [(np.array([[2, 0], [4, 1], [6, 3]], np.float32), None),
+          (np.array([[1, 2], [0, 0], [2, 1]], np.int64), None)])
+# channels-last [1,3,1,2] sorted over C, descending: pixel 0 (1,5,3) -> 5,3,1 at 1,2,0;
+# pixel 1 (2,0,4) -> 4,2,0 at 2,0,1
+run_case("sort_channels_last", order_op("aten::sort.values", [1, 3, 1, 2], [1, 3, 1, 2], order=CHANNELS_LAST,
+                                        dim=1, descending=True),
+         [(np.array([[1, 2], [5, 0], [3, 4]], np.float32).reshape(1, 3, 1, 2), CHANNELS_LAST)],
+         [(np.array([[5, 4], [3, 2], [1, 0]], np.float32).reshape(1, 3, 1, 2), CHANNELS_LAST),
+          (np.array([[1, 2], [2, 0], [0, 1]], np.int64).reshape(1, 3, 1, 2), CHANNELS_LAST)])
+# the 2 largest of [1,8,-3,8,5]: 8 (pos 1), 8 (pos 3); the 2 smallest: -3 (2), 1 (0)
+run_case("topk_largest", order_op("aten::topk.values", [5], [2], k=2, dim=0, largest=True, sorted=True),
+         [(np.array([1, 8, -3, 8, 5], np.float32), None)],
+         [(np.array([8, 8], np.float32), None), (np.array([1, 3], np.int64), None)])
+run_case("topk_smallest_int8", order_op("aten::topk.values", [2, 5], [2, 2], st=I8, k=2, dim=1, largest=False,
+                                        sorted=False),
+         [(np.array([[1, 8, -3, 8, 5], [0, 0, 0, 0, -1]], np.int8), None)],
+         [(np.array([[-3, 1], [-1, 0]], np.int8), None), (np.array([[2, 0], [4, 0]], np.int64), None)])
+# NaN counts as the largest for topk: [2, nan, 7] k=1 -> nan at 1
+run_case("topk_nan", order_op("aten::topk.values", [3], [1], k=1, dim=-1, largest=True, sorted=True),
+         [(np.array([2, np.nan, 7], np.float32), None)],
+         [(np.array([np.nan], np.float32), None), (np.array([1], np.int64), None)])
+# 0-d self: one element, index 0
+run_case("topk_scalar", order_op("aten::topk.values", [], [], k=1, dim=0, largest=True, sorted=True),
+         [(np.array(4.5, np.float32), None)], [(np.array(4.5, np.float32), None), (np.array(0, np.int64), None)])
+
+fail_case("topk_k_big", order_op("aten::topk.values", [2, 3], [2, 4], k=4, dim=1, largest=True, sorted=True),
+          INVALID_ARGUMENT, "k out of range")
+fail_case("topk_k_negative", order_op("aten::topk.values", [2, 3], [2, 0], k=-1, dim=1, largest=True, sorted=True),
+          INVALID_ARGUMENT, "k out of range")
+fail_case("topk_dim", order_op("aten::topk.values", [2, 3], [2, 1], k=1, dim=2, largest=True, sorted=True),
+          INVALID_ARGUMENT, "dim out of range")
+fail_case("sort_dim", order_op("aten::sort.values", [2, 3], [2, 3], dim=-3, descending=False),
+          INVALID_ARGUMENT, "dim out of range")
+fail_case("sort_scalar_dim", order_op("aten::sort.values", [], [], dim=1, descending=False),
+          INVALID_ARGUMENT, "dim out of range")
+fail_case("topk_values_sizes", order_op("aten::topk.values", [2, 3], [2, 3], k=2, dim=1, largest=True, sorted=True),
+          INVALID_ARGUMENT, "values' sizes do not match")
+fail_case("sort_indices_sizes", order_op("aten::sort.values", [2, 3], [2, 3], [3, 2], dim=1, descending=False),
+          INVALID_ARGUMENT, "indices' sizes do not match")
+fail_case("sort_values_dtype", order_op("aten::sort.values", [2, 3], [2, 3], val_st=I8, dim=1, descending=False),
+          NOT_SUPPORTED, "both be float32 or both int8")
+fail_case("sort_self_int64", order_op("aten::sort.values", [2, 3], [2, 3], st=I64, dim=1, descending=False),
+          NOT_SUPPORTED, "both be float32 or both int8")
+fail_case("topk_indices_int32", order_op("aten::topk.values", [4], [2], idx_st=ScalarType.INT, k=2, dim=0,
+                                         largest=True, sorted=True), INVALID_ARGUMENT, "indices must be int64")
+fail_case("sort_indices_order", order_op("aten::sort.values", [1, 2, 2, 2], [1, 2, 2, 2], dim=1, descending=False,
+                                         idx_order=CHANNELS_LAST), INVALID_ARGUMENT, "dim order differs")
+
+b = order_op("aten::sort.values", [4], [4], dim=0, descending=False)
+b.instructions[-1].instr_args.args[-1] = b.instructions[-1].instr_args.args[-2]   # a plain return slot
+fail_case("sort_return_slot", b, INVALID_ARGUMENT, "expected TensorList")
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
