@@ -27,6 +27,7 @@ from .capture_modules import (FUNCTIONAL_STAND_INS, CaptureModuleError, LSTMFina
 from .adaptive_max_pool import adaptive_max_pool_nodes
 from .circular_pad import circular_pad_nodes, sliced_pad_nodes
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
+from .capture_sort import order_call_node, order_node, order_of
 from .capture_indices import (arg_call_node, argmax_node, embedding_bag_nodes, embedding_node, index_input_attrs,
                               to_float_node)
 from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
@@ -800,6 +801,12 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 dim, keepdim, negate, shape = source.attrs["values_of"]
                 nodes.extend(_reduce_max_nodes(name, source.inputs[0], shape, [dim], keepdim, negate))
                 tuple_sources.add(source.name)
+            elif (source is not None and source.op == "unsupported" and "order_of" in source.attrs
+                  and fn.args[1] in (0, "values", 1, "indices")):
+                # the values or indices of torch.sort / topk: sort, sort_indices (capture_sort)
+                nodes.append(order_node(name, source.inputs[0], source.attrs["order_of"],
+                                        fn.args[1] in (1, "indices")))
+                tuple_sources.add(source.name)
             elif source is not None and source.op == "unsupported":
                 # One element of a multi-output call (torch.sort(x)[0], topk(...).values):
                 # keep it as one unsupported node named after that call, so
@@ -852,6 +859,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_copying_nodes(fn, ins))
             elif arg_call_node(fn, ins) is not None:
                 nodes.append(arg_call_node(fn, ins))
+            elif order_call_node(fn, ins) is not None:
+                nodes.append(order_call_node(fn, ins))
             elif to_float_node(fn, ins, by_name) is not None:
                 nodes.append(to_float_node(fn, ins, by_name))
             elif _amax_nodes(fn, ins) is not None:
@@ -1194,6 +1203,8 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
     attrs = dict(fn=run, what=what)
     if _values_of(fn) is not None:
         attrs["values_of"] = _values_of(fn) + (_meta_shape(fn.args[0]),)
+    if order_of(fn) is not None:
+        attrs["order_of"] = order_of(fn)
     pieces = _pieces(fn)
     if pieces is not None:
         attrs["pieces"] = pieces

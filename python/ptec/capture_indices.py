@@ -20,6 +20,8 @@ import torch
 from .capture_calls import _meta_shape, _scalar_arg
 from .ir import Node
 
+# the nodes whose value is an int64 index (float32 in the float graph)
+INDEX_OPS = ("argmax", "sort_indices")
 ARG_TARGETS = {"argmax": False, torch.argmax: False, "argmin": True, torch.argmin: True}
 
 
@@ -54,7 +56,7 @@ def to_float_node(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[Node]:
     node: the index_to_float node. Of anything else: None (a float value's
     `.float()` is handled where it always was)."""
     if not fn.args or not isinstance(fn.args[0], torch.fx.Node) or by_name.get(ins[0]) is None \
-            or by_name[ins[0]].op != "argmax":
+            or by_name[ins[0]].op not in INDEX_OPS:
         return None
     if fn.target == "float" and len(fn.args) == 1 and not fn.kwargs:
         return Node(fn.name, "index_to_float", ins[:1])

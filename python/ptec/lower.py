@@ -52,6 +52,9 @@ class LoweringContext:
         self.deferred: Dict[str, Callable[[], Act]] = {}
         self.pre_transposed: Dict[str, str] = {}   # absorbed transpose -> its input
         self.fallbacks: List[str] = []
+        # (input, dim, descending, k) -> (values, indices) of one sort/topk
+        # call, which a sort node and its sort_indices twin share
+        self.ordered: Dict[tuple, tuple] = {}
         self.progress: Optional[Callable[[int, int], None]] = None   # (done, total) per node
 
     def get(self, name: str) -> Act:

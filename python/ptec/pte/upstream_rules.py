@@ -129,6 +129,14 @@ RULES: Dict[str, Rule] = {
     "aten::embedding.out": Rule("kernels/portable/cpu/op_embedding.cpp", same_dtype=("weight", "out"),
                                 contiguous=("weight", "indices", "out"),
                                 dtypes=(("indices", frozenset({ScalarType.LONG, ScalarType.INT})),)),
+    # check_topk_args: values of self's dtype, indices int64; perform_topk
+    # steps every tensor by self's contiguous strides
+    "aten::topk.values": Rule("kernels/portable/cpu/op_topk.cpp", contiguous=("self", "values", "indices"),
+                              same_dtype=("self", "values"), dtypes=(("indices", I64),)),
+    # upstream's portable library (v1.5) has no sort kernel
+    "aten::sort.values": Rule("none: ptec only (src/kernels/portable/op_sort.c)",
+                              contiguous=("self", "values", "indices"), same_dtype=("self", "values"),
+                              dtypes=(("indices", I64),), upstream_library="none (ptec only)"),
     "aten::_native_batch_norm_legit_no_training.out": Rule(
         "kernels/portable/cpu/op_native_batch_norm.cpp",
         contiguous=("input",), same_dim_order=("input", "out0", "out1", "out2"),

@@ -238,6 +238,29 @@ def embedding(weight, indices) -> np.ndarray:
     return weight[ids]
 
 
+def ordered(x, dim: int, descending: bool, k: Optional[int]):
+    """aten::sort.values (k None) / topk.values (descending = largest): the
+    (values, int64 indices) along dim, a stable order (equal values keep
+    their order in the row) with NaN the largest value; topk is the first k
+    of that order. A 0-d x is one element."""
+    x = np.asarray(x)
+    flat = x.reshape(1) if x.ndim == 0 else np.moveaxis(x, dim, -1)
+    wide = flat.astype(np.float64)                 # int8 and float32 exactly, -x without overflow
+    nan = np.isnan(wide)
+    rows = wide.reshape(-1, wide.shape[-1])
+    nans = nan.reshape(rows.shape)
+    # lexsort is stable and sorts by the last key first
+    idx = np.stack([np.lexsort((-r, ~m) if descending else (r, m)) for r, m in zip(rows, nans)]) \
+        if rows.size else np.zeros(rows.shape, np.int64)
+    idx = idx.reshape(flat.shape).astype(np.int64)
+    if k is not None:
+        idx = idx[..., :k]
+    vals = np.take_along_axis(flat, idx, axis=-1)
+    if x.ndim == 0:
+        return vals.reshape(()), idx.reshape(())
+    return np.moveaxis(vals, -1, dim), np.moveaxis(idx, -1, dim)
+
+
 def to_float32(x) -> np.ndarray:
     """dim_order_ops::_to_dim_order_copy.out into float32 (int64 rounds to
     the nearest float32, as C's conversion does)."""

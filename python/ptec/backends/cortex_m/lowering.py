@@ -705,6 +705,46 @@ def op_argmax(ctx, n: Node):
     return raw_view(ctx.b, out, out.sizes, layout(out.sizes))
 
 
+def _ordered(ctx, n: Node):
+    """The (values, indices) of aten::sort.values / topk.values over n's
+    input, made once for a sort node and its sort_indices twin. int8 values
+    keep the input's grid (a positive scale keeps the order; quantize's
+    PASS_THROUGH), fp32 from the fallback is sorted as it is. Upstream's
+    kernels want contiguous tensors: a 4-D channels-last input is made
+    contiguous first and 4-D results channels-last after."""
+    a = n.attrs
+    key = (n.inputs[0], int(a["dim"]), bool(a["descending"]), a["k"])
+    if key not in ctx.ordered:
+        src = ctx.get(n.inputs[0])
+        x = src if src.dtype == ScalarType.FLOAT else ctx.q(n.inputs[0])
+        order = list(range(len(x.sizes)))
+        x = clone_dim_order(ctx.b, x, order) if needs_relayout(x.sizes) else raw_view(ctx.b, x, x.sizes, order)
+        values = new_act(ctx.b, x.dtype, n.shape, x.scale, x.zp, dim_order=order)
+        indices = new_act(ctx.b, ScalarType.LONG, n.shape, dim_order=order)
+        if a["k"] is None:
+            ctx.b.call("aten::sort.values", self=x.value, dim=key[1], descending=key[2], values=values.value,
+                       indices=indices.value)
+        else:
+            ctx.b.call("aten::topk.values", self=x.value, k=int(a["k"]), dim=key[1], largest=key[2], sorted=True,
+                       values=values.value, indices=indices.value)
+        ctx.ordered[key] = tuple(clone_dim_order(ctx.b, r, CHANNELS_LAST) if needs_relayout(r.sizes)
+                                 else raw_view(ctx.b, r, r.sizes, layout(r.sizes)) for r in (values, indices))
+    return ctx.ordered[key]
+
+
+def op_sort(ctx, n: Node):
+    """The values of torch.sort / topk: the input's int8 bytes reordered."""
+    values = _ordered(ctx, n)[0]
+    if values.dtype == ScalarType.CHAR and (values.scale, values.zp) != tuple(n.qparams):
+        return ctx.refuse(n, "the output's int8 grid differs from the input's: the sort moves bytes")
+    return values
+
+
+def op_sort_indices(ctx, n: Node):
+    """The int64 positions of torch.sort / topk / argsort along dim."""
+    return _ordered(ctx, n)[1]
+
+
 def op_index_to_float(ctx, n: Node):
     """The model's `.float()` of an index: int64 to fp32 (the layers after
     it quantize it on first int8 use)."""
