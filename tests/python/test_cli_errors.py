@@ -46,33 +46,33 @@ class WrongCalibration(nn.Sequential):
 def wrong_calibration():
     return WrongCalibration(nn.Linear(8, 4))
 
-class SortUnpacked(nn.Module):
+class ModeUnpacked(nn.Module):
     def forward(self, x):
-        v, i = torch.sort(x, dim=-1)
+        v, i = torch.mode(x, dim=-1)
         return v * 2.0
 
-class SortValues(nn.Module):
+class ModeValues(nn.Module):
     def forward(self, x):
-        return x.sort(dim=-1).values * 2.0
+        return x.mode(dim=-1).values * 2.0
 
-class TopkUnpacked(nn.Module):
+class CummaxUnpacked(nn.Module):
     def forward(self, x):
-        v, i = torch.topk(x, 3)
+        v, i = torch.cummax(x, 1)
         return v
 
-class TopkValues(nn.Module):
+class CummaxValues(nn.Module):
     def forward(self, x):
-        return torch.topk(x, 3).values
+        return torch.cummax(x, 1).values
 
-class SortWhole(nn.Module):
+class ModeWhole(nn.Module):
     def forward(self, x):
-        return torch.sort(x, dim=-1)
+        return torch.mode(x, dim=-1)
 
-def sort_unpacked(): return SortUnpacked(), (torch.randn(1, 8),)
-def sort_whole(): return SortWhole(), (torch.randn(1, 8),)
-def sort_values(): return SortValues(), (torch.randn(1, 8),)
-def topk_unpacked(): return TopkUnpacked(), (torch.randn(1, 8),)
-def topk_values(): return TopkValues(), (torch.randn(1, 8),)
+def mode_unpacked(): return ModeUnpacked(), (torch.randn(1, 8),)
+def mode_whole(): return ModeWhole(), (torch.randn(1, 8),)
+def mode_values(): return ModeValues(), (torch.randn(1, 8),)
+def cummax_unpacked(): return CummaxUnpacked(), (torch.randn(1, 8),)
+def cummax_values(): return CummaxValues(), (torch.randn(1, 8),)
 
 def boom():
     raise RuntimeError("factory exploded")
@@ -136,16 +136,16 @@ CASES = [
     ("zoo_name_unknown", ["compile", "resnet9", "-o", "{out}/m.pte"],
      ["'resnet9'", "not a zoo name"]),
     # operators ptec cannot run: refused by name, however the model spells them
-    ("sort_unpacked", ["compile", M + ":sort_unpacked", "--calib", "2", "-o", "{out}/m.pte"],
-     ["operator not supported", "no kernel for sort (torch.sort)"]),
-    ("sort_values", ["compile", M + ":sort_values", "--calib", "2", "-o", "{out}/m.pte"],
-     ["operator not supported", "no kernel for sort (Tensor.sort)"]),
-    ("sort_returned_whole", ["compile", M + ":sort_whole", "--calib", "2", "-o", "{out}/m.pte"],
-     ["operator not supported: sort (torch.sort)", "returns 2 values"]),
-    ("topk_unpacked", ["compile", M + ":topk_unpacked", "--calib", "2", "-o", "{out}/m.pte"],
-     ["operator not supported", "no kernel for topk (torch.topk)"]),
-    ("topk_values", ["compile", M + ":topk_values", "--calib", "2", "-o", "{out}/m.pte"],
-     ["operator not supported", "no kernel for topk (torch.topk)"]),
+    ("mode_unpacked", ["compile", M + ":mode_unpacked", "--calib", "2", "-o", "{out}/m.pte"],
+     ["operator not supported", "no kernel for mode (torch.mode)"]),
+    ("mode_values", ["compile", M + ":mode_values", "--calib", "2", "-o", "{out}/m.pte"],
+     ["operator not supported", "no kernel for mode (Tensor.mode)"]),
+    ("mode_returned_whole", ["compile", M + ":mode_whole", "--calib", "2", "-o", "{out}/m.pte"],
+     ["operator not supported: mode (torch.mode)", "returns 2 values"]),
+    ("cummax_unpacked", ["compile", M + ":cummax_unpacked", "--calib", "2", "-o", "{out}/m.pte"],
+     ["operator not supported", "no kernel for cummax (torch.cummax)"]),
+    ("cummax_values", ["compile", M + ":cummax_values", "--calib", "2", "-o", "{out}/m.pte"],
+     ["operator not supported", "no kernel for cummax (torch.cummax)"]),
     # calibration data
     ("calib_zero", ["compile", M + ":one", "--calib", "0", "-o", "{out}/m.pte"],
      ["--calib 0", "at least 1"]),
