@@ -1,16 +1,20 @@
 """Ordering along a dim (issue 15): torch.sort / Tensor.sort, torch.topk /
-Tensor.topk (their values and indices), torch.argsort / Tensor.argsort and
-torch.msort.
+Tensor.topk, torch.kthvalue and torch.median(x, dim) (their values and
+indices), torch.argsort / Tensor.argsort and torch.msort.
 
 A `sort` node is the values, attrs dim, descending and k (None: every
-element, else the first k: topk, with descending = largest); its int8
+element, else the first k: topk, with descending = largest), pick (None,
+or kthvalue's / median's one position of the ascending order, whose dim
+is then dropped unless keepdim); its int8
 values are the input's own bytes reordered, so it keeps the input's grid
 (quantize's PASS_THROUGH). A `sort_indices` node (same attrs) is their
 int64 positions along dim, carried in the float graph as float32 like
 argmax's (capture_indices): a program output as int64, or `.float()`'d.
-Both lower to one aten::sort.values / topk.values call, a stable sort, so
+Both lower to one aten::sort.values / topk.values call (a pick: the
+topk of the pick + 1 smallest, sliced at its last), a stable sort, so
 equal values keep their order as in torch's stable sort; torch leaves the
-order of equal values in topk (and in an unstable sort) unspecified."""
+order of equal values in topk, kthvalue and median (and in an unstable
+sort) unspecified."""
 from __future__ import annotations
 
 from typing import List, Optional
@@ -22,51 +26,76 @@ from .ir import Node
 
 SORT_TARGETS = ("sort", torch.sort)
 TOPK_TARGETS = ("topk", torch.topk)
-ORDER_OPS = ("sort", "sort_indices")
+# one element of the ascending order: kthvalue's k-th smallest, median's lower middle
+PICK_TARGETS = ("kthvalue", torch.kthvalue, "median", torch.median)
 
 
 def _int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def order_of(fn: torch.fx.Node):
-    """(dim, descending, k, shape) of a sort or topk call whose values and
-    indices ptec computes, k None for a sort; None for anything else (then
-    the call and its elements stay refused by name)."""
+def _call_args(fn: torch.fx.Node):
+    """(kind, dim, descending, k, pick, keepdim) as the call spells them,
+    or None for a call that is none of these or has other arguments."""
     try:
-        is_sort, is_topk = fn.target in SORT_TARGETS, fn.target in TOPK_TARGETS
-    except TypeError:         # an unhashable target is neither
+        kind = ("sort" if fn.target in SORT_TARGETS else "topk" if fn.target in TOPK_TARGETS
+                else "pick" if fn.target in PICK_TARGETS else None)
+    except TypeError:         # an unhashable target is none of them
         return None
-    if not (is_sort or is_topk) or not fn.args or not isinstance(fn.args[0], torch.fx.Node):
+    if kind is None:
         return None
-    shape = _meta_shape(fn.args[0])
-    if shape is None:
-        return None
-    if is_sort:
+    a = lambda i, key, default=None: _scalar_arg(fn, i, key, default)   # noqa: E731
+    if kind == "sort":
         if set(fn.kwargs) - {"dim", "descending", "stable"} or len(fn.args) > 3:
             return None
-        dim, descending, k = _scalar_arg(fn, 1, "dim", -1), _scalar_arg(fn, 2, "descending", False), None
-    else:
+        return kind, a(1, "dim", -1), a(2, "descending", False), None, None, False
+    if kind == "topk":
         # sorted=False leaves the order to the implementation: ptec's is sorted
         if set(fn.kwargs) - {"k", "dim", "largest", "sorted"} or len(fn.args) > 5 \
-                or not isinstance(_scalar_arg(fn, 4, "sorted", True), bool):
+                or not isinstance(a(4, "sorted", True), bool):
             return None
-        k, dim, descending = _scalar_arg(fn, 1, "k"), _scalar_arg(fn, 2, "dim", -1), _scalar_arg(fn, 3, "largest", True)
-    if not _int(dim) or not isinstance(descending, bool) or (k is not None and not _int(k)):
+        return kind, a(2, "dim", -1), a(3, "largest", True), a(1, "k"), None, False
+    if fn.target in ("kthvalue", torch.kthvalue):
+        if set(fn.kwargs) - {"k", "dim", "keepdim"} or len(fn.args) > 4 or not _int(a(1, "k")):
+            return None
+        return kind, a(2, "dim", -1), False, None, a(1, "k") - 1, a(3, "keepdim", False)
+    # median(x, dim[, keepdim]); median(x) alone is one tensor, not covered
+    if set(fn.kwargs) - {"dim", "keepdim"} or len(fn.args) > 3 or a(1, "dim") is None:
+        return None
+    return kind, a(1, "dim"), False, None, "middle", a(2, "keepdim", False)
+
+
+def order_of(fn: torch.fx.Node) -> Optional[dict]:
+    """The attrs (dim, descending, k, pick, keepdim) of a sort, topk,
+    kthvalue or median(dim) call whose values and indices ptec computes: k
+    None for every element, pick None or the position in the ascending
+    order of the one element kept (kthvalue, median). None for anything
+    else (then the call and its elements stay refused by name)."""
+    if not fn.args or not isinstance(fn.args[0], torch.fx.Node):
+        return None
+    spelled, shape = _call_args(fn), _meta_shape(fn.args[0])
+    if spelled is None or shape is None:
+        return None
+    _, dim, descending, k, pick, keepdim = spelled
+    if not _int(dim) or not isinstance(descending, bool) or not isinstance(keepdim, bool) \
+            or (k is not None and not _int(k)):
         return None
     rank = max(len(shape), 1)
     if not -rank <= dim < rank:
         return None
     n = shape[dim % rank] if shape else 1
-    if k is not None and not 0 <= k <= n:
+    if pick == "middle":
+        pick = (n - 1) // 2
+    if (k is not None and not 0 <= k <= n) or (pick is not None and not 0 <= pick < n):
         return None
-    return dim % rank, descending, k, tuple(shape)
+    if pick is not None:
+        k = pick + 1
+    return dict(dim=dim % rank, descending=descending, k=k, pick=pick, keepdim=keepdim)
 
 
-def order_node(name: str, src: str, order, indices: bool) -> Node:
+def order_node(name: str, src: str, attrs: dict, indices: bool) -> Node:
     """The values (sort) or indices (sort_indices) node of order_of's call."""
-    dim, descending, k, _ = order
-    return Node(name, "sort_indices" if indices else "sort", [src], dict(dim=dim, descending=descending, k=k))
+    return Node(name, "sort_indices" if indices else "sort", [src], dict(attrs))
 
 
 def order_call_node(fn: torch.fx.Node, ins: List[str]) -> Optional[Node]:
@@ -85,22 +114,25 @@ def order_call_node(fn: torch.fx.Node, ins: List[str]) -> Optional[Node]:
     if msort:
         if len(fn.args) != 1 or fn.kwargs or not shape:
             return None
-        return order_node(fn.name, ins[0], (0, False, None, tuple(shape)), False)
+        return order_node(fn.name, ins[0], dict(dim=0, descending=False, k=None, pick=None, keepdim=False), False)
     if set(fn.kwargs) - {"dim", "descending", "stable"} or len(fn.args) > 3:
         return None
     dim, descending = _scalar_arg(fn, 1, "dim", -1), _scalar_arg(fn, 2, "descending", False)
     rank = max(len(shape), 1)
     if not _int(dim) or not isinstance(descending, bool) or not -rank <= dim < rank:
         return None
-    return order_node(fn.name, ins[0], (dim % rank, descending, None, tuple(shape)), True)
+    return order_node(fn.name, ins[0], dict(dim=dim % rank, descending=descending, k=None, pick=None,
+                                            keepdim=False), True)
 
 
 def eval_order(op: str, attrs: dict, x: torch.Tensor) -> torch.Tensor:
     """The float graph's value of a sort / sort_indices node (indices as
     float32, as every value of the float graph). The stable sort is the one
-    the kernel computes; topk's is torch's own."""
-    dim, k = attrs["dim"] if x.dim() else 0, attrs["k"]
-    if k is None:
+    the kernel computes; topk's and kthvalue's are torch's own."""
+    dim, k, pick = attrs["dim"] if x.dim() else 0, attrs["k"], attrs.get("pick")
+    if pick is not None:
+        values, indices = torch.kthvalue(x, pick + 1, dim, attrs["keepdim"])
+    elif k is None:
         values, indices = torch.sort(x, dim=dim, descending=attrs["descending"], stable=True)
     else:
         values, indices = torch.topk(x, k, dim, attrs["descending"], True)

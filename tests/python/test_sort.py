@@ -1,11 +1,11 @@
 """Ordering along a dim (issue 15): torch.sort / Tensor.sort, torch.topk /
-Tensor.topk (values and indices), torch.argsort and torch.msort run as
-aten::sort.values / topk.values. Each program's host bytes are the numpy
+Tensor.topk, torch.kthvalue, torch.median(x, dim) (values and indices),
+torch.argsort and torch.msort run as aten::sort.values / topk.values. Each program's host bytes are the numpy
 reference interpreter's; its values are the quantized input's own codes
 reordered, so they equal torch's sort of the dequantized input exactly and
 are within the input's rounding (half a step) of torch's float values; its
-indices are torch's on rows whose values are apart by more than two int8
-codes (no ties after rounding). The emulated boards print the reference
+indices are torch's on rows whose int8 codes all differ (no ties after
+rounding). The emulated boards print the reference
 bytes."""
 import numpy as np
 import pytest
@@ -60,6 +60,10 @@ CALLS = {
     "torch.argsort": (lambda y: torch.argsort(y, dim=-1, descending=True), 2, True),
     "Tensor.argsort": (lambda y: y.argsort(0), 0, True),
     "torch.msort": (lambda y: torch.msort(y), 0, False),
+    "torch.kthvalue values": (lambda y: torch.kthvalue(y, 3, -1)[0], 2, False),
+    "Tensor.kthvalue keepdim indices": (lambda y: y.kthvalue(2, 1, keepdim=True)[1], 1, True),
+    "torch.median(dim) values": (lambda y: torch.median(y, 0).values, 0, False),
+    "Tensor.median(dim) indices": (lambda y: y.median(-1)[1], 2, True),
 }
 SHAPE = (3, 4, 12)
 
@@ -94,7 +98,7 @@ def test_order_matches_torch(name, tmp_path):
     step = qparams[0]
     checked = 0
     # inside the calibrated range: no int8 code saturates
-    for (x,) in samples(5, 1, spread=1.0):
+    for (x,) in samples(8, 1, spread=1.0):
         want = run_program(prog, [x.numpy()])[0]
         got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
         assert got.tobytes() == want.tobytes()
@@ -108,11 +112,11 @@ def test_order_matches_torch(name, tmp_path):
             # the values are the input's codes: within half a step of torch's (and a hair for the fp32 dequantize)
             assert np.abs(got - ref).max() <= 0.5 * step * 1.001 + 1e-6, name
             continue
-        sure = np.broadcast_to(_apart(scores.numpy(), dim, qparams), scores.shape)
-        sure = np.take(sure, range(got.shape[dim]), axis=dim)
+        rows = _apart(scores.numpy(), dim, qparams)
+        sure = np.broadcast_to(rows if got.ndim == rows.ndim else rows.squeeze(dim), got.shape)
         assert np.array_equal(got[sure], ref[sure]), name
         checked += int(sure.sum())
-    assert indices is False or checked >= 40, checked
+    assert indices is False or checked >= 20, checked        # enough tie-free rows to mean something
 
 
 def test_values_are_the_dequantized_sort():

@@ -709,26 +709,41 @@ def _ordered(ctx, n: Node):
     """The (values, indices) of aten::sort.values / topk.values over n's
     input, made once for a sort node and its sort_indices twin. int8 values
     keep the input's grid (a positive scale keeps the order; quantize's
-    PASS_THROUGH), fp32 from the fallback is sorted as it is. Upstream's
-    kernels want contiguous tensors: a 4-D channels-last input is made
-    contiguous first and 4-D results channels-last after."""
+    PASS_THROUGH), fp32 from the fallback is sorted as it is. A pick
+    (kthvalue, median) is the topk of the pick + 1 smallest, sliced at its
+    last (aten::slice_copy.Tensor_out, any dtype) and viewed without dim
+    unless keepdim. Upstream's kernels want contiguous tensors: a 4-D
+    channels-last input is made contiguous first and 4-D results
+    channels-last after."""
     a = n.attrs
-    key = (n.inputs[0], int(a["dim"]), bool(a["descending"]), a["k"])
+    dim, k, pick = int(a["dim"]), a["k"], a.get("pick")
+    key = (n.inputs[0], dim, bool(a["descending"]), k, pick, bool(a.get("keepdim")))
     if key not in ctx.ordered:
         src = ctx.get(n.inputs[0])
         x = src if src.dtype == ScalarType.FLOAT else ctx.q(n.inputs[0])
         order = list(range(len(x.sizes)))
         x = clone_dim_order(ctx.b, x, order) if needs_relayout(x.sizes) else raw_view(ctx.b, x, x.sizes, order)
-        values = new_act(ctx.b, x.dtype, n.shape, x.scale, x.zp, dim_order=order)
-        indices = new_act(ctx.b, ScalarType.LONG, n.shape, dim_order=order)
-        if a["k"] is None:
-            ctx.b.call("aten::sort.values", self=x.value, dim=key[1], descending=key[2], values=values.value,
+        sizes = [k if d == dim and k is not None else s for d, s in enumerate(x.sizes)]
+        values = new_act(ctx.b, x.dtype, sizes, x.scale, x.zp, dim_order=order)
+        indices = new_act(ctx.b, ScalarType.LONG, sizes, dim_order=order)
+        if k is None:
+            ctx.b.call("aten::sort.values", self=x.value, dim=dim, descending=key[2], values=values.value,
                        indices=indices.value)
         else:
-            ctx.b.call("aten::topk.values", self=x.value, k=int(a["k"]), dim=key[1], largest=key[2], sorted=True,
+            ctx.b.call("aten::topk.values", self=x.value, k=int(k), dim=dim, largest=key[2], sorted=True,
                        values=values.value, indices=indices.value)
+        results = (values, indices)
+        if pick is not None:
+            picked = []
+            for r in results:
+                one = new_act(ctx.b, r.dtype, [1 if d == dim else s for d, s in enumerate(sizes)], r.scale, r.zp,
+                              dim_order=order)
+                ctx.b.call("aten::slice_copy.Tensor_out", self=r.value, dim=dim, start=int(pick),
+                           end=int(pick) + 1, step=1, out=one.value)
+                picked.append(one if key[5] else raw_view(ctx.b, one, n.shape, list(range(len(n.shape)))))
+            results = tuple(picked)
         ctx.ordered[key] = tuple(clone_dim_order(ctx.b, r, CHANNELS_LAST) if needs_relayout(r.sizes)
-                                 else raw_view(ctx.b, r, r.sizes, layout(r.sizes)) for r in (values, indices))
+                                 else raw_view(ctx.b, r, r.sizes, layout(r.sizes)) for r in results)
     return ctx.ordered[key]
 
 
