@@ -5,7 +5,7 @@ arguments; and a small fp32 network on the portable kernels (conv, max-pool
 with indices, cat through a TensorList, mean, softmax, view, permute,
 slice), so that theirs meet damaged arguments too; and a small program of
 index results (argmax, argmin, the int64-to-float32 copy, an embedding of
-int64 ids)."""
+int64 ids, a sort and a topk with their int64 indices)."""
 import os
 import sys
 
@@ -63,8 +63,9 @@ write_program(portable_program(), os.path.join(out_dir, "portable_small.pte"))
 
 def index_program():
     """argmax over a dim into int64, converted to float32; argmin kept as an
-    int64 output: the kernels of model outputs that are class indices; and
-    an embedding of int64 token ids."""
+    int64 output: the kernels of model outputs that are class indices; an
+    embedding of int64 token ids; a sort and a topk (k, dim and the two
+    outputs' sizes for damage to meet)."""
     f32, i64 = ScalarType.FLOAT, ScalarType.LONG
     b = ProgramBuilder()
     x = b.tensor(f32, [2, 5], None)
@@ -80,7 +81,11 @@ def index_program():
     rows = b.tensor(ScalarType.CHAR, [2, 4], None)
     b.call("aten::embedding.out", weight=b.constant(np.arange(-20, 20, dtype=np.int8).reshape(10, 4)), indices=i,
            padding_idx=-1, scale_grad_by_freq=False, sparse=False, out=rows)
-    b.set_io([x], [f, j, rows])
+    sv, si = b.tensor(f32, [2, 5], None), b.tensor(i64, [2, 5], None)
+    b.call("aten::sort.values", self=x, dim=-1, descending=True, values=sv, indices=si)
+    tv, ti = b.tensor(f32, [1, 5], None), b.tensor(i64, [1, 5], None)
+    b.call("aten::topk.values", self=x, k=1, dim=0, largest=False, sorted=True, values=tv, indices=ti)
+    b.set_io([x], [f, j, rows, sv, si, tv, ti])
     return b.build()
 
 
