@@ -1205,6 +1205,8 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
         attrs["values_of"] = _values_of(fn) + (_meta_shape(fn.args[0]),)
     if order_of(fn) is not None:
         attrs["order_of"] = order_of(fn)
+        # returned or used whole (a tuple): only its elements are tensors
+        attrs["why"] = "take its values ([0], .values) or indices ([1], .indices), which ptec runs"
     pieces = _pieces(fn)
     if pieces is not None:
         attrs["pieces"] = pieces

@@ -209,6 +209,59 @@ class _Raw(torch.nn.Module):
         return v, i
 
 
+class ConvSort(torch.nn.Module):
+    """Sorts over a 4-D channels-last conv output: over channels (dim 1)
+    and along H (topk), and the lower median along W."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(1)
+        self.conv = torch.nn.Conv2d(3, 6, 3, padding=1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        v, i = y.sort(1, descending=True)
+        return v, i, y.topk(2, dim=2)[0], torch.median(y, 3)[0]
+
+
+def test_channels_last_values(tmp_path):
+    """4-D values are channels-last: each sort works on a contiguous copy
+    and its results go back. Bytes as the reference; values within the
+    conv's own rounding (1.5 steps) of torch's; indices torch's on rows
+    whose float values are more than 4 steps apart (the conv's rounding
+    cannot swap them)."""
+    model = ConvSort().eval()
+    g = torch.Generator().manual_seed(2)
+    calibration = [(torch.randn(1, 3, 5, 4, generator=g),) for _ in range(8)]
+    res = compile_model(model, [calibration[0][0]], calibration)
+    assert not res.lowered.fallbacks and not res.lowered.unsupported
+    prog = parse_program(res.data)
+    step = res.graph.node("conv").qparams[0]
+    checked = 0
+    for (x,) in calibration[:4]:
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))
+        assert [a.tobytes() for a in got] == [w.tobytes() for w in run_program(prog, [x.numpy()])]
+        with torch.no_grad():
+            y = model.conv(x).numpy()
+            ref = [r.numpy() for r in model(x)]
+        for k in (0, 2, 3):
+            assert np.abs(got[k] - ref[k]).max() <= 1.5 * step, k
+        apart = np.broadcast_to((np.diff(np.sort(y, axis=1), axis=1) > 4 * step).all(axis=1, keepdims=True), y.shape)
+        assert np.array_equal(got[1][apart], ref[1][apart])
+        checked += int(apart.sum())
+    assert checked >= 24, checked
+
+
+def test_tuple_returned_whole_is_refused():
+    """The (values, indices) tuple itself is no tensor: refused naming the
+    call and what runs instead."""
+    class Whole(torch.nn.Module):
+        def forward(self, x):
+            return torch.topk(x, 2)
+    with pytest.raises(Exception, match=r"topk \(torch.topk\) returns 2 values, not one tensor: take its values"):
+        compile_model(Whole().eval(), [torch.randn(2, 8)], [(torch.randn(2, 8),)] * 2)
+
+
 def test_index_used_as_a_number_is_refused():
     class Sum(torch.nn.Module):
         def forward(self, x):
