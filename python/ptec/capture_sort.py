@@ -5,9 +5,8 @@ indices), torch.argsort / Tensor.argsort and torch.msort.
 A `sort` node is the values, attrs dim, descending and k (None: every
 element, else the first k: topk, with descending = largest), pick (None,
 or kthvalue's / median's one position of the ascending order, whose dim
-is then dropped unless keepdim); its int8
-values are the input's own bytes reordered, so it keeps the input's grid
-(quantize's PASS_THROUGH). A `sort_indices` node (same attrs) is their
+is then dropped unless keepdim); its int8 values are the input's own
+bytes reordered, so it keeps the input's grid (quantize's PASS_THROUGH). A `sort_indices` node (same attrs) is their
 int64 positions along dim, carried in the float graph as float32 like
 argmax's (capture_indices): a program output as int64, or `.float()`'d.
 Both lower to one aten::sort.values / topk.values call (a pick: the
