@@ -54,7 +54,7 @@ def to_float_node(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[Node]:
     node: the index_to_float node. Of anything else: None (a float value's
     `.float()` is handled where it always was)."""
     if not fn.args or not isinstance(fn.args[0], torch.fx.Node) or by_name.get(ins[0]) is None \
-            or by_name[ins[0]].op != "argmax":
+            or by_name[ins[0]].op not in ("argmax", "window_argmax"):
         return None
     if fn.target == "float" and len(fn.args) == 1 and not fn.kwargs:
         return Node(fn.name, "index_to_float", ins[:1])

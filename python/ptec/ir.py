@@ -231,6 +231,12 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = (torch.argmin if a["smallest"] else torch.argmax)(xs[0], a["dim"], a["keepdim"]).float()
     elif op == "embedding":
         y = F.embedding(xs[0].long(), _t(a["weight"]))
+    elif op in ("window_max", "window_argmax"):
+        from .pool_indices import eval_window     # a max pool's listed windows (pool_indices)
+        y = eval_window(xs[0], a["windows"], a["out_shape"], op == "window_argmax")
+    elif op == "max_unpool":
+        from .pool_indices import eval_unpool
+        y = eval_unpool(xs[0], xs[1], a["out_shape"])
     elif op == "index_to_float":
         y = xs[0]
     elif op == "slice":
