@@ -34,8 +34,18 @@ class Pair(nn.Module):
 
 
 def samples_2x3():
+    """Fractional samples [2, 3, 3]; sliced, made contiguous again (torch's
+    kernel reads _random_samples' storage as contiguous)."""
     g = torch.Generator().manual_seed(9)
-    return torch.rand(2, 3, 3, generator=g)
+    return _Contiguous(torch.rand(2, 3, 3, generator=g))
+
+
+class _Contiguous:
+    def __init__(self, t):
+        self.t = t
+
+    def __getitem__(self, index):
+        return self.t[index].contiguous()
 
 
 POOLS = {
@@ -49,10 +59,10 @@ POOLS = {
     "AdaptiveMaxPool2d": (lambda: nn.AdaptiveMaxPool2d((3, 4), return_indices=True), (1, 3, 7, 9)),
     "AdaptiveMaxPool3d": (lambda: nn.AdaptiveMaxPool3d((2, 3, 2), return_indices=True), (1, 2, 5, 7, 5)),
     "FractionalMaxPool2d per batch": (lambda: nn.FractionalMaxPool2d(2, output_size=3, return_indices=True,
-                                                                     _random_samples=samples_2x3()[:, :, :2].contiguous()),
+                                                                     _random_samples=samples_2x3()[:, :, :2]),
                                       (2, 3, 7, 7)),
     "FractionalMaxPool3d": (lambda: nn.FractionalMaxPool3d(2, output_size=(2, 3, 3), return_indices=True,
-                                                           _random_samples=samples_2x3()[:1, :2].contiguous()), (1, 2, 5, 6, 7)),
+                                                           _random_samples=samples_2x3()[:1, :2]), (1, 2, 5, 6, 7)),
 }
 
 
