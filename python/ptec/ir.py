@@ -10,7 +10,8 @@ Ops: input, constant, conv2d, conv_transpose2d, linear, batch_norm, clamp
 avg_pool2d, adaptive_avg_pool2d, max_pool2d, reshape, permute, channel_shuffle, pad, softmax,
 the unary activations of UNARY (sigmoid, tanh, silu, gelu, softplus, prelu, hardswish,
 hardsigmoid, leaky_relu, elu), mean, cat, identity, argmax, index_to_float and embedding
-(capture_indices; an input with attrs dtype "int64" holds token ids), unsupported. Any node may carry a fused
+(capture_indices; an input with attrs dtype "int64" holds token ids), window_max, window_argmax and
+max_unpool (pool_indices), unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 
 State (--stateful): `state` is a tensor kept from one run to the next
