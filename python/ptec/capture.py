@@ -38,8 +38,8 @@ from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, 
                                fold_dilation_and_output_padding,
                                functional_conv_transpose3d_nodes)
 from .fractional_max_pool import REFUSAL as FRACTIONAL_REFUSAL, fractional_max_pool_nodes
-from .pool_indices import (is_pool_with_indices, module_of_call, unpool_node, unpool_spatial, window_node,
-                           without_indices)
+from .pool_indices import (check_batched, is_pool_with_indices, module_of_call, unpool_node, unpool_spatial,
+                           window_node, without_indices)
 from .interpolate import expand_adaptive_avg_pools, interpolate_nodes
 from .pool3d import (PADS_3D, POOLS_3D, functional_pool3d_module, module_pad3d_nodes, module_pool3d_nodes,
                      pad3d_nodes)
@@ -797,6 +797,7 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                     nodes.append(window_node(name, "window_argmax", m, source.inputs[0], in_shape,
                                              _meta_shape(fn), what, CaptureError))
                 else:
+                    check_batched(m, in_shape, what, CaptureError)
                     nodes.extend(_called_module_nodes(name, without_indices(m), fn, mods, source.inputs[:1],
                                                       by_name, (in_shape, _meta_shape(fn))))
                 for n in nodes[before:]:

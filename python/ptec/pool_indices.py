@@ -118,11 +118,17 @@ def check_windows(what: str, table: np.ndarray, in_shape, out_shape, error) -> N
         raise error(f"{what}: a pooling window lies outside the input {list(in_shape)}")
 
 
-def window_node(name: str, op: str, m: nn.Module, x: str, in_shape, out_shape, what: str, error) -> Node:
-    """window_argmax (the indices) or window_max (the values) of pool m."""
-    if in_shape is None or out_shape is None or len(in_shape) != 2 + spatial_of(m):
+def check_batched(m: nn.Module, in_shape, what: str, error) -> None:
+    if in_shape is None or len(in_shape) != 2 + spatial_of(m):
         raise error(f"{what}: return_indices needs a batched [N, C, ...] input "
                     f"of rank {2 + spatial_of(m)} (input {list(in_shape or [])})")
+
+
+def window_node(name: str, op: str, m: nn.Module, x: str, in_shape, out_shape, what: str, error) -> Node:
+    """window_argmax (the indices) or window_max (the values) of pool m."""
+    check_batched(m, in_shape, what, error)
+    if out_shape is None:
+        raise error(f"{what}: needs a traced output")
     table = windows_of(m, in_shape, out_shape)
     check_windows(what, table, in_shape, out_shape, error)
     return Node(name, op, [x], dict(windows=table, out_shape=[int(v) for v in out_shape]))

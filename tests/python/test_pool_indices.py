@@ -265,3 +265,14 @@ def test_unpool_on_boards(target, tmp_path):
     assert not res.lowered.fallbacks
     for (x,) in calibration[:2]:
         board_matches_reference(res.data, x.numpy(), target, tmp_path)
+
+
+def test_unbatched_pair_is_refused_in_one_line():
+    """torch's unbatched [C, H, W] form of a pool with indices: refused
+    naming the layer (its indices would need the batch-1 stand-in)."""
+    from ptec.capture import CaptureError, capture
+    x = torch.randn(2, 4, 4)
+    with pytest.raises(CaptureError) as e:
+        capture(Pair(nn.MaxPool2d(2, return_indices=True)).eval(), [x])
+    message = str(e.value)
+    assert "\n" not in message and "pool (nn.MaxPool2d): return_indices needs a batched" in message, message
