@@ -86,12 +86,12 @@ static ptec_status prepare(ptec_op *op)
         return ptec_op_fail(op, PTEC_INVALID_PROGRAM, W_OUT, PTEC_MSG("out must not be a constant tensor"));
     }
     int spatial = (int)self->rank - 2;
-    int32_t rows = 0;
+    int64_t rows = 0; /* three int32 sizes: no overflow in int64 */
     for (int d = 0; d < spatial; ++d) {
         if (out->sizes[2 + d] < 1 || self->sizes[2 + d] < 1) {
             return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, W_OUT, PTEC_MSG("empty spatial dims"));
         }
-        rows += out->sizes[2 + d]; /* each size fits a tensor, three of them an int32 */
+        rows += out->sizes[2 + d];
     }
     if (out->sizes[0] != self->sizes[0] || out->sizes[1] != self->sizes[1]) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, W_OUT, PTEC_MSG("out must keep self's N and C"));
@@ -101,7 +101,7 @@ static ptec_status prepare(ptec_op *op)
     }
     if (windows->dtype != PTEC_DTYPE_INT || windows->rank != 4 || !is_contiguous(windows) ||
         (windows->sizes[0] != 1 && windows->sizes[0] != self->sizes[0]) ||
-        (windows->sizes[1] != 1 && windows->sizes[1] != self->sizes[1]) || windows->sizes[2] != rows ||
+        (windows->sizes[1] != 1 && windows->sizes[1] != self->sizes[1]) || (int64_t)windows->sizes[2] != rows ||
         windows->sizes[3] != 3) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, W_WINDOWS,
                             PTEC_MSG("windows must be contiguous int32 [1 or N, 1 or C, sum of out's sizes, 3]"));
@@ -113,7 +113,7 @@ static ptec_status prepare(ptec_op *op)
     s->indices = out->dtype == PTEC_DTYPE_LONG;
     s->per_batch = windows->sizes[0] != 1;
     s->per_chan = windows->sizes[1] != 1;
-    s->rows = rows;
+    s->rows = windows->sizes[2];
     return PTEC_OK;
 }
 
