@@ -39,6 +39,8 @@ from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, 
                                fold_dilation_and_output_padding,
                                functional_conv_transpose3d_nodes)
 from .fractional_max_pool import REFUSAL as FRACTIONAL_REFUSAL, fractional_max_pool_nodes
+from .pool_indices import (check_batched, is_pool_with_indices, module_of_call, unpool_node, unpool_spatial,
+                           window_node, without_indices)
 from .interpolate import expand_adaptive_avg_pools, interpolate_nodes
 from .pool3d import (PADS_3D, POOLS_3D, functional_pool3d_module, module_pad3d_nodes, module_pool3d_nodes,
                      pad3d_nodes)
@@ -59,11 +61,10 @@ def _pair(v) -> List[int]:
 
 ONE_D = (nn.Conv1d, nn.ConvTranspose1d, nn.MaxPool1d, nn.AvgPool1d)
 
-# A max pool's indices are int64 positions in the input plane: ptec's
-# programs carry int64 outputs (argmax), but no kernel computes a window's
-# index yet; the pooled values alone run (build the pool without return_indices).
-INDICES_REFUSAL = ("return_indices=True: no kernel computes a pool window's int64 index yet (without it the pool runs; "
-                   "argmax and max(dim) indices do)")
+# A max pool with return_indices is a pair (pool_indices): its values and
+# its indices are taken apart by getitem; the pair as one value has no form.
+INDICES_PAIR = ("return_indices=True: take the pair apart (values, indices = pool(x)); "
+                "the pair itself is not a tensor")
 
 
 def _adaptive_size(v) -> list:
@@ -147,8 +148,6 @@ def _one_d_nodes(name: str, source: str, m: nn.Module, ins: List[str], shape) ->
             stride=[1, _single(m.stride)], padding=[0, _single(m.padding)],
             output_padding=[0, _single(m.output_padding)], dilation=[1, _single(m.dilation)],
             groups=int(m.groups)))
-    elif isinstance(m, nn.MaxPool1d) and m.return_indices:
-        return [Node(name, "unsupported", ins[:1], dict(fn=m, what=type(m).__name__, why=INDICES_REFUSAL))]
     elif isinstance(m, nn.MaxPool1d):
         node = Node(core, "max_pool2d", [lifted], dict(
             kernel=[1, _single(m.kernel_size)], stride=[1, _single(m.stride or m.kernel_size)],
@@ -330,9 +329,8 @@ def _reshaping_module_nodes(name: str, source: str, m: nn.Module, ins: List[str]
     rank = len(shape or [])
     if isinstance(m, nn.AdaptiveMaxPool2d):
         out = _adaptive_size(m.output_size)
-        if rank != 4 or m.return_indices:
-            raise CaptureError(f"{source}: " + (INDICES_REFUSAL if m.return_indices else
-                                                f"takes [N, C, H, W] (input {list(shape or [])})"))
+        if rank != 4:
+            raise CaptureError(f"{source}: takes [N, C, H, W] (input {list(shape or [])})")
         out = [shape[2 + i] if out[i] is None else int(out[i]) for i in range(2)]
         if any(shape[2 + i] % out[i] for i in range(2)):
             return adaptive_max_pool_nodes(name, ins[0], shape[2:], out)
@@ -346,9 +344,8 @@ def _reshaping_module_nodes(name: str, source: str, m: nn.Module, ins: List[str]
     if isinstance(m, nn.AdaptiveMaxPool1d):
         # over [N, C, L]: the 2-D pool of a unit height, kernel = stride = L / output
         out = _single(m.output_size)
-        if rank != 3 or m.return_indices:
-            raise CaptureError(f"{source}: " + (INDICES_REFUSAL if m.return_indices else
-                                                f"takes [N, C, L] (input {list(shape or [])})"))
+        if rank != 3:
+            raise CaptureError(f"{source}: takes [N, C, L] (input {list(shape or [])})")
         return ([Node(f"{name}_as_2d_in", "reshape", ins[:1], dict(unsqueeze=2))]
                 + adaptive_max_pool_nodes(f"{name}_as_2d", f"{name}_as_2d_in", [1, int(shape[2])], [1, out])
                 + [Node(name, "reshape", [f"{name}_as_2d"], dict(squeeze=2))])
@@ -513,8 +510,6 @@ def _module_node(name: str, m: nn.Module, ins: List[str]) -> Node:
             count_include_pad=bool(m.count_include_pad), divisor_override=m.divisor_override))
     if isinstance(m, nn.AdaptiveAvgPool2d):
         return Node(name, "adaptive_avg_pool2d", ins, dict(output_size=_adaptive_size(m.output_size)))
-    if isinstance(m, nn.MaxPool2d) and m.return_indices:
-        return Node(name, "unsupported", ins, dict(fn=m, what=type(m).__name__, why=INDICES_REFUSAL))
     if isinstance(m, nn.MaxPool2d):
         return Node(name, "max_pool2d", ins, dict(
             kernel=_pair(m.kernel_size), stride=_pair(m.stride or m.kernel_size),
@@ -599,13 +594,18 @@ def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: 
     shapes: (input shape, output shape) when they are not fn's traced ones
     (a call taken as batch 1)."""
     nodes: List[Node] = []
-    if getattr(m, "return_indices", False):
-        # the indices are int64 positions no ptec kernel makes: the call stays
-        # one unsupported node (refused naming the module), not a pool whose
-        # second output does not exist
-        return [Node(name, "unsupported", ins, dict(fn=m, what=type(m).__name__))]
     in_shape, out_shape = shapes or (
         _meta_shape(fn.args[0]) if fn.args and isinstance(fn.args[0], torch.fx.Node) else None, _meta_shape(fn))
+    if getattr(m, "return_indices", False):
+        # a pair: the call stays one unsupported node (refused naming the
+        # module if used whole), whose getitems are the values and indices
+        # (pool_indices); a fractional pool without samples stays refused
+        attrs = dict(fn=m, what=type(m).__name__)
+        if is_pool_with_indices(m):
+            attrs.update(why=INDICES_PAIR, pool_indices=in_shape)
+        return [Node(name, "unsupported", ins[:1], attrs)]
+    if unpool_spatial(m) is not None:
+        return [unpool_node(name, ins, out_shape, in_shape, unpool_spatial(m), _source(fn, mods), CaptureError)]
     if shapes is None and _unbatched(m, in_shape, out_shape):
         # torch's unbatched form is the batch-1 call without its batch dim:
         # unsqueeze(0), the batched stand-in nodes, squeeze(0) (which keeps
@@ -789,6 +789,21 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 for n in nodes[before:]:
                     n.attrs["source"] = source.attrs.get("source")
                 tuple_sources.add(source.name)
+            elif (source is not None and source.op == "unsupported" and "pool_indices" in source.attrs
+                  and fn.args[1] in (0, 1)):
+                # a max pool's values (the pool without its indices) or indices (window_argmax)
+                m, in_shape = source.attrs["fn"], source.attrs["pool_indices"]
+                what = source.attrs.get("source") or source.attrs["what"]
+                if fn.args[1] == 1:
+                    nodes.append(window_node(name, "window_argmax", m, source.inputs[0], in_shape,
+                                             _meta_shape(fn), what, CaptureError))
+                else:
+                    check_batched(m, in_shape, what, CaptureError)
+                    nodes.extend(_called_module_nodes(name, without_indices(m), fn, mods, source.inputs[:1],
+                                                      by_name, (in_shape, _meta_shape(fn))))
+                for n in nodes[before:]:
+                    n.attrs["source"] = source.attrs.get("source")
+                tuple_sources.add(source.name)
             elif (source is not None and source.op == "unsupported" and "values_of" in source.attrs
                   and fn.args[1] in (1, "indices")):
                 # the indices of x.max(dim) / x.min(dim): an argmax node (ties: the first, as torch)
@@ -840,6 +855,13 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                                                  CaptureError))
             elif fn.target is F.pad and _pad3d_call(name, fn, mods, ins) is not None:
                 nodes.extend(_pad3d_call(name, fn, mods, ins))
+            elif module_of_call(fn, lambda i, k, d: _scalar_arg(fn, i, k, d)) is not None:
+                # F.max_pool2d(x, 2, return_indices=True) and kin: the module's pair
+                nodes.extend(_called_module_nodes(name, module_of_call(fn, lambda i, k, d: _scalar_arg(fn, i, k, d)),
+                                                  fn, mods, ins[:1], by_name))
+            elif unpool_spatial(fn.target) is not None and len(ins) == 2:
+                nodes.append(unpool_node(name, ins, _meta_shape(fn), _meta_shape(fn.args[0]),
+                                         unpool_spatial(fn.target), _source(fn, mods), CaptureError))
             elif _functional_module(fn, by_name) is not None:
                 module, taken = _functional_module(fn, by_name)
                 nodes.extend(_called_module_nodes(name, module, fn, mods, ins[:1], by_name))

@@ -21,7 +21,7 @@ from .capture_calls import _meta_shape, _scalar_arg
 from .ir import Node
 
 # the nodes whose value is an int64 index (float32 in the float graph)
-INDEX_OPS = ("argmax", "sort_indices")
+INDEX_OPS = ("argmax", "sort_indices", "window_argmax")
 ARG_TARGETS = {"argmax": False, torch.argmax: False, "argmin": True, torch.argmin: True}
 
 

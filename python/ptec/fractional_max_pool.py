@@ -2,6 +2,8 @@
 stand-in). Without them torch draws the samples on every call, so the
 pooling regions change from call to call and no fixed program reproduces
 the layer: that case stays refused (REFUSAL says why and what to do).
+Samples that differ between batch elements give regions per element: the
+pool is then pool_indices' window_max of each element's windows.
 
 With fixed samples each (batch, channel) plane has fixed regions. Torch
 (ATen's FractionalMaxPool2d.cpp / 3d.cpp) starts the windows along a dim
@@ -46,8 +48,6 @@ def fractional_max_pool_nodes(name: str, what: str, m, ins: List[str], in_shape,
     """The nodes for `m` (fixed samples) on ins[0]; the last is named `name`."""
     three = isinstance(m, nn.FractionalMaxPool3d)
     rank = 5 if three else 4
-    if getattr(m, "return_indices", False):
-        raise error(f"{what}: return_indices is not supported: its int64 indices have no dtype in ptec's runtime")
     if in_shape is None or out_shape is None or len(in_shape) != rank:
         raise error(f"{what}: needs a traced {rank}-D [N, C, ...]")
     samples = m._random_samples.detach().cpu().numpy().astype(np.float32)
@@ -56,8 +56,9 @@ def fractional_max_pool_nodes(name: str, what: str, m, ins: List[str], in_shape,
         raise error(f"{what}: _random_samples has shape {list(samples.shape)}, the input needs "
                     f"{[n, c, rank - 2]}")
     if any((samples[b] != samples[0]).any() for b in range(samples.shape[0])):
-        raise error(f"{what}: _random_samples differ between batch elements; one program has one set of "
-                    "regions a channel (give every batch element the same samples)")
+        # regions per batch element: the listed windows of each (pool_indices)
+        from .pool_indices import window_node
+        return [window_node(name, "window_max", m, ins[0], in_shape, out_shape, what, error)]
     spatial = [int(s) for s in in_shape[2:]]
     outs = [int(s) for s in out_shape[2:]]
     k = [int(v) for v in (m.kernel_size if isinstance(m.kernel_size, (tuple, list))

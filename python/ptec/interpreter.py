@@ -165,7 +165,7 @@ def run_program(program: Program, inputs: Sequence[np.ndarray], method: str = "f
 
         ns, _, name = key.partition("::")
         name = name.rsplit(".", 1)[0]
-        if ns in ("cortex_m", "ptec") or (ns == "quantized_decomposed" and name in (
+        if ns in ("cortex_m", "ptec") and key not in _PORTABLE or (ns == "quantized_decomposed" and name in (
                 "quantize_per_tensor", "dequantize_per_tensor")):
             params = [arg(p, k) for p, k in sig if p not in _SKIP and p != "out_dtype"]
             if name == "pad":
@@ -207,6 +207,7 @@ def run_program(program: Program, inputs: Sequence[np.ndarray], method: str = "f
 # results for several outputs). Numerics: ptec.reference.portable.
 
 def _portable_table():
+    from .reference import pool_indices as PI
     from .reference import portable as P
 
     def t(arg, name):
@@ -301,6 +302,10 @@ def _portable_table():
         "aten::reflection_pad2d.out": lambda arg, named, out: P.edge_pad(t(arg, "self"), s(arg, "padding"), True),
         "aten::replication_pad1d.out": lambda arg, named, out: P.edge_pad(t(arg, "self"), s(arg, "padding"), False),
         "aten::replication_pad2d.out": lambda arg, named, out: P.edge_pad(t(arg, "self"), s(arg, "padding"), False),
+        "ptec::window_max.out": lambda arg, named, out: PI.window_max(
+            t(arg, "self"), t(arg, "windows"), out.sizes, out.scalar_type == ScalarType.LONG),
+        "ptec::max_unpool.out": lambda arg, named, out: PI.max_unpool(t(arg, "self"), t(arg, "indices"),
+                                                                      s(arg, "zero_point"), out.sizes),
         "aten::view_copy.out": lambda arg, named, out: t(arg, "self").reshape(out.sizes),
         "aten::permute_copy.out": lambda arg, named, out: np.transpose(t(arg, "self"), s(arg, "dims")),
         "aten::cat.out": lambda arg, named, out: P.cat(arg("tensors", "Tensor[]"), s(arg, "dim")),

@@ -11,7 +11,8 @@ avg_pool2d, adaptive_avg_pool2d, max_pool2d, reshape, permute, channel_shuffle, 
 the unary activations of UNARY (sigmoid, tanh, silu, gelu, softplus, prelu, hardswish,
 hardsigmoid, leaky_relu, elu), mean, cat, identity, argmax, index_to_float, sort, sort_indices
 (capture_sort) and embedding
-(capture_indices; an input with attrs dtype "int64" holds token ids), unsupported. Any node may carry a fused
+(capture_indices; an input with attrs dtype "int64" holds token ids), window_max, window_argmax and
+max_unpool (pool_indices), unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 
 State (--stateful): `state` is a tensor kept from one run to the next
@@ -235,6 +236,12 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
     elif op in ("sort", "sort_indices"):
         from .capture_sort import eval_order
         y = eval_order(op, a, xs[0])
+    elif op in ("window_max", "window_argmax"):
+        from .pool_indices import eval_window     # a max pool's listed windows (pool_indices)
+        y = eval_window(xs[0], a["windows"], a["out_shape"], op == "window_argmax")
+    elif op == "max_unpool":
+        from .pool_indices import eval_unpool
+        y = eval_unpool(xs[0], xs[1], a["out_shape"])
     elif op == "index_to_float":
         y = xs[0]
     elif op == "slice":

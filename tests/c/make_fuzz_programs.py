@@ -4,7 +4,8 @@ with kernel_sum), so that every cortex_m kernel's prepare() meets damaged
 arguments; and a small fp32 network on the portable kernels (conv, max-pool
 with indices, cat through a TensorList, mean, softmax, view, permute,
 slice), so that theirs meet damaged arguments too; and a small program of
-index results (argmax, argmin, the int64-to-float32 copy, an embedding of
+index results (argmax, argmin, the int64-to-float32 copy, a max pool's
+indices over listed windows and the unpool by them, an embedding of
 int64 ids, a sort and a topk with their int64 indices)."""
 import os
 import sys
@@ -85,7 +86,17 @@ def index_program():
     b.call("aten::sort.values", self=x, dim=-1, descending=True, values=sv, indices=si)
     tv, ti = b.tensor(f32, [1, 5], None), b.tensor(i64, [1, 5], None)
     b.call("aten::topk.values", self=x, k=1, dim=0, largest=False, sorted=True, values=tv, indices=ti)
-    b.set_io([x], [f, j, rows, sv, si, tv, ti])
+    # a max pool's values and int64 indices over listed windows, unpooled
+    # back by them (ptec::max_unpool checks each index against the plane)
+    x3 = b.tensor(f32, [1, 2, 5], None)
+    b.call("aten::view_copy.out", self=x, size=[1, 2, 5], out=x3)
+    windows = b.constant(np.array([[[[0, 3, 1], [2, 5, 2]]]], np.int32))
+    pooled, where = b.tensor(f32, [1, 2, 2], None), b.tensor(i64, [1, 2, 2], None)
+    b.call("ptec::window_max.out", self=x3, windows=windows, out=pooled)
+    b.call("ptec::window_max.out", self=x3, windows=windows, out=where)
+    back = b.tensor(f32, [1, 2, 5], None)
+    b.call("ptec::max_unpool.out", self=pooled, indices=where, zero_point=0, out=back)
+    b.set_io([x], [f, j, rows, sv, si, tv, ti, back])
     return b.build()
 
 

@@ -9,8 +9,9 @@ handles, so that mutations start from every path rather than rediscover it.
   ds_cnn_small_*, portable_small, index_small
                            ptec-built programs: segment constants, every
                            cortex_m and portable kernel family (index_small:
-                           argmax, argmin, the int64-to-float32 copy, an
-                           embedding of int64 ids, sort and topk)
+                           argmax, argmin, the int64-to-float32 copy, a
+                           max pool's window indices and the unpool by
+                           them, an embedding of int64 ids, sort and topk)
   legacy_constants         a ptec-built program with its constants moved to
                            the legacy constant_buffer layout
   control_flow             move, jump_false (taken and not taken), free

@@ -331,6 +331,81 @@ fail_case("embedding_sizes", embedding_op(T8, [3], [3, 3]), INVALID_ARGUMENT, "i
 fail_case("embedding_table_rank", embedding_op(T8.reshape(3, 2, 1), [3], [3, 2]), INVALID_ARGUMENT,
           "weight must be 2-D")
 
+def window_op(x_shape, out_shape, windows, st=F32, out_st=None, order=None):
+    """ptec::window_max.out: out_st I64 for the indices, else the maxima."""
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape, order)
+    y = b.tensor(out_st if out_st is not None else st, out_shape, order)
+    b.call("ptec::window_max.out", self=x, windows=b.constant(np.asarray(windows, np.int32)), out=y)
+    b.set_io([x], [y])
+    return b
+
+
+# 1-D rows [3, 1, 3, 0, 7] with windows [0,3) [2,5) [1,5 step 2]: maxima
+# 3 (the first of the two 3s: index 0), 7 (index 4), 1 (taps 1 and 3: 1 and 0, index 1)
+W1 = [[[[0, 3, 1], [2, 5, 1], [1, 5, 2]]]]
+X1 = np.array([[[3, 1, 3, 0, 7]]], np.int8)
+run_case("window_argmax_1d_ties", window_op([1, 1, 5], [1, 1, 3], W1, st=I8, out_st=I64),
+         [(X1, None)], [(np.array([[[0, 4, 1]]], np.int64), None)])
+run_case("window_max_1d_int8", window_op([1, 1, 5], [1, 1, 3], W1, st=I8), [(X1, None)],
+         [(np.array([[[3, 7, 1]]], np.int8), None)])
+# torch's NaN rule: a NaN beats every number and the last NaN wins: [1, nan, 5, nan] -> 3
+run_case("window_argmax_nan", window_op([1, 1, 4], [1, 1, 1], [[[[0, 4, 1]]]], out_st=I64),
+         [(np.array([[[1, np.nan, 5, np.nan]]], np.float32), None)], [(np.array([[[3]]], np.int64), None)])
+# 2-D channels-last [1, 2, 2, 2], one window per channel (windows per channel: C' = 2):
+# channel 0 [[1, 4], [4, 2]] over the whole plane -> 4 at h*W+w = 1; channel 1
+# [[5, 0], [6, 9]] over row 1 only -> 9 at 3
+run_case("window_argmax_2d_per_channel",
+         window_op([1, 2, 2, 2], [1, 2, 1, 1], [[[[0, 2, 1], [0, 2, 1]], [[1, 2, 1], [0, 2, 1]]]], out_st=I64,
+                   order=CHANNELS_LAST),
+         [(np.array([[[[1, 4], [4, 2]], [[5, 0], [6, 9]]]], np.float32), CHANNELS_LAST)],
+         [(np.array([[[[1]], [[3]]]], np.int64), CHANNELS_LAST)])
+# 3-D [1, 1, 2, 2, 2] values 0..7 except 7 at (1, 0, 1) = 5: one window over all -> 5
+X3 = np.array([0, 1, 2, 3, 4, 7, 6, 5], np.float32).reshape(1, 1, 2, 2, 2)
+run_case("window_argmax_3d", window_op([1, 1, 2, 2, 2], [1, 1, 1, 1, 1], [[[[0, 2, 1], [0, 2, 1], [0, 2, 1]]]],
+                                       out_st=I64), [(X3, None)], [(np.array(5, np.int64).reshape(1, 1, 1, 1, 1), None)])
+fail_case("window_outside", window_op([1, 1, 5], [1, 1, 1], [[[[3, 6, 1]]]]), INVALID_ARGUMENT,
+          "empty or outside self")
+fail_case("window_negative", window_op([1, 1, 5], [1, 1, 1], [[[[-1, 2, 1]]]]), INVALID_ARGUMENT,
+          "empty or outside self")
+fail_case("window_empty", window_op([1, 1, 5], [1, 1, 1], [[[[2, 2, 1]]]]), INVALID_ARGUMENT, "empty or outside self")
+fail_case("window_step", window_op([1, 1, 5], [1, 1, 1], [[[[0, 2, 0]]]]), INVALID_ARGUMENT, "empty or outside self")
+fail_case("window_rows", window_op([1, 1, 5], [1, 1, 2], [[[[0, 2, 1]]]]), INVALID_ARGUMENT,
+          "sum of out's sizes")
+fail_case("window_out_dtype", window_op([1, 1, 5], [1, 1, 1], [[[[0, 2, 1]]]], st=I8, out_st=F32), INVALID_ARGUMENT,
+          "self's dtype or int64")
+fail_case("window_rank", window_op([1, 5], [1, 1], [[[[0, 2, 1]]]]), INVALID_ARGUMENT, "1 to 3 dims")
+
+
+def unpool_op(x_shape, out_shape, zero_point=0, st=F32, idx_st=I64, order=None):
+    b = ProgramBuilder()
+    x, i = b.tensor(st, x_shape, order), b.tensor(idx_st, x_shape, order)
+    y = b.tensor(st, out_shape, order)
+    b.call("ptec::max_unpool.out", self=x, indices=i, zero_point=zero_point, out=y)
+    b.set_io([x, i], [y])
+    return b
+
+
+# int8 [1, 1, 1, 2] values 5, -3 at 3 and 0 of a [1, 1, 2, 2] plane whose zero is the code -7
+run_case("max_unpool_int8_zero_point", unpool_op([1, 1, 1, 2], [1, 1, 2, 2], -7, st=I8),
+         [(np.array([[[[5, -3]]]], np.int8), None), (np.array([[[[3, 0]]]], np.int64), None)],
+         [(np.array([[[[-3, -7], [-7, 5]]]], np.int8), None)])
+# float32 channels-last [1, 2, 1, 1] to [1, 2, 1, 2]: channel 0's 1.5 at 1, channel 1's -2 at 0
+run_case("max_unpool_channels_last", unpool_op([1, 2, 1, 1], [1, 2, 1, 2], order=CHANNELS_LAST),
+         [(np.array([1.5, -2], np.float32).reshape(1, 2, 1, 1), CHANNELS_LAST),
+          (np.array([1, 0], np.int64).reshape(1, 2, 1, 1), CHANNELS_LAST)],
+         [(np.array([[[[0, 1.5]], [[-2, 0]]]], np.float32), CHANNELS_LAST)])
+# two values at one index: the later wins (torch's loop): [4, 9] both at 1 -> [0, 9, 0]
+run_case("max_unpool_repeat", unpool_op([1, 1, 2], [1, 1, 3]),
+         [(np.array([[[4, 9]]], np.float32), None), (np.array([[[1, 1]]], np.int64), None)],
+         [(np.array([[[0, 9, 0]]], np.float32), None)])
+fail_case("max_unpool_float_zero", unpool_op([1, 1, 2], [1, 1, 4], 3), INVALID_ARGUMENT, "zero_point")
+fail_case("max_unpool_zero_range", unpool_op([1, 1, 2], [1, 1, 4], 128, st=I8), INVALID_ARGUMENT, "zero_point")
+fail_case("max_unpool_indices_int32", unpool_op([1, 1, 2], [1, 1, 4], idx_st=ScalarType.INT), INVALID_ARGUMENT,
+          "indices must be int64")
+fail_case("max_unpool_batch", unpool_op([1, 1, 2], [2, 1, 4]), INVALID_ARGUMENT, "[N, C, ...] alike")
+
+
 def conv(weight_shape, out_shape, groups=1, transposed=False, stride=(1, 1), output_padding=(0, 0),
          bias_shape=None, x_dtype=F32):
     b = ProgramBuilder()

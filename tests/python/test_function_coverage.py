@@ -28,6 +28,12 @@ from test_module_coverage import worst_steps
 S3, S4 = (1, 4, 8), (1, 3, 4, 4)
 R, POS = (-3.0, 3.0), (0.2, 3.0)
 
+def unpooled(unpool, pair):
+    """unpool(values, indices, 2) of a pool's pair (a traced pair has no
+    length, so no * unpacking)."""
+    return unpool(pair[0], pair[1], 2)
+
+
 RUNS = {
     # joins, pieces, views, copies
     "torch.cat": (lambda x: torch.cat([x, x * 0.5], 1), S3, R, 1.0, "int8"),
@@ -195,6 +201,17 @@ RUNS = {
                                   "int8"),
     "F.adaptive_avg/max_pool2d": (lambda x: F.adaptive_avg_pool2d(x, 1) + F.adaptive_max_pool2d(x, 2)[:, :, :1, :1],
                                   S4, R, 2.0, "int8"),
+    # a max pool's int64 indices (ptec::window_max.out) and the unpool by them (ptec::max_unpool.out)
+    "F.max_unpool1d": (lambda x: unpooled(F.max_unpool1d, F.max_pool1d(x, 2, return_indices=True)), S3, R, 0.5,
+                       "int8"),
+    "F.max_unpool2d": (lambda x: unpooled(F.max_unpool2d, F.max_pool2d(x, 2, return_indices=True)), S4, R, 0.5,
+                       "int8"),
+    "F.max_unpool3d": (lambda x: unpooled(F.max_unpool3d, F.max_pool3d(x, 2, return_indices=True)), (1, 2, 2, 4, 4),
+                       R, 0.5, "int8"),
+    "F.max_pool2d indices .float()": (lambda x: F.max_pool2d(x, 2, return_indices=True)[1].float(), S4, R, 0.0,
+                                      "int8"),
+    "F.adaptive_max_pool1d indices .float()": (lambda x: F.adaptive_max_pool1d(x, 3, return_indices=True)[1].float(),
+                                               S3, R, 0.0, "int8"),
     "F.lp_pool1d/2d": (lambda x: F.lp_pool1d(x.flatten(2), 2, 2).sum(-1) + F.lp_pool2d(x, 2, 2).flatten(2).sum(-1),
                        S4, R, 1.5, "int8"),
     "F.pad": (lambda x: F.pad(x, (1, 1)) + F.pad(x, (1, 1), "reflect") + F.pad(x, (1, 1), "replicate"),

@@ -245,6 +245,11 @@ RUNS = {
     "UpsamplingBilinear2d": (lambda: nn.UpsamplingBilinear2d(scale_factor=2), N4, 1.5, "int8"),
     "UpsamplingNearest2d": (lambda: nn.UpsamplingNearest2d(scale_factor=2), N4, 0.5, "int8"),
     "ZeroPad2d": (lambda: nn.ZeroPad2d(1), N4, 0.5, "int8"),
+    # the pool's int64 indices (ptec::window_max.out) and the values put back at them (ptec::max_unpool.out)
+    "MaxUnpool1d": (lambda: Unpool(nn.MaxPool1d(2, return_indices=True), nn.MaxUnpool1d(2)), N3, 0.5, "int8"),
+    "MaxUnpool2d": (lambda: Unpool(nn.MaxPool2d(2, return_indices=True), nn.MaxUnpool2d(2)), N4, 0.5, "int8"),
+    "MaxUnpool3d": (lambda: Unpool(nn.MaxPool3d(2, return_indices=True), nn.MaxUnpool3d(2)), (1, 1, 2, 4, 4), 0.5,
+                    "int8"),
     # an int64 input of token ids: rows of the int8 table (aten::embedding.out)
     "Embedding": (lambda: nn.Embedding(10, 4), TokenShape(10, (2, 5)), 0.5, "int8"),
     # [B, L] ids: B bags of L ids (no offsets), their rows' mean
@@ -256,9 +261,6 @@ RUNS = {
 REFUSED = {
     "FractionalMaxPool2d": (lambda: nn.FractionalMaxPool2d(2, output_size=2), (1, 1, 4, 4)),
     "FractionalMaxPool3d": (lambda: nn.FractionalMaxPool3d(2, output_size=2), (1, 1, 4, 4, 4)),
-    "MaxUnpool1d": (lambda: Unpool(nn.MaxPool1d(2, return_indices=True), nn.MaxUnpool1d(2)), N3),
-    "MaxUnpool2d": (lambda: Unpool(nn.MaxPool2d(2, return_indices=True), nn.MaxUnpool2d(2)), N4),
-    "MaxUnpool3d": (lambda: Unpool(nn.MaxPool3d(2, return_indices=True), nn.MaxUnpool3d(2)), (1, 1, 2, 4, 4)),
 }
 
 # ---- Owned by other branches (issue 15's 3-D pools, norms, pads, LRN, ...).

@@ -282,6 +282,14 @@ RULES: Dict[str, Rule] = {
                 ("out", I8), ("bias", I32)),
         contiguous=("input", "weights_feature", "weights_time", "activation_state", "out"),
         upstream_library="none (ptec only)"),
+    # a max pool's int64 indices over listed windows and the unpool by them
+    # (issue 15): any dim order, so no layout rule
+    "ptec::window_max.out": Rule(
+        "none: ptec only (src/kernels/portable/op_window_max.c)", dtypes=(("windows", I32),),
+        upstream_library="none (ptec only)"),
+    "ptec::max_unpool.out": Rule(
+        "none: ptec only (src/kernels/portable/op_max_unpool.c)", same_dtype=("self", "out"),
+        dtypes=(("indices", I64),), upstream_library="none (ptec only)"),
 }
 
 

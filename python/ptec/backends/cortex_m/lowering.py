@@ -785,5 +785,50 @@ def op_embedding(ctx, n: Node):
     return out
 
 
+def _window_pool(ctx, n: Node, indices: bool) -> Act:
+    """ptec::window_max.out over the node's listed windows (pool_indices):
+    on the int8 codes (a positive scale keeps their order, and the maximum
+    is one of them: exact on the input's grid), or on an fp32 input from
+    the fallback as it is. The kernel takes any dim order, so a 4-D value
+    stays channels-last, and so is a 4-D out."""
+    src = ctx.get(n.inputs[0])
+    x = src if src.dtype == ScalarType.FLOAT else ctx.q(n.inputs[0])
+    if indices:
+        out = new_act(ctx.b, ScalarType.LONG, n.shape)
+    else:
+        if x.dtype == ScalarType.CHAR and (x.scale, x.zp) != tuple(n.qparams):
+            return ctx.refuse(n, "the output's int8 grid differs from the input's: the pool copies bytes")
+        out = new_act(ctx.b, x.dtype, n.shape, x.scale, x.zp)
+    ctx.b.call("ptec::window_max.out", self=x.value, windows=ctx.b.constant(np.asarray(n.attrs["windows"], np.int32)),
+               out=out.value)
+    return out
+
+
+def op_window_argmax(ctx, n: Node):
+    return _window_pool(ctx, n, True)
+
+
+def op_window_max(ctx, n: Node):
+    return _window_pool(ctx, n, False)
+
+
+def op_max_unpool(ctx, n: Node):
+    """ptec::max_unpool.out: the values' int8 codes at their int64 indices,
+    every other element the zero point (0.0 exactly on the values' grid,
+    which the output keeps: PASS_THROUGH); fp32 values from the fallback
+    unpool in fp32. Indices that are not int64 (a float value) are refused."""
+    idx = ctx.get(n.inputs[1])
+    if idx.dtype != ScalarType.LONG:
+        return ctx.refuse(n, "its indices are not a max pool's int64 indices")
+    src = ctx.get(n.inputs[0])
+    x = src if src.dtype == ScalarType.FLOAT else ctx.q(n.inputs[0])
+    if x.dtype == ScalarType.CHAR and (x.scale, x.zp) != tuple(n.qparams):
+        return ctx.refuse(n, "the output's int8 grid differs from the values': the unpool copies bytes")
+    out = new_act(ctx.b, x.dtype, n.shape, x.scale, x.zp)
+    ctx.b.call("ptec::max_unpool.out", self=x.value, indices=idx.value,
+               zero_point=int(x.zp) if x.dtype == ScalarType.CHAR else 0, out=out.value)
+    return out
+
+
 LOWERINGS = {name[3:]: fn for name, fn in list(globals().items())
              if name.startswith("op_") and callable(fn)}
