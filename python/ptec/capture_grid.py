@@ -60,15 +60,17 @@ def base_grid(h: int, w: int, align_corners: bool) -> np.ndarray:
 
 
 def affine_grid_nodes(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[List[Node]]:
+    """affine_grid of a 4-D size (its entries may be traced, as x.size(0):
+    the sizes come from the traced output [N, H, W, 2])."""
     size, align = _arg(fn, 1, "size"), bool(_arg(fn, 2, "align_corners"))
-    theta = _arg(fn, 0, "theta")
-    if (not isinstance(size, (list, tuple)) or len(size) != 4 or not all(isinstance(s, int) for s in size)
-            or _shape(theta) != [size[0], 2, 3] or len(ins) != 1):
+    theta, shape = _arg(fn, 0, "theta"), _shape(fn)
+    if (not isinstance(size, (list, tuple)) or len(size) != 4 or shape is None or len(shape) != 4
+            or _shape(theta) != [shape[0], 2, 3] or len(ins) != 1):
         return None
-    n, _, h, w = (int(s) for s in size)
+    n, h, w = shape[:3]
     source = by_name.get(ins[0])
     if source is not None and source.op == "constant":
-        value = F.affine_grid(torch.as_tensor(np.asarray(source.attrs["value"], np.float32)), list(size),
+        value = F.affine_grid(torch.as_tensor(np.asarray(source.attrs["value"], np.float32)), [n, 1, h, w],
                               align_corners=align)
         return [Node(fn.name, "constant", [], dict(value=value.numpy().astype(np.float32)))]
     rows = Node(f"{fn.name}_rows", "linear", ins[:1], dict(weight=base_grid(h, w, align), bias=None))
