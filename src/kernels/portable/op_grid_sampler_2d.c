@@ -67,10 +67,11 @@ static ptec_status prepare(ptec_op *op)
     }
     const int32_t want_grid[4] = {in->sizes[0], out->sizes[2], out->sizes[3], 2};
     const int32_t want_out[4] = {in->sizes[0], in->sizes[1], out->sizes[2], out->sizes[3]};
-    if ((st = ptec_portable_expect_sizes(op, ARG_GRID, grid, want_grid, 4, PTEC_MSG("grid must be [N, H_out, W_out, 2]"))) !=
-            PTEC_OK ||
-        (st = ptec_portable_expect_sizes(op, ARG_OUT, out, want_out, 4, PTEC_MSG("out must be [N, C, H_out, W_out]"))) !=
-            PTEC_OK) {
+    st = ptec_portable_expect_sizes(op, ARG_GRID, grid, want_grid, 4, PTEC_MSG("grid must be [N, H_out, W_out, 2]"));
+    if (st == PTEC_OK) {
+        st = ptec_portable_expect_sizes(op, ARG_OUT, out, want_out, 4, PTEC_MSG("out must be [N, C, H_out, W_out]"));
+    }
+    if (st != PTEC_OK) {
         return st;
     }
     if (in->numel == 0 || out->numel == 0) {
