@@ -2,8 +2,8 @@
 
 grid_sample reads its input at positions a tensor gives, so no int8 layer
 computes it: it is one `grid_sample` node, which the portable fp32
-fallback runs on aten::grid_sampler_2d.out between a dequantize of the
-image and the grid and a quantize of the result (docs/aot.md). The grid
+fallback runs on aten::grid_sampler_2d.out, the image and the grid
+dequantized where they are int8 and the result quantized (docs/aot.md). The grid
 may be a program input, a constant, or computed in the program.
 
 affine_grid(theta, [N, C, H, W]) is the constant base grid (x, y, 1) of

@@ -155,7 +155,8 @@ RULES: Dict[str, Rule] = {
         "none: ptec only (src/kernels/portable/op_upsample_bicubic2d.c)",
         contiguous=("input", "out"), same_dtype=("input", "out"), dtypes=(("input", F32), ("out", F32)),
         upstream_library="none (ptec only)"),
-    # newer than the v1.5 sources the rest were read from: upstream's
+    # read from upstream's main branch, not from the v1.5 sources above (a
+    # runtime older than the kernel lacks it): its
     # check_grid_sampler_2d_args_and_resize_out wants an NCHW input; ptec
     # gives input, grid and out contiguous
     "aten::grid_sampler_2d.out": Rule(
