@@ -30,6 +30,7 @@ from .conv3d import conv3d_nodes, functional_conv3d_nodes
 from .capture_sort import order_call_node, order_node, order_of
 from .capture_indices import (arg_call_node, argmax_node, embedding_bag_nodes, embedding_node, index_input_attrs,
                               to_float_node)
+from .capture_grid import grid_nodes
 from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
                             _scalar_arg, _sum_nodes, _values_of)
@@ -875,6 +876,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_conv_transpose3d_nodes(name, fn, mods, ins, by_name))
                 tuple_sources.update(a.name for a in list(fn.args[1:]) + list(fn.kwargs.values())
                                      if isinstance(a, torch.fx.Node))    # as for F.conv3d
+            elif grid_nodes(fn, ins, by_name) is not None:
+                nodes.extend(grid_nodes(fn, ins, by_name))
             elif _sum_nodes(fn, ins) is not None:
                 nodes.extend(_sum_nodes(fn, ins))
             elif _copying_nodes(fn, ins) is not None:

@@ -252,6 +252,9 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = F.interpolate(xs[0], size=a["size"], mode="nearest")
     elif op == "upsample_bilinear":
         y = F.interpolate(xs[0], size=a["size"], mode="bilinear", align_corners=a["align_corners"])
+    elif op == "grid_sample":
+        y = F.grid_sample(xs[0], xs[1], ("bilinear", "nearest", "bicubic")[a["mode"]],
+                          ("zeros", "border", "reflection")[a["padding"]], a["align_corners"])
     elif op == "upsample_bicubic":
         y = F.interpolate(xs[0], size=a["size"], mode="bicubic", align_corners=a["align_corners"])
     elif op == "group_norm":

@@ -3,7 +3,8 @@ to the upstream samples: a DS-CNN for each ISA flavour (linear with bias, and
 with kernel_sum), so that every cortex_m kernel's prepare() meets damaged
 arguments; and a small fp32 network on the portable kernels (conv, max-pool
 with indices, cat through a TensorList, mean, softmax, view, permute,
-slice), so that theirs meet damaged arguments too; and a small program of
+slice, grid_sampler_2d at positions taken from the input), so that theirs
+meet damaged arguments too; and a small program of
 index results (argmax, argmin, the int64-to-float32 copy, a max pool's
 indices over listed windows and the unpool by them, an embedding of
 int64 ids, a sort and a topk with their int64 indices)."""
@@ -55,7 +56,16 @@ def portable_program():
     b.call("aten::slice_copy.Tensor_out", self=t, dim=0, start=1, end=None, step=2, out=sl)
     v = b.tensor(f32, [2], None)
     b.call("aten::view_copy.out", self=sl, size=[-1], out=v)
-    b.set_io([x], [v])
+    # the input's bytes as sampling positions, scaled far outside the plane:
+    # grid_sampler_2d meets NaN, infinite and huge coordinates (bicubic
+    # reflection computes the most from them)
+    g, gs = b.tensor(f32, [1, 6, 6, 2], None), b.tensor(f32, [1, 6, 6, 2], None)
+    b.call("aten::view_copy.out", self=x, size=[1, 6, 6, 2], out=g)
+    b.call("aten::mul.out", self=g, other=b.constant(np.array([1.0, 3e9], np.float32)), out=gs)
+    sampled = b.tensor(f32, [1, 2, 6, 6], cl)
+    b.call("aten::grid_sampler_2d.out", input=x, grid=gs, interpolation_mode=2, padding_mode=2, align_corners=False,
+           out=sampled)
+    b.set_io([x], [v, sampled])
     return b.build()
 
 

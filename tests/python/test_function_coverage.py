@@ -90,6 +90,16 @@ RUNS = {
     "Tensor.norm": (lambda x: x.norm(dim=-1), S3, R, 1.5, "int8"),
     "torch.linalg.vector_norm": (lambda x: torch.linalg.vector_norm(x, dim=1), S3, R, 2.0, "int8"),
     "torch.cumsum": (lambda x: torch.cumsum(x, -1), S3, R, 1.0, "int8"),
+    # grid_sample in fp32 (aten::grid_sampler_2d.out); a constant grid with no int8 layer keeps the program
+    # float; a computed grid is int8, so its positions move by a fraction of a pixel (measured in the comment)
+    "F.grid_sample(constant grid)": (lambda x: F.grid_sample(x, torch.linspace(-1.2, 1.2, 30).reshape(1, 3, 5, 2),
+                                                             align_corners=False), S4, R, 0.01, "fp32"),
+    "F.grid_sample(computed grid)": (lambda x: F.grid_sample(x, torch.tanh(x[:, :2].permute(0, 2, 3, 1)) * 1.1,
+                                                             "bicubic", "border", True), S4, R, 4.5, "fp32"),   # 3.98
+    "F.affine_grid": (lambda x: F.grid_sample(x, F.affine_grid(
+        x.mean((2, 3))[:, :2, None] * torch.tensor([[0.2, 0.1, 0.0], [0.1, 0.2, 0.0]])
+        + torch.tensor([[0.9, 0.1, 0.05], [-0.1, 0.8, 0.0]]), [1, 3, 5, 4], False), "bilinear", "reflection", False),
+        S4, R, 4.0, "fp32"),                                                                          # 3.71
     # rewritten by ptec.capture_rewrites (measured worst steps in the comment)
     "x.max()/min()/mean()/sum()": (lambda x: torch.stack([x.max(), x.min(), x.mean(), x.sum() * 0.1]),
                                    S3, R, 1.0, "int8"),                                    # 0.94

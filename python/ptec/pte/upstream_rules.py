@@ -163,6 +163,14 @@ RULES: Dict[str, Rule] = {
         "none: ptec only (src/kernels/portable/op_upsample_bicubic2d.c)",
         contiguous=("input", "out"), same_dtype=("input", "out"), dtypes=(("input", F32), ("out", F32)),
         upstream_library="none (ptec only)"),
+    # read from upstream's main branch, not from the v1.5 sources above (a
+    # runtime older than the kernel lacks it): its
+    # check_grid_sampler_2d_args_and_resize_out wants an NCHW input; ptec
+    # gives input, grid and out contiguous
+    "aten::grid_sampler_2d.out": Rule(
+        "kernels/portable/cpu/op_grid_sampler_2d.cpp (util/grid_sampler_2d_util.cpp: "
+        "check_grid_sampler_2d_args_and_resize_out)",
+        contiguous=("input", "grid", "out"), same_dtype=("input", "grid", "out")),
     "aten::pixel_shuffle.out": Rule("kernels/portable/cpu/op_pixel_shuffle.cpp (check_pixel_shuffle_args)",
                                     contiguous=("self", "out"), same_dtype=("self", "out")),
     "aten::pixel_unshuffle.out": Rule("kernels/portable/cpu/op_pixel_unshuffle.cpp (check_pixel_unshuffle_args)",

@@ -390,7 +390,6 @@ def _cubic_taps(size: int, out: int, align_corners: bool, factor=None):
     """Per output index: four source indices (clamped to the axis) and their
     four float32 weights, PyTorch's bicubic rule: cubic convolution with
     A = -0.75 around floor(src), src unclamped."""
-    a = F32(-0.75)
     i = np.arange(out)
     if align_corners:
         s = F32((size - 1) / (out - 1)) if out > 1 else F32(0.0)
@@ -399,7 +398,14 @@ def _cubic_taps(size: int, out: int, align_corners: bool, factor=None):
         s = F32(1.0 / factor) if factor is not None else F32(size / out)
         src = (s * (i.astype(F32) + F32(0.5)) - F32(0.5)).astype(F32)
     f = np.floor(src).astype(F32)
-    t = (src - f).astype(F32)
+    index = [np.clip(f.astype(np.int64) - 1 + k, 0, size - 1) for k in range(4)]
+    return index, _cubic_weights((src - f).astype(F32))
+
+
+def _cubic_weights(t) -> List[np.ndarray]:
+    """The four cubic-convolution weights (A = -0.75) of fractions t in
+    [0, 1), for the taps floor - 1 .. floor + 2, in float32."""
+    a = F32(-0.75)
 
     def inner(v):   # |v| <= 1
         return (((a + F32(2)) * v - (a + F32(3))) * v * v + F32(1)).astype(F32)
@@ -408,9 +414,7 @@ def _cubic_taps(size: int, out: int, align_corners: bool, factor=None):
         return (((a * v - F32(5) * a) * v + F32(8) * a) * v - F32(4) * a).astype(F32)
 
     one, two = F32(1), F32(2)
-    weights = [outer(t + one), inner(t), inner(one - t), outer(two - t)]
-    index = [np.clip(f.astype(np.int64) - 1 + k, 0, size - 1) for k in range(4)]
-    return index, weights
+    return [outer(t + one), inner(t), inner(one - t), outer(two - t)]
 
 
 def upsample_bicubic2d(x, out_hw, align_corners: bool, scale_factors=None) -> np.ndarray:
@@ -429,6 +433,92 @@ def upsample_bicubic2d(x, out_hw, align_corners: bool, scale_factors=None) -> np
             s = (s + ww[k] * rows[..., wi[k]]).astype(F32)
         acc = (acc + hw[r][:, None] * s).astype(F32)
     return acc
+
+
+def _grid_padded(v, size: int, padding: int, align_corners: bool):
+    """PyTorch's padding of unnormalized float32 coordinates: border clips
+    into [0, size - 1] (a NaN to 0); reflection folds about 0 and size - 1
+    (align_corners) or -0.5 and size - 0.5, then clips."""
+    top = F32(size - 1)
+
+    def clip(u):
+        return np.minimum(np.where(u > 0, u, F32(0)), top).astype(F32)
+
+    if padding == 1:
+        return clip(v)
+    if padding == 2:
+        if align_corners and size <= 1:
+            return np.zeros_like(v)
+        low = F32(0) if align_corners else F32(-0.5)
+        span2 = top * F32(2) if align_corners else F32(size) * F32(2)
+        a = np.abs(v - low).astype(F32)
+        extra = (a - np.trunc(a / span2) * span2).astype(F32)
+        return clip(np.minimum(extra, span2 - extra) + low)   # np.minimum keeps a NaN
+    return v
+
+
+def _grid_taps(g, size: int, mode: int, padding: int, align_corners: bool):
+    """Per grid position, the taps along one axis: [(index or -1, weight)],
+    from the normalized float32 coordinates g."""
+    g = g.astype(F32)
+    scale = F32(size - 1) / F32(2) if align_corners else F32(size) / F32(2)
+    v = ((g + F32(1)) * scale).astype(F32)
+    if not align_corners:
+        v = (v - F32(0.5)).astype(F32)
+
+    def index(u, k=0):
+        u = u.astype(np.float64) + k
+        inside = (u >= 0) & (u < size)
+        return np.where(inside, np.where(inside, u, 0).astype(np.int64), -1)
+
+    if mode == 2:
+        f = np.floor(v).astype(F32)
+        weights = _cubic_weights((v - f).astype(F32))
+        return [(index(_grid_padded((f + F32(k - 1)).astype(F32), size, padding, align_corners)), weights[k])
+                for k in range(4)]
+    p = _grid_padded(v, size, padding, align_corners)
+    if mode == 1:
+        return [(index(np.rint(p)), None)]      # rint: halves to even, as nearbyint
+    f = np.floor(p).astype(F32)
+    t = (p - f).astype(F32)
+    return [(index(f), (F32(1) - t).astype(F32)), (index(f, 1), t)]
+
+
+def grid_sampler_2d(x, grid, mode: int, padding: int, align_corners: bool) -> np.ndarray:
+    """F.grid_sample of [N, C, H, W] float32 at grid [N, Ho, Wo, 2] (x, y)
+    in float32 (mode 0 bilinear, 1 nearest, 2 bicubic; padding 0 zeros,
+    1 border, 2 reflection), in PyTorch's CPU order: bilinear sums
+    value * (wy * wx) over (row, column) from the first term; bicubic sums
+    each row's weighted columns, then the weighted rows; a tap outside the
+    plane reads 0."""
+    x, grid = np.asarray(x, F32), np.asarray(grid, F32)
+    with np.errstate(all="ignore"):
+        tx = _grid_taps(grid[..., 0], x.shape[3], mode, padding, align_corners)
+        ty = _grid_taps(grid[..., 1], x.shape[2], mode, padding, align_corners)
+        planes = x.transpose(0, 2, 3, 1)                    # [N, H, W, C]
+        batch = np.arange(x.shape[0])[:, None, None]
+
+        def value(hi, wi):                                  # [N, C, Ho, Wo]
+            got = planes[batch, np.maximum(hi, 0), np.maximum(wi, 0)]
+            got = np.where(((hi >= 0) & (wi >= 0))[..., None], got, F32(0))
+            return got.transpose(0, 3, 1, 2).astype(F32)
+
+        if mode == 1:
+            return value(ty[0][0], tx[0][0])
+        acc = None
+        for hi, wy in ty:
+            row = None
+            for wi, wx in tx:
+                if mode == 0:
+                    term = (value(hi, wi) * (wy * wx)[:, None]).astype(F32)
+                    acc = term if acc is None else (acc + term).astype(F32)
+                else:
+                    term = (wx[:, None] * value(hi, wi)).astype(F32)
+                    row = term if row is None else (row + term).astype(F32)
+            if mode == 2:
+                term = (wy[:, None] * row).astype(F32)
+                acc = term if acc is None else (acc + term).astype(F32)
+        return acc
 
 
 def pixel_shuffle(x, r: int, unshuffle: bool = False) -> np.ndarray:

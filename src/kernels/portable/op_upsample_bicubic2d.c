@@ -20,28 +20,17 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/portable/cubic_weights.h"
 #include "kernels/portable/portable_args.h"
 #include "kernels/portable/strides.h"
 #include "kernels/portable/upsample_args.h"
 
 enum { ARG_IN = PTEC_UPSAMPLE_IN, ARG_OUT = PTEC_UPSAMPLE_OUT };
 
-#define CUBIC_A (-0.75f)
-
 typedef struct cubic_tap {
     size_t off[4]; /* source index times the axis's stride */
     float w[4];
 } cubic_tap;
-
-static float cubic_near(float x)
-{
-    return ((CUBIC_A + 2.0f) * x - (CUBIC_A + 3.0f)) * x * x + 1.0f;
-}
-
-static float cubic_far(float x)
-{
-    return ((CUBIC_A * x - 5.0f * CUBIC_A) * x + 8.0f * CUBIC_A) * x - 4.0f * CUBIC_A;
-}
 
 static int32_t clamp_index(int32_t i, int32_t in)
 {
@@ -55,9 +44,8 @@ static void source_taps(cubic_tap *t, int32_t i, float scale, int32_t in, int32_
     const float f = floorf(src);
     const float x = src - f;
     const int32_t base = (int32_t)f;
-    const float d[4] = {x + 1.0f, x, 1.0f - x, 2.0f - x}; /* each tap's distance from src */
+    ptec_cubic_weights(x, t->w);
     for (int32_t k = 0; k < 4; ++k) {
-        t->w[k] = (k == 1 || k == 2) ? cubic_near(d[k]) : cubic_far(d[k]);
         t->off[k] = (size_t)clamp_index(base - 1 + k, in) * (size_t)stride;
     }
 }

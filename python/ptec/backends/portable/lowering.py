@@ -37,6 +37,7 @@ ATEN_KEYS = {
     "upsample_nearest": "aten::upsample_nearest2d.vec_out",
     "upsample_bilinear": "aten::upsample_bilinear2d.vec_out",
     "upsample_bicubic": "aten::upsample_bicubic2d.vec_out",
+    "grid_sample": "aten::grid_sampler_2d.out",
     "slice": "aten::slice_copy.Tensor_out",
     "adaptive_avg_pool2d": "aten::_adaptive_avg_pool2d.out",
 }
@@ -282,6 +283,12 @@ def _upsample_bilinear(b, key, n, ins, out):
            align_corners=bool(n.attrs["align_corners"]), scale_factors=None, out=out.value)
 
 
+def _grid_sampler(b, key, n, ins, out):
+    a = n.attrs
+    b.call(key, input=ins[0].value, grid=ins[1].value, interpolation_mode=int(a["mode"]),
+           padding_mode=int(a["padding"]), align_corners=bool(a["align_corners"]), out=out.value)
+
+
 # ATen kernel -> how to call it: fn(builder, key, node, fp32 inputs, fp32 out)
 CALLS: Dict[str, Callable] = {
     "aten::convolution.out": _convolution,
@@ -303,6 +310,7 @@ CALLS: Dict[str, Callable] = {
     "aten::upsample_nearest2d.vec_out": _upsample_nearest,
     "aten::upsample_bilinear2d.vec_out": _upsample_bilinear,
     "aten::upsample_bicubic2d.vec_out": _upsample_bilinear,
+    "aten::grid_sampler_2d.out": _grid_sampler,
     "aten::slice_copy.Tensor_out": _slice,
 }
 
@@ -339,6 +347,7 @@ CONTIGUOUS_INPUT = ("aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
                     "aten::_native_batch_norm_legit_no_training.out", "aten::mean.out",
                     "aten::native_layer_norm.out", "aten::native_group_norm.out", "aten::upsample_nearest2d.vec_out",
                     "aten::upsample_bilinear2d.vec_out", "aten::upsample_bicubic2d.vec_out",
+                    "aten::grid_sampler_2d.out",
                     "aten::slice_copy.Tensor_out")
 
 
