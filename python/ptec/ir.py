@@ -10,7 +10,8 @@ Ops: input, constant, conv2d, conv_transpose2d, linear, batch_norm, clamp
 avg_pool2d, adaptive_avg_pool2d, max_pool2d, reshape, permute, channel_shuffle, pad, softmax,
 the unary activations of UNARY (sigmoid, tanh, silu, gelu, softplus, prelu, hardswish,
 hardsigmoid, leaky_relu, elu), mean, cat, identity, argmax, index_to_float and embedding
-(capture_indices; an input with attrs dtype "int64" holds token ids), unsupported. Any node may carry a fused
+(capture_indices; an input with attrs dtype "int64" holds token ids), random_dropout and
+random_fractional_pick (random_layers: new draws on every evaluation), unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 
 State (--stateful): `state` is a tensor kept from one run to the next
@@ -231,6 +232,9 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = (torch.argmin if a["smallest"] else torch.argmax)(xs[0], a["dim"], a["keepdim"]).float()
     elif op == "embedding":
         y = F.embedding(xs[0].long(), _t(a["weight"]))
+    elif op in ("random_dropout", "random_fractional_pick"):
+        from .random_layers import eval_random
+        y = eval_random(n, xs[0])
     elif op == "index_to_float":
         y = xs[0]
     elif op == "slice":

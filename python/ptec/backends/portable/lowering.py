@@ -39,6 +39,8 @@ ATEN_KEYS = {
     "upsample_bicubic": "aten::upsample_bicubic2d.vec_out",
     "slice": "aten::slice_copy.Tensor_out",
     "adaptive_avg_pool2d": "aten::_adaptive_avg_pool2d.out",
+    "random_dropout": "ptec::random_dropout.out",
+    "random_fractional_pick": "ptec::random_fractional_pick.out",
 }
 
 
@@ -282,6 +284,17 @@ def _upsample_bilinear(b, key, n, ins, out):
            align_corners=bool(n.attrs["align_corners"]), scale_factors=None, out=out.value)
 
 
+def _random_dropout(b, key, n, ins, out):
+    a = n.attrs
+    b.call(key, self=ins[0].value, p=float(a["p"]), mask_dims=int(a["mask_dims"]), zero_point=0,
+           seed=int(a["seed"]), out=out.value)
+
+
+def _random_fractional_pick(b, key, n, ins, out):
+    b.call(key, windows=ins[0].value, kernel_size=[int(k) for k in n.attrs["kernel"]],
+           seed=int(n.attrs["seed"]), out=out.value)
+
+
 # ATen kernel -> how to call it: fn(builder, key, node, fp32 inputs, fp32 out)
 CALLS: Dict[str, Callable] = {
     "aten::convolution.out": _convolution,
@@ -304,6 +317,9 @@ CALLS: Dict[str, Callable] = {
     "aten::upsample_bilinear2d.vec_out": _upsample_bilinear,
     "aten::upsample_bicubic2d.vec_out": _upsample_bilinear,
     "aten::slice_copy.Tensor_out": _slice,
+    # ptec's random kernels (random_layers), any layout
+    "ptec::random_dropout.out": _random_dropout,
+    "ptec::random_fractional_pick.out": _random_fractional_pick,
 }
 
 
