@@ -17,8 +17,9 @@ _STREAM = 0xDA3E39CB94B95BDB
 
 
 class Pcg32:
-    def __init__(self, seed: int):
-        self.inc = ((_STREAM << 1) | 1) & _MASK64
+    def __init__(self, seed: int, stream: int = _STREAM):
+        """stream: PCG's stream selector (ptec's kernels use one fixed stream)."""
+        self.inc = ((stream << 1) | 1) & _MASK64
         self.state = 0
         self.next_u32()
         self.state = (self.state + (seed & _MASK64)) & _MASK64
