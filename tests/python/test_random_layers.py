@@ -257,3 +257,23 @@ def test_boards_stream_the_reference(kind, target, tmp_path):
     _, res, _ = _compiled(kind, target)
     chunks = [_input(kind, seed=s) for s in (2, 2, 3, 2)]
     board_streams_reference(res.data, chunks, target, tmp_path, random=True)
+
+
+@pytest.mark.parametrize("kind", ["frac2d", "frac3d"])
+def test_torch_given_the_draws_gives_the_same_pool(kind):
+    """The generator's draws, taken in torch's layout of _random_samples
+    ([N, C, dims], row-major: the kernel draws plane by plane), given to
+    torch's own fractional max pool, give the program's output over
+    several executes: the mapping of samples to dims and the window starts
+    are torch's."""
+    model, res, _ = _compiled(kind)
+    x = _input(kind)
+    node = next(n for n in res.graph.nodes if n.op == "random_fractional_pick")
+    rng = Pcg32(node.attrs["seed"])
+    dims = x.dim() - 2
+    pool = F.fractional_max_pool3d if dims == 3 else F.fractional_max_pool2d
+    for out in _host_stream(res, x, 5):
+        draws = [float(rng.next_float()) for _ in range(x.shape[0] * x.shape[1] * dims)]
+        samples = torch.tensor(draws, dtype=torch.float32).reshape(x.shape[0], x.shape[1], dims)
+        want = pool(x.float(), model.pool.kernel_size, output_size=model.pool.output_size, _random_samples=samples)
+        assert np.array_equal(out, want.to(torch.int8).numpy())
