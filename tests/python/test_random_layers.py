@@ -280,3 +280,32 @@ def test_torch_given_the_draws_gives_the_same_pool(kind):
         samples = torch.tensor(draws, dtype=torch.float32).reshape(x.shape[0], x.shape[1], dims)
         want = pool(x.float(), model.pool.kernel_size, output_size=model.pool.output_size, _random_samples=samples)
         assert np.array_equal(out, want.to(torch.int8).numpy())
+
+
+def test_cli_notes_the_random_layer_and_seeds_it(tmp_path):
+    """`compile` says in one line that the layer draws random numbers on
+    the device; --seed changes the stream the program starts from."""
+    import os
+    import subprocess
+    import sys
+    from conftest import ROOT
+    src = tmp_path / "random_pool.py"
+    src.write_text("import torch.nn as nn\n"
+                   "def make():\n"
+                   "    m = nn.Sequential(nn.FractionalMaxPool2d(2, output_size=3))\n"
+                   "    m.input_shape = (1, 4, 6, 6)\n"
+                   "    return m\n")
+    firsts = []
+    for seed in (0, 0, 5):
+        out = tmp_path / f"out{seed}.pte"
+        r = subprocess.run([sys.executable, "-m", "ptec", "compile", f"{src}:make", "--calib", "2", "--seed",
+                            str(seed), "-o", str(out)], capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")))
+        assert r.returncode == 0, r.stderr
+        notes = [s for s in (r.stdout + r.stderr).splitlines() if "draws random pooling regions on the device" in s]
+        assert len(notes) == 1 and "note: 0 (nn.FractionalMaxPool2d) draws" in notes[0], r.stdout + r.stderr
+        data = out.read_bytes()
+        x = np.linspace(-2, 2, 4 * 36, dtype=np.float32).reshape(1, 4, 6, 6)
+        firsts.append(np.concatenate([o[0].ravel() for o in host_runtime.run_stream(
+            parse_program(data), data, [[x]] * 4)]).tobytes())
+    assert firsts[0] == firsts[1] and firsts[0] != firsts[2]

@@ -381,15 +381,6 @@ def test_fractional_max_pool_samples_differing_per_batch_refused_in_one_line():
     assert "\n" not in str(e.value) and "0 (nn.FractionalMaxPool2d): _random_samples differ" in str(e.value)
 
 
-def test_fractional_max_pool_random_refusal_says_how_to_fix():
-    x = torch.randn(1, 1, 6, 6)
-    with pytest.raises(CompileError) as e:
-        compile_model(nn.Sequential(nn.Identity(), nn.FractionalMaxPool2d(2, output_size=3)).eval(), [x], [(x,)])
-    message = str(e.value)
-    assert "\n" not in message and "1 (nn.FractionalMaxPool2d): its pooling regions are drawn at random" in message
-    assert "_random_samples" in message, message
-
-
 # ---- int8: one small model per layer, then all of them on the boards -----
 
 def volumes(n, seed, shape):
