@@ -112,7 +112,9 @@ def _copy_initial_values(program: Program, plan, mem: _Memory) -> None:
 class Session:
     """One loaded method: the planned memory lives from one run to the next,
     as in the C runtime, so state tensors (--stateful recurrent layers) carry
-    over. Created with the initial values in place; reset() copies them back."""
+    over. Created with the initial values in place; reset() copies them back
+    (as ptec_method_reset_state, it leaves the random kernels' generators
+    going: they restart only with a new Session, as at a load)."""
 
     def __init__(self, program: Program, method: str = "forward"):
         self.program, self.method = program, method
