@@ -56,7 +56,8 @@ static ptec_status prepare(ptec_op *op)
     }
     int dims = (int)win->rank - 2;
     if ((int)nk != dims) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_KERNEL, PTEC_MSG("kernel_size needs one item a spatial dim"));
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_KERNEL,
+                            PTEC_MSG("kernel_size needs one item a spatial dim"));
     }
     if (out->dtype != win->dtype || out->rank != win->rank) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT, PTEC_MSG("out must have windows' dtype and rank"));
@@ -158,7 +159,8 @@ static ptec_status run(ptec_op *op)
             }
             for (int slot = 0; slot < 3; ++slot) {
                 if (!starts_of(s, slot, us[slot], st[slot])) {
-                    return ptec_op_fail(op, PTEC_INTERNAL, ARG_WINDOWS, PTEC_MSG("a window start is outside the windows"));
+                    return ptec_op_fail(op, PTEC_INTERNAL, ARG_WINDOWS,
+                                        PTEC_MSG("a window start is outside the windows"));
                 }
             }
             size_t px = (size_t)n * (size_t)s->plane_x[0] + (size_t)c * (size_t)s->plane_x[1];
