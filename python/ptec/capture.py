@@ -39,9 +39,10 @@ from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, dense_groups,
                                fold_dilation_and_output_padding,
                                functional_conv_transpose3d_nodes)
-from .fractional_max_pool import REFUSAL as FRACTIONAL_REFUSAL, fractional_max_pool_nodes
+from .fractional_max_pool import fractional_max_pool_nodes
 from .pool_indices import (check_batched, is_pool_with_indices, module_of_call, unpool_node, unpool_spatial,
                            window_node, without_indices)
+from .random_layers import dropout_node, fractional_random_nodes
 from .interpolate import expand_adaptive_avg_pools, interpolate_nodes
 from .pool3d import (PADS_3D, POOLS_3D, functional_pool3d_module, module_pad3d_nodes, module_pool3d_nodes,
                      pad3d_nodes)
@@ -637,9 +638,8 @@ def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: 
         nodes.extend(fractional_max_pool_nodes(name, _source(fn, mods), m, ins, in_shape,
                                                out_shape, CaptureError))
     elif isinstance(m, (nn.FractionalMaxPool2d, nn.FractionalMaxPool3d)):
-        node = _module_node(name, m, ins)
-        node.attrs["why"] = FRACTIONAL_REFUSAL
-        nodes.append(node)
+        # no samples: drawn on the device on every call (random_layers)
+        nodes.extend(fractional_random_nodes(name, _source(fn, mods), m, ins, in_shape, out_shape, CaptureError))
     elif isinstance(m, nn.ConvTranspose3d):
         nodes.extend(_conv_transpose3d_nodes(name, fn, mods, ins, by_name, (in_shape, out_shape)))
     elif isinstance(m, ONE_D):
@@ -1203,9 +1203,13 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
     dropouts = {F.dropout: True, F.dropout2d: True, F.dropout3d: True, getattr(F, "dropout1d", F.dropout): True,
                 F.alpha_dropout: False, F.feature_alpha_dropout: False}
     if callable(t) and t in dropouts and _scalar_arg(fn, 2, "training", dropouts[t]) is False:
-        # the eval form passes its input; training=True (F.dropout's default)
-        # drops at random on every call, even in eval: no program does that
-        return Node(name, "identity", ins[:1])
+        return Node(name, "identity", ins[:1])          # the eval form passes its input
+    if callable(t) and t in dropouts and dropouts[t] and _scalar_arg(fn, 2, "training", True) is True:
+        # training=True (F.dropout's default) drops at random on every call,
+        # even in eval: ptec's random kernel draws on the device (random_layers)
+        p = _scalar_arg(fn, 1, "p", 0.5)
+        if not isinstance(p, torch.fx.Node):
+            return dropout_node(name, t.__name__, ins, float(p), _meta_shape(fn.args[0]), CaptureError)
     elementwise = _elementwise_node(fn, ins)
     if elementwise is not None:
         return elementwise

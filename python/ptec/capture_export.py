@@ -163,6 +163,8 @@ def capture_with_export(model: torch.nn.Module, example_inputs: Sequence[torch.T
             node = Node(n.name, "max_pool2d", x(), dict(
                 kernel=k, stride=_pair(_arg(n, 2), k), padding=_pair(_arg(n, 3, 0)),
                 dilation=_pair(_arg(n, 4, 1)), ceil_mode=bool(_arg(n, 5, False))))
+        elif t == "aten.dropout.default" and _arg(n, 2, False):
+            raise ExportUnsupported("dropout with train=True (fx captures it as a random layer)")
         elif t in ("aten.dropout.default", "aten.clone.default", "aten.alias.default",
                    "aten.detach.default", "aten.contiguous.default"):
             alias[n.name] = name_of(n.args[0])

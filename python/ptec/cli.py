@@ -213,7 +213,8 @@ def _compile_into(args, calib_option, out, log):
                         cfg, name=model.name, log=log, backends=backends, w4=args.w4,
                         int8_layernorm=args.int8_layernorm, a16=_a16_choice(args),
                         stateful=args.stateful, unrolled_lstm=args.unrolled_lstm,
-                        ptec_runtime_only=args.ptec_runtime_only, in_place=args.in_place)
+                        ptec_runtime_only=args.ptec_runtime_only, in_place=args.in_place,
+                        random_seed=args.seed)
     with out.open(args.output, "wb") as f:
         f.write(res.data)
     if npu is not None:
@@ -387,7 +388,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--observer", default="minmax", choices=["minmax", "percentile"],
                    help="activation range observer")
     c.add_argument("--percentile", type=float, default=99.99)
-    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--seed", type=int, default=0,
+                   help="seeds the calibration's random inputs and the streams of the layers that draw random "
+                        "numbers on the device (random dropout, FractionalMaxPool without samples)")
     c.add_argument("--list", action="store_true", help="list the model zoo and exit")
     c.set_defaults(func=_compile)
     r = sub.add_parser("report", parents=[common],

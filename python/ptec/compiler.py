@@ -15,7 +15,9 @@ from . import plan as pl
 from . import quantize as qz
 from .calibration import check_samples
 from .ops import runtime_kernels
+from .ir import origin
 from .pte.schema import Program
+from .random_layers import RANDOM_OPS, node_seed, note as random_note
 from .pte.upstream_rules import UpstreamRuleError, require_compatible, upstream_needs
 
 
@@ -49,7 +51,8 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
                   available_kernels: Optional[Sequence[str]] = None,
                   backends=None, w4: bool = False, int8_layernorm: bool = False,
                   a16=None, stateful: bool = False, unrolled_lstm: bool = False,
-                  ptec_runtime_only: bool = False, in_place: bool = False) -> CompileResult:
+                  ptec_runtime_only: bool = False, in_place: bool = False,
+                  random_seed: int = 0) -> CompileResult:
     """backends: the ptec.backends in the order they are asked (default
     cortex_m then portable; delegating backends go first). w4: linear and
     conv layers with 4-bit weights (ptec::*_w4 kernels, ptec's runtime only).
@@ -65,7 +68,9 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
     no planned scratch for upstream's CMSIS-NN kernels, whose operators are
     then called by their ptec:: names (ptec's runtime only). in_place
     (implies ptec_runtime_only): depthwise and pointwise layers whose input
-    dies there write over it: less memory, more instructions."""
+    dies there write over it: less memory, more instructions. random_seed:
+    mixed into the seed each random layer's stream starts from at load
+    (ptec.random_layers)."""
     t0 = time.time()
     graph = cap.capture(model, example_inputs, capture_method, name, stateful=stateful,
                         lstm_kernel=not unrolled_lstm)
@@ -74,6 +79,10 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
                    or n.attrs.get("stateful"))
         log(f"--stateful: {kept} state tensors kept across runs")
     log(f"captured {len(graph.nodes)} nodes with torch.{graph.source}")
+    for n in graph.nodes:
+        if n.op in RANDOM_OPS:
+            n.attrs["seed"] = node_seed(n.name, random_seed)
+            log(random_note(n, origin(n)))
     prepared = qz.prepare(graph)
     log(f"prepared: {len(prepared.nodes)} nodes after batch-norm folding and activation fusion")
     calibration = check_samples(calibration, example_inputs)

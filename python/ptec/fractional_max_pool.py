@@ -1,9 +1,9 @@
 """nn.FractionalMaxPool2d / 3d built with fixed `_random_samples` (capture's
 stand-in). Without them torch draws the samples on every call, so the
-pooling regions change from call to call and no fixed program reproduces
-the layer: that case stays refused (REFUSAL says why and what to do).
-Samples that differ between batch elements give regions per element: the
-pool is then pool_indices' window_max of each element's windows.
+pooling regions change from call to call: ptec draws them on the device
+(random_layers). Samples that differ between batch elements give regions
+per element: the pool is then pool_indices' window_max of each element's
+windows.
 
 With fixed samples each (batch, channel) plane has fixed regions. Torch
 (ATen's FractionalMaxPool2d.cpp / 3d.cpp) starts the windows along a dim
@@ -27,10 +27,6 @@ import numpy as np
 import torch.nn as nn
 
 from .ir import Node
-
-REFUSAL = ("its pooling regions are drawn at random on every call, which no fixed program reproduces; "
-           "build it with fixed _random_samples (its constructor argument) to fix them")
-
 
 def window_starts(u: float, n: int, m: int, k: int) -> List[int]:
     """Torch's window starts along one dim for sample u (float32 as ATen)."""

@@ -32,6 +32,9 @@ class _Memory:
         sizes = plan.non_const_buffer_sizes or [0]
         self.arenas = [bytearray(int(n)) for n in sizes]
         self.private: Dict[int, bytearray] = {}
+        # instruction -> its random kernel's generator: seeded at the first
+        # run (the C runtime seeds at load), kept across runs, not reset
+        self.rng: Dict[int, object] = {}
 
     def buffer(self, index: int, t: Tensor):
         if t.allocation_info is not None:
@@ -109,7 +112,9 @@ def _copy_initial_values(program: Program, plan, mem: _Memory) -> None:
 class Session:
     """One loaded method: the planned memory lives from one run to the next,
     as in the C runtime, so state tensors (--stateful recurrent layers) carry
-    over. Created with the initial values in place; reset() copies them back."""
+    over. Created with the initial values in place; reset() copies them back
+    (as ptec_method_reset_state, it leaves the random kernels' generators
+    going: they restart only with a new Session, as at a load)."""
 
     def __init__(self, program: Program, method: str = "forward"):
         self.program, self.method = program, method
@@ -165,7 +170,12 @@ def run_program(program: Program, inputs: Sequence[np.ndarray], method: str = "f
 
         ns, _, name = key.partition("::")
         name = name.rsplit(".", 1)[0]
-        if ns in ("cortex_m", "ptec") and key not in _PORTABLE or (ns == "quantized_decomposed" and name in (
+        if key in _RANDOM:
+            from .reference import random_ops as R
+            if n not in mem.rng:
+                mem.rng[n] = R.Pcg32(int(arg("seed", "int")))
+            mem.write_logical(out_idx, out_t, _RANDOM[key](arg, out_t, mem.rng[n]))
+        elif ns in ("cortex_m", "ptec") and key not in _PORTABLE or (ns == "quantized_decomposed" and name in (
                 "quantize_per_tensor", "dequantize_per_tensor")):
             params = [arg(p, k) for p, k in sig if p not in _SKIP and p != "out_dtype"]
             if name == "pad":
@@ -199,6 +209,22 @@ def run_program(program: Program, inputs: Sequence[np.ndarray], method: str = "f
             log.append((n, key, out_idx, mem.physical(out_idx, out_t).copy()))
     outs = [mem.logical(i, values[i].val).copy() for i in plan.outputs]
     return (outs, log) if trace else outs
+
+
+def _random_dropout(arg, out, rng):
+    from .reference import random_ops as R
+    return R.random_dropout(arg("self", "Tensor", True), arg("p", "float"), arg("mask_dims", "int"),
+                            arg("zero_point", "int"), rng)
+
+
+def _random_fractional_pick(arg, out, rng):
+    from .reference import random_ops as R
+    return R.random_fractional_pick(arg("windows", "Tensor", True), arg("kernel_size", "int[]"), out.sizes, rng)
+
+
+# the random kernels: logical arrays and the instruction's generator (ptec.reference.random_ops)
+_RANDOM = {"ptec::random_dropout.out": _random_dropout,
+           "ptec::random_fractional_pick.out": _random_fractional_pick}
 
 
 # -- portable (aten) operators --------------------------------------------------

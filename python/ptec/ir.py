@@ -12,7 +12,8 @@ the unary activations of UNARY (sigmoid, tanh, silu, gelu, softplus, prelu, hard
 hardsigmoid, leaky_relu, elu), mean, cat, identity, argmax, index_to_float, sort, sort_indices
 (capture_sort) and embedding
 (capture_indices; an input with attrs dtype "int64" holds token ids), window_max, window_argmax and
-max_unpool (pool_indices), unsupported. Any node may carry a fused
+max_unpool (pool_indices), random_dropout and
+random_fractional_pick (random_layers: new draws on every evaluation), unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 
 State (--stateful): `state` is a tensor kept from one run to the next
@@ -242,6 +243,9 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
     elif op == "max_unpool":
         from .pool_indices import eval_unpool
         y = eval_unpool(xs[0], xs[1], a["out_shape"])
+    elif op in ("random_dropout", "random_fractional_pick"):
+        from .random_layers import eval_random
+        y = eval_random(n, xs[0])
     elif op == "index_to_float":
         y = xs[0]
     elif op == "slice":

@@ -31,7 +31,7 @@ from .ir import CELL_SUFFIX, permutation, Graph, Node, evaluate
 FUSABLE_PRODUCERS = ("conv2d", "conv_transpose2d", "linear", "add", "max_pool2d", "svdf")
 PASS_THROUGH = ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "reshape", "identity", "channel_shuffle", "upsample_nearest", "slice",
                 "pixel_shuffle",
-                "clamp", "mean", "permute", "sort", "window_max", "max_unpool")
+                "clamp", "mean", "permute", "sort", "window_max", "max_unpool", "random_fractional_pick")
 # Ops whose output qparams can be changed freely by a consumer that needs them
 # (minimum/maximum want their inputs on their own grid): the new range only
 # clamps the producer's output, which min/max commute with.
@@ -418,6 +418,11 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
             n.qparams = affine_qparams(float(w.min()), float(w.max()))
         elif n.op in ("softmax", "masked_softmax"):
             n.qparams = (qm.SOFTMAX_OUTPUT_SCALE, qm.SOFTMAX_OUTPUT_ZERO_POINT)
+        elif n.op == "random_dropout" and g.node(n.inputs[0]).qparams:
+            # the input's grid scaled by 1 / (1 - p): a kept element keeps its
+            # code (it means x / (1 - p)), a dropped one is the zero point
+            s_in, z_in = g.node(n.inputs[0]).qparams
+            n.qparams = (float(s_in) / (1.0 - n.attrs["p"]), z_in)
         elif (n.op in ("cat", "minimum", "maximum") and not n.attrs.get("act")
               and len(set(n.inputs)) > 1          # copies of one value (expand): its own observed grid
               and all(g.node(i).qparams for i in n.inputs)

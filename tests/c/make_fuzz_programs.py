@@ -7,7 +7,8 @@ slice, grid_sampler_2d at positions taken from the input), so that theirs
 meet damaged arguments too; and a small program of
 index results (argmax, argmin, the int64-to-float32 copy, a max pool's
 indices over listed windows and the unpool by them, an embedding of
-int64 ids, a sort and a topk with their int64 indices)."""
+int64 ids, a sort and a topk with their int64 indices); and a small
+program of the random kernels."""
 import os
 import sys
 
@@ -111,3 +112,22 @@ def index_program():
 
 
 write_program(index_program(), os.path.join(out_dir, "index_small.pte"))
+
+
+def random_program():
+    """The random kernels: a float32 dropout of whole channels of a
+    channels-last value, then the fractional pick of its windows (every
+    prepared argument a hostile file can damage: p, mask_dims, the seed,
+    kernel_size, the sizes the starts are checked against)."""
+    f32 = ScalarType.FLOAT
+    b = ProgramBuilder()
+    x = b.tensor(f32, [1, 2, 5, 6], CHANNELS_LAST)
+    d = b.tensor(f32, [1, 2, 5, 6], CHANNELS_LAST)
+    b.call("ptec::random_dropout.out", self=x, p=0.25, mask_dims=2, zero_point=0, seed=99, out=d)
+    y = b.tensor(f32, [1, 2, 3, 4], None)
+    b.call("ptec::random_fractional_pick.out", windows=d, kernel_size=[2, 2], seed=5, out=y)
+    b.set_io([x], [y])
+    return b.build()
+
+
+write_program(random_program(), os.path.join(out_dir, "random_small.pte"))

@@ -341,6 +341,16 @@ def window_op(x_shape, out_shape, windows, st=F32, out_st=None, order=None):
     return b
 
 
+def dropout_op(shape, out_shape=None, st=F32, out_st=None, p=0.5, mask_dims=None, zero_point=0):
+    b = ProgramBuilder()
+    x = b.tensor(st, shape)
+    y = b.tensor(out_st if out_st is not None else st, out_shape or shape)
+    b.call("ptec::random_dropout.out", self=x, p=p, mask_dims=len(shape) if mask_dims is None else mask_dims,
+           zero_point=zero_point, seed=7, out=y)
+    b.set_io([x], [y])
+    return b
+
+
 # 1-D rows [3, 1, 3, 0, 7] with windows [0,3) [2,5) [1,5 step 2]: maxima
 # 3 (the first of the two 3s: index 0), 7 (index 4), 1 (taps 1 and 3: 1 and 0, index 1)
 W1 = [[[[0, 3, 1], [2, 5, 1], [1, 5, 2]]]]
@@ -404,6 +414,63 @@ fail_case("max_unpool_zero_range", unpool_op([1, 1, 2], [1, 1, 4], 128, st=I8), 
 fail_case("max_unpool_indices_int32", unpool_op([1, 1, 2], [1, 1, 4], idx_st=ScalarType.INT), INVALID_ARGUMENT,
           "indices must be int64")
 fail_case("max_unpool_batch", unpool_op([1, 1, 2], [2, 1, 4]), INVALID_ARGUMENT, "[N, C, ...] alike")
+
+
+def pick_op(win_shape, out_shape, kernel, st=F32, out_st=None, win_order=None, out_order=None):
+    b = ProgramBuilder()
+    x = b.tensor(st, win_shape, win_order)
+    y = b.tensor(out_st if out_st is not None else st, out_shape, out_order)
+    b.call("ptec::random_fractional_pick.out", windows=x, kernel_size=list(kernel), seed=3, out=y)
+    b.set_io([x], [y])
+    return b
+
+
+# p = 0 drops nothing whatever is drawn: float32 x * (1 / 1), int8 codes copied
+XD = np.array([[1.5, -2.0, 0.25], [3.0, -0.5, 8.0]], np.float32)
+run_case("random_dropout_p0_float", dropout_op([2, 3], p=0.0), [(XD, None)], [(XD, None)])
+run_case("random_dropout_p0_int8", dropout_op([2, 3], st=I8, p=0.0, zero_point=-5),
+         [(np.array([[-128, 127, 0], [5, -5, 1]], np.int8), None)], [(np.array([[-128, 127, 0], [5, -5, 1]], np.int8), None)])
+fail_case("random_dropout_p1", dropout_op([2, 3], p=1.0), INVALID_ARGUMENT, "p must be in [0, 1)")
+fail_case("random_dropout_p_negative", dropout_op([2, 3], p=-0.1), INVALID_ARGUMENT, "p must be in [0, 1)")
+fail_case("random_dropout_p_nan", dropout_op([2, 3], p=float("nan")), INVALID_ARGUMENT, "p must be in [0, 1)")
+fail_case("random_dropout_mask_dims", dropout_op([2, 3], mask_dims=3), INVALID_ARGUMENT, "mask_dims must be in")
+fail_case("random_dropout_mask_dims_negative", dropout_op([2, 3], mask_dims=-1), INVALID_ARGUMENT, "mask_dims must be in")
+fail_case("random_dropout_zero_point", dropout_op([2, 3], st=I8, zero_point=128), INVALID_ARGUMENT,
+          "zero_point must be an int8 value")
+fail_case("random_dropout_zero_point_float", dropout_op([2, 3], zero_point=1), INVALID_ARGUMENT,
+          "zero_point must be an int8 value")
+fail_case("random_dropout_dtype", dropout_op([2, 3], st=I64), NOT_SUPPORTED, "self must be float32 or int8")
+fail_case("random_dropout_out_dtype", dropout_op([2, 3], out_st=I8), INVALID_ARGUMENT, "out must have self's dtype")
+fail_case("random_dropout_sizes", dropout_op([2, 3], out_shape=[3, 2]), INVALID_ARGUMENT, "out must have self's sizes")
+
+# as many outputs as windows: alpha = 1, so start i = int(i + u) - int(u) = i
+# for any sample u: the pick is the windows themselves, in any layout
+W4 = np.arange(2 * 3 * 3 * 4, dtype=np.float32).reshape(2, 3, 3, 4) - 20.0
+run_case("random_pick_identity_nhwc", pick_op([2, 3, 3, 4], [2, 3, 3, 4], [2, 2], win_order=CHANNELS_LAST),
+         [(W4, CHANNELS_LAST)], [(W4, None)])
+W5 = (np.arange(1 * 2 * 2 * 3 * 2) % 251 - 100).astype(np.int8).reshape(1, 2, 2, 3, 2)
+run_case("random_pick_identity_3d_int8", pick_op([1, 2, 2, 3, 2], [1, 2, 2, 3, 2], [3, 1, 2], st=I8),
+         [(W5, None)], [(W5, None)])
+# one output: the window at n - k, the last one, whatever is drawn
+run_case("random_pick_last_window", pick_op([1, 1, 3, 4], [1, 1, 1, 1], [2, 2]),
+         [(np.arange(12, dtype=np.float32).reshape(1, 1, 3, 4), None)], [(np.full((1, 1, 1, 1), 11.0, np.float32), None)])
+fail_case("random_pick_rank", pick_op([1, 3, 4], [1, 3, 4], [2]), INVALID_ARGUMENT, "windows must be 4-D or 5-D")
+fail_case("random_pick_kernel_items", pick_op([1, 1, 3, 4], [1, 1, 2, 2], [2, 2, 2]), INVALID_ARGUMENT,
+          "kernel_size needs one item a spatial dim")
+fail_case("random_pick_kernel_zero", pick_op([1, 1, 3, 4], [1, 1, 2, 2], [0, 2]), INVALID_ARGUMENT,
+          "kernel_size out of range")
+fail_case("random_pick_kernel_huge", pick_op([1, 1, 3, 4], [1, 1, 2, 2], [2, 2 ** 31 - 2]), INVALID_ARGUMENT,
+          "kernel_size out of range")
+fail_case("random_pick_too_many_outputs", pick_op([1, 1, 3, 4], [1, 1, 4, 2], [2, 2]), INVALID_ARGUMENT,
+          "each spatial out size must be in [1, windows' size]")
+fail_case("random_pick_no_outputs", pick_op([1, 1, 3, 4], [1, 1, 0, 2], [2, 2]), INVALID_ARGUMENT,
+          "each spatial out size must be in [1, windows' size]")
+fail_case("random_pick_planes", pick_op([1, 2, 3, 4], [1, 1, 2, 2], [2, 2]), INVALID_ARGUMENT,
+          "out must have windows' N and C")
+fail_case("random_pick_out_dtype", pick_op([1, 1, 3, 4], [1, 1, 2, 2], [2, 2], out_st=I8), INVALID_ARGUMENT,
+          "out must have windows' dtype and rank")
+fail_case("random_pick_dtype", pick_op([1, 1, 3, 4], [1, 1, 2, 2], [2, 2], st=I64), NOT_SUPPORTED,
+          "windows must be float32 or int8")
 
 
 def conv(weight_shape, out_shape, groups=1, transposed=False, stride=(1, 1), output_padding=(0, 0),

@@ -31,18 +31,27 @@ def hex_outputs(text, label):
     return bytes(buf)
 
 
-def board_streams_reference(data: bytes, chunks, target: str, workdir) -> None:
+def board_streams_reference(data: bytes, chunks, target: str, workdir, random: bool = False) -> None:
     """The runner's batch mode keeps the method loaded, so the chunks (float
-    tensors) are one stream: each block's output bytes are the reference
-    Session's streamed ones, and after the batch the runner resets the
-    state and block 0 repeats."""
+    tensors, or int8 for an int8 input) are one stream: each block's output
+    bytes are the reference Session's streamed ones, and after the batch the
+    runner resets the state and block 0 repeats. random: the program draws
+    random numbers (ptec.random_layers), whose generators a reset leaves
+    going, so the rerun of block 0 is the stream's next execute."""
     if shutil.which("qemu-system-arm") is None or not os.path.exists(runner_elf(target)):
         pytest.skip(f"no QEMU or no runner firmware for {target} (build the {target} preset)")
-    session = Session(parse_program(data))
-    want = [np.ascontiguousarray(session.run([c.numpy()])[0]).tobytes() for c in chunks]
+    prog = parse_program(data)
+    session = Session(prog)
+    t_in, t_out = (prog.plan().values[prog.plan().inputs[0]].val, prog.plan().values[prog.plan().outputs[0]].val)
+    in_dtype = NUMPY_DTYPE[ScalarType(t_in.scalar_type)]
+
+    def physical(a, t):
+        return np.ascontiguousarray(np.asarray(a).transpose(list(t.dim_order))).tobytes()
+    want = [physical(session.run([c.numpy()])[0], t_out) for c in chunks]
+    rerun = physical(session.run([chunks[0].numpy()])[0], t_out) if random else want[0]
     (workdir / "m.pte").write_bytes(data)
-    (workdir / "in.bin").write_bytes(b"".join(np.ascontiguousarray(c.numpy(), np.float32).tobytes()
-                                              for c in chunks))
+    (workdir / "in.bin").write_bytes(b"".join(np.ascontiguousarray(c.numpy().transpose(list(t_in.dim_order)),
+                                                                   in_dtype).tobytes() for c in chunks))
     run = subprocess.run([os.path.join(ROOT, "scripts", "run_qemu.sh"), "--target", target,
                           "--elf", runner_elf(target), "--model", str(workdir / "m.pte"),
                           "--input", str(workdir / "in.bin"), "--timeout", "300"],
@@ -50,7 +59,7 @@ def board_streams_reference(data: bytes, chunks, target: str, workdir) -> None:
     assert run.returncode == 0, run.stdout[-3000:]
     for k, block in enumerate(want):
         assert hex_outputs(run.stdout, f"b{k}.out0") == block, (k, run.stdout[-3000:])
-    assert hex_outputs(run.stdout, "reset.out0") == want[0]
+    assert hex_outputs(run.stdout, "reset.out0") == rerun
 
 
 def smooth_images(n, seed):

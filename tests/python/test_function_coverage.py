@@ -236,8 +236,48 @@ RUNS = {
                                   0.5, "int8"),
 }
 
-# function: reason. (F.dropout with training=True, its default, is refused:
-# docs/refused-operators.md.)
+# The dropouts called with training=True (their default) draw random numbers
+# on the device (ptec.random_layers). torch's output differs by design, so
+# no RUNS row: each element must be 0, the whole channel with it for the
+# channel forms, or torch's x / (1 - p) within the bound in output steps, and
+# something must be dropped and something kept over the executes
+# (test_random_layers.py checks the stream and the dropped fraction).
+# call of x, input shape, p, whole channels, bound
+RUNS_RANDOM = {
+    "F.dropout": (lambda x: F.dropout(x, 0.25), S3, 0.25, False, 0.5),
+    "F.dropout1d": (lambda x: F.dropout1d(x, 0.5), S3, 0.5, True, 0.5),
+    "F.dropout2d": (lambda x: F.dropout2d(x, 0.5), S4, 0.5, True, 0.5),
+    "F.dropout3d": (lambda x: F.dropout3d(x, 0.5), (1, 3, 2, 4, 4), 0.5, True, 0.5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RUNS_RANDOM))
+def test_random_dropout_keeps_or_zeroes(name, tmp_path):
+    import numpy as np
+    from ptec import host_runtime
+    from ptec.pte import parse_program
+    fn, shape, p, channels, bound = RUNS_RANDOM[name]
+    calibration = inputs(shape, *R)
+    res = compile_model(Call(fn).eval(), [calibration[0][0]], calibration)
+    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    x = calibration[0][0]
+    scaled = (x / (1 - p)).numpy()
+    outs = host_runtime.run_stream(parse_program(res.data), res.data, [[x.numpy()]] * 12)
+    clear = np.abs(scaled) > step           # a kept element is not 0
+    dropped = kept = 0
+    for (y,) in outs:
+        zero = np.asarray(y) == 0
+        if (~zero).any():
+            assert np.abs(y[~zero] - scaled[~zero]).max() / step <= bound + 1e-3
+        if channels:
+            planes = zip(zero.reshape(shape[0] * shape[1], -1), clear.reshape(shape[0] * shape[1], -1))
+            assert all(z[c].all() or not z[c].any() for z, c in planes), "a channel is partly dropped"
+        dropped, kept = dropped + int((zero & clear).sum()), kept + int((~zero).sum())
+    assert dropped and kept
+
+
+# function: reason.
 LOSS = "a training loss: compares outputs with targets"
 NOT_INFERENCE = {
     **{name: LOSS for name in (

@@ -10,6 +10,9 @@ Each class is in one of four groups:
   bound of PyTorch float in output steps on the calibration inputs (uniform
   in [-3, 3]), whose float outputs span many steps. The row also says
   whether the program is int8 throughout or runs an fp32 kernel;
+- RUNS_RANDOM: ptec compiles it and it draws random numbers on the device
+  (a FractionalMaxPool without _random_samples): checked against torch's
+  layer given the device's draws (the group's comment says why);
 - REFUSED: compiling it is refused in one line that names it by module path
   and class, and docs/refused-operators.md lists it;
 - NOT_INFERENCE: losses, containers and the like, each with its reason,
@@ -256,11 +259,22 @@ RUNS = {
     "EmbeddingBag": (lambda: nn.EmbeddingBag(10, 4), TokenShape(10, (2, 5)), 1.0, "int8"),
 }
 
+# class: (layer, input shape, bound in output steps). Layers that draw random
+# numbers on every call (ptec.random_layers: no _random_samples given). They
+# run, but RUNS' check cannot apply: the float model draws its own regions,
+# so ptec's output and the model's differ by design. Their own check: the
+# host gives the reference interpreter's bytes, and torch's layer given the
+# device's draws as _random_samples (ptec.reference.random_ops's PCG32
+# stream from the node's seed, in torch's [N, C, dims] order) is within the
+# bound of ptec's output (the int8 grid of the input: the pool copies).
+RUNS_RANDOM = {
+    "FractionalMaxPool2d": (lambda: nn.FractionalMaxPool2d(2, output_size=(3, 3)), (1, 2, 6, 6), 0.5),
+    "FractionalMaxPool3d": (lambda: nn.FractionalMaxPool3d(2, output_size=(2, 3, 3)), (1, 2, 4, 6, 6), 0.5),
+}
+
 # class: (layer, input shape). Refused by module path; docs/refused-operators.md
 # says why and what to use instead.
 REFUSED = {
-    "FractionalMaxPool2d": (lambda: nn.FractionalMaxPool2d(2, output_size=2), (1, 1, 4, 4)),
-    "FractionalMaxPool3d": (lambda: nn.FractionalMaxPool3d(2, output_size=2), (1, 1, 4, 4, 4)),
 }
 
 # ---- Owned by other branches (issue 15's 3-D pools, norms, pads, LRN, ...).
@@ -291,7 +305,7 @@ def module_classes():
             if inspect.isclass(obj) and issubclass(obj, nn.Module) and not name.startswith("_")}
 
 
-GROUPS = {"RUNS": RUNS, "REFUSED": REFUSED, "NOT_INFERENCE": NOT_INFERENCE}
+GROUPS = {"RUNS": RUNS, "RUNS_RANDOM": RUNS_RANDOM, "REFUSED": REFUSED, "NOT_INFERENCE": NOT_INFERENCE}
 
 
 def test_every_module_class_is_in_the_table():
@@ -354,6 +368,29 @@ def test_runs_within_its_bound(cls, tmp_path):
     assert worst <= bound + 1e-3, f"{cls}: {worst:.2f} output steps from float (bound {bound})"
 
 
+@pytest.mark.parametrize("cls", sorted(RUNS_RANDOM))
+def test_random_layer_is_torch_given_the_device_draws(cls, tmp_path):
+    from ptec.reference.random_ops import Pcg32
+    make, shape, bound = RUNS_RANDOM[cls]
+    model, calibration, res = compiled(make, shape)
+    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    prog = parse_program(res.data)
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    (x,) = calibration[0]
+    got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+    assert got.tobytes() == run_program(prog, [x.numpy()])[0].tobytes(), "ptec-run is not the reference"
+    seeds = [n.attrs["seed"] for n in res.graph.nodes if n.op == "random_fractional_pick"]
+    assert len(seeds) == 1
+    rng, dims = Pcg32(seeds[0]), x.dim() - 2
+    samples = torch.tensor([float(rng.next_float()) for _ in range(x.shape[0] * x.shape[1] * dims)])
+    layer = model.body
+    with torch.no_grad():
+        want = type(layer)(layer.kernel_size, output_size=layer.output_size,
+                           _random_samples=samples.reshape(x.shape[0], x.shape[1], dims))(x).numpy()
+    worst = float(np.abs(got - want).max() / step)
+    assert worst <= bound + 1e-3, f"{cls}: {worst:.2f} output steps from torch given the draws"
+
+
 def refused_docs() -> str:
     with open(os.path.join(ROOT, "docs", "refused-operators.md")) as f:
         return f.read()
@@ -368,11 +405,12 @@ def assert_refused(make, shape, cls):
     assert re.search(rf"body(\.\w+)* \(nn\.{cls.replace('Lazy', '')}\)", message), message
 
 
-@pytest.mark.parametrize("cls", sorted(REFUSED))
-def test_refused_by_name_and_listed(cls):
-    make, shape = REFUSED[cls]
-    assert_refused(make, shape, cls)
-    assert f"`nn.{cls}" in refused_docs(), f"nn.{cls} is refused but docs/refused-operators.md does not list it"
+def test_refused_by_name_and_listed():
+    # a loop, not a parametrization: the group may be empty (every class runs
+    # or is not inference), and an empty parametrization would be a skip
+    for cls, (make, shape) in sorted(REFUSED.items()):
+        assert_refused(make, shape, cls)
+        assert f"`nn.{cls}" in refused_docs(), f"nn.{cls} is refused but docs/refused-operators.md does not list it"
 
 
 @pytest.mark.parametrize("cls", sorted(NOT_INFERENCE))

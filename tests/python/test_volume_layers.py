@@ -382,15 +382,6 @@ def test_fractional_max_pool_samples_differing_per_batch():
     assert [n.op for n in graph.nodes if n.op != "input"] == ["window_max"]
 
 
-def test_fractional_max_pool_random_refusal_says_how_to_fix():
-    x = torch.randn(1, 1, 6, 6)
-    with pytest.raises(CompileError) as e:
-        compile_model(nn.Sequential(nn.Identity(), nn.FractionalMaxPool2d(2, output_size=3)).eval(), [x], [(x,)])
-    message = str(e.value)
-    assert "\n" not in message and "1 (nn.FractionalMaxPool2d): its pooling regions are drawn at random" in message
-    assert "_random_samples" in message, message
-
-
 # ---- int8: one small model per layer, then all of them on the boards -----
 
 def volumes(n, seed, shape):

@@ -9,6 +9,7 @@ graph alone answers is in partitioner.py.
 """
 from __future__ import annotations
 
+import math
 from typing import Callable, List, Optional, Tuple
 
 import numpy as np
@@ -827,6 +828,32 @@ def op_max_unpool(ctx, n: Node):
     out = new_act(ctx.b, x.dtype, n.shape, x.scale, x.zp)
     ctx.b.call("ptec::max_unpool.out", self=x.value, indices=idx.value,
                zero_point=int(x.zp) if x.dtype == ScalarType.CHAR else 0, out=out.value)
+    return out
+
+
+def op_random_dropout(ctx, n: Node):
+    """ptec::random_dropout.out in int8 (random_layers): the output's grid
+    is the input's scaled by 1 / (1 - p) (quantize), so kept codes are
+    copied and dropped ones are the zero point."""
+    x = ctx.q(n.inputs[0])
+    s, z = n.qparams
+    if z != x.zp or not math.isclose(s, x.scale / (1.0 - n.attrs["p"]), rel_tol=1e-6):
+        return ctx.refuse(n, "the output's int8 grid is not the input's scaled by 1 / (1 - p)")
+    out = new_act(ctx.b, ScalarType.CHAR, n.shape, s, z)
+    ctx.b.call("ptec::random_dropout.out", self=x.value, p=float(n.attrs["p"]), mask_dims=int(n.attrs["mask_dims"]),
+               zero_point=int(z), seed=int(n.attrs["seed"]), out=out.value)
+    return out
+
+
+def op_random_fractional_pick(ctx, n: Node):
+    """ptec::random_fractional_pick.out in int8 (random_layers): a copy of
+    window maxima, on the input's grid (PASS_THROUGH)."""
+    x = ctx.q(n.inputs[0])
+    if (x.scale, x.zp) != tuple(n.qparams):
+        return ctx.refuse(n, "the output's int8 grid differs from the input's: the pick copies bytes")
+    out = new_act(ctx.b, ScalarType.CHAR, n.shape, x.scale, x.zp)
+    ctx.b.call("ptec::random_fractional_pick.out", windows=x.value, kernel_size=[int(k) for k in n.attrs["kernel"]],
+               seed=int(n.attrs["seed"]), out=out.value)
     return out
 
 

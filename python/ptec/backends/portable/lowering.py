@@ -40,6 +40,8 @@ ATEN_KEYS = {
     "grid_sample": "aten::grid_sampler_2d.out",
     "slice": "aten::slice_copy.Tensor_out",
     "adaptive_avg_pool2d": "aten::_adaptive_avg_pool2d.out",
+    "random_dropout": "ptec::random_dropout.out",
+    "random_fractional_pick": "ptec::random_fractional_pick.out",
 }
 
 
@@ -289,6 +291,17 @@ def _grid_sampler(b, key, n, ins, out):
            padding_mode=int(a["padding"]), align_corners=bool(a["align_corners"]), out=out.value)
 
 
+def _random_dropout(b, key, n, ins, out):
+    a = n.attrs
+    b.call(key, self=ins[0].value, p=float(a["p"]), mask_dims=int(a["mask_dims"]), zero_point=0,
+           seed=int(a["seed"]), out=out.value)
+
+
+def _random_fractional_pick(b, key, n, ins, out):
+    b.call(key, windows=ins[0].value, kernel_size=[int(k) for k in n.attrs["kernel"]],
+           seed=int(n.attrs["seed"]), out=out.value)
+
+
 # ATen kernel -> how to call it: fn(builder, key, node, fp32 inputs, fp32 out)
 CALLS: Dict[str, Callable] = {
     "aten::convolution.out": _convolution,
@@ -312,6 +325,9 @@ CALLS: Dict[str, Callable] = {
     "aten::upsample_bicubic2d.vec_out": _upsample_bilinear,
     "aten::grid_sampler_2d.out": _grid_sampler,
     "aten::slice_copy.Tensor_out": _slice,
+    # ptec's random kernels (random_layers), any layout
+    "ptec::random_dropout.out": _random_dropout,
+    "ptec::random_fractional_pick.out": _random_fractional_pick,
 }
 
 
