@@ -1,10 +1,20 @@
-"""Indexing by a constant tensor (issue 15): `x[:, self.index]` with a
-registered buffer, or `x[..., torch.tensor([2, 0, 1])]` made in forward
-from no input, is index_select along that dim, which ptec runs as slices
-of the int8 bytes joined by a cat. Every other tensor index (2-D, several
-tensors, a bool mask, an index computed from the input, a tensor beside an
-int or a narrowing slice) is one unsupported node whose refusal says which
-form it is, evaluated in float so capture reaches the refusal."""
+"""Indexing by constant tensors (issue 15): `x[:, self.index]` with a
+registered buffer, `x[..., torch.tensor([[0, 1], [2, 0]])]`, several index
+tensors (`x[rows, cols]`), a bool mask, beside ints, slices, None and
+`...`, each index made in forward from no input. With every index known
+at compile time, the result is a fixed choice of x's entries: ptec finds
+which (torch's rules, below), then moves int8 bytes: x viewed as
+[lead, M, tail], the chosen rows of M as slices joined by a cat (runs of
+consecutive rows one slice), viewed as the output. An index computed from
+the input is one unsupported node whose refusal says so, evaluated in
+float so capture reaches the refusal.
+
+Torch's rules, which differ from numpy's where an int stands beside a
+tensor: ints, slices and None apply first, as basic indexing; a bool mask
+stands for the integer positions of its true entries (one index per dim it
+covers); the index tensors broadcast together, and the result's dims
+from them replace the indexed dims where those are adjacent, else go
+first."""
 from __future__ import annotations
 
 import operator
@@ -15,7 +25,7 @@ import torch
 
 from .ir import Node
 
-ONLY = "x[..., idx] with one 1-D integer index tensor that is a constant and `:` in every other place runs"
+ONLY = "indices that are constants (buffers, or tensors made in forward from no input) run"
 
 
 def select_nodes(name: str, src: str, dim: int, idx: List[int]) -> List[Node]:
@@ -47,41 +57,134 @@ def _refused(fn: torch.fx.Node, why: str) -> Node:
     return Node(fn.name, "unsupported", names, dict(fn=run, what="getitem", why=f"{why}; {ONLY}"))
 
 
+class Refusal(Exception):
+    """An index form this module does not lower (the message says which)."""
+
+
+def positions(shape: List[int], idx: tuple, values: dict) -> np.ndarray:
+    """The flat positions in x (of `shape`) of x[idx] under torch's rules,
+    as an int64 array of the result's shape; `values` maps each index
+    tensor's position in idx to its numpy value. An index out of range
+    raises IndexError naming it, anything else not indexing raises Refusal."""
+    dims_of = [values[k].ndim if k in values and values[k].dtype in (np.bool_, np.uint8) else
+               0 if k not in values and (i is None or i is Ellipsis) else 1 for k, i in enumerate(idx)]
+    if sum(i is Ellipsis for i in idx) > 1:
+        raise Refusal("two `...`")
+    if sum(dims_of) > len(shape):
+        raise Refusal("more indices than x has dims")
+    where = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+    basic, tensors, dim, out_dim = [], {}, 0, 0   # tensors: the result dim each index array goes to
+    for k, i in enumerate(idx):
+        if i is Ellipsis:
+            rest = len(shape) - sum(dims_of)
+            basic += [slice(None)] * rest
+            dim, out_dim = dim + rest, out_dim + rest
+        elif k in values:
+            v = values[k]
+            if v.dtype in (np.bool_, np.uint8):
+                # torch reads a uint8 index as a mask too
+                if list(v.shape) != list(shape[dim:dim + v.ndim]):
+                    raise IndexError(f"a mask of shape {list(v.shape)} for dims of sizes {shape[dim:dim + v.ndim]}")
+                for d, arr in enumerate(np.nonzero(v)):
+                    tensors[out_dim + d] = arr.astype(np.int64)
+                n = v.ndim
+            else:
+                if not np.issubdtype(v.dtype, np.integer):
+                    raise Refusal(f"a {v.dtype} index tensor")
+                size = shape[dim]
+                bad = v[(v < -size) | (v >= size)]
+                if bad.size:
+                    raise IndexError(f"index {int(bad.flat[0])} is out of range for dim {dim} of size {size}")
+                tensors[out_dim] = v.astype(np.int64) % max(size, 1)
+                n = 1
+            basic += [slice(None)] * n
+            dim, out_dim = dim + n, out_dim + n
+        elif i is None:
+            basic.append(None)
+            out_dim += 1
+        elif isinstance(i, slice) and all(v is None or (isinstance(v, int) and not isinstance(v, bool))
+                                          for v in (i.start, i.stop, i.step)) and (i.step or 1) > 0:
+            basic.append(i)
+            dim, out_dim = dim + 1, out_dim + 1
+        elif isinstance(i, int) and not isinstance(i, bool):
+            if not -shape[dim] <= i < shape[dim]:
+                raise IndexError(f"index {i} is out of range for dim {dim} of size {shape[dim]}")
+            basic.append(i)
+            dim += 1
+        else:
+            raise Refusal(f"an index {i!r}")
+    where = where[tuple(basic)]           # ints, slices and None alone: numpy's basic indexing is torch's
+    try:
+        arrays = np.broadcast_arrays(*tensors.values())
+    except ValueError:
+        raise IndexError("index tensors whose shapes do not broadcast") from None
+    advanced = [slice(None)] * where.ndim
+    for d, arr in zip(tensors, arrays):
+        advanced[d] = arr
+    return where[tuple(advanced)]         # arrays and `:` alone: numpy's rules are torch's
+
+
+def _view(name: str, src: str, shape: List[int], want: List[int]) -> List[Node]:
+    return [] if list(shape) == list(want) else [Node(name, "reshape", [src], dict(target_shape=list(want)))]
+
+
+def gather_nodes(name: str, src: str, shape: List[int], where: np.ndarray) -> List[Node]:
+    """Nodes making out.flat[k] = x.flat[where.flat[k]] from src (of
+    `shape`): x viewed as [lead, M, tail] with lead the output's first dims
+    that are x's and tail its last ones, the chosen rows of M selected
+    (slices joined), then viewed as the output. The widest lead and tail
+    that give exactly `where` are taken (fewer, longer slices); `where`
+    is not empty."""
+    out = list(where.shape)
+    best = None
+    for a in range(min(len(out), len(shape)) + 1):
+        for b in range(min(len(out), len(shape)) - a + 1):
+            if out[:a] != list(shape[:a]) or (b and out[len(out) - b:] != list(shape[len(shape) - b:])):
+                continue
+            lead, tail = int(np.prod(out[:a])), int(np.prod(out[len(out) - b:]))
+            m, k = int(np.prod(shape)) // (lead * tail), where.size // (lead * tail)
+            rows = where.reshape(lead, k, tail)[0, :, 0] // tail
+            want = (np.arange(lead)[:, None, None] * (m * tail) + rows[None, :, None] * tail
+                    + np.arange(tail)[None, None, :])
+            if np.array_equal(want.reshape(-1), where.reshape(-1)) and (best is None or a + b > best[0] + best[1]):
+                best = (a, b, lead, m, k, tail, rows)
+    a, b, lead, m, k, tail, rows = best          # a = b = 0 (x flattened) always fits
+    if rows.tolist() == list(range(m)):
+        return [Node(name, "reshape", [src], dict(target_shape=out))]
+    mid = list(shape[:a]) + [m] + list(shape[len(shape) - b:])
+    nodes = _view(f"{name}_rows", src, shape, mid)
+    picked = list(out[:a]) + [k] + list(out[len(out) - b:])
+    last = f"{name}_picked" if picked != out else name
+    nodes += select_nodes(last, nodes[-1].name if nodes else src, a, [int(r) for r in rows])
+    return nodes + _view(name, last, picked, out)
+
+
 def tensor_index_nodes(fn: torch.fx.Node, by_name, source: str, error) -> Optional[List[Node]]:
-    """x[...] whose index holds a tensor: index_select nodes for the form
-    that runs, one refused node for the rest; None when no tensor is in
-    the index (basic indexing, handled elsewhere). An index out of range
-    raises `error` naming the call by `source`."""
+    """x[...] whose index holds a tensor: the gather nodes when every index
+    tensor is a constant, one refused node for the rest; None when no
+    tensor is in the index (basic indexing, handled elsewhere). An index
+    out of range or one choosing nothing raises `error` naming the call by
+    `source`."""
     if fn.target is not operator.getitem or len(fn.args) != 2 or not isinstance(fn.args[0], torch.fx.Node):
         return None
-    idx = fn.args[1] if isinstance(fn.args[1], (tuple, list)) else (fn.args[1],)
-    tensors = [i for i in idx if isinstance(i, torch.fx.Node)]
-    if not tensors:
+    idx = tuple(fn.args[1]) if isinstance(fn.args[1], (tuple, list)) else (fn.args[1],)
+    found = {k: i for k, i in enumerate(idx) if isinstance(i, torch.fx.Node)}
+    if not found:
         return None
     meta = fn.args[0].meta.get("tensor_meta")
     shape = [int(s) for s in meta.shape] if meta is not None and hasattr(meta, "shape") else None
-    consts = [by_name.get(t.name) for t in tensors]
-    if any(c is None or c.op != "constant" for c in consts):
+    consts = {k: by_name.get(t.name) for k, t in found.items()}
+    if any(c is None or c.op != "constant" for c in consts.values()):
         return [_refused(fn, "an index computed in the program (a gather ptec has no kernel for)")]
-    if len(tensors) > 1:
-        return [_refused(fn, "several index tensors")]
-    value = np.asarray(consts[0].attrs["value"])
-    if value.dtype in (np.bool_, np.uint8):          # torch reads a uint8 index as a mask too
-        return [_refused(fn, "a bool mask")]
-    if value.ndim != 1 or not np.issubdtype(value.dtype, np.integer):
-        return [_refused(fn, f"a {value.ndim}-D {value.dtype} index tensor")]
-    if shape is None or any(i is not Ellipsis and i is not tensors[0] and i != slice(None) for i in idx):
-        return [_refused(fn, "an int, None or narrowing slice beside the index tensor")]
-    if Ellipsis in idx:              # `...` stands for as many `:` as x has dims left
-        e = idx.index(Ellipsis)
-        idx = tuple(idx[:e]) + (slice(None),) * (len(shape) - len(idx) + 1) + tuple(idx[e + 1:])
-    dim = [i is tensors[0] for i in idx].index(True)
-    if len(idx) > len(shape) or value.size == 0:
-        return [_refused(fn, "an empty index or one past x's dims")]
-    size = shape[dim]
-    bad = [int(i) for i in value if not -size <= int(i) < size]
-    if bad:
+    if shape is None:
+        return [_refused(fn, "x of unknown shape")]
+    try:
+        where = positions(shape, idx, {k: np.asarray(c.attrs["value"]) for k, c in consts.items()})
+    except IndexError as e:
         # torch fails on it too: the model's own error, said of the call
-        raise error(f"{source}: index {bad[0]} is out of range for dim {dim} of size {size} "
-                    "(the model fails in torch too)")
-    return select_nodes(fn.name, fn.args[0].name, dim, [int(i) % size for i in value])
+        raise error(f"{source}: {e} (the model fails in torch too)") from None
+    except Refusal as e:
+        return [_refused(fn, str(e))]
+    if where.size == 0:
+        raise error(f"{source}: the index selects no entry, and ptec's tensors are never empty")
+    return gather_nodes(fn.name, fn.args[0].name, shape, where)
