@@ -40,6 +40,13 @@ RUNS = {
     "Tensor.index_select": (lambda x: x.index_select(-1, torch.tensor([0, 1, 2, 5, 3])), S3, R, 0.5, "int8"),
     "getitem(constant index tensor)": (lambda x: x[..., torch.tensor([0, -1, 2, 5, 3, 3, 1, 0])]
                                        + x[:, torch.tensor([3, 1, 1, 2])], S3, R, 1.0, "int8"),
+    "getitem(2-D constant index tensor)": (lambda x: x[:, torch.tensor([[0, 1], [2, 0]])], S3, R, 0.5, "int8"),
+    "getitem(several constant index tensors)": (lambda x: x[torch.tensor([0]), torch.tensor([[1], [3]]),
+                                                            torch.tensor([7, 0, 2])], S3, R, 0.5, "int8"),
+    "getitem(constant index tensors apart)": (lambda x: x[torch.tensor([0, 0]), :, torch.tensor([[1], [6]])],
+                                              S3, R, 0.5, "int8"),
+    "getitem(constant bool mask)": (lambda x: x[:, torch.tensor([True, False, True, True])], S3, R, 0.5, "int8"),
+    "getitem(constant index, int, None)": (lambda x: x[0, None, torch.tensor([3, 1]), 2:7:2], S3, R, 0.5, "int8"),
     "Tensor.flatten": (lambda x: x.flatten(1), S4, R, 0.5, "int8"),
     "Tensor.reshape": (lambda x: x.reshape(1, 2, 16), S3, R, 0.5, "int8"),
     "Tensor.view": (lambda x: x.view(1, 32), S3, R, 0.5, "int8"),
