@@ -27,12 +27,13 @@ from .capture_modules import (FUNCTIONAL_STAND_INS, CaptureModuleError, LSTMFina
 from .adaptive_max_pool import adaptive_max_pool_nodes
 from .circular_pad import circular_pad_nodes, sliced_pad_nodes
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
-from .capture_indices import (arg_call_node, argmax_node, embedding_bag_nodes, embedding_node, index_input_attrs,
+from .capture_indices import (arg_call_node, argmax_node, embedding_node, index_input_attrs,
                               to_float_node)
 from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
                             _scalar_arg, _sum_nodes, _values_of)
 from .capture_tensor_index import tensor_index_nodes
+from .embedding_bag import embedding_bag_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, dense_groups,
                                fold_dilation_and_output_padding,
@@ -591,6 +592,26 @@ def _unbatched(m: nn.Module, in_shape, out_shape) -> bool:
     return rank is not None and in_shape is not None and out_shape is not None and len(in_shape) == rank - 1
 
 
+def _bag_nodes(name: str, m: nn.EmbeddingBag, fn: torch.fx.Node, ins: List[str], by_name, ids_shape):
+    """nn.EmbeddingBag called as m(ids), m(ids, offsets) or with offsets=:
+    ptec.embedding_bag's nodes when offsets (if any) is a constant and no
+    per_sample_weights are given, else None."""
+    args = dict(zip(("input", "offsets", "per_sample_weights"), fn.args))
+    args.update(fn.kwargs)
+    if set(args) - {"input", "offsets", "per_sample_weights"} or args.get("per_sample_weights") is not None:
+        return None
+    offsets = args.get("offsets")
+    if isinstance(offsets, torch.fx.Node):
+        const = by_name.get(offsets.name)
+        if const is None or const.op != "constant":
+            return None
+        offsets = np.asarray(const.attrs["value"])
+    elif offsets is not None:
+        return None
+    return embedding_bag_nodes(name, m, ins, by_name, ids_shape, offsets, _reduce_max_nodes,
+                               lambda n, table, ids: Node(n, "embedding", [ids], dict(weight=table)))
+
+
 def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: List[str],
                          by_name, shapes=None) -> List[Node]:
     """The nodes of module m called by fx node fn (a call_module, or a
@@ -616,9 +637,8 @@ def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: 
     ids_shape = in_shape
     if isinstance(m, nn.Embedding) and embedding_node(name, m, ins, by_name, ids_shape) is not None:
         return [embedding_node(name, m, ins, by_name, ids_shape)]
-    if isinstance(m, nn.EmbeddingBag) and \
-            embedding_bag_nodes(name, m, ins, by_name, ids_shape, _reduce_max_nodes) is not None:
-        return embedding_bag_nodes(name, m, ins, by_name, ids_shape, _reduce_max_nodes)
+    if isinstance(m, nn.EmbeddingBag) and _bag_nodes(name, m, fn, ins, by_name, ids_shape) is not None:
+        return _bag_nodes(name, m, fn, ins, by_name, ids_shape)
     if isinstance(m, (nn.Softmax, nn.Softmin, nn.LogSoftmax)) and m.dim is None and out_shape is not None:
         # torch's implicit dim (its _get_softmax_dim): 0 for ranks 0, 1 and 3, else 1
         m = type(m)(0 if len(out_shape) in (0, 1, 3) else 1)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-import numpy as np
 import torch
 
 from .capture_calls import _meta_shape, _scalar_arg
@@ -84,27 +83,3 @@ def embedding_node(name: str, m: torch.nn.Module, ins: List[str], by_name, ids_s
             or ids_shape is None or not 1 <= len(ids_shape) <= 2:
         return None
     return Node(name, "embedding", ins[:1], dict(weight=m.weight.detach().cpu().numpy().astype("float32")))
-
-
-def embedding_bag_nodes(name: str, m: torch.nn.EmbeddingBag, ins: List[str], by_name, ids_shape,
-                        reduce_max) -> Optional[List[Node]]:
-    """nn.EmbeddingBag on 2-D int64 ids of a program input ([B, L]: B bags
-    of L ids, torch's form without offsets): the rows looked up as
-    nn.Embedding's ([B, L, dim]), then their sum, mean or max over the bag
-    (dim 1), which ptec lowers in int8 (reduce_max: capture_calls'
-    max-over-dims builder). None (refused by name) for 1-D ids with
-    offsets, per-sample weights, padding_idx (its ids leave the bag) and
-    max_norm."""
-    if ids_shape is None or len(ids_shape) != 2 or len(ins) != 1 or m.padding_idx is not None:
-        return None
-    rows = embedding_node(f"{name}_rows", m, ins, by_name, ids_shape)
-    if rows is None:
-        return None
-    bag, dim = int(ids_shape[1]), int(m.weight.shape[1])
-    if m.mode == "max":
-        return [rows] + reduce_max(name, rows.name, [int(ids_shape[0]), bag, dim], [1], False, False)
-    mean = Node(name if m.mode == "mean" else f"{name}_mean", "mean", [rows.name], dict(dim=[1], keepdim=False))
-    if m.mode == "mean":
-        return [rows, mean]
-    return [rows, mean, Node(f"{name}_count", "constant", [], dict(value=np.array(bag, np.float32))),
-            Node(name, "mul", [mean.name, f"{name}_count"])]
