@@ -770,6 +770,9 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             shape_nodes.add(name)
         elif fn.op == "call_module":
             nodes.extend(_called_module_nodes(name, mods[fn.target], fn, mods, ins, by_name))
+            if isinstance(mods[fn.target], nn.EmbeddingBag) and nodes[-1].op != "unsupported":
+                # the constant offsets: now in the bags' slices (dropped unless read elsewhere)
+                torch.fx.node.map_arg((fn.args[1:], fn.kwargs), lambda a: tuple_sources.add(a.name))
         elif fn.op == "call_function" and fn.target is F.local_response_norm:
             nodes.extend(_lrn_nodes(name, _source(fn, mods), *(_scalar_arg(fn, i, key, d) for i, key, d in (
                 (1, "size", None), (2, "alpha", 1e-4), (3, "beta", 0.75), (4, "k", 1.0))), ins, _meta_shape(fn)))
