@@ -27,7 +27,7 @@ from .capture_modules import (FUNCTIONAL_STAND_INS, CaptureModuleError, LSTMFina
 from .adaptive_max_pool import adaptive_max_pool_nodes
 from .circular_pad import circular_pad_nodes, sliced_pad_nodes
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
-from .capture_indices import (arg_call_node, argmax_node, embedding_node, index_input_attrs,
+from .capture_indices import (arg_call_node, argmax_node, computed_gather_node, embedding_node, index_input_attrs,
                               to_float_node)
 from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
@@ -875,6 +875,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_copying_nodes(fn, ins))
             elif arg_call_node(fn, ins) is not None:
                 nodes.append(arg_call_node(fn, ins))
+            elif computed_gather_node(fn, ins, by_name) is not None:
+                nodes.append(computed_gather_node(fn, ins, by_name))
             elif to_float_node(fn, ins, by_name) is not None:
                 nodes.append(to_float_node(fn, ins, by_name))
             elif _amax_nodes(fn, ins) is not None:

@@ -62,6 +62,38 @@ def to_float_node(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[Node]:
     return None
 
 
+GATHER_TARGETS = (torch.gather, "gather")
+
+
+def computed_gather_node(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[Node]:
+    """torch.gather(x, dim, idx) / x.gather(dim, idx) whose idx is an
+    argmax node of x's rank (keepdim=True): the `gather` node, which the
+    program runs as aten::gather.out on the int8 values with the int64
+    index. A constant idx is capture_rewrites' (slices); any other: None."""
+    try:
+        if fn.target not in GATHER_TARGETS:
+            return None
+    except TypeError:         # an unhashable target is no gather
+        return None
+    args = dict(zip(("input", "dim", "index"), fn.args))
+    args.update(fn.kwargs)
+    if set(args) - {"input", "dim", "index", "sparse_grad"} or args.get("sparse_grad") or len(ins) != 2:
+        return None
+    x, dim, index = args.get("input"), args.get("dim"), args.get("index")
+    if not isinstance(x, torch.fx.Node) or not isinstance(index, torch.fx.Node) \
+            or not isinstance(dim, int) or isinstance(dim, bool):
+        return None
+    source = by_name.get(index.name)
+    shape, index_shape = _meta_shape(x), _meta_shape(index)
+    if source is None or source.op != "argmax" or shape is None or index_shape is None \
+            or len(index_shape) != len(shape) or not -len(shape) <= dim < len(shape):
+        return None
+    dim %= len(shape)
+    if any(i > s for d, (i, s) in enumerate(zip(index_shape, shape)) if d != dim):
+        return None
+    return Node(fn.name, "gather", [x.name, index.name], dict(dim=dim))
+
+
 def index_input_attrs(fn: torch.fx.Node) -> dict:
     """A placeholder traced with an int64 example (token ids): attrs
     dtype="int64", so the graph evaluates it as int64 and the program takes

@@ -231,6 +231,9 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = (torch.argmin if a["smallest"] else torch.argmax)(xs[0], a["dim"], a["keepdim"]).float()
     elif op == "embedding":
         y = F.embedding(xs[0].long(), _t(a["weight"]))
+    elif op == "gather":
+        # the index computed in the program (argmax's), carried as float
+        y = torch.gather(xs[0], a["dim"], xs[1].long())
     elif op == "index_to_float":
         y = xs[0]
     elif op == "slice":

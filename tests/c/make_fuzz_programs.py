@@ -64,7 +64,7 @@ write_program(portable_program(), os.path.join(out_dir, "portable_small.pte"))
 def index_program():
     """argmax over a dim into int64, converted to float32; argmin kept as an
     int64 output: the kernels of model outputs that are class indices; and
-    an embedding of int64 token ids."""
+    an embedding of int64 token ids; a gather by argmin's index."""
     f32, i64 = ScalarType.FLOAT, ScalarType.LONG
     b = ProgramBuilder()
     x = b.tensor(f32, [2, 5], None)
@@ -80,7 +80,10 @@ def index_program():
     rows = b.tensor(ScalarType.CHAR, [2, 4], None)
     b.call("aten::embedding.out", weight=b.constant(np.arange(-20, 20, dtype=np.int8).reshape(10, 4)), indices=i,
            padding_idx=-1, scale_grad_by_freq=False, sparse=False, out=rows)
-    b.set_io([x], [f, j, rows])
+    # x's entries picked along dim 0 by argmin's index (in range, as above)
+    picked = b.tensor(f32, [1, 5], None)
+    b.call("aten::gather.out", self=x, dim=0, index=j, sparse_grad=False, out=picked)
+    b.set_io([x], [f, j, rows, picked])
     return b.build()
 
 

@@ -10,7 +10,7 @@ handles, so that mutations start from every path rather than rediscover it.
                            ptec-built programs: segment constants, every
                            cortex_m and portable kernel family (index_small:
                            argmax, argmin, the int64-to-float32 copy, an
-                           embedding of int64 ids)
+                           embedding of int64 ids, a gather by an index)
   legacy_constants         a ptec-built program with its constants moved to
                            the legacy constant_buffer layout
   control_flow             move, jump_false (taken and not taken), free

@@ -129,6 +129,10 @@ RULES: Dict[str, Rule] = {
     "aten::embedding.out": Rule("kernels/portable/cpu/op_embedding.cpp", same_dtype=("weight", "out"),
                                 contiguous=("weight", "indices", "out"),
                                 dtypes=(("indices", frozenset({ScalarType.LONG, ScalarType.INT})),)),
+    # index_util.cpp check_gather_args: out of self's dtype, index int64 of
+    # self's rank; the kernel walks self and index as contiguous
+    "aten::gather.out": Rule("kernels/portable/cpu/op_gather.cpp", same_dtype=("self", "out"),
+                             contiguous=("self", "index", "out"), dtypes=(("index", I64),)),
     "aten::_native_batch_norm_legit_no_training.out": Rule(
         "kernels/portable/cpu/op_native_batch_norm.cpp",
         contiguous=("input",), same_dim_order=("input", "out0", "out1", "out2"),

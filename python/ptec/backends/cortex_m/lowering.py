@@ -730,5 +730,26 @@ def op_embedding(ctx, n: Node):
     return out
 
 
+def op_gather(ctx, n: Node):
+    """aten::gather.out: self's entries picked along dim by an int64 index
+    computed in the program (argmax's), a copy of int8 bytes on self's grid
+    (PASS_THROUGH; an fp32 input from the fallback is taken as it is); the
+    kernel checks every index against self. Upstream's kernel indexes as
+    contiguous, so a 4-D channels-last tensor is made contiguous first and
+    the 4-D out is made channels-last after."""
+    src = ctx.get(n.inputs[0])
+    x = src if src.dtype == ScalarType.FLOAT else ctx.q(n.inputs[0])
+    if x.dtype != ScalarType.FLOAT and (x.scale, x.zp) != tuple(n.qparams):
+        return ctx.refuse(n, "the output's int8 grid differs from the input's: the gather copies bytes")
+    index = ctx.get(n.inputs[1])
+    if index.dtype != ScalarType.LONG:
+        return ctx.refuse(n, "the index is not an int64 tensor computed in the program")
+    order = list(range(len(n.shape)))
+    out = new_act(ctx.b, x.dtype, n.shape, x.scale, x.zp, dim_order=order)
+    ctx.b.call("aten::gather.out", self=_in_dim_order(ctx, x, order).value, dim=int(n.attrs["dim"]),
+               index=_in_dim_order(ctx, index, order).value, sparse_grad=False, out=out.value)
+    return _in_dim_order(ctx, out, layout(n.shape))
+
+
 LOWERINGS = {name[3:]: fn for name, fn in list(globals().items())
              if name.startswith("op_") and callable(fn)}
