@@ -175,7 +175,8 @@ def tensor_index_nodes(fn: torch.fx.Node, by_name, source: str, error) -> Option
     shape = [int(s) for s in meta.shape] if meta is not None and hasattr(meta, "shape") else None
     consts = {k: by_name.get(t.name) for k, t in found.items()}
     if any(c is None or c.op != "constant" for c in consts.values()):
-        return [_refused(fn, "an index computed in the program (torch.gather(x, d, x.argmax(d, keepdim=True)) runs, as aten::gather.out)")]
+        return [_refused(fn, "an index computed in the program (of those, "
+                             "torch.gather(x, d, x.argmax(d, keepdim=True)) runs)")]
     if shape is None:
         return [_refused(fn, "x of unknown shape")]
     try:
