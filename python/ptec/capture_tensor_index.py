@@ -83,6 +83,8 @@ def positions(shape: List[int], idx: tuple, values: dict) -> np.ndarray:
             v = values[k]
             if v.dtype in (np.bool_, np.uint8):
                 # torch reads a uint8 index as a mask too
+                if v.ndim == 0:
+                    raise Refusal("a 0-d mask")
                 if list(v.shape) != list(shape[dim:dim + v.ndim]):
                     raise IndexError(f"a mask of shape {list(v.shape)} for dims of sizes {shape[dim:dim + v.ndim]}")
                 for d, arr in enumerate(np.nonzero(v)):
@@ -186,6 +188,9 @@ def tensor_index_nodes(fn: torch.fx.Node, by_name, source: str, error) -> Option
         raise error(f"{source}: {e} (the model fails in torch too)") from None
     except Refusal as e:
         return [_refused(fn, str(e))]
+    traced = fn.meta.get("tensor_meta")
+    if traced is not None and hasattr(traced, "shape") and [int(s) for s in traced.shape] != list(where.shape):
+        return [_refused(fn, f"a result of shape {list(where.shape)} where torch's is {list(traced.shape)}")]
     if where.size == 0:
         raise error(f"{source}: the index selects no entry, and ptec's tensors are never empty")
     return gather_nodes(fn.name, fn.args[0].name, shape, where)
