@@ -98,6 +98,12 @@ static void strides_of(const ptec_tensor *t, int32_t *strides)
     }
 }
 
+/* An index that names no position of self along dim */
+static bool outside(int64_t at, int64_t size)
+{
+    return at < 0 || at >= size;
+}
+
 static ptec_status run(ptec_op *op)
 {
     const gather_state *s = op->state;
@@ -107,7 +113,7 @@ static ptec_status run(ptec_op *op)
     /* The indices are data: all checked first, so a bad one leaves out
      * untouched rather than half written. */
     for (uint32_t i = 0; i < t_i->numel; ++i) {
-        if (idx[i] < 0 || idx[i] >= size) {
+        if (outside(idx[i], size)) {
             return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 2, PTEC_MSG("an index is outside self along dim"));
         }
     }
@@ -127,8 +133,14 @@ static ptec_status run(ptec_op *op)
     size_t off_i = 0, off_x = 0; /* index's (and out's: same sizes and dim order) and self's, in elements */
     const size_t elem = s->elem, along = (size_t)sx[s->dim];
     for (uint32_t n = 0; n < t_i->numel; ++n) {
-        /* coordinates past dim are within self (checked in prepare), the index within size */
-        memcpy(y + off_i * elem, x + (off_x + (size_t)idx[off_i] * along) * elem, elem);
+        /* coordinates off dim are within self (checked in prepare); the index
+         * is checked again: a hostile plan may place out over index, so the
+         * elements already written can have changed the indices still to read */
+        const int64_t at = idx[off_i];
+        if (outside(at, size)) {
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 2, PTEC_MSG("an index is outside self along dim"));
+        }
+        memcpy(y + off_i * elem, x + (off_x + (size_t)at * along) * elem, elem);
         ptec_walk_step(rank, sizes_of(t_i), walk, si, &off_i, sx_walk, &off_x);
     }
     return PTEC_OK;
