@@ -102,16 +102,21 @@ def index_input_attrs(fn: torch.fx.Node) -> dict:
     return {"dtype": "int64"} if meta is not None and getattr(meta, "dtype", None) == torch.int64 else {}
 
 
+def int64_ids(node: Optional[Node]) -> bool:
+    """node is int64 in the program: an int64 input (token ids) or an
+    argmax / argmin computed in it (the next token of a greedy decoder)."""
+    return node is not None and ((node.op == "input" and node.attrs.get("dtype") == "int64") or node.op == "argmax")
+
+
 def embedding_node(name: str, m: torch.nn.Module, ins: List[str], by_name, ids_shape) -> Optional[Node]:
     """nn.Embedding (or F.embedding, rebuilt as one) looking up int64 ids
-    of a program input: the `embedding` node holding the table (attrs
-    weight). Each output row is a row of the table, so the int8 program
-    copies rows of the table quantized on the output's own grid. None (the
-    call stays refused by name) for ids computed in the graph, max_norm
-    (which rewrites the table on every call) or ids of rank above 2 (a 4-D
-    output would be channels-last, which a row copy is not)."""
+    (int64_ids): the `embedding` node holding the table (attrs weight).
+    Each output row is a row of the table, so the int8 program copies rows
+    of the table quantized on the output's own grid. None (the call stays
+    refused by name) for ids computed in float (`.long()` of a value),
+    max_norm (which rewrites the table on every call) or ids of rank above
+    2 (a 4-D output would be channels-last, which a row copy is not)."""
     src = by_name.get(ins[0]) if ins else None
-    if src is None or src.op != "input" or src.attrs.get("dtype") != "int64" or m.max_norm is not None \
-            or ids_shape is None or not 1 <= len(ids_shape) <= 2:
+    if not int64_ids(src) or m.max_norm is not None or ids_shape is None or not 1 <= len(ids_shape) <= 2:
         return None
     return Node(name, "embedding", ins[:1], dict(weight=m.weight.detach().cpu().numpy().astype("float32")))

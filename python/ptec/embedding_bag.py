@@ -1,4 +1,5 @@
-"""nn.EmbeddingBag (issue 15) on int64 ids of a program input: [B, L] ids
+"""nn.EmbeddingBag (issue 15) on int64 ids (a program input, or an argmax
+computed in it: capture_indices.int64_ids): [B, L] ids
 (B bags of L ids), or 1-D ids with constant `offsets` (a buffer, or a
 tensor made in forward from no input; include_last_offset either way),
 modes sum, mean and max, with or without padding_idx.
@@ -25,6 +26,7 @@ from typing import List, Optional
 import numpy as np
 import torch
 
+from .capture_indices import int64_ids
 from .ir import Node
 
 
@@ -73,8 +75,7 @@ def embedding_bag_nodes(name: str, m: torch.nn.EmbeddingBag, ins: List[str], by_
     `offsets` (a numpy array, or None when the call has none), or None
     (the call stays refused by name) for forms outside the module's doc.
     lookup(name, table, ids) is the embedding node of the rows."""
-    src = by_name.get(ins[0]) if ins else None
-    if src is None or src.op != "input" or src.attrs.get("dtype") != "int64" or m.max_norm is not None \
+    if not ins or not int64_ids(by_name.get(ins[0])) or m.max_norm is not None \
             or ids_shape is None or m.mode not in ("sum", "mean", "max"):
         return None
     if offsets is None and len(ids_shape) == 2 and int(ids_shape[1]) > 0:

@@ -239,3 +239,45 @@ def test_embedding_bag_offsets_and_padding(mode, padding_idx, include_last, boun
     if (mode, padding_idx, include_last) == ("mean", 3, False):
         board_matches_reference(res.data, samples[9][0].numpy(), "cortex-m33", tmp_path)
 
+
+
+class NextToken(torch.nn.Module):
+    """A greedy decoder's step: the next token is the argmax of a layer's
+    logits, looked up in the embedding table (ids computed in the program,
+    int64 from aten::argmax.out); the ids too, to compare with torch's."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(6)
+        self.fc = torch.nn.Linear(8, VOCAB)
+        self.emb = torch.nn.Embedding(VOCAB, 8)
+
+    def forward(self, x):                        # [1, 5, 8]
+        token = self.fc(x).argmax(-1)
+        return self.emb(token), token
+
+
+def test_embedding_of_ids_computed_in_the_program(tmp_path):
+    """Rows of the table within half a step of torch's wherever the int8
+    logits' argmax is torch's; host bytes the reference's; the emulated
+    M55 prints them."""
+    g = torch.Generator().manual_seed(9)
+    samples = [(torch.randn(1, 5, 8, generator=g),) for _ in range(12)]
+    model = NextToken().eval()
+    res = compile_model(model, [samples[0][0]], samples[:8])
+    assert not res.lowered.fallbacks and "aten::embedding.out" in res.lowered.operators
+    prog = parse_program(res.data)
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    agreed = 0
+    for (x,) in samples[8:]:
+        want = run_program(prog, [x.numpy()])
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))
+        for w, h in zip(want, got):
+            assert np.asarray(h).tobytes() == np.asarray(w).tobytes()
+        with torch.no_grad():
+            rows, token = (t.numpy() for t in model(x))
+        same = got[1] == token
+        agreed += int(same.sum())
+        assert np.abs(got[0] - rows)[same].max(initial=0.0) <= 0.5 * step * 1.001
+    assert agreed >= 16                          # of 20 tokens: the check is not vacuous
+    board_matches_reference(res.data, samples[10][0].numpy(), "cortex-m55", tmp_path)
