@@ -32,7 +32,7 @@ from .capture_indices import (arg_call_node, argmax_node, computed_gather_node, 
 from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
                             _scalar_arg, _sum_nodes, _values_of)
-from .capture_tensor_index import tensor_index_nodes
+from .capture_tensor_index import computed_index_select_nodes, tensor_index_nodes
 from .embedding_bag import embedding_bag_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, dense_groups,
@@ -877,6 +877,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.append(arg_call_node(fn, ins))
             elif computed_gather_node(fn, ins, by_name) is not None:
                 nodes.append(computed_gather_node(fn, ins, by_name))
+            elif computed_index_select_nodes(fn, by_name) is not None:
+                nodes.extend(computed_index_select_nodes(fn, by_name))
             elif to_float_node(fn, ins, by_name) is not None:
                 nodes.append(to_float_node(fn, ins, by_name))
             elif _amax_nodes(fn, ins) is not None:

@@ -5,9 +5,11 @@ tensors (`x[rows, cols]`), a bool mask, beside ints, slices, None and
 at compile time, the result is a fixed choice of x's entries: ptec finds
 which (torch's rules, below), then moves int8 bytes: x viewed as
 [lead, M, tail], the chosen rows of M as slices joined by a cat (runs of
-consecutive rows one slice), viewed as the output. An index computed from
-the input is one unsupported node whose refusal says so, evaluated in
-float so capture reaches the refusal.
+consecutive rows one slice), viewed as the output. One index computed in
+the program as an argmax, with ints and `:` elsewhere and only dims of
+size 1 before it, picks rows of x viewed as a table (aten::embedding.out);
+any other index computed from the input is one unsupported node whose
+refusal says so, evaluated in float so capture reaches the refusal.
 
 Torch's rules, which differ from numpy's where an int stands beside a
 tensor: ints, slices and None apply first, as basic indexing; a bool mask
@@ -52,7 +54,8 @@ def _refused(fn: torch.fx.Node, why: str) -> Node:
     names = [t.name for t in order]
 
     def run(*xs):
-        value = dict(zip(names, xs))
+        # an index computed as an argmax is carried as float in the graph: as torch has it, int64
+        value = {n: v.long() if k and v.is_floating_point() else v for k, (n, v) in enumerate(zip(names, xs))}
         return operator.getitem(*torch.fx.node.map_arg(fn.args, lambda a: value[a.name]))
     return Node(fn.name, "unsupported", names, dict(fn=run, what="getitem", why=f"{why}; {ONLY}"))
 
@@ -161,6 +164,73 @@ def gather_nodes(name: str, src: str, shape: List[int], where: np.ndarray) -> Li
     return nodes + _view(name, last, picked, out)
 
 
+def computed_rows_nodes(name: str, src: str, shape: List[int], dim: int, ids: str, ids_shape,
+                        out=None) -> Optional[List[Node]]:
+    """src (of `shape`) indexed along dim by int64 ids computed in the
+    program (an argmax; rank 1 or 2), torch's x[:, ids] / x.index_select:
+    with only dims of size 1 before dim, src is a table [size, rest] whose
+    rows the ids pick (aten::embedding.out on its int8 bytes, each id
+    checked at run time), viewed as torch's result (`out`, else src's dims
+    with dim replaced by the ids'). None otherwise."""
+    if ids_shape is None or not 1 <= len(ids_shape) <= 2 or int(np.prod(shape[:dim])) != 1:
+        return None
+    rest = int(np.prod(shape[dim + 1:]))
+    out = out if out is not None else list(shape[:dim]) + list(ids_shape) + list(shape[dim + 1:])
+    return [Node(f"{name}_table", "reshape", [src], dict(target_shape=[int(shape[dim]), rest])),
+            Node(f"{name}_rows", "embedding", [ids, f"{name}_table"], {}),
+            Node(name, "reshape", [f"{name}_rows"], dict(target_shape=out))]
+
+
+def computed_index_select_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
+    """torch.index_select(x, dim, ids) / x.index_select(dim, ids) with 1-D
+    ids an argmax computed in the program: computed_rows_nodes. A constant
+    index is capture_calls' (slices); anything else: None."""
+    if fn.target not in (torch.index_select, "index_select") or fn.kwargs or len(fn.args) != 3:
+        return None
+    x, dim, ids = fn.args
+    if not isinstance(x, torch.fx.Node) or not isinstance(ids, torch.fx.Node) or not isinstance(dim, int) \
+            or by_name.get(ids.name) is None or by_name[ids.name].op != "argmax":
+        return None
+    meta, ids_meta = x.meta.get("tensor_meta"), ids.meta.get("tensor_meta")
+    if meta is None or ids_meta is None or len(ids_meta.shape) != 1 or not -len(meta.shape) <= dim < len(meta.shape):
+        return None
+    shape = [int(s) for s in meta.shape]
+    return computed_rows_nodes(fn.name, x.name, shape, dim % len(shape), ids.name, [int(ids_meta.shape[0])])
+
+
+def _computed_index_nodes(fn: torch.fx.Node, shape, idx: tuple, found: dict, by_name) -> Optional[List[Node]]:
+    """x[:, ids], x[..., ids], x[0, ids] with one index an argmax computed
+    in the program and `:` or ints in the other places: the ints first (as
+    torch: one-wide slices, their dims dropped by the final view), then
+    computed_rows_nodes."""
+    out = fn.meta.get("tensor_meta")
+    if len(found) != 1 or shape is None or sum(i is Ellipsis for i in idx) > 1 or out is None:
+        return None
+    (k, t), = found.items()
+    source = by_name.get(t.name)
+    if source is None or source.op != "argmax" or any(
+            j != k and i is not Ellipsis and i != slice(None) and (not isinstance(i, int) or isinstance(i, bool))
+            for j, i in enumerate(idx)):
+        return None
+    if Ellipsis in idx:
+        e = idx.index(Ellipsis)
+        k = k + len(shape) - len(idx) if e < k else k
+        idx = tuple(idx[:e]) + (slice(None),) * (len(shape) - len(idx) + 1) + tuple(idx[e + 1:])
+    if len(idx) > len(shape):
+        return None
+    nodes, src, shape = [], fn.args[0].name, list(shape)
+    for d, i in enumerate(idx):
+        if d != k and isinstance(i, int):
+            if not -shape[d] <= i < shape[d]:
+                return None
+            nodes.append(Node(f"{fn.name}_at{d}", "slice", [src], dict(dim=d, start=i % shape[d], end=i % shape[d] + 1)))
+            src, shape[d] = nodes[-1].name, 1
+    meta = t.meta.get("tensor_meta")
+    ids_shape = [int(s) for s in meta.shape] if meta is not None and hasattr(meta, "shape") else None
+    rows = computed_rows_nodes(fn.name, src, shape, k, t.name, ids_shape, [int(s) for s in out.shape])
+    return None if rows is None else nodes + rows
+
+
 def tensor_index_nodes(fn: torch.fx.Node, by_name, source: str, error) -> Optional[List[Node]]:
     """x[...] whose index holds a tensor: the gather nodes when every index
     tensor is a constant, one refused node for the rest; None when no
@@ -177,6 +247,9 @@ def tensor_index_nodes(fn: torch.fx.Node, by_name, source: str, error) -> Option
     shape = [int(s) for s in meta.shape] if meta is not None and hasattr(meta, "shape") else None
     consts = {k: by_name.get(t.name) for k, t in found.items()}
     if any(c is None or c.op != "constant" for c in consts.values()):
+        rows = _computed_index_nodes(fn, shape, idx, found, by_name)
+        if rows is not None:
+            return rows
         return [_refused(fn, "an index computed in the program (of those, "
                              "torch.gather(x, d, x.argmax(d, keepdim=True)) runs)")]
     if shape is None:

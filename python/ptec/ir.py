@@ -230,7 +230,8 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         # the index as float32: the graph's values are float (capture_indices)
         y = (torch.argmin if a["smallest"] else torch.argmax)(xs[0], a["dim"], a["keepdim"]).float()
     elif op == "embedding":
-        y = F.embedding(xs[0].long(), _t(a["weight"]))
+        # the table a constant (attrs weight) or a value of the program (a second input)
+        y = F.embedding(xs[0].long(), xs[1] if len(xs) == 2 else _t(a["weight"]))
     elif op == "gather":
         # the index computed in the program (argmax's), carried as float
         y = torch.gather(xs[0], a["dim"], xs[1].long())

@@ -412,6 +412,9 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
             n.qparams = g.node(written[n.name]).qparams
         elif n.name in shared:
             n.qparams = shared[n.name]
+        elif n.op == "embedding" and len(n.inputs) == 2:
+            # rows of a table computed in the program: copies of its bytes, on its grid
+            n.qparams = g.node(n.inputs[1]).qparams
         elif n.op == "embedding":
             # rows of the table: its own range, so every row is on the grid
             w = np.asarray(n.attrs["weight"], np.float64)

@@ -6,7 +6,8 @@ equal the numpy reference interpreter's, whose gather is checked against
 torch's; the values are torch's within half a step wherever the program's
 index is torch's; an index outside self fails the run with an error, on
 the host and in the reference; the emulated boards print the reference
-bytes."""
+bytes. `x[0, ids]`, `x[:, ids]`, `x.index_select(1, ids)` by argmax ids
+pick rows of x viewed as a table, with aten::embedding.out."""
 import numpy as np
 import pytest
 import torch
@@ -125,3 +126,55 @@ def test_gather_on_boards(target, tmp_path):
     res = compiled()
     for (x,) in samples(2, 7):
         board_matches_reference(res.data, x.numpy(), target, tmp_path)
+
+
+class Rows(torch.nn.Module):
+    """x indexed by argmax indices computed in the program: x[0, ids],
+    x[:, ids], x.index_select(1, ids), x[..., ids, :] (ids [6] or [1, 6]),
+    and the ids, to compare the program's choice with torch's."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.fc = torch.nn.Linear(8, 6)
+
+    def forward(self, x):                        # [1, 6, 8]
+        ids = self.fc(x).argmax(-1)              # [1, 6], each in [0, 6)
+        flat = self.fc(x[0]).argmax(-1)          # [6]
+        return x[0, ids], x[:, flat], x.index_select(1, flat), x[..., ids, :], ids, flat
+
+
+def test_rows_picked_by_a_computed_index(tmp_path):
+    """The table is x viewed as [6, 8], its rows picked by the int64 ids
+    with aten::embedding.out: torch's in float; int8 bytes on x's grid,
+    within half a step of torch's where the int8 argmax is torch's; the
+    emulated M33 prints the reference bytes."""
+    g = torch.Generator().manual_seed(12)
+    xs = [(torch.randn(1, 6, 8, generator=g),) for _ in range(12)]
+    model = Rows().eval()
+    graph = capture(model, xs[0])
+    assert [n.op for n in graph.nodes].count("embedding") == 4
+    with torch.no_grad():
+        for got, want in zip(evaluate(graph, [xs[1][0]]), model(xs[1][0])):
+            assert torch.equal(got, want.float())
+    res = compile_model(model, [xs[0][0]], xs[:8])
+    assert not res.lowered.fallbacks and "aten::embedding.out" in res.lowered.operators
+    prog = parse_program(res.data)
+    step = res.graph.node("x").qparams[0]
+    agreed = 0
+    for (x,) in xs[8:]:
+        want = run_program(prog, [x.numpy()])
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))
+        for w, h in zip(want, got):
+            assert np.asarray(h).tobytes() == np.asarray(w).tobytes()
+        with torch.no_grad():
+            ref = [t.numpy() for t in model(x)]
+        same_ids, same_flat = got[4] == ref[4], got[5] == ref[5]
+        agreed += int(same_ids.sum() + same_flat.sum())
+        for k, same in ((0, same_ids[0]), (1, same_flat), (2, same_flat), (3, same_ids[0])):
+            assert got[k].shape == ref[k].shape
+            assert tuple(res.graph.node(res.graph.outputs[k]).qparams) == tuple(res.graph.node("x").qparams)
+            err = np.abs(got[k] - ref[k]).reshape(6, 8) if k != 3 else np.abs(got[k] - ref[k])[0, 0]
+            assert err[same].max(initial=0.0) <= 0.5 * step * 1.001
+    assert agreed >= 40                          # of 48 ids: the check is not vacuous
+    board_matches_reference(res.data, xs[9][0].numpy(), "cortex-m33", tmp_path)

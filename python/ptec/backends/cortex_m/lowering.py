@@ -720,10 +720,18 @@ def op_embedding(ctx, n: Node):
     node's grid (the table's own range, so each row is exact to half a
     step), picked by the int64 ids; the kernel checks every id against the
     table. Its output is contiguous: capture takes ids of rank 1 or 2 only,
-    so it is never a 4-D (channels-last) value."""
+    so it is never a 4-D (channels-last) value. A table computed in the
+    program (x[:, idx] by an argmax: capture_tensor_index) is its int8
+    value, whose grid the rows keep."""
     ids = ctx.get(n.inputs[0])
     s, z = n.qparams
-    table = K.quantized_constant(ctx.b, np.asarray(n.attrs["weight"], np.float32), s, z)
+    if len(n.inputs) == 2:
+        # a table computed in the program ([rows, dim], so contiguous): its int8 bytes, on its grid
+        table = ctx.q(n.inputs[1])
+        if (table.scale, table.zp) != (s, z):
+            return ctx.refuse(n, "the output's int8 grid differs from the table's: the lookup copies bytes")
+    else:
+        table = K.quantized_constant(ctx.b, np.asarray(n.attrs["weight"], np.float32), s, z)
     out = new_act(ctx.b, ScalarType.CHAR, n.shape, s, z)
     ctx.b.call("aten::embedding.out", weight=table.value, indices=ids.value, padding_idx=-1,
                scale_grad_by_freq=False, sparse=False, out=out.value)
