@@ -90,6 +90,8 @@ RUNS = {
                                         "int8"),                                           # 0.87
     "torch.gather(constant index)": (lambda x: torch.gather(x, -1, torch.tensor([[[1, 0, 3]]]).repeat(1, 4, 1)),
                                      S3, R, 0.5, "int8"),                                  # 0.46
+    "torch.gather(argmax index)": (lambda x: torch.gather(x, -1, x.argmax(-1, keepdim=True)), S3, R, 0.5,
+                                   "int8"),                                                # the picked max: x's rounding
     "torch.gather(index by row)": (lambda x: torch.gather(x, 1, torch.tensor([[[1, 0, 3, 2, 1], [3, 3, 0, 1, 2]]])),
                                    S3, R, 0.5, "int8"),                                    # 0.50
     "x[::k]": (lambda x: x[:, ::2, 1::3], S3, R, 1.0, "int8"),                             # 0.89
