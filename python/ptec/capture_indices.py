@@ -1,5 +1,6 @@
 """Index results (issue 15): x.argmax(dim) / x.argmin(dim) (and torch's),
-the indices of x.max(dim) / x.min(dim), and `.float()` of such an index.
+the indices of x.max(dim) / x.min(dim), `.float()` of such an index, and
+its uses as an index: torch.gather by it, nn.Embedding's ids.
 
 An `argmax` node (attrs dim, keepdim, smallest) is the int64 position of
 the largest (smallest: argmin) value along dim; the graph's float
