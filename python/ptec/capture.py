@@ -28,13 +28,15 @@ from .adaptive_max_pool import adaptive_max_pool_nodes
 from .circular_pad import circular_pad_nodes, sliced_pad_nodes
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
 from .capture_sort import order_call_node, order_node, order_of
-from .capture_indices import (arg_call_node, argmax_node, embedding_bag_nodes, embedding_node, index_input_attrs,
+from .capture_indices import (arg_call_node, argmax_node, computed_gather_node, embedding_node,
+                              index_input_attrs,
                               to_float_node)
 from .capture_grid import grid_nodes
 from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
                             _scalar_arg, _sum_nodes, _values_of)
-from .capture_tensor_index import tensor_index_nodes
+from .capture_tensor_index import computed_index_select_nodes, tensor_index_nodes
+from .embedding_bag import embedding_bag_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, dense_groups,
                                fold_dilation_and_output_padding,
@@ -589,6 +591,26 @@ def _unbatched(m: nn.Module, in_shape, out_shape) -> bool:
     return rank is not None and in_shape is not None and out_shape is not None and len(in_shape) == rank - 1
 
 
+def _bag_nodes(name: str, m: nn.EmbeddingBag, fn: torch.fx.Node, ins: List[str], by_name, ids_shape):
+    """nn.EmbeddingBag called as m(ids), m(ids, offsets) or with offsets=:
+    ptec.embedding_bag's nodes when offsets (if any) is a constant and no
+    per_sample_weights are given, else None."""
+    args = dict(zip(("input", "offsets", "per_sample_weights"), fn.args))
+    args.update(fn.kwargs)
+    if set(args) - {"input", "offsets", "per_sample_weights"} or args.get("per_sample_weights") is not None:
+        return None
+    offsets = args.get("offsets")
+    if isinstance(offsets, torch.fx.Node):
+        const = by_name.get(offsets.name)
+        if const is None or const.op != "constant":
+            return None
+        offsets = np.asarray(const.attrs["value"])
+    elif offsets is not None:
+        return None
+    return embedding_bag_nodes(name, m, ins, by_name, ids_shape, offsets, _reduce_max_nodes,
+                               lambda n, table, ids: Node(n, "embedding", [ids], dict(weight=table)))
+
+
 def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: List[str],
                          by_name, shapes=None) -> List[Node]:
     """The nodes of module m called by fx node fn (a call_module, or a
@@ -619,9 +641,8 @@ def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: 
     ids_shape = in_shape
     if isinstance(m, nn.Embedding) and embedding_node(name, m, ins, by_name, ids_shape) is not None:
         return [embedding_node(name, m, ins, by_name, ids_shape)]
-    if isinstance(m, nn.EmbeddingBag) and \
-            embedding_bag_nodes(name, m, ins, by_name, ids_shape, _reduce_max_nodes) is not None:
-        return embedding_bag_nodes(name, m, ins, by_name, ids_shape, _reduce_max_nodes)
+    if isinstance(m, nn.EmbeddingBag) and _bag_nodes(name, m, fn, ins, by_name, ids_shape) is not None:
+        return _bag_nodes(name, m, fn, ins, by_name, ids_shape)
     if isinstance(m, (nn.Softmax, nn.Softmin, nn.LogSoftmax)) and m.dim is None and out_shape is not None:
         # torch's implicit dim (its _get_softmax_dim): 0 for ranks 0, 1 and 3, else 1
         m = type(m)(0 if len(out_shape) in (0, 1, 3) else 1)
@@ -752,6 +773,9 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             shape_nodes.add(name)
         elif fn.op == "call_module":
             nodes.extend(_called_module_nodes(name, mods[fn.target], fn, mods, ins, by_name))
+            if isinstance(mods[fn.target], nn.EmbeddingBag) and nodes[-1].op != "unsupported":
+                # the constant offsets: now in the bags' slices (dropped unless read elsewhere)
+                torch.fx.node.map_arg((fn.args[1:], fn.kwargs), lambda a: tuple_sources.add(a.name))
         elif fn.op == "call_function" and fn.target is F.local_response_norm:
             nodes.extend(_lrn_nodes(name, _source(fn, mods), *(_scalar_arg(fn, i, key, d) for i, key, d in (
                 (1, "size", None), (2, "alpha", 1e-4), (3, "beta", 0.75), (4, "k", 1.0))), ins, _meta_shape(fn)))
@@ -886,6 +910,10 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.append(arg_call_node(fn, ins))
             elif order_call_node(fn, ins) is not None:
                 nodes.append(order_call_node(fn, ins))
+            elif computed_gather_node(fn, ins, by_name) is not None:
+                nodes.append(computed_gather_node(fn, ins, by_name))
+            elif computed_index_select_nodes(fn, by_name) is not None:
+                nodes.extend(computed_index_select_nodes(fn, by_name))
             elif to_float_node(fn, ins, by_name) is not None:
                 nodes.append(to_float_node(fn, ins, by_name))
             elif _amax_nodes(fn, ins) is not None:

@@ -1,5 +1,6 @@
 """Index results (issue 15): x.argmax(dim) / x.argmin(dim) (and torch's),
-the indices of x.max(dim) / x.min(dim), and `.float()` of such an index.
+the indices of x.max(dim) / x.min(dim), `.float()` of such an index, and
+its uses as an index: torch.gather by it, nn.Embedding's ids.
 
 An `argmax` node (attrs dim, keepdim, smallest) is the int64 position of
 the largest (smallest: argmin) value along dim; the graph's float
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-import numpy as np
 import torch
 
 from .capture_calls import _meta_shape, _scalar_arg
@@ -65,6 +65,38 @@ def to_float_node(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[Node]:
     return None
 
 
+GATHER_TARGETS = (torch.gather, "gather")
+
+
+def computed_gather_node(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[Node]:
+    """torch.gather(x, dim, idx) / x.gather(dim, idx) whose idx is an
+    argmax node of x's rank (keepdim=True): the `gather` node, which the
+    program runs as aten::gather.out on the int8 values with the int64
+    index. A constant idx is capture_rewrites' (slices); any other: None."""
+    try:
+        if fn.target not in GATHER_TARGETS:
+            return None
+    except TypeError:         # an unhashable target is no gather
+        return None
+    args = dict(zip(("input", "dim", "index"), fn.args))
+    args.update(fn.kwargs)
+    if set(args) - {"input", "dim", "index", "sparse_grad"} or args.get("sparse_grad") or len(ins) != 2:
+        return None
+    x, dim, index = args.get("input"), args.get("dim"), args.get("index")
+    if not isinstance(x, torch.fx.Node) or not isinstance(index, torch.fx.Node) \
+            or not isinstance(dim, int) or isinstance(dim, bool):
+        return None
+    source = by_name.get(index.name)
+    shape, index_shape = _meta_shape(x), _meta_shape(index)
+    if source is None or source.op != "argmax" or shape is None or index_shape is None \
+            or len(index_shape) != len(shape) or not -len(shape) <= dim < len(shape):
+        return None
+    dim %= len(shape)
+    if any(i > s for d, (i, s) in enumerate(zip(index_shape, shape)) if d != dim):
+        return None
+    return Node(fn.name, "gather", [x.name, index.name], dict(dim=dim))
+
+
 def index_input_attrs(fn: torch.fx.Node) -> dict:
     """A placeholder traced with an int64 example (token ids): attrs
     dtype="int64", so the graph evaluates it as int64 and the program takes
@@ -73,40 +105,21 @@ def index_input_attrs(fn: torch.fx.Node) -> dict:
     return {"dtype": "int64"} if meta is not None and getattr(meta, "dtype", None) == torch.int64 else {}
 
 
+def int64_ids(node: Optional[Node]) -> bool:
+    """node is int64 in the program: an int64 input (token ids) or an
+    argmax / argmin computed in it (the next token of a greedy decoder)."""
+    return node is not None and ((node.op == "input" and node.attrs.get("dtype") == "int64") or node.op == "argmax")
+
+
 def embedding_node(name: str, m: torch.nn.Module, ins: List[str], by_name, ids_shape) -> Optional[Node]:
     """nn.Embedding (or F.embedding, rebuilt as one) looking up int64 ids
-    of a program input: the `embedding` node holding the table (attrs
-    weight). Each output row is a row of the table, so the int8 program
-    copies rows of the table quantized on the output's own grid. None (the
-    call stays refused by name) for ids computed in the graph, max_norm
-    (which rewrites the table on every call) or ids of rank above 2 (a 4-D
-    output would be channels-last, which a row copy is not)."""
+    (int64_ids): the `embedding` node holding the table (attrs weight).
+    Each output row is a row of the table, so the int8 program copies rows
+    of the table quantized on the output's own grid. None (the call stays
+    refused by name) for ids computed in float (`.long()` of a value),
+    max_norm (which rewrites the table on every call) or ids of rank above
+    2 (a 4-D output would be channels-last, which a row copy is not)."""
     src = by_name.get(ins[0]) if ins else None
-    if src is None or src.op != "input" or src.attrs.get("dtype") != "int64" or m.max_norm is not None \
-            or ids_shape is None or not 1 <= len(ids_shape) <= 2:
+    if not int64_ids(src) or m.max_norm is not None or ids_shape is None or not 1 <= len(ids_shape) <= 2:
         return None
     return Node(name, "embedding", ins[:1], dict(weight=m.weight.detach().cpu().numpy().astype("float32")))
-
-
-def embedding_bag_nodes(name: str, m: torch.nn.EmbeddingBag, ins: List[str], by_name, ids_shape,
-                        reduce_max) -> Optional[List[Node]]:
-    """nn.EmbeddingBag on 2-D int64 ids of a program input ([B, L]: B bags
-    of L ids, torch's form without offsets): the rows looked up as
-    nn.Embedding's ([B, L, dim]), then their sum, mean or max over the bag
-    (dim 1), which ptec lowers in int8 (reduce_max: capture_calls'
-    max-over-dims builder). None (refused by name) for 1-D ids with
-    offsets, per-sample weights, padding_idx (its ids leave the bag) and
-    max_norm."""
-    if ids_shape is None or len(ids_shape) != 2 or len(ins) != 1 or m.padding_idx is not None:
-        return None
-    rows = embedding_node(f"{name}_rows", m, ins, by_name, ids_shape)
-    if rows is None:
-        return None
-    bag, dim = int(ids_shape[1]), int(m.weight.shape[1])
-    if m.mode == "max":
-        return [rows] + reduce_max(name, rows.name, [int(ids_shape[0]), bag, dim], [1], False, False)
-    mean = Node(name if m.mode == "mean" else f"{name}_mean", "mean", [rows.name], dict(dim=[1], keepdim=False))
-    if m.mode == "mean":
-        return [rows, mean]
-    return [rows, mean, Node(f"{name}_count", "constant", [], dict(value=np.array(bag, np.float32))),
-            Node(name, "mul", [mean.name, f"{name}_count"])]

@@ -1,10 +1,22 @@
-"""Indexing by a constant tensor (issue 15): `x[:, self.index]` with a
-registered buffer, or `x[..., torch.tensor([2, 0, 1])]` made in forward
-from no input, is index_select along that dim, which ptec runs as slices
-of the int8 bytes joined by a cat. Every other tensor index (2-D, several
-tensors, a bool mask, an index computed from the input, a tensor beside an
-int or a narrowing slice) is one unsupported node whose refusal says which
-form it is, evaluated in float so capture reaches the refusal."""
+"""Indexing by constant tensors (issue 15): `x[:, self.index]` with a
+registered buffer, `x[..., torch.tensor([[0, 1], [2, 0]])]`, several index
+tensors (`x[rows, cols]`), a bool mask, beside ints, slices, None and
+`...`, each index made in forward from no input. With every index known
+at compile time, the result is a fixed choice of x's entries: ptec finds
+which (torch's rules, below), then moves int8 bytes: x viewed as
+[lead, M, tail], the chosen rows of M as slices joined by a cat (runs of
+consecutive rows one slice), viewed as the output. One index computed in
+the program as an argmax, with ints and `:` elsewhere and only dims of
+size 1 before it, picks rows of x viewed as a table (aten::embedding.out);
+any other index computed from the input is one unsupported node whose
+refusal says so, evaluated in float so capture reaches the refusal.
+
+Torch's rules, which differ from numpy's where an int stands beside a
+tensor: ints, slices and None apply first, as basic indexing; a bool mask
+stands for the integer positions of its true entries (one index per dim it
+covers); the index tensors broadcast together, and the result's dims
+from them replace the indexed dims where those are adjacent, else go
+first."""
 from __future__ import annotations
 
 import operator
@@ -15,7 +27,7 @@ import torch
 
 from .ir import Node
 
-ONLY = "x[..., idx] with one 1-D integer index tensor that is a constant and `:` in every other place runs"
+ONLY = "indices that are constants (buffers, or tensors made in forward from no input) run"
 
 
 def select_nodes(name: str, src: str, dim: int, idx: List[int]) -> List[Node]:
@@ -42,46 +54,216 @@ def _refused(fn: torch.fx.Node, why: str) -> Node:
     names = [t.name for t in order]
 
     def run(*xs):
-        value = dict(zip(names, xs))
+        # an index computed as an argmax is carried as float in the graph: as torch has it, int64
+        value = {n: v.long() if k and v.is_floating_point() else v for k, (n, v) in enumerate(zip(names, xs))}
         return operator.getitem(*torch.fx.node.map_arg(fn.args, lambda a: value[a.name]))
     return Node(fn.name, "unsupported", names, dict(fn=run, what="getitem", why=f"{why}; {ONLY}"))
 
 
+class Refusal(Exception):
+    """An index form this module does not lower (the message says which)."""
+
+
+def positions(shape: List[int], idx: tuple, values: dict) -> np.ndarray:
+    """The flat positions in x (of `shape`) of x[idx] under torch's rules,
+    as an int64 array of the result's shape; `values` maps each index
+    tensor's position in idx to its numpy value. An index out of range
+    raises IndexError naming it, anything else not indexing raises Refusal."""
+    dims_of = [values[k].ndim if k in values and values[k].dtype in (np.bool_, np.uint8) else
+               0 if k not in values and (i is None or i is Ellipsis) else 1 for k, i in enumerate(idx)]
+    if sum(i is Ellipsis for i in idx) > 1:
+        raise Refusal("two `...`")
+    if sum(dims_of) > len(shape):
+        raise Refusal("more indices than x has dims")
+    where = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+    basic, tensors, dim, out_dim = [], {}, 0, 0   # tensors: the result dim each index array goes to
+    for k, i in enumerate(idx):
+        if i is Ellipsis:
+            rest = len(shape) - sum(dims_of)
+            basic += [slice(None)] * rest
+            dim, out_dim = dim + rest, out_dim + rest
+        elif k in values:
+            v = values[k]
+            if v.dtype in (np.bool_, np.uint8):
+                # torch reads a uint8 index as a mask too
+                if v.ndim == 0:
+                    raise Refusal("a 0-d mask")
+                if list(v.shape) != list(shape[dim:dim + v.ndim]):
+                    raise IndexError(f"a mask of shape {list(v.shape)} for dims of sizes {shape[dim:dim + v.ndim]}")
+                for d, arr in enumerate(np.nonzero(v)):
+                    tensors[out_dim + d] = arr.astype(np.int64)
+                n = v.ndim
+            else:
+                if not np.issubdtype(v.dtype, np.integer):
+                    raise Refusal(f"a {v.dtype} index tensor")
+                size = shape[dim]
+                bad = v[(v < -size) | (v >= size)]
+                if bad.size:
+                    raise IndexError(f"index {int(bad.flat[0])} is out of range for dim {dim} of size {size}")
+                tensors[out_dim] = v.astype(np.int64) % max(size, 1)
+                n = 1
+            basic += [slice(None)] * n
+            dim, out_dim = dim + n, out_dim + n
+        elif i is None:
+            basic.append(None)
+            out_dim += 1
+        elif isinstance(i, slice) and all(v is None or (isinstance(v, int) and not isinstance(v, bool))
+                                          for v in (i.start, i.stop, i.step)) and (i.step or 1) > 0:
+            basic.append(i)
+            dim, out_dim = dim + 1, out_dim + 1
+        elif isinstance(i, int) and not isinstance(i, bool):
+            if not -shape[dim] <= i < shape[dim]:
+                raise IndexError(f"index {i} is out of range for dim {dim} of size {shape[dim]}")
+            basic.append(i)
+            dim += 1
+        else:
+            raise Refusal(f"an index {i!r}")
+    where = where[tuple(basic)]           # ints, slices and None alone: numpy's basic indexing is torch's
+    try:
+        arrays = np.broadcast_arrays(*tensors.values())
+    except ValueError:
+        raise IndexError("index tensors whose shapes do not broadcast") from None
+    advanced = [slice(None)] * where.ndim
+    for d, arr in zip(tensors, arrays):
+        advanced[d] = arr
+    return where[tuple(advanced)]         # arrays and `:` alone: numpy's rules are torch's
+
+
+def _view(name: str, src: str, shape: List[int], want: List[int]) -> List[Node]:
+    return [] if list(shape) == list(want) else [Node(name, "reshape", [src], dict(target_shape=list(want)))]
+
+
+def gather_nodes(name: str, src: str, shape: List[int], where: np.ndarray) -> List[Node]:
+    """Nodes making out.flat[k] = x.flat[where.flat[k]] from src (of
+    `shape`): x viewed as [lead, M, tail] with lead the output's first dims
+    that are x's and tail its last ones, the chosen rows of M selected
+    (slices joined), then viewed as the output. The widest lead and tail
+    that give exactly `where` are taken (fewer, longer slices); `where`
+    is not empty."""
+    out = list(where.shape)
+    best = None
+    for a in range(min(len(out), len(shape)) + 1):
+        for b in range(min(len(out), len(shape)) - a + 1):
+            if out[:a] != list(shape[:a]) or (b and out[len(out) - b:] != list(shape[len(shape) - b:])):
+                continue
+            lead, tail = int(np.prod(out[:a])), int(np.prod(out[len(out) - b:]))
+            m, k = int(np.prod(shape)) // (lead * tail), where.size // (lead * tail)
+            rows = where.reshape(lead, k, tail)[0, :, 0] // tail
+            want = (np.arange(lead)[:, None, None] * (m * tail) + rows[None, :, None] * tail
+                    + np.arange(tail)[None, None, :])
+            if np.array_equal(want.reshape(-1), where.reshape(-1)) and (best is None or a + b > best[0] + best[1]):
+                best = (a, b, lead, m, k, tail, rows)
+    a, b, lead, m, k, tail, rows = best          # a = b = 0 (x flattened) always fits
+    if rows.tolist() == list(range(m)):
+        return [Node(name, "reshape", [src], dict(target_shape=out))]
+    mid = list(shape[:a]) + [m] + list(shape[len(shape) - b:])
+    nodes = _view(f"{name}_rows", src, shape, mid)
+    picked = list(out[:a]) + [k] + list(out[len(out) - b:])
+    last = f"{name}_picked" if picked != out else name
+    nodes += select_nodes(last, nodes[-1].name if nodes else src, a, [int(r) for r in rows])
+    return nodes + _view(name, last, picked, out)
+
+
+def computed_rows_nodes(name: str, src: str, shape: List[int], dim: int, ids: str, ids_shape,
+                        out=None) -> Optional[List[Node]]:
+    """src (of `shape`) indexed along dim by int64 ids computed in the
+    program (an argmax; rank 1 or 2), torch's x[:, ids] / x.index_select:
+    with only dims of size 1 before dim, src is a table [size, rest] whose
+    rows the ids pick (aten::embedding.out on its int8 bytes, each id
+    checked at run time), viewed as torch's result (`out`, else src's dims
+    with dim replaced by the ids'). None otherwise."""
+    if ids_shape is None or not 1 <= len(ids_shape) <= 2 or int(np.prod(shape[:dim])) != 1:
+        return None
+    rest = int(np.prod(shape[dim + 1:]))
+    out = out if out is not None else list(shape[:dim]) + list(ids_shape) + list(shape[dim + 1:])
+    return [Node(f"{name}_table", "reshape", [src], dict(target_shape=[int(shape[dim]), rest])),
+            Node(f"{name}_rows", "embedding", [ids, f"{name}_table"], {}),
+            Node(name, "reshape", [f"{name}_rows"], dict(target_shape=out))]
+
+
+def computed_index_select_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
+    """torch.index_select(x, dim, ids) / x.index_select(dim, ids) with 1-D
+    ids an argmax computed in the program: computed_rows_nodes. A constant
+    index is capture_calls' (slices); anything else: None."""
+    if fn.target not in (torch.index_select, "index_select") or fn.kwargs or len(fn.args) != 3:
+        return None
+    x, dim, ids = fn.args
+    if not isinstance(x, torch.fx.Node) or not isinstance(ids, torch.fx.Node) or not isinstance(dim, int) \
+            or by_name.get(ids.name) is None or by_name[ids.name].op != "argmax":
+        return None
+    meta, ids_meta = x.meta.get("tensor_meta"), ids.meta.get("tensor_meta")
+    if meta is None or ids_meta is None or len(ids_meta.shape) != 1 or not -len(meta.shape) <= dim < len(meta.shape):
+        return None
+    shape = [int(s) for s in meta.shape]
+    return computed_rows_nodes(fn.name, x.name, shape, dim % len(shape), ids.name, [int(ids_meta.shape[0])])
+
+
+def _computed_index_nodes(fn: torch.fx.Node, shape, idx: tuple, found: dict, by_name) -> Optional[List[Node]]:
+    """x[:, ids], x[..., ids], x[0, ids] with one index an argmax computed
+    in the program and `:` or ints in the other places: the ints first (as
+    torch: one-wide slices, their dims dropped by the final view), then
+    computed_rows_nodes."""
+    out = fn.meta.get("tensor_meta")
+    if len(found) != 1 or shape is None or sum(i is Ellipsis for i in idx) > 1 or out is None:
+        return None
+    (k, t), = found.items()
+    source = by_name.get(t.name)
+    if source is None or source.op != "argmax" or any(
+            j != k and i is not Ellipsis and i != slice(None) and (not isinstance(i, int) or isinstance(i, bool))
+            for j, i in enumerate(idx)):
+        return None
+    if Ellipsis in idx:
+        e = idx.index(Ellipsis)
+        k = k + len(shape) - len(idx) if e < k else k
+        idx = tuple(idx[:e]) + (slice(None),) * (len(shape) - len(idx) + 1) + tuple(idx[e + 1:])
+    if len(idx) > len(shape):
+        return None
+    nodes, src, shape = [], fn.args[0].name, list(shape)
+    for d, i in enumerate(idx):
+        if d != k and isinstance(i, int):
+            if not -shape[d] <= i < shape[d]:
+                return None
+            nodes.append(Node(f"{fn.name}_at{d}", "slice", [src], dict(dim=d, start=i % shape[d], end=i % shape[d] + 1)))
+            src, shape[d] = nodes[-1].name, 1
+    meta = t.meta.get("tensor_meta")
+    ids_shape = [int(s) for s in meta.shape] if meta is not None and hasattr(meta, "shape") else None
+    rows = computed_rows_nodes(fn.name, src, shape, k, t.name, ids_shape, [int(s) for s in out.shape])
+    return None if rows is None else nodes + rows
+
+
 def tensor_index_nodes(fn: torch.fx.Node, by_name, source: str, error) -> Optional[List[Node]]:
-    """x[...] whose index holds a tensor: index_select nodes for the form
-    that runs, one refused node for the rest; None when no tensor is in
-    the index (basic indexing, handled elsewhere). An index out of range
-    raises `error` naming the call by `source`."""
+    """x[...] whose index holds a tensor: the gather nodes when every index
+    tensor is a constant, one refused node for the rest; None when no
+    tensor is in the index (basic indexing, handled elsewhere). An index
+    out of range or one choosing nothing raises `error` naming the call by
+    `source`."""
     if fn.target is not operator.getitem or len(fn.args) != 2 or not isinstance(fn.args[0], torch.fx.Node):
         return None
-    idx = fn.args[1] if isinstance(fn.args[1], (tuple, list)) else (fn.args[1],)
-    tensors = [i for i in idx if isinstance(i, torch.fx.Node)]
-    if not tensors:
+    idx = tuple(fn.args[1]) if isinstance(fn.args[1], (tuple, list)) else (fn.args[1],)
+    found = {k: i for k, i in enumerate(idx) if isinstance(i, torch.fx.Node)}
+    if not found:
         return None
     meta = fn.args[0].meta.get("tensor_meta")
     shape = [int(s) for s in meta.shape] if meta is not None and hasattr(meta, "shape") else None
-    consts = [by_name.get(t.name) for t in tensors]
-    if any(c is None or c.op != "constant" for c in consts):
-        return [_refused(fn, "an index computed in the program (a gather ptec has no kernel for)")]
-    if len(tensors) > 1:
-        return [_refused(fn, "several index tensors")]
-    value = np.asarray(consts[0].attrs["value"])
-    if value.dtype in (np.bool_, np.uint8):          # torch reads a uint8 index as a mask too
-        return [_refused(fn, "a bool mask")]
-    if value.ndim != 1 or not np.issubdtype(value.dtype, np.integer):
-        return [_refused(fn, f"a {value.ndim}-D {value.dtype} index tensor")]
-    if shape is None or any(i is not Ellipsis and i is not tensors[0] and i != slice(None) for i in idx):
-        return [_refused(fn, "an int, None or narrowing slice beside the index tensor")]
-    if Ellipsis in idx:              # `...` stands for as many `:` as x has dims left
-        e = idx.index(Ellipsis)
-        idx = tuple(idx[:e]) + (slice(None),) * (len(shape) - len(idx) + 1) + tuple(idx[e + 1:])
-    dim = [i is tensors[0] for i in idx].index(True)
-    if len(idx) > len(shape) or value.size == 0:
-        return [_refused(fn, "an empty index or one past x's dims")]
-    size = shape[dim]
-    bad = [int(i) for i in value if not -size <= int(i) < size]
-    if bad:
+    consts = {k: by_name.get(t.name) for k, t in found.items()}
+    if any(c is None or c.op != "constant" for c in consts.values()):
+        rows = _computed_index_nodes(fn, shape, idx, found, by_name)
+        if rows is not None:
+            return rows
+        return [_refused(fn, "an index computed in the program (of those, "
+                             "torch.gather(x, d, x.argmax(d, keepdim=True)) runs)")]
+    if shape is None:
+        return [_refused(fn, "x of unknown shape")]
+    try:
+        where = positions(shape, idx, {k: np.asarray(c.attrs["value"]) for k, c in consts.items()})
+    except IndexError as e:
         # torch fails on it too: the model's own error, said of the call
-        raise error(f"{source}: index {bad[0]} is out of range for dim {dim} of size {size} "
-                    "(the model fails in torch too)")
-    return select_nodes(fn.name, fn.args[0].name, dim, [int(i) % size for i in value])
+        raise error(f"{source}: {e} (the model fails in torch too)") from None
+    except Refusal as e:
+        return [_refused(fn, str(e))]
+    traced = fn.meta.get("tensor_meta")
+    if traced is not None and hasattr(traced, "shape") and [int(s) for s in traced.shape] != list(where.shape):
+        return [_refused(fn, f"a result of shape {list(where.shape)} where torch's is {list(traced.shape)}")]
+    if where.size == 0:
+        raise error(f"{source}: the index selects no entry, and ptec's tensors are never empty")
+    return gather_nodes(fn.name, fn.args[0].name, shape, where)

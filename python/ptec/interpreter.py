@@ -313,6 +313,7 @@ def _portable_table():
                                                                s(arg, "k")),
         "dim_order_ops::_to_dim_order_copy.out": lambda arg, named, out: P.to_float32(t(arg, "self")),
         "aten::embedding.out": lambda arg, named, out: P.embedding(t(arg, "weight"), t(arg, "indices")),
+        "aten::gather.out": lambda arg, named, out: P.gather(t(arg, "self"), s(arg, "dim"), t(arg, "index")),
         "aten::native_layer_norm.out": layer_norm,
         "aten::native_group_norm.out": group_norm,
         "aten::upsample_nearest2d.vec_out": lambda arg, named, out: P.upsample_nearest2d(

@@ -233,7 +233,8 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         # the index as float32: the graph's values are float (capture_indices)
         y = (torch.argmin if a["smallest"] else torch.argmax)(xs[0], a["dim"], a["keepdim"]).float()
     elif op == "embedding":
-        y = F.embedding(xs[0].long(), _t(a["weight"]))
+        # the table a constant (attrs weight) or a value of the program (a second input)
+        y = F.embedding(xs[0].long(), xs[1] if len(xs) == 2 else _t(a["weight"]))
     elif op in ("sort", "sort_indices"):
         from .capture_sort import eval_order
         y = eval_order(op, a, xs[0])
@@ -246,6 +247,9 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
     elif op in ("random_dropout", "random_fractional_pick"):
         from .random_layers import eval_random
         y = eval_random(n, xs[0])
+    elif op == "gather":
+        # the index computed in the program (argmax's), carried as float
+        y = torch.gather(xs[0], a["dim"], xs[1].long())
     elif op == "index_to_float":
         y = xs[0]
     elif op == "slice":

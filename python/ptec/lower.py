@@ -112,7 +112,7 @@ class LoweringContext:
         """An int64 index (argmax) read by a layer other than `.float()`:
         torch computes that layer in int64, which ptec has no kernels for,
         so the model is refused rather than given float values."""
-        users = [origin(u) for u in self.g.users(name) if u.op != "index_to_float"]
+        users = [origin(u) for u in self.g.users(name) if u.op not in ("index_to_float", "gather")]
         raise LoweringError(f"{origin(self.g.node(name))}: its int64 indices are used by "
                             f"{', '.join(users) or 'a layer'}, which ptec computes only on float values: "
                             f"convert them first with .float()")

@@ -31,7 +31,7 @@ from .ir import CELL_SUFFIX, permutation, Graph, Node, evaluate
 FUSABLE_PRODUCERS = ("conv2d", "conv_transpose2d", "linear", "add", "max_pool2d", "svdf")
 PASS_THROUGH = ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "reshape", "identity", "channel_shuffle", "upsample_nearest", "slice",
                 "pixel_shuffle",
-                "clamp", "mean", "permute", "sort", "window_max", "max_unpool", "random_fractional_pick")
+                "clamp", "mean", "permute", "sort", "window_max", "max_unpool", "random_fractional_pick", "gather")
 # Ops whose output qparams can be changed freely by a consumer that needs them
 # (minimum/maximum want their inputs on their own grid): the new range only
 # clamps the producer's output, which min/max commute with.
@@ -412,6 +412,9 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
             n.qparams = g.node(written[n.name]).qparams
         elif n.name in shared:
             n.qparams = shared[n.name]
+        elif n.op == "embedding" and len(n.inputs) == 2:
+            # rows of a table computed in the program: copies of its bytes, on its grid
+            n.qparams = g.node(n.inputs[1]).qparams
         elif n.op == "embedding":
             # rows of the table: its own range, so every row is on the grid
             w = np.asarray(n.attrs["weight"], np.float64)

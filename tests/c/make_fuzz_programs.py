@@ -77,7 +77,7 @@ def index_program():
     """argmax over a dim into int64, converted to float32; argmin kept as an
     int64 output: the kernels of model outputs that are class indices; an
     embedding of int64 token ids; a sort and a topk (k, dim and the two
-    outputs' sizes for damage to meet)."""
+    outputs' sizes for damage to meet); a gather by argmin's index."""
     f32, i64 = ScalarType.FLOAT, ScalarType.LONG
     b = ProgramBuilder()
     x = b.tensor(f32, [2, 5], None)
@@ -107,7 +107,10 @@ def index_program():
     b.call("ptec::window_max.out", self=x3, windows=windows, out=where)
     back = b.tensor(f32, [1, 2, 5], None)
     b.call("ptec::max_unpool.out", self=pooled, indices=where, zero_point=0, out=back)
-    b.set_io([x], [f, j, rows, sv, si, tv, ti, back])
+    # x's entries picked along dim 0 by argmin's index (in range, as above)
+    picked = b.tensor(f32, [1, 5], None)
+    b.call("aten::gather.out", self=x, dim=0, index=j, sparse_grad=False, out=picked)
+    b.set_io([x], [f, j, rows, sv, si, tv, ti, back, picked])
     return b.build()
 
 

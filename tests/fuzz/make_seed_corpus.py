@@ -12,8 +12,9 @@ handles, so that mutations start from every path rather than rediscover it.
                            samples a grid made of its input's bytes; index_small:
                            argmax, argmin, the int64-to-float32 copy, a
                            max pool's window indices and the unpool by
-                           them, an embedding of int64 ids, sort and topk;
-                           random_small: the random dropout and fractional pick)
+                           them, an embedding of int64 ids, sort and topk,
+                           a gather by an index; random_small: the random
+                           dropout and fractional pick)
   legacy_constants         a ptec-built program with its constants moved to
                            the legacy constant_buffer layout
   control_flow             move, jump_false (taken and not taken), free

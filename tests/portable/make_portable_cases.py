@@ -473,6 +473,42 @@ fail_case("random_pick_dtype", pick_op([1, 1, 3, 4], [1, 1, 2, 2], [2, 2], st=I6
           "windows must be float32 or int8")
 
 
+def gather_op(x_shape, index_shape, out_shape, dim, st=I8, index_st=I64, out_st=None, sparse_grad=False,
+              index_order=None, out_order=None):
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape)
+    index = b.tensor(index_st, index_shape, index_order)
+    y = b.tensor(out_st if out_st is not None else st, out_shape, out_order)
+    b.call("aten::gather.out", self=x, dim=dim, index=index, sparse_grad=sparse_grad, out=y)
+    b.set_io([x, index], [y])
+    return b
+
+
+# int8 [2, 3] picked along dim 1: [[x00, x02], [x11, x11]]; along dim 0 (a
+# narrower index): [[x10, x01]]; a float 0-d self with a 1-element index
+G8 = np.array([[-128, 5, 127], [7, -3, 0]], np.int8)
+run_case("gather_int8_dim1", gather_op([2, 3], [2, 2], [2, 2], 1),
+         [(G8, None), (np.array([[0, 2], [1, 1]], np.int64), None)],
+         [(np.array([[-128, 127], [-3, -3]], np.int8), None)])
+run_case("gather_int8_dim0_narrow", gather_op([2, 3], [1, 2], [1, 2], -2),
+         [(G8, None), (np.array([[1, 0]], np.int64), None)], [(np.array([[7, 5]], np.int8), None)])
+run_case("gather_float_0d", gather_op([], [1], [1], 0, st=F32),
+         [(np.array(2.5, np.float32), None), (np.array([0], np.int64), None)], [(np.array([2.5], np.float32), None)])
+fail_case("gather_index_int32", gather_op([2, 3], [2, 2], [2, 2], 1, index_st=ScalarType.INT), INVALID_ARGUMENT,
+          "index must be int64")
+fail_case("gather_out_dtype", gather_op([2, 3], [2, 2], [2, 2], 1, out_st=F32), INVALID_ARGUMENT,
+          "out must have self's dtype")
+fail_case("gather_rank", gather_op([2, 3], [2], [2], 1), INVALID_ARGUMENT, "index must have self's rank")
+fail_case("gather_index_wider", gather_op([2, 3], [3, 1], [3, 1], 1), INVALID_ARGUMENT,
+          "no larger than self in every dim but dim")
+fail_case("gather_out_sizes", gather_op([2, 3], [2, 2], [2, 3], 1), INVALID_ARGUMENT, "out must have index's sizes")
+fail_case("gather_dim", gather_op([2, 3], [2, 2], [2, 2], 2), INVALID_ARGUMENT, "dim")
+fail_case("gather_sparse_grad", gather_op([2, 3], [2, 2], [2, 2], 1, sparse_grad=True), NOT_SUPPORTED,
+          "sparse_grad must be false")
+fail_case("gather_dim_order", gather_op([2, 3], [2, 2], [2, 2], 1, out_order=[1, 0]), NOT_SUPPORTED,
+          "out must have index's dim order")
+
+
 def conv(weight_shape, out_shape, groups=1, transposed=False, stride=(1, 1), output_padding=(0, 0),
          bias_shape=None, x_dtype=F32):
     b = ProgramBuilder()

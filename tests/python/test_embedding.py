@@ -127,10 +127,10 @@ def test_tagger_on_boards(target, tmp_path):
 class Bags(torch.nn.Module):
     """nn.EmbeddingBag over [B, L] ids (B bags of L ids, no offsets)."""
 
-    def __init__(self, mode):
+    def __init__(self, mode, padding_idx=None):
         super().__init__()
         torch.manual_seed(3)
-        self.bag = torch.nn.EmbeddingBag(VOCAB, 8, mode=mode)
+        self.bag = torch.nn.EmbeddingBag(VOCAB, 8, mode=mode, padding_idx=padding_idx)
 
     def forward(self, x):
         return self.bag(x)
@@ -165,3 +165,119 @@ def test_embedding_bag_reduces_the_rows(mode, bound, tmp_path):
     if mode == "mean":
         board_matches_reference(res.data, ids(1, 9)[0][0].numpy(), "cortex-m55", tmp_path)
 
+
+
+class OffsetBags(torch.nn.Module):
+    """nn.EmbeddingBag over 1-D ids with constant offsets (an empty bag
+    among them), padding_idx 3 and include_last_offset as given."""
+
+    def __init__(self, mode, padding_idx, include_last):
+        super().__init__()
+        torch.manual_seed(4)
+        self.bag = torch.nn.EmbeddingBag(VOCAB, 8, mode=mode, padding_idx=padding_idx,
+                                         include_last_offset=include_last)
+        self.register_buffer("offsets", torch.tensor([0, 3, 3, 7, 12] if include_last else [0, 3, 3, 7]))
+
+    def forward(self, x):
+        return self.bag(x, self.offsets)
+
+
+def flat_ids(n, seed, padding_idx):
+    """12 ids; with padding_idx the first bag all padding and a few more."""
+    out = []
+    for (x,) in ids(n, seed):
+        x = x.reshape(-1).clone()
+        if padding_idx is not None:
+            x[:3] = padding_idx
+            x[5] = x[9] = padding_idx
+        out.append((x,))
+    return out
+
+
+@pytest.mark.parametrize("mode,padding_idx,include_last,bound", [
+    ("sum", None, False, 3.0), ("mean", None, True, 1.5), ("max", None, False, 1.5),
+    ("sum", 3, True, 3.0), ("mean", 3, False, 1.5), ("max", 3, True, 1.0),
+    ("sum", 3, None, 3.0), ("mean", 3, None, 2.5), ("max", 3, None, 1.0)])
+def test_embedding_bag_offsets_and_padding(mode, padding_idx, include_last, bound, tmp_path):
+    """Bags by constant offsets (include_last None: [B, L] ids instead) with
+    padding ids that leave their bag (an all-padding bag is 0, as torch):
+    equal to torch in float, int8 within `bound` output steps (the max is
+    one row: half a step, joined with the other bags' or times 0 or 1 with
+    padding: one rounding more; the sum is the rows' total, each row
+    rounded; the mean is that total over the bag's count, a quotient whose
+    numerator's rounding a small count scales up: 2.5 where a [B, L] bag
+    is mostly padding, measured 1.9)."""
+    from ptec.capture import capture
+    from ptec.ir import evaluate
+    if include_last is None:
+        model = Bags(mode, padding_idx).eval()
+        samples = [(torch.where(x % 4 == 0, torch.full_like(x, padding_idx or 0), x),) for (x,) in ids(12, 8)]
+    else:
+        model = OffsetBags(mode, padding_idx, include_last).eval()
+        samples = flat_ids(12, 8, padding_idx)
+    g = capture(model, [samples[0][0]])
+    assert not [n for n in g.nodes if n.op == "unsupported"]
+    for (x,) in samples[:3]:
+        with torch.no_grad():
+            assert torch.allclose(evaluate(g, [x])[0], model(x), atol=1e-5)
+    # calibrated on the checked ids too: each bag's sum spans its own range,
+    # and the bound is the rounding's, not a range the calibration missed
+    res = compile_model(model, [samples[0][0]], samples)
+    assert not res.lowered.fallbacks and not res.lowered.unsupported
+    prog = parse_program(res.data)
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    for (x,) in samples[8:]:
+        want = run_program(prog, [x.numpy()])[0]
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        assert got.tobytes() == want.tobytes()
+        with torch.no_grad():
+            ref = model(x).numpy()
+        assert np.ptp(ref) > 8 * step
+        if padding_idx is not None and include_last is not None:
+            assert not ref[0].any() and not got[0].any()       # the all-padding bag: zeros
+        assert np.abs(got - ref).max() <= bound * step + 1e-6, (np.abs(got - ref).max() / step)
+    if (mode, padding_idx, include_last) == ("mean", 3, False):
+        board_matches_reference(res.data, samples[9][0].numpy(), "cortex-m33", tmp_path)
+
+
+
+class NextToken(torch.nn.Module):
+    """A greedy decoder's step: the next token is the argmax of a layer's
+    logits, looked up in the embedding table (ids computed in the program,
+    int64 from aten::argmax.out); the ids too, to compare with torch's."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(6)
+        self.fc = torch.nn.Linear(8, VOCAB)
+        self.emb = torch.nn.Embedding(VOCAB, 8)
+
+    def forward(self, x):                        # [1, 5, 8]
+        token = self.fc(x).argmax(-1)
+        return self.emb(token), token
+
+
+def test_embedding_of_ids_computed_in_the_program(tmp_path):
+    """Rows of the table within half a step of torch's wherever the int8
+    logits' argmax is torch's; host bytes the reference's; the emulated
+    M55 prints them."""
+    g = torch.Generator().manual_seed(9)
+    samples = [(torch.randn(1, 5, 8, generator=g),) for _ in range(12)]
+    model = NextToken().eval()
+    res = compile_model(model, [samples[0][0]], samples[:8])
+    assert not res.lowered.fallbacks and "aten::embedding.out" in res.lowered.operators
+    prog = parse_program(res.data)
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    agreed = 0
+    for (x,) in samples[8:]:
+        want = run_program(prog, [x.numpy()])
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))
+        for w, h in zip(want, got):
+            assert np.asarray(h).tobytes() == np.asarray(w).tobytes()
+        with torch.no_grad():
+            rows, token = (t.numpy() for t in model(x))
+        same = got[1] == token
+        agreed += int(same.sum())
+        assert np.abs(got[0] - rows)[same].max(initial=0.0) <= 0.5 * step * 1.001
+    assert agreed >= 16                          # of 20 tokens: the check is not vacuous
+    board_matches_reference(res.data, samples[10][0].numpy(), "cortex-m55", tmp_path)

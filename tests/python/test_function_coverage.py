@@ -46,6 +46,13 @@ RUNS = {
     "Tensor.index_select": (lambda x: x.index_select(-1, torch.tensor([0, 1, 2, 5, 3])), S3, R, 0.5, "int8"),
     "getitem(constant index tensor)": (lambda x: x[..., torch.tensor([0, -1, 2, 5, 3, 3, 1, 0])]
                                        + x[:, torch.tensor([3, 1, 1, 2])], S3, R, 1.0, "int8"),
+    "getitem(2-D constant index tensor)": (lambda x: x[:, torch.tensor([[0, 1], [2, 0]])], S3, R, 0.5, "int8"),
+    "getitem(several constant index tensors)": (lambda x: x[torch.tensor([0]), torch.tensor([[1], [3]]),
+                                                            torch.tensor([7, 0, 2])], S3, R, 0.5, "int8"),
+    "getitem(constant index tensors apart)": (lambda x: x[torch.tensor([0, 0]), :, torch.tensor([[1], [6]])],
+                                              S3, R, 0.5, "int8"),
+    "getitem(constant bool mask)": (lambda x: x[:, torch.tensor([True, False, True, True])], S3, R, 0.5, "int8"),
+    "getitem(constant index, int, None)": (lambda x: x[0, None, torch.tensor([3, 1]), 2:7:2], S3, R, 0.5, "int8"),
     "Tensor.flatten": (lambda x: x.flatten(1), S4, R, 0.5, "int8"),
     "Tensor.reshape": (lambda x: x.reshape(1, 2, 16), S3, R, 0.5, "int8"),
     "Tensor.view": (lambda x: x.view(1, 32), S3, R, 0.5, "int8"),
@@ -116,6 +123,8 @@ RUNS = {
                                         "int8"),                                           # 0.87
     "torch.gather(constant index)": (lambda x: torch.gather(x, -1, torch.tensor([[[1, 0, 3]]]).repeat(1, 4, 1)),
                                      S3, R, 0.5, "int8"),                                  # 0.46
+    "torch.gather(argmax index)": (lambda x: torch.gather(x, -1, x.argmax(-1, keepdim=True)), S3, R, 0.5,
+                                   "int8"),                                                # the picked max: x's rounding
     "torch.gather(index by row)": (lambda x: torch.gather(x, 1, torch.tensor([[[1, 0, 3, 2, 1], [3, 3, 0, 1, 2]]])),
                                    S3, R, 0.5, "int8"),                                    # 0.50
     "x[::k]": (lambda x: x[:, ::2, 1::3], S3, R, 1.0, "int8"),                             # 0.89

@@ -4,10 +4,11 @@ reshape) nodes, lowered to int8 `slice_copy`; the C runtime's bytes equal
 the numpy int8 reference's, and the result is close to PyTorch's float
 one. A step (`x[:, ::2]`) is one-wide slices joined by a cat. A constant 1-D
 integer index tensor (a buffer, or a tensor made in forward from no input)
-is index_select along its dim: slices joined by a cat. A tensor index
-computed from the input (`x[x > 0]`), and the other advanced forms (2-D,
-several tensors, a bool mask) are refused in one line naming the call:
-docs/refused-operators.md and test_refused_operators.py."""
+is index_select along its dim: slices joined by a cat; 2-D index tensors,
+several of them, bool masks, beside ints, slices and None, move x's int8
+bytes the same way, by torch's advanced-indexing rules. A tensor index
+computed from the input (`x[x > 0]`) is refused in one line naming the
+call."""
 import numpy as np
 import pytest
 import torch
@@ -141,11 +142,54 @@ class Index(nn.Module):
         return eval(self.call, {"torch": torch, "x": x}) * 2.0      # noqa: S307 - the test's own call text
 
 
+class Copy(nn.Module):
+    """x indexed by the call's text, nothing after it: the output is x's
+    entries moved, on x's own grid."""
+
+    def __init__(self, call):
+        super().__init__()
+        self.call = call
+
+    def forward(self, x):
+        return eval(self.call, {"torch": torch, "x": x})      # noqa: S307 - the test's own call text
+
+
+ADVANCED = [
+    "x[:, torch.tensor([[0, 1], [2, 0]])]",                     # 2-D
+    "x[torch.tensor([0]), torch.tensor([1])]",                  # several
+    "x[:, torch.tensor([True, False, True])]",                  # a bool mask
+    "x[:, torch.tensor([[True, False, True, True], [False, False, True, False], [True] * 4])]",   # a 2-D mask
+    "x[0, :, torch.tensor([0, 1])]",                            # an int first (torch: basic first, unlike numpy)
+    "x[torch.tensor([0, 0]), :, torch.tensor([[1], [3]])]",     # not adjacent, broadcast: result dims first
+    "x[0, torch.tensor([0, 2]), 1]",
+    "x[None, :, torch.tensor([0, 2]), None]",
+    "x[..., torch.tensor([[0, 1], [3, 3]])]",
+    "x[:, 1:, torch.tensor([3, 2, 1])]",
+    "x[torch.tensor([0]), torch.tensor([[2], [1]]), torch.tensor([1, 3])]",
+    "x[:, :, torch.tensor(1)]",
+]
+
+
+@pytest.mark.parametrize("call", ADVANCED)
+def test_advanced_constant_indices_run_int8_and_move_values(call, tmp_path):
+    g = torch.Generator().manual_seed(11)
+    calib = [(torch.randn(1, 3, 4, generator=g),) for _ in range(8)]
+    model = Copy(call).eval()
+    res = compile_model(model, [calib[0][0]], calib)
+    assert not res.lowered.fallbacks and not res.lowered.refusals and not res.lowered.unsupported
+    prog = parse_program(res.data)
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    for (x,) in calib[4:7]:
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        with torch.no_grad():
+            want = model(x).numpy()
+        assert got.shape == want.shape
+        assert got.tobytes() == run_program(prog, [x.numpy()])[0].tobytes()
+        # bytes moved: x's rounding alone, half a step
+        assert np.abs(got - want).max() <= step * 0.5 * 1.001
+
+
 @pytest.mark.parametrize("call,why", [
-    ("x[:, torch.tensor([[0, 1], [2, 0]])]", "2-D"),
-    ("x[torch.tensor([0]), torch.tensor([1])]", "several index tensors"),
-    ("x[:, torch.tensor([True, False, True])]", "bool mask"),
-    ("x[0, torch.tensor([0, 2])]", "beside the index tensor"),
     ("x[x > 0]", "computed in the program"),
 ])
 def test_other_tensor_indices_are_refused_in_one_line(call, why):
@@ -162,3 +206,16 @@ def test_an_index_out_of_range_is_refused_in_one_line():
         compile_model(Index("x[:, torch.tensor([0, -4])]").eval(), [x], [(x,)])
     message = str(e.value)
     assert "\n" not in message and "getitem (operator.getitem): index -4 is out of range" in message, message
+
+
+@pytest.mark.parametrize("call,why", [
+    ("x[:, torch.tensor([False, False, False])]", "selects no entry"),
+    ("x[torch.tensor([0, 0]), torch.tensor([1, 2, 0])]", "do not broadcast"),
+    ("x[0, 5, torch.tensor([1])]", "index 5 is out of range for dim 1"),
+])
+def test_an_index_torch_fails_on_or_choosing_nothing_is_refused_in_one_line(call, why):
+    x = torch.randn(1, 3, 4)
+    with pytest.raises(CaptureError) as e:
+        compile_model(Index(call).eval(), [x], [(x,)])
+    message = str(e.value)
+    assert "\n" not in message and why in message, message

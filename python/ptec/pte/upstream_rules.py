@@ -137,6 +137,10 @@ RULES: Dict[str, Rule] = {
     "aten::sort.values": Rule("none: ptec only (src/kernels/portable/op_sort.c)",
                               contiguous=("self", "values", "indices"), same_dtype=("self", "values"),
                               dtypes=(("indices", I64),), upstream_library="none (ptec only)"),
+    # index_util.cpp check_gather_args: out of self's dtype, index int64 of
+    # self's rank; the kernel walks self and index as contiguous
+    "aten::gather.out": Rule("kernels/portable/cpu/op_gather.cpp", same_dtype=("self", "out"),
+                             contiguous=("self", "index", "out"), dtypes=(("index", I64),)),
     "aten::_native_batch_norm_legit_no_training.out": Rule(
         "kernels/portable/cpu/op_native_batch_norm.cpp",
         contiguous=("input",), same_dim_order=("input", "out0", "out1", "out2"),

@@ -261,6 +261,25 @@ def ordered(x, dim: int, descending: bool, k: Optional[int]):
     return np.moveaxis(vals, -1, dim), np.moveaxis(idx, -1, dim)
 
 
+def gather(x, dim: int, index) -> np.ndarray:
+    """aten::gather.out: out[p] = x[p with its dim-th coordinate replaced by
+    index[p]], over every position p of index (no larger than x in the
+    other dims); an index outside [0, size) is an error, as in the C kernel.
+    Written as an explicit walk of index's positions, not numpy's
+    take_along_axis, so the rule is stated here once more."""
+    x, ids = np.asarray(x), np.asarray(index, np.int64)
+    xv, iv = x.reshape(x.shape or (1,)), ids.reshape(ids.shape or (1,))
+    d = dim % xv.ndim
+    if iv.size and (iv.min() < 0 or iv.max() >= xv.shape[d]):
+        raise ValueError(f"gather: an index is outside [0, {xv.shape[d]}) along dim {d}")
+    out = np.empty(iv.shape, x.dtype)
+    for p in np.ndindex(*iv.shape):
+        q = list(p)
+        q[d] = int(iv[p])
+        out[p] = xv[tuple(q)]
+    return out.reshape(ids.shape)
+
+
 def to_float32(x) -> np.ndarray:
     """dim_order_ops::_to_dim_order_copy.out into float32 (int64 rounds to
     the nearest float32, as C's conversion does)."""

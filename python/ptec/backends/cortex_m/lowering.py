@@ -776,10 +776,18 @@ def op_embedding(ctx, n: Node):
     node's grid (the table's own range, so each row is exact to half a
     step), picked by the int64 ids; the kernel checks every id against the
     table. Its output is contiguous: capture takes ids of rank 1 or 2 only,
-    so it is never a 4-D (channels-last) value."""
+    so it is never a 4-D (channels-last) value. A table computed in the
+    program (x[:, idx] by an argmax: capture_tensor_index) is its int8
+    value, whose grid the rows keep."""
     ids = ctx.get(n.inputs[0])
     s, z = n.qparams
-    table = K.quantized_constant(ctx.b, np.asarray(n.attrs["weight"], np.float32), s, z)
+    if len(n.inputs) == 2:
+        # a table computed in the program ([rows, dim], so contiguous): its int8 bytes, on its grid
+        table = ctx.q(n.inputs[1])
+        if (table.scale, table.zp) != (s, z):
+            return ctx.refuse(n, "the output's int8 grid differs from the table's: the lookup copies bytes")
+    else:
+        table = K.quantized_constant(ctx.b, np.asarray(n.attrs["weight"], np.float32), s, z)
     out = new_act(ctx.b, ScalarType.CHAR, n.shape, s, z)
     ctx.b.call("aten::embedding.out", weight=table.value, indices=ids.value, padding_idx=-1,
                scale_grad_by_freq=False, sparse=False, out=out.value)
@@ -855,6 +863,27 @@ def op_random_fractional_pick(ctx, n: Node):
     ctx.b.call("ptec::random_fractional_pick.out", windows=x.value, kernel_size=[int(k) for k in n.attrs["kernel"]],
                seed=int(n.attrs["seed"]), out=out.value)
     return out
+
+
+def op_gather(ctx, n: Node):
+    """aten::gather.out: self's entries picked along dim by an int64 index
+    computed in the program (argmax's), a copy of int8 bytes on self's grid
+    (PASS_THROUGH; an fp32 input from the fallback is taken as it is); the
+    kernel checks every index against self. Upstream's kernel indexes as
+    contiguous, so a 4-D channels-last tensor is made contiguous first and
+    the 4-D out is made channels-last after."""
+    src = ctx.get(n.inputs[0])
+    x = src if src.dtype == ScalarType.FLOAT else ctx.q(n.inputs[0])
+    if x.dtype != ScalarType.FLOAT and (x.scale, x.zp) != tuple(n.qparams):
+        return ctx.refuse(n, "the output's int8 grid differs from the input's: the gather copies bytes")
+    index = ctx.get(n.inputs[1])
+    if index.dtype != ScalarType.LONG:
+        return ctx.refuse(n, "the index is not an int64 tensor computed in the program")
+    order = list(range(len(n.shape)))
+    out = new_act(ctx.b, x.dtype, n.shape, x.scale, x.zp, dim_order=order)
+    ctx.b.call("aten::gather.out", self=_in_dim_order(ctx, x, order).value, dim=int(n.attrs["dim"]),
+               index=_in_dim_order(ctx, index, order).value, sparse_grad=False, out=out.value)
+    return _in_dim_order(ctx, out, layout(n.shape))
 
 
 LOWERINGS = {name[3:]: fn for name, fn in list(globals().items())

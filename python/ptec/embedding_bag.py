@@ -1,0 +1,146 @@
+"""nn.EmbeddingBag (issue 15) on int64 ids (a program input, or an argmax
+computed in it: capture_indices.int64_ids): [B, L] ids
+(B bags of L ids), or 1-D ids with constant `offsets` (a buffer, or a
+tensor made in forward from no input; include_last_offset either way),
+modes sum, mean and max, with or without padding_idx.
+
+The rows are looked up as nn.Embedding's, then reduced over each bag in
+int8: a mean, a sum (the mean times the bag's length) or a max (a max
+pool). With offsets each bag is a slice of the rows, reduced alone, and
+the bags joined; an empty bag is torch's zero row.
+
+padding_idx: those ids leave their bag, and which ids they are is only
+known at run time, so the tables say it. For sum and mean the padding row
+is zero (it adds nothing); the mean divides the sum by the count of the
+other ids, looked up as rows of a 0/1 `flags` table (0 for padding_idx)
+whose mean over the bag is count / length, clamped to at least one id's
+worth so an all-padding bag is 0 / 1 = 0, as torch. For max the padding
+row is each column's least table value (never above a real id's value,
+so never the maximum unless nothing else is in the bag) and the maximum
+is multiplied by the bag's largest flag: 0 for an all-padding bag, as
+torch, else 1."""
+from __future__ import annotations
+
+from typing import List, Optional
+
+import numpy as np
+import torch
+
+from .capture_indices import int64_ids
+from .ir import Node
+
+
+def _bags(ids_shape, offsets, include_last: bool) -> Optional[List[tuple]]:
+    """(start, end) of each bag in the flattened ids, or None for offsets
+    torch refuses (not starting at 0, decreasing, past the ids)."""
+    n = int(ids_shape[0])
+    o = [int(v) for v in np.asarray(offsets).reshape(-1)]
+    if not o or o[0] != 0 or any(b < a for a, b in zip(o, o[1:])) or o[-1] > n:
+        return None
+    ends = o[1:] if include_last else o[1:] + [n]
+    return list(zip(o, ends))
+
+
+class _Steps:
+    def __init__(self, name: str):
+        self.name, self.nodes = name, []
+
+    def __call__(self, op: str, inputs: List[str], **attrs) -> str:
+        self.nodes.append(Node(f"{self.name}__{len(self.nodes)}", op, inputs, attrs))
+        return self.nodes[-1].name
+
+    def const(self, value) -> str:
+        return self("constant", [], value=np.asarray(value, np.float32))
+
+
+def _reduce(s: _Steps, mode: str, rows: str, flags: Optional[str], shape, reduce_max) -> None:
+    """[B, L] ids' rows (of `shape` [B, L, dim]; flags: padding, max only)
+    reduced over each bag (dim 1)."""
+    if mode == "max":
+        top = reduce_max(f"{s.name}__max", rows, list(shape), [1], False, False)
+        s.nodes += top
+        if flags is not None:
+            any_id = reduce_max(f"{s.name}__any", flags, list(shape), [1], False, False)
+            s.nodes += any_id
+            s("mul", [top[-1].name, any_id[-1].name])
+        return
+    mean = s("mean", [rows], dim=[1], keepdim=False)
+    if mode == "sum":
+        s("mul", [mean, s.const(np.full([shape[0], shape[2]], float(shape[1])))])
+
+
+def embedding_bag_nodes(name: str, m: torch.nn.EmbeddingBag, ins: List[str], by_name, ids_shape,
+                        offsets, reduce_max, lookup) -> Optional[List[Node]]:
+    """The nodes of nn.EmbeddingBag m on ids ins[0] (of ids_shape) with
+    `offsets` (a numpy array, or None when the call has none), or None
+    (the call stays refused by name) for forms outside the module's doc.
+    lookup(name, table, ids) is the embedding node of the rows."""
+    if not ins or not int64_ids(by_name.get(ins[0])) or m.max_norm is not None \
+            or ids_shape is None or m.mode not in ("sum", "mean", "max"):
+        return None
+    if offsets is None and len(ids_shape) == 2 and int(ids_shape[1]) > 0:
+        length = int(ids_shape[1])
+        bags = [(b * length, (b + 1) * length) for b in range(int(ids_shape[0]))]
+    elif offsets is not None and len(ids_shape) == 1:
+        bags = _bags(ids_shape, offsets, bool(m.include_last_offset))
+        if bags is None:
+            return None
+    else:
+        return None
+    weight = m.weight.detach().cpu().numpy().astype(np.float32)
+    dim, pad = int(weight.shape[1]), m.padding_idx
+    table, flags_table = weight.copy(), None
+    if pad is not None:
+        pad %= weight.shape[0]
+        others = np.delete(weight, pad, axis=0)
+        table[pad] = others.min(axis=0) if m.mode == "max" and len(others) else 0.0
+    if (m.mode == "max" and pad is not None) or (m.mode == "mean" and (pad is not None or offsets is not None)):
+        flags_table = np.ones_like(weight)
+        if pad is not None:
+            flags_table[pad] = 0.0
+    s = _Steps(name)
+    s.nodes.append(lookup(f"{name}_rows", table, ins[0]))
+    rows = s.nodes[-1].name
+    flags = None
+    if flags_table is not None:
+        s.nodes.append(lookup(f"{name}_flags", flags_table, ins[0]))
+        flags = s.nodes[-1].name
+    n = int(np.prod(ids_shape))
+    if offsets is None and not (m.mode == "mean" and pad is not None):
+        _reduce(s, m.mode, rows, flags, [int(ids_shape[0]), int(ids_shape[1]), dim], reduce_max)
+    elif m.mode == "max":
+        # [1, N, dim]: each bag a slice of dim 1, its max as the [B, L] form's; the bags joined
+        tops, anys = [], []
+        for src, found in ((rows, tops), (flags, anys)):
+            if src is None:
+                continue
+            src = s("reshape", [src], target_shape=[1, n, dim])
+            for a, b in bags:
+                if a == b:
+                    found.append(s.const(np.zeros((1, dim))))              # torch's empty bag: zeros
+                    continue
+                piece = s("slice", [src], dim=1, start=a, end=b)
+                top = reduce_max(f"{name}__max{len(s.nodes)}", piece, [1, b - a, dim], [1], False, False)
+                s.nodes += top
+                found.append(top[-1].name)
+        joined = [s("cat", found, dim=0) if len(found) > 1 else found[0] for found in (tops, anys) if found]
+        if len(joined) == 2:
+            s("mul", joined)
+    else:
+        # the sum of each bag at once: ids' rows [N, dim] as [dim, N] times
+        # the 0/1 bag matrix (its weights exact on their grid), as [B, dim]
+        member = np.zeros((len(bags), n), np.float32)
+        for k, (a, b) in enumerate(bags):
+            member[k, a:b] = 1.0
+
+        def total(src):
+            if len(ids_shape) == 2:          # [B, L] ids: their rows as [B * L, dim]
+                src = s("reshape", [src], target_shape=[n, dim])
+            t = s("linear", [s("permute", [src], dims=[1, 0])], weight=member, bias=None)
+            return s("permute", [t], dims=[1, 0])
+        sums = total(rows)
+        if m.mode == "mean":
+            # over the count of its ids (the non-padding ones), at least 1: an empty bag is 0 / 1
+            s("div", [sums, s("clamp", [total(flags)], lo=1.0, hi=None)])
+    s.nodes[-1].name = name
+    return s.nodes
