@@ -10,7 +10,8 @@ Ops: input, constant, conv2d, conv_transpose2d, linear, batch_norm, clamp
 avg_pool2d, adaptive_avg_pool2d, max_pool2d, reshape, permute, channel_shuffle, pad, softmax,
 the unary activations of UNARY (sigmoid, tanh, silu, gelu, softplus, prelu, hardswish,
 hardsigmoid, leaky_relu, elu), mean, cat, identity, argmax, index_to_float and embedding
-(capture_indices; an input with attrs dtype "int64" holds token ids), unsupported. Any node may carry a fused
+(capture_indices; an input with attrs dtype "int64" holds token ids), compare, logical,
+where and bool_to (capture_bool: bool values, evaluated as torch.bool), unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 
 State (--stateful): `state` is a tensor kept from one run to the next
@@ -233,6 +234,16 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = F.embedding(xs[0].long(), _t(a["weight"]))
     elif op == "index_to_float":
         y = xs[0]
+    elif op == "compare":
+        # bool values stay torch.bool here (capture_bool): the float model's own answer
+        y = getattr(torch, a["kind"])(xs[0], a["scalar"] if "scalar" in a else xs[1])
+    elif op == "logical":
+        y = (torch.logical_not(xs[0]) if a["kind"] == "not"
+             else getattr(torch, "logical_" + a["kind"])(xs[0], xs[1]))
+    elif op == "where":
+        y = torch.where(xs[0].to(torch.bool), xs[1], xs[2])
+    elif op == "bool_to":
+        y = xs[0].to(getattr(torch, a["dtype"]))
     elif op == "slice":
         y = xs[0].narrow(a["dim"], a["start"], a["end"] - a["start"])
     elif op == "pixel_shuffle":
