@@ -56,15 +56,21 @@ static ptec_status run(ptec_op *op)
     float *y = t_out->data;
     uint32_t n = t_out->numel;
     if (s->dtype == PTEC_DTYPE_BOOL) {
+        /* one loop per out dtype, each choosing between two constants (no
+         * conversion inside a branch, which GCC emits for Cortex-M55 as a
+         * predicated vcvt its assembler rejects) */
         const uint8_t *b = t_in->data;
-        for (uint32_t i = 0; i < n; ++i) {
-            uint8_t v = b[i] != 0u;
-            if (s->out == PTEC_DTYPE_LONG) {
-                ((int64_t *)t_out->data)[i] = v;
-            } else if (s->out == PTEC_DTYPE_INT) {
-                ((int32_t *)t_out->data)[i] = v;
-            } else {
-                y[i] = (float)v;
+        if (s->out == PTEC_DTYPE_LONG) {
+            for (uint32_t i = 0; i < n; ++i) {
+                ((int64_t *)t_out->data)[i] = b[i] != 0u ? 1 : 0;
+            }
+        } else if (s->out == PTEC_DTYPE_INT) {
+            for (uint32_t i = 0; i < n; ++i) {
+                ((int32_t *)t_out->data)[i] = b[i] != 0u ? 1 : 0;
+            }
+        } else {
+            for (uint32_t i = 0; i < n; ++i) {
+                y[i] = b[i] != 0u ? 1.0f : 0.0f;
             }
         }
         return PTEC_OK;
