@@ -35,8 +35,7 @@ static ptec_status prepare(ptec_op *op)
     bool into_int = out->dtype == PTEC_DTYPE_INT || out->dtype == PTEC_DTYPE_LONG;
     if (!convertible(self->dtype) || (out->dtype != PTEC_DTYPE_FLOAT && !(into_int && self->dtype == PTEC_DTYPE_BOOL))) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, -1,
-                            PTEC_MSG("converts bool/int64/int32/int16/int8/uint8/float32 into float32, and bool "
-                                     "into int32/int64, only"));
+                            PTEC_MSG("into float32 only (a bool also into int32/int64)"));
     }
     if (out->flags & PTEC_TENSOR_CONSTANT) {
         return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 3, PTEC_MSG("out must not be a constant tensor"));
