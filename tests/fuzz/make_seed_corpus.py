@@ -6,11 +6,12 @@ handles, so that mutations start from every path rather than rediscover it.
   ethos_u_segment_blob     the same delegate with its blob in a segment
   ethos_u_fast_scratch_spec
                            the same with ptec's fast-scratch compile spec
-  ds_cnn_small_*, portable_small, index_small
+  ds_cnn_small_*, portable_small, index_small, bool_small
                            ptec-built programs: segment constants, every
                            cortex_m and portable kernel family (index_small:
                            argmax, argmin, the int64-to-float32 copy, an
-                           embedding of int64 ids)
+                           embedding of int64 ids; bool_small: comparisons,
+                           logical ops, where, casts of a bool)
   legacy_constants         a ptec-built program with its constants moved to
                            the legacy constant_buffer layout
   control_flow             move, jump_false (taken and not taken), free
