@@ -161,6 +161,8 @@ LOGICAL = {
     "logical_not": lambda x: torch.logical_not(x <= -0.5),
     "float truth": lambda x: torch.logical_and(x, x > -1.0),
     "bool == bool": lambda x: (x > 0) == (x > 0.5),
+    "constant mask": lambda x: (x > 0) & (torch.arange(8) > 4),
+    "methods": lambda x: x.lt(-0.5) | torch.greater_equal(x, 1.0),
 }
 
 
