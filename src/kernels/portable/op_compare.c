@@ -4,11 +4,11 @@
  * Element-wise comparisons into a bool out, with NumPy broadcasting (the
  * Tensor form). self and other share one dtype (bool, uint8, int8/16/32/64
  * or float32; no promotion); ptec's int8 programs compare raw int8 codes
- * only where both sides are on one grid (python/ptec/compare_grid.py says
- * why that is exact). Floats compare in single precision, as PyTorch and
- * upstream do: a Scalar is first rounded to float32, and a NaN is unequal
- * to everything. An integer or bool self is compared with the Scalar
- * exactly, as numbers (upstream would compute in float32 for a
+ * only where both sides are on one grid (why that is exact:
+ * python/ptec/backends/cortex_m/lowering_bool.py). Floats compare in single
+ * precision, as PyTorch and upstream do: a Scalar is first rounded to
+ * float32, and a NaN is unequal to everything. An integer or bool self is
+ * compared with the Scalar exactly, as numbers (upstream would compute in float32 for a
  * non-integral Scalar; ptec's compiler gives integral ones only). A bool
  * reads as 0 or 1 (any nonzero byte is true). */
 #include <float.h>
