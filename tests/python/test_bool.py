@@ -47,7 +47,7 @@ class Threshold(torch.nn.Module):
 def on_grid(codes, scale, zp):
     """The float32 values the codes stand for: (q - zp) * scale in float32,
     as torch dequantizes (computed here with torch, not ptec)."""
-    q = torch.as_tensor(np.asarray(codes), dtype=torch.int32)
+    q = torch.as_tensor(np.array(codes), dtype=torch.int32)
     return (q - zp).to(torch.float32) * torch.tensor(scale, dtype=torch.float32)
 
 
@@ -68,11 +68,19 @@ def grid_of(res, k=0):
 ALL_CODES = np.arange(-128, 128).reshape(1, 4, 8, 8)
 
 
-def compiled_scalar_comparison(fn):
+def compiled_scalar_comparison(fn, int8_io=False):
     g = torch.Generator().manual_seed(1)
     calibration = [(torch.randn(1, 4, 8, 8, generator=g) * 1.5,) for _ in range(6)]
     model = fn if isinstance(fn, torch.nn.Module) else Call(fn)
-    return compile_model(model.eval(), [calibration[0][0]], calibration)
+    return compile_model(model.eval(), [calibration[0][0]], calibration, int8_io=int8_io)
+
+
+def program_input(codes, grid, int8_io):
+    """(what the program is given, the float32 values it stands for): the
+    int8 codes themselves (int8_io: the comparison reads int8 codes), or
+    their float values (a float input: the comparison reads the floats)."""
+    x = on_grid(codes, *grid)
+    return (torch.as_tensor(np.asarray(codes), dtype=torch.int8) if int8_io else x), x
 
 
 def thresholds(scale, zp):
@@ -89,18 +97,20 @@ def thresholds(scale, zp):
     return out + [d[0] - 10 * scale, d[255] + 10 * scale, float("inf"), float("-inf"), float("nan"), 0.0]
 
 
+@pytest.mark.parametrize("int8_io", [True, False], ids=["int8 input", "float input"])
 @pytest.mark.parametrize("kind", ["gt", "ge", "lt", "le", "eq", "ne"])
-def test_number_against_int8_is_torchs_answer_on_every_code(kind, tmp_path):
+def test_number_against_int8_is_torchs_answer_on_every_code(kind, int8_io, tmp_path):
     """The threshold translated onto the integer grid at compile time gives
     torch's float32 answer for each of the 256 codes, for numbers on grid
-    values, next to them, half-way, outside, infinite and NaN."""
+    values, next to them, half-way, outside, infinite and NaN (with int8
+    inputs the program compares codes; with float ones, the floats)."""
     op = getattr(torch, kind)
     seen = set()
     for c in thresholds(*grid_of(compiled_scalar_comparison(lambda x: x > 0))):
-        res = compiled_scalar_comparison(Threshold(kind, c))
+        res = compiled_scalar_comparison(Threshold(kind, c), int8_io)
         assert [o.dtype for o in res.lowered.outputs] == ["bool"] and not res.lowered.fallbacks
-        x = on_grid(ALL_CODES, *grid_of(res))
-        got = run_both(res, [x], tmp_path)[0]
+        given, x = program_input(ALL_CODES, grid_of(res), int8_io)
+        got = run_both(res, [given], tmp_path)[0]
         want = op(x, c).numpy()
         assert np.array_equal(got, want), (kind, c)
         seen.add((bool(want.any()), bool(want.all())))
@@ -108,14 +118,14 @@ def test_number_against_int8_is_torchs_answer_on_every_code(kind, tmp_path):
 
 
 def test_number_on_the_left_turns_the_comparison_around(tmp_path):
-    res = compiled_scalar_comparison(lambda x: 0.3 < x)
-    x = on_grid(ALL_CODES, *grid_of(res))
-    assert np.array_equal(run_both(res, [x], tmp_path)[0], (0.3 < x).numpy())
+    res = compiled_scalar_comparison(lambda x: 0.3 < x, int8_io=True)
+    given, x = program_input(ALL_CODES, grid_of(res), True)
+    assert np.array_equal(run_both(res, [given], tmp_path)[0], (0.3 < x).numpy())
 
 
 def two_grids(fn, same):
-    """fn of two inputs whose int8 grids differ (scales about 1:3), or of
-    two halves of one input (one grid)."""
+    """fn of two int8 inputs whose grids differ (scales about 1:3), or of
+    two halves of one int8 input (one grid)."""
     g = torch.Generator().manual_seed(2)
     if same:
         calibration = [(torch.randn(1, 2, 256, 256, generator=g),) for _ in range(4)]
@@ -124,7 +134,7 @@ def two_grids(fn, same):
         calibration = [(torch.randn(256, 256, generator=g), torch.randn(256, 256, generator=g) * 3.0)
                        for _ in range(4)]
         model = Call2(fn)
-    return compile_model(model.eval(), list(calibration[0]), calibration)
+    return compile_model(model.eval(), list(calibration[0]), calibration, int8_io=True)
 
 
 @pytest.mark.parametrize("kind", ["gt", "ge", "lt", "le", "eq", "ne"])
@@ -138,15 +148,15 @@ def test_two_int8_tensors_compare_as_torch_on_every_pair_of_codes(kind, same, tm
     assert not res.lowered.fallbacks
     a_codes, b_codes = np.meshgrid(np.arange(-128, 128), np.arange(-128, 128), indexing="ij")
     if same:
-        s, z = grid_of(res)
-        x = torch.stack([on_grid(a_codes, s, z), on_grid(b_codes, s, z)]).unsqueeze(0)
+        codes = np.stack([a_codes, b_codes])[None]
+        x = on_grid(codes, *grid_of(res))
         a, b = x[:, 0], x[:, 1]
-        inputs = [x]
+        inputs = [torch.as_tensor(codes, dtype=torch.int8)]
     else:
         (sa, za), (sb, zb) = grid_of(res, 0), grid_of(res, 1)
         assert sa != sb
         a, b = on_grid(a_codes, sa, za), on_grid(b_codes, sb, zb)
-        inputs = [a, b]
+        inputs = [torch.as_tensor(c, dtype=torch.int8) for c in (a_codes, b_codes)]
     got = run_both(res, inputs, tmp_path)[0]
     want = op(a, b).numpy()
     assert np.array_equal(got, want)
@@ -169,10 +179,10 @@ LOGICAL = {
 @pytest.mark.parametrize("name", sorted(LOGICAL))
 def test_logical_ops_of_comparisons_are_torchs(name, tmp_path):
     fn = LOGICAL[name]
-    res = compiled_scalar_comparison(fn)
+    res = compiled_scalar_comparison(fn, int8_io=True)
     assert [o.dtype for o in res.lowered.outputs] == ["bool"] and not res.lowered.fallbacks
-    x = on_grid(ALL_CODES, *grid_of(res))
-    got = run_both(res, [x], tmp_path)[0]
+    given, x = program_input(ALL_CODES, grid_of(res), True)
+    got = run_both(res, [given], tmp_path)[0]
     want = fn(x).numpy()
     assert np.array_equal(got, want) and want.any() and not want.all()
 
@@ -220,12 +230,15 @@ def test_where_and_masked_fill_are_within_steps_of_torch(name, tmp_path):
 
 def test_bool_casts(tmp_path):
     """`.long()` and `.int()` of a comparison are program outputs in torch's
-    dtype, exact; `.float()` feeds later int8 layers."""
+    dtype, exact; `.float()` is a float32 0/1, here an int8 output whose
+    grid holds 0 and 1 exactly."""
     fn = lambda x: ((x > 0.5).long(), (x < -0.2).int(), (x >= 0).to(torch.float32))   # noqa: E731
-    res = compiled_scalar_comparison(fn)
-    assert [o.dtype for o in res.lowered.outputs] == ["int64", "int32", "float32"]
-    x = on_grid(ALL_CODES, *grid_of(res))
-    got = run_both(res, [x], tmp_path)
+    res = compiled_scalar_comparison(fn, int8_io=True)
+    assert [o.dtype for o in res.lowered.outputs] == ["int64", "int32", "int8"]
+    given, x = program_input(ALL_CODES, grid_of(res), True)
+    got = run_both(res, [given], tmp_path)
+    out = res.lowered.outputs[2]              # the float 0/1 on its int8 grid: both exact
+    got[2] = on_grid(got[2], out.scale, out.zero_point).numpy()
     for g, w in zip(got, fn(x)):
         assert g.dtype == w.numpy().dtype and np.array_equal(g, w.numpy())
 
