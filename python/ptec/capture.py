@@ -27,6 +27,7 @@ from .capture_modules import (FUNCTIONAL_STAND_INS, CaptureModuleError, LSTMFina
 from .adaptive_max_pool import adaptive_max_pool_nodes
 from .circular_pad import circular_pad_nodes, sliced_pad_nodes
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
+from .capture_bool import bool_nodes
 from .capture_sort import order_call_node, order_node, order_of
 from .capture_indices import (arg_call_node, argmax_node, computed_gather_node, embedding_node,
                               index_input_attrs,
@@ -855,6 +856,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 tuple_sources.add(source.name)
             elif scalar is not None:
                 nodes.extend(scalar)
+            elif bool_nodes(fn, by_name) is not None:
+                nodes.extend(bool_nodes(fn, by_name))
             elif tensor_index_nodes(fn, by_name, _source(fn, mods), CaptureError) is not None:
                 nodes.extend(tensor_index_nodes(fn, by_name, _source(fn, mods), CaptureError))
                 # the index constants: now in the slices (a refused getitem reads them, so keeps them)

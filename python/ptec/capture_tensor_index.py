@@ -246,6 +246,11 @@ def tensor_index_nodes(fn: torch.fx.Node, by_name, source: str, error) -> Option
     meta = fn.args[0].meta.get("tensor_meta")
     shape = [int(s) for s in meta.shape] if meta is not None and hasattr(meta, "shape") else None
     consts = {k: by_name.get(t.name) for k, t in found.items()}
+    if any(getattr(t.meta.get("tensor_meta"), "dtype", None) == torch.bool
+           and (consts[k] is None or consts[k].op != "constant") for k, t in found.items()):
+        # x[x > 0]: the comparison runs (capture_bool), the selection by it cannot
+        return [_refused(fn, "a bool mask computed in the program: the result's shape depends on the values, "
+                             "which no static program has (torch.where(mask, x, 0) keeps the shape and runs)")]
     if any(c is None or c.op != "constant" for c in consts.values()):
         rows = _computed_index_nodes(fn, shape, idx, found, by_name)
         if rows is not None:

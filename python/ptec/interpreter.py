@@ -311,7 +311,17 @@ def _portable_table():
                                                                None),
         "aten::topk.values": lambda arg, named, out: P.ordered(t(arg, "self"), s(arg, "dim"), s(arg, "largest"),
                                                                s(arg, "k")),
-        "dim_order_ops::_to_dim_order_copy.out": lambda arg, named, out: P.to_float32(t(arg, "self")),
+        "dim_order_ops::_to_dim_order_copy.out": lambda arg, named, out: P.convert(
+            t(arg, "self"), NUMPY_DTYPE[ScalarType(out.scalar_type)]),
+        **{f"aten::{k}.Tensor_out": (lambda arg, named, out, _k=k: np.broadcast_to(
+            P.compare(_k, t(arg, "self"), t(arg, "other")), out.sizes)) for k in P._ORDERS},
+        **{f"aten::{k}.Scalar_out": (lambda arg, named, out, _k=k: P.compare(
+            _k, t(arg, "self"), arg("other", "Scalar"))) for k in P._ORDERS},
+        **{f"aten::logical_{k}.out": (lambda arg, named, out, _k=k: np.broadcast_to(
+            P.logical(_k, t(arg, "self"), t(arg, "other")), out.sizes)) for k in ("and", "or", "xor")},
+        "aten::logical_not.out": lambda arg, named, out: P.logical("not", t(arg, "self")),
+        "aten::where.self_out": lambda arg, named, out: np.broadcast_to(
+            P.where(t(arg, "condition"), t(arg, "self"), t(arg, "other")), out.sizes),
         "aten::embedding.out": lambda arg, named, out: P.embedding(t(arg, "weight"), t(arg, "indices")),
         "aten::gather.out": lambda arg, named, out: P.gather(t(arg, "self"), s(arg, "dim"), t(arg, "index")),
         "aten::native_layer_norm.out": layer_norm,

@@ -13,7 +13,8 @@ hardsigmoid, leaky_relu, elu), mean, cat, identity, argmax, index_to_float, sort
 (capture_sort) and embedding
 (capture_indices; an input with attrs dtype "int64" holds token ids), window_max, window_argmax and
 max_unpool (pool_indices), random_dropout and
-random_fractional_pick (random_layers: new draws on every evaluation), unsupported. Any node may carry a fused
+random_fractional_pick (random_layers: new draws on every evaluation), compare, logical,
+where and bool_to (capture_bool: bool values, evaluated as torch.bool), unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 
 State (--stateful): `state` is a tensor kept from one run to the next
@@ -252,6 +253,16 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = torch.gather(xs[0], a["dim"], xs[1].long())
     elif op == "index_to_float":
         y = xs[0]
+    elif op == "compare":
+        # bool values stay torch.bool here (capture_bool): the float model's own answer
+        y = getattr(torch, a["kind"])(xs[0], a["scalar"] if "scalar" in a else xs[1])
+    elif op == "logical":
+        y = (torch.logical_not(xs[0]) if a["kind"] == "not"
+             else getattr(torch, "logical_" + a["kind"])(xs[0], xs[1]))
+    elif op == "where":
+        y = torch.where(xs[0].to(torch.bool), xs[1], xs[2])
+    elif op == "bool_to":
+        y = xs[0].to(getattr(torch, a["dtype"]))
     elif op == "slice":
         y = xs[0].narrow(a["dim"], a["start"], a["end"] - a["start"])
     elif op == "pixel_shuffle":

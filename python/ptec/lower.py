@@ -19,6 +19,7 @@ import numpy as np
 from .backends import Backend, DelegateBackend, default_backends
 from .backends.cortex_m import kernels as K
 from .backends.cortex_m import kernels_a16 as K16
+from .backends.cortex_m.lowering_bool import bool_to_float
 from .backends.cortex_m.scratch import plan_for_ptec_runtime_only
 from .ir import Graph, Node, origin
 from .lowered import NOT_YET, Act, IOInfo, Lowered, layout, new_act
@@ -27,6 +28,10 @@ from .pte.program_builder import ProgramBuilder
 from .pte.schema import ScalarType
 
 __all__ = ["IOInfo", "Lowered", "LoweringError", "lower"]
+
+
+# program outputs in the model's own dtype, never quantized
+EXACT_OUTPUTS = {ScalarType.LONG: "int64", ScalarType.INT: "int32", ScalarType.BOOL: "bool"}
 
 
 class LoweringError(ValueError):
@@ -79,8 +84,10 @@ class LoweringContext:
             return a
         if a.dtype == ScalarType.SHORT:      # an a16 layer's value, for an int8 consumer
             a = K16.dequantize16(self.b, a)
-        if a.dtype == ScalarType.LONG:
+        if a.dtype in (ScalarType.LONG, ScalarType.INT):
             self.index_used_as_number(name)
+        if a.dtype == ScalarType.BOOL:       # a bool read as a number: 0/1, as torch promotes it
+            a = bool_to_float(self, a)
         s, z = self.g.node(name).qparams
         qa = K.quantize(self.b, a, s, z)
         self.env[name] = qa
@@ -104,8 +111,10 @@ class LoweringContext:
         a = self.env16.get(name) or self.get(name)
         if a.dtype == ScalarType.FLOAT:
             return a
-        if a.dtype == ScalarType.LONG:
+        if a.dtype in (ScalarType.LONG, ScalarType.INT):
             self.index_used_as_number(name)
+        if a.dtype == ScalarType.BOOL:
+            return bool_to_float(self, a)
         return K16.dequantize16(self.b, a) if a.dtype == ScalarType.SHORT else K.dequantize(self.b, a)
 
     def index_used_as_number(self, name: str) -> None:
@@ -113,7 +122,8 @@ class LoweringContext:
         torch computes that layer in int64, which ptec has no kernels for,
         so the model is refused rather than given float values."""
         users = [origin(u) for u in self.g.users(name) if u.op not in ("index_to_float", "gather")]
-        raise LoweringError(f"{origin(self.g.node(name))}: its int64 indices are used by "
+        what = "int64 indices" if self.g.node(name).op == "argmax" else "integers"
+        raise LoweringError(f"{origin(self.g.node(name))}: its {what} are used by "
                             f"{', '.join(users) or 'a layer'}, which ptec computes only on float values: "
                             f"convert them first with .float()")
 
@@ -247,10 +257,11 @@ class LoweringContext:
         self.b.source = None
         outputs, out_values = [], []
         for name in self.g.outputs:
-            if self.get(name).dtype == ScalarType.LONG:
-                # an index the model returns (argmax): int64, as torch gives it
+            if self.get(name).dtype in EXACT_OUTPUTS:
+                # an index the model returns (argmax), a bool (a comparison) or
+                # a bool's .int() / .long(): as torch gives it
                 a = self.get(name)
-                outputs.append(IOInfo(name, a.sizes, "int64", layout(a.sizes)))
+                outputs.append(IOInfo(name, a.sizes, EXACT_OUTPUTS[a.dtype], layout(a.sizes)))
             elif self.int8_io:
                 a = self.q(name)
                 outputs.append(IOInfo(name, a.sizes, "int8", layout(a.sizes), a.scale, a.zp))

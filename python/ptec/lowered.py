@@ -88,7 +88,7 @@ def from_physical(b: ProgramBuilder, y: Act) -> Act:
 class IOInfo:
     name: str
     sizes: List[int]
-    dtype: str                       # "float32", "int8" or "int64" (an index: argmax)
+    dtype: str                       # "float32", "int8", "int64" (an index: argmax), "bool", "int32"
     dim_order: List[int]
     scale: Optional[float] = None
     zero_point: Optional[int] = None

@@ -665,5 +665,6 @@ def simulate(q: Graph, inputs: Sequence[torch.Tensor]) -> List[torch.Tensor]:
                 m.attrs["bias"] = (n.attrs["bias_q"].astype(np.float64)
                                    * s_in * n.attrs["weight_scales"]).astype(np.float32)
         y = eval_node(m, [env[i] for i in n.inputs])
-        env[n.name] = fq(y, n.qparams) if n.qparams else y
+        # bool and integer values (comparisons, indices) are exact, never rounded
+        env[n.name] = fq(y, n.qparams) if n.qparams and y.is_floating_point() else y
     return [env[o] for o in q.outputs]

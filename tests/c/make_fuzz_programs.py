@@ -7,8 +7,9 @@ slice, grid_sampler_2d at positions taken from the input), so that theirs
 meet damaged arguments too; and a small program of
 index results (argmax, argmin, the int64-to-float32 copy, a max pool's
 indices over listed windows and the unpool by them, an embedding of
-int64 ids, a sort and a topk with their int64 indices); and a small
-program of the random kernels."""
+int64 ids, a sort and a topk with their int64 indices); a small
+program of the random kernels; and a small program of bool values
+(comparisons, logical ops, where, casts of a bool)."""
 import os
 import sys
 
@@ -134,3 +135,29 @@ def random_program():
 
 
 write_program(random_program(), os.path.join(out_dir, "random_small.pte"))
+
+
+def bool_program():
+    """int8 comparisons into bools (a number, and a broadcast tensor),
+    their logical and / not, a where picking int8 bytes by them, and the
+    bool as float32 and int64: every kernel of a model's bool values."""
+    i8, b8 = ScalarType.CHAR, ScalarType.BOOL
+    b = ProgramBuilder()
+    x = b.tensor(i8, [2, 6], None)
+    row = b.constant(np.arange(-3, 3, dtype=np.int8).reshape(1, 6))
+    gt, le = b.tensor(b8, [2, 6], None), b.tensor(b8, [2, 6], None)
+    b.call("aten::gt.Scalar_out", self=x, other=5, out=gt)
+    b.call("aten::le.Tensor_out", self=x, other=row, out=le)
+    both, neither = b.tensor(b8, [2, 6], None), b.tensor(b8, [2, 6], None)
+    b.call("aten::logical_and.out", self=gt, other=le, out=both)
+    b.call("aten::logical_not.out", self=both, out=neither)
+    picked = b.tensor(i8, [2, 6], None)
+    b.call("aten::where.self_out", condition=neither, self=x, other=row, out=picked)
+    f, n = b.tensor(ScalarType.FLOAT, [2, 6], None), b.tensor(ScalarType.LONG, [2, 6], None)
+    b.call("dim_order_ops::_to_dim_order_copy.out", self=gt, non_blocking=False, dim_order=None, out=f)
+    b.call("dim_order_ops::_to_dim_order_copy.out", self=le, non_blocking=False, dim_order=None, out=n)
+    b.set_io([x], [picked, f, n, neither])
+    return b.build()
+
+
+write_program(bool_program(), os.path.join(out_dir, "bool_small.pte"))

@@ -6,7 +6,7 @@ handles, so that mutations start from every path rather than rediscover it.
   ethos_u_segment_blob     the same delegate with its blob in a segment
   ethos_u_fast_scratch_spec
                            the same with ptec's fast-scratch compile spec
-  ds_cnn_small_*, portable_small, index_small, random_small
+  ds_cnn_small_*, portable_small, index_small, random_small, bool_small
                            ptec-built programs: segment constants, every
                            cortex_m and portable kernel family (portable_small
                            samples a grid made of its input's bytes; index_small:
@@ -14,7 +14,8 @@ handles, so that mutations start from every path rather than rediscover it.
                            max pool's window indices and the unpool by
                            them, an embedding of int64 ids, sort and topk,
                            a gather by an index; random_small: the random
-                           dropout and fractional pick)
+                           dropout and fractional pick; bool_small:
+                           comparisons, logical ops, where, casts of a bool)
   legacy_constants         a ptec-built program with its constants moved to
                            the legacy constant_buffer layout
   control_flow             move, jump_false (taken and not taken), free

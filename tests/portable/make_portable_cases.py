@@ -705,6 +705,109 @@ b.instructions[-1].instr_args.args[-1] = b.instructions[-1].instr_args.args[-2] 
 fail_case("sort_return_slot", b, INVALID_ARGUMENT, "expected TensorList")
 
 
+# -- bool: comparisons, logical ops, where, casts of a bool -------------------------
+
+B8 = ScalarType.BOOL
+
+
+def bool_op(key, tensors, out, **numbers):
+    """One call of `key`: tensors maps argument names to (dtype, sizes,
+    dim order or None), in input order; out is (dtype, sizes, dim order)."""
+    b = ProgramBuilder()
+    ins = {name: b.tensor(st, sizes, order) for name, (st, sizes, order) in tensors.items()}
+    y = b.tensor(*out)
+    b.call(key, **ins, **numbers, out=y)
+    b.set_io(list(ins.values()), [y])
+    return b
+
+
+T, F_ = True, False
+# int8 [[1,-2,5],[0,7,-128]] against the row [1,0,5] broadcast down: gt and eq
+for kind, want in (("gt", [[F_, F_, F_], [F_, T, F_]]), ("eq", [[T, F_, T], [F_, F_, F_]])):
+    run_case(f"{kind}_tensor_int8_broadcast",
+             bool_op(f"aten::{kind}.Tensor_out", {"self": (I8, [2, 3], None), "other": (I8, [3], None)},
+                     (B8, [2, 3], None)),
+             [(np.array([[1, -2, 5], [0, 7, -128]], np.int8), None), (np.array([1, 0, 5], np.int8), None)],
+             [(np.array(want, np.bool_), None)])
+# float32 0.3f > 0.30000001: the number rounds to float32 first (0.3f itself), so not greater;
+# a NaN is greater than nothing and unequal to everything
+run_case("gt_scalar_float_rounds", bool_op("aten::gt.Scalar_out", {"self": (F32, [3], None)}, (B8, [3], None),
+                                           other=0.30000001),
+         [(np.array([0.3, np.nan, 0.5], np.float32), None)], [(np.array([F_, F_, T], np.bool_), None)])
+run_case("ne_scalar_float_nan", bool_op("aten::ne.Scalar_out", {"self": (F32, [3], None)}, (B8, [3], None),
+                                        other=0.5),
+         [(np.array([0.5, np.nan, 1.0], np.float32), None)], [(np.array([F_, T, T], np.bool_), None)])
+# int8 against 3.5, exactly: -128, 0, 3 below, 4 above; and le 3 (an integral number)
+run_case("lt_scalar_int8_fraction", bool_op("aten::lt.Scalar_out", {"self": (I8, [4], None)}, (B8, [4], None),
+                                            other=3.5),
+         [(np.array([-128, 0, 3, 4], np.int8), None)], [(np.array([T, T, T, F_], np.bool_), None)])
+run_case("le_scalar_int8", bool_op("aten::le.Scalar_out", {"self": (I8, [4], None)}, (B8, [4], None), other=3),
+         [(np.array([-128, 0, 3, 4], np.int8), None)], [(np.array([T, T, T, F_], np.bool_), None)])
+# channels-last [1,2,1,2] int8 (logical [[0,4],[6,-1]] over C, W) ge the row [0, 5] over W
+run_case("ge_tensor_channels_last",
+         bool_op("aten::ge.Tensor_out", {"self": (I8, [1, 2, 1, 2], CHANNELS_LAST), "other": (I8, [2], None)},
+                 (B8, [1, 2, 1, 2], CHANNELS_LAST)),
+         [(np.array([0, 4, 6, -1], np.int8).reshape(1, 2, 1, 2), CHANNELS_LAST), (np.array([0, 5], np.int8), None)],
+         [(np.array([T, F_, T, F_], np.bool_).reshape(1, 2, 1, 2), CHANNELS_LAST)])
+# logical ops: bools [[T,F],[T,T]] with the row [T,F]; a float's truth value (NaN is true)
+run_case("logical_and_broadcast",
+         bool_op("aten::logical_and.out", {"self": (B8, [2, 2], None), "other": (B8, [2], None)}, (B8, [2, 2], None)),
+         [(np.array([[T, F_], [T, T]]), None), (np.array([T, F_]), None)], [(np.array([[T, F_], [T, F_]]), None)])
+run_case("logical_xor_float",
+         bool_op("aten::logical_xor.out", {"self": (F32, [3], None), "other": (B8, [3], None)}, (B8, [3], None)),
+         [(np.array([0.0, np.nan, -2.0], np.float32), None), (np.array([T, T, F_]), None)],
+         [(np.array([T, F_, T]), None)])
+run_case("logical_not", bool_op("aten::logical_not.out", {"self": (B8, [3], None)}, (B8, [3], None)),
+         [(np.array([T, F_, T]), None)], [(np.array([F_, T, F_]), None)])
+# where: condition [2,1] down the rows, self [2,3], other the row [7,8,9]
+run_case("where_int8_broadcast",
+         bool_op("aten::where.self_out", {"condition": (B8, [2, 1], None), "self": (I8, [2, 3], None),
+                                          "other": (I8, [3], None)}, (I8, [2, 3], None)),
+         [(np.array([[T], [F_]]), None), (np.array([[1, 2, 3], [4, 5, 6]], np.int8), None),
+          (np.array([7, 8, 9], np.int8), None)],
+         [(np.array([[1, 2, 3], [7, 8, 9]], np.int8), None)])
+# a bool's bytes: any nonzero byte is true (2 -> 1)
+run_case("to_int64_bool", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=B8, out_st=I64,
+                                 non_blocking=False, dim_order=None),
+         [(np.array([0, 1, 2], np.uint8), None)], [(np.array([0, 1, 1], np.int64), None)])
+run_case("to_float_bool", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=B8, out_st=F32,
+                                 non_blocking=False, dim_order=None),
+         [(np.array([2, 0, 1], np.uint8), None)], [(np.array([1, 0, 1], np.float32), None)])
+
+fail_case("gt_out_int8", bool_op("aten::gt.Tensor_out", {"self": (I8, [3], None), "other": (I8, [3], None)},
+                                 (I8, [3], None)), NOT_SUPPORTED, "out must be bool")
+fail_case("eq_mixed_dtypes", bool_op("aten::eq.Tensor_out", {"self": (I8, [3], None), "other": (F32, [3], None)},
+                                     (B8, [3], None)), NOT_SUPPORTED, "share one dtype")
+fail_case("lt_shapes", bool_op("aten::lt.Tensor_out", {"self": (F32, [2, 3], None), "other": (F32, [2], None)},
+                               (B8, [2, 3], None)), INVALID_ARGUMENT, "does not broadcast")
+fail_case("ge_rank", bool_op("aten::ge.Tensor_out", {"self": (F32, [1, 3], None), "other": (F32, [3], None)},
+                             (B8, [3], None)), INVALID_ARGUMENT, "more dimensions than out")
+fail_case("ne_double", bool_op("aten::ne.Scalar_out", {"self": (ScalarType.DOUBLE, [3], None)}, (B8, [3], None),
+                               other=1.0), NOT_SUPPORTED, "dtype not supported")
+fail_case("gt_scalar_sizes", bool_op("aten::gt.Scalar_out", {"self": (F32, [1], None)}, (B8, [3], None), other=1.0),
+          INVALID_ARGUMENT, "self's sizes")
+fail_case("logical_or_out_float", bool_op("aten::logical_or.out", {"self": (B8, [3], None), "other": (B8, [3], None)},
+                                          (F32, [3], None)), NOT_SUPPORTED, "out must be bool")
+fail_case("logical_and_int64", bool_op("aten::logical_and.out", {"self": (I64, [3], None), "other": (B8, [3], None)},
+                                       (B8, [3], None)), NOT_SUPPORTED, "dtype not supported")
+fail_case("logical_not_sizes", bool_op("aten::logical_not.out", {"self": (B8, [1], None)}, (B8, [3], None)),
+          INVALID_ARGUMENT, "self's sizes")
+fail_case("where_condition_float",
+          bool_op("aten::where.self_out", {"condition": (F32, [3], None), "self": (I8, [3], None),
+                                           "other": (I8, [3], None)}, (I8, [3], None)),
+          NOT_SUPPORTED, "condition must be bool")
+fail_case("where_mixed_dtypes",
+          bool_op("aten::where.self_out", {"condition": (B8, [3], None), "self": (I8, [3], None),
+                                           "other": (F32, [3], None)}, (I8, [3], None)),
+          NOT_SUPPORTED, "share one dtype")
+fail_case("where_shapes",
+          bool_op("aten::where.self_out", {"condition": (B8, [4], None), "self": (I8, [3], None),
+                                           "other": (I8, [3], None)}, (I8, [3], None)),
+          INVALID_ARGUMENT, "does not broadcast")
+fail_case("to_int64_float", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=F32, out_st=I64,
+                                   non_blocking=False, dim_order=None), NOT_SUPPORTED, "into float32 only")
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)

@@ -121,6 +121,14 @@ RUNS = {
                                           + x.masked_fill(torch.arange(8) < 2, 1.5), S3, R, 1.0, "int8"),  # 0.73
     "torch.where(constant condition)": (lambda x: torch.where(torch.arange(8) > 4, x, x * 0.1), S3, R, 1.0,
                                         "int8"),                                           # 0.87
+    # bool values (capture_bool): comparisons, logical ops, where / masked_fill on a computed condition
+    "torch.where(computed condition)": (lambda x: torch.where(x > 0, x, x * 0.1), S3, R, 1.5, "int8"),   # 1.33
+    "torch.sigmoid(x) > 0.5, .float()": (lambda x: (torch.sigmoid(x) > 0.5).float() * x, S3, R, 1.5,
+                                         "int8"),                                          # 1.31
+    "Tensor.masked_fill(computed mask)": (lambda x: x.masked_fill(x < -1.0, -1.0), S3, R, 1.5, "int8"),   # 1.23
+    # two wheres, each operand requantized onto its output's grid, after a mul and a sub
+    "& of comparisons": (lambda x: torch.where((x > 0) & (x < 1.0), x * 0.5, torch.where(x >= 1.0, x - 0.5, 0.0)),
+                         S3, R, 2.5, "int8"),                                              # 2.43
     "torch.gather(constant index)": (lambda x: torch.gather(x, -1, torch.tensor([[[1, 0, 3]]]).repeat(1, 4, 1)),
                                      S3, R, 0.5, "int8"),                                  # 0.46
     "torch.gather(argmax index)": (lambda x: torch.gather(x, -1, x.argmax(-1, keepdim=True)), S3, R, 0.5,

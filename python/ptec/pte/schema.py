@@ -65,7 +65,7 @@ ELEMENT_SIZE = {
 NUMPY_DTYPE = {
     ScalarType.BYTE: "u1", ScalarType.CHAR: "i1", ScalarType.SHORT: "<i2",
     ScalarType.INT: "<i4", ScalarType.LONG: "<i8", ScalarType.HALF: "<f2",
-    ScalarType.FLOAT: "<f4", ScalarType.DOUBLE: "<f8", ScalarType.BOOL: "u1",
+    ScalarType.FLOAT: "<f4", ScalarType.DOUBLE: "<f8", ScalarType.BOOL: "?",
     ScalarType.UINT16: "<u2", ScalarType.UINT32: "<u4", ScalarType.UINT64: "<u8",
 }
 

@@ -31,6 +31,7 @@ I8 = frozenset({ScalarType.CHAR})
 I32 = frozenset({ScalarType.INT})
 I64 = frozenset({ScalarType.LONG})
 I16 = frozenset({ScalarType.SHORT})
+BOOL = frozenset({ScalarType.BOOL})
 
 CHANNELS_LAST_4D = (0, 2, 3, 1)
 
@@ -210,10 +211,31 @@ RULES: Dict[str, Rule] = {
     "dim_order_ops::_clone_dim_order.out": Rule(
         "kernels/portable/cpu/op__clone_dim_order.cpp (check__to_dim_order_copy_args)",
         same_dtype=("self", "out"), dim_order_argument=True),
-    # the dtype conversion itself; ptec's kernel converts into float32 only
+    # the dtype conversion itself; ptec's kernel converts into float32 (and
+    # a bool into int32/int64)
     "dim_order_ops::_to_dim_order_copy.out": Rule(
         "kernels/portable/cpu/op__to_dim_order_copy.cpp (check__to_dim_order_copy_args)",
-        same_dim_order=("self", "out"), dtypes=(("out", F32),), dim_order_argument=True),
+        same_dim_order=("self", "out"), dtypes=(("out", F32 | I32 | I64),), dim_order_argument=True),
+    # pattern/comparison_op.h and pattern/logical_op.cpp: one dim order for
+    # every tensor, inputs broadcast into out as the binary ops do; ptec's
+    # calls give a bool out
+    **{f"aten::{op}.Tensor_out": Rule(f"kernels/portable/cpu/op_{op}.cpp (comparison_tensor_out)",
+                                      same_dim_order=("self", "other", "out"),
+                                      broadcast=("self", "other", "out"), dtypes=(("out", BOOL),))
+       for op in ("gt", "ge", "lt", "le", "eq", "ne")},
+    **{f"aten::{op}.Scalar_out": Rule(f"kernels/portable/cpu/op_{op}.cpp (comparison_scalar_out)",
+                                      same_dim_order=("self", "out"), dtypes=(("out", BOOL),))
+       for op in ("gt", "ge", "lt", "le", "eq", "ne")},
+    **{f"aten::logical_{op}.out": Rule(f"kernels/portable/cpu/op_logical_{op}.cpp (logical_tensor_out)",
+                                       same_dim_order=("self", "other", "out"),
+                                       broadcast=("self", "other", "out"))
+       for op in ("and", "or", "xor")},
+    "aten::logical_not.out": Rule("kernels/portable/cpu/op_logical_not.cpp", same_dim_order=("self", "out")),
+    # op_where.cpp: condition Bool or Byte, one dim order, all three broadcast into out
+    "aten::where.self_out": Rule("kernels/portable/cpu/op_where.cpp",
+                                 same_dim_order=("condition", "self", "other", "out"),
+                                 broadcast=("condition", "self", "other", "out"),
+                                 dtypes=(("condition", BOOL),)),
     "quantized_decomposed::quantize_per_tensor.out": Rule(
         "kernels/quantized/cpu/op_quantize.cpp", dtypes=(("input", F32),),
         upstream_library="quantized"),

@@ -286,6 +286,70 @@ def to_float32(x) -> np.ndarray:
     return np.asarray(x).astype(F32)
 
 
+def convert(x, dtype) -> np.ndarray:
+    """dim_order_ops::_to_dim_order_copy.out into `dtype`: a bool is 0 or 1
+    (any nonzero byte counts as true); other values as to_float32."""
+    x = np.asarray(x)
+    if x.dtype == np.bool_:
+        return (x.view(np.uint8) != 0).astype(dtype)
+    return x.astype(dtype)
+
+
+# -- comparisons and truth values ----------------------------------------------
+
+_ORDERS = {"gt": (1,), "ge": (0, 1), "lt": (-1,), "le": (-1, 0), "eq": (0,), "ne": (-1, 1, None)}
+
+
+def _order(a, b):
+    """-1, 0, 1 as Python numbers compare (exact between int and float), None for a NaN."""
+    if a != a or b != b:
+        return None
+    return (a > b) - (a < b)
+
+
+def compare(kind: str, x, other) -> np.ndarray:
+    """aten::{gt,ge,lt,le,eq,ne}.Tensor_out / Scalar_out (other a number):
+    a bool array. float32 compares in float32 (a number first rounded to
+    float32, as PyTorch does); integers and bools (as 0/1) compare with a
+    number exactly, as Python compares an int with a float. Element by
+    element in Python: an independent check of the vectorised C kernel."""
+    x = np.asarray(x)
+    ints = x.dtype != np.float32
+    if x.dtype == np.bool_:
+        x = x.view(np.uint8) != 0
+    if isinstance(other, np.ndarray) or hasattr(other, "dtype"):
+        y = np.asarray(other)
+        if y.dtype == np.bool_:
+            y = y.view(np.uint8) != 0
+        x, y = np.broadcast_arrays(x, y)
+    else:
+        with np.errstate(over="ignore"):
+            y = np.broadcast_to(np.asarray(other if ints else F32(other), object if ints else F32), x.shape)
+    keep = _ORDERS[kind]
+    flat = [_order(a.item() if hasattr(a, "item") else a, b.item() if hasattr(b, "item") else b) in keep
+            for a, b in zip(x.reshape(-1), y.reshape(-1))]
+    return np.array(flat, np.bool_).reshape(x.shape)
+
+
+def _truth(x) -> np.ndarray:
+    x = np.asarray(x)
+    return x.view(np.uint8) != 0 if x.dtype == np.bool_ else x != 0     # a float NaN is true
+
+
+def logical(kind: str, x, other=None) -> np.ndarray:
+    """aten::logical_{and,or,xor,not}.out: truth values (nonzero) combined."""
+    a = _truth(x)
+    if kind == "not":
+        return ~a
+    b = _truth(other)
+    return {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}[kind](a, b)
+
+
+def where(cond, a, b) -> np.ndarray:
+    """aten::where.self_out: a where cond is true (nonzero), else b, broadcast."""
+    return np.where(_truth(cond), np.asarray(a), np.asarray(b))
+
+
 def softmax(x, dim: int) -> np.ndarray:
     x = x.astype(F32)
     m = np.max(x, axis=dim, keepdims=True)

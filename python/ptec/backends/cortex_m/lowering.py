@@ -22,6 +22,7 @@ from ...pte.program_builder import CHANNELS_LAST
 from ...pte.schema import ScalarType
 from . import kernels as K
 from .kernels import I8
+from .lowering_bool import LOWERINGS as BOOL_LOWERINGS
 
 
 def _unary_numpy(n: Node) -> Callable[[np.ndarray], np.ndarray]:
@@ -888,3 +889,5 @@ def op_gather(ctx, n: Node):
 
 LOWERINGS = {name[3:]: fn for name, fn in list(globals().items())
              if name.startswith("op_") and callable(fn)}
+# bool values: comparisons, logical ops, where, casts (their own module)
+LOWERINGS.update(BOOL_LOWERINGS)

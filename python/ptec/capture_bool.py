@@ -1,0 +1,188 @@
+"""Bool values (issue 15): comparisons of the input and what a model does
+with their bool tensors.
+
+* `compare` (attrs kind: gt, ge, lt, le, eq, ne; scalar: a number operand)
+  of one or two tensors: `x > 0`, `torch.sigmoid(x) >= 0.5`, `a == b`,
+  torch.gt / x.gt, torch.greater and the like. A number on the left is
+  moved right with the comparison turned around (`0.5 < x` is `x > 0.5`).
+* `logical` (attrs kind: and, or, xor, not) of bool tensors:
+  torch.logical_*, and `&`, `|`, `^`, `~` (bitwise on bools is logical);
+  torch.logical_* of a float tensor first compares it `!= 0`.
+* `where` (inputs condition, a, b) for torch.where(cond, a, b) and
+  x.masked_fill(mask, v) (where(mask, v, x)) whose condition is a computed
+  bool (a constant one is capture_rewrites'); a number operand becomes a
+  0-d constant node.
+* `bool_to` (attrs dtype: float32, int32, int64): `.float()`, `.int()`,
+  `.long()`, `.to(dtype)` / `.type(dtype)` of a bool.
+
+The float graph evaluates bool values as torch.bool, so calibration and the
+float oracle see the model's own values. How they are lowered, and why an
+int8 comparison gives torch's answer on the dequantized values exactly:
+ptec.backends.cortex_m.lowering_bool. Each function returns None for a call
+it does not cover, which then stays an unsupported node refused by name
+(`x[x > 0]`: its shape depends on the values)."""
+from __future__ import annotations
+
+import operator
+from typing import List, Optional
+
+import numpy as np
+import torch
+
+from .capture_calls import _meta_shape
+from .ir import Node
+
+_COMPARE = {}
+for _kind, _fns in {"gt": (operator.gt, torch.gt, torch.greater), "ge": (operator.ge, torch.ge, torch.greater_equal),
+                    "lt": (operator.lt, torch.lt, torch.less), "le": (operator.le, torch.le, torch.less_equal),
+                    "eq": (operator.eq, torch.eq), "ne": (operator.ne, torch.ne, torch.not_equal)}.items():
+    for _f in _fns + (_kind, "__" + _kind + "__"):
+        _COMPARE[_f] = _kind
+# `c < x` is `x > c`: the comparison with its operands swapped
+SWAPPED = {"gt": "lt", "lt": "gt", "ge": "le", "le": "ge", "eq": "eq", "ne": "ne"}
+
+_LOGICAL = {torch.logical_and: "and", "logical_and": "and", torch.logical_or: "or", "logical_or": "or",
+            torch.logical_xor: "xor", "logical_xor": "xor", torch.logical_not: "not", "logical_not": "not"}
+# bitwise calls are logical ones on bool tensors only
+_BITWISE = {operator.and_: "and", torch.bitwise_and: "and", "bitwise_and": "and", "__and__": "and",
+            operator.or_: "or", torch.bitwise_or: "or", "bitwise_or": "or", "__or__": "or",
+            operator.xor: "xor", torch.bitwise_xor: "xor", "bitwise_xor": "xor", "__xor__": "xor",
+            operator.invert: "not", torch.bitwise_not: "not", "bitwise_not": "not", "__invert__": "not"}
+
+_CASTS = {"float": "float32", "int": "int32", "long": "int64"}
+_DTYPES = {torch.float32: "float32", torch.int32: "int32", torch.int64: "int64"}
+
+BOOL_OPS = ("compare", "logical")
+
+
+def _lookup(table, target):
+    try:
+        return table.get(target)
+    except TypeError:         # an unhashable target is none of these
+        return None
+
+
+def _dtype(a) -> Optional[torch.dtype]:
+    meta = a.meta.get("tensor_meta") if isinstance(a, torch.fx.Node) else None
+    return getattr(meta, "dtype", None)
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def is_bool(name: str, by_name) -> bool:
+    """The node is a bool value ptec computes or holds (a bool constant)."""
+    n = by_name.get(name)
+    if n is None:
+        return False
+    if n.op == "constant":
+        return np.asarray(n.attrs["value"]).dtype == np.bool_
+    return n.op in BOOL_OPS
+
+
+def _computed_bool(a, by_name) -> bool:
+    """A bool tensor computed from the input (not a constant)."""
+    return isinstance(a, torch.fx.Node) and by_name.get(a.name) is not None \
+        and by_name[a.name].op in BOOL_OPS
+
+
+def _compare_nodes(fn, by_name) -> Optional[List[Node]]:
+    kind = _lookup(_COMPARE, fn.target)
+    if kind is None or len(fn.args) != 2 or fn.kwargs:
+        return None
+    a, b = fn.args
+    if not isinstance(a, torch.fx.Node):
+        if not isinstance(b, torch.fx.Node):
+            return None
+        a, b, kind = b, a, SWAPPED[kind]
+    if by_name.get(a.name) is None:
+        return None
+    if _number(b):
+        if _dtype(a) not in (torch.float32, torch.bool):
+            return None
+        return [Node(fn.name, "compare", [a.name], dict(kind=kind, scalar=float(b)))]
+    if not isinstance(b, torch.fx.Node) or by_name.get(b.name) is None:
+        return None
+    pair = {_dtype(a), _dtype(b)}
+    if pair not in ({torch.float32}, {torch.bool}) \
+            or all(by_name[v.name].op == "constant" for v in (a, b)):
+        return None
+    return [Node(fn.name, "compare", [a.name, b.name], dict(kind=kind))]
+
+
+def _logical_nodes(fn, by_name) -> Optional[List[Node]]:
+    kind = _lookup(_LOGICAL, fn.target)
+    bitwise = kind is None
+    kind = kind or _lookup(_BITWISE, fn.target)
+    arity = 1 if kind == "not" else 2
+    if kind is None or len(fn.args) != arity or fn.kwargs \
+            or not all(isinstance(a, torch.fx.Node) and by_name.get(a.name) is not None for a in fn.args):
+        return None
+    if not any(_computed_bool(a, by_name) for a in fn.args):
+        return None                       # of constants, or of no bool: not this module's
+    nodes, ins = [], []
+    for k, a in enumerate(fn.args):
+        if _dtype(a) == torch.bool:
+            ins.append(a.name)
+        elif not bitwise and _dtype(a) == torch.float32:
+            # a float's truth value: x != 0, exact on any int8 grid (only 0 is 0)
+            nodes.append(Node(f"{fn.name}__truth{k}", "compare", [a.name], dict(kind="ne", scalar=0.0)))
+            ins.append(nodes[-1].name)
+        else:
+            return None                   # bitwise on integers, or a dtype ptec has no bool form for
+    return nodes + [Node(fn.name, "logical", ins, dict(kind=kind))]
+
+
+def _operand(fn, v, k: int, nodes: List[Node], ins: List[str], by_name) -> bool:
+    """A where operand: a float tensor node, or a number as a 0-d constant."""
+    if _number(v):
+        nodes.append(Node(f"{fn.name}__value{k}", "constant", [], dict(value=np.array(v, np.float32))))
+        ins.append(nodes[-1].name)
+        return True
+    if isinstance(v, torch.fx.Node) and by_name.get(v.name) is not None and _dtype(v) == torch.float32:
+        ins.append(v.name)
+        return True
+    return False
+
+
+def _where_nodes(fn, by_name) -> Optional[List[Node]]:
+    t = fn.target
+    if t in ("masked_fill", torch.masked_fill) and len(fn.args) == 3 and not fn.kwargs:
+        x, mask, value = fn.args
+        cond, a, b = mask, value, x                  # where the mask is set: the value
+    elif t is torch.where and len(fn.args) == 3 and not fn.kwargs:
+        cond, a, b = fn.args
+    else:
+        return None
+    if not _computed_bool(cond, by_name) or _meta_shape(fn) is None or _dtype(fn) != torch.float32:
+        return None
+    nodes: List[Node] = []
+    ins = [cond.name]
+    if not (_operand(fn, a, 1, nodes, ins, by_name) and _operand(fn, b, 2, nodes, ins, by_name)):
+        return None
+    return nodes + [Node(fn.name, "where", ins)]
+
+
+def _cast_nodes(fn, by_name) -> Optional[List[Node]]:
+    if not fn.args or not _computed_bool(fn.args[0], by_name) or fn.kwargs:
+        return None
+    if fn.target in _CASTS and len(fn.args) == 1:
+        dtype = _CASTS[fn.target]
+    elif fn.target in ("to", "type") and len(fn.args) == 2 and _lookup(_DTYPES, fn.args[1]) is not None:
+        dtype = _DTYPES[fn.args[1]]
+    else:
+        return None
+    return [Node(fn.name, "bool_to", [fn.args[0].name], dict(dtype=dtype))]
+
+
+def bool_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
+    """The nodes of a comparison, logical op, where / masked_fill on a
+    computed condition or cast of a bool; None for any other call."""
+    if fn.op not in ("call_function", "call_method"):
+        return None
+    for make in (_compare_nodes, _logical_nodes, _where_nodes, _cast_nodes):
+        nodes = make(fn, by_name)
+        if nodes is not None:
+            return nodes
+    return None

@@ -1,0 +1,209 @@
+/* aten::{gt,ge,lt,le,eq,ne}.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out)
+ * aten::{gt,ge,lt,le,eq,ne}.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out)
+ *
+ * Element-wise comparisons into a bool out, with NumPy broadcasting (the
+ * Tensor form). self and other share one dtype (bool, uint8, int8/16/32/64
+ * or float32; no promotion); ptec's int8 programs compare raw int8 codes
+ * only where both sides are on one grid (why that is exact:
+ * python/ptec/backends/cortex_m/lowering_bool.py). Floats compare in single
+ * precision, as PyTorch and upstream do: a Scalar is first rounded to
+ * float32, and a NaN is unequal to everything. An integer or bool self is
+ * compared with the Scalar exactly, as numbers (upstream would compute in float32 for a
+ * non-integral Scalar; ptec's compiler gives integral ones only). A bool
+ * reads as 0 or 1 (any nonzero byte is true). */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "kernels/portable/broadcast.h"
+
+typedef enum cmp_kind { CMP_GT, CMP_GE, CMP_LT, CMP_LE, CMP_EQ, CMP_NE } cmp_kind;
+
+typedef struct compare_state {
+    uint8_t kind;      /* cmp_kind */
+    uint8_t dtype;     /* self's (and other's) */
+    uint8_t scalar;    /* 1: the Scalar form */
+    float fscalar;     /* the Scalar rounded to float32 (float self) */
+    double dscalar;    /* the Scalar as given (integer self) */
+} compare_state;
+
+static bool comparable(uint8_t dtype)
+{
+    switch (dtype) {
+    case PTEC_DTYPE_BOOL: case PTEC_DTYPE_BYTE: case PTEC_DTYPE_CHAR: case PTEC_DTYPE_SHORT:
+    case PTEC_DTYPE_INT: case PTEC_DTYPE_LONG: case PTEC_DTYPE_FLOAT:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* A double rounded to float32 to nearest, ties to even, as C's conversion
+ * does in range; beyond FLT_MAX C leaves it undefined, IEEE gives FLT_MAX
+ * below FLT_MAX + half its ulp (2^103) and infinity from there. */
+static float to_float(double d)
+{
+    const double limit = (double)FLT_MAX + ldexp(1.0, 103);
+    if (d >= limit) {
+        return INFINITY;
+    }
+    if (d <= -limit) {
+        return -INFINITY;
+    }
+    if (d > (double)FLT_MAX) {
+        return FLT_MAX;
+    }
+    if (d < -(double)FLT_MAX) {
+        return -FLT_MAX;
+    }
+    return (float)d;
+}
+
+static ptec_status prepare(ptec_op *op, cmp_kind kind, bool scalar)
+{
+    compare_state *s = op->state;
+    ptec_tensor *self, *other = NULL, *out;
+    ptec_status st;
+    if ((st = ptec_op_expect_argc(op, 4u)) != PTEC_OK || (st = ptec_op_get_tensor(op, 0, &self)) != PTEC_OK ||
+        (st = ptec_op_get_out(op, &out)) != PTEC_OK) {
+        return st;
+    }
+    memset(s, 0, sizeof *s);
+    if (scalar) {
+        if ((st = ptec_op_get_scalar(op, 1, &s->dscalar)) != PTEC_OK) {
+            return st;
+        }
+        s->fscalar = to_float(s->dscalar);
+    } else if ((st = ptec_op_get_tensor(op, 1, &other)) != PTEC_OK) {
+        return st;
+    }
+    if (!comparable(self->dtype)) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, 0,
+                            PTEC_MSG("dtype not supported (bool, uint8, int8/16/32/64, float32)"));
+    }
+    if (other != NULL && other->dtype != self->dtype) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, 1, PTEC_MSG("self and other must share one dtype (no promotion)"));
+    }
+    if (out->dtype != PTEC_DTYPE_BOOL) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, 2, PTEC_MSG("out must be bool"));
+    }
+    if (out->flags & PTEC_TENSOR_CONSTANT) {
+        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 2, PTEC_MSG("out must not be a constant tensor"));
+    }
+    int32_t strides[PTEC_MAX_RANK];
+    if ((st = ptec_broadcast_strides(op, 0, self, out, strides)) != PTEC_OK ||
+        (other != NULL && (st = ptec_broadcast_strides(op, 1, other, out, strides)) != PTEC_OK)) {
+        return st;
+    }
+    if (scalar && !ptec_tensor_same_shape(self, out)) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 2, PTEC_MSG("out must have self's sizes"));
+    }
+    s->kind = (uint8_t)kind;
+    s->dtype = self->dtype;
+    s->scalar = scalar ? 1u : 0u;
+    return PTEC_OK;
+}
+
+static bool decide(uint8_t kind, int order)
+{
+    switch (kind) {
+    case CMP_GT: return order > 0;
+    case CMP_GE: return order >= 0;
+    case CMP_LT: return order < 0;
+    case CMP_LE: return order <= 0;
+    case CMP_EQ: return order == 0;
+    default: return order != 0;
+    }
+}
+
+/* -1, 0 or 1; 2 for unordered (a NaN): only `ne` holds then. */
+static int order_float(float a, float b)
+{
+    return a > b ? 1 : a < b ? -1 : a == b ? 0 : 2;
+}
+
+static int64_t load_int(uint8_t dtype, const uint8_t *p)
+{
+    switch (dtype) {
+    case PTEC_DTYPE_BOOL: return *p != 0;
+    case PTEC_DTYPE_BYTE: return *p;
+    case PTEC_DTYPE_CHAR: return (int8_t)*p;
+    case PTEC_DTYPE_SHORT: { int16_t v; memcpy(&v, p, sizeof v); return v; }
+    case PTEC_DTYPE_INT: { int32_t v; memcpy(&v, p, sizeof v); return v; }
+    default: { int64_t v; memcpy(&v, p, sizeof v); return v; }
+    }
+}
+
+/* An integer against a double, exactly: d's floor as an integer first
+ * (both in int64's range), then d's fraction breaks a tie. */
+static int order_int_double(int64_t x, double d)
+{
+    if (isnan(d)) {
+        return 2;
+    }
+    if (d >= 9223372036854775808.0) {
+        return -1;
+    }
+    if (d < -9223372036854775808.0) {
+        return 1;
+    }
+    double fl = floor(d);
+    int64_t k = (int64_t)fl;
+    if (x != k) {
+        return x > k ? 1 : -1;
+    }
+    return d > fl ? -1 : 0;
+}
+
+static bool element(const compare_state *s, const uint8_t *a, const uint8_t *b)
+{
+    int order;
+    if (s->dtype == PTEC_DTYPE_FLOAT) {
+        float x, y = s->fscalar;
+        memcpy(&x, a, sizeof x);
+        if (!s->scalar) {
+            memcpy(&y, b, sizeof y);
+        }
+        order = order_float(x, y);
+    } else if (s->scalar) {
+        order = order_int_double(load_int(s->dtype, a), s->dscalar);
+    } else {
+        int64_t x = load_int(s->dtype, a), y = load_int(s->dtype, b);
+        order = x > y ? 1 : x < y ? -1 : 0;
+    }
+    return order != 2 ? decide(s->kind, order) : s->kind == CMP_NE;
+}
+
+static ptec_status run(ptec_op *op)
+{
+    const compare_state *s = op->state;
+    const uint8_t *a = ptec_op_tensor(op, 0)->data;
+    const uint8_t *b = s->scalar ? NULL : ptec_op_tensor(op, 1)->data;
+    const ptec_tensor *t_out = ptec_op_tensor(op, 2);
+    uint8_t *out = t_out->data;
+    size_t es = ptec_dtype_size(s->dtype);
+    static const int args[2] = {0, 1};
+    ptec_broadcast w;
+    ptec_broadcast_start(&w, op, args, s->scalar ? 1 : 2, 2);
+    for (uint32_t i = 0; i < t_out->numel; ++i, ptec_broadcast_next(&w)) {
+        out[w.off[w.n]] = element(s, a + w.off[0] * es, s->scalar ? NULL : b + w.off[1] * es) ? 1u : 0u;
+    }
+    return PTEC_OK;
+}
+
+#define COMPARISON(op_name, KIND)                                                                           \
+    static ptec_status prepare_##op_name##_tensor(ptec_op *op) { return prepare(op, KIND, false); }         \
+    static ptec_status prepare_##op_name##_scalar(ptec_op *op) { return prepare(op, KIND, true); }          \
+    const ptec_kernel ptec_kernel_aten_##op_name##_tensor_out = {"aten::" #op_name ".Tensor_out",             \
+                                                                 sizeof(compare_state),                     \
+                                                                 prepare_##op_name##_tensor, run};          \
+    const ptec_kernel ptec_kernel_aten_##op_name##_scalar_out = {"aten::" #op_name ".Scalar_out",             \
+                                                                 sizeof(compare_state),                     \
+                                                                 prepare_##op_name##_scalar, run};
+
+COMPARISON(gt, CMP_GT)
+COMPARISON(ge, CMP_GE)
+COMPARISON(lt, CMP_LT)
+COMPARISON(le, CMP_LE)
+COMPARISON(eq, CMP_EQ)
+COMPARISON(ne, CMP_NE)
