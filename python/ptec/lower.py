@@ -122,7 +122,8 @@ class LoweringContext:
         torch computes that layer in int64, which ptec has no kernels for,
         so the model is refused rather than given float values."""
         users = [origin(u) for u in self.g.users(name) if u.op not in ("index_to_float", "gather")]
-        what = "int64 indices" if self.g.node(name).op == "argmax" else "integers"
+        from .capture_indices import INDEX_OPS
+        what = "int64 indices" if self.g.node(name).op in INDEX_OPS else "integers"
         raise LoweringError(f"{origin(self.g.node(name))}: its {what} are used by "
                             f"{', '.join(users) or 'a layer'}, which ptec computes only on float values: "
                             f"convert them first with .float()")

@@ -191,19 +191,29 @@ static ptec_status run(ptec_op *op)
     return PTEC_OK;
 }
 
-#define COMPARISON(op_name, KIND)                                                                           \
-    static ptec_status prepare_##op_name##_tensor(ptec_op *op) { return prepare(op, KIND, false); }         \
-    static ptec_status prepare_##op_name##_scalar(ptec_op *op) { return prepare(op, KIND, true); }          \
-    const ptec_kernel ptec_kernel_aten_##op_name##_tensor_out = {"aten::" #op_name ".Tensor_out",             \
-                                                                 sizeof(compare_state),                     \
-                                                                 prepare_##op_name##_tensor, run};          \
-    const ptec_kernel ptec_kernel_aten_##op_name##_scalar_out = {"aten::" #op_name ".Scalar_out",             \
-                                                                 sizeof(compare_state),                     \
-                                                                 prepare_##op_name##_scalar, run};
+/* One prepare per kernel, so each kernel knows its comparison; the
+ * kernels themselves are written out, one line each, where the operator
+ * manifest's test finds them. */
+#define PREPARES(op_name, KIND)                                                                    \
+    static ptec_status prepare_##op_name##_tensor(ptec_op *op) { return prepare(op, KIND, false); } \
+    static ptec_status prepare_##op_name##_scalar(ptec_op *op) { return prepare(op, KIND, true); }
 
-COMPARISON(gt, CMP_GT)
-COMPARISON(ge, CMP_GE)
-COMPARISON(lt, CMP_LT)
-COMPARISON(le, CMP_LE)
-COMPARISON(eq, CMP_EQ)
-COMPARISON(ne, CMP_NE)
+PREPARES(gt, CMP_GT)
+PREPARES(ge, CMP_GE)
+PREPARES(lt, CMP_LT)
+PREPARES(le, CMP_LE)
+PREPARES(eq, CMP_EQ)
+PREPARES(ne, CMP_NE)
+
+const ptec_kernel ptec_kernel_aten_gt_tensor_out = {"aten::gt.Tensor_out", sizeof(compare_state), prepare_gt_tensor, run};
+const ptec_kernel ptec_kernel_aten_gt_scalar_out = {"aten::gt.Scalar_out", sizeof(compare_state), prepare_gt_scalar, run};
+const ptec_kernel ptec_kernel_aten_ge_tensor_out = {"aten::ge.Tensor_out", sizeof(compare_state), prepare_ge_tensor, run};
+const ptec_kernel ptec_kernel_aten_ge_scalar_out = {"aten::ge.Scalar_out", sizeof(compare_state), prepare_ge_scalar, run};
+const ptec_kernel ptec_kernel_aten_lt_tensor_out = {"aten::lt.Tensor_out", sizeof(compare_state), prepare_lt_tensor, run};
+const ptec_kernel ptec_kernel_aten_lt_scalar_out = {"aten::lt.Scalar_out", sizeof(compare_state), prepare_lt_scalar, run};
+const ptec_kernel ptec_kernel_aten_le_tensor_out = {"aten::le.Tensor_out", sizeof(compare_state), prepare_le_tensor, run};
+const ptec_kernel ptec_kernel_aten_le_scalar_out = {"aten::le.Scalar_out", sizeof(compare_state), prepare_le_scalar, run};
+const ptec_kernel ptec_kernel_aten_eq_tensor_out = {"aten::eq.Tensor_out", sizeof(compare_state), prepare_eq_tensor, run};
+const ptec_kernel ptec_kernel_aten_eq_scalar_out = {"aten::eq.Scalar_out", sizeof(compare_state), prepare_eq_scalar, run};
+const ptec_kernel ptec_kernel_aten_ne_tensor_out = {"aten::ne.Tensor_out", sizeof(compare_state), prepare_ne_tensor, run};
+const ptec_kernel ptec_kernel_aten_ne_scalar_out = {"aten::ne.Scalar_out", sizeof(compare_state), prepare_ne_scalar, run};
