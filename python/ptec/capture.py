@@ -28,7 +28,8 @@ from .adaptive_max_pool import adaptive_max_pool_nodes
 from .circular_pad import circular_pad_nodes, sliced_pad_nodes
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
 from .capture_indices import (arg_call_node, argmax_node, embedding_bag_nodes, embedding_node, index_input_attrs,
-                              to_float_node)
+                              to_float_node, to_index_node)
+from .capture_binary_math import binary_math_node
 from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
                             _scalar_arg, _sum_nodes, _values_of)
@@ -854,6 +855,10 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.append(arg_call_node(fn, ins))
             elif to_float_node(fn, ins, by_name) is not None:
                 nodes.append(to_float_node(fn, ins, by_name))
+            elif to_index_node(fn, ins, by_name) is not None:
+                nodes.append(to_index_node(fn, ins, by_name))
+            elif binary_math_node(fn, ins) is not None:
+                nodes.append(binary_math_node(fn, ins))
             elif _amax_nodes(fn, ins) is not None:
                 nodes.extend(_amax_nodes(fn, ins))
             elif _norm_nodes(fn, ins) is not None:

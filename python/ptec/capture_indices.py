@@ -1,5 +1,6 @@
 """Index results (issue 15): x.argmax(dim) / x.argmin(dim) (and torch's),
-the indices of x.max(dim) / x.min(dim), and `.float()` of such an index.
+the indices of x.max(dim) / x.min(dim), `.float()` of such an index, and
+ids computed from float values (x.long(), x.int()) for nn.Embedding.
 
 An `argmax` node (attrs dim, keepdim, smallest) is the int64 position of
 the largest (smallest: argmin) value along dim; the graph's float
@@ -49,12 +50,53 @@ def _is_float32(v) -> bool:
     return v is torch.float32
 
 
+INDEX_DTYPES = {torch.int64: "int64", torch.int32: "int32"}
+INDEX_METHODS = {"long": "int64", "int": "int32"}
+
+
+def _index_dtype(fn: torch.fx.Node) -> Optional[str]:
+    """"int64" / "int32" for x.long(), x.int(), x.to(torch.int64),
+    x.to(dtype=torch.int32), x.type(torch.long); else None."""
+    if fn.op != "call_method" or not fn.args or not isinstance(fn.args[0], torch.fx.Node):
+        return None
+    if fn.target in INDEX_METHODS and len(fn.args) == 1 and not fn.kwargs:
+        return INDEX_METHODS[fn.target]
+    if fn.target in ("to", "type"):
+        rest = list(fn.args[1:]) + ([fn.kwargs["dtype"]] if set(fn.kwargs) == {"dtype"} else [])
+        if len(rest) == 1 and set(fn.kwargs) <= {"dtype"} and isinstance(rest[0], torch.dtype):
+            return INDEX_DTYPES.get(rest[0])
+    return None
+
+
+def is_index(node: Optional[Node]) -> bool:
+    """Whether a graph value is an int64 index (argmax, ids input, x.long())."""
+    return node is not None and (node.op == "argmax" or (node.op == "input" and node.attrs.get("dtype") == "int64")
+                                 or (node.op == "to_index" and node.attrs["dtype"] == "int64"))
+
+
+def to_index_node(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[Node]:
+    """x.long() / x.int() / x.to(torch.int64) of a float value: a `to_index`
+    node (attrs dtype), truncation toward zero as torch's, lowered as
+    _to_dim_order_copy from float32 into int64 / int32; a value that is NaN,
+    infinite or outside the integer type fails the run (InvalidArgument).
+    Of an int64 index already, to int64: the index itself."""
+    dtype = _index_dtype(fn)
+    src = by_name.get(ins[0]) if ins else None
+    if dtype is None or src is None:
+        return None
+    if is_index(src):
+        return Node(fn.name, "identity", ins[:1]) if dtype == "int64" else None
+    if src.op == "to_index":
+        return None
+    return Node(fn.name, "to_index", ins[:1], dict(dtype=dtype))
+
+
 def to_float_node(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[Node]:
     """`.float()`, `.to(torch.float32)` or `.type(torch.float32)` of an index
     node: the index_to_float node. Of anything else: None (a float value's
     `.float()` is handled where it always was)."""
     if not fn.args or not isinstance(fn.args[0], torch.fx.Node) or by_name.get(ins[0]) is None \
-            or by_name[ins[0]].op != "argmax":
+            or by_name[ins[0]].op not in ("argmax", "to_index"):
         return None
     if fn.target == "float" and len(fn.args) == 1 and not fn.kwargs:
         return Node(fn.name, "index_to_float", ins[:1])
@@ -75,13 +117,15 @@ def embedding_node(name: str, m: torch.nn.Module, ins: List[str], by_name, ids_s
     """nn.Embedding (or F.embedding, rebuilt as one) looking up int64 ids
     of a program input: the `embedding` node holding the table (attrs
     weight). Each output row is a row of the table, so the int8 program
-    copies rows of the table quantized on the output's own grid. None (the
-    call stays refused by name) for ids computed in the graph, max_norm
+    copies rows of the table quantized on the output's own grid. The ids
+    are a program input, an argmax, or computed in the program by x.long()
+    / x.int() (to_index_node); the kernel fails the run on an id outside
+    the table. None (the call stays refused by name) for max_norm
     (which rewrites the table on every call) or ids of rank above 2 (a 4-D
     output would be channels-last, which a row copy is not)."""
     src = by_name.get(ins[0]) if ins else None
-    if src is None or src.op != "input" or src.attrs.get("dtype") != "int64" or m.max_norm is not None \
-            or ids_shape is None or not 1 <= len(ids_shape) <= 2:
+    ids = is_index(src) or (src is not None and src.op == "to_index")
+    if not ids or m.max_norm is not None or ids_shape is None or not 1 <= len(ids_shape) <= 2:
         return None
     return Node(name, "embedding", ins[:1], dict(weight=m.weight.detach().cpu().numpy().astype("float32")))
 

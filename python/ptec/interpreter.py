@@ -221,6 +221,17 @@ def _portable_table():
             return np.broadcast_to(r, out.sizes)
         return run
 
+    def binary_math(fn):
+        def run(arg, named, out):
+            other = "exponent" if fn == "pow" else "other"
+            return np.broadcast_to(P.binary_math(fn, t(arg, "self"), t(arg, other)), out.sizes)
+        return run
+
+    def to_dtype(arg, named, out):
+        if out.scalar_type in (ScalarType.LONG, ScalarType.INT):
+            return P.to_integer(t(arg, "self"), np.dtype(NUMPY_DTYPE[ScalarType(out.scalar_type)]))
+        return P.to_float32(t(arg, "self"))
+
     def conv(arg, named, out):
         return P.convolution(t(arg, "input"), t(arg, "weight"), t(arg, "bias"), s(arg, "stride"),
                              s(arg, "padding"), s(arg, "dilation"), s(arg, "transposed"),
@@ -280,7 +291,11 @@ def _portable_table():
                                                              s(arg, "keepdim"), False),
         "aten::argmin.out": lambda arg, named, out: P.arg_reduce(t(arg, "self"), s(arg, "dim"),
                                                              s(arg, "keepdim"), True),
-        "dim_order_ops::_to_dim_order_copy.out": lambda arg, named, out: P.to_float32(t(arg, "self")),
+        "dim_order_ops::_to_dim_order_copy.out": to_dtype,
+        **{key: binary_math(fn) for fn, key in (("pow", "aten::pow.Tensor_Tensor_out"), ("atan2", "aten::atan2.out"),
+                                                 ("hypot", "aten::hypot.out"), ("fmod", "aten::fmod.Tensor_out"),
+                                                 ("remainder", "aten::remainder.Tensor_out"),
+                                                 ("copysign", "aten::copysign.out"))},
         "aten::embedding.out": lambda arg, named, out: P.embedding(t(arg, "weight"), t(arg, "indices")),
         "aten::native_layer_norm.out": layer_norm,
         "aten::native_group_norm.out": group_norm,

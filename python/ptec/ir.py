@@ -9,8 +9,9 @@ Ops: input, constant, conv2d, conv_transpose2d, linear, batch_norm, clamp
 (relu/relu6/hardtanh), add, sub, mul, div, matmul, minimum, maximum,
 avg_pool2d, adaptive_avg_pool2d, max_pool2d, reshape, permute, channel_shuffle, pad, softmax,
 the unary activations of UNARY (sigmoid, tanh, silu, gelu, softplus, prelu, hardswish,
-hardsigmoid, leaky_relu, elu), mean, cat, identity, argmax, index_to_float and embedding
-(capture_indices; an input with attrs dtype "int64" holds token ids), unsupported. Any node may carry a fused
+hardsigmoid, leaky_relu, elu), mean, cat, identity, argmax, index_to_float, to_index and
+embedding (capture_indices; an input with attrs dtype "int64" holds token ids),
+binary_math (BINARY_MATH: pow, atan2, ... of two tensors), unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 
 State (--stateful): `state` is a tensor kept from one run to the next
@@ -132,6 +133,14 @@ ELEMENTWISE: Dict[str, Callable[..., torch.Tensor]] = {
                          else torch.pow(torch.clamp(x, min=0.0), a["exponent"])),
 }
 
+# torch's float functions of two tensors (the op "binary_math", attrs fn;
+# capture_binary_math): no LUT takes two inputs, so they run in fp32 on
+# portable kernels. Outside a function's domain torch's NaN is kept.
+BINARY_MATH: Dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
+    "pow": torch.pow, "atan2": torch.atan2, "hypot": torch.hypot, "fmod": torch.fmod,
+    "remainder": torch.remainder, "copysign": torch.copysign,
+}
+
 # Element-wise functions of one tensor (attrs -> function); lowered as 256-entry LUTs.
 UNARY: Dict[str, Callable[..., torch.Tensor]] = {
     "sigmoid": lambda x, a: torch.sigmoid(x),
@@ -233,6 +242,11 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = F.embedding(xs[0].long(), _t(a["weight"]))
     elif op == "index_to_float":
         y = xs[0]
+    elif op == "to_index":
+        # x.long() / x.int(): truncation toward zero, carried as float32 like argmax's index
+        y = torch.trunc(xs[0])
+    elif op == "binary_math":
+        y = BINARY_MATH[a["fn"]](xs[0], xs[1])
     elif op == "slice":
         y = xs[0].narrow(a["dim"], a["start"], a["end"] - a["start"])
     elif op == "pixel_shuffle":

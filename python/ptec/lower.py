@@ -29,6 +29,10 @@ from .pte.schema import ScalarType
 __all__ = ["IOInfo", "Lowered", "LoweringError", "lower"]
 
 
+# integer values a program computes (argmax, x.long(), x.int()) and their IOInfo dtype
+INDEX_TYPES = {ScalarType.LONG: "int64", ScalarType.INT: "int32"}
+
+
 class LoweringError(ValueError):
     pass
 
@@ -76,7 +80,7 @@ class LoweringContext:
             return a
         if a.dtype == ScalarType.SHORT:      # an a16 layer's value, for an int8 consumer
             a = K16.dequantize16(self.b, a)
-        if a.dtype == ScalarType.LONG:
+        if a.dtype in INDEX_TYPES:
             self.index_used_as_number(name)
         s, z = self.g.node(name).qparams
         qa = K.quantize(self.b, a, s, z)
@@ -101,16 +105,18 @@ class LoweringContext:
         a = self.env16.get(name) or self.get(name)
         if a.dtype == ScalarType.FLOAT:
             return a
-        if a.dtype == ScalarType.LONG:
+        if a.dtype in INDEX_TYPES:
             self.index_used_as_number(name)
         return K16.dequantize16(self.b, a) if a.dtype == ScalarType.SHORT else K.dequantize(self.b, a)
 
     def index_used_as_number(self, name: str) -> None:
-        """An int64 index (argmax) read by a layer other than `.float()`:
-        torch computes that layer in int64, which ptec has no kernels for,
-        so the model is refused rather than given float values."""
-        users = [origin(u) for u in self.g.users(name) if u.op != "index_to_float"]
-        raise LoweringError(f"{origin(self.g.node(name))}: its int64 indices are used by "
+        """An integer index (argmax, x.long()) read by a layer other than
+        `.float()` or an embedding: torch computes that layer in integers,
+        which ptec has no kernels for, so the model is refused rather than
+        given float values."""
+        users = [origin(u) for u in self.g.users(name) if u.op not in ("index_to_float", "embedding")]
+        kind = INDEX_TYPES[self.get(name).dtype]
+        raise LoweringError(f"{origin(self.g.node(name))}: its {kind} indices are used by "
                             f"{', '.join(users) or 'a layer'}, which ptec computes only on float values: "
                             f"convert them first with .float()")
 
@@ -244,10 +250,10 @@ class LoweringContext:
         self.b.source = None
         outputs, out_values = [], []
         for name in self.g.outputs:
-            if self.get(name).dtype == ScalarType.LONG:
-                # an index the model returns (argmax): int64, as torch gives it
+            if self.get(name).dtype in INDEX_TYPES:
+                # an index the model returns (argmax, x.long(), x.int()): int64 / int32, as torch gives it
                 a = self.get(name)
-                outputs.append(IOInfo(name, a.sizes, "int64", layout(a.sizes)))
+                outputs.append(IOInfo(name, a.sizes, INDEX_TYPES[a.dtype], layout(a.sizes)))
             elif self.int8_io:
                 a = self.q(name)
                 outputs.append(IOInfo(name, a.sizes, "int8", layout(a.sizes), a.scale, a.zp))

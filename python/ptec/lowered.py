@@ -88,7 +88,7 @@ def from_physical(b: ProgramBuilder, y: Act) -> Act:
 class IOInfo:
     name: str
     sizes: List[int]
-    dtype: str                       # "float32", "int8" or "int64" (an index: argmax)
+    dtype: str                       # "float32", "int8", "int64" or "int32" (an index: argmax, x.long())
     dim_order: List[int]
     scale: Optional[float] = None
     zero_point: Optional[int] = None

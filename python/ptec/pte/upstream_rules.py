@@ -86,6 +86,19 @@ RULES: Dict[str, Rule] = {
     "aten::sub.out": _binary("sub"),
     "aten::mul.out": _binary("mul"),
     "aten::div.out": _binary("div"),
+    # float32 functions of two tensors (pattern/bitwise_op and
+    # util/elementwise_util: one dim-order class, broadcast like add)
+    "aten::pow.Tensor_Tensor_out": _binary("pow"),
+    "aten::atan2.out": _binary("atan2"),
+    "aten::fmod.Tensor_out": _binary("fmod"),
+    "aten::remainder.Tensor_out": _binary("remainder"),
+    # upstream's portable library has no hypot or copysign kernel
+    "aten::hypot.out": Rule("none: ptec only (src/kernels/portable/op_float_binary_math.c)",
+                            same_dim_order=("self", "other", "out"), broadcast=("self", "other", "out"),
+                            upstream_library="none (ptec only)"),
+    "aten::copysign.out": Rule("none: ptec only (src/kernels/portable/op_float_binary_math.c)",
+                               same_dim_order=("self", "other", "out"), broadcast=("self", "other", "out"),
+                               upstream_library="none (ptec only)"),
     "aten::relu.out": _unary("relu"),
     "aten::sigmoid.out": _unary("sigmoid"),
     "aten::tanh.out": _unary("tanh", "kernels/portable/cpu/pattern/"
@@ -190,10 +203,11 @@ RULES: Dict[str, Rule] = {
     "dim_order_ops::_clone_dim_order.out": Rule(
         "kernels/portable/cpu/op__clone_dim_order.cpp (check__to_dim_order_copy_args)",
         same_dtype=("self", "out"), dim_order_argument=True),
-    # the dtype conversion itself; ptec's kernel converts into float32 only
+    # the dtype conversion itself; ptec's kernel converts into float32, and
+    # float32 into int64 / int32 (ids computed in the program)
     "dim_order_ops::_to_dim_order_copy.out": Rule(
         "kernels/portable/cpu/op__to_dim_order_copy.cpp (check__to_dim_order_copy_args)",
-        same_dim_order=("self", "out"), dtypes=(("out", F32),), dim_order_argument=True),
+        same_dim_order=("self", "out"), dtypes=(("out", F32 | I64 | I32),), dim_order_argument=True),
     "quantized_decomposed::quantize_per_tensor.out": Rule(
         "kernels/quantized/cpu/op_quantize.cpp", dtypes=(("input", F32),),
         upstream_library="quantized"),
