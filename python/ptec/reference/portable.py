@@ -17,6 +17,7 @@ from typing import List, Optional, Sequence
 import numpy as np
 
 F32 = np.float32
+QUIET_NAN = np.frombuffer(np.uint32(0x7FC00000).tobytes(), F32)[0]
 
 
 def _pair(v) -> List[int]:
@@ -96,10 +97,12 @@ BINARY_MATH = {
 
 def binary_math(fn: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """aten::pow.Tensor_Tensor_out, atan2, hypot, fmod.Tensor_out,
-    remainder.Tensor_out, copysign on float32 tensors, broadcast."""
+    remainder.Tensor_out, copysign on float32 tensors, broadcast; every NaN
+    is the quiet NaN 0x7FC00000, as the C kernel writes it."""
     a, b = np.broadcast_arrays(np.asarray(a, F32), np.asarray(b, F32))
     with np.errstate(all="ignore"):
-        return BINARY_MATH[fn](a, b)
+        r = BINARY_MATH[fn](a, b)
+    return np.where(np.isnan(r), QUIET_NAN, r).astype(F32)     # the kernel's one NaN
 
 
 # -- convolution and linear ----------------------------------------------------

@@ -1,5 +1,6 @@
 #include "kernels/portable/float_binary.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "kernels/portable/portable_args.h"
@@ -54,6 +55,15 @@ ptec_status ptec_float_binary_prepare(ptec_op *op)
     return PTEC_OK;
 }
 
+/* fn(a, b) with every NaN as the one quiet NaN (0x7FC00000): the CPUs'
+ * default NaNs differ in sign (x86's is negative, Arm's positive), and the
+ * host, the boards and the reference write the same bytes. */
+static inline float apply(float_binary_fn fn, float a, float b)
+{
+    float r = fn(a, b);
+    return r != r ? NAN : r;
+}
+
 ptec_status ptec_float_binary_run(ptec_op *op, float_binary_fn fn)
 {
     const float_binary_state *s = op->state;
@@ -62,7 +72,7 @@ ptec_status ptec_float_binary_run(ptec_op *op, float_binary_fn fn)
     float *y = t_out->data;
     if (s->flat) {
         for (uint32_t i = 0; i < t_out->numel; ++i) {
-            y[i] = fn(a[i], b[i]);
+            y[i] = apply(fn, a[i], b[i]);
         }
         return PTEC_OK;
     }
@@ -75,7 +85,7 @@ ptec_status ptec_float_binary_run(ptec_op *op, float_binary_fn fn)
     size_t off_a = 0, off_b = 0, off_y = 0;
     const int rank = (int)t_out->rank;
     for (uint32_t n = 0; n < t_out->numel; ++n) {
-        y[off_y] = fn(a[off_a], b[off_b]);
+        y[off_y] = apply(fn, a[off_a], b[off_b]);
         /* a row-major odometer over out's sizes, the three offsets in step;
          * they wrap through size_t on the way back and land in range */
         for (int d = rank - 1; d >= 0; --d) {

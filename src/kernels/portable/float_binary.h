@@ -1,7 +1,8 @@
 /* The engine behind the float32 functions of two tensors (aten::pow.Tensor_Tensor_out,
  * atan2, hypot, fmod.Tensor_out, remainder.Tensor_out, copysign): NumPy
  * broadcasting over logical indices, each tensor through its own dim order,
- * one scalar function per element. Kept apart from add/sub/mul/div so that
+ * one scalar function per element, a NaN result written as the one quiet
+ * NaN 0x7FC00000. Kept apart from add/sub/mul/div so that
  * a program without these links none of the libm functions they call. */
 #ifndef PTEC_KERNELS_PORTABLE_FLOAT_BINARY_H
 #define PTEC_KERNELS_PORTABLE_FLOAT_BINARY_H

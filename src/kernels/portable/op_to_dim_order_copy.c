@@ -39,8 +39,7 @@ static ptec_status prepare(ptec_op *op)
     bool to_index = self->dtype == PTEC_DTYPE_FLOAT && (out->dtype == PTEC_DTYPE_LONG || out->dtype == PTEC_DTYPE_INT);
     if (!to_float && !to_index) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, -1,
-                            PTEC_MSG("converts int64/int32/int16/int8/uint8/float32 into float32, "
-                                     "or float32 into int64/int32, only"));
+                            PTEC_MSG("converts integers and float32 into float32, float32 into int64/int32"));
     }
     if (out->flags & PTEC_TENSOR_CONSTANT) {
         return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 3, PTEC_MSG("out must not be a constant tensor"));
