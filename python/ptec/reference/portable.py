@@ -289,10 +289,10 @@ def to_integer(x, dtype) -> np.ndarray:
     int32 (numpy dtype): truncation toward zero; a NaN, an infinity or a
     truncation outside the type is an error, as in the C kernel."""
     x = np.asarray(x, F32)
-    info = np.iinfo(dtype)
+    bound = 2.0 ** (np.iinfo(dtype).bits - 1)           # exact in float64, unlike the type's max
     with np.errstate(invalid="ignore"):
         t = np.trunc(x.astype(np.float64))
-        ok = (t >= info.min) & (t <= info.max)
+        ok = (t >= -bound) & (t < bound)
     if not np.all(ok):
         raise ValueError(f"to_dim_order_copy: a value is NaN, infinite or outside {np.dtype(dtype).name}")
     return t.astype(dtype)
