@@ -223,6 +223,37 @@ def test_computed_ids_outside_the_table_fail_the_run(bad, why, tmp_path):
         run_program(prog, [x])
 
 
+class Call(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+WHOLE = {"floor": lambda x: torch.floor(x * 2).long(), "round": lambda x: (x * 3).round().long(),
+         "ceil": lambda x: torch.ceil(x).to(torch.int64), "trunc": lambda x: torch.trunc(x * 5).int()}
+
+
+@pytest.mark.parametrize("name", sorted(WHOLE))
+def test_whole_numbers_convert_exactly(name, tmp_path):
+    """torch.floor(...).long() and its kin: the whole numbers sit on an int8
+    grid that holds them exactly (quantize.whole_number_qparams), so on
+    inputs on the program's input grid the ids are torch's, none a whole
+    number less from a value rounded a little below it."""
+    model = Call(WHOLE[name]).eval()
+    calibration = samples((4, 16), 8, 0)
+    res = compile_model(model, [calibration[0][0]], calibration)
+    s, z = res.graph.node(res.graph.inputs[0]).qparams
+    g = torch.Generator().manual_seed(3)
+    x = ((torch.randint(-128, 128, (4, 16), generator=g) - z) * s).float()     # on the input's grid
+    got = host_runtime.run(parse_program(res.data), res.data, [x.numpy()], workdir=str(tmp_path))[0]
+    want = model(x).numpy()
+    assert got.dtype == want.dtype and np.array_equal(got, want), (got - want)
+    assert len(np.unique(want)) >= 5
+
+
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
 @pytest.mark.parametrize("which", ["Geometry", "ComputedIds"])
 def test_board_prints_the_reference_bytes(which, target, tmp_path):
