@@ -230,6 +230,8 @@ def _portable_table():
     def to_dtype(arg, named, out):
         if out.scalar_type in (ScalarType.LONG, ScalarType.INT):
             return P.to_integer(t(arg, "self"), np.dtype(NUMPY_DTYPE[ScalarType(out.scalar_type)]))
+        if out.scalar_type == ScalarType.HALF:
+            return P.to_half(t(arg, "self"))
         return P.to_float32(t(arg, "self"))
 
     def conv(arg, named, out):

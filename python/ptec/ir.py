@@ -131,6 +131,9 @@ ELEMENTWISE: Dict[str, Callable[..., torch.Tensor]] = {
     "reciprocal": lambda x, a: torch.reciprocal(x),
     "pow": lambda x, a: (torch.pow(x, a["exponent"]) if float(a["exponent"]).is_integer()
                          else torch.pow(torch.clamp(x, min=0.0), a["exponent"])),
+    # x.half(), x.bfloat16(): the rounding to that precision, carried as float32 (capture_casts)
+    "to_half": lambda x, a: x.to(torch.float16).to(torch.float32),
+    "to_bfloat16": lambda x, a: x.to(torch.bfloat16).to(torch.float32),
 }
 
 # torch's float functions of two tensors (the op "binary_math", attrs fn;

@@ -120,6 +120,21 @@ class LoweringContext:
                             f"{', '.join(users) or 'a layer'}, which ptec computes only on float values: "
                             f"convert them first with .float()")
 
+    def half_output(self, name: str) -> Act:
+        """A model output torch returns as float16 (x.half(): capture_casts):
+        the fp32 value converted by _to_dim_order_copy into Half, rounded to
+        nearest even. bfloat16 outputs are refused: ptec's runtime and its
+        host tools hold no bfloat16 tensors."""
+        dtype = self.g.node(name).attrs["out_dtype"]
+        if dtype != "float16":
+            raise LoweringError(f"{origin(self.g.node(name))}: the model returns {dtype}, which ptec's programs "
+                                f"do not hold: return .float() of it (float32), or .half() (float16)")
+        x = self.f(name)
+        out = new_act(self.b, ScalarType.HALF, x.sizes)
+        self.b.call("dim_order_ops::_to_dim_order_copy.out", self=x.value, non_blocking=False, dim_order=None,
+                    out=out.value)
+        return out
+
     def const_q(self, name: str, scale: float, zp: int, sizes=None) -> Act:
         """A constant node (reshaped to `sizes`) as an int8 constant on (scale, zp)."""
         value = np.asarray(self.g.node(name).attrs["value"], np.float32)
@@ -257,6 +272,9 @@ class LoweringContext:
             elif self.int8_io:
                 a = self.q(name)
                 outputs.append(IOInfo(name, a.sizes, "int8", layout(a.sizes), a.scale, a.zp))
+            elif self.g.node(name).attrs.get("out_dtype"):
+                a = self.half_output(name)
+                outputs.append(IOInfo(name, a.sizes, "float16", layout(a.sizes)))
             else:
                 a = self.f(name)
                 outputs.append(IOInfo(name, a.sizes, "float32", layout(a.sizes)))

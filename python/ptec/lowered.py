@@ -88,7 +88,8 @@ def from_physical(b: ProgramBuilder, y: Act) -> Act:
 class IOInfo:
     name: str
     sizes: List[int]
-    dtype: str                       # "float32", "int8", "int64" or "int32" (an index: argmax, x.long())
+    dtype: str                       # "float32", "int8", "int64" or "int32" (an index: argmax, x.long()),
+                                     # "float16" (an output torch returns as half)
     dim_order: List[int]
     scale: Optional[float] = None
     zero_point: Optional[int] = None

@@ -442,6 +442,11 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
             # rows of the table: its own range, so every row is on the grid
             w = np.asarray(n.attrs["weight"], np.float64)
             n.qparams = affine_qparams(float(w.min()), float(w.max()))
+        elif n.op == "elementwise" and n.attrs.get("fn") in ("to_half", "to_bfloat16") and \
+                g.node(n.inputs[0]).qparams is not None:
+            # x.half(): the rounding to half precision on its input's own grid, which it
+            # (nearly always) leaves in place: no second int8 rounding onto a grid of its own
+            n.qparams = g.node(n.inputs[0]).qparams
         elif _whole_numbers_for_ids(g, n):
             n.qparams = whole_number_qparams(*observer.range(n.name))
         elif n.op in ("softmax", "masked_softmax"):

@@ -313,6 +313,16 @@ run_case("to_int32", arg_op("dim_order_ops::_to_dim_order_copy.out", [4], [4], o
                             non_blocking=False, dim_order=None),
          [(np.array([-2.0 ** 31, 2.0 ** 31 - 128, -7.99, 7.99], np.float32), None)],
          [(np.array([-2 ** 31, 2 ** 31 - 128, -7, 7], np.int32), None)])
+# float32 into float16, nearest even: 1 + 2^-11 ties down to 1, 1 + 3 * 2^-11 up to 1 + 2^-9; 65519.99 stays
+# 65504, 65520 (the tie above it) is infinite; 2^-24 the smallest subnormal, 2^-25 ties down to 0,
+# 1.5 * 2^-25 up to 2^-24; 2^-14 - 2^-26 rounds up to the smallest normal; NaN quiet of its sign
+H = [1 + 2 ** -11, 1 + 3 * 2 ** -11, 65519.99, 65520, 2 ** -24, 2 ** -25, 1.5 * 2 ** -25, 2 ** -14 - 2 ** -26, -0.0,
+     -np.inf, -np.nan, -3.0]
+run_case("to_half", arg_op("dim_order_ops::_to_dim_order_copy.out", [len(H)], [len(H)], out_st=ScalarType.HALF,
+                           non_blocking=False, dim_order=None),
+         [(np.array(H, np.float32), None)],
+         [(np.array([0x3C00, 0x3C02, 0x7BFF, 0x7C00, 0x0001, 0x0000, 0x0001, 0x0400, 0x8000, 0xFC00, 0xFE00, 0xC200],
+                    np.uint16), None)])
 fail_case("to_int_from_int8", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=I8, out_st=I64,
                                      non_blocking=False, dim_order=None), NOT_SUPPORTED, "float32 into int64/int32")
 

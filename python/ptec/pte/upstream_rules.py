@@ -27,6 +27,7 @@ from ..ops import OPERATORS, signature
 from .schema import KernelCall, Program, ScalarType, Tensor, TensorList
 
 F32 = frozenset({ScalarType.FLOAT})
+F16 = frozenset({ScalarType.HALF})
 I8 = frozenset({ScalarType.CHAR})
 I32 = frozenset({ScalarType.INT})
 I64 = frozenset({ScalarType.LONG})
@@ -204,10 +205,10 @@ RULES: Dict[str, Rule] = {
         "kernels/portable/cpu/op__clone_dim_order.cpp (check__to_dim_order_copy_args)",
         same_dtype=("self", "out"), dim_order_argument=True),
     # the dtype conversion itself; ptec's kernel converts into float32, and
-    # float32 into int64 / int32 (ids computed in the program)
+    # float32 into int64 / int32 (ids computed in the program) or half (an output)
     "dim_order_ops::_to_dim_order_copy.out": Rule(
         "kernels/portable/cpu/op__to_dim_order_copy.cpp (check__to_dim_order_copy_args)",
-        same_dim_order=("self", "out"), dtypes=(("out", F32 | I64 | I32),), dim_order_argument=True),
+        same_dim_order=("self", "out"), dtypes=(("out", F32 | I64 | I32 | F16),), dim_order_argument=True),
     "quantized_decomposed::quantize_per_tensor.out": Rule(
         "kernels/quantized/cpu/op_quantize.cpp", dtypes=(("input", F32),),
         upstream_library="quantized"),

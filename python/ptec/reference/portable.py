@@ -284,6 +284,17 @@ def to_float32(x) -> np.ndarray:
     return np.asarray(x).astype(F32)
 
 
+def to_half(x) -> np.ndarray:
+    """dim_order_ops::_to_dim_order_copy.out from float32 into float16:
+    numpy's IEEE conversion (nearest even, subnormals, overflow to
+    infinity); a NaN as the quiet NaN of its sign, as the C kernel writes it."""
+    x = np.asarray(x, F32)
+    with np.errstate(over="ignore"):
+        h = x.astype(np.float16)
+    quiet = np.where(np.signbit(x), np.float16(-np.nan), np.float16(np.nan))
+    return np.where(np.isnan(x), quiet, h)
+
+
 def to_integer(x, dtype) -> np.ndarray:
     """dim_order_ops::_to_dim_order_copy.out from float32 into int64 or
     int32 (numpy dtype): truncation toward zero; a NaN, an infinity or a

@@ -11,14 +11,17 @@
  *    truncation is outside the integer type has no defined conversion in C
  *    (PyTorch's result there is whatever the CPU gives): it fails the
  *    execute with InvalidArgument, checked for every element before any is
- *    written. */
+ *    written;
+ *  - float32 into float16 (a Half program output, `x.half()`): IEEE
+ *    round to nearest even, subnormals kept, beyond the largest half by
+ *    half a step or more infinite, NaN a quiet NaN of its sign. */
 #include <string.h>
 
 #include "kernels/portable/portable_args.h"
 
 typedef struct to_copy_state {
     uint8_t dtype;     /* self's */
-    uint8_t out_dtype; /* float32, or int64/int32 from float32 */
+    uint8_t out_dtype; /* float32, or int64/int32/half from float32 */
 } to_copy_state;
 
 static bool convertible(uint8_t dtype)
@@ -36,10 +39,12 @@ static ptec_status prepare(ptec_op *op)
         return st;
     }
     bool to_float = convertible(self->dtype) && out->dtype == PTEC_DTYPE_FLOAT;
-    bool to_index = self->dtype == PTEC_DTYPE_FLOAT && (out->dtype == PTEC_DTYPE_LONG || out->dtype == PTEC_DTYPE_INT);
-    if (!to_float && !to_index) {
+    bool from_float = self->dtype == PTEC_DTYPE_FLOAT;
+    bool to_index = from_float && (out->dtype == PTEC_DTYPE_LONG || out->dtype == PTEC_DTYPE_INT);
+    bool to_half = from_float && out->dtype == PTEC_DTYPE_HALF;
+    if (!to_float && !to_index && !to_half) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, -1,
-                            PTEC_MSG("converts integers and float32 into float32, float32 into int64/int32"));
+                            PTEC_MSG("converts integers and float32 into float32, float32 into int64/int32/half"));
     }
     if (out->flags & PTEC_TENSOR_CONSTANT) {
         return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 3, PTEC_MSG("out must not be a constant tensor"));
@@ -83,9 +88,48 @@ static ptec_status run_to_index(ptec_op *op, const to_copy_state *s)
     return PTEC_OK;
 }
 
+/* IEEE binary16 of f, rounded to nearest even. */
+static uint16_t half_bits(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+    uint32_t a = x & 0x7FFFFFFFu;
+    if (a > 0x7F800000u) {
+        return (uint16_t)(sign | 0x7E00u); /* NaN */
+    }
+    if (a >= 0x477FF000u) {
+        return (uint16_t)(sign | 0x7C00u); /* 65520 and up: the tie above 65504 goes to even, infinity */
+    }
+    uint32_t e = a >> 23;
+    if (e < 113u) { /* below 2^-14: a subnormal half (units of 2^-24) or zero */
+        if (e < 102u) {
+            return sign; /* below 2^-25, half the smallest subnormal */
+        }
+        uint32_t m = (a & 0x7FFFFFu) | 0x800000u; /* the value is m * 2^(e - 150) */
+        uint32_t shift = 126u - e;                /* 14 .. 24 */
+        uint32_t q = m >> shift, rem = m & ((1u << shift) - 1u), mid = 1u << (shift - 1u);
+        q += rem > mid || (rem == mid && (q & 1u));
+        return (uint16_t)(sign | q); /* 0x400 when it rounds up to 2^-14: the right encoding */
+    }
+    uint32_t r = a - 0x38000000u; /* exponent rebiased from 127 to 15 */
+    uint32_t q = r >> 13, rem = r & 0x1FFFu;
+    q += rem > 0x1000u || (rem == 0x1000u && (q & 1u)); /* a carry moves into the exponent, as it should */
+    return (uint16_t)(sign | q);
+}
+
 static ptec_status run(ptec_op *op)
 {
     const to_copy_state *s = op->state;
+    if (s->out_dtype == PTEC_DTYPE_HALF) {
+        const float *x = ptec_op_tensor(op, 0)->data;
+        const ptec_tensor *t_out = ptec_op_tensor(op, 3);
+        uint16_t *h = t_out->data;
+        for (uint32_t i = 0; i < t_out->numel; ++i) {
+            h[i] = half_bits(x[i]);
+        }
+        return PTEC_OK;
+    }
     if (s->out_dtype != PTEC_DTYPE_FLOAT) {
         return run_to_index(op, s);
     }
