@@ -63,8 +63,9 @@ write_program(portable_program(), os.path.join(out_dir, "portable_small.pte"))
 
 def index_program():
     """argmax over a dim into int64, converted to float32; argmin kept as an
-    int64 output: the kernels of model outputs that are class indices; and
-    an embedding of int64 token ids."""
+    int64 output: the kernels of model outputs that are class indices; an
+    embedding of int64 token ids; ids computed from floats, pow and atan2,
+    and a half output."""
     f32, i64 = ScalarType.FLOAT, ScalarType.LONG
     b = ProgramBuilder()
     x = b.tensor(f32, [2, 5], None)
@@ -80,7 +81,20 @@ def index_program():
     rows = b.tensor(ScalarType.CHAR, [2, 4], None)
     b.call("aten::embedding.out", weight=b.constant(np.arange(-20, 20, dtype=np.int8).reshape(10, 4)), indices=i,
            padding_idx=-1, scale_grad_by_freq=False, sparse=False, out=rows)
-    b.set_io([x], [f, j, rows])
+    # ids computed from the float input (x.long(): the fuzzer's 0x3F bytes are
+    # 0.75, id 0), the float functions of two tensors and the half output
+    k = b.tensor(i64, [2, 5], None)
+    b.call("dim_order_ops::_to_dim_order_copy.out", self=x, non_blocking=False, dim_order=None, out=k)
+    picked = b.tensor(ScalarType.CHAR, [2, 5, 4], None)
+    b.call("aten::embedding.out", weight=b.constant(np.arange(-20, 20, dtype=np.int8).reshape(10, 4)), indices=k,
+           padding_idx=-1, scale_grad_by_freq=False, sparse=False, out=picked)
+    p = b.tensor(f32, [2, 5], None)
+    b.call("aten::pow.Tensor_Tensor_out", self=x, exponent=b.constant(np.full([5], 1.5, np.float32)), out=p)
+    a = b.tensor(f32, [2, 5], None)
+    b.call("aten::atan2.out", self=p, other=x, out=a)
+    h = b.tensor(ScalarType.HALF, [2, 5], None)
+    b.call("dim_order_ops::_to_dim_order_copy.out", self=a, non_blocking=False, dim_order=None, out=h)
+    b.set_io([x], [f, j, rows, picked, h])
     return b.build()
 
 

@@ -102,8 +102,13 @@ static ptec_status run(ptec_op *op)
     const uint8_t *table = t_w->data;
     uint8_t *y = t_out->data;
     for (uint32_t i = 0; i < t_i->numel; ++i) {
-        size_t id = (size_t)index_at(s, t_i->data, i);
-        memcpy(y + (size_t)i * s->row_bytes, table + id * s->row_bytes, s->row_bytes);
+        /* read again, and checked again: a program whose out shares memory
+         * with the indices (a hostile plan) overwrites ids already checked */
+        int64_t id = index_at(s, t_i->data, i);
+        if (id < 0 || id >= (int64_t)s->rows) {
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 1, PTEC_MSG("an index is outside the table"));
+        }
+        memcpy(y + (size_t)i * s->row_bytes, table + (size_t)id * s->row_bytes, s->row_bytes);
     }
     return PTEC_OK;
 }
