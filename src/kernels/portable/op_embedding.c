@@ -87,6 +87,11 @@ static int64_t index_at(const embedding_state *s, const void *ids, uint32_t i)
     return s->wide ? ((const int64_t *)ids)[i] : (int64_t)((const int32_t *)ids)[i];
 }
 
+static bool in_table(const embedding_state *s, int64_t id)
+{
+    return id >= 0 && id < (int64_t)s->rows;
+}
+
 static ptec_status run(ptec_op *op)
 {
     const embedding_state *s = op->state;
@@ -95,7 +100,7 @@ static ptec_status run(ptec_op *op)
      * leaves out untouched rather than half written. */
     for (uint32_t i = 0; i < t_i->numel; ++i) {
         int64_t id = index_at(s, t_i->data, i);
-        if (id < 0 || id >= (int64_t)s->rows) {
+        if (!in_table(s, id)) {
             return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 1, PTEC_MSG("an index is outside the table"));
         }
     }
@@ -105,7 +110,7 @@ static ptec_status run(ptec_op *op)
         /* read again, and checked again: a program whose out shares memory
          * with the indices (a hostile plan) overwrites ids already checked */
         int64_t id = index_at(s, t_i->data, i);
-        if (id < 0 || id >= (int64_t)s->rows) {
+        if (!in_table(s, id)) {
             return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 1, PTEC_MSG("an index is outside the table"));
         }
         memcpy(y + (size_t)i * s->row_bytes, table + (size_t)id * s->row_bytes, s->row_bytes);
