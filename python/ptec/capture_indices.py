@@ -93,8 +93,8 @@ def to_index_node(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[Node]:
 
 def to_float_node(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[Node]:
     """`.float()`, `.to(torch.float32)` or `.type(torch.float32)` of an index
-    node: the index_to_float node. Of anything else: None (a float value's
-    `.float()` is handled where it always was)."""
+    node (argmax, x.long()): the index_to_float node. Of anything else:
+    None (a float value's `.float()` is capture_casts')."""
     if not fn.args or not isinstance(fn.args[0], torch.fx.Node) or by_name.get(ins[0]) is None \
             or by_name[ins[0]].op not in ("argmax", "to_index"):
         return None
