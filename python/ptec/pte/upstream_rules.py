@@ -89,7 +89,8 @@ RULES: Dict[str, Rule] = {
     "aten::div.out": _binary("div"),
     # float32 functions of two tensors (pattern/bitwise_op and
     # util/elementwise_util: one dim-order class, broadcast like add)
-    "aten::pow.Tensor_Tensor_out": _binary("pow"),
+    "aten::pow.Tensor_Tensor_out": Rule("kernels/portable/cpu/op_pow.cpp", same_dim_order=("self", "exponent", "out"),
+                                        broadcast=("self", "exponent", "out")),
     "aten::atan2.out": _binary("atan2"),
     "aten::fmod.Tensor_out": _binary("fmod"),
     "aten::remainder.Tensor_out": _binary("remainder"),
