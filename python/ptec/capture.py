@@ -31,8 +31,10 @@ from .capture_bool import bool_nodes
 from .capture_sort import order_call_node, order_node, order_of
 from .capture_indices import (arg_call_node, argmax_node, computed_gather_node, embedding_node,
                               index_input_attrs,
-                              to_float_node)
+                              to_float_node, to_index_node)
 from .capture_grid import grid_nodes
+from .capture_binary_math import binary_math_node
+from .capture_casts import float_cast_node, output_dtype
 from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
                             _scalar_arg, _sum_nodes, _values_of)
@@ -750,6 +752,9 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             outputs = [ref(r) for r in res]
             if any(o is None for o in outputs):
                 raise CaptureError("model outputs must be tensors")
+            for r in res:
+                if output_dtype(r) is not None and r.name in by_name:
+                    by_name[r.name].attrs["out_dtype"] = output_dtype(r)
         elif fn.op == "get_attr" and fn.users and all(u.target is masked_softmax for u in fn.users):
             shape_nodes.add(name)          # a mask: the masked softmax node holds it
         elif fn.op == "call_function" and fn.target is masked_softmax:
@@ -919,6 +924,12 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(computed_index_select_nodes(fn, by_name))
             elif to_float_node(fn, ins, by_name) is not None:
                 nodes.append(to_float_node(fn, ins, by_name))
+            elif to_index_node(fn, ins, by_name) is not None:
+                nodes.append(to_index_node(fn, ins, by_name))
+            elif float_cast_node(fn, ins, by_name) is not None:
+                nodes.append(float_cast_node(fn, ins, by_name))
+            elif binary_math_node(fn, ins) is not None:
+                nodes.append(binary_math_node(fn, ins))
             elif _amax_nodes(fn, ins) is not None:
                 nodes.extend(_amax_nodes(fn, ins))
             elif _norm_nodes(fn, ins) is not None:

@@ -403,6 +403,13 @@ FUNCTIONAL_MODULES = {
     F.embedding: (("input", "weight", "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse"),
                   lambda a, sh: nn.Embedding.from_pretrained(a["weight"], padding_idx=a.get("padding_idx"),
                                                              max_norm=a.get("max_norm"))),
+    # without offsets or per-sample weights: the bags are the rows of 2-D ids (capture_indices)
+    F.embedding_bag: (("input", "weight", "offsets", "max_norm", "norm_type", "scale_grad_by_freq", "mode",
+                       "sparse", "per_sample_weights", "include_last_offset", "padding_idx"),
+                      lambda a, sh: nn.EmbeddingBag.from_pretrained(
+                          a["weight"], mode=a.get("mode", "mean"), padding_idx=a.get("padding_idx"),
+                          max_norm=a.get("max_norm"))
+                      if a.get("offsets") is None and a.get("per_sample_weights") is None else None),
     F.glu: (("input", "dim"), lambda a, sh: nn.GLU(a.get("dim", -1))),
     F.softmin: (("input", "dim", "_stacklevel", "dtype"),
                 lambda a, sh: nn.Softmin(a.get("dim")) if a.get("dtype") is None else None),

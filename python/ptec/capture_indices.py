@@ -1,6 +1,7 @@
 """Index results (issue 15): x.argmax(dim) / x.argmin(dim) (and torch's),
 the indices of x.max(dim) / x.min(dim), `.float()` of such an index, and
-its uses as an index: torch.gather by it, nn.Embedding's ids.
+its uses as an index: torch.gather by it, nn.Embedding's ids.; ids computed from float values (x.long(),
+x.int()) for nn.Embedding.
 
 An `argmax` node (attrs dim, keepdim, smallest) is the int64 position of
 the largest (smallest: argmin) value along dim; the graph's float
@@ -21,7 +22,7 @@ from .capture_calls import _meta_shape, _scalar_arg
 from .ir import Node
 
 # the nodes whose value is an int64 index (float32 in the float graph)
-INDEX_OPS = ("argmax", "sort_indices", "window_argmax")
+INDEX_OPS = ("argmax", "sort_indices", "window_argmax", "to_index")
 ARG_TARGETS = {"argmax": False, torch.argmax: False, "argmin": True, torch.argmin: True}
 
 
@@ -51,10 +52,51 @@ def _is_float32(v) -> bool:
     return v is torch.float32
 
 
+INDEX_DTYPES = {torch.int64: "int64", torch.int32: "int32"}
+INDEX_METHODS = {"long": "int64", "int": "int32"}
+
+
+def _index_dtype(fn: torch.fx.Node) -> Optional[str]:
+    """"int64" / "int32" for x.long(), x.int(), x.to(torch.int64),
+    x.to(dtype=torch.int32), x.type(torch.long); else None."""
+    if fn.op != "call_method" or not fn.args or not isinstance(fn.args[0], torch.fx.Node):
+        return None
+    if fn.target in INDEX_METHODS and len(fn.args) == 1 and not fn.kwargs:
+        return INDEX_METHODS[fn.target]
+    if fn.target in ("to", "type"):
+        rest = list(fn.args[1:]) + ([fn.kwargs["dtype"]] if set(fn.kwargs) == {"dtype"} else [])
+        if len(rest) == 1 and set(fn.kwargs) <= {"dtype"} and isinstance(rest[0], torch.dtype):
+            return INDEX_DTYPES.get(rest[0])
+    return None
+
+
+def is_index(node: Optional[Node]) -> bool:
+    """Whether a graph value is an int64 index (argmax, ids input, x.long())."""
+    return node is not None and (node.op == "argmax" or (node.op == "input" and node.attrs.get("dtype") == "int64")
+                                 or (node.op == "to_index" and node.attrs["dtype"] == "int64"))
+
+
+def to_index_node(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[Node]:
+    """x.long() / x.int() / x.to(torch.int64) of a float value: a `to_index`
+    node (attrs dtype), truncation toward zero as torch's, lowered as
+    _to_dim_order_copy from float32 into int64 / int32; a value that is NaN,
+    infinite or outside the integer type fails the run (InvalidArgument).
+    Of an int64 index already, to int64: the index itself."""
+    dtype = _index_dtype(fn)
+    src = by_name.get(ins[0]) if ins else None
+    if dtype is None or src is None:
+        return None
+    if is_index(src):
+        return Node(fn.name, "identity", ins[:1]) if dtype == "int64" else None
+    if src.op == "to_index":
+        return None
+    return Node(fn.name, "to_index", ins[:1], dict(dtype=dtype))
+
+
 def to_float_node(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[Node]:
     """`.float()`, `.to(torch.float32)` or `.type(torch.float32)` of an index
-    node: the index_to_float node. Of anything else: None (a float value's
-    `.float()` is handled where it always was)."""
+    node (argmax, x.long()): the index_to_float node. Of anything else:
+    None (a float value's `.float()` is capture_casts')."""
     if not fn.args or not isinstance(fn.args[0], torch.fx.Node) or by_name.get(ins[0]) is None \
             or by_name[ins[0]].op not in INDEX_OPS:
         return None
@@ -113,13 +155,16 @@ def int64_ids(node: Optional[Node]) -> bool:
 
 def embedding_node(name: str, m: torch.nn.Module, ins: List[str], by_name, ids_shape) -> Optional[Node]:
     """nn.Embedding (or F.embedding, rebuilt as one) looking up int64 ids
-    (int64_ids): the `embedding` node holding the table (attrs weight).
-    Each output row is a row of the table, so the int8 program copies rows
-    of the table quantized on the output's own grid. None (the call stays
-    refused by name) for ids computed in float (`.long()` of a value),
-    max_norm (which rewrites the table on every call) or ids of rank above
-    2 (a 4-D output would be channels-last, which a row copy is not)."""
+    of a program input: the `embedding` node holding the table (attrs
+    weight). Each output row is a row of the table, so the int8 program
+    copies rows of the table quantized on the output's own grid. The ids
+    are a program input, an argmax (int64_ids), or computed in the program by x.long()
+    / x.int() (to_index_node); the kernel fails the run on an id outside
+    the table. None (the call stays refused by name) for max_norm
+    (which rewrites the table on every call) or ids of rank above 2 (a 4-D
+    output would be channels-last, which a row copy is not)."""
     src = by_name.get(ins[0]) if ins else None
-    if not int64_ids(src) or m.max_norm is not None or ids_shape is None or not 1 <= len(ids_shape) <= 2:
+    ids = int64_ids(src) or (src is not None and src.op == "to_index")
+    if not ids or m.max_norm is not None or ids_shape is None or not 1 <= len(ids_shape) <= 2:
         return None
     return Node(name, "embedding", ins[:1], dict(weight=m.weight.detach().cpu().numpy().astype("float32")))

@@ -248,6 +248,21 @@ def _portable_table():
             return np.broadcast_to(r, out.sizes)
         return run
 
+    def binary_math(fn):
+        def run(arg, named, out):
+            other = "exponent" if fn == "pow" else "other"
+            return np.broadcast_to(P.binary_math(fn, t(arg, "self"), t(arg, other)), out.sizes)
+        return run
+
+    def to_dtype(arg, named, out):
+        if t(arg, "self").dtype == np.bool_:
+            return P.convert(t(arg, "self"), NUMPY_DTYPE[ScalarType(out.scalar_type)])
+        if out.scalar_type in (ScalarType.LONG, ScalarType.INT):
+            return P.to_integer(t(arg, "self"), np.dtype(NUMPY_DTYPE[ScalarType(out.scalar_type)]))
+        if out.scalar_type == ScalarType.HALF:
+            return P.to_half(t(arg, "self"))
+        return P.to_float32(t(arg, "self"))
+
     def conv(arg, named, out):
         return P.convolution(t(arg, "input"), t(arg, "weight"), t(arg, "bias"), s(arg, "stride"),
                              s(arg, "padding"), s(arg, "dilation"), s(arg, "transposed"),
@@ -311,8 +326,7 @@ def _portable_table():
                                                                None),
         "aten::topk.values": lambda arg, named, out: P.ordered(t(arg, "self"), s(arg, "dim"), s(arg, "largest"),
                                                                s(arg, "k")),
-        "dim_order_ops::_to_dim_order_copy.out": lambda arg, named, out: P.convert(
-            t(arg, "self"), NUMPY_DTYPE[ScalarType(out.scalar_type)]),
+        "dim_order_ops::_to_dim_order_copy.out": to_dtype,
         **{f"aten::{k}.Tensor_out": (lambda arg, named, out, _k=k: np.broadcast_to(
             P.compare(_k, t(arg, "self"), t(arg, "other")), out.sizes)) for k in P._ORDERS},
         **{f"aten::{k}.Scalar_out": (lambda arg, named, out, _k=k: P.compare(
@@ -322,6 +336,10 @@ def _portable_table():
         "aten::logical_not.out": lambda arg, named, out: P.logical("not", t(arg, "self")),
         "aten::where.self_out": lambda arg, named, out: np.broadcast_to(
             P.where(t(arg, "condition"), t(arg, "self"), t(arg, "other")), out.sizes),
+        **{key: binary_math(fn) for fn, key in (("pow", "aten::pow.Tensor_Tensor_out"), ("atan2", "aten::atan2.out"),
+                                                 ("hypot", "aten::hypot.out"), ("fmod", "aten::fmod.Tensor_out"),
+                                                 ("remainder", "aten::remainder.Tensor_out"),
+                                                 ("copysign", "aten::copysign.out"))},
         "aten::embedding.out": lambda arg, named, out: P.embedding(t(arg, "weight"), t(arg, "indices")),
         "aten::gather.out": lambda arg, named, out: P.gather(t(arg, "self"), s(arg, "dim"), t(arg, "index")),
         "aten::native_layer_norm.out": layer_norm,

@@ -9,12 +9,13 @@ Ops: input, constant, conv2d, conv_transpose2d, linear, batch_norm, clamp
 (relu/relu6/hardtanh), add, sub, mul, div, matmul, minimum, maximum,
 avg_pool2d, adaptive_avg_pool2d, max_pool2d, reshape, permute, channel_shuffle, pad, softmax,
 the unary activations of UNARY (sigmoid, tanh, silu, gelu, softplus, prelu, hardswish,
-hardsigmoid, leaky_relu, elu), mean, cat, identity, argmax, index_to_float, sort, sort_indices
+hardsigmoid, leaky_relu, elu), mean, cat, identity, argmax, index_to_float, to_index, sort, sort_indices
 (capture_sort) and embedding
 (capture_indices; an input with attrs dtype "int64" holds token ids), window_max, window_argmax and
 max_unpool (pool_indices), random_dropout and
 random_fractional_pick (random_layers: new draws on every evaluation), compare, logical,
-where and bool_to (capture_bool: bool values, evaluated as torch.bool), unsupported. Any node may carry a fused
+where and bool_to (capture_bool: bool values, evaluated as torch.bool),
+binary_math (BINARY_MATH: pow, atan2, ... of two tensors), unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 
 State (--stateful): `state` is a tensor kept from one run to the next
@@ -134,6 +135,17 @@ ELEMENTWISE: Dict[str, Callable[..., torch.Tensor]] = {
     "reciprocal": lambda x, a: torch.reciprocal(x),
     "pow": lambda x, a: (torch.pow(x, a["exponent"]) if float(a["exponent"]).is_integer()
                          else torch.pow(torch.clamp(x, min=0.0), a["exponent"])),
+    # x.half(), x.bfloat16(): the rounding to that precision, carried as float32 (capture_casts)
+    "to_half": lambda x, a: x.to(torch.float16).to(torch.float32),
+    "to_bfloat16": lambda x, a: x.to(torch.bfloat16).to(torch.float32),
+}
+
+# torch's float functions of two tensors (the op "binary_math", attrs fn;
+# capture_binary_math): no LUT takes two inputs, so they run in fp32 on
+# portable kernels. Outside a function's domain torch's NaN is kept.
+BINARY_MATH: Dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
+    "pow": torch.pow, "atan2": torch.atan2, "hypot": torch.hypot, "fmod": torch.fmod,
+    "remainder": torch.remainder, "copysign": torch.copysign,
 }
 
 # Element-wise functions of one tensor (attrs -> function); lowered as 256-entry LUTs.
@@ -263,6 +275,11 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = torch.where(xs[0].to(torch.bool), xs[1], xs[2])
     elif op == "bool_to":
         y = xs[0].to(getattr(torch, a["dtype"]))
+    elif op == "to_index":
+        # x.long() / x.int(): truncation toward zero, carried as float32 like argmax's index
+        y = torch.trunc(xs[0])
+    elif op == "binary_math":
+        y = BINARY_MATH[a["fn"]](xs[0], xs[1])
     elif op == "slice":
         y = xs[0].narrow(a["dim"], a["start"], a["end"] - a["start"])
     elif op == "pixel_shuffle":

@@ -30,8 +30,10 @@ from .pte.schema import ScalarType
 __all__ = ["IOInfo", "Lowered", "LoweringError", "lower"]
 
 
+# integer values a program computes (argmax, x.long(), x.int()) and their IOInfo dtype
+INDEX_TYPES = {ScalarType.LONG: "int64", ScalarType.INT: "int32"}
 # program outputs in the model's own dtype, never quantized
-EXACT_OUTPUTS = {ScalarType.LONG: "int64", ScalarType.INT: "int32", ScalarType.BOOL: "bool"}
+EXACT_OUTPUTS = {**INDEX_TYPES, ScalarType.BOOL: "bool"}
 
 
 class LoweringError(ValueError):
@@ -84,7 +86,7 @@ class LoweringContext:
             return a
         if a.dtype == ScalarType.SHORT:      # an a16 layer's value, for an int8 consumer
             a = K16.dequantize16(self.b, a)
-        if a.dtype in (ScalarType.LONG, ScalarType.INT):
+        if a.dtype in INDEX_TYPES:
             self.index_used_as_number(name)
         if a.dtype == ScalarType.BOOL:       # a bool read as a number: 0/1, as torch promotes it
             a = bool_to_float(self, a)
@@ -111,22 +113,39 @@ class LoweringContext:
         a = self.env16.get(name) or self.get(name)
         if a.dtype == ScalarType.FLOAT:
             return a
-        if a.dtype in (ScalarType.LONG, ScalarType.INT):
+        if a.dtype in INDEX_TYPES:
             self.index_used_as_number(name)
         if a.dtype == ScalarType.BOOL:
             return bool_to_float(self, a)
         return K16.dequantize16(self.b, a) if a.dtype == ScalarType.SHORT else K.dequantize(self.b, a)
 
     def index_used_as_number(self, name: str) -> None:
-        """An int64 index (argmax) read by a layer other than `.float()`:
-        torch computes that layer in int64, which ptec has no kernels for,
-        so the model is refused rather than given float values."""
-        users = [origin(u) for u in self.g.users(name) if u.op not in ("index_to_float", "gather")]
+        """An integer (argmax, x.long(), a bool's .long()) read by a layer
+        other than `.float()`, an embedding or a gather: torch computes that
+        layer in integers, which ptec has no kernels for, so the model is
+        refused rather than given float values."""
+        users = [origin(u) for u in self.g.users(name) if u.op not in ("index_to_float", "gather", "embedding")]
         from .capture_indices import INDEX_OPS
-        what = "int64 indices" if self.g.node(name).op in INDEX_OPS else "integers"
+        kind = INDEX_TYPES[self.get(name).dtype]
+        what = f"{kind} indices" if self.g.node(name).op in INDEX_OPS else "integers"
         raise LoweringError(f"{origin(self.g.node(name))}: its {what} are used by "
                             f"{', '.join(users) or 'a layer'}, which ptec computes only on float values: "
                             f"convert them first with .float()")
+
+    def half_output(self, name: str) -> Act:
+        """A model output torch returns as float16 (x.half(): capture_casts):
+        the fp32 value converted by _to_dim_order_copy into Half, rounded to
+        nearest even. bfloat16 outputs are refused: ptec's runtime and its
+        host tools hold no bfloat16 tensors."""
+        dtype = self.g.node(name).attrs["out_dtype"]
+        if dtype != "float16":
+            raise LoweringError(f"{origin(self.g.node(name))}: the model returns {dtype}, which ptec's programs "
+                                f"do not hold: return .float() of it (float32), or .half() (float16)")
+        x = self.f(name)
+        out = new_act(self.b, ScalarType.HALF, x.sizes)
+        self.b.call("dim_order_ops::_to_dim_order_copy.out", self=x.value, non_blocking=False, dim_order=None,
+                    out=out.value)
+        return out
 
     def const_q(self, name: str, scale: float, zp: int, sizes=None) -> Act:
         """A constant node (reshaped to `sizes`) as an int8 constant on (scale, zp)."""
@@ -266,6 +285,9 @@ class LoweringContext:
             elif self.int8_io:
                 a = self.q(name)
                 outputs.append(IOInfo(name, a.sizes, "int8", layout(a.sizes), a.scale, a.zp))
+            elif self.g.node(name).attrs.get("out_dtype"):
+                a = self.half_output(name)
+                outputs.append(IOInfo(name, a.sizes, "float16", layout(a.sizes)))
             else:
                 a = self.f(name)
                 outputs.append(IOInfo(name, a.sizes, "float32", layout(a.sizes)))

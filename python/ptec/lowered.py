@@ -88,7 +88,8 @@ def from_physical(b: ProgramBuilder, y: Act) -> Act:
 class IOInfo:
     name: str
     sizes: List[int]
-    dtype: str                       # "float32", "int8", "int64" (an index: argmax), "bool", "int32"
+    dtype: str                       # "float32", "int8", "int64" or "int32" (an index: argmax, x.long()),
+                                     # "bool", "float16" (an output torch returns as half)
     dim_order: List[int]
     scale: Optional[float] = None
     zero_point: Optional[int] = None

@@ -289,6 +289,32 @@ def affine_qparams(lo: float, hi: float) -> Tuple[float, int]:
     return float(np.float32(scale)), max(qm.QMIN, min(qm.QMAX, zp))
 
 
+# element-wise functions whose values are whole numbers
+WHOLE_VALUED = ("floor", "ceil", "trunc", "sign")
+
+
+def _whole_numbers_for_ids(g: Graph, n: Node) -> bool:
+    """A whole-valued function (torch.floor(x), x.round()) read only by
+    x.long() / x.int() (to_index): ids, which truncation of a value a little
+    below its whole number would move by one."""
+    whole = n.op == "elementwise" and (n.attrs.get("fn") in WHOLE_VALUED
+                                       or (n.attrs.get("fn") == "round" and not n.attrs.get("decimals")))
+    users = g.users(n.name)
+    return whole and bool(users) and all(u.op == "to_index" for u in users) and n.name not in g.outputs
+
+
+def whole_number_qparams(lo: float, hi: float) -> Tuple[float, int]:
+    """int8 qparams on which every whole number of [lo, hi] is exact: a
+    power-of-two scale (so (q - zp) * scale is exact in float32) of at most
+    1 when the span fits 255 steps (else the smallest power of two that
+    covers it, whose grid holds the even, or fourfold, ... numbers)."""
+    lo, hi = min(np.floor(lo), 0.0), max(np.ceil(hi), 0.0)
+    span = max(hi - lo, 1.0)
+    scale = 2.0 ** -np.floor(np.log2(255.0 / span))
+    zp = int(qm.QMIN - np.floor(lo / scale))
+    return float(scale), max(qm.QMIN, min(qm.QMAX, zp))
+
+
 def symmetric_weight_scales(w: np.ndarray, per_channel: bool, bits: int = 8) -> np.ndarray:
     """Scales that map each channel's (or the tensor's) largest |w| to the
     largest symmetric code: 127 for int8, 7 for int4."""
@@ -419,6 +445,13 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
             # rows of the table: its own range, so every row is on the grid
             w = np.asarray(n.attrs["weight"], np.float64)
             n.qparams = affine_qparams(float(w.min()), float(w.max()))
+        elif n.op == "elementwise" and n.attrs.get("fn") in ("to_half", "to_bfloat16") and \
+                g.node(n.inputs[0]).qparams is not None:
+            # x.half(): the rounding to half precision on its input's own grid, which it
+            # (nearly always) leaves in place: no second int8 rounding onto a grid of its own
+            n.qparams = g.node(n.inputs[0]).qparams
+        elif _whole_numbers_for_ids(g, n):
+            n.qparams = whole_number_qparams(*observer.range(n.name))
         elif n.op in ("softmax", "masked_softmax"):
             n.qparams = (qm.SOFTMAX_OUTPUT_SCALE, qm.SOFTMAX_OUTPUT_ZERO_POINT)
         elif n.op == "random_dropout" and g.node(n.inputs[0]).qparams:

@@ -78,7 +78,8 @@ def index_program():
     """argmax over a dim into int64, converted to float32; argmin kept as an
     int64 output: the kernels of model outputs that are class indices; an
     embedding of int64 token ids; a sort and a topk (k, dim and the two
-    outputs' sizes for damage to meet); a gather by argmin's index."""
+    outputs' sizes for damage to meet); a gather by argmin's index; ids
+    computed from floats, pow and atan2, and a half output."""
     f32, i64 = ScalarType.FLOAT, ScalarType.LONG
     b = ProgramBuilder()
     x = b.tensor(f32, [2, 5], None)
@@ -111,7 +112,20 @@ def index_program():
     # x's entries picked along dim 0 by argmin's index (in range, as above)
     picked = b.tensor(f32, [1, 5], None)
     b.call("aten::gather.out", self=x, dim=0, index=j, sparse_grad=False, out=picked)
-    b.set_io([x], [f, j, rows, sv, si, tv, ti, back, picked])
+    # ids computed from the float input (x.long(): the fuzzer's 0x3F bytes are
+    # 0.75, id 0), the float functions of two tensors and the half output
+    k = b.tensor(i64, [2, 5], None)
+    b.call("dim_order_ops::_to_dim_order_copy.out", self=x, non_blocking=False, dim_order=None, out=k)
+    embedded = b.tensor(ScalarType.CHAR, [2, 5, 4], None)
+    b.call("aten::embedding.out", weight=b.constant(np.arange(-20, 20, dtype=np.int8).reshape(10, 4)), indices=k,
+           padding_idx=-1, scale_grad_by_freq=False, sparse=False, out=embedded)
+    p = b.tensor(f32, [2, 5], None)
+    b.call("aten::pow.Tensor_Tensor_out", self=x, exponent=b.constant(np.full([5], 1.5, np.float32)), out=p)
+    a = b.tensor(f32, [2, 5], None)
+    b.call("aten::atan2.out", self=p, other=x, out=a)
+    h = b.tensor(ScalarType.HALF, [2, 5], None)
+    b.call("dim_order_ops::_to_dim_order_copy.out", self=a, non_blocking=False, dim_order=None, out=h)
+    b.set_io([x], [f, j, rows, sv, si, tv, ti, back, picked, embedded, h])
     return b.build()
 
 

@@ -296,12 +296,87 @@ fail_case("argmin_sizes", arg_op("aten::argmin.out", [2, 3], [2], dim=1, keepdim
 fail_case("argmax_empty", arg_op("aten::argmax.out", [2, 0], [2], dim=1, keepdim=False), INVALID_ARGUMENT,
           "over no elements")
 fail_case("to_float_out_int8", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=I64, out_st=I8,
-                                      non_blocking=False, dim_order=None), NOT_SUPPORTED, "into float32 only")
+                                      non_blocking=False, dim_order=None), NOT_SUPPORTED, "into float32, float32 into")
 fail_case("to_float_sizes", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [4], st=I64, out_st=F32,
                                    non_blocking=False, dim_order=None), INVALID_ARGUMENT, "self's sizes")
 fail_case("to_float_dim_order", arg_op("dim_order_ops::_to_dim_order_copy.out", [2, 3], [2, 3], st=I64, out_st=F32,
                                        non_blocking=False, dim_order=[1, 0]), INVALID_ARGUMENT,
           "differs from dim_order")
+
+# float32 into int64 / int32: truncation toward zero; -2^63 and the largest
+# float below 2^63 (2^63 - 2^39) fit int64, -2^31 and 2^31 - 128 fit int32
+run_case("to_int64", arg_op("dim_order_ops::_to_dim_order_copy.out", [6], [6], out_st=I64,
+                            non_blocking=False, dim_order=None),
+         [(np.array([-2.75, -0.5, 0.5, 2.9375, -2.0 ** 63, 2.0 ** 63 - 2.0 ** 39], np.float32), None)],
+         [(np.array([-2, 0, 0, 2, -2 ** 63, 2 ** 63 - 2 ** 39], np.int64), None)])
+run_case("to_int32", arg_op("dim_order_ops::_to_dim_order_copy.out", [4], [4], out_st=ScalarType.INT,
+                            non_blocking=False, dim_order=None),
+         [(np.array([-2.0 ** 31, 2.0 ** 31 - 128, -7.99, 7.99], np.float32), None)],
+         [(np.array([-2 ** 31, 2 ** 31 - 128, -7, 7], np.int32), None)])
+# float32 into float16, nearest even: 1 + 2^-11 ties down to 1, 1 + 3 * 2^-11 up to 1 + 2^-9; 65519.99 stays
+# 65504, 65520 (the tie above it) is infinite; 2^-24 the smallest subnormal, 2^-25 ties down to 0,
+# 1.5 * 2^-25 up to 2^-24; 2^-14 - 2^-26 rounds up to the smallest normal; NaN quiet of its sign
+H = [1 + 2 ** -11, 1 + 3 * 2 ** -11, 65519.99, 65520, 2 ** -24, 2 ** -25, 1.5 * 2 ** -25, 2 ** -14 - 2 ** -26, -0.0,
+     -np.inf, -np.nan, -3.0]
+run_case("to_half", arg_op("dim_order_ops::_to_dim_order_copy.out", [len(H)], [len(H)], out_st=ScalarType.HALF,
+                           non_blocking=False, dim_order=None),
+         [(np.array(H, np.float32), None)],
+         [(np.array([0x3C00, 0x3C02, 0x7BFF, 0x7C00, 0x0001, 0x0000, 0x0001, 0x0400, 0x8000, 0xFC00, 0xFE00, 0xC200],
+                    np.uint16), None)])
+fail_case("to_int_from_int8", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=I8, out_st=I64,
+                                     non_blocking=False, dim_order=None), NOT_SUPPORTED, "float32 into int64/int32")
+
+
+def two_op(key, a_shape, b_shape, out_shape, st=F32, out_st=F32, other="other"):
+    """A float function of two tensors (aten::pow.Tensor_Tensor_out, atan2, ...)."""
+    b = ProgramBuilder()
+    x, y = b.tensor(st, a_shape), b.tensor(st, b_shape)
+    out = b.tensor(out_st, out_shape)
+    b.call(key, self=x, out=out, **{other: y})
+    b.set_io([x, y], [out])
+    return b
+
+
+POW = "aten::pow.Tensor_Tensor_out"
+FMAX = float(np.finfo(np.float32).max)
+# C99's (and torch's) pow: (-2)^3 = -8, (-2)^-2 = 0.25, (-2)^0.5 NaN, NaN^0 = 1, 1^NaN = 1,
+# 2^128 beyond float32: infinite; 0^-1 = inf; (-0)^-1 = -inf
+run_case("pow_special", two_op(POW, [8], [8], [8], other="exponent"),
+         [(np.array([-2, -2, -2, np.nan, 1, 2, 0, -0.0], np.float32), None),
+          (np.array([3, -2, 0.5, 0, np.nan, 128, -1, -1], np.float32), None)],
+         [(np.array([-8, 0.25, np.nan, 1, 1, np.inf, np.inf, -np.inf], np.float32), None)])
+# broadcast [2, 1] ** [3]: rows 2 and 3 to the powers 0, 1, 2
+run_case("pow_broadcast", two_op(POW, [2, 1], [3], [2, 3], other="exponent"),
+         [(np.array([[2], [3]], np.float32), None), (np.array([0, 1, 2], np.float32), None)],
+         [(np.array([[1, 2, 4], [1, 3, 9]], np.float32), None)])
+# atan2(y, x): the quadrant from both signs; (+0, -0) is +pi, (-0, -0) is -pi, (1, 1) pi/4;
+# every result the float32 nearest the exact angle
+PI, QUARTER = float(np.float32(np.pi)), float(np.float32(np.pi / 4))
+run_case("atan2_quadrants", two_op("aten::atan2.out", [6], [6], [6]),
+         [(np.array([0.0, -0.0, 1, -1, 1, 0], np.float32), None),
+          (np.array([-0.0, -0.0, 1, -1, 0, 1], np.float32), None)],
+         [(np.array([PI, -PI, QUARTER, -3 * QUARTER, 2 * QUARTER, 0], np.float32), None)])
+# hypot: 3-4-5; inf beats NaN; FLT_MAX twice overflows (sqrt 2 * FLT_MAX), FLT_MAX with 1 stays
+run_case("hypot_edges", two_op("aten::hypot.out", [4], [4], [4]),
+         [(np.array([3, np.inf, FMAX, FMAX], np.float32), None), (np.array([4, np.nan, FMAX, 1], np.float32), None)],
+         [(np.array([5, np.inf, np.inf, FMAX], np.float32), None)])
+# fmod keeps the dividend's sign, remainder takes the divisor's; x % 0 is NaN in both
+for key, want in (("aten::fmod.Tensor_out", [1.5, -1.5, 1.5, np.nan]),
+                  ("aten::remainder.Tensor_out", [-0.5, 0.5, 1.5, np.nan])):
+    run_case(key[6:].split(".")[0], two_op(key, [4], [4], [4]),
+             [(np.array([5.5, -5.5, 5.5, 1], np.float32), None), (np.array([-2, 2, 2, 0], np.float32), None)],
+             [(np.array(want, np.float32), None)])
+# copysign: the sign bit of other, -0.0 included
+run_case("copysign", two_op("aten::copysign.out", [3], [3], [3]),
+         [(np.array([3, -2, 0], np.float32), None), (np.array([-0.0, 1, -5], np.float32), None)],
+         [(np.array([-3, 2, -0.0], np.float32), None)])
+fail_case("pow_int8", two_op(POW, [3], [3], [3], st=I8, out_st=I8, other="exponent"), NOT_SUPPORTED,
+          "dtype must be float32")
+fail_case("atan2_out_int64", two_op("aten::atan2.out", [3], [3], [3], out_st=I64), NOT_SUPPORTED,
+          "dtype must be float32")
+fail_case("hypot_broadcast", two_op("aten::hypot.out", [2], [3], [3]), INVALID_ARGUMENT, "does not broadcast")
+fail_case("fmod_rank", two_op("aten::fmod.Tensor_out", [1, 3], [3], [3]), INVALID_ARGUMENT,
+          "more dimensions than out")
 
 
 def embedding_op(table, ids_shape, out_shape, ids_st=I64, out_st=None):

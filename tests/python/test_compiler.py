@@ -139,20 +139,20 @@ def test_int8_io(zoo_models):
     assert res.lowered.inputs[0].scale > 0 and res.lowered.outputs[0].zero_point is not None
 
 
-class _NeedsAtan2(nn.Module):
-    # torch.atan2: no ptec kernel (docs/refused-operators.md lists it)
+class _NeedsLogaddexp(nn.Module):
+    # torch.logaddexp: a function of two tensors ptec has no kernel for
     def __init__(self):
         super().__init__()
         self.fc = nn.Linear(4, 4)
 
     def forward(self, x):
-        return torch.atan2(self.fc(x), x)
+        return torch.logaddexp(self.fc(x), x)
 
 
 def test_missing_kernel_fails_and_lists_ops():
     x = torch.randn(1, 4)
-    with pytest.raises(CompileError, match=r"no kernel for atan2 \(torch.atan2\)"):
-        compile_model(_NeedsAtan2().eval(), [x], [(x,)])
+    with pytest.raises(CompileError, match=r"no kernel for logaddexp \(torch.logaddexp\)"):
+        compile_model(_NeedsLogaddexp().eval(), [x], [(x,)])
 
 
 def test_cli_missing_kernel_writes_no_file(tmp_path):
@@ -160,10 +160,10 @@ def test_cli_missing_kernel_writes_no_file(tmp_path):
                                     "class M(nn.Module):\n"
                                     "    input_shape = (1, 4)\n"
                                     "    def forward(self, x):\n"
-                                    "        return torch.atan2(x, x + 1.0) + 1.0\n"
+                                    "        return torch.logaddexp(x, x + 1.0) + 1.0\n"
                                     "def make():\n    return M()\n")
     assert r.returncode != 0
-    assert "no kernel for atan2 (torch.atan2)" in r.stderr and "aten::" not in r.stderr, r.stderr
+    assert "no kernel for logaddexp (torch.logaddexp)" in r.stderr and "aten::" not in r.stderr, r.stderr
     assert not out.exists()
 
 

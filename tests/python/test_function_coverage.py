@@ -188,6 +188,22 @@ RUNS = {
     "torch.round(decimals)": (lambda x: torch.round(x, decimals=1), S3, R, 5.0, "int8"),
     "Tensor.frac": (lambda x: x.frac(), S3, R, 2.0, "int8"),
     "x // c, x % c": (lambda x: x // 0.5 + x % 0.7, S3, R, 15.5, "int8"),
+    # functions of two tensors: fp32 portable kernels between a dequantize and a quantize
+    # (measured worst steps in the comment; the remainders jump where the int8 rounding crosses a multiple)
+    "x ** x": (lambda x: x ** x, S3, POS, 0.5, "fp32"),                                       # 0.00
+    "torch.pow(x, tensor)": (lambda x: torch.pow(x.abs() + 0.5, x.flip(-1)), S3, (-2.0, 2.0), 2.0, "fp32"),  # 1.50
+    "torch.atan2": (lambda x: torch.atan2(x, x + 1), S3, R, 3.0, "fp32"),                     # 2.22
+    "torch.hypot": (lambda x: torch.hypot(x, x.flip(-1)), S3, R, 1.5, "fp32"),                # 1.03
+    "torch.fmod/remainder/% of tensors": (lambda x: torch.fmod(x, x.flip(-1).abs() + 0.5)
+                                          + torch.remainder(x, x.flip(-1) + 3.5) + x % (x.flip(1) - 3.5),
+                                          S3, R, 2.5, "fp32"),                                # 1.88
+    "torch.copysign": (lambda x: torch.copysign(x, x.flip(-1)), S3, R, 1.0, "fp32"),          # 0.50
+    # float casts: .float() of a float is the value; .half()/.bfloat16() the rounding (a LUT), a half output Half
+    "Tensor.half()": (lambda x: torch.tanh(x).half(), S3, R, 2.0, "int8"),                   # 1.63 (as tanh)
+    "Tensor.to(float16/bfloat16/float32)": (lambda x: x.to(torch.float16).float() + x.bfloat16().to(torch.float32)
+                                            + x.float(), S3, R, 1.5, "int8"),
+    # float to int64: truncation (_to_dim_order_copy), then int64 ids or .float()
+    "Tensor.long().float()": (lambda x: (x * 2).long().float() * 0.5, S3, R, 1.0, "int8"),    # 0.50
     # torch.nn.functional
     "F.relu": (F.relu, S3, R, 0.5, "int8"),
     "F.relu6/hardtanh": (lambda x: F.relu6(x) + F.hardtanh(x), S3, R, 2.0, "int8"),
@@ -249,6 +265,13 @@ RUNS = {
                                   S4, R, 0.5, "int8"),
     "torch.channel_shuffle": (lambda x: torch.channel_shuffle(x, 2), (1, 4, 2, 2), R, 0.5, "int8"),
     "F.unfold/fold": (lambda x: F.fold(F.unfold(x, 2, stride=2), (4, 4), 2, stride=2), S4, R, 0.5, "int8"),
+    # ids computed in the program: x.long() into the int8 table's rows (an id moves by one
+    # where the int8 rounding of |x| * 3 crosses a whole number: a row apart)
+    "F.embedding(computed ids)": (lambda x: F.embedding((x.abs() * 3).long(), torch.linspace(-1, 1, 40)
+                                                        .reshape(10, 4)), (1, 5), R, 1.0, "int8"),   # 0.50
+    "F.embedding_bag(computed ids)": (lambda x: F.embedding_bag(torch.floor(x.abs() * 3).to(torch.int64),
+                                                                torch.linspace(-1, 1, 40).reshape(10, 4)),
+                                      (1, 5), R, 1.5, "int8"),                                       # 0.65
     "F.dropout(training=False)": (lambda x: F.dropout(x, 0.5, training=False) + F.alpha_dropout(x, 0.5), S3, R,
                                   0.5, "int8"),
 }

@@ -27,6 +27,7 @@ from ..ops import OPERATORS, signature
 from .schema import KernelCall, Program, ScalarType, Tensor, TensorList
 
 F32 = frozenset({ScalarType.FLOAT})
+F16 = frozenset({ScalarType.HALF})
 I8 = frozenset({ScalarType.CHAR})
 I32 = frozenset({ScalarType.INT})
 I64 = frozenset({ScalarType.LONG})
@@ -87,6 +88,20 @@ RULES: Dict[str, Rule] = {
     "aten::sub.out": _binary("sub"),
     "aten::mul.out": _binary("mul"),
     "aten::div.out": _binary("div"),
+    # float32 functions of two tensors (pattern/bitwise_op and
+    # util/elementwise_util: one dim-order class, broadcast like add)
+    "aten::pow.Tensor_Tensor_out": Rule("kernels/portable/cpu/op_pow.cpp", same_dim_order=("self", "exponent", "out"),
+                                        broadcast=("self", "exponent", "out")),
+    "aten::atan2.out": _binary("atan2"),
+    "aten::fmod.Tensor_out": _binary("fmod"),
+    "aten::remainder.Tensor_out": _binary("remainder"),
+    # upstream's portable library has no hypot or copysign kernel
+    "aten::hypot.out": Rule("none: ptec only (src/kernels/portable/op_float_binary_math.c)",
+                            same_dim_order=("self", "other", "out"), broadcast=("self", "other", "out"),
+                            upstream_library="none (ptec only)"),
+    "aten::copysign.out": Rule("none: ptec only (src/kernels/portable/op_float_binary_math.c)",
+                               same_dim_order=("self", "other", "out"), broadcast=("self", "other", "out"),
+                               upstream_library="none (ptec only)"),
     "aten::relu.out": _unary("relu"),
     "aten::sigmoid.out": _unary("sigmoid"),
     "aten::tanh.out": _unary("tanh", "kernels/portable/cpu/pattern/"
@@ -211,11 +226,12 @@ RULES: Dict[str, Rule] = {
     "dim_order_ops::_clone_dim_order.out": Rule(
         "kernels/portable/cpu/op__clone_dim_order.cpp (check__to_dim_order_copy_args)",
         same_dtype=("self", "out"), dim_order_argument=True),
-    # the dtype conversion itself; ptec's kernel converts into float32 (and
-    # a bool into int32/int64)
+    # the dtype conversion itself; ptec's kernel converts into float32,
+    # float32 into int64 / int32 (ids computed in the program) or half (an
+    # output), and a bool into int32/int64
     "dim_order_ops::_to_dim_order_copy.out": Rule(
         "kernels/portable/cpu/op__to_dim_order_copy.cpp (check__to_dim_order_copy_args)",
-        same_dim_order=("self", "out"), dtypes=(("out", F32 | I32 | I64),), dim_order_argument=True),
+        same_dim_order=("self", "out"), dtypes=(("out", F32 | I32 | I64 | F16),), dim_order_argument=True),
     # pattern/comparison_op.h and pattern/logical_op.cpp: one dim order for
     # every tensor, inputs broadcast into out as the binary ops do; ptec's
     # calls give a bool out

@@ -17,6 +17,7 @@ from typing import List, Optional, Sequence
 import numpy as np
 
 F32 = np.float32
+QUIET_NAN = np.frombuffer(np.uint32(0x7FC00000).tobytes(), F32)[0]
 
 
 def _pair(v) -> List[int]:
@@ -63,6 +64,45 @@ def binary(kind: str, a: np.ndarray, b: np.ndarray, alpha=1) -> np.ndarray:
         r = {"add": lambda: wa + int(alpha) * wb, "sub": lambda: wa - int(alpha) * wb,
              "mul": lambda: wa * wb}[kind]()
     return r.astype(a.dtype)
+
+
+def _narrow(d: np.ndarray) -> np.ndarray:
+    """float64 to float32, to nearest even (numpy's cast: beyond the float
+    range by half a step or more, infinite)."""
+    with np.errstate(over="ignore"):
+        return np.asarray(d, np.float64).astype(F32)
+
+
+def _remainder(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """torch.remainder of floats: the result takes the divisor's sign
+    (Python's %); numpy's fmod keeps the dividend's, so a nonzero result
+    of the other sign moves by one divisor."""
+    m = np.fmod(a, b)
+    move = (m != 0) & ((b < 0) != (m < 0))
+    return np.where(move, m + b, m).astype(F32)
+
+
+# torch's float functions of two tensors: pow, atan2 and hypot rounded once
+# from float64 (the C kernel's way; numpy's float64 functions are C99's,
+# as torch's std:: ones), the rest exact in float32
+BINARY_MATH = {
+    "pow": lambda a, b: _narrow(np.power(a.astype(np.float64), b.astype(np.float64))),
+    "atan2": lambda a, b: _narrow(np.arctan2(a.astype(np.float64), b.astype(np.float64))),
+    "hypot": lambda a, b: _narrow(np.hypot(a.astype(np.float64), b.astype(np.float64))),
+    "fmod": lambda a, b: np.fmod(a, b).astype(F32),
+    "remainder": _remainder,
+    "copysign": lambda a, b: np.copysign(a, b).astype(F32),
+}
+
+
+def binary_math(fn: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """aten::pow.Tensor_Tensor_out, atan2, hypot, fmod.Tensor_out,
+    remainder.Tensor_out, copysign on float32 tensors, broadcast; every NaN
+    is the quiet NaN 0x7FC00000, as the C kernel writes it."""
+    a, b = np.broadcast_arrays(np.asarray(a, F32), np.asarray(b, F32))
+    with np.errstate(all="ignore"):
+        r = BINARY_MATH[fn](a, b)
+    return np.where(np.isnan(r), QUIET_NAN, r).astype(F32)     # the kernel's one NaN
 
 
 # -- convolution and linear ----------------------------------------------------
@@ -348,6 +388,31 @@ def logical(kind: str, x, other=None) -> np.ndarray:
 def where(cond, a, b) -> np.ndarray:
     """aten::where.self_out: a where cond is true (nonzero), else b, broadcast."""
     return np.where(_truth(cond), np.asarray(a), np.asarray(b))
+
+
+def to_half(x) -> np.ndarray:
+    """dim_order_ops::_to_dim_order_copy.out from float32 into float16:
+    numpy's IEEE conversion (nearest even, subnormals, overflow to
+    infinity); a NaN as the quiet NaN of its sign, as the C kernel writes it."""
+    x = np.asarray(x, F32)
+    with np.errstate(over="ignore"):
+        h = x.astype(np.float16)
+    quiet = np.where(np.signbit(x), np.float16(-np.nan), np.float16(np.nan))
+    return np.where(np.isnan(x), quiet, h)
+
+
+def to_integer(x, dtype) -> np.ndarray:
+    """dim_order_ops::_to_dim_order_copy.out from float32 into int64 or
+    int32 (numpy dtype): truncation toward zero; a NaN, an infinity or a
+    truncation outside the type is an error, as in the C kernel."""
+    x = np.asarray(x, F32)
+    bound = 2.0 ** (np.iinfo(dtype).bits - 1)           # exact in float64, unlike the type's max
+    with np.errstate(invalid="ignore"):
+        t = np.trunc(x.astype(np.float64))
+        ok = (t >= -bound) & (t < bound)
+    if not np.all(ok):
+        raise ValueError(f"to_dim_order_copy: a value is NaN, infinite or outside {np.dtype(dtype).name}")
+    return t.astype(dtype)
 
 
 def softmax(x, dim: int) -> np.ndarray:

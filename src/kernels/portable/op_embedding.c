@@ -87,10 +87,9 @@ static int64_t index_at(const embedding_state *s, const void *ids, uint32_t i)
     return s->wide ? ((const int64_t *)ids)[i] : (int64_t)((const int32_t *)ids)[i];
 }
 
-/* An id that names no row of the table */
-static bool outside(const embedding_state *s, int64_t id)
+static bool in_table(const embedding_state *s, int64_t id)
 {
-    return id < 0 || id >= (int64_t)s->rows;
+    return id >= 0 && id < (int64_t)s->rows;
 }
 
 static ptec_status run(ptec_op *op)
@@ -101,17 +100,17 @@ static ptec_status run(ptec_op *op)
      * leaves out untouched rather than half written. */
     for (uint32_t i = 0; i < t_i->numel; ++i) {
         int64_t id = index_at(s, t_i->data, i);
-        if (outside(s, id)) {
+        if (!in_table(s, id)) {
             return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 1, PTEC_MSG("an index is outside the table"));
         }
     }
     const uint8_t *table = t_w->data;
     uint8_t *y = t_out->data;
     for (uint32_t i = 0; i < t_i->numel; ++i) {
-        /* checked again: a hostile plan may place out over the ids, so the
-         * rows already written can have changed the ids still to read */
+        /* read again, and checked again: a program whose out shares memory
+         * with the indices (a hostile plan) overwrites ids already checked */
         int64_t id = index_at(s, t_i->data, i);
-        if (outside(s, id)) {
+        if (!in_table(s, id)) {
             return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 1, PTEC_MSG("an index is outside the table"));
         }
         memcpy(y + (size_t)i * s->row_bytes, table + (size_t)id * s->row_bytes, s->row_bytes);

@@ -1,21 +1,29 @@
 /* dim_order_ops::_to_dim_order_copy.out(Tensor self, *, bool non_blocking=False,
  *                                       int[]? dim_order=None, Tensor(a!) out)
  *
- * A dtype conversion, ExecuTorch's form of `x.to(dtype)` / `x.float()`:
- * here from an integer tensor (int64 indices of argmax, int8/16/32, uint8)
- * or float32 into float32, element by element in one dim order. Only into
- * float32 because every integer converts to it with a defined result (C
- * rounds an int64 beyond 2^24 to the nearest float), while a float out of
- * an integer type's range has no defined conversion in C. A bool (a
- * comparison's result: `mask.float()`, `.int()`, `.long()`) converts into
- * float32, int32 or int64 as 0 or 1 (any nonzero byte is true). */
+ * A dtype conversion, ExecuTorch's form of `x.to(dtype)` / `x.float()` /
+ * `x.long()`, element by element in one dim order:
+ *  - an integer tensor (int64 indices of argmax, int8/16/32, uint8) or
+ *    float32 into float32: every integer converts with a defined result (C
+ *    rounds an int64 beyond 2^24 to the nearest float);
+ *  - float32 into int64 or int32 (ids computed in the program): truncation
+ *    toward zero, as PyTorch's. A NaN, an infinity or a value whose
+ *    truncation is outside the integer type has no defined conversion in C
+ *    (PyTorch's result there is whatever the CPU gives): it fails the
+ *    execute with InvalidArgument, checked for every element before any is
+ *    written;
+ *  - float32 into float16 (a Half program output, `x.half()`): IEEE
+ *    round to nearest even, subnormals kept, beyond the largest half by
+ *    half a step or more infinite, NaN a quiet NaN of its sign;
+ *  - a bool (a comparison's result: `mask.float()`, `.int()`, `.long()`)
+ *    into float32, int32 or int64 as 0 or 1 (any nonzero byte is true). */
 #include <string.h>
 
 #include "kernels/portable/portable_args.h"
 
 typedef struct to_copy_state {
-    uint8_t dtype; /* self's */
-    uint8_t out;   /* out's */
+    uint8_t dtype;     /* self's */
+    uint8_t out_dtype; /* float32, or int64/int32/half from float32 */
 } to_copy_state;
 
 static bool convertible(uint8_t dtype)
@@ -32,10 +40,15 @@ static ptec_status prepare(ptec_op *op)
     if (st != PTEC_OK) {
         return st;
     }
-    bool into_int = out->dtype == PTEC_DTYPE_INT || out->dtype == PTEC_DTYPE_LONG;
-    if (!convertible(self->dtype) || (out->dtype != PTEC_DTYPE_FLOAT && !(into_int && self->dtype == PTEC_DTYPE_BOOL))) {
+    bool to_float = convertible(self->dtype) && out->dtype == PTEC_DTYPE_FLOAT;
+    bool from_float = self->dtype == PTEC_DTYPE_FLOAT;
+    bool to_index = from_float && (out->dtype == PTEC_DTYPE_LONG || out->dtype == PTEC_DTYPE_INT);
+    bool to_half = from_float && out->dtype == PTEC_DTYPE_HALF;
+    bool bool_to_int = self->dtype == PTEC_DTYPE_BOOL && (out->dtype == PTEC_DTYPE_LONG || out->dtype == PTEC_DTYPE_INT);
+    if (!to_float && !to_index && !to_half && !bool_to_int) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, -1,
-                            PTEC_MSG("into float32 only (a bool also into int32/int64)"));
+                            PTEC_MSG("converts integers, bools and float32 into float32, float32 into int64/int32/half, "
+                                     "bools into int64/int32"));
     }
     if (out->flags & PTEC_TENSOR_CONSTANT) {
         return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 3, PTEC_MSG("out must not be a constant tensor"));
@@ -44,36 +57,116 @@ static ptec_status prepare(ptec_op *op)
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, -1, PTEC_MSG("out must have self's sizes and dim order"));
     }
     s->dtype = self->dtype;
-    s->out = out->dtype;
+    s->out_dtype = out->dtype;
+    return PTEC_OK;
+}
+
+/* Whether float v truncates to an integer in [-2^(bits-1), 2^(bits-1)):
+ * the bounds are powers of two, exact in float, and no float lies between
+ * -2^(bits-1) - 1 and -2^(bits-1); NaN fails both tests. */
+static bool truncates_into(float v, int bits)
+{
+    const float bound = bits == 64 ? 0x1p63f : 0x1p31f;
+    return v >= -bound && v < bound;
+}
+
+static ptec_status run_to_index(ptec_op *op, const to_copy_state *s)
+{
+    const ptec_tensor *t_in = ptec_op_tensor(op, 0), *t_out = ptec_op_tensor(op, 3);
+    const float *x = t_in->data;
+    uint32_t n = t_out->numel;
+    int bits = s->out_dtype == PTEC_DTYPE_LONG ? 64 : 32;
+    for (uint32_t i = 0; i < n; ++i) {
+        if (!truncates_into(x[i], bits)) {
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 0,
+                                PTEC_MSG("a value is NaN, infinite or outside the integer type"));
+        }
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        if (bits == 64) {
+            ((int64_t *)t_out->data)[i] = (int64_t)x[i];
+        } else {
+            ((int32_t *)t_out->data)[i] = (int32_t)x[i];
+        }
+    }
+    return PTEC_OK;
+}
+
+/* IEEE binary16 of f, rounded to nearest even. */
+static uint16_t half_bits(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+    uint32_t a = x & 0x7FFFFFFFu;
+    if (a > 0x7F800000u) {
+        return (uint16_t)(sign | 0x7E00u); /* NaN */
+    }
+    if (a >= 0x477FF000u) {
+        return (uint16_t)(sign | 0x7C00u); /* 65520 and up: the tie above 65504 goes to even, infinity */
+    }
+    uint32_t e = a >> 23;
+    if (e < 113u) { /* below 2^-14: a subnormal half (units of 2^-24) or zero */
+        if (e < 102u) {
+            return sign; /* below 2^-25, half the smallest subnormal */
+        }
+        uint32_t m = (a & 0x7FFFFFu) | 0x800000u; /* the value is m * 2^(e - 150) */
+        uint32_t shift = 126u - e;                /* 14 .. 24 */
+        uint32_t q = m >> shift, rem = m & ((1u << shift) - 1u), mid = 1u << (shift - 1u);
+        q += rem > mid || (rem == mid && (q & 1u));
+        return (uint16_t)(sign | q); /* 0x400 when it rounds up to 2^-14: the right encoding */
+    }
+    uint32_t r = a - 0x38000000u; /* exponent rebiased from 127 to 15 */
+    uint32_t q = r >> 13, rem = r & 0x1FFFu;
+    q += rem > 0x1000u || (rem == 0x1000u && (q & 1u)); /* a carry moves into the exponent, as it should */
+    return (uint16_t)(sign | q);
+}
+
+/* 0 or 1 per bool; one loop per out dtype, each choosing between two
+ * constants (no conversion inside a branch, which GCC emits for Cortex-M55
+ * as a predicated vcvt its assembler rejects). */
+static ptec_status run_from_bool(ptec_op *op, const to_copy_state *s)
+{
+    const ptec_tensor *t_in = ptec_op_tensor(op, 0), *t_out = ptec_op_tensor(op, 3);
+    const uint8_t *b = t_in->data;
+    uint32_t n = t_out->numel;
+    if (s->out_dtype == PTEC_DTYPE_LONG) {
+        for (uint32_t i = 0; i < n; ++i) {
+            ((int64_t *)t_out->data)[i] = b[i] != 0u ? 1 : 0;
+        }
+    } else if (s->out_dtype == PTEC_DTYPE_INT) {
+        for (uint32_t i = 0; i < n; ++i) {
+            ((int32_t *)t_out->data)[i] = b[i] != 0u ? 1 : 0;
+        }
+    } else {
+        for (uint32_t i = 0; i < n; ++i) {
+            ((float *)t_out->data)[i] = b[i] != 0u ? 1.0f : 0.0f;
+        }
+    }
     return PTEC_OK;
 }
 
 static ptec_status run(ptec_op *op)
 {
     const to_copy_state *s = op->state;
-    const ptec_tensor *t_in = ptec_op_tensor(op, 0), *t_out = ptec_op_tensor(op, 3);
-    float *y = t_out->data;
-    uint32_t n = t_out->numel;
     if (s->dtype == PTEC_DTYPE_BOOL) {
-        /* one loop per out dtype, each choosing between two constants (no
-         * conversion inside a branch, which GCC emits for Cortex-M55 as a
-         * predicated vcvt its assembler rejects) */
-        const uint8_t *b = t_in->data;
-        if (s->out == PTEC_DTYPE_LONG) {
-            for (uint32_t i = 0; i < n; ++i) {
-                ((int64_t *)t_out->data)[i] = b[i] != 0u ? 1 : 0;
-            }
-        } else if (s->out == PTEC_DTYPE_INT) {
-            for (uint32_t i = 0; i < n; ++i) {
-                ((int32_t *)t_out->data)[i] = b[i] != 0u ? 1 : 0;
-            }
-        } else {
-            for (uint32_t i = 0; i < n; ++i) {
-                y[i] = b[i] != 0u ? 1.0f : 0.0f;
-            }
+        return run_from_bool(op, s);
+    }
+    if (s->out_dtype == PTEC_DTYPE_HALF) {
+        const float *x = ptec_op_tensor(op, 0)->data;
+        const ptec_tensor *t_out = ptec_op_tensor(op, 3);
+        uint16_t *h = t_out->data;
+        for (uint32_t i = 0; i < t_out->numel; ++i) {
+            h[i] = half_bits(x[i]);
         }
         return PTEC_OK;
     }
+    if (s->out_dtype != PTEC_DTYPE_FLOAT) {
+        return run_to_index(op, s);
+    }
+    const ptec_tensor *t_in = ptec_op_tensor(op, 0), *t_out = ptec_op_tensor(op, 3);
+    float *y = t_out->data;
+    uint32_t n = t_out->numel;
     /* Same sizes and dim order: element i of one is element i of the other. */
     for (uint32_t i = 0; i < n; ++i) {
         switch (s->dtype) {

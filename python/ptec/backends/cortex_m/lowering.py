@@ -772,6 +772,20 @@ def op_index_to_float(ctx, n: Node):
     return out
 
 
+def op_to_index(ctx, n: Node):
+    """The model's x.long() / x.int() of a float value: the value in fp32
+    (dequantized), then _to_dim_order_copy into int64 / int32, which
+    truncates toward zero and fails the run on NaN, infinity or a value
+    outside the integer type. In the value's own dim order, so a 4-D index
+    is channels-last like every 4-D value."""
+    x = ctx.f(n.inputs[0])
+    dtype = ScalarType.LONG if n.attrs["dtype"] == "int64" else ScalarType.INT
+    out = new_act(ctx.b, dtype, x.sizes)
+    ctx.b.call("dim_order_ops::_to_dim_order_copy.out", self=x.value, non_blocking=False, dim_order=None,
+               out=out.value)
+    return out
+
+
 def op_embedding(ctx, n: Node):
     """aten::embedding.out: rows of the table, quantized per tensor on the
     node's grid (the table's own range, so each row is exact to half a

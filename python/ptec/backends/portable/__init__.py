@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import KernelBackend
-from .lowering import ATEN_KEYS, BINARY, lower_fp32
+from .lowering import BINARY, aten_key, lower_fp32
 
 
 class PortableBackend(KernelBackend):
@@ -18,7 +18,7 @@ class PortableBackend(KernelBackend):
         return None
 
     def lower_node(self, n, ctx):
-        if ATEN_KEYS.get(n.op) in BINARY:
+        if aten_key(n) in BINARY:
             # constants are stored in the layout the call needs (lowering.py)
             consts = [np.asarray(ctx.g.node(i).attrs["value"], np.float32)
                       if ctx.g.node(i).op == "constant" else None for i in n.inputs]

@@ -65,8 +65,25 @@ def _binary(b, key, n, ins, out):
     b.call(key, self=ins[0].value, other=ins[1].value, out=out.value)
 
 
+def _pow(b, key, n, ins, out):
+    b.call(key, self=ins[0].value, exponent=ins[1].value, out=out.value)
+
+
+# binary_math's functions (ir.BINARY_MATH) -> their float32 kernels
+BINARY_MATH = {"pow": "aten::pow.Tensor_Tensor_out", "atan2": "aten::atan2.out", "hypot": "aten::hypot.out",
+               "fmod": "aten::fmod.Tensor_out", "remainder": "aten::remainder.Tensor_out",
+               "copysign": "aten::copysign.out"}
+
 BINARY = {"aten::add.out": _binary_alpha, "aten::sub.out": _binary_alpha,
-          "aten::mul.out": _binary, "aten::div.out": _binary}
+          "aten::mul.out": _binary, "aten::div.out": _binary,
+          **{key: (_pow if fn == "pow" else _binary) for fn, key in BINARY_MATH.items()}}
+
+
+def aten_key(n: Node) -> str:
+    """The ATen kernel a node runs on (any other op `x` is tried as aten::x.out)."""
+    if n.op == "binary_math":
+        return BINARY_MATH[n.attrs["fn"]]
+    return ATEN_KEYS.get(n.op) or f"aten::{n.op}.out"
 
 
 def _elementwise(b: ProgramBuilder, key, n, operands) -> Act:
@@ -408,7 +425,7 @@ def lower_fp32(n: Node, ins: List[Act], b: ProgramBuilder, fallbacks: List[str],
         b.call_raw(key, [i.value for i in ins] + [out.value, out.value])
         fallbacks.append(f"{origin(n)}: no kernel")
         return out
-    key = ATEN_KEYS.get(n.op) or f"aten::{n.op}.out"
+    key = aten_key(n)
     act = a.get("act")
     if n.op == "clamp":
         lo, hi = _combine_bounds((a["lo"], a["hi"]), act)
