@@ -879,8 +879,8 @@ fail_case("where_shapes",
           bool_op("aten::where.self_out", {"condition": (B8, [4], None), "self": (I8, [3], None),
                                            "other": (I8, [3], None)}, (I8, [3], None)),
           INVALID_ARGUMENT, "does not broadcast")
-fail_case("to_int64_float", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=F32, out_st=I64,
-                                   non_blocking=False, dim_order=None), NOT_SUPPORTED, "into float32 only")
+fail_case("to_int32_int64", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=I64, out_st=ScalarType.INT,
+                                   non_blocking=False, dim_order=None), NOT_SUPPORTED, "converts integers")
 
 
 def main():
