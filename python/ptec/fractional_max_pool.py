@@ -40,6 +40,33 @@ def window_starts(u: float, n: int, m: int, k: int) -> List[int]:
     return starts
 
 
+def every_window_nodes(name: str, what: str, m, x: str, in_shape, error):
+    """Every stride-1 window's max of `m`'s kernel on x ([N, C, ...] of the
+    pool's rank): max pools over the depth first in 3-D (on [N, C, T, H * W],
+    viewed back as [N, C * T', H, W]), then over H and W, the last node
+    `{name}_windows`. Returns (nodes, spatial sizes, kernel, window counts)."""
+    three = isinstance(m, nn.FractionalMaxPool3d)
+    rank = 5 if three else 4
+    n, c = int(in_shape[0]), int(in_shape[1])
+    spatial = [int(s) for s in in_shape[2:]]
+    k = [int(v) for v in (m.kernel_size if isinstance(m.kernel_size, (tuple, list))
+                          else [m.kernel_size] * (rank - 2))]
+    if any(k[i] > spatial[i] for i in range(rank - 2)):
+        raise error(f"{what}: the kernel {k} is larger than the input {spatial}")
+    full = [spatial[i] - k[i] + 1 for i in range(rank - 2)]    # window starts a stride-1 pool gives
+    nodes: List[Node] = []
+    if three:
+        t, h, w = spatial
+        nodes += [Node(f"{name}_rows", "reshape", [x], dict(target_shape=[n, c, t, h * w])),
+                  Node(f"{name}_tmax", "max_pool2d", [f"{name}_rows"], dict(
+                      kernel=[k[0], 1], stride=[1, 1], padding=[0, 0], dilation=[1, 1], ceil_mode=False)),
+                  Node(f"{name}_planes", "reshape", [f"{name}_tmax"], dict(target_shape=[n, c * full[0], h, w]))]
+        x = f"{name}_planes"
+    nodes.append(Node(f"{name}_windows", "max_pool2d", [x], dict(
+        kernel=k[-2:], stride=[1, 1], padding=[0, 0], dilation=[1, 1], ceil_mode=False)))
+    return nodes, spatial, k, full
+
+
 def fractional_max_pool_nodes(name: str, what: str, m, ins: List[str], in_shape, out_shape, error) -> List[Node]:
     """The nodes for `m` (fixed samples) on ins[0]; the last is named `name`."""
     three = isinstance(m, nn.FractionalMaxPool3d)
@@ -55,25 +82,9 @@ def fractional_max_pool_nodes(name: str, what: str, m, ins: List[str], in_shape,
         # regions per batch element: the listed windows of each (pool_indices)
         from .pool_indices import window_node
         return [window_node(name, "window_max", m, ins[0], in_shape, out_shape, what, error)]
-    spatial = [int(s) for s in in_shape[2:]]
     outs = [int(s) for s in out_shape[2:]]
-    k = [int(v) for v in (m.kernel_size if isinstance(m.kernel_size, (tuple, list))
-                          else [m.kernel_size] * (rank - 2))]
-    if any(k[i] > spatial[i] for i in range(rank - 2)):
-        raise error(f"{what}: the kernel {k} is larger than the input {spatial}")
     order = [0, 1, 2] if three else [1, 0]        # sample index of each spatial dim (D, H, W / H, W)
-    full = [spatial[i] - k[i] + 1 for i in range(rank - 2)]    # window starts a stride-1 pool gives
-    nodes: List[Node] = []
-    x = ins[0]
-    if three:
-        t, h, w = spatial
-        nodes += [Node(f"{name}_rows", "reshape", [x], dict(target_shape=[n, c, t, h * w])),
-                  Node(f"{name}_tmax", "max_pool2d", [f"{name}_rows"], dict(
-                      kernel=[k[0], 1], stride=[1, 1], padding=[0, 0], dilation=[1, 1], ceil_mode=False)),
-                  Node(f"{name}_planes", "reshape", [f"{name}_tmax"], dict(target_shape=[n, c * full[0], h, w]))]
-        x = f"{name}_planes"
-    nodes.append(Node(f"{name}_windows", "max_pool2d", [x], dict(
-        kernel=k[-2:], stride=[1, 1], padding=[0, 0], dilation=[1, 1], ceil_mode=False)))
+    nodes, spatial, k, full = every_window_nodes(name, what, m, ins[0], in_shape, error)
     # every window's max as [N, C, (T') * H', W']: depth windows stacked over H windows
     rows = (full[0] if three else 1) * full[-2]
     nodes.append(Node(f"{name}_stack", "reshape", [f"{name}_windows"], dict(target_shape=[n, c, rows, full[-1]])))

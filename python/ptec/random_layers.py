@@ -24,7 +24,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .fractional_max_pool import window_starts
+from .fractional_max_pool import every_window_nodes, window_starts
 from .ir import Node
 
 RANDOM_OPS = ("random_dropout", "random_fractional_pick")
@@ -66,32 +66,16 @@ def dropout_node(name: str, fn_name: str, ins: List[str], p: float, in_shape, er
 
 def fractional_random_nodes(name: str, what: str, m, ins: List[str], in_shape, out_shape, error) -> List[Node]:
     """nn.FractionalMaxPool2d / 3d without _random_samples: every stride-1
-    window's max by max pools (depth first in 3-D, on [N, C, T, H * W], then
-    H and W), then the random pick."""
+    window's max (fractional_max_pool.every_window_nodes), then the random
+    pick."""
     three = isinstance(m, nn.FractionalMaxPool3d)
     rank = 5 if three else 4
     if getattr(m, "return_indices", False):
         raise error(f"{what}: return_indices with random regions is not supported")
     if in_shape is None or out_shape is None or len(in_shape) != rank:
         raise error(f"{what}: needs a traced {rank}-D [N, C, ...]")
-    spatial = [int(s) for s in in_shape[2:]]
-    k = [int(v) for v in (m.kernel_size if isinstance(m.kernel_size, (tuple, list))
-                          else [m.kernel_size] * (rank - 2))]
-    if any(k[i] > spatial[i] for i in range(rank - 2)):
-        raise error(f"{what}: the kernel {k} is larger than the input {spatial}")
     n, c = int(in_shape[0]), int(in_shape[1])
-    full = [spatial[i] - k[i] + 1 for i in range(rank - 2)]
-    nodes: List[Node] = []
-    x = ins[0]
-    if three:
-        t, h, w = spatial
-        nodes += [Node(f"{name}_rows", "reshape", [x], dict(target_shape=[n, c, t, h * w])),
-                  Node(f"{name}_tmax", "max_pool2d", [f"{name}_rows"], dict(
-                      kernel=[k[0], 1], stride=[1, 1], padding=[0, 0], dilation=[1, 1], ceil_mode=False)),
-                  Node(f"{name}_planes", "reshape", [f"{name}_tmax"], dict(target_shape=[n, c * full[0], h, w]))]
-        x = f"{name}_planes"
-    nodes.append(Node(f"{name}_windows", "max_pool2d", [x], dict(
-        kernel=k[-2:], stride=[1, 1], padding=[0, 0], dilation=[1, 1], ceil_mode=False)))
+    nodes, _, k, full = every_window_nodes(name, what, m, ins[0], in_shape, error)
     x = f"{name}_windows"
     if three:
         nodes.append(Node(f"{name}_volume", "reshape", [x], dict(target_shape=[n, c] + full)))

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/portable/broadcast.h"
 #include "kernels/portable/strides.h"
 
 static bool supported_dtype(uint8_t dtype)
@@ -14,27 +15,6 @@ static bool supported_dtype(uint8_t dtype)
     default:
         return false;
     }
-}
-
-/* Strides of `t` right-aligned onto an output of rank `rank`, with 0 where
- * t has extent 1 and so is broadcast. */
-static ptec_status aligned_strides(ptec_op *op, int arg, const ptec_tensor *t, const ptec_tensor *out,
-                                   int32_t *strides)
-{
-    int32_t own[PTEC_MAX_RANK];
-    ptec_physical_strides(t, own);
-    int shift = (int)out->rank - (int)t->rank;
-    if (shift < 0) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, arg, "input has more dimensions than out");
-    }
-    for (int d = 0; d < (int)out->rank; ++d) {
-        int32_t extent = d >= shift ? t->sizes[d - shift] : 1;
-        if (extent != 1 && extent != out->sizes[d]) {
-            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, arg, "shape does not broadcast to out");
-        }
-        strides[d] = (d >= shift && extent != 1) ? own[d - shift] : 0;
-    }
-    return PTEC_OK;
 }
 
 static bool same_layout(const ptec_tensor *a, const ptec_tensor *b)
@@ -80,8 +60,8 @@ ptec_status ptec_binary_prepare(ptec_op *op, binary_kind kind, int alpha_arg)
         s->alpha_int = integral_dtype ? (int64_t)s->alpha : 0;
     }
     int32_t strides[PTEC_MAX_RANK];
-    if ((st = aligned_strides(op, 0, self, out, strides)) != PTEC_OK ||
-        (st = aligned_strides(op, 1, other, out, strides)) != PTEC_OK) {
+    if ((st = ptec_broadcast_strides(op, 0, self, out, strides)) != PTEC_OK ||
+        (st = ptec_broadcast_strides(op, 1, other, out, strides)) != PTEC_OK) {
         return st;
     }
     if (same_layout(self, out) && same_layout(other, out)) {
@@ -193,8 +173,8 @@ static ptec_status __attribute__((noinline)) run_general(ptec_op *op, const bina
     int32_t stride_a[PTEC_MAX_RANK], stride_b[PTEC_MAX_RANK], stride_out[PTEC_MAX_RANK];
     int32_t index[PTEC_MAX_RANK] = {0};
     /* prepare() already checked that both inputs broadcast to out. */
-    (void)aligned_strides(op, 0, ptec_op_tensor(op, 0), t_out, stride_a);
-    (void)aligned_strides(op, 1, ptec_op_tensor(op, 1), t_out, stride_b);
+    (void)ptec_broadcast_strides(op, 0, ptec_op_tensor(op, 0), t_out, stride_a);
+    (void)ptec_broadcast_strides(op, 1, ptec_op_tensor(op, 1), t_out, stride_b);
     ptec_physical_strides(t_out, stride_out);
     const int32_t *sizes = t_out->sizes;
     size_t off_a = 0, off_b = 0, off_out = 0;

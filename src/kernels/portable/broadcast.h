@@ -1,9 +1,9 @@
 /* NumPy broadcasting of up to three inputs onto an out tensor, each
- * addressed through its own dim order: the comparisons, the logical ops
- * and aten::where. prepare() checks the shapes once with
- * ptec_broadcast_strides; run() walks every element of out with a
- * ptec_broadcast odometer (its strides derived again, kept off the
- * kernel's metadata). */
+ * addressed through its own dim order: the comparisons, the logical ops,
+ * aten::where and the float functions of two tensors (float_binary.c).
+ * prepare() checks the shapes once with ptec_broadcast_strides; run()
+ * walks every element of out with a ptec_broadcast odometer (its strides
+ * derived again, kept off the kernel's metadata). */
 #ifndef PTEC_KERNELS_PORTABLE_BROADCAST_H
 #define PTEC_KERNELS_PORTABLE_BROADCAST_H
 

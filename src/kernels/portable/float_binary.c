@@ -3,28 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/portable/broadcast.h"
 #include "kernels/portable/portable_args.h"
-#include "kernels/portable/strides.h"
-
-/* Strides of `t` right-aligned onto out's rank, 0 where t has extent 1 (broadcast). */
-static ptec_status aligned_strides(ptec_op *op, int arg, const ptec_tensor *t, const ptec_tensor *out,
-                                   int32_t *strides)
-{
-    int32_t own[PTEC_MAX_RANK];
-    ptec_physical_strides(t, own);
-    int shift = (int)out->rank - (int)t->rank;
-    if (shift < 0) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, arg, PTEC_MSG("input has more dimensions than out"));
-    }
-    for (int d = 0; d < (int)out->rank; ++d) {
-        int32_t extent = d >= shift ? t->sizes[d - shift] : 1;
-        if (extent != 1 && extent != out->sizes[d]) {
-            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, arg, PTEC_MSG("shape does not broadcast to out"));
-        }
-        strides[d] = (d >= shift && extent != 1) ? own[d - shift] : 0;
-    }
-    return PTEC_OK;
-}
 
 static bool same_layout(const ptec_tensor *a, const ptec_tensor *b)
 {
@@ -47,8 +27,8 @@ ptec_status ptec_float_binary_prepare(ptec_op *op)
         return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 2, PTEC_MSG("out must not be a constant tensor"));
     }
     int32_t strides[PTEC_MAX_RANK];
-    if ((st = aligned_strides(op, 0, self, out, strides)) != PTEC_OK ||
-        (st = aligned_strides(op, 1, other, out, strides)) != PTEC_OK) {
+    if ((st = ptec_broadcast_strides(op, 0, self, out, strides)) != PTEC_OK ||
+        (st = ptec_broadcast_strides(op, 1, other, out, strides)) != PTEC_OK) {
         return st;
     }
     s->flat = same_layout(self, out) && same_layout(other, out);
@@ -76,30 +56,11 @@ ptec_status ptec_float_binary_run(ptec_op *op, float_binary_fn fn)
         }
         return PTEC_OK;
     }
-    int32_t stride_a[PTEC_MAX_RANK], stride_b[PTEC_MAX_RANK], stride_y[PTEC_MAX_RANK];
-    int32_t index[PTEC_MAX_RANK] = {0};
-    /* prepare() already checked that both inputs broadcast to out */
-    (void)aligned_strides(op, 0, t_a, t_out, stride_a);
-    (void)aligned_strides(op, 1, t_b, t_out, stride_b);
-    ptec_physical_strides(t_out, stride_y);
-    size_t off_a = 0, off_b = 0, off_y = 0;
-    const int rank = (int)t_out->rank;
-    for (uint32_t n = 0; n < t_out->numel; ++n) {
-        y[off_y] = apply(fn, a[off_a], b[off_b]);
-        /* a row-major odometer over out's sizes, the three offsets in step;
-         * they wrap through size_t on the way back and land in range */
-        for (int d = rank - 1; d >= 0; --d) {
-            if (++index[d] < t_out->sizes[d]) {
-                off_a += (size_t)stride_a[d];
-                off_b += (size_t)stride_b[d];
-                off_y += (size_t)stride_y[d];
-                break;
-            }
-            off_a -= (size_t)stride_a[d] * (size_t)(t_out->sizes[d] - 1);
-            off_b -= (size_t)stride_b[d] * (size_t)(t_out->sizes[d] - 1);
-            off_y -= (size_t)stride_y[d] * (size_t)(t_out->sizes[d] - 1);
-            index[d] = 0;
-        }
+    static const int args[2] = {0, 1};
+    ptec_broadcast w;
+    ptec_broadcast_start(&w, op, args, 2, 2);
+    for (uint32_t n = 0; n < t_out->numel; ++n, ptec_broadcast_next(&w)) {
+        y[w.off[2]] = apply(fn, a[w.off[0]], b[w.off[1]]);
     }
     return PTEC_OK;
 }
