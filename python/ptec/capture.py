@@ -594,10 +594,19 @@ def _unbatched(m: nn.Module, in_shape, out_shape) -> bool:
     return rank is not None and in_shape is not None and out_shape is not None and len(in_shape) == rank - 1
 
 
+def _bag_rows(name: str, table, ids: str) -> Node:
+    """The embedding node of a bag's rows (embedding_bag_nodes' lookup)."""
+    return Node(name, "embedding", [ids], dict(weight=table))
+
+
 def _bag_nodes(name: str, m: nn.EmbeddingBag, fn: torch.fx.Node, ins: List[str], by_name, ids_shape):
     """nn.EmbeddingBag called as m(ids), m(ids, offsets) or with offsets=:
     ptec.embedding_bag's nodes when offsets (if any) is a constant and no
-    per_sample_weights are given, else None."""
+    per_sample_weights are given, else None. F.embedding_bag's call (its
+    arguments differ) comes here only without offsets (FUNCTIONAL_MODULES)."""
+    if fn.op == "call_function":
+        return embedding_bag_nodes(name, m, ins, by_name, ids_shape, None, _reduce_max_nodes,
+                                   _bag_rows)
     args = dict(zip(("input", "offsets", "per_sample_weights"), fn.args))
     args.update(fn.kwargs)
     if set(args) - {"input", "offsets", "per_sample_weights"} or args.get("per_sample_weights") is not None:
@@ -611,7 +620,7 @@ def _bag_nodes(name: str, m: nn.EmbeddingBag, fn: torch.fx.Node, ins: List[str],
     elif offsets is not None:
         return None
     return embedding_bag_nodes(name, m, ins, by_name, ids_shape, offsets, _reduce_max_nodes,
-                               lambda n, table, ids: Node(n, "embedding", [ids], dict(weight=table)))
+                               _bag_rows)
 
 
 def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: List[str],

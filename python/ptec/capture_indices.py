@@ -148,9 +148,10 @@ def index_input_attrs(fn: torch.fx.Node) -> dict:
 
 
 def int64_ids(node: Optional[Node]) -> bool:
-    """node is int64 in the program: an int64 input (token ids) or an
-    argmax / argmin computed in it (the next token of a greedy decoder)."""
-    return node is not None and ((node.op == "input" and node.attrs.get("dtype") == "int64") or node.op == "argmax")
+    """node holds ids in the program: an int64 input (token ids), an argmax
+    / argmin computed in it (the next token of a greedy decoder), or
+    x.long() / x.int() of a float value (to_index)."""
+    return is_index(node) or (node is not None and node.op == "to_index")
 
 
 def embedding_node(name: str, m: torch.nn.Module, ins: List[str], by_name, ids_shape) -> Optional[Node]:
@@ -164,7 +165,6 @@ def embedding_node(name: str, m: torch.nn.Module, ins: List[str], by_name, ids_s
     (which rewrites the table on every call) or ids of rank above 2 (a 4-D
     output would be channels-last, which a row copy is not)."""
     src = by_name.get(ins[0]) if ins else None
-    ids = int64_ids(src) or (src is not None and src.op == "to_index")
-    if not ids or m.max_norm is not None or ids_shape is None or not 1 <= len(ids_shape) <= 2:
+    if not int64_ids(src) or m.max_norm is not None or ids_shape is None or not 1 <= len(ids_shape) <= 2:
         return None
     return Node(name, "embedding", ins[:1], dict(weight=m.weight.detach().cpu().numpy().astype("float32")))
