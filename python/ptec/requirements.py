@@ -140,6 +140,10 @@ def requirements(program: Program, method: str = "forward", target: str = "host"
     for v in values:
         if isinstance(v.val, Tensor):
             meta.take(1, sizes["tensor"])
+            # A bound-dynamic tensor's writable sizes: current, then bound.
+            rank = len(v.val.sizes or [])
+            if v.val.shape_dynamism == TensorShapeDynamism.DYNAMIC_BOUND and rank <= lay["config"]["PTEC_MAX_RANK"]:
+                meta.take(2 * rank, 4)
     n_in, n_out = len(plan.inputs or []), len(plan.outputs or [])
     meta.take(n_in, 1)
     meta.take(n_in + n_out, ptr)
