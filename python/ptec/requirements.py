@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from .backends.cortex_m.runtime_scratch import kernel_scratch
-from .pte.schema import DelegateCall, EValue, KernelCall, Program, Tensor
+from .pte.schema import DelegateCall, EValue, KernelCall, Program, Tensor, TensorShapeDynamism
 from .targets import ISA
 
 LAYOUT_FILE = os.path.join(os.path.dirname(__file__), "runtime_layout.json")
