@@ -213,8 +213,10 @@ def op_masked_select(ctx, n: Node):
     in the output's dtype (int8 on x's grid with int8_io, float32 otherwise),
     so no kernel after it sees its variable length. out is planned at the
     bound (n.shape) and marked DYNAMIC_BOUND; the kernel sets its length."""
-    mask = bool_value(ctx, n.inputs[1])
-    x = ctx.q(n.inputs[0]) if ctx.int8_io else ctx.f(n.inputs[0])
+    # row-major self and mask: upstream's kernel wants one dim order for all
+    # three (out is 1-D) and reads unbroadcast operands linearly
+    mask = _contiguous(ctx, bool_value(ctx, n.inputs[1]))
+    x = _contiguous(ctx, ctx.q(n.inputs[0]) if ctx.int8_io else ctx.f(n.inputs[0]))
     out = new_act(ctx.b, x.dtype, n.shape, x.scale, x.zp)
     ctx.b.values[out.value].val.shape_dynamism = TensorShapeDynamism.DYNAMIC_BOUND
     ctx.b.call("aten::masked_select.out", self=x.value, mask=mask.value, out=out.value)
