@@ -175,3 +175,22 @@ def test_board_stream_sets_each_runs_length(tmp_path):
     grid = res.graph.node(res.graph.inputs[0]).qparams
     chunks = [torch.as_tensor(q) for q in code_inputs(grid)]
     board_streams_reference(res.data, chunks, "cortex-m55", tmp_path)
+
+
+def test_ptec_run_writes_the_runs_shape(tmp_path):
+    """ptec-run's output0.npy has the run's length (and its .bin that many
+    bytes): torch's selection of the int8 codes' values, here 5 of 32."""
+    res = compiled(lambda x: x[x > 0], int8_io=True)
+    s, z = res.graph.node(res.graph.inputs[0]).qparams
+    q = np.full((1, 4, 8), z, np.int8)
+    q[0, 1, 2:7] = np.clip(z + np.arange(1, 6), -128, 127)
+    values = (torch.as_tensor(q, dtype=torch.int32) - z).to(torch.float32) * torch.tensor(s)
+    want = q[(values > 0).numpy()]
+    (tmp_path / "m.pte").write_bytes(res.data)
+    np.save(tmp_path / "x.npy", q)
+    run = subprocess.run([PTEC_RUN, str(tmp_path / "m.pte"), "--input", str(tmp_path / "x.npy"),
+                          "--output-dir", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert run.returncode == 0, run.stderr
+    got = np.load(tmp_path / "output0.npy")
+    assert want.size == 5 and got.shape == (5,) and got.tobytes() == want.tobytes()
+    assert (tmp_path / "output0.bin").read_bytes() == want.tobytes()
