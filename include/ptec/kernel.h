@@ -94,6 +94,13 @@ static inline ptec_tensor *ptec_op_tensor(const ptec_op *op, size_t i)
     return op->argv[i]->u.tensor;
 }
 
+/* For run() of a kernel whose out is bound-dynamic (aten::masked_select):
+ * sets a resizable tensor's current sizes (same rank, each between 0 and
+ * its bound) and recomputes numel and nbytes. PTEC_INVALID_ARGUMENT for a
+ * tensor that is not resizable (static, or decoded while measuring), another
+ * rank or a size past the bound; the tensor is then unchanged. */
+ptec_status ptec_tensor_resize(ptec_tensor *t, const int32_t *sizes, size_t rank);
+
 /* Item j of TensorList argument i, for run(): no checks, prepare made them. */
 ptec_tensor *ptec_op_tensor_list_item(const ptec_op *op, size_t i, size_t j);
 

@@ -137,7 +137,11 @@ typedef struct ptec_method {
     ptec_measurement measured;
 } ptec_method;
 
-/* Metadata about one input or output, readable before inputs are set. */
+/* Metadata about one input or output, readable before inputs are set. For
+ * a bound-dynamic output (aten::masked_select's) sizes and nbytes are the
+ * current ones: its bound before the first execute, then what the last
+ * execute wrote. Memory for it (ptec_method_bind_output) must hold the bound:
+ * query it before the first execute. */
 typedef struct ptec_tensor_info {
     ptec_value_kind kind;      /* PTEC_VALUE_TENSOR for tensors */
     uint8_t dtype;
@@ -209,7 +213,8 @@ ptec_status ptec_method_set_input(ptec_method *method, size_t index, ptec_dtype 
 ptec_status ptec_method_bind_input(ptec_method *method, size_t index, ptec_dtype dtype,
                                    const int32_t *sizes, size_t rank,
                                    void *data, size_t nbytes);
-/* Gives a non-planned output the memory it writes to. */
+/* Gives a non-planned output the memory it writes to: at least its bytes at
+ * its bound for a bound-dynamic output. */
 ptec_status ptec_method_bind_output(ptec_method *method, size_t index, void *data,
                                     size_t nbytes);
 

@@ -48,7 +48,11 @@ enum {
     PTEC_TENSOR_CONSTANT = 1u << 0, /* data points into the program, read-only */
     PTEC_TENSOR_PLANNED = 1u << 1,  /* data lives in a planned buffer */
     PTEC_TENSOR_DYNAMIC = 1u << 2,  /* DYNAMIC_BOUND: sizes are an upper bound */
-    PTEC_TENSOR_INITIAL = 1u << 3   /* planned, with an initial value (state; see ptec_method_reset_state) */
+    PTEC_TENSOR_INITIAL = 1u << 3,  /* planned, with an initial value (state; see ptec_method_reset_state) */
+    /* A loaded DYNAMIC tensor: `sizes` is a writable copy in the method's
+     * metadata holding 2 * rank entries, the current sizes then the bound
+     * (the program's sizes). ptec_tensor_resize changes the current ones. */
+    PTEC_TENSOR_RESIZABLE = 1u << 4
 };
 
 typedef struct ptec_tensor {
@@ -124,5 +128,7 @@ bool ptec_tensor_is_contiguous(const ptec_tensor *t);
 bool ptec_tensor_is_channels_last(const ptec_tensor *t);
 /* Same dtype, rank and sizes. */
 bool ptec_tensor_same_shape(const ptec_tensor *a, const ptec_tensor *b);
+/* The bytes a tensor may ever hold: nbytes at its bound for a resizable one. */
+uint32_t ptec_tensor_capacity(const ptec_tensor *t);
 
 #endif

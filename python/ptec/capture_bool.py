@@ -19,8 +19,9 @@ The float graph evaluates bool values as torch.bool, so calibration and the
 float oracle see the model's own values. How they are lowered, and why an
 int8 comparison gives torch's answer on the dequantized values exactly:
 ptec.backends.cortex_m.lowering_bool. Each function returns None for a call
-it does not cover, which then stays an unsupported node refused by name
-(`x[x > 0]`: its shape depends on the values)."""
+it does not cover, which then stays an unsupported node refused by name.
+A selection by a bool mask (`x[x > 0]`, torch.masked_select) is
+capture_masked_select's."""
 from __future__ import annotations
 
 import operator
@@ -30,6 +31,7 @@ import numpy as np
 import torch
 
 from .capture_calls import _meta_shape
+from .capture_masked_select import masked_select_nodes
 from .ir import Node
 
 _COMPARE = {}
@@ -181,7 +183,7 @@ def bool_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
     computed condition or cast of a bool; None for any other call."""
     if fn.op not in ("call_function", "call_method"):
         return None
-    for make in (_compare_nodes, _logical_nodes, _where_nodes, _cast_nodes):
+    for make in (_compare_nodes, _logical_nodes, _where_nodes, _cast_nodes, masked_select_nodes):
         nodes = make(fn, by_name)
         if nodes is not None:
             return nodes

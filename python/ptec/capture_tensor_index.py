@@ -25,6 +25,7 @@ from typing import List, Optional
 import numpy as np
 import torch
 
+from .capture_masked_select import mask_index_nodes
 from .ir import Node
 
 ONLY = "indices that are constants (buffers, or tensors made in forward from no input) run"
@@ -248,9 +249,13 @@ def tensor_index_nodes(fn: torch.fx.Node, by_name, source: str, error) -> Option
     consts = {k: by_name.get(t.name) for k, t in found.items()}
     if any(getattr(t.meta.get("tensor_meta"), "dtype", None) == torch.bool
            and (consts[k] is None or consts[k].op != "constant") for k, t in found.items()):
-        # x[x > 0]: the comparison runs (capture_bool), the selection by it cannot
-        return [_refused(fn, "a bool mask computed in the program: the result's shape depends on the values, "
-                             "which no static program has (torch.where(mask, x, 0) keeps the shape and runs)")]
+        # x[x > 0]: a selection of variable length, a program output (capture_masked_select)
+        rows = mask_index_nodes(fn, found[0], by_name) if list(found) == [0] and len(idx) == 1 else None
+        if rows is not None:
+            return rows
+        return [_refused(fn, "a bool mask computed in the program that is not of x's own shape: the result's "
+                             "shape depends on the values (x[mask] and torch.masked_select with a mask of x's "
+                             "shape run as a program output)")]
     if any(c is None or c.op != "constant" for c in consts.values()):
         rows = _computed_index_nodes(fn, shape, idx, found, by_name)
         if rows is not None:

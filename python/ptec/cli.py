@@ -230,7 +230,8 @@ def _compile_into(args, calib_option, out, log):
         log(f"input  {io.name}: {io.dtype} {io.sizes} dim_order {io.dim_order}{q}")
     for io in res.lowered.outputs:
         q = f" scale {io.scale:.9g} zero_point {io.zero_point}" if io.dtype == "int8" else ""
-        log(f"output {io.name}: {io.dtype} {io.sizes}{q}")
+        log(f"output {io.name}: {io.dtype} {io.sizes}{q}"
+            + (" at most: each run sets its length" if io.bound else ""))
     from .pte.reader import parse_program
     from .requirements import RequirementsError, requirements
     try:

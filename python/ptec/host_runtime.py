@@ -13,7 +13,7 @@ from typing import List, Optional, Sequence
 import numpy as np
 
 from .pte import NUMPY_DTYPE, ScalarType
-from .pte.schema import Program
+from .pte.schema import Program, TensorShapeDynamism
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DEFAULT_PTEC_RUN = os.path.join(ROOT, "build", "host", "tools", "ptec-run", "ptec-run")
@@ -38,6 +38,8 @@ def physical_bytes(tensor, array) -> bytes:
 
 def logical_array(tensor, raw: bytes) -> np.ndarray:
     x = np.frombuffer(raw, NUMPY_DTYPE[ScalarType(tensor.scalar_type)])
+    if tensor.shape_dynamism == TensorShapeDynamism.DYNAMIC_BOUND and len(tensor.sizes) == 1:
+        return x                  # 1-D of the run's length (aten::masked_select's): ptec-run wrote that many
     x = x.reshape([tensor.sizes[d] for d in tensor.dim_order])
     return x.transpose(np.argsort(list(tensor.dim_order)))
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from .ops import SIGNATURES, outputs
 from .pte.schema import (NUMPY_DTYPE, Bool, Double, DoubleList, Int, IntList, KernelCall, Null, Program,
-                         ScalarType, Tensor, TensorList)
+                         ScalarType, Tensor, TensorList, TensorShapeDynamism)
 
 _SKIP = ("scratch", "output_scratch", "out")
 
@@ -32,6 +32,9 @@ class _Memory:
         sizes = plan.non_const_buffer_sizes or [0]
         self.arenas = [bytearray(int(n)) for n in sizes]
         self.private: Dict[int, bytearray] = {}
+        # a bound-dynamic tensor's current sizes, set by its kernel (the
+        # runtime's writable copy); its bytes start its planned bound
+        self.current: Dict[int, list] = {}
         # instruction -> its random kernel's generator: seeded at the first
         # run (the C runtime seeds at load), kept across runs, not reset
         self.rng: Dict[int, object] = {}
@@ -52,8 +55,20 @@ class _Memory:
 
     def physical(self, index: int, t: Tensor) -> np.ndarray:
         dt = np.dtype(NUMPY_DTYPE[ScalarType(t.scalar_type)])
-        phys = [t.sizes[d] for d in t.dim_order] if t.sizes else []
-        return np.frombuffer(self.buffer(index, t), dt).reshape(phys)
+        sizes = self.current.get(index, t.sizes)
+        phys = [sizes[d] for d in t.dim_order] if sizes else []
+        n = int(np.prod(phys, dtype=np.int64)) * dt.itemsize
+        return np.frombuffer(self.buffer(index, t)[:n], dt).reshape(phys)
+
+    def write_dynamic(self, index: int, t: Tensor, arr: np.ndarray) -> None:
+        """A 1-D bound-dynamic result: its bytes, and its length, which
+        must not pass the bound (the C runtime's check)."""
+        arr = np.ascontiguousarray(arr, dtype=np.dtype(NUMPY_DTYPE[ScalarType(t.scalar_type)])).reshape(-1)
+        if len(t.sizes) != 1 or arr.size > t.sizes[0]:
+            raise InterpreterError(f"v{index}: {arr.size} elements past the bound {list(t.sizes)}")
+        data = arr.tobytes()
+        self.buffer(index, t)[:len(data)] = data
+        self.current[index] = [arr.size]
 
     def logical(self, index: int, t: Tensor) -> np.ndarray:
         arr = self.physical(index, t)
@@ -196,7 +211,9 @@ def run_program(program: Program, inputs: Sequence[np.ndarray], method: str = "f
             mem.write_logical(out_idx, out_t, mem.logical(src, values[src].val).copy())
         elif key in _PORTABLE:
             result = _PORTABLE[key](arg, named, out_t)
-            if isinstance(result, tuple):       # several outputs, in schema order
+            if out_t.shape_dynamism == TensorShapeDynamism.DYNAMIC_BOUND:
+                mem.write_dynamic(out_idx, out_t, np.asarray(result))
+            elif isinstance(result, tuple):       # several outputs, in schema order
                 for name, r in zip(outputs(key), result):
                     t = values[named[name]].val
                     if r is not None:
@@ -334,6 +351,7 @@ def _portable_table():
         **{f"aten::logical_{k}.out": (lambda arg, named, out, _k=k: np.broadcast_to(
             P.logical(_k, t(arg, "self"), t(arg, "other")), out.sizes)) for k in ("and", "or", "xor")},
         "aten::logical_not.out": lambda arg, named, out: P.logical("not", t(arg, "self")),
+        "aten::masked_select.out": lambda arg, named, out: P.masked_select(t(arg, "self"), t(arg, "mask")),
         "aten::where.self_out": lambda arg, named, out: np.broadcast_to(
             P.where(t(arg, "condition"), t(arg, "self"), t(arg, "other")), out.sizes),
         **{key: binary_math(fn) for fn, key in (("pow", "aten::pow.Tensor_Tensor_out"), ("atan2", "aten::atan2.out"),

@@ -14,7 +14,8 @@ hardsigmoid, leaky_relu, elu), mean, cat, identity, argmax, index_to_float, to_i
 (capture_indices; an input with attrs dtype "int64" holds token ids), window_max, window_argmax and
 max_unpool (pool_indices), random_dropout and
 random_fractional_pick (random_layers: new draws on every evaluation), compare, logical,
-where and bool_to (capture_bool: bool values, evaluated as torch.bool),
+where and bool_to (capture_bool: bool values, evaluated as torch.bool), masked_select
+(capture_masked_select: a value of variable length, its shape the bound),
 binary_math (BINARY_MATH: pow, atan2, ... of two tensors), unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 
@@ -273,6 +274,9 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
              else getattr(torch, "logical_" + a["kind"])(xs[0], xs[1]))
     elif op == "where":
         y = torch.where(xs[0].to(torch.bool), xs[1], xs[2])
+    elif op == "masked_select":
+        # variable length: the node's shape is its bound (infer_shapes)
+        y = torch.masked_select(xs[0], xs[1].to(torch.bool))
     elif op == "bool_to":
         y = xs[0].to(getattr(torch, a["dtype"]))
     elif op == "to_index":
@@ -422,6 +426,10 @@ def infer_shapes(g: Graph, example_inputs: Sequence[torch.Tensor]) -> None:
                 + (f"tensor: {why}" if why else "tensor, and ptec has no kernel for it (compute it outside the "
                                               "model, or replace it)"))
         n.shape = list(value.shape)
+        if n.op == "masked_select":
+            # planned at the most it can select; the real length is the run's
+            from .capture_masked_select import bound
+            n.shape = [bound(env[n.inputs[0]].shape, env[n.inputs[1]].shape)]
 
 
 def op_counts(g: Graph) -> Dict[str, int]:

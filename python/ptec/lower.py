@@ -25,7 +25,7 @@ from .ir import Graph, Node, origin
 from .lowered import NOT_YET, Act, IOInfo, Lowered, layout, new_act
 from .partition import NO_CODE, Partition
 from .pte.program_builder import ProgramBuilder
-from .pte.schema import ScalarType
+from .pte.schema import ScalarType, TensorShapeDynamism
 
 __all__ = ["IOInfo", "Lowered", "LoweringError", "lower"]
 
@@ -292,6 +292,7 @@ class LoweringContext:
                 a = self.f(name)
                 outputs.append(IOInfo(name, a.sizes, "float32", layout(a.sizes)))
             out_values.append(a.value)
+            outputs[-1].bound = self.b.values[a.value].val.shape_dynamism == TensorShapeDynamism.DYNAMIC_BOUND
         self.b.set_io(in_values, out_values)
         placements = self.partition.in_graph_order()
         refusals = [f"{p.source or p.node}: {p.reason}" for p in placements

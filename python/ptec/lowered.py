@@ -93,6 +93,7 @@ class IOInfo:
     dim_order: List[int]
     scale: Optional[float] = None
     zero_point: Optional[int] = None
+    bound: bool = False              # sizes are the most a run gives (a bound-dynamic output: x[x > 0])
 
 
 @dataclass

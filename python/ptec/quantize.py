@@ -31,7 +31,8 @@ from .ir import CELL_SUFFIX, permutation, Graph, Node, evaluate
 FUSABLE_PRODUCERS = ("conv2d", "conv_transpose2d", "linear", "add", "max_pool2d", "svdf")
 PASS_THROUGH = ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "reshape", "identity", "channel_shuffle", "upsample_nearest", "slice",
                 "pixel_shuffle",
-                "clamp", "mean", "permute", "sort", "window_max", "max_unpool", "random_fractional_pick", "gather")
+                "clamp", "mean", "permute", "sort", "window_max", "max_unpool", "random_fractional_pick", "gather",
+                "masked_select")
 # Ops whose output qparams can be changed freely by a consumer that needs them
 # (minimum/maximum want their inputs on their own grid): the new range only
 # clamps the producer's output, which min/max commute with.

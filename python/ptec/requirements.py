@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from .backends.cortex_m.runtime_scratch import kernel_scratch
-from .pte.schema import DelegateCall, EValue, KernelCall, Program, Tensor
+from .pte.schema import DelegateCall, EValue, KernelCall, Program, Tensor, TensorShapeDynamism
 from .targets import ISA
 
 LAYOUT_FILE = os.path.join(os.path.dirname(__file__), "runtime_layout.json")
@@ -140,6 +140,10 @@ def requirements(program: Program, method: str = "forward", target: str = "host"
     for v in values:
         if isinstance(v.val, Tensor):
             meta.take(1, sizes["tensor"])
+            # A bound-dynamic tensor's writable sizes: current, then bound.
+            rank = len(v.val.sizes or [])
+            if v.val.shape_dynamism == TensorShapeDynamism.DYNAMIC_BOUND and rank <= lay["config"]["PTEC_MAX_RANK"]:
+                meta.take(2 * rank, 4)
     n_in, n_out = len(plan.inputs or []), len(plan.outputs or [])
     meta.take(n_in, 1)
     meta.take(n_in + n_out, ptr)

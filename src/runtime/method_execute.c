@@ -37,7 +37,7 @@ static ptec_status check_ready(ptec_method *m)
     }
     for (uint32_t i = 0; i < m->output_count; ++i) {
         const ptec_value *v = m->io[m->input_count + i];
-        if (v->kind == PTEC_VALUE_TENSOR && v->u.tensor->data == NULL && v->u.tensor->nbytes > 0) {
+        if (v->kind == PTEC_VALUE_TENSOR && v->u.tensor->data == NULL && ptec_tensor_capacity(v->u.tensor) > 0) {
             return not_ready(m, PTEC_MSG("output"), i, PTEC_MSG(" has no memory: bind it with ptec_method_bind_output"));
         }
     }

@@ -222,7 +222,9 @@ ptec_status ptec_method_bind_output(ptec_method *m, size_t index, void *data, si
     if (t->flags & (PTEC_TENSOR_PLANNED | PTEC_TENSOR_CONSTANT)) {
         return io_fail(m, PTEC_INVALID_STATE, PTEC_MSG("output"), index, PTEC_MSG("already has memory (planned or constant)"));
     }
-    if (nbytes < t->nbytes || (data == NULL && t->nbytes > 0)) {
+    /* A bound-dynamic output's run may fill it up to its bound. */
+    uint32_t capacity = ptec_tensor_capacity(t);
+    if (nbytes < capacity || (data == NULL && capacity > 0)) {
         return io_fail(m, PTEC_INVALID_ARGUMENT, PTEC_MSG("output"), index, PTEC_MSG("buffer smaller than the output"));
     }
     t->data = data;

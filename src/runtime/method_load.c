@@ -154,6 +154,34 @@ static void mark_call_args(const ptec_exec_ctx *ctx, later_values *later)
     }
 }
 
+/* A DYNAMIC_BOUND tensor's sizes must change at run time, but the decoded
+ * tensor points into the read-only program: the load keeps a writable copy,
+ * its current sizes followed by its bound (PTEC_TENSOR_RESIZABLE). Peeked
+ * through a copy of the view so a malformed value is the decode's to report;
+ * the take depends only on the file, so both passes count the same bytes. */
+static int32_t *take_dynamic_sizes(const ptec_exec_ctx *ctx, meta_arena *meta, const fb_table *ev)
+{
+    fb_view fb = ctx->fb;
+    fb_table t = ptec_fb_sub(&fb, ev, EVALUE_VAL);
+    uint8_t dynamism = ptec_fb_u8(&fb, &t, TENSOR_SHAPE_DYNAMISM, DYNAMISM_STATIC);
+    fb_vector sizes = ptec_fb_vec(&fb, &t, TENSOR_SIZES, 4);
+    if (fb.bad || t.pos == 0 || dynamism != DYNAMISM_BOUND || sizes.count > PTEC_MAX_RANK) {
+        return NULL;
+    }
+    return meta_take(meta, 2u * sizes.count, sizeof(int32_t));
+}
+
+static void keep_dynamic_sizes(ptec_tensor *t, int32_t *copy)
+{
+    if (copy == NULL || !(t->flags & PTEC_TENSOR_DYNAMIC)) {
+        return;
+    }
+    memcpy(copy, t->sizes, sizeof(int32_t) * t->rank);
+    memcpy(copy + t->rank, t->sizes, sizeof(int32_t) * t->rank);
+    t->sizes = copy;
+    t->flags |= PTEC_TENSOR_RESIZABLE;
+}
+
 static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m,
                                 const fb_vector *inputs, const fb_vector *outputs, const later_values *later)
 {
@@ -164,9 +192,11 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
         ptec_value *v = values != NULL ? &values[i] : &scratch_value;
         fb_table ev = ptec_fb_at(&ctx->fb, &ctx->values, i);
         ptec_tensor *t = &scratch_tensor;
+        int32_t *dynamic_sizes = NULL;
         if (ptec_fb_u8(&ctx->fb, &ev, EVALUE_TYPE, 0) == PTEC_VALUE_TENSOR) {
             ptec_tensor *placed = meta_take(meta, 1, sizeof(ptec_tensor));
             t = placed != NULL ? placed : t;
+            dynamic_sizes = take_dynamic_sizes(ctx, meta, &ev);
         }
         if (!ctx->fb.bad && is_later(later, i)) {
             continue; /* decoded and checked with its call */
@@ -177,6 +207,9 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
         }
         if (st != PTEC_OK) {
             return st;
+        }
+        if (v->kind == PTEC_VALUE_TENSOR && v->u.tensor == t) {
+            keep_dynamic_sizes(t, dynamic_sizes);
         }
     }
     if (m != NULL) {

@@ -1,5 +1,6 @@
-/* Element types and layout predicates. */
-#include "ptec/types.h"
+/* Element types, layout predicates and run-time sizes of bound-dynamic tensors. */
+#include "ptec/kernel.h"
+#include "runtime/checked_math.h"
 
 size_t ptec_dtype_size(int dtype)
 {
@@ -90,4 +91,41 @@ bool ptec_tensor_same_shape(const ptec_tensor *a, const ptec_tensor *b)
         }
     }
     return true;
+}
+
+uint32_t ptec_tensor_capacity(const ptec_tensor *t)
+{
+    if (!(t->flags & PTEC_TENSOR_RESIZABLE)) {
+        return t->nbytes;
+    }
+    /* The bound's product was checked to fit in uint32 when the program was decoded. */
+    uint64_t n = ptec_dtype_size(t->dtype);
+    for (uint8_t d = 0; d < t->rank; ++d) {
+        n *= (uint64_t)t->sizes[t->rank + d];
+    }
+    return (uint32_t)n;
+}
+
+ptec_status ptec_tensor_resize(ptec_tensor *t, const int32_t *sizes, size_t rank)
+{
+    if (t == NULL || !(t->flags & PTEC_TENSOR_RESIZABLE) || rank != t->rank || (sizes == NULL && rank > 0)) {
+        return PTEC_INVALID_ARGUMENT;
+    }
+    int32_t *current = (int32_t *)(uintptr_t)t->sizes; /* the method's writable copy */
+    uint64_t numel = 1, nbytes;
+    for (size_t d = 0; d < rank; ++d) {
+        if (sizes[d] < 0 || sizes[d] > current[rank + d] ||
+            !ptec_mul_u64(numel, (uint64_t)sizes[d], UINT32_MAX, &numel)) {
+            return PTEC_INVALID_ARGUMENT;
+        }
+    }
+    if (!ptec_mul_u64(numel, ptec_dtype_size(t->dtype), UINT32_MAX, &nbytes)) {
+        return PTEC_INVALID_ARGUMENT;
+    }
+    for (size_t d = 0; d < rank; ++d) {
+        current[d] = sizes[d];
+    }
+    t->numel = (uint32_t)numel;
+    t->nbytes = (uint32_t)nbytes;
+    return PTEC_OK;
 }

@@ -9,7 +9,8 @@ index results (argmax, argmin, the int64-to-float32 copy, a max pool's
 indices over listed windows and the unpool by them, an embedding of
 int64 ids, a sort and a topk with their int64 indices); a small
 program of the random kernels; and a small program of bool values
-(comparisons, logical ops, where, casts of a bool)."""
+(comparisons, logical ops, where, casts of a bool, a masked_select into a
+bound-dynamic output)."""
 import os
 import sys
 
@@ -153,8 +154,9 @@ write_program(random_program(), os.path.join(out_dir, "random_small.pte"))
 
 def bool_program():
     """int8 comparisons into bools (a number, and a broadcast tensor),
-    their logical and / not, a where picking int8 bytes by them, and the
-    bool as float32 and int64: every kernel of a model's bool values."""
+    their logical and / not, a where picking int8 bytes by them, the bool
+    as float32 and int64, and a masked_select by one into a bound-dynamic
+    output: every kernel of a model's bool values."""
     i8, b8 = ScalarType.CHAR, ScalarType.BOOL
     b = ProgramBuilder()
     x = b.tensor(i8, [2, 6], None)
@@ -170,7 +172,11 @@ def bool_program():
     f, n = b.tensor(ScalarType.FLOAT, [2, 6], None), b.tensor(ScalarType.LONG, [2, 6], None)
     b.call("dim_order_ops::_to_dim_order_copy.out", self=gt, non_blocking=False, dim_order=None, out=f)
     b.call("dim_order_ops::_to_dim_order_copy.out", self=le, non_blocking=False, dim_order=None, out=n)
-    b.set_io([x], [picked, f, n, neither])
+    # the selection by a bool: a bound-dynamic out whose size the kernel sets
+    sel = b.tensor(i8, [12], None)
+    b.values[sel].val.shape_dynamism = 1           # DYNAMIC_BOUND
+    b.call("aten::masked_select.out", self=x, mask=gt, out=sel)
+    b.set_io([x], [picked, f, n, neither, sel])
     return b.build()
 
 

@@ -15,7 +15,8 @@ handles, so that mutations start from every path rather than rediscover it.
                            them, an embedding of int64 ids, sort and topk,
                            a gather by an index; random_small: the random
                            dropout and fractional pick; bool_small:
-                           comparisons, logical ops, where, casts of a bool)
+                           comparisons, logical ops, where, casts of a bool,
+                           a masked_select into a bound-dynamic output)
   legacy_constants         a ptec-built program with its constants moved to
                            the legacy constant_buffer layout
   control_flow             move, jump_false (taken and not taken), free

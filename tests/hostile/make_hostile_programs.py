@@ -143,6 +143,51 @@ def case_dims_product_overflow(p, v):
     return [("any", "requirements", "InvalidProgram", "huge size")]
 
 
+def _dynamic(p, v, sizes, dynamism=1):
+    z = plan(p).values[v["z"]].val
+    z.sizes = sizes
+    z.dim_order = bytes(range(len(sizes)))
+    z.shape_dynamism = dynamism
+    return z
+
+
+def case_dynamic_bound_loads(p, v):
+    # A bound-dynamic out (upstream writes them): loads and runs, its sizes
+    # kept in a writable copy of the method's own.
+    _dynamic(p, v, [4])
+    return [("any", "none", "Ok", "")]
+
+
+def case_dynamic_dims_product_overflow(p, v):
+    # The writable copy is taken before the shape is checked; the check
+    # still refuses the file.
+    _dynamic(p, v, [65536, 65536, 2])
+    return [("any", "requirements", "InvalidProgram", "huge size")]
+
+
+def case_dynamic_negative_size(p, v):
+    _dynamic(p, v, [-4])
+    return [("any", "requirements", "InvalidProgram", "negative")]
+
+
+def case_dynamic_rank_17(p, v):
+    # 17 sizes: no copy is taken (it would pass PTEC_MAX_RANK), and the file is refused.
+    _dynamic(p, v, [1] * 16 + [4])
+    return [("any", "requirements", "NotSupported", "rank above 16")]
+
+
+def case_dynamic_sizes_misaligned(p, v):
+    # sizes without dim_order: refused before any copy is made
+    z = _dynamic(p, v, [4])
+    z.dim_order = b""
+    return [("any", "requirements", "InvalidProgram", "dim_order")]
+
+
+def case_dynamic_unbound(p, v):
+    _dynamic(p, v, [4], dynamism=2)
+    return [("any", "requirements", "NotSupported", "unbound")]
+
+
 def case_back_edge_no_writer(p, v):
     # jump_false on a constant False back to instruction 0: an endless loop
     # that nothing inside it can end.

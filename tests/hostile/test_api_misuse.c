@@ -8,6 +8,7 @@
  *                          z = x + c, float32 [4]; loop_budget.pte loops) */
 #include <stdint.h>
 
+#include "ptec/kernel.h"
 #include "ptec/ptec.h"
 #include "../c/test_util.h"
 
@@ -267,6 +268,51 @@ static void state_calls(const char *dir)
     free(bytes);
 }
 
+/* dynamic_bound_loads.pte (make_hostile_programs.py): z = x + c with z
+ * bound-dynamic at [4]. A kernel may shrink its current sizes, never past
+ * the bound, and never those of a static tensor; the output reports the
+ * current sizes. */
+static void dynamic_calls(const char *dir, ptec_method *static_method)
+{
+    char path[4096];
+    size_t size;
+    snprintf(path, sizeof path, "%s/dynamic_bound_loads.pte", dir);
+    uint8_t *bytes = test_read_file(path, &size);
+    ptec_program p;
+    ptec_requirements req;
+    ptec_method m;
+    EXPECT(ptec_program_init(&p, bytes, size), PTEC_OK);
+    memset(&m, 0, sizeof m);
+    EXPECT(ptec_method_requirements(&m, &p, NULL, &req), PTEC_OK);
+    uint8_t *arena = test_alloc(req.total_bytes);
+    EXPECT(ptec_method_load_single(&m, &p, NULL, arena, req.total_bytes), PTEC_OK);
+    EXPECT(ptec_method_set_input(&m, 0, PTEC_DTYPE_FLOAT, shape, 1, ones, sizeof ones), PTEC_OK);
+    EXPECT(ptec_method_execute(&m), PTEC_OK);
+    EXPECT(ptec_method_output(&m, 0, &t), PTEC_OK);
+    ptec_tensor *z = (ptec_tensor *)(uintptr_t)t; /* as a kernel holds its out */
+    EXPECT_TRUE((z->flags & PTEC_TENSOR_RESIZABLE) && z->sizes[0] == 4 && z->nbytes == 16);
+    const int32_t five[1] = {5}, minus[1] = {-1}, two[2] = {2, 1}, four[1] = {4};
+    EXPECT(ptec_tensor_resize(z, five, 1), PTEC_INVALID_ARGUMENT);      /* past the bound */
+    EXPECT(ptec_tensor_resize(z, minus, 1), PTEC_INVALID_ARGUMENT);
+    EXPECT(ptec_tensor_resize(z, two, 2), PTEC_INVALID_ARGUMENT);       /* another rank */
+    EXPECT(ptec_tensor_resize(z, NULL, 1), PTEC_INVALID_ARGUMENT);
+    EXPECT(ptec_tensor_resize(NULL, four, 1), PTEC_INVALID_ARGUMENT);
+    EXPECT_TRUE(z->sizes[0] == 4 && z->numel == 4 && z->nbytes == 16); /* unchanged by the refusals */
+    EXPECT(ptec_tensor_resize(z, two, 1), PTEC_OK);
+    EXPECT(ptec_method_output_info(&m, 0, &info), PTEC_OK);
+    EXPECT_TRUE(info.rank == 1 && info.sizes[0] == 2 && info.nbytes == 8 && z->numel == 2);
+    EXPECT_TRUE(ptec_tensor_capacity(z) == 16);                         /* the bound stays */
+    EXPECT(ptec_tensor_resize(z, five, 1), PTEC_INVALID_ARGUMENT);
+    EXPECT(ptec_tensor_resize(z, four, 1), PTEC_OK);
+    EXPECT_TRUE(z->sizes[0] == 4 && z->nbytes == 16);
+    EXPECT(ptec_method_output(static_method, 0, &t), PTEC_OK);          /* a static out: never resized */
+    EXPECT(ptec_tensor_resize((ptec_tensor *)(uintptr_t)t, two, 1), PTEC_INVALID_ARGUMENT);
+    EXPECT_TRUE(t->sizes[0] == 4 && t->nbytes == 16 && ptec_tensor_capacity(t) == 16);
+    ptec_method_unload(&m);
+    free(arena);
+    free(bytes);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -345,6 +391,9 @@ int main(int argc, char **argv)
         memset(input_index, 0x7f, sizeof saved);
         executed_calls(&m);
         memcpy(input_index, &saved, sizeof saved);
+        if (round == 0) {
+            dynamic_calls(argv[1], &m);
+        }
         ptec_method_unload(&m);
         method_calls_refused(&m);
     }

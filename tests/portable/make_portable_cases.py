@@ -883,6 +883,55 @@ fail_case("to_int32_int64", arg_op("dim_order_ops::_to_dim_order_copy.out", [3],
                                    non_blocking=False, dim_order=None), NOT_SUPPORTED, "converts integers")
 
 
+# -- masked_select: a 1-D bound-dynamic out whose size the kernel sets -----------------------
+
+def masked_op(x, mask, out, dynamic=True):
+    """x, mask: (dtype, sizes, dim order or None); out: (dtype, bound sizes)."""
+    b = ProgramBuilder()
+    xi, mi = b.tensor(*x), b.tensor(*mask)
+    y = b.tensor(*out)
+    if dynamic:
+        b.values[y].val.shape_dynamism = 1          # DYNAMIC_BOUND
+    b.call("aten::masked_select.out", self=xi, mask=mi, out=y)
+    b.set_io([xi, mi], [y])
+    return b
+
+
+# int8 [[1,2,3],[4,5,6]] with the mask column [T, F] broadcast along the rows: the first row
+run_case("masked_select_int8_broadcast", masked_op((I8, [2, 3], None), (B8, [2, 1], None), (I8, [6])),
+         [(np.array([[1, 2, 3], [4, 5, 6]], np.int8), None), (np.array([[T], [F_]]), None)],
+         [(np.array([1, 2, 3], np.int8), None)])
+# self the row [-1, 7, -128] under a [2,3] mask (more elements than self): logical row-major order
+run_case("masked_select_mask_wider", masked_op((I8, [3], None), (B8, [2, 3], None), (I8, [6])),
+         [(np.array([-1, 7, -128], np.int8), None), (np.array([[F_, T, T], [T, F_, T]]), None)],
+         [(np.array([7, -128, -1, -128], np.int8), None)])
+# channels-last float32 [1,2,1,2]: logical [[0.5,1.5],[2.5,3.5]] over (C, W), stored 0.5, 2.5, 1.5, 3.5;
+# the mask (identity order) picks logical elements 0, 2, 3 -> 0.5, 2.5, 3.5, in logical order
+run_case("masked_select_float_channels_last",
+         masked_op((F32, [1, 2, 1, 2], CHANNELS_LAST), (B8, [1, 2, 1, 2], None), (F32, [4])),
+         [(np.array([0.5, 1.5, 2.5, 3.5], np.float32).reshape(1, 2, 1, 2), CHANNELS_LAST),
+          (np.array([T, F_, T, T]).reshape(1, 2, 1, 2), None)],
+         [(np.array([0.5, 2.5, 3.5], np.float32), None)])
+# a bound above the broadcast numel is fine; a count of all of them fills 4 of its 7
+run_case("masked_select_all_loose_bound", masked_op((F32, [2, 2], None), (B8, [2, 2], None), (F32, [7])),
+         [(np.array([[1, 2], [3, 4]], np.float32), None), (np.array([[T, T], [T, T]]), None)],
+         [(np.array([1, 2, 3, 4], np.float32), None)])
+fail_case("masked_select_mask_float", masked_op((I8, [3], None), (F32, [3], None), (I8, [3])),
+          NOT_SUPPORTED, "mask must be bool")
+fail_case("masked_select_mask_uint8", masked_op((I8, [3], None), (ScalarType.BYTE, [3], None), (I8, [3])),
+          NOT_SUPPORTED, "mask must be bool")
+fail_case("masked_select_shapes", masked_op((I8, [2, 3], None), (B8, [2], None), (I8, [6])),
+          INVALID_ARGUMENT, "do not broadcast")
+fail_case("masked_select_bound_small", masked_op((I8, [2, 3], None), (B8, [2, 1], None), (I8, [5])),
+          INVALID_PROGRAM, "bound is smaller")
+fail_case("masked_select_out_static", masked_op((I8, [3], None), (B8, [3], None), (I8, [3]), dynamic=False),
+          INVALID_PROGRAM, "bound-dynamic")
+fail_case("masked_select_out_rank", masked_op((I8, [3], None), (B8, [3], None), (I8, [3, 1])),
+          INVALID_PROGRAM, "1-D")
+fail_case("masked_select_out_dtype", masked_op((I8, [3], None), (B8, [3], None), (F32, [3])),
+          NOT_SUPPORTED, "self's dtype")
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)

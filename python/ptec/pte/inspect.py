@@ -7,7 +7,8 @@ from ..ops import SIGNATURES
 from .reader import FileHeader
 from .schema import (Bool, BoolList, DataLocation, DelegateCall, Double, DoubleList,
                      FreeCall, Int, IntList, JumpFalseCall, KernelCall, MoveCall, Null,
-                     OptionalTensorList, Program, ScalarType, String, Tensor, TensorList)
+                     OptionalTensorList, Program, ScalarType, String, Tensor, TensorList,
+                     TensorShapeDynamism)
 
 
 def _dtype(t: Tensor) -> str:
@@ -29,6 +30,10 @@ def _dim_order(t: Tensor) -> str:
 def tensor_desc(t: Tensor) -> str:
     sizes = ",".join(str(s) for s in (t.sizes or []))
     s = f"{_dtype(t)}[{sizes}]{_dim_order(t)}"
+    if t.shape_dynamism == TensorShapeDynamism.DYNAMIC_BOUND:   # the sizes a bound, the run sets the real ones
+        s += " dynamic-bound"
+    elif t.shape_dynamism == TensorShapeDynamism.DYNAMIC_UNBOUND:
+        s += " dynamic-unbound"
     if t.allocation_info is not None:
         a = t.allocation_info
         s += f" arena{a.memory_id}@{a.offset} ({t.nbytes} B)"

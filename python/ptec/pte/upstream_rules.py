@@ -252,6 +252,11 @@ RULES: Dict[str, Rule] = {
                                  same_dim_order=("condition", "self", "other", "out"),
                                  broadcast=("condition", "self", "other", "out"),
                                  dtypes=(("condition", BOOL),)),
+    # op_masked_select.cpp: a bool mask, out of self's dtype, one dim order for
+    # all three; an operand of broadcast shape is read linearly
+    "aten::masked_select.out": Rule("kernels/portable/cpu/op_masked_select.cpp",
+                                    same_dim_order=("self", "mask", "out"), same_dtype=("self", "out"),
+                                    dtypes=(("mask", BOOL),), indexed_as_contiguous=("self", "mask")),
     "quantized_decomposed::quantize_per_tensor.out": Rule(
         "kernels/quantized/cpu/op_quantize.cpp", dtypes=(("input", F32),),
         upstream_library="quantized"),

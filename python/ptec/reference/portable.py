@@ -390,6 +390,13 @@ def where(cond, a, b) -> np.ndarray:
     return np.where(_truth(cond), np.asarray(a), np.asarray(b))
 
 
+def masked_select(x, mask) -> np.ndarray:
+    """aten::masked_select.out: the elements of x where the bool mask is
+    set, both broadcast, in row-major order; 1-D, as long as the mask's count."""
+    x, mask = np.broadcast_arrays(np.asarray(x), np.asarray(mask, np.bool_))
+    return x.reshape(-1)[mask.reshape(-1)]
+
+
 def to_half(x) -> np.ndarray:
     """dim_order_ops::_to_dim_order_copy.out from float32 into float16:
     numpy's IEEE conversion (nearest even, subnormals, overflow to

@@ -43,7 +43,7 @@ from ... import quant_math as qm
 from ...ir import Node
 from ...lowered import Act, clone_dim_order, layout, needs_relayout, new_act, raw_view
 from ...pte.program_builder import CHANNELS_LAST
-from ...pte.schema import ScalarType
+from ...pte.schema import ScalarType, TensorShapeDynamism
 
 BOOL = ScalarType.BOOL
 QMIN, QMAX = -128, 127
@@ -208,4 +208,20 @@ def bool_to_float(ctx, a: Act) -> Act:
     return out
 
 
-LOWERINGS = {"compare": op_compare, "logical": op_logical, "where": op_where, "bool_to": op_bool_to}
+def op_masked_select(ctx, n: Node):
+    """x[mask] / torch.masked_select: a program output only (capture_masked_select),
+    in the output's dtype (int8 on x's grid with int8_io, float32 otherwise),
+    so no kernel after it sees its variable length. out is planned at the
+    bound (n.shape) and marked DYNAMIC_BOUND; the kernel sets its length."""
+    # row-major self and mask: upstream's kernel wants one dim order for all
+    # three (out is 1-D) and reads unbroadcast operands linearly
+    mask = _contiguous(ctx, bool_value(ctx, n.inputs[1]))
+    x = _contiguous(ctx, ctx.q(n.inputs[0]) if ctx.int8_io else ctx.f(n.inputs[0]))
+    out = new_act(ctx.b, x.dtype, n.shape, x.scale, x.zp)
+    ctx.b.values[out.value].val.shape_dynamism = TensorShapeDynamism.DYNAMIC_BOUND
+    ctx.b.call("aten::masked_select.out", self=x.value, mask=mask.value, out=out.value)
+    return out
+
+
+LOWERINGS = {"compare": op_compare, "logical": op_logical, "where": op_where, "bool_to": op_bool_to,
+             "masked_select": op_masked_select}
