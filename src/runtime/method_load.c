@@ -121,6 +121,7 @@ static ptec_status check_has_memory(ptec_exec_ctx *ctx, uint32_t i, const ptec_v
 #define LATER_VALUES 2048u
 typedef struct later_values {
     uint8_t marked[LATER_VALUES / 8u];
+    uint8_t counted[LATER_VALUES / 8u]; /* bound-dynamic ones whose sizes copy is counted */
     const fb_vector *inputs, *outputs;
 } later_values;
 
@@ -156,25 +157,18 @@ static void mark_call_args(const ptec_exec_ctx *ctx, later_values *later)
 
 /* A DYNAMIC_BOUND tensor's sizes must change at run time, but the decoded
  * tensor points into the read-only program: the load keeps a writable copy,
- * its current sizes followed by its bound (PTEC_TENSOR_RESIZABLE). Peeked
- * through a copy of the view so a malformed value is the decode's to report;
- * the take depends only on the file, so both passes count the same bytes. */
-static int32_t *take_dynamic_sizes(const ptec_exec_ctx *ctx, meta_arena *meta, const fb_table *ev)
+ * its current sizes followed by its bound (PTEC_TENSOR_RESIZABLE). The
+ * measuring walk counts the same bytes: for a value it leaves to its call,
+ * at the call's first decode of it (decode_arg). Each take is a multiple of
+ * PTEC_META_ALIGN bytes, so where it falls does not change the total. */
+static void keep_dynamic_sizes(meta_arena *meta, ptec_tensor *t)
 {
-    fb_view fb = ctx->fb;
-    fb_table t = ptec_fb_sub(&fb, ev, EVALUE_VAL);
-    uint8_t dynamism = ptec_fb_u8(&fb, &t, TENSOR_SHAPE_DYNAMISM, DYNAMISM_STATIC);
-    fb_vector sizes = ptec_fb_vec(&fb, &t, TENSOR_SIZES, 4);
-    if (fb.bad || t.pos == 0 || dynamism != DYNAMISM_BOUND || sizes.count > PTEC_MAX_RANK) {
-        return NULL;
-    }
-    return meta_take(meta, 2u * sizes.count, sizeof(int32_t));
-}
-
-static void keep_dynamic_sizes(ptec_tensor *t, int32_t *copy)
-{
-    if (copy == NULL || !(t->flags & PTEC_TENSOR_DYNAMIC)) {
+    if (!(t->flags & PTEC_TENSOR_DYNAMIC)) {
         return;
+    }
+    int32_t *copy = meta_take(meta, 2u * t->rank, sizeof(int32_t));
+    if (copy == NULL) {
+        return; /* the measuring walk: counted only */
     }
     memcpy(copy, t->sizes, sizeof(int32_t) * t->rank);
     memcpy(copy + t->rank, t->sizes, sizeof(int32_t) * t->rank);
@@ -192,11 +186,9 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
         ptec_value *v = values != NULL ? &values[i] : &scratch_value;
         fb_table ev = ptec_fb_at(&ctx->fb, &ctx->values, i);
         ptec_tensor *t = &scratch_tensor;
-        int32_t *dynamic_sizes = NULL;
         if (ptec_fb_u8(&ctx->fb, &ev, EVALUE_TYPE, 0) == PTEC_VALUE_TENSOR) {
             ptec_tensor *placed = meta_take(meta, 1, sizeof(ptec_tensor));
             t = placed != NULL ? placed : t;
-            dynamic_sizes = take_dynamic_sizes(ctx, meta, &ev);
         }
         if (!ctx->fb.bad && is_later(later, i)) {
             continue; /* decoded and checked with its call */
@@ -209,7 +201,7 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
             return st;
         }
         if (v->kind == PTEC_VALUE_TENSOR && v->u.tensor == t) {
-            keep_dynamic_sizes(t, dynamic_sizes);
+            keep_dynamic_sizes(meta, t);
         }
     }
     if (m != NULL) {
@@ -229,8 +221,8 @@ typedef struct arg_temps {
 /* Decodes argument `index` into the measuring pass's temporaries. A value
  * parse_values left for later gets its checks here, reported as parse_values
  * would (no instruction context). */
-static ptec_status decode_arg(ptec_exec_ctx *ctx, uint32_t index, ptec_value *v, ptec_tensor *t,
-                              const later_values *later)
+static ptec_status decode_arg(ptec_exec_ctx *ctx, meta_arena *meta, uint32_t index, ptec_value *v, ptec_tensor *t,
+                              later_values *later)
 {
     if (!is_later(later, index)) {
         return ptec_value_parse(ctx, index, v, t);
@@ -245,6 +237,11 @@ static ptec_status decode_arg(ptec_exec_ctx *ctx, uint32_t index, ptec_value *v,
     if (st == PTEC_OK) {
         st = check_has_memory(ctx, index, v, t, later->inputs, later->outputs);
     }
+    uint8_t bit = (uint8_t)(1u << (index % 8u));
+    if (st == PTEC_OK && v->kind == PTEC_VALUE_TENSOR && !(later->counted[index / 8u] & bit)) {
+        later->counted[index / 8u] |= bit;
+        keep_dynamic_sizes(meta, t); /* counts its copy (measuring: no memory to copy into) */
+    }
     ctx->instruction = instruction;
     ctx->op_name = op_name;
     ctx->op_name_len = op_name_len;
@@ -252,7 +249,7 @@ static ptec_status decode_arg(ptec_exec_ctx *ctx, uint32_t index, ptec_value *v,
 }
 
 static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_table *call, unsigned field,
-                             ptec_op *op, arg_temps *temps, const later_values *later)
+                             ptec_op *op, arg_temps *temps, later_values *later)
 {
     fb_vector args;
     ptec_status st = index_vector(ctx, call, field, &args);
@@ -270,7 +267,7 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
         if (argv != NULL) {
             v = argv[i] = &ctx->method->values[index];
         } else {
-            if ((st = decode_arg(ctx, index, &temps->values[i], &temps->tensors[i], later)) != PTEC_OK) {
+            if ((st = decode_arg(ctx, meta, index, &temps->values[i], &temps->tensors[i], later)) != PTEC_OK) {
                 return st;
             }
             v = temps->pointers[i] = &temps->values[i];
@@ -341,7 +338,7 @@ static ptec_status find_kernel(ptec_exec_ctx *ctx, uint32_t op_index, kernel_mem
 }
 
 static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, const fb_table *call,
-                                       ptec_instr *instr, kernel_memo *memo, const later_values *later,
+                                       ptec_instr *instr, kernel_memo *memo, later_values *later,
                                        size_t *scratch)
 {
     const ptec_kernel *kernel = NULL;
@@ -456,7 +453,7 @@ static ptec_status check_back_edge(ptec_exec_ctx *ctx, const fb_vector *instruct
 }
 
 static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, const fb_vector *delegates,
-                                      ptec_delegate_ctx *instances, const later_values *later, size_t *scratch)
+                                      ptec_delegate_ctx *instances, later_values *later, size_t *scratch)
 {
     static const char *const names[] = {[INSTR_MOVE_CALL] = "move", [INSTR_JUMP_FALSE_CALL] = "jump_false",
                                         [INSTR_FREE_CALL] = "free"};
@@ -597,6 +594,7 @@ static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, si
     if (m == NULL) {
         later = &later_store;
         memset(later->marked, 0, sizeof later->marked);
+        memset(later->counted, 0, sizeof later->counted);
         later->inputs = &inputs;
         later->outputs = &outputs;
         mark_call_args(ctx, later);
