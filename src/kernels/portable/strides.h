@@ -6,14 +6,18 @@
 #include "ptec/types.h"
 
 /* strides[d] is the element distance between neighbours along logical dim
- * d. A zero extent counts as 1, as upstream does, so strides stay distinct. */
+ * d. A zero extent counts as 1, as upstream does, so strides stay distinct.
+ * The product runs in uint32 (a tensor's element count fits it: the load
+ * checks that), so even a file's tensor of more than 2^31 elements, which no
+ * kernel can address with these strides, gives no overflow while a kernel's
+ * prepare looks at it (ptec_broadcast_strides refuses such a tensor). */
 static inline void ptec_physical_strides(const ptec_tensor *t, int32_t *strides)
 {
-    int32_t stride = 1;
+    uint32_t stride = 1;
     for (int i = (int)t->rank - 1; i >= 0; --i) {
         uint8_t axis = t->dim_order[i];
-        strides[axis] = stride;
-        stride *= t->sizes[axis] > 1 ? t->sizes[axis] : 1;
+        strides[axis] = (int32_t)stride;
+        stride *= t->sizes[axis] > 1 ? (uint32_t)t->sizes[axis] : 1u;
     }
 }
 
