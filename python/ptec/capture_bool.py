@@ -32,6 +32,7 @@ import torch
 
 from .capture_calls import _meta_shape
 from .capture_masked_select import masked_select_nodes
+from .capture_rewrites import where_args
 from .ir import Node
 
 _COMPARE = {}
@@ -149,14 +150,9 @@ def _operand(fn, v, k: int, nodes: List[Node], ins: List[str], by_name) -> bool:
 
 
 def _where_nodes(fn, by_name) -> Optional[List[Node]]:
-    t = fn.target
-    if t in ("masked_fill", torch.masked_fill) and len(fn.args) == 3 and not fn.kwargs:
-        x, mask, value = fn.args
-        cond, a, b = mask, value, x                  # where the mask is set: the value
-    elif t is torch.where and len(fn.args) == 3 and not fn.kwargs:
-        cond, a, b = fn.args
-    else:
+    if where_args(fn) is None:
         return None
+    cond, a, b = where_args(fn)
     if not _computed_bool(cond, by_name) or _meta_shape(fn) is None or _dtype(fn) != torch.float32:
         return None
     nodes: List[Node] = []

@@ -220,23 +220,29 @@ def _number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
 
 
+def where_args(fn):
+    """(cond, a, b) of torch.where(cond, a, b) or x.masked_fill(mask, v)
+    (where the mask is set: the value, else x), or None for another call."""
+    t = fn.target
+    if t in ("masked_fill", torch.masked_fill) and len(fn.args) == 3 and not fn.kwargs:
+        x, mask, value = fn.args
+        return mask, value, x
+    if t is torch.where and len(fn.args) == 3 and not fn.kwargs:
+        return tuple(fn.args)
+    return None
+
+
 def _select_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     """x.masked_fill(mask, v) and torch.where(cond, a, b) whose mask or
     condition is a constant (a buffer, or computed from constants while
     tracing): a * keep + b * (1 - keep), with each 0/1 factor a constant of
     the output's shape, a number operand a constant of that shape, and the
-    products int8 muls. A mask computed from the input stays refused (its
-    comparison has no int8 form)."""
-    t, out = fn.target, _meta_shape(fn)
-    if out is None or fn.kwargs.get("out") is not None:
+    products int8 muls. A condition computed from the input is a bool
+    tensor: capture_bool's where."""
+    out = _meta_shape(fn)
+    if out is None or fn.kwargs.get("out") is not None or where_args(fn) is None:
         return None
-    if t in ("masked_fill", torch.masked_fill) and len(fn.args) == 3 and not fn.kwargs:
-        x, mask, value = fn.args
-        cond, a, b = mask, value, x                  # where the mask is set: the value
-    elif t is torch.where and len(fn.args) == 3 and not fn.kwargs:
-        cond, a, b = fn.args
-    else:
-        return None
+    cond, a, b = where_args(fn)
     c = _constant_of(cond, by_name)
     if c is None or c.dtype != np.bool_:
         return None
