@@ -109,14 +109,19 @@ def all_kernels_def() -> str:
     """src/kernels/all_kernels.def: every kernel of the manifest, sorted by
     operator name (byte order), the order in which the runtime's kernel
     lookup (kernel_table.c) finds a name by binary search."""
+    from .pte.upstream_rules import RULES       # upstream_rules imports this module
     lines = ["/* Every kernel ptec ships, one PTEC_KERNEL(symbol) per line, sorted by",
              " * operator name (the runtime finds names by binary search). The symbol is",
-             " * the const ptec_kernel a kernel file defines. Generated from",
-             " * python/ptec/operators.json by `python3 -m ptec.ops`; do not edit. */", ""]
+             " * the const ptec_kernel a kernel file defines; \"ptec only\" marks an",
+             " * operator upstream ExecuTorch has no kernel for (pte/upstream_rules.py).",
+             " * Generated from python/ptec/operators.json by `python3 -m ptec.ops`;",
+             " * do not edit. */", ""]
     for key in sorted(OPERATORS, key=lambda k: k.encode()):
         op = OPERATORS[key]
         if op.kernel:
-            lines.append(f"PTEC_KERNEL({op.kernel}) /* {key}, {os.path.dirname(op.source or '')} */")
+            own = key.startswith("ptec::") or (key in RULES and RULES[key].upstream_library.startswith("none"))
+            lines.append(f"PTEC_KERNEL({op.kernel}) /* {key}, {os.path.dirname(op.source or '')}"
+                         + (", ptec only" if own else "") + " */")
     return "\n".join(lines) + "\n"
 
 
