@@ -28,7 +28,7 @@ from .adaptive_max_pool import adaptive_max_pool_nodes
 from .circular_pad import circular_pad_nodes, sliced_pad_nodes
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
 from .capture_bool import bool_nodes
-from .capture_masked_select import refuse_consumers
+from .capture_masked_select import refuse_consumers, through_selections
 from .capture_sort import order_call_node, order_node, order_of
 from .capture_indices import (arg_call_node, argmax_node, computed_gather_node, embedding_node,
                               index_input_attrs,
@@ -1535,6 +1535,8 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
         shapes = ", ".join("x".join(map(str, x.shape)) for x in example_inputs)
         raise CaptureError(f"the model fails on its example inputs ({shapes}): "
                            f"{type(e).__name__}: {e} (check input_shape / example_inputs)") from e
+    if through_selections(g, UnsupportedOperator):
+        infer_shapes(g, example_inputs)     # the nodes it moved or made
     refuse_consumers(g, UnsupportedOperator)
     if expand_adaptive_avg_pools(g):
         infer_shapes(g, example_inputs)     # the nodes it made

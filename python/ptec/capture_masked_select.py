@@ -3,13 +3,25 @@ of x's shape, and torch.masked_select(x, mask) / x.masked_select(mask) (mask
 broadcast with x). The result's length depends on the mask's values, so
 the node `masked_select` (inputs x, mask) lowers to aten::masked_select.out
 into a bound-dynamic tensor: planned at the broadcast numel, its real size
-set by the kernel at run time. That only works for a program output (every
-other kernel checks static shapes when the program loads), so a consumer
-of the result is refused naming it (`refuse_consumers`)."""
+set by the kernel at run time. Every other kernel checks static shapes when
+the program loads, so no kernel may read the selection: `through_selections`
+rewrites what can follow one into the same math over x, before the
+selection or without it:
+
+- an element-wise op moves before the selection, f(x[m]) = f(x)[m] (its
+  other operands one-element values or selections by the same mask of
+  tensors of x's shape: x[m] + y[m] = (x + y)[m]);
+- a whole-tensor sum is the sum of where(m, x, 0); a mean that sum over the
+  mask's count (0 / 0 for an empty selection: NaN, as torch);
+- a whole-tensor max is the max of where(m, x, min(x)), min likewise (an
+  empty selection gives x's min (max), where torch raises an error).
+
+What is left reading a selection is refused naming it (`refuse_consumers`)."""
 from __future__ import annotations
 
 from typing import List, Optional
 
+import numpy as np
 import torch
 
 from .ir import Graph, Node, origin
@@ -59,14 +71,151 @@ def bound(x_shape, mask_shape) -> int:
     return n
 
 
+# element-wise ops of the float graph (ir.eval_node): each output element a
+# function of the operands' elements at the same (broadcast) position
+_ELEMENTWISE_OPS = {"clamp", "add", "sub", "mul", "div", "minimum", "maximum", "binary_math", "identity",
+                    "elementwise"}
+
+
+def _elementwise(n: Node) -> bool:
+    from .ir import UNARY
+    return n.op in _ELEMENTWISE_OPS or n.op in UNARY
+
+
+def _numel(shape) -> int:
+    return int(np.prod(shape)) if shape else 1
+
+
+def _same_mask(g: Graph, a: str, b: str) -> bool:
+    """The same bool value: one node, or two comparisons / logical ops of
+    the same inputs and attributes (x[x > 0] + y[x > 0] traces x > 0 twice)."""
+    if a == b:
+        return True
+    na, nb = g.node(a), g.node(b)
+    if na.op != nb.op or na.op not in ("compare", "logical") or na.inputs != nb.inputs:
+        return False
+    attrs = [{k: v for k, v in n.attrs.items() if k != "source"} for n in (na, nb)]
+    return attrs[0].keys() == attrs[1].keys() and all(
+        np.array_equal(np.asarray(v), np.asarray(attrs[1][k])) for k, v in attrs[0].items())
+
+
+def _moved_inputs(g: Graph, user: Node, sel: Node) -> Optional[List[str]]:
+    """user's inputs with each selection by sel's mask replaced by the
+    selected tensor; None when an operand is neither such a selection nor
+    one element (which broadcasts the same before and after)."""
+    x_shape = g.node(sel.inputs[0]).shape
+    moved = []
+    for name in user.inputs:
+        other = g.node(name)
+        if other.op == "masked_select" and _same_mask(g, other.inputs[1], sel.inputs[1]) \
+                and g.node(other.inputs[0]).shape == x_shape:
+            moved.append(other.inputs[0])
+        elif other.op != "masked_select" and other.shape is not None and _numel(other.shape) == 1:
+            moved.append(name)
+        else:
+            return None
+    return moved
+
+
+def _move_elementwise(g: Graph, user: Node, sel: Node) -> bool:
+    """f(x[m]) -> f(x)[m]: user computed over the selected tensors, then
+    selected under user's name (its users and outputs stay)."""
+    moved = _moved_inputs(g, user, sel)
+    if moved is None:
+        return False
+    # shapes for the rest of this pass (infer_shapes redoes them after it)
+    shape = list(torch.broadcast_shapes(*(torch.Size(g.node(i).shape) for i in moved)))
+    whole = Node(f"{user.name}__whole", user.op, moved, dict(user.attrs), shape=shape)
+    select = Node(user.name, "masked_select", [whole.name, sel.inputs[1]], dict(source=origin(user)),
+                  shape=list(sel.shape))
+    at = g.nodes.index(user)
+    g.nodes[at:at + 1] = [whole, select]
+    return True
+
+
+class _Steps:
+    def __init__(self, prefix: str):
+        self.prefix, self.nodes = prefix, []
+
+    def __call__(self, op, inputs, **attrs) -> str:
+        self.nodes.append(Node(f"{self.prefix}__sel{len(self.nodes)}", op, list(inputs), attrs))
+        return self.nodes[-1].name
+
+    def const(self, value: float) -> str:
+        return self("constant", [], value=np.asarray(value, np.float32))
+
+
+def _reduce_whole(g: Graph, first: Node, sel: Node, error) -> bool:
+    """A whole-tensor reduction (capture_rewrites._whole_reduction's steps,
+    marked on its first node) of a selection, redone over the selected
+    tensor; False for any other node."""
+    from .capture_calls import _reduce_max_nodes
+    kind, steps = first.attrs.get("whole", (None, None))
+    if kind is None or first.inputs != [sel.name]:
+        return False
+    x, mask = sel.inputs
+    n = sel.shape[0]
+    if kind == "mean" and g.node(mask).shape is not None and _numel(g.node(mask).shape) != n:
+        raise error(f"operator not supported: {origin(first)} averages {origin(sel)}'s result with a mask "
+                    "broadcast to x: the count needs the mask of x's own shape (mask.expand_as(x))")
+    end = steps[-1]
+    s = _Steps(end)
+    if kind in ("sum", "mean"):
+        total = s("mean", [s("reshape", [s("where", [mask, x, s.const(0.0)])], target_shape=[1, n])],
+                  dim=[1], keepdim=False)
+        if kind == "mean":     # mean over the selected = mean(where(m, x, 0)) / mean(m)
+            share = s("mean", [s("reshape", [s("bool_to", [mask], dtype="float32")], target_shape=[1, n])],
+                      dim=[1], keepdim=False)
+            total = s("div", [total, share])
+        else:
+            total = s("mul", [total, s.const(float(n))])
+        s("reshape", [total], target_shape=[])
+    else:
+        flat = s("reshape", [x], target_shape=[1, _numel(g.node(x).shape)])
+        # the unselected take x's opposite extreme, which never wins
+        other = _reduce_max_nodes(f"{end}__selfar", flat, [1, _numel(g.node(x).shape)], [1], False,
+                                  kind == "max")
+        s.nodes.extend(other)
+        kept = s("reshape", [s("where", [mask, x, other[-1].name])], target_shape=[1, n])
+        s.nodes.extend(_reduce_max_nodes(f"{end}__selext", kept, [1, n], [1], False, kind == "min"))
+        s("reshape", [s.nodes[-1].name], target_shape=[])
+    s.nodes[-1].name = end
+    s.nodes[-1].attrs["source"] = origin(g.node(end))
+    at = g.nodes.index(first)
+    g.nodes = g.nodes[:at] + s.nodes + [m for m in g.nodes[at:] if m.name not in steps]
+    return True
+
+
+def through_selections(g: Graph, error) -> bool:
+    """Rewrites the nodes reading a selection (the module docstring); True
+    when any changed, after which the graph's shapes need inferring again."""
+    changed = False
+    progress = True
+    while progress:
+        progress = False
+        for sel in [n for n in g.nodes if n.op == "masked_select"]:
+            for user in g.users(sel.name):
+                if (_elementwise(user) and _move_elementwise(g, user, sel)) or _reduce_whole(g, user, sel, error):
+                    progress = changed = True
+                    break
+            if progress:
+                break
+    if changed:
+        used = {i for n in g.nodes for i in n.inputs} | set(g.outputs)
+        g.nodes = [n for n in g.nodes if n.op != "masked_select" or n.name in used]
+    return changed
+
+
 def refuse_consumers(g: Graph, error) -> None:
     """Raises `error` naming the first node that takes a selection's
-    variable-length result as an input."""
+    variable-length result as an input (through_selections moved or
+    rewrote those it can)."""
     for n in g.nodes:
         if n.op != "masked_select":
             continue
         users = g.users(n.name)
         if users:
             raise error(f"operator not supported: {origin(users[0])} takes {origin(n)}'s result, whose length "
-                        "depends on the values: a bool-mask selection can only be a program output "
+                        "depends on the values: a bool-mask selection can only be a program output or go "
+                        "into element-wise ops and whole-tensor sum / mean / max / min "
                         "(torch.where(mask, x, 0) keeps the shape and runs)")

@@ -80,7 +80,11 @@ def _whole_reduction(fn, ins) -> Optional[List[Node]]:
         if kind == "sum":
             cur = s("mul", [cur, s.const(fshape[1])])
     s("reshape", [cur], target_shape=[])
-    return s.done()
+    nodes = s.done()
+    # marks the steps as one whole reduction: of a selection x[mask], whose
+    # length varies per run, capture_masked_select redoes them over x
+    nodes[0].attrs["whole"] = (kind, [n.name for n in nodes])
+    return nodes
 
 
 def _var_args(fn):

@@ -7,8 +7,10 @@ integer index tensor (a buffer, or a tensor made in forward from no input)
 is index_select along its dim: slices joined by a cat; 2-D index tensors,
 several of them, bool masks, beside ints, slices and None, move x's int8
 bytes the same way, by torch's advanced-indexing rules. A bool mask
-computed from the input (`x[x > 0]`) runs only as a program output; read
-by a layer, it is refused in one line naming the call."""
+computed from the input (`x[x > 0]`) runs as a program output, into
+element-wise ops and whole-tensor reductions (test_masked_select.py); read
+by a layer whose shape follows its length, it is refused in one line
+naming the call."""
 import numpy as np
 import pytest
 import torch
@@ -190,8 +192,9 @@ def test_advanced_constant_indices_run_int8_and_move_values(call, tmp_path):
 
 
 @pytest.mark.parametrize("call,why", [
-    # x[x > 0] runs as a program output (test_masked_select.py); read by a layer it is refused
-    ("x[x > 0]", "whose length depends on the values"),
+    # x[x > 0] runs as a program output and into element-wise ops (test_masked_select.py);
+    # a layer whose shape follows its length is refused
+    ("x[x > 0].view(-1, 1)", "whose length depends on the values"),
 ])
 def test_other_tensor_indices_are_refused_in_one_line(call, why):
     x = torch.randn(1, 3, 4)

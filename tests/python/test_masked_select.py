@@ -1,6 +1,7 @@
 """Selection by a bool mask (issue 15): x[x > 0] and torch.masked_select
 run as a program output, into a bound-dynamic tensor whose length the
-kernel sets at run time.
+kernel sets at run time; element-wise ops of a selection and whole-tensor
+sum / mean / max / min of it are compiled over x (capture_masked_select).
 
 Oracles: PyTorch on the values the program holds. With int8 inputs the
 codes are exactly on the grid, so torch's selection of the dequantized
@@ -106,16 +107,128 @@ def test_output_is_bound_dynamic_at_the_broadcast_numel():
                if hasattr(v.val, "shape_dynamism")) == 1
 
 
-@pytest.mark.parametrize("fn,consumer", [(lambda x: x[x > 0] * 2.0, "mul"),
-                                         (lambda x: torch.relu(x[x > 0]), "relu"),
-                                         (lambda x: x[x > 0].sum(), "sum")])
-def test_a_consumer_is_refused_by_name(fn, consumer):
-    x = torch.randn(1, 4, 8)
+def _no_kernel_reads_a_bound_dynamic_tensor(prog):
+    """Every DYNAMIC_BOUND value is a program output that no kernel call
+    takes as an input (only as its out): ptec's kernels check static shapes
+    at load."""
+    plan = prog.plan()
+    ops = plan.operators
+    dynamic = {i for i, v in enumerate(plan.values)
+               if getattr(v.val, "shape_dynamism", None) == TensorShapeDynamism.DYNAMIC_BOUND}
+    assert dynamic and dynamic <= set(plan.outputs)
+    for chain in plan.chains:
+        for ins in chain.instructions:
+            args = list(ins.instr_args.args)
+            name = ops[ins.instr_args.op_index].name
+            # out and the return slot repeat it (the last two)
+            assert not dynamic & set(args[:-2]), f"{name} reads a bound-dynamic tensor"
+
+
+ELEMENTWISE = {
+    "x[x > 0] * 2": lambda x: x[x > 0] * 2.0,
+    "torch.relu(x[x > 0.5] - 1)": lambda x: torch.relu(x[x > 0.5] - 1),
+    "x[x > 0] + (x * 0.5)[x > 0]": lambda x: x[x > 0] + (x * 0.5)[x > 0],
+}
+
+
+@pytest.mark.parametrize("name", sorted(ELEMENTWISE))
+def test_elementwise_consumers_run_before_the_selection(name, tmp_path):
+    """f(x[m]) is compiled as f(x)[m]: the selection stays the program's
+    last call, and the count is torch's (inputs an input step away from
+    the threshold); the values' bound is test_function_coverage's."""
+    fn = ELEMENTWISE[name]
+    res = compiled(fn)
+    prog = parse_program(res.data)
+    _no_kernel_reads_a_bound_dynamic_tensor(prog)
+    in_step = res.graph.node(res.graph.inputs[0]).qparams[0]
+    threshold = 0.5 if "0.5]" in name else 0.0
+    g = torch.Generator().manual_seed(21)
+    counts = set()
+    for x in [torch.randn(1, 4, 8, generator=g) * 1.5 for _ in range(3)] + [-torch.ones(1, 4, 8)]:
+        x = torch.where((x - threshold).abs() < in_step, x + 2 * in_step, x)
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        assert got.tobytes() == run_program(prog, [x.numpy()])[0].tobytes()
+        assert got.shape == tuple(fn(x).shape)
+        counts.add(got.size)
+    assert 0 in counts and len(counts) >= 3, counts
+
+
+def _spread_inputs(n, seed):
+    """Uniform in [-3, 3] times a scale from 0.3 to 1: whole-tensor
+    reductions of these vary over many output steps."""
+    g = torch.Generator().manual_seed(seed)
+    return [(torch.rand(1, 4, 8, generator=g) * 6 - 3) * float(s) for s in np.linspace(0.3, 1.0, n)]
+
+
+# whole-tensor reductions of a selection (rewritten over where(mask, x, .)):
+# (call, threshold, bound in output steps)
+REDUCTIONS = {
+    "x[x > 0].sum()": (lambda x: x[x > 0].sum(), 0.0, 1.5),                    # 1.46
+    "x[x > 0].mean()": (lambda x: x[x > 0].mean(), 0.0, 2.5),                  # 2.20: sum over count
+    "x[x > 0].max()": (lambda x: x[x > 0].max(), 0.0, 0.5),                    # 0.43
+    "(x[x > 0.5] * 2).min()": (lambda x: (x[x > 0.5] * 2).min(), 0.5, 3.5),    # 3.06: x * 2 rounded first
+}
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+def test_whole_reductions_of_a_selection_within_their_bound(name, tmp_path):
+    fn, threshold, bound = REDUCTIONS[name]
+    model = Call(fn).eval()
+    calibration = [(x,) for x in _spread_inputs(24, 1)]
+    res = compile_model(model, [calibration[0][0]], calibration)
+    assert not res.lowered.fallbacks
+    assert "masked_select" not in [n.op for n in res.graph.nodes]        # no selection is left
+    prog = parse_program(res.data)
+    in_step = res.graph.node(res.graph.inputs[0]).qparams[0]
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    worst, wants = 0.0, []
+    for x in _spread_inputs(8, 2):
+        x = torch.where((x - threshold).abs() < in_step, x + 2 * in_step, x)
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        assert got.tobytes() == run_program(prog, [x.numpy()])[0].tobytes()
+        with torch.no_grad():
+            want = float(model(x))
+        assert got.shape == ()
+        worst = max(worst, abs(float(got) - want) / step)
+        wants.append(want)
+    print(f"{name}: worst {worst:.2f} output steps over outputs spanning {(max(wants) - min(wants)) / step:.0f}")
+    assert max(wants) - min(wants) >= 16 * step
+    assert worst <= bound + 1e-3, f"{name}: {worst:.2f} output steps from float (bound {bound})"
+
+
+def test_an_empty_selection_reduces_to_documented_values(tmp_path):
+    """torch raises on max/min of nothing and gives NaN for its mean; an
+    int8 program has no NaN and no error path there: sum 0, mean 0, max
+    x's min and min x's max (each within its output's calibrated range:
+    docs/aot.md)."""
+    fn = lambda x: torch.stack([x[x > 0].sum(), x[x > 0].mean(), x[x > 0].max(), x[x > 0].min()])  # noqa: E731
+    model = Call(fn).eval()
+    calibration = [(x,) for x in _spread_inputs(24, 1)]
+    res = compile_model(model, [calibration[0][0]], calibration)
+    prog = parse_program(res.data)
+    x = -torch.linspace(0.2, 1.5, 32).reshape(1, 4, 8)
+    got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+    assert got.tobytes() == run_program(prog, [x.numpy()])[0].tobytes()
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    lo, hi = float(x.min()), float(x.max())
+    assert abs(got[0]) <= step and abs(got[1]) <= step, got
+    assert got[2] <= max(lo, got[2]) + step and got[3] >= min(hi, got[3]) - step, got
+
+
+@pytest.mark.parametrize("fn,consumer", [
+    # two masks that select the same count here (no element is 0) but not always
+    (lambda x: x[x > 0] + (x * 0.5)[x >= 0], "add"),
+    (lambda x: torch.msort(x[x > 0]), "msort"),
+    (lambda x: x[x > 0].view(-1, 1), "view"),
+    (lambda x: x[x > 0].sum(0), "sum"),
+    (lambda x: torch.cat([x[x > 0], x.flatten()]), "cat")])
+def test_a_consumer_that_follows_the_length_is_refused_by_name(fn, consumer):
+    x = torch.linspace(-1, 2, 32).reshape(1, 4, 8)
     with pytest.raises((CompileError, CaptureError, UnsupportedOperator)) as e:
         compile_model(Call(fn).eval(), [x], [(x,)])
     message = str(e.value)
     assert "\n" not in message and "operator not supported" in message and consumer in message, message
-    assert "program output" in message and "aten::" not in message, message
+    assert "program output" in message and "element-wise" in message and "aten::" not in message, message
 
 
 def test_a_mask_of_fewer_dims_stays_refused():
@@ -161,9 +274,19 @@ def test_requirements_count_the_writable_sizes(tmp_path):
     assert metas[1] - metas[0] == 24                          # 2 x 3 sizes of 4 bytes, 8-aligned
 
 
+BOARD_CALLS = {
+    "x[x > 0]": lambda x: x[x > 0],
+    # an element-wise chain moved before the selection
+    "torch.sigmoid(x[x > 0] * 2 - 1)": lambda x: torch.sigmoid(x[x > 0] * 2 - 1),
+    # where, bool_to, div, max pools: every reduction's rewrite
+    "reductions": lambda x: x[x > 0].mean() + x[x > 0].max() - x[x > 0.5].min() + x[x > 0].sum() * 0.1,
+}
+
+
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
-def test_board_prints_the_reference_bytes(target, tmp_path):
-    res = compiled(lambda x: x[x > 0])
+@pytest.mark.parametrize("name", sorted(BOARD_CALLS))
+def test_board_prints_the_reference_bytes(name, target, tmp_path):
+    res = compiled(BOARD_CALLS[name])
     x = (torch.randn(1, 4, 8, generator=torch.Generator().manual_seed(4)) * 1.5).numpy()
     board_matches_reference(res.data, x, target, tmp_path)
 
