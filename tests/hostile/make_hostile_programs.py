@@ -140,7 +140,26 @@ def case_dims_product_overflow(p, v):
     # numel 65536 * 65536 * 2 does not fit the runtime's 32-bit numel.
     plan(p).values[v["z"]].val.sizes = [65536, 65536, 2]
     plan(p).values[v["z"]].val.dim_order = bytes([0, 1, 2])
-    return [("any", "requirements", "InvalidProgram", "huge size")]
+    return [("any", "requirements", "InvalidProgram", "2^31 elements")]
+
+
+def case_int8_2_31_elements(p, v):
+    # 2^31 int8 elements: 2 GiB fits the 32-bit nbytes, but the kernels'
+    # int32 element strides do not reach the last one.
+    z = plan(p).values[v["z"]].val
+    z.scalar_type = ScalarType.CHAR
+    z.sizes = [32768, 65536]
+    z.dim_order = bytes([0, 1])
+    return [("any", "requirements", "InvalidProgram", "2^31 elements")]
+
+
+def case_empty_tensor_of_huge_extents(p, v):
+    # No element (a 0 extent), but the other extents multiply to 2^32: the
+    # strides a kernel computes from them would not fit int32.
+    z = plan(p).values[v["z"]].val
+    z.sizes = [0, 65536, 65536]
+    z.dim_order = bytes([0, 1, 2])
+    return [("any", "requirements", "InvalidProgram", "2^31 elements")]
 
 
 def _dynamic(p, v, sizes, dynamism=1):
@@ -162,7 +181,7 @@ def case_dynamic_dims_product_overflow(p, v):
     # The writable copy is taken before the shape is checked; the check
     # still refuses the file.
     _dynamic(p, v, [65536, 65536, 2])
-    return [("any", "requirements", "InvalidProgram", "huge size")]
+    return [("any", "requirements", "InvalidProgram", "2^31 elements")]
 
 
 def case_dynamic_negative_size(p, v):

@@ -5,10 +5,6 @@
 ptec_status ptec_broadcast_strides(ptec_op *op, int arg, const ptec_tensor *t, const ptec_tensor *out,
                                    int32_t *strides)
 {
-    if (t->numel > (uint32_t)INT32_MAX || out->numel > (uint32_t)INT32_MAX) {
-        /* element strides are int32 */
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, arg, PTEC_MSG("tensor of more than 2^31 elements"));
-    }
     int32_t own[PTEC_MAX_RANK];
     ptec_physical_strides(t, own);
     int shift = (int)out->rank - (int)t->rank;

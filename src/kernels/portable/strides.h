@@ -7,10 +7,9 @@
 
 /* strides[d] is the element distance between neighbours along logical dim
  * d. A zero extent counts as 1, as upstream does, so strides stay distinct.
- * The product runs in uint32 (a tensor's element count fits it: the load
- * checks that), so even a file's tensor of more than 2^31 elements, which no
- * kernel can address with these strides, gives no overflow while a kernel's
- * prepare looks at it (ptec_broadcast_strides refuses such a tensor). */
+ * The load refuses a tensor whose extents (a 0 counted as 1) multiply to
+ * 2^31 or more (value_parse.c), so every stride fits int32; the product
+ * runs in uint32 all the same. */
 static inline void ptec_physical_strides(const ptec_tensor *t, int32_t *strides)
 {
     uint32_t stride = 1;
