@@ -166,16 +166,16 @@ static ptec_status tensor_parse(ptec_exec_ctx *ctx, uint32_t index, const fb_tab
         return value_fail(ctx, status, index, why);
     }
     /* Kernels address elements with int32 strides (kernels/portable/strides.h):
-     * the element count, and the product of the extents with a 0 counted as 1
-     * (the strides' largest), stay below 2^31. A tensor that large cannot be
-     * in a Cortex-M's memory anyway (2 GB of int8). */
+     * the product of the extents with a 0 counted as 1 (the strides' largest,
+     * and never below the element count) stays below 2^31. A tensor that
+     * large cannot be in a Cortex-M's memory anyway (2 GB of int8). */
     uint64_t numel = 1, span = 1, nbytes;
     uint32_t seen = 0;
     for (uint32_t d = 0; d < sizes.count; ++d) {
         int32_t extent = (int32_t)fb_le32(size_bytes + 4u * d);
         uint8_t axis = fb->base[dim_order.data + d];
         if (extent < 0 || axis >= sizes.count || (seen & (1u << axis)) ||
-            !ptec_mul_u64(numel, (uint64_t)extent, INT32_MAX, &numel) ||
+            !ptec_mul_u64(numel, (uint64_t)extent, UINT32_MAX, &numel) ||
             !ptec_mul_u64(span, extent > 1 ? (uint64_t)extent : 1u, INT32_MAX, &span)) {
             return value_fail(ctx, PTEC_INVALID_PROGRAM, index,
                               PTEC_MSG("bad shape: negative size, 2^31 elements or more, or dim_order not a "
