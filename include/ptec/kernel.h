@@ -77,6 +77,12 @@ ptec_status ptec_op_get_int_list(ptec_op *op, size_t i, int64_t *out, size_t max
 /* Int list whose items must fit in int32. */
 ptec_status ptec_op_get_int32_list(ptec_op *op, size_t i, int32_t *out, size_t max,
                                    size_t *count, bool allow_null);
+/* An OptionalTensorList argument (aten::index's indices, Tensor?[]): its
+ * length, and item j as a tensor or NULL for None (decoded into *temp while
+ * measuring, as ptec_op_get_tensor_list_item). */
+ptec_status ptec_op_get_optional_tensor_list(ptec_op *op, size_t i, size_t *count);
+ptec_status ptec_op_get_optional_tensor_list_item(ptec_op *op, size_t i, size_t j, ptec_tensor *temp,
+                                                  ptec_tensor **out);
 /* Whether argument i is Null (None). */
 bool ptec_op_arg_is_null(const ptec_op *op, size_t i);
 /* A TensorList argument (aten::cat's inputs, a multi-output call's return
@@ -101,7 +107,8 @@ static inline ptec_tensor *ptec_op_tensor(const ptec_op *op, size_t i)
  * rank or a size past the bound; the tensor is then unchanged. */
 ptec_status ptec_tensor_resize(ptec_tensor *t, const int32_t *sizes, size_t rank);
 
-/* Item j of TensorList argument i, for run(): no checks, prepare made them. */
+/* Item j of TensorList (or OptionalTensorList) argument i, for run(): no
+ * checks, prepare made them (an optional item must not be None). */
 ptec_tensor *ptec_op_tensor_list_item(const ptec_op *op, size_t i, size_t j);
 
 /* The static operator table (all built-in kernels, or the selection a

@@ -39,16 +39,17 @@ def _bool_node(a, by_name) -> bool:
 
 def mask_index_nodes(fn: torch.fx.Node, mask, by_name) -> Optional[List[Node]]:
     """x[mask] for a bool mask of x's own shape (torch.masked_select of the
-    two); None for any other mask (of fewer dims it selects rows, whose
-    result is not one flat list)."""
+    two) or of x's leading dims (attrs rows: the rows where it is set, each
+    of x's other dims whole); None for any other mask."""
     from .capture_calls import _meta_shape     # capture_calls imports this module's importer
     x = fn.args[0]
     if not (_float_node(x, by_name) and _bool_node(mask, by_name)):
         return None
-    shape = _meta_shape(x)
-    if shape is None or shape != _meta_shape(mask):
+    shape, mask_shape = _meta_shape(x), _meta_shape(mask)
+    if shape is None or mask_shape is None or not mask_shape or list(shape[:len(mask_shape)]) != list(mask_shape):
         return None
-    return [Node(fn.name, "masked_select", [x.name, mask.name])]
+    rows = len(mask_shape) < len(shape)
+    return [Node(fn.name, "masked_select", [x.name, mask.name], dict(rows=True) if rows else {})]
 
 
 def masked_select_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
@@ -63,12 +64,12 @@ def masked_select_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
     return [Node(fn.name, "masked_select", [x.name, mask.name])]
 
 
-def bound(x_shape, mask_shape) -> int:
-    """The most elements the selection can give: the broadcast numel."""
-    n = 1
-    for d in torch.broadcast_shapes(torch.Size(x_shape), torch.Size(mask_shape)):
-        n *= int(d)
-    return n
+def bound(x_shape, mask_shape, rows: bool = False) -> List[int]:
+    """The selection's planned sizes, the most it can give: the broadcast
+    numel, or with rows every row of x [numel of the mask, x's other dims]."""
+    if rows:
+        return [_numel(mask_shape)] + list(x_shape[len(mask_shape):])
+    return [_numel(torch.broadcast_shapes(torch.Size(x_shape), torch.Size(mask_shape)))]
 
 
 # element-wise ops of the float graph (ir.eval_node): each output element a
@@ -99,18 +100,32 @@ def _same_mask(g: Graph, a: str, b: str) -> bool:
         np.array_equal(np.asarray(v), np.asarray(attrs[1][k])) for k, v in attrs[0].items())
 
 
+def _same_before_and_after(shape, sel: Node) -> bool:
+    """An operand of this shape broadcasts with the selection as with x: one
+    element, or (a rows selection [R, rest...]) a shape over rest only."""
+    if _numel(shape) == 1:
+        return True
+    rest = list(sel.shape[1:])
+    if not (len(shape) <= len(rest) or (len(shape) == len(rest) + 1 and shape[0] == 1)):
+        return False
+    try:
+        return list(torch.broadcast_shapes(torch.Size(shape), torch.Size(sel.shape))) == list(sel.shape)
+    except RuntimeError:
+        return False
+
+
 def _moved_inputs(g: Graph, user: Node, sel: Node) -> Optional[List[str]]:
     """user's inputs with each selection by sel's mask replaced by the
     selected tensor; None when an operand is neither such a selection nor
-    one element (which broadcasts the same before and after)."""
+    one that broadcasts the same before and after."""
     x_shape = g.node(sel.inputs[0]).shape
     moved = []
     for name in user.inputs:
         other = g.node(name)
         if other.op == "masked_select" and _same_mask(g, other.inputs[1], sel.inputs[1]) \
-                and g.node(other.inputs[0]).shape == x_shape:
+                and g.node(other.inputs[0]).shape == x_shape and other.attrs.get("rows") == sel.attrs.get("rows"):
             moved.append(other.inputs[0])
-        elif other.op != "masked_select" and other.shape is not None and _numel(other.shape) == 1:
+        elif other.op != "masked_select" and other.shape is not None and _same_before_and_after(other.shape, sel):
             moved.append(name)
         else:
             return None
@@ -126,7 +141,8 @@ def _move_elementwise(g: Graph, user: Node, sel: Node) -> bool:
     # shapes for the rest of this pass (infer_shapes redoes them after it)
     shape = list(torch.broadcast_shapes(*(torch.Size(g.node(i).shape) for i in moved)))
     whole = Node(f"{user.name}__whole", user.op, moved, dict(user.attrs), shape=shape)
-    select = Node(user.name, "masked_select", [whole.name, sel.inputs[1]], dict(source=origin(user)),
+    select = Node(user.name, "masked_select", [whole.name, sel.inputs[1]],
+                  dict(source=origin(user), **({"rows": True} if sel.attrs.get("rows") else {})),
                   shape=list(sel.shape))
     at = g.nodes.index(user)
     g.nodes[at:at + 1] = [whole, select]
@@ -151,8 +167,8 @@ def _reduce_whole(g: Graph, first: Node, sel: Node, error) -> bool:
     tensor; False for any other node."""
     from .capture_calls import _reduce_max_nodes
     kind, steps = first.attrs.get("whole", (None, None))
-    if kind is None or first.inputs != [sel.name]:
-        return False
+    if kind is None or first.inputs != [sel.name] or sel.attrs.get("rows"):
+        return False          # (a rows mask does not broadcast with x as where needs)
     x, mask = sel.inputs
     n = sel.shape[0]
     if kind == "mean" and g.node(mask).shape is not None and _numel(g.node(mask).shape) != n:

@@ -253,9 +253,9 @@ def tensor_index_nodes(fn: torch.fx.Node, by_name, source: str, error) -> Option
         rows = mask_index_nodes(fn, found[0], by_name) if list(found) == [0] and len(idx) == 1 else None
         if rows is not None:
             return rows
-        return [_refused(fn, "a bool mask computed in the program that is not of x's own shape: the result's "
-                             "shape depends on the values (x[mask] and torch.masked_select with a mask of x's "
-                             "shape run as a program output)")]
+        return [_refused(fn, "a bool mask computed in the program that is neither of x's own shape nor of its "
+                             "leading dims (alone in the index): the result's shape depends on the values "
+                             "(x[mask] with such a mask, and torch.masked_select, run as a program output)")]
     if any(c is None or c.op != "constant" for c in consts.values()):
         rows = _computed_index_nodes(fn, shape, idx, found, by_name)
         if rows is not None:

@@ -38,8 +38,10 @@ def physical_bytes(tensor, array) -> bytes:
 
 def logical_array(tensor, raw: bytes) -> np.ndarray:
     x = np.frombuffer(raw, NUMPY_DTYPE[ScalarType(tensor.scalar_type)])
-    if tensor.shape_dynamism == TensorShapeDynamism.DYNAMIC_BOUND and len(tensor.sizes) == 1:
-        return x                  # 1-D of the run's length (aten::masked_select's): ptec-run wrote that many
+    if tensor.shape_dynamism == TensorShapeDynamism.DYNAMIC_BOUND and 0 not in tensor.sizes[1:]:
+        # row-major, of the run's first size (aten::masked_select's length,
+        # aten::index's rows): ptec-run wrote that many
+        return x.reshape([-1] + list(tensor.sizes[1:]))
     x = x.reshape([tensor.sizes[d] for d in tensor.dim_order])
     return x.transpose(np.argsort(list(tensor.dim_order)))
 

@@ -17,6 +17,7 @@ import numpy as np
 from .ops import SIGNATURES, outputs
 from .pte.schema import (NUMPY_DTYPE, Bool, Double, DoubleList, Int, IntList, KernelCall, Null, Program,
                          ScalarType, Tensor, TensorList, TensorShapeDynamism)
+from .pte.schema import OptionalTensorList
 
 _SKIP = ("scratch", "output_scratch", "out")
 
@@ -61,14 +62,14 @@ class _Memory:
         return np.frombuffer(self.buffer(index, t)[:n], dt).reshape(phys)
 
     def write_dynamic(self, index: int, t: Tensor, arr: np.ndarray) -> None:
-        """A 1-D bound-dynamic result: its bytes, and its length, which
-        must not pass the bound (the C runtime's check)."""
-        arr = np.ascontiguousarray(arr, dtype=np.dtype(NUMPY_DTYPE[ScalarType(t.scalar_type)])).reshape(-1)
-        if len(t.sizes) != 1 or arr.size > t.sizes[0]:
-            raise InterpreterError(f"v{index}: {arr.size} elements past the bound {list(t.sizes)}")
+        """A bound-dynamic result (row-major): its bytes, and its sizes,
+        none of which may pass the bound (the C runtime's check)."""
+        arr = np.ascontiguousarray(arr, dtype=np.dtype(NUMPY_DTYPE[ScalarType(t.scalar_type)]))
+        if arr.ndim != len(t.sizes) or any(n > b for n, b in zip(arr.shape, t.sizes)):
+            raise InterpreterError(f"v{index}: sizes {list(arr.shape)} past the bound {list(t.sizes)}")
         data = arr.tobytes()
         self.buffer(index, t)[:len(data)] = data
-        self.current[index] = [arr.size]
+        self.current[index] = list(arr.shape)
 
     def logical(self, index: int, t: Tensor) -> np.ndarray:
         arr = self.physical(index, t)
@@ -180,6 +181,8 @@ def run_program(program: Program, inputs: Sequence[np.ndarray], method: str = "f
             if kind.startswith("Tensor"):
                 if isinstance(v, TensorList):
                     return [mem.logical(j, values[j].val).copy() for j in v.items]
+                if isinstance(v, OptionalTensorList):
+                    return [None if j < 0 else mem.logical(j, values[j].val).copy() for j in v.items]
                 return mem.logical(i, v).copy() if logical else mem.physical(i, v).copy()
             return _scalar(values, i)
 
@@ -352,6 +355,8 @@ def _portable_table():
             P.logical(_k, t(arg, "self"), t(arg, "other")), out.sizes)) for k in ("and", "or", "xor")},
         "aten::logical_not.out": lambda arg, named, out: P.logical("not", t(arg, "self")),
         "aten::masked_select.out": lambda arg, named, out: P.masked_select(t(arg, "self"), t(arg, "mask")),
+        "aten::index.Tensor_out": lambda arg, named, out: P.index_by_mask(t(arg, "self"), arg("indices", "Tensor?[]",
+                                                                                             True)),
         "aten::where.self_out": lambda arg, named, out: np.broadcast_to(
             P.where(t(arg, "condition"), t(arg, "self"), t(arg, "other")), out.sizes),
         **{key: binary_math(fn) for fn, key in (("pow", "aten::pow.Tensor_Tensor_out"), ("atan2", "aten::atan2.out"),

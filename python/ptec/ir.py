@@ -276,7 +276,7 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = torch.where(xs[0].to(torch.bool), xs[1], xs[2])
     elif op == "masked_select":
         # variable length: the node's shape is its bound (infer_shapes)
-        y = torch.masked_select(xs[0], xs[1].to(torch.bool))
+        y = xs[0][xs[1].to(torch.bool)] if a.get("rows") else torch.masked_select(xs[0], xs[1].to(torch.bool))
     elif op == "bool_to":
         y = xs[0].to(getattr(torch, a["dtype"]))
     elif op == "to_index":
@@ -429,7 +429,7 @@ def infer_shapes(g: Graph, example_inputs: Sequence[torch.Tensor]) -> None:
         if n.op == "masked_select":
             # planned at the most it can select; the real length is the run's
             from .capture_masked_select import bound
-            n.shape = [bound(env[n.inputs[0]].shape, env[n.inputs[1]].shape)]
+            n.shape = bound(env[n.inputs[0]].shape, env[n.inputs[1]].shape, bool(n.attrs.get("rows")))
 
 
 def op_counts(g: Graph) -> Dict[str, int]:

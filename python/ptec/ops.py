@@ -3,7 +3,7 @@ every operator ptec emits or understands, the kernel the runtime has for
 each, and the kernel lists a build links: all read from operators.json, the
 one manifest of operators (docs/architecture.md, "Operators: one manifest").
 
-Kinds: Tensor, Tensor?, Tensor[], int, int?, int[], int[]?, float, bool, Scalar,
+Kinds: Tensor, Tensor?, Tensor[], Tensor?[] (None items -1), int, int?, int[], int[]?, float, bool, Scalar,
 Scalar?, ScalarType, ScalarType?. A KernelCall carries one value per
 parameter, then the return slot repeating `out` (pte-format.md §4.7), or a
 TensorList of the outputs for operators with several. The aten schemas are

@@ -226,19 +226,33 @@ ptec_status ptec_op_get_tensor_list(ptec_op *op, size_t i, size_t *count)
     return PTEC_OK;
 }
 
-ptec_status ptec_op_get_tensor_list_item(ptec_op *op, size_t i, size_t j, ptec_tensor *temp,
-                                         ptec_tensor **out)
+ptec_status ptec_op_get_optional_tensor_list(ptec_op *op, size_t i, size_t *count)
 {
-    size_t count;
-    ptec_status st = ptec_op_get_tensor_list(op, i, &count);
-    if (st != PTEC_OK) {
-        return st;
+    const ptec_value *v = arg_of_kind(op, i, PTEC_VALUE_OPTIONAL_TENSOR_LIST);
+    if (v == NULL) {
+        *count = 0;
+        return kind_fail(op, i, PTEC_MSG("OptionalTensorList"));
     }
+    *count = v->count;
+    return PTEC_OK;
+}
+
+/* Item j of list argument i (of `count` items): a Tensor, or NULL for a None
+ * item when the list is an OptionalTensorList. */
+static ptec_status list_item(ptec_op *op, size_t i, size_t j, size_t count, bool optional, ptec_tensor *temp,
+                             ptec_tensor **out)
+{
+    *out = NULL;
     if (j >= count) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, PTEC_MSG("tensor list item out of range"));
     }
-    /* Items were checked at parse to name existing values. */
-    uint32_t index = fb_le32(op->argv[i]->u.items + 4u * j);
+    /* Items were checked at parse to name existing values (or be -1 in an
+     * optional list). */
+    int32_t index = (int32_t)fb_le32(op->argv[i]->u.items + 4u * j);
+    if (index < 0) {
+        return optional ? PTEC_OK
+                        : ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, PTEC_MSG("tensor list item is None"));
+    }
     ptec_exec_ctx *ctx = op->ctx;
     if (ctx->method != NULL) {
         const ptec_value *item = &ctx->method->values[index];
@@ -249,7 +263,8 @@ ptec_status ptec_op_get_tensor_list_item(ptec_op *op, size_t i, size_t j, ptec_t
         return PTEC_OK;
     }
     ptec_value decoded;
-    if ((st = ptec_value_parse(ctx, index, &decoded, temp)) != PTEC_OK) {
+    ptec_status st = ptec_value_parse(ctx, (uint32_t)index, &decoded, temp);
+    if (st != PTEC_OK) {
         return st;
     }
     if (decoded.kind != PTEC_VALUE_TENSOR) {
@@ -257,6 +272,22 @@ ptec_status ptec_op_get_tensor_list_item(ptec_op *op, size_t i, size_t j, ptec_t
     }
     *out = temp;
     return PTEC_OK;
+}
+
+ptec_status ptec_op_get_tensor_list_item(ptec_op *op, size_t i, size_t j, ptec_tensor *temp,
+                                         ptec_tensor **out)
+{
+    size_t count;
+    ptec_status st = ptec_op_get_tensor_list(op, i, &count);
+    return st != PTEC_OK ? st : list_item(op, i, j, count, false, temp, out);
+}
+
+ptec_status ptec_op_get_optional_tensor_list_item(ptec_op *op, size_t i, size_t j, ptec_tensor *temp,
+                                                  ptec_tensor **out)
+{
+    size_t count;
+    ptec_status st = ptec_op_get_optional_tensor_list(op, i, &count);
+    return st != PTEC_OK ? st : list_item(op, i, j, count, true, temp, out);
 }
 
 ptec_tensor *ptec_op_tensor_list_item(const ptec_op *op, size_t i, size_t j)

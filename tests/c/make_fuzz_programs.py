@@ -10,7 +10,7 @@ indices over listed windows and the unpool by them, an embedding of
 int64 ids, a sort and a topk with their int64 indices); a small
 program of the random kernels; and a small program of bool values
 (comparisons, logical ops, where, casts of a bool, a masked_select into a
-bound-dynamic output)."""
+bound-dynamic output, an index by a bool mask over the rows)."""
 import os
 import sys
 
@@ -176,7 +176,15 @@ def bool_program():
     sel = b.tensor(i8, [12], None)
     b.values[sel].val.shape_dynamism = 1           # DYNAMIC_BOUND
     b.call("aten::masked_select.out", self=x, mask=gt, out=sel)
-    b.set_io([x], [picked, f, n, neither, sel])
+    # the rows of x where a [2] mask is set (aten::index with one bool index)
+    first = b.tensor(i8, [2, 1], None)
+    b.call("aten::slice_copy.Tensor_out", self=x, dim=1, start=0, end=1, step=1, out=first)
+    row_mask = b.tensor(b8, [2], None)
+    b.call("aten::gt.Scalar_out", self=b.view(first, [2]), other=0, out=row_mask)
+    rows = b.tensor(i8, [2, 6], None)
+    b.values[rows].val.shape_dynamism = 1
+    b.call("aten::index.Tensor_out", self=x, indices=[row_mask], out=rows)
+    b.set_io([x], [picked, f, n, neither, sel, rows])
     return b.build()
 
 

@@ -16,7 +16,8 @@ handles, so that mutations start from every path rather than rediscover it.
                            a gather by an index; random_small: the random
                            dropout and fractional pick; bool_small:
                            comparisons, logical ops, where, casts of a bool,
-                           a masked_select into a bound-dynamic output)
+                           a masked_select into a bound-dynamic output, an
+                           index by a bool mask over the rows)
   legacy_constants         a ptec-built program with its constants moved to
                            the legacy constant_buffer layout
   control_flow             move, jump_false (taken and not taken), free

@@ -932,6 +932,56 @@ fail_case("masked_select_out_dtype", masked_op((I8, [3], None), (B8, [3], None),
           NOT_SUPPORTED, "self's dtype")
 
 
+# -- index.Tensor: one bool mask over self's leading dims keeps its rows ---------------------
+
+def index_op(x, mask, out, dynamic=True, indices=None):
+    """x, mask: (dtype, sizes, dim order or None); out: (dtype, bound sizes,
+    dim order or None); indices: the index list's items (default [mask])."""
+    b = ProgramBuilder()
+    xi, mi = b.tensor(*x), b.tensor(*mask)
+    y = b.tensor(*out)
+    if dynamic:
+        b.values[y].val.shape_dynamism = 1          # DYNAMIC_BOUND
+    b.call("aten::index.Tensor_out", self=xi, indices=[mi] if indices is None else indices(mi), out=y)
+    b.set_io([xi, mi], [y])
+    return b
+
+
+# int8 [3, 2] rows 0 and 2 of mask [T, F, T]: out [2, 2] of its [3, 2] bound
+run_case("index_rows_int8", index_op((I8, [3, 2], None), (B8, [3], None), (I8, [3, 2], None)),
+         [(np.array([[1, -2], [3, 4], [-128, 127]], np.int8), None), (np.array([T, F_, T]), None)],
+         [(np.array([[1, -2], [-128, 127]], np.int8), None)])
+# float32 [2, 2, 3] under a [2, 2] mask: rows of 3 in row-major mask order; none set gives [0, 3]
+run_case("index_rows_2d_mask", index_op((F32, [2, 2, 3], None), (B8, [2, 2], None), (F32, [4, 3], None)),
+         [(np.arange(12, dtype=np.float32).reshape(2, 2, 3), None), (np.array([[F_, T], [T, F_]]), None)],
+         [(np.array([[3, 4, 5], [6, 7, 8]], np.float32), None)])
+run_case("index_rows_none", index_op((F32, [2, 3], None), (B8, [2], None), (F32, [2, 3], None)),
+         [(np.ones((2, 3), np.float32), None), (np.array([F_, F_]), None)],
+         [(np.zeros((0, 3), np.float32), None)])
+fail_case("index_mask_int8", index_op((I8, [3, 2], None), (I8, [3], None), (I8, [3, 2], None)),
+          NOT_SUPPORTED, "bool mask")
+fail_case("index_two_indices", index_op((I8, [3, 2], None), (B8, [3], None), (I8, [3, 2], None),
+                                        indices=lambda m: [m, m]), NOT_SUPPORTED, "only one index")
+fail_case("index_none_index", index_op((I8, [3, 2], None), (B8, [3], None), (I8, [3, 2], None),
+                                       indices=lambda m: [None]), NOT_SUPPORTED, "bool mask")
+fail_case("index_mask_all_dims", index_op((I8, [3, 2], None), (B8, [3, 2], None), (I8, [6], None)),
+          NOT_SUPPORTED, "leading dims")
+fail_case("index_mask_shape", index_op((I8, [3, 2], None), (B8, [2], None), (I8, [3, 2], None)),
+          INVALID_ARGUMENT, "leading dims")
+fail_case("index_self_channels_last", index_op((I8, [1, 2, 2, 2], CHANNELS_LAST), (B8, [1], None),
+                                               (I8, [1, 2, 2, 2], None)), NOT_SUPPORTED, "row-major")
+fail_case("index_out_static", index_op((I8, [3, 2], None), (B8, [3], None), (I8, [3, 2], None), dynamic=False),
+          INVALID_PROGRAM, "bound-dynamic")
+fail_case("index_out_rank", index_op((I8, [3, 2], None), (B8, [3], None), (I8, [6], None)),
+          INVALID_PROGRAM, "bound-dynamic")
+fail_case("index_out_rows", index_op((I8, [3, 2], None), (B8, [3], None), (I8, [3, 3], None)),
+          INVALID_ARGUMENT, "kept dims")
+fail_case("index_bound_small", index_op((I8, [3, 2], None), (B8, [3], None), (I8, [2, 2], None)),
+          INVALID_PROGRAM, "fewer rows")
+fail_case("index_out_dtype", index_op((I8, [3, 2], None), (B8, [3], None), (F32, [3, 2], None)),
+          INVALID_ARGUMENT, "self's dtype")
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)

@@ -365,6 +365,7 @@ VARIABLE_LENGTH = {
     "x[x > 0]": (lambda x: x[x > 0], 0.0, 0.5),
     "torch.masked_select(x, x > 1.0)": (lambda x: torch.masked_select(x, x > 1.0), 1.0, 0.5),
     "Tensor.masked_select(row mask)": (lambda x: x.masked_select(x[:, :1] <= -0.5), -0.5, 0.5),
+    "x[mask of the leading dims]": (lambda x: x[x[..., 3] > 0.5], 0.5, 0.5),
     # element-wise ops of a selection move before it (capture_masked_select): f(x)[mask]
     # (whole-tensor reductions of a selection: test_masked_select.py)
     "x[x > 0] * 2": (lambda x: x[x > 0] * 2.0, 0.0, 0.5),

@@ -1,6 +1,7 @@
 """Selection by a bool mask (issue 15): x[x > 0] and torch.masked_select
 run as a program output, into a bound-dynamic tensor whose length the
-kernel sets at run time; element-wise ops of a selection and whole-tensor
+kernel sets at run time (a mask over x's leading dims keeps its rows:
+aten::index); element-wise ops of a selection and whole-tensor
 sum / mean / max / min of it are compiled over x (capture_masked_select).
 
 Oracles: PyTorch on the values the program holds. With int8 inputs the
@@ -231,12 +232,43 @@ def test_a_consumer_that_follows_the_length_is_refused_by_name(fn, consumer):
     assert "program output" in message and "element-wise" in message and "aten::" not in message, message
 
 
-def test_a_mask_of_fewer_dims_stays_refused():
-    # x[mask] with a mask over x's leading dims selects rows: not one flat list
-    x = torch.linspace(-1, 2, 32).reshape(1, 4, 8)            # rows 1..3 start above 0
-    with pytest.raises((CompileError, CaptureError, UnsupportedOperator)) as e:
-        compile_model(Call(lambda x: x[x[..., 0] > 0]).eval(), [x], [(x,)])
-    assert "operator not supported" in str(e.value) and "getitem" in str(e.value)
+@pytest.mark.parametrize("shape,mask", [((1, 6, 4), lambda x: x[..., 0] > 0),           # rows of 4
+                                        ((2, 3, 4), lambda x: x[..., 0] > 0),           # a [2, 3] mask
+                                        ((6, 2, 2), lambda x: x[:, 0, 0] <= 0)])       # blocks of [2, 2]
+def test_a_mask_over_leading_dims_keeps_the_rows(shape, mask, tmp_path):
+    """x[mask] with a mask of x's leading dims is aten::index with that one
+    bool index: torch's rows of the int8 codes, exactly, the count changing
+    per input (none, some, all), on one bound-dynamic output planned for
+    every row."""
+    fn = lambda x: x[mask(x)]             # noqa: E731
+    res = compiled(fn, int8_io=True, shape=shape)
+    prog = parse_program(res.data)
+    plan = prog.plan()
+    assert [plan.operators[i.instr_args.op_index].key for i in plan.chains[0].instructions][-1] == \
+        "aten::index.Tensor_out"
+    out = plan.values[plan.outputs[0]].val
+    k = mask(torch.zeros(shape)).dim()
+    assert out.shape_dynamism == TensorShapeDynamism.DYNAMIC_BOUND
+    assert list(out.sizes) == [int(np.prod(shape[:k]))] + list(shape[k:])
+    grid = res.graph.node(res.graph.inputs[0]).qparams
+    counts = set()
+    for q in code_inputs(grid, shape):
+        values = (torch.as_tensor(q, dtype=torch.int32) - grid[1]).to(torch.float32) * torch.tensor(grid[0])
+        want = q[mask(values).numpy()]
+        got = host_runtime.run(prog, res.data, [q], workdir=str(tmp_path))[0]
+        assert got.dtype == np.int8 and got.shape == want.shape and got.tobytes() == want.tobytes()
+        assert got.tobytes() == run_program(prog, [q])[0].tobytes()
+        counts.add(got.shape[0])
+    assert 0 in counts and len(counts) >= 3, counts
+
+
+def test_rows_scaled_per_column_move_before_the_selection():
+    """boxes[scores > t] * scale with a scale per column: the mul moves
+    before the selection (it broadcasts over the rows the same way)."""
+    res = compiled(lambda x: x[x[..., 0] > 0] * torch.tensor([1.0, 2.0, 0.5, -1.0]), shape=(1, 6, 4))
+    ops = [n.op for n in res.graph.nodes]
+    assert ops[-1] == "masked_select" and ops.count("masked_select") == 1 and "mul" in ops
+    _no_kernel_reads_a_bound_dynamic_tensor(parse_program(res.data))
 
 
 def _measured(path, *args):
@@ -276,6 +308,8 @@ def test_requirements_count_the_writable_sizes(tmp_path):
 
 BOARD_CALLS = {
     "x[x > 0]": lambda x: x[x > 0],
+    # a mask over the leading dims (aten::index), an element-wise op moved before it
+    "x[x[..., 0] > 0] * 2": lambda x: x[x[..., 0] > 0] * 2.0,
     # an element-wise chain moved before the selection
     "torch.sigmoid(x[x > 0] * 2 - 1)": lambda x: torch.sigmoid(x[x > 0] * 2 - 1),
     # where, bool_to, div, max pools: every reduction's rewrite

@@ -11,8 +11,8 @@ from ptec import ops
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
 KERNELS = os.path.join(ROOT, "src", "kernels")
 NN = os.path.join(KERNELS, "cortex_m", "nn")
-KINDS = {"Tensor", "Tensor?", "Tensor[]", "int", "int?", "int[]", "int[]?", "float", "float[]", "float[]?", "bool",
-         "Scalar", "Scalar?", "ScalarType", "ScalarType?"}
+KINDS = {"Tensor", "Tensor?", "Tensor[]", "Tensor?[]", "int", "int?", "int[]", "int[]?", "float", "float[]", "float[]?",
+         "bool", "Scalar", "Scalar?", "ScalarType", "ScalarType?"}
 
 
 def kernel_definitions():

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional
 
 from ..ops import signature
-from .schema import Int, IntList, KernelCall, TensorList
+from .schema import Int, IntList, KernelCall, OptionalTensorList, TensorList
 
 DEPTHWISE = "ptec::quantized_depthwise_conv2d.out"
 CONV = "ptec::quantized_conv2d.out"
@@ -58,7 +58,8 @@ def alias_in_place(builder) -> int:
         args = getattr(ins.instr_args, "args", None) or []
         for a in args:
             val = builder.values[a].val
-            for v in (val.items or []) if isinstance(val, TensorList) else [a]:
+            listed = isinstance(val, (TensorList, OptionalTensorList))
+            for v in [i for i in val.items or [] if i >= 0] if listed else [a]:
                 s = base.get(v, v)
                 first.setdefault(s, t)
                 last[s] = t

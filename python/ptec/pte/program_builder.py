@@ -26,7 +26,7 @@ from .schema import (AllocationDetails, BackendDelegate, BackendDelegateDataRefe
                      BackendDelegateInlineData, Bool, Chain, CompileSpec, DataLocation,
                      DelegateCall, Double, DoubleList, EValue, ExecutionPlan, Frame, FrameList, Instruction,
                      Int, IntList,
-                     KernelCall, Null, Operator, Program, ScalarType, String,
+                     KernelCall, Null, Operator, OptionalTensorList, Program, ScalarType, String,
                      SubsegmentOffsets, Tensor, TensorList)
 
 CONSTANT_ALIGNMENT = 16
@@ -193,6 +193,8 @@ class ProgramBuilder:
             return int(value)
         if base == "Tensor[]":
             return self.tensor_list(value)
+        if base == "Tensor?[]":                     # None items are -1
+            return self.add(OptionalTensorList([-1 if v is None else int(v) for v in value]))
         if base in ("int", "ScalarType"):
             return self.int(value)
         if base == "float":
@@ -286,9 +288,10 @@ class ProgramBuilder:
             args = getattr(ins.instr_args, "args", None) or []
             for a in args:
                 val = self.values[a].val
-                if isinstance(val, TensorList):
+                if isinstance(val, (TensorList, OptionalTensorList)):
                     for item in val.items or []:
-                        touch(item, t)
+                        if item >= 0:                   # an optional list's None is -1
+                            touch(item, t)
                 else:
                     touch(a, t)
         for v in self.inputs:

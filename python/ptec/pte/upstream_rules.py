@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from ..ops import OPERATORS, signature
-from .schema import KernelCall, Program, ScalarType, Tensor, TensorList
+from .schema import KernelCall, OptionalTensorList, Program, ScalarType, Tensor, TensorList
 
 F32 = frozenset({ScalarType.FLOAT})
 F16 = frozenset({ScalarType.HALF})
@@ -257,6 +257,12 @@ RULES: Dict[str, Rule] = {
     "aten::masked_select.out": Rule("kernels/portable/cpu/op_masked_select.cpp",
                                     same_dim_order=("self", "mask", "out"), same_dtype=("self", "out"),
                                     dtypes=(("mask", BOOL),), indexed_as_contiguous=("self", "mask")),
+    # op_index.cpp: indices broadcast into the result's leading dims (a bool
+    # mask counts its set entries), self and out of one dtype; ptec emits one
+    # bool mask over self's leading dims, self and out row-major
+    "aten::index.Tensor_out": Rule("kernels/portable/cpu/op_index.cpp", same_dtype=("self", "out"),
+                                   contiguous=("self", "indices", "out"),
+                                   indexed_as_contiguous=("self",)),
     "quantized_decomposed::quantize_per_tensor.out": Rule(
         "kernels/quantized/cpu/op_quantize.cpp", dtypes=(("input", F32),),
         upstream_library="quantized"),
@@ -481,7 +487,7 @@ def _arguments(key: str, call: KernelCall, values: list) -> Dict[str, list]:
         v = values[idx].val
         if isinstance(v, Tensor):
             named[name] = [v]
-        elif isinstance(v, TensorList):
+        elif isinstance(v, (TensorList, OptionalTensorList)):     # None items (-1) skipped
             named[name] = [values[i].val for i in (v.items or [])
                            if 0 <= i < len(values) and isinstance(values[i].val, Tensor)]
         elif name == "dim_order" and hasattr(v, "items"):

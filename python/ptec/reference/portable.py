@@ -397,6 +397,19 @@ def masked_select(x, mask) -> np.ndarray:
     return x.reshape(-1)[mask.reshape(-1)]
 
 
+def index_by_mask(x, indices) -> np.ndarray:
+    """aten::index.Tensor_out with one bool mask over x's leading dims (the
+    form ptec emits): the rows of x where the mask is set, in row-major
+    order, [count, x.shape[k:]...]."""
+    if len(indices) != 1 or indices[0] is None or np.asarray(indices[0]).dtype != np.bool_:
+        raise ValueError("index: only one bool mask is supported")
+    x, mask = np.asarray(x), np.asarray(indices[0])
+    k = mask.ndim
+    if not 0 < k < x.ndim or mask.shape != x.shape[:k]:
+        raise ValueError(f"index: a mask of {list(mask.shape)} is not the leading dims of {list(x.shape)}")
+    return x.reshape((-1,) + x.shape[k:])[mask.reshape(-1)]
+
+
 def to_half(x) -> np.ndarray:
     """dim_order_ops::_to_dim_order_copy.out from float32 into float16:
     numpy's IEEE conversion (nearest even, subnormals, overflow to

@@ -210,6 +210,7 @@ def bool_to_float(ctx, a: Act) -> Act:
 
 def op_masked_select(ctx, n: Node):
     """x[mask] / torch.masked_select: a program output only (capture_masked_select),
+    or x[mask] of a mask over x's leading dims (attrs rows: its rows kept),
     in the output's dtype (int8 on x's grid with int8_io, float32 otherwise),
     so no kernel after it sees its variable length. out is planned at the
     bound (n.shape) and marked DYNAMIC_BOUND; the kernel sets its length."""
@@ -219,7 +220,12 @@ def op_masked_select(ctx, n: Node):
     x = _contiguous(ctx, ctx.q(n.inputs[0]) if ctx.int8_io else ctx.f(n.inputs[0]))
     out = new_act(ctx.b, x.dtype, n.shape, x.scale, x.zp)
     ctx.b.values[out.value].val.shape_dynamism = TensorShapeDynamism.DYNAMIC_BOUND
-    ctx.b.call("aten::masked_select.out", self=x.value, mask=mask.value, out=out.value)
+    if n.attrs.get("rows"):
+        # a mask over x's leading dims: x[mask] keeps the rows (aten::index
+        # with the one bool index), out [rows bound, x's other dims]
+        ctx.b.call("aten::index.Tensor_out", self=x.value, indices=[mask.value], out=out.value)
+    else:
+        ctx.b.call("aten::masked_select.out", self=x.value, mask=mask.value, out=out.value)
     return out
 
 

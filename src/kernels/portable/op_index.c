@@ -1,0 +1,115 @@
+/* aten::index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out)
+ *
+ * The one form ptec's compiler emits: a single bool mask over self's leading
+ * k dims (x[mask] with mask of x.shape[:k], k < rank; a mask over every dim is
+ * aten::masked_select). out = the rows of self, each a self.sizes[k:] block,
+ * where the mask is true, in row-major order: [count, self.sizes[k:]...].
+ * The count depends on the mask's values, so out is a bound-dynamic tensor
+ * planned for every row (its first size at least the mask's numel, checked
+ * at prepare) and run sets its real first size. Upstream's kernel takes any
+ * mix of index tensors; the others are refused here by name. Rows are copied
+ * as bytes, so an int8 program's values stay exactly on the grid. */
+#include <string.h>
+
+#include "ptec/kernel.h"
+
+typedef struct index_state {
+    uint32_t rows;      /* the mask's numel */
+    uint32_t row_bytes; /* one self.sizes[k:] block */
+} index_state;
+
+static bool row_major(const ptec_tensor *t)
+{
+    for (uint8_t d = 0; d < t->rank; ++d) {
+        if (t->dim_order[d] != d) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static ptec_status prepare(ptec_op *op)
+{
+    index_state *s = op->state;
+    ptec_tensor *self, *out, *mask, temp;
+    size_t count;
+    ptec_status st;
+    if ((st = ptec_op_expect_argc(op, 4u)) != PTEC_OK || (st = ptec_op_get_tensor(op, 0, &self)) != PTEC_OK ||
+        (st = ptec_op_get_out(op, &out)) != PTEC_OK ||
+        (st = ptec_op_get_optional_tensor_list(op, 1, &count)) != PTEC_OK) {
+        return st;
+    }
+    if (count != 1u) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, 1, PTEC_MSG("only one index (a bool mask) is supported"));
+    }
+    if ((st = ptec_op_get_optional_tensor_list_item(op, 1, 0, &temp, &mask)) != PTEC_OK) {
+        return st;
+    }
+    if (mask == NULL || mask->dtype != PTEC_DTYPE_BOOL) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, 1, PTEC_MSG("the index must be a bool mask"));
+    }
+    uint8_t k = mask->rank;
+    if (k == 0u || k >= self->rank) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, 1,
+                            PTEC_MSG("the mask must cover self's leading dims, not all of them"));
+    }
+    for (uint8_t d = 0; d < k; ++d) {
+        if (mask->sizes[d] != self->sizes[d]) {
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 1, PTEC_MSG("the mask's shape is not self's leading dims"));
+        }
+    }
+    if (!row_major(self) || !row_major(mask)) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, 0, PTEC_MSG("self and the mask must be row-major"));
+    }
+    size_t es = ptec_dtype_size(self->dtype);
+    if (out->dtype != self->dtype || es == 0u) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 2, PTEC_MSG("out must have self's dtype"));
+    }
+    if (!(out->flags & PTEC_TENSOR_DYNAMIC) || (out->flags & PTEC_TENSOR_CONSTANT) || !row_major(out) ||
+        out->rank != 1u + self->rank - k) {
+        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 2,
+                            PTEC_MSG("out must be a row-major bound-dynamic tensor of one dim plus self's kept dims"));
+    }
+    for (uint8_t d = k; d < self->rank; ++d) {
+        if (out->sizes[1 + d - k] != self->sizes[d]) {
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 2, PTEC_MSG("out's rows are not self's kept dims"));
+        }
+    }
+    /* at load the sizes are the bound; the mask's numel rows must fit it */
+    if ((uint32_t)out->sizes[0] < mask->numel) {
+        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 2, PTEC_MSG("out's bound has fewer rows than the mask"));
+    }
+    s->rows = mask->numel;
+    /* rows * row_bytes is self's nbytes (the mask's numel is self's leading
+     * extents' product), which fits uint32 */
+    s->row_bytes = mask->numel == 0u ? 0u : self->nbytes / mask->numel;
+    return PTEC_OK;
+}
+
+static ptec_status run(ptec_op *op)
+{
+    const index_state *s = op->state;
+    const ptec_tensor *self = ptec_op_tensor(op, 0), *mask = ptec_op_tensor_list_item(op, 1, 0);
+    ptec_tensor *out = ptec_op_tensor(op, 2);
+    const uint8_t *x = self->data, *m = mask->data;
+    uint8_t *y = out->data;
+    int32_t count = 0;
+    /* count <= rows, which out's planned bound holds (prepare) */
+    for (uint32_t r = 0; r < s->rows; ++r) {
+        if (m[r] != 0u) {
+            memcpy(y + (size_t)count * s->row_bytes, x + (size_t)r * s->row_bytes, s->row_bytes);
+            ++count;
+        }
+    }
+    int32_t sizes[PTEC_MAX_RANK];
+    sizes[0] = count;
+    for (uint8_t d = 1; d < out->rank; ++d) {
+        sizes[d] = self->sizes[d - 1 + (self->rank - (out->rank - 1u))];
+    }
+    if (ptec_tensor_resize(out, sizes, out->rank) != PTEC_OK) {
+        return ptec_op_fail(op, PTEC_INVALID_STATE, 2, PTEC_MSG("out's size cannot be set (not resizable)"));
+    }
+    return PTEC_OK;
+}
+
+const ptec_kernel ptec_kernel_aten_index_tensor_out = {"aten::index.Tensor_out", sizeof(index_state), prepare, run};
