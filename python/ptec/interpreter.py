@@ -278,6 +278,8 @@ def _portable_table():
             return P.to_integer(t(arg, "self"), np.dtype(NUMPY_DTYPE[ScalarType(out.scalar_type)]))
         if out.scalar_type == ScalarType.HALF:
             return P.to_half(t(arg, "self"))
+        if out.scalar_type == ScalarType.BFLOAT16:
+            return P.to_bfloat16_bits(t(arg, "self"))
         return P.to_float32(t(arg, "self"))
 
     def conv(arg, named, out):

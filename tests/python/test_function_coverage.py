@@ -198,8 +198,10 @@ RUNS = {
                                           + torch.remainder(x, x.flip(-1) + 3.5) + x % (x.flip(1) - 3.5),
                                           S3, R, 2.5, "fp32"),                                # 1.88
     "torch.copysign": (lambda x: torch.copysign(x, x.flip(-1)), S3, R, 1.0, "fp32"),          # 0.50
-    # float casts: .float() of a float is the value; .half()/.bfloat16() the rounding (a LUT), a half output Half
+    # float casts: .float() of a float is the value; .half()/.bfloat16() the rounding (a LUT); a half / bfloat16
+    # output Half / BFloat16
     "Tensor.half()": (lambda x: torch.tanh(x).half(), S3, R, 2.0, "int8"),                   # 1.63 (as tanh)
+    "Tensor.bfloat16()": (lambda x: torch.tanh(x).bfloat16(), S3, R, 2.0, "int8"),           # 1.75 (tanh, bf16)
     "Tensor.to(float16/bfloat16/float32)": (lambda x: x.to(torch.float16).float() + x.bfloat16().to(torch.float32)
                                             + x.float(), S3, R, 1.5, "int8"),
     # float to int64: truncation (_to_dim_order_copy), then int64 ids or .float()

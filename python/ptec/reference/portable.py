@@ -408,6 +408,30 @@ def to_half(x) -> np.ndarray:
     return np.where(np.isnan(x), quiet, h)
 
 
+def to_bfloat16_bits(x) -> np.ndarray:
+    """dim_order_ops::_to_dim_order_copy.out from float32 into bfloat16, as
+    uint16 bit patterns (numpy has no bfloat16): of the two bfloat16 values
+    around x (x's bits with the low 16 cleared, and the next one away from
+    zero) the nearer in float64, on a tie the one with an even last bit.
+    Past the largest finite value (0x7F7F) the next one is infinity, which
+    stands for 2^128 there (IEEE rounds as if the exponent went on). A NaN
+    is the quiet NaN of its sign."""
+    x = np.asarray(x, F32)
+    low = (x.view(np.uint32) >> 16).astype(np.uint16)    # toward zero
+    high = (low + np.uint16(1)).astype(np.uint16)        # away from zero (0x7F7F + 1 is infinity's 0x7F80)
+
+    def value(b):
+        v = (b.astype(np.uint32) << 16).view(F32).astype(np.float64)
+        return np.where(np.isinf(v), np.copysign(2.0 ** 128, v), v)
+    with np.errstate(invalid="ignore"):
+        below = np.abs(x.astype(np.float64) - value(low))
+        above = np.abs(value(high) - x.astype(np.float64))
+        up = ~np.isinf(x) & ((above < below) | ((above == below) & (low % 2 == 1)))
+    out = np.where(up, high, low)
+    nan = np.where(np.signbit(x), 0xFFC0, 0x7FC0).astype(np.uint16)
+    return np.where(np.isnan(x), nan, out).astype(np.uint16)
+
+
 def to_integer(x, dtype) -> np.ndarray:
     """dim_order_ops::_to_dim_order_copy.out from float32 into int64 or
     int32 (numpy dtype): truncation toward zero; a NaN, an infinity or a
