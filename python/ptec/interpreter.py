@@ -373,6 +373,9 @@ def _portable_table():
         "aten::grid_sampler_2d.out": lambda arg, named, out: P.grid_sampler_2d(
             t(arg, "input"), t(arg, "grid"), s(arg, "interpolation_mode"), s(arg, "padding_mode"),
             s(arg, "align_corners")),
+        "aten::grid_sampler_3d.out": lambda arg, named, out: P.grid_sampler_3d(
+            t(arg, "input"), t(arg, "grid"), s(arg, "interpolation_mode"), s(arg, "padding_mode"),
+            s(arg, "align_corners")),
         "aten::pixel_shuffle.out": lambda arg, named, out: P.pixel_shuffle(t(arg, "self"), s(arg, "upscale_factor")),
         "aten::pixel_unshuffle.out": lambda arg, named, out: P.pixel_shuffle(t(arg, "self"), s(arg, "downscale_factor"),
                                                                              True),

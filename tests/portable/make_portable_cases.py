@@ -338,6 +338,31 @@ fail_case("to_int_from_int8", arg_op("dim_order_ops::_to_dim_order_copy.out", [3
                                      non_blocking=False, dim_order=None), NOT_SUPPORTED, "float32 into int64/int32")
 
 
+def grid_3d(mode, padding, points):
+    """aten::grid_sampler_3d.out of the volume 0..7 ([1, 1, 2, 2, 2]; value
+    z * 4 + y * 2 + x) at (x, y, z) points, align_corners (-1 and 1 the
+    first and last voxel)."""
+    b = ProgramBuilder()
+    x, g = b.tensor(F32, [1, 1, 2, 2, 2]), b.tensor(F32, [1, 1, 1, len(points), 3])
+    y = b.tensor(F32, [1, 1, 1, 1, len(points)])
+    b.call("aten::grid_sampler_3d.out", input=x, grid=g, interpolation_mode=mode, padding_mode=padding,
+           align_corners=True, out=y)
+    b.set_io([x, g], [y])
+    return b, [(np.arange(8, dtype=np.float32).reshape(1, 1, 2, 2, 2), None),
+               (np.array(points, np.float32).reshape(1, 1, 1, len(points), 3), None)]
+
+
+# trilinear: the centre is the mean 3.5; (1, -1, -1) the voxel x = 1; a NaN coordinate reads nothing (zeros)
+b3, in3 = grid_3d(0, 0, [[0, 0, 0], [1, -1, -1], [np.nan, 0, 0]])
+run_case("grid_sampler_3d_zeros", b3, in3, [(np.array([3.5, 1.0, 0.0], np.float32).reshape(1, 1, 1, 1, 3), None)])
+# border: NaN clips to the last voxel (PyTorch's std::min/std::max), far coordinates to the edges, z = 0.5
+# halfway between voxels 2 and 6; infinities to the edges
+b3, in3 = grid_3d(0, 1, [[np.nan, -1, -1], [-5, 5, 0], [np.inf, -np.inf, 1]])
+run_case("grid_sampler_3d_border", b3, in3, [(np.array([1.0, 4.0, 5.0], np.float32).reshape(1, 1, 1, 1, 3), None)])
+fail_case("grid_sampler_3d_bicubic", grid_3d(2, 0, [[0, 0, 0]])[0], INVALID_ARGUMENT,
+          "interpolation_mode must be 0 or 1")
+
+
 def two_op(key, a_shape, b_shape, out_shape, st=F32, out_st=F32, other="other"):
     """A float function of two tensors (aten::pow.Tensor_Tensor_out, atan2, ...)."""
     b = ProgramBuilder()

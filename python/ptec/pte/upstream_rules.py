@@ -191,6 +191,12 @@ RULES: Dict[str, Rule] = {
         "kernels/portable/cpu/op_grid_sampler_2d.cpp (util/grid_sampler_2d_util.cpp: "
         "check_grid_sampler_2d_args_and_resize_out)",
         contiguous=("input", "grid", "out"), same_dtype=("input", "grid", "out")),
+    # upstream's portable library has a 2-D grid sampler only (kernels/portable/cpu
+    # holds op_grid_sampler_2d.cpp, no op_grid_sampler_3d.cpp)
+    "aten::grid_sampler_3d.out": Rule(
+        "none: ptec only (src/kernels/portable/op_grid_sampler_3d.c)",
+        contiguous=("input", "grid", "out"), same_dtype=("input", "grid", "out"),
+        dtypes=(("input", F32), ("out", F32)), upstream_library="none (ptec only)"),
     "aten::pixel_shuffle.out": Rule("kernels/portable/cpu/op_pixel_shuffle.cpp (check_pixel_shuffle_args)",
                                     contiguous=("self", "out"), same_dtype=("self", "out")),
     "aten::pixel_unshuffle.out": Rule("kernels/portable/cpu/op_pixel_unshuffle.cpp (check_pixel_unshuffle_args)",
