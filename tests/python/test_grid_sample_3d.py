@@ -29,6 +29,7 @@ from ptec import host_runtime, interpreter
 from ptec.compiler import compile_model
 from ptec.pte import ScalarType, parse_program, serialize_program
 from ptec.pte.program_builder import ProgramBuilder
+from ptec.pte.upstream_rules import upstream_needs
 from ptec.reference import portable as P
 
 F32 = ScalarType.FLOAT
@@ -271,6 +272,8 @@ def test_volume_and_grid_inputs(how, tmp_path):
     res = compile_model(model, list(calibration[0]), calibration)
     assert "grid_sample (F.grid_sample): aten::grid_sampler_3d.out" in res.lowered.fallbacks
     assert [i.dtype for i in res.lowered.inputs] == ["float32", "float32"]
+    # upstream's portable library has no 3-D sampler: compile says the program runs on ptec only
+    assert "ptec's runtime only" in " ".join(upstream_needs(parse_program(res.data)))
     assert steps_from_float(model, res, calibration[:4], tmp_path) <= WARPS[how]
 
 
