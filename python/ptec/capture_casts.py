@@ -8,9 +8,10 @@ float32: a cast to half or bfloat16 is the rounding it makes, one
 rounded value on int8, like any function of one tensor), and the layers
 after it compute as they do on any float value (torch computes them in
 half, rounding each result: differences far below an int8 step). A model
-output whose traced dtype is float16 is marked attrs["out_dtype"], and the
-program returns it as Half (ScalarType 5), converted from fp32 by
-_to_dim_order_copy (round to nearest even)."""
+output whose traced dtype is float16 or bfloat16 is marked
+attrs["out_dtype"], and the program returns it as Half (ScalarType 5) or
+BFloat16 (15), converted from fp32 by _to_dim_order_copy (round to nearest
+even)."""
 from __future__ import annotations
 
 from typing import List, Optional

@@ -2,16 +2,20 @@
 
 grid_sample reads its input at positions a tensor gives, so no int8 layer
 computes it: it is one `grid_sample` node, which the portable fp32
-fallback runs on aten::grid_sampler_2d.out, the image and the grid
-dequantized where they are int8 and the result quantized (docs/aot.md). The grid
-may be a program input, a constant, or computed in the program.
+fallback runs on aten::grid_sampler_2d.out (a 4-D image) or
+aten::grid_sampler_3d.out (a 5-D volume: bilinear, which is trilinear
+there, or nearest; torch has no bicubic for it), the input and the grid
+dequantized where they are int8 and the result quantized (docs/aot.md). The
+grid may be a program input, a constant, or computed in the program.
 
 affine_grid(theta, [N, C, H, W]) is the constant base grid (x, y, 1) of
 every output pixel times theta: a linear layer of theta [N, 2, 3] whose
 weight is the base grid [H*W, 3] ([N, 2, H*W]), transposed and viewed as
-[N, H, W, 2]. A constant theta gives a constant grid (torch's own values).
-Each handler returns None for a call it does not cover (5-D sizes, an
-unknown mode), which then stays an unsupported node, refused by name."""
+[N, H, W, 2]; of a volume, [N, C, D, H, W], the base (x, y, z, 1) of every
+voxel [D*H*W, 4] by theta [N, 3, 4], viewed as [N, D, H, W, 3]. A constant
+theta gives a constant grid (torch's own values). Each handler returns None
+for a call it does not cover (an unknown mode, bicubic on a volume), which
+then stays an unsupported node, refused by name."""
 from __future__ import annotations
 
 from typing import List, Optional
@@ -36,46 +40,52 @@ def _shape(a) -> Optional[List[int]]:
 
 
 def grid_sample_node(fn: torch.fx.Node, ins: List[str]) -> Optional[Node]:
-    """F.grid_sample(x, grid, mode, padding_mode, align_corners) of a 4-D x
-    as one grid_sample node; align_corners None is torch's default, False."""
+    """F.grid_sample(x, grid, mode, padding_mode, align_corners) of a 4-D x,
+    or of a 5-D x in a mode other than bicubic, as one grid_sample node;
+    align_corners None is torch's default, False."""
     mode, padding = _arg(fn, 2, "mode", "bilinear"), _arg(fn, 3, "padding_mode", "zeros")
     x, grid = _arg(fn, 0, "input"), _arg(fn, 1, "grid")
+    rank = len(_shape(x) or [])
     if (mode not in MODES or padding not in PADDINGS or len(ins) != 2 or not isinstance(grid, torch.fx.Node)
-            or len(_shape(x) or []) != 4 or len(_shape(grid) or []) != 4):
+            or rank not in (4, 5) or len(_shape(grid) or []) != rank or (rank == 5 and mode == "bicubic")):
         return None
     return Node(fn.name, "grid_sample", [x.name, grid.name],
                 dict(mode=MODES[mode], padding=PADDINGS[padding], align_corners=bool(_arg(fn, 4, "align_corners"))))
 
 
-def base_grid(h: int, w: int, align_corners: bool) -> np.ndarray:
-    """[H*W, 3] rows (x, y, 1) of affine_grid's base: linspace(-1, 1) per
-    axis, scaled by (S - 1) / S without align_corners; 0 on a size-1 axis."""
+def base_grid(sizes: List[int], align_corners: bool) -> np.ndarray:
+    """affine_grid's base for the spatial sizes [H, W] or [D, H, W]: rows
+    (x, y, 1) or (x, y, z, 1) of every position in row-major order,
+    linspace(-1, 1) per axis, scaled by (S - 1) / S without align_corners;
+    0 on a size-1 axis."""
     def axis(s):
         if s <= 1:
             return np.zeros(max(s, 0))
         r = np.linspace(-1.0, 1.0, s)
         return r if align_corners else r * (s - 1) / s
-    ys, xs = np.meshgrid(axis(h), axis(w), indexing="ij")
-    return np.stack([xs.ravel(), ys.ravel(), np.ones(h * w)], 1).astype(np.float32)
+    mesh = np.meshgrid(*[axis(s) for s in sizes], indexing="ij")        # [D,] H, W order
+    coords = [m.ravel() for m in mesh[::-1]]                             # x, y[, z]
+    return np.stack(coords + [np.ones(int(np.prod(sizes)))], 1).astype(np.float32)
 
 
 def affine_grid_nodes(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[List[Node]]:
-    """affine_grid of a 4-D size (its entries may be traced, as x.size(0):
-    the sizes come from the traced output [N, H, W, 2])."""
+    """affine_grid of a 4-D or 5-D size (its entries may be traced, as
+    x.size(0): the sizes come from the traced output [N, (D,) H, W, k])."""
     size, align = _arg(fn, 1, "size"), bool(_arg(fn, 2, "align_corners"))
     theta, shape = _arg(fn, 0, "theta"), _shape(fn)
-    if (not isinstance(size, (list, tuple)) or len(size) != 4 or shape is None or len(shape) != 4
-            or _shape(theta) != [shape[0], 2, 3] or len(ins) != 1):
+    k = len(shape) - 2 if shape is not None else 0                      # 2 or 3 spatial axes
+    if (not isinstance(size, (list, tuple)) or len(size) not in (4, 5) or len(size) != len(shape or [])
+            or _shape(theta) != [shape[0], k, k + 1] or len(ins) != 1):
         return None
-    n, h, w = shape[:3]
+    n, spatial = shape[0], shape[1:-1]
     source = by_name.get(ins[0])
     if source is not None and source.op == "constant":
-        value = F.affine_grid(torch.as_tensor(np.asarray(source.attrs["value"], np.float32)), [n, 1, h, w],
+        value = F.affine_grid(torch.as_tensor(np.asarray(source.attrs["value"], np.float32)), [n, 1] + spatial,
                               align_corners=align)
         return [Node(fn.name, "constant", [], dict(value=value.numpy().astype(np.float32)))]
-    rows = Node(f"{fn.name}_rows", "linear", ins[:1], dict(weight=base_grid(h, w, align), bias=None))
+    rows = Node(f"{fn.name}_rows", "linear", ins[:1], dict(weight=base_grid(spatial, align), bias=None))
     xy = Node(f"{fn.name}_xy", "permute", [rows.name], dict(dims=[0, 2, 1]))
-    return [rows, xy, Node(fn.name, "reshape", [xy.name], dict(target_shape=[n, h, w, 2]))]
+    return [rows, xy, Node(fn.name, "reshape", [xy.name], dict(target_shape=[n] + spatial + [k]))]
 
 
 def grid_nodes(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[List[Node]]:

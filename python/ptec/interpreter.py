@@ -281,6 +281,8 @@ def _portable_table():
             return P.to_integer(t(arg, "self"), np.dtype(NUMPY_DTYPE[ScalarType(out.scalar_type)]))
         if out.scalar_type == ScalarType.HALF:
             return P.to_half(t(arg, "self"))
+        if out.scalar_type == ScalarType.BFLOAT16:
+            return P.to_bfloat16_bits(t(arg, "self"))
         return P.to_float32(t(arg, "self"))
 
     def conv(arg, named, out):
@@ -374,6 +376,9 @@ def _portable_table():
         "aten::upsample_bicubic2d.vec_out": lambda arg, named, out: P.upsample_bicubic2d(
             t(arg, "input"), out.sizes[2:], s(arg, "align_corners"), s(arg, "scale_factors")),
         "aten::grid_sampler_2d.out": lambda arg, named, out: P.grid_sampler_2d(
+            t(arg, "input"), t(arg, "grid"), s(arg, "interpolation_mode"), s(arg, "padding_mode"),
+            s(arg, "align_corners")),
+        "aten::grid_sampler_3d.out": lambda arg, named, out: P.grid_sampler_3d(
             t(arg, "input"), t(arg, "grid"), s(arg, "interpolation_mode"), s(arg, "padding_mode"),
             s(arg, "align_corners")),
         "aten::pixel_shuffle.out": lambda arg, named, out: P.pixel_shuffle(t(arg, "self"), s(arg, "upscale_factor")),

@@ -34,6 +34,8 @@ __all__ = ["IOInfo", "Lowered", "LoweringError", "lower"]
 INDEX_TYPES = {ScalarType.LONG: "int64", ScalarType.INT: "int32"}
 # program outputs in the model's own dtype, never quantized
 EXACT_OUTPUTS = {**INDEX_TYPES, ScalarType.BOOL: "bool"}
+# outputs torch returns in a 16-bit float (capture_casts.output_dtype): their program dtype
+HALF_OUTPUTS = {"float16": ScalarType.HALF, "bfloat16": ScalarType.BFLOAT16}
 
 
 class LoweringError(ValueError):
@@ -133,16 +135,11 @@ class LoweringContext:
                             f"convert them first with .float()")
 
     def half_output(self, name: str) -> Act:
-        """A model output torch returns as float16 (x.half(): capture_casts):
-        the fp32 value converted by _to_dim_order_copy into Half, rounded to
-        nearest even. bfloat16 outputs are refused: ptec's runtime and its
-        host tools hold no bfloat16 tensors."""
-        dtype = self.g.node(name).attrs["out_dtype"]
-        if dtype != "float16":
-            raise LoweringError(f"{origin(self.g.node(name))}: the model returns {dtype}, which ptec's programs "
-                                f"do not hold: return .float() of it (float32), or .half() (float16)")
+        """A model output torch returns as float16 or bfloat16 (x.half(),
+        x.bfloat16(): capture_casts): the fp32 value converted by
+        _to_dim_order_copy into Half or BFloat16, rounded to nearest even."""
         x = self.f(name)
-        out = new_act(self.b, ScalarType.HALF, x.sizes)
+        out = new_act(self.b, HALF_OUTPUTS[self.g.node(name).attrs["out_dtype"]], x.sizes)
         self.b.call("dim_order_ops::_to_dim_order_copy.out", self=x.value, non_blocking=False, dim_order=None,
                     out=out.value)
         return out
@@ -287,7 +284,7 @@ class LoweringContext:
                 outputs.append(IOInfo(name, a.sizes, "int8", layout(a.sizes), a.scale, a.zp))
             elif self.g.node(name).attrs.get("out_dtype"):
                 a = self.half_output(name)
-                outputs.append(IOInfo(name, a.sizes, "float16", layout(a.sizes)))
+                outputs.append(IOInfo(name, a.sizes, self.g.node(name).attrs["out_dtype"], layout(a.sizes)))
             else:
                 a = self.f(name)
                 outputs.append(IOInfo(name, a.sizes, "float32", layout(a.sizes)))

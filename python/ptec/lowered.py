@@ -89,7 +89,7 @@ class IOInfo:
     name: str
     sizes: List[int]
     dtype: str                       # "float32", "int8", "int64" or "int32" (an index: argmax, x.long()),
-                                     # "bool", "float16" (an output torch returns as half)
+                                     # "bool", "float16" / "bfloat16" (an output torch returns as half / bfloat16)
     dim_order: List[int]
     scale: Optional[float] = None
     zero_point: Optional[int] = None

@@ -3,7 +3,8 @@ to the upstream samples: a DS-CNN for each ISA flavour (linear with bias, and
 with kernel_sum), so that every cortex_m kernel's prepare() meets damaged
 arguments; and a small fp32 network on the portable kernels (conv, max-pool
 with indices, cat through a TensorList, mean, softmax, view, permute,
-slice, grid_sampler_2d at positions taken from the input), so that theirs
+slice, grid_sampler_2d and grid_sampler_3d at positions taken from the
+input), so that theirs
 meet damaged arguments too; and a small program of
 index results (argmax, argmin, the int64-to-float32 copy, a max pool's
 indices over listed windows and the unpool by them, an embedding of
@@ -59,6 +60,18 @@ def portable_program():
     b.call("aten::slice_copy.Tensor_out", self=t, dim=0, start=1, end=None, step=2, out=sl)
     v = b.tensor(f32, [2], None)
     b.call("aten::view_copy.out", self=sl, size=[-1], out=v)
+    # a volume of the input's bytes sampled trilinearly at (x, y, z) of them,
+    # y and z scaled far out (reflection computes the most from them); before
+    # the 2-D sampler, which keeps the input alive to the end (the plan does
+    # not reuse its bytes: test_input_reuse's "kept" case)
+    vol, g3, gs3 = (b.tensor(f32, [1, 2, 3, 3, 4], None), b.tensor(f32, [1, 2, 3, 4, 3], None),
+                    b.tensor(f32, [1, 2, 3, 4, 3], None))
+    b.call("aten::view_copy.out", self=x, size=[1, 2, 3, 3, 4], out=vol)
+    b.call("aten::view_copy.out", self=x, size=[1, 2, 3, 4, 3], out=g3)
+    b.call("aten::mul.out", self=g3, other=b.constant(np.array([1.0, 3e9, -1e30], np.float32)), out=gs3)
+    sampled3 = b.tensor(f32, [1, 2, 2, 3, 4], None)
+    b.call("aten::grid_sampler_3d.out", input=vol, grid=gs3, interpolation_mode=0, padding_mode=2, align_corners=True,
+           out=sampled3)
     # the input's bytes as sampling positions, scaled far outside the plane:
     # grid_sampler_2d meets NaN, infinite and huge coordinates (bicubic
     # reflection computes the most from them)
@@ -68,7 +81,7 @@ def portable_program():
     sampled = b.tensor(f32, [1, 2, 6, 6], cl)
     b.call("aten::grid_sampler_2d.out", input=x, grid=gs, interpolation_mode=2, padding_mode=2, align_corners=False,
            out=sampled)
-    b.set_io([x], [v, sampled])
+    b.set_io([x], [v, sampled, sampled3])
     return b.build()
 
 

@@ -9,7 +9,8 @@ handles, so that mutations start from every path rather than rediscover it.
   ds_cnn_small_*, portable_small, index_small, random_small, bool_small
                            ptec-built programs: segment constants, every
                            cortex_m and portable kernel family (portable_small
-                           samples a grid made of its input's bytes; index_small:
+                           samples a plane and a volume at grids made of its
+                           input's bytes; index_small:
                            argmax, argmin, the int64-to-float32 copy, a
                            max pool's window indices and the unpool by
                            them, an embedding of int64 ids, sort and topk,

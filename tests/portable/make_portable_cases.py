@@ -323,8 +323,44 @@ run_case("to_half", arg_op("dim_order_ops::_to_dim_order_copy.out", [len(H)], [l
          [(np.array(H, np.float32), None)],
          [(np.array([0x3C00, 0x3C02, 0x7BFF, 0x7C00, 0x0001, 0x0000, 0x0001, 0x0400, 0x8000, 0xFC00, 0xFE00, 0xC200],
                     np.uint16), None)])
+# float32 into bfloat16 (bit patterns), nearest even on the dropped 16 bits: 1 + 2^-8 ties down to 1,
+# 1 + 3 * 2^-8 up to 1 + 2^-6, 1 + 2^-8 + 2^-23 past the tie up to 1 + 2^-7; the largest float (its
+# rounding carries into infinity), the smallest subnormal (down to 0), a subnormal tie on an odd kept
+# half (0x0001: up to 0x0002), NaNs of either sign quiet, their payloads dropped
+BF = [0x3F808000, 0x3F818000, 0x3F808001, 0x7F7FFFFF, 0x00000001, 0x00018000, 0xFF800000, 0x7F800001,
+      0xFFBFFFFF, 0x80000000, 0xC0400000, 0x7F7F7FFF]
+run_case("to_bfloat16", arg_op("dim_order_ops::_to_dim_order_copy.out", [len(BF)], [len(BF)],
+                               out_st=ScalarType.BFLOAT16, non_blocking=False, dim_order=None),
+         [(np.array(BF, np.uint32).view(np.float32), None)],
+         [(np.array([0x3F80, 0x3F82, 0x3F81, 0x7F80, 0x0000, 0x0002, 0xFF80, 0x7FC0, 0xFFC0, 0x8000, 0xC040, 0x7F7F],
+                    np.uint16), None)])
 fail_case("to_int_from_int8", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=I8, out_st=I64,
                                      non_blocking=False, dim_order=None), NOT_SUPPORTED, "float32 into int64/int32")
+
+
+def grid_3d(mode, padding, points):
+    """aten::grid_sampler_3d.out of the volume 0..7 ([1, 1, 2, 2, 2]; value
+    z * 4 + y * 2 + x) at (x, y, z) points, align_corners (-1 and 1 the
+    first and last voxel)."""
+    b = ProgramBuilder()
+    x, g = b.tensor(F32, [1, 1, 2, 2, 2]), b.tensor(F32, [1, 1, 1, len(points), 3])
+    y = b.tensor(F32, [1, 1, 1, 1, len(points)])
+    b.call("aten::grid_sampler_3d.out", input=x, grid=g, interpolation_mode=mode, padding_mode=padding,
+           align_corners=True, out=y)
+    b.set_io([x, g], [y])
+    return b, [(np.arange(8, dtype=np.float32).reshape(1, 1, 2, 2, 2), None),
+               (np.array(points, np.float32).reshape(1, 1, 1, len(points), 3), None)]
+
+
+# trilinear: the centre is the mean 3.5; (1, -1, -1) the voxel x = 1; a NaN coordinate reads nothing (zeros)
+b3, in3 = grid_3d(0, 0, [[0, 0, 0], [1, -1, -1], [np.nan, 0, 0]])
+run_case("grid_sampler_3d_zeros", b3, in3, [(np.array([3.5, 1.0, 0.0], np.float32).reshape(1, 1, 1, 1, 3), None)])
+# border: NaN clips to the last voxel (PyTorch's std::min/std::max), far coordinates to the edges, z = 0.5
+# halfway between voxels 2 and 6; infinities to the edges
+b3, in3 = grid_3d(0, 1, [[np.nan, -1, -1], [-5, 5, 0], [np.inf, -np.inf, 1]])
+run_case("grid_sampler_3d_border", b3, in3, [(np.array([1.0, 4.0, 5.0], np.float32).reshape(1, 1, 1, 1, 3), None)])
+fail_case("grid_sampler_3d_bicubic", grid_3d(2, 0, [[0, 0, 0]])[0], INVALID_ARGUMENT,
+          "interpolation_mode must be 0 or 1")
 
 
 def two_op(key, a_shape, b_shape, out_shape, st=F32, out_st=F32, other="other"):

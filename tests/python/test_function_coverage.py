@@ -25,7 +25,7 @@ from ptec.ir import evaluate
 from model_checks import board_matches_reference
 from test_module_coverage import worst_steps
 
-S3, S4 = (1, 4, 8), (1, 3, 4, 4)
+S3, S4, S5 = (1, 4, 8), (1, 3, 4, 4), (1, 3, 3, 4, 3)
 R, POS = (-3.0, 3.0), (0.2, 3.0)
 
 def unpooled(unpool, pair):
@@ -107,6 +107,17 @@ RUNS = {
         x.mean((2, 3))[:, :2, None] * torch.tensor([[0.2, 0.1, 0.0], [0.1, 0.2, 0.0]])
         + torch.tensor([[0.9, 0.1, 0.05], [-0.1, 0.8, 0.0]]), [1, 3, 5, 4], False), "bilinear", "reflection", False),
         S4, R, 4.0, "fp32"),                                                                          # 3.71
+    # a volume: aten::grid_sampler_3d.out (ptec only), trilinear or nearest; 5-D affine_grid (a 5-D permute,
+    # tanh and mul run in fp32 too, so the computed grid is float: 0.00005 steps)
+    "F.grid_sample(5-D, computed grid)": (lambda x: F.grid_sample(x, torch.tanh(x.permute(0, 2, 3, 4, 1)) * 1.1,
+                                                                  "bilinear", "reflection", False), S5, R, 0.01, "fp32"),
+    "F.grid_sample(5-D, nearest, constant grid)": (lambda x: F.grid_sample(
+        x, torch.linspace(-1.2, 1.1, 2 * 3 * 2 * 3).reshape(1, 2, 3, 2, 3), "nearest", "border", True),
+        S5, R, 0.01, "fp32"),
+    "F.affine_grid(5-D)": (lambda x: F.grid_sample(x, F.affine_grid(
+        x.mean((2, 3, 4))[:, :3, None] * torch.tensor([[0.2, 0.1, 0.0, 0.0], [0.1, 0.2, 0.0, 0.0], [0.0, 0.1, 0.2, 0.0]])
+        + torch.tensor([[0.9, 0.1, 0.05, 0.0], [-0.1, 0.8, 0.0, 0.1], [0.0, 0.1, 0.9, -0.1]]), [1, 3, 2, 3, 4], False),
+        "bilinear", "zeros", False), S5, R, 4.0, "fp32"),                                       # 3.03
     # rewritten by ptec.capture_rewrites (measured worst steps in the comment)
     "x.max()/min()/mean()/sum()": (lambda x: torch.stack([x.max(), x.min(), x.mean(), x.sum() * 0.1]),
                                    S3, R, 1.0, "int8"),                                    # 0.94
@@ -198,8 +209,10 @@ RUNS = {
                                           + torch.remainder(x, x.flip(-1) + 3.5) + x % (x.flip(1) - 3.5),
                                           S3, R, 2.5, "fp32"),                                # 1.88
     "torch.copysign": (lambda x: torch.copysign(x, x.flip(-1)), S3, R, 1.0, "fp32"),          # 0.50
-    # float casts: .float() of a float is the value; .half()/.bfloat16() the rounding (a LUT), a half output Half
+    # float casts: .float() of a float is the value; .half()/.bfloat16() the rounding (a LUT); a half / bfloat16
+    # output Half / BFloat16
     "Tensor.half()": (lambda x: torch.tanh(x).half(), S3, R, 2.0, "int8"),                   # 1.63 (as tanh)
+    "Tensor.bfloat16()": (lambda x: torch.tanh(x).bfloat16(), S3, R, 2.0, "int8"),           # 1.75 (tanh, bf16)
     "Tensor.to(float16/bfloat16/float32)": (lambda x: x.to(torch.float16).float() + x.bfloat16().to(torch.float32)
                                             + x.float(), S3, R, 1.5, "int8"),
     # float to int64: truncation (_to_dim_order_copy), then int64 ids or .float()

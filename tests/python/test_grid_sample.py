@@ -13,7 +13,7 @@ a computed theta, which runs in int8 as a linear of the constant base
 grid); grid_sample itself runs in fp32 between a dequantize and a quantize,
 and compile reports it as the fp32 layer. Bounds in output steps of PyTorch
 float. On the emulated M55 and M33 the program prints the reference
-interpreter's bytes."""
+interpreter's bytes. A volume (5-D input) is test_grid_sample_3d.py's."""
 import numpy as np
 import pytest
 import torch
@@ -22,9 +22,7 @@ import torch.nn.functional as F
 
 from model_checks import board_matches_reference
 from ptec import host_runtime, interpreter
-from ptec.compiler import CompileError, compile_model
-from ptec.capture import CaptureError
-from ptec.ir import UnsupportedOperator
+from ptec.compiler import compile_model
 from ptec.pte import ScalarType, parse_program, serialize_program
 from ptec.pte.program_builder import CHANNELS_LAST, ProgramBuilder
 from ptec.reference import portable as P
@@ -244,16 +242,6 @@ def test_constant_grids(tmp_path):
     res = compile_model(model, [calibration[0][0]], calibration)
     # no int8 layer before the samples: their constant grids are torch's own floats
     assert steps_from_float(model, res, calibration[:4], tmp_path) <= 1.5         # 1.04
-
-
-def test_five_d_grid_sample_is_refused_by_name():
-    class Volume(nn.Module):
-        def forward(self, x):
-            return F.grid_sample(x, torch.zeros(1, 2, 2, 2, 3), align_corners=False)
-    x = torch.randn(1, 1, 3, 4, 4)
-    with pytest.raises((CompileError, CaptureError, UnsupportedOperator)) as e:
-        compile_model(Volume().eval(), [x], [(x,)])
-    assert "grid_sample (F.grid_sample)" in str(e.value) and "\n" not in str(e.value)
 
 
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])

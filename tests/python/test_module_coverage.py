@@ -346,13 +346,17 @@ def worst_steps(model, res, samples, workdir) -> float:
     worst, low, high = 0.0, np.inf, -np.inf
     for (x,) in samples:
         want = run_program(prog, [x.numpy()])[0]
-        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(workdir))[0].astype(np.float64)
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(workdir))[0]
+        if res.lowered.outputs[0].dtype == "bfloat16":     # uint16 bit patterns: the top halves of float32s
+            want, got = [(np.asarray(a, np.uint32) << 16).view(np.float32) for a in (want, got)]
+        got = got.astype(np.float64)
         if res.lowered.fallbacks:
             assert np.abs(got - want).max() <= step * 1.001, "ptec-run is not the reference interpreter"
         else:
             assert got.tobytes() == want.astype(np.float64).tobytes(), "ptec-run differs from the reference interpreter"
         with torch.no_grad():
-            ref = model(x).numpy().astype(np.float64)       # (a half output: float16)
+            ref = model(x)
+            ref = (ref.float() if ref.dtype == torch.bfloat16 else ref).numpy().astype(np.float64)  # or float16
         low, high = min(low, ref.min()), max(high, ref.max())
         worst = max(worst, float(np.abs(got - ref).max() / step))
     assert high - low >= 16 * step, f"float outputs span only {(high - low) / step:.1f} steps"

@@ -152,7 +152,9 @@ void npy_relayout(void *dst, const uint8_t *dst_order, const void *src, const ui
 
 int npy_write(FILE *f, int dtype, const int32_t *sizes, size_t rank, const void *data, size_t nbytes)
 {
-    const char *descr = NULL;
+    /* numpy has no bfloat16: its bit patterns, as uint16 (written only: a
+     * "<u2" file read back is uint16). */
+    const char *descr = dtype == PTEC_DTYPE_BFLOAT16 ? "<u2" : NULL;
     for (size_t i = 0; i < sizeof descrs / sizeof descrs[0]; ++i) {
         if (descrs[i].dtype == dtype) {
             descr = descrs[i].descr;

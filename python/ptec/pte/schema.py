@@ -67,6 +67,9 @@ NUMPY_DTYPE = {
     ScalarType.INT: "<i4", ScalarType.LONG: "<i8", ScalarType.HALF: "<f2",
     ScalarType.FLOAT: "<f4", ScalarType.DOUBLE: "<f8", ScalarType.BOOL: "?",
     ScalarType.UINT16: "<u2", ScalarType.UINT32: "<u4", ScalarType.UINT64: "<u8",
+    # numpy has no bfloat16: its bit patterns (the top half of a float32's;
+    # torch.from_numpy(a.view(np.int16)).view(torch.bfloat16) reads them)
+    ScalarType.BFLOAT16: "<u2",
 }
 
 

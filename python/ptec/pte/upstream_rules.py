@@ -27,7 +27,7 @@ from ..ops import OPERATORS, signature
 from .schema import KernelCall, OptionalTensorList, Program, ScalarType, Tensor, TensorList
 
 F32 = frozenset({ScalarType.FLOAT})
-F16 = frozenset({ScalarType.HALF})
+HALF_FLOATS = frozenset({ScalarType.HALF, ScalarType.BFLOAT16})
 I8 = frozenset({ScalarType.CHAR})
 I32 = frozenset({ScalarType.INT})
 I64 = frozenset({ScalarType.LONG})
@@ -191,6 +191,12 @@ RULES: Dict[str, Rule] = {
         "kernels/portable/cpu/op_grid_sampler_2d.cpp (util/grid_sampler_2d_util.cpp: "
         "check_grid_sampler_2d_args_and_resize_out)",
         contiguous=("input", "grid", "out"), same_dtype=("input", "grid", "out")),
+    # upstream's portable library has a 2-D grid sampler only (kernels/portable/cpu
+    # holds op_grid_sampler_2d.cpp, no op_grid_sampler_3d.cpp)
+    "aten::grid_sampler_3d.out": Rule(
+        "none: ptec only (src/kernels/portable/op_grid_sampler_3d.c)",
+        contiguous=("input", "grid", "out"), same_dtype=("input", "grid", "out"),
+        dtypes=(("input", F32), ("out", F32)), upstream_library="none (ptec only)"),
     "aten::pixel_shuffle.out": Rule("kernels/portable/cpu/op_pixel_shuffle.cpp (check_pixel_shuffle_args)",
                                     contiguous=("self", "out"), same_dtype=("self", "out")),
     "aten::pixel_unshuffle.out": Rule("kernels/portable/cpu/op_pixel_unshuffle.cpp (check_pixel_unshuffle_args)",
@@ -227,11 +233,11 @@ RULES: Dict[str, Rule] = {
         "kernels/portable/cpu/op__clone_dim_order.cpp (check__to_dim_order_copy_args)",
         same_dtype=("self", "out"), dim_order_argument=True),
     # the dtype conversion itself; ptec's kernel converts into float32,
-    # float32 into int64 / int32 (ids computed in the program) or half (an
-    # output), and a bool into int32/int64
+    # float32 into int64 / int32 (ids computed in the program) or half /
+    # bfloat16 (an output), and a bool into int32/int64
     "dim_order_ops::_to_dim_order_copy.out": Rule(
         "kernels/portable/cpu/op__to_dim_order_copy.cpp (check__to_dim_order_copy_args)",
-        same_dim_order=("self", "out"), dtypes=(("out", F32 | I32 | I64 | F16),), dim_order_argument=True),
+        same_dim_order=("self", "out"), dtypes=(("out", F32 | I32 | I64 | HALF_FLOATS),), dim_order_argument=True),
     # pattern/comparison_op.h and pattern/logical_op.cpp: one dim order for
     # every tensor, inputs broadcast into out as the binary ops do; ptec's
     # calls give a bool out

@@ -421,6 +421,30 @@ def to_half(x) -> np.ndarray:
     return np.where(np.isnan(x), quiet, h)
 
 
+def to_bfloat16_bits(x) -> np.ndarray:
+    """dim_order_ops::_to_dim_order_copy.out from float32 into bfloat16, as
+    uint16 bit patterns (numpy has no bfloat16): of the two bfloat16 values
+    around x (x's bits with the low 16 cleared, and the next one away from
+    zero) the nearer in float64, on a tie the one with an even last bit.
+    Past the largest finite value (0x7F7F) the next one is infinity, which
+    stands for 2^128 there (IEEE rounds as if the exponent went on). A NaN
+    is the quiet NaN of its sign."""
+    x = np.asarray(x, F32)
+    low = (x.view(np.uint32) >> 16).astype(np.uint16)    # toward zero
+    high = (low + np.uint16(1)).astype(np.uint16)        # away from zero (0x7F7F + 1 is infinity's 0x7F80)
+
+    def value(b):
+        v = (b.astype(np.uint32) << 16).view(F32).astype(np.float64)
+        return np.where(np.isinf(v), np.copysign(2.0 ** 128, v), v)
+    with np.errstate(invalid="ignore"):
+        below = np.abs(x.astype(np.float64) - value(low))
+        above = np.abs(value(high) - x.astype(np.float64))
+        up = ~np.isinf(x) & ((above < below) | ((above == below) & (low % 2 == 1)))
+    out = np.where(up, high, low)
+    nan = np.where(np.signbit(x), 0xFFC0, 0x7FC0).astype(np.uint16)
+    return np.where(np.isnan(x), nan, out).astype(np.uint16)
+
+
 def to_integer(x, dtype) -> np.ndarray:
     """dim_order_ops::_to_dim_order_copy.out from float32 into int64 or
     int32 (numpy dtype): truncation toward zero; a NaN, an infinity or a
@@ -687,6 +711,76 @@ def grid_sampler_2d(x, grid, mode: int, padding: int, align_corners: bool) -> np
                 term = (wy[:, None] * row).astype(F32)
                 acc = term if acc is None else (acc + term).astype(F32)
         return acc
+
+
+def _grid_source_3d(g, size: int, padding: int, align_corners: bool):
+    """PyTorch's scalar grid_sampler_compute_source_index in float32: the
+    unnormalized coordinate, padded (border: std::min(size - 1,
+    std::max(v, 0)), where a NaN ends as size - 1; reflection: fmod and the
+    parity of the flips), then -100 for one that is not finite or lies
+    beyond int32 (safe_downgrade_to_int_range: outside the volume)."""
+    g = np.asarray(g, F32)
+    top = F32(size - 1)
+    if align_corners:
+        v = (((g + F32(1)) / F32(2)) * top).astype(F32)
+    else:
+        v = ((((g + F32(1)) * F32(size)).astype(F32) - F32(1)) / F32(2)).astype(F32)
+
+    def clip(u):
+        m = np.where(u < F32(0), F32(0), u)
+        return np.where(m < top, m, top).astype(F32)
+
+    if padding == 2:
+        if align_corners and size <= 1:
+            v = np.zeros_like(v)
+        else:
+            low, span = (F32(0), top) if align_corners else (F32(-0.5), F32(size))
+            a = np.abs(v - low).astype(F32)
+            extra = np.fmod(a, span).astype(F32)
+            odd = np.fmod(np.floor((a / span).astype(F32)), F32(2)) == 1
+            v = np.where(odd, ((span - extra).astype(F32) + low), extra + low).astype(F32)
+    if padding in (1, 2):
+        v = clip(v)
+    outside = ~np.isfinite(v) | (v > F32(2.0 ** 31)) | (v < F32(-2.0 ** 31))
+    return np.where(outside, F32(-100), v).astype(F32)
+
+
+def grid_sampler_3d(x, grid, mode: int, padding: int, align_corners: bool) -> np.ndarray:
+    """F.grid_sample of [N, C, D, H, W] float32 at grid [N, Do, Ho, Wo, 3]
+    (x, y, z) in float32 (mode 0 trilinear, 1 nearest; padding 0 zeros,
+    1 border, 2 reflection), PyTorch's scalar CPU kernel: out starts at 0
+    and adds value * ((wx * wy) * wz) for each of the eight corners inside
+    the volume (z, y, x nested, low tap first), the weights (f + 1) - v and
+    v - f; nearest takes the tap rint(v) (halves to even, PyTorch 2.1's;
+    1.13 rounded them away from zero), 0 outside."""
+    x, grid = np.asarray(x, F32), np.asarray(grid, F32)
+    n, _, d, h, w = x.shape
+    with np.errstate(all="ignore"):
+        iz, iy, ix = [_grid_source_3d(grid[..., k], size, padding, align_corners)
+                      for k, size in ((2, d), (1, h), (0, w))]
+        volume = x.transpose(0, 2, 3, 4, 1)                     # [N, D, H, W, C]
+        batch = np.arange(n)[:, None, None, None]
+
+        def value(zi, yi, xi):                                  # whether inside, and [N, C, Do, Ho, Wo]
+            inside = (zi >= 0) & (zi < d) & (yi >= 0) & (yi < h) & (xi >= 0) & (xi < w)
+            got = volume[batch, np.where(inside, zi, 0), np.where(inside, yi, 0), np.where(inside, xi, 0)]
+            return inside[:, None], got.transpose(0, 4, 1, 2, 3)
+
+        if mode == 1:
+            inside, got = value(*[np.rint(v).astype(np.int64) for v in (iz, iy, ix)])
+            return np.where(inside, got, F32(0)).astype(F32)
+        low = [np.floor(v).astype(np.int64) for v in (iz, iy, ix)]
+        # per axis: (tap, weight) for the low and the high corner
+        taps = [[(f, (f.astype(F32) + F32(1) - v).astype(F32)), (f + 1, (v - f.astype(F32)).astype(F32))]
+                for f, v in zip(low, (iz, iy, ix))]
+        out = np.zeros((n, x.shape[1]) + grid.shape[1:4], F32)
+        for zi, wz in taps[0]:
+            for yi, wy in taps[1]:
+                for xi, wx in taps[2]:
+                    inside, got = value(zi, yi, xi)
+                    weight = ((wx * wy).astype(F32) * wz).astype(F32)[:, None]
+                    out = np.where(inside, (out + (got * weight).astype(F32)).astype(F32), out)
+        return out
 
 
 def pixel_shuffle(x, r: int, unshuffle: bool = False) -> np.ndarray:

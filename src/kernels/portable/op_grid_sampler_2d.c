@@ -19,25 +19,16 @@
  * weights (cubic_weights.h); each row's four columns summed, then the four
  * weighted rows. A tap outside the plane reads 0 (zeros padding).
  * Positions come from a tensor, so they may be anything: a coordinate is
- * turned into an index only when it lies in [-8, 2^30] (the conversion of a
- * NaN, an infinity or a huge float is undefined in C), and every index is
+ * turned into an index only by ptec_grid_index (grid_sampler_args.h: only
+ * within [-8, 2^30], where C defines the conversion), and every index is
  * checked against the plane before the read; a NaN position gives NaN
  * (zeros padding) or reads index 0 (border, reflection), as PyTorch. */
 #include <math.h>
 #include <string.h>
 
 #include "kernels/portable/cubic_weights.h"
-#include "kernels/portable/portable_args.h"
+#include "kernels/portable/grid_sampler_args.h"
 #include "kernels/portable/strides.h"
-
-enum { ARG_IN, ARG_GRID, ARG_MODE, ARG_PAD, ARG_ALIGN, ARG_OUT, ARG_RETURN, ARG_COUNT };
-enum { MODE_BILINEAR, MODE_NEAREST, MODE_BICUBIC };
-enum { PAD_ZEROS, PAD_BORDER, PAD_REFLECTION };
-
-typedef struct grid_state {
-    uint8_t mode, padding;
-    bool align_corners;
-} grid_state;
 
 /* The taps along one axis: index in [0, S) or -1 (outside: reads 0), and weight. */
 typedef struct axis_taps {
@@ -48,48 +39,7 @@ typedef struct axis_taps {
 
 static ptec_status prepare(ptec_op *op)
 {
-    grid_state *s = op->state;
-    ptec_tensor *in, *grid, *out;
-    int32_t mode, padding;
-    bool align;
-    ptec_status st;
-    if ((st = ptec_op_expect_argc(op, ARG_COUNT)) != PTEC_OK || (st = ptec_op_get_tensor(op, ARG_IN, &in)) != PTEC_OK ||
-        (st = ptec_op_get_tensor(op, ARG_GRID, &grid)) != PTEC_OK ||
-        (st = ptec_op_get_tensor(op, ARG_OUT, &out)) != PTEC_OK ||
-        (st = ptec_op_get_int32(op, ARG_MODE, &mode)) != PTEC_OK ||
-        (st = ptec_op_get_int32(op, ARG_PAD, &padding)) != PTEC_OK ||
-        (st = ptec_op_get_bool(op, ARG_ALIGN, &align)) != PTEC_OK) {
-        return st;
-    }
-    if (in->rank != 4 || grid->rank != 4 || out->rank != 4 || in->dtype != PTEC_DTYPE_FLOAT ||
-        grid->dtype != PTEC_DTYPE_FLOAT || out->dtype != PTEC_DTYPE_FLOAT) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT, PTEC_MSG("input, grid and out must be 4-D float"));
-    }
-    const int32_t want_grid[4] = {in->sizes[0], out->sizes[2], out->sizes[3], 2};
-    const int32_t want_out[4] = {in->sizes[0], in->sizes[1], out->sizes[2], out->sizes[3]};
-    st = ptec_portable_expect_sizes(op, ARG_GRID, grid, want_grid, 4, PTEC_MSG("grid must be [N, H_out, W_out, 2]"));
-    if (st == PTEC_OK) {
-        st = ptec_portable_expect_sizes(op, ARG_OUT, out, want_out, 4, PTEC_MSG("out must be [N, C, H_out, W_out]"));
-    }
-    if (st != PTEC_OK) {
-        return st;
-    }
-    if (in->numel == 0 || out->numel == 0) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_IN, PTEC_MSG("empty input or output"));
-    }
-    if (mode < MODE_BILINEAR || mode > MODE_BICUBIC) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_MODE, PTEC_MSG("interpolation_mode must be 0, 1 or 2"));
-    }
-    if (padding < PAD_ZEROS || padding > PAD_REFLECTION) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_PAD, PTEC_MSG("padding_mode must be 0, 1 or 2"));
-    }
-    if (out->flags & PTEC_TENSOR_CONSTANT) {
-        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, ARG_OUT, PTEC_MSG("out is a constant tensor"));
-    }
-    s->mode = (uint8_t)mode;
-    s->padding = (uint8_t)padding;
-    s->align_corners = align;
-    return PTEC_OK;
+    return ptec_grid_sampler_prepare(op, 2, PTEC_GRID_BICUBIC);
 }
 
 /* Vectorized minimum: a NaN operand gives NaN. */
@@ -105,13 +55,13 @@ static float clip(float v, float max)
     return v < max ? v : max;
 }
 
-static float padded(float v, int32_t size, const grid_state *s)
+static float padded(float v, int32_t size, const ptec_grid_state *s)
 {
     const float max = (float)(size - 1);
-    if (s->padding == PAD_BORDER) {
+    if (s->padding == PTEC_GRID_BORDER) {
         return clip(v, max);
     }
-    if (s->padding == PAD_REFLECTION) {
+    if (s->padding == PTEC_GRID_REFLECTION) {
         if (s->align_corners && size <= 1) {
             return 0.0f;
         }
@@ -124,34 +74,22 @@ static float padded(float v, int32_t size, const grid_state *s)
     return v;
 }
 
-/* A whole-number coordinate v plus k as an index into [0, size), else -1.
- * Only v in [-8, 2^30] is converted: elsewhere the conversion is undefined
- * in C, and the index lies outside the plane anyway. */
-static int32_t index_of(float v, int32_t k, int32_t size)
-{
-    if (!(v >= -8.0f && v <= 1073741824.0f)) {
-        return -1;
-    }
-    const int32_t i = (int32_t)v + k;
-    return i >= 0 && i < size ? i : -1;
-}
-
-static void taps_of(axis_taps *t, float g, int32_t size, const grid_state *s)
+static void taps_of(axis_taps *t, float g, int32_t size, const ptec_grid_state *s)
 {
     const float v = s->align_corners ? (g + 1.0f) * ((float)(size - 1) / 2.0f)
                                      : (g + 1.0f) * ((float)size / 2.0f) - 0.5f;
-    if (s->mode == MODE_BICUBIC) {
+    if (s->mode == PTEC_GRID_BICUBIC) {
         const float f = floorf(v);
         ptec_cubic_weights(v - f, t->w);
         for (int32_t k = 0; k < 4; ++k) {
-            t->at[k] = index_of(padded(f + (float)(k - 1), size, s), 0, size);
+            t->at[k] = ptec_grid_index(padded(f + (float)(k - 1), size, s), 0, size);
         }
         t->n = 4;
         return;
     }
     const float p = padded(v, size, s);
-    if (s->mode == MODE_NEAREST) {
-        t->at[0] = index_of(nearbyintf(p), 0, size);
+    if (s->mode == PTEC_GRID_NEAREST) {
+        t->at[0] = ptec_grid_index(nearbyintf(p), 0, size);
         t->w[0] = 1.0f;
         t->n = 1;
         return;
@@ -159,8 +97,8 @@ static void taps_of(axis_taps *t, float g, int32_t size, const grid_state *s)
     const float f = floorf(p);
     t->w[1] = p - f;
     t->w[0] = 1.0f - t->w[1];
-    t->at[0] = index_of(f, 0, size);
-    t->at[1] = index_of(f, 1, size);
+    t->at[0] = ptec_grid_index(f, 0, size);
+    t->at[1] = ptec_grid_index(f, 1, size);
     t->n = 2;
 }
 
@@ -171,7 +109,7 @@ static float value_at(const float *plane, const int32_t *si, int32_t h, int32_t 
 
 static float sample(const float *plane, const int32_t *si, const axis_taps *ty, const axis_taps *tx, uint8_t mode)
 {
-    if (mode == MODE_NEAREST) {
+    if (mode == PTEC_GRID_NEAREST) {
         return value_at(plane, si, ty->at[0], tx->at[0]);
     }
     float acc = 0.0f;
@@ -179,7 +117,7 @@ static float sample(const float *plane, const int32_t *si, const axis_taps *ty, 
         float row = 0.0f;
         for (int32_t k = 0; k < tx->n; ++k) {
             const float v = value_at(plane, si, ty->at[r], tx->at[k]);
-            if (mode == MODE_BILINEAR) {
+            if (mode == PTEC_GRID_BILINEAR) {
                 const float term = v * (ty->w[r] * tx->w[k]);
                 acc = (r == 0 && k == 0) ? term : acc + term;
             } else {
@@ -187,7 +125,7 @@ static float sample(const float *plane, const int32_t *si, const axis_taps *ty, 
                 row = k == 0 ? term : row + term;
             }
         }
-        if (mode == MODE_BICUBIC) {
+        if (mode == PTEC_GRID_BICUBIC) {
             const float term = ty->w[r] * row;
             acc = r == 0 ? term : acc + term;
         }
@@ -197,9 +135,9 @@ static float sample(const float *plane, const int32_t *si, const axis_taps *ty, 
 
 static ptec_status run(ptec_op *op)
 {
-    const grid_state *s = op->state;
-    const ptec_tensor *in = ptec_op_tensor(op, ARG_IN), *grid = ptec_op_tensor(op, ARG_GRID);
-    const ptec_tensor *out = ptec_op_tensor(op, ARG_OUT);
+    const ptec_grid_state *s = op->state;
+    const ptec_tensor *in = ptec_op_tensor(op, PTEC_GRID_IN), *grid = ptec_op_tensor(op, PTEC_GRID_GRID);
+    const ptec_tensor *out = ptec_op_tensor(op, PTEC_GRID_OUT);
     int32_t si[PTEC_MAX_RANK], sg[PTEC_MAX_RANK], so[PTEC_MAX_RANK];
     ptec_physical_strides(in, si);
     ptec_physical_strides(grid, sg);
@@ -224,5 +162,5 @@ static ptec_status run(ptec_op *op)
     return PTEC_OK;
 }
 
-const ptec_kernel ptec_kernel_aten_grid_sampler_2d_out = {"aten::grid_sampler_2d.out", sizeof(grid_state), prepare,
+const ptec_kernel ptec_kernel_aten_grid_sampler_2d_out = {"aten::grid_sampler_2d.out", sizeof(ptec_grid_state), prepare,
                                                           run};

@@ -15,6 +15,11 @@
  *  - float32 into float16 (a Half program output, `x.half()`): IEEE
  *    round to nearest even, subnormals kept, beyond the largest half by
  *    half a step or more infinite, NaN a quiet NaN of its sign;
+ *  - float32 into bfloat16 (a BFloat16 program output, `x.bfloat16()`):
+ *    the top 16 bits of the float32, rounded to nearest even on the 16
+ *    dropped ones (subnormals kept, overflow to infinity), NaN a quiet NaN
+ *    of its sign (PyTorch's scalar path writes 0x7FC0, its vectorized one
+ *    0xFFFF: both NaN);
  *  - a bool (a comparison's result: `mask.float()`, `.int()`, `.long()`)
  *    into float32, int32 or int64 as 0 or 1 (any nonzero byte is true). */
 #include <string.h>
@@ -23,7 +28,7 @@
 
 typedef struct to_copy_state {
     uint8_t dtype;     /* self's */
-    uint8_t out_dtype; /* float32, or int64/int32/half from float32 */
+    uint8_t out_dtype; /* float32, or int64/int32/half/bfloat16 from float32 */
 } to_copy_state;
 
 static bool convertible(uint8_t dtype)
@@ -43,11 +48,11 @@ static ptec_status prepare(ptec_op *op)
     bool to_float = convertible(self->dtype) && out->dtype == PTEC_DTYPE_FLOAT;
     bool from_float = self->dtype == PTEC_DTYPE_FLOAT;
     bool to_index = from_float && (out->dtype == PTEC_DTYPE_LONG || out->dtype == PTEC_DTYPE_INT);
-    bool to_half = from_float && out->dtype == PTEC_DTYPE_HALF;
+    bool to_16_bit_float = from_float && (out->dtype == PTEC_DTYPE_HALF || out->dtype == PTEC_DTYPE_BFLOAT16);
     bool bool_to_int = self->dtype == PTEC_DTYPE_BOOL && (out->dtype == PTEC_DTYPE_LONG || out->dtype == PTEC_DTYPE_INT);
-    if (!to_float && !to_index && !to_half && !bool_to_int) {
+    if (!to_float && !to_index && !to_16_bit_float && !bool_to_int) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, -1,
-                            PTEC_MSG("converts integers, bools and float32 into float32, float32 into int64/int32/half, "
+                            PTEC_MSG("converts integers, bools and float32 into float32, float32 into int64/int32/half/bfloat16, "
                                      "bools into int64/int32"));
     }
     if (out->flags & PTEC_TENSOR_CONSTANT) {
@@ -122,6 +127,40 @@ static uint16_t half_bits(float f)
     return (uint16_t)(sign | q);
 }
 
+/* bfloat16 of the float32 bits x: the carry of the rounding bias moves
+ * into the exponent (up to infinity) as it should; x is not a NaN, whose
+ * payload the bias could carry into the sign. */
+static uint16_t bfloat16_bits(uint32_t x)
+{
+    if ((x & 0x7FFFFFFFu) > 0x7F800000u) {
+        return (uint16_t)(((x >> 16) & 0x8000u) | 0x7FC0u); /* NaN: quiet, of its sign */
+    }
+    const uint32_t ties_to_even = 0x7FFFu + ((x >> 16) & 1u);
+    return (uint16_t)((x + ties_to_even) >> 16);
+}
+
+/* float32 into a 16-bit float: the bits read as an integer (no float
+ * operation, so neither a signalling NaN nor a subnormal is touched by
+ * the FPU on the way). */
+static ptec_status run_to_16_bit_float(ptec_op *op, const to_copy_state *s)
+{
+    const uint8_t *x = ptec_op_tensor(op, 0)->data;
+    const ptec_tensor *t_out = ptec_op_tensor(op, 3);
+    uint16_t *h = t_out->data;
+    for (uint32_t i = 0; i < t_out->numel; ++i) {
+        uint32_t bits;
+        memcpy(&bits, x + (size_t)i * sizeof bits, sizeof bits);
+        if (s->out_dtype == PTEC_DTYPE_BFLOAT16) {
+            h[i] = bfloat16_bits(bits);
+        } else {
+            float f;
+            memcpy(&f, &bits, sizeof f);
+            h[i] = half_bits(f);
+        }
+    }
+    return PTEC_OK;
+}
+
 /* 0 or 1 per bool; one loop per out dtype, each choosing between two
  * constants (no conversion inside a branch, which GCC emits for Cortex-M55
  * as a predicated vcvt its assembler rejects). */
@@ -152,14 +191,8 @@ static ptec_status run(ptec_op *op)
     if (s->dtype == PTEC_DTYPE_BOOL) {
         return run_from_bool(op, s);
     }
-    if (s->out_dtype == PTEC_DTYPE_HALF) {
-        const float *x = ptec_op_tensor(op, 0)->data;
-        const ptec_tensor *t_out = ptec_op_tensor(op, 3);
-        uint16_t *h = t_out->data;
-        for (uint32_t i = 0; i < t_out->numel; ++i) {
-            h[i] = half_bits(x[i]);
-        }
-        return PTEC_OK;
+    if (s->out_dtype == PTEC_DTYPE_HALF || s->out_dtype == PTEC_DTYPE_BFLOAT16) {
+        return run_to_16_bit_float(op, s);
     }
     if (s->out_dtype != PTEC_DTYPE_FLOAT) {
         return run_to_index(op, s);

@@ -83,6 +83,8 @@ def aten_key(n: Node) -> str:
     """The ATen kernel a node runs on (any other op `x` is tried as aten::x.out)."""
     if n.op == "binary_math":
         return BINARY_MATH[n.attrs["fn"]]
+    if n.op == "grid_sample" and len(n.shape) == 5:
+        return "aten::grid_sampler_3d.out"          # a volume's (capture_grid)
     return ATEN_KEYS.get(n.op) or f"aten::{n.op}.out"
 
 
@@ -341,6 +343,7 @@ CALLS: Dict[str, Callable] = {
     "aten::upsample_bilinear2d.vec_out": _upsample_bilinear,
     "aten::upsample_bicubic2d.vec_out": _upsample_bilinear,
     "aten::grid_sampler_2d.out": _grid_sampler,
+    "aten::grid_sampler_3d.out": _grid_sampler,
     "aten::slice_copy.Tensor_out": _slice,
     # ptec's random kernels (random_layers), any layout
     "ptec::random_dropout.out": _random_dropout,
@@ -380,7 +383,7 @@ CONTIGUOUS_INPUT = ("aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
                     "aten::_native_batch_norm_legit_no_training.out", "aten::mean.out",
                     "aten::native_layer_norm.out", "aten::native_group_norm.out", "aten::upsample_nearest2d.vec_out",
                     "aten::upsample_bilinear2d.vec_out", "aten::upsample_bicubic2d.vec_out",
-                    "aten::grid_sampler_2d.out",
+                    "aten::grid_sampler_2d.out", "aten::grid_sampler_3d.out",
                     "aten::slice_copy.Tensor_out")
 
 
