@@ -1,18 +1,23 @@
 """Ordering along a dim (issue 15): torch.sort / Tensor.sort, torch.topk /
-Tensor.topk, torch.kthvalue and torch.median(x, dim) (their values and
-indices), torch.argsort / Tensor.argsort and torch.msort.
+Tensor.topk, torch.kthvalue (their values and indices), torch.argsort /
+Tensor.argsort and torch.msort; and the calls with a kernel of their own
+(attr rule): torch.median / nanmedian (x, dim) and mode (values and
+indices: aten::median.dim_values, nanmedian.dim_values, mode.values),
+median(x) / nanmedian(x) without dim (a 0-d value: dim None), and cummax /
+cummin (aten::cummax.out, cummin.out). Their rules are torch 1.13's where
+torch's answer is deterministic (docs/aot.md).
 
 A `sort` node is the values, attrs dim, descending and k (None: every
 element, else the first k: topk, with descending = largest), pick (None,
-or kthvalue's / median's one position of the ascending order, whose dim
+or kthvalue's one position of the ascending order, whose dim
 is then dropped unless keepdim); its int8 values are the input's own
 bytes reordered, so it keeps the input's grid (quantize's PASS_THROUGH). A `sort_indices` node (same attrs) is their
 int64 positions along dim, carried in the float graph as float32 like
 argmax's (capture_indices): a program output as int64, or `.float()`'d.
-Both lower to one aten::sort.values / topk.values call (a pick: the
+Without a rule both lower to one aten::sort.values / topk.values call (a pick: the
 topk of the pick + 1 smallest, sliced at its last), a stable sort, so
 equal values keep their order as in torch's stable sort; torch leaves the
-order of equal values in topk, kthvalue and median (and in an unstable
+order of equal values in topk and kthvalue (and in an unstable
 sort) unspecified."""
 from __future__ import annotations
 
