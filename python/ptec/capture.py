@@ -370,9 +370,18 @@ def _reshaping_module_nodes(name: str, source: str, m: nn.Module, ins: List[str]
         # torch: avg_pool2d(x^p) * (KH * KW), then its 1/p power: two LUTs around an int8 average
         k = _pair(m.kernel_size)
         p = float(m.norm_type)
+        if np.isinf(p):
+            # torch computes x^p, the window's sum, then its 1/p = (-)0th power
+            # literally: pow(anything, 0) is 1, NaN included, so the layer's
+            # output is ones of the pooled shape whatever the input
+            with torch.no_grad():
+                ones = m(torch.zeros([int(d) for d in shape])).numpy()
+            return [Node(name, "constant", [], dict(value=ones.astype(np.float32), note=(
+                f"note: {source}: torch's LPPool with norm_type={p} is not a max pool: it gives ones "
+                f"whatever the input (x.pow({p}), then .pow(1 / {p}) = .pow(0)), and so does ptec; "
+                "for the largest |x| of each window use nn.MaxPool2d on x.abs()")))]
         if not np.isfinite(p) or p == 0:
-            # torch computes x^p and its 1/p power literally: inf overflows to
-            # 0, 1 or nan, and 0 divides by zero; the max is nn.MaxPool2d of |x|
+            # torch computes x^p and its 1/p power literally: 0 divides by zero
             raise CaptureError(f"{source}: norm_type {p} is not supported (a finite, nonzero power is)")
         return [Node(f"{name}_pow", "lp_pow", ins[:1], dict(p=p)),
                 Node(f"{name}_mean", "avg_pool2d", [f"{name}_pow"], dict(

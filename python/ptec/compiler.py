@@ -83,6 +83,8 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
         if n.op in RANDOM_OPS:
             n.attrs["seed"] = node_seed(n.name, random_seed)
             log(random_note(n, origin(n)))
+        elif "note" in n.attrs:
+            log(n.attrs["note"])          # capture's word on a layer whose torch result surprises
     prepared = qz.prepare(graph)
     log(f"prepared: {len(prepared.nodes)} nodes after batch-norm folding and activation fusion")
     calibration = check_samples(calibration, example_inputs)

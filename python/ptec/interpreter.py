@@ -348,6 +348,11 @@ def _portable_table():
                                                                None),
         "aten::topk.values": lambda arg, named, out: P.ordered(t(arg, "self"), s(arg, "dim"), s(arg, "largest"),
                                                                s(arg, "k")),
+        **{f"aten::{k}": (lambda arg, named, out, _r=k.split(".")[0]: P.row_pick(
+            t(arg, "self"), s(arg, "dim"), s(arg, "keepdim"), _r)) for k in ("median.dim_values",
+                                                                             "nanmedian.dim_values", "mode.values")},
+        "aten::cummax.out": lambda arg, named, out: P.running_extreme(t(arg, "self"), s(arg, "dim"), False),
+        "aten::cummin.out": lambda arg, named, out: P.running_extreme(t(arg, "self"), s(arg, "dim"), True),
         "dim_order_ops::_to_dim_order_copy.out": to_dtype,
         **{f"aten::{k}.Tensor_out": (lambda arg, named, out, _k=k: np.broadcast_to(
             P.compare(_k, t(arg, "self"), t(arg, "other")), out.sizes)) for k in P._ORDERS},

@@ -61,7 +61,7 @@ class LoweringContext:
         self.deferred: Dict[str, Callable[[], Act]] = {}
         self.pre_transposed: Dict[str, str] = {}   # absorbed transpose -> its input
         self.fallbacks: List[str] = []
-        # (input, dim, descending, k) -> (values, indices) of one sort/topk
+        # (input, dim, descending, k, pick, keepdim, rule) -> (values, indices) of one sort/topk/median/mode/cummax
         # call, which a sort node and its sort_indices twin share
         self.ordered: Dict[tuple, tuple] = {}
         self.progress: Optional[Callable[[int, int], None]] = None   # (done, total) per node

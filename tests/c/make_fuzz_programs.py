@@ -92,7 +92,7 @@ def index_program():
     """argmax over a dim into int64, converted to float32; argmin kept as an
     int64 output: the kernels of model outputs that are class indices; an
     embedding of int64 token ids; a sort and a topk (k, dim and the two
-    outputs' sizes for damage to meet); a gather by argmin's index; ids
+    outputs' sizes for damage to meet), a median, a mode and a cummax; a gather by argmin's index; ids
     computed from floats, pow and atan2, and a half output."""
     f32, i64 = ScalarType.FLOAT, ScalarType.LONG
     b = ProgramBuilder()
@@ -113,6 +113,13 @@ def index_program():
     b.call("aten::sort.values", self=x, dim=-1, descending=True, values=sv, indices=si)
     tv, ti = b.tensor(f32, [1, 5], None), b.tensor(i64, [1, 5], None)
     b.call("aten::topk.values", self=x, k=1, dim=0, largest=False, sorted=True, values=tv, indices=ti)
+    # one element per row (median, mode) and the running extremes: dim, keepdim and the outputs' sizes
+    mv, mi = b.tensor(f32, [2, 1], None), b.tensor(i64, [2, 1], None)
+    b.call("aten::median.dim_values", self=x, dim=1, keepdim=True, values=mv, indices=mi)
+    ov, oi = b.tensor(f32, [5], None), b.tensor(i64, [5], None)
+    b.call("aten::mode.values", self=x, dim=0, keepdim=False, values=ov, indices=oi)
+    cv, ci = b.tensor(f32, [2, 5], None), b.tensor(i64, [2, 5], None)
+    b.call("aten::cummax.out", self=x, dim=-1, values=cv, indices=ci)
     # a max pool's values and int64 indices over listed windows, unpooled
     # back by them (ptec::max_unpool checks each index against the plane)
     x3 = b.tensor(f32, [1, 2, 5], None)
@@ -139,7 +146,7 @@ def index_program():
     b.call("aten::atan2.out", self=p, other=x, out=a)
     h = b.tensor(ScalarType.HALF, [2, 5], None)
     b.call("dim_order_ops::_to_dim_order_copy.out", self=a, non_blocking=False, dim_order=None, out=h)
-    b.set_io([x], [f, j, rows, sv, si, tv, ti, back, picked, embedded, h])
+    b.set_io([x], [f, j, rows, sv, si, tv, ti, mv, mi, ov, oi, cv, ci, back, picked, embedded, h])
     return b.build()
 
 

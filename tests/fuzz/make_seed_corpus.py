@@ -14,6 +14,7 @@ handles, so that mutations start from every path rather than rediscover it.
                            argmax, argmin, the int64-to-float32 copy, a
                            max pool's window indices and the unpool by
                            them, an embedding of int64 ids, sort and topk,
+                           median, mode and cummax,
                            a gather by an index; random_small: the random
                            dropout and fractional pick; bool_small:
                            comparisons, logical ops, where, casts of a bool,

@@ -816,6 +816,81 @@ b.instructions[-1].instr_args.args[-1] = b.instructions[-1].instr_args.args[-2] 
 fail_case("sort_return_slot", b, INVALID_ARGUMENT, "expected TensorList")
 
 
+# -- one element per row (median, nanmedian, mode) and the running extremes (cummax, cummin) ----
+
+# median of [3,1,3,2] is the lower middle of 1,2,3,3: 2 (pos 3); of [5,5,1,5]: 5, the stable order's
+# second 5 (1,5@0,5@1,5@3: position 1 is pos 0); of [1,nan,0,nan]: its first NaN (pos 1)
+run_case("median_rows", order_op("aten::median.dim_values", [3, 4], [3], dim=1, keepdim=False),
+         [(np.array([[3, 1, 3, 2], [5, 5, 1, 5], [1, np.nan, 0, np.nan]], np.float32), None)],
+         [(np.array([2, 5, np.nan], np.float32), None), (np.array([3, 0, 1], np.int64), None)])
+# nanmedian leaves the NaNs out: [1,nan,0,nan] -> lower middle of 1,0: 0 (pos 2); NaNs only -> NaN at 0;
+# [4,-1,4,nan] -> -1,4,4: 4, the first 4 (pos 0)
+run_case("nanmedian_rows", order_op("aten::nanmedian.dim_values", [3, 4], [3, 1], dim=-1, keepdim=True),
+         [(np.array([[1, np.nan, 0, np.nan], [np.nan] * 4, [4, -1, 4, np.nan]], np.float32), None)],
+         [(np.array([[0], [np.nan], [4]], np.float32), None), (np.array([[2], [0], [0]], np.int64), None)])
+# int8 down the columns of [[7,-2],[3,-2],[-9,5]]: col 0 -> -9,3,7: 3 (pos 1); col 1 -> -2@0,-2@1,5: -2 at 1
+run_case("median_int8_dim0", order_op("aten::median.dim_values", [3, 2], [2], st=I8, dim=0, keepdim=False),
+         [(np.array([[7, -2], [3, -2], [-9, 5]], np.int8), None)],
+         [(np.array([3, -2], np.int8), None), (np.array([1, 1], np.int64), None)])
+# mode: [2,1,2,1,3] -> 1 and 2 twice each: the smaller, 1, at its last position 3; [4,4,0,9,4] -> 4 at 4;
+# [6,5,7,8,9] all once -> 5 (pos 1)
+run_case("mode_rows", order_op("aten::mode.values", [3, 5], [3], dim=1, keepdim=False),
+         [(np.array([[2, 1, 2, 1, 3], [4, 4, 0, 9, 4], [6, 5, 7, 8, 9]], np.float32), None)],
+         [(np.array([1, 4, 5], np.float32), None), (np.array([3, 4, 1], np.int64), None)])
+# int8 mode over C of a channels-last [1,4,1,2]: pixel 0 (3,-1,3,-1) -> -1 at 3; pixel 1 (0,0,7,0) -> 0 at 3
+run_case("mode_int8_channels_last", order_op("aten::mode.values", [1, 4, 1, 2], [1, 1, 1, 2], st=I8,
+                                             order=CHANNELS_LAST, dim=1, keepdim=True),
+         [(np.array([[3, 0], [-1, 0], [3, 7], [-1, 0]], np.int8).reshape(1, 4, 1, 2), CHANNELS_LAST)],
+         [(np.array([[-1, 0]], np.int8).reshape(1, 1, 1, 2), CHANNELS_LAST),
+          (np.array([[3, 3]], np.int64).reshape(1, 1, 1, 2), CHANNELS_LAST)])
+# 0-d self: one element, index 0
+run_case("median_scalar", order_op("aten::median.dim_values", [], [], dim=0, keepdim=False),
+         [(np.array(-2.5, np.float32), None)], [(np.array(-2.5, np.float32), None), (np.array(0, np.int64), None)])
+# cummax of [1,3,2,3,nan,5,nan]: a tie moves to the later 3 (pos 3), a NaN takes it and keeps it, a later NaN
+# takes it again
+run_case("cummax_row", order_op("aten::cummax.out", [7], [7], dim=0),
+         [(np.array([1, 3, 2, 3, np.nan, 5, np.nan], np.float32), None)],
+         [(np.array([1, 3, 3, 3, np.nan, np.nan, np.nan], np.float32), None),
+          (np.array([0, 1, 1, 3, 4, 4, 6], np.int64), None)])
+# int8 cummin down the columns of [[2,1],[2,3],[0,1]]: col 0 -> 2@0, 2@1, 0@2; col 1 -> 1@0, 1@0, 1@2
+run_case("cummin_int8_dim0", order_op("aten::cummin.out", [3, 2], [3, 2], st=I8, dim=0),
+         [(np.array([[2, 1], [2, 3], [0, 1]], np.int8), None)],
+         [(np.array([[2, 1], [2, 1], [0, 1]], np.int8), None), (np.array([[0, 0], [1, 0], [2, 2]], np.int64), None)])
+
+fail_case("median_dim", order_op("aten::median.dim_values", [2, 3], [2], dim=2, keepdim=False),
+          INVALID_ARGUMENT, "dim out of range")
+fail_case("mode_scalar_dim", order_op("aten::mode.values", [], [], dim=1, keepdim=False),
+          INVALID_ARGUMENT, "dim out of range")
+fail_case("median_empty_row", order_op("aten::median.dim_values", [2, 0], [2], dim=1, keepdim=False),
+          INVALID_ARGUMENT, "no elements")
+fail_case("nanmedian_values_sizes", order_op("aten::nanmedian.dim_values", [2, 3], [2, 1], dim=1, keepdim=False),
+          INVALID_ARGUMENT, "values' sizes do not match")
+fail_case("mode_indices_sizes", order_op("aten::mode.values", [2, 3], [2, 1], [2], dim=1, keepdim=True),
+          INVALID_ARGUMENT, "indices' sizes do not match")
+fail_case("median_values_dtype", order_op("aten::median.dim_values", [2, 3], [2], val_st=I8, dim=1, keepdim=False),
+          NOT_SUPPORTED, "both be float32 or both int8")
+fail_case("mode_indices_int32", order_op("aten::mode.values", [4], [], idx_st=ScalarType.INT, dim=0, keepdim=False),
+          INVALID_ARGUMENT, "indices must be int64")
+fail_case("mode_indices_order", order_op("aten::mode.values", [1, 2, 2, 2], [1, 1, 2, 2], dim=1, keepdim=True,
+                                         idx_order=CHANNELS_LAST), INVALID_ARGUMENT, "dim order differs")
+fail_case("cummax_dim", order_op("aten::cummax.out", [2, 3], [2, 3], dim=-3), INVALID_ARGUMENT, "dim out of range")
+fail_case("cummin_scalar_dim", order_op("aten::cummin.out", [], [], dim=1), INVALID_ARGUMENT, "dim out of range")
+fail_case("cummax_values_sizes", order_op("aten::cummax.out", [2, 3], [3, 2], [2, 3], dim=1), INVALID_ARGUMENT,
+          "values' sizes do not match")
+fail_case("cummin_indices_sizes", order_op("aten::cummin.out", [2, 3], [2, 3], [2, 2], dim=1), INVALID_ARGUMENT,
+          "indices' sizes do not match")
+fail_case("cummax_self_int64", order_op("aten::cummax.out", [2, 3], [2, 3], st=I64, dim=1), NOT_SUPPORTED,
+          "both be float32 or both int8")
+fail_case("cummax_indices_int32", order_op("aten::cummax.out", [4], [4], idx_st=ScalarType.INT, dim=0),
+          INVALID_ARGUMENT, "indices must be int64")
+fail_case("cummin_indices_order", order_op("aten::cummin.out", [1, 2, 2, 2], [1, 2, 2, 2], dim=1,
+                                           idx_order=CHANNELS_LAST), INVALID_ARGUMENT, "dim order differs")
+for key, extra in (("aten::median.dim_values", dict(keepdim=False)), ("aten::cummax.out", {})):
+    b = order_op(key, [4], [] if extra else [4], dim=0, **extra)
+    b.instructions[-1].instr_args.args[-1] = b.instructions[-1].instr_args.args[-2]   # a plain return slot
+    fail_case(f"{key.split('::')[1].split('.')[0]}_return_slot", b, INVALID_ARGUMENT, "expected TensorList")
+
+
 # -- bool: comparisons, logical ops, where, casts of a bool -------------------------
 
 B8 = ScalarType.BOOL

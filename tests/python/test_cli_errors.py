@@ -46,33 +46,33 @@ class WrongCalibration(nn.Sequential):
 def wrong_calibration():
     return WrongCalibration(nn.Linear(8, 4))
 
-class ModeUnpacked(nn.Module):
+class FrexpUnpacked(nn.Module):
     def forward(self, x):
-        v, i = torch.mode(x, dim=-1)
-        return v * 2.0
+        m, e = torch.frexp(x)
+        return m * 2.0
 
-class ModeValues(nn.Module):
+class FrexpValues(nn.Module):
     def forward(self, x):
-        return x.mode(dim=-1).values * 2.0
+        return x.frexp().mantissa * 2.0
 
-class CummaxUnpacked(nn.Module):
+class AminmaxUnpacked(nn.Module):
     def forward(self, x):
-        v, i = torch.cummax(x, 1)
-        return v
+        lo, hi = torch.aminmax(x, dim=1)
+        return lo
 
-class CummaxValues(nn.Module):
+class AminmaxValues(nn.Module):
     def forward(self, x):
-        return torch.cummax(x, 1).values
+        return torch.aminmax(x, dim=1).max
 
-class ModeWhole(nn.Module):
+class FrexpWhole(nn.Module):
     def forward(self, x):
-        return torch.mode(x, dim=-1)
+        return torch.frexp(x)
 
-def mode_unpacked(): return ModeUnpacked(), (torch.randn(1, 8),)
-def mode_whole(): return ModeWhole(), (torch.randn(1, 8),)
-def mode_values(): return ModeValues(), (torch.randn(1, 8),)
-def cummax_unpacked(): return CummaxUnpacked(), (torch.randn(1, 8),)
-def cummax_values(): return CummaxValues(), (torch.randn(1, 8),)
+def frexp_unpacked(): return FrexpUnpacked(), (torch.randn(1, 8),)
+def frexp_whole(): return FrexpWhole(), (torch.randn(1, 8),)
+def frexp_values(): return FrexpValues(), (torch.randn(1, 8),)
+def aminmax_unpacked(): return AminmaxUnpacked(), (torch.randn(1, 8),)
+def aminmax_values(): return AminmaxValues(), (torch.randn(1, 8),)
 
 def boom():
     raise RuntimeError("factory exploded")
@@ -136,16 +136,16 @@ CASES = [
     ("zoo_name_unknown", ["compile", "resnet9", "-o", "{out}/m.pte"],
      ["'resnet9'", "not a zoo name"]),
     # operators ptec cannot run: refused by name, however the model spells them
-    ("mode_unpacked", ["compile", M + ":mode_unpacked", "--calib", "2", "-o", "{out}/m.pte"],
-     ["operator not supported", "no kernel for mode (torch.mode)"]),
-    ("mode_values", ["compile", M + ":mode_values", "--calib", "2", "-o", "{out}/m.pte"],
-     ["operator not supported", "no kernel for mode (Tensor.mode)"]),
-    ("mode_returned_whole", ["compile", M + ":mode_whole", "--calib", "2", "-o", "{out}/m.pte"],
-     ["operator not supported: mode (torch.mode)", "returns 2 values"]),
-    ("cummax_unpacked", ["compile", M + ":cummax_unpacked", "--calib", "2", "-o", "{out}/m.pte"],
-     ["operator not supported", "no kernel for cummax (torch.cummax)"]),
-    ("cummax_values", ["compile", M + ":cummax_values", "--calib", "2", "-o", "{out}/m.pte"],
-     ["operator not supported", "no kernel for cummax (torch.cummax)"]),
+    ("frexp_unpacked", ["compile", M + ":frexp_unpacked", "--calib", "2", "-o", "{out}/m.pte"],
+     ["operator not supported", "no kernel for frexp (torch.frexp)"]),
+    ("frexp_values", ["compile", M + ":frexp_values", "--calib", "2", "-o", "{out}/m.pte"],
+     ["operator not supported", "no kernel for frexp (Tensor.frexp)"]),
+    ("frexp_returned_whole", ["compile", M + ":frexp_whole", "--calib", "2", "-o", "{out}/m.pte"],
+     ["operator not supported: frexp (torch.frexp)", "returns 2 values"]),
+    ("aminmax_unpacked", ["compile", M + ":aminmax_unpacked", "--calib", "2", "-o", "{out}/m.pte"],
+     ["operator not supported", "no kernel for aminmax (torch.aminmax)"]),
+    ("aminmax_values", ["compile", M + ":aminmax_values", "--calib", "2", "-o", "{out}/m.pte"],
+     ["operator not supported", "no kernel for aminmax (torch.aminmax)"]),
     # calibration data
     ("calib_zero", ["compile", M + ":one", "--calib", "0", "-o", "{out}/m.pte"],
      ["--calib 0", "at least 1"]),

@@ -296,19 +296,19 @@ def test_cli_kernel_list(tmp_path):
 
 def test_cli_sort_names_the_missing_operator_and_writes_no_file(tmp_path):
     """The issue's example was torch.sort, which runs now (capture_sort);
-    torch.mode has no kernel: compile says so and writes nothing."""
+    torch.frexp has no kernel: compile says so and writes nothing."""
     src = tmp_path / "sorter.py"
     src.write_text("import torch, torch.nn as nn\n"
                    "class M(nn.Module):\n"
                    "    input_shape = (1, 8)\n"
                    "    def forward(self, x):\n"
-                   "        return torch.mode(x, dim=-1)[0] * 2.0\n"
+                   "        return torch.frexp(x)[0] * 2.0\n"
                    "def make():\n    return M()\n")
     out = tmp_path / "sorter.pte"
     r = subprocess.run([sys.executable, "-m", "ptec", "compile", f"{src}:make", "--calib", "2",
                         "-o", str(out)], env=ENV, capture_output=True, text=True)
     assert r.returncode == 2
-    assert "ptec has no kernel for mode (torch.mode)" in r.stderr and "aten::" not in r.stderr, r.stderr
+    assert "ptec has no kernel for frexp (torch.frexp)" in r.stderr and "aten::" not in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
     assert not out.exists()
 
@@ -318,16 +318,17 @@ def test_errors_name_the_pytorch_module_path(tmp_path):
     module path and class, never by a made-up ATen name."""
     r, out = compile_file(tmp_path, "import torch, torch.nn as nn\n"
                                     "class M(nn.Module):\n"
-                                    "    input_shape = (1, 2, 6, 6)\n"
+                                    "    input_shape = (2, 6)\n"
                                     "    def __init__(self):\n"
                                     "        super().__init__()\n"
                                     "        self.features = nn.Sequential(nn.ReLU(), nn.Identity(), nn.Tanh(),\n"
-                                    "                                      nn.LPPool2d(float('inf'), 2))\n"
+                                    "                                      nn.LPPool1d(2, 2))\n"
                                     "    def forward(self, x):\n"
                                     "        return self.features(x)\n"
                                     "def make():\n    return M()\n", "nested")
     assert r.returncode == 2, r.stderr
-    assert "features.3 (nn.LPPool2d)" in r.stderr and "aten::" not in r.stderr, r.stderr
+    # an unbatched [C, L] input, which torch's pool takes and ptec's does not
+    assert "features.3 (nn.LPPool1d)" in r.stderr and "aten::" not in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and not out.exists()
 
 

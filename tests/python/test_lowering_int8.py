@@ -142,18 +142,18 @@ def test_transpose_conv_output_padding_and_dilation_run_int8(kw):
 
 
 def test_refusal_on_the_command_line_writes_no_file(tmp_path):
-    src = tmp_path / "inf_pool.py"
+    src = tmp_path / "unbatched_pool.py"
     src.write_text("import torch.nn as nn\n"
                    "def make():\n"
-                   "    m = nn.Sequential(nn.LPPool2d(float('inf'), 2))\n"
-                   "    m.input_shape = (1, 4, 4, 4)\n"
+                   "    m = nn.Sequential(nn.LPPool1d(2, 2))\n"
+                   "    m.input_shape = (4, 8)\n"
                    "    return m\n")
     out = tmp_path / "out.pte"
     r = subprocess.run([sys.executable, "-m", "ptec", "compile", f"{src}:make", "--calib", "2",
                         "-o", str(out)], capture_output=True, text=True,
                        env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")))
     assert r.returncode == 2, r.stderr
-    assert "0 (nn.LPPool2d): norm_type inf is not supported" in r.stderr, r.stderr
+    assert "0 (nn.LPPool1d): nn.LPPool1d takes [N, C, L] (input [4, 8])" in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and not out.exists(), r.stderr
 
 

@@ -153,6 +153,12 @@ RULES: Dict[str, Rule] = {
     "aten::sort.values": Rule("none: ptec only (src/kernels/portable/op_sort.c)",
                               contiguous=("self", "values", "indices"), same_dtype=("self", "values"),
                               dtypes=(("indices", I64),), upstream_library="none (ptec only)"),
+    # nor median / nanmedian / mode by dim, nor cummax / cummin
+    **{op: Rule(f"none: ptec only (src/kernels/portable/{src})", contiguous=("self", "values", "indices"),
+                same_dtype=("self", "values"), dtypes=(("indices", I64),), upstream_library="none (ptec only)")
+       for op, src in (("aten::median.dim_values", "op_median_mode.c"), ("aten::nanmedian.dim_values", "op_median_mode.c"),
+                       ("aten::mode.values", "op_median_mode.c"), ("aten::cummax.out", "op_cumulative_extreme.c"),
+                       ("aten::cummin.out", "op_cumulative_extreme.c"))},
     # index_util.cpp check_gather_args: out of self's dtype, index int64 of
     # self's rank; the kernel walks self and index as contiguous
     "aten::gather.out": Rule("kernels/portable/cpu/op_gather.cpp", same_dtype=("self", "out"),

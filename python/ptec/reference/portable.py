@@ -301,6 +301,68 @@ def ordered(x, dim: int, descending: bool, k: Optional[int]):
     return np.moveaxis(vals, -1, dim), np.moveaxis(idx, -1, dim)
 
 
+def row_pick(x, dim: int, keepdim: bool, rule: str):
+    """aten::median.dim_values (rule "median"), nanmedian.dim_values
+    ("nanmedian") and mode.values ("mode"): (values, int64 indices) of one
+    element per row along dim. median: the row's first NaN if it holds one,
+    else position (n - 1) // 2 of the stable ascending order; nanmedian:
+    position (m - 1) // 2 of the order of the row's m numbers (NaN at 0 for
+    a row of NaNs only); mode: the most frequent value (NaNs as one value
+    above every number), the smallest of equally frequent ones, at its last
+    position. A 0-d x is one element."""
+    x = np.asarray(x)
+    flat = x.reshape(1) if x.ndim == 0 else np.moveaxis(x, dim, -1)
+    rows = flat.reshape(-1, flat.shape[-1]).astype(np.float64)
+    if rows.shape[-1] == 0:
+        raise ValueError(f"{rule}: the reduced dim has no elements")
+    picks = []
+    for r in rows:
+        nan = np.isnan(r)
+        if rule == "median" and nan.any():
+            picks.append(int(np.argmax(nan)))
+        elif rule in ("median", "nanmedian"):
+            numbers = np.flatnonzero(~nan)
+            order = numbers[np.argsort(r[numbers], kind="stable")]
+            picks.append(int(order[(len(order) - 1) // 2]) if len(order) else 0)
+        else:
+            keys = ["nan" if m else float(v) for v, m in zip(r, nan)]     # NaN: one value, above every number
+            counts = {k: keys.count(k) for k in keys}
+            most = [k for k, c in counts.items() if c == max(counts.values())]
+            numbers = [k for k in most if k != "nan"]
+            top = min(numbers) if numbers else "nan"
+            picks.append(max(i for i, k in enumerate(keys) if k == top))
+    idx = np.array(picks, np.int64).reshape(flat.shape[:-1] + (1,))
+    vals = np.take_along_axis(flat, idx, axis=-1)
+    if x.ndim == 0:
+        return vals.reshape(()), idx.reshape(())
+    vals, idx = np.moveaxis(vals, -1, dim), np.moveaxis(idx, -1, dim)
+    if not keepdim:
+        vals, idx = vals.squeeze(dim), idx.squeeze(dim)
+    return vals, idx
+
+
+def running_extreme(x, dim: int, smallest: bool):
+    """aten::cummax.out / cummin.out: (values, int64 indices) of the largest
+    (smallest) element so far along dim; a tie moves to the later position,
+    a NaN takes the place and keeps it against numbers (a later NaN takes
+    it again). A 0-d x is one element."""
+    x = np.asarray(x)
+    flat = x.reshape(1) if x.ndim == 0 else np.moveaxis(x, dim, -1)
+    rows = flat.reshape(-1, flat.shape[-1]).astype(np.float64)
+    idx = np.zeros(rows.shape, np.int64)
+    for r, out in zip(rows, idx):
+        best = 0
+        for i, v in enumerate(r):
+            e = r[best]
+            if np.isnan(v) or (not np.isnan(e) and (v <= e if smallest else v >= e)):
+                best = i
+            out[i] = best
+    idx = idx.reshape(flat.shape)
+    vals = np.take_along_axis(flat, idx, axis=-1)
+    if x.ndim == 0:
+        return vals.reshape(()), idx.reshape(())
+    return np.moveaxis(vals, -1, dim), np.moveaxis(idx, -1, dim)
+
 def gather(x, dim: int, index) -> np.ndarray:
     """aten::gather.out: out[p] = x[p with its dim-th coordinate replaced by
     index[p]], over every position p of index (no larger than x in the

@@ -716,11 +716,34 @@ def _ordered(ctx, n: Node):
     last (aten::slice_copy.Tensor_out, any dtype) and viewed without dim
     unless keepdim. Upstream's kernels want contiguous tensors: a 4-D
     channels-last input is made contiguous first and 4-D results
-    channels-last after."""
+    channels-last after. A rule (capture_sort.RULE_TARGETS) is one call
+    of its own kernel: aten::median.dim_values, nanmedian.dim_values,
+    mode.values (values without dim unless keepdim) or cummax.out /
+    cummin.out (self's sizes); the whole tensor's median (dim None) is
+    median.dim_values over a 1-D view of the input's bytes (the value does
+    not depend on their order; its index is not used)."""
     a = n.attrs
-    dim, k, pick = int(a["dim"]), a["k"], a.get("pick")
-    key = (n.inputs[0], dim, bool(a["descending"]), k, pick, bool(a.get("keepdim")))
+    dim, k, pick, rule = a["dim"], a["k"], a.get("pick"), a.get("rule")
+    key = (n.inputs[0], dim, bool(a["descending"]), k, pick, bool(a.get("keepdim")), rule)
+    if key not in ctx.ordered and rule is not None:
+        src = ctx.get(n.inputs[0])
+        x = src if src.dtype == ScalarType.FLOAT else ctx.q(n.inputs[0])
+        if dim is None:
+            x, dim = raw_view(ctx.b, x, [int(np.prod(x.sizes))], [0]), 0
+        order = list(range(len(x.sizes)))
+        x = clone_dim_order(ctx.b, x, order) if needs_relayout(x.sizes) else raw_view(ctx.b, x, x.sizes, order)
+        sizes = list(x.sizes) if rule in ("cummax", "cummin") else list(n.shape)
+        values = new_act(ctx.b, x.dtype, sizes, x.scale, x.zp, dim_order=list(range(len(sizes))))
+        indices = new_act(ctx.b, ScalarType.LONG, sizes, dim_order=list(range(len(sizes))))
+        if rule in ("cummax", "cummin"):
+            ctx.b.call(f"aten::{rule}.out", self=x.value, dim=int(dim), values=values.value, indices=indices.value)
+        else:
+            ctx.b.call("aten::mode.values" if rule == "mode" else f"aten::{rule}.dim_values", self=x.value,
+                       dim=int(dim), keepdim=bool(a["keepdim"]), values=values.value, indices=indices.value)
+        ctx.ordered[key] = tuple(clone_dim_order(ctx.b, r, CHANNELS_LAST) if needs_relayout(r.sizes)
+                                 else raw_view(ctx.b, r, r.sizes, layout(r.sizes)) for r in (values, indices))
     if key not in ctx.ordered:
+        dim = int(dim)
         src = ctx.get(n.inputs[0])
         x = src if src.dtype == ScalarType.FLOAT else ctx.q(n.inputs[0])
         order = list(range(len(x.sizes)))
@@ -750,7 +773,8 @@ def _ordered(ctx, n: Node):
 
 
 def op_sort(ctx, n: Node):
-    """The values of torch.sort / topk: the input's int8 bytes reordered."""
+    """The values of torch.sort / topk / median / mode / cummax...: the
+    input's int8 bytes reordered or picked."""
     values = _ordered(ctx, n)[0]
     if values.dtype == ScalarType.CHAR and (values.scale, values.zp) != tuple(n.qparams):
         return ctx.refuse(n, "the output's int8 grid differs from the input's: the sort moves bytes")
