@@ -83,6 +83,25 @@ def base_conv():
     return b.build(), {"x": x.value, "z": z.value}
 
 
+def base_index():
+    """Rows of a [6, 2] int8 table at x[i, j] of a [2, 3] block, i and j
+    int64 inputs (ptec::flat_index.out, then aten::embedding.out), and the
+    bags of 4 ids' rows by offsets, an int64 input (ptec::bag_positions.out).
+    The test's inputs are 0x3F bytes: int64 values far outside any dim."""
+    i64 = ScalarType.LONG
+    b = ProgramBuilder()
+    i, j, offsets = b.tensor(i64, [2]), b.tensor(i64, [2]), b.tensor(i64, [2])
+    at = b.tensor(i64, [2])
+    b.call("ptec::flat_index.out", indices=[i, j], sizes=[2, 3], out=at)
+    rows = b.tensor(ScalarType.CHAR, [2, 2])
+    b.call("aten::embedding.out", weight=b.constant(np.arange(12, dtype=np.int8).reshape(6, 2)), indices=at,
+           padding_idx=-1, scale_grad_by_freq=False, sparse=False, out=rows)
+    bags = b.tensor(i64, [2, 4])
+    b.call("ptec::bag_positions.out", offsets=offsets, length=4, include_last_offset=False, out=bags)
+    b.set_io([i, j, offsets], [rows, bags])
+    return b.build(), {"i": i, "j": j, "offsets": offsets}
+
+
 def plan(program):
     return program.execution_plan[0]
 
@@ -445,6 +464,21 @@ def case_conv_same_bytes_strided(p, v):
     return [("any", "execute", "InvalidArgument", "input and out partly overlap")]
 
 
+def case_index_outside_its_dim(p, v):
+    # i and j read at run time: 0x3F3F... is outside [-2, 2); the kernel
+    # fails before anything is written, and never hands the lookup a row
+    return [("any", "execute", "InvalidArgument", "an index is outside its dim")]
+
+
+def case_index_bag_offsets(p, v):
+    # offsets read at run time: a first offset that is not 0 (torch's rule)
+    # fails the run before a position is written; the bags' call moved
+    # first, so it runs before the flat_index would fail
+    chain = instructions(p)
+    chain.insert(0, chain.pop())
+    return [("any", "execute", "InvalidArgument", "offsets must start at 0")]
+
+
 def header_length_wrap(valid):
     # A 16-byte file whose extended header says it is 2^32 - 1 bytes long:
     # 8 + that wrapped a 32-bit size_t to 7, and the header's u64 fields were
@@ -460,7 +494,7 @@ def main(out_dir):
     cases = [(name[len("case_"):], fn) for name, fn in sorted(globals().items()) if name.startswith("case_")]
     for name, fn in cases:
         program, values = base_state() if name.startswith("state_") else \
-            base_conv() if name.startswith("conv_") else base()
+            base_conv() if name.startswith("conv_") else base_index() if name.startswith("index_") else base()
         program = copy.deepcopy(program)
         result = fn(program, values)
         expectations, serialise = result if isinstance(result, tuple) else (result, writer.serialize_program)
