@@ -8,8 +8,12 @@ which (torch's rules, below), then moves int8 bytes: x viewed as
 consecutive rows one slice), viewed as the output. One index computed in
 the program as an argmax, with ints and `:` elsewhere and only dims of
 size 1 before it, picks rows of x viewed as a table (aten::embedding.out);
-any other index computed from the input is one unsupported node whose
-refusal says so, evaluated in float so capture reaches the refusal.
+several (or other) int64 index tensors computed in the program, with
+ints and slices of step 1 elsewhere, become one position in the indexed
+dims' block (ptec::flat_index.out) whose rows the lookup copies
+(_computed_indices_nodes); any other index computed from the input is one
+unsupported node whose refusal says so, evaluated in float so capture
+reaches the refusal.
 
 Torch's rules, which differ from numpy's where an int stands beside a
 tensor: ints, slices and None apply first, as basic indexing; a bool mask

@@ -1,8 +1,10 @@
 """nn.EmbeddingBag (issue 15) on int64 ids (a program input, or an argmax
 computed in it: capture_indices.int64_ids): [B, L] ids
-(B bags of L ids), or 1-D ids with constant `offsets` (a buffer, or a
-tensor made in forward from no input; include_last_offset either way),
-modes sum, mean and max, with or without padding_idx.
+(B bags of L ids), or 1-D ids with `offsets` that are constant (a buffer,
+or a tensor made in forward from no input) or an int64 value of the
+program (a model input: _run_time_bags); include_last_offset either way,
+modes sum, mean and max, with or without padding_idx; per_sample_weights
+(mode sum, as torch) scale each id's row before its bag's sum.
 
 The rows are looked up as nn.Embedding's, then reduced over each bag in
 int8: a mean, a sum (the mean times the bag's length) or a max (a max
@@ -109,8 +111,7 @@ def embedding_bag_nodes(name: str, m: torch.nn.EmbeddingBag, ins: List[str], by_
     s.nodes.append(lookup(f"{name}_rows", table, ins[0]))
     rows = s.nodes[-1].name
     if weights is not None:
-        # each id's row times its weight (mode sum only, as torch): [..., dim] times [..., 1]
-        rows = s("mul", [rows, s("reshape", [weights], target_shape=list(ids_shape) + [1])])
+        rows = _weighted(s, rows, weights, [int(v) for v in ids_shape], dim)
     flags = None
     if flags_table is not None:
         s.nodes.append(lookup(f"{name}_flags", flags_table, ins[0]))
@@ -156,6 +157,14 @@ def embedding_bag_nodes(name: str, m: torch.nn.EmbeddingBag, ins: List[str], by_
     return s.nodes
 
 
+def _weighted(s: _Steps, rows: str, weights: str, ids_shape: List[int], dim: int) -> str:
+    """Each id's row times its per_sample_weight (mode sum only, as torch):
+    the weights [..., 1] repeated along dim (a cat of copies: exact), so
+    the int8 mul has operands of one shape."""
+    w = s("reshape", [weights], target_shape=ids_shape + [1])
+    return s("mul", [rows, s("cat", [w] * dim, dim=len(ids_shape)) if dim > 1 else w])
+
+
 def _tables(m: torch.nn.EmbeddingBag):
     """(rows, flags, filler) of m: its table with the padding row made
     neutral (zero for sum and mean; for max each column's least value), a
@@ -199,7 +208,7 @@ def _run_time_bags(name: str, m: torch.nn.EmbeddingBag, ids: str, offsets: str, 
         s.nodes.append(lookup(f"{name}_{tag}", rows_table, ids))
         rows = s.nodes[-1].name
         if weights is not None and tag == "rows":
-            rows = s("mul", [rows, s("reshape", [weights], target_shape=[n, 1])])
+            rows = _weighted(s, rows, weights, [n], dim)
         ext = s("cat", [rows, s.const(fill)], dim=0)
         return s("embedding", [positions, ext])           # [B, N, dim]: each bag's rows, then filler
 
