@@ -32,7 +32,8 @@ import torch
 from .capture_masked_select import mask_index_nodes
 from .ir import Node
 
-ONLY = "indices that are constants (buffers, or tensors made in forward from no input) run"
+ONLY = ("indices that are constants (buffers, or tensors made in forward from no input) run, and so do int64 "
+        "index tensors computed in the program (argmax, x.long(), an int64 input) beside ints and slices of step 1")
 
 
 def select_nodes(name: str, src: str, dim: int, idx: List[int]) -> List[Node]:
@@ -384,9 +385,8 @@ def tensor_index_nodes(fn: torch.fx.Node, by_name, source: str, error) -> Option
             rows = _computed_indices_nodes(fn, shape, idx, found, by_name)
         if rows is not None:
             return rows
-        return [_refused(fn, "an index computed in the program that is not an int64 tensor of rank 1 to 3 beside "
-                             "ints and slices of step 1 (x[i, j] with i, j from argmax or .long() runs, as does "
-                             "torch.gather(x, d, x.argmax(d, keepdim=True)))")]
+        return [_refused(fn, "an index computed in the program that is not an int64 tensor of rank 0 to 3, or "
+                             "beside None or a slice with a step")]
     if shape is None:
         return [_refused(fn, "x of unknown shape")]
     try:
