@@ -102,6 +102,29 @@ def base_index():
     return b.build(), {"i": i, "j": j, "offsets": offsets}
 
 
+def base_overlap():
+    """x[i, j] of a [1, 3] block: i the argmax of a float input x [2, 3]
+    (0 for the test's even 0x3F inputs), j the constant [2, 2], as one
+    position (ptec::flat_index.out) whose rows of a [3, 2] table are
+    looked up. Every planned tensor placed by hand in a 128-byte arena."""
+    i64 = ScalarType.LONG
+    b = ProgramBuilder()
+    x = b.tensor(ScalarType.FLOAT, [2, 3])
+    i = b.tensor(i64, [2])
+    b.call("aten::argmax.out", self=x, dim=1, keepdim=False, out=i)
+    at = b.tensor(i64, [2])
+    b.call("ptec::flat_index.out", indices=[i, b.constant(np.array([2, 2], np.int64))], sizes=[1, 3], out=at)
+    rows = b.tensor(ScalarType.CHAR, [2, 2])
+    b.call("aten::embedding.out", weight=b.constant(np.arange(6, dtype=np.int8).reshape(3, 2)), indices=at,
+           padding_idx=-1, scale_grad_by_freq=False, sparse=False, out=rows)
+    b.set_io([x], [rows])
+    program = b.build()
+    plan(program).non_const_buffer_sizes = [0, 128]
+    for value, offset in ((x, 0), (i, 32), (at, 48), (rows, 96)):
+        plan(program).values[value].val.allocation_info = AllocationDetails(1, offset, 0)
+    return program, {"i": i, "at": at}
+
+
 def plan(program):
     return program.execution_plan[0]
 
@@ -479,6 +502,14 @@ def case_index_bag_offsets(p, v):
     return [("any", "execute", "InvalidArgument", "offsets must start at 0")]
 
 
+def case_overlap_flat_index_out_over_index(p, v):
+    # A hostile plan puts the positions' out 8 bytes into the index i: the
+    # first position written (2) lands on i[1], read next. Checked as read,
+    # it fails the run rather than making position 2 * 3 + 2 for the lookup.
+    plan(p).values[v["at"]].val.allocation_info = AllocationDetails(1, 40, 0)
+    return [("any", "execute", "InvalidArgument", "an index is outside its dim")]
+
+
 def header_length_wrap(valid):
     # A 16-byte file whose extended header says it is 2^32 - 1 bytes long:
     # 8 + that wrapped a 32-bit size_t to 7, and the header's u64 fields were
@@ -494,7 +525,8 @@ def main(out_dir):
     cases = [(name[len("case_"):], fn) for name, fn in sorted(globals().items()) if name.startswith("case_")]
     for name, fn in cases:
         program, values = base_state() if name.startswith("state_") else \
-            base_conv() if name.startswith("conv_") else base_index() if name.startswith("index_") else base()
+            base_conv() if name.startswith("conv_") else base_index() if name.startswith("index_") else \
+            base_overlap() if name.startswith("overlap_") else base()
         program = copy.deepcopy(program)
         result = fn(program, values)
         expectations, serialise = result if isinstance(result, tuple) else (result, writer.serialize_program)
