@@ -76,10 +76,11 @@ def embedding_bag_nodes(name: str, m: torch.nn.EmbeddingBag, ins: List[str], by_
                         offsets_count: Optional[int] = None) -> Optional[List[Node]]:
     """The nodes of nn.EmbeddingBag m on ids ins[0] (of ids_shape) with
     `offsets` (a numpy array, the name of an int64 value of the program
-    of offsets_count entries, or None when the call has none) and per_sample_weights `weights` (the
-    name of a float value of ids' shape, or None), or None (the call stays
-    refused by name) for forms outside the module's doc. lookup(name,
-    table, ids) is the embedding node of the rows."""
+    of offsets_count entries, or None when the call has none) and
+    per_sample_weights `weights` (the name of a float value of ids' shape,
+    or None), or None (the call stays refused by name) for forms outside
+    the module's doc. lookup(name, table, ids) is the embedding node of the
+    rows."""
     if not ins or not int64_ids(by_name.get(ins[0])) or m.max_norm is not None \
             or ids_shape is None or m.mode not in ("sum", "mean", "max") \
             or (weights is not None and m.mode != "sum"):
@@ -96,17 +97,10 @@ def embedding_bag_nodes(name: str, m: torch.nn.EmbeddingBag, ins: List[str], by_
             return None
     else:
         return None
-    weight = m.weight.detach().cpu().numpy().astype(np.float32)
-    dim, pad = int(weight.shape[1]), m.padding_idx
-    table, flags_table = weight.copy(), None
-    if pad is not None:
-        pad %= weight.shape[0]
-        others = np.delete(weight, pad, axis=0)
-        table[pad] = others.min(axis=0) if m.mode == "max" and len(others) else 0.0
-    if (m.mode == "max" and pad is not None) or (m.mode == "mean" and (pad is not None or offsets is not None)):
-        flags_table = np.ones_like(weight)
-        if pad is not None:
-            flags_table[pad] = 0.0
+    dim, pad = int(m.weight.shape[1]), m.padding_idx
+    table, flags_table, _ = _tables(m)
+    if not ((m.mode == "max" and pad is not None) or (m.mode == "mean" and (pad is not None or offsets is not None))):
+        flags_table = None
     s = _Steps(name)
     s.nodes.append(lookup(f"{name}_rows", table, ins[0]))
     rows = s.nodes[-1].name
