@@ -610,27 +610,39 @@ def _bag_rows(name: str, table, ids: str) -> Node:
 
 
 def _bag_nodes(name: str, m: nn.EmbeddingBag, fn: torch.fx.Node, ins: List[str], by_name, ids_shape):
-    """nn.EmbeddingBag called as m(ids), m(ids, offsets) or with offsets=:
-    ptec.embedding_bag's nodes when offsets (if any) is a constant and no
-    per_sample_weights are given, else None. F.embedding_bag's call (its
-    arguments differ) comes here only without offsets (FUNCTIONAL_MODULES)."""
+    """nn.EmbeddingBag called as m(ids), m(ids, offsets, per_sample_weights)
+    (also by keyword), or F.embedding_bag rebuilt as one (FUNCTIONAL_MODULES):
+    ptec.embedding_bag's nodes for constant offsets, offsets that are an
+    int64 value of the program (a model input) and per_sample_weights (a
+    float value), else None."""
     if fn.op == "call_function":
-        return embedding_bag_nodes(name, m, ins, by_name, ids_shape, None, _reduce_max_nodes,
-                                   _bag_rows)
-    args = dict(zip(("input", "offsets", "per_sample_weights"), fn.args))
+        names = ("input", "weight", "offsets", "max_norm", "norm_type", "scale_grad_by_freq", "mode", "sparse",
+                 "per_sample_weights", "include_last_offset", "padding_idx")
+    else:
+        names = ("input", "offsets", "per_sample_weights")
+    args = dict(zip(names, fn.args))
     args.update(fn.kwargs)
-    if set(args) - {"input", "offsets", "per_sample_weights"} or args.get("per_sample_weights") is not None:
+    if set(args) - set(names):
         return None
-    offsets = args.get("offsets")
+    offsets, weights, count = args.get("offsets"), args.get("per_sample_weights"), None
+    if isinstance(weights, torch.fx.Node):
+        if _meta_shape(weights) != (list(ids_shape) if ids_shape is not None else None):
+            return None
+        weights = weights.name
+    elif weights is not None:
+        return None
     if isinstance(offsets, torch.fx.Node):
         const = by_name.get(offsets.name)
-        if const is None or const.op != "constant":
-            return None
-        offsets = np.asarray(const.attrs["value"])
+        if const is not None and const.op == "constant":
+            offsets = np.asarray(const.attrs["value"])
+        else:
+            shape = _meta_shape(offsets)
+            count = int(shape[0]) if shape is not None and len(shape) == 1 else None
+            offsets = offsets.name
     elif offsets is not None:
         return None
     return embedding_bag_nodes(name, m, ins, by_name, ids_shape, offsets, _reduce_max_nodes,
-                               _bag_rows)
+                               _bag_rows, weights, count)
 
 
 def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: List[str],

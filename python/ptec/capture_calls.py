@@ -403,13 +403,12 @@ FUNCTIONAL_MODULES = {
     F.embedding: (("input", "weight", "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse"),
                   lambda a, sh: nn.Embedding.from_pretrained(a["weight"], padding_idx=a.get("padding_idx"),
                                                              max_norm=a.get("max_norm"))),
-    # without offsets or per-sample weights: the bags are the rows of 2-D ids (capture_indices)
+    # offsets and per-sample weights are read from the call (capture._bag_nodes)
     F.embedding_bag: (("input", "weight", "offsets", "max_norm", "norm_type", "scale_grad_by_freq", "mode",
                        "sparse", "per_sample_weights", "include_last_offset", "padding_idx"),
                       lambda a, sh: nn.EmbeddingBag.from_pretrained(
                           a["weight"], mode=a.get("mode", "mean"), padding_idx=a.get("padding_idx"),
-                          max_norm=a.get("max_norm"))
-                      if a.get("offsets") is None and a.get("per_sample_weights") is None else None),
+                          max_norm=a.get("max_norm"), include_last_offset=bool(a.get("include_last_offset")))),
     F.glu: (("input", "dim"), lambda a, sh: nn.GLU(a.get("dim", -1))),
     F.softmin: (("input", "dim", "_stacklevel", "dtype"),
                 lambda a, sh: nn.Softmin(a.get("dim")) if a.get("dtype") is None else None),
@@ -469,6 +468,11 @@ def _linear_module(w: torch.Tensor, b) -> nn.Module:
     return m
 
 
+# Tensor arguments of a FUNCTIONAL_MODULES call that may be values computed
+# in the program (or inputs): the module's capture reads them from the call
+VALUE_ARGS = {F.embedding_bag: ("offsets", "per_sample_weights")}
+
+
 def _functional_module(fn: torch.fx.Node, by_name):
     """(module, names of the constant nodes it took) for a FUNCTIONAL_MODULES
     call whose tensor arguments other than the input are constants, else None."""
@@ -482,6 +486,8 @@ def _functional_module(fn: torch.fx.Node, by_name):
     bound.update((k, v) for k, v in fn.kwargs.items() if k != "inplace")
     taken = []
     for k, v in list(bound.items())[1:]:
+        if isinstance(v, torch.fx.Node) and k in VALUE_ARGS.get(fn.target, ()):
+            continue                    # read from the call by the module's capture, a value of the program or not
         if isinstance(v, torch.fx.Node):
             const = by_name.get(v.name)
             if const is None or const.op != "constant":

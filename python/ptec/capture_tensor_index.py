@@ -8,8 +8,12 @@ which (torch's rules, below), then moves int8 bytes: x viewed as
 consecutive rows one slice), viewed as the output. One index computed in
 the program as an argmax, with ints and `:` elsewhere and only dims of
 size 1 before it, picks rows of x viewed as a table (aten::embedding.out);
-any other index computed from the input is one unsupported node whose
-refusal says so, evaluated in float so capture reaches the refusal.
+several (or other) int64 index tensors computed in the program, with
+ints and slices of step 1 elsewhere, become one position in the indexed
+dims' block (ptec::flat_index.out) whose rows the lookup copies
+(_computed_indices_nodes); any other index computed from the input is one
+unsupported node whose refusal says so, evaluated in float so capture
+reaches the refusal.
 
 Torch's rules, which differ from numpy's where an int stands beside a
 tensor: ints, slices and None apply first, as basic indexing; a bool mask
@@ -28,7 +32,8 @@ import torch
 from .capture_masked_select import mask_index_nodes
 from .ir import Node
 
-ONLY = "indices that are constants (buffers, or tensors made in forward from no input) run"
+ONLY = ("indices that are constants (buffers, or tensors made in forward from no input) run, and so do int64 "
+        "index tensors computed in the program (argmax, x.long(), an int64 input) beside ints and slices of step 1")
 
 
 def select_nodes(name: str, src: str, dim: int, idx: List[int]) -> List[Node]:
@@ -232,6 +237,124 @@ def _computed_index_nodes(fn: torch.fx.Node, shape, idx: tuple, found: dict, by_
     return None if rows is None else nodes + rows
 
 
+def _index_value(node: Optional[Node]) -> Optional[str]:
+    """"computed" for an int64 index value of the program (an argmax, an
+    int64 input, x.long() of a float value), "constant" for an integer
+    constant, else None."""
+    if node is not None and node.op == "constant":
+        v = np.asarray(node.attrs["value"])
+        return "constant" if np.issubdtype(v.dtype, np.integer) else None
+    if node is not None and (node.op == "argmax" or (node.op == "input" and node.attrs.get("dtype") == "int64")
+                             or (node.op == "to_index" and node.attrs["dtype"] == "int64")):
+        return "computed"
+    return None
+
+
+def eval_flat_index(xs: List[torch.Tensor], sizes: List[int]) -> torch.Tensor:
+    """The flat_index node in the float graph: the index tensors (computed
+    ones carried as float) broadcast, checked and wrapped as torch's
+    indexing, as positions in the block of dims `sizes`, flattened, as
+    float32. An index out of range raises IndexError, as torch."""
+    arrays = torch.broadcast_tensors(*[x.long() for x in xs])
+    flat = torch.zeros(arrays[0].shape, dtype=torch.int64)
+    for a, size in zip(arrays, sizes):
+        if a.numel() and (int(a.min()) < -size or int(a.max()) >= size):
+            raise IndexError(f"index {int(a.min()) if int(a.min()) < -size else int(a.max())} is out of range "
+                             f"for a dim of size {size}")
+        flat = flat * size + torch.where(a < 0, a + size, a)
+    return flat.reshape(-1).float()
+
+
+def _computed_indices_nodes(fn: torch.fx.Node, shape, idx: tuple, found: dict, by_name) -> Optional[List[Node]]:
+    """x[i, j], x[:, i, j], x[i, :, j], x[..., i] with index tensors that are
+    int64 values of the program (or constants beside them), ints and
+    slices of step 1 elsewhere: torch's rules (ints and slices first; the
+    index tensors broadcast; their result dims in place of adjacent indexed
+    dims, else first). The basic indexing as slices and a view, the indexed
+    dims moved first and viewed as one (a table [block, rest]), the index
+    tensors as one position in it (ptec::flat_index.out, each index checked
+    and a negative wrapped at run time), its rows (aten::embedding.out),
+    viewed and moved as torch places them. None for other forms."""
+    out = fn.meta.get("tensor_meta")
+    kinds = {k: _index_value(by_name.get(t.name)) for k, t in found.items()}
+    if shape is None or out is None or None in kinds.values() or "computed" not in kinds.values() \
+            or sum(i is Ellipsis for i in idx) > 1 or any(i is None for i in idx):
+        return None
+    metas = [t.meta.get("tensor_meta") for t in found.values()]
+    if any(m is None or not hasattr(m, "shape") for m in metas):
+        return None
+    try:
+        bsh = [int(s) for s in np.broadcast_shapes(*[tuple(int(s) for s in m.shape) for m in metas])]
+    except ValueError:
+        return None
+    if len(bsh) > 3 or any(len(m.shape) > 3 for m in metas) or int(np.prod(bsh)) == 0:
+        return None
+    if Ellipsis in idx:
+        e = idx.index(Ellipsis)
+        fill = len(shape) - (len(idx) - 1)
+        if fill < 0:
+            return None
+        found = {(k if k < e else k + fill - 1): v for k, v in found.items()}
+        idx = tuple(idx[:e]) + (slice(None),) * fill + tuple(idx[e + 1:])
+    if len(idx) > len(shape):
+        return None
+    idx = tuple(idx) + (slice(None),) * (len(shape) - len(idx))
+    nodes, src, sizes, kept = [], fn.args[0].name, list(shape), []
+    for d, i in enumerate(idx):
+        if d in found:
+            kept.append(d)
+            continue
+        if isinstance(i, bool) or not isinstance(i, (int, slice)):
+            return None
+        if isinstance(i, slice):
+            if i.step not in (None, 1) or any(v is not None and (not isinstance(v, int) or isinstance(v, bool))
+                                               for v in (i.start, i.stop)):
+                return None
+            a, b, _ = i.indices(sizes[d])
+            if b <= a:
+                return None
+            kept.append(d)
+        else:
+            if not -sizes[d] <= i < sizes[d]:
+                return None
+            a, b = i % sizes[d], i % sizes[d] + 1
+        if (a, b) != (0, sizes[d]):
+            nodes.append(Node(f"{fn.name}_at{d}", "slice", [src], dict(dim=d, start=a, end=b)))
+            src, sizes[d] = nodes[-1].name, b - a
+    y = [sizes[d] for d in kept]                       # x after its ints and slices
+    dims = [kept.index(d) for d in sorted(found)]      # the indexed dims of y
+    rest = [d for d in range(len(y)) if d not in dims]
+    perm = dims + rest
+    if perm != list(range(len(y))):
+        if len(y) != len(sizes):
+            nodes.append(Node(f"{fn.name}_basic", "reshape", [src], dict(target_shape=y)))
+            src = nodes[-1].name
+        nodes.append(Node(f"{fn.name}_first", "permute", [src], dict(dims=perm)))
+        src = nodes[-1].name
+    block, width = int(np.prod([y[d] for d in dims])), int(np.prod([y[d] for d in rest]))
+    nodes.append(Node(f"{fn.name}_table", "reshape", [src], dict(target_shape=[block, width])))
+    nodes.append(Node(f"{fn.name}_at", "flat_index", [found[k].name for k in sorted(found)],
+                      dict(sizes=[y[d] for d in dims], shape=bsh)))
+    nodes.append(Node(f"{fn.name}_rows", "embedding", [f"{fn.name}_at", f"{fn.name}_table"], {}))
+    got = bsh + [y[d] for d in rest]
+    adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
+    want = [int(s) for s in out.shape]
+    if adjacent and dims[0] > 0:
+        # the index dims in place of the indexed ones: after the rest's first dims[0]
+        nb = len(bsh)
+        order = [nb + r for r in range(dims[0])] + list(range(nb)) + [nb + r for r in range(dims[0], len(rest))]
+        nodes.append(Node(f"{fn.name}_view", "reshape", [f"{fn.name}_rows"], dict(target_shape=got)))
+        got = [got[o] for o in order]
+        nodes.append(Node(fn.name, "permute", [f"{fn.name}_view"], dict(dims=order)))
+        if got != want:
+            return None
+        return nodes
+    if got != want:
+        return None
+    nodes.append(Node(fn.name, "reshape", [f"{fn.name}_rows"], dict(target_shape=got)))
+    return nodes
+
+
 def tensor_index_nodes(fn: torch.fx.Node, by_name, source: str, error) -> Optional[List[Node]]:
     """x[...] whose index holds a tensor: the gather nodes when every index
     tensor is a constant, one refused node for the rest; None when no
@@ -258,10 +381,12 @@ def tensor_index_nodes(fn: torch.fx.Node, by_name, source: str, error) -> Option
                              "(x[mask] with such a mask, and torch.masked_select, run as a program output)")]
     if any(c is None or c.op != "constant" for c in consts.values()):
         rows = _computed_index_nodes(fn, shape, idx, found, by_name)
+        if rows is None:
+            rows = _computed_indices_nodes(fn, shape, idx, found, by_name)
         if rows is not None:
             return rows
-        return [_refused(fn, "an index computed in the program (of those, "
-                             "torch.gather(x, d, x.argmax(d, keepdim=True)) runs)")]
+        return [_refused(fn, "an index computed in the program that is not an int64 tensor of rank 0 to 3, or "
+                             "beside None or a slice with a step")]
     if shape is None:
         return [_refused(fn, "x of unknown shape")]
     try:

@@ -254,6 +254,7 @@ _RANDOM = {"ptec::random_dropout.out": _random_dropout,
 
 def _portable_table():
     from .reference import pool_indices as PI
+    from .reference import index_blocks as PX
     from .reference import portable as P
 
     def t(arg, name):
@@ -397,6 +398,10 @@ def _portable_table():
             t(arg, "self"), t(arg, "windows"), out.sizes, out.scalar_type == ScalarType.LONG),
         "ptec::max_unpool.out": lambda arg, named, out: PI.max_unpool(t(arg, "self"), t(arg, "indices"),
                                                                       s(arg, "zero_point"), out.sizes),
+        "ptec::flat_index.out": lambda arg, named, out: PX.flat_index(arg("indices", "Tensor[]"), s(arg, "sizes"),
+                                                                      out.sizes),
+        "ptec::bag_positions.out": lambda arg, named, out: PX.bag_positions(
+            t(arg, "offsets"), s(arg, "length"), s(arg, "include_last_offset")),
         "aten::view_copy.out": lambda arg, named, out: t(arg, "self").reshape(out.sizes),
         "aten::permute_copy.out": lambda arg, named, out: np.transpose(t(arg, "self"), s(arg, "dims")),
         "aten::cat.out": lambda arg, named, out: P.cat(arg("tensors", "Tensor[]"), s(arg, "dim")),

@@ -11,7 +11,8 @@ avg_pool2d, adaptive_avg_pool2d, max_pool2d, reshape, permute, channel_shuffle, 
 the unary activations of UNARY (sigmoid, tanh, silu, gelu, softplus, prelu, hardswish,
 hardsigmoid, leaky_relu, elu), mean, cat, identity, argmax, index_to_float, to_index, sort, sort_indices
 (capture_sort) and embedding
-(capture_indices; an input with attrs dtype "int64" holds token ids), window_max, window_argmax and
+(capture_indices; an input with attrs dtype "int64" holds token ids), flat_index (capture_tensor_index),
+bag_positions (embedding_bag), window_max, window_argmax and
 max_unpool (pool_indices), random_dropout and
 random_fractional_pick (random_layers: new draws on every evaluation), compare, logical,
 where and bool_to (capture_bool: bool values, evaluated as torch.bool), masked_select
@@ -261,6 +262,14 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
     elif op in ("random_dropout", "random_fractional_pick"):
         from .random_layers import eval_random
         y = eval_random(n, xs[0])
+    elif op == "flat_index":
+        # several index tensors as one position in their dims' block (capture_tensor_index), float as argmax's
+        from .capture_tensor_index import eval_flat_index
+        y = eval_flat_index(xs, a["sizes"])
+    elif op == "bag_positions":
+        # nn.EmbeddingBag's bags from offsets given at run time (embedding_bag), float as argmax's
+        from .embedding_bag import eval_bag_positions
+        y = eval_bag_positions(xs[0], a["length"], a["include_last"])
     elif op == "gather":
         # the index computed in the program (argmax's), carried as float
         y = torch.gather(xs[0], a["dim"], xs[1].long())

@@ -126,6 +126,10 @@ class LoweringContext:
         other than `.float()`, an embedding or a gather: torch computes that
         layer in integers, which ptec has no kernels for, so the model is
         refused rather than given float values."""
+        refused = [u for u in self.g.users(name) if u.op == "unsupported" and u.attrs.get("why")]
+        if refused:
+            # a call capture left unsupported (an index form ptec does not run): its own reason
+            raise LoweringError(f"{origin(refused[0])}: {refused[0].attrs['why']}")
         users = [origin(u) for u in self.g.users(name) if u.op not in ("index_to_float", "gather", "embedding")]
         from .capture_indices import INDEX_OPS
         kind = INDEX_TYPES[self.get(name).dtype]

@@ -8,7 +8,9 @@ input), so that theirs
 meet damaged arguments too; and a small program of
 index results (argmax, argmin, the int64-to-float32 copy, a max pool's
 indices over listed windows and the unpool by them, an embedding of
-int64 ids, a sort and a topk with their int64 indices); a small
+int64 ids, a sort and a topk with their int64 indices, two index tensors
+as one position (flat_index) and an EmbeddingBag's positions from
+offsets (bag_positions), each looked up); a small
 program of the random kernels; and a small program of bool values
 (comparisons, logical ops, where, casts of a bool, a masked_select into a
 bound-dynamic output, an index by a bool mask over the rows)."""
@@ -146,7 +148,26 @@ def index_program():
     b.call("aten::atan2.out", self=p, other=x, out=a)
     h = b.tensor(ScalarType.HALF, [2, 5], None)
     b.call("dim_order_ops::_to_dim_order_copy.out", self=a, non_blocking=False, dim_order=None, out=h)
-    b.set_io([x], [f, j, rows, sv, si, tv, ti, mv, mi, ov, oi, cv, ci, back, picked, embedded, h])
+    # x[i, j] by two computed index tensors: argmax's i as [2, 1] and
+    # argmin's j [1, 5] broadcast to one position each in a [5, 5] block
+    # (ptec::flat_index checks each index), whose rows are looked up
+    i_col = b.tensor(i64, [2, 1], None)
+    b.call("aten::view_copy.out", self=i, size=[2, 1], out=i_col)
+    at = b.tensor(i64, [2, 5], None)
+    b.call("ptec::flat_index.out", indices=[i_col, j], sizes=[5, 5], out=at)
+    block = b.tensor(ScalarType.CHAR, [2, 5, 4], None)
+    b.call("aten::embedding.out", weight=b.constant(np.arange(-50, 50, dtype=np.int8).reshape(25, 4)), indices=at,
+           padding_idx=-1, scale_grad_by_freq=False, sparse=False, out=block)
+    # nn.EmbeddingBag's bags from run-time offsets (argmax's, 0 and 0 for
+    # the fuzzer's even inputs: ptec::bag_positions checks them), the
+    # positions looking up 3 ids' rows and the filler row
+    bags = b.tensor(i64, [2, 3], None)
+    b.call("ptec::bag_positions.out", offsets=i, length=3, include_last_offset=False, out=bags)
+    bagged = b.tensor(ScalarType.CHAR, [2, 3, 4], None)
+    b.call("aten::embedding.out", weight=b.constant(np.arange(16, dtype=np.int8).reshape(4, 4)), indices=bags,
+           padding_idx=-1, scale_grad_by_freq=False, sparse=False, out=bagged)
+    b.set_io([x], [f, j, rows, sv, si, tv, ti, mv, mi, ov, oi, cv, ci, back, picked, embedded, h, block,
+                   bagged])
     return b.build()
 
 

@@ -15,7 +15,10 @@ handles, so that mutations start from every path rather than rediscover it.
                            max pool's window indices and the unpool by
                            them, an embedding of int64 ids, sort and topk,
                            median, mode and cummax,
-                           a gather by an index; random_small: the random
+                           a gather by an index, two index tensors as one
+                           position (flat_index) and bag positions from
+                           offsets (bag_positions), each looked up by an
+                           embedding; random_small: the random
                            dropout and fractional pick; bool_small:
                            comparisons, logical ops, where, casts of a bool,
                            a masked_select into a bound-dynamic output, an

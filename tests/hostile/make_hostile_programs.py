@@ -83,6 +83,48 @@ def base_conv():
     return b.build(), {"x": x.value, "z": z.value}
 
 
+def base_index():
+    """Rows of a [6, 2] int8 table at x[i, j] of a [2, 3] block, i and j
+    int64 inputs (ptec::flat_index.out, then aten::embedding.out), and the
+    bags of 4 ids' rows by offsets, an int64 input (ptec::bag_positions.out).
+    The test's inputs are 0x3F bytes: int64 values far outside any dim."""
+    i64 = ScalarType.LONG
+    b = ProgramBuilder()
+    i, j, offsets = b.tensor(i64, [2]), b.tensor(i64, [2]), b.tensor(i64, [2])
+    at = b.tensor(i64, [2])
+    b.call("ptec::flat_index.out", indices=[i, j], sizes=[2, 3], out=at)
+    rows = b.tensor(ScalarType.CHAR, [2, 2])
+    b.call("aten::embedding.out", weight=b.constant(np.arange(12, dtype=np.int8).reshape(6, 2)), indices=at,
+           padding_idx=-1, scale_grad_by_freq=False, sparse=False, out=rows)
+    bags = b.tensor(i64, [2, 4])
+    b.call("ptec::bag_positions.out", offsets=offsets, length=4, include_last_offset=False, out=bags)
+    b.set_io([i, j, offsets], [rows, bags])
+    return b.build(), {"i": i, "j": j, "offsets": offsets}
+
+
+def base_overlap():
+    """x[i, j] of a [1, 3] block: i the argmax of a float input x [2, 3]
+    (0 for the test's even 0x3F inputs), j the constant [2, 2], as one
+    position (ptec::flat_index.out) whose rows of a [3, 2] table are
+    looked up. Every planned tensor placed by hand in a 128-byte arena."""
+    i64 = ScalarType.LONG
+    b = ProgramBuilder()
+    x = b.tensor(ScalarType.FLOAT, [2, 3])
+    i = b.tensor(i64, [2])
+    b.call("aten::argmax.out", self=x, dim=1, keepdim=False, out=i)
+    at = b.tensor(i64, [2])
+    b.call("ptec::flat_index.out", indices=[i, b.constant(np.array([2, 2], np.int64))], sizes=[1, 3], out=at)
+    rows = b.tensor(ScalarType.CHAR, [2, 2])
+    b.call("aten::embedding.out", weight=b.constant(np.arange(6, dtype=np.int8).reshape(3, 2)), indices=at,
+           padding_idx=-1, scale_grad_by_freq=False, sparse=False, out=rows)
+    b.set_io([x], [rows])
+    program = b.build()
+    plan(program).non_const_buffer_sizes = [0, 128]
+    for value, offset in ((x, 0), (i, 32), (at, 48), (rows, 96)):
+        plan(program).values[value].val.allocation_info = AllocationDetails(1, offset, 0)
+    return program, {"i": i, "at": at}
+
+
 def plan(program):
     return program.execution_plan[0]
 
@@ -464,6 +506,29 @@ def case_conv_same_bytes_strided(p, v):
     return [("any", "execute", "InvalidArgument", "input and out partly overlap")]
 
 
+def case_index_outside_its_dim(p, v):
+    # i and j read at run time: 0x3F3F... is outside [-2, 2); the kernel
+    # fails before anything is written, and never hands the lookup a row
+    return [("any", "execute", "InvalidArgument", "an index is outside its dim")]
+
+
+def case_index_bag_offsets(p, v):
+    # offsets read at run time: a first offset that is not 0 (torch's rule)
+    # fails the run before a position is written; the bags' call moved
+    # first, so it runs before the flat_index would fail
+    chain = instructions(p)
+    chain.insert(0, chain.pop())
+    return [("any", "execute", "InvalidArgument", "offsets must start at 0")]
+
+
+def case_overlap_flat_index_out_over_index(p, v):
+    # A hostile plan puts the positions' out 8 bytes into the index i: the
+    # first position written (2) lands on i[1], read next. Checked as read,
+    # it fails the run rather than making position 2 * 3 + 2 for the lookup.
+    plan(p).values[v["at"]].val.allocation_info = AllocationDetails(1, 40, 0)
+    return [("any", "execute", "InvalidArgument", "an index is outside its dim")]
+
+
 def header_length_wrap(valid):
     # A 16-byte file whose extended header says it is 2^32 - 1 bytes long:
     # 8 + that wrapped a 32-bit size_t to 7, and the header's u64 fields were
@@ -479,7 +544,8 @@ def main(out_dir):
     cases = [(name[len("case_"):], fn) for name, fn in sorted(globals().items()) if name.startswith("case_")]
     for name, fn in cases:
         program, values = base_state() if name.startswith("state_") else \
-            base_conv() if name.startswith("conv_") else base()
+            base_conv() if name.startswith("conv_") else base_index() if name.startswith("index_") else \
+            base_overlap() if name.startswith("overlap_") else base()
         program = copy.deepcopy(program)
         result = fn(program, values)
         expectations, serialise = result if isinstance(result, tuple) else (result, writer.serialize_program)

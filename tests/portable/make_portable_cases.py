@@ -442,6 +442,55 @@ fail_case("embedding_sizes", embedding_op(T8, [3], [3, 3]), INVALID_ARGUMENT, "i
 fail_case("embedding_table_rank", embedding_op(T8.reshape(3, 2, 1), [3], [3, 2]), INVALID_ARGUMENT,
           "weight must be 2-D")
 
+def flat_index_op(index_shapes, sizes, out_shape, idx_st=I64, out_st=I64):
+    b = ProgramBuilder()
+    idx = [b.tensor(idx_st, s) for s in index_shapes]
+    y = b.tensor(out_st, out_shape)
+    b.call("ptec::flat_index.out", indices=idx, sizes=list(sizes), out=y)
+    b.set_io(idx, [y])
+    return b
+
+
+# i [2, 1] = [1, -1] and j [3] = [0, 2, -4] broadcast to [2, 3] in a block [3, 4]:
+# i wraps to 2 for -1, j's -4 to 0: rows 1 and 2 of [0, 2, 0] -> [4, 6, 4], [8, 10, 8]
+run_case("flat_index_broadcast", flat_index_op([[2, 1], [3]], [3, 4], [2, 3]),
+         [(np.array([[1], [-1]], np.int64), None), (np.array([0, 2, -4], np.int64), None)],
+         [(np.array([[4, 6, 4], [8, 10, 8]], np.int64), None)])
+fail_case("flat_index_count", flat_index_op([[2], [2]], [3], [2]), INVALID_ARGUMENT, "one size per index tensor")
+fail_case("flat_index_size_zero", flat_index_op([[2]], [0], [2]), INVALID_ARGUMENT, "at most INT32_MAX")
+fail_case("flat_index_block_overflow", flat_index_op([[2], [2]], [65536, 65536], [2]), INVALID_ARGUMENT,
+          "at most INT32_MAX")
+fail_case("flat_index_int32", flat_index_op([[2]], [3], [2], idx_st=ScalarType.INT), INVALID_ARGUMENT,
+          "contiguous int64 tensor")
+fail_case("flat_index_out_float", flat_index_op([[2]], [3], [2], out_st=F32), INVALID_ARGUMENT,
+          "out must be a contiguous int64")
+fail_case("flat_index_broadcast_bad", flat_index_op([[3], [2]], [3, 3], [3]), INVALID_ARGUMENT,
+          "broadcast to out's sizes")
+
+
+def bag_op(count, length, include_last, out_shape, off_st=I64, out_st=I64):
+    b = ProgramBuilder()
+    o = b.tensor(off_st, [count])
+    y = b.tensor(out_st, out_shape)
+    b.call("ptec::bag_positions.out", offsets=o, length=length, include_last_offset=include_last, out=y)
+    b.set_io([o], [y])
+    return b
+
+
+# offsets [0, 2, 2] of 4 ids: bags [0, 2), [2, 2) (empty), [2, 4); 4 is the filler
+run_case("bag_positions", bag_op(3, 4, False, [3, 4]), [(np.array([0, 2, 2], np.int64), None)],
+         [(np.array([[0, 1, 4, 4], [4, 4, 4, 4], [2, 3, 4, 4]], np.int64), None)])
+# include_last_offset: [0, 1, 3] of 4 ids is two bags [0, 1), [1, 3); id 3 in none
+run_case("bag_positions_last", bag_op(3, 4, True, [2, 4]), [(np.array([0, 1, 3], np.int64), None)],
+         [(np.array([[0, 4, 4, 4], [1, 2, 4, 4]], np.int64), None)])
+fail_case("bag_positions_int32", bag_op(3, 4, False, [3, 4], off_st=ScalarType.INT), INVALID_ARGUMENT,
+          "1-D int64")
+fail_case("bag_positions_no_bag", bag_op(1, 4, True, [0, 4]), INVALID_ARGUMENT, "at least one bag")
+fail_case("bag_positions_sizes", bag_op(3, 4, False, [3, 5]), INVALID_ARGUMENT, "[bags, length]")
+fail_case("bag_positions_length", bag_op(3, 0, False, [3, 0]), INVALID_ARGUMENT, "length must be at least 1")
+fail_case("bag_positions_out_float", bag_op(3, 4, False, [3, 4], out_st=F32), INVALID_ARGUMENT, "out must be int64")
+
+
 def window_op(x_shape, out_shape, windows, st=F32, out_st=None, order=None):
     """ptec::window_max.out: out_st I64 for the indices, else the maxima."""
     b = ProgramBuilder()

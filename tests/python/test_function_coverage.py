@@ -298,6 +298,14 @@ RUNS = {
     "F.embedding_bag(computed ids)": (lambda x: F.embedding_bag(torch.floor(x.abs() * 3).to(torch.int64),
                                                                 torch.linspace(-1, 1, 40).reshape(10, 4)),
                                       (1, 5), R, 1.5, "int8"),                                       # 0.65
+    # per_sample_weights computed in the program, each id's row times its weight before the bag's sum
+    "F.embedding_bag(per_sample_weights)": (lambda x: F.embedding_bag(
+        torch.floor(x.abs() * 3).to(torch.int64), torch.linspace(-1, 1, 40).reshape(10, 4), mode="sum",
+        per_sample_weights=torch.sigmoid(x)), (1, 5), R, 2.5, "int8"),                               # 1.83
+    # two index tensors computed in the program (x.long() of values; argmaxes, whose int8 ties may pick
+    # another row than torch's, are test_computed_indices.py's): x[i, j] (ptec::flat_index.out, then the rows)
+    "x[i, j] (computed)": (lambda x: x[(x[:, 0, 0] * 0 + 3.5).long(), (x[:, 1, 0] * 0 - 2.5).long()], (4, 4, 3), R,
+                           0.5, "int8"),
     "F.dropout(training=False)": (lambda x: F.dropout(x, 0.5, training=False) + F.alpha_dropout(x, 0.5), S3, R,
                                   0.5, "int8"),
 }

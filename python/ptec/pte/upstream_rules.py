@@ -363,6 +363,14 @@ RULES: Dict[str, Rule] = {
     "ptec::max_unpool.out": Rule(
         "none: ptec only (src/kernels/portable/op_max_unpool.c)", same_dtype=("self", "out"),
         dtypes=(("indices", I64),), upstream_library="none (ptec only)"),
+    # several computed index tensors (x[i, j]) as one flat position, and
+    # nn.EmbeddingBag's bags from run-time offsets (issue 15)
+    "ptec::flat_index.out": Rule(
+        "none: ptec only (src/kernels/portable/op_flat_index.c)", dtypes=(("indices", I64), ("out", I64)),
+        contiguous=("indices", "out"), upstream_library="none (ptec only)"),
+    "ptec::bag_positions.out": Rule(
+        "none: ptec only (src/kernels/portable/op_bag_positions.c)", dtypes=(("offsets", I64), ("out", I64)),
+        contiguous=("offsets", "out"), upstream_library="none (ptec only)"),
 }
 
 

@@ -925,6 +925,48 @@ def op_gather(ctx, n: Node):
     return _in_dim_order(ctx, out, layout(n.shape))
 
 
+def _int64_index(ctx, name: str):
+    """An index tensor of flat_index: an int64 value of the program (an
+    argmax, x.long(), an ids input) as contiguous bytes, or a constant index
+    (a buffer) as an int64 constant; None for anything else."""
+    node = ctx.g.node(name)
+    if node.op == "constant":
+        return ctx.b.constant(np.asarray(node.attrs["value"]).astype(np.int64))
+    x = ctx.get(name)
+    if x.dtype != ScalarType.LONG:
+        return None
+    order = list(range(len(x.sizes)))
+    return (clone_dim_order(ctx.b, x, order) if needs_relayout(x.sizes) else raw_view(ctx.b, x, x.sizes, order)).value
+
+
+def op_flat_index(ctx, n: Node):
+    """ptec::flat_index.out: x[i, j]'s index tensors (capture_tensor_index)
+    as one int64 position in the indexed dims' block, each index checked
+    and wrapped by the kernel; out has the indices' broadcast shape
+    (attrs shape), contiguous, viewed flat for the row lookup after it."""
+    indices = [_int64_index(ctx, i) for i in n.inputs]
+    if any(i is None for i in indices):
+        return ctx.refuse(n, "an index is not an int64 tensor (computed in the program, or a constant)")
+    shape = [int(s) for s in n.attrs["shape"]]
+    out = new_act(ctx.b, ScalarType.LONG, shape, dim_order=list(range(len(shape))))
+    ctx.b.call("ptec::flat_index.out", indices=indices, sizes=[int(s) for s in n.attrs["sizes"]], out=out.value)
+    return raw_view(ctx.b, out, n.shape, list(range(len(n.shape))))
+
+
+def op_bag_positions(ctx, n: Node):
+    """ptec::bag_positions.out: nn.EmbeddingBag's bags from its int64
+    offsets (a program input), as [bags, length] positions into the ids'
+    rows and one filler row after them (embedding_bag); the kernel checks
+    the offsets as torch does."""
+    offsets = ctx.get(n.inputs[0])
+    if offsets.dtype != ScalarType.LONG or len(offsets.sizes) != 1:
+        return ctx.refuse(n, "the offsets are not a 1-D int64 tensor")
+    out = new_act(ctx.b, ScalarType.LONG, n.shape, dim_order=[0, 1])
+    ctx.b.call("ptec::bag_positions.out", offsets=offsets.value, length=int(n.attrs["length"]),
+               include_last_offset=bool(n.attrs["include_last"]), out=out.value)
+    return out
+
+
 LOWERINGS = {name[3:]: fn for name, fn in list(globals().items())
              if name.startswith("op_") and callable(fn)}
 # bool values: comparisons, logical ops, where, casts (their own module)
