@@ -94,10 +94,18 @@ static ptec_status prepare(ptec_op *op)
     if (status != PTEC_OK) {
         return status;
     }
-    if (!ptec_nn_expand_depthwise_fits(a)) {
+    const ptec_nn_conv_params *p = &a->params;
+    const ptec_nn_dims in = a->input_dims, f = a->filter_dims, out = a->output_dims;
+    if (ptec_cm_conv_output_size(in.h, f.h, p->stride.h, p->padding.h, p->dilation.h) != out.h ||
+        ptec_cm_conv_output_size(in.w, f.w, p->stride.w, p->padding.w, p->dilation.w) != out.w) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT,
-                            PTEC_MSG("out height/width do not match the depthwise geometry, or an out row reads "
-                                     "only padding"));
+                            PTEC_MSG("out height/width do not match the convolution geometry"));
+    }
+    /* An out row whose taps all fall in the padding would have a window of
+     * no expanded rows (the unfused depthwise gives it the bias alone). */
+    if ((int64_t)p->padding.h > (int64_t)p->dilation.h * (f.h - 1) || !ptec_nn_expand_depthwise_fits(a)) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_PADDING,
+                            PTEC_MSG("padding.h above dilation.h * (KH - 1): an out row reads only padding"));
     }
     const bool empty = (uint64_t)a->input_dims.n * (uint64_t)a->input_dims.h * (uint64_t)a->input_dims.w *
                            (uint64_t)a->input_dims.c == 0 ||
