@@ -1,8 +1,8 @@
 /* An inverted-residual block's 1x1 expansion and depthwise convolution in
- * one call (ptec_nn.h): the depthwise makes OUT_BLOCK_ROWS out rows per
- * call from a window of expanded rows kept in scratch; the rows the next
- * window shares with this one move to the window's start, and only the new
- * ones are expanded. Both steps are the out-of-place math calls, on
+ * one call (ptec_nn.h): the depthwise makes a few out rows per call from a
+ * window of expanded rows kept in scratch; the rows the next window shares
+ * with this one move to the window's start, and only the new ones are
+ * expanded. Both steps are the out-of-place math calls, on
  * whatever ISA variant the build has, so the bytes are those of the
  * unfused pair, and the expanded tensor (the largest of MobileNet-V2's
  * early blocks) never exists whole. */
@@ -10,11 +10,19 @@
 
 #include "ptec_nn.h"
 
-/* Out rows of the depthwise per math call: the DSP depthwise takes its
- * fast 3x3 path for windows of 3 rows or more, and each call redoes
- * per-channel-block work; more rows per call widen the window (the
- * scratch), by stride.h expanded rows per out row. */
-enum { OUT_BLOCK_ROWS = 2 };
+/* Out rows of the depthwise per math call: each call redoes per-call work
+ * (the expansion's per-channel sums, the depthwise's filter tables), and
+ * the DSP depthwise takes its fast 3x3 path for windows of 3 rows or
+ * more; more rows per call widen the window (the scratch) by stride.h
+ * expanded rows each. Four rows at stride 1 and two at stride 2 give a 3x3
+ * layer a window of 6 and 5 rows: MobileNet-V2's largest window stays its
+ * stride-2 block's, and its zoo model runs 2.5% more instructions fused
+ * on the M55 than unfused, against 5.8% with two rows everywhere
+ * (docs/performance.md). */
+static int32_t block_rows(const ptec_nn_conv_params *p)
+{
+    return p->stride.h == 1 ? 4 : 2;
+}
 
 static uint64_t align16(uint64_t n)
 {
@@ -55,12 +63,12 @@ bool ptec_nn_expand_depthwise_fits(const ptec_nn_expand_depthwise_args *args)
            out_size(in->w, f->w, p->stride.w, p->padding.w, p->dilation.w) == out->w;
 }
 
-/* Expanded rows a block of OUT_BLOCK_ROWS out rows reads: at most the
+/* Expanded rows a block of block_rows() out rows reads: at most the
  * image's height. */
 static int64_t window_rows(const ptec_nn_expand_depthwise_args *args)
 {
     const ptec_nn_conv_params *p = &args->params;
-    const int64_t rows = (int64_t)(OUT_BLOCK_ROWS - 1) * p->stride.h + (int64_t)p->dilation.h * (args->filter_dims.h - 1) + 1;
+    const int64_t rows = (int64_t)(block_rows(p) - 1) * p->stride.h + (int64_t)p->dilation.h * (args->filter_dims.h - 1) + 1;
     return rows < args->input_dims.h ? rows : args->input_dims.h;
 }
 
@@ -111,14 +119,14 @@ ptec_status ptec_nn_expand_depthwise_s8(ptec_nn_buffer scratch, const ptec_nn_ex
     int8_t *window = (int8_t *)scratch.buf + math;
     const size_t in_row = (size_t)in.w * (size_t)in.c, e_row = (size_t)in.w * (size_t)e_channels;
     const size_t out_row = (size_t)out.w * (size_t)out.c;
-    const int32_t stride = args->params.stride.h, pad = args->params.padding.h;
+    const int32_t stride = args->params.stride.h, pad = args->params.padding.h, block = block_rows(&args->params);
     const int32_t span = args->params.dilation.h * (args->filter_dims.h - 1);
     ptec_nn_conv_params p = args->params;
     for (int32_t n = 0; n < in.n; ++n) {
         const int8_t *image = input + (size_t)n * (size_t)in.h * in_row;
         int32_t have0 = 0, have1 = 0; /* the window holds expanded rows have0 .. have1 - 1 */
-        for (int32_t y0 = 0; y0 < out.h; y0 += OUT_BLOCK_ROWS) {
-            const int32_t rows = out.h - y0 < OUT_BLOCK_ROWS ? out.h - y0 : OUT_BLOCK_ROWS;
+        for (int32_t y0 = 0; y0 < out.h; y0 += block) {
+            const int32_t rows = out.h - y0 < block ? out.h - y0 : block;
             /* The expanded rows out rows y0 .. y0 + rows - 1 read, clipped
              * to the image (fits() keeps the clip non-empty). */
             const int64_t top = (int64_t)y0 * stride - pad;
