@@ -5,6 +5,8 @@ call, which never holds the expanded tensor whole. The plan shrinks, and
 the outputs stay the unfused program's bytes: on the host, in the numpy
 reference interpreter (whose fused reference runs the two layers whole),
 and on the emulated M55 and M33."""
+import os
+import re
 import subprocess
 import sys
 
@@ -19,6 +21,7 @@ from ptec import host_runtime
 from ptec.compiler import compile_model
 from ptec.interpreter import run_program
 from ptec.pte import parse_program
+from ptec.requirements import requirements
 
 TARGETS = ["cortex-m55", "cortex-m33"]
 FUSED = "ptec::quantized_expand_depthwise.out"
@@ -102,3 +105,39 @@ def test_fused_blocks_match_the_unfused_program(target, tmp_path):
     xs = [torch.randn(1, 3, 30, 26, generator=g).numpy() for _ in range(3)]
     check_same_outputs(apart.data, fused.data, xs, tmp_path)
     board_matches_reference(fused.data, xs[0], target, tmp_path)
+
+
+def test_fusion_is_its_own_choice(tmp_path):
+    """--ptec-runtime-only and --in-place alone fuse nothing (the fused
+    kernel costs instructions: docs/performance.md); --fuse-expansion
+    implies --ptec-runtime-only and says how many pairs it fused."""
+    only, _ = compiled("cortex-m55", in_place=True)
+    assert FUSED not in keys(only.program)
+    out = tmp_path / "m.pte"
+    run = subprocess.run([sys.executable, "-m", "ptec", "compile", "mobilenet_v2_035", "--target", "cortex-m55",
+                          "--fuse-expansion", "--int8-io", "--calib", "2", "-o", str(out)],
+                         cwd=ROOT, env={"PYTHONPATH": f"{ROOT}/python", "PATH": "/usr/bin:/bin"},
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert run.returncode == 0, run.stdout
+    assert "runs on ptec's runtime only" in run.stdout, run.stdout
+    # MobileNet-V2's 17 blocks: all but the first (no expansion) fuse.
+    assert "--fuse-expansion: 16 expansion and depthwise pairs run as one call" in run.stdout, run.stdout
+
+
+def test_requirements_count_the_window(tmp_path):
+    """ptec.requirements' copy of the fused kernel's scratch (the window of
+    expanded rows) is what the host runtime asks, on a program of that one
+    call."""
+    ptec_run = os.path.join(ROOT, "build", "host", "tools", "ptec-run", "ptec-run")
+    torch.manual_seed(1)
+    model = nn.Sequential(nn.Conv2d(4, 24, 1), nn.ReLU6(), nn.Conv2d(24, 24, 3, 2, 1, groups=24), nn.ReLU6()).eval()
+    g = torch.Generator().manual_seed(2)
+    calib = [(torch.randn(1, 4, 11, 9, generator=g),) for _ in range(4)]
+    r = compile_model(model, calib[0], calib, "cortex-m55", int8_io=True, fuse_expansion=True)
+    assert keys(r.program) == [FUSED]
+    want = requirements(r.program, target="host").scratch_bytes
+    assert want == 4 * 24 + 5 * 9 * 24       # the expansion's int32 bases, then 5 rows of 9 x 24
+    path = tmp_path / "m.pte"
+    path.write_bytes(r.data)
+    out = subprocess.run([ptec_run, str(path)], capture_output=True, text=True).stdout
+    assert re.findall(r"^scratch:\s+(\d+) bytes", out, re.M) == [str(want)], out
