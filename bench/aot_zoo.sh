@@ -51,4 +51,20 @@ for target in "${targets[@]}"; do
       echo "figure zoo.$m.$target.quantize_per_element $(( (quant + $(cat "$input.numel") / 2) / $(cat "$input.numel") ))"
     fi
   done
+  # MobileNet-V2's activations (issue 16, docs/performance.md), compile only:
+  # with an int8 input, the liveness bound of the --ptec-runtime-only plan
+  # and the plan with every expansion fused into its depthwise and the
+  # stride-1 layers in place (--fuse-expansion --in-place).
+  for form in bound fused; do
+    flags=(--ptec-runtime-only)
+    [ "$form" = fused ] && flags=(--fuse-expansion --in-place)
+    PYTHONPATH=python $py -m ptec compile mobilenet_v2_035 --calib 8 --int8-io --target "$target" "${flags[@]}" \
+      -o "$work/mbv2-$form.pte" >"$work/compile.log" 2>&1 || { cat "$work/compile.log" >&2; exit 1; }
+    line=$(grep "memory: planned" "$work/compile.log")
+    if [ "$form" = bound ]; then
+      echo "figure zoo.mobilenet_v2_035.$target.bound_int8_io $(echo "$line" | sed -n 's/.*lower bound \([0-9]*\) bytes.*/\1/p')"
+    else
+      echo "figure zoo.mobilenet_v2_035.$target.planned_fused_int8_io $(echo "$line" | sed -n 's/.*planned \([0-9]*\) bytes.*/\1/p')"
+    fi
+  done
 done

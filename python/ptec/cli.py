@@ -214,7 +214,7 @@ def _compile_into(args, calib_option, out, log):
                         int8_layernorm=args.int8_layernorm, a16=_a16_choice(args),
                         stateful=args.stateful, unrolled_lstm=args.unrolled_lstm,
                         ptec_runtime_only=args.ptec_runtime_only, in_place=args.in_place,
-                        random_seed=args.seed)
+                        random_seed=args.seed, fuse_expansion=args.fuse_expansion)
     with out.open(args.output, "wb") as f:
         f.write(res.data)
     if npu is not None:
@@ -386,6 +386,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="with --ptec-runtime-only (implied): a depthwise or 1x1 layer whose input dies there "
                         "writes its output over it, e.g. the DS-CNN in about half its activations' liveness "
                         "bound, for about 10%% more instructions")
+    c.add_argument("--fuse-expansion", action="store_true",
+                   help="with --ptec-runtime-only (implied): a 1x1 expansion and the depthwise after it (an "
+                        "inverted-residual block) run as one call that expands a few rows at a time, so the "
+                        "expanded tensor is never planned, e.g. MobileNet-V2")
     c.add_argument("--observer", default="minmax", choices=["minmax", "percentile"],
                    help="activation range observer")
     c.add_argument("--percentile", type=float, default=99.99)

@@ -52,7 +52,7 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
                   backends=None, w4: bool = False, int8_layernorm: bool = False,
                   a16=None, stateful: bool = False, unrolled_lstm: bool = False,
                   ptec_runtime_only: bool = False, in_place: bool = False,
-                  random_seed: int = 0) -> CompileResult:
+                  random_seed: int = 0, fuse_expansion: bool = False) -> CompileResult:
     """backends: the ptec.backends in the order they are asked (default
     cortex_m then portable; delegating backends go first). w4: linear and
     conv layers with 4-bit weights (ptec::*_w4 kernels, ptec's runtime only).
@@ -68,7 +68,11 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
     no planned scratch for upstream's CMSIS-NN kernels, whose operators are
     then called by their ptec:: names (ptec's runtime only). in_place
     (implies ptec_runtime_only): depthwise and pointwise layers whose input
-    dies there write over it: less memory, more instructions. random_seed:
+    dies there write over it: less memory, more instructions.
+    fuse_expansion (implies ptec_runtime_only): each 1x1 expansion and the
+    depthwise after it run as one ptec::quantized_expand_depthwise, the
+    expanded tensor never whole: less memory, a few more instructions.
+    random_seed:
     mixed into the seed each random layer's stream starts from at load
     (ptec.random_layers)."""
     t0 = time.time()
@@ -111,7 +115,7 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
             log(f"lowering {done}/{nodes} nodes")
     try:
         lowered = lw.lower(qgraph, target, int8_io, backends, lowering_progress,
-                           ptec_runtime_only or in_place, in_place)
+                           ptec_runtime_only or in_place or fuse_expansion, in_place, fuse_expansion)
     except ValueError as e:         # LoweringError, or parameters out of the kernels' range
         raise CompileError(f"lowering failed: {e}") from e
     n_delegates = len(lowered.delegates)
@@ -134,6 +138,9 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
                               if lowered.refusals else "")
                            + ". Replace it in the model, or compute it outside ptec")
     mplan = pl.plan_lowered(lowered)
+    if fuse_expansion:
+        log(f"--fuse-expansion: {lowered.builder.fused_expansions or 0} expansion and depthwise pairs run as one "
+            f"call")
     if in_place:
         log(f"--in-place: {lowered.builder.in_place_layers or 0} layers write their output over their input")
     log(f"memory: {mplan.summary()}")

@@ -24,6 +24,7 @@ from .backends.cortex_m.scratch import plan_for_ptec_runtime_only
 from .ir import Graph, Node, origin
 from .lowered import NOT_YET, Act, IOInfo, Lowered, layout, new_act
 from .partition import NO_CODE, Partition
+from .pte.fuse_expansion import fuse_expansions
 from .pte.program_builder import ProgramBuilder
 from .pte.schema import ScalarType, TensorShapeDynamism
 
@@ -308,13 +309,16 @@ class LoweringContext:
 def lower(q: Graph, target: str = "cortex-m55", int8_io: bool = False,
           backends: Optional[Sequence[Backend]] = None,
           progress: Optional[Callable[[int, int], None]] = None,
-          ptec_runtime_only: bool = False, in_place: bool = False) -> Lowered:
+          ptec_runtime_only: bool = False, in_place: bool = False,
+          fuse_expansion: bool = False) -> Lowered:
     """progress(done, total) is called after each node is placed and lowered.
     ptec_runtime_only: plan no scratch argument for upstream's CMSIS-NN
     kernels (ptec's take theirs from the runtime's scratch region) and call
     those operators by their ptec:: names, which upstream does not have.
     in_place (with ptec_runtime_only): depthwise and pointwise layers whose
-    input dies there write over it (python/ptec/pte/in_place.py)."""
+    input dies there write over it (python/ptec/pte/in_place.py).
+    fuse_expansion (with ptec_runtime_only): each 1x1 expansion and the
+    depthwise after it become one call (python/ptec/pte/fuse_expansion.py)."""
     for n in q.nodes:
         if n.qparams is None:
             raise LoweringError(f"node {origin(n)} has no quantization parameters")
@@ -323,4 +327,7 @@ def lower(q: Graph, target: str = "cortex-m55", int8_io: bool = False,
     ctx.progress = progress
     if ptec_runtime_only:
         plan_for_ptec_runtime_only(ctx.b, in_place)
-    return ctx.run()
+    lowered = ctx.run()
+    if fuse_expansion and ptec_runtime_only:
+        lowered.builder.fused_expansions = fuse_expansions(lowered.builder)
+    return lowered

@@ -173,6 +173,14 @@ def requirements(program: Program, method: str = "forward", target: str = "host"
             raise RequirementsError(f"argument {i} is not a tensor")
         return list(v.sizes or [])
 
+    def int_list(args, i):
+        v = values[args[i]].val if 0 <= i < len(args) and 0 <= args[i] < len(values) else None
+        items = getattr(v, "items", None)
+        if items is None or not items or not all(0 <= j < len(values) and hasattr(values[j].val, "int_val")
+                                                 for j in items):
+            raise RequirementsError(f"argument {i} is not an int list")
+        return [int(values[j].val.int_val) for j in items]
+
     for k, ins in enumerate(instructions):
         call = ins.instr_args
         if isinstance(call, KernelCall):
@@ -185,7 +193,8 @@ def requirements(program: Program, method: str = "forward", target: str = "host"
             args = list(call.args or [])
             meta.take(len(args), ptr)
             meta.take(1, kernels[name])
-            scratch = max(scratch, kernel_scratch(lay["isa"], name, lambda i: tensor_sizes(args, i)))
+            scratch = max(scratch, kernel_scratch(lay["isa"], name, lambda i: tensor_sizes(args, i),
+                                                  lambda i: int_list(args, i)))
         elif isinstance(call, DelegateCall):
             meta.take(len(call.args or []), ptr)
 

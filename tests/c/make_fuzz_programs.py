@@ -11,9 +11,11 @@ indices over listed windows and the unpool by them, an embedding of
 int64 ids, a sort and a topk with their int64 indices, two index tensors
 as one position (flat_index) and an EmbeddingBag's positions from
 offsets (bag_positions), each looked up); a small
-program of the random kernels; and a small program of bool values
+program of the random kernels; a small program of bool values
 (comparisons, logical ops, where, casts of a bool, a masked_select into a
-bound-dynamic output, an index by a bool mask over the rows)."""
+bound-dynamic output, an index by a bool mask over the rows); and a
+--fuse-expansion inverted-residual block (ptec::quantized_expand_depthwise,
+then the 1x1 projection)."""
 import os
 import sys
 
@@ -230,3 +232,36 @@ def bool_program():
 
 
 write_program(bool_program(), os.path.join(out_dir, "bool_small.pte"))
+
+
+def fused_program():
+    """An inverted-residual block as --fuse-expansion writes it: the
+    expansion and the stride-2 depthwise in one call, then the projection."""
+    rng = np.random.default_rng(7)
+    i8, cl = ScalarType.CHAR, CHANNELS_LAST
+    b = ProgramBuilder()
+    x, e, y = b.tensor(i8, [1, 4, 7, 5], cl), b.tensor(i8, [1, 12, 4, 3], cl), b.tensor(i8, [1, 6, 4, 3], cl)
+
+    def quant(channels):
+        return (b.constant(np.full(channels, 1 << 30, np.int32) - np.arange(channels, dtype=np.int32) * 9999),
+                b.constant(np.full(channels, -6, np.int32)))
+    mult, shift = quant(12)
+    em, es = quant(12)
+    b.call("ptec::quantized_expand_depthwise.out", input=x,
+           weight=b.constant(rng.integers(-128, 128, (1, 3, 3, 12)).astype(np.int8)),
+           bias=b.constant(rng.integers(-900, 900, 12).astype(np.int32)), stride=[2, 2], padding=[1, 1],
+           dilation=[1, 1], input_offset=2, output_offset=-1, requantize_multipliers=mult, requantize_shifts=shift,
+           activation_min=-1, activation_max=120, expand_weight=b.constant(
+               rng.integers(-128, 128, (12, 1, 1, 4)).astype(np.int8)), expand_bias=None, expand_input_offset=3,
+           expand_output_offset=-2, expand_multipliers=em, expand_shifts=es, expand_min=-2, expand_max=110, out=e)
+    pm, ps = quant(6)
+    b.call("ptec::quantized_conv2d.out", input=e,
+           weight=b.constant(rng.integers(-128, 128, (6, 1, 1, 12)).astype(np.int8)),
+           bias=b.constant(np.zeros(6, np.int32)), stride=[1, 1], padding=[0, 0], dilation=[1, 1],
+           input_offset=1, output_offset=4, requantize_multipliers=pm, requantize_shifts=ps, activation_min=-128,
+           activation_max=127, scratch=b.scratch(0), out=y)
+    b.set_io([x], [y])
+    return b.build()
+
+
+write_program(fused_program(), os.path.join(out_dir, "fused_small.pte"))

@@ -125,6 +125,91 @@ def base_overlap():
     return program, {"i": i, "at": at}
 
 
+def base_fused():
+    """ptec::quantized_expand_depthwise (--fuse-expansion): a planned int8
+    [1,4,5,5] x expanded to 8 channels, then a 3x3 depthwise, stride 2,
+    padding 1, into z [1,8,3,3]. Returns the Program and the call's
+    argument value indices by name (with x and z)."""
+    from ptec.backends.cortex_m.kernels import I8
+    from ptec.backends.cortex_m.scratch import plan_for_ptec_runtime_only
+    from ptec.lowered import new_act
+    from ptec.ops import signature
+    b = ProgramBuilder()
+    plan_for_ptec_runtime_only(b)
+    x = new_act(b, I8, [1, 4, 5, 5], 0.1, 0)
+    z = new_act(b, I8, [1, 8, 3, 3], 0.1, 0)
+    mult = b.constant(np.full(8, 1 << 30, np.int32))
+    shift = b.constant(np.full(8, -3, np.int32))
+    b.call("ptec::quantized_expand_depthwise.out", input=x.value,
+           weight=b.constant(np.ones((1, 3, 3, 8), np.int8)), bias=b.constant(np.zeros(8, np.int32)),
+           stride=[2, 2], padding=[1, 1], dilation=[1, 1], input_offset=3, output_offset=0,
+           requantize_multipliers=mult, requantize_shifts=shift, activation_min=-128, activation_max=127,
+           expand_weight=b.constant(np.full((8, 1, 1, 4), 2, np.int8)), expand_bias=None,
+           expand_input_offset=0, expand_output_offset=-3, expand_multipliers=mult, expand_shifts=shift,
+           expand_min=-3, expand_max=100, out=z.value)
+    b.set_io([x.value], [z.value])
+    program = b.build()
+    key = "ptec::quantized_expand_depthwise.out"
+    named = dict(zip([n for n, _ in signature(key)], program.execution_plan[0].chains[0].instructions[0]
+                     .instr_args.args))
+    named.update(x=x.value, z=z.value)
+    return program, named
+
+
+def _set_ints(p, v, name, values):
+    val = plan(p).values[v[name]].val
+    items = getattr(val, "items", None)
+    for i, x in zip(items if items is not None else [v[name]], values):
+        plan(p).values[i].val.int_val = x
+
+
+def case_fused_offsets_disagree(p, v):
+    # The depthwise's input offset is not the expansion's negated zero point.
+    _set_ints(p, v, "input_offset", [4])
+    return [("any", "requirements", "InvalidArgument", "input_offset must be -expand_output_offset")]
+
+
+def case_fused_expand_weight_shape(p, v):
+    # The expansion weight names the depthwise's [1,3,3,8] weight.
+    kernel_args(p)[12] = v["weight"]
+    return [("any", "requirements", "InvalidArgument", "expand_weight must be [Cout, 1, 1, Cin]")]
+
+
+def case_fused_depthwise_weight_shape(p, v):
+    # The depthwise weight names the expansion's [8,1,1,4] weight.
+    kernel_args(p)[1] = v["expand_weight"]
+    return [("any", "requirements", "InvalidArgument", "weight must be [1, KH, KW, Cout]")]
+
+
+def case_fused_padding_only_row(p, v):
+    # padding.h 3 with a 3-tall kernel: out rows 0 and 4 read only padding
+    # (out [1,8,5,3] is that geometry's), a window of no expanded rows.
+    _set_ints(p, v, "padding", [3, 1])
+    plan(p).values[v["z"]].val.sizes = [1, 8, 5, 3]
+    plan(p).non_const_buffer_sizes = [0, 512]
+    plan(p).values[v["z"]].val.allocation_info = AllocationDetails(1, 256, 0)
+    return [("any", "requirements", "InvalidArgument", "an out row reads only padding")]
+
+
+def case_fused_out_geometry(p, v):
+    # A stride of 1 with out [1,8,3,3]: the depthwise makes 5x5.
+    _set_ints(p, v, "stride", [1, 1])
+    return [("any", "requirements", "InvalidArgument", "out height/width do not match")]
+
+
+def case_fused_expand_clamp(p, v):
+    # The expansion's clamp inverted (min above max).
+    _set_ints(p, v, "expand_min", [101])
+    return [("any", "requirements", "InvalidArgument", "activation range must satisfy")]
+
+
+def case_fused_in_place(p, v):
+    # Input and out planned over the same bytes: the fused kernel reads
+    # input rows after writing out rows, so it never runs in place.
+    plan(p).values[v["z"]].val.allocation_info = plan(p).values[v["x"]].val.allocation_info
+    return [("any", "execute", "InvalidArgument", "input and out partly overlap")]
+
+
 def plan(program):
     return program.execution_plan[0]
 
@@ -545,7 +630,7 @@ def main(out_dir):
     for name, fn in cases:
         program, values = base_state() if name.startswith("state_") else \
             base_conv() if name.startswith("conv_") else base_index() if name.startswith("index_") else \
-            base_overlap() if name.startswith("overlap_") else base()
+            base_overlap() if name.startswith("overlap_") else base_fused() if name.startswith("fused_") else base()
         program = copy.deepcopy(program)
         result = fn(program, values)
         expectations, serialise = result if isinstance(result, tuple) else (result, writer.serialize_program)
@@ -564,6 +649,9 @@ def main(out_dir):
     with open(os.path.join(out_dir, "valid_state.pte"), "wb") as f:
         f.write(writer.serialize_program(base_state()[0]))
     manifest.append("valid_state.pte any none Ok")
+    with open(os.path.join(out_dir, "valid_fused.pte"), "wb") as f:
+        f.write(writer.serialize_program(base_fused()[0]))
+    manifest.append("valid_fused.pte any none Ok")
     with open(os.path.join(out_dir, "cases.txt"), "w") as f:
         f.write("\n".join(manifest) + "\n")
     return 0

@@ -932,6 +932,102 @@ static void test_in_place_refusals(void)
     CHECK(ptec_nn_pointwise_in_place_s8(scratch, &p, &quant, &dims, data, &pw, filter, NULL) == PTEC_INVALID_ARGUMENT);
 }
 
+/* The fused expansion + depthwise against its oracle, the two unfused
+ * calls on the whole tensors (their math is checked against numpy by
+ * kernel_vectors.py), on geometries that take every path of the row
+ * window: stride 2 on an odd height, a 1x1 depthwise whose stride skips
+ * expanded rows, a dilated 5-tall kernel, two batches; then the refusals. */
+static uint32_t fused_seed = 12345u;
+
+static int8_t fused_random(void)
+{
+    fused_seed = fused_seed * 1664525u + 1013904223u;
+    return (int8_t)(fused_seed >> 24);
+}
+
+static void test_expand_depthwise(void)
+{
+    enum { MAX_IN = 2 * 9 * 7 * 4, MAX_E = 8, MAX_EXPANDED = 2 * 9 * 7 * MAX_E, MAX_SCRATCH = 4096 };
+    static const struct {
+        int32_t n, h, w, cin, e, kh, kw, stride, pad, dilation;
+    } shapes[] = {
+        {2, 7, 5, 3, 8, 3, 3, 2, 1, 1}, {1, 9, 4, 2, 5, 1, 1, 2, 0, 1}, {1, 6, 6, 4, 4, 5, 3, 1, 4, 2},
+        {1, 2, 3, 1, 6, 3, 3, 1, 1, 1}, {1, 9, 7, 4, 8, 3, 3, 1, 1, 1},
+    };
+    static int8_t input[MAX_IN], expand_filter[MAX_E * 4], filter[5 * 3 * MAX_E];
+    static int8_t expanded[MAX_EXPANDED], want[MAX_EXPANDED], got[MAX_EXPANDED];
+    static uint32_t math[256], scratch_buf[MAX_SCRATCH / 4];
+    int32_t mult[MAX_E], shift[MAX_E], bias[MAX_E], expand_bias[MAX_E];
+    for (int32_t c = 0; c < MAX_E; ++c) {
+        mult[c] = (1 << 30) + c * 12345;
+        shift[c] = -5 - c % 3;
+        bias[c] = (c - 4) * 300;
+        expand_bias[c] = (3 - c) * 200;
+    }
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+        ptec_nn_expand_depthwise_args a;
+        memset(&a, 0, sizeof a);
+        a.input_dims = (ptec_nn_dims){shapes[s].n, shapes[s].h, shapes[s].w, shapes[s].cin};
+        a.expand_dims = (ptec_nn_dims){shapes[s].e, 1, 1, shapes[s].cin};
+        a.filter_dims = (ptec_nn_dims){1, shapes[s].kh, shapes[s].kw, shapes[s].e};
+        a.expand_params = (ptec_nn_conv_params){{1, 1}, {0, 0}, {1, 1}, 5, -7, {-20, 60}};
+        a.params = (ptec_nn_conv_params){{shapes[s].stride, shapes[s].stride}, {shapes[s].pad, shapes[s].pad},
+                                         {shapes[s].dilation, shapes[s].dilation}, 7, 3, {-100, 110}};
+        const int32_t span = shapes[s].dilation * (shapes[s].kh - 1);
+        const int32_t oh = (shapes[s].h + 2 * shapes[s].pad - span - 1) / shapes[s].stride + 1;
+        const int32_t ow = (shapes[s].w + 2 * shapes[s].pad - shapes[s].dilation * (shapes[s].kw - 1) - 1) /
+                               shapes[s].stride + 1;
+        a.output_dims = (ptec_nn_dims){shapes[s].n, oh, ow, shapes[s].e};
+        const ptec_nn_per_channel_quant quant = {mult, shift};
+        a.quant = a.expand_quant = quant;
+        a.filter = filter;
+        a.expand_filter = expand_filter;
+        a.bias = bias;
+        a.expand_bias = s % 2 == 0 ? expand_bias : NULL;
+        for (size_t i = 0; i < sizeof input; ++i) input[i] = fused_random();
+        for (size_t i = 0; i < sizeof expand_filter; ++i) expand_filter[i] = fused_random();
+        for (size_t i = 0; i < sizeof filter; ++i) filter[i] = fused_random();
+        const ptec_nn_dims e_dims = {shapes[s].n, shapes[s].h, shapes[s].w, shapes[s].e};
+        const ptec_nn_buffer math_buf = {math, sizeof math};
+        CHECK(ptec_nn_convolve_s8(math_buf, &a.expand_params, &quant, &a.input_dims, input, &a.expand_dims,
+                                  expand_filter, a.expand_bias, &e_dims, expanded) == PTEC_OK);
+        CHECK(ptec_nn_depthwise_conv_s8(math_buf, &a.params, 1, &quant, &e_dims, expanded, &a.filter_dims, filter,
+                                        bias, &a.output_dims, want) == PTEC_OK);
+        const uint32_t need = ptec_nn_expand_depthwise_s8_buffer_size(&a);
+        CHECK(need > 0u && need <= sizeof scratch_buf);
+        ptec_nn_buffer scratch = {scratch_buf, need};
+        memset(got, 0x55, sizeof got);
+        CHECK(ptec_nn_expand_depthwise_s8(scratch, &a, input, got) == PTEC_OK);
+        const size_t out_bytes = (size_t)shapes[s].n * (size_t)oh * (size_t)ow * (size_t)shapes[s].e;
+        CHECK_BYTES(got, want, out_bytes);
+        CHECK(got[out_bytes] == 0x55); /* nothing past out */
+        scratch.size = need - 1u;
+        CHECK(ptec_nn_expand_depthwise_s8(scratch, &a, input, got) == PTEC_INVALID_ARGUMENT);
+    }
+    /* An out row reading only padding, an expansion with padding, a
+     * depth multiplier other than 1: refused. */
+    ptec_nn_expand_depthwise_args a;
+    memset(&a, 0, sizeof a);
+    a.input_dims = (ptec_nn_dims){1, 4, 4, 2};
+    a.expand_dims = (ptec_nn_dims){4, 1, 1, 2};
+    a.filter_dims = (ptec_nn_dims){1, 3, 3, 4};
+    a.output_dims = (ptec_nn_dims){1, 4, 4, 4};
+    a.expand_params = (ptec_nn_conv_params){{1, 1}, {0, 0}, {1, 1}, 0, 0, {-128, 127}};
+    a.params = (ptec_nn_conv_params){{1, 1}, {1, 1}, {1, 1}, 0, 0, {-128, 127}};
+    CHECK(ptec_nn_expand_depthwise_fits(&a));
+    a.params.padding.h = 3;
+    a.output_dims.h = 8;
+    CHECK(!ptec_nn_expand_depthwise_fits(&a));
+    CHECK(ptec_nn_expand_depthwise_s8_buffer_size(&a) == 0u);
+    a.params.padding.h = 1;
+    a.output_dims.h = 4;
+    a.expand_params.padding.w = 1;
+    CHECK(!ptec_nn_expand_depthwise_fits(&a));
+    a.expand_params.padding.w = 0;
+    a.output_dims.c = a.filter_dims.c = 8; /* E = 4 expanded channels, 8 out */
+    CHECK(!ptec_nn_expand_depthwise_fits(&a));
+}
+
 int main(void)
 {
     test_primitives();
@@ -955,6 +1051,7 @@ int main(void)
     test_lstm();
     test_lstm_s16();
     test_in_place_refusals();
+    test_expand_depthwise();
     if (failures != 0) {
         fprintf(stderr, "kernel_nn_unit_tests: %d check(s) failed\n", failures);
         return 1;

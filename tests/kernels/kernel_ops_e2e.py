@@ -407,6 +407,33 @@ def depthwise_case(cin, dm):
     return finish(b, "depthwise cin %d dm %d" % (cin, dm), [xv], out, [as_input(x)], want)
 
 
+def expand_depthwise_case(n, h, w, cin, e, kh, stride, dilation):
+    """ptec::quantized_expand_depthwise against the numpy reference of the
+    two layers, run whole: a 1x1 expansion (its clamp a ReLU6's) and a
+    depthwise of multiplier 1."""
+    pad = dilation * (kh - 1) // 2
+    x = i8((n, h, w, cin))
+    ew, dw = i8((e, 1, 1, cin)), i8((1, kh, kh, e))
+    eb = rng.integers(-3000, 3000, size=e).astype(np.int32)
+    bias = rng.integers(-5000, 5000, size=e).astype(np.int32)
+    em, es = per_channel(e, 0.003)
+    mults, shifts = per_channel(e, 0.004)
+    oh = ref.conv_output_size(h, kh, stride, pad, dilation)
+    ow = ref.conv_output_size(w, kh, stride, pad, dilation)
+    b = ProgramBuilder()
+    xv, out = act4(b, x.shape), act4(b, (n, oh, ow, e))
+    b.call("ptec::quantized_expand_depthwise.out", input=xv, weight=b.constant(dw), bias=b.constant(bias),
+           stride=[stride, stride], padding=[pad, pad], dilation=[dilation, dilation], input_offset=4,
+           output_offset=-6, requantize_multipliers=b.constant(mults), requantize_shifts=b.constant(shifts),
+           activation_min=-120, activation_max=125, expand_weight=b.constant(ew), expand_bias=b.constant(eb),
+           expand_input_offset=9, expand_output_offset=-4, expand_multipliers=b.constant(em),
+           expand_shifts=b.constant(es), expand_min=-4, expand_max=90, out=out)
+    want = ref.quantized_expand_depthwise(x, dw, bias, (stride, stride), (pad, pad), (dilation, dilation), 4, -6,
+                                          mults, shifts, -120, 125, ew, eb, 9, -4, em, es, -4, 90)
+    return finish(b, "expand depthwise %dx%d stride %d dilation %d" % (kh, kh, stride, dilation), [xv], out,
+                  [as_input(x)], want)
+
+
 def transpose_conv_case():
     n, h, w, cin, cout, kh, kw = 1, 4, 3, 5, 3, 3, 4
     stride, padding, output_padding = (2, 3), (1, 2), (1, 0)
@@ -1087,7 +1114,8 @@ def all_cases():
     cases = cases + [svdf_case(3), svdf_case(1)] + [svdf_case(error=e) for e in
                                                      ("rank", "state", "shift", "constant_state")]
     return (cases + lstm_a16_cases() + lstm_a16_error_cases() + lstm_state_cases() + lstm_state_error_cases()
-            + lstm_a16_variant_cases())
+            + lstm_a16_variant_cases() + [expand_depthwise_case(2, 11, 7, 5, 24, 3, 2, 1),
+                                          expand_depthwise_case(1, 13, 6, 3, 16, 5, 1, 2)])
 
 
 def run_case(case, ptec_run, workdir, index):

@@ -84,6 +84,9 @@ class ProgramBuilder:
         # once, before the first plan; in_place_layers counts them.
         self.in_place = False
         self.in_place_layers: Optional[int] = None
+        # --fuse-expansion: how many expansion + depthwise pairs became one
+        # call (pte/fuse_expansion.py), set by the lowering.
+        self.fused_expansions: Optional[int] = None
 
     # -- values ---------------------------------------------------------------
     def add(self, member) -> int:

@@ -331,6 +331,11 @@ RULES: Dict[str, Rule] = {
         "none: ptec only (src/kernels/cortex_m/op_quantized_conv2d_w4.c)",
         dtypes=(("input", I8), ("weight", I8), ("out", I8), ("bias", I32)),
         channels_last=("input", "out"), upstream_library="none (ptec only)"),
+    "ptec::quantized_expand_depthwise.out": Rule(
+        "none: ptec only (src/kernels/cortex_m/op_quantized_expand_depthwise.c)",
+        dtypes=(("input", I8), ("weight", I8), ("expand_weight", I8), ("out", I8), ("bias", I32),
+                ("expand_bias", I32)),
+        channels_last=("input", "out"), upstream_library="none (ptec only)"),
     "ptec::quantized_layer_norm.out": Rule(
         "none: ptec only (src/kernels/cortex_m/op_quantized_layer_norm.c)",
         dtypes=(("input", I8), ("out", I8), ("bias", I32)), contiguous=("input", "out"),

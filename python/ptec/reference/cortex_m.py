@@ -420,6 +420,22 @@ def quantized_depthwise_conv2d(x, weight, bias, stride, padding, dilation, depth
                         activation_min, activation_max)
 
 
+def quantized_expand_depthwise(x, weight, bias, stride, padding, dilation, input_offset,
+                               output_offset, requantize_multipliers, requantize_shifts,
+                               activation_min, activation_max, expand_weight, expand_bias,
+                               expand_input_offset, expand_output_offset, expand_multipliers,
+                               expand_shifts, expand_min, expand_max):
+    """ptec's fused inverted-residual pair (docs/kernels.md): the 1x1
+    expansion, whole, then the depthwise (multiplier 1) on its int8 output;
+    the C kernel never holds the expanded tensor, this oracle does."""
+    expanded = quantized_conv2d(x, expand_weight, expand_bias, (1, 1), (0, 0), (1, 1),
+                                expand_input_offset, expand_output_offset, expand_multipliers,
+                                expand_shifts, expand_min, expand_max)
+    return quantized_depthwise_conv2d(expanded, weight, bias, stride, padding, dilation, 1,
+                                      input_offset, output_offset, requantize_multipliers,
+                                      requantize_shifts, activation_min, activation_max)
+
+
 def transpose_conv_output_size(size, kernel, stride, padding, output_padding, dilation=1):
     return (size - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1
 

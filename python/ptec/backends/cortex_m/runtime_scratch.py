@@ -40,6 +40,21 @@ def depthwise_conv2d(isa: str, input_sizes: Sequence[int], weight_sizes: Sequenc
     return 0
 
 
+def expand_depthwise(isa: str, input_sizes: Sequence[int], weight_sizes: Sequence[int],
+                     expand_sizes: Sequence[int], stride_h: int, dilation_h: int) -> int:
+    """ptec::quantized_expand_depthwise: the window of expanded rows (four
+    out rows' at stride 1, two otherwise, at most H rows of W * E bytes)
+    after the larger of its two math calls' buffers, 16-byte aligned."""
+    _, _, h, w = input_sizes                          # NCHW sizes of an NHWC tensor
+    _, kh, kw, channels = weight_sizes
+    if 0 in list(input_sizes) or channels == 0:
+        return 0
+    window = min(h, ((4 if stride_h == 1 else 2) - 1) * stride_h + dilation_h * (kh - 1) + 1)
+    math = max(conv2d(isa, input_sizes, expand_sizes),
+               depthwise_conv2d(isa, [1, channels, window, w], weight_sizes))
+    return (math + 15) // 16 * 16 + window * w * channels
+
+
 def svdf(isa: str, input_sizes: Sequence[int], weight_sizes: Sequence[int]) -> int:
     return 4 * weight_sizes[0]                       # one int32 per feature row
 
@@ -52,8 +67,12 @@ KERNEL_SCRATCH: Dict[str, tuple] = {
 }
 
 
-def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence[int]]) -> int:
-    """Scratch bytes of one kernel call; tensor_sizes(i) gives argument i's sizes."""
+def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence[int]],
+                   ints: Callable[[int], Sequence[int]] = lambda i: []) -> int:
+    """Scratch bytes of one kernel call; tensor_sizes(i) gives argument i's
+    sizes, ints(i) an int list argument's items."""
+    if kernel == "ptec::quantized_expand_depthwise.out":   # input, weight, stride, dilation, expand_weight
+        return expand_depthwise(isa, tensor_sizes(0), tensor_sizes(1), tensor_sizes(12), ints(3)[0], ints(5)[0])
     entry = KERNEL_SCRATCH.get(kernel)
     if entry is None:
         return 0

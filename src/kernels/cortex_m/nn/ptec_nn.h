@@ -218,6 +218,30 @@ ptec_status ptec_nn_pointwise_in_place_s8(ptec_nn_buffer scratch, const ptec_nn_
                                           int8_t *data, const ptec_nn_dims *filter_dims, const int8_t *filter,
                                           const int32_t *bias);
 
+/* An inverted-residual block's 1x1 expansion and depthwise convolution as
+ * one call (ptec_nn_expand_depthwise_s8.c): the expansion (filter
+ * expand_dims = (E, 1, 1, Cin), expand_params with stride 1 and no
+ * padding) makes the few rows of its E-channel
+ * output that the next depthwise out rows read, into scratch, and the
+ * depthwise (filter (1, KH, KW, E), depth multiplier 1, params) reads
+ * them there, so the expanded tensor never exists whole. Both are the
+ * out-of-place calls on row windows: the bytes are those of the two calls.
+ * *_fits says whether the geometry allows it (every out row reads at least
+ * one input row: padding.h <= dilation.h * (KH - 1)); the buffer size is 0
+ * when it does not (or for no elements, or more than 2^32 - 1 bytes). */
+typedef struct ptec_nn_expand_depthwise_args {
+    ptec_nn_conv_params expand_params, params;
+    ptec_nn_per_channel_quant expand_quant, quant;
+    ptec_nn_dims input_dims, expand_dims, filter_dims, output_dims;
+    const int8_t *expand_filter, *filter;
+    const int32_t *expand_bias, *bias; /* may be NULL */
+} ptec_nn_expand_depthwise_args;
+
+bool ptec_nn_expand_depthwise_fits(const ptec_nn_expand_depthwise_args *args);
+uint32_t ptec_nn_expand_depthwise_s8_buffer_size(const ptec_nn_expand_depthwise_args *args);
+ptec_status ptec_nn_expand_depthwise_s8(ptec_nn_buffer scratch, const ptec_nn_expand_depthwise_args *args,
+                                        const int8_t *input, int8_t *output);
+
 /* filter_dims = (Cout, KH, KW, Cin), OHWI. Output pixel (oy, ox) receives
  * input pixel (iy, ix) through tap (ky, kx) when
  * oy = iy*sh - ph + ky*dh and ox = ix*sw - pw + kx*dw. */
