@@ -79,6 +79,32 @@ def test_shared_programs_on_host(path):
     assert_exact_on_host(path, r)
 
 
+def test_every_kernel_that_asks_scratch_has_a_rule():
+    """Each kernel whose C prepare sets a scratch size (op->scratch_bytes
+    from anything but 0, or ptec's in-place buffer) has a rule in
+    runtime_scratch.py, or is listed there as asking 0 on every ISA; the
+    kernels that may run in place have the in-place rule. A kernel added
+    with a scratch and no rule would be under-counted by the --header
+    macros (the tests below hold each rule to the runtime)."""
+    import json
+    from ptec.backends.cortex_m import runtime_scratch as rs
+    with open(os.path.join(ROOT, "python", "ptec", "operators.json")) as f:
+        operators = json.load(f)["operators"]
+    asking, in_place = set(), set()
+    for op in operators:
+        with open(os.path.join(ROOT, op["source"])) as f:
+            text = f.read()
+        name = op["schema"].split("(")[0]
+        if re.search(r"op->scratch_bytes\s*=\s*(?![\s0])", text):
+            asking.add(name)
+        if "ptec_cm_prepare_in_place" in text and name.startswith("ptec::"):
+            in_place.add(name)
+    assert asking >= {"ptec::quantized_conv2d.out", "ptec::quantized_lstm.out", "ptec::random_fractional_pick.out"}
+    assert asking - rs.RULED - rs.NO_SCRATCH == set()
+    assert rs.NO_SCRATCH & rs.RULED == set() and rs.NO_SCRATCH <= asking
+    assert in_place == set(rs.PTEC_IN_PLACE_OUT)
+
+
 class Attention(nn.Module):
     """One head of self-attention: two activation-by-activation matmuls."""
 

@@ -5,9 +5,9 @@ tensor argument that backends/cortex_m/scratch.py sizes for CMSIS-NN.
 These are the C kernels' buffer-size rules (src/kernels/cortex_m/nn, the
 *_buffer_size functions) written as formulas; ptec.requirements sums them.
 tests/python/test_requirements.py holds them to what the runtime reports on
-the host and on each board. Kernels not named here ask for none (among
-them the int16 convolution, transposed convolution, average pooling and
-batch matmul, whose buffer-size functions return 0 on every ISA)."""
+the host and on each board. Kernels not named here ask for none: among
+them NO_SCRATCH, whose prepare sets a scratch size from a buffer-size
+function that returns 0 on every ISA."""
 from __future__ import annotations
 
 from typing import Callable, Dict, Sequence
@@ -112,10 +112,15 @@ def pointwise_in_place_s8_buffer_size(isa: str, sizes: Sequence[int], weight_siz
     return 0 if total > U32_MAX else total
 
 
-def lstm_buffer_size(hidden_size: int) -> int:
-    """ptec_nn_lstm_s8_buffer_size and ptec_nn_lstm_s16_buffer_size: three
-    int16 rows of hidden_size, on every ISA."""
+def lstm_s8_buffer_size(hidden_size: int) -> int:
+    """ptec_nn_lstm_s8_buffer_size: three int16 rows of hidden_size, on
+    every ISA."""
     return 3 * hidden_size * 2 if hidden_size > 0 else 0
+
+
+def lstm_s16_buffer_size(hidden_size: int) -> int:
+    """ptec_nn_lstm_s16_buffer_size: the int8 kernel's three int16 rows."""
+    return lstm_s8_buffer_size(hidden_size)
 
 
 def random_fractional_pick(out_sizes: Sequence[int]) -> int:
@@ -158,6 +163,22 @@ def _ptec_conv(isa: str, kernel: str, tensor_sizes, ints, planned) -> int:
     return max(base, in_place)
 
 
+# Prepare sets op->scratch_bytes, but the C function gives 0 on every ISA
+# (ptec_nn_convolve_s16_, _transpose_conv_s8_, _avgpool_s8_ and
+# _batch_matmul_s8_buffer_size): the scratch would be a new rule here.
+NO_SCRATCH = frozenset({
+    "ptec::quantized_conv2d_a16.out",
+    "cortex_m::quantized_transpose_conv2d.out", "ptec::quantized_transpose_conv2d.out",
+    "cortex_m::quantized_avg_pool2d.out", "ptec::quantized_avg_pool2d.out",
+    "cortex_m::quantized_batch_matmul.out", "ptec::quantized_batch_matmul.out",
+})
+
+# Every kernel kernel_scratch() has a rule for.
+RULED = frozenset(KERNEL_SCRATCH) | frozenset(PTEC_IN_PLACE_OUT) | frozenset({
+    "ptec::quantized_expand_depthwise.out", "ptec::quantized_conv2d_w4.out", "ptec::quantized_lstm.out",
+    "ptec::quantized_lstm_a16.out", "ptec::random_fractional_pick.out"})
+
+
 def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence[int]],
                    ints: Callable[[int], Sequence[int]] = lambda i: [],
                    planned: Callable[[int], bool] = lambda i: False) -> int:
@@ -170,8 +191,10 @@ def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence
         return _ptec_conv(isa, kernel, tensor_sizes, ints, planned)
     if kernel == "ptec::quantized_conv2d_w4.out":          # the OHWI sizes are the int list weight_sizes
         return conv2d(isa, tensor_sizes(0), ints(2))
-    if kernel in ("ptec::quantized_lstm.out", "ptec::quantized_lstm_a16.out"):
-        return lstm_buffer_size(tensor_sizes(1)[0] // 4)    # input_weights [4H, I]
+    if kernel == "ptec::quantized_lstm.out":               # input_weights [4H, I]
+        return lstm_s8_buffer_size(tensor_sizes(1)[0] // 4)
+    if kernel == "ptec::quantized_lstm_a16.out":
+        return lstm_s16_buffer_size(tensor_sizes(1)[0] // 4)
     if kernel == "ptec::random_fractional_pick.out":        # windows, kernel_size, seed, out
         return random_fractional_pick(tensor_sizes(3))
     entry = KERNEL_SCRATCH.get(kernel)
