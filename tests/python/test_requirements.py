@@ -139,6 +139,13 @@ def _in_place():
                          nn.ReLU(), nn.Conv2d(8, 8, 1), nn.ReLU(), nn.AvgPool2d(2), nn.Flatten(), nn.Linear(8 * 25, 4))
 
 
+def _short_image():
+    # one input channel (a depthwise of multiplier 8 on DSP and Helium), a dilated depthwise and a
+    # pointwise layer on an image of 3 rows: fewer than a block of rows, the held rows capped at H
+    return nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, padding=2, dilation=2, groups=8),
+                         nn.ReLU(), nn.Conv2d(8, 8, 1), nn.ReLU(), nn.Flatten(), nn.Linear(8 * 21, 3))
+
+
 def _expansion():
     return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU6(), nn.Conv2d(8, 32, 1), nn.ReLU6(),
                          nn.Conv2d(32, 32, 3, 2, 1, groups=32), nn.ReLU6(), nn.Conv2d(32, 8, 1))
@@ -148,6 +155,7 @@ def _expansion():
 KERNEL_CASES = {
     "ptec_runtime_only": (_cnn, (1, 3, 12, 12), {"ptec_runtime_only": True}),
     "in_place": (_in_place, (1, 3, 10, 10), {"in_place": True}),
+    "short_image": (_short_image, (1, 1, 3, 7), {"ptec_runtime_only": True}),
     "a16": (_cnn, (1, 3, 12, 12), {"a16": True}),
     "w4": (_cnn, (1, 3, 12, 12), {"w4": True}),
     "lstm": (Sequence, (1, 7, 6), {}),
