@@ -181,6 +181,10 @@ def requirements(program: Program, method: str = "forward", target: str = "host"
             raise RequirementsError(f"argument {i} is not an int list")
         return [int(values[j].val.int_val) for j in items]
 
+    def planned_tensor(args, i):
+        v = values[args[i]].val if 0 <= i < len(args) and 0 <= args[i] < len(values) else None
+        return isinstance(v, Tensor) and v.allocation_info is not None
+
     for k, ins in enumerate(instructions):
         call = ins.instr_args
         if isinstance(call, KernelCall):
@@ -194,7 +198,7 @@ def requirements(program: Program, method: str = "forward", target: str = "host"
             meta.take(len(args), ptr)
             meta.take(1, kernels[name])
             scratch = max(scratch, kernel_scratch(lay["isa"], name, lambda i: tensor_sizes(args, i),
-                                                  lambda i: int_list(args, i)))
+                                                  lambda i: int_list(args, i), lambda i: planned_tensor(args, i)))
         elif isinstance(call, DelegateCall):
             meta.take(len(call.args or []), ptr)
 

@@ -2,14 +2,22 @@
 copy of the runtime's sizes matches every build, the real programs in
 ../shared/models need what the host runtime measures, and the CLI and the
 generated header give those numbers. Zoo programs: test_aot_on_boards.py
-(exact on the host, equal to each board's runtime)."""
+(exact on the host, equal to each board's runtime). Programs of ptec's own
+kernels (--ptec-runtime-only, --in-place, --a16, --w4, the LSTM kernels,
+attention, average pooling, --fuse-expansion, a fractional max pool), whose
+scratch rules the zoo does not reach: exact on the host and equal, region
+by region, to what the M55 (MVE), M33 (DSP) and M3 (scalar) runtimes ask."""
+import functools
 import glob
 import os
 import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+import torch
+from torch import nn
 
 from conftest import ROOT
 from ptec.pte import parse_program
@@ -34,17 +42,19 @@ def ptec_run(path, *args):
     return subprocess.run([PTEC_RUN, path, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-@pytest.mark.parametrize("path", SHARED_PTES, ids=[os.path.relpath(p, SHARED) for p in SHARED_PTES])
-def test_shared_programs_on_host(path):
-    """Programs made by upstream ExecuTorch (an Ethos-U one included): the
-    computed sizes are what ptec-run measures, they load, one byte less fails."""
-    if not os.path.exists(PTEC_RUN):
-        pytest.skip("no ptec-run (make host)")
-    with open(path, "rb") as f:
-        r = requirements(parse_program(f.read()), target="host")
+def measured_on_host(out):
+    """{region: bytes} ptec-run reports (planned: one entry per buffer)."""
+    found = {k: int(v) for k, v in re.findall(r"^(metadata|scratch|total):\s+(\d+) bytes", out, re.M)}
+    found["planned"] = [int(v) for v in re.findall(r"^planned:\s+(\d+) bytes", out, re.M)]
+    return found
+
+
+def assert_exact_on_host(path, r):
+    """ptec-run measures the computed sizes, loads with exactly them per
+    region (--region), and fails to load with one byte less in any."""
     out = ptec_run(path).stdout
-    measured = {k: int(v) for k, v in re.findall(r"^(metadata|scratch|total):\s+(\d+) bytes", out, re.M)}
-    assert measured == {"metadata": r.metadata_bytes, "scratch": r.scratch_bytes, "total": r.total_bytes}, out
+    assert measured_on_host(out) == {"metadata": r.metadata_bytes, "scratch": r.scratch_bytes,
+                                     "total": r.total_bytes, "planned": r.planned_bytes}, out
     regions = [f"metadata={r.metadata_bytes}", f"scratch={r.scratch_bytes}"] + \
         [f"planned{i + 1}={n}" for i, n in enumerate(r.planned_bytes)]
     exact = ptec_run(path, *[a for reg in regions for a in ("--region", reg)])
@@ -56,6 +66,168 @@ def test_shared_programs_on_host(path):
         less = regions[:k] + [f"{name}={int(n) - 1}"] + regions[k + 1:]
         short = ptec_run(path, *[a for reg in less for a in ("--region", reg)])
         assert short.returncode == 1 and "short by 1" in short.stderr, (reg, short.stderr)
+
+
+@pytest.mark.parametrize("path", SHARED_PTES, ids=[os.path.relpath(p, SHARED) for p in SHARED_PTES])
+def test_shared_programs_on_host(path):
+    """Programs made by upstream ExecuTorch (an Ethos-U one included): the
+    computed sizes are what ptec-run measures, they load, one byte less fails."""
+    if not os.path.exists(PTEC_RUN):
+        pytest.skip("no ptec-run (make host)")
+    with open(path, "rb") as f:
+        r = requirements(parse_program(f.read()), target="host")
+    assert_exact_on_host(path, r)
+
+
+def test_every_kernel_that_asks_scratch_has_a_rule():
+    """Each kernel whose C prepare sets a scratch size (op->scratch_bytes
+    from anything but 0, or ptec's in-place buffer) has a rule in
+    runtime_scratch.py, or is listed there as asking 0 on every ISA; the
+    kernels that may run in place have the in-place rule. A kernel added
+    with a scratch and no rule would be under-counted by the --header
+    macros (the tests below hold each rule to the runtime)."""
+    import json
+    from ptec.backends.cortex_m import runtime_scratch as rs
+    with open(os.path.join(ROOT, "python", "ptec", "operators.json")) as f:
+        operators = json.load(f)["operators"]
+    asking, in_place = set(), set()
+    for op in operators:
+        with open(os.path.join(ROOT, op["source"])) as f:
+            text = f.read()
+        name = op["schema"].split("(")[0]
+        if re.search(r"op->scratch_bytes\s*=\s*(?![\s0])", text):
+            asking.add(name)
+        if "ptec_cm_prepare_in_place" in text and name.startswith("ptec::"):
+            in_place.add(name)
+    assert asking >= {"ptec::quantized_conv2d.out", "ptec::quantized_lstm.out", "ptec::random_fractional_pick.out"}
+    assert asking - rs.RULED - rs.NO_SCRATCH == set()
+    assert rs.NO_SCRATCH & rs.RULED == set() and rs.NO_SCRATCH <= asking
+    assert in_place == set(rs.PTEC_IN_PLACE_OUT)
+
+
+class Attention(nn.Module):
+    """One head of self-attention: two activation-by-activation matmuls."""
+
+    def __init__(self):
+        super().__init__()
+        self.q, self.k, self.v = nn.Linear(8, 8), nn.Linear(8, 8), nn.Linear(8, 8)
+
+    def forward(self, x):
+        a = torch.softmax(self.q(x) @ self.k(x).transpose(1, 2) * 0.35, dim=-1)
+        return a @ self.v(x)
+
+
+class Sequence(nn.Module):
+    """An LSTM's whole output sequence (a stand-alone nn.LSTM returns a tuple)."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(6, 10, batch_first=True)
+
+    def forward(self, x):
+        return self.rnn(x)[0]
+
+
+def _cnn():
+    return nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.Conv2d(16, 16, 3, padding=1, groups=16),
+                         nn.ReLU(), nn.Conv2d(16, 24, 1), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(24, 5))
+
+
+def _in_place():
+    # a 5x5 depthwise (padding 2: the rows held back) and pointwise layers of unchanged shape
+    return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 5, padding=2, groups=8),
+                         nn.ReLU(), nn.Conv2d(8, 8, 1), nn.ReLU(), nn.AvgPool2d(2), nn.Flatten(), nn.Linear(8 * 25, 4))
+
+
+def _short_image():
+    # one input channel (a depthwise of multiplier 8 on DSP and Helium), a dilated depthwise and a
+    # pointwise layer on an image of 3 rows: fewer than a block of rows, the held rows capped at H
+    return nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, padding=2, dilation=2, groups=8),
+                         nn.ReLU(), nn.Conv2d(8, 8, 1), nn.ReLU(), nn.Flatten(), nn.Linear(8 * 21, 3))
+
+
+def _expansion():
+    return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU6(), nn.Conv2d(8, 32, 1), nn.ReLU6(),
+                         nn.Conv2d(32, 32, 3, 2, 1, groups=32), nn.ReLU6(), nn.Conv2d(32, 8, 1))
+
+
+# name -> (model, input sizes, compile_model options)
+KERNEL_CASES = {
+    "ptec_runtime_only": (_cnn, (1, 3, 12, 12), {"ptec_runtime_only": True}),
+    "in_place": (_in_place, (1, 3, 10, 10), {"in_place": True}),
+    "short_image": (_short_image, (1, 1, 3, 7), {"ptec_runtime_only": True}),
+    "a16": (_cnn, (1, 3, 12, 12), {"a16": True}),
+    "w4": (_cnn, (1, 3, 12, 12), {"w4": True}),
+    "lstm": (Sequence, (1, 7, 6), {}),
+    "lstm_a16": (Sequence, (1, 7, 6), {"a16": True}),
+    "lstm_unrolled": (Sequence, (1, 7, 6), {"unrolled_lstm": True}),
+    "attention": (Attention, (1, 6, 8), {}),
+    "avg_pool": (lambda: nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.AvgPool2d(3, 2), nn.Flatten(),
+                                       nn.Linear(8 * 16, 4)), (1, 3, 11, 11), {}),
+    "fuse_expansion": (_expansion, (1, 3, 9, 11), {"fuse_expansion": True}),
+    "fractional_max_pool": (lambda: nn.Sequential(nn.Conv2d(3, 4, 3), nn.FractionalMaxPool2d(2, output_size=(3, 4))),
+                            (1, 3, 9, 10), {}),
+}
+BOARD_CORES = ["cortex-m55", "cortex-m33", "cortex-m3"]
+
+
+@functools.lru_cache(maxsize=None)
+def kernel_case(name, target):
+    """The program of KERNEL_CASES[name] compiled for target, and an input's bytes."""
+    from ptec.compiler import compile_model
+    from ptec.pte import NUMPY_DTYPE, ScalarType
+    build, sizes, options = KERNEL_CASES[name]
+    torch.manual_seed(3)
+    model = build().eval()
+    g = torch.Generator().manual_seed(4)
+    calib = [(torch.randn(*sizes, generator=g),) for _ in range(6)]
+    data = compile_model(model, calib[0], calib, target=target, **options).data
+    t = parse_program(data).plan().values[parse_program(data).plan().inputs[0]].val
+    x = calib[1][0].numpy().reshape(t.sizes).transpose(list(t.dim_order))
+    return data, np.ascontiguousarray(x, NUMPY_DTYPE[ScalarType(t.scalar_type)]).tobytes()
+
+
+@pytest.mark.parametrize("name", list(KERNEL_CASES))
+def test_kernel_scratch_exact_on_host(tmp_path, name):
+    """ptec's own kernels (conv and depthwise under their ptec:: names with
+    the in-place buffer, w4, a16, LSTM, batch matmul, pooling, the fused
+    expansion, the fractional pick): the host runtime asks for what
+    ptec.requirements computes, region by region, and no byte more."""
+    if not os.path.exists(PTEC_RUN):
+        pytest.skip("no ptec-run (make host)")
+    path = tmp_path / "model.pte"
+    path.write_bytes(kernel_case(name, "cortex-m55")[0])
+    assert_exact_on_host(str(path), requirements(parse_program(path.read_bytes()), target="host"))
+
+
+def runner_elf(target):
+    return os.path.join(ROOT, "build", target, "firmware", "runner", "ptec_runner.elf")
+
+
+@pytest.mark.parametrize("target", BOARD_CORES)
+@pytest.mark.parametrize("name", list(KERNEL_CASES))
+def test_kernel_scratch_on_boards(tmp_path, name, target):
+    """The runtime on each kernel ISA's board (QEMU runner firmware) asks
+    for every region what ptec.requirements computes for that core, the
+    scratch of ptec's kernels included; the program runs."""
+    import shutil
+    if shutil.which("qemu-system-arm") is None or not os.path.exists(runner_elf(target)):
+        pytest.skip(f"no QEMU or no runner firmware for {target} (build the {target} preset)")
+    data, raw = kernel_case(name, target)
+    (tmp_path / "model.pte").write_bytes(data)
+    (tmp_path / "in.bin").write_bytes(raw)
+    run = subprocess.run([os.path.join(ROOT, "scripts", "run_qemu.sh"), "--target", target, "--elf",
+                          runner_elf(target), "--model", str(tmp_path / "model.pte"), "--input",
+                          str(tmp_path / "in.bin"), "--timeout", "120"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert run.returncode == 0, run.stdout
+    found = {k: int(v) for k, v in re.findall(r"^  (metadata|planned\[\d+\]|scratch|total)\s+required\s+(\d+) B",
+                                              run.stdout, re.M)}
+    r = requirements(parse_program(data), target=target)
+    want = {"metadata": r.metadata_bytes, "scratch": r.scratch_bytes,
+            "total": r.metadata_bytes + sum(r.planned_bytes) + r.scratch_bytes}   # the runner's unaligned sum
+    want.update({f"planned[{i + 1}]": n for i, n in enumerate(r.planned_bytes)})
+    assert found == want, run.stdout
 
 
 def test_unknown_operator_is_a_clear_error():
