@@ -67,4 +67,20 @@ for target in "${targets[@]}"; do
       echo "figure zoo.mobilenet_v2_035.$target.planned_fused_int8_io $(echo "$line" | sed -n 's/.*planned \([0-9]*\) bytes.*/\1/p')"
     fi
   done
+  # ... and what fusing costs in instructions: the compile command's
+  # program (float input) with --fuse-expansion --in-place, run as above
+  # (the M55 and the M33, the cores the targets name).
+  if [ "$target" = cortex-m55 ] || [ "$target" = cortex-m33 ]; then
+    pte=$work/mbv2-fused-run.pte
+    PYTHONPATH=python $py -m ptec compile mobilenet_v2_035 --calib 8 --target "$target" --fuse-expansion --in-place \
+      -o "$pte" >"$work/compile.log" 2>&1 || { cat "$work/compile.log" >&2; exit 1; }
+    $py scripts/random_input.py "$pte" "$work/mbv2.in"
+    cmp_args=()
+    [ -x "$host_run" ] && cmp_args=(--ptec-run "$host_run" --model-file "$pte" --input-file "$work/mbv2.in")
+    out=$($py tests/target/run_and_compare.py "${cmp_args[@]}" -- scripts/run_qemu.sh --timeout 600 \
+          --target "$target" --elf "$elf" --model "$pte" --input "$work/mbv2.in" 2>&1 || true)
+    echo "$out" | grep -q "FAIL" && { echo "$out" >&2; echo "aot_zoo: fused mobilenet_v2_035 differs from the host" >&2; exit 1; }
+    instr=$(echo "$out" | sed -n 's/^inference: \([0-9]*\) instructions.*/\1/p')
+    echo "figure zoo.mobilenet_v2_035.$target.instructions_fused_in_place ${instr:-FAILED}"
+  fi
 done
