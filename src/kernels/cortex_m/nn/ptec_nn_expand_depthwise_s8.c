@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ptec_nn.h"
+#include "ptec_nn_geometry.h"
 
 /* Out rows of the depthwise per math call: each call redoes per-call work
  * (the expansion's per-channel sums, the depthwise's filter tables), and
@@ -24,27 +25,6 @@ static int32_t block_rows(const ptec_nn_conv_params *p)
     return p->stride.h == 1 ? 4 : 2;
 }
 
-static uint64_t align16(uint64_t n)
-{
-    return (n + 15u) & ~(uint64_t)15u;
-}
-
-static int64_t out_size(int64_t size, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation)
-{
-    const int64_t span = size + 2 * padding - dilation * (kernel - 1) - 1;
-    return span < 0 || stride <= 0 ? -1 : span / stride + 1;
-}
-
-static uint64_t elements(const ptec_nn_dims *d)
-{
-    return (uint64_t)d->n * (uint64_t)d->h * (uint64_t)d->w * (uint64_t)d->c;
-}
-
-static bool non_negative(const ptec_nn_dims *d)
-{
-    return d->n >= 0 && d->h >= 0 && d->w >= 0 && d->c >= 0;
-}
-
 bool ptec_nn_expand_depthwise_fits(const ptec_nn_expand_depthwise_args *args)
 {
     const ptec_nn_conv_params *p = &args->params, *ep = &args->expand_params;
@@ -54,13 +34,16 @@ bool ptec_nn_expand_depthwise_fits(const ptec_nn_expand_depthwise_args *args)
      * padding, so each input row makes one expanded row). The depthwise:
      * depth multiplier 1 over E channels, and no out row whose taps all
      * fall in the padding (its window of expanded rows would be empty). */
-    return non_negative(in) && non_negative(out) && ep->stride.h == 1 && ep->stride.w == 1 &&
-           ep->padding.h == 0 && ep->padding.w == 0 && ep->dilation.h >= 1 && ep->dilation.w >= 1 && e->n >= 1 && e->h == 1 && e->w == 1 && e->c == in->c &&
+    return ptec_nn_dims_non_negative(in) && ptec_nn_dims_non_negative(out) &&
+           ep->stride.h == 1 && ep->stride.w == 1 && ep->padding.h == 0 && ep->padding.w == 0 &&
+           ep->dilation.h >= 1 && ep->dilation.w >= 1 &&
+           e->n >= 1 && e->h == 1 && e->w == 1 && e->c == in->c &&
            f->n == 1 && f->h >= 1 && f->w >= 1 && f->c == e->n && out->c == e->n && out->n == in->n &&
            p->stride.h >= 1 && p->stride.w >= 1 && p->dilation.h >= 1 && p->dilation.w >= 1 &&
-           p->padding.h >= 0 && p->padding.w >= 0 && (int64_t)p->padding.h <= (int64_t)p->dilation.h * (f->h - 1) &&
-           out_size(in->h, f->h, p->stride.h, p->padding.h, p->dilation.h) == out->h &&
-           out_size(in->w, f->w, p->stride.w, p->padding.w, p->dilation.w) == out->w;
+           p->padding.h >= 0 && p->padding.w >= 0 &&
+           (int64_t)p->padding.h <= (int64_t)p->dilation.h * (f->h - 1) &&
+           ptec_nn_out_size(in->h, f->h, p->stride.h, p->padding.h, p->dilation.h) == out->h &&
+           ptec_nn_out_size(in->w, f->w, p->stride.w, p->padding.w, p->dilation.w) == out->w;
 }
 
 /* Expanded rows a block of block_rows() out rows reads: at most the
@@ -68,7 +51,8 @@ bool ptec_nn_expand_depthwise_fits(const ptec_nn_expand_depthwise_args *args)
 static int64_t window_rows(const ptec_nn_expand_depthwise_args *args)
 {
     const ptec_nn_conv_params *p = &args->params;
-    const int64_t rows = (int64_t)(block_rows(p) - 1) * p->stride.h + (int64_t)p->dilation.h * (args->filter_dims.h - 1) + 1;
+    const int64_t rows =
+        (int64_t)(block_rows(p) - 1) * p->stride.h + (int64_t)p->dilation.h * (args->filter_dims.h - 1) + 1;
     return rows < args->input_dims.h ? rows : args->input_dims.h;
 }
 
@@ -80,13 +64,13 @@ static uint64_t math_bytes(const ptec_nn_expand_depthwise_args *args, int32_t wi
     const ptec_nn_dims e_rows = {1, window, args->input_dims.w, args->expand_dims.n};
     const uint64_t expand = ptec_nn_convolve_s8_buffer_size(&in_rows, &args->expand_dims);
     const uint64_t depthwise = ptec_nn_depthwise_conv_s8_buffer_size(&e_rows, &args->filter_dims);
-    return align16(expand > depthwise ? expand : depthwise);
+    return ptec_nn_align16(expand > depthwise ? expand : depthwise);
 }
 
 uint32_t ptec_nn_expand_depthwise_s8_buffer_size(const ptec_nn_expand_depthwise_args *args)
 {
-    if (!ptec_nn_expand_depthwise_fits(args) || elements(&args->input_dims) == 0 ||
-        elements(&args->output_dims) == 0) {
+    if (!ptec_nn_expand_depthwise_fits(args) || ptec_nn_elements(&args->input_dims) == 0 ||
+        ptec_nn_elements(&args->output_dims) == 0) {
         return 0;
     }
     const uint64_t row = (uint64_t)args->input_dims.w * (uint64_t)args->expand_dims.n;
@@ -105,7 +89,7 @@ ptec_status ptec_nn_expand_depthwise_s8(ptec_nn_buffer scratch, const ptec_nn_ex
     if (!ptec_nn_expand_depthwise_fits(args)) {
         return PTEC_INVALID_ARGUMENT;
     }
-    if (elements(&args->input_dims) == 0 || elements(&args->output_dims) == 0) {
+    if (ptec_nn_elements(&args->input_dims) == 0 || ptec_nn_elements(&args->output_dims) == 0) {
         return PTEC_OK;
     }
     const uint32_t need = ptec_nn_expand_depthwise_s8_buffer_size(args);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ptec_nn.h"
+#include "ptec_nn_geometry.h"
 
 /* Out rows of a depthwise layer, and pixels of a pointwise one, per math
  * call: the math layers redo per-call work (filter tables per channel
@@ -16,27 +17,6 @@
  * (docs/performance.md has the cost that remains). */
 enum { DEPTHWISE_BLOCK_ROWS = 4, POINTWISE_CHUNK_PIXELS = 32 };
 
-static uint64_t align16(uint64_t n)
-{
-    return (n + 15u) & ~(uint64_t)15u;
-}
-
-static int64_t out_size(int64_t size, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation)
-{
-    const int64_t span = size + 2 * padding - dilation * (kernel - 1) - 1;
-    return span < 0 || stride <= 0 ? -1 : span / stride + 1;
-}
-
-static uint64_t elements(const ptec_nn_dims *d)
-{
-    return (uint64_t)d->n * (uint64_t)d->h * (uint64_t)d->w * (uint64_t)d->c;
-}
-
-static bool non_negative(const ptec_nn_dims *d)
-{
-    return d->n >= 0 && d->h >= 0 && d->w >= 0 && d->c >= 0;
-}
-
 bool ptec_nn_depthwise_in_place_fits(const ptec_nn_conv_params *params, const ptec_nn_dims *dims,
                                      const ptec_nn_dims *filter_dims)
 {
@@ -44,10 +24,10 @@ bool ptec_nn_depthwise_in_place_fits(const ptec_nn_conv_params *params, const pt
     const ptec_nn_dims *d = dims, *f = filter_dims;
     /* Stride 1 along H with out.h == in.h: 2 * padding.h == dilation.h *
      * (KH - 1), so out row y reads input rows y - padding.h .. y + padding.h. */
-    return non_negative(d) && f->n == 1 && f->h >= 1 && f->w >= 1 && f->c == d->c && p->stride.h == 1 &&
+    return ptec_nn_dims_non_negative(d) && f->n == 1 && f->h >= 1 && f->w >= 1 && f->c == d->c && p->stride.h == 1 &&
            p->padding.h >= 0 && p->padding.w >= 0 && p->dilation.h >= 1 && p->dilation.w >= 1 &&
-           out_size(d->h, f->h, 1, p->padding.h, p->dilation.h) == d->h &&
-           out_size(d->w, f->w, p->stride.w, p->padding.w, p->dilation.w) == d->w;
+           ptec_nn_out_size(d->h, f->h, 1, p->padding.h, p->dilation.h) == d->h &&
+           ptec_nn_out_size(d->w, f->w, p->stride.w, p->padding.w, p->dilation.w) == d->w;
 }
 
 bool ptec_nn_pointwise_in_place_fits(const ptec_nn_conv_params *params, const ptec_nn_dims *dims,
@@ -56,7 +36,7 @@ bool ptec_nn_pointwise_in_place_fits(const ptec_nn_conv_params *params, const pt
     const ptec_nn_conv_params *p = params;
     const ptec_nn_dims *d = dims, *f = filter_dims;
     /* Every out pixel reads only the input pixel under it. */
-    return non_negative(d) && f->h == 1 && f->w == 1 && f->n == d->c && f->c >= 1 && d->c % f->c == 0 &&
+    return ptec_nn_dims_non_negative(d) && f->h == 1 && f->w == 1 && f->n == d->c && f->c >= 1 && d->c % f->c == 0 &&
            p->stride.h == 1 && p->stride.w == 1 && p->padding.h == 0 && p->padding.w == 0;
 }
 
@@ -78,7 +58,7 @@ static uint64_t pending_rows(const ptec_nn_conv_params *p, const ptec_nn_dims *d
 uint32_t ptec_nn_depthwise_in_place_s8_buffer_size(const ptec_nn_conv_params *params, const ptec_nn_dims *dims,
                                                    const ptec_nn_dims *filter_dims)
 {
-    if (!ptec_nn_depthwise_in_place_fits(params, dims, filter_dims) || elements(dims) == 0) {
+    if (!ptec_nn_depthwise_in_place_fits(params, dims, filter_dims) || ptec_nn_elements(dims) == 0) {
         return 0;
     }
     const uint64_t row = (uint64_t)dims->w * (uint64_t)dims->c;
@@ -88,7 +68,7 @@ uint32_t ptec_nn_depthwise_in_place_s8_buffer_size(const ptec_nn_conv_params *pa
     }
     const ptec_nn_dims widest = {1, (int32_t)window, dims->w, dims->c};
     /* row < 2^32 and pending_rows < 2^31: the product stays below 2^63. */
-    const uint64_t total = align16(ptec_nn_depthwise_conv_s8_buffer_size(&widest, filter_dims)) +
+    const uint64_t total = ptec_nn_align16(ptec_nn_depthwise_conv_s8_buffer_size(&widest, filter_dims)) +
                            pending_rows(params, dims) * row;
     return total > UINT32_MAX ? 0u : (uint32_t)total;
 }
@@ -102,11 +82,11 @@ static uint64_t pointwise_chunk(const ptec_nn_dims *d)
 uint32_t ptec_nn_pointwise_in_place_s8_buffer_size(const ptec_nn_conv_params *params, const ptec_nn_dims *dims,
                                                    const ptec_nn_dims *filter_dims)
 {
-    if (!ptec_nn_pointwise_in_place_fits(params, dims, filter_dims) || elements(dims) == 0) {
+    if (!ptec_nn_pointwise_in_place_fits(params, dims, filter_dims) || ptec_nn_elements(dims) == 0) {
         return 0;
     }
     const ptec_nn_dims run = {1, 1, (int32_t)pointwise_chunk(dims), dims->c};
-    const uint64_t total = align16(ptec_nn_convolve_s8_buffer_size(&run, filter_dims)) +
+    const uint64_t total = ptec_nn_align16(ptec_nn_convolve_s8_buffer_size(&run, filter_dims)) +
                            (uint64_t)run.w * (uint64_t)run.c;
     return total > UINT32_MAX ? 0u : (uint32_t)total;
 }
@@ -119,7 +99,7 @@ ptec_status ptec_nn_depthwise_in_place_s8(ptec_nn_buffer scratch, const ptec_nn_
     if (!ptec_nn_depthwise_in_place_fits(params, dims, filter_dims)) {
         return PTEC_INVALID_ARGUMENT;
     }
-    if (elements(dims) == 0) {
+    if (ptec_nn_elements(dims) == 0) {
         return PTEC_OK;
     }
     const uint32_t need = ptec_nn_depthwise_in_place_s8_buffer_size(params, dims, filter_dims);
@@ -129,7 +109,7 @@ ptec_status ptec_nn_depthwise_in_place_s8(ptec_nn_buffer scratch, const ptec_nn_
     const ptec_nn_dims d = *dims;
     const int32_t pad = params->padding.h;
     const ptec_nn_dims widest = {1, 2 * pad + (int32_t)block_rows(dims), d.w, d.c};
-    const uint32_t math = (uint32_t)align16(ptec_nn_depthwise_conv_s8_buffer_size(&widest, filter_dims));
+    const uint32_t math = (uint32_t)ptec_nn_align16(ptec_nn_depthwise_conv_s8_buffer_size(&widest, filter_dims));
     const ptec_nn_buffer math_buf = {scratch.buf, math};
     int8_t *pending = (int8_t *)scratch.buf + math;
     const size_t row = (size_t)d.w * (size_t)d.c;
@@ -180,7 +160,7 @@ ptec_status ptec_nn_pointwise_in_place_s8(ptec_nn_buffer scratch, const ptec_nn_
     if (!ptec_nn_pointwise_in_place_fits(params, dims, filter_dims)) {
         return PTEC_INVALID_ARGUMENT;
     }
-    if (elements(dims) == 0) {
+    if (ptec_nn_elements(dims) == 0) {
         return PTEC_OK;
     }
     const uint32_t need = ptec_nn_pointwise_in_place_s8_buffer_size(params, dims, filter_dims);
@@ -190,7 +170,7 @@ ptec_status ptec_nn_pointwise_in_place_s8(ptec_nn_buffer scratch, const ptec_nn_
     const uint64_t pixels = (uint64_t)dims->n * (uint64_t)dims->h * (uint64_t)dims->w;
     const uint64_t chunk = pointwise_chunk(dims);
     const ptec_nn_dims full = {1, 1, (int32_t)chunk, dims->c};
-    const uint32_t math = (uint32_t)align16(ptec_nn_convolve_s8_buffer_size(&full, filter_dims));
+    const uint32_t math = (uint32_t)ptec_nn_align16(ptec_nn_convolve_s8_buffer_size(&full, filter_dims));
     const ptec_nn_buffer math_buf = {scratch.buf, math};
     int8_t *saved = (int8_t *)scratch.buf + math;
     const size_t pixel = (size_t)dims->c;
