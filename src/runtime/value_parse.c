@@ -168,22 +168,29 @@ static ptec_status tensor_parse(ptec_exec_ctx *ctx, uint32_t index, const fb_tab
     /* Kernels address elements with int32 strides (kernels/portable/strides.h):
      * the product of the extents with a 0 counted as 1 (the strides' largest,
      * and never below the element count) stays below 2^31. A tensor that
-     * large cannot be in a Cortex-M's memory anyway (2 GB of int8). */
-    uint64_t numel = 1, span = 1, nbytes;
+     * large cannot be in a Cortex-M's memory anyway (2 GB of int8). Every
+     * factor is below 2^31 and every partial product checked below 2^31, so
+     * the products fit 64 bits without a division (a library call on a
+     * 32-bit core, once per dim of every tensor). */
+    uint64_t numel = 1, span = 1;
     uint32_t seen = 0;
     for (uint32_t d = 0; d < sizes.count; ++d) {
         int32_t extent = (int32_t)fb_le32(size_bytes + 4u * d);
         uint8_t axis = fb->base[dim_order.data + d];
-        if (extent < 0 || axis >= sizes.count || (seen & (1u << axis)) ||
-            !ptec_mul_u64(numel, (uint64_t)extent, UINT32_MAX, &numel) ||
-            !ptec_mul_u64(span, extent > 1 ? (uint64_t)extent : 1u, INT32_MAX, &span)) {
+        if (extent >= 0) {
+            numel *= (uint64_t)extent;
+            span *= extent > 1 ? (uint64_t)extent : 1u;
+        }
+        if (extent < 0 || axis >= sizes.count || (seen & (1u << axis)) || span > (uint64_t)INT32_MAX) {
             return value_fail(ctx, PTEC_INVALID_PROGRAM, index,
                               PTEC_MSG("bad shape: negative size, 2^31 elements or more, or dim_order not a "
                                        "permutation"));
         }
         seen |= 1u << axis;
     }
-    if (!ptec_mul_u64(numel, elem, UINT32_MAX, &nbytes)) {
+    /* numel <= span < 2^31 and elem <= 8: nbytes < 2^34 */
+    const uint64_t nbytes = numel * elem;
+    if (nbytes > UINT32_MAX) {
         return value_fail(ctx, PTEC_INVALID_PROGRAM, index, PTEC_MSG("tensor too large"));
     }
     tensor->sizes = (const int32_t *)(const void *)size_bytes;
