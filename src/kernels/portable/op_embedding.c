@@ -19,16 +19,6 @@ typedef struct embedding_state {
     uint8_t wide;       /* indices are int64 (else int32) */
 } embedding_state;
 
-static bool is_contiguous(const ptec_tensor *t)
-{
-    for (int d = 0; d < (int)t->rank; ++d) {
-        if (t->dim_order[d] != d) {
-            return false;
-        }
-    }
-    return true;
-}
-
 static ptec_status prepare(ptec_op *op)
 {
     embedding_state *s = op->state;
@@ -60,7 +50,7 @@ static ptec_status prepare(ptec_op *op)
     if (out->flags & PTEC_TENSOR_CONSTANT) {
         return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 5, PTEC_MSG("out must not be a constant tensor"));
     }
-    if (!is_contiguous(weight) || !is_contiguous(indices) || !is_contiguous(out)) {
+    if (!ptec_tensor_is_contiguous(weight) || !ptec_tensor_is_contiguous(indices) || !ptec_tensor_is_contiguous(out)) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, -1, PTEC_MSG("weight, indices and out must be contiguous"));
     }
     if (indices->rank + 1 > PTEC_MAX_RANK) {

@@ -24,16 +24,6 @@ typedef struct flat_index_state {
     int32_t sizes[MAX_INDICES];  /* the indexed dims' sizes */
 } flat_index_state;
 
-static bool is_contiguous(const ptec_tensor *t)
-{
-    for (int d = 0; d < (int)t->rank; ++d) {
-        if (t->dim_order[d] != d) {
-            return false;
-        }
-    }
-    return true;
-}
-
 /* Whether t broadcasts to out's sizes (t's dims aligned with out's last) */
 static bool broadcasts_to(const ptec_tensor *t, const ptec_tensor *out)
 {
@@ -66,7 +56,7 @@ static ptec_status prepare(ptec_op *op)
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, F_SIZES,
                             PTEC_MSG("there must be one size per index tensor, and at least one"));
     }
-    if (out->dtype != PTEC_DTYPE_LONG || !is_contiguous(out)) {
+    if (out->dtype != PTEC_DTYPE_LONG || !ptec_tensor_is_contiguous(out)) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, F_OUT, PTEC_MSG("out must be a contiguous int64 tensor"));
     }
     if (out->flags & PTEC_TENSOR_CONSTANT) {
@@ -86,7 +76,7 @@ static ptec_status prepare(ptec_op *op)
         if ((st = ptec_op_get_tensor_list_item(op, F_INDICES, k, &temp, &t)) != PTEC_OK) {
             return st;
         }
-        if (t->dtype != PTEC_DTYPE_LONG || !is_contiguous(t)) {
+        if (t->dtype != PTEC_DTYPE_LONG || !ptec_tensor_is_contiguous(t)) {
             return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, F_INDICES,
                                 PTEC_MSG("every index must be a contiguous int64 tensor"));
         }

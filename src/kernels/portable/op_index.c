@@ -18,16 +18,6 @@ typedef struct index_state {
     uint32_t row_bytes; /* one self.sizes[k:] block */
 } index_state;
 
-static bool row_major(const ptec_tensor *t)
-{
-    for (uint8_t d = 0; d < t->rank; ++d) {
-        if (t->dim_order[d] != d) {
-            return false;
-        }
-    }
-    return true;
-}
-
 static ptec_status prepare(ptec_op *op)
 {
     index_state *s = op->state;
@@ -58,14 +48,14 @@ static ptec_status prepare(ptec_op *op)
             return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 1, PTEC_MSG("the mask's shape is not self's leading dims"));
         }
     }
-    if (!row_major(self) || !row_major(mask)) {
+    if (!ptec_tensor_is_contiguous(self) || !ptec_tensor_is_contiguous(mask)) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, 0, PTEC_MSG("self and the mask must be row-major"));
     }
     size_t es = ptec_dtype_size(self->dtype);
     if (out->dtype != self->dtype || es == 0u) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 2, PTEC_MSG("out must have self's dtype"));
     }
-    if (!(out->flags & PTEC_TENSOR_DYNAMIC) || (out->flags & PTEC_TENSOR_CONSTANT) || !row_major(out) ||
+    if (!(out->flags & PTEC_TENSOR_DYNAMIC) || (out->flags & PTEC_TENSOR_CONSTANT) || !ptec_tensor_is_contiguous(out) ||
         out->rank != 1u + self->rank - k) {
         return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 2,
                             PTEC_MSG("out must be a row-major bound-dynamic tensor of one dim plus self's kept dims"));
