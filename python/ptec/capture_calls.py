@@ -223,6 +223,9 @@ def _reduce_max_nodes(name: str, src: str, shape, dims, keepdim: bool, negate: b
     if negate:
         cur = step("neg", [cur])
     nodes[-1].name = name
+    # marks the steps as one reduction: of a selection x[mask], whose length
+    # varies per run, capture_selection_rows redoes them over x
+    nodes[0].attrs["reduce_max"] = (sorted(reduced), keepdim, negate, [n.name for n in nodes])
     return nodes
 
 

@@ -14,7 +14,9 @@ selection or without it:
 - a whole-tensor sum is the sum of where(m, x, 0); a mean that sum over the
   mask's count (0 / 0 for an empty selection: NaN, as torch);
 - a whole-tensor max is the max of where(m, x, min(x)), min likewise (an
-  empty selection gives x's min (max), where torch raises an error).
+  empty selection gives x's min (max), where torch raises an error);
+- views, layers acting on each row, sort / topk / kthvalue, cat and
+  reductions over dims: capture_selection_rows.
 
 What is left reading a selection is refused naming it (`refuse_consumers`)."""
 from __future__ import annotations
@@ -87,17 +89,33 @@ def _numel(shape) -> int:
     return int(np.prod(shape)) if shape else 1
 
 
-def _same_mask(g: Graph, a: str, b: str) -> bool:
-    """The same bool value: one node, or two comparisons / logical ops of
-    the same inputs and attributes (x[x > 0] + y[x > 0] traces x > 0 twice)."""
+# ops whose value is not a function of their inputs and attributes alone
+_NOT_PURE = {"input", "state", "state_write", "unsupported", "random_dropout", "random_fractional_pick"}
+
+
+def _same_attr(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype \
+            and np.array_equal(a, b)
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def _same_mask(g: Graph, a: str, b: str, depth: int = 0) -> bool:
+    """The same bool value: one node, or two nodes of one op and attributes
+    computing it from the same values (x[x > 0] + y[x > 0] traces x > 0
+    twice; `b[b[:, 0] > 0]` written twice traces the view, the slice and
+    the comparison twice)."""
     if a == b:
         return True
     na, nb = g.node(a), g.node(b)
-    if na.op != nb.op or na.op not in ("compare", "logical") or na.inputs != nb.inputs:
+    if depth > 16 or na.op != nb.op or na.op in _NOT_PURE or len(na.inputs) != len(nb.inputs):
         return False
     attrs = [{k: v for k, v in n.attrs.items() if k != "source"} for n in (na, nb)]
-    return attrs[0].keys() == attrs[1].keys() and all(
-        np.array_equal(np.asarray(v), np.asarray(attrs[1][k])) for k, v in attrs[0].items())
+    return attrs[0].keys() == attrs[1].keys() and all(_same_attr(v, attrs[1][k]) for k, v in attrs[0].items()) \
+        and all(_same_mask(g, x, y, depth + 1) for x, y in zip(na.inputs, nb.inputs))
 
 
 def _same_before_and_after(shape, sel: Node) -> bool:
@@ -166,12 +184,20 @@ def _reduce_whole(g: Graph, first: Node, sel: Node, error) -> bool:
     marked on its first node) of a selection, redone over the selected
     tensor; False for any other node."""
     from .capture_calls import _reduce_max_nodes
+    from .capture_selection_rows import table
     kind, steps = first.attrs.get("whole", (None, None))
-    if kind is None or first.inputs != [sel.name] or sel.attrs.get("rows"):
-        return False          # (a rows mask does not broadcast with x as where needs)
+    if kind is None or first.inputs != [sel.name]:
+        return False
     x, mask = sel.inputs
     n = sel.shape[0]
-    if kind == "mean" and g.node(mask).shape is not None and _numel(g.node(mask).shape) != n:
+    pre = _Steps(f"{steps[-1]}__rows")
+    x_numel, mask_numel = _numel(g.node(x).shape), _numel(g.node(mask).shape)
+    if sel.attrs.get("rows"):   # x viewed as its rows [L, rest...], the mask [L, 1...] to broadcast over them
+        _, shape, _, rows = table(g, sel)
+        x = pre("reshape", [x], target_shape=shape)
+        mask = pre("reshape", [mask], target_shape=[rows] + [1] * (len(shape) - 1))
+        n = x_numel
+    elif kind == "mean" and mask_numel != n:
         raise error(f"operator not supported: {origin(first)} averages {origin(sel)}'s result with a mask "
                     "broadcast to x: the count needs the mask of x's own shape (mask.expand_as(x))")
     end = steps[-1]
@@ -180,16 +206,16 @@ def _reduce_whole(g: Graph, first: Node, sel: Node, error) -> bool:
         total = s("mean", [s("reshape", [s("where", [mask, x, s.const(0.0)])], target_shape=[1, n])],
                   dim=[1], keepdim=False)
         if kind == "mean":     # mean over the selected = mean(where(m, x, 0)) / mean(m)
-            share = s("mean", [s("reshape", [s("bool_to", [mask], dtype="float32")], target_shape=[1, n])],
+            share = s("mean", [s("reshape", [s("bool_to", [mask], dtype="float32")], target_shape=[1, mask_numel])],
                       dim=[1], keepdim=False)
             total = s("div", [total, share])
         else:
             total = s("mul", [total, s.const(float(n))])
         s("reshape", [total], target_shape=[])
     else:
-        flat = s("reshape", [x], target_shape=[1, _numel(g.node(x).shape)])
+        flat = s("reshape", [x], target_shape=[1, x_numel])
         # the unselected take x's opposite extreme, which never wins
-        other = _reduce_max_nodes(f"{end}__selfar", flat, [1, _numel(g.node(x).shape)], [1], False,
+        other = _reduce_max_nodes(f"{end}__selfar", flat, [1, x_numel], [1], False,
                                   kind == "max")
         s.nodes.extend(other)
         kept = s("reshape", [s("where", [mask, x, other[-1].name])], target_shape=[1, n])
@@ -198,20 +224,26 @@ def _reduce_whole(g: Graph, first: Node, sel: Node, error) -> bool:
     s.nodes[-1].name = end
     s.nodes[-1].attrs["source"] = origin(g.node(end))
     at = g.nodes.index(first)
-    g.nodes = g.nodes[:at] + s.nodes + [m for m in g.nodes[at:] if m.name not in steps]
+    g.nodes = g.nodes[:at] + pre.nodes + s.nodes + \
+        [m for m in g.nodes[at:] if m.name not in steps]
     return True
 
 
 def through_selections(g: Graph, error) -> bool:
-    """Rewrites the nodes reading a selection (the module docstring); True
-    when any changed, after which the graph's shapes need inferring again."""
+    """Rewrites the nodes reading a selection (the module docstring, and
+    capture_selection_rows'); True when any changed, after which the
+    graph's shapes need inferring again."""
+    from . import capture_selection_rows as rows
     changed = False
     progress = True
     while progress:
         progress = False
         for sel in [n for n in g.nodes if n.op == "masked_select"]:
             for user in g.users(sel.name):
-                if (_elementwise(user) and _move_elementwise(g, user, sel)) or _reduce_whole(g, user, sel, error):
+                if _reduce_whole(g, user, sel, error) or rows.reduce_rows(g, user, sel) \
+                        or (_elementwise(user) and _move_elementwise(g, user, sel)) \
+                        or any(rewrite(g, user, sel) for rewrite in (rows.move_rowwise, rows.split_rows,
+                                                                      rows.join_rows, rows.order_rows)):
                     progress = changed = True
                     break
             if progress:
@@ -232,6 +264,7 @@ def refuse_consumers(g: Graph, error) -> None:
         users = g.users(n.name)
         if users:
             raise error(f"operator not supported: {origin(users[0])} takes {origin(n)}'s result, whose length "
-                        "depends on the values: a bool-mask selection can only be a program output or go "
-                        "into element-wise ops and whole-tensor sum / mean / max / min "
-                        "(torch.where(mask, x, 0) keeps the shape and runs)")
+                        "depends on the values, in a way ptec cannot compute over x: a bool-mask selection can "
+                        "be a program output or go into element-wise ops, layers acting on each of its rows, "
+                        "views keeping or splitting its rows, sort / topk / kthvalue, cat, and sum / mean / "
+                        "max / min (docs/aot.md); torch.where(mask, x, 0) keeps the shape and runs")

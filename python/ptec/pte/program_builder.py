@@ -163,6 +163,7 @@ class ProgramBuilder:
 
     def constant(self, array, scalar_type: Optional[int] = None, sizes=None) -> int:
         """A constant tensor; identical bytes share one constant-segment entry."""
+        shape = np.shape(array)          # (ascontiguousarray makes a 0-d array 1-d)
         arr = np.ascontiguousarray(array)
         st = ScalarType(scalar_type) if scalar_type is not None else _NP_TO_SCALAR[arr.dtype]
         data = arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
@@ -171,7 +172,7 @@ class ProgramBuilder:
             buf = len(self._constants)
             self._constants.append(data)
             self._constant_index[data] = buf
-        sizes = list(arr.shape) if sizes is None else [int(s) for s in sizes]
+        sizes = list(shape) if sizes is None else [int(s) for s in sizes]
         t = Tensor(scalar_type=st, sizes=[int(s) for s in sizes],
                    dim_order=bytes(contiguous(len(sizes))), data_buffer_idx=buf)
         return self.add(t)

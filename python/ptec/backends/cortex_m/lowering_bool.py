@@ -129,7 +129,7 @@ def bool_value(ctx, name: str) -> Act:
     return a
 
 
-def _is_bool_input(ctx, name: str) -> bool:
+def is_bool_input(ctx, name: str) -> bool:
     node = ctx.g.node(name)
     if node.op == "constant":
         return np.asarray(node.attrs["value"]).dtype == np.bool_
@@ -140,7 +140,7 @@ def op_compare(ctx, n: Node):
     kind = n.attrs["kind"]
     if "scalar" in n.attrs:
         c = float(n.attrs["scalar"])
-        if _is_bool_input(ctx, n.inputs[0]):
+        if is_bool_input(ctx, n.inputs[0]):
             # torch compares a bool with a number in float32: 0/1 against c rounded to float32
             return _call(ctx, f"aten::{kind}.Scalar_out", dict(self=bool_value(ctx, n.inputs[0]),
                                                               other=float(np.float32(c))), BOOL, n.shape)
@@ -151,7 +151,7 @@ def op_compare(ctx, n: Node):
         code_kind, k = code_comparison(kind, c, float(x.scale), int(x.zp))
         return _call(ctx, f"aten::{code_kind}.Scalar_out", dict(self=x, other=int(k)), BOOL, n.shape)
     a, b = n.inputs
-    if _is_bool_input(ctx, a):
+    if is_bool_input(ctx, a):
         x, y = bool_value(ctx, a), bool_value(ctx, b)
     else:
         x, y = (ctx.get(v) for v in (a, b))
