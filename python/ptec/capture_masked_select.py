@@ -77,7 +77,10 @@ def bound(x_shape, mask_shape, rows: bool = False) -> List[int]:
 # element-wise ops of the float graph (ir.eval_node): each output element a
 # function of the operands' elements at the same (broadcast) position
 _ELEMENTWISE_OPS = {"clamp", "add", "sub", "mul", "div", "minimum", "maximum", "binary_math", "identity",
-                    "elementwise"}
+                    "elementwise", "where", "bool_to",
+                    # a bool selection (x[m] > 1) is only a mask of another selection by m
+                    # (capture_selection_rows.select_within); refuse_consumers refuses the rest
+                    "compare", "logical"}
 
 
 def _elementwise(n: Node) -> bool:
@@ -242,8 +245,9 @@ def through_selections(g: Graph, error) -> bool:
             for user in g.users(sel.name):
                 if _reduce_whole(g, user, sel, error) or rows.reduce_rows(g, user, sel) \
                         or (_elementwise(user) and _move_elementwise(g, user, sel)) \
-                        or any(rewrite(g, user, sel) for rewrite in (rows.move_rowwise, rows.split_rows,
-                                                                      rows.join_rows, rows.order_rows)):
+                        or any(rewrite(g, user, sel) for rewrite in (rows.select_within, rows.move_rowwise,
+                                                                      rows.split_rows, rows.join_rows,
+                                                                      rows.order_rows)):
                     progress = changed = True
                     break
             if progress:
@@ -261,6 +265,10 @@ def refuse_consumers(g: Graph, error) -> None:
     for n in g.nodes:
         if n.op != "masked_select":
             continue
+        if g.node(n.inputs[0]).op in ("compare", "logical"):
+            raise error(f"operator not supported: {origin(n)} selects bool values (a comparison of a selection), "
+                        "which ptec runs only as the mask of a selection by the same mask "
+                        "(x[m][x[m] > 1]); return the float selection and compare outside the program")
         users = g.users(n.name)
         if users:
             raise error(f"operator not supported: {origin(users[0])} takes {origin(n)}'s result, whose length "

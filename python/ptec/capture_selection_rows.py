@@ -25,7 +25,10 @@ after it:
   (1s first: exact, no arithmetic on the count) (`order_rows`);
 - a sum / mean / max / min over dims with dim 0 reduce where(M, X, 0) (the
   sum; the mean over the mask's share) or where(M, X, x's opposite end)
-  (`reduce_rows`), as capture_masked_select's whole-tensor reductions.
+  (`reduce_rows`), as capture_masked_select's whole-tensor reductions;
+- a selection of a selection by a comparison of it (moved before the first
+  as an element-wise op: a bool selection by the same mask) is one
+  selection of X by both masks (`select_within`).
 
 Where torch raises on a short selection (topk's k or kthvalue's k above its
 length, max / min of no rows) ptec gives the fill, x's far end; an empty
@@ -166,7 +169,11 @@ def split_rows(g: Graph, user: Node, sel: Node) -> bool:
         return False
     if "target_shape" in a:
         t = [int(v) for v in a["target_shape"]]
-        if not t or t[0] != -1 or -1 in t[1:] or _numel(t[1:]) == 0 or rest % _numel(t[1:]):
+        if not t or -1 in t[1:] or _numel(t[1:]) == 0 or rest % _numel(t[1:]):
+            return False
+        # a size the trace wrote from the example (x[m][:, 1]'s view), of at
+        # least 2 rows (1 row [1, n] may be unsqueeze(0)'s), stands for -1
+        if t[0] != -1 and (t[0] % (rest // _numel(t[1:])) or t[0] // (rest // _numel(t[1:])) < 2):
             return False
         t = t[1:]
     elif "flatten" in a and a["flatten"][0] % len(sel.shape) == 0 and a["flatten"][1] % len(sel.shape) == \
@@ -185,6 +192,32 @@ def split_rows(g: Graph, user: Node, sel: Node) -> bool:
                          ones], [L, j])
         mask = s("reshape", [s("compare", [wide], [L, j], kind="gt", scalar=0.5)], [L * j], target_shape=[L * j])
     _pick(s, user.name, whole, [L * j] + t, mask, origin(user))
+    _replace(g, [user.name], s.nodes)
+    return True
+
+
+def select_within(g: Graph, user: Node, sel: Node) -> bool:
+    """A selection of a selection by a bool selection by the same mask
+    (`s = x[m]; s[s > 1]`, `b = boxes[m]; b[b[:, 1] > 0]`): one selection
+    of X by M and the inner mask's table both set."""
+    if user.op != "masked_select" or user.inputs[0] != sel.name:
+        return False
+    inner = g.node(user.inputs[1])
+    if inner.op != "masked_select" or not _same_selection(g, inner, sel):
+        return False
+    s = _Steps(user.name)
+    X, shape, M, L = _flat(s, g, sel)
+    C, cshape, _, _ = _flat(s, g, inner)
+    lead = cshape[1:]
+    if list(shape[1:len(cshape)]) != list(lead):
+        return False
+    Mb = M if not lead else s("reshape", [M], [L] + [1] * len(lead), target_shape=[L] + [1] * len(lead))
+    both = s("logical", [Mb, C], cshape, kind="and")
+    n = _numel(cshape)
+    out = [n] + list(shape[len(cshape):])
+    whole = X if len(cshape) == 1 else s("reshape", [X], out, target_shape=out)
+    mask = both if len(cshape) == 1 else s("reshape", [both], [n], target_shape=[n])
+    _pick(s, user.name, whole, out, mask, origin(user))
     _replace(g, [user.name], s.nodes)
     return True
 

@@ -42,6 +42,12 @@ CALLS = {
     "keep(x) @ w": (lambda x: keep(x) @ torch.linspace(-1, 1, 12).reshape(4, 3), 1.0),
     "keep(x).amin(1)": (lambda x: keep(x).amin(1), 1.0),                              # 0.94: -max(-x)
     "cat([keep(x), keep(x)[:, :1] * 2], 1)": (lambda x: torch.cat([keep(x), keep(x)[:, :1] * 2], 1), 1.0),
+    # a selection of a selection, a column of one, where of one
+    "x[x > 0][x[x > 0] > 1]": (lambda x: x[x > 0][x[x > 0] > 1], 0.5),
+    "keep(x)[:, 1]": (lambda x: keep(x)[:, 1], 0.5),
+    "keep(x)[keep(x)[:, 1] > 0]": (lambda x: keep(x)[keep(x)[:, 1] > 0], 0.5),
+    "keep(x)[keep(x) > 0.5]": (lambda x: keep(x)[keep(x) > 0.5], 0.5),
+    "where(x[x > 0] > 1, x[x > 0], 0)": (lambda x: torch.where(x[x > 0] > 1, x[x > 0], 0.0), 1.5),   # 1.35
     # across the rows
     "x[x > 0].sort()": (lambda x: x[x > 0].sort()[0], 1.5),                # 1.18: where's grid, then x's
     "x[x > 0].sort(descending=True)": (lambda x: torch.sort(x[x > 0], descending=True)[0], 1.0),
@@ -171,3 +177,14 @@ BOARD_CALLS = {
 def test_board_prints_the_reference_bytes(name, target, tmp_path):
     res = _compiled(BOARD_CALLS[name])
     board_matches_reference(res.data, _inputs(1, 5)[0].numpy(), target, tmp_path)
+
+
+def test_a_bool_selection_is_refused_as_an_output():
+    """x[x > 0] > 1 as a program output would come out as float 0/1 where
+    torch gives bool: refused naming the comparison."""
+    x = _inputs(1, 6)[0]
+    with pytest.raises(Exception) as e:
+        compile_model(Call(lambda x: x[x > 0] > 1).eval(), [x], [(x,)])
+    message = str(e.value)
+    assert "\n" not in message and "operator not supported" in message and "gt" in message, message
+    assert "selects bool values" in message, message
