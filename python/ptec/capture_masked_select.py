@@ -135,6 +135,22 @@ def _same_before_and_after(shape, sel: Node) -> bool:
         return False
 
 
+def _same_rows(a, b, mask_shape, rows: bool) -> bool:
+    """Two tensors selected by one mask give rows that pair up: equal
+    shapes, or (rows) the mask's dims first in both and the other dims
+    broadcasting (x[m] - x[m].mean(1, keepdim=True))."""
+    if list(a) == list(b):
+        return True
+    k = len(mask_shape)
+    if not rows or len(a) != len(b) or list(a[:k]) != list(mask_shape) or list(b[:k]) != list(mask_shape):
+        return False
+    try:
+        torch.broadcast_shapes(torch.Size(a[k:]), torch.Size(b[k:]))
+        return True
+    except RuntimeError:
+        return False
+
+
 def _moved_inputs(g: Graph, user: Node, sel: Node) -> Optional[List[str]]:
     """user's inputs with each selection by sel's mask replaced by the
     selected tensor; None when an operand is neither such a selection nor
@@ -144,7 +160,9 @@ def _moved_inputs(g: Graph, user: Node, sel: Node) -> Optional[List[str]]:
     for name in user.inputs:
         other = g.node(name)
         if other.op == "masked_select" and _same_mask(g, other.inputs[1], sel.inputs[1]) \
-                and g.node(other.inputs[0]).shape == x_shape and other.attrs.get("rows") == sel.attrs.get("rows"):
+                and other.attrs.get("rows") == sel.attrs.get("rows") \
+                and _same_rows(g.node(other.inputs[0]).shape, x_shape, g.node(sel.inputs[1]).shape,
+                               bool(sel.attrs.get("rows"))):
             moved.append(other.inputs[0])
         elif other.op != "masked_select" and other.shape is not None and _same_before_and_after(other.shape, sel):
             moved.append(name)
