@@ -239,13 +239,13 @@ def _computed_index_nodes(fn: torch.fx.Node, shape, idx: tuple, found: dict, by_
 
 def _index_value(node: Optional[Node]) -> Optional[str]:
     """"computed" for an int64 index value of the program (an argmax, an
-    int64 input, x.long() of a float value), "constant" for an integer
-    constant, else None."""
+    int64 input, x.long() of a float value, arithmetic on them: is_index),
+    "constant" for an integer constant, else None."""
     if node is not None and node.op == "constant":
         v = np.asarray(node.attrs["value"])
         return "constant" if np.issubdtype(v.dtype, np.integer) else None
-    if node is not None and (node.op == "argmax" or (node.op == "input" and node.attrs.get("dtype") == "int64")
-                             or (node.op == "to_index" and node.attrs["dtype"] == "int64")):
+    from .capture_indices import is_index      # here: capture_indices imports capture_calls, which imports this
+    if is_index(node):
         return "computed"
     return None
 
