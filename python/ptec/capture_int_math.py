@@ -1,12 +1,12 @@
 """Integer arithmetic on index values (issue 15): `i - 1`, `1 - i`,
 `ids * 2`, `i + j`, `-i`, `torch.clamp(i, 0, n - 1)`, `torch.stack([i, j])`,
-`torch.cat([i, j])`, and views `i[:, None]`, `i.unsqueeze(1)`, `i.view(-1)`,
-where i, j are int64 / int32 values of the program
+`torch.cat([i, j])`, views and slices (`i[:, None]`, `i.unsqueeze(1)`,
+`i.view(-1)`, `j[:1]`, `i[1:]`), where i, j are int64 / int32 values of the program
 (capture_indices.int_dtype: an argmax, x.long() / x.int() of a float value,
 an int64 input, or such arithmetic itself).
 
 Torch computes these in integers and so does the program: one `int_math`
-node (attrs kind: add, sub, mul, clamp, cat, stack, view; dtype: torch's result
+node (attrs kind: add, sub, mul, clamp, cat, stack, view, slice; dtype: torch's result
 dtype, "int64" or "int32"), lowered on the integer tensors themselves
 (ptec.backends.cortex_m.lowering_int), never quantized. The result dtype
 is torch's own (the traced call's): int64 + a Python int stays int64,
@@ -181,17 +181,28 @@ def int_math_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
 
 
 def int_view_nodes(fn: torch.fx.Node, nodes: List[Node], by_name) -> List[Node]:
-    """The nodes capture made for fn, with a lone reshape of an int value
-    (`i.unsqueeze(1)`, `i[:, None]`, `i.view(-1)`, `i.flatten()`) made an
-    int_math view (attrs shape: torch's), so the value stays an integer."""
+    """The nodes capture made for fn, made int_math when they only move an
+    int value's elements: slices (`j[:1]`, `i[1:]`, kind slice: attrs dim,
+    start, end), then at most one reshape (`i.unsqueeze(1)`, `i[:, None]`,
+    `i.view(-1)`, `i[0]`; kind view: attrs shape, torch's), so the value
+    stays an integer. Any other nodes: unchanged."""
     dtype = _result_dtype(fn)
-    if dtype is None or len(nodes) != 1 or nodes[0].op != "reshape" or len(nodes[0].inputs) != 1 \
-            or int_dtype(by_name.get(nodes[0].inputs[0])) != dtype or fn.meta.get("tensor_meta") is None:
+    if dtype is None or not nodes or fn.meta.get("tensor_meta") is None \
+            or any(n.op not in ("slice", "reshape") or len(n.inputs) != 1 for n in nodes) \
+            or any(n.op == "reshape" for n in nodes[:-1]):
         return nodes
-    n = nodes[0]
-    shape = [int(d) for d in fn.meta["tensor_meta"].shape]
-    return [Node(n.name, "int_math", list(n.inputs), dict(kind="view", dtype=dtype, shape=shape, **(
-        {"source": n.attrs["source"]} if "source" in n.attrs else {})))]
+    made = {}
+    for n in nodes:
+        if (made.get(n.inputs[0]) or int_dtype(by_name.get(n.inputs[0]))) != dtype:
+            return nodes
+        attrs = dict(dtype=dtype, **({"source": n.attrs["source"]} if "source" in n.attrs else {}))
+        if n.op == "slice":
+            attrs.update(kind="slice", dim=n.attrs["dim"], start=n.attrs["start"], end=n.attrs["end"])
+        else:
+            attrs.update(kind="view", shape=[int(d) for d in fn.meta["tensor_meta"].shape])
+        made[n.name] = dtype
+        n.op, n.attrs = "int_math", attrs
+    return nodes
 
 
 def eval_int_math(a: dict, xs: List[torch.Tensor]) -> torch.Tensor:
@@ -206,6 +217,8 @@ def eval_int_math(a: dict, xs: List[torch.Tensor]) -> torch.Tensor:
         return torch.clamp(xs[0].to(dt), a["lo"], a["hi"]).float()
     if kind == "view":
         return xs[0].reshape(a["shape"])
+    if kind == "slice":
+        return xs[0].narrow(a["dim"], a["start"], a["end"] - a["start"])
     scalars = {int(k): v for k, v in a["scalars"].items()}
     rest = iter(xs)
     p, q = [torch.tensor(scalars[k], dtype=dt) if k in scalars else next(rest).to(dt) for k in range(2)]

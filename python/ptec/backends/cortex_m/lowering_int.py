@@ -9,7 +9,8 @@
   take both integer dtypes: x < lo as a bool (aten::lt.Scalar_out) picking
   the constant lo over x (aten::where.self_out), then x > hi likewise.
 * cat / stack: aten::cat.out copies elements of any dtype (stack's new dim
-  a view of each operand); view: the contiguous bytes under torch's shape.
+  a view of each operand); view: the contiguous bytes under torch's shape;
+  slice: aten::slice_copy.Tensor_out (any dtype) of the contiguous value.
 
 Operands of other shapes broadcast on contiguous tensors (lowering_bool's
 _call); the result is laid out as every value of its rank."""
@@ -81,13 +82,18 @@ def _laid_out(ctx, x: Act) -> Act:
 
 def op_int_math(ctx, n: Node):
     kind, st = n.attrs["kind"], SCALAR_TYPES[n.attrs["dtype"]]
-    xs = _operands(ctx, n, 1 if kind == "clamp" else 2 if kind in ("add", "sub", "mul") else len(n.inputs))
+    xs = _operands(ctx, n, 2 if kind in ("add", "sub", "mul") else len(n.inputs))
     if any(x.dtype != st for x in xs):
         return ctx.refuse(n, f"an operand is not an {n.attrs['dtype']} tensor")
     if kind in ("cat", "stack"):
         return _join(ctx, n, xs, st)
     if kind == "view":
         return _laid_out(ctx, raw_view(ctx.b, _contiguous(ctx, xs[0]), n.shape, list(range(len(n.shape)))))
+    if kind == "slice":
+        out = new_act(ctx.b, st, n.shape, dim_order=list(range(len(n.shape))))
+        ctx.b.call("aten::slice_copy.Tensor_out", self=_contiguous(ctx, xs[0]).value, dim=int(n.attrs["dim"]),
+                   start=int(n.attrs["start"]), end=int(n.attrs["end"]), step=1, out=out.value)
+        return _laid_out(ctx, out)
     if kind == "clamp":
         x = xs[0]
         for bound, test in ((n.attrs["lo"], "lt"), (n.attrs["hi"], "gt")):
