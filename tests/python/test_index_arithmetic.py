@@ -40,6 +40,7 @@ FORMS = {
     "x[stack([i, 5 - i])]": lambda x, i, j: (x[torch.stack([i, 5 - i])],),
     "x[i * 3 - 2 * i, 2]": lambda x, i, j: (x[i * 3 - 2 * i, 2],),
     "gather(x, 1, 5 - i)": lambda x, i, j: (torch.gather(x[:, :, 0], 1, (5 - i)[:, None]),),
+    "x.index_select(0, 5 - i)": lambda x, i, j: (x.index_select(0, 5 - i),),
     "embedding(i * 2 + 1)": lambda x, i, j: (F.embedding(i * 2 + 1, TABLE),),
     "integer outputs": lambda x, i, j: (i * 3 - 7, torch.clamp(i - 1, 0, 3), torch.cat([i, j]), i[:, None] - j,
                                         torch.add(i, j[:1], alpha=-2), (i - 2).float()),
