@@ -11,7 +11,9 @@ tensor (aten::argmax.out on the int8 values, whose order is the
 dequantized floats' order): a program output as int64, or through an
 `index_to_float` node (the model's `.float()`, `.to(torch.float32)`) an
 fp32 value for the layers after it. Without a dim (an index into the
-flattened tensor) the call is not covered and stays refused by name."""
+flattened tensor) the call is not covered and stays refused by name.
+Integer arithmetic on these values (`i - 1`, `torch.stack([i, j])`) is
+capture_int_math's; its results are index values too (int_dtype)."""
 from __future__ import annotations
 
 from typing import List, Optional
