@@ -34,6 +34,7 @@ from .capture_indices import (arg_call_node, argmax_node, computed_gather_node, 
                               index_input_attrs,
                               to_float_node, to_index_node)
 from .capture_grid import grid_nodes
+from .capture_int_math import int_math_nodes, int_view_nodes
 from .capture_binary_math import binary_math_node
 from .capture_casts import float_cast_node, output_dtype
 from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
@@ -834,6 +835,7 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.append(Node(name, "state_write", [state_of_buffer[buffer.target], ins[1]]))
         elif fn.op in ("call_function", "call_method"):
             scalar = _scalar_binary(fn)
+            integer = int_math_nodes(fn, by_name)
             source = (by_name.get(ins[0]) if ins and fn.target in (operator.getitem, getattr)
                       else None)
             if (source is not None and source.op == "unsupported" and "pieces" in source.attrs
@@ -890,6 +892,9 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 # lowering reports the operator the model really used.
                 nodes.append(_element_of(name, source, fn.args[1]))
                 tuple_sources.add(source.name)
+            elif integer is not None:
+                # arithmetic on int64 / int32 values: in integers, as torch (capture_int_math)
+                nodes.extend(integer)
             elif scalar is not None:
                 nodes.extend(scalar)
             elif bool_nodes(fn, by_name) is not None:
@@ -984,6 +989,7 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             raise CaptureError(f"unexpected fx node {fn.op}")
         for n in nodes[before:]:
             n.attrs.setdefault("source", _source(fn, mods))
+        nodes[before:] = int_view_nodes(fn, nodes[before:], by_name)      # i.unsqueeze(1): still an integer
         by_name.update((n.name, n) for n in nodes[before:])
     used = {i for n in nodes for i in n.inputs} | set(outputs)
     nodes = [n for n in nodes if (n.name not in tuple_sources and n.name not in state_buffers)

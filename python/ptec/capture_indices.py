@@ -11,7 +11,9 @@ tensor (aten::argmax.out on the int8 values, whose order is the
 dequantized floats' order): a program output as int64, or through an
 `index_to_float` node (the model's `.float()`, `.to(torch.float32)`) an
 fp32 value for the layers after it. Without a dim (an index into the
-flattened tensor) the call is not covered and stays refused by name."""
+flattened tensor) the call is not covered and stays refused by name.
+Integer arithmetic on these values (`i - 1`, `torch.stack([i, j])`) is
+capture_int_math's; its results are index values too (int_dtype)."""
 from __future__ import annotations
 
 from typing import List, Optional
@@ -22,7 +24,7 @@ from .capture_calls import _meta_shape, _scalar_arg
 from .ir import Node
 
 # the nodes whose value is an int64 index (float32 in the float graph)
-INDEX_OPS = ("argmax", "sort_indices", "window_argmax", "to_index")
+INDEX_OPS = ("argmax", "sort_indices", "window_argmax", "to_index", "int_math")
 ARG_TARGETS = {"argmax": False, torch.argmax: False, "argmin": True, torch.argmin: True}
 
 
@@ -70,10 +72,25 @@ def _index_dtype(fn: torch.fx.Node) -> Optional[str]:
     return None
 
 
+def int_dtype(node: Optional[Node]) -> Optional[str]:
+    """"int64" / "int32" for an integer value the program computes or takes
+    that models may index with or compute on: an argmax, an int64 input,
+    x.long() / x.int() of a float value (to_index), integer arithmetic on
+    such values (capture_int_math); else None."""
+    if node is None:
+        return None
+    if node.op == "argmax":
+        return "int64"
+    if node.op == "input":
+        return "int64" if node.attrs.get("dtype") == "int64" else None
+    if node.op in ("to_index", "int_math"):
+        return node.attrs["dtype"]
+    return None
+
+
 def is_index(node: Optional[Node]) -> bool:
-    """Whether a graph value is an int64 index (argmax, ids input, x.long())."""
-    return node is not None and (node.op == "argmax" or (node.op == "input" and node.attrs.get("dtype") == "int64")
-                                 or (node.op == "to_index" and node.attrs["dtype"] == "int64"))
+    """Whether a graph value is an int64 index (argmax, ids input, x.long(), arithmetic on them)."""
+    return int_dtype(node) == "int64"
 
 
 def to_index_node(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[Node]:
@@ -81,15 +98,14 @@ def to_index_node(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[Node]:
     node (attrs dtype), truncation toward zero as torch's, lowered as
     _to_dim_order_copy from float32 into int64 / int32; a value that is NaN,
     infinite or outside the integer type fails the run (InvalidArgument).
-    Of an int64 index already, to int64: the index itself."""
+    Of an integer value already, to its own dtype: the value itself (to
+    another: None, refused by name)."""
     dtype = _index_dtype(fn)
     src = by_name.get(ins[0]) if ins else None
     if dtype is None or src is None:
         return None
-    if is_index(src):
-        return Node(fn.name, "identity", ins[:1]) if dtype == "int64" else None
-    if src.op == "to_index":
-        return None
+    if int_dtype(src) is not None:
+        return Node(fn.name, "identity", ins[:1]) if dtype == int_dtype(src) else None
     return Node(fn.name, "to_index", ins[:1], dict(dtype=dtype))
 
 
@@ -111,10 +127,11 @@ GATHER_TARGETS = (torch.gather, "gather")
 
 
 def computed_gather_node(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[Node]:
-    """torch.gather(x, dim, idx) / x.gather(dim, idx) whose idx is an
-    argmax node of x's rank (keepdim=True): the `gather` node, which the
-    program runs as aten::gather.out on the int8 values with the int64
-    index. A constant idx is capture_rewrites' (slices); any other: None."""
+    """torch.gather(x, dim, idx) / x.gather(dim, idx) whose idx is an int64
+    value of the program of x's rank (an argmax with keepdim=True, or
+    arithmetic on one: is_index): the `gather` node, which the program runs
+    as aten::gather.out on the int8 values with the int64 index. A constant
+    idx is capture_rewrites' (slices); any other: None."""
     try:
         if fn.target not in GATHER_TARGETS:
             return None
@@ -130,7 +147,7 @@ def computed_gather_node(fn: torch.fx.Node, ins: List[str], by_name) -> Optional
         return None
     source = by_name.get(index.name)
     shape, index_shape = _meta_shape(x), _meta_shape(index)
-    if source is None or source.op != "argmax" or shape is None or index_shape is None \
+    if not is_index(source) or shape is None or index_shape is None \
             or len(index_shape) != len(shape) or not -len(shape) <= dim < len(shape):
         return None
     dim %= len(shape)
@@ -149,9 +166,10 @@ def index_input_attrs(fn: torch.fx.Node) -> dict:
 
 def int64_ids(node: Optional[Node]) -> bool:
     """node holds ids in the program: an int64 input (token ids), an argmax
-    / argmin computed in it (the next token of a greedy decoder), or
-    x.long() / x.int() of a float value (to_index)."""
-    return is_index(node) or (node is not None and node.op == "to_index")
+    / argmin computed in it (the next token of a greedy decoder),
+    x.long() / x.int() of a float value (to_index), or integer arithmetic
+    on them (int_math)."""
+    return int_dtype(node) is not None
 
 
 def embedding_node(name: str, m: torch.nn.Module, ins: List[str], by_name, ids_shape) -> Optional[Node]:

@@ -189,13 +189,15 @@ def computed_rows_nodes(name: str, src: str, shape: List[int], dim: int, ids: st
 
 def computed_index_select_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
     """torch.index_select(x, dim, ids) / x.index_select(dim, ids) with 1-D
-    ids an argmax computed in the program: computed_rows_nodes. A constant
+    ids an int64 value computed in the program (an argmax, arithmetic on
+    one: is_index; no negatives, as torch's): computed_rows_nodes. A constant
     index is capture_calls' (slices); anything else: None."""
     if fn.target not in (torch.index_select, "index_select") or fn.kwargs or len(fn.args) != 3:
         return None
     x, dim, ids = fn.args
+    from .capture_indices import is_index      # here: capture_indices imports capture_calls, which imports this
     if not isinstance(x, torch.fx.Node) or not isinstance(ids, torch.fx.Node) or not isinstance(dim, int) \
-            or by_name.get(ids.name) is None or by_name[ids.name].op != "argmax":
+            or not is_index(by_name.get(ids.name)):
         return None
     meta, ids_meta = x.meta.get("tensor_meta"), ids.meta.get("tensor_meta")
     if meta is None or ids_meta is None or len(ids_meta.shape) != 1 or not -len(meta.shape) <= dim < len(meta.shape):
@@ -239,13 +241,13 @@ def _computed_index_nodes(fn: torch.fx.Node, shape, idx: tuple, found: dict, by_
 
 def _index_value(node: Optional[Node]) -> Optional[str]:
     """"computed" for an int64 index value of the program (an argmax, an
-    int64 input, x.long() of a float value), "constant" for an integer
-    constant, else None."""
+    int64 input, x.long() of a float value, arithmetic on them: is_index),
+    "constant" for an integer constant, else None."""
     if node is not None and node.op == "constant":
         v = np.asarray(node.attrs["value"])
         return "constant" if np.issubdtype(v.dtype, np.integer) else None
-    if node is not None and (node.op == "argmax" or (node.op == "input" and node.attrs.get("dtype") == "int64")
-                             or (node.op == "to_index" and node.attrs["dtype"] == "int64")):
+    from .capture_indices import is_index      # here: capture_indices imports capture_calls, which imports this
+    if is_index(node):
         return "computed"
     return None
 

@@ -9,8 +9,8 @@ Ops: input, constant, conv2d, conv_transpose2d, linear, batch_norm, clamp
 (relu/relu6/hardtanh), add, sub, mul, div, matmul, minimum, maximum,
 avg_pool2d, adaptive_avg_pool2d, max_pool2d, reshape, permute, channel_shuffle, pad, softmax,
 the unary activations of UNARY (sigmoid, tanh, silu, gelu, softplus, prelu, hardswish,
-hardsigmoid, leaky_relu, elu), mean, cat, identity, argmax, index_to_float, to_index, sort, sort_indices
-(capture_sort) and embedding
+hardsigmoid, leaky_relu, elu), mean, cat, identity, argmax, index_to_float, to_index, int_math
+(capture_int_math), sort, sort_indices (capture_sort) and embedding
 (capture_indices; an input with attrs dtype "int64" holds token ids), flat_index (capture_tensor_index),
 bag_positions (embedding_bag), window_max, window_argmax and
 max_unpool (pool_indices), random_dropout and
@@ -291,6 +291,10 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
     elif op == "to_index":
         # x.long() / x.int(): truncation toward zero, carried as float32 like argmax's index
         y = torch.trunc(xs[0])
+    elif op == "int_math":
+        # integer arithmetic on index values (capture_int_math), carried as float32 like argmax's index
+        from .capture_int_math import eval_int_math
+        y = eval_int_math(a, xs)
     elif op == "binary_math":
         y = BINARY_MATH[a["fn"]](xs[0], xs[1])
     elif op == "slice":

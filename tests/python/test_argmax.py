@@ -100,11 +100,12 @@ def test_ties_go_to_the_first_index(tmp_path):
 
 
 def test_index_used_as_a_number_is_refused():
-    """torch keeps arithmetic on indices in int64, which ptec has no kernels
-    for: refused with the call named, not given float values."""
+    """An index read by a float layer (torch promotes it to float there):
+    refused with the call named, not silently converted. (Integer
+    arithmetic on indices runs in integers: test_index_arithmetic.py.)"""
     class Sum(torch.nn.Module):
         def forward(self, x):
-            return x.argmax(-1) + x.argmin(-1)
+            return x.argmax(-1) + x.amax(-1)
     g = torch.Generator().manual_seed(4)
     calibration = [(torch.randn(2, 8, generator=g),) for _ in range(4)]
     with pytest.raises(Exception, match=r"argmax.*int64 indices are used by add.*\.float\(\)"):

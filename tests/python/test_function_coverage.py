@@ -306,6 +306,15 @@ RUNS = {
     # another row than torch's, are test_computed_indices.py's): x[i, j] (ptec::flat_index.out, then the rows)
     "x[i, j] (computed)": (lambda x: x[(x[:, 0, 0] * 0 + 3.5).long(), (x[:, 1, 0] * 0 - 2.5).long()], (4, 4, 3), R,
                            0.5, "int8"),
+    # integer arithmetic on computed indices, in int64 (capture_int_math): the moved index tensors, and
+    # ids stacked with their mirror image, each a row of the table
+    "x[i - 1, j + 1] (computed, integer arithmetic)": (lambda x: x[(x[:, 0, 0] * 0 + 3.5).long() - 1,
+                                                                  (x[:, 1, 0] * 0 - 2.5).long() + 1], (4, 4, 3), R,
+                                                       0.5, "int8"),                                        # 0.44
+    "F.embedding(torch.stack([ids, 9 - ids]))": (lambda x: F.embedding(torch.stack([(x.abs() * 3).long(),
+                                                                                    9 - (x.abs() * 3).long()]),
+                                                                       torch.linspace(-1, 1, 40).reshape(10, 4)),
+                                                 (5,), R, 1.0, "int8"),                                # 0.50
     "F.dropout(training=False)": (lambda x: F.dropout(x, 0.5, training=False) + F.alpha_dropout(x, 0.5), S3, R,
                                   0.5, "int8"),
 }

@@ -23,6 +23,7 @@ from ...pte.schema import ScalarType
 from . import kernels as K
 from .kernels import I8
 from .lowering_bool import LOWERINGS as BOOL_LOWERINGS
+from .lowering_int import LOWERINGS as INT_LOWERINGS
 
 
 def _unary_numpy(n: Node) -> Callable[[np.ndarray], np.ndarray]:
@@ -974,3 +975,5 @@ LOWERINGS = {name[3:]: fn for name, fn in list(globals().items())
              if name.startswith("op_") and callable(fn)}
 # bool values: comparisons, logical ops, where, casts (their own module)
 LOWERINGS.update(BOOL_LOWERINGS)
+# integer arithmetic on index values (its own module)
+LOWERINGS.update(INT_LOWERINGS)

@@ -1,0 +1,113 @@
+"""The lowering of integer arithmetic on index values (capture_int_math's
+`int_math` nodes) on the int64 / int32 tensors themselves, never quantized:
+
+* add, sub (and -i as 0 - i), mul: aten::add.out / sub.out / mul.out, whose
+  integer forms wrap as torch's (two's complement) and take an integral
+  alpha; a Python int operand is a 0-d constant of the dtype, broadcast.
+* clamp: aten::clamp.out takes no int64, so torch's rule (the lower bound
+  first, then the upper: min > max gives max) is spelled with kernels that
+  take both integer dtypes: x < lo as a bool (aten::lt.Scalar_out) picking
+  the constant lo over x (aten::where.self_out), then x > hi likewise.
+* cat / stack: aten::cat.out copies elements of any dtype (stack's new dim
+  a view of each operand); view: the contiguous bytes under torch's shape;
+  slice: aten::slice_copy.Tensor_out (any dtype) of the contiguous value.
+
+Operands of other shapes broadcast on contiguous tensors (lowering_bool's
+_call); the result is laid out as every value of its rank."""
+from __future__ import annotations
+
+from typing import List
+
+import numpy as np
+
+from ...capture_int_math import NUMPY_DTYPES
+from ...ir import Node
+from ...lowered import Act, clone_dim_order, layout, needs_relayout, new_act, raw_view
+from ...pte.program_builder import CHANNELS_LAST
+from ...pte.schema import ScalarType
+from .lowering_bool import _call, _contiguous
+
+SCALAR_TYPES = {"int64": ScalarType.LONG, "int32": ScalarType.INT}
+
+
+def _constant(ctx, value, dtype: str) -> Act:
+    """An integer constant in `dtype` (torch casts a constant operand to the result's dtype)."""
+    arr = np.asarray(value).astype(NUMPY_DTYPES[dtype])
+    # sizes given: the builder's contiguous copy of a 0-d array is 1-D
+    return Act(ctx.b.constant(arr, sizes=arr.shape), list(arr.shape), SCALAR_TYPES[dtype])
+
+
+def _operands(ctx, n: Node, arity: int) -> List[Act]:
+    """The node's operands in order: its Python ints (attrs scalars) as 0-d
+    constants, its inputs as integer constants or the program's values."""
+    dtype = n.attrs["dtype"]
+    scalars = {int(k): v for k, v in n.attrs.get("scalars", {}).items()}
+    names = iter(n.inputs)
+    out = []
+    for k in range(arity):
+        if k in scalars:
+            out.append(_constant(ctx, scalars[k], dtype))
+            continue
+        name = next(names)
+        node = ctx.g.node(name)
+        out.append(_constant(ctx, node.attrs["value"], dtype) if node.op == "constant" else ctx.get(name))
+    return out
+
+
+def _join(ctx, n: Node, xs: List[Act], st) -> Act:
+    """aten::cat.out of the operands (stack: each viewed with the new dim)
+    along attrs dim, on contiguous tensors, laid out after as n's rank wants."""
+    rank = len(n.shape)
+    dim = int(n.attrs["dim"]) % rank
+    parts = []
+    for x in xs:
+        x = _contiguous(ctx, x)
+        if n.attrs["kind"] == "stack":
+            sizes = x.sizes[:dim] + [1] + x.sizes[dim:]
+            x = raw_view(ctx.b, x, sizes, list(range(len(sizes))))
+        parts.append(x.value)
+    out = new_act(ctx.b, st, n.shape, dim_order=list(range(rank)))
+    ctx.b.call("aten::cat.out", tensors=parts, dim=dim, out=out.value)
+    return _laid_out(ctx, out)
+
+
+def _laid_out(ctx, x: Act) -> Act:
+    """A contiguous value in the layout every value of its rank has (4-D: channels-last)."""
+    if layout(x.sizes) == list(range(len(x.sizes))):
+        return x
+    if needs_relayout(x.sizes):
+        return clone_dim_order(ctx.b, x, CHANNELS_LAST)
+    return raw_view(ctx.b, x, x.sizes, layout(x.sizes))
+
+
+def op_int_math(ctx, n: Node):
+    kind, st = n.attrs["kind"], SCALAR_TYPES[n.attrs["dtype"]]
+    xs = _operands(ctx, n, 2 if kind in ("add", "sub", "mul") else len(n.inputs))
+    if any(x.dtype != st for x in xs):
+        return ctx.refuse(n, f"an operand is not an {n.attrs['dtype']} tensor")
+    if kind in ("cat", "stack"):
+        return _join(ctx, n, xs, st)
+    if kind == "view":
+        return _laid_out(ctx, raw_view(ctx.b, _contiguous(ctx, xs[0]), n.shape, list(range(len(n.shape)))))
+    if kind == "slice":
+        out = new_act(ctx.b, st, n.shape, dim_order=list(range(len(n.shape))))
+        ctx.b.call("aten::slice_copy.Tensor_out", self=_contiguous(ctx, xs[0]).value, dim=int(n.attrs["dim"]),
+                   start=int(n.attrs["start"]), end=int(n.attrs["end"]), step=1, out=out.value)
+        return _laid_out(ctx, out)
+    if kind == "clamp":
+        x = xs[0]
+        for bound, test in ((n.attrs["lo"], "lt"), (n.attrs["hi"], "gt")):
+            if bound is None:
+                continue
+            beyond = _call(ctx, f"aten::{test}.Scalar_out", dict(self=x, other=int(bound)), ScalarType.BOOL,
+                           n.shape)
+            x = _call(ctx, "aten::where.self_out", dict(condition=beyond, self=_constant(ctx, bound, n.attrs["dtype"]),
+                                                        other=x), st, n.shape)
+        return x
+    named = dict(self=xs[0], other=xs[1])
+    if kind != "mul":
+        named["alpha"] = int(n.attrs["alpha"])
+    return _call(ctx, f"aten::{kind}.out", named, st, n.shape)
+
+
+LOWERINGS = {"int_math": op_int_math}

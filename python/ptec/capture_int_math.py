@@ -1,0 +1,227 @@
+"""Integer arithmetic on index values (issue 15): `i - 1`, `1 - i`,
+`ids * 2`, `i + j`, `-i`, `torch.clamp(i, 0, n - 1)`, `torch.stack([i, j])`,
+`torch.cat([i, j])`, views and slices (`i[:, None]`, `i.unsqueeze(1)`,
+`i.view(-1)`, `j[:1]`, `i[1:]`), where i, j are int64 / int32 values of the program
+(capture_indices.int_dtype: an argmax, x.long() / x.int() of a float value,
+an int64 input, or such arithmetic itself).
+
+Torch computes these in integers and so does the program: one `int_math`
+node (attrs kind: add, sub, mul, clamp, cat, stack, view, slice; dtype: torch's result
+dtype, "int64" or "int32"), lowered on the integer tensors themselves
+(ptec.backends.cortex_m.lowering_int), never quantized. The result dtype
+is torch's own (the traced call's): int64 + a Python int stays int64,
+int32 + a Python int stays int32. Operands:
+
+* int values of the program of the result's dtype (inputs, in order);
+* integer constants (buffers, tensors made in forward from no input):
+  inputs too, cast to the result dtype as torch casts them;
+* Python ints (attrs scalars: {operand position: value}), which must lie
+  in the result dtype's range.
+
+`-i` is `0 - i` (kind sub), so it wraps as torch's negation does. The
+float graph carries the result as float32, as every index value
+(capture_indices). Refused in one line naming the call (an `unsupported`
+node whose reason lowering reports): a computed operand of another dtype
+(int32 beside int64: torch promotes the int32 value, a cast ptec has no
+kernel for), a Python int outside the result dtype, floor division and
+remainder of integers (ptec's remainder and fmod kernels are float32
+only). Any other integer call is left to capture (and then refused by
+lower.index_used_as_number, naming it)."""
+from __future__ import annotations
+
+import operator
+from typing import List, Optional
+
+import numpy as np
+import torch
+
+from .capture_indices import int_dtype
+from .ir import Node
+
+TORCH_DTYPES = {"int64": torch.int64, "int32": torch.int32}
+_FROM_TORCH = {v: k for k, v in TORCH_DTYPES.items()}
+NUMPY_DTYPES = {"int64": np.int64, "int32": np.int32}
+
+_BINARY = {}
+for _kind, _fns in {"add": (operator.add, torch.add, "add"), "sub": (operator.sub, torch.sub, "sub"),
+                    "mul": (operator.mul, torch.mul, "mul")}.items():
+    for _f in _fns:
+        _BINARY[_f] = _kind
+_NEG = (operator.neg, torch.neg, "neg", torch.negative, "negative")
+_CLAMP = (torch.clamp, "clamp", torch.clip, "clip")
+_JOIN = {torch.cat: "cat", torch.concat: "cat", torch.stack: "stack"}
+# integer floor division and remainder: ptec's kernels for them compute in float32 only
+_DIVISION = (operator.floordiv, torch.floor_divide, "floor_divide", operator.mod, torch.remainder, "remainder",
+             torch.fmod, "fmod")
+
+
+def _lookup(table, target):
+    try:
+        return table.get(target) if isinstance(table, dict) else (target in table)
+    except TypeError:         # an unhashable target is none of these
+        return None
+
+
+def _result_dtype(fn: torch.fx.Node) -> Optional[str]:
+    return _FROM_TORCH.get(getattr(fn.meta.get("tensor_meta"), "dtype", None))
+
+
+def _python_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _refused(fn: torch.fx.Node, by_name, why: str) -> List[Node]:
+    """The call as one unsupported node whose reason lowering reports,
+    evaluated as torch does (an int value carried as float32 taken back to
+    its dtype, the result carried as float32 again)."""
+    order = []
+    torch.fx.node.map_arg((fn.args, fn.kwargs), order.append)
+    names = list(dict.fromkeys(t.name for t in order))
+    dtypes = {n: int_dtype(by_name.get(n)) for n in names}
+
+    def run(*xs):
+        value = {n: (x.to(TORCH_DTYPES[dtypes[n]]) if dtypes[n] else x) for n, x in zip(names, xs)}
+        args, kwargs = torch.fx.node.map_arg((fn.args, fn.kwargs), lambda a: value[a.name])
+        y = fn.target(*args, **kwargs) if fn.op == "call_function" else getattr(args[0], fn.target)(*args[1:],
+                                                                                                    **kwargs)
+        return y.float() if isinstance(y, torch.Tensor) and y.dtype in _FROM_TORCH else y
+    return [Node(fn.name, "unsupported", names, dict(fn=run, what=str(fn.target), why=why))]
+
+
+def _operands(fn: torch.fx.Node, args, by_name, dtype: str):
+    """(input names, scalars) for operands `args` of a call whose result
+    has `dtype`, or a refusal reason (str), or None when no operand is an
+    int value of the program (not this module's call)."""
+    names, scalars, computed, why = [], {}, False, None
+    lo, hi = np.iinfo(NUMPY_DTYPES[dtype]).min, np.iinfo(NUMPY_DTYPES[dtype]).max
+    for k, a in enumerate(args):
+        node = by_name.get(a.name) if isinstance(a, torch.fx.Node) else None
+        has = int_dtype(node)
+        if _python_int(a):
+            scalars[k] = int(a)
+            if not lo <= a <= hi:
+                why = why or f"the number {a} is outside {dtype}"
+        elif node is not None and node.op == "constant" \
+                and np.issubdtype(np.asarray(node.attrs["value"]).dtype, np.integer):
+            names.append(a.name)
+        elif has is not None:
+            names.append(a.name)
+            computed = True
+            if has != dtype:
+                why = why or (f"an {has} value beside {dtype} ones: torch converts it to {dtype} first, a cast "
+                              f"ptec has no kernel for (compute both in {dtype})")
+        else:
+            why = why or "an operand that is neither an integer value of the program, an integer constant nor an int"
+    if not computed:
+        return None
+    return why or (names, scalars)
+
+
+def int_math_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
+    """The int_math node of an integer call on int values of the program,
+    a refused node for such a call ptec does not run, or None (a call of
+    anything else: not this module's)."""
+    if fn.op not in ("call_function", "call_method"):
+        return None
+    dtype = _result_dtype(fn)
+    if dtype is None:
+        return None
+    kind = _lookup(_BINARY, fn.target)
+    if kind is not None:
+        if len(fn.args) != 2 or set(fn.kwargs) - ({"alpha"} if kind != "mul" else set()):
+            return None
+        alpha = fn.kwargs.get("alpha", 1)
+        found = _operands(fn, fn.args, by_name, dtype)
+        if found is None:
+            return None
+        if isinstance(found, str) or not _python_int(alpha):
+            return _refused(fn, by_name, found if isinstance(found, str) else "an alpha that is not an int")
+        return [Node(fn.name, "int_math", found[0], dict(kind=kind, dtype=dtype, scalars=found[1], alpha=alpha))]
+    if _lookup(_NEG, fn.target):
+        if len(fn.args) != 1 or fn.kwargs:
+            return None
+        found = _operands(fn, fn.args, by_name, dtype)
+        if found is None or isinstance(found, str):
+            return None if found is None else _refused(fn, by_name, found)
+        # -i as 0 - i: the same wrap at the dtype's least value
+        return [Node(fn.name, "int_math", found[0], dict(kind="sub", dtype=dtype, scalars={0: 0}, alpha=1))]
+    if _lookup(_CLAMP, fn.target):
+        args = dict(zip(("input", "min", "max"), fn.args))
+        args.update(fn.kwargs)
+        if set(args) - {"input", "min", "max"} or not isinstance(args.get("input"), torch.fx.Node):
+            return None
+        found = _operands(fn, [args["input"]], by_name, dtype)
+        if found is None:
+            return None
+        lo, hi = args.get("min"), args.get("max")
+        if isinstance(found, str) or not all(b is None or _python_int(b) for b in (lo, hi)) or lo is hi is None:
+            return _refused(fn, by_name, found if isinstance(found, str) else "bounds that are not ints (a tensor "
+                                                                              "bound is not run on integers)")
+        return [Node(fn.name, "int_math", found[0], dict(kind="clamp", dtype=dtype, lo=lo, hi=hi))]
+    kind = _lookup(_JOIN, fn.target)
+    if kind is not None:
+        args = dict(zip(("tensors", "dim"), fn.args))
+        args.update(fn.kwargs)
+        tensors, dim = args.get("tensors"), args.get("dim", 0)
+        if set(args) - {"tensors", "dim"} or not isinstance(tensors, (list, tuple)) or not tensors \
+                or not _python_int(dim):
+            return None
+        found = _operands(fn, tensors, by_name, dtype)
+        if found is None:
+            return None
+        if isinstance(found, str) or found[1]:
+            return _refused(fn, by_name, found if isinstance(found, str) else "a number among the tensors")
+        return [Node(fn.name, "int_math", found[0], dict(kind=kind, dtype=dtype, dim=dim))]
+    if _lookup(_DIVISION, fn.target) or (_lookup((torch.div, "div"), fn.target) and fn.kwargs.get("rounding_mode")):
+        args = list(fn.args) + list(fn.kwargs.values())
+        if any(isinstance(a, torch.fx.Node) and int_dtype(by_name.get(a.name)) for a in args):
+            return _refused(fn, by_name, f"floor division and remainder of {dtype} values: ptec has no integer "
+                                         f"kernel for them (its remainder and fmod compute in float32 only)")
+    return None
+
+
+def int_view_nodes(fn: torch.fx.Node, nodes: List[Node], by_name) -> List[Node]:
+    """The nodes capture made for fn, made int_math when they only move an
+    int value's elements: slices (`j[:1]`, `i[1:]`, kind slice: attrs dim,
+    start, end), then at most one reshape (`i.unsqueeze(1)`, `i[:, None]`,
+    `i.view(-1)`, `i[0]`; kind view: attrs shape, torch's), so the value
+    stays an integer. Any other nodes: unchanged."""
+    dtype = _result_dtype(fn)
+    if dtype is None or not nodes or fn.meta.get("tensor_meta") is None \
+            or any(n.op not in ("slice", "reshape") or len(n.inputs) != 1 for n in nodes) \
+            or any(n.op == "reshape" for n in nodes[:-1]):
+        return nodes
+    made = {}
+    for n in nodes:
+        if (made.get(n.inputs[0]) or int_dtype(by_name.get(n.inputs[0]))) != dtype:
+            return nodes
+        attrs = dict(dtype=dtype, **({"source": n.attrs["source"]} if "source" in n.attrs else {}))
+        if n.op == "slice":
+            attrs.update(kind="slice", dim=n.attrs["dim"], start=n.attrs["start"], end=n.attrs["end"])
+        else:
+            attrs.update(kind="view", shape=[int(d) for d in fn.meta["tensor_meta"].shape])
+        made[n.name] = dtype
+        n.op, n.attrs = "int_math", attrs
+    return nodes
+
+
+def eval_int_math(a: dict, xs: List[torch.Tensor]) -> torch.Tensor:
+    """The int_math node in the float graph: torch's integer call on the
+    operands in the node's dtype (int values carried as float32 are whole
+    numbers), the result carried as float32 as every index value."""
+    dt = TORCH_DTYPES[a["dtype"]]
+    kind = a["kind"]
+    if kind in ("cat", "stack"):
+        return getattr(torch, kind)([x.to(dt) for x in xs], a["dim"]).float()
+    if kind == "clamp":
+        return torch.clamp(xs[0].to(dt), a["lo"], a["hi"]).float()
+    if kind == "view":
+        return xs[0].reshape(a["shape"])
+    if kind == "slice":
+        return xs[0].narrow(a["dim"], a["start"], a["end"] - a["start"])
+    scalars = {int(k): v for k, v in a["scalars"].items()}
+    rest = iter(xs)
+    p, q = [torch.tensor(scalars[k], dtype=dt) if k in scalars else next(rest).to(dt) for k in range(2)]
+    if kind == "mul":
+        return (p * q).float()
+    return getattr(torch, kind)(p, q, alpha=a["alpha"]).float()
