@@ -306,6 +306,9 @@ RUNS = {
     # another row than torch's, are test_computed_indices.py's): x[i, j] (ptec::flat_index.out, then the rows)
     "x[i, j] (computed)": (lambda x: x[(x[:, 0, 0] * 0 + 3.5).long(), (x[:, 1, 0] * 0 - 2.5).long()], (4, 4, 3), R,
                            0.5, "int8"),
+    # beside None and a stepped slice (applied first, as slices joined; the index dims first: not adjacent)
+    "x[None, i, ::2, j] (computed)": (lambda x: x[None, (x[:, 0, 0] * 0 + 3.5).long(), ::2,
+                                                  (x[:, 1, 0] * 0 - 2.5).long()], (4, 4, 3), R, 0.5, "int8"),
     "F.dropout(training=False)": (lambda x: F.dropout(x, 0.5, training=False) + F.alpha_dropout(x, 0.5), S3, R,
                                   0.5, "int8"),
 }
