@@ -11,16 +11,16 @@ size 1 before it, picks rows of x viewed as a table (aten::embedding.out);
 several (or other) int64 index tensors computed in the program, of any
 rank, with ints, slices (a step too), None and `...` elsewhere, become one
 position in the indexed dims' block (ptec::flat_index.out) whose rows the
-lookup copies (_computed_indices_nodes); any other index computed from the input is one
-unsupported node whose refusal says so, evaluated in float so capture
-reaches the refusal.
+lookup copies (_computed_indices_nodes); any other index computed from
+the input is one unsupported node whose refusal says so, evaluated in
+float so capture reaches the refusal.
 
 Torch's rules, which differ from numpy's where an int stands beside a
 tensor: ints, slices and None apply first, as basic indexing; a bool mask
 stands for the integer positions of its true entries (one index per dim it
-covers); the index tensors broadcast together, and the result's dims
-from them replace the indexed dims where those are adjacent, else go
-first."""
+covers); a 0-d integer tensor is an int; the index tensors broadcast
+together, and the result's dims from them replace the indexed dims where
+those are adjacent, else go first."""
 from __future__ import annotations
 
 import operator
