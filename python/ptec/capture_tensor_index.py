@@ -8,19 +8,19 @@ which (torch's rules, below), then moves int8 bytes: x viewed as
 consecutive rows one slice), viewed as the output. One index computed in
 the program as an argmax, with ints and `:` elsewhere and only dims of
 size 1 before it, picks rows of x viewed as a table (aten::embedding.out);
-several (or other) int64 index tensors computed in the program, with
-ints and slices of step 1 elsewhere, become one position in the indexed
-dims' block (ptec::flat_index.out) whose rows the lookup copies
-(_computed_indices_nodes); any other index computed from the input is one
-unsupported node whose refusal says so, evaluated in float so capture
-reaches the refusal.
+several (or other) int64 index tensors computed in the program, of any
+rank, with ints, slices (a step too), None and `...` elsewhere, become one
+position in the indexed dims' block (ptec::flat_index.out) whose rows the
+lookup copies (_computed_indices_nodes); any other index computed from
+the input is one unsupported node whose refusal says so, evaluated in
+float so capture reaches the refusal.
 
 Torch's rules, which differ from numpy's where an int stands beside a
 tensor: ints, slices and None apply first, as basic indexing; a bool mask
 stands for the integer positions of its true entries (one index per dim it
-covers); the index tensors broadcast together, and the result's dims
-from them replace the indexed dims where those are adjacent, else go
-first."""
+covers); a 0-d integer tensor is an int; the index tensors broadcast
+together, and the result's dims from them replace the indexed dims where
+those are adjacent, else go first."""
 from __future__ import annotations
 
 import operator
@@ -33,7 +33,8 @@ from .capture_masked_select import mask_index_nodes
 from .ir import Node
 
 ONLY = ("indices that are constants (buffers, or tensors made in forward from no input) run, and so do int64 "
-        "index tensors computed in the program (argmax, x.long(), an int64 input) beside ints and slices of step 1")
+        "index tensors computed in the program (argmax, x.long(), an int64 input) beside integer constants, ints, "
+        "slices, None and `...`")
 
 
 def select_nodes(name: str, src: str, dim: int, idx: List[int]) -> List[Node]:
@@ -75,6 +76,11 @@ def positions(shape: List[int], idx: tuple, values: dict) -> np.ndarray:
     as an int64 array of the result's shape; `values` maps each index
     tensor's position in idx to its numpy value. An index out of range
     raises IndexError naming it, anything else not indexing raises Refusal."""
+    # a 0-d integer tensor is an int to torch: applied first, its dim dropped, no say in where the others go
+    ints = {k: int(v) for k, v in values.items() if v.ndim == 0 and v.dtype != np.uint8
+            and np.issubdtype(v.dtype, np.integer)}
+    idx = tuple(ints.get(k, i) for k, i in enumerate(idx))
+    values = {k: v for k, v in values.items() if k not in ints}
     dims_of = [values[k].ndim if k in values and values[k].dtype in (np.bool_, np.uint8) else
                0 if k not in values and (i is None or i is Ellipsis) else 1 for k, i in enumerate(idx)]
     if sum(i is Ellipsis for i in idx) > 1:
@@ -267,20 +273,87 @@ def eval_flat_index(xs: List[torch.Tensor], sizes: List[int]) -> torch.Tensor:
     return flat.reshape(-1).float()
 
 
+def _spelled_out(idx: tuple, found: dict, rank: int):
+    """idx with its `...` written as `:`s and `:` appended up to x's rank
+    (None takes no dim of x, every other entry one), and found re-keyed to
+    the new positions; None when idx names more dims than x has."""
+    taken = sum(i is not None and i is not Ellipsis for i in idx)
+    if taken > rank:
+        return None
+    if Ellipsis in idx:
+        e, fill = idx.index(Ellipsis), rank - taken
+        found = {(k if k < e else k + fill - 1): v for k, v in found.items()}
+        idx = tuple(idx[:e]) + (slice(None),) * fill + tuple(idx[e + 1:])
+        taken = rank
+    return tuple(idx) + (slice(None),) * (rank - taken), found
+
+
+def _basic_nodes(name: str, src: str, shape: List[int], idx: tuple, found: dict):
+    """torch's first step of x[idx] (idx spelled out): the ints, slices
+    (with a step: one-wide slices joined, select_nodes) and None, with the
+    index tensors' dims kept whole. Returns the nodes, the last one's name,
+    its shape (x's rank), y (the shape torch indexes next: an int's dim
+    gone, a 1 for each None) and the dims of y the index tensors index; None
+    for an entry that is not an int, a slice of ints with a step >= 1 or None,
+    or a basic index choosing nothing."""
+    nodes, sizes, y, dims, d = [], list(shape), [], [], 0
+    for k, i in enumerate(idx):
+        if i is None:
+            y.append(1)
+            continue
+        if k in found:
+            dims.append(len(y))
+            y.append(sizes[d])
+            d += 1
+            continue
+        if isinstance(i, slice):
+            if any(v is not None and (not isinstance(v, int) or isinstance(v, bool))
+                   for v in (i.start, i.stop, i.step)) or (i.step is not None and i.step < 1):
+                return None
+            picked = list(range(*i.indices(sizes[d])))
+            y.append(len(picked))
+        elif isinstance(i, int) and not isinstance(i, bool) and -sizes[d] <= i < sizes[d]:
+            picked = [i % sizes[d]]
+        else:
+            return None
+        if not picked:
+            return None
+        if picked != list(range(sizes[d])):
+            nodes += select_nodes(f"{name}_at{d}", src, d, picked)
+            src, sizes[d] = nodes[-1].name, len(picked)
+        d += 1
+    return nodes, src, sizes, y, dims
+
+
+def _rest_before_index_dims(y: List[int], dims: List[int], ranks: List[int]) -> int:
+    """How many of y's other dims precede the index tensors' result dims,
+    torch's placement: y's dims `dims` indexed by tensors of `ranks`. A 0-d
+    integer index is an int to torch (its dim dropped first), so the rest
+    stand in place of the others when those are adjacent once the 0-d ones
+    are gone, else first (0)."""
+    zero = {d for d, r in zip(dims, ranks) if r == 0}
+    kept = [d for d in range(len(y)) if d not in zero]
+    at = [kept.index(d) for d in dims if d not in zero]
+    if not at or at != list(range(at[0], at[0] + len(at))):
+        return 0
+    return sum(d not in dims for d in kept[:at[0]])
+
+
 def _computed_indices_nodes(fn: torch.fx.Node, shape, idx: tuple, found: dict, by_name) -> Optional[List[Node]]:
-    """x[i, j], x[:, i, j], x[i, :, j], x[..., i] with index tensors that are
-    int64 values of the program (or constants beside them), ints and
-    slices of step 1 elsewhere: torch's rules (ints and slices first; the
-    index tensors broadcast; their result dims in place of adjacent indexed
-    dims, else first). The basic indexing as slices and a view, the indexed
-    dims moved first and viewed as one (a table [block, rest]), the index
-    tensors as one position in it (ptec::flat_index.out, each index checked
-    and a negative wrapped at run time), its rows (aten::embedding.out),
-    viewed and moved as torch places them. None for other forms."""
+    """x[i, j], x[:, i, j], x[i, :, j], x[..., i], x[None, i], x[::2, i] with
+    index tensors of any rank that are int64 values of the program (or
+    constants beside them), ints, slices (a step too), None and one `...`
+    elsewhere: torch's rules (ints, slices and None first; the index tensors
+    broadcast; their result dims in place of adjacent indexed dims, else
+    first). The basic indexing (_basic_nodes) as slices, the indexed dims
+    moved first and viewed as one (a table [block, rest]), the index tensors
+    as one position in it (ptec::flat_index.out, each index checked and a
+    negative wrapped at run time), its rows (aten::embedding.out), viewed
+    and moved as torch places them. None for other forms."""
     out = fn.meta.get("tensor_meta")
     kinds = {k: _index_value(by_name.get(t.name)) for k, t in found.items()}
     if shape is None or out is None or None in kinds.values() or "computed" not in kinds.values() \
-            or sum(i is Ellipsis for i in idx) > 1 or any(i is None for i in idx):
+            or sum(i is Ellipsis for i in idx) > 1:
         return None
     metas = [t.meta.get("tensor_meta") for t in found.values()]
     if any(m is None or not hasattr(m, "shape") for m in metas):
@@ -289,71 +362,74 @@ def _computed_indices_nodes(fn: torch.fx.Node, shape, idx: tuple, found: dict, b
         bsh = [int(s) for s in np.broadcast_shapes(*[tuple(int(s) for s in m.shape) for m in metas])]
     except ValueError:
         return None
-    if len(bsh) > 3 or any(len(m.shape) > 3 for m in metas) or int(np.prod(bsh)) == 0:
+    if int(np.prod(bsh)) == 0:
         return None
-    if Ellipsis in idx:
-        e = idx.index(Ellipsis)
-        fill = len(shape) - (len(idx) - 1)
-        if fill < 0:
-            return None
-        found = {(k if k < e else k + fill - 1): v for k, v in found.items()}
-        idx = tuple(idx[:e]) + (slice(None),) * fill + tuple(idx[e + 1:])
-    if len(idx) > len(shape):
+    spelled = _spelled_out(tuple(idx), found, len(shape))
+    basic = None if spelled is None else _basic_nodes(fn.name, fn.args[0].name, shape, *spelled)
+    if basic is None:
         return None
-    idx = tuple(idx) + (slice(None),) * (len(shape) - len(idx))
-    nodes, src, sizes, kept = [], fn.args[0].name, list(shape), []
-    for d, i in enumerate(idx):
-        if d in found:
-            kept.append(d)
-            continue
-        if isinstance(i, bool) or not isinstance(i, (int, slice)):
-            return None
-        if isinstance(i, slice):
-            if i.step not in (None, 1) or any(v is not None and (not isinstance(v, int) or isinstance(v, bool))
-                                               for v in (i.start, i.stop)):
-                return None
-            a, b, _ = i.indices(sizes[d])
-            if b <= a:
-                return None
-            kept.append(d)
-        else:
-            if not -sizes[d] <= i < sizes[d]:
-                return None
-            a, b = i % sizes[d], i % sizes[d] + 1
-        if (a, b) != (0, sizes[d]):
-            nodes.append(Node(f"{fn.name}_at{d}", "slice", [src], dict(dim=d, start=a, end=b)))
-            src, sizes[d] = nodes[-1].name, b - a
-    y = [sizes[d] for d in kept]                       # x after its ints and slices
-    dims = [kept.index(d) for d in sorted(found)]      # the indexed dims of y
+    nodes, src, sizes, y, dims = basic
+    found = spelled[1]
     rest = [d for d in range(len(y)) if d not in dims]
-    perm = dims + rest
-    if perm != list(range(len(y))):
-        if len(y) != len(sizes):
-            nodes.append(Node(f"{fn.name}_basic", "reshape", [src], dict(target_shape=y)))
-            src = nodes[-1].name
-        nodes.append(Node(f"{fn.name}_first", "permute", [src], dict(dims=perm)))
-        src = nodes[-1].name
     block, width = int(np.prod([y[d] for d in dims])), int(np.prod([y[d] for d in rest]))
-    nodes.append(Node(f"{fn.name}_table", "reshape", [src], dict(target_shape=[block, width])))
+    nodes += _index_dims_first(fn.name, src, y, dims, [block, width])
     nodes.append(Node(f"{fn.name}_at", "flat_index", [found[k].name for k in sorted(found)],
                       dict(sizes=[y[d] for d in dims], shape=bsh)))
-    nodes.append(Node(f"{fn.name}_rows", "embedding", [f"{fn.name}_at", f"{fn.name}_table"], {}))
-    got = bsh + [y[d] for d in rest]
-    adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
-    want = [int(s) for s in out.shape]
-    if adjacent and dims[0] > 0:
-        # the index dims in place of the indexed ones: after the rest's first dims[0]
-        nb = len(bsh)
-        order = [nb + r for r in range(dims[0])] + list(range(nb)) + [nb + r for r in range(dims[0], len(rest))]
-        nodes.append(Node(f"{fn.name}_view", "reshape", [f"{fn.name}_rows"], dict(target_shape=got)))
-        got = [got[o] for o in order]
-        nodes.append(Node(fn.name, "permute", [f"{fn.name}_view"], dict(dims=order)))
-        if got != want:
-            return None
-        return nodes
-    if got != want:
+    nodes.append(Node(f"{fn.name}_rows", "embedding", [f"{fn.name}_at", nodes[-2].name], {}))
+    lead = _rest_before_index_dims(y, dims, [len(found[k].meta["tensor_meta"].shape) for k in sorted(found)])
+    got = [y[d] for d in rest[:lead]] + bsh + [y[d] for d in rest[lead:]]
+    if got != [int(s) for s in out.shape]:
         return None
-    nodes.append(Node(fn.name, "reshape", [f"{fn.name}_rows"], dict(target_shape=got)))
+    # the index dims in place of the indexed ones: after the rest's first `lead`
+    before = int(np.prod([y[d] for d in rest[:lead]]))
+    return nodes + _block_swap(fn.name, f"{fn.name}_rows", 1, int(np.prod(bsh)), before, width // before, got)
+
+
+def _block_swap(name: str, src: str, lead: int, a: int, b: int, trail: int, to: List[int]) -> List[Node]:
+    """src's entries, as [lead, a, b, trail] row-major blocks, with the a and
+    b blocks swapped, viewed as `to`: a view, a permute of at most 4 dims
+    (sizes of 1 left out) and a view; one view when a or b is 1. The last
+    node is named `name`."""
+    if a == 1 or b == 1:
+        return [Node(name, "reshape", [src], dict(target_shape=list(to)))]
+    groups = [lead, a, b, trail]
+    keep = [k for k in range(4) if groups[k] > 1]
+    return [Node(f"{name}_blocks", "reshape", [src], dict(target_shape=[groups[k] for k in keep])),
+            Node(f"{name}_swapped", "permute", [f"{name}_blocks"],
+                 dict(dims=[keep.index(k) for k in (0, 2, 1, 3) if k in keep])),
+            Node(name, "reshape", [f"{name}_swapped"], dict(target_shape=list(to)))]
+
+
+def _index_dims_first(name: str, src: str, y: List[int], dims: List[int], table: List[int]) -> List[Node]:
+    """src's entries (y's, row-major) with y's dims `dims` moved first, in
+    their order, viewed as `table`: each run of adjacent indexed dims moved
+    past the dims before it by one block swap (_block_swap), so no permute
+    takes more than 4 dims whatever y's rank; the last node is named
+    `{name}_table`."""
+    runs = [[d] for d in dims[:1]]
+    for d in dims[1:]:
+        if d == runs[-1][-1] + 1:
+            runs[-1].append(d)
+        else:
+            runs.append([d])
+    order, moved, swaps = list(range(len(y))), 0, []
+    for run in runs:
+        at = order.index(run[0])
+        if at > moved:
+            # [before, passed, run, after] -> [before, run, passed, after]
+            swaps.append((order[:moved], order[moved:at], run, order[at + len(run):]))
+            order = order[:moved] + run + order[moved:at] + order[at + len(run):]
+        moved += len(run)
+    if not swaps:
+        return [Node(f"{name}_table", "reshape", [src], dict(target_shape=list(table)))]
+    size = lambda ds: int(np.prod([y[d] for d in ds]))  # noqa: E731
+    nodes = []
+    for k, (before, passed, run, after) in enumerate(swaps):
+        last = k == len(swaps) - 1
+        out = f"{name}_table" if last else f"{name}_move{k}"
+        nodes += _block_swap(out, src, size(before), size(passed), size(run), size(after),
+                             list(table) if last else [y[d] for d in before + run + passed + after])
+        src = out
     return nodes
 
 
@@ -387,8 +463,8 @@ def tensor_index_nodes(fn: torch.fx.Node, by_name, source: str, error) -> Option
             rows = _computed_indices_nodes(fn, shape, idx, found, by_name)
         if rows is not None:
             return rows
-        return [_refused(fn, "an index computed in the program that is not an int64 tensor of rank 0 to 3, or "
-                             "beside None or a slice with a step")]
+        return [_refused(fn, "an index computed in the program that is not an int64 value of the program, or "
+                             "beside a bool mask, or choosing nothing")]
     if shape is None:
         return [_refused(fn, "x of unknown shape")]
     try:

@@ -1,9 +1,11 @@
 """Advanced indexing by several index tensors computed in the program
-(issue 15): `x[i, j]`, `x[:, i, j]`, `x[i, :, j]`, `x[0, i, :, k]` with i,
-j, k int64 tensors from argmax, x.long() of a float value or an int64
-input (a constant beside them too). torch's rules: ints and slices apply
-first, the index tensors broadcast together, and their result dims stand
-in place of adjacent indexed dims, else first. The program views the
+(issue 15): `x[i, j]`, `x[:, i, j]`, `x[i, :, j]`, `x[0, i, :, k]`,
+`x[None, i]`, `x[i, None, j]`, `x[::2, i]`, `x[i, 1::3]` with i, j, k int64
+tensors of any rank from argmax, x.long() of a float value or an int64
+input (a constant beside them too). torch's rules: ints, slices (a step:
+one-wide slices joined) and None apply first (a 0-d index is an int), the
+index tensors broadcast together, and their result dims stand in place of
+adjacent indexed dims, else first. The program views the
 indexed dims as one (a table [block, rest]), turns the index tensors into
 one position in it (ptec::flat_index.out: each index checked at run time,
 a negative wrapped as torch's) and copies its rows (aten::embedding.out).
@@ -33,6 +35,15 @@ FORMS = {
     "x[..., i, j, :]": lambda x, i, j: x[..., i, j, :],
     "x[i, 1:5, j]": lambda x, i, j: x[i, 1:5, j],
     "x[2, i, :, j]": lambda x, i, j: x.reshape(1, 6, 6, 6, 3)[0, i, :, j],
+    # None and stepped slices apply first; the index dims stand in place of adjacent indexed dims, else first
+    "x[None, i]": lambda x, i, j: x[None, i],
+    "x[:, None, i]": lambda x, i, j: x[:, None, i],
+    "x[i, None, j]": lambda x, i, j: x[i, None, j],
+    "x[::2, i]": lambda x, i, j: x[::2, i],
+    "x[i, 1::3]": lambda x, i, j: x[i, 1::3],
+    "x[i, None, ::2, j]": lambda x, i, j: x[i, None, ::2, j],
+    "x[None, 1:, i, j, ::2]": lambda x, i, j: x[None, 1:, i, j, ::2],
+    "x[..., i, ::2, None]": lambda x, i, j: x[..., i, ::2, None],
 }
 
 
@@ -118,7 +129,88 @@ def _check(model, tmp_path, n_out, board=False):
 
 @pytest.mark.parametrize("form", list(FORMS))
 def test_computed_index_tensors(form, tmp_path):
-    _check(Picks(form).eval(), tmp_path, 1, board=form in ("x[i, :, j]",))
+    _check(Picks(form).eval(), tmp_path, 1, board=form in ("x[i, :, j]", "x[i, None, ::2, j]"))
+
+
+class HighRank(Picks):
+    """Index tensors of rank 4 and 5 (argmaxes over a dim of 6 of x viewed
+    at rank 5 and 6), broadcast to [2, 3, 6, 6, 3]: the result's first dims
+    (or middle ones, in place of adjacent indexed dims)."""
+
+    def forward(self, x):
+        i = x.unsqueeze(1).argmax(0)                          # [1, 6, 6, 3]
+        j = x.reshape(2, 3, 1, 6, 6, 3).argmax(3)              # [2, 3, 1, 6, 3]
+        return self.pick(x, i, j) + (i, j)
+
+
+HIGH_RANK = {
+    "x[i, j] (rank 4, 5)": lambda x, i, j: x[i, j],
+    "x[i, :, j] (rank 4, 5)": lambda x, i, j: x[i, :, j],
+    "x[None, i, ::2, j] (rank 4, 5)": lambda x, i, j: x[None, i, ::2, j],
+}
+
+
+@pytest.mark.parametrize("form", list(HIGH_RANK))
+def test_index_tensors_of_rank_above_3(form, tmp_path):
+    FORMS[form] = HIGH_RANK[form]
+    try:
+        _check(HighRank(form).eval(), tmp_path, 1, board=form.startswith("x[None"))
+    finally:
+        del FORMS[form]
+
+
+class Expr(torch.nn.Module):
+    """x[...] by the index expression `form` of int64 program inputs i, j."""
+
+    def __init__(self, form):
+        super().__init__()
+        self.form = form
+
+    def forward(self, x, i, j):
+        return eval(self.form, {"x": x, "i": i, "j": j})      # noqa: S307 - the test's own index text
+
+
+# x [4, 5, 6, 7]; where torch puts the index dims: in place of adjacent indexed dims (after ints, slices and None
+# apply; a 0-d index is an int), else first
+MANY = [
+    ("x[None, i, j]", (2, 3), (3,)), ("x[i, None, j]", (2, 3), (3,)), ("x[:, None, i, j]", (2, 1), (3,)),
+    ("x[i, j, None]", (3,), (2, 1)), ("x[None, :, i, None, j]", (2, 3), (1,)), ("x[..., None, i, j]", (4,), (4,)),
+    ("x[i, ..., None, j]", (2, 2), (2,)), ("x[::2, i, j]", (3,), (3,)), ("x[i, 1::3, j]", (2, 1), (1, 3)),
+    ("x[i, j, ::2, 1:6:4]", (5,), (1,)), ("x[1::2, i, ::3, j]", (3,), (2, 3)),
+    ("x[-1, i, None, 1:4:2, j]", (2, 3), (2, 1)), ("x[i, 0, None, j]", (4, 1), (2,)),
+    ("x[None, 2, ::2, i, None, j]", (3,), (3,)), ("x[i, :, j]", (), (2,)), ("x[i, None, j]", (), (2, 3)),
+    ("x[j, i, :, j]", (), (3,)), ("x[i, j]", (2, 1, 3, 1), (3, 1)), ("x[i, :, j]", (2, 1, 1, 3, 1), (2, 1, 1, 4)),
+    ("x[:, i, :, j]", (2, 2, 1, 1, 2), (2, 1, 2)), ("x[None, i, ::2, j]", (1, 2, 1, 3), (2, 1, 1, 1)),
+]
+
+
+@pytest.mark.parametrize("form,i_shape,j_shape", MANY, ids=[f"{f} {a} {b}" for f, a, b in MANY])
+def test_many_forms_are_torchs(form, i_shape, j_shape, tmp_path):
+    """The float graph is torch's x[...] (shape and values); the C runtime's
+    bytes are the reference's; its values torch's within half a step, for
+    indices given at run time other than the example's."""
+    g = torch.Generator().manual_seed(len(form) * 31 + len(i_shape) * 7 + len(j_shape))
+    model = Expr(form).eval()
+    runs = [(torch.randn(4, 5, 6, 7, generator=g), torch.randint(-4, 4, i_shape, generator=g),
+             torch.randint(-4, 4, j_shape, generator=g)) for _ in range(4)]
+    graph = capture(model, list(runs[0]))
+    assert not [n for n in graph.nodes if n.op == "unsupported"]
+    with torch.no_grad():
+        for args in runs:
+            got, want = evaluate(graph, list(args))[0], model(*args)
+            assert got.shape == want.shape and torch.equal(got, want)
+    res = compile_model(model, list(runs[0]), runs)
+    assert not res.lowered.fallbacks and "ptec::flat_index.out" in res.lowered.operators
+    prog = parse_program(res.data)
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    for args in runs[1:]:
+        arrays = [a.numpy() for a in args]
+        got = host_runtime.run(prog, res.data, arrays, workdir=str(tmp_path))[0]
+        assert got.tobytes() == run_program(prog, arrays)[0].tobytes()
+        with torch.no_grad():
+            want = model(*args).numpy()
+        assert got.shape == want.shape and np.ptp(want) > 16 * step
+        assert np.abs(got - want).max() <= 0.5 * step * 1.001
 
 
 def test_broadcast_and_mixed_index_tensors(tmp_path):
@@ -170,13 +262,43 @@ def test_an_index_outside_its_dim_is_an_error(bad, tmp_path):
         run_program(prog, args)
 
 
+class BesideNoneAndAStep(torch.nn.Module):
+    """x[None, i, ::2, j] with i a rank-4 int64 program input."""
+
+    def forward(self, x, i, j):
+        return x[None, i, ::2, j]
+
+
+@pytest.mark.parametrize("bad", [6, -7])
+def test_an_index_outside_its_dim_is_an_error_beside_none_and_a_step(bad, tmp_path):
+    model = BesideNoneAndAStep().eval()
+    x = samples(1, 6)[0][0][:, :, :, 0]                    # [6, 6, 6]
+    i, j = torch.tensor([[[[0, -1]], [[5, 2]]]]), torch.tensor([-6, 3])
+    res = compile_model(model, [x, i, j], [(x, i, j)])
+    prog = parse_program(res.data)
+    args = [x.numpy(), i.numpy(), j.numpy()]
+    got = host_runtime.run(prog, res.data, args, workdir=str(tmp_path))[0]
+    assert got.tobytes() == run_program(prog, args)[0].tobytes()
+    with torch.no_grad():
+        assert got.shape == model(x, i, j).shape
+    bad_i = i.clone()
+    bad_i[0, 1, 0, 0] = bad
+    with pytest.raises(IndexError):
+        model(x, bad_i, j)                                                         # torch fails too
+    args[1] = bad_i.numpy()
+    with pytest.raises(Exception, match="outside its dim"):
+        host_runtime.run(prog, res.data, args, workdir=str(tmp_path))
+    with pytest.raises(ValueError, match="outside"):
+        run_program(prog, args)
+
+
 def test_other_forms_stay_refused_in_one_line():
-    class Stepped(torch.nn.Module):
+    class BesideAMask(torch.nn.Module):
         def forward(self, x):
             i = x[:, 0].argmax(-1)
-            return x[i, ::2, i]
+            return x[i, torch.tensor([True, False, True, True, False, True])]
     x = torch.randn(4, 6, 4)
     with pytest.raises(Exception, match=r"^lowering failed: getitem_1 \(operator.getitem\): an index computed in "
-                                        r"the program that is not an int64 tensor of rank 0 to 3, or beside None "
-                                        r"or a slice with a step; [^\n]*$"):
-        compile_model(Stepped().eval(), [x], [(x,)])
+                                        r"the program that is not an int64 value of the program, or beside a bool "
+                                        r"mask, or choosing nothing; [^\n]*$"):
+        compile_model(BesideAMask().eval(), [x], [(x,)])

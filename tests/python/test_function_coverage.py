@@ -315,6 +315,9 @@ RUNS = {
                                                                                     9 - (x.abs() * 3).long()]),
                                                                        torch.linspace(-1, 1, 40).reshape(10, 4)),
                                                  (5,), R, 1.0, "int8"),                                # 0.50
+    # beside None and a stepped slice (applied first, as slices joined; the index dims first: not adjacent)
+    "x[None, i, ::2, j] (computed)": (lambda x: x[None, (x[:, 0, 0] * 0 + 3.5).long(), ::2,
+                                                  (x[:, 1, 0] * 0 - 2.5).long()], (4, 4, 3), R, 0.5, "int8"),
     "F.dropout(training=False)": (lambda x: F.dropout(x, 0.5, training=False) + F.alpha_dropout(x, 0.5), S3, R,
                                   0.5, "int8"),
 }

@@ -169,6 +169,8 @@ ADVANCED = [
     "x[:, 1:, torch.tensor([3, 2, 1])]",
     "x[torch.tensor([0]), torch.tensor([[2], [1]]), torch.tensor([1, 3])]",
     "x[:, :, torch.tensor(1)]",
+    # a 0-d index is an int to torch: applied first, so the other one's dim stays in place (not first)
+    "x[torch.tensor(0), :, torch.tensor([0, 1, 2])]",
 ]
 
 
