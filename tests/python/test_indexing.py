@@ -194,9 +194,9 @@ def test_advanced_constant_indices_run_int8_and_move_values(call, tmp_path):
 
 
 @pytest.mark.parametrize("call,why", [
-    # x[x > 0] runs as a program output and into element-wise ops (test_masked_select.py);
-    # a layer whose shape follows its length is refused
-    ("x[x > 0].view(-1, 1)", "whose length depends on the values"),
+    # x[x > 0] runs as a program output, into element-wise ops (test_masked_select.py) and the
+    # layers of test_selection_rows.py; a layer mixing its elements otherwise is refused
+    ("torch.cumsum(x[x > 0], 0)", "whose length depends on the values"),
 ])
 def test_other_tensor_indices_are_refused_in_one_line(call, why):
     x = torch.randn(1, 3, 4)
