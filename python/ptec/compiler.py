@@ -25,6 +25,17 @@ class CompileError(RuntimeError):
     pass
 
 
+def _check_ranks(graph) -> None:
+    """A tensor of a rank the runtime cannot hold is refused here, naming
+    its layer, not at load (`tensor rank above 16`)."""
+    from .requirements import load_layouts
+    most = min(lay["config"]["PTEC_MAX_RANK"] for lay in load_layouts().values())
+    for n in graph.nodes:
+        if n.shape is not None and len(n.shape) > most:
+            raise CompileError(f"operator not supported: {origin(n)} gives a tensor of rank {len(n.shape)}; "
+                               f"ptec's runtime holds tensors of rank {most} at most")
+
+
 @dataclass
 class CompileResult:
     program: Program
@@ -83,6 +94,7 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
                    or n.attrs.get("stateful"))
         log(f"--stateful: {kept} state tensors kept across runs")
     log(f"captured {len(graph.nodes)} nodes with torch.{graph.source}")
+    _check_ranks(graph)
     for n in graph.nodes:
         if n.op in RANDOM_OPS:
             n.attrs["seed"] = node_seed(n.name, random_seed)

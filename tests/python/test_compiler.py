@@ -344,3 +344,24 @@ def test_long_models_show_lowering_progress():
     assert calibration[-1] == "calibration 4/4", lines
     assert len(lowering) >= 4 and lowering[-1].startswith("lowering ") and \
         lowering[-1].split()[1].split("/")[0] == lowering[-1].split()[1].split("/")[1], lowering
+
+
+def test_a_rank_the_runtime_cannot_hold_is_refused_at_compile():
+    """Rank 17 and above: refused naming the layer (the runtime would
+    refuse the program at load, "tensor rank above 16"); rank 16 compiles
+    and loads."""
+    class View(nn.Module):
+        def __init__(self, rank):
+            super().__init__()
+            self.rank = rank
+
+        def forward(self, x):
+            return x.reshape([1] * (self.rank - 3) + [2, 2, 2]) * 2
+    x = torch.randn(8)
+    with pytest.raises(CompileError, match=r"^operator not supported: reshape \(Tensor.reshape\) gives a tensor of "
+                                          r"rank 17; ptec's runtime holds tensors of rank 16 at most$"):
+        compile_model(View(17).eval(), [x], [(x,)])
+    from ptec import host_runtime
+    res = compile_model(View(16).eval(), [x], [(x,)])
+    got = host_runtime.run(parse_program(res.data), res.data, [x.numpy()])[0]
+    assert got.shape == (1,) * 13 + (2, 2, 2)
