@@ -1021,8 +1021,10 @@ def _source(fn: torch.fx.Node, mods) -> str:
 
 
 def _is_shape_value(fn: torch.fx.Node) -> bool:
-    """A node whose traced value is an int or a torch.Size (set by ShapeProp)."""
-    return fn.op in ("call_function", "call_method") and fn.meta.get("type") in (int, torch.Size)
+    """A node whose traced value is an int or a torch.Size (set by ShapeProp),
+    or a float computed from them (`x.size(-1) ** 0.5`: capture_shape_numbers
+    wrote it into its readers)."""
+    return fn.op in ("call_function", "call_method") and fn.meta.get("type") in (int, float, torch.Size)
 
 
 def _basic_index_nodes(name: str, fn: torch.fx.Node, src: str) -> Optional[List[Node]]:
@@ -1371,13 +1373,14 @@ def _propagate_shapes(gm: torch.fx.GraphModule, example_inputs) -> None:
     """Record every fx node's traced value type and tensor shape (node.meta),
     so that shapes spelled with x.size(0) or x.shape resolve to constants."""
     try:
-        from torch.fx.passes.shape_prop import ShapeProp
+        from .capture_shape_numbers import ShapeNumbers
         # ShapeProp prints a traceback for a failing node; capture reports it.
         with torch.no_grad(), contextlib.redirect_stderr(io.StringIO()):
-            ShapeProp(gm).propagate(*example_inputs)
+            ShapeNumbers(gm).propagate(*example_inputs)
     except Exception:                   # noqa: BLE001 - shapes are then taken from int args only
         for fn in gm.graph.nodes:
             fn.meta.pop("type", None)
+            fn.meta.pop("number", None)
 
 
 def _resolve_reshapes(g: Graph) -> None:
@@ -1542,6 +1545,8 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
         with torch.no_grad():
             for k, v in gm.named_buffers():
                 v.copy_(initial[k])
+        from .capture_shape_numbers import fold_shape_numbers
+        fold_shape_numbers(gm, UnsupportedOperator)
         g = _fx_to_graph(gm)
         if stateful:
             # An SVDF keeps its activation state in the kernel's own tensor,

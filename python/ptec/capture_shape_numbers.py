@@ -1,0 +1,82 @@
+"""Shape numbers used as numbers: `x / x.size(-1)`, `x.sum() / x.shape[2]`,
+`x + x.numel()`, `q @ k.transpose(-2, -1) / q.size(-1) ** 0.5`.
+
+torch.fx records x.size(d), x.shape[d] and x.numel() as nodes whose traced
+value is an int (or a torch.Size). capture drops them as inputs, because a
+layer spelling a shape with them (`x.view(x.size(0), -1)`) takes its shape
+from tracing. A tensor op that reads one as an operand would then lose an
+input, so each such number is written into its readers as the constant
+the trace gave it: ptec's programs have static shapes, so it is that
+number on every run.
+
+Except for a selection x[mask], whose length changes from run to run: a
+shape number of it (or of anything computed from it) is refused naming
+the call, with the count that works instead (mask.sum())."""
+from __future__ import annotations
+
+import operator
+from typing import Set
+
+import torch
+import torch.fx
+from torch.fx.passes.shape_prop import ShapeProp
+
+
+class ShapeNumbers(ShapeProp):
+    """ShapeProp that also keeps each number and torch.Size result (meta
+    "number"): x.size(d), and arithmetic on it (`x.size(-1) ** 0.5`)."""
+
+    def run_node(self, n):
+        result = super().run_node(n)
+        if isinstance(result, (int, float, torch.Size)) and not isinstance(result, bool):
+            n.meta["number"] = tuple(result) if isinstance(result, torch.Size) else result
+        return result
+
+
+# layers that spell a shape with a number: their shape is the trace's (capture), and a
+# selection's view keeps or splits its rows (capture_selection_rows)
+_SHAPE_SPELLING = {"view", "reshape", torch.reshape}
+
+
+def _is_selection(fn: torch.fx.Node) -> bool:
+    """x[mask] with a bool tensor among the indices, or torch.masked_select."""
+    if fn.op in ("call_function", "call_method") and fn.target in (torch.masked_select, "masked_select"):
+        return True
+    if fn.op != "call_function" or fn.target is not operator.getitem or len(fn.args) != 2:
+        return False
+    idx = fn.args[1] if isinstance(fn.args[1], tuple) else (fn.args[1],)
+    return any(isinstance(i, torch.fx.Node) and getattr(i.meta.get("tensor_meta"), "dtype", None) == torch.bool
+               for i in idx)
+
+
+def _varying(gm: torch.fx.GraphModule) -> Set[str]:
+    """Nodes whose shape follows a selection's run-time length."""
+    out: Set[str] = set()
+    for fn in gm.graph.nodes:
+        if _is_selection(fn) or any(a.name in out for a in fn.all_input_nodes):
+            out.add(fn.name)
+    return out
+
+
+def _number_node(fn: torch.fx.Node) -> bool:
+    return fn.op in ("call_function", "call_method") and isinstance(fn.meta.get("number"), (int, float))
+
+
+def fold_shape_numbers(gm: torch.fx.GraphModule, error) -> None:
+    """Writes each int shape number into the readers that make a tensor of
+    it (their args); raises `error` for a number of a selection's length."""
+    varying = _varying(gm)
+    for fn in gm.graph.nodes:
+        if not _number_node(fn):
+            continue
+        tensor_users = [u for u in fn.users if "tensor_meta" in u.meta and u.target not in _SHAPE_SPELLING]
+        if not tensor_users:
+            continue
+        if fn.name in varying:
+            what = f"{fn.target}" if isinstance(fn.target, str) else getattr(fn.target, "__name__", str(fn.target))
+            raise error(f"operator not supported: {fn.name} ({what}) reads a size of a selection x[mask], which "
+                        "changes from run to run: use the count mask.sum() (or mask.float().sum()) instead")
+        value = fn.meta["number"]
+        for u in tensor_users:
+            u.args = torch.fx.node.map_arg(u.args, lambda a: value if a is fn else a)
+            u.kwargs = torch.fx.node.map_arg(u.kwargs, lambda a: value if a is fn else a)
