@@ -28,7 +28,7 @@ from typing import List, Optional
 import numpy as np
 import torch
 
-from .capture_indices import int64_ids
+from .capture_indices import int64_ids, lookup_table
 from .ir import Node
 
 
@@ -81,7 +81,7 @@ def embedding_bag_nodes(name: str, m: torch.nn.EmbeddingBag, ins: List[str], by_
     or None), or None (the call stays refused by name) for forms outside
     the module's doc. lookup(name, table, ids) is the embedding node of the
     rows."""
-    if not ins or not int64_ids(by_name.get(ins[0])) or m.max_norm is not None \
+    if not ins or not int64_ids(by_name.get(ins[0])) \
             or ids_shape is None or m.mode not in ("sum", "mean", "max") \
             or (weights is not None and m.mode != "sum"):
         return None
@@ -170,7 +170,7 @@ def _tables(m: torch.nn.EmbeddingBag):
     neutral (zero for sum and mean; for max each column's least value), a
     0/1 table of which ids count (0 for padding_idx), and the row of "no
     id", the neutral row again, that pads a bag to the ids' length."""
-    weight = m.weight.detach().cpu().numpy().astype(np.float32)
+    weight = lookup_table(m)                      # max_norm's rows scaled as torch's forward
     table, flags = weight.copy(), np.ones_like(weight)
     keep = np.ones(len(weight), bool)
     if m.padding_idx is not None:
