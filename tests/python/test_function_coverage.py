@@ -298,6 +298,9 @@ RUNS = {
     "F.embedding_bag(computed ids)": (lambda x: F.embedding_bag(torch.floor(x.abs() * 3).to(torch.int64),
                                                                 torch.linspace(-1, 1, 40).reshape(10, 4)),
                                       (1, 5), R, 1.5, "int8"),                                       # 0.65
+    # max_norm: the table's rows scaled to a 2-norm of at most 0.5 at compile time, as torch's lookup scales them
+    "F.embedding(max_norm)": (lambda x: F.embedding((x.abs() * 3).long(), torch.linspace(-1, 1, 40).reshape(10, 4),
+                                                    max_norm=0.5), (1, 5), R, 1.0, "int8"),        # 0.50
     # per_sample_weights computed in the program, each id's row times its weight before the bag's sum
     "F.embedding_bag(per_sample_weights)": (lambda x: F.embedding_bag(
         torch.floor(x.abs() * 3).to(torch.int64), torch.linspace(-1, 1, 40).reshape(10, 4), mode="sum",
