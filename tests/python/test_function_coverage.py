@@ -63,6 +63,9 @@ RUNS = {
     "torch.roll": (lambda x: torch.roll(x, (1, -3), (1, 2)), S3, R, 0.5, "int8"),
     "torch.flip": (lambda x: x.flip(1, 2), S3, R, 0.5, "int8"),
     "Tensor.expand": (lambda x: x[:, :, :1].expand(2, 4, 8), S3, R, 1.0, "int8"),
+    # a constant made in forward as an expanded view (fx keeps it as a buffer capture must not write)
+    "Tensor.expand (constant)": (lambda x: x + torch.linspace(-1, 1, 4).reshape(1, 4, 1).expand(1, 4, 8), S3, R, 1.0,
+                                 "int8"),                                                                  # 0.90
     "Tensor.repeat": (lambda x: x.repeat(2, 1, 1, 3), S3, R, 0.5, "int8"),
     # reductions
     "Tensor.mean": (lambda x: x.mean(-1), S3, R, 0.5, "int8"),
