@@ -1544,7 +1544,11 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
         _propagate_shapes(gm, example_inputs)
         with torch.no_grad():
             for k, v in gm.named_buffers():
-                v.copy_(initial[k])
+                # only the states it wrote: a constant made in forward may be
+                # an expanded view (fx keeps it as a buffer), which no copy
+                # can write
+                if not torch.equal(v, initial[k]):
+                    v.copy_(initial[k])
         from .capture_shape_numbers import fold_shape_numbers
         fold_shape_numbers(gm, UnsupportedOperator)
         g = _fx_to_graph(gm)

@@ -405,13 +405,15 @@ def _pool_args(a, *names):
 FUNCTIONAL_MODULES = {
     F.embedding: (("input", "weight", "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse"),
                   lambda a, sh: nn.Embedding.from_pretrained(a["weight"], padding_idx=a.get("padding_idx"),
-                                                             max_norm=a.get("max_norm"))),
+                                                             max_norm=a.get("max_norm"),
+                                                             norm_type=a.get("norm_type", 2.0))),
     # offsets and per-sample weights are read from the call (capture._bag_nodes)
     F.embedding_bag: (("input", "weight", "offsets", "max_norm", "norm_type", "scale_grad_by_freq", "mode",
                        "sparse", "per_sample_weights", "include_last_offset", "padding_idx"),
                       lambda a, sh: nn.EmbeddingBag.from_pretrained(
                           a["weight"], mode=a.get("mode", "mean"), padding_idx=a.get("padding_idx"),
-                          max_norm=a.get("max_norm"), include_last_offset=bool(a.get("include_last_offset")))),
+                          max_norm=a.get("max_norm"), norm_type=a.get("norm_type", 2.0),
+                          include_last_offset=bool(a.get("include_last_offset")))),
     F.glu: (("input", "dim"), lambda a, sh: nn.GLU(a.get("dim", -1))),
     F.softmin: (("input", "dim", "_stacklevel", "dtype"),
                 lambda a, sh: nn.Softmin(a.get("dim")) if a.get("dtype") is None else None),

@@ -172,6 +172,19 @@ def int64_ids(node: Optional[Node]) -> bool:
     return int_dtype(node) is not None
 
 
+def lookup_table(m: torch.nn.Module):
+    """The float32 table whose rows nn.Embedding / nn.EmbeddingBag m's
+    forward reads. With max_norm torch scales each row it looks up to a
+    norm_type norm of at most max_norm (in place, before the lookup; a row
+    scaled once stays so), so scaling every row now, by torch's own
+    embedding_renorm_, gives the rows of every call whatever its ids."""
+    with torch.no_grad():
+        table = m.weight.detach().cpu().float().clone()
+        if m.max_norm is not None:
+            torch.embedding_renorm_(table, torch.arange(table.shape[0]), float(m.max_norm), float(m.norm_type))
+    return table.numpy()
+
+
 def embedding_node(name: str, m: torch.nn.Module, ins: List[str], by_name, ids_shape) -> Optional[Node]:
     """nn.Embedding (or F.embedding, rebuilt as one) looking up int64 ids
     of a program input: the `embedding` node holding the table (attrs
@@ -179,10 +192,10 @@ def embedding_node(name: str, m: torch.nn.Module, ins: List[str], by_name, ids_s
     copies rows of the table quantized on the output's own grid. The ids
     are a program input, an argmax (int64_ids), or computed in the program by x.long()
     / x.int() (to_index_node); the kernel fails the run on an id outside
-    the table. None (the call stays refused by name) for max_norm
-    (which rewrites the table on every call) or ids of rank above 2 (a 4-D
-    output would be channels-last, which a row copy is not)."""
+    the table (max_norm's rows as lookup_table's). None (the call stays
+    refused by name) for ids of rank above 2 (a 4-D output would be
+    channels-last, which a row copy is not)."""
     src = by_name.get(ins[0]) if ins else None
-    if not int64_ids(src) or m.max_norm is not None or ids_shape is None or not 1 <= len(ids_shape) <= 2:
+    if not int64_ids(src) or ids_shape is None or not 1 <= len(ids_shape) <= 2:
         return None
-    return Node(name, "embedding", ins[:1], dict(weight=m.weight.detach().cpu().numpy().astype("float32")))
+    return Node(name, "embedding", ins[:1], dict(weight=lookup_table(m)))

@@ -28,7 +28,7 @@ from typing import List, Optional
 import numpy as np
 import torch
 
-from .capture_indices import int64_ids
+from .capture_indices import int64_ids, lookup_table
 from .ir import Node
 
 
@@ -81,7 +81,7 @@ def embedding_bag_nodes(name: str, m: torch.nn.EmbeddingBag, ins: List[str], by_
     or None), or None (the call stays refused by name) for forms outside
     the module's doc. lookup(name, table, ids) is the embedding node of the
     rows."""
-    if not ins or not int64_ids(by_name.get(ins[0])) or m.max_norm is not None \
+    if not ins or not int64_ids(by_name.get(ins[0])) \
             or ids_shape is None or m.mode not in ("sum", "mean", "max") \
             or (weights is not None and m.mode != "sum"):
         return None
@@ -105,7 +105,7 @@ def embedding_bag_nodes(name: str, m: torch.nn.EmbeddingBag, ins: List[str], by_
     s.nodes.append(lookup(f"{name}_rows", table, ins[0]))
     rows = s.nodes[-1].name
     if weights is not None:
-        rows = _weighted(s, rows, weights, [int(v) for v in ids_shape], dim)
+        rows = _weighted(s, rows, weights, [int(v) for v in ids_shape], dim, by_name)
     flags = None
     if flags_table is not None:
         s.nodes.append(lookup(f"{name}_flags", flags_table, ins[0]))
@@ -151,10 +151,16 @@ def embedding_bag_nodes(name: str, m: torch.nn.EmbeddingBag, ins: List[str], by_
     return s.nodes
 
 
-def _weighted(s: _Steps, rows: str, weights: str, ids_shape: List[int], dim: int) -> str:
+def _weighted(s: _Steps, rows: str, weights: str, ids_shape: List[int], dim: int, by_name) -> str:
     """Each id's row times its per_sample_weight (mode sum only, as torch):
     the weights [..., 1] repeated along dim (a cat of copies: exact), so
-    the int8 mul has operands of one shape."""
+    the int8 mul has operands of one shape. Constant weights (a buffer, a
+    Parameter, a tensor made in forward) are repeated here, one constant:
+    a view of a constant has no memory of its own in the program."""
+    src = by_name.get(weights)
+    if src is not None and src.op == "constant":
+        w = np.asarray(src.attrs["value"], np.float32).reshape(ids_shape + [1])
+        return s("mul", [rows, s.const(np.repeat(w, dim, axis=-1))])
     w = s("reshape", [weights], target_shape=ids_shape + [1])
     return s("mul", [rows, s("cat", [w] * dim, dim=len(ids_shape)) if dim > 1 else w])
 
@@ -164,7 +170,7 @@ def _tables(m: torch.nn.EmbeddingBag):
     neutral (zero for sum and mean; for max each column's least value), a
     0/1 table of which ids count (0 for padding_idx), and the row of "no
     id", the neutral row again, that pads a bag to the ids' length."""
-    weight = m.weight.detach().cpu().numpy().astype(np.float32)
+    weight = lookup_table(m)                      # max_norm's rows scaled as torch's forward
     table, flags = weight.copy(), np.ones_like(weight)
     keep = np.ones(len(weight), bool)
     if m.padding_idx is not None:
@@ -202,7 +208,7 @@ def _run_time_bags(name: str, m: torch.nn.EmbeddingBag, ids: str, offsets: str, 
         s.nodes.append(lookup(f"{name}_{tag}", rows_table, ids))
         rows = s.nodes[-1].name
         if weights is not None and tag == "rows":
-            rows = _weighted(s, rows, weights, [n], dim)
+            rows = _weighted(s, rows, weights, [n], dim, by_name)
         ext = s("cat", [rows, s.const(fill)], dim=0)
         return s("embedding", [positions, ext])           # [B, N, dim]: each bag's rows, then filler
 

@@ -217,3 +217,71 @@ def test_bags_on_boards(target, tmp_path):
         xs = [s if weights else s[:2] for s in xs]
         res = compile_model(model, list(xs[0]), xs)
         board_matches_reference_inputs(res.data, [t.numpy() for t in xs[3]], target, tmp_path)
+
+
+class WeightForms(torch.nn.Module):
+    """Every form of per_sample_weights torch 1.13 accepts (mode sum, the
+    ids' own shape: torch refuses any other, and any mode but sum), each
+    summed with a float input x so the program has one: a constant buffer
+    or Parameter, weights made in forward, an input expanded to the ids'
+    shape, positional arguments, include_last_offset."""
+
+    def __init__(self, form):
+        super().__init__()
+        torch.manual_seed(11)
+        self.bag = torch.nn.EmbeddingBag(VOCAB, 8, mode="sum")
+        self.form = form
+        self.register_buffer("offsets", torch.tensor([0, 5, 5, 9]))
+        self.register_buffer("w_buffer", torch.rand(N) * 2 - 0.5)
+        self.w_param = torch.nn.Parameter(torch.rand(3, 4) + 0.5)
+
+    def forward(self, ids, x):
+        f, table = self.form, self.bag.weight
+        if f == "buffer, constant offsets":
+            return self.bag(ids, self.offsets, per_sample_weights=self.w_buffer) + x
+        if f == "Parameter, [B, L] ids":
+            return self.bag(ids, per_sample_weights=self.w_param) + x[:3]
+        if f == "made in forward, positional":
+            return self.bag(ids, self.offsets, torch.full((N,), 0.75)) + x
+        if f == "input expanded to [B, L], offsets None":
+            return self.bag(ids, None, x[0, :4].expand(3, 4)) + x[:3]
+        if f == "F positional, include_last_offset":
+            ends = torch.tensor([0, 3, 3, 7, N])
+            return F.embedding_bag(ids, table, ends, None, 2.0, False, "sum", False, torch.sigmoid(x[:3].flatten()[:N]),
+                                   True) + x
+        raise ValueError(f)
+
+
+WEIGHT_FORMS = ["buffer, constant offsets", "Parameter, [B, L] ids", "made in forward, positional",
+                "input expanded to [B, L], offsets None", "F positional, include_last_offset"]
+
+
+@pytest.mark.parametrize("form", WEIGHT_FORMS)
+def test_per_sample_weights_forms_torch_accepts(form, tmp_path):
+    """Each compiles without a fallback and runs: bytes the reference's,
+    values torch's within the weighted sum's rounding."""
+    g = torch.Generator().manual_seed(12)
+    shape = (3, 4) if "[B, L]" in form else (N,)
+    xs = [(torch.randint(0, VOCAB, shape, generator=g), torch.randn(4, 8, generator=g) * 0.5) for _ in range(20)]
+    _host_checks(WeightForms(form).eval(), xs, 2.0, tmp_path)
+
+
+@pytest.mark.parametrize("bad", ["other shape", "mode mean", "float64"])
+def test_per_sample_weights_torch_refuses(bad):
+    """The forms torch itself refuses (so ptec need not run them): weights
+    of another shape than the ids, a mode other than sum, another dtype
+    than the table's."""
+    table, ids = torch.randn(VOCAB, 4), torch.randint(0, VOCAB, (3, 4))
+    w = {"other shape": torch.rand(12), "mode mean": torch.rand(3, 4), "float64": torch.rand(3, 4).double()}[bad]
+    with pytest.raises((ValueError, NotImplementedError, RuntimeError)):
+        F.embedding_bag(ids, table, mode="mean" if bad == "mode mean" else "sum", per_sample_weights=w)
+
+
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+def test_constant_weights_on_boards(target, tmp_path):
+    """A buffer's per_sample_weights with constant offsets: the boards print
+    the reference's bytes."""
+    g = torch.Generator().manual_seed(13)
+    xs = [(torch.randint(0, VOCAB, (N,), generator=g), torch.randn(4, 8, generator=g) * 0.5) for _ in range(12)]
+    res = compile_model(WeightForms("buffer, constant offsets").eval(), list(xs[0]), xs)
+    board_matches_reference_inputs(res.data, [t.numpy() for t in xs[3]], target, tmp_path)

@@ -63,6 +63,9 @@ RUNS = {
     "torch.roll": (lambda x: torch.roll(x, (1, -3), (1, 2)), S3, R, 0.5, "int8"),
     "torch.flip": (lambda x: x.flip(1, 2), S3, R, 0.5, "int8"),
     "Tensor.expand": (lambda x: x[:, :, :1].expand(2, 4, 8), S3, R, 1.0, "int8"),
+    # a constant made in forward as an expanded view (fx keeps it as a buffer capture must not write)
+    "Tensor.expand (constant)": (lambda x: x + torch.linspace(-1, 1, 4).reshape(1, 4, 1).expand(1, 4, 8), S3, R, 1.0,
+                                 "int8"),                                                                  # 0.90
     "Tensor.repeat": (lambda x: x.repeat(2, 1, 1, 3), S3, R, 0.5, "int8"),
     # reductions
     "Tensor.mean": (lambda x: x.mean(-1), S3, R, 0.5, "int8"),
@@ -298,6 +301,9 @@ RUNS = {
     "F.embedding_bag(computed ids)": (lambda x: F.embedding_bag(torch.floor(x.abs() * 3).to(torch.int64),
                                                                 torch.linspace(-1, 1, 40).reshape(10, 4)),
                                       (1, 5), R, 1.5, "int8"),                                       # 0.65
+    # max_norm: the table's rows scaled to a 2-norm of at most 0.5 at compile time, as torch's lookup scales them
+    "F.embedding(max_norm)": (lambda x: F.embedding((x.abs() * 3).long(), torch.linspace(-1, 1, 40).reshape(10, 4),
+                                                    max_norm=0.5), (1, 5), R, 1.0, "int8"),        # 0.50
     # per_sample_weights computed in the program, each id's row times its weight before the bag's sum
     "F.embedding_bag(per_sample_weights)": (lambda x: F.embedding_bag(
         torch.floor(x.abs() * 3).to(torch.int64), torch.linspace(-1, 1, 40).reshape(10, 4), mode="sum",

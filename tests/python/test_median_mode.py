@@ -133,12 +133,15 @@ def test_values_keep_the_input_grid():
 
 def test_mode_tie_rule():
     """torch 1.13's mode: the smallest of the most frequent values, at its
-    last position (rows of up to 16 elements); the program's the same."""
+    last position (rows of up to 16 elements); the program's the same. The
+    calibration spans [-4, 4] (not a draw of the global generator, whose
+    state follows the tests before: a narrower range merged 2.5 and 3.0
+    into one code)."""
     x = torch.tensor([[2.0, 1.0, 2.0, 1.0, 3.0, 0.5], [3.0, 3.0, -1.0, 3.0, -1.0, -1.0],
                       [0.5, 1.0, 1.5, 2.0, 2.5, 3.0], [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]])
     v, i = torch.mode(x, 1)
     assert v.tolist() == [1.0, -1.0, 0.5, 1.0] and i.tolist() == [3, 5, 0, 5]
-    _, res = compiled(_pair(lambda y: torch.mode(y, 1)), calibration=[(torch.rand(4, 6) * 8 - 4,)] * 4)
+    _, res = compiled(_pair(lambda y: torch.mode(y, 1)), calibration=[(torch.linspace(-4, 4, 24).reshape(4, 6),)] * 4)
     got = run_program(parse_program(res.data), [x.numpy()])
     step = res.graph.node("x").qparams[0]
     assert np.abs(got[0] - v.numpy()).max() <= 0.5 * step and got[1].tolist() == i.tolist()

@@ -278,3 +278,150 @@ def test_sort_on_boards(target, name, tmp_path):
     _, res = compiled(CALLS[name][0], Scores)
     for (x,) in samples(2, 7):
         board_matches_reference(res.data, x.numpy(), target, tmp_path)
+
+
+NAN, INF = float("nan"), float("inf")
+
+
+def nan_rows(seed):
+    """fp32 [4, 5, 9] rows along every dim with NaNs at their first, middle
+    and last positions, a row of NaNs only, rows without one, ties (equal
+    numbers, 0.0 and -0.0) and infinities."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.round(torch.randn(4, 5, 9, generator=g) * 4) / 4
+    x[torch.rand(x.shape, generator=g) < 0.25] = NAN
+    x[0, 0, 0] = x[0, 0, 4] = x[0, 0, 8] = NAN
+    x[1, 2, :] = NAN
+    x[2, 3, :] = torch.arange(9.0)                  # no NaN, no tie
+    x[3, 1, 1], x[3, 1, 5], x[3, 4, 2] = -0.0, 0.0, INF
+    x[0, 1, 3], x[2, 0, 6] = -INF, NAN
+    return x
+
+
+def _same_values(got, want) -> bool:
+    """Equal numbers (0.0 and -0.0 alike) and NaN where torch has NaN."""
+    return got.shape == want.shape and np.array_equal(got, want, equal_nan=True)
+
+
+def _untied(x: np.ndarray, picked: np.ndarray, dim: int) -> np.ndarray:
+    """For each picked value (its row along dim, any count of them), whether
+    it occurs once in x's row, NaNs counting as one value: there any correct
+    index is the one."""
+    xr, pr = np.moveaxis(x, dim, -1)[..., None, :], np.moveaxis(picked, dim, -1)[..., :, None]
+    same = (xr == pr) | (np.isnan(xr) & np.isnan(pr))
+    return np.moveaxis(same.sum(axis=-1) == 1, -1, dim)
+
+
+# (k, dim, keepdim) of kthvalue over nan_rows' [4, 5, 9]: k before, at and
+# after the NaNs (which sort last), the first and the last position
+KTH = [(1, 2, False), (3, 2, True), (6, 2, False), (8, 2, True), (9, 2, False),
+       (1, 1, True), (3, 1, False), (5, 1, True), (2, 0, False), (4, 0, True), (3, -1, True)]
+
+
+class KthNaN(torch.nn.Module):
+    """kthvalue of a float32 program input (sorted in fp32, NaN kept)."""
+
+    def forward(self, x):
+        out = []
+        for k, dim, keepdim in KTH:
+            v, i = torch.kthvalue(x, k, dim, keepdim)
+            out += [v, i]
+        return tuple(out)
+
+
+def _fp32_program(model, tmp_path, seeds):
+    g = torch.Generator().manual_seed(0)
+    calibration = [(torch.randn(4, 5, 9, generator=g),) for _ in range(4)]
+    res = compile_model(model, [calibration[0][0]], calibration)
+    assert not res.lowered.fallbacks and not res.lowered.unsupported
+    prog = parse_program(res.data)
+    for seed in seeds:
+        x = nan_rows(seed)
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))
+        assert [a.tobytes() for a in got] == [w.tobytes() for w in run_program(prog, [x.numpy()])]
+        yield x, got
+
+
+def test_kthvalue_with_nan_as_torch(tmp_path):
+    """kthvalue of fp32 rows holding NaNs: the values are torch's (NaN the
+    largest value, so k past the row's numbers gives NaN); the indices are
+    torch's wherever the k-th value occurs once in its row. Among equal
+    values (several NaNs, equal numbers, 0.0 and -0.0) torch's CPU index is
+    whichever its quickselect's partitioning leaves (its docs call the CUDA
+    one nondeterministic); ptec's is the stable order's: the k-th of
+    torch.sort(stable=True), which this checks on every row."""
+    untied = tied = nan_picks = 0
+    for x, got in _fp32_program(KthNaN().eval(), tmp_path, (1, 2, 3)):
+        xs = x.numpy()
+        for j, (k, dim, keepdim) in enumerate(KTH):
+            v, i = got[2 * j], got[2 * j + 1]
+            tv, ti = torch.kthvalue(x, k, dim, keepdim)
+            assert _same_values(v, tv.numpy()) and i.dtype == np.int64, (k, dim, keepdim)
+            stable = torch.sort(x, dim=dim, stable=True)[1].narrow(dim, k - 1, 1)
+            assert np.array_equal(i, (stable if keepdim else stable.squeeze(dim)).numpy()), (k, dim, keepdim)
+            kept = lambda a: a if keepdim else np.expand_dims(a, dim)     # noqa: E731
+            once = _untied(xs, kept(v), dim)
+            assert np.array_equal(kept(i)[once], kept(ti.numpy())[once]), (k, dim, keepdim)
+            untied, tied = untied + int(once.sum()), tied + int((~once).sum())
+            # a tied pick still points at an element equal to torch's
+            at = np.take_along_axis(xs, kept(i), dim % 3)
+            assert _same_values(at, np.take_along_axis(xs, kept(ti.numpy()), dim % 3))
+            nan_picks += int(np.isnan(v).sum())
+    # enough of each: picks torch fixes, ties, and k past a row's numbers
+    assert untied >= 400 and tied >= 200 and nan_picks >= 200, (untied, tied, nan_picks)
+
+
+class SortNaN(torch.nn.Module):
+    """sort, topk (largest and smallest), argsort and msort of a float32
+    program input holding NaNs."""
+
+    def forward(self, x):
+        v, i = torch.sort(x, 2)
+        dv, di = x.sort(1, descending=True)
+        tv, ti = torch.topk(x, 4, 2)
+        sv, si = x.topk(3, 0, largest=False)
+        return v, i, dv, di, tv, ti, sv, si, torch.argsort(x, -1, descending=True), torch.msort(x)
+
+
+def test_sort_topk_argsort_msort_with_nan_as_torch(tmp_path):
+    """NaN is the largest value in every call, as torch's: the values are
+    torch's, NaN included; the indices are torch's wherever the element is
+    the only one of its value in the row, and everywhere torch's stable
+    sort's (its first k for topk: torch leaves the order of equals in topk
+    and in its default sort to the implementation)."""
+    def stable(x, dim, desc, k=None):
+        i = torch.sort(x, dim=dim, descending=desc, stable=True)[1]
+        return i if k is None else i.narrow(dim, 0, k)
+    untied = 0
+    for x, got in _fp32_program(SortNaN().eval(), tmp_path, (4, 5)):
+        want = SortNaN()(x)
+        calls = [(0, 2, False, None), (2, 1, True, None), (4, 2, True, 4), (6, 0, False, 3)]
+        for j, dim, desc, k in calls:
+            assert _same_values(got[j], want[j].numpy()), j
+            assert np.array_equal(got[j + 1], stable(x, dim, desc, k).numpy()), j
+            once = _untied(x.numpy(), got[j], dim)
+            assert np.array_equal(got[j + 1][once], want[j + 1].numpy()[once]), j
+            untied += int(once.sum())
+            # differing indices only ever point at equal elements
+            assert _same_values(np.take_along_axis(x.numpy(), got[j + 1], dim),
+                                np.take_along_axis(x.numpy(), want[j + 1].numpy(), dim)), j
+        assert np.array_equal(got[8], stable(x, -1, True).numpy())
+        once = _untied(x.numpy(), np.take_along_axis(x.numpy(), got[8], -1), -1)
+        assert np.array_equal(got[8][once], want[8].numpy()[once])
+        assert _same_values(got[9], want[9].numpy())
+    assert untied >= 500, untied
+
+
+class KthNaNIndices(torch.nn.Module):
+    def forward(self, x):
+        return torch.kthvalue(x, 7, 2, keepdim=True)[1]
+
+
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+def test_kthvalue_with_nan_on_boards(target, tmp_path):
+    """fp32 rows with NaNs, k past most rows' numbers: the boards print the
+    reference's indices."""
+    g = torch.Generator().manual_seed(0)
+    calibration = [(torch.randn(4, 5, 9, generator=g),) for _ in range(4)]
+    res = compile_model(KthNaNIndices().eval(), [calibration[0][0]], calibration)
+    board_matches_reference(res.data, nan_rows(6).numpy(), target, tmp_path)
