@@ -107,10 +107,12 @@ static ptec_status __attribute__((noinline)) run_other(ptec_method *m, uint32_t 
     switch (instr->kind) {
     case INSTR_DELEGATE_CALL:
         return instr->delegate->backend->execute(instr->delegate, instr->op.argv, instr->op.argc);
-    case INSTR_MOVE_CALL:
-        m->values[instr->b] = m->values[instr->a];
+    case INSTR_MOVE_CALL: /* a and b are slots of the kept values; -1: values no run reads */
+        if (instr->a >= 0) {
+            m->values[instr->b] = m->values[instr->a];
+        }
         return PTEC_OK;
-    case INSTR_JUMP_FALSE_CALL:
+    case INSTR_JUMP_FALSE_CALL: /* a: the condition's slot */
         if (!condition_true(&m->values[instr->a])) {
             *next = (uint32_t)instr->b;
             if (*next <= pc) {

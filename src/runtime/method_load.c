@@ -176,14 +176,46 @@ static void keep_dynamic_sizes(meta_arena *meta, ptec_tensor *t)
     t->flags |= PTEC_TENSOR_RESIZABLE;
 }
 
+/* Counts the values the load keeps (ptec_value_tag_kept) and, when
+ * `kept` is placed, marks them. Reads the tags through a copy of the view:
+ * a malformed value is parse_values' to report, in its order (a tag that
+ * cannot be read counts as not kept, and that value fails its parse). */
+static uint32_t mark_kept(const ptec_exec_ctx *ctx, ptec_kept_word *kept)
+{
+    fb_view fb = ctx->fb;
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < ctx->values.count; ++i) {
+        if (kept != NULL && i % 32u == 0) {
+            kept[i / 32u].bits = 0;
+            kept[i / 32u].before = count;
+        }
+        fb_table ev = ptec_fb_at(&fb, &ctx->values, i);
+        uint8_t tag = ptec_fb_u8(&fb, &ev, EVALUE_TYPE, 0);
+        if (!fb.bad && ptec_value_tag_kept(tag)) {
+            if (kept != NULL) {
+                kept[i / 32u].bits |= 1u << (i % 32u);
+            }
+            ++count;
+        }
+    }
+    return count;
+}
+
 static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m,
                                 const fb_vector *inputs, const fb_vector *outputs, const later_values *later)
 {
-    ptec_value *values = meta_take(meta, ctx->values.count, sizeof(ptec_value));
+    uint32_t words = ctx->values.count / 32u + (ctx->values.count % 32u != 0u);
+    ptec_kept_word *kept = meta_take(meta, words, sizeof(ptec_kept_word));
+    uint32_t kept_count = mark_kept(ctx, kept);
+    ptec_value *values = meta_take(meta, kept_count, sizeof(ptec_value));
+    uint32_t slot = 0;
     for (uint32_t i = 0; i < ctx->values.count; ++i) {
         ptec_value scratch_value;
         ptec_tensor scratch_tensor;
-        ptec_value *v = values != NULL ? &values[i] : &scratch_value;
+        ptec_value *v = &scratch_value;
+        if (kept != NULL && (kept[i / 32u].bits & (1u << (i % 32u))) && slot < kept_count) {
+            v = values != NULL ? &values[slot++] : v;
+        }
         fb_table ev = ptec_fb_at(&ctx->fb, &ctx->values, i);
         ptec_tensor *t = &scratch_tensor;
         if (ptec_fb_u8(&ctx->fb, &ev, EVALUE_TYPE, 0) == PTEC_VALUE_TENSOR) {
@@ -206,17 +238,41 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
     }
     if (m != NULL) {
         m->values = values;
+        m->kept = kept;
     }
     return PTEC_OK;
 }
 
 /* Reads an instruction's value-index list into the op's argv. In the
- * measuring pass the values are decoded into the caller's temporaries. */
+ * measuring pass the values are decoded into the caller's temporaries; in
+ * the load, so are the arguments the method does not keep (`decoded`
+ * marks them), for the prepare that reads them. */
 typedef struct arg_temps {
     ptec_value values[PTEC_MAX_OP_ARGS];
     ptec_tensor tensors[PTEC_MAX_OP_ARGS];
     ptec_value *pointers[PTEC_MAX_OP_ARGS];
+    bool decoded[PTEC_MAX_OP_ARGS];
 } arg_temps;
+
+/* What a kernel call's arguments that the method does not keep point at
+ * once its prepare has read them: a run reads only tensors and tensor lists
+ * (docs/runtime.md). A Null stays a Null, since a run may ask
+ * ptec_op_arg_is_null() of a Tensor? argument; every other one reads as
+ * None, with no payload, so that a run which read one would fail on its
+ * kind instead of reading bytes that are gone. Nothing writes through them. */
+static const ptec_value retired_null = {.kind = PTEC_VALUE_NULL};
+static const ptec_value retired_other = {.kind = PTEC_VALUE_NONE};
+
+static void retire_args(ptec_op *op, const arg_temps *temps)
+{
+    ptec_value **argv = (ptec_value **)(uintptr_t)op->argv;
+    for (uint16_t i = 0; i < op->argc; ++i) {
+        if (temps->decoded[i]) {
+            const ptec_value *r = argv[i]->kind == PTEC_VALUE_NULL ? &retired_null : &retired_other;
+            argv[i] = (ptec_value *)(uintptr_t)r;
+        }
+    }
+}
 
 /* Decodes argument `index` into the measuring pass's temporaries. A value
  * parse_values left for later gets its checks here, reported as parse_values
@@ -248,8 +304,11 @@ static ptec_status decode_arg(ptec_exec_ctx *ctx, meta_arena *meta, uint32_t ind
     return st;
 }
 
+/* `delegate`: the arguments go to a backend's execute, which may read any
+ * kind; one the method does not keep gets a header of its own in the
+ * metadata (8 bytes on Cortex-M; upstream's delegates take tensors only). */
 static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_table *call, unsigned field,
-                             ptec_op *op, arg_temps *temps, later_values *later)
+                             ptec_op *op, arg_temps *temps, later_values *later, bool delegate)
 {
     fb_vector args;
     ptec_status st = index_vector(ctx, call, field, &args);
@@ -263,14 +322,30 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
     uint64_t cost = 1;
     for (uint32_t i = 0; i < args.count; ++i) {
         uint32_t index = fb_le32(ctx->fb.base + args.data + 4u * i);
-        const ptec_value *v;
-        if (argv != NULL) {
-            v = argv[i] = &ctx->method->values[index];
-        } else {
-            if ((st = decode_arg(ctx, meta, index, &temps->values[i], &temps->tensors[i], later)) != PTEC_OK) {
+        ptec_value *v = argv != NULL ? ptec_kept_value(ctx->method, index) : NULL;
+        temps->decoded[i] = false;
+        if (v == NULL) {
+            v = &temps->values[i];
+            /* The load checked every value up front: its decode here cannot fail. */
+            st = argv != NULL ? ptec_value_parse(ctx, index, v, &temps->tensors[i])
+                              : decode_arg(ctx, meta, index, v, &temps->tensors[i], later);
+            if (st != PTEC_OK) {
                 return st;
             }
-            v = temps->pointers[i] = &temps->values[i];
+            temps->decoded[i] = argv != NULL;
+            if (delegate && !ptec_value_tag_kept((uint8_t)v->kind)) {
+                ptec_value *own = meta_take(meta, 1, sizeof(ptec_value));
+                if (own != NULL) {
+                    *own = *v;
+                    v = own;
+                    temps->decoded[i] = false;
+                }
+            }
+        }
+        if (argv != NULL) {
+            argv[i] = v;
+        } else {
+            temps->pointers[i] = v;
         }
         if (v->kind == PTEC_VALUE_TENSOR) {
             cost += v->u.tensor->nbytes;
@@ -353,7 +428,7 @@ static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, con
     arg_temps temps;
     uint64_t state_temp[PTEC_MAX_KERNEL_STATE / 8u];
     ptec_op *op = &instr->op;
-    st = bind_args(ctx, meta, call, KERNEL_CALL_ARGS, op, &temps, later);
+    st = bind_args(ctx, meta, call, KERNEL_CALL_ARGS, op, &temps, later, false);
     if (st != PTEC_OK) {
         return st;
     }
@@ -367,6 +442,9 @@ static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, con
     op->scratch = NULL;
     op->scratch_bytes = 0;
     st = kernel->prepare(op);
+    if (ctx->method != NULL) {
+        retire_args(op, &temps);
+    }
     if (st != PTEC_OK) {
         return ctx->error->status == st ? st : instr_fail(ctx, st, PTEC_MSG("prepare failed"));
     }
@@ -452,6 +530,30 @@ static ptec_status check_back_edge(ptec_exec_ctx *ctx, const fb_vector *instruct
     return PTEC_OK;
 }
 
+/* A move or a jump names values by index, and the run reads the kept
+ * values by slot: the load turns one into the other. A move between values
+ * the method does not keep (Ints, say: check_move made the kinds equal) has
+ * nothing to do at run, since no run reads them and kernels' prepare read
+ * the program's: its slots are -1. A jump's condition (a Bool or a tensor)
+ * is always kept. */
+static ptec_status resolve_slots(ptec_exec_ctx *ctx, ptec_instr *instr)
+{
+    const ptec_method *m = ctx->method;
+    if (instr->kind == INSTR_MOVE_CALL) {
+        const ptec_value *from = ptec_kept_value(m, (uint32_t)instr->a), *to = ptec_kept_value(m, (uint32_t)instr->b);
+        bool both = from != NULL && to != NULL;
+        instr->a = both ? (int32_t)(from - m->values) : -1;
+        instr->b = both ? (int32_t)(to - m->values) : -1;
+    } else if (instr->kind == INSTR_JUMP_FALSE_CALL) {
+        const ptec_value *cond = ptec_kept_value(m, (uint32_t)instr->a);
+        if (cond == NULL) {
+            return instr_fail(ctx, PTEC_INTERNAL, PTEC_MSG("jump condition not kept"));
+        }
+        instr->a = (int32_t)(cond - m->values);
+    }
+    return PTEC_OK;
+}
+
 static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, const fb_vector *delegates,
                                       ptec_delegate_ctx *instances, later_values *later, size_t *scratch)
 {
@@ -499,7 +601,7 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
             st = prepare_kernel_call(ctx, meta, &call, instr, &memo, later, scratch);
         } else if (kind == INSTR_DELEGATE_CALL) {
             arg_temps temps;
-            st = bind_args(ctx, meta, &call, DELEGATE_CALL_ARGS, &instr->op, &temps, later);
+            st = bind_args(ctx, meta, &call, DELEGATE_CALL_ARGS, &instr->op, &temps, later, true);
             if (instances != NULL) {
                 instr->delegate = &instances[a];
                 instr->name = instances[a].backend->name;
@@ -514,6 +616,9 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
                  : kind == INSTR_JUMP_FALSE_CALL
                      ? ((st = check_condition(ctx, a)) != PTEC_OK ? st : check_back_edge(ctx, &instructions, i, a, b))
                      : PTEC_OK;
+        }
+        if (st == PTEC_OK && ctx->method != NULL) {
+            st = resolve_slots(ctx, instr);
         }
         if (st != PTEC_OK) {
             return st;
@@ -571,6 +676,25 @@ static ptec_status meta_overflow(ptec_exec_ctx *ctx)
                ? ptec_detail_fail(ctx->error, PTEC_MEMORY_ALLOCATION_FAILED,
                                   PTEC_MSG("metadata buffer too small for this walk (the program changed since its requirements were computed?)"))
                : ptec_detail_fail(ctx->error, PTEC_INVALID_PROGRAM, PTEC_MSG("metadata size does not fit in this target's address space"));
+}
+
+/* An input or output the method does not keep (an Int, say: set_input and
+ * output refuse it, input_info and output_info report its kind): a header
+ * of its kind with no payload, shared by every method. */
+static ptec_status io_kind_only(ptec_exec_ctx *ctx, uint32_t index, ptec_value **out)
+{
+    static const ptec_value kind_only[] = {
+        {.kind = PTEC_VALUE_NONE},        {.kind = PTEC_VALUE_NULL},        {.kind = PTEC_VALUE_INT},
+        {.kind = PTEC_VALUE_BOOL},        {.kind = PTEC_VALUE_DOUBLE},      {.kind = PTEC_VALUE_TENSOR},
+        {.kind = PTEC_VALUE_STRING},      {.kind = PTEC_VALUE_INT_LIST},    {.kind = PTEC_VALUE_DOUBLE_LIST},
+        {.kind = PTEC_VALUE_BOOL_LIST},   {.kind = PTEC_VALUE_TENSOR_LIST}, {.kind = PTEC_VALUE_OPTIONAL_TENSOR_LIST}};
+    ptec_value v;
+    ptec_tensor t;
+    ptec_status st = ptec_value_parse(ctx, index, &v, &t); /* checked by parse_values: cannot fail */
+    if (st == PTEC_OK) {
+        *out = (ptec_value *)(uintptr_t)&kind_only[v.kind];
+    }
+    return st;
 }
 
 /* The shared walk. `m` NULL: measure only. */
@@ -632,7 +756,9 @@ static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, si
         for (uint32_t i = 0; i < inputs.count + outputs.count; ++i) {
             uint32_t index = i < inputs.count ? fb_le32(ctx->fb.base + inputs.data + 4u * i)
                                               : fb_le32(ctx->fb.base + outputs.data + 4u * (i - inputs.count));
-            io[i] = &m->values[index];
+            if ((io[i] = ptec_kept_value(m, index)) == NULL && (st = io_kind_only(ctx, index, &io[i])) != PTEC_OK) {
+                return st;
+            }
         }
         m->io = io;
         mark_reused_inputs(m);

@@ -38,7 +38,7 @@ typedef struct ptec_instr {
     uint32_t kind : 8;   /* INSTR_* */
     uint32_t cost : 24;  /* budget units one run spends: 1 + bytes of the tensors it names,
                             capped at PTEC_INSTR_MAX_COST (fits where kind's padding was) */
-    int32_t a, b;        /* move: from, to; jump: cond, dest; free: value */
+    int32_t a, b;        /* move: from, to (slots of the kept values, or -1); jump: cond (slot), dest; free: value */
     ptec_delegate_ctx *delegate;
 } ptec_instr;
 
@@ -134,6 +134,44 @@ ptec_status ptec_delegates_load(ptec_exec_ctx *ctx, ptec_meta_arena *meta, fb_ve
 void ptec_delegates_destroy(ptec_delegate_ctx *delegates, uint32_t count);
 
 /* Values ----------------------------------------------------------------- */
+/* A loaded method keeps a value header only for the kinds something reads
+ * after the load: tensors and tensor lists (kernels' run), and Bools (jump
+ * conditions). Ints, Doubles, strings, Nones and the other lists are read by
+ * kernels' prepare alone: the load decodes them for the call that names
+ * them and keeps nothing (method_load.c). m->values holds the kept values in
+ * program order; m->kept says which values those are, 32 to a word, with the
+ * number of kept values before each word, so that value i's slot costs a
+ * population count. */
+typedef struct ptec_kept_word {
+    uint32_t bits;   /* bit j: value 32*w + j is kept */
+    uint32_t before; /* kept values in the words before this one */
+} ptec_kept_word;
+
+/* Whether the load keeps a value of this EValue tag (the file's union tag). */
+static inline bool ptec_value_tag_kept(uint8_t tag)
+{
+    return tag == PTEC_VALUE_TENSOR || tag == PTEC_VALUE_TENSOR_LIST || tag == PTEC_VALUE_OPTIONAL_TENSOR_LIST ||
+           tag == PTEC_VALUE_BOOL;
+}
+
+static inline uint32_t ptec_popcount32(uint32_t x)
+{
+    x = x - ((x >> 1) & 0x55555555u);
+    x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+    x = (x + (x >> 4)) & 0x0f0f0f0fu;
+    return (x * 0x01010101u) >> 24;
+}
+
+/* Value `index` (below the plan's value count) of a loaded (or loading)
+ * method, or NULL when the method does not keep it. */
+static inline ptec_value *ptec_kept_value(const ptec_method *m, uint32_t index)
+{
+    const ptec_kept_word *w = &m->kept[index / 32u];
+    const uint32_t bit = 1u << (index % 32u);
+    return (w->bits & bit) ? &m->values[w->before + ptec_popcount32(w->bits & (bit - 1u))] : NULL;
+}
+
+
 /* Decodes value `index`. A tensor is written to *tensor and linked from out. */
 ptec_status ptec_value_parse(ptec_exec_ctx *ctx, uint32_t index, ptec_value *out, ptec_tensor *tensor);
 /* As ptec_value_parse; *initial receives where a planned tensor's initial
