@@ -67,7 +67,9 @@ static ptec_status run_fail(ptec_method *m, ptec_status status, uint32_t pc)
     }
     const ptec_instr *instr = &m->instrs[pc];
     ptec_detail_fmt f;
-    ptec_detail_begin(&f, &m->error, status, (int32_t)pc, instr->name, instr->name_len);
+    uint32_t name_len;
+    const char *name = ptec_instr_name(instr, &name_len);
+    ptec_detail_begin(&f, &m->error, status, (int32_t)pc, name, name_len);
     ptec_detail_str(&f, PTEC_MSG("failed while executing"));
     return ptec_detail_end(&f);
 }
@@ -78,7 +80,9 @@ static ptec_status budget_exhausted(ptec_method *m, uint32_t pc, uint64_t spent)
 {
     const ptec_instr *instr = &m->instrs[pc];
     ptec_detail_fmt f;
-    ptec_detail_begin(&f, &m->error, PTEC_OUT_OF_RESOURCES, (int32_t)pc, instr->name, instr->name_len);
+    uint32_t name_len;
+    const char *name = ptec_instr_name(instr, &name_len);
+    ptec_detail_begin(&f, &m->error, PTEC_OUT_OF_RESOURCES, (int32_t)pc, name, name_len);
     ptec_detail_str(&f, PTEC_MSG("execution budget spent ("));
     ptec_detail_u64(&f, spent);
     ptec_detail_str(&f, PTEC_MSG("; one pass costs "));

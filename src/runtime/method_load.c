@@ -354,7 +354,7 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
     ptec_instr *instr = (ptec_instr *)(void *)op;
     op->argv = argv != NULL ? argv : temps->pointers;
     op->argc = (uint16_t)args.count;
-    instr->args_pos = args.data;
+    ctx->args_pos = args.data;
     instr->cost = cost > PTEC_INSTR_MAX_COST ? PTEC_INSTR_MAX_COST : (uint32_t)cost;
     return PTEC_OK;
 }
@@ -422,8 +422,8 @@ static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, con
     if (st != PTEC_OK) {
         return st;
     }
-    ctx->op_name = instr->name = kernel->name;
-    ctx->op_name_len = instr->name_len = name_len;
+    ctx->op_name = kernel->name;
+    ctx->op_name_len = name_len;
 
     arg_temps temps;
     uint64_t state_temp[PTEC_MAX_KERNEL_STATE / 8u];
@@ -557,8 +557,6 @@ static ptec_status resolve_slots(ptec_exec_ctx *ctx, ptec_instr *instr)
 static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, const fb_vector *delegates,
                                       ptec_delegate_ctx *instances, later_values *later, size_t *scratch)
 {
-    static const char *const names[] = {[INSTR_MOVE_CALL] = "move", [INSTR_JUMP_FALSE_CALL] = "jump_false",
-                                        [INSTR_FREE_CALL] = "free"};
     fb_vector chains = ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_CHAINS, 4);
     if (!ctx->fb.bad && chains.count != 1) {
         return instr_fail(ctx, PTEC_NOT_SUPPORTED, PTEC_MSG("methods must have exactly one chain"));
@@ -604,12 +602,8 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
             st = bind_args(ctx, meta, &call, DELEGATE_CALL_ARGS, &instr->op, &temps, later, true);
             if (instances != NULL) {
                 instr->delegate = &instances[a];
-                instr->name = instances[a].backend->name;
-                instr->name_len = (uint32_t)strlen(instr->name);
             }
         } else {
-            instr->name = names[kind];
-            instr->name_len = (uint32_t)strlen(instr->name);
             instr->cost = 1;
             /* FreeCall needs nothing: static memory is never released. */
             st = kind == INSTR_MOVE_CALL ? check_move(ctx, a, b)
@@ -768,11 +762,25 @@ static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, si
 
 /* Tells a measurement from leftover bytes in a method that was never
  * measured: a mix of what was measured and of the totals the load trusts. */
+static uint32_t check_mix(uint32_t h, size_t v)
+{
+    h = (h ^ (uint32_t)v ^ (uint32_t)((uint64_t)v >> 32)) * 0x85ebca6bu;
+    return h ^ (h >> 13);
+}
+
 static uint32_t measurement_check(const ptec_measurement *s)
 {
     uint32_t h = 0x9e3779b9u ^ (uint32_t)(uintptr_t)s->program ^ ((uint32_t)(uintptr_t)s->data << 7) ^ s->plan;
-    h = (h ^ (uint32_t)s->req.metadata_bytes) * 0x85ebca6bu;
-    h = (h ^ (uint32_t)s->req.total_bytes ^ (uint32_t)s->size) * 0xc2b2ae35u;
+    /* Every figure the load trusts: a caller's uninitialised method may hold
+     * a real measurement that later stack use overwrote in part (the mock
+     * backend test's planned count was, once a field moved). */
+    const ptec_requirements *r = &s->req;
+    h = check_mix(check_mix(check_mix(h, s->size), r->metadata_bytes), r->planned_count);
+    for (size_t i = 0; i < PTEC_MAX_PLANNED_BUFFERS; ++i) {
+        h = check_mix(h, r->planned_bytes[i]);
+    }
+    h = check_mix(check_mix(check_mix(h, r->scratch_bytes), r->fast_scratch_bytes), r->total_bytes);
+    h *= 0xc2b2ae35u;
     return h ^ (h >> 16);
 }
 

@@ -104,8 +104,7 @@ ptec_status ptec_op_get_out(ptec_op *op, ptec_tensor **out)
     }
     /* Compare value indices, not data pointers: the requirements pass has no
      * data pointers yet, and it must judge a program exactly as load does. */
-    const ptec_instr *instr = (const ptec_instr *)(const void *)op;
-    const uint8_t *args = op->ctx->fb.base + instr->args_pos;
+    const uint8_t *args = op->ctx->fb.base + op->ctx->args_pos;
     if (fb_le32(args + 4u * (op->argc - 1u)) != fb_le32(args + 4u * (op->argc - 2u))) {
         return ptec_op_fail(op, PTEC_INVALID_PROGRAM, (int)op->argc - 1, PTEC_MSG("return slot does not repeat out"));
     }

@@ -26,21 +26,29 @@ typedef struct ptec_exec_ctx {
     ptec_region fast_scratch;
     size_t fast_scratch_bytes; /* the largest fast scratch a delegate asked for */
     int32_t instruction;  /* the one being prepared or run, for error detail */
+    uint32_t args_pos;    /* the value-index vector of the call being prepared (ptec_op_get_out) */
     const char *op_name;
     uint32_t op_name_len;
 } ptec_exec_ctx;
 
+/* One per instruction, in the metadata: 40 bytes on Cortex-M. Its name
+ * for reports comes from its kernel, backend or kind (ptec_instr_name). */
 typedef struct ptec_instr {
     ptec_op op;          /* first member: kernels' ops convert back to their instruction */
-    uint32_t args_pos;   /* the call's value-index vector in the program */
-    const char *name;    /* for reports; NUL-terminated for kernels */
-    uint32_t name_len;
     uint32_t kind : 8;   /* INSTR_* */
     uint32_t cost : 24;  /* budget units one run spends: 1 + bytes of the tensors it names,
                             capped at PTEC_INSTR_MAX_COST (fits where kind's padding was) */
-    int32_t a, b;        /* move: from, to (slots of the kept values, or -1); jump: cond (slot), dest; free: value */
-    ptec_delegate_ctx *delegate;
+    union {
+        struct {
+            int32_t a, b; /* move: from, to (slots of the kept values, or -1); jump: cond (slot), dest */
+        };
+        ptec_delegate_ctx *delegate; /* delegate call */
+    };
 } ptec_instr;
+
+/* "aten::add.out", the backend's id, "move", "jump_false" or "free"
+ * (NUL-terminated; *len its length). */
+const char *ptec_instr_name(const ptec_instr *instr, uint32_t *len);
 
 #define PTEC_INSTR_MAX_COST ((1u << 24) - 1u)
 
