@@ -116,8 +116,9 @@ static ptec_status check_has_memory(ptec_exec_ctx *ctx, uint32_t i, const ptec_v
  * delegate call of the chain names (the first LATER_VALUES of them). A walk
  * that succeeds reaches every call, so every marked value is still checked,
  * with the same checks and messages; only which of two defects a file
- * reports first can differ from the load's. The load decodes all values
- * here (its arguments point at them). */
+ * reports first can differ from the load's. The load does the same with
+ * the values it does not keep (their calls decode them again anyway), and
+ * decodes the kept ones here (its arguments point at them). */
 #define LATER_VALUES 2048u
 typedef struct later_values {
     uint8_t marked[LATER_VALUES / 8u];
@@ -206,8 +207,11 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
 {
     uint32_t words = ctx->values.count / 32u + (ctx->values.count % 32u != 0u);
     ptec_kept_word *kept = meta_take(meta, words, sizeof(ptec_kept_word));
-    uint32_t kept_count = mark_kept(ctx, kept);
-    ptec_value *values = meta_take(meta, kept_count, sizeof(ptec_value));
+    /* The load needs the count before it places the values; the measuring
+     * pass counts them as it goes and takes their bytes after the loop (every
+     * take here is a multiple of PTEC_META_ALIGN: the total is the same). */
+    uint32_t kept_count = m != NULL ? mark_kept(ctx, kept) : 0u;
+    ptec_value *values = m != NULL ? meta_take(meta, kept_count, sizeof(ptec_value)) : NULL;
     uint32_t slot = 0;
     for (uint32_t i = 0; i < ctx->values.count; ++i) {
         ptec_value scratch_value;
@@ -218,12 +222,16 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
         }
         fb_table ev = ptec_fb_at(&ctx->fb, &ctx->values, i);
         ptec_tensor *t = &scratch_tensor;
-        if (ptec_fb_u8(&ctx->fb, &ev, EVALUE_TYPE, 0) == PTEC_VALUE_TENSOR) {
+        uint8_t tag = ptec_fb_u8(&ctx->fb, &ev, EVALUE_TYPE, 0);
+        if (m == NULL && !ctx->fb.bad && ptec_value_tag_kept(tag)) {
+            ++kept_count;
+        }
+        if (tag == PTEC_VALUE_TENSOR) {
             ptec_tensor *placed = meta_take(meta, 1, sizeof(ptec_tensor));
             t = placed != NULL ? placed : t;
         }
-        if (!ctx->fb.bad && is_later(later, i)) {
-            continue; /* decoded and checked with its call */
+        if (!ctx->fb.bad && is_later(later, i) && v == &scratch_value) {
+            continue; /* not placed here: decoded and checked with its call */
         }
         ptec_status st = ptec_value_parse(ctx, i, v, t);
         if (st == PTEC_OK) {
@@ -239,6 +247,8 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
     if (m != NULL) {
         m->values = values;
         m->kept = kept;
+    } else {
+        meta_take(meta, kept_count, sizeof(ptec_value));
     }
     return PTEC_OK;
 }
@@ -274,9 +284,9 @@ static void retire_args(ptec_op *op, const arg_temps *temps)
     }
 }
 
-/* Decodes argument `index` into the measuring pass's temporaries. A value
- * parse_values left for later gets its checks here, reported as parse_values
- * would (no instruction context). */
+/* Decodes argument `index` into the temporaries (measuring: every one;
+ * loading: those not kept). A value parse_values left for later gets its
+ * checks here, reported as parse_values would (no instruction context). */
 static ptec_status decode_arg(ptec_exec_ctx *ctx, meta_arena *meta, uint32_t index, ptec_value *v, ptec_tensor *t,
                               later_values *later)
 {
@@ -326,9 +336,7 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
         temps->decoded[i] = false;
         if (v == NULL) {
             v = &temps->values[i];
-            /* The load checked every value up front: its decode here cannot fail. */
-            st = argv != NULL ? ptec_value_parse(ctx, index, v, &temps->tensors[i])
-                              : decode_arg(ctx, meta, index, v, &temps->tensors[i], later);
+            st = decode_arg(ctx, meta, index, v, &temps->tensors[i], later);
             if (st != PTEC_OK) {
                 return st;
             }
@@ -704,19 +712,17 @@ static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, si
         m->ctx = placed;
     }
     ptec_status st;
-    later_values later_store, *later = NULL;
+    later_values later_store, *later;
     if ((st = index_vector(ctx, &ctx->plan, PLAN_INPUTS, &inputs)) != PTEC_OK ||
         (st = index_vector(ctx, &ctx->plan, PLAN_OUTPUTS, &outputs)) != PTEC_OK) {
         return st;
     }
-    if (m == NULL) {
-        later = &later_store;
-        memset(later->marked, 0, sizeof later->marked);
-        memset(later->counted, 0, sizeof later->counted);
-        later->inputs = &inputs;
-        later->outputs = &outputs;
-        mark_call_args(ctx, later);
-    }
+    later = &later_store;
+    memset(later->marked, 0, sizeof later->marked);
+    memset(later->counted, 0, sizeof later->counted);
+    later->inputs = &inputs;
+    later->outputs = &outputs;
+    mark_call_args(ctx, later);
     if ((st = parse_values(ctx, meta, m, &inputs, &outputs, later)) != PTEC_OK) {
         return st;
     }
