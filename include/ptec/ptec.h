@@ -101,6 +101,7 @@ typedef struct ptec_measurement {
     size_t size;
     uint32_t plan;
     uint32_t check;            /* tells a measurement from leftover bytes */
+    uint32_t kept_values;      /* values the load keeps a header for */
     ptec_requirements req;
 } ptec_measurement;
 

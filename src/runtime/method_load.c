@@ -177,54 +177,43 @@ static void keep_dynamic_sizes(meta_arena *meta, ptec_tensor *t)
     t->flags |= PTEC_TENSOR_RESIZABLE;
 }
 
-/* Counts the values the load keeps (ptec_value_tag_kept) and, when
- * `kept` is placed, marks them. Reads the tags through a copy of the view:
- * a malformed value is parse_values' to report, in its order (a tag that
- * cannot be read counts as not kept, and that value fails its parse). */
-static uint32_t mark_kept(const ptec_exec_ctx *ctx, ptec_kept_word *kept)
+static ptec_status program_changed(ptec_exec_ctx *ctx)
 {
-    fb_view fb = ctx->fb;
-    uint32_t count = 0;
-    for (uint32_t i = 0; i < ctx->values.count; ++i) {
-        if (kept != NULL && i % 32u == 0) {
-            kept[i / 32u].bits = 0;
-            kept[i / 32u].before = count;
-        }
-        fb_table ev = ptec_fb_at(&fb, &ctx->values, i);
-        uint8_t tag = ptec_fb_u8(&fb, &ev, EVALUE_TYPE, 0);
-        if (!fb.bad && ptec_value_tag_kept(tag)) {
-            if (kept != NULL) {
-                kept[i / 32u].bits |= 1u << (i % 32u);
-            }
-            ++count;
-        }
-    }
-    return count;
+    return ptec_detail_fail(ctx->error, PTEC_INVALID_STATE,
+                            PTEC_MSG("the program differs from the one its requirements were computed for"));
 }
 
-static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m,
-                                const fb_vector *inputs, const fb_vector *outputs, const later_values *later)
+/* `kept_values`: what the measuring pass counted, the load's input. The load
+ * places the kept values in an array of that many; the measuring pass counts
+ * them as it goes and takes their bytes after the loop (every take here is a
+ * multiple of PTEC_META_ALIGN, so the total is the same). */
+static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, const fb_vector *inputs,
+                                const fb_vector *outputs, const later_values *later, uint32_t *kept_values)
 {
     uint32_t words = ctx->values.count / 32u + (ctx->values.count % 32u != 0u);
     ptec_kept_word *kept = meta_take(meta, words, sizeof(ptec_kept_word));
-    /* The load needs the count before it places the values; the measuring
-     * pass counts them as it goes and takes their bytes after the loop (every
-     * take here is a multiple of PTEC_META_ALIGN: the total is the same). */
-    uint32_t kept_count = m != NULL ? mark_kept(ctx, kept) : 0u;
-    ptec_value *values = m != NULL ? meta_take(meta, kept_count, sizeof(ptec_value)) : NULL;
-    uint32_t slot = 0;
+    ptec_value *values = m != NULL ? meta_take(meta, *kept_values, sizeof(ptec_value)) : NULL;
+    uint32_t count = 0;
     for (uint32_t i = 0; i < ctx->values.count; ++i) {
         ptec_value scratch_value;
         ptec_tensor scratch_tensor;
         ptec_value *v = &scratch_value;
-        if (kept != NULL && (kept[i / 32u].bits & (1u << (i % 32u))) && slot < kept_count) {
-            v = values != NULL ? &values[slot++] : v;
+        if (kept != NULL && i % 32u == 0) {
+            kept[i / 32u].bits = 0;
+            kept[i / 32u].before = count;
         }
         fb_table ev = ptec_fb_at(&ctx->fb, &ctx->values, i);
         ptec_tensor *t = &scratch_tensor;
         uint8_t tag = ptec_fb_u8(&ctx->fb, &ev, EVALUE_TYPE, 0);
-        if (m == NULL && !ctx->fb.bad && ptec_value_tag_kept(tag)) {
-            ++kept_count;
+        if (!ctx->fb.bad && ptec_value_tag_kept(tag)) {
+            if (values != NULL) {
+                if (count >= *kept_values) {
+                    return program_changed(ctx);
+                }
+                v = &values[count];
+                kept[i / 32u].bits |= 1u << (i % 32u);
+            }
+            ++count;
         }
         if (tag == PTEC_VALUE_TENSOR) {
             ptec_tensor *placed = meta_take(meta, 1, sizeof(ptec_tensor));
@@ -244,11 +233,14 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
             keep_dynamic_sizes(meta, t);
         }
     }
-    if (m != NULL) {
+    if (m == NULL) {
+        meta_take(meta, count, sizeof(ptec_value));
+        *kept_values = count;
+    } else if (values != NULL && count != *kept_values) {
+        return program_changed(ctx);
+    } else {
         m->values = values;
         m->kept = kept;
-    } else {
-        meta_take(meta, kept_count, sizeof(ptec_value));
     }
     return PTEC_OK;
 }
@@ -700,7 +692,7 @@ static ptec_status io_kind_only(ptec_exec_ctx *ctx, uint32_t index, ptec_value *
 }
 
 /* The shared walk. `m` NULL: measure only. */
-static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, size_t *scratch)
+static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, size_t *scratch, uint32_t *kept_values)
 {
     fb_vector inputs, outputs, delegates;
     ptec_delegate_ctx *instances = NULL;
@@ -723,7 +715,7 @@ static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, si
     later->inputs = &inputs;
     later->outputs = &outputs;
     mark_call_args(ctx, later);
-    if ((st = parse_values(ctx, meta, m, &inputs, &outputs, later)) != PTEC_OK) {
+    if ((st = parse_values(ctx, meta, m, &inputs, &outputs, later, kept_values)) != PTEC_OK) {
         return st;
     }
     if (meta->overflow) { /* before anything reads the values just placed */
@@ -781,7 +773,7 @@ static uint32_t measurement_check(const ptec_measurement *s)
      * a real measurement that later stack use overwrote in part (the mock
      * backend test's planned count was, once a field moved). */
     const ptec_requirements *r = &s->req;
-    h = check_mix(check_mix(check_mix(h, s->size), r->metadata_bytes), r->planned_count);
+    h = check_mix(check_mix(check_mix(check_mix(h, s->size), s->kept_values), r->metadata_bytes), r->planned_count);
     for (size_t i = 0; i < PTEC_MAX_PLANNED_BUFFERS; ++i) {
         h = check_mix(h, r->planned_bytes[i]);
     }
@@ -805,7 +797,8 @@ ptec_status ptec_method_requirements(ptec_method *m, const ptec_program *program
     }
     meta_arena meta = {NULL, 0, 0, false};
     size_t scratch = 0;
-    st = walk(&ctx, &meta, NULL, &scratch);
+    uint32_t kept_values = 0;
+    st = walk(&ctx, &meta, NULL, &scratch, &kept_values);
     if (st != PTEC_OK) {
         return st;
     }
@@ -837,6 +830,7 @@ ptec_status ptec_method_requirements(ptec_method *m, const ptec_program *program
     s->size = program->size;
     s->plan = ctx.plan.pos;
     s->req = *req;
+    s->kept_values = kept_values;
     s->check = measurement_check(s);
     return PTEC_OK;
 }
@@ -1017,7 +1011,8 @@ static ptec_status load_with(ptec_method *m, const ptec_program *program, const 
     ctx.fast_scratch.size = req.fast_scratch_bytes;
     meta_arena meta = {mem->metadata, mem->metadata_size, 0, false};
     size_t scratch = 0;
-    if ((st = walk(&ctx, &meta, m, &scratch)) != PTEC_OK) {
+    uint32_t kept_values = m->measured.kept_values; /* begin_load measured, or kept a measurement */
+    if ((st = walk(&ctx, &meta, m, &scratch, &kept_values)) != PTEC_OK) {
         ptec_method_unload(m);
         return st;
     }
