@@ -3,7 +3,11 @@
  * Each operator is a ptec_kernel in a static table. At load time the
  * runtime calls prepare() once per instruction: it checks the arguments,
  * fills the op's private state (state_size bytes) and sets scratch_bytes.
- * At execute time run() does only the math.
+ * At execute time run() does only the math. run() may read only its
+ * Tensor, TensorList and OptionalTensorList arguments (and whether a Tensor?
+ * argument is None): the method keeps no other value after the load, so
+ * any other argument reads as None by then. Keep what prepare read from
+ * ints, doubles, bools and lists in the op's state.
  *
  * prepare() is also called once before any memory exists, to compute the
  * method's exact requirements. In that call planned tensors have

@@ -92,6 +92,7 @@ typedef struct ptec_memory {
 
 struct ptec_instr;
 struct ptec_exec_ctx;
+struct ptec_kept_word;
 /* What ptec_method_requirements() measured, kept so that the load that
  * follows does not walk the program a second time. */
 typedef struct ptec_measurement {
@@ -100,6 +101,7 @@ typedef struct ptec_measurement {
     size_t size;
     uint32_t plan;
     uint32_t check;            /* tells a measurement from leftover bytes */
+    uint32_t kept_values;      /* values the load keeps a header for */
     ptec_requirements req;
 } ptec_measurement;
 
@@ -108,7 +110,8 @@ typedef struct ptec_method {
     uint32_t plan;             /* position of the ExecutionPlan table */
     uint32_t values_vec;       /* position of the values vector */
     uint32_t value_count;
-    ptec_value *values;
+    ptec_value *values;        /* the values the load keeps (runtime_internal.h), in program order */
+    const struct ptec_kept_word *kept; /* which ones they are */
     struct ptec_instr *instrs; /* one per instruction */
     struct ptec_exec_ctx *ctx;
     uint32_t instruction_count;

@@ -1,6 +1,8 @@
 /* Values and tensors as the runtime holds them after load. Shapes and
  * dim orders point into the program bytes (zero copy); only the small
- * headers below live in the caller's metadata buffer. */
+ * headers below live in the caller's metadata buffer, and a value header
+ * only for the kinds a run reads (tensors, tensor lists, Bools): kernels'
+ * prepare reads the others from headers that do not outlive it. */
 #ifndef PTEC_TYPES_H
 #define PTEC_TYPES_H
 

@@ -5,7 +5,8 @@ ptec_method_load_single() carves), so that static arrays sized from these
 numbers load, and one byte less does not.
 
 The metadata region is the runtime's walk over the plan (method_load.c):
-one execution context, a value per EValue and a tensor per Tensor, the
+one execution context, a bit per EValue and a value header per EValue
+the load keeps (tensors, tensor lists, Bools), a tensor per Tensor, the
 input flags and I/O pointers, a context per delegate plus its backend's
 persistent bytes, an instruction record per instruction, and per kernel
 call its argument pointers and its kernel's prepared state. Their sizes
@@ -25,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from .backends.cortex_m.runtime_scratch import kernel_scratch
-from .pte.schema import DelegateCall, EValue, KernelCall, Program, Tensor, TensorShapeDynamism
+from .pte.schema import (Bool, DelegateCall, EValue, KernelCall, OptionalTensorList, Program, Tensor, TensorList,
+                         TensorShapeDynamism)
 from .targets import ISA
 
 LAYOUT_FILE = os.path.join(os.path.dirname(__file__), "runtime_layout.json")
@@ -83,6 +85,16 @@ class _Metadata:
         self.used = _align(self.used, align or self.align) + count * size
 
 
+# The values a loaded method keeps a header for: what a run reads (tensors
+# and tensor lists for kernels, Bools for jump conditions). Every other value
+# is read by kernels' prepare alone, decoded for its call and not kept.
+KEPT_VALUE_TYPES = (Tensor, TensorList, OptionalTensorList, Bool)
+
+
+def _kept(v: EValue) -> bool:
+    return isinstance(v.val, KEPT_VALUE_TYPES)
+
+
 def _delegate_blob(program: Program, delegate) -> bytes:
     from .pte.inspect import delegate_data
     data = delegate_data(program, delegate)
@@ -136,7 +148,8 @@ def requirements(program: Program, method: str = "forward", target: str = "host"
                                 f"{lay['config']['PTEC_MAX_PLANNED_BUFFERS']}")
 
     meta.take(1, sizes["exec_ctx"])
-    meta.take(len(values), sizes["value"])
+    meta.take((len(values) + 31) // 32, sizes["kept_word"])   # which values are kept, 32 to a word
+    meta.take(sum(_kept(v) for v in values), sizes["value"])
     for v in values:
         if isinstance(v.val, Tensor):
             meta.take(1, sizes["tensor"])
@@ -200,7 +213,11 @@ def requirements(program: Program, method: str = "forward", target: str = "host"
             scratch = max(scratch, kernel_scratch(lay["isa"], name, lambda i: tensor_sizes(args, i),
                                                   lambda i: int_list(args, i), lambda i: planned_tensor(args, i)))
         elif isinstance(call, DelegateCall):
-            meta.take(len(call.args or []), ptr)
+            args = list(call.args or [])
+            meta.take(len(args), ptr)
+            for a in args:   # a backend may read any kind: one not kept gets a header of its own
+                if 0 <= a < len(values) and not _kept(values[a]):
+                    meta.take(1, sizes["value"])
 
     align = lay["buffer_align"]
     total = _align(meta.used, align) + _align(fast, align) + scratch + sum(_align(p, align) for p in planned)

@@ -67,7 +67,9 @@ static ptec_status run_fail(ptec_method *m, ptec_status status, uint32_t pc)
     }
     const ptec_instr *instr = &m->instrs[pc];
     ptec_detail_fmt f;
-    ptec_detail_begin(&f, &m->error, status, (int32_t)pc, instr->name, instr->name_len);
+    uint32_t name_len;
+    const char *name = ptec_instr_name(instr, &name_len);
+    ptec_detail_begin(&f, &m->error, status, (int32_t)pc, name, name_len);
     ptec_detail_str(&f, PTEC_MSG("failed while executing"));
     return ptec_detail_end(&f);
 }
@@ -78,7 +80,9 @@ static ptec_status budget_exhausted(ptec_method *m, uint32_t pc, uint64_t spent)
 {
     const ptec_instr *instr = &m->instrs[pc];
     ptec_detail_fmt f;
-    ptec_detail_begin(&f, &m->error, PTEC_OUT_OF_RESOURCES, (int32_t)pc, instr->name, instr->name_len);
+    uint32_t name_len;
+    const char *name = ptec_instr_name(instr, &name_len);
+    ptec_detail_begin(&f, &m->error, PTEC_OUT_OF_RESOURCES, (int32_t)pc, name, name_len);
     ptec_detail_str(&f, PTEC_MSG("execution budget spent ("));
     ptec_detail_u64(&f, spent);
     ptec_detail_str(&f, PTEC_MSG("; one pass costs "));
@@ -107,10 +111,12 @@ static ptec_status __attribute__((noinline)) run_other(ptec_method *m, uint32_t 
     switch (instr->kind) {
     case INSTR_DELEGATE_CALL:
         return instr->delegate->backend->execute(instr->delegate, instr->op.argv, instr->op.argc);
-    case INSTR_MOVE_CALL:
-        m->values[instr->b] = m->values[instr->a];
+    case INSTR_MOVE_CALL: /* a and b are slots of the kept values; -1: values no run reads */
+        if (instr->a >= 0) {
+            m->values[instr->b] = m->values[instr->a];
+        }
         return PTEC_OK;
-    case INSTR_JUMP_FALSE_CALL:
+    case INSTR_JUMP_FALSE_CALL: /* a: the condition's slot */
         if (!condition_true(&m->values[instr->a])) {
             *next = (uint32_t)instr->b;
             if (*next <= pc) {

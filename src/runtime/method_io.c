@@ -1,6 +1,7 @@
 /* Method inputs, outputs, profiling buffers and instruction names. */
 #include <string.h>
 
+#include "runtime/pte_schema.h"
 #include "runtime/runtime_internal.h"
 
 /* Input `index`, or output `index` when `output`; the caller checked the index. */
@@ -286,7 +287,20 @@ ptec_status ptec_method_instruction_name(const ptec_method *m, size_t index, con
     if (index >= m->instruction_count) {
         return PTEC_NOT_FOUND;
     }
-    *name = m->instrs[index].name != NULL ? m->instrs[index].name : "?";
-    *name_len = m->instrs[index].name != NULL ? m->instrs[index].name_len : 1u;
+    uint32_t len;
+    *name = ptec_instr_name(&m->instrs[index], &len);
+    *name_len = len;
     return PTEC_OK;
+}
+
+const char *ptec_instr_name(const ptec_instr *instr, uint32_t *len)
+{
+    static const char *const names[] = {[INSTR_MOVE_CALL] = "move", [INSTR_JUMP_FALSE_CALL] = "jump_false",
+                                        [INSTR_FREE_CALL] = "free"};
+    const char *name = instr->kind == INSTR_KERNEL_CALL     ? instr->op.kernel->name
+                       : instr->kind == INSTR_DELEGATE_CALL ? instr->delegate->backend->name
+                       : instr->kind < sizeof names / sizeof names[0] && names[instr->kind] != NULL ? names[instr->kind]
+                                                                                                 : "?";
+    *len = (uint32_t)strlen(name);
+    return name;
 }

@@ -116,8 +116,9 @@ static ptec_status check_has_memory(ptec_exec_ctx *ctx, uint32_t i, const ptec_v
  * delegate call of the chain names (the first LATER_VALUES of them). A walk
  * that succeeds reaches every call, so every marked value is still checked,
  * with the same checks and messages; only which of two defects a file
- * reports first can differ from the load's. The load decodes all values
- * here (its arguments point at them). */
+ * reports first can differ from the load's. The load does the same with
+ * the values it does not keep (their calls decode them again anyway), and
+ * decodes the kept ones here (its arguments point at them). */
 #define LATER_VALUES 2048u
 typedef struct later_values {
     uint8_t marked[LATER_VALUES / 8u];
@@ -176,22 +177,50 @@ static void keep_dynamic_sizes(meta_arena *meta, ptec_tensor *t)
     t->flags |= PTEC_TENSOR_RESIZABLE;
 }
 
-static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m,
-                                const fb_vector *inputs, const fb_vector *outputs, const later_values *later)
+static ptec_status program_changed(ptec_exec_ctx *ctx)
 {
-    ptec_value *values = meta_take(meta, ctx->values.count, sizeof(ptec_value));
+    return ptec_detail_fail(ctx->error, PTEC_INVALID_STATE,
+                            PTEC_MSG("the program differs from the one its requirements were computed for"));
+}
+
+/* `kept_values`: what the measuring pass counted, the load's input. The load
+ * places the kept values in an array of that many; the measuring pass counts
+ * them as it goes and takes their bytes after the loop (every take here is a
+ * multiple of PTEC_META_ALIGN, so the total is the same). */
+static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, const fb_vector *inputs,
+                                const fb_vector *outputs, const later_values *later, uint32_t *kept_values)
+{
+    uint32_t words = ctx->values.count / 32u + (ctx->values.count % 32u != 0u);
+    ptec_kept_word *kept = meta_take(meta, words, sizeof(ptec_kept_word));
+    ptec_value *values = m != NULL ? meta_take(meta, *kept_values, sizeof(ptec_value)) : NULL;
+    uint32_t count = 0;
     for (uint32_t i = 0; i < ctx->values.count; ++i) {
         ptec_value scratch_value;
         ptec_tensor scratch_tensor;
-        ptec_value *v = values != NULL ? &values[i] : &scratch_value;
+        ptec_value *v = &scratch_value;
+        if (kept != NULL && i % 32u == 0) {
+            kept[i / 32u].bits = 0;
+            kept[i / 32u].before = count;
+        }
         fb_table ev = ptec_fb_at(&ctx->fb, &ctx->values, i);
         ptec_tensor *t = &scratch_tensor;
-        if (ptec_fb_u8(&ctx->fb, &ev, EVALUE_TYPE, 0) == PTEC_VALUE_TENSOR) {
+        uint8_t tag = ptec_fb_u8(&ctx->fb, &ev, EVALUE_TYPE, 0);
+        if (!ctx->fb.bad && ptec_value_tag_kept(tag)) {
+            if (values != NULL) {
+                if (count >= *kept_values) {
+                    return program_changed(ctx);
+                }
+                v = &values[count];
+                kept[i / 32u].bits |= 1u << (i % 32u);
+            }
+            ++count;
+        }
+        if (tag == PTEC_VALUE_TENSOR) {
             ptec_tensor *placed = meta_take(meta, 1, sizeof(ptec_tensor));
             t = placed != NULL ? placed : t;
         }
-        if (!ctx->fb.bad && is_later(later, i)) {
-            continue; /* decoded and checked with its call */
+        if (!ctx->fb.bad && is_later(later, i) && v == &scratch_value) {
+            continue; /* not placed here: decoded and checked with its call */
         }
         ptec_status st = ptec_value_parse(ctx, i, v, t);
         if (st == PTEC_OK) {
@@ -204,23 +233,52 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
             keep_dynamic_sizes(meta, t);
         }
     }
-    if (m != NULL) {
+    if (m == NULL) {
+        meta_take(meta, count, sizeof(ptec_value));
+        *kept_values = count;
+    } else if (values != NULL && count != *kept_values) {
+        return program_changed(ctx);
+    } else {
         m->values = values;
+        m->kept = kept;
     }
     return PTEC_OK;
 }
 
 /* Reads an instruction's value-index list into the op's argv. In the
- * measuring pass the values are decoded into the caller's temporaries. */
+ * measuring pass the values are decoded into the caller's temporaries; in
+ * the load, so are the arguments the method does not keep (`decoded`
+ * marks them), for the prepare that reads them. */
 typedef struct arg_temps {
     ptec_value values[PTEC_MAX_OP_ARGS];
     ptec_tensor tensors[PTEC_MAX_OP_ARGS];
     ptec_value *pointers[PTEC_MAX_OP_ARGS];
+    bool decoded[PTEC_MAX_OP_ARGS];
 } arg_temps;
 
-/* Decodes argument `index` into the measuring pass's temporaries. A value
- * parse_values left for later gets its checks here, reported as parse_values
- * would (no instruction context). */
+/* What a kernel call's arguments that the method does not keep point at
+ * once its prepare has read them: a run reads only tensors and tensor lists
+ * (docs/runtime.md). A Null stays a Null, since a run may ask
+ * ptec_op_arg_is_null() of a Tensor? argument; every other one reads as
+ * None, with no payload, so that a run which read one would fail on its
+ * kind instead of reading bytes that are gone. Nothing writes through them. */
+static const ptec_value retired_null = {.kind = PTEC_VALUE_NULL};
+static const ptec_value retired_other = {.kind = PTEC_VALUE_NONE};
+
+static void retire_args(ptec_op *op, const arg_temps *temps)
+{
+    ptec_value **argv = (ptec_value **)(uintptr_t)op->argv;
+    for (uint16_t i = 0; i < op->argc; ++i) {
+        if (temps->decoded[i]) {
+            const ptec_value *r = argv[i]->kind == PTEC_VALUE_NULL ? &retired_null : &retired_other;
+            argv[i] = (ptec_value *)(uintptr_t)r;
+        }
+    }
+}
+
+/* Decodes argument `index` into the temporaries (measuring: every one;
+ * loading: those not kept). A value parse_values left for later gets its
+ * checks here, reported as parse_values would (no instruction context). */
 static ptec_status decode_arg(ptec_exec_ctx *ctx, meta_arena *meta, uint32_t index, ptec_value *v, ptec_tensor *t,
                               later_values *later)
 {
@@ -248,8 +306,11 @@ static ptec_status decode_arg(ptec_exec_ctx *ctx, meta_arena *meta, uint32_t ind
     return st;
 }
 
+/* `delegate`: the arguments go to a backend's execute, which may read any
+ * kind; one the method does not keep gets a header of its own in the
+ * metadata (8 bytes on Cortex-M; upstream's delegates take tensors only). */
 static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_table *call, unsigned field,
-                             ptec_op *op, arg_temps *temps, later_values *later)
+                             ptec_op *op, arg_temps *temps, later_values *later, bool delegate)
 {
     fb_vector args;
     ptec_status st = index_vector(ctx, call, field, &args);
@@ -263,14 +324,28 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
     uint64_t cost = 1;
     for (uint32_t i = 0; i < args.count; ++i) {
         uint32_t index = fb_le32(ctx->fb.base + args.data + 4u * i);
-        const ptec_value *v;
-        if (argv != NULL) {
-            v = argv[i] = &ctx->method->values[index];
-        } else {
-            if ((st = decode_arg(ctx, meta, index, &temps->values[i], &temps->tensors[i], later)) != PTEC_OK) {
+        ptec_value *v = argv != NULL ? ptec_kept_value(ctx->method, index) : NULL;
+        temps->decoded[i] = false;
+        if (v == NULL) {
+            v = &temps->values[i];
+            st = decode_arg(ctx, meta, index, v, &temps->tensors[i], later);
+            if (st != PTEC_OK) {
                 return st;
             }
-            v = temps->pointers[i] = &temps->values[i];
+            temps->decoded[i] = argv != NULL;
+            if (delegate && !ptec_value_tag_kept((uint8_t)v->kind)) {
+                ptec_value *own = meta_take(meta, 1, sizeof(ptec_value));
+                if (own != NULL) {
+                    *own = *v;
+                    v = own;
+                    temps->decoded[i] = false;
+                }
+            }
+        }
+        if (argv != NULL) {
+            argv[i] = v;
+        } else {
+            temps->pointers[i] = v;
         }
         if (v->kind == PTEC_VALUE_TENSOR) {
             cost += v->u.tensor->nbytes;
@@ -279,7 +354,7 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
     ptec_instr *instr = (ptec_instr *)(void *)op;
     op->argv = argv != NULL ? argv : temps->pointers;
     op->argc = (uint16_t)args.count;
-    instr->args_pos = args.data;
+    ctx->args_pos = args.data;
     instr->cost = cost > PTEC_INSTR_MAX_COST ? PTEC_INSTR_MAX_COST : (uint32_t)cost;
     return PTEC_OK;
 }
@@ -347,13 +422,13 @@ static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, con
     if (st != PTEC_OK) {
         return st;
     }
-    ctx->op_name = instr->name = kernel->name;
-    ctx->op_name_len = instr->name_len = name_len;
+    ctx->op_name = kernel->name;
+    ctx->op_name_len = name_len;
 
     arg_temps temps;
     uint64_t state_temp[PTEC_MAX_KERNEL_STATE / 8u];
     ptec_op *op = &instr->op;
-    st = bind_args(ctx, meta, call, KERNEL_CALL_ARGS, op, &temps, later);
+    st = bind_args(ctx, meta, call, KERNEL_CALL_ARGS, op, &temps, later, false);
     if (st != PTEC_OK) {
         return st;
     }
@@ -367,6 +442,9 @@ static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, con
     op->scratch = NULL;
     op->scratch_bytes = 0;
     st = kernel->prepare(op);
+    if (ctx->method != NULL) {
+        retire_args(op, &temps);
+    }
     if (st != PTEC_OK) {
         return ctx->error->status == st ? st : instr_fail(ctx, st, PTEC_MSG("prepare failed"));
     }
@@ -452,11 +530,33 @@ static ptec_status check_back_edge(ptec_exec_ctx *ctx, const fb_vector *instruct
     return PTEC_OK;
 }
 
+/* A move or a jump names values by index, and the run reads the kept
+ * values by slot: the load turns one into the other. A move between values
+ * the method does not keep (Ints, say: check_move made the kinds equal) has
+ * nothing to do at run, since no run reads them and kernels' prepare read
+ * the program's: its slots are -1. A jump's condition (a Bool or a tensor)
+ * is always kept. */
+static ptec_status resolve_slots(ptec_exec_ctx *ctx, ptec_instr *instr)
+{
+    const ptec_method *m = ctx->method;
+    if (instr->kind == INSTR_MOVE_CALL) {
+        const ptec_value *from = ptec_kept_value(m, (uint32_t)instr->a), *to = ptec_kept_value(m, (uint32_t)instr->b);
+        bool both = from != NULL && to != NULL;
+        instr->a = both ? (int32_t)(from - m->values) : -1;
+        instr->b = both ? (int32_t)(to - m->values) : -1;
+    } else if (instr->kind == INSTR_JUMP_FALSE_CALL) {
+        const ptec_value *cond = ptec_kept_value(m, (uint32_t)instr->a);
+        if (cond == NULL) {
+            return instr_fail(ctx, PTEC_INTERNAL, PTEC_MSG("jump condition not kept"));
+        }
+        instr->a = (int32_t)(cond - m->values);
+    }
+    return PTEC_OK;
+}
+
 static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, const fb_vector *delegates,
                                       ptec_delegate_ctx *instances, later_values *later, size_t *scratch)
 {
-    static const char *const names[] = {[INSTR_MOVE_CALL] = "move", [INSTR_JUMP_FALSE_CALL] = "jump_false",
-                                        [INSTR_FREE_CALL] = "free"};
     fb_vector chains = ptec_fb_vec(&ctx->fb, &ctx->plan, PLAN_CHAINS, 4);
     if (!ctx->fb.bad && chains.count != 1) {
         return instr_fail(ctx, PTEC_NOT_SUPPORTED, PTEC_MSG("methods must have exactly one chain"));
@@ -499,21 +599,20 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
             st = prepare_kernel_call(ctx, meta, &call, instr, &memo, later, scratch);
         } else if (kind == INSTR_DELEGATE_CALL) {
             arg_temps temps;
-            st = bind_args(ctx, meta, &call, DELEGATE_CALL_ARGS, &instr->op, &temps, later);
+            st = bind_args(ctx, meta, &call, DELEGATE_CALL_ARGS, &instr->op, &temps, later, true);
             if (instances != NULL) {
                 instr->delegate = &instances[a];
-                instr->name = instances[a].backend->name;
-                instr->name_len = (uint32_t)strlen(instr->name);
             }
         } else {
-            instr->name = names[kind];
-            instr->name_len = (uint32_t)strlen(instr->name);
             instr->cost = 1;
             /* FreeCall needs nothing: static memory is never released. */
             st = kind == INSTR_MOVE_CALL ? check_move(ctx, a, b)
                  : kind == INSTR_JUMP_FALSE_CALL
                      ? ((st = check_condition(ctx, a)) != PTEC_OK ? st : check_back_edge(ctx, &instructions, i, a, b))
                      : PTEC_OK;
+        }
+        if (st == PTEC_OK && ctx->method != NULL) {
+            st = resolve_slots(ctx, instr);
         }
         if (st != PTEC_OK) {
             return st;
@@ -573,8 +672,27 @@ static ptec_status meta_overflow(ptec_exec_ctx *ctx)
                : ptec_detail_fail(ctx->error, PTEC_INVALID_PROGRAM, PTEC_MSG("metadata size does not fit in this target's address space"));
 }
 
+/* An input or output the method does not keep (an Int, say: set_input and
+ * output refuse it, input_info and output_info report its kind): a header
+ * of its kind with no payload, shared by every method. */
+static ptec_status io_kind_only(ptec_exec_ctx *ctx, uint32_t index, ptec_value **out)
+{
+    static const ptec_value kind_only[] = {
+        {.kind = PTEC_VALUE_NONE},        {.kind = PTEC_VALUE_NULL},        {.kind = PTEC_VALUE_INT},
+        {.kind = PTEC_VALUE_BOOL},        {.kind = PTEC_VALUE_DOUBLE},      {.kind = PTEC_VALUE_TENSOR},
+        {.kind = PTEC_VALUE_STRING},      {.kind = PTEC_VALUE_INT_LIST},    {.kind = PTEC_VALUE_DOUBLE_LIST},
+        {.kind = PTEC_VALUE_BOOL_LIST},   {.kind = PTEC_VALUE_TENSOR_LIST}, {.kind = PTEC_VALUE_OPTIONAL_TENSOR_LIST}};
+    ptec_value v;
+    ptec_tensor t;
+    ptec_status st = ptec_value_parse(ctx, index, &v, &t); /* checked by parse_values: cannot fail */
+    if (st == PTEC_OK) {
+        *out = (ptec_value *)(uintptr_t)&kind_only[v.kind];
+    }
+    return st;
+}
+
 /* The shared walk. `m` NULL: measure only. */
-static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, size_t *scratch)
+static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, size_t *scratch, uint32_t *kept_values)
 {
     fb_vector inputs, outputs, delegates;
     ptec_delegate_ctx *instances = NULL;
@@ -586,20 +704,18 @@ static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, si
         m->ctx = placed;
     }
     ptec_status st;
-    later_values later_store, *later = NULL;
+    later_values later_store, *later;
     if ((st = index_vector(ctx, &ctx->plan, PLAN_INPUTS, &inputs)) != PTEC_OK ||
         (st = index_vector(ctx, &ctx->plan, PLAN_OUTPUTS, &outputs)) != PTEC_OK) {
         return st;
     }
-    if (m == NULL) {
-        later = &later_store;
-        memset(later->marked, 0, sizeof later->marked);
-        memset(later->counted, 0, sizeof later->counted);
-        later->inputs = &inputs;
-        later->outputs = &outputs;
-        mark_call_args(ctx, later);
-    }
-    if ((st = parse_values(ctx, meta, m, &inputs, &outputs, later)) != PTEC_OK) {
+    later = &later_store;
+    memset(later->marked, 0, sizeof later->marked);
+    memset(later->counted, 0, sizeof later->counted);
+    later->inputs = &inputs;
+    later->outputs = &outputs;
+    mark_call_args(ctx, later);
+    if ((st = parse_values(ctx, meta, m, &inputs, &outputs, later, kept_values)) != PTEC_OK) {
         return st;
     }
     if (meta->overflow) { /* before anything reads the values just placed */
@@ -632,7 +748,9 @@ static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, si
         for (uint32_t i = 0; i < inputs.count + outputs.count; ++i) {
             uint32_t index = i < inputs.count ? fb_le32(ctx->fb.base + inputs.data + 4u * i)
                                               : fb_le32(ctx->fb.base + outputs.data + 4u * (i - inputs.count));
-            io[i] = &m->values[index];
+            if ((io[i] = ptec_kept_value(m, index)) == NULL && (st = io_kind_only(ctx, index, &io[i])) != PTEC_OK) {
+                return st;
+            }
         }
         m->io = io;
         mark_reused_inputs(m);
@@ -642,11 +760,25 @@ static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, si
 
 /* Tells a measurement from leftover bytes in a method that was never
  * measured: a mix of what was measured and of the totals the load trusts. */
+static uint32_t check_mix(uint32_t h, size_t v)
+{
+    h = (h ^ (uint32_t)v ^ (uint32_t)((uint64_t)v >> 32)) * 0x85ebca6bu;
+    return h ^ (h >> 13);
+}
+
 static uint32_t measurement_check(const ptec_measurement *s)
 {
     uint32_t h = 0x9e3779b9u ^ (uint32_t)(uintptr_t)s->program ^ ((uint32_t)(uintptr_t)s->data << 7) ^ s->plan;
-    h = (h ^ (uint32_t)s->req.metadata_bytes) * 0x85ebca6bu;
-    h = (h ^ (uint32_t)s->req.total_bytes ^ (uint32_t)s->size) * 0xc2b2ae35u;
+    /* Every figure the load trusts: a caller's uninitialised method may hold
+     * a real measurement that later stack use overwrote in part (the mock
+     * backend test's planned count was, once a field moved). */
+    const ptec_requirements *r = &s->req;
+    h = check_mix(check_mix(check_mix(check_mix(h, s->size), s->kept_values), r->metadata_bytes), r->planned_count);
+    for (size_t i = 0; i < PTEC_MAX_PLANNED_BUFFERS; ++i) {
+        h = check_mix(h, r->planned_bytes[i]);
+    }
+    h = check_mix(check_mix(check_mix(h, r->scratch_bytes), r->fast_scratch_bytes), r->total_bytes);
+    h *= 0xc2b2ae35u;
     return h ^ (h >> 16);
 }
 
@@ -665,7 +797,8 @@ ptec_status ptec_method_requirements(ptec_method *m, const ptec_program *program
     }
     meta_arena meta = {NULL, 0, 0, false};
     size_t scratch = 0;
-    st = walk(&ctx, &meta, NULL, &scratch);
+    uint32_t kept_values = 0;
+    st = walk(&ctx, &meta, NULL, &scratch, &kept_values);
     if (st != PTEC_OK) {
         return st;
     }
@@ -697,6 +830,7 @@ ptec_status ptec_method_requirements(ptec_method *m, const ptec_program *program
     s->size = program->size;
     s->plan = ctx.plan.pos;
     s->req = *req;
+    s->kept_values = kept_values;
     s->check = measurement_check(s);
     return PTEC_OK;
 }
@@ -877,7 +1011,8 @@ static ptec_status load_with(ptec_method *m, const ptec_program *program, const 
     ctx.fast_scratch.size = req.fast_scratch_bytes;
     meta_arena meta = {mem->metadata, mem->metadata_size, 0, false};
     size_t scratch = 0;
-    if ((st = walk(&ctx, &meta, m, &scratch)) != PTEC_OK) {
+    uint32_t kept_values = m->measured.kept_values; /* begin_load measured, or kept a measurement */
+    if ((st = walk(&ctx, &meta, m, &scratch, &kept_values)) != PTEC_OK) {
         ptec_method_unload(m);
         return st;
     }

@@ -104,8 +104,7 @@ ptec_status ptec_op_get_out(ptec_op *op, ptec_tensor **out)
     }
     /* Compare value indices, not data pointers: the requirements pass has no
      * data pointers yet, and it must judge a program exactly as load does. */
-    const ptec_instr *instr = (const ptec_instr *)(const void *)op;
-    const uint8_t *args = op->ctx->fb.base + instr->args_pos;
+    const uint8_t *args = op->ctx->fb.base + op->ctx->args_pos;
     if (fb_le32(args + 4u * (op->argc - 1u)) != fb_le32(args + 4u * (op->argc - 2u))) {
         return ptec_op_fail(op, PTEC_INVALID_PROGRAM, (int)op->argc - 1, PTEC_MSG("return slot does not repeat out"));
     }
@@ -255,8 +254,8 @@ static ptec_status list_item(ptec_op *op, size_t i, size_t j, size_t count, bool
     }
     ptec_exec_ctx *ctx = op->ctx;
     if (ctx->method != NULL) {
-        const ptec_value *item = &ctx->method->values[index];
-        if (item->kind != PTEC_VALUE_TENSOR) {
+        const ptec_value *item = ptec_kept_value(ctx->method, (uint32_t)index);
+        if (item == NULL || item->kind != PTEC_VALUE_TENSOR) {
             return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, PTEC_MSG("tensor list item is not a Tensor"));
         }
         *out = item->u.tensor;
@@ -293,5 +292,5 @@ ptec_status ptec_op_get_optional_tensor_list_item(ptec_op *op, size_t i, size_t 
 ptec_tensor *ptec_op_tensor_list_item(const ptec_op *op, size_t i, size_t j)
 {
     uint32_t index = fb_le32(op->argv[i]->u.items + 4u * j);
-    return op->ctx->method->values[index].u.tensor;
+    return ptec_kept_value(op->ctx->method, index)->u.tensor;
 }

@@ -26,21 +26,29 @@ typedef struct ptec_exec_ctx {
     ptec_region fast_scratch;
     size_t fast_scratch_bytes; /* the largest fast scratch a delegate asked for */
     int32_t instruction;  /* the one being prepared or run, for error detail */
+    uint32_t args_pos;    /* the value-index vector of the call being prepared (ptec_op_get_out) */
     const char *op_name;
     uint32_t op_name_len;
 } ptec_exec_ctx;
 
+/* One per instruction, in the metadata: 40 bytes on Cortex-M. Its name
+ * for reports comes from its kernel, backend or kind (ptec_instr_name). */
 typedef struct ptec_instr {
     ptec_op op;          /* first member: kernels' ops convert back to their instruction */
-    uint32_t args_pos;   /* the call's value-index vector in the program */
-    const char *name;    /* for reports; NUL-terminated for kernels */
-    uint32_t name_len;
     uint32_t kind : 8;   /* INSTR_* */
     uint32_t cost : 24;  /* budget units one run spends: 1 + bytes of the tensors it names,
                             capped at PTEC_INSTR_MAX_COST (fits where kind's padding was) */
-    int32_t a, b;        /* move: from, to; jump: cond, dest; free: value */
-    ptec_delegate_ctx *delegate;
+    union {
+        struct {
+            int32_t a, b; /* move: from, to (slots of the kept values, or -1); jump: cond (slot), dest */
+        };
+        ptec_delegate_ctx *delegate; /* delegate call */
+    };
 } ptec_instr;
+
+/* "aten::add.out", the backend's id, "move", "jump_false" or "free"
+ * (NUL-terminated; *len its length). */
+const char *ptec_instr_name(const ptec_instr *instr, uint32_t *len);
 
 #define PTEC_INSTR_MAX_COST ((1u << 24) - 1u)
 
@@ -134,6 +142,44 @@ ptec_status ptec_delegates_load(ptec_exec_ctx *ctx, ptec_meta_arena *meta, fb_ve
 void ptec_delegates_destroy(ptec_delegate_ctx *delegates, uint32_t count);
 
 /* Values ----------------------------------------------------------------- */
+/* A loaded method keeps a value header only for the kinds something reads
+ * after the load: tensors and tensor lists (kernels' run), and Bools (jump
+ * conditions). Ints, Doubles, strings, Nones and the other lists are read by
+ * kernels' prepare alone: the load decodes them for the call that names
+ * them and keeps nothing (method_load.c). m->values holds the kept values in
+ * program order; m->kept says which values those are, 32 to a word, with the
+ * number of kept values before each word, so that value i's slot costs a
+ * population count. */
+typedef struct ptec_kept_word {
+    uint32_t bits;   /* bit j: value 32*w + j is kept */
+    uint32_t before; /* kept values in the words before this one */
+} ptec_kept_word;
+
+/* Whether the load keeps a value of this EValue tag (the file's union tag). */
+static inline bool ptec_value_tag_kept(uint8_t tag)
+{
+    return tag == PTEC_VALUE_TENSOR || tag == PTEC_VALUE_TENSOR_LIST || tag == PTEC_VALUE_OPTIONAL_TENSOR_LIST ||
+           tag == PTEC_VALUE_BOOL;
+}
+
+static inline uint32_t ptec_popcount32(uint32_t x)
+{
+    x = x - ((x >> 1) & 0x55555555u);
+    x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+    x = (x + (x >> 4)) & 0x0f0f0f0fu;
+    return (x * 0x01010101u) >> 24;
+}
+
+/* Value `index` (below the plan's value count) of a loaded (or loading)
+ * method, or NULL when the method does not keep it. */
+static inline ptec_value *ptec_kept_value(const ptec_method *m, uint32_t index)
+{
+    const ptec_kept_word *w = &m->kept[index / 32u];
+    const uint32_t bit = 1u << (index % 32u);
+    return (w->bits & bit) ? &m->values[w->before + ptec_popcount32(w->bits & (bit - 1u))] : NULL;
+}
+
+
 /* Decodes value `index`. A tensor is written to *tensor and linked from out. */
 ptec_status ptec_value_parse(ptec_exec_ctx *ctx, uint32_t index, ptec_value *out, ptec_tensor *tensor);
 /* As ptec_value_parse; *initial receives where a planned tensor's initial

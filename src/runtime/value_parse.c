@@ -32,13 +32,6 @@ ptec_status ptec_value_read_int(ptec_exec_ctx *ctx, uint32_t index, int64_t *out
 {
     uint8_t tag = 0;
     fb_table member;
-    /* Loading: every value was decoded (and checked) before any kernel
-     * prepares, so the placed value is the file's, without a second decode. */
-    const ptec_method *m = ctx->method;
-    if (m != NULL && m->values != NULL && index < ctx->values.count && m->values[index].kind == PTEC_VALUE_INT) {
-        *out = ptec_value_int(&m->values[index]);
-        return PTEC_OK;
-    }
     ptec_status st = value_table(ctx, index, &tag, &member);
     if (st != PTEC_OK) {
         return st;

@@ -191,6 +191,43 @@ static void program_changed_before_load(uint8_t *bytes, size_t size)
     free(arena);
 }
 
+/* An Int value becomes a Bool between the (cached) requirements and the
+ * load, against the contract: the load keeps Bools, not Ints, so it finds
+ * one kept value more than it counted, and must refuse rather than place it
+ * past the array it sized. The test finds the kind byte by patching each
+ * candidate and asking a fresh program for one header more. */
+static void kept_value_count_changed_before_load(uint8_t *bytes, size_t size)
+{
+    ptec_program p, probe;
+    ptec_method probe_m;
+    ptec_requirements req, seen;
+    ptec_method m;
+    EXPECT(ptec_program_init(&p, bytes, size), PTEC_OK);
+    memset(&m, 0, sizeof m);
+    EXPECT(ptec_method_requirements(&m, &p, NULL, &req), PTEC_OK);
+    size_t found = 0;
+    for (size_t at = 1; at < size && found == 0; ++at) {
+        if (bytes[at] != PTEC_VALUE_INT) {
+            continue;
+        }
+        bytes[at] = PTEC_VALUE_BOOL;
+        if (ptec_program_init(&probe, bytes, size) == PTEC_OK &&
+            ptec_method_requirements(&probe_m, &probe, NULL, &seen) == PTEC_OK &&
+            seen.metadata_bytes == req.metadata_bytes + sizeof(ptec_value)) {
+            found = at;
+        } else {
+            bytes[at] = PTEC_VALUE_INT;
+        }
+    }
+    EXPECT_TRUE(found != 0);
+    uint8_t *arena = test_alloc(req.total_bytes);
+    EXPECT(ptec_method_load_single(&m, &p, NULL, arena, req.total_bytes), PTEC_INVALID_STATE);
+    EXPECT_TRUE(strstr(ptec_method_error(&m), "differs from the one its requirements were computed for") != NULL);
+    method_calls_refused(&m);
+    bytes[found] = PTEC_VALUE_INT;
+    free(arena);
+}
+
 /* The execution budget on a program that loops for ever: exhausted at the
  * default, and at any larger budget the caller sets. */
 static void budget_calls(const char *dir)
@@ -398,6 +435,7 @@ int main(int argc, char **argv)
         method_calls_refused(&m);
     }
     program_changed_before_load(bytes, size);
+    kept_value_count_changed_before_load(bytes, size);
     budget_calls(argv[1]);
     state_calls(argv[1]);
     free(arena);

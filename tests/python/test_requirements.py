@@ -285,3 +285,55 @@ def test_inspect_requirements_cli(tmp_path):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "python")})
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "no method 'nope'" in bad.stderr
+
+
+def test_values_a_run_never_reads_are_not_kept(tmp_path, monkeypatch):
+    """A loaded method keeps a value header only for what a run reads
+    (tensors, tensor lists, Bools). Around z = x + c: a move between Ints
+    (nothing to do at run), an Int output (reported by its kind), a Double
+    and a string that nothing names, and a Bool moved at run into the
+    condition of a forward jump that skips a second add. ptec.requirements
+    and the host runtime agree to the byte (one byte less fails), the
+    headers dropped are exactly those values', and the run takes the jump
+    (the Bool move happened): z is x + c, not x + 2c."""
+    from ptec.pte.program_builder import ProgramBuilder
+    from ptec.pte.schema import FreeCall, Instruction, JumpFalseCall, MoveCall, ScalarType
+    if not os.path.exists(PTEC_RUN):
+        pytest.skip("no ptec-run (make host)")
+    b = ProgramBuilder()
+    x = b.tensor(ScalarType.FLOAT, [4])
+    c = b.constant(np.array([1.0, 2.0, 4.0, 8.0], dtype=np.float32))
+    z = b.tensor(ScalarType.FLOAT, [4])
+    b.call("aten::add.out", self=x, other=c, alpha=1, out=z)
+    b.call("aten::add.out", self=z, other=c, alpha=1, out=z)
+    cond, false = b.bool(True), b.bool(False)
+    i_from, i_to = b.int(7), b.int(9)
+    b.double(0.5)
+    b.string("unused")
+    b.set_io([x], [z, i_to])
+    program = b.build()
+    chain = program.execution_plan[0].chains[0].instructions
+    first_add, second_add = chain[0], chain[1]
+    chain[:] = [first_add, Instruction(MoveCall(i_from, i_to)), Instruction(MoveCall(false, cond)),
+                Instruction(JumpFalseCall(cond, 5)), second_add, Instruction(FreeCall(x))]
+    from ptec.pte.writer import write_program
+    path = tmp_path / "kept.pte"
+    write_program(program, str(path))
+    plan = parse_program(path.read_bytes()).plan()
+    r = requirements(parse_program(path.read_bytes()), target="host")
+    assert_exact_on_host(str(path), r)
+    # The layout: every value but the Ints, the Double and the string (and
+    # the add's Int alpha, boxed once per call) has a header.
+    from ptec.pte.schema import Double, Int, String
+    dropped = sum(isinstance(v.val, (Int, Double, String)) for v in plan.values)
+    assert dropped >= 4
+    import ptec.requirements
+    monkeypatch.setattr(ptec.requirements, "KEPT_VALUE_TYPES", object)
+    kept_all = requirements(parse_program(path.read_bytes()), target="host")
+    assert kept_all.metadata_bytes - r.metadata_bytes == dropped * 16   # 16-byte headers on LP64
+    out = tmp_path / "out"
+    run = subprocess.run([PTEC_RUN, str(path), "--output-dir", str(out)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    assert run.returncode == 0, run.stderr
+    got = np.load(out / "output0.npy")
+    assert got.tolist() == [2.0, 3.0, 5.0, 9.0], got   # ones + c: the second add was jumped over

@@ -38,6 +38,7 @@ int main(void)
     printf("\"sizes\": {");
     field("exec_ctx", (unsigned long)sizeof(ptec_exec_ctx), 0);
     field("value", (unsigned long)sizeof(ptec_value), 0);
+    field("kept_word", (unsigned long)sizeof(ptec_kept_word), 0);
     field("tensor", (unsigned long)sizeof(ptec_tensor), 0);
     field("instr", (unsigned long)sizeof(ptec_instr), 0);
     field("delegate_ctx", (unsigned long)sizeof(ptec_delegate_ctx), 1);
