@@ -188,16 +188,22 @@ def _move_elementwise(g: Graph, user: Node, sel: Node) -> bool:
     return True
 
 
-class _Steps:
+class Steps:
+    """New nodes named after the node they stand for, in order (with their
+    shape when known: capture_selection_rows reads shapes before
+    infer_shapes redoes them)."""
+
     def __init__(self, prefix: str):
         self.prefix, self.nodes = prefix, []
 
-    def __call__(self, op, inputs, **attrs) -> str:
-        self.nodes.append(Node(f"{self.prefix}__sel{len(self.nodes)}", op, list(inputs), attrs))
+    def __call__(self, op, inputs, shape=None, **attrs) -> str:
+        self.nodes.append(Node(f"{self.prefix}__sel{len(self.nodes)}", op, list(inputs), attrs,
+                               shape=list(shape) if shape is not None else None))
         return self.nodes[-1].name
 
-    def const(self, value: float) -> str:
-        return self("constant", [], value=np.asarray(value, np.float32))
+    def const(self, value) -> str:
+        value = np.asarray(value, np.float32)
+        return self("constant", [], shape=value.shape, value=value)
 
 
 def _reduce_whole(g: Graph, first: Node, sel: Node, error) -> bool:
@@ -205,24 +211,22 @@ def _reduce_whole(g: Graph, first: Node, sel: Node, error) -> bool:
     marked on its first node) of a selection, redone over the selected
     tensor; False for any other node."""
     from .capture_calls import _reduce_max_nodes
-    from .capture_selection_rows import table
+    from .capture_selection_rows import far_end, flat, over_rows
     kind, steps = first.attrs.get("whole", (None, None))
     if kind is None or first.inputs != [sel.name]:
         return False
     x, mask = sel.inputs
     n = sel.shape[0]
-    pre = _Steps(f"{steps[-1]}__rows")
+    end = steps[-1]
+    s = Steps(end)
     x_numel, mask_numel = _numel(g.node(x).shape), _numel(g.node(mask).shape)
     if sel.attrs.get("rows"):   # x viewed as its rows [L, rest...], the mask [L, 1...] to broadcast over them
-        _, shape, _, rows = table(g, sel)
-        x = pre("reshape", [x], target_shape=shape)
-        mask = pre("reshape", [mask], target_shape=[rows] + [1] * (len(shape) - 1))
+        x, shape, M, rows = flat(s, g, sel)
+        mask = over_rows(s, M, rows, len(shape))
         n = x_numel
     elif kind == "mean" and mask_numel != n:
         raise error(f"operator not supported: {origin(first)} averages {origin(sel)}'s result with a mask "
                     "broadcast to x: the count needs the mask of x's own shape (mask.expand_as(x))")
-    end = steps[-1]
-    s = _Steps(end)
     if kind in ("sum", "mean"):
         total = s("mean", [s("reshape", [s("where", [mask, x, s.const(0.0)])], target_shape=[1, n])],
                   dim=[1], keepdim=False)
@@ -234,19 +238,15 @@ def _reduce_whole(g: Graph, first: Node, sel: Node, error) -> bool:
             total = s("mul", [total, s.const(float(n))])
         s("reshape", [total], target_shape=[])
     else:
-        flat = s("reshape", [x], target_shape=[1, x_numel])
         # the unselected take x's opposite extreme, which never wins
-        other = _reduce_max_nodes(f"{end}__selfar", flat, [1, x_numel], [1], False,
-                                  kind == "max")
-        s.nodes.extend(other)
-        kept = s("reshape", [s("where", [mask, x, other[-1].name])], target_shape=[1, n])
+        kept = s("reshape", [s("where", [mask, x, far_end(s, x, [x_numel], highest=kind == "min")])],
+                 target_shape=[1, n])
         s.nodes.extend(_reduce_max_nodes(f"{end}__selext", kept, [1, n], [1], False, kind == "min"))
         s("reshape", [s.nodes[-1].name], target_shape=[])
     s.nodes[-1].name = end
     s.nodes[-1].attrs["source"] = origin(g.node(end))
     at = g.nodes.index(first)
-    g.nodes = g.nodes[:at] + pre.nodes + s.nodes + \
-        [m for m in g.nodes[at:] if m.name not in steps]
+    g.nodes = g.nodes[:at] + s.nodes + [m for m in g.nodes[at:] if m.name not in steps]
     return True
 
 

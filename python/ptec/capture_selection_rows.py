@@ -41,32 +41,13 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
+from .capture_masked_select import Steps, _numel, _same_mask
 from .ir import Graph, Node, origin
 
 # layers whose dim 0 is a batch: every 4-D row is computed alone
 _BATCHED_4D = {"conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm",
                "group_norm", "upsample_nearest", "upsample_bilinear", "upsample_bicubic", "pixel_shuffle",
                "channel_shuffle"}
-
-
-def _numel(shape) -> int:
-    return int(np.prod(shape)) if shape else 1
-
-
-class _Steps:
-    """New nodes named after the layer they replace, in order."""
-
-    def __init__(self, prefix: str):
-        self.prefix, self.nodes = prefix, []
-
-    def __call__(self, op, inputs, shape=None, **attrs) -> str:
-        self.nodes.append(Node(f"{self.prefix}__row{len(self.nodes)}", op, list(inputs), attrs,
-                               shape=list(shape) if shape is not None else None))
-        return self.nodes[-1].name
-
-    def const(self, value) -> str:
-        value = np.asarray(value, np.float32)
-        return self("constant", [], shape=value.shape, value=value)
 
 
 def table(g: Graph, sel: Node) -> Optional[Tuple[str, List[int], str, int]]:
@@ -84,7 +65,7 @@ def table(g: Graph, sel: Node) -> Optional[Tuple[str, List[int], str, int]]:
     return x.name, [L], mask.name, L
 
 
-def _flat(s: _Steps, g: Graph, sel: Node):
+def flat(s: Steps, g: Graph, sel: Node):
     """X and M as nodes (views of x and the mask when their shapes differ)."""
     x, shape, mask, L = table(g, sel)
     X = x if list(g.node(x).shape) == shape else s("reshape", [x], shape, target_shape=shape)
@@ -92,7 +73,7 @@ def _flat(s: _Steps, g: Graph, sel: Node):
     return X, shape, M, L
 
 
-def _pick(s: _Steps, name: str, whole: str, shape, mask: str, source: str) -> None:
+def _pick(s: Steps, name: str, whole: str, shape, mask: str, source: str) -> None:
     """whole [L, ...] with the rows where mask [L] is set, named name."""
     attrs = dict(source=source, **({"rows": True} if len(shape) > 1 else {}))
     s.nodes.append(Node(name, "masked_select", [whole, mask], attrs, shape=list(shape)))
@@ -100,7 +81,6 @@ def _pick(s: _Steps, name: str, whole: str, shape, mask: str, source: str) -> No
 
 def _same_selection(g: Graph, a: Node, b: Node) -> bool:
     """Rows picked by one mask: the same rows of tables of one length."""
-    from .capture_masked_select import _same_mask
     ta, tb = table(g, a), table(g, b)
     return ta is not None and tb is not None and ta[3] == tb[3] and _same_mask(g, a.inputs[1], b.inputs[1])
 
@@ -149,8 +129,8 @@ def move_rowwise(g: Graph, user: Node, sel: Node) -> bool:
     parts = user.inputs if user.op == "cat" else [user.inputs[0]]
     if any(g.node(p).op != "masked_select" or not _same_selection(g, g.node(p), sel) for p in parts):
         return False
-    s = _Steps(user.name)
-    flats = {p: _flat(s, g, g.node(p)) for p in dict.fromkeys(parts)}
+    s = Steps(user.name)
+    flats = {p: flat(s, g, g.node(p)) for p in dict.fromkeys(parts)}
     X, shape, M, L = flats[sel.name]
     inputs = [flats[i][0] if i in flats else i for i in user.inputs]
     out_shape = [L] + list(user.shape[1:])
@@ -182,8 +162,8 @@ def split_rows(g: Graph, user: Node, sel: Node) -> bool:
     else:
         return False
     j = rest // _numel(t)
-    s = _Steps(user.name)
-    X, shape, M, L = _flat(s, g, sel)
+    s = Steps(user.name)
+    X, shape, M, L = flat(s, g, sel)
     whole = X if shape == [L * j] + t else s("reshape", [X], [L * j] + t, target_shape=[L * j] + t)
     mask = M
     if j > 1:
@@ -205,14 +185,13 @@ def select_within(g: Graph, user: Node, sel: Node) -> bool:
     inner = g.node(user.inputs[1])
     if inner.op != "masked_select" or not _same_selection(g, inner, sel):
         return False
-    s = _Steps(user.name)
-    X, shape, M, L = _flat(s, g, sel)
-    C, cshape, _, _ = _flat(s, g, inner)
+    s = Steps(user.name)
+    X, shape, M, L = flat(s, g, sel)
+    C, cshape, _, _ = flat(s, g, inner)
     lead = cshape[1:]
     if list(shape[1:len(cshape)]) != list(lead):
         return False
-    Mb = M if not lead else s("reshape", [M], [L] + [1] * len(lead), target_shape=[L] + [1] * len(lead))
-    both = s("logical", [Mb, C], cshape, kind="and")
+    both = s("logical", [over_rows(s, M, L, len(cshape)), C], cshape, kind="and")
     n = _numel(cshape)
     out = [n] + list(shape[len(cshape):])
     whole = X if len(cshape) == 1 else s("reshape", [X], out, target_shape=out)
@@ -222,11 +201,11 @@ def select_within(g: Graph, user: Node, sel: Node) -> bool:
     return True
 
 
-def _as_float_mask(s: _Steps, part: Node, g: Graph):
+def _as_float_mask(s: Steps, part: Node, g: Graph):
     """(table, 0/1 float mask) of a part of cat: a selection's, or a plain
     value wholly taken."""
     if part.op == "masked_select":
-        X, shape, M, L = _flat(s, g, part)
+        X, shape, M, L = flat(s, g, part)
         return X, s("bool_to", [M], [L], dtype="float32")
     return part.name, s.const(np.ones(part.shape[0], np.float32))
 
@@ -240,7 +219,7 @@ def join_rows(g: Graph, user: Node, sel: Node) -> bool:
     if any(p.shape is None or (p.op == "masked_select" and table(g, p) is None) for p in parts) or \
             any(len(p.shape) != len(sel.shape) for p in parts):
         return False
-    s = _Steps(user.name)
+    s = Steps(user.name)
     tables, masks = zip(*[_as_float_mask(s, p, g) for p in parts])
     rows = sum(g.node(p).shape[0] if g.node(p).op != "masked_select" else table(g, g.node(p))[3] for p in user.inputs)
     shape = [rows] + list(sel.shape[1:])
@@ -251,7 +230,7 @@ def join_rows(g: Graph, user: Node, sel: Node) -> bool:
     return True
 
 
-def _far_end(s: _Steps, X: str, shape, highest: bool) -> str:
+def far_end(s: Steps, X: str, shape, highest: bool) -> str:
     """x's largest (highest) or smallest value, shape [1]: a fill that sorts
     after (or reduces below) every selected value."""
     from .capture_calls import _reduce_max_nodes
@@ -261,11 +240,14 @@ def _far_end(s: _Steps, X: str, shape, highest: bool) -> str:
     return nodes[-1].name
 
 
-def _filled(s: _Steps, X: str, shape, M: str, L: int, fill: str) -> str:
+def over_rows(s: Steps, M: str, L: int, rank: int) -> str:
+    """M [L] viewed [L, 1...] to broadcast over a table of `rank` dims."""
+    return M if rank == 1 else s("reshape", [M], [L] + [1] * (rank - 1), target_shape=[L] + [1] * (rank - 1))
+
+
+def _filled(s: Steps, X: str, shape, M: str, L: int, fill: str) -> str:
     """where(M, X, fill) with M viewed to broadcast over X's rows."""
-    Mb = M if len(shape) == 1 else s("reshape", [M], [L] + [1] * (len(shape) - 1),
-                                     target_shape=[L] + [1] * (len(shape) - 1))
-    return s("where", [Mb, X, fill], shape)
+    return s("where", [over_rows(s, M, L, len(shape)), X, fill], shape)
 
 
 def order_rows(g: Graph, user: Node, sel: Node) -> bool:
@@ -274,10 +256,10 @@ def order_rows(g: Graph, user: Node, sel: Node) -> bool:
     if user.op != "sort" or user.inputs != [sel.name] or a.get("rule") is not None or a["dim"] is None \
             or a["dim"] % len(sel.shape) != 0 or table(g, sel) is None:
         return False
-    s = _Steps(user.name)
-    X, shape, M, L = _flat(s, g, sel)
+    s = Steps(user.name)
+    X, shape, M, L = flat(s, g, sel)
     ascending = a.get("pick") is not None or not a["descending"]
-    filled = _filled(s, X, shape, M, L, _far_end(s, X, shape, highest=ascending))
+    filled = _filled(s, X, shape, M, L, far_end(s, X, shape, highest=ascending))
     attrs = {k: v for k, v in a.items() if k != "source"}
     if a.get("k") is not None or a.get("pick") is not None:
         s.nodes.append(Node(user.name, "sort", [filled], dict(attrs, source=origin(user)), shape=list(user.shape)))
@@ -311,9 +293,9 @@ def reduce_rows(g: Graph, user: Node, sel: Node) -> bool:
     rank = len(sel.shape)
     if user.inputs != [sel.name] or table(g, sel) is None:
         return False
-    s = _Steps(user.name)
+    s = Steps(user.name)
     if user.op == "mean" and any(d % rank == 0 for d in user.attrs["dim"]):
-        X, shape, M, L = _flat(s, g, sel)
+        X, shape, M, L = flat(s, g, sel)
         kept = s("mean", [_filled(s, X, shape, M, L, s.const(0.0))], None, **{k: v for k, v in user.attrs.items()
                                                                                if k != "source"})
         tail = _sum_tail(g, user)
@@ -335,10 +317,10 @@ def reduce_rows(g: Graph, user: Node, sel: Node) -> bool:
         return False
     dims, keepdim, negate, steps = marker
     from .capture_calls import _reduce_max_nodes
-    X, shape, M, L = _flat(s, g, sel)
+    X, shape, M, L = flat(s, g, sel)
     end = steps[-1]
     if any(d % rank == 0 for d in dims):
-        filled = _filled(s, X, shape, M, L, _far_end(s, X, shape, highest=negate))
+        filled = _filled(s, X, shape, M, L, far_end(s, X, shape, highest=negate))
         nodes = _reduce_max_nodes(end, filled, shape, dims, keepdim, negate)
         nodes[-1].attrs["source"] = origin(g.node(end))
         s.nodes.extend(nodes)
