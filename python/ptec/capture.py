@@ -42,6 +42,7 @@ from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementw
                             _scalar_arg, _sum_nodes, _values_of)
 from .capture_tensor_index import computed_index_select_nodes, tensor_index_nodes
 from .embedding_bag import embedding_bag_nodes
+from .capture_linalg import linalg_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, dense_groups,
                                fold_dilation_and_output_padding,
@@ -977,6 +978,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 tuple_sources.add(fn.args[2].name)          # the index constant: now in the slices
             elif _normalize_nodes(fn, ins) is not None:
                 nodes.extend(_normalize_nodes(fn, ins))
+            elif linalg_nodes(fn, ins, by_name) is not None:
+                nodes.extend(linalg_nodes(fn, ins, by_name))
             elif rewrite_nodes(fn, ins, by_name) is not None:
                 rewritten, taken = rewrite_nodes(fn, ins, by_name)
                 nodes.extend(rewritten)
