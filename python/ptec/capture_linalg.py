@@ -7,9 +7,10 @@ alpha / beta as constant muls and `input` broadcast to the product's shape
 and added; torch.cross / linalg.cross of 3-vectors is the operands' copies
 rotated along dim (slices joined), two int8 muls and a sub; torch.cdist
 is the differences of every pair of rows (rows copied and joined, an int8
-sub), then |d| summed (p = 1), squared, summed and the square root taken
-(p = 2), the maximum of |d| (p = inf) or |d|^p summed and the 1/p power
-(other p > 0), each a LUT, a mean times the count or a max pool.
+sub), then the square root of each difference times itself (p = 2, a
+batch matmul and a LUT), the maximum of |d| (p = inf, a max pool) or |d|
+(p = 1) or |d|^p summed and the 1/p power (other p > 0, LUTs and a mean
+times the count).
 
 Either operand may be computed from the input or be a constant: a
 constant's permutes and views are done now, on its value. A call in a form
@@ -181,21 +182,27 @@ _TARGETS = {
 }
 
 
-def _scaled_sum(fn, s: _Build, got, product: str, out) -> Result:
-    """alpha * product + beta * input, input broadcast to out (beta = 0:
-    input is not read, as torch ignores it)."""
-    alpha, beta = got.get("alpha", 1), got.get("beta", 1)
+def _scaled_sum(s: _Build, got, product, out) -> Result:
+    """alpha * product() + beta * input, input broadcast to out. As in
+    torch, beta = 0 does not read input; alpha = 0 leaves beta * input."""
+    alpha, beta, c = got.get("alpha", 1), got.get("beta", 1), got.get("input")
     if not (_number(alpha) and _number(beta)):
-        return f"{_what(fn)}: ptec rewrites number alpha and beta"
-    if alpha == 0:
-        return f"{_what(fn)}: alpha=0 drops the product: write beta * input"
-    if not isinstance(got.get("input"), torch.fx.Node) or _shape(got["input"]) is None:
-        return f"{_what(fn)}: ptec rewrites a tensor input"
-    cur = s("reshape", [product], target_shape=out)
-    if alpha != 1:
-        cur = s("mul", [cur, s.const(float(alpha))])
+        return "ptec rewrites finite number alpha and beta"
+    if not isinstance(c, torch.fx.Node) or _shape(c) is None:
+        return "ptec rewrites a tensor input"
+    if alpha == 0 and (beta == 0 or s.value(c) is not None):
+        return "alpha=0 leaves beta * input, here a constant: not a function of the program's input"
+    terms = []
+    if alpha != 0:
+        terms.append(s("reshape", [product()], target_shape=out))
+        if alpha != 1:
+            terms[-1] = s("mul", [terms[-1], s.const(float(alpha))])
     if beta != 0:
-        s("add", [cur, s.spread(got["input"], _shape(got["input"]), out, float(beta))])
+        terms.append(s.spread(c, _shape(c), out, float(beta)))
+    if len(terms) == 2:
+        s("add", terms)
+    elif terms[0] == c.name:
+        s("identity", terms)            # alpha=0, beta=1: input itself
     return s.done()
 
 
@@ -204,14 +211,16 @@ def _products(fn, s: _Build, name, got, out) -> Result:
     a, b = got.get(ka), got.get(kb)
     ash, bsh = _shape(a), _shape(b)
     if ash is None or bsh is None:
-        return f"{_what(fn)}: ptec rewrites tensor operands of known shapes"
+        return "ptec rewrites tensor operands of known shapes"
     if name == "inner" and (not ash or not bsh):
-        return f"{_what(fn)}: a 0-d operand: write a * b"
+        return "a 0-d operand: write a * b"
     ca, cb, batch = dims(len(ash), len(bsh))
-    product = _product(s, a, ash, b, bsh, batch, ca, cb)
+
+    def product():
+        return _product(s, a, ash, b, bsh, batch, ca, cb)
     if name.startswith("add") or name == "baddbmm":
-        return _scaled_sum(fn, s, got, product, out)
-    s("reshape", [product], target_shape=out)
+        return _scaled_sum(s, got, product, out)
+    s("reshape", [product()], target_shape=out)
     return s.done()
 
 
@@ -221,7 +230,7 @@ def _tensordot(fn, s: _Build, got, out) -> Result:
     a, b, dims = got.get("a"), got.get("b"), got.get("dims", 2)
     ash, bsh = _shape(a), _shape(b)
     if ash is None or bsh is None:
-        return "tensordot: ptec rewrites tensor operands of known shapes"
+        return "ptec rewrites tensor operands of known shapes"
     if isinstance(dims, int) and not isinstance(dims, bool):
         ca, cb = list(range(len(ash) - dims, len(ash))), list(range(dims))
     elif isinstance(dims, (tuple, list)) and len(dims) == 2 and _ints(dims[0]) is not None \
@@ -229,7 +238,7 @@ def _tensordot(fn, s: _Build, got, out) -> Result:
         ca = [d % len(ash) for d in _ints(dims[0])]
         cb = [d % len(bsh) for d in _ints(dims[1])]
     else:
-        return "tensordot: ptec rewrites dims given as an int or two lists of ints (not a tensor)"
+        return "ptec rewrites dims given as an int or two lists of ints (not a tensor)"
     s("reshape", [_product(s, a, ash, b, bsh, [], ca, cb)], target_shape=out)
     return s.done()
 
@@ -243,7 +252,7 @@ def _multi_dot(fn, s: _Build, out) -> Result:
     ops = list(fn.args[0]) if fn.target is torch.linalg.multi_dot else list(fn.args)
     if set(fn.kwargs) - {"out"} or fn.kwargs.get("out") is not None or not ops \
             or not all(isinstance(o, torch.fx.Node) and _shape(o) is not None for o in ops):
-        return f"{_what(fn)}: ptec rewrites a list of tensors"
+        return "ptec rewrites a list of tensors"
     shapes = [_shape(o) for o in ops]
     if len(ops) == 1:
         s("identity", [ops[0].name])
@@ -264,7 +273,7 @@ def _vecdot(fn, s: _Build, got, out) -> Result:
     x, y, dim = got.get("x"), got.get("y"), got.get("dim", -1)
     xs, ys = _shape(x), _shape(y)
     if xs is None or ys is None or not isinstance(dim, int) or isinstance(dim, bool):
-        return "linalg.vecdot: ptec rewrites tensor operands of known shapes and an int dim"
+        return "ptec rewrites tensor operands of known shapes and an int dim"
     full = list(torch.broadcast_shapes(torch.Size(xs), torch.Size(ys)))
     dim %= len(full)
     order = [d for d in range(len(full)) if d != dim] + [dim]
@@ -282,17 +291,16 @@ def _cross(fn, s: _Build, got, out, linalg: bool) -> Result:
     which torch 2.x moves to the last: ptec asks for dim unless they agree."""
     a, b = got.get("input"), got.get("other")
     ash, bsh = _shape(a), _shape(b)
-    what = _what(fn)
     if ash is None or bsh is None:
-        return f"{what}: ptec rewrites tensor operands of known shapes"
+        return "ptec rewrites tensor operands of known shapes"
     dim = got.get("dim", -1 if linalg else None)
     if dim is None:
         threes = [d for d, n in enumerate(out) if n == 3]
         if not threes or threes[0] != len(out) - 1:
-            return f"{what}: give dim= (torch's default dim is changing from the first of size 3 to the last)"
+            return "give dim= (torch's default dim is changing from the first of size 3 to the last)"
         dim = threes[0]
     if not isinstance(dim, int) or isinstance(dim, bool):
-        return f"{what}: ptec rewrites an int dim"
+        return "ptec rewrites an int dim"
     dim %= len(out)
 
     def rotated(arg, shape, by):
@@ -310,17 +318,18 @@ def _cross(fn, s: _Build, got, out, linalg: bool) -> Result:
 def _cdist(fn, s: _Build, got, out) -> Result:
     """torch.cdist(x1 [..., P, M], x2 [..., R, M], p): the rows of x1 each
     copied R times and x2's rows copied P times (joins of the int8 bytes,
-    [B*P, R, M]), an int8 sub, then the p-norm over M: |d| summed (p=1),
-    the square summed and its root (p=2), the maximum of |d| (p=inf, a max
-    pool) or |d|^p summed and the 1/p power, each a LUT, and each sum a mean
-    times M. Exact for every compute_mode (they only choose torch's float
-    algorithm)."""
+    [B*P, R, M]), an int8 sub, then the p-norm over M: p = 2 each
+    difference times itself in a batch matmul and the square root (a LUT);
+    p = inf the maximum of |d| (a max pool); other p |d| (p = 1) or |d|^p
+    summed (a mean times M) and the 1/p power, LUTs. Exact for every
+    compute_mode (they only choose torch's float algorithm).
+    """
     a, b, p = got.get("x1"), got.get("x2"), got.get("p", 2.0)
     ash, bsh = _shape(a), _shape(b)
     if ash is None or bsh is None or len(ash) < 2 or len(bsh) < 2:
-        return "cdist: ptec rewrites tensor operands of known shapes"
+        return "ptec rewrites tensor operands of known shapes"
     if not isinstance(p, (int, float)) or isinstance(p, bool) or not p > 0:
-        return f"cdist: p={p}: ptec rewrites p > 0 (p=0 counts differing elements)"
+        return f"p={p}: ptec rewrites p > 0 (p=0 counts differing elements)"
     batch = list(out[:-2])
     n_b, rows, cols, m = _numel(batch), ash[-2], bsh[-2], ash[-1]
 
@@ -339,30 +348,25 @@ def _cdist(fn, s: _Build, got, out) -> Result:
     right = copied(b, bsh, [cols, m], [n_b, 1, cols * m], [n_b, rows, cols * m])
     d = s("sub", [left, right])
     if p == 2:
-        cur = s("elementwise", [d], fn="square")
-    else:
-        cur = s("elementwise", [d], fn="abs")
-        if math.isinf(p):
-            s.nodes.extend(_reduce_max_nodes(f"{s.name}__max", cur, [n_b * rows, cols, m], [2], False, False))
-            s("reshape", [s.nodes[-1].name], target_shape=out)
-            return s.done()
-        if p != 1:
-            cur = s("elementwise", [cur], fn="pow", exponent=float(p))
+        # each difference row times itself: [N, 1, M] @ [N, M, 1], squares
+        # summed exactly in the matmul's int32 accumulator, one rounding
+        pairs = n_b * rows * cols
+        squares = s("matmul", [s("reshape", [d], target_shape=[pairs, 1, m]),
+                               s("reshape", [d], target_shape=[pairs, m, 1])])
+        s("reshape", [s("elementwise", [squares], fn="sqrt")], target_shape=out)
+        return s.done()
+    cur = s("elementwise", [d], fn="abs")
+    if math.isinf(p):
+        s.nodes.extend(_reduce_max_nodes(f"{s.name}__max", cur, [n_b * rows, cols, m], [2], False, False))
+        s("reshape", [s.nodes[-1].name], target_shape=out)
+        return s.done()
+    if p != 1:
+        cur = s("elementwise", [cur], fn="pow", exponent=float(p))
     cur = s("mul", [s("mean", [cur], dim=[2], keepdim=False), s.const(m)])
-    if p == 2:
-        cur = s("elementwise", [cur], fn="sqrt")
-    elif p != 1:
+    if p != 1:
         cur = s("elementwise", [cur], fn="pow", exponent=1.0 / p)
     s("reshape", [cur], target_shape=out)
     return s.done()
-
-
-def _what(fn) -> str:
-    t = fn.target
-    if isinstance(t, str):
-        return f"Tensor.{t}"
-    return "torch." + ("linalg." if getattr(t, "__name__", "").startswith("linalg_") else "") \
-        + getattr(t, "__name__", str(t)).replace("linalg_", "")
 
 
 def _rewrite(fn, by_name) -> Result:
@@ -371,13 +375,13 @@ def _rewrite(fn, by_name) -> Result:
     if name is None:
         return None
     if out is None:
-        return f"{_what(fn)}: its traced shape is unknown"
+        return "its traced shape is unknown"
     s = _Build(fn, by_name)
     if name == "multi_dot":
         return _multi_dot(fn, s, out)
     got = _bind(fn, _NAMES["cross" if name == "linalg.cross" else name])
     if got is None:
-        return f"{_what(fn)}: ptec rewrites the call without out= and with torch's argument names"
+        return "ptec rewrites the call without out= and with torch's argument names"
     if name in _PRODUCTS:
         return _products(fn, s, name, got, out)
     if name == "tensordot":
