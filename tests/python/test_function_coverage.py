@@ -185,6 +185,40 @@ RUNS = {
     "Tensor.cumprod": (lambda x: x.cumprod(-1) + torch.cumprod(x, 1), S3, (-1.5, 1.5), 2.0, "int8"),   # 1.55
     "F.linear(computed weight)": (lambda x: F.linear(x, x[0, :3], torch.tensor([0.5, -1.0, 2.0])), S3, R, 1.5,
                                   "int8"),                                                 # 1.04
+    # linear algebra, rewritten by ptec.capture_linalg: one int8 batch matmul each (and alpha, beta, input
+    # as a mul and an add), cross as rotated copies, cdist as the rows' differences (measured worst steps)
+    "torch.dot": (lambda x: torch.dot(x.flatten(), x.flip(-1).flatten()), S3, R, 1.5, "int8"),            # 1.01
+    "torch.inner": (lambda x: torch.inner(x, x), S3, R, 1.5, "int8"),                                 # 1.21
+    "torch.outer/ger": (lambda x: torch.outer(x[0, 0], x[0, 1]) + torch.ger(x[0, 2], x[0, 3]), S3, R, 1.5,
+                        "int8"),                                                                    # 1.37
+    "torch.mv": (lambda x: torch.mv(x[0], x[0, 0]), S3, R, 1.5, "int8"),                              # 1.05
+    "torch.mv(constant vector)": (lambda x: torch.mv(x[0], torch.linspace(-1, 1, 8)), S3, R, 1.0, "int8"),   # 0.74
+    "torch.addmm": (lambda x: torch.addmm(x[0, 0, :4], x[0], x[0].t(), beta=0.5, alpha=0.25), S3, R, 1.5,
+                    "int8"),                                                                        # 1.08
+    "torch.addmm(constant input, mat2)": (lambda x: torch.addmm(torch.tensor([0.5, -1.0, 2.0]), x[0],
+                                                                torch.linspace(-1, 1, 24).reshape(8, 3)),
+                                          S3, R, 1.0, "int8"),                                      # 0.94
+    "torch.addmv": (lambda x: torch.addmv(x[0, 0, :4], x[0], x[0, 1], beta=2), S3, R, 2.0, "int8"),   # 1.50
+    "torch.addbmm": (lambda x: torch.addbmm(x[0, 0], x[:, :, :4], x[:, :4], beta=0.5), (2, 4, 8), R, 1.5,
+                     "int8"),                                                                       # 1.24
+    "torch.baddbmm": (lambda x: torch.baddbmm(x[:, :, :4], x, x.transpose(1, 2), alpha=0.5), (2, 4, 8), R, 1.5,
+                      "int8"),                                                                      # 0.97
+    "torch.addr": (lambda x: torch.addr(x[0], x[0, :, 0], x[0, 0], beta=-1, alpha=0.25), S3, R, 1.0, "int8"),  # 0.94
+    "torch.tensordot": (lambda x: torch.tensordot(x, x, dims=([2], [2])) + torch.tensordot(x, x.permute(2, 0, 1), 1),
+                        S3, R, 1.5, "int8"),                                                        # 1.21
+    "torch.tensordot(two dims, 4-D)": (lambda x: torch.tensordot(x, x, dims=([1, 3], [1, 3])), S4, R, 1.5,
+                                       "int8"),                                                     # 1.20
+    "torch.linalg.multi_dot": (lambda x: torch.linalg.multi_dot([x[0], x[0].t() * 0.3, x[0]]), S3, R, 1.5,
+                               "int8"),                                                             # 1.16
+    "torch.linalg.vecdot": (lambda x: torch.linalg.vecdot(x, x.flip(-1)), S3, R, 1.5, "int8"),        # 0.97
+    "torch.cross": (lambda x: torch.cross(x[..., :3], x[..., 3:6], dim=-1), S3, R, 1.5, "int8"),      # 1.34
+    "torch.linalg.cross": (lambda x: torch.linalg.cross(x[..., :3], x[..., 5:]), S3, R, 1.5, "int8"),  # 1.11
+    "torch.cdist": (lambda x: torch.cdist(x, x * 0.5), S3, R, 1.5, "int8"),                           # 1.33
+    "torch.cdist(batch 2, 2-D x2)": (lambda x: torch.cdist(x, x[0, :3]), (2, 4, 8), R, 1.5, "int8"),   # 1.16
+    "torch.cdist(p=1)": (lambda x: torch.cdist(x, x.flip(1), p=1), S3, R, 2.0, "int8"),               # 1.45
+    "torch.cdist(2-D, p=inf)": (lambda x: torch.cdist(x[0], x[0].flip(0), p=float("inf")), S3, R, 2.0, "int8"),  # 1.60
+    "torch.cdist(constant x2)": (lambda x: torch.cdist(x, torch.linspace(-1, 1, 24).reshape(3, 8)), S3, R, 1.5,
+                                 "int8"),                                                           # 1.26
     # arithmetic
     "x + y, x * y, x - y": (lambda x: (x + x.flip(-1)) * x - x * 0.5, S3, R, 2.5, "int8"),
     "x / y": (lambda x: x / (x.abs() + 1.0), S3, R, 2.0, "int8"),
@@ -327,6 +361,9 @@ RUNS = {
     "F.dropout(training=False)": (lambda x: F.dropout(x, 0.5, training=False) + F.alpha_dropout(x, 0.5), S3, R,
                                   0.5, "int8"),
 }
+
+if hasattr(torch, "chain_matmul"):         # deprecated for torch.linalg.multi_dot
+    RUNS["torch.chain_matmul"] = (lambda x: torch.chain_matmul(x[0], x[0].t() * 0.3, x[0]), S3, R, 1.5, "int8")  # 1.16
 
 # The dropouts called with training=True (their default) draw random numbers
 # on the device (ptec.random_layers). torch's output differs by design, so
