@@ -1,8 +1,8 @@
 """torch's linear-algebra calls as exact rewrites at capture (issue 15):
 torch.dot / vdot, inner, outer / ger, mv, addmm, addmv, addbmm, baddbmm,
-addr, tensordot, linalg.multi_dot, chain_matmul and linalg.vecdot are each
-one product of tensors, so one int8 batch matmul of the operands permuted
-and viewed as [B, rows, K] @ [B, K, cols] (_product), with the scalars
+addr, tensordot and linalg.vecdot are each one product of tensors, so one
+int8 batch matmul of the operands permuted and viewed as [B, rows, K] @
+[B, K, cols] (_product; linalg.multi_dot and chain_matmul one per pair), with the scalars
 alpha / beta as constant muls and `input` broadcast to the product's shape
 and added; torch.cross / linalg.cross of 3-vectors is the operands' copies
 rotated along dim (slices joined), two int8 muls and a sub; torch.cdist
