@@ -2,9 +2,9 @@
 torch.dot / vdot, inner, outer / ger, mv, addmm, addmv, addbmm, baddbmm,
 addr, tensordot and linalg.vecdot are each one product of tensors, so one
 int8 batch matmul of the operands permuted and viewed as [B, rows, K] @
-[B, K, cols] (_product; linalg.multi_dot and chain_matmul one per pair), with the scalars
-alpha / beta as constant muls and `input` broadcast to the product's shape
-and added; torch.cross / linalg.cross of 3-vectors is the operands' copies
+[B, K, cols] (_product; linalg.multi_dot and chain_matmul: one per pair),
+with the scalars alpha / beta as constant muls and `input` broadcast to
+the product's shape and added; torch.cross / linalg.cross of 3-vectors is the operands' copies
 rotated along dim (slices joined), two int8 muls and a sub; torch.cdist
 is the differences of every pair of rows (rows copied and joined, an int8
 sub), then the square root of each difference times itself (p = 2, a

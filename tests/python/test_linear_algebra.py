@@ -186,6 +186,17 @@ def test_refused_in_one_line(name):
     assert f"ptec has no kernel for {call}: " in message and words in message, message
 
 
+def test_integer_operands_are_refused_in_one_line():
+    """int64 operands (x.long()) are not rewritten into an int8 matmul:
+    refused naming the call that reads them."""
+    model = Call(lambda x: torch.mv((x[0] * 2).long(), (x[0, 1] * 2).long()).float() + x[0, :, 0]).eval()
+    calibration = inputs(S3, -3.0, 3.0, 2)
+    with pytest.raises(CompileError) as e:
+        compile_model(model, [calibration[0][0]], calibration)
+    assert "\n" not in str(e.value)
+    assert "used by mv (torch.mv), which ptec computes only on float values" in str(e.value), str(e.value)
+
+
 def test_cli_refusal_exits_2_in_one_line(tmp_path):
     src = tmp_path / "crossed.py"
     src.write_text("import torch, torch.nn as nn\n"
