@@ -21,7 +21,9 @@
   float32 (`.float()`), the power computed in float64 and rounded, as
   torch; a float64 result used as such is refused;
 * torch.bucketize / searchsorted with constant sorted boundaries: the
-  bucket as a whole-valued LUT, then x.long()'s to_index (int64 or int32).
+  bucket as a whole-valued LUT, then x.long()'s to_index (int64 or int32);
+* torch.histc with its range given: per bin a LUT of membership summed by
+  a linear layer of ones.
 
 Each returns None for a call it does not cover, which then stays an
 unsupported node refused by name; forms with a reason of their own are
@@ -53,6 +55,15 @@ def _bucket(x, a):
     (right: at or below x), as a float whole number."""
     b = torch.as_tensor(np.asarray(a["boundaries"], np.float32))
     return torch.bucketize(x.contiguous(), b, right=bool(a["right"])).to(x.dtype)
+
+
+def _in_bin(x, a):
+    """1 where x counts in torch.histc's bin a["k"] of a["bins"] over
+    [min, max] (torch's float32 position (x - min) / (max - min) * bins,
+    max itself in the last bin, values outside in none), else 0."""
+    lo, hi = (torch.tensor(a[k], dtype=x.dtype) for k in ("min", "max"))
+    pos = torch.clamp(torch.floor((x - lo) / (hi - lo) * a["bins"]), max=a["bins"] - 1)
+    return ((x >= lo) & (x <= hi) & (pos == a["k"])).to(x.dtype)
 
 
 def _float_power(x, a):
@@ -98,6 +109,7 @@ MATH: Dict[str, Callable[..., torch.Tensor]] = {
     "float_power": _float_power,
     "rpow64": lambda x, a: torch.pow(a["base"], x.double()).to(x.dtype),
     "bucket": _bucket,
+    "in_bin": _in_bin,
     "isclose_allowed": lambda x, a: a["atol"] + (a["rtol"] * x).abs(),
 }
 for _name in ("entr", "erfcx", "i0e", "i1", "i1e", "log_ndtr", "ndtr"):
@@ -148,7 +160,7 @@ PARAMS = {
     "isfinite": ("input",), "signbit": ("input",), "isclose": ("input", "other", "rtol", "atol", "equal_nan"),
     "bucketize": ("input", "boundaries", "out_int32", "right"),
     "searchsorted": ("sorted_sequence", "input", "out_int32", "right", "side", "sorter"),
-    "logit": ("input", "eps"),
+    "logit": ("input", "eps"), "histc": ("input", "bins", "min", "max"),
     **{n: ("input",) for n in MATH if n in ("erfc", "erfinv", "lgamma", "digamma", "sinc", "deg2rad", "rad2deg",
                                             "i0", "entr", "erfcx", "i0e", "i1", "i1e", "log_ndtr", "ndtr", "ndtri")},
     "sign": ("input",), "sigmoid": ("input",), "erf": ("input",), "exp2": ("input",), "expm1": ("input",),
@@ -464,6 +476,25 @@ def _bucketize(call: _Call, b) -> Optional[List[Node]]:
     return call.s.done()
 
 
+def _histc(call: _Call, b) -> Optional[List[Node]]:
+    """torch.histc(x, bins, min, max) with min < max given: per bin, the
+    count of x's values in it: a LUT (1 in the bin, else 0) summed by a
+    linear layer of ones over x viewed as [1, numel] (int32 accumulation);
+    the counts joined. min == max (torch then takes x's own range): None."""
+    x = call.value(b["input"])
+    bins, lo, hi = b.get("bins", 100), b.get("min", 0), b.get("max", 0)
+    shape = _meta_shape(b["input"]) if x else None
+    if x is None or shape is None or not isinstance(bins, int) or isinstance(bins, bool) or bins < 1 \
+            or not (_number(lo) and _number(hi)) or not lo < hi:
+        return None
+    s, numel = call.s, int(np.prod(shape))
+    flat = s("reshape", [x], target_shape=[1, numel])
+    counts = [s("linear", [call.math(flat, "in_bin", bins=bins, min=float(lo), max=float(hi), k=k)],
+                weight=np.ones((1, numel), np.float32), bias=None) for k in range(bins)]
+    s("reshape", [s("cat", counts, dim=1) if bins > 1 else counts[0]], target_shape=[bins])
+    return s.done()
+
+
 _FLOAT32_CASTS = ("float",)
 
 
@@ -527,7 +558,7 @@ HANDLERS = {
     "clamp": _clamp, "clamp_min": _clamp, "clamp_max": _clamp, "lerp": _lerp, "addcmul": _addc, "addcdiv": _addc,
     "logaddexp": _logaddexp, "logaddexp2": _logaddexp, "xlogy": _xlogy, "xlog1py": _xlogy, "fmax": _fmax,
     "fmin": _fmax, "heaviside": _heaviside, "nan_to_num": _nan_to_num, "isclose": _isclose,
-    "bucketize": _bucketize, "searchsorted": _bucketize, "float_power": _float_power,
+    "bucketize": _bucketize, "searchsorted": _bucketize, "float_power": _float_power, "histc": _histc,
     **{k: _classify for k in ("isnan", "isinf", "isposinf", "isneginf", "isfinite", "signbit")},
 }
 
