@@ -252,7 +252,7 @@ class _Call:
             value = np.asarray(node.attrs["value"])
             if value.size == 1 or list(value.shape) == list(out):
                 return name
-            return self.s.const(np.broadcast_to(value, out))
+            return self.s.const(np.broadcast_to(value, out).copy())
         shape = shape_of
         if shape is None or list(shape) == list(out):
             return name
@@ -357,9 +357,9 @@ def _xlogy(call: _Call, b) -> Optional[List[Node]]:
         return None
     s = call.s
     log = s("elementwise", [yt], fn="log") if kind == "xlogy" else call.math(yt, "log1p")
-    product = s("mul", [xt, log])
-    # torch's 0 where x == 0, whatever the log (log(0) = -inf: 0 * -inf is NaN)
-    s("where", [call.compare("eq", xt, 0.0), s.const(0.0), product])
+    # torch's 0 where x == 0 and y is a number (log(0) = -inf: 0 * -inf would be NaN); NaN where y is
+    zero = s("logical", [call.compare("eq", xt, 0.0), call.compare("eq", yt, b=yt)], kind="and")
+    s("where", [zero, s.const(0.0), s("mul", [xt, log])])
     return s.done()
 
 
@@ -575,5 +575,14 @@ def elementwise_math_nodes(fn: torch.fx.Node, ins, by_name) -> Optional[List[Nod
     if not isinstance(first, torch.fx.Node) and name != "searchsorted" and not (
             name in ("xlogy", "xlog1py", "float_power") and _number(first)):
         return None
+    # float tensors only: integer ones are capture_int_math's (i.clamp(0, 5)) or refused by name
+    tensors = [a for a in b.values() if isinstance(a, torch.fx.Node)]
+    if any(_dtype(a) != torch.float32 for a in tensors):
+        return None
     call = _Call(fn, by_name, name)
     return HANDLERS.get(name, _unary)(call, b)
+
+
+def _dtype(a: torch.fx.Node):
+    meta = a.meta.get("tensor_meta")
+    return getattr(meta, "dtype", None)

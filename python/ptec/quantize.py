@@ -222,8 +222,9 @@ class RangeObserver:
 
     def observe(self, name: str, t: torch.Tensor) -> None:
         v = t.detach().reshape(-1).numpy()
-        if v.dtype.kind == "f":
-            v = v[np.isfinite(v)]       # NaN and inf (an fp32 layer's): no int8 grid holds them
+        if v.dtype.kind == "f" and not np.isfinite(v).all():
+            # NaN and inf (an fp32 layer's): no int8 grid holds them (none finite: as 0, which every grid holds)
+            v = v[np.isfinite(v)] if np.isfinite(v).any() else np.zeros(1, v.dtype)
         if v.size == 0:
             return
         self.lo[name] = min(self.lo.get(name, np.inf), float(v.min()))
