@@ -125,7 +125,8 @@ SPECIAL = {
     "isclose": lambda x: torch.stack([torch.isclose(x, x), torch.isclose(x, x, equal_nan=True),
                                       torch.isclose(x, x.flip(-1), 0.0, 0.0), torch.isclose(x, x + 1, 1.0, 1.0)]),
     "clamp": lambda x: torch.stack([x.clamp_min(0.0), x.clamp(min=x.flip(-1)), torch.clip(x, -1.0, 1.0)]),
-    "xlogy": lambda x: torch.stack([torch.xlogy(x, x.abs()), torch.xlogy(x.abs(), x.flip(-1).abs())]),
+    "xlogy": lambda x: torch.stack([torch.xlogy(x, x.abs()), torch.xlogy(x.abs(), x.flip(-1).abs()),
+                                    torch.xlogy(torch.nan_to_num(x) * 0.0, x.flip(-1))]),    # 0 * log(NaN): NaN
 }
 
 
