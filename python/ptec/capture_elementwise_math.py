@@ -25,13 +25,13 @@
 * torch.histc with its range given: per bin a LUT of membership summed by
   a linear layer of ones.
 
-Each returns None for a call it does not cover, which then stays an
-unsupported node refused by name; forms with a reason of their own are
-refused with it (attrs why)."""
+A call this module does not cover (integer operands, computed
+boundaries, a sorter, histc without its range, xlogy by a number <= 0)
+stays an unsupported node, refused by name; a float_power result read as
+float64 is refused with its reason (attrs why)."""
 from __future__ import annotations
 
 import math
-import operator
 from typing import Callable, Dict, List, Optional
 
 import numpy as np
@@ -234,11 +234,6 @@ class _Call:
             return float(c.reshape(-1)[0])
         return None
 
-    def shape(self, name: str):
-        node = self.by_name[name]
-        return list(np.shape(node.attrs["value"])) if node.op == "constant" else (
-            list(node.shape) if node.shape is not None else None)
-
     def full(self, name: str, shape_of) -> str:
         """Tensor `name` copied to the call's output shape where it is
         smaller (int8 add, sub, mul and div take operands of one shape): a
@@ -270,16 +265,12 @@ class _Call:
         return self.s("compare", [a, b], kind=kind)
 
 
-def _arg_shape(call: _Call, a):
-    return _meta_shape(a) if isinstance(a, torch.fx.Node) else None
-
-
 def _tensor(call: _Call, a) -> Optional[str]:
     """A float tensor argument computed by the program, widened to the output."""
     name = call.value(a)
     if name is None:
         return None
-    return call.full(name, _arg_shape(call, a))
+    return call.full(name, _meta_shape(a))
 
 
 def _clamp(call: _Call, b) -> Optional[List[Node]]:
@@ -495,14 +486,12 @@ def _histc(call: _Call, b) -> Optional[List[Node]]:
     return s.done()
 
 
-_FLOAT32_CASTS = ("float",)
-
-
 def _cast_to_float32(user: torch.fx.Node) -> bool:
-    if user.op != "call_method" or user.kwargs.get("dtype", torch.float32) is not torch.float32:
+    """user is `.float()`, `.to(torch.float32)` or `.type(torch.float32)` (dtype= too)."""
+    if user.op != "call_method":
         return False
-    if user.target in _FLOAT32_CASTS and len(user.args) == 1:
-        return True
+    if user.target == "float":
+        return len(user.args) == 1 and not user.kwargs
     return user.target in ("to", "type") and (list(user.args[1:]) + list(user.kwargs.values())) == [torch.float32]
 
 
@@ -571,10 +560,9 @@ def elementwise_math_nodes(fn: torch.fx.Node, ins, by_name) -> Optional[List[Nod
     b = _bind(fn, name)
     if b is None:
         return None
-    first = b.get("input", b.get("sorted_sequence"))
-    if not isinstance(first, torch.fx.Node) and name != "searchsorted" and not (
-            name in ("xlogy", "xlog1py", "float_power") and _number(first)):
-        return None
+    first = b.get("input")
+    if not isinstance(first, torch.fx.Node) and not (name in ("xlogy", "xlog1py", "float_power") and _number(first)):
+        return None                 # a number first: only where torch takes one
     # float tensors only: integer ones are capture_int_math's (i.clamp(0, 5)) or refused by name
     tensors = [a for a in b.values() if isinstance(a, torch.fx.Node)]
     if any(_dtype(a) != torch.float32 for a in tensors):
