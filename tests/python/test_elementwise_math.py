@@ -312,3 +312,29 @@ def test_float_power_refusal_through_the_cli(tmp_path):
     assert r.returncode == 2 and not out.exists()
     err = r.stderr.strip()
     assert len(err.splitlines()) == 1 and "float_power (torch.float_power)" in err and "float64" in err, err
+
+
+class Together(torch.nn.Module):
+    """Several of the rewrites in one model: tensor clamp bounds, lerp,
+    logaddexp, LUT functions, isclose, bucketize, fmax and nan_to_num."""
+
+    def forward(self, x):                                   # x [1, 4, 8]
+        a = torch.clamp(x, x.mean(-1, keepdim=True) - 0.5, x.flip(-1) + 0.5)
+        b = torch.lerp(x, x.flip(-1), 0.3) + torch.logaddexp(x, -x) * 0.5
+        c = torch.erfc(x) + torch.special.ndtr(x) + torch.isclose(x, torch.relu(x)).float()
+        d = torch.bucketize(x, torch.tensor([-1.0, 0.0, 1.0])).float() + torch.nan_to_num(torch.fmax(x, x.flip(1)))
+        return torch.cat([a, b, c, d], -1)                  # [1, 4, 32]
+
+
+@pytest.mark.parametrize("target", ["host", "cortex-m55"])
+def test_rewrites_together(target, tmp_path):
+    from model_checks import board_matches_reference
+    from test_module_coverage import worst_steps
+    model = Together().eval()
+    calibration = samples(-3.0, 3.0)
+    res = compile_model(model, [calibration[0][0]], calibration)
+    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    if target == "host":
+        assert worst_steps(model, res, calibration[:4], tmp_path) <= 1.5      # measured 1.06
+    else:
+        board_matches_reference(res.data, samples(-3.0, 3.0, 1, seed=5)[0][0].numpy(), target, tmp_path)
