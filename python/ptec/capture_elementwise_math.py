@@ -9,7 +9,8 @@
   maximum then a minimum (torch's order) for tensor bounds;
 * torch.lerp, addcmul, addcdiv: sub, mul, div and add of tensors;
 * torch.logaddexp(a, b) = max(a, b) + log(1 + exp(-|a - b|)) (the tail a
-  LUT of a - b), logaddexp2 likewise in base 2;
+  LUT of a - b), logaddexp2 likewise in base 2 (two equal infinities,
+  which no int8 value is, give NaN where torch gives the infinity);
 * torch.xlogy / special.xlog1py: x * log(y), 0 where x == 0 (a where);
   a number operand makes it a LUT of the other;
 * torch.fmax / fmin: the maximum / minimum, and the other operand where
