@@ -1305,13 +1305,17 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
     # by lowering as an operator ptec cannot run.
     arg_template = fn.args
     kwargs = dict(fn.kwargs)
+    # tensors passed by keyword (x.clamp(min=y)) are inputs after the positional ones
+    tensor_keys = [k for k, v in kwargs.items() if isinstance(v, torch.fx.Node)]
+    ins = list(ins) + [kwargs[k].name for k in tensor_keys]
 
-    def run(*xs, _t=t, _tmpl=arg_template, _kw=kwargs, _method=(fn.op == "call_method")):
+    def run(*xs, _t=t, _tmpl=arg_template, _kw=kwargs, _keys=tensor_keys, _method=(fn.op == "call_method")):
         it = iter(xs)
         args = [next(it) if isinstance(a, torch.fx.Node) else a for a in _tmpl]
+        kw = dict(_kw, **{k: next(it) for k in _keys})
         if _method:
-            return getattr(args[0], _t)(*args[1:], **_kw)
-        return _t(*args, **_kw)
+            return getattr(args[0], _t)(*args[1:], **kw)
+        return _t(*args, **kw)
     what = t if isinstance(t, str) else getattr(t, "__name__", str(t))
     attrs = dict(fn=run, what=what)
     if _values_of(fn) is not None:

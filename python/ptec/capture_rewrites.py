@@ -451,6 +451,7 @@ def _einsum_nodes(fn, ins) -> Optional[List[Node]]:
 
 
 def rewrite_nodes(fn, ins, by_name):
+    from .capture_elementwise_math import elementwise_math_nodes     # (it builds on _Steps)
     """(nodes, names of the constants now held in them) of a call this
     module rewrites, else None."""
     if fn.op not in ("call_function", "call_method") or not fn.args:
@@ -460,7 +461,7 @@ def rewrite_nodes(fn, ins, by_name):
         nodes = make(fn, ins)
         if nodes is not None:
             return nodes, []
-    for make in (_select_nodes, _gather_nodes, _computed_linear_nodes):
+    for make in (_select_nodes, _gather_nodes, _computed_linear_nodes, elementwise_math_nodes):
         nodes = make(fn, ins, by_name)
         if nodes is not None:
             taken = [a.name for a in fn.args if _constant_of(a, by_name) is not None]

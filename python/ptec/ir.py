@@ -140,7 +140,14 @@ ELEMENTWISE: Dict[str, Callable[..., torch.Tensor]] = {
     # x.half(), x.bfloat16(): the rounding to that precision, carried as float32 (capture_casts)
     "to_half": lambda x, a: x.to(torch.float16).to(torch.float32),
     "to_bfloat16": lambda x, a: x.to(torch.bfloat16).to(torch.float32),
+    # torch.erfc, lgamma, logit, torch.special's, ... by a["name"] (capture_elementwise_math)
+    "math": lambda x, a: _math(x, a),
 }
+
+
+def _math(x: torch.Tensor, a) -> torch.Tensor:
+    from .capture_elementwise_math import evaluate_math
+    return evaluate_math(x, a)
 
 # torch's float functions of two tensors (the op "binary_math", attrs fn;
 # capture_binary_math): no LUT takes two inputs, so they run in fp32 on

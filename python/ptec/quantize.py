@@ -222,6 +222,9 @@ class RangeObserver:
 
     def observe(self, name: str, t: torch.Tensor) -> None:
         v = t.detach().reshape(-1).numpy()
+        if v.dtype.kind == "f" and not np.isfinite(v).all():
+            # NaN and inf (an fp32 layer's): no int8 grid holds them (none finite: as 0, which every grid holds)
+            v = v[np.isfinite(v)] if np.isfinite(v).any() else np.zeros(1, v.dtype)
         if v.size == 0:
             return
         self.lo[name] = min(self.lo.get(name, np.inf), float(v.min()))
@@ -298,7 +301,7 @@ def _whole_numbers_for_ids(g: Graph, n: Node) -> bool:
     """A whole-valued function (torch.floor(x), x.round()) read only by
     x.long() / x.int() (to_index): ids, which truncation of a value a little
     below its whole number would move by one."""
-    whole = n.op == "elementwise" and (n.attrs.get("fn") in WHOLE_VALUED
+    whole = n.op == "elementwise" and (n.attrs.get("fn") in WHOLE_VALUED or n.attrs.get("whole_valued")
                                        or (n.attrs.get("fn") == "round" and not n.attrs.get("decimals")))
     users = g.users(n.name)
     return whole and bool(users) and all(u.op == "to_index" for u in users) and n.name not in g.outputs

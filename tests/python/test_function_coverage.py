@@ -259,6 +259,62 @@ RUNS = {
                                           + torch.remainder(x, x.flip(-1) + 3.5) + x % (x.flip(1) - 3.5),
                                           S3, R, 2.5, "fp32"),                                # 1.88
     "torch.copysign": (lambda x: torch.copysign(x, x.flip(-1)), S3, R, 1.0, "fp32"),          # 0.50
+    # capture_elementwise_math: exact rewrites (measured worst steps in the comment). Clamps by numbers and
+    # tensors (a maximum, then a minimum: torch's order; a bound of fewer dims copied to x's shape)
+    "Tensor.clamp_min/clamp_max": (lambda x: x.clamp_min(0.1) + x.clamp_max(0.5), S3, R, 2.0, "int8"),   # 1.55
+    "torch.clip, Tensor.clip": (lambda x: torch.clip(x, -1, 1) + x.clip(max=0.3) + x.clip(-0.5), S3, R, 2.0,
+                                "int8"),                                                  # 1.64
+    "Tensor.clamp(min=tensor)": (lambda x: x.clamp(min=-x.abs() * 0.5), S3, R, 1.5, "int8"),      # 0.99
+    "torch.clamp(x, tensor, tensor)": (lambda x: torch.clamp(x, x.mean(-1, keepdim=True) - 0.5,
+                                                             x.flip(-1) + 0.5), S3, R, 2.0, "int8"),     # 1.20
+    "Tensor.sgn": (lambda x: x.sgn(), S3, R, 0.5, "int8"),
+    "torch.heaviside(x, number)": (lambda x: torch.heaviside(x, torch.tensor(0.5)), S3, R, 0.5, "int8"),
+    "torch.heaviside(x, tensor)": (lambda x: torch.heaviside(torch.relu(x), x.flip(-1)), S3, R, 1.5, "int8"),   # 0.98
+    "torch.lerp": (lambda x: torch.lerp(x, x.flip(-1), 0.3) + torch.lerp(x, x * 0.5, torch.sigmoid(x)), S3, R,
+                   2.0, "int8"),                                                          # 1.05
+    "torch.addcmul/addcdiv": (lambda x: torch.addcmul(x, x.flip(-1), x, value=0.5)
+                              + torch.addcdiv(x, x.flip(-1), x.abs() + 1), S3, R, 2.0, "int8"),   # 1.17
+    "torch.logaddexp/logaddexp2": (lambda x: torch.logaddexp(x, x.flip(-1) * 2) + torch.logaddexp2(x, -x),
+                                   S3, R, 2.0, "int8"),                                 # 1.49
+    "torch.xlogy, special.xlog1py": (lambda x: torch.xlogy(x, x.flip(-1).abs() + 0.1)
+                                     + torch.special.xlog1py(x, x.flip(1).abs()), S3, R, 2.5, "int8"),   # 1.96
+    "torch.xlogy(number operand)": (lambda x: torch.xlogy(x, 3.0) + torch.xlogy(2.0, x.abs() + 0.1), S3, R, 3.5,
+                                    "int8"),                                            # 2.98
+    "torch.fmax/fmin": (lambda x: torch.fmax(x, x.flip(-1)) + torch.fmin(x, x.flip(1) * 0.5), S3, R, 2.0,
+                        "int8"),                                                          # 1.35
+    "torch.float_power(x, c).float()": (lambda x: torch.float_power(x.abs(), 2).float()
+                                        + torch.float_power(1.5, x).to(torch.float32), S3, R, 2.5, "int8"),   # 1.93
+    "torch.erfc/erfinv": (lambda x: torch.erfc(x) + torch.erfinv(x * 0.3), S3, R, 2.5, "int8"),     # 2.37
+    "torch.lgamma": (lambda x: torch.lgamma(x), S3, POS, 4.0, "int8"),       # 3.26: steep near 0.2
+    "torch.digamma": (lambda x: torch.digamma(x + 0.3), S3, POS, 3.0, "int8"),     # 2.79
+    "torch.sinc": (lambda x: torch.sinc(x), S3, R, 4.0, "int8"),                       # 3.45: slope 1.4
+    "torch.logit": (lambda x: torch.logit(torch.sigmoid(x)) + torch.logit(torch.sigmoid(x), 0.1), S3, R, 2.5,
+                    "int8"),                                                              # 1.85
+    "torch.deg2rad/rad2deg": (lambda x: torch.deg2rad(x * 90) + torch.rad2deg(x) * 0.01, S3, R, 1.0, "int8"),   # 0.50
+    "torch.special": (lambda x: torch.special.expit(x) + torch.special.erf(x) + torch.special.erfc(x)
+                      + torch.special.ndtr(x) + torch.special.log_ndtr(x) * 0.1 + torch.special.i0(x) * 0.1
+                      + torch.special.sinc(x), S3, R, 3.0, "int8"),    # 2.06
+    "torch.special.entr/logit": (lambda x: torch.special.entr(x) + torch.special.logit(x * 0.3, eps=0.01), S3, POS,
+                                 3.5, "int8"),                                            # 2.86
+    # NaN and inf: no int8 value is either, so these are exact on int8 values (test_elementwise_math.py: an
+    # fp32 layer's NaN and inf); bool results as .float()
+    "torch.nan_to_num": (lambda x: torch.nan_to_num(x) + torch.nan_to_num(x, nan=1.0, posinf=2.0, neginf=-2.0),
+                         S3, R, 1.0, "int8"),                                   # 0.50
+    "torch.isnan/isinf/isposinf/isneginf/isfinite": (lambda x: x + (torch.isnan(x) | torch.isinf(x)
+                                                                  | torch.isposinf(x) | torch.isneginf(x)).float()
+                                                     + torch.isfinite(x).float(), S3, R, 1.0, "int8"),   # 0.82
+    "torch.signbit": (lambda x: torch.signbit(x).float(), S3, R, 0.0, "int8"),
+    # |x - y| within atol + rtol |y|: values well inside or outside the tolerance (near its edge int8
+    # rounding decides, as for any comparison)
+    "torch.isclose": (lambda x: torch.isclose(x, torch.relu(x)).float(), S3, R, 0.0, "int8"),
+    # a bucket index (int64, then .float()): torch's (these inputs have none within an input step of a
+    # boundary, where int8 rounding could move a value to the next bucket: test_elementwise_math.py)
+    "torch.bucketize": (lambda x: torch.bucketize(x, torch.tensor([-1.0, 0.0, 1.0])).float(), S3, R, 0.0, "int8"),
+    "torch.searchsorted(right=True)": (lambda x: torch.searchsorted(torch.tensor([-1.5, 0.5, 2.0]), x,
+                                                                    right=True).float(), S3, R, 0.0, "int8"),
+    # counts of x's values per bin (these inputs have none within an input step of a bin's edge, where int8
+    # rounding could count a value in the next bin: test_elementwise_math.py)
+    "torch.histc": (lambda x: torch.histc(x, 4, -2.0, 2.0), S3, R, 0.5, "int8"),           # 0.33
     # float casts: .float() of a float is the value; .half()/.bfloat16() the rounding (a LUT); a half / bfloat16
     # output Half / BFloat16
     "Tensor.half()": (lambda x: torch.tanh(x).half(), S3, R, 2.0, "int8"),                   # 1.63 (as tanh)
