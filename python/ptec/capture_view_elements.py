@@ -124,9 +124,10 @@ def elements_alone(gm: torch.fx.GraphModule) -> None:
         items = [u for u in call.users if u.op == "call_function" and u.target is operator.getitem
                  and isinstance(u.args[1], int) and not isinstance(u.args[1], bool)]
         if name == "meshgrid":
-            if set(call.kwargs) - {"indexing"} or call.kwargs.get("indexing", "ij") not in ("ij", "xy"):
+            indexing = call.kwargs.get("indexing") or "ij"          # torch 1.13's default, with a warning
+            if set(call.kwargs) - {"indexing"} or indexing not in ("ij", "xy"):
                 continue
-            make = lambda item: _grid_element(graph, call, item, call.kwargs.get("indexing", "ij"))  # noqa: E731
+            make = lambda item: _grid_element(graph, call, item, indexing)     # noqa: E731
         else:
             shape = _shape(call.args[0])
             found = split_bounds(name, shape, call.args[1:], call.kwargs) if shape is not None else None

@@ -295,8 +295,10 @@ def _rewrite(fn, name: str, s: _Steps, by_name) -> Optional[str]:
         line = _diagonal(s, src, shape, 0, 0, 1)
         if line is None:
             return None
+        # the sum of the diagonal viewed as [1, n] (a mean times n: ptec's int8 mean reduces a dim of a 2-D view)
         n = min(shape)
-        total = s("mul", [s("mean", [line], dim=[0], keepdim=False), s.const(n)])
+        total = s("mul", [s("mean", [s("reshape", [line], target_shape=[1, n])], dim=[1], keepdim=False),
+                          s.const(n)])
         return s("reshape", [total], target_shape=[])
     if name == "kron":
         b = _bind(fn, ("input", "other"))
