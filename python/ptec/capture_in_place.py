@@ -25,7 +25,7 @@ _AUGMENTED = {"__iadd__": operator.add, "__isub__": operator.sub, "__imul__": op
               "__itruediv__": operator.truediv}
 
 
-def _out_of_place(fn: torch.fx.Node) -> Optional[Tuple[str, object]]:
+def out_of_place(fn: torch.fx.Node) -> Optional[Tuple[str, object]]:
     """(op, target) of the out-of-place form of in-place call fn, or None."""
     t = fn.target
     if fn.op == "call_method" and t in _AUGMENTED:
@@ -53,7 +53,7 @@ def fresh_in_place(gm: torch.fx.GraphModule) -> None:
     fresh = {fn for fn in gm.graph.nodes if _is_clone(fn)}
     changed = False
     for fn in list(gm.graph.nodes):
-        form = _out_of_place(fn) if fn.args else None
+        form = out_of_place(fn) if fn.args else None
         copy = fn.args[0] if form is not None else None
         if not isinstance(copy, torch.fx.Node) or copy not in fresh:
             continue

@@ -85,7 +85,10 @@ def _meta(shape):
 def _split_element(graph, call, item, dim, bounds):
     start, end = bounds[item.args[1]]
     if end <= start:
-        return None                             # an empty piece: nothing to run
+        from .ir import UnsupportedOperator
+        home = "Tensor." if call.op == "call_method" else "torch."
+        raise UnsupportedOperator(f"operator not supported: {call.name} ({home}{_name(call)})[{item.args[1]}]: "
+                                  "an empty piece, a result ptec does not run")
     with graph.inserting_before(item):
         new = graph.call_function(torch.narrow, (call.args[0], dim, start, end - start))
     new.meta = dict(item.meta)

@@ -21,7 +21,14 @@ import torch
 
 from .capture_calls import _ints, _meta_shape
 from .capture_rewrites import _constant_of, _number, _Steps
+from .capture_in_place import out_of_place
 from .capture_tensor_index import select_nodes
+from .ir import UnsupportedOperator
+
+
+class _Empty(Exception):
+    """The call's result has no elements: nothing to run, and no range to
+    quantize it to; refused at capture, by name."""
 
 
 def _call_name(t) -> Optional[str]:
@@ -144,7 +151,7 @@ def _diagonal(s: _Steps, src: str, shape, offset: int, dim1: int, dim2: int) -> 
     a, b = shape[d1], shape[d2]
     length = min(a, b - offset) if offset >= 0 else min(a + offset, b)
     if length <= 0:
-        return None                         # an empty diagonal: nothing to run
+        raise _Empty(f"offset {offset} leaves no diagonal")
     start = offset if offset >= 0 else -offset * b
     rest = [d for d in range(rank) if d not in (d1, d2)]
     lines = _numel([shape[d] for d in rest])
@@ -327,8 +334,10 @@ def _rewrite(fn, name: str, s: _Steps, by_name) -> Optional[str]:
         b = _bind(fn, ("input", "index"))
         idx = _constant_of(b.get("index"), by_name) if b else None
         n = _numel(shape)
-        if idx is None or idx.size == 0 or idx.dtype.kind not in "iu" or ((idx < -n) | (idx >= n)).any():
+        if idx is None or idx.dtype.kind not in "iu" or ((idx < -n) | (idx >= n)).any():
             return None
+        if idx.size == 0:
+            raise _Empty("no index")
         cur = _pick(s, _reshape(s, src, shape, [n]), 0, [int(i) % n for i in idx.reshape(-1)])
         return _reshape(s, cur, [idx.size], out)
     return None
@@ -355,8 +364,10 @@ def _repeat_interleave(fn, s: _Steps, src: str, shape, by_name) -> Optional[str]
         src, shape, dim = _reshape(s, src, shape, [_numel(shape)]), [_numel(shape)], 0
     else:
         dim = b["dim"] % len(shape)
-    if any(r < 0 for r in reps) or len(reps) not in (1, shape[dim]) or sum(reps) == 0:
-        return None                         # an empty result: nothing to run
+    if any(r < 0 for r in reps) or len(reps) not in (1, shape[dim]):
+        return None
+    if sum(reps) == 0:
+        raise _Empty("every repeat is 0")
     if len(reps) == 1:
         return _interleave(s, src, shape, dim, reps[0])
     return _pick(s, src, dim, [i for i, r in enumerate(reps) for _ in range(r)])
@@ -441,10 +452,26 @@ def _filled(fn, name: str, s: _Steps, out) -> Optional[str]:
     return s.const(np.full(out, float(value), np.float32))
 
 
-def _refusal(fn, name: str) -> Optional[str]:
+def _refusal(fn, name: str, by_name) -> Optional[str]:
+    """Why ptec does not run this call of the ones above, in its refusal."""
     if name in ("empty_like", "new_empty"):
-        return f"{name}: its contents are undefined; use torch.zeros_like / x.new_zeros, which ptec runs"
+        return "its contents are undefined; use torch.zeros_like / x.new_zeros, which ptec runs"
+    if name in ("zeros_like", "ones_like", "full_like", "new_zeros", "new_ones", "new_full") \
+            and _dtype(fn) not in (None, torch.float32):
+        return f"a tensor of {_dtype(fn)}: ptec makes float constants (an integer one would be an index)"
+    index = {"index_fill": 2, "take": 1}.get(name)
+    if index is not None and len(fn.args) > index and isinstance(fn.args[index], torch.fx.Node) \
+            and _constant_of(fn.args[index], by_name) is None:
+        return "ptec runs a constant index (a tensor known when the model is compiled)"
+    if out_of_place(fn) is not None:                # capture_in_place left it: not on a fresh copy
+        return ("an in-place op, which ptec runs on a fresh copy (x.clone()) that nothing read before the "
+                "write; write the out-of-place op")
     return None
+
+
+def _source(fn) -> str:
+    home = "Tensor." if fn.op == "call_method" else "torch." if fn.target is not getattr else ""
+    return f"{fn.name} ({home}{_call_name(fn.target)})"
 
 
 def view_nodes(fn, ins, by_name):
@@ -453,15 +480,21 @@ def view_nodes(fn, ins, by_name):
     name = _call_name(fn.target) if fn.op in ("call_function", "call_method") else None
     if name is None:
         return None
-    why = _refusal(fn, name)
+    why = _refusal(fn, name, by_name)
     if why is not None:
         from .capture import _function_node       # capture imports this module: late
         node = _function_node(fn, ins)
         node.attrs["why"] = why
+        run = node.attrs["fn"]
+        # a computed index is carried as float (argmax's): torch takes it as int64
+        node.attrs["fn"] = lambda *xs: run(*(v.long() if k and v.is_floating_point() and name in ("index_fill", "take")
+                                             else v for k, v in enumerate(xs)))
         return [node], []
     s = _Steps(fn.name)
     try:
         got = _rewrite(fn, name, s, by_name)
+    except _Empty as e:
+        raise UnsupportedOperator(f"operator not supported: {_source(fn)}: {e}, an empty result ptec does not run")
     except (IndexError, ValueError, TypeError, ZeroDivisionError):
         return None                         # arguments torch would reject: the call's own error
     if got is None:
