@@ -9,7 +9,10 @@ target becomes the out-of-place one (its traced shape is the same), and
 the copy's later readers read that node. An in-place op on anything else
 (the model's input, a view that shares the bytes of another value), or on a
 copy read before the write (a view of it would see the write), stays as it
-is and is refused by name."""
+is and is refused by name. A read before the write is fine where it makes a
+new value (x.clone() - 1 then a write: the difference is the value before
+it); a view there would see the write, so any other reader there keeps the
+op refused."""
 from __future__ import annotations
 
 import operator
@@ -21,6 +24,12 @@ import torch.nn.functional as F
 
 # in-place methods whose name without "_" means something else
 _NOT_THE_SAME = {"bernoulli_", "resize_", "resize_as_", "set_", "as_strided_"}
+# calls whose result is a new tensor, never a view of an operand
+_NEW_VALUE = {operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pow, operator.abs,
+              operator.matmul}
+_NEW_VALUE_NAMES = {"add", "sub", "mul", "div", "neg", "abs", "pow", "clamp", "clip", "relu", "sigmoid", "tanh", "exp",
+                    "log", "sqrt", "rsqrt", "square", "sum", "mean", "amax", "amin", "softmax", "matmul", "maximum",
+                    "minimum", "sin", "cos", "floor", "ceil", "round", "sign", "clone"}
 _AUGMENTED = {"__iadd__": operator.add, "__isub__": operator.sub, "__imul__": operator.mul,
               "__itruediv__": operator.truediv}
 
@@ -41,6 +50,16 @@ def out_of_place(fn: torch.fx.Node) -> Optional[Tuple[str, object]]:
     return None
 
 
+def _new_value(fn: torch.fx.Node) -> bool:
+    if fn.op == "call_function" and fn.target in _NEW_VALUE:
+        return True
+    name = fn.target if fn.op == "call_method" else getattr(fn.target, "__name__", None) \
+        if fn.op == "call_function" else None
+    if fn.op == "call_function" and getattr(torch, name or "", None) is not fn.target:
+        return False
+    return name in _NEW_VALUE_NAMES
+
+
 def _is_clone(fn: torch.fx.Node) -> bool:
     return (fn.op == "call_method" and fn.target == "clone") or (fn.op == "call_function" and fn.target is torch.clone)
 
@@ -58,10 +77,11 @@ def fresh_in_place(gm: torch.fx.GraphModule) -> None:
         if not isinstance(copy, torch.fx.Node) or copy not in fresh:
             continue
         others = [u for u in copy.users if u is not fn]
-        if any(order[u] < order[fn] for u in others):
+        if any(order[u] < order[fn] and not _new_value(u) for u in others):
             continue                        # read before the write: a view of it would see the write
         for u in others:
-            u.replace_input_with(copy, fn)
+            if order[u] > order[fn]:
+                u.replace_input_with(copy, fn)
         fn.op, fn.target = form
         fresh.add(fn)
         changed = True

@@ -218,6 +218,16 @@ def _rewrite(fn, name: str, s: _Steps, by_name) -> Optional[str]:
         return None
     rank = len(shape)
 
+    if name in ("add", "sub") and "alpha" in fn.kwargs:
+        # x.add(y, alpha=a) (x.clone().add_(y, alpha=a) too): x + y * a, the scaling a mul by a constant
+        b = _bind(fn, ("input", "other", "alpha"))
+        if not b or not _number(b.get("alpha")) or not (_number(b.get("other")) or isinstance(b.get("other"),
+                                                                                                  torch.fx.Node)):
+            return None
+        other = b["other"]
+        scaled = s.const(float(other) * b["alpha"]) if _number(other) else \
+            s("mul", [other.name, s.const(float(b["alpha"]))])
+        return s(name, [src, scaled])
     if name == "clone" and _bind(fn, ("input", "memory_format")) is not None:
         return src
     if name == "type_as" and _dtype(x) == _dtype(fn) == torch.float32:
