@@ -30,6 +30,8 @@ _NEW_VALUE = {operator.add, operator.sub, operator.mul, operator.truediv, operat
 _NEW_VALUE_NAMES = {"add", "sub", "mul", "div", "neg", "abs", "pow", "clamp", "clip", "relu", "sigmoid", "tanh", "exp",
                     "log", "sqrt", "rsqrt", "square", "sum", "mean", "amax", "amin", "softmax", "matmul", "maximum",
                     "minimum", "sin", "cos", "floor", "ceil", "round", "sign", "clone"}
+# writes of a constant: the constant of the copy's shape
+_FILLS = {"zero_": torch.zeros_like, "fill_": torch.full_like}
 _AUGMENTED = {"__iadd__": operator.add, "__isub__": operator.sub, "__imul__": operator.mul,
               "__itruediv__": operator.truediv}
 
@@ -39,6 +41,8 @@ def out_of_place(fn: torch.fx.Node) -> Optional[Tuple[str, object]]:
     t = fn.target
     if fn.op == "call_method" and t in _AUGMENTED:
         return "call_function", _AUGMENTED[t]
+    if fn.op == "call_method" and t in _FILLS:
+        return "call_function", _FILLS[t]
     if fn.op == "call_method" and isinstance(t, str) and t.endswith("_") and not t.startswith("_") \
             and t not in _NOT_THE_SAME and callable(getattr(torch.Tensor, t[:-1], None)):
         return "call_method", t[:-1]
