@@ -7,12 +7,11 @@ readers of the copy after the write read its result.
 The fx graph is changed before capture reads it: the in-place node's
 target becomes the out-of-place one (its traced shape is the same), and
 the copy's later readers read that node. An in-place op on anything else
-(the model's input, a view that shares the bytes of another value), or on a
-copy read before the write (a view of it would see the write), stays as it
-is and is refused by name. A read before the write is fine where it makes a
-new value (x.clone() - 1 then a write: the difference is the value before
-it); a view there would see the write, so any other reader there keeps the
-op refused."""
+(the model's input, a view sharing the bytes of another value), or on a
+copy that something other than arithmetic read before the write (a view
+of it would see the write), stays as it is and is refused by name;
+arithmetic before the write (x.clone() - 1) reads the value before it.
+zero_() and fill_(v) on a copy are the constants zeros_like / full_like."""
 from __future__ import annotations
 
 import operator

@@ -204,7 +204,7 @@ def _rewrite(fn, name: str, s: _Steps, by_name) -> Optional[str]:
         parts = _tensors(_bind(fn, ("tensors",)) or {}, "tensors")
         if parts is None:
             return None
-        all_1d = all(len(sh) == 1 for sh in parts[1])
+        all_1d = all(len(sh) <= 1 for sh in parts[1])     # torch.atleast_1d first: a 0-d is 1-D
         joined = []
         for t, sh in zip(*parts):
             want, dim = _stack_shape(name, sh, all_1d)

@@ -78,6 +78,7 @@ SPELLINGS = {
     "unflatten": lambda x: x.unflatten(2, (2, 4)), "unflatten(-1)": lambda x: x.unflatten(-1, (2, -1)),
     "select": lambda x: x.select(2, 3), "torch.select(-1)": lambda x: torch.select(x, 1, -1),
     "hstack": lambda x: torch.hstack([x, x]), "hstack(1-D)": lambda x: torch.hstack([x[0, 0], x[0, 1, :3]]),
+    "hstack(0-d, 1-D)": lambda x: torch.hstack([x[0, 0, 0], x[0, 1, :3]]),
     "vstack": lambda x: torch.vstack([x, x]), "vstack(1-D, 2-D)": lambda x: torch.vstack([x[0, 0], x[0]]),
     "row_stack": lambda x: torch.row_stack([x[0, 0], x[0, 1]]), "dstack": lambda x: torch.dstack([x, x]),
     "dstack(1-D tuple)": lambda x: torch.dstack((x[0, 0], x[0, 1])),
