@@ -11,7 +11,8 @@ the copy's later readers read that node. An in-place op on anything else
 copy that something other than arithmetic read before the write (a view
 of it would see the write), stays as it is and is refused by name;
 arithmetic before the write (x.clone() - 1) reads the value before it.
-zero_() and fill_(v) on a copy are the constants zeros_like / full_like."""
+zero_() and fill_(v) on a copy are the constants zeros_like / full_like,
+copy_(z) is z broadcast to the copy's shape (expand_as)."""
 from __future__ import annotations
 
 import operator
@@ -42,6 +43,9 @@ def out_of_place(fn: torch.fx.Node) -> Optional[Tuple[str, object]]:
         return "call_function", _AUGMENTED[t]
     if fn.op == "call_method" and t in _FILLS:
         return "call_function", _FILLS[t]
+    if fn.op == "call_method" and t == "copy_" and len(fn.args) == 2 and isinstance(fn.args[1], torch.fx.Node) \
+            and set(fn.kwargs) <= {"non_blocking"}:
+        return "call_method", "expand_as"
     if fn.op == "call_method" and isinstance(t, str) and t.endswith("_") and not t.startswith("_") \
             and t not in _NOT_THE_SAME and callable(getattr(torch.Tensor, t[:-1], None)):
         return "call_method", t[:-1]
@@ -86,6 +90,8 @@ def fresh_in_place(gm: torch.fx.GraphModule) -> None:
             if order[u] > order[fn]:
                 u.replace_input_with(copy, fn)
         fn.op, fn.target = form
+        if form == ("call_method", "expand_as"):        # y.copy_(z): z broadcast to y's shape
+            fn.args, fn.kwargs = (fn.args[1], fn.args[0]), {}
         fresh.add(fn)
         changed = True
     if changed:

@@ -160,6 +160,21 @@ def _diagonal(s: _Steps, src: str, shape, offset: int, dim1: int, dim2: int) -> 
     return s("reshape", [cur], target_shape=[shape[d] for d in rest] + [length])
 
 
+def _windows(s: _Steps, src: str, shape, dim: int, size: int, step: int) -> Optional[str]:
+    """x.unfold(dim, size, step): window w is the slice [w * step, w *
+    step + size) of dim; the windows joined along dim (each with a dim of
+    its own after it), that dim then moved last, as torch puts it."""
+    if not shape or not 1 <= size <= shape[dim]:
+        return None
+    count = (shape[dim] - size) // step + 1
+    lifted = list(shape[:dim]) + [1, size] + list(shape[dim + 1:])
+    windows = [s("reshape", [s("slice", [src], dim=dim, start=w * step, end=w * step + size)], target_shape=lifted)
+               for w in range(count)]
+    cur = s("cat", windows, dim=dim) if count > 1 else windows[0]
+    rank = len(lifted)
+    return _permute(s, cur, [d for d in range(rank) if d != dim + 1] + [dim + 1])
+
+
 def _stack_shape(kind: str, shape, all_1d: bool):
     """(shape of one operand as the hstack family joins it, the join dim)."""
     rank = len(shape)
@@ -200,6 +215,13 @@ def _rewrite(fn, name: str, s: _Steps, by_name) -> Optional[str]:
     out = _meta_shape(fn)
     src = x.name if isinstance(x, torch.fx.Node) else None
 
+    if name in ("concat", "concatenate"):                # torch.cat's other names
+        b = _bind(fn, ("tensors", "dim"), dim=0) or _bind(fn, ("tensors", "axis"), axis=0)
+        parts = _tensors(b or {}, "tensors")
+        dim = (b or {}).get("dim", (b or {}).get("axis"))
+        if parts is None or not _int(dim):
+            return None
+        return s("cat", [t.name for t in parts[0]], dim=dim) if len(parts[0]) > 1 else parts[0][0].name
     if name in ("hstack", "vstack", "row_stack", "dstack", "column_stack"):
         parts = _tensors(_bind(fn, ("tensors",)) or {}, "tensors")
         if parts is None:
@@ -230,16 +252,37 @@ def _rewrite(fn, name: str, s: _Steps, by_name) -> Optional[str]:
         return s(name, [src, scaled])
     if name == "clone" and _bind(fn, ("input", "memory_format")) is not None:
         return src
+    if name in ("detach", "positive", "requires_grad_") and len(fn.args) <= 2:
+        return src                          # the same values (requires_grad_ marks x for autograd only)
+    if name == "getattr" and fn.args[1:] == ("data",):
+        return src
+    if name == "to" and len(fn.args) == 2 and not fn.kwargs and _dtype(x) == _dtype(fn) == torch.float32 \
+            and isinstance(fn.args[1], (torch.fx.Node, str, torch.device)):
+        return src                          # x.to(y), x.to("cpu"): a float32 value stays as it is
+    if name in ("ravel", "atleast_1d", "atleast_2d", "atleast_3d") and len(fn.args) == 1 and not fn.kwargs:
+        return _reshape(s, src, shape, out)
+    if name == "new_tensor" and len(fn.args) == 2 and not isinstance(fn.args[1], torch.fx.Node) \
+            and _dtype(fn) == torch.float32 and set(fn.kwargs) <= {"dtype"}:
+        return s.const(np.asarray(fn.args[1], np.float32).reshape(out))
+    if name == "unfold" and fn.op == "call_method":
+        b = _bind(fn, ("input", "dimension", "size", "step"))
+        if not b or not all(_int(b.get(k)) for k in ("dimension", "size", "step")) or b["step"] < 1:
+            return None
+        return _windows(s, src, shape, b["dimension"] % max(rank, 1), b["size"], b["step"])
     if name == "type_as" and _dtype(x) == _dtype(fn) == torch.float32:
         return src
     if name in ("view_as", "reshape_as", "unflatten"):
         return _reshape(s, src, shape, out)
     if name in ("expand_as", "broadcast_to"):
         return _broadcast(s, src, shape, out)
-    if name == "getattr" and len(fn.args) == 2 and fn.args[1] in ("T", "mT", "H", "mH"):
+    if name == "adjoint" and len(fn.args) == 1 and not fn.kwargs:
+        name, fn_attr = "getattr", "mH"     # x.adjoint() is x.mH
+    else:
+        fn_attr = fn.args[1] if name == "getattr" and len(fn.args) == 2 else None
+    if name == "getattr" and fn_attr in ("T", "mT", "H", "mH"):
         if _dtype(x) not in (torch.float32, torch.float16, torch.bfloat16, torch.float64):
             return None                     # a complex H conjugates
-        if fn.args[1] in ("T", "H"):
+        if fn_attr in ("T", "H"):
             return _permute(s, src, list(reversed(range(rank))))
         return _permute(s, src, list(range(rank - 2)) + [rank - 1, rank - 2]) if rank >= 2 else None
     if name in ("movedim", "moveaxis"):

@@ -74,6 +74,14 @@ RUNS = {
                                                      1.0, "int8"),                                            # 0.79
     "in-place ops on a clone (abs_, sub_, div_, relu_)": (lambda x: x.clone().abs_().sub_(1).div_(2).relu_(), S3, R,
                                                           1.5, "int8"),                                       # 1.35
+    "Tensor.detach/data/to(x)/requires_grad_, torch.positive": (lambda x: torch.positive(x.detach().data.to(x))
+                                                               .clone().requires_grad_(False), S3, R, 0.5, "int8"),
+    "Tensor.ravel, torch.atleast_3d": (lambda x: torch.atleast_3d(x.ravel()), S3, R, 0.5, "int8"),
+    "torch.concat": (lambda x: torch.concat([x, x], 1), S3, R, 0.5, "int8"),
+    "Tensor.unfold": (lambda x: x.unfold(2, 3, 2), S3, R, 0.5, "int8"),
+    "Tensor.adjoint": (lambda x: x.adjoint(), S3, R, 0.5, "int8"),
+    "Tensor.copy_ on a clone": (lambda x: x.clone().copy_(x[:, :1]), S3, R, 1.0, "int8"),              # 0.93
+    "Tensor.new_tensor": (lambda x: x.new_tensor([[[0.5] * 8] * 4]) * x, S3, R, 0.5, "int8"),
     "Tensor.type_as/view_as/reshape_as": (lambda x: x.type_as(x).view_as(x[0]).reshape_as(x), S3, R, 0.5, "int8"),
     "Tensor.expand_as": (lambda x: x[:, :, :1].expand_as(x), S3, R, 1.0, "int8"),                             # 0.86
     "torch.broadcast_to": (lambda x: torch.broadcast_to(x[:, :1], (2, 4, 8)), S3, R, 1.0, "int8"),            # 0.93
