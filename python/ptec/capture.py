@@ -34,6 +34,8 @@ from .capture_indices import (arg_call_node, argmax_node, computed_gather_node, 
                               index_input_attrs,
                               to_float_node, to_index_node)
 from .capture_grid import grid_nodes
+from .capture_in_place import fresh_in_place
+from .capture_view_elements import elements_alone
 from .capture_int_math import int_math_nodes, int_view_nodes
 from .capture_binary_math import binary_math_node
 from .capture_casts import float_cast_node, output_dtype
@@ -1558,6 +1560,8 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
                     v.copy_(initial[k])
         from .capture_shape_numbers import fold_shape_numbers
         fold_shape_numbers(gm, UnsupportedOperator)
+        fresh_in_place(gm)          # x.clone().add_(1): the out-of-place op (capture_in_place)
+        elements_alone(gm)          # torch.hsplit(x, 2)[0]: that piece alone (capture_view_elements)
         g = _fx_to_graph(gm)
         if stateful:
             # An SVDF keeps its activation state in the kernel's own tensor,

@@ -461,6 +461,9 @@ def rewrite_nodes(fn, ins, by_name):
         nodes = make(fn, ins)
         if nodes is not None:
             return nodes, []
+    views = view_nodes(fn, ins, by_name)          # capture_views: views, copies, constructors
+    if views is not None:
+        return views
     for make in (_select_nodes, _gather_nodes, _computed_linear_nodes, elementwise_math_nodes):
         nodes = make(fn, ins, by_name)
         if nodes is not None:
@@ -561,3 +564,6 @@ def _computed_linear_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     if b is not None:
         s("add", [cur, s.const(np.broadcast_to(b.astype(np.float32), out).copy())])
     return s.done()
+
+
+from .capture_views import view_nodes   # noqa: E402 - it builds on this module's step builder

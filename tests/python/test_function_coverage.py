@@ -67,6 +67,67 @@ RUNS = {
     "Tensor.expand (constant)": (lambda x: x + torch.linspace(-1, 1, 4).reshape(1, 4, 1).expand(1, 4, 8), S3, R, 1.0,
                                  "int8"),                                                                  # 0.90
     "Tensor.repeat": (lambda x: x.repeat(2, 1, 1, 3), S3, R, 0.5, "int8"),
+    # views, copies and constructors rewritten at capture (ptec.capture_views, capture_in_place,
+    # capture_view_elements)
+    "Tensor.clone": (lambda x: x.clone(), S3, R, 0.5, "int8"),
+    "in-place ops on a clone (add_, mul_, clamp_)": (lambda x: x.clone().add_(1).mul_(0.5).clamp_(-1.0, 1.0), S3, R,
+                                                     1.0, "int8"),                                            # 0.79
+    "in-place ops on a clone (abs_, sub_, div_, relu_)": (lambda x: x.clone().abs_().sub_(1).div_(2).relu_(), S3, R,
+                                                          1.5, "int8"),                                       # 1.35
+    "Tensor.detach/data/to(x)/requires_grad_, torch.positive": (lambda x: torch.positive(x.detach().data.to(x))
+                                                               .clone().requires_grad_(False), S3, R, 0.5, "int8"),
+    "Tensor.ravel, torch.atleast_3d": (lambda x: torch.atleast_3d(x.ravel()), S3, R, 0.5, "int8"),
+    "torch.concat": (lambda x: torch.concat([x, x], 1), S3, R, 0.5, "int8"),
+    "Tensor.unfold": (lambda x: x.unfold(2, 3, 2), S3, R, 0.5, "int8"),
+    "Tensor.adjoint": (lambda x: x.adjoint(), S3, R, 0.5, "int8"),
+    "Tensor.copy_ on a clone": (lambda x: x.clone().copy_(x[:, :1]), S3, R, 1.0, "int8"),              # 0.93
+    "Tensor.new_tensor": (lambda x: x.new_tensor([[[0.5] * 8] * 4]) * x, S3, R, 0.5, "int8"),
+    "Tensor.type_as/view_as/reshape_as": (lambda x: x.type_as(x).view_as(x[0]).reshape_as(x), S3, R, 0.5, "int8"),
+    "Tensor.expand_as": (lambda x: x[:, :, :1].expand_as(x), S3, R, 1.0, "int8"),                             # 0.86
+    "torch.broadcast_to": (lambda x: torch.broadcast_to(x[:, :1], (2, 4, 8)), S3, R, 1.0, "int8"),            # 0.93
+    "x.T, x.mT, x.mH": (lambda x: torch.stack([x[0].T, x.mT[0], x.mH[0]]), S3, R, 0.5, "int8"),
+    "Tensor.movedim/moveaxis": (lambda x: torch.cat([x.movedim(1, 2), torch.moveaxis(x, (1, 2), (2, 1))]), S3, R,
+                                0.5, "int8"),
+    "Tensor.unflatten": (lambda x: x.unflatten(2, (2, 4)), S3, R, 0.5, "int8"),
+    "Tensor.select": (lambda x: x.select(2, 3), S3, R, 0.5, "int8"),
+    "torch.hstack": (lambda x: torch.hstack([x, x]), S3, R, 0.5, "int8"),
+    "torch.vstack/row_stack": (lambda x: torch.vstack([x, x]) + torch.row_stack([x, x]), S3, R, 0.5, "int8"),
+    "torch.dstack": (lambda x: torch.dstack([x, x]), S3, R, 0.5, "int8"),
+    "torch.column_stack": (lambda x: torch.column_stack([x[0, 0], x[0, 1]]), S3, R, 0.5, "int8"),
+    "torch.hsplit/vsplit": (lambda x: torch.cat([torch.hsplit(x, 2)[0], torch.vsplit(x[0], 2)[1][None]], 1), S3, R,
+                            0.5, "int8"),
+    "torch.dsplit": (lambda x: torch.dsplit(x, [1, 5])[1], S3, R, 0.5, "int8"),
+    "torch.tensor_split": (lambda x: torch.tensor_split(x, 3, 2)[1] + x.tensor_split([2, 5], -1)[1], S3, R, 1.0,
+                           "int8"),                                                                           # 0.79
+    "torch.fliplr/flipud": (lambda x: torch.cat([torch.fliplr(x), torch.flipud(x[0])[None]], 2), S3, R, 0.5, "int8"),
+    "torch.rot90": (lambda x: torch.cat([torch.rot90(x, 1, (1, 2)), torch.rot90(x, 3, (1, 2)),
+                                         torch.rot90(x, 2, (1, 2)).transpose(1, 2)], 2), S3, R, 0.5, "int8"),
+    "Tensor.tile": (lambda x: x.tile(2), S3, R, 0.5, "int8"),
+    "torch.tile": (lambda x: torch.tile(x[0], (2, 1, 2)), S3, R, 0.5, "int8"),
+    "Tensor.repeat_interleave": (lambda x: x.repeat_interleave(2, 2), S3, R, 0.5, "int8"),
+    "torch.repeat_interleave(constant repeats)": (lambda x: torch.repeat_interleave(x, torch.tensor([1, 2, 0, 1]), 1),
+                                                  S3, R, 0.5, "int8"),
+    "Tensor.repeat_interleave(dim None)": (lambda x: x.repeat_interleave(2), S3, R, 0.5, "int8"),
+    "torch.diagonal": (lambda x: torch.cat([torch.diagonal(x[0, :4, :4]), x.diagonal(2, 1, 2)[0]]), S3, R, 1.0,
+                       "int8"),                                                                               # 0.66
+    "torch.diag(2-D)": (lambda x: torch.cat([torch.diag(x[0, :4, :4]), torch.diag(x[0], -1)]), S3, R, 1.0,
+                        "int8"),                                                                              # 0.79
+    "torch.diag(1-D)": (lambda x: torch.diag(x[0, 0, :4], 1), S3, R, 1.0, "int8"),                            # 0.93
+    "torch.trace": (lambda x: torch.trace(x[0, :4, :4]), S3, R, 1.5, "int8"),                                 # 1.25
+    "torch.diag_embed": (lambda x: torch.diag_embed(x, -1), S3, R, 0.5, "int8"),
+    "torch.block_diag": (lambda x: torch.block_diag(x[0, :2, :2], x[0, 2:, :3] * 0.5, x[0, 0, :2]), S3, R, 1.0,
+                         "int8"),                                                                             # 0.74
+    "torch.kron": (lambda x: torch.kron(x[0, :2, :2], x[0, 2:, :3].sigmoid()), S3, R, 1.5, "int8"),           # 1.14
+    "torch.meshgrid": (lambda x: torch.meshgrid(x[0, 0, :3], x[0, 1, :2], indexing="ij")[0]
+                       + torch.meshgrid(x[0, 2, :2], x[0, 3, :3], indexing="xy")[1], S3, R, 1.5, "int8"),     # 1.36
+    "torch.cartesian_prod": (lambda x: torch.cartesian_prod(x[0, 0, :3], x[0, 1, :2]), S3, R, 1.0, "int8"),   # 0.74
+    "torch.zeros_like/ones_like/full_like": (lambda x: (torch.zeros_like(x) + x) * torch.full_like(x, 2.0)
+                                             - torch.ones_like(x), S3, R, 1.0, "int8"),                       # 0.83
+    "Tensor.new_zeros/new_ones/new_full": (lambda x: (x.new_zeros((1, 4, 8)) + x) * x.new_full((1, 4, 8), 0.5)
+                                           + x.new_ones((1, 4, 8)), S3, R, 1.0, "int8"),                      # 0.85
+    "Tensor.index_fill(constant index)": (lambda x: x.index_fill(2, torch.tensor([1, 3]), 0.0)
+                                          + x.index_fill(1, torch.tensor([-1]), 1.5), S3, R, 1.5, "int8"),    # 1.09
+    "torch.take(constant index)": (lambda x: torch.take(x, torch.tensor([0, 5, 9, 31])), S3, R, 0.5, "int8"),
     # reductions
     "Tensor.mean": (lambda x: x.mean(-1), S3, R, 0.5, "int8"),
     "Tensor.sum": (lambda x: x.sum(1), S3, R, 1.5, "int8"),
