@@ -610,7 +610,7 @@ def _cov_nodes(fn, ins) -> Optional[List[Node]]:
     cur = s("matmul", [left, right])
     if corr:
         cur = s("clamp", [cur], lo=-1.0, hi=1.0)
-    elif c:
+    else:
         cur = s("mul", [cur, s.const(1.0 / (n - c))])
     _view(s, cur, out)
     return s.done()
