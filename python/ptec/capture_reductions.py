@@ -482,8 +482,10 @@ def _diff_nodes(fn, ins) -> Optional[List[Node]]:
         cur = s("sub", [s("slice", [cur], dim=dim, start=1, end=length), s("slice", [cur], dim=dim, start=0,
                                                                                end=length - 1)])
         length -= 1
-    if length <= 0 or not s.nodes:
-        return None                           # an empty result or no difference at all
+    if length <= 0:
+        return None                           # torch's result is empty
+    if not s.nodes or cur == ins[0]:
+        s("identity", [cur])                  # n = 0: the input (and what was joined to it)
     return s.done()
 
 
