@@ -127,6 +127,7 @@ FLOAT = [
     ("quantile lower", lambda x: torch.quantile(x, 0.3, 2, interpolation="lower")),
     ("quantile higher", lambda x: torch.quantile(x, 0.3, 2, interpolation="higher")),
     ("quantile nearest", lambda x: torch.quantile(x, torch.tensor([0.5, 0.6]), 2, interpolation="nearest")),
+    ("quantile nearest, half to even", lambda x: torch.quantile(x[..., :6], 0.5, 2, interpolation="nearest")),
     ("quantile midpoint", lambda x: torch.quantile(x, 0.3, 2, interpolation="midpoint")),
     ("nanquantile", lambda x: torch.nanquantile(x, 0.7, dim=2)),
     ("Tensor.quantile", lambda x: x.quantile(0.1, -1)),
