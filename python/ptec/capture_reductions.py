@@ -32,7 +32,7 @@ float graph; the int8 program holds no NaN (its inputs are quantized)."""
 from __future__ import annotations
 
 import math
-from typing import Callable, List, Optional
+from typing import List, Optional
 
 import numpy as np
 import torch
@@ -111,7 +111,8 @@ def _bool_source(a, by_name) -> Optional[str]:
     node = by_name.get(a.name) if isinstance(a, torch.fx.Node) else None
     if node is None:
         return None
-    if node.op in ("compare", "logical") or (node.op == "constant" and np.asarray(node.attrs["value"]).dtype == np.bool_):
+    if node.op in ("compare", "logical") \
+            or (node.op == "constant" and np.asarray(node.attrs["value"]).dtype == np.bool_):
         return node.name
     if node.op == "bool_to":
         return node.inputs[0]
@@ -241,7 +242,7 @@ def _aminmax_elements(fn, ins):
         return None
 
     def element(item: torch.fx.Node, index):
-        kind = {0: "min", "min": "min", 1: "max", "max": "max"}.get(index)
+        kind = "min" if index in (0, "min") else "max" if index in (1, "max") else None
         return None if kind is None else _extremes(fn, ins[0], a["input"], a.get("dim"), kind, _meta_shape(item),
                                                    item.name)
     return element
@@ -643,5 +644,3 @@ def reduction_nodes(fn: torch.fx.Node, ins: List[str], by_name):
             return made
     return None
 
-
-Elements = Callable[[torch.fx.Node, object], Optional[List[Node]]]
