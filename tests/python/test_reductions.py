@@ -277,3 +277,15 @@ def test_cli_refuses_a_spectral_norm_in_one_line(tmp_path):
     assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
     assert "no kernel for linalg_matrix_norm (torch.linalg_matrix_norm)" in r.stderr
     assert not (tmp_path / "m.pte").exists()
+
+
+def test_counts_on_a_board(tmp_path):
+    """A count (the sort and argmax of the 0/1 with its appended 1, the
+    int64 subtraction) and a whole-tensor argmax print the reference
+    interpreter's bytes on the emulated Cortex-M55."""
+    from model_checks import board_matches_reference
+    model = Call(lambda x: torch.stack([(x > 0).sum(), x.argmax(), torch.count_nonzero(x > 1.0)])).eval()
+    samples = _exact_inputs(2)
+    res = compile_model(model, [samples[0][0]], samples)
+    for (x,) in samples:
+        board_matches_reference(res.data, x.numpy(), "cortex-m55", tmp_path)
