@@ -46,6 +46,7 @@ from .capture_tensor_index import computed_index_select_nodes, tensor_index_node
 from .embedding_bag import embedding_bag_nodes
 from .capture_linalg import linalg_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
+from .capture_reductions import reduction_nodes
 from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, dense_groups,
                                fold_dilation_and_output_padding,
                                functional_conv_transpose3d_nodes)
@@ -889,6 +890,11 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.append(order_node(name, source.inputs[0], source.attrs["order_of"],
                                         fn.args[1] in (1, "indices")))
                 tuple_sources.add(source.name)
+            elif (source is not None and source.op == "unsupported" and "elements" in source.attrs
+                  and source.attrs["elements"](fn, fn.args[1]) is not None):
+                # an element of torch.aminmax / var_mean / std_mean (capture_reductions)
+                nodes.extend(source.attrs["elements"](fn, fn.args[1]))
+                tuple_sources.add(source.name)
             elif source is not None and source.op == "unsupported":
                 # One element of a multi-output call (torch.sort(x)[0], topk(...).values):
                 # keep it as one unsupported node named after that call, so
@@ -902,6 +908,11 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(scalar)
             elif bool_nodes(fn, by_name) is not None:
                 nodes.extend(bool_nodes(fn, by_name))
+            elif reduction_nodes(fn, ins, by_name) is not None:
+                made = reduction_nodes(fn, ins, by_name)         # capture_reductions; a tuple: per element
+                nodes.extend(made if isinstance(made, list) else [_function_node(fn, ins)])
+                if not isinstance(made, list):
+                    nodes[-1].attrs["elements"] = made
             elif tensor_index_nodes(fn, by_name, _source(fn, mods), CaptureError) is not None:
                 nodes.extend(tensor_index_nodes(fn, by_name, _source(fn, mods), CaptureError))
                 # the index constants: now in the slices (a refused getitem reads them, so keeps them)

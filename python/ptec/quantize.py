@@ -235,6 +235,8 @@ class RangeObserver:
             self.samples.setdefault(name, []).append(sel.astype(np.float32))
 
     def range(self, name: str) -> Tuple[float, float]:
+        if name not in self.lo:
+            return 0.0, 0.0         # no element in any sample (torch.diff(x, 9), x[..., :0]): any grid holds none
         lo, hi = self.lo[name], self.hi[name]
         if self.config.observer == "percentile" and name in self.samples:
             allv = np.concatenate(self.samples[name])

@@ -55,14 +55,14 @@ class FrexpValues(nn.Module):
     def forward(self, x):
         return x.frexp().mantissa * 2.0
 
-class AminmaxUnpacked(nn.Module):
+class SlogdetUnpacked(nn.Module):
     def forward(self, x):
-        lo, hi = torch.aminmax(x, dim=1)
-        return lo
+        sign, size = torch.linalg.slogdet(x.reshape(2, 2, 2))
+        return size
 
-class AminmaxValues(nn.Module):
+class SlogdetValues(nn.Module):
     def forward(self, x):
-        return torch.aminmax(x, dim=1).max
+        return torch.linalg.slogdet(x.reshape(2, 2, 2)).logabsdet
 
 class FrexpWhole(nn.Module):
     def forward(self, x):
@@ -71,8 +71,8 @@ class FrexpWhole(nn.Module):
 def frexp_unpacked(): return FrexpUnpacked(), (torch.randn(1, 8),)
 def frexp_whole(): return FrexpWhole(), (torch.randn(1, 8),)
 def frexp_values(): return FrexpValues(), (torch.randn(1, 8),)
-def aminmax_unpacked(): return AminmaxUnpacked(), (torch.randn(1, 8),)
-def aminmax_values(): return AminmaxValues(), (torch.randn(1, 8),)
+def slogdet_unpacked(): return SlogdetUnpacked(), (torch.randn(1, 8),)
+def slogdet_values(): return SlogdetValues(), (torch.randn(1, 8),)
 
 def boom():
     raise RuntimeError("factory exploded")
@@ -142,10 +142,10 @@ CASES = [
      ["operator not supported", "no kernel for frexp (Tensor.frexp)"]),
     ("frexp_returned_whole", ["compile", M + ":frexp_whole", "--calib", "2", "-o", "{out}/m.pte"],
      ["operator not supported: frexp (torch.frexp)", "returns 2 values"]),
-    ("aminmax_unpacked", ["compile", M + ":aminmax_unpacked", "--calib", "2", "-o", "{out}/m.pte"],
-     ["operator not supported", "no kernel for aminmax (torch.aminmax)"]),
-    ("aminmax_values", ["compile", M + ":aminmax_values", "--calib", "2", "-o", "{out}/m.pte"],
-     ["operator not supported", "no kernel for aminmax (torch.aminmax)"]),
+    ("slogdet_unpacked", ["compile", M + ":slogdet_unpacked", "--calib", "2", "-o", "{out}/m.pte"],
+     ["operator not supported", "no kernel for linalg_slogdet (torch.linalg_slogdet)"]),
+    ("slogdet_values", ["compile", M + ":slogdet_values", "--calib", "2", "-o", "{out}/m.pte"],
+     ["operator not supported", "no kernel for linalg_slogdet (torch.linalg_slogdet)"]),
     # calibration data
     ("calib_zero", ["compile", M + ":one", "--calib", "0", "-o", "{out}/m.pte"],
      ["--calib 0", "at least 1"]),

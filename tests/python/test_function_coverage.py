@@ -280,6 +280,47 @@ RUNS = {
     "torch.cdist(2-D, p=inf)": (lambda x: torch.cdist(x[0], x[0].flip(0), p=float("inf")), S3, R, 2.0, "int8"),  # 1.60
     "torch.cdist(constant x2)": (lambda x: torch.cdist(x, torch.linspace(-1, 1, 24).reshape(3, 8)), S3, R, 1.5,
                                  "int8"),                                                           # 1.26
+    # capture_reductions (measured worst steps in the comment): counts of a bool in int64, exact (sorted
+    # 0/1 and the argmax of the first 1); any / all; the whole tensor's argmax / amax / prod; norms, nan-reductions,
+    # var_mean, diff, logcumsumexp, quantile, cov
+    "(x > 0).sum(dim).float()": (lambda x: (x > 0).sum(-1).float(), S3, R, 0.0, "int8"),
+    "mask.sum(), torch.count_nonzero (int64)": (lambda x: torch.stack([(x > 0).sum(), torch.count_nonzero(x > 1.0),
+                                                                       (x < 0.5).long().sum()]).float(), S3, R, 0.0,
+                                                "int8"),
+    "torch.count_nonzero(x, dim)": (lambda x: torch.count_nonzero(torch.relu(x - 1.0), 1).float(), S3, R, 0.0, "int8"),
+    "Tensor.any/all(dim)": (lambda x: torch.cat([(x > 1.5).any(2).float(), (x > -2.0).all(1).float(),
+                                                 torch.relu(x).any(1).float()], 1), S3, R, 0.5, "int8"),
+    "Tensor.argmax()/argmin()": (lambda x: torch.stack([x.argmax(), x.argmin()]).float(), S3, R, 0.0, "int8"),
+    "Tensor.amax()/amin(), torch.aminmax": (lambda x: torch.stack([x.amax(), x.amin(), torch.aminmax(x).max,
+                                                                   torch.aminmax(x, dim=1)[0][0, 0]]), S3, R, 0.5,
+                                            "int8"),                                            # 0.45
+    "Tensor.norm(p, dim)": (lambda x: torch.stack([x.norm(1, 2), x.norm(float("inf"), 2), x.norm(float("-inf"), 2),
+                                                   x.norm(3, 2)], -1), S3, R, 2.0, "int8"),      # 1.92
+    "Tensor.norm(), torch.norm(x, 'fro'), linalg.norm()": (lambda x: torch.stack([
+        x.norm(), torch.norm(x, "fro"), torch.linalg.norm(x), torch.linalg.vector_norm(x, 1) * 0.2]), S3, R, 1.5,
+        "int8"),                                                                                # 1.35
+    "torch.linalg.norm(dim), vector_norm(ord, dim)": (lambda x: torch.cat([torch.linalg.norm(x, dim=-1),
+                                                                           torch.linalg.vector_norm(x, 1, 1) * 0.3], 1),
+                                                      S3, R, 1.5, "int8"),                # 1.05
+    "torch.linalg.matrix_norm": (lambda x: torch.stack([torch.linalg.matrix_norm(x[0], "fro"),
+                                                        torch.linalg.matrix_norm(x[0], 1),
+                                                        torch.linalg.matrix_norm(x[0], float("inf")) * 0.3,
+                                                        torch.linalg.matrix_norm(x[0], -1)]), S3, R, 1.0, "int8"),   # 0.87
+    "Tensor.prod()": (lambda x: x.prod(), (1, 2, 3), (0.5, 1.5), 2.0, "int8"),             # 1.50
+    "Tensor.nansum/nanmean": (lambda x: torch.cat([x.nansum(1), torch.nanmean(x, 2), x.nansum()[None, None] * 0.2], 1),
+                              S3, R, 1.5, "int8"),                                        # 1.13
+    "torch.var_mean/std_mean": (lambda x: torch.cat([torch.var_mean(x, 2)[0], torch.var_mean(x, 2)[1],
+                                                     torch.std_mean(x, 1)[0]], 1), S3, R, 3.0, "int8"),   # 2.34
+    "torch.diff": (lambda x: torch.cat([torch.diff(x), torch.diff(x, 2, 1, prepend=x[:, :1], append=x[:, -1:] * 0.5)],
+                                       2), S3, R, 1.5, "int8"),                                          # 1.18
+    "Tensor.logcumsumexp": (lambda x: x.logcumsumexp(2), S3, R, 1.5, "int8"),             # 1.30
+    "torch.quantile/nanquantile": (lambda x: torch.cat([
+        torch.quantile(x, torch.tensor([0.25, 0.5]), dim=2).flatten(), torch.nanquantile(x.flatten(), 0.3)[None],
+        torch.quantile(x, 0.6, 1, interpolation="lower").flatten(),
+        torch.quantile(x, 0.6, 1, interpolation="higher").flatten(),
+        torch.quantile(x, 0.5, 2, interpolation="nearest").flatten(),
+        torch.quantile(x, 0.3, 2, interpolation="midpoint").flatten()]), S3, R, 1.5, "int8"),          # 1.16
+    "torch.cov/corrcoef": (lambda x: torch.cat([torch.cov(x[0]), torch.corrcoef(x[0]) * 2.0], 1), S3, R, 2.0, "int8"),  # 1.50
     # arithmetic
     "x + y, x * y, x - y": (lambda x: (x + x.flip(-1)) * x - x * 0.5, S3, R, 2.5, "int8"),
     "x / y": (lambda x: x / (x.abs() + 1.0), S3, R, 2.0, "int8"),
