@@ -30,8 +30,8 @@ from .conv3d import conv3d_nodes, functional_conv3d_nodes
 from .capture_bool import bool_nodes
 from .capture_masked_select import refuse_consumers, through_selections
 from .capture_sort import order_call_node, order_node, order_of
-from .capture_indices import (arg_call_node, argmax_node, computed_gather_node, embedding_node,
-                              index_input_attrs,
+from .capture_indices import (arg_call_node, argmax_node, as_traced, computed_gather_node, embedding_node,
+                              index_input_attrs, traced_integer_dtypes,
                               to_float_node, to_index_node)
 from .capture_grid import grid_nodes
 from .capture_int_math import int_math_nodes, int_view_nodes
@@ -1303,8 +1303,9 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
     arg_template = fn.args
     kwargs = dict(fn.kwargs)
 
-    def run(*xs, _t=t, _tmpl=arg_template, _kw=kwargs, _method=(fn.op == "call_method")):
-        it = iter(xs)
+    def run(*xs, _t=t, _tmpl=arg_template, _kw=kwargs, _method=(fn.op == "call_method"),
+            _dtypes=traced_integer_dtypes(fn)):
+        it = iter(as_traced(xs, _dtypes))      # index values in torch's dtype, not the graph's float32
         args = [next(it) if isinstance(a, torch.fx.Node) else a for a in _tmpl]
         if _method:
             return getattr(args[0], _t)(*args[1:], **_kw)
