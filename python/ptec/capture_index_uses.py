@@ -7,7 +7,8 @@
   torch broadcasts it). Without dim (the flattened tensors) it stays refused.
 - F.one_hot(ids, C) / torch.nn.functional.one_hot of an argmax / argsort
   position over n <= C elements: (ids[..., None] == arange(C)) as int64,
-  ids compared as float (exact for these small integers). Ids that may
+  the ids viewed as a column in int64, then compared as float (exact for
+  these small integers). Ids that may
   fall outside 0..C-1 (torch raises there) and num_classes=-1 (C is the
   ids' max + 1, known only at run time) are refused in one line.
 """
@@ -89,10 +90,12 @@ def one_hot_nodes(fn, by_name) -> Optional[List[Node]]:
         _refuse(fn, f"its ids may fall outside 0..{classes - 1}, where torch raises; ptec runs one_hot of an "
                     f"argmax / argsort over at most num_classes={classes} positions")
     name = fn.name
-    return [Node(f"{name}__float", "index_to_float", [ids.name]),
-            Node(f"{name}__column", "reshape", [f"{name}__float"], dict(unsqueeze=-1)),
+    # the ids viewed as a column in int64 (an int8 view would round them), then as float
+    return [Node(f"{name}__column", "int_math", [ids.name], dict(dtype="int64", kind="view",
+                                                                 shape=_meta_shape(ids) + [1])),
+            Node(f"{name}__float", "index_to_float", [f"{name}__column"]),
             Node(f"{name}__classes", "constant", [], dict(value=np.arange(classes, dtype=np.float32))),
-            Node(f"{name}__is", "compare", [f"{name}__column", f"{name}__classes"], dict(kind="eq")),
+            Node(f"{name}__is", "compare", [f"{name}__float", f"{name}__classes"], dict(kind="eq")),
             Node(name, "bool_to", [f"{name}__is"], dict(dtype="int64"))]
 
 

@@ -5,8 +5,9 @@
   the coordinates of m's nonzero elements, [count, rank] int64 in
   row-major order, are the rows of the constant coordinate table
   [numel, rank] (every position's coordinates, row-major) where the
-  flattened m is set: a rows selection of the int64 table. m is a bool
-  value the program computes, or a float one (then m != 0).
+  flattened m is set: a rows selection of the int64 table, a program
+  output only. m is a bool value the program computes, or a float one
+  (then m != 0).
 - torch.unique(x) / x.unique() (sorted, no inverse, counts or dim): x
   flattened and sorted, then the sorted values selected where each differs
   from the one before it (the first always kept). Values one int8 code
@@ -63,6 +64,10 @@ def nonzero_nodes(fn, by_name) -> Optional[List[Node]]:
     shape = _meta_shape(m)
     if not shape or 0 in shape:
         return None
+    if any(u.op != "output" for u in fn.users):
+        # the int64 rows have no int8 grid to move ops before the selection on (capture_masked_select)
+        _refuse(fn, "its result, whose length depends on the values, runs only as a program output "
+                    "(return it; use it after the program)")
     name, nodes = fn.name, []
     mask = m.name
     if _dtype(m) == torch.float32:
