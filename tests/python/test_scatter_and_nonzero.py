@@ -265,3 +265,14 @@ def test_unique_of_one_element():
     x = samples(1)[0][0]
     g = capture(Call(fn).eval(), [x])
     assert torch.equal(evaluate(g, [x])[0], fn(x))
+
+
+@pytest.mark.parametrize("name,fn", [("nonzero", lambda x: torch.nonzero(x > 0.5)),
+                                     ("scatter_reduce amax", lambda x: x.scatter_reduce(2, I, x * 2, "amax"))])
+def test_board_prints_the_reference_bytes(name, fn, tmp_path):
+    """The emulated M55 runs the int64 rows selection (its length the
+    run's) and the pick matmuls as the reference interpreter does."""
+    from model_checks import board_matches_reference
+    cal = samples(4, 3)
+    res = compile_model(Call(fn).eval(), [cal[0][0]], cal)
+    board_matches_reference(res.data, cal[1][0].numpy(), "cortex-m55", tmp_path)
