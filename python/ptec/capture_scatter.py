@@ -131,12 +131,12 @@ def _along_dim(fn, shape, dim, index: np.ndarray, src_shape):
         _refuse(fn, "index is larger than self (other dims) or src")
     if ((index < 0) | (index >= shape[dim])).any():
         _refuse(fn, f"an index is outside 0..{shape[dim] - 1}")
-    grid = list(np.indices(index.shape)) if index.size else [np.zeros(0, np.int64)] * rank
+    grid = list(np.indices(index.shape))
     at = list(grid)
     at[dim] = index
-    targets = np.ravel_multi_index([g.ravel() for g in at], shape) if index.size else np.zeros(0, np.int64)
-    sources = (np.ravel_multi_index([g.ravel() for g in grid], src_shape) if src_shape is not None and index.size
-               else np.zeros(targets.size, np.int64))
+    targets = np.ravel_multi_index([g.ravel() for g in at], shape)
+    sources = (np.ravel_multi_index([g.ravel() for g in grid], src_shape) if src_shape is not None
+               else np.zeros(targets.size, np.int64))          # a value: every write the same number
     return targets, sources
 
 

@@ -64,6 +64,11 @@ FLOAT_EQUAL = {
     **{f"scatter_reduce {r} include_self={inc}": (lambda x, r=r, inc=inc: x.scatter_reduce(2, I, x * 0.5 + 1, r,
                                                                                            include_self=inc))
        for r in ("sum", "prod", "mean", "amax", "amin") for inc in (True, False)},
+    "scatter of an empty index": lambda x: x.scatter(2, torch.zeros(1, 4, 0, dtype=torch.long), x),
+    "scatter_reduce amin, three writes to one position": lambda x: x.scatter_reduce(
+        2, torch.tensor([[[3, 3, 0, 3, 1, 2, 4, 5]]]).repeat(1, 4, 1), -x, "amin", include_self=False),
+    "scatter_reduce prod, three writes to one position": lambda x: x.scatter_reduce(
+        1, torch.tensor([[[2, 0], [2, 2], [0, 2], [2, 1]]]), x[..., :2] + 2, "prod"),
     "index_add": lambda x: torch.zeros(1, 4, 8).index_add(2, torch.tensor([0, 1]), x[..., :2]),
     "index_add(alpha, dup, negative dim)": lambda x: x.index_add(-2, torch.tensor([0, 2, 0]), x[:, 1:], alpha=-2),
     "torch.index_add": lambda x: torch.index_add(x, 1, torch.tensor([3]), x[:, :1]),
