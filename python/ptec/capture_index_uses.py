@@ -64,7 +64,7 @@ def take_along_dim_nodes(fn, by_name) -> Optional[List[Node]]:
     return nodes + [Node(fn.name, "gather", [cur, idx.name], dict(dim=dim))]
 
 
-def _positions(idx: torch.fx.Node, node: Node) -> Optional[int]:
+def positions(idx: torch.fx.Node, node: Node) -> Optional[int]:
     """How many positions an argmax / sort_indices node's values range over
     (its input's size along dim), or None for another index."""
     if node.op not in ("argmax", "sort_indices") or node.attrs.get("dim") is None:
@@ -85,7 +85,7 @@ def one_hot_nodes(fn, by_name) -> Optional[List[Node]]:
     if not isinstance(classes, int) or isinstance(classes, bool) or classes < 0:
         _refuse(fn, "num_classes=-1 makes the output's size the ids' max + 1, known only at run time: "
                     "give num_classes")
-    n = _positions(ids, node)
+    n = positions(ids, node)
     if n is None or n > classes:
         _refuse(fn, f"its ids may fall outside 0..{classes - 1}, where torch raises; ptec runs one_hot of an "
                     f"argmax / argsort over at most num_classes={classes} positions")

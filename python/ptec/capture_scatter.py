@@ -22,8 +22,10 @@ output element is a fixed function of the inputs:
 
 An output element no pair writes keeps self's value. A plain write (no
 reduction) to one position twice is refused: torch leaves which value lands
-unspecified. An index computed in the program (an argsort's) is refused in
-one line: which element each write reaches then depends on the values.
+unspecified. An index computed in the program: scatter / scatter_add along
+the last dim by an argsort / topk / argmax are capture_scatter_computed's
+one-hot matmuls; the other forms are refused in one line (which element
+each write reaches then depends on the values).
 """
 from __future__ import annotations
 
@@ -327,6 +329,14 @@ def scatter_nodes(fn, ins, by_name) -> Optional[List[Node]]:
             return None
         alpha = float(alpha)
 
+    index = a.get("index")
+    if kind in ("scatter", "scatter_add") and isinstance(index, torch.fx.Node) and _constant(index, by_name) is None:
+        from .capture_scatter_computed import computed_scatter_nodes
+        nodes = computed_scatter_nodes(fn.name, self_node.name, shape, a.get("dim"), index, getattr(src, "name", None),
+                                       src_shape, reduce, by_name)
+        if isinstance(nodes, str):
+            _refuse(fn, "its index is computed in the program: " + nodes)
+        return nodes
     if kind in ("scatter", "scatter_add", "scatter_reduce"):
         targets, sources = _along_dim(fn, shape, a.get("dim"), _index(fn, a.get("index"), by_name), src_shape)
     elif kind in ("index_add", "index_copy"):

@@ -334,6 +334,11 @@ RUNS = {
     # writes at constant positions (capture_scatter): 0/1 pick matmuls, layers for amax / amin / prod
     "torch.scatter": (lambda x: torch.zeros(1, 4, 8).scatter(2, torch.tensor([[[3, 1, 0, 2, 7, 6, 5, 4]]]).repeat(
         1, 4, 1), x), S3, R, 0.5, "int8"),                                                            # 0.50
+    # by an argsort / topk / argmax index: its one-hot (compared with arange) times src, a batch matmul
+    "torch.scatter(argsort)": (lambda x: torch.zeros(1, 4, 8).scatter(2, x.argsort(2, descending=True), x), S3, R,
+                               0.5, "int8"),
+    "torch.scatter_add(topk indices)": (lambda x: torch.scatter_add(x, 2, x.topk(3, 2)[1], x[..., :3]), S3, R, 1.5,
+                                        "int8"),                                       # 1.03
     "Tensor.scatter(value)": (lambda x: x.scatter(1, torch.tensor([[[0, 1], [2, 3]]]), 1.5), S3, R, 0.5, "int8"),
     "torch.scatter_add": (lambda x: torch.scatter_add(x, 2, torch.tensor([[[7, 0, 3, 3, 1, 6, 2, 5]]]).repeat(
         1, 4, 1), x), S3, R, 1.0, "int8"),                                                            # 0.84

@@ -69,6 +69,11 @@ FLOAT_EQUAL = {
         2, torch.tensor([[[3, 3, 0, 3, 1, 2, 4, 5]]]).repeat(1, 4, 1), -x, "amin", include_self=False),
     "scatter_reduce prod, three writes to one position": lambda x: x.scatter_reduce(
         1, torch.tensor([[[2, 0], [2, 2], [0, 2], [2, 1]]]), x[..., :2] + 2, "prod"),
+    # by an index computed in the program: a one-hot matmul (capture_scatter_computed)
+    "scatter(argsort) into zeros": lambda x: torch.zeros(1, 4, 8).scatter(2, x.argsort(2), x),
+    "scatter(topk indices) into x": lambda x: x.scatter(-1, x.topk(3, -1)[1], -x[..., :3]),
+    "scatter(argmax keepdim, value-like src)": lambda x: x.scatter(2, x.argmax(2, keepdim=True), x[..., 1:2] * 3),
+    "torch.scatter_add(argsort descending)": lambda x: torch.scatter_add(x, 2, x.argsort(2, descending=True), x * 0.5),
     "index_add": lambda x: torch.zeros(1, 4, 8).index_add(2, torch.tensor([0, 1]), x[..., :2]),
     "index_add(alpha, dup, negative dim)": lambda x: x.index_add(-2, torch.tensor([0, 2, 0]), x[:, 1:], alpha=-2),
     "torch.index_add": lambda x: torch.index_add(x, 1, torch.tensor([3]), x[:, :1]),
@@ -120,8 +125,10 @@ def distinct(shape=(1, 4, 8), n=6, seed=1):
 
 @pytest.mark.parametrize("fn", [lambda x: F.one_hot(x.argmax(-1), 8), lambda x: F.one_hot(x.argsort(1), 5),
                                 lambda x: x.gather(2, x.argsort(2, descending=True)),
-                                lambda x: torch.take_along_dim(x, x.argmin(1, keepdim=True), 1)],
-                         ids=["one_hot(argmax)", "one_hot(argsort, 5)", "gather(argsort)", "take_along_dim(argmin)"])
+                                lambda x: torch.take_along_dim(x, x.argmin(1, keepdim=True), 1),
+                                lambda x: torch.zeros(1, 4, 8).scatter(2, x.argsort(2), x)],
+                         ids=["one_hot(argmax)", "one_hot(argsort, 5)", "gather(argsort)", "take_along_dim(argmin)",
+                              "scatter(argsort)"])
 def test_computed_index_uses_run_as_torch(fn, tmp_path):
     cal = distinct()
     res = compile_model(Call(fn).eval(), [cal[0][0]], cal)
@@ -140,10 +147,15 @@ def test_computed_index_uses_run_as_torch(fn, tmp_path):
 
 
 REFUSED = {
-    "scatter by a computed index": (lambda x: torch.zeros(1, 4, 8).scatter(2, x.argsort(2), x),
-                                    r"scatter \(Tensor.scatter\): its index is computed in the program"),
-    "scatter_add by a computed index": (lambda x: torch.scatter_add(x, 2, x.argmax(2, keepdim=True), x[..., :1]),
-                                        r"scatter_add \(torch.scatter_add\): its index is computed"),
+    "scatter by a computed index, not along the last dim": (
+        lambda x: torch.zeros(1, 4, 8).scatter(1, x.argsort(1), x),
+        r"scatter \(Tensor.scatter\): its index is computed in the program: .*last dim only"),
+    "scatter_add by computed index arithmetic": (lambda x: torch.scatter_add(x, 2, 7 - x.argsort(2), x),
+                                                 r"scatter_add \(torch.scatter_add\): its index is computed.*itself"),
+    "scatter by a computed index over more positions": (
+        lambda x: x[..., :4].scatter(2, x.argmax(2, keepdim=True), x[..., :1]), r"more positions than .* \(4\)"),
+    "index_add by a computed index": (lambda x: x.index_add(2, x[0, 0].argsort(), x),
+                                      r"index_add \(Tensor.index_add\): its index is computed in the program"),
     "scatter writing one position twice": (lambda x: x.scatter(2, I, x), r"more than once.*unspecified"),
     "index_copy writing one position twice": (lambda x: x.index_copy(1, torch.tensor([1, 1]), x[:, :2]),
                                               r"index_copy.*more than once"),
@@ -180,7 +192,7 @@ def test_refusal_through_the_cli_exits_2(tmp_path):
         "import torch\n"
         "class M(torch.nn.Module):\n"
         "    def forward(self, x):\n"
-        "        return torch.zeros(1, 4, 8).scatter(2, x.argsort(2), x)\n"
+        "        return torch.zeros(1, 4, 8).scatter(1, x.argsort(1), x)\n"
         "def make():\n"
         "    m = M()\n"
         "    m.input_shape = (1, 4, 8)\n"
