@@ -29,7 +29,7 @@ each write reaches then depends on the values).
 """
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from typing import List, Optional
 
 import numpy as np
 import torch
@@ -360,10 +360,3 @@ def scatter_nodes(fn, ins, by_name) -> Optional[List[Node]]:
                           np.asarray(targets, np.int64),
                           np.asarray(sources, np.int64), reduce, include_self, alpha)
 
-
-def constant_args(fn, by_name) -> Sequence[str]:
-    """The constant nodes (indices, masks) a rewritten call held, tuples included."""
-    taken = []
-    torch.fx.node.map_arg((fn.args, fn.kwargs), lambda a: taken.append(a.name)
-                          if _constant(a, by_name) is not None else None)
-    return taken
