@@ -1411,6 +1411,12 @@ class _UnpackingProxy(torch.fx.Proxy):
         # abs(x): torch 1.13's Proxy has no __abs__ (built-in abs raises)
         return self.tracer.create_proxy("call_function", operator.abs, (self,), {})
 
+    if not hasattr(torch.fx.Proxy, "__setitem__"):
+        def __setitem__(self, index, value):
+            # x[idx] = v writes in place, which a traced graph cannot hold: say what to write instead
+            from .capture_scatter import SETITEM_REFUSAL
+            raise TypeError(SETITEM_REFUSAL)
+
 
 class _Tracer(torch.fx.Tracer):
     def proxy(self, node: torch.fx.Node) -> torch.fx.Proxy:
