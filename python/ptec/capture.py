@@ -30,8 +30,8 @@ from .conv3d import conv3d_nodes, functional_conv3d_nodes
 from .capture_bool import bool_nodes
 from .capture_masked_select import refuse_consumers, through_selections
 from .capture_sort import order_call_node, order_node, order_of
-from .capture_indices import (arg_call_node, argmax_node, computed_gather_node, embedding_node,
-                              index_input_attrs,
+from .capture_indices import (arg_call_node, argmax_node, as_traced, computed_gather_node, embedding_node,
+                              index_input_attrs, traced_integer_dtypes,
                               to_float_node, to_index_node)
 from .capture_grid import grid_nodes
 from .capture_in_place import fresh_in_place
@@ -1322,8 +1322,9 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
     tensor_keys = [k for k, v in kwargs.items() if isinstance(v, torch.fx.Node)]
     ins = list(ins) + [kwargs[k].name for k in tensor_keys]
 
-    def run(*xs, _t=t, _tmpl=arg_template, _kw=kwargs, _keys=tensor_keys, _method=(fn.op == "call_method")):
-        it = iter(xs)
+    def run(*xs, _t=t, _tmpl=arg_template, _kw=kwargs, _keys=tensor_keys, _method=(fn.op == "call_method"),
+            _dtypes=traced_integer_dtypes(fn)):
+        it = iter(as_traced(xs, _dtypes))      # index values in torch's dtype, not the graph's float32
         args = [next(it) if isinstance(a, torch.fx.Node) else a for a in _tmpl]
         kw = dict(_kw, **{k: next(it) for k in _keys})
         if _method:
@@ -1429,6 +1430,12 @@ class _UnpackingProxy(torch.fx.Proxy):
     def __abs__(self):
         # abs(x): torch 1.13's Proxy has no __abs__ (built-in abs raises)
         return self.tracer.create_proxy("call_function", operator.abs, (self,), {})
+
+    if not hasattr(torch.fx.Proxy, "__setitem__"):
+        def __setitem__(self, index, value):
+            # x[idx] = v writes in place, which a traced graph cannot hold: say what to write instead
+            from .capture_scatter import SETITEM_REFUSAL
+            raise TypeError(SETITEM_REFUSAL)
 
 
 class _Tracer(torch.fx.Tracer):

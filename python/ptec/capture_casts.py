@@ -46,6 +46,10 @@ def float_cast_node(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[Node
     src = by_name.get(ins[0]) if ins else None
     if dtype is None or src is None or (src.op == "input" and src.attrs.get("dtype") == "int64"):
         return None
+    if dtype is torch.float32 and src.op == "bool_to" and src.attrs.get("dtype") != "float32":
+        # (x > 0).long().float(), F.one_hot(i, C).float(): the bool itself cast to float (the
+        # integer value is no float value to pass through)
+        return Node(fn.name, "bool_to", list(src.inputs), dict(dtype="float32"))
     if dtype is torch.float32:
         return Node(fn.name, "identity", ins[:1])
     return Node(fn.name, "elementwise", ins[:1], dict(fn=ROUNDING[dtype]))

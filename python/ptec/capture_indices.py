@@ -79,7 +79,7 @@ def int_dtype(node: Optional[Node]) -> Optional[str]:
     such values (capture_int_math); else None."""
     if node is None:
         return None
-    if node.op == "argmax":
+    if node.op in ("argmax", "sort_indices"):     # argsort's, sort's and topk's positions too
         return "int64"
     if node.op == "input":
         return "int64" if node.attrs.get("dtype") == "int64" else None
@@ -154,6 +154,29 @@ def computed_gather_node(fn: torch.fx.Node, ins: List[str], by_name) -> Optional
     if any(i > s for d, (i, s) in enumerate(zip(index_shape, shape)) if d != dim):
         return None
     return Node(fn.name, "gather", [x.name, index.name], dict(dim=dim))
+
+
+def traced_integer_dtypes(fn: torch.fx.Node) -> list:
+    """For each tensor argument of fn (positional, in order), the integer
+    dtype the model's own run gave it (ShapeProp's tensor_meta), else None.
+    The float graph carries index values (argmax, argsort, x.long()) as
+    float32, so a call capture leaves unsupported gets them back in torch's
+    dtype: evaluated, it then fails or succeeds as in torch (gather by an
+    argsort, one_hot of an argmax) instead of on a float index."""
+    out = []
+    for a in fn.args:
+        if isinstance(a, torch.fx.Node):
+            dtype = getattr(a.meta.get("tensor_meta"), "dtype", None)
+            out.append(dtype if dtype in (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)
+                       else None)
+    return out
+
+
+def as_traced(xs, dtypes) -> list:
+    """xs (the float graph's values of a call's tensor arguments) with each
+    float one whose traced dtype is an integer converted back to it."""
+    return [x.to(d) if d is not None and isinstance(x, torch.Tensor) and x.is_floating_point() else x
+            for x, d in zip(xs, list(dtypes) + [None] * (len(xs) - len(dtypes)))]
 
 
 def index_input_attrs(fn: torch.fx.Node) -> dict:

@@ -518,6 +518,36 @@ RUNS = {
                                                   (x[:, 1, 0] * 0 - 2.5).long()], (4, 4, 3), R, 0.5, "int8"),
     "F.dropout(training=False)": (lambda x: F.dropout(x, 0.5, training=False) + F.alpha_dropout(x, 0.5), S3, R,
                                   0.5, "int8"),
+    # computed indices used as indices (capture_index_uses; argsort's positions are int64 index values)
+    "Tensor.gather(x.argsort(2))": (lambda x: x.gather(2, x.argsort(2)), S3, R, 0.5, "int8"),          # 0.00
+    "torch.take_along_dim(argmax)": (lambda x: torch.take_along_dim(x, x.argmax(2, keepdim=True), 2), S3, R, 0.5,
+                                     "int8"),                                                         # 0.00
+    "F.one_hot(argmax).float()": (lambda x: F.one_hot(x.argmax(1), 8).float(), S3, R, 0.5, "int8"),
+    # writes at constant positions (capture_scatter): 0/1 pick matmuls, layers for amax / amin / prod
+    "torch.scatter": (lambda x: torch.zeros(1, 4, 8).scatter(2, torch.tensor([[[3, 1, 0, 2, 7, 6, 5, 4]]]).repeat(
+        1, 4, 1), x), S3, R, 0.5, "int8"),                                                            # 0.50
+    # by an argsort / topk / argmax index: its one-hot (compared with arange) times src, a batch matmul
+    "torch.scatter(argsort)": (lambda x: torch.zeros(1, 4, 8).scatter(2, x.argsort(2, descending=True), x), S3, R,
+                               0.5, "int8"),
+    "torch.scatter_add(topk indices)": (lambda x: torch.scatter_add(x, 2, x.topk(3, 2)[1], x[..., :3]), S3, R, 1.5,
+                                        "int8"),                                       # 1.03
+    "Tensor.scatter(value)": (lambda x: x.scatter(1, torch.tensor([[[0, 1], [2, 3]]]), 1.5), S3, R, 0.5, "int8"),
+    "torch.scatter_add": (lambda x: torch.scatter_add(x, 2, torch.tensor([[[7, 0, 3, 3, 1, 6, 2, 5]]]).repeat(
+        1, 4, 1), x), S3, R, 1.0, "int8"),                                                            # 0.84
+    "Tensor.scatter_reduce(mean)": (lambda x: x.scatter_reduce(2, torch.tensor([[[7, 0, 3, 3, 1, 6, 2, 5]]]).repeat(
+        1, 4, 1), x, "mean", include_self=False), S3, R, 2.0, "int8"),                               # 1.77
+    "Tensor.scatter_reduce(amax)": (lambda x: x.scatter_reduce(2, torch.tensor([[[7, 0, 3, 3, 1, 6, 2, 5]]]).repeat(
+        1, 4, 1), x * 2, "amax"), S3, R, 2.0, "int8"),                                                # 1.74
+    "Tensor.scatter_reduce(prod)": (lambda x: x.scatter_reduce(2, torch.tensor([[[7, 0, 3, 3, 1, 6, 2, 5]]]).repeat(
+        1, 4, 1), x, "prod"), S3, R, 1.5, "int8"),                                                    # 1.19
+    "Tensor.index_add": (lambda x: x.index_add(1, torch.tensor([0, 2, 0]), x[:, :3] * 0.5, alpha=-2), S3, R, 1.5,
+                         "int8"),                                                                     # 1.14
+    "Tensor.index_copy": (lambda x: x.index_copy(2, torch.tensor([7, 1, 3]), x[..., :3] * -1), S3, R, 1.5,
+                          "int8"),                                                                    # 1.20
+    "Tensor.masked_scatter(constant mask)": (lambda x: x.masked_scatter(torch.arange(8) % 3 == 0, x * 2), S3, R,
+                                             1.0, "int8"),                                            # 0.83
+    "Tensor.index_put(constant indices)": (lambda x: x.index_put((torch.tensor([0, 0]), torch.tensor([1, 1])),
+                                                                 x[0, 2:4], accumulate=True), S3, R, 1.5, "int8"),
 }
 
 if hasattr(torch, "chain_matmul"):         # deprecated for torch.linalg.multi_dot
@@ -618,6 +648,9 @@ VARIABLE_LENGTH = {
     "x[x > 0] * 2": (lambda x: x[x > 0] * 2.0, 0.0, 0.5),
     "torch.sigmoid(x[x > 0] * 2 - 1)": (lambda x: torch.sigmoid(x[x > 0] * 2 - 1), 0.0, 3.0),   # 2.79
     "x[x > 0] + (x * 0.5)[x > 0]": (lambda x: x[x > 0] + (x * 0.5)[x > 0], 0.0, 0.5),
+    # int64 coordinates: the rows of a constant table selected by the flattened mask (capture_nonzero)
+    "torch.nonzero(x > 0)": (lambda x: torch.nonzero(x > 0), 0.0, 0.0),
+    "torch.argwhere(x > 1.0)": (lambda x: torch.argwhere(x > 1.0), 1.0, 0.0),
 }
 
 

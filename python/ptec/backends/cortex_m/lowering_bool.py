@@ -217,7 +217,13 @@ def op_masked_select(ctx, n: Node):
     # row-major self and mask: upstream's kernel wants one dim order for all
     # three (out is 1-D) and reads unbroadcast operands linearly
     mask = _contiguous(ctx, bool_value(ctx, n.inputs[1]))
-    x = _contiguous(ctx, ctx.q(n.inputs[0]) if ctx.int8_io else ctx.f(n.inputs[0]))
+    table = ctx.g.node(n.inputs[0])
+    if table.op == "constant" and np.asarray(table.attrs["value"]).dtype.kind in "iu":
+        # an integer table (torch.nonzero's coordinates: capture_nonzero), selected as int64 bytes
+        value = np.ascontiguousarray(np.asarray(table.attrs["value"], np.int64))
+        x = Act(ctx.b.constant(value), list(value.shape), ScalarType.LONG)
+    else:
+        x = _contiguous(ctx, ctx.q(n.inputs[0]) if ctx.int8_io else ctx.f(n.inputs[0]))
     out = new_act(ctx.b, x.dtype, n.shape, x.scale, x.zp)
     ctx.b.values[out.value].val.shape_dynamism = TensorShapeDynamism.DYNAMIC_BOUND
     if n.attrs.get("rows"):

@@ -1,0 +1,70 @@
+"""torch.scatter / scatter_add along the last dim by an index computed in
+the program (issue 15): an argsort / topk's positions or an argmax with
+keepdim (capture_indices), whose values lie in 0..n-1 with n the positions
+they range over, so every write lands in self.
+
+Rows r = every position of the other dims: with idx [r, k] and src [r, k],
+out[r, p] = sum over j of src[r, j] * (idx[r, j] == p): the one-hot of the
+index (its int64 values viewed [r, k, 1], as float, compared with the
+constant arange(n): bool [r, k, n], as float 0/1) times src viewed
+[r, 1, k], an int8 batch matmul whose 0/1 operand is exact on its grid.
+scatter_add adds it to self. A plain scatter keeps self where nothing is
+written (the one-hot's mean over j is above 0 where something is); its
+index is an argsort / topk / argmax itself, whose positions in a row are
+distinct (torch leaves repeated writes unspecified).
+"""
+from __future__ import annotations
+
+from typing import List, Optional
+
+import numpy as np
+import torch
+
+from .capture_calls import _meta_shape
+from .capture_index_uses import positions
+from .ir import Node
+
+# the most writes per row: the mean of k 0/1 values must stay above 0 on an int8 grid
+MAX_WRITES = 64
+
+
+def computed_scatter_nodes(name: str, self_name: str, shape, dim, idx: torch.fx.Node, src: str, src_shape,
+                           reduce: Optional[str], by_name) -> Optional[str]:
+    """The nodes of the write, or the reason (a str) it is not run."""
+    node = by_name.get(idx.name)
+    rank, index_shape = len(shape), _meta_shape(idx)
+    if not isinstance(dim, int) or isinstance(dim, bool) or not -rank <= dim < rank:
+        return f"dim {dim!r} is not a dim of a rank-{rank} tensor"
+    if dim % rank != rank - 1:
+        return "ptec runs a scatter by a computed index along the last dim only"
+    if node is None or node.op not in ("argmax", "sort_indices") or index_shape is None:
+        return "ptec runs a scatter by a computed index when the index is an argsort / topk / argmax itself"
+    n, k = int(shape[-1]), int(index_shape[-1])
+    bound = positions(idx, node)
+    if bound is None or bound > n:
+        return f"its index ranges over more positions than self's last dim ({n}), where torch raises"
+    if list(index_shape[:-1]) != list(shape[:-1]) or src_shape is None or list(src_shape) != list(index_shape):
+        return "ptec runs a scatter by a computed index with index, src and self of one shape off the last dim"
+    if k > MAX_WRITES:
+        return f"ptec runs at most {MAX_WRITES} computed writes per row"
+    rows = int(np.prod(shape[:-1])) if rank > 1 else 1
+    nodes: List[Node] = []
+
+    def step(op, inputs, **attrs) -> str:
+        nodes.append(Node(f"{name}__computed{len(nodes)}", op, list(inputs), attrs))
+        return nodes[-1].name
+
+    column = step("int_math", [idx.name], dtype="int64", kind="view", shape=[rows, k, 1])
+    classes = step("constant", [], value=np.arange(n, dtype=np.float32))
+    hit = step("compare", [step("index_to_float", [column]), classes], kind="eq")          # [rows, k, n]
+    onehot = step("bool_to", [hit], dtype="float32")
+    picked = step("matmul", [step("reshape", [src], target_shape=[rows, 1, k]), onehot])    # [rows, 1, n]
+    picked = step("reshape", [picked], target_shape=list(shape))
+    if reduce == "sum":
+        step("add", [self_name, picked])
+    else:
+        share = step("mean", [step("reshape", [onehot], target_shape=[rows, k, n])], dim=[1], keepdim=False)
+        written = step("compare", [step("reshape", [share], target_shape=list(shape))], kind="gt", scalar=0.0)
+        step("where", [written, picked, self_name])
+    nodes[-1].name = name
+    return nodes
