@@ -217,7 +217,10 @@ def op_masked_select(ctx, n: Node):
     # row-major self and mask: upstream's kernel wants one dim order for all
     # three (out is 1-D) and reads unbroadcast operands linearly
     mask = _contiguous(ctx, bool_value(ctx, n.inputs[1]))
-    x = _contiguous(ctx, ctx.q(n.inputs[0]) if ctx.int8_io else ctx.f(n.inputs[0]))
+    src = ctx.get(n.inputs[0])
+    # int64 positions (capture_selection_mix: a sort's indices picked) are copied as they are
+    x = _contiguous(ctx, src if src.dtype == ScalarType.LONG else ctx.q(n.inputs[0]) if ctx.int8_io
+                    else ctx.f(n.inputs[0]))
     out = new_act(ctx.b, x.dtype, n.shape, x.scale, x.zp)
     ctx.b.values[out.value].val.shape_dynamism = TensorShapeDynamism.DYNAMIC_BOUND
     if n.attrs.get("rows"):
