@@ -5,11 +5,11 @@ flip of a selection x[mask], computed over x's table X [L, rest...] and
 mask M [L] (capture_selection_rows.table) with static shapes, the rows
 picked after, so no kernel reads the variable-length value.
 
-- cumsum / cummax / cummin along dim 0 scan where(M, X, e) with e the
-  scan's identity (0 for a sum; x's smallest value for a running max, its
-  largest for a running min): at a selected row the scan has seen the
+- cumsum / cumprod / cummax / cummin along dim 0 scan where(M, X, e) with
+  e the scan's identity (0 for a sum, 1 for a product; x's smallest value
+  for a running max, its largest for a running min): at a selected row the scan has seen the
   selected rows before it and identities, so picking the rows gives the
-  selection's scan, exactly (`_scan`).
+  selection's scan, exactly (`_scan`, `_cumprod`).
 - softmax / log_softmax along dim 0: m the max of where(M, X, x's
   smallest), e = exp(X - m), e0 = where(M, e, 0), softmax e0 / sum(e0) and
   log_softmax X - m - log(sum(e0)), picked (`_softmax`).
@@ -114,6 +114,55 @@ def _scan(g: Graph, user: Node, sel: Node) -> bool:
         cur = s("permute", [cur], shape, dims=list(perm))
     _pick(s, chain[-1].name, cur, shape, M, origin(chain[-1]))
     _replace(g, [n.name for n in chain], s.nodes)
+    return True
+
+
+def _cumprod_chain(g: Graph, user: Node, sel: Node) -> Optional[List[Node]]:
+    """capture_rewrites._product_nodes' cumprod of a selection along dim 0
+    (its one-wide slices, the running products, their join): the steps,
+    the join last; None else."""
+    if user.op != "slice" or user.inputs != [sel.name] or user.attrs.get("dim") != 0 \
+            or user.attrs.get("start") != 0 or not user.name.endswith("__0"):
+        return None
+    base = user.name[:-3]
+    try:
+        join = g.node(base)
+    except KeyError:
+        return None
+    n = len(join.inputs)
+    steps = [g.node(f"{base}__{i}") if any(m.name == f"{base}__{i}" for m in g.nodes) else None
+             for i in range(2 * n - 1)]
+    if join.op != "cat" or join.attrs.get("dim") % len(sel.shape) != 0 or n < 2 or None in steps:
+        return None
+    terms, products = steps[:n], steps[n:]
+    if any(m.op != "slice" or m.inputs != [sel.name] or m.attrs.get("dim") != 0 or m.attrs.get("start") != i
+           or m.attrs.get("end") != i + 1 for i, m in enumerate(terms)):
+        return None
+    running = [terms[0].name] + [m.name for m in products]
+    if any(m.op != "mul" or m.inputs != [running[i], terms[i + 1].name] for i, m in enumerate(products)) \
+            or join.inputs != running:
+        return None
+    return steps + [join]
+
+
+def _cumprod(g: Graph, user: Node, sel: Node) -> bool:
+    """cumprod along dim 0: the running products of where(M, X, 1), one
+    int8 mul per row of X (at most capture_rewrites.MAX_PRODUCT_TERMS),
+    picked."""
+    from .capture_rewrites import MAX_PRODUCT_TERMS
+    chain = _cumprod_chain(g, user, sel)
+    if chain is None or table(g, sel) is None or table(g, sel)[3] > MAX_PRODUCT_TERMS:
+        return False
+    join = chain[-1]
+    s = Steps(join.name)
+    X, shape, M, L = flat(s, g, sel)
+    filled = _filled(s, X, shape, M, L, s.const(1.0))
+    row = [1] + list(shape[1:])
+    running = [s("slice", [filled], row, dim=0, start=0, end=1)]
+    for i in range(1, L):
+        running.append(s("mul", [running[-1], s("slice", [filled], row, dim=0, start=i, end=i + 1)], row))
+    _pick(s, join.name, s("cat", running, shape, dim=0), shape, M, origin(join))
+    _replace(g, [m.name for m in chain], s.nodes)
     return True
 
 
@@ -370,4 +419,4 @@ def _flip(g: Graph, user: Node, sel: Node) -> bool:
 def mix_rows(g: Graph, user: Node, sel: Node) -> bool:
     """One of this module's rewrites of user, a reader of the selection sel;
     False when none applies."""
-    return any(rewrite(g, user, sel) for rewrite in (_scan, _softmax, _spread, _positions, _median, _flip))
+    return any(rewrite(g, user, sel) for rewrite in (_scan, _cumprod, _softmax, _spread, _positions, _median, _flip))

@@ -29,6 +29,9 @@ VALUES = {
     "x[x > 0].cummax(0)[0]": (lambda x: x[x > 0].cummax(0)[0], 0.5),
     "x[x > 0].cummin(0)[0]": (lambda x: torch.cummin(x[x > 0], 0)[0], 1.5),         # 1.00: -max(-x)
     "keep(x).cummax(0)[0]": (lambda x: keep(x).cummax(0)[0], 0.5),
+    # a chain of int8 muls, one per row of x (torch.cumprod(torch.sigmoid(x.flatten()), 0): 13.6)
+    "torch.cumprod(torch.sigmoid(x[x > 0]), 0)": (lambda x: torch.cumprod(torch.sigmoid(x[x > 0]), 0), 2.0),  # 1.63
+    "torch.cumprod(torch.sigmoid(keep(x)), 0)": (lambda x: torch.cumprod(torch.sigmoid(keep(x)), 0), 1.5),  # 1.39
     # exp and a division on int8 grids: 4.4 steps of an output spanning [0, 0.23], 0.004 (one step of
     # the softmax kernel's fixed 1/256 grid)
     "torch.softmax(x[x > 0], 0)": (lambda x: torch.softmax(x[x > 0], 0), 5.0),     # 4.38
@@ -194,7 +197,8 @@ def test_an_empty_or_short_selection_gives_torchs_nan_or_the_documented_fill():
 
 @pytest.mark.parametrize("call,why", [
     ("x[x > 0].squeeze()", "rank"),
-    ("torch.cumprod(x[x > 0], 0)", "cumprod"),
+    ("x[x > 0][-1]", "getitem"),
+    ("x[x > 0][:3]", "getitem"),
     ("x[x > 0].mode()[0]", "getitem"),
     ("x[x > 0].median(0)[1]", "getitem"),
     ("x[x > 0].unsqueeze(0)", "unsqueeze"),
