@@ -16,7 +16,9 @@ selection or without it:
 - a whole-tensor max is the max of where(m, x, min(x)), min likewise (an
   empty selection gives x's min (max), where torch raises an error);
 - views, layers acting on each row, sort / topk / kthvalue, cat and
-  reductions over dims: capture_selection_rows.
+  reductions over dims: capture_selection_rows;
+- scans, softmax, var / std, positions, the median and flip along the
+  first dim: capture_selection_mix.
 
 What is left reading a selection is refused naming it (`refuse_consumers`)."""
 from __future__ import annotations
