@@ -209,7 +209,13 @@ def _softmax(g: Graph, user: Node, sel: Node) -> bool:
     top = s.nodes[-1].name
     shifted = s("sub", [X, _widen(s, top, 0, L)], shape)         # <= 0 at the selected rows
     e0 = _filled(s, s("elementwise", [shifted], shape, fn="exp"), shape, M, L, s.const(0.0))
-    total = s("mul", [s("mean", [e0], kept, dim=[0], keepdim=True), s.const(float(L))], kept)
+    # int8's mean reduces the last dim: the rows' columns [R, L], the rows last
+    R = int(np.prod(shape[1:]))
+    lines = s("reshape", [e0], [1, L], target_shape=[1, L]) if R == 1 else \
+        s("permute", [e0 if len(shape) == 2 else s("reshape", [e0], [L, R], target_shape=[L, R])], [R, L],
+          dims=[1, 0])
+    mean = s("reshape", [s("mean", [lines], [R, 1], dim=[1], keepdim=True)], kept, target_shape=kept)
+    total = s("mul", [mean, s.const(float(L))], kept)
     # at least 1 (the max's own exp(0)) wherever a row is selected: no log(0) from an empty selection
     total = s("clamp", [total], kept, lo=1.0, hi=None)
     if user.op == "softmax":

@@ -423,6 +423,10 @@ VARIABLE_LENGTH = {
     "x[x > 0] * 2": (lambda x: x[x > 0] * 2.0, 0.0, 0.5),
     "torch.sigmoid(x[x > 0] * 2 - 1)": (lambda x: torch.sigmoid(x[x > 0] * 2 - 1), 0.0, 3.0),   # 2.79
     "x[x > 0] + (x * 0.5)[x > 0]": (lambda x: x[x > 0] + (x * 0.5)[x > 0], 0.0, 0.5),
+    # layers mixing a selection along its first dim, over x's table (capture_selection_mix; test_selection_mix.py,
+    # whose calibration holds every count: a sum over the selection, as softmax's, has the range it saw)
+    "torch.cummax(x[x > 0], 0)": (lambda x: torch.cummax(x[x > 0], 0)[0], 0.0, 0.5),
+    "x[x > 0].flip(0)": (lambda x: x[x > 0].flip(0), 0.0, 0.5),
 }
 
 

@@ -35,9 +35,9 @@ VALUES = {
     # exp and a division on int8 grids: 4.4 steps of an output spanning [0, 0.23], 0.004 (one step of
     # the softmax kernel's fixed 1/256 grid)
     "torch.softmax(x[x > 0], 0)": (lambda x: torch.softmax(x[x > 0], 0), 5.0),     # 4.38
-    "torch.softmax(keep(x), 0)": (lambda x: torch.softmax(keep(x), 0), 4.0),       # 3.50
+    "torch.softmax(keep(x), 0)": (lambda x: torch.softmax(keep(x), 0), 3.5),       # 3.10
     "torch.log_softmax(x[x > 0], 0)": (lambda x: torch.log_softmax(x[x > 0], 0), 2.0),   # 1.56
-    "torch.log_softmax(keep(x), 0)": (lambda x: torch.log_softmax(keep(x), 0), 2.0),
+    "torch.log_softmax(keep(x), 0)": (lambda x: torch.log_softmax(keep(x), 0), 2.0),     # 1.79
     # var / std: 0.012 and 0.015 absolute, as x.flatten().var() / std() (0.020, 0.016)
     "x[x > 0].std()": (lambda x: x[x > 0].std(), 5.0),                              # 4.48
     "x[x > 0].var(unbiased=False)": (lambda x: x[x > 0].var(unbiased=False), 5.0),  # 4.24
@@ -72,6 +72,9 @@ def test_mixing_layers_run_within_their_bound(name, tmp_path):
     prog = parse_program(res.data)
     if any(n.op == "masked_select" for n in res.graph.nodes):
         _no_kernel_reads_a_bound_dynamic_tensor(prog)
+    # int8 throughout but for the last division of var / std / a median (fp32: 0 / 0 is NaN, as torch)
+    assert all(f.endswith(("aten::div.out", "aten::view_copy.out")) for f in res.lowered.fallbacks), \
+        res.lowered.fallbacks
     step = res.graph.node(res.graph.outputs[0]).qparams[0]
     worst, spread, lengths = 0.0, [], set()
     for x in _inputs(8, 2):
