@@ -300,6 +300,6 @@ def refuse_consumers(g: Graph, error) -> None:
                         "depends on the values, in a way ptec cannot compute over x: a bool-mask selection can "
                         "be a program output or go into element-wise ops, layers acting on each of its rows, "
                         "views keeping or splitting its rows, sort / topk / kthvalue, cat, sum / mean / max / "
-                        "min, and along its first dim cumsum / cummax / cummin, softmax / log_softmax, var / "
-                        "std, argmax / argmin, sort / topk / kthvalue / cummax indices, median values and flip "
-                        "(docs/aot.md); torch.where(mask, x, 0) keeps the shape and runs")
+                        "min, and along its first dim cumsum / cumprod / cummax / cummin, softmax / "
+                        "log_softmax, var / std, argmax / argmin, sort / topk / kthvalue / cummax / median "
+                        "indices, median and flip (docs/aot.md); torch.where(mask, x, 0) keeps the shape and runs")

@@ -27,7 +27,8 @@ picked after, so no kernel reads the variable-length value.
 - median (torch's lower median, the sorted selection's row (n - 1) // 2)
   along dim 0 or of a whole 1-D selection: where(M, X, x's largest) sorted
   ascending, then the row i with sorted mask 1 at 2i and 0 at 2i + 2
-  (one linear of the sorted 0/1 mask, exact), taken by a max (`_median`).
+  (one linear of the sorted 0/1 mask, exact), taken by a max; its index
+  the compact selection's ascending order at that row (`_median`).
 - flip along dim 0: the table and the mask flipped, then picked (`_flip`).
 
 Where torch raises on an empty selection (argmax, a median over dim 0)
@@ -35,7 +36,7 @@ or a short one (topk's k above its length), the answer is the fill's:
 position 0 for argmax / argmin, positions past the count for topk and
 kthvalue, x's smallest value for a median over dim 0; the median of an
 empty 1-D selection is NaN, as torch (docs/aot.md). What stays refused (the rank of
-squeeze() depends on the count; mode; cumprod; a median's indices)
+squeeze() depends on the count; mode; an element by position)
 capture_masked_select.refuse_consumers names."""
 from __future__ import annotations
 
@@ -350,27 +351,38 @@ def _positions(g: Graph, user: Node, sel: Node) -> bool:
     return True
 
 
-def _median(g: Graph, user: Node, sel: Node) -> bool:
-    """torch.median's values along dim 0, or of a whole 1-D selection."""
-    a = user.attrs
-    rank = len(sel.shape)
-    if user.op != "sort" or a.get("rule") != "median" or user.inputs != [sel.name] or table(g, sel) is None \
-            or not (_along_first(user, sel) or (a["dim"] is None and rank == 1)):
-        return False
-    from .capture_calls import _reduce_max_nodes
-    s = Steps(user.name)
-    X, shape, M, L = flat(s, g, sel)
-    ordered = _ordered(s, "sort", _filled(s, X, shape, M, L, far_end(s, X, shape, highest=True)), shape, False)
+def _median_row(s: Steps, M: str, L: int) -> Tuple[str, str]:
+    """(at, ones_first): at [L] bool set on row (n - 1) // 2 alone (none
+    when n = 0), from the mask's 0/1 sorted descending (ones_first): row i
+    is the median where that is 1 at 2i (n > 2i) and 0 at 2i + 2 (n <= 2i +
+    2), so n is 2i + 1 or 2i + 2. One linear of the 0/1 values, compared:
+    exact."""
     ones_first = _ordered(s, "sort", _as_float(s, M, L), [L], True)
-    # row i is the median where the sorted mask is 1 at 2i (n > 2i) and 0 at 2i + 2 (n <= 2i + 2): n is
-    # 2i + 1 or 2i + 2, so i = (n - 1) // 2
     w = np.zeros((L, L), np.float32)
     for i in range(L):
         if 2 * i < L:
             w[i, 2 * i] = 1.0
         if 2 * i + 2 < L:
             w[i, 2 * i + 2] = -1.0
-    at = s("compare", [s("linear", [ones_first], [L], weight=w, bias=None)], [L], kind="gt", scalar=0.5)
+    return s("compare", [s("linear", [ones_first], [L], weight=w, bias=None)], [L], kind="gt", scalar=0.5), \
+        ones_first
+
+
+def _median(g: Graph, user: Node, sel: Node) -> bool:
+    """torch.median's values along dim 0 or of a whole 1-D selection, and
+    its indices along dim 0."""
+    a = user.attrs
+    rank = len(sel.shape)
+    if user.op not in ("sort", "sort_indices") or a.get("rule") != "median" or user.inputs != [sel.name] \
+            or table(g, sel) is None or not (_along_first(user, sel) or (a["dim"] is None and rank == 1)):
+        return False
+    if user.op == "sort_indices":
+        return _median_position(g, user, sel)
+    from .capture_calls import _reduce_max_nodes
+    s = Steps(user.name)
+    X, shape, M, L = flat(s, g, sel)
+    ordered = _ordered(s, "sort", _filled(s, X, shape, M, L, far_end(s, X, shape, highest=True)), shape, False)
+    at, ones_first = _median_row(s, M, L)
     taken = _filled(s, ordered, shape, at, L, far_end(s, X, shape, highest=False))
     whole = a["dim"] is None
     nodes = _reduce_max_nodes(f"{user.name}__med" if whole else user.name, taken, shape, [0],
@@ -382,6 +394,30 @@ def _median(g: Graph, user: Node, sel: Node) -> bool:
         s("reshape", [s("div", [s("reshape", [value], [], target_shape=[]), some], [1])], [], target_shape=[])
         s.nodes[-1].name = user.name
     s.nodes[-1].attrs["source"] = origin(user)
+    _replace(g, [user.name], s.nodes)
+    return True
+
+
+def _median_position(g: Graph, user: Node, sel: Node) -> bool:
+    """torch.median's indices along dim 0: the compact selection's stable
+    ascending order (its fill, x's largest value, after it), and its entry
+    at the median row (that row's position an argmax of the row mask, the
+    entry a gather of the int64 order: exact). No row (torch raises): the
+    order's first entry, 0."""
+    a = user.attrs
+    s = Steps(user.name)
+    X, shape, M, L = flat(s, g, sel)
+    C, V = _compacted(s, X, shape, M, L)
+    order = _ordered(s, "sort_indices", _filled(s, C, shape, V, L, far_end(s, X, shape, highest=True)), shape,
+                     False)
+    at, _ = _median_row(s, M, L)
+    row = _filled(s, s.const(np.ones(shape[1:], np.float32)), shape, at, L, s.const(0.0))
+    kept = [1] + list(shape[1:])
+    where = s("argmax", [row], kept, dim=0, keepdim=True, smallest=False)
+    picked = s("gather", [order, where], kept, dim=0)
+    out = kept if a.get("keepdim") else list(shape[1:])
+    s.nodes.append(Node(user.name, "int_math", [picked], dict(kind="view", dtype="int64", shape=out,
+                                                               source=origin(user)), shape=out))
     _replace(g, [user.name], s.nodes)
     return True
 

@@ -117,6 +117,9 @@ POSITIONS = {
     "keep(x).kthvalue(2, 0)[1]": lambda x: keep(x).kthvalue(2, 0)[1],
     "keep(x).cummax(0)[1]": lambda x: keep(x).cummax(0)[1],
     "keep(x).argmin(0)": lambda x: keep(x).argmin(0),
+    "x[x > 0].median(0)[1]": lambda x: x[x > 0].median(0)[1],
+    "keep(x).median(0)[1]": lambda x: keep(x).median(0)[1],
+    "keep(x).median(0, keepdim=True)[1]": lambda x: keep(x).median(0, keepdim=True)[1],
 }
 
 
@@ -136,7 +139,8 @@ def test_positions_in_a_selection_pick_torchs_values(name, tmp_path):
     """int64 positions in the selection (not in x): the selection's values
     there are torch's within one input step (the grid ptec orders on),
     every position inside the selection; where torch raises the fill's
-    positions (0 for argmax of nothing, past the count for topk)."""
+    positions (0 for argmax or a median of nothing, past the count for topk
+    and kthvalue)."""
     fn = POSITIONS[name]
     res = _compiled(fn)
     prog = parse_program(res.data)
@@ -152,7 +156,7 @@ def test_positions_in_a_selection_pick_torchs_values(name, tmp_path):
             want = fn(x).numpy()
         except (RuntimeError, IndexError):
             n = s.shape[0]
-            if "argm" in name or "max(" in name:
+            if "argm" in name or "max(" in name or "median" in name:
                 assert (got == 0).all(), (name, got)
             elif "kthvalue" in name and got.ndim:     # past the length, per column
                 assert (got >= n).all(), (name, got)
@@ -216,7 +220,7 @@ def test_an_empty_or_short_selection_gives_torchs_nan_or_the_documented_fill():
     ("x[x > 0][-1]", "getitem"),
     ("x[x > 0][:3]", "getitem"),
     ("x[x > 0].mode()[0]", "getitem"),
-    ("x[x > 0].median(0)[1]", "getitem"),
+    ("x[x > 0].mode(0)[1]", "getitem"),
     ("x[x > 0].unsqueeze(0)", "unsqueeze"),
 ])
 def test_other_mixing_layers_are_refused_by_name(call, why):
