@@ -241,6 +241,7 @@ def test_squeeze_names_the_rank_that_depends_on_the_count():
 BOARD_CALLS = {
     "softmax and cumsum": lambda x: torch.cumsum(torch.softmax(x[x > 0], 0), 0),
     "argsort": lambda x: x[x > 0].argsort(),
+    "a median's index": lambda x: keep(x).median(0)[1],
 }
 
 
