@@ -1077,6 +1077,8 @@ def _basic_index_nodes(name: str, fn: torch.fx.Node, src: str) -> Optional[List[
             end = start + 1
         if (start, end) != (0, size):
             nodes.append(Node(f"{name}_d{dim}", "slice", [cur], dict(dim=dim, start=start, end=end)))
+            if dim == 0:        # as written: a selection's s[-1] is not s[count - 1] of the example's count
+                nodes[-1].attrs["spelled"] = (i.start, i.stop, i.step) if isinstance(i, slice) else i
             cur = nodes[-1].name
         sliced.append(end - start)
         dim += 1

@@ -1,7 +1,7 @@
 """Layers that mix a selection's elements along its first dim (issue 15),
 beyond the sorts, joins and sums of capture_selection_rows: running scans,
-softmax, spreads, the positions of extremes and orders, the median and a
-flip of a selection x[mask], computed over x's table X [L, rest...] and
+softmax, spreads, the positions of extremes and orders, the median, a
+flip and elements by position of a selection x[mask], computed over x's table X [L, rest...] and
 mask M [L] (capture_selection_rows.table) with static shapes, the rows
 picked after, so no kernel reads the variable-length value.
 
@@ -30,13 +30,19 @@ picked after, so no kernel reads the variable-length value.
   (one linear of the sorted 0/1 mask, exact), taken by a max; its index
   the compact selection's ascending order at that row (`_median`).
 - flip along dim 0: the table and the mask flipped, then picked (`_flip`).
+- an element or a slice by position, s[i] and s[a:b] as written (capture
+  keeps the spelling: its trace writes s[-1] as s[count - 1] of the
+  example's count), bounds of one sign: the selection made compact at the
+  front (>= 0) or at the end (< 0), then the row, or the slice picked by
+  the sorted mask's slice (`_by_position`).
 
 Where torch raises on an empty selection (argmax, a median over dim 0)
 or a short one (topk's k above its length), the answer is the fill's:
 position 0 for argmax / argmin, positions past the count for topk and
-kthvalue, x's smallest value for a median over dim 0; the median of an
-empty 1-D selection is NaN, as torch (docs/aot.md). What stays refused (the rank of
-squeeze() depends on the count; mode; an element by position)
+kthvalue, x's smallest value for a median over dim 0 or an element past
+the selection; the median of an empty 1-D selection is NaN, as torch
+(docs/aot.md). What stays refused (the rank of squeeze() depends on the
+count; mode; a slice with bounds of both signs or a step)
 capture_masked_select.refuse_consumers names."""
 from __future__ import annotations
 
@@ -66,20 +72,25 @@ def _as_float(s: Steps, M: str, L: int) -> str:
     return s("bool_to", [M], [L], dtype="float32")
 
 
-def _compacted(s: Steps, X: str, shape, M: str, L: int) -> Tuple[str, str]:
-    """(C, V): X's selected rows moved to the front in their order (a gather
-    at the positions of the mask's 1s, the stable sort of the mask's 0/1
-    descending along dim 0, for each of X's columns), then the others; V
-    [L] bool, set on C's first count rows."""
+def _compact(s: Steps, X: str, shape, M: str, L: int, front: bool = True) -> Tuple[str, str]:
+    """(C, ones): X's selected rows moved to the front in their order (a
+    gather at the positions of the mask's 1s, the stable sort of the mask's
+    0/1 descending along dim 0, for each of X's columns), then the others;
+    ones [L] that 0/1 sorted, 1 on C's first count rows. front False: the
+    selected rows moved to the end (sorted ascending), so s[-1] is C's last."""
     Mf = _as_float(s, M, L)
     mask = Mf
     if len(shape) > 1:          # the mask over every column, so each column's positions are the rows'
         mask = s("where", [over_rows(s, M, L, len(shape)), s.const(np.ones(shape[1:], np.float32)),
                            s.const(0.0)], shape)
-    positions = _ordered(s, "sort_indices", mask, shape, True)
-    C = s("gather", [X, positions], shape, dim=0)
-    V = s("compare", [_ordered(s, "sort", Mf, [L], True)], [L], kind="gt", scalar=0.5)
-    return C, V
+    C = s("gather", [X, _ordered(s, "sort_indices", mask, shape, front)], shape, dim=0)
+    return C, _ordered(s, "sort", Mf, [L], front)
+
+
+def _compacted(s: Steps, X: str, shape, M: str, L: int) -> Tuple[str, str]:
+    """(C, V): _compact's C and V [L] bool, set on C's first count rows."""
+    C, ones = _compact(s, X, shape, M, L)
+    return C, s("compare", [ones], [L], kind="gt", scalar=0.5)
 
 
 def _along_first(user: Node, sel: Node) -> bool:
@@ -458,7 +469,54 @@ def _flip(g: Graph, user: Node, sel: Node) -> bool:
     return True
 
 
+def _by_position(g: Graph, user: Node, sel: Node) -> bool:
+    """s[i] and s[a:b] along dim 0 as written (capture's attrs spelled:
+    the trace itself writes s[-1] as s[count - 1] of the example's count):
+    bounds of one sign, taken in the selection made compact at the front
+    (>= 0) or at the end (< 0). A slice is a selection again, C[a:b] by
+    V[a:b]; an element past the selection (torch raises) is x's smallest
+    value."""
+    spelled = user.attrs.get("spelled")
+    if user.op != "slice" or user.inputs != [sel.name] or user.attrs.get("dim") != 0 or spelled is None \
+            or table(g, sel) is None:
+        return False
+    L = table(g, sel)[3]
+    if isinstance(spelled, tuple):
+        a, b, step = spelled
+        bounds = [v for v in (a, b) if v is not None]
+        if step not in (None, 1) or not bounds or len({v < 0 for v in bounds}) != 1:
+            return False
+        from_end = bounds[0] < 0
+        start = 0 if a is None else min(max(a + L if from_end else a, 0), L)
+        end = L if b is None else min(max(b + L if from_end else b, 0), L)
+        if end <= start:
+            return False
+    else:
+        if not -L <= spelled < L:
+            return False
+        from_end = spelled < 0
+        start = spelled + L if from_end else spelled
+        end = start + 1
+    s = Steps(user.name)
+    X, shape, M, L = flat(s, g, sel)
+    C, ones = _compact(s, X, shape, M, L, front=not from_end)
+    part = [end - start] + list(shape[1:])
+    if isinstance(spelled, tuple):
+        kept = s("compare", [s("slice", [ones], [end - start], dim=0, start=start, end=end)], [end - start],
+                 kind="gt", scalar=0.5)
+        _pick(s, user.name, s("slice", [C], part, dim=0, start=start, end=end), part, kept, origin(user))
+    else:
+        # the fill over the whole compact table, whose grid holds every selected value, then the row
+        filled = _filled(s, C, shape, s("compare", [ones], [L], kind="gt", scalar=0.5), L,
+                         far_end(s, X, shape, highest=False))
+        s.nodes.append(Node(user.name, "slice", [filled], dict(dim=0, start=start, end=end, source=origin(user)),
+                            shape=part))
+    _replace(g, [user.name], s.nodes)
+    return True
+
+
 def mix_rows(g: Graph, user: Node, sel: Node) -> bool:
     """One of this module's rewrites of user, a reader of the selection sel;
     False when none applies."""
-    return any(rewrite(g, user, sel) for rewrite in (_scan, _cumprod, _softmax, _spread, _positions, _median, _flip))
+    return any(rewrite(g, user, sel) for rewrite in (_scan, _cumprod, _softmax, _spread, _positions, _median, _flip,
+                                                      _by_position))

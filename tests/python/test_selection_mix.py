@@ -1,6 +1,7 @@
 """Layers mixing a selection x[mask]'s elements along its first dim (issue
-15): scans, softmax, var / std, positions (argmax, sort indices), median
-and flip (capture_selection_mix), compiled over x with static shapes.
+15): scans, softmax, var / std, positions (argmax, sort indices), median,
+flip and elements or slices by position (capture_selection_mix), compiled
+over x with static shapes.
 
 Oracles: PyTorch on the input, elements kept an input step away from the
 thresholds (test_selection_rows._inputs) so the selection is torch's; the
@@ -53,12 +54,25 @@ VALUES = {
     "keep(x).median(0, keepdim=True)[0]": (lambda x: keep(x).median(0, keepdim=True)[0], 1.5),   # 1.39
     "x[x > 0].flip(0)": (lambda x: x[x > 0].flip(0), 0.5),
     "keep(x).flip(0)": (lambda x: keep(x).flip(0), 0.5),
+    # by position, as written (the selection made compact at the front or the end)
+    "x[x > 0][0]": (lambda x: x[x > 0][0], 0.5),
+    "x[x > 0][-1]": (lambda x: x[x > 0][-1], 0.5),
+    "x[x > 0][2]": (lambda x: x[x > 0][2], 0.5),
+    "keep(x)[0]": (lambda x: keep(x)[0], 0.5),
+    "keep(x)[-1]": (lambda x: keep(x)[-1], 0.5),
+    "x[x > 0][:3]": (lambda x: x[x > 0][:3], 0.5),
+    "x[x > 0][-3:]": (lambda x: x[x > 0][-3:], 0.5),
+    "x[x > 0][:-1]": (lambda x: x[x > 0][:-1], 0.5),
+    "x[x > 0][1:]": (lambda x: x[x > 0][1:], 0.5),
+    "keep(x)[:2]": (lambda x: keep(x)[:2], 0.5),
 }
 
 
 def _fill_value(name, x, got):
-    """Where torch raises: a median over no rows is x's smallest value."""
-    assert "median(0" in name, f"{name}: torch raised where ptec documents no fill"
+    """Where torch raises: a median over no rows, an element past the
+    selection: x's smallest value."""
+    assert "median(0" in name or name.endswith(("[0]", "[-1]", "[2]")), \
+        f"{name}: torch raised where ptec documents no fill"
     return np.full(got.shape, float(x.min()), np.float32)
 
 
@@ -217,8 +231,8 @@ def test_an_empty_or_short_selection_gives_torchs_nan_or_the_documented_fill():
 
 @pytest.mark.parametrize("call,why", [
     ("x[x > 0].squeeze()", "rank"),
-    ("x[x > 0][-1]", "getitem"),
-    ("x[x > 0][:3]", "getitem"),
+    ("x[x > 0][1:-1]", "getitem"),
+    ("x[x > 0][::2]", "getitem"),
     ("x[x > 0].mode()[0]", "getitem"),
     ("x[x > 0].mode(0)[1]", "getitem"),
     ("x[x > 0].unsqueeze(0)", "unsqueeze"),
