@@ -477,8 +477,13 @@ def _by_position(g: Graph, user: Node, sel: Node) -> bool:
     V[a:b]; an element past the selection (torch raises) is x's smallest
     value."""
     spelled = user.attrs.get("spelled")
-    if user.op != "slice" or user.inputs != [sel.name] or user.attrs.get("dim") != 0 or spelled is None \
-            or table(g, sel) is None:
+    if spelled is None or user.inputs != [sel.name] or table(g, sel) is None:
+        return False
+    rest = list(sel.shape[1:])
+    # a reshape: capture's view for an index that left the example's rows whole (s[:3] of 3 or fewer, s[0] of 1)
+    view = user.op == "reshape" and list(user.attrs.get("target_shape", [None]))[1 if isinstance(spelled, tuple)
+                                                                                  else 0:] == rest
+    if not view and (user.op != "slice" or user.attrs.get("dim") != 0):
         return False
     L = table(g, sel)[3]
     if isinstance(spelled, tuple):
@@ -511,6 +516,10 @@ def _by_position(g: Graph, user: Node, sel: Node) -> bool:
                          far_end(s, X, shape, highest=False))
         s.nodes.append(Node(user.name, "slice", [filled], dict(dim=0, start=start, end=end, source=origin(user)),
                             shape=part))
+        if view:            # the int's dim dropped
+            s.nodes[-1].name = f"{user.name}__row"
+            s.nodes.append(Node(user.name, "reshape", [s.nodes[-1].name], dict(target_shape=rest,
+                                                                               source=origin(user)), shape=rest))
     _replace(g, [user.name], s.nodes)
     return True
 

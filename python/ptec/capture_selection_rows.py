@@ -146,7 +146,8 @@ def split_rows(g: Graph, user: Node, sel: Node) -> bool:
     t's, or a flatten of it to 1-D: X viewed as [L * j, t...], each mask
     entry repeated j times (a 0/1 float times ones, compared) when j > 1."""
     a, rest = user.attrs, _numel(sel.shape[1:])
-    if user.op != "reshape" or user.inputs != [sel.name] or table(g, sel) is None:
+    # (spelled: an index of dim 0 that left the example's rows whole, capture_selection_mix's)
+    if user.op != "reshape" or user.inputs != [sel.name] or table(g, sel) is None or "spelled" in a:
         return False
     if "target_shape" in a:
         t = [int(v) for v in a["target_shape"]]

@@ -229,6 +229,23 @@ def test_an_empty_or_short_selection_gives_torchs_nan_or_the_documented_fill():
     assert run_program(parse_program(res.data), [none.numpy()])[0].shape == (0,)
 
 
+@pytest.mark.parametrize("count", [1, 2])
+def test_an_index_is_the_written_one_whatever_the_examples_count(count, tmp_path):
+    """The trace writes s[-1] as s[count - 1] of its example's count, and
+    s[:3] of an example of 3 or fewer selected values as the whole of it:
+    compiled from an example selecting 1 or 2 values, the program gives
+    torch's element or slice of every run's selection."""
+    example = torch.where(torch.arange(32).reshape(1, 4, 8) < count, 1.0, -1.0)
+    calibration = [(x,) for x in _inputs(24, 1, top=1.0)]
+    for fn in (lambda x: x[x > 0][0], lambda x: x[x > 0][-1], lambda x: x[x > 0][:3], lambda x: x[x > 0][-2:],
+               lambda x: keep(x)[:3]):
+        res = compile_model(Call(fn).eval(), [example], calibration)
+        step = res.graph.node(res.graph.outputs[0]).qparams[0]
+        for x in _inputs(8, 2)[:-2]:        # (the last two: none and all selected)
+            got, want = _run(res, x, tmp_path), fn(x).numpy()
+            assert got.shape == want.shape and np.abs(got - want).max() <= 0.5 * step + 1e-6, (got, want)
+
+
 @pytest.mark.parametrize("call,why", [
     ("x[x > 0].squeeze()", "rank"),
     ("x[x > 0][1:-1]", "getitem"),
