@@ -1,15 +1,17 @@
 """Layers that mix a selection's elements along its first dim (issue 15),
 beyond the sorts, joins and sums of capture_selection_rows: running scans,
 softmax, spreads, the positions of extremes and orders, the median, a
-flip and elements by position of a selection x[mask], computed over x's table X [L, rest...] and
-mask M [L] (capture_selection_rows.table) with static shapes, the rows
-picked after, so no kernel reads the variable-length value.
+flip and elements by position of a selection x[mask], computed over x's
+table X [L, rest...] and mask M [L] (capture_selection_rows.table) with
+static shapes, the rows picked after, so no kernel reads the
+variable-length value.
 
 - cumsum / cumprod / cummax / cummin along dim 0 scan where(M, X, e) with
   e the scan's identity (0 for a sum, 1 for a product; x's smallest value
-  for a running max, its largest for a running min): at a selected row the scan has seen the
-  selected rows before it and identities, so picking the rows gives the
-  selection's scan, exactly (`_scan`, `_cumprod`).
+  for a running max, its largest for a running min): at a selected row
+  the scan has seen the selected rows before it and identities, so
+  picking the rows gives the selection's scan, exactly (`_scan`,
+  `_cumprod`).
 - softmax / log_softmax along dim 0: m the max of where(M, X, x's
   smallest), e = exp(X - m), e0 = where(M, e, 0), softmax e0 / sum(e0) and
   log_softmax X - m - log(sum(e0)), picked (`_softmax`).

@@ -21,7 +21,7 @@ from ptec.ir import UnsupportedOperator
 from ptec.interpreter import run_program
 from ptec.pte import parse_program
 from test_masked_select import Call, _no_kernel_reads_a_bound_dynamic_tensor
-from test_selection_rows import _compiled, _inputs, keep, rows
+from test_selection_rows import _compiled, _inputs, keep
 
 # call -> (fn, bound in output steps); the measured worst as a comment where it is loose
 VALUES = {
