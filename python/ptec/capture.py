@@ -1065,6 +1065,9 @@ def _basic_index_nodes(name: str, fn: torch.fx.Node, src: str) -> Optional[List[
         idx = idx[:k] + (slice(None),) * (len(shape) - real) + idx[k + 1:]
     nodes: List[Node] = []
     cur, dim, sliced = src, 0, []          # sliced: the shape after the slice nodes
+    # dim 0's index as written: a selection's s[-1] is not s[count - 1] of the example's count (capture_selection_mix)
+    first = next((i for i in idx if i is not None), None)
+    spelled = (first.start, first.stop, first.step) if isinstance(first, slice) else first
     for i in idx:
         if i is None:
             continue
@@ -1093,12 +1096,16 @@ def _basic_index_nodes(name: str, fn: torch.fx.Node, src: str) -> Optional[List[
             end = start + 1
         if (start, end) != (0, size):
             nodes.append(Node(f"{name}_d{dim}", "slice", [cur], dict(dim=dim, start=start, end=end)))
+            if dim == 0:
+                nodes[-1].attrs["spelled"] = spelled
             cur = nodes[-1].name
         sliced.append(end - start)
         dim += 1
     sliced += shape[dim:]
     if sliced != out_shape or not nodes:
         nodes.append(Node(f"{name}_view", "reshape", [cur], dict(target_shape=out_shape)))
+        if len(nodes) == 1 and spelled not in (None, (None, None, None)):      # s[:3] of an example of 3 or less
+            nodes[0].attrs["spelled"] = spelled
     last = nodes[-1]
     last.name = name
     return nodes

@@ -16,7 +16,9 @@ selection or without it:
 - a whole-tensor max is the max of where(m, x, min(x)), min likewise (an
   empty selection gives x's min (max), where torch raises an error);
 - views, layers acting on each row, sort / topk / kthvalue, cat and
-  reductions over dims: capture_selection_rows.
+  reductions over dims: capture_selection_rows;
+- scans, softmax, var / std, positions, the median and flip along the
+  first dim: capture_selection_mix.
 
 What is left reading a selection is refused naming it (`refuse_consumers`)."""
 from __future__ import annotations
@@ -255,6 +257,7 @@ def through_selections(g: Graph, error) -> bool:
     capture_selection_rows'); True when any changed, after which the
     graph's shapes need inferring again."""
     from . import capture_selection_rows as rows
+    from .capture_selection_mix import mix_rows
     changed = False
     progress = True
     while progress:
@@ -265,7 +268,7 @@ def through_selections(g: Graph, error) -> bool:
                         or (_elementwise(user) and _move_elementwise(g, user, sel)) \
                         or any(rewrite(g, user, sel) for rewrite in (rows.select_within, rows.move_rowwise,
                                                                       rows.split_rows, rows.join_rows,
-                                                                      rows.order_rows)):
+                                                                      rows.order_rows, mix_rows)):
                     progress = changed = True
                     break
             if progress:
@@ -288,9 +291,15 @@ def refuse_consumers(g: Graph, error) -> None:
                         "which ptec runs only as the mask of a selection by the same mask "
                         "(x[m][x[m] > 1]); return the float selection and compare outside the program")
         users = g.users(n.name)
+        if users and users[0].op == "reshape" and "squeeze" in users[0].attrs and users[0].attrs["squeeze"] is None:
+            raise error(f"operator not supported: {origin(users[0])} of {origin(n)}'s result, whose length "
+                        "depends on the values: its rank would too (one element gives a 0-d tensor), and a "
+                        "program's outputs have a fixed rank; squeeze a dim other than 0 or return the selection")
         if users:
             raise error(f"operator not supported: {origin(users[0])} takes {origin(n)}'s result, whose length "
                         "depends on the values, in a way ptec cannot compute over x: a bool-mask selection can "
                         "be a program output or go into element-wise ops, layers acting on each of its rows, "
-                        "views keeping or splitting its rows, sort / topk / kthvalue, cat, and sum / mean / "
-                        "max / min (docs/aot.md); torch.where(mask, x, 0) keeps the shape and runs")
+                        "views keeping or splitting its rows, sort / topk / kthvalue, cat, sum / mean / max / "
+                        "min, and along its first dim cumsum / cumprod / cummax / cummin, softmax / "
+                        "log_softmax, var / std, argmax / argmin, sort / topk / kthvalue / cummax / median "
+                        "indices, median and flip (docs/aot.md); torch.where(mask, x, 0) keeps the shape and runs")

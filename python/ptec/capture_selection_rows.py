@@ -32,9 +32,10 @@ after it:
 
 Where torch raises on a short selection (topk's k or kthvalue's k above its
 length, max / min of no rows) ptec gives the fill, x's far end; an empty
-mean is 0 (docs/aot.md). A layer mixing rows in any other way (cumsum,
-argmax or sort indices along dim 0, a view merging rows, unsqueeze(0)) is
-left, and capture_masked_select.refuse_consumers names it."""
+mean is 0 (docs/aot.md). Scans, softmax, var / std, positions, the
+median and flip along dim 0 are capture_selection_mix's; a layer mixing
+rows in any other way (a view merging rows, unsqueeze(0)) is left, and
+capture_masked_select.refuse_consumers names it."""
 from __future__ import annotations
 
 from typing import List, Optional, Tuple
@@ -145,7 +146,8 @@ def split_rows(g: Graph, user: Node, sel: Node) -> bool:
     t's, or a flatten of it to 1-D: X viewed as [L * j, t...], each mask
     entry repeated j times (a 0/1 float times ones, compared) when j > 1."""
     a, rest = user.attrs, _numel(sel.shape[1:])
-    if user.op != "reshape" or user.inputs != [sel.name] or table(g, sel) is None:
+    # (spelled: an index of dim 0 that left the example's rows whole, capture_selection_mix's)
+    if user.op != "reshape" or user.inputs != [sel.name] or table(g, sel) is None or "spelled" in a:
         return False
     if "target_shape" in a:
         t = [int(v) for v in a["target_shape"]]

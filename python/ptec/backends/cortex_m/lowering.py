@@ -916,8 +916,9 @@ def op_gather(ctx, n: Node):
     contiguous, so a 4-D channels-last tensor is made contiguous first and
     the 4-D out is made channels-last after."""
     src = ctx.get(n.inputs[0])
-    x = src if src.dtype == ScalarType.FLOAT else ctx.q(n.inputs[0])
-    if x.dtype != ScalarType.FLOAT and (x.scale, x.zp) != tuple(n.qparams):
+    # int64 positions (capture_selection_mix: a sort's order at a computed row) are copied as they are
+    x = src if src.dtype in (ScalarType.FLOAT, ScalarType.LONG) else ctx.q(n.inputs[0])
+    if x.dtype == ScalarType.CHAR and (x.scale, x.zp) != tuple(n.qparams):
         return ctx.refuse(n, "the output's int8 grid differs from the input's: the gather copies bytes")
     index = ctx.get(n.inputs[1])
     if index.dtype != ScalarType.LONG:

@@ -223,7 +223,10 @@ def op_masked_select(ctx, n: Node):
         value = np.ascontiguousarray(np.asarray(table.attrs["value"], np.int64))
         x = Act(ctx.b.constant(value), list(value.shape), ScalarType.LONG)
     else:
-        x = _contiguous(ctx, ctx.q(n.inputs[0]) if ctx.int8_io else ctx.f(n.inputs[0]))
+        src = ctx.get(n.inputs[0])
+        # int64 positions (capture_selection_mix: a sort's indices picked) are copied as they are
+        x = _contiguous(ctx, src if src.dtype == ScalarType.LONG else ctx.q(n.inputs[0]) if ctx.int8_io
+                        else ctx.f(n.inputs[0]))
     out = new_act(ctx.b, x.dtype, n.shape, x.scale, x.zp)
     ctx.b.values[out.value].val.shape_dynamism = TensorShapeDynamism.DYNAMIC_BOUND
     if n.attrs.get("rows"):
