@@ -37,6 +37,7 @@ from .capture_grid import grid_nodes
 from .capture_int_math import int_math_nodes, int_view_nodes
 from .capture_binary_math import binary_math_node
 from .capture_casts import float_cast_node, output_dtype
+from .capture_plumbing import tidy_plumbing
 from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
                             _scalar_arg, _sum_nodes, _values_of)
@@ -1554,6 +1555,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
                     v.copy_(initial[k])
         from .capture_shape_numbers import fold_shape_numbers
         fold_shape_numbers(gm, UnsupportedOperator)
+        tidy_plumbing(gm, CaptureError)
         g = _fx_to_graph(gm)
         if stateful:
             # An SVDF keeps its activation state in the kernel's own tensor,
