@@ -28,6 +28,10 @@ import torch.nn.functional as F
 
 FLOATS = (torch.float32, torch.float64)
 
+# len(x) of a traced tensor: torch.fx cannot record it (a Python int), while
+# x.shape[0] is the traced size, which capture folds into its readers
+TRACED_LEN = "len(x) of a tensor cannot be traced: write x.shape[0] instead"
+
 # calls whose result is their first argument's value, whatever else they are given
 _SAME_VALUE_METHODS = {"detach", "detach_", "cpu", "requires_grad_"}
 # calls whose result is the first argument's value when the traced dtype does not change
@@ -100,6 +104,14 @@ def tidy_plumbing(gm: torch.fx.GraphModule, error) -> None:
     """Take the calls above out of gm's graph (in place); a float64 model
     output raises error (CaptureError) in one line."""
     graph = gm.graph
+    # before a cast back to float32 (x.double().float()) is taken out
+    for fn in graph.nodes:
+        if fn.op == "output":
+            outs = fn.args[0] if isinstance(fn.args[0], (tuple, list)) else [fn.args[0]]
+            for out in outs:
+                if _dtype(out) == torch.float64:
+                    raise error(f"the model returns {out.name} as float64, which ptec does not compute "
+                                f"(every float value is float32): return it as .float()")
     for fn in list(graph.nodes):
         value = _traced_attribute(fn)
         if value is not None:
@@ -112,11 +124,4 @@ def tidy_plumbing(gm: torch.fx.GraphModule, error) -> None:
             graph.erase_node(fn)
         elif _float_dtype_keyword(fn):
             fn.kwargs = {k: v for k, v in fn.kwargs.items() if k != "dtype"}
-    for fn in graph.nodes:
-        if fn.op == "output":
-            outs = fn.args[0] if isinstance(fn.args[0], (tuple, list)) else [fn.args[0]]
-            for out in outs:
-                if _dtype(out) == torch.float64:
-                    raise error(f"the model returns {out.name} as float64, which ptec does not compute "
-                                f"(every float value is float32): return it as .float()")
     gm.recompile()
