@@ -10,7 +10,7 @@
 * x.bool() / x.to(torch.bool) of a float: the test x != 0 (a compare node);
 * x.new_tensor(data) / x.new_zeros / x.new_ones / x.new_full: a constant of
   the traced dtype and shape;
-* torch.atleast_1d / 2d / 3d and torch.ravel of one tensor: a reshape;
+* torch.atleast_1d / 2d / 3d and torch.ravel / x.ravel() of one tensor: a reshape;
   torch.narrow_copy: a slice; torch.concat / torch.concatenate: a join
   (its tensors are in a list, which the generic refusal cannot evaluate).
 
@@ -156,9 +156,12 @@ def _view_nodes(fn) -> Optional[List[Node]]:
     """atleast_Nd and ravel as a reshape to the traced shape; narrow_copy as
     a slice; concat / concatenate as a join of their list of tensors."""
     t = fn.target
+    one = len(fn.args) == 1 and isinstance(fn.args[0], torch.fx.Node) and not fn.kwargs
     if fn.op != "call_function":
         if t == "narrow_copy":
             return _narrow(fn)
+        if t == "ravel" and one and _meta_shape(fn) is not None:
+            return [Node(fn.name, "reshape", [fn.args[0].name], dict(target_shape=_meta_shape(fn)))]
         return None
     if _lookup(_CONCAT, t) is not None:
         seq = fn.args[0] if fn.args else fn.kwargs.get("tensors")
@@ -169,7 +172,6 @@ def _view_nodes(fn) -> Optional[List[Node]]:
         return [Node(fn.name, "cat", [a.name for a in seq], dict(dim=dim))]
     if t is getattr(torch, "narrow_copy", None):
         return _narrow(fn)
-    one = len(fn.args) == 1 and isinstance(fn.args[0], torch.fx.Node) and not fn.kwargs
     if (_lookup(_ATLEAST, t) is not None or t is torch.ravel) and one and _meta_shape(fn) is not None:
         return [Node(fn.name, "reshape", [fn.args[0].name], dict(target_shape=_meta_shape(fn)))]
     return None
