@@ -6,6 +6,9 @@ CPU (issue 15), taken out of the traced graph before capture reads it:
   has the dtype of x: each reader reads x itself;
 * `t.device` / `t.dtype` read in the forward (x.to(x.device), ...): the
   value tracing saw (the CPU; t's traced dtype), written into the readers;
+* a cast that does change the dtype, spelled with a CPU device or flags
+  (x.to('cpu', torch.float16), x.to(ids)), is spelled x.to(dtype), which
+  capture's casts read;
 * float64: ptec carries every float value as float32. x.double() /
   x.to(torch.float64) / `.float()` of a float64 value are taken out like
   the calls above, and a reduction's dtype=torch.float32 or torch.float64
@@ -78,6 +81,23 @@ def _same_value(fn: torch.fx.Node) -> bool:
     return before is not None and (after == before or (before in FLOATS and after in FLOATS))
 
 
+def _as_plain_cast(fn: torch.fx.Node):
+    """x.to('cpu', torch.float16, non_blocking=True), x.to(ids) of another
+    dtype: (args, kwargs) of the same cast spelled x.to(dtype), which
+    capture reads (capture_casts, capture_indices); else None."""
+    if fn.op != "call_method" or fn.target != "to" or not fn.args or not isinstance(fn.args[0], torch.fx.Node):
+        return None
+    rest = list(fn.args[1:]) + list(fn.kwargs.values())
+    if not all(_moves_nothing(v) for v in rest) or set(fn.kwargs) - {"device", "dtype", "non_blocking", "copy",
+                                                                     "memory_format"}:
+        return None
+    dtypes = [v for v in rest if isinstance(v, torch.dtype)] or \
+        [_dtype(v) for v in rest if isinstance(v, torch.fx.Node)]
+    if len(dtypes) != 1 or dtypes[0] is None or rest == [dtypes[0]]:
+        return None
+    return (fn.args[0], dtypes[0]), {}
+
+
 def _traced_attribute(fn: torch.fx.Node):
     """The value tracing saw for `t.device` / `t.dtype` (a constant of the
     program), else None."""
@@ -122,6 +142,8 @@ def tidy_plumbing(gm: torch.fx.GraphModule, error) -> None:
         elif _same_value(fn):
             fn.replace_all_uses_with(fn.args[0])
             graph.erase_node(fn)
+        elif _as_plain_cast(fn) is not None:
+            fn.args, fn.kwargs = _as_plain_cast(fn)
         elif _float_dtype_keyword(fn):
             fn.kwargs = {k: v for k, v in fn.kwargs.items() if k != "dtype"}
     gm.recompile()

@@ -65,6 +65,18 @@ def test_no_op_of_the_input_returned():
     assert torch.equal(evaluate(g, [x])[0], x)
 
 
+def test_a_cast_that_changes_the_dtype_stays():
+    """Only same-dtype casts (and float32 <-> float64) are taken out: .half()
+    keeps its rounding and .long() its truncation."""
+    x = inputs(S3, -3.0, 3.0, 1)[0][0] * 10
+    for fn in (lambda x: x.to("cpu", torch.float16).float() * 2, lambda x: x.to(x.device, torch.long).float() * 2):
+        model = Call(fn).eval()
+        g = capture(model, [x])
+        assert not [n.name for n in g.nodes if n.op == "unsupported"]
+        assert torch.equal(evaluate(g, [x])[0], model(x))
+        assert not torch.equal(model(x), x * 2)
+
+
 def maybe(name):
     """torch.<name> where this torch has it (torch.concatenate: torch 2.1+)."""
     return getattr(torch, name, None)
