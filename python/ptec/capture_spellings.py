@@ -28,7 +28,8 @@ import torch
 import torch.fx
 
 from .capture_calls import _meta_shape, _scalar_arg
-from .capture_plumbing import _DTYPE_KEYWORD, _dtype
+from .capture_plumbing import _DTYPE_KEYWORD, FLOATS, _dtype
+from .capture_rewrites import _Steps as Steps
 from .ir import Node
 
 _ARITHMETIC = {torch.add: "add", "add": "add", torch.sub: "sub", "sub": "sub",
@@ -50,7 +51,10 @@ _NUMPY = {torch.float32: np.float32, torch.float64: np.float32, torch.int64: np.
 
 
 def _lookup(table, target):
+    """table's entry for target (a set: target itself), else None."""
     try:
+        if isinstance(table, (set, frozenset)):
+            return target if target in table else None
         return table.get(target)
     except TypeError:                 # an unhashable target is none of these
         return None
@@ -60,23 +64,12 @@ def _number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-class _Steps:
-    """Nodes named name__0, name__1, ...; the last one takes `name`."""
-
-    def __init__(self, name: str):
-        self.name, self.nodes = name, []
-
-    def __call__(self, op, inputs, **attrs) -> str:
-        self.nodes.append(Node(f"{self.name}__{len(self.nodes)}", op, list(inputs), attrs))
-        return self.nodes[-1].name
+class _Steps(Steps):
+    """capture_rewrites' step builder, with numbers as 0-d constants."""
 
     def operand(self, v) -> str:
         """A tensor's name, or a number as a 0-d constant."""
-        return v.name if isinstance(v, torch.fx.Node) else self("constant", [], value=np.array(v, np.float32))
-
-    def done(self) -> List[Node]:
-        self.nodes[-1].name = self.name
-        return self.nodes
+        return v.name if isinstance(v, torch.fx.Node) else self.const(v)
 
 
 def _arithmetic_nodes(fn, by_name) -> Optional[List[Node]]:
@@ -92,7 +85,7 @@ def _arithmetic_nodes(fn, by_name) -> Optional[List[Node]]:
         return None
     if kind == "floor_divide":
         kind, mode = "div", "floor"
-    if any(_dtype(v) != torch.float32 or v.name not in by_name for v in (a, b) if isinstance(v, torch.fx.Node)) \
+    if any(_dtype(v) not in FLOATS or v.name not in by_name for v in (a, b) if isinstance(v, torch.fx.Node)) \
             or not (isinstance(b, torch.fx.Node) or _number(b)):
         return None                   # integers: capture_int_math's; other dtypes stay refused
     if kind == "div" and mode is not None and not isinstance(b, torch.fx.Node):
@@ -114,8 +107,8 @@ def _arithmetic_nodes(fn, by_name) -> Optional[List[Node]]:
 
 
 def _bool_node(fn) -> Optional[Node]:
-    """x.bool(), x.to(torch.bool), x.type(torch.bool) of a float32 value."""
-    if fn.op != "call_method" or not fn.args or _dtype(fn.args[0]) != torch.float32:
+    """x.bool(), x.to(torch.bool), x.type(torch.bool) of a float value."""
+    if fn.op != "call_method" or not fn.args or _dtype(fn.args[0]) not in FLOATS:
         return None
     rest = list(fn.args[1:]) + list(fn.kwargs.values())
     if (fn.target == "bool" and not rest) or (fn.target in ("to", "type") and rest == [torch.bool]
@@ -193,8 +186,8 @@ def _dtype_refusal(fn, ins: List[str]) -> Optional[List[Node]]:
     """A reduction asked to compute in a dtype that is not float: one
     unsupported node that says so (evaluated as torch does)."""
     dtype = fn.kwargs.get("dtype")
-    if _lookup({k: 1 for k in _DTYPE_KEYWORD}, fn.target) is None or dtype is None \
-            or _dtype(fn.args[0]) != torch.float32:
+    if _lookup(_DTYPE_KEYWORD, fn.target) is None or dtype is None \
+            or _dtype(fn.args[0]) not in FLOATS:
         return None
     template = fn.args
 
