@@ -1,8 +1,8 @@
 """Other spellings of ops ptec runs (issue 15), as the same IR nodes:
 
 * arithmetic: torch.add / torch.sub / x.add / x.sub / torch.subtract with
-  alpha= (a + alpha * b: b times the constant alpha first), torch.rsub /
-  x.rsub (other - alpha * x), x.true_divide, torch.divide / x.divide,
+  alpha= (a + alpha * b: b times the constant alpha first), torch.rsub
+  (other - alpha * x), x.true_divide, torch.divide / x.divide,
   torch.multiply / x.multiply of float values;
 * division with rounding_mode: by a number, one LUT of x (floordiv, or
   truncdiv for 'trunc'); by a tensor (and torch.floor_divide / `//` of two
@@ -44,8 +44,7 @@ _NEW = {"new_tensor", "new_zeros", "new_ones", "new_full"}
 # torch.cat itself is capture's; torch.concatenate is torch 2.x's
 _CONCAT = {getattr(torch, n): n for n in ("concat", "concatenate") if hasattr(torch, n)}
 # the calls capture already reads without keywords (x + y, torch.div(x, y)): left to it
-_PLAIN = {torch.add: 1, "add": 1, torch.sub: 1, "sub": 1, torch.mul: 1, "mul": 1, torch.div: 1, "div": 1,
-          torch.true_divide: 1}
+_PLAIN = {torch.add, "add", torch.sub, "sub", torch.mul, "mul", torch.div, "div", torch.true_divide}
 _NUMPY = {torch.float32: np.float32, torch.float64: np.float32, torch.int64: np.int64,
           torch.int32: np.int32, torch.bool: np.bool_}
 
@@ -75,7 +74,7 @@ class _Steps(Steps):
 def _arithmetic_nodes(fn, by_name) -> Optional[List[Node]]:
     kind = _lookup(_ARITHMETIC, fn.target)
     if kind is None or len(fn.args) != 2 or not isinstance(fn.args[0], torch.fx.Node) \
-            or (not fn.kwargs and _lookup(_PLAIN, fn.target)):
+            or (not fn.kwargs and _lookup(_PLAIN, fn.target) is not None):
         return None
     a, b = fn.args
     alpha = fn.kwargs.get("alpha", 1)
