@@ -39,6 +39,8 @@ from .capture_view_elements import elements_alone
 from .capture_int_math import int_math_nodes, int_view_nodes
 from .capture_binary_math import binary_math_node
 from .capture_casts import float_cast_node, output_dtype
+from .capture_plumbing import TRACED_LEN, tidy_plumbing
+from .capture_spellings import spelling_nodes
 from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
                             _scalar_arg, _sum_nodes, _values_of)
@@ -906,6 +908,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(integer)
             elif scalar is not None:
                 nodes.extend(scalar)
+            elif spelling_nodes(fn, ins, by_name) is not None:
+                nodes.extend(spelling_nodes(fn, ins, by_name))
             elif bool_nodes(fn, by_name) is not None:
                 nodes.extend(bool_nodes(fn, by_name))
             elif reduction_nodes(fn, ins, by_name) is not None:
@@ -1434,6 +1438,9 @@ class _UnpackingProxy(torch.fx.Proxy):
                 break
         return self.tracer.iter(self)
 
+    def __len__(self):
+        raise RuntimeError(TRACED_LEN)
+
     def __abs__(self):
         # abs(x): torch 1.13's Proxy has no __abs__ (built-in abs raises)
         return self.tracer.create_proxy("call_function", operator.abs, (self,), {})
@@ -1585,6 +1592,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
                     v.copy_(initial[k])
         from .capture_shape_numbers import fold_shape_numbers
         fold_shape_numbers(gm, UnsupportedOperator)
+        tidy_plumbing(gm, CaptureError)
         fresh_in_place(gm)          # x.clone().add_(1): the out-of-place op (capture_in_place)
         elements_alone(gm)          # torch.hsplit(x, 2)[0]: that piece alone (capture_view_elements)
         g = _fx_to_graph(gm)
@@ -1605,8 +1613,9 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
         raise
     except Exception as e:              # noqa: BLE001 - the model's own error
         shapes = ", ".join("x".join(map(str, x.shape)) for x in example_inputs)
+        first = (str(e).strip().splitlines() or [""])[0]       # torch's argument errors: one line each overload
         raise CaptureError(f"the model fails on its example inputs ({shapes}): "
-                           f"{type(e).__name__}: {e} (check input_shape / example_inputs)") from e
+                           f"{type(e).__name__}: {first} (check input_shape / example_inputs)") from e
     if through_selections(g, UnsupportedOperator):
         infer_shapes(g, example_inputs)     # the nodes it moved or made
     refuse_consumers(g, UnsupportedOperator)

@@ -1,6 +1,6 @@
 """torch's views, copies and constructors that capture rewrites exactly
 into ops ptec already lowers (issue 15): moves of the int8 bytes (reshape,
-permute, slice, cat) for x.clone(), type_as, view_as / reshape_as,
+permute, slice, cat) for x.clone(), view_as / reshape_as,
 expand_as / broadcast_to, x.T / mT / mH, movedim, unflatten, select, the
 hstack family, fliplr / flipud / rot90, tile, repeat_interleave, diagonal,
 take and cartesian_prod; a multiply by a constant 0/1 pattern for what
@@ -215,13 +215,6 @@ def _rewrite(fn, name: str, s: _Steps, by_name) -> Optional[str]:
     out = _meta_shape(fn)
     src = x.name if isinstance(x, torch.fx.Node) else None
 
-    if name in ("concat", "concatenate"):                # torch.cat's other names
-        b = _bind(fn, ("tensors", "dim"), dim=0) or _bind(fn, ("tensors", "axis"), axis=0)
-        parts = _tensors(b or {}, "tensors")
-        dim = (b or {}).get("dim", (b or {}).get("axis"))
-        if parts is None or not _int(dim):
-            return None
-        return s("cat", [t.name for t in parts[0]], dim=dim) if len(parts[0]) > 1 else parts[0][0].name
     if name in ("hstack", "vstack", "row_stack", "dstack", "column_stack"):
         parts = _tensors(_bind(fn, ("tensors",)) or {}, "tensors")
         if parts is None:
@@ -240,37 +233,15 @@ def _rewrite(fn, name: str, s: _Steps, by_name) -> Optional[str]:
         return None
     rank = len(shape)
 
-    if name in ("add", "sub") and "alpha" in fn.kwargs:
-        # x.add(y, alpha=a) (x.clone().add_(y, alpha=a) too): x + y * a, the scaling a mul by a constant
-        b = _bind(fn, ("input", "other", "alpha"))
-        if not b or not _number(b.get("alpha")) or not (_number(b.get("other")) or isinstance(b.get("other"),
-                                                                                                  torch.fx.Node)):
-            return None
-        other = b["other"]
-        scaled = s.const(float(other) * b["alpha"]) if _number(other) else \
-            s("mul", [other.name, s.const(float(b["alpha"]))])
-        return s(name, [src, scaled])
     if name == "clone" and _bind(fn, ("input", "memory_format")) is not None:
         return src
-    if name in ("detach", "positive", "requires_grad_") and len(fn.args) <= 2:
-        return src                          # the same values (requires_grad_ marks x for autograd only)
-    if name == "getattr" and fn.args[1:] == ("data",):
+    if name == "positive" and len(fn.args) == 1 and not fn.kwargs:
         return src
-    if name == "to" and len(fn.args) == 2 and not fn.kwargs and _dtype(x) == _dtype(fn) == torch.float32 \
-            and isinstance(fn.args[1], (torch.fx.Node, str, torch.device)):
-        return src                          # x.to(y), x.to("cpu"): a float32 value stays as it is
-    if name in ("ravel", "atleast_1d", "atleast_2d", "atleast_3d") and len(fn.args) == 1 and not fn.kwargs:
-        return _reshape(s, src, shape, out)
-    if name == "new_tensor" and len(fn.args) == 2 and not isinstance(fn.args[1], torch.fx.Node) \
-            and _dtype(fn) == torch.float32 and set(fn.kwargs) <= {"dtype"}:
-        return s.const(np.asarray(fn.args[1], np.float32).reshape(out))
     if name == "unfold" and fn.op == "call_method":
         b = _bind(fn, ("input", "dimension", "size", "step"))
         if not b or not all(_int(b.get(k)) for k in ("dimension", "size", "step")) or b["step"] < 1:
             return None
         return _windows(s, src, shape, b["dimension"] % max(rank, 1), b["size"], b["step"])
-    if name == "type_as" and _dtype(x) == _dtype(fn) == torch.float32:
-        return src
     if name in ("view_as", "reshape_as", "unflatten"):
         return _reshape(s, src, shape, out)
     if name in ("expand_as", "broadcast_to"):
@@ -366,7 +337,7 @@ def _rewrite(fn, name: str, s: _Steps, by_name) -> Optional[str]:
         if not isinstance(other, torch.fx.Node) or _meta_shape(other) is None:
             return None
         return _kron(s, src, shape, other.name, _meta_shape(other), out)
-    if name in ("zeros_like", "ones_like", "full_like", "new_zeros", "new_ones", "new_full"):
+    if name in ("zeros_like", "ones_like", "full_like"):
         return _filled(fn, name, s, out)
     if name == "index_fill":
         b = _bind(fn, ("input", "dim", "index", "value"))
@@ -490,14 +461,13 @@ def _cartesian_prod(s: _Steps, tensors, shapes) -> Optional[str]:
 
 
 def _filled(fn, name: str, s: _Steps, out) -> Optional[str]:
-    """torch.zeros_like / ones_like / full_like, x.new_zeros / new_ones /
-    new_full: a constant of the traced shape (float32 only: an integer
-    constant would be an index, which these do not make here)."""
+    """torch.zeros_like / ones_like / full_like: a constant of the traced
+    shape (float32 only: an integer constant would be an index, which these
+    do not make here; x.new_zeros and kin are capture_spellings')."""
     if _dtype(fn) != torch.float32 or fn.kwargs.get("dtype") not in (None, torch.float32):
         return None
-    if name in ("full_like", "new_full"):
-        at = 1 if name == "full_like" else 2       # x.new_full(size, fill_value)
-        value = fn.args[at] if len(fn.args) > at else fn.kwargs.get("fill_value")
+    if name == "full_like":
+        value = fn.args[1] if len(fn.args) > 1 else fn.kwargs.get("fill_value")
         if not _number(value):
             return None
     else:
@@ -509,7 +479,7 @@ def _refusal(fn, name: str, by_name) -> Optional[str]:
     """Why ptec does not run this call of the ones above, in its refusal."""
     if name in ("empty_like", "new_empty"):
         return "its contents are undefined; use torch.zeros_like / x.new_zeros, which ptec runs"
-    if name in ("zeros_like", "ones_like", "full_like", "new_zeros", "new_ones", "new_full") \
+    if name in ("zeros_like", "ones_like", "full_like") \
             and _dtype(fn) not in (None, torch.float32):
         return f"a tensor of {_dtype(fn)}: ptec makes float constants (an integer one would be an index)"
     index = {"index_fill": 2, "take": 1}.get(name)

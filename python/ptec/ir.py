@@ -130,6 +130,7 @@ ELEMENTWISE: Dict[str, Callable[..., torch.Tensor]] = {
     "square": lambda x, a: x * x,
     "rpow": lambda x, a: torch.pow(a["base"], x),                       # c ** x
     "floordiv": lambda x, a: torch.div(x, a["divisor"], rounding_mode="floor"),
+    "truncdiv": lambda x, a: torch.div(x, a["divisor"], rounding_mode="trunc"),
     "remainder": lambda x, a: torch.remainder(x, a["divisor"]),
     "fmod": lambda x, a: torch.fmod(x, a["divisor"]),
     # F.normalize's factor from a sum of squares s: 1 / max(sqrt(s), eps)

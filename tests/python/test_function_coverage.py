@@ -425,6 +425,50 @@ RUNS = {
                                             + x.float(), S3, R, 1.5, "int8"),
     # float to int64: truncation (_to_dim_order_copy), then int64 ids or .float()
     "Tensor.long().float()": (lambda x: (x * 2).long().float() * 0.5, S3, R, 1.0, "int8"),    # 0.50
+    # plumbing (capture_plumbing: taken out of the graph; capture_spellings: the nodes of the call they spell)
+    "Tensor.detach/cpu/to(cpu)/data/type_as": (lambda x: (x.detach() * 0.5).cpu().to("cpu", torch.float32)
+                                                .to(torch.device("cpu")).to(x).to(x.device).data.type_as(x)
+                                                .requires_grad_(False)
+                                                .contiguous(memory_format=torch.contiguous_format),
+                                                S3, R, 0.5, "int8"),
+    # float64 carried as float32: a chain torch computes in float64, cast back with .float()
+    "Tensor.double() ... .float()": (lambda x: (x.double() * 0.5 + 1.0).to(torch.float64).sum(-1).float(), S3, R,
+                                     2.0, "int8"),                                                  # 1.96
+    "Tensor.bool()": (lambda x: torch.where(F.relu(x).bool(), x, x * -0.5), S3, R, 1.5, "int8"),  # 1.31
+    "Tensor.new_tensor/new_full/new_zeros/new_ones": (lambda x: x + x.new_tensor([[[0.25 * (i - j) for j in range(8)]
+                                                                                   for i in range(4)]])
+                                                      + x.new_full((1, 4, 8), 0.5) + x.new_zeros(1, 4, 8)
+                                                      - x.new_ones((1, 4, 8)), S3, R, 2.0, "int8"),
+    "reductions(dtype=torch.float32)": (lambda x: torch.cat([x.sum(-1, keepdim=True, dtype=torch.float32),
+                                                             x.mean(-1, True, dtype=torch.float32),
+                                                             torch.cumsum(x, 2, dtype=torch.float32),
+                                                             F.softmax(x, -1, dtype=torch.float32) * 4], -1),
+                                        S3, R, 1.5, "int8"),
+    "Tensor.true_divide, torch.divide/multiply/subtract": (lambda x: x.true_divide(3) + torch.divide(x, 2.0)
+                                                           + torch.multiply(x, x.flip(-1)) - torch.subtract(x, 0.5),
+                                                           S3, R, 2.0, "int8"),
+    "torch.add/sub(alpha), torch.rsub": (lambda x: torch.add(x, x.flip(-1), alpha=2) - x.sub(x.flip(1), alpha=0.5)
+                                         + torch.rsub(x, 1.0) - torch.rsub(x, x.flip(-1), alpha=-1.5), S3, R, 2.0,
+                                         "int8"),
+    # division rounded to a whole number: a step function, which moves by a whole jump (1.0: about 11 output
+    # steps where quotients span [-12, 12]) where the int8 rounding of x (or of the quotient) crosses an edge
+    "Tensor.div(c, rounding_mode='floor')": (lambda x: x.div(0.25, rounding_mode="floor"), S3, R, 12.0,
+                                             "int8"),                                               # 11.35
+    "torch.div(x, c, rounding_mode='trunc')": (lambda x: torch.div(x, 0.25, rounding_mode="trunc"), S3, R, 12.0,
+                                               "int8"),                                             # 11.77
+    "torch.div(x, y, rounding_mode='floor')": (lambda x: torch.div(x, x.flip(-1).abs() + 0.25, rounding_mode="floor"),
+                                               S3, R, 15.5, "int8"),                                # 14.50
+    "Tensor.div(y, rounding_mode='trunc')": (lambda x: x.div(x.flip(1).abs() + 0.25, rounding_mode="trunc"),
+                                             S3, R, 15.5, "int8"),                                  # 0.50
+    "torch.floor_divide(x, y)": (lambda x: torch.floor_divide(x, x.flip(-1).abs() + 0.25), S3, R, 15.5,
+                                         "int8"),                                                   # 14.50
+    "x // y": (lambda x: x // (x.flip(1).abs() + 0.25), S3, R, 15.5, "int8"),                    # 15.00
+    "torch.atleast_1d/2d/3d, torch.ravel": (lambda x: torch.cat([torch.atleast_3d(x[0]).reshape(1, 32),
+                                                                 torch.atleast_2d(x[0, 0]),
+                                                                 torch.atleast_1d(x[0, 0, 0])[None],
+                                                                 torch.ravel(x)[None]], 1), S3, R, 0.5, "int8"),
+    "torch.narrow_copy, torch.concat": (lambda x: torch.concat([torch.narrow_copy(x, 2, 1, 3),
+                                                                x.narrow_copy(-1, -3, 2)], dim=-1), S3, R, 0.5, "int8"),
     # torch.nn.functional
     "F.relu": (F.relu, S3, R, 0.5, "int8"),
     "F.relu6/hardtanh": (lambda x: F.relu6(x) + F.hardtanh(x), S3, R, 2.0, "int8"),

@@ -1,0 +1,149 @@
+"""Plumbing calls that do not change a value in a float32 program run on one
+CPU (issue 15), taken out of the traced graph before capture reads it:
+
+* x.detach(), x.cpu(), x.requires_grad_(), x.data, torch.detach(x), and
+  x.to(...) / x.type(...) / x.type_as(y) / x.float() whose traced result
+  has the dtype of x: each reader reads x itself;
+* `t.device` / `t.dtype` read in the forward (x.to(x.device), ...): the
+  value tracing saw (the CPU; t's traced dtype), written into the readers;
+* a cast that does change the dtype, spelled with a CPU device or flags
+  (x.to('cpu', torch.float16), x.to(ids)), is spelled x.to(dtype), which
+  capture's casts read;
+* float64: ptec carries every float value as float32. x.double() /
+  x.to(torch.float64) / `.float()` of a float64 value are taken out like
+  the calls above, and a reduction's dtype=torch.float32 or torch.float64
+  (x.sum(-1, dtype=...), torch.cumsum, F.softmax, ...) is dropped: a chain
+  torch computes in float64 and casts back with `.float()` runs in float32
+  (a deviation far below an int8 step, docs/aot.md). A model output traced
+  as float64 is refused in one line (the program has no float64 output).
+
+Runs after shape propagation: the traced dtypes decide, so a call whose
+dtype is unknown stays in the graph (refused by name if nothing lowers it).
+Another device (x.cuda(), x.to("cuda")) is not taken out."""
+from __future__ import annotations
+
+import builtins
+from typing import Optional
+
+import torch
+import torch.fx
+import torch.nn.functional as F
+
+FLOATS = (torch.float32, torch.float64)
+
+# len(x) of a traced tensor: torch.fx cannot record it (a Python int), while
+# x.shape[0] is the traced size, which capture folds into its readers
+TRACED_LEN = "len(x) of a tensor cannot be traced: write x.shape[0] instead"
+
+# calls whose result is their first argument's value, whatever else they are given
+_SAME_VALUE_METHODS = {"detach", "detach_", "cpu", "requires_grad_"}
+# calls whose result is the first argument's value when the traced dtype does not change
+_CAST_METHODS = {"to", "type", "type_as", "float", "double"}
+# the reductions and normalizations that take a dtype= keyword to compute in
+_DTYPE_KEYWORD = {"sum", "mean", "nansum", "prod", "cumsum", "cumprod", "softmax", "log_softmax",
+                  torch.sum, torch.mean, torch.nansum, torch.prod, torch.cumsum, torch.cumprod,
+                  torch.softmax, torch.log_softmax, F.softmax, F.log_softmax, F.softmin}
+
+
+def _dtype(a) -> Optional[torch.dtype]:
+    meta = a.meta.get("tensor_meta") if isinstance(a, torch.fx.Node) else None
+    return getattr(meta, "dtype", None)
+
+
+def _on_cpu(v) -> bool:
+    try:
+        return torch.device(v).type == "cpu"
+    except (TypeError, RuntimeError):
+        return False
+
+
+def _moves_nothing(v) -> bool:
+    """An argument of x.to / x.type that names no other device: a CPU
+    device, a dtype, a tensor (to(other): its dtype and device), a flag
+    (non_blocking, copy) or a memory format."""
+    return (isinstance(v, (torch.dtype, bool, torch.memory_format, torch.fx.Node))
+            or (isinstance(v, (str, torch.device)) and _on_cpu(v)))
+
+
+def _same_value(fn: torch.fx.Node) -> bool:
+    """fn's traced value is its first argument's (the dtypes as ptec carries them)."""
+    if not fn.args or not isinstance(fn.args[0], torch.fx.Node):
+        return False
+    if fn.op == "call_function":
+        return fn.target is torch.detach or (fn.target is builtins.getattr and fn.args[1:] == ("data",))
+    if fn.op != "call_method":
+        return False
+    if fn.target in _SAME_VALUE_METHODS:
+        return True
+    if fn.target not in _CAST_METHODS or not all(_moves_nothing(v) for v in list(fn.args[1:]) + list(fn.kwargs.values())):
+        return False
+    before, after = _dtype(fn.args[0]), _dtype(fn)
+    return before is not None and (after == before or (before in FLOATS and after in FLOATS))
+
+
+def _as_plain_cast(fn: torch.fx.Node):
+    """x.to('cpu', torch.float16, non_blocking=True), x.to(ids) of another
+    dtype: (args, kwargs) of the same cast spelled x.to(dtype), which
+    capture reads (capture_casts, capture_indices); else None."""
+    if fn.op != "call_method" or fn.target != "to" or not fn.args or not isinstance(fn.args[0], torch.fx.Node):
+        return None
+    rest = list(fn.args[1:]) + list(fn.kwargs.values())
+    if not all(_moves_nothing(v) for v in rest) or set(fn.kwargs) - {"device", "dtype", "non_blocking", "copy",
+                                                                     "memory_format"}:
+        return None
+    dtypes = [v for v in rest if isinstance(v, torch.dtype)] or \
+        [_dtype(v) for v in rest if isinstance(v, torch.fx.Node)]
+    if len(dtypes) != 1 or dtypes[0] is None or rest == [dtypes[0]]:
+        return None
+    return (fn.args[0], dtypes[0]), {}
+
+
+def _traced_attribute(fn: torch.fx.Node):
+    """The value tracing saw for `t.device` / `t.dtype` (a constant of the
+    program), else None."""
+    if fn.op != "call_function" or fn.target is not builtins.getattr or len(fn.args) != 2 \
+            or not isinstance(fn.args[0], torch.fx.Node):
+        return None
+    if fn.args[1] == "device" and _dtype(fn.args[0]) is not None:
+        return torch.device("cpu")            # shape propagation runs the model on the CPU
+    if fn.args[1] == "dtype":
+        return _dtype(fn.args[0])
+    return None
+
+
+def _float_dtype_keyword(fn: torch.fx.Node) -> bool:
+    try:
+        known = fn.target in _DTYPE_KEYWORD
+    except TypeError:                         # an unhashable target is none of these
+        return False
+    return (known and fn.kwargs.get("dtype") in FLOATS and bool(fn.args)
+            and _dtype(fn.args[0]) in FLOATS)
+
+
+def tidy_plumbing(gm: torch.fx.GraphModule, error) -> None:
+    """Take the calls above out of gm's graph (in place); a float64 model
+    output raises error (CaptureError) in one line."""
+    graph = gm.graph
+    # before a cast back to float32 (x.double().float()) is taken out
+    for fn in graph.nodes:
+        if fn.op == "output":
+            outs = fn.args[0] if isinstance(fn.args[0], (tuple, list)) else [fn.args[0]]
+            for out in outs:
+                if _dtype(out) == torch.float64:
+                    raise error(f"the model returns {out.name} as float64, which ptec does not compute "
+                                f"(every float value is float32): return it as .float()")
+    for fn in list(graph.nodes):
+        value = _traced_attribute(fn)
+        if value is not None:
+            for user in list(fn.users):
+                user.args, user.kwargs = torch.fx.node.map_arg((user.args, user.kwargs),
+                                                               lambda a, fn=fn, value=value: value if a is fn else a)
+            graph.erase_node(fn)
+        elif _same_value(fn):
+            fn.replace_all_uses_with(fn.args[0])
+            graph.erase_node(fn)
+        elif _as_plain_cast(fn) is not None:
+            fn.args, fn.kwargs = _as_plain_cast(fn)
+        elif _float_dtype_keyword(fn):
+            fn.kwargs = {k: v for k, v in fn.kwargs.items() if k != "dtype"}
+    gm.recompile()
