@@ -18,9 +18,10 @@
 * torch.heaviside, nan_to_num, isnan, isinf, isposinf, isneginf,
   isfinite, signbit, isclose: comparisons (capture_bool's compare,
   logical and where nodes);
-* torch.float_power (torch's result is float64): followed by a cast to
-  float32 (`.float()`), the power computed in float64 and rounded, as
-  torch; a float64 result used as such is refused;
+* torch.float_power (torch's result is float64): the power computed in
+  float64 and rounded to float32, the float64 value ptec carries as float32
+  (capture_plumbing's rule for float64; a float64 program output is
+  refused there);
 * torch.bucketize / searchsorted with constant sorted boundaries: the
   bucket as a whole-valued LUT, then x.long()'s to_index (int64 or int32);
 * torch.histc with its range given: per bin a LUT of membership summed by
@@ -28,8 +29,7 @@
 
 A call this module does not cover (integer operands, computed
 boundaries, a sorter, histc without its range, xlogy by a number <= 0)
-stays an unsupported node, refused by name; a float_power result read as
-float64 is refused with its reason (attrs why)."""
+stays an unsupported node, refused by name."""
 from __future__ import annotations
 
 import math
@@ -487,23 +487,8 @@ def _histc(call: _Call, b) -> Optional[List[Node]]:
     return s.done()
 
 
-def _cast_to_float32(user: torch.fx.Node) -> bool:
-    """user is `.float()`, `.to(torch.float32)` or `.type(torch.float32)` (dtype= too)."""
-    if user.op != "call_method":
-        return False
-    if user.target == "float":
-        return len(user.args) == 1 and not user.kwargs
-    return user.target in ("to", "type") and (list(user.args[1:]) + list(user.kwargs.values())) == [torch.float32]
-
-
 def _float_power(call: _Call, b) -> Optional[List[Node]]:
     x, e = b["input"], b.get("exponent")
-    fn = call.fn
-    if not fn.users or not all(_cast_to_float32(u) for u in fn.users):
-        return [Node(fn.name, "unsupported", [a for a in (call.value(x), call.value(e)) if a],
-                     dict(fn=lambda *xs: torch.float_power(*_operands(xs, x, e)), what="float_power",
-                          why="its result is float64, which ptec does not compute: cast it to float32 "
-                              "(.float()) where it is read"))]
     cx, ce = call.number(x), call.number(e)
     if ce is not None and call.value(x) is not None and cx is None:
         call.math(call.value(x), "float_power", exponent=ce)
@@ -515,12 +500,6 @@ def _float_power(call: _Call, b) -> Optional[List[Node]]:
             return None
         call.s("binary_math", [xt, et], fn="pow")            # fp32: within an output step of float64
     return call.s.done()
-
-
-def _operands(xs, *args):
-    """The call's arguments, its tensors taken from xs in order."""
-    it = iter(xs)
-    return [next(it) if isinstance(a, torch.fx.Node) else a for a in args]
 
 
 def _unary(call: _Call, b) -> Optional[List[Node]]:

@@ -119,9 +119,10 @@ def _bool_node(fn) -> Optional[Node]:
 def _new_constant(fn) -> Optional[Node]:
     """x.new_tensor(data) and x.new_zeros / new_ones / new_full(size): a
     constant with the traced dtype and shape (data of numbers only)."""
-    if fn.op != "call_method" or fn.target not in _NEW or len(fn.args) < 2:
+    first = {"new_tensor": "data"}.get(fn.target, "size")
+    if fn.op != "call_method" or fn.target not in _NEW or (len(fn.args) < 2 and first not in fn.kwargs):
         return None
-    if set(fn.kwargs) - {"dtype", "device", "requires_grad"}:
+    if set(fn.kwargs) - {"dtype", "device", "requires_grad", first, "fill_value"}:
         return None
     dtype, shape = _dtype(fn), _meta_shape(fn)
     if dtype not in _NUMPY or shape is None:
@@ -131,7 +132,7 @@ def _new_constant(fn) -> Optional[Node]:
     if found:
         return None                   # data or size computed in the forward
     if fn.target == "new_tensor":
-        value = torch.as_tensor(fn.args[1], dtype=dtype)
+        value = torch.as_tensor(fn.args[1] if len(fn.args) > 1 else fn.kwargs["data"], dtype=dtype)
     elif fn.target == "new_full":
         fill = _scalar_arg(fn, 2, "fill_value")
         if not isinstance(fill, (int, float, bool)):

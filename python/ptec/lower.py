@@ -93,10 +93,23 @@ class LoweringContext:
             self.index_used_as_number(name)
         if a.dtype == ScalarType.BOOL:       # a bool read as a number: 0/1, as torch promotes it
             a = bool_to_float(self, a)
+        self.refuse_nonfinite(self.g.node(name), only_infinite=True)
         s, z = self.g.node(name).qparams
         qa = K.quantize(self.b, a, s, z)
         self.env[name] = qa
         return qa
+
+    def refuse_nonfinite(self, n: Node, only_infinite: bool) -> None:
+        """A value whose calibration samples held only infinities, or (an
+        output) a NaN or an inf (quantize.RangeObserver.nonfinite), cannot
+        be int8: its codes would be numbers torch never gave, so the model
+        is refused instead."""
+        what = n.attrs.get("nonfinite")
+        if what and (what == "only infinite values" or not only_infinite):
+            raise LoweringError(
+                f"{origin(n)} gives {what} on the calibration inputs, which an int8 value cannot hold "
+                "(log or sqrt of a negative, a division by zero): keep its input inside the function's "
+                "domain, or calibrate with the inputs the model will meet")
 
     def q16(self, name: str) -> Act:
         """The value as int16 on its node's symmetric grid (attrs["scale16"],
@@ -271,14 +284,20 @@ class LoweringContext:
                 state_writes.append(n)
             elif n.name in groups:
                 self.lower_delegate(*groups[n.name])
+                for m in groups[n.name][1]:      # the delegate computes in int8: no inf kept
+                    self.refuse_nonfinite(m, only_infinite=True)
             elif n.name not in delegated:
                 self.lower_node(n)
+                if n.name in self.env and self.env[n.name].dtype in (ScalarType.CHAR, ScalarType.SHORT):
+                    self.refuse_nonfinite(n, only_infinite=True)     # computed in int8 (a LUT): no inf kept
         for n in state_writes:
             self.b.source = (origin(n), "none")
             self.write_state(n)
         self.b.source = None
         outputs, out_values = [], []
         for name in self.g.outputs:
+            if self.get(name).dtype in (ScalarType.CHAR, ScalarType.SHORT):
+                self.refuse_nonfinite(self.g.node(name), only_infinite=False)   # torch's NaN or inf lost
             if self.get(name).dtype in EXACT_OUTPUTS:
                 # an index the model returns (argmax), a bool (a comparison) or
                 # a bool's .int() / .long(): as torch gives it

@@ -219,12 +219,24 @@ class RangeObserver:
         self.hi: Dict[str, float] = {}
         self.samples: Dict[str, List[np.ndarray]] = {}
         self.rng = np.random.default_rng(seed)
+        self.nan: set = set()          # values with a NaN in some sample
+        self.finite: set = set()       # values with a finite element in some sample
+        self.infinite: set = set()     # values with an inf in some sample
 
     def observe(self, name: str, t: torch.Tensor) -> None:
         v = t.detach().reshape(-1).numpy()
-        if v.dtype.kind == "f" and not np.isfinite(v).all():
-            # NaN and inf (an fp32 layer's): no int8 grid holds them (none finite: as 0, which every grid holds)
-            v = v[np.isfinite(v)] if np.isfinite(v).any() else np.zeros(1, v.dtype)
+        if v.dtype.kind == "f":
+            ok = np.isfinite(v)
+            if ok.any():
+                self.finite.add(name)
+            if not ok.all():
+                # NaN and inf (an fp32 layer's): no int8 grid holds them (none finite: as 0, which every
+                # grid holds); nonfinite() tells lowering, which refuses such a value in int8
+                if np.isnan(v).any():
+                    self.nan.add(name)
+                if np.isinf(v).any():
+                    self.infinite.add(name)
+                v = v[ok] if ok.any() else np.zeros(1, v.dtype)
         if v.size == 0:
             return
         self.lo[name] = min(self.lo.get(name, np.inf), float(v.min()))
@@ -233,6 +245,19 @@ class RangeObserver:
             k = self.config.samples_per_tensor
             sel = v if v.size <= k else v[self.rng.choice(v.size, size=k, replace=False)]
             self.samples.setdefault(name, []).append(sel.astype(np.float32))
+
+    def nonfinite(self, name: str) -> Optional[str]:
+        """What no int8 grid can hold in this value's calibration samples:
+        only infinite values (x / 0), a NaN (log of a negative) or an inf
+        among numbers; None when every sample was finite. Lowering refuses
+        the first wherever it is int8, the others where a program output
+        is (a where on isnan may drop an intermediate's NaN, as nan_to_num
+        does)."""
+        if name in self.infinite and name not in self.finite:
+            return "only infinite values"
+        if name in self.nan:
+            return "NaN"
+        return "infinite values" if name in self.infinite else None
 
     def range(self, name: str) -> Tuple[float, float]:
         if name not in self.lo:
@@ -431,6 +456,8 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
     shared = _shared_cat_qparams(g, observer)
     written = _state_values(g)
     for n in g.nodes:
+        if observer.nonfinite(n.name):
+            n.attrs["nonfinite"] = observer.nonfinite(n.name)
         if n.op == "state":
             n.qparams = _state_qparams(g, n, written, observer)
         elif n.op == "state_write":
