@@ -44,6 +44,7 @@ from .capture_tensor_index import computed_index_select_nodes, tensor_index_node
 from .embedding_bag import embedding_bag_nodes
 from .capture_linalg import linalg_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
+from .capture_spectral import spectral_nodes
 from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, dense_groups,
                                fold_dilation_and_output_padding,
                                functional_conv_transpose3d_nodes)
@@ -839,7 +840,9 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             integer = int_math_nodes(fn, by_name)
             source = (by_name.get(ins[0]) if ins and fn.target in (operator.getitem, getattr)
                       else None)
-            if (source is not None and source.op == "unsupported" and "pieces" in source.attrs
+            if spectral_nodes(fn, ins, by_name) is not None:
+                nodes.extend(spectral_nodes(fn, ins, by_name))     # rfft, stft and their readers
+            elif (source is not None and source.op == "unsupported" and "pieces" in source.attrs
                     and isinstance(fn.args[1], int)):
                 # One piece of a chunk or split: a slice of the input. A piece
                 # of unbind is a one-wide slice without its dim: a reshape.

@@ -34,6 +34,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from .inverse_trig import elementwise_functions
+
 
 @dataclass
 class Node:
@@ -141,6 +143,7 @@ ELEMENTWISE: Dict[str, Callable[..., torch.Tensor]] = {
     "to_half": lambda x, a: x.to(torch.float16).to(torch.float32),
     "to_bfloat16": lambda x, a: x.to(torch.bfloat16).to(torch.float32),
 }
+ELEMENTWISE.update(elementwise_functions(ELEMENTWISE))      # asin, sinh, ... (inverse_trig)
 
 # torch's float functions of two tensors (the op "binary_math", attrs fn;
 # capture_binary_math): no LUT takes two inputs, so they run in fp32 on
