@@ -44,7 +44,9 @@ from .capture_tensor_index import computed_index_select_nodes, tensor_index_node
 from .embedding_bag import embedding_bag_nodes
 from .capture_linalg import linalg_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
+from .capture_norms import norm_nodes
 from .capture_spectral import spectral_nodes
+from .capture_windows import window_nodes
 from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, dense_groups,
                                fold_dilation_and_output_padding,
                                functional_conv_transpose3d_nodes)
@@ -842,6 +844,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                       else None)
             if spectral_nodes(fn, ins, by_name) is not None:
                 nodes.extend(spectral_nodes(fn, ins, by_name))     # rfft, stft and their readers
+            elif window_nodes(fn, ins, by_name) is not None or norm_nodes(fn, ins) is not None:
+                nodes.extend(window_nodes(fn, ins, by_name) or norm_nodes(fn, ins))
             elif (source is not None and source.op == "unsupported" and "pieces" in source.attrs
                     and isinstance(fn.args[1], int)):
                 # One piece of a chunk or split: a slice of the input. A piece

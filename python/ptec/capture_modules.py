@@ -434,7 +434,8 @@ class Bilinear(nn.Module):
         self.bias = None if m.bias is None else nn.Parameter(m.bias.detach().reshape(1, -1).clone())
 
     def forward(self, x1, x2):
-        z = self.proj(x2).reshape(-1, self.out, self.in1)
+        # [.., out, in1] keeps x2's leading dims, so the batch matmul's are x1's (equal dims)
+        z = self.proj(x2).reshape(x2.shape[:-1] + (self.out, self.in1))
         y = (z @ x1.unsqueeze(-1)).squeeze(-1)
         return y if self.bias is None else y + self.bias
 
@@ -444,7 +445,8 @@ def _bilinear_call(x1, x2, weight, bias=None):
     projection an F.linear by the reshaped constant (capture rebuilds it as
     an nn.Linear: capture_calls.FUNCTIONAL_MODULES)."""
     out, in1, in2 = weight.shape
-    z = F.linear(x2, weight.detach().reshape(out * in1, in2).clone()).reshape(-1, int(out), int(in1))
+    z = F.linear(x2, weight.detach().reshape(out * in1, in2).clone())
+    z = z.reshape(x2.shape[:-1] + (int(out), int(in1)))
     y = (z @ x1.unsqueeze(-1)).squeeze(-1)
     return y if bias is None else y + bias.detach().reshape(1, -1).clone()
 

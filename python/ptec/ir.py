@@ -35,6 +35,7 @@ import torch
 import torch.nn.functional as F
 
 from .inverse_trig import elementwise_functions
+from .norm_factors import FUNCTIONS as NORM_FACTORS
 
 
 @dataclass
@@ -144,6 +145,7 @@ ELEMENTWISE: Dict[str, Callable[..., torch.Tensor]] = {
     "to_bfloat16": lambda x, a: x.to(torch.bfloat16).to(torch.float32),
 }
 ELEMENTWISE.update(elementwise_functions(ELEMENTWISE))      # asin, sinh, ... (inverse_trig)
+ELEMENTWISE.update(NORM_FACTORS)                            # |x|^p, F.normalize's and renorm's factors
 
 # torch's float functions of two tensors (the op "binary_math", attrs fn;
 # capture_binary_math): no LUT takes two inputs, so they run in fp32 on

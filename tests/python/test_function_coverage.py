@@ -219,6 +219,49 @@ RUNS = {
     "torch.cdist(2-D, p=inf)": (lambda x: torch.cdist(x[0], x[0].flip(0), p=float("inf")), S3, R, 2.0, "int8"),  # 1.60
     "torch.cdist(constant x2)": (lambda x: torch.cdist(x, torch.linspace(-1, 1, 24).reshape(3, 8)), S3, R, 1.5,
                                  "int8"),                                                           # 1.26
+    # inverse trigonometric and hyperbolic functions: one LUT each (ptec.inverse_trig); torch.ldexp a product
+    "torch.asin/acos": (lambda x: torch.asin(x) + 0.5 * x.acos(), S3, (-0.95, 0.95), 2.0, "int8"),        # 1.71
+    "torch.arcsin/arccos/arctan": (lambda x: torch.arcsin(x) * 2 + x.arccos() + torch.arctan(x), S3,
+                                   (-0.95, 0.95), 2.0, "int8"),                                     # 1.49
+    "torch.sinh/cosh": (lambda x: torch.sinh(x) + x.cosh(), S3, R, 2.5, "int8"),                   # 2.26
+    "Tensor.asinh": (lambda x: x.asinh(), S3, R, 1.5, "int8"),                                     # 1.05
+    "Tensor.acosh": (lambda x: x.acosh(), S3, (1.05, 3.0), 2.5, "int8"),                           # 2.31
+    "Tensor.atanh": (lambda x: x.atanh(), S3, (-0.9, 0.9), 1.5, "int8"),                           # 1.20
+    "torch.ldexp": (lambda x: torch.ldexp(x, torch.tensor([2, -1, 0, 3, 1, 1, -2, 0]))
+                    + torch.ldexp(x, torch.tensor(1)), S3, R, 1.5, "int8"),
+    # spectra (ptec.capture_spectral): a DFT the product by constant cos / -sin rows, read through .real,
+    # .imag, view_as_real (slices, joins) or .abs() (torch.hypot's fp32 kernel of re and im)
+    "torch.fft.rfft(x).abs()": (lambda x: torch.fft.rfft(x).abs(), S3, R, 2.0, "fp32"),          # 1.57
+    "torch.fft.rfft .real/.imag": (lambda x: torch.fft.rfft(x, norm="ortho").real
+                                   + torch.fft.rfft(x, norm="ortho").imag, S3, R, 1.5, "int8"),    # 1.16
+    "torch.fft.rfft power spectrum": (lambda x: torch.fft.rfft(x).abs().pow(2), S3, R, 2.5, "fp32"),  # 1.99
+    "torch.view_as_real(torch.fft.rfft)": (lambda x: torch.view_as_real(torch.fft.rfft(x, dim=1)), S3, R, 1.0,
+                                           "int8"),                                                 # 0.79
+    "torch.abs(torch.fft.fft)": (lambda x: torch.abs(torch.fft.fft(x, n=6, norm="forward")), S3, R, 2.0,
+                                 "fp32"),                                                           # 1.73
+    "torch.stft(..).abs()": (lambda x: torch.stft(x[0], 8, 2, window=torch.hann_window(8),
+                                                  return_complex=True).abs(), (2, 32), R, 3.0, "fp32"),   # 2.59
+    "torch.stft(center=False).abs()": (lambda x: torch.stft(x, 8, 4, center=False, window=torch.hann_window(8),
+                                                            return_complex=True).abs(), (2, 32), R, 3.0,
+                                       "fp32"),                                                     # 2.40
+    # windows and neighbours along a dim (ptec.capture_windows), p-norms (ptec.capture_norms)
+    "Tensor.unfold": (lambda x: x.unfold(2, 3, 2), S3, R, 0.5, "int8"),
+    "Tensor.unfold(dim 1)": (lambda x: x.unfold(1, 2, 1), S3, R, 0.5, "int8"),
+    "torch.trapz": (lambda x: torch.trapz(x), S3, R, 1.0, "int8"),                                 # 0.49
+    "torch.trapezoid(dx, dim)": (lambda x: torch.trapezoid(x, dx=0.5, dim=1), S3, R, 1.0, "int8"),   # 0.87
+    "torch.trapz(y, x)": (lambda x: torch.trapz(x, torch.tensor([0., 1, 1.5, 3, 4, 4.2, 5, 7])), S3, R, 1.0,
+                          "int8"),                                                                  # 0.75
+    "torch.cumulative_trapezoid": (lambda x: torch.cumulative_trapezoid(x), S3, R, 1.0, "int8"),   # 0.80
+    "torch.cumulative_trapezoid(dim 1, dx)": (lambda x: torch.cumulative_trapezoid(x, dim=1, dx=2.0), S3, R,
+                                              1.5, "int8"),                                         # 1.02
+    "torch.renorm": (lambda x: torch.renorm(x, 2, 1, 3.0), S3, R, 1.5, "int8"),                    # 1.08
+    "Tensor.renorm(p=1)": (lambda x: x.renorm(1, 2, 5.0), S3, R, 1.5, "int8"),                     # 1.26
+    "F.normalize(p=1)": (lambda x: F.normalize(x, p=1, dim=1), S3, R, 2.0, "int8"),                # 1.51
+    "F.normalize(p=3)": (lambda x: F.normalize(x, p=3, dim=-1), S3, R, 2.0, "int8"),               # 1.45
+    "F.normalize(p=inf)": (lambda x: F.normalize(x, p=float("inf"), dim=-1), S3, R, 1.5, "int8"),  # 1.19
+    # its bias broadcasts over the leading dims: the add is fp32
+    "F.bilinear(3-D)": (lambda x: F.bilinear(x, x.flip(-1), torch.linspace(-1, 1, 128).reshape(2, 8, 8),
+                                             torch.tensor([0.5, -0.2])), S3, R, 1.5, "fp32"),        # 1.02
     # arithmetic
     "x + y, x * y, x - y": (lambda x: (x + x.flip(-1)) * x - x * 0.5, S3, R, 2.5, "int8"),
     "x / y": (lambda x: x / (x.abs() + 1.0), S3, R, 2.0, "int8"),
