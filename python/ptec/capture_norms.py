@@ -69,10 +69,9 @@ def _renorm_nodes(fn, ins) -> Optional[List[Node]]:
     d = dim % len(shape)
     rest = [i for i in range(len(shape)) if i != d]
     s = _Steps(fn.name)
-    if not rest:                 # a 1-D x: each element its own slice, |x| capped at maxnorm
-        rows, k, n = s("reshape", [ins[0]], target_shape=[shape[0], 1]), shape[0], 1
-    else:
-        rows, k, n = _lines(s, ins[0], shape, rest)
+    if not rest:
+        return None                  # torch takes no 1-D x
+    rows, k, n = _lines(s, ins[0], shape, rest)
     factor = s("elementwise", [_total(s, rows, [k, n], 1, p)], fn="renorm_factor", p=p, maxnorm=float(maxnorm))
     cur = s("mul", [rows, s.widen(factor, [k, 1], [k, n])])
     moved = [shape[d]] + [shape[i] for i in rest]

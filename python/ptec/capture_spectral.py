@@ -212,6 +212,17 @@ def _reader_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     return s.done()
 
 
+def _stft_of_constants(fn, by_name):
+    """torch.stft of the input alone for a refused call's float evaluation
+    (infer_shapes): a window passed by keyword is a constant of the graph,
+    which the unsupported node's own call would pass as an fx node."""
+    def value(a):
+        node = by_name.get(a.name) if isinstance(a, torch.fx.Node) else None
+        return torch.as_tensor(np.asarray(node.attrs["value"])) if node is not None and node.op == "constant" else a
+    args, kwargs = [value(a) for a in fn.args[1:]], {k: value(v) for k, v in fn.kwargs.items()}
+    return lambda x, *_: torch.stft(x, *args, **kwargs)
+
+
 def spectral_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     """The nodes of a spectrum (an FFT or STFT whose every reader takes a
     real part of it) or of one reader; for a spectrum read otherwise, the
@@ -225,6 +236,8 @@ def spectral_nodes(fn, ins, by_name) -> Optional[List[Node]]:
             from .capture import _function_node       # capture imports this module
             refused = _function_node(fn, ins)
             refused.attrs["why"] = REFUSAL
+            if stft:
+                refused.attrs["fn"] = _stft_of_constants(fn, by_name)
             return [refused]
         return _stft_nodes(fn, ins, by_name) if stft else _fft_nodes(fn, ins)
     return _reader_nodes(fn, ins, by_name)
