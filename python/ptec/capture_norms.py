@@ -54,8 +54,8 @@ def _normalize_p_nodes(fn, ins) -> Optional[List[Node]]:
 
 
 def _renorm_nodes(fn, ins) -> Optional[List[Node]]:
-    """torch.renorm(x, p, dim, maxnorm) / x.renorm: each slice x.select(dim,
-    i) whose p-norm exceeds maxnorm scaled to maxnorm. x viewed as [K, n]
+    """torch.renorm(x, p, dim, maxnorm) / x.renorm (p = inf too): each slice
+    x.select(dim, i) whose p-norm exceeds maxnorm scaled to maxnorm. x viewed as [K, n]
     (dim first, the rest flattened: _lines), the factor of each row's norm,
     copied along the row, the product viewed and permuted back."""
     if fn.target not in (torch.renorm, "renorm") or fn.kwargs or len(fn.args) != 4 \
@@ -63,7 +63,7 @@ def _renorm_nodes(fn, ins) -> Optional[List[Node]]:
         return None
     _, p, dim, maxnorm = fn.args
     p, shape = _p(p), _meta_shape(fn.args[0])
-    if p is None or p == float("inf") or not isinstance(dim, int) or isinstance(dim, bool) or not shape \
+    if p is None or not isinstance(dim, int) or isinstance(dim, bool) or not shape \
             or isinstance(maxnorm, bool) or not isinstance(maxnorm, (int, float)) or maxnorm < 0:
         return None
     d = dim % len(shape)
@@ -72,7 +72,8 @@ def _renorm_nodes(fn, ins) -> Optional[List[Node]]:
     if not rest:
         return None                  # torch takes no 1-D x
     rows, k, n = _lines(s, ins[0], shape, rest)
-    factor = s("elementwise", [_total(s, rows, [k, n], 1, p)], fn="renorm_factor", p=p, maxnorm=float(maxnorm))
+    factor = s("elementwise", [_total(s, rows, [k, n], 1, p)], fn="renorm_factor",
+               p=1.0 if p == float("inf") else p, maxnorm=float(maxnorm))
     cur = s("mul", [rows, s.widen(factor, [k, 1], [k, n])])
     moved = [shape[d]] + [shape[i] for i in rest]
     cur = s("reshape", [cur], target_shape=moved)

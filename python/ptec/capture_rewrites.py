@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from .capture_calls import _ints, _meta_shape, _reduce_max_nodes, _scalar_arg
+from .capture_bag_of_values import bag_of_values_nodes
 from .capture_trig import ldexp_nodes
 from .ir import Node
 
@@ -461,7 +462,7 @@ def rewrite_nodes(fn, ins, by_name):
         nodes = make(fn, ins)
         if nodes is not None:
             return nodes, []
-    for make in (_select_nodes, _gather_nodes, _computed_linear_nodes, ldexp_nodes):
+    for make in (_select_nodes, _gather_nodes, _computed_linear_nodes, ldexp_nodes, bag_of_values_nodes):
         nodes = make(fn, ins, by_name)
         if nodes is not None:
             taken = [a.name for a in fn.args if _constant_of(a, by_name) is not None]

@@ -256,6 +256,16 @@ RUNS = {
                                               1.5, "int8"),                                         # 1.02
     "torch.renorm": (lambda x: torch.renorm(x, 2, 1, 3.0), S3, R, 1.5, "int8"),                    # 1.08
     "Tensor.renorm(p=1)": (lambda x: x.renorm(1, 2, 5.0), S3, R, 1.5, "int8"),                     # 1.26
+    "torch.renorm(p=inf)": (lambda x: torch.renorm(x, float("inf"), 1, 1.5), S3, R, 2.0, "int8"),     # 1.38
+    # a weight computed from the input, constant ids: one batch matmul by the constant bags (max: slices, a max)
+    "F.embedding_bag(computed weight)": (lambda x: F.embedding_bag(torch.tensor([[0, 1], [3, 3]]), x[0]), S3, R,
+                                         1.0, "int8"),                                              # 0.88
+    "F.embedding_bag(computed weight, sum)": (lambda x: F.embedding_bag(
+        torch.tensor([0, 1, 2, 3, 1]), x[0], torch.tensor([0, 2]), mode="sum",
+        per_sample_weights=torch.tensor([0.5, 1.0, -1.0, 2.0, 0.25])), S3, R, 1.5, "int8"),        # 0.96
+    "F.embedding_bag(computed weight, max)": (lambda x: F.embedding_bag(torch.tensor([0, 2, 3, 1]), x[0],
+                                                                        torch.tensor([0, 1, 3]), mode="max"),
+                                              S3, R, 0.5, "int8"),                                  # 0.50
     "F.normalize(p=1)": (lambda x: F.normalize(x, p=1, dim=1), S3, R, 2.0, "int8"),                # 1.51
     "F.normalize(p=3)": (lambda x: F.normalize(x, p=3, dim=-1), S3, R, 2.0, "int8"),               # 1.45
     "F.normalize(p=inf)": (lambda x: F.normalize(x, p=float("inf"), dim=-1), S3, R, 1.5, "int8"),  # 1.19

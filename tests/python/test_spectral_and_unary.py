@@ -82,6 +82,21 @@ FORMS = {
     "torch.renorm": (lambda x: torch.renorm(x, 2, 1, 3.0) + torch.renorm(x, 1, -1, 2.0), S3, (-3.0, 3.0)),
     "Tensor.renorm(2-D, p=3)": (lambda x: x[0].renorm(3, 0, 1.5), S3, (-3.0, 3.0)),
     "torch.renorm(dim 0, none exceeds)": (lambda x: torch.renorm(x, 2, 0, 100.0), S3, (-3.0, 3.0)),
+    "torch.renorm(p=inf)": (lambda x: torch.renorm(x, float("inf"), 1, 1.5), S3, (-3.0, 3.0)),
+    "F.embedding_bag(computed weight, 2-D ids)": (lambda x: F.embedding_bag(torch.tensor([[0, 1], [3, 3]]), x[0]),
+                                                  S3, (-3.0, 3.0)),
+    "F.embedding_bag(computed weight, offsets, sum, per_sample_weights)": (
+        lambda x: F.embedding_bag(torch.tensor([0, 1, 2, 3, 1]), x[0], torch.tensor([0, 2]), mode="sum",
+                                  per_sample_weights=torch.tensor([0.5, 1.0, -1.0, 2.0, 0.25])), S3, (-3.0, 3.0)),
+    "F.embedding_bag(computed weight, max, include_last_offset)": (
+        lambda x: F.embedding_bag(torch.tensor([0, 2, 3, 1]), x[0], torch.tensor([0, 1, 3, 4]), mode="max",
+                                  include_last_offset=True), S3, (-3.0, 3.0)),
+    "F.embedding_bag(computed weight, max, an empty bag)": (
+        lambda x: F.embedding_bag(torch.tensor([0, 2, 3, 1]), x[0], torch.tensor([0, 0, 3]), mode="max"), S3,
+        (-3.0, 3.0)),
+    "F.embedding_bag(computed weight, padding_idx, an empty bag)": (
+        lambda x: F.embedding_bag(torch.tensor([2, 0, 2, 1, 2]), x[0], torch.tensor([0, 1, 2]), padding_idx=2),
+        S3, (-3.0, 3.0)),
     "F.normalize(p=1, 3, inf)": (lambda x: F.normalize(x, 1, 1) + F.normalize(x, p=3.0, dim=-1)
                                  + F.normalize(x, p=float("inf"), dim=0, eps=0.5), S3, (-3.0, 3.0)),
     "F.bilinear(3-D)": (lambda x: F.bilinear(x, x.flip(-1), torch.linspace(-1, 1, 128).reshape(2, 8, 8),
@@ -170,9 +185,8 @@ REFUSED = {
     "stft returned": (lambda x: torch.stft(x[0], 4, 2, window=torch.hann_window(4), return_complex=True), "stft",
                       "ptec holds no complex values"),
     "trapz(y, computed x)": (lambda x: torch.trapz(x, x.cumsum(-1)), "trapz", ""),
-    "renorm p=inf": (lambda x: torch.renorm(x, float("inf"), 1, 1.0), "renorm", ""),
-    "embedding_bag of a computed weight": (lambda x: F.embedding_bag(torch.tensor([[0, 1]]), x[0]), "embedding_bag",
-                                           ""),
+    "embedding_bag of a computed weight with max_norm": (lambda x: F.embedding_bag(torch.tensor([[0, 1]]), x[0],
+                                                                                   max_norm=1.0), "embedding_bag", ""),
 }
 
 
