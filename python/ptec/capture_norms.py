@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 

@@ -86,7 +86,7 @@ def _trapezoid_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     if cumulative is None or not fn.args or not isinstance(fn.args[0], torch.fx.Node) \
             or len(fn.args) > 2 or set(fn.kwargs) - {"x", "dx", "dim"}:
         return None
-    y, shape, out = fn.args[0], _meta_shape(fn.args[0]), _meta_shape(fn)
+    shape, out = _meta_shape(fn.args[0]), _meta_shape(fn)
     dim = fn.kwargs.get("dim", -1)
     x = fn.args[1] if len(fn.args) > 1 else fn.kwargs.get("x")
     dx = fn.kwargs.get("dx")
