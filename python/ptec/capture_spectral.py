@@ -9,7 +9,9 @@ the -sin rows (norm's factor in them), so the spectrum is a real tensor with
 the transformed dim twice as long: re stacked before im along that dim. Its
 readers take their parts: .real and .imag a slice each, view_as_real the
 two joined along a new last dim (copies of the int8 bytes), the magnitude
-sqrt(re^2 + im^2) torch.hypot's fp32 kernel (between a dequantize and a quantize).
+sqrt(re^2 + im^2) torch.hypot's fp32 kernel (between a dequantize and a quantize),
+or where the magnitude is only squared (a power spectrum, |z| ** 2) re^2 + im^2
+in int8 (two square LUTs, an add).
 
 torch.stft is the same product over windows of the input: one conv1d whose
 kernels are the windowed DFT rows and whose stride is the hop (after the
@@ -62,6 +64,18 @@ def _part_of(user) -> Optional[str]:
     if t is torch.view_as_real and len(user.args) == 1:
         return "pair"
     return None
+
+
+def _squares(user) -> bool:
+    """user is x.pow(2), x ** 2, torch.pow(x, 2), x.square() or torch.square(x)."""
+    t = user.target
+    if user.kwargs or user.op not in ("call_function", "call_method"):
+        return False
+    if t in ("square", torch.square) and len(user.args) == 1:
+        return True
+    two = len(user.args) == 2 and not isinstance(user.args[1], bool) and user.args[1] == 2 \
+        and isinstance(user.args[1], (int, float))
+    return two and t in ("pow", torch.pow, operator.pow)
 
 
 def _arg(fn, i, key, default=None):
@@ -205,6 +219,13 @@ def _reader_nodes(fn, ins, by_name) -> Optional[List[Node]]:
         joined = [s("reshape", [p], target_shape=whole + [1]) for p in (re, im)]
         s("cat", joined, dim=len(whole))
         return s.done()
+    if fn.users and all(_squares(u) for u in fn.users):
+        # read only squared (a power spectrum): re^2 + im^2 in int8, two square
+        # LUTs and an add, which its squares pass on (spectral_nodes)
+        s("add", [s("elementwise", [re], fn="square"), s("elementwise", [im], fn="square")])
+        nodes = s.done()
+        nodes[-1].attrs["power_spectrum"] = True
+        return nodes
     # sqrt(re^2 + im^2) from int8 squares would lose the small magnitudes (a
     # square's grid steps are coarse near 0, and sqrt magnifies them: 11 output
     # steps measured): torch.hypot's fp32 kernel takes re and im instead
@@ -240,4 +261,7 @@ def spectral_nodes(fn, ins, by_name) -> Optional[List[Node]]:
                 refused.attrs["fn"] = _stft_of_constants(fn, by_name)
             return [refused]
         return _stft_nodes(fn, ins, by_name) if stft else _fft_nodes(fn, ins)
+    src = by_name.get(ins[0]) if ins else None
+    if src is not None and src.attrs.get("power_spectrum") and _squares(fn):
+        return [Node(fn.name, "identity", [src.name])]         # the magnitude's square: the power itself
     return _reader_nodes(fn, ins, by_name)

@@ -55,6 +55,10 @@ FORMS = {
                       S3, (-3.0, 3.0)),
     "one rfft, several readers": (lambda x: (lambda z: torch.cat([z.abs(), z.real, z.imag, torch.abs(z) ** 2], -1))(
         torch.fft.rfft(x)), S3, (-3.0, 3.0)),
+    "power spectra": (lambda x: torch.fft.rfft(x).abs() ** 2 + torch.square(torch.fft.rfft(x, norm="ortho").abs())
+                      + torch.pow(torch.fft.rfft(x).abs(), 2.0) + torch.fft.rfft(x).abs().square(), S3, (-3.0, 3.0)),
+    "a magnitude squared and read": (lambda x: (lambda a: a + a.pow(2) + a.pow(2))(torch.fft.rfft(x).abs()), S3,
+                                     (-3.0, 3.0)),
     "stft(hann, center reflect)": (lambda x: torch.stft(x, 8, 2, window=HANN, return_complex=True).abs(),
                                    (2, 32), (-1.0, 1.0)),
     "stft(1-D, constant pad, hop default)": (lambda x: torch.stft(x[0], 8, window=HANN, pad_mode="constant",
@@ -167,6 +171,15 @@ def test_a_spectrum_is_one_product_and_its_magnitude_one_hypot():
     assert "pad" not in _ops(lambda x: torch.stft(x, 8, 2, center=False, return_complex=True).real, (2, 32))
 
 
+def test_a_power_spectrum_is_int8():
+    """|z| read only squared: re^2 + im^2 (no hypot); read also as itself:
+    the hypot, squared by a LUT."""
+    ops = _ops(lambda x: torch.stft(x, 8, 2, window=HANN, return_complex=True).abs().pow(2), (2, 32))
+    assert "binary_math" not in ops and ops.count("elementwise") == 2 and ops.count("add") == 1, ops
+    ops = _ops(lambda x: (lambda a: a * a.pow(2))(torch.fft.rfft(x).abs()), S3)
+    assert ops.count("binary_math") == 1 and ops.count("elementwise") == 1, ops
+
+
 def test_dft_rows_are_torchs():
     from ptec.capture_spectral import dft_matrix
     x = torch.randn(3, 10, dtype=torch.float64)
@@ -247,11 +260,11 @@ def test_keyword_spotter_on_host_and_boards(target, tmp_path):
     calibration = inputs((1, 256), -1.0, 1.0)
     res = compile_model(model, [calibration[0][0]], calibration,
                         target="cortex-m55" if target == "host" else target)
-    # the magnitudes' hypot in fp32, and the stft's + 0.1 that reads one
-    assert sorted(f.split(": ")[-1] for f in res.lowered.fallbacks) == ["aten::add.out"] + ["aten::hypot.out"] * 2, \
+    # the stft magnitude's hypot in fp32, and the + 0.1 that reads it (the power spectrum is int8)
+    assert sorted(f.split(": ")[-1] for f in res.lowered.fallbacks) == ["aten::add.out", "aten::hypot.out"], \
         res.lowered.fallbacks
     if target == "host":
         worst = worst_steps(model, res, calibration[:4], tmp_path)
-        assert worst <= 3.0, worst
+        assert worst <= 3.0, worst                     # measured 2.77
     else:
         board_matches_reference(res.data, inputs((1, 256), -1.0, 1.0, 1, seed=5)[0][0].numpy(), target, tmp_path)
