@@ -34,7 +34,7 @@ from .ir import Node
 REFUSAL = ("ptec holds no complex values: read the spectrum through .abs(), .real, .imag or "
            "torch.view_as_real")
 
-_FFTS = {torch.fft.rfft: "torch.fft.rfft", torch.fft.fft: "torch.fft.fft"}
+_FFTS = (torch.fft.rfft, torch.fft.fft)
 
 
 def _shape(fn):
@@ -151,7 +151,7 @@ def _stft_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     center, pad_mode = args.get("center", True), args.get("pad_mode", "reflect")
     onesided = args.get("onesided")
     onesided = True if onesided is None else onesided
-    if shape is None or len(shape) not in (1, 2) or not _real_float(x) or not isinstance(hop, int) \
+    if shape is None or len(shape) not in (1, 2) or not _real_float(x) or not isinstance(hop, int) or hop < 1 \
             or not isinstance(win, int) or not 0 < win <= n_fft or pad_mode not in ("reflect", "constant") \
             or not isinstance(center, bool) or not isinstance(onesided, bool):
         return None
