@@ -844,7 +844,7 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                       else None)
             if spectral_nodes(fn, ins, by_name) is not None:
                 nodes.extend(spectral_nodes(fn, ins, by_name))     # rfft, stft and their readers
-                torch.fx.node.map_arg((fn.args[1:], fn.kwargs), lambda a: tuple_sources.add(a.name))  # a window
+                torch.fx.node.map_arg((fn.args, fn.kwargs), lambda a: tuple_sources.add(a.name))  # a window, a filter
             elif window_nodes(fn, ins, by_name) is not None or norm_nodes(fn, ins) is not None:
                 nodes.extend(window_nodes(fn, ins, by_name) or norm_nodes(fn, ins))
             elif (source is not None and source.op == "unsupported" and "pieces" in source.attrs

@@ -1,7 +1,8 @@
 """Spectra of a real input, the front end of keyword spotters (issue 15):
 torch.fft.rfft / torch.fft.fft over one dim and torch.stft, read through
 .abs() (torch.abs, abs()), .real, .imag, torch.real / torch.imag or
-torch.view_as_real.
+torch.view_as_real, filtered by a constant (spectrum * H) and brought back
+by torch.fft.irfft.
 
 A DFT of a real input is linear in it: capture writes the real parts and
 the imaginary parts as one product by a constant matrix, the cos rows then
@@ -13,12 +14,17 @@ sqrt(re^2 + im^2) torch.hypot's fp32 kernel (between a dequantize and a quantize
 or where the magnitude is only squared (a power spectrum, |z| ** 2) re^2 + im^2
 in int8 (two square LUTs, an add).
 
+A product by a constant H is again linear: re * hr - im * hi and re * hi
++ im * hr (int8 muls by constants, a sub, an add; a real H one mul), and
+irfft one more constant product, [cos | -sin] columns weighted as the
+bins' mirror images count.
+
 torch.stft is the same product over windows of the input: one conv1d whose
 kernels are the windowed DFT rows and whose stride is the hop (after the
 reflect or constant padding center=True asks for), giving [B, 2F, T].
 
 ptec holds no complex values: a spectrum read any other way (returned by
-the model, multiplied, transformed again) is refused in one line naming
+the model, multiplied by a value, transformed again) is refused in one line naming
 the call (its unsupported node, with the reason)."""
 from __future__ import annotations
 
@@ -47,12 +53,25 @@ def _real_float(fn) -> bool:
     return meta is not None and meta.dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 
 
-def _part_of(user) -> Optional[str]:
-    """What a reader of a spectrum takes ("abs", "real", "imag", "pair"),
+def _constant_or_number(a) -> bool:
+    return (isinstance(a, (int, float, complex)) and not isinstance(a, bool)) \
+        or (isinstance(a, torch.fx.Node) and a.op == "get_attr")
+
+
+def _part_of(user, spectrum=None) -> Optional[str]:
+    """What a reader of a spectrum takes ("abs", "real", "imag", "pair",
+    "irfft" of it, "scaled": a product by a constant, itself a spectrum),
     or None for any other use."""
     t = user.target
     if user.op == "call_method" and t == "abs" and len(user.args) == 1 and not user.kwargs:
         return "abs"
+    if t in (operator.mul, torch.mul, "mul") and len(user.args) == 2 and not user.kwargs \
+            and user.op in ("call_function", "call_method") \
+            and sum(_constant_or_number(a) for a in user.args) == 1 and user.args.count(spectrum) == 1:
+        return "scaled"
+    if user.op == "call_function" and t is torch.fft.irfft and user.args and user.args[0] is spectrum \
+            and spectrum is not None and not set(user.kwargs) - {"n", "dim", "norm"}:
+        return "irfft"
     if user.op != "call_function" or user.kwargs:
         return None
     if t in (torch.abs, operator.abs) and len(user.args) == 1:
@@ -64,6 +83,13 @@ def _part_of(user) -> Optional[str]:
     if t is torch.view_as_real and len(user.args) == 1:
         return "pair"
     return None
+
+
+def _readable(fn) -> bool:
+    """Every use of spectrum fn reads a part of it (a product by a constant:
+    every use of that product too)."""
+    parts = [(_part_of(u, fn), u) for u in fn.users]
+    return bool(parts) and all(p is not None and (p != "scaled" or _readable(u)) for p, u in parts)
 
 
 def _squares(user) -> bool:
@@ -199,14 +225,97 @@ def _stft_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     return s.done()
 
 
+def _scaled_nodes(fn, src: Node, factor, shape) -> Optional[List[Node]]:
+    """spectrum * H, H a constant (real or complex, broadcast to the
+    spectrum's shape) or a number: re * hr - im * hi, re * hi + im * hr by
+    int8 muls by constants, an add and a sub, restacked; a real H one mul
+    of the stacked parts by [H; H]."""
+    dim, bins = src.attrs["spectrum"]
+    try:
+        h = np.broadcast_to(np.asarray(factor), shape)
+    except ValueError:
+        return None
+    hr, hi = np.real(h).astype(np.float32), np.imag(h).astype(np.float32)
+    s = _Steps(fn.name)
+    if not hi.any():
+        s("mul", [src.name, s.const(np.concatenate([hr, hr], axis=dim))])
+    else:
+        re = s("slice", [src.name], dim=dim, start=0, end=bins)
+        im = s("slice", [src.name], dim=dim, start=bins, end=2 * bins)
+        new_re = s("sub", [s("mul", [re, s.const(hr)]), s("mul", [im, s.const(hi)])])
+        new_im = s("add", [s("mul", [re, s.const(hi)]), s("mul", [im, s.const(hr)])])
+        s("cat", [new_re, new_im], dim=dim)
+    nodes = s.done()
+    nodes[-1].attrs["spectrum"] = (dim, bins)
+    return nodes
+
+
+def irfft_matrix(n: int, bins: int, scale: float) -> np.ndarray:
+    """[n, 2 * bins]: sample t of the real signal of n points whose first
+    n // 2 + 1 bins are re (columns 0..bins-1) + i im (the rest): scale *
+    c_k (re_k cos(2 pi k t / n) - im_k sin(2 pi k t / n)), c_k 1 for the
+    DC and Nyquist bins, 2 for the others (their mirror images), 0 past n
+    // 2 + 1 (torch reads no more); the DC and Nyquist imaginary parts meet
+    sin(0) and sin(pi t), so drop out as torch drops them."""
+    k = np.arange(bins, dtype=np.float64)[None, :]
+    t = np.arange(n, dtype=np.float64)[:, None]
+    weight = np.where(k > n // 2, 0.0, np.where((k == 0) | (2 * k == n), 1.0, 2.0))
+    angle = 2.0 * np.pi * ((k * t) % n) / n
+    return (np.concatenate([np.cos(angle) * weight, -np.sin(angle) * weight], axis=1) * scale).astype(np.float32)
+
+
+def _irfft_nodes(fn, src: Node, shape) -> Optional[List[Node]]:
+    """torch.fft.irfft(spectrum, n, dim, norm) over the spectrum's own dim:
+    one constant product (the dim moved last and back by permutes)."""
+    dim, bins = src.attrs["spectrum"]
+    args = dict(zip(("input", "n", "dim", "norm"), fn.args))
+    args.update(fn.kwargs)
+    rank = len(shape)
+    n, norm, along = args.get("n"), args.get("norm"), args.get("dim", -1)
+    if not isinstance(along, int) or along % rank != dim or (n is not None and (not isinstance(n, int) or n < 1)):
+        return None
+    n = 2 * (bins - 1) if n is None else n
+    scale = {None: 1.0 / n, "backward": 1.0 / n, "ortho": 1.0 / np.sqrt(n), "forward": 1.0}.get(norm)
+    if scale is None or n < 1:
+        return None
+    s = _Steps(fn.name)
+    order = list(range(rank))
+    order[dim], order[-1] = order[-1], order[dim]
+    cur = src.name if dim == rank - 1 else s("permute", [src.name], dims=order)
+    cur = s("linear", [cur], weight=irfft_matrix(n, bins, scale), bias=None)
+    if dim != rank - 1:
+        s("permute", [cur], dims=order)
+    return s.done()
+
+
 def _reader_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     """A reader of a spectrum (_part_of): its part of the stacked re, im."""
-    src = by_name.get(ins[0]) if ins else None
-    part = _part_of(fn) if src is not None and "spectrum" in src.attrs else None
+    spectra = [a for a in fn.args if isinstance(a, torch.fx.Node) and a.name in by_name
+               and "spectrum" in by_name[a.name].attrs]
+    if len(spectra) != 1:
+        return None
+    src = by_name[spectra[0].name]
+    part = _part_of(fn, spectra[0])
     if part is None:
         return None
     dim, bins = src.attrs["spectrum"]
     shape = _shape(fn)
+    if part == "scaled":
+        other = next(a for a in fn.args if a is not spectra[0])
+        if isinstance(other, torch.fx.Node):
+            const = by_name.get(other.name)
+            if const is None or const.op != "constant":
+                return None
+            other = const.attrs["value"]
+        return _scaled_nodes(fn, src, other, _shape(spectra[0]))
+    if part == "irfft":
+        nodes = _irfft_nodes(fn, src, _shape(spectra[0]))
+        if nodes is None:
+            from .capture import _function_node       # capture imports this module
+            nodes = [_function_node(fn, [src.name])]
+            nodes[0].attrs["why"] = "ptec runs irfft over the dim its spectrum was taken along, with norm " \
+                                    "backward, ortho or forward"
+        return nodes
     s = _Steps(fn.name)
     re = s("slice", [src.name], dim=dim, start=0, end=bins)
     if part == "real":
@@ -253,7 +362,7 @@ def spectral_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     if fn.op == "call_function" and (fn.target in _FFTS or fn.target is torch.stft):
         stft = fn.target is torch.stft
         complex_out = not stft or bool(_arg(fn, 9, "return_complex", False))
-        if complex_out and not all(_part_of(u) for u in fn.users):
+        if complex_out and not _readable(fn):
             from .capture import _function_node       # capture imports this module
             refused = _function_node(fn, ins)
             refused.attrs["why"] = REFUSAL

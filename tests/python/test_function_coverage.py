@@ -238,6 +238,11 @@ RUNS = {
     "torch.fft.rfft power spectrum": (lambda x: torch.fft.rfft(x).abs().pow(2), S3, R, 2.5, "int8"),  # 2.05
     "torch.view_as_real(torch.fft.rfft)": (lambda x: torch.view_as_real(torch.fft.rfft(x, dim=1)), S3, R, 1.0,
                                            "int8"),                                                 # 0.79
+    "torch.fft.irfft(rfft * filter)": (lambda x: torch.fft.irfft(torch.fft.rfft(x) * torch.tensor(
+        [1.0, 1.0, 0.5, 0.0, 0.0]), n=8), S3, R, 2.0, "int8"),                                     # 1.58
+    # a complex filter (a one-sample delay): re and im mixed by four constant muls, a sub and an add
+    "torch.fft.irfft(rfft * complex filter)": (lambda x: torch.fft.irfft(torch.fft.rfft(x, norm="ortho") * torch.exp(
+        -2j * torch.pi * torch.arange(5) / 8), 8, norm="ortho"), S3, R, 4.0, "int8"),              # 3.42
     "torch.abs(torch.fft.fft)": (lambda x: torch.abs(torch.fft.fft(x, n=6, norm="forward")), S3, R, 2.0,
                                  "fp32"),                                                           # 1.73
     "torch.stft(..).abs()": (lambda x: torch.stft(x[0], 8, 2, window=torch.hann_window(8),

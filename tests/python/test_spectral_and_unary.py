@@ -1,5 +1,6 @@
 """Spectra (ptec.capture_spectral: torch.fft.rfft / fft and torch.stft read
-through .abs(), .real, .imag, view_as_real), the inverse trigonometric and
+through .abs(), .real, .imag, view_as_real, filtered by a constant and
+brought back by torch.fft.irfft), the inverse trigonometric and
 hyperbolic LUTs (ptec.inverse_trig), torch.ldexp (capture_trig), x.unfold
 and the trapezoid rule (capture_windows), F.normalize p != 2 and
 torch.renorm (capture_norms), F.bilinear of 3-D inputs (issue 15).
@@ -59,6 +60,17 @@ FORMS = {
                       + torch.pow(torch.fft.rfft(x).abs(), 2.0) + torch.fft.rfft(x).abs().square(), S3, (-3.0, 3.0)),
     "a magnitude squared and read": (lambda x: (lambda a: a + a.pow(2) + a.pow(2))(torch.fft.rfft(x).abs()), S3,
                                      (-3.0, 3.0)),
+    "irfft(rfft)": (lambda x: torch.fft.irfft(torch.fft.rfft(x)), S3, (-3.0, 3.0)),
+    "irfft(rfft * real filter, n)": (lambda x: torch.fft.irfft(torch.fft.rfft(x) * torch.tensor([1.0, 1.0, 0.5, 0.0, 0.0]),
+                                                               n=8), S3, (-3.0, 3.0)),
+    "irfft(complex filter * rfft, ortho)": (lambda x: torch.fft.irfft(
+        torch.exp(-2j * torch.pi * torch.arange(5) / 8) * torch.fft.rfft(x, norm="ortho"), 8, norm="ortho"), S3,
+        (-3.0, 3.0)),
+    "irfft(n longer and shorter, dim 1, forward)": (lambda x: torch.cat([
+        torch.fft.irfft(torch.fft.rfft(x, dim=1, norm="forward") * 0.5, n=3, dim=1, norm="forward"),
+        torch.fft.irfft(torch.fft.rfft(x, dim=1), n=9, dim=-2)], 1), S3, (-3.0, 3.0)),
+    "(rfft * complex filter per row).abs()": (lambda x: (torch.fft.rfft(x) * (torch.arange(20).reshape(4, 5) * 0.1j
+                                                                              + 1.0)).abs(), S3, (-3.0, 3.0)),
     "stft(hann, center reflect)": (lambda x: torch.stft(x, 8, 2, window=HANN, return_complex=True).abs(),
                                    (2, 32), (-1.0, 1.0)),
     "stft(1-D, constant pad, hop default)": (lambda x: torch.stft(x[0], 8, window=HANN, pad_mode="constant",
@@ -191,11 +203,13 @@ def test_dft_rows_are_torchs():
 REFUSED = {
     # call of x: (call, the name in the one line, words of the reason)
     "rfft returned": (lambda x: torch.fft.rfft(x), "fft_rfft", "ptec holds no complex values"),
-    "rfft multiplied": (lambda x: (torch.fft.rfft(x) * 2).abs(), "fft_rfft", "ptec holds no complex values"),
     "rfft returned beside its magnitude": (lambda x: (torch.fft.rfft(x).abs(), torch.fft.rfft(x)), "fft_rfft",
                                            "read the spectrum through .abs()"),
-    "irfft": (lambda x: torch.fft.irfft(torch.fft.rfft(x)), "fft_rfft", "ptec holds no complex values"),
     "fft of a spectrum": (lambda x: torch.fft.fft(torch.fft.rfft(x)).abs(), "fft_rfft", "complex"),
+    "a spectrum times itself": (lambda x: (torch.fft.rfft(x) * torch.fft.rfft(x)).real, "fft_rfft", "complex"),
+    "a filtered spectrum returned": (lambda x: torch.fft.rfft(x) * 2.0, "fft_rfft", "complex"),
+    "irfft over another dim": (lambda x: torch.fft.irfft(torch.fft.rfft(x), dim=1), "fft_irfft",
+                               "over the dim its spectrum was taken along"),
     "stft returned": (lambda x: torch.stft(x[0], 4, 2, window=torch.hann_window(4), return_complex=True), "stft",
                       "ptec holds no complex values"),
     "trapz(y, computed x)": (lambda x: torch.trapz(x, x.cumsum(-1)), "trapz", ""),
