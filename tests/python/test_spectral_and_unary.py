@@ -61,8 +61,8 @@ FORMS = {
     "a magnitude squared and read": (lambda x: (lambda a: a + a.pow(2) + a.pow(2))(torch.fft.rfft(x).abs()), S3,
                                      (-3.0, 3.0)),
     "irfft(rfft)": (lambda x: torch.fft.irfft(torch.fft.rfft(x)), S3, (-3.0, 3.0)),
-    "irfft(rfft * real filter, n)": (lambda x: torch.fft.irfft(torch.fft.rfft(x) * torch.tensor([1.0, 1.0, 0.5, 0.0, 0.0]),
-                                                               n=8), S3, (-3.0, 3.0)),
+    "irfft(rfft * real filter, n)": (lambda x: torch.fft.irfft(
+        torch.fft.rfft(x) * torch.tensor([1.0, 1.0, 0.5, 0.0, 0.0]), n=8), S3, (-3.0, 3.0)),
     "irfft(complex filter * rfft, ortho)": (lambda x: torch.fft.irfft(
         torch.exp(-2j * torch.pi * torch.arange(5) / 8) * torch.fft.rfft(x, norm="ortho"), 8, norm="ortho"), S3,
         (-3.0, 3.0)),
