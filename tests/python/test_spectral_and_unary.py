@@ -272,7 +272,7 @@ def test_cli_refusal_exits_2_in_one_line(tmp_path):
 
 class KeywordSpotter(torch.nn.Module):
     """A keyword spotter's front end in the model: the log magnitude of an
-    STFT (hann window, centred) and of the rfft of fixed frames, each a
+    STFT (a hann window buffer, centred) and the log power of the rfft of fixed frames, each a
     conv1d over time, pooled, joined, then a linear classifier."""
 
     def __init__(self):
@@ -281,9 +281,10 @@ class KeywordSpotter(torch.nn.Module):
         self.conv_stft = torch.nn.Conv1d(17, 6, 3)
         self.conv_frames = torch.nn.Conv1d(17, 6, 3)
         self.head = torch.nn.Linear(12, 4)
+        self.register_buffer("window", torch.hann_window(32))
 
     def forward(self, x):                                                       # x [1, 256] audio
-        spec = torch.stft(x, 32, 16, window=torch.hann_window(32), return_complex=True).abs()   # [1, 17, 17]
+        spec = torch.stft(x, 32, 16, window=self.window, return_complex=True).abs()             # [1, 17, 17]
         a = torch.relu(self.conv_stft(torch.log(spec + 0.1))).mean(-1)                           # [1, 6]
         frames = x.reshape(1, 8, 32)
         power = torch.fft.rfft(frames, norm="ortho").abs().pow(2).transpose(1, 2)                # [1, 17, 8]
