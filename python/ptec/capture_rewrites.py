@@ -20,7 +20,7 @@ import torch
 
 from .capture_calls import _ints, _meta_shape, _reduce_max_nodes, _scalar_arg
 from .capture_bag_of_values import bag_of_values_nodes
-from .capture_trig import ldexp_nodes
+from .capture_ldexp import ldexp_nodes
 from .ir import Node
 
 

@@ -1,7 +1,7 @@
 """Spectra (ptec.capture_spectral: torch.fft.rfft / fft and torch.stft read
 through .abs(), .real, .imag, view_as_real, filtered by a constant and
 brought back by torch.fft.irfft), the inverse trigonometric and
-hyperbolic LUTs (ptec.inverse_trig), torch.ldexp (capture_trig), x.unfold
+hyperbolic LUTs (ptec.inverse_trig), torch.ldexp (capture_ldexp), x.unfold
 and the trapezoid rule (capture_windows), F.normalize p != 2 and
 torch.renorm (capture_norms), F.bilinear of 3-D inputs (issue 15).
 test_function_coverage.py's RUNS rows bound each call's result on the
