@@ -49,6 +49,9 @@ from .embedding_bag import embedding_bag_nodes
 from .capture_linalg import linalg_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .capture_reductions import reduction_nodes
+from .capture_norms import norm_nodes
+from .capture_spectral import spectral_nodes
+from .capture_trapezoid import trapezoid_nodes
 from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, dense_groups,
                                fold_dilation_and_output_padding,
                                functional_conv_transpose3d_nodes)
@@ -844,7 +847,12 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             integer = int_math_nodes(fn, by_name)
             source = (by_name.get(ins[0]) if ins and fn.target in (operator.getitem, getattr)
                       else None)
-            if (source is not None and source.op == "unsupported" and "pieces" in source.attrs
+            if spectral_nodes(fn, ins, by_name) is not None:
+                nodes.extend(spectral_nodes(fn, ins, by_name))     # rfft, stft and their readers
+                torch.fx.node.map_arg((fn.args, fn.kwargs), lambda a: tuple_sources.add(a.name))  # a window, a filter
+            elif trapezoid_nodes(fn, ins, by_name) is not None or norm_nodes(fn, ins) is not None:
+                nodes.extend(trapezoid_nodes(fn, ins, by_name) or norm_nodes(fn, ins))
+            elif (source is not None and source.op == "unsupported" and "pieces" in source.attrs
                     and isinstance(fn.args[1], int)):
                 # One piece of a chunk or split: a slice of the input. A piece
                 # of unbind is a one-wide slice without its dim: a reshape.

@@ -422,7 +422,9 @@ class PairwiseDistance(nn.Module):
 class Bilinear(nn.Module):
     """nn.Bilinear, y[n, o] = x1[n] A[o] x2[n] + b[o]: a linear of x2 by A
     as an [out * in1, in2] matrix, reshaped to [N, out, in1], times x1 as a
-    column (a batch matmul), plus the bias."""
+    column (a batch matmul), plus the bias: a linear by the identity with
+    that bias (an int8 add would broadcast a [1, out] bias over more rows,
+    which only fp32 does)."""
 
     def __init__(self, m: nn.Bilinear):
         super().__init__()
@@ -430,23 +432,31 @@ class Bilinear(nn.Module):
         self.out, self.in1 = int(out), int(in1)
         self.proj = nn.Linear(int(in2), self.out * self.in1, bias=False)
         self.proj.weight = nn.Parameter(m.weight.detach().reshape(self.out * self.in1, int(in2)).clone())
-        # [1, out]: for batch 1 the bias has y's shape, so the add is int8
-        self.bias = None if m.bias is None else nn.Parameter(m.bias.detach().reshape(1, -1).clone())
+        self.biased = None
+        if m.bias is not None:
+            self.biased = nn.Linear(self.out, self.out)
+            self.biased.weight = nn.Parameter(torch.eye(self.out))
+            self.biased.bias = nn.Parameter(m.bias.detach().clone())
 
     def forward(self, x1, x2):
-        z = self.proj(x2).reshape(-1, self.out, self.in1)
+        # [.., out, in1] keeps x2's leading dims, so the batch matmul's are x1's (equal dims)
+        z = self.proj(x2).reshape(x2.shape[:-1] + (self.out, self.in1))
         y = (z @ x1.unsqueeze(-1)).squeeze(-1)
-        return y if self.bias is None else y + self.bias
+        return y if self.biased is None else self.biased(y)
 
 
 def _bilinear_call(x1, x2, weight, bias=None):
     """F.bilinear with constant weight and bias: Bilinear's forward, the
     projection an F.linear by the reshaped constant (capture rebuilds it as
-    an nn.Linear: capture_calls.FUNCTIONAL_MODULES)."""
+    an nn.Linear: capture_calls.FUNCTIONAL_MODULES); the bias a linear by
+    the identity, as in Bilinear."""
     out, in1, in2 = weight.shape
-    z = F.linear(x2, weight.detach().reshape(out * in1, in2).clone()).reshape(-1, int(out), int(in1))
+    z = F.linear(x2, weight.detach().reshape(out * in1, in2).clone())
+    z = z.reshape(x2.shape[:-1] + (int(out), int(in1)))
     y = (z @ x1.unsqueeze(-1)).squeeze(-1)
-    return y if bias is None else y + bias.detach().reshape(1, -1).clone()
+    if bias is None:
+        return y
+    return F.linear(y, torch.eye(int(out)), bias.detach().clone())
 
 
 # Functionals that are a two-input stand-in's forward (F.pdist, whose pairs need

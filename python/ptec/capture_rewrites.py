@@ -22,6 +22,8 @@ from .capture_calls import _ints, _meta_shape, _reduce_max_nodes, _scalar_arg
 from .capture_index_uses import index_use_nodes
 from .capture_nonzero import value_length_nodes
 from .capture_scatter import scatter_nodes
+from .capture_bag_of_values import bag_of_values_nodes
+from .capture_ldexp import ldexp_nodes
 from .ir import Node
 
 
@@ -454,9 +456,9 @@ def _einsum_nodes(fn, ins) -> Optional[List[Node]]:
 
 
 def rewrite_nodes(fn, ins, by_name):
-    from .capture_elementwise_math import elementwise_math_nodes     # (it builds on _Steps)
     """(nodes, names of the constants now held in them) of a call this
     module rewrites, else None."""
+    from .capture_elementwise_math import elementwise_math_nodes     # (it builds on _Steps)
     if fn.op not in ("call_function", "call_method") or not fn.args:
         return None
     for make in (_whole_reduction, _var_nodes, _logsumexp_nodes, _cumsum_nodes, _triangle_nodes, _einsum_nodes,
@@ -468,7 +470,7 @@ def rewrite_nodes(fn, ins, by_name):
     if views is not None:
         return views
     for make in (_select_nodes, _gather_nodes, _computed_linear_nodes, elementwise_math_nodes, scatter_nodes,
-                 index_use_nodes, value_length_nodes):
+                 index_use_nodes, value_length_nodes, ldexp_nodes, bag_of_values_nodes):
         nodes = make(fn, ins, by_name)
         if nodes is not None:
             taken = [a.name for a in fn.args if _constant_of(a, by_name) is not None]

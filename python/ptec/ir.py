@@ -34,6 +34,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from .inverse_trig import elementwise_functions
+from .norm_factors import FUNCTIONS as NORM_FACTORS
+
 
 @dataclass
 class Node:
@@ -144,6 +147,8 @@ ELEMENTWISE: Dict[str, Callable[..., torch.Tensor]] = {
     # torch.erfc, lgamma, logit, torch.special's, ... by a["name"] (capture_elementwise_math)
     "math": lambda x, a: _math(x, a),
 }
+ELEMENTWISE.update(elementwise_functions(ELEMENTWISE))      # asin, sinh, ... (inverse_trig)
+ELEMENTWISE.update(NORM_FACTORS)                            # |x|^p, F.normalize's and renorm's factors
 
 
 def _math(x: torch.Tensor, a) -> torch.Tensor:

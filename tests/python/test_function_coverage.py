@@ -321,6 +321,64 @@ RUNS = {
         torch.quantile(x, 0.5, 2, interpolation="nearest").flatten(),
         torch.quantile(x, 0.3, 2, interpolation="midpoint").flatten()]), S3, R, 1.5, "int8"),          # 1.16
     "torch.cov/corrcoef": (lambda x: torch.cat([torch.cov(x[0]), torch.corrcoef(x[0]) * 2.0], 1), S3, R, 2.0, "int8"),  # 1.50
+    # inverse trigonometric and hyperbolic functions: one LUT each (ptec.inverse_trig); torch.ldexp a product
+    "torch.asin/acos": (lambda x: torch.asin(x) + 0.5 * x.acos(), S3, (-0.95, 0.95), 2.0, "int8"),        # 1.71
+    "torch.arcsin/arccos/arctan": (lambda x: torch.arcsin(x) * 2 + x.arccos() + torch.arctan(x), S3,
+                                   (-0.95, 0.95), 2.0, "int8"),                                     # 1.49
+    "torch.sinh/cosh": (lambda x: torch.sinh(x) + x.cosh(), S3, R, 2.5, "int8"),                   # 2.26
+    "Tensor.asinh": (lambda x: x.asinh(), S3, R, 1.5, "int8"),                                     # 1.05
+    "Tensor.acosh": (lambda x: x.acosh(), S3, (1.05, 3.0), 2.5, "int8"),                           # 2.31
+    "Tensor.atanh": (lambda x: x.atanh(), S3, (-0.9, 0.9), 1.5, "int8"),                           # 1.20
+    "torch.ldexp": (lambda x: torch.ldexp(x, torch.tensor([2, -1, 0, 3, 1, 1, -2, 0]))
+                    + torch.ldexp(x, torch.tensor(1)), S3, R, 1.5, "int8"),
+    # spectra (ptec.capture_spectral): a DFT the product by constant cos / -sin rows, read through .real,
+    # .imag, view_as_real (slices, joins) or .abs() (torch.hypot's fp32 kernel of re and im)
+    "torch.fft.rfft(x).abs()": (lambda x: torch.fft.rfft(x).abs(), S3, R, 2.0, "fp32"),          # 1.57
+    "torch.fft.rfft .real/.imag": (lambda x: torch.fft.rfft(x, norm="ortho").real
+                                   + torch.fft.rfft(x, norm="ortho").imag, S3, R, 1.5, "int8"),    # 1.16
+    # a magnitude only squared (a power spectrum): re^2 + im^2 in int8
+    "torch.fft.rfft power spectrum": (lambda x: torch.fft.rfft(x).abs().pow(2), S3, R, 2.5, "int8"),  # 2.05
+    "torch.view_as_real(torch.fft.rfft)": (lambda x: torch.view_as_real(torch.fft.rfft(x, dim=1)), S3, R, 1.0,
+                                           "int8"),                                                 # 0.79
+    "torch.fft.irfft(rfft * filter)": (lambda x: torch.fft.irfft(torch.fft.rfft(x) * torch.tensor(
+        [1.0, 1.0, 0.5, 0.0, 0.0]), n=8), S3, R, 2.0, "int8"),                                     # 1.58
+    # a complex filter (a one-sample delay): re and im mixed by four constant muls, a sub and an add
+    "torch.fft.irfft(rfft * complex filter)": (lambda x: torch.fft.irfft(torch.fft.rfft(x, norm="ortho") * torch.exp(
+        -2j * torch.pi * torch.arange(5) / 8), 8, norm="ortho"), S3, R, 4.0, "int8"),              # 3.42
+    "torch.abs(torch.fft.fft)": (lambda x: torch.abs(torch.fft.fft(x, n=6, norm="forward")), S3, R, 2.0,
+                                 "fp32"),                                                           # 1.73
+    "torch.stft(..).abs()": (lambda x: torch.stft(x[0], 8, 2, window=torch.hann_window(8),
+                                                  return_complex=True).abs(), (2, 32), R, 3.0, "fp32"),   # 2.59
+    "torch.stft(center=False).abs()": (lambda x: torch.stft(x, 8, 4, center=False, window=torch.hann_window(8),
+                                                            return_complex=True).abs(), (2, 32), R, 3.0,
+                                       "fp32"),                                                     # 2.40
+    # windows (ptec.capture_views) and the trapezoid rule (ptec.capture_trapezoid), p-norms (ptec.capture_norms)
+    "Tensor.unfold(dim 1)": (lambda x: x.unfold(1, 2, 1), S3, R, 0.5, "int8"),
+    "torch.trapz": (lambda x: torch.trapz(x), S3, R, 1.0, "int8"),                                 # 0.49
+    "torch.trapezoid(dx, dim)": (lambda x: torch.trapezoid(x, dx=0.5, dim=1), S3, R, 1.0, "int8"),   # 0.87
+    "torch.trapz(y, x)": (lambda x: torch.trapz(x, torch.tensor([0., 1, 1.5, 3, 4, 4.2, 5, 7])), S3, R, 1.0,
+                          "int8"),                                                                  # 0.75
+    "torch.cumulative_trapezoid": (lambda x: torch.cumulative_trapezoid(x), S3, R, 1.0, "int8"),   # 0.80
+    "torch.cumulative_trapezoid(dim 1, dx)": (lambda x: torch.cumulative_trapezoid(x, dim=1, dx=2.0), S3, R,
+                                              1.5, "int8"),                                         # 1.02
+    "torch.renorm": (lambda x: torch.renorm(x, 2, 1, 3.0), S3, R, 1.5, "int8"),                    # 1.08
+    "Tensor.renorm(p=1)": (lambda x: x.renorm(1, 2, 5.0), S3, R, 1.5, "int8"),                     # 1.26
+    "torch.renorm(p=inf)": (lambda x: torch.renorm(x, float("inf"), 1, 1.5), S3, R, 2.0, "int8"),     # 1.38
+    # a weight computed from the input, constant ids: one batch matmul by the constant bags (max: slices, a max)
+    "F.embedding_bag(computed weight)": (lambda x: F.embedding_bag(torch.tensor([[0, 1], [3, 3]]), x[0]), S3, R,
+                                         1.0, "int8"),                                              # 0.88
+    "F.embedding_bag(computed weight, sum)": (lambda x: F.embedding_bag(
+        torch.tensor([0, 1, 2, 3, 1]), x[0], torch.tensor([0, 2]), mode="sum",
+        per_sample_weights=torch.tensor([0.5, 1.0, -1.0, 2.0, 0.25])), S3, R, 1.5, "int8"),        # 0.96
+    "F.embedding_bag(computed weight, max)": (lambda x: F.embedding_bag(torch.tensor([0, 2, 3, 1]), x[0],
+                                                                        torch.tensor([0, 1, 3]), mode="max"),
+                                              S3, R, 0.5, "int8"),                                  # 0.50
+    "F.normalize(p=1)": (lambda x: F.normalize(x, p=1, dim=1), S3, R, 2.0, "int8"),                # 1.51
+    "F.normalize(p=3)": (lambda x: F.normalize(x, p=3, dim=-1), S3, R, 2.0, "int8"),               # 1.45
+    "F.normalize(p=inf)": (lambda x: F.normalize(x, p=float("inf"), dim=-1), S3, R, 1.5, "int8"),  # 1.19
+    # over several rows: the batch matmul's dims are x1's, the bias a linear by the identity
+    "F.bilinear(3-D)": (lambda x: F.bilinear(x, x.flip(-1), torch.linspace(-1, 1, 128).reshape(2, 8, 8),
+                                             torch.tensor([0.5, -0.2])), S3, R, 1.5, "int8"),        # 1.33
     # arithmetic
     "x + y, x * y, x - y": (lambda x: (x + x.flip(-1)) * x - x * 0.5, S3, R, 2.5, "int8"),
     "x / y": (lambda x: x / (x.abs() + 1.0), S3, R, 2.0, "int8"),
