@@ -45,6 +45,7 @@ from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementw
 from .capture_tensor_index import computed_index_select_nodes, tensor_index_nodes
 from .embedding_bag import embedding_bag_nodes
 from .capture_linalg import linalg_nodes
+from .capture_matrix_functions import matrix_function_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .capture_reductions import reduction_nodes
 from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, dense_groups,
@@ -991,6 +992,11 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 tuple_sources.add(fn.args[2].name)          # the index constant: now in the slices
             elif _normalize_nodes(fn, ins) is not None:
                 nodes.extend(_normalize_nodes(fn, ins))
+            elif matrix_function_nodes(fn, ins, by_name) is not None:
+                made = matrix_function_nodes(fn, ins, by_name)    # capture_matrix_functions; a tuple: per element
+                nodes.extend(made if isinstance(made, list) else [_function_node(fn, ins)])
+                if not isinstance(made, list):
+                    nodes[-1].attrs["elements"] = made
             elif linalg_nodes(fn, ins, by_name) is not None:
                 nodes.extend(linalg_nodes(fn, ins, by_name))
             elif rewrite_nodes(fn, ins, by_name) is not None:
