@@ -427,28 +427,36 @@ def _compute(fn, family: str, by_name, out, name: Optional[str] = None) -> List[
     raise _Refused(f"{what}: not covered")
 
 
-def _elements(fn, family: str, by_name):
-    """The per-element maker of slogdet / inv_ex / solve_ex (element,
-    index) -> its nodes, or None (info, an int, stays refused)."""
+def _elements(fn, ins, family: str, by_name):
+    """The per-element maker of slogdet / inv_ex / solve_ex: (getitem fx
+    node, index) -> its nodes; an element not computed (info, an int, or a
+    form not covered) is one unsupported node with the reason."""
     def element(item: torch.fx.Node, index):
         out = _meta_shape(item)
-        if out is None:
-            return None
         try:
+            if out is None:
+                raise _Refused(f"torch.linalg.{family}: its traced shape is unknown")
             if family == "slogdet" and index in (0, "sign", 1, "logabsdet"):
                 got = _bind(fn, NAMES[family])
                 if got is None:
-                    return None
+                    raise _Refused("torch.linalg.slogdet: ptec computes it without out=")
                 s = _Fp32(item.name)
-                shape, n = _square(got["A"], "torch.linalg.slogdet")
+                shape, n = _square(got.get("A"), "torch.linalg.slogdet")
                 flat, _ = _flat(s, got["A"], shape)
                 det = _det_of(s, flat, n)
                 return _finish(s, _sign(s, det) if index in (0, "sign") else _log_abs(s, det), out)
             if family in ("inv_ex", "solve_ex") and index in (0, "inverse", "result"):
                 return _compute(fn, family, by_name, out, item.name)
-        except _Refused:
-            return None
-        return None
+            raise _Refused(f"torch.linalg.{family}()[{index!r}]: ptec computes "
+                           + ("the inverse or result only (no info: it never checks)" if family != "slogdet"
+                              else "sign and logabsdet"))
+        except _Refused as why:
+            from .capture import _element_of, _function_node       # capture imports this module
+            refused = _element_of(item.name, _function_node(fn, ins), index)
+            # named as the call the model made, not the getitem that reads it
+            refused.attrs["source"] = f"{fn.name} ({'Tensor' if fn.op == 'call_method' else 'torch.linalg'}.{family})"
+            refused.attrs["why"] = str(why)
+            return [refused]
     return element
 
 
@@ -469,12 +477,7 @@ def matrix_function_nodes(fn, ins, by_name):
     out = _meta_shape(fn)
     try:
         if family in ("slogdet", "inv_ex", "solve_ex"):
-            got = _bind(fn, NAMES[family])
-            if got is None:
-                raise _Refused(f"torch.linalg.{family}: ptec computes it without out=")
-            if family == "slogdet":
-                _square(got.get("A"), "torch.linalg.slogdet")
-            return _elements(fn, family, by_name)
+            return _elements(fn, ins, family, by_name)
         if out is None:
             raise _Refused(f"torch.linalg.{family}: its traced shape is unknown")
         made = _compute(fn, family, by_name, out)
