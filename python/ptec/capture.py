@@ -1422,7 +1422,7 @@ def _resolve_reshapes(g: Graph) -> None:
     for n in g.nodes:
         if n.op == "reshape":
             n.attrs = {"shape": list(n.shape),
-                       **{k: n.attrs[k] for k in ("act", "source") if k in n.attrs}}
+                       **{k: n.attrs[k] for k in ("act", "source", "fp32") if k in n.attrs}}
 
 
 class _UnpackingProxy(torch.fx.Proxy):
