@@ -257,14 +257,16 @@ def _exp(s: _Fp32, y: str) -> str:
 
 def _log_abs(s: _Fp32, det: str) -> str:
     """log |det|: the int8 LUT's log, refined by Halley's steps for e^y = x
-    in fp32, and -inf where det is 0 (z / (z - 1) with z = (det == 0))."""
+    in fp32, and -inf where det is 0 (-z / (1 - z) with z = (det == 0))."""
     x = s.fn("copysign", det, 1.0)
-    y = s.int8("elementwise", [x], fn="log")
+    # the LUT reads a copy of its own: lowering keeps the int8 form it makes of its input in that
+    # input's place, which would round x for the fp32 steps below too
+    y = s.int8("elementwise", [s.fn("copysign", det, 1.0)], fn="log")
     for _ in range(HALLEY_STEPS):
         e = _exp(s, y)
         y = s("add", [y, s("mul", [s("div", [s("sub", [x, e]), s("add", [x, e])]), s.const(2.0)])])
     zero = s.int8("bool_to", [s.int8("compare", [det], kind="eq", scalar=0.0)], dtype="float32")
-    return s("add", [y, s("div", [zero, s("sub", [zero, s.const(1.0)])])])
+    return s("add", [y, s("div", [s("mul", [zero, s.const(-1.0)]), s("sub", [s.const(1.0), zero])])])
 
 
 def _cholesky(s: _Fp32, flat: str, n: int, upper: bool) -> str:
@@ -351,8 +353,8 @@ def _norm_form(fn):
     """(A, ord) of a matrix norm 2, -2 or 'nuc' over the last two dims, or None."""
     call = _norm_call(fn)
     if fn.target in ("norm", torch.norm) and call is None:
-        args = dict(zip(("input", "p", "dim", "keepdim"), fn.args), **fn.kwargs)
-        if args.get("p") == "nuc" and set(args) <= {"input", "p", "dim", "keepdim"}:
+        args = dict(zip(("input", "p", "dim", "keepdim", "out", "dtype"), fn.args), **fn.kwargs)
+        if args.get("p") == "nuc" and args.get("out") is None and args.get("dtype") is None:
             call = (args["input"], "matrix", "nuc", args.get("dim") or [-2, -1], args.get("keepdim", False))
     if call is None or call[1] != "matrix" or call[2] not in (2, -2, "nuc") or isinstance(call[2], bool):
         return None

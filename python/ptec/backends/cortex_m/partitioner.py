@@ -247,11 +247,11 @@ CHECKS: Dict[str, Callable[[Node, object], Optional[str]]] = {
 
 def refusal(n: Node, ctx) -> Optional[str]:
     """None when cortex_m takes n, else why not."""
+    if n.attrs.get("fp32"):
+        return n.attrs["fp32"]          # a step its capture computes in fp32 on purpose (its reason)
     if n.op not in LOWERINGS:
         return ("no int8 lowering for it" if n.op == "unsupported"
                 else f"no int8 lowering for {n.op}")
-    if n.attrs.get("fp32"):
-        return n.attrs["fp32"]          # a step its capture computes in fp32 on purpose (its reason)
     if _stays_float(n, ctx):
         return "its input is fp32 from the fallback, and a cheap op stays in fp32"
     check = CHECKS.get(n.op)
