@@ -329,6 +329,9 @@ def _solve(s: _Fp32, fn, got, out) -> str:
     abatch = list(shape[:-2])
     if rows_b[-1] != n or bbatch != abatch[len(abatch) - len(bbatch):] or len(bbatch) > len(abatch):
         raise _Refused("torch.linalg.solve: ptec takes B with A's batch dims (or none) and n rows")
+    if list(out) != abatch + ([n] if vector else [n, cols]):
+        raise _Refused(f"torch.linalg.solve: B {bshape} read as a {'vector' if vector else 'matrix'} does not give "
+                       f"torch's result shape {list(out)}")
     flat, batch = _flat(s, A, shape)
     value = _constant_of(B, s.by_name)
     per = n * cols
