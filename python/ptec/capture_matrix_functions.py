@@ -1,7 +1,7 @@
 """Small-matrix linear algebra as exact closed forms at capture (issue 15):
-determinants, inverses, solves, Cholesky factors, matrix powers and the
-singular and symmetric eigenvalues of 2x2 matrices, for square matrices of
-n = 1..4 batched over any leading dims (a Kalman filter's or a pose
+determinants, inverses, solves, Cholesky factors and matrix powers of
+square matrices of n = 1..4, and the singular and symmetric eigenvalues of
+n = 1..3, batched over any leading dims (a Kalman filter's or a pose
 estimator's few small matrices on a microcontroller).
 
 Why fp32: a determinant of n = 4 is a sum of 24 products of 4 entries, an
@@ -35,17 +35,25 @@ element-wise, and the signed sums of terms taken by one more linear with a
 * 2x2 svdvals / matrix_norm 2, -2, 'nuc': with E, F, G, H = (a + d) / 2,
   (a - d) / 2, (c + b) / 2, (c - b) / 2, Q = hypot(E, H), R = hypot(F, G),
   the singular values are Q + R and |Q - R| (no square root of a
-  difference: stable); 2x2 eigvalsh: (a + d) / 2 -+ hypot((a - d) / 2, b).
+  difference: stable); 2x2 eigvalsh: (a + d) / 2 -+ hypot((a - d) / 2, b);
+* 3x3 eigvalsh: the trigonometric method (_eigen_3x3; acos as atan2, cos and
+  sin of phi in [0, pi/3] as polynomials: ptec has no fp32 cos); near a
+  double eigenvalue it keeps about 1e-4 relative (acos is steep at -1, 1);
+  3x3 svdvals and norms: the square roots of A^T A's eigenvalues (a
+  small singular value keeps less: it is the root of a small eigenvalue).
 
-A singular A: det is torch's 0 (exactly, for integer-valued entries); inv
-and solve divide by it, giving inf / NaN where torch raises; cholesky of a
+A singular A: det is 0 as torch's where a row or column is 0 (every term
+holds a zero factor; other singular matrices give a det of rounding size,
+as torch's LU may); inv and solve divide by it, giving inf / NaN where
+torch raises (or huge values where det is a rounding); cholesky of a
 matrix that is not positive-definite gives NaN where torch raises. Forms
-not covered (n > 4, a non-square matrix, 3x3 and larger singular or
+not covered (n > 4, a non-square matrix, 4x4 and larger singular or
 eigenvalues, matrix_exp, left=False, out=) stay the unsupported node,
 refused in one line naming the call and the limit."""
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -63,6 +71,8 @@ MAX_POWER = 1024
 # what the cortex_m partitioner says of a step marked fp32
 FP32_REASON = "a small-matrix closed form, computed in fp32 (int8 products of its entries would lose the result)"
 HALLEY_STEPS = 3
+# the largest n of the singular and symmetric eigenvalues (2x2 closed, 3x3 trigonometric)
+MAX_SPECTRAL_N = 3
 
 
 def _guarded(*dotted) -> Tuple:
@@ -314,6 +324,82 @@ def _singular_2x2(s: _Fp32, flat: str) -> str:
     return s.fn("copysign", s.linear(qr, [[1, 1], [1, -1]]), 1.0)
 
 
+def _eigen_2x2(s: _Fp32, flat: str, lower: bool) -> str:
+    """[B, 2]: the eigenvalues of the symmetric [[a, b], [b, d]] (b read
+    below the diagonal, or above), ascending: m -+ hypot(h, b)."""
+    off = 2 if lower else 1
+    parts = s.linear(flat, [[0.5, 0, 0, 0.5], [0.5, 0, 0, -0.5]] + [[float(j == off) for j in range(4)]])
+    radius = s.fn("hypot", s.pick(parts, 3, [1]), s.pick(parts, 3, [2]))
+    pair = s("cat", [s.pick(parts, 3, [0]), radius], dim=1)
+    return s.linear(pair, [[1, -1], [1, 1]])
+
+
+# cos and sin of phi in [0, pi/3] as polynomials in phi^2 (Taylor to phi^12 / phi^13: error below 2e-10)
+COS_SIN = [((-1) ** k / math.factorial(2 * k), (-1) ** k / math.factorial(2 * k + 1)) for k in range(7)]
+
+
+def _eigen_3x3(s: _Fp32, flat: str, lower: bool) -> str:
+    """[B, 3]: the eigenvalues of a symmetric 3x3 matrix (its lower or upper
+    triangle read), ascending, by the trigonometric method: q = trace / 3,
+    p = sqrt(sum((A - qI)^2) / 6), r = det((A - qI) / p) / 2 clamped to
+    [-1, 1], phi = acos(r) / 3 (atan2 of sqrt(1 - r^2) and r); then q + 2p
+    cos(phi) and q - p cos(phi) -+ sqrt(3) p sin(phi). A = qI (p = 0): every
+    eigenvalue q (p taken as 1 for the division)."""
+    pairs = [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2), (2, 0), (2, 1), (2, 2)]
+    read = [(max(i, j), min(i, j)) if lower else (min(i, j), max(i, j)) for i, j in pairs]
+    sym = s.pick(flat, 9, [i * 3 + j for i, j in read])
+    third = 1.0 / 3.0
+    # [a00 - q, a11 - q, a22 - q, a01, a02, a12] and q, as one linear of the symmetric matrix
+    w = np.zeros((7, 9), np.float32)
+    for row, d in enumerate((0, 4, 8)):
+        w[row, [0, 4, 8]] = -third
+        w[row, d] += 1.0
+    w[3, 1] = w[4, 2] = w[5, 5] = 1.0
+    w[6, [0, 4, 8]] = third
+    parts = s.linear(sym, w)
+    dev, q = s.pick(parts, 7, range(6)), s.pick(parts, 7, [6])
+    p = s.fn("pow", s.linear(s("mul", [dev, dev]), [[1 / 6, 1 / 6, 1 / 6, 1 / 3, 1 / 3, 1 / 3]]), 0.5)
+    flat_zero = s.int8("bool_to", [s.int8("compare", [p], kind="eq", scalar=0.0)], dtype="float32")
+    shifted = s.linear(dev, [[1, 0, 0, 0, 0, 0], [0, 0, 0, 1, 0, 0], [0, 0, 0, 0, 1, 0],
+                             [0, 0, 0, 1, 0, 0], [0, 1, 0, 0, 0, 0], [0, 0, 0, 0, 0, 1],
+                             [0, 0, 0, 0, 1, 0], [0, 0, 0, 0, 0, 1], [0, 0, 1, 0, 0, 0]])
+    scaled = s("div", [shifted, s("add", [p, flat_zero])])
+    r = s("clamp", [s("mul", [_leibniz(s, scaled, 3, [([0, 1, 2], [0, 1, 2], 1.0)]), s.const(0.5)])],
+          lo=-1.0, hi=1.0)
+    rise = s.fn("pow", s("sub", [s.const(1.0), s("mul", [r, r])]), 0.5)
+    phi = s("mul", [s.fn("atan2", rise, r), s.const(third)])
+    u = s("mul", [phi, phi])
+    series = s.const(np.array([COS_SIN[-1]], np.float32))
+    for k in range(len(COS_SIN) - 2, -1, -1):
+        series = s("add", [s("mul", [series, u]), s.const(np.array([COS_SIN[k]], np.float32))])
+    cos_sin = s("mul", [series, s("cat", [s("add", [s("mul", [phi, s.const(0.0)]), s.const(1.0)]), phi], dim=1)])
+    scaled_cs = s("mul", [cos_sin, p])
+    root3 = math.sqrt(3.0)
+    return s.linear(s("cat", [q, scaled_cs], dim=1), [[1, -1, -root3], [1, -1, root3], [1, 2, 0]])
+
+
+def _gram(s: _Fp32, flat: str, n: int) -> str:
+    """[B, n*n]: A^T A, each entry sum_k A[k, i] A[k, j] (fp32 products)."""
+    terms = [(i, j, k) for i in range(n) for j in range(n) for k in range(n)]
+    prod = s("mul", [s.pick(flat, n * n, [k * n + i for i, j, k in terms]),
+                     s.pick(flat, n * n, [k * n + j for i, j, k in terms])])
+    w = np.zeros((n * n, len(terms)), np.float32)
+    for t, (i, j, k) in enumerate(terms):
+        w[i * n + j, t] = 1.0
+    return s.linear(prod, w)
+
+
+def _singular(s: _Fp32, flat: str, n: int) -> str:
+    """[B, n]: the singular values, largest first: 2x2 closed; 3x3 the
+    square roots of A^T A's eigenvalues (clamped at 0), reversed."""
+    if n == 1:
+        return s.fn("copysign", flat, 1.0)
+    if n == 2:
+        return _singular_2x2(s, flat)
+    eig = s("clamp", [_eigen_3x3(s, _gram(s, flat, 3), True)], lo=0.0, hi=None)
+    return s.fn("pow", s.pick(eig, 3, [2, 1, 0]), 0.5)
+
+
 def _solve(s: _Fp32, fn, got, out) -> str:
     A, B = got.get("A"), got.get("B")
     shape, n = _square(A, "torch.linalg.solve")
@@ -378,13 +464,11 @@ def _compute(fn, family: str, by_name, out, name: Optional[str] = None) -> List[
         if form is None:
             return None
         A, ord = form
-        shape, n = _square(A, f"{what}(ord={ord!r})", 2)
-        if n != 2:
-            raise _Refused(f"{what}(ord={ord!r}) of a {n}x{n} matrix: ptec computes singular values for 2x2 only")
+        shape, n = _square(A, f"{what}(ord={ord!r})", MAX_SPECTRAL_N)
         flat, _ = _flat(s, A, shape)
-        sv = _singular_2x2(s, flat)
-        cur = {2: lambda: s.pick(sv, 2, [0]), -2: lambda: s.pick(sv, 2, [1]),
-               "nuc": lambda: s.linear(sv, [[1.0, 1.0]])}[ord]()
+        sv = _singular(s, flat, n)
+        cur = {2: lambda: s.pick(sv, n, [0]), -2: lambda: s.pick(sv, n, [n - 1]),
+               "nuc": lambda: s.linear(sv, [[1.0] * n])}[ord]()
         return _finish(s, cur, out)
     got = _bind(fn, NAMES[family])
     if got is None:
@@ -395,20 +479,16 @@ def _compute(fn, family: str, by_name, out, name: Optional[str] = None) -> List[
     if family in ("solve", "solve_ex"):
         return _finish(s, _solve(s, fn, got, out), out)
     if family in ("svdvals", "eigvalsh"):
-        shape, n = _square(A, what, 2)
-        if n != 2:
-            raise _Refused(f"{what} of a {n}x{n} matrix: ptec computes it in closed form for 2x2 only")
+        shape, n = _square(A, what, MAX_SPECTRAL_N)
         flat, _ = _flat(s, A, shape)
         if family == "svdvals":
-            return _finish(s, _singular_2x2(s, flat), out)
+            return _finish(s, _singular(s, flat, n), out)
         uplo = got.get("UPLO", "L")
         if uplo not in ("L", "U"):
             raise _Refused(f"{what}: UPLO is 'L' or 'U'")
-        off = 2 if uplo == "L" else 1
-        parts = s.linear(flat, [[0.5, 0, 0, 0.5], [0.5, 0, 0, -0.5]] + [[float(j == off) for j in range(4)]])
-        radius = s.fn("hypot", s.pick(parts, 3, [1]), s.pick(parts, 3, [2]))
-        pair = s("cat", [s.pick(parts, 3, [0]), radius], dim=1)
-        return _finish(s, s.linear(pair, [[1, -1], [1, 1]]), out)
+        if n == 1:
+            return _finish(s, s("mul", [flat, s.const(1.0)]), out)
+        return _finish(s, (_eigen_2x2 if n == 2 else _eigen_3x3)(s, flat, uplo == "L"), out)
     shape, n = _square(A, what)
     flat, _ = _flat(s, A, shape)
     if family == "det":

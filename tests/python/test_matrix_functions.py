@@ -1,15 +1,16 @@
 """capture_matrix_functions (issue 15): small-matrix linear algebra (det,
-slogdet, logdet, inv, solve, cholesky, matrix_power; 2x2 svdvals,
-eigvalsh, matrix norms 2 / -2 / 'nuc') as closed forms computed in fp32.
+slogdet, logdet, inv, solve, cholesky, matrix_power; svdvals, eigvalsh and
+matrix norms 2 / -2 / 'nuc' of 2x2 and 3x3 matrices) as closed forms
+computed in fp32.
 
-torch on the same input is the oracle (float32: its error is far below the bounds). A model whose
-input is the matrix itself reads it in fp32 (no int8 rounding before the
-closed form), so the host's result is torch's to a relative error of fp32
-arithmetic; test_function_coverage.py's RUNS rows bound the same calls
-behind int8 layers in output steps. Singular inputs: det is torch's 0,
-where torch raises (inv, solve, cholesky of a matrix that is not positive
-definite) ptec gives inf / NaN. The forms not covered are refused in one
-line naming the call and the limit."""
+torch on the same input is the oracle (float32: its own error is far below
+the bounds). A model whose input is the matrix itself reads it in fp32 (no
+int8 rounding before the closed form), so the host's result is torch's to
+a relative error of fp32 arithmetic; test_function_coverage.py's RUNS rows
+bound the same calls behind int8 layers in output steps. Singular inputs:
+det is torch's 0, where torch raises (inv, solve, cholesky of a matrix that
+is not positive definite) ptec gives inf / NaN. The forms not covered are
+refused in one line naming the call and the limit."""
 import os
 import subprocess
 
@@ -100,7 +101,39 @@ RELATIVE = [
     ("matrix_norm 2", lambda x: torch.linalg.matrix_norm(x, 2), plain(2, 53), 1e-5),
     ("matrix_norm -2", lambda x: torch.linalg.matrix_norm(x, -2), plain(2, 54), 1e-5),
     ("matrix_norm nuc", lambda x: torch.linalg.matrix_norm(x, "nuc"), plain(2, 55), 1e-5),
+    # 3x3: the trigonometric method (the smallest singular value from A^T A's eigenvalue: a random matrix's
+    # may be small, so its bound is looser)
+    ("eigvalsh 3x3 (lower)", torch.linalg.eigvalsh, plain(3, 56), 1e-5),
+    ("eigvalsh 3x3 UPLO=U", lambda x: torch.linalg.eigvalsh(x, UPLO="U"), plain(3, 57), 1e-5),
+    ("eigvalsh 3x3 of 2 I", torch.linalg.eigvalsh, [(2 * torch.eye(3).expand(BATCH + (3, 3)),)] * 2, 1e-6),
+    ("eigvalsh 1x1", torch.linalg.eigvalsh, plain(1, 58), 0.0),
+    ("svdvals 3x3", torch.linalg.svdvals, well(3, 59), 1e-5),
+    ("svdvals 3x3 of any matrix", torch.linalg.svdvals, plain(3, 60), 1e-4),
+    ("svdvals 1x1", torch.linalg.svdvals, plain(1, 61), 0.0),
+    ("matrix_norm 2 of 3x3", lambda x: torch.linalg.matrix_norm(x, 2), well(3, 62), 1e-5),
+    ("matrix_norm -2 of 3x3", lambda x: torch.linalg.matrix_norm(x, -2), well(3, 63), 1e-5),
+    ("matrix_norm nuc of 3x3", lambda x: torch.linalg.matrix_norm(x, "nuc"), plain(3, 64), 1e-4),
 ]
+
+
+def double_eigenvalue(count=2):
+    """Symmetric 3x3 matrices Q diag(1, 1, 3) Q^T: a double eigenvalue."""
+    g = torch.Generator().manual_seed(65)
+    out = []
+    for _ in range(count):
+        q = torch.linalg.qr(torch.randn(BATCH + (3, 3), generator=g))[0]
+        out.append(((q * torch.tensor([1.0, 1.0, 3.0])) @ q.mT,))
+    return out
+
+
+def test_double_eigenvalue_within_its_stated_accuracy(tmp_path):
+    """Where two eigenvalues meet, r = det(B) / 2 sits at -1 or 1, where
+    acos is steep: the trigonometric method keeps about 1e-4 (docs/aot.md)."""
+    samples = double_eigenvalue()
+    res = compile_model(Call(torch.linalg.eigvalsh).eval(), [samples[0][0]], samples)
+    for (x,) in samples:
+        got, ref = host(res, x, tmp_path), reference(torch.linalg.eigvalsh, x)
+        assert np.abs(got - ref).max() <= 3e-4 * np.abs(ref).max()
 
 
 @pytest.mark.parametrize("name,fn,samples,bound", RELATIVE, ids=[r[0] for r in RELATIVE])
@@ -237,9 +270,10 @@ REFUSED = [
     ("slogdet 5x5", lambda x: torch.linalg.slogdet(x)[1], "torch.linalg.slogdet of a 5x5 matrix"),
     ("cholesky 5x5", torch.linalg.cholesky, "torch.linalg.cholesky of a 5x5 matrix"),
     ("matrix_power 5x5", lambda x: torch.linalg.matrix_power(x, 2), "torch.linalg.matrix_power of a 5x5"),
-    ("svdvals 3x3", lambda x: torch.linalg.svdvals(x[..., :3, :3]), "svdvals of a 3x3 matrix: ptec computes"),
-    ("eigvalsh 3x3", lambda x: torch.linalg.eigvalsh(x[..., :3, :3]), "eigvalsh of a 3x3 matrix"),
-    ("matrix_norm 2 of 3x3", lambda x: torch.linalg.matrix_norm(x[..., :3, :3], 2), "matrix_norm(ord=2) of a 3x3"),
+    ("svdvals 4x4", lambda x: torch.linalg.svdvals(x[..., :4, :4]), "svdvals of a 4x4 matrix: ptec computes it in "
+     "closed form for n <= 3"),
+    ("eigvalsh 4x4", lambda x: torch.linalg.eigvalsh(x[..., :4, :4]), "eigvalsh of a 4x4 matrix"),
+    ("matrix_norm 2 of 4x4", lambda x: torch.linalg.matrix_norm(x[..., :4, :4], 2), "matrix_norm(ord=2) of a 4x4"),
     ("matrix_norm nuc of 2x3", lambda x: torch.linalg.matrix_norm(x[..., :2, :3], "nuc"),
      "square matrices (got 2x3)"),
     ("matrix_exp", lambda x: torch.linalg.matrix_exp(x[..., :2, :2]), "torch.linalg.matrix_exp: ptec has no"),
