@@ -344,6 +344,12 @@ RUNS = {
     "torch.linalg.matrix_norm(2 / -2 / 'nuc', 2x2)": (lambda x: torch.stack([
         torch.linalg.matrix_norm(x[..., :2, :2], 2), torch.linalg.matrix_norm(x[..., :2, :2], -2),
         torch.linalg.matrix_norm(x[..., :2, :2], "nuc") * 0.5], -1), SM, R, 1.5, "fp32"),          # 0.97
+    "torch.linalg.eigvalsh (3x3)": (lambda x: torch.linalg.eigvalsh(x[..., :3, :3] + x[..., :3, :3].mT), SM, R,
+                                    1.0, "fp32"),                                                 # 0.75
+    "torch.linalg.svdvals (3x3)": (lambda x: torch.linalg.svdvals(x[..., :3, :3]), SM, R, 1.0, "fp32"),   # 0.65
+    "torch.linalg.matrix_norm(2 / -2 / 'nuc', 3x3)": (lambda x: torch.stack([
+        torch.linalg.matrix_norm(well(x, 3), 2), torch.linalg.matrix_norm(well(x, 3), -2),
+        torch.linalg.matrix_norm(well(x, 3), "nuc") * 0.5], -1), SM, UNIT, 1.0, "fp32"),     # 0.64
     "Tensor.prod()": (lambda x: x.prod(), (1, 2, 3), (0.5, 1.5), 2.0, "int8"),             # 1.50
     "Tensor.nansum/nanmean": (lambda x: torch.cat([x.nansum(1), torch.nanmean(x, 2), x.nansum()[None, None] * 0.2], 1),
                               S3, R, 1.5, "int8"),                                        # 1.13
