@@ -164,8 +164,8 @@ def _parity(perm) -> int:
 
 def _leibniz(s: _Fp32, flat: str, n: int, minors) -> str:
     """[B, len(minors)]: minor m = (rows, cols, coefficient) gives
-    coefficient * det(A[rows][:, cols]) of A = flat [B, n*n] (an empty
-    minor's determinant is 1)."""
+    coefficient * det(A[rows][:, cols]) of A = flat [B, n*n] (minors of
+    one size, at least 1)."""
     terms = []          # (flat index of each factor, minor, signed coefficient)
     for m, (rows, cols, coeff) in enumerate(minors):
         for perm in itertools.permutations(range(len(rows))):
@@ -247,9 +247,9 @@ def _finish(s: _Fp32, cur: str, out) -> List[Node]:
 
 
 def _inverse(s: _Fp32, flat: str, n: int) -> str:
-    adj = _adjugate(s, flat, n) if n > 1 else None
-    if adj is None:
-        return s("div", [s("add", [s("mul", [flat, s.const(0.0)]), s.const(1.0)]), flat])
+    if n == 1:
+        return s("div", [s.const(np.ones((1, 1), np.float32)), flat])
+    adj = _adjugate(s, flat, n)
     return s("div", [adj, _det_of(s, flat, n, adj)])
 
 
