@@ -206,6 +206,19 @@ def test_every_step_runs_in_fp32(fn):
     assert not any("cortex_m::quantized" in k or "ptec::quantized" in k for k in res.lowered.operators)
 
 
+def test_a_delegate_leaves_the_closed_form_in_fp32():
+    """An NPU delegate asked first (it would take linears and muls in int8)
+    leaves every marked step to the portable fp32 kernels, with the reason."""
+    from ptec.backends import default_backends
+    from ptec.backends.ethos_u.backend import EthosUBackend
+    samples = well(3, 72, 2)
+    res = compile_model(Call(torch.linalg.det).eval(), [samples[0][0]], samples,
+                        backends=[EthosUBackend()] + default_backends())
+    placed = [p for p in res.lowered.placements if p.backend != "none"]
+    assert placed and all(p.backend == "portable" and p.reason.startswith("ethos_u: " + FP32_REASON)
+                          for p in placed), [(p.node, p.backend, p.reason) for p in placed]
+
+
 def test_slogdet_refines_the_int8_log_in_fp32():
     """logabsdet: only the starting guess (a log LUT) and the comparisons
     are int8 choices; the Halley steps run in fp32."""
