@@ -7,8 +7,8 @@ estimator's few small matrices on a microcontroller).
 Why fp32: a determinant of n = 4 is a sum of 24 products of 4 entries, an
 inverse 16 such cofactors over it; rounded to int8 after each product the
 result would keep barely a digit. So every step here is marked
-attrs["fp32"] (FP32_REASON), which the cortex_m partitioner reads as a
-refusal: the steps run on the portable fp32 kernels (linear, mul, div,
+attrs["fp32"] (FP32_REASON), which the cortex_m partitioner and every
+delegating backend read as a refusal: the steps run on the portable fp32 kernels (linear, mul, div,
 pow, hypot, copysign, sigmoid, slice, cat, views), the program's output is
 the fp32 value, and a model around them is quantized as usual.
 
