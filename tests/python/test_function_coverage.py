@@ -338,6 +338,7 @@ RUNS = {
                                   "fp32"),                                                        # 0.47
     "torch.linalg.matrix_power(negative)": (lambda x: torch.linalg.matrix_power(well(x, 2), -2), SM, UNIT, 1.5,
                                             "fp32"),                                              # 0.89
+    "torch.linalg.matrix_exp": (lambda x: torch.linalg.matrix_exp(x[..., :4, :4]), SM, UNIT, 1.0, "fp32"),   # 0.54
     "torch.linalg.svdvals (2x2)": (lambda x: torch.linalg.svdvals(x[..., :2, :2]), SM, R, 1.0, "fp32"),   # 0.59
     "torch.linalg.eigvalsh (2x2)": (lambda x: torch.linalg.eigvalsh(x[..., :2, :2] + x[..., :2, :2].mT), SM, R,
                                     1.0, "fp32"),                                                 # 0.48

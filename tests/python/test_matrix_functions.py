@@ -1,7 +1,7 @@
 """capture_matrix_functions (issue 15): small-matrix linear algebra (det,
-slogdet, logdet, inv, solve, cholesky, matrix_power; svdvals, eigvalsh and
-matrix norms 2 / -2 / 'nuc' of 2x2 and 3x3 matrices) as closed forms
-computed in fp32.
+slogdet, logdet, inv, solve, cholesky, matrix_power, matrix_exp; svdvals,
+eigvalsh and matrix norms 2 / -2 / 'nuc' of 2x2 and 3x3 matrices) as
+closed forms computed in fp32.
 
 torch on the same input is the oracle (float32: its own error is far below
 the bounds). A model whose input is the matrix itself reads it in fp32 (no
@@ -95,6 +95,9 @@ RELATIVE = [
     ("cholesky upper", lambda x: torch.linalg.cholesky(x, upper=True), spd(4, 35), 1e-5),
     *[(f"matrix_power {k}", lambda x, k=k: torch.linalg.matrix_power(x, k), halved(3, 40 + k), 1e-5)
       for k in (0, 1, 2, 5, -1, -3)],
+    *[(f"matrix_exp n={n}", torch.linalg.matrix_exp, plain(n, 45 + n), 3e-5) for n in (1, 2, 3, 4)],
+    ("matrix_exp of larger entries", lambda x: torch.linalg.matrix_exp(x), [(x * 10,) for (x,) in plain(3, 49)],
+     3e-5),
     ("svdvals 2x2", torch.linalg.svdvals, plain(2, 50), 1e-5),
     ("eigvalsh 2x2 (lower)", torch.linalg.eigvalsh, plain(2, 51), 1e-5),
     ("eigvalsh 2x2 UPLO=U", lambda x: torch.linalg.eigvalsh(x, UPLO="U"), plain(2, 52), 1e-5),
@@ -164,6 +167,8 @@ SPELLINGS = [
     ("matrix_power n=", lambda x: torch.linalg.matrix_power(x, n=2)),
     ("Tensor.matrix_power", lambda x: x.matrix_power(2)),
     ("torch.matrix_power", lambda x: torch.matrix_power(x, 2)),
+    ("torch.matrix_exp", lambda x: torch.matrix_exp(x)),
+    ("Tensor.matrix_exp", lambda x: x.matrix_exp()),
 ]
 
 
@@ -289,7 +294,7 @@ REFUSED = [
     ("matrix_norm 2 of 4x4", lambda x: torch.linalg.matrix_norm(x[..., :4, :4], 2), "matrix_norm(ord=2) of a 4x4"),
     ("matrix_norm nuc of 2x3", lambda x: torch.linalg.matrix_norm(x[..., :2, :3], "nuc"),
      "square matrices (got 2x3)"),
-    ("matrix_exp", lambda x: torch.linalg.matrix_exp(x[..., :2, :2]), "torch.linalg.matrix_exp: ptec has no"),
+    ("matrix_exp 5x5", torch.linalg.matrix_exp, "torch.linalg.matrix_exp of a 5x5 matrix"),
     ("solve left=False", lambda x: torch.linalg.solve(x[..., :3, :3], x[..., :2, :3], left=False), "left=False"),
     ("solve_ex info", lambda x: torch.linalg.solve_ex(x[..., :3, :3], x[..., :3, 0])[1].float(), "no info"),
     ("inv_ex info", lambda x: torch.linalg.inv_ex(x[..., :3, :3]).info.float(), "no info"),
