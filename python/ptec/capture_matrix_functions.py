@@ -326,8 +326,8 @@ def _power(s: _Fp32, flat: str, n: int, k: int) -> str:
 def _exp(s: _Fp32, flat: str, n: int) -> str:
     """[B, n*n]: e^A by scaling and squaring: X = A / 2^s, the Taylor
     polynomial of degree EXP_DEGREE by Horner (P = I + X P / k, k down to
-    1), then squared s times: 2^s ... fixed, as the program cannot branch
-    on the run's norm (module docstring: the range it serves)."""
+    1), then squared s times. s is fixed (EXP_SQUARINGS), as the program
+    cannot branch on the run's norm: the constants say what range it serves."""
     eye = s.const(np.eye(n, dtype=np.float32).reshape(1, n * n))
     x = s("mul", [flat, s.const(0.5 ** EXP_SQUARINGS)])
     p = None
