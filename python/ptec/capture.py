@@ -47,6 +47,7 @@ from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementw
 from .capture_tensor_index import computed_index_select_nodes, tensor_index_nodes
 from .embedding_bag import embedding_bag_nodes
 from .capture_linalg import linalg_nodes
+from .capture_matrix_functions import matrix_function_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .capture_reductions import reduction_nodes
 from .capture_norms import norm_nodes
@@ -1003,6 +1004,11 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 tuple_sources.add(fn.args[2].name)          # the index constant: now in the slices
             elif _normalize_nodes(fn, ins) is not None:
                 nodes.extend(_normalize_nodes(fn, ins))
+            elif matrix_function_nodes(fn, ins, by_name) is not None:
+                made = matrix_function_nodes(fn, ins, by_name)    # capture_matrix_functions; a tuple: per element
+                nodes.extend(made if isinstance(made, list) else [_function_node(fn, ins)])
+                if not isinstance(made, list):
+                    nodes[-1].attrs["elements"] = made
             elif linalg_nodes(fn, ins, by_name) is not None:
                 nodes.extend(linalg_nodes(fn, ins, by_name))
             elif rewrite_nodes(fn, ins, by_name) is not None:
@@ -1428,7 +1434,7 @@ def _resolve_reshapes(g: Graph) -> None:
     for n in g.nodes:
         if n.op == "reshape":
             n.attrs = {"shape": list(n.shape),
-                       **{k: n.attrs[k] for k in ("act", "source") if k in n.attrs}}
+                       **{k: n.attrs[k] for k in ("act", "source", "fp32") if k in n.attrs}}
 
 
 class _UnpackingProxy(torch.fx.Proxy):

@@ -50,7 +50,7 @@ class Partition:
                 continue
             taker = None
             for b in self.delegating:
-                why = b.claim(n, ctx)
+                why = n.attrs.get("fp32") or b.claim(n, ctx)      # fp32: computed so on purpose (its reason)
                 if why is None:
                     taker = b
                     break

@@ -27,6 +27,12 @@ from test_module_coverage import worst_steps
 
 S3, S4, S5 = (1, 4, 8), (1, 3, 4, 4), (1, 3, 3, 4, 3)
 R, POS = (-3.0, 3.0), (0.2, 3.0)
+SM, UNIT = (2, 4, 6), (-1.0, 1.0)       # batched small matrices (a 4x4 and two columns), entries in UNIT
+
+
+def well(x, n):
+    """A well-conditioned n x n matrix of x [..., 4, 6]: its first block plus 3 I."""
+    return x[..., :n, :n] + 3 * torch.eye(n)
 
 def unpooled(unpool, pair):
     """unpool(values, indices, 2) of a pool's pair (a traced pair has no
@@ -306,6 +312,45 @@ RUNS = {
                                                         torch.linalg.matrix_norm(x[0], 1),
                                                         torch.linalg.matrix_norm(x[0], float("inf")) * 0.3,
                                                         torch.linalg.matrix_norm(x[0], -1)]), S3, R, 1.0, "int8"),   # 0.87
+    # small-matrix closed forms (capture_matrix_functions): computed in fp32 on portable kernels after the int8
+    # slice and + 3I that make A well-conditioned; test_matrix_functions.py: relative error on exact inputs
+    "torch.linalg.det": (lambda x: torch.linalg.det(well(x, 4)), SM, UNIT, 1.0, "fp32"),                 # 0.48
+    "torch.det, Tensor.det": (lambda x: torch.det(well(x, 2)) + well(x, 3).det(), SM, UNIT, 1.5, "fp32"),   # 0.86
+    "torch.linalg.slogdet (sign)": (lambda x: torch.linalg.slogdet(x[..., :3, :3])[0], SM, UNIT, 0.0, "fp32"),
+    "torch.linalg.slogdet (logabsdet)": (lambda x: torch.linalg.slogdet(well(x, 3)).logabsdet, SM, UNIT, 1.0,
+                                         "fp32"),                                                 # 0.42
+    "torch.logdet": (lambda x: torch.logdet(well(x, 4)), SM, UNIT, 1.0, "fp32"),                         # 0.18
+    "torch.linalg.inv": (lambda x: torch.linalg.inv(well(x, 4)), SM, UNIT, 1.0, "fp32"),                 # 0.37
+    "torch.inverse, Tensor.inverse": (lambda x: torch.inverse(well(x, 2)) + well(x, 2).inverse(), SM, UNIT, 1.5,
+                                      "fp32"),                                                    # 0.75
+    "torch.linalg.inv_ex": (lambda x: torch.linalg.inv_ex(well(x, 3)).inverse, SM, UNIT, 1.0, "fp32"),   # 0.42
+    "torch.linalg.solve (vector)": (lambda x: torch.linalg.solve(well(x, 3), x[..., 3, :3]), SM, UNIT, 1.0,
+                                    "fp32"),                                                      # 0.65
+    "torch.linalg.solve (matrix)": (lambda x: torch.linalg.solve(well(x, 4), x[..., :4, 4:]), SM, UNIT, 1.0,
+                                    "fp32"),                                                      # 0.45
+    "torch.linalg.solve_ex": (lambda x: torch.linalg.solve_ex(well(x, 2), x[..., :2, 4:])[0], SM, UNIT, 1.0,
+                              "fp32"),                                                            # 0.53
+    "torch.linalg.cholesky": (lambda x: torch.linalg.cholesky(well(x, 3) @ well(x, 3).mT), SM, UNIT, 1.5,
+                              "fp32"),                                                            # 0.97
+    "torch.linalg.cholesky(upper=True)": (lambda x: torch.linalg.cholesky(well(x, 4) @ well(x, 4).mT, upper=True),
+                                          SM, UNIT, 3.0, "fp32"),                                  # 2.45: A A^T int8
+    "torch.linalg.matrix_power": (lambda x: torch.linalg.matrix_power(well(x, 3) * 0.3, 3), SM, UNIT, 1.0,
+                                  "fp32"),                                                        # 0.47
+    "torch.linalg.matrix_power(negative)": (lambda x: torch.linalg.matrix_power(well(x, 2), -2), SM, UNIT, 1.5,
+                                            "fp32"),                                              # 0.89
+    "torch.linalg.matrix_exp": (lambda x: torch.linalg.matrix_exp(x[..., :4, :4]), SM, UNIT, 1.0, "fp32"),   # 0.54
+    "torch.linalg.svdvals (2x2)": (lambda x: torch.linalg.svdvals(x[..., :2, :2]), SM, R, 1.0, "fp32"),   # 0.59
+    "torch.linalg.eigvalsh (2x2)": (lambda x: torch.linalg.eigvalsh(x[..., :2, :2] + x[..., :2, :2].mT), SM, R,
+                                    1.0, "fp32"),                                                 # 0.48
+    "torch.linalg.matrix_norm(2 / -2 / 'nuc', 2x2)": (lambda x: torch.stack([
+        torch.linalg.matrix_norm(x[..., :2, :2], 2), torch.linalg.matrix_norm(x[..., :2, :2], -2),
+        torch.linalg.matrix_norm(x[..., :2, :2], "nuc") * 0.5], -1), SM, R, 1.5, "fp32"),          # 0.97
+    "torch.linalg.eigvalsh (3x3)": (lambda x: torch.linalg.eigvalsh(x[..., :3, :3] + x[..., :3, :3].mT), SM, R,
+                                    1.0, "fp32"),                                                 # 0.75
+    "torch.linalg.svdvals (3x3)": (lambda x: torch.linalg.svdvals(x[..., :3, :3]), SM, R, 1.0, "fp32"),   # 0.65
+    "torch.linalg.matrix_norm(2 / -2 / 'nuc', 3x3)": (lambda x: torch.stack([
+        torch.linalg.matrix_norm(well(x, 3), 2), torch.linalg.matrix_norm(well(x, 3), -2),
+        torch.linalg.matrix_norm(well(x, 3), "nuc") * 0.5], -1), SM, UNIT, 1.0, "fp32"),     # 0.64
     "Tensor.prod()": (lambda x: x.prod(), (1, 2, 3), (0.5, 1.5), 2.0, "int8"),             # 1.50
     "Tensor.nansum/nanmean": (lambda x: torch.cat([x.nansum(1), torch.nanmean(x, 2), x.nansum()[None, None] * 0.2], 1),
                               S3, R, 1.5, "int8"),                                        # 1.13

@@ -247,6 +247,8 @@ CHECKS: Dict[str, Callable[[Node, object], Optional[str]]] = {
 
 def refusal(n: Node, ctx) -> Optional[str]:
     """None when cortex_m takes n, else why not."""
+    if n.attrs.get("fp32"):
+        return n.attrs["fp32"]          # a step its capture computes in fp32 on purpose (its reason)
     if n.op not in LOWERINGS:
         return ("no int8 lowering for it" if n.op == "unsupported"
                 else f"no int8 lowering for {n.op}")
