@@ -18,6 +18,9 @@ def _int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+_TRAPEZOIDS = {torch.trapz: False, torch.trapezoid: False, torch.cumulative_trapezoid: True}
+
+
 def trapezoid_weights(spacing: np.ndarray, cumulative: bool) -> np.ndarray:
     """[1, n] (or [n - 1, n] cumulative) for n - 1 spacings: row j the
     weights of the samples in the integral up to sample j + 1."""
