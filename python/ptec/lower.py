@@ -54,6 +54,7 @@ class LoweringContext:
         self.b = ProgramBuilder()
         self.partition = partition
         self.env: Dict[str, Act] = {}
+        self.env_f: Dict[str, Act] = {}     # fp32 values that q() replaced in env by their int8 copy
         # int16 forms (--a16): made by an a16 layer, or converted for one.
         # Kept apart from env, which q() may overwrite with an int8 copy.
         self.env16: Dict[str, Act] = {}
@@ -96,6 +97,8 @@ class LoweringContext:
         self.refuse_nonfinite(self.g.node(name), only_infinite=True)
         s, z = self.g.node(name).qparams
         qa = K.quantize(self.b, a, s, z)
+        if a.dtype == ScalarType.FLOAT:
+            self.env_f[name] = a            # fp32 readers after this one keep the unrounded value
         self.env[name] = qa
         return qa
 
@@ -125,8 +128,9 @@ class LoweringContext:
         return a
 
     def f(self, name: str) -> Act:
-        """The value as fp32 (from its int16 form when it has one: the finer grid)."""
-        a = self.env16.get(name) or self.get(name)
+        """The value as fp32 (from its int16 form when it has one: the finer grid; an fp32 layer's own
+        value when an int8 reader made an int8 copy of it)."""
+        a = self.env_f.get(name) or self.env16.get(name) or self.get(name)
         if a.dtype == ScalarType.FLOAT:
             return a
         if a.dtype in INDEX_TYPES:

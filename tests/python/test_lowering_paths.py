@@ -127,3 +127,33 @@ def test_batch_two_uses_grouped_conv():
     keys = [op.key for op in res.program.plan().operators]
     assert "cortex_m::quantized_conv2d.out" in keys
     assert "cortex_m::quantized_depthwise_conv2d.out" not in keys
+
+
+class Fp32BesideInt8(nn.Module):
+    """y = x ** x (two tensors: an fp32 layer, binary_math pow, reading the
+    float input itself) is both a program output and the input of an int8
+    mean (an int8 avg pool)."""
+
+    def forward(self, x):
+        y = torch.pow(x, x)
+        return y, y.mean(-1)
+
+
+def test_an_fp32_value_read_in_int8_keeps_its_fp32_bytes():
+    """Lowering used to replace an fp32 layer's value by the int8 copy its
+    int8 reader made, so fp32 readers after it (here the program output)
+    got the rounded value, up to half an int8 step off. The output is the
+    fp32 kernel's value now: within fp32 rounding of torch."""
+    g = torch.Generator().manual_seed(4)
+    cal = [(torch.rand(1, 4, 8, generator=g) * 2 + 0.5,) for _ in range(8)]
+    res = compile_model(Fp32BesideInt8().eval(), [cal[0][0]], cal)
+    prog = parse_program(res.data)
+    names = [prog.plan().operators[i.instr_args.op_index].name for c in prog.plan().chains for i in c.instructions]
+    assert "aten::pow.Tensor_Tensor_out" in names or any("pow" in n for n in names), names
+    for (x,) in cal[:3]:
+        got = run_program(prog, [x.numpy()])
+        with torch.no_grad():
+            want = Fp32BesideInt8()(x)
+        step = res.graph.node(res.graph.outputs[1]).qparams[0]
+        assert np.abs(got[0] - want[0].numpy()).max() <= 1e-5 * np.abs(want[0].numpy()).max()
+        assert np.abs(got[1] - want[1].numpy()).max() <= 1.5 * step
