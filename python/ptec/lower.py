@@ -108,11 +108,13 @@ class LoweringContext:
         be int8: its codes would be numbers torch never gave, so the model
         is refused instead."""
         what = n.attrs.get("nonfinite")
-        if what and (what == "only infinite values" or not only_infinite):
-            raise LoweringError(
-                f"{origin(n)} gives {what} on the calibration inputs, which an int8 value cannot hold "
-                "(log or sqrt of a negative, a division by zero): keep its input inside the function's "
-                "domain, or calibrate with the inputs the model will meet")
+        if not what or (only_infinite and what != "only infinite values") \
+                or any(m.op == "unsupported" for m in self.g.nodes):
+            return      # (a call ptec cannot run is the refusal: torch.empty_like's NaN is its own)
+        raise LoweringError(
+            f"{origin(n)} gives {what} on the calibration inputs, which an int8 value cannot hold "
+            "(log or sqrt of a negative, a division by zero): keep its input inside the function's "
+            "domain, or calibrate with the inputs the model will meet")
 
     def q16(self, name: str) -> Act:
         """The value as int16 on its node's symmetric grid (attrs["scale16"],
