@@ -34,7 +34,7 @@ from .capture_indices import (arg_call_node, argmax_node, computed_gather_node, 
                               index_input_attrs,
                               to_float_node, to_index_node)
 from .capture_grid import grid_nodes
-from .capture_in_place import fresh_in_place
+from .capture_in_place import AugmentedProxy, in_place_writes, refuse_written_tensors, tensors_of, without_dead_code
 from .capture_view_elements import elements_alone
 from .capture_int_math import int_math_nodes, int_view_nodes
 from .capture_binary_math import binary_math_node
@@ -1400,7 +1400,7 @@ def _resolve_reshapes(g: Graph) -> None:
                        **{k: n.attrs[k] for k in ("act", "source") if k in n.attrs}}
 
 
-class _UnpackingProxy(torch.fx.Proxy):
+class _UnpackingProxy(AugmentedProxy):
     """`v, i = torch.sort(x)` traced as two getitem nodes. torch 1.13's Proxy
     finds the UNPACK_SEQUENCE by instruction index, which Python 3.11's
     inline caches break (IndexError); the instruction's byte offset does not
@@ -1494,7 +1494,7 @@ def _lstm_layers_traced(model: nn.Module, example_inputs, stateful: bool = False
     if not any(isinstance(m, LSTMLayer) for m in stand_in.modules()):
         return None
     gm = _symbolic_trace(stand_in)
-    gm.graph.eliminate_dead_code()      # h_n, c_n and their pieces when unused
+    without_dead_code(gm)               # h_n, c_n and their pieces when unused
     mods = dict(gm.named_modules())
     if any(fn.op == "call_module" and isinstance(mods.get(fn.target), LSTMFinalCell) for fn in gm.graph.nodes):
         return None
@@ -1537,6 +1537,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
                 raise CaptureError(f"torch.export capture failed: {e}") from e
             g = None
     if g is None:
+        before = tensors_of(model)      # a write fx runs while tracing leaves no node (capture_in_place)
         try:
             gm = _lstm_layers_traced(model, example_inputs, stateful) if lstm_kernel else None
             if gm is None:
@@ -1547,6 +1548,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
             # one line: torch's argument errors list every overload on lines of their own
             first = (str(e).strip().splitlines() or [""])[0]
             raise CaptureError(f"torch.fx could not trace the model: {first}") from e
+        refuse_written_tensors(model, before, CaptureError)
         # Shape propagation runs the module, which writes its states: the
         # initial values are the buffers' values before it.
         initial = {k: v.detach().clone() for k, v in gm.named_buffers()}
@@ -1560,7 +1562,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
                     v.copy_(initial[k])
         from .capture_shape_numbers import fold_shape_numbers
         fold_shape_numbers(gm, UnsupportedOperator)
-        fresh_in_place(gm)          # x.clone().add_(1): the out-of-place op (capture_in_place)
+        in_place_writes(gm)         # self.relu(y), y.add_(1): the out-of-place op (capture_in_place)
         elements_alone(gm)          # torch.hsplit(x, 2)[0]: that piece alone (capture_view_elements)
         g = _fx_to_graph(gm)
         if stateful:

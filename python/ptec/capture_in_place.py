@@ -1,39 +1,88 @@
-"""In-place ops on a fresh copy as their out-of-place op (issue 15):
-x.clone().add_(1), `y = x.clone(); y.mul_(2); return y`, torch.relu_(y),
-y += 1 on a clone. A clone shares its bytes with nothing, so writing into it
-changes no other value: the in-place op is the out-of-place op, and the
-readers of the copy after the write read its result.
+"""In-place writes as out-of-place ops (issue 15): nn.ReLU(inplace=True),
+F.relu(y, inplace=True), F.relu_(y), torch.sigmoid_(y), y.relu_(),
+y.masked_fill_(m, v), y.clamp_(...), y += z, x.clone().add_(1), ...
 
-The fx graph is changed before capture reads it: the in-place node's
-target becomes the out-of-place one (its traced shape is the same), and
-the copy's later readers read that node. An in-place op on anything else
-(the model's input, a view sharing the bytes of another value), or on a
-copy that something other than arithmetic read before the write (a view
-of it would see the write), stays as it is and is refused by name;
-arithmetic before the write (x.clone() - 1) reads the value before it.
-zero_() and fill_(v) on a copy are the constants zeros_like / full_like,
-copy_(z) is z broadcast to the copy's shape (expand_as)."""
+An in-place call writes its result into the bytes of its first operand y,
+and torch's later readers of y (and of every view sharing y's bytes) read
+the written value. ptec's IR has no shared bytes: each node is a value. So
+the fx graph is changed before capture reads it: the call becomes its
+out-of-place op (its traced shape is the same) and the readers of y after
+the call, in graph order, read the call's node. That is exact when nothing
+else sharing y's bytes is read after the write; readers before it read y
+before it, as in torch. Otherwise the call is refused by name:
+
+- a view of y (x.view, x[0], split pieces, ...) made before the write and
+  read after it would see the write: refused (a write through a view into
+  a value read later likewise);
+- a parameter, buffer or constant of the model: the write would change it
+  for the next run, which one static program cannot do: refused;
+- the model's input: its readers after the write read the write's result,
+  as in torch (the caller's tensor is not written: ptec's outputs only).
+
+fx records `y += z` on a proxy as y = y + z (a Proxy has no __iadd__): the
+tracer's proxies (AugmentedProxy) record it as the same add node marked as
+a write, so the analysis sees it. zero_() and fill_(v) are the constants
+zeros_like / full_like, copy_(z) is z broadcast to y's shape (expand_as)."""
 from __future__ import annotations
 
 import operator
-from typing import Optional, Tuple
+from typing import Dict, FrozenSet, Optional, Tuple
 
 import torch
 import torch.fx
+import torch.nn as nn
 import torch.nn.functional as F
+
+from .ir import UnsupportedOperator
 
 # in-place methods whose name without "_" means something else
 _NOT_THE_SAME = {"bernoulli_", "resize_", "resize_as_", "set_", "as_strided_"}
-# calls whose result is a new tensor, never a view of an operand
-_NEW_VALUE = {operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pow, operator.abs,
-              operator.matmul}
-_NEW_VALUE_NAMES = {"add", "sub", "mul", "div", "neg", "abs", "pow", "clamp", "clip", "relu", "sigmoid", "tanh", "exp",
-                    "log", "sqrt", "rsqrt", "square", "sum", "mean", "amax", "amin", "softmax", "matmul", "maximum",
-                    "minimum", "sin", "cos", "floor", "ceil", "round", "sign", "clone"}
 # writes of a constant: the constant of the copy's shape
 _FILLS = {"zero_": torch.zeros_like, "fill_": torch.full_like}
+# Python's augmented assignments torch runs in place, and their out-of-place op
 _AUGMENTED = {"__iadd__": operator.add, "__isub__": operator.sub, "__imul__": operator.mul,
-              "__itruediv__": operator.truediv}
+              "__itruediv__": operator.truediv, "__ifloordiv__": operator.floordiv, "__imod__": operator.mod,
+              "__ipow__": operator.pow, "__iand__": operator.and_, "__ior__": operator.or_,
+              "__ixor__": operator.xor, "__ilshift__": operator.lshift, "__irshift__": operator.rshift}
+# calls named with "_" that change no value: the same tensor (an alias)
+_NO_WRITE = {"requires_grad_", "detach_", "share_memory_", "retain_grad"}
+# calls whose result may share the bytes of their first operand (a view, or the
+# operand itself): conservative, a copy listed here only costs a refusal
+_ALIASES = {"view", "view_as", "reshape", "reshape_as", "permute", "transpose", "t", "swapaxes", "swapdims",
+            "moveaxis", "movedim", "squeeze", "unsqueeze", "flatten", "unflatten", "ravel", "narrow", "select",
+            "expand", "expand_as", "broadcast_to", "split", "split_with_sizes", "chunk", "unbind", "tensor_split",
+            "hsplit", "vsplit", "dsplit", "unfold", "diagonal", "as_strided", "contiguous", "detach", "to", "type",
+            "type_as", "float", "double", "half", "bfloat16", "int", "long", "short", "bool", "char", "byte", "cpu",
+            "cuda", "real", "imag", "view_as_real", "view_as_complex", "adjoint", "positive", "conj",
+            "resolve_conj", "resolve_neg", "align_as", "align_to", "rename", "refine_names", "atleast_1d",
+            "atleast_2d", "atleast_3d", "broadcast_tensors", "meshgrid", "einsum", "getitem", "__getitem__",
+            "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+            "feature_dropout", "T", "mT", "H", "mH", "data", "values", "indices"} | _NO_WRITE
+# of those, the ones whose result may share the bytes of any tensor operand
+_ALIASES_ALL = {"broadcast_tensors", "meshgrid", "einsum", "atleast_1d", "atleast_2d", "atleast_3d"}
+# torch.nn layers (leaves of the trace) that return their input, or a view of it, in eval
+_ALIAS_MODULES = (nn.Identity, nn.Flatten, nn.Unflatten, nn.modules.dropout._DropoutNd)
+_MARK = "ptec_in_place"     # node.meta: an out-of-place node recorded for an augmented assignment
+
+
+def _augmented(op, spelling: str):
+    def record(self, other):
+        p = self.tracer.create_proxy("call_function", op, (self, other), {})
+        p.node.meta[_MARK] = spelling       # "+=": how a refusal names the write
+        return p
+    return record
+
+
+class AugmentedProxy(torch.fx.Proxy):
+    """A proxy that records `y += z` (torch: in place) as the add node fx
+    records for y = y + z, marked as a write of y."""
+
+
+_SPELLINGS = {"add": "+=", "sub": "-=", "mul": "*=", "truediv": "/=", "floordiv": "//=", "mod": "%=", "pow": "**=",
+              "and_": "&=", "or_": "|=", "xor": "^=", "lshift": "<<=", "rshift": ">>="}
+for _name, _op in _AUGMENTED.items():
+    if hasattr(torch.Tensor, _name):
+        setattr(AugmentedProxy, _name, _augmented(_op, _SPELLINGS[_op.__name__]))
 
 
 def out_of_place(fn: torch.fx.Node) -> Optional[Tuple[str, object]]:
@@ -47,7 +96,7 @@ def out_of_place(fn: torch.fx.Node) -> Optional[Tuple[str, object]]:
             and set(fn.kwargs) <= {"non_blocking"}:
         return "call_method", "expand_as"
     if fn.op == "call_method" and isinstance(t, str) and t.endswith("_") and not t.startswith("_") \
-            and t not in _NOT_THE_SAME and callable(getattr(torch.Tensor, t[:-1], None)):
+            and t not in _NOT_THE_SAME and t not in _NO_WRITE and callable(getattr(torch.Tensor, t[:-1], None)):
         return "call_method", t[:-1]
     name = getattr(t, "__name__", "") if fn.op == "call_function" else ""
     if name.endswith("_") and not name.startswith("_") and name not in _NOT_THE_SAME:
@@ -57,42 +106,141 @@ def out_of_place(fn: torch.fx.Node) -> Optional[Tuple[str, object]]:
     return None
 
 
-def _new_value(fn: torch.fx.Node) -> bool:
-    if fn.op == "call_function" and fn.target in _NEW_VALUE:
-        return True
-    name = fn.target if fn.op == "call_method" else getattr(fn.target, "__name__", None) \
-        if fn.op == "call_function" else None
-    if fn.op == "call_function" and getattr(torch, name or "", None) is not fn.target:
-        return False
-    return name in _NEW_VALUE_NAMES
+def _write(fn: torch.fx.Node, mods: Dict[str, nn.Module]) -> Optional[Tuple[str, object]]:
+    """The (op, target) fn runs as when it writes its first operand in
+    place, or None for a call that writes nothing."""
+    if not fn.args or not isinstance(fn.args[0], torch.fx.Node):
+        return None
+    if fn.meta.get(_MARK) or (fn.op == "call_module" and getattr(mods.get(fn.target), "inplace", False) is True):
+        return fn.op, fn.target         # out of place already: the module's capture ignores `inplace`
+    if fn.op == "call_function" and fn.kwargs.get("inplace") is True:
+        return fn.op, fn.target
+    return out_of_place(fn)
 
 
-def _is_clone(fn: torch.fx.Node) -> bool:
-    return (fn.op == "call_method" and fn.target == "clone") or (fn.op == "call_function" and fn.target is torch.clone)
+def _call_name(fn: torch.fx.Node) -> Optional[str]:
+    if fn.op == "call_method":
+        return fn.target
+    if fn.op != "call_function":
+        return None
+    if fn.target is getattr:
+        return fn.args[1] if len(fn.args) > 1 and isinstance(fn.args[1], str) else None
+    if fn.target is operator.getitem:
+        return "getitem"
+    name = getattr(fn.target, "__name__", None)
+    homes = (torch, F, torch.Tensor, torch.functional)
+    return name if any(getattr(h, name or "", None) is fn.target for h in homes) else None
 
 
-def fresh_in_place(gm: torch.fx.GraphModule) -> None:
-    """Each in-place op on a fresh copy (a clone, or an in-place op already
-    made out-of-place here) as its out-of-place op; the copy's readers after
-    it read its result."""
+def _is_tensor(fn: torch.fx.Node) -> bool:
+    """A tensor (or a tuple of them) by the traced type; unknown types count."""
+    kind = fn.meta.get("type")
+    return kind is None or issubclass(kind, (torch.Tensor, tuple, list))
+
+
+def _stores(fn: torch.fx.Node, stores, mods) -> FrozenSet[torch.fx.Node]:
+    """The nodes whose bytes fn's value may share (fn itself for a new value)."""
+    name = _call_name(fn)
+    module = mods.get(fn.target) if fn.op == "call_module" else None
+    if name in _ALIASES or isinstance(module, _ALIAS_MODULES):
+        operands = []
+        torch.fx.node.map_arg((fn.args, fn.kwargs) if name in _ALIASES_ALL else fn.args[:1], operands.append)
+        shared = frozenset().union(*(stores.get(a, {a}) for a in operands if _is_tensor(a)))
+        if shared:
+            return shared
+    return frozenset({fn})
+
+
+def _why_not(fn, target, shared, stores, order, name) -> Optional[str]:
+    """Why writing `target` in place at fn is not the out-of-place op, or None."""
+    kept = [s for s in shared if s.op == "get_attr"]
+    if kept:
+        return (f"writes in place into {kept[0].target} (a parameter, buffer or constant of the model), "
+                "which would change it for the next run; write the out-of-place op")
+    for other, on in stores.items():
+        if other is target or other is fn or not on & shared:
+            continue
+        later = [u for u in other.users if order[u] > order[fn]]
+        if later:
+            return (f"writes in place into {name(target)}, whose memory {name(other)} shares, and "
+                    f"{name(later[0])} reads {other.name} after the write (torch's reader sees the write); "
+                    "ptec runs an in-place op on a value that nothing sharing its memory reads "
+                    "afterwards: write the out-of-place op")
+    return None
+
+
+def in_place_writes(gm: torch.fx.GraphModule) -> None:
+    """Each in-place write as its out-of-place op, its operand's later
+    readers reading it; UnsupportedOperator naming a write that is not."""
+    from .capture import _source           # capture imports this module: late
+    mods = dict(gm.named_modules())
+
+    def name(fn: torch.fx.Node) -> str:
+        return ("the model's output" if fn.op == "output" else f"the model's input {fn.name}"
+                if fn.op == "placeholder" else f"{fn.name} ({fn.meta[_MARK]})" if fn.meta.get(_MARK)
+                else _source(fn, mods))
+
     order = {fn: i for i, fn in enumerate(gm.graph.nodes)}
-    fresh = {fn for fn in gm.graph.nodes if _is_clone(fn)}
+    stores: Dict[torch.fx.Node, FrozenSet[torch.fx.Node]] = {}
     changed = False
     for fn in list(gm.graph.nodes):
-        form = out_of_place(fn) if fn.args else None
-        copy = fn.args[0] if form is not None else None
-        if not isinstance(copy, torch.fx.Node) or copy not in fresh:
+        form = _write(fn, mods)
+        target = fn.args[0] if form is not None else None
+        if form is None or not _is_tensor(target):
+            stores[fn] = _stores(fn, stores, mods)      # a number's `n += 1` binds a new number
             continue
-        others = [u for u in copy.users if u is not fn]
-        if any(order[u] < order[fn] and not _new_value(u) for u in others):
-            continue                        # read before the write: a view of it would see the write
-        for u in others:
+        why = _why_not(fn, target, stores.get(target, frozenset({target})), stores, order, name)
+        if why is not None:
+            raise UnsupportedOperator(f"operator not supported: {name(fn)}: {why}")
+        for u in list(target.users):
             if order[u] > order[fn]:
-                u.replace_input_with(copy, fn)
-        fn.op, fn.target = form
-        if form == ("call_method", "expand_as"):        # y.copy_(z): z broadcast to y's shape
-            fn.args, fn.kwargs = (fn.args[1], fn.args[0]), {}
-        fresh.add(fn)
+                u.replace_input_with(target, fn)
+        if (fn.op, fn.target) != form:
+            fn.op, fn.target = form
+            if form == ("call_method", "expand_as"):        # y.copy_(z): z broadcast to y's shape
+                fn.args, fn.kwargs = (fn.args[1], fn.args[0]), {}
+        if "inplace" in fn.kwargs and fn.op == "call_function":
+            fn.kwargs = {k: v for k, v in fn.kwargs.items() if k != "inplace"}
+        stores[fn] = frozenset({fn})        # the written bytes: read through fn from here on
         changed = True
     if changed:
         gm.recompile()
+
+
+def without_dead_code(gm: torch.fx.GraphModule) -> None:
+    """fx's eliminate_dead_code, keeping the in-place writes whose result
+    is unused (`self.relu(y)` writes y)."""
+    mods = dict(gm.named_modules())
+    for fn in reversed(list(gm.graph.nodes)):
+        if not fn.users and not fn.is_impure() and _write(fn, mods) is None:
+            gm.graph.erase_node(fn)
+
+
+def tensors_of(model: nn.Module) -> Dict[str, torch.Tensor]:
+    """A copy of each buffer and tensor attribute of the model's modules:
+    fx runs a write into one (self.b.mul_(2)) while it traces, leaving no
+    node, and torch's next run would see it."""
+    kept = {}
+    for path, m in model.named_modules():
+        for k, v in list(m._buffers.items()) + list(vars(m).items()):
+            if isinstance(v, torch.Tensor) and not isinstance(v, nn.Parameter):
+                kept[f"{path}.{k}" if path else k] = v.detach().clone()
+    return kept
+
+
+def refuse_written_tensors(model: nn.Module, before: Dict[str, torch.Tensor], error) -> None:
+    """Raises `error` naming a buffer or tensor attribute the trace wrote
+    (restored first: the user's model is left as it was)."""
+    written = []
+    for path, m in model.named_modules():
+        for k, v in list(m._buffers.items()) + list(vars(m).items()):
+            key = f"{path}.{k}" if path else k
+            if key in before and isinstance(v, torch.Tensor) and v.shape == before[key].shape \
+                    and not torch.equal(v, before[key]):
+                with torch.no_grad():
+                    v.copy_(before[key])
+                written.append(key)
+    if written:
+        raise error(f"the model writes its tensor {written[0]} in place while it runs (a buffer or tensor "
+                    "attribute: torch's next run would read the written value), which one static ptec program "
+                    "cannot do; compute it in forward without writing the module's tensor")
