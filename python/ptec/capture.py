@@ -1516,6 +1516,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
     # int64 examples are token ids (nn.Embedding) and stay int64; the rest is float32
     example_inputs = [torch.as_tensor(x) if torch.as_tensor(x).dtype == torch.int64
                       else torch.as_tensor(x, dtype=torch.float32) for x in example_inputs]
+    example_inputs = [x.clone() for x in example_inputs]   # x.relu_() in the model: the caller's x stays
     g = None
     if any(x.dtype == torch.int64 for x in example_inputs) and method == "auto":
         method = "fx"       # the id inputs' embeddings are captured from fx's module calls (capture_indices)
