@@ -314,6 +314,20 @@ def _augmented_alias(y):
     return a
 
 
+class WritesThroughDropout(nn.Module):
+    """nn.Dropout in eval returns its input itself: z is y."""
+
+    def __init__(self):
+        super().__init__()
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        y = x * 2
+        z = self.drop(y)
+        z.relu_()
+        return y + 1
+
+
 class WritesParameter(nn.Module):
     def __init__(self):
         super().__init__()
@@ -349,6 +363,8 @@ REFUSED = {
                                            ["(+=)", "flatten (Tensor.flatten)"]),
     "the input through a view, x read after": (OnInput(_through_a_view), UnsupportedOperator,
                                                ["relu_ (Tensor.relu_)", "the model's input x"]),
+    "a write into nn.Dropout's result (y itself), y read after": (
+        WritesThroughDropout(), UnsupportedOperator, ["relu_ (Tensor.relu_)", "drop (nn.Dropout)", "mul"]),
     "a parameter": (WritesParameter(), UnsupportedOperator, ["add_ (Tensor.add_)", "w (a parameter"]),
     "a buffer": (WritesBuffer(), CaptureError, ["count", "in place"]),
 }
