@@ -1549,7 +1549,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
             # one line: torch's argument errors list every overload on lines of their own
             first = (str(e).strip().splitlines() or [""])[0]
             raise CaptureError(f"torch.fx could not trace the model: {first}") from e
-        refuse_written_tensors(model, before, CaptureError)
+        refuse_written_tensors(model, gm, before, CaptureError)
         # Shape propagation runs the module, which writes its states: the
         # initial values are the buffers' values before it.
         initial = {k: v.detach().clone() for k, v in gm.named_buffers()}

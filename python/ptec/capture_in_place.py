@@ -151,12 +151,23 @@ def _stores(fn: torch.fx.Node, stores, mods) -> FrozenSet[torch.fx.Node]:
     return frozenset({fn})
 
 
-def _why_not(fn, target, shared, stores, order, name) -> Optional[str]:
-    """Why writing `target` in place at fn is not the out-of-place op, or None."""
+def _kept_why(shared) -> Optional[str]:
+    """Why a write into one of `shared` changes the model, or None."""
     kept = [s for s in shared if s.op == "get_attr"]
+    if kept and kept[0].target.startswith("_tensor_constant"):
+        return ("writes in place into a tensor made in forward without the input (torch.zeros(...)), which fx "
+                "keeps as one constant for every run; make it from the input (x.new_zeros(...), "
+                "torch.zeros_like(x)) or write the out-of-place op")
     if kept:
         return (f"writes in place into {kept[0].target} (a parameter, buffer or constant of the model), "
                 "which would change it for the next run; write the out-of-place op")
+    return None
+
+
+def _why_not(fn, target, shared, stores, order, name) -> Optional[str]:
+    """Why writing `target` in place at fn is not the out-of-place op, or None."""
+    if _kept_why(shared):
+        return _kept_why(shared)
     for other, on in stores.items():
         if other is target or other is fn or not on & shared:
             continue
@@ -169,9 +180,7 @@ def _why_not(fn, target, shared, stores, order, name) -> Optional[str]:
     return None
 
 
-def in_place_writes(gm: torch.fx.GraphModule) -> None:
-    """Each in-place write as its out-of-place op, its operand's later
-    readers reading it; UnsupportedOperator naming a write that is not."""
+def _namer(gm: torch.fx.GraphModule):
     from .capture import _source           # capture imports this module: late
     mods = dict(gm.named_modules())
 
@@ -179,7 +188,16 @@ def in_place_writes(gm: torch.fx.GraphModule) -> None:
         return ("the model's output" if fn.op == "output" else f"the model's input {fn.name}"
                 if fn.op == "placeholder" else f"{fn.name} ({fn.meta[_MARK]})" if fn.meta.get(_MARK)
                 else _source(fn, mods))
+    return name
 
+
+def in_place_writes(gm: torch.fx.GraphModule, rewrite: bool = True) -> None:
+    """Each in-place write as its out-of-place op, its operand's later
+    readers reading it; UnsupportedOperator naming a write that is not.
+    rewrite False: only the writes into the model's tensors are refused
+    (before fx's run of the graph would write them)."""
+    mods = dict(gm.named_modules())
+    name = _namer(gm)
     order = {fn: i for i, fn in enumerate(gm.graph.nodes)}
     stores: Dict[torch.fx.Node, FrozenSet[torch.fx.Node]] = {}
     changed = False
@@ -189,9 +207,13 @@ def in_place_writes(gm: torch.fx.GraphModule) -> None:
         if form is None or not _is_tensor(target):
             stores[fn] = _stores(fn, stores, mods)      # a number's `n += 1` binds a new number
             continue
-        why = _why_not(fn, target, stores.get(target, frozenset({target})), stores, order, name)
+        shared = stores.get(target, frozenset({target}))
+        why = _why_not(fn, target, shared, stores, order, name) if rewrite else _kept_why(shared)
         if why is not None:
             raise UnsupportedOperator(f"operator not supported: {name(fn)}: {why}")
+        stores[fn] = frozenset({fn})        # the written bytes: read through fn from here on
+        if not rewrite:
+            continue
         for u in list(target.users):
             if order[u] > order[fn]:
                 u.replace_input_with(target, fn)
@@ -201,7 +223,6 @@ def in_place_writes(gm: torch.fx.GraphModule) -> None:
                 fn.args, fn.kwargs = (fn.args[1], fn.args[0]), {}
         if "inplace" in fn.kwargs and fn.op == "call_function":
             fn.kwargs = {k: v for k, v in fn.kwargs.items() if k != "inplace"}
-        stores[fn] = frozenset({fn})        # the written bytes: read through fn from here on
         changed = True
     if changed:
         gm.recompile()
@@ -216,31 +237,38 @@ def without_dead_code(gm: torch.fx.GraphModule) -> None:
             gm.graph.erase_node(fn)
 
 
-def tensors_of(model: nn.Module) -> Dict[str, torch.Tensor]:
-    """A copy of each buffer and tensor attribute of the model's modules:
-    fx runs a write into one (self.b.mul_(2)) while it traces, leaving no
-    node, and torch's next run would see it."""
+def tensors_of(model: nn.Module) -> Dict[Tuple[nn.Module, str], Tuple[torch.Tensor, torch.Tensor]]:
+    """Each buffer and tensor attribute of the model's modules, and a copy
+    of its value: fx runs a write into one (self.b.mul_(2)) while it
+    traces, leaving no node, and rebinds one written by `self.c += y`;
+    torch's next run would see either."""
     kept = {}
-    for path, m in model.named_modules():
+    for m in model.modules():
         for k, v in list(m._buffers.items()) + list(vars(m).items()):
             if isinstance(v, torch.Tensor) and not isinstance(v, nn.Parameter):
-                kept[f"{path}.{k}" if path else k] = v.detach().clone()
+                kept[(m, k)] = (v, v.detach().clone())
     return kept
 
 
-def refuse_written_tensors(model: nn.Module, before: Dict[str, torch.Tensor], error) -> None:
+def refuse_written_tensors(model: nn.Module, gm: torch.fx.GraphModule, before, error) -> None:
     """Raises `error` naming a buffer or tensor attribute the trace wrote
-    (restored first: the user's model is left as it was)."""
+    or rebound (restored first: the user's model is left as it was), and
+    UnsupportedOperator naming a call of gm that writes a parameter, buffer
+    or constant (before anything runs gm, which would write it)."""
+    paths = {m: path for path, m in model.named_modules()}
     written = []
-    for path, m in model.named_modules():
-        for k, v in list(m._buffers.items()) + list(vars(m).items()):
-            key = f"{path}.{k}" if path else k
-            if key in before and isinstance(v, torch.Tensor) and v.shape == before[key].shape \
-                    and not torch.equal(v, before[key]):
-                with torch.no_grad():
-                    v.copy_(before[key])
-                written.append(key)
+    for (m, k), (tensor, value) in before.items():
+        now = m._buffers[k] if k in m._buffers else vars(m).get(k)
+        if now is not tensor:
+            setattr(m, k, tensor)
+        elif tensor.shape == value.shape and torch.equal(tensor, value):
+            continue
+        else:
+            with torch.no_grad():
+                tensor.copy_(value)
+        written.append(f"{paths[m]}.{k}" if paths.get(m) else k)
     if written:
         raise error(f"the model writes its tensor {written[0]} in place while it runs (a buffer or tensor "
                     "attribute: torch's next run would read the written value), which one static ptec program "
                     "cannot do; compute it in forward without writing the module's tensor")
+    in_place_writes(gm, rewrite=False)

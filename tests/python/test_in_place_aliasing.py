@@ -118,6 +118,13 @@ def _after_a_view(y):
     return y - s.view(1, 1, 1, 1) * 0.01
 
 
+def _accumulated(y):
+    a = torch.zeros_like(y)
+    a += y
+    a.mul_(3)
+    return a - y
+
+
 def _masked(y):
     y.masked_fill_(y > 0.5, 0.25)
     return y + y.exp_()
@@ -141,7 +148,7 @@ SPELLINGS = {
     "Tensor.masked_fill_, exp_": _masked, "Tensor.clamp_": lambda y: (y.clamp_(-0.5, 1.0), y * y)[1],
     "Tensor.add_(z)": lambda y: (y.add_(y.flip(-1)), y)[1], "+=, *=, -=": _augmented, "alias of y, +=": _alias_kept,
     "read before and after": _read_before_and_after, "a view written, read alone": _view_written,
-    "a view read before the write": _after_a_view,
+    "a view read before the write": _after_a_view, "zeros_like(y) accumulated": _accumulated,
 }
 # (id, call of the model's input x): torch allows writing it when no gradient is kept
 INPUT = {
@@ -349,6 +356,22 @@ class WritesBuffer(nn.Module):
         return x + self.count
 
 
+class WritesAttribute(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.total = torch.ones(6)          # a plain tensor attribute: `+=` writes it
+
+    def forward(self, x):
+        self.total += x[0]
+        return x * self.total
+
+
+def _constant_accumulated(x):
+    a = torch.zeros(1, 6)                   # made without the input: fx keeps one constant
+    a.add_(x)
+    return a * 2
+
+
 # (model, error, words its one-line refusal holds)
 REFUSED = {
     "a view of y read after y.relu_()": (Calls(_view_read_later), UnsupportedOperator,
@@ -367,6 +390,9 @@ REFUSED = {
         WritesThroughDropout(), UnsupportedOperator, ["relu_ (Tensor.relu_)", "drop (nn.Dropout)", "mul"]),
     "a parameter": (WritesParameter(), UnsupportedOperator, ["add_ (Tensor.add_)", "w (a parameter"]),
     "a buffer": (WritesBuffer(), CaptureError, ["count", "in place"]),
+    "a tensor attribute, +=": (WritesAttribute(), CaptureError, ["total", "in place"]),
+    "a constant made in forward": (OnInput(_constant_accumulated), UnsupportedOperator,
+                                   ["add_ (Tensor.add_)", "made in forward", "zeros_like"]),
 }
 
 
@@ -377,14 +403,16 @@ def test_refused_in_one_line_naming_the_call(name):
     if isinstance(model, Calls):
         x = torch.randn(S)
     kept = {k: v.clone() for k, v in model.state_dict().items()}
+    total = model.total.clone() if isinstance(model, WritesAttribute) else None
     with pytest.raises(error) as e:
         compile_model(model.eval(), [x], [(x,), (x * 0.5,)])
     message = str(e.value)
     assert "\n" not in message and "Traceback" not in message
     for w in words:
         assert w in message, message
-    if isinstance(model, WritesBuffer):
-        assert all(torch.equal(v, model.state_dict()[k]) for k, v in kept.items()), "the refusal left it written"
+    assert all(torch.equal(v, model.state_dict()[k]) for k, v in kept.items()), "the refusal left a buffer written"
+    if total is not None:
+        assert isinstance(model.total, torch.Tensor) and torch.equal(model.total, total), "the refusal left it written"
 
 
 def test_cli_refuses_with_exit_2(tmp_path):
