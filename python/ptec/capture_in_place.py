@@ -39,6 +39,8 @@ from .ir import UnsupportedOperator
 _NOT_THE_SAME = {"bernoulli_", "resize_", "resize_as_", "set_", "as_strided_"}
 # writes of a constant: the constant of the copy's shape
 _FILLS = {"zero_": torch.zeros_like, "fill_": torch.full_like}
+# in-place functions (F.rrelu_ is torch.rrelu_) whose twin capture reads is F's (F.rrelu, not torch.rrelu)
+_TWIN_IN_F = {"rrelu_", "threshold_", "celu_", "selu_", "dropout_", "alpha_dropout_", "feature_alpha_dropout_"}
 # Python's augmented assignments torch runs in place, and their out-of-place op
 _AUGMENTED = {"__iadd__": operator.add, "__isub__": operator.sub, "__imul__": operator.mul,
               "__itruediv__": operator.truediv, "__ifloordiv__": operator.floordiv, "__imod__": operator.mod,
@@ -100,8 +102,9 @@ def out_of_place(fn: torch.fx.Node) -> Optional[Tuple[str, object]]:
         return "call_method", t[:-1]
     name = getattr(t, "__name__", "") if fn.op == "call_function" else ""
     if name.endswith("_") and not name.startswith("_") and name not in _NOT_THE_SAME:
-        for home in (torch, F):
-            if getattr(home, name, None) is t and callable(getattr(home, name[:-1], None)):
+        found = any(getattr(home, name, None) is t for home in (torch, F))
+        for home in ((F, torch) if name in _TWIN_IN_F else (torch, F)):
+            if found and callable(getattr(home, name[:-1], None)):
                 return "call_function", getattr(home, name[:-1])
     return None
 

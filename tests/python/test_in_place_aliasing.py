@@ -143,6 +143,10 @@ SPELLINGS = {
     "F.threshold(inplace)": lambda y: (F.threshold(y, 0.1, -1.0, True), y)[1],
     "F.rrelu(inplace)": lambda y: (F.rrelu(y, 0.1, 0.3, inplace=True), y)[1],
     "F.dropout(eval, inplace) then relu_": lambda y: (F.relu_(F.dropout(y, 0.5, False, True)), y)[1],
+    # their torch twins (torch.rrelu, ...) ptec does not read: F's (F.rrelu, ...)
+    "F.rrelu_, threshold_, celu_, selu_": lambda y: (F.rrelu_(y, 0.1, 0.3), F.threshold_(y, 0.2, -1.0),
+                                                     F.celu_(y, 0.7), F.selu_(y), y)[4],
+    "torch.dropout_ (eval)": lambda y: (torch.dropout_(y, 0.5, False), y * 2)[1],
     "torch.sigmoid_": lambda y: (torch.sigmoid_(y), y - 0.5)[1],
     "Tensor.relu_, sigmoid_, exp_": lambda y: y.relu_().sigmoid_() + y.exp_(),
     "Tensor.masked_fill_, exp_": _masked, "Tensor.clamp_": lambda y: (y.clamp_(-0.5, 1.0), y * y)[1],
