@@ -64,6 +64,11 @@ _ALIASES = {"view", "view_as", "reshape", "reshape_as", "permute", "transpose", 
 _ALIASES_ALL = {"broadcast_tensors", "meshgrid", "einsum", "atleast_1d", "atleast_2d", "atleast_3d"}
 # torch.nn layers (leaves of the trace) that return their input, or a view of it, in eval
 _ALIAS_MODULES = (nn.Identity, nn.Flatten, nn.Unflatten, nn.modules.dropout._DropoutNd)
+# calls whose result is their operand itself (the same values, the same bytes): a
+# write into either is a write of the whole of both (dropout: only out of training)
+_SAME_NAMES = {"detach", "detach_", "requires_grad_", "positive", "dropout", "alpha_dropout",
+               "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d"}
+_SAME_MODULES = (nn.Identity, nn.modules.dropout._DropoutNd)
 _MARK = "ptec_in_place"     # node.meta: an out-of-place node recorded for an augmented assignment
 
 
@@ -154,6 +159,20 @@ def _stores(fn: torch.fx.Node, stores, mods) -> FrozenSet[torch.fx.Node]:
     return frozenset({fn})
 
 
+def _same(fn: torch.fx.Node, same, mods) -> torch.fx.Node:
+    """The node whose tensor fn's value is (nn.Identity, dropout in eval,
+    detach, ...), else fn."""
+    name = _call_name(fn)
+    if not fn.args or not isinstance(fn.args[0], torch.fx.Node):
+        return fn
+    if "dropout" in (name or ""):
+        training = fn.args[2] if len(fn.args) > 2 else fn.kwargs.get("training", fn.kwargs.get("train", True))
+        name = name if training is False else None
+    if name in _SAME_NAMES or (fn.op == "call_module" and isinstance(mods.get(fn.target), _SAME_MODULES)):
+        return same.get(fn.args[0], fn.args[0])
+    return fn
+
+
 def _kept_why(shared) -> Optional[str]:
     """Why a write into one of `shared` changes the model, or None."""
     kept = [s for s in shared if s.op == "get_attr"]
@@ -167,12 +186,14 @@ def _kept_why(shared) -> Optional[str]:
     return None
 
 
-def _why_not(fn, target, shared, stores, order, name) -> Optional[str]:
-    """Why writing `target` in place at fn is not the out-of-place op, or None."""
+def _why_not(fn, written, shared, stores, order, name) -> Optional[str]:
+    """Why writing the tensor of nodes `written` (its first the call's
+    operand) in place at fn is not the out-of-place op, or None."""
+    target = written[0]
     if _kept_why(shared):
         return _kept_why(shared)
     for other, on in stores.items():
-        if other is target or other is fn or not on & shared:
+        if other in written or other is fn or not on & shared:
             continue
         later = [u for u in other.users if order[u] > order[fn]]
         if later:
@@ -203,23 +224,28 @@ def in_place_writes(gm: torch.fx.GraphModule, rewrite: bool = True) -> None:
     name = _namer(gm)
     order = {fn: i for i, fn in enumerate(gm.graph.nodes)}
     stores: Dict[torch.fx.Node, FrozenSet[torch.fx.Node]] = {}
+    same: Dict[torch.fx.Node, torch.fx.Node] = {}       # node -> the node whose tensor it is
     changed = False
     for fn in list(gm.graph.nodes):
         form = _write(fn, mods)
         target = fn.args[0] if form is not None else None
         if form is None or not _is_tensor(target):
             stores[fn] = _stores(fn, stores, mods)      # a number's `n += 1` binds a new number
+            same[fn] = _same(fn, same, mods)
             continue
         shared = stores.get(target, frozenset({target}))
-        why = _why_not(fn, target, shared, stores, order, name) if rewrite else _kept_why(shared)
+        root = same.get(target, target)
+        written = [target] + [a for a, r in same.items() if r is root and a is not target]
+        why = _why_not(fn, written, shared, stores, order, name) if rewrite else _kept_why(shared)
         if why is not None:
             raise UnsupportedOperator(f"operator not supported: {name(fn)}: {why}")
-        stores[fn] = frozenset({fn})        # the written bytes: read through fn from here on
+        stores[fn], same[fn] = frozenset({fn}), fn      # the written bytes: read through fn from here on
         if not rewrite:
             continue
-        for u in list(target.users):
-            if order[u] > order[fn]:
-                u.replace_input_with(target, fn)
+        for w in written:                   # the operand, and the nodes that are its tensor
+            for u in list(w.users):
+                if order[u] > order[fn]:
+                    u.replace_input_with(w, fn)
         if (fn.op, fn.target) != form:
             fn.op, fn.target = form
             if form == ("call_method", "expand_as"):        # y.copy_(z): z broadcast to y's shape

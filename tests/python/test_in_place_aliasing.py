@@ -152,7 +152,8 @@ SPELLINGS = {
     "Tensor.masked_fill_, exp_": _masked, "Tensor.clamp_": lambda y: (y.clamp_(-0.5, 1.0), y * y)[1],
     "Tensor.add_(z)": lambda y: (y.add_(y.flip(-1)), y)[1], "+=, *=, -=": _augmented, "alias of y, +=": _alias_kept,
     "read before and after": _read_before_and_after, "a view written, read alone": _view_written,
-    "a view read before the write": _after_a_view, "zeros_like(y) accumulated": _accumulated,
+    "a view read before the write": _after_a_view, "y.detach() written, y read after": lambda y: (
+        y.detach().relu_(), y * 2)[1], "zeros_like(y) accumulated": _accumulated,
 }
 # (id, call of the model's input x): torch allows writing it when no gradient is kept
 INPUT = {
@@ -160,6 +161,20 @@ INPUT = {
     "x += 1": lambda x: _augmented(x),
     "x[:, :2] written, read alone": _view_written,
 }
+
+
+class WritesThroughDropout(nn.Module):
+    """nn.Dropout in eval returns its input itself: z is y."""
+
+    def __init__(self):
+        super().__init__()
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        y = x * 2
+        z = self.drop(y)
+        z.relu_()
+        return y + 1
 
 
 class ReluOnInput(nn.Module):
@@ -177,6 +192,7 @@ def _models():
     models.update({k: Calls(fn) for k, fn in SPELLINGS.items()})
     models.update({f"input: {k}": OnInput(fn) for k, fn in INPUT.items()})
     models["input: nn.ReLU(inplace=True), discarded"] = ReluOnInput()
+    models["nn.Dropout's result (y itself) written, y read after"] = WritesThroughDropout()
     return models
 
 
@@ -325,20 +341,6 @@ def _augmented_alias(y):
     return a
 
 
-class WritesThroughDropout(nn.Module):
-    """nn.Dropout in eval returns its input itself: z is y."""
-
-    def __init__(self):
-        super().__init__()
-        self.drop = nn.Dropout(0.5)
-
-    def forward(self, x):
-        y = x * 2
-        z = self.drop(y)
-        z.relu_()
-        return y + 1
-
-
 class WritesParameter(nn.Module):
     def __init__(self):
         super().__init__()
@@ -390,8 +392,6 @@ REFUSED = {
                                            ["(+=)", "flatten (Tensor.flatten)"]),
     "the input through a view, x read after": (OnInput(_through_a_view), UnsupportedOperator,
                                                ["relu_ (Tensor.relu_)", "the model's input x"]),
-    "a write into nn.Dropout's result (y itself), y read after": (
-        WritesThroughDropout(), UnsupportedOperator, ["relu_ (Tensor.relu_)", "drop (nn.Dropout)", "mul"]),
     "a parameter": (WritesParameter(), UnsupportedOperator, ["add_ (Tensor.add_)", "w (a parameter"]),
     "a buffer": (WritesBuffer(), CaptureError, ["count", "in place"]),
     "a tensor attribute, +=": (WritesAttribute(), CaptureError, ["total", "in place"]),
