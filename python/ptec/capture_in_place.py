@@ -13,9 +13,14 @@ before it, as in torch. Otherwise the call is refused by name:
 
 - a view of y (x.view, x[0], split pieces, ...) made before the write and
   read after it would see the write: refused (a write through a view into
-  a value read later likewise);
-- a parameter, buffer or constant of the model: the write would change it
-  for the next run, which one static program cannot do: refused;
+  a value read later likewise); a value that is y's tensor itself
+  (nn.Identity, dropout in eval, detach) is written whole: its readers
+  after the write read the call's node too;
+- a parameter, buffer or tensor attribute of the model, or a constant made
+  in forward (fx keeps one for every run): the write would change it for
+  the next run, which one static program cannot do: refused, before fx's
+  run of the graph writes it (a buffer written while fx traces, leaving no
+  node, is found by its value, restored, and refused);
 - the model's input: its readers after the write read the write's result,
   as in torch (the caller's tensor is not written: ptec's outputs only).
 
@@ -63,12 +68,14 @@ _ALIASES = {"view", "view_as", "reshape", "reshape_as", "permute", "transpose", 
 # of those, the ones whose result may share the bytes of any tensor operand
 _ALIASES_ALL = {"broadcast_tensors", "meshgrid", "einsum", "atleast_1d", "atleast_2d", "atleast_3d"}
 # torch.nn layers (leaves of the trace) that return their input, or a view of it, in eval
-_ALIAS_MODULES = (nn.Identity, nn.Flatten, nn.Unflatten, nn.modules.dropout._DropoutNd)
+_DROPOUTS = tuple(getattr(nn, k) for k in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+                                           "FeatureAlphaDropout") if hasattr(nn, k))
+_ALIAS_MODULES = (nn.Identity, nn.Flatten, nn.Unflatten) + _DROPOUTS
 # calls whose result is their operand itself (the same values, the same bytes): a
 # write into either is a write of the whole of both (dropout: only out of training)
 _SAME_NAMES = {"detach", "detach_", "requires_grad_", "positive", "dropout", "alpha_dropout",
                "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d"}
-_SAME_MODULES = (nn.Identity, nn.modules.dropout._DropoutNd)
+_SAME_MODULES = (nn.Identity,) + _DROPOUTS
 _MARK = "ptec_in_place"     # node.meta: an out-of-place node recorded for an augmented assignment
 
 
