@@ -286,6 +286,18 @@ def tensors_of(model: nn.Module) -> Dict[Tuple[nn.Module, str], Tuple[torch.Tens
     return kept
 
 
+def _unchanged(now: torch.Tensor, before: torch.Tensor) -> bool:
+    try:
+        if now.shape != before.shape or now.dtype != before.dtype:
+            return False
+        if now.is_floating_point():     # NaN where it was: unchanged
+            return torch.equal(now.isnan(), before.isnan()) and torch.equal(now.nan_to_num(0.0),
+                                                                            before.nan_to_num(0.0))
+        return torch.equal(now, before)
+    except (RuntimeError, TypeError):   # a layout torch.equal does not take (sparse, quantized): not ours to judge
+        return True
+
+
 def refuse_written_tensors(model: nn.Module, gm: torch.fx.GraphModule, before, error) -> None:
     """Raises `error` naming a buffer or tensor attribute the trace wrote
     or rebound (restored first: the user's model is left as it was), and
@@ -297,7 +309,7 @@ def refuse_written_tensors(model: nn.Module, gm: torch.fx.GraphModule, before, e
         now = m._buffers[k] if k in m._buffers else vars(m).get(k)
         if now is not tensor:
             setattr(m, k, tensor)
-        elif tensor.shape == value.shape and torch.equal(tensor, value):
+        elif _unchanged(tensor, value):
             continue
         else:
             with torch.no_grad():
