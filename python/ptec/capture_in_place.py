@@ -1,6 +1,7 @@
 """In-place writes as out-of-place ops (issue 15): nn.ReLU(inplace=True),
 F.relu(y, inplace=True), F.relu_(y), torch.sigmoid_(y), y.relu_(),
-y.masked_fill_(m, v), y.clamp_(...), y += z, x.clone().add_(1), ...
+y.masked_fill_(m, v), y.clamp_(...), y += z, x.clone().add_(1),
+torch.clamp(y, 0, 1, out=z) (a write into z), ...
 
 An in-place call writes its result into the bytes of its first operand y,
 and torch's later readers of y (and of every view sharing y's bytes) read
@@ -121,16 +122,20 @@ def out_of_place(fn: torch.fx.Node) -> Optional[Tuple[str, object]]:
     return None
 
 
-def _write(fn: torch.fx.Node, mods: Dict[str, nn.Module]) -> Optional[Tuple[str, object]]:
-    """The (op, target) fn runs as when it writes its first operand in
-    place, or None for a call that writes nothing."""
+def _write(fn: torch.fx.Node, mods: Dict[str, nn.Module]):
+    """((op, target) fn runs as, the node it writes) when fn writes a
+    tensor in place (its first operand, or its out= tensor), else None."""
+    out = fn.kwargs.get("out") if fn.op in ("call_function", "call_method") else None
+    if isinstance(out, torch.fx.Node):
+        return (fn.op, fn.target), out
     if not fn.args or not isinstance(fn.args[0], torch.fx.Node):
         return None
     if fn.meta.get(_MARK) or (fn.op == "call_module" and getattr(mods.get(fn.target), "inplace", False) is True):
-        return fn.op, fn.target         # out of place already: the module's capture ignores `inplace`
+        return (fn.op, fn.target), fn.args[0]      # out of place already: the module's capture ignores `inplace`
     if fn.op == "call_function" and fn.kwargs.get("inplace") is True:
-        return fn.op, fn.target
-    return out_of_place(fn)
+        return (fn.op, fn.target), fn.args[0]
+    form = out_of_place(fn)
+    return None if form is None else (form, fn.args[0])
 
 
 def _call_name(fn: torch.fx.Node) -> Optional[str]:
@@ -234,8 +239,10 @@ def in_place_writes(gm: torch.fx.GraphModule, rewrite: bool = True) -> None:
     same: Dict[torch.fx.Node, torch.fx.Node] = {}       # node -> the node whose tensor it is
     changed = False
     for fn in list(gm.graph.nodes):
-        form = _write(fn, mods)
-        target = fn.args[0] if form is not None else None
+        if fn.kwargs.get("out") is not None and not isinstance(fn.kwargs["out"], torch.fx.Node):
+            raise UnsupportedOperator(f"operator not supported: {name(fn)}: writes its results into several out= "
+                                      "tensors, which ptec does not follow; use the call's result")
+        form, target = _write(fn, mods) or (None, None)
         if form is None or not _is_tensor(target):
             stores[fn] = _stores(fn, stores, mods)      # a number's `n += 1` binds a new number
             same[fn] = _same(fn, same, mods)
@@ -257,8 +264,8 @@ def in_place_writes(gm: torch.fx.GraphModule, rewrite: bool = True) -> None:
             fn.op, fn.target = form
             if form == ("call_method", "expand_as"):        # y.copy_(z): z broadcast to y's shape
                 fn.args, fn.kwargs = (fn.args[1], fn.args[0]), {}
-        if "inplace" in fn.kwargs and fn.op == "call_function":
-            fn.kwargs = {k: v for k, v in fn.kwargs.items() if k != "inplace"}
+        if fn.op in ("call_function", "call_method") and ("inplace" in fn.kwargs or "out" in fn.kwargs):
+            fn.kwargs = {k: v for k, v in fn.kwargs.items() if k not in ("inplace", "out")}
         changed = True
     if changed:
         gm.recompile()

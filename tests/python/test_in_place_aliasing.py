@@ -152,6 +152,8 @@ SPELLINGS = {
     "Tensor.masked_fill_, exp_": _masked, "Tensor.clamp_": lambda y: (y.clamp_(-0.5, 1.0), y * y)[1],
     "Tensor.add_(z)": lambda y: (y.add_(y.flip(-1)), y)[1], "+=, *=, -=": _augmented, "alias of y, +=": _alias_kept,
     "read before and after": _read_before_and_after, "a view written, read alone": _view_written,
+    "torch.clamp(out=z), z read after": lambda y: (lambda z: (torch.clamp(y, -0.5, 0.5, out=z), z + y)[1])(y * 2),
+    "torch.add(out=y), its result too": lambda y: (lambda r: r * y)(torch.add(y, 1.0, out=y)),
     "a view read before the write": _after_a_view, "y.detach() written, y read after": lambda y: (
         y.detach().relu_(), y * 2)[1], "zeros_like(y) accumulated": _accumulated,
 }
@@ -378,6 +380,12 @@ def _constant_accumulated(x):
     return a * 2
 
 
+def _outs(x):
+    v, i = torch.empty(1), torch.empty(1, dtype=torch.long)
+    torch.max(x * 2, 1, out=(v, i))
+    return v
+
+
 # (model, error, words its one-line refusal holds)
 REFUSED = {
     "a view of y read after y.relu_()": (Calls(_view_read_later), UnsupportedOperator,
@@ -392,6 +400,7 @@ REFUSED = {
                                            ["(+=)", "flatten (Tensor.flatten)"]),
     "the input through a view, x read after": (OnInput(_through_a_view), UnsupportedOperator,
                                                ["relu_ (Tensor.relu_)", "the model's input x"]),
+    "out= several tensors": (OnInput(_outs), UnsupportedOperator, ["(torch.max)", "out="]),
     "a parameter": (WritesParameter(), UnsupportedOperator, ["add_ (Tensor.add_)", "w (a parameter"]),
     "a buffer": (WritesBuffer(), CaptureError, ["count", "in place"]),
     "a tensor attribute, +=": (WritesAttribute(), CaptureError, ["total", "in place"]),
