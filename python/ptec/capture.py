@@ -34,7 +34,7 @@ from .capture_indices import (arg_call_node, argmax_node, as_traced, computed_ga
                               index_input_attrs, traced_integer_dtypes,
                               to_float_node, to_index_node)
 from .capture_grid import grid_nodes
-from .capture_in_place import fresh_in_place
+from .capture_in_place import AugmentedProxy, in_place_writes, refuse_written_tensors, tensors_of, without_dead_code
 from .capture_view_elements import elements_alone
 from .capture_int_math import int_math_nodes, int_view_nodes
 from .capture_binary_math import binary_math_node
@@ -1437,7 +1437,7 @@ def _resolve_reshapes(g: Graph) -> None:
                        **{k: n.attrs[k] for k in ("act", "source", "fp32") if k in n.attrs}}
 
 
-class _UnpackingProxy(torch.fx.Proxy):
+class _UnpackingProxy(AugmentedProxy):
     """`v, i = torch.sort(x)` traced as two getitem nodes. torch 1.13's Proxy
     finds the UNPACK_SEQUENCE by instruction index, which Python 3.11's
     inline caches break (IndexError); the instruction's byte offset does not
@@ -1540,7 +1540,7 @@ def _lstm_layers_traced(model: nn.Module, example_inputs, stateful: bool = False
     if not any(isinstance(m, LSTMLayer) for m in stand_in.modules()):
         return None
     gm = _symbolic_trace(stand_in)
-    gm.graph.eliminate_dead_code()      # h_n, c_n and their pieces when unused
+    without_dead_code(gm)               # h_n, c_n and their pieces when unused
     mods = dict(gm.named_modules())
     if any(fn.op == "call_module" and isinstance(mods.get(fn.target), LSTMFinalCell) for fn in gm.graph.nodes):
         return None
@@ -1562,6 +1562,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
     # int64 examples are token ids (nn.Embedding) and stay int64; the rest is float32
     example_inputs = [torch.as_tensor(x) if torch.as_tensor(x).dtype == torch.int64
                       else torch.as_tensor(x, dtype=torch.float32) for x in example_inputs]
+    example_inputs = [x.clone() for x in example_inputs]   # x.relu_() in the model: the caller's x stays
     g = None
     if any(x.dtype == torch.int64 for x in example_inputs) and method == "auto":
         method = "fx"       # the id inputs' embeddings are captured from fx's module calls (capture_indices)
@@ -1583,6 +1584,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
                 raise CaptureError(f"torch.export capture failed: {e}") from e
             g = None
     if g is None:
+        before = tensors_of(model)      # a write fx runs while tracing leaves no node (capture_in_place)
         try:
             gm = _lstm_layers_traced(model, example_inputs, stateful) if lstm_kernel else None
             if gm is None:
@@ -1593,6 +1595,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
             # one line: torch's argument errors list every overload on lines of their own
             first = (str(e).strip().splitlines() or [""])[0]
             raise CaptureError(f"torch.fx could not trace the model: {first}") from e
+        refuse_written_tensors(model, gm, before, CaptureError)
         # Shape propagation runs the module, which writes its states: the
         # initial values are the buffers' values before it.
         initial = {k: v.detach().clone() for k, v in gm.named_buffers()}
@@ -1607,7 +1610,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
         from .capture_shape_numbers import fold_shape_numbers
         fold_shape_numbers(gm, UnsupportedOperator)
         tidy_plumbing(gm, CaptureError)
-        fresh_in_place(gm)          # x.clone().add_(1): the out-of-place op (capture_in_place)
+        in_place_writes(gm)         # self.relu(y), y.add_(1): the out-of-place op (capture_in_place)
         elements_alone(gm)          # torch.hsplit(x, 2)[0]: that piece alone (capture_view_elements)
         g = _fx_to_graph(gm)
         if stateful:

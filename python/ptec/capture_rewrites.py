@@ -458,7 +458,8 @@ def _einsum_nodes(fn, ins) -> Optional[List[Node]]:
 def rewrite_nodes(fn, ins, by_name):
     """(nodes, names of the constants now held in them) of a call this
     module rewrites, else None."""
-    from .capture_elementwise_math import elementwise_math_nodes     # (it builds on _Steps)
+    from .capture_elementwise_math import elementwise_math_nodes     # (these build on _Steps)
+    from .capture_views import view_nodes
     if fn.op not in ("call_function", "call_method") or not fn.args:
         return None
     for make in (_whole_reduction, _var_nodes, _logsumexp_nodes, _cumsum_nodes, _triangle_nodes, _einsum_nodes,
@@ -572,4 +573,3 @@ def _computed_linear_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     return s.done()
 
 
-from .capture_views import view_nodes   # noqa: E402 - it builds on this module's step builder

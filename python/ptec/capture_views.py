@@ -486,9 +486,8 @@ def _refusal(fn, name: str, by_name) -> Optional[str]:
     if index is not None and len(fn.args) > index and isinstance(fn.args[index], torch.fx.Node) \
             and _constant_of(fn.args[index], by_name) is None:
         return "ptec runs a constant index (a tensor known when the model is compiled)"
-    if out_of_place(fn) is not None:                # capture_in_place left it: not on a fresh copy
-        return ("an in-place op, which ptec runs on a fresh copy (x.clone()) that nothing read before the "
-                "write; write the out-of-place op")
+    if out_of_place(fn) is not None:                # capture_in_place left it: a write into no value of the program
+        return "an in-place op on a value the program does not compute; write the out-of-place op"
     return None
 
 

@@ -34,6 +34,15 @@ def well(x, n):
     """A well-conditioned n x n matrix of x [..., 4, 6]: its first block plus 3 I."""
     return x[..., :n, :n] + 3 * torch.eye(n)
 
+def written_in_place(x):
+    """In-place writes on results read afterwards (capture_in_place)."""
+    y = x * 1.5
+    F.leaky_relu(y, 0.1, inplace=True)      # result dropped: y is written
+    y += x
+    y.clamp_(-2.0, 2.0)
+    return y * 0.5
+
+
 def unpooled(unpool, pair):
     """unpool(values, indices, 2) of a pool's pair (a traced pair has no
     length, so no * unpacking)."""
@@ -80,6 +89,12 @@ RUNS = {
                                                      1.0, "int8"),                                            # 0.79
     "in-place ops on a clone (abs_, sub_, div_, relu_)": (lambda x: x.clone().abs_().sub_(1).div_(2).relu_(), S3, R,
                                                           1.5, "int8"),                                       # 1.35
+    "F.leaky_relu(inplace=True), +=, clamp_ on results read after": (written_in_place, S3, R, 2.0,
+                                                                     "int8"),                       # 1.64
+    "F.relu(inplace=True), its input read after": (lambda x: (lambda y: (F.relu(y, inplace=True), y - 0.5)[1])(x * 2),
+                                                  S3, R, 1.5, "int8"),                      # 1.23
+    "Tensor.masked_fill_, sigmoid_ on a result": (lambda x: (lambda y: y.masked_fill_(y > 1.0, 0.5).sigmoid_() + y)(
+        x - 0.25), S3, R, 2.5, "int8"),                                                              # 2.21
     "Tensor.detach/data/to(x)/requires_grad_, torch.positive": (lambda x: torch.positive(x.detach().data.to(x))
                                                                .clone().requires_grad_(False), S3, R, 0.5, "int8"),
     "Tensor.ravel, torch.atleast_3d": (lambda x: torch.atleast_3d(x.ravel()), S3, R, 0.5, "int8"),

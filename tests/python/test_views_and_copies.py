@@ -65,6 +65,9 @@ SPELLINGS = {
     "clone().masked_fill_(constant)": lambda x: x.clone().masked_fill_(torch.arange(8) > 5, 0.0),
     "write then read": _write_then_read, "read between writes": _read_between_writes, "y += 1; y *= x": _augmented,
     "torch.relu_/sigmoid_ of clones": _function_form,
+    # refused once (capture_in_place ran writes on a clone only): a result, the input, written whole
+    "in-place op on a result": lambda x: _write_into_a_result(x),
+    "in-place op on the input": lambda x: _write_into_the_input(x),
     "detach, positive, data": lambda x: torch.positive(x.detach()) + x.data,
     "clone().requires_grad_(False)": lambda x: x.clone().requires_grad_(False),
     "to(tensor), to(device)": lambda x: x.to(x) * x.to("cpu"),
@@ -216,9 +219,8 @@ REFUSED = {
     "meshgrid whole": (lambda x: torch.meshgrid(x[0, 0], x[0, 1], indexing="ij"), ["meshgrid (torch.meshgrid)"]),
     "tensor_split(tensor of indices)": (lambda x: torch.tensor_split(x, torch.tensor([1, 3]), 2)[0],
                                         ["tensor_split (torch.tensor_split)"]),
-    "in-place op read before the write": (_read_before_the_write, ["add_ (Tensor.add_)", "fresh copy"]),
-    "in-place op on a result": (_write_into_a_result, ["add_ (Tensor.add_)", "fresh copy"]),
-    "in-place op on the input": (_write_into_the_input, ["mul_ (Tensor.mul_)", "fresh copy"]),
+    "in-place op read before the write": (_read_before_the_write, ["add_ (Tensor.add_)", "getitem",
+                                                                   "after the write"]),
 }
 
 
