@@ -139,20 +139,21 @@ def test_int8_io(zoo_models):
     assert res.lowered.inputs[0].scale > 0 and res.lowered.outputs[0].zero_point is not None
 
 
-class _NeedsLogaddexp(nn.Module):
-    # torch.logaddexp: a function of two tensors ptec has no kernel for
+class _NeedsNextafter(nn.Module):
+    # torch.nextafter: a function of two tensors ptec has no kernel for (the next float32 towards the
+    # other: a bit step no int8 or fp32 rewrite gives)
     def __init__(self):
         super().__init__()
         self.fc = nn.Linear(4, 4)
 
     def forward(self, x):
-        return torch.logaddexp(self.fc(x), x)
+        return torch.nextafter(self.fc(x), x)
 
 
 def test_missing_kernel_fails_and_lists_ops():
     x = torch.randn(1, 4)
-    with pytest.raises(CompileError, match=r"no kernel for logaddexp \(torch.logaddexp\)"):
-        compile_model(_NeedsLogaddexp().eval(), [x], [(x,)])
+    with pytest.raises(CompileError, match=r"no kernel for nextafter \(torch.nextafter\)"):
+        compile_model(_NeedsNextafter().eval(), [x], [(x,)])
 
 
 def test_cli_missing_kernel_writes_no_file(tmp_path):
@@ -160,10 +161,10 @@ def test_cli_missing_kernel_writes_no_file(tmp_path):
                                     "class M(nn.Module):\n"
                                     "    input_shape = (1, 4)\n"
                                     "    def forward(self, x):\n"
-                                    "        return torch.logaddexp(x, x + 1.0) + 1.0\n"
+                                    "        return torch.nextafter(x, x + 1.0) + 1.0\n"
                                     "def make():\n    return M()\n")
     assert r.returncode != 0
-    assert "no kernel for logaddexp (torch.logaddexp)" in r.stderr and "aten::" not in r.stderr, r.stderr
+    assert "no kernel for nextafter (torch.nextafter)" in r.stderr and "aten::" not in r.stderr, r.stderr
     assert not out.exists()
 
 
