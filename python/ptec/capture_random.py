@@ -71,13 +71,18 @@ def recording_random_calls(tracer):
     """While tracing: torch.rand(2, 3) and the other constructors, and
     t.uniform_() of a tensor that is not traced, become graph calls (fx
     would run them once and keep the draw as a constant)."""
-    saved = {}
+    saved, filled = {}, []
 
     def recorder(kind, target, original):
         def call(*args, **kwargs):
             traced = any(isinstance(a, torch.fx.Proxy) for a in list(args) + list(kwargs.values()))
             if traced:
                 return original(*args, **kwargs)
+            if kwargs.get("generator") is not None:
+                raise UnsupportedOperator(f"{getattr(original, '__name__', target)}(generator=...): ptec draws "
+                                          "from its own stream on the device, not a torch.Generator's")
+            if kind == "call_method":
+                filled.append(args[0])          # a tensor made in forward, filled in place
             return tracer.create_proxy(kind, target, args, kwargs)
         return call
 
@@ -92,6 +97,20 @@ def recording_random_calls(tracer):
     finally:
         for (owner, name), value in saved.items():
             setattr(owner, name, value)
+    _refuse_filled_reads(tracer, filled)
+
+
+def _refuse_filled_reads(tracer, filled) -> None:
+    """`t.uniform_()` then `x + t`: the traced fill's result is a call, but t
+    itself stays the tensor fx saw while tracing (one frozen value): refused."""
+    for n in tracer.graph.nodes:
+        if n.op != "get_attr" or not n.target.startswith("_tensor_constant"):
+            continue
+        value = getattr(tracer.root, n.target, None)
+        if any(value is t for t in filled) and any(u.op != "call_method" or u.target not in _FILLS
+                                                   for u in n.users):
+            raise UnsupportedOperator("a tensor filled in place by uniform_ / normal_ / exponential_ is read "
+                                      "after the fill: use the fill's result (t = torch.empty(...).uniform_())")
 
 
 _FUNCTIONS = {torch.rand: "rand", torch.rand_like: "rand_like", torch.randn: "randn",
@@ -208,9 +227,9 @@ def _gumbel_softmax(d: _Draws, fn, ins, shape) -> str:
         return d("softmax", [y], dim=dim)
     # the one-hot of the argmax along dim (the argmax of (x + g) / tau: softmax keeps the order)
     at = d("index_to_float", [d("argmax", [y], dim=dim, keepdim=True, smallest=False)])
-    at = d("cat", [at] * shape[dim], dim=dim) if shape[dim] > 1 else at
+    # compared with the positions along dim, broadcast (as F.one_hot of an argmax: capture_index_uses)
     positions = np.arange(shape[dim], dtype=np.float32).reshape([-1 if k == dim else 1 for k in range(len(shape))])
-    hit = d("compare", [at, d.const(np.broadcast_to(positions, shape).copy())], kind="eq")
+    hit = d("compare", [at, d.const(positions)], kind="eq")
     return d("bool_to", [hit], dtype="float32")
 
 
