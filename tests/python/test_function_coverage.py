@@ -550,6 +550,9 @@ RUNS = {
                           "int8"),                                                                    # 1.20
     "Tensor.masked_scatter(constant mask)": (lambda x: x.masked_scatter(torch.arange(8) % 3 == 0, x * 2), S3, R,
                                              1.0, "int8"),                                            # 0.83
+    # a mask computed in the program: src's elements placed at the set positions by a one-hot of their stable
+    # sort's positions, a matmul (capture_masked_scatter)
+    "Tensor.masked_scatter(computed mask)": (lambda x: x.masked_scatter(x > 0, x * 2), S3, R, 1.0, "int8"),  # 0.84
     "Tensor.index_put(constant indices)": (lambda x: x.index_put((torch.tensor([0, 0]), torch.tensor([1, 1])),
                                                                  x[0, 2:4], accumulate=True), S3, R, 1.5, "int8"),
 }
