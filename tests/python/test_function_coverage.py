@@ -660,6 +660,9 @@ VARIABLE_LENGTH = {
     # int64 coordinates: the rows of a constant table selected by the flattened mask (capture_nonzero)
     "torch.nonzero(x > 0)": (lambda x: torch.nonzero(x > 0), 0.0, 0.0),
     "torch.argwhere(x > 1.0)": (lambda x: torch.argwhere(x > 1.0), 1.0, 0.0),
+    # the tuple forms: one column of that table per element (capture_coordinate_tuple)
+    "torch.where(x > 0)[2]": (lambda x: torch.where(x > 0)[2], 0.0, 0.0),
+    "Tensor.nonzero(as_tuple=True)[1]": (lambda x: (x > 1.0).nonzero(as_tuple=True)[1], 1.0, 0.0),
     # layers mixing a selection along its first dim, over x's table (capture_selection_mix; test_selection_mix.py,
     # whose calibration holds every count: a sum over the selection, as softmax's, has the range it saw)
     "torch.cummax(x[x > 0], 0)": (lambda x: torch.cummax(x[x > 0], 0)[0], 0.0, 0.5),
