@@ -498,6 +498,12 @@ RUNS = {
                                                                 torch.linspace(-1, 1, 40).reshape(10, 4)),
                                       (1, 5), R, 1.5, "int8"),                                       # 0.65
     # max_norm: the table's rows scaled to a 2-norm of at most 0.5 at compile time, as torch's lookup scales them
+    # the table computed in the program (capture_embedding_computed): constant ids as row slices joined,
+    # computed ids through aten::embedding on the table's bytes
+    "F.embedding(constant ids, computed table)": (lambda x: F.embedding(torch.tensor([[0, 3, 1], [2, 2, 0]]), x[0] * 2),
+                                                  S3, R, 0.5, "int8"),                              # 0.50
+    "F.embedding(computed ids, computed table)": (lambda x: F.embedding((x[0, 0, :3].abs() * 1.2).long(), x[0] * 2),
+                                                  S3, R, 1.0, "int8"),                              # 0.50
     "F.embedding(max_norm)": (lambda x: F.embedding((x.abs() * 3).long(), torch.linspace(-1, 1, 40).reshape(10, 4),
                                                     max_norm=0.5), (1, 5), R, 1.0, "int8"),        # 0.50
     # per_sample_weights computed in the program, each id's row times its weight before the bag's sum
