@@ -504,6 +504,9 @@ RUNS = {
                                                   S3, R, 0.5, "int8"),                              # 0.50
     "F.embedding(computed ids, computed table)": (lambda x: F.embedding((x[0, 0, :3].abs() * 1.2).long(), x[0] * 2),
                                                   S3, R, 1.0, "int8"),                              # 0.50
+    "F.embedding_bag(computed table)": (lambda x: F.embedding_bag(torch.tensor([[0, 3, 1], [2, 2, 0]]), x[0] * 2)
+                                        + F.embedding_bag(torch.tensor([[1, 1], [3, 0]]), x[0], mode="max"), S3, R,
+                                        1.0, "int8"),
     "F.embedding(max_norm)": (lambda x: F.embedding((x.abs() * 3).long(), torch.linspace(-1, 1, 40).reshape(10, 4),
                                                     max_norm=0.5), (1, 5), R, 1.0, "int8"),        # 0.50
     # per_sample_weights computed in the program, each id's row times its weight before the bag's sum
