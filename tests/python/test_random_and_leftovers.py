@@ -172,3 +172,81 @@ def test_filled_tensor_read_elsewhere_is_refused():
     with pytest.raises((CaptureError, CompileError, UnsupportedOperator)) as e:
         compile_model(Call(fn).eval(), [x], [(x,)])
     assert "uniform_" in str(e.value) and "\n" not in str(e.value)
+
+
+# ---------------------------------------------------------------------------
+# The leftovers: a computed q for torch.quantile (capture_computed_quantile),
+# masked_scatter by a computed mask (capture_masked_scatter), the tuple forms
+# of nonzero (capture_coordinate_tuple), a computed embedding table
+# (capture_embedding_computed). PyTorch float on the same input is the oracle.
+
+def _worst(fn, shape=(1, 4, 8), tmp_path=None, lo=-3.0, hi=3.0):
+    from test_module_coverage import worst_steps
+    calibration = inputs(shape, lo, hi)
+    model = Call(fn).eval()
+    res = compile_model(model, [calibration[0][0]], calibration)
+    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    return worst_steps(model, res, calibration[:4], tmp_path)
+
+
+@pytest.mark.parametrize("call, bound", [
+    (lambda x: torch.quantile(x, torch.sigmoid(x[0, 0, 0]), dim=-1), 2.0),                      # 0-d q, dim -1
+    (lambda x: torch.quantile(x, torch.sigmoid(x[0, :3, 1]), dim=1, keepdim=True), 2.0),        # keepdim
+    (lambda x: x.quantile(torch.sigmoid(x[0, :2, 0]), 2), 2.0),                                 # the method
+    (lambda x: torch.quantile(x[0, :2], torch.sigmoid(x[0, 2, :2])), 4.0),                      # no dim: 16 values
+])
+def test_quantile_of_a_computed_q(call, bound, tmp_path):
+    worst = _worst(call, tmp_path=tmp_path)
+    assert worst <= bound + 1e-3, worst
+
+
+@pytest.mark.parametrize("call, word", [
+    (lambda x: torch.quantile(x, torch.sigmoid(x[0, :2, 0]), dim=2, interpolation="nearest"), "'nearest'"),
+    (lambda x: torch.nanquantile(x, torch.sigmoid(x[0, :2, 0]), dim=2), "nanquantile"),
+    (lambda x: x.masked_scatter(x > 0, x * 2).repeat(1, 1, 40).masked_scatter(
+        x.repeat(1, 1, 40) > 0, x.repeat(1, 1, 40)), "at most 256"),
+    (lambda x: F.embedding(torch.tensor([0, 4]), x[0]), "index out of range"),   # torch's own error
+    (lambda x: F.embedding(torch.tensor([0, 1]), x[0], max_norm=1.0), "max_norm"),
+    (lambda x: F.embedding_bag(torch.tensor([0, 1, 2]), x[0], torch.tensor([0, 1])), "offsets"),
+    (lambda x: torch.where(x > 0), "whole"),
+    (lambda x: torch.where(x > 0)[1] + 1, "program outputs"),
+])
+def test_leftovers_refused_in_one_line(call, word):
+    x = torch.zeros(1, 4, 8)
+    with pytest.raises((CaptureError, CompileError, UnsupportedOperator)) as e:
+        compile_model(Call(call).eval(), [x], [(x,)])
+    msg = str(e.value)
+    assert "\n" not in msg and word in msg, msg
+
+
+@pytest.mark.parametrize("call, bound", [
+    (lambda x: x.masked_scatter(x[:, :1] > 0.5, x.flip(2) * 0.5), 1.0),            # a mask broadcast over dim 1
+    (lambda x: x.masked_scatter(x > 1.5, x[0, :2].flatten() * 3.0), 1.5),            # src shorter than x
+    (lambda x: x.masked_scatter(x < 10.0, -x), 0.5),                                # every position set
+    (lambda x: x.masked_scatter(x > 10.0, -x), 0.5),                                # none: x itself
+])
+def test_masked_scatter_of_a_computed_mask(call, bound, tmp_path):
+    worst = _worst(call, tmp_path=tmp_path)
+    assert worst <= bound + 1e-3, worst
+
+
+def test_where_tuple_both_elements_are_torchs(tmp_path):
+    from ptec.interpreter import run_program
+    model = Call(lambda x: (torch.where(x > 0.5)[0], torch.where(x > 0.5)[2],
+                            x.nonzero(as_tuple=True)[1])).eval()
+    calibration = inputs((1, 4, 8), -3.0, 3.0)
+    res = compile_model(model, [calibration[0][0]], calibration)
+    prog = parse_program(res.data)
+    in_step = res.graph.node(res.graph.inputs[0]).qparams[0]
+    counts = set()
+    for (x,) in calibration[:4] + [(torch.full((1, 4, 8), -1.0),)]:
+        x = torch.where((x - 0.5).abs() < in_step, x + 2 * in_step, x)     # no element on the threshold
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))
+        want = run_program(prog, [x.numpy()])
+        with torch.no_grad():
+            ref = model(x)
+        for g, w, r in zip(got, want, ref):
+            assert g.tobytes() == w.tobytes()
+            assert g.dtype == np.int64 and np.array_equal(g, r.numpy()), (g, r)
+        counts.add(len(ref[0]))
+    assert 0 in counts and len(counts) >= 3, counts
