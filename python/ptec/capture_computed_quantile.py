@@ -27,7 +27,7 @@ from .ir import Node, UnsupportedOperator
 
 def _refuse(fn, why: str):
     from .capture import _source            # capture imports this module's importer
-    raise UnsupportedOperator(f"{_source(fn, {})}: {why}")
+    raise UnsupportedOperator(f"operator not supported: {_source(fn, {})}: {why}")
 
 
 def computed_quantile_nodes(fn, bound, ins, by_name) -> Optional[List[Node]]:

@@ -39,7 +39,7 @@ BAG_MODES = ("sum", "mean", "max")
 
 def _refuse(fn, why: str):
     from .capture import _source            # capture imports this module's importer
-    raise UnsupportedOperator(f"{_source(fn, {})}: {why}")
+    raise UnsupportedOperator(f"operator not supported: {_source(fn, {})}: {why}")
 
 
 def computed_table_embedding_nodes(fn, ins, by_name) -> Optional[List[Node]]:

@@ -132,7 +132,7 @@ def _name_of(fn) -> Optional[str]:
 
 def _refuse(fn, why: str):
     from .capture import _source            # capture imports this module's importer
-    raise UnsupportedOperator(f"{_source(fn, {})}: {why}")
+    raise UnsupportedOperator(f"operator not supported: {_source(fn, {})}: {why}")
 
 
 class _Draws:
