@@ -149,7 +149,7 @@ class _Draws:
         """u of `shape`: each element one of (i + 1/2) / 256, i in 0..255."""
         n = int(np.prod(shape)) if len(shape) else 1
         ones = self("constant", [], value=np.ones((n, BITS), np.float32))
-        bits = self("random_dropout", [ones], p=0.5, mask_dims=2, seed=0)     # 0 or 2 each
+        bits = self("random_dropout", [ones], p=0.5, mask_dims=2, seed=0, uniform=True)     # 0 or 2 each
         bits_node = self.nodes[-1]
         bits_node.attrs["seed"] = node_seed(bits_node.name)
         weight = (2.0 ** -(np.arange(BITS) + 2.0)).reshape(1, BITS).astype(np.float32)

@@ -24,9 +24,6 @@ BIG = (1, 16, 64)          # 1,024 draws per execute
 
 def _compiled(fn, shape, lo=-3.0, hi=3.0, seed=0):
     calibration = inputs(shape, lo, hi)
-    # calibration evaluates the float graph, whose random nodes draw from torch's
-    # global generator (ranges, so grids): seeded, so that a compile repeats
-    torch.manual_seed(0)
     res = compile_model(Call(fn).eval(), [calibration[0][0]], calibration, random_seed=seed)
     assert not res.lowered.fallbacks, res.lowered.fallbacks
     return res, calibration[0][0]
@@ -250,3 +247,44 @@ def test_where_tuple_both_elements_are_torchs(tmp_path):
             assert g.dtype == np.int64 and np.array_equal(g, r.numpy()), (g, r)
         counts.add(len(ref[0]))
     assert 0 in counts and len(counts) >= 3, counts
+
+
+def test_cli_notes_the_draws_and_refuses_randperm_with_exit_2(tmp_path):
+    """`compile` notes in one line that the call draws on the device and
+    repeats its output for one --seed; randperm exits 2 with one line."""
+    import os
+    import subprocess
+    import sys
+    from conftest import ROOT
+    src = tmp_path / "draws.py"
+    src.write_text("import torch\n"
+                   "class Noisy(torch.nn.Module):\n"
+                   "    def forward(self, x):\n"
+                   "        return x + torch.randn_like(x)\n"
+                   "class Shuffled(torch.nn.Module):\n"
+                   "    def forward(self, x):\n"
+                   "        return x[..., torch.randperm(8)]\n"
+                   "def noisy():\n"
+                   "    m = Noisy()\n"
+                   "    m.input_shape = (1, 4, 8)\n"
+                   "    return m\n"
+                   "def shuffled():\n"
+                   "    m = Shuffled()\n"
+                   "    m.input_shape = (1, 4, 8)\n"
+                   "    return m\n")
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    made = []
+    for k in range(2):
+        out = tmp_path / f"noisy{k}.pte"
+        r = subprocess.run([sys.executable, "-m", "ptec", "compile", f"{src}:noisy", "--calib", "2", "-o", str(out)],
+                           capture_output=True, text=True, env=env)
+        assert r.returncode == 0, r.stderr
+        notes = [s for s in (r.stdout + r.stderr).splitlines() if "draws random numbers on the device" in s]
+        assert len(notes) == 1 and "randn_like" in notes[0] and "dropout" not in notes[0], notes
+        made.append(out.read_bytes())
+    assert made[0] == made[1]                    # one --seed, one program
+    r = subprocess.run([sys.executable, "-m", "ptec", "compile", f"{src}:shuffled", "--calib", "2",
+                        "-o", str(tmp_path / "shuffled.pte")], capture_output=True, text=True, env=env)
+    lines = r.stderr.splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and "randperm" in lines[0] and "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "shuffled.pte").exists()
