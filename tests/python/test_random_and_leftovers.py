@@ -288,3 +288,36 @@ def test_cli_notes_the_draws_and_refuses_randperm_with_exit_2(tmp_path):
     lines = r.stderr.splitlines()
     assert r.returncode == 2 and len(lines) == 1 and "randperm" in lines[0] and "Traceback" not in r.stderr, r.stderr
     assert not (tmp_path / "shuffled.pte").exists()
+
+
+STREAMED = {
+    "randn_like": lambda x: x + torch.randn_like(x),
+    "gumbel_softmax(hard)": lambda x: F.gumbel_softmax(x, 0.5, hard=True),
+    "bernoulli": lambda x: torch.bernoulli(torch.sigmoid(x)),
+    "feature_alpha_dropout": lambda x: F.feature_alpha_dropout(x, 0.3, True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STREAMED))
+def test_host_bytes_equal_the_reference_over_executes(name):
+    """The host runtime's draws are the reference interpreter's (the numpy
+    PCG32 twin) execute after execute, on one loaded method."""
+    from ptec.interpreter import Session
+    res, x = _compiled(STREAMED[name], (1, 4, 8))
+    prog = parse_program(res.data)
+    session = Session(prog)
+    outs = host_runtime.run_stream(prog, res.data, [[x.numpy()]] * 5)
+    seen = set()
+    for (got,) in outs:
+        want = session.run([x.numpy()])[0]
+        assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+        seen.add(np.asarray(got).tobytes())
+    assert len(seen) > 1                         # the stream advances
+
+
+@pytest.mark.parametrize("name", ["gumbel_softmax(hard)", "feature_alpha_dropout"])
+def test_the_m55_streams_the_reference(name, tmp_path):
+    from model_checks import board_streams_reference
+    calibration = inputs((1, 4, 8), -3.0, 3.0)
+    res = compile_model(Call(STREAMED[name]).eval(), [calibration[0][0]], calibration, target="cortex-m55")
+    board_streams_reference(res.data, [c[0] for c in calibration[:3]], "cortex-m55", tmp_path, random=True)
