@@ -28,7 +28,11 @@ transforms below stay finite; 256 levels is what an int8 value holds.
 torch.rand / randn / randint / randperm / normal with no tensor argument,
 and uniform_ / normal_ / exponential_ of a tensor made in the forward,
 would be run once by torch.fx while tracing and frozen into a constant:
-`recording_random_calls` makes the tracer record them as calls instead.
+`recording_random_calls` makes the tracer record them as calls instead
+(also with a traced size, torch.rand(x.shape), which torch.rand itself
+cannot take while tracing). A fill's tensor (torch.empty_like(x),
+x.new_empty(...), a clone) is never read, so it becomes a constant that
+capture drops.
 Forms left out (randint, randint_like, randperm, multinomial, poisson,
 a generator argument) are refused in one line each.
 """
@@ -75,14 +79,17 @@ def recording_random_calls(tracer):
 
     def recorder(kind, target, original):
         def call(*args, **kwargs):
-            traced = any(isinstance(a, torch.fx.Proxy) for a in list(args) + list(kwargs.values()))
-            if traced:
-                return original(*args, **kwargs)
+            if kind == "call_method" and isinstance(args[0], torch.fx.Proxy):
+                return original(*args, **kwargs)        # a traced tensor's fill: fx records it
             if kwargs.get("generator") is not None:
                 raise UnsupportedOperator(f"{getattr(original, '__name__', target)}(generator=...): ptec draws "
                                           "from its own stream on the device, not a torch.Generator's")
             if kind == "call_method":
                 filled.append(args[0])          # a tensor made in forward, filled in place
+            elif not args and "size" in kwargs:
+                kwargs = dict(kwargs)
+                args = (kwargs.pop("size"),)            # torch.rand(size=s): as torch.rand(s)
+            # a size from a traced shape (torch.rand(x.shape)) is recorded too: torch.rand takes no proxy
             return tracer.create_proxy(kind, target, args, kwargs)
         return call
 
@@ -251,6 +258,16 @@ def _alpha_dropout(d: _Draws, fn, ins, shape, feature: bool) -> Optional[str]:
     return d("where", [keep, kept, d.const(np.full(shape, ALPHA * a * (p - 1.0), np.float32))])
 
 
+def _overwritten(node: Optional[Node], shape) -> None:
+    """The tensor a fill overwrites, read by nothing else (torch.empty_like(x),
+    x.new_empty(...), a clone): its contents are never read, so it stands as
+    a constant of zeros, which capture drops as unused (an empty_like would
+    otherwise be refused for its undefined contents)."""
+    if node is not None and node.op not in ("input", "state", "state_write", "constant"):
+        node.op, node.inputs = "constant", []
+        node.attrs = dict(value=np.zeros(shape, np.float32), source=node.attrs.get("source"))
+
+
 def random_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     """The nodes of a random call, None for a call that is not one."""
     name = _name_of(fn)
@@ -273,6 +290,7 @@ def random_nodes(fn, ins, by_name) -> Optional[List[Node]]:
         target = fn.args[0]
         if isinstance(target, torch.fx.Node) and len(target.users) > 1:
             _refuse(fn, f"the tensor that {name} fills is read elsewhere; use the call's result")
+        _overwritten(by_name.get(getattr(target, "name", None)), shape)
     d = _Draws(fn.name)
     if name in ("rand", "rand_like"):
         d.uniform(shape)

@@ -321,3 +321,33 @@ def test_the_m55_streams_the_reference(name, tmp_path):
     calibration = inputs((1, 4, 8), -3.0, 3.0)
     res = compile_model(Call(STREAMED[name]).eval(), [calibration[0][0]], calibration, target="cortex-m55")
     board_streams_reference(res.data, [c[0] for c in calibration[:3]], "cortex-m55", tmp_path, random=True)
+
+
+# spelling -> (call of x, "uniform" or "normal" and its scale)
+SPELLINGS = {
+    "torch.empty_like(x).normal_()": (lambda x: torch.empty_like(x).normal_(), "normal", 1.0),
+    "x.new_empty(size).uniform_()": (lambda x: x.new_empty(1, 16, 64).uniform_(), "uniform", 1.0),
+    "x.clone().uniform_()": (lambda x: x.clone().uniform_(), "uniform", 1.0),
+    "torch.rand(x.shape)": (lambda x: torch.rand(x.shape) + x * 0, "uniform", 1.0),
+    "torch.randn(x.size())": (lambda x: torch.randn(x.size()) + x * 0, "normal", 1.0),
+    "torch.rand(size=...)": (lambda x: torch.rand(size=(1, 16, 64)) + x * 0, "uniform", 1.0),
+    "torch.normal(0.0, 2.0, size=...)": (lambda x: torch.normal(0.0, 2.0, size=(1, 16, 64)) + x * 0, "normal", 2.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPELLINGS))
+def test_spellings_draw_their_distribution(name):
+    fn, kind, scale = SPELLINGS[name]
+    y, step, _ = _draws(fn, BIG, executes=4)
+    assert not np.array_equal(y[0], y[1])                        # new draws per execute
+    y = y / scale
+    if kind == "uniform":
+        assert y.min() >= -step and y.max() <= 1 + step
+        assert abs(y.mean() - 0.5) < 0.02 and abs(y.var() - 1 / 12) < 0.008
+    else:
+        assert abs(y.mean()) < 0.06 and abs(y.std() - 1.0) < 0.05
+
+
+def test_hard_gumbel_along_another_dim_is_one_hot_there():
+    y, _, _ = _draws(lambda x: F.gumbel_softmax(x, 1.0, True, dim=1), (1, 4, 8), executes=4)
+    assert set(np.unique(y)) <= {0.0, 1.0} and (y.sum(axis=2) == 1).all()
