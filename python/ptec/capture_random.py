@@ -51,7 +51,7 @@ from .ir import Node, UnsupportedOperator
 from .random_layers import node_seed
 
 BITS = 8
-ALPHA = 1.7580993408473766          # torch's alpha dropout constant (-selu's scale * alpha)
+ALPHA = 1.7580993408473766          # torch's alpha dropout constant (selu's scale times its alpha)
 
 # calls fx would run while tracing when no argument is traced: recorded instead
 _CONSTRUCTORS = ("rand", "randn", "randint", "randperm", "normal")
