@@ -1518,7 +1518,9 @@ class _Tracer(torch.fx.Tracer):
 
 def _symbolic_trace(model: nn.Module) -> torch.fx.GraphModule:
     tracer = _Tracer(autowrap_functions=(F.local_response_norm,))   # one node: _lrn_nodes
-    graph = tracer.trace(model)
+    from .capture_random import recording_random_calls
+    with recording_random_calls(tracer):        # torch.rand(2, 3): a call, not a frozen draw
+        graph = tracer.trace(model)
     # The nodes that only made a constant attention mask (the stand-ins took
     # its value): dropped, so that nothing reports them.
     for fn in reversed(list(graph.nodes)):

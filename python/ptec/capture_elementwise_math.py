@@ -112,6 +112,8 @@ MATH: Dict[str, Callable[..., torch.Tensor]] = {
     "bucket": _bucket,
     "in_bin": _in_bin,
     "isclose_allowed": lambda x, a: a["atol"] + (a["rtol"] * x).abs(),
+    # the weight of sorted position `at` in quantile's interpolation at q = x (capture_computed_quantile)
+    "hat": lambda x, a: torch.clamp(1.0 - torch.abs(x * a["scale"] - a["at"]), min=0.0),
 }
 for _name in ("entr", "erfcx", "i0e", "i1", "i1e", "log_ndtr", "ndtr"):
     if _special(_name) is not None:

@@ -14,8 +14,9 @@
   apart stay apart, closer ones share a code: the program's unique values
   are those of the int8 codes.
 
-as_tuple=True, sorted=False, return_inverse, return_counts and dim are
-refused in one line.
+as_tuple=True and torch.where(cond) with one argument: one 1-D tensor per
+dim (capture_coordinate_tuple). sorted=False, return_inverse,
+return_counts and dim are refused in one line.
 """
 from __future__ import annotations
 
@@ -58,9 +59,11 @@ def nonzero_nodes(fn, by_name) -> Optional[List[Node]]:
     m = fn.args[0]
     if not isinstance(m, torch.fx.Node) or by_name.get(m.name) is None or _dtype(m) not in (torch.bool, torch.float32):
         return None
+    if fn.kwargs.get("as_tuple", False) is True:
+        from .capture_coordinate_tuple import coordinate_tuple_nodes      # one 1-D tensor per dim
+        return coordinate_tuple_nodes(fn, m, by_name)
     if fn.kwargs.get("as_tuple", False) is not False:
-        _refuse(fn, "as_tuple=True returns one index tensor per dim; ptec returns nonzero(as_tuple=False)'s "
-                    "[count, rank] table only")
+        _refuse(fn, "as_tuple must be True or False")
     shape = _meta_shape(m)
     if not shape or 0 in shape:
         return None
@@ -121,4 +124,8 @@ def value_length_nodes(fn, ins, by_name) -> Optional[List[Node]]:
         nodes = make(fn, by_name)
         if nodes is not None:
             return nodes
+    if _is(fn, (torch.where,)) and len(fn.args) == 1 and not fn.kwargs and isinstance(fn.args[0], torch.fx.Node) \
+            and by_name.get(fn.args[0].name) is not None and _dtype(fn.args[0]) in (torch.bool, torch.float32):
+        from .capture_coordinate_tuple import coordinate_tuple_nodes      # torch.where(cond): nonzero's tuple
+        return coordinate_tuple_nodes(fn, fn.args[0], by_name)
     return None

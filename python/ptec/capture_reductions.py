@@ -538,7 +538,10 @@ def _quantile_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     q = a["q"]
     if isinstance(q, torch.fx.Node):
         node = by_name.get(q.name)
-        if node is None or node.op != "constant" or np.asarray(node.attrs["value"]).ndim > 1:
+        if node is not None and node.op != "constant":
+            from .capture_computed_quantile import computed_quantile_nodes
+            return computed_quantile_nodes(fn, a, ins, by_name)
+        if node is None or np.asarray(node.attrs["value"]).ndim > 1:
             return None
         qs = [float(v) for v in np.asarray(node.attrs["value"], np.float32).reshape(-1)]
     elif _number(q):

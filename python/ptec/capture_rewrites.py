@@ -21,6 +21,8 @@ import torch
 from .capture_calls import _ints, _meta_shape, _reduce_max_nodes, _scalar_arg
 from .capture_index_uses import index_use_nodes
 from .capture_nonzero import value_length_nodes
+from .capture_random import random_nodes
+from .capture_embedding_computed import computed_table_embedding_nodes
 from .capture_scatter import scatter_nodes
 from .capture_bag_of_values import bag_of_values_nodes
 from .capture_ldexp import ldexp_nodes
@@ -471,7 +473,8 @@ def rewrite_nodes(fn, ins, by_name):
     if views is not None:
         return views
     for make in (_select_nodes, _gather_nodes, _computed_linear_nodes, elementwise_math_nodes, scatter_nodes,
-                 index_use_nodes, value_length_nodes, ldexp_nodes, bag_of_values_nodes):
+                 index_use_nodes, value_length_nodes, ldexp_nodes, bag_of_values_nodes, random_nodes,
+                 computed_table_embedding_nodes):
         nodes = make(fn, ins, by_name)
         if nodes is not None:
             taken = [a.name for a in fn.args if _constant_of(a, by_name) is not None]

@@ -347,6 +347,13 @@ def scatter_nodes(fn, ins, by_name) -> Optional[List[Node]]:
         targets, sources = _rows_index(fn, shape, a.get("dim"), _index(fn, a.get("index"), by_name), src_shape)
     elif kind == "masked_scatter":
         mask = _constant(a.get("mask"), by_name)
+        if mask is None and isinstance(src, torch.fx.Node):
+            from .capture_masked_scatter import computed_masked_scatter_nodes
+            nodes = computed_masked_scatter_nodes(fn.name, self_node.name, shape, a.get("mask"), src.name, src_shape,
+                                                  by_name)
+            if isinstance(nodes, str):
+                _refuse(fn, "its mask is computed in the program: " + nodes)
+            return nodes
         if mask is None or mask.dtype != np.bool_:
             _refuse(fn, "its mask is computed in the program, so which source element lands where depends on "
                         "the values; ptec runs it with a constant bool mask only")

@@ -109,7 +109,10 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
     def progress(i):
         if i == total or i % max(1, total // 4) == 0:
             log(f"calibration {i}/{total}")
-    observer = qz.calibrate(prepared, calibration, config, progress)
+    with torch.random.fork_rng(devices=[]):
+        # random nodes calibrate on torch's draws: seeded, so a compile repeats (the caller's generator untouched)
+        torch.manual_seed(random_seed)
+        observer = qz.calibrate(prepared, calibration, config, progress)
     try:
         qgraph = qz.quantize(prepared, observer, w4, int8_layernorm, a16)
     except qz.A16SelectionError as e:

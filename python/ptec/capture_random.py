@@ -1,0 +1,333 @@
+"""Random numbers drawn in a forward (issue 15), as transforms of one
+uniform stream drawn on the device by ptec's dropout kernel
+(random_layers: ptec::random_dropout.out on PCG32, a new draw on every
+execute, restarted at each load). The values follow torch's distribution,
+not torch's stream, which no device reproduces.
+
+The uniform: a constant of ones [numel, 8] through random_dropout with
+p = 1/2 is 8 fair bits per element (each 0 or 2); a linear with weights
+2^-(k+2) and bias 2^-9 makes u = sum b_k 2^-(k+1) + 2^-9, one of the 256
+midpoints (i + 1/2) / 256, equally likely. No draw is 0 or 1, so the
+transforms below stay finite; 256 levels is what an int8 value holds.
+
+- torch.rand_like(x), torch.rand(size): u; x.uniform_(a, b) of a fresh
+  tensor: a + (b - a) u.
+- torch.randn_like(x), torch.randn(size), x.normal_(m, s): the normal's
+  inverse CDF of u (ndtri, a LUT in int8), times s plus m;
+  torch.normal(mean, std) with tensor mean / std likewise.
+- x.exponential_(lambd): -log(u) / lambd.
+- torch.bernoulli(p): (u < p) as float.
+- F.gumbel_softmax(x, tau, hard, dim): g = -log(-log(u)), softmax((x + g)
+  / tau); hard=True the one-hot of its argmax (torch's value
+  y_hard - y_soft + y_soft is that one-hot up to float rounding).
+- F.alpha_dropout / feature_alpha_dropout with training=True: torch's
+  keep mask (u >= p, per element or per channel of [N, C, ...]) and its
+  affine a * (x * keep + alpha' * (keep - 1)) + alpha' * a * p
+  (alpha' = 1.7580993408473766, a = 1 / sqrt((alpha'^2 p + 1)(1 - p))).
+
+torch.rand / randn / randint / randperm / normal with no tensor argument,
+and uniform_ / normal_ / exponential_ of a tensor made in the forward,
+would be run once by torch.fx while tracing and frozen into a constant:
+`recording_random_calls` makes the tracer record them as calls instead
+(also with a traced size, torch.rand(x.shape), which torch.rand itself
+cannot take while tracing). A fill's tensor (torch.empty_like(x),
+x.new_empty(...), a clone) is never read, so it becomes a constant that
+capture drops.
+Forms left out (randint, randint_like, randperm, multinomial, poisson,
+a generator argument) are refused in one line each.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+from typing import List, Optional
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from .capture_calls import _meta_shape
+from .ir import Node, UnsupportedOperator
+from .random_layers import node_seed
+
+BITS = 8
+ALPHA = 1.7580993408473766          # torch's alpha dropout constant (selu's scale times its alpha)
+
+# calls fx would run while tracing when no argument is traced: recorded instead
+_CONSTRUCTORS = ("rand", "randn", "randint", "randperm", "normal")
+_FILLS = ("uniform_", "normal_", "exponential_", "bernoulli_", "random_", "geometric_", "log_normal_", "cauchy_")
+_REFUSED = {
+    "randint": "integers drawn uniformly",
+    "randint_like": "integers drawn uniformly",
+    "randperm": "a random permutation",
+    "multinomial": "samples drawn by weight without (or with) replacement",
+    "poisson": "Poisson counts",
+    "random_": "integers drawn uniformly",
+    "geometric_": "geometric counts",
+    "log_normal_": "log-normal values",
+    "cauchy_": "Cauchy values",
+    "bernoulli_": "in-place Bernoulli draws",
+}
+
+
+@contextlib.contextmanager
+def recording_random_calls(tracer):
+    """While tracing: torch.rand(2, 3) and the other constructors, and
+    t.uniform_() of a tensor that is not traced, become graph calls (fx
+    would run them once and keep the draw as a constant)."""
+    saved, filled = {}, []
+
+    def recorder(kind, target, original):
+        def call(*args, **kwargs):
+            if kind == "call_method" and isinstance(args[0], torch.fx.Proxy):
+                return original(*args, **kwargs)        # a traced tensor's fill: fx records it
+            if kwargs.get("generator") is not None:
+                raise UnsupportedOperator(f"{getattr(original, '__name__', target)}(generator=...): ptec draws "
+                                          "from its own stream on the device, not a torch.Generator's")
+            if kind == "call_method":
+                filled.append(args[0])          # a tensor made in forward, filled in place
+            elif not args and "size" in kwargs:
+                kwargs = dict(kwargs)
+                args = (kwargs.pop("size"),)            # torch.rand(size=s): as torch.rand(s)
+            # a size from a traced shape (torch.rand(x.shape)) is recorded too: torch.rand takes no proxy
+            return tracer.create_proxy(kind, target, args, kwargs)
+        return call
+
+    try:
+        for name in _CONSTRUCTORS:
+            saved[(torch, name)] = getattr(torch, name)
+            setattr(torch, name, recorder("call_function", saved[(torch, name)], saved[(torch, name)]))
+        for name in _FILLS:
+            saved[(torch.Tensor, name)] = getattr(torch.Tensor, name)
+            setattr(torch.Tensor, name, recorder("call_method", name, saved[(torch.Tensor, name)]))
+        yield
+    finally:
+        for (owner, name), value in saved.items():
+            setattr(owner, name, value)
+    _refuse_filled_reads(tracer, filled)
+
+
+def _refuse_filled_reads(tracer, filled) -> None:
+    """`t.uniform_()` then `x + t`: the traced fill's result is a call, but t
+    itself stays the tensor fx saw while tracing (one frozen value): refused."""
+    for n in tracer.graph.nodes:
+        if n.op != "get_attr" or not n.target.startswith("_tensor_constant"):
+            continue
+        value = getattr(tracer.root, n.target, None)
+        if any(value is t for t in filled) and any(u.op != "call_method" or u.target not in _FILLS
+                                                   for u in n.users):
+            raise UnsupportedOperator("a tensor filled in place by uniform_ / normal_ / exponential_ is read "
+                                      "after the fill: use the fill's result (t = torch.empty(...).uniform_())")
+
+
+_FUNCTIONS = {torch.rand: "rand", torch.rand_like: "rand_like", torch.randn: "randn",
+              torch.randn_like: "randn_like", torch.normal: "normal", torch.bernoulli: "bernoulli",
+              torch.randint: "randint", torch.randint_like: "randint_like", torch.randperm: "randperm",
+              torch.multinomial: "multinomial", torch.poisson: "poisson", F.gumbel_softmax: "gumbel_softmax",
+              F.alpha_dropout: "alpha_dropout", F.feature_alpha_dropout: "feature_alpha_dropout"}
+_METHODS = ("bernoulli", "multinomial") + _FILLS
+
+
+def _name_of(fn) -> Optional[str]:
+    if fn.op == "call_method":
+        return fn.target if fn.target in _METHODS else None
+    try:
+        return _FUNCTIONS.get(fn.target) if fn.op == "call_function" else None
+    except TypeError:         # an unhashable target is none of these
+        return None
+
+
+def _refuse(fn, why: str):
+    from .capture import _source            # capture imports this module's importer
+    raise UnsupportedOperator(f"operator not supported: {_source(fn, {})}: {why}")
+
+
+class _Draws:
+    """Steps named after the call, and the uniform stream's nodes."""
+
+    def __init__(self, name: str):
+        self.name, self.nodes = name, []
+
+    def __call__(self, op, inputs, **attrs) -> str:
+        self.nodes.append(Node(f"{self.name}__{len(self.nodes)}", op, list(inputs), attrs))
+        return self.nodes[-1].name
+
+    def uniform(self, shape) -> str:
+        """u of `shape`: each element one of (i + 1/2) / 256, i in 0..255."""
+        n = int(np.prod(shape)) if len(shape) else 1
+        ones = self("constant", [], value=np.ones((n, BITS), np.float32))
+        bits = self("random_dropout", [ones], p=0.5, mask_dims=2, seed=0, uniform=True)     # 0 or 2 each
+        bits_node = self.nodes[-1]
+        bits_node.attrs["seed"] = node_seed(bits_node.name)
+        weight = (2.0 ** -(np.arange(BITS) + 2.0)).reshape(1, BITS).astype(np.float32)
+        u = self("linear", [bits], weight=weight, bias=np.array([2.0 ** -(BITS + 1)], np.float32))
+        return self("reshape", [u], target_shape=[int(v) for v in shape])
+
+    def affine(self, src: str, scale: float, shift: float) -> str:
+        if scale != 1.0:
+            src = self("mul", [src, self.const(scale)])
+        if shift != 0.0:
+            src = self("add", [src, self.const(shift)])
+        return src
+
+    def const(self, value) -> str:
+        return self("constant", [], value=np.asarray(value, np.float32))
+
+    def math(self, src: str, fn_name: str) -> str:
+        return self("elementwise", [src], fn="math", name=fn_name)
+
+    def minus_log(self, src: str) -> str:
+        return self("mul", [self("elementwise", [src], fn="log"), self.const(-1.0)])
+
+    def done(self) -> List[Node]:
+        self.nodes[-1].name = self.name
+        return self.nodes
+
+
+def _arg(fn, i: int, key: str, default=None):
+    if len(fn.args) > i:
+        return fn.args[i]
+    return fn.kwargs.get(key, default)
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _float_out(fn) -> bool:
+    meta = fn.meta.get("tensor_meta")
+    return getattr(meta, "dtype", None) == torch.float32
+
+
+def _normal(d: _Draws, shape) -> str:
+    return d.math(d.uniform(shape), "ndtri")
+
+
+def _operand(d: _Draws, fn, v, shape, by_name) -> Optional[str]:
+    """A number as a constant; a traced value of the output's shape as it is."""
+    if _number(v):
+        return d.const(np.full(shape, float(v), np.float32))
+    if isinstance(v, torch.fx.Node) and by_name.get(v.name) is not None and _meta_shape(v) == list(shape):
+        return v.name
+    return None
+
+
+def _torch_normal(d: _Draws, fn, shape, by_name) -> Optional[str]:
+    """torch.normal(mean, std[, size]): mean + std * z, each operand a number or of the output's shape."""
+    mean, std = _arg(fn, 0, "mean", 0.0), _arg(fn, 1, "std", 1.0)
+    z = _normal(d, shape)
+    m, s = _operand(d, fn, mean, shape, by_name), _operand(d, fn, std, shape, by_name)
+    if m is None or s is None:
+        _refuse(fn, "ptec runs torch.normal with mean and std numbers or tensors of the output's shape")
+    return d("add", [d("mul", [z, s]), m])
+
+
+def _gumbel_softmax(d: _Draws, fn, ins, shape) -> str:
+    tau, hard, dim = _arg(fn, 1, "tau", 1.0), _arg(fn, 2, "hard", False), _arg(fn, 4, "dim", -1)
+    if not _number(tau) or tau <= 0 or not isinstance(hard, bool) or not isinstance(dim, int) \
+            or not -len(shape) <= dim < len(shape):
+        _refuse(fn, "ptec runs F.gumbel_softmax with a positive number tau, a bool hard and an int dim")
+    dim %= len(shape)
+    g = d.minus_log(d.minus_log(d.uniform(shape)))             # -log(-log(u)): Gumbel(0, 1)
+    y = d.affine(d("add", [ins[0], g]), 1.0 / float(tau), 0.0)
+    if not hard:
+        return d("softmax", [y], dim=dim)
+    # the one-hot of the argmax along dim (the argmax of (x + g) / tau: softmax keeps the order)
+    at = d("index_to_float", [d("argmax", [y], dim=dim, keepdim=True, smallest=False)])
+    # compared with the positions along dim, broadcast (as F.one_hot of an argmax: capture_index_uses)
+    positions = np.arange(shape[dim], dtype=np.float32).reshape([-1 if k == dim else 1 for k in range(len(shape))])
+    hit = d("compare", [at, d.const(positions)], kind="eq")
+    return d("bool_to", [hit], dtype="float32")
+
+
+def _alpha_dropout(d: _Draws, fn, ins, shape, feature: bool) -> Optional[str]:
+    p, training = _arg(fn, 1, "p", 0.5), _arg(fn, 2, "training", False)
+    if training is not True:
+        return None                           # the eval form: capture's identity
+    if not _number(p) or not 0.0 <= p < 1.0:
+        _refuse(fn, f"p {p!r}: ptec runs alpha dropout with a number p in [0, 1) (p = 1 gives all zeros)")
+    if feature and len(shape) < 3:
+        _refuse(fn, "ptec runs F.feature_alpha_dropout on batched [N, C, ...] input")
+    a = 1.0 / math.sqrt((ALPHA * ALPHA * p + 1.0) * (1.0 - p))
+    mask_shape = list(shape[:2]) + [1] * (len(shape) - 2) if feature else list(shape)
+    u = d.uniform(mask_shape)
+    for k in range(2, len(shape)) if feature else ():
+        u = d("cat", [u] * shape[k], dim=k) if shape[k] > 1 else u       # one draw per channel
+    keep = d("compare", [u], kind="ge", scalar=float(p))
+    kept = d.affine(ins[0], a, ALPHA * a * p)
+    return d("where", [keep, kept, d.const(np.full(shape, ALPHA * a * (p - 1.0), np.float32))])
+
+
+def _overwritten(node: Optional[Node], shape) -> None:
+    """The tensor a fill overwrites, read by nothing else (torch.empty_like(x),
+    x.new_empty(...), a clone): its contents are never read, so it stands as
+    a constant of zeros, which capture drops as unused (an empty_like would
+    otherwise be refused for its undefined contents)."""
+    if node is not None and node.op not in ("input", "state", "state_write", "constant"):
+        node.op, node.inputs = "constant", []
+        node.attrs = dict(value=np.zeros(shape, np.float32), source=node.attrs.get("source"))
+
+
+def random_nodes(fn, ins, by_name) -> Optional[List[Node]]:
+    """The nodes of a random call, None for a call that is not one."""
+    name = _name_of(fn)
+    if name is None or fn.op not in ("call_function", "call_method"):
+        return None
+    if name in _REFUSED:
+        _refuse(fn, f"{_REFUSED[name]}: ptec's random stream on the device gives uniform floats and their "
+                    "transforms only (rand, randn, normal, bernoulli, uniform_, normal_, exponential_, "
+                    "gumbel_softmax, alpha_dropout)")
+    shape = _meta_shape(fn)
+    known = ("rand", "rand_like", "randn", "randn_like", "normal", "bernoulli", "uniform_", "normal_",
+             "exponential_", "gumbel_softmax", "alpha_dropout", "feature_alpha_dropout")
+    if name not in known or shape is None:
+        return None
+    if fn.kwargs.get("generator") is not None:
+        _refuse(fn, "a torch.Generator argument: ptec draws from its own stream on the device")
+    if not _float_out(fn):
+        _refuse(fn, "ptec draws float32 random values only")
+    if name in _FILLS:
+        target = fn.args[0]
+        if isinstance(target, torch.fx.Node) and len(target.users) > 1:
+            _refuse(fn, f"the tensor that {name} fills is read elsewhere; use the call's result")
+        _overwritten(by_name.get(getattr(target, "name", None)), shape)
+    d = _Draws(fn.name)
+    if name in ("rand", "rand_like"):
+        d.uniform(shape)
+    elif name == "uniform_":
+        lo, hi = _arg(fn, 1, "from", 0.0), _arg(fn, 2, "to", 1.0)
+        if not (_number(lo) and _number(hi)):
+            _refuse(fn, "ptec runs uniform_ with numbers from, to")
+        d.affine(d.uniform(shape), float(hi) - float(lo), float(lo))
+    elif name in ("randn", "randn_like"):
+        _normal(d, shape)
+    elif name == "normal_":
+        mean, std = _arg(fn, 1, "mean", 0.0), _arg(fn, 2, "std", 1.0)
+        if not (_number(mean) and _number(std)):
+            _refuse(fn, "ptec runs normal_ with numbers mean, std")
+        d.affine(_normal(d, shape), float(std), float(mean))
+    elif name == "exponential_":
+        lambd = _arg(fn, 1, "lambd", 1.0)
+        if not _number(lambd) or lambd <= 0:
+            _refuse(fn, "ptec runs exponential_ with a positive number lambd")
+        d.affine(d.minus_log(d.uniform(shape)), 1.0 / float(lambd), 0.0)
+    elif name == "normal":
+        _torch_normal(d, fn, shape, by_name)
+    elif name == "bernoulli":
+        p = _arg(fn, 1, "p", None)
+        if p is None:
+            probs = _operand(d, fn, fn.args[0], shape, by_name)
+            if probs is None:
+                _refuse(fn, "ptec runs torch.bernoulli of a float tensor of probabilities")
+            below = d("compare", [d.uniform(shape), probs], kind="lt")
+        elif _number(p):
+            below = d("compare", [d.uniform(shape)], kind="lt", scalar=float(p))
+        else:
+            _refuse(fn, "ptec runs torch.bernoulli(x, p) with a number p")
+        d("bool_to", [below], dtype="float32")
+    elif name == "gumbel_softmax":
+        _gumbel_softmax(d, fn, ins, shape)
+    else:
+        if _alpha_dropout(d, fn, ins, shape, name == "feature_alpha_dropout") is None:
+            return None
+    return d.done()
