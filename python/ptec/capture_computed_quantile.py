@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-import numpy as np
 import torch
 
 from .capture_calls import _meta_shape

@@ -27,7 +27,6 @@ from __future__ import annotations
 from typing import List, Optional
 
 import numpy as np
-import torch
 import torch.nn.functional as F
 
 from .capture_calls import _meta_shape
