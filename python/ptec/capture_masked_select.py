@@ -213,7 +213,8 @@ def _reduce_whole(g: Graph, first: Node, sel: Node, error) -> bool:
     marked on its first node) of a selection, redone over the selected
     tensor; False for any other node."""
     from .capture_calls import _reduce_max_nodes
-    from .capture_selection_rows import far_end, flat, over_rows
+    from .capture_selection_more import bool_fill
+    from .capture_selection_rows import flat, over_rows
     kind, steps = first.attrs.get("whole", (None, None))
     if kind is None or first.inputs != [sel.name]:
         return False
@@ -241,7 +242,7 @@ def _reduce_whole(g: Graph, first: Node, sel: Node, error) -> bool:
         s("reshape", [total], target_shape=[])
     else:
         # the unselected take x's opposite extreme, which never wins
-        kept = s("reshape", [s("where", [mask, x, far_end(s, x, [x_numel], highest=kind == "min")])],
+        kept = s("reshape", [s("where", [mask, x, bool_fill(s, g, sel, x, [x_numel], highest=kind == "min")])],
                  target_shape=[1, n])
         s.nodes.extend(_reduce_max_nodes(f"{end}__selext", kept, [1, n], [1], False, kind == "min"))
         s("reshape", [s.nodes[-1].name], target_shape=[])
@@ -258,13 +259,14 @@ def through_selections(g: Graph, error) -> bool:
     graph's shapes need inferring again."""
     from . import capture_selection_rows as rows
     from .capture_selection_mix import mix_rows
+    from .capture_selection_more import more_rows
     changed = False
     progress = True
     while progress:
         progress = False
         for sel in [n for n in g.nodes if n.op == "masked_select"]:
             for user in g.users(sel.name):
-                if _reduce_whole(g, user, sel, error) or rows.reduce_rows(g, user, sel) \
+                if more_rows(g, user, sel) or _reduce_whole(g, user, sel, error) or rows.reduce_rows(g, user, sel) \
                         or (_elementwise(user) and _move_elementwise(g, user, sel)) \
                         or any(rewrite(g, user, sel) for rewrite in (rows.select_within, rows.move_rowwise,
                                                                       rows.split_rows, rows.join_rows,

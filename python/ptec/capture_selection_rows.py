@@ -322,7 +322,8 @@ def reduce_rows(g: Graph, user: Node, sel: Node) -> bool:
     X, shape, M, L = flat(s, g, sel)
     end = steps[-1]
     if any(d % rank == 0 for d in dims):
-        filled = _filled(s, X, shape, M, L, far_end(s, X, shape, highest=negate))
+        from .capture_selection_more import bool_fill
+        filled = _filled(s, X, shape, M, L, bool_fill(s, g, sel, X, shape, highest=negate))
         nodes = _reduce_max_nodes(end, filled, shape, dims, keepdim, negate)
         nodes[-1].attrs["source"] = origin(g.node(end))
         s.nodes.extend(nodes)

@@ -1,0 +1,229 @@
+"""More layers after a selection x[mask] (issue 15): reductions replayed
+over x's filled table (norm, nansum, prod, dot, count_nonzero, argmax /
+argmin without dim), diff and logcumsumexp of the compact selection,
+slices with a step or bounds of both signs, a .float() of positions, a
+flatten merging a row selection's first dims, any() / all() of an empty
+selection (capture_selection_more).
+
+Oracles: PyTorch on the input, elements kept an input step away from the
+thresholds (0, +-0.5, +-1) so the selection is torch's; the host runtime
+gives the numpy reference interpreter's bytes. A position is checked by
+the selection's value there (ptec orders x's int8 codes: two values
+within one input step may tie where torch's floats do not)."""
+import numpy as np
+import pytest
+import torch
+
+from ptec import host_runtime
+from ptec.compiler import compile_model
+from ptec.interpreter import run_program
+from ptec.ir import UnsupportedOperator
+from ptec.pte import parse_program
+from test_masked_select import Call, _no_kernel_reads_a_bound_dynamic_tensor
+from test_selection_rows import _inputs as _row_inputs
+from test_selection_rows import keep
+
+
+def _inputs(n, seed, top=0.85):
+    """test_selection_rows' inputs (none and all selected last), each
+    element also 0.1 from +-1 (relu(x - 1)'s zeros)."""
+    out = []
+    for x in _row_inputs(n, seed, top):
+        for t in (1.0, -1.0):
+            x = torch.where((x - t).abs() < 0.1, x + 0.2 * torch.where(x >= t, 1.0, -1.0), x)
+        out.append(x)
+    return out
+
+
+def _compiled(fn):
+    calibration = [(x,) for x in _inputs(24, 1, top=1.0)]
+    return compile_model(Call(fn).eval(), [calibration[0][0]], calibration)
+
+
+def cubes(x):
+    """b[m] of 3-D rows: x viewed [4, 2, 4], the rows whose first value is positive."""
+    b = x.reshape(4, 2, 4)
+    return b[b[:, 0, 0] > 0]
+
+
+def _run(res, x, tmp_path):
+    prog = parse_program(res.data)
+    got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+    assert got.tobytes() == run_program(prog, [x.numpy()])[0].tobytes()
+    return got
+
+
+# call -> (fn, bound in output steps); the measured worst as a comment
+VALUES = {
+    "x[x > 0].norm()": (lambda x: x[x > 0].norm(), 1.0),                            # 0.55
+    "torch.linalg.vector_norm(x[x > 0], 1)": (lambda x: torch.linalg.vector_norm(x[x > 0], 1), 1.0),  # 0.53
+    "keep(x).norm()": (lambda x: keep(x).norm(), 1.0),                              # 0.60
+    "x[x > 0].nansum()": (lambda x: x[x > 0].nansum(), 1.0),                        # 0.60
+    "torch.dot(x[x > 0], x[x > 0])": (lambda x: torch.dot(x[x > 0], x[x > 0]), 1.0),    # 0.55
+    "x[x > 0] @ (x * 0.5)[x > 0]": (lambda x: x[x > 0] @ (x * 0.5)[x > 0], 1.5),        # 0.84
+    # a product of up to 32 values near 1 (halves multiplied: 5 int8 muls)
+    "(x[x > 0] * 0.1 + 0.9).prod()": (lambda x: (x[x > 0] * 0.1 + 0.9).prod(), 2.0),      # 1.07
+    "torch.diff(x[x > 0])": (lambda x: torch.diff(x[x > 0]), 1.0),                  # 0.75
+    "torch.diff(x[x > 0], 2)": (lambda x: torch.diff(x[x > 0], 2), 1.0),            # 0.79
+    "torch.diff(keep(x), dim=0)": (lambda x: torch.diff(keep(x), dim=0), 1.0),      # 0.60
+    "torch.diff(keep(x))": (lambda x: torch.diff(keep(x)), 1.0),                    # 0.60
+    # a chain of softplus steps, one per row of x
+    "torch.logcumsumexp(x[x > 0], 0)": (lambda x: torch.logcumsumexp(x[x > 0], 0), 2.5),   # 1.88
+    "torch.logcumsumexp(keep(x), 0)": (lambda x: torch.logcumsumexp(keep(x), 0), 1.5),     # 1.05
+    "x[x > 0][1:-1]": (lambda x: x[x > 0][1:-1], 0.5),
+    "x[x > 0][::2]": (lambda x: x[x > 0][::2], 0.5),
+    "x[x > 0][1::3]": (lambda x: x[x > 0][1::3], 0.5),
+    "x[x > 0][2:-2:2]": (lambda x: x[x > 0][2:-2:2], 0.5),
+    "x[x > 0][-12:6]": (lambda x: x[x > 0][-12:6], 0.5),
+    "x[x > 0][:7:3]": (lambda x: x[x > 0][:7:3], 0.5),
+    "keep(x)[1:-1]": (lambda x: keep(x)[1:-1], 0.5),
+    "keep(x)[::2]": (lambda x: keep(x)[::2], 0.5),
+    "cubes(x).flatten(0, 1)": (lambda x: cubes(x).flatten(0, 1), 0.5),
+    "cubes(x).flatten(0, 1).sum(1)": (lambda x: cubes(x).flatten(0, 1).sum(1), 1.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VALUES))
+def test_layers_run_within_their_bound(name, tmp_path):
+    fn, bound = VALUES[name]
+    res = _compiled(fn)
+    prog = parse_program(res.data)
+    if any(n.op == "masked_select" for n in res.graph.nodes):
+        _no_kernel_reads_a_bound_dynamic_tensor(prog)
+    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    worst, spread, lengths = 0.0, [], set()
+    for x in _inputs(8, 2):
+        got = _run(res, x, tmp_path)
+        with torch.no_grad():
+            want = fn(x).numpy()
+        assert got.shape == want.shape, (name, got.shape, want.shape)
+        lengths.add(got.shape)
+        if want.size:
+            worst = max(worst, float(np.abs(got - want).max()) / step)
+            spread.append(want.reshape(-1))
+    values = np.concatenate(spread)
+    print(f"{name}: worst {worst:.2f} output steps, outputs spanning {(values.max() - values.min()) / step:.0f}")
+    assert values.max() - values.min() >= 16 * step
+    if want.ndim:
+        assert len(lengths) >= 2, lengths
+    assert worst <= bound + 1e-3, f"{name}: {worst:.2f} output steps from float (bound {bound})"
+
+
+def test_an_empty_selection_gives_torchs_value_over_nothing():
+    """norm, nansum and dot 0, prod 1 (the fills are the identities), and
+    count_nonzero 0."""
+    none = _inputs(1, 3)[-2]
+    assert not (none > 0).any()
+    for fn in (lambda x: x[x > 0].norm(), lambda x: x[x > 0].nansum(), lambda x: torch.dot(x[x > 0], x[x > 0]),
+               lambda x: (x[x > 0] * 0.1 + 0.9).prod(), lambda x: torch.count_nonzero(x[x > 0])):
+        got = run_program(parse_program(_compiled(fn).data), [none.numpy()])[0]
+        assert got == fn(none).numpy(), (got, fn(none))
+
+
+BOOLS = {
+    "torch.count_nonzero(x[x > 0])": lambda x: torch.count_nonzero(x[x > 0]),
+    "torch.count_nonzero(torch.relu(x[x > 0] - 1))": lambda x: torch.count_nonzero(torch.relu(x[x > 0] - 1)),
+    "keep(x).count_nonzero()": lambda x: keep(x).count_nonzero(),
+    "(x[x > 0] > 1).all()": lambda x: (x[x > 0] > 1).all(),
+    "(x[x > 0] < 1).any()": lambda x: (x[x > 0] < 1).any(),
+    "(keep(x) < 1).all()": lambda x: (keep(x) < 1).all(),
+    "(keep(x) > 1).any()": lambda x: (keep(x) > 1).any(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BOOLS))
+def test_counts_and_truths_are_torchs_exactly(name, tmp_path):
+    """int64 counts and bools equal torch's on every input, an empty
+    selection's all() True and any() False."""
+    fn = BOOLS[name]
+    res = _compiled(fn)
+    seen = set()
+    for x in _inputs(8, 2):
+        got, want = _run(res, x, tmp_path), fn(x).numpy()
+        assert got.dtype == want.dtype and got.shape == want.shape and (got == want).all(), (name, got, want)
+        seen.add(got.item())
+    assert len(seen) >= 2, seen
+
+
+POSITIONS = {
+    "x[x > 0].argmax()": lambda x: x[x > 0].argmax(),
+    "x[x > 0].argmin()": lambda x: x[x > 0].argmin(),
+    "keep(x).argmax()": lambda x: keep(x).argmax(),
+    "torch.argmin(keep(x))": lambda x: torch.argmin(keep(x)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(POSITIONS))
+def test_flat_positions_pick_torchs_values(name, tmp_path):
+    """int64 flat positions in the selection: its values there are torch's
+    within one input step, inside the selection; an empty selection
+    (torch raises) gives 0."""
+    fn = POSITIONS[name]
+    res = _compiled(fn)
+    step = res.graph.node(res.graph.inputs[0]).qparams[0]
+    checked = set()
+    for x in _inputs(8, 2):
+        got = _run(res, x, tmp_path)
+        assert got.dtype == np.int64 and got.shape == ()
+        s = (keep(x) if "keep" in name else x[x > 0]).reshape(-1)
+        if not s.numel():
+            assert got == 0
+            checked.add("empty")
+            continue
+        want = fn(x).item()
+        assert 0 <= got < s.numel() and abs(float(s[int(got)] - s[want])) <= step + 1e-6, (name, got, want)
+        checked.add(int(got))
+    assert len(checked) >= 3, checked
+
+
+def test_float_positions_are_the_positions(tmp_path):
+    """x[m].argsort().float(): the cast moved before the pick, each value a
+    position (within half an output step) whose selected value is torch's
+    at its position within one input step; every run's count."""
+    fn = lambda x: x[x > 0].argsort().float()     # noqa: E731
+    res = _compiled(fn)
+    _no_kernel_reads_a_bound_dynamic_tensor(parse_program(res.data))
+    in_step = res.graph.node(res.graph.inputs[0]).qparams[0]
+    out_step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    lengths = set()
+    for x in _inputs(8, 2):
+        got, want = _run(res, x, tmp_path), fn(x).numpy()
+        assert got.dtype == np.float32 and got.shape == want.shape
+        lengths.add(got.shape[0])
+        at = np.round(got).astype(np.int64)
+        assert np.abs(got - at).max(initial=0) <= 0.5 * out_step + 1e-6
+        s = x[x > 0]
+        if s.numel():
+            assert sorted(at.tolist()) == list(range(s.numel()))
+            assert np.abs(s[at].numpy() - s[want.astype(np.int64)].numpy()).max() <= in_step + 1e-6
+    assert len(lengths) >= 4, lengths
+
+
+@pytest.mark.parametrize("call,why", [
+    ("x[x > 0].squeeze()", "rank"),
+    ("x[x > 0].mode()[0]", "getitem"),
+    ("x[x > 0].unsqueeze(0)", "unsqueeze"),
+    ("x[x > 0].quantile(0.3)", "quantile"),
+    ("x[x > 0].unique()", "unique"),
+    ("x[x > 0].logsumexp(0)", "logsumexp"),
+    ("x[x > 0].norm(p=float('-inf'))", "norm"),          # min |x|: a fill 0 would win
+    ("x[x > 0][-5::2]", "getitem"),                      # a negative start's step phase moves with the count
+    ("torch.diff(x[x > 0], append=x[x > 0])", "diff"),
+])
+def test_other_readers_are_refused_by_name(call, why):
+    x = _inputs(1, 6)[0]
+    with pytest.raises(UnsupportedOperator) as e:
+        compile_model(Call(lambda x: eval(call, {"torch": torch, "x": x})).eval(), [x], [(x,)])   # noqa: S307
+    message = str(e.value)
+    assert "\n" not in message and "operator not supported" in message and why in message, message
+
+
+def test_lengths_follow_the_run():
+    """A slice with a step, one of bounds of both signs, a diff and a
+    flatten of rows give as many rows as torch, from none to all."""
+    for fn in (lambda x: x[x > 0][::2], lambda x: x[x > 0][1:-1], lambda x: torch.diff(x[x > 0]),
+               lambda x: cubes(x).flatten(0, 1)):
+        prog = parse_program(_compiled(fn).data)
+        lengths = [run_program(prog, [x.numpy()])[0].shape[0] for x in _inputs(8, 3)]
+        assert lengths == [fn(x).shape[0] for x in _inputs(8, 3)] and len(set(lengths)) >= 4, lengths
