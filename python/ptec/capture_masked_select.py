@@ -18,7 +18,10 @@ selection or without it:
 - views, layers acting on each row, sort / topk / kthvalue, cat and
   reductions over dims: capture_selection_rows;
 - scans, softmax, var / std, positions, the median and flip along the
-  first dim: capture_selection_mix.
+  first dim: capture_selection_mix;
+- whole norms, sums, products and positions, diff, logcumsumexp, slices
+  with a step or bounds of both signs, a flatten merging rows:
+  capture_selection_more.
 
 What is left reading a selection is refused naming it (`refuse_consumers`)."""
 from __future__ import annotations
@@ -304,4 +307,7 @@ def refuse_consumers(g: Graph, error) -> None:
                         "views keeping or splitting its rows, sort / topk / kthvalue, cat, sum / mean / max / "
                         "min, and along its first dim cumsum / cumprod / cummax / cummin, softmax / "
                         "log_softmax, var / std, argmax / argmin, sort / topk / kthvalue / cummax / median "
-                        "indices, median and flip (docs/aot.md); torch.where(mask, x, 0) keeps the shape and runs")
+                        "indices, median, flip, diff, logcumsumexp, slices (with a step or bounds of both signs "
+                        "too), and whole norm / nansum / prod / count_nonzero / dot / argmax / argmin "
+                        "(docs/aot.md); not mode, quantile, unique, logsumexp or unsqueeze(0); "
+                        "torch.where(mask, x, 0) keeps the shape and runs")
