@@ -55,6 +55,8 @@ _ZERO = {"norm", "vector_norm", "linalg_norm", "linalg_vector_norm", "nansum", "
 _ONE = {"prod"}
 _FIRST = {"argmax", "argmin"}
 _PREFIX = {"diff", "logcumsumexp"}
+# a call built here over the table (`_logsumexp`)
+_OWN = {"logsumexp"}
 
 
 def _call_name(fn) -> Optional[str]:
@@ -193,7 +195,9 @@ def selection_call_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     """A call of this module's list with an operand from a selection: its
     plain rewrite, each node marked with the call (attrs "replay") for
     `_replay`; None for any other call (capture's usual path)."""
-    if fn.op not in ("call_function", "call_method") or _call_name(fn) not in _ZERO | _ONE | _FIRST | _PREFIX:
+    if fn.op not in ("call_function", "call_method"):
+        return None
+    if _call_name(fn) not in _ZERO | _ONE | _FIRST | _PREFIX | _OWN:
         return None
     operands = [a for a in list(fn.args) + list(fn.kwargs.values()) if isinstance(a, torch.fx.Node)]
     if not operands or not any(_from_selection(a.name, by_name) for a in operands) \
@@ -226,6 +230,8 @@ def _replay(g: Graph, user: Node, sel: Node) -> bool:
         return False
     name = _call_name(call)
     X0, shape, M0, L = table(g, sel)
+    if name in _OWN:
+        return _logsumexp(g, call, steps, sel)
     kind = _kind(call, name, len(parts), shape)
     if kind is None:
         return False
@@ -265,6 +271,92 @@ def _replay(g: Graph, user: Node, sel: Node) -> bool:
     pick = Steps(end)
     _pick(pick, end, whole, out, kept, source)
     _replace(g, [n.name for n in steps], s.nodes + body + pick.nodes)
+    return True
+
+
+def _logsumexp(g: Graph, call: "_Call", steps: List[Node], sel: Node) -> bool:
+    """logsumexp along dim 0: m the max of where(M, X, x's smallest), then
+    m + log(sum(where(M, exp(X - m), 0))), the sum at least 1 (the max's
+    own exp(0)) so an empty selection gives x's smallest value (torch:
+    -inf, which int8 does not hold)."""
+    from .capture_calls import _reduce_max_nodes
+    from .capture_selection_mix import _widen
+    from .capture_selection_rows import _filled, _replace, far_end, flat
+    a = dict(zip(("input", "dim", "keepdim"), call.args))
+    a.update(call.kwargs)
+    dim, keepdim = a.get("dim"), a.get("keepdim", False)
+    rank = len(sel.shape)
+    dims = [dim] if isinstance(dim, int) and not isinstance(dim, bool) else dim
+    if len(call.operands) != 1 or not isinstance(dims, (list, tuple)) or len(dims) != 1 \
+            or not isinstance(dims[0], int) or not -rank <= dims[0] < rank or dims[0] % rank != 0 \
+            or not isinstance(keepdim, bool):
+        return False
+    end = steps[-1]
+    s = Steps(end.name)
+    X, shape, M, L = flat(s, g, sel)
+    kept = [1] + list(shape[1:])
+    s.nodes.extend(_reduce_max_nodes(f"{s.prefix}__max", _filled(s, X, shape, M, L, far_end(s, X, shape, False)),
+                                     shape, [0], True, False))
+    top = s.nodes[-1].name
+    e0 = _filled(s, s("elementwise", [s("sub", [X, _widen(s, top, 0, L)], shape)], shape, fn="exp"), shape, M, L,
+                 s.const(0.0))
+    R = _numel(shape[1:])
+    lines = s("reshape", [e0], [1, L], target_shape=[1, L]) if R == 1 else \
+        s("permute", [s("reshape", [e0], [L, R], target_shape=[L, R])], [R, L], dims=[1, 0])
+    total = s("mul", [s("reshape", [s("mean", [lines], [R, 1], dim=[1], keepdim=True)], kept, target_shape=kept),
+                      s.const(float(L))], kept)
+    total = s("clamp", [total], kept, lo=1.0, hi=None)
+    out = kept if keepdim else list(shape[1:])
+    s("reshape", [s("add", [s("elementwise", [total], kept, fn="log"), top], kept)], out, target_shape=out)
+    s.nodes[-1].name = end.name
+    s.nodes[-1].attrs["source"] = origin(end)
+    _replace(g, [n.name for n in steps], s.nodes)
+    return True
+
+
+def _mode(g: Graph, user: Node, sel: Node) -> bool:
+    """torch.mode's values of a 1-D selection (capture_sort's sort node,
+    rule "mode"), exactly over int8 codes: E[i, j] = X_i == X_j where both
+    rows are selected; each row of E sorted descending is 1 on its first
+    c_i places (c_i the count of X_i); a column k of those holds a 1
+    somewhere iff the largest count exceeds k, so row i has the largest
+    count iff its sorted row is 1 wherever some row's is; the mode is the
+    smallest X_i of those (torch's tie rule), x's largest value for an
+    empty selection (torch raises). Its indices stay refused."""
+    from .capture_calls import _reduce_max_nodes
+    from .capture_selection_rows import _replace, far_end, flat, table
+    a = user.attrs
+    if user.op != "sort" or a.get("rule") != "mode" or user.inputs != [sel.name] or len(sel.shape) != 1 \
+            or table(g, sel) is None or a.get("dim") not in (0, -1):
+        return False
+    s = Steps(user.name)
+    X, shape, M, L = flat(s, g, sel)
+
+    def square(src, across):
+        """src [L] copied into [L, L]: [i, j] = src_j (across) or src_i."""
+        view = [1, L] if across else [L, 1]
+        return s("cat", [s("reshape", [src], view, target_shape=view)] * L, [L, L], dim=0 if across else 1)
+    Mf = s("bool_to", [M], [L], dtype="float32")           # (a join of bools is no bool value: of 0/1s)
+    both = s("logical", [s("compare", [square(Mf, across)], [L, L], kind="gt", scalar=0.5) for across in (False, True)],
+             [L, L], kind="and")
+    equal = s("logical", [s("compare", [square(X, False), square(X, True)], [L, L], kind="eq"), both], [L, L],
+              kind="and")
+    ordered = s("sort", [s("bool_to", [equal], [L, L], dtype="float32")], [L, L], dim=1, descending=True, k=None,
+                pick=None, keepdim=False, rule=None)
+    s.nodes.extend(_reduce_max_nodes(f"{s.prefix}__colmax", ordered, [L, L], [0], True, False))
+    reached = s("compare", [s("cat", [s.nodes[-1].name] * L, [L, L], dim=0)], [L, L], kind="gt", scalar=0.5)
+    short = s("logical", [reached, s("compare", [ordered], [L, L], kind="lt", scalar=0.5)], [L, L], kind="and")
+    s.nodes.extend(_reduce_max_nodes(f"{s.prefix}__short", s("bool_to", [short], [L, L], dtype="float32"),
+                                     [L, L], [1], False, False))
+    best = s("logical", [s("compare", [s.nodes[-1].name], [L], kind="lt", scalar=0.5), M], [L], kind="and")
+    kept = s("where", [best, X, far_end(s, X, [L], highest=True)], [L])
+    s.nodes.extend(_reduce_max_nodes(f"{s.prefix}__min", s("reshape", [kept], [1, L], target_shape=[1, L]),
+                                     [1, L], [1], False, True))
+    out = [1] if a.get("keepdim") else []
+    s("reshape", [s.nodes[-1].name], out, target_shape=out)
+    s.nodes[-1].name = user.name
+    s.nodes[-1].attrs["source"] = origin(user)
+    _replace(g, [user.name], s.nodes)
     return True
 
 
@@ -396,4 +488,5 @@ def _slice_by_bounds(g: Graph, user: Node, sel: Node) -> bool:
 def more_rows(g: Graph, user: Node, sel: Node) -> bool:
     """One of this module's graph rewrites of user, a reader of the
     selection sel; False when none applies."""
-    return any(rewrite(g, user, sel) for rewrite in (_replay, _float_positions, _merge_first, _slice_by_bounds))
+    return any(rewrite(g, user, sel) for rewrite in (_replay, _float_positions, _merge_first, _slice_by_bounds,
+                                                      _mode))
