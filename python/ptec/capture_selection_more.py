@@ -5,14 +5,19 @@ the variable-length selection are replayed over x's table X [L, rest...]
 (capture_selection_rows.table) with static shapes, and a few more readers
 are rewritten in the graph.
 
-At capture (`selection_call_nodes`), a call whose tensor operands are all
-selections by one mask is made again by its own rewrite over a filled
-table, in one of three ways:
+At capture (`selection_call_nodes`) a call of the list below whose tensor
+operands all come from selections (directly or through element-wise ops)
+gets its plain rewrite, each node marked with the call; once
+capture_masked_select has moved the element-wise ops before the
+selections and the call's operands are selections by one mask (`_replay`),
+the same rewrite is made again over a filled or compact table, in one of
+three ways:
 
 - a reduction whose result ignores rows of an identity e (norm, nansum,
-  count_nonzero, dot / inner / a 1-D matmul of two selections: e = 0;
-  prod: e = 1) takes where(M, X, e): the same value as over the
-  selection, an empty selection giving torch's value over nothing;
+  count_nonzero, dot / inner / a 1-D matmul of two selections, the sum of
+  a bool selection: e = 0, False for a bool; prod: e = 1) takes
+  where(M, X, e): the same value as over the selection, an empty
+  selection giving torch's value over nothing;
 - argmax / argmin without dim take the selection made compact (its rows
   gathered to the front in order: capture_selection_mix._compact), the
   rows after it filled with x's smallest (largest) value, which never wins
@@ -23,10 +28,13 @@ table, in one of three ways:
   compact table and its result's rows are picked where the sorted mask,
   shifted by the rows the call drops, is 1: a selection again.
 
+logsumexp along dim 0 is built here (`_logsumexp`), as softmax's
+denominator in capture_selection_mix.
+
 Each way is checked on the call itself before it is used (`_kind`): torch
 on random rows against the same rows with identity, smallest-value or
 junk rows appended must give the same answer, so an argument form it
-does not hold for (a norm with p = -inf, diff with append) stays refused.
+does not hold for (a norm with p = -inf, diff with append) is not replayed.
 
 In the graph (`more_rows`, from capture_masked_select.through_selections):
 a slice of a selection with a step or bounds of both signs (s[1:-1],
@@ -34,8 +42,9 @@ s[::2], s[-5:3]): the rows at constant positions of the compact table
 (from the front when the start is >= 0, from the end when < 0) picked by
 the sorted mask shifted by the other bound; a .float() of its int64
 positions moves before their pick; a flatten merging its first dims
-(b[m].flatten(0, 1)) picks sub-rows by the mask repeated. 0/1 values of a
-bool (`(x[m] > 1).all()`) take the fill 1 for min and 0 for max
+(b[m].flatten(0, 1)) picks sub-rows by the mask repeated; mode's values
+of a 1-D selection are chosen exactly over x's int8 codes (`_mode`). 0/1
+values of a bool (`(x[m] > 1).all()`) take the fill 1 for min and 0 for max
 (`bool_fill`): an empty selection's all() is True and any() False, as
 torch."""
 from __future__ import annotations
@@ -51,7 +60,8 @@ from .capture_masked_select import Steps, _numel
 from .ir import Graph, Node, origin
 
 # calls replayed over a filled table, by how (see _kind)
-_ZERO = {"norm", "vector_norm", "linalg_norm", "linalg_vector_norm", "nansum", "count_nonzero", "dot", "vdot", "inner", "matmul"}
+_ZERO = {"norm", "vector_norm", "linalg_norm", "linalg_vector_norm", "nansum", "count_nonzero", "dot", "vdot", "inner",
+         "matmul"}
 _ONE = {"prod"}
 _FIRST = {"argmax", "argmin"}
 _PREFIX = {"diff", "logcumsumexp"}
@@ -72,8 +82,8 @@ def _same(a, b) -> bool:
         and a.dtype == b.dtype and torch.allclose(a.double(), b.double(), rtol=1e-5, atol=1e-6, equal_nan=True)
 
 
-def _kind(call, name: str, count: int, shape) -> Optional[str]:
-    """How fn is replayed over a table of this shape [L, rest...], checked
+def _kind(call, name: str, shape) -> Optional[str]:
+    """How the call is replayed over a table of this shape [L, rest...], checked
     on torch: "zero" / "one" (identity rows appended change nothing),
     "first" (rows of the smallest / largest value appended change nothing),
     "prefix" (junk rows appended leave the result's first rows and add as
@@ -82,12 +92,13 @@ def _kind(call, name: str, count: int, shape) -> Optional[str]:
     rest = list(shape[1:])
     try:
         for k in ((4, 6) if name in _PREFIX else (0, 1, 4)):
-            vs = [torch.randn([k] + rest, generator=g) for _ in range(count)]
+            vs = [torch.randn([k] + rest, generator=g) if d != torch.bool else torch.rand([k] + rest, generator=g) > 0.5
+                  for d in call.dtypes]
             if k == 0 and name in _FIRST:
                 continue            # torch raises: the fill's position 0 is documented
-            if name in _ZERO or name in _ONE:
-                fill = 0.0 if name in _ZERO else 1.0
-                padded = [torch.cat([v, torch.full([3] + rest, fill)]) for v in vs]
+            if name in _ZERO or name in _ONE or name == "sum":
+                fill = 1.0 if name in _ONE else 0.0
+                padded = [torch.cat([v, torch.full([3] + rest, fill, dtype=v.dtype)]) for v in vs]
                 if not _same(_apply(call, vs), _apply(call, padded)):
                     return None
             elif name in _FIRST:
@@ -105,7 +116,7 @@ def _kind(call, name: str, count: int, shape) -> Optional[str]:
                 return None
     except (RuntimeError, IndexError, TypeError, ValueError):
         return None
-    return "zero" if name in _ZERO else "one" if name in _ONE else "first" if name in _FIRST else "prefix"
+    return "zero" if name in _ZERO | {"sum"} else "one" if name in _ONE else "first" if name in _FIRST else "prefix"
 
 
 class _Call:
@@ -118,7 +129,9 @@ class _Call:
         self.op, self.target, self.name = fn.op, fn.target, fn.name
         self.args = tuple(_TENSOR if isinstance(a, torch.fx.Node) else a for a in fn.args)
         self.kwargs = {k: _TENSOR if isinstance(v, torch.fx.Node) else v for k, v in fn.kwargs.items()}
-        self.operands = [a.name for a in list(fn.args) + list(fn.kwargs.values()) if isinstance(a, torch.fx.Node)]
+        tensors = [a for a in list(fn.args) + list(fn.kwargs.values()) if isinstance(a, torch.fx.Node)]
+        self.operands = [a.name for a in tensors]
+        self.dtypes = [a.meta["tensor_meta"].dtype for a in tensors]
 
     def __eq__(self, other):
         return self is other
@@ -148,9 +161,9 @@ def _rewritten(call: _Call, inputs: List[str], shapes, by_name) -> Optional[List
     from .capture_rewrites import rewrite_nodes
     scratch = torch.fx.Graph()
     stand_ins = []
-    for name, shape in zip(inputs, shapes):
+    for name, shape, dtype in zip(inputs, shapes, call.dtypes):
         p = scratch.placeholder(name)
-        p.meta["tensor_meta"] = types.SimpleNamespace(shape=torch.Size(shape), dtype=torch.float32)
+        p.meta["tensor_meta"] = types.SimpleNamespace(shape=torch.Size(shape), dtype=dtype)
         stand_ins.append(p)
     it = iter(stand_ins)
     args = tuple(next(it) if a is _TENSOR else a for a in call.args)
@@ -162,7 +175,7 @@ def _rewritten(call: _Call, inputs: List[str], shapes, by_name) -> Optional[List
     if node.name != call.name or len(set(inputs)) != len(inputs):
         return None
     try:
-        out = _apply(call, [torch.zeros(shape) for shape in shapes])
+        out = _apply(call, [torch.zeros(shape, dtype=d) for shape, d in zip(shapes, call.dtypes)])
     except (RuntimeError, IndexError, TypeError, ValueError):
         return None
     node.meta["tensor_meta"] = types.SimpleNamespace(shape=out.shape, dtype=out.dtype)
@@ -197,11 +210,12 @@ def selection_call_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     `_replay`; None for any other call (capture's usual path)."""
     if fn.op not in ("call_function", "call_method"):
         return None
-    if _call_name(fn) not in _ZERO | _ONE | _FIRST | _PREFIX | _OWN:
-        return None
     operands = [a for a in list(fn.args) + list(fn.kwargs.values()) if isinstance(a, torch.fx.Node)]
-    if not operands or not any(_from_selection(a.name, by_name) for a in operands) \
+    if not operands or not all(_from_selection(a.name, by_name) for a in operands) \
             or any(a.meta.get("tensor_meta") is None for a in operands):
+        return None
+    bools = all(a.meta["tensor_meta"].dtype == torch.bool for a in operands)
+    if _call_name(fn) not in _ZERO | _ONE | _FIRST | _PREFIX | _OWN and not (_call_name(fn) == "sum" and bools):
         return None
     call = _Call(fn)
     nodes = _rewritten(call, [a.name for a in operands], [list(a.meta["tensor_meta"].shape) for a in operands],
@@ -219,7 +233,7 @@ def _replay(g: Graph, user: Node, sel: Node) -> bool:
     docstring); its old steps go."""
     from .capture_masked_select import _same_mask
     from .capture_selection_mix import _compact
-    from .capture_selection_rows import _filled, _pick, _replace, far_end, flat, table
+    from .capture_selection_rows import _filled, _pick, _replace, far_end, flat, over_rows, table
     call = user.attrs.get("replay")
     if call is None or table(g, sel) is None:
         return False
@@ -232,7 +246,9 @@ def _replay(g: Graph, user: Node, sel: Node) -> bool:
     X0, shape, M0, L = table(g, sel)
     if name in _OWN:
         return _logsumexp(g, call, steps, sel)
-    kind = _kind(call, name, len(parts), shape)
+    kind = _kind(call, name, shape)
+    if kind not in (None, "zero") and torch.bool in call.dtypes:
+        return False
     if kind is None:
         return False
     end = steps[-1].name
@@ -240,7 +256,9 @@ def _replay(g: Graph, user: Node, sel: Node) -> bool:
     tables = []
     for p in parts:
         X, _, M, _ = flat(s, g, p)
-        if kind in ("zero", "one"):
+        if g.node(p.inputs[0]).op in ("compare", "logical"):       # a bool: False where not selected
+            tables.append(s("logical", [over_rows(s, M, L, len(shape)), X], shape, kind="and"))
+        elif kind in ("zero", "one"):
             tables.append(_filled(s, X, shape, M, L, s.const(0.0 if kind == "zero" else 1.0)))
         elif kind == "first":
             C, ones = _compact(s, X, shape, M, L)
