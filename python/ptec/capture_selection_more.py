@@ -332,15 +332,48 @@ def _logsumexp(g: Graph, call: "_Call", steps: List[Node], sel: Node) -> bool:
     return True
 
 
+def _square(s: Steps, src: str, L: int, across: bool) -> str:
+    """src [L] copied into [L, L]: [i, j] = src_j (across) or src_i."""
+    view = [1, L] if across else [L, 1]
+    return s("cat", [s("reshape", [src], view, target_shape=view)] * L, [L, L], dim=0 if across else 1)
+
+
+def _most_frequent(s: Steps, X: str, M: str, L: int) -> str:
+    """best [L] bool: row i selected and its value's count (over the
+    selected rows, equal int8 codes) the largest. E[i, j] = X_i == X_j
+    where both rows are selected; each row of E sorted descending is 1 on
+    its first c_i places (c_i the count of X_i); a column k of those holds
+    a 1 somewhere iff the largest count exceeds k, so row i has the
+    largest count iff its sorted row is 1 wherever some row's is."""
+    from .capture_calls import _reduce_max_nodes
+    Mf = s("bool_to", [M], [L], dtype="float32")           # (a join of bools is no bool value: of 0/1s)
+    both = s("logical", [s("compare", [_square(s, Mf, L, across)], [L, L], kind="gt", scalar=0.5)
+                         for across in (False, True)], [L, L], kind="and")
+    equal = s("logical", [s("compare", [_square(s, X, L, False), _square(s, X, L, True)], [L, L], kind="eq"), both],
+              [L, L], kind="and")
+    ordered = s("sort", [s("bool_to", [equal], [L, L], dtype="float32")], [L, L], dim=1, descending=True, k=None,
+                pick=None, keepdim=False, rule=None)
+    s.nodes.extend(_reduce_max_nodes(f"{s.prefix}__colmax{len(s.nodes)}", ordered, [L, L], [0], True, False))
+    reached = s("compare", [s("cat", [s.nodes[-1].name] * L, [L, L], dim=0)], [L, L], kind="gt", scalar=0.5)
+    short = s("logical", [reached, s("compare", [ordered], [L, L], kind="lt", scalar=0.5)], [L, L], kind="and")
+    return s("logical", [s("logical", [_any_along_1(s, short, L)], [L], kind="not"), M], [L], kind="and")
+
+
+def _any_along_1(s: Steps, b: str, L: int) -> str:
+    """[L] bool: row i of the [L, L] bool b holds a True (the max of its 0/1)."""
+    from .capture_calls import _reduce_max_nodes
+    s.nodes.extend(_reduce_max_nodes(f"{s.prefix}__any{len(s.nodes)}", s("bool_to", [b], [L, L], dtype="float32"),
+                                     [L, L], [1], False, False))
+    return s("compare", [s.nodes[-1].name], [L], kind="gt", scalar=0.5)
+
+
 def _mode(g: Graph, user: Node, sel: Node) -> bool:
     """torch.mode's values of a 1-D selection (capture_sort's sort node,
-    rule "mode"), exactly over int8 codes: E[i, j] = X_i == X_j where both
-    rows are selected; each row of E sorted descending is 1 on its first
-    c_i places (c_i the count of X_i); a column k of those holds a 1
-    somewhere iff the largest count exceeds k, so row i has the largest
-    count iff its sorted row is 1 wherever some row's is; the mode is the
-    smallest X_i of those (torch's tie rule), x's largest value for an
-    empty selection (torch raises). Its indices stay refused."""
+    rule "mode"), chosen exactly over int8 codes: the smallest of the most
+    frequent values (torch's tie rule), x's largest value for an empty
+    selection (torch raises). Its indices stay refused: torch's is one
+    position of that value, which one depending on its sort (the first of
+    some runs, the last of others)."""
     from .capture_calls import _reduce_max_nodes
     from .capture_selection_rows import _replace, far_end, flat, table
     a = user.attrs
@@ -349,28 +382,11 @@ def _mode(g: Graph, user: Node, sel: Node) -> bool:
         return False
     s = Steps(user.name)
     X, shape, M, L = flat(s, g, sel)
-
-    def square(src, across):
-        """src [L] copied into [L, L]: [i, j] = src_j (across) or src_i."""
-        view = [1, L] if across else [L, 1]
-        return s("cat", [s("reshape", [src], view, target_shape=view)] * L, [L, L], dim=0 if across else 1)
-    Mf = s("bool_to", [M], [L], dtype="float32")           # (a join of bools is no bool value: of 0/1s)
-    both = s("logical", [s("compare", [square(Mf, across)], [L, L], kind="gt", scalar=0.5) for across in (False, True)],
-             [L, L], kind="and")
-    equal = s("logical", [s("compare", [square(X, False), square(X, True)], [L, L], kind="eq"), both], [L, L],
-              kind="and")
-    ordered = s("sort", [s("bool_to", [equal], [L, L], dtype="float32")], [L, L], dim=1, descending=True, k=None,
-                pick=None, keepdim=False, rule=None)
-    s.nodes.extend(_reduce_max_nodes(f"{s.prefix}__colmax", ordered, [L, L], [0], True, False))
-    reached = s("compare", [s("cat", [s.nodes[-1].name] * L, [L, L], dim=0)], [L, L], kind="gt", scalar=0.5)
-    short = s("logical", [reached, s("compare", [ordered], [L, L], kind="lt", scalar=0.5)], [L, L], kind="and")
-    s.nodes.extend(_reduce_max_nodes(f"{s.prefix}__short", s("bool_to", [short], [L, L], dtype="float32"),
-                                     [L, L], [1], False, False))
-    best = s("logical", [s("compare", [s.nodes[-1].name], [L], kind="lt", scalar=0.5), M], [L], kind="and")
+    out = [1] if a.get("keepdim") else []
+    best = _most_frequent(s, X, M, L)
     kept = s("where", [best, X, far_end(s, X, [L], highest=True)], [L])
     s.nodes.extend(_reduce_max_nodes(f"{s.prefix}__min", s("reshape", [kept], [1, L], target_shape=[1, L]),
                                      [1, L], [1], False, True))
-    out = [1] if a.get("keepdim") else []
     s("reshape", [s.nodes[-1].name], out, target_shape=out)
     s.nodes[-1].name = user.name
     s.nodes[-1].attrs["source"] = origin(user)
