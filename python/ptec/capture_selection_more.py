@@ -28,8 +28,9 @@ three ways:
   compact table and its result's rows are picked where the sorted mask,
   shifted by the rows the call drops, is 1: a selection again.
 
-logsumexp along dim 0 is built here (`_logsumexp`), as softmax's
-denominator in capture_selection_mix.
+logsumexp along dim 0 (`_logsumexp`, as softmax's denominator in
+capture_selection_mix) and quantile of a 1-D selection (`_quantile`: the
+sorted rows around q (n - 1) for the run's count n) are built here.
 
 Each way is checked on the call itself before it is used (`_kind`): torch
 on random rows against the same rows with identity, smallest-value or
@@ -65,8 +66,8 @@ _ZERO = {"norm", "vector_norm", "linalg_norm", "linalg_vector_norm", "nansum", "
 _ONE = {"prod"}
 _FIRST = {"argmax", "argmin"}
 _PREFIX = {"diff", "logcumsumexp"}
-# a call built here over the table (`_logsumexp`)
-_OWN = {"logsumexp"}
+# calls built here over the table (`_logsumexp`, `_quantile`)
+_OWN = {"logsumexp", "quantile"}
 
 
 def _call_name(fn) -> Optional[str]:
@@ -245,7 +246,7 @@ def _replay(g: Graph, user: Node, sel: Node) -> bool:
     name = _call_name(call)
     X0, shape, M0, L = table(g, sel)
     if name in _OWN:
-        return _logsumexp(g, call, steps, sel)
+        return (_logsumexp if name == "logsumexp" else _quantile)(g, call, steps, sel)
     kind = _kind(call, name, shape)
     if kind not in (None, "zero") and torch.bool in call.dtypes:
         return False
@@ -365,6 +366,77 @@ def _any_along_1(s: Steps, b: str, L: int) -> str:
     s.nodes.extend(_reduce_max_nodes(f"{s.prefix}__any{len(s.nodes)}", s("bool_to", [b], [L, L], dtype="float32"),
                                      [L, L], [1], False, False))
     return s("compare", [s.nodes[-1].name], [L], kind="gt", scalar=0.5)
+
+
+def _quantile(g: Graph, call: "_Call", steps: List[Node], sel: Node) -> bool:
+    """torch.quantile(s, q) of a 1-D selection (dim None, 0 or -1), q a
+    number: S = where(M, X, x's largest) sorted ascending holds the
+    selection sorted first; for each count n the two positions around
+    q * (n - 1) and the weight are constants (capture_reductions' rule per
+    interpolation), and the count n is the one whose sorted mask is 1 at
+    n - 1 and 0 at n (exact, as the median's row): the rows lo and hi are
+    picked from S by a max (exact), the weight by one linear of the
+    one-hot count (on its grid), lo (1 - w) + hi w. An empty selection is
+    NaN as torch (0 / 0 in fp32)."""
+    from .capture_calls import _reduce_max_nodes
+    from .capture_reductions import INTERPOLATIONS
+    from .capture_selection_mix import _ordered
+    from .capture_selection_rows import _filled, _replace, far_end, flat
+    a = dict(zip(("input", "q", "dim", "keepdim"), call.args))
+    a.update(call.kwargs)
+    q, dim, keepdim, rule = a.get("q"), a.get("dim"), a.get("keepdim", False), a.get("interpolation", "linear")
+    if len(call.operands) != 1 or len(sel.shape) != 1 or not isinstance(q, (int, float)) or isinstance(q, bool) \
+            or not 0 <= q <= 1 or dim not in (None, 0, -1) or not isinstance(keepdim, bool) \
+            or rule not in INTERPOLATIONS or set(a) - {"input", "q", "dim", "keepdim", "interpolation"}:
+        return False
+    end = steps[-1]
+    s = Steps(end.name)
+    X, shape, M, L = flat(s, g, sel)
+    ordered = _ordered(s, "sort", _filled(s, X, shape, M, L, far_end(s, X, shape, highest=True)), shape, False)
+    ones_first = _ordered(s, "sort", s("bool_to", [M], [L], dtype="float32"), [L], True)
+    steps_down = np.eye(L, dtype=np.float32) - np.eye(L, k=1, dtype=np.float32)      # row n - 1: 1 at n - 1, -1 at n
+    count_is = s("compare", [s("linear", [ones_first], [L], weight=steps_down, bias=None)], [L], kind="gt", scalar=0.5)
+    at_lo, at_hi = np.zeros((L, L), np.float32), np.zeros((L, L), np.float32)
+    weight = np.zeros((L, 1), np.float32)
+    for n in range(1, L + 1):
+        pos = float(np.float32(q) * np.float32(n - 1))          # torch's position, in float32
+        lo, hi = int(np.floor(pos)), int(np.ceil(pos))
+        if rule == "nearest":
+            lo = hi = int(np.round(pos))                        # half to even, as torch
+        elif rule == "lower":
+            hi = lo
+        elif rule == "higher":
+            lo = hi
+        at_lo[n - 1, lo] = at_hi[n - 1, hi] = 1.0
+        weight[n - 1, 0] = 0.0 if hi == lo else 0.5 if rule == "midpoint" else pos - lo
+    counts = s("bool_to", [count_is], [L], dtype="float32")
+
+    def chosen(table, width):
+        """the row of the constant table [L, width] at the count (zeros when none): one linear of the
+        one-hot 0/1 count, as the median's row."""
+        return s("linear", [counts], [width], weight=np.ascontiguousarray(table.T), bias=None)
+
+    def value_at(table):
+        at = s("compare", [chosen(table, L)], [L], kind="gt", scalar=0.5)
+        s.nodes.extend(_reduce_max_nodes(f"{s.prefix}__pick{len(s.nodes)}",
+                                         s("reshape", [_filled(s, ordered, shape, at, L,
+                                                               far_end(s, X, shape, highest=False))],
+                                           [1, L], target_shape=[1, L]), [1, L], [1], False, False))
+        return s.nodes[-1].name
+    value = value_at(at_lo)
+    if weight.any():            # (nearest, lower, higher: the one row)
+        w = chosen(weight, 1)
+        value = s("add", [s("mul", [value, s("sub", [s.const(np.ones(1, np.float32)), w], [1])], [1]),
+                          s("mul", [value_at(at_hi), w], [1])], [1])
+    some = s("slice", [ones_first], [1], dim=0, start=0, end=1)
+    value = s("div", [s("where", [s("compare", [some], [1], kind="gt", scalar=0.5), value, s.const(0.0)], [1]),
+                      s("reshape", [some], [], target_shape=[])], [1])
+    out = [1] if keepdim else []
+    s("reshape", [value], out, target_shape=out)
+    s.nodes[-1].name = end.name
+    s.nodes[-1].attrs["source"] = origin(end)
+    _replace(g, [n.name for n in steps], s.nodes)
+    return True
 
 
 def _mode(g: Graph, user: Node, sel: Node) -> bool:

@@ -74,6 +74,12 @@ VALUES = {
     # exp and a log on int8 grids; an empty selection gives x's smallest value (torch: -inf)
     "x[x > 0].logsumexp(0)": (lambda x: x[x > 0].logsumexp(0), 2.0),                # 1.75
     "torch.logsumexp(keep(x), 0, keepdim=True)": (lambda x: torch.logsumexp(keep(x), 0, keepdim=True), 2.0),  # 1.51
+    # the two sorted rows around q (n - 1) for the run's count n, interpolated; NaN for an empty selection
+    "x[x > 0].quantile(0.3)": (lambda x: x[x > 0].quantile(0.3), 2.5),                  # 2.29
+    "torch.quantile(x[x > 0], 0.75, interpolation='nearest')":
+        (lambda x: torch.quantile(x[x > 0], 0.75, interpolation="nearest"), 2.5),        # 2.38
+    "x[x > 0].quantile(0.5, dim=0, keepdim=True)":
+        (lambda x: x[x > 0].quantile(0.5, dim=0, keepdim=True), 3.0),                     # 2.59
     "x[x > 0][1:-1]": (lambda x: x[x > 0][1:-1], 0.5),
     "x[x > 0][::2]": (lambda x: x[x > 0][::2], 0.5),
     "x[x > 0][1::3]": (lambda x: x[x > 0][1::3], 0.5),
@@ -94,13 +100,20 @@ def test_layers_run_within_their_bound(name, tmp_path):
     prog = parse_program(res.data)
     if any(n.op == "masked_select" for n in res.graph.nodes):
         _no_kernel_reads_a_bound_dynamic_tensor(prog)
-    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    # int8 throughout but for quantile's last division (fp32: 0 / 0 is NaN for an empty selection)
+    assert all(f.endswith(("aten::div.out", "aten::view_copy.out")) for f in res.lowered.fallbacks) \
+        and ("quantile" in name or not res.lowered.fallbacks), res.lowered.fallbacks
     step = res.graph.node(res.graph.outputs[0]).qparams[0]
     worst, spread, lengths = 0.0, [], set()
     for x in _inputs(8, 2):
         got = _run(res, x, tmp_path)
-        with torch.no_grad():
-            want = fn(x).numpy()
+        try:
+            with torch.no_grad():
+                want = fn(x).numpy()
+        except RuntimeError:        # torch.quantile of nothing: ptec's NaN
+            assert "quantile" in name and not x[x > 0].numel(), name
+            assert np.isnan(got).all() and got.shape == (() if "keepdim" not in name else (1,)), got
+            continue
         if "logsumexp" in name and not (keep(x) if "keep" in name else x[x > 0]).numel():
             assert np.isneginf(want).all()         # torch's -inf; ptec's the fill, x's smallest value
             want = np.full(want.shape, float(x.min()), np.float32)
@@ -221,7 +234,7 @@ def test_float_positions_are_the_positions(tmp_path):
     ("x[x > 0].squeeze()", "rank"),
     ("x[x > 0].mode()[1]", "getitem"),                  # mode's indices
     ("x[x > 0].unsqueeze(0)", "unsqueeze"),
-    ("x[x > 0].quantile(0.3)", "quantile"),
+    ("keep(x).quantile(0.5, dim=0)", "quantile"),       # quantile along a row selection
     ("x[x > 0].unique()", "unique"),
     ("keep(x).mode(0)[0]", "getitem"),                  # mode along a row selection's dim 0
     ("x[x > 0].norm(p=0)", "norm"),
