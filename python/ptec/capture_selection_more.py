@@ -40,11 +40,12 @@ does not hold for (a norm with p = -inf, diff with append) is not replayed.
 In the graph (`more_rows`, from capture_masked_select.through_selections):
 a slice of a selection with a step or bounds of both signs (s[1:-1],
 s[::2], s[-5:3]): the rows at constant positions of the compact table
-(from the front when the start is >= 0, from the end when < 0) picked by
+(from the front when the start is >= 0, from the end when < 0, a step 1) picked by
 the sorted mask shifted by the other bound; a .float() of its int64
 positions moves before their pick; a flatten merging its first dims
 (b[m].flatten(0, 1)) picks sub-rows by the mask repeated; mode's values
-of a 1-D selection are chosen exactly over x's int8 codes (`_mode`). 0/1
+of a 1-D selection are chosen exactly over x's int8 codes (`_mode`), and its
+unique values kept where they differ from the one before (`_unique`). 0/1
 values of a bool (`(x[m] > 1).all()`) take the fill 1 for min and 0 for max
 (`bool_fill`): an empty selection's all() is True and any() False, as
 torch."""
@@ -466,6 +467,42 @@ def _mode(g: Graph, user: Node, sel: Node) -> bool:
     return True
 
 
+def _unique(g: Graph, user: Node, sel: Node) -> bool:
+    """torch.unique of a 1-D selection (capture_nonzero's chain: its view,
+    sort, each value against its predecessor, the selection of the firsts):
+    T = where(M, X, x's largest) sorted, kept where T differs from its
+    predecessor (or is the first) and the sorted mask (1s first) is 1:
+    a selection of T again, equal int8 codes one value."""
+    from .capture_selection_mix import _ordered
+    from .capture_selection_rows import _filled, _pick, _replace, far_end, flat, table
+    if user.op != "reshape" or user.inputs != [sel.name] or not user.name.endswith("__unique0") \
+            or len(sel.shape) != 1 or table(g, sel) is None:
+        return False
+    base = user.name[:-len("__unique0")]
+    names = [f"{base}__unique{k}" for k in range(8)] + [base]
+    found = {n.name: n for n in g.nodes if n.name in names}
+    chain = ["reshape", "sort", "slice", "slice", "cat", "compare", "constant", "logical", "masked_select"]
+    if len(found) != len(names) or [found[n].op for n in names] != chain:
+        return False
+    s = Steps(base)
+    X, shape, M, L = flat(s, g, sel)
+    T = _ordered(s, "sort", _filled(s, X, shape, M, L, far_end(s, X, shape, highest=True)), shape, False)
+    ones_first = _ordered(s, "sort", s("bool_to", [M], [L], dtype="float32"), [L], True)
+    if L == 1:
+        new = s("compare", [ones_first], [L], kind="gt", scalar=0.5)
+    else:
+        before = s("cat", [s("slice", [T], [1], dim=0, start=0, end=1), s("slice", [T], [L - 1], dim=0, start=0,
+                                                                              end=L - 1)], [L], dim=0)
+        first = np.zeros(L, np.bool_)
+        first[0] = True
+        starts = s("logical", [s("compare", [T, before], [L], kind="ne"), s("constant", [], [L], value=first)], [L],
+                   kind="or")
+        new = s("logical", [starts, s("compare", [ones_first], [L], kind="gt", scalar=0.5)], [L], kind="and")
+    _pick(s, base, T, [L], new, origin(found[base]))
+    _replace(g, names, s.nodes)
+    return True
+
+
 def bool_fill(s: Steps, g: Graph, sel: Node, X: str, shape, highest: bool) -> str:
     """The fill of a max (highest False) or min of a selection: x's far end,
     or for 0/1 values of a bool (`.any()` / `.all()`) 0 or 1, so an empty
@@ -595,4 +632,4 @@ def more_rows(g: Graph, user: Node, sel: Node) -> bool:
     """One of this module's graph rewrites of user, a reader of the
     selection sel; False when none applies."""
     return any(rewrite(g, user, sel) for rewrite in (_replay, _float_positions, _merge_first, _slice_by_bounds,
-                                                      _mode))
+                                                      _mode, _unique))

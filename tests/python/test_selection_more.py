@@ -235,7 +235,7 @@ def test_float_positions_are_the_positions(tmp_path):
     ("x[x > 0].mode()[1]", "getitem"),                  # mode's indices
     ("x[x > 0].unsqueeze(0)", "unsqueeze"),
     ("keep(x).quantile(0.5, dim=0)", "quantile"),       # quantile along a row selection
-    ("x[x > 0].unique()", "unique"),
+    ("x[x > 0].unique(return_counts=True)[1]", "unique"),
     ("keep(x).mode(0)[0]", "getitem"),                  # mode along a row selection's dim 0
     ("x[x > 0].norm(p=0)", "norm"),
     ("x[x > 0][-5::2]", "getitem"),                      # a negative start's step phase moves with the count
@@ -295,3 +295,20 @@ def test_mode_is_torchs_most_frequent_value_smallest_on_ties(keepdim, tmp_path):
         assert got.shape == want.shape and np.abs(got - want).max() <= step + 1e-6, (got, want)
         modes.add(float(want.reshape(-1)[0]))
     assert len(modes) >= 3 and ties >= 2, (modes, ties)
+
+
+def test_unique_is_torchs_on_values_a_code_apart(tmp_path):
+    """x[x > 0].unique(): torch's sorted distinct values within one output
+    step (x's grid, then the output's), as many as torch's (values at least an input step apart:
+    ptec compares x's int8 codes), from none to all selected."""
+    fn = lambda x: x[x > 0].unique()        # noqa: E731
+    calibration = [(x,) for x in _coarse(24, 1)]
+    res = compile_model(Call(fn).eval(), [calibration[0][0]], calibration)
+    _no_kernel_reads_a_bound_dynamic_tensor(parse_program(res.data))
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    lengths = set()
+    for x in _coarse(8, 2):
+        got, want = _run(res, x, tmp_path), fn(x).numpy()
+        assert got.shape == want.shape and np.abs(got - want).max(initial=0) <= step + 1e-6, (got, want)
+        lengths.add(got.shape[0])
+    assert 0 in lengths and len(lengths) >= 3, lengths
