@@ -195,15 +195,21 @@ def _rewritten(call: _Call, inputs: List[str], shapes, by_name) -> Optional[List
     return None
 
 
-def _from_selection(name: str, by_name, depth: int = 0) -> bool:
-    """The value is a selection or element-wise ops of one (which
-    capture_masked_select moves before it)."""
-    from .capture_masked_select import _elementwise
-    node = by_name.get(name)
-    if node is None or depth > 32:
-        return False
-    return node.op == "masked_select" or (_elementwise(node) and any(_from_selection(i, by_name, depth + 1)
-                                                                      for i in node.inputs))
+def _from_selection(name: str, by_name) -> bool:
+    """The value is computed from a selection (a selection itself, ops
+    capture_masked_select moves before it, or a layer over it that becomes
+    a selection again, as a slice); `_replay` checks that the operands are
+    selections when the graph's rewrites are done."""
+    seen, todo = set(), [name]
+    while todo and len(seen) < 4096:
+        node = by_name.get(todo.pop())
+        if node is None or node.name in seen:
+            continue
+        if node.op == "masked_select":
+            return True
+        seen.add(node.name)
+        todo.extend(node.inputs)
+    return False
 
 
 def selection_call_nodes(fn, ins, by_name) -> Optional[List[Node]]:

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 
+from model_checks import board_matches_reference
 from ptec import host_runtime
 from ptec.compiler import compile_model
 from ptec.interpreter import run_program
@@ -89,6 +90,10 @@ VALUES = {
     "keep(x)[1:-1]": (lambda x: keep(x)[1:-1], 0.5),
     "keep(x)[::2]": (lambda x: keep(x)[::2], 0.5),
     "cubes(x).flatten(0, 1)": (lambda x: cubes(x).flatten(0, 1), 0.5),
+    # readers of readers: each a selection again first (the grids of both in turn; a norm of a few values)
+    "torch.diff(x[x > 0][::2])": (lambda x: torch.diff(x[x > 0][::2]), 1.5),                # 1.07
+    "x[x > 0][1:-1].norm()": (lambda x: x[x > 0][1:-1].norm(), 5.0),                        # 4.68
+    "torch.logcumsumexp(x[x > 0].flip(0), 0)": (lambda x: torch.logcumsumexp(x[x > 0].flip(0), 0), 5.0),   # 4.45
     "cubes(x).flatten(0, 1).sum(1)": (lambda x: cubes(x).flatten(0, 1).sum(1), 1.5),    # 1.02
 }
 
@@ -312,3 +317,17 @@ def test_unique_is_torchs_on_values_a_code_apart(tmp_path):
         assert got.shape == want.shape and np.abs(got - want).max(initial=0) <= step + 1e-6, (got, want)
         lengths.add(got.shape[0])
     assert 0 in lengths and len(lengths) >= 3, lengths
+
+
+BOARD_CALLS = {
+    "a diff of a stepped slice": lambda x: torch.diff(x[x > 0][::2]),
+    "mode": lambda x: x[x > 0].mode()[0],
+}
+
+
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+@pytest.mark.parametrize("name", sorted(BOARD_CALLS))
+def test_board_prints_the_reference_bytes(name, target, tmp_path):
+    x = _inputs(1, 5)[0]
+    res = _compiled(BOARD_CALLS[name])
+    board_matches_reference(res.data, x.numpy(), target, tmp_path)
