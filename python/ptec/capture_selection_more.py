@@ -42,7 +42,8 @@ a slice of a selection with a step or bounds of both signs (s[1:-1],
 s[::2], s[-5:3]): the rows at constant positions of the compact table
 (from the front when the start is >= 0, from the end when < 0, a step 1) picked by
 the sorted mask shifted by the other bound; a .float() of its int64
-positions moves before their pick; a flatten merging its first dims
+positions moves before their pick; argmax / argmin within each row of a
+row selection run over X's rows, picked; a flatten merging its first dims
 (b[m].flatten(0, 1)) picks sub-rows by the mask repeated; mode's values
 of a 1-D selection are chosen exactly over x's int8 codes (`_mode`), and its
 unique values kept where they differ from the one before (`_unique`). 0/1
@@ -526,6 +527,23 @@ def _float_positions(g: Graph, user: Node, sel: Node) -> bool:
     return user.op == "index_to_float" and user.inputs == [sel.name] and _move_elementwise(g, user, sel)
 
 
+def _positions_in_rows(g: Graph, user: Node, sel: Node) -> bool:
+    """argmax / argmin over a dim other than 0 of a row selection
+    (`b[m].argmax(1)`): each row's own positions, over every row of X,
+    the int64 rows picked (masked_select copies int64 as int8)."""
+    from .capture_selection_rows import _pick, _replace, flat, table
+    rank, a = len(sel.shape), user.attrs
+    if user.op != "argmax" or user.inputs != [sel.name] or rank < 2 or not isinstance(a.get("dim"), int) \
+            or a["dim"] % rank == 0 or table(g, sel) is None:
+        return False
+    s = Steps(user.name)
+    X, shape, M, L = flat(s, g, sel)
+    out = [L] + list(user.shape[1:])
+    _pick(s, user.name, s("argmax", [X], out, **{k: v for k, v in a.items() if k != "source"}), out, M, origin(user))
+    _replace(g, [user.name], s.nodes)
+    return True
+
+
 def _merge_first(g: Graph, user: Node, sel: Node) -> bool:
     """A flatten of dims 0..e of a row selection (e below the last dim:
     `b[m].flatten(0, 1)`): X viewed [L * j, ...] with j the merged dims'
@@ -637,5 +655,5 @@ def _slice_by_bounds(g: Graph, user: Node, sel: Node) -> bool:
 def more_rows(g: Graph, user: Node, sel: Node) -> bool:
     """One of this module's graph rewrites of user, a reader of the
     selection sel; False when none applies."""
-    return any(rewrite(g, user, sel) for rewrite in (_replay, _float_positions, _merge_first, _slice_by_bounds,
-                                                      _mode, _unique))
+    return any(rewrite(g, user, sel) for rewrite in (_replay, _float_positions, _positions_in_rows, _merge_first,
+                                                      _slice_by_bounds, _mode, _unique))

@@ -212,6 +212,30 @@ def test_flat_positions_pick_torchs_values(name, tmp_path):
     assert len(checked) >= 3, checked
 
 
+@pytest.mark.parametrize("name", ["keep(x).argmax(1)", "keep(x).argmin(-1)", "cubes(x).argmax(2, keepdim=True)"])
+def test_positions_within_each_row_of_a_row_selection(name, tmp_path):
+    """argmax / argmin over a dim other than 0 of a row selection: int64,
+    torch's shape for every run's count, each row's values there torch's
+    within one input step."""
+    fn = eval("lambda x: " + name, {"keep": keep, "cubes": cubes})      # noqa: S307
+    res = _compiled(fn)
+    _no_kernel_reads_a_bound_dynamic_tensor(parse_program(res.data))
+    step = res.graph.node(res.graph.inputs[0]).qparams[0]
+    dim = int(name.split("(")[-1].split(",")[0].rstrip(")"))
+    lengths = set()
+    for x in _inputs(8, 2):
+        got, want = _run(res, x, tmp_path), fn(x)
+        assert got.dtype == np.int64 and got.shape == tuple(want.shape), (got.shape, want.shape)
+        lengths.add(got.shape[0])
+        s = keep(x) if name.startswith("keep") else cubes(x)
+        picked = torch.gather(s, dim, torch.as_tensor(got).reshape(want.shape if "keepdim" in name
+                                                                        else want.unsqueeze(dim).shape))
+        wanted = torch.gather(s, dim, want if "keepdim" in name else want.unsqueeze(dim))
+        if picked.numel():
+            assert float((picked - wanted).abs().max()) <= step + 1e-6, (name, got, want)
+    assert len(lengths) >= 4, lengths
+
+
 def test_float_positions_are_the_positions(tmp_path):
     """x[m].argsort().float(): the cast moved before the pick, each value a
     position (within half an output step) whose selected value is torch's
