@@ -29,6 +29,7 @@ from .circular_pad import circular_pad_nodes, sliced_pad_nodes
 from .conv3d import conv3d_nodes, functional_conv3d_nodes
 from .capture_bool import bool_nodes
 from .capture_masked_select import refuse_consumers, through_selections
+from .capture_selection_more import selection_call_nodes
 from .capture_sort import order_call_node, order_node, order_of
 from .capture_indices import (arg_call_node, argmax_node, as_traced, computed_gather_node, embedding_node,
                               index_input_attrs, traced_integer_dtypes,
@@ -912,6 +913,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 # lowering reports the operator the model really used.
                 nodes.append(_element_of(name, source, fn.args[1]))
                 tuple_sources.add(source.name)
+            elif selection_call_nodes(fn, ins, by_name) is not None:      # over a selection's table
+                nodes.extend(selection_call_nodes(fn, ins, by_name))
             elif integer is not None:
                 # arithmetic on int64 / int32 values: in integers, as torch (capture_int_math)
                 nodes.extend(integer)
@@ -1102,6 +1105,8 @@ def _basic_index_nodes(name: str, fn: torch.fx.Node, src: str) -> Optional[List[
                 for j in picks:
                     nodes.append(Node(f"{name}_d{dim}_{j}", "slice", [cur], dict(dim=dim, start=j, end=j + 1)))
                 nodes.append(Node(f"{name}_d{dim}", "cat", [n.name for n in nodes[-len(picks):]], dict(dim=dim)))
+                if dim == 0:
+                    nodes[-1].attrs["spelled"] = spelled
                 cur = nodes[-1].name
                 sliced.append(len(picks))
                 dim += 1

@@ -18,7 +18,10 @@ selection or without it:
 - views, layers acting on each row, sort / topk / kthvalue, cat and
   reductions over dims: capture_selection_rows;
 - scans, softmax, var / std, positions, the median and flip along the
-  first dim: capture_selection_mix.
+  first dim: capture_selection_mix;
+- whole norms, sums, products and positions, diff, logcumsumexp, slices
+  with a step or bounds of both signs, a flatten merging rows:
+  capture_selection_more.
 
 What is left reading a selection is refused naming it (`refuse_consumers`)."""
 from __future__ import annotations
@@ -213,7 +216,8 @@ def _reduce_whole(g: Graph, first: Node, sel: Node, error) -> bool:
     marked on its first node) of a selection, redone over the selected
     tensor; False for any other node."""
     from .capture_calls import _reduce_max_nodes
-    from .capture_selection_rows import far_end, flat, over_rows
+    from .capture_selection_more import bool_fill
+    from .capture_selection_rows import flat, over_rows
     kind, steps = first.attrs.get("whole", (None, None))
     if kind is None or first.inputs != [sel.name]:
         return False
@@ -241,7 +245,7 @@ def _reduce_whole(g: Graph, first: Node, sel: Node, error) -> bool:
         s("reshape", [total], target_shape=[])
     else:
         # the unselected take x's opposite extreme, which never wins
-        kept = s("reshape", [s("where", [mask, x, far_end(s, x, [x_numel], highest=kind == "min")])],
+        kept = s("reshape", [s("where", [mask, x, bool_fill(s, g, sel, x, [x_numel], highest=kind == "min")])],
                  target_shape=[1, n])
         s.nodes.extend(_reduce_max_nodes(f"{end}__selext", kept, [1, n], [1], False, kind == "min"))
         s("reshape", [s.nodes[-1].name], target_shape=[])
@@ -258,13 +262,14 @@ def through_selections(g: Graph, error) -> bool:
     graph's shapes need inferring again."""
     from . import capture_selection_rows as rows
     from .capture_selection_mix import mix_rows
+    from .capture_selection_more import more_rows
     changed = False
     progress = True
     while progress:
         progress = False
         for sel in [n for n in g.nodes if n.op == "masked_select"]:
             for user in g.users(sel.name):
-                if _reduce_whole(g, user, sel, error) or rows.reduce_rows(g, user, sel) \
+                if more_rows(g, user, sel) or _reduce_whole(g, user, sel, error) or rows.reduce_rows(g, user, sel) \
                         or (_elementwise(user) and _move_elementwise(g, user, sel)) \
                         or any(rewrite(g, user, sel) for rewrite in (rows.select_within, rows.move_rowwise,
                                                                       rows.split_rows, rows.join_rows,
@@ -302,4 +307,8 @@ def refuse_consumers(g: Graph, error) -> None:
                         "views keeping or splitting its rows, sort / topk / kthvalue, cat, sum / mean / max / "
                         "min, and along its first dim cumsum / cumprod / cummax / cummin, softmax / "
                         "log_softmax, var / std, argmax / argmin, sort / topk / kthvalue / cummax / median "
-                        "indices, median and flip (docs/aot.md); torch.where(mask, x, 0) keeps the shape and runs")
+                        "indices, median, flip, diff, logcumsumexp, slices (with a step or bounds of both signs "
+                        "too), logsumexp, quantile, mode's values, unique, and whole norm / nansum / prod / "
+                        "count_nonzero / dot / argmax / argmin (docs/aot.md); not mode's indices or "
+                        "unsqueeze(0); "
+                        "torch.where(mask, x, 0) keeps the shape and runs")

@@ -43,9 +43,10 @@ or a short one (topk's k above its length), the answer is the fill's:
 position 0 for argmax / argmin, positions past the count for topk and
 kthvalue, x's smallest value for a median over dim 0 or an element past
 the selection; the median of an empty 1-D selection is NaN, as torch
-(docs/aot.md). What stays refused (the rank of squeeze() depends on the
-count; mode; a slice with bounds of both signs or a step)
-capture_masked_select.refuse_consumers names."""
+(docs/aot.md). Slices with a step or bounds of both signs, mode, diff
+and more are capture_selection_more's; what stays refused (the rank of
+squeeze() depends on the count) capture_masked_select.refuse_consumers
+names."""
 from __future__ import annotations
 
 from typing import List, Optional, Tuple

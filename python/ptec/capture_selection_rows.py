@@ -33,8 +33,9 @@ after it:
 Where torch raises on a short selection (topk's k or kthvalue's k above its
 length, max / min of no rows) ptec gives the fill, x's far end; an empty
 mean is 0 (docs/aot.md). Scans, softmax, var / std, positions, the
-median and flip along dim 0 are capture_selection_mix's; a layer mixing
-rows in any other way (a view merging rows, unsqueeze(0)) is left, and
+median and flip along dim 0 are capture_selection_mix's, more readers
+capture_selection_more's; a layer mixing rows in any other way (a view
+merging rows into groups, unsqueeze(0)) is left, and
 capture_masked_select.refuse_consumers names it."""
 from __future__ import annotations
 
@@ -322,7 +323,8 @@ def reduce_rows(g: Graph, user: Node, sel: Node) -> bool:
     X, shape, M, L = flat(s, g, sel)
     end = steps[-1]
     if any(d % rank == 0 for d in dims):
-        filled = _filled(s, X, shape, M, L, far_end(s, X, shape, highest=negate))
+        from .capture_selection_more import bool_fill
+        filled = _filled(s, X, shape, M, L, bool_fill(s, g, sel, X, shape, highest=negate))
         nodes = _reduce_max_nodes(end, filled, shape, dims, keepdim, negate)
         nodes[-1].attrs["source"] = origin(g.node(end))
         s.nodes.extend(nodes)

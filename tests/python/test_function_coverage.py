@@ -726,6 +726,11 @@ RUNS = {
     "Tensor.masked_scatter(computed mask)": (lambda x: x.masked_scatter(x > 0, x * 2), S3, R, 1.0, "int8"),  # 0.84
     "Tensor.index_put(constant indices)": (lambda x: x.index_put((torch.tensor([0, 0]), torch.tensor([1, 1])),
                                                                  x[0, 2:4], accumulate=True), S3, R, 1.5, "int8"),
+    # whole reductions of a selection over x's filled table (capture_selection_more; test_selection_more.py): an
+    # element rounded across the threshold 0 adds about 0 to these
+    "x[x > 0].norm()": (lambda x: x[x > 0].norm(), S3, R, 1.5, "int8"),                      # 1.32
+    "torch.dot(x[x > 0], x[x > 0])": (lambda x: torch.dot(x[x > 0], x[x > 0]), S3, R, 1.0, "int8"),
+    "x[x > 0].nansum()": (lambda x: x[x > 0].nansum(), S3, R, 1.0, "int8"),
 }
 
 if hasattr(torch, "chain_matmul"):         # deprecated for torch.linalg.multi_dot
@@ -838,6 +843,11 @@ VARIABLE_LENGTH = {
     # whose calibration holds every count: a sum over the selection, as softmax's, has the range it saw)
     "torch.cummax(x[x > 0], 0)": (lambda x: torch.cummax(x[x > 0], 0)[0], 0.0, 0.5),
     "x[x > 0].flip(0)": (lambda x: x[x > 0].flip(0), 0.0, 0.5),
+    # capture_selection_more (test_selection_more.py): slices with a step or bounds of both signs, diff of
+    # the selection made compact (its logcumsumexp, a running sum, has the range calibration saw: there)
+    "x[x > 0][1:-1]": (lambda x: x[x > 0][1:-1], 0.0, 0.5),
+    "x[x > 0][::2]": (lambda x: x[x > 0][::2], 0.0, 0.5),
+    "torch.diff(x[x > 0])": (lambda x: torch.diff(x[x > 0]), 0.0, 1.5),                     # 1.09
 }
 
 
