@@ -53,6 +53,7 @@ from .capture_reductions import reduction_nodes
 from .capture_norms import norm_nodes
 from .capture_spectral import spectral_nodes
 from .capture_trapezoid import trapezoid_nodes
+from .capture_attention_masks import feeds_masked_softmax, masked_softmax_nodes
 from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, dense_groups,
                                fold_dilation_and_output_padding,
                                functional_conv_transpose3d_nodes)
@@ -815,6 +816,10 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             exact = isinstance(val, torch.Tensor) and not val.is_floating_point()
             nodes.append(Node(name, "constant", [], dict(
                 value=val.detach().cpu().numpy().copy() if exact else _np(val))))
+        elif feeds_masked_softmax(fn, mods, by_name):
+            shape_nodes.add(name)       # scores.masked_fill(mask, -inf) read by softmaxes: they take scores and mask
+        elif (masked := masked_softmax_nodes(fn, mods, by_name, CaptureError, _source(fn, mods))) is not None:
+            nodes.extend(masked)        # (capture_attention_masks)
         elif _is_shape_value(fn):
             # x.size(0), x.shape, B * T: plain integers, used only to spell
             # static shapes; the consumers read their shapes from tracing.
