@@ -54,6 +54,7 @@ from .capture_norms import norm_nodes
 from .capture_spectral import spectral_nodes
 from .capture_trapezoid import trapezoid_nodes
 from .capture_attention_masks import feeds_masked_softmax, masked_softmax_nodes
+from .capture_list_index import list_index_nodes
 from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, dense_groups,
                                fold_dilation_and_output_padding,
                                functional_conv_transpose3d_nodes)
@@ -935,6 +936,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(tensor_index_nodes(fn, by_name, _source(fn, mods), CaptureError))
                 # the index constants: now in the slices (a refused getitem reads them, so keeps them)
                 torch.fx.node.map_arg(fn.args[1], lambda a: tuple_sources.add(a.name))
+            elif (listed := list_index_nodes(fn, by_name, _source(fn, mods), CaptureError)) is not None:
+                nodes.extend(listed)        # x[:, [0, 2]]: the list as torch's constant index tensor
             elif (fn.target is operator.getitem and source is not None
                   and _basic_index_nodes(name, fn, ins[0]) is not None):
                 nodes.extend(_basic_index_nodes(name, fn, ins[0]))

@@ -465,10 +465,17 @@ def tensor_index_nodes(fn: torch.fx.Node, by_name, source: str, error) -> Option
             return rows
         return [_refused(fn, "an index computed in the program that is not an int64 value of the program, or "
                              "beside a bool mask, or choosing nothing")]
+    return constant_index_nodes(fn, shape, idx, {k: np.asarray(c.attrs["value"]) for k, c in consts.items()},
+                                source, error)
+
+
+def constant_index_nodes(fn: torch.fx.Node, shape, idx: tuple, values: dict, source: str, error) -> List[Node]:
+    """The gather nodes of getitem fn whose index tensors (positions k of
+    idx) have the constant `values` (numpy): see tensor_index_nodes."""
     if shape is None:
         return [_refused(fn, "x of unknown shape")]
     try:
-        where = positions(shape, idx, {k: np.asarray(c.attrs["value"]) for k, c in consts.items()})
+        where = positions(shape, idx, values)
     except IndexError as e:
         # torch fails on it too: the model's own error, said of the call
         raise error(f"{source}: {e} (the model fails in torch too)") from None
