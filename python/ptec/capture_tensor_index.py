@@ -183,9 +183,22 @@ def computed_rows_nodes(name: str, src: str, shape: List[int], dim: int, ids: st
     with only dims of size 1 before dim, src is a table [size, rest] whose
     rows the ids pick (aten::embedding.out on its int8 bytes, each id
     checked at run time), viewed as torch's result (`out`, else src's dims
-    with dim replaced by the ids'). None otherwise."""
-    if ids_shape is None or not 1 <= len(ids_shape) <= 2 or int(np.prod(shape[:dim])) != 1:
+    with dim replaced by the ids'). Larger dims before dim: dim moved first
+    (a permute of the int8 bytes), the rows picked, the ids' dims moved
+    back to dim's place. None otherwise."""
+    if ids_shape is None or not 1 <= len(ids_shape) <= 2:
         return None
+    if int(np.prod(shape[:dim])) != 1:
+        order = [dim] + [d for d in range(len(shape)) if d != dim]
+        moved = [shape[d] for d in order]
+        picked = list(ids_shape) + moved[1:]
+        k = len(ids_shape)
+        back = list(range(k, k + dim)) + list(range(k)) + list(range(k + dim, len(picked)))
+        rows = computed_rows_nodes(f"{name}_first", f"{name}_moved", moved, 0, ids, ids_shape, picked)
+        return [Node(f"{name}_moved", "permute", [src], dict(dims=order))] + rows + [
+            Node(f"{name}_back", "permute", [rows[-1].name], dict(dims=back)),
+            Node(name, "reshape", [f"{name}_back"], dict(target_shape=list(out) if out is not None else
+                                                         list(shape[:dim]) + list(ids_shape) + list(shape[dim + 1:])))]
     rest = int(np.prod(shape[dim + 1:]))
     out = out if out is not None else list(shape[:dim]) + list(ids_shape) + list(shape[dim + 1:])
     return [Node(f"{name}_table", "reshape", [src], dict(target_shape=[int(shape[dim]), rest])),
