@@ -460,6 +460,7 @@ def rewrite_nodes(fn, ins, by_name):
     module rewrites, else None."""
     from .capture_elementwise_math import elementwise_math_nodes     # (it builds on _Steps)
     from .capture_bincount import bincount_nodes                     # (it builds on _Steps)
+    from .capture_isin import isin_nodes                             # (it builds on _Steps)
     if fn.op not in ("call_function", "call_method") or not fn.args:
         return None
     for make in (_whole_reduction, _var_nodes, _logsumexp_nodes, _cumsum_nodes, _triangle_nodes, _einsum_nodes,
@@ -471,7 +472,8 @@ def rewrite_nodes(fn, ins, by_name):
     if views is not None:
         return views
     for make in (_select_nodes, _gather_nodes, _computed_linear_nodes, elementwise_math_nodes, scatter_nodes,
-                 index_use_nodes, value_length_nodes, ldexp_nodes, bag_of_values_nodes, bincount_nodes):
+                 index_use_nodes, value_length_nodes, ldexp_nodes, bag_of_values_nodes, bincount_nodes,
+                 isin_nodes):
         nodes = make(fn, ins, by_name)
         if nodes is not None:
             taken = [a.name for a in fn.args if _constant_of(a, by_name) is not None]
