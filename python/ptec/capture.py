@@ -819,6 +819,7 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 value=val.detach().cpu().numpy().copy() if exact else _np(val))))
         elif feeds_masked_softmax(fn, mods, by_name):
             shape_nodes.add(name)       # scores.masked_fill(mask, -inf) read by softmaxes: they take scores and mask
+            torch.fx.node.map_arg(fn.args, lambda a: tuple_sources.add(a.name))     # a mask: dropped unless read
         elif (masked := masked_softmax_nodes(fn, mods, by_name, CaptureError, _source(fn, mods))) is not None:
             nodes.extend(masked)        # (capture_attention_masks)
         elif _is_shape_value(fn):

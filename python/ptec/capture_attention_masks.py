@@ -138,29 +138,40 @@ def _over_last(fn, mods) -> bool:
     return shape is not None and dim is not None and len(shape) >= 1 and dim % len(shape) == len(shape) - 1
 
 
-def feeds_masked_softmax(fn, mods, by_name) -> bool:
-    """fn masks scores (masked_fill, where or a bias add with -inf or a
-    number <= MASKING) and is read only by softmaxes over the last dim,
-    which take the scores and the mask themselves: capture makes nothing
-    for fn."""
+def _masking_scores(fn, by_name) -> Optional[_Masked]:
+    """The masking of fn when it keeps the scores' shape (the mask broadcasts to it)."""
     m = _masked(fn, by_name)
-    if m is None or not fn.users or _meta_shape(fn) is None or _meta_shape(m.scores) != _meta_shape(fn):
-        return False
+    if m is None or _meta_shape(fn) is None or _meta_shape(m.scores) != _meta_shape(fn):
+        return None
     if not isinstance(m.mask, str):
         try:
             np.broadcast_to(m.mask, _meta_shape(fn))
         except ValueError:
-            return False
-    return all(_over_last(u, mods) and u.args and u.args[0] is fn for u in fn.users)
+            return None
+    return m
+
+
+def _reads_masked(u, fn, mods) -> bool:
+    return _over_last(u, mods) and bool(u.args) and u.args[0] is fn
+
+
+def feeds_masked_softmax(fn, mods, by_name) -> bool:
+    """fn masks scores (masked_fill, where or a bias add with -inf or a
+    number <= MASKING) and is read only by softmaxes over the last dim,
+    which take the scores and the mask themselves: capture makes nothing
+    for fn. (Read by others too, it is made as before for them.)"""
+    return _masking_scores(fn, by_name) is not None and bool(fn.users) \
+        and all(_reads_masked(u, fn, mods) for u in fn.users)
 
 
 def masked_softmax_nodes(fn, mods, by_name, error, source: str) -> Optional[List[Node]]:
-    """The nodes of a softmax over the last dim of a masking call that
-    feeds_masked_softmax made nothing for, else None."""
-    if not _over_last(fn, mods) or not fn.args or not isinstance(fn.args[0], torch.fx.Node) \
-            or not feeds_masked_softmax(fn.args[0], mods, by_name):
+    """The nodes of a softmax over the last dim of a masking call (see the
+    module's note), else None."""
+    if not fn.args or not isinstance(fn.args[0], torch.fx.Node) or not _reads_masked(fn, fn.args[0], mods):
         return None
-    m = _masked(fn.args[0], by_name)
+    m = _masking_scores(fn.args[0], by_name)
+    if m is None:
+        return None
     s = _Steps(fn.name)
     shape = _meta_shape(fn)
     scores = m.scores.name
