@@ -225,7 +225,15 @@ def _computed(s: _Steps, scores: str, mask: str, shape: List[int], uniform: bool
     top = s.widen(reduce(z, "top", False), kept, shape)
     e = s("elementwise", [s("sub", [z, top])], fn="exp")
     e = s("where", [mask, s.const(0.0), e])
-    total = s("mul", [s("mean", [e], dim=[last], keepdim=True), s.const(float(shape[-1]))])
-    p = s("div", [e, s.widen(s("clamp", [total], lo=1.0, hi=None), kept, shape)])
+    # the row sums on [rows, n] (ptec's int8 mean takes ranks 2 and 3), viewed back as [..., 1]
+    rows = e if len(shape) in (2, 3) else s("reshape", [e], target_shape=[int(np.prod(shape[:-1])), shape[-1]])
+    total = s("mul", [s("mean", [rows], dim=[1 if rows != e else last], keepdim=True), s.const(float(shape[-1]))])
+    denominator = s("clamp", [total], lo=1.0, hi=None)
+    if rows != e:
+        denominator = s("reshape", [denominator], target_shape=kept)
+    p = s("div", [e, s.widen(denominator, kept, shape)])
     if uniform:
-        s("where", [s("compare", [total], kind="eq", scalar=0.0), s.const(1.0 / shape[-1]), p])
+        empty = s("compare", [total], kind="eq", scalar=0.0)             # no kept position: a sum of 0
+        if rows != e:
+            empty = s("reshape", [empty], target_shape=kept)
+        s("where", [empty, s.const(1.0 / shape[-1]), p])

@@ -95,6 +95,9 @@ MASK_SPELLINGS = {
                                                   + torch.arange(4.0) * 0.25), -1)), 1.5, True),
     "computed, where(keep, x, -inf)": (Call(lambda x: torch.softmax(torch.where(x > -1.5, x, float("-inf")), -1)),
                                        2.5, False),
+    "computed 4-D, key padding": (Call(lambda x: torch.where(x.reshape(1, 2, 2, 8)[:, :, :1] <= 1.5,
+                                                             x.reshape(1, 2, 2, 8), float("-inf")).softmax(-1)),
+                                  3.0, False),                                   # 2.54
     "computed, F.softmax(dim=2)": (Call(lambda x: F.softmax(x.masked_fill((x > 1.0) & (x < 2.0), -1e9), dim=2)),
                                    3.5, False),                                     # 3.42
 }
@@ -119,6 +122,8 @@ FULL_ROWS = {
     "constant, -1e9": (lambda x: torch.softmax(scores(x).masked_fill(ROWS, -1e9), -1), False, 1.0),
     "computed, -inf": (lambda x: torch.softmax(x.masked_fill(x[:, :, :1] < 0, float("-inf")), -1), True, 2.5),
     "computed, -1e4": (lambda x: torch.softmax(x.masked_fill(x[:, :, :1] < 0, -1e4), -1), False, 2.5),
+    "computed, 4-D, -1e9": (lambda x: torch.softmax(x.reshape(1, 2, 2, 8).masked_fill(
+        x.reshape(1, 2, 2, 8)[..., :1] < 0, -1e9), -1), False, 2.5),
 }
 
 
