@@ -65,8 +65,9 @@ class _Masked:
     """What a masked_fill / where / add before a softmax does: scores (fx
     node), the mask (a constant bool array or the name of a computed bool
     node), invert (the mask's True positions are the kept ones), value
-    (the fill: -inf or a finite number; None for an additive bias), and
-    bias (an additive mask's finite part, or None)."""
+    (the fill: -inf or a finite number; of an additive mask its largest
+    masking value, finite if any is), and bias (an additive mask's other,
+    finite part, or None)."""
 
     def __init__(self, scores, mask, invert=False, value=None, bias=None):
         self.scores, self.mask, self.invert, self.value, self.bias = scores, mask, invert, value, bias
@@ -113,10 +114,10 @@ def _masked(fn, by_name) -> Optional[_Masked]:
         for scores, bias in (args, args[::-1]):
             c = _constant_of(bias, by_name)
             if isinstance(scores, torch.fx.Node) and _constant_of(scores, by_name) is None and c is not None \
-                    and c.dtype.kind == "f" and (c <= MASKING).any() and not np.isnan(c).any():
+                    and c.dtype.kind == "f" and (c <= MASKING).any() and (np.isfinite(c) | (c <= MASKING)).all():
                 blocked = c <= MASKING
                 return _Masked(scores, blocked, bias=np.where(blocked, 0.0, c).astype(np.float32),
-                               value=float(c.min()))
+                               value=float(c[blocked].max()))
     return None
 
 

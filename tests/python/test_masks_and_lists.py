@@ -172,11 +172,16 @@ FINITE_WHOLE_ROW = "lambda x: torch.softmax(x @ x.transpose(1, 2) + torch.where(
 
 
 def test_a_finite_additive_mask_of_whole_rows_is_refused_in_one_line():
-    W = ROWS
-    with pytest.raises(CaptureError) as e:
-        compiled(Call(eval(FINITE_WHOLE_ROW, dict(torch=torch, W=W))).eval())
-    message = str(e.value)
-    assert "\n" not in message and "softmax (torch.softmax)" in message and "whole rows" in message
+    """-1e9 everywhere in a row, or beside -inf (torch then puts the row's
+    weight on the -1e9 position, not NaN)."""
+    mixed = torch.triu(torch.full((4, 4), float("-inf")), 1)
+    mixed[0] = torch.tensor([float("-inf"), -1e9, float("-inf"), float("-inf")])
+    for fn in (eval(FINITE_WHOLE_ROW, dict(torch=torch, W=ROWS)),
+               lambda x: torch.softmax(x @ x.transpose(1, 2) + mixed, -1)):
+        with pytest.raises(CaptureError) as e:
+            compiled(Call(fn).eval())
+        message = str(e.value)
+        assert "\n" not in message and "softmax (torch.softmax)" in message and "whole rows" in message
 
 
 def cli(tmp_path, body: str):
