@@ -57,8 +57,15 @@ _SOFTMAX = (torch.softmax, F.softmax, "softmax")
 _ADD = (operator.add, torch.add, "add", "__add__", "__radd__")
 
 
-def _masking(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v <= MASKING
+def _fill(v, by_name) -> Optional[float]:
+    """A masking fill: a number or a one-element float constant (HF GPT-2's
+    `torch.full([], torch.finfo(dtype).min)`) at or below MASKING, else None."""
+    c = _constant_of(v, by_name)
+    if c is not None and c.size == 1 and c.dtype.kind == "f":
+        v = float(c.reshape(-1)[0])
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and v <= MASKING:
+        return float(v)
+    return None
 
 
 class _Masked:
@@ -91,20 +98,20 @@ def _masked(fn, by_name) -> Optional[_Masked]:
     t, args = fn.target, fn.args
     if t in ("masked_fill", torch.masked_fill) and len(args) + len(fn.kwargs) == 3 \
             and set(fn.kwargs) <= {"value"} and isinstance(args[0], torch.fx.Node):
-        value = args[2] if len(args) > 2 else fn.kwargs["value"]
+        value = _fill(args[2] if len(args) > 2 else fn.kwargs["value"], by_name)
         mask = _mask_of(args[1], by_name)
-        if mask is not None and _masking(value):
-            return _Masked(args[0], mask, value=float(value))
+        if mask is not None and value is not None:
+            return _Masked(args[0], mask, value=value)
         return None
     if t is torch.where and len(args) == 3 and not fn.kwargs:
         cond, a, b = args
         mask = _mask_of(cond, by_name)
         if mask is None:
             return None
-        if _masking(a) and isinstance(b, torch.fx.Node):
-            return _Masked(b, mask, value=float(a))
-        if _masking(b) and isinstance(a, torch.fx.Node):
-            return _Masked(a, mask, invert=True, value=float(b))
+        if _fill(a, by_name) is not None and isinstance(b, torch.fx.Node) and _constant_of(b, by_name) is None:
+            return _Masked(b, mask, value=_fill(a, by_name))
+        if _fill(b, by_name) is not None and isinstance(a, torch.fx.Node) and _constant_of(a, by_name) is None:
+            return _Masked(a, mask, invert=True, value=_fill(b, by_name))
         return None
     try:
         is_add = t in _ADD

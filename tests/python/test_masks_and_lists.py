@@ -89,6 +89,11 @@ MASK_SPELLINGS = {
                                   True),
     "where(keep, scores, finfo.min)": (
         Call(lambda x: torch.softmax(torch.where(~CAUSAL, scores(x), torch.finfo(torch.float32).min), -1)), 1.0, True),
+    "HF GPT-2: where(keep, scores, torch.full([], finfo.min))": (
+        Call(lambda x: torch.where(~CAUSAL, scores(x), torch.full([], torch.finfo(torch.float32).min))
+             .softmax(-1)), 1.0, True),
+    "masked_fill(mask, torch.tensor(-inf))": (
+        Call(lambda x: scores(x).masked_fill(CAUSAL, torch.tensor(float("-inf"))).softmax(-1)), 1.0, True),
     "buffer, == 0, nn.Softmax, 4-D": (Buffered(), 1.5, True),                                  # 1.36
     "additive mask with a finite bias": (
         Call(lambda x: torch.softmax(scores(x) + (torch.triu(torch.full((4, 4), float("-inf")), 1)
