@@ -54,6 +54,8 @@ from .capture_reductions import reduction_nodes
 from .capture_norms import norm_nodes
 from .capture_spectral import spectral_nodes
 from .capture_trapezoid import trapezoid_nodes
+from .capture_attention_masks import feeds_masked_softmax, masked_softmax_nodes
+from .capture_list_index import list_index_nodes
 from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, dense_groups,
                                fold_dilation_and_output_padding,
                                functional_conv_transpose3d_nodes)
@@ -816,6 +818,11 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             exact = isinstance(val, torch.Tensor) and not val.is_floating_point()
             nodes.append(Node(name, "constant", [], dict(
                 value=val.detach().cpu().numpy().copy() if exact else _np(val))))
+        elif feeds_masked_softmax(fn, mods, by_name):
+            shape_nodes.add(name)       # scores.masked_fill(mask, -inf) read by softmaxes: they take scores and mask
+            torch.fx.node.map_arg(fn.args, lambda a: tuple_sources.add(a.name))     # a mask: dropped unless read
+        elif (masked := masked_softmax_nodes(fn, mods, by_name, CaptureError, _source(fn, mods))) is not None:
+            nodes.extend(masked)        # (capture_attention_masks)
         elif _is_shape_value(fn):
             # x.size(0), x.shape, B * T: plain integers, used only to spell
             # static shapes; the consumers read their shapes from tracing.
@@ -933,6 +940,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(tensor_index_nodes(fn, by_name, _source(fn, mods), CaptureError))
                 # the index constants: now in the slices (a refused getitem reads them, so keeps them)
                 torch.fx.node.map_arg(fn.args[1], lambda a: tuple_sources.add(a.name))
+            elif (listed := list_index_nodes(fn, by_name, _source(fn, mods), CaptureError)) is not None:
+                nodes.extend(listed)        # x[:, [0, 2]]: the list as torch's constant index tensor
             elif (fn.target is operator.getitem and source is not None
                   and _basic_index_nodes(name, fn, ins[0]) is not None):
                 nodes.extend(_basic_index_nodes(name, fn, ins[0]))
@@ -1380,7 +1389,8 @@ def _pieces(fn: torch.fx.Node):
     shape, whose elements the graph then takes as slices (unbind's without
     their dim); None otherwise."""
     t = fn.target
-    if t not in ("chunk", torch.chunk, "split", torch.split, "unbind", torch.unbind) or not fn.args \
+    if t not in ("chunk", torch.chunk, "split", torch.split, "unbind", torch.unbind, "split_with_sizes",
+                 torch.split_with_sizes) or not fn.args \
             or not isinstance(fn.args[0], torch.fx.Node):
         return None
     shape = _meta_shape(fn.args[0])
@@ -1390,7 +1400,8 @@ def _pieces(fn: torch.fx.Node):
             return None
         dim %= len(shape)
         return dim, [(i, i + 1) for i in range(shape[dim])]
-    size_arg = _scalar_arg(fn, 1, "chunks" if t in ("chunk", torch.chunk) else "split_size_or_sections")
+    size_arg = _scalar_arg(fn, 1, "chunks" if t in ("chunk", torch.chunk) else
+                           "split_sizes" if t in ("split_with_sizes", torch.split_with_sizes) else "split_size_or_sections")
     dim = _scalar_arg(fn, 2, "dim", 0)
     if shape is None or not isinstance(dim, int) or size_arg is None:
         return None

@@ -183,9 +183,22 @@ def computed_rows_nodes(name: str, src: str, shape: List[int], dim: int, ids: st
     with only dims of size 1 before dim, src is a table [size, rest] whose
     rows the ids pick (aten::embedding.out on its int8 bytes, each id
     checked at run time), viewed as torch's result (`out`, else src's dims
-    with dim replaced by the ids'). None otherwise."""
-    if ids_shape is None or not 1 <= len(ids_shape) <= 2 or int(np.prod(shape[:dim])) != 1:
+    with dim replaced by the ids'). Larger dims before dim: dim moved first
+    (a permute of the int8 bytes), the rows picked, the ids' dims moved
+    back to dim's place. None otherwise."""
+    if ids_shape is None or not 1 <= len(ids_shape) <= 2:
         return None
+    if int(np.prod(shape[:dim])) != 1:
+        order = [dim] + [d for d in range(len(shape)) if d != dim]
+        moved = [shape[d] for d in order]
+        picked = list(ids_shape) + moved[1:]
+        k = len(ids_shape)
+        back = list(range(k, k + dim)) + list(range(k)) + list(range(k + dim, len(picked)))
+        rows = computed_rows_nodes(f"{name}_first", f"{name}_moved", moved, 0, ids, ids_shape, picked)
+        return [Node(f"{name}_moved", "permute", [src], dict(dims=order))] + rows + [
+            Node(f"{name}_back", "permute", [rows[-1].name], dict(dims=back)),
+            Node(name, "reshape", [f"{name}_back"], dict(target_shape=list(out) if out is not None else
+                                                         list(shape[:dim]) + list(ids_shape) + list(shape[dim + 1:])))]
     rest = int(np.prod(shape[dim + 1:]))
     out = out if out is not None else list(shape[:dim]) + list(ids_shape) + list(shape[dim + 1:])
     return [Node(f"{name}_table", "reshape", [src], dict(target_shape=[int(shape[dim]), rest])),
@@ -465,10 +478,17 @@ def tensor_index_nodes(fn: torch.fx.Node, by_name, source: str, error) -> Option
             return rows
         return [_refused(fn, "an index computed in the program that is not an int64 value of the program, or "
                              "beside a bool mask, or choosing nothing")]
+    return constant_index_nodes(fn, shape, idx, {k: np.asarray(c.attrs["value"]) for k, c in consts.items()},
+                                source, error)
+
+
+def constant_index_nodes(fn: torch.fx.Node, shape, idx: tuple, values: dict, source: str, error) -> List[Node]:
+    """The gather nodes of getitem fn whose index tensors (positions k of
+    idx) have the constant `values` (numpy): see tensor_index_nodes."""
     if shape is None:
         return [_refused(fn, "x of unknown shape")]
     try:
-        where = positions(shape, idx, {k: np.asarray(c.attrs["value"]) for k, c in consts.items()})
+        where = positions(shape, idx, values)
     except IndexError as e:
         # torch fails on it too: the model's own error, said of the call
         raise error(f"{source}: {e} (the model fails in torch too)") from None

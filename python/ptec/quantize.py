@@ -327,11 +327,14 @@ WHOLE_VALUED = ("floor", "ceil", "trunc", "sign")
 def _whole_numbers_for_ids(g: Graph, n: Node) -> bool:
     """A whole-valued function (torch.floor(x), x.round()) read only by
     x.long() / x.int() (to_index): ids, which truncation of a value a little
-    below its whole number would move by one."""
+    below its whole number would move by one; or by comparisons
+    (`x.round() == 1`, torch.isin), which hold for a whole number only if the
+    grid has it exactly."""
     whole = n.op == "elementwise" and (n.attrs.get("fn") in WHOLE_VALUED or n.attrs.get("whole_valued")
                                        or (n.attrs.get("fn") == "round" and not n.attrs.get("decimals")))
     users = g.users(n.name)
-    return whole and bool(users) and all(u.op == "to_index" for u in users) and n.name not in g.outputs
+    return whole and bool(users) and all(u.op in ("to_index", "compare") for u in users) \
+        and n.name not in g.outputs
 
 
 def whole_number_qparams(lo: float, hi: float) -> Tuple[float, int]:

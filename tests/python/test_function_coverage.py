@@ -28,6 +28,7 @@ from test_module_coverage import worst_steps
 S3, S4, S5 = (1, 4, 8), (1, 3, 4, 4), (1, 3, 3, 4, 3)
 R, POS = (-3.0, 3.0), (0.2, 3.0)
 SM, UNIT = (2, 4, 6), (-1.0, 1.0)       # batched small matrices (a 4x4 and two columns), entries in UNIT
+CAUSAL = torch.triu(torch.ones(4, 4, dtype=torch.bool), 1)       # True: a later key, masked
 
 
 def well(x, n):
@@ -731,6 +732,39 @@ RUNS = {
     "x[x > 0].norm()": (lambda x: x[x > 0].norm(), S3, R, 1.5, "int8"),                      # 1.32
     "torch.dot(x[x > 0], x[x > 0])": (lambda x: torch.dot(x[x > 0], x[x > 0]), S3, R, 1.0, "int8"),
     "x[x > 0].nansum()": (lambda x: x[x > 0].nansum(), S3, R, 1.0, "int8"),
+    # attention masks before a softmax (capture_attention_masks; fully masked rows: test_masks_and_lists.py):
+    # a constant mask is ptec's masked softmax, a computed one the kept positions' softmax in int8 ops
+    "Tensor.masked_fill(constant mask, -inf) + softmax": (
+        lambda x: torch.softmax((x @ x.transpose(1, 2)).masked_fill(CAUSAL, float("-inf")), -1), S3, R, 1.0, "int8"),
+    "Tensor.masked_fill(constant mask, -1e9) + F.softmax (4-D scores)": (
+        lambda x: F.softmax((x.reshape(1, 2, 2, 8) @ x.reshape(1, 2, 2, 8).transpose(-1, -2))
+                            .masked_fill(torch.triu(torch.ones(2, 2, dtype=torch.bool), 1), -1e9), dim=-1),
+        S3, R, 1.0, "int8"),
+    "softmax(scores + constant -inf mask)": (
+        lambda x: (x @ x.transpose(1, 2) + torch.triu(torch.full((4, 4), float("-inf")), 1)).softmax(-1), S3, R, 1.0,
+        "int8"),
+    "torch.where(keep, scores, -1e4) + softmax": (
+        lambda x: torch.softmax(torch.where(~CAUSAL, x @ x.transpose(1, 2), -1e4), -1), S3, R, 1.0, "int8"),
+    "Tensor.masked_fill(computed mask, -inf) + softmax": (
+        lambda x: torch.softmax(x.masked_fill(x < -1.5, float("-inf")), -1), S3, R, 2.5, "int8"),    # 2.32
+    "Tensor.masked_fill(computed mask, -1e9) + softmax": (
+        lambda x: torch.softmax(x.masked_fill(x > 1.5, -1e9), -1), S3, R, 3.5, "int8"),              # 3.19
+    # Python lists in an index: the constant index tensor torch makes of them (capture_list_index)
+    "getitem(list)": (lambda x: x[:, [0, 2]] + x[:, [3, 3]], S3, R, 1.0, "int8"),
+    "getitem(..., list)": (lambda x: x[..., [1, 3, 5]], S3, R, 0.5, "int8"),
+    "getitem(whole list)": (lambda x: x[0][[0, 0, 1]], S3, R, 0.5, "int8"),
+    "getitem(bool list)": (lambda x: x[:, [True, False, True, True]], S3, R, 0.5, "int8"),
+    "getitem(nested list)": (lambda x: x[:, [[0, 1], [2, 3]]], S3, R, 0.5, "int8"),
+    # value tests and counts (capture_isin, capture_bincount, capture_bool_where)
+    "torch.isin": (lambda x: torch.isin(x.round(), torch.tensor([0.0, 1.0])).float(), S3, R, 0.0, "int8"),
+    "torch.isin(invert=True) of an argmax": (
+        lambda x: torch.isin(x.argmax(-1), torch.tensor([0, 2, 5]), invert=True).float(), S3, R, 0.0, "int8"),
+    "torch.bincount": (lambda x: torch.bincount(x.argmax(-1).flatten(), minlength=8).float(), S3, R, 0.5, "int8"),
+    "torch.bincount(weights)": (lambda x: torch.bincount(x.argmax(-1).flatten(), weights=x[0, :, 0], minlength=8),
+                                S3, R, 2.0, "int8"),                                                     # 1.72
+    "Tensor.split_with_sizes": (lambda x: x.split_with_sizes([3, 5], 2)[1], S3, R, 0.5, "int8"),
+    "Tensor.index_select(computed index)": (lambda x: x.index_select(2, x[0, 0].argsort()), S3, R, 0.5, "int8"),
+    "torch.where(bool, bool, bool)": (lambda x: torch.where(x > 0, x > 1, x < -1).float(), S3, R, 0.0, "int8"),
 }
 
 if hasattr(torch, "chain_matmul"):         # deprecated for torch.linalg.multi_dot

@@ -1,0 +1,54 @@
+"""torch.bincount(ids, weights=None, minlength=n) of int64 ids computed in
+the program (an argmax, x.long(): capture_indices' index values), issue 15.
+Count j is the sum over i of [ids_i == j] (times weights_i): each id picks
+its row of the constant identity as a one-hot row (aten::embedding.out on
+the int8 0/1 bytes, every id checked against the table at run time), and
+the rows are summed (an int8 mean times their number; weights first multiply
+their one-hot rows, an int8 mul). The result's length is the traced one
+(max(minlength, largest id + 1) on the example): an id the table does not
+hold fails the run, where torch would have given a longer result. Counts
+come out as float values on an int8 grid: with weights torch's are float
+too; without, torch's int64 counts are taken only when the model reads
+them as float (`.float()`), else the call stays refused by name."""
+from __future__ import annotations
+
+from typing import List, Optional
+
+import numpy as np
+import torch
+
+from .capture_calls import _meta_shape, _scalar_arg
+from .capture_indices import is_index
+from .capture_rewrites import _Steps
+from .ir import Node
+
+
+def _as_float(u) -> bool:
+    """u reads its argument as float32: `.float()`, `.to(torch.float32)`, `.type(torch.float32)`."""
+    return (u.target == "float" and len(u.args) == 1 and not u.kwargs) or (
+        u.target in ("to", "type") and len(u.args) == 2 and u.args[1] is torch.float32 and not u.kwargs)
+
+
+def bincount_nodes(fn, ins, by_name) -> Optional[List[Node]]:
+    if fn.target not in (torch.bincount, "bincount") or set(fn.kwargs) - {"weights", "minlength"} \
+            or len(fn.args) > 3:
+        return None
+    ids, weights = fn.args[0], _scalar_arg(fn, 1, "weights")
+    ids_shape, out = _meta_shape(ids) if isinstance(ids, torch.fx.Node) else None, _meta_shape(fn)
+    if ids_shape is None or len(ids_shape) != 1 or out is None or not is_index(by_name.get(ids.name)):
+        return None
+    n, length = ids_shape[0], out[0]
+    if weights is not None and (not isinstance(weights, torch.fx.Node) or _meta_shape(weights) != [n]
+                                or getattr(weights.meta.get("tensor_meta"), "dtype", None) != torch.float32):
+        return None
+    if weights is None and not all(_as_float(u) for u in fn.users):
+        return None         # torch's int64 counts read as integers: ptec's are int8 values (refused by name)
+    s = _Steps(fn.name)
+    rows = s("embedding", [ids.name], weight=np.eye(length, dtype=np.float32))      # [n, length] one-hot
+    if weights is not None:
+        w = s.widen(s("reshape", [weights.name], target_shape=[n, 1]), [n, 1], [n, length])
+        rows = s("mul", [rows, w])
+    # summed over the ids: [1, n, length] averaged over dim 1 (an int8 mean), times n
+    mean = s("mean", [s("reshape", [rows], target_shape=[1, n, length])], dim=[1], keepdim=False)
+    s("reshape", [s("mul", [mean, s.const(float(n))])], target_shape=[length])
+    return s.done()
