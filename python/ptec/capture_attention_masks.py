@@ -39,7 +39,7 @@ masked positions exactly 0 too."""
 from __future__ import annotations
 
 import operator
-from typing import List, Optional, Tuple
+from typing import List, Optional
 
 import numpy as np
 import torch

@@ -14,7 +14,6 @@ from __future__ import annotations
 import operator
 from typing import List, Optional
 
-import numpy as np
 import torch
 
 from .capture_tensor_index import constant_index_nodes
