@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from . import quant_math as qm
-from .ir import CELL_SUFFIX, permutation, Graph, Node, evaluate
+from .ir import CELL_SUFFIX, permutation, Graph, Node, eval_node, evaluate
 
 FUSABLE_PRODUCERS = ("conv2d", "conv_transpose2d", "linear", "add", "max_pool2d", "svdf")
 PASS_THROUGH = ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "reshape", "identity", "channel_shuffle", "upsample_nearest", "slice",
@@ -222,6 +222,7 @@ class RangeObserver:
         self.nan: set = set()          # values with a NaN in some sample
         self.finite: set = set()       # values with a finite element in some sample
         self.infinite: set = set()     # values with an inf in some sample
+        self.reaches: set = set()      # values whose NaN / inf change the outputs (calibrate)
 
     def observe(self, name: str, t: torch.Tensor) -> None:
         v = t.detach().reshape(-1).numpy()
@@ -248,16 +249,19 @@ class RangeObserver:
 
     def nonfinite(self, name: str) -> Optional[str]:
         """What no int8 grid can hold in this value's calibration samples:
-        only infinite values (x / 0), a NaN (log of a negative) or an inf
-        among numbers; None when every sample was finite. Lowering refuses
-        the first wherever it is int8, the others where a program output
-        is (a where on isnan may drop an intermediate's NaN, as nan_to_num
-        does)."""
+        only infinite values (x / 0); a NaN (log of a negative) or an inf
+        among numbers that changes the outputs; the same that a later where
+        drops ("... dropped later": log where x > 0, nan_to_num); None when
+        every sample was finite. Lowering refuses the first two wherever
+        the value is int8 (an int8 code holds no NaN or inf), and any at a
+        program output read from int8."""
         if name in self.infinite and name not in self.finite:
             return "only infinite values"
+        if name in self.reaches:
+            return "NaN" if name in self.nan else "infinite values"
         if name in self.nan:
-            return "NaN"
-        return "infinite values" if name in self.infinite else None
+            return "NaN dropped later"
+        return "infinite values dropped later" if name in self.infinite else None
 
     def range(self, name: str) -> Tuple[float, float]:
         if name not in self.lo:
@@ -271,14 +275,64 @@ class RangeObserver:
         return lo, hi
 
 
+# ops whose value is not a function of their inputs alone: a second evaluation differs anyway
+_DRAWS = {"random_dropout", "random_fractional_pick"}
+
+
+def _nonfinite_test(n: Node, name: str) -> bool:
+    """n asks whether value `name` is NaN (name != name) or infinite (name
+    == +-inf): capture_elementwise_math's isnan / isinf, run on the value
+    before any int8 copy of it."""
+    if n.op != "compare":
+        return False
+    return n.inputs == [name, name] or (n.inputs == [name] and math.isinf(float(n.attrs.get("scalar", 0.0))))
+
+
+def _nonfinite_reaches_outputs(g: Graph, env: Dict[str, torch.Tensor], name: str) -> bool:
+    """Whether the NaN / inf elements of value `name` change the outputs:
+    the graph after it evaluated again with them replaced by finite values
+    at either end of its finite range (what its int8 codes would hold), as
+    a where dropping them (log where x > 0, nan_to_num) does not."""
+    v = env[name]
+    finite = v[torch.isfinite(v)]
+    if finite.numel() == 0:
+        return True
+    lo, hi = float(finite.min()), float(finite.max())
+    at = [n.name for n in g.nodes].index(name)
+    if any(n.op in _DRAWS for n in g.nodes[at + 1:]):
+        return False         # (no way to tell: a second run draws anew)
+    for nan in (lo, hi):
+        trial = dict(env)
+        trial[name] = torch.nan_to_num(v, nan=nan, posinf=hi, neginf=lo)
+        for n in g.nodes[at + 1:]:
+            if n.op != "input" and any(i in trial and trial[i] is not env[i] for i in n.inputs):
+                # a test for NaN / inf (x != x, x == inf: nan_to_num's, fmax's) reads the value as it is
+                trial[n.name] = eval_node(n, [env[i] if i == name and _nonfinite_test(n, name) else trial[i]
+                                              for i in n.inputs])
+        for o in g.outputs:
+            a, b = env[o], trial[o]
+            if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor) or a.shape != b.shape:
+                return True
+            if a.is_floating_point() and not torch.allclose(a, b, rtol=0.0, atol=0.0, equal_nan=True):
+                return True
+            if not a.is_floating_point() and not torch.equal(a, b):
+                return True
+    return False
+
+
 def calibrate(g: Graph, calibration: Iterable[Sequence[torch.Tensor]],
               config: QuantConfig = QuantConfig(),
               progress: Optional[Callable[[int], None]] = None) -> RangeObserver:
     obs = RangeObserver(config)
+    nodes = {n.name for n in g.nodes}
     for i, inputs in enumerate(calibration):
         _, env = evaluate(g, inputs, keep_all=True)
         for name, t in env.items():
             obs.observe(name, t)
+            if name not in obs.reaches and name in nodes and isinstance(t, torch.Tensor) \
+                    and t.is_floating_point() and not torch.isfinite(t).all() \
+                    and _nonfinite_reaches_outputs(g, env, name):
+                obs.reaches.add(name)
         for n in g.nodes:
             if n.op == "svdf":      # the feature filter's outputs: the state's range
                 obs.observe(svdf_state_name(n), torch.nn.functional.linear(

@@ -55,14 +55,14 @@ class FrexpValues(nn.Module):
     def forward(self, x):
         return x.frexp().mantissa * 2.0
 
-class SlogdetUnpacked(nn.Module):
+class QrUnpacked(nn.Module):
     def forward(self, x):
-        sign, size = torch.linalg.slogdet(x.reshape(2, 2, 2))
-        return size
+        q, r = torch.linalg.qr(x.reshape(2, 2, 2))
+        return r
 
-class SlogdetValues(nn.Module):
+class QrValues(nn.Module):
     def forward(self, x):
-        return torch.linalg.slogdet(x.reshape(2, 2, 2)).logabsdet
+        return torch.linalg.qr(x.reshape(2, 2, 2)).R
 
 class FrexpWhole(nn.Module):
     def forward(self, x):
@@ -71,8 +71,8 @@ class FrexpWhole(nn.Module):
 def frexp_unpacked(): return FrexpUnpacked(), (torch.randn(1, 8),)
 def frexp_whole(): return FrexpWhole(), (torch.randn(1, 8),)
 def frexp_values(): return FrexpValues(), (torch.randn(1, 8),)
-def slogdet_unpacked(): return SlogdetUnpacked(), (torch.randn(1, 8),)
-def slogdet_values(): return SlogdetValues(), (torch.randn(1, 8),)
+def qr_unpacked(): return QrUnpacked(), (torch.randn(1, 8),)
+def qr_values(): return QrValues(), (torch.randn(1, 8),)
 
 def boom():
     raise RuntimeError("factory exploded")
@@ -142,10 +142,10 @@ CASES = [
      ["operator not supported", "no kernel for frexp (Tensor.frexp)"]),
     ("frexp_returned_whole", ["compile", M + ":frexp_whole", "--calib", "2", "-o", "{out}/m.pte"],
      ["operator not supported: frexp (torch.frexp)", "returns 2 values"]),
-    ("slogdet_unpacked", ["compile", M + ":slogdet_unpacked", "--calib", "2", "-o", "{out}/m.pte"],
-     ["operator not supported", "no kernel for linalg_slogdet (torch.linalg_slogdet)"]),
-    ("slogdet_values", ["compile", M + ":slogdet_values", "--calib", "2", "-o", "{out}/m.pte"],
-     ["operator not supported", "no kernel for linalg_slogdet (torch.linalg_slogdet)"]),
+    ("qr_unpacked", ["compile", M + ":qr_unpacked", "--calib", "2", "-o", "{out}/m.pte"],
+     ["operator not supported", "no kernel for linalg_qr (torch.linalg_qr)"]),
+    ("qr_values", ["compile", M + ":qr_values", "--calib", "2", "-o", "{out}/m.pte"],
+     ["operator not supported", "no kernel for linalg_qr (torch.linalg_qr)"]),
     # calibration data
     ("calib_zero", ["compile", M + ":one", "--calib", "0", "-o", "{out}/m.pte"],
      ["--calib 0", "at least 1"]),

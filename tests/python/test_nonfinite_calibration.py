@@ -60,3 +60,16 @@ def test_a_nan_a_where_drops_still_runs(tmp_path):
         print(f"worst {np.abs(got - want).max() / step:.2f} output steps")
         # log's slope is 2 at 0.5: the input's rounding times 2 (measured 4.08)
         assert np.isfinite(got).all() and np.abs(got - want).max() <= 5.0 * step
+
+
+def test_an_infinity_that_changes_the_answer_is_refused_inside():
+    """masked_fill with -inf then a clamp: torch gives -1 where x < 0; an
+    int8 -inf is the grid's lowest code (0 here), so the program gave 0 (a
+    helper found it). The -inf elements change the outputs: refused."""
+    fn = lambda x: x.masked_fill(x < 0, float("-inf")).clamp(min=-1.0)    # noqa: E731
+    cal = _calibration()
+    with torch.no_grad():
+        assert torch.isfinite(fn(cal[0][0])).all()
+    with pytest.raises(CompileError) as e:
+        compile_model(Call(fn).eval(), [cal[0][0]], cal)
+    assert "\n" not in str(e.value) and "masked_fill" in str(e.value) and "infinite" in str(e.value)
