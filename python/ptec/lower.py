@@ -94,7 +94,7 @@ class LoweringContext:
             self.index_used_as_number(name)
         if a.dtype == ScalarType.BOOL:       # a bool read as a number: 0/1, as torch promotes it
             a = bool_to_float(self, a)
-        self.refuse_nonfinite(self.g.node(name), at_output=False)
+        self.refuse_nonfinite(self.g.node(name))
         s, z = self.g.node(name).qparams
         qa = K.quantize(self.b, a, s, z)
         if a.dtype == ScalarType.FLOAT:
@@ -102,14 +102,14 @@ class LoweringContext:
         self.env[name] = qa
         return qa
 
-    def refuse_nonfinite(self, n: Node, at_output: bool) -> None:
-        """A value whose calibration samples held NaN or inf
-        (quantize.RangeObserver.nonfinite) cannot be int8 where they change
-        the outputs, nor be an output read from int8: its codes would be
-        numbers torch never gave, so the model is refused instead. (NaN or
-        inf a later where drops may be int8 inside: garbage codes dropped.)"""
+    def refuse_nonfinite(self, n: Node) -> None:
+        """A value whose calibration samples held NaN or inf that change the
+        outputs (quantize.RangeObserver.nonfinite; a program output's always
+        do) cannot be int8: its codes would be numbers torch never gave, so
+        the model is refused instead. (NaN or inf a later where drops may be
+        int8: their garbage codes are dropped too.)"""
         what = n.attrs.get("nonfinite")
-        if not what or (not at_output and what.endswith("dropped later")) \
+        if not what or what.endswith("dropped later") \
                 or any(m.op == "unsupported" for m in self.g.nodes):
             return      # (a call ptec cannot run is the refusal: torch.empty_like's NaN is its own)
         what = what.replace(" dropped later", "")
@@ -293,19 +293,17 @@ class LoweringContext:
             elif n.name in groups:
                 self.lower_delegate(*groups[n.name])
                 for m in groups[n.name][1]:      # the delegate computes in int8: no inf kept
-                    self.refuse_nonfinite(m, at_output=False)
+                    self.refuse_nonfinite(m)
             elif n.name not in delegated:
                 self.lower_node(n)
                 if n.name in self.env and self.env[n.name].dtype in (ScalarType.CHAR, ScalarType.SHORT):
-                    self.refuse_nonfinite(n, at_output=False)     # computed in int8 (a LUT): no NaN or inf kept
+                    self.refuse_nonfinite(n)     # computed in int8 (a LUT): no NaN or inf kept
         for n in state_writes:
             self.b.source = (origin(n), "none")
             self.write_state(n)
         self.b.source = None
         outputs, out_values = [], []
         for name in self.g.outputs:
-            if self.get(name).dtype in (ScalarType.CHAR, ScalarType.SHORT):
-                self.refuse_nonfinite(self.g.node(name), at_output=True)   # torch's NaN or inf lost
             if self.get(name).dtype in EXACT_OUTPUTS:
                 # an index the model returns (argmax), a bool (a comparison) or
                 # a bool's .int() / .long(): as torch gives it

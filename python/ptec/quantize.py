@@ -253,8 +253,7 @@ class RangeObserver:
         among numbers that changes the outputs; the same that a later where
         drops ("... dropped later": log where x > 0, nan_to_num); None when
         every sample was finite. Lowering refuses the first two wherever
-        the value is int8 (an int8 code holds no NaN or inf), and any at a
-        program output read from int8."""
+        the value is int8 (an int8 code holds no NaN or inf)."""
         if name in self.infinite and name not in self.finite:
             return "only infinite values"
         if name in self.reaches:

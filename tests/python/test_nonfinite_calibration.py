@@ -2,10 +2,12 @@
 negative, a division by zero): no int8 grid holds them, and the compiled
 program used to give a number torch never gives (x / 0.0 ran as 1e-8 for
 inf, log(x - 5) as 0 for NaN) without a word. Such a value is now refused
-in one line naming its layer when it would be int8: a value with only
-infinities anywhere in int8, a NaN or an inf at a program output read
-from int8. A NaN that a later where drops (log where x > 0, nan_to_num)
-keeps running, as torch's answer has none.
+in one line naming its layer when it would be int8 and its NaN or inf
+change the outputs (calibration evaluates the rest of the model again with
+them replaced by finite values: a program output's always do; a value of
+only infinities is refused whatever follows). A NaN that a later where
+drops (log where x > 0, nan_to_num) keeps running, as torch's answer has
+none.
 
 Oracle: PyTorch's float model on the same inputs."""
 import numpy as np
