@@ -44,6 +44,7 @@ import inspect
 import linecache
 import operator
 import os
+import warnings
 from typing import Any, Dict, Optional, Set
 
 import torch
@@ -212,7 +213,8 @@ class KnownValuesTracer(torch.fx.Tracer):
         args, kwargs = map_arg((node.args, node.kwargs), lambda a: self._values[a])
         self._evaluating = True
         try:
-            with torch.no_grad():
+            with torch.no_grad(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")     # the model's own warnings: once, from shape propagation
                 if node.op == "call_function":
                     result = node.target(*args, **kwargs)
                 elif node.op == "call_method":
@@ -379,7 +381,12 @@ class KnownValuesProxy(torch.fx.Proxy):
     """A proxy whose Python conversions ask the tracer's shadow values."""
 
     def __len__(self):
-        n = self.tracer.length(self) if isinstance(self.tracer, KnownValuesTracer) else None
+        tracer = self.tracer
+        n = tracer.length(self) if isinstance(tracer, KnownValuesTracer) else None
+        if n is None and getattr(tracer, "_varying", None) and self.node in tracer._varying:
+            raise TracedControlError(
+                f"{tracer.where()}{_user_site()}: len() of the result of {_callee(self.node)} cannot be traced: "
+                "a selection x[mask] changes length from run to run (use the count mask.sum() as a tensor)")
         if n is None:
             from .capture_plumbing import TRACED_LEN
             raise RuntimeError(TRACED_LEN)
