@@ -40,8 +40,8 @@ from .capture_int_math import int_math_nodes, int_view_nodes
 from .capture_binary_math import binary_math_node
 from .capture_casts import float_cast_node, output_dtype
 from .capture_plumbing import tidy_plumbing
-from .capture_tracer import (KnownValuesProxy, KnownValuesTracer, drop_unread_pieces, restore_buffers,
-                             snapshot_buffers, trace_refusal)
+from .capture_tracer import (KnownValuesProxy, KnownValuesTracer, drop_traced_leftovers,
+                             restore_buffers, snapshot_buffers, trace_refusal)
 from .capture_spellings import spelling_nodes
 from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
@@ -1529,7 +1529,7 @@ def _symbolic_trace(model: nn.Module, example_inputs=()) -> torch.fx.GraphModule
         raise
     finally:
         restore_buffers(model, saved)
-    drop_unread_pieces(graph)
+    drop_traced_leftovers(graph)
     # The nodes that only made a constant attention mask (the stand-ins took
     # its value): dropped, so that nothing reports them.
     for fn in reversed(list(graph.nodes)):

@@ -17,7 +17,7 @@ model and the caller's tensors are never written). With them:
   hsplit, vsplit, dsplit spellings) are a Python tuple of getitem proxies,
   one per piece, so iteration, zip, enumerate, reversed, slicing the tuple,
   `*pieces` and passing it to torch.cat all work; a piece no one reads is
-  dropped after tracing (drop_unread_pieces);
+  dropped after tracing (drop_traced_leftovers);
 * iterating over, or len() of, any other proxy whose value is a tuple or a
   tensor gives its elements (rows);
 * bool() of a proxy whose value does not depend on the input's data
@@ -324,6 +324,7 @@ class KnownValuesTracer(torch.fx.Tracer):
 
     def to_bool(self, obj):
         if getattr(self, "_values", None) is not None and self.fixed(obj.node):
+            obj.node.meta["ptec_decided"] = True        # Python took it: no node of the program
             return builtins.bool(self.value(obj.node))
         raise TracedControlError(self.control_refusal(obj, "Python control (if, while, assert, and/or, bool())"))
 
@@ -412,6 +413,7 @@ class KnownValuesProxy(torch.fx.Proxy):
         tracer = self.tracer
         if isinstance(tracer, KnownValuesTracer) and getattr(tracer, "_values", None) is not None:
             if tracer.fixed(self.node):
+                self.node.meta["ptec_decided"] = True
                 return kind(tracer.value(self.node))
             raise TracedControlError(tracer.control_refusal(self, what))
         raise TypeError(f"{what} of a traced value cannot be traced")
@@ -434,12 +436,26 @@ def restore_buffers(root: torch.nn.Module, saved) -> None:
                 v.copy_(saved[k])
 
 
-def drop_unread_pieces(graph: torch.fx.Graph) -> None:
-    """The getitems made for every piece of a chunk / split (create_proxy)
-    that the model never read."""
+def drop_traced_leftovers(graph: torch.fx.Graph) -> None:
+    """Nodes tracing made that the program does not hold: the getitems made
+    for every piece of a chunk / split (create_proxy) that the model never
+    read (and the call, when none is: len(x.chunk(3))), and a value Python
+    decided on (`x.dtype == torch.float32` in an `if`) with the nodes only
+    it read (no in-place call among them)."""
     for fn in reversed(list(graph.nodes)):
         if (fn.meta.get("ptec_piece") or fn.meta.get("ptec_pieces")) and not fn.users:
-            graph.erase_node(fn)        # the call too when no piece is read (len(x.chunk(3)))
+            graph.erase_node(fn)
+    todo = [fn for fn in graph.nodes if fn.meta.get("ptec_decided") and not fn.users]
+    gone = set()
+    while todo:
+        fn = todo.pop()
+        if fn in gone or fn.users or fn.op not in ("call_function", "call_method") \
+                or (isinstance(fn.target, str) and fn.target.endswith("_")):
+            continue
+        inputs = fn.all_input_nodes
+        graph.erase_node(fn)
+        gone.add(fn)
+        todo.extend(a for a in inputs if not a.users)
 
 
 def _one_line(e: BaseException) -> str:
