@@ -6,6 +6,12 @@ torch.fx.symbolic_trace is the path that works on every supported torch
 capture fall back to fx, so the result is the same graph either way.
 Anything neither path understands becomes an `unsupported` node: it still
 evaluates in float, and lowering reports it.
+
+The fx tracer (_Tracer) knows the example's values as it traces
+(capture_tracer): shapes are Python ints, the pieces of chunk / split /
+unbind a tuple, so Python control on shapes and iteration over pieces
+trace; control on the input's values is refused in one line naming the
+module, the source line and the fix.
 """
 from __future__ import annotations
 
