@@ -103,6 +103,10 @@ FORMS = {
                                       S3, 1.0),                                               # 0.91
     "reversed(x.unbind(2))": (lambda x: torch.stack(list(reversed(x.unbind(2))), -1), S3, 0.5),
     "list(x.split(2, 1))": (lambda x: torch.cat(list(x.split(2, 1)), 2), S3, 0.5),
+    # a slice of another tuple value (torch.meshgrid's)
+    "torch.cat(torch.meshgrid(a, b)[::-1], 0)": (lambda x: torch.cat(torch.meshgrid(x[0, 0, :3], x[0, 1, :2],
+                                                                                 indexing="ij")[::-1], 0), S3,
+                                                   1.0),                                                      # 0.74
     "torch.maximum(*x.chunk(2, -1))": (lambda x: torch.maximum(*x.chunk(2, -1)), S3, 0.5),
     "torch.unbind(x, -1) with a negative dim": (lambda x: sum(t * 0.25 for t in torch.unbind(x, -1)), S3, 1.5),  # 1.09
     "for row in x[0]": (rows_of_a_tensor, S3, 1.0),                                                 # 0.88
@@ -226,6 +230,11 @@ class SelectionSize(nn.Module):
         return x * 2 if x[x > 0].shape[0] > 3 else x
 
 
+class DerivedSelectionSize(nn.Module):
+    def forward(self, x):
+        return x * 2 if (x[x > 0] * 2).sigmoid().shape[0] > 3 else x
+
+
 class MixedClamp(nn.Module):
     def forward(self, x):
         return torch.clamp(x, min=x.flip(2), max=1.0)
@@ -254,6 +263,8 @@ REFUSED = {
                                           "changes length from run to run"]),
     "x[x > 0].shape[0] > 3": (SelectionSize, ["module blocks.1 (SelectionSize)", "a size of a selection",
                                               "mask.sum()"]),
+    "(x[x > 0] * 2).sigmoid().shape[0] > 3": (DerivedSelectionSize, ["module blocks.1 (DerivedSelectionSize)",
+                                                                      "a size of a selection", "mask.sum()"]),
     "torch.clamp(x, min=tensor, max=1.0)": (MixedClamp, ["module blocks.1 (MixedClamp)", "in torch itself",
                                                           "clamp() received an invalid combination",
                                                           "got (Tensor, max=float, min=Tensor)"]),
