@@ -53,6 +53,8 @@ from torch.fx.node import map_arg
 
 _PTEC_DIR = os.path.dirname(os.path.abspath(__file__))
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
+# ptec's own models and layers are a model's code; the rest of ptec is the tracing
+_PTEC_MODELS = tuple(os.path.join(_PTEC_DIR, d) + os.sep for d in ("models", "nn"))
 
 # shape queries answered with the traced Python value (no node)
 _SHAPE_METHODS = {"size", "numel", "nelement", "dim", "ndimension"}
@@ -70,6 +72,10 @@ _DATA_SHAPED = {"masked_select", "nonzero", "argwhere", "unique", "unique_consec
 
 CONTROL_FIX = ("the program runs one fixed path for every input: compute both results and pick per element "
                "with torch.where(cond, a, b)")
+
+
+NUMBER_FIX = ("keep it a tensor (a program's shapes cannot follow the values; "
+              "for a choice per element use torch.where(cond, a, b))")
 
 
 class TracedControlError(ValueError):
@@ -100,7 +106,8 @@ def _user_site(tb=None) -> str:
             f = f.f_back
     for filename, line in frames:
         path = os.path.abspath(filename)
-        if not path.startswith((_PTEC_DIR, _TORCH_DIR)) and not filename.startswith("<"):
+        tracing = path.startswith((_PTEC_DIR, _TORCH_DIR)) and not path.startswith(_PTEC_MODELS)
+        if not tracing and not filename.startswith("<"):
             code = linecache.getline(filename, line).strip()
             code = code if len(code) <= 70 else code[:67] + "..."
             return f" at {os.path.basename(filename)}:{line}" + (f" (`{code}`)" if code else "")
@@ -334,7 +341,8 @@ class KnownValuesTracer(torch.fx.Tracer):
             why = ("reads a size of a selection x[mask], which changes from run to run "
                    "(use the count mask.sum() as a tensor)")
         elif getattr(self, "_values", None) is not None and self.known(obj.node):
-            why = f"depends on the input's values, known only when the program runs: {CONTROL_FIX}"
+            why = "depends on the input's values, known only when the program runs: " + (
+                CONTROL_FIX if what.startswith("Python control") else NUMBER_FIX)
         else:
             why = ("is not known while tracing (an op before it did not run on the example inputs): "
                    "give it a fixed value")
@@ -460,16 +468,16 @@ def drop_traced_leftovers(graph: torch.fx.Graph) -> None:
 
 def _one_line(e: BaseException) -> str:
     """torch's message on one line: its first line, then an overload list
-    (`* (Tensor input, ...)`) joined with `;`; a proxy named as the tensor
-    it stands for."""
+    (`* (Tensor input, ...)`) joined with `;`; fx's proxy classes named
+    "a traced value"."""
     lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
     if not lines:
         return type(e).__name__
     first = lines[0]
     overloads = [ln.lstrip("* ") for ln in lines[1:] if ln.startswith("*")][:4]
     text = first + (" " + "; ".join(overloads) if overloads else "")
-    for proxy in ("_UnpackingProxy", "KnownValuesProxy", "Attribute", "Proxy"):
-        text = text.replace(proxy, "Tensor")
+    for proxy in ("KnownValuesAttribute", "KnownValuesProxy", "_UnpackingProxy", "Attribute", "Proxy"):
+        text = text.replace(proxy, "a traced value")
     return text
 
 

@@ -235,6 +235,11 @@ class DerivedSelectionSize(nn.Module):
         return x * 2 if (x[x > 0] * 2).sigmoid().shape[0] > 3 else x
 
 
+class ZerosOfASelection(nn.Module):
+    def forward(self, x):
+        return torch.zeros(x[x > 0].shape).sum() + x
+
+
 class MixedClamp(nn.Module):
     def forward(self, x):
         return torch.clamp(x, min=x.flip(2), max=1.0)
@@ -257,7 +262,7 @@ REFUSED = {
     "while x.abs().max() > 1": (WhileLoop, ["module blocks.1 (WhileLoop)", "`while x.abs().max() > 1:`",
                                             "torch.where"]),
     "int(x.max())": (IntOfData, ["module blocks.1 (IntOfData)", "int() on the result of Tensor.max",
-                                 "input's values"]),
+                                 "input's values", "keep it a tensor"]),
     "range(int(x.sum().abs()))": (RangeOfData, ["module blocks.1 (RangeOfData)", "int()", "input's values"]),
     "for t in x[x > 0]": (SelectionLoop, ["module blocks.1 (SelectionLoop)", "iterating over",
                                           "changes length from run to run"]),
@@ -265,6 +270,10 @@ REFUSED = {
                                               "mask.sum()"]),
     "(x[x > 0] * 2).sigmoid().shape[0] > 3": (DerivedSelectionSize, ["module blocks.1 (DerivedSelectionSize)",
                                                                       "a size of a selection", "mask.sum()"]),
+    # anything else fx cannot follow: its own error, on one line, where it was raised
+    "torch.zeros(x[x > 0].shape)": (ZerosOfASelection, ["module blocks.1 (ZerosOfASelection)",
+                                                        "torch.fx could not trace it: zeros()",
+                                                        "not a traced value"]),
     "torch.clamp(x, min=tensor, max=1.0)": (MixedClamp, ["module blocks.1 (MixedClamp)", "in torch itself",
                                                           "clamp() received an invalid combination",
                                                           "got (Tensor, max=float, min=Tensor)"]),
