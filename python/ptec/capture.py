@@ -1383,8 +1383,8 @@ def _pieces(fn: torch.fx.Node):
     shape, whose elements the graph then takes as slices (unbind's without
     their dim); None otherwise."""
     t = fn.target
-    if t not in ("chunk", torch.chunk, "split", torch.split, "unbind", torch.unbind) or not fn.args \
-            or not isinstance(fn.args[0], torch.fx.Node):
+    if t not in ("chunk", torch.chunk, "split", torch.split, "split_with_sizes", "unbind", torch.unbind) \
+            or not fn.args or not isinstance(fn.args[0], torch.fx.Node):
         return None
     shape = _meta_shape(fn.args[0])
     if t in ("unbind", torch.unbind):
@@ -1393,7 +1393,8 @@ def _pieces(fn: torch.fx.Node):
             return None
         dim %= len(shape)
         return dim, [(i, i + 1) for i in range(shape[dim])]
-    size_arg = _scalar_arg(fn, 1, "chunks" if t in ("chunk", torch.chunk) else "split_size_or_sections")
+    size_arg = _scalar_arg(fn, 1, {"chunk": "chunks", torch.chunk: "chunks", "split_with_sizes": "split_sizes"}.get(
+        t, "split_size_or_sections"))
     dim = _scalar_arg(fn, 2, "dim", 0)
     if shape is None or not isinstance(dim, int) or size_arg is None:
         return None

@@ -94,6 +94,8 @@ FORMS = {
     "stack of sums over x.unbind(1)": (lambda x: torch.stack([t.sum(-1) for t in x.unbind(1)], 1), S3, 1.5),  # 1.21
     "for t in x.chunk(4, -1) (enumerate)": (scaled_chunks, S3, 1.0),                                 # 0.85
     "a, b, c = x.split([2, 3, 3], -1)": (three_pieces, S3, 1.0),                                    # 0.80
+    "x.split_with_sizes([3, 5], 2) iterated": (lambda x: torch.cat([t.flip(-1) for t in x.split_with_sizes([3, 5], 2)],
+                                                                   -1), S3, 0.5),
     "torch.cat(x.chunk(4, -1)[::-1], -1)": (lambda x: torch.cat(x.chunk(4, -1)[::-1], -1), S3, 0.5),
     "torch.cat(x.chunk(2, -1), 1)": (lambda x: torch.cat(x.chunk(2, -1), 1), S3, 0.5),
     "torch.cat(x.split(1, 1)[1:3], 1)": (lambda x: torch.cat(x.split(1, 1)[1:3], 1), S3, 0.5),
