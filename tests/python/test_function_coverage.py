@@ -141,6 +141,7 @@ RUNS = {
     "Tensor.unbind (iterated)": (lambda x: torch.stack([t * (i + 1) for i, t in enumerate(x.unbind(1))], 1), S3, R,
                                  1.0, "int8"),                                                                # 0.88
     "Tensor.chunk (slice of the pieces)": (lambda x: torch.cat(x.chunk(4, -1)[::-1], -1), S3, R, 0.5, "int8"),
+    "Tensor.split_with_sizes": (lambda x: x.split_with_sizes([3, 5], 2)[1], S3, R, 0.5, "int8"),
     "Tensor.index_fill(constant index)": (lambda x: x.index_fill(2, torch.tensor([1, 3]), 0.0)
                                           + x.index_fill(1, torch.tensor([-1]), 1.5), S3, R, 1.5, "int8"),    # 1.09
     "torch.take(constant index)": (lambda x: torch.take(x, torch.tensor([0, 5, 9, 31])), S3, R, 0.5, "int8"),
