@@ -18,8 +18,8 @@ model and the caller's tensors are never written). With them:
   one per piece, so iteration, zip, enumerate, reversed, slicing the tuple,
   `*pieces` and passing it to torch.cat all work; a piece no one reads is
   dropped after tracing (drop_traced_leftovers);
-* iterating over, or len() of, any other proxy whose value is a tuple or a
-  tensor gives its elements (rows);
+* iterating over, len() of, or a slice of any other proxy whose value is a
+  tuple (torch.meshgrid's) gives its elements; of a tensor, its rows;
 * bool() of a proxy whose value does not depend on the input's data
   (`x.dtype == torch.float32`) is that value.
 
@@ -51,10 +51,10 @@ import torch
 import torch.fx
 from torch.fx.node import map_arg
 
-_PTEC_DIR = os.path.dirname(os.path.abspath(__file__))
-_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
+_PTEC_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 # ptec's own models and layers are a model's code; the rest of ptec is the tracing
-_PTEC_MODELS = tuple(os.path.join(_PTEC_DIR, d) + os.sep for d in ("models", "nn"))
+_PTEC_MODELS = tuple(_PTEC_DIR + d + os.sep for d in ("models", "nn"))
 
 # shape queries answered with the traced Python value (no node)
 _SHAPE_METHODS = {"size", "numel", "nelement", "dim", "ndimension"}
@@ -70,10 +70,9 @@ _DATA_SHAPED = {"masked_select", "nonzero", "argwhere", "unique", "unique_consec
                 "repeat_interleave", torch.masked_select, torch.nonzero, torch.argwhere, torch.unique,
                 torch.unique_consecutive, torch.bincount, torch.repeat_interleave}
 
+# the fix a refusal names: for Python control, and for int() / float() of a value
 CONTROL_FIX = ("the program runs one fixed path for every input: compute both results and pick per element "
                "with torch.where(cond, a, b)")
-
-
 NUMBER_FIX = ("keep it a tensor (a program's shapes cannot follow the values; "
               "for a choice per element use torch.where(cond, a, b))")
 
@@ -196,9 +195,6 @@ class KnownValuesTracer(torch.fx.Tracer):
             val = found[0]
         self._values[node] = val.detach().clone() if isinstance(val, torch.Tensor) else val
 
-    def _inputs(self, node: torch.fx.Node):
-        return node.all_input_nodes
-
     def _record(self, node: torch.fx.Node) -> None:
         """node's shadow value, from its inputs' (nothing if one is unknown)."""
         if node.op == "placeholder":
@@ -214,7 +210,7 @@ class KnownValuesTracer(torch.fx.Tracer):
             return
         if node.op not in ("call_function", "call_method", "call_module"):
             return
-        inputs = self._inputs(node)
+        inputs = node.all_input_nodes
         if not all(self.known(a) for a in inputs):
             return
         args, kwargs = map_arg((node.args, node.kwargs), lambda a: self._values[a])
@@ -273,7 +269,7 @@ class KnownValuesTracer(torch.fx.Tracer):
                 return getattr(self.value(receiver), target)(*shape_args, **kwargs)
         if kind == "call_function" and target is operator.getitem and receiver is not None \
                 and isinstance(args[1], slice) and self._pieces(receiver) is not None:
-            # a slice of a tuple of pieces: that tuple
+            # a slice of a tuple value (torch.meshgrid's, a module's): the tuple of those elements
             return tuple(args[0][i] for i in range(len(self._pieces(receiver)))[args[1]])
         proxy = super().create_proxy(kind, target, args, kwargs, *rest, **kw)
         if isinstance(proxy, torch.fx.Proxy):
