@@ -199,6 +199,8 @@ class KnownValuesTracer(torch.fx.Tracer):
         """node's shadow value, from its inputs' (nothing if one is unknown)."""
         if node.op == "placeholder":
             index, self._placeholders = self._placeholders, self._placeholders + 1
+            if str(node.target).startswith("*"):      # forward(*xs) / (**kw): left unknown (plain fx)
+                return
             if index < len(self._examples):
                 self._values[node] = self._examples[index]
                 self._data.add(node)
