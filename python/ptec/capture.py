@@ -6,6 +6,12 @@ torch.fx.symbolic_trace is the path that works on every supported torch
 capture fall back to fx, so the result is the same graph either way.
 Anything neither path understands becomes an `unsupported` node: it still
 evaluates in float, and lowering reports it.
+
+The fx tracer (_Tracer) knows the example's values as it traces
+(capture_tracer): shapes are Python ints, the pieces of chunk / split /
+unbind a tuple, so Python control on shapes and iteration over pieces
+trace; control on the input's values is refused in one line naming the
+module, the source line and the fix.
 """
 from __future__ import annotations
 
@@ -40,7 +46,8 @@ from .capture_view_elements import elements_alone
 from .capture_int_math import int_math_nodes, int_view_nodes
 from .capture_binary_math import binary_math_node
 from .capture_casts import float_cast_node, output_dtype
-from .capture_plumbing import TRACED_LEN, tidy_plumbing
+from .capture_plumbing import tidy_plumbing
+from .capture_tracer import KnownValuesProxy, KnownValuesTracer, drop_traced_leftovers, trace_refusal
 from .capture_spellings import spelling_nodes
 from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
@@ -1400,8 +1407,8 @@ def _pieces(fn: torch.fx.Node):
             return None
         dim %= len(shape)
         return dim, [(i, i + 1) for i in range(shape[dim])]
-    size_arg = _scalar_arg(fn, 1, "chunks" if t in ("chunk", torch.chunk) else
-                           "split_sizes" if t in ("split_with_sizes", torch.split_with_sizes) else "split_size_or_sections")
+    size_arg = _scalar_arg(fn, 1, {"chunk": "chunks", torch.chunk: "chunks", "split_with_sizes": "split_sizes",
+                                   torch.split_with_sizes: "split_sizes"}.get(t, "split_size_or_sections"))
     dim = _scalar_arg(fn, 2, "dim", 0)
     if shape is None or not isinstance(dim, int) or size_arg is None:
         return None
@@ -1453,11 +1460,11 @@ def _resolve_reshapes(g: Graph) -> None:
                        **{k: n.attrs[k] for k in ("act", "source", "fp32") if k in n.attrs}}
 
 
-class _UnpackingProxy(AugmentedProxy):
+class _UnpackingProxy(KnownValuesProxy, AugmentedProxy):
     """`v, i = torch.sort(x)` traced as two getitem nodes. torch 1.13's Proxy
     finds the UNPACK_SEQUENCE by instruction index, which Python 3.11's
     inline caches break (IndexError); the instruction's byte offset does not
-    move."""
+    move. Other iteration and len() ask the traced values (capture_tracer)."""
 
     def __iter__(self):
         frame = inspect.currentframe().f_back
@@ -1467,9 +1474,6 @@ class _UnpackingProxy(AugmentedProxy):
                     return (self[i] for i in range(inst.argval))
                 break
         return self.tracer.iter(self)
-
-    def __len__(self):
-        raise RuntimeError(TRACED_LEN)
 
     def __abs__(self):
         # abs(x): torch 1.13's Proxy has no __abs__ (built-in abs raises)
@@ -1482,7 +1486,7 @@ class _UnpackingProxy(AugmentedProxy):
             raise TypeError(SETITEM_REFUSAL)
 
 
-class _Tracer(torch.fx.Tracer):
+class _Tracer(KnownValuesTracer):
     def proxy(self, node: torch.fx.Node) -> torch.fx.Proxy:
         return _UnpackingProxy(node, self)
 
@@ -1532,11 +1536,20 @@ class _Tracer(torch.fx.Tracer):
         return isinstance(m, (LSTMLayer, SVDF)) or super().is_leaf_module(m, qualname)
 
 
-def _symbolic_trace(model: nn.Module) -> torch.fx.GraphModule:
+def _symbolic_trace(model: nn.Module, example_inputs=()) -> torch.fx.GraphModule:
+    """model traced by torch.fx, knowing the example's values (capture_tracer)."""
     tracer = _Tracer(autowrap_functions=(F.local_response_norm,))   # one node: _lrn_nodes
     from .capture_random import recording_random_calls
-    with recording_random_calls(tracer):        # torch.rand(2, 3): a call, not a frozen draw
-        graph = tracer.trace(model)
+    tracer.start(example_inputs)
+    try:
+        # torch.rand(2, 3): a call, not a frozen draw; a random op's shadow value draws nothing for the model
+        with recording_random_calls(tracer), torch.random.fork_rng(devices=[]):
+            graph = tracer.trace(model)
+    except Exception as e:
+        if not hasattr(e, "ptec_where"):
+            e.ptec_where = tracer.where()
+        raise
+    drop_traced_leftovers(graph)
     # The nodes that only made a constant attention mask (the stand-ins took
     # its value): dropped, so that nothing reports them.
     for fn in reversed(list(graph.nodes)):
@@ -1557,7 +1570,7 @@ def _lstm_layers_traced(model: nn.Module, example_inputs, stateful: bool = False
     stand_in = with_traceable_modules(model, example_inputs, stateful, lstm_kernel=True)
     if not any(isinstance(m, LSTMLayer) for m in stand_in.modules()):
         return None
-    gm = _symbolic_trace(stand_in)
+    gm = _symbolic_trace(stand_in, example_inputs)
     without_dead_code(gm)               # h_n, c_n and their pieces when unused
     mods = dict(gm.named_modules())
     if any(fn.op == "call_module" and isinstance(mods.get(fn.target), LSTMFinalCell) for fn in gm.graph.nodes):
@@ -1606,13 +1619,12 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
         try:
             gm = _lstm_layers_traced(model, example_inputs, stateful) if lstm_kernel else None
             if gm is None:
-                gm = _symbolic_trace(with_traceable_modules(model, example_inputs, stateful))
+                gm = _symbolic_trace(with_traceable_modules(model, example_inputs, stateful), example_inputs)
         except CaptureModuleError as e:
             raise CaptureError(str(e)) from e
         except Exception as e:          # noqa: BLE001
-            # one line: torch's argument errors list every overload on lines of their own
-            first = (str(e).strip().splitlines() or [""])[0]
-            raise CaptureError(f"torch.fx could not trace the model: {first}") from e
+            # one line naming the module (capture_tracer), or the model's own failure
+            raise CaptureError(trace_refusal(e, model, example_inputs)) from e
         refuse_written_tensors(model, gm, before, CaptureError)
         # Shape propagation runs the module, which writes its states: the
         # initial values are the buffers' values before it.

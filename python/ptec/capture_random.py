@@ -79,6 +79,8 @@ def recording_random_calls(tracer):
 
     def recorder(kind, target, original):
         def call(*args, **kwargs):
+            if getattr(tracer, "_evaluating", False):
+                return original(*args, **kwargs)        # the tracer's own run of a call (capture_tracer)
             if kind == "call_method" and isinstance(args[0], torch.fx.Proxy):
                 return original(*args, **kwargs)        # a traced tensor's fill: fx records it
             if kwargs.get("generator") is not None:

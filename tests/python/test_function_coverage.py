@@ -147,6 +147,17 @@ RUNS = {
                                              - torch.ones_like(x), S3, R, 1.0, "int8"),                       # 0.83
     "Tensor.new_zeros/new_ones/new_full": (lambda x: (x.new_zeros((1, 4, 8)) + x) * x.new_full((1, 4, 8), 0.5)
                                            + x.new_ones((1, 4, 8)), S3, R, 1.0, "int8"),                      # 0.85
+    # constructors sized by the input's traced shape, and Python over the pieces of chunk / unbind
+    # (capture_tracer; its forms: test_tracing_front_end.py)
+    "torch.zeros/ones/full(x.shape)": (lambda x: (torch.zeros(x.shape) + x) * torch.full(x.shape, 0.5)
+                                       + torch.ones(x.size()), S3, R, 1.0, "int8"),                      # 0.85
+    "torch.arange(x.numel()) / torch.eye(x.size(-1))": (lambda x: x @ torch.eye(x.size(-1))
+                                                         + torch.arange(x.numel()).reshape(x.shape) * 0.05, S3, R,
+                                                         1.0, "int8"),                                    # 0.90
+    "Tensor.unbind (iterated)": (lambda x: torch.stack([t * (i + 1) for i, t in enumerate(x.unbind(1))], 1), S3, R,
+                                 1.0, "int8"),                                                                # 0.88
+    "Tensor.chunk (slice of the pieces)": (lambda x: torch.cat(x.chunk(4, -1)[::-1], -1), S3, R, 0.5, "int8"),
+    "Tensor.split_with_sizes": (lambda x: x.split_with_sizes([3, 5], 2)[1], S3, R, 0.5, "int8"),
     "Tensor.index_fill(constant index)": (lambda x: x.index_fill(2, torch.tensor([1, 3]), 0.0)
                                           + x.index_fill(1, torch.tensor([-1]), 1.5), S3, R, 1.5, "int8"),    # 1.09
     "torch.take(constant index)": (lambda x: torch.take(x, torch.tensor([0, 5, 9, 31])), S3, R, 0.5, "int8"),
