@@ -294,9 +294,8 @@ def _nonfinite_reaches_outputs(g: Graph, env: Dict[str, torch.Tensor], name: str
     a where dropping them (log where x > 0, nan_to_num) does not."""
     v = env[name]
     finite = v[torch.isfinite(v)]
-    if finite.numel() == 0:
-        return True
-    lo, hi = float(finite.min()), float(finite.max())
+    # (none finite in this sample, as 0 / 0 of an empty selection's mean: any two numbers will do)
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.numel() else (-1.0, 1.0)
     at = [n.name for n in g.nodes].index(name)
     if any(n.op in _DRAWS for n in g.nodes[at + 1:]):
         return False         # (no way to tell: a second run draws anew)
