@@ -17,7 +17,35 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .capture_tensor_index import select_nodes
-from .ir import ELEMENTWISE, Node
+from .ir import ELEMENTWISE, Node, UnsupportedOperator
+
+
+def refuse_call(fn: torch.fx.Node, why: str):
+    """Raises UnsupportedOperator naming call fn as the trace records it
+    (`scatter_ (Tensor.scatter_)`) and why ptec does not run it."""
+    from .capture import _source            # capture imports this module
+    raise UnsupportedOperator(f"operator not supported: {_source(fn, {})}: {why}")
+
+
+def call_is(fn: torch.fx.Node, targets) -> bool:
+    """fn calls one of targets (functions or method names)."""
+    try:
+        return fn.target in targets
+    except TypeError:         # an unhashable target is none of these
+        return False
+
+
+def torch_functions(*dotted) -> tuple:
+    """torch's functions of these dotted names ("linalg.vecdot") that this
+    torch has (torch 1.13 lacks some of 2.x's)."""
+    found = []
+    for name in dotted:
+        obj = torch
+        for part in name.split("."):
+            obj = getattr(obj, part, None)
+        if obj is not None:
+            found.append(obj)
+    return tuple(found)
 
 
 def _meta_shape(fn: torch.fx.Node):

@@ -20,13 +20,8 @@ from typing import List, Optional
 
 import torch
 
-from .capture_calls import _meta_shape
-from .ir import Node, UnsupportedOperator
-
-
-def _refuse(fn, why: str):
-    from .capture import _source            # capture imports this module's importer
-    raise UnsupportedOperator(f"operator not supported: {_source(fn, {})}: {why}")
+from .capture_calls import refuse_call, _meta_shape
+from .ir import Node
 
 
 def computed_quantile_nodes(fn, bound, ins, by_name) -> Optional[List[Node]]:
@@ -39,10 +34,10 @@ def computed_quantile_nodes(fn, bound, ins, by_name) -> Optional[List[Node]]:
     if getattr(q.meta.get("tensor_meta"), "dtype", None) != torch.float32:
         return None
     if fn.target in (torch.nanquantile, "nanquantile"):
-        _refuse(fn, "a q computed in the program runs for torch.quantile only (nanquantile's positions depend "
+        refuse_call(fn, "a q computed in the program runs for torch.quantile only (nanquantile's positions depend "
                     "on the count of NaNs)")
     if bound["interpolation"] != "linear":
-        _refuse(fn, f"interpolation={bound['interpolation']!r} with a q computed in the program: ptec runs "
+        refuse_call(fn, f"interpolation={bound['interpolation']!r} with a q computed in the program: ptec runs "
                     "'linear' (the other rules round a computed position); a constant q runs every rule")
     shape, q_shape, out, dim = _meta_shape(bound["input"]), _meta_shape(q), _meta_shape(fn), bound.get("dim")
     if shape is None or q_shape is None or out is None or len(q_shape) > 1 or not shape or 0 in shape:

@@ -16,13 +16,8 @@ from typing import List, Optional
 import numpy as np
 import torch
 
-from .capture_calls import _meta_shape
-from .ir import Node, UnsupportedOperator
-
-
-def _refuse(fn, why: str):
-    from .capture import _source            # capture imports this module's importer
-    raise UnsupportedOperator(f"operator not supported: {_source(fn, {})}: {why}")
+from .capture_calls import refuse_call, _meta_shape
+from .ir import Node
 
 
 def coordinate_tuple_nodes(fn, m: torch.fx.Node, by_name) -> Optional[List[Node]]:
@@ -34,7 +29,7 @@ def coordinate_tuple_nodes(fn, m: torch.fx.Node, by_name) -> Optional[List[Node]
     if not shape or 0 in shape:
         return None
     if any(u.op == "output" for u in fn.users):
-        _refuse(fn, "the tuple returned whole: return its elements (rows, cols = torch.where(m); "
+        refuse_call(fn, "the tuple returned whole: return its elements (rows, cols = torch.where(m); "
                     "return rows, cols)")
     dtype = getattr(m.meta.get("tensor_meta"), "dtype", None)
     table = coordinate_table(shape)
@@ -43,7 +38,7 @@ def coordinate_tuple_nodes(fn, m: torch.fx.Node, by_name) -> Optional[List[Node]
         if not isinstance(index, int) or isinstance(index, bool) or not -len(shape) <= index < len(shape):
             return None
         if any(u.op != "output" for u in get.users):
-            _refuse(fn, "its coordinates, whose length depends on the values, run only as program outputs "
+            refuse_call(fn, "its coordinates, whose length depends on the values, run only as program outputs "
                         "(return them; use them after the program)")
         name, mask = get.name, m.name
         nodes = []

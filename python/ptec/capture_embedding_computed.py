@@ -29,18 +29,13 @@ from typing import List, Optional
 import numpy as np
 import torch.nn.functional as F
 
-from .capture_calls import _meta_shape
-from .ir import Node, UnsupportedOperator
+from .capture_calls import refuse_call, _meta_shape
+from .ir import Node
 
 _NAMES = ("input", "weight", "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse")
 _BAG_NAMES = ("input", "weight", "offsets", "max_norm", "norm_type", "scale_grad_by_freq", "mode", "sparse",
               "per_sample_weights", "include_last_offset", "padding_idx")
 BAG_MODES = ("sum", "mean", "max")
-
-
-def _refuse(fn, why: str):
-    from .capture import _source            # capture imports this module's importer
-    raise UnsupportedOperator(f"operator not supported: {_source(fn, {})}: {why}")
 
 
 def computed_table_embedding_nodes(fn, ins, by_name) -> Optional[List[Node]]:
@@ -72,7 +67,7 @@ def _bag_nodes(fn, by_name) -> Optional[List[Node]]:
         return None
     if len(ids_shape) != 2 or bound.get("offsets") is not None or bound.get("per_sample_weights") is not None \
             or bound.get("padding_idx") is not None or bound.get("include_last_offset") or mode not in BAG_MODES:
-        _refuse(fn, "with a table computed in the program ptec runs [B, L] ids without offsets, "
+        refuse_call(fn, "with a table computed in the program ptec runs [B, L] ids without offsets, "
                     "per_sample_weights or padding_idx, mode sum, mean or max")
     b, length = int(ids_shape[0]), int(ids_shape[1])
     if length == 0:
@@ -102,14 +97,14 @@ def _rows_nodes(fn, name: str, bound, by_name, out) -> Optional[List[Node]]:
     if shape is None or len(shape) != 2 or ids_shape is None or out is None:
         return None
     if bound.get("max_norm") is not None:
-        _refuse(fn, "max_norm renormalizes the table's looked-up rows in place; with a table computed in the "
+        refuse_call(fn, "max_norm renormalizes the table's looked-up rows in place; with a table computed in the "
                     "program ptec runs it without max_norm")
     if ids_node.op == "constant":
         values = np.asarray(ids_node.attrs["value"])
         if values.dtype.kind not in "iu":
             return None
         if values.size and (values.min() < 0 or values.max() >= shape[0]):
-            _refuse(fn, f"an id outside 0..{shape[0] - 1} (torch raises)")
+            refuse_call(fn, f"an id outside 0..{shape[0] - 1} (torch raises)")
         if values.size == 0:
             return None
         rows = [Node(f"{name}__row{k}", "slice", [table.name], dict(dim=0, start=int(v), end=int(v) + 1))
@@ -121,5 +116,5 @@ def _rows_nodes(fn, name: str, bound, by_name, out) -> Optional[List[Node]]:
     if not int64_ids(ids_node):
         return None
     if not 1 <= len(ids_shape) <= 2:
-        _refuse(fn, f"ids of rank {len(ids_shape)} computed in the program: ptec looks up rank 1 or 2")
+        refuse_call(fn, f"ids of rank {len(ids_shape)} computed in the program: ptec looks up rank 1 or 2")
     return computed_rows_nodes(name, table.name, list(shape), 0, ids.name, ids_shape, list(out))

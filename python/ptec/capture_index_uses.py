@@ -21,28 +21,16 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .capture_calls import _meta_shape, _scalar_arg
+from .capture_calls import call_is, refuse_call, _meta_shape, _scalar_arg
 from .capture_indices import is_index
-from .ir import Node, UnsupportedOperator
+from .ir import Node
 
 _TAKE = (torch.take_along_dim, "take_along_dim")
 _ONE_HOT = (F.one_hot, torch._C._nn.one_hot) if hasattr(torch._C._nn, "one_hot") else (F.one_hot,)
 
 
-def _is(fn, targets) -> bool:
-    try:
-        return fn.target in targets
-    except TypeError:         # an unhashable target is none of these
-        return False
-
-
-def _refuse(fn, why: str):
-    from .capture import _source            # capture imports this module's importer
-    raise UnsupportedOperator(f"operator not supported: {_source(fn, {})}: {why}")
-
-
 def take_along_dim_nodes(fn, by_name) -> Optional[List[Node]]:
-    if not _is(fn, _TAKE) or len(fn.args) < 2 or set(fn.kwargs) - {"dim", "indices"}:
+    if not call_is(fn, _TAKE) or len(fn.args) < 2 or set(fn.kwargs) - {"dim", "indices"}:
         return None
     x, idx, dim = fn.args[0], _scalar_arg(fn, 1, "indices"), _scalar_arg(fn, 2, "dim")
     if not isinstance(x, torch.fx.Node) or not isinstance(idx, torch.fx.Node) \
@@ -76,18 +64,18 @@ def positions(idx: torch.fx.Node, node: Node) -> Optional[int]:
 
 
 def one_hot_nodes(fn, by_name) -> Optional[List[Node]]:
-    if not _is(fn, _ONE_HOT) or not fn.args or set(fn.kwargs) - {"num_classes"} or len(fn.args) > 2:
+    if not call_is(fn, _ONE_HOT) or not fn.args or set(fn.kwargs) - {"num_classes"} or len(fn.args) > 2:
         return None
     ids, classes = fn.args[0], _scalar_arg(fn, 1, "num_classes", -1)
     node = by_name.get(getattr(ids, "name", None))
     if not isinstance(ids, torch.fx.Node) or not is_index(node) or _meta_shape(ids) is None:
         return None
     if not isinstance(classes, int) or isinstance(classes, bool) or classes < 0:
-        _refuse(fn, "num_classes=-1 makes the output's size the ids' max + 1, known only at run time: "
+        refuse_call(fn, "num_classes=-1 makes the output's size the ids' max + 1, known only at run time: "
                     "give num_classes")
     n = positions(ids, node)
     if n is None or n > classes:
-        _refuse(fn, f"its ids may fall outside 0..{classes - 1}, where torch raises; ptec runs one_hot of an "
+        refuse_call(fn, f"its ids may fall outside 0..{classes - 1}, where torch raises; ptec runs one_hot of an "
                     f"argmax / argsort over at most num_classes={classes} positions")
     name = fn.name
     # the ids viewed as a column in int64 (an int8 view would round them), then as float

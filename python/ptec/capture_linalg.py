@@ -24,7 +24,7 @@ from typing import List, Optional, Sequence, Union
 import numpy as np
 import torch
 
-from .capture_calls import _ints, _meta_shape, _reduce_max_nodes
+from .capture_calls import torch_functions, _ints, _meta_shape, _reduce_max_nodes
 from .capture_rewrites import _constant_of, _number, _Steps
 from .ir import Node
 
@@ -161,24 +161,12 @@ def _call_name(fn) -> Optional[str]:
     return None
 
 
-def _guarded(*names):
-    """torch's functions of these dotted names that this torch has."""
-    found = []
-    for dotted in names:
-        obj = torch
-        for part in dotted.split("."):
-            obj = getattr(obj, part, None)
-        if obj is not None:
-            found.append(obj)
-    return tuple(found)
-
-
 _TARGETS = {
-    "dot": _guarded("dot", "vdot"), "inner": _guarded("inner"), "outer": _guarded("outer", "ger"),
-    "mv": _guarded("mv"), "addmm": _guarded("addmm"), "addmv": _guarded("addmv"), "addbmm": _guarded("addbmm"),
-    "baddbmm": _guarded("baddbmm"), "addr": _guarded("addr"), "tensordot": _guarded("tensordot"),
-    "multi_dot": _guarded("linalg.multi_dot", "chain_matmul"), "vecdot": _guarded("linalg.vecdot"),
-    "cross": _guarded("cross"), "linalg.cross": _guarded("linalg.cross"), "cdist": _guarded("cdist"),
+    "dot": torch_functions("dot", "vdot"), "inner": torch_functions("inner"), "outer": torch_functions("outer", "ger"),
+    "mv": torch_functions("mv"), "addmm": torch_functions("addmm"), "addmv": torch_functions("addmv"), "addbmm": torch_functions("addbmm"),
+    "baddbmm": torch_functions("baddbmm"), "addr": torch_functions("addr"), "tensordot": torch_functions("tensordot"),
+    "multi_dot": torch_functions("linalg.multi_dot", "chain_matmul"), "vecdot": torch_functions("linalg.vecdot"),
+    "cross": torch_functions("cross"), "linalg.cross": torch_functions("linalg.cross"), "cdist": torch_functions("cdist"),
 }
 
 

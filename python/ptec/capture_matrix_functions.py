@@ -62,7 +62,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 import torch
 
-from .capture_calls import _meta_shape
+from .capture_calls import torch_functions, _meta_shape
 from .capture_reductions import _norm_call
 from .capture_rewrites import _constant_of, _Steps
 from .ir import Node
@@ -81,32 +81,21 @@ EXP_SQUARINGS, EXP_DEGREE = 6, 10
 MAX_SPECTRAL_N = 3
 
 
-def _guarded(*dotted) -> Tuple:
-    found = []
-    for name in dotted:
-        obj = torch
-        for part in name.split("."):
-            obj = getattr(obj, part, None)
-        if obj is not None:
-            found.append(obj)
-    return tuple(found)
-
-
 # call family -> (torch functions, Tensor method names)
 CALLS: Dict[str, Tuple[Tuple, Tuple[str, ...]]] = {
-    "det": (_guarded("linalg.det", "det"), ("det",)),
-    "slogdet": (_guarded("linalg.slogdet", "slogdet"), ("slogdet",)),
-    "logdet": (_guarded("logdet"), ("logdet",)),
-    "inv": (_guarded("linalg.inv", "inverse"), ("inverse",)),
-    "inv_ex": (_guarded("linalg.inv_ex"), ()),
-    "solve": (_guarded("linalg.solve"), ()),
-    "solve_ex": (_guarded("linalg.solve_ex"), ()),
-    "cholesky": (_guarded("linalg.cholesky", "cholesky"), ("cholesky",)),
-    "matrix_power": (_guarded("linalg.matrix_power", "matrix_power"), ("matrix_power",)),
-    "svdvals": (_guarded("linalg.svdvals"), ()),
-    "eigvalsh": (_guarded("linalg.eigvalsh"), ()),
-    "norm": (_guarded("linalg.matrix_norm", "linalg.norm", "norm"), ("norm",)),
-    "matrix_exp": (_guarded("linalg.matrix_exp", "matrix_exp"), ("matrix_exp",)),
+    "det": (torch_functions("linalg.det", "det"), ("det",)),
+    "slogdet": (torch_functions("linalg.slogdet", "slogdet"), ("slogdet",)),
+    "logdet": (torch_functions("logdet"), ("logdet",)),
+    "inv": (torch_functions("linalg.inv", "inverse"), ("inverse",)),
+    "inv_ex": (torch_functions("linalg.inv_ex"), ()),
+    "solve": (torch_functions("linalg.solve"), ()),
+    "solve_ex": (torch_functions("linalg.solve_ex"), ()),
+    "cholesky": (torch_functions("linalg.cholesky", "cholesky"), ("cholesky",)),
+    "matrix_power": (torch_functions("linalg.matrix_power", "matrix_power"), ("matrix_power",)),
+    "svdvals": (torch_functions("linalg.svdvals"), ()),
+    "eigvalsh": (torch_functions("linalg.eigvalsh"), ()),
+    "norm": (torch_functions("linalg.matrix_norm", "linalg.norm", "norm"), ("norm",)),
+    "matrix_exp": (torch_functions("linalg.matrix_exp", "matrix_exp"), ("matrix_exp",)),
 }
 
 # each call's arguments in torch's order (a method's self is the first)

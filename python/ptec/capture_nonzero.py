@@ -25,23 +25,11 @@ from typing import List, Optional
 import numpy as np
 import torch
 
-from .capture_calls import _meta_shape, _scalar_arg
-from .ir import Node, UnsupportedOperator
+from .capture_calls import call_is, refuse_call, _meta_shape, _scalar_arg
+from .ir import Node
 
 _NONZERO = (torch.nonzero, "nonzero", torch.argwhere, "argwhere")
 _UNIQUE = (torch.unique, "unique")
-
-
-def _is(fn, targets) -> bool:
-    try:
-        return fn.target in targets
-    except TypeError:         # an unhashable target is none of these
-        return False
-
-
-def _refuse(fn, why: str):
-    from .capture import _source            # capture imports this module's importer
-    raise UnsupportedOperator(f"operator not supported: {_source(fn, {})}: {why}")
 
 
 def _dtype(a):
@@ -54,7 +42,7 @@ def coordinate_table(shape) -> np.ndarray:
 
 
 def nonzero_nodes(fn, by_name) -> Optional[List[Node]]:
-    if not _is(fn, _NONZERO) or not fn.args or len(fn.args) > 1 or set(fn.kwargs) - {"as_tuple"}:
+    if not call_is(fn, _NONZERO) or not fn.args or len(fn.args) > 1 or set(fn.kwargs) - {"as_tuple"}:
         return None
     m = fn.args[0]
     if not isinstance(m, torch.fx.Node) or by_name.get(m.name) is None or _dtype(m) not in (torch.bool, torch.float32):
@@ -63,13 +51,13 @@ def nonzero_nodes(fn, by_name) -> Optional[List[Node]]:
         from .capture_coordinate_tuple import coordinate_tuple_nodes      # one 1-D tensor per dim
         return coordinate_tuple_nodes(fn, m, by_name)
     if fn.kwargs.get("as_tuple", False) is not False:
-        _refuse(fn, "as_tuple must be True or False")
+        refuse_call(fn, "as_tuple must be True or False")
     shape = _meta_shape(m)
     if not shape or 0 in shape:
         return None
     if any(u.op != "output" for u in fn.users):
         # the int64 rows have no int8 grid to move ops before the selection on (capture_masked_select)
-        _refuse(fn, "its result, whose length depends on the values, runs only as a program output "
+        refuse_call(fn, "its result, whose length depends on the values, runs only as a program output "
                     "(return it; use it after the program)")
     name, nodes = fn.name, []
     mask = m.name
@@ -84,7 +72,7 @@ def nonzero_nodes(fn, by_name) -> Optional[List[Node]]:
 
 
 def unique_nodes(fn, by_name) -> Optional[List[Node]]:
-    if not _is(fn, _UNIQUE) or not fn.args or not isinstance(fn.args[0], torch.fx.Node) \
+    if not call_is(fn, _UNIQUE) or not fn.args or not isinstance(fn.args[0], torch.fx.Node) \
             or by_name.get(fn.args[0].name) is None or _dtype(fn.args[0]) != torch.float32:
         return None
     names = ("sorted", "return_inverse", "return_counts", "dim")
@@ -92,9 +80,9 @@ def unique_nodes(fn, by_name) -> Optional[List[Node]]:
         return None
     spelled = {k: _scalar_arg(fn, i + 1, k) for i, k in enumerate(names)}
     if spelled["return_inverse"] or spelled["return_counts"] or spelled["dim"] is not None:
-        _refuse(fn, "ptec runs torch.unique's sorted values only (no return_inverse, return_counts or dim)")
+        refuse_call(fn, "ptec runs torch.unique's sorted values only (no return_inverse, return_counts or dim)")
     if spelled["sorted"] is False:
-        _refuse(fn, "sorted=False leaves the order to the implementation; ptec runs sorted=True")
+        refuse_call(fn, "sorted=False leaves the order to the implementation; ptec runs sorted=True")
     shape = _meta_shape(fn.args[0])
     if shape is None or 0 in shape:
         return None
@@ -124,7 +112,7 @@ def value_length_nodes(fn, ins, by_name) -> Optional[List[Node]]:
         nodes = make(fn, by_name)
         if nodes is not None:
             return nodes
-    if _is(fn, (torch.where,)) and len(fn.args) == 1 and not fn.kwargs and isinstance(fn.args[0], torch.fx.Node) \
+    if call_is(fn, (torch.where,)) and len(fn.args) == 1 and not fn.kwargs and isinstance(fn.args[0], torch.fx.Node) \
             and by_name.get(fn.args[0].name) is not None and _dtype(fn.args[0]) in (torch.bool, torch.float32):
         from .capture_coordinate_tuple import coordinate_tuple_nodes      # torch.where(cond): nonzero's tuple
         return coordinate_tuple_nodes(fn, fn.args[0], by_name)

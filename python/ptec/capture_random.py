@@ -46,7 +46,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .capture_calls import _meta_shape
+from .capture_calls import refuse_call, _meta_shape
+from .capture_rewrites import _Steps
 from .ir import Node, UnsupportedOperator
 from .random_layers import node_seed
 
@@ -139,20 +140,9 @@ def _name_of(fn) -> Optional[str]:
         return None
 
 
-def _refuse(fn, why: str):
-    from .capture import _source            # capture imports this module's importer
-    raise UnsupportedOperator(f"operator not supported: {_source(fn, {})}: {why}")
-
-
-class _Draws:
-    """Steps named after the call, and the uniform stream's nodes."""
-
-    def __init__(self, name: str):
-        self.name, self.nodes = name, []
-
-    def __call__(self, op, inputs, **attrs) -> str:
-        self.nodes.append(Node(f"{self.name}__{len(self.nodes)}", op, list(inputs), attrs))
-        return self.nodes[-1].name
+class _Draws(_Steps):
+    """Steps named after the call (capture_rewrites' builder), and the
+    uniform stream's nodes."""
 
     def uniform(self, shape) -> str:
         """u of `shape`: each element one of (i + 1/2) / 256, i in 0..255."""
@@ -172,18 +162,11 @@ class _Draws:
             src = self("add", [src, self.const(shift)])
         return src
 
-    def const(self, value) -> str:
-        return self("constant", [], value=np.asarray(value, np.float32))
-
     def math(self, src: str, fn_name: str) -> str:
         return self("elementwise", [src], fn="math", name=fn_name)
 
     def minus_log(self, src: str) -> str:
         return self("mul", [self("elementwise", [src], fn="log"), self.const(-1.0)])
-
-    def done(self) -> List[Node]:
-        self.nodes[-1].name = self.name
-        return self.nodes
 
 
 def _arg(fn, i: int, key: str, default=None):
@@ -220,7 +203,7 @@ def _torch_normal(d: _Draws, fn, shape, by_name) -> Optional[str]:
     z = _normal(d, shape)
     m, s = _operand(d, fn, mean, shape, by_name), _operand(d, fn, std, shape, by_name)
     if m is None or s is None:
-        _refuse(fn, "ptec runs torch.normal with mean and std numbers or tensors of the output's shape")
+        refuse_call(fn, "ptec runs torch.normal with mean and std numbers or tensors of the output's shape")
     return d("add", [d("mul", [z, s]), m])
 
 
@@ -228,7 +211,7 @@ def _gumbel_softmax(d: _Draws, fn, ins, shape) -> str:
     tau, hard, dim = _arg(fn, 1, "tau", 1.0), _arg(fn, 2, "hard", False), _arg(fn, 4, "dim", -1)
     if not _number(tau) or tau <= 0 or not isinstance(hard, bool) or not isinstance(dim, int) \
             or not -len(shape) <= dim < len(shape):
-        _refuse(fn, "ptec runs F.gumbel_softmax with a positive number tau, a bool hard and an int dim")
+        refuse_call(fn, "ptec runs F.gumbel_softmax with a positive number tau, a bool hard and an int dim")
     dim %= len(shape)
     g = d.minus_log(d.minus_log(d.uniform(shape)))             # -log(-log(u)): Gumbel(0, 1)
     y = d.affine(d("add", [ins[0], g]), 1.0 / float(tau), 0.0)
@@ -247,9 +230,9 @@ def _alpha_dropout(d: _Draws, fn, ins, shape, feature: bool) -> Optional[str]:
     if training is not True:
         return None                           # the eval form: capture's identity
     if not _number(p) or not 0.0 <= p < 1.0:
-        _refuse(fn, f"p {p!r}: ptec runs alpha dropout with a number p in [0, 1) (p = 1 gives all zeros)")
+        refuse_call(fn, f"p {p!r}: ptec runs alpha dropout with a number p in [0, 1) (p = 1 gives all zeros)")
     if feature and len(shape) < 3:
-        _refuse(fn, "ptec runs F.feature_alpha_dropout on batched [N, C, ...] input")
+        refuse_call(fn, "ptec runs F.feature_alpha_dropout on batched [N, C, ...] input")
     a = 1.0 / math.sqrt((ALPHA * ALPHA * p + 1.0) * (1.0 - p))
     mask_shape = list(shape[:2]) + [1] * (len(shape) - 2) if feature else list(shape)
     u = d.uniform(mask_shape)
@@ -276,7 +259,7 @@ def random_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     if name is None or fn.op not in ("call_function", "call_method"):
         return None
     if name in _REFUSED:
-        _refuse(fn, f"{_REFUSED[name]}: ptec's random stream on the device gives uniform floats and their "
+        refuse_call(fn, f"{_REFUSED[name]}: ptec's random stream on the device gives uniform floats and their "
                     "transforms only (rand, randn, normal, bernoulli, uniform_, normal_, exponential_, "
                     "gumbel_softmax, alpha_dropout)")
     shape = _meta_shape(fn)
@@ -285,13 +268,13 @@ def random_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     if name not in known or shape is None:
         return None
     if fn.kwargs.get("generator") is not None:
-        _refuse(fn, "a torch.Generator argument: ptec draws from its own stream on the device")
+        refuse_call(fn, "a torch.Generator argument: ptec draws from its own stream on the device")
     if not _float_out(fn):
-        _refuse(fn, "ptec draws float32 random values only")
+        refuse_call(fn, "ptec draws float32 random values only")
     if name in _FILLS:
         target = fn.args[0]
         if isinstance(target, torch.fx.Node) and len(target.users) > 1:
-            _refuse(fn, f"the tensor that {name} fills is read elsewhere; use the call's result")
+            refuse_call(fn, f"the tensor that {name} fills is read elsewhere; use the call's result")
         _overwritten(by_name.get(getattr(target, "name", None)), shape)
     d = _Draws(fn.name)
     if name in ("rand", "rand_like"):
@@ -299,19 +282,19 @@ def random_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     elif name == "uniform_":
         lo, hi = _arg(fn, 1, "from", 0.0), _arg(fn, 2, "to", 1.0)
         if not (_number(lo) and _number(hi)):
-            _refuse(fn, "ptec runs uniform_ with numbers from, to")
+            refuse_call(fn, "ptec runs uniform_ with numbers from, to")
         d.affine(d.uniform(shape), float(hi) - float(lo), float(lo))
     elif name in ("randn", "randn_like"):
         _normal(d, shape)
     elif name == "normal_":
         mean, std = _arg(fn, 1, "mean", 0.0), _arg(fn, 2, "std", 1.0)
         if not (_number(mean) and _number(std)):
-            _refuse(fn, "ptec runs normal_ with numbers mean, std")
+            refuse_call(fn, "ptec runs normal_ with numbers mean, std")
         d.affine(_normal(d, shape), float(std), float(mean))
     elif name == "exponential_":
         lambd = _arg(fn, 1, "lambd", 1.0)
         if not _number(lambd) or lambd <= 0:
-            _refuse(fn, "ptec runs exponential_ with a positive number lambd")
+            refuse_call(fn, "ptec runs exponential_ with a positive number lambd")
         d.affine(d.minus_log(d.uniform(shape)), 1.0 / float(lambd), 0.0)
     elif name == "normal":
         _torch_normal(d, fn, shape, by_name)
@@ -320,12 +303,12 @@ def random_nodes(fn, ins, by_name) -> Optional[List[Node]]:
         if p is None:
             probs = _operand(d, fn, fn.args[0], shape, by_name)
             if probs is None:
-                _refuse(fn, "ptec runs torch.bernoulli of a float tensor of probabilities")
+                refuse_call(fn, "ptec runs torch.bernoulli of a float tensor of probabilities")
             below = d("compare", [d.uniform(shape), probs], kind="lt")
         elif _number(p):
             below = d("compare", [d.uniform(shape)], kind="lt", scalar=float(p))
         else:
-            _refuse(fn, "ptec runs torch.bernoulli(x, p) with a number p")
+            refuse_call(fn, "ptec runs torch.bernoulli(x, p) with a number p")
         d("bool_to", [below], dtype="float32")
     elif name == "gumbel_softmax":
         _gumbel_softmax(d, fn, ins, shape)

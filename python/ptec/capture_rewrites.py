@@ -21,7 +21,6 @@ import torch
 from .capture_calls import _ints, _meta_shape, _reduce_max_nodes, _scalar_arg
 from .capture_index_uses import index_use_nodes
 from .capture_nonzero import value_length_nodes
-from .capture_random import random_nodes
 from .capture_embedding_computed import computed_table_embedding_nodes
 from .capture_scatter import scatter_nodes
 from .capture_bag_of_values import bag_of_values_nodes
@@ -464,6 +463,7 @@ def rewrite_nodes(fn, ins, by_name):
     from .capture_bincount import bincount_nodes
     from .capture_elementwise_math import elementwise_math_nodes
     from .capture_isin import isin_nodes
+    from .capture_random import random_nodes
     from .capture_views import view_nodes
     if fn.op not in ("call_function", "call_method") or not fn.args:
         return None

@@ -34,8 +34,8 @@ from typing import List, Optional
 import numpy as np
 import torch
 
-from .capture_calls import _meta_shape
-from .ir import Node, UnsupportedOperator
+from .capture_calls import refuse_call, _meta_shape
+from .ir import Node
 
 # the most entries one constant pick matrix may have (64 KB of int8 weights)
 MAX_PICK = 1 << 16
@@ -65,15 +65,6 @@ def _call_name(fn) -> Optional[str]:
         return _TARGETS.get(fn.target)
     except TypeError:         # an unhashable target is none of these
         return None
-
-
-def _source(fn) -> str:
-    from .capture import _source as named        # capture imports this module's importer
-    return named(fn, {})
-
-
-def _refuse(fn, why: str):
-    raise UnsupportedOperator(f"operator not supported: {_source(fn)}: {why}")
 
 
 def _int(v) -> bool:
@@ -115,11 +106,11 @@ def _index(fn, a, by_name) -> np.ndarray:
     value = _constant(a, by_name)
     if value is None:
         if isinstance(a, torch.fx.Node):
-            _refuse(fn, "its index is computed in the program, so where each write lands depends on the values; "
+            refuse_call(fn, "its index is computed in the program, so where each write lands depends on the values; "
                         "ptec runs it with a constant index tensor only")
-        _refuse(fn, "its index is not a tensor")
+        refuse_call(fn, "its index is not a tensor")
     if value.dtype.kind not in "iu":
-        _refuse(fn, f"its index is of dtype {value.dtype}, not an integer tensor")
+        refuse_call(fn, f"its index is of dtype {value.dtype}, not an integer tensor")
     return value.astype(np.int64)
 
 
@@ -128,15 +119,15 @@ def _along_dim(fn, shape, dim, index: np.ndarray, src_shape):
     the output position q with dim replaced by index[q], from src at q."""
     rank = len(shape)
     if not _int(dim) or not -rank <= dim < rank:
-        _refuse(fn, f"dim {dim!r} is not a dim of a rank-{rank} tensor")
+        refuse_call(fn, f"dim {dim!r} is not a dim of a rank-{rank} tensor")
     dim %= rank
     if index.ndim != rank or (src_shape is not None and len(src_shape) != rank):
-        _refuse(fn, "index (and src) must have self's number of dims")
+        refuse_call(fn, "index (and src) must have self's number of dims")
     if any(index.shape[d] > shape[d] for d in range(rank) if d != dim) \
             or (src_shape is not None and any(index.shape[d] > src_shape[d] for d in range(rank))):
-        _refuse(fn, "index is larger than self (other dims) or src")
+        refuse_call(fn, "index is larger than self (other dims) or src")
     if ((index < 0) | (index >= shape[dim])).any():
-        _refuse(fn, f"an index is outside 0..{shape[dim] - 1}")
+        refuse_call(fn, f"an index is outside 0..{shape[dim] - 1}")
     grid = list(np.indices(index.shape))
     at = list(grid)
     at[dim] = index
@@ -151,12 +142,12 @@ def _rows_index(fn, shape, dim, index: np.ndarray, src_shape):
     slice index[i]; as scatter with index[i] spread over source's shape."""
     rank = len(shape)
     if not _int(dim) or not -rank <= dim < rank or index.ndim > 1:
-        _refuse(fn, "it needs an int dim of self and a 1-D index")
+        refuse_call(fn, "it needs an int dim of self and a 1-D index")
     dim %= rank
     index = index.reshape(-1)
     want = [index.size if d == dim else shape[d] for d in range(rank)]
     if list(src_shape) != want:
-        _refuse(fn, f"source has shape {list(src_shape)}, not {want}")
+        refuse_call(fn, f"source has shape {list(src_shape)}, not {want}")
     spread = np.broadcast_to(index.reshape([-1 if d == dim else 1 for d in range(rank)]), want)
     return _along_dim(fn, shape, dim, np.ascontiguousarray(spread), src_shape)
 
@@ -167,19 +158,19 @@ def _put_index(fn, shape, indices, by_name, values_shape):
     values broadcast to the picked shape."""
     if not isinstance(indices, (tuple, list)) or not indices or len(indices) > len(shape) \
             or any(i is None for i in indices):
-        _refuse(fn, "it takes a tuple of index tensors for self's leading dims (None or slices are not run)")
+        refuse_call(fn, "it takes a tuple of index tensors for self's leading dims (None or slices are not run)")
     idx = []
     for d, a in enumerate(indices):
         value = _index(fn, a, by_name)
         if ((value < -shape[d]) | (value >= shape[d])).any():
-            _refuse(fn, f"an index of dim {d} is outside -{shape[d]}..{shape[d] - 1}")
+            refuse_call(fn, f"an index of dim {d} is outside -{shape[d]}..{shape[d] - 1}")
         idx.append(value % shape[d])
     try:
         picked = np.arange(_numel(shape)).reshape(shape)[tuple(idx)]
         src = np.arange(_numel(values_shape)).reshape(values_shape) if values_shape is not None else None
         sources = np.broadcast_to(src, picked.shape).ravel() if src is not None else np.zeros(picked.size, np.int64)
     except (IndexError, ValueError) as e:
-        _refuse(fn, f"its indices and values do not broadcast ({e})")
+        refuse_call(fn, f"its indices and values do not broadcast ({e})")
     return picked.ravel(), sources
 
 
@@ -222,7 +213,7 @@ def _scatter_nodes(fn, name: str, self_name: str, shape, src, src_shape, src_val
     counts = np.bincount(targets, minlength=m) if targets.size else np.zeros(m, np.int64)
     written = counts > 0
     if reduce is None and (counts > 1).any():
-        _refuse(fn, f"it writes output position {int(np.argmax(counts > 1))} more than once, and torch leaves "
+        refuse_call(fn, f"it writes output position {int(np.argmax(counts > 1))} more than once, and torch leaves "
                     "which value lands unspecified")
     s = _Steps(name)
     if not written.any():
@@ -230,7 +221,7 @@ def _scatter_nodes(fn, name: str, self_name: str, shape, src, src_shape, src_val
         return s.done()
     ns = _numel(src_shape) if src_shape is not None else 1
     if src_value is None and ns * m > MAX_PICK:
-        _refuse(fn, f"its constant pick matrix would have {ns * m} entries (ptec makes at most {MAX_PICK}: "
+        refuse_call(fn, f"its constant pick matrix would have {ns * m} entries (ptec makes at most {MAX_PICK}: "
                     "src elements times output elements)")
     layer = _layers(targets)
     flat = []
@@ -314,14 +305,14 @@ def scatter_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     if kind == "scatter":
         spelled = a.get("reduce")
         if spelled is not None and spelled not in _REDUCE_SPELLINGS:
-            _refuse(fn, f"reduce={spelled!r}: torch takes 'add' or 'multiply'")
+            refuse_call(fn, f"reduce={spelled!r}: torch takes 'add' or 'multiply'")
         reduce = _REDUCE_SPELLINGS.get(spelled)
     elif kind in ("scatter_add", "index_add"):
         reduce = "sum"
     elif kind == "scatter_reduce":
         reduce, include_self = a.get("reduce"), a.get("include_self", True)
         if reduce not in _REDUCTIONS or not isinstance(include_self, bool):
-            _refuse(fn, f"reduce={reduce!r} is not one of {', '.join(_REDUCTIONS)}")
+            refuse_call(fn, f"reduce={reduce!r} is not one of {', '.join(_REDUCTIONS)}")
     elif kind == "index_put":
         accumulate = a.get("accumulate", False)
         if not isinstance(accumulate, bool):
@@ -339,7 +330,7 @@ def scatter_nodes(fn, ins, by_name) -> Optional[List[Node]]:
         nodes = computed_scatter_nodes(fn.name, self_node.name, shape, a.get("dim"), index, getattr(src, "name", None),
                                        src_shape, reduce, by_name)
         if isinstance(nodes, str):
-            _refuse(fn, "its index is computed in the program: " + nodes)
+            refuse_call(fn, "its index is computed in the program: " + nodes)
         return nodes
     if kind in ("scatter", "scatter_add", "scatter_reduce"):
         targets, sources = _along_dim(fn, shape, a.get("dim"), _index(fn, a.get("index"), by_name), src_shape)
@@ -352,18 +343,18 @@ def scatter_nodes(fn, ins, by_name) -> Optional[List[Node]]:
             nodes = computed_masked_scatter_nodes(fn.name, self_node.name, shape, a.get("mask"), src.name, src_shape,
                                                   by_name)
             if isinstance(nodes, str):
-                _refuse(fn, "its mask is computed in the program: " + nodes)
+                refuse_call(fn, "its mask is computed in the program: " + nodes)
             return nodes
         if mask is None or mask.dtype != np.bool_:
-            _refuse(fn, "its mask is computed in the program, so which source element lands where depends on "
+            refuse_call(fn, "its mask is computed in the program, so which source element lands where depends on "
                         "the values; ptec runs it with a constant bool mask only")
         try:
             mask = np.broadcast_to(mask, shape)
         except ValueError:
-            _refuse(fn, f"its mask of shape {list(mask.shape)} does not broadcast to {list(shape)}")
+            refuse_call(fn, f"its mask of shape {list(mask.shape)} does not broadcast to {list(shape)}")
         targets = np.flatnonzero(mask)
         if targets.size > _numel(src_shape):
-            _refuse(fn, f"source has {_numel(src_shape)} elements, fewer than the mask's {targets.size}")
+            refuse_call(fn, f"source has {_numel(src_shape)} elements, fewer than the mask's {targets.size}")
         sources = np.arange(targets.size)
     else:
         targets, sources = _put_index(fn, shape, a.get("indices"), by_name, src_shape)
