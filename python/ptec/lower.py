@@ -292,7 +292,7 @@ class LoweringContext:
                 state_writes.append(n)
             elif n.name in groups:
                 self.lower_delegate(*groups[n.name])
-                for m in groups[n.name][1]:      # the delegate computes in int8: no inf kept
+                for m in groups[n.name][1]:      # the delegate computes in int8: no NaN or inf kept
                     self.refuse_nonfinite(m)
             elif n.name not in delegated:
                 self.lower_node(n)
