@@ -12,18 +12,24 @@ reads `new` in its place.
 - an index known at trace time (ints, slices, Ellipsis, None, lists and
   constant index tensors): the flat positions it selects are a constant,
   and the value goes there by index_put on the flattened y (a number:
-  torch.where with the constant 0/1 mask of those positions);
-- a bool mask computed in the program: a number (or one-element tensor)
-  by torch.where(mask, v, y), a tensor of the selection's length by
-  y.masked_scatter(mask, v) (a mask of y's shape)."""
+  masked_fill with the constant 0/1 mask of those positions);
+- a bool mask of y's shape computed in the program: a number by
+  masked_fill (a one-element tensor by torch.where(mask, v, y)), a tensor
+  of the selection's length by y.masked_scatter(mask, v). A mask of fewer
+  dims (whole rows) is refused: capture follows a computed bool through
+  no reshape."""
 from __future__ import annotations
 
 import numbers
+import operator
 
 import torch
 import torch.fx
 
+from .capture_in_place import _MARK
+
 _SPELLING = "[...] ="
+_WRITTEN = "ptec_written_positions"     # node.meta: (shape, flat positions) of a constant-index write
 
 
 def assigned(y, new):
@@ -62,13 +68,17 @@ def record(y: torch.fx.Proxy, index, value) -> None:
     number = isinstance(value, numbers.Number)
     if not number and not isinstance(value, (torch.fx.Proxy, torch.Tensor)):
         _refuse(f"a value of type {type(value).__name__}")
+    augmented = value.node if isinstance(value, torch.fx.Proxy) else None
+    if augmented is not None and augmented.meta.get(_MARK) and isinstance(augmented.args[0], torch.fx.Node) \
+            and augmented.args[0].target is operator.getitem and augmented.args[0].args[0] is y.node:
+        del augmented.meta[_MARK]       # y[i] += v: Python's y[i] = y[i] + v, the add written back here
     fixed = _constant(tracer, index)
     if fixed is not None:
         positions = torch.arange(shadow.numel()).view(shadow.shape)[fixed]
         if number:
             mask = torch.zeros(shadow.numel(), dtype=torch.bool)
             mask[positions.reshape(-1)] = True
-            new = torch.where(mask.view(shadow.shape), torch.tensor(value, dtype=shadow.dtype), y)
+            new = y.masked_fill(mask.view(shadow.shape), value)
         else:
             values = value.expand(positions.shape).reshape(-1)
             if isinstance(value, torch.fx.Proxy) and tracer.known(value.node) and \
@@ -79,22 +89,21 @@ def record(y: torch.fx.Proxy, index, value) -> None:
         if not isinstance(index, torch.fx.Proxy) or not tracer.known(index.node) \
                 or tracer.value(index.node).dtype != torch.bool:
             _refuse("an index computed in the program that is not one bool mask")
-        mask_shape = tuple(tracer.value(index.node).shape)
-        if mask_shape != tuple(shadow.shape[:len(mask_shape)]):
-            _refuse(f"a mask of shape {list(mask_shape)} for a tensor of shape {list(shadow.shape)}")
-        mask = index.reshape(mask_shape + (1,) * (shadow.dim() - len(mask_shape)))
+        if tuple(tracer.value(index.node).shape) != tuple(shadow.shape):
+            _refuse(f"a bool mask of shape {list(tracer.value(index.node).shape)}, not the tensor's "
+                    f"{list(shadow.shape)}")
         one = number or (isinstance(value, torch.Tensor) and value.numel() == 1) or \
             (isinstance(value, torch.fx.Proxy) and tracer.known(value.node) and tracer.value(value.node).numel() == 1)
-        if one:
-            v = torch.tensor(value, dtype=shadow.dtype) if number else value.reshape(())
-            new = torch.where(mask, v, y)
-        elif mask_shape == tuple(shadow.shape):
-            new = y.masked_scatter(mask, value)
+        if number:
+            new = y.masked_fill(index, value)
+        elif one:
+            new = torch.where(index, value.reshape(()), y)
         else:
-            _refuse("a tensor value with a mask of fewer dims than the tensor")
+            new = y.masked_scatter(index, value)
     node = tracer.create_proxy("call_function", assigned, (y, new), {})
-    from .capture_in_place import _MARK
     node.node.meta[_MARK] = _SPELLING
+    if fixed is not None:       # the written positions, for the reads of others (drop_markers)
+        node.node.meta[_WRITTEN] = (tuple(shadow.shape), frozenset(positions.reshape(-1).tolist()))
     _write_shadow(tracer, y, index, value)
 
 
@@ -118,9 +127,32 @@ def drop_markers(gm: torch.fx.GraphModule) -> None:
     """Each assigned(y, new) node read as `new` (after capture_in_place)."""
     changed = False
     for fn in list(gm.graph.nodes):
+        if fn.op == "call_function" and fn.target is operator.getitem:
+            _read_before_writes(fn)
+    for fn in list(gm.graph.nodes):
         if fn.op == "call_function" and fn.target is assigned:
             fn.replace_all_uses_with(fn.args[1])
             gm.graph.erase_node(fn)
             changed = True
     if changed:
         gm.recompile()
+
+
+def _read_before_writes(fn: torch.fx.Node) -> None:
+    """A constant selection y[idx] of a written y that reads none of the
+    written positions reads the value before the write (the same numbers):
+    YOLOv5's y[..., 2:4] after y[..., 0:2] = xy keeps its own range, which
+    the written xy would widen for int8 (step 0.17 on sigmoids)."""
+    source, idx = fn.args[0], fn.args[1]
+    found = []
+    torch.fx.node.map_aggregate(idx, lambda a: found.append(a) if isinstance(a, torch.fx.Node) else a)
+    while not found and isinstance(source, torch.fx.Node) and source.target is assigned and _WRITTEN in source.meta:
+        shape, written = source.meta[_WRITTEN]
+        try:
+            read = torch.arange(int(torch.tensor(shape).prod())).view(shape)[idx].reshape(-1).tolist()
+        except (IndexError, RuntimeError, TypeError, ValueError):
+            return
+        if written.intersection(read):
+            return
+        source = source.args[0]
+        fn.replace_input_with(fn.args[0], source)
