@@ -38,8 +38,9 @@ def assigned(y, new):
 
 
 def _refuse(why: str):
-    from .capture_scatter import SETITEM_REFUSAL
-    raise TypeError(f"{SETITEM_REFUSAL} ({why})")
+    raise TypeError(f"x[idx] = v writes x in place, which ptec traces for an index known at trace time or one "
+                    f"bool mask of x's shape, not {why}: write x = x.index_put((i, j), v), x.masked_fill(mask, v) "
+                    "or torch.where(mask, v, x)")
 
 
 def _constant(tracer, index):
@@ -61,10 +62,10 @@ def record(y: torch.fx.Proxy, index, value) -> None:
     """Records `y[index] = value` (see the module's docstring)."""
     tracer = y.tracer
     if not tracer.known(y.node):
-        _refuse("the written tensor's value is unknown at trace time")
+        _refuse("a tensor whose value is unknown at trace time")
     shadow = tracer.value(y.node)
     if not isinstance(shadow, torch.Tensor):
-        _refuse("the written value is not a tensor")
+        _refuse("a write into a non-tensor")
     number = isinstance(value, numbers.Number)
     if not number and not isinstance(value, (torch.fx.Proxy, torch.Tensor)):
         _refuse(f"a value of type {type(value).__name__}")
@@ -88,7 +89,7 @@ def record(y: torch.fx.Proxy, index, value) -> None:
     else:
         if not isinstance(index, torch.fx.Proxy) or not tracer.known(index.node) \
                 or tracer.value(index.node).dtype != torch.bool:
-            _refuse("an index computed in the program that is not one bool mask")
+            _refuse("an index computed in the program that is not a bool mask")
         if tuple(tracer.value(index.node).shape) != tuple(shadow.shape):
             _refuse(f"a bool mask of shape {list(tracer.value(index.node).shape)}, not the tensor's "
                     f"{list(shadow.shape)}")
