@@ -58,6 +58,20 @@ def _constant(tracer, index):
         return None
 
 
+def _read_here(piece, y: torch.fx.Node, index, augmented: torch.fx.Node) -> bool:
+    """piece is y[index], read by the augmented write alone: `y[i] += v`,
+    whose write into the view y[i] is this assignment (a view read
+    elsewhere, or another index, stays a write capture_in_place judges)."""
+    if not isinstance(piece, torch.fx.Node) or piece.target is not operator.getitem or piece.args[0] is not y:
+        return False
+    here = torch.fx.node.map_aggregate(index, lambda a: a.node if isinstance(a, torch.fx.Proxy) else a)
+    try:
+        same = bool(piece.args[1] == here)
+    except (RuntimeError, TypeError, ValueError):      # a tensor in the index: not compared
+        return False
+    return same and set(piece.users) == {augmented}
+
+
 def record(y: torch.fx.Proxy, index, value) -> None:
     """Records `y[index] = value` (see the module's docstring)."""
     tracer = y.tracer
@@ -70,8 +84,7 @@ def record(y: torch.fx.Proxy, index, value) -> None:
     if not number and not isinstance(value, (torch.fx.Proxy, torch.Tensor)):
         _refuse(f"a value of type {type(value).__name__}")
     augmented = value.node if isinstance(value, torch.fx.Proxy) else None
-    if augmented is not None and augmented.meta.get(_MARK) and isinstance(augmented.args[0], torch.fx.Node) \
-            and augmented.args[0].target is operator.getitem and augmented.args[0].args[0] is y.node:
+    if augmented is not None and augmented.meta.get(_MARK) and _read_here(augmented.args[0], y.node, index, augmented):
         del augmented.meta[_MARK]       # y[i] += v: Python's y[i] = y[i] + v, the add written back here
     fixed = _constant(tracer, index)
     if fixed is not None:

@@ -236,6 +236,25 @@ def test_a_refused_write_into_a_parameter_leaves_it_unwritten():
     assert torch.equal(model.w.detach(), torch.ones(S))
 
 
+def _view_added_then_placed(x):
+    y = x * 2
+    z = y[:, 0]
+    z += 1.0                # writes y[:, 0] too
+    y[:, 1] = z
+    return y
+
+
+def test_a_written_view_placed_elsewhere_is_torchs():
+    x = torch.randn(S)
+    want = _view_added_then_placed(x)
+    try:
+        got = evaluate(capture(Fn(_view_added_then_placed).eval(), (x,)), [x])[0]
+    except UnsupportedOperator as e:        # or refused in one line, never a wrong number
+        assert "\n" not in str(e) and "+=" in str(e), str(e)
+        return
+    assert torch.allclose(torch.as_tensor(got), want, atol=1e-6), (got, want)
+
+
 REFUSED = {
     "a write through a view read later": (Fn(_view_read_later), UnsupportedOperator, ["[...] =", "reads"]),
     "an index computed in the program": (Fn(_computed_int_index), CaptureError, ["x[idx] = v", "bool mask"]),
