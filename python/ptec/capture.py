@@ -41,6 +41,7 @@ from .capture_indices import (arg_call_node, argmax_node, as_traced, computed_ga
                               index_input_attrs, traced_integer_dtypes,
                               to_float_node, to_index_node)
 from .capture_grid import grid_nodes
+from .capture_item_assignment import drop_markers
 from .capture_in_place import AugmentedProxy, in_place_writes, refuse_written_tensors, tensors_of, without_dead_code
 from .capture_view_elements import elements_alone
 from .capture_int_math import int_math_nodes, int_view_nodes
@@ -1479,11 +1480,10 @@ class _UnpackingProxy(KnownValuesProxy, AugmentedProxy):
         # abs(x): torch 1.13's Proxy has no __abs__ (built-in abs raises)
         return self.tracer.create_proxy("call_function", operator.abs, (self,), {})
 
-    if not hasattr(torch.fx.Proxy, "__setitem__"):
-        def __setitem__(self, index, value):
-            # x[idx] = v writes in place, which a traced graph cannot hold: say what to write instead
-            from .capture_scatter import SETITEM_REFUSAL
-            raise TypeError(SETITEM_REFUSAL)
+    def __setitem__(self, index, value):
+        # x[idx] = v: its out-of-place value, marked as a write of x (capture_item_assignment)
+        from .capture_item_assignment import record
+        record(self, index, value)
 
 
 class _Tracer(KnownValuesTracer):
@@ -1641,6 +1641,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
         fold_shape_numbers(gm, UnsupportedOperator)
         tidy_plumbing(gm, CaptureError)
         in_place_writes(gm)         # self.relu(y), y.add_(1): the out-of-place op (capture_in_place)
+        drop_markers(gm)            # y[idx] = v: its out-of-place value (capture_item_assignment)
         elements_alone(gm)          # torch.hsplit(x, 2)[0]: that piece alone (capture_view_elements)
         g = _fx_to_graph(gm)
         if stateful:

@@ -781,6 +781,22 @@ RUNS = {
 if hasattr(torch, "chain_matmul"):         # deprecated for torch.linalg.multi_dot
     RUNS["torch.chain_matmul"] = (lambda x: torch.chain_matmul(x[0], x[0].t() * 0.3, x[0]), S3, R, 1.5, "int8")  # 1.16
 
+def _slice_assigned(x):             # YOLOv5's y[..., 0:2] = (y[..., 0:2] * 2 - 0.5) * stride
+    y = x.sigmoid()
+    y[..., 0:2] = (y[..., 0:2] * 2 - 0.5) * 8
+    return y
+
+
+def _mask_assigned(x):
+    y = x * 2
+    y[y > 1] = 1.0
+    return y
+
+
+RUNS["y[..., 0:2] = v"] = (_slice_assigned, S3, R, 1.5, "int8")       # 1.42
+RUNS["y[mask] = number"] = (_mask_assigned, S3, R, 1.5, "int8")       # 1.11
+
+
 # The dropouts called with training=True (their default) draw random numbers
 # on the device (ptec.random_layers). torch's output differs by design, so
 # no RUNS row: each element must be 0, the whole channel with it for the

@@ -299,11 +299,9 @@ def test_board_prints_the_reference_bytes(name, fn, tmp_path):
     board_matches_reference(res.data, cal[1][0].numpy(), "cortex-m55", tmp_path)
 
 
-def test_item_assignment_is_refused_with_its_functional_forms():
-    """x[idx] = v writes in place, which torch.fx cannot trace: one line
-    naming index_put / masked_fill / where, which run."""
-    from ptec.capture import CaptureError
-
+def test_item_assignment_runs_as_its_functional_form():
+    """x[idx] = v with constant index tensors runs (capture_item_assignment)
+    as its functional form index_put does, which runs too."""
     class SetItem(torch.nn.Module):
         def forward(self, x):
             y = x * 2
@@ -311,10 +309,9 @@ def test_item_assignment_is_refused_with_its_functional_forms():
             return y
 
     x = samples(1)[0][0]
-    with pytest.raises(CaptureError) as e:
-        compile_model(SetItem().eval(), [x], [(x,)])
-    assert "\n" not in str(e.value) and "x[idx] = v writes x in place" in str(e.value) \
-        and "index_put" in str(e.value), str(e.value)
+    want = x * 2
+    want[0, torch.tensor([1, 3]), torch.tensor([2, 5])] = 5.0
+    assert torch.allclose(evaluate(capture(SetItem().eval(), [x]), [x])[0], want)
     # the form it names runs, as torch's x[idx] = v
     fn = lambda x: (x * 2).index_put((torch.tensor([0, 0]), torch.tensor([1, 3]), torch.tensor([2, 5])),  # noqa: E731
                                      torch.tensor(5.0))
