@@ -40,10 +40,6 @@ from .ir import Node
 # the most entries one constant pick matrix may have (64 KB of int8 weights)
 MAX_PICK = 1 << 16
 
-# x[idx] = v in a forward (torch.fx cannot trace an in-place write): the functional forms that run
-SETITEM_REFUSAL = ("x[idx] = v writes x in place, which torch.fx cannot trace: write x = x.index_put((i, j), v) "
-                   "(constant index tensors), x.masked_fill(mask, v) or torch.where(mask, v, x)")
-
 # call -> (kind, its parameter names after self, in torch's order)
 _CALLS = {
     "scatter": ("scatter", ("dim", "index", "src", "reduce")),
