@@ -112,3 +112,18 @@ def board_matches_reference(data: bytes, x: np.ndarray, target: str, workdir) ->
     hex_bytes = "".join(line.split()[2] for line in run.stdout.splitlines() if line.startswith("@out0 "))
     assert bytes.fromhex(hex_bytes) == np.ascontiguousarray(want.transpose(list(t_out.dim_order))).tobytes(), \
         run.stdout[-2000:]
+
+
+def cli_refusal(tmp_path, source: str) -> str:
+    """`python3 -m ptec compile` of models.py (source, with a factory
+    `model()` returning the module and its example inputs): asserts exit
+    status 2, one line on stderr and no output file; returns that line."""
+    import sys
+    (tmp_path / "models.py").write_text(source)
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), HOME=str(tmp_path))
+    r = subprocess.run([sys.executable, "-m", "ptec", "compile", f"{tmp_path}/models.py:model", "-o",
+                        str(tmp_path / "m.pte")], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and not (tmp_path / "m.pte").exists(), r.stderr
+    return lines[0]
