@@ -384,9 +384,17 @@ def _whole_numbers_for_ids(g: Graph, n: Node) -> bool:
     grid has it exactly."""
     whole = n.op == "elementwise" and (n.attrs.get("fn") in WHOLE_VALUED or n.attrs.get("whole_valued")
                                        or (n.attrs.get("fn") == "round" and not n.attrs.get("decimals")))
+    return whole and _read_only_as_whole_numbers(g, n)
+
+
+def _read_only_as_whole_numbers(g: Graph, n: Node) -> bool:
+    """n is read only by to_index / compare, directly or through views
+    (reshape, slice: on n's own grid, PASS_THROUGH), as torch.isin's
+    comparison of computed values reads them, and is no program output."""
     users = g.users(n.name)
-    return whole and bool(users) and all(u.op in ("to_index", "compare") for u in users) \
-        and n.name not in g.outputs
+    return bool(users) and n.name not in g.outputs and all(
+        u.op in ("to_index", "compare") or (u.op in ("reshape", "slice") and _read_only_as_whole_numbers(g, u))
+        for u in users)
 
 
 def whole_number_qparams(lo: float, hi: float) -> Tuple[float, int]:
