@@ -290,8 +290,10 @@ def _nonfinite_test(n: Node, name: str) -> bool:
 def _nonfinite_reaches_outputs(g: Graph, env: Dict[str, torch.Tensor], name: str) -> bool:
     """Whether the NaN / inf elements of value `name` change the outputs:
     the graph after it evaluated again with them replaced by finite values
-    at either end of its finite range (what its int8 codes would hold), as
-    a where dropping them (log where x > 0, nan_to_num) does not."""
+    at either end of its finite range (what its int8 codes would hold), and
+    NaN by 0 too (the quantize kernel's code for NaN: the zero point, as a
+    computed torch.isin test value could then match an element 0), as a
+    where dropping them (log where x > 0, nan_to_num) does not."""
     v = env[name]
     finite = v[torch.isfinite(v)]
     # (none finite in this sample, as 0 / 0 of an empty selection's mean: any two numbers will do)
@@ -299,7 +301,7 @@ def _nonfinite_reaches_outputs(g: Graph, env: Dict[str, torch.Tensor], name: str
     at = [n.name for n in g.nodes].index(name)
     if any(n.op in _DRAWS for n in g.nodes[at + 1:]):
         return False         # (no way to tell: a second run draws anew)
-    for nan in (lo, hi):
+    for nan in (lo, hi, 0.0) if torch.isnan(v).any() else (lo, hi):
         trial = dict(env)
         trial[name] = torch.nan_to_num(v, nan=nan, posinf=hi, neginf=lo)
         for n in g.nodes[at + 1:]:
@@ -546,6 +548,11 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
             # x.half(): the rounding to half precision on its input's own grid, which it
             # (nearly always) leaves in place: no second int8 rounding onto a grid of its own
             n.qparams = g.node(n.inputs[0]).qparams
+        elif n.op == "bool_to" and n.attrs.get("dtype") == "float32":
+            # a bool as 0/1: the grid holds both, whichever the calibration saw (a
+            # mask never true there, as torch.isin of computed values or x.any() can
+            # be, would otherwise get a grid on which 1 is no code)
+            n.qparams = affine_qparams(0.0, 1.0)
         elif _whole_numbers_for_ids(g, n):
             n.qparams = whole_number_qparams(*observer.range(n.name))
         elif n.op in ("softmax", "masked_softmax"):
