@@ -770,6 +770,15 @@ RUNS = {
     "torch.isin": (lambda x: torch.isin(x.round(), torch.tensor([0.0, 1.0])).float(), S3, R, 0.0, "int8"),
     "torch.isin(invert=True) of an argmax": (
         lambda x: torch.isin(x.argmax(-1), torch.tensor([0, 2, 5]), invert=True).float(), S3, R, 0.0, "int8"),
+    # isin of values computed in the program: one broadcast eq, any over the test values (exact on held values)
+    "torch.isin(x, x[0, 0]) of whole numbers": (
+        lambda x: torch.isin(x.round(), x.round()[0, 0]).float(), S3, R, 0.0, "int8"),
+    "torch.isin(a, b) of two computed values, invert=True": (
+        lambda x: torch.isin(x.floor(), x.ceil()[0, 1:3], invert=True).float(), S3, R, 0.0, "int8"),
+    "torch.isin(argmax, argmax) (int64)": (
+        lambda x: torch.isin(x.argmax(-1), x[0].argmax(0)).float(), S3, R, 0.0, "int8"),
+    "torch.isin(x.round(), argmax) (float32 against int64)": (
+        lambda x: torch.isin(x.round(), x.argmax(-1)).float(), S3, R, 0.0, "int8"),
     "torch.bincount": (lambda x: torch.bincount(x.argmax(-1).flatten(), minlength=8).float(), S3, R, 0.5, "int8"),
     "torch.bincount(weights)": (lambda x: torch.bincount(x.argmax(-1).flatten(), weights=x[0, :, 0], minlength=8),
                                 S3, R, 2.0, "int8"),                                                     # 1.72
