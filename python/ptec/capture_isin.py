@@ -7,7 +7,8 @@ joined by `logical` or (invert: not). Values torch never finds equal (NaN)
 take no part.
 
 test_elements computed in the program (`torch.isin(x, x[0, 0])`, two
-computed tensors of any shapes), or elements a number: torch's own
+computed tensors of any shapes; elements a constant tensor, held as an
+fp32 constant), or elements a number: torch's own
 definition, `(elements == test.reshape(-1)[j]).any(j)`, as one broadcast
 comparison. The test values are viewed as [M, 1, ..., 1] against elements
 viewed as [1, *shape], compared `eq` (two tensors: exact float32 equality of
@@ -94,6 +95,17 @@ def _operand(v, by_name) -> Optional[str]:
     return "float" if _dtype(v) == torch.float32 else None
 
 
+def _constant_kind(c: np.ndarray) -> Optional[str]:
+    """Constant elements ptec compares as float32 exactly as torch compares
+    them: float32 values, or whole numbers float32 holds exactly (an int64
+    constant against int64 or float32 test values)."""
+    if c.dtype == np.float32:
+        return "float"
+    if c.dtype.kind in "iu" and (np.abs(c.astype(np.float64)) < 2.0 ** 24).all():
+        return "index"
+    return None
+
+
 def _viewed(s: _Steps, v, kind: str, shape) -> str:
     """v viewed as `shape`, as float32 (an index: its int64 view, then its
     exact float32 copy)."""
@@ -122,16 +134,19 @@ def _computed_isin(fn, args, by_name) -> Optional[List[Node]]:
         hit = s("compare", [_viewed(s, t, t_kind, [1, m])], kind="eq", scalar=float(x))
         shape, axis, out = [1, m], 1, []
     else:
-        x_kind = _operand(x, by_name)
+        c = _constant_of(x, by_name)
+        x_kind = _constant_kind(c) if c is not None else _operand(x, by_name)
         shape = _meta_shape(x)
-        if x_kind is None or m == 0 or 0 in shape:
+        if x_kind is None or shape is None or m == 0 or 0 in shape:
             return None
         n = int(np.prod(shape))
         if n * m > MAX_PAIRS:
             refuse_call(fn, f"isin of {n} elements against {m} values computed in the program compares "
                             f"{n * m} pairs, more than ptec's {MAX_PAIRS}")
-        hit = s("compare", [_viewed(s, x, x_kind, [1] + list(shape)),
-                            _viewed(s, t, t_kind, [m] + [1] * len(shape))], kind="eq")
+        # constant elements: their own fp32 constant node (compared in float32, unrounded)
+        left = s.const(c.astype(np.float32).reshape([1] + list(shape))) if c is not None \
+            else _viewed(s, x, x_kind, [1] + list(shape))
+        hit = s("compare", [left, _viewed(s, t, t_kind, [m] + [1] * len(shape))], kind="eq")
         shape, axis, out = [m] + list(shape), 0, list(shape)
     found = _reduce(s, s("bool_to", [hit], dtype="float32"), shape, [axis], "max")
     found = s("reshape", [found], target_shape=out)

@@ -58,6 +58,8 @@ EXACT = {
     "x.round() in an argmax (float32 against int64)": lambda x: torch.isin(x.round(), x.argmax(-1)),
     "an argmax in x.round() (int64 against float32), invert":
         lambda x: torch.isin(x[0].argmax(0), x.round()[0, 0], invert=True),
+    "constant float elements in x.round()[0, 0]": lambda x: torch.isin(torch.arange(8.0) - 3, x.round()[0, 0]),
+    "constant int64 elements in an argmax": lambda x: torch.isin(torch.arange(8).reshape(2, 4), x.argmax(-1)),
     "4-D elements in a 3-D test": lambda x: torch.isin(x.round().reshape(1, 2, 2, 8), x.round()[:, 1:3]),
 }
 
@@ -84,7 +86,7 @@ def test_held_values_one_grid(tmp_path):
     _, runs = outputs(Call(lambda x: (fn(x).float(), x * 1.5)).eval(), tmp_path)
     more = 0
     for x, (got, held) in runs:
-        held = torch.from_numpy(held)
+        held = torch.from_numpy(held.copy())
         assert np.array_equal(got, torch.isin(held, held[0, :2]).float().numpy())
         with torch.no_grad():
             on_floats = fn(x).numpy()
@@ -102,7 +104,7 @@ def test_held_values_two_grids(tmp_path):
 
     _, runs = outputs(Call(lambda x: fn(x)).eval(), tmp_path)
     for x, (found, missing, a, b) in runs:
-        a, b = torch.from_numpy(a), torch.from_numpy(b)
+        a, b = torch.from_numpy(a.copy()), torch.from_numpy(b.copy())
         assert np.array_equal(found, torch.isin(a, b).float().numpy())
         assert np.array_equal(missing, torch.isin(b, a, invert=True).float().numpy())
 
