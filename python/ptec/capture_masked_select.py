@@ -263,6 +263,7 @@ def through_selections(g: Graph, error) -> bool:
     from . import capture_selection_rows as rows
     from .capture_selection_mix import mix_rows
     from .capture_selection_more import more_rows
+    from .capture_selection_positional import positional_rows
     changed = False
     progress = True
     while progress:
@@ -273,7 +274,7 @@ def through_selections(g: Graph, error) -> bool:
                         or (_elementwise(user) and _move_elementwise(g, user, sel)) \
                         or any(rewrite(g, user, sel) for rewrite in (rows.select_within, rows.move_rowwise,
                                                                       rows.split_rows, rows.join_rows,
-                                                                      rows.order_rows, mix_rows)):
+                                                                      rows.order_rows, mix_rows, positional_rows)):
                     progress = changed = True
                     break
             if progress:
