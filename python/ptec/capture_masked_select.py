@@ -309,7 +309,7 @@ def refuse_consumers(g: Graph, error) -> None:
                         "min, and along its first dim cumsum / cumprod / cummax / cummin, softmax / "
                         "log_softmax, var / std, argmax / argmin, sort / topk / kthvalue / cummax / median "
                         "indices, median, flip, diff, logcumsumexp, slices (with a step or bounds of both signs "
-                        "too), logsumexp, quantile, mode's values, unique, and whole norm / nansum / prod / "
-                        "count_nonzero / dot / argmax / argmin (docs/aot.md); not mode's indices or "
-                        "unsqueeze(0); "
+                        "too), views into groups, logsumexp, quantile, mode, unique, and whole norm / nansum / "
+                        "prod / count_nonzero / dot / argmax / argmin (docs/aot.md); not unsqueeze(0) (a "
+                        "bound-dynamic dim other than the first); "
                         "torch.where(mask, x, 0) keeps the shape and runs")
