@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import torch
 
+from model_checks import board_matches_reference
 from ptec import host_runtime
 from ptec.compiler import compile_model
 from ptec.interpreter import run_program
@@ -232,3 +233,15 @@ def test_rank_changes_at_dim_0_stay_refused(call, why):
                       [(x,)])
     message = str(e.value)
     assert "\n" not in message and "operator not supported" in message and why in message, message
+
+
+BOARD_CALLS = {
+    "a slice from the end with a step": lambda x: x[x > 0][-5::2],
+    "mode's index": lambda x: x[x > 0].mode()[1],
+}
+
+
+@pytest.mark.parametrize("name", sorted(BOARD_CALLS))
+def test_board_prints_the_reference_bytes(name, tmp_path):
+    res = _compiled(BOARD_CALLS[name])
+    board_matches_reference(res.data, _inputs(1, 5)[0].numpy(), "cortex-m55", tmp_path)
