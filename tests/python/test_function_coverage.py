@@ -918,6 +918,9 @@ VARIABLE_LENGTH = {
     "x[x > 0][1:-1]": (lambda x: x[x > 0][1:-1], 0.0, 0.5),
     "x[x > 0][::2]": (lambda x: x[x > 0][::2], 0.0, 0.5),
     "torch.diff(x[x > 0])": (lambda x: torch.diff(x[x > 0]), 0.0, 1.5),                     # 1.09
+    # capture_selection_positional (test_selection_positional.py): a negative start with a step, the rows
+    # kept a constant table's row at the count's one-hot
+    "x[x > 0][-20::3]": (lambda x: x[x > 0][-20::3], 0.0, 0.5),
 }
 
 
