@@ -61,6 +61,7 @@ from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .capture_reductions import reduction_nodes
 from .capture_norms import norm_nodes
 from .capture_spectral import spectral_nodes
+from .capture_complex import complex_nodes
 from .capture_trapezoid import trapezoid_nodes
 from .capture_attention_masks import feeds_masked_softmax, masked_softmax_nodes
 from .capture_list_index import list_index_nodes
@@ -867,6 +868,9 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             if spectral_nodes(fn, ins, by_name) is not None:
                 nodes.extend(spectral_nodes(fn, ins, by_name))     # rfft, stft and their readers
                 torch.fx.node.map_arg((fn.args, fn.kwargs), lambda a: tuple_sources.add(a.name))  # a window, a filter
+            elif complex_nodes(fn, ins, by_name) is not None:
+                nodes.extend(complex_nodes(fn, ins, by_name))      # complex values as [..., 2] pairs
+                torch.fx.node.map_arg((fn.args, fn.kwargs), lambda a: tuple_sources.add(a.name))  # constants in them
             elif trapezoid_nodes(fn, ins, by_name) is not None or norm_nodes(fn, ins) is not None:
                 nodes.extend(trapezoid_nodes(fn, ins, by_name) or norm_nodes(fn, ins))
             elif (source is not None and source.op == "unsupported" and "pieces" in source.attrs
