@@ -826,7 +826,7 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             # the float graph's own evaluation; the rest is float32
             exact = isinstance(val, torch.Tensor) and not val.is_floating_point()
             nodes.append(Node(name, "constant", [], dict(
-                value=val.detach().cpu().numpy().copy() if exact else _np(val))))
+                value=val.detach().cpu().resolve_conj().resolve_neg().numpy().copy() if exact else _np(val))))
         elif feeds_masked_softmax(fn, mods, by_name):
             shape_nodes.add(name)       # scores.masked_fill(mask, -inf) read by softmaxes: they take scores and mask
             torch.fx.node.map_arg(fn.args, lambda a: tuple_sources.add(a.name))     # a mask: dropped unless read
@@ -868,8 +868,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             if spectral_nodes(fn, ins, by_name) is not None:
                 nodes.extend(spectral_nodes(fn, ins, by_name))     # rfft, stft and their readers
                 torch.fx.node.map_arg((fn.args, fn.kwargs), lambda a: tuple_sources.add(a.name))  # a window, a filter
-            elif complex_nodes(fn, ins, by_name) is not None:
-                nodes.extend(complex_nodes(fn, ins, by_name))      # complex values as [..., 2] pairs
+            elif (pairs := complex_nodes(fn, ins, by_name)) is not None:
+                nodes.extend(pairs)                                 # complex values as [..., 2] pairs
                 torch.fx.node.map_arg((fn.args, fn.kwargs), lambda a: tuple_sources.add(a.name))  # constants in them
             elif trapezoid_nodes(fn, ins, by_name) is not None or norm_nodes(fn, ins) is not None:
                 nodes.extend(trapezoid_nodes(fn, ins, by_name) or norm_nodes(fn, ins))

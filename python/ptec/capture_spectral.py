@@ -101,9 +101,14 @@ def _readable(fn, dim=None) -> bool:
     dim = _spectrum_dim(fn) if dim is None else dim
     parts = [(_part_of(u, fn), u) for u in fn.users]
     return dim is not None and bool(parts) and all(
-        p is not None and (p != "scaled" or _readable(u, dim))
-        and (p != "irfft" or (isinstance(_arg(u, 2, "dim", -1), int) and _arg(u, 2, "dim", -1) % len(_shape(fn)) == dim))
+        p is not None and (p != "scaled" or _readable(u, dim)) and (p != "irfft" or _along(u, fn, dim))
         for p, u in parts)
+
+
+def _along(irfft, spectrum, dim: int) -> bool:
+    """irfft (a call of torch.fft.irfft) transforms spectrum's dim `dim`."""
+    along, shape = _arg(irfft, 2, "dim", -1), _shape(spectrum)
+    return isinstance(along, int) and not isinstance(along, bool) and bool(shape) and along % len(shape) == dim
 
 
 def _squares(user) -> bool:

@@ -128,6 +128,31 @@ def test_rewrite_is_torch_in_float(name):
     assert torch.allclose(got, want.float(), rtol=1e-4, atol=1e-4), (got - want).abs().max()
 
 
+class Buffers(torch.nn.Module):
+    """A complex filter made from buffers (constants the trace folds: h.conj()
+    one with torch's conjugate bit) and a complex value built from them."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("h", torch.exp(1j * torch.arange(5) * 0.3))
+        self.register_buffer("w", torch.linspace(0.0, 1.0, 5))
+
+    def forward(self, x):
+        z = torch.fft.rfft(x)
+        return torch.cat([torch.fft.irfft(z * self.h.conj() * torch.polar(torch.ones(5), self.w), n=8),
+                          torch.view_as_real(z * self.h.conj() + self.h).flatten(-2)], -1)
+
+
+def test_constants_from_buffers():
+    model = Buffers().eval()
+    x = inputs(S3, -3.0, 3.0, 1, seed=3)[0][0]
+    g = capture(model, [x])
+    assert not [n.name for n in g.nodes if n.op == "unsupported"], g.summary()
+    with torch.no_grad():
+        want = model(x)
+    assert torch.allclose(evaluate(g, [x])[0], want, rtol=1e-4, atol=1e-4)
+
+
 def test_interleaved_dft_is_torchs():
     """The [2M, 2L] real matrix of a complex DFT acting on interleaved
     (re, im) pairs gives torch.fft.fft / ifft (n shorter and longer than
