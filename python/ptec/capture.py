@@ -61,7 +61,7 @@ from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .capture_reductions import reduction_nodes
 from .capture_norms import norm_nodes
 from .capture_spectral import spectral_nodes
-from .capture_complex import complex_nodes
+from .capture_complex import complex_nodes, refuse_complex_module
 from .capture_trapezoid import trapezoid_nodes
 from .capture_attention_masks import feeds_masked_softmax, masked_softmax_nodes
 from .capture_list_index import list_index_nodes
@@ -837,6 +837,7 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             # static shapes; the consumers read their shapes from tracing.
             shape_nodes.add(name)
         elif fn.op == "call_module":
+            refuse_complex_module(fn, _source(fn, mods))            # a layer of a complex value (capture_complex)
             nodes.extend(_called_module_nodes(name, mods[fn.target], fn, mods, ins, by_name))
             if isinstance(mods[fn.target], nn.EmbeddingBag) and nodes[-1].op != "unsupported":
                 # the constant offsets: now in the bags' slices (dropped unless read elsewhere)

@@ -41,7 +41,7 @@ import torch
 from .capture_calls import call_is, refuse_call
 from .capture_rewrites import _Steps
 from .capture_spectral import _stft_nodes, dft_matrix, irfft_matrix
-from .ir import Node
+from .ir import Node, UnsupportedOperator
 
 _COMPLEX = tuple(d for d in (torch.complex64, torch.complex128, getattr(torch, "complex32", None)) if d is not None)
 
@@ -539,3 +539,10 @@ def complex_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     if nodes is None:
         refuse_call(fn, OTHER)
     return nodes
+
+
+def refuse_complex_module(fn, source: str) -> None:
+    """A submodule called on (or returning) a complex value is refused in
+    one line naming it: its layers would read the pair's dim as data."""
+    if fn.op == "call_module" and _touches_complex(fn):
+        raise UnsupportedOperator(f"operator not supported: {source}: {OTHER}")

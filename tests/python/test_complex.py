@@ -260,6 +260,23 @@ def test_refused_in_one_line(name):
     assert "operator not supported: " in message and call in message and words in message, message
 
 
+class LayerOfAComplexValue(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.flat = torch.nn.Flatten()
+
+    def forward(self, x):
+        return torch.view_as_real(self.flat(torch.fft.rfft(x)))
+
+
+def test_a_layer_of_a_complex_value_is_refused():
+    """nn.Flatten would flatten the pair's dim too: refused, naming it."""
+    x = inputs(S3, -3.0, 3.0, 1)[0][0]
+    with pytest.raises(UnsupportedOperator) as e:
+        compile_model(LayerOfAComplexValue().eval(), [x], [(x,)])
+    assert "flat (nn.Flatten)" in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
 def test_cli_refuses_a_complex_output_with_exit_2(tmp_path):
     line = cli_refusal(tmp_path,
                        "import torch\n"
