@@ -28,8 +28,9 @@ The ops are the int8 or fp32 ones those real ops lower to. A complex
 program output is refused in one line pointing at torch.view_as_real: the
 .pte format reserves the complex ScalarTypes (8, 9, 10) as not valid, so a
 program cannot declare a complex output; view_as_real's [..., 2] float
-output holds the same bytes. Any other call on a complex value is refused
-in one line naming it."""
+output holds the same bytes. Any other call on a complex value, and any
+submodule called on one (its layer would read the pair's dim as data), is
+refused in one line naming it."""
 from __future__ import annotations
 
 import operator
