@@ -466,7 +466,7 @@ def _pair_nodes(fn, by_name) -> Optional[List[Node]]:
         got = _reduce(fn, s, x[1], x[2], out_shape)
     elif t is operator.getitem and len(fn.args) == 2:
         got = _index_nodes(fn, s, x[1], x[2], out_shape)
-    elif call_is(fn, _VIEWS):
+    elif call_is(fn, _VIEWS) and is_complex(fn):            # (z.view(torch.float32) reinterprets: not a view)
         got = s("reshape", [x[1]], target_shape=out_shape + [2])
     elif call_is(fn, ("permute", torch.permute, "transpose", torch.transpose, "swapaxes", "swapdims", "t")):
         got = _permute(fn, s, x[1], x[2])

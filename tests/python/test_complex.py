@@ -246,6 +246,7 @@ REFUSED = {
                                              "truediv (operator.truediv)", "rewrites only the calls"),
     "fft2": (lambda x: torch.fft.fft2(x).real, "fft_fft2", "rewrites only the calls"),
     "a slice with a step": (lambda x: torch.view_as_real(rfft(x)[..., ::2]), "getitem", "rewrites only the calls"),
+    "a view as another dtype": (lambda x: rfft(x).view(torch.float32), "view (Tensor.view)", "rewrites only the calls"),
 }
 
 
