@@ -61,6 +61,7 @@ from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .capture_reductions import reduction_nodes
 from .capture_norms import norm_nodes
 from .capture_spectral import spectral_nodes
+from .capture_complex import complex_nodes, refuse_complex_module
 from .capture_trapezoid import trapezoid_nodes
 from .capture_attention_masks import feeds_masked_softmax, masked_softmax_nodes
 from .capture_list_index import list_index_nodes
@@ -825,7 +826,7 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             # the float graph's own evaluation; the rest is float32
             exact = isinstance(val, torch.Tensor) and not val.is_floating_point()
             nodes.append(Node(name, "constant", [], dict(
-                value=val.detach().cpu().numpy().copy() if exact else _np(val))))
+                value=val.detach().cpu().resolve_conj().resolve_neg().numpy().copy() if exact else _np(val))))
         elif feeds_masked_softmax(fn, mods, by_name):
             shape_nodes.add(name)       # scores.masked_fill(mask, -inf) read by softmaxes: they take scores and mask
             torch.fx.node.map_arg(fn.args, lambda a: tuple_sources.add(a.name))     # a mask: dropped unless read
@@ -836,6 +837,7 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             # static shapes; the consumers read their shapes from tracing.
             shape_nodes.add(name)
         elif fn.op == "call_module":
+            refuse_complex_module(fn, _source(fn, mods))            # a layer of a complex value (capture_complex)
             nodes.extend(_called_module_nodes(name, mods[fn.target], fn, mods, ins, by_name))
             if isinstance(mods[fn.target], nn.EmbeddingBag) and nodes[-1].op != "unsupported":
                 # the constant offsets: now in the bags' slices (dropped unless read elsewhere)
@@ -867,6 +869,9 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             if spectral_nodes(fn, ins, by_name) is not None:
                 nodes.extend(spectral_nodes(fn, ins, by_name))     # rfft, stft and their readers
                 torch.fx.node.map_arg((fn.args, fn.kwargs), lambda a: tuple_sources.add(a.name))  # a window, a filter
+            elif (pairs := complex_nodes(fn, ins, by_name)) is not None:
+                nodes.extend(pairs)                                 # complex values as [..., 2] pairs
+                torch.fx.node.map_arg((fn.args, fn.kwargs), lambda a: tuple_sources.add(a.name))  # constants in them
             elif trapezoid_nodes(fn, ins, by_name) is not None or norm_nodes(fn, ins) is not None:
                 nodes.extend(trapezoid_nodes(fn, ins, by_name) or norm_nodes(fn, ins))
             elif (source is not None and source.op == "unsupported" and "pieces" in source.attrs

@@ -428,6 +428,47 @@ RUNS = {
     "torch.stft(center=False).abs()": (lambda x: torch.stft(x, 8, 4, center=False, window=torch.hann_window(8),
                                                             return_complex=True).abs(), (2, 32), R, 3.0,
                                        "fp32"),                                                     # 2.40
+    # complex values (ptec.capture_complex): carried as [..., 2] real pairs (view_as_real's layout), each call on
+    # them real ops on the pair: int8 muls, adds, cats, linears (DFTs, a complex number), fp32 hypot / atan2
+    "torch.fft.rfft(x) * 2 (a complex value)": (lambda x: torch.view_as_real(torch.fft.rfft(x) * 2), S3, R, 1.0,
+                                                "int8"),                                            # 0.75
+    "(torch.fft.rfft(x) * 2).abs()": (lambda x: (torch.fft.rfft(x) * 2).abs(), S3, R, 2.0, "fp32"),  # 1.57
+    "torch.fft.irfft(rfft(x) * rfft(w)) (circular convolution)": (lambda x: torch.fft.irfft(
+        torch.fft.rfft(x) * torch.fft.rfft(torch.tanh(x.flip(-1))), n=8), S3, R, 3.0, "int8"),      # 2.38
+    "complex * real value, / real value, / number": (lambda x: torch.view_as_real(
+        torch.fft.rfft(x, norm="ortho") * x[..., :5] + torch.fft.rfft(x, norm="ortho") / (x[..., 3:].abs() + 1)
+        + torch.fft.rfft(x) / 4), S3, R, 2.0, "int8"),                                                  # 1.37
+    "complex * complex number, * complex constant": (lambda x: torch.view_as_real(
+        torch.fft.rfft(x) * (1 - 2j) + torch.fft.rfft(x) * torch.exp(1j * torch.arange(5) * 0.7)), S3, R, 2.5,
+        "int8"),                                                                                    # 1.86
+    "complex + complex - real + number": (lambda x: torch.view_as_real(
+        torch.fft.rfft(x, norm="ortho") + torch.fft.fft(x[..., :5]) - x[..., :5] + 1j), S3, R, 2.0, "int8"),  # 1.56
+    "complex * complex": (lambda x: torch.view_as_real(torch.fft.rfft(x, norm="ortho")
+                                                       * torch.fft.rfft(x.flip(1), norm="ortho")), S3, R, 2.0,
+                          "int8"),                                                                  # 1.42
+    "Tensor.conj, .real, .imag": (lambda x: torch.fft.rfft(x).conj().imag * 0.5 + (torch.fft.rfft(x) * 1j).real,
+                                  S3, R, 1.5, "int8"),                                              # 1.05
+    "torch.complex": (lambda x: torch.view_as_real(torch.complex(x, x.flip(-1)) * torch.complex(x.flip(1), x)),
+                      S3, R, 2.0, "int8"),                                                          # 1.36
+    "torch.polar": (lambda x: torch.view_as_real(torch.polar(x.abs() + 0.5, x)), S3, R, 2.5, "int8"),  # 2.07
+    "torch.angle(torch.polar)": (lambda x: torch.angle(torch.polar(x.abs() + 0.5, x * 0.75)), S3, R, 1.5,
+                                 "fp32"),                                                           # 1.13
+    "torch.view_as_complex": (lambda x: torch.view_as_real(torch.view_as_complex(x.reshape(1, 4, 4, 2))
+                                                           * (0.5 + 1j)), S3, R, 1.5, "int8"),      # 1.04
+    "torch.fft.fft of a complex value": (lambda x: torch.view_as_real(torch.fft.fft(torch.fft.rfft(x, dim=1), dim=2,
+                                                                                    norm="ortho")), S3, R, 1.5,
+                                         "int8"),                                                   # 1.05
+    "torch.fft.ifft": (lambda x: torch.fft.ifft(torch.fft.fft(x) * 0.5).real, S3, R, 2.0, "int8"),  # 1.43
+    "torch.fft.irfft of a complex value, dim 1": (lambda x: torch.fft.irfft(torch.fft.fft(x, dim=1), n=6, dim=1),
+                                                  S3, R, 2.0, "int8"),                              # 1.69
+    "complex sum / mean": (lambda x: torch.view_as_real(torch.fft.rfft(x, norm="ortho").sum(1)
+                                                        + torch.fft.rfft(x, norm="ortho").mean(-1, keepdim=True)),
+                           S3, R, 2.0, "int8"),                                             # 1.63
+    "complex cat / stack / slices / views": (lambda x: torch.view_as_real(torch.stack([torch.cat(
+        [torch.fft.rfft(x)[:, 1:3], torch.fft.rfft(x * 0.5)[0, :2][None]], 1).transpose(1, 2)] * 2, -1).reshape(
+        2, 5, 4)[..., 1:]), S3, R, 1.0, "int8"),                                                       # 0.84
+    "torch.stft(..) * complex number": (lambda x: torch.view_as_real(torch.stft(
+        x[0], 8, 2, window=torch.hann_window(8), return_complex=True) * (0.5 + 0.5j)), (2, 32), R, 2.0, "int8"),  # 1.57
     # windows (ptec.capture_views) and the trapezoid rule (ptec.capture_trapezoid), p-norms (ptec.capture_norms)
     "Tensor.unfold(dim 1)": (lambda x: x.unfold(1, 2, 1), S3, R, 0.5, "int8"),
     "torch.trapz": (lambda x: torch.trapz(x), S3, R, 1.0, "int8"),                                 # 0.49
