@@ -92,7 +92,6 @@ def _keeps_rows(g: Graph, user: Node, sel: Node) -> bool:
     """user treats each row of its selection input alone (dim 0 passes
     through untouched) and its attributes hold nothing of the length."""
     a, op, rank = user.attrs, user.op, len(sel.shape)
-    rest = _numel(sel.shape[1:])
     if user.inputs[0] != sel.name and op not in ("cat",):
         return False
     if op == "reshape":

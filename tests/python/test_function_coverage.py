@@ -823,7 +823,6 @@ RUNS = {
     "torch.bincount": (lambda x: torch.bincount(x.argmax(-1).flatten(), minlength=8).float(), S3, R, 0.5, "int8"),
     "torch.bincount(weights)": (lambda x: torch.bincount(x.argmax(-1).flatten(), weights=x[0, :, 0], minlength=8),
                                 S3, R, 2.0, "int8"),                                                     # 1.72
-    "Tensor.split_with_sizes": (lambda x: x.split_with_sizes([3, 5], 2)[1], S3, R, 0.5, "int8"),
     "Tensor.index_select(computed index)": (lambda x: x.index_select(2, x[0, 0].argsort()), S3, R, 0.5, "int8"),
     "torch.where(bool, bool, bool)": (lambda x: torch.where(x > 0, x > 1, x < -1).float(), S3, R, 0.0, "int8"),
 }
