@@ -260,15 +260,20 @@ def in_place_writes(gm: torch.fx.GraphModule, rewrite: bool = True) -> None:
             for u in list(w.users):
                 if order[u] > order[fn]:
                     u.replace_input_with(w, fn)
-        if (fn.op, fn.target) != form:
-            fn.op, fn.target = form
-            if form == ("call_method", "expand_as"):        # y.copy_(z): z broadcast to y's shape
-                fn.args, fn.kwargs = (fn.args[1], fn.args[0]), {}
-        if fn.op in ("call_function", "call_method") and ("inplace" in fn.kwargs or "out" in fn.kwargs):
-            fn.kwargs = {k: v for k, v in fn.kwargs.items() if k not in ("inplace", "out")}
+        as_out_of_place(fn, form)
         changed = True
     if changed:
         gm.recompile()
+
+
+def as_out_of_place(fn: torch.fx.Node, form) -> None:
+    """fn, an in-place write, changed into its out-of-place op `form`."""
+    if (fn.op, fn.target) != form:
+        fn.op, fn.target = form
+        if form == ("call_method", "expand_as"):        # y.copy_(z): z broadcast to y's shape
+            fn.args, fn.kwargs = (fn.args[1], fn.args[0]), {}
+    if fn.op in ("call_function", "call_method") and ("inplace" in fn.kwargs or "out" in fn.kwargs):
+        fn.kwargs = {k: v for k, v in fn.kwargs.items() if k not in ("inplace", "out")}
 
 
 def without_dead_code(gm: torch.fx.GraphModule) -> None:
