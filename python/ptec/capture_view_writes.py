@@ -61,7 +61,8 @@ _VIEWS = {"view", "view_as", "reshape", "reshape_as", "permute", "transpose", "t
           "hsplit", "vsplit", "dsplit", "contiguous", "detach", "to", "type", "type_as", "float", "double",
           "half", "int", "long", "short", "bool", "char", "byte", "cpu", "getitem", "__getitem__", "T", "mT",
           "data", "positive", "alias", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
-          "feature_alpha_dropout", "atleast_1d", "atleast_2d", "atleast_3d", "requires_grad_", "detach_"}
+          "feature_alpha_dropout", "atleast_1d", "atleast_2d", "atleast_3d", "requires_grad_", "detach_",
+          "diagonal", "unfold"}
 _VIEW_MODULES = (torch.nn.Identity, torch.nn.Flatten, torch.nn.Unflatten, torch.nn.Dropout, torch.nn.Dropout2d,
                  torch.nn.Dropout3d, torch.nn.AlphaDropout, torch.nn.FeatureAlphaDropout)
 # the in-place op torch runs for the tracer's `y += z` (recorded as y + z)
@@ -238,6 +239,7 @@ class _Rewrite:
         if got is not None:
             return got
         m = self.memory[a]
+        root_dtype = self.memory[self.root[k]].dtype
         if a is self.root.get(k):
             got = self.cur[k]
         elif a in self.written:
@@ -251,10 +253,10 @@ class _Rewrite:
             module = self.mods.get(a.target) if a.op == "call_module" else None
             parent = a.args[0] if a.args and isinstance(a.args[0], torch.fx.Node) else None
             if (name not in _VIEWS and not isinstance(module, _VIEW_MODULES)) or parent is None \
-                    or self.keys.get(parent) != {k}:
+                    or self.keys.get(parent) != {k} or getattr(m, "dtype", None) not in (None, root_dtype):
                 return self._refuse(a, k, reader, f"{a.name} is not a view ptec re-derives (slices, select, "
                                     "narrow, view / reshape, squeeze / unsqueeze, transpose / permute, expand, "
-                                    "split pieces)")
+                                    "split pieces, diagonal, unfold, of the same dtype)")
             new_parent = self._derive(parent, [k], reader)
             with self.g.inserting_before(reader):
                 got = self.g.node_copy(a, lambda n: new_parent if n is parent else n)
@@ -272,7 +274,7 @@ class _Rewrite:
         count = 1
         for s in n.shape:
             count *= s
-        return q is not None and q.numel() == count and torch.equal(q.reshape(-1), torch.arange(count))
+        return q is not None and q.numel() == count and self.memory[a].dtype == n.dtype and torch.equal(q.reshape(-1), torch.arange(count))
 
     def _refuse(self, a, k, reader, why):
         w, t = self.log[k][self.born[a][k]]
@@ -290,6 +292,10 @@ class _Rewrite:
         why = _kept_why([root]) if root.op == "get_attr" else None
         if why:
             raise UnsupportedOperator(f"operator not supported: {self.name(fn)}: {why}")
+        if self.memory[t].dtype != self.memory[root].dtype:
+            raise UnsupportedOperator(
+                f"operator not supported: {self.name(fn)}: writes in place into {self.name(t)}, a view of "
+                f"{self.name(root)} as another dtype, which ptec does not follow: write the out-of-place op")
         q = self._positions(t, k)
         if q is None or q.reshape(-1).unique().numel() != q.numel():
             raise UnsupportedOperator(
