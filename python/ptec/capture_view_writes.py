@@ -65,6 +65,8 @@ _VIEWS = {"view", "view_as", "reshape", "reshape_as", "permute", "transpose", "t
           "diagonal", "unfold"}
 _VIEW_MODULES = (torch.nn.Identity, torch.nn.Flatten, torch.nn.Unflatten, torch.nn.Dropout, torch.nn.Dropout2d,
                  torch.nn.Dropout3d, torch.nn.AlphaDropout, torch.nn.FeatureAlphaDropout)
+# in-place calls that change the tensor's shape and strides, not its elements (x.t_())
+_SHAPE_ONLY = {"t", "transpose", "squeeze", "unsqueeze", "swapdims", "swapaxes"}
 # the in-place op torch runs for the tracer's `y += z` (recorded as y + z)
 _IN_PLACE_OF = {op: getattr(operator, k[2:-2]) for k, op in _AUGMENTED.items() if hasattr(operator, k[2:-2])}
 
@@ -103,7 +105,7 @@ class _Run(torch.fx.Interpreter):
 
     def __init__(self, gm):
         super().__init__(gm)
-        self.kept, self.memory = [], {}
+        self.kept, self.memory, self.same, self.objects = [], {}, {}, {}
 
     def run_node(self, n):
         if n.meta.get(_MARK) and n.op == "call_function" and n.target is assigned:
@@ -116,6 +118,8 @@ class _Run(torch.fx.Interpreter):
         else:
             result = super().run_node(n)
         self.kept.append(result)
+        if isinstance(result, torch.Tensor):        # the same tensor object (nn.Identity, dropout in eval, x.t_())
+            self.same[n] = self.objects.setdefault(id(result), n)
         found = _memory_of(result, n)
         if found is not None:
             self.memory[n] = found
@@ -142,7 +146,7 @@ def _memory(gm: torch.fx.GraphModule, example_inputs) -> Optional[Dict[torch.fx.
             for k, v in gm.named_buffers():
                 if k in buffers and not torch.equal(v, buffers[k]):
                     v.copy_(buffers[k])
-    return run.memory
+    return run.memory, run.same
 
 
 def writes_through_views(gm: torch.fx.GraphModule, example_inputs) -> None:
@@ -157,13 +161,15 @@ def writes_through_views(gm: torch.fx.GraphModule, example_inputs) -> None:
     if memory is None:
         in_place_writes(gm)             # capture_in_place's own analysis: refuses what it cannot follow
         return
-    _Rewrite(gm, memory, mods).run()
+    _Rewrite(gm, *memory, mods).run()
     gm.recompile()
 
 
 class _Rewrite:
-    def __init__(self, gm, memory, mods):
+    def __init__(self, gm, memory, same, mods):
         self.gm, self.g, self.memory, self.mods, self.name = gm, gm.graph, memory, mods, _namer(gm)
+        self.same = same        # node -> the first node whose value is the same tensor object
+        self.rebound = {}       # node -> the node its tensor is after x.t_(), x.unsqueeze_(0), ...
         self.keys = {}          # node -> the storages its value lies in
         self.born = {}          # node -> {storage: its version when the node's value was made}
         self.root, self.version, self.cur, self.lookup = {}, {}, {}, {}
@@ -178,11 +184,23 @@ class _Rewrite:
             if w is not None and not _is_tensor(w[1]):
                 w = None
             for a in list(fn.all_input_nodes):
+                if a in self.rebound:
+                    b = a
+                    while b in self.rebound:
+                        b = self.rebound[b]
+                    fn.replace_input_with(a, b)
+                    a = b
                 stale = [k for k in self.keys.get(a, ()) if self.born[a][k] != self.version[k]]
                 if stale:
                     fn.replace_input_with(a, self._derive(a, stale, fn))
             self._place(fn)
-            if w is not None and w[1] in self.keys:
+            if w is not None and w[0][0] == "call_method" and w[0][1] in _SHAPE_ONLY:
+                as_out_of_place(fn, w[0])       # a new shape, the same elements: the tensor is the view from here
+                group = self.same.get(w[1], w[1])
+                for a, b in self.same.items():
+                    if b is group and a is not fn:
+                        self.rebound[a] = fn
+            elif w is not None and w[1] in self.keys:
                 self._write(fn, w[0], w[1])
         for fn in reversed(self.made):
             if not fn.users:
