@@ -25,6 +25,12 @@ before it, as in torch. Otherwise the call is refused by name:
 - the model's input: its readers after the write read the write's result,
   as in torch (the caller's tensor is not written: ptec's outputs only).
 
+capture runs the writes through capture_view_writes, which follows a write
+through views by torch's own run of the graph (a written view goes back
+into its base, earlier views are re-derived) and uses this module's spellings
+(_write, as_out_of_place); the alias analysis here refuses the writes into
+the model's tensors before that run, and decides alone when the run fails.
+
 fx records `y += z` on a proxy as y = y + z (a Proxy has no __iadd__): the
 tracer's proxies (AugmentedProxy) record it as the same add node marked as
 a write, so the analysis sees it. zero_() and fill_(v) are the constants
