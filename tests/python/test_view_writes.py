@@ -162,6 +162,7 @@ FORMS = {
     "F.relu(y[..., :4], inplace=True)": lambda y: (F.relu(y[..., :4], inplace=True), y)[1],
     "y[:, 1:3] += 1": _slice_added,
     "v = y[:, 1:3]; v += 1; y read": _view_added,
+    "a whole permute written": lambda y: (y.permute(0, 2, 3, 1).sub_(0.25).relu_(), y * 2.0)[1],
     "permute, slice, mul_": lambda y: (y.permute(0, 2, 3, 1)[..., 1:].mul_(0.5), y)[1],
     "flatten, narrow, select, sub_": lambda y: (y.flatten(2).narrow(2, 3, 10).select(1, 2).sub_(1.0), y)[1],
     "t, unsqueeze, squeeze, movedim, relu_": lambda y: (
