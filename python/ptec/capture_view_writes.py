@@ -183,6 +183,8 @@ class _Rewrite:
             w = _write(fn, self.mods)
             if w is not None and not _is_tensor(w[1]):
                 w = None
+            while w is not None and w[1] in self.rebound:      # x.t_(); x.relu_(): a write into the view
+                w = (w[0], self.rebound[w[1]])
             for a in list(fn.all_input_nodes):
                 if a in self.rebound:
                     b = a
@@ -310,6 +312,11 @@ class _Rewrite:
         why = _kept_why([root]) if root.op == "get_attr" else None
         if why:
             raise UnsupportedOperator(f"operator not supported: {self.name(fn)}: {why}")
+        done = self.memory.get(fn)
+        if isinstance(done, _Memory) and (done.key, done.shape) != (k, self.memory[t].shape):
+            raise UnsupportedOperator(
+                f"operator not supported: {self.name(fn)}: writes in place into {self.name(t)} a value of "
+                "another shape (torch resizes it), which ptec does not follow: write the out-of-place op")
         if self.memory[t].dtype != self.memory[root].dtype:
             raise UnsupportedOperator(
                 f"operator not supported: {self.name(fn)}: writes in place into {self.name(t)}, a view of "

@@ -147,6 +147,16 @@ def _transposed_in_place(y):
     return _flat(y, z.reshape(1, -1).expand(2, -1))
 
 
+def _transposed_then_written(y):
+    z = y[1, 3]
+    z.t_()
+    z.relu_()                   # a write into z as it is now: y's transposed plane
+    w = y[0]
+    w.unsqueeze_(0)
+    w.mul_(torch.arange(6.0))   # broadcast along w's last dim
+    return y
+
+
 def _input_through_a_view(x):
     x[:, :1].mul_(2.0)
     return x + 0.0
@@ -180,6 +190,7 @@ FORMS = {
     "contiguous() of y is y": _contiguous_is_itself,
     "contiguous() of a transpose copies": _contiguous_copies,
     "z.t_() then z[0].relu_()": _transposed_in_place,
+    "z.t_() then z.relu_(), w.unsqueeze_(0) then w.mul_": _transposed_then_written,
 }
 ON_INPUT = {"x[:, :1].mul_(2), x read": _input_through_a_view}
 
