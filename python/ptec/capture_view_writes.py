@@ -179,6 +179,7 @@ class _Rewrite:
         self.made = []          # nodes this rewrite added
 
     def run(self):
+        self.order = {fn: i for i, fn in enumerate(self.g.nodes)}
         for fn in list(self.g.nodes):
             w = _write(fn, self.mods)
             if w is not None and not _is_tensor(w[1]):
@@ -200,7 +201,7 @@ class _Rewrite:
                 as_out_of_place(fn, w[0])       # a new shape, the same elements: the tensor is the view from here
                 group = self.same.get(w[1], w[1])
                 for a, b in self.same.items():
-                    if b is group and a is not fn:
+                    if b is group and self.order[a] < self.order[fn]:
                         self.rebound[a] = fn
             elif w is not None and w[1] in self.keys:
                 self._write(fn, w[0], w[1])

@@ -151,6 +151,9 @@ def _transposed_then_written(y):
     z = y[1, 3]
     z.t_()
     z.relu_()                   # a write into z as it is now: y's transposed plane
+    z.t_()
+    z.t_()                      # back as it was
+    z[1:3].mul_(-1.0)
     w = y[0]
     w.unsqueeze_(0)
     w.mul_(torch.arange(6.0))   # broadcast along w's last dim
