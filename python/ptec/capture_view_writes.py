@@ -90,12 +90,25 @@ class _Memory:
 
 
 def _memory_of(value, node):
-    if isinstance(value, torch.Tensor) and value.layout == torch.strided and not value.is_quantized:
-        return _Memory(value, node)
-    if isinstance(value, (tuple, list)) and value and all(isinstance(v, torch.Tensor) for v in value):
-        found = [_memory_of(v, node) for v in value]
-        return tuple(found) if all(f is not None for f in found) else None
-    return None
+    """A tensor's _Memory; a tuple of them for the tensors in a tuple, list
+    or dict (nested too: a value holding a view is read with it); None."""
+    if isinstance(value, torch.Tensor):
+        return _Memory(value, node) if value.layout == torch.strided and not value.is_quantized else None
+    found = []
+
+    def walk(v):
+        if isinstance(v, torch.Tensor):
+            found.append(_Memory(v, node) if v.layout == torch.strided and not v.is_quantized else None)
+        elif isinstance(v, (tuple, list)):
+            for e in v:
+                walk(e)
+        elif isinstance(v, dict):
+            for e in v.values():
+                walk(e)
+    walk(value)
+    if any(f is None for f in found):
+        return None
+    return tuple(found) if found else None
 
 
 class _Run(torch.fx.Interpreter):

@@ -309,6 +309,9 @@ REFUSED = {
                                                  "after the write"]),
     "a view of another dtype read after the write": (Conv(_other_dtype_read), UnsupportedOperator,
                                                      ["relu_ (Tensor.relu_)", "view (Tensor.view)"]),
+    "broadcast_tensors' pieces read after the write": (
+        Conv(lambda y: (lambda b: (y.relu_(), b[0])[1])(torch.broadcast_tensors(y[:, :1], y))), UnsupportedOperator,
+        ["relu_ (Tensor.relu_)", "broadcast_tensors", "after the write"]),
     "a parameter through a view": (WritesParameterView(), UnsupportedOperator, ["add_ (Tensor.add_)", "w"]),
     "a buffer through a view": (WritesBufferView(), CaptureError, ["b", "in place"]),
     "overlapping unfold windows written": (Conv(_unfold_overlapping), (CaptureError, UnsupportedOperator), []),
