@@ -118,7 +118,7 @@ class _Run(torch.fx.Interpreter):
 
     def __init__(self, gm):
         super().__init__(gm)
-        self.kept, self.memory, self.same, self.objects = [], {}, {}, {}
+        self.kept, self.memory, self.same, self.objects, self.unseen = [], {}, {}, {}, set()
 
     def run_node(self, n):
         if n.meta.get(_MARK) and n.op == "call_function" and n.target is assigned:
@@ -136,6 +136,8 @@ class _Run(torch.fx.Interpreter):
         found = _memory_of(result, n)
         if found is not None:
             self.memory[n] = found
+        elif isinstance(result, torch.Tensor):
+            self.unseen.add(n)
         return result
 
 
@@ -159,7 +161,7 @@ def _memory(gm: torch.fx.GraphModule, example_inputs) -> Optional[Dict[torch.fx.
             for k, v in gm.named_buffers():
                 if k in buffers and not torch.equal(v, buffers[k]):
                     v.copy_(buffers[k])
-    return run.memory, run.same
+    return run.memory, run.same, run.unseen
 
 
 def writes_through_views(gm: torch.fx.GraphModule, example_inputs) -> None:
@@ -179,8 +181,9 @@ def writes_through_views(gm: torch.fx.GraphModule, example_inputs) -> None:
 
 
 class _Rewrite:
-    def __init__(self, gm, memory, same, mods):
+    def __init__(self, gm, memory, same, unseen, mods):
         self.gm, self.g, self.memory, self.mods, self.name = gm, gm.graph, memory, mods, _namer(gm)
+        self.unseen = unseen    # tensors without a _Memory
         self.same = same        # node -> the first node whose value is the same tensor object
         self.rebound = {}       # node -> the node its tensor is after x.t_(), x.unsqueeze_(0), ...
         self.keys = {}          # node -> the storages its value lies in
@@ -190,6 +193,7 @@ class _Rewrite:
         self.written = {}       # write node -> the node it writes
         self.log = {}           # storage -> [(the write's name, written node)], version k made by log[k - 1]
         self.made = []          # nodes this rewrite added
+        self.parent = {}        # node -> its first operand in the model's graph
 
     def run(self):
         self.order = {fn: i for i, fn in enumerate(self.g.nodes)}
@@ -199,6 +203,8 @@ class _Rewrite:
                 w = None
             while w is not None and w[1] in self.rebound:      # x.t_(); x.relu_(): a write into the view
                 w = (w[0], self.rebound[w[1]])
+            if fn.args and isinstance(fn.args[0], torch.fx.Node):
+                self.parent[fn] = fn.args[0]        # before a read re-derived replaces it
             for a in list(fn.all_input_nodes):
                 if a in self.rebound:
                     b = a
@@ -218,6 +224,10 @@ class _Rewrite:
                         self.rebound[a] = fn
             elif w is not None and w[1] in self.keys:
                 self._write(fn, w[0], w[1])
+            elif w is not None and w[1] in self.unseen:
+                raise UnsupportedOperator(f"operator not supported: {self.name(fn)}: writes in place into "
+                                          f"{self.name(w[1])}, a tensor whose memory ptec does not read "
+                                          "(not strided, or quantized)")
         for fn in reversed(self.made):
             if not fn.users:
                 self.g.erase_node(fn)
@@ -285,15 +295,15 @@ class _Rewrite:
         else:
             name = _call_name(a) if a.op != "call_module" else None
             module = self.mods.get(a.target) if a.op == "call_module" else None
-            parent = a.args[0] if a.args and isinstance(a.args[0], torch.fx.Node) else None
+            parent = self.parent.get(a)
             if (name not in _VIEWS and not isinstance(module, _VIEW_MODULES)) or parent is None \
                     or self.keys.get(parent) != {k} or getattr(m, "dtype", None) not in (None, root_dtype):
                 return self._refuse(a, k, reader, f"{a.name} is not a view ptec re-derives (slices, select, "
                                     "narrow, view / reshape, squeeze / unsqueeze, transpose / permute, expand, "
                                     "split pieces, diagonal, unfold, of the same dtype)")
-            new_parent = self._derive(parent, [k], reader)
+            new_parent, now = self._derive(parent, [k], reader), a.args[0]
             with self.g.inserting_before(reader):
-                got = self.g.node_copy(a, lambda n: new_parent if n is parent else n)
+                got = self.g.node_copy(a, lambda n: new_parent if n is now else n)
             got.meta.pop(_MARK, None)
             self.made.append(got)
         self.cache[(a, k, v)] = got
@@ -308,7 +318,8 @@ class _Rewrite:
         count = 1
         for s in n.shape:
             count *= s
-        return q is not None and q.numel() == count and self.memory[a].dtype == n.dtype and torch.equal(q.reshape(-1), torch.arange(count))
+        return q is not None and q.numel() == count and self.memory[a].dtype == n.dtype \
+            and torch.equal(q.reshape(-1), torch.arange(count))
 
     def _refuse(self, a, k, reader, why):
         w, t = self.log[k][self.born[a][k]]

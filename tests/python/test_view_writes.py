@@ -160,6 +160,14 @@ def _transposed_then_written(y):
     return y
 
 
+def _view_of_a_rederived_view(y):
+    v = y[0]
+    y.add_(1.0)
+    w = v.t()                   # made from v re-derived after the first write
+    y.mul_(2.0)
+    return w                    # re-derived again: from v's chain
+
+
 def _input_through_a_view(x):
     x[:, :1].mul_(2.0)
     return x + 0.0
@@ -193,6 +201,7 @@ FORMS = {
     "contiguous() of y is y": _contiguous_is_itself,
     "contiguous() of a transpose copies": _contiguous_copies,
     "z.t_() then z[0].relu_()": _transposed_in_place,
+    "a view of a re-derived view, read after another write": lambda y: _view_of_a_rederived_view(y[:, 1]),
     "z.t_() then z.relu_(), w.unsqueeze_(0) then w.mul_": _transposed_then_written,
 }
 ON_INPUT = {"x[:, :1].mul_(2), x read": _input_through_a_view}
