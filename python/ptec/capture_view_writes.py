@@ -27,15 +27,20 @@ first tensor, the root) and a current node for it:
   the current y: its chain of views (slices / select / getitem, narrow,
   view / reshape / flatten / unflatten / squeeze / unsqueeze, transpose /
   permute / t / movedim / swapaxes, expand, split / chunk / unbind pieces,
-  contiguous / detach / to of the same dtype, nn.Identity, nn.Flatten,
-  dropout in eval) done again on the current y, and the written value
-  itself is t's current value.
+  diagonal, unfold, contiguous / detach / to of the same dtype,
+  nn.Identity, nn.Flatten, dropout in eval) done again on the current y,
+  and the written value itself is t's current value;
+- x.t_(), x.unsqueeze_(0), ...: the same elements in a new shape, so the
+  tensor (and the nodes that are the same tensor object) is that view for
+  its later readers and writers.
 
 Refused in one line naming the write and the value: a value sharing the
-memory that is not such a chain (as_strided, a view of another dtype, a
-tuple sharing several storages) read after a write; a write into a value
-covering an element twice or memory its root does not hold; a write into a
-parameter, buffer or constant (the next run would read it)."""
+memory that is not such a chain (as_strided, a view as another dtype, a
+tuple sharing several tensors' memory) read after a write; a write into a
+view as another dtype, covering an element twice, outside its root's
+memory or resized by torch; a write into a parameter, buffer or constant
+(the next run would read it). When torch's run fails, capture_in_place's
+own analysis decides."""
 from __future__ import annotations
 
 import contextlib
