@@ -42,7 +42,8 @@ from .capture_indices import (arg_call_node, argmax_node, as_traced, computed_ga
                               to_float_node, to_index_node)
 from .capture_grid import grid_nodes
 from .capture_item_assignment import drop_markers
-from .capture_in_place import AugmentedProxy, in_place_writes, refuse_written_tensors, tensors_of, without_dead_code
+from .capture_in_place import AugmentedProxy, refuse_written_tensors, tensors_of, without_dead_code
+from .capture_view_writes import writes_through_views
 from .capture_view_elements import elements_alone
 from .capture_int_math import int_math_nodes, int_view_nodes
 from .capture_binary_math import binary_math_node
@@ -1645,7 +1646,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
         from .capture_shape_numbers import fold_shape_numbers
         fold_shape_numbers(gm, UnsupportedOperator)
         tidy_plumbing(gm, CaptureError)
-        in_place_writes(gm)         # self.relu(y), y.add_(1): the out-of-place op (capture_in_place)
+        writes_through_views(gm, example_inputs)    # y.relu_(), y[0].mul_(2): out of place, written back (capture_view_writes)
         drop_markers(gm)            # y[idx] = v: its out-of-place value (capture_item_assignment)
         elements_alone(gm)          # torch.hsplit(x, 2)[0]: that piece alone (capture_view_elements)
         g = _fx_to_graph(gm)

@@ -44,6 +44,18 @@ def written_in_place(x):
     return y * 0.5
 
 
+def written_through_views(x):
+    """In-place writes into views of y, then y and a view made before the
+    writes read (capture_view_writes)."""
+    y = x * 1.5
+    a = y[:, 1]
+    y[:, :2].relu_()
+    y.view(2, 16).add_(0.5)
+    y.transpose(1, 2)[0].clamp_(-1.0, 1.0)
+    F.relu(y[..., :4], inplace=True)
+    return torch.cat([y, a[:, None] * 0.5], 1)
+
+
 def unpooled(unpool, pair):
     """unpool(values, indices, 2) of a pool's pair (a traced pair has no
     length, so no * unpacking)."""
@@ -94,6 +106,12 @@ RUNS = {
                                                                      "int8"),                       # 1.64
     "F.relu(inplace=True), its input read after": (lambda x: (lambda y: (F.relu(y, inplace=True), y - 0.5)[1])(x * 2),
                                                   S3, R, 1.5, "int8"),                      # 1.23
+    "Tensor.relu_ / add_ / clamp_, F.relu(inplace) through views, base and earlier view read after": (
+        written_through_views, S3, R, 3.5, "int8"),                                              # 3.10
+    "Tensor.mul_ through y[0], y read after": (lambda x: (lambda y: (y[0].mul_(2.0), y - 1.0)[1])(x * 0.5), S3, R,
+                                               1.0, "int8"),                                         # 0.81
+    "a view read after Tensor.add_ of its base": (lambda x: (lambda y: (lambda a: (y.add_(1.0), a * 2.0)[1])(
+        y[:, 1:3]))(x * 2), S3, R, 1.0, "int8"),                                                     # 0.83
     "Tensor.masked_fill_, sigmoid_ on a result": (lambda x: (lambda y: y.masked_fill_(y > 1.0, 0.5).sigmoid_() + y)(
         x - 0.25), S3, R, 2.5, "int8"),                                                              # 2.21
     "Tensor.detach/data/to(x)/requires_grad_, torch.positive": (lambda x: torch.positive(x.detach().data.to(x))
