@@ -51,7 +51,7 @@ from .capture_casts import float_cast_node, output_dtype
 from .capture_plumbing import tidy_plumbing
 from .capture_tracer import KnownValuesProxy, KnownValuesTracer, drop_traced_leftovers, trace_refusal
 from .capture_spellings import spelling_nodes
-from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
+from .capture_calls import (refuse_call, _amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
                             _scalar_arg, _sum_nodes, _values_of)
 from .capture_tensor_index import computed_index_select_nodes, tensor_index_nodes
@@ -1207,6 +1207,20 @@ def _scalar_binary(fn: torch.fx.Node):
     return [const, Node(fn.name, op, ins)]
 
 
+def _dtype_view(fn: torch.fx.Node) -> None:
+    """x.view(dtype) reinterprets x's bytes as another dtype: ptec holds a
+    float value as int8 codes on its own grid (or fp32 where a layer needs
+    it), so the bytes torch would reinterpret are not there. Only a view as
+    the value's own dtype (a no-op) runs; it used to be taken for a reshape
+    to the traced shape, which gave the float values where torch gives
+    their bit patterns."""
+    x = fn.args[0]
+    src = getattr(x.meta.get("tensor_meta"), "dtype", None) if isinstance(x, torch.fx.Node) else None
+    if src is None or len(fn.args) != 2 or fn.kwargs or fn.args[1] != src:
+        refuse_call(fn, "a view as another dtype reinterprets the value's bytes, and ptec holds float "
+                        "values as int8 codes on their own grid, not torch's bytes; for a conversion of "
+                        "the values, write .to(dtype)")
+
 def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
     t = fn.target
     name = fn.name
@@ -1257,6 +1271,9 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
         shape = fn.args[1:] if t != torch.reshape else fn.args[1]
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
+        if t == "view" and any(isinstance(s, torch.dtype) for s in shape):
+            _dtype_view(fn)          # (the same dtype: the value itself, a reshape to its own shape)
+            return Node(name, "reshape", ins[:1], dict(target_shape=_meta_shape(fn)))
         if all(isinstance(s, int) for s in shape):
             return Node(name, "reshape", ins[:1], dict(target_shape=[int(s) for s in shape]))
         if _meta_shape(fn) is not None:       # sizes spelled with x.size(0), x.shape[1], ...
