@@ -47,6 +47,7 @@ import torch
 import torch.nn.functional as F
 
 from .capture_calls import refuse_call, _meta_shape
+from .capture_random_integers import INTEGER_CALLS, integer_draw
 from .capture_rewrites import _Steps
 from .ir import Node, UnsupportedOperator
 from .random_layers import node_seed
@@ -58,16 +59,7 @@ ALPHA = 1.7580993408473766          # torch's alpha dropout constant (selu's sca
 _CONSTRUCTORS = ("rand", "randn", "randint", "randperm", "normal")
 _FILLS = ("uniform_", "normal_", "exponential_", "bernoulli_", "random_", "geometric_", "log_normal_", "cauchy_")
 _REFUSED = {
-    "randint": "integers drawn uniformly",
-    "randint_like": "integers drawn uniformly",
-    "randperm": "a random permutation",
-    "multinomial": "samples drawn by weight without (or with) replacement",
-    "poisson": "Poisson counts",
-    "random_": "integers drawn uniformly",
-    "geometric_": "geometric counts",
-    "log_normal_": "log-normal values",
-    "cauchy_": "Cauchy values",
-    "bernoulli_": "in-place Bernoulli draws",
+    "cauchy_": "Cauchy values (an int8 grid wide enough for their tails leaves their bulk a few steps)",
 }
 
 
@@ -162,8 +154,8 @@ class _Draws(_Steps):
             src = self("add", [src, self.const(shift)])
         return src
 
-    def math(self, src: str, fn_name: str) -> str:
-        return self("elementwise", [src], fn="math", name=fn_name)
+    def math(self, src: str, fn_name: str, **attrs) -> str:
+        return self("elementwise", [src], fn="math", name=fn_name, **attrs)
 
     def minus_log(self, src: str) -> str:
         return self("mul", [self("elementwise", [src], fn="log"), self.const(-1.0)])
@@ -259,17 +251,19 @@ def random_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     if name is None or fn.op not in ("call_function", "call_method"):
         return None
     if name in _REFUSED:
-        refuse_call(fn, f"{_REFUSED[name]}: ptec's random stream on the device gives uniform floats and their "
-                    "transforms only (rand, randn, normal, bernoulli, uniform_, normal_, exponential_, "
+        refuse_call(fn, f"{_REFUSED[name]}: ptec's random stream on the device gives uniform draws and their "
+                    "transforms only (rand, randn, normal, bernoulli, randint, randperm, multinomial, poisson, "
+                    "uniform_, normal_, exponential_, random_, geometric_, log_normal_, bernoulli_, "
                     "gumbel_softmax, alpha_dropout)")
     shape = _meta_shape(fn)
     known = ("rand", "rand_like", "randn", "randn_like", "normal", "bernoulli", "uniform_", "normal_",
-             "exponential_", "gumbel_softmax", "alpha_dropout", "feature_alpha_dropout")
+             "exponential_", "geometric_", "log_normal_", "bernoulli_", "gumbel_softmax", "alpha_dropout",
+             "feature_alpha_dropout") + INTEGER_CALLS
     if name not in known or shape is None:
         return None
     if fn.kwargs.get("generator") is not None:
         refuse_call(fn, "a torch.Generator argument: ptec draws from its own stream on the device")
-    if not _float_out(fn):
+    if name not in INTEGER_CALLS and not _float_out(fn):
         refuse_call(fn, "ptec draws float32 random values only")
     if name in _FILLS:
         target = fn.args[0]
@@ -277,6 +271,9 @@ def random_nodes(fn, ins, by_name) -> Optional[List[Node]]:
             refuse_call(fn, f"the tensor that {name} fills is read elsewhere; use the call's result")
         _overwritten(by_name.get(getattr(target, "name", None)), shape)
     d = _Draws(fn.name)
+    if name in INTEGER_CALLS:
+        integer_draw(d, fn, name, ins, by_name, shape)        # capture_random_integers
+        return d.done()
     if name in ("rand", "rand_like"):
         d.uniform(shape)
     elif name == "uniform_":
@@ -298,8 +295,18 @@ def random_nodes(fn, ins, by_name) -> Optional[List[Node]]:
         d.affine(d.minus_log(d.uniform(shape)), 1.0 / float(lambd), 0.0)
     elif name == "normal":
         _torch_normal(d, fn, shape, by_name)
-    elif name == "bernoulli":
-        p = _arg(fn, 1, "p", None)
+    elif name == "geometric_":
+        p = _arg(fn, 1, "p")
+        if not _number(p) or not 0 < p <= 1:
+            refuse_call(fn, "ptec runs geometric_ with a number p in (0, 1]")
+        d.math(d.uniform(shape), "geometric", p=float(p))
+    elif name == "log_normal_":
+        mean, std = _arg(fn, 1, "mean", 1.0), _arg(fn, 2, "std", 2.0)
+        if not (_number(mean) and _number(std)) or std <= 0:
+            refuse_call(fn, "ptec runs log_normal_ with numbers mean, std > 0")
+        d.math(d.uniform(shape), "log_normal", mean=float(mean), std=float(std))
+    elif name in ("bernoulli", "bernoulli_"):
+        p = _arg(fn, 1, "p", None if name == "bernoulli" else 0.5)
         if p is None:
             probs = _operand(d, fn, fn.args[0], shape, by_name)
             if probs is None:
@@ -307,8 +314,11 @@ def random_nodes(fn, ins, by_name) -> Optional[List[Node]]:
             below = d("compare", [d.uniform(shape), probs], kind="lt")
         elif _number(p):
             below = d("compare", [d.uniform(shape)], kind="lt", scalar=float(p))
+        elif name == "bernoulli_" and _operand(d, fn, p, shape, by_name) is not None:
+            below = d("compare", [d.uniform(shape), p.name], kind="lt")
         else:
-            refuse_call(fn, "ptec runs torch.bernoulli(x, p) with a number p")
+            refuse_call(fn, f"ptec runs {'torch.bernoulli(x, p)' if name == 'bernoulli' else 'bernoulli_(p)'} "
+                        "with a number p" + (" or a float tensor of the output's shape" if name != "bernoulli" else ""))
         d("bool_to", [below], dtype="float32")
     elif name == "gumbel_softmax":
         _gumbel_softmax(d, fn, ins, shape)

@@ -539,7 +539,11 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
             # (nearly always) leaves in place: no second int8 rounding onto a grid of its own
             n.qparams = g.node(n.inputs[0]).qparams
         elif _whole_numbers_for_ids(g, n):
-            n.qparams = whole_number_qparams(*observer.range(n.name))
+            lo, hi = observer.range(n.name)
+            known = n.attrs.get("whole_range")       # a draw's whole numbers (capture_random_integers)
+            if known:
+                lo, hi = min(lo, known[0]), max(hi, known[1])
+            n.qparams = whole_number_qparams(lo, hi)
         elif n.op in ("softmax", "masked_softmax"):
             n.qparams = (qm.SOFTMAX_OUTPUT_SCALE, qm.SOFTMAX_OUTPUT_ZERO_POINT)
         elif n.op == "random_dropout" and g.node(n.inputs[0]).qparams:
