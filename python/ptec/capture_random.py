@@ -144,7 +144,8 @@ class _Draws(_Steps):
         bits_node = self.nodes[-1]
         bits_node.attrs["seed"] = node_seed(bits_node.name)
         weight = (2.0 ** -(np.arange(BITS) + 2.0)).reshape(1, BITS).astype(np.float32)
-        u = self("linear", [bits], weight=weight, bias=np.array([2.0 ** -(BITS + 1)], np.float32))
+        u = self("linear", [bits], weight=weight, bias=np.array([2.0 ** -(BITS + 1)], np.float32),
+                 known_range=(2.0 ** -(BITS + 1), 1.0 - 2.0 ** -(BITS + 1)))     # however few draws calibrate
         return self("reshape", [u], target_shape=[int(v) for v in shape])
 
     def affine(self, src: str, scale: float, shift: float) -> str:

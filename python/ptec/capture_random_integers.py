@@ -28,7 +28,8 @@ which each whole number is exact, as for x.long()'s ids).
 - multinomial(probs, k, replacement) of 1-D [C] or 2-D [R, C] weights: with
   replacement each draw is the inverse CDF, the first position whose
   normalised cumulative weight (a triangular linear over the weights,
-  divided by their sum) exceeds u: the argmax of [cdf_j > u] over j < C - 1
+  divided by its last column, the sum: the same code, so the last positive
+  weight's is exactly 1) exceeds u: the argmax of [cdf_j > u] over j < C - 1
   with a final 1 (so C - 1 when none does). A zero weight repeats the
   cumulative value before it exactly (the same int32 sum), so it is never
   drawn. Without replacement: k such draws in turn, each from the weights
@@ -226,14 +227,15 @@ def _inverse_cdf(d, weights: str, rows: int, c: int, draws: int) -> str:
     """[rows, draws] int64: each the first j whose normalised cumulative
     weight exceeds a fresh u (C - 1 when none of the first C - 1 does)."""
     cum = d("linear", [weights], weight=np.tril(np.ones((c, c), np.float32)), bias=None)
-    total = d("linear", [weights], weight=np.ones((c, c), np.float32), bias=None)
+    # the sum: cum's last column, the same int8 code, so the last positive weight's cdf is exactly 1
+    # C copies of the sum, each its own slice of cum, so the cat keeps cum's grid (quantize: inputs on one grid)
+    total = d("cat", [d("slice", [cum], dim=1, start=c - 1, end=c) for _ in range(c)], dim=1)
     cdf = d("div", [cum, total])
     if c == 1:
         return d("to_index", [d.const(np.zeros((rows, draws), np.float32))], dtype="int64")
-    head = d("reshape", [d("slice", [cdf], dim=1, start=0, end=c - 1)], target_shape=[rows, 1, c - 1])
+    head = d("slice", [d("reshape", [cdf], target_shape=[rows, 1, c])], dim=2, start=0, end=c - 1)
     u = d("reshape", [d.uniform([rows, draws])], target_shape=[rows, draws, 1])
-    above = d("compare", [d.widen(head, [rows, 1, c - 1], [rows, draws, c - 1]),
-                          d.widen(u, [rows, draws, 1], [rows, draws, c - 1])], kind="gt")
+    above = d("compare", [head, u], kind="gt")          # broadcast: [rows, draws, C - 1]
     hits = d("cat", [d("bool_to", [above], dtype="float32"), d.const(np.ones((rows, draws, 1), np.float32))], dim=2)
     return d("argmax", [hits], dim=2, keepdim=False, smallest=False)
 
@@ -258,8 +260,8 @@ def _multinomial(d, fn, ins, by_name, shape) -> str:
             pick = _inverse_cdf(d, weights, rows, c, 1)                     # [rows, 1]
             drawn.append(pick)
             if s + 1 < k:
-                hit = d("compare", [d.widen(d("index_to_float", [pick]), [rows, 1], [rows, c]),
-                                    d.widen(positions, [1, c], [rows, c])], kind="eq")
+                # (broadcast: the pick's float32 copy against the positions, exactly)
+                hit = d("compare", [d("index_to_float", [pick]), positions], kind="eq")
                 weights = d("where", [hit, d.const(np.zeros((rows, c), np.float32)), weights])
         picks = drawn[0] if k == 1 else d("int_math", drawn, kind="cat", dtype="int64", dim=1)
     if len(pshape) == 1:
@@ -275,8 +277,8 @@ def _poisson(d, fn, ins, shape, source) -> str:
     rates = d("reshape", [ins[0]], target_shape=[n, 1])
     cdf = d("cat", [d("elementwise", [rates], fn="math", name="poisson_cdf", k=k, source=source)
                     for k in range(POISSON_TERMS)], dim=1)
-    u = d.widen(d("reshape", [d.uniform([n])], target_shape=[n, 1]), [n, 1], [n, POISSON_TERMS])
-    above = d("compare", [cdf, u], kind="gt")
+    u = d("reshape", [d.uniform([n])], target_shape=[n, 1])
+    above = d("compare", [cdf, u], kind="gt")           # broadcast: [N, K]
     hits = d("cat", [d("bool_to", [above], dtype="float32"), d.const(np.ones((n, 1), np.float32))], dim=1)
     counts = d("argmax", [hits], dim=1, keepdim=False, smallest=False)
     counts = d("int_math", [counts], kind="view", dtype="int64", shape=[int(v) for v in shape])

@@ -562,6 +562,12 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
             src = g.node(n.inputs[0])
             n.qparams = src.qparams if src.qparams is not None else affine_qparams(
                 *observer.range(n.name))
+        elif n.attrs.get("known_range"):
+            # a value whose range is known beforehand (a uniform draw, capture_random):
+            # its grid covers it even when the calibration's few draws fall short
+            lo, hi = observer.range(n.name)
+            known = n.attrs["known_range"]
+            n.qparams = affine_qparams(min(lo, known[0]), max(hi, known[1]))
         else:
             n.qparams = affine_qparams(*observer.range(n.name))
         if n.op in ("conv2d", "linear"):
