@@ -61,6 +61,11 @@ def test_randint_is_uniform_over_its_integers(call, low, high):
     assert y.min() >= low and y.max() < high
     n = high - low
     _frequencies_match(y - low, [1.0 / n] * n, y.size, slack=n / 65536)
+    # all values at once: Pearson's chi-square over n bins is n - 1 +- sqrt(2 (n - 1)) (one 256-level
+    # draw for n = 200 would give some values twice the levels of others: a chi-square near 1,000)
+    expected = y.size / n
+    chi2 = float((((np.bincount((y - low).reshape(-1), minlength=n) - expected) ** 2) / expected).sum())
+    assert chi2 < n - 1 + 5 * math.sqrt(2 * (n - 1)) + 4, chi2
     # not frozen: draws differ between executes
     assert not np.array_equal(y[0], y[1])
 
