@@ -137,15 +137,19 @@ class _Draws(_Steps):
     uniform stream's nodes."""
 
     def uniform(self, shape) -> str:
-        """u of `shape`: each element one of (i + 1/2) / 256, i in 0..255."""
+        """u of `shape`: each element one of i / 256, i in 0..255, equally likely."""
         n = int(np.prod(shape)) if len(shape) else 1
         ones = self("constant", [], value=np.ones((n, BITS), np.float32))
         bits = self("random_dropout", [ones], p=0.5, mask_dims=2, seed=0, uniform=True)     # 0 or 2 each
         bits_node = self.nodes[-1]
         bits_node.attrs["seed"] = node_seed(bits_node.name)
-        weight = (2.0 ** -(np.arange(BITS) + 2.0)).reshape(1, BITS).astype(np.float32)
-        u = self("linear", [bits], weight=weight, bias=np.array([2.0 ** -(BITS + 1)], np.float32),
-                 known_range=(2.0 ** -(BITS + 1), 1.0 - 2.0 ** -(BITS + 1)))     # however few draws calibrate
+        # i = 128 b0 + 64 b1 + ... + b7 with int8 weights 64 64 32 ... 1 64 on [b0..b7, b0] (the top bit
+        # twice: 128 is no int8 weight), on their own scale 2^-9 so each is a whole code: the sum is exact
+        # and lands on u's grid (scale 1/256) without rounding, so the 256 levels stay distinct
+        both = self("cat", [bits, self("slice", [bits], dim=1, start=0, end=1)], dim=1)
+        weight = np.array([[2.0 ** -3] + [2.0 ** -(k + 2) for k in range(1, BITS)] + [2.0 ** -3]], np.float32)
+        u = self("linear", [both], weight=weight, bias=None, weight_scale=2.0 ** -(BITS + 1),
+                 known_range=(0.0, 1.0 - 2.0 ** -BITS))     # u's grid, however few draws calibrate
         return self("reshape", [u], target_shape=[int(v) for v in shape])
 
     def affine(self, src: str, scale: float, shift: float) -> str:
@@ -160,6 +164,10 @@ class _Draws(_Steps):
 
     def minus_log(self, src: str) -> str:
         return self("mul", [self("elementwise", [src], fn="log"), self.const(-1.0)])
+
+    def minus_log_of_level(self, u: str) -> str:
+        """-log of u's level midpoint (i + 1/2) / 256: finite, as u can be 0."""
+        return self.math(u, "minus_log_of_level")
 
 
 def _arg(fn, i: int, key: str, default=None):
@@ -178,7 +186,7 @@ def _float_out(fn) -> bool:
 
 
 def _normal(d: _Draws, shape) -> str:
-    return d.math(d.uniform(shape), "ndtri")
+    return d.math(d.uniform(shape), "ndtri_of_level")
 
 
 def _operand(d: _Draws, fn, v, shape, by_name) -> Optional[str]:
@@ -206,7 +214,7 @@ def _gumbel_softmax(d: _Draws, fn, ins, shape) -> str:
             or not -len(shape) <= dim < len(shape):
         refuse_call(fn, "ptec runs F.gumbel_softmax with a positive number tau, a bool hard and an int dim")
     dim %= len(shape)
-    g = d.minus_log(d.minus_log(d.uniform(shape)))             # -log(-log(u)): Gumbel(0, 1)
+    g = d.minus_log(d.minus_log_of_level(d.uniform(shape)))    # -log(-log(u)): Gumbel(0, 1)
     y = d.affine(d("add", [ins[0], g]), 1.0 / float(tau), 0.0)
     if not hard:
         return d("softmax", [y], dim=dim)
@@ -293,7 +301,7 @@ def random_nodes(fn, ins, by_name) -> Optional[List[Node]]:
         lambd = _arg(fn, 1, "lambd", 1.0)
         if not _number(lambd) or lambd <= 0:
             refuse_call(fn, "ptec runs exponential_ with a positive number lambd")
-        d.affine(d.minus_log(d.uniform(shape)), 1.0 / float(lambd), 0.0)
+        d.affine(d.minus_log_of_level(d.uniform(shape)), 1.0 / float(lambd), 0.0)
     elif name == "normal":
         _torch_normal(d, fn, shape, by_name)
     elif name == "geometric_":

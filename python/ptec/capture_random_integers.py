@@ -63,8 +63,7 @@ _RATE_ROOM = 20.0          # K is chosen for rates up to here
 
 
 def _level(x: torch.Tensor) -> torch.Tensor:
-    """u's level i in 0..255 (u is (i + 1/2) / 256 in the float graph, a
-    grid value within half a level of it on the device)."""
+    """u's level i in 0..255 (u is i / 256, exactly on its int8 grid)."""
     return torch.clamp(torch.floor(x * 256.0), 0.0, 255.0)
 
 
@@ -99,6 +98,9 @@ MATH_FUNCTIONS = {
     "geometric": lambda x, a: torch.clamp(torch.ceil(torch.log(_middle(x)) / math.log1p(-a["p"]))
                                           if a["p"] < 1 else torch.zeros_like(x), min=1.0),
     "log_normal": lambda x, a: torch.exp(a["mean"] + a["std"] * torch.special.ndtri(_middle(x))),
+    # capture_random's normal and exponential / Gumbel draws
+    "ndtri_of_level": lambda x, a: torch.special.ndtri(_middle(x)),
+    "minus_log_of_level": lambda x, a: -torch.log(_middle(x)),
     "uniform_level": lambda x, a: _level(x),
     "randint_high": lambda x, a: torch.floor(a["n"] * _level(x) / 256.0),
     "randint_carry_at": _carry_at,

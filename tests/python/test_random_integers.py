@@ -48,6 +48,18 @@ def _frequencies_match(values, probs, trials, slack=0.0):
         assert abs(counts[k] - trials * p) <= 5 * sigma + slack * trials + 1e-9, (k, counts[k], trials * p)
 
 
+def test_the_uniform_has_256_equally_likely_levels():
+    """u is i / 256 exactly, each i in 0..255 as likely (the integer draws
+    rest on it): 32,768 draws, Pearson's chi-square over the 256 levels."""
+    y, _, _ = _runs(lambda x: torch.rand_like(x), executes=32)
+    levels = y.reshape(-1) * 256.0
+    assert np.array_equal(levels, np.round(levels)) and levels.min() == 0 and levels.max() == 255
+    counts = np.bincount(levels.astype(np.int64), minlength=256)
+    expected = y.size / 256
+    chi2 = float(((counts - expected) ** 2 / expected).sum())
+    assert chi2 < 255 + 5 * math.sqrt(2 * 255), (chi2, np.flatnonzero(counts < expected / 2))
+
+
 @pytest.mark.parametrize("call, low, high", [
     (lambda x: torch.randint(0, 5, (1, 16, 64)), 0, 5),                        # two draws (5 does not divide 256)
     (lambda x: torch.randint(10, (1, 16, 64)), 0, 10),                         # randint(high, size)
