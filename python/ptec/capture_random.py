@@ -5,17 +5,25 @@ execute, restarted at each load). The values follow torch's distribution,
 not torch's stream, which no device reproduces.
 
 The uniform: a constant of ones [numel, 8] through random_dropout with
-p = 1/2 is 8 fair bits per element (each 0 or 2); a linear with weights
-2^-(k+2) and bias 2^-9 makes u = sum b_k 2^-(k+1) + 2^-9, one of the 256
-midpoints (i + 1/2) / 256, equally likely. No draw is 0 or 1, so the
-transforms below stay finite; 256 levels is what an int8 value holds.
+p = 1/2 is 8 fair bits per element (each 0 or 2); a linear makes
+u = i / 256 with i = 128 b0 + 64 b1 + ... + b7 (the top bit on two int8
+weights of 64, as 128 is no int8 weight; all weights whole codes of their
+own scale 2^-9), so the sum is exact and lands on u's grid (scale 1/256,
+its known range whatever the calibration draws: quantize's known_range)
+with no rounding: 256 distinct, equally likely levels, as an int8 value
+holds. u can be 0, as torch.rand; transforms that need (0, 1) take the
+level's midpoint (i + 1/2) / 256 in their LUT (ndtri_of_level,
+minus_log_of_level: capture_random_integers' MATH_FUNCTIONS).
 
 - torch.rand_like(x), torch.rand(size): u; x.uniform_(a, b) of a fresh
   tensor: a + (b - a) u.
 - torch.randn_like(x), torch.randn(size), x.normal_(m, s): the normal's
-  inverse CDF of u (ndtri, a LUT in int8), times s plus m;
+  inverse CDF of u's midpoint (ndtri, a LUT in int8), times s plus m;
   torch.normal(mean, std) with tensor mean / std likewise.
-- x.exponential_(lambd): -log(u) / lambd.
+- x.exponential_(lambd): -log(u) / lambd (u's midpoint).
+- x.geometric_(p): max(1, ceil(log(u) / log(1 - p))); x.log_normal_(m, s):
+  exp(m + s ndtri(u)) (u's midpoint, one LUT each); x.bernoulli_(p): u < p
+  (p a number or a float tensor of the output's shape).
 - torch.bernoulli(p): (u < p) as float.
 - F.gumbel_softmax(x, tau, hard, dim): g = -log(-log(u)), softmax((x + g)
   / tau); hard=True the one-hot of its argmax (torch's value
@@ -33,8 +41,9 @@ would be run once by torch.fx while tracing and frozen into a constant:
 cannot take while tracing). A fill's tensor (torch.empty_like(x),
 x.new_empty(...), a clone) is never read, so it becomes a constant that
 capture drops.
-Forms left out (randint, randint_like, randperm, multinomial, poisson,
-a generator argument) are refused in one line each.
+The integer draws (randint, randint_like, random_, randperm,
+multinomial, poisson) are capture_random_integers'. Forms left out
+(cauchy_, a generator argument) are refused in one line each.
 """
 from __future__ import annotations
 

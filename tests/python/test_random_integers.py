@@ -233,3 +233,40 @@ def test_wide_randint_exits_2_from_the_cli(tmp_path):
                           "    m.input_shape = (1, 4, 8)\n"
                           "    return m\n")
     assert "randint" in line and "256" in line, line
+
+
+STREAMED = {
+    "randint": lambda x: torch.randint(-2, 5, (1, 4, 8)),
+    "x + randint": lambda x: x + torch.randint(0, 3, (1, 4, 8)),
+    "randperm": lambda x: torch.randperm(8),
+    "multinomial": lambda x: torch.multinomial(torch.softmax(x[0], -1), 3),
+    "poisson": lambda x: torch.poisson(x.abs()),
+    "geometric_": lambda x: torch.empty(1, 4, 8).geometric_(0.4),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STREAMED))
+def test_host_bytes_equal_the_reference_over_executes(name):
+    """The host runtime's draws are the reference interpreter's (the numpy
+    PCG32 twin) execute after execute, on one loaded method."""
+    from ptec.interpreter import Session
+    calibration = inputs((1, 4, 8), -3.0, 3.0)
+    x = calibration[0][0]
+    res = compile_model(Call(STREAMED[name]).eval(), [x], calibration)
+    prog = parse_program(res.data)
+    session = Session(prog)
+    seen = set()
+    for (got,) in host_runtime.run_stream(prog, res.data, [[x.numpy()]] * 5):
+        want = session.run([x.numpy()])[0]
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+        seen.add(np.asarray(got).tobytes())
+    assert len(seen) > 1                         # the stream advances
+
+
+@pytest.mark.parametrize("name", ["multinomial", "x + randint"])
+def test_the_m55_streams_the_reference(name, tmp_path):
+    from model_checks import board_streams_reference
+    calibration = inputs((1, 4, 8), -3.0, 3.0)
+    res = compile_model(Call(STREAMED[name]).eval(), [calibration[0][0]], calibration, target="cortex-m55")
+    board_streams_reference(res.data, [c[0] for c in calibration[:3]], "cortex-m55", tmp_path, random=True)
