@@ -34,7 +34,8 @@ minus_log_of_level: capture_random_integers' MATH_FUNCTIONS).
   (alpha' = 1.7580993408473766, a = 1 / sqrt((alpha'^2 p + 1)(1 - p))).
 
 torch.rand / randn / randint / randperm / normal with no tensor argument,
-and uniform_ / normal_ / exponential_ of a tensor made in the forward,
+rand_like / randn_like / randint_like / bernoulli / multinomial / poisson
+of a constant tensor, and the fills of a tensor made in the forward,
 would be run once by torch.fx while tracing and frozen into a constant:
 `recording_random_calls` makes the tracer record them as calls instead
 (also with a traced size, torch.rand(x.shape), which torch.rand itself
@@ -65,7 +66,9 @@ BITS = 8
 ALPHA = 1.7580993408473766          # torch's alpha dropout constant (selu's scale times its alpha)
 
 # calls fx would run while tracing when no argument is traced: recorded instead
-_CONSTRUCTORS = ("rand", "randn", "randint", "randperm", "normal")
+# (and the draws of a constant tensor: torch.multinomial(torch.tensor([...]), k) would be frozen the same way)
+_CONSTRUCTORS = ("rand", "randn", "randint", "randperm", "normal", "rand_like", "randn_like", "randint_like",
+                 "bernoulli", "multinomial", "poisson")
 _FILLS = ("uniform_", "normal_", "exponential_", "bernoulli_", "random_", "geometric_", "log_normal_", "cauchy_")
 _REFUSED = {
     "cauchy_": "Cauchy values (an int8 grid wide enough for their tails leaves their bulk a few steps)",

@@ -252,7 +252,11 @@ def _multinomial(d, fn, ins, by_name, shape) -> str:
     rows, c = (1, pshape[0]) if len(pshape) == 1 else tuple(pshape)
     if not replacement and k > c:
         refuse_call(fn, f"{k} samples without replacement from {c} categories (torch raises)")
-    weights = d("reshape", [ins[0]], target_shape=[rows, c])
+    src = by_name.get(ins[0])
+    if src is not None and src.op == "constant":          # constant weights (a view of a constant has no bytes)
+        weights = d.const(np.asarray(src.attrs["value"], np.float32).reshape(rows, c))
+    else:
+        weights = d("reshape", [ins[0]], target_shape=[rows, c])
     if replacement:
         picks = _inverse_cdf(d, weights, rows, c, k)
     else:
@@ -271,12 +275,16 @@ def _multinomial(d, fn, ins, by_name, shape) -> str:
     return _finish(d, fn, picks)
 
 
-def _poisson(d, fn, ins, shape, source) -> str:
+def _poisson(d, fn, ins, by_name, shape, source) -> str:
     if _dtype(fn) != torch.float32 or _arg(fn, 1, "generator") is not None:
         refuse_call(fn, "ptec runs torch.poisson of float32 rates")
     # over the elements as [N, K] (a rank-4 [.., K] would be laid out channels-last)
     n = int(np.prod(shape)) if shape else 1
-    rates = d("reshape", [ins[0]], target_shape=[n, 1])
+    src = by_name.get(ins[0])
+    if src is not None and src.op == "constant":          # constant rates (a view of a constant has no bytes)
+        rates = d.const(np.asarray(src.attrs["value"], np.float32).reshape(n, 1))
+    else:
+        rates = d("reshape", [ins[0]], target_shape=[n, 1])
     cdf = d("cat", [d("elementwise", [rates], fn="math", name="poisson_cdf", k=k, source=source)
                     for k in range(POISSON_TERMS)], dim=1)
     u = d("reshape", [d.uniform([n])], target_shape=[n, 1])
@@ -300,4 +308,4 @@ def integer_draw(d, fn, name: str, ins, by_name, shape) -> None:
         _multinomial(d, fn, ins, by_name, shape)
     else:
         from .capture import _source
-        _poisson(d, fn, ins, shape, _source(fn, {}))
+        _poisson(d, fn, ins, by_name, shape, _source(fn, {}))

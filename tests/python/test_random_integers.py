@@ -169,6 +169,21 @@ def test_multinomial_of_one_row():
     _frequencies_match(y[:, 0], [0.25, 0, 0.75, 0], len(y), slack=0.01)
 
 
+@pytest.mark.parametrize("call, mean", [
+    (lambda x: torch.multinomial(torch.tensor([0.2, 0.0, 0.8]), 64, True).float(), 1.6),
+    (lambda x: torch.poisson(torch.full((64,), 2.0)), 2.0),
+    (lambda x: torch.bernoulli(torch.full((64,), 0.3)), 0.3),
+    (lambda x: torch.randint_like(torch.zeros(64), 4), 1.5),
+])
+def test_draws_from_constant_arguments_are_not_frozen(call, mean):
+    """A draw whose arguments are all constants (no traced input) is
+    recorded as a call: fx would run it once while tracing and keep one
+    draw as a constant."""
+    y, step, _ = _runs(call, shape=(1, 4, 8), executes=20)
+    assert len({r.tobytes() for r in y}) == len(y)
+    assert abs(y.mean() - mean) < 5 * math.sqrt(max(y.var(), 1e-6) / y.size) + step + 0.01
+
+
 def test_poisson_counts_follow_the_rates():
     rates = torch.linspace(0.0, 12.0, 1024).reshape(1, 16, 64)
     y, _, _ = _runs(lambda x: torch.poisson(x), x=rates, lo=0.0, hi=12.0, executes=16)
