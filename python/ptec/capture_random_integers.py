@@ -28,15 +28,19 @@ which each whole number is exact, as for x.long()'s ids).
 - multinomial(probs, k, replacement) of 1-D [C] or 2-D [R, C] weights: with
   replacement each draw is the inverse CDF, the first position whose
   normalised cumulative weight (a triangular linear over the weights,
-  divided by its last column, the sum: the same code, so the last positive
-  weight's is exactly 1) exceeds u: the argmax of [cdf_j > u] over j < C - 1
-  with a final 1 (so C - 1 when none does). A zero weight repeats the
-  cumulative value before it exactly (the same int32 sum), so it is never
-  drawn. Without replacement: k such draws in turn, each from the weights
-  with the ones drawn before set to 0 (torch's definition, the same law as
-  Gumbel-top-k, and a zero weight stays exactly 0). k > C without
-  replacement is refused (torch raises). Each probability is the int8
-  cumulative weight's, within about one step (1/255 of the row's sum).
+  divided by C copies of its last column, the sum: each copy its own slice,
+  so they keep the cumulative value's grid and the last positive weight's
+  is exactly 1) exceeds u: the argmax of [cdf_j > u] over j < C - 1 with a
+  final 1 (so C - 1 when none does). A zero weight repeats the cumulative
+  value before it exactly (the same int32 sum), so it is never drawn.
+  Without replacement: k such draws in turn, each from the weights with the
+  ones drawn before set to 0 (torch's definition, the law Gumbel-top-k
+  samples too; Gumbel-top-k on int8 keys, whose grid step is a tenth of a
+  nat, would tie often and favour low indices, and a zero weight's -inf key
+  has no int8 code). Each probability is the int8 cumulative weight's,
+  within about one step (1/255 of the row's sum). Fewer positive weights
+  than k without replacement (torch raises at run time) gives arbitrary
+  positions for the draws beyond them, with no error.
 - poisson(rates): the inverse CDF of each element's rate: K LUTs of the
   rate, F_k(rate) = sum_{j <= k} p_j with p_0 = exp(-rate) and
   p_{j+1} = p_j rate / (j + 1), and the count is the first k with
