@@ -44,7 +44,7 @@ which each whole number is exact, as for x.long()'s ids).
 - poisson(rates): the inverse CDF of each element's rate: K LUTs of the
   rate, F_k(rate) = sum_{j <= k} p_j with p_0 = exp(-rate) and
   p_{j+1} = p_j rate / (j + 1), and the count is the first k with
-  F_k > u (argmax as above), as torch's float. K = 36 covers rates up to
+  F_k > u (argmax as above), as torch's float. K = 35 covers rates up to
   RATE_CAP = 16 (the tail beyond K below 2^-9, the uniform's resolution,
   up to rate 20: room for the int8 grid above the calibration's largest
   rate); a calibration input with a larger rate refuses the model in one
