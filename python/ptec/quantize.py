@@ -554,7 +554,11 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
             # be, would otherwise get a grid on which 1 is no code)
             n.qparams = affine_qparams(0.0, 1.0)
         elif _whole_numbers_for_ids(g, n):
-            n.qparams = whole_number_qparams(*observer.range(n.name))
+            lo, hi = observer.range(n.name)
+            known = n.attrs.get("whole_range")       # a draw's whole numbers (capture_random_integers)
+            if known:
+                lo, hi = min(lo, known[0]), max(hi, known[1])
+            n.qparams = whole_number_qparams(lo, hi)
         elif n.op in ("softmax", "masked_softmax"):
             n.qparams = (qm.SOFTMAX_OUTPUT_SCALE, qm.SOFTMAX_OUTPUT_ZERO_POINT)
         elif n.op == "random_dropout" and g.node(n.inputs[0]).qparams:
@@ -573,6 +577,12 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
             src = g.node(n.inputs[0])
             n.qparams = src.qparams if src.qparams is not None else affine_qparams(
                 *observer.range(n.name))
+        elif n.attrs.get("known_range"):
+            # a value whose range is known beforehand (a uniform draw, capture_random):
+            # its grid covers it even when the calibration's few draws fall short
+            lo, hi = observer.range(n.name)
+            known = n.attrs["known_range"]
+            n.qparams = affine_qparams(min(lo, known[0]), max(hi, known[1]))
         else:
             n.qparams = affine_qparams(*observer.range(n.name))
         if n.op in ("conv2d", "linear"):

@@ -917,7 +917,9 @@ NOT_INFERENCE = {
 }
 # F.gumbel_softmax, F.alpha_dropout(training=True), torch.rand / randn / normal / bernoulli and the fills
 # uniform_ / normal_ / exponential_ draw on the device (capture_random): their statistics are
-# test_random_and_leftovers.py's, as torch's values differ by design
+# test_random_and_leftovers.py's, as torch's values differ by design; torch.randint / randint_like /
+# randperm / multinomial / poisson and the fills random_ / geometric_ / log_normal_ / bernoulli_
+# (capture_random_integers, capture_random) are test_random_integers.py's, for the same reason
 
 
 class Call(torch.nn.Module):
