@@ -62,7 +62,7 @@ from .capture_reductions import reduction_nodes
 from .capture_norms import norm_nodes
 from .capture_spectral import spectral_nodes
 from .capture_complex import complex_nodes, complex_module_nodes
-from .capture_fft_dims import real_shift_nodes
+from .capture_fft_dims import real_nodes
 from .capture_trapezoid import trapezoid_nodes
 from .capture_attention_masks import feeds_masked_softmax, masked_softmax_nodes
 from .capture_list_index import list_index_nodes
@@ -873,8 +873,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             elif (pairs := complex_nodes(fn, ins, by_name)) is not None:
                 nodes.extend(pairs)                                 # complex values as [..., 2] pairs
                 torch.fx.node.map_arg((fn.args, fn.kwargs), lambda a: tuple_sources.add(a.name))  # constants in them
-            elif (shifted := real_shift_nodes(fn, ins)) is not None:
-                nodes.extend(shifted)                               # fftshift of a real value (capture_fft_dims)
+            elif (shifted := real_nodes(fn, ins)) is not None:
+                nodes.extend(shifted)                               # fftshift, hfft of a real value (capture_fft_dims)
             elif trapezoid_nodes(fn, ins, by_name) is not None or norm_nodes(fn, ins) is not None:
                 nodes.extend(trapezoid_nodes(fn, ins, by_name) or norm_nodes(fn, ins))
             elif (source is not None and source.op == "unsupported" and "pieces" in source.attrs

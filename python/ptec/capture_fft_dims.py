@@ -177,10 +177,17 @@ def shift_nodes(fn, src: str, shape) -> Optional[List[Node]]:
     return s.done()
 
 
-def real_shift_nodes(fn, ins) -> Optional[List[Node]]:
-    """fftshift / ifftshift of a real value (a complex one's: capture_complex)."""
-    if not call_is(fn, _SHIFTS) or not fn.args or not isinstance(fn.args[0], torch.fx.Node) or not ins:
+def real_nodes(fn, ins) -> Optional[List[Node]]:
+    """fftshift / ifftshift and hfft of a real value, which make no
+    complex value (a complex one's: capture_complex)."""
+    if not call_is(fn, _SHIFTS + (torch.fft.hfft,)) or not fn.args or not isinstance(fn.args[0], torch.fx.Node) \
+            or not ins:
         return None
     meta = fn.args[0].meta.get("tensor_meta")
     shape = [int(d) for d in meta.shape] if meta is not None and hasattr(meta, "shape") else None
+    if shape is None or getattr(meta, "dtype", None) not in (torch.float32, torch.float64, torch.float16):
+        return None
+    if fn.target is torch.fft.hfft:
+        s = _Steps(fn.name)
+        return s.done() if fft_dims_nodes(fn, s, ("real", ins[0], shape)) is not None else None
     return shift_nodes(fn, ins[0], shape)
