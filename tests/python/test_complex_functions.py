@@ -245,15 +245,6 @@ class Returned(torch.nn.Module):
         return self.same(torch.fft.rfft(x))
 
 
-class Tanh(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.act = torch.nn.Tanh()
-
-    def forward(self, x):
-        return torch.view_as_real(self.act(torch.fft.rfft(x)))
-
-
 REFUSED = {
     # model: (the call named in the one line, words of the reason)
     "exp returned": (Call(lambda x: torch.exp(Z(x))), "exp (torch.exp)", "torch.view_as_real"),
@@ -267,7 +258,6 @@ REFUSED = {
     "hfft2": (Call(lambda x: torch.fft.hfft2(Z(x))), "fft_hfft2", "rewrites only the calls"),
     "tanh of a complex value": (Call(lambda x: torch.view_as_real(torch.tanh(Z(x)))), "tanh (torch.tanh)",
                                 "rewrites only the calls"),
-    "a layer computing on a complex value": (Tanh(), "act (nn.Tanh)", "rewrites only the calls"),
     "z.view(torch.float64)": (Call(lambda x: Z(x).view(torch.float64).float()), "view (Tensor.view)",
                               "rewrites only the calls"),
     "an index list": (Call(lambda x: torch.view_as_real(Z(x)[..., [0, 2]])), "getitem", "rewrites only the calls"),
