@@ -58,7 +58,8 @@ def ZERO(x):
 
 # call of x: every output real (view_as_real of a complex result)
 FORMS = {
-    "exp, Tensor.exp": lambda x: torch.view_as_real(torch.exp(Z(x)[..., :5] * 0.5) + (rfft(x, norm="ortho") * 0.3).exp()),
+    "exp, Tensor.exp": lambda x: torch.view_as_real(torch.exp(Z(x)[..., :5] * 0.5)
+                                                    + (rfft(x, norm="ortho") * 0.3).exp()),
     "log": lambda x: torch.view_as_real(torch.log(Z(x)) + U(x).log()),
     "log on the negative real axis: angle pi": lambda x: torch.view_as_real(torch.log(CUT(x))),
     "sqrt": lambda x: torch.view_as_real(torch.sqrt(Z(x)) + U(x).sqrt()),
