@@ -21,19 +21,22 @@ rewrites each call on it as real ops on that pair:
   irfft of a complex value: one constant product over the dim moved last,
   its pairs interleaved (DFT matrices, as capture_spectral builds), stft
   capture_spectral's conv with its [.., F, T, 2] output;
-- sum / mean over dims, cat / stack, basic slices and int indices,
-  reshapes and permutes of the dims other than the pair's.
+- sum / mean over dims, cat / stack, slices (any positive step) and int
+  indices, reshapes and permutes of the dims other than the pair's,
+  z.view(torch.float32) of a complex64 value (torch's [..., 2n]: the
+  pairs along the last dim), and nn.Identity / nn.Flatten / nn.Unflatten
+  called on one (views: torch flattens the complex dims).
 
 The ops are the int8 or fp32 ones those real ops lower to. A complex
 program output is refused in one line pointing at torch.view_as_real: the
 .pte format reserves the complex ScalarTypes (8, 9, 10) as not valid, so a
 program cannot declare a complex output; view_as_real's [..., 2] float
-output holds the same bytes. Any other call on a complex value, and any
-submodule called on one (its layer would read the pair's dim as data), is
-refused in one line naming it. Element-wise functions (exp, log, sqrt,
-pow, reciprocal, a complex value over another, sgn) are
-ptec.capture_complex_math's, transforms over several dims, the Hermitian
-ones and the shifts ptec.capture_fft_dims'."""
+output holds the same bytes. Element-wise functions (exp, log, sqrt,
+pow, reciprocal, a complex value over another, sgn, square) are
+ptec.capture_complex_math's; transforms over several dims, the Hermitian
+ones and the shifts ptec.capture_fft_dims'. Any other call on a complex
+value, and any other submodule called on one (its layer would read the
+pair's dim as data), is refused in one line naming it."""
 from __future__ import annotations
 
 import operator
