@@ -62,7 +62,8 @@ from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .capture_reductions import reduction_nodes
 from .capture_norms import norm_nodes
 from .capture_spectral import spectral_nodes
-from .capture_complex import complex_nodes, refuse_complex_module
+from .capture_complex import complex_nodes, complex_module_nodes
+from .capture_fft_dims import real_nodes
 from .capture_trapezoid import trapezoid_nodes
 from .capture_attention_masks import feeds_masked_softmax, masked_softmax_nodes
 from .capture_list_index import list_index_nodes
@@ -838,8 +839,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             # static shapes; the consumers read their shapes from tracing.
             shape_nodes.add(name)
         elif fn.op == "call_module":
-            refuse_complex_module(fn, _source(fn, mods))            # a layer of a complex value (capture_complex)
-            nodes.extend(_called_module_nodes(name, mods[fn.target], fn, mods, ins, by_name))
+            viewed = complex_module_nodes(fn, mods[fn.target], _source(fn, mods))   # a layer of a complex value
+            nodes.extend(viewed or _called_module_nodes(name, mods[fn.target], fn, mods, ins, by_name))
             if isinstance(mods[fn.target], nn.EmbeddingBag) and nodes[-1].op != "unsupported":
                 # the constant offsets: now in the bags' slices (dropped unless read elsewhere)
                 torch.fx.node.map_arg((fn.args[1:], fn.kwargs), lambda a: tuple_sources.add(a.name))
@@ -873,6 +874,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             elif (pairs := complex_nodes(fn, ins, by_name)) is not None:
                 nodes.extend(pairs)                                 # complex values as [..., 2] pairs
                 torch.fx.node.map_arg((fn.args, fn.kwargs), lambda a: tuple_sources.add(a.name))  # constants in them
+            elif (shifted := real_nodes(fn, ins)) is not None:
+                nodes.extend(shifted)                               # fftshift, hfft of a real value (capture_fft_dims)
             elif trapezoid_nodes(fn, ins, by_name) is not None or norm_nodes(fn, ins) is not None:
                 nodes.extend(trapezoid_nodes(fn, ins, by_name) or norm_nodes(fn, ins))
             elif (source is not None and source.op == "unsupported" and "pieces" in source.attrs

@@ -21,16 +21,22 @@ rewrites each call on it as real ops on that pair:
   irfft of a complex value: one constant product over the dim moved last,
   its pairs interleaved (DFT matrices, as capture_spectral builds), stft
   capture_spectral's conv with its [.., F, T, 2] output;
-- sum / mean over dims, cat / stack, basic slices and int indices,
-  reshapes and permutes of the dims other than the pair's.
+- sum / mean over dims, cat / stack, slices (any positive step) and int
+  indices, reshapes and permutes of the dims other than the pair's,
+  z.view(torch.float32) of a complex64 value (torch's [..., 2n]: the
+  pairs along the last dim), and nn.Identity / nn.Flatten / nn.Unflatten
+  called on one (views: torch flattens the complex dims).
 
 The ops are the int8 or fp32 ones those real ops lower to. A complex
 program output is refused in one line pointing at torch.view_as_real: the
 .pte format reserves the complex ScalarTypes (8, 9, 10) as not valid, so a
 program cannot declare a complex output; view_as_real's [..., 2] float
-output holds the same bytes. Any other call on a complex value, and any
-submodule called on one (its layer would read the pair's dim as data), is
-refused in one line naming it."""
+output holds the same bytes. Element-wise functions (exp, log, sqrt,
+pow, reciprocal, a complex value over another, sgn, square) are
+ptec.capture_complex_math's; transforms over several dims, the Hermitian
+ones and the shifts ptec.capture_fft_dims'. Any other call on a complex
+value, and any other submodule called on one (its layer would read the
+pair's dim as data), is refused in one line naming it."""
 from __future__ import annotations
 
 import operator
@@ -55,6 +61,9 @@ _MUL = (operator.mul, torch.mul, "mul", "multiply", torch.multiply)
 _DIV = (operator.truediv, torch.div, "div", "divide", torch.divide, torch.true_divide, "true_divide")
 _ADD = (operator.add, torch.add, "add")
 _SUB = (operator.sub, torch.sub, "sub", "subtract", torch.subtract)
+_FFT_DIMS = tuple(getattr(torch.fft, f) for f in ("fft2", "ifft2", "fftn", "ifftn", "rfft2", "irfft2", "rfftn",
+                                                   "irfftn", "hfft", "ihfft"))
+_SHIFTS = (torch.fft.fftshift, torch.fft.ifftshift)
 _VIEWS = ("view", "reshape", torch.reshape, "flatten", torch.flatten, "unsqueeze", torch.unsqueeze, "squeeze",
           torch.squeeze, "contiguous", "clone", torch.clone, "resolve_conj", torch.resolve_conj, "resolve_neg",
           torch.resolve_neg)
@@ -225,7 +234,10 @@ def _arithmetic(fn, by_name, s: _Steps, out_shape) -> Optional[str]:
             a, b = b, a
         return _mul(s, a[1], a[2], b, out_shape) if a[0] == "pair" else None
     if call_is(fn, _DIV):
-        return _mul(s, a[1], a[2], b, out_shape, divide=True) if a[0] == "pair" else None
+        if b[0] == "pair":                   # over a complex value (capture_complex_math)
+            from .capture_complex_math import over_pair
+            return over_pair(s, a, b[1], b[2], out_shape)
+        return _mul(s, a[1], a[2], b, out_shape, divide=True)
     if call_is(fn, _ADD):
         if a[0] != "pair":
             a, b = b, a
@@ -375,10 +387,15 @@ def _index_nodes(fn, s: _Steps, p: str, shape, out_shape) -> Optional[str]:
                 return None
             start, end = i % size, i % size + 1
         else:
-            start, end, step = i.indices(size)
-            if step != 1:
+            if i.step is not None and (not isinstance(i.step, int) or i.step < 1):
                 return None
+            start, end, step = i.indices(size)
             end = max(start, end)
+            if step > 1 and len(range(start, end, step)) > 1:      # z[a:b:k]: one-wide slices joined
+                cur = s("cat", [s("slice", [cur], dim=d, start=j, end=j + 1) for j in range(start, end, step)],
+                        dim=d)
+                continue
+            end = min(end, start + 1) if step > 1 else end
         if (start, end) != (0, size):
             cur = s("slice", [cur], dim=d, start=start, end=end)
     return s("reshape", [cur], target_shape=list(out_shape) + [2])
@@ -425,6 +442,12 @@ def _pair_nodes(fn, by_name) -> Optional[List[Node]]:
         got = _arithmetic(fn, by_name, s, out_shape)
     elif t in (torch.fft.fft, torch.fft.ifft, torch.fft.rfft, torch.fft.irfft):
         got = _fft(fn, by_name, s)
+    elif call_is(fn, _FFT_DIMS):
+        from .capture_fft_dims import fft_dims_nodes
+        got = fft_dims_nodes(fn, s, x)
+    elif call_is(fn, _SHIFTS):
+        from .capture_fft_dims import shift_nodes
+        return shift_nodes(fn, x[1], x[2]) if x is not None and x[0] == "pair" else None
     elif t is torch.stft:
         nodes = _stft_nodes(fn, [fn.args[0].name], by_name, pair=True) if x is not None else None
         return nodes
@@ -466,13 +489,23 @@ def _pair_nodes(fn, by_name) -> Optional[List[Node]]:
         got = _reduce(fn, s, x[1], x[2], out_shape)
     elif t is operator.getitem and len(fn.args) == 2:
         got = _index_nodes(fn, s, x[1], x[2], out_shape)
-    elif call_is(fn, _VIEWS) and is_complex(fn):            # (z.view(torch.float32) reinterprets: not a view)
+    elif call_is(fn, _VIEWS) and is_complex(fn):
         got = s("reshape", [x[1]], target_shape=out_shape + [2])
+    elif fn.target == "view" and fn.args[1:] == (torch.float32,) and not fn.kwargs \
+            and getattr(_meta(fn.args[0]), "dtype", None) is torch.complex64:
+        got = s("reshape", [x[1]], target_shape=out_shape)  # complex64 as float32: the pairs along the last dim
+    elif (got := _math(fn, s, x[1], x[2], out_shape)) is not None:
+        pass
     elif call_is(fn, ("permute", torch.permute, "transpose", torch.transpose, "swapaxes", "swapdims", "t")):
         got = _permute(fn, s, x[1], x[2])
     if got is None:
         return None
     return s.done()
+
+
+def _math(fn, s: _Steps, p: str, shape, out_shape) -> Optional[str]:
+    from .capture_complex_math import math_nodes       # (it imports this module)
+    return math_nodes(fn, s, p, shape, out_shape)
 
 
 def _reduce(fn, s: _Steps, p: str, shape, out_shape) -> Optional[str]:
@@ -542,8 +575,20 @@ def complex_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     return nodes
 
 
-def refuse_complex_module(fn, source: str) -> None:
-    """A submodule called on (or returning) a complex value is refused in
-    one line naming it: its layers would read the pair's dim as data."""
-    if fn.op == "call_module" and _touches_complex(fn):
-        raise UnsupportedOperator(f"operator not supported: {source}: {OTHER}")
+def complex_module_nodes(fn, module, source: str) -> Optional[List[Node]]:
+    """A submodule called on (or returning) a complex value: nn.Identity,
+    nn.Flatten and nn.Unflatten, which only view it (torch flattens the
+    complex dims, the pair's dim stays last), as a reshape of its pair;
+    any other refused in one line naming it (its layers would read the
+    pair's dim as data). None for a call with no complex value."""
+    if fn.op != "call_module" or not _touches_complex(fn):
+        return None
+    if is_complex(fn) and any(u.op == "output" for u in fn.users):
+        raise UnsupportedOperator(f"operator not supported: {source}: {OUTPUT}")
+    x, out_shape = (fn.args[0] if len(fn.args) == 1 and not fn.kwargs else None), _shape(fn)
+    if isinstance(module, (torch.nn.Identity, torch.nn.Flatten, torch.nn.Unflatten)) and is_complex(x) \
+            and is_complex(fn) and out_shape is not None:
+        s = _Steps(fn.name)
+        s("reshape", [x.name], target_shape=out_shape + [2])
+        return s.done()
+    raise UnsupportedOperator(f"operator not supported: {source}: {OTHER}")

@@ -487,6 +487,53 @@ RUNS = {
         2, 5, 4)[..., 1:]), S3, R, 1.0, "int8"),                                                       # 0.84
     "torch.stft(..) * complex number": (lambda x: torch.view_as_real(torch.stft(
         x[0], 8, 2, window=torch.hann_window(8), return_complex=True) * (0.5 + 0.5j)), (2, 32), R, 2.0, "int8"),  # 1.57
+    # functions of complex values (ptec.capture_complex_math; test_complex_functions.py): exp from LUTs, log / sqrt /
+    # pow polar (fp32 hypot and atan2, LUTs), 1 / z and z / w by the fp32 |w|^-2, sgn an int8 div by |z|; on the
+    # upper half-plane (away from the branch cut) and |z| >= 0.25 (1 / z: >= 1, where |1 / z| <= 1)
+    "Tensor.exp of a complex value": (lambda x: torch.view_as_real(torch.complex(x * 0.5, x.flip(-1)).exp()), S3, R,
+                                      2.5, "int8"),                                                 # 1.91
+    "torch.log of a complex value": (lambda x: torch.view_as_real(torch.log(torch.complex(x, x.flip(-1).abs() + 0.25))),
+                                     S3, R, 2.0, "fp32"),                                           # 1.66
+    "Tensor.sqrt of a complex value": (lambda x: torch.view_as_real(torch.complex(x, x.flip(-1).abs() + 0.25).sqrt()),
+                                       S3, R, 2.5, "fp32"),                                         # 2.10
+    "complex ** 1.5": (lambda x: torch.view_as_real(torch.complex(x, x.flip(-1).abs() + 0.25) ** 1.5), S3, R, 2.0,
+                       "fp32"),                                                                     # 1.61
+    "torch.pow(complex, -0.5)": (lambda x: torch.view_as_real(torch.pow(torch.complex(x, x.flip(-1).abs() + 0.25),
+                                                                        -0.5)), S3, R, 2.5, "fp32"),  # 2.08
+    "Tensor.square of a complex value": (lambda x: torch.view_as_real(torch.complex(x, x.flip(-1)).square()), S3, R,
+                                         2.0, "int8"),                                              # 1.40
+    "Tensor.reciprocal of a complex value": (lambda x: torch.view_as_real(torch.complex(
+        x, x.flip(-1).abs() + 1.0).reciprocal()), S3, R, 4.0, "fp32"),                              # 3.74
+    "complex / complex": (lambda x: torch.view_as_real(torch.complex(x, x.flip(1)) / torch.complex(
+        x, x.flip(-1).abs() + 1.0)), S3, R, 2.5, "fp32"),                                           # 1.85
+    "torch.sgn of a complex value": (lambda x: torch.view_as_real(torch.sgn(torch.complex(x, x.flip(-1).abs() + 0.25))),
+                                     S3, R, 3.5, "fp32"),                                           # 3.09
+    # transforms over several dims, Hermitian ones and shifts (ptec.capture_fft_dims): one linear per dim
+    "torch.fft.fft2": (lambda x: torch.view_as_real(torch.fft.fft2(x, norm="ortho")), S3, R, 1.5, "int8"),  # 1.28
+    "torch.fft.ifft2 of a complex value": (lambda x: torch.view_as_real(torch.fft.ifft2(
+        torch.complex(x, x.flip(-1)), norm="ortho")), S3, R, 1.5, "int8"),                          # 1.11
+    "torch.fft.fftn": (lambda x: torch.view_as_real(torch.fft.fftn(x, norm="ortho")), S3, R, 1.5, "int8"),  # 1.28
+    "torch.fft.ifftn(s)": (lambda x: torch.view_as_real(torch.fft.ifftn(torch.complex(x, x.flip(-1)), s=(4, 6),
+                                                                        norm="ortho")), S3, R, 1.5, "int8"),  # 1.31
+    "torch.fft.rfft2": (lambda x: torch.view_as_real(torch.fft.rfft2(x, norm="ortho")), S3, R, 2.0, "int8"),  # 1.48
+    "torch.fft.rfftn(dim)": (lambda x: torch.view_as_real(torch.fft.rfftn(x, dim=(1, 2), norm="ortho")), S3, R, 2.0,
+                             "int8"),                                                                    # 1.48
+    "torch.fft.irfft2(rfft2)": (lambda x: torch.fft.irfft2(torch.fft.rfft2(x) * 0.5, s=(4, 8)), S3, R, 4.0,
+                                "int8"),                                                            # 3.38
+    "torch.fft.irfftn of a complex value": (lambda x: torch.fft.irfftn(torch.complex(x, x.flip(-1))[..., :5],
+                                                                       norm="ortho"), S3, R, 1.5, "int8"),  # 1.31
+    "torch.fft.hfft": (lambda x: torch.fft.hfft(torch.complex(x, x.flip(-1))[..., :5], norm="ortho"), S3, R, 1.5,
+                       "int8"),                                                                     # 0.93
+    "torch.fft.hfft of a real value": (lambda x: torch.fft.hfft(x, n=6, dim=1), S3, R, 1.5, "int8"),  # 1.11
+    "torch.fft.ihfft": (lambda x: torch.view_as_real(torch.fft.ihfft(x, norm="ortho").resolve_conj()), S3, R, 1.0,
+                        "int8"),                                                                    # 0.75
+    "torch.fft.fftshift": (lambda x: torch.fft.fftshift(x), S3, R, 0.5, "int8"),                   # 0.50
+    "torch.fft.ifftshift of a complex value": (lambda x: torch.view_as_real(torch.fft.ifftshift(
+        torch.fft.rfft(x, norm="ortho"), dim=(1, 2))), S3, R, 1.0, "int8"),                         # 0.75
+    "complex slices with a step": (lambda x: torch.view_as_real(torch.fft.rfft(x, norm="ortho")[:, ::2, 1::2]), S3, R,
+                                   1.0, "int8"),                                                    # 0.75
+    "complex Tensor.view(torch.float32)": (lambda x: (torch.fft.rfft(x, norm="ortho") * (1 + 1j)).view(torch.float32),
+                                           S3, R, 1.5, "int8"),                                     # 1.06
     # windows (ptec.capture_views) and the trapezoid rule (ptec.capture_trapezoid), p-norms (ptec.capture_norms)
     "Tensor.unfold(dim 1)": (lambda x: x.unfold(1, 2, 1), S3, R, 0.5, "int8"),
     "torch.trapz": (lambda x: torch.trapz(x), S3, R, 1.0, "int8"),                                 # 0.49
