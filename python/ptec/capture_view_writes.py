@@ -34,13 +34,20 @@ first tensor, the root) and a current node for it:
   tensor (and the nodes that are the same tensor object) is that view for
   its later readers and writers.
 
-Refused in one line naming the write and the value: a value sharing the
-memory that is not such a chain (as_strided, a view as another dtype, a
-tuple sharing several tensors' memory) read after a write; a write into a
-view as another dtype, covering an element twice, outside its root's
-memory or resized by torch; a write into a parameter, buffer or constant
-(the next run would read it). When torch's run fails, capture_in_place's
-own analysis decides."""
+Every other value sharing the memory (a piece of broadcast_tensors read
+after a write), and every as_strided (its arguments count in storage
+elements), is read as a constant gather from its root's current value,
+and a write into a view covering an element twice applies an op of each
+element once per covering (capture_strided).
+
+Refused in one line naming the write and the value: a view as another
+dtype read after a write, a tuple sharing several tensors' memory read
+whole after one; a write into a view as another dtype, outside its root's
+memory, resized by torch, or covering an element twice with an op that is
+not of each element alone; a write into a parameter, buffer or constant
+(the next run would read it). When torch's run fails at a write that
+torch refuses (an element-wise op into an expanded view), its reason is
+quoted; otherwise capture_in_place's own analysis decides."""
 from __future__ import annotations
 
 import contextlib
