@@ -244,11 +244,15 @@ class _Rewrite(Gathers):
                     fn.replace_input_with(a, b)
                     a = b
                 stale = [k for k in self.keys.get(a, ()) if self.born[a][k] != self.version[k]]
-                if stale and isinstance(self.memory.get(a), tuple) and isinstance(self.memory.get(fn), _Memory) \
-                        and fn.op == "call_function" and fn.target is operator.getitem and fn.args[0] is a:
-                    piece = a
-                elif stale:
+                if not stale:
+                    continue
+                try:
                     fn.replace_input_with(a, self._derive(a, stale, fn))
+                except UnsupportedOperator:
+                    if not (isinstance(self.memory.get(a), tuple) and isinstance(self.memory.get(fn), _Memory)
+                            and fn.op == "call_function" and fn.target is operator.getitem and fn.args[0] is a):
+                        raise
+                    piece = a           # no chain re-derives the tuple: fn is read at its positions
             self._place(fn)
             if is_as_strided(fn):           # storage offsets and strides: read at its positions in its root
                 self._as_gather(fn, self.name(fn))
