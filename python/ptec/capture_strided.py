@@ -41,6 +41,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.fx.passes.shape_prop import _extract_tensor_metadata
 
+from .capture_in_place import _MARK
 from .capture_item_assignment import _WRITTEN, assigned
 from .ir import UnsupportedOperator
 
@@ -132,8 +133,8 @@ class Gathers:
         q = self._positions(fn, k) if k is not None and k in self.root else None
         if q is None or found.dtype != self.memory[self.root[k]].dtype:
             raise UnsupportedOperator(
-                f"operator not supported: {self.name(fn)}: {why} reads memory that no one value of the program "
-                "holds (outside the tensor it views, or of another dtype), which ptec does not follow")
+                f"operator not supported: {self.name(fn)}: {why} memory that no one value of the program holds "
+                "(outside the tensor it views, or of another dtype), which ptec does not follow")
         got = self._gather(fn, k, self.cur[k], q)
         fn.replace_all_uses_with(got)
         for table in (self.memory, self.keys, self.born):
@@ -165,6 +166,7 @@ class Gathers:
             values = self._gather(fn, k, cur, p)
             with where():
                 done = self.g.node_copy(fn, lambda n: values if n is fn.args[0] else n)
+            done.meta.pop(_MARK, None)      # `w += 1`: out of place here
             self.made.append(done)
             self._meta(done, torch.empty(p.numel(), dtype=root.dtype))
             flat = values.args[0]
@@ -180,6 +182,7 @@ class Gathers:
             cur = marker
         back = self._gather(fn, k, cur, q)       # the view as it reads after the write
         fn.op, fn.target, fn.args, fn.kwargs = back.op, back.target, back.args, {}
+        fn.meta.pop(_MARK, None)
         back.replace_all_uses_with(fn)
         self.g.erase_node(back)
         self.made.remove(back)

@@ -255,10 +255,10 @@ class _Rewrite(Gathers):
                     piece = a           # no chain re-derives the tuple: fn is read at its positions
             self._place(fn)
             if is_as_strided(fn):           # storage offsets and strides: read at its positions in its root
-                self._as_gather(fn, self.name(fn))
+                self._as_gather(fn, "its storage offset and strides reach")
                 continue
             if piece is not None:
-                self._as_gather(fn, f"{self.name(fn)} of {self.name(piece)}")
+                self._as_gather(fn, f"a piece of {self.name(piece)} read after a write, it reads")
                 continue
             if w is not None and w[0][0] == "call_method" and w[0][1] in _SHAPE_ONLY:
                 as_out_of_place(fn, w[0])       # a new shape, the same elements: the tensor is the view from here
