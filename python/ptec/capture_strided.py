@@ -29,7 +29,14 @@ values, and torch's last one depends on its order), or one that is not
 element-wise. Where torch itself refuses (its TensorIterator ops on an
 expanded view: "unsupported operation: more than one element of the
 written-to tensor refers to a single memory location"), capture refuses
-quoting torch: that is torch's refusal, not a gap of ptec."""
+quoting torch: that is torch's refusal, not a gap of ptec.
+
+The same order decides a write that reads, through a tensor operand in
+the written memory, an element it writes at another position
+(`y[..., 1:].add_(y[..., :-1])`: a running sum for a short row, pairwise
+sums for a long one; `y /= y[..., :1]`; `y[..., 1:] = y[..., :-1]`):
+refused in one line (torch refuses some of them itself). An operand read
+at the very positions written (`y.mul_(y)`), or elsewhere, runs."""
 from __future__ import annotations
 
 import operator
@@ -42,7 +49,7 @@ import torch.nn.functional as F
 from torch.fx.passes.shape_prop import _extract_tensor_metadata
 
 from .capture_in_place import _MARK
-from .capture_item_assignment import _WRITTEN, assigned
+from .capture_item_assignment import _WRITTEN, READS, assigned
 from .ir import UnsupportedOperator
 
 # out-of-place ops of one element alone (with number operands): an element
@@ -61,6 +68,8 @@ _ELEMENTWISE_MODULES = (nn.ReLU, nn.ReLU6, nn.LeakyReLU, nn.Hardtanh, nn.ELU, nn
 _OPERATORS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
               operator.pow}
 _TORCH_REFUSES = "unsupported operation"     # how torch's own refusal of such a write begins
+# writes that read their tensor operand once, before writing (a 0-d value)
+_READ_ONCE = {torch.full_like, "masked_fill", "index_fill", torch.masked_fill, torch.index_fill}
 
 
 def is_as_strided(fn: torch.fx.Node) -> bool:
@@ -141,6 +150,49 @@ class Gathers:
             table[got] = table[fn]
         self.g.erase_node(fn)
         return got
+
+    def _reads_what_it_writes(self, fn, form, t, k, q):
+        """Refuses write fn (into view t, root positions q) when it reads,
+        through a tensor operand in the same memory, an element it writes
+        at another position (`y[:, 1:].add_(y[:, :-1])`, `y /= y[:, :1]`,
+        `y[:, 1:] = y[:, :-1]`): torch runs the elements in its own order
+        (vectorized or not, by size and strides), so whether the operand
+        reads the element before or after its write is torch's order's,
+        and torch refuses some such writes itself."""
+        meta = fn.meta.get(READS) if fn.op == "call_function" and fn.target is assigned else None
+        if meta is not None:
+            at, operands = meta
+            target = q.reshape(-1)[at]
+        elif fn.op == "call_function" and fn.target is assigned:
+            return
+        else:
+            target = q
+            operands = [a for a in list(fn.args) + [v for key, v in fn.kwargs.items() if key != "out"]
+                        if isinstance(a, torch.fx.Node) and a is not t]
+        written = torch.zeros(int(target.max()) + 1 if target.numel() else 1, dtype=torch.bool)
+        written[target.reshape(-1)] = True
+        for o in operands:
+            m = self.memory.get(o)
+            if not hasattr(m, "key") or m.key != k or (form[1] in _READ_ONCE and m.shape == ()):
+                continue
+            p = self._positions(o, k)
+            try:
+                p = torch.broadcast_to(p, target.shape) if p is not None else None
+            except RuntimeError:
+                p = None
+            if p is None:
+                continue
+            inside = p < written.numel()
+            hit = torch.zeros_like(inside)
+            hit[inside] = written[p[inside]]
+            if bool((hit & (p != target)).any()):
+                raise UnsupportedOperator(
+                    f"operator not supported: {self.name(fn)}: writes in place into {self.name(t)} while reading "
+                    f"{self.name(o)}, which shares elements the write writes at other positions: torch runs the "
+                    "elements in its own order (which element reads another's write depends on it, and torch "
+                    "refuses some such writes: \"unsupported operation: some elements of the input tensor and the "
+                    "written-to tensor refer to a single memory location\"), which ptec does not follow: read a "
+                    "copy (.clone()) or write the out-of-place op")
 
     def _overlapping_write(self, fn, t, k, q, spelled):
         """The root's value after fn (out of place on view t, whose

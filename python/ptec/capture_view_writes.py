@@ -412,6 +412,7 @@ class _Rewrite(Gathers):
                 f"operator not supported: {self.name(fn)}: writes in place into {self.name(t)}, whose elements "
                 f"are not all elements of {self.name(root)} (torch's memory of the two overlaps otherwise), "
                 "which ptec does not follow: write the out-of-place op")
+        self._reads_what_it_writes(fn, form, t, k, q)      # capture_strided: torch's order would decide
         twice = q.reshape(-1).unique().numel() != q.numel()
         if twice and not (fn.args and fn.args[0] is t):
             raise UnsupportedOperator(

@@ -142,6 +142,13 @@ def _expanded_zeroed(y):
     return _flat(y, e)
 
 
+def _disjoint_operand(y):
+    y[:, :2].add_(y[:, 2:])     # reads elements it does not write
+    y.mul_(y)                   # each element reads itself
+    y[..., :3] += y[..., 3:]
+    return y
+
+
 class ReluModule(nn.Module):
     def __init__(self):
         super().__init__()
@@ -176,6 +183,8 @@ FORMS = {
     "overlapping as_strided rows add_": _strided_rows_overlapping,
     "an expanded view fill_": _expanded_filled,
     "an expanded view zero_": _expanded_zeroed,
+    "operands in the written memory, no element read after its write": _disjoint_operand,
+    "masked_fill_ by an element of y": lambda y: (y.masked_fill_(y > 0.2, y[0, 0, 0, 0]), y)[1],
 }
 ON_INPUT = {"x.as_strided of the input": lambda x: x.as_strided((5, 4), (3, 11), 1) + 0.0}
 MODULES = {"nn.ReLU(inplace=True) on overlapping windows": ReluModule}
@@ -249,6 +258,21 @@ def _other_dtype_read(y):
     return i.float()
 
 
+def _divided_by_a_column(y):
+    y /= y[..., :1]             # torch: column 0 becomes 1 first, and the others are divided by it, or not
+    return y
+
+
+def _shifted_by_assignment(y):
+    y[..., 1:] = y[..., :-1]
+    return y
+
+
+def _shift_added(y):
+    y[..., 1:] += y[..., :-1]   # torch: y[..., 1:].add_(y[..., :-1]), a running sum for a short row
+    return y
+
+
 # (model, words its one-line refusal holds)
 REFUSED = {
     "an expanded view add_ (torch refuses)": (
@@ -259,7 +283,7 @@ REFUSED = {
         Conv(lambda y: (F.relu(y[:, 1:2].expand(2, 3, 5, 6), inplace=True), y)[1]),
         ["relu", "torch itself refuses", "unsupported operation"]),
     "overlapping windows times a tensor": (
-        Conv(lambda y: (y.unfold(3, 3, 2).mul_(y[0, 0, 0, :3]), y)[1]),
+        Conv(lambda y: (y.unfold(3, 3, 2).mul_(torch.linspace(0.5, 1.5, 3)), y)[1]),
         ["mul_ (Tensor.mul_)", "unfold (Tensor.unfold)", "twice", "not of each element alone"]),
     "overlapping windows copy_": (
         Conv(lambda y: (y.unfold(3, 3, 1).copy_(y[:, :, :, None, :3] * 2.0), y)[1]),
@@ -268,6 +292,12 @@ REFUSED = {
         Conv(lambda y: (y.unfold(3, 3, 1).cumsum_(-1), y)[1]),
         ["cumsum_ (Tensor.cumsum_)", "twice", "not of each element alone"]),
     "a view of another dtype read after the write": (Conv(_other_dtype_read), ["view (Tensor.view)"]),
+    # torch runs these element by element in its order: an operand element read before or after its write
+    "add_ of the next column": (Conv(lambda y: (y[..., 1:].add_(y[..., :-1]), y)[1]),
+                                ["add_ (Tensor.add_)", "while reading", "its own order"]),
+    "y /= its first column": (Conv(_divided_by_a_column), ["(/=)", "while reading", "its own order"]),
+    "y[..., 1:] = y[..., :-1]": (Conv(_shifted_by_assignment), ["[...] =", "while reading", "its own order"]),
+    "y[..., 1:] += y[..., :-1]": (Conv(_shift_added), ["[...] =", "while reading", "its own order"]),
 }
 
 
