@@ -12,7 +12,10 @@ host runtime within a bound in output steps. Where torch itself refuses
 the write (its element-wise ops on an expanded view), capture refuses in
 one line quoting torch; the overlapping writes ptec does not follow (a
 tensor operand, whose copies torch writes in its own order) are refused
-in one line naming the write."""
+in one line naming the write, and so are writes reading, through an
+operand in the written memory, an element they write elsewhere (torch's
+element order decides: `y[..., 1:].add_(y[..., :-1])` is a running sum
+for a short row, pairwise sums for a long one)."""
 import pytest
 import torch
 import torch.nn as nn
