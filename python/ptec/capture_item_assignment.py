@@ -30,6 +30,8 @@ from .capture_in_place import _MARK
 
 _SPELLING = "[...] ="
 _WRITTEN = "ptec_written_positions"     # node.meta: (shape, flat positions) of a constant-index write
+# node.meta: (the flat positions of a constant-index write, the tensors it reads element by element into them)
+READS = "ptec_assignment_reads"
 
 
 def assigned(y, new):
@@ -84,8 +86,10 @@ def record(y: torch.fx.Proxy, index, value) -> None:
     if not number and not isinstance(value, (torch.fx.Proxy, torch.Tensor)):
         _refuse(f"a value of type {type(value).__name__}")
     augmented = value.node if isinstance(value, torch.fx.Proxy) else None
+    reads = [augmented] if augmented is not None else []
     if augmented is not None and augmented.meta.get(_MARK) and _read_here(augmented.args[0], y.node, index, augmented):
         del augmented.meta[_MARK]       # y[i] += v: Python's y[i] = y[i] + v, the add written back here
+        reads = [a for a in augmented.args[1:] if isinstance(a, torch.fx.Node)]     # torch: y[i].add_(v)
     fixed = _constant(tracer, index)
     if fixed is not None:
         positions = torch.arange(shadow.numel()).view(shadow.shape)[fixed]
@@ -118,6 +122,7 @@ def record(y: torch.fx.Proxy, index, value) -> None:
     node.node.meta[_MARK] = _SPELLING
     if fixed is not None:       # the written positions, for the reads of others (drop_markers)
         node.node.meta[_WRITTEN] = (tuple(shadow.shape), frozenset(positions.reshape(-1).tolist()))
+        node.node.meta[READS] = (positions, reads)
     _write_shadow(tracer, y, index, value)
 
 

@@ -2,7 +2,8 @@
 makes that element alone (issue 15): torch.hsplit / vsplit / dsplit /
 tensor_split(x, ...)[k] as torch.narrow(x, dim, start, length) (a slice),
 torch.meshgrid(a, b, ...)[k] as operand k viewed along its own dim and
-expanded to the grid (copies). capture then lowers those calls.
+expanded to the grid (copies), torch.broadcast_tensors(a, b, ...)[k] as
+operand k expanded to the pieces' shape. capture then lowers those calls.
 
 The fx graph is changed before capture reads it: each getitem of such a
 call becomes the new nodes (with their traced shapes), and the call goes
@@ -116,13 +117,27 @@ def _grid_element(graph, call, item, indexing):
     return new
 
 
+def _broadcast_element(graph, call, item):
+    """torch.broadcast_tensors(a, b, ...)[k]: operand k expanded to the
+    traced shape of the pieces."""
+    tensors, out, k = list(call.args), _shape(item), item.args[1]
+    if call.kwargs or out is None or not -len(tensors) <= k < len(tensors) \
+            or not isinstance(tensors[k % len(tensors)], torch.fx.Node):
+        return None
+    with graph.inserting_before(item):
+        new = graph.call_method("expand", (tensors[k % len(tensors)], tuple(out)))
+    new.meta = dict(item.meta)
+    return new
+
+
 def elements_alone(gm: torch.fx.GraphModule) -> None:
-    """Each getitem of a split or meshgrid call as the nodes that make its
-    element alone; the call dropped once nothing else reads it."""
+    """Each getitem of a split, meshgrid or broadcast_tensors call as the
+    nodes that make its element alone; the call dropped once nothing else
+    reads it."""
     graph, changed = gm.graph, False
     for call in list(graph.nodes):
         name = _name(call) if call.op in ("call_function", "call_method") else None
-        if name not in (*_SPLIT_DIM, "meshgrid") or not call.args:
+        if name not in (*_SPLIT_DIM, "meshgrid", "broadcast_tensors") or not call.args:
             continue
         items = [u for u in call.users if u.op == "call_function" and u.target is operator.getitem
                  and isinstance(u.args[1], int) and not isinstance(u.args[1], bool)]
@@ -131,6 +146,8 @@ def elements_alone(gm: torch.fx.GraphModule) -> None:
             if set(call.kwargs) - {"indexing"} or indexing not in ("ij", "xy"):
                 continue
             make = lambda item: _grid_element(graph, call, item, indexing)     # noqa: E731
+        elif name == "broadcast_tensors":
+            make = lambda item: _broadcast_element(graph, call, item)      # noqa: E731
         else:
             shape = _shape(call.args[0])
             found = split_bounds(name, shape, call.args[1:], call.kwargs) if shape is not None else None

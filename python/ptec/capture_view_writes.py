@@ -34,20 +34,28 @@ first tensor, the root) and a current node for it:
   tensor (and the nodes that are the same tensor object) is that view for
   its later readers and writers.
 
-Refused in one line naming the write and the value: a value sharing the
-memory that is not such a chain (as_strided, a view as another dtype, a
-tuple sharing several tensors' memory) read after a write; a write into a
-view as another dtype, covering an element twice, outside its root's
-memory or resized by torch; a write into a parameter, buffer or constant
-(the next run would read it). When torch's run fails, capture_in_place's
-own analysis decides."""
+Every other value sharing the memory (a piece of broadcast_tensors read
+after a write), and every as_strided (its arguments count in storage
+elements), is read as a constant gather from its root's current value,
+and a write into a view covering an element twice applies an op of each
+element once per covering (capture_strided).
+
+Refused in one line naming the write and the value: a view as another
+dtype read after a write, a tuple sharing several tensors' memory read
+whole after one; a write into a view as another dtype, outside its root's
+memory, resized by torch, or covering an element twice with an op that is
+not of each element alone, or reading through a tensor operand an element
+it writes at another position; a write into a parameter, buffer or constant
+(the next run would read it). When torch's run fails at a write that
+torch refuses (an element-wise op into an expanded view), its reason is
+quoted; otherwise capture_in_place's own analysis decides."""
 from __future__ import annotations
 
 import contextlib
 import io
 import itertools
 import operator
-from typing import Dict, Optional
+from typing import Optional
 
 import torch
 import torch.fx
@@ -56,6 +64,7 @@ from torch.fx.passes.shape_prop import _extract_tensor_metadata
 from .capture_in_place import (_MARK, _AUGMENTED, _call_name, _is_tensor, _kept_why, _namer, _write,
                                as_out_of_place, in_place_writes)
 from .capture_item_assignment import _WRITTEN, assigned
+from .capture_strided import Gathers, is_as_strided, torch_refusal
 from .ir import UnsupportedOperator
 
 # calls whose value, when torch's run shows it shares its first operand's
@@ -124,8 +133,16 @@ class _Run(torch.fx.Interpreter):
     def __init__(self, gm):
         super().__init__(gm)
         self.kept, self.memory, self.same, self.objects, self.unseen = [], {}, {}, {}, set()
+        self.failed = None      # (the node torch's run failed at, its exception)
 
     def run_node(self, n):
+        try:
+            return self._run_node(n)
+        except Exception as e:      # noqa: BLE001 - reported by the caller
+            self.failed = self.failed or (n, e)
+            raise
+
+    def _run_node(self, n):
         if n.meta.get(_MARK) and n.op == "call_function" and n.target is assigned:
             y, new = self.fetch_args_kwargs_from_env(n)[0]
             y.copy_(new)
@@ -146,10 +163,12 @@ class _Run(torch.fx.Interpreter):
         return result
 
 
-def _memory(gm: torch.fx.GraphModule, example_inputs) -> Optional[Dict[torch.fx.Node, object]]:
-    """Each node's _Memory (a tuple of them for a tuple of tensors) from
-    torch's run on copies of the inputs; None when the run fails. The
-    model's buffers and torch's random state are left as they were."""
+def _memory(gm: torch.fx.GraphModule, example_inputs):
+    """(each node's _Memory (a tuple of them for a tuple of tensors), the
+    same objects, the tensors without one) from torch's run on copies of
+    the inputs, and None; or None and (the node the run failed at, torch's
+    exception) when it fails. The model's buffers and torch's random state
+    are left as they were."""
     inputs = [x.detach().clone(memory_format=torch.contiguous_format) if isinstance(x, torch.Tensor) else x
               for x in example_inputs]
     buffers = {k: v.detach().clone() for k, v in gm.named_buffers()}
@@ -159,14 +178,14 @@ def _memory(gm: torch.fx.GraphModule, example_inputs) -> Optional[Dict[torch.fx.
         with torch.no_grad(), contextlib.redirect_stderr(io.StringIO()):
             run.run(*inputs)
     except Exception:                   # noqa: BLE001 - the model's own failure: capture reports it elsewhere
-        return None
+        return None, run.failed
     finally:
         torch.random.set_rng_state(rng)
         with torch.no_grad():
             for k, v in gm.named_buffers():
                 if k in buffers and not torch.equal(v, buffers[k]):
                     v.copy_(buffers[k])
-    return run.memory, run.same, run.unseen
+    return (run.memory, run.same, run.unseen), None
 
 
 def writes_through_views(gm: torch.fx.GraphModule, example_inputs) -> None:
@@ -175,17 +194,24 @@ def writes_through_views(gm: torch.fx.GraphModule, example_inputs) -> None:
     that memory reading it re-derived (see the module's docstring)."""
     mods = dict(gm.named_modules())
     in_place_writes(gm, rewrite=False)      # several out= tensors, a parameter's write: refused as there
-    if not any(_write(fn, mods) for fn in gm.graph.nodes):
+    if not any(_write(fn, mods) or is_as_strided(fn) for fn in gm.graph.nodes):
         return
-    memory = _memory(gm, example_inputs)
+    memory, failed = _memory(gm, example_inputs)
     if memory is None:
-        in_place_writes(gm)             # capture_in_place's own analysis: refuses what it cannot follow
+        w = _write(failed[0], mods) if failed is not None else None
+        why = torch_refusal(failed[1]) if w is not None else None
+        if why:                         # torch's own refusal (a write into an expanded view), quoted
+            name = _namer(gm)
+            raise UnsupportedOperator(f"operator not supported: {name(failed[0])}: writes in place into "
+                                      f"{name(w[1])}, which torch itself refuses: {why}")
+        if any(_write(fn, mods) for fn in gm.graph.nodes):
+            in_place_writes(gm)         # capture_in_place's own analysis: refuses what it cannot follow
         return
     _Rewrite(gm, *memory, mods).run()
     gm.recompile()
 
 
-class _Rewrite:
+class _Rewrite(Gathers):
     def __init__(self, gm, memory, same, unseen, mods):
         self.gm, self.g, self.memory, self.mods, self.name = gm, gm.graph, memory, mods, _namer(gm)
         self.unseen = unseen    # tensors without a _Memory
@@ -210,6 +236,7 @@ class _Rewrite:
                 w = (w[0], self.rebound[w[1]])
             if fn.args and isinstance(fn.args[0], torch.fx.Node):
                 self.parent[fn] = fn.args[0]        # before a read re-derived replaces it
+            piece = None        # fn: a piece of a tuple made before a write (broadcast_tensors), read after it
             for a in list(fn.all_input_nodes):
                 if a in self.rebound:
                     b = a
@@ -218,9 +245,22 @@ class _Rewrite:
                     fn.replace_input_with(a, b)
                     a = b
                 stale = [k for k in self.keys.get(a, ()) if self.born[a][k] != self.version[k]]
-                if stale:
+                if not stale:
+                    continue
+                try:
                     fn.replace_input_with(a, self._derive(a, stale, fn))
+                except UnsupportedOperator:
+                    if not (isinstance(self.memory.get(a), tuple) and isinstance(self.memory.get(fn), _Memory)
+                            and fn.op == "call_function" and fn.target is operator.getitem and fn.args[0] is a):
+                        raise
+                    piece = a           # no chain re-derives the tuple: fn is read at its positions
             self._place(fn)
+            if is_as_strided(fn):           # storage offsets and strides: read at its positions in its root
+                self._as_gather(fn, "its storage offset and strides reach")
+                continue
+            if piece is not None:
+                self._as_gather(fn, f"a piece of {self.name(piece)} read after a write, it reads")
+                continue
             if w is not None and w[0][0] == "call_method" and w[0][1] in _SHAPE_ONLY:
                 as_out_of_place(fn, w[0])       # a new shape, the same elements: the tensor is the view from here
                 group = self.same.get(w[1], w[1])
@@ -235,6 +275,11 @@ class _Rewrite:
                                           "(not strided, or quantized)")
         for fn in reversed(self.made):
             if not fn.users:
+                self.g.erase_node(fn)
+        for fn in reversed(list(self.g.nodes)):     # the views whose readers read them re-derived or gathered
+            name = _call_name(fn) if fn.op in ("call_function", "call_method") else None
+            if not fn.users and (name in _VIEWS or is_as_strided(fn) or name == "broadcast_tensors") \
+                    and not name.startswith(("dropout", "alpha", "feature")) and _write(fn, self.mods) is None:
                 self.g.erase_node(fn)
 
     def _place(self, fn):
@@ -298,20 +343,31 @@ class _Rewrite:
             got = cur if m.shape == self.memory[self.root[k]].shape else \
                 self._add(self.g.inserting_before(reader), "call_method", "reshape", (cur, m.shape), a)
         else:
-            name = _call_name(a) if a.op != "call_module" else None
-            module = self.mods.get(a.target) if a.op == "call_module" else None
-            parent = self.parent.get(a)
-            if (name not in _VIEWS and not isinstance(module, _VIEW_MODULES)) or parent is None \
-                    or self.keys.get(parent) != {k} or getattr(m, "dtype", None) not in (None, root_dtype):
-                return self._refuse(a, k, reader, f"{a.name} is not a view ptec re-derives (slices, select, "
-                                    "narrow, view / reshape, squeeze / unsqueeze, transpose / permute, expand, "
-                                    "split pieces, diagonal, unfold, of the same dtype)")
-            new_parent, now = self._derive(parent, [k], reader), a.args[0]
-            with self.g.inserting_before(reader):
-                got = self.g.node_copy(a, lambda n: new_parent if n is now else n)
-            got.meta.pop(_MARK, None)
-            self.made.append(got)
+            try:
+                got = self._chain(a, k, m, root_dtype, reader)
+            except UnsupportedOperator:
+                q = self._positions(a, k) if getattr(m, "dtype", None) == root_dtype else None
+                if q is None:
+                    raise
+                got = self._gather(reader, k, self.cur[k], q)   # capture_strided
         self.cache[(a, k, v)] = got
+        return got
+
+    def _chain(self, a, k, m, root_dtype, reader):
+        """a's chain of views done again on its parent re-derived."""
+        name = _call_name(a) if a.op != "call_module" else None
+        module = self.mods.get(a.target) if a.op == "call_module" else None
+        parent = self.parent.get(a)
+        if (name not in _VIEWS and not isinstance(module, _VIEW_MODULES)) or parent is None \
+                or self.keys.get(parent) != {k} or getattr(m, "dtype", None) not in (None, root_dtype):
+            return self._refuse(a, k, reader, f"{a.name} is not a view ptec re-derives (slices, select, "
+                                "narrow, view / reshape, squeeze / unsqueeze, transpose / permute, expand, "
+                                "split pieces, diagonal, unfold, as_strided, of the same dtype)")
+        new_parent, now = self._derive(parent, [k], reader), a.args[0]
+        with self.g.inserting_before(reader):
+            got = self.g.node_copy(a, lambda n: new_parent if n is now else n)
+        got.meta.pop(_MARK, None)
+        self.made.append(got)
         return got
 
     def _whole(self, a, k) -> bool:
@@ -352,14 +408,21 @@ class _Rewrite:
                 f"operator not supported: {self.name(fn)}: writes in place into {self.name(t)}, a view of "
                 f"{self.name(root)} as another dtype, which ptec does not follow: write the out-of-place op")
         q = self._positions(t, k)
-        if q is None or q.reshape(-1).unique().numel() != q.numel():
+        if q is None:
             raise UnsupportedOperator(
                 f"operator not supported: {self.name(fn)}: writes in place into {self.name(t)}, whose elements "
-                f"are not each one element of {self.name(root)} (torch's memory of the two overlaps otherwise), "
+                f"are not all elements of {self.name(root)} (torch's memory of the two overlaps otherwise), "
                 "which ptec does not follow: write the out-of-place op")
+        self._reads_what_it_writes(fn, form, t, k, q)      # capture_strided: torch's order would decide
+        twice = q.reshape(-1).unique().numel() != q.numel()
+        if twice and not (fn.args and fn.args[0] is t):
+            raise UnsupportedOperator(
+                f"operator not supported: {self.name(fn)}: writes into {self.name(t)}, whose elements cover an "
+                f"element of {self.name(root)} twice, a value not computed from it (out=), which ptec does not "
+                "follow: write the out-of-place op")
         self.log[k].append((self.name(fn), t))       # named as the model spells it
         as_out_of_place(fn, form)
-        back = self._back(fn, t, k, q)
+        back = self._overlapping_write(fn, t, k, q, self.log[k][-1][0]) if twice else self._back(fn, t, k, q)
         self.version[k] += 1
         v = self.version[k]
         self.cur[k] = back

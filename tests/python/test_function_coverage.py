@@ -119,6 +119,15 @@ RUNS = {
     "Tensor.ravel, torch.atleast_3d": (lambda x: torch.atleast_3d(x.ravel()), S3, R, 0.5, "int8"),
     "torch.concat": (lambda x: torch.concat([x, x], 1), S3, R, 0.5, "int8"),
     "Tensor.unfold": (lambda x: x.unfold(2, 3, 2), S3, R, 0.5, "int8"),
+    # a view by storage offset and strides: a constant gather (capture_strided)
+    "Tensor.as_strided": (lambda x: x.as_strided((4, 5), (7, 2), 2), S3, R, 0.5, "int8"),
+    "torch.as_strided (of a view, elements twice)": (lambda x: torch.as_strided(x[:, 1:], (3, 6), (1, 3), 9), S3, R,
+                                                     0.5, "int8"),
+    "Tensor.as_strided read after Tensor.relu_ of its base": (lambda x: (lambda y: (lambda v: (y[:, 1:].relu_(), v)[1])(
+        y.as_strided((2, 8), (5, 3))))(x * 2.0), S3, R, 1.0, "int8"),                              # 0.91
+    "Tensor.add_ into overlapping unfold windows": (lambda x: (lambda y: (y.unfold(2, 3, 1).add_(0.25), y)[1])(x * 1.0),
+                                                   S3, R, 2.0, "int8"),                          # 1.71
+    "torch.broadcast_tensors": (lambda x: torch.broadcast_tensors(x[:, :1], x)[0] - x, S3, R, 1.0, "int8"),  # 0.85
     "Tensor.adjoint": (lambda x: x.adjoint(), S3, R, 0.5, "int8"),
     "Tensor.copy_ on a clone": (lambda x: x.clone().copy_(x[:, :1]), S3, R, 1.0, "int8"),              # 0.93
     "Tensor.new_tensor": (lambda x: x.new_tensor([[[0.5] * 8] * 4]) * x, S3, R, 0.5, "int8"),

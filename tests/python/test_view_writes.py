@@ -272,22 +272,10 @@ def test_input_written_through_a_view_runs_on_the_host(tmp_path):
     assert worst_steps(OnACopy(model), res, calibration[:4], tmp_path) <= 1.0      # measured 0.74
 
 
-def _strided_read(y):
-    v = y.as_strided((2, 3), (1, 2))
-    y[:, 1].relu_()
-    return v
-
-
 def _other_dtype_read(y):
     i = y.view(torch.int32)
     y.relu_()
     return i.float()
-
-
-def _unfold_overlapping(y):
-    w = y.unfold(3, 3, 2)           # windows sharing a column
-    w.relu_()
-    return y
 
 
 class WritesParameterView(nn.Module):
@@ -313,17 +301,10 @@ class WritesBufferView(nn.Module):
 
 # (model, error, words its one-line refusal holds)
 REFUSED = {
-    "an as_strided view read after the write": (Conv(_strided_read), UnsupportedOperator,
-                                                ["relu_ (Tensor.relu_)", "as_strided (Tensor.as_strided)",
-                                                 "after the write"]),
     "a view of another dtype read after the write": (Conv(_other_dtype_read), UnsupportedOperator,
                                                      ["relu_ (Tensor.relu_)", "view (Tensor.view)"]),
-    "broadcast_tensors' pieces read after the write": (
-        Conv(lambda y: (lambda b: (y.relu_(), b[0])[1])(torch.broadcast_tensors(y[:, :1], y))), UnsupportedOperator,
-        ["relu_ (Tensor.relu_)", "broadcast_tensors", "after the write"]),
     "a parameter through a view": (WritesParameterView(), UnsupportedOperator, ["add_ (Tensor.add_)", "w"]),
     "a buffer through a view": (WritesBufferView(), CaptureError, ["b", "in place"]),
-    "overlapping unfold windows written": (Conv(_unfold_overlapping), (CaptureError, UnsupportedOperator), []),
 }
 
 
@@ -347,9 +328,9 @@ def test_cli_refuses_with_exit_2(tmp_path):
                        "class M(torch.nn.Module):\n"
                        "    def forward(self, x):\n"
                        "        y = x * 2\n"
-                       "        v = y.as_strided((2, 2), (1, 2))\n"
+                       "        v = y[0].view(torch.int32)\n"
                        "        y[0].relu_()\n"
-                       "        return v\n"
+                       "        return v.float()\n"
                        "def model():\n"
                        "    return M(), (torch.randn(2, 4, 8),)\n")
-    assert "relu_ (Tensor.relu_)" in line and "as_strided (Tensor.as_strided)" in line, line
+    assert "relu_ (Tensor.relu_)" in line and "view (Tensor.view)" in line, line
