@@ -1,0 +1,74 @@
+"""Reference numerics of ptec::linalg_svdvals.out (numpy): the singular
+values of each matrix of x [..., m, n], largest first, by the one-sided
+Jacobi iteration src/kernels/portable/op_linalg_svdvals.c's comment
+describes, step for step in float32 (+, -, *, / and sqrt are correctly
+rounded in numpy as in C, sums taken in the same order), so its bytes are
+the C kernel's. The matrices of a batch run in lockstep: a matrix whose
+sweep rotated nothing stays unchanged by every later sweep, which is what
+the kernel's early stop leaves.
+
+The oracle of the tests is torch.linalg.svdvals, not this module."""
+from __future__ import annotations
+
+import numpy as np
+
+F32 = np.float32
+# the kernel's constants: MAX_SWEEPS, FLT_EPSILON, the |zeta| beyond which t = 1 / (2 zeta)
+MAX_SWEEPS = 30
+EPSILON = F32(2.0 ** -23)
+ZETA_LIMIT = F32(2.0 ** 30)
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """[B, p] . [B, p] -> [B]: float32 sums over p in order."""
+    acc = np.zeros(a.shape[0], F32)
+    for i in range(a.shape[1]):
+        acc = acc + a[:, i] * b[:, i]
+    return acc
+
+
+def svdvals(x) -> np.ndarray:
+    x = np.asarray(x, F32)
+    if x.ndim < 2 or x.shape[-1] < 1 or x.shape[-2] < 1:
+        raise ValueError("svdvals: x must be [..., m, n] with m, n >= 1")
+    m, n = x.shape[-2:]
+    lead = x.shape[:-2]
+    a = x.reshape((-1, m, n))
+    k, p = min(m, n), max(m, n)
+    # W [B, k, p]: column j of A (row j when A is wide), as the kernel's scratch
+    w = np.ascontiguousarray(np.swapaxes(a, 1, 2) if m >= n else a)
+    bad = ~np.isfinite(a).all(axis=(1, 2))
+    big = np.where(bad, F32(0), np.abs(np.where(np.isfinite(a), a, F32(0))).max(axis=(1, 2)))
+    zero = big == 0
+    _, e = np.frexp(np.where(zero, F32(1), big).astype(F32))
+    e = e.astype(np.int32)
+    w = np.where((bad | zero)[:, None, None], F32(0), w).astype(F32)
+    w = np.ldexp(w, -e[:, None, None]).astype(F32)
+    tol = F32(p) * EPSILON
+    with np.errstate(all="ignore"):
+        for _ in range(MAX_SWEEPS):
+            rotated = np.zeros(w.shape[0], bool)
+            for j in range(k - 1):
+                for l in range(j + 1, k):
+                    xj, yl = w[:, j, :], w[:, l, :]
+                    alpha, beta, gamma = _dot(xj, xj), _dot(yl, yl), _dot(xj, yl)
+                    rot = np.abs(gamma) > tol * np.sqrt(alpha) * np.sqrt(beta)
+                    if not rot.any():
+                        continue
+                    zeta = (beta - alpha) / (F32(2) * gamma)
+                    mag = F32(1) / (np.abs(zeta) + np.sqrt(F32(1) + zeta * zeta))
+                    t = np.where(np.abs(zeta) > ZETA_LIMIT, F32(0.5) / zeta, np.where(zeta < 0, -mag, mag))
+                    c = F32(1) / np.sqrt(F32(1) + t * t)
+                    s = c * t
+                    c, s = c[:, None], s[:, None]
+                    nx, ny = c * xj - s * yl, s * xj + c * yl
+                    w[:, j, :] = np.where(rot[:, None], nx, xj)
+                    w[:, l, :] = np.where(rot[:, None], ny, yl)
+                    rotated |= rot
+            if not rotated.any():
+                break
+    norms = np.stack([np.sqrt(_dot(w[:, j, :], w[:, j, :])) for j in range(k)], axis=1).astype(F32)
+    sv = np.ldexp(norms, e[:, None]).astype(F32)
+    sv = np.sort(sv, axis=1)[:, ::-1]
+    sv = np.where(bad[:, None], F32(np.nan), sv).astype(F32)
+    return np.ascontiguousarray(sv).reshape(lead + (k,))
