@@ -1,8 +1,10 @@
 """Small-matrix linear algebra as exact closed forms at capture (issue 15):
 determinants, inverses, solves, Cholesky factors, matrix powers and
-exponentials of square matrices of n = 1..4, and the singular and symmetric eigenvalues of
+exponentials of square matrices of n = 1..4, and the symmetric eigenvalues of
 n = 1..3, batched over any leading dims (a Kalman filter's or a pose
-estimator's few small matrices on a microcontroller).
+estimator's few small matrices on a microcontroller); and the singular
+values (svdvals, matrix norms 2, -2, 'nuc') of matrices of any size, on a
+kernel of their own.
 
 Why fp32: a determinant of n = 4 is a sum of 24 products of 4 entries, an
 inverse 16 such cofactors over it; rounded to int8 after each product the
@@ -35,23 +37,29 @@ element-wise, and the signed sums of terms taken by one more linear with a
 * matrix_exp: A / 64, its Taylor polynomial of degree 10 by Horner, squared
   6 times (fixed: the program cannot branch on the run's norm), about 1e-5
   relative while e^A stays within fp32 (|A| up to ~88);
-* 2x2 svdvals / matrix_norm 2, -2, 'nuc': with E, F, G, H = (a + d) / 2,
-  (a - d) / 2, (c + b) / 2, (c - b) / 2, Q = hypot(E, H), R = hypot(F, G),
-  the singular values are Q + R and |Q - R| (no square root of a
-  difference: stable); 2x2 eigvalsh: (a + d) / 2 -+ hypot((a - d) / 2, b);
+* 2x2 eigvalsh: (a + d) / 2 -+ hypot((a - d) / 2, b);
 * 3x3 eigvalsh: the trigonometric method (_eigen_3x3; acos as atan2, cos and
   sin of phi in [0, pi/3] as polynomials: ptec has no fp32 cos); near a
   double eigenvalue it keeps about 1e-4 relative (acos is steep at -1, 1);
-  3x3 svdvals and norms: the square roots of A^T A's eigenvalues (a
-  small singular value keeps less: it is the root of a small eigenvalue).
+* svdvals and matrix_norm / norm of ord 2, -2, 'nuc', for A [..., m, n] of
+  any m, n (square or not, 1x1 to as large as the scratch allows): A
+  viewed as [B, m, n] and one node `svdvals`, lowered to the portable
+  kernel ptec::linalg_svdvals.out (one-sided Jacobi rotations in fp32 on
+  a scratch copy, a fixed cap on sweeps: op_linalg_svdvals.c), then the
+  first (2) or last (-2) value picked, or all summed ('nuc'), by an fp32
+  linear. One kernel for every size rather than the closed forms that
+  served n <= 3 before: those ran in fp32 too (no int8 step to keep), took
+  dozens of steps, and a 3x3 matrix's small singular values lost digits
+  as square roots of A^T A's eigenvalues; Jacobi's are within about
+  max(m, n) fp32 roundings of the largest value.
 
 A singular A: det is 0 as torch's where a row or column is 0 (every term
 holds a zero factor; other singular matrices give a det of rounding size,
 as torch's LU may); inv and solve divide by it, giving inf / NaN where
 torch raises (or huge values where det is a rounding); cholesky of a
 matrix that is not positive-definite gives NaN where torch raises. Forms
-not covered (n > 4, a non-square matrix, 4x4 and larger singular or
-eigenvalues, left=False, out=) stay the unsupported node,
+not covered (n > 4, a non-square matrix, 4x4 and larger symmetric
+eigenvalues, left=False, out=, a matrix of no rows or columns) stay the unsupported node,
 refused in one line naming the call and the limit."""
 from __future__ import annotations
 
@@ -77,7 +85,7 @@ HALLEY_STEPS = 3
 # matrix_exp: A / 2^6 (norm <= 1.4 for |A| up to 88, where e^A leaves fp32) and Taylor to degree 10
 # (error below 1e-6 there, 1e-11 for |A| <= 32), then 6 squarings (each doubling the rounding: ~4e-6)
 EXP_SQUARINGS, EXP_DEGREE = 6, 10
-# the largest n of the singular and symmetric eigenvalues (2x2 closed, 3x3 trigonometric)
+# the largest n of the symmetric eigenvalues (2x2 closed, 3x3 trigonometric)
 MAX_SPECTRAL_N = 3
 
 
@@ -328,13 +336,6 @@ def _exp(s: _Fp32, flat: str, n: int) -> str:
     return p
 
 
-def _singular_2x2(s: _Fp32, flat: str) -> str:
-    """[B, 2]: the singular values of [[a, b], [c, d]], largest first."""
-    efgh = s.linear(flat, [[0.5, 0, 0, 0.5], [0.5, 0, 0, -0.5], [0, 0.5, 0.5, 0], [0, -0.5, 0.5, 0]])
-    qr = s.fn("hypot", s.pick(efgh, 4, [0, 1]), s.pick(efgh, 4, [3, 2]))
-    return s.fn("copysign", s.linear(qr, [[1, 1], [1, -1]]), 1.0)
-
-
 def _eigen_2x2(s: _Fp32, flat: str, lower: bool) -> str:
     """[B, 2]: the eigenvalues of the symmetric [[a, b], [b, d]] (b read
     below the diagonal, or above), ascending: m -+ hypot(h, b)."""
@@ -389,26 +390,24 @@ def _eigen_3x3(s: _Fp32, flat: str, lower: bool) -> str:
     return s.linear(s("cat", [q, scaled_cs], dim=1), [[1, -1, -root3], [1, -1, root3], [1, 2, 0]])
 
 
-def _gram(s: _Fp32, flat: str, n: int) -> str:
-    """[B, n*n]: A^T A, each entry sum_k A[k, i] A[k, j] (fp32 products)."""
-    terms = [(i, j, k) for i in range(n) for j in range(n) for k in range(n)]
-    prod = s("mul", [s.pick(flat, n * n, [k * n + i for i, j, k in terms]),
-                     s.pick(flat, n * n, [k * n + j for i, j, k in terms])])
-    w = np.zeros((n * n, len(terms)), np.float32)
-    for t, (i, j, k) in enumerate(terms):
-        w[i * n + j, t] = 1.0
-    return s.linear(prod, w)
+def _matrices(A, what: str) -> Tuple[List[int], int, int]:
+    """A's shape [..., m, n] (any m, n >= 1) for the singular-value kernel."""
+    shape = _meta_shape(A) if isinstance(A, torch.fx.Node) else None
+    if shape is None or len(shape) < 2:
+        raise _Refused(f"{what}: ptec computes it for a tensor [..., m, n] of known shape")
+    if shape[-2] < 1 or shape[-1] < 1:
+        raise _Refused(f"{what}: ptec computes it for matrices of at least one row and column "
+                       f"(got {shape[-2]}x{shape[-1]})")
+    return list(shape), shape[-2], shape[-1]
 
 
-def _singular(s: _Fp32, flat: str, n: int) -> str:
-    """[B, n]: the singular values, largest first: 2x2 closed; 3x3 the
-    square roots of A^T A's eigenvalues (clamped at 0), reversed."""
-    if n == 1:
-        return s.fn("copysign", flat, 1.0)
-    if n == 2:
-        return _singular_2x2(s, flat)
-    eig = s("clamp", [_eigen_3x3(s, _gram(s, flat, 3), True)], lo=0.0, hi=None)
-    return s.fn("pow", s.pick(eig, 3, [2, 1, 0]), 0.5)
+def _singular(s: _Fp32, A, shape) -> str:
+    """[B, min(m, n)]: the singular values of A [..., m, n] viewed as
+    [B, m, n], largest first, by ptec::linalg_svdvals.out (one-sided
+    Jacobi in fp32: op_linalg_svdvals.c)."""
+    m, n = shape[-2], shape[-1]
+    batch = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    return s("svdvals", [s("reshape", [A.name], target_shape=[batch, m, n])])
 
 
 def _solve(s: _Fp32, fn, got, out) -> str:
@@ -475,11 +474,11 @@ def _compute(fn, family: str, by_name, out, name: Optional[str] = None) -> List[
         if form is None:
             return None
         A, ord = form
-        shape, n = _square(A, f"{what}(ord={ord!r})", MAX_SPECTRAL_N)
-        flat, _ = _flat(s, A, shape)
-        sv = _singular(s, flat, n)
-        cur = {2: lambda: s.pick(sv, n, [0]), -2: lambda: s.pick(sv, n, [n - 1]),
-               "nuc": lambda: s.linear(sv, [[1.0] * n])}[ord]()
+        shape, m, n = _matrices(A, f"{what}(ord={ord!r})")
+        k = min(m, n)
+        sv = _singular(s, A, shape)
+        cur = {2: lambda: s.pick(sv, k, [0]), -2: lambda: s.pick(sv, k, [k - 1]),
+               "nuc": lambda: s.linear(sv, [[1.0] * k])}[ord]()
         return _finish(s, cur, out)
     got = _bind(fn, NAMES[family])
     if got is None:
@@ -487,11 +486,12 @@ def _compute(fn, family: str, by_name, out, name: Optional[str] = None) -> List[
     A = got.get("A")
     if family in ("solve", "solve_ex"):
         return _finish(s, _solve(s, fn, got, out), out)
-    if family in ("svdvals", "eigvalsh"):
+    if family == "svdvals":
+        shape, _, _ = _matrices(A, what)
+        return _finish(s, _singular(s, A, shape), out)
+    if family == "eigvalsh":
         shape, n = _square(A, what, MAX_SPECTRAL_N)
         flat, _ = _flat(s, A, shape)
-        if family == "svdvals":
-            return _finish(s, _singular(s, flat, n), out)
         uplo = got.get("UPLO", "L")
         if uplo not in ("L", "U"):
             raise _Refused(f"{what}: UPLO is 'L' or 'U'")

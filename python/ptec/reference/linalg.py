@@ -20,11 +20,11 @@ ZETA_LIMIT = F32(2.0 ** 30)
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """[B, p] . [B, p] -> [B]: float32 sums over p in order."""
-    acc = np.zeros(a.shape[0], F32)
-    for i in range(a.shape[1]):
-        acc = acc + a[:, i] * b[:, i]
-    return acc
+    """[B, p] . [B, p] -> [B]: float32 sums over p in order, from 0.0 as
+    the kernel's (np.add.accumulate rounds each partial sum; np.sum would
+    add pairwise)."""
+    terms = np.concatenate([np.zeros((a.shape[0], 1), F32), (a * b).astype(F32)], axis=1)
+    return np.add.accumulate(terms, axis=1, dtype=F32)[:, -1]
 
 
 def svdvals(x) -> np.ndarray:

@@ -42,6 +42,7 @@ ATEN_KEYS = {
     "adaptive_avg_pool2d": "aten::_adaptive_avg_pool2d.out",
     "random_dropout": "ptec::random_dropout.out",
     "random_fractional_pick": "ptec::random_fractional_pick.out",
+    "svdvals": "ptec::linalg_svdvals.out",
 }
 
 
@@ -348,6 +349,8 @@ CALLS: Dict[str, Callable] = {
     # ptec's random kernels (random_layers), any layout
     "ptec::random_dropout.out": _random_dropout,
     "ptec::random_fractional_pick.out": _random_fractional_pick,
+    # the singular values of [B, m, n] (capture_matrix_functions), contiguous
+    "ptec::linalg_svdvals.out": _unary,
 }
 
 
@@ -384,7 +387,7 @@ CONTIGUOUS_INPUT = ("aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
                     "aten::native_layer_norm.out", "aten::native_group_norm.out", "aten::upsample_nearest2d.vec_out",
                     "aten::upsample_bilinear2d.vec_out", "aten::upsample_bicubic2d.vec_out",
                     "aten::grid_sampler_2d.out", "aten::grid_sampler_3d.out",
-                    "aten::slice_copy.Tensor_out")
+                    "aten::slice_copy.Tensor_out", "ptec::linalg_svdvals.out")
 
 
 def _layout_sensitive(b: ProgramBuilder, key: str, n: Node, ins: List[Act]) -> Optional[Act]:
