@@ -1,10 +1,10 @@
 """Small-matrix linear algebra as exact closed forms at capture (issue 15):
 determinants, inverses, solves, Cholesky factors, matrix powers and
-exponentials of square matrices of n = 1..4, and the symmetric eigenvalues of
-n = 1..3, batched over any leading dims (a Kalman filter's or a pose
-estimator's few small matrices on a microcontroller); and the singular
-values (svdvals, matrix norms 2, -2, 'nuc') of matrices of any size, on a
-kernel of their own.
+exponentials of square matrices of n = 1..4, batched over any leading dims
+(a Kalman filter's or a pose estimator's few small matrices on a
+microcontroller); and the singular values (svdvals, matrix norms 2, -2,
+'nuc') and symmetric eigenvalues (eigvalsh) of matrices of any size, on
+kernels of their own.
 
 Why fp32: a determinant of n = 4 is a sum of 24 products of 4 entries, an
 inverse 16 such cofactors over it; rounded to int8 after each product the
@@ -37,10 +37,6 @@ element-wise, and the signed sums of terms taken by one more linear with a
 * matrix_exp: A / 64, its Taylor polynomial of degree 10 by Horner, squared
   6 times (fixed: the program cannot branch on the run's norm), about 1e-5
   relative while e^A stays within fp32 (|A| up to ~88);
-* 2x2 eigvalsh: (a + d) / 2 -+ hypot((a - d) / 2, b);
-* 3x3 eigvalsh: the trigonometric method (_eigen_3x3; acos as atan2, cos and
-  sin of phi in [0, pi/3] as polynomials: ptec has no fp32 cos); near a
-  double eigenvalue it keeps about 1e-4 relative (acos is steep at -1, 1);
 * svdvals and matrix_norm / norm of ord 2, -2, 'nuc', for A [..., m, n] of
   any m, n (square or not, 1x1 to as large as the scratch allows): A
   viewed as [B, m, n] and one node `svdvals`, lowered to the portable
@@ -51,20 +47,26 @@ element-wise, and the signed sums of terms taken by one more linear with a
   served n <= 3 before: those ran in fp32 too (no int8 step to keep), took
   dozens of steps, and a 3x3 matrix's small singular values lost digits
   as square roots of A^T A's eigenvalues; Jacobi's are within about
-  max(m, n) fp32 roundings of the largest value.
+  max(m, n) fp32 roundings of the largest value;
+* eigvalsh of a symmetric A [..., n, n] of any n (its lower triangle read,
+  or the upper one with UPLO='U'): one node `eigvalsh` on A viewed as
+  [B, n, n], lowered to ptec::linalg_eigvalsh.out (cyclic Jacobi rotations
+  in fp32 on a scratch copy: op_linalg_eigvalsh.c), for the same reasons
+  (the 2x2 and 3x3 closed forms it replaces kept about 1e-4 near a double
+  eigenvalue, where acos is steep; Jacobi keeps about n roundings of the
+  largest |eigenvalue| everywhere).
 
 A singular A: det is 0 as torch's where a row or column is 0 (every term
 holds a zero factor; other singular matrices give a det of rounding size,
 as torch's LU may); inv and solve divide by it, giving inf / NaN where
 torch raises (or huge values where det is a rounding); cholesky of a
 matrix that is not positive-definite gives NaN where torch raises. Forms
-not covered (n > 4, a non-square matrix, 4x4 and larger symmetric
-eigenvalues, left=False, out=, a matrix of no rows or columns) stay the unsupported node,
+not covered (n > 4, a non-square matrix, left=False, out=, a matrix of no
+rows or columns) stay the unsupported node,
 refused in one line naming the call and the limit."""
 from __future__ import annotations
 
 import itertools
-import math
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -85,8 +87,6 @@ HALLEY_STEPS = 3
 # matrix_exp: A / 2^6 (norm <= 1.4 for |A| up to 88, where e^A leaves fp32) and Taylor to degree 10
 # (error below 1e-6 there, 1e-11 for |A| <= 32), then 6 squarings (each doubling the rounding: ~4e-6)
 EXP_SQUARINGS, EXP_DEGREE = 6, 10
-# the largest n of the symmetric eigenvalues (2x2 closed, 3x3 trigonometric)
-MAX_SPECTRAL_N = 3
 
 
 # call family -> (torch functions, Tensor method names)
@@ -336,60 +336,6 @@ def _exp(s: _Fp32, flat: str, n: int) -> str:
     return p
 
 
-def _eigen_2x2(s: _Fp32, flat: str, lower: bool) -> str:
-    """[B, 2]: the eigenvalues of the symmetric [[a, b], [b, d]] (b read
-    below the diagonal, or above), ascending: m -+ hypot(h, b)."""
-    off = 2 if lower else 1
-    parts = s.linear(flat, [[0.5, 0, 0, 0.5], [0.5, 0, 0, -0.5]] + [[float(j == off) for j in range(4)]])
-    radius = s.fn("hypot", s.pick(parts, 3, [1]), s.pick(parts, 3, [2]))
-    pair = s("cat", [s.pick(parts, 3, [0]), radius], dim=1)
-    return s.linear(pair, [[1, -1], [1, 1]])
-
-
-# cos and sin of phi in [0, pi/3] as polynomials in phi^2 (Taylor to phi^12 / phi^13: error below 2e-10)
-COS_SIN = [((-1) ** k / math.factorial(2 * k), (-1) ** k / math.factorial(2 * k + 1)) for k in range(7)]
-
-
-def _eigen_3x3(s: _Fp32, flat: str, lower: bool) -> str:
-    """[B, 3]: the eigenvalues of a symmetric 3x3 matrix (its lower or upper
-    triangle read), ascending, by the trigonometric method: q = trace / 3,
-    p = sqrt(sum((A - qI)^2) / 6), r = det((A - qI) / p) / 2 clamped to
-    [-1, 1], phi = acos(r) / 3 (atan2 of sqrt(1 - r^2) and r); then q + 2p
-    cos(phi) and q - p cos(phi) -+ sqrt(3) p sin(phi). A = qI (p = 0): every
-    eigenvalue q (p taken as 1 for the division)."""
-    pairs = [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2), (2, 0), (2, 1), (2, 2)]
-    read = [(max(i, j), min(i, j)) if lower else (min(i, j), max(i, j)) for i, j in pairs]
-    sym = s.pick(flat, 9, [i * 3 + j for i, j in read])
-    third = 1.0 / 3.0
-    # [a00 - q, a11 - q, a22 - q, a01, a02, a12] and q, as one linear of the symmetric matrix
-    w = np.zeros((7, 9), np.float32)
-    for row, d in enumerate((0, 4, 8)):
-        w[row, [0, 4, 8]] = -third
-        w[row, d] += 1.0
-    w[3, 1] = w[4, 2] = w[5, 5] = 1.0
-    w[6, [0, 4, 8]] = third
-    parts = s.linear(sym, w)
-    dev, q = s.pick(parts, 7, range(6)), s.pick(parts, 7, [6])
-    p = s.fn("pow", s.linear(s("mul", [dev, dev]), [[1 / 6, 1 / 6, 1 / 6, 1 / 3, 1 / 3, 1 / 3]]), 0.5)
-    flat_zero = s.int8("bool_to", [s.int8("compare", [p], kind="eq", scalar=0.0)], dtype="float32")
-    shifted = s.linear(dev, [[1, 0, 0, 0, 0, 0], [0, 0, 0, 1, 0, 0], [0, 0, 0, 0, 1, 0],
-                             [0, 0, 0, 1, 0, 0], [0, 1, 0, 0, 0, 0], [0, 0, 0, 0, 0, 1],
-                             [0, 0, 0, 0, 1, 0], [0, 0, 0, 0, 0, 1], [0, 0, 1, 0, 0, 0]])
-    scaled = s("div", [shifted, s("add", [p, flat_zero])])
-    r = s("clamp", [s("mul", [_leibniz(s, scaled, 3, [([0, 1, 2], [0, 1, 2], 1.0)]), s.const(0.5)])],
-          lo=-1.0, hi=1.0)
-    rise = s.fn("pow", s("sub", [s.const(1.0), s("mul", [r, r])]), 0.5)
-    phi = s("mul", [s.fn("atan2", rise, r), s.const(third)])
-    u = s("mul", [phi, phi])
-    series = s.const(np.array([COS_SIN[-1]], np.float32))
-    for k in range(len(COS_SIN) - 2, -1, -1):
-        series = s("add", [s("mul", [series, u]), s.const(np.array([COS_SIN[k]], np.float32))])
-    cos_sin = s("mul", [series, s("cat", [s("add", [s("mul", [phi, s.const(0.0)]), s.const(1.0)]), phi], dim=1)])
-    scaled_cs = s("mul", [cos_sin, p])
-    root3 = math.sqrt(3.0)
-    return s.linear(s("cat", [q, scaled_cs], dim=1), [[1, -1, -root3], [1, -1, root3], [1, 2, 0]])
-
-
 def _matrices(A, what: str) -> Tuple[List[int], int, int]:
     """A's shape [..., m, n] (any m, n >= 1) for the singular-value kernel."""
     shape = _meta_shape(A) if isinstance(A, torch.fx.Node) else None
@@ -490,14 +436,15 @@ def _compute(fn, family: str, by_name, out, name: Optional[str] = None) -> List[
         shape, _, _ = _matrices(A, what)
         return _finish(s, _singular(s, A, shape), out)
     if family == "eigvalsh":
-        shape, n = _square(A, what, MAX_SPECTRAL_N)
-        flat, _ = _flat(s, A, shape)
+        shape, m, n = _matrices(A, what)
+        if m != n:
+            raise _Refused(f"{what}: ptec computes it for square matrices (got {m}x{n})")
         uplo = got.get("UPLO", "L")
         if uplo not in ("L", "U"):
             raise _Refused(f"{what}: UPLO is 'L' or 'U'")
-        if n == 1:
-            return _finish(s, s("mul", [flat, s.const(1.0)]), out)
-        return _finish(s, (_eigen_2x2 if n == 2 else _eigen_3x3)(s, flat, uplo == "L"), out)
+        batch = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+        flat = s("reshape", [A.name], target_shape=[batch, n, n])
+        return _finish(s, s("eigvalsh", [flat], upper=uplo == "U"), out)
     shape, n = _square(A, what)
     flat, _ = _flat(s, A, shape)
     if family == "det":

@@ -400,6 +400,7 @@ def _portable_table():
         "ptec::max_unpool.out": lambda arg, named, out: PI.max_unpool(t(arg, "self"), t(arg, "indices"),
                                                                       s(arg, "zero_point"), out.sizes),
         "ptec::linalg_svdvals.out": lambda arg, named, out: PL.svdvals(t(arg, "self")),
+        "ptec::linalg_eigvalsh.out": lambda arg, named, out: PL.eigvalsh(t(arg, "self"), s(arg, "upper")),
         "ptec::flat_index.out": lambda arg, named, out: PX.flat_index(arg("indices", "Tensor[]"), s(arg, "sizes"),
                                                                       out.sizes),
         "ptec::bag_positions.out": lambda arg, named, out: PX.bag_positions(

@@ -379,6 +379,12 @@ RUNS = {
     "torch.linalg.norm(x, 2 / -2), matrix_norm(-2)": (lambda x: torch.stack([
         torch.linalg.norm(x, 2, (-2, -1)), torch.linalg.norm(x[0], -2)[None], torch.linalg.matrix_norm(x.mT, -2)],
         -1), S3, R, 1.0, "fp32"),                                                               # 0.59
+    # symmetric eigenvalues of any size (ptec::linalg_eigvalsh.out)
+    "torch.linalg.eigvalsh (4x4, UPLO='U')": (lambda x: torch.linalg.eigvalsh(x[..., :4, :4] + x[..., :4, :4].mT,
+                                                                              UPLO="U"), SM, R, 1.0,
+                                              "fp32"),                                             # 0.55
+    # (x^T x an int8 matmul: its rounding)
+    "torch.linalg.eigvalsh (8x8 of x^T x)": (lambda x: torch.linalg.eigvalsh(x.mT @ x), S3, R, 1.5, "fp32"),  # 1.04
     "torch.linalg.svdvals (2x2)": (lambda x: torch.linalg.svdvals(x[..., :2, :2]), SM, R, 1.0, "fp32"),   # 0.59
     "torch.linalg.eigvalsh (2x2)": (lambda x: torch.linalg.eigvalsh(x[..., :2, :2] + x[..., :2, :2].mT), SM, R,
                                     1.0, "fp32"),                                                 # 0.48

@@ -1,13 +1,15 @@
-"""Reference numerics of ptec::linalg_svdvals.out (numpy): the singular
-values of each matrix of x [..., m, n], largest first, by the one-sided
-Jacobi iteration src/kernels/portable/op_linalg_svdvals.c's comment
-describes, step for step in float32 (+, -, *, / and sqrt are correctly
+"""Reference numerics of ptec::linalg_svdvals.out and linalg_eigvalsh.out
+(numpy): the singular values of each matrix of x [..., m, n], largest
+first, by the one-sided Jacobi iteration
+src/kernels/portable/op_linalg_svdvals.c's comment describes, and the
+eigenvalues of symmetric ones, ascending, by op_linalg_eigvalsh.c's cyclic
+Jacobi; step for step in float32 (+, -, *, / and sqrt are correctly
 rounded in numpy as in C, sums taken in the same order), so its bytes are
 the C kernel's. The matrices of a batch run in lockstep: a matrix whose
 sweep rotated nothing stays unchanged by every later sweep, which is what
 the kernel's early stop leaves.
 
-The oracle of the tests is torch.linalg.svdvals, not this module."""
+The oracle of the tests is torch.linalg.svdvals / eigvalsh, not this module."""
 from __future__ import annotations
 
 import numpy as np
@@ -72,3 +74,64 @@ def svdvals(x) -> np.ndarray:
     sv = np.sort(sv, axis=1)[:, ::-1]
     sv = np.where(bad[:, None], F32(np.nan), sv).astype(F32)
     return np.ascontiguousarray(sv).reshape(lead + (k,))
+
+
+def eigvalsh(x, upper: bool) -> np.ndarray:
+    """ptec::linalg_eigvalsh.out: the eigenvalues of each symmetric matrix
+    of x [..., n, n] (its lower triangle read, or the upper one), ascending,
+    by op_linalg_eigvalsh.c's cyclic Jacobi, step for step in float32."""
+    x = np.asarray(x, F32)
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2] or x.shape[-1] < 1:
+        raise ValueError("eigvalsh: x must be [..., n, n] with n >= 1")
+    n = x.shape[-1]
+    lead = x.shape[:-2]
+    a = x.reshape((-1, n, n))
+    tri = np.triu(np.ones((n, n), bool)) if upper else np.tril(np.ones((n, n), bool))
+    read = np.where(tri, a, F32(0))
+    bad = ~np.isfinite(read).all(axis=(1, 2))
+    big = np.where(bad, F32(0), np.abs(np.where(np.isfinite(read), read, F32(0))).max(axis=(1, 2)))
+    zero = big == 0
+    frac, e = np.frexp(np.where(zero, F32(1), big).astype(F32))
+    frac, e = frac.astype(F32), e.astype(np.int32)
+    # the symmetric copy of the triangle read, scaled
+    sym = np.where(tri, read, np.swapaxes(read, 1, 2))
+    w = np.where((bad | zero)[:, None, None], F32(0), sym).astype(F32)
+    w = np.ldexp(w, -e[:, None, None]).astype(F32)
+    tol = F32(n) * EPSILON * frac
+    with np.errstate(all="ignore"):
+        for _ in range(MAX_SWEEPS):
+            rotated = np.zeros(w.shape[0], bool)
+            for p in range(n - 1):
+                for q in range(p + 1, n):
+                    apq = w[:, p, q].copy()
+                    rot = np.abs(apq) > tol
+                    if not rot.any():
+                        continue
+                    app, aqq = w[:, p, p].copy(), w[:, q, q].copy()
+                    theta = (aqq - app) / (F32(2) * apq)
+                    mag = F32(1) / (np.abs(theta) + np.sqrt(F32(1) + theta * theta))
+                    t = np.where(np.abs(theta) > ZETA_LIMIT, F32(0.5) / theta, np.where(theta < 0, -mag, mag))
+                    c = F32(1) / np.sqrt(F32(1) + t * t)
+                    s = c * t
+                    shift = t * apq
+                    w[:, p, p] = np.where(rot, app - shift, app)
+                    w[:, q, q] = np.where(rot, aqq + shift, aqq)
+                    w[:, p, q] = np.where(rot, F32(0), apq)
+                    w[:, q, p] = np.where(rot, F32(0), apq)
+                    others = [r for r in range(n) if r not in (p, q)]
+                    if others:
+                        ar, br = w[:, others, p].copy(), w[:, others, q].copy()
+                        cc, ss, rr = c[:, None], s[:, None], rot[:, None]
+                        ap = np.where(rr, cc * ar - ss * br, ar)
+                        bq = np.where(rr, ss * ar + cc * br, br)
+                        w[:, others, p] = ap
+                        w[:, p, others] = ap
+                        w[:, others, q] = bq
+                        w[:, q, others] = bq
+                    rotated |= rot
+            if not rotated.any():
+                break
+    diag = np.ldexp(np.diagonal(w, axis1=1, axis2=2).astype(F32), e[:, None]).astype(F32)
+    ev = np.sort(diag, axis=1, kind="stable")
+    ev = np.where(bad[:, None], F32(np.nan), ev).astype(F32)
+    return np.ascontiguousarray(ev).reshape(lead + (n,))

@@ -132,8 +132,8 @@ def random_fractional_pick(out_sizes: Sequence[int]) -> int:
 
 
 def linalg_svdvals(self_sizes: Sequence[int]) -> int:
-    """ptec::linalg_svdvals (a portable kernel): a float32 copy of one
-    matrix [m, n], the one-sided Jacobi's working columns."""
+    """ptec::linalg_svdvals and linalg_eigvalsh (portable kernels): a
+    float32 copy of one matrix [m, n], Jacobi's working matrix."""
     return 4 * self_sizes[-2] * self_sizes[-1]
 
 
@@ -182,7 +182,8 @@ NO_SCRATCH = frozenset({
 # Every kernel kernel_scratch() has a rule for.
 RULED = frozenset(KERNEL_SCRATCH) | frozenset(PTEC_IN_PLACE_OUT) | frozenset({
     "ptec::quantized_expand_depthwise.out", "ptec::quantized_conv2d_w4.out", "ptec::quantized_lstm.out",
-    "ptec::quantized_lstm_a16.out", "ptec::random_fractional_pick.out", "ptec::linalg_svdvals.out"})
+    "ptec::quantized_lstm_a16.out", "ptec::random_fractional_pick.out", "ptec::linalg_svdvals.out",
+    "ptec::linalg_eigvalsh.out"})
 
 
 def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence[int]],
@@ -203,7 +204,7 @@ def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence
         return lstm_s16_buffer_size(tensor_sizes(1)[0] // 4)
     if kernel == "ptec::random_fractional_pick.out":        # windows, kernel_size, seed, out
         return random_fractional_pick(tensor_sizes(3))
-    if kernel == "ptec::linalg_svdvals.out":                # self, out
+    if kernel in ("ptec::linalg_svdvals.out", "ptec::linalg_eigvalsh.out"):     # self first
         return linalg_svdvals(tensor_sizes(0))
     entry = KERNEL_SCRATCH.get(kernel)
     if entry is None:
