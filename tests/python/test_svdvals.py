@@ -1,10 +1,12 @@
 """ptec::linalg_svdvals.out (issue 15): the singular values of [..., m, n]
 by one-sided Jacobi in fp32, and the calls routed to it (torch.linalg.svdvals,
-matrix_norm / norm of ord 2, -2, 'nuc', any matrix size).
+matrix_norm / norm of ord 2, -2, 'nuc', any matrix size); and
+ptec::linalg_eigvalsh.out, the eigenvalues of symmetric [..., n, n] by
+cyclic Jacobi (torch.linalg.eigvalsh, either triangle, any n).
 
-Oracle: torch.linalg.svdvals in float64. Tolerance: every value within
-TOL(p) = 4 * p * FLT_EPSILON (p = max(m, n)) of the largest singular value
-of torch's: Jacobi's values are within a few roundings per row of the
+Oracle: torch.linalg.svdvals / eigvalsh in float64. Tolerance: every value
+within TOL(p) = 4 * p * FLT_EPSILON (p = max(m, n)) of the largest singular
+value (|eigenvalue|) of torch's: Jacobi's values are within a few roundings per row of the
 exact ones, relative to the largest (a rank-deficient matrix's zero values
 come out at rounding size, as torch's float32 LAPACK gives them). The
 host runtime's bytes are the reference interpreter's (ptec.reference.linalg
@@ -247,9 +249,126 @@ def test_cli_compiles_a_large_spectral_norm(tmp_path):
     assert "ptec::linalg_svdvals" in [f"{o.name}" for o in plan.operators]
 
 
-@pytest.mark.parametrize("target", ["cortex-m55"])
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
 def test_kernel_on_a_board(target, tmp_path):
     """The kernel in the emulated board's firmware gives the reference's bytes."""
     x = rand((2, 6, 5), 40)
     _, data = kernel_program(x.shape)
     board_matches_reference(data, x, target, tmp_path)
+
+
+# -- ptec::linalg_eigvalsh.out: symmetric eigenvalues, ascending --------------------------------------------
+
+def eig_program(shape, upper):
+    b = ProgramBuilder()
+    x = b.tensor(ScalarType.FLOAT, list(shape))
+    y = b.tensor(ScalarType.FLOAT, list(shape[:-1]))
+    b.call("ptec::linalg_eigvalsh.out", self=x, upper=upper, out=y)
+    b.set_io([x], [y])
+    data = serialize_program(b.build())
+    return parse_program(data), data
+
+
+def eig_on_host(x: np.ndarray, upper: bool, tmp_path) -> np.ndarray:
+    prog, data = eig_program(x.shape, upper)
+    got = host_runtime.run(prog, data, [x], workdir=str(tmp_path))[0]
+    want = run_program(prog, [x])[0]
+    assert got.tobytes() == want.tobytes(), "ptec-run differs from the reference interpreter"
+    return got
+
+
+def eig_close(got, x, upper):
+    """Within TOL(n) of the largest |eigenvalue| of torch's (float64), ascending."""
+    want = torch.linalg.eigvalsh(torch.from_numpy(np.asarray(x, np.float64)), UPLO="U" if upper else "L").numpy()
+    top = np.abs(want).max(axis=-1, keepdims=True)
+    err = np.abs(got - want) / np.where(top > 0, top, 1.0)
+    assert got.shape == want.shape and err.max() <= tol(x.shape), f"{err.max():.2e} (bound {tol(x.shape):.2e})"
+    assert (np.diff(got, axis=-1) >= 0).all(), "not in ascending order"
+
+
+def sym(shape, seed):
+    a = rand(shape, seed)
+    return ((a + np.swapaxes(a, -1, -2)) / 2).astype(np.float32)
+
+
+def psd(shape, r, seed):
+    """Positive semi-definite of rank r: V V^T."""
+    v = rand(shape[:-1] + (r,), seed)
+    return (v @ np.swapaxes(v, -1, -2)).astype(np.float32)
+
+
+def repeated(n, seed):
+    q = np.linalg.qr(rand((n, n), seed).astype(np.float64))[0]
+    return (q @ np.diag([1.0, 1.0, 1.0] + [-2.0] * (n - 3)) @ q.T).astype(np.float32)
+
+
+EIG_CASES = [
+    ("symmetric 4x4", sym((1, 4, 4), 50)),
+    ("symmetric 8x8 batched", sym((3, 8, 8), 51)),
+    ("4-D batch 5x5", sym((2, 3, 5, 5), 52)),
+    ("2-D 12x12", sym((12, 12), 53)),
+    ("1x1", rand((4, 1, 1), 54)),
+    ("2x2", sym((3, 2, 2), 55)),
+    ("psd rank 2 of 7x7", psd((2, 7, 7), 2, 56)),
+    ("zero", np.zeros((2, 6, 6), np.float32)),
+    ("repeated eigenvalues 6x6", repeated(6, 57)[None]),
+    ("large entries", sym((2, 5, 5), 58) * np.float32(1e30)),
+    ("tiny entries", sym((2, 5, 5), 59) * np.float32(1e-30)),
+    ("diagonal", np.diag(np.array([3.0, -1.0, 0.5, 8.0], np.float32))[None]),
+    ("24x24", sym((1, 24, 24), 60)),
+]
+
+
+@pytest.mark.parametrize("upper", [False, True], ids=["lower", "upper"])
+@pytest.mark.parametrize("name,x", EIG_CASES, ids=[c[0] for c in EIG_CASES])
+def test_eigvalsh_kernel_matches_torch(name, x, upper, tmp_path):
+    eig_close(eig_on_host(np.ascontiguousarray(x, np.float32), upper, tmp_path), x, upper)
+
+
+@pytest.mark.parametrize("upper", [False, True], ids=["lower", "upper"])
+def test_eigvalsh_reads_one_triangle(upper, tmp_path):
+    """The other triangle is never read: garbage there (even NaN) changes nothing."""
+    x = sym((2, 5, 5), 61)
+    junk = x.copy()
+    other = np.tril(np.ones((5, 5), bool), -1) if upper else np.triu(np.ones((5, 5), bool), 1)
+    junk[:, other] = np.nan
+    junk[0, other] = 7.0
+    a, b = eig_on_host(x, upper, tmp_path), eig_on_host(junk, upper, tmp_path)
+    assert a.tobytes() == b.tobytes()
+    eig_close(b, junk, upper)
+
+
+def test_eigvalsh_non_finite_in_the_read_triangle_gives_nan(tmp_path):
+    x = sym((3, 4, 4), 62)
+    x[1, 3, 1] = np.inf
+    got = eig_on_host(x, False, tmp_path)
+    assert np.isnan(got[1]).all() and np.isfinite(got[[0, 2]]).all()
+    eig_close(got[[0, 2]], x[[0, 2]], False)
+
+
+EIG_CALLS = [
+    ("eigvalsh 4x4 batched", torch.linalg.eigvalsh, (2, 3, 4, 4)),
+    ("eigvalsh 6x6 UPLO=U", lambda x: torch.linalg.eigvalsh(x, UPLO="U"), (2, 6, 6)),
+    ("eigvalsh 9x9 2-D", torch.linalg.eigvalsh, (9, 9)),
+]
+
+
+@pytest.mark.parametrize("name,fn,shape", EIG_CALLS, ids=[c[0] for c in EIG_CALLS])
+def test_eigvalsh_calls_run_on_the_kernel(name, fn, shape, tmp_path):
+    g = torch.Generator().manual_seed(len(name))
+    samples = [(torch.randn(*shape, generator=g),) for _ in range(3)]
+    res = compile_model(Call(fn).eval(), [samples[0][0]], samples)
+    assert "ptec::linalg_eigvalsh.out" in res.lowered.operators
+    prog = parse_program(res.data)
+    for (x,) in samples:
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        assert got.tobytes() == run_program(prog, [x.numpy()])[0].tobytes()
+        with torch.no_grad():
+            want = fn(x.double()).numpy()
+        assert got.shape == want.shape and np.abs(got - want).max() <= tol(shape) * np.abs(want).max(), name
+
+
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+def test_eigvalsh_kernel_on_a_board(target, tmp_path):
+    _, data = eig_program((2, 6, 6), True)
+    board_matches_reference(data, sym((2, 6, 6), 63), target, tmp_path)
