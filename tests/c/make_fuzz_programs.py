@@ -4,7 +4,7 @@ with kernel_sum), so that every cortex_m kernel's prepare() meets damaged
 arguments; and a small fp32 network on the portable kernels (conv, max-pool
 with indices, cat through a TensorList, mean, softmax, view, permute,
 slice, grid_sampler_2d and grid_sampler_3d at positions taken from the
-input, the singular values of its bytes as matrices), so that theirs
+input, the singular and symmetric eigenvalues of its bytes as matrices), so that theirs
 meet damaged arguments too; and a small program of
 index results (argmax, argmin, the int64-to-float32 copy, a max pool's
 indices over listed windows and the unpool by them, an embedding of
@@ -94,7 +94,11 @@ def portable_program():
     sv_tall, sv_wide = b.tensor(f32, [3, 4], None), b.tensor(f32, [2, 4], None)
     b.call("ptec::linalg_svdvals.out", self=tall, out=sv_tall)
     b.call("ptec::linalg_svdvals.out", self=wide, out=sv_wide)
-    b.set_io([x], [v, sampled, sampled3, sv_tall, sv_wide])
+    # and the eigenvalues of 2 of its 6x6 planes' upper triangles (ptec::linalg_eigvalsh.out)
+    square, ev = b.tensor(f32, [2, 6, 6], None), b.tensor(f32, [2, 6], None)
+    b.call("aten::view_copy.out", self=x, size=[2, 6, 6], out=square)
+    b.call("ptec::linalg_eigvalsh.out", self=square, upper=True, out=ev)
+    b.set_io([x], [v, sampled, sampled3, sv_tall, sv_wide, ev])
     return b.build()
 
 

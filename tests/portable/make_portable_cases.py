@@ -590,6 +590,40 @@ fail_case("svdvals_dim_order", svdvals_op([1, 2, 3, 3], [1, 2, 3], order=CHANNEL
           "default dim order")
 
 
+def eigvalsh_op(x_shape, out_shape, upper=False, st=F32, out_st=F32, order=None):
+    """ptec::linalg_eigvalsh.out: the eigenvalues of x's symmetric matrices."""
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape, order)
+    y = b.tensor(out_st, out_shape)
+    b.call("ptec::linalg_eigvalsh.out", self=x, upper=upper, out=y)
+    b.set_io([x], [y])
+    return b
+
+
+# Diagonal in the triangle read (nothing to rotate): the diagonal sorted
+# ascending, exact (scaling by a power of two is exact): diag(3, -4, 0.5)
+# -> [-4, 0.5, 3], whatever the other triangle holds (9s, a NaN); [[2, 1],
+# [1, 2]] (one rotation, theta = 0: t = 1, c = s = 1/sqrt(2)) -> [1, 3]
+# exactly, as a_pp -+ t a_pq; a read NaN or inf -> NaN for every value.
+DIAG_JUNK = np.array([[3, 9, 9], [0, -4, np.nan], [0, 0, 0.5]], np.float32)
+run_case("eigvalsh_lower_ignores_upper", eigvalsh_op([1, 3, 3], [1, 3]), [(DIAG_JUNK[None], None)],
+         [(np.array([[-4, 0.5, 3]], np.float32), None)])
+run_case("eigvalsh_upper_ignores_lower", eigvalsh_op([1, 3, 3], [1, 3], upper=True), [(DIAG_JUNK.T.copy()[None], None)],
+         [(np.array([[-4, 0.5, 3]], np.float32), None)])
+run_case("eigvalsh_one_rotation", eigvalsh_op([2, 2], [2]), [(np.array([[2, 1], [1, 2]], np.float32), None)],
+         [(np.array([1, 3], np.float32), None)])
+run_case("eigvalsh_zero_and_non_finite", eigvalsh_op([3, 2, 2], [3, 2]),
+         [(np.array([[[0, 0], [0, 0]], [[1, 0], [np.inf, 1]], [[5, 0], [0, -5]]], np.float32), None)],
+         [(np.array([[0, 0], [np.nan, np.nan], [-5, 5]], np.float32), None)])
+fail_case("eigvalsh_int8", eigvalsh_op([2, 2], [2], st=I8), NOT_SUPPORTED, "must be float32")
+fail_case("eigvalsh_not_square", eigvalsh_op([2, 3], [2]), INVALID_ARGUMENT, "must be square")
+fail_case("eigvalsh_rank_1", eigvalsh_op([4], [4]), INVALID_ARGUMENT, "[..., n, n]")
+fail_case("eigvalsh_out_size", eigvalsh_op([2, 3, 3], [2, 2]), INVALID_ARGUMENT, "[..., n] of self's batch")
+fail_case("eigvalsh_empty", eigvalsh_op([2, 0, 0], [2, 0]), INVALID_ARGUMENT, "empty matrices")
+fail_case("eigvalsh_dim_order", eigvalsh_op([1, 2, 3, 3], [1, 2, 3], order=CHANNELS_LAST), NOT_SUPPORTED,
+          "default dim order")
+
+
 def unpool_op(x_shape, out_shape, zero_point=0, st=F32, idx_st=I64, order=None):
     b = ProgramBuilder()
     x, i = b.tensor(st, x_shape, order), b.tensor(idx_st, x_shape, order)
