@@ -32,6 +32,14 @@
 
 #include "kernels/portable/portable_args.h"
 
+/* v * 2^k rounded once to float, as ldexpf: exact in double (a float times
+ * 2^k for |k| <= 300 stays inside double's range), then narrowed. The
+ * double frexp / ldexp are the ones the runtime's libc allowance lists. */
+static float scale(float v, int k)
+{
+    return (float)ldexp((double)v, k);
+}
+
 enum { ARG_SELF = 0, ARG_UPPER = 1, ARG_OUT = 2, ARG_COUNT = 4 };
 
 /* sweeps at most: Jacobi converges quadratically, in 5 to 10 sweeps for
@@ -176,10 +184,10 @@ static void one_matrix(const float *a, float *w, float *ev, uint32_t n, bool upp
         return;
     }
     int e;
-    float f = frexpf(big, &e); /* big = f * 2^e, f in [0.5, 1): the largest scaled |entry| */
+    float f = (float)frexp((double)big, &e); /* big = f * 2^e, f in [0.5, 1): the largest scaled |entry| */
     for (uint32_t i = 0; i < n; ++i) {
         for (uint32_t j = 0; j <= i; ++j) {
-            float v = ldexpf(upper ? a[j * n + i] : a[i * n + j], -e);
+            float v = scale(upper ? a[j * n + i] : a[i * n + j], -e);
             w[i * n + j] = v;
             w[j * n + i] = v;
         }
@@ -198,7 +206,7 @@ static void one_matrix(const float *a, float *w, float *ev, uint32_t n, bool upp
     }
     /* the diagonal, scaled back, inserted in ascending order */
     for (uint32_t j = 0; j < n; ++j) {
-        float v = ldexpf(w[j * n + j], e);
+        float v = scale(w[j * n + j], e);
         uint32_t at = j;
         while (at > 0 && ev[at - 1] > v) {
             ev[at] = ev[at - 1];

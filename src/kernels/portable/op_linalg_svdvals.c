@@ -36,6 +36,14 @@
 
 #include "kernels/portable/portable_args.h"
 
+/* v * 2^k rounded once to float, as ldexpf: exact in double (a float times
+ * 2^k for |k| <= 300 stays inside double's range), then narrowed. The
+ * double frexp / ldexp are the ones the runtime's libc allowance lists. */
+static float scale(float v, int k)
+{
+    return (float)ldexp((double)v, k);
+}
+
 enum { ARG_SELF = 0, ARG_OUT = 1, ARG_COUNT = 3 };
 
 /* sweeps at most: Jacobi converges quadratically, in 5 to 10 sweeps for
@@ -173,11 +181,11 @@ static void one_matrix(const float *a, float *w, float *sv, int32_t m, int32_t n
         return;
     }
     int e;
-    (void)frexpf(big, &e); /* big = f * 2^e, f in [0.5, 1) */
+    (void)frexp((double)big, &e); /* big = f * 2^e, f in [0.5, 1) */
     /* W column j (length p) at w + j * p: A's column j, or row j of a wide A */
     for (uint32_t i = 0; i < rows; ++i) {
         for (uint32_t j = 0; j < cols; ++j) {
-            float v = ldexpf(a[i * cols + j], -e);
+            float v = scale(a[i * cols + j], -e);
             if (tall) {
                 w[j * p + i] = v;
             } else {
@@ -200,7 +208,7 @@ static void one_matrix(const float *a, float *w, float *sv, int32_t m, int32_t n
     /* the norms, scaled back, inserted in descending order */
     for (uint32_t j = 0; j < k; ++j) {
         const float *col = w + j * p;
-        float v = ldexpf(sqrtf(dot(col, col, p)), e);
+        float v = scale(sqrtf(dot(col, col, p)), e);
         uint32_t at = j;
         while (at > 0 && sv[at - 1] < v) {
             sv[at] = sv[at - 1];
