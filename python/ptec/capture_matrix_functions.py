@@ -48,6 +48,11 @@ element-wise, and the signed sums of terms taken by one more linear with a
   dozens of steps, and a 3x3 matrix's small singular values lost digits
   as square roots of A^T A's eigenvalues; Jacobi's are within about
   max(m, n) fp32 roundings of the largest value;
+* cond(A, p) for p None or 2 (sigma_max / sigma_min) or -2 (the inverse
+  ratio): the same node, the two values picked and divided in fp32 (a
+  singular A: a huge ratio of rounding size, or inf, where torch's is inf
+  or huge; a zero A: NaN as torch); p 'fro', 'nuc', 1, inf and their
+  negatives need the inverse and are refused;
 * eigvalsh of a symmetric A [..., n, n] of any n (its lower triangle read,
   or the upper one with UPLO='U'): one node `eigvalsh` on A viewed as
   [B, n, n], lowered to ptec::linalg_eigvalsh.out (cyclic Jacobi rotations
@@ -101,6 +106,7 @@ CALLS: Dict[str, Tuple[Tuple, Tuple[str, ...]]] = {
     "cholesky": (torch_functions("linalg.cholesky", "cholesky"), ("cholesky",)),
     "matrix_power": (torch_functions("linalg.matrix_power", "matrix_power"), ("matrix_power",)),
     "svdvals": (torch_functions("linalg.svdvals"), ()),
+    "cond": (torch_functions("linalg.cond"), ()),
     "eigvalsh": (torch_functions("linalg.eigvalsh"), ()),
     "norm": (torch_functions("linalg.matrix_norm", "linalg.norm", "norm"), ("norm",)),
     "matrix_exp": (torch_functions("linalg.matrix_exp", "matrix_exp"), ("matrix_exp",)),
@@ -110,7 +116,7 @@ CALLS: Dict[str, Tuple[Tuple, Tuple[str, ...]]] = {
 NAMES = {
     "det": ("A",), "slogdet": ("A",), "logdet": ("A",), "inv": ("A",), "inv_ex": ("A", "check_errors"),
     "solve": ("A", "B", "left"), "solve_ex": ("A", "B", "left", "check_errors"),
-    "cholesky": ("A", "upper"), "matrix_power": ("A", "n"), "svdvals": ("A", "driver"),
+    "cholesky": ("A", "upper"), "matrix_power": ("A", "n"), "svdvals": ("A", "driver"), "cond": ("A", "p"),
     "eigvalsh": ("A", "UPLO"), "matrix_exp": ("A",),
 }
 
@@ -435,6 +441,16 @@ def _compute(fn, family: str, by_name, out, name: Optional[str] = None) -> List[
     if family == "svdvals":
         shape, _, _ = _matrices(A, what)
         return _finish(s, _singular(s, A, shape), out)
+    if family == "cond":
+        p = got.get("p")
+        if p not in (None, 2, -2) or isinstance(p, bool):
+            raise _Refused(f"{what}(p={p!r}): ptec computes it for p None, 2 or -2 (the ratio of singular values; "
+                           "the other norms need the inverse)")
+        shape, m, n = _matrices(A, what)
+        k = min(m, n)
+        sv = _singular(s, A, shape)
+        top, low = s.pick(sv, k, [0]), s.pick(sv, k, [k - 1])
+        return _finish(s, s("div", [low, top] if p == -2 else [top, low]), out)
     if family == "eigvalsh":
         shape, m, n = _matrices(A, what)
         if m != n:

@@ -379,6 +379,9 @@ RUNS = {
     "torch.linalg.norm(x, 2 / -2), matrix_norm(-2)": (lambda x: torch.stack([
         torch.linalg.norm(x, 2, (-2, -1)), torch.linalg.norm(x[0], -2)[None], torch.linalg.matrix_norm(x.mT, -2)],
         -1), S3, R, 1.0, "fp32"),                                                               # 0.59
+    "torch.linalg.cond (2 / -2)": (lambda x: torch.stack([torch.linalg.cond(well(x, 4)),
+                                                          torch.linalg.cond(x, -2) * 4], -1), SM, UNIT, 1.5,
+                                   "fp32"),                                                       # 0.93
     # symmetric eigenvalues of any size (ptec::linalg_eigvalsh.out)
     "torch.linalg.eigvalsh (4x4, UPLO='U')": (lambda x: torch.linalg.eigvalsh(x[..., :4, :4] + x[..., :4, :4].mT,
                                                                               UPLO="U"), SM, R, 1.0,

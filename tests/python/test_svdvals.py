@@ -1,6 +1,7 @@
 """ptec::linalg_svdvals.out (issue 15): the singular values of [..., m, n]
 by one-sided Jacobi in fp32, and the calls routed to it (torch.linalg.svdvals,
-matrix_norm / norm of ord 2, -2, 'nuc', any matrix size); and
+matrix_norm / norm of ord 2, -2, 'nuc', cond of p None / 2 / -2, any matrix
+size); and
 ptec::linalg_eigvalsh.out, the eigenvalues of symmetric [..., n, n] by
 cyclic Jacobi (torch.linalg.eigvalsh, either triangle, any n).
 
@@ -185,6 +186,44 @@ def test_calls_run_on_the_kernel(name, fn, shape, tmp_path):
         # 'nuc' sums min(m, n) values: each within TOL of the largest
         bound = tol(shape) * sv.max() * (min(shape[-2:]) if "nuc" in name else 1)
         assert got.shape == want.shape and np.abs(got - want).max() <= bound, name
+
+
+@pytest.mark.parametrize("p", [None, 2, -2])
+@pytest.mark.parametrize("shape", [(2, 3, 5, 5), (2, 4, 7), (6, 3)])
+def test_cond_is_a_ratio_of_singular_values(p, shape, tmp_path):
+    """torch.linalg.cond(x, p): sigma_max / sigma_min (p None, 2) or its
+    inverse (-2). Each value within TOL of sigma_max, so the ratio within
+    TOL (kappa + 1) relative, kappa = sigma_max / sigma_min."""
+    fn = (lambda x: torch.linalg.cond(x)) if p is None else (lambda x: torch.linalg.cond(x, p))
+    g = torch.Generator().manual_seed(70 + len(shape))
+    samples = [(torch.randn(*shape, generator=g),) for _ in range(3)]
+    res = compile_model(Call(fn).eval(), [samples[0][0]], samples)
+    assert "ptec::linalg_svdvals.out" in res.lowered.operators
+    prog = parse_program(res.data)
+    for (x,) in samples:
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        assert got.tobytes() == run_program(prog, [x.numpy()])[0].tobytes()
+        with torch.no_grad():
+            want, kappa = fn(x.double()).numpy(), torch.linalg.cond(x.double()).numpy()
+        assert got.shape == want.shape
+        assert (np.abs(got - want) <= tol(shape) * (kappa + 1) * np.abs(want)).all(), (got, want)
+
+
+def test_cond_of_a_zero_matrix_is_nan_as_torch(tmp_path):
+    x = torch.randn(3, 4, 4)
+    res = compile_model(Call(torch.linalg.cond).eval(), [x], [(x,), (x * 0.5,)])
+    zero = x.clone()
+    zero[1] = 0.0
+    got = host_runtime.run(parse_program(res.data), res.data, [zero.numpy()], workdir=str(tmp_path))[0]
+    assert np.isnan(got[1]) and np.isnan(torch.linalg.cond(zero)[1].item()) and np.isfinite(got[[0, 2]]).all()
+
+
+@pytest.mark.parametrize("p", ["fro", "nuc", 1, float("inf")])
+def test_cond_of_other_norms_is_refused_in_one_line(p):
+    x = torch.randn(2, 4, 4)
+    with pytest.raises((CompileError, UnsupportedOperator)) as e:
+        compile_model(Call(lambda a: torch.linalg.cond(a, p)).eval(), [x], [(x,)])
+    assert "p None, 2 or -2" in str(e.value) and "\n" not in str(e.value)
 
 
 def test_one_fp32_node_on_the_portable_kernel():
