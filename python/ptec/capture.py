@@ -42,7 +42,8 @@ from .capture_indices import (arg_call_node, argmax_node, as_traced, computed_ga
                               to_float_node, to_index_node)
 from .capture_grid import grid_nodes
 from .capture_item_assignment import drop_markers
-from .capture_in_place import AugmentedProxy, in_place_writes, refuse_written_tensors, tensors_of, without_dead_code
+from .capture_in_place import AugmentedProxy, refuse_written_tensors, tensors_of, without_dead_code
+from .capture_view_writes import writes_through_views
 from .capture_view_elements import elements_alone
 from .capture_int_math import int_math_nodes, int_view_nodes
 from .capture_binary_math import binary_math_node
@@ -50,7 +51,7 @@ from .capture_casts import float_cast_node, output_dtype
 from .capture_plumbing import tidy_plumbing
 from .capture_tracer import KnownValuesProxy, KnownValuesTracer, drop_traced_leftovers, trace_refusal
 from .capture_spellings import spelling_nodes
-from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
+from .capture_calls import (refuse_call, _amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
                             _scalar_arg, _sum_nodes, _values_of)
 from .capture_tensor_index import computed_index_select_nodes, tensor_index_nodes
@@ -61,6 +62,8 @@ from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .capture_reductions import reduction_nodes
 from .capture_norms import norm_nodes
 from .capture_spectral import spectral_nodes
+from .capture_complex import complex_nodes, complex_module_nodes
+from .capture_fft_dims import real_nodes
 from .capture_trapezoid import trapezoid_nodes
 from .capture_attention_masks import feeds_masked_softmax, masked_softmax_nodes
 from .capture_list_index import list_index_nodes
@@ -825,7 +828,7 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             # the float graph's own evaluation; the rest is float32
             exact = isinstance(val, torch.Tensor) and not val.is_floating_point()
             nodes.append(Node(name, "constant", [], dict(
-                value=val.detach().cpu().numpy().copy() if exact else _np(val))))
+                value=val.detach().cpu().resolve_conj().resolve_neg().numpy().copy() if exact else _np(val))))
         elif feeds_masked_softmax(fn, mods, by_name):
             shape_nodes.add(name)       # scores.masked_fill(mask, -inf) read by softmaxes: they take scores and mask
             torch.fx.node.map_arg(fn.args, lambda a: tuple_sources.add(a.name))     # a mask: dropped unless read
@@ -836,7 +839,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             # static shapes; the consumers read their shapes from tracing.
             shape_nodes.add(name)
         elif fn.op == "call_module":
-            nodes.extend(_called_module_nodes(name, mods[fn.target], fn, mods, ins, by_name))
+            viewed = complex_module_nodes(fn, mods[fn.target], _source(fn, mods))   # a layer of a complex value
+            nodes.extend(viewed or _called_module_nodes(name, mods[fn.target], fn, mods, ins, by_name))
             if isinstance(mods[fn.target], nn.EmbeddingBag) and nodes[-1].op != "unsupported":
                 # the constant offsets: now in the bags' slices (dropped unless read elsewhere)
                 torch.fx.node.map_arg((fn.args[1:], fn.kwargs), lambda a: tuple_sources.add(a.name))
@@ -867,6 +871,11 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             if spectral_nodes(fn, ins, by_name) is not None:
                 nodes.extend(spectral_nodes(fn, ins, by_name))     # rfft, stft and their readers
                 torch.fx.node.map_arg((fn.args, fn.kwargs), lambda a: tuple_sources.add(a.name))  # a window, a filter
+            elif (pairs := complex_nodes(fn, ins, by_name)) is not None:
+                nodes.extend(pairs)                                 # complex values as [..., 2] pairs
+                torch.fx.node.map_arg((fn.args, fn.kwargs), lambda a: tuple_sources.add(a.name))  # constants in them
+            elif (shifted := real_nodes(fn, ins)) is not None:
+                nodes.extend(shifted)                               # fftshift, hfft of a real value (capture_fft_dims)
             elif trapezoid_nodes(fn, ins, by_name) is not None or norm_nodes(fn, ins) is not None:
                 nodes.extend(trapezoid_nodes(fn, ins, by_name) or norm_nodes(fn, ins))
             elif (source is not None and source.op == "unsupported" and "pieces" in source.attrs
@@ -1201,6 +1210,20 @@ def _scalar_binary(fn: torch.fx.Node):
     return [const, Node(fn.name, op, ins)]
 
 
+def _dtype_view(fn: torch.fx.Node) -> None:
+    """x.view(dtype) reinterprets x's bytes as another dtype: ptec holds a
+    float value as int8 codes on its own grid (or fp32 where a layer needs
+    it), so the bytes torch would reinterpret are not there. Only a view as
+    the value's own dtype (a no-op) runs; it used to be taken for a reshape
+    to the traced shape, which gave the float values where torch gives
+    their bit patterns."""
+    x = fn.args[0]
+    src = getattr(x.meta.get("tensor_meta"), "dtype", None) if isinstance(x, torch.fx.Node) else None
+    if src is None or len(fn.args) != 2 or fn.kwargs or fn.args[1] != src:
+        refuse_call(fn, "a view as another dtype reinterprets the value's bytes, and ptec holds float "
+                        "values as int8 codes on their own grid, not torch's bytes; for a conversion of "
+                        "the values, write .to(dtype)")
+
 def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
     t = fn.target
     name = fn.name
@@ -1251,6 +1274,9 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
         shape = fn.args[1:] if t != torch.reshape else fn.args[1]
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
+        if t == "view" and any(isinstance(s, torch.dtype) for s in shape):
+            _dtype_view(fn)          # (the same dtype: the value itself, a reshape to its own shape)
+            return Node(name, "reshape", ins[:1], dict(target_shape=_meta_shape(fn)))
         if all(isinstance(s, int) for s in shape):
             return Node(name, "reshape", ins[:1], dict(target_shape=[int(s) for s in shape]))
         if _meta_shape(fn) is not None:       # sizes spelled with x.size(0), x.shape[1], ...
@@ -1640,7 +1666,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
         from .capture_shape_numbers import fold_shape_numbers
         fold_shape_numbers(gm, UnsupportedOperator)
         tidy_plumbing(gm, CaptureError)
-        in_place_writes(gm)         # self.relu(y), y.add_(1): the out-of-place op (capture_in_place)
+        writes_through_views(gm, example_inputs)    # y.relu_(), y[0].mul_(2): out of place, written back (capture_view_writes)
         drop_markers(gm)            # y[idx] = v: its out-of-place value (capture_item_assignment)
         elements_alone(gm)          # torch.hsplit(x, 2)[0]: that piece alone (capture_view_elements)
         g = _fx_to_graph(gm)

@@ -25,6 +25,12 @@ before it, as in torch. Otherwise the call is refused by name:
 - the model's input: its readers after the write read the write's result,
   as in torch (the caller's tensor is not written: ptec's outputs only).
 
+capture runs the writes through capture_view_writes, which follows a write
+through views by torch's own run of the graph (a written view goes back
+into its base, earlier views are re-derived) and uses this module's spellings
+(_write, as_out_of_place); the alias analysis here refuses the writes into
+the model's tensors before that run, and decides alone when the run fails.
+
 fx records `y += z` on a proxy as y = y + z (a Proxy has no __iadd__): the
 tracer's proxies (AugmentedProxy) record it as the same add node marked as
 a write, so the analysis sees it. zero_() and fill_(v) are the constants
@@ -260,15 +266,20 @@ def in_place_writes(gm: torch.fx.GraphModule, rewrite: bool = True) -> None:
             for u in list(w.users):
                 if order[u] > order[fn]:
                     u.replace_input_with(w, fn)
-        if (fn.op, fn.target) != form:
-            fn.op, fn.target = form
-            if form == ("call_method", "expand_as"):        # y.copy_(z): z broadcast to y's shape
-                fn.args, fn.kwargs = (fn.args[1], fn.args[0]), {}
-        if fn.op in ("call_function", "call_method") and ("inplace" in fn.kwargs or "out" in fn.kwargs):
-            fn.kwargs = {k: v for k, v in fn.kwargs.items() if k not in ("inplace", "out")}
+        as_out_of_place(fn, form)
         changed = True
     if changed:
         gm.recompile()
+
+
+def as_out_of_place(fn: torch.fx.Node, form) -> None:
+    """fn, an in-place write, changed into its out-of-place op `form`."""
+    if (fn.op, fn.target) != form:
+        fn.op, fn.target = form
+        if form == ("call_method", "expand_as"):        # y.copy_(z): z broadcast to y's shape
+            fn.args, fn.kwargs = (fn.args[1], fn.args[0]), {}
+    if fn.op in ("call_function", "call_method") and ("inplace" in fn.kwargs or "out" in fn.kwargs):
+        fn.kwargs = {k: v for k, v in fn.kwargs.items() if k not in ("inplace", "out")}
 
 
 def without_dead_code(gm: torch.fx.GraphModule) -> None:

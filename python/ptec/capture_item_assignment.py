@@ -4,10 +4,10 @@ y[:, 1] = 0.0, y[mask] = v, y[:, [1, 3]] = v.
 Python's `y[idx] = v` writes y in place and binds nothing, so fx records no
 node. The tracer's proxy records it as the out-of-place value the write
 leaves in y, built from calls capture already lowers, and ends it with one
-`assigned(y, new)` node marked as a write of y (capture_in_place): that
-analysis refuses the writes it cannot model (a view of y read later, a
-buffer) and makes y's later readers read the node; `drop_markers` then
-reads `new` in its place.
+`assigned(y, new)` node marked as a write of y (capture_in_place,
+capture_view_writes): y's later readers read the node (y a view: its base
+is written back, the earlier views re-derived; the writes it cannot model
+are refused); `drop_markers` then reads `new` in its place.
 
 - an index known at trace time (ints, slices, Ellipsis, None, lists and
   constant index tensors): the flat positions it selects are a constant,

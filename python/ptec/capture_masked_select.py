@@ -263,6 +263,7 @@ def through_selections(g: Graph, error) -> bool:
     from . import capture_selection_rows as rows
     from .capture_selection_mix import mix_rows
     from .capture_selection_more import more_rows
+    from .capture_selection_positional import positional_rows
     changed = False
     progress = True
     while progress:
@@ -273,7 +274,7 @@ def through_selections(g: Graph, error) -> bool:
                         or (_elementwise(user) and _move_elementwise(g, user, sel)) \
                         or any(rewrite(g, user, sel) for rewrite in (rows.select_within, rows.move_rowwise,
                                                                       rows.split_rows, rows.join_rows,
-                                                                      rows.order_rows, mix_rows)):
+                                                                      rows.order_rows, mix_rows, positional_rows)):
                     progress = changed = True
                     break
             if progress:
@@ -308,7 +309,7 @@ def refuse_consumers(g: Graph, error) -> None:
                         "min, and along its first dim cumsum / cumprod / cummax / cummin, softmax / "
                         "log_softmax, var / std, argmax / argmin, sort / topk / kthvalue / cummax / median "
                         "indices, median, flip, diff, logcumsumexp, slices (with a step or bounds of both signs "
-                        "too), logsumexp, quantile, mode's values, unique, and whole norm / nansum / prod / "
-                        "count_nonzero / dot / argmax / argmin (docs/aot.md); not mode's indices or "
-                        "unsqueeze(0); "
+                        "too), views into groups, logsumexp, quantile, mode, unique, and whole norm / nansum / "
+                        "prod / count_nonzero / dot / argmax / argmin (docs/aot.md); not unsqueeze(0) (a "
+                        "bound-dynamic dim other than the first); "
                         "torch.where(mask, x, 0) keeps the shape and runs")

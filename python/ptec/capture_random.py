@@ -5,17 +5,25 @@ execute, restarted at each load). The values follow torch's distribution,
 not torch's stream, which no device reproduces.
 
 The uniform: a constant of ones [numel, 8] through random_dropout with
-p = 1/2 is 8 fair bits per element (each 0 or 2); a linear with weights
-2^-(k+2) and bias 2^-9 makes u = sum b_k 2^-(k+1) + 2^-9, one of the 256
-midpoints (i + 1/2) / 256, equally likely. No draw is 0 or 1, so the
-transforms below stay finite; 256 levels is what an int8 value holds.
+p = 1/2 is 8 fair bits per element (each 0 or 2); a linear makes
+u = i / 256 with i = 128 b0 + 64 b1 + ... + b7 (the top bit on two int8
+weights of 64, as 128 is no int8 weight; all weights whole codes of their
+own scale 2^-9), so the sum is exact and lands on u's grid (scale 1/256,
+its known range whatever the calibration draws: quantize's known_range)
+with no rounding: 256 distinct, equally likely levels, as an int8 value
+holds. u can be 0, as torch.rand; transforms that need (0, 1) take the
+level's midpoint (i + 1/2) / 256 in their LUT (ndtri_of_level,
+minus_log_of_level: capture_random_integers' MATH_FUNCTIONS).
 
 - torch.rand_like(x), torch.rand(size): u; x.uniform_(a, b) of a fresh
   tensor: a + (b - a) u.
 - torch.randn_like(x), torch.randn(size), x.normal_(m, s): the normal's
-  inverse CDF of u (ndtri, a LUT in int8), times s plus m;
+  inverse CDF of u's midpoint (ndtri, a LUT in int8), times s plus m;
   torch.normal(mean, std) with tensor mean / std likewise.
-- x.exponential_(lambd): -log(u) / lambd.
+- x.exponential_(lambd): -log(u) / lambd (u's midpoint).
+- x.geometric_(p): max(1, ceil(log(u) / log(1 - p))); x.log_normal_(m, s):
+  exp(m + s ndtri(u)) (u's midpoint, one LUT each); x.bernoulli_(p): u < p
+  (p a number or a float tensor of the output's shape).
 - torch.bernoulli(p): (u < p) as float.
 - F.gumbel_softmax(x, tau, hard, dim): g = -log(-log(u)), softmax((x + g)
   / tau); hard=True the one-hot of its argmax (torch's value
@@ -26,15 +34,17 @@ transforms below stay finite; 256 levels is what an int8 value holds.
   (alpha' = 1.7580993408473766, a = 1 / sqrt((alpha'^2 p + 1)(1 - p))).
 
 torch.rand / randn / randint / randperm / normal with no tensor argument,
-and uniform_ / normal_ / exponential_ of a tensor made in the forward,
+rand_like / randn_like / randint_like / bernoulli / multinomial / poisson
+of a constant tensor, and the fills of a tensor made in the forward,
 would be run once by torch.fx while tracing and frozen into a constant:
 `recording_random_calls` makes the tracer record them as calls instead
 (also with a traced size, torch.rand(x.shape), which torch.rand itself
 cannot take while tracing). A fill's tensor (torch.empty_like(x),
 x.new_empty(...), a clone) is never read, so it becomes a constant that
 capture drops.
-Forms left out (randint, randint_like, randperm, multinomial, poisson,
-a generator argument) are refused in one line each.
+The integer draws (randint, randint_like, random_, randperm,
+multinomial, poisson) are capture_random_integers'. Forms left out
+(cauchy_, a generator argument) are refused in one line each.
 """
 from __future__ import annotations
 
@@ -47,6 +57,7 @@ import torch
 import torch.nn.functional as F
 
 from .capture_calls import refuse_call, _meta_shape
+from .capture_random_integers import INTEGER_CALLS, integer_draw
 from .capture_rewrites import _Steps
 from .ir import Node, UnsupportedOperator
 from .random_layers import node_seed
@@ -55,19 +66,12 @@ BITS = 8
 ALPHA = 1.7580993408473766          # torch's alpha dropout constant (selu's scale times its alpha)
 
 # calls fx would run while tracing when no argument is traced: recorded instead
-_CONSTRUCTORS = ("rand", "randn", "randint", "randperm", "normal")
+# (and the draws of a constant tensor: torch.multinomial(torch.tensor([...]), k) would be frozen the same way)
+_CONSTRUCTORS = ("rand", "randn", "randint", "randperm", "normal", "rand_like", "randn_like", "randint_like",
+                 "bernoulli", "multinomial", "poisson")
 _FILLS = ("uniform_", "normal_", "exponential_", "bernoulli_", "random_", "geometric_", "log_normal_", "cauchy_")
 _REFUSED = {
-    "randint": "integers drawn uniformly",
-    "randint_like": "integers drawn uniformly",
-    "randperm": "a random permutation",
-    "multinomial": "samples drawn by weight without (or with) replacement",
-    "poisson": "Poisson counts",
-    "random_": "integers drawn uniformly",
-    "geometric_": "geometric counts",
-    "log_normal_": "log-normal values",
-    "cauchy_": "Cauchy values",
-    "bernoulli_": "in-place Bernoulli draws",
+    "cauchy_": "Cauchy values (an int8 grid wide enough for their tails leaves their bulk a few steps)",
 }
 
 
@@ -145,14 +149,19 @@ class _Draws(_Steps):
     uniform stream's nodes."""
 
     def uniform(self, shape) -> str:
-        """u of `shape`: each element one of (i + 1/2) / 256, i in 0..255."""
+        """u of `shape`: each element one of i / 256, i in 0..255, equally likely."""
         n = int(np.prod(shape)) if len(shape) else 1
         ones = self("constant", [], value=np.ones((n, BITS), np.float32))
         bits = self("random_dropout", [ones], p=0.5, mask_dims=2, seed=0, uniform=True)     # 0 or 2 each
         bits_node = self.nodes[-1]
         bits_node.attrs["seed"] = node_seed(bits_node.name)
-        weight = (2.0 ** -(np.arange(BITS) + 2.0)).reshape(1, BITS).astype(np.float32)
-        u = self("linear", [bits], weight=weight, bias=np.array([2.0 ** -(BITS + 1)], np.float32))
+        # i = 128 b0 + 64 b1 + ... + b7 with int8 weights 64 64 32 ... 1 64 on [b0..b7, b0] (the top bit
+        # twice: 128 is no int8 weight), on their own scale 2^-9 so each is a whole code: the sum is exact
+        # and lands on u's grid (scale 1/256) without rounding, so the 256 levels stay distinct
+        both = self("cat", [bits, self("slice", [bits], dim=1, start=0, end=1)], dim=1)
+        weight = np.array([[2.0 ** -3] + [2.0 ** -(k + 2) for k in range(1, BITS)] + [2.0 ** -3]], np.float32)
+        u = self("linear", [both], weight=weight, bias=None, weight_scale=2.0 ** -(BITS + 1),
+                 known_range=(0.0, 1.0 - 2.0 ** -BITS))     # u's grid, however few draws calibrate
         return self("reshape", [u], target_shape=[int(v) for v in shape])
 
     def affine(self, src: str, scale: float, shift: float) -> str:
@@ -162,11 +171,15 @@ class _Draws(_Steps):
             src = self("add", [src, self.const(shift)])
         return src
 
-    def math(self, src: str, fn_name: str) -> str:
-        return self("elementwise", [src], fn="math", name=fn_name)
+    def math(self, src: str, fn_name: str, **attrs) -> str:
+        return self("elementwise", [src], fn="math", name=fn_name, **attrs)
 
     def minus_log(self, src: str) -> str:
         return self("mul", [self("elementwise", [src], fn="log"), self.const(-1.0)])
+
+    def minus_log_of_level(self, u: str) -> str:
+        """-log of u's level midpoint (i + 1/2) / 256: finite, as u can be 0."""
+        return self.math(u, "minus_log_of_level")
 
 
 def _arg(fn, i: int, key: str, default=None):
@@ -185,7 +198,7 @@ def _float_out(fn) -> bool:
 
 
 def _normal(d: _Draws, shape) -> str:
-    return d.math(d.uniform(shape), "ndtri")
+    return d.math(d.uniform(shape), "ndtri_of_level")
 
 
 def _operand(d: _Draws, fn, v, shape, by_name) -> Optional[str]:
@@ -213,7 +226,7 @@ def _gumbel_softmax(d: _Draws, fn, ins, shape) -> str:
             or not -len(shape) <= dim < len(shape):
         refuse_call(fn, "ptec runs F.gumbel_softmax with a positive number tau, a bool hard and an int dim")
     dim %= len(shape)
-    g = d.minus_log(d.minus_log(d.uniform(shape)))             # -log(-log(u)): Gumbel(0, 1)
+    g = d.minus_log(d.minus_log_of_level(d.uniform(shape)))    # -log(-log(u)): Gumbel(0, 1)
     y = d.affine(d("add", [ins[0], g]), 1.0 / float(tau), 0.0)
     if not hard:
         return d("softmax", [y], dim=dim)
@@ -259,17 +272,19 @@ def random_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     if name is None or fn.op not in ("call_function", "call_method"):
         return None
     if name in _REFUSED:
-        refuse_call(fn, f"{_REFUSED[name]}: ptec's random stream on the device gives uniform floats and their "
-                    "transforms only (rand, randn, normal, bernoulli, uniform_, normal_, exponential_, "
+        refuse_call(fn, f"{_REFUSED[name]}: ptec's random stream on the device gives uniform draws and their "
+                    "transforms only (rand, randn, normal, bernoulli, randint, randperm, multinomial, poisson, "
+                    "uniform_, normal_, exponential_, random_, geometric_, log_normal_, bernoulli_, "
                     "gumbel_softmax, alpha_dropout)")
     shape = _meta_shape(fn)
     known = ("rand", "rand_like", "randn", "randn_like", "normal", "bernoulli", "uniform_", "normal_",
-             "exponential_", "gumbel_softmax", "alpha_dropout", "feature_alpha_dropout")
+             "exponential_", "geometric_", "log_normal_", "bernoulli_", "gumbel_softmax", "alpha_dropout",
+             "feature_alpha_dropout") + INTEGER_CALLS
     if name not in known or shape is None:
         return None
     if fn.kwargs.get("generator") is not None:
         refuse_call(fn, "a torch.Generator argument: ptec draws from its own stream on the device")
-    if not _float_out(fn):
+    if name not in INTEGER_CALLS and not _float_out(fn):
         refuse_call(fn, "ptec draws float32 random values only")
     if name in _FILLS:
         target = fn.args[0]
@@ -277,6 +292,9 @@ def random_nodes(fn, ins, by_name) -> Optional[List[Node]]:
             refuse_call(fn, f"the tensor that {name} fills is read elsewhere; use the call's result")
         _overwritten(by_name.get(getattr(target, "name", None)), shape)
     d = _Draws(fn.name)
+    if name in INTEGER_CALLS:
+        integer_draw(d, fn, name, ins, by_name, shape)        # capture_random_integers
+        return d.done()
     if name in ("rand", "rand_like"):
         d.uniform(shape)
     elif name == "uniform_":
@@ -295,11 +313,21 @@ def random_nodes(fn, ins, by_name) -> Optional[List[Node]]:
         lambd = _arg(fn, 1, "lambd", 1.0)
         if not _number(lambd) or lambd <= 0:
             refuse_call(fn, "ptec runs exponential_ with a positive number lambd")
-        d.affine(d.minus_log(d.uniform(shape)), 1.0 / float(lambd), 0.0)
+        d.affine(d.minus_log_of_level(d.uniform(shape)), 1.0 / float(lambd), 0.0)
     elif name == "normal":
         _torch_normal(d, fn, shape, by_name)
-    elif name == "bernoulli":
-        p = _arg(fn, 1, "p", None)
+    elif name == "geometric_":
+        p = _arg(fn, 1, "p")
+        if not _number(p) or not 0 < p <= 1:
+            refuse_call(fn, "ptec runs geometric_ with a number p in (0, 1]")
+        d.math(d.uniform(shape), "geometric", p=float(p))
+    elif name == "log_normal_":
+        mean, std = _arg(fn, 1, "mean", 1.0), _arg(fn, 2, "std", 2.0)
+        if not (_number(mean) and _number(std)) or std <= 0:
+            refuse_call(fn, "ptec runs log_normal_ with numbers mean, std > 0")
+        d.math(d.uniform(shape), "log_normal", mean=float(mean), std=float(std))
+    elif name in ("bernoulli", "bernoulli_"):
+        p = _arg(fn, 1, "p", None if name == "bernoulli" else 0.5)
         if p is None:
             probs = _operand(d, fn, fn.args[0], shape, by_name)
             if probs is None:
@@ -307,8 +335,11 @@ def random_nodes(fn, ins, by_name) -> Optional[List[Node]]:
             below = d("compare", [d.uniform(shape), probs], kind="lt")
         elif _number(p):
             below = d("compare", [d.uniform(shape)], kind="lt", scalar=float(p))
+        elif name == "bernoulli_" and _operand(d, fn, p, shape, by_name) is not None:
+            below = d("compare", [d.uniform(shape), p.name], kind="lt")
         else:
-            refuse_call(fn, "ptec runs torch.bernoulli(x, p) with a number p")
+            refuse_call(fn, f"ptec runs {'torch.bernoulli(x, p)' if name == 'bernoulli' else 'bernoulli_(p)'} "
+                        "with a number p" + (" or a float tensor of the output's shape" if name != "bernoulli" else ""))
         d("bool_to", [below], dtype="float32")
     elif name == "gumbel_softmax":
         _gumbel_softmax(d, fn, ins, shape)

@@ -377,14 +377,16 @@ def _any_along_1(s: Steps, b: str, L: int) -> str:
 
 
 def _quantile(g: Graph, call: "_Call", steps: List[Node], sel: Node) -> bool:
-    """torch.quantile(s, q) of a 1-D selection (dim None, 0 or -1), q a
-    number: S = where(M, X, x's largest) sorted ascending holds the
-    selection sorted first; for each count n the two positions around
-    q * (n - 1) and the weight are constants (capture_reductions' rule per
-    interpolation), and the count n is the one whose sorted mask is 1 at
-    n - 1 and 0 at n (exact, as the median's row): the rows lo and hi are
-    picked from S by a max (exact), the weight by one linear of the
-    one-hot count (on its grid), lo (1 - w) + hi w. An empty selection is
+    """torch.quantile(s, q) of a 1-D selection (dim None, 0 or -1) or
+    along dim 0 of a row selection (each column), q a number: S =
+    where(M, X, x's largest) sorted ascending holds the selection sorted
+    first; for each count n the two positions around q * (n - 1) and the
+    weight are constants (capture_reductions' rule per interpolation), and
+    the count n is the one whose sorted mask is 1 at n - 1 and 0 at n
+    (exact, as the median's row): the rows lo and hi are picked from S by a
+    max (exact), the weight by one linear of the one-hot count (on its
+    grid), lo (1 - w) + hi w (of a row selection lo + (hi - lo) w: a
+    product never negative, whatever a column's signs). An empty selection is
     NaN as torch (0 / 0 in fp32)."""
     from .capture_calls import _reduce_max_nodes
     from .capture_reductions import INTERPOLATIONS
@@ -393,14 +395,20 @@ def _quantile(g: Graph, call: "_Call", steps: List[Node], sel: Node) -> bool:
     a = dict(zip(("input", "q", "dim", "keepdim"), call.args))
     a.update(call.kwargs)
     q, dim, keepdim, rule = a.get("q"), a.get("dim"), a.get("keepdim", False), a.get("interpolation", "linear")
-    if len(call.operands) != 1 or len(sel.shape) != 1 or not isinstance(q, (int, float)) or isinstance(q, bool) \
-            or not 0 <= q <= 1 or dim not in (None, 0, -1) or not isinstance(keepdim, bool) \
+    rank = len(sel.shape)
+    # a row selection along dim 0: each column's quantile, the same sorted rows picked for all
+    if len(call.operands) != 1 or not isinstance(q, (int, float)) or isinstance(q, bool) \
+            or not 0 <= q <= 1 or dim not in ((None, 0, -1) if rank == 1 else (0, -rank)) \
+            or not isinstance(keepdim, bool) \
             or rule not in INTERPOLATIONS or set(a) - {"input", "q", "dim", "keepdim", "interpolation"}:
         return False
     end = steps[-1]
     s = Steps(end.name)
     X, shape, M, L = flat(s, g, sel)
+    W = _numel(shape[1:])
     ordered = _ordered(s, "sort", _filled(s, X, shape, M, L, far_end(s, X, shape, highest=True)), shape, False)
+    if W > 1 or len(shape) > 1:
+        ordered = s("reshape", [ordered], [L, W], target_shape=[L, W])
     ones_first = _ordered(s, "sort", s("bool_to", [M], [L], dtype="float32"), [L], True)
     steps_down = np.eye(L, dtype=np.float32) - np.eye(L, k=1, dtype=np.float32)      # row n - 1: 1 at n - 1, -1 at n
     count_is = s("compare", [s("linear", [ones_first], [L], weight=steps_down, bias=None)], [L], kind="gt", scalar=0.5)
@@ -426,20 +434,28 @@ def _quantile(g: Graph, call: "_Call", steps: List[Node], sel: Node) -> bool:
 
     def value_at(table):
         at = s("compare", [chosen(table, L)], [L], kind="gt", scalar=0.5)
+        low = far_end(s, X, shape, highest=False)
+        if len(shape) > 1:      # [L, W]: the row at the count, per column
+            s.nodes.extend(_reduce_max_nodes(f"{s.prefix}__pick{len(s.nodes)}",
+                                             _filled(s, ordered, [L, W], at, L, low), [L, W], [0], False, False))
+            return s.nodes[-1].name
         s.nodes.extend(_reduce_max_nodes(f"{s.prefix}__pick{len(s.nodes)}",
-                                         s("reshape", [_filled(s, ordered, shape, at, L,
-                                                               far_end(s, X, shape, highest=False))],
+                                         s("reshape", [_filled(s, ordered, shape, at, L, low)],
                                            [1, L], target_shape=[1, L]), [1, L], [1], False, False))
         return s.nodes[-1].name
     value = value_at(at_lo)
-    if weight.any():            # (nearest, lower, higher: the one row)
-        w = chosen(weight, 1)
-        value = s("add", [s("mul", [value, s("sub", [s.const(np.ones(1, np.float32)), w], [1])], [1]),
-                          s("mul", [value_at(at_hi), w], [1])], [1])
+    width = [W] if len(shape) > 1 else [1]
+    if weight.any():            # (nearest, lower, higher: the one row; a weight per column: int8 muls)
+        w = chosen(np.repeat(weight, width[0], axis=1), width[0])
+        if len(shape) > 1:      # lo + (hi - lo) w: a product in [0, hi - lo], of any column's signs
+            value = s("add", [value, s("mul", [s("sub", [value_at(at_hi), value], width), w], width)], width)
+        else:
+            value = s("add", [s("mul", [value, s("sub", [s.const(np.ones(1, np.float32)), w], [1])], [1]),
+                              s("mul", [value_at(at_hi), w], [1])], [1])
     some = s("slice", [ones_first], [1], dim=0, start=0, end=1)
-    value = s("div", [s("where", [s("compare", [some], [1], kind="gt", scalar=0.5), value, s.const(0.0)], [1]),
-                      s("reshape", [some], [], target_shape=[])], [1])
-    out = [1] if keepdim else []
+    value = s("div", [s("where", [s("compare", [some], [1], kind="gt", scalar=0.5), value, s.const(0.0)], width),
+                      s("reshape", [some], [], target_shape=[])], width)
+    out = ([1] if keepdim else []) + list(shape[1:])
     s("reshape", [value], out, target_shape=out)
     s.nodes[-1].name = end.name
     s.nodes[-1].attrs["source"] = origin(end)
@@ -451,9 +467,8 @@ def _mode(g: Graph, user: Node, sel: Node) -> bool:
     """torch.mode's values of a 1-D selection (capture_sort's sort node,
     rule "mode"), chosen exactly over int8 codes: the smallest of the most
     frequent values (torch's tie rule), x's largest value for an empty
-    selection (torch raises). Its indices stay refused: torch's is one
-    position of that value, which one depending on its sort (the first of
-    some runs, the last of others)."""
+    selection (torch raises). Its indices, and mode along a row
+    selection, are capture_selection_positional's."""
     from .capture_calls import _reduce_max_nodes
     from .capture_selection_rows import _replace, far_end, flat, table
     a = user.attrs

@@ -34,8 +34,9 @@ Where torch raises on a short selection (topk's k or kthvalue's k above its
 length, max / min of no rows) ptec gives the fill, x's far end; an empty
 mean is 0 (docs/aot.md). Scans, softmax, var / std, positions, the
 median and flip along dim 0 are capture_selection_mix's, more readers
-capture_selection_more's; a layer mixing rows in any other way (a view
-merging rows into groups, unsqueeze(0)) is left, and
+capture_selection_more's, positional layers (views into groups, a
+negative start with a step, mode) capture_selection_positional's; a layer
+mixing rows in any other way (unsqueeze(0)) is left, and
 capture_masked_select.refuse_consumers names it."""
 from __future__ import annotations
 
@@ -91,7 +92,6 @@ def _keeps_rows(g: Graph, user: Node, sel: Node) -> bool:
     """user treats each row of its selection input alone (dim 0 passes
     through untouched) and its attributes hold nothing of the length."""
     a, op, rank = user.attrs, user.op, len(sel.shape)
-    rest = _numel(sel.shape[1:])
     if user.inputs[0] != sel.name and op not in ("cat",):
         return False
     if op == "reshape":

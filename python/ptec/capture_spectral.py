@@ -23,9 +23,9 @@ torch.stft is the same product over windows of the input: one conv1d whose
 kernels are the windowed DFT rows and whose stride is the hop (after the
 reflect or constant padding center=True asks for), giving [B, 2F, T].
 
-ptec holds no complex values: a spectrum read any other way (returned by
-the model, multiplied by a value, transformed again) is refused in one line naming
-the call (its unsupported node, with the reason)."""
+A spectrum read any other way (multiplied by a value, transformed again,
+returned) is a complex value, which capture_complex carries as a real
+[..., 2] tensor (spectral_nodes leaves it to it)."""
 from __future__ import annotations
 
 import operator
@@ -36,9 +36,6 @@ import torch
 
 from .capture_rewrites import _Steps
 from .ir import Node
-
-REFUSAL = ("ptec holds no complex values: read the spectrum through .abs(), .real, .imag or "
-           "torch.view_as_real")
 
 _FFTS = (torch.fft.rfft, torch.fft.fft)
 
@@ -85,11 +82,33 @@ def _part_of(user, spectrum=None) -> Optional[str]:
     return None
 
 
-def _readable(fn) -> bool:
+def _spectrum_dim(fn) -> Optional[int]:
+    """The dim an FFT (of its input's rank) or an STFT (the bins' dim,
+    before the frames) transforms, or None."""
+    shape = _shape(fn)
+    if shape is None:
+        return None
+    if fn.target is torch.stft:
+        return len(shape) - 2
+    dim = _arg(fn, 2, "dim", -1)
+    return dim % len(shape) if isinstance(dim, int) and shape else None
+
+
+def _readable(fn, dim=None) -> bool:
     """Every use of spectrum fn reads a part of it (a product by a constant:
-    every use of that product too)."""
+    every use of that product too; an irfft: over the spectrum's own dim).
+    A spectrum read otherwise is a complex value (capture_complex)."""
+    dim = _spectrum_dim(fn) if dim is None else dim
     parts = [(_part_of(u, fn), u) for u in fn.users]
-    return bool(parts) and all(p is not None and (p != "scaled" or _readable(u)) for p, u in parts)
+    return dim is not None and bool(parts) and all(
+        p is not None and (p != "scaled" or _readable(u, dim)) and (p != "irfft" or _along(u, fn, dim))
+        for p, u in parts)
+
+
+def _along(irfft, spectrum, dim: int) -> bool:
+    """irfft (a call of torch.fft.irfft) transforms spectrum's dim `dim`."""
+    along, shape = _arg(irfft, 2, "dim", -1), _shape(spectrum)
+    return isinstance(along, int) and not isinstance(along, bool) and bool(shape) and along % len(shape) == dim
 
 
 def _squares(user) -> bool:
@@ -157,13 +176,14 @@ def _fft_nodes(fn, ins) -> Optional[List[Node]]:
     return nodes
 
 
-def _stft_nodes(fn, ins, by_name) -> Optional[List[Node]]:
+def _stft_nodes(fn, ins, by_name, pair=False) -> Optional[List[Node]]:
     """torch.stft(x [L] or [B, L], n_fft, hop_length, win_length, window,
     center, pad_mode, normalized, onesided, return_complex): x viewed as
     [B, 1, L], padded by n_fft // 2 on each side when center (reflect or
     constant), then a conv1d by the windowed DFT rows [2F, 1, n_fft] with
     stride hop: [B, 2F, T], viewed as [2F, T] for a 1-D x. return_complex
-    False gives torch's [.., F, T, 2] at once (view_as_real's layout)."""
+    False (or pair, a complex value capture_complex carries) gives torch's
+    [.., F, T, 2] at once (view_as_real's layout)."""
     names = ("input", "n_fft", "hop_length", "win_length", "window", "center", "pad_mode", "normalized",
              "onesided", "return_complex")
     args = dict(zip(names, fn.args))
@@ -213,7 +233,7 @@ def _stft_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     cur = s("conv2d", [cur], weight=kernel[:, None, None, :].copy(), bias=None, stride=[1, hop], padding=[0, 0],
             dilation=[1, 1], groups=1)
     spectrum = [batch, 2 * bins, frames] if len(shape) == 2 else [2 * bins, frames]
-    if args.get("return_complex"):
+    if args.get("return_complex") and not pair:
         s("reshape", [cur], target_shape=spectrum)
         nodes = s.done()
         nodes[-1].attrs["spectrum"] = (len(spectrum) - 2, bins)
@@ -342,17 +362,6 @@ def _reader_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     return s.done()
 
 
-def _stft_of_constants(fn, by_name):
-    """torch.stft of the input alone for a refused call's float evaluation
-    (infer_shapes): a window passed by keyword is a constant of the graph,
-    which the unsupported node's own call would pass as an fx node."""
-    def value(a):
-        node = by_name.get(a.name) if isinstance(a, torch.fx.Node) else None
-        return torch.as_tensor(np.asarray(node.attrs["value"])) if node is not None and node.op == "constant" else a
-    args, kwargs = [value(a) for a in fn.args[1:]], {k: value(v) for k, v in fn.kwargs.items()}
-    return lambda x, *_: torch.stft(x, *args, **kwargs)
-
-
 def spectral_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     """The nodes of a spectrum (an FFT or STFT whose every reader takes a
     real part of it) or of one reader; for a spectrum read otherwise, the
@@ -363,12 +372,7 @@ def spectral_nodes(fn, ins, by_name) -> Optional[List[Node]]:
         stft = fn.target is torch.stft
         complex_out = not stft or bool(_arg(fn, 9, "return_complex", False))
         if complex_out and not _readable(fn):
-            from .capture import _function_node       # capture imports this module
-            refused = _function_node(fn, ins)
-            refused.attrs["why"] = REFUSAL
-            if stft:
-                refused.attrs["fn"] = _stft_of_constants(fn, by_name)
-            return [refused]
+            return None         # a complex value: capture_complex carries it as [..., 2]
         return _stft_nodes(fn, ins, by_name) if stft else _fft_nodes(fn, ins)
     src = by_name.get(ins[0]) if ins else None
     if src is not None and src.attrs.get("power_spectrum") and _squares(fn):

@@ -290,8 +290,10 @@ def _nonfinite_test(n: Node, name: str) -> bool:
 def _nonfinite_reaches_outputs(g: Graph, env: Dict[str, torch.Tensor], name: str) -> bool:
     """Whether the NaN / inf elements of value `name` change the outputs:
     the graph after it evaluated again with them replaced by finite values
-    at either end of its finite range (what its int8 codes would hold), as
-    a where dropping them (log where x > 0, nan_to_num) does not."""
+    at either end of its finite range (what its int8 codes would hold), and
+    NaN by 0 too (the quantize kernel's code for NaN: the zero point, as a
+    computed torch.isin test value could then match an element 0), as a
+    where dropping them (log where x > 0, nan_to_num) does not."""
     v = env[name]
     finite = v[torch.isfinite(v)]
     # (none finite in this sample, as 0 / 0 of an empty selection's mean: any two numbers will do)
@@ -299,7 +301,7 @@ def _nonfinite_reaches_outputs(g: Graph, env: Dict[str, torch.Tensor], name: str
     at = [n.name for n in g.nodes].index(name)
     if any(n.op in _DRAWS for n in g.nodes[at + 1:]):
         return False         # (no way to tell: a second run draws anew)
-    for nan in (lo, hi):
+    for nan in (lo, hi, 0.0) if torch.isnan(v).any() else (lo, hi):
         trial = dict(env)
         trial[name] = torch.nan_to_num(v, nan=nan, posinf=hi, neginf=lo)
         for n in g.nodes[at + 1:]:
@@ -384,9 +386,17 @@ def _whole_numbers_for_ids(g: Graph, n: Node) -> bool:
     grid has it exactly."""
     whole = n.op == "elementwise" and (n.attrs.get("fn") in WHOLE_VALUED or n.attrs.get("whole_valued")
                                        or (n.attrs.get("fn") == "round" and not n.attrs.get("decimals")))
+    return whole and _read_only_as_whole_numbers(g, n)
+
+
+def _read_only_as_whole_numbers(g: Graph, n: Node) -> bool:
+    """n is read only by to_index / compare, directly or through views
+    (reshape, slice: on n's own grid, PASS_THROUGH), as torch.isin's
+    comparison of computed values reads them, and is no program output."""
     users = g.users(n.name)
-    return whole and bool(users) and all(u.op in ("to_index", "compare") for u in users) \
-        and n.name not in g.outputs
+    return bool(users) and n.name not in g.outputs and all(
+        u.op in ("to_index", "compare") or (u.op in ("reshape", "slice") and _read_only_as_whole_numbers(g, u))
+        for u in users)
 
 
 def whole_number_qparams(lo: float, hi: float) -> Tuple[float, int]:
@@ -538,8 +548,17 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
             # x.half(): the rounding to half precision on its input's own grid, which it
             # (nearly always) leaves in place: no second int8 rounding onto a grid of its own
             n.qparams = g.node(n.inputs[0]).qparams
+        elif n.op == "bool_to" and n.attrs.get("dtype") == "float32":
+            # a bool as 0/1: the grid holds both, whichever the calibration saw (a
+            # mask never true there, as torch.isin of computed values or x.any() can
+            # be, would otherwise get a grid on which 1 is no code)
+            n.qparams = affine_qparams(0.0, 1.0)
         elif _whole_numbers_for_ids(g, n):
-            n.qparams = whole_number_qparams(*observer.range(n.name))
+            lo, hi = observer.range(n.name)
+            known = n.attrs.get("whole_range")       # a draw's whole numbers (capture_random_integers)
+            if known:
+                lo, hi = min(lo, known[0]), max(hi, known[1])
+            n.qparams = whole_number_qparams(lo, hi)
         elif n.op in ("softmax", "masked_softmax"):
             n.qparams = (qm.SOFTMAX_OUTPUT_SCALE, qm.SOFTMAX_OUTPUT_ZERO_POINT)
         elif n.op == "random_dropout" and g.node(n.inputs[0]).qparams:
@@ -558,6 +577,12 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
             src = g.node(n.inputs[0])
             n.qparams = src.qparams if src.qparams is not None else affine_qparams(
                 *observer.range(n.name))
+        elif n.attrs.get("known_range"):
+            # a value whose range is known beforehand (a uniform draw, capture_random):
+            # its grid covers it even when the calibration's few draws fall short
+            lo, hi = observer.range(n.name)
+            known = n.attrs["known_range"]
+            n.qparams = affine_qparams(min(lo, known[0]), max(hi, known[1]))
         else:
             n.qparams = affine_qparams(*observer.range(n.name))
         if n.op in ("conv2d", "linear"):

@@ -44,6 +44,18 @@ def written_in_place(x):
     return y * 0.5
 
 
+def written_through_views(x):
+    """In-place writes into views of y, then y and a view made before the
+    writes read (capture_view_writes)."""
+    y = x * 1.5
+    a = y[:, 1]
+    y[:, :2].relu_()
+    y.view(2, 16).add_(0.5)
+    y.transpose(1, 2)[0].clamp_(-1.0, 1.0)
+    F.relu(y[..., :4], inplace=True)
+    return torch.cat([y, a[:, None] * 0.5], 1)
+
+
 def unpooled(unpool, pair):
     """unpool(values, indices, 2) of a pool's pair (a traced pair has no
     length, so no * unpacking)."""
@@ -94,6 +106,12 @@ RUNS = {
                                                                      "int8"),                       # 1.64
     "F.relu(inplace=True), its input read after": (lambda x: (lambda y: (F.relu(y, inplace=True), y - 0.5)[1])(x * 2),
                                                   S3, R, 1.5, "int8"),                      # 1.23
+    "Tensor.relu_ / add_ / clamp_, F.relu(inplace) through views, base and earlier view read after": (
+        written_through_views, S3, R, 3.5, "int8"),                                              # 3.10
+    "Tensor.mul_ through y[0], y read after": (lambda x: (lambda y: (y[0].mul_(2.0), y - 1.0)[1])(x * 0.5), S3, R,
+                                               1.0, "int8"),                                         # 0.81
+    "a view read after Tensor.add_ of its base": (lambda x: (lambda y: (lambda a: (y.add_(1.0), a * 2.0)[1])(
+        y[:, 1:3]))(x * 2), S3, R, 1.0, "int8"),                                                     # 0.83
     "Tensor.masked_fill_, sigmoid_ on a result": (lambda x: (lambda y: y.masked_fill_(y > 1.0, 0.5).sigmoid_() + y)(
         x - 0.25), S3, R, 2.5, "int8"),                                                              # 2.21
     "Tensor.detach/data/to(x)/requires_grad_, torch.positive": (lambda x: torch.positive(x.detach().data.to(x))
@@ -450,6 +468,94 @@ RUNS = {
     "torch.stft(center=False).abs()": (lambda x: torch.stft(x, 8, 4, center=False, window=torch.hann_window(8),
                                                             return_complex=True).abs(), (2, 32), R, 3.0,
                                        "fp32"),                                                     # 2.40
+    # complex values (ptec.capture_complex): carried as [..., 2] real pairs (view_as_real's layout), each call on
+    # them real ops on the pair: int8 muls, adds, cats, linears (DFTs, a complex number), fp32 hypot / atan2
+    "torch.fft.rfft(x) * 2 (a complex value)": (lambda x: torch.view_as_real(torch.fft.rfft(x) * 2), S3, R, 1.0,
+                                                "int8"),                                            # 0.75
+    "(torch.fft.rfft(x) * 2).abs()": (lambda x: (torch.fft.rfft(x) * 2).abs(), S3, R, 2.0, "fp32"),  # 1.57
+    "torch.fft.irfft(rfft(x) * rfft(w)) (circular convolution)": (lambda x: torch.fft.irfft(
+        torch.fft.rfft(x) * torch.fft.rfft(torch.tanh(x.flip(-1))), n=8), S3, R, 3.0, "int8"),      # 2.38
+    "complex * real value, / real value, / number": (lambda x: torch.view_as_real(
+        torch.fft.rfft(x, norm="ortho") * x[..., :5] + torch.fft.rfft(x, norm="ortho") / (x[..., 3:].abs() + 1)
+        + torch.fft.rfft(x) / 4), S3, R, 2.0, "int8"),                                                  # 1.37
+    "complex * complex number, * complex constant": (lambda x: torch.view_as_real(
+        torch.fft.rfft(x) * (1 - 2j) + torch.fft.rfft(x) * torch.exp(1j * torch.arange(5) * 0.7)), S3, R, 2.5,
+        "int8"),                                                                                    # 1.86
+    "complex + complex - real + number": (lambda x: torch.view_as_real(
+        torch.fft.rfft(x, norm="ortho") + torch.fft.fft(x[..., :5]) - x[..., :5] + 1j), S3, R, 2.0, "int8"),  # 1.56
+    "complex * complex": (lambda x: torch.view_as_real(torch.fft.rfft(x, norm="ortho")
+                                                       * torch.fft.rfft(x.flip(1), norm="ortho")), S3, R, 2.0,
+                          "int8"),                                                                  # 1.42
+    "Tensor.conj, .real, .imag": (lambda x: torch.fft.rfft(x).conj().imag * 0.5 + (torch.fft.rfft(x) * 1j).real,
+                                  S3, R, 1.5, "int8"),                                              # 1.05
+    "torch.complex": (lambda x: torch.view_as_real(torch.complex(x, x.flip(-1)) * torch.complex(x.flip(1), x)),
+                      S3, R, 2.0, "int8"),                                                          # 1.36
+    "torch.polar": (lambda x: torch.view_as_real(torch.polar(x.abs() + 0.5, x)), S3, R, 2.5, "int8"),  # 2.07
+    "torch.angle(torch.polar)": (lambda x: torch.angle(torch.polar(x.abs() + 0.5, x * 0.75)), S3, R, 1.5,
+                                 "fp32"),                                                           # 1.13
+    "torch.view_as_complex": (lambda x: torch.view_as_real(torch.view_as_complex(x.reshape(1, 4, 4, 2))
+                                                           * (0.5 + 1j)), S3, R, 1.5, "int8"),      # 1.04
+    "torch.fft.fft of a complex value": (lambda x: torch.view_as_real(torch.fft.fft(torch.fft.rfft(x, dim=1), dim=2,
+                                                                                    norm="ortho")), S3, R, 1.5,
+                                         "int8"),                                                   # 1.05
+    "torch.fft.ifft": (lambda x: torch.fft.ifft(torch.fft.fft(x) * 0.5).real, S3, R, 2.0, "int8"),  # 1.43
+    "torch.fft.irfft of a complex value, dim 1": (lambda x: torch.fft.irfft(torch.fft.fft(x, dim=1), n=6, dim=1),
+                                                  S3, R, 2.0, "int8"),                              # 1.69
+    "complex sum / mean": (lambda x: torch.view_as_real(torch.fft.rfft(x, norm="ortho").sum(1)
+                                                        + torch.fft.rfft(x, norm="ortho").mean(-1, keepdim=True)),
+                           S3, R, 2.0, "int8"),                                             # 1.63
+    "complex cat / stack / slices / views": (lambda x: torch.view_as_real(torch.stack([torch.cat(
+        [torch.fft.rfft(x)[:, 1:3], torch.fft.rfft(x * 0.5)[0, :2][None]], 1).transpose(1, 2)] * 2, -1).reshape(
+        2, 5, 4)[..., 1:]), S3, R, 1.0, "int8"),                                                       # 0.84
+    "torch.stft(..) * complex number": (lambda x: torch.view_as_real(torch.stft(
+        x[0], 8, 2, window=torch.hann_window(8), return_complex=True) * (0.5 + 0.5j)), (2, 32), R, 2.0, "int8"),  # 1.57
+    # functions of complex values (ptec.capture_complex_math; test_complex_functions.py): exp from LUTs, log / sqrt /
+    # pow polar (fp32 hypot and atan2, LUTs), 1 / z and z / w by the fp32 |w|^-2, sgn an int8 div by |z|; on the
+    # upper half-plane (away from the branch cut) and |z| >= 0.25 (1 / z: >= 1, where |1 / z| <= 1)
+    "Tensor.exp of a complex value": (lambda x: torch.view_as_real(torch.complex(x * 0.5, x.flip(-1)).exp()), S3, R,
+                                      2.5, "int8"),                                                 # 1.91
+    "torch.log of a complex value": (lambda x: torch.view_as_real(torch.log(torch.complex(x, x.flip(-1).abs() + 0.25))),
+                                     S3, R, 2.0, "fp32"),                                           # 1.66
+    "Tensor.sqrt of a complex value": (lambda x: torch.view_as_real(torch.complex(x, x.flip(-1).abs() + 0.25).sqrt()),
+                                       S3, R, 2.5, "fp32"),                                         # 2.10
+    "complex ** 1.5": (lambda x: torch.view_as_real(torch.complex(x, x.flip(-1).abs() + 0.25) ** 1.5), S3, R, 2.0,
+                       "fp32"),                                                                     # 1.61
+    "torch.pow(complex, -0.5)": (lambda x: torch.view_as_real(torch.pow(torch.complex(x, x.flip(-1).abs() + 0.25),
+                                                                        -0.5)), S3, R, 2.5, "fp32"),  # 2.08
+    "Tensor.square of a complex value": (lambda x: torch.view_as_real(torch.complex(x, x.flip(-1)).square()), S3, R,
+                                         2.0, "int8"),                                              # 1.40
+    "Tensor.reciprocal of a complex value": (lambda x: torch.view_as_real(torch.complex(
+        x, x.flip(-1).abs() + 1.0).reciprocal()), S3, R, 4.0, "fp32"),                              # 3.74
+    "complex / complex": (lambda x: torch.view_as_real(torch.complex(x, x.flip(1)) / torch.complex(
+        x, x.flip(-1).abs() + 1.0)), S3, R, 2.5, "fp32"),                                           # 1.85
+    "torch.sgn of a complex value": (lambda x: torch.view_as_real(torch.sgn(torch.complex(x, x.flip(-1).abs() + 0.25))),
+                                     S3, R, 3.5, "fp32"),                                           # 3.09
+    # transforms over several dims, Hermitian ones and shifts (ptec.capture_fft_dims): one linear per dim
+    "torch.fft.fft2": (lambda x: torch.view_as_real(torch.fft.fft2(x, norm="ortho")), S3, R, 1.5, "int8"),  # 1.28
+    "torch.fft.ifft2 of a complex value": (lambda x: torch.view_as_real(torch.fft.ifft2(
+        torch.complex(x, x.flip(-1)), norm="ortho")), S3, R, 1.5, "int8"),                          # 1.11
+    "torch.fft.fftn": (lambda x: torch.view_as_real(torch.fft.fftn(x, norm="ortho")), S3, R, 1.5, "int8"),  # 1.28
+    "torch.fft.ifftn(s)": (lambda x: torch.view_as_real(torch.fft.ifftn(torch.complex(x, x.flip(-1)), s=(4, 6),
+                                                                        norm="ortho")), S3, R, 1.5, "int8"),  # 1.31
+    "torch.fft.rfft2": (lambda x: torch.view_as_real(torch.fft.rfft2(x, norm="ortho")), S3, R, 2.0, "int8"),  # 1.48
+    "torch.fft.rfftn(dim)": (lambda x: torch.view_as_real(torch.fft.rfftn(x, dim=(1, 2), norm="ortho")), S3, R, 2.0,
+                             "int8"),                                                                    # 1.48
+    "torch.fft.irfft2(rfft2)": (lambda x: torch.fft.irfft2(torch.fft.rfft2(x) * 0.5, s=(4, 8)), S3, R, 4.0,
+                                "int8"),                                                            # 3.38
+    "torch.fft.irfftn of a complex value": (lambda x: torch.fft.irfftn(torch.complex(x, x.flip(-1))[..., :5],
+                                                                       norm="ortho"), S3, R, 1.5, "int8"),  # 1.31
+    "torch.fft.hfft": (lambda x: torch.fft.hfft(torch.complex(x, x.flip(-1))[..., :5], norm="ortho"), S3, R, 1.5,
+                       "int8"),                                                                     # 0.93
+    "torch.fft.hfft of a real value": (lambda x: torch.fft.hfft(x, n=6, dim=1), S3, R, 1.5, "int8"),  # 1.11
+    "torch.fft.ihfft": (lambda x: torch.view_as_real(torch.fft.ihfft(x, norm="ortho").resolve_conj()), S3, R, 1.0,
+                        "int8"),                                                                    # 0.75
+    "torch.fft.fftshift": (lambda x: torch.fft.fftshift(x), S3, R, 0.5, "int8"),                   # 0.50
+    "torch.fft.ifftshift of a complex value": (lambda x: torch.view_as_real(torch.fft.ifftshift(
+        torch.fft.rfft(x, norm="ortho"), dim=(1, 2))), S3, R, 1.0, "int8"),                         # 0.75
+    "complex slices with a step": (lambda x: torch.view_as_real(torch.fft.rfft(x, norm="ortho")[:, ::2, 1::2]), S3, R,
+                                   1.0, "int8"),                                                    # 0.75
+    "complex Tensor.view(torch.float32)": (lambda x: (torch.fft.rfft(x, norm="ortho") * (1 + 1j)).view(torch.float32),
+                                           S3, R, 1.5, "int8"),                                     # 1.06
     # windows (ptec.capture_views) and the trapezoid rule (ptec.capture_trapezoid), p-norms (ptec.capture_norms)
     "Tensor.unfold(dim 1)": (lambda x: x.unfold(1, 2, 1), S3, R, 0.5, "int8"),
     "torch.trapz": (lambda x: torch.trapz(x), S3, R, 1.0, "int8"),                                 # 0.49
@@ -792,10 +898,18 @@ RUNS = {
     "torch.isin": (lambda x: torch.isin(x.round(), torch.tensor([0.0, 1.0])).float(), S3, R, 0.0, "int8"),
     "torch.isin(invert=True) of an argmax": (
         lambda x: torch.isin(x.argmax(-1), torch.tensor([0, 2, 5]), invert=True).float(), S3, R, 0.0, "int8"),
+    # isin of values computed in the program: one broadcast eq, any over the test values (exact on held values)
+    "torch.isin(x, x[0, 0]) of whole numbers": (
+        lambda x: torch.isin(x.round(), x.round()[0, 0]).float(), S3, R, 0.0, "int8"),
+    "torch.isin(a, b) of two computed values, invert=True": (
+        lambda x: torch.isin(x.floor(), x.ceil()[0, 1:3], invert=True).float(), S3, R, 0.0, "int8"),
+    "torch.isin(argmax, argmax) (int64)": (
+        lambda x: torch.isin(x.argmax(-1), x[0].argmax(0)).float(), S3, R, 0.0, "int8"),
+    "torch.isin(x.round(), argmax) (float32 against int64)": (
+        lambda x: torch.isin(x.round(), x.argmax(-1)).float(), S3, R, 0.0, "int8"),
     "torch.bincount": (lambda x: torch.bincount(x.argmax(-1).flatten(), minlength=8).float(), S3, R, 0.5, "int8"),
     "torch.bincount(weights)": (lambda x: torch.bincount(x.argmax(-1).flatten(), weights=x[0, :, 0], minlength=8),
                                 S3, R, 2.0, "int8"),                                                     # 1.72
-    "Tensor.split_with_sizes": (lambda x: x.split_with_sizes([3, 5], 2)[1], S3, R, 0.5, "int8"),
     "Tensor.index_select(computed index)": (lambda x: x.index_select(2, x[0, 0].argsort()), S3, R, 0.5, "int8"),
     "torch.where(bool, bool, bool)": (lambda x: torch.where(x > 0, x > 1, x < -1).float(), S3, R, 0.0, "int8"),
 }
@@ -872,7 +986,9 @@ NOT_INFERENCE = {
 }
 # F.gumbel_softmax, F.alpha_dropout(training=True), torch.rand / randn / normal / bernoulli and the fills
 # uniform_ / normal_ / exponential_ draw on the device (capture_random): their statistics are
-# test_random_and_leftovers.py's, as torch's values differ by design
+# test_random_and_leftovers.py's, as torch's values differ by design; torch.randint / randint_like /
+# randperm / multinomial / poisson and the fills random_ / geometric_ / log_normal_ / bernoulli_
+# (capture_random_integers, capture_random) are test_random_integers.py's, for the same reason
 
 
 class Call(torch.nn.Module):
@@ -931,6 +1047,9 @@ VARIABLE_LENGTH = {
     "x[x > 0][1:-1]": (lambda x: x[x > 0][1:-1], 0.0, 0.5),
     "x[x > 0][::2]": (lambda x: x[x > 0][::2], 0.0, 0.5),
     "torch.diff(x[x > 0])": (lambda x: torch.diff(x[x > 0]), 0.0, 1.5),                     # 1.09
+    # capture_selection_positional (test_selection_positional.py): a negative start with a step, the rows
+    # kept a constant table's row at the count's one-hot
+    "x[x > 0][-20::3]": (lambda x: x[x > 0][-20::3], 0.0, 0.5),
 }
 
 

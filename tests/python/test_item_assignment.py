@@ -120,6 +120,8 @@ FORMS = {
     "y[:, [1, 3]] = tensor": (_list_tensor_value, 1.0),        # measured 0.78
     "y[:, 2] += 1 on a clone": (_on_a_copy, 1.0),              # measured 0.95
 }
+FORMS["z = y[0]; z[1] = 0, y read after"] = (lambda x: _view_read_later(x), 1.0)
+
 
 
 def _compiled(model, shape=S):
@@ -192,8 +194,15 @@ def test_detect_head_board_prints_the_reference_bytes(tmp_path):
 def _view_read_later(x):
     y = x * 2
     z = y[0]
-    z[1] = 0.0
+    z[1] = 0.0              # a write into a view of y (capture_view_writes): y's row 1 of batch 0
     return y
+
+
+def _strided_read_later(x):
+    y = x * 2
+    v = y.as_strided((2, 2), (1, 2))
+    y[0, 1] = 0.0
+    return v                # as_strided: no chain of views ptec re-derives
 
 
 def _computed_int_index(x):
@@ -252,7 +261,8 @@ def test_a_written_view_placed_elsewhere_is_torchs():
 
 
 REFUSED = {
-    "a write through a view read later": (Fn(_view_read_later), UnsupportedOperator, ["[...] =", "reads"]),
+    "an as_strided view read after the write": (Fn(_strided_read_later), UnsupportedOperator,
+                                                ["[...] =", "as_strided", "reads"]),
     "an index computed in the program": (Fn(_computed_int_index), CaptureError, ["x[idx] = v", "bool mask"]),
     "a mask of whole rows": (Fn(_mask_rows_number), CaptureError, ["x[idx] = v", "bool mask of shape [4]"]),
     "a selection's values into the mask": (Fn(_mask_selection_value), UnsupportedOperator, ["masked_scatter"]),
@@ -278,9 +288,9 @@ def test_cli_refuses_with_exit_2(tmp_path):
                        "class M(torch.nn.Module):\n"
                        "    def forward(self, x):\n"
                        "        y = x * 2\n"
-                       "        z = y[0]\n"
-                       "        z[1] = 0.0\n"
-                       "        return y\n"
+                       "        v = y.as_strided((2, 2), (1, 2))\n"
+                       "        y[0, 1] = 0.0\n"
+                       "        return v\n"
                        "def model():\n"
                        "    return M(), (torch.randn(2, 4, 8),)\n")
-    assert "[...] =" in line, line
+    assert "[...] =" in line and "as_strided" in line, line

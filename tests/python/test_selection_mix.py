@@ -248,7 +248,6 @@ def test_an_index_is_the_written_one_whatever_the_examples_count(count, tmp_path
 
 @pytest.mark.parametrize("call,why", [
     ("x[x > 0].squeeze()", "rank"),
-    ("x[x > 0].mode(0)[1]", "getitem"),
     ("x[x > 0].unsqueeze(0)", "unsqueeze"),
 ])
 def test_other_mixing_layers_are_refused_by_name(call, why):

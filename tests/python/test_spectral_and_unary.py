@@ -7,11 +7,10 @@ torch.renorm (capture_norms), F.bilinear of 3-D inputs (issue 15).
 test_function_coverage.py's RUNS rows bound each call's result on the
 host; here: every spelling equal to torch in float, the domain edges of
 the LUTs, the shape of the rewrites, the refusals in one line naming the
-call (API and CLI), and a keyword-spotter-like model on the host and both
-emulated boards. The oracle is PyTorch float."""
+call, and a keyword-spotter-like model on the host and both emulated
+boards (a spectrum read otherwise, a complex value: test_complex.py). The
+oracle is PyTorch float."""
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -22,7 +21,6 @@ from model_checks import board_matches_reference
 from ptec.capture import capture
 from ptec.compiler import CompileError, compile_model
 from ptec.ir import ELEMENTWISE, evaluate
-from test_compiler import ENV
 from test_function_coverage import Call, inputs
 from test_module_coverage import worst_steps
 
@@ -202,16 +200,6 @@ def test_dft_rows_are_torchs():
 
 REFUSED = {
     # call of x: (call, the name in the one line, words of the reason)
-    "rfft returned": (lambda x: torch.fft.rfft(x), "fft_rfft", "ptec holds no complex values"),
-    "rfft returned beside its magnitude": (lambda x: (torch.fft.rfft(x).abs(), torch.fft.rfft(x)), "fft_rfft",
-                                           "read the spectrum through .abs()"),
-    "fft of a spectrum": (lambda x: torch.fft.fft(torch.fft.rfft(x)).abs(), "fft_rfft", "complex"),
-    "a spectrum times itself": (lambda x: (torch.fft.rfft(x) * torch.fft.rfft(x)).real, "fft_rfft", "complex"),
-    "a filtered spectrum returned": (lambda x: torch.fft.rfft(x) * 2.0, "fft_rfft", "complex"),
-    "irfft over another dim": (lambda x: torch.fft.irfft(torch.fft.rfft(x), dim=1), "fft_irfft",
-                               "over the dim its spectrum was taken along"),
-    "stft returned": (lambda x: torch.stft(x[0], 4, 2, window=torch.hann_window(4), return_complex=True), "stft",
-                      "ptec holds no complex values"),
     "trapz(y, computed x)": (lambda x: torch.trapz(x, x.cumsum(-1)), "trapz", ""),
 }
 
@@ -248,24 +236,6 @@ def test_refused_in_one_line(name):
     message = str(e.value)
     assert "\n" not in message, message
     assert f"ptec has no kernel for {call}" in message and words in message, message
-
-
-def test_cli_refusal_exits_2_in_one_line(tmp_path):
-    src = tmp_path / "spectrum.py"
-    src.write_text("import torch, torch.nn as nn\n"
-                   "class M(nn.Module):\n"
-                   "    input_shape = (1, 4, 8)\n"
-                   "    def forward(self, x):\n"
-                   "        return torch.fft.rfft(x) * 2.0\n"
-                   "def make():\n    return M()\n")
-    out = tmp_path / "spectrum.pte"
-    r = subprocess.run([sys.executable, "-W", "ignore", "-m", "ptec", "compile", f"{src}:make", "--calib", "2",
-                        "-o", str(out)], env=ENV, capture_output=True, text=True)
-    assert r.returncode == 2, r.stderr
-    lines = [ln for ln in r.stderr.strip().splitlines() if "Warning" not in ln and not ln.startswith("  ")]
-    assert len(lines) == 1, r.stderr
-    assert "ptec has no kernel for fft_rfft (torch.fft_rfft): ptec holds no complex values" in lines[0], r.stderr
-    assert "Traceback" not in r.stderr and not out.exists()
 
 
 class KeywordSpotter(torch.nn.Module):

@@ -180,13 +180,6 @@ def test_in_place_ops_on_a_clone_are_out_of_place_ops():
     assert "unsupported" not in ops and "clamp" in ops and "sub" in ops
 
 
-def _read_before_the_write(x):
-    y = x.clone()
-    z = y[0]                    # a view of y: torch's z sees the write below
-    y.add_(1)
-    return z
-
-
 def _write_into_a_result(x):
     y = x * 2
     y.add_(1)
@@ -215,8 +208,6 @@ REFUSED = {
     "meshgrid whole": (lambda x: torch.meshgrid(x[0, 0], x[0, 1], indexing="ij"), ["meshgrid (torch.meshgrid)"]),
     "tensor_split(tensor of indices)": (lambda x: torch.tensor_split(x, torch.tensor([1, 3]), 2)[0],
                                         ["tensor_split (torch.tensor_split)"]),
-    "in-place op read before the write": (_read_before_the_write, ["add_ (Tensor.add_)", "getitem",
-                                                                   "after the write"]),
 }
 
 

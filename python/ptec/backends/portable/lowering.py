@@ -403,6 +403,10 @@ def _layout_sensitive(b: ProgramBuilder, key: str, n: Node, ins: List[Act]) -> O
     call already keeps upstream's rules."""
     if key == "aten::view_copy.out":
         return _reshape(b, key, n, ins)
+    if ins and len(ins[0].sizes) != 4 and len(n.shape) == 4 and key in CONTIGUOUS_INPUT:
+        # a 5-D input's mean to a 4-D result: out contiguous as its input, then
+        # ptec's channels-last (a channels-last out fails upstream's same-dim-order check)
+        return _on_contiguous(b, CALLS[key], key, n, ins)
     if not ins or len(ins[0].sizes) != 4:
         return None
     if key in ("aten::_softmax.out", "aten::_log_softmax.out") and needs_relayout(ins[0].sizes):

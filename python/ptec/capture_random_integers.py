@@ -1,0 +1,315 @@
+"""Integer random draws in a forward (issue 15): torch.randint,
+torch.randint_like, t.random_(low, high), torch.randperm, torch.multinomial
+and torch.poisson, as transforms of capture_random's uniform stream (u: one
+of 256 equally likely levels per element, an int8 value drawn on the
+device). Like capture_random's calls they follow torch's distribution, not
+torch's values.
+
+Every draw below is first taken back to its level i = floor(256 u) in
+0..255 (a LUT whose output is a whole number: quantize gives it a grid on
+which each whole number is exact, as for x.long()'s ids).
+
+- randint(low, high): n = high - low <= 256 values. With n dividing 256
+  one draw is exact: floor(n i / 256). Otherwise two draws i1, i2 make one
+  of 65,536 levels v = 256 i1 + i2 and r = floor(n v / 65536), each value
+  drawn with probability within n / 65536 of 1 / n (one draw alone would be
+  off by up to n / 256): r = a(i1) + [i2 > t(i1)] with the LUTs
+  a = floor(n i1 / 256) and t = ceil(256 (256 - (n i1 mod 256)) / n) - 1,
+  compared exactly (both whole numbers). The result is torch's int64
+  (to_index, then + low as int_math); a float dtype= (or random_ of a float
+  tensor) gives its float copy; read only by float layers (x + r, torch's
+  promotion to float32) it is that float copy too. n > 256 is refused: an
+  int8 value holds 256 whole numbers.
+- randperm(n): the stable argsort of n keys of 2^24 levels, each three
+  draws combined as 65536 i1 + 256 i2 + i3 in int64 (int_math) and sorted
+  as their exact float32 copies. Two keys tie with probability 2^-24 (one
+  argsort of 256-level draws would tie often and favour the identity
+  order); a tie keeps position order, a bias below n^2 2^-25.
+- multinomial(probs, k, replacement) of 1-D [C] or 2-D [R, C] weights: with
+  replacement each draw is the inverse CDF, the first position whose
+  normalised cumulative weight (a triangular linear over the weights,
+  divided by C copies of its last column, the sum: each copy its own slice,
+  so they keep the cumulative value's grid and the last positive weight's
+  is exactly 1) exceeds u: the argmax of [cdf_j > u] over j < C - 1 with a
+  final 1 (so C - 1 when none does). A zero weight repeats the cumulative
+  value before it exactly (the same int32 sum), so it is never drawn.
+  Without replacement: k such draws in turn, each from the weights with the
+  ones drawn before set to 0 (torch's definition, the law Gumbel-top-k
+  samples too; Gumbel-top-k on int8 keys, whose grid step is a tenth of a
+  nat, would tie often and favour low indices, and a zero weight's -inf key
+  has no int8 code). Each probability is the int8 cumulative weight's,
+  within about one step (1/255 of the row's sum). Fewer positive weights
+  than k without replacement (torch raises at run time) gives arbitrary
+  positions for the draws beyond them, with no error.
+- poisson(rates): the inverse CDF of each element's rate: K LUTs of the
+  rate, F_k(rate) = sum_{j <= k} p_j with p_0 = exp(-rate) and
+  p_{j+1} = p_j rate / (j + 1), and the count is the first k with
+  F_k > u (argmax as above), as torch's float. K = 35 covers rates up to
+  RATE_CAP = 16 (the tail beyond K below 2^-9, the uniform's resolution,
+  up to rate 20: room for the int8 grid above the calibration's largest
+  rate); a calibration input with a larger rate refuses the model in one
+  line rather than cut the counts short.
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+import torch
+
+from .capture_calls import refuse_call, _meta_shape
+from .ir import UnsupportedOperator
+
+INTEGER_CALLS = ("randint", "randint_like", "random_", "randperm", "multinomial", "poisson")
+RATE_CAP = 16.0
+_RATE_ROOM = 20.0          # K is chosen for rates up to here
+
+
+def _level(x: torch.Tensor) -> torch.Tensor:
+    """u's level i in 0..255 (u is i / 256, exactly on its int8 grid)."""
+    return torch.clamp(torch.floor(x * 256.0), 0.0, 255.0)
+
+
+def _carry_at(x, a):
+    n, i = a["n"], _level(x)
+    c = 256.0 - torch.remainder(n * i, 256.0)
+    return torch.clamp(torch.ceil(256.0 * c / n), 1.0, 256.0) - 1.0
+
+
+def _poisson_cdf(x, a):
+    if x.dtype == torch.float32 and x.numel() and float(x.max()) > RATE_CAP:
+        # the float graph on a calibration input (the LUT's own grid is float64)
+        raise UnsupportedOperator(f"operator not supported: {a.get('source', 'torch.poisson')}: rates up to "
+                                  f"{float(x.max()):.3g} on the calibration inputs; ptec draws Poisson counts "
+                                  f"for rates up to {RATE_CAP:g} ({POISSON_TERMS} terms of the inverse CDF)")
+    lam = torch.clamp(x.double(), min=0.0)
+    p = torch.exp(-lam)
+    total = p.clone()
+    for j in range(1, int(a["k"]) + 1):
+        p = p * lam / j
+        total = total + p
+    return torch.clamp(total, max=1.0).to(x.dtype)
+
+
+def _middle(x: torch.Tensor) -> torch.Tensor:
+    return (_level(x) + 0.5) / 256.0
+
+
+# element-wise functions of u (capture_elementwise_math.MATH adds them); the
+# fills geometric_ / log_normal_ are capture_random's, of the level's midpoint
+MATH_FUNCTIONS = {
+    "geometric": lambda x, a: torch.clamp(torch.ceil(torch.log(_middle(x)) / math.log1p(-a["p"]))
+                                          if a["p"] < 1 else torch.zeros_like(x), min=1.0),
+    "log_normal": lambda x, a: torch.exp(a["mean"] + a["std"] * torch.special.ndtri(_middle(x))),
+    # capture_random's normal and exponential / Gumbel draws
+    "ndtri_of_level": lambda x, a: torch.special.ndtri(_middle(x)),
+    "minus_log_of_level": lambda x, a: -torch.log(_middle(x)),
+    "uniform_level": lambda x, a: _level(x),
+    "randint_high": lambda x, a: torch.floor(a["n"] * _level(x) / 256.0),
+    "randint_carry_at": _carry_at,
+    "poisson_cdf": _poisson_cdf,
+}
+
+
+def _terms() -> int:
+    """The fewest K with 1 - F_{K-1}(_RATE_ROOM) < 2^-9."""
+    p = total = math.exp(-_RATE_ROOM)
+    k = 0
+    while 1.0 - total >= 2.0 ** -9:
+        k += 1
+        p *= _RATE_ROOM / k
+        total += p
+    return k + 1
+
+
+POISSON_TERMS = _terms()
+
+
+def _arg(fn, i: int, key: str, default=None):
+    if len(fn.args) > i:
+        return fn.args[i]
+    return fn.kwargs.get(key, default)
+
+
+def _int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _dtype(fn):
+    return getattr(fn.meta.get("tensor_meta"), "dtype", None)
+
+
+def _whole(d, src: str, name: str, lo: int, hi: int, **attrs) -> str:
+    """A whole-valued LUT of src with its known range [lo, hi] (quantize's
+    whole-number grid covers it even when calibration saw less)."""
+    return d("elementwise", [src], fn="math", name=name, whole_valued=True, whole_range=(float(lo), float(hi)),
+             **attrs)
+
+
+def _levels(d, shape) -> str:
+    """A draw's level i (0..255) as an int64 value."""
+    return d("to_index", [_whole(d, d.uniform(shape), "uniform_level", 0, 255)], dtype="int64")
+
+
+# the calls that read an int64 draw as a number, where torch promotes it to float32 (x + r)
+_PROMOTING = (operator.add, operator.sub, operator.mul, operator.truediv, torch.add, torch.sub, torch.mul,
+              torch.div, "add", "sub", "mul", "div")
+
+
+def _float_users_only(fn) -> bool:
+    """Every reader of fn is arithmetic giving a float tensor (x + r: torch
+    promotes r to float32). An index, an output or r.float() keeps int64."""
+    users = list(fn.users)
+    try:
+        return bool(users) and all(_dtype(u) == torch.float32 and u.target in _PROMOTING for u in users)
+    except TypeError:         # an unhashable target is none of these
+        return False
+
+
+def _finish(d, fn, r: str) -> str:
+    """r (an int64 value) as torch's dtype for fn: int64 itself, or its float copy."""
+    dtype = _dtype(fn)
+    if dtype == torch.int64 and not _float_users_only(fn):
+        return r
+    if dtype in (torch.int64, torch.float32):
+        return d("index_to_float", [r])
+    refuse_call(fn, f"ptec draws random integers as int64 or float32, not {dtype}")
+
+
+def _randint(d, fn, shape, low, high) -> str:
+    if not (_int(low) and _int(high)) or high <= low:
+        refuse_call(fn, "ptec runs randint / random_ with int bounds low < high")
+    n = high - low
+    if n > 256:
+        refuse_call(fn, f"{n} integers: ptec's uniform draw has 256 levels (an int8 value), so randint spans "
+                    "at most 256 integers")
+    u1 = d.uniform(shape)
+    a = d("to_index", [_whole(d, u1, "randint_high", 0, n - 1, n=float(n))], dtype="int64")
+    if 256 % n:
+        at = _whole(d, u1, "randint_carry_at", 0, 255, n=float(n))
+        i2 = _whole(d, d.uniform(shape), "uniform_level", 0, 255)
+        carry = d("bool_to", [d("compare", [i2, at], kind="gt")], dtype="int64")
+        a = d("int_math", [a, carry], kind="add", dtype="int64", scalars={}, alpha=1)
+    if low:
+        a = d("int_math", [a], kind="add", dtype="int64", scalars={1: int(low)}, alpha=1)
+    return _finish(d, fn, a)
+
+
+def _randint_bounds(fn, name):
+    """(low, high) of randint(low, high, size) / randint(high, size),
+    randint_like(x, low, high) / randint_like(x, high), t.random_(from, to) / random_(to)."""
+    args = list(fn.args[1:] if name in ("randint_like", "random_") else fn.args)
+    kw = fn.kwargs
+    if name == "randint":
+        ints = [a for a in args if _int(a)]
+        if "high" in kw:
+            return kw.get("low", ints[0] if ints else 0), kw["high"]
+        return (0, ints[0]) if len(ints) == 1 else (ints[0], ints[1]) if len(ints) >= 2 else (None, None)
+    lo_key, hi_key = ("from", "to") if name == "random_" else ("low", "high")
+    if hi_key in kw:
+        return kw.get(lo_key, args[0] if args else 0), kw[hi_key]
+    if len(args) == 1:
+        return 0, args[0]
+    if len(args) >= 2:
+        return args[0], args[1]
+    return None, None
+
+
+def _randperm(d, fn, shape) -> str:
+    n = shape[0]
+    key = None
+    for weight in (65536, 256, 1):
+        level = _levels(d, [n])
+        if weight != 1:
+            level = d("int_math", [level], kind="mul", dtype="int64", scalars={1: weight}, alpha=1)
+        key = level if key is None else d("int_math", [key, level], kind="add", dtype="int64", scalars={}, alpha=1)
+    perm = d("sort_indices", [d("index_to_float", [key])], dim=0, descending=False, k=None, pick=None,
+             keepdim=False, rule=None)
+    return _finish(d, fn, perm)
+
+
+def _inverse_cdf(d, weights: str, rows: int, c: int, draws: int) -> str:
+    """[rows, draws] int64: each the first j whose normalised cumulative
+    weight exceeds a fresh u (C - 1 when none of the first C - 1 does)."""
+    cum = d("linear", [weights], weight=np.tril(np.ones((c, c), np.float32)), bias=None)
+    # the sum: cum's last column, the same int8 code, so the last positive weight's cdf is exactly 1
+    # C copies of the sum, each its own slice of cum, so the cat keeps cum's grid (quantize: inputs on one grid)
+    total = d("cat", [d("slice", [cum], dim=1, start=c - 1, end=c) for _ in range(c)], dim=1)
+    cdf = d("div", [cum, total])
+    if c == 1:
+        return d("to_index", [d.const(np.zeros((rows, draws), np.float32))], dtype="int64")
+    head = d("slice", [d("reshape", [cdf], target_shape=[rows, 1, c])], dim=2, start=0, end=c - 1)
+    u = d("reshape", [d.uniform([rows, draws])], target_shape=[rows, draws, 1])
+    above = d("compare", [head, u], kind="gt")          # broadcast: [rows, draws, C - 1]
+    hits = d("cat", [d("bool_to", [above], dtype="float32"), d.const(np.ones((rows, draws, 1), np.float32))], dim=2)
+    return d("argmax", [hits], dim=2, keepdim=False, smallest=False)
+
+
+def _multinomial(d, fn, ins, by_name, shape) -> str:
+    probs = fn.args[0]
+    pshape = _meta_shape(probs) if isinstance(probs, torch.fx.Node) else None
+    k, replacement = _arg(fn, 1, "num_samples"), _arg(fn, 2, "replacement", False)
+    if pshape is None or len(pshape) not in (1, 2) or _dtype(probs) != torch.float32 or not _int(k) or k < 1 \
+            or not isinstance(replacement, bool):
+        refuse_call(fn, "ptec runs torch.multinomial of 1-D or 2-D float weights with an int num_samples")
+    rows, c = (1, pshape[0]) if len(pshape) == 1 else tuple(pshape)
+    if not replacement and k > c:
+        refuse_call(fn, f"{k} samples without replacement from {c} categories (torch raises)")
+    src = by_name.get(ins[0])
+    if src is not None and src.op == "constant":          # constant weights (a view of a constant has no bytes)
+        weights = d.const(np.asarray(src.attrs["value"], np.float32).reshape(rows, c))
+    else:
+        weights = d("reshape", [ins[0]], target_shape=[rows, c])
+    if replacement:
+        picks = _inverse_cdf(d, weights, rows, c, k)
+    else:
+        positions = d.const(np.arange(c, dtype=np.float32).reshape(1, c))
+        drawn = []
+        for s in range(k):
+            pick = _inverse_cdf(d, weights, rows, c, 1)                     # [rows, 1]
+            drawn.append(pick)
+            if s + 1 < k:
+                # (broadcast: the pick's float32 copy against the positions, exactly)
+                hit = d("compare", [d("index_to_float", [pick]), positions], kind="eq")
+                weights = d("where", [hit, d.const(np.zeros((rows, c), np.float32)), weights])
+        picks = drawn[0] if k == 1 else d("int_math", drawn, kind="cat", dtype="int64", dim=1)
+    if len(pshape) == 1:
+        picks = d("int_math", [picks], kind="view", dtype="int64", shape=[k])
+    return _finish(d, fn, picks)
+
+
+def _poisson(d, fn, ins, by_name, shape, source) -> str:
+    if _dtype(fn) != torch.float32 or _arg(fn, 1, "generator") is not None:
+        refuse_call(fn, "ptec runs torch.poisson of float32 rates")
+    # over the elements as [N, K] (a rank-4 [.., K] would be laid out channels-last)
+    n = int(np.prod(shape)) if shape else 1
+    src = by_name.get(ins[0])
+    if src is not None and src.op == "constant":          # constant rates (a view of a constant has no bytes)
+        rates = d.const(np.asarray(src.attrs["value"], np.float32).reshape(n, 1))
+    else:
+        rates = d("reshape", [ins[0]], target_shape=[n, 1])
+    cdf = d("cat", [d("elementwise", [rates], fn="math", name="poisson_cdf", k=k, source=source)
+                    for k in range(POISSON_TERMS)], dim=1)
+    u = d("reshape", [d.uniform([n])], target_shape=[n, 1])
+    above = d("compare", [cdf, u], kind="gt")           # broadcast: [N, K]
+    hits = d("cat", [d("bool_to", [above], dtype="float32"), d.const(np.ones((n, 1), np.float32))], dim=1)
+    counts = d("argmax", [hits], dim=1, keepdim=False, smallest=False)
+    counts = d("int_math", [counts], kind="view", dtype="int64", shape=[int(v) for v in shape])
+    return d("index_to_float", [counts])          # torch's float counts, exact
+
+
+def integer_draw(d, fn, name: str, ins, by_name, shape) -> None:
+    """The nodes of one of INTEGER_CALLS into steps d (capture_random's _Draws)."""
+    if name in ("randint", "randint_like", "random_"):
+        low, high = _randint_bounds(fn, name)
+        _randint(d, fn, shape, low, high)
+    elif name == "randperm":
+        if len(shape) != 1:
+            refuse_call(fn, "ptec runs torch.randperm(n) with an int n")
+        _randperm(d, fn, shape)
+    elif name == "multinomial":
+        _multinomial(d, fn, ins, by_name, shape)
+    else:
+        from .capture import _source
+        _poisson(d, fn, ins, by_name, shape, _source(fn, {}))

@@ -1,0 +1,287 @@
+"""Integer random draws in a forward (capture_random_integers), and the
+fills geometric_ / log_normal_ / bernoulli_ (capture_random): each compiled
+program runs on the host runtime over many executes of one loaded method
+and its draws are checked against torch's distribution (frequencies,
+moments, ranges), never torch's values (ptec draws from its own stream).
+Bounds are several standard errors wide plus the documented resolution
+(n / 65536 for randint, about one int8 step of the cumulative weights for
+multinomial and poisson); the streams are fixed by the compile's seed, so
+the checks are deterministic. Refusals: one line naming the call."""
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from ptec import host_runtime
+from ptec.capture import CaptureError
+from ptec.compiler import CompileError, compile_model
+from ptec.ir import UnsupportedOperator
+from ptec.pte import parse_program
+from test_function_coverage import Call, inputs
+
+BIG = (1, 16, 64)          # 1,024 draws per execute
+
+
+def _runs(fn, shape=BIG, executes=8, x=None, lo=-3.0, hi=3.0):
+    """(the outputs of `executes` runs of one loaded method, stacked; the
+    output's int8 step, 0 for an int64 or exact float output; the input)."""
+    calibration = inputs(shape, lo, hi)
+    x = calibration[0][0] if x is None else x
+    res = compile_model(Call(fn).eval(), [x], calibration)
+    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    outs = host_runtime.run_stream(parse_program(res.data), res.data, [[x.numpy()]] * executes)
+    out = res.graph.node(res.graph.outputs[0])
+    step = out.qparams[0] if out.qparams and out.op not in ("index_to_float", "int_math", "argmax",
+                                                             "sort_indices", "to_index") else 0.0
+    return np.stack([np.asarray(o[0]) for o in outs]), step, x
+
+
+def _frequencies_match(values, probs, trials, slack=0.0):
+    """Each value's count over `trials` draws within 5 binomial sigmas (plus
+    `slack` of the trials) of probs[value]; values outside never drawn."""
+    counts = np.bincount(values.reshape(-1), minlength=len(probs))
+    assert len(counts) == len(probs), counts
+    for k, p in enumerate(probs):
+        sigma = math.sqrt(trials * p * (1 - p))
+        assert abs(counts[k] - trials * p) <= 5 * sigma + slack * trials + 1e-9, (k, counts[k], trials * p)
+
+
+def test_the_uniform_has_256_equally_likely_levels():
+    """u is i / 256 exactly, each i in 0..255 as likely (the integer draws
+    rest on it): 32,768 draws, Pearson's chi-square over the 256 levels."""
+    y, _, _ = _runs(lambda x: torch.rand_like(x), executes=32)
+    levels = y.reshape(-1) * 256.0
+    assert np.array_equal(levels, np.round(levels)) and levels.min() == 0 and levels.max() == 255
+    counts = np.bincount(levels.astype(np.int64), minlength=256)
+    expected = y.size / 256
+    chi2 = float(((counts - expected) ** 2 / expected).sum())
+    assert chi2 < 255 + 5 * math.sqrt(2 * 255), (chi2, np.flatnonzero(counts < expected / 2))
+
+
+@pytest.mark.parametrize("call, low, high", [
+    (lambda x: torch.randint(0, 5, (1, 16, 64)), 0, 5),                        # two draws (5 does not divide 256)
+    (lambda x: torch.randint(10, (1, 16, 64)), 0, 10),                         # randint(high, size)
+    (lambda x: torch.randint(-3, 4, size=(1, 16, 64)), -3, 4),                 # a negative low
+    (lambda x: torch.randint_like(x, 2, 10).long(), 2, 10),                    # one draw: 8 divides 256
+    (lambda x: torch.randint(0, 200, (1, 16, 64)), 0, 200),
+])
+def test_randint_is_uniform_over_its_integers(call, low, high):
+    y, _, _ = _runs(call)
+    assert y.dtype == np.int64
+    assert y.min() >= low and y.max() < high
+    n = high - low
+    _frequencies_match(y - low, [1.0 / n] * n, y.size, slack=n / 65536)
+    # all values at once: Pearson's chi-square over n bins is n - 1 +- sqrt(2 (n - 1)) (one 256-level
+    # draw for n = 200 would give some values twice the levels of others: a chi-square near 1,000)
+    expected = y.size / n
+    chi2 = float((((np.bincount((y - low).reshape(-1), minlength=n) - expected) ** 2) / expected).sum())
+    assert chi2 < n - 1 + 5 * math.sqrt(2 * (n - 1)) + 4, chi2
+    # not frozen: draws differ between executes
+    assert not np.array_equal(y[0], y[1])
+
+
+def test_randint_as_float_and_in_float_arithmetic():
+    """random_ of a float tensor and randint(dtype=float) are whole floats;
+    x + randint(...) is torch's promotion: x plus a whole number in [2, 7)."""
+    y, _, _ = _runs(lambda x: torch.empty(1, 16, 64).random_(0, 6))
+    assert y.dtype == np.float32 and np.array_equal(y, np.floor(y)) and y.min() == 0 and y.max() == 5
+    _frequencies_match(y.astype(np.int64), [1 / 6] * 6, y.size, slack=6 / 65536)
+    y, _, _ = _runs(lambda x: torch.randint(0, 3, (1, 16, 64), dtype=torch.float32))
+    assert y.dtype == np.float32 and set(np.unique(y)) == {0.0, 1.0, 2.0}
+    y, step, x = _runs(lambda x: x + torch.randint(2, 7, (1, 16, 64)))
+    d = y - x.numpy()[None]
+    r = np.round(d)
+    assert np.abs(d - r).max() <= 1.5 * step and r.min() == 2 and r.max() == 6
+    _frequencies_match((r - 2).astype(np.int64), [0.2] * 5, r.size, slack=5 / 65536 + 0.01)
+
+
+def test_randperm_gives_uniform_permutations():
+    perms, _, _ = _runs(lambda x: torch.stack([torch.randperm(6) for _ in range(32)]) + x[0, 0, 0].long() * 0,
+                        shape=(1, 1, 1), executes=40, lo=0.1, hi=0.9)
+    perms = perms.reshape(-1, 6)
+    assert perms.dtype == np.int64
+    assert all(sorted(p) == list(range(6)) for p in perms), "not a permutation"
+    trials = len(perms)
+    # every value equally likely at every position
+    for pos in range(6):
+        _frequencies_match(perms[:, pos], [1 / 6] * 6, trials)
+    # the relative order of two values is a fair coin
+    first = (np.argmax(perms == 0, 1) < np.argmax(perms == 5, 1)).mean()
+    assert abs(first - 0.5) < 5 * math.sqrt(0.25 / trials)
+    assert len({tuple(p) for p in perms}) > trials // 4          # many different permutations
+
+
+def test_randperm_indexes():
+    y, step, x = _runs(lambda x: x[..., torch.randperm(8)], shape=(1, 4, 8), executes=6)
+    seen = set()
+    for out in y:
+        # each output row holds x's row in some order: the same columns for every row
+        cols = [int(np.argmin(np.abs(x.numpy()[0, 0] - v))) for v in out[0, 0]]
+        assert sorted(cols) == list(range(8))
+        assert np.abs(out[0] - x.numpy()[0][:, cols]).max() <= step          # the input's int8 bytes moved
+        seen.add(tuple(cols))
+    assert len(seen) > 3
+
+
+WEIGHTS = torch.tensor([[0.0, 1.0, 2.0, 0.0, 4.0, 1.0, 0.0, 0.0],
+                        [3.0, 0.0, 0.0, 1.0, 1.0, 0.0, 2.0, 1.0],
+                        [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 5.0],
+                        [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]])[None]
+
+
+def test_multinomial_with_replacement_follows_the_weights():
+    y, _, _ = _runs(lambda x: torch.multinomial(F.relu(x[0]), 64, replacement=True), shape=(1, 4, 8),
+                    executes=24, x=WEIGHTS, lo=0.0, hi=5.0)
+    assert y.dtype == np.int64 and y.shape == (24, 4, 64)
+    for r in range(4):
+        p = (WEIGHTS[0, r] / WEIGHTS[0, r].sum()).numpy()
+        picks = y[:, r].reshape(-1)
+        assert not np.isin(picks, np.flatnonzero(p == 0)).any(), "a zero weight was drawn"
+        _frequencies_match(picks, p, picks.size, slack=0.01)
+
+
+def test_multinomial_without_replacement_draws_distinct_indices():
+    y, _, _ = _runs(lambda x: torch.multinomial(F.relu(x[0, :2]), 3), shape=(1, 4, 8), executes=200,
+                    x=WEIGHTS, lo=0.0, hi=5.0)
+    assert y.dtype == np.int64 and y.shape == (200, 2, 3)
+    for r in range(2):
+        w = WEIGHTS[0, r].numpy()
+        picks = y[:, r]
+        assert all(len(set(p)) == 3 for p in picks), "an index drawn twice"
+        assert not np.isin(picks, np.flatnonzero(w == 0)).any(), "a zero weight was drawn"
+        # the first draw by weight; the second, given the first, by the weights left
+        _frequencies_match(picks[:, 0], w / w.sum(), len(picks), slack=0.01)
+        second = np.zeros(8)
+        for k in np.flatnonzero(w):
+            rest = w.copy()
+            rest[k] = 0
+            second += w[k] / w.sum() * rest / rest.sum()
+        _frequencies_match(picks[:, 1], second, len(picks), slack=0.01)
+
+
+def test_multinomial_of_one_row():
+    w = torch.tensor([1.0, 0.0, 3.0, 0.0])
+    y, _, _ = _runs(lambda x: torch.multinomial(x.abs() * 0 + w, 2), shape=(4,), executes=200, lo=0.0, hi=1.0)
+    assert y.shape == (200, 2) and set(np.unique(y)) == {0, 2}
+    assert all(a != b for a, b in y)
+    _frequencies_match(y[:, 0], [0.25, 0, 0.75, 0], len(y), slack=0.01)
+
+
+@pytest.mark.parametrize("call, mean", [
+    (lambda x: torch.multinomial(torch.tensor([0.2, 0.0, 0.8]), 64, True).float(), 1.6),
+    (lambda x: torch.poisson(torch.full((64,), 2.0)), 2.0),
+    (lambda x: torch.bernoulli(torch.full((64,), 0.3)), 0.3),
+    (lambda x: torch.randint_like(torch.zeros(64), 4), 1.5),
+])
+def test_draws_from_constant_arguments_are_not_frozen(call, mean):
+    """A draw whose arguments are all constants (no traced input) is
+    recorded as a call: fx would run it once while tracing and keep one
+    draw as a constant."""
+    y, step, _ = _runs(call, shape=(1, 4, 8), executes=20)
+    assert len({r.tobytes() for r in y}) == len(y)
+    assert abs(y.mean() - mean) < 5 * math.sqrt(max(y.var(), 1e-6) / y.size) + step + 0.01
+
+
+def test_poisson_counts_follow_the_rates():
+    rates = torch.linspace(0.0, 12.0, 1024).reshape(1, 16, 64)
+    y, _, _ = _runs(lambda x: torch.poisson(x), x=rates, lo=0.0, hi=12.0, executes=16)
+    assert y.dtype == np.float32 and np.array_equal(y, np.floor(y)) and y.min() >= 0
+    lam = rates.numpy()[None].repeat(len(y), 0)
+    assert (y[lam == 0] == 0).all()
+    # the sum of (count - rate) over n draws has variance sum rate
+    assert abs((y - lam).sum()) < 5 * math.sqrt(lam.sum()) + 0.01 * y.size
+    # (count - rate)^2 has mean rate: the spread is Poisson's
+    assert abs(((y - lam) ** 2).sum() / lam.sum() - 1.0) < 0.06
+    # one rate: the frequency of each count
+    y, _, _ = _runs(lambda x: torch.poisson(x * 0 + 3.0), lo=0.0, hi=1.0, executes=8)
+    pmf = [math.exp(-3.0) * 3.0 ** k / math.factorial(k) for k in range(12)]
+    counts = np.minimum(y.astype(np.int64), 11)
+    pmf[11] = 1 - sum(pmf[:11])
+    _frequencies_match(counts, pmf, y.size, slack=0.008)
+
+
+def test_geometric_log_normal_and_bernoulli_fills():
+    y, step, _ = _runs(lambda x: torch.empty(1, 16, 64).geometric_(0.3))
+    k = np.round(y)
+    assert np.abs(y - k).max() <= step and k.min() == 1
+    assert abs(float((k == 1).mean()) - 0.3) < 5 * math.sqrt(0.21 / y.size) + 0.004
+    assert abs(float((k == 2).mean()) - 0.21) < 5 * math.sqrt(0.21 * 0.79 / y.size) + 0.004
+    assert abs(k.mean() - 1 / 0.3) < 0.15
+    y, step, _ = _runs(lambda x: torch.empty(1, 16, 64).log_normal_(0.5, 0.4))
+    assert y.min() > 0
+    z = np.log(np.maximum(y, step))
+    assert abs(z.mean() - 0.5) < 0.03 and abs(z.std() - 0.4) < 0.03
+    y, _, _ = _runs(lambda x: torch.empty(1, 16, 64).bernoulli_(0.3))
+    assert set(np.unique(y)) == {0.0, 1.0}
+    assert abs(y.mean() - 0.3) < 5 * math.sqrt(0.21 / y.size) + 0.004
+    y, _, x = _runs(lambda x: torch.empty(1, 16, 64).bernoulli_(torch.sigmoid(x)))
+    p = torch.sigmoid(x).numpy()[None].repeat(len(y), 0)
+    assert abs((y - p).sum()) < 5 * math.sqrt((p * (1 - p)).sum()) + 0.01 * y.size
+
+
+@pytest.mark.parametrize("call, word", [
+    (lambda x: x + torch.randint(0, 1000, (1, 4, 8)), "256 integers"),
+    (lambda x: x + torch.randint(0, 4, (1, 4, 8), dtype=torch.int16), "int16"),
+    (lambda x: torch.poisson(x.abs() * 10), "rates up to"),
+    (lambda x: torch.randint(0, 4, (1, 4, 8), generator=torch.Generator()), "generator"),
+    (lambda x: x + torch.empty(1, 4, 8).geometric_(0.0), "geometric_"),
+    (lambda x: x + torch.empty(1, 4, 8).cauchy_(), "cauchy_"),
+])
+def test_refused_in_one_line(call, word):
+    calibration = inputs((1, 4, 8), -3.0, 3.0)
+    with pytest.raises((CaptureError, CompileError, UnsupportedOperator)) as e:
+        compile_model(Call(call).eval(), [calibration[0][0]], calibration)
+    msg = str(e.value)
+    assert "\n" not in msg and word in msg, msg
+
+
+def test_wide_randint_exits_2_from_the_cli(tmp_path):
+    from model_checks import cli_refusal
+    line = cli_refusal(tmp_path, "import torch\n"
+                          "class M(torch.nn.Module):\n"
+                          "    def forward(self, x):\n"
+                          "        return x + torch.randint(0, 300, (1, 4, 8))\n"
+                          "def model():\n"
+                          "    m = M()\n"
+                          "    m.input_shape = (1, 4, 8)\n"
+                          "    return m\n")
+    assert "randint" in line and "256" in line, line
+
+
+STREAMED = {
+    "randint": lambda x: torch.randint(-2, 5, (1, 4, 8)),
+    "x + randint": lambda x: x + torch.randint(0, 3, (1, 4, 8)),
+    "randperm": lambda x: torch.randperm(8),
+    "multinomial": lambda x: torch.multinomial(torch.softmax(x[0], -1), 3),
+    "poisson": lambda x: torch.poisson(x.abs()),
+    "geometric_": lambda x: torch.empty(1, 4, 8).geometric_(0.4),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STREAMED))
+def test_host_bytes_equal_the_reference_over_executes(name):
+    """The host runtime's draws are the reference interpreter's (the numpy
+    PCG32 twin) execute after execute, on one loaded method."""
+    from ptec.interpreter import Session
+    calibration = inputs((1, 4, 8), -3.0, 3.0)
+    x = calibration[0][0]
+    res = compile_model(Call(STREAMED[name]).eval(), [x], calibration)
+    prog = parse_program(res.data)
+    session = Session(prog)
+    seen = set()
+    for (got,) in host_runtime.run_stream(prog, res.data, [[x.numpy()]] * 5):
+        want = session.run([x.numpy()])[0]
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+        seen.add(np.asarray(got).tobytes())
+    assert len(seen) > 1                         # the stream advances
+
+
+@pytest.mark.parametrize("name", ["multinomial", "x + randint"])
+def test_the_m55_streams_the_reference(name, tmp_path):
+    from model_checks import board_streams_reference
+    calibration = inputs((1, 4, 8), -3.0, 3.0)
+    res = compile_model(Call(STREAMED[name]).eval(), [calibration[0][0]], calibration, target="cortex-m55")
+    board_streams_reference(res.data, [c[0] for c in calibration[:3]], "cortex-m55", tmp_path, random=True)
