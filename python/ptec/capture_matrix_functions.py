@@ -87,7 +87,8 @@ MAX_N = 4
 # the largest |k| of matrix_power: 2 log2 |k| fp32 products
 MAX_POWER = 1024
 # what the cortex_m partitioner says of a step marked fp32
-FP32_REASON = "a small-matrix closed form, computed in fp32 (int8 products of its entries would lose the result)"
+FP32_REASON = ("linear algebra of a matrix (a closed form, or Jacobi rotations), computed in fp32 (int8 products of its "
+               "entries would lose the result)")
 HALLEY_STEPS = 3
 # matrix_exp: A / 2^6 (norm <= 1.4 for |A| up to 88, where e^A leaves fp32) and Taylor to degree 10
 # (error below 1e-6 there, 1e-11 for |A| <= 32), then 6 squarings (each doubling the rounding: ~4e-6)
