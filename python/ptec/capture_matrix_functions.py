@@ -1,8 +1,10 @@
 """Small-matrix linear algebra as exact closed forms at capture (issue 15):
 determinants, inverses, solves, Cholesky factors, matrix powers and
-exponentials of square matrices of n = 1..4, and the singular and symmetric eigenvalues of
-n = 1..3, batched over any leading dims (a Kalman filter's or a pose
-estimator's few small matrices on a microcontroller).
+exponentials of square matrices of n = 1..4, batched over any leading dims
+(a Kalman filter's or a pose estimator's few small matrices on a
+microcontroller); and the singular values (svdvals, matrix norms 2, -2,
+'nuc') and symmetric eigenvalues (eigvalsh) of matrices of any size, on
+kernels of their own.
 
 Why fp32: a determinant of n = 4 is a sum of 24 products of 4 entries, an
 inverse 16 such cofactors over it; rounded to int8 after each product the
@@ -35,28 +37,41 @@ element-wise, and the signed sums of terms taken by one more linear with a
 * matrix_exp: A / 64, its Taylor polynomial of degree 10 by Horner, squared
   6 times (fixed: the program cannot branch on the run's norm), about 1e-5
   relative while e^A stays within fp32 (|A| up to ~88);
-* 2x2 svdvals / matrix_norm 2, -2, 'nuc': with E, F, G, H = (a + d) / 2,
-  (a - d) / 2, (c + b) / 2, (c - b) / 2, Q = hypot(E, H), R = hypot(F, G),
-  the singular values are Q + R and |Q - R| (no square root of a
-  difference: stable); 2x2 eigvalsh: (a + d) / 2 -+ hypot((a - d) / 2, b);
-* 3x3 eigvalsh: the trigonometric method (_eigen_3x3; acos as atan2, cos and
-  sin of phi in [0, pi/3] as polynomials: ptec has no fp32 cos); near a
-  double eigenvalue it keeps about 1e-4 relative (acos is steep at -1, 1);
-  3x3 svdvals and norms: the square roots of A^T A's eigenvalues (a
-  small singular value keeps less: it is the root of a small eigenvalue).
+* svdvals and matrix_norm / norm of ord 2, -2, 'nuc', for A [..., m, n] of
+  any m, n (square or not, 1x1 to as large as the scratch allows): A
+  viewed as [B, m, n] and one node `svdvals`, lowered to the portable
+  kernel ptec::linalg_svdvals.out (one-sided Jacobi rotations in fp32 on
+  a scratch copy, a fixed cap on sweeps: op_linalg_svdvals.c), then the
+  first (2) or last (-2) value picked, or all summed ('nuc'), by an fp32
+  linear. One kernel for every size rather than the closed forms that
+  served n <= 3 before: those ran in fp32 too (no int8 step to keep), took
+  dozens of steps, and a 3x3 matrix's small singular values lost digits
+  as square roots of A^T A's eigenvalues; Jacobi's are within about
+  max(m, n) fp32 roundings of the largest value;
+* cond(A, p) for p None or 2 (sigma_max / sigma_min) or -2 (the inverse
+  ratio): the same node, the two values picked and divided in fp32 (a
+  singular A: a huge ratio of rounding size, or inf, where torch's is inf
+  or huge; a zero A: NaN as torch); p 'fro', 'nuc', 1, inf and their
+  negatives need the inverse and are refused;
+* eigvalsh of a symmetric A [..., n, n] of any n (its lower triangle read,
+  or the upper one with UPLO='U'): one node `eigvalsh` on A viewed as
+  [B, n, n], lowered to ptec::linalg_eigvalsh.out (cyclic Jacobi rotations
+  in fp32 on a scratch copy: op_linalg_eigvalsh.c), for the same reasons
+  (the 2x2 and 3x3 closed forms it replaces kept about 1e-4 near a double
+  eigenvalue, where acos is steep; Jacobi keeps about n roundings of the
+  largest |eigenvalue| everywhere).
 
 A singular A: det is 0 as torch's where a row or column is 0 (every term
 holds a zero factor; other singular matrices give a det of rounding size,
 as torch's LU may); inv and solve divide by it, giving inf / NaN where
 torch raises (or huge values where det is a rounding); cholesky of a
 matrix that is not positive-definite gives NaN where torch raises. Forms
-not covered (n > 4, a non-square matrix, 4x4 and larger singular or
-eigenvalues, left=False, out=) stay the unsupported node,
+not covered (n > 4, a non-square matrix, left=False, out=, a matrix of no
+rows or columns) stay the unsupported node,
 refused in one line naming the call and the limit."""
 from __future__ import annotations
 
 import itertools
-import math
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -72,13 +87,12 @@ MAX_N = 4
 # the largest |k| of matrix_power: 2 log2 |k| fp32 products
 MAX_POWER = 1024
 # what the cortex_m partitioner says of a step marked fp32
-FP32_REASON = "a small-matrix closed form, computed in fp32 (int8 products of its entries would lose the result)"
+FP32_REASON = ("linear algebra of a matrix (a closed form, or Jacobi rotations), computed in fp32 (int8 products of its "
+               "entries would lose the result)")
 HALLEY_STEPS = 3
 # matrix_exp: A / 2^6 (norm <= 1.4 for |A| up to 88, where e^A leaves fp32) and Taylor to degree 10
 # (error below 1e-6 there, 1e-11 for |A| <= 32), then 6 squarings (each doubling the rounding: ~4e-6)
 EXP_SQUARINGS, EXP_DEGREE = 6, 10
-# the largest n of the singular and symmetric eigenvalues (2x2 closed, 3x3 trigonometric)
-MAX_SPECTRAL_N = 3
 
 
 # call family -> (torch functions, Tensor method names)
@@ -93,6 +107,7 @@ CALLS: Dict[str, Tuple[Tuple, Tuple[str, ...]]] = {
     "cholesky": (torch_functions("linalg.cholesky", "cholesky"), ("cholesky",)),
     "matrix_power": (torch_functions("linalg.matrix_power", "matrix_power"), ("matrix_power",)),
     "svdvals": (torch_functions("linalg.svdvals"), ()),
+    "cond": (torch_functions("linalg.cond"), ()),
     "eigvalsh": (torch_functions("linalg.eigvalsh"), ()),
     "norm": (torch_functions("linalg.matrix_norm", "linalg.norm", "norm"), ("norm",)),
     "matrix_exp": (torch_functions("linalg.matrix_exp", "matrix_exp"), ("matrix_exp",)),
@@ -102,7 +117,7 @@ CALLS: Dict[str, Tuple[Tuple, Tuple[str, ...]]] = {
 NAMES = {
     "det": ("A",), "slogdet": ("A",), "logdet": ("A",), "inv": ("A",), "inv_ex": ("A", "check_errors"),
     "solve": ("A", "B", "left"), "solve_ex": ("A", "B", "left", "check_errors"),
-    "cholesky": ("A", "upper"), "matrix_power": ("A", "n"), "svdvals": ("A", "driver"),
+    "cholesky": ("A", "upper"), "matrix_power": ("A", "n"), "svdvals": ("A", "driver"), "cond": ("A", "p"),
     "eigvalsh": ("A", "UPLO"), "matrix_exp": ("A",),
 }
 
@@ -328,87 +343,24 @@ def _exp(s: _Fp32, flat: str, n: int) -> str:
     return p
 
 
-def _singular_2x2(s: _Fp32, flat: str) -> str:
-    """[B, 2]: the singular values of [[a, b], [c, d]], largest first."""
-    efgh = s.linear(flat, [[0.5, 0, 0, 0.5], [0.5, 0, 0, -0.5], [0, 0.5, 0.5, 0], [0, -0.5, 0.5, 0]])
-    qr = s.fn("hypot", s.pick(efgh, 4, [0, 1]), s.pick(efgh, 4, [3, 2]))
-    return s.fn("copysign", s.linear(qr, [[1, 1], [1, -1]]), 1.0)
+def _matrices(A, what: str) -> Tuple[List[int], int, int]:
+    """A's shape [..., m, n] (any m, n >= 1) for the singular-value kernel."""
+    shape = _meta_shape(A) if isinstance(A, torch.fx.Node) else None
+    if shape is None or len(shape) < 2:
+        raise _Refused(f"{what}: ptec computes it for a tensor [..., m, n] of known shape")
+    if shape[-2] < 1 or shape[-1] < 1:
+        raise _Refused(f"{what}: ptec computes it for matrices of at least one row and column "
+                       f"(got {shape[-2]}x{shape[-1]})")
+    return list(shape), shape[-2], shape[-1]
 
 
-def _eigen_2x2(s: _Fp32, flat: str, lower: bool) -> str:
-    """[B, 2]: the eigenvalues of the symmetric [[a, b], [b, d]] (b read
-    below the diagonal, or above), ascending: m -+ hypot(h, b)."""
-    off = 2 if lower else 1
-    parts = s.linear(flat, [[0.5, 0, 0, 0.5], [0.5, 0, 0, -0.5]] + [[float(j == off) for j in range(4)]])
-    radius = s.fn("hypot", s.pick(parts, 3, [1]), s.pick(parts, 3, [2]))
-    pair = s("cat", [s.pick(parts, 3, [0]), radius], dim=1)
-    return s.linear(pair, [[1, -1], [1, 1]])
-
-
-# cos and sin of phi in [0, pi/3] as polynomials in phi^2 (Taylor to phi^12 / phi^13: error below 2e-10)
-COS_SIN = [((-1) ** k / math.factorial(2 * k), (-1) ** k / math.factorial(2 * k + 1)) for k in range(7)]
-
-
-def _eigen_3x3(s: _Fp32, flat: str, lower: bool) -> str:
-    """[B, 3]: the eigenvalues of a symmetric 3x3 matrix (its lower or upper
-    triangle read), ascending, by the trigonometric method: q = trace / 3,
-    p = sqrt(sum((A - qI)^2) / 6), r = det((A - qI) / p) / 2 clamped to
-    [-1, 1], phi = acos(r) / 3 (atan2 of sqrt(1 - r^2) and r); then q + 2p
-    cos(phi) and q - p cos(phi) -+ sqrt(3) p sin(phi). A = qI (p = 0): every
-    eigenvalue q (p taken as 1 for the division)."""
-    pairs = [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2), (2, 0), (2, 1), (2, 2)]
-    read = [(max(i, j), min(i, j)) if lower else (min(i, j), max(i, j)) for i, j in pairs]
-    sym = s.pick(flat, 9, [i * 3 + j for i, j in read])
-    third = 1.0 / 3.0
-    # [a00 - q, a11 - q, a22 - q, a01, a02, a12] and q, as one linear of the symmetric matrix
-    w = np.zeros((7, 9), np.float32)
-    for row, d in enumerate((0, 4, 8)):
-        w[row, [0, 4, 8]] = -third
-        w[row, d] += 1.0
-    w[3, 1] = w[4, 2] = w[5, 5] = 1.0
-    w[6, [0, 4, 8]] = third
-    parts = s.linear(sym, w)
-    dev, q = s.pick(parts, 7, range(6)), s.pick(parts, 7, [6])
-    p = s.fn("pow", s.linear(s("mul", [dev, dev]), [[1 / 6, 1 / 6, 1 / 6, 1 / 3, 1 / 3, 1 / 3]]), 0.5)
-    flat_zero = s.int8("bool_to", [s.int8("compare", [p], kind="eq", scalar=0.0)], dtype="float32")
-    shifted = s.linear(dev, [[1, 0, 0, 0, 0, 0], [0, 0, 0, 1, 0, 0], [0, 0, 0, 0, 1, 0],
-                             [0, 0, 0, 1, 0, 0], [0, 1, 0, 0, 0, 0], [0, 0, 0, 0, 0, 1],
-                             [0, 0, 0, 0, 1, 0], [0, 0, 0, 0, 0, 1], [0, 0, 1, 0, 0, 0]])
-    scaled = s("div", [shifted, s("add", [p, flat_zero])])
-    r = s("clamp", [s("mul", [_leibniz(s, scaled, 3, [([0, 1, 2], [0, 1, 2], 1.0)]), s.const(0.5)])],
-          lo=-1.0, hi=1.0)
-    rise = s.fn("pow", s("sub", [s.const(1.0), s("mul", [r, r])]), 0.5)
-    phi = s("mul", [s.fn("atan2", rise, r), s.const(third)])
-    u = s("mul", [phi, phi])
-    series = s.const(np.array([COS_SIN[-1]], np.float32))
-    for k in range(len(COS_SIN) - 2, -1, -1):
-        series = s("add", [s("mul", [series, u]), s.const(np.array([COS_SIN[k]], np.float32))])
-    cos_sin = s("mul", [series, s("cat", [s("add", [s("mul", [phi, s.const(0.0)]), s.const(1.0)]), phi], dim=1)])
-    scaled_cs = s("mul", [cos_sin, p])
-    root3 = math.sqrt(3.0)
-    return s.linear(s("cat", [q, scaled_cs], dim=1), [[1, -1, -root3], [1, -1, root3], [1, 2, 0]])
-
-
-def _gram(s: _Fp32, flat: str, n: int) -> str:
-    """[B, n*n]: A^T A, each entry sum_k A[k, i] A[k, j] (fp32 products)."""
-    terms = [(i, j, k) for i in range(n) for j in range(n) for k in range(n)]
-    prod = s("mul", [s.pick(flat, n * n, [k * n + i for i, j, k in terms]),
-                     s.pick(flat, n * n, [k * n + j for i, j, k in terms])])
-    w = np.zeros((n * n, len(terms)), np.float32)
-    for t, (i, j, k) in enumerate(terms):
-        w[i * n + j, t] = 1.0
-    return s.linear(prod, w)
-
-
-def _singular(s: _Fp32, flat: str, n: int) -> str:
-    """[B, n]: the singular values, largest first: 2x2 closed; 3x3 the
-    square roots of A^T A's eigenvalues (clamped at 0), reversed."""
-    if n == 1:
-        return s.fn("copysign", flat, 1.0)
-    if n == 2:
-        return _singular_2x2(s, flat)
-    eig = s("clamp", [_eigen_3x3(s, _gram(s, flat, 3), True)], lo=0.0, hi=None)
-    return s.fn("pow", s.pick(eig, 3, [2, 1, 0]), 0.5)
+def _singular(s: _Fp32, A, shape) -> str:
+    """[B, min(m, n)]: the singular values of A [..., m, n] viewed as
+    [B, m, n], largest first, by ptec::linalg_svdvals.out (one-sided
+    Jacobi in fp32: op_linalg_svdvals.c)."""
+    m, n = shape[-2], shape[-1]
+    batch = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    return s("svdvals", [s("reshape", [A.name], target_shape=[batch, m, n])])
 
 
 def _solve(s: _Fp32, fn, got, out) -> str:
@@ -475,11 +427,11 @@ def _compute(fn, family: str, by_name, out, name: Optional[str] = None) -> List[
         if form is None:
             return None
         A, ord = form
-        shape, n = _square(A, f"{what}(ord={ord!r})", MAX_SPECTRAL_N)
-        flat, _ = _flat(s, A, shape)
-        sv = _singular(s, flat, n)
-        cur = {2: lambda: s.pick(sv, n, [0]), -2: lambda: s.pick(sv, n, [n - 1]),
-               "nuc": lambda: s.linear(sv, [[1.0] * n])}[ord]()
+        shape, m, n = _matrices(A, f"{what}(ord={ord!r})")
+        k = min(m, n)
+        sv = _singular(s, A, shape)
+        cur = {2: lambda: s.pick(sv, k, [0]), -2: lambda: s.pick(sv, k, [k - 1]),
+               "nuc": lambda: s.linear(sv, [[1.0] * k])}[ord]()
         return _finish(s, cur, out)
     got = _bind(fn, NAMES[family])
     if got is None:
@@ -487,17 +439,29 @@ def _compute(fn, family: str, by_name, out, name: Optional[str] = None) -> List[
     A = got.get("A")
     if family in ("solve", "solve_ex"):
         return _finish(s, _solve(s, fn, got, out), out)
-    if family in ("svdvals", "eigvalsh"):
-        shape, n = _square(A, what, MAX_SPECTRAL_N)
-        flat, _ = _flat(s, A, shape)
-        if family == "svdvals":
-            return _finish(s, _singular(s, flat, n), out)
+    if family == "svdvals":
+        shape, _, _ = _matrices(A, what)
+        return _finish(s, _singular(s, A, shape), out)
+    if family == "cond":
+        p = got.get("p")
+        if p not in (None, 2, -2) or isinstance(p, bool):
+            raise _Refused(f"{what}(p={p!r}): ptec computes it for p None, 2 or -2 (the ratio of singular values; "
+                           "the other norms need the inverse)")
+        shape, m, n = _matrices(A, what)
+        k = min(m, n)
+        sv = _singular(s, A, shape)
+        top, low = s.pick(sv, k, [0]), s.pick(sv, k, [k - 1])
+        return _finish(s, s("div", [low, top] if p == -2 else [top, low]), out)
+    if family == "eigvalsh":
+        shape, m, n = _matrices(A, what)
+        if m != n:
+            raise _Refused(f"{what}: ptec computes it for square matrices (got {m}x{n})")
         uplo = got.get("UPLO", "L")
         if uplo not in ("L", "U"):
             raise _Refused(f"{what}: UPLO is 'L' or 'U'")
-        if n == 1:
-            return _finish(s, s("mul", [flat, s.const(1.0)]), out)
-        return _finish(s, (_eigen_2x2 if n == 2 else _eigen_3x3)(s, flat, uplo == "L"), out)
+        batch = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+        flat = s("reshape", [A.name], target_shape=[batch, n, n])
+        return _finish(s, s("eigvalsh", [flat], upper=uplo == "U"), out)
     shape, n = _square(A, what)
     flat, _ = _flat(s, A, shape)
     if family == "det":

@@ -255,6 +255,7 @@ _RANDOM = {"ptec::random_dropout.out": _random_dropout,
 def _portable_table():
     from .reference import pool_indices as PI
     from .reference import index_blocks as PX
+    from .reference import linalg as PL
     from .reference import portable as P
 
     def t(arg, name):
@@ -398,6 +399,8 @@ def _portable_table():
             t(arg, "self"), t(arg, "windows"), out.sizes, out.scalar_type == ScalarType.LONG),
         "ptec::max_unpool.out": lambda arg, named, out: PI.max_unpool(t(arg, "self"), t(arg, "indices"),
                                                                       s(arg, "zero_point"), out.sizes),
+        "ptec::linalg_svdvals.out": lambda arg, named, out: PL.svdvals(t(arg, "self")),
+        "ptec::linalg_eigvalsh.out": lambda arg, named, out: PL.eigvalsh(t(arg, "self"), s(arg, "upper")),
         "ptec::flat_index.out": lambda arg, named, out: PX.flat_index(arg("indices", "Tensor[]"), s(arg, "sizes"),
                                                                       out.sizes),
         "ptec::bag_positions.out": lambda arg, named, out: PX.bag_positions(

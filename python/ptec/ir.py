@@ -17,7 +17,9 @@ max_unpool (pool_indices), random_dropout and
 random_fractional_pick (random_layers: new draws on every evaluation), compare, logical,
 where and bool_to (capture_bool: bool values, evaluated as torch.bool), masked_select
 (capture_masked_select: a value of variable length, its shape the bound),
-binary_math (BINARY_MATH: pow, atan2, ... of two tensors), unsupported. Any node may carry a fused
+binary_math (BINARY_MATH: pow, atan2, ... of two tensors), svdvals and
+eigvalsh (the singular values of [B, m, n], the eigenvalues of symmetric
+[B, n, n]: capture_matrix_functions), unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 
 State (--stateful): `state` is a tensor kept from one run to the next
@@ -308,6 +310,13 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         # integer arithmetic on index values (capture_int_math), carried as float32 like argmax's index
         from .capture_int_math import eval_int_math
         y = eval_int_math(a, xs)
+    elif op == "svdvals":
+        # the singular values of matrices [B, m, n], largest first (capture_matrix_functions:
+        # ptec::linalg_svdvals.out)
+        y = torch.linalg.svdvals(xs[0])
+    elif op == "eigvalsh":
+        # the eigenvalues of symmetric [B, n, n], ascending, one triangle read (ptec::linalg_eigvalsh.out)
+        y = torch.linalg.eigvalsh(xs[0], UPLO="U" if a["upper"] else "L")
     elif op == "binary_math":
         y = BINARY_MATH[a["fn"]](xs[0], xs[1])
     elif op == "slice":

@@ -4,7 +4,7 @@ with kernel_sum), so that every cortex_m kernel's prepare() meets damaged
 arguments; and a small fp32 network on the portable kernels (conv, max-pool
 with indices, cat through a TensorList, mean, softmax, view, permute,
 slice, grid_sampler_2d and grid_sampler_3d at positions taken from the
-input), so that theirs
+input, the singular and symmetric eigenvalues of its bytes as matrices), so that theirs
 meet damaged arguments too; and a small program of
 index results (argmax, argmin, the int64-to-float32 copy, a max pool's
 indices over listed windows and the unpool by them, an embedding of
@@ -85,7 +85,20 @@ def portable_program():
     sampled = b.tensor(f32, [1, 2, 6, 6], cl)
     b.call("aten::grid_sampler_2d.out", input=x, grid=gs, interpolation_mode=2, padding_mode=2, align_corners=False,
            out=sampled)
-    b.set_io([x], [v, sampled, sampled3])
+    # the singular values of the input's bytes as 3 tall and 2 wide matrices
+    # (ptec::linalg_svdvals.out: sizes, batch and scratch for damage to meet;
+    # NaN and huge bytes give NaN or a scaled Jacobi)
+    tall, wide = b.tensor(f32, [3, 6, 4], None), b.tensor(f32, [2, 4, 9], None)
+    b.call("aten::view_copy.out", self=x, size=[3, 6, 4], out=tall)
+    b.call("aten::view_copy.out", self=x, size=[2, 4, 9], out=wide)
+    sv_tall, sv_wide = b.tensor(f32, [3, 4], None), b.tensor(f32, [2, 4], None)
+    b.call("ptec::linalg_svdvals.out", self=tall, out=sv_tall)
+    b.call("ptec::linalg_svdvals.out", self=wide, out=sv_wide)
+    # and the eigenvalues of 2 of its 6x6 planes' upper triangles (ptec::linalg_eigvalsh.out)
+    square, ev = b.tensor(f32, [2, 6, 6], None), b.tensor(f32, [2, 6], None)
+    b.call("aten::view_copy.out", self=x, size=[2, 6, 6], out=square)
+    b.call("ptec::linalg_eigvalsh.out", self=square, upper=True, out=ev)
+    b.set_io([x], [v, sampled, sampled3, sv_tall, sv_wide, ev])
     return b.build()
 
 

@@ -10,7 +10,9 @@ handles, so that mutations start from every path rather than rediscover it.
                            ptec-built programs: segment constants, every
                            cortex_m and portable kernel family (portable_small
                            samples a plane and a volume at grids made of its
-                           input's bytes; index_small:
+                           input's bytes and takes the singular and
+                           symmetric eigenvalues of them as matrices;
+                           index_small:
                            argmax, argmin, the int64-to-float32 copy, a
                            max pool's window indices and the unpool by
                            them, an embedding of int64 ids, sort and topk,

@@ -102,6 +102,26 @@ def base_index():
     return b.build(), {"i": i, "j": j, "offsets": offsets}
 
 
+def base_svd():
+    """The singular values of x [2, 5, 4] (ptec::linalg_svdvals.out) into
+    z [2, 4], both planned: the sizes its prepare checks before it asks for
+    m * n floats of scratch. (base_eig: the same for ptec::linalg_eigvalsh.out.)"""
+    b = ProgramBuilder()
+    x, z = b.tensor(ScalarType.FLOAT, [2, 5, 4]), b.tensor(ScalarType.FLOAT, [2, 4])
+    b.call("ptec::linalg_svdvals.out", self=x, out=z)
+    b.set_io([x], [z])
+    return b.build(), {"x": x, "z": z}
+
+
+def base_eig():
+    """The eigenvalues of x [3, 6, 6]'s upper triangles (ptec::linalg_eigvalsh.out) into z [3, 6]."""
+    b = ProgramBuilder()
+    x, z = b.tensor(ScalarType.FLOAT, [3, 6, 6]), b.tensor(ScalarType.FLOAT, [3, 6])
+    b.call("ptec::linalg_eigvalsh.out", self=x, upper=True, out=z)
+    b.set_io([x], [z])
+    return b.build(), {"x": x, "z": z}
+
+
 def base_overlap():
     """x[i, j] of a [1, 3] block: i the argmax of a float input x [2, 3]
     (0 for the test's even 0x3F inputs), j the constant [2, 2], as one
@@ -606,6 +626,57 @@ def case_index_bag_offsets(p, v):
     return [("any", "execute", "InvalidArgument", "offsets must start at 0")]
 
 
+def _resize(p, v, name, sizes):
+    t = plan(p).values[v[name]].val
+    t.sizes = sizes
+    t.dim_order = bytes(range(len(sizes)))
+
+
+def case_svd_scratch_overflow(p, v):
+    # No matrix (a 0 batch), so no byte of x, but each would be 32768 x 32768:
+    # m * n * 4 bytes of scratch is 2^32, past the kernel's 32-bit scratch size
+    _resize(p, v, "x", [0, 32768, 32768])
+    _resize(p, v, "z", [0, 32768])
+    return [("any", "requirements", "NotSupported", "too large for the scratch")]
+
+
+def case_svd_out_lies(p, v):
+    # out claims 3 values a matrix where min(5, 4) is 4: the kernel would
+    # write the last matrix's last value past out
+    _resize(p, v, "z", [2, 3])
+    return [("any", "requirements", "InvalidArgument", "min(m, n)")]
+
+
+def case_svd_empty_matrices(p, v):
+    _resize(p, v, "x", [2, 5, 0])
+    _resize(p, v, "z", [2, 0])
+    return [("any", "requirements", "InvalidArgument", "empty matrices")]
+
+
+def case_svd_out_batch(p, v):
+    # out's batch [1] against x's [2]: the second matrix's values would land outside out
+    _resize(p, v, "z", [1, 4])
+    return [("any", "requirements", "InvalidArgument", "self's batch")]
+
+
+def case_eig_scratch_overflow(p, v):
+    # no matrix, but each 32768 x 32768: 2^32 bytes of scratch
+    _resize(p, v, "x", [0, 32768, 32768])
+    _resize(p, v, "z", [0, 32768])
+    return [("any", "requirements", "NotSupported", "too large for the scratch")]
+
+
+def case_eig_not_square(p, v):
+    # [3, 6, 5]: the kernel would read a 6x6 matrix's last column past each 30-float one
+    _resize(p, v, "x", [3, 6, 5])
+    return [("any", "requirements", "InvalidArgument", "must be square")]
+
+
+def case_eig_out_lies(p, v):
+    _resize(p, v, "z", [3, 5])
+    return [("any", "requirements", "InvalidArgument", "[..., n] of self's batch")]
+
+
 def case_overlap_flat_index_out_over_index(p, v):
     # A hostile plan puts the positions' out 8 bytes into the index i: the
     # first position written (2) lands on i[1], read next. Checked as read,
@@ -630,7 +701,8 @@ def main(out_dir):
     for name, fn in cases:
         program, values = base_state() if name.startswith("state_") else \
             base_conv() if name.startswith("conv_") else base_index() if name.startswith("index_") else \
-            base_overlap() if name.startswith("overlap_") else base_fused() if name.startswith("fused_") else base()
+            base_overlap() if name.startswith("overlap_") else base_fused() if name.startswith("fused_") else \
+            base_svd() if name.startswith("svd_") else base_eig() if name.startswith("eig_") else base()
         program = copy.deepcopy(program)
         result = fn(program, values)
         expectations, serialise = result if isinstance(result, tuple) else (result, writer.serialize_program)
@@ -652,6 +724,12 @@ def main(out_dir):
     with open(os.path.join(out_dir, "valid_fused.pte"), "wb") as f:
         f.write(writer.serialize_program(base_fused()[0]))
     manifest.append("valid_fused.pte any none Ok")
+    with open(os.path.join(out_dir, "valid_svd.pte"), "wb") as f:
+        f.write(writer.serialize_program(base_svd()[0]))
+    manifest.append("valid_svd.pte any none Ok")
+    with open(os.path.join(out_dir, "valid_eig.pte"), "wb") as f:
+        f.write(writer.serialize_program(base_eig()[0]))
+    manifest.append("valid_eig.pte any none Ok")
     with open(os.path.join(out_dir, "cases.txt"), "w") as f:
         f.write("\n".join(manifest) + "\n")
     return 0

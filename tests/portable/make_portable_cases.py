@@ -547,6 +547,83 @@ fail_case("window_out_dtype", window_op([1, 1, 5], [1, 1, 1], [[[[0, 2, 1]]]], s
 fail_case("window_rank", window_op([1, 5], [1, 1], [[[[0, 2, 1]]]]), INVALID_ARGUMENT, "1 to 3 dims")
 
 
+def svdvals_op(x_shape, out_shape, st=F32, out_st=F32, order=None):
+    """ptec::linalg_svdvals.out: the singular values of x's matrices."""
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape, order)
+    y = b.tensor(out_st, out_shape)
+    b.call("ptec::linalg_svdvals.out", self=x, out=y)
+    b.set_io([x], [y])
+    return b
+
+
+# Orthogonal columns (nothing to rotate): the values are the columns' norms,
+# exact here: after the scaling by a power of two (exact) every square and
+# root is exact. diag(3, -4, 0.5) -> [4, 3, 0.5]; [[3, 4], [-4, 3]] -> [5, 5];
+# the wide [[3, 4]] and the tall [[3], [4]] -> [5]; a 4-D batch of two
+# diagonals; zeros -> zeros; a matrix with an inf or a NaN -> NaN for every
+# value (the other matrices of the batch computed as usual).
+run_case("svdvals_diagonal", svdvals_op([1, 3, 3], [1, 3]),
+         [(np.diag(np.array([3, -4, 0.5], np.float32))[None], None)], [(np.array([[4, 3, 0.5]], np.float32), None)])
+run_case("svdvals_orthogonal_columns", svdvals_op([2, 2], [2]), [(np.array([[3, 4], [-4, 3]], np.float32), None)],
+         [(np.array([5, 5], np.float32), None)])
+run_case("svdvals_wide_row", svdvals_op([1, 2], [1]), [(np.array([[3, 4]], np.float32), None)],
+         [(np.array([5], np.float32), None)])
+run_case("svdvals_tall_column", svdvals_op([2, 1], [1]), [(np.array([[3], [4]], np.float32), None)],
+         [(np.array([5], np.float32), None)])
+run_case("svdvals_batch_4d", svdvals_op([2, 1, 2, 2], [2, 1, 2]),
+         [(np.array([[[[0.25, 0], [0, -8]]], [[[0, 6], [1, 0]]]], np.float32), None)],
+         [(np.array([[[8, 0.25]], [[6, 1]]], np.float32), None)])
+run_case("svdvals_zero", svdvals_op([2, 3], [2]), [(np.zeros((2, 3), np.float32), None)],
+         [(np.zeros(2, np.float32), None)])
+run_case("svdvals_non_finite", svdvals_op([3, 2, 2], [3, 2]),
+         [(np.array([[[np.inf, 0], [0, 1]], [[2, 0], [0, np.nan]], [[0, 2], [1, 0]]], np.float32), None)],
+         [(np.array([[np.nan, np.nan], [np.nan, np.nan], [2, 1]], np.float32), None)])
+fail_case("svdvals_int8", svdvals_op([2, 2], [2], st=I8), NOT_SUPPORTED, "must be float32")
+fail_case("svdvals_out_int8", svdvals_op([2, 2], [2], out_st=I8), NOT_SUPPORTED, "must be float32")
+fail_case("svdvals_rank_1", svdvals_op([4], [4]), INVALID_ARGUMENT, "[..., m, n]")
+fail_case("svdvals_out_rank", svdvals_op([2, 3, 4], [2, 3, 3]), INVALID_ARGUMENT, "[..., m, n]")
+fail_case("svdvals_out_size", svdvals_op([2, 3, 4], [2, 4]), INVALID_ARGUMENT, "min(m, n)")
+fail_case("svdvals_out_batch", svdvals_op([2, 3, 4], [3, 3]), INVALID_ARGUMENT, "min(m, n)")
+fail_case("svdvals_empty", svdvals_op([2, 0, 4], [2, 0]), INVALID_ARGUMENT, "empty matrices")
+fail_case("svdvals_dim_order", svdvals_op([1, 2, 3, 3], [1, 2, 3], order=CHANNELS_LAST), NOT_SUPPORTED,
+          "default dim order")
+
+
+def eigvalsh_op(x_shape, out_shape, upper=False, st=F32, out_st=F32, order=None):
+    """ptec::linalg_eigvalsh.out: the eigenvalues of x's symmetric matrices."""
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape, order)
+    y = b.tensor(out_st, out_shape)
+    b.call("ptec::linalg_eigvalsh.out", self=x, upper=upper, out=y)
+    b.set_io([x], [y])
+    return b
+
+
+# Diagonal in the triangle read (nothing to rotate): the diagonal sorted
+# ascending, exact (scaling by a power of two is exact): diag(3, -4, 0.5)
+# -> [-4, 0.5, 3], whatever the other triangle holds (9s, a NaN); [[2, 1],
+# [1, 2]] (one rotation, theta = 0: t = 1, c = s = 1/sqrt(2)) -> [1, 3]
+# exactly, as a_pp -+ t a_pq; a read NaN or inf -> NaN for every value.
+DIAG_JUNK = np.array([[3, 9, 9], [0, -4, np.nan], [0, 0, 0.5]], np.float32)
+run_case("eigvalsh_lower_ignores_upper", eigvalsh_op([1, 3, 3], [1, 3]), [(DIAG_JUNK[None], None)],
+         [(np.array([[-4, 0.5, 3]], np.float32), None)])
+run_case("eigvalsh_upper_ignores_lower", eigvalsh_op([1, 3, 3], [1, 3], upper=True), [(DIAG_JUNK.T.copy()[None], None)],
+         [(np.array([[-4, 0.5, 3]], np.float32), None)])
+run_case("eigvalsh_one_rotation", eigvalsh_op([2, 2], [2]), [(np.array([[2, 1], [1, 2]], np.float32), None)],
+         [(np.array([1, 3], np.float32), None)])
+run_case("eigvalsh_zero_and_non_finite", eigvalsh_op([3, 2, 2], [3, 2]),
+         [(np.array([[[0, 0], [0, 0]], [[1, 0], [np.inf, 1]], [[5, 0], [0, -5]]], np.float32), None)],
+         [(np.array([[0, 0], [np.nan, np.nan], [-5, 5]], np.float32), None)])
+fail_case("eigvalsh_int8", eigvalsh_op([2, 2], [2], st=I8), NOT_SUPPORTED, "must be float32")
+fail_case("eigvalsh_not_square", eigvalsh_op([2, 3], [2]), INVALID_ARGUMENT, "must be square")
+fail_case("eigvalsh_rank_1", eigvalsh_op([4], [4]), INVALID_ARGUMENT, "[..., n, n]")
+fail_case("eigvalsh_out_size", eigvalsh_op([2, 3, 3], [2, 2]), INVALID_ARGUMENT, "[..., n] of self's batch")
+fail_case("eigvalsh_empty", eigvalsh_op([2, 0, 0], [2, 0]), INVALID_ARGUMENT, "empty matrices")
+fail_case("eigvalsh_dim_order", eigvalsh_op([1, 2, 3, 3], [1, 2, 3], order=CHANNELS_LAST), NOT_SUPPORTED,
+          "default dim order")
+
+
 def unpool_op(x_shape, out_shape, zero_point=0, st=F32, idx_st=I64, order=None):
     b = ProgramBuilder()
     x, i = b.tensor(st, x_shape, order), b.tensor(idx_st, x_shape, order)

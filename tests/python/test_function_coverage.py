@@ -393,6 +393,28 @@ RUNS = {
     "torch.linalg.matrix_power(negative)": (lambda x: torch.linalg.matrix_power(well(x, 2), -2), SM, UNIT, 1.5,
                                             "fp32"),                                              # 0.89
     "torch.linalg.matrix_exp": (lambda x: torch.linalg.matrix_exp(x[..., :4, :4]), SM, UNIT, 1.0, "fp32"),   # 0.54
+    # singular values of any size (ptec::linalg_svdvals.out): the [1, 4, 8] input is one wide 4x8 matrix,
+    # read in fp32 (so about fp32 rounding from torch: 0.00 steps); behind int8 steps (a slice, a transpose)
+    # or before one (cat, stack) the int8 rounding is what remains
+    "torch.linalg.svdvals (4x8)": (lambda x: torch.linalg.svdvals(x), S3, R, 0.1, "fp32"),          # 0.00
+    "torch.linalg.svdvals (8x4, 4x4 batched)": (lambda x: torch.cat([torch.linalg.svdvals(x.mT),
+                                                                    torch.linalg.svdvals(x[..., :4, :4])], -1), S3, R,
+                                               1.5, "fp32"),                             # 0.98
+    "torch.linalg.matrix_norm(x, 2)": (lambda x: torch.linalg.matrix_norm(x, 2), S3, R, 0.1, "fp32"),    # 0.00
+    "torch.linalg.matrix_norm(x, 'nuc')": (lambda x: torch.linalg.matrix_norm(x, "nuc"), S3, R, 0.1,
+                                           "fp32"),                                                    # 0.00
+    "torch.linalg.norm(x, 2 / -2), matrix_norm(-2)": (lambda x: torch.stack([
+        torch.linalg.norm(x, 2, (-2, -1)), torch.linalg.norm(x[0], -2)[None], torch.linalg.matrix_norm(x.mT, -2)],
+        -1), S3, R, 1.0, "fp32"),                                                               # 0.59
+    "torch.linalg.cond (2 / -2)": (lambda x: torch.stack([torch.linalg.cond(well(x, 4)),
+                                                          torch.linalg.cond(x, -2) * 4], -1), SM, UNIT, 1.5,
+                                   "fp32"),                                                       # 0.93
+    # symmetric eigenvalues of any size (ptec::linalg_eigvalsh.out)
+    "torch.linalg.eigvalsh (4x4, UPLO='U')": (lambda x: torch.linalg.eigvalsh(x[..., :4, :4] + x[..., :4, :4].mT,
+                                                                              UPLO="U"), SM, R, 1.0,
+                                              "fp32"),                                             # 0.55
+    # (x^T x an int8 matmul: its rounding)
+    "torch.linalg.eigvalsh (8x8 of x^T x)": (lambda x: torch.linalg.eigvalsh(x.mT @ x), S3, R, 1.5, "fp32"),  # 1.04
     "torch.linalg.svdvals (2x2)": (lambda x: torch.linalg.svdvals(x[..., :2, :2]), SM, R, 1.0, "fp32"),   # 0.59
     "torch.linalg.eigvalsh (2x2)": (lambda x: torch.linalg.eigvalsh(x[..., :2, :2] + x[..., :2, :2].mT), SM, R,
                                     1.0, "fp32"),                                                 # 0.48

@@ -152,6 +152,24 @@ def _expansion():
 
 
 # name -> (model, input sizes, compile_model options)
+class Singular(nn.Module):
+    """The matrices' singular values after a linear (ptec::linalg_svdvals.out's scratch)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(7, 7)
+
+    def forward(self, x):
+        return torch.linalg.svdvals(self.fc(x))
+
+
+class SymmetricEigen(Singular):
+    """The eigenvalues of the linear's lower triangles (ptec::linalg_eigvalsh.out's scratch)."""
+
+    def forward(self, x):
+        return torch.linalg.eigvalsh(self.fc(x))
+
+
 KERNEL_CASES = {
     "ptec_runtime_only": (_cnn, (1, 3, 12, 12), {"ptec_runtime_only": True}),
     "in_place": (_in_place, (1, 3, 10, 10), {"in_place": True}),
@@ -167,6 +185,8 @@ KERNEL_CASES = {
     "fuse_expansion": (_expansion, (1, 3, 9, 11), {"fuse_expansion": True}),
     "fractional_max_pool": (lambda: nn.Sequential(nn.Conv2d(3, 4, 3), nn.FractionalMaxPool2d(2, output_size=(3, 4))),
                             (1, 3, 9, 10), {}),
+    "svdvals": (Singular, (2, 5, 7), {}),
+    "eigvalsh": (SymmetricEigen, (3, 7, 7), {}),
 }
 BOARD_CORES = ["cortex-m55", "cortex-m33", "cortex-m3"]
 
@@ -191,7 +211,7 @@ def kernel_case(name, target):
 def test_kernel_scratch_exact_on_host(tmp_path, name):
     """ptec's own kernels (conv and depthwise under their ptec:: names with
     the in-place buffer, w4, a16, LSTM, batch matmul, pooling, the fused
-    expansion, the fractional pick): the host runtime asks for what
+    expansion, the fractional pick, the singular and eigenvalues): the host runtime asks for what
     ptec.requirements computes, region by region, and no byte more."""
     if not os.path.exists(PTEC_RUN):
         pytest.skip("no ptec-run (make host)")

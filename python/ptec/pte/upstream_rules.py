@@ -368,6 +368,14 @@ RULES: Dict[str, Rule] = {
     "ptec::max_unpool.out": Rule(
         "none: ptec only (src/kernels/portable/op_max_unpool.c)", same_dtype=("self", "out"),
         dtypes=(("indices", I64),), upstream_library="none (ptec only)"),
+    # singular values and symmetric eigenvalues of matrices of any size (issue 15: svdvals, matrix_norm
+    # 2 / -2 / 'nuc', eigvalsh)
+    "ptec::linalg_svdvals.out": Rule(
+        "none: ptec only (src/kernels/portable/op_linalg_svdvals.c)", dtypes=(("self", F32), ("out", F32)),
+        contiguous=("self", "out"), upstream_library="none (ptec only)"),
+    "ptec::linalg_eigvalsh.out": Rule(
+        "none: ptec only (src/kernels/portable/op_linalg_eigvalsh.c)", dtypes=(("self", F32), ("out", F32)),
+        contiguous=("self", "out"), upstream_library="none (ptec only)"),
     # several computed index tensors (x[i, j]) as one flat position, and
     # nn.EmbeddingBag's bags from run-time offsets (issue 15)
     "ptec::flat_index.out": Rule(

@@ -131,6 +131,12 @@ def random_fractional_pick(out_sizes: Sequence[int]) -> int:
     return 4 * (sum(spatial) + (3 - len(spatial)))
 
 
+def linalg_svdvals(self_sizes: Sequence[int]) -> int:
+    """ptec::linalg_svdvals and linalg_eigvalsh (portable kernels): a
+    float32 copy of one matrix [m, n], Jacobi's working matrix."""
+    return 4 * self_sizes[-2] * self_sizes[-1]
+
+
 def svdf(isa: str, input_sizes: Sequence[int], weight_sizes: Sequence[int]) -> int:
     return 4 * weight_sizes[0]                       # one int32 per feature row
 
@@ -176,7 +182,8 @@ NO_SCRATCH = frozenset({
 # Every kernel kernel_scratch() has a rule for.
 RULED = frozenset(KERNEL_SCRATCH) | frozenset(PTEC_IN_PLACE_OUT) | frozenset({
     "ptec::quantized_expand_depthwise.out", "ptec::quantized_conv2d_w4.out", "ptec::quantized_lstm.out",
-    "ptec::quantized_lstm_a16.out", "ptec::random_fractional_pick.out"})
+    "ptec::quantized_lstm_a16.out", "ptec::random_fractional_pick.out", "ptec::linalg_svdvals.out",
+    "ptec::linalg_eigvalsh.out"})
 
 
 def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence[int]],
@@ -197,6 +204,8 @@ def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence
         return lstm_s16_buffer_size(tensor_sizes(1)[0] // 4)
     if kernel == "ptec::random_fractional_pick.out":        # windows, kernel_size, seed, out
         return random_fractional_pick(tensor_sizes(3))
+    if kernel in ("ptec::linalg_svdvals.out", "ptec::linalg_eigvalsh.out"):     # self first
+        return linalg_svdvals(tensor_sizes(0))
     entry = KERNEL_SCRATCH.get(kernel)
     if entry is None:
         return 0

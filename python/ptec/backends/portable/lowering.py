@@ -42,6 +42,8 @@ ATEN_KEYS = {
     "adaptive_avg_pool2d": "aten::_adaptive_avg_pool2d.out",
     "random_dropout": "ptec::random_dropout.out",
     "random_fractional_pick": "ptec::random_fractional_pick.out",
+    "svdvals": "ptec::linalg_svdvals.out",
+    "eigvalsh": "ptec::linalg_eigvalsh.out",
 }
 
 
@@ -316,6 +318,10 @@ def _random_dropout(b, key, n, ins, out):
            seed=int(a["seed"]), out=out.value)
 
 
+def _eigvalsh(b, key, n, ins, out):
+    b.call(key, self=ins[0].value, upper=bool(n.attrs["upper"]), out=out.value)
+
+
 def _random_fractional_pick(b, key, n, ins, out):
     b.call(key, windows=ins[0].value, kernel_size=[int(k) for k in n.attrs["kernel"]],
            seed=int(n.attrs["seed"]), out=out.value)
@@ -348,6 +354,10 @@ CALLS: Dict[str, Callable] = {
     # ptec's random kernels (random_layers), any layout
     "ptec::random_dropout.out": _random_dropout,
     "ptec::random_fractional_pick.out": _random_fractional_pick,
+    # the singular values of [B, m, n], the eigenvalues of symmetric [B, n, n]
+    # (capture_matrix_functions), contiguous
+    "ptec::linalg_svdvals.out": _unary,
+    "ptec::linalg_eigvalsh.out": _eigvalsh,
 }
 
 
@@ -384,7 +394,7 @@ CONTIGUOUS_INPUT = ("aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
                     "aten::native_layer_norm.out", "aten::native_group_norm.out", "aten::upsample_nearest2d.vec_out",
                     "aten::upsample_bilinear2d.vec_out", "aten::upsample_bicubic2d.vec_out",
                     "aten::grid_sampler_2d.out", "aten::grid_sampler_3d.out",
-                    "aten::slice_copy.Tensor_out")
+                    "aten::slice_copy.Tensor_out", "ptec::linalg_svdvals.out", "ptec::linalg_eigvalsh.out")
 
 
 def _layout_sensitive(b: ProgramBuilder, key: str, n: Node, ins: List[Act]) -> Optional[Act]:

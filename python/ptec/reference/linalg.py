@@ -1,0 +1,137 @@
+"""Reference numerics of ptec::linalg_svdvals.out and linalg_eigvalsh.out
+(numpy): the singular values of each matrix of x [..., m, n], largest
+first, by the one-sided Jacobi iteration
+src/kernels/portable/op_linalg_svdvals.c's comment describes, and the
+eigenvalues of symmetric ones, ascending, by op_linalg_eigvalsh.c's cyclic
+Jacobi; step for step in float32 (+, -, *, / and sqrt are correctly
+rounded in numpy as in C, sums taken in the same order), so its bytes are
+the C kernel's. The matrices of a batch run in lockstep: a matrix whose
+sweep rotated nothing stays unchanged by every later sweep, which is what
+the kernel's early stop leaves.
+
+The oracle of the tests is torch.linalg.svdvals / eigvalsh, not this module."""
+from __future__ import annotations
+
+import numpy as np
+
+F32 = np.float32
+# the kernel's constants: MAX_SWEEPS, FLT_EPSILON, the |zeta| beyond which t = 1 / (2 zeta)
+MAX_SWEEPS = 30
+EPSILON = F32(2.0 ** -23)
+ZETA_LIMIT = F32(2.0 ** 30)
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """[B, p] . [B, p] -> [B]: float32 sums over p in order, from 0.0 as
+    the kernel's (np.add.accumulate rounds each partial sum; np.sum would
+    add pairwise)."""
+    terms = np.concatenate([np.zeros((a.shape[0], 1), F32), (a * b).astype(F32)], axis=1)
+    return np.add.accumulate(terms, axis=1, dtype=F32)[:, -1]
+
+
+def svdvals(x) -> np.ndarray:
+    x = np.asarray(x, F32)
+    if x.ndim < 2 or x.shape[-1] < 1 or x.shape[-2] < 1:
+        raise ValueError("svdvals: x must be [..., m, n] with m, n >= 1")
+    m, n = x.shape[-2:]
+    lead = x.shape[:-2]
+    a = x.reshape((-1, m, n))
+    k, p = min(m, n), max(m, n)
+    # W [B, k, p]: column j of A (row j when A is wide), as the kernel's scratch
+    w = np.ascontiguousarray(np.swapaxes(a, 1, 2) if m >= n else a)
+    bad = ~np.isfinite(a).all(axis=(1, 2))
+    big = np.where(bad, F32(0), np.abs(np.where(np.isfinite(a), a, F32(0))).max(axis=(1, 2)))
+    zero = big == 0
+    _, e = np.frexp(np.where(zero, F32(1), big).astype(F32))
+    e = e.astype(np.int32)
+    w = np.where((bad | zero)[:, None, None], F32(0), w).astype(F32)
+    w = np.ldexp(w, -e[:, None, None]).astype(F32)
+    tol = F32(p) * EPSILON
+    with np.errstate(all="ignore"):
+        for _ in range(MAX_SWEEPS):
+            rotated = np.zeros(w.shape[0], bool)
+            for j in range(k - 1):
+                for l in range(j + 1, k):
+                    xj, yl = w[:, j, :], w[:, l, :]
+                    alpha, beta, gamma = _dot(xj, xj), _dot(yl, yl), _dot(xj, yl)
+                    rot = np.abs(gamma) > tol * np.sqrt(alpha) * np.sqrt(beta)
+                    if not rot.any():
+                        continue
+                    zeta = (beta - alpha) / (F32(2) * gamma)
+                    mag = F32(1) / (np.abs(zeta) + np.sqrt(F32(1) + zeta * zeta))
+                    t = np.where(np.abs(zeta) > ZETA_LIMIT, F32(0.5) / zeta, np.where(zeta < 0, -mag, mag))
+                    c = F32(1) / np.sqrt(F32(1) + t * t)
+                    s = c * t
+                    c, s = c[:, None], s[:, None]
+                    nx, ny = c * xj - s * yl, s * xj + c * yl
+                    w[:, j, :] = np.where(rot[:, None], nx, xj)
+                    w[:, l, :] = np.where(rot[:, None], ny, yl)
+                    rotated |= rot
+            if not rotated.any():
+                break
+    norms = np.stack([np.sqrt(_dot(w[:, j, :], w[:, j, :])) for j in range(k)], axis=1).astype(F32)
+    sv = np.ldexp(norms, e[:, None]).astype(F32)
+    sv = np.sort(sv, axis=1)[:, ::-1]
+    sv = np.where(bad[:, None], F32(np.nan), sv).astype(F32)
+    return np.ascontiguousarray(sv).reshape(lead + (k,))
+
+
+def eigvalsh(x, upper: bool) -> np.ndarray:
+    """ptec::linalg_eigvalsh.out: the eigenvalues of each symmetric matrix
+    of x [..., n, n] (its lower triangle read, or the upper one), ascending,
+    by op_linalg_eigvalsh.c's cyclic Jacobi, step for step in float32."""
+    x = np.asarray(x, F32)
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2] or x.shape[-1] < 1:
+        raise ValueError("eigvalsh: x must be [..., n, n] with n >= 1")
+    n = x.shape[-1]
+    lead = x.shape[:-2]
+    a = x.reshape((-1, n, n))
+    tri = np.triu(np.ones((n, n), bool)) if upper else np.tril(np.ones((n, n), bool))
+    read = np.where(tri, a, F32(0))
+    bad = ~np.isfinite(read).all(axis=(1, 2))
+    big = np.where(bad, F32(0), np.abs(np.where(np.isfinite(read), read, F32(0))).max(axis=(1, 2)))
+    zero = big == 0
+    frac, e = np.frexp(np.where(zero, F32(1), big).astype(F32))
+    frac, e = frac.astype(F32), e.astype(np.int32)
+    # the symmetric copy of the triangle read, scaled
+    sym = np.where(tri, read, np.swapaxes(read, 1, 2))
+    w = np.where((bad | zero)[:, None, None], F32(0), sym).astype(F32)
+    w = np.ldexp(w, -e[:, None, None]).astype(F32)
+    tol = F32(n) * EPSILON * frac
+    with np.errstate(all="ignore"):
+        for _ in range(MAX_SWEEPS):
+            rotated = np.zeros(w.shape[0], bool)
+            for p in range(n - 1):
+                for q in range(p + 1, n):
+                    apq = w[:, p, q].copy()
+                    rot = np.abs(apq) > tol
+                    if not rot.any():
+                        continue
+                    app, aqq = w[:, p, p].copy(), w[:, q, q].copy()
+                    theta = (aqq - app) / (F32(2) * apq)
+                    mag = F32(1) / (np.abs(theta) + np.sqrt(F32(1) + theta * theta))
+                    t = np.where(np.abs(theta) > ZETA_LIMIT, F32(0.5) / theta, np.where(theta < 0, -mag, mag))
+                    c = F32(1) / np.sqrt(F32(1) + t * t)
+                    s = c * t
+                    shift = t * apq
+                    w[:, p, p] = np.where(rot, app - shift, app)
+                    w[:, q, q] = np.where(rot, aqq + shift, aqq)
+                    w[:, p, q] = np.where(rot, F32(0), apq)
+                    w[:, q, p] = np.where(rot, F32(0), apq)
+                    others = [r for r in range(n) if r not in (p, q)]
+                    if others:
+                        ar, br = w[:, others, p].copy(), w[:, others, q].copy()
+                        cc, ss, rr = c[:, None], s[:, None], rot[:, None]
+                        ap = np.where(rr, cc * ar - ss * br, ar)
+                        bq = np.where(rr, ss * ar + cc * br, br)
+                        w[:, others, p] = ap
+                        w[:, p, others] = ap
+                        w[:, others, q] = bq
+                        w[:, q, others] = bq
+                    rotated |= rot
+            if not rotated.any():
+                break
+    diag = np.ldexp(np.diagonal(w, axis1=1, axis2=2).astype(F32), e[:, None]).astype(F32)
+    ev = np.sort(diag, axis=1, kind="stable")
+    ev = np.where(bad[:, None], F32(np.nan), ev).astype(F32)
+    return np.ascontiguousarray(ev).reshape(lead + (n,))
