@@ -262,7 +262,12 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = (torch.argmin if a["smallest"] else torch.argmax)(xs[0], a["dim"], a["keepdim"]).float()
     elif op == "embedding":
         # the table a constant (attrs weight) or a value of the program (a second input)
-        y = F.embedding(xs[0].long(), xs[1] if len(xs) == 2 else _t(a["weight"]))
+        ids = xs[0].long()
+        if a.get("fails_past_table"):
+            # a run-time check (capture_selection_positional.whole_groups_or_fail): the
+            # program fails there; calibration, which sees such inputs too, reads the last row
+            ids = ids.clamp(0, len(a["weight"]) - 1)
+        y = F.embedding(ids, xs[1] if len(xs) == 2 else _t(a["weight"]))
     elif op in ("sort", "sort_indices"):
         from .capture_sort import eval_order
         y = eval_order(op, a, xs[0])
