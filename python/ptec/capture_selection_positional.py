@@ -25,9 +25,9 @@ term), picked by a selection of the fixed result again:
   its 0/1 sorted ascending stably, the last position of that order.
 
 quantile along dim 0 of a row selection is capture_selection_more._quantile's
-(the same rows picked for every column). unsqueeze(0) (a [1, n] result:
-the kernels set a bound-dynamic first dim only) and squeeze() (the rank
-would follow the count) stay refused."""
+(the same rows picked for every column). unsqueeze(0) of a 1-D selection
+is capture_selection_row_output's (a program output); squeeze() (the rank
+would follow the count) stays refused."""
 from __future__ import annotations
 
 import numpy as np
