@@ -104,7 +104,8 @@ static ptec_status run(ptec_op *op)
     int32_t count = 0;
     for (uint32_t i = 0; i < shape.numel; ++i) {
         if (m[om] != 0u) {
-            memcpy(y + (size_t)count * es, x + ox * es, es);
+            /* memmove: a hostile plan may overlap out with self (junk, never out of bounds) */
+            memmove(y + (size_t)count * es, x + ox * es, es);
             ++count;
         }
         ptec_walk_step(shape.rank, sizes, index, sx, &ox, sm, &om);
