@@ -264,6 +264,7 @@ def through_selections(g: Graph, error) -> bool:
     from .capture_selection_mix import mix_rows
     from .capture_selection_more import more_rows
     from .capture_selection_positional import positional_rows
+    from .capture_selection_row_output import row_output
     changed = False
     progress = True
     while progress:
@@ -272,9 +273,10 @@ def through_selections(g: Graph, error) -> bool:
             for user in g.users(sel.name):
                 if more_rows(g, user, sel) or _reduce_whole(g, user, sel, error) or rows.reduce_rows(g, user, sel) \
                         or (_elementwise(user) and _move_elementwise(g, user, sel)) \
-                        or any(rewrite(g, user, sel) for rewrite in (rows.select_within, rows.move_rowwise,
-                                                                      rows.split_rows, rows.join_rows,
-                                                                      rows.order_rows, mix_rows, positional_rows)):
+                        or any(rewrite(g, user, sel) for rewrite in (row_output, rows.select_within,
+                                                                      rows.move_rowwise, rows.split_rows,
+                                                                      rows.join_rows, rows.order_rows, mix_rows,
+                                                                      positional_rows)):
                     progress = changed = True
                     break
             if progress:
@@ -301,6 +303,12 @@ def refuse_consumers(g: Graph, error) -> None:
             raise error(f"operator not supported: {origin(users[0])} of {origin(n)}'s result, whose length "
                         "depends on the values: its rank would too (one element gives a 0-d tensor), and a "
                         "program's outputs have a fixed rank; squeeze a dim other than 0 or return the selection")
+        if users and users[0].op == "reshape" and len(users[0].shape or []) == len(n.shape) + 1 \
+                and (users[0].shape or [0])[0] == 1:
+            raise error(f"operator not supported: {origin(users[0])} of {origin(n)}'s result, whose length "
+                        "depends on the values, gives it a bound-dynamic dim other than the first: ptec runs "
+                        "that only for a 1-D selection as a program output (apply element-wise ops before "
+                        "the unsqueeze); return the selection and reshape outside the program")
         if users:
             raise error(f"operator not supported: {origin(users[0])} takes {origin(n)}'s result, whose length "
                         "depends on the values, in a way ptec cannot compute over x: a bool-mask selection can "
@@ -310,6 +318,6 @@ def refuse_consumers(g: Graph, error) -> None:
                         "log_softmax, var / std, argmax / argmin, sort / topk / kthvalue / cummax / median "
                         "indices, median, flip, diff, logcumsumexp, slices (with a step or bounds of both signs "
                         "too), views into groups, logsumexp, quantile, mode, unique, and whole norm / nansum / "
-                        "prod / count_nonzero / dot / argmax / argmin (docs/aot.md); not unsqueeze(0) (a "
-                        "bound-dynamic dim other than the first); "
+                        "prod / count_nonzero / dot / argmax / argmin, and unsqueeze(0) of a 1-D selection "
+                        "as a program output (docs/aot.md); "
                         "torch.where(mask, x, 0) keeps the shape and runs")

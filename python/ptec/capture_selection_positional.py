@@ -15,8 +15,8 @@ term), picked by a selection of the fixed result again:
 - a view merging the selection's elements into groups (`s.view(-1, 3)`,
   a row selection's `b.view(-1, 3)`): C flattened, padded to whole groups,
   viewed, groups kept while whole (`_groups`). torch raises when n * row
-  size does not divide by the group size; ptec keeps the whole groups and
-  drops the partial last (no kernel can fail a run on a value);
+  size does not divide by the group size; so does ptec's execute, a
+  checked lookup failing the run there (`whole_groups_or_fail`);
 - mode along dim 0 (`_mode_rows`): its values of a row selection, column
   by column as capture_selection_more._mode of a 1-D one; its indices (1-D
   or rows) the last position in the selection holding that value (torch's
@@ -25,9 +25,9 @@ term), picked by a selection of the fixed result again:
   its 0/1 sorted ascending stably, the last position of that order.
 
 quantile along dim 0 of a row selection is capture_selection_more._quantile's
-(the same rows picked for every column). unsqueeze(0) (a [1, n] result:
-the kernels set a bound-dynamic first dim only) and squeeze() (the rank
-would follow the count) stay refused."""
+(the same rows picked for every column). unsqueeze(0) of a 1-D selection
+is capture_selection_row_output's (a program output); squeeze() (the rank
+would follow the count) stays refused."""
 from __future__ import annotations
 
 import numpy as np
@@ -52,6 +52,24 @@ def by_count(s: Steps, counts: str, table: np.ndarray) -> str:
     W = table.shape[1]
     got = s("linear", [counts], [W], weight=np.ascontiguousarray(table.T, dtype=np.float32), bias=None)
     return s("compare", [got], [W], kind="gt", scalar=0.5)
+
+
+def whole_groups_or_fail(s: Steps, counts: str, L: int, r: int, size: int, P: int) -> str:
+    """[P] bool, all True, that fails the execute where torch's view raises:
+    a count n whose n * r elements do not fill whole groups of size. The
+    one-hot count picks [1, 0] (whole, or none selected) or [0, 1] (a
+    partial group) by one linear (exact 0/1); its argmax is row 0 or 1 of
+    a one-row constant, the lookup (aten::embedding.out) checking it at run
+    time: row 1 fails the run, InvalidArgument "an index is outside the
+    table" (the float graph, which calibration runs, reads row 0 there)."""
+    partial = np.zeros((L, 2), np.float32)
+    for n in range(1, L + 1):
+        partial[n - 1, int(n * r % size != 0)] = 1.0
+    which = s("linear", [counts], [2], weight=np.ascontiguousarray(partial.T), bias=None)
+    row = s("argmax", [which], [1], dim=0, keepdim=True, smallest=False)
+    ones = s("embedding", [row], [1, P], weight=np.ones((1, P), np.float32), fails_past_table=True)
+    flat_ones = s("reshape", [ones], [P], target_shape=[P])
+    return s("compare", [flat_ones], [P], kind="gt", scalar=0.5)
 
 
 def _slice_by_count(g: Graph, user: Node, sel: Node) -> bool:
@@ -109,7 +127,10 @@ def _groups(g: Graph, user: Node, sel: Node) -> bool:
     keep = np.zeros((L, P), np.float32)
     for n in range(1, L + 1):
         keep[n - 1, :n * r // size] = 1.0
-    _pick(s, user.name, grouped, out, by_count(s, count_one_hot(s, M, L), keep), origin(user))
+    counts = count_one_hot(s, M, L)
+    kept = s("logical", [by_count(s, counts, keep), whole_groups_or_fail(s, counts, L, r, size, P)], [P],
+             kind="and")
+    _pick(s, user.name, grouped, out, kept, origin(user))
     _replace(g, [user.name], s.nodes)
     return True
 

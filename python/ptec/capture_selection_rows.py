@@ -35,9 +35,10 @@ length, max / min of no rows) ptec gives the fill, x's far end; an empty
 mean is 0 (docs/aot.md). Scans, softmax, var / std, positions, the
 median and flip along dim 0 are capture_selection_mix's, more readers
 capture_selection_more's, positional layers (views into groups, a
-negative start with a step, mode) capture_selection_positional's; a layer
-mixing rows in any other way (unsqueeze(0)) is left, and
-capture_masked_select.refuse_consumers names it."""
+negative start with a step, mode) capture_selection_positional's,
+unsqueeze(0) of a 1-D selection as a program output
+capture_selection_row_output's; a layer mixing rows in any other way is
+left, and capture_masked_select.refuse_consumers names it."""
 from __future__ import annotations
 
 from typing import List, Optional, Tuple

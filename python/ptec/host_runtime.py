@@ -37,13 +37,28 @@ def physical_bytes(tensor, array) -> bytes:
 
 
 def logical_array(tensor, raw: bytes) -> np.ndarray:
+    """A static output's bytes as stored, in logical order."""
     x = np.frombuffer(raw, NUMPY_DTYPE[ScalarType(tensor.scalar_type)])
-    if tensor.shape_dynamism == TensorShapeDynamism.DYNAMIC_BOUND and 0 not in tensor.sizes[1:]:
-        # row-major, of the run's first size (aten::masked_select's length,
-        # aten::index's rows): ptec-run wrote that many
-        return x.reshape([-1] + list(tensor.sizes[1:]))
     x = x.reshape([tensor.sizes[d] for d in tensor.dim_order])
     return x.transpose(np.argsort(list(tensor.dim_order)))
+
+
+def _read_output(tensor, path: str) -> np.ndarray:
+    """Output `path` + .bin / .npy that ptec-run wrote. A bound-dynamic
+    output's sizes are the run's (which dim, and how long, only the
+    runtime's tensor says: aten::masked_select's [count] or [1, count],
+    aten::index's [rows, ...]): read from the .npy, which ptec-run writes
+    in logical order with the sizes ptec_method_output() reports, checked
+    against the bound."""
+    if tensor.shape_dynamism == TensorShapeDynamism.DYNAMIC_BOUND:
+        x = np.load(path + ".npy", allow_pickle=False)
+        want = np.dtype(NUMPY_DTYPE[ScalarType(tensor.scalar_type)])
+        if x.dtype != want or x.ndim != len(tensor.sizes) or any(n > b for n, b in zip(x.shape, tensor.sizes)):
+            raise RuntimeError_(f"ptec-run wrote {x.dtype}{list(x.shape)} for an output bounded by "
+                                f"{want}{list(tensor.sizes)}")
+        return x
+    with open(path + ".bin", "rb") as f:
+        return logical_array(tensor, f.read())
 
 
 def run(program: Program, pte: bytes, inputs: Sequence[np.ndarray], ptec_run: Optional[str] = None,
@@ -68,8 +83,7 @@ def run(program: Program, pte: bytes, inputs: Sequence[np.ndarray], ptec_run: Op
             raise RuntimeError_(r.stderr.strip())
         outs = []
         for i, index in enumerate(plan.outputs):
-            with open(os.path.join(tmp, f"output{i}.bin"), "rb") as f:
-                outs.append(logical_array(plan.values[index].val, f.read()))
+            outs.append(_read_output(plan.values[index].val, os.path.join(tmp, f"output{i}")))
         return outs
 
 
@@ -105,7 +119,6 @@ def run_stream(program: Program, pte: bytes, steps: Sequence[Sequence[np.ndarray
         for k in range(len(steps)):
             step = []
             for i, index in enumerate(plan.outputs):
-                with open(os.path.join(tmp, f"step{k}_output{i}.bin"), "rb") as f:
-                    step.append(logical_array(plan.values[index].val, f.read()))
+                step.append(_read_output(plan.values[index].val, os.path.join(tmp, f"step{k}_output{i}")))
             outs.append(step)
         return outs

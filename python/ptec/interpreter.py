@@ -363,7 +363,8 @@ def _portable_table():
         **{f"aten::logical_{k}.out": (lambda arg, named, out, _k=k: np.broadcast_to(
             P.logical(_k, t(arg, "self"), t(arg, "other")), out.sizes)) for k in ("and", "or", "xor")},
         "aten::logical_not.out": lambda arg, named, out: P.logical("not", t(arg, "self")),
-        "aten::masked_select.out": lambda arg, named, out: P.masked_select(t(arg, "self"), t(arg, "mask")),
+        "aten::masked_select.out": lambda arg, named, out: P.masked_select(t(arg, "self"), t(arg, "mask"),
+                                                                           list(out.sizes)),
         "aten::index.Tensor_out": lambda arg, named, out: P.index_by_mask(t(arg, "self"), arg("indices", "Tensor?[]",
                                                                                              True)),
         "aten::where.self_out": lambda arg, named, out: np.broadcast_to(

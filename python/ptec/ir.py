@@ -264,7 +264,12 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = (torch.argmin if a["smallest"] else torch.argmax)(xs[0], a["dim"], a["keepdim"]).float()
     elif op == "embedding":
         # the table a constant (attrs weight) or a value of the program (a second input)
-        y = F.embedding(xs[0].long(), xs[1] if len(xs) == 2 else _t(a["weight"]))
+        ids = xs[0].long()
+        if a.get("fails_past_table"):
+            # a run-time check (capture_selection_positional.whole_groups_or_fail): the
+            # program fails there; calibration, which sees such inputs too, reads the last row
+            ids = ids.clamp(0, len(a["weight"]) - 1)
+        y = F.embedding(ids, xs[1] if len(xs) == 2 else _t(a["weight"]))
     elif op in ("sort", "sort_indices"):
         from .capture_sort import eval_order
         y = eval_order(op, a, xs[0])
@@ -301,6 +306,8 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
     elif op == "masked_select":
         # variable length: the node's shape is its bound (infer_shapes)
         y = xs[0][xs[1].to(torch.bool)] if a.get("rows") else torch.masked_select(xs[0], xs[1].to(torch.bool))
+        if a.get("row"):
+            y = y.unsqueeze(0)  # x[m].unsqueeze(0) as one node (capture_selection_row_output)
     elif op == "bool_to":
         y = xs[0].to(getattr(torch, a["dtype"]))
     elif op == "to_index":
@@ -464,7 +471,8 @@ def infer_shapes(g: Graph, example_inputs: Sequence[torch.Tensor]) -> None:
         if n.op == "masked_select":
             # planned at the most it can select; the real length is the run's
             from .capture_masked_select import bound
-            n.shape = bound(env[n.inputs[0]].shape, env[n.inputs[1]].shape, bool(n.attrs.get("rows")))
+            n.shape = ([1] if n.attrs.get("row") else []) + bound(env[n.inputs[0]].shape, env[n.inputs[1]].shape,
+                                                                   bool(n.attrs.get("rows")))
 
 
 def op_counts(g: Graph) -> Dict[str, int]:

@@ -32,7 +32,7 @@ def physical(arr, order):
 def run_case(name, b, inputs, outputs):
     """inputs/outputs: lists of (array in logical order, dim order or None)."""
     CASES.append(("run", name, b.build(), [physical(a, o) for a, o in inputs],
-                  [physical(a, o) for a, o in outputs]))
+                  [physical(a, o) for a, o in outputs], [np.asarray(a).shape for a, _ in outputs]))
 
 
 def fail_case(name, b, status, text):
@@ -1165,6 +1165,22 @@ fail_case("masked_select_out_static", masked_op((I8, [3], None), (B8, [3], None)
           INVALID_PROGRAM, "bound-dynamic")
 fail_case("masked_select_out_rank", masked_op((I8, [3], None), (B8, [3], None), (I8, [3, 1])),
           INVALID_PROGRAM, "1-D")
+# a row out [1, bound] (torch's x[mask].unsqueeze(0)): the run sets [1, count], here [1, 4] of [1, 6]
+run_case("masked_select_row_out", masked_op((I8, [2, 3], None), (B8, [2, 3], None), (I8, [1, 6])),
+         [(np.array([[1, 2, 3], [4, 5, 6]], np.int8), None), (np.array([[T, F_, T], [F_, T, T]]), None)],
+         [(np.array([[1, 3, 5, 6]], np.int8), None)])
+# none selected: [1, 0]
+run_case("masked_select_row_out_empty", masked_op((F32, [3], None), (B8, [3], None), (F32, [1, 3])),
+         [(np.array([1, 2, 3], np.float32), None), (np.array([F_, F_, F_]), None)],
+         [(np.zeros((1, 0), np.float32), None)])
+fail_case("masked_select_out_rows_not_1", masked_op((I8, [2, 3], None), (B8, [2, 3], None), (I8, [2, 6])),
+          INVALID_PROGRAM, "[1, bound]")
+fail_case("masked_select_out_rank_3", masked_op((I8, [2, 3], None), (B8, [2, 3], None), (I8, [1, 1, 6])),
+          INVALID_PROGRAM, "[1, bound]")
+fail_case("masked_select_out_row_empty", masked_op((I8, [2, 3], None), (B8, [2, 3], None), (I8, [0, 6])),
+          INVALID_PROGRAM, "[1, bound]")
+fail_case("masked_select_row_bound_small", masked_op((I8, [2, 3], None), (B8, [2, 3], None), (I8, [1, 5])),
+          INVALID_PROGRAM, "bound is smaller")
 fail_case("masked_select_out_dtype", masked_op((I8, [3], None), (B8, [3], None), (F32, [3])),
           NOT_SUPPORTED, "self's dtype")
 
@@ -1234,6 +1250,10 @@ def main():
             for i, data in enumerate(outs):
                 with open(os.path.join(out_dir, f"{name}.out{i}.bin"), "wb") as f:
                     f.write(data)
+                # the logical sizes the output must report (int32 each): a
+                # bound-dynamic out's are the run's
+                with open(os.path.join(out_dir, f"{name}.out{i}.sizes"), "wb") as f:
+                    f.write(np.asarray(case[5][i], np.int32).tobytes())
             lines.append(f"run {name} {len(ins)} {len(outs)}")
         else:
             lines.append(f"fail {name} {case[3]:#04x} {case[4]}")

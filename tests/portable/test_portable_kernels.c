@@ -86,6 +86,16 @@ static int run_case(const char *name, int inputs, int outputs)
             ++failures;
         }
         free(want);
+        /* the sizes it reports (a bound-dynamic out's: the run's) */
+        size_t sizes_bytes;
+        snprintf(suffix, sizeof suffix, ".out%d.sizes", i);
+        int32_t *sizes = read_case_file(name, suffix, &sizes_bytes);
+        if (failures == 0 && (out->rank != sizes_bytes / sizeof(int32_t) ||
+                              (sizes_bytes != 0u && memcmp(out->sizes, sizes, sizes_bytes) != 0))) {
+            fprintf(stderr, "%s: output %d reports other sizes than the hand-checked ones\n", name, i);
+            ++failures;
+        }
+        free(sizes);
     }
     ptec_method_unload(&method);
     free(pte);

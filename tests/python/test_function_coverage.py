@@ -1059,6 +1059,10 @@ VARIABLE_LENGTH = {
     # capture_selection_positional (test_selection_positional.py): a negative start with a step, the rows
     # kept a constant table's row at the count's one-hot
     "x[x > 0][-20::3]": (lambda x: x[x > 0][-20::3], 0.0, 0.5),
+    # a leading 1 as a program output: masked_select into a [1, bound] out (capture_selection_row_output;
+    # test_selection_row_output.py)
+    "x[x > 0].unsqueeze(0)": (lambda x: x[x > 0].unsqueeze(0), 0.0, 0.5),
+    "x[x > 1.0][None]": (lambda x: x[x > 1.0][None], 1.0, 0.5),
 }
 
 

@@ -86,24 +86,31 @@ GROUPS = {
 
 
 @pytest.mark.parametrize("name", sorted(GROUPS))
-def test_views_into_groups_are_torchs_whole_groups(name, tmp_path):
+def test_views_into_groups_are_torchs_or_fail_as_torchs(name, tmp_path):
     """Groups of consecutive selected elements: torch's where the count
-    fills whole groups; where it does not (torch raises) the whole groups,
-    the partial last dropped (documented); within half an output step."""
-    fn, selection, t = GROUPS[name]
+    fills whole groups, within half an output step; where it does not
+    (torch raises) the execute fails, the host runtime's and ptec-run's
+    status InvalidArgument naming the checked lookup, and the numpy
+    reference interpreter raises too."""
+    fn, _, _ = GROUPS[name]
     res = _compiled(fn)
     _no_kernel_reads_a_bound_dynamic_tensor(parse_program(res.data))
+    prog = parse_program(res.data)
     step = res.graph.node(res.graph.outputs[0]).qparams[0]
     worst, lengths, raised = 0.0, set(), 0
     for x in _inputs(8, 2) + [_example(k) for k in (3, 4, 13, 24)]:
-        got = _run(res, x, tmp_path)
         try:
             want = fn(x).numpy()
         except RuntimeError:
             raised += 1
-            flat = selection(x).reshape(-1)
-            size = int(np.prod(t))
-            want = flat[:flat.numel() // size * size].reshape([-1] + t).numpy()
+            with pytest.raises(RuntimeError) as e:
+                host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))
+            assert "execute: InvalidArgument" in str(e.value) and "aten::embedding.out" in str(e.value) \
+                and "an index is outside the table" in str(e.value), str(e.value)
+            with pytest.raises(ValueError, match="outside the table"):
+                run_program(prog, [x.numpy()])
+            continue
+        got = _run(res, x, tmp_path)
         assert got.shape == want.shape, (name, got.shape, want.shape)
         lengths.add(got.shape[0])
         if want.size:
@@ -111,6 +118,26 @@ def test_views_into_groups_are_torchs_whole_groups(name, tmp_path):
     print(f"{name}: worst {worst:.2f} output steps, groups {sorted(lengths)}, torch raised {raised}")
     assert 0 in lengths and len(lengths) >= 3 and raised >= 2, (lengths, raised)
     assert worst <= 0.5 + 1e-3, (name, worst)
+
+
+def test_ptec_run_exits_non_zero_on_a_partial_group(tmp_path):
+    """The ptec-run tool itself: exit 0 and the bytes on whole groups, a
+    non-zero exit and the reason's line on stderr on a partial one."""
+    import subprocess
+    res = _compiled(GROUPS["x[x > 0].view(-1, 3)"][0])
+    pte = tmp_path / "m.pte"
+    pte.write_bytes(res.data)
+    runs = {}
+    for k in (12, 13):
+        x = tmp_path / f"x{k}.bin"
+        x.write_bytes(_example(k).numpy().tobytes())
+        out = tmp_path / f"out{k}"
+        out.mkdir()
+        runs[k] = subprocess.run([host_runtime.ptec_run_path(), str(pte), "--output-dir", str(out), "--input", str(x)],
+                                 capture_output=True, text=True)
+    assert runs[12].returncode == 0, runs[12].stderr
+    assert (tmp_path / "out12" / "output0.bin").stat().st_size == 12 * 4
+    assert runs[13].returncode != 0 and "an index is outside the table" in runs[13].stderr, runs[13]
 
 
 def _distinct(n, seed):
@@ -223,7 +250,6 @@ def test_quantile_along_a_row_selection(name, tmp_path):
 
 @pytest.mark.parametrize("call,why", [
     ("x[x > 0].squeeze()", "rank"),
-    ("x[x > 0].unsqueeze(0)", "unsqueeze"),
     ("keep(x).unsqueeze(0) * 2", "unsqueeze"),
 ])
 def test_rank_changes_at_dim_0_stay_refused(call, why):

@@ -572,9 +572,15 @@ def ptec_only_operators(program: Program) -> List[str]:
     such as --w4) and the ATen operators whose rule names no upstream
     library (aten::upsample_bicubic2d.vec_out), which upstream ExecuTorch
     has no kernel for."""
-    return sorted({op.key for plan in program.execution_plan or []
-                   for op in plan.operators or [] if op.name.startswith("ptec::")
-                   or (op.key in RULES and RULES[op.key].upstream_library.startswith("none"))})
+    own = {op.key for plan in program.execution_plan or []
+           for op in plan.operators or [] if op.name.startswith("ptec::")
+           or (op.key in RULES and RULES[op.key].upstream_library.startswith("none"))}
+    # ptec's masked_select also fills a [1, bound] out (x[m].unsqueeze(0)):
+    # upstream's kernel resizes out to 1-D, which a rank-2 tensor refuses
+    if any(key == "aten::masked_select.out" and len(named["out"][0].sizes or []) == 2
+           for _, key, named in _kernel_calls(program)):
+        own.add("aten::masked_select.out into a [1, bound] out")
+    return sorted(own)
 
 
 def require_compatible(program: Program) -> None:

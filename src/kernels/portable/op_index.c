@@ -87,7 +87,8 @@ static ptec_status run(ptec_op *op)
     /* count <= rows, which out's planned bound holds (prepare) */
     for (uint32_t r = 0; r < s->rows; ++r) {
         if (m[r] != 0u) {
-            memcpy(y + (size_t)count * s->row_bytes, x + (size_t)r * s->row_bytes, s->row_bytes);
+            /* memmove: a hostile plan may overlap out with self (junk, never out of bounds) */
+            memmove(y + (size_t)count * s->row_bytes, x + (size_t)r * s->row_bytes, s->row_bytes);
             ++count;
         }
     }

@@ -5,7 +5,13 @@
  * torch gives them. How many depends on the mask's values, so out is a 1-D
  * bound-dynamic tensor: its planned size is the bound (at least the
  * broadcast numel, checked at prepare) and run sets its real size. Elements
- * are copied as bytes, so an int8 program's values stay exactly on the grid. */
+ * are copied as bytes, so an int8 program's values stay exactly on the grid.
+ *
+ * ptec also takes a rank-2 out [1, bound] (its first size exactly 1): the
+ * same elements as a row, torch's `x[mask].unsqueeze(0)`, run setting
+ * [1, count]. A static-rank program cannot give a selection a dim added in
+ * front otherwise (its length would be a bound-dynamic dim other than the
+ * first); upstream's kernel resizes out to 1-D and so refuses that form. */
 #include <string.h>
 
 #include "kernels/portable/broadcast.h"
@@ -13,6 +19,7 @@
 
 typedef struct masked_select_state {
     uint8_t element_size;
+    uint8_t out_rank; /* 1: [count]; 2: [1, count] */
 } masked_select_state;
 
 /* The broadcast shape of self and mask as a row-major tensor header (its
@@ -62,17 +69,21 @@ static ptec_status prepare(ptec_op *op)
     if (self->dtype != out->dtype || es == 0u || es > 8u) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, 2, PTEC_MSG("out must have self's dtype"));
     }
-    if (out->rank != 1u || !(out->flags & PTEC_TENSOR_DYNAMIC) || (out->flags & PTEC_TENSOR_CONSTANT)) {
+    if ((out->rank != 1u && !(out->rank == 2u && out->sizes[0] == 1)) || !(out->flags & PTEC_TENSOR_DYNAMIC) ||
+        (out->flags & PTEC_TENSOR_CONSTANT)) {
         return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 2,
-                            PTEC_MSG("out must be a 1-D bound-dynamic tensor (its size is the mask's count)"));
+                            PTEC_MSG("out must be a 1-D bound-dynamic tensor, or [1, bound] (its size is the "
+                                     "mask's count)"));
     }
     if (!broadcast_shape(self, mask, sizes, order, &shape)) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 1, PTEC_MSG("self and mask do not broadcast"));
     }
-    if ((uint32_t)out->sizes[0] < shape.numel) {
+    /* a bound's dim is non-negative: the load checked every size */
+    if ((uint32_t)out->sizes[out->rank - 1u] < shape.numel) {
         return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 2, PTEC_MSG("out's bound is smaller than self and mask broadcast"));
     }
     s->element_size = (uint8_t)es;
+    s->out_rank = out->rank;
     return PTEC_OK;
 }
 
@@ -93,12 +104,14 @@ static ptec_status run(ptec_op *op)
     int32_t count = 0;
     for (uint32_t i = 0; i < shape.numel; ++i) {
         if (m[om] != 0u) {
-            memcpy(y + (size_t)count * es, x + ox * es, es);
+            /* memmove: a hostile plan may overlap out with self (junk, never out of bounds) */
+            memmove(y + (size_t)count * es, x + ox * es, es);
             ++count;
         }
         ptec_walk_step(shape.rank, sizes, index, sx, &ox, sm, &om);
     }
-    if (ptec_tensor_resize(out, &count, 1u) != PTEC_OK) {
+    const int32_t row[2] = {1, count};
+    if (ptec_tensor_resize(out, s->out_rank == 2u ? row : &count, s->out_rank) != PTEC_OK) {
         return ptec_op_fail(op, PTEC_INVALID_STATE, 2, PTEC_MSG("out's size cannot be set (not resizable)"));
     }
     return PTEC_OK;

@@ -1,0 +1,136 @@
+"""A 1-D selection given a leading dim of 1 as a program output (issue 15,
+capture_selection_row_output): `x[m].unsqueeze(0)`, `x[m][None]`,
+`x[m].view(1, -1)`, `x[m].reshape(1, -1)`: aten::masked_select into a
+[1, bound] bound-dynamic out, the kernel setting [1, count].
+
+Oracles: PyTorch on the input (its shape [1, n] and values), elements an
+input step away from the threshold so the count is torch's; the host
+runtime's output (its sizes read from what the runtime reports, ptec-run's
+.npy) gives the numpy reference interpreter's bytes and shape. What still
+cannot run is refused in one line naming the call."""
+import subprocess
+
+import numpy as np
+import pytest
+import torch
+
+from model_checks import board_matches_reference
+from ptec import host_runtime
+from ptec.compiler import compile_model
+from ptec.interpreter import run_program
+from ptec.ir import UnsupportedOperator
+from ptec.pte import parse_program
+from ptec.pte.schema import TensorShapeDynamism
+from ptec.pte.upstream_rules import ptec_only_operators
+from test_masked_select import Call, _no_kernel_reads_a_bound_dynamic_tensor, code_inputs
+from test_selection_more import _inputs
+from test_selection_positional import _example
+from test_selection_rows import keep
+
+# call -> bound in output steps (a copy: half a step; a moved sigmoid its own rounding)
+CALLS = {
+    "x[x > 0].unsqueeze(0)": (lambda x: x[x > 0].unsqueeze(0), 0.5),
+    "x[x > 0][None]": (lambda x: x[x > 0][None], 0.5),
+    "x[x > 0][None, :]": (lambda x: x[x > 0][None, :], 0.5),
+    "x[x > 0].view(1, -1)": (lambda x: x[x > 0].view(1, -1), 0.5),
+    "x[x > 0.5].reshape(1, -1)": (lambda x: x[x > 0.5].reshape(1, -1), 0.5),
+    "x[x > 0].unsqueeze(-2)": (lambda x: x[x > 0].unsqueeze(-2), 0.5),
+    "torch.masked_select(x, x < 0).unsqueeze(0)": (lambda x: torch.masked_select(x, x < 0).unsqueeze(0), 0.5),
+    "torch.sigmoid(x[x > 0] * 2).unsqueeze(0)": (lambda x: torch.sigmoid(x[x > 0] * 2).unsqueeze(0), 2.8),
+}
+
+
+def _compiled(fn, int8_io=False):
+    calibration = [(_example(),)] + [(x,) for x in _inputs(24, 1, top=1.0)]
+    return compile_model(Call(fn).eval(), [_example()], calibration, int8_io=int8_io)
+
+
+def _out_tensor(prog):
+    plan = prog.plan()
+    return plan.values[plan.outputs[0]].val
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_a_leading_one_is_torchs_shape_and_values(name, tmp_path):
+    """torch's [1, n] for counts 0 to all, within the bound, the host
+    runtime's shape and bytes the reference interpreter's."""
+    fn, bound = CALLS[name]
+    res = _compiled(fn)
+    prog = parse_program(res.data)
+    _no_kernel_reads_a_bound_dynamic_tensor(prog)
+    out = _out_tensor(prog)
+    assert out.shape_dynamism == TensorShapeDynamism.DYNAMIC_BOUND and list(out.sizes) == [1, 32]
+    # the one form upstream's kernel refuses (it resizes out to 1-D): compile reports ptec only
+    assert ptec_only_operators(prog) == ["aten::masked_select.out into a [1, bound] out"]
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    worst, lengths = 0.0, set()
+    for x in _inputs(8, 2) + [_example(k) for k in (0, 1, 13, 32)]:
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        ref = run_program(prog, [x.numpy()])[0]
+        want = fn(x).numpy()
+        assert got.shape == want.shape == ref.shape, (name, got.shape, ref.shape, want.shape)
+        assert got.tobytes() == ref.tobytes()
+        lengths.add(got.shape[1])
+        if want.size:
+            worst = max(worst, float(np.abs(got - want).max()) / step)
+    print(f"{name}: worst {worst:.2f} output steps, lengths {sorted(lengths)}")
+    assert 0 in lengths and max(lengths) >= 24 and len(lengths) >= 5, lengths
+    assert worst <= bound + 1e-3, (name, worst)
+
+
+def test_int8_codes_exactly_and_a_stream_of_counts_on_one_load(tmp_path):
+    """--int8-io: torch's selection of the codes, exactly, as [1, n]; and
+    several executes on one loaded method (ptec-run --steps) each report
+    their own sizes."""
+    fn = CALLS["x[x > 0].unsqueeze(0)"][0]
+    res = _compiled(fn, int8_io=True)
+    prog = parse_program(res.data)
+    grid = res.graph.node(res.graph.inputs[0]).qparams
+    codes = code_inputs(grid)
+    steps = host_runtime.run_stream(prog, res.data, [[q] for q in codes], workdir=str(tmp_path))
+    counts = set()
+    for q, (got,) in zip(codes, steps):
+        values = (torch.as_tensor(q, dtype=torch.int32) - grid[1]).to(torch.float32) * torch.tensor(grid[0])
+        want = torch.as_tensor(q)[values > 0].unsqueeze(0).numpy()      # torch's, as the codes it was given
+        assert got.dtype == np.int8 and got.shape == want.shape and got.tobytes() == want.tobytes()
+        assert got.tobytes() == run_program(prog, [q])[0].tobytes()
+        counts.add(want.shape[1])
+    assert {0, 32} <= counts and len(counts) >= 4, counts
+
+
+def test_ptec_run_reports_the_runs_sizes(tmp_path):
+    """ptec-run itself: its .npy holds [1, n] and its summary line names
+    the run's shape."""
+    res = _compiled(CALLS["x[x > 0].unsqueeze(0)"][0])
+    (tmp_path / "m.pte").write_bytes(res.data)
+    x = _example(13)
+    (tmp_path / "x.bin").write_bytes(x.numpy().tobytes())
+    r = subprocess.run([host_runtime.ptec_run_path(), str(tmp_path / "m.pte"), "--input", str(tmp_path / "x.bin"),
+                        "--output-dir", str(tmp_path / "out")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    got = np.load(tmp_path / "out" / "output0.npy")
+    assert got.shape == (1, 13) and (got == x[x > 0].unsqueeze(0).numpy()).all()
+    assert "[1, 13]" in r.stdout or "1, 13" in r.stdout, r.stdout
+
+
+@pytest.mark.parametrize("call,why", [
+    ("x[x > 0].unsqueeze(0) * 2", "unsqueeze"),
+    ("keep(x).unsqueeze(0)", "unsqueeze"),
+    ("x[x > 0].view(1, 1, -1)", "view"),
+    ("x[x > 0].squeeze()", "rank"),
+])
+def test_other_leading_dims_stay_refused(call, why):
+    """A reader of the [1, n], a row selection's [1, n, C] (aten::index sets
+    a first dim only), a rank-3 view and squeeze() (its rank would follow
+    the count): one line naming the call."""
+    x = _example()
+    with pytest.raises(UnsupportedOperator) as e:
+        compile_model(Call(lambda x: eval(call, {"torch": torch, "x": x, "keep": keep})).eval(), [x],  # noqa: S307
+                      [(x,)])
+    message = str(e.value)
+    assert "\n" not in message and "operator not supported" in message and why in message, message
+
+
+def test_board_prints_the_reference_bytes(tmp_path):
+    res = _compiled(CALLS["x[x > 0].unsqueeze(0)"][0])
+    board_matches_reference(res.data, _inputs(1, 5)[0].numpy(), "cortex-m55", tmp_path)
