@@ -35,7 +35,10 @@ minus_log_of_level: capture_random_integers' MATH_FUNCTIONS).
 
 torch.rand / randn / randint / randperm / normal with no tensor argument,
 rand_like / randn_like / randint_like / bernoulli / multinomial / poisson
-of a constant tensor, and the fills of a tensor made in the forward,
+of a constant tensor (also the methods probs.multinomial(k), p.bernoulli()),
+the fills of a tensor made in the forward, and F.dropout / dropout1d-3d /
+alpha_dropout / feature_alpha_dropout / gumbel_softmax / rrelu /
+fractional_max_pool2d-3d of a constant (their training=True default),
 would be run once by torch.fx while tracing and frozen into a constant:
 `recording_random_calls` makes the tracer record them as calls instead
 (also with a traced size, torch.rand(x.shape), which torch.rand itself
@@ -70,6 +73,13 @@ ALPHA = 1.7580993408473766          # torch's alpha dropout constant (selu's sca
 _CONSTRUCTORS = ("rand", "randn", "randint", "randperm", "normal", "rand_like", "randn_like", "randint_like",
                  "bernoulli", "multinomial", "poisson")
 _FILLS = ("uniform_", "normal_", "exponential_", "bernoulli_", "random_", "geometric_", "log_normal_", "cauchy_")
+# out-of-place methods that draw (probs.multinomial(k), p.bernoulli()): recorded like the constructors
+_DRAWING_METHODS = ("bernoulli", "multinomial")
+# functions that draw with training=True or without samples (F.dropout's default): F.dropout(torch.ones(4))
+# would be one frozen mask. Recorded as fx records them of a traced tensor (the node's target torch's function:
+# fx's own record, through torch's __torch_function__, would name this wrapper)
+_DRAWING_FUNCTIONS = ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+                      "gumbel_softmax", "rrelu", "fractional_max_pool2d", "fractional_max_pool3d")
 _REFUSED = {
     "cauchy_": "Cauchy values (an int8 grid wide enough for their tails leaves their bulk a few steps)",
 }
@@ -91,7 +101,7 @@ def recording_random_calls(tracer):
             if kwargs.get("generator") is not None:
                 raise UnsupportedOperator(f"{getattr(original, '__name__', target)}(generator=...): ptec draws "
                                           "from its own stream on the device, not a torch.Generator's")
-            if kind == "call_method":
+            if kind == "call_method" and target in _FILLS:
                 filled.append(args[0])          # a tensor made in forward, filled in place
             elif not args and "size" in kwargs:
                 kwargs = dict(kwargs)
@@ -104,9 +114,13 @@ def recording_random_calls(tracer):
         for name in _CONSTRUCTORS:
             saved[(torch, name)] = getattr(torch, name)
             setattr(torch, name, recorder("call_function", saved[(torch, name)], saved[(torch, name)]))
-        for name in _FILLS:
+        for name in _FILLS + _DRAWING_METHODS:
             saved[(torch.Tensor, name)] = getattr(torch.Tensor, name)
             setattr(torch.Tensor, name, recorder("call_method", name, saved[(torch.Tensor, name)]))
+        for name in _DRAWING_FUNCTIONS:
+            if hasattr(F, name):            # dropout1d: torch >= 1.12
+                saved[(F, name)] = getattr(F, name)
+                setattr(F, name, recorder("call_function", saved[(F, name)], saved[(F, name)]))
         yield
     finally:
         for (owner, name), value in saved.items():

@@ -38,9 +38,11 @@ which each whole number is exact, as for x.long()'s ids).
   samples too; Gumbel-top-k on int8 keys, whose grid step is a tenth of a
   nat, would tie often and favour low indices, and a zero weight's -inf key
   has no int8 code). Each probability is the int8 cumulative weight's,
-  within about one step (1/255 of the row's sum). Fewer positive weights
-  than k without replacement (torch raises at run time) gives arbitrary
-  positions for the draws beyond them, with no error.
+  within about one step (1/255 of the row's sum). A row whose weights
+  (the last draw's) have no positive one fails the execute (_checked): a
+  row of zeros, where torch raises, and fewer positive weights than k
+  without replacement, an error by torch's documentation (its CPU code
+  returns zero-weight positions then, pytorch#50034).
 - poisson(rates): the inverse CDF of each element's rate: K LUTs of the
   rate, F_k(rate) = sum_{j <= k} p_j with p_0 = exp(-rate) and
   p_{j+1} = p_j rate / (j + 1), and the count is the first k with
@@ -246,6 +248,23 @@ def _inverse_cdf(d, weights: str, rows: int, c: int, draws: int) -> str:
     return d("argmax", [hits], dim=2, keepdim=False, smallest=False)
 
 
+def _checked(d, picks: str, weights: str, rows: int, c: int) -> str:
+    """picks (int64 [rows, n]) plus a 0 that exists only when every row's
+    weights (the last draw's, without replacement) have a positive one;
+    else torch raises ("invalid multinomial distribution") and so does the
+    execute: id = the first positive weight's position, C when none (the
+    argmax of [w > 0] with a final 1: exact compares of the dequantized
+    weights), looked up in a constant [C, 1] of zeros by
+    aten::embedding.out, which checks its ids at run time (id C is outside
+    the table: InvalidArgument). The looked-up 0.0, as int64, is added to
+    the picks, so the check is no dead code and the picks are unchanged."""
+    hits = d("bool_to", [d("compare", [weights], kind="gt", scalar=0.0)], dtype="float32")
+    hits = d("cat", [hits, d.const(np.ones((rows, 1), np.float32))], dim=1)
+    ids = d("argmax", [hits], dim=1, keepdim=False, smallest=False)
+    zero = d("to_index", [d("embedding", [ids], weight=np.zeros((c, 1), np.float32))], dtype="int64")
+    return d("int_math", [picks, zero], kind="add", dtype="int64", scalars={}, alpha=1)     # [rows, 1] broadcast
+
+
 def _multinomial(d, fn, ins, by_name, shape) -> str:
     probs = fn.args[0]
     pshape = _meta_shape(probs) if isinstance(probs, torch.fx.Node) else None
@@ -262,12 +281,14 @@ def _multinomial(d, fn, ins, by_name, shape) -> str:
     else:
         weights = d("reshape", [ins[0]], target_shape=[rows, c])
     if replacement:
-        picks = _inverse_cdf(d, weights, rows, c, k)
+        picks = _checked(d, _inverse_cdf(d, weights, rows, c, k), weights, rows, c)
     else:
         positions = d.const(np.arange(c, dtype=np.float32).reshape(1, c))
         drawn = []
         for s in range(k):
             pick = _inverse_cdf(d, weights, rows, c, 1)                     # [rows, 1]
+            if s + 1 == k:          # the last draw's weights have a positive one iff k were
+                pick = _checked(d, pick, weights, rows, c)
             drawn.append(pick)
             if s + 1 < k:
                 # (broadcast: the pick's float32 copy against the positions, exactly)

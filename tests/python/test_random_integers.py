@@ -174,6 +174,17 @@ def test_multinomial_of_one_row():
     (lambda x: torch.poisson(torch.full((64,), 2.0)), 2.0),
     (lambda x: torch.bernoulli(torch.full((64,), 0.3)), 0.3),
     (lambda x: torch.randint_like(torch.zeros(64), 4), 1.5),
+    # method spellings and fills of constants, the dropouts' and gumbel_softmax's default training=True
+    (lambda x: torch.tensor([0.2, 0.0, 0.8]).multinomial(64, True).float(), 1.6),
+    (lambda x: torch.full((64,), 0.3).bernoulli(), 0.3),
+    (lambda x: torch.zeros(64).bernoulli(0.3), 0.3),
+    (lambda x: torch.ones(64).exponential_(2.0), 0.5),
+    (lambda x: torch.normal(2.0, 3.0, size=(64,)), 2.0),
+    (lambda x: torch.rand(64).uniform_(1.0, 3.0), 2.0),
+    (lambda x: x.new_empty(64).normal_(-1.0, 0.5), -1.0),
+    (lambda x: F.dropout(torch.ones(64), 0.25), 1.0),
+    (lambda x: F.alpha_dropout(torch.ones(64), 0.25, True), 0.75 / math.sqrt((1.7580993408473766 ** 2 * 0.25 + 1) * 0.75)),    # (1 - p) a
+    (lambda x: F.gumbel_softmax(torch.zeros(4, 16), hard=True), 1.0 / 16),
 ])
 def test_draws_from_constant_arguments_are_not_frozen(call, mean):
     """A draw whose arguments are all constants (no traced input) is
@@ -285,3 +296,30 @@ def test_the_m55_streams_the_reference(name, tmp_path):
     calibration = inputs((1, 4, 8), -3.0, 3.0)
     res = compile_model(Call(STREAMED[name]).eval(), [calibration[0][0]], calibration, target="cortex-m55")
     board_streams_reference(res.data, [c[0] for c in calibration[:3]], "cortex-m55", tmp_path, random=True)
+
+
+@pytest.mark.parametrize("replacement", [False, True])
+def test_multinomial_fails_the_execute_where_torch_raises(replacement):
+    """A row of zero weights: torch raises at run time, and so does the
+    execute (a checked embedding lookup whose id is out of range exactly
+    then). Fewer positive weights than k without replacement: an error in
+    torch's documentation (torch 1.13 and 2.x on the CPU return zero-weight
+    positions instead, pytorch#50034), an error here. Other weights run, on
+    the same loaded program, and never draw a zero weight."""
+    good = torch.tensor([[0.5, 0.0, 0.3, 0.2], [0.1, 0.1, 0.0, 0.8]])
+    fn = lambda w: torch.multinomial(w, 2, replacement)
+    res = compile_model(Call(fn).eval(), [good], [[good], [good * 2]])
+    prog = parse_program(res.data)
+    two = torch.tensor([[0.0, 0.7, 0.0, 0.2], [0.0, 0.0, 0.4, 0.8]])       # exactly k positive weights
+    for w in (good, two):
+        torch.multinomial(w, 2, replacement)                # torch draws these
+        for (picks,) in host_runtime.run_stream(prog, res.data, [[w.numpy()]] * 4):
+            assert (w.numpy()[np.arange(2)[:, None], picks] > 0).all()
+    bad = [torch.tensor([[0.0, 0.0, 0.0, 0.0], [0.1, 0.1, 0.0, 0.8]])]
+    if not replacement:
+        bad.append(torch.tensor([[0.5, 0.0, 0.0, 0.0], [0.1, 0.1, 0.0, 0.8]]))
+    with pytest.raises(RuntimeError, match="invalid multinomial"):
+        torch.multinomial(bad[0], 2, replacement)
+    for w in bad:
+        with pytest.raises(host_runtime.RuntimeError_, match="outside the table"):
+            host_runtime.run(prog, res.data, [w.numpy()])
