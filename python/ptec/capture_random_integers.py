@@ -18,8 +18,14 @@ which each whole number is exact, as for x.long()'s ids).
   compared exactly (both whole numbers). The result is torch's int64
   (to_index, then + low as int_math); a float dtype= (or random_ of a float
   tensor) gives its float copy; read only by float layers (x + r, torch's
-  promotion to float32) it is that float copy too. n > 256 is refused: an
-  int8 value holds 256 whole numbers.
+  promotion to float32) it is that float copy too. n > 256 (an int8 value
+  holds 256 whole numbers): m draws make one of 2^K levels V (K = 8 m) in
+  int64 and r = floor(n V / 2^K), each value drawn with probability within
+  2^-K of 1 / n; the fewest m with 2^K >= n 2^16 (relative bias below
+  2^-16), n 2^K kept within 2^62 (up to n = 2^22; then fewer bits, at
+  least log2(n) + 8: relative bias below 2^-8 up to n = 2^24, larger
+  spans refused). No integer division runs on the device: r's bits from
+  the top, b_j = [n V >= 2^(K+j)] by an int64 clamp, subtracted as found.
 - randperm(n): the stable argsort of n keys of 2^24 levels, each three
   draws combined as 65536 i1 + 256 i2 + i3 in int64 (int_math) and sorted
   as their exact float32 copies. Two keys tie with probability 2^-24 (one
@@ -184,8 +190,10 @@ def _randint(d, fn, shape, low, high) -> str:
         refuse_call(fn, "ptec runs randint / random_ with int bounds low < high")
     n = high - low
     if n > 256:
-        refuse_call(fn, f"{n} integers: ptec's uniform draw has 256 levels (an int8 value), so randint spans "
-                    "at most 256 integers")
+        a = _wide_randint(d, fn, shape, n)
+        if low:
+            a = d("int_math", [a], kind="add", dtype="int64", scalars={1: int(low)}, alpha=1)
+        return _finish(d, fn, a)
     u1 = d.uniform(shape)
     a = d("to_index", [_whole(d, u1, "randint_high", 0, n - 1, n=float(n))], dtype="int64")
     if 256 % n:
@@ -196,6 +204,52 @@ def _randint(d, fn, shape, low, high) -> str:
     if low:
         a = d("int_math", [a], kind="add", dtype="int64", scalars={1: int(low)}, alpha=1)
     return _finish(d, fn, a)
+
+
+WIDE_BITS = 62           # n 2^K below 2^62: Y + 1 and every threshold fit int64
+
+
+def wide_draws(n: int):
+    """(m draws, K = 8 m bits) for randint over n > 256 integers: the fewest
+    draws with 2^K >= n 2^16 (a relative bias below 2^-16) within
+    n 2^K <= 2^62; None when that leaves K below log2(n) + 8."""
+    p = (n - 1).bit_length()
+    m = min(-(-(p + 16) // 8), (WIDE_BITS - p) // 8)
+    return (m, 8 * m) if 8 * m >= p + 8 else None
+
+
+def _wide_randint(d, fn, shape, n: int) -> str:
+    """r = floor(n V / 2^K), V = 256^(m-1) i1 + ... + im of m draws (2^K
+    equally likely levels): each r has floor or ceil of 2^K / n levels, so
+    its probability is within 2^-K of 1 / n. All in int64 (int_math), with
+    no division: Y = n V, then r's bits from the top, b_j = [Y >= 2^(K+j)]
+    as clamp(Y - 2^(K+j) + 1, 0, 1), Y -= b_j 2^(K+j), r += b_j 2^j."""
+    found = wide_draws(n)
+    if found is None:
+        refuse_call(fn, f"{n} integers: ptec draws randint over at most 2^24 integers (int64 arithmetic on "
+                    "a 62-bit product of the span and the draws)")
+    m, k = found
+
+    def im(kind, ins, **scalars):
+        return d("int_math", ins, kind=kind, dtype="int64", scalars={int(a): b for a, b in scalars.items()},
+                 alpha=1)
+
+    v = None
+    for j in range(m):
+        level = _levels(d, shape)
+        if j + 1 < m:
+            level = im("mul", [level], **{"1": 256 ** (m - 1 - j)})
+        v = level if v is None else im("add", [v, level])
+    y = im("mul", [v], **{"1": n})
+    r = None
+    for j in reversed(range((n - 1).bit_length())):
+        t = 2 ** (k + j)
+        bit = d("int_math", [im("add", [y], **{"1": 1 - t})], kind="clamp", dtype="int64", lo=0, hi=1)
+        if j:
+            y = im("sub", [y, im("mul", [bit], **{"1": t})])
+        part = im("mul", [bit], **{"1": 2 ** j}) if j else bit
+        r = part if r is None else im("add", [r, part])
+    return r
 
 
 def _randint_bounds(fn, name):

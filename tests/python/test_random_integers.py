@@ -82,6 +82,31 @@ def test_randint_is_uniform_over_its_integers(call, low, high):
     assert not np.array_equal(y[0], y[1])
 
 
+@pytest.mark.parametrize("low, high", [(0, 1000), (-7, 2 ** 20 - 7)])
+def test_wide_randint_is_uniform(low, high):
+    """More than 256 integers: floor(n V / 2^K) of m draws in int64, each
+    value within 2^-K of 1 / n (a relative bias below 2^-16). Chi-square
+    over the values (n = 1000) or over 1,024 bins of the high bits and
+    each of the 20 bits' frequency (n = 2^20); the float copy is the int."""
+    from ptec.capture_random_integers import wide_draws
+    n = high - low
+    m, k = wide_draws(n)
+    assert 2 ** k >= n * 2 ** 16 and n * 2 ** k <= 2 ** 62
+    y, _, _ = _runs(lambda x: torch.randint(low, high, BIG), executes=32)
+    assert y.dtype == np.int64 and y.min() >= low and y.max() < high
+    r = (y - low).reshape(-1)
+    bins = r if n <= 1024 else r >> 10
+    cells = min(n, 1024)
+    expected = r.size / cells
+    chi2 = float(((np.bincount(bins, minlength=cells) - expected) ** 2 / expected).sum())
+    assert chi2 < cells - 1 + 5 * math.sqrt(2 * (cells - 1)), chi2
+    for bit in range((n - 1).bit_length()) if n == 2 ** 20 else ():
+        assert abs(((r >> bit) & 1).mean() - 0.5) < 5 * math.sqrt(0.25 / r.size), bit
+    f, _, _ = _runs(lambda x: torch.randint(low, high, BIG).float(), executes=2)
+    assert f.dtype == np.float32 and np.array_equal(f, np.round(f)) and f.min() >= low and f.max() < high
+    assert abs(f.mean() - (low + high - 1) / 2) < 5 * n / math.sqrt(12 * f.size)
+
+
 def test_randint_as_float_and_in_float_arithmetic():
     """random_ of a float tensor and randint(dtype=float) are whole floats;
     x + randint(...) is torch's promotion: x plus a whole number in [2, 7)."""
@@ -233,7 +258,7 @@ def test_geometric_log_normal_and_bernoulli_fills():
 
 
 @pytest.mark.parametrize("call, word", [
-    (lambda x: x + torch.randint(0, 1000, (1, 4, 8)), "256 integers"),
+    (lambda x: x + torch.randint(0, 2 ** 30, (1, 4, 8)), "2^24 integers"),
     (lambda x: x + torch.randint(0, 4, (1, 4, 8), dtype=torch.int16), "int16"),
     (lambda x: torch.poisson(x.abs() * 10), "rates up to"),
     (lambda x: torch.randint(0, 4, (1, 4, 8), generator=torch.Generator()), "generator"),
@@ -253,17 +278,18 @@ def test_wide_randint_exits_2_from_the_cli(tmp_path):
     line = cli_refusal(tmp_path, "import torch\n"
                           "class M(torch.nn.Module):\n"
                           "    def forward(self, x):\n"
-                          "        return x + torch.randint(0, 300, (1, 4, 8))\n"
+                          "        return x + torch.randint(0, 2 ** 30, (1, 4, 8))\n"
                           "def model():\n"
                           "    m = M()\n"
                           "    m.input_shape = (1, 4, 8)\n"
                           "    return m\n")
-    assert "randint" in line and "256" in line, line
+    assert "randint" in line and "2^24" in line, line
 
 
 STREAMED = {
     "randint": lambda x: torch.randint(-2, 5, (1, 4, 8)),
     "x + randint": lambda x: x + torch.randint(0, 3, (1, 4, 8)),
+    "wide randint": lambda x: torch.randint(-9, 5000, (1, 4, 8)),
     "randperm": lambda x: torch.randperm(8),
     "multinomial": lambda x: torch.multinomial(torch.softmax(x[0], -1), 3),
     "poisson": lambda x: torch.poisson(x.abs()),
