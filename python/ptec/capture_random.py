@@ -46,8 +46,11 @@ cannot take while tracing). A fill's tensor (torch.empty_like(x),
 x.new_empty(...), a clone) is never read, so it becomes a constant that
 capture drops.
 The integer draws (randint, randint_like, random_, randperm,
-multinomial, poisson) are capture_random_integers'. Forms left out
-(cauchy_, a generator argument) are refused in one line each.
+multinomial, poisson) are capture_random_integers'. A generator argument
+(generator=g, or torch.poisson(rates, g)) picks torch's stream, which
+these draws never follow: it is dropped while tracing (so the compile never
+advances it) and the call's compile note says so. cauchy_ is refused in
+one line.
 """
 from __future__ import annotations
 
@@ -94,21 +97,27 @@ def recording_random_calls(tracer):
 
     def recorder(kind, target, original):
         def call(*args, **kwargs):
+            args, kwargs, generator = _without_generator(args, kwargs)     # the user's generator never advances
             if getattr(tracer, "_evaluating", False):
                 return original(*args, **kwargs)        # the tracer's own run of a call (capture_tracer)
             if kind == "call_method" and isinstance(args[0], torch.fx.Proxy):
-                return original(*args, **kwargs)        # a traced tensor's fill: fx records it
-            if kwargs.get("generator") is not None:
-                raise UnsupportedOperator(f"{getattr(original, '__name__', target)}(generator=...): ptec draws "
-                                          "from its own stream on the device, not a torch.Generator's")
+                return _noted(original(*args, **kwargs), generator)     # a traced tensor's fill: fx records it
             if kind == "call_method" and target in _FILLS:
                 filled.append(args[0])          # a tensor made in forward, filled in place
             elif not args and "size" in kwargs:
                 kwargs = dict(kwargs)
                 args = (kwargs.pop("size"),)            # torch.rand(size=s): as torch.rand(s)
             # a size from a traced shape (torch.rand(x.shape)) is recorded too: torch.rand takes no proxy
-            return tracer.create_proxy(kind, target, args, kwargs)
+            return _noted(tracer.create_proxy(kind, target, args, kwargs), generator)
         return call
+
+    def create_proxy(kind, target, args, kwargs, *rest, **kw):
+        # every recorded call, also x.normal_(generator=g) of a traced x, which fx records without torch
+        args, kwargs, generator = _without_generator(args, kwargs)
+        return _noted(create(kind, target, args, kwargs, *rest, **kw), generator)
+
+    create = tracer.create_proxy
+    tracer.create_proxy = create_proxy
 
     try:
         for name in _CONSTRUCTORS:
@@ -123,9 +132,29 @@ def recording_random_calls(tracer):
                 setattr(F, name, recorder("call_function", saved[(F, name)], saved[(F, name)]))
         yield
     finally:
+        del tracer.create_proxy          # the class's again
         for (owner, name), value in saved.items():
             setattr(owner, name, value)
     _refuse_filled_reads(tracer, filled)
+
+
+def _noted(proxy, generator: bool):
+    """The call's proxy, marked when a generator argument was dropped."""
+    if generator and isinstance(proxy, torch.fx.Proxy):
+        proxy.node.meta["ptec_generator"] = True
+    return proxy
+
+
+def _without_generator(args, kwargs):
+    """(args, kwargs, whether a torch.Generator was among them) without it:
+    a generator= argument picks torch's stream, which ptec's draws never
+    follow anyway (torch's distribution, ptec's stream): dropped, and the
+    compile notes it (random_layers.note)."""
+    generator = any(isinstance(v, torch.Generator) for v in list(args) + list(kwargs.values()))
+    if generator:
+        args = tuple(a for a in args if not isinstance(a, torch.Generator))       # torch.poisson(rates, g)
+        kwargs = {k: v for k, v in kwargs.items() if not isinstance(v, torch.Generator)}
+    return args, kwargs, generator
 
 
 def _refuse_filled_reads(tracer, filled) -> None:
@@ -169,6 +198,8 @@ class _Draws(_Steps):
         bits = self("random_dropout", [ones], p=0.5, mask_dims=2, seed=0, uniform=True)     # 0 or 2 each
         bits_node = self.nodes[-1]
         bits_node.attrs["seed"] = node_seed(bits_node.name)
+        if getattr(self, "generator", False):
+            bits_node.attrs["generator_ignored"] = True         # the compile note says so
         # i = 128 b0 + 64 b1 + ... + b7 with int8 weights 64 64 32 ... 1 64 on [b0..b7, b0] (the top bit
         # twice: 128 is no int8 weight), on their own scale 2^-9 so each is a whole code: the sum is exact
         # and lands on u's grid (scale 1/256) without rounding, so the 256 levels stay distinct
@@ -296,8 +327,6 @@ def random_nodes(fn, ins, by_name) -> Optional[List[Node]]:
              "feature_alpha_dropout") + INTEGER_CALLS
     if name not in known or shape is None:
         return None
-    if fn.kwargs.get("generator") is not None:
-        refuse_call(fn, "a torch.Generator argument: ptec draws from its own stream on the device")
     if name not in INTEGER_CALLS and not _float_out(fn):
         refuse_call(fn, "ptec draws float32 random values only")
     if name in _FILLS:
@@ -306,6 +335,7 @@ def random_nodes(fn, ins, by_name) -> Optional[List[Node]]:
             refuse_call(fn, f"the tensor that {name} fills is read elsewhere; use the call's result")
         _overwritten(by_name.get(getattr(target, "name", None)), shape)
     d = _Draws(fn.name)
+    d.generator = bool(fn.meta.get("ptec_generator")) or fn.kwargs.get("generator") is not None
     if name in INTEGER_CALLS:
         integer_draw(d, fn, name, ins, by_name, shape)        # capture_random_integers
         return d.done()

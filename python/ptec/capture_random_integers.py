@@ -355,7 +355,7 @@ def _multinomial(d, fn, ins, by_name, shape) -> str:
 
 
 def _poisson(d, fn, ins, by_name, shape, source) -> str:
-    if _dtype(fn) != torch.float32 or _arg(fn, 1, "generator") is not None:
+    if _dtype(fn) != torch.float32:
         refuse_call(fn, "ptec runs torch.poisson of float32 rates")
     # over the elements as [N, K] (a rank-4 [.., K] would be laid out channels-last)
     n = int(np.prod(shape)) if shape else 1
