@@ -108,7 +108,10 @@ def recording_random_calls(tracer):
                 kwargs = dict(kwargs)
                 args = (kwargs.pop("size"),)            # torch.rand(size=s): as torch.rand(s)
             # a size from a traced shape (torch.rand(x.shape)) is recorded too: torch.rand takes no proxy
-            return _noted(tracer.create_proxy(kind, target, args, kwargs), generator)
+            proxy = _noted(tracer.create_proxy(kind, target, args, kwargs), generator)
+            if target is saved.get((torch, "poisson")) and args:
+                _note_rates(tracer, proxy, args[0])
+            return proxy
         return call
 
     def create_proxy(kind, target, args, kwargs, *rest, **kw):
@@ -136,6 +139,16 @@ def recording_random_calls(tracer):
         for (owner, name), value in saved.items():
             setattr(owner, name, value)
     _refuse_filled_reads(tracer, filled)
+
+
+def _note_rates(tracer, proxy, rates) -> None:
+    """torch.poisson's largest rate on the example (the shadow value of a
+    traced rate, or the constant), for capture_random_integers.poisson_parts."""
+    value = rates
+    if isinstance(rates, torch.fx.Proxy):
+        value = tracer.value(rates.node) if hasattr(tracer, "known") and tracer.known(rates.node) else None
+    if isinstance(value, torch.Tensor) and value.numel() and value.is_floating_point():
+        proxy.node.meta["ptec_rate_max"] = float(value.max())
 
 
 def _noted(proxy, generator: bool):

@@ -55,8 +55,15 @@ which each whole number is exact, as for x.long()'s ids).
   F_k > u (argmax as above), as torch's float. K = 35 covers rates up to
   RATE_CAP = 16 (the tail beyond K below 2^-9, the uniform's resolution,
   up to rate 20: room for the int8 grid above the calibration's largest
-  rate); a calibration input with a larger rate refuses the model in one
-  line rather than cut the counts short.
+  rate). Larger rates: the count is the sum (int64) of m independent
+  counts of rate / m each (a sum of independent Poisson counts is Poisson
+  of the summed rate: exact in law), each part its own u against the same
+  K LUTs of rate / m; m = ceil(1.25 r / 16) from the example input's
+  largest rate r (the tracer's shadow value; a constant's own), at most
+  16 parts (rates to 256, more refused). Each part is within about one
+  step of the int8 cumulative values, so the sum within about m of them.
+  A calibration input with a rate above 16 m refuses the model in one
+  line (naming the example) rather than cut the counts short.
 """
 from __future__ import annotations
 
@@ -86,12 +93,15 @@ def _carry_at(x, a):
 
 
 def _poisson_cdf(x, a):
-    if x.dtype == torch.float32 and x.numel() and float(x.max()) > RATE_CAP:
+    parts = int(a.get("parts", 1))
+    if x.dtype == torch.float32 and x.numel() and float(x.max()) > RATE_CAP * parts:
         # the float graph on a calibration input (the LUT's own grid is float64)
         raise UnsupportedOperator(f"operator not supported: {a.get('source', 'torch.poisson')}: rates up to "
                                   f"{float(x.max()):.3g} on the calibration inputs; ptec draws Poisson counts "
-                                  f"for rates up to {RATE_CAP:g} ({POISSON_TERMS} terms of the inverse CDF)")
-    lam = torch.clamp(x.double(), min=0.0)
+                                  f"for rates up to {RATE_CAP * parts:g} here ({parts} independent part(s) of "
+                                  f"rate / {parts} <= {RATE_CAP:g}, as many as the example input's largest rate "
+                                  f"asks for: give an example with rates as large as the calibration's)")
+    lam = torch.clamp(x.double(), min=0.0) / parts
     p = torch.exp(-lam)
     total = p.clone()
     for j in range(1, int(a["k"]) + 1):
@@ -354,9 +364,22 @@ def _multinomial(d, fn, ins, by_name, shape) -> str:
     return _finish(d, fn, picks)
 
 
+MAX_PARTS = 16              # rates up to 256
+
+
+def poisson_parts(rate_max) -> int:
+    """Independent parts a count is summed from: enough for 1.25 times the
+    example's largest rate (room as RATE_CAP's to _RATE_ROOM) at RATE_CAP each."""
+    return max(1, math.ceil(1.25 * float(rate_max or 0.0) / RATE_CAP))
+
+
 def _poisson(d, fn, ins, by_name, shape, source) -> str:
     if _dtype(fn) != torch.float32:
         refuse_call(fn, "ptec runs torch.poisson of float32 rates")
+    parts = poisson_parts(fn.meta.get("ptec_rate_max"))
+    if parts > MAX_PARTS:
+        refuse_call(fn, f"rates up to {fn.meta['ptec_rate_max']:.3g} on the example input: ptec draws Poisson "
+                    f"counts for rates up to {RATE_CAP * MAX_PARTS:g} ({MAX_PARTS} parts of rate <= {RATE_CAP:g})")
     # over the elements as [N, K] (a rank-4 [.., K] would be laid out channels-last)
     n = int(np.prod(shape)) if shape else 1
     src = by_name.get(ins[0])
@@ -364,12 +387,19 @@ def _poisson(d, fn, ins, by_name, shape, source) -> str:
         rates = d.const(np.asarray(src.attrs["value"], np.float32).reshape(n, 1))
     else:
         rates = d("reshape", [ins[0]], target_shape=[n, 1])
-    cdf = d("cat", [d("elementwise", [rates], fn="math", name="poisson_cdf", k=k, source=source)
+    # F_k(rate / parts), k < K: [N, 1, K], against each part's own u [N, parts, 1]
+    cdf = d("cat", [d("elementwise", [rates], fn="math", name="poisson_cdf", k=k, parts=parts, source=source)
                     for k in range(POISSON_TERMS)], dim=1)
-    u = d("reshape", [d.uniform([n])], target_shape=[n, 1])
-    above = d("compare", [cdf, u], kind="gt")           # broadcast: [N, K]
-    hits = d("cat", [d("bool_to", [above], dtype="float32"), d.const(np.ones((n, 1), np.float32))], dim=1)
-    counts = d("argmax", [hits], dim=1, keepdim=False, smallest=False)
+    cdf = d("reshape", [cdf], target_shape=[n, 1, POISSON_TERMS])
+    u = d("reshape", [d.uniform([n, parts])], target_shape=[n, parts, 1])
+    above = d("compare", [cdf, u], kind="gt")           # broadcast: [N, parts, K]
+    hits = d("cat", [d("bool_to", [above], dtype="float32"), d.const(np.ones((n, parts, 1), np.float32))], dim=2)
+    each = d("argmax", [hits], dim=2, keepdim=False, smallest=False)       # [N, parts]: each part's count
+    counts = None
+    for j in range(parts):          # summed in int64: a Poisson count of the whole rate
+        part = d("int_math", [each], kind="slice", dtype="int64", dim=1, start=j, end=j + 1) if parts > 1 else each
+        counts = part if counts is None else d("int_math", [counts, part], kind="add", dtype="int64", scalars={},
+                                               alpha=1)
     counts = d("int_math", [counts], kind="view", dtype="int64", shape=[int(v) for v in shape])
     return d("index_to_float", [counts])          # torch's float counts, exact
 

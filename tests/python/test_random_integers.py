@@ -238,6 +238,33 @@ def test_poisson_counts_follow_the_rates():
     _frequencies_match(counts, pmf, y.size, slack=0.008)
 
 
+def test_poisson_of_large_rates_sums_parts():
+    """Rates above 16: each count the sum (int64) of m independent counts of
+    rate / m <= 16 (m from the example's largest rate), a Poisson count of
+    the whole rate. Mean and spread over rates 0 to 60, and the pmf at rate
+    40 in bins of width 4 (each bin within 5 sigmas and the m parts' int8
+    resolution)."""
+    from ptec.capture_random_integers import poisson_parts
+    assert poisson_parts(60.0) == 5 and poisson_parts(12.0) == 1
+    rates = torch.linspace(0.0, 60.0, 1024).reshape(1, 16, 64)
+    y, _, _ = _runs(lambda x: torch.poisson(x), x=rates, lo=0.0, hi=60.0, executes=16)
+    assert y.dtype == np.float32 and np.array_equal(y, np.floor(y)) and y.min() >= 0
+    lam = rates.numpy()[None].repeat(len(y), 0)
+    assert (y[lam == 0] == 0).all()
+    assert abs((y - lam).sum()) < 5 * math.sqrt(lam.sum()) + 0.01 * y.size
+    assert abs(((y - lam) ** 2).sum() / lam.sum() - 1.0) < 0.06
+    y, _, _ = _runs(lambda x: torch.poisson(x * 0 + 40.0), lo=0.0, hi=1.0, executes=16)
+    pmf = np.array([math.exp(-40.0 + k * math.log(40.0) - math.lgamma(k + 1)) for k in range(200)])
+    edges = list(range(20, 64, 4))                 # bins [0, 20), [20, 24), ..., [60, 200)
+    probs = [pmf[a:b].sum() for a, b in zip([0] + edges, edges + [200])]
+    _frequencies_match(np.digitize(y, edges), probs, y.size, slack=0.01)
+    # the example's rates decide the parts: a calibration input with larger ones is refused in one line
+    calibration = inputs((1, 4, 8), 0.0, 40.0)
+    with pytest.raises((CaptureError, CompileError, UnsupportedOperator)) as e:
+        compile_model(Call(lambda x: torch.poisson(x)).eval(), [calibration[0][0] * 0.1], calibration)
+    assert "\n" not in str(e.value) and "rates up to" in str(e.value) and "example" in str(e.value), str(e.value)
+
+
 def test_geometric_log_normal_and_bernoulli_fills():
     y, step, _ = _runs(lambda x: torch.empty(1, 16, 64).geometric_(0.3))
     k = np.round(y)
@@ -260,7 +287,7 @@ def test_geometric_log_normal_and_bernoulli_fills():
 @pytest.mark.parametrize("call, word", [
     (lambda x: x + torch.randint(0, 2 ** 30, (1, 4, 8)), "2^24 integers"),
     (lambda x: x + torch.randint(0, 4, (1, 4, 8), dtype=torch.int16), "int16"),
-    (lambda x: torch.poisson(x.abs() * 10), "rates up to"),
+    (lambda x: torch.poisson(x.abs() * 100), "rates up to"),                  # 16 parts of 16 at most
     (lambda x: x + torch.empty(1, 4, 8).geometric_(0.0), "geometric_"),
     (lambda x: x + torch.empty(1, 4, 8).cauchy_(), "cauchy_"),
 ])
@@ -292,6 +319,7 @@ STREAMED = {
     "randperm": lambda x: torch.randperm(8),
     "multinomial": lambda x: torch.multinomial(torch.softmax(x[0], -1), 3),
     "poisson": lambda x: torch.poisson(x.abs()),
+    "poisson of large rates": lambda x: torch.poisson(x.abs() * 10),
     "geometric_": lambda x: torch.empty(1, 4, 8).geometric_(0.4),
 }
 
