@@ -49,8 +49,12 @@ The integer draws (randint, randint_like, random_, randperm,
 multinomial, poisson) are capture_random_integers'. A generator argument
 (generator=g, or torch.poisson(rates, g)) picks torch's stream, which
 these draws never follow: it is dropped while tracing (so the compile never
-advances it) and the call's compile note says so. cauchy_ is refused in
-one line.
+advances it) and the call's compile note says so.
+- x.cauchy_(median, sigma) of a fresh tensor, as a program output:
+  median + sigma tan(pi (u' - 1/2)) of u's midpoint, a constant fp32
+  table of its 256 values looked up by the level (_cauchy); read by
+  another layer it is refused (an int8 grid wide enough for its tails
+  leaves its bulk a few steps).
 """
 from __future__ import annotations
 
@@ -63,7 +67,7 @@ import torch
 import torch.nn.functional as F
 
 from .capture_calls import refuse_call, _meta_shape
-from .capture_random_integers import INTEGER_CALLS, integer_draw
+from .capture_random_integers import INTEGER_CALLS, integer_draw, levels_of
 from .capture_rewrites import _Steps
 from .ir import Node, UnsupportedOperator
 from .random_layers import node_seed
@@ -83,9 +87,8 @@ _DRAWING_METHODS = ("bernoulli", "multinomial")
 # fx's own record, through torch's __torch_function__, would name this wrapper)
 _DRAWING_FUNCTIONS = ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
                       "gumbel_softmax", "rrelu", "fractional_max_pool2d", "fractional_max_pool3d")
-_REFUSED = {
-    "cauchy_": "Cauchy values (an int8 grid wide enough for their tails leaves their bulk a few steps)",
-}
+_REFUSED = {}
+CAUCHY_FP32 = "Cauchy values, looked up in fp32 (an int8 grid wide enough for their tails leaves their bulk a few steps)"
 
 
 @contextlib.contextmanager
@@ -314,6 +317,26 @@ def _alpha_dropout(d: _Draws, fn, ins, shape, feature: bool) -> Optional[str]:
     return d("where", [keep, kept, d.const(np.full(shape, ALPHA * a * (p - 1.0), np.float32))])
 
 
+def _cauchy(d: _Draws, fn, shape) -> str:
+    """t.cauchy_(median, sigma): median + sigma tan(pi (u' - 1/2)) of the
+    level's midpoint u' = (i + 1/2) / 256, one of 256 values, computed at
+    compile time (float64, rounded once to fp32) and looked up by the level
+    i (int64) in that fp32 table (the portable aten::embedding.out): the
+    values reach the program's fp32 output as they are. Only as a program
+    output: a layer reading them would put them on an int8 grid."""
+    median, sigma = _arg(fn, 1, "median", 0.0), _arg(fn, 2, "sigma", 1.0)
+    if not (_number(median) and _number(sigma)) or sigma <= 0:
+        refuse_call(fn, "ptec runs cauchy_ with numbers median, sigma > 0")
+    if not fn.users or any(u.op != "output" for u in fn.users):
+        refuse_call(fn, "Cauchy values read by another layer: ptec draws cauchy_ as an fp32 program output only "
+                    "(an int8 grid wide enough for their tails leaves their bulk a few steps)")
+    n = int(np.prod(shape)) if len(shape) else 1
+    mid = (np.arange(256, dtype=np.float64) + 0.5) / 256.0
+    table = (float(median) + float(sigma) * np.tan(np.pi * (mid - 0.5))).astype(np.float32).reshape(256, 1)
+    rows = d("embedding", [levels_of(d, [n])], weight=table, fp32=CAUCHY_FP32)
+    return d("reshape", [rows], target_shape=[int(v) for v in shape], fp32=CAUCHY_FP32)
+
+
 def _overwritten(node: Optional[Node], shape) -> None:
     """The tensor a fill overwrites, read by nothing else (torch.empty_like(x),
     x.new_empty(...), a clone): its contents are never read, so it stands as
@@ -336,7 +359,7 @@ def random_nodes(fn, ins, by_name) -> Optional[List[Node]]:
                     "gumbel_softmax, alpha_dropout)")
     shape = _meta_shape(fn)
     known = ("rand", "rand_like", "randn", "randn_like", "normal", "bernoulli", "uniform_", "normal_",
-             "exponential_", "geometric_", "log_normal_", "bernoulli_", "gumbel_softmax", "alpha_dropout",
+             "exponential_", "cauchy_", "geometric_", "log_normal_", "bernoulli_", "gumbel_softmax", "alpha_dropout",
              "feature_alpha_dropout") + INTEGER_CALLS
     if name not in known or shape is None:
         return None
@@ -373,6 +396,8 @@ def random_nodes(fn, ins, by_name) -> Optional[List[Node]]:
         d.affine(d.minus_log_of_level(d.uniform(shape)), 1.0 / float(lambd), 0.0)
     elif name == "normal":
         _torch_normal(d, fn, shape, by_name)
+    elif name == "cauchy_":
+        _cauchy(d, fn, shape)
     elif name == "geometric_":
         p = _arg(fn, 1, "p")
         if not _number(p) or not 0 < p <= 1:

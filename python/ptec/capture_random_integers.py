@@ -165,7 +165,7 @@ def _whole(d, src: str, name: str, lo: int, hi: int, **attrs) -> str:
              **attrs)
 
 
-def _levels(d, shape) -> str:
+def levels_of(d, shape) -> str:
     """A draw's level i (0..255) as an int64 value."""
     return d("to_index", [_whole(d, d.uniform(shape), "uniform_level", 0, 255)], dtype="int64")
 
@@ -246,7 +246,7 @@ def _wide_randint(d, fn, shape, n: int) -> str:
 
     v = None
     for j in range(m):
-        level = _levels(d, shape)
+        level = levels_of(d, shape)
         if j + 1 < m:
             level = im("mul", [level], **{"1": 256 ** (m - 1 - j)})
         v = level if v is None else im("add", [v, level])
@@ -286,7 +286,7 @@ def _randperm(d, fn, shape) -> str:
     n = shape[0]
     key = None
     for weight in (65536, 256, 1):
-        level = _levels(d, [n])
+        level = levels_of(d, [n])
         if weight != 1:
             level = d("int_math", [level], kind="mul", dtype="int64", scalars={1: weight}, alpha=1)
         key = level if key is None else d("int_math", [key, level], kind="add", dtype="int64", scalars={}, alpha=1)

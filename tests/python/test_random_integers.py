@@ -265,6 +265,30 @@ def test_poisson_of_large_rates_sums_parts():
     assert "\n" not in str(e.value) and "rates up to" in str(e.value) and "example" in str(e.value), str(e.value)
 
 
+def test_cauchy_fill_is_an_fp32_output_of_torchs_quantiles():
+    """t.cauchy_(median, sigma) as the program's output: fp32 values, each
+    median + sigma tan(pi (u' - 1/2)) of a level midpoint u' (float64,
+    rounded once), looked up by the level in a constant fp32 table (the
+    only fp32 layers: the lookup and its view). Half fall below the
+    median, half within one sigma of it, a tenth beyond
+    sigma cot(pi / 20) on either side."""
+    calibration = inputs(BIG, -3.0, 3.0)
+    x = calibration[0][0]
+    res = compile_model(Call(lambda x: torch.empty(BIG).cauchy_(1.0, 2.0)).eval(), [x], calibration)
+    assert [f.split(": ")[-1] for f in res.lowered.fallbacks] == ["aten::embedding.out", "aten::view_copy.out"]
+    prog = parse_program(res.data)
+    y = np.stack([o[0] for o in host_runtime.run_stream(prog, res.data, [[x.numpy()]] * 16)])
+    assert y.dtype == np.float32 and y.shape == (16,) + BIG
+    mid = (np.arange(256) + 0.5) / 256.0
+    assert set(np.unique(y)) <= set((1.0 + 2.0 * np.tan(np.pi * (mid - 0.5))).astype(np.float32))
+    z, sigma = (y - 1.0) / 2.0, math.sqrt(0.25 / y.size)
+    assert abs((z < 0).mean() - 0.5) < 5 * sigma
+    assert abs((np.abs(z) < 1).mean() - 0.5) < 5 * sigma
+    tail = 1 / math.tan(math.pi / 20)                       # P(z > tail) = 0.05
+    assert abs((z > tail).mean() - 0.05) < 5 * math.sqrt(0.05 * 0.95 / y.size) + 1 / 256
+    assert abs((z < -tail).mean() - 0.05) < 5 * math.sqrt(0.05 * 0.95 / y.size) + 1 / 256
+
+
 def test_geometric_log_normal_and_bernoulli_fills():
     y, step, _ = _runs(lambda x: torch.empty(1, 16, 64).geometric_(0.3))
     k = np.round(y)
@@ -289,7 +313,8 @@ def test_geometric_log_normal_and_bernoulli_fills():
     (lambda x: x + torch.randint(0, 4, (1, 4, 8), dtype=torch.int16), "int16"),
     (lambda x: torch.poisson(x.abs() * 100), "rates up to"),                  # 16 parts of 16 at most
     (lambda x: x + torch.empty(1, 4, 8).geometric_(0.0), "geometric_"),
-    (lambda x: x + torch.empty(1, 4, 8).cauchy_(), "cauchy_"),
+    (lambda x: x + torch.empty(1, 4, 8).cauchy_(), "fp32 program output only"),
+    (lambda x: torch.empty(1, 4, 8).cauchy_(0.0, -1.0), "sigma > 0"),
 ])
 def test_refused_in_one_line(call, word):
     calibration = inputs((1, 4, 8), -3.0, 3.0)
@@ -321,6 +346,7 @@ STREAMED = {
     "poisson": lambda x: torch.poisson(x.abs()),
     "poisson of large rates": lambda x: torch.poisson(x.abs() * 10),
     "geometric_": lambda x: torch.empty(1, 4, 8).geometric_(0.4),
+    "cauchy_": lambda x: torch.empty(1, 4, 8).cauchy_(),
 }
 
 
@@ -343,7 +369,7 @@ def test_host_bytes_equal_the_reference_over_executes(name):
     assert len(seen) > 1                         # the stream advances
 
 
-@pytest.mark.parametrize("name", ["multinomial", "x + randint"])
+@pytest.mark.parametrize("name", ["multinomial", "x + randint", "wide randint", "cauchy_"])
 def test_the_m55_streams_the_reference(name, tmp_path):
     from model_checks import board_streams_reference
     calibration = inputs((1, 4, 8), -3.0, 3.0)
