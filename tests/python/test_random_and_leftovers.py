@@ -143,9 +143,8 @@ def test_draws_change_per_execute_and_repeat_per_seed():
 
 
 @pytest.mark.parametrize("call, word", [
-    # (randint, randint_like, randperm, multinomial, poisson, random_: test_random_integers.py)
-    (lambda x: x + torch.empty(1, 4, 8).cauchy_(), "cauchy_"),
-    (lambda x: x + torch.rand(1, 4, 8, generator=torch.Generator()), "generator"),
+    # (randint, randint_like, randperm, multinomial, poisson, random_, generator=: test_random_integers.py)
+    (lambda x: x + torch.empty(1, 4, 8).cauchy_(), "cauchy_"),          # read by a layer: fp32 output only
     (lambda x: F.alpha_dropout(x, 1.0, True), "p 1.0"),
 ])
 def test_refused_in_one_line(call, word):
