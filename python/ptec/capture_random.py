@@ -87,7 +87,6 @@ _DRAWING_METHODS = ("bernoulli", "multinomial")
 # fx's own record, through torch's __torch_function__, would name this wrapper)
 _DRAWING_FUNCTIONS = ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
                       "gumbel_softmax", "rrelu", "fractional_max_pool2d", "fractional_max_pool3d")
-_REFUSED = {}
 CAUCHY_FP32 = "Cauchy values, looked up in fp32 (an int8 grid wide enough for their tails leaves their bulk a few steps)"
 
 
@@ -352,11 +351,6 @@ def random_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     name = _name_of(fn)
     if name is None or fn.op not in ("call_function", "call_method"):
         return None
-    if name in _REFUSED:
-        refuse_call(fn, f"{_REFUSED[name]}: ptec's random stream on the device gives uniform draws and their "
-                    "transforms only (rand, randn, normal, bernoulli, randint, randperm, multinomial, poisson, "
-                    "uniform_, normal_, exponential_, random_, geometric_, log_normal_, bernoulli_, "
-                    "gumbel_softmax, alpha_dropout)")
     shape = _meta_shape(fn)
     known = ("rand", "rand_like", "randn", "randn_like", "normal", "bernoulli", "uniform_", "normal_",
              "exponential_", "cauchy_", "geometric_", "log_normal_", "bernoulli_", "gumbel_softmax", "alpha_dropout",
