@@ -35,7 +35,10 @@ minus_log_of_level: capture_random_integers' MATH_FUNCTIONS).
 
 torch.rand / randn / randint / randperm / normal with no tensor argument,
 rand_like / randn_like / randint_like / bernoulli / multinomial / poisson
-of a constant tensor, and the fills of a tensor made in the forward,
+of a constant tensor (also the methods probs.multinomial(k), p.bernoulli()),
+the fills of a tensor made in the forward, and F.dropout / dropout1d-3d /
+alpha_dropout / feature_alpha_dropout / gumbel_softmax / rrelu /
+fractional_max_pool2d-3d of a constant (their training=True default),
 would be run once by torch.fx while tracing and frozen into a constant:
 `recording_random_calls` makes the tracer record them as calls instead
 (also with a traced size, torch.rand(x.shape), which torch.rand itself
@@ -43,8 +46,15 @@ cannot take while tracing). A fill's tensor (torch.empty_like(x),
 x.new_empty(...), a clone) is never read, so it becomes a constant that
 capture drops.
 The integer draws (randint, randint_like, random_, randperm,
-multinomial, poisson) are capture_random_integers'. Forms left out
-(cauchy_, a generator argument) are refused in one line each.
+multinomial, poisson) are capture_random_integers'. A generator argument
+(generator=g, or torch.poisson(rates, g)) picks torch's stream, which
+these draws never follow: it is dropped while tracing (so the compile never
+advances it) and the call's compile note says so.
+- x.cauchy_(median, sigma) of a fresh tensor, as a program output:
+  median + sigma tan(pi (u' - 1/2)) of u's midpoint, a constant fp32
+  table of its 256 values looked up by the level (_cauchy); read by
+  another layer it is refused (an int8 grid wide enough for its tails
+  leaves its bulk a few steps).
 """
 from __future__ import annotations
 
@@ -57,7 +67,7 @@ import torch
 import torch.nn.functional as F
 
 from .capture_calls import refuse_call, _meta_shape
-from .capture_random_integers import INTEGER_CALLS, integer_draw
+from .capture_random_integers import INTEGER_CALLS, integer_draw, levels_of
 from .capture_rewrites import _Steps
 from .ir import Node, UnsupportedOperator
 from .random_layers import node_seed
@@ -70,9 +80,14 @@ ALPHA = 1.7580993408473766          # torch's alpha dropout constant (selu's sca
 _CONSTRUCTORS = ("rand", "randn", "randint", "randperm", "normal", "rand_like", "randn_like", "randint_like",
                  "bernoulli", "multinomial", "poisson")
 _FILLS = ("uniform_", "normal_", "exponential_", "bernoulli_", "random_", "geometric_", "log_normal_", "cauchy_")
-_REFUSED = {
-    "cauchy_": "Cauchy values (an int8 grid wide enough for their tails leaves their bulk a few steps)",
-}
+# out-of-place methods that draw (probs.multinomial(k), p.bernoulli()): recorded like the constructors
+_DRAWING_METHODS = ("bernoulli", "multinomial")
+# functions that draw with training=True or without samples (F.dropout's default): F.dropout(torch.ones(4))
+# would be one frozen mask. Recorded as fx records them of a traced tensor (the node's target torch's function:
+# fx's own record, through torch's __torch_function__, would name this wrapper)
+_DRAWING_FUNCTIONS = ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+                      "gumbel_softmax", "rrelu", "fractional_max_pool2d", "fractional_max_pool3d")
+CAUCHY_FP32 = "Cauchy values, looked up in fp32 (an int8 grid wide enough for their tails leaves their bulk a few steps)"
 
 
 @contextlib.contextmanager
@@ -84,34 +99,77 @@ def recording_random_calls(tracer):
 
     def recorder(kind, target, original):
         def call(*args, **kwargs):
+            args, kwargs, generator = _without_generator(args, kwargs)     # the user's generator never advances
             if getattr(tracer, "_evaluating", False):
                 return original(*args, **kwargs)        # the tracer's own run of a call (capture_tracer)
             if kind == "call_method" and isinstance(args[0], torch.fx.Proxy):
-                return original(*args, **kwargs)        # a traced tensor's fill: fx records it
-            if kwargs.get("generator") is not None:
-                raise UnsupportedOperator(f"{getattr(original, '__name__', target)}(generator=...): ptec draws "
-                                          "from its own stream on the device, not a torch.Generator's")
-            if kind == "call_method":
+                return _noted(original(*args, **kwargs), generator)     # a traced tensor's fill: fx records it
+            if kind == "call_method" and target in _FILLS:
                 filled.append(args[0])          # a tensor made in forward, filled in place
             elif not args and "size" in kwargs:
                 kwargs = dict(kwargs)
                 args = (kwargs.pop("size"),)            # torch.rand(size=s): as torch.rand(s)
             # a size from a traced shape (torch.rand(x.shape)) is recorded too: torch.rand takes no proxy
-            return tracer.create_proxy(kind, target, args, kwargs)
+            proxy = _noted(tracer.create_proxy(kind, target, args, kwargs), generator)
+            if target is saved.get((torch, "poisson")) and args:
+                _note_rates(tracer, proxy, args[0])
+            return proxy
         return call
+
+    def create_proxy(kind, target, args, kwargs, *rest, **kw):
+        # every recorded call, also x.normal_(generator=g) of a traced x, which fx records without torch
+        args, kwargs, generator = _without_generator(args, kwargs)
+        return _noted(create(kind, target, args, kwargs, *rest, **kw), generator)
+
+    create = tracer.create_proxy
+    tracer.create_proxy = create_proxy
 
     try:
         for name in _CONSTRUCTORS:
             saved[(torch, name)] = getattr(torch, name)
             setattr(torch, name, recorder("call_function", saved[(torch, name)], saved[(torch, name)]))
-        for name in _FILLS:
+        for name in _FILLS + _DRAWING_METHODS:
             saved[(torch.Tensor, name)] = getattr(torch.Tensor, name)
             setattr(torch.Tensor, name, recorder("call_method", name, saved[(torch.Tensor, name)]))
+        for name in _DRAWING_FUNCTIONS:
+            if hasattr(F, name):            # dropout1d: torch >= 1.12
+                saved[(F, name)] = getattr(F, name)
+                setattr(F, name, recorder("call_function", saved[(F, name)], saved[(F, name)]))
         yield
     finally:
+        del tracer.create_proxy          # the class's again
         for (owner, name), value in saved.items():
             setattr(owner, name, value)
     _refuse_filled_reads(tracer, filled)
+
+
+def _note_rates(tracer, proxy, rates) -> None:
+    """torch.poisson's largest rate on the example (the shadow value of a
+    traced rate, or the constant), for capture_random_integers.poisson_parts."""
+    value = rates
+    if isinstance(rates, torch.fx.Proxy):
+        value = tracer.value(rates.node) if hasattr(tracer, "known") and tracer.known(rates.node) else None
+    if isinstance(value, torch.Tensor) and value.numel() and value.is_floating_point():
+        proxy.node.meta["ptec_rate_max"] = float(value.max())
+
+
+def _noted(proxy, generator: bool):
+    """The call's proxy, marked when a generator argument was dropped."""
+    if generator and isinstance(proxy, torch.fx.Proxy):
+        proxy.node.meta["ptec_generator"] = True
+    return proxy
+
+
+def _without_generator(args, kwargs):
+    """(args, kwargs, whether a torch.Generator was among them) without it:
+    a generator= argument picks torch's stream, which ptec's draws never
+    follow anyway (torch's distribution, ptec's stream): dropped, and the
+    compile notes it (random_layers.note)."""
+    generator = any(isinstance(v, torch.Generator) for v in list(args) + list(kwargs.values()))
+    if generator:
+        args = tuple(a for a in args if not isinstance(a, torch.Generator))       # torch.poisson(rates, g)
+        kwargs = {k: v for k, v in kwargs.items() if not isinstance(v, torch.Generator)}
+    return args, kwargs, generator
 
 
 def _refuse_filled_reads(tracer, filled) -> None:
@@ -155,6 +213,8 @@ class _Draws(_Steps):
         bits = self("random_dropout", [ones], p=0.5, mask_dims=2, seed=0, uniform=True)     # 0 or 2 each
         bits_node = self.nodes[-1]
         bits_node.attrs["seed"] = node_seed(bits_node.name)
+        if getattr(self, "generator", False):
+            bits_node.attrs["generator_ignored"] = True         # the compile note says so
         # i = 128 b0 + 64 b1 + ... + b7 with int8 weights 64 64 32 ... 1 64 on [b0..b7, b0] (the top bit
         # twice: 128 is no int8 weight), on their own scale 2^-9 so each is a whole code: the sum is exact
         # and lands on u's grid (scale 1/256) without rounding, so the 256 levels stay distinct
@@ -256,6 +316,26 @@ def _alpha_dropout(d: _Draws, fn, ins, shape, feature: bool) -> Optional[str]:
     return d("where", [keep, kept, d.const(np.full(shape, ALPHA * a * (p - 1.0), np.float32))])
 
 
+def _cauchy(d: _Draws, fn, shape) -> str:
+    """t.cauchy_(median, sigma): median + sigma tan(pi (u' - 1/2)) of the
+    level's midpoint u' = (i + 1/2) / 256, one of 256 values, computed at
+    compile time (float64, rounded once to fp32) and looked up by the level
+    i (int64) in that fp32 table (the portable aten::embedding.out): the
+    values reach the program's fp32 output as they are. Only as a program
+    output: a layer reading them would put them on an int8 grid."""
+    median, sigma = _arg(fn, 1, "median", 0.0), _arg(fn, 2, "sigma", 1.0)
+    if not (_number(median) and _number(sigma)) or sigma <= 0:
+        refuse_call(fn, "ptec runs cauchy_ with numbers median, sigma > 0")
+    if not fn.users or any(u.op != "output" for u in fn.users):
+        refuse_call(fn, "Cauchy values read by another layer: ptec draws cauchy_ as an fp32 program output only "
+                    "(an int8 grid wide enough for their tails leaves their bulk a few steps)")
+    n = int(np.prod(shape)) if len(shape) else 1
+    mid = (np.arange(256, dtype=np.float64) + 0.5) / 256.0
+    table = (float(median) + float(sigma) * np.tan(np.pi * (mid - 0.5))).astype(np.float32).reshape(256, 1)
+    rows = d("embedding", [levels_of(d, [n])], weight=table, fp32=CAUCHY_FP32)
+    return d("reshape", [rows], target_shape=[int(v) for v in shape], fp32=CAUCHY_FP32)
+
+
 def _overwritten(node: Optional[Node], shape) -> None:
     """The tensor a fill overwrites, read by nothing else (torch.empty_like(x),
     x.new_empty(...), a clone): its contents are never read, so it stands as
@@ -271,19 +351,12 @@ def random_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     name = _name_of(fn)
     if name is None or fn.op not in ("call_function", "call_method"):
         return None
-    if name in _REFUSED:
-        refuse_call(fn, f"{_REFUSED[name]}: ptec's random stream on the device gives uniform draws and their "
-                    "transforms only (rand, randn, normal, bernoulli, randint, randperm, multinomial, poisson, "
-                    "uniform_, normal_, exponential_, random_, geometric_, log_normal_, bernoulli_, "
-                    "gumbel_softmax, alpha_dropout)")
     shape = _meta_shape(fn)
     known = ("rand", "rand_like", "randn", "randn_like", "normal", "bernoulli", "uniform_", "normal_",
-             "exponential_", "geometric_", "log_normal_", "bernoulli_", "gumbel_softmax", "alpha_dropout",
+             "exponential_", "cauchy_", "geometric_", "log_normal_", "bernoulli_", "gumbel_softmax", "alpha_dropout",
              "feature_alpha_dropout") + INTEGER_CALLS
     if name not in known or shape is None:
         return None
-    if fn.kwargs.get("generator") is not None:
-        refuse_call(fn, "a torch.Generator argument: ptec draws from its own stream on the device")
     if name not in INTEGER_CALLS and not _float_out(fn):
         refuse_call(fn, "ptec draws float32 random values only")
     if name in _FILLS:
@@ -292,6 +365,7 @@ def random_nodes(fn, ins, by_name) -> Optional[List[Node]]:
             refuse_call(fn, f"the tensor that {name} fills is read elsewhere; use the call's result")
         _overwritten(by_name.get(getattr(target, "name", None)), shape)
     d = _Draws(fn.name)
+    d.generator = bool(fn.meta.get("ptec_generator")) or fn.kwargs.get("generator") is not None
     if name in INTEGER_CALLS:
         integer_draw(d, fn, name, ins, by_name, shape)        # capture_random_integers
         return d.done()
@@ -316,6 +390,8 @@ def random_nodes(fn, ins, by_name) -> Optional[List[Node]]:
         d.affine(d.minus_log_of_level(d.uniform(shape)), 1.0 / float(lambd), 0.0)
     elif name == "normal":
         _torch_normal(d, fn, shape, by_name)
+    elif name == "cauchy_":
+        _cauchy(d, fn, shape)
     elif name == "geometric_":
         p = _arg(fn, 1, "p")
         if not _number(p) or not 0 < p <= 1:

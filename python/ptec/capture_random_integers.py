@@ -18,8 +18,14 @@ which each whole number is exact, as for x.long()'s ids).
   compared exactly (both whole numbers). The result is torch's int64
   (to_index, then + low as int_math); a float dtype= (or random_ of a float
   tensor) gives its float copy; read only by float layers (x + r, torch's
-  promotion to float32) it is that float copy too. n > 256 is refused: an
-  int8 value holds 256 whole numbers.
+  promotion to float32) it is that float copy too. n > 256 (an int8 value
+  holds 256 whole numbers): m draws make one of 2^K levels V (K = 8 m) in
+  int64 and r = floor(n V / 2^K), each value drawn with probability within
+  2^-K of 1 / n; the fewest m with 2^K >= n 2^16 (relative bias below
+  2^-16), n 2^K kept within 2^62 (up to n = 2^22; then fewer bits, at
+  least log2(n) + 8: relative bias below 2^-8 up to n = 2^24, larger
+  spans refused). No integer division runs on the device: r's bits from
+  the top, b_j = [n V >= 2^(K+j)] by an int64 clamp, subtracted as found.
 - randperm(n): the stable argsort of n keys of 2^24 levels, each three
   draws combined as 65536 i1 + 256 i2 + i3 in int64 (int_math) and sorted
   as their exact float32 copies. Two keys tie with probability 2^-24 (one
@@ -38,17 +44,26 @@ which each whole number is exact, as for x.long()'s ids).
   samples too; Gumbel-top-k on int8 keys, whose grid step is a tenth of a
   nat, would tie often and favour low indices, and a zero weight's -inf key
   has no int8 code). Each probability is the int8 cumulative weight's,
-  within about one step (1/255 of the row's sum). Fewer positive weights
-  than k without replacement (torch raises at run time) gives arbitrary
-  positions for the draws beyond them, with no error.
+  within about one step (1/255 of the row's sum). A row whose weights
+  (the last draw's) have no positive one fails the execute (_checked): a
+  row of zeros, where torch raises, and fewer positive weights than k
+  without replacement, an error by torch's documentation (its CPU code
+  returns zero-weight positions then, pytorch#50034).
 - poisson(rates): the inverse CDF of each element's rate: K LUTs of the
   rate, F_k(rate) = sum_{j <= k} p_j with p_0 = exp(-rate) and
   p_{j+1} = p_j rate / (j + 1), and the count is the first k with
   F_k > u (argmax as above), as torch's float. K = 35 covers rates up to
   RATE_CAP = 16 (the tail beyond K below 2^-9, the uniform's resolution,
   up to rate 20: room for the int8 grid above the calibration's largest
-  rate); a calibration input with a larger rate refuses the model in one
-  line rather than cut the counts short.
+  rate). Larger rates: the count is the sum (int64) of m independent
+  counts of rate / m each (a sum of independent Poisson counts is Poisson
+  of the summed rate: exact in law), each part its own u against the same
+  K LUTs of rate / m; m = ceil(1.25 r / 16) from the example input's
+  largest rate r (the tracer's shadow value; a constant's own), at most
+  16 parts (rates to 256, more refused). Each part is within about one
+  step of the int8 cumulative values, so the sum within about m of them.
+  A calibration input with a rate above 16 m refuses the model in one
+  line (naming the example) rather than cut the counts short.
 """
 from __future__ import annotations
 
@@ -78,12 +93,15 @@ def _carry_at(x, a):
 
 
 def _poisson_cdf(x, a):
-    if x.dtype == torch.float32 and x.numel() and float(x.max()) > RATE_CAP:
+    parts = int(a.get("parts", 1))
+    if x.dtype == torch.float32 and x.numel() and float(x.max()) > RATE_CAP * parts:
         # the float graph on a calibration input (the LUT's own grid is float64)
         raise UnsupportedOperator(f"operator not supported: {a.get('source', 'torch.poisson')}: rates up to "
                                   f"{float(x.max()):.3g} on the calibration inputs; ptec draws Poisson counts "
-                                  f"for rates up to {RATE_CAP:g} ({POISSON_TERMS} terms of the inverse CDF)")
-    lam = torch.clamp(x.double(), min=0.0)
+                                  f"for rates up to {RATE_CAP * parts:g} here ({parts} independent part(s) of "
+                                  f"rate / {parts} <= {RATE_CAP:g}, as many as the example input's largest rate "
+                                  f"asks for: give an example with rates as large as the calibration's)")
+    lam = torch.clamp(x.double(), min=0.0) / parts
     p = torch.exp(-lam)
     total = p.clone()
     for j in range(1, int(a["k"]) + 1):
@@ -147,7 +165,7 @@ def _whole(d, src: str, name: str, lo: int, hi: int, **attrs) -> str:
              **attrs)
 
 
-def _levels(d, shape) -> str:
+def levels_of(d, shape) -> str:
     """A draw's level i (0..255) as an int64 value."""
     return d("to_index", [_whole(d, d.uniform(shape), "uniform_level", 0, 255)], dtype="int64")
 
@@ -182,8 +200,10 @@ def _randint(d, fn, shape, low, high) -> str:
         refuse_call(fn, "ptec runs randint / random_ with int bounds low < high")
     n = high - low
     if n > 256:
-        refuse_call(fn, f"{n} integers: ptec's uniform draw has 256 levels (an int8 value), so randint spans "
-                    "at most 256 integers")
+        a = _wide_randint(d, fn, shape, n)
+        if low:
+            a = d("int_math", [a], kind="add", dtype="int64", scalars={1: int(low)}, alpha=1)
+        return _finish(d, fn, a)
     u1 = d.uniform(shape)
     a = d("to_index", [_whole(d, u1, "randint_high", 0, n - 1, n=float(n))], dtype="int64")
     if 256 % n:
@@ -194,6 +214,52 @@ def _randint(d, fn, shape, low, high) -> str:
     if low:
         a = d("int_math", [a], kind="add", dtype="int64", scalars={1: int(low)}, alpha=1)
     return _finish(d, fn, a)
+
+
+WIDE_BITS = 62           # n 2^K below 2^62: Y + 1 and every threshold fit int64
+
+
+def wide_draws(n: int):
+    """(m draws, K = 8 m bits) for randint over n > 256 integers: the fewest
+    draws with 2^K >= n 2^16 (a relative bias below 2^-16) within
+    n 2^K <= 2^62; None when that leaves K below log2(n) + 8."""
+    p = (n - 1).bit_length()
+    m = min(-(-(p + 16) // 8), (WIDE_BITS - p) // 8)
+    return (m, 8 * m) if 8 * m >= p + 8 else None
+
+
+def _wide_randint(d, fn, shape, n: int) -> str:
+    """r = floor(n V / 2^K), V = 256^(m-1) i1 + ... + im of m draws (2^K
+    equally likely levels): each r has floor or ceil of 2^K / n levels, so
+    its probability is within 2^-K of 1 / n. All in int64 (int_math), with
+    no division: Y = n V, then r's bits from the top, b_j = [Y >= 2^(K+j)]
+    as clamp(Y - 2^(K+j) + 1, 0, 1), Y -= b_j 2^(K+j), r += b_j 2^j."""
+    found = wide_draws(n)
+    if found is None:
+        refuse_call(fn, f"{n} integers: ptec draws randint over at most 2^24 integers (int64 arithmetic on "
+                    "a 62-bit product of the span and the draws)")
+    m, k = found
+
+    def im(kind, ins, **scalars):
+        return d("int_math", ins, kind=kind, dtype="int64", scalars={int(a): b for a, b in scalars.items()},
+                 alpha=1)
+
+    v = None
+    for j in range(m):
+        level = levels_of(d, shape)
+        if j + 1 < m:
+            level = im("mul", [level], **{"1": 256 ** (m - 1 - j)})
+        v = level if v is None else im("add", [v, level])
+    y = im("mul", [v], **{"1": n})
+    r = None
+    for j in reversed(range((n - 1).bit_length())):
+        t = 2 ** (k + j)
+        bit = d("int_math", [im("add", [y], **{"1": 1 - t})], kind="clamp", dtype="int64", lo=0, hi=1)
+        if j:
+            y = im("sub", [y, im("mul", [bit], **{"1": t})])
+        part = im("mul", [bit], **{"1": 2 ** j}) if j else bit
+        r = part if r is None else im("add", [r, part])
+    return r
 
 
 def _randint_bounds(fn, name):
@@ -220,7 +286,7 @@ def _randperm(d, fn, shape) -> str:
     n = shape[0]
     key = None
     for weight in (65536, 256, 1):
-        level = _levels(d, [n])
+        level = levels_of(d, [n])
         if weight != 1:
             level = d("int_math", [level], kind="mul", dtype="int64", scalars={1: weight}, alpha=1)
         key = level if key is None else d("int_math", [key, level], kind="add", dtype="int64", scalars={}, alpha=1)
@@ -246,6 +312,23 @@ def _inverse_cdf(d, weights: str, rows: int, c: int, draws: int) -> str:
     return d("argmax", [hits], dim=2, keepdim=False, smallest=False)
 
 
+def _checked(d, picks: str, weights: str, rows: int, c: int) -> str:
+    """picks (int64 [rows, n]) plus a 0 that exists only when every row's
+    weights (the last draw's, without replacement) have a positive one;
+    else torch raises ("invalid multinomial distribution") and so does the
+    execute: id = the first positive weight's position, C when none (the
+    argmax of [w > 0] with a final 1: exact compares of the dequantized
+    weights), looked up in a constant [C, 1] of zeros by
+    aten::embedding.out, which checks its ids at run time (id C is outside
+    the table: InvalidArgument). The looked-up 0.0, as int64, is added to
+    the picks, so the check is no dead code and the picks are unchanged."""
+    hits = d("bool_to", [d("compare", [weights], kind="gt", scalar=0.0)], dtype="float32")
+    hits = d("cat", [hits, d.const(np.ones((rows, 1), np.float32))], dim=1)
+    ids = d("argmax", [hits], dim=1, keepdim=False, smallest=False)
+    zero = d("to_index", [d("embedding", [ids], weight=np.zeros((c, 1), np.float32))], dtype="int64")
+    return d("int_math", [picks, zero], kind="add", dtype="int64", scalars={}, alpha=1)     # [rows, 1] broadcast
+
+
 def _multinomial(d, fn, ins, by_name, shape) -> str:
     probs = fn.args[0]
     pshape = _meta_shape(probs) if isinstance(probs, torch.fx.Node) else None
@@ -262,12 +345,14 @@ def _multinomial(d, fn, ins, by_name, shape) -> str:
     else:
         weights = d("reshape", [ins[0]], target_shape=[rows, c])
     if replacement:
-        picks = _inverse_cdf(d, weights, rows, c, k)
+        picks = _checked(d, _inverse_cdf(d, weights, rows, c, k), weights, rows, c)
     else:
         positions = d.const(np.arange(c, dtype=np.float32).reshape(1, c))
         drawn = []
         for s in range(k):
             pick = _inverse_cdf(d, weights, rows, c, 1)                     # [rows, 1]
+            if s + 1 == k:          # the last draw's weights have a positive one iff k were
+                pick = _checked(d, pick, weights, rows, c)
             drawn.append(pick)
             if s + 1 < k:
                 # (broadcast: the pick's float32 copy against the positions, exactly)
@@ -279,9 +364,22 @@ def _multinomial(d, fn, ins, by_name, shape) -> str:
     return _finish(d, fn, picks)
 
 
+MAX_PARTS = 16              # rates up to 256
+
+
+def poisson_parts(rate_max) -> int:
+    """Independent parts a count is summed from: enough for 1.25 times the
+    example's largest rate (room as RATE_CAP's to _RATE_ROOM) at RATE_CAP each."""
+    return max(1, math.ceil(1.25 * float(rate_max or 0.0) / RATE_CAP))
+
+
 def _poisson(d, fn, ins, by_name, shape, source) -> str:
-    if _dtype(fn) != torch.float32 or _arg(fn, 1, "generator") is not None:
+    if _dtype(fn) != torch.float32:
         refuse_call(fn, "ptec runs torch.poisson of float32 rates")
+    parts = poisson_parts(fn.meta.get("ptec_rate_max"))
+    if parts > MAX_PARTS:
+        refuse_call(fn, f"rates up to {fn.meta['ptec_rate_max']:.3g} on the example input: ptec draws Poisson "
+                    f"counts for rates up to {RATE_CAP * MAX_PARTS:g} ({MAX_PARTS} parts of rate <= {RATE_CAP:g})")
     # over the elements as [N, K] (a rank-4 [.., K] would be laid out channels-last)
     n = int(np.prod(shape)) if shape else 1
     src = by_name.get(ins[0])
@@ -289,12 +387,19 @@ def _poisson(d, fn, ins, by_name, shape, source) -> str:
         rates = d.const(np.asarray(src.attrs["value"], np.float32).reshape(n, 1))
     else:
         rates = d("reshape", [ins[0]], target_shape=[n, 1])
-    cdf = d("cat", [d("elementwise", [rates], fn="math", name="poisson_cdf", k=k, source=source)
+    # F_k(rate / parts), k < K: [N, 1, K], against each part's own u [N, parts, 1]
+    cdf = d("cat", [d("elementwise", [rates], fn="math", name="poisson_cdf", k=k, parts=parts, source=source)
                     for k in range(POISSON_TERMS)], dim=1)
-    u = d("reshape", [d.uniform([n])], target_shape=[n, 1])
-    above = d("compare", [cdf, u], kind="gt")           # broadcast: [N, K]
-    hits = d("cat", [d("bool_to", [above], dtype="float32"), d.const(np.ones((n, 1), np.float32))], dim=1)
-    counts = d("argmax", [hits], dim=1, keepdim=False, smallest=False)
+    cdf = d("reshape", [cdf], target_shape=[n, 1, POISSON_TERMS])
+    u = d("reshape", [d.uniform([n, parts])], target_shape=[n, parts, 1])
+    above = d("compare", [cdf, u], kind="gt")           # broadcast: [N, parts, K]
+    hits = d("cat", [d("bool_to", [above], dtype="float32"), d.const(np.ones((n, parts, 1), np.float32))], dim=2)
+    each = d("argmax", [hits], dim=2, keepdim=False, smallest=False)       # [N, parts]: each part's count
+    counts = None
+    for j in range(parts):          # summed in int64: a Poisson count of the whole rate
+        part = d("int_math", [each], kind="slice", dtype="int64", dim=1, start=j, end=j + 1) if parts > 1 else each
+        counts = part if counts is None else d("int_math", [counts, part], kind="add", dtype="int64", scalars={},
+                                               alpha=1)
     counts = d("int_math", [counts], kind="view", dtype="int64", shape=[int(v) for v in shape])
     return d("index_to_float", [counts])          # torch's float counts, exact
 

@@ -95,10 +95,14 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
         log(f"--stateful: {kept} state tensors kept across runs")
     log(f"captured {len(graph.nodes)} nodes with torch.{graph.source}")
     _check_ranks(graph)
+    noted = set()
     for n in graph.nodes:
         if n.op in RANDOM_OPS:
             n.attrs["seed"] = node_seed(n.name, random_seed)
-            log(random_note(n, origin(n)))
+            line = random_note(n, origin(n))
+            if line not in noted:           # one line per call (randint's several draws)
+                noted.add(line)
+                log(line)
         elif "note" in n.attrs:
             log(n.attrs["note"])          # capture's word on a layer whose torch result surprises
     prepared = qz.prepare(graph)

@@ -40,7 +40,9 @@ def note(n: Node, where: str) -> str:
     """The compile-time line saying that the layer draws random numbers."""
     if n.attrs.get("uniform"):          # capture_random's bits: rand, randn, bernoulli, gumbel_softmax, ...
         return (f"note: {where} draws random numbers on the device on every execute (torch's distribution, "
-                "ptec's own stream, restarted at each load)")
+                "ptec's own stream, restarted at each load)" + ("; its generator= argument is ignored (ptec's "
+                                                                "draws never follow a torch.Generator's stream)"
+                                                                if n.attrs.get("generator_ignored") else ""))
     if n.op == "random_fractional_pick":
         return (f"note: {where} draws random pooling regions on the device on every execute "
                 "(torch's distribution, ptec's own stream, restarted at each load)")

@@ -82,6 +82,31 @@ def test_randint_is_uniform_over_its_integers(call, low, high):
     assert not np.array_equal(y[0], y[1])
 
 
+@pytest.mark.parametrize("low, high", [(0, 1000), (-7, 2 ** 20 - 7)])
+def test_wide_randint_is_uniform(low, high):
+    """More than 256 integers: floor(n V / 2^K) of m draws in int64, each
+    value within 2^-K of 1 / n (a relative bias below 2^-16). Chi-square
+    over the values (n = 1000) or over 1,024 bins of the high bits and
+    each of the 20 bits' frequency (n = 2^20); the float copy is the int."""
+    from ptec.capture_random_integers import wide_draws
+    n = high - low
+    m, k = wide_draws(n)
+    assert 2 ** k >= n * 2 ** 16 and n * 2 ** k <= 2 ** 62
+    y, _, _ = _runs(lambda x: torch.randint(low, high, BIG), executes=32)
+    assert y.dtype == np.int64 and y.min() >= low and y.max() < high
+    r = (y - low).reshape(-1)
+    bins = r if n <= 1024 else r >> 10
+    cells = min(n, 1024)
+    expected = r.size / cells
+    chi2 = float(((np.bincount(bins, minlength=cells) - expected) ** 2 / expected).sum())
+    assert chi2 < cells - 1 + 5 * math.sqrt(2 * (cells - 1)), chi2
+    for bit in range((n - 1).bit_length()) if n == 2 ** 20 else ():
+        assert abs(((r >> bit) & 1).mean() - 0.5) < 5 * math.sqrt(0.25 / r.size), bit
+    f, _, _ = _runs(lambda x: torch.randint(low, high, BIG).float(), executes=2)
+    assert f.dtype == np.float32 and np.array_equal(f, np.round(f)) and f.min() >= low and f.max() < high
+    assert abs(f.mean() - (low + high - 1) / 2) < 5 * n / math.sqrt(12 * f.size)
+
+
 def test_randint_as_float_and_in_float_arithmetic():
     """random_ of a float tensor and randint(dtype=float) are whole floats;
     x + randint(...) is torch's promotion: x plus a whole number in [2, 7)."""
@@ -174,6 +199,17 @@ def test_multinomial_of_one_row():
     (lambda x: torch.poisson(torch.full((64,), 2.0)), 2.0),
     (lambda x: torch.bernoulli(torch.full((64,), 0.3)), 0.3),
     (lambda x: torch.randint_like(torch.zeros(64), 4), 1.5),
+    # method spellings and fills of constants, the dropouts' and gumbel_softmax's default training=True
+    (lambda x: torch.tensor([0.2, 0.0, 0.8]).multinomial(64, True).float(), 1.6),
+    (lambda x: torch.full((64,), 0.3).bernoulli(), 0.3),
+    (lambda x: torch.zeros(64).bernoulli(0.3), 0.3),
+    (lambda x: torch.ones(64).exponential_(2.0), 0.5),
+    (lambda x: torch.normal(2.0, 3.0, size=(64,)), 2.0),
+    (lambda x: torch.rand(64).uniform_(1.0, 3.0), 2.0),
+    (lambda x: x.new_empty(64).normal_(-1.0, 0.5), -1.0),
+    (lambda x: F.dropout(torch.ones(64), 0.25), 1.0),
+    (lambda x: F.alpha_dropout(torch.ones(64), 0.25, True), 0.75 / math.sqrt((1.7580993408473766 ** 2 * 0.25 + 1) * 0.75)),    # (1 - p) a
+    (lambda x: F.gumbel_softmax(torch.zeros(4, 16), hard=True), 1.0 / 16),
 ])
 def test_draws_from_constant_arguments_are_not_frozen(call, mean):
     """A draw whose arguments are all constants (no traced input) is
@@ -202,6 +238,57 @@ def test_poisson_counts_follow_the_rates():
     _frequencies_match(counts, pmf, y.size, slack=0.008)
 
 
+def test_poisson_of_large_rates_sums_parts():
+    """Rates above 16: each count the sum (int64) of m independent counts of
+    rate / m <= 16 (m from the example's largest rate), a Poisson count of
+    the whole rate. Mean and spread over rates 0 to 60, and the pmf at rate
+    40 in bins of width 4 (each bin within 5 sigmas and the m parts' int8
+    resolution)."""
+    from ptec.capture_random_integers import poisson_parts
+    assert poisson_parts(60.0) == 5 and poisson_parts(12.0) == 1
+    rates = torch.linspace(0.0, 60.0, 1024).reshape(1, 16, 64)
+    y, _, _ = _runs(lambda x: torch.poisson(x), x=rates, lo=0.0, hi=60.0, executes=16)
+    assert y.dtype == np.float32 and np.array_equal(y, np.floor(y)) and y.min() >= 0
+    lam = rates.numpy()[None].repeat(len(y), 0)
+    assert (y[lam == 0] == 0).all()
+    assert abs((y - lam).sum()) < 5 * math.sqrt(lam.sum()) + 0.01 * y.size
+    assert abs(((y - lam) ** 2).sum() / lam.sum() - 1.0) < 0.06
+    y, _, _ = _runs(lambda x: torch.poisson(x * 0 + 40.0), lo=0.0, hi=1.0, executes=16)
+    pmf = np.array([math.exp(-40.0 + k * math.log(40.0) - math.lgamma(k + 1)) for k in range(200)])
+    edges = list(range(20, 64, 4))                 # bins [0, 20), [20, 24), ..., [60, 200)
+    probs = [pmf[a:b].sum() for a, b in zip([0] + edges, edges + [200])]
+    _frequencies_match(np.digitize(y, edges), probs, y.size, slack=0.01)
+    # the example's rates decide the parts: a calibration input with larger ones is refused in one line
+    calibration = inputs((1, 4, 8), 0.0, 40.0)
+    with pytest.raises((CaptureError, CompileError, UnsupportedOperator)) as e:
+        compile_model(Call(lambda x: torch.poisson(x)).eval(), [calibration[0][0] * 0.1], calibration)
+    assert "\n" not in str(e.value) and "rates up to" in str(e.value) and "example" in str(e.value), str(e.value)
+
+
+def test_cauchy_fill_is_an_fp32_output_of_torchs_quantiles():
+    """t.cauchy_(median, sigma) as the program's output: fp32 values, each
+    median + sigma tan(pi (u' - 1/2)) of a level midpoint u' (float64,
+    rounded once), looked up by the level in a constant fp32 table (the
+    only fp32 layers: the lookup and its view). Half fall below the
+    median, half within one sigma of it, a tenth beyond
+    sigma cot(pi / 20) on either side."""
+    calibration = inputs(BIG, -3.0, 3.0)
+    x = calibration[0][0]
+    res = compile_model(Call(lambda x: torch.empty(BIG).cauchy_(1.0, 2.0)).eval(), [x], calibration)
+    assert [f.split(": ")[-1] for f in res.lowered.fallbacks] == ["aten::embedding.out", "aten::view_copy.out"]
+    prog = parse_program(res.data)
+    y = np.stack([o[0] for o in host_runtime.run_stream(prog, res.data, [[x.numpy()]] * 16)])
+    assert y.dtype == np.float32 and y.shape == (16,) + BIG
+    mid = (np.arange(256) + 0.5) / 256.0
+    assert set(np.unique(y)) <= set((1.0 + 2.0 * np.tan(np.pi * (mid - 0.5))).astype(np.float32))
+    z, sigma = (y - 1.0) / 2.0, math.sqrt(0.25 / y.size)
+    assert abs((z < 0).mean() - 0.5) < 5 * sigma
+    assert abs((np.abs(z) < 1).mean() - 0.5) < 5 * sigma
+    tail = 1 / math.tan(math.pi / 20)                       # P(z > tail) = 0.05
+    assert abs((z > tail).mean() - 0.05) < 5 * math.sqrt(0.05 * 0.95 / y.size) + 1 / 256
+    assert abs((z < -tail).mean() - 0.05) < 5 * math.sqrt(0.05 * 0.95 / y.size) + 1 / 256
+
+
 def test_geometric_log_normal_and_bernoulli_fills():
     y, step, _ = _runs(lambda x: torch.empty(1, 16, 64).geometric_(0.3))
     k = np.round(y)
@@ -222,12 +309,12 @@ def test_geometric_log_normal_and_bernoulli_fills():
 
 
 @pytest.mark.parametrize("call, word", [
-    (lambda x: x + torch.randint(0, 1000, (1, 4, 8)), "256 integers"),
+    (lambda x: x + torch.randint(0, 2 ** 30, (1, 4, 8)), "2^24 integers"),
     (lambda x: x + torch.randint(0, 4, (1, 4, 8), dtype=torch.int16), "int16"),
-    (lambda x: torch.poisson(x.abs() * 10), "rates up to"),
-    (lambda x: torch.randint(0, 4, (1, 4, 8), generator=torch.Generator()), "generator"),
+    (lambda x: torch.poisson(x.abs() * 100), "rates up to"),                  # 16 parts of 16 at most
     (lambda x: x + torch.empty(1, 4, 8).geometric_(0.0), "geometric_"),
-    (lambda x: x + torch.empty(1, 4, 8).cauchy_(), "cauchy_"),
+    (lambda x: x + torch.empty(1, 4, 8).cauchy_(), "fp32 program output only"),
+    (lambda x: torch.empty(1, 4, 8).cauchy_(0.0, -1.0), "sigma > 0"),
 ])
 def test_refused_in_one_line(call, word):
     calibration = inputs((1, 4, 8), -3.0, 3.0)
@@ -242,21 +329,24 @@ def test_wide_randint_exits_2_from_the_cli(tmp_path):
     line = cli_refusal(tmp_path, "import torch\n"
                           "class M(torch.nn.Module):\n"
                           "    def forward(self, x):\n"
-                          "        return x + torch.randint(0, 300, (1, 4, 8))\n"
+                          "        return x + torch.randint(0, 2 ** 30, (1, 4, 8))\n"
                           "def model():\n"
                           "    m = M()\n"
                           "    m.input_shape = (1, 4, 8)\n"
                           "    return m\n")
-    assert "randint" in line and "256" in line, line
+    assert "randint" in line and "2^24" in line, line
 
 
 STREAMED = {
     "randint": lambda x: torch.randint(-2, 5, (1, 4, 8)),
     "x + randint": lambda x: x + torch.randint(0, 3, (1, 4, 8)),
+    "wide randint": lambda x: torch.randint(-9, 5000, (1, 4, 8)),
     "randperm": lambda x: torch.randperm(8),
     "multinomial": lambda x: torch.multinomial(torch.softmax(x[0], -1), 3),
     "poisson": lambda x: torch.poisson(x.abs()),
+    "poisson of large rates": lambda x: torch.poisson(x.abs() * 10),
     "geometric_": lambda x: torch.empty(1, 4, 8).geometric_(0.4),
+    "cauchy_": lambda x: torch.empty(1, 4, 8).cauchy_(),
 }
 
 
@@ -279,9 +369,61 @@ def test_host_bytes_equal_the_reference_over_executes(name):
     assert len(seen) > 1                         # the stream advances
 
 
-@pytest.mark.parametrize("name", ["multinomial", "x + randint"])
+@pytest.mark.parametrize("name", ["multinomial", "x + randint", "wide randint", "cauchy_"])
 def test_the_m55_streams_the_reference(name, tmp_path):
     from model_checks import board_streams_reference
     calibration = inputs((1, 4, 8), -3.0, 3.0)
     res = compile_model(Call(STREAMED[name]).eval(), [calibration[0][0]], calibration, target="cortex-m55")
     board_streams_reference(res.data, [c[0] for c in calibration[:3]], "cortex-m55", tmp_path, random=True)
+
+
+@pytest.mark.parametrize("replacement", [False, True])
+def test_multinomial_fails_the_execute_where_torch_raises(replacement):
+    """A row of zero weights: torch raises at run time, and so does the
+    execute (a checked embedding lookup whose id is out of range exactly
+    then). Fewer positive weights than k without replacement: an error in
+    torch's documentation (torch 1.13 and 2.x on the CPU return zero-weight
+    positions instead, pytorch#50034), an error here. Other weights run, on
+    the same loaded program, and never draw a zero weight."""
+    good = torch.tensor([[0.5, 0.0, 0.3, 0.2], [0.1, 0.1, 0.0, 0.8]])
+    fn = lambda w: torch.multinomial(w, 2, replacement)
+    res = compile_model(Call(fn).eval(), [good], [[good], [good * 2]])
+    prog = parse_program(res.data)
+    two = torch.tensor([[0.0, 0.7, 0.0, 0.2], [0.0, 0.0, 0.4, 0.8]])       # exactly k positive weights
+    for w in (good, two):
+        torch.multinomial(w, 2, replacement)                # torch draws these
+        for (picks,) in host_runtime.run_stream(prog, res.data, [[w.numpy()]] * 4):
+            assert (w.numpy()[np.arange(2)[:, None], picks] > 0).all()
+    bad = [torch.tensor([[0.0, 0.0, 0.0, 0.0], [0.1, 0.1, 0.0, 0.8]])]
+    if not replacement:
+        bad.append(torch.tensor([[0.5, 0.0, 0.0, 0.0], [0.1, 0.1, 0.0, 0.8]]))
+    with pytest.raises(RuntimeError, match="invalid multinomial"):
+        torch.multinomial(bad[0], 2, replacement)
+    for w in bad:
+        with pytest.raises(host_runtime.RuntimeError_, match="outside the table"):
+            host_runtime.run(prog, res.data, [w.numpy()])
+
+
+@pytest.mark.parametrize("call", [
+    lambda x, g: torch.rand(1, 4, 8, generator=g),
+    lambda x, g: torch.randint(0, 1000, (1, 4, 8), generator=g).float(),
+    lambda x, g: torch.poisson(x.abs(), g),                              # positional
+    lambda x, g: x.new_empty(1, 4, 8).normal_(generator=g),              # a traced tensor's fill
+    lambda x, g: torch.multinomial(torch.softmax(x[0], -1), 2, generator=g).float(),
+])
+def test_a_generator_argument_is_ignored_with_a_note(call):
+    """ptec's draws follow torch's distribution, never a torch.Generator's
+    stream (which no device reproduces, with or without one): generator= is
+    dropped with one compile note per call, the user's generator is left as
+    it was, and the draws change per execute."""
+    g = torch.Generator().manual_seed(5)
+    state = g.get_state().clone()
+    calibration = inputs((1, 4, 8), -3.0, 3.0)
+    x = calibration[0][0]
+    lines = []
+    res = compile_model(Call(lambda x: call(x, g)).eval(), [x], calibration, log=lines.append)
+    notes = [s for s in lines if "generator= argument is ignored" in s]
+    assert len(notes) == 1 and "draws random numbers on the device" in notes[0], lines
+    assert torch.equal(g.get_state(), state)
+    outs = host_runtime.run_stream(parse_program(res.data), res.data, [[x.numpy()]] * 4)
+    assert len({np.asarray(o[0]).tobytes() for o in outs}) == 4

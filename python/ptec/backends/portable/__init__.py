@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import KernelBackend
-from .lowering import BINARY, aten_key, lower_fp32
+from .lowering import BINARY, aten_key, lower_fp32, lower_fp32_rows
 
 
 class PortableBackend(KernelBackend):
@@ -18,6 +18,9 @@ class PortableBackend(KernelBackend):
         return None
 
     def lower_node(self, n, ctx):
+        if n.op == "embedding" and len(n.inputs) == 1:
+            # rows of a constant fp32 table (capture_random's cauchy_) by int64 ids, kept as they are
+            return lower_fp32_rows(n, ctx.get(n.inputs[0]), ctx.b, ctx.fallbacks)
         if aten_key(n) in BINARY:
             # constants are stored in the layout the call needs (lowering.py)
             consts = [np.asarray(ctx.g.node(i).attrs["value"], np.float32)

@@ -481,3 +481,13 @@ def lower_fp32(n: Node, ins: List[Act], b: ProgramBuilder, fallbacks: List[str],
         out = _activation(b, out, act[0], act[1])
     fallbacks.append(f"{origin(n)}: {key}")
     return out
+
+
+def lower_fp32_rows(n: Node, ids: Act, b: ProgramBuilder, fallbacks: List[str]) -> Act:
+    """aten::embedding.out on a constant fp32 table (attrs weight) by int64
+    ids: the rows as they are, every id checked by the kernel."""
+    out = new_act(b, ScalarType.FLOAT, n.shape)
+    b.call("aten::embedding.out", weight=b.constant(np.asarray(n.attrs["weight"], np.float32)), indices=ids.value,
+           padding_idx=-1, scale_grad_by_freq=False, sparse=False, out=out.value)
+    fallbacks.append(f"{origin(n)}: aten::embedding.out")
+    return out
