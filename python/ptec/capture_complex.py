@@ -469,6 +469,8 @@ def _pair_nodes(fn, by_name) -> Optional[List[Node]]:
         got = _join(s, _trailing(s, re, out_shape), _trailing(s, im, out_shape), len(out_shape))
     elif t is torch.view_as_complex and x is not None and x[0] == "real":
         got = s("identity", [x[1]])
+    elif (got := _complex_power(fn, by_name, s, out_shape)) is not None:
+        pass                                # a complex exponent or base (capture_complex_trig)
     elif x is None or x[0] != "pair":
         return None
     elif (t is getattr and fn.args[1] in ("real", "imag")) or t in (torch.real, torch.imag):
@@ -505,7 +507,13 @@ def _pair_nodes(fn, by_name) -> Optional[List[Node]]:
 
 def _math(fn, s: _Steps, p: str, shape, out_shape) -> Optional[str]:
     from .capture_complex_math import math_nodes       # (it imports this module)
-    return math_nodes(fn, s, p, shape, out_shape)
+    from .capture_complex_trig import function_nodes
+    return math_nodes(fn, s, p, shape, out_shape) or function_nodes(fn, s, p, shape, out_shape)
+
+
+def _complex_power(fn, by_name, s: _Steps, out_shape) -> Optional[str]:
+    from .capture_complex_trig import power_nodes
+    return power_nodes(fn, by_name, s, out_shape)
 
 
 def _reduce(fn, s: _Steps, p: str, shape, out_shape) -> Optional[str]:
@@ -571,7 +579,7 @@ def complex_nodes(fn, ins, by_name) -> Optional[List[Node]]:
         refuse_call(fn, OUTPUT)
     nodes = _joined(fn, by_name) or _pair_nodes(fn, by_name)
     if nodes is None:
-        refuse_call(fn, OTHER)
+        refuse_call(fn, torch_refusal(fn) or OTHER)
     return nodes
 
 
@@ -586,9 +594,42 @@ def complex_module_nodes(fn, module, source: str) -> Optional[List[Node]]:
     if is_complex(fn) and any(u.op == "output" for u in fn.users):
         raise UnsupportedOperator(f"operator not supported: {source}: {OUTPUT}")
     x, out_shape = (fn.args[0] if len(fn.args) == 1 and not fn.kwargs else None), _shape(fn)
-    if isinstance(module, (torch.nn.Identity, torch.nn.Flatten, torch.nn.Unflatten)) and is_complex(x) \
-            and is_complex(fn) and out_shape is not None:
+    if is_complex(x) and is_complex(fn) and out_shape is not None:
         s = _Steps(fn.name)
-        s("reshape", [x.name], target_shape=out_shape + [2])
-        return s.done()
-    raise UnsupportedOperator(f"operator not supported: {source}: {OTHER}")
+        if isinstance(module, (torch.nn.Identity, torch.nn.Flatten, torch.nn.Unflatten)):
+            s("reshape", [x.name], target_shape=out_shape + [2])
+            return s.done()
+        from .capture_complex_trig import module_nodes      # nn.Tanh, nn.Sigmoid, ..., the dropouts
+        if out_shape == _shape(x) and module_nodes(module, s, x.name, out_shape) is not None:
+            return s.done()
+    raise UnsupportedOperator(f"operator not supported: {source}: {torch_refusal(fn, module) or OTHER}")
+
+
+def torch_refusal(fn, module=None) -> Optional[str]:
+    """What torch itself says when it runs this call (or layer) on values
+    of its arguments' traced shapes and dtypes, if it raises: a call torch
+    does not define on a complex value (torch.exp2 in torch 1.13, nn.Linear
+    with float weights, nn.ReLU) is refused quoting torch, not as a gap."""
+    missing = []
+
+    def sample(a):
+        meta = _meta(a)
+        if meta is None or not hasattr(meta, "shape"):
+            missing.append(a)
+            return None
+        return torch.ones(tuple(meta.shape), dtype=meta.dtype)
+    args, kwargs = torch.fx.node.map_arg((fn.args, fn.kwargs), sample)
+    if missing:
+        return None
+    try:
+        with torch.no_grad():
+            if module is not None:
+                module(*args, **kwargs)
+            elif fn.op == "call_method":
+                getattr(args[0], fn.target)(*args[1:], **kwargs)
+            else:
+                fn.target(*args, **kwargs)
+    except Exception as e:                  # noqa: BLE001 - torch's own refusal, quoted
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        return f"torch itself does not compute it on a complex value ({first})"
+    return None
