@@ -14,7 +14,9 @@ grids keep them) and with torch's principal branches:
   complex_math's polar power);
 - asin z = (asin beta, copysign(acosh alpha, b)), acos z = (acos beta,
   -copysign(acosh alpha, b)), acosh z = (acosh alpha, copysign(acos beta,
-  b)) with alpha, beta = (|z + 1| +- |z - 1|) / 2; asinh z = -i asin(iz),
+  b)) with alpha, beta = (|z + 1| +- |z - 1|) / 2, spelled asin beta =
+  atan2(a, sqrt(alpha^2 - a^2)), acosh alpha = log(alpha + sqrt(alpha^2 -
+  1)) in fp32 (but the log's LUT); asinh z = -i asin(iz),
   atanh z = ((log |1 + z| - log |1 - z|) / 2, atan2(b, (1 - |z|^2) / 2) / 2),
   atan z = -i atanh(iz) (Hull et al.'s real forms of the principal
   values: the branch cuts' sides as torch's for a cut reached from
@@ -50,14 +52,14 @@ from .capture_calls import call_is, torch_functions
 from .capture_rewrites import _Steps
 
 TINY = float(np.finfo(np.float32).tiny)
+FP32 = ("an inverse function of a complex value, computed in fp32 (alpha and beta's int8 grids near 1 would "
+        "make acosh's and asin's LUTs jump)")
 
 # the real functions the LUTs are made of: m * f(k x) + c (ir.ELEMENTWISE's "math", name "complex_part")
 _REAL = {
     "identity": lambda v: v, "square": lambda v: v * v, "exp": torch.exp, "sin": torch.sin, "cos": torch.cos,
     "sinh": torch.sinh, "cosh": torch.cosh, "tanh": torch.tanh, "sech": lambda v: 1.0 / torch.cosh(v),
     "log": lambda v: torch.log(torch.clamp(v, min=0.0)),
-    "asin": lambda v: torch.asin(torch.clamp(v, -1.0, 1.0)), "acos": lambda v: torch.acos(torch.clamp(v, -1.0, 1.0)),
-    "acosh": lambda v: torch.acosh(torch.clamp(v, min=1.0)),
     "positive": lambda v: (v > 0).to(v.dtype),
 }
 MATH_FUNCTIONS = {"complex_part": lambda x, a: a["m"] * _REAL[a["f"]](a["k"] * x) + a["c"]}
@@ -122,7 +124,7 @@ def _tanh_like(s: _Steps, x: str, y: str, k: float) -> tuple:
 
 
 def _copysign(s: _Steps, magnitude: str, sign: str) -> str:
-    return s("binary_math", [magnitude, sign], fn="copysign")
+    return s("binary_math", [magnitude, sign], fn="copysign", fp32=FP32)
 
 
 def _hypot_shifted(s: _Steps, x: str, y: str, shift: float) -> str:
@@ -130,10 +132,24 @@ def _hypot_shifted(s: _Steps, x: str, y: str, shift: float) -> str:
     return s("binary_math", [_lut(s, x, "identity", c=shift), y], fn="hypot")
 
 
-def _arcs(s: _Steps, x: str, y: str):
-    """alpha * 2 = |z + 1| + |z - 1|, beta * 2 = |z + 1| - |z - 1| of z = x + iy."""
-    h1, h2 = _hypot_shifted(s, x, y, 1.0), _hypot_shifted(s, x, y, -1.0)
-    return s("add", [h1, h2]), s("sub", [h1, h2])
+def _arc(s: _Steps, x: str, y: str):
+    """For w = x + iy, alpha = (|w + 1| + |w - 1|) / 2 (so x = alpha beta):
+    sqrt(alpha^2 - x^2) (= alpha sqrt(1 - beta^2)) and acosh alpha = log(alpha
+    + sqrt(alpha^2 - 1)), all in fp32 but the log's LUT (of a value >= 1,
+    where log's slope is at most 1: acosh's and asin's own LUTs would be
+    steep at alpha = 1, |beta| = 1, which int8 grids of alpha and beta
+    reach; 8 output steps measured so)."""
+    def f(op, ins, **attrs):
+        return s(op, ins, fp32=FP32, **attrs)
+
+    def root(v):
+        return f("binary_math", [f("clamp", [v], lo=0.0, hi=None), s.const(np.float32(0.5))], fn="pow")
+    h1 = f("binary_math", [f("add", [x, s.const(np.float32(1.0))]), y], fn="hypot")
+    h2 = f("binary_math", [f("sub", [x, s.const(np.float32(1.0))]), y], fn="hypot")
+    alpha = f("mul", [f("add", [h1, h2]), s.const(np.float32(0.5))])
+    square = f("mul", [alpha, alpha])
+    across = root(f("sub", [square, f("mul", [x, x])]))
+    return across, _lut(s, f("add", [alpha, root(f("sub", [square, s.const(np.float32(1.0))]))]), "log")
 
 
 def _atanh_parts(s: _Steps, x: str, y: str):
@@ -174,17 +190,16 @@ def function_nodes(fn, s: _Steps, p: str, shape, out_shape) -> Optional[str]:
     if call_is(fn, _RSQRT):
         return _power(s, p, shape, -0.5)
     if call_is(fn, _ASIN + _ACOS + _ACOSH):
-        alpha2, beta2 = _arcs(s, a, b)
-        if call_is(fn, _ACOSH):
-            return _join(s, _lut(s, alpha2, "acosh", k=0.5), _copysign(s, _lut(s, beta2, "acos", k=0.5), b), shape)
-        im = _copysign(s, _lut(s, alpha2, "acosh", k=0.5), b)
-        if call_is(fn, _ACOS):
-            return _join(s, _lut(s, beta2, "acos", k=0.5), s("neg", [im]), shape)
-        return _join(s, _lut(s, beta2, "asin", k=0.5), im, shape)
-    if call_is(fn, _ASINH):                             # -i asin(iz): (copysign(acosh a', a), asin((|z+i| - |z-i|) / 2))
-        h_minus, h_plus = _hypot_shifted(s, b, a, -1.0), _hypot_shifted(s, b, a, 1.0)
-        re = _copysign(s, _lut(s, s("add", [h_plus, h_minus]), "acosh", k=0.5), a)
-        return _join(s, re, _lut(s, s("sub", [h_plus, h_minus]), "asin", k=0.5), shape)
+        across, acosh = _arc(s, a, b)
+        if call_is(fn, _ASIN):                          # (asin beta, copysign(acosh alpha, b))
+            return _join(s, s("binary_math", [a, across], fn="atan2"), _copysign(s, acosh, b), shape)
+        acos = s("binary_math", [across, a], fn="atan2")
+        if call_is(fn, _ACOS):                          # (acos beta, -copysign(acosh alpha, b))
+            return _join(s, acos, s("mul", [_copysign(s, acosh, b), s.const(np.float32(-1.0))], fp32=FP32), shape)
+        return _join(s, acosh, _copysign(s, acos, b), shape)
+    if call_is(fn, _ASINH):                             # -i asin(iz), iz = -b + ia
+        across, acosh = _arc(s, b, a)
+        return _join(s, _copysign(s, acosh, a), s("binary_math", [b, across], fn="atan2"), shape)
     if call_is(fn, _ATANH):
         return _join(s, *_atanh_parts(s, a, b), shape)
     if call_is(fn, _ATAN):                              # -i atanh(iz): (Im atanh(iz), -Re atanh(iz))
@@ -251,7 +266,8 @@ def _as_pair(s: _Steps, real) -> str:
     a negative x's angle is pi, not the -pi of a -0 imaginary part)."""
     from .capture_complex import _trailing
     shape = list(real[2])
-    return _join(s, _trailing(s, real[1], shape), s.const(np.zeros(shape + [1], np.float32)), shape)
+    x = _trailing(s, real[1], shape)
+    return _join(s, x, s("sub", [x, x]), shape)
 
 
 def power_nodes(fn, by_name, s: _Steps, out_shape) -> Optional[str]:
