@@ -471,6 +471,8 @@ def _pair_nodes(fn, by_name) -> Optional[List[Node]]:
         got = s("identity", [x[1]])
     elif (got := _complex_power(fn, by_name, s, out_shape)) is not None:
         pass                                # a complex exponent or base (capture_complex_trig)
+    elif (got := _selection(fn, by_name, s, x, out_shape)) is not None:
+        pass                                # index lists, gather, flip, roll, where, norms (capture_complex_select)
     elif x is None or x[0] != "pair":
         return None
     elif (t is getattr and fn.args[1] in ("real", "imag")) or t in (torch.real, torch.imag):
@@ -509,6 +511,11 @@ def _math(fn, s: _Steps, p: str, shape, out_shape) -> Optional[str]:
     from .capture_complex_math import math_nodes       # (it imports this module)
     from .capture_complex_trig import function_nodes
     return math_nodes(fn, s, p, shape, out_shape) or function_nodes(fn, s, p, shape, out_shape)
+
+
+def _selection(fn, by_name, s: _Steps, x, out_shape) -> Optional[str]:
+    from .capture_complex_select import select_nodes
+    return select_nodes(fn, by_name, s, x, out_shape)
 
 
 def _complex_power(fn, by_name, s: _Steps, out_shape) -> Optional[str]:
