@@ -62,7 +62,8 @@ _DIV = (operator.truediv, torch.div, "div", "divide", torch.divide, torch.true_d
 _ADD = (operator.add, torch.add, "add")
 _SUB = (operator.sub, torch.sub, "sub", "subtract", torch.subtract)
 _FFT_DIMS = tuple(getattr(torch.fft, f) for f in ("fft2", "ifft2", "fftn", "ifftn", "rfft2", "irfft2", "rfftn",
-                                                   "irfftn", "hfft", "ihfft"))
+                                                   "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn")
+                  if hasattr(torch.fft, f))
 _SHIFTS = (torch.fft.fftshift, torch.fft.ifftshift)
 _VIEWS = ("view", "reshape", torch.reshape, "flatten", torch.flatten, "unsqueeze", torch.unsqueeze, "squeeze",
           torch.squeeze, "contiguous", "clone", torch.clone, "resolve_conj", torch.resolve_conj, "resolve_neg",
