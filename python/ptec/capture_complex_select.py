@@ -141,7 +141,7 @@ def _where(fn, by_name, s: _Steps, out_shape) -> Optional[str]:
     if cond_shape is None or cond.name not in by_name:
         return None
     kept = [1] * (len(out_shape) - len(cond_shape)) + list(cond_shape) + [1]
-    mask = s.widen(s("reshape", [cond.name], target_shape=kept), kept, whole)
+    mask = s("reshape", [cond.name], target_shape=kept)            # (where broadcasts it over the pair)
     return s("where", [mask] + branches)
 
 

@@ -86,6 +86,9 @@ FUNCTIONS = (_SIN + _COS + _TAN + _SINH + _COSH + _TANH + _SIGMOID + _LOG10 + _L
              + _ASINH + _ACOSH + _ATANH + _EXP2 + _LOG1P + _EXPM1 + _SILU + _SOFTSIGN + _TANHSHRINK)
 
 
+POWER_FP32 = "w log z of a complex power, computed in fp32 (its int8 products, then exp, would lose ~5 output steps)"
+
+
 def _lut(s: _Steps, src: str, f: str, k=1.0, m=1.0, c=0.0) -> str:
     """m * f(k src) + c, one LUT."""
     return s("elementwise", [src], fn="math", name="complex_part", f=f, k=float(k), m=float(m), c=float(c))
@@ -300,8 +303,12 @@ def power_nodes(fn, by_name, s: _Steps, out_shape) -> Optional[str]:
     from .capture_complex_math import _polar
     r, theta = _polar(s, p, shape)
     log = _join(s, _lut(s, s("clamp", [r], lo=TINY, hi=None), "log"), theta, shape)
+    before = len(s.nodes)
     prod = _mul(s, log, shape, w, out)
     if prod is None:
         return None
+    for n in s.nodes[before:]:              # w log z in fp32: int8 products of it, then exp, would magnify
+        if n.op in ("mul", "sub", "add", "cat", "slice", "reshape", "linear"):
+            n.attrs["fp32"] = POWER_FP32
     mask = _wide(s, _lut(s, r, "positive"), shape + [1], out + [1])
     return exp_pair(s, prod, out, scale=mask)
