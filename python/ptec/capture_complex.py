@@ -33,10 +33,18 @@ program output is refused in one line pointing at torch.view_as_real: the
 program cannot declare a complex output; view_as_real's [..., 2] float
 output holds the same bytes. Element-wise functions (exp, log, sqrt,
 pow, reciprocal, a complex value over another, sgn, square) are
-ptec.capture_complex_math's; transforms over several dims, the Hermitian
-ones and the shifts ptec.capture_fft_dims'. Any other call on a complex
-value, and any other submodule called on one (its layer would read the
-pair's dim as data), is refused in one line naming it."""
+ptec.capture_complex_math's; sin ... atanh, sigmoid, log10 / log2, rsqrt,
+powers with a complex exponent or base and the layers of element-wise
+functions (nn.Tanh, nn.Sigmoid, nn.SiLU, ...) ptec.capture_complex_trig's;
+index lists, gather, flip, roll, where, dtype conversions and norms
+ptec.capture_complex_select's; transforms over several dims, the
+Hermitian ones and the shifts ptec.capture_fft_dims'. A call or layer
+torch itself does not compute on a complex value (torch.exp2 in torch
+1.13, nn.Linear with float weights, nn.ReLU) is refused quoting torch's
+error (torch_refusal runs it on values of the traced shapes and dtypes);
+any other call on a complex value, and any other submodule called on one
+(its layer would read the pair's dim as data), is refused in one line
+naming it."""
 from __future__ import annotations
 
 import operator
@@ -595,8 +603,10 @@ def complex_module_nodes(fn, module, source: str) -> Optional[List[Node]]:
     """A submodule called on (or returning) a complex value: nn.Identity,
     nn.Flatten and nn.Unflatten, which only view it (torch flattens the
     complex dims, the pair's dim stays last), as a reshape of its pair;
-    any other refused in one line naming it (its layers would read the
-    pair's dim as data). None for a call with no complex value."""
+    nn.Tanh, nn.Sigmoid, nn.SiLU, nn.Softsign, nn.Tanhshrink and the
+    dropouts (capture_complex_trig); any other refused in one line naming
+    it, quoting torch where torch raises (its layers would read the pair's
+    dim as data). None for a call with no complex value."""
     if fn.op != "call_module" or not _touches_complex(fn):
         return None
     if is_complex(fn) and any(u.op == "output" for u in fn.users):
