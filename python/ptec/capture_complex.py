@@ -618,7 +618,10 @@ def complex_module_nodes(fn, module, source: str) -> Optional[List[Node]]:
             s("reshape", [x.name], target_shape=out_shape + [2])
             return s.done()
         from .capture_complex_trig import module_nodes      # nn.Tanh, nn.Sigmoid, ..., the dropouts
+        from .capture_complex_select import pad_module_nodes  # the pad layers
         if out_shape == _shape(x) and module_nodes(module, s, x.name, out_shape) is not None:
+            return s.done()
+        if pad_module_nodes(module, s, x.name, _shape(x), out_shape) is not None:
             return s.done()
     raise UnsupportedOperator(f"operator not supported: {source}: {torch_refusal(fn, module) or OTHER}")
 

@@ -18,6 +18,11 @@ carries (its dim last, never selected along):
 - Tensor.to / type of another complex dtype, cfloat / cdouble (ptec
   carries complex128 as complex64's pair, as float64 as float32),
   z.view(torch.float64) of a complex128 value (torch's [..., 2n]);
+- F.pad (constant, reflect, replicate, circular) and the pad layers
+  (nn.ZeroPad2d, nn.ConstantPad*d, nn.ReflectionPad*d, nn.ReplicationPad*d)
+  of a complex value: each part padded as a real value (torch pads with
+  value + 0i: the real part with the value, the imaginary with 0), the
+  parts joined;
 - torch.linalg.vector_norm / norm / matrix_norm, torch.norm, Tensor.norm
   of a complex value: the real norm of |z| (capture_reductions' forms on
   the fp32 hypot of the parts: every norm of a complex tensor is a norm of
@@ -33,7 +38,7 @@ from typing import List, Optional
 import numpy as np
 import torch
 
-from .capture_calls import call_is
+from .capture_calls import call_is, torch_functions
 from .capture_rewrites import _Steps
 
 _INDEX_SELECT = (torch.index_select, "index_select")
@@ -43,6 +48,8 @@ _ROLL = (torch.roll, "roll")
 _WHERE = (torch.where, "where")
 _TO = ("to", "type", "cfloat", "cdouble")
 _NORMS = (torch.norm, "norm", torch.linalg.vector_norm, torch.linalg.norm, torch.linalg.matrix_norm)
+_PAD = (torch.nn.functional.pad,) + torch_functions("_C._nn.pad")
+_MODES = {"constant", "reflect", "replicate", "circular"}
 
 
 def _int_list(v, size: int) -> Optional[List[int]]:
@@ -191,6 +198,46 @@ def select_nodes(fn, by_name, s: _Steps, x, out_shape) -> Optional[str]:
         return s("reshape", [p], target_shape=list(out_shape))
     if call_is(fn, _NORMS) and not is_complex(fn):
         return _norm(fn, s, p, shape, out_shape)
+    if call_is(fn, _PAD) and is_complex(fn):
+        pads, mode, value = _arg(fn, 1, "pad"), _arg(fn, 2, "mode", "constant"), _arg(fn, 3, "value", None)
+        return pad_pair(s, p, shape, out_shape, pads, mode, value, fn.name)
+    return None
+
+
+def pad_pair(s: _Steps, p: str, shape, out_shape, pads, mode, value, what: str) -> Optional[str]:
+    """Each part of pair p padded as a real value (F.pad's pads, mode and
+    value: value + 0i), then joined."""
+    from .capture import CaptureError
+    from .capture_complex import _parts
+    from .circular_pad import circular_pad_nodes
+    value = 0.0 if value is None else value
+    if mode not in _MODES or not isinstance(pads, (list, tuple)) or not all(isinstance(v, int) for v in pads) \
+            or len(pads) % 2 or len(pads) // 2 > len(shape) or not isinstance(value, (int, float)) \
+            or isinstance(value, bool):
+        return None
+    parts = []
+    for k, part in enumerate(_parts(s, p, shape)):
+        cur = s("reshape", [part], target_shape=list(shape))
+        if mode == "circular":
+            s.nodes.extend(circular_pad_nodes(f"{s.name}__{len(s.nodes)}", cur, list(pads), list(shape), what,
+                                              CaptureError))
+            cur = s.nodes[-1].name
+        else:
+            cur = s("pad", [cur], pad=list(pads), mode=mode, value=float(value) if k == 0 else 0.0)
+        parts.append(s("reshape", [cur], target_shape=list(out_shape) + [1]))
+    return s("cat", parts, dim=len(out_shape))
+
+
+def pad_module_nodes(module, s: _Steps, p: str, shape, out_shape) -> Optional[str]:
+    """nn.ZeroPad2d, nn.ConstantPad*d, nn.ReflectionPad*d, nn.ReplicationPad*d
+    of complex pair p (F.pad's pads: the module's padding)."""
+    nn = torch.nn
+    kinds = {"constant": tuple(getattr(nn, f"ConstantPad{k}d") for k in (1, 2, 3)) + (nn.ZeroPad2d,),
+             "reflect": tuple(getattr(nn, f"ReflectionPad{k}d") for k in (1, 2, 3) if hasattr(nn, f"ReflectionPad{k}d")),
+             "replicate": tuple(getattr(nn, f"ReplicationPad{k}d") for k in (1, 2, 3))}
+    for mode, classes in kinds.items():
+        if isinstance(module, classes):
+            return pad_pair(s, p, shape, out_shape, list(module.padding), mode, getattr(module, "value", 0.0), "pad")
     return None
 
 

@@ -601,6 +601,9 @@ RUNS = {
         "int8"),                                                                                    # 0.75
     "complex128 Tensor.view(torch.float64)": (lambda x: torch.complex(x, x.flip(-1)).cdouble().view(torch.float64)
                                               .float(), S3, R, 1.0, "int8"),                        # 0.50
+    "F.pad of a complex value": (lambda x: torch.view_as_real(torch.nn.functional.pad(torch.fft.rfft(x, norm="ortho"),
+                                                                                     (2, 1), "reflect")), S3, R, 1.0,
+                                 "int8"),                                                           # 0.75
     "torch.linalg.vector_norm of a complex value": (lambda x: torch.linalg.vector_norm(torch.complex(x, x.flip(-1)),
                                                                                       dim=-1), S3, R, 1.5, "fp32"),  # 0.89
     "torch.fft.hfft2": (lambda x: torch.fft.hfft2(torch.complex(x, x.flip(-1))[..., :5], norm="ortho"), S3, R, 1.5,
