@@ -90,7 +90,7 @@ FORMS = {
     "F.pad": lambda x: V(torch.nn.functional.pad(R(x), (2, 2)) + torch.nn.functional.pad(R(x), (1, 3), value=-1.0)
                          + torch.nn.functional.pad(R(x), (2, 2), mode="circular")
                          + torch.nn.functional.pad(R(x), (2, 2), "reflect")
-                         + torch.nn.functional.pad(R(x), (0, 0, 1, 1), "replicate")[:, 1:5]),
+                         + torch.nn.functional.pad(R(x), (2, 2, 1, 1), "replicate")[:, 1:5]),
     "vector_norm, norm": lambda x: torch.linalg.vector_norm(Z(x)) + torch.norm(Z(x)) + Z(x).norm()
     + torch.linalg.vector_norm(Z(x), 1, dim=-1).sum() + torch.linalg.vector_norm(Z(x), float("inf"), dim=(1, 2)),
     "norms over dims": lambda x: torch.linalg.vector_norm(Z(x), dim=-1) + torch.norm(Z(x), dim=2)
