@@ -22,7 +22,8 @@ carries (its dim last, never selected along):
   (nn.ZeroPad2d, nn.ConstantPad*d, nn.ReflectionPad*d, nn.ReplicationPad*d)
   of a complex value: each part padded as a real value (torch pads with
   value + 0i: the real part with the value, the imaginary with 0), the
-  parts joined;
+  parts joined; nn.PixelShuffle / PixelUnshuffle / ChannelShuffle of a 4-D
+  complex value likewise (layouts: the layer of each part);
 - torch.linalg.vector_norm / norm / matrix_norm, torch.norm, Tensor.norm
   of a complex value: the real norm of |z| (capture_reductions' forms on
   the fp32 hypot of the parts: every norm of a complex tensor is a norm of
@@ -208,29 +209,39 @@ def pad_pair(s: _Steps, p: str, shape, out_shape, pads, mode, value, what: str) 
     """Each part of pair p padded as a real value (F.pad's pads, mode and
     value: value + 0i), then joined."""
     from .capture import CaptureError
-    from .capture_complex import _parts
     from .circular_pad import circular_pad_nodes
     value = 0.0 if value is None else value
     if mode not in _MODES or not isinstance(pads, (list, tuple)) or not all(isinstance(v, int) for v in pads) \
             or len(pads) % 2 or len(pads) // 2 > len(shape) or not isinstance(value, (int, float)) \
             or isinstance(value, bool):
         return None
-    parts = []
-    for k, part in enumerate(_parts(s, p, shape)):
-        cur = s("reshape", [part], target_shape=list(shape))
+
+    def pad(cur, k):
         if mode == "circular":
             s.nodes.extend(circular_pad_nodes(f"{s.name}__{len(s.nodes)}", cur, list(pads), list(shape), what,
                                               CaptureError))
-            cur = s.nodes[-1].name
-        else:
-            cur = s("pad", [cur], pad=list(pads), mode=mode, value=float(value) if k == 0 else 0.0)
+            return s.nodes[-1].name
+        return s("pad", [cur], pad=list(pads), mode=mode, value=float(value) if k == 0 else 0.0)
+    return per_part(s, p, shape, out_shape, pad)
+
+
+def per_part(s: _Steps, p: str, shape, out_shape, make) -> str:
+    """make(part, k) of each part (k 0: real, 1: imaginary) of pair p, viewed
+    as a real value of shape S, joined back into the result's pair: a
+    layout layer (a pad, a shuffle) of a complex value is the layer of each
+    part."""
+    from .capture_complex import _parts
+    parts = []
+    for k, part in enumerate(_parts(s, p, shape)):
+        cur = make(s("reshape", [part], target_shape=list(shape)), k)
         parts.append(s("reshape", [cur], target_shape=list(out_shape) + [1]))
     return s("cat", parts, dim=len(out_shape))
 
 
 def pad_module_nodes(module, s: _Steps, p: str, shape, out_shape) -> Optional[str]:
     """nn.ZeroPad2d, nn.ConstantPad*d, nn.ReflectionPad*d, nn.ReplicationPad*d
-    of complex pair p (F.pad's pads: the module's padding)."""
+    (F.pad's pads: the module's padding), nn.PixelShuffle / PixelUnshuffle
+    and nn.ChannelShuffle of a 4-D value, of complex pair p: per part."""
     nn = torch.nn
     kinds = {"constant": tuple(getattr(nn, f"ConstantPad{k}d") for k in (1, 2, 3)) + (nn.ZeroPad2d,),
              "reflect": tuple(getattr(nn, f"ReflectionPad{k}d") for k in (1, 2, 3) if hasattr(nn, f"ReflectionPad{k}d")),
@@ -238,6 +249,13 @@ def pad_module_nodes(module, s: _Steps, p: str, shape, out_shape) -> Optional[st
     for mode, classes in kinds.items():
         if isinstance(module, classes):
             return pad_pair(s, p, shape, out_shape, list(module.padding), mode, getattr(module, "value", 0.0), "pad")
+    if isinstance(module, (nn.PixelShuffle, nn.PixelUnshuffle)) and len(shape) == 4:
+        unshuffle = isinstance(module, nn.PixelUnshuffle)
+        factor = int(module.downscale_factor if unshuffle else module.upscale_factor)
+        return per_part(s, p, shape, out_shape,
+                        lambda cur, k: s("pixel_shuffle", [cur], factor=factor, unshuffle=unshuffle))
+    if isinstance(module, nn.ChannelShuffle) and len(shape) == 4:
+        return per_part(s, p, shape, out_shape, lambda cur, k: s("channel_shuffle", [cur], groups=int(module.groups)))
     return None
 
 
