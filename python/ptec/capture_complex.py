@@ -36,8 +36,9 @@ pow, reciprocal, a complex value over another, sgn, square) are
 ptec.capture_complex_math's; sin ... atanh, sigmoid, log10 / log2, rsqrt,
 powers with a complex exponent or base and the layers of element-wise
 functions (nn.Tanh, nn.Sigmoid, nn.SiLU, ...) ptec.capture_complex_trig's;
-index lists, gather, flip, roll, where, dtype conversions and norms
-ptec.capture_complex_select's; transforms over several dims, the
+index lists, gather, flip, roll, where, dtype conversions, norms, pads
+and shuffles ptec.capture_complex_select's; matrix products
+ptec.capture_complex_matmul's; transforms over several dims, the
 Hermitian ones and the shifts ptec.capture_fft_dims'. A call or layer
 torch itself does not compute on a complex value (torch.exp2 in torch
 1.13, nn.Linear with float weights, nn.ReLU) is refused quoting torch's
@@ -47,6 +48,7 @@ any other call on a complex value, and any other submodule called on one
 naming it."""
 from __future__ import annotations
 
+import copy
 import operator
 from typing import List, Optional
 
@@ -480,6 +482,8 @@ def _pair_nodes(fn, by_name) -> Optional[List[Node]]:
         got = s("identity", [x[1]])
     elif (got := _complex_power(fn, by_name, s, out_shape)) is not None:
         pass                                # a complex exponent or base (capture_complex_trig)
+    elif (got := _matmul(fn, by_name, s, out_shape)) is not None:
+        pass                                # complex matrix products (capture_complex_matmul)
     elif (got := _selection(fn, by_name, s, x, out_shape)) is not None:
         pass                                # index lists, gather, flip, roll, where, norms (capture_complex_select)
     elif x is None or x[0] != "pair":
@@ -520,6 +524,11 @@ def _math(fn, s: _Steps, p: str, shape, out_shape) -> Optional[str]:
     from .capture_complex_math import math_nodes       # (it imports this module)
     from .capture_complex_trig import function_nodes
     return math_nodes(fn, s, p, shape, out_shape) or function_nodes(fn, s, p, shape, out_shape)
+
+
+def _matmul(fn, by_name, s: _Steps, out_shape) -> Optional[str]:
+    from .capture_complex_matmul import matmul_nodes
+    return matmul_nodes(fn, by_name, s, out_shape)
 
 
 def _selection(fn, by_name, s: _Steps, x, out_shape) -> Optional[str]:
@@ -645,12 +654,14 @@ def torch_refusal(fn, module=None) -> Optional[str]:
     try:
         with torch.no_grad():
             if module is not None:
-                module(*args, **kwargs)
+                copy.deepcopy(module)(*args, **kwargs)     # (a copy: a layer's state stays as it was)
             elif fn.op == "call_method":
                 getattr(args[0], fn.target)(*args[1:], **kwargs)
             else:
                 fn.target(*args, **kwargs)
     except Exception as e:                  # noqa: BLE001 - torch's own refusal, quoted
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        return f"torch itself does not compute it on a complex value ({first})"
+        # only a refusal of the dtype: another error (a shape, a value of these samples) says nothing of it
+        if any(w in first.lower() for w in ("complex", "dtype", "scalar type")):
+            return f"torch itself does not compute it on a complex value ({first})"
     return None

@@ -54,6 +54,7 @@ def R(x):
 
 
 IDX = torch.tensor([[[0, 4], [1, 1], [2, 3], [4, 0]]])
+W53 = torch.exp(1j * torch.arange(15.0).reshape(5, 3) * 0.4) * 0.5        # a complex constant
 
 # call of x: every output real
 FORMS = {
@@ -91,6 +92,9 @@ FORMS = {
                          + torch.nn.functional.pad(R(x), (2, 2), mode="circular")
                          + torch.nn.functional.pad(R(x), (2, 2), "reflect")
                          + torch.nn.functional.pad(R(x), (2, 2, 1, 1), "replicate")[:, 1:5]),
+    "z @ w, torch.matmul, mm, bmm": lambda x: V(Z(x) @ Z(x.flip(1)).transpose(1, 2) + torch.matmul(R(x), W53)[..., :1]
+                                                + torch.mm(Z(x)[0], Z(x)[0].t())[None] + torch.bmm(R(x), W53[None])[..., :1]),
+    "w @ z, constant first": lambda x: V(torch.matmul(W53.t(), R(x)[0, :, :].t())[None]),
     "vector_norm, norm": lambda x: torch.linalg.vector_norm(Z(x)) + torch.norm(Z(x)) + Z(x).norm()
     + torch.linalg.vector_norm(Z(x), 1, dim=-1).sum() + torch.linalg.vector_norm(Z(x), float("inf"), dim=(1, 2)),
     "norms over dims": lambda x: torch.linalg.vector_norm(Z(x), dim=-1) + torch.norm(Z(x), dim=2)
@@ -337,6 +341,8 @@ REFUSED = {
     "a flip returned": (Call(lambda x: torch.flip(R(x), [1])), "flip", "torch.view_as_real"),
     "complex128 viewed as float32": (Call(lambda x: Z(x).cdouble().view(torch.float32)), "view (Tensor.view)",
                                      "rewrites only the calls"),
+    "complex @ float (torch refuses)": (Call(lambda x: V(R(x) @ torch.ones(5, 3))), "matmul",
+                                        "torch itself does not compute it"),
     "a computed index": (Call(lambda x: V(R(x)[..., x[0, 0, :2].abs().long()])), "getitem",
                          "rewrites only the calls"),
 }

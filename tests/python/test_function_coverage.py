@@ -604,6 +604,8 @@ RUNS = {
     "F.pad of a complex value": (lambda x: torch.view_as_real(torch.nn.functional.pad(torch.fft.rfft(x, norm="ortho"),
                                                                                      (2, 1), "reflect")), S3, R, 1.0,
                                  "int8"),                                                           # 0.75
+    "complex @ complex (ptec.capture_complex_matmul)": (lambda x: torch.view_as_real(
+        torch.complex(x, x.flip(-1)) @ torch.complex(x.flip(1), x).transpose(1, 2)), S3, R, 1.5, "int8"),  # 1.30
     "torch.linalg.vector_norm of a complex value": (lambda x: torch.linalg.vector_norm(torch.complex(x, x.flip(-1)),
                                                                                       dim=-1), S3, R, 1.5, "fp32"),  # 0.89
     "torch.fft.hfft2": (lambda x: torch.fft.hfft2(torch.complex(x, x.flip(-1))[..., :5], norm="ortho"), S3, R, 1.5,
