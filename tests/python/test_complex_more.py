@@ -343,6 +343,9 @@ REFUSED = {
                                      "rewrites only the calls"),
     "complex @ float (torch refuses)": (Call(lambda x: V(R(x) @ torch.ones(5, 3))), "matmul",
                                         "torch itself does not compute it"),
+    # torch raises on the samples of ones (not positive-definite), not for the dtype: not quoted as torch's refusal
+    "a Cholesky factor of a complex matrix": (Call(lambda x: V(torch.linalg.cholesky(
+        Z(x) @ Z(x).transpose(1, 2).conj() + torch.eye(4)))), "linalg_cholesky", "rewrites only the calls"),
     "a computed index": (Call(lambda x: V(R(x)[..., x[0, 0, :2].abs().long()])), "getitem",
                          "rewrites only the calls"),
 }
