@@ -37,7 +37,9 @@ ptec.capture_complex_math's; sin ... atanh, sigmoid, log10 / log2, rsqrt,
 powers with a complex exponent or base and the layers of element-wise
 functions (nn.Tanh, nn.Sigmoid, nn.SiLU, ...) ptec.capture_complex_trig's;
 index lists, gather, flip, roll, where, dtype conversions, norms, pads
-and shuffles ptec.capture_complex_select's; matrix products
+and shuffles ptec.capture_complex_select's; expand, repeat, narrow,
+select, movedim, T / mH, cumsum, diff, dot, vdot, outer
+ptec.capture_complex_layout's; matrix products
 ptec.capture_complex_matmul's; transforms over several dims, the
 Hermitian ones and the shifts ptec.capture_fft_dims'. A call or layer
 torch itself does not compute on a complex value (torch.exp2 in torch
@@ -482,6 +484,8 @@ def _pair_nodes(fn, by_name) -> Optional[List[Node]]:
         got = s("identity", [x[1]])
     elif (got := _complex_power(fn, by_name, s, out_shape)) is not None:
         pass                                # a complex exponent or base (capture_complex_trig)
+    elif (got := _layout(fn, by_name, s, x, out_shape)) is not None:
+        pass                                # expand, repeat, select, cumsum, dot, ... (capture_complex_layout)
     elif (got := _matmul(fn, by_name, s, out_shape)) is not None:
         pass                                # complex matrix products (capture_complex_matmul)
     elif (got := _selection(fn, by_name, s, x, out_shape)) is not None:
@@ -524,6 +528,11 @@ def _math(fn, s: _Steps, p: str, shape, out_shape) -> Optional[str]:
     from .capture_complex_math import math_nodes       # (it imports this module)
     from .capture_complex_trig import function_nodes
     return math_nodes(fn, s, p, shape, out_shape) or function_nodes(fn, s, p, shape, out_shape)
+
+
+def _layout(fn, by_name, s: _Steps, x, out_shape) -> Optional[str]:
+    from .capture_complex_layout import layout_nodes
+    return layout_nodes(fn, by_name, s, x, out_shape)
 
 
 def _matmul(fn, by_name, s: _Steps, out_shape) -> Optional[str]:

@@ -2,8 +2,9 @@
 sin ... atanh, sigmoid, log10 / log2, rsqrt, complex powers and the layers
 of an element-wise function torch defines on a complex value,
 ptec.capture_complex_select's index lists, index_select, gather, flip,
-roll, where, complex dtype conversions and norms, capture_fft_dims'
-hfft2 / ihfft2 / hfftn / ihfftn, and the refusals: a call torch itself
+roll, where, complex dtype conversions, norms, pads and shuffles,
+ptec.capture_complex_layout's expand ... outer, ptec.capture_complex_matmul's
+products, capture_fft_dims' hfft2 / ihfft2 / hfftn / ihfftn, and the refusals: a call torch itself
 does not compute on a complex value refused quoting torch, a complex
 program output by the .pte format. The oracle is PyTorch float: each
 spelling equal to torch in float (torch's branch cuts included, reached
@@ -95,6 +96,18 @@ FORMS = {
     "z @ w, torch.matmul, mm, bmm": lambda x: V(Z(x) @ Z(x.flip(1)).transpose(1, 2) + torch.matmul(R(x), W53)[..., :1]
                                                 + torch.mm(Z(x)[0], Z(x)[0].t())[None] + torch.bmm(R(x), W53[None])[..., :1]),
     "w @ z, constant first": lambda x: V(torch.matmul(W53.t(), R(x)[0, :, :].t())[None]),
+    "expand, expand_as, repeat, tile": lambda x: V(R(x)[:, :1].expand(1, 4, 5) + R(x)[:, :1].expand_as(R(x))
+                                                   + R(x)[:, :2].repeat(1, 2, 1) + torch.tile(R(x)[:, :1], (4, 1))
+                                                   + R(x)[0].repeat(1, 1, 1)),
+    "narrow, select, movedim, T, mT, mH": lambda x: V(R(x).narrow(2, 1, 3) + torch.select(R(x), 2, -1)[..., None]
+                                                      + R(x)[0, :, :3].T.T[None] + R(x).movedim(2, 1).mT[..., :3]
+                                                      + R(x).mH.mH[..., :3] + torch.movedim(R(x), (1, 2), (2, 1))
+                                                      .transpose(1, 2)[..., :3]),
+    "zeros_like, ones_like, full_like": lambda x: V(torch.zeros_like(R(x)) + torch.ones_like(R(x)) * R(x)
+                                                    + torch.full_like(R(x), 2.0) + R(x)),
+    "cumsum, diff": lambda x: V(torch.cumsum(R(x), 2) + R(x).cumsum(dim=1) + torch.diff(R(x), prepend=None)[..., :1]
+                                + torch.diff(R(x), dim=1)[:, :1]),
+    "outer": lambda x: V(torch.outer(Z(x)[0, 0], Z(x)[0, 1])[None, :4] + torch.ger(R(x)[0, 0], R(x)[0, 1])[None, :4, :1]),
     "vector_norm, norm": lambda x: torch.linalg.vector_norm(Z(x)) + torch.norm(Z(x)) + Z(x).norm()
     + torch.linalg.vector_norm(Z(x), 1, dim=-1).sum() + torch.linalg.vector_norm(Z(x), float("inf"), dim=(1, 2)),
     "norms over dims": lambda x: torch.linalg.vector_norm(Z(x), dim=-1) + torch.norm(Z(x), dim=2)

@@ -606,6 +606,20 @@ RUNS = {
                                  "int8"),                                                           # 0.75
     "complex @ complex (ptec.capture_complex_matmul)": (lambda x: torch.view_as_real(
         torch.complex(x, x.flip(-1)) @ torch.complex(x.flip(1), x).transpose(1, 2)), S3, R, 1.5, "int8"),  # 1.30
+    # layouts, running sums and outer products of complex values (ptec.capture_complex_layout)
+    "complex expand / repeat": (lambda x: torch.view_as_real(torch.fft.rfft(x, norm="ortho")[:, :1].expand(1, 4, 5)
+                                                             + torch.fft.rfft(x, norm="ortho")[:, :2].repeat(1, 2, 1)),
+                                S3, R, 1.5, "int8"),                                                # 1.23
+    "complex narrow / select / movedim / mT": (lambda x: torch.view_as_real(
+        torch.fft.rfft(x, norm="ortho").narrow(2, 1, 3) + torch.select(torch.fft.rfft(x, norm="ortho"), 2, -1)[..., None]
+        + torch.fft.rfft(x, norm="ortho").movedim(2, 1).mT[..., :3]), S3, R, 1.5, "int8"),         # 1.38
+    "torch.cumsum of a complex value": (lambda x: torch.view_as_real(torch.cumsum(torch.fft.rfft(x, norm="ortho"), 2)),
+                                        S3, R, 2.0, "int8"),                                        # 1.45
+    "torch.diff of a complex value": (lambda x: torch.view_as_real(torch.diff(torch.fft.rfft(x, norm="ortho"), dim=1)),
+                                      S3, R, 1.5, "int8"),                                          # 0.94
+    "torch.outer of complex vectors": (lambda x: torch.view_as_real(torch.outer(torch.fft.rfft(x, norm="ortho")[0, 0],
+                                                                                torch.fft.rfft(x, norm="ortho")[0, 1])),
+                                       S3, R, 2.0, "int8"),                                         # 1.87
     "torch.linalg.vector_norm of a complex value": (lambda x: torch.linalg.vector_norm(torch.complex(x, x.flip(-1)),
                                                                                       dim=-1), S3, R, 1.5, "fp32"),  # 0.89
     "torch.fft.hfft2": (lambda x: torch.fft.hfft2(torch.complex(x, x.flip(-1))[..., :5], norm="ortho"), S3, R, 1.5,
