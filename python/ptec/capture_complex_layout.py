@@ -13,20 +13,26 @@ ptec.capture_complex carries, its dim kept last:
   (the difference) matrix acting on the interleaved pairs
   (capture_complex's DFT form);
 - torch.outer / ger of two complex vectors: capture_complex's product of
-  a column by a row.
+  a column by a row;
+- chunk / split / split_with_sizes / unbind of a complex value: each
+  piece taken (getitem) a slice of the pair (unbind's viewed without its
+  dim), the call itself a stand-in for the tuple, dropped unless read
+  whole (then refused as a complex output or an unrewritten call).
 
 torch.dot / vdot of complex vectors are not rewritten: this torch 1.13
 build's CPU kernels return 0 for them (torch.dot(a, b) == 0 where (a *
 b).sum() is not), so torch gives no oracle; (a * b).sum() runs."""
 from __future__ import annotations
 
-from typing import Optional
+import operator
+from typing import List, Optional
 
 import numpy as np
 import torch
 
 from .capture_calls import call_is
 from .capture_rewrites import _Steps
+from .ir import Node
 
 _EXPAND = ("expand", "expand_as")
 _REPEAT = ("repeat",)
@@ -164,3 +170,41 @@ def layout_nodes(fn, by_name, s: _Steps, x, out_shape) -> Optional[str]:
         return _along(s, p, shape, dim % rank, m)
     return None
 
+
+
+_PIECES = ("chunk", torch.chunk, "split", torch.split, "unbind", torch.unbind, "split_with_sizes",
+           torch.split_with_sizes)
+
+
+def _pieces_of(call) -> Optional[tuple]:
+    from .capture import _pieces                     # (capture imports this module's users)
+    from .capture_complex import is_complex
+    if not isinstance(call, torch.fx.Node) or not call_is(call, _PIECES) or not call.args \
+            or not is_complex(call.args[0]):
+        return None
+    return _pieces(call)
+
+
+def piece_nodes(fn) -> Optional[List[Node]]:
+    """A chunk / split / unbind of a complex value (its stand-in: the
+    pair) or one of its pieces (a slice of the pair), else None."""
+    from .capture_complex import _shape
+    if _pieces_of(fn) is not None:
+        if any(u.op == "output" for u in fn.users):
+            from .capture_calls import refuse_call
+            from .capture_complex import OUTPUT
+            refuse_call(fn, OUTPUT)
+        if any(u.target is not operator.getitem for u in fn.users):
+            return None                                 # read whole: refused as a call no rewrite covers
+        return [Node(fn.name, "identity", [fn.args[0].name], {})]
+    if fn.target is not operator.getitem or len(fn.args) != 2 or not isinstance(fn.args[1], int) \
+            or fn.kwargs or _pieces_of(fn.args[0]) is None or _shape(fn) is None:
+        return None
+    dim, bounds = _pieces_of(fn.args[0])
+    if not -len(bounds) <= fn.args[1] < len(bounds):
+        return None
+    start, end = bounds[fn.args[1]]
+    s = _Steps(fn.name)
+    cur = s("slice", [fn.args[0].args[0].name], dim=dim, start=start, end=end)
+    s("reshape", [cur], target_shape=_shape(fn) + [2])     # (unbind's: without its dim)
+    return s.done()

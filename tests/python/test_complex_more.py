@@ -107,6 +107,9 @@ FORMS = {
                                                     + torch.full_like(R(x), 2.0) + R(x)),
     "cumsum, diff": lambda x: V(torch.cumsum(R(x), 2) + R(x).cumsum(dim=1) + torch.diff(R(x), prepend=None)[..., :1]
                                 + torch.diff(R(x), dim=1)[:, :1]),
+    "chunk, split, unbind": lambda x: V(R(x).chunk(2, -1)[1][..., :2] + torch.split(R(x), 2, 2)[0]
+                                        + R(x).unbind(1)[2][:, None, :2] + torch.split(R(x), [1, 3], 1)[1][:, :1, :2]
+                                        + R(x).chunk(3, 2)[-1]),
     "outer": lambda x: V(torch.outer(Z(x)[0, 0], Z(x)[0, 1])[None, :4] + torch.ger(R(x)[0, 0], R(x)[0, 1])[None, :4, :1]),
     "vector_norm, norm": lambda x: torch.linalg.vector_norm(Z(x)) + torch.norm(Z(x)) + Z(x).norm()
     + torch.linalg.vector_norm(Z(x), 1, dim=-1).sum() + torch.linalg.vector_norm(Z(x), float("inf"), dim=(1, 2)),
@@ -359,6 +362,7 @@ REFUSED = {
     # torch raises on the samples of ones (not positive-definite), not for the dtype: not quoted as torch's refusal
     "a Cholesky factor of a complex matrix": (Call(lambda x: V(torch.linalg.cholesky(
         Z(x) @ Z(x).transpose(1, 2).conj() + torch.eye(4)))), "linalg_cholesky", "rewrites only the calls"),
+    "chunks returned": (Call(lambda x: R(x).chunk(2, 1)), "getitem", "torch.view_as_real"),
     "a computed index": (Call(lambda x: V(R(x)[..., x[0, 0, :2].abs().long()])), "getitem",
                          "rewrites only the calls"),
 }
