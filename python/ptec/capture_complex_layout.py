@@ -30,7 +30,7 @@ from typing import List, Optional
 import numpy as np
 import torch
 
-from .capture_calls import call_is
+from .capture_calls import call_is, torch_functions
 from .capture_rewrites import _Steps
 from .ir import Node
 
@@ -43,7 +43,7 @@ _MOVEDIM = (torch.movedim, "movedim", torch.moveaxis, "moveaxis")
 _LIKE = (torch.zeros_like, torch.ones_like, torch.full_like)
 _CUMSUM = (torch.cumsum, "cumsum")
 _DIFF = (torch.diff, "diff")
-_OUTER = (torch.outer, "outer", torch.ger, "ger")
+_OUTER = (torch.outer, "outer", "ger") + torch_functions("ger")
 
 
 def _int(v) -> bool:
