@@ -33,12 +33,24 @@ program output is refused in one line pointing at torch.view_as_real: the
 program cannot declare a complex output; view_as_real's [..., 2] float
 output holds the same bytes. Element-wise functions (exp, log, sqrt,
 pow, reciprocal, a complex value over another, sgn, square) are
-ptec.capture_complex_math's; transforms over several dims, the Hermitian
-ones and the shifts ptec.capture_fft_dims'. Any other call on a complex
-value, and any other submodule called on one (its layer would read the
-pair's dim as data), is refused in one line naming it."""
+ptec.capture_complex_math's; sin ... atanh, sigmoid, log10 / log2, rsqrt,
+powers with a complex exponent or base and the layers of element-wise
+functions (nn.Tanh, nn.Sigmoid, nn.SiLU, ...) ptec.capture_complex_trig's;
+index lists, gather, flip, roll, where, dtype conversions, norms, pads
+and shuffles ptec.capture_complex_select's; expand, repeat, narrow,
+select, movedim, T / mH, cumsum, diff, dot, vdot, outer
+ptec.capture_complex_layout's; matrix products
+ptec.capture_complex_matmul's; transforms over several dims, the
+Hermitian ones and the shifts ptec.capture_fft_dims'. A call or layer
+torch itself does not compute on a complex value (torch.exp2 in torch
+1.13, nn.Linear with float weights, nn.ReLU) is refused quoting torch's
+error (torch_refusal runs it on values of the traced shapes and dtypes);
+any other call on a complex value, and any other submodule called on one
+(its layer would read the pair's dim as data), is refused in one line
+naming it."""
 from __future__ import annotations
 
+import copy
 import operator
 from typing import List, Optional
 
@@ -62,7 +74,8 @@ _DIV = (operator.truediv, torch.div, "div", "divide", torch.divide, torch.true_d
 _ADD = (operator.add, torch.add, "add")
 _SUB = (operator.sub, torch.sub, "sub", "subtract", torch.subtract)
 _FFT_DIMS = tuple(getattr(torch.fft, f) for f in ("fft2", "ifft2", "fftn", "ifftn", "rfft2", "irfft2", "rfftn",
-                                                   "irfftn", "hfft", "ihfft"))
+                                                   "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn")
+                  if hasattr(torch.fft, f))
 _SHIFTS = (torch.fft.fftshift, torch.fft.ifftshift)
 _VIEWS = ("view", "reshape", torch.reshape, "flatten", torch.flatten, "unsqueeze", torch.unsqueeze, "squeeze",
           torch.squeeze, "contiguous", "clone", torch.clone, "resolve_conj", torch.resolve_conj, "resolve_neg",
@@ -469,6 +482,14 @@ def _pair_nodes(fn, by_name) -> Optional[List[Node]]:
         got = _join(s, _trailing(s, re, out_shape), _trailing(s, im, out_shape), len(out_shape))
     elif t is torch.view_as_complex and x is not None and x[0] == "real":
         got = s("identity", [x[1]])
+    elif (got := _complex_power(fn, by_name, s, out_shape)) is not None:
+        pass                                # a complex exponent or base (capture_complex_trig)
+    elif (got := _layout(fn, by_name, s, x, out_shape)) is not None:
+        pass                                # expand, repeat, select, cumsum, dot, ... (capture_complex_layout)
+    elif (got := _matmul(fn, by_name, s, out_shape)) is not None:
+        pass                                # complex matrix products (capture_complex_matmul)
+    elif (got := _selection(fn, by_name, s, x, out_shape)) is not None:
+        pass                                # index lists, gather, flip, roll, where, norms (capture_complex_select)
     elif x is None or x[0] != "pair":
         return None
     elif (t is getattr and fn.args[1] in ("real", "imag")) or t in (torch.real, torch.imag):
@@ -505,7 +526,28 @@ def _pair_nodes(fn, by_name) -> Optional[List[Node]]:
 
 def _math(fn, s: _Steps, p: str, shape, out_shape) -> Optional[str]:
     from .capture_complex_math import math_nodes       # (it imports this module)
-    return math_nodes(fn, s, p, shape, out_shape)
+    from .capture_complex_trig import function_nodes
+    return math_nodes(fn, s, p, shape, out_shape) or function_nodes(fn, s, p, shape, out_shape)
+
+
+def _layout(fn, by_name, s: _Steps, x, out_shape) -> Optional[str]:
+    from .capture_complex_layout import layout_nodes
+    return layout_nodes(fn, by_name, s, x, out_shape)
+
+
+def _matmul(fn, by_name, s: _Steps, out_shape) -> Optional[str]:
+    from .capture_complex_matmul import matmul_nodes
+    return matmul_nodes(fn, by_name, s, out_shape)
+
+
+def _selection(fn, by_name, s: _Steps, x, out_shape) -> Optional[str]:
+    from .capture_complex_select import select_nodes
+    return select_nodes(fn, by_name, s, x, out_shape)
+
+
+def _complex_power(fn, by_name, s: _Steps, out_shape) -> Optional[str]:
+    from .capture_complex_trig import power_nodes
+    return power_nodes(fn, by_name, s, out_shape)
 
 
 def _reduce(fn, s: _Steps, p: str, shape, out_shape) -> Optional[str]:
@@ -569,9 +611,10 @@ def complex_nodes(fn, ins, by_name) -> Optional[List[Node]]:
         return None
     if is_complex(fn) and any(u.op == "output" for u in fn.users):
         refuse_call(fn, OUTPUT)
-    nodes = _joined(fn, by_name) or _pair_nodes(fn, by_name)
+    from .capture_complex_layout import piece_nodes     # chunk, split, unbind and their pieces
+    nodes = piece_nodes(fn) or _joined(fn, by_name) or _pair_nodes(fn, by_name)
     if nodes is None:
-        refuse_call(fn, OTHER)
+        refuse_call(fn, torch_refusal(fn) or OTHER)
     return nodes
 
 
@@ -579,16 +622,56 @@ def complex_module_nodes(fn, module, source: str) -> Optional[List[Node]]:
     """A submodule called on (or returning) a complex value: nn.Identity,
     nn.Flatten and nn.Unflatten, which only view it (torch flattens the
     complex dims, the pair's dim stays last), as a reshape of its pair;
-    any other refused in one line naming it (its layers would read the
-    pair's dim as data). None for a call with no complex value."""
+    nn.Tanh, nn.Sigmoid, nn.SiLU, nn.Softsign, nn.Tanhshrink and the
+    dropouts (capture_complex_trig); any other refused in one line naming
+    it, quoting torch where torch raises (its layers would read the pair's
+    dim as data). None for a call with no complex value."""
     if fn.op != "call_module" or not _touches_complex(fn):
         return None
     if is_complex(fn) and any(u.op == "output" for u in fn.users):
         raise UnsupportedOperator(f"operator not supported: {source}: {OUTPUT}")
     x, out_shape = (fn.args[0] if len(fn.args) == 1 and not fn.kwargs else None), _shape(fn)
-    if isinstance(module, (torch.nn.Identity, torch.nn.Flatten, torch.nn.Unflatten)) and is_complex(x) \
-            and is_complex(fn) and out_shape is not None:
+    if is_complex(x) and is_complex(fn) and out_shape is not None:
         s = _Steps(fn.name)
-        s("reshape", [x.name], target_shape=out_shape + [2])
-        return s.done()
-    raise UnsupportedOperator(f"operator not supported: {source}: {OTHER}")
+        if isinstance(module, (torch.nn.Identity, torch.nn.Flatten, torch.nn.Unflatten)):
+            s("reshape", [x.name], target_shape=out_shape + [2])
+            return s.done()
+        from .capture_complex_trig import module_nodes      # nn.Tanh, nn.Sigmoid, ..., the dropouts
+        from .capture_complex_select import pad_module_nodes  # the pad layers
+        if out_shape == _shape(x) and module_nodes(module, s, x.name, out_shape) is not None:
+            return s.done()
+        if pad_module_nodes(module, s, x.name, _shape(x), out_shape) is not None:
+            return s.done()
+    raise UnsupportedOperator(f"operator not supported: {source}: {torch_refusal(fn, module) or OTHER}")
+
+
+def torch_refusal(fn, module=None) -> Optional[str]:
+    """What torch itself says when it runs this call (or layer) on values
+    of its arguments' traced shapes and dtypes, if it raises: a call torch
+    does not define on a complex value (torch.exp2 in torch 1.13, nn.Linear
+    with float weights, nn.ReLU) is refused quoting torch, not as a gap."""
+    missing = []
+
+    def sample(a):
+        meta = _meta(a)
+        if meta is None or not hasattr(meta, "shape"):
+            missing.append(a)
+            return None
+        return torch.ones(tuple(meta.shape), dtype=meta.dtype)
+    args, kwargs = torch.fx.node.map_arg((fn.args, fn.kwargs), sample)
+    if missing:
+        return None
+    try:
+        with torch.no_grad():
+            if module is not None:
+                copy.deepcopy(module)(*args, **kwargs)     # (a copy: a layer's state stays as it was)
+            elif fn.op == "call_method":
+                getattr(args[0], fn.target)(*args[1:], **kwargs)
+            else:
+                fn.target(*args, **kwargs)
+    except Exception as e:                  # noqa: BLE001 - torch's own refusal, quoted
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        # only a refusal of the dtype: another error (a shape, a value of these samples) says nothing of it
+        if any(w in first.lower() for w in ("complex", "dtype", "scalar type")):
+            return f"torch itself does not compute it on a complex value ({first})"
+    return None

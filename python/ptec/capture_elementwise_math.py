@@ -42,6 +42,7 @@ from .capture_calls import _meta_shape
 from .capture_rewrites import _Steps
 from .ir import Node
 from .capture_random_integers import MATH_FUNCTIONS as RANDOM_MATH
+from .capture_complex_trig import MATH_FUNCTIONS as COMPLEX_MATH
 
 _FLOAT32 = np.finfo(np.float32)
 
@@ -122,6 +123,7 @@ for _name in ("entr", "erfcx", "i0e", "i1", "i1e", "log_ndtr", "ndtr"):
 if _special("ndtri") is not None:        # domain (0, 1): the edges' -inf / +inf outside
     MATH["ndtri"] = lambda x, a: torch.special.ndtri(torch.clamp(x, 0.0, 1.0))
 MATH.update(RANDOM_MATH)                 # functions of a uniform draw (capture_random_integers)
+MATH.update(COMPLEX_MATH)                # the LUTs of functions of complex values (capture_complex_trig)
 
 
 def evaluate_math(x: torch.Tensor, a) -> torch.Tensor:

@@ -24,7 +24,7 @@ from typing import List, Optional
 import numpy as np
 import torch
 
-from .capture_calls import call_is
+from .capture_calls import call_is, torch_functions
 from .capture_rewrites import _Steps
 from .capture_spectral import dft_matrix, irfft_matrix
 from .ir import Node
@@ -32,6 +32,10 @@ from .ir import Node
 _N_DIM = tuple(getattr(torch.fft, f) for f in ("fft2", "ifft2", "fftn", "ifftn", "rfft2", "irfft2", "rfftn",
                                                "irfftn"))
 _HERMITIAN = (torch.fft.hfft, torch.fft.ihfft)
+_HFFTN = torch_functions("fft.hfft2", "fft.hfftn")          # irfftn of conj x, the other direction's norm
+_IHFFTN = torch_functions("fft.ihfft2", "fft.ihfftn")       # conj rfftn(x), likewise
+_TWO = (torch.fft.fft2, torch.fft.ifft2, torch.fft.rfft2, torch.fft.irfft2) + torch_functions("fft.hfft2",
+                                                                                               "fft.ihfft2")
 _SHIFTS = (torch.fft.fftshift, torch.fft.ifftshift)
 _SWAPPED = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
 
@@ -53,7 +57,7 @@ def _plan(fn, rank: int):
     args = _args(fn, ("input", "s", "dim", "norm"))
     if args is None:
         return None
-    two = fn.target in (torch.fft.fft2, torch.fft.ifft2, torch.fft.rfft2, torch.fft.irfft2)
+    two = call_is(fn, _TWO)
     sizes, dims = args.get("s"), args.get("dim", (-2, -1) if two else None)
     if _int(dims):
         dims = [dims]
@@ -126,14 +130,18 @@ def fft_dims_nodes(fn, s: _Steps, x) -> Optional[str]:
         kind = "hfft" if t is torch.fft.hfft else "ihfft"
         got = _one(s, cur, shape, pair, args.get("dim", -1) % len(shape), args.get("n"), args.get("norm"), kind)
         return got and got[0]
-    if not call_is(fn, _N_DIM):
+    if not call_is(fn, _N_DIM + _HFFTN + _IHFFTN):
         return None
     planned = _plan(fn, len(shape))
     if planned is None:
         return None
     steps, norm = planned
-    inverse = call_is(fn, (torch.fft.ifft2, torch.fft.ifftn, torch.fft.irfft2, torch.fft.irfftn))
-    real = call_is(fn, (torch.fft.rfft2, torch.fft.rfftn, torch.fft.irfft2, torch.fft.irfftn))
+    if call_is(fn, _HFFTN + _IHFFTN):               # torch's Hermitian pair: the other direction's norm
+        norm = _SWAPPED.get(norm, "?")
+        if call_is(fn, _HFFTN) and pair:
+            cur = _conj(s, cur, shape)
+    inverse = call_is(fn, (torch.fft.ifft2, torch.fft.ifftn, torch.fft.irfft2, torch.fft.irfftn) + _HFFTN)
+    real = call_is(fn, (torch.fft.rfft2, torch.fft.rfftn, torch.fft.irfft2, torch.fft.irfftn) + _HFFTN + _IHFFTN)
     if real and not inverse:            # rfftn: rfft over the last dim, then fft over the others
         if pair:
             return None
@@ -143,14 +151,18 @@ def fft_dims_nodes(fn, s: _Steps, x) -> Optional[str]:
     else:
         order = [(step, "ifft" if inverse else "fft") for step in steps]
     for (dim, n), kind in order:
-        if kind == "irfft" and not pair:
-            return None
-        got = _one(s, cur, shape, pair, dim, n, norm, kind)
+        got = _one(s, cur, shape, pair, dim, n, norm, kind)     # (irfft of a real value: its imaginary parts 0)
         if got is None:
             return None
         cur, shape = got
         pair = kind != "irfft"
-    return cur
+    return _conj(s, cur, shape) if call_is(fn, _IHFFTN) else cur
+
+
+def _conj(s: _Steps, src: str, shape) -> str:
+    from .capture_complex import _join, _parts
+    re, im = _parts(s, src, shape)
+    return _join(s, re, s("neg", [im]), len(shape))
 
 
 def shift_nodes(fn, src: str, shape) -> Optional[List[Node]]:
@@ -180,14 +192,14 @@ def shift_nodes(fn, src: str, shape) -> Optional[List[Node]]:
 def real_nodes(fn, ins) -> Optional[List[Node]]:
     """fftshift / ifftshift and hfft of a real value, which make no
     complex value (a complex one's: capture_complex)."""
-    if not call_is(fn, _SHIFTS + (torch.fft.hfft,)) or not fn.args or not isinstance(fn.args[0], torch.fx.Node) \
+    if not call_is(fn, _SHIFTS + (torch.fft.hfft,) + _HFFTN) or not fn.args or not isinstance(fn.args[0], torch.fx.Node) \
             or not ins:
         return None
     meta = fn.args[0].meta.get("tensor_meta")
     shape = [int(d) for d in meta.shape] if meta is not None and hasattr(meta, "shape") else None
     if shape is None or getattr(meta, "dtype", None) not in (torch.float32, torch.float64, torch.float16):
         return None
-    if fn.target is torch.fft.hfft:
+    if call_is(fn, (torch.fft.hfft,) + _HFFTN):
         s = _Steps(fn.name)
         return s.done() if fft_dims_nodes(fn, s, ("real", ins[0], shape)) is not None else None
     return shift_nodes(fn, ins[0], shape)

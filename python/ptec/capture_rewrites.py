@@ -289,12 +289,18 @@ def _gather_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     shape, dim, idx = _meta_shape(fn.args[0]), fn.args[1], _constant_of(fn.args[2], by_name)
     if shape is None or not isinstance(dim, int) or idx is None or idx.ndim != len(shape) or idx.size == 0:
         return None
+    s = _Steps(fn.name)
+    return s.done() if gather_constant(s, ins[0], shape, dim, idx) is not None else None
+
+
+def gather_constant(s: _Steps, src: str, shape, dim: int, idx) -> Optional[str]:
+    """torch.gather(src, dim, idx) of src of shape `shape` by the constant
+    idx as steps of s (_gather_nodes'), or None (an index out of range)."""
     dim %= len(shape)
     if any(idx.shape[d] > shape[d] for d in range(len(shape)) if d != dim) \
             or ((idx < 0) | (idx >= shape[dim])).any():                # torch takes no negative index
         return None
-    s = _Steps(fn.name)
-    cur = ins[0]
+    cur = src
     for d in range(len(shape)):
         if d != dim and idx.shape[d] < shape[d]:
             cur = s("slice", [cur], dim=d, start=0, end=int(idx.shape[d]))
@@ -317,11 +323,9 @@ def _gather_nodes(fn, ins, by_name) -> Optional[List[Node]]:
         moved = [int(idx.shape[d]) for d in order]
         cur = s("reshape", [cur], target_shape=moved)
         if order != list(range(rank)):
-            s("permute", [cur], dims=[order.index(d) for d in range(rank)])
-        return s.done()
-    if len(parts) > 1:
-        s("cat", parts, dim=dim)
-    return s.done()
+            cur = s("permute", [cur], dims=[order.index(d) for d in range(rank)])
+        return cur
+    return s("cat", parts, dim=dim) if len(parts) > 1 else parts[0]
 
 
 def _einsum_parts(fn):

@@ -240,9 +240,12 @@ REFUSED = {
     "torch.complex returned": (lambda x: torch.complex(x, x), "(torch.complex)", "torch.view_as_real"),
     "view_as_complex returned": (lambda x: torch.view_as_complex(x.reshape(1, 4, 4, 2)), "view_as_complex",
                                  "torch.view_as_real"),
-    # (exp, z / w, fft2, a slice with a step, z.view(torch.float32) run: test_complex_functions.py)
-    "tanh of a complex value": (lambda x: torch.view_as_real(torch.tanh(rfft(x))), "tanh (torch.tanh)",
-                                "[..., 2] real and imaginary parts"),
+    # (exp, z / w, fft2, a slice with a step, z.view(torch.float32) run: test_complex_functions.py; tanh, an index
+    # list, ...: test_complex_more.py)
+    "a view of complex128 as float32": (lambda x: rfft(x).cdouble().view(torch.float32) * 2,
+                                        "view (Tensor.view)", "[..., 2] real and imaginary parts"),
+    "a function torch does not define on a complex value": (lambda x: torch.view_as_real(torch.exp2(rfft(x))),
+                                                            "exp2 (torch.exp2)", "torch itself does not compute it"),
 }
 
 
@@ -260,20 +263,21 @@ def test_refused_in_one_line(name):
 class LayerOfAComplexValue(torch.nn.Module):
     def __init__(self):
         super().__init__()
-        self.act = torch.nn.Tanh()
+        self.act = torch.nn.ReLU()
 
     def forward(self, x):
         return torch.view_as_real(self.act(torch.fft.rfft(x)))
 
 
-def test_a_layer_of_a_complex_value_is_refused():
-    """nn.Tanh would read the pair's dim as data (its layer is real):
-    refused, naming it (nn.Identity, Flatten, Unflatten, views, run:
-    test_complex_functions.py)."""
+def test_a_layer_torch_does_not_run_on_a_complex_value_is_refused():
+    """nn.ReLU of a complex value: torch raises (its clamp), so ptec refuses
+    quoting torch, naming the layer (nn.Tanh, nn.Sigmoid, ... run:
+    test_complex_more.py)."""
     x = inputs(S3, -3.0, 3.0, 1)[0][0]
     with pytest.raises(UnsupportedOperator) as e:
         compile_model(LayerOfAComplexValue().eval(), [x], [(x,)])
-    assert "act (nn.Tanh)" in str(e.value) and "\n" not in str(e.value), str(e.value)
+    assert "act (nn.ReLU)" in str(e.value) and "\n" not in str(e.value), str(e.value)
+    assert "clamp is not supported for complex" in str(e.value), str(e.value)
 
 
 def test_cli_refuses_a_complex_output_with_exit_2(tmp_path):

@@ -565,6 +565,98 @@ RUNS = {
                                    1.0, "int8"),                                                    # 0.75
     "complex Tensor.view(torch.float32)": (lambda x: (torch.fft.rfft(x, norm="ortho") * (1 + 1j)).view(torch.float32),
                                            S3, R, 1.5, "int8"),                                     # 1.06
+    # more functions of complex values (ptec.capture_complex_trig; test_complex_more.py): sin ... cosh products of
+    # LUTs, tanh / tan / sigmoid bounded LUTs over 1 + cos sech, the inverse ones alpha / beta in fp32, powers with a
+    # complex exponent exp(w log z)
+    "torch.sin of a complex value": (lambda x: torch.view_as_real(torch.sin(torch.complex(x * 0.5, x.flip(-1) * 0.5))),
+                                     S3, R, 1.5, "int8"),                                           # 1.19
+    "Tensor.cos of a complex value": (lambda x: torch.view_as_real(torch.complex(x * 0.5, x.flip(-1) * 0.5).cos()),
+                                      S3, R, 1.5, "int8"),                                          # 1.06
+    "torch.tan of a complex value": (lambda x: torch.view_as_real(torch.tan(torch.complex(x * 0.3, x.flip(-1) * 0.3))),
+                                     S3, R, 1.5, "int8"),                                           # 1.23
+    "torch.sinh of a complex value": (lambda x: torch.view_as_real(torch.sinh(torch.complex(x * 0.5, x.flip(-1) * 0.5))),
+                                      S3, R, 1.5, "int8"),                                          # 1.19
+    "torch.cosh of a complex value": (lambda x: torch.view_as_real(torch.cosh(torch.complex(x * 0.5, x.flip(-1) * 0.5))),
+                                      S3, R, 2.0, "int8"),                                          # 1.76
+    "torch.tanh of a complex value": (lambda x: torch.view_as_real(torch.tanh(torch.complex(x * 0.3, x.flip(-1) * 0.3))),
+                                      S3, R, 1.5, "int8"),                                          # 1.23
+    "torch.sigmoid of a complex value": (lambda x: torch.view_as_real(torch.sigmoid(torch.complex(x, x.flip(-1)) * 0.5)),
+                                         S3, R, 1.5, "int8"),                                       # 1.11
+    "torch.log10 of a complex value": (lambda x: torch.view_as_real(torch.log10(torch.complex(x, x.flip(-1).abs()
+                                                                                              + 0.25))), S3, R, 2.0,
+                                       "fp32"),                                                     # 1.66
+    "Tensor.log2 of a complex value": (lambda x: torch.view_as_real(torch.complex(x, x.flip(-1).abs() + 0.25).log2()),
+                                       S3, R, 2.0, "fp32"),                                         # 1.66
+    "torch.rsqrt of a complex value": (lambda x: torch.view_as_real(torch.rsqrt(torch.complex(x, x.flip(-1).abs()
+                                                                                              + 1.0))), S3, R, 2.0,
+                                       "fp32"),                                                     # 1.40
+    "torch.asin of a complex value": (lambda x: torch.view_as_real(torch.asin(torch.complex(x * 0.5, x.flip(-1) * 0.5))),
+                                      S3, R, 2.0, "fp32"),                                          # 1.77
+    "torch.asin on its branch cut": (lambda x: torch.view_as_real(torch.asin(torch.complex(
+        (x.abs() + 0.5) * torch.tensor([1.0, -1, -1, 1, -1, 1, -1, -1]), torch.relu(x.flip(-1))))), S3, R, 3.0,
+        "fp32"),                                                                                    # 2.52
+    "torch.acos of a complex value": (lambda x: torch.view_as_real(torch.acos(torch.complex(x * 0.5, x.flip(-1) * 0.5))),
+                                      S3, R, 1.5, "fp32"),                                          # 1.04
+    "torch.atan of a complex value": (lambda x: torch.view_as_real(torch.atan(torch.complex(x * 0.3, x.flip(-1) * 0.3))),
+                                      S3, R, 2.0, "fp32"),                                          # 1.67
+    "torch.asinh of a complex value": (lambda x: torch.view_as_real(torch.asinh(torch.complex(x * 0.5,
+                                                                                              x.flip(-1) * 0.5))),
+                                       S3, R, 2.0, "fp32"),                                         # 1.77
+    "torch.acosh of a complex value": (lambda x: torch.view_as_real(torch.acosh(torch.complex(x, x.flip(-1).abs()
+                                                                                              + 0.25))), S3, R, 2.0,
+                                       "fp32"),                                                     # 1.44
+    "torch.atanh of a complex value": (lambda x: torch.view_as_real(torch.atanh(torch.complex(x * 0.3,
+                                                                                              x.flip(-1) * 0.3))),
+                                       S3, R, 2.0, "fp32"),                                         # 1.67
+    "complex ** complex": (lambda x: torch.view_as_real(torch.complex(x, x.flip(-1).abs() + 0.25) ** torch.complex(
+        x.flip(1) * 0.3, x * 0.3)), S3, R, 5.0, "fp32"),                                           # 4.77
+    "complex ** complex number": (lambda x: torch.view_as_real(torch.complex(x, x.flip(-1).abs() + 0.25)
+                                                               ** (0.5 + 0.5j)), S3, R, 3.5, "fp32"),  # 2.90
+    "2 ** complex": (lambda x: torch.view_as_real(2 ** torch.complex(x * 0.5, x.flip(-1) * 0.5)), S3, R, 2.0,
+                     "int8"),                                                                       # 1.42
+    "real ** complex": (lambda x: torch.view_as_real((x.abs() + 0.5) ** torch.complex(x.flip(1) * 0.3, x * 0.3)), S3,
+                        R, 2.0, "fp32"),                                                            # 1.75
+    # selections, conversions and norms of complex values (ptec.capture_complex_select): slices, cats, a where
+    "complex index list": (lambda x: torch.view_as_real(torch.fft.rfft(x, norm="ortho")[..., [0, 2, 4]]), S3, R, 1.0,
+                           "int8"),                                                                 # 0.70
+    "torch.index_select of a complex value": (lambda x: torch.view_as_real(torch.index_select(
+        torch.fft.rfft(x, norm="ortho"), 1, torch.tensor([3, 0]))), S3, R, 1.0, "int8"),            # 0.75
+    "torch.gather of a complex value": (lambda x: torch.view_as_real(torch.gather(torch.fft.rfft(x, norm="ortho"), 2,
+                                        torch.tensor([[[0, 4], [1, 1], [2, 3], [4, 0]]]))), S3, R, 1.5, "int8"),  # 0.98
+    "torch.flip of a complex value": (lambda x: torch.view_as_real(torch.flip(torch.fft.rfft(x, norm="ortho"), [1, 2])),
+                                      S3, R, 1.0, "int8"),                                          # 0.75
+    "torch.roll of a complex value": (lambda x: torch.view_as_real(torch.roll(torch.fft.rfft(x, norm="ortho"), 2, 2)),
+                                      S3, R, 1.0, "int8"),                                          # 0.75
+    "torch.where of complex values": (lambda x: torch.view_as_real(torch.where(
+        x[..., :5] > 0, torch.fft.rfft(x, norm="ortho"), torch.fft.rfft(x, norm="ortho") * 1j)), S3, R, 1.0,
+        "int8"),                                                                                    # 0.75
+    "complex128 Tensor.view(torch.float64)": (lambda x: torch.complex(x, x.flip(-1)).cdouble().view(torch.float64)
+                                              .float(), S3, R, 1.0, "int8"),                        # 0.50
+    "F.pad of a complex value": (lambda x: torch.view_as_real(torch.nn.functional.pad(torch.fft.rfft(x, norm="ortho"),
+                                                                                     (2, 1), "reflect")), S3, R, 1.0,
+                                 "int8"),                                                           # 0.75
+    "complex @ complex (ptec.capture_complex_matmul)": (lambda x: torch.view_as_real(
+        torch.complex(x, x.flip(-1)) @ torch.complex(x.flip(1), x).transpose(1, 2)), S3, R, 1.5, "int8"),  # 1.30
+    # layouts, running sums and outer products of complex values (ptec.capture_complex_layout)
+    "complex expand / repeat": (lambda x: torch.view_as_real(torch.fft.rfft(x, norm="ortho")[:, :1].expand(1, 4, 5)
+                                                             + torch.fft.rfft(x, norm="ortho")[:, :2].repeat(1, 2, 1)),
+                                S3, R, 1.5, "int8"),                                                # 1.23
+    "complex narrow / select / movedim / mT": (lambda x: torch.view_as_real(
+        torch.fft.rfft(x, norm="ortho").narrow(2, 1, 3) + torch.select(torch.fft.rfft(x, norm="ortho"), 2, -1)[..., None]
+        + torch.fft.rfft(x, norm="ortho").movedim(2, 1).mT[..., :3]), S3, R, 1.5, "int8"),         # 1.38
+    "torch.cumsum of a complex value": (lambda x: torch.view_as_real(torch.cumsum(torch.fft.rfft(x, norm="ortho"), 2)),
+                                        S3, R, 2.0, "int8"),                                        # 1.45
+    "torch.diff of a complex value": (lambda x: torch.view_as_real(torch.diff(torch.fft.rfft(x, norm="ortho"), dim=1)),
+                                      S3, R, 1.5, "int8"),                                          # 0.94
+    "torch.outer of complex vectors": (lambda x: torch.view_as_real(torch.outer(torch.fft.rfft(x, norm="ortho")[0, 0],
+                                                                                torch.fft.rfft(x, norm="ortho")[0, 1])),
+                                       S3, R, 2.0, "int8"),                                         # 1.87
+    "torch.linalg.vector_norm of a complex value": (lambda x: torch.linalg.vector_norm(torch.complex(x, x.flip(-1)),
+                                                                                      dim=-1), S3, R, 1.5, "fp32"),  # 0.89
+    "torch.fft.hfft2": (lambda x: torch.fft.hfft2(torch.complex(x, x.flip(-1))[..., :5], norm="ortho"), S3, R, 1.5,
+                        "int8"),                                                                    # 1.26
+    "torch.fft.ihfft2": (lambda x: torch.view_as_real(torch.fft.ihfft2(x, norm="ortho").resolve_conj()), S3, R, 2.0,
+                         "int8"),                                                                   # 1.87
     # windows (ptec.capture_views) and the trapezoid rule (ptec.capture_trapezoid), p-norms (ptec.capture_norms)
     "Tensor.unfold(dim 1)": (lambda x: x.unfold(1, 2, 1), S3, R, 0.5, "int8"),
     "torch.trapz": (lambda x: torch.trapz(x), S3, R, 1.0, "int8"),                                 # 0.49
