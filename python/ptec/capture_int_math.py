@@ -18,15 +18,23 @@ int32 + a Python int stays int32. Operands:
 * Python ints (attrs scalars: {operand position: value}), which must lie
   in the result dtype's range.
 
-`-i` is `0 - i` (kind sub), so it wraps as torch's negation does. The
-float graph carries the result as float32, as every index value
-(capture_indices). Refused in one line naming the call (an `unsupported`
-node whose reason lowering reports): a computed operand of another dtype
-(int32 beside int64: torch promotes the int32 value, a cast ptec has no
-kernel for), a Python int outside the result dtype, floor division and
-remainder of integers (ptec's remainder and fmod kernels are float32
-only). Any other integer call is left to capture (and then refused by
-lower.index_used_as_number, naming it)."""
+`-i` is `0 - i` (kind sub), so it wraps as torch's negation does.
+Floor division and remainders (kinds floor_divide: `i // 2`,
+`torch.floor_divide`, `torch.div(i, b, rounding_mode="floor")`;
+trunc_divide: `rounding_mode="trunc"`; remainder: `i % 3`,
+`torch.remainder`; fmod: `torch.fmod`) compute as torch's integer kernels:
+the quotient toward minus infinity, the remainder with the divisor's sign,
+fmod and trunc with C's truncation; a zero divisor (torch raises
+ZeroDivisionError) or the least value by -1 (torch's CPU traps) fails the
+run, never a made-up number. Casts between int64 and int32 (kind cast:
+`i.int()`, `k.long()`, `.to(torch.int32)`) keep the value or, into int32,
+its low 32 bits as torch; an int32 value beside int64 ones is promoted to
+int64 as torch promotes it (lowering casts it). The float graph carries the
+result as float32, as every index value (capture_indices). Refused in one
+line naming the call (an `unsupported` node whose reason lowering
+reports): an operand of a dtype torch would not promote to the result's,
+a Python int outside the result dtype. Any other integer call is left to
+capture (and then refused by lower.index_used_as_number, naming it)."""
 from __future__ import annotations
 
 import operator
@@ -50,9 +58,14 @@ for _kind, _fns in {"add": (operator.add, torch.add, "add"), "sub": (operator.su
 _NEG = (operator.neg, torch.neg, "neg", torch.negative, "negative")
 _CLAMP = (torch.clamp, "clamp", torch.clip, "clip")
 _JOIN = {torch.cat: "cat", torch.concat: "cat", torch.stack: "stack"}
-# integer floor division and remainder: ptec's kernels for them compute in float32 only
-_DIVISION = (operator.floordiv, torch.floor_divide, "floor_divide", operator.mod, torch.remainder, "remainder",
-             torch.fmod, "fmod")
+# floor division and remainders of integers (torch.div with a rounding_mode: _division_kind)
+_DIVISION = {operator.floordiv: "floor_divide", torch.floor_divide: "floor_divide", "floor_divide": "floor_divide",
+             operator.mod: "remainder", torch.remainder: "remainder", "remainder": "remainder",
+             torch.fmod: "fmod", "fmod": "fmod"}
+_ROUNDING = {"floor": "floor_divide", "trunc": "trunc_divide"}
+_CASTS = ("int", "long", "to", "type")
+# torch's promotion among the dtypes here: an int32 value beside int64 ones becomes int64
+_PROMOTES = {("int32", "int64")}
 
 
 def _lookup(table, target):
@@ -107,9 +120,8 @@ def _operands(fn: torch.fx.Node, args, by_name, dtype: str):
         elif has is not None:
             names.append(a.name)
             computed = True
-            if has != dtype:
-                why = why or (f"an {has} value beside {dtype} ones: torch converts it to {dtype} first, a cast "
-                              f"ptec has no kernel for (compute both in {dtype})")
+            if has != dtype and (has, dtype) not in _PROMOTES:
+                why = why or f"an {has} value in a {dtype} result: a conversion torch does not make here"
         else:
             why = why or "an operand that is neither an integer value of the program, an integer constant nor an int"
     if not computed:
@@ -172,12 +184,31 @@ def int_math_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
         if isinstance(found, str) or found[1]:
             return _refused(fn, by_name, found if isinstance(found, str) else "a number among the tensors")
         return [Node(fn.name, "int_math", found[0], dict(kind=kind, dtype=dtype, dim=dim))]
-    if _lookup(_DIVISION, fn.target) or (_lookup((torch.div, "div"), fn.target) and fn.kwargs.get("rounding_mode")):
-        args = list(fn.args) + list(fn.kwargs.values())
-        if any(isinstance(a, torch.fx.Node) and int_dtype(by_name.get(a.name)) for a in args):
-            return _refused(fn, by_name, f"floor division and remainder of {dtype} values: ptec has no integer "
-                                         f"kernel for them (its remainder and fmod compute in float32 only)")
+    kind = _division_kind(fn)
+    if kind is not None:
+        args = dict(zip(("input", "other"), fn.args))
+        args.update(fn.kwargs)
+        if set(args) - {"input", "other", "rounding_mode"} or len(fn.args) > 2:
+            return None
+        found = _operands(fn, [args.get("input"), args.get("other")], by_name, dtype)
+        if found is None or isinstance(found, str):
+            return None if found is None else _refused(fn, by_name, found)
+        return [Node(fn.name, "int_math", found[0], dict(kind=kind, dtype=dtype, scalars=found[1]))]
+    if _lookup(_CASTS, fn.target) and fn.op == "call_method" and fn.args and isinstance(fn.args[0], torch.fx.Node):
+        has = int_dtype(by_name.get(fn.args[0].name))
+        if has is not None and has != dtype:
+            # i.int(), k.long(), i.to(torch.int32): the value in the other integer dtype
+            return [Node(fn.name, "int_math", [fn.args[0].name], dict(kind="cast", dtype=dtype))]
     return None
+
+
+def _division_kind(fn: torch.fx.Node) -> Optional[str]:
+    """floor_divide, trunc_divide, remainder or fmod for a call of one, else None."""
+    kind = _lookup(_DIVISION, fn.target)
+    if kind is None and _lookup((torch.div, "div"), fn.target):
+        mode = fn.kwargs.get("rounding_mode")
+        kind = _ROUNDING.get(mode) if isinstance(mode, str) else None
+    return kind
 
 
 def int_view_nodes(fn: torch.fx.Node, nodes: List[Node], by_name) -> List[Node]:
@@ -217,6 +248,8 @@ def eval_int_math(a: dict, xs: List[torch.Tensor]) -> torch.Tensor:
         return torch.clamp(xs[0].to(dt), a["lo"], a["hi"]).float()
     if kind == "view":
         return xs[0].reshape(a["shape"])
+    if kind == "cast":
+        return xs[0].to(torch.int64).to(dt).float()
     if kind == "slice":
         return xs[0].narrow(a["dim"], a["start"], a["end"] - a["start"])
     scalars = {int(k): v for k, v in a["scalars"].items()}
@@ -224,4 +257,8 @@ def eval_int_math(a: dict, xs: List[torch.Tensor]) -> torch.Tensor:
     p, q = [torch.tensor(scalars[k], dtype=dt) if k in scalars else next(rest).to(dt) for k in range(2)]
     if kind == "mul":
         return (p * q).float()
+    if kind in ("floor_divide", "remainder", "fmod", "trunc_divide"):
+        if kind == "trunc_divide":
+            return torch.div(p, q, rounding_mode="trunc").float()
+        return getattr(torch, kind)(p, q).float()
     return getattr(torch, kind)(p, q, alpha=a["alpha"]).float()

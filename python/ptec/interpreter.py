@@ -272,11 +272,14 @@ def _portable_table():
     def binary_math(fn):
         def run(arg, named, out):
             other = "exponent" if fn == "pow" else "other"
+            if fn == "floor_divide" or t(arg, "self").dtype != np.float32:      # integers (int_binary.c)
+                return np.broadcast_to(P.int_binary(fn, t(arg, "self"), t(arg, other)), out.sizes)
             return np.broadcast_to(P.binary_math(fn, t(arg, "self"), t(arg, other)), out.sizes)
         return run
 
     def to_dtype(arg, named, out):
-        if t(arg, "self").dtype == np.bool_:
+        if t(arg, "self").dtype == np.bool_ or (t(arg, "self").dtype in (np.int32, np.int64) and
+                                                out.scalar_type in (ScalarType.LONG, ScalarType.INT)):
             return P.convert(t(arg, "self"), NUMPY_DTYPE[ScalarType(out.scalar_type)])
         if out.scalar_type in (ScalarType.LONG, ScalarType.INT):
             return P.to_integer(t(arg, "self"), np.dtype(NUMPY_DTYPE[ScalarType(out.scalar_type)]))
@@ -370,6 +373,7 @@ def _portable_table():
         **{key: binary_math(fn) for fn, key in (("pow", "aten::pow.Tensor_Tensor_out"), ("atan2", "aten::atan2.out"),
                                                  ("hypot", "aten::hypot.out"), ("fmod", "aten::fmod.Tensor_out"),
                                                  ("remainder", "aten::remainder.Tensor_out"),
+                                                 ("floor_divide", "aten::floor_divide.out"),
                                                  ("copysign", "aten::copysign.out"))},
         "aten::embedding.out": lambda arg, named, out: P.embedding(t(arg, "weight"), t(arg, "indices")),
         "aten::gather.out": lambda arg, named, out: P.gather(t(arg, "self"), s(arg, "dim"), t(arg, "index")),

@@ -93,8 +93,12 @@ RULES: Dict[str, Rule] = {
     "aten::pow.Tensor_Tensor_out": Rule("kernels/portable/cpu/op_pow.cpp", same_dim_order=("self", "exponent", "out"),
                                         broadcast=("self", "exponent", "out")),
     "aten::atan2.out": _binary("atan2"),
+    # fmod, remainder and floor_divide take integer tensors too (real dtypes:
+    # ptec's int32 / int64 and float32 are among them); an integer division
+    # by zero is InvalidArgument upstream as in ptec
     "aten::fmod.Tensor_out": _binary("fmod"),
     "aten::remainder.Tensor_out": _binary("remainder"),
+    "aten::floor_divide.out": _binary("floor_divide"),
     # upstream's portable library has no hypot or copysign kernel
     "aten::hypot.out": Rule("none: ptec only (src/kernels/portable/op_float_binary_math.c)",
                             same_dim_order=("self", "other", "out"), broadcast=("self", "other", "out"),

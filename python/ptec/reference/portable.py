@@ -105,6 +105,29 @@ def binary_math(fn: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(r), QUIET_NAN, r).astype(F32)     # the kernel's one NaN
 
 
+def int_binary(fn: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """aten::floor_divide.out, fmod.Tensor_out, remainder.Tensor_out of
+    int32 / int64 tensors of one dtype, broadcast, as the C kernel (int_binary.c)
+    and PyTorch's integer kernels compute them: the quotient toward minus
+    infinity, fmod with the dividend's sign (C's truncation), remainder with
+    the divisor's (Python's %). A zero divisor, or the least value divided
+    by -1, is an error (PyTorch raises ZeroDivisionError, its CPU traps)."""
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    if a.dtype != b.dtype or a.dtype not in (np.int32, np.int64):
+        raise ValueError(f"{fn}: int32 or int64 tensors of one dtype, got {a.dtype} and {b.dtype}")
+    least = np.iinfo(a.dtype).min
+    if np.any(b == 0):
+        raise ValueError(f"{fn}: integer division by zero")
+    if np.any((b == -1) & (a == least)):
+        raise ValueError(f"{fn}: the least integer divided by -1")
+    # numpy's // and % on integers are Python's (floor, the divisor's sign)
+    if fn == "floor_divide":
+        return np.floor_divide(a, b)
+    if fn == "remainder":
+        return np.remainder(a, b)
+    return np.fmod(a, b)                     # C's truncation, the dividend's sign
+
+
 # -- convolution and linear ----------------------------------------------------
 
 def convolution(x, w, bias, stride, padding, dilation, transposed, output_padding, groups,
@@ -390,7 +413,8 @@ def to_float32(x) -> np.ndarray:
 
 def convert(x, dtype) -> np.ndarray:
     """dim_order_ops::_to_dim_order_copy.out into `dtype`: a bool is 0 or 1
-    (any nonzero byte counts as true); other values as to_float32."""
+    (any nonzero byte counts as true); int64 into int32 keeps the low 32
+    bits (numpy's astype, PyTorch's wrap); other values as to_float32."""
     x = np.asarray(x)
     if x.dtype == np.bool_:
         return (x.view(np.uint8) != 0).astype(dtype)

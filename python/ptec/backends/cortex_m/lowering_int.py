@@ -8,6 +8,15 @@
   first, then the upper: min > max gives max) is spelled with kernels that
   take both integer dtypes: x < lo as a bool (aten::lt.Scalar_out) picking
   the constant lo over x (aten::where.self_out), then x > hi likewise.
+* floor_divide, remainder, fmod: aten::floor_divide.out, remainder.Tensor_out,
+  fmod.Tensor_out on the integer tensors (their int32 / int64 forms: a
+  zero divisor, or the least value by -1, fails the run); trunc_divide
+  (rounding_mode="trunc") is floor_divide(a - fmod(a, b), b), whose
+  division is exact (a - fmod(a, b) is a multiple of b lying between 0 and
+  a, so it cannot overflow), the same failures.
+* cast (and an int32 operand beside int64 ones, torch's promotion):
+  dim_order_ops::_to_dim_order_copy.out between int64 and int32 (into
+  int32 the low 32 bits, as torch).
 * cat / stack: aten::cat.out copies elements of any dtype (stack's new dim
   a view of each operand); view: the contiguous bytes under torch's shape;
   slice: aten::slice_copy.Tensor_out (any dtype) of the contiguous value.
@@ -25,9 +34,12 @@ from ...ir import Node
 from ...lowered import Act, clone_dim_order, layout, needs_relayout, new_act, raw_view
 from ...pte.program_builder import CHANNELS_LAST
 from ...pte.schema import ScalarType
-from .lowering_bool import _call, _contiguous
+from .lowering_bool import _call, _contiguous, _dim_order
 
 SCALAR_TYPES = {"int64": ScalarType.LONG, "int32": ScalarType.INT}
+_DIVISIONS = {"floor_divide": "aten::floor_divide.out", "remainder": "aten::remainder.Tensor_out",
+              "fmod": "aten::fmod.Tensor_out"}
+_TWO = ("add", "sub", "mul", "trunc_divide", *_DIVISIONS)
 
 
 def _constant(ctx, value, dtype: str) -> Act:
@@ -37,9 +49,20 @@ def _constant(ctx, value, dtype: str) -> Act:
     return Act(ctx.b.constant(arr, sizes=arr.shape), list(arr.shape), SCALAR_TYPES[dtype])
 
 
+def _cast(ctx, x: Act, st) -> Act:
+    """x (int32 or int64) in the integer dtype st, in x's own layout."""
+    if x.dtype == st:
+        return x
+    out = new_act(ctx.b, st, x.sizes, dim_order=_dim_order(ctx, x))
+    ctx.b.call("dim_order_ops::_to_dim_order_copy.out", self=x.value, non_blocking=False, dim_order=None,
+               out=out.value)
+    return out
+
+
 def _operands(ctx, n: Node, arity: int) -> List[Act]:
     """The node's operands in order: its Python ints (attrs scalars) as 0-d
-    constants, its inputs as integer constants or the program's values."""
+    constants, its inputs as integer constants or the program's values
+    (an int32 one of an int64 node cast to int64: torch's promotion)."""
     dtype = n.attrs["dtype"]
     scalars = {int(k): v for k, v in n.attrs.get("scalars", {}).items()}
     names = iter(n.inputs)
@@ -50,7 +73,13 @@ def _operands(ctx, n: Node, arity: int) -> List[Act]:
             continue
         name = next(names)
         node = ctx.g.node(name)
-        out.append(_constant(ctx, node.attrs["value"], dtype) if node.op == "constant" else ctx.get(name))
+        if node.op == "constant":
+            out.append(_constant(ctx, node.attrs["value"], dtype))
+            continue
+        x = ctx.get(name)
+        if n.attrs["kind"] == "cast" or (x.dtype, SCALAR_TYPES[dtype]) == (ScalarType.INT, ScalarType.LONG):
+            x = _cast(ctx, x, SCALAR_TYPES[dtype])
+        out.append(x)
     return out
 
 
@@ -82,9 +111,11 @@ def _laid_out(ctx, x: Act) -> Act:
 
 def op_int_math(ctx, n: Node):
     kind, st = n.attrs["kind"], SCALAR_TYPES[n.attrs["dtype"]]
-    xs = _operands(ctx, n, 2 if kind in ("add", "sub", "mul") else len(n.inputs))
+    xs = _operands(ctx, n, 2 if kind in _TWO else len(n.inputs))
     if any(x.dtype != st for x in xs):
         return ctx.refuse(n, f"an operand is not an {n.attrs['dtype']} tensor")
+    if kind == "cast":
+        return xs[0]
     if kind in ("cat", "stack"):
         return _join(ctx, n, xs, st)
     if kind == "view":
@@ -104,6 +135,14 @@ def op_int_math(ctx, n: Node):
             x = _call(ctx, "aten::where.self_out", dict(condition=beyond, self=_constant(ctx, bound, n.attrs["dtype"]),
                                                         other=x), st, n.shape)
         return x
+    if kind in _DIVISIONS:
+        return _call(ctx, _DIVISIONS[kind], dict(self=xs[0], other=xs[1]), st, n.shape)
+    if kind == "trunc_divide":
+        # a - fmod(a, b) is a multiple of b: its floor division is exact, torch's truncation
+        shape = list(np.broadcast_shapes(tuple(xs[0].sizes), tuple(xs[1].sizes)))
+        rest = _call(ctx, "aten::fmod.Tensor_out", dict(self=xs[0], other=xs[1]), st, shape)
+        whole = _call(ctx, "aten::sub.out", dict(self=xs[0], other=rest, alpha=1), st, shape)
+        return _call(ctx, "aten::floor_divide.out", dict(self=whole, other=xs[1]), st, n.shape)
     named = dict(self=xs[0], other=xs[1])
     if kind != "mul":
         named["alpha"] = int(n.attrs["alpha"])

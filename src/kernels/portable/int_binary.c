@@ -1,0 +1,153 @@
+#include "kernels/portable/int_binary.h"
+
+#include <string.h>
+
+#include "kernels/portable/broadcast.h"
+
+static bool integral(uint8_t dtype)
+{
+    return dtype == PTEC_DTYPE_INT || dtype == PTEC_DTYPE_LONG;
+}
+
+static bool same_layout(const ptec_tensor *a, const ptec_tensor *b)
+{
+    return ptec_tensor_same_shape(a, b) && memcmp(a->dim_order, b->dim_order, a->rank) == 0;
+}
+
+bool ptec_int_binary_applies(ptec_op *op)
+{
+    ptec_tensor *self;
+    return ptec_op_get_tensor(op, 0, &self) == PTEC_OK && integral(self->dtype);
+}
+
+ptec_status ptec_int_binary_prepare(ptec_op *op)
+{
+    int_binary_state *s = op->state;
+    ptec_tensor *self, *other, *out;
+    ptec_status st;
+    if ((st = ptec_op_expect_argc(op, 4u)) != PTEC_OK || (st = ptec_op_get_tensor(op, 0, &self)) != PTEC_OK ||
+        (st = ptec_op_get_tensor(op, 1, &other)) != PTEC_OK || (st = ptec_op_get_out(op, &out)) != PTEC_OK) {
+        return st;
+    }
+    if (!integral(self->dtype)) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, 0, PTEC_MSG("dtype must be int32 or int64"));
+    }
+    if (other->dtype != self->dtype || out->dtype != self->dtype) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, other->dtype != self->dtype ? 1 : 2,
+                            PTEC_MSG("self, other and out must share one dtype (no promotion)"));
+    }
+    if (out->flags & PTEC_TENSOR_CONSTANT) {
+        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 2, PTEC_MSG("out must not be a constant tensor"));
+    }
+    int32_t strides[PTEC_MAX_RANK];
+    if ((st = ptec_broadcast_strides(op, 0, self, out, strides)) != PTEC_OK ||
+        (st = ptec_broadcast_strides(op, 1, other, out, strides)) != PTEC_OK) {
+        return st;
+    }
+    s->flat = same_layout(self, out) && same_layout(other, out);
+    s->dtype = out->dtype;
+    return PTEC_OK;
+}
+
+static int64_t load(const uint8_t *p, size_t i, bool wide)
+{
+    if (wide) {
+        int64_t v;
+        memcpy(&v, p + i * sizeof v, sizeof v);
+        return v;
+    }
+    int32_t v;
+    memcpy(&v, p + i * sizeof v, sizeof v);
+    return v;
+}
+
+static void store(uint8_t *p, size_t i, bool wide, int64_t v)
+{
+    if (wide) {
+        memcpy(p + i * sizeof v, &v, sizeof v);
+    } else {
+        int32_t t = (int32_t)v; /* every result of an int32 pair lies in int32 */
+        memcpy(p + i * sizeof t, &t, sizeof t);
+    }
+}
+
+ptec_status ptec_int_binary_run(ptec_op *op, int_binary_fn fn)
+{
+    const int_binary_state *s = op->state;
+    const ptec_tensor *t_out = ptec_op_tensor(op, 2);
+    const uint8_t *a = ptec_op_tensor(op, 0)->data, *b = ptec_op_tensor(op, 1)->data;
+    uint8_t *y = t_out->data;
+    const bool wide = s->dtype == PTEC_DTYPE_LONG;
+    const int64_t least = wide ? INT64_MIN : INT32_MIN;
+    const char *why = "";
+    int64_t r;
+    if (s->flat) {
+        for (uint32_t i = 0; i < t_out->numel; ++i) {
+            if (!fn(load(a, i, wide), load(b, i, wide), least, &r, &why)) {
+                return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 1, why);
+            }
+            store(y, i, wide, r);
+        }
+        return PTEC_OK;
+    }
+    static const int args[2] = {0, 1};
+    ptec_broadcast w;
+    ptec_broadcast_start(&w, op, args, 2, 2);
+    for (uint32_t n = 0; n < t_out->numel; ++n, ptec_broadcast_next(&w)) {
+        if (!fn(load(a, w.off[0], wide), load(b, w.off[1], wide), least, &r, &why)) {
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 1, why);
+        }
+        store(y, w.off[2], wide, r);
+    }
+    return PTEC_OK;
+}
+
+/* b == 0 has no result; nor has least / -1 (one past the largest value),
+ * whose remainder C leaves undefined too. */
+static bool divisible(int64_t a, int64_t b, int64_t least, const char **why)
+{
+    if (b == 0) {
+        *why = PTEC_MSG("integer division by zero");
+        return false;
+    }
+    if (b == -1 && a == least) {
+        *why = PTEC_MSG("the least integer divided by -1 (PyTorch's CPU traps)");
+        return false;
+    }
+    return true;
+}
+
+bool ptec_int_floor_divide(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    if (!divisible(a, b, least, why)) {
+        return false;
+    }
+    int64_t q = a / b;
+    if (a % b != 0 && ((a < 0) != (b < 0))) {
+        --q; /* toward minus infinity */
+    }
+    *r = q;
+    return true;
+}
+
+bool ptec_int_fmod(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    if (!divisible(a, b, least, why)) {
+        return false;
+    }
+    *r = a % b; /* the dividend's sign */
+    return true;
+}
+
+bool ptec_int_remainder(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    if (!divisible(a, b, least, why)) {
+        return false;
+    }
+    int64_t m = a % b;
+    if (m != 0 && ((m < 0) != (b < 0))) {
+        m += b; /* the divisor's sign, as Python's % */
+    }
+    *r = m;
+    return true;
+}

@@ -1,0 +1,39 @@
+/* The engine behind the integer forms of two-tensor functions
+ * (aten::floor_divide.out, and aten::fmod.Tensor_out / remainder.Tensor_out
+ * of int32 / int64 tensors): NumPy broadcasting over logical indices, each
+ * tensor through its own dim order, one function per element computed in
+ * int64 and stored in out's dtype. self, other and out share one dtype,
+ * int32 or int64 (PyTorch's promotion is made by the program, a cast).
+ *
+ * A function reports an element it has no integer result for (division by
+ * zero, the least value divided by -1: PyTorch's CPU kernels raise
+ * ZeroDivisionError for the first and trap for the second): the execute
+ * fails with InvalidArgument, never writing a made-up number. */
+#ifndef PTEC_KERNELS_PORTABLE_INT_BINARY_H
+#define PTEC_KERNELS_PORTABLE_INT_BINARY_H
+
+#include <stdbool.h>
+
+#include "ptec/kernel.h"
+
+/* a op b, or false when there is no result (its message in *why). */
+typedef bool (*int_binary_fn)(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why);
+
+typedef struct int_binary_state {
+    uint8_t flat;  /* 1: self, other and out share one layout */
+    uint8_t dtype; /* PTEC_DTYPE_INT or PTEC_DTYPE_LONG; 0 in a float kernel's state */
+} int_binary_state;
+
+/* Whether self (arg 0) is an int32 or int64 tensor: the kernels that also
+ * take float32 choose this engine by it. */
+bool ptec_int_binary_applies(ptec_op *op);
+/* self = arg 0, other = arg 1, out = arg 2 (and the return slot). */
+ptec_status ptec_int_binary_prepare(ptec_op *op);
+ptec_status ptec_int_binary_run(ptec_op *op, int_binary_fn fn);
+
+/* PyTorch's integer functions (C's / and % truncate toward zero). */
+bool ptec_int_floor_divide(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why);
+bool ptec_int_fmod(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why);
+bool ptec_int_remainder(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why);
+
+#endif
