@@ -26,7 +26,12 @@ trunc_divide: `rounding_mode="trunc"`; remainder: `i % 3`,
 the quotient toward minus infinity, the remainder with the divisor's sign,
 fmod and trunc with C's truncation; a zero divisor (torch raises
 ZeroDivisionError) or the least value by -1 (torch's CPU traps) fails the
-run, never a made-up number. Casts between int64 and int32 (kind cast:
+run, never a made-up number. Bitwise and / or / xor (`i & 3`, `|`, `^`,
+the torch functions), `~i` (i ^ -1) and shifts (`i << 2`, `>>`,
+torch.bitwise_left_shift / right_shift) on two's complement bits: a left
+shift wraps, a right shift is arithmetic; a shift amount outside [0, width)
+fails the run (a Python int one is refused): torch 1.13 takes it modulo
+the width, 2.x saturates. Casts between int64 and int32 (kind cast:
 `i.int()`, `k.long()`, `.to(torch.int32)`) keep the value or, into int32,
 its low 32 bits as torch; an int32 value beside int64 ones is promoted to
 int64 as torch promotes it (lowering casts it). The float graph carries the
@@ -63,6 +68,20 @@ _DIVISION = {operator.floordiv: "floor_divide", torch.floor_divide: "floor_divid
              operator.mod: "remainder", torch.remainder: "remainder", "remainder": "remainder",
              torch.fmod: "fmod", "fmod": "fmod"}
 _ROUNDING = {"floor": "floor_divide", "trunc": "trunc_divide"}
+# bitwise functions and shifts of integers (~i is i ^ -1)
+_BITWISE = {operator.and_: "bitwise_and", torch.bitwise_and: "bitwise_and", "bitwise_and": "bitwise_and",
+            "__and__": "bitwise_and", operator.or_: "bitwise_or", torch.bitwise_or: "bitwise_or",
+            "bitwise_or": "bitwise_or", "__or__": "bitwise_or", operator.xor: "bitwise_xor",
+            torch.bitwise_xor: "bitwise_xor", "bitwise_xor": "bitwise_xor", "__xor__": "bitwise_xor",
+            operator.lshift: "left_shift", "__lshift__": "left_shift", operator.rshift: "right_shift",
+            "__rshift__": "right_shift"}
+for _name, _kind in (("bitwise_left_shift", "left_shift"), ("bitwise_right_shift", "right_shift")):
+    _BITWISE[_name] = _kind
+    if hasattr(torch, _name):
+        _BITWISE[getattr(torch, _name)] = _kind
+_INVERT = (operator.invert, torch.bitwise_not, "bitwise_not")
+_TORCH_FNS = {"bitwise_and": torch.bitwise_and, "bitwise_or": torch.bitwise_or, "bitwise_xor": torch.bitwise_xor,
+              "left_shift": operator.lshift, "right_shift": operator.rshift}
 _CASTS = ("int", "long", "to", "type")
 # torch's promotion among the dtypes here: an int32 value beside int64 ones becomes int64
 _PROMOTES = {("int32", "int64")}
@@ -184,6 +203,26 @@ def int_math_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
         if isinstance(found, str) or found[1]:
             return _refused(fn, by_name, found if isinstance(found, str) else "a number among the tensors")
         return [Node(fn.name, "int_math", found[0], dict(kind=kind, dtype=dtype, dim=dim))]
+    kind = _lookup(_BITWISE, fn.target)
+    if kind is not None:
+        if len(fn.args) != 2 or fn.kwargs:
+            return None
+        found = _operands(fn, fn.args, by_name, dtype)
+        if found is None or isinstance(found, str):
+            return None if found is None else _refused(fn, by_name, found)
+        width = np.iinfo(NUMPY_DTYPES[dtype]).bits
+        if kind.endswith("shift") and 1 in found[1] and not 0 <= found[1][1] < width:
+            return _refused(fn, by_name, f"a shift by {found[1][1]}, outside [0, {width}): torch's result for it "
+                                         f"differs across versions")
+        return [Node(fn.name, "int_math", found[0], dict(kind=kind, dtype=dtype, scalars=found[1]))]
+    if _lookup(_INVERT, fn.target):
+        if len(fn.args) != 1 or fn.kwargs:
+            return None
+        found = _operands(fn, fn.args, by_name, dtype)
+        if found is None or isinstance(found, str):
+            return None if found is None else _refused(fn, by_name, found)
+        # ~i as i ^ -1: every bit flipped
+        return [Node(fn.name, "int_math", found[0], dict(kind="bitwise_xor", dtype=dtype, scalars={1: -1}))]
     kind = _division_kind(fn)
     if kind is not None:
         args = dict(zip(("input", "other"), fn.args))
@@ -257,6 +296,8 @@ def eval_int_math(a: dict, xs: List[torch.Tensor]) -> torch.Tensor:
     p, q = [torch.tensor(scalars[k], dtype=dt) if k in scalars else next(rest).to(dt) for k in range(2)]
     if kind == "mul":
         return (p * q).float()
+    if kind in _TORCH_FNS:
+        return _TORCH_FNS[kind](p, q).float()
     if kind in ("floor_divide", "remainder", "fmod", "trunc_divide"):
         if kind == "trunc_divide":
             return torch.div(p, q, rounding_mode="trunc").float()

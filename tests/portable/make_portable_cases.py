@@ -475,6 +475,48 @@ fail_case("floor_divide_broadcast", two_op("aten::floor_divide.out", [2], [3], [
           INVALID_ARGUMENT, "does not broadcast")
 fail_case("remainder_int32_rank", two_op("aten::remainder.Tensor_out", [1, 3], [3], [3], st=I32, out_st=I32),
           INVALID_ARGUMENT, "more dimensions than out")
+# bitwise and / or / xor of 12 = 0b1100 and 10 = 0b1010: 8, 14, 6; of -1 and 5: 5, -1, -6; of the
+# least int64 and -1: itself, -1, its largest
+BIT_A = np.array([12, -1, L64], np.int64)
+BIT_B = np.array([10, 5, -1], np.int64)
+for op, want in (("and", [8, 5, L64]), ("or", [14, -1, -1]), ("xor", [6, -6, 2 ** 63 - 1])):
+    run_case(f"bitwise_{op}_int64", two_op(f"aten::bitwise_{op}.Tensor_out", [3], [3], [3], st=I64, out_st=I64),
+             [(BIT_A, None), (BIT_B, None)], [(np.array(want, np.int64), None)])
+run_case("bitwise_xor_int32_broadcast", two_op("aten::bitwise_xor.Tensor_out", [2, 1], [2], [2, 2], st=I32,
+                                               out_st=I32),
+         [(np.array([[0], [-2 ** 31]], np.int32), None), (np.array([-1, 1], np.int32), None)],
+         [(np.array([[-1, 1], [2 ** 31 - 1, -2 ** 31 + 1]], np.int32), None)])
+# shifts: 1 << 63 is the least int64, -1 << 63 too; 5 << 0 is 5; 3 << 62 wraps to -2^62; -5 >> 1 is -3
+# (arithmetic), -1 >> 63 stays -1, 2^62 >> 62 is 1; int32: 1 << 31 the least int32, -8 >> 31 is -1
+SH_A = np.array([1, -1, 5, 3, -5, -1, 2 ** 62], np.int64)
+SH_B = np.array([63, 63, 0, 62, 1, 63, 62], np.int64)
+run_case("left_shift_int64", two_op("aten::bitwise_left_shift.Tensor_out", [7], [7], [7], st=I64, out_st=I64),
+         [(SH_A, None), (SH_B, None)], [(np.array([L64, L64, 5, -2 ** 62, -10, L64, 0], np.int64), None)])
+run_case("right_shift_int64", two_op("aten::bitwise_right_shift.Tensor_out", [7], [7], [7], st=I64, out_st=I64),
+         [(SH_A, None), (SH_B, None)], [(np.array([0, -1, 5, 0, -3, -1, 1], np.int64), None)])
+run_case("shifts_int32", two_op("aten::bitwise_left_shift.Tensor_out", [2], [2], [2], st=I32, out_st=I32),
+         [(np.array([1, 3], np.int32), None), (np.array([31, 30], np.int32), None)],
+         [(np.array([-2 ** 31, -2 ** 30], np.int32), None)])
+run_case("right_shift_int32", two_op("aten::bitwise_right_shift.Tensor_out", [2], [1], [2], st=I32, out_st=I32),
+         [(np.array([-8, 2 ** 31 - 1], np.int32), None), (np.array([31], np.int32), None)],
+         [(np.array([-1, 0], np.int32), None)])
+# a shift by a negative amount or by the width or more fails the execute (torch's results differ by version)
+for key, st, amount in (("aten::bitwise_left_shift.Tensor_out", I64, 64), ("aten::bitwise_right_shift.Tensor_out",
+                                                                          I64, -1),
+                        ("aten::bitwise_left_shift.Tensor_out", I32, 32)):
+    name = f"{key[13:].split('.')[0]}_{'int64' if st == I64 else 'int32'}_by_{amount}".replace("-", "minus_")
+    exec_fail_case(name, two_op(key, [2], [2], [2], st=st, out_st=st),
+                   [(np.array([1, 2], np.int64 if st == I64 else np.int32), None),
+                    (np.array([1, amount], np.int64 if st == I64 else np.int32), None)],
+                   INVALID_ARGUMENT, "shift amount")
+fail_case("bitwise_and_float", two_op("aten::bitwise_and.Tensor_out", [3], [3], [3]), NOT_SUPPORTED,
+          "dtype must be int32 or int64")
+fail_case("bitwise_or_bool", two_op("aten::bitwise_or.Tensor_out", [3], [3], [3], st=ScalarType.BOOL,
+                                    out_st=ScalarType.BOOL), NOT_SUPPORTED, "dtype must be int32 or int64")
+fail_case("left_shift_mixed", two_op("aten::bitwise_left_shift.Tensor_out", [3], [3], [3], st=I64, out_st=I32),
+          NOT_SUPPORTED, "share one dtype")
+fail_case("right_shift_broadcast", two_op("aten::bitwise_right_shift.Tensor_out", [3], [2], [3], st=I32,
+                                          out_st=I32), INVALID_ARGUMENT, "does not broadcast")
 # int64 into int32 keeps the low 32 bits (PyTorch's wrap), int32 into int64 the value
 run_case("to_int32_from_int64", arg_op("dim_order_ops::_to_dim_order_copy.out", [5], [5], st=I64, out_st=I32,
                                        non_blocking=False, dim_order=None),

@@ -106,15 +106,28 @@ def binary_math(fn: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def int_binary(fn: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """aten::floor_divide.out, fmod.Tensor_out, remainder.Tensor_out of
-    int32 / int64 tensors of one dtype, broadcast, as the C kernel (int_binary.c)
-    and PyTorch's integer kernels compute them: the quotient toward minus
-    infinity, fmod with the dividend's sign (C's truncation), remainder with
-    the divisor's (Python's %). A zero divisor, or the least value divided
-    by -1, is an error (PyTorch raises ZeroDivisionError, its CPU traps)."""
+    """aten::floor_divide.out, fmod.Tensor_out, remainder.Tensor_out,
+    bitwise_and / or / xor.Tensor_out, bitwise_left_shift / right_shift.Tensor_out
+    of int32 / int64 tensors of one dtype, broadcast, as the C kernel
+    (int_binary.c) and PyTorch's integer kernels compute them: the quotient
+    toward minus infinity, fmod with the dividend's sign (C's truncation),
+    remainder with the divisor's (Python's %); a left shift drops the bits
+    shifted out, a right shift copies the sign in. A zero divisor, the least
+    value divided by -1 (PyTorch raises ZeroDivisionError, its CPU traps) and
+    a shift amount outside [0, width) are errors."""
     a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
     if a.dtype != b.dtype or a.dtype not in (np.int32, np.int64):
         raise ValueError(f"{fn}: int32 or int64 tensors of one dtype, got {a.dtype} and {b.dtype}")
+    if fn in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+        return {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor}[fn](a, b)
+    if fn in ("left_shift", "right_shift"):
+        width = np.iinfo(a.dtype).bits
+        if np.any((b < 0) | (b >= width)):
+            raise ValueError(f"{fn}: a shift amount negative or not below the width {width}")
+        if fn == "right_shift":
+            return np.right_shift(a, b)                  # arithmetic on numpy's signed integers
+        unsigned = np.uint64 if width == 64 else np.uint32
+        return np.left_shift(a.astype(unsigned), b.astype(unsigned)).astype(a.dtype)   # wraps
     least = np.iinfo(a.dtype).min
     if np.any(b == 0):
         raise ValueError(f"{fn}: integer division by zero")

@@ -151,3 +151,57 @@ bool ptec_int_remainder(int64_t a, int64_t b, int64_t least, int64_t *r, const c
     *r = m;
     return true;
 }
+
+bool ptec_int_and(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    (void)least;
+    (void)why;
+    *r = a & b;
+    return true;
+}
+
+bool ptec_int_or(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    (void)least;
+    (void)why;
+    *r = a | b;
+    return true;
+}
+
+bool ptec_int_xor(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    (void)least;
+    (void)why;
+    *r = a ^ b;
+    return true;
+}
+
+/* b in [0, width): the width is the dtype's (least is its least value) */
+static bool shift_in_range(int64_t b, int64_t least, const char **why)
+{
+    int64_t width = least == INT64_MIN ? 64 : 32;
+    if (b < 0 || b >= width) {
+        *why = PTEC_MSG("shift amount negative or not below the width");
+        return false;
+    }
+    return true;
+}
+
+bool ptec_int_left_shift(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    if (!shift_in_range(b, least, why)) {
+        return false;
+    }
+    uint64_t u = (uint64_t)a << b; /* unsigned: the bits shifted out drop, no undefined behaviour */
+    memcpy(r, &u, sizeof u);       /* an int32 result keeps the low 32 bits (store) */
+    return true;
+}
+
+bool ptec_int_right_shift(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    if (!shift_in_range(b, least, why)) {
+        return false;
+    }
+    *r = a < 0 ? ~(~a >> b) : a >> b; /* arithmetic, without C's implementation-defined >> of negatives */
+    return true;
+}

@@ -1,14 +1,17 @@
 /* The engine behind the integer forms of two-tensor functions
- * (aten::floor_divide.out, and aten::fmod.Tensor_out / remainder.Tensor_out
- * of int32 / int64 tensors): NumPy broadcasting over logical indices, each
+ * (aten::floor_divide.out, aten::bitwise_and / or / xor.Tensor_out,
+ * aten::bitwise_left_shift / right_shift.Tensor_out, and aten::fmod.Tensor_out /
+ * remainder.Tensor_out of int32 / int64 tensors): NumPy broadcasting over logical indices, each
  * tensor through its own dim order, one function per element computed in
  * int64 and stored in out's dtype. self, other and out share one dtype,
  * int32 or int64 (PyTorch's promotion is made by the program, a cast).
  *
  * A function reports an element it has no integer result for (division by
  * zero, the least value divided by -1: PyTorch's CPU kernels raise
- * ZeroDivisionError for the first and trap for the second): the execute
- * fails with InvalidArgument, never writing a made-up number. */
+ * ZeroDivisionError for the first and trap for the second; a shift by a
+ * negative amount or by the width or more, whose result PyTorch's CPU
+ * kernels give differently across versions): the execute fails with
+ * InvalidArgument, never writing a made-up number. */
 #ifndef PTEC_KERNELS_PORTABLE_INT_BINARY_H
 #define PTEC_KERNELS_PORTABLE_INT_BINARY_H
 
@@ -35,5 +38,12 @@ ptec_status ptec_int_binary_run(ptec_op *op, int_binary_fn fn);
 bool ptec_int_floor_divide(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why);
 bool ptec_int_fmod(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why);
 bool ptec_int_remainder(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why);
+bool ptec_int_and(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why);
+bool ptec_int_or(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why);
+bool ptec_int_xor(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why);
+/* a << b, two's complement bits shifted out (wrapping as PyTorch's); b in [0, width) */
+bool ptec_int_left_shift(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why);
+/* a >> b, arithmetic (the sign copied in, as PyTorch's); b in [0, width) */
+bool ptec_int_right_shift(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why);
 
 #endif

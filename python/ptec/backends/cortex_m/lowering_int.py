@@ -14,6 +14,9 @@
   (rounding_mode="trunc") is floor_divide(a - fmod(a, b), b), whose
   division is exact (a - fmod(a, b) is a multiple of b lying between 0 and
   a, so it cannot overflow), the same failures.
+* bitwise_and / or / xor (~i is i ^ -1), left_shift, right_shift:
+  aten::bitwise_and / or / xor.Tensor_out, bitwise_left_shift /
+  right_shift.Tensor_out (a shift amount outside [0, width) fails the run).
 * cast (and an int32 operand beside int64 ones, torch's promotion):
   dim_order_ops::_to_dim_order_copy.out between int64 and int32 (into
   int32 the low 32 bits, as torch).
@@ -38,7 +41,10 @@ from .lowering_bool import _call, _contiguous, _dim_order
 
 SCALAR_TYPES = {"int64": ScalarType.LONG, "int32": ScalarType.INT}
 _DIVISIONS = {"floor_divide": "aten::floor_divide.out", "remainder": "aten::remainder.Tensor_out",
-              "fmod": "aten::fmod.Tensor_out"}
+              "fmod": "aten::fmod.Tensor_out", "bitwise_and": "aten::bitwise_and.Tensor_out",
+              "bitwise_or": "aten::bitwise_or.Tensor_out", "bitwise_xor": "aten::bitwise_xor.Tensor_out",
+              "left_shift": "aten::bitwise_left_shift.Tensor_out",
+              "right_shift": "aten::bitwise_right_shift.Tensor_out"}
 _TWO = ("add", "sub", "mul", "trunc_divide", *_DIVISIONS)
 
 
