@@ -26,7 +26,12 @@ trunc_divide: `rounding_mode="trunc"`; remainder: `i % 3`,
 the quotient toward minus infinity, the remainder with the divisor's sign,
 fmod and trunc with C's truncation; a zero divisor (torch raises
 ZeroDivisionError) or the least value by -1 (torch's CPU traps) fails the
-run, never a made-up number. Bitwise and / or / xor (`i & 3`, `|`, `^`,
+run, never a made-up number. torch.maximum / minimum (torch.max / min of
+two tensors), abs (abs of the least value wraps to itself, as torch) and
+sign: kinds maximum, minimum, abs, sign. Comparisons (`i < j`, `i == 2`)
+are capture_bool's `compare` nodes with attrs integer (the dtype compared
+in) and, for a Python int, int_scalar: exact, lowered on the integers.
+Bitwise and / or / xor (`i & 3`, `|`, `^`,
 the torch functions), `~i` (i ^ -1) and shifts (`i << 2`, `>>`,
 torch.bitwise_left_shift / right_shift) on two's complement bits: a left
 shift wraps, a right shift is arithmetic; a shift amount outside [0, width)
@@ -80,6 +85,10 @@ for _name, _kind in (("bitwise_left_shift", "left_shift"), ("bitwise_right_shift
     if hasattr(torch, _name):
         _BITWISE[getattr(torch, _name)] = _kind
 _INVERT = (operator.invert, torch.bitwise_not, "bitwise_not")
+_EXTREMES = {torch.maximum: "maximum", "maximum": "maximum", torch.max: "maximum", "max": "maximum",
+             torch.minimum: "minimum", "minimum": "minimum", torch.min: "minimum", "min": "minimum",
+             operator.abs: "abs", torch.abs: "abs", "abs": "abs", torch.absolute: "abs", "absolute": "abs",
+             torch.sign: "sign", "sign": "sign"}
 _TORCH_FNS = {"bitwise_and": torch.bitwise_and, "bitwise_or": torch.bitwise_or, "bitwise_xor": torch.bitwise_xor,
               "left_shift": operator.lshift, "right_shift": operator.rshift}
 _CASTS = ("int", "long", "to", "type")
@@ -148,12 +157,59 @@ def _operands(fn: torch.fx.Node, args, by_name, dtype: str):
     return why or (names, scalars)
 
 
+def _compare_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
+    """A comparison (`i < j`, `i == 2`, `3 <= i`, torch.gt ...) of int values
+    of the program: a `compare` node (capture_bool's: its bool serves any
+    bool use) with attrs integer (the dtype torch compares in: int64 if
+    either operand is, else int32) and, for a Python int operand, scalar
+    (for the float graph) and int_scalar (exact, for lowering)."""
+    from .capture_bool import _COMPARE, SWAPPED
+    kind = _lookup(_COMPARE, fn.target)
+    if kind is None or len(fn.args) != 2 or fn.kwargs:
+        return None
+    a, b = fn.args
+    if not isinstance(a, torch.fx.Node):
+        a, b, kind = b, a, SWAPPED[kind]
+    if not isinstance(a, torch.fx.Node):
+        return None
+    dtypes = [int_dtype(by_name.get(v.name)) for v in (a, b) if isinstance(v, torch.fx.Node)]
+    if not any(dtypes):
+        return None
+    dtype = "int64" if "int64" in dtypes else "int32"
+    found = _operands(fn, [a, b], by_name, dtype)
+    if found is None or isinstance(found, str):
+        return None if found is None else _refused(fn, by_name, found)
+    names, scalars = found
+    attrs = dict(kind=kind, integer=dtype)
+    if scalars:
+        attrs.update(scalar=float(scalars[1]), int_scalar=scalars[1])
+    return [Node(fn.name, "compare", names, attrs)]
+
+
+def _extreme_nodes(fn: torch.fx.Node, by_name, dtype: str) -> Optional[List[Node]]:
+    """torch.maximum / minimum, torch.max / min of two tensors, abs and sign
+    of int values: int_math kinds maximum, minimum, abs, sign."""
+    kind = _lookup(_EXTREMES, fn.target)
+    if kind is None or fn.kwargs:
+        return None
+    arity = 1 if kind in ("abs", "sign") else 2
+    if len(fn.args) != arity or (arity == 2 and not all(isinstance(v, torch.fx.Node) for v in fn.args)):
+        return None                       # torch.max(i) / max(i, dim): reductions, not this module's
+    found = _operands(fn, fn.args, by_name, dtype)
+    if found is None or isinstance(found, str):
+        return None if found is None else _refused(fn, by_name, found)
+    return [Node(fn.name, "int_math", found[0], dict(kind=kind, dtype=dtype, scalars=found[1]))]
+
+
 def int_math_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
     """The int_math node of an integer call on int values of the program,
     a refused node for such a call ptec does not run, or None (a call of
     anything else: not this module's)."""
     if fn.op not in ("call_function", "call_method"):
         return None
+    compared = _compare_nodes(fn, by_name)
+    if compared is not None:
+        return compared
     dtype = _result_dtype(fn)
     if dtype is None:
         return None
@@ -203,6 +259,9 @@ def int_math_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
         if isinstance(found, str) or found[1]:
             return _refused(fn, by_name, found if isinstance(found, str) else "a number among the tensors")
         return [Node(fn.name, "int_math", found[0], dict(kind=kind, dtype=dtype, dim=dim))]
+    extreme = _extreme_nodes(fn, by_name, dtype)
+    if extreme is not None:
+        return extreme
     kind = _lookup(_BITWISE, fn.target)
     if kind is not None:
         if len(fn.args) != 2 or fn.kwargs:
@@ -289,6 +348,8 @@ def eval_int_math(a: dict, xs: List[torch.Tensor]) -> torch.Tensor:
         return xs[0].reshape(a["shape"])
     if kind == "cast":
         return xs[0].to(torch.int64).to(dt).float()
+    if kind in ("abs", "sign"):
+        return getattr(torch, kind)(xs[0].to(dt)).float()
     if kind == "slice":
         return xs[0].narrow(a["dim"], a["start"], a["end"] - a["start"])
     scalars = {int(k): v for k, v in a["scalars"].items()}
@@ -298,6 +359,8 @@ def eval_int_math(a: dict, xs: List[torch.Tensor]) -> torch.Tensor:
         return (p * q).float()
     if kind in _TORCH_FNS:
         return _TORCH_FNS[kind](p, q).float()
+    if kind in ("maximum", "minimum"):
+        return getattr(torch, kind)(p, q).float()
     if kind in ("floor_divide", "remainder", "fmod", "trunc_divide"):
         if kind == "trunc_divide":
             return torch.div(p, q, rounding_mode="trunc").float()

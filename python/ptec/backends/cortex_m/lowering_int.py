@@ -17,6 +17,10 @@
 * bitwise_and / or / xor (~i is i ^ -1), left_shift, right_shift:
   aten::bitwise_and / or / xor.Tensor_out, bitwise_left_shift /
   right_shift.Tensor_out (a shift amount outside [0, width) fails the run).
+* maximum / minimum, abs, sign: comparisons (aten::gt / lt.Tensor_out)
+  picking with aten::where.self_out, abs's negation aten::sub.out (0 - x),
+  sign the bools as 0 / 1 (_to_dim_order_copy) subtracted; comparisons of
+  integers (capture's compare nodes with attrs integer): int_compare.
 * cast (and an int32 operand beside int64 ones, torch's promotion):
   dim_order_ops::_to_dim_order_copy.out between int64 and int32 (into
   int32 the low 32 bits, as torch).
@@ -45,7 +49,7 @@ _DIVISIONS = {"floor_divide": "aten::floor_divide.out", "remainder": "aten::rema
               "bitwise_or": "aten::bitwise_or.Tensor_out", "bitwise_xor": "aten::bitwise_xor.Tensor_out",
               "left_shift": "aten::bitwise_left_shift.Tensor_out",
               "right_shift": "aten::bitwise_right_shift.Tensor_out"}
-_TWO = ("add", "sub", "mul", "trunc_divide", *_DIVISIONS)
+_TWO = ("add", "sub", "mul", "trunc_divide", "maximum", "minimum", *_DIVISIONS)
 
 
 def _constant(ctx, value, dtype: str) -> Act:
@@ -122,6 +126,8 @@ def op_int_math(ctx, n: Node):
         return ctx.refuse(n, f"an operand is not an {n.attrs['dtype']} tensor")
     if kind == "cast":
         return xs[0]
+    if kind in ("maximum", "minimum", "abs", "sign"):
+        return _extreme(ctx, n, xs, st)
     if kind in ("cat", "stack"):
         return _join(ctx, n, xs, st)
     if kind == "view":
@@ -153,6 +159,58 @@ def op_int_math(ctx, n: Node):
     if kind != "mul":
         named["alpha"] = int(n.attrs["alpha"])
     return _call(ctx, f"aten::{kind}.out", named, st, n.shape)
+
+
+def _extreme(ctx, n: Node, xs: List[Act], st) -> Act:
+    """maximum / minimum: where(a > b, a, b) / where(a < b, a, b); abs:
+    where(x < 0, 0 - x, x) (the least value's negation wraps to itself, as
+    torch's abs); sign: (x > 0) - (x < 0), the bools as 0 / 1."""
+    kind, dtype = n.attrs["kind"], n.attrs["dtype"]
+    if kind in ("maximum", "minimum"):
+        a, b = xs
+        shape = list(np.broadcast_shapes(tuple(a.sizes), tuple(b.sizes)))
+        beyond = _call(ctx, f"aten::{'gt' if kind == 'maximum' else 'lt'}.Tensor_out", dict(self=a, other=b),
+                       ScalarType.BOOL, shape)
+        return _call(ctx, "aten::where.self_out", dict(condition=beyond, self=a, other=b), st, n.shape)
+    x, zero = xs[0], _constant(ctx, 0, dtype)
+    below = _call(ctx, "aten::lt.Tensor_out", dict(self=x, other=zero), ScalarType.BOOL, x.sizes)
+    if kind == "abs":
+        negated = _call(ctx, "aten::sub.out", dict(self=zero, other=x, alpha=1), st, x.sizes)
+        return _call(ctx, "aten::where.self_out", dict(condition=below, self=negated, other=x), st, n.shape)
+    above = _call(ctx, "aten::gt.Tensor_out", dict(self=x, other=zero), ScalarType.BOOL, x.sizes)
+    up, down = (_bool_as(ctx, v, st) for v in (above, below))
+    return _call(ctx, "aten::sub.out", dict(self=up, other=down, alpha=1), st, n.shape)
+
+
+def _bool_as(ctx, b: Act, st) -> Act:
+    """A bool value as 0 / 1 of the integer dtype st (_to_dim_order_copy)."""
+    out = new_act(ctx.b, st, b.sizes, dim_order=_dim_order(ctx, b))
+    ctx.b.call("dim_order_ops::_to_dim_order_copy.out", self=b.value, non_blocking=False, dim_order=None,
+               out=out.value)
+    return out
+
+
+def int_compare(ctx, n: Node) -> Act:
+    """A comparison of integers (capture_int_math's compare node, attrs
+    integer): both operands in that dtype (an int32 one cast, a constant or
+    Python int a constant of it: exact, where a Scalar would pass a double),
+    aten::{kind}.Tensor_out into a bool."""
+    dtype = n.attrs["integer"]
+    st = SCALAR_TYPES[dtype]
+    xs = []
+    for name in n.inputs:
+        node = ctx.g.node(name)
+        if node.op == "constant":
+            xs.append(_constant(ctx, node.attrs["value"], dtype))
+            continue
+        x = ctx.get(name)
+        if x.dtype not in (ScalarType.INT, ScalarType.LONG):
+            return ctx.refuse(n, "an operand is not an integer tensor")
+        xs.append(_cast(ctx, x, st))
+    if "int_scalar" in n.attrs:
+        xs.append(_constant(ctx, int(n.attrs["int_scalar"]), dtype))
+    return _call(ctx, f"aten::{n.attrs['kind']}.Tensor_out", dict(self=xs[0], other=xs[1]), ScalarType.BOOL,
+                 n.shape)
 
 
 LOWERINGS = {"int_math": op_int_math}

@@ -1,8 +1,11 @@
-"""Floor division, remainders and integer casts of int64 / int32 values a
-program computes (issue 15, capture_int_math kinds floor_divide,
-trunc_divide, remainder, fmod, cast): `i // 2`, `(i - 3) % 3`,
+"""Integer math on int64 / int32 values a program computes (issue 15,
+capture_int_math kinds floor_divide, trunc_divide, remainder, fmod, cast,
+bitwise_and / or / xor, left_shift, right_shift, maximum, minimum, abs,
+sign, and compare nodes of integers): `i // 2`, `(i - 3) % 3`,
 `torch.fmod`, `torch.remainder`, `torch.div(.., rounding_mode="floor" /
-"trunc")`, `i.int()`, `k.long()`, an int32 value beside an int64 one.
+"trunc")`, `i.int()`, `k.long()`, an int32 value beside an int64 one,
+`i & 3`, `~i`, `i << 2`, `torch.maximum(i, j)`, `abs(i - 4)`,
+`(i < j).float()`.
 
 Checks: torch is the oracle, run on the program's own indices (an int8
 argmax may pick another of two values a step apart), and every integer
@@ -43,6 +46,12 @@ FORMS = {
     # bitwise on two's complement bits; ~i is i ^ -1; << wraps, >> copies the sign in
     "bitwise and / or / xor / not": lambda i, j, k: (i & 3, (i - 4) | j, torch.bitwise_xor(i - 4, 5), ~(i - 4),
                                                      torch.bitwise_and(k, -2), k ^ (k - 1)),
+    "maximum / minimum / max / min / abs / sign": lambda i, j, k: (
+        torch.maximum(i - 4, j - 3), torch.minimum(i, j), torch.max(i, j[:1]), torch.min(k, k[:1] + 1),
+        (i - 4).abs(), torch.abs(k - 1), (i - j).sign(), torch.sign(k)),
+    "comparisons": lambda i, j, k: ((i < j).float(), (i == 3).long(), (2 <= i).int(), i.ne(j) & (k > 0),
+                                    torch.where(i >= j, torch.tensor(1.0), torch.tensor(0.0)), (k < i).float(),
+                                    (i > 2 ** 40).float()),
     "shifts": lambda i, j, k: (i << 2, (i - 4) >> 1, (i - 4) << j, (i * 2 ** 60) << 3, torch.bitwise_right_shift(
         k - 3, 1), k << 30, (i - 4) >> (j + 56)),
 }
@@ -94,7 +103,7 @@ def test_integer_division_is_torchs(form, tmp_path):
             ref = model.pick(*[torch.from_numpy(g.copy()) for g in got[-3:]])
         for g, r in zip(got, ref):
             assert g.dtype == r.numpy().dtype and np.array_equal(g, r.numpy()), (g, r)     # 0 steps
-            varied += int(np.ptp(r.numpy()) > 0)
+            varied += int(np.ptp(r.numpy().astype(np.int64)) > 0)
     assert varied >= len(ref) * 4 // 2       # outputs that vary over the inputs
 
 
@@ -182,3 +191,26 @@ def test_a_python_shift_outside_the_width_is_refused(amount):
     with pytest.raises(Exception, match=rf"^lowering failed: lshift \(operator\.lshift\): a shift by {amount}, "
                                         r"outside \[0, 64\)[^\n]*$"):
         compile_model(Far().eval(), [x], [(x,)])
+
+
+class Extremes(torch.nn.Module):
+    def forward(self, a, b):
+        return a.abs(), a.sign(), torch.maximum(a, b), torch.minimum(a, b), a > b, (a == 2 ** 53 + 1).int()
+
+
+def test_extremes_and_exact_comparisons_of_large_values(tmp_path):
+X
+    # by no step, compare exactly (a double scalar would make them equal)
+    a = torch.tensor([-2 ** 63, -5, 0, 7, 2 ** 53 + 1, 2 ** 53])
+    b = torch.tensor([0, -6, 0, 7, 2 ** 53, 2 ** 53 + 1])
+    model = Extremes().eval()
+    res = compile_model(model, [a, b], [(a, b)])
+    prog = parse_program(res.data)
+    got = host_runtime.run(prog, res.data, [a.numpy(), b.numpy()], workdir=str(tmp_path))
+    assert [g.tobytes() for g in got] == [w.tobytes() for w in run_program(prog, [a.numpy(), b.numpy()])]
+    with torch.no_grad():
+        want = model(a, b)
+    for g, w in zip(got, want):
+        assert g.dtype == w.numpy().dtype and np.array_equal(g, w.numpy()), (g, w)
+    assert want[0][0] == -2 ** 63 and want[4].tolist() == [False, True, False, False, True, False]
+    assert want[5].tolist() == [0, 0, 0, 0, 1, 0]
