@@ -43,7 +43,8 @@ int64 as torch promotes it (lowering casts it). The float graph carries the
 result as float32, as every index value (capture_indices). Refused in one
 line naming the call (an `unsupported` node whose reason lowering
 reports): an operand of a dtype torch would not promote to the result's,
-a Python int outside the result dtype. Any other integer call is left to
+a Python int outside the result dtype, a Python int shift amount outside
+[0, width), gcd and lcm (no kernel, upstream has none either). Any other integer call is left to
 capture (and then refused by lower.index_used_as_number, naming it)."""
 from __future__ import annotations
 
@@ -85,6 +86,7 @@ for _name, _kind in (("bitwise_left_shift", "left_shift"), ("bitwise_right_shift
     if hasattr(torch, _name):
         _BITWISE[getattr(torch, _name)] = _kind
 _INVERT = (operator.invert, torch.bitwise_not, "bitwise_not")
+_NO_KERNEL = (torch.gcd, "gcd", torch.lcm, "lcm")
 _EXTREMES = {torch.maximum: "maximum", "maximum": "maximum", torch.max: "maximum", "max": "maximum",
              torch.minimum: "minimum", "minimum": "minimum", torch.min: "minimum", "min": "minimum",
              operator.abs: "abs", torch.abs: "abs", "abs": "abs", torch.absolute: "abs", "absolute": "abs",
@@ -282,6 +284,10 @@ def int_math_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
             return None if found is None else _refused(fn, by_name, found)
         # ~i as i ^ -1: every bit flipped
         return [Node(fn.name, "int_math", found[0], dict(kind="bitwise_xor", dtype=dtype, scalars={1: -1}))]
+    if _lookup(_NO_KERNEL, fn.target) and any(isinstance(a, torch.fx.Node) and int_dtype(by_name.get(a.name))
+                                              for a in fn.args):
+        return _refused(fn, by_name, f"gcd and lcm of {dtype} values: ptec has no kernel for them (nor has "
+                                     f"upstream's portable library)")
     kind = _division_kind(fn)
     if kind is not None:
         args = dict(zip(("input", "other"), fn.args))

@@ -199,8 +199,8 @@ class Extremes(torch.nn.Module):
 
 
 def test_extremes_and_exact_comparisons_of_large_values(tmp_path):
-X
-    # by no step, compare exactly (a double scalar would make them equal)
+    # abs of the least int64 wraps to itself (torch's); 2^53 + 1 and 2^53, the same double,
+    # compare exactly (a Scalar passed as a double would make them equal)
     a = torch.tensor([-2 ** 63, -5, 0, 7, 2 ** 53 + 1, 2 ** 53])
     b = torch.tensor([0, -6, 0, 7, 2 ** 53, 2 ** 53 + 1])
     model = Extremes().eval()
@@ -214,3 +214,14 @@ X
         assert g.dtype == w.numpy().dtype and np.array_equal(g, w.numpy()), (g, w)
     assert want[0][0] == -2 ** 63 and want[4].tolist() == [False, True, False, False, True, False]
     assert want[5].tolist() == [0, 0, 0, 0, 1, 0]
+
+
+@pytest.mark.parametrize("name", ["gcd", "lcm"])
+def test_gcd_and_lcm_stay_refused_in_one_line(name):
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            return getattr(torch, name)(x.argmax(-1), x.argmin(-1)).float()
+    x = torch.randn(4, 6)
+    with pytest.raises(Exception, match=rf"^lowering failed: {name} \(torch\.{name}\): gcd and lcm of int64 values: "
+                                        r"ptec has no kernel[^\n]*$"):
+        compile_model(Model().eval(), [x], [(x,)])
