@@ -750,6 +750,17 @@ RUNS = {
     "Tensor.int() of int64, int32 + int64": (lambda x: (x.argmax(-1).int() * 3 + x.argmin(-1)
                                                         - x.argmax(-1).to(torch.int32).long()).float(),
                                              S3, R, 0.0, "int8"),
+    # bitwise ops and shifts of int64 values (aten::bitwise_*.Tensor_out; ~i is i ^ -1), comparisons,
+    # maximum / minimum / abs / sign in integers (compare, where, sub on the int64 tensors)
+    "i & c, i | j, i ^ c, ~i, i << c, i >> c (int64)": (
+        lambda x: torch.cat([x.argmax(-1) & 5, x.argmax(-1) | x.argmin(-1), torch.bitwise_xor(x.argmax(-1), 3),
+                             ~x.argmax(-1), x.argmax(-1) << 2, (x.argmax(-1) - 4) >> 1]).float(), S3, R, 0.0, "int8"),
+    "(i < j) | (i == c) (int64)": (lambda x: ((x.argmax(-1) < x.argmin(-1)) | (x.argmax(-1) == 3)).float(), S3, R,
+                                   0.0, "int8"),
+    "torch.maximum / minimum / abs / sign (int64)": (
+        lambda x: torch.cat([torch.maximum(x.argmax(-1), x.argmin(-1)), torch.minimum(x.argmax(-1) - 4, x.argmin(-1)),
+                             (x.argmax(-1) - 4).abs(), torch.sign(x.argmax(-1) - x.argmin(-1))]).float(), S3, R, 0.0,
+        "int8"),
     "F.embedding(torch.stack([ids, 9 - ids]))": (lambda x: F.embedding(torch.stack([(x.abs() * 3).long(),
                                                                                     9 - (x.abs() * 3).long()]),
                                                                        torch.linspace(-1, 1, 40).reshape(10, 4)),
