@@ -10,7 +10,8 @@ sign, and compare nodes of integers): `i // 2`, `(i - 3) % 3`,
 Checks: torch is the oracle, run on the program's own indices (an int8
 argmax may pick another of two values a step apart), and every integer
 result is torch's exactly (0 steps), in torch's dtype; the host runtime's
-bytes equal the numpy reference interpreter's; signs follow torch (floor
+bytes equal the numpy reference interpreter's (and the emulated M55's and
+M33's, for three forms); signs follow torch (floor
 and the divisor's sign for // and %, truncation for fmod and "trunc") on
 negative dividends and divisors; a zero divisor fails the run (host and
 reference) where torch raises, never a number; so does a shift amount
@@ -20,6 +21,7 @@ import numpy as np
 import pytest
 import torch
 
+from model_checks import board_matches_reference
 from ptec import host_runtime
 from ptec.capture import capture
 from ptec.compiler import compile_model
@@ -55,6 +57,10 @@ FORMS = {
     "shifts": lambda i, j, k: (i << 2, (i - 4) >> 1, (i - 4) << j, (i * 2 ** 60) << 3, torch.bitwise_right_shift(
         k - 3, 1), k << 30, (i - 4) >> (j + 56)),
 }
+
+
+# forms whose programs the emulated boards run too (their bytes: the reference's)
+BOARD = ("i // 3, (i - 4) // 3, i // (j - 8)", "shifts", "casts and promotion")
 
 
 class Division(torch.nn.Module):
@@ -105,6 +111,9 @@ def test_integer_division_is_torchs(form, tmp_path):
             assert g.dtype == r.numpy().dtype and np.array_equal(g, r.numpy()), (g, r)     # 0 steps
             varied += int(np.ptp(r.numpy().astype(np.int64)) > 0)
     assert varied >= len(ref) * 4 // 2       # outputs that vary over the inputs
+    if form in BOARD:
+        for target in ("cortex-m55", "cortex-m33"):
+            board_matches_reference(res.data, xs[7][0].numpy(), target, tmp_path)
 
 
 class ByIds(torch.nn.Module):
