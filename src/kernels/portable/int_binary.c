@@ -71,9 +71,130 @@ static void store(uint8_t *p, size_t i, bool wide, int64_t v)
     }
 }
 
-ptec_status ptec_int_binary_run(ptec_op *op, int_binary_fn fn)
+/* b == 0 has no result; nor has least / -1 (one past the largest value),
+ * whose remainder C leaves undefined too. */
+static bool divisible(int64_t a, int64_t b, int64_t least, const char **why)
+{
+    if (b == 0) {
+        *why = PTEC_MSG("integer division by zero");
+        return false;
+    }
+    if (b == -1 && a == least) {
+        *why = PTEC_MSG("the least integer divided by -1 (PyTorch's CPU traps)");
+        return false;
+    }
+    return true;
+}
+
+static bool int_floor_divide(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    if (!divisible(a, b, least, why)) {
+        return false;
+    }
+    int64_t q = a / b;
+    if (a % b != 0 && ((a < 0) != (b < 0))) {
+        --q; /* toward minus infinity */
+    }
+    *r = q;
+    return true;
+}
+
+static bool int_fmod(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    if (!divisible(a, b, least, why)) {
+        return false;
+    }
+    *r = a % b; /* the dividend's sign */
+    return true;
+}
+
+static bool int_remainder(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    if (!divisible(a, b, least, why)) {
+        return false;
+    }
+    int64_t m = a % b;
+    if (m != 0 && ((m < 0) != (b < 0))) {
+        m += b; /* the divisor's sign, as Python's % */
+    }
+    *r = m;
+    return true;
+}
+
+static bool int_and(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    (void)least;
+    (void)why;
+    *r = a & b;
+    return true;
+}
+
+static bool int_or(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    (void)least;
+    (void)why;
+    *r = a | b;
+    return true;
+}
+
+static bool int_xor(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    (void)least;
+    (void)why;
+    *r = a ^ b;
+    return true;
+}
+
+/* b in [0, width): the width is the dtype's (least is its least value) */
+static bool shift_in_range(int64_t b, int64_t least, const char **why)
+{
+    int64_t width = least == INT64_MIN ? 64 : 32;
+    if (b < 0 || b >= width) {
+        *why = PTEC_MSG("shift amount negative or not below the width");
+        return false;
+    }
+    return true;
+}
+
+static bool int_left_shift(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    if (!shift_in_range(b, least, why)) {
+        return false;
+    }
+    uint64_t u = (uint64_t)a << b; /* unsigned: the bits shifted out drop, no undefined behaviour */
+    memcpy(r, &u, sizeof u);       /* an int32 result keeps the low 32 bits (store) */
+    return true;
+}
+
+static bool int_right_shift(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    if (!shift_in_range(b, least, why)) {
+        return false;
+    }
+    *r = a < 0 ? ~(~a >> b) : a >> b; /* arithmetic, without C's implementation-defined >> of negatives */
+    return true;
+}
+
+typedef bool (*int_binary_fn)(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why);
+
+static int_binary_fn function_of(int_binary_kind kind)
+{
+    switch (kind) {
+    case INT_FLOOR_DIVIDE: return int_floor_divide;
+    case INT_FMOD: return int_fmod;
+    case INT_REMAINDER: return int_remainder;
+    case INT_AND: return int_and;
+    case INT_OR: return int_or;
+    case INT_XOR: return int_xor;
+    case INT_LEFT_SHIFT: return int_left_shift;
+    default: return int_right_shift;
+    }
+}
+
+ptec_status ptec_int_binary_run(ptec_op *op, int_binary_kind kind)
 {
     const int_binary_state *s = op->state;
+    const int_binary_fn fn = function_of(kind);
     const ptec_tensor *t_out = ptec_op_tensor(op, 2);
     const uint8_t *a = ptec_op_tensor(op, 0)->data, *b = ptec_op_tensor(op, 1)->data;
     uint8_t *y = t_out->data;
@@ -100,108 +221,4 @@ ptec_status ptec_int_binary_run(ptec_op *op, int_binary_fn fn)
         store(y, w.off[2], wide, r);
     }
     return PTEC_OK;
-}
-
-/* b == 0 has no result; nor has least / -1 (one past the largest value),
- * whose remainder C leaves undefined too. */
-static bool divisible(int64_t a, int64_t b, int64_t least, const char **why)
-{
-    if (b == 0) {
-        *why = PTEC_MSG("integer division by zero");
-        return false;
-    }
-    if (b == -1 && a == least) {
-        *why = PTEC_MSG("the least integer divided by -1 (PyTorch's CPU traps)");
-        return false;
-    }
-    return true;
-}
-
-bool ptec_int_floor_divide(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
-{
-    if (!divisible(a, b, least, why)) {
-        return false;
-    }
-    int64_t q = a / b;
-    if (a % b != 0 && ((a < 0) != (b < 0))) {
-        --q; /* toward minus infinity */
-    }
-    *r = q;
-    return true;
-}
-
-bool ptec_int_fmod(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
-{
-    if (!divisible(a, b, least, why)) {
-        return false;
-    }
-    *r = a % b; /* the dividend's sign */
-    return true;
-}
-
-bool ptec_int_remainder(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
-{
-    if (!divisible(a, b, least, why)) {
-        return false;
-    }
-    int64_t m = a % b;
-    if (m != 0 && ((m < 0) != (b < 0))) {
-        m += b; /* the divisor's sign, as Python's % */
-    }
-    *r = m;
-    return true;
-}
-
-bool ptec_int_and(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
-{
-    (void)least;
-    (void)why;
-    *r = a & b;
-    return true;
-}
-
-bool ptec_int_or(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
-{
-    (void)least;
-    (void)why;
-    *r = a | b;
-    return true;
-}
-
-bool ptec_int_xor(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
-{
-    (void)least;
-    (void)why;
-    *r = a ^ b;
-    return true;
-}
-
-/* b in [0, width): the width is the dtype's (least is its least value) */
-static bool shift_in_range(int64_t b, int64_t least, const char **why)
-{
-    int64_t width = least == INT64_MIN ? 64 : 32;
-    if (b < 0 || b >= width) {
-        *why = PTEC_MSG("shift amount negative or not below the width");
-        return false;
-    }
-    return true;
-}
-
-bool ptec_int_left_shift(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
-{
-    if (!shift_in_range(b, least, why)) {
-        return false;
-    }
-    uint64_t u = (uint64_t)a << b; /* unsigned: the bits shifted out drop, no undefined behaviour */
-    memcpy(r, &u, sizeof u);       /* an int32 result keeps the low 32 bits (store) */
-    return true;
-}
-
-bool ptec_int_right_shift(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
-{
-    if (!shift_in_range(b, least, why)) {
-        return false;
-    }
-    *r = a < 0 ? ~(~a >> b) : a >> b; /* arithmetic, without C's implementation-defined >> of negatives */
-    return true;
 }

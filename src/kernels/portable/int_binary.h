@@ -19,8 +19,17 @@
 
 #include "ptec/kernel.h"
 
-/* a op b, or false when there is no result (its message in *why). */
-typedef bool (*int_binary_fn)(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why);
+/* The functions (PyTorch's integer semantics; C's / and % truncate toward zero). */
+typedef enum int_binary_kind {
+    INT_FLOOR_DIVIDE, /* the quotient toward minus infinity */
+    INT_FMOD,         /* the dividend's sign */
+    INT_REMAINDER,    /* the divisor's sign, as Python's % */
+    INT_AND,
+    INT_OR,
+    INT_XOR,
+    INT_LEFT_SHIFT,  /* two's complement bits shifted out (wrapping as PyTorch's); amount in [0, width) */
+    INT_RIGHT_SHIFT, /* arithmetic (the sign copied in); amount in [0, width) */
+} int_binary_kind;
 
 typedef struct int_binary_state {
     uint8_t flat;  /* 1: self, other and out share one layout */
@@ -32,18 +41,9 @@ typedef struct int_binary_state {
 bool ptec_int_binary_applies(ptec_op *op);
 /* self = arg 0, other = arg 1, out = arg 2 (and the return slot). */
 ptec_status ptec_int_binary_prepare(ptec_op *op);
-ptec_status ptec_int_binary_run(ptec_op *op, int_binary_fn fn);
-
-/* PyTorch's integer functions (C's / and % truncate toward zero). */
-bool ptec_int_floor_divide(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why);
-bool ptec_int_fmod(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why);
-bool ptec_int_remainder(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why);
-bool ptec_int_and(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why);
-bool ptec_int_or(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why);
-bool ptec_int_xor(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why);
-/* a << b, two's complement bits shifted out (wrapping as PyTorch's); b in [0, width) */
-bool ptec_int_left_shift(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why);
-/* a >> b, arithmetic (the sign copied in, as PyTorch's); b in [0, width) */
-bool ptec_int_right_shift(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why);
+/* The kinds are passed by value, not as function pointers: a pointer to a
+ * function of another file would need the global offset table in a PIE
+ * build, a symbol the runtime may not need (check_runtime_symbols.sh). */
+ptec_status ptec_int_binary_run(ptec_op *op, int_binary_kind kind);
 
 #endif

@@ -12,11 +12,11 @@
  * width, 2.x's give 0 or the sign, so no one result is PyTorch's. */
 #include "kernels/portable/int_binary.h"
 
-static ptec_status run_and(ptec_op *op) { return ptec_int_binary_run(op, ptec_int_and); }
-static ptec_status run_or(ptec_op *op) { return ptec_int_binary_run(op, ptec_int_or); }
-static ptec_status run_xor(ptec_op *op) { return ptec_int_binary_run(op, ptec_int_xor); }
-static ptec_status run_left_shift(ptec_op *op) { return ptec_int_binary_run(op, ptec_int_left_shift); }
-static ptec_status run_right_shift(ptec_op *op) { return ptec_int_binary_run(op, ptec_int_right_shift); }
+static ptec_status run_and(ptec_op *op) { return ptec_int_binary_run(op, INT_AND); }
+static ptec_status run_or(ptec_op *op) { return ptec_int_binary_run(op, INT_OR); }
+static ptec_status run_xor(ptec_op *op) { return ptec_int_binary_run(op, INT_XOR); }
+static ptec_status run_left_shift(ptec_op *op) { return ptec_int_binary_run(op, INT_LEFT_SHIFT); }
+static ptec_status run_right_shift(ptec_op *op) { return ptec_int_binary_run(op, INT_RIGHT_SHIFT); }
 
 const ptec_kernel ptec_kernel_aten_bitwise_and_tensor_out = {"aten::bitwise_and.Tensor_out", sizeof(int_binary_state),
                                                              ptec_int_binary_prepare, run_and};

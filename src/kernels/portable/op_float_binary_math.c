@@ -94,13 +94,13 @@ static ptec_status prepare_real(ptec_op *op)
 static ptec_status run_fmod(ptec_op *op)
 {
     const int_binary_state *s = op->state;
-    return s->dtype != 0 ? ptec_int_binary_run(op, ptec_int_fmod) : ptec_float_binary_run(op, fmod_fn);
+    return s->dtype != 0 ? ptec_int_binary_run(op, INT_FMOD) : ptec_float_binary_run(op, fmod_fn);
 }
 
 static ptec_status run_remainder(ptec_op *op)
 {
     const int_binary_state *s = op->state;
-    return s->dtype != 0 ? ptec_int_binary_run(op, ptec_int_remainder) : ptec_float_binary_run(op, remainder_fn);
+    return s->dtype != 0 ? ptec_int_binary_run(op, INT_REMAINDER) : ptec_float_binary_run(op, remainder_fn);
 }
 static ptec_status run_copysign(ptec_op *op) { return ptec_float_binary_run(op, copysign_fn); }
 

@@ -7,7 +7,7 @@
 
 static ptec_status run(ptec_op *op)
 {
-    return ptec_int_binary_run(op, ptec_int_floor_divide);
+    return ptec_int_binary_run(op, INT_FLOOR_DIVIDE);
 }
 
 const ptec_kernel ptec_kernel_aten_floor_divide_out = {"aten::floor_divide.out", sizeof(int_binary_state),
