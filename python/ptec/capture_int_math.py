@@ -31,21 +31,22 @@ two tensors), abs (abs of the least value wraps to itself, as torch) and
 sign: kinds maximum, minimum, abs, sign. Comparisons (`i < j`, `i == 2`)
 are capture_bool's `compare` nodes with attrs integer (the dtype compared
 in) and, for a Python int, int_scalar: exact, lowered on the integers.
-Bitwise and / or / xor (`i & 3`, `|`, `^`,
-the torch functions), `~i` (i ^ -1) and shifts (`i << 2`, `>>`,
-torch.bitwise_left_shift / right_shift) on two's complement bits: a left
-shift wraps, a right shift is arithmetic; a shift amount outside [0, width)
-fails the run (a Python int one is refused): torch 1.13 takes it modulo
-the width, 2.x saturates. Casts between int64 and int32 (kind cast:
-`i.int()`, `k.long()`, `.to(torch.int32)`) keep the value or, into int32,
-its low 32 bits as torch; an int32 value beside int64 ones is promoted to
-int64 as torch promotes it (lowering casts it). The float graph carries the
-result as float32, as every index value (capture_indices). Refused in one
-line naming the call (an `unsupported` node whose reason lowering
-reports): an operand of a dtype torch would not promote to the result's,
-a Python int outside the result dtype, a Python int shift amount outside
-[0, width), gcd and lcm (no kernel, upstream has none either). Any other integer call is left to
-capture (and then refused by lower.index_used_as_number, naming it)."""
+Bitwise and / or / xor (`i & 3`, `|`, `^`, the torch functions), `~i`
+(i ^ -1) and shifts (`i << 2`, `>>`, torch.bitwise_left_shift /
+right_shift) on two's complement bits: a left shift wraps, a right shift
+is arithmetic; a shift amount outside [0, width) fails the run (a Python
+int one is refused): torch 1.13 takes it modulo the width, 2.x saturates.
+Casts between int64 and int32 (kind cast: `i.int()`, `k.long()`,
+`.to(torch.int32)`) keep the value or, into int32, its low 32 bits as
+torch; an int32 value beside int64 ones is promoted to int64 as torch
+promotes it (lowering casts it). The float graph carries the result as
+float32, as every index value (capture_indices). Refused in one line
+naming the call (an `unsupported` node whose reason lowering reports): an
+operand of a dtype torch would not promote to the result's, a Python int
+outside the result dtype, a Python int shift amount outside [0, width),
+gcd and lcm (no kernel; upstream has none either). Any other integer call
+is left to capture (and then refused by lower.index_used_as_number,
+naming it)."""
 from __future__ import annotations
 
 import operator
