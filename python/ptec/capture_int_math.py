@@ -18,15 +18,35 @@ int32 + a Python int stays int32. Operands:
 * Python ints (attrs scalars: {operand position: value}), which must lie
   in the result dtype's range.
 
-`-i` is `0 - i` (kind sub), so it wraps as torch's negation does. The
-float graph carries the result as float32, as every index value
-(capture_indices). Refused in one line naming the call (an `unsupported`
-node whose reason lowering reports): a computed operand of another dtype
-(int32 beside int64: torch promotes the int32 value, a cast ptec has no
-kernel for), a Python int outside the result dtype, floor division and
-remainder of integers (ptec's remainder and fmod kernels are float32
-only). Any other integer call is left to capture (and then refused by
-lower.index_used_as_number, naming it)."""
+`-i` is `0 - i` (kind sub), so it wraps as torch's negation does.
+Floor division and remainders (kinds floor_divide: `i // 2`,
+`torch.floor_divide`, `torch.div(i, b, rounding_mode="floor")`;
+trunc_divide: `rounding_mode="trunc"`; remainder: `i % 3`,
+`torch.remainder`; fmod: `torch.fmod`) compute as torch's integer kernels:
+the quotient toward minus infinity, the remainder with the divisor's sign,
+fmod and trunc with C's truncation; a zero divisor (torch raises
+ZeroDivisionError) or the least value by -1 (torch's CPU traps) fails the
+run, never a made-up number. torch.maximum / minimum (torch.max / min of
+two tensors), abs (abs of the least value wraps to itself, as torch) and
+sign: kinds maximum, minimum, abs, sign. Comparisons (`i < j`, `i == 2`)
+are capture_bool's `compare` nodes with attrs integer (the dtype compared
+in) and, for a Python int, int_scalar: exact, lowered on the integers.
+Bitwise and / or / xor (`i & 3`, `|`, `^`, the torch functions), `~i`
+(i ^ -1) and shifts (`i << 2`, `>>`, torch.bitwise_left_shift /
+right_shift) on two's complement bits: a left shift wraps, a right shift
+is arithmetic; a shift amount outside [0, width) fails the run (a Python
+int one is refused): torch 1.13 takes it modulo the width, 2.x saturates.
+Casts between int64 and int32 (kind cast: `i.int()`, `k.long()`,
+`.to(torch.int32)`) keep the value or, into int32, its low 32 bits as
+torch; an int32 value beside int64 ones is promoted to int64 as torch
+promotes it (lowering casts it). The float graph carries the result as
+float32, as every index value (capture_indices). Refused in one line
+naming the call (an `unsupported` node whose reason lowering reports): an
+operand of a dtype torch would not promote to the result's, a Python int
+outside the result dtype, a Python int shift amount outside [0, width),
+gcd and lcm (no kernel; upstream has none either). Any other integer call
+is left to capture (and then refused by lower.index_used_as_number,
+naming it)."""
 from __future__ import annotations
 
 import operator
@@ -50,9 +70,33 @@ for _kind, _fns in {"add": (operator.add, torch.add, "add"), "sub": (operator.su
 _NEG = (operator.neg, torch.neg, "neg", torch.negative, "negative")
 _CLAMP = (torch.clamp, "clamp", torch.clip, "clip")
 _JOIN = {torch.cat: "cat", torch.concat: "cat", torch.stack: "stack"}
-# integer floor division and remainder: ptec's kernels for them compute in float32 only
-_DIVISION = (operator.floordiv, torch.floor_divide, "floor_divide", operator.mod, torch.remainder, "remainder",
-             torch.fmod, "fmod")
+# floor division and remainders of integers (torch.div with a rounding_mode: _division_kind)
+_DIVISION = {operator.floordiv: "floor_divide", torch.floor_divide: "floor_divide", "floor_divide": "floor_divide",
+             operator.mod: "remainder", torch.remainder: "remainder", "remainder": "remainder",
+             torch.fmod: "fmod", "fmod": "fmod"}
+_ROUNDING = {"floor": "floor_divide", "trunc": "trunc_divide"}
+# bitwise functions and shifts of integers (~i is i ^ -1)
+_BITWISE = {operator.and_: "bitwise_and", torch.bitwise_and: "bitwise_and", "bitwise_and": "bitwise_and",
+            "__and__": "bitwise_and", operator.or_: "bitwise_or", torch.bitwise_or: "bitwise_or",
+            "bitwise_or": "bitwise_or", "__or__": "bitwise_or", operator.xor: "bitwise_xor",
+            torch.bitwise_xor: "bitwise_xor", "bitwise_xor": "bitwise_xor", "__xor__": "bitwise_xor",
+            operator.lshift: "left_shift", "__lshift__": "left_shift", operator.rshift: "right_shift",
+            "__rshift__": "right_shift"}
+for _name, _kind in (("bitwise_left_shift", "left_shift"), ("bitwise_right_shift", "right_shift")):
+    _BITWISE[_name] = _kind
+    if hasattr(torch, _name):
+        _BITWISE[getattr(torch, _name)] = _kind
+_INVERT = (operator.invert, torch.bitwise_not, "bitwise_not")
+_NO_KERNEL = (torch.gcd, "gcd", torch.lcm, "lcm")
+_EXTREMES = {torch.maximum: "maximum", "maximum": "maximum", torch.max: "maximum", "max": "maximum",
+             torch.minimum: "minimum", "minimum": "minimum", torch.min: "minimum", "min": "minimum",
+             operator.abs: "abs", torch.abs: "abs", "abs": "abs", torch.absolute: "abs", "absolute": "abs",
+             torch.sign: "sign", "sign": "sign"}
+_TORCH_FNS = {"bitwise_and": torch.bitwise_and, "bitwise_or": torch.bitwise_or, "bitwise_xor": torch.bitwise_xor,
+              "left_shift": operator.lshift, "right_shift": operator.rshift}
+_CASTS = ("int", "long", "to", "type")
+# torch's promotion among the dtypes here: an int32 value beside int64 ones becomes int64
+_PROMOTES = {("int32", "int64")}
 
 
 def _lookup(table, target):
@@ -107,14 +151,57 @@ def _operands(fn: torch.fx.Node, args, by_name, dtype: str):
         elif has is not None:
             names.append(a.name)
             computed = True
-            if has != dtype:
-                why = why or (f"an {has} value beside {dtype} ones: torch converts it to {dtype} first, a cast "
-                              f"ptec has no kernel for (compute both in {dtype})")
+            if has != dtype and (has, dtype) not in _PROMOTES:
+                why = why or f"an {has} value in a {dtype} result: a conversion torch does not make here"
         else:
             why = why or "an operand that is neither an integer value of the program, an integer constant nor an int"
     if not computed:
         return None
     return why or (names, scalars)
+
+
+def _compare_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
+    """A comparison (`i < j`, `i == 2`, `3 <= i`, torch.gt ...) of int values
+    of the program: a `compare` node (capture_bool's: its bool serves any
+    bool use) with attrs integer (the dtype torch compares in: int64 if
+    either operand is, else int32) and, for a Python int operand, scalar
+    (for the float graph) and int_scalar (exact, for lowering)."""
+    from .capture_bool import _COMPARE, SWAPPED
+    kind = _lookup(_COMPARE, fn.target)
+    if kind is None or len(fn.args) != 2 or fn.kwargs:
+        return None
+    a, b = fn.args
+    if not isinstance(a, torch.fx.Node):
+        a, b, kind = b, a, SWAPPED[kind]
+    if not isinstance(a, torch.fx.Node):
+        return None
+    dtypes = [int_dtype(by_name.get(v.name)) for v in (a, b) if isinstance(v, torch.fx.Node)]
+    if not any(dtypes):
+        return None
+    dtype = "int64" if "int64" in dtypes else "int32"
+    found = _operands(fn, [a, b], by_name, dtype)
+    if found is None or isinstance(found, str):
+        return None if found is None else _refused(fn, by_name, found)
+    names, scalars = found
+    attrs = dict(kind=kind, integer=dtype)
+    if scalars:
+        attrs.update(scalar=float(scalars[1]), int_scalar=scalars[1])
+    return [Node(fn.name, "compare", names, attrs)]
+
+
+def _extreme_nodes(fn: torch.fx.Node, by_name, dtype: str) -> Optional[List[Node]]:
+    """torch.maximum / minimum, torch.max / min of two tensors, abs and sign
+    of int values: int_math kinds maximum, minimum, abs, sign."""
+    kind = _lookup(_EXTREMES, fn.target)
+    if kind is None or fn.kwargs:
+        return None
+    arity = 1 if kind in ("abs", "sign") else 2
+    if len(fn.args) != arity or (arity == 2 and not all(isinstance(v, torch.fx.Node) for v in fn.args)):
+        return None                       # torch.max(i) / max(i, dim): reductions, not this module's
+    found = _operands(fn, fn.args, by_name, dtype)
+    if found is None or isinstance(found, str):
+        return None if found is None else _refused(fn, by_name, found)
+    return [Node(fn.name, "int_math", found[0], dict(kind=kind, dtype=dtype, scalars=found[1]))]
 
 
 def int_math_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
@@ -123,6 +210,9 @@ def int_math_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
     anything else: not this module's)."""
     if fn.op not in ("call_function", "call_method"):
         return None
+    compared = _compare_nodes(fn, by_name)
+    if compared is not None:
+        return compared
     dtype = _result_dtype(fn)
     if dtype is None:
         return None
@@ -172,12 +262,58 @@ def int_math_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
         if isinstance(found, str) or found[1]:
             return _refused(fn, by_name, found if isinstance(found, str) else "a number among the tensors")
         return [Node(fn.name, "int_math", found[0], dict(kind=kind, dtype=dtype, dim=dim))]
-    if _lookup(_DIVISION, fn.target) or (_lookup((torch.div, "div"), fn.target) and fn.kwargs.get("rounding_mode")):
-        args = list(fn.args) + list(fn.kwargs.values())
-        if any(isinstance(a, torch.fx.Node) and int_dtype(by_name.get(a.name)) for a in args):
-            return _refused(fn, by_name, f"floor division and remainder of {dtype} values: ptec has no integer "
-                                         f"kernel for them (its remainder and fmod compute in float32 only)")
+    extreme = _extreme_nodes(fn, by_name, dtype)
+    if extreme is not None:
+        return extreme
+    kind = _lookup(_BITWISE, fn.target)
+    if kind is not None:
+        if len(fn.args) != 2 or fn.kwargs:
+            return None
+        found = _operands(fn, fn.args, by_name, dtype)
+        if found is None or isinstance(found, str):
+            return None if found is None else _refused(fn, by_name, found)
+        width = np.iinfo(NUMPY_DTYPES[dtype]).bits
+        if kind.endswith("shift") and 1 in found[1] and not 0 <= found[1][1] < width:
+            return _refused(fn, by_name, f"a shift by {found[1][1]}, outside [0, {width}): torch's result for it "
+                                         f"differs across versions")
+        return [Node(fn.name, "int_math", found[0], dict(kind=kind, dtype=dtype, scalars=found[1]))]
+    if _lookup(_INVERT, fn.target):
+        if len(fn.args) != 1 or fn.kwargs:
+            return None
+        found = _operands(fn, fn.args, by_name, dtype)
+        if found is None or isinstance(found, str):
+            return None if found is None else _refused(fn, by_name, found)
+        # ~i as i ^ -1: every bit flipped
+        return [Node(fn.name, "int_math", found[0], dict(kind="bitwise_xor", dtype=dtype, scalars={1: -1}))]
+    if _lookup(_NO_KERNEL, fn.target) and any(isinstance(a, torch.fx.Node) and int_dtype(by_name.get(a.name))
+                                              for a in fn.args):
+        return _refused(fn, by_name, f"gcd and lcm of {dtype} values: ptec has no kernel for them (nor has "
+                                     f"upstream's portable library)")
+    kind = _division_kind(fn)
+    if kind is not None:
+        args = dict(zip(("input", "other"), fn.args))
+        args.update(fn.kwargs)
+        if set(args) - {"input", "other", "rounding_mode"} or len(fn.args) > 2:
+            return None
+        found = _operands(fn, [args.get("input"), args.get("other")], by_name, dtype)
+        if found is None or isinstance(found, str):
+            return None if found is None else _refused(fn, by_name, found)
+        return [Node(fn.name, "int_math", found[0], dict(kind=kind, dtype=dtype, scalars=found[1]))]
+    if _lookup(_CASTS, fn.target) and fn.op == "call_method" and fn.args and isinstance(fn.args[0], torch.fx.Node):
+        has = int_dtype(by_name.get(fn.args[0].name))
+        if has is not None and has != dtype:
+            # i.int(), k.long(), i.to(torch.int32): the value in the other integer dtype
+            return [Node(fn.name, "int_math", [fn.args[0].name], dict(kind="cast", dtype=dtype))]
     return None
+
+
+def _division_kind(fn: torch.fx.Node) -> Optional[str]:
+    """floor_divide, trunc_divide, remainder or fmod for a call of one, else None."""
+    kind = _lookup(_DIVISION, fn.target)
+    if kind is None and _lookup((torch.div, "div"), fn.target):
+        mode = fn.kwargs.get("rounding_mode")
+        kind = _ROUNDING.get(mode) if isinstance(mode, str) else None
+    return kind
 
 
 def int_view_nodes(fn: torch.fx.Node, nodes: List[Node], by_name) -> List[Node]:
@@ -217,6 +353,10 @@ def eval_int_math(a: dict, xs: List[torch.Tensor]) -> torch.Tensor:
         return torch.clamp(xs[0].to(dt), a["lo"], a["hi"]).float()
     if kind == "view":
         return xs[0].reshape(a["shape"])
+    if kind == "cast":
+        return xs[0].to(torch.int64).to(dt).float()
+    if kind in ("abs", "sign"):
+        return getattr(torch, kind)(xs[0].to(dt)).float()
     if kind == "slice":
         return xs[0].narrow(a["dim"], a["start"], a["end"] - a["start"])
     scalars = {int(k): v for k, v in a["scalars"].items()}
@@ -224,4 +364,12 @@ def eval_int_math(a: dict, xs: List[torch.Tensor]) -> torch.Tensor:
     p, q = [torch.tensor(scalars[k], dtype=dt) if k in scalars else next(rest).to(dt) for k in range(2)]
     if kind == "mul":
         return (p * q).float()
+    if kind in _TORCH_FNS:
+        return _TORCH_FNS[kind](p, q).float()
+    if kind in ("maximum", "minimum"):
+        return getattr(torch, kind)(p, q).float()
+    if kind in ("floor_divide", "remainder", "fmod", "trunc_divide"):
+        if kind == "trunc_divide":
+            return torch.div(p, q, rounding_mode="trunc").float()
+        return getattr(torch, kind)(p, q).float()
     return getattr(torch, kind)(p, q, alpha=a["alpha"]).float()

@@ -252,6 +252,10 @@ _RANDOM = {"ptec::random_dropout.out": _random_dropout,
 # argument indices and the out tensor, and returns the result (or a tuple of
 # results for several outputs). Numerics: ptec.reference.portable.
 
+# the functions of two tensors that take integers only (int_binary.c)
+_INT_ONLY = ("floor_divide", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift")
+
+
 def _portable_table():
     from .reference import pool_indices as PI
     from .reference import index_blocks as PX
@@ -273,11 +277,14 @@ def _portable_table():
     def binary_math(fn):
         def run(arg, named, out):
             other = "exponent" if fn == "pow" else "other"
+            if fn in _INT_ONLY or t(arg, "self").dtype != np.float32:      # integers (int_binary.c)
+                return np.broadcast_to(P.int_binary(fn, t(arg, "self"), t(arg, other)), out.sizes)
             return np.broadcast_to(P.binary_math(fn, t(arg, "self"), t(arg, other)), out.sizes)
         return run
 
     def to_dtype(arg, named, out):
-        if t(arg, "self").dtype == np.bool_:
+        if t(arg, "self").dtype == np.bool_ or (t(arg, "self").dtype in (np.int32, np.int64) and
+                                                out.scalar_type in (ScalarType.LONG, ScalarType.INT)):
             return P.convert(t(arg, "self"), NUMPY_DTYPE[ScalarType(out.scalar_type)])
         if out.scalar_type in (ScalarType.LONG, ScalarType.INT):
             return P.to_integer(t(arg, "self"), np.dtype(NUMPY_DTYPE[ScalarType(out.scalar_type)]))
@@ -372,6 +379,11 @@ def _portable_table():
         **{key: binary_math(fn) for fn, key in (("pow", "aten::pow.Tensor_Tensor_out"), ("atan2", "aten::atan2.out"),
                                                  ("hypot", "aten::hypot.out"), ("fmod", "aten::fmod.Tensor_out"),
                                                  ("remainder", "aten::remainder.Tensor_out"),
+                                                 ("floor_divide", "aten::floor_divide.out"),
+                                                 *((f"bitwise_{k}", f"aten::bitwise_{k}.Tensor_out")
+                                                   for k in ("and", "or", "xor")),
+                                                 ("left_shift", "aten::bitwise_left_shift.Tensor_out"),
+                                                 ("right_shift", "aten::bitwise_right_shift.Tensor_out"),
                                                  ("copysign", "aten::copysign.out"))},
         "aten::embedding.out": lambda arg, named, out: P.embedding(t(arg, "weight"), t(arg, "indices")),
         "aten::gather.out": lambda arg, named, out: P.gather(t(arg, "self"), s(arg, "dim"), t(arg, "index")),

@@ -110,7 +110,9 @@ def index_program():
     int64 output: the kernels of model outputs that are class indices; an
     embedding of int64 token ids; a sort and a topk (k, dim and the two
     outputs' sizes for damage to meet), a median, a mode and a cummax; a gather by argmin's index; ids
-    computed from floats, pow and atan2, and a half output."""
+    computed from floats, pow and atan2, and a half output; argmax's
+    indices floor-divided, remainder and fmod by int64 constants, the
+    quotient as int32."""
     f32, i64 = ScalarType.FLOAT, ScalarType.LONG
     b = ProgramBuilder()
     x = b.tensor(f32, [2, 5], None)
@@ -181,8 +183,17 @@ def index_program():
     bagged = b.tensor(ScalarType.CHAR, [2, 3, 4], None)
     b.call("aten::embedding.out", weight=b.constant(np.arange(16, dtype=np.int8).reshape(4, 4)), indices=bags,
            padding_idx=-1, scale_grad_by_freq=False, sparse=False, out=bagged)
+    # integer division of argmax's indices by constant divisors (a damaged
+    # divisor of 0 fails the run), the quotient narrowed to int32
+    divisor = b.constant(np.array([2, -3], np.int64))
+    quot, rem, rest = b.tensor(i64, [2], None), b.tensor(i64, [2], None), b.tensor(i64, [2], None)
+    b.call("aten::floor_divide.out", self=i, other=divisor, out=quot)
+    b.call("aten::remainder.Tensor_out", self=i, other=divisor, out=rem)
+    b.call("aten::fmod.Tensor_out", self=quot, other=divisor, out=rest)
+    narrow = b.tensor(ScalarType.INT, [2], None)
+    b.call("dim_order_ops::_to_dim_order_copy.out", self=quot, non_blocking=False, dim_order=None, out=narrow)
     b.set_io([x], [f, j, rows, sv, si, tv, ti, mv, mi, ov, oi, cv, ci, back, picked, embedded, h, block,
-                   bagged])
+                   bagged, rem, rest, narrow])
     return b.build()
 
 

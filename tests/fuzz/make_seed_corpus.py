@@ -20,7 +20,9 @@ handles, so that mutations start from every path rather than rediscover it.
                            a gather by an index, two index tensors as one
                            position (flat_index) and bag positions from
                            offsets (bag_positions), each looked up by an
-                           embedding; random_small: the random
+                           embedding, argmax's indices floor-divided,
+                           remainder and fmod by int64 constants and
+                           narrowed to int32; random_small: the random
                            dropout and fractional pick; bool_small:
                            comparisons, logical ops, where, casts of a bool,
                            a masked_select into a bound-dynamic output, an

@@ -145,6 +145,20 @@ def base_overlap():
     return program, {"i": i, "at": at}
 
 
+def base_intdiv():
+    """q = x // d and r = q % d of int64 inputs x, d [2] (aten::floor_divide.out,
+    aten::remainder.Tensor_out on integers). The test's inputs are 0x3F bytes:
+    a divisor that is not zero."""
+    i64 = ScalarType.LONG
+    b = ProgramBuilder()
+    x, d = b.tensor(i64, [2]), b.tensor(i64, [2])
+    q, r = b.tensor(i64, [2]), b.tensor(i64, [2])
+    b.call("aten::floor_divide.out", self=x, other=d, out=q)
+    b.call("aten::remainder.Tensor_out", self=q, other=d, out=r)
+    b.set_io([x, d], [r])
+    return b.build(), {"x": x, "d": d, "q": q, "r": r}
+
+
 def base_fused():
     """ptec::quantized_expand_depthwise (--fuse-expansion): a planned int8
     [1,4,5,5] x expanded to 8 channels, then a 3x3 depthwise, stride 2,
@@ -611,6 +625,31 @@ def case_conv_same_bytes_strided(p, v):
     return [("any", "execute", "InvalidArgument", "input and out partly overlap")]
 
 
+def case_intdiv_divisor_float(p, v):
+    # the divisor's dtype changed to float32: no promotion in the integer kernel
+    plan(p).values[v["d"]].val.scalar_type = ScalarType.FLOAT
+    return [("any", "requirements", "NotSupported", "share one dtype")]
+
+
+def case_intdiv_out_int32(p, v):
+    # q as int32 (its bytes still fit): the integer kernels take one dtype for all three
+    plan(p).values[v["q"]].val.scalar_type = ScalarType.INT
+    return [("any", "requirements", "NotSupported", "share one dtype")]
+
+
+def case_intdiv_self_int8(p, v):
+    # int8 operands: floor_divide takes int32 and int64 only
+    for name in ("x", "d", "q"):
+        plan(p).values[v[name]].val.scalar_type = ScalarType.CHAR
+    return [("any", "requirements", "NotSupported", "int32 or int64")]
+
+
+def case_intdiv_out_shape(p, v):
+    # q of 1 element (inside its planned bytes): x and d [2] do not broadcast to it
+    plan(p).values[v["q"]].val.sizes = [1]
+    return [("any", "requirements", "InvalidArgument", "does not broadcast")]
+
+
 def case_index_outside_its_dim(p, v):
     # i and j read at run time: 0x3F3F... is outside [-2, 2); the kernel
     # fails before anything is written, and never hands the lookup a row
@@ -702,7 +741,8 @@ def main(out_dir):
         program, values = base_state() if name.startswith("state_") else \
             base_conv() if name.startswith("conv_") else base_index() if name.startswith("index_") else \
             base_overlap() if name.startswith("overlap_") else base_fused() if name.startswith("fused_") else \
-            base_svd() if name.startswith("svd_") else base_eig() if name.startswith("eig_") else base()
+            base_svd() if name.startswith("svd_") else base_eig() if name.startswith("eig_") else \
+            base_intdiv() if name.startswith("intdiv_") else base()
         program = copy.deepcopy(program)
         result = fn(program, values)
         expectations, serialise = result if isinstance(result, tuple) else (result, writer.serialize_program)
@@ -730,6 +770,9 @@ def main(out_dir):
     with open(os.path.join(out_dir, "valid_eig.pte"), "wb") as f:
         f.write(writer.serialize_program(base_eig()[0]))
     manifest.append("valid_eig.pte any none Ok")
+    with open(os.path.join(out_dir, "valid_intdiv.pte"), "wb") as f:
+        f.write(writer.serialize_program(base_intdiv()[0]))
+    manifest.append("valid_intdiv.pte any none Ok")
     with open(os.path.join(out_dir, "cases.txt"), "w") as f:
         f.write("\n".join(manifest) + "\n")
     return 0

@@ -4,6 +4,8 @@
 
   run NAME INPUTS OUTPUTS   NAME.pte, NAME.in<i>.bin, NAME.out<i>.bin (raw bytes as stored)
   fail NAME STATUS TEXT     loading NAME.pte must fail with STATUS (hex) and a detail holding TEXT
+  execfail NAME INPUTS STATUS TEXT   NAME.pte loads, takes NAME.in<i>.bin, and its execute must fail
+                            with STATUS (hex) and a detail holding TEXT
 
 Expected outputs are worked out by hand (in the comments), with values that
 are exact in float32, so the C test compares bytes. numpy only, no torch.
@@ -37,6 +39,11 @@ def run_case(name, b, inputs, outputs):
 
 def fail_case(name, b, status, text):
     CASES.append(("fail", name, b.build(), status, text))
+
+
+def exec_fail_case(name, b, inputs, status, text):
+    """The program loads; executing it on inputs (as run_case's) must fail."""
+    CASES.append(("execfail", name, b.build(), [physical(a, o) for a, o in inputs], status, text))
 
 
 def one_op(key, x_shape, out_shape, st=F32, order=None, out_order="same", **kw):
@@ -413,6 +420,118 @@ fail_case("atan2_out_int64", two_op("aten::atan2.out", [3], [3], [3], out_st=I64
 fail_case("hypot_broadcast", two_op("aten::hypot.out", [2], [3], [3]), INVALID_ARGUMENT, "does not broadcast")
 fail_case("fmod_rank", two_op("aten::fmod.Tensor_out", [1, 3], [3], [3]), INVALID_ARGUMENT,
           "more dimensions than out")
+
+# -- integer division (int_binary.c): floor_divide, and fmod / remainder of int32 / int64 -------------
+I32 = ScalarType.INT
+L64 = -2 ** 63
+# 7 and -7 by 2 and -2: floor 3 -4 -4 3; remainder (the divisor's sign) 1 1 -1 -1; fmod (the
+# dividend's) 1 -1 1 -1; 0 by 5 is 0; the least int64 by 1 is itself, by -3 floors to
+# 3074457345618258602 (its remainder -2, fmod -2), by 2^62 is -2 (0, 0)
+DIV_A = np.array([7, -7, 7, -7, 0, L64, L64, L64], np.int64)
+DIV_B = np.array([2, 2, -2, -2, 5, 1, -3, 2 ** 62], np.int64)
+for key, want in (("aten::floor_divide.out", [3, -4, -4, 3, 0, L64, 3074457345618258602, -2]),
+                  ("aten::remainder.Tensor_out", [1, 1, -1, -1, 0, 0, -2, 0]),
+                  ("aten::fmod.Tensor_out", [1, -1, 1, -1, 0, 0, -2, 0])):
+    name = key[6:].split(".")[0]
+    run_case(f"{name}_int64", two_op(key, [8], [8], [8], st=I64, out_st=I64), [(DIV_A, None), (DIV_B, None)],
+             [(np.array(want, np.int64), None)])
+# int32, broadcast [2, 1] by [3]: rows 10 and -10 by 3, -4, 7
+for key, want in (("aten::floor_divide.out", [[3, -3, 1], [-4, 2, -2]]),
+                  ("aten::remainder.Tensor_out", [[1, -2, 3], [2, -2, 4]]),
+                  ("aten::fmod.Tensor_out", [[1, 2, 3], [-1, -2, -3]])):
+    name = key[6:].split(".")[0]
+    run_case(f"{name}_int32_broadcast", two_op(key, [2, 1], [3], [2, 3], st=I32, out_st=I32),
+             [(np.array([[10], [-10]], np.int32), None), (np.array([3, -4, 7], np.int32), None)],
+             [(np.array(want, np.int32), None)])
+# a zero divisor (PyTorch raises ZeroDivisionError) and the least value by -1 (PyTorch's CPU traps) fail
+# the execute, whichever element holds them
+for key in ("aten::floor_divide.out", "aten::remainder.Tensor_out", "aten::fmod.Tensor_out"):
+    name = key[6:].split(".")[0]
+    exec_fail_case(f"{name}_by_zero", two_op(key, [3], [3], [3], st=I64, out_st=I64),
+                   [(np.array([4, 5, 6], np.int64), None), (np.array([1, 2, 0], np.int64), None)],
+                   INVALID_ARGUMENT, "division by zero")
+    exec_fail_case(f"{name}_int32_least_by_minus_one", two_op(key, [2], [1], [2], st=I32, out_st=I32),
+                   [(np.array([5, -2 ** 31], np.int32), None), (np.array([-1], np.int32), None)],
+                   INVALID_ARGUMENT, "least integer divided by -1")
+exec_fail_case("floor_divide_int64_least_by_minus_one", two_op("aten::floor_divide.out", [1], [1], [1], st=I64,
+                                                               out_st=I64),
+               [(np.array([L64], np.int64), None), (np.array([-1], np.int64), None)], INVALID_ARGUMENT,
+               "least integer divided by -1")
+# refused at load: floats or int8 in floor_divide, mixed dtypes (no promotion), shapes that do not broadcast
+fail_case("floor_divide_float", two_op("aten::floor_divide.out", [3], [3], [3]), NOT_SUPPORTED,
+          "dtype must be int32 or int64")
+fail_case("floor_divide_int8", two_op("aten::floor_divide.out", [3], [3], [3], st=I8, out_st=I8), NOT_SUPPORTED,
+          "dtype must be int32 or int64")
+fail_case("remainder_int64_out_float", two_op("aten::remainder.Tensor_out", [3], [3], [3], st=I64, out_st=F32),
+          NOT_SUPPORTED, "share one dtype")
+fail_case("fmod_int64_out_int32", two_op("aten::fmod.Tensor_out", [3], [3], [3], st=I64, out_st=I32),
+          NOT_SUPPORTED, "share one dtype")
+b = ProgramBuilder()
+x, y, out = b.tensor(I64, [3]), b.tensor(I32, [3]), b.tensor(I64, [3])
+b.call("aten::floor_divide.out", self=x, other=y, out=out)
+b.set_io([x, y], [out])
+fail_case("floor_divide_mixed_int", b, NOT_SUPPORTED, "share one dtype")
+fail_case("floor_divide_broadcast", two_op("aten::floor_divide.out", [2], [3], [3], st=I64, out_st=I64),
+          INVALID_ARGUMENT, "does not broadcast")
+fail_case("remainder_int32_rank", two_op("aten::remainder.Tensor_out", [1, 3], [3], [3], st=I32, out_st=I32),
+          INVALID_ARGUMENT, "more dimensions than out")
+# bitwise and / or / xor of 12 = 0b1100 and 10 = 0b1010: 8, 14, 6; of -1 and 5: 5, -1, -6; of the
+# least int64 and -1: itself, -1, its largest
+BIT_A = np.array([12, -1, L64], np.int64)
+BIT_B = np.array([10, 5, -1], np.int64)
+for op, want in (("and", [8, 5, L64]), ("or", [14, -1, -1]), ("xor", [6, -6, 2 ** 63 - 1])):
+    run_case(f"bitwise_{op}_int64", two_op(f"aten::bitwise_{op}.Tensor_out", [3], [3], [3], st=I64, out_st=I64),
+             [(BIT_A, None), (BIT_B, None)], [(np.array(want, np.int64), None)])
+run_case("bitwise_xor_int32_broadcast", two_op("aten::bitwise_xor.Tensor_out", [2, 1], [2], [2, 2], st=I32,
+                                               out_st=I32),
+         [(np.array([[0], [-2 ** 31]], np.int32), None), (np.array([-1, 1], np.int32), None)],
+         [(np.array([[-1, 1], [2 ** 31 - 1, -2 ** 31 + 1]], np.int32), None)])
+# shifts: 1 << 63 is the least int64, -1 << 63 too; 5 << 0 is 5; 3 << 62 wraps to -2^62; -5 >> 1 is -3
+# (arithmetic), -1 >> 63 stays -1, 2^62 >> 62 is 1; int32: 1 << 31 the least int32, -8 >> 31 is -1
+SH_A = np.array([1, -1, 5, 3, -5, -1, 2 ** 62], np.int64)
+SH_B = np.array([63, 63, 0, 62, 1, 63, 62], np.int64)
+run_case("left_shift_int64", two_op("aten::bitwise_left_shift.Tensor_out", [7], [7], [7], st=I64, out_st=I64),
+         [(SH_A, None), (SH_B, None)], [(np.array([L64, L64, 5, -2 ** 62, -10, L64, 0], np.int64), None)])
+run_case("right_shift_int64", two_op("aten::bitwise_right_shift.Tensor_out", [7], [7], [7], st=I64, out_st=I64),
+         [(SH_A, None), (SH_B, None)], [(np.array([0, -1, 5, 0, -3, -1, 1], np.int64), None)])
+run_case("shifts_int32", two_op("aten::bitwise_left_shift.Tensor_out", [2], [2], [2], st=I32, out_st=I32),
+         [(np.array([1, 3], np.int32), None), (np.array([31, 30], np.int32), None)],
+         [(np.array([-2 ** 31, -2 ** 30], np.int32), None)])
+run_case("right_shift_int32", two_op("aten::bitwise_right_shift.Tensor_out", [2], [1], [2], st=I32, out_st=I32),
+         [(np.array([-8, 2 ** 31 - 1], np.int32), None), (np.array([31], np.int32), None)],
+         [(np.array([-1, 0], np.int32), None)])
+# a shift by a negative amount or by the width or more fails the execute (torch's results differ by version)
+for key, st, amount in (("aten::bitwise_left_shift.Tensor_out", I64, 64), ("aten::bitwise_right_shift.Tensor_out",
+                                                                          I64, -1),
+                        ("aten::bitwise_left_shift.Tensor_out", I32, 32)):
+    name = f"{key[13:].split('.')[0]}_{'int64' if st == I64 else 'int32'}_by_{amount}".replace("-", "minus_")
+    exec_fail_case(name, two_op(key, [2], [2], [2], st=st, out_st=st),
+                   [(np.array([1, 2], np.int64 if st == I64 else np.int32), None),
+                    (np.array([1, amount], np.int64 if st == I64 else np.int32), None)],
+                   INVALID_ARGUMENT, "shift amount")
+fail_case("bitwise_and_float", two_op("aten::bitwise_and.Tensor_out", [3], [3], [3]), NOT_SUPPORTED,
+          "dtype must be int32 or int64")
+fail_case("bitwise_or_bool", two_op("aten::bitwise_or.Tensor_out", [3], [3], [3], st=ScalarType.BOOL,
+                                    out_st=ScalarType.BOOL), NOT_SUPPORTED, "dtype must be int32 or int64")
+fail_case("left_shift_mixed", two_op("aten::bitwise_left_shift.Tensor_out", [3], [3], [3], st=I64, out_st=I32),
+          NOT_SUPPORTED, "share one dtype")
+fail_case("right_shift_broadcast", two_op("aten::bitwise_right_shift.Tensor_out", [3], [2], [3], st=I32,
+                                          out_st=I32), INVALID_ARGUMENT, "does not broadcast")
+# int64 into int32 keeps the low 32 bits (PyTorch's wrap), int32 into int64 the value
+run_case("to_int32_from_int64", arg_op("dim_order_ops::_to_dim_order_copy.out", [5], [5], st=I64, out_st=I32,
+                                       non_blocking=False, dim_order=None),
+         [(np.array([0, 2 ** 31 + 5, -2 ** 31 - 1, 2 ** 40 - 1, L64 + 7], np.int64), None)],
+         [(np.array([0, -2 ** 31 + 5, 2 ** 31 - 1, -1, 7], np.int32), None)])
+run_case("to_int64_from_int32", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=I32, out_st=I64,
+                                       non_blocking=False, dim_order=None),
+         [(np.array([-2 ** 31, -1, 2 ** 31 - 1], np.int32), None)],
+         [(np.array([-2 ** 31, -1, 2 ** 31 - 1], np.int64), None)])
+fail_case("to_int16_from_int64", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=I64,
+                                        out_st=ScalarType.SHORT, non_blocking=False, dim_order=None),
+          NOT_SUPPORTED, "converts integers")
+fail_case("to_int64_from_int64_sizes", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [4], st=I32,
+                                              out_st=I64, non_blocking=False, dim_order=None),
+          INVALID_ARGUMENT, "self's sizes")
 
 
 def embedding_op(table, ids_shape, out_shape, ids_st=I64, out_st=None):
@@ -1116,8 +1235,9 @@ fail_case("where_shapes",
           bool_op("aten::where.self_out", {"condition": (B8, [4], None), "self": (I8, [3], None),
                                            "other": (I8, [3], None)}, (I8, [3], None)),
           INVALID_ARGUMENT, "does not broadcast")
-fail_case("to_int32_int64", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=I64, out_st=ScalarType.INT,
-                                   non_blocking=False, dim_order=None), NOT_SUPPORTED, "converts integers")
+# int64 and int32 convert into each other (to_int32_from_int64), int8 into int32 not
+fail_case("to_int32_int8", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=I8, out_st=ScalarType.INT,
+                                  non_blocking=False, dim_order=None), NOT_SUPPORTED, "converts integers")
 
 
 # -- masked_select: a 1-D bound-dynamic out whose size the kernel sets -----------------------
@@ -1255,6 +1375,11 @@ def main():
                 with open(os.path.join(out_dir, f"{name}.out{i}.sizes"), "wb") as f:
                     f.write(np.asarray(case[5][i], np.int32).tobytes())
             lines.append(f"run {name} {len(ins)} {len(outs)}")
+        elif kind == "execfail":
+            for i, data in enumerate(case[3]):
+                with open(os.path.join(out_dir, f"{name}.in{i}.bin"), "wb") as f:
+                    f.write(data)
+            lines.append(f"execfail {name} {len(case[3])} {case[4]:#04x} {case[5]}")
         else:
             lines.append(f"fail {name} {case[3]:#04x} {case[4]}")
     with open(os.path.join(out_dir, "cases.txt"), "w") as f:

@@ -2,8 +2,9 @@
  * programs must give their expected bytes exactly, and malformed calls must
  * fail while the method loads (in the requirements pass, where TensorList
  * items are decoded into temporaries) with the expected status and a
- * message naming the problem. The programs and expected values come from
- * make_portable_cases.py.
+ * message naming the problem; a few well-formed calls must fail while they
+ * execute (an integer division by zero), with the expected status and
+ * message. The programs and expected values come from make_portable_cases.py.
  * Usage: test_portable_kernels CASE_DIR */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,26 @@ static const char *detail_of(const ptec_program *program, const ptec_method *met
     return ptec_program_error(program)[0] != '\0' ? ptec_program_error(program) : ptec_method_error(method);
 }
 
+/* Sets the case's inputs NAME.in<i>.bin; the number refused. */
+static int set_inputs(const char *name, const ptec_program *program, ptec_method *method, int inputs)
+{
+    int failures = 0;
+    for (int i = 0; i < inputs; ++i) {
+        char suffix[32];
+        size_t size;
+        ptec_tensor_info info;
+        snprintf(suffix, sizeof suffix, ".in%d.bin", i);
+        void *data = read_case_file(name, suffix, &size);
+        if (ptec_method_input_info(method, (size_t)i, &info) != PTEC_OK ||
+            ptec_method_set_input(method, (size_t)i, (ptec_dtype)info.dtype, NULL, 0, data, size) != PTEC_OK) {
+            fprintf(stderr, "%s: input %d refused: %s\n", name, i, detail_of(program, method));
+            ++failures;
+        }
+        free(data);
+    }
+    return failures;
+}
+
 static int run_case(const char *name, int inputs, int outputs)
 {
     ptec_program program;
@@ -57,19 +78,7 @@ static int run_case(const char *name, int inputs, int outputs)
         free(buffer);
         return 1;
     }
-    for (int i = 0; i < inputs; ++i) {
-        char suffix[32];
-        size_t size;
-        ptec_tensor_info info;
-        snprintf(suffix, sizeof suffix, ".in%d.bin", i);
-        void *data = read_case_file(name, suffix, &size);
-        if (ptec_method_input_info(&method, (size_t)i, &info) != PTEC_OK ||
-            ptec_method_set_input(&method, (size_t)i, (ptec_dtype)info.dtype, NULL, 0, data, size) != PTEC_OK) {
-            fprintf(stderr, "%s: input %d refused: %s\n", name, i, detail_of(&program, &method));
-            ++failures;
-        }
-        free(data);
-    }
+    failures += set_inputs(name, &program, &method, inputs);
     if (failures == 0 && ptec_method_execute(&method) != PTEC_OK) {
         fprintf(stderr, "%s: execute failed: %s\n", name, detail_of(&program, &method));
         ++failures;
@@ -123,6 +132,36 @@ static int fail_case(const char *name, int want_status, const char *text)
     return failures;
 }
 
+/* Loads and takes its inputs, then its execute must fail with want_status
+ * and a detail holding text. */
+static int exec_fail_case(const char *name, int inputs, int want_status, const char *text)
+{
+    ptec_program program;
+    ptec_method method;
+    void *pte, *buffer;
+    int st = load(name, &program, &method, &pte, &buffer);
+    if (st != PTEC_OK) {
+        fprintf(stderr, "%s: load failed: %s\n", name, detail_of(&program, &method));
+        free(pte);
+        free(buffer);
+        return 1;
+    }
+    int failures = set_inputs(name, &program, &method, inputs);
+    if (failures == 0) {
+        st = (int)ptec_method_execute(&method);
+        const char *detail = ptec_method_error(&method);
+        if (st != want_status || strstr(detail, text) == NULL) {
+            fprintf(stderr, "%s: execute gave 0x%02x \"%s\", want 0x%02x and \"%s\"\n", name, st, detail,
+                    want_status, text);
+            failures = 1;
+        }
+    }
+    ptec_method_unload(&method);
+    free(pte);
+    free(buffer);
+    return failures;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -138,11 +177,11 @@ int main(int argc, char **argv)
         return 2;
     }
     char line[512];
-    int checks = 0, runs = 0, fails = 0;
+    int checks = 0, runs = 0, fails = 0, exec_fails = 0;
     while (fgets(line, sizeof line, f) != NULL) {
-        char kind[8], name[128];
-        int a, b, used;
-        if (sscanf(line, "%7s %127s%n", kind, name, &used) != 2) {
+        char kind[12], name[128];
+        int a, b, c, used;
+        if (sscanf(line, "%11s %127s%n", kind, name, &used) != 2) {
             continue;
         }
         ++checks;
@@ -154,12 +193,17 @@ int main(int argc, char **argv)
             text[strcspn(text, "\n")] = '\0';
             test_failures += fail_case(name, a, text);
             ++fails;
+        } else if (strcmp(kind, "execfail") == 0 && sscanf(line + used, "%d %i %n", &a, &b, &c) == 2) {
+            char *text = line + used + c;
+            text[strcspn(text, "\n")] = '\0';
+            test_failures += exec_fail_case(name, a, b, text);
+            ++exec_fails;
         } else {
             fprintf(stderr, "bad manifest line: %s", line);
             ++test_failures;
         }
     }
     fclose(f);
-    printf("%d hand-checked programs, %d refused calls\n", runs, fails);
+    printf("%d hand-checked programs, %d refused calls, %d failed executes\n", runs, fails, exec_fails);
     return test_summary("portable.unit", checks);
 }

@@ -925,6 +925,30 @@ RUNS = {
     "x[i - 1, j + 1] (computed, integer arithmetic)": (lambda x: x[(x[:, 0, 0] * 0 + 3.5).long() - 1,
                                                                   (x[:, 1, 0] * 0 - 2.5).long() + 1], (4, 4, 3), R,
                                                        0.5, "int8"),                                        # 0.44
+    # floor division, remainders and casts of int64 / int32 values, in integers as torch's integer kernels
+    # (capture_int_math: aten::floor_divide.out, int fmod / remainder, int casts; exact, test_int_division.py)
+    "i // c, i % c (int64 argmax)": (lambda x: torch.cat([(x.argmax(-1) - 4) // 3, (x.argmax(-1) - 4) % 3,
+                                                         x.argmax(-1) // -3, 17 // (x.argmax(-1) + 1)]).float(),
+                                     S3, R, 0.0, "int8"),
+    "torch.fmod / remainder / div(rounding_mode) (int64)": (
+        lambda x: torch.cat([torch.fmod(x.argmax(-1) - 4, 3), torch.remainder(x.argmax(-1) - 4, -3),
+                             torch.div(x.argmax(-1) - 4, 3, rounding_mode="trunc"),
+                             torch.div(x.argmax(-1) - 4, 3, rounding_mode="floor"),
+                             torch.floor_divide(x.argmax(-1) * 3, x.argmin(-1) + 1)]).float(), S3, R, 0.0, "int8"),
+    "Tensor.int() of int64, int32 + int64": (lambda x: (x.argmax(-1).int() * 3 + x.argmin(-1)
+                                                        - x.argmax(-1).to(torch.int32).long()).float(),
+                                             S3, R, 0.0, "int8"),
+    # bitwise ops and shifts of int64 values (aten::bitwise_*.Tensor_out; ~i is i ^ -1), comparisons,
+    # maximum / minimum / abs / sign in integers (compare, where, sub on the int64 tensors)
+    "i & c, i | j, i ^ c, ~i, i << c, i >> c (int64)": (
+        lambda x: torch.cat([x.argmax(-1) & 5, x.argmax(-1) | x.argmin(-1), torch.bitwise_xor(x.argmax(-1), 3),
+                             ~x.argmax(-1), x.argmax(-1) << 2, (x.argmax(-1) - 4) >> 1]).float(), S3, R, 0.0, "int8"),
+    "(i < j) | (i == c) (int64)": (lambda x: ((x.argmax(-1) < x.argmin(-1)) | (x.argmax(-1) == 3)).float(), S3, R,
+                                   0.0, "int8"),
+    "torch.maximum / minimum / abs / sign (int64)": (
+        lambda x: torch.cat([torch.maximum(x.argmax(-1), x.argmin(-1)), torch.minimum(x.argmax(-1) - 4, x.argmin(-1)),
+                             (x.argmax(-1) - 4).abs(), torch.sign(x.argmax(-1) - x.argmin(-1))]).float(), S3, R, 0.0,
+        "int8"),
     "F.embedding(torch.stack([ids, 9 - ids]))": (lambda x: F.embedding(torch.stack([(x.abs() * 3).long(),
                                                                                     9 - (x.abs() * 3).long()]),
                                                                        torch.linspace(-1, 1, 40).reshape(10, 4)),

@@ -93,8 +93,22 @@ RULES: Dict[str, Rule] = {
     "aten::pow.Tensor_Tensor_out": Rule("kernels/portable/cpu/op_pow.cpp", same_dim_order=("self", "exponent", "out"),
                                         broadcast=("self", "exponent", "out")),
     "aten::atan2.out": _binary("atan2"),
+    # fmod, remainder and floor_divide take integer tensors too (real dtypes:
+    # ptec's int32 / int64 and float32 are among them); an integer division
+    # by zero is InvalidArgument upstream as in ptec
     "aten::fmod.Tensor_out": _binary("fmod"),
     "aten::remainder.Tensor_out": _binary("remainder"),
+    "aten::floor_divide.out": _binary("floor_divide"),
+    # pattern/bitwise_op.h: integer (and bool) tensors, one dim-order class, broadcast
+    **{f"aten::bitwise_{op}.Tensor_out": Rule(f"kernels/portable/cpu/op_bitwise_{op}.cpp (pattern/bitwise_op.h)",
+                                              same_dim_order=("self", "other", "out"),
+                                              broadcast=("self", "other", "out")) for op in ("and", "or", "xor")},
+    # the shifts: upstream's newer kernels (op_bitwise_left_shift.cpp / right_shift.cpp, after the
+    # v1.5 tree the rest was read from: a program with one needs an upstream runtime that has them),
+    # same pattern; upstream shifts with C's operators, ptec fails the run on an amount outside [0, width)
+    **{f"aten::bitwise_{op}_shift.Tensor_out": Rule(f"kernels/portable/cpu/op_bitwise_{op}_shift.cpp",
+                                                    same_dim_order=("self", "other", "out"),
+                                                    broadcast=("self", "other", "out")) for op in ("left", "right")},
     # upstream's portable library has no hypot or copysign kernel
     "aten::hypot.out": Rule("none: ptec only (src/kernels/portable/op_float_binary_math.c)",
                             same_dim_order=("self", "other", "out"), broadcast=("self", "other", "out"),

@@ -105,6 +105,42 @@ def binary_math(fn: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(r), QUIET_NAN, r).astype(F32)     # the kernel's one NaN
 
 
+def int_binary(fn: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """aten::floor_divide.out, fmod.Tensor_out, remainder.Tensor_out,
+    bitwise_and / or / xor.Tensor_out, bitwise_left_shift / right_shift.Tensor_out
+    of int32 / int64 tensors of one dtype, broadcast, as the C kernel
+    (int_binary.c) and PyTorch's integer kernels compute them: the quotient
+    toward minus infinity, fmod with the dividend's sign (C's truncation),
+    remainder with the divisor's (Python's %); a left shift drops the bits
+    shifted out, a right shift copies the sign in. A zero divisor, the least
+    value divided by -1 (PyTorch raises ZeroDivisionError, its CPU traps) and
+    a shift amount outside [0, width) are errors."""
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    if a.dtype != b.dtype or a.dtype not in (np.int32, np.int64):
+        raise ValueError(f"{fn}: int32 or int64 tensors of one dtype, got {a.dtype} and {b.dtype}")
+    if fn in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+        return {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor}[fn](a, b)
+    if fn in ("left_shift", "right_shift"):
+        width = np.iinfo(a.dtype).bits
+        if np.any((b < 0) | (b >= width)):
+            raise ValueError(f"{fn}: a shift amount negative or not below the width {width}")
+        if fn == "right_shift":
+            return np.right_shift(a, b)                  # arithmetic on numpy's signed integers
+        unsigned = np.uint64 if width == 64 else np.uint32
+        return np.left_shift(a.astype(unsigned), b.astype(unsigned)).astype(a.dtype)   # wraps
+    least = np.iinfo(a.dtype).min
+    if np.any(b == 0):
+        raise ValueError(f"{fn}: integer division by zero")
+    if np.any((b == -1) & (a == least)):
+        raise ValueError(f"{fn}: the least integer divided by -1")
+    # numpy's // and % on integers are Python's (floor, the divisor's sign)
+    if fn == "floor_divide":
+        return np.floor_divide(a, b)
+    if fn == "remainder":
+        return np.remainder(a, b)
+    return np.fmod(a, b)                     # C's truncation, the dividend's sign
+
+
 # -- convolution and linear ----------------------------------------------------
 
 def convolution(x, w, bias, stride, padding, dilation, transposed, output_padding, groups,
@@ -390,7 +426,8 @@ def to_float32(x) -> np.ndarray:
 
 def convert(x, dtype) -> np.ndarray:
     """dim_order_ops::_to_dim_order_copy.out into `dtype`: a bool is 0 or 1
-    (any nonzero byte counts as true); other values as to_float32."""
+    (any nonzero byte counts as true); int64 into int32 keeps the low 32
+    bits (numpy's astype, PyTorch's wrap); other values as to_float32."""
     x = np.asarray(x)
     if x.dtype == np.bool_:
         return (x.view(np.uint8) != 0).astype(dtype)

@@ -13,11 +13,18 @@
  * Special values are C99's, which are PyTorch's (std::pow, std::atan2,
  * std::hypot): a negative base with a whole exponent keeps the sign of an
  * odd power, with a fractional one gives NaN; x**0 is 1 and 1**y is 1 even
- * for NaN. fmod, remainder and copysign are exact in float. */
+ * for NaN. fmod, remainder and copysign are exact in float.
+ *
+ * fmod and remainder also take int32 / int64 tensors (int_binary.c, chosen
+ * by self's dtype at prepare): C's truncating % for fmod, moved to the
+ * divisor's sign for remainder, as PyTorch's integer kernels; a zero
+ * divisor fails the execute (PyTorch raises ZeroDivisionError). */
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 #include "kernels/portable/float_binary.h"
+#include "kernels/portable/int_binary.h"
 
 /* d rounded to float, to nearest even: explicit beyond FLT_MAX (a result
  * above it by half a step or more is infinite), where C leaves the
@@ -73,8 +80,28 @@ static float copysign_fn(float a, float b)
 static ptec_status run_pow(ptec_op *op) { return ptec_float_binary_run(op, pow_fn); }
 static ptec_status run_atan2(ptec_op *op) { return ptec_float_binary_run(op, atan2_fn); }
 static ptec_status run_hypot(ptec_op *op) { return ptec_float_binary_run(op, hypot_fn); }
-static ptec_status run_fmod(ptec_op *op) { return ptec_float_binary_run(op, fmod_fn); }
-static ptec_status run_remainder(ptec_op *op) { return ptec_float_binary_run(op, remainder_fn); }
+/* float32 (float_binary.c) or int32 / int64 (int_binary.c); the state is
+ * an int_binary_state either way, its dtype 0 for float. */
+static ptec_status prepare_real(ptec_op *op)
+{
+    if (ptec_int_binary_applies(op)) {
+        return ptec_int_binary_prepare(op);
+    }
+    memset(op->state, 0, sizeof(int_binary_state));
+    return ptec_float_binary_prepare(op);
+}
+
+static ptec_status run_fmod(ptec_op *op)
+{
+    const int_binary_state *s = op->state;
+    return s->dtype != 0 ? ptec_int_binary_run(op, INT_FMOD) : ptec_float_binary_run(op, fmod_fn);
+}
+
+static ptec_status run_remainder(ptec_op *op)
+{
+    const int_binary_state *s = op->state;
+    return s->dtype != 0 ? ptec_int_binary_run(op, INT_REMAINDER) : ptec_float_binary_run(op, remainder_fn);
+}
 static ptec_status run_copysign(ptec_op *op) { return ptec_float_binary_run(op, copysign_fn); }
 
 const ptec_kernel ptec_kernel_aten_pow_tensor_tensor_out = {"aten::pow.Tensor_Tensor_out", sizeof(float_binary_state),
@@ -83,9 +110,9 @@ const ptec_kernel ptec_kernel_aten_atan2_out = {"aten::atan2.out", sizeof(float_
                                                 ptec_float_binary_prepare, run_atan2};
 const ptec_kernel ptec_kernel_aten_hypot_out = {"aten::hypot.out", sizeof(float_binary_state),
                                                 ptec_float_binary_prepare, run_hypot};
-const ptec_kernel ptec_kernel_aten_fmod_tensor_out = {"aten::fmod.Tensor_out", sizeof(float_binary_state),
-                                                      ptec_float_binary_prepare, run_fmod};
-const ptec_kernel ptec_kernel_aten_remainder_tensor_out = {"aten::remainder.Tensor_out", sizeof(float_binary_state),
-                                                           ptec_float_binary_prepare, run_remainder};
+const ptec_kernel ptec_kernel_aten_fmod_tensor_out = {"aten::fmod.Tensor_out", sizeof(int_binary_state),
+                                                      prepare_real, run_fmod};
+const ptec_kernel ptec_kernel_aten_remainder_tensor_out = {"aten::remainder.Tensor_out", sizeof(int_binary_state),
+                                                           prepare_real, run_remainder};
 const ptec_kernel ptec_kernel_aten_copysign_out = {"aten::copysign.out", sizeof(float_binary_state),
                                                    ptec_float_binary_prepare, run_copysign};

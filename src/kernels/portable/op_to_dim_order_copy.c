@@ -21,7 +21,11 @@
  *    of its sign (PyTorch's scalar path writes 0x7FC0, its vectorized one
  *    0xFFFF: both NaN);
  *  - a bool (a comparison's result: `mask.float()`, `.int()`, `.long()`)
- *    into float32, int32 or int64 as 0 or 1 (any nonzero byte is true). */
+ *    into float32, int32 or int64 as 0 or 1 (any nonzero byte is true);
+ *  - int64 into int32 and int32 into int64 (`i.int()`, `k.long()`, torch's
+ *    promotion of an int32 value beside an int64 one): the value itself,
+ *    or of int64 into int32 its low 32 bits (two's complement), as
+ *    PyTorch's conversion wraps. */
 #include <string.h>
 
 #include "kernels/portable/portable_args.h"
@@ -50,10 +54,12 @@ static ptec_status prepare(ptec_op *op)
     bool to_index = from_float && (out->dtype == PTEC_DTYPE_LONG || out->dtype == PTEC_DTYPE_INT);
     bool to_16_bit_float = from_float && (out->dtype == PTEC_DTYPE_HALF || out->dtype == PTEC_DTYPE_BFLOAT16);
     bool bool_to_int = self->dtype == PTEC_DTYPE_BOOL && (out->dtype == PTEC_DTYPE_LONG || out->dtype == PTEC_DTYPE_INT);
-    if (!to_float && !to_index && !to_16_bit_float && !bool_to_int) {
+    bool int_to_int = (self->dtype == PTEC_DTYPE_LONG && out->dtype == PTEC_DTYPE_INT) ||
+                      (self->dtype == PTEC_DTYPE_INT && out->dtype == PTEC_DTYPE_LONG);
+    if (!to_float && !to_index && !to_16_bit_float && !bool_to_int && !int_to_int) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, -1,
                             PTEC_MSG("converts integers, bools and float32 into float32, float32 into int64/int32/half/bfloat16, "
-                                     "bools into int64/int32"));
+                                     "bools into int64/int32, int64 and int32 into each other"));
     }
     if (out->flags & PTEC_TENSOR_CONSTANT) {
         return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 3, PTEC_MSG("out must not be a constant tensor"));
@@ -185,9 +191,35 @@ static ptec_status run_from_bool(ptec_op *op, const to_copy_state *s)
     return PTEC_OK;
 }
 
+/* int64 into int32 (the low 32 bits, as two's complement) or int32 into int64. */
+static ptec_status run_int_to_int(ptec_op *op, const to_copy_state *s)
+{
+    const ptec_tensor *t_in = ptec_op_tensor(op, 0), *t_out = ptec_op_tensor(op, 3);
+    uint32_t n = t_out->numel;
+    if (s->out_dtype == PTEC_DTYPE_INT) {
+        const int64_t *x = t_in->data;
+        int32_t *y = t_out->data;
+        for (uint32_t i = 0; i < n; ++i) {
+            uint32_t low = (uint32_t)(uint64_t)x[i];
+            memcpy(&y[i], &low, sizeof low); /* no implementation-defined narrowing */
+        }
+    } else {
+        const int32_t *x = t_in->data;
+        int64_t *y = t_out->data;
+        for (uint32_t i = 0; i < n; ++i) {
+            y[i] = x[i];
+        }
+    }
+    return PTEC_OK;
+}
+
 static ptec_status run(ptec_op *op)
 {
     const to_copy_state *s = op->state;
+    if ((s->dtype == PTEC_DTYPE_LONG || s->dtype == PTEC_DTYPE_INT) && s->dtype != s->out_dtype &&
+        (s->out_dtype == PTEC_DTYPE_LONG || s->out_dtype == PTEC_DTYPE_INT)) {
+        return run_int_to_int(op, s);
+    }
     if (s->dtype == PTEC_DTYPE_BOOL) {
         return run_from_bool(op, s);
     }

@@ -137,6 +137,9 @@ def is_bool_input(ctx, name: str) -> bool:
 
 
 def op_compare(ctx, n: Node):
+    if "integer" in n.attrs:                  # of int64 / int32 values (capture_int_math)
+        from .lowering_int import int_compare
+        return int_compare(ctx, n)
     kind = n.attrs["kind"]
     if "scalar" in n.attrs:
         c = float(n.attrs["scalar"])

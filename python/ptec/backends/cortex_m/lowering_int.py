@@ -8,6 +8,22 @@
   first, then the upper: min > max gives max) is spelled with kernels that
   take both integer dtypes: x < lo as a bool (aten::lt.Scalar_out) picking
   the constant lo over x (aten::where.self_out), then x > hi likewise.
+* floor_divide, remainder, fmod: aten::floor_divide.out, remainder.Tensor_out,
+  fmod.Tensor_out on the integer tensors (their int32 / int64 forms: a
+  zero divisor, or the least value by -1, fails the run); trunc_divide
+  (rounding_mode="trunc") is floor_divide(a - fmod(a, b), b), whose
+  division is exact (a - fmod(a, b) is a multiple of b lying between 0 and
+  a, so it cannot overflow), the same failures.
+* bitwise_and / or / xor (~i is i ^ -1), left_shift, right_shift:
+  aten::bitwise_and / or / xor.Tensor_out, bitwise_left_shift /
+  right_shift.Tensor_out (a shift amount outside [0, width) fails the run).
+* maximum / minimum, abs, sign: comparisons (aten::gt / lt.Tensor_out)
+  picking with aten::where.self_out, abs's negation aten::sub.out (0 - x),
+  sign the bools as 0 / 1 (_to_dim_order_copy) subtracted; comparisons of
+  integers (capture's compare nodes with attrs integer): int_compare.
+* cast (and an int32 operand beside int64 ones, torch's promotion):
+  dim_order_ops::_to_dim_order_copy.out between int64 and int32 (into
+  int32 the low 32 bits, as torch).
 * cat / stack: aten::cat.out copies elements of any dtype (stack's new dim
   a view of each operand); view: the contiguous bytes under torch's shape;
   slice: aten::slice_copy.Tensor_out (any dtype) of the contiguous value.
@@ -25,9 +41,15 @@ from ...ir import Node
 from ...lowered import Act, clone_dim_order, layout, needs_relayout, new_act, raw_view
 from ...pte.program_builder import CHANNELS_LAST
 from ...pte.schema import ScalarType
-from .lowering_bool import _call, _contiguous
+from .lowering_bool import _call, _contiguous, _dim_order
 
 SCALAR_TYPES = {"int64": ScalarType.LONG, "int32": ScalarType.INT}
+_DIVISIONS = {"floor_divide": "aten::floor_divide.out", "remainder": "aten::remainder.Tensor_out",
+              "fmod": "aten::fmod.Tensor_out", "bitwise_and": "aten::bitwise_and.Tensor_out",
+              "bitwise_or": "aten::bitwise_or.Tensor_out", "bitwise_xor": "aten::bitwise_xor.Tensor_out",
+              "left_shift": "aten::bitwise_left_shift.Tensor_out",
+              "right_shift": "aten::bitwise_right_shift.Tensor_out"}
+_TWO = ("add", "sub", "mul", "trunc_divide", "maximum", "minimum", *_DIVISIONS)
 
 
 def _constant(ctx, value, dtype: str) -> Act:
@@ -37,9 +59,20 @@ def _constant(ctx, value, dtype: str) -> Act:
     return Act(ctx.b.constant(arr, sizes=arr.shape), list(arr.shape), SCALAR_TYPES[dtype])
 
 
+def _cast(ctx, x: Act, st) -> Act:
+    """x (int32 or int64) in the integer dtype st, in x's own layout."""
+    if x.dtype == st:
+        return x
+    out = new_act(ctx.b, st, x.sizes, dim_order=_dim_order(ctx, x))
+    ctx.b.call("dim_order_ops::_to_dim_order_copy.out", self=x.value, non_blocking=False, dim_order=None,
+               out=out.value)
+    return out
+
+
 def _operands(ctx, n: Node, arity: int) -> List[Act]:
     """The node's operands in order: its Python ints (attrs scalars) as 0-d
-    constants, its inputs as integer constants or the program's values."""
+    constants, its inputs as integer constants or the program's values
+    (an int32 one of an int64 node cast to int64: torch's promotion)."""
     dtype = n.attrs["dtype"]
     scalars = {int(k): v for k, v in n.attrs.get("scalars", {}).items()}
     names = iter(n.inputs)
@@ -50,7 +83,13 @@ def _operands(ctx, n: Node, arity: int) -> List[Act]:
             continue
         name = next(names)
         node = ctx.g.node(name)
-        out.append(_constant(ctx, node.attrs["value"], dtype) if node.op == "constant" else ctx.get(name))
+        if node.op == "constant":
+            out.append(_constant(ctx, node.attrs["value"], dtype))
+            continue
+        x = ctx.get(name)
+        if n.attrs["kind"] == "cast" or (x.dtype, SCALAR_TYPES[dtype]) == (ScalarType.INT, ScalarType.LONG):
+            x = _cast(ctx, x, SCALAR_TYPES[dtype])
+        out.append(x)
     return out
 
 
@@ -82,9 +121,13 @@ def _laid_out(ctx, x: Act) -> Act:
 
 def op_int_math(ctx, n: Node):
     kind, st = n.attrs["kind"], SCALAR_TYPES[n.attrs["dtype"]]
-    xs = _operands(ctx, n, 2 if kind in ("add", "sub", "mul") else len(n.inputs))
+    xs = _operands(ctx, n, 2 if kind in _TWO else len(n.inputs))
     if any(x.dtype != st for x in xs):
         return ctx.refuse(n, f"an operand is not an {n.attrs['dtype']} tensor")
+    if kind == "cast":
+        return xs[0]
+    if kind in ("maximum", "minimum", "abs", "sign"):
+        return _extreme(ctx, n, xs, st)
     if kind in ("cat", "stack"):
         return _join(ctx, n, xs, st)
     if kind == "view":
@@ -104,10 +147,70 @@ def op_int_math(ctx, n: Node):
             x = _call(ctx, "aten::where.self_out", dict(condition=beyond, self=_constant(ctx, bound, n.attrs["dtype"]),
                                                         other=x), st, n.shape)
         return x
+    if kind in _DIVISIONS:
+        return _call(ctx, _DIVISIONS[kind], dict(self=xs[0], other=xs[1]), st, n.shape)
+    if kind == "trunc_divide":
+        # a - fmod(a, b) is a multiple of b: its floor division is exact, torch's truncation
+        shape = list(np.broadcast_shapes(tuple(xs[0].sizes), tuple(xs[1].sizes)))
+        rest = _call(ctx, "aten::fmod.Tensor_out", dict(self=xs[0], other=xs[1]), st, shape)
+        whole = _call(ctx, "aten::sub.out", dict(self=xs[0], other=rest, alpha=1), st, shape)
+        return _call(ctx, "aten::floor_divide.out", dict(self=whole, other=xs[1]), st, n.shape)
     named = dict(self=xs[0], other=xs[1])
     if kind != "mul":
         named["alpha"] = int(n.attrs["alpha"])
     return _call(ctx, f"aten::{kind}.out", named, st, n.shape)
+
+
+def _extreme(ctx, n: Node, xs: List[Act], st) -> Act:
+    """maximum / minimum: where(a > b, a, b) / where(a < b, a, b); abs:
+    where(x < 0, 0 - x, x) (the least value's negation wraps to itself, as
+    torch's abs); sign: (x > 0) - (x < 0), the bools as 0 / 1."""
+    kind, dtype = n.attrs["kind"], n.attrs["dtype"]
+    if kind in ("maximum", "minimum"):
+        a, b = xs
+        shape = list(np.broadcast_shapes(tuple(a.sizes), tuple(b.sizes)))
+        beyond = _call(ctx, f"aten::{'gt' if kind == 'maximum' else 'lt'}.Tensor_out", dict(self=a, other=b),
+                       ScalarType.BOOL, shape)
+        return _call(ctx, "aten::where.self_out", dict(condition=beyond, self=a, other=b), st, n.shape)
+    x, zero = xs[0], _constant(ctx, 0, dtype)
+    below = _call(ctx, "aten::lt.Tensor_out", dict(self=x, other=zero), ScalarType.BOOL, x.sizes)
+    if kind == "abs":
+        negated = _call(ctx, "aten::sub.out", dict(self=zero, other=x, alpha=1), st, x.sizes)
+        return _call(ctx, "aten::where.self_out", dict(condition=below, self=negated, other=x), st, n.shape)
+    above = _call(ctx, "aten::gt.Tensor_out", dict(self=x, other=zero), ScalarType.BOOL, x.sizes)
+    up, down = (_bool_as(ctx, v, st) for v in (above, below))
+    return _call(ctx, "aten::sub.out", dict(self=up, other=down, alpha=1), st, n.shape)
+
+
+def _bool_as(ctx, b: Act, st) -> Act:
+    """A bool value as 0 / 1 of the integer dtype st (_to_dim_order_copy)."""
+    out = new_act(ctx.b, st, b.sizes, dim_order=_dim_order(ctx, b))
+    ctx.b.call("dim_order_ops::_to_dim_order_copy.out", self=b.value, non_blocking=False, dim_order=None,
+               out=out.value)
+    return out
+
+
+def int_compare(ctx, n: Node) -> Act:
+    """A comparison of integers (capture_int_math's compare node, attrs
+    integer): both operands in that dtype (an int32 one cast, a constant or
+    Python int a constant of it: exact, where a Scalar would pass a double),
+    aten::{kind}.Tensor_out into a bool."""
+    dtype = n.attrs["integer"]
+    st = SCALAR_TYPES[dtype]
+    xs = []
+    for name in n.inputs:
+        node = ctx.g.node(name)
+        if node.op == "constant":
+            xs.append(_constant(ctx, node.attrs["value"], dtype))
+            continue
+        x = ctx.get(name)
+        if x.dtype not in (ScalarType.INT, ScalarType.LONG):
+            return ctx.refuse(n, "an operand is not an integer tensor")
+        xs.append(_cast(ctx, x, st))
+    if "int_scalar" in n.attrs:
+        xs.append(_constant(ctx, int(n.attrs["int_scalar"]), dtype))
+    return _call(ctx, f"aten::{n.attrs['kind']}.Tensor_out", dict(self=xs[0], other=xs[1]), ScalarType.BOOL,
+                 n.shape)
 
 
 LOWERINGS = {"int_math": op_int_math}

@@ -1,0 +1,224 @@
+#include "kernels/portable/int_binary.h"
+
+#include <string.h>
+
+#include "kernels/portable/broadcast.h"
+
+static bool integral(uint8_t dtype)
+{
+    return dtype == PTEC_DTYPE_INT || dtype == PTEC_DTYPE_LONG;
+}
+
+static bool same_layout(const ptec_tensor *a, const ptec_tensor *b)
+{
+    return ptec_tensor_same_shape(a, b) && memcmp(a->dim_order, b->dim_order, a->rank) == 0;
+}
+
+bool ptec_int_binary_applies(ptec_op *op)
+{
+    ptec_tensor *self;
+    return ptec_op_get_tensor(op, 0, &self) == PTEC_OK && integral(self->dtype);
+}
+
+ptec_status ptec_int_binary_prepare(ptec_op *op)
+{
+    int_binary_state *s = op->state;
+    ptec_tensor *self, *other, *out;
+    ptec_status st;
+    if ((st = ptec_op_expect_argc(op, 4u)) != PTEC_OK || (st = ptec_op_get_tensor(op, 0, &self)) != PTEC_OK ||
+        (st = ptec_op_get_tensor(op, 1, &other)) != PTEC_OK || (st = ptec_op_get_out(op, &out)) != PTEC_OK) {
+        return st;
+    }
+    if (!integral(self->dtype)) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, 0, PTEC_MSG("dtype must be int32 or int64"));
+    }
+    if (other->dtype != self->dtype || out->dtype != self->dtype) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, other->dtype != self->dtype ? 1 : 2,
+                            PTEC_MSG("self, other and out must share one dtype (no promotion)"));
+    }
+    if (out->flags & PTEC_TENSOR_CONSTANT) {
+        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 2, PTEC_MSG("out must not be a constant tensor"));
+    }
+    int32_t strides[PTEC_MAX_RANK];
+    if ((st = ptec_broadcast_strides(op, 0, self, out, strides)) != PTEC_OK ||
+        (st = ptec_broadcast_strides(op, 1, other, out, strides)) != PTEC_OK) {
+        return st;
+    }
+    s->flat = same_layout(self, out) && same_layout(other, out);
+    s->dtype = out->dtype;
+    return PTEC_OK;
+}
+
+static int64_t load(const uint8_t *p, size_t i, bool wide)
+{
+    if (wide) {
+        int64_t v;
+        memcpy(&v, p + i * sizeof v, sizeof v);
+        return v;
+    }
+    int32_t v;
+    memcpy(&v, p + i * sizeof v, sizeof v);
+    return v;
+}
+
+static void store(uint8_t *p, size_t i, bool wide, int64_t v)
+{
+    if (wide) {
+        memcpy(p + i * sizeof v, &v, sizeof v);
+    } else {
+        int32_t t = (int32_t)v; /* every result of an int32 pair lies in int32 */
+        memcpy(p + i * sizeof t, &t, sizeof t);
+    }
+}
+
+/* b == 0 has no result; nor has least / -1 (one past the largest value),
+ * whose remainder C leaves undefined too. */
+static bool divisible(int64_t a, int64_t b, int64_t least, const char **why)
+{
+    if (b == 0) {
+        *why = PTEC_MSG("integer division by zero");
+        return false;
+    }
+    if (b == -1 && a == least) {
+        *why = PTEC_MSG("the least integer divided by -1 (PyTorch's CPU traps)");
+        return false;
+    }
+    return true;
+}
+
+static bool int_floor_divide(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    if (!divisible(a, b, least, why)) {
+        return false;
+    }
+    int64_t q = a / b;
+    if (a % b != 0 && ((a < 0) != (b < 0))) {
+        --q; /* toward minus infinity */
+    }
+    *r = q;
+    return true;
+}
+
+static bool int_fmod(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    if (!divisible(a, b, least, why)) {
+        return false;
+    }
+    *r = a % b; /* the dividend's sign */
+    return true;
+}
+
+static bool int_remainder(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    if (!divisible(a, b, least, why)) {
+        return false;
+    }
+    int64_t m = a % b;
+    if (m != 0 && ((m < 0) != (b < 0))) {
+        m += b; /* the divisor's sign, as Python's % */
+    }
+    *r = m;
+    return true;
+}
+
+static bool int_and(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    (void)least;
+    (void)why;
+    *r = a & b;
+    return true;
+}
+
+static bool int_or(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    (void)least;
+    (void)why;
+    *r = a | b;
+    return true;
+}
+
+static bool int_xor(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    (void)least;
+    (void)why;
+    *r = a ^ b;
+    return true;
+}
+
+/* b in [0, width): the width is the dtype's (least is its least value) */
+static bool shift_in_range(int64_t b, int64_t least, const char **why)
+{
+    int64_t width = least == INT64_MIN ? 64 : 32;
+    if (b < 0 || b >= width) {
+        *why = PTEC_MSG("shift amount negative or not below the width");
+        return false;
+    }
+    return true;
+}
+
+static bool int_left_shift(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    if (!shift_in_range(b, least, why)) {
+        return false;
+    }
+    uint64_t u = (uint64_t)a << b; /* unsigned: the bits shifted out drop, no undefined behaviour */
+    memcpy(r, &u, sizeof u);       /* an int32 result keeps the low 32 bits (store) */
+    return true;
+}
+
+static bool int_right_shift(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    if (!shift_in_range(b, least, why)) {
+        return false;
+    }
+    *r = a < 0 ? ~(~a >> b) : a >> b; /* arithmetic, without C's implementation-defined >> of negatives */
+    return true;
+}
+
+typedef bool (*int_binary_fn)(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why);
+
+static int_binary_fn function_of(int_binary_kind kind)
+{
+    switch (kind) {
+    case INT_FLOOR_DIVIDE: return int_floor_divide;
+    case INT_FMOD: return int_fmod;
+    case INT_REMAINDER: return int_remainder;
+    case INT_AND: return int_and;
+    case INT_OR: return int_or;
+    case INT_XOR: return int_xor;
+    case INT_LEFT_SHIFT: return int_left_shift;
+    default: return int_right_shift;
+    }
+}
+
+ptec_status ptec_int_binary_run(ptec_op *op, int_binary_kind kind)
+{
+    const int_binary_state *s = op->state;
+    const int_binary_fn fn = function_of(kind);
+    const ptec_tensor *t_out = ptec_op_tensor(op, 2);
+    const uint8_t *a = ptec_op_tensor(op, 0)->data, *b = ptec_op_tensor(op, 1)->data;
+    uint8_t *y = t_out->data;
+    const bool wide = s->dtype == PTEC_DTYPE_LONG;
+    const int64_t least = wide ? INT64_MIN : INT32_MIN;
+    const char *why = "";
+    int64_t r;
+    if (s->flat) {
+        for (uint32_t i = 0; i < t_out->numel; ++i) {
+            if (!fn(load(a, i, wide), load(b, i, wide), least, &r, &why)) {
+                return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 1, why);
+            }
+            store(y, i, wide, r);
+        }
+        return PTEC_OK;
+    }
+    static const int args[2] = {0, 1};
+    ptec_broadcast w;
+    ptec_broadcast_start(&w, op, args, 2, 2);
+    for (uint32_t n = 0; n < t_out->numel; ++n, ptec_broadcast_next(&w)) {
+        if (!fn(load(a, w.off[0], wide), load(b, w.off[1], wide), least, &r, &why)) {
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 1, why);
+        }
+        store(y, w.off[2], wide, r);
+    }
+    return PTEC_OK;
+}
