@@ -58,6 +58,7 @@ from .embedding_bag import embedding_bag_nodes
 from .capture_linalg import linalg_nodes
 from .capture_matrix_functions import matrix_function_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
+from .capture_unary_tables import table_refusal
 from .capture_reductions import reduction_nodes
 from .capture_norms import norm_nodes
 from .capture_spectral import spectral_nodes
@@ -1044,6 +1045,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.append(_function_node(fn, ins))
                 if einsum_refusal(fn):
                     nodes[-1].attrs["why"] = einsum_refusal(fn)
+                if table_refusal(fn):       # torch.nextafter, frexp: said of its elements too
+                    nodes[-1].attrs.update(why=table_refusal(fn), element_why=True)
         else:
             raise CaptureError(f"unexpected fx node {fn.op}")
         for n in nodes[before:]:
@@ -1172,7 +1175,8 @@ def _element_of(name: str, source: Node, index) -> Node:
     fn = source.attrs["fn"]
     return Node(name, "unsupported", list(source.inputs),
                 dict(fn=lambda *xs, _fn=fn, _i=index: _element(_fn(*xs), _i),
-                     what=source.attrs.get("what", "unknown"), source=source.attrs.get("source")))
+                     what=source.attrs.get("what", "unknown"), source=source.attrs.get("source"),
+                     **({"why": source.attrs["why"]} if source.attrs.get("element_why") else {})))
 
 
 def _element(result, index):

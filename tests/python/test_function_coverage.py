@@ -573,6 +573,13 @@ RUNS = {
                       + torch.special.sinc(x), S3, R, 3.0, "int8"),    # 2.06
     "torch.special.entr/logit": (lambda x: torch.special.entr(x) + torch.special.logit(x * 0.3, eps=0.01), S3, POS,
                                  3.5, "int8"),                                            # 2.86
+    # any other element-wise function of one value: torch's own at the 256 grid points (capture_unary_tables;
+    # each of torch.special's, the polynomials and Tensor spellings: test_unary_tables.py)
+    "torch.polygamma, special.zeta, mvlgamma": (lambda x: torch.polygamma(1, x + 1) + torch.special.zeta(x + 2, 1.0)
+                                                + torch.mvlgamma(x + 2, 2) * 0.1, S3, POS, 2.5, "int8"),   # 1.70
+    "torch.special.bessel_j0, airy_ai": (lambda x: torch.special.bessel_j0(x) + torch.special.airy_ai(x), S3, R, 2.0,
+                                         "int8"),                                                        # 1.70
+    "torch.fix, torch.angle (real)": (lambda x: torch.fix(x) + torch.angle(x), S3, R, 1.0, "int8"),     # 0.34
     # NaN and inf: no int8 value is either, so these are exact on int8 values (test_elementwise_math.py: an
     # fp32 layer's NaN and inf); bool results as .float()
     "torch.nan_to_num": (lambda x: torch.nan_to_num(x) + torch.nan_to_num(x, nan=1.0, posinf=2.0, neginf=-2.0),
