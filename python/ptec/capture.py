@@ -1495,6 +1495,17 @@ class _UnpackingProxy(KnownValuesProxy, AugmentedProxy):
         record(self, index, value)
 
 
+def _stand_in(kind, target):
+    """FUNCTIONAL_STAND_INS' entry of a call: a function's by the function, a
+    Tensor method's by its name (x.index_reduce)."""
+    if kind not in ("call_function", "call_method") or (kind == "call_method") != isinstance(target, str):
+        return None
+    try:
+        return FUNCTIONAL_STAND_INS.get(target)
+    except TypeError:           # an unhashable target
+        return None
+
+
 class _Tracer(KnownValuesTracer):
     def proxy(self, node: torch.fx.Node) -> torch.fx.Proxy:
         return _UnpackingProxy(node, self)
@@ -1503,14 +1514,16 @@ class _Tracer(KnownValuesTracer):
         """F.cosine_similarity, F.pairwise_distance, F.bilinear, F.pdist: the
         stand-in's ops (capture_modules.FUNCTIONAL_STAND_INS) where their
         other arguments are numbers or constant tensors; else the call."""
-        entry = FUNCTIONAL_STAND_INS.get(target) if kind == "call_function" else None
+        entry = _stand_in(kind, target)
         if entry is not None and not getattr(self, "_in_stand_in", False):
-            names, traced, call = entry
+            names, traced, call = entry[:3]
+            # a 4th item True: the leading tensors may be constants too (a loss's constant target)
+            tensor = (torch.fx.Proxy, torch.Tensor) if entry[3:] == (True,) else torch.fx.Proxy
             bound = dict(zip(names, args))
             bound.update(kwargs)
             values = list(bound.items())
-            if (len(args) <= len(names) and set(bound) <= set(names)
-                    and all(isinstance(v, torch.fx.Proxy) for _, v in values[:traced])):
+            if (len(args) <= len(names) and set(bound) <= set(names) and len(values) >= traced
+                    and all(isinstance(v, tensor) for _, v in values[:traced])):
                 extra = {k: self._constant(v) for k, v in values[traced:]}
                 if all(v is not None or bound[k] is None for k, v in extra.items()):
                     self._in_stand_in = True

@@ -474,6 +474,9 @@ FUNCTIONAL_STAND_INS = {
     torch.bilinear: (("input1", "input2", "weight", "bias"), 2, _bilinear_call),
 }
 
+from .capture_losses import STAND_INS as _LOSSES        # noqa: E402 - F.mse_loss, cross_entropy, batch_norm, ...
+FUNCTIONAL_STAND_INS.update(_LOSSES)
+
 
 # ---------------------------------------------------------------------------
 # Recurrent layers, unrolled over the traced sequence length

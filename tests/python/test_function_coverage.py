@@ -678,6 +678,16 @@ RUNS = {
     "F.group_norm": (lambda x: F.group_norm(x, 2), S3, R, 0.5, "fp32"),
     "F.instance_norm": (lambda x: F.instance_norm(x), S3, R, 0.5, "fp32"),
     "F.batch_norm": (lambda x: F.batch_norm(x, torch.zeros(4), torch.ones(4) * 2.0), S3, R, 0.5, "int8"),
+    # the batch's own statistics (layer_norm of each channel's values as a row) and losses scoring an input,
+    # as torch's formulas (capture_losses; reductions, targets, weights: test_losses_in_forward.py)
+    "F.batch_norm(training=True)": (lambda x: F.batch_norm(x, None, None, training=True), S4, R, 1.0, "fp32"),   # 0.50
+    "F.mse_loss/huber_loss(reduction='none')": (lambda x: F.mse_loss(x, torch.tanh(x), reduction="none")
+                                                + F.huber_loss(x, x.flip(-1), reduction="none"), S3, R, 4.0, "int8"),  # 3.57
+    "F.binary_cross_entropy_with_logits(reduction='none')": (
+        lambda x: F.binary_cross_entropy_with_logits(x, torch.sigmoid(x.flip(-1)), reduction="none"), S3, R, 2.5,
+        "int8"),                                                                                          # 1.83
+    "F.cross_entropy(reduction='none')": (lambda x: F.cross_entropy(x[0], torch.tensor([1, 0, 7, 2]), reduction="none"),
+                                          S3, R, 1.5, "fp32"),                                          # 1.04
     "F.local_response_norm": (lambda x: F.local_response_norm(x, 2), S4, R, 1.0, "int8"),
     "F.max_pool1d/avg_pool1d": (lambda x: F.max_pool1d(x, 2) + F.avg_pool1d(x, 2), S3, R, 1.5, "int8"),
     "F.max_pool2d/avg_pool2d": (lambda x: F.max_pool2d(x, 2) + F.avg_pool2d(x, 2), S4, R, 1.5, "int8"),
