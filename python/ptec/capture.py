@@ -1524,7 +1524,9 @@ class _Tracer(KnownValuesTracer):
             values = list(bound.items())
             if (len(args) <= len(names) and set(bound) <= set(names) and len(values) >= traced
                     and all(isinstance(v, tensor) for _, v in values[:traced])):
-                extra = {k: self._constant(v) for k, v in values[traced:]}
+                # (with the 4th item: a computed tensor among the rest is passed as traced, the stand-in's to judge)
+                extra = {k: v if tensor is not torch.fx.Proxy and isinstance(v, torch.fx.Proxy)
+                         and v.node.op != "get_attr" else self._constant(v) for k, v in values[traced:]}
                 if all(v is not None or bound[k] is None for k, v in extra.items()):
                     self._in_stand_in = True
                     try:

@@ -117,6 +117,8 @@ def _picked(scores, target, weight, ignore_index, reduction):
     batched = scores.dim() >= 2
     classes = int(scores.shape[1 if batched else 0])
     at = 1 if batched else 0
+    if isinstance(weight, torch.fx.Proxy):
+        return None                                      # computed class weights: not known here
     if isinstance(target, torch.Tensor) and not isinstance(target, torch.fx.Proxy):
         t = target.detach().long()
         kept = t != ignore_index

@@ -475,7 +475,9 @@ FUNCTIONAL_STAND_INS = {
 }
 
 from .capture_losses import STAND_INS as _LOSSES        # noqa: E402 - F.mse_loss, cross_entropy, batch_norm, ...
+from .capture_constant_gathers import STAND_INS as _GATHERS     # noqa: E402 - diagflat, combinations, vander, ...
 FUNCTIONAL_STAND_INS.update(_LOSSES)
+FUNCTIONAL_STAND_INS.update(_GATHERS)
 
 
 # ---------------------------------------------------------------------------

@@ -599,6 +599,20 @@ RUNS = {
     # counts of x's values per bin (these inputs have none within an input step of a bin's edge, where int8
     # rounding could count a value in the next bin: test_elementwise_math.py)
     "torch.histc": (lambda x: torch.histc(x, 4, -2.0, 2.0), S3, R, 0.5, "int8"),           # 0.33
+    "torch.histogram(x, bins, range).hist": (lambda x: torch.histogram(x, 4, range=(-2.0, 2.0)).hist, S3, R, 0.5,
+                                             "int8"),                                      # 0.33, as histc
+    # constant index tables of the traced shapes (capture_constant_gathers; test_constant_gathers.py)
+    "torch.diagflat": (lambda x: torch.diagflat(x[0, 0], 1), S3, R, 1.0, "int8"),           # 0.93
+    "torch.combinations": (lambda x: torch.combinations(x[0, 0], 2), S3, R, 0.5, "int8"),   # 0.48
+    "torch.linalg.vander": (lambda x: torch.linalg.vander(x[0], N=3), S3, R, 2.0, "int8"),  # 1.61
+    "Tensor.index_reduce(prod/amax)": (lambda x: x.index_reduce(2, torch.tensor([0, 1, 0, 1]), x[..., :4] * 0.5,
+                                                                "prod")
+                                       + x.index_reduce(2, torch.tensor([7, 7, 2]), x[..., 5:] + 1, "amax"), S3, R,
+                                       1.5, "int8"),                                                   # 1.17
+    "torch.special.softmax/log_softmax/logsumexp": (lambda x: torch.special.softmax(x, -1)
+                                                    + torch.special.log_softmax(x, -1)
+                                                    + torch.special.logsumexp(x, -1, keepdim=True), S3, R, 2.0,
+                                                    "fp32"),                                   # 1.25
     # float casts: .float() of a float is the value; .half()/.bfloat16() the rounding (a LUT); a half / bfloat16
     # output Half / BFloat16
     "Tensor.half()": (lambda x: torch.tanh(x).half(), S3, R, 2.0, "int8"),                   # 1.63 (as tanh)
@@ -680,14 +694,16 @@ RUNS = {
     "F.batch_norm": (lambda x: F.batch_norm(x, torch.zeros(4), torch.ones(4) * 2.0), S3, R, 0.5, "int8"),
     # the batch's own statistics (layer_norm of each channel's values as a row) and losses scoring an input,
     # as torch's formulas (capture_losses; reductions, targets, weights: test_losses_in_forward.py)
-    "F.batch_norm(training=True)": (lambda x: F.batch_norm(x, None, None, training=True), S4, R, 1.0, "fp32"),   # 0.50
+    "F.batch_norm(training=True)": (lambda x: F.batch_norm(x, None, None, training=True), S4, R, 1.0,
+                                    "fp32"),                                                       # 0.50
     "F.mse_loss/huber_loss(reduction='none')": (lambda x: F.mse_loss(x, torch.tanh(x), reduction="none")
-                                                + F.huber_loss(x, x.flip(-1), reduction="none"), S3, R, 4.0, "int8"),  # 3.57
+                                                + F.huber_loss(x, x.flip(-1), reduction="none"), S3, R, 4.0,
+                                                "int8"),                                           # 3.57
     "F.binary_cross_entropy_with_logits(reduction='none')": (
         lambda x: F.binary_cross_entropy_with_logits(x, torch.sigmoid(x.flip(-1)), reduction="none"), S3, R, 2.5,
-        "int8"),                                                                                          # 1.83
-    "F.cross_entropy(reduction='none')": (lambda x: F.cross_entropy(x[0], torch.tensor([1, 0, 7, 2]), reduction="none"),
-                                          S3, R, 1.5, "fp32"),                                          # 1.04
+        "int8"),                                                                                   # 1.83
+    "F.cross_entropy(reduction='none')": (lambda x: F.cross_entropy(x[0], torch.tensor([1, 0, 7, 2]),
+                                                                    reduction="none"), S3, R, 1.5, "fp32"),  # 1.04
     "F.local_response_norm": (lambda x: F.local_response_norm(x, 2), S4, R, 1.0, "int8"),
     "F.max_pool1d/avg_pool1d": (lambda x: F.max_pool1d(x, 2) + F.avg_pool1d(x, 2), S3, R, 1.5, "int8"),
     "F.max_pool2d/avg_pool2d": (lambda x: F.max_pool2d(x, 2) + F.avg_pool2d(x, 2), S4, R, 1.5, "int8"),
