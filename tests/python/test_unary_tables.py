@@ -152,3 +152,14 @@ def test_bit_level_calls_refused_in_one_line(call, word, tmp_path):
                                  "def model():\n"
                                  "    return M(), (torch.rand(1, 4, 8),)\n")
     assert f"torch.{word}" in line and "no int8 value carries" in line, line
+
+
+def test_table_of_an_fp32_value_reads_it_quantized(tmp_path):
+    """A table's input from an fp32 layer (log_softmax) is quantized on its
+    calibrated grid first, as for every LUT (lowering refuses it there if
+    its calibration held NaN or inf that reach the outputs)."""
+    model = Call(lambda x: sp.bessel_j0(torch.log_softmax(x, -1))).eval()
+    calibration = inputs(-3.0, 3.0)
+    res = compile_model(model, [calibration[0][0]], calibration)
+    assert res.lowered.fallbacks and not any("torch_table" in f or "bessel" in f for f in res.lowered.fallbacks)
+    assert worst_steps(model, res, calibration[:4], tmp_path) <= 2.0      # 1.53: bessel_j0 of values to -9
