@@ -327,7 +327,7 @@ def lut_table(fn, in_scale: float, in_zp: int, out_scale: float, out_zp: int) ->
     (out_scale, out_zp), indexed by input + 128; the Ethos-U backend's LUT
     uses the same table, so both give the same bytes."""
     q = np.arange(-128, 128, dtype=np.float64)
-    y = np.asarray(fn((q - in_zp) * in_scale), np.float64) / out_scale + out_zp
+    y = fn((q - in_zp) * in_scale) / out_scale + out_zp
     if np.isnan(y).any() and not np.isnan(y).all():
         # an int8 code holds no NaN: an entry where fn gives one (outside its domain, where calibration
         # never went: lowering refuses NaN it saw) takes the nearest entry's value (inf saturates below)
