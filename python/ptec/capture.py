@@ -58,7 +58,7 @@ from .embedding_bag import embedding_bag_nodes
 from .capture_linalg import linalg_nodes
 from .capture_matrix_functions import matrix_function_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
-from .capture_unary_tables import table_refusal
+from .capture_unary_tables import table_refusal, unary_table_nodes
 from .capture_reductions import reduction_nodes
 from .capture_norms import norm_nodes
 from .capture_spectral import spectral_nodes
@@ -1041,6 +1041,9 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 rewritten, taken = rewrite_nodes(fn, ins, by_name)
                 nodes.extend(rewritten)
                 tuple_sources.update(taken)          # masks and indices now in constants of their own
+            elif _function_node(fn, ins).op == "unsupported" and unary_table_nodes(fn, ins, by_name) is not None:
+                # last: any other element-wise torch function of one value, a LUT (capture_unary_tables)
+                nodes.extend(unary_table_nodes(fn, ins, by_name))
             else:
                 nodes.append(_function_node(fn, ins))
                 if einsum_refusal(fn):

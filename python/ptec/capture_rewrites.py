@@ -464,7 +464,6 @@ def rewrite_nodes(fn, ins, by_name):
     from .capture_elementwise_math import elementwise_math_nodes
     from .capture_isin import isin_nodes
     from .capture_random import random_nodes
-    from .capture_unary_tables import unary_table_nodes
     from .capture_views import view_nodes
     if fn.op not in ("call_function", "call_method") or not fn.args:
         return None
@@ -478,8 +477,7 @@ def rewrite_nodes(fn, ins, by_name):
         return views
     for make in (_select_nodes, _gather_nodes, _computed_linear_nodes, elementwise_math_nodes, scatter_nodes,
                  index_use_nodes, value_length_nodes, ldexp_nodes, bag_of_values_nodes, random_nodes,
-                 computed_table_embedding_nodes, bincount_nodes, isin_nodes,
-                 unary_table_nodes):          # last: any other element-wise function of one value (a LUT)
+                 computed_table_embedding_nodes, bincount_nodes, isin_nodes):
         nodes = make(fn, ins, by_name)
         if nodes is not None:
             taken = [a.name for a in fn.args if _constant_of(a, by_name) is not None]
