@@ -163,3 +163,15 @@ def test_table_of_an_fp32_value_reads_it_quantized(tmp_path):
     res = compile_model(model, [calibration[0][0]], calibration)
     assert res.lowered.fallbacks and not any("torch_table" in f or "bessel" in f for f in res.lowered.fallbacks)
     assert worst_steps(model, res, calibration[:4], tmp_path) <= 2.0      # 1.53: bessel_j0 of values to -9
+
+
+def test_tables_on_the_board(tmp_path):
+    """The emulated M55 runs the tables (and a loss of capture_losses beside them) as the reference
+    interpreter does."""
+    from model_checks import board_matches_reference
+    model = Call(lambda x: sp.bessel_j0(x) + torch.polygamma(1, x.abs() + 1) * 0.5
+                 + torch.nn.functional.mse_loss(x, torch.tanh(x), reduction="none")).eval()
+    calibration = inputs(-3.0, 3.0)
+    res = compile_model(model, [calibration[0][0]], calibration)
+    assert not res.lowered.fallbacks
+    board_matches_reference(res.data, inputs(-3.0, 3.0, 1, seed=5)[0][0].numpy(), "cortex-m55", tmp_path)
