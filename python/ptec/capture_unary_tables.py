@@ -12,7 +12,7 @@ the output's grid from calibration as for torch.exp.
 The rule for which calls qualify (checked at capture, on torch itself):
 a function of torch's (its module torch.*, or a Tensor method not
 in place) with exactly one argument a traced float32 value (the rest numbers, bools,
-strings or None; no tensor keyword, no out=), the traced result is float32
+strings, None or one-element constant tensors; no out=), the traced result is float32
 of the input's shape, and a probe on a fixed vector of test values finds
 the function element-wise and deterministic: the same values called twice,
 called per element, on the vector reversed and on it reshaped to 2-D. (A
@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from typing import List, Optional
 
+import numpy as np
 import torch
 import torch.fx
 
@@ -67,10 +68,16 @@ def table_refusal(fn) -> Optional[str]:
     return BIT_LEVEL.get(_name(fn))
 
 
-def _call(fn, at: int):
+def _call(fn, at: int, fixed=None):
     """torch's function of the traced argument at position `at` (a key:
-    keyword), the rest as traced."""
+    keyword), the rest as traced (`fixed`: constant tensors by position or
+    key, in place of their nodes)."""
     args, kwargs = list(fn.args), dict(fn.kwargs)
+    for k, v in (fixed or {}).items():
+        if isinstance(k, str):
+            kwargs[k] = v
+        else:
+            args[k] = v
     target, method = fn.target, fn.op == "call_method"
 
     def call(x):
@@ -142,6 +149,18 @@ def _torchs(fn) -> bool:
     return (getattr(fn.target, "__module__", None) or "").startswith("torch")
 
 
+def _one_number(a, by_name):
+    """A one-element constant tensor argument (torch.special.gammainc(x,
+    torch.tensor(2.0))) as a tensor of its traced dtype and shape, else None."""
+    node, meta = by_name.get(a.name), a.meta.get("tensor_meta")
+    if node is None or node.op != "constant" or meta is None:
+        return None
+    value = np.asarray(node.attrs["value"])
+    if value.size != 1 or meta.dtype not in (torch.float32, torch.float64, torch.int64, torch.int32):
+        return None
+    return torch.as_tensor(value.reshape(-1)[0].item(), dtype=meta.dtype).reshape(tuple(meta.shape))
+
+
 def _plain(v) -> bool:
     return v is None or isinstance(v, (bool, int, float, str))
 
@@ -151,10 +170,15 @@ def unary_table_nodes(fn: torch.fx.Node, ins, by_name) -> Optional[List[Node]]:
     if fn.op not in ("call_function", "call_method") or fn.kwargs.get("out") is not None \
             or (fn.op == "call_method" and str(fn.target).endswith("_")) or not _torchs(fn):
         return None
-    traced = [(i, a) for i, a in enumerate(fn.args) if isinstance(a, torch.fx.Node)] + \
+    if _name(fn) in BIT_LEVEL:
+        return None
+    nodes = [(i, a) for i, a in enumerate(fn.args) if isinstance(a, torch.fx.Node)] + \
         [(k, a) for k, a in fn.kwargs.items() if isinstance(a, torch.fx.Node)]
     others = [a for a in fn.args if not isinstance(a, torch.fx.Node)] + \
         [a for a in fn.kwargs.values() if not isinstance(a, torch.fx.Node)]
+    fixed = {k: _one_number(a, by_name) for k, a in nodes}
+    traced = [(k, a) for k, a in nodes if fixed[k] is None]
+    fixed = {k: v for k, v in fixed.items() if v is not None}
     if len(traced) != 1 or not all(_plain(a) for a in others):
         return None
     at, x = traced[0]
@@ -166,7 +190,7 @@ def unary_table_nodes(fn: torch.fx.Node, ins, by_name) -> Optional[List[Node]]:
     from .capture_elementwise_math import PARAMS, _call_name
     if _call_name(fn) in PARAMS:
         return None             # that module's call, which it declined on purpose (xlogy by a number <= 0)
-    call = _call(fn, at)
+    call = _call(fn, at, fixed)
     if not is_elementwise(call):
         return None
     s = _Steps(fn.name)

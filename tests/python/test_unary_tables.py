@@ -45,6 +45,9 @@ TABLES = {
                                               + sp.hermite_polynomial_he(x, 4), (-2.0, 2.0), 5.5),    # 4.68: slope 60
     "special.laguerre/legendre polynomials": (lambda x: sp.laguerre_polynomial_l(x, 2)
                                               + sp.legendre_polynomial_p(x, 3), (-1.0, 1.0), 2.0),    # 1.66
+    # a one-element constant tensor as the other argument
+    "special.gammainc/gammaincc(x, tensor(2.0))": (lambda x: sp.gammainc(x, torch.tensor(2.0))
+                                                   + sp.gammaincc(torch.tensor([1.5]), x), (0.0, 3.0), 2.0),  # 1.28
     "torch.fix, Tensor.fix": (lambda x: torch.fix(x) + x.fix() * 0.5, (-3.0, 3.0), 1.0),               # 0.50
     "torch.angle of a real value": (lambda x: torch.angle(x) + x, (-1.0, 1.0), 1.0),                  # 0.76
 }
@@ -143,7 +146,9 @@ def test_nan_outside_calibration_does_not_move_outputs(tmp_path):
 
 
 @pytest.mark.parametrize("call,word", [("torch.nextafter(x, x + 1.0)", "nextafter"),
-                                       ("torch.frexp(x)[0]", "frexp"), ("torch.frexp(x).exponent.float()", "frexp")])
+                                       ("torch.frexp(x)[0]", "frexp"),
+                                       ("torch.nextafter(x, torch.tensor(1.0))", "nextafter"),
+                                       ("torch.frexp(x).exponent.float()", "frexp")])
 def test_bit_level_calls_refused_in_one_line(call, word, tmp_path):
     line = cli_refusal(tmp_path, "import torch\n"
                                  "class M(torch.nn.Module):\n"
