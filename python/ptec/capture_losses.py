@@ -157,8 +157,11 @@ def _cross_entropy(input, target, weight=None, size_average=None, ignore_index=-
         if label_smoothing:
             target = target * (1.0 - label_smoothing) + label_smoothing / classes
         loss = -(target * logp).sum(at)
-        if reduction == "mean":
-            return loss.sum() / (int(input.shape[0]) if at else 1)
+        if reduction == "mean":                              # torch: over the positions, numel / C
+            positions = 1
+            for d in input.shape:
+                positions *= int(d)
+            return loss.sum() / (positions // classes)
         return _reduce(loss, reduction)
     picked = _picked(logp, target, weight, ignore_index, reduction)
     if picked is None or not label_smoothing:

@@ -62,6 +62,8 @@ LOSSES = {
                                        S3, R, 1.0),                                                        # 0.81
     "F.cross_entropy(probabilities)": (lambda x: F.cross_entropy(x[0], F.softmax(x[0].flip(-1), -1),
                                                                  reduction="none"), S3, R, 4.5),           # 3.73
+    "F.cross_entropy([N, C, d] probabilities, mean)": (
+        lambda x: x + F.cross_entropy(x.reshape(2, 4, 4), F.softmax(x.reshape(2, 4, 4).flip(1), 1)), S3, R, 1.5), # 1.15
     "F.cross_entropy([N, C, d])": (lambda x: F.cross_entropy(x.reshape(1, 4, 8), TARGET.repeat(2).reshape(1, 8),
                                                              reduction="none"), S3, R, 2.0),               # 1.55
     "F.batch_norm(training=True)": (lambda x: F.batch_norm(x, None, None, training=True), S3, R, 1.0),      # 0.67
