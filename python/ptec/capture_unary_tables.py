@@ -18,7 +18,8 @@ the function element-wise and deterministic: the same values called twice,
 called per element, on the vector reversed and on it reshaped to 2-D. (A
 value at a test point where torch raises, as mvlgamma below its domain, is
 left out of the probe.) Softmax, cumsum, sort, random draws and in-place
-methods fail it and keep their own path or refusal, as do the calls
+methods fail it and keep their own path or refusal (names of undefined
+contents or draws, empty_like, rand*, bernoulli, ..., are never probed), as do the calls
 capture_elementwise_math names and declined (xlogy by a number <= 0).
 
 Non-finite values follow ptec's rules: the float graph evaluates torch's
@@ -54,6 +55,11 @@ BIT_LEVEL = {"nextafter": "torch.nextafter gives the next fp32 number, a bit-lev
                           "carries (an int8 grid's step is far coarser): compute it outside ptec",
              "frexp": "torch.frexp splits an fp32 number's bits into mantissa and exponent, which no int8 value "
                       "carries: compute it outside ptec, or use torch.log2 / torch.floor for the exponent"}
+
+
+# undefined contents or draws: a probe could find them element-wise by chance (fresh memory, equal draws)
+_NEVER = ("empty", "rand", "normal", "bernoulli", "poisson", "multinomial", "dropout", "uniform", "exponential",
+          "geometric", "cauchy")
 
 
 def _name(fn) -> str:
@@ -170,7 +176,7 @@ def unary_table_nodes(fn: torch.fx.Node, ins, by_name) -> Optional[List[Node]]:
     if fn.op not in ("call_function", "call_method") or fn.kwargs.get("out") is not None \
             or (fn.op == "call_method" and str(fn.target).endswith("_")) or not _torchs(fn):
         return None
-    if _name(fn) in BIT_LEVEL:
+    if _name(fn) in BIT_LEVEL or any(w in _name(fn) for w in _NEVER):
         return None
     nodes = [(i, a) for i, a in enumerate(fn.args) if isinstance(a, torch.fx.Node)] + \
         [(k, a) for k, a in fn.kwargs.items() if isinstance(a, torch.fx.Node)]
