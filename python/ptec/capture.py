@@ -59,6 +59,7 @@ from .embedding_bag import embedding_bag_nodes
 from .capture_linalg import linalg_nodes
 from .capture_matrix_functions import matrix_function_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
+from .capture_unary_tables import table_refusal, unary_table_nodes
 from .capture_reductions import reduction_nodes
 from .capture_norms import norm_nodes
 from .capture_spectral import spectral_nodes
@@ -1044,10 +1045,15 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 rewritten, taken = rewrite_nodes(fn, ins, by_name)
                 nodes.extend(rewritten)
                 tuple_sources.update(taken)          # masks and indices now in constants of their own
+            elif _function_node(fn, ins).op == "unsupported" and unary_table_nodes(fn, ins, by_name) is not None:
+                # last: any other element-wise torch function of one value, a LUT (capture_unary_tables)
+                nodes.extend(unary_table_nodes(fn, ins, by_name))
             else:
                 nodes.append(_function_node(fn, ins))
                 if einsum_refusal(fn):
                     nodes[-1].attrs["why"] = einsum_refusal(fn)
+                if table_refusal(fn):       # torch.nextafter, frexp: said of its elements too
+                    nodes[-1].attrs.update(why=table_refusal(fn), element_why=True)
         else:
             raise CaptureError(f"unexpected fx node {fn.op}")
         for n in nodes[before:]:
@@ -1176,7 +1182,8 @@ def _element_of(name: str, source: Node, index) -> Node:
     fn = source.attrs["fn"]
     return Node(name, "unsupported", list(source.inputs),
                 dict(fn=lambda *xs, _fn=fn, _i=index: _element(_fn(*xs), _i),
-                     what=source.attrs.get("what", "unknown"), source=source.attrs.get("source")))
+                     what=source.attrs.get("what", "unknown"), source=source.attrs.get("source"),
+                     **({"why": source.attrs["why"]} if source.attrs.get("element_why") else {})))
 
 
 def _element(result, index):
@@ -1512,6 +1519,17 @@ class _UnpackingProxy(KnownValuesProxy, AugmentedProxy):
         record(self, index, value)
 
 
+def _stand_in(kind, target):
+    """FUNCTIONAL_STAND_INS' entry of a call: a function's by the function, a
+    Tensor method's by its name (x.index_reduce)."""
+    if kind not in ("call_function", "call_method") or (kind == "call_method") != isinstance(target, str):
+        return None
+    try:
+        return FUNCTIONAL_STAND_INS.get(target)
+    except TypeError:           # an unhashable target
+        return None
+
+
 class _Tracer(KnownValuesTracer):
     def proxy(self, node: torch.fx.Node) -> torch.fx.Proxy:
         return _UnpackingProxy(node, self)
@@ -1520,15 +1538,19 @@ class _Tracer(KnownValuesTracer):
         """F.cosine_similarity, F.pairwise_distance, F.bilinear, F.pdist: the
         stand-in's ops (capture_modules.FUNCTIONAL_STAND_INS) where their
         other arguments are numbers or constant tensors; else the call."""
-        entry = FUNCTIONAL_STAND_INS.get(target) if kind == "call_function" else None
+        entry = _stand_in(kind, target)
         if entry is not None and not getattr(self, "_in_stand_in", False):
-            names, traced, call = entry
+            names, traced, call = entry[:3]
+            # a 4th item True: the leading tensors may be constants too (a loss's constant target)
+            tensor = (torch.fx.Proxy, torch.Tensor) if entry[3:] == (True,) else torch.fx.Proxy
             bound = dict(zip(names, args))
             bound.update(kwargs)
             values = list(bound.items())
-            if (len(args) <= len(names) and set(bound) <= set(names)
-                    and all(isinstance(v, torch.fx.Proxy) for _, v in values[:traced])):
-                extra = {k: self._constant(v) for k, v in values[traced:]}
+            if (len(args) <= len(names) and set(bound) <= set(names) and len(values) >= traced
+                    and all(isinstance(v, tensor) for _, v in values[:traced])):
+                # (with the 4th item: a computed tensor among the rest is passed as traced, the stand-in's to judge)
+                extra = {k: v if tensor is not torch.fx.Proxy and isinstance(v, torch.fx.Proxy)
+                         and v.node.op != "get_attr" else self._constant(v) for k, v in values[traced:]}
                 if all(v is not None or bound[k] is None for k, v in extra.items()):
                     self._in_stand_in = True
                     try:

@@ -116,7 +116,14 @@ MATH: Dict[str, Callable[..., torch.Tensor]] = {
     "isclose_allowed": lambda x, a: a["atol"] + (a["rtol"] * x).abs(),
     # the weight of sorted position `at` in quantile's interpolation at q = x (capture_computed_quantile)
     "hat": lambda x, a: torch.clamp(1.0 - torch.abs(x * a["scale"] - a["at"]), min=0.0),
+    # any other element-wise torch function of one value, as traced (capture_unary_tables)
+    "torch_table": lambda x, a: _torch_table(x, a),
 }
+
+
+def _torch_table(x, a):
+    from .capture_unary_tables import evaluate
+    return evaluate(a["call"], x.float()).to(x.dtype)
 for _name in ("entr", "erfcx", "i0e", "i1", "i1e", "log_ndtr", "ndtr"):
     if _special(_name) is not None:
         MATH[_name] = _special(_name)

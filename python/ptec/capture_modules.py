@@ -474,6 +474,11 @@ FUNCTIONAL_STAND_INS = {
     torch.bilinear: (("input1", "input2", "weight", "bias"), 2, _bilinear_call),
 }
 
+from .capture_losses import STAND_INS as _LOSSES        # noqa: E402 - F.mse_loss, cross_entropy, batch_norm, ...
+from .capture_constant_gathers import STAND_INS as _GATHERS     # noqa: E402 - diagflat, combinations, vander, ...
+FUNCTIONAL_STAND_INS.update(_LOSSES)
+FUNCTIONAL_STAND_INS.update(_GATHERS)
+
 
 # ---------------------------------------------------------------------------
 # Recurrent layers, unrolled over the traced sequence length

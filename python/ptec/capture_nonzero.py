@@ -13,6 +13,8 @@
   from the one before it (the first always kept). Values one int8 code
   apart stay apart, closer ones share a code: the program's unique values
   are those of the int8 codes.
+- torch.unique_consecutive(x) / x.unique_consecutive() (no inverse, counts
+  or dim): the same without the sort, x flattened in its order.
 
 as_tuple=True and torch.where(cond) with one argument: one 1-D tensor per
 dim (capture_coordinate_tuple). sorted=False, return_inverse,
@@ -30,6 +32,7 @@ from .ir import Node
 
 _NONZERO = (torch.nonzero, "nonzero", torch.argwhere, "argwhere")
 _UNIQUE = (torch.unique, "unique")
+_CONSECUTIVE = (torch.unique_consecutive, "unique_consecutive")
 
 
 def _dtype(a):
@@ -72,25 +75,32 @@ def nonzero_nodes(fn, by_name) -> Optional[List[Node]]:
 
 
 def unique_nodes(fn, by_name) -> Optional[List[Node]]:
-    if not call_is(fn, _UNIQUE) or not fn.args or not isinstance(fn.args[0], torch.fx.Node) \
+    consecutive = call_is(fn, _CONSECUTIVE)
+    if not (call_is(fn, _UNIQUE) or consecutive) or not fn.args or not isinstance(fn.args[0], torch.fx.Node) \
             or by_name.get(fn.args[0].name) is None or _dtype(fn.args[0]) != torch.float32:
         return None
-    names = ("sorted", "return_inverse", "return_counts", "dim")
+    names = ("return_inverse", "return_counts", "dim") if consecutive else \
+        ("sorted", "return_inverse", "return_counts", "dim")
     if len(fn.args) > 1 + len(names) or set(fn.kwargs) - set(names):
         return None
     spelled = {k: _scalar_arg(fn, i + 1, k) for i, k in enumerate(names)}
     if spelled["return_inverse"] or spelled["return_counts"] or spelled["dim"] is not None:
-        refuse_call(fn, "ptec runs torch.unique's sorted values only (no return_inverse, return_counts or dim)")
-    if spelled["sorted"] is False:
+        refuse_call(fn, f"ptec runs torch.{fn.target if isinstance(fn.target, str) else fn.target.__name__}'s "
+                    + ("values only" if consecutive else "sorted values only")
+                    + " (no return_inverse, return_counts or dim)")
+    if spelled.get("sorted") is False:
         refuse_call(fn, "sorted=False leaves the order to the implementation; ptec runs sorted=True")
     shape = _meta_shape(fn.args[0])
     if shape is None or 0 in shape:
         return None
     n, name = int(np.prod(shape)) if shape else 1, fn.name
     step = lambda k: f"{name}__unique{k}"                            # noqa: E731
-    nodes = [Node(step(0), "reshape", [fn.args[0].name], dict(target_shape=[n])),
-             Node(step(1) if n > 1 else name, "sort", [step(0)],
-                  dict(dim=0, descending=False, k=None, pick=None, keepdim=False, rule=None))]
+    if consecutive:             # the values in their order: each kept where it differs from the one before
+        nodes = [Node(step(1) if n > 1 else name, "reshape", [fn.args[0].name], dict(target_shape=[n]))]
+    else:
+        nodes = [Node(step(0), "reshape", [fn.args[0].name], dict(target_shape=[n])),
+                 Node(step(1) if n > 1 else name, "sort", [step(0)],
+                      dict(dim=0, descending=False, k=None, pick=None, keepdim=False, rule=None))]
     if n == 1:
         return nodes
     first = np.zeros(n, np.bool_)

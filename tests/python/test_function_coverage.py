@@ -761,6 +761,13 @@ RUNS = {
                       + torch.special.sinc(x), S3, R, 3.0, "int8"),    # 2.06
     "torch.special.entr/logit": (lambda x: torch.special.entr(x) + torch.special.logit(x * 0.3, eps=0.01), S3, POS,
                                  3.5, "int8"),                                            # 2.86
+    # any other element-wise function of one value: torch's own at the 256 grid points (capture_unary_tables;
+    # each of torch.special's, the polynomials and Tensor spellings: test_unary_tables.py)
+    "torch.polygamma, special.zeta, mvlgamma": (lambda x: torch.polygamma(1, x + 1) + torch.special.zeta(x + 2, 1.0)
+                                                + torch.mvlgamma(x + 2, 2) * 0.1, S3, POS, 2.5, "int8"),   # 1.70
+    "torch.special.bessel_j0, airy_ai": (lambda x: torch.special.bessel_j0(x) + torch.special.airy_ai(x), S3, R, 2.0,
+                                         "int8"),                                                        # 1.70
+    "torch.fix, torch.angle (real)": (lambda x: torch.fix(x) + torch.angle(x), S3, R, 1.0, "int8"),     # 0.34
     # NaN and inf: no int8 value is either, so these are exact on int8 values (test_elementwise_math.py: an
     # fp32 layer's NaN and inf); bool results as .float()
     "torch.nan_to_num": (lambda x: torch.nan_to_num(x) + torch.nan_to_num(x, nan=1.0, posinf=2.0, neginf=-2.0),
@@ -780,6 +787,20 @@ RUNS = {
     # counts of x's values per bin (these inputs have none within an input step of a bin's edge, where int8
     # rounding could count a value in the next bin: test_elementwise_math.py)
     "torch.histc": (lambda x: torch.histc(x, 4, -2.0, 2.0), S3, R, 0.5, "int8"),           # 0.33
+    "torch.histogram(x, bins, range).hist": (lambda x: torch.histogram(x, 4, range=(-2.0, 2.0)).hist, S3, R, 0.5,
+                                             "int8"),                                      # 0.33, as histc
+    # constant index tables of the traced shapes (capture_constant_gathers; test_constant_gathers.py)
+    "torch.diagflat": (lambda x: torch.diagflat(x[0, 0], 1), S3, R, 1.0, "int8"),           # 0.93
+    "torch.combinations": (lambda x: torch.combinations(x[0, 0], 2), S3, R, 0.5, "int8"),   # 0.48
+    "torch.linalg.vander": (lambda x: torch.linalg.vander(x[0], N=3), S3, R, 2.0, "int8"),  # 1.61
+    "Tensor.index_reduce(prod/amax)": (lambda x: x.index_reduce(2, torch.tensor([0, 1, 0, 1]), x[..., :4] * 0.5,
+                                                                "prod")
+                                       + x.index_reduce(2, torch.tensor([7, 7, 2]), x[..., 5:] + 1, "amax"), S3, R,
+                                       1.5, "int8"),                                                   # 1.17
+    "torch.special.softmax/log_softmax/logsumexp": (lambda x: torch.special.softmax(x, -1)
+                                                    + torch.special.log_softmax(x, -1)
+                                                    + torch.special.logsumexp(x, -1, keepdim=True), S3, R, 2.0,
+                                                    "fp32"),                                   # 1.25
     # float casts: .float() of a float is the value; .half()/.bfloat16() the rounding (a LUT); a half / bfloat16
     # output Half / BFloat16
     "Tensor.half()": (lambda x: torch.tanh(x).half(), S3, R, 2.0, "int8"),                   # 1.63 (as tanh)
@@ -859,6 +880,18 @@ RUNS = {
     "F.group_norm": (lambda x: F.group_norm(x, 2), S3, R, 0.5, "fp32"),
     "F.instance_norm": (lambda x: F.instance_norm(x), S3, R, 0.5, "fp32"),
     "F.batch_norm": (lambda x: F.batch_norm(x, torch.zeros(4), torch.ones(4) * 2.0), S3, R, 0.5, "int8"),
+    # the batch's own statistics (layer_norm of each channel's values as a row) and losses scoring an input,
+    # as torch's formulas (capture_losses; reductions, targets, weights: test_losses_in_forward.py)
+    "F.batch_norm(training=True)": (lambda x: F.batch_norm(x, None, None, training=True), S4, R, 1.0,
+                                    "fp32"),                                                       # 0.50
+    "F.mse_loss/huber_loss(reduction='none')": (lambda x: F.mse_loss(x, torch.tanh(x), reduction="none")
+                                                + F.huber_loss(x, x.flip(-1), reduction="none"), S3, R, 4.0,
+                                                "int8"),                                           # 3.57
+    "F.binary_cross_entropy_with_logits(reduction='none')": (
+        lambda x: F.binary_cross_entropy_with_logits(x, torch.sigmoid(x.flip(-1)), reduction="none"), S3, R, 2.5,
+        "int8"),                                                                                   # 1.83
+    "F.cross_entropy(reduction='none')": (lambda x: F.cross_entropy(x[0], torch.tensor([1, 0, 7, 2]),
+                                                                    reduction="none"), S3, R, 1.5, "fp32"),  # 1.04
     "F.local_response_norm": (lambda x: F.local_response_norm(x, 2), S4, R, 1.0, "int8"),
     "F.max_pool1d/avg_pool1d": (lambda x: F.max_pool1d(x, 2) + F.avg_pool1d(x, 2), S3, R, 1.5, "int8"),
     "F.max_pool2d/avg_pool2d": (lambda x: F.max_pool2d(x, 2) + F.avg_pool2d(x, 2), S4, R, 1.5, "int8"),
@@ -1099,14 +1132,14 @@ def test_random_dropout_keeps_or_zeroes(name, tmp_path):
     assert dropped and kept
 
 
-# function: reason.
+# function: reason. (The losses a forward uses to score its input run: F.mse_loss, l1_loss, smooth_l1_loss,
+# huber_loss, binary_cross_entropy(_with_logits), kl_div, nll_loss, cross_entropy, capture_losses' RUNS rows.)
 LOSS = "a training loss: compares outputs with targets"
 NOT_INFERENCE = {
     **{name: LOSS for name in (
-        "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss", "cross_entropy",
-        "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss", "huber_loss", "kl_div", "l1_loss",
-        "margin_ranking_loss", "mse_loss", "multi_margin_loss", "multilabel_margin_loss",
-        "multilabel_soft_margin_loss", "nll_loss", "poisson_nll_loss", "smooth_l1_loss", "soft_margin_loss",
+        "cosine_embedding_loss", "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss",
+        "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss",
+        "multilabel_soft_margin_loss", "poisson_nll_loss", "soft_margin_loss",
         "triplet_margin_loss", "triplet_margin_with_distance_loss")},
 }
 # F.gumbel_softmax, F.alpha_dropout(training=True), torch.rand / randn / normal / bernoulli and the fills

@@ -1,7 +1,7 @@
 """Index calls (issue 15): uses of a computed index (gather / take_along_dim
 / F.one_hot of an argsort or argmax), the scatter family with constant
 indices (capture_scatter), and the results whose length follows the values
-(torch.nonzero / argwhere / unique: capture_nonzero).
+(torch.nonzero / argwhere / unique / unique_consecutive: capture_nonzero).
 
 Oracles: PyTorch on the same inputs. In float (the captured graph's own
 evaluation) the rewrites are torch's values; on the host runtime the int8
@@ -176,6 +176,8 @@ REFUSED = {
     "unique(return_inverse)": (lambda x: x.unique(return_inverse=True)[0], r"unique.*return_inverse"),
     "unique(dim)": (lambda x: torch.unique(x, dim=1), r"unique.*dim"),
     "unique(sorted=False)": (lambda x: torch.unique(x, sorted=False), r"sorted=False"),
+    "unique_consecutive(return_counts)": (lambda x: torch.unique_consecutive(x, return_counts=True)[1],
+                                          r"unique_consecutive.*return_counts"),
     "a layer after nonzero": (lambda x: torch.nonzero(x > 0).sum(), r"nonzero.*length"),
 }
 
@@ -279,6 +281,30 @@ def test_unique_is_torchs_on_values_a_grid_apart(name, tmp_path):
         assert np.abs(got - want).max() <= 0.5 * step + 1e-6
         counts.add(len(want))
     assert 1 in counts and 13 in counts and len(counts) >= 3, counts
+
+
+@pytest.mark.parametrize("fn", [lambda x: torch.unique_consecutive(x), lambda x: x[0, 1].unique_consecutive()],
+                         ids=["torch.unique_consecutive(x)", "1-D x.unique_consecutive()"])
+def test_unique_consecutive_is_torchs_on_values_a_grid_apart(fn, tmp_path):
+    """Runs of equal values on a half grid: each run's value once, in order
+    (the values' order kept: no sort), as torch's; the count varies."""
+    g = torch.Generator().manual_seed(3)
+    runs = lambda: (torch.randint(-2, 3, (1, 4, 8), generator=g) * 1.5).clamp(-3, 3)    # noqa: E731
+    cal = [(runs(),) for _ in range(6)]
+    cal[0] = (torch.linspace(-3, 3, 5).repeat_interleave(7)[:32].reshape(1, 4, 8),)   # every value, in runs
+    res = compile_model(Call(fn).eval(), [cal[0][0]], cal)
+    assert not res.lowered.fallbacks
+    prog = parse_program(res.data)
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    counts = set()
+    for (x,) in cal + [(torch.full((1, 4, 8), 1.5),)]:
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        assert got.tobytes() == run_program(prog, [x.numpy()])[0].tobytes()
+        want = fn(x).numpy()
+        assert got.shape == want.shape, (got, want)
+        assert np.abs(got - want).max() <= 0.5 * step + 1e-6
+        counts.add(len(want))
+    assert 1 in counts and len(counts) >= 3, counts
 
 
 def test_unique_of_one_element():

@@ -328,6 +328,12 @@ def lut_table(fn, in_scale: float, in_zp: int, out_scale: float, out_zp: int) ->
     uses the same table, so both give the same bytes."""
     q = np.arange(-128, 128, dtype=np.float64)
     y = fn((q - in_zp) * in_scale) / out_scale + out_zp
+    if np.isnan(y).any() and not np.isnan(y).all():
+        # an int8 code holds no NaN: an entry where fn gives one (outside its domain, where calibration
+        # never went: lowering refuses NaN it saw) takes the nearest entry's value (inf saturates below)
+        ok = np.flatnonzero(~np.isnan(y))
+        near = ok[np.abs(np.arange(256)[:, None] - ok[None, :]).argmin(axis=1)]
+        y = y[near]
     y = np.sign(y) * np.floor(np.abs(y) + 0.5)              # half away from zero
     return np.clip(y, -128, 127).astype(np.int8)
 
