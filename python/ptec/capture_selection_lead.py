@@ -360,12 +360,30 @@ def _with_dims(args: list, kwargs: dict, new_dims):
     return args, kwargs
 
 
+def _selection_behind(fn: torch.fx.Node) -> Optional[torch.fx.Node]:
+    """The selection fn is, or is computed from element by element (each
+    step of fn's 1-D shape), else None."""
+    shape = _shape(fn)
+    while shape is not None and len(shape) == 1:
+        if _is_selection(fn):
+            return fn
+        same = [a for a in fn.all_input_nodes if _shape(a) == shape]
+        if len(same) != 1 or fn.op not in ("call_function", "call_method"):
+            return None
+        fn = same[0]
+    return None
+
+
 def literal_views(gm: torch.fx.GraphModule, error) -> None:
-    """Raises `error` for a view or reshape of a selection whose sizes are
-    all literal numbers (the module docstring)."""
+    """Raises `error` for a view or reshape of a selection (or of a value
+    computed from it element by element) whose sizes are all literal
+    numbers (the module docstring)."""
     for fn in gm.graph.nodes:
         if fn.op not in ("call_function", "call_method") or fn.target not in _VIEW_TARGETS or not fn.args \
-                or not isinstance(fn.args[0], torch.fx.Node) or not _is_selection(fn.args[0]):
+                or not isinstance(fn.args[0], torch.fx.Node):
+            continue
+        sel = _selection_behind(fn.args[0])
+        if sel is None:
             continue
         shape = fn.args[1:] if fn.target != torch.reshape else fn.args[1:2]
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -373,7 +391,7 @@ def literal_views(gm: torch.fx.GraphModule, error) -> None:
         if shape and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in shape):
             what = fn.target if isinstance(fn.target, str) else fn.target.__name__
             sizes = ", ".join(str(v) for v in shape)
-            raise error(f"operator not supported: {fn.name} ({what}({sizes})) of {fn.args[0].name}, a selection "
+            raise error(f"operator not supported: {fn.name} ({what}({sizes})) of {sel.name}, a selection "
                         "x[mask] whose length changes from run to run, spells its sizes as numbers (the "
                         "example's count): torch raises for any other count; spell the length -1")
 
@@ -396,8 +414,9 @@ def lift_leading_ones(gm: torch.fx.GraphModule, propagate) -> bool:
             for r in list(u.users):
                 if r.op != "output" and _lift(gm, u, s, k, r, leads):
                     progress = changed = True
-                    if not u.users:
-                        gm.graph.erase_node(u)
+                    for fn in list(gm.graph.nodes):     # the views it read, now read by nothing
+                        if fn.name in leads and not fn.users:
+                            gm.graph.erase_node(fn)
                     gm.recompile()
                     propagate()     # the new nodes' traced shapes
                     break

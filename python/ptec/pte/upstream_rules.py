@@ -575,9 +575,9 @@ def ptec_only_operators(program: Program) -> List[str]:
     own = {op.key for plan in program.execution_plan or []
            for op in plan.operators or [] if op.name.startswith("ptec::")
            or (op.key in RULES and RULES[op.key].upstream_library.startswith("none"))}
-    # ptec's masked_select also fills a [1, bound] out (x[m].unsqueeze(0)):
-    # upstream's kernel resizes out to 1-D, which a rank-2 tensor refuses
-    if any(key == "aten::masked_select.out" and len(named["out"][0].sizes or []) == 2
+    # ptec's masked_select also fills a [1, ..., 1, bound] out (x[m].unsqueeze(0)):
+    # upstream's kernel resizes out to 1-D, which a tensor of rank 2 or more refuses
+    if any(key == "aten::masked_select.out" and len(named["out"][0].sizes or []) >= 2
            for _, key, named in _kernel_calls(program)):
         own.add("aten::masked_select.out into a [1, bound] out")
     return sorted(own)

@@ -455,15 +455,15 @@ def where(cond, a, b) -> np.ndarray:
 def masked_select(x, mask, out_sizes=None) -> np.ndarray:
     """aten::masked_select.out: the elements of x where the bool mask is
     set, both broadcast, in row-major order; 1-D, as long as the mask's
-    count, or [1, count] into ptec's row out (out_sizes [1, bound]: the C
-    kernel's rule, any other rank-2 or higher out an error)."""
+    count, or [1, ..., 1, count] into ptec's row out (out_sizes [1, ..., 1,
+    bound]: the C kernel's rule, any other rank-2 or higher out an error)."""
     x, mask = np.broadcast_arrays(np.asarray(x), np.asarray(mask, np.bool_))
     got = x.reshape(-1)[mask.reshape(-1)]
     if out_sizes is None or len(out_sizes) == 1:
         return got
-    if len(out_sizes) != 2 or out_sizes[0] != 1:
-        raise ValueError(f"masked_select: out must be 1-D or [1, bound], not {list(out_sizes)}")
-    return got.reshape(1, -1)
+    if any(v != 1 for v in out_sizes[:-1]):
+        raise ValueError(f"masked_select: out must be 1-D or [1, ..., 1, bound], not {list(out_sizes)}")
+    return got.reshape([1] * (len(out_sizes) - 1) + [-1])
 
 
 def index_by_mask(x, indices) -> np.ndarray:
