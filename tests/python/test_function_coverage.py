@@ -1075,7 +1075,7 @@ VARIABLE_LENGTH = {
     "torch.sigmoid(x[x > 0][None])": (lambda x: torch.sigmoid(x[x > 0][None]), 0.0, 1.0),                # 0.95
     "x[x > 0][None].flip(1)": (lambda x: x[x > 0][None].flip(1), 0.0, 0.5),
     "x[x > 0][None].sort(-1, descending=True)[0]": (lambda x: x[x > 0][None].sort(-1, descending=True)[0], 0.0,
-                                                    1.5),
+                                                    1.2),
 }
 
 
