@@ -362,9 +362,9 @@ def _with_dims(args: list, kwargs: dict, new_dims):
 
 def _selection_behind(fn: torch.fx.Node) -> Optional[torch.fx.Node]:
     """The selection fn is, or is computed from element by element (each
-    step of fn's 1-D shape), else None."""
+    step of fn's shape), else None."""
     shape = _shape(fn)
-    while shape is not None and len(shape) == 1:
+    while shape:
         if _is_selection(fn):
             return fn
         same = [a for a in fn.all_input_nodes if _shape(a) == shape]

@@ -11,8 +11,10 @@ into that bound-dynamic tensor, whose kernel sets [1, ..., 1, count]
 the dynamism flag per tensor). Only as a program output: a reader of the
 view is lifted to a reader of the selection before capture
 (capture_selection_lead), so what reaches here is the view itself. A row
-selection's unsqueeze(0) ([1, n, C]: aten::index sets a first dim only)
-stays refused."""
+selection's unsqueeze(0) (`boxes[m].unsqueeze(0)`, `boxes[m][None]`: [1, n,
+C]) is its aten::index.Tensor_out into [1, bound, C] (ptec's kernel takes a
+dim of 1 in front, setting [1, count, C]; upstream's resizes out to
+[count, C]), likewise a program output only."""
 from __future__ import annotations
 
 from .ir import Graph, Node, origin
@@ -25,8 +27,11 @@ def _leading_ones(user: Node, sel: Node) -> int:
     a literal view spelling it is refused before capture,
     capture_selection_lead.literal_views); else 0."""
     a = user.attrs
-    if user.op != "reshape" or user.inputs != [sel.name] or len(sel.shape) != 1 or sel.attrs.get("rows") \
-            or sel.attrs.get("row"):
+    if user.op != "reshape" or user.inputs != [sel.name] or sel.attrs.get("row"):
+        return 0
+    if sel.attrs.get("rows"):
+        return _one_in_front_of_rows(user, sel)
+    if len(sel.shape) != 1:
         return 0
     if "unsqueeze" in a and set(a) <= {"unsqueeze", "source"}:
         return 1 if a["unsqueeze"] in (0, -2) else 0
@@ -38,12 +43,28 @@ def _leading_ones(user: Node, sel: Node) -> int:
     return 0
 
 
+def _one_in_front_of_rows(user: Node, sel: Node) -> int:
+    """1 when user views the row selection sel [n, C...] as [1, n, C...]:
+    unsqueeze(0), or a target [1, -1 or the example's count, C...]."""
+    a, rank = user.attrs, len(sel.shape)
+    if "unsqueeze" in a and set(a) <= {"unsqueeze", "source"}:
+        return 1 if a["unsqueeze"] in (0, -rank - 1) else 0
+    if "target_shape" in a and set(a) <= {"target_shape", "source"}:
+        t = [int(v) for v in a["target_shape"]]
+        rest = [int(v) for v in sel.shape[1:]]
+        if len(t) == rank + 1 and t[0] == 1 and t[2:] == rest and (t[1] == -1 or (
+                user.shape is not None and len(user.shape) == len(t) and t[1] == user.shape[1])):
+            return 1
+    return 0
+
+
 def row_output(g: Graph, user: Node, sel: Node) -> bool:
     """user, a program output reading the selection sel, a view [1, ..., 1, n]
     of it: made a selection into [1, ..., 1, bound] itself (True), else False."""
     k = _leading_ones(user, sel) if user.name in g.outputs else 0
     if not k:
         return False
-    g.nodes[g.nodes.index(user)] = Node(user.name, "masked_select", list(sel.inputs),
-                                        dict(row=k, source=origin(user)), shape=[1] * k + list(sel.shape))
+    attrs = dict(row=k, source=origin(user), **({"rows": True} if sel.attrs.get("rows") else {}))
+    g.nodes[g.nodes.index(user)] = Node(user.name, "masked_select", list(sel.inputs), attrs,
+                                        shape=[1] * k + list(sel.shape))
     return True

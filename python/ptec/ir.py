@@ -308,7 +308,7 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = xs[0][xs[1].to(torch.bool)] if a.get("rows") else torch.masked_select(xs[0], xs[1].to(torch.bool))
         if a.get("row"):
             # x[m].unsqueeze(0), x[m][None, None] as one node (capture_selection_row_output; row the ones' count)
-            y = y.reshape([1] * int(a["row"]) + [-1])
+            y = y.reshape([1] * int(a["row"]) + list(y.shape))
     elif op == "bool_to":
         y = xs[0].to(getattr(torch, a["dtype"]))
     elif op == "to_index":

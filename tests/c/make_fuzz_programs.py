@@ -248,7 +248,11 @@ def bool_program():
     rows = b.tensor(i8, [2, 6], None)
     b.values[rows].val.shape_dynamism = 1
     b.call("aten::index.Tensor_out", self=x, indices=[row_mask], out=rows)
-    b.set_io([x], [picked, f, n, neither, sel, sel_row, sel_deep, rows])
+    # and into [1, bound, 6] (rows' x[m].unsqueeze(0)): [1, count, 6]
+    rows_lead = b.tensor(i8, [1, 2, 6], None)
+    b.values[rows_lead].val.shape_dynamism = 1
+    b.call("aten::index.Tensor_out", self=x, indices=[row_mask], out=rows_lead)
+    b.set_io([x], [picked, f, n, neither, sel, sel_row, sel_deep, rows, rows_lead])
     return b.build()
 
 

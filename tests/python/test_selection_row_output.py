@@ -203,22 +203,60 @@ def test_ptec_run_reports_the_runs_sizes(tmp_path):
     assert "[1, 13]" in r.stdout or "1, 13" in r.stdout, r.stdout
 
 
+# a row selection (keep(x): rows of 4 of x viewed [8, 4]) with a dim of 1 in front: aten::index into [1, bound, 4]
+ROWS = {
+    "keep(x).unsqueeze(0)": (lambda x: keep(x).unsqueeze(0), 0.5),
+    "keep(x)[None]": (lambda x: keep(x)[None], 0.5),
+    "keep(x).view(1, -1, 4)": (lambda x: keep(x).view(1, -1, 4), 0.5),
+    "(keep(x) * 2)[None]": (lambda x: (keep(x) * 2)[None], 0.5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ROWS))
+def test_a_row_selection_with_a_one_in_front(name, tmp_path):
+    """[1, n, 4]: the rows selection's aten::index.Tensor_out into [1, 8, 4]
+    (ptec's kernel sets [1, count, 4]; upstream's resizes out to [count, 4],
+    so compile reports the program as ptec's runtime's only)."""
+    fn, bound = ROWS[name]
+    res = _compiled(fn)
+    prog = parse_program(res.data)
+    _no_kernel_reads_a_bound_dynamic_tensor(prog)
+    out = _out_tensor(prog)
+    assert out.shape_dynamism == TensorShapeDynamism.DYNAMIC_BOUND and list(out.sizes) == [1, 8, 4]
+    assert ptec_only_operators(prog) == ["aten::index.Tensor_out into a [1, bound, ...] out"]
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    worst, lengths = 0.0, set()
+    for x in _inputs(8, 2) + [_example(k) for k in (0, 1, 4, 13, 32)]:
+        want = fn(x).numpy()
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        ref = run_program(prog, [x.numpy()])[0]
+        assert got.shape == want.shape == ref.shape, (name, got.shape, ref.shape, want.shape)
+        assert got.tobytes() == ref.tobytes()
+        lengths.add(got.shape[1])
+        if want.size:
+            worst = max(worst, float(np.abs(got - want).max()) / step)
+    print(f"{name}: worst {worst:.2f} output steps, rows {sorted(lengths)}")
+    assert {0, 8} <= lengths and len(lengths) >= 4, lengths
+    assert worst <= bound + 1e-3, (name, worst)
+
+
 @pytest.mark.parametrize("call,why", [
-    ("keep(x).unsqueeze(0)", "unsqueeze"),
+    ("keep(x).unsqueeze(0) * 2", "unsqueeze"),
     ("x[x > 0].squeeze()", "rank"),
     # the example's count (24) as a literal size: torch raises for any other count
     ("x[x > 0].view(1, 24)", "spell the length -1"),
     ("torch.sigmoid(x[x > 0]).reshape(1, 24)", "spell the length -1"),
     ("x[x > 0].view(24, 1)", "spell the length -1"),
+    ("keep(x).view(1, 6, 4)", "spell the length -1"),
     ("x[x > 0][None].view(1, 1, 24)", "getitem_1"),
     # the varying length beside a dim above 1
     ("x[x > 0][None] + torch.ones(3, 1)", "getitem_1"),
     ("x[x > 0][None].expand(2, -1)", "getitem_1"),
 ])
 def test_other_leading_dims_stay_refused(call, why):
-    """A row selection's [1, n, C] (aten::index sets a first dim only),
-    squeeze() (its rank would follow the count), a size spelled as the
-    example's count, a reader giving [k, n]: one line naming the call."""
+    """A reader of a row selection's [1, n, C], squeeze() (its rank would
+    follow the count), a size spelled as the example's count, a reader
+    giving [k, n]: one line naming the call."""
     x = _example()
     with pytest.raises(UnsupportedOperator) as e:
         compile_model(Call(lambda x: eval(call, {"torch": torch, "x": x, "keep": keep})).eval(), [x],  # noqa: S307

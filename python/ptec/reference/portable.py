@@ -466,17 +466,24 @@ def masked_select(x, mask, out_sizes=None) -> np.ndarray:
     return got.reshape([1] * (len(out_sizes) - 1) + [-1])
 
 
-def index_by_mask(x, indices) -> np.ndarray:
+def index_by_mask(x, indices, out_sizes=None) -> np.ndarray:
     """aten::index.Tensor_out with one bool mask over x's leading dims (the
     form ptec emits): the rows of x where the mask is set, in row-major
-    order, [count, x.shape[k:]...]."""
+    order, [count, x.shape[k:]...], or [1, count, ...] into ptec's out with
+    a dim of 1 in front (out_sizes of one more dim, its first 1: the C
+    kernel's rule)."""
     if len(indices) != 1 or indices[0] is None or np.asarray(indices[0]).dtype != np.bool_:
         raise ValueError("index: only one bool mask is supported")
     x, mask = np.asarray(x), np.asarray(indices[0])
     k = mask.ndim
     if not 0 < k < x.ndim or mask.shape != x.shape[:k]:
         raise ValueError(f"index: a mask of {list(mask.shape)} is not the leading dims of {list(x.shape)}")
-    return x.reshape((-1,) + x.shape[k:])[mask.reshape(-1)]
+    rows = x.reshape((-1,) + x.shape[k:])[mask.reshape(-1)]
+    if out_sizes is not None and len(out_sizes) == rows.ndim + 1:
+        if out_sizes[0] != 1:
+            raise ValueError(f"index: out {list(out_sizes)} has a dim in front that is not 1")
+        return rows[None]
+    return rows
 
 
 def to_half(x) -> np.ndarray:
