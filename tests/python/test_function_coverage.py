@@ -1070,6 +1070,8 @@ VARIABLE_LENGTH = {
     "x[x > 1.0][None]": (lambda x: x[x > 1.0][None], 1.0, 0.5),
     "x[x > 0][None, None]": (lambda x: x[x > 0][None, None], 0.0, 0.5),
     "x[x > 0][:, None]": (lambda x: x[x > 0][:, None], 0.0, 0.5),
+    # a row selection's [1, n, 4]: aten::index into [1, bound, 4]
+    "boxes[m].unsqueeze(0)": (lambda x: x.reshape(8, 4)[x.reshape(8, 4)[:, 0] > 0].unsqueeze(0), 0.0, 0.5),
     # readers of the view: the selection's readers, then the view (capture_selection_lead)
     "x[x > 0].unsqueeze(0) * 2": (lambda x: x[x > 0].unsqueeze(0) * 2, 0.0, 0.5),
     "torch.sigmoid(x[x > 0][None])": (lambda x: torch.sigmoid(x[x > 0][None]), 0.0, 1.0),                # 0.95
