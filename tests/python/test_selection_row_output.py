@@ -268,3 +268,10 @@ def test_other_leading_dims_stay_refused(call, why):
 def test_board_prints_the_reference_bytes(tmp_path):
     res = _compiled(CALLS["x[x > 0].unsqueeze(0)"][0])
     board_matches_reference(res.data, _inputs(1, 5)[0].numpy(), "cortex-m55", tmp_path)
+
+
+def test_board_prints_a_lifted_readers_bytes(tmp_path):
+    """The emulated M55 runs a reader of the [1, n] (a cumsum along it,
+    lifted to the selection's) and prints the reference bytes."""
+    res = _compiled(CALLS["x[x > 0][None].cumsum(1)"][0])
+    board_matches_reference(res.data, _inputs(1, 5)[0].numpy(), "cortex-m55", tmp_path)
