@@ -36,6 +36,7 @@ from .conv3d import conv3d_nodes, functional_conv3d_nodes
 from .capture_bool import bool_nodes
 from .capture_masked_select import refuse_consumers, through_selections
 from .capture_selection_more import selection_call_nodes
+from .capture_selection_lead import lift_leading_ones, literal_views
 from .capture_sort import order_call_node, order_node, order_of
 from .capture_indices import (arg_call_node, argmax_node, as_traced, computed_gather_node, embedding_node,
                               index_input_attrs, traced_integer_dtypes,
@@ -1486,6 +1487,15 @@ def _propagate_shapes(gm: torch.fx.GraphModule, example_inputs) -> None:
             fn.meta.pop("number", None)
 
 
+def _propagate_kept(gm: torch.fx.GraphModule, example_inputs, initial) -> None:
+    """Shapes propagated again (nodes a pass made), the buffers as they were."""
+    _propagate_shapes(gm, example_inputs)
+    with torch.no_grad():
+        for k, v in gm.named_buffers():
+            if k in initial and not torch.equal(v, initial[k]):
+                v.copy_(initial[k])
+
+
 def _resolve_reshapes(g: Graph) -> None:
     """Turn flatten(start, end) and view(-1 ...) into concrete target shapes."""
     for n in g.nodes:
@@ -1691,6 +1701,9 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
         writes_through_views(gm, example_inputs)    # y.relu_(), y[0].mul_(2): out of place, written back (capture_view_writes)
         drop_markers(gm)            # y[idx] = v: its out-of-place value (capture_item_assignment)
         elements_alone(gm)          # torch.hsplit(x, 2)[0]: that piece alone (capture_view_elements)
+        # s[None].sum(1), torch.sigmoid(s.unsqueeze(0)): readers of s (capture_selection_lead)
+        lift_leading_ones(gm, lambda: _propagate_kept(gm, example_inputs, initial))
+        literal_views(gm, UnsupportedOperator)
         g = _fx_to_graph(gm)
         if stateful:
             # An SVDF keeps its activation state in the kernel's own tensor,

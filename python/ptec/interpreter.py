@@ -373,7 +373,7 @@ def _portable_table():
         "aten::masked_select.out": lambda arg, named, out: P.masked_select(t(arg, "self"), t(arg, "mask"),
                                                                            list(out.sizes)),
         "aten::index.Tensor_out": lambda arg, named, out: P.index_by_mask(t(arg, "self"), arg("indices", "Tensor?[]",
-                                                                                             True)),
+                                                                                             True), list(out.sizes)),
         "aten::where.self_out": lambda arg, named, out: np.broadcast_to(
             P.where(t(arg, "condition"), t(arg, "self"), t(arg, "other")), out.sizes),
         **{key: binary_math(fn) for fn, key in (("pow", "aten::pow.Tensor_Tensor_out"), ("atan2", "aten::atan2.out"),

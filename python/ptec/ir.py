@@ -307,7 +307,8 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         # variable length: the node's shape is its bound (infer_shapes)
         y = xs[0][xs[1].to(torch.bool)] if a.get("rows") else torch.masked_select(xs[0], xs[1].to(torch.bool))
         if a.get("row"):
-            y = y.unsqueeze(0)  # x[m].unsqueeze(0) as one node (capture_selection_row_output)
+            # x[m].unsqueeze(0), x[m][None, None] as one node (capture_selection_row_output; row the ones' count)
+            y = y.reshape([1] * int(a["row"]) + list(y.shape))
     elif op == "bool_to":
         y = xs[0].to(getattr(torch, a["dtype"]))
     elif op == "to_index":
@@ -471,7 +472,7 @@ def infer_shapes(g: Graph, example_inputs: Sequence[torch.Tensor]) -> None:
         if n.op == "masked_select":
             # planned at the most it can select; the real length is the run's
             from .capture_masked_select import bound
-            n.shape = ([1] if n.attrs.get("row") else []) + bound(env[n.inputs[0]].shape, env[n.inputs[1]].shape,
+            n.shape = [1] * int(n.attrs.get("row", 0)) + bound(env[n.inputs[0]].shape, env[n.inputs[1]].shape,
                                                                    bool(n.attrs.get("rows")))
 
 

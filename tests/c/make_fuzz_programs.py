@@ -223,7 +223,7 @@ def bool_program():
     """int8 comparisons into bools (a number, and a broadcast tensor),
     their logical and / not, a where picking int8 bytes by them, the bool
     as float32 and int64, and a masked_select by one into a bound-dynamic
-    output (1-D and [1, bound]): every kernel of a model's bool values."""
+    output (1-D, [1, bound] and [1, 1, bound]): every kernel of a model's bool values."""
     i8, b8 = ScalarType.CHAR, ScalarType.BOOL
     b = ProgramBuilder()
     x = b.tensor(i8, [2, 6], None)
@@ -247,6 +247,10 @@ def bool_program():
     sel_row = b.tensor(i8, [1, 12], None)
     b.values[sel_row].val.shape_dynamism = 1
     b.call("aten::masked_select.out", self=x, mask=le, out=sel_row)
+    # and into [1, 1, bound] (x[m][None, None]): [1, 1, count]
+    sel_deep = b.tensor(i8, [1, 1, 12], None)
+    b.values[sel_deep].val.shape_dynamism = 1
+    b.call("aten::masked_select.out", self=x, mask=gt, out=sel_deep)
     # the rows of x where a [2] mask is set (aten::index with one bool index)
     first = b.tensor(i8, [2, 1], None)
     b.call("aten::slice_copy.Tensor_out", self=x, dim=1, start=0, end=1, step=1, out=first)
@@ -255,7 +259,11 @@ def bool_program():
     rows = b.tensor(i8, [2, 6], None)
     b.values[rows].val.shape_dynamism = 1
     b.call("aten::index.Tensor_out", self=x, indices=[row_mask], out=rows)
-    b.set_io([x], [picked, f, n, neither, sel, sel_row, rows])
+    # and into [1, bound, 6] (rows' x[m].unsqueeze(0)): [1, count, 6]
+    rows_lead = b.tensor(i8, [1, 2, 6], None)
+    b.values[rows_lead].val.shape_dynamism = 1
+    b.call("aten::index.Tensor_out", self=x, indices=[row_mask], out=rows_lead)
+    b.set_io([x], [picked, f, n, neither, sel, sel_row, sel_deep, rows, rows_lead])
     return b.build()
 
 

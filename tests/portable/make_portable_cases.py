@@ -1293,12 +1293,27 @@ run_case("masked_select_row_out", masked_op((I8, [2, 3], None), (B8, [2, 3], Non
 run_case("masked_select_row_out_empty", masked_op((F32, [3], None), (B8, [3], None), (F32, [1, 3])),
          [(np.array([1, 2, 3], np.float32), None), (np.array([F_, F_, F_]), None)],
          [(np.zeros((1, 0), np.float32), None)])
+# [1, 1, bound] and [1, 1, 1, bound] (torch's x[mask][None, None]): [1, 1, count], [1, 1, 1, count]
+run_case("masked_select_row_out_rank_3", masked_op((I8, [2, 3], None), (B8, [2, 3], None), (I8, [1, 1, 6])),
+         [(np.array([[1, 2, 3], [4, 5, 6]], np.int8), None), (np.array([[F_, F_, T], [T, F_, T]]), None)],
+         [(np.array([[[3, 4, 6]]], np.int8), None)])
+run_case("masked_select_row_out_rank_4", masked_op((F32, [3], None), (B8, [3], None), (F32, [1, 1, 1, 4])),
+         [(np.array([1.5, -2, 3], np.float32), None), (np.array([F_, T, F_]), None)],
+         [(np.array([[[[-2]]]], np.float32), None)])
 fail_case("masked_select_out_rows_not_1", masked_op((I8, [2, 3], None), (B8, [2, 3], None), (I8, [2, 6])),
-          INVALID_PROGRAM, "[1, bound]")
-fail_case("masked_select_out_rank_3", masked_op((I8, [2, 3], None), (B8, [2, 3], None), (I8, [1, 1, 6])),
-          INVALID_PROGRAM, "[1, bound]")
+          INVALID_PROGRAM, "[1, ..., 1, bound]")
+# every size but the last must be 1: a 2 in the middle or first, a 0 anywhere before it
+fail_case("masked_select_out_middle_not_1", masked_op((I8, [2, 3], None), (B8, [2, 3], None), (I8, [1, 2, 6])),
+          INVALID_PROGRAM, "[1, ..., 1, bound]")
+fail_case("masked_select_out_first_not_1", masked_op((I8, [2, 3], None), (B8, [2, 3], None), (I8, [2, 1, 6])),
+          INVALID_PROGRAM, "[1, ..., 1, bound]")
+fail_case("masked_select_out_middle_empty", masked_op((I8, [2, 3], None), (B8, [2, 3], None), (I8, [1, 0, 6])),
+          INVALID_PROGRAM, "[1, ..., 1, bound]")
 fail_case("masked_select_out_row_empty", masked_op((I8, [2, 3], None), (B8, [2, 3], None), (I8, [0, 6])),
-          INVALID_PROGRAM, "[1, bound]")
+          INVALID_PROGRAM, "[1, ..., 1, bound]")
+fail_case("masked_select_out_rank_3_bound_small", masked_op((I8, [2, 3], None), (B8, [2, 3], None),
+                                                            (I8, [1, 1, 5])),
+          INVALID_PROGRAM, "bound is smaller")
 fail_case("masked_select_row_bound_small", masked_op((I8, [2, 3], None), (B8, [2, 3], None), (I8, [1, 5])),
           INVALID_PROGRAM, "bound is smaller")
 fail_case("masked_select_out_dtype", masked_op((I8, [3], None), (B8, [3], None), (F32, [3])),
@@ -1353,6 +1368,24 @@ fail_case("index_bound_small", index_op((I8, [3, 2], None), (B8, [3], None), (I8
           INVALID_PROGRAM, "fewer rows")
 fail_case("index_out_dtype", index_op((I8, [3, 2], None), (B8, [3], None), (F32, [3, 2], None)),
           INVALID_ARGUMENT, "self's dtype")
+# a dim of 1 in front (x[mask].unsqueeze(0) of rows): out [1, bound, 2], the run sets [1, count, 2]
+run_case("index_rows_lead_one", index_op((I8, [3, 2], None), (B8, [3], None), (I8, [1, 3, 2], None)),
+         [(np.array([[1, -2], [3, 4], [-128, 127]], np.int8), None), (np.array([F_, T, T]), None)],
+         [(np.array([[[3, 4], [-128, 127]]], np.int8), None)])
+run_case("index_rows_lead_one_none", index_op((F32, [2, 2, 3], None), (B8, [2, 2], None), (F32, [1, 4, 3], None)),
+         [(np.ones((2, 2, 3), np.float32), None), (np.array([[F_, F_], [F_, F_]]), None)],
+         [(np.zeros((1, 0, 3), np.float32), None)])
+# hostile: the front dim not 1 (or 0), the bound short, rows not self's kept dims, two dims in front
+fail_case("index_lead_not_1", index_op((I8, [3, 2], None), (B8, [3], None), (I8, [2, 3, 2], None)),
+          INVALID_PROGRAM, "one dim plus")
+fail_case("index_lead_0", index_op((I8, [3, 2], None), (B8, [3], None), (I8, [0, 3, 2], None)),
+          INVALID_PROGRAM, "one dim plus")
+fail_case("index_lead_bound_small", index_op((I8, [3, 2], None), (B8, [3], None), (I8, [1, 2, 2], None)),
+          INVALID_PROGRAM, "fewer rows")
+fail_case("index_lead_rows", index_op((I8, [3, 2], None), (B8, [3], None), (I8, [1, 3, 3], None)),
+          INVALID_ARGUMENT, "kept dims")
+fail_case("index_two_leads", index_op((I8, [3, 2], None), (B8, [3], None), (I8, [1, 1, 3, 2], None)),
+          INVALID_PROGRAM, "one dim plus")
 
 
 def main():

@@ -1029,6 +1029,11 @@ RUNS = {
     "x[x > 0].norm()": (lambda x: x[x > 0].norm(), S3, R, 1.5, "int8"),                      # 1.32
     "torch.dot(x[x > 0], x[x > 0])": (lambda x: torch.dot(x[x > 0], x[x > 0]), S3, R, 1.0, "int8"),
     "x[x > 0].nansum()": (lambda x: x[x > 0].nansum(), S3, R, 1.0, "int8"),
+    # reductions of a selection's [1, n] view over its varying dim: the selection's (capture_selection_lead;
+    # test_selection_row_output.py)
+    "x[x > 0][None].sum(1)": (lambda x: x[x > 0][None].sum(1), S3, R, 1.5, "fp32"),
+    "x[x < 0].unsqueeze(0).sum(-1, keepdim=True)": (lambda x: x[x < 0].unsqueeze(0).sum(-1, keepdim=True), S3, R,
+                                                    1.5, "fp32"),
     # attention masks before a softmax (capture_attention_masks; fully masked rows: test_masks_and_lists.py):
     # a constant mask is ptec's masked softmax, a computed one the kept positions' softmax in int8 ops
     "Tensor.masked_fill(constant mask, -inf) + softmax": (
@@ -1212,6 +1217,16 @@ VARIABLE_LENGTH = {
     # test_selection_row_output.py)
     "x[x > 0].unsqueeze(0)": (lambda x: x[x > 0].unsqueeze(0), 0.0, 0.5),
     "x[x > 1.0][None]": (lambda x: x[x > 1.0][None], 1.0, 0.5),
+    "x[x > 0][None, None]": (lambda x: x[x > 0][None, None], 0.0, 0.5),
+    "x[x > 0][:, None]": (lambda x: x[x > 0][:, None], 0.0, 0.5),
+    # a row selection's [1, n, 4]: aten::index into [1, bound, 4]
+    "boxes[m].unsqueeze(0)": (lambda x: x.reshape(8, 4)[x.reshape(8, 4)[:, 0] > 0].unsqueeze(0), 0.0, 0.5),
+    # readers of the view: the selection's readers, then the view (capture_selection_lead)
+    "x[x > 0].unsqueeze(0) * 2": (lambda x: x[x > 0].unsqueeze(0) * 2, 0.0, 0.5),
+    "torch.sigmoid(x[x > 0][None])": (lambda x: torch.sigmoid(x[x > 0][None]), 0.0, 1.0),                # 0.95
+    "x[x > 0][None].flip(1)": (lambda x: x[x > 0][None].flip(1), 0.0, 0.5),
+    "x[x > 0][None].sort(-1, descending=True)[0]": (lambda x: x[x > 0][None].sort(-1, descending=True)[0], 0.0,
+                                                    1.2),
 }
 
 

@@ -223,8 +223,9 @@ def test_an_empty_selection_reduces_to_documented_values(tmp_path):
     # positions, median, flip, s[0], s[-1], s[:3]: test_selection_mix.py; logcumsumexp, diff, s[1:-1],
     # s[::2], norms and products, logsumexp, quantile, mode's values, unique: test_selection_more.py;
     # s[-5::2], views into groups, mode's indices, mode / quantile along rows: test_selection_positional.py;
-    # unsqueeze(0) as a program output: test_selection_row_output.py)
-    (lambda x: x[x > 0].unsqueeze(0) * 2, "unsqueeze")])
+    # unsqueeze(0) as a program output and its readers: test_selection_row_output.py; a reader
+    # giving the length beside a dim above 1 stays refused)
+    (lambda x: x[x > 0].unsqueeze(0) + torch.ones(3, 1), "unsqueeze")])
 def test_a_consumer_that_follows_the_length_is_refused_by_name(fn, consumer):
     x = torch.linspace(-1, 2, 32).reshape(1, 4, 8)
     with pytest.raises((CompileError, CaptureError, UnsupportedOperator)) as e:

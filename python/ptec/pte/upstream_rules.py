@@ -581,6 +581,12 @@ def upstream_needs(program: Program) -> List[str]:
     return sorted(needs)
 
 
+def _mask_rank(named) -> int:
+    """The rank of index.Tensor_out's one bool mask (its first index)."""
+    indices = named.get("indices") or []
+    return len(indices[0].sizes or []) if indices else 0
+
+
 def ptec_only_operators(program: Program) -> List[str]:
     """The `ptec::` operators the program calls (opt-in precision variants
     such as --w4) and the ATen operators whose rule names no upstream
@@ -589,11 +595,15 @@ def ptec_only_operators(program: Program) -> List[str]:
     own = {op.key for plan in program.execution_plan or []
            for op in plan.operators or [] if op.name.startswith("ptec::")
            or (op.key in RULES and RULES[op.key].upstream_library.startswith("none"))}
-    # ptec's masked_select also fills a [1, bound] out (x[m].unsqueeze(0)):
-    # upstream's kernel resizes out to 1-D, which a rank-2 tensor refuses
-    if any(key == "aten::masked_select.out" and len(named["out"][0].sizes or []) == 2
+    # ptec's masked_select also fills a [1, ..., 1, bound] out (x[m].unsqueeze(0)):
+    # upstream's kernel resizes out to 1-D, which a tensor of rank 2 or more refuses
+    if any(key == "aten::masked_select.out" and len(named["out"][0].sizes or []) >= 2
            for _, key, named in _kernel_calls(program)):
         own.add("aten::masked_select.out into a [1, bound] out")
+    # and its index.Tensor_out an out [1, bound, ...] (rows' x[m].unsqueeze(0)): upstream's resizes it to [count, ...]
+    if any(key == "aten::index.Tensor_out" and len(named["out"][0].sizes or []) == len(named["self"][0].sizes or []) + 2
+           - _mask_rank(named) for _, key, named in _kernel_calls(program)):
+        own.add("aten::index.Tensor_out into a [1, bound, ...] out")
     return sorted(own)
 
 

@@ -492,28 +492,35 @@ def where(cond, a, b) -> np.ndarray:
 def masked_select(x, mask, out_sizes=None) -> np.ndarray:
     """aten::masked_select.out: the elements of x where the bool mask is
     set, both broadcast, in row-major order; 1-D, as long as the mask's
-    count, or [1, count] into ptec's row out (out_sizes [1, bound]: the C
-    kernel's rule, any other rank-2 or higher out an error)."""
+    count, or [1, ..., 1, count] into ptec's row out (out_sizes [1, ..., 1,
+    bound]: the C kernel's rule, any other rank-2 or higher out an error)."""
     x, mask = np.broadcast_arrays(np.asarray(x), np.asarray(mask, np.bool_))
     got = x.reshape(-1)[mask.reshape(-1)]
     if out_sizes is None or len(out_sizes) == 1:
         return got
-    if len(out_sizes) != 2 or out_sizes[0] != 1:
-        raise ValueError(f"masked_select: out must be 1-D or [1, bound], not {list(out_sizes)}")
-    return got.reshape(1, -1)
+    if any(v != 1 for v in out_sizes[:-1]):
+        raise ValueError(f"masked_select: out must be 1-D or [1, ..., 1, bound], not {list(out_sizes)}")
+    return got.reshape([1] * (len(out_sizes) - 1) + [-1])
 
 
-def index_by_mask(x, indices) -> np.ndarray:
+def index_by_mask(x, indices, out_sizes=None) -> np.ndarray:
     """aten::index.Tensor_out with one bool mask over x's leading dims (the
     form ptec emits): the rows of x where the mask is set, in row-major
-    order, [count, x.shape[k:]...]."""
+    order, [count, x.shape[k:]...], or [1, count, ...] into ptec's out with
+    a dim of 1 in front (out_sizes of one more dim, its first 1: the C
+    kernel's rule)."""
     if len(indices) != 1 or indices[0] is None or np.asarray(indices[0]).dtype != np.bool_:
         raise ValueError("index: only one bool mask is supported")
     x, mask = np.asarray(x), np.asarray(indices[0])
     k = mask.ndim
     if not 0 < k < x.ndim or mask.shape != x.shape[:k]:
         raise ValueError(f"index: a mask of {list(mask.shape)} is not the leading dims of {list(x.shape)}")
-    return x.reshape((-1,) + x.shape[k:])[mask.reshape(-1)]
+    rows = x.reshape((-1,) + x.shape[k:])[mask.reshape(-1)]
+    if out_sizes is not None and len(out_sizes) == rows.ndim + 1:
+        if out_sizes[0] != 1:
+            raise ValueError(f"index: out {list(out_sizes)} has a dim in front that is not 1")
+        return rows[None]
+    return rows
 
 
 def to_half(x) -> np.ndarray:

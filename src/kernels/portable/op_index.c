@@ -8,7 +8,13 @@
  * planned for every row (its first size at least the mask's numel, checked
  * at prepare) and run sets its real first size. Upstream's kernel takes any
  * mix of index tensors; the others are refused here by name. Rows are copied
- * as bytes, so an int8 program's values stay exactly on the grid. */
+ * as bytes, so an int8 program's values stay exactly on the grid.
+ *
+ * ptec also takes out with a dim of size 1 in front, [1, bound,
+ * self.sizes[k:]...] (torch's `x[mask].unsqueeze(0)` of rows), run setting
+ * [1, count, ...]: a static-rank program cannot give the selection a dim in
+ * front otherwise. Upstream's kernel resizes out to [count, ...] and so
+ * refuses that form (upstream_rules.ptec_only_operators reports it). */
 #include <string.h>
 
 #include "ptec/kernel.h"
@@ -16,6 +22,8 @@
 typedef struct index_state {
     uint32_t rows;      /* the mask's numel */
     uint32_t row_bytes; /* one self.sizes[k:] block */
+    uint8_t k;          /* the mask's rank */
+    uint8_t lead;       /* 1: out [1, count, ...]; 0: [count, ...] */
 } index_state;
 
 static ptec_status prepare(ptec_op *op)
@@ -55,21 +63,26 @@ static ptec_status prepare(ptec_op *op)
     if (out->dtype != self->dtype || es == 0u) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 2, PTEC_MSG("out must have self's dtype"));
     }
+    /* a dim of 1 in front: one more dim than the plain form, its first size exactly 1 */
+    uint8_t lead = out->rank == 2u + self->rank - k && out->sizes[0] == 1 ? 1u : 0u;
     if (!(out->flags & PTEC_TENSOR_DYNAMIC) || (out->flags & PTEC_TENSOR_CONSTANT) || !ptec_tensor_is_contiguous(out) ||
-        out->rank != 1u + self->rank - k) {
+        out->rank != 1u + lead + self->rank - k) {
         return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 2,
-                            PTEC_MSG("out must be a row-major bound-dynamic tensor of one dim plus self's kept dims"));
+                            PTEC_MSG("out must be a row-major bound-dynamic tensor of one dim plus self's kept dims "
+                                     "(or [1, that...])"));
     }
     for (uint8_t d = k; d < self->rank; ++d) {
-        if (out->sizes[1 + d - k] != self->sizes[d]) {
+        if (out->sizes[1 + lead + d - k] != self->sizes[d]) {
             return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 2, PTEC_MSG("out's rows are not self's kept dims"));
         }
     }
     /* at load the sizes are the bound; the mask's numel rows must fit it */
-    if ((uint32_t)out->sizes[0] < mask->numel) {
+    if ((uint32_t)out->sizes[lead] < mask->numel) {
         return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 2, PTEC_MSG("out's bound has fewer rows than the mask"));
     }
     s->rows = mask->numel;
+    s->k = k;
+    s->lead = lead;
     /* rows * row_bytes is self's nbytes (the mask's numel is self's leading
      * extents' product), which fits uint32 */
     s->row_bytes = mask->numel == 0u ? 0u : self->nbytes / mask->numel;
@@ -93,9 +106,10 @@ static ptec_status run(ptec_op *op)
         }
     }
     int32_t sizes[PTEC_MAX_RANK];
-    sizes[0] = count;
-    for (uint8_t d = 1; d < out->rank; ++d) {
-        sizes[d] = self->sizes[d - 1 + (self->rank - (out->rank - 1u))];
+    sizes[0] = 1;
+    sizes[s->lead] = count;
+    for (uint8_t d = (uint8_t)(s->lead + 1u); d < out->rank; ++d) {
+        sizes[d] = self->sizes[s->k + d - s->lead - 1u];
     }
     if (ptec_tensor_resize(out, sizes, out->rank) != PTEC_OK) {
         return ptec_op_fail(op, PTEC_INVALID_STATE, 2, PTEC_MSG("out's size cannot be set (not resizable)"));

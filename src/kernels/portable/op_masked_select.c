@@ -7,9 +7,10 @@
  * broadcast numel, checked at prepare) and run sets its real size. Elements
  * are copied as bytes, so an int8 program's values stay exactly on the grid.
  *
- * ptec also takes a rank-2 out [1, bound] (its first size exactly 1): the
- * same elements as a row, torch's `x[mask].unsqueeze(0)`, run setting
- * [1, count]. A static-rank program cannot give a selection a dim added in
+ * ptec also takes an out [1, ..., 1, bound] of rank 2 or more (every size
+ * but the last exactly 1): the same elements as a row, torch's
+ * `x[mask].unsqueeze(0)` or `x[mask][None, None]`, run setting
+ * [1, ..., 1, count]. A static-rank program cannot give a selection a dim added in
  * front otherwise (its length would be a bound-dynamic dim other than the
  * first); upstream's kernel resizes out to 1-D and so refuses that form. */
 #include <string.h>
@@ -19,7 +20,7 @@
 
 typedef struct masked_select_state {
     uint8_t element_size;
-    uint8_t out_rank; /* 1: [count]; 2: [1, count] */
+    uint8_t out_rank; /* 1: [count]; more: [1, ..., 1, count] */
 } masked_select_state;
 
 /* The broadcast shape of self and mask as a row-major tensor header (its
@@ -69,11 +70,14 @@ static ptec_status prepare(ptec_op *op)
     if (self->dtype != out->dtype || es == 0u || es > 8u) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, 2, PTEC_MSG("out must have self's dtype"));
     }
-    if ((out->rank != 1u && !(out->rank == 2u && out->sizes[0] == 1)) || !(out->flags & PTEC_TENSOR_DYNAMIC) ||
-        (out->flags & PTEC_TENSOR_CONSTANT)) {
+    bool leading_ones = out->rank >= 1u;
+    for (uint8_t d = 0; leading_ones && d + 1u < out->rank; ++d) {
+        leading_ones = out->sizes[d] == 1;
+    }
+    if (!leading_ones || !(out->flags & PTEC_TENSOR_DYNAMIC) || (out->flags & PTEC_TENSOR_CONSTANT)) {
         return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 2,
-                            PTEC_MSG("out must be a 1-D bound-dynamic tensor, or [1, bound] (its size is the "
-                                     "mask's count)"));
+                            PTEC_MSG("out must be a 1-D bound-dynamic tensor, or [1, ..., 1, bound] (its size is "
+                                     "the mask's count)"));
     }
     if (!broadcast_shape(self, mask, sizes, order, &shape)) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 1, PTEC_MSG("self and mask do not broadcast"));
@@ -110,8 +114,12 @@ static ptec_status run(ptec_op *op)
         }
         ptec_walk_step(shape.rank, sizes, index, sx, &ox, sm, &om);
     }
-    const int32_t row[2] = {1, count};
-    if (ptec_tensor_resize(out, s->out_rank == 2u ? row : &count, s->out_rank) != PTEC_OK) {
+    int32_t row[PTEC_MAX_RANK];
+    for (uint8_t d = 0; d + 1u < s->out_rank; ++d) {
+        row[d] = 1;
+    }
+    row[s->out_rank - 1u] = count;
+    if (ptec_tensor_resize(out, row, s->out_rank) != PTEC_OK) {
         return ptec_op_fail(op, PTEC_INVALID_STATE, 2, PTEC_MSG("out's size cannot be set (not resizable)"));
     }
     return PTEC_OK;

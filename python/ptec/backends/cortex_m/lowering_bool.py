@@ -230,7 +230,9 @@ def op_masked_select(ctx, n: Node):
         # int64 positions (capture_selection_mix: a sort's indices picked) are copied as they are
         x = _contiguous(ctx, src if src.dtype == ScalarType.LONG else ctx.q(n.inputs[0]) if ctx.int8_io
                         else ctx.f(n.inputs[0]))
-    out = new_act(ctx.b, x.dtype, n.shape, x.scale, x.zp)
+    # ([1, 1, 1, bound] of a row (capture_selection_row_output) row-major too, as self and mask)
+    out = new_act(ctx.b, x.dtype, n.shape, x.scale, x.zp,
+                  dim_order=list(range(len(n.shape))) if n.attrs.get("row") else None)
     ctx.b.values[out.value].val.shape_dynamism = TensorShapeDynamism.DYNAMIC_BOUND
     if n.attrs.get("rows"):
         # a mask over x's leading dims: x[mask] keeps the rows (aten::index
