@@ -478,6 +478,8 @@ from .capture_losses import STAND_INS as _LOSSES        # noqa: E402 - F.mse_los
 from .capture_constant_gathers import STAND_INS as _GATHERS     # noqa: E402 - diagflat, combinations, vander, ...
 FUNCTIONAL_STAND_INS.update(_LOSSES)
 FUNCTIONAL_STAND_INS.update(_GATHERS)
+from .capture_margin_losses import STAND_INS as _MARGIN_LOSSES  # noqa: E402 - triplet / margin / nll losses, ...
+FUNCTIONAL_STAND_INS.update(_MARGIN_LOSSES)
 
 
 # ---------------------------------------------------------------------------

@@ -892,6 +892,29 @@ RUNS = {
         "int8"),                                                                                   # 1.83
     "F.cross_entropy(reduction='none')": (lambda x: F.cross_entropy(x[0], torch.tensor([1, 0, 7, 2]),
                                                                     reduction="none"), S3, R, 1.5, "fp32"),  # 1.04
+    # margin, embedding and likelihood losses (capture_margin_losses; more: test_margin_losses.py)
+    "F.triplet_margin_loss(swap)": (lambda x: F.triplet_margin_loss(x, x.roll(1, -1), x.flip(-1), swap=True,
+                                                                    reduction="none"), S3, R, 3.0, "int8"),      # 2.73
+    "F.triplet_margin_with_distance_loss": (lambda x: F.triplet_margin_with_distance_loss(
+        x, x.roll(1, -1), x.flip(-1), reduction="none"), S3, R, 2.5, "int8"),                                    # 2.24
+    "F.margin_ranking_loss/soft_margin_loss": (
+        lambda x: F.margin_ranking_loss(x, x.flip(-1), torch.sign(x.roll(1, -1)), reduction="none")
+        + F.soft_margin_loss(x, torch.sign(x.roll(2, -1)), reduction="none"), S3, R, 2.5, "int8"),               # 2.00
+    "F.cosine_embedding_loss": (lambda x: F.cosine_embedding_loss(x[0], x[0].flip(-1), torch.tensor([1, -1, -1, 1]),
+                                                                  reduction="none"), S3, R, 3.5, "int8"),        # 3.20
+    "F.hinge_embedding_loss": (lambda x: F.hinge_embedding_loss(x, torch.sign(x.flip(-1)), reduction="none"), S3, R,
+                               1.5, "int8"),                                                                     # 1.19
+    "F.multilabel_soft_margin_loss": (
+        lambda x: F.multilabel_soft_margin_loss(x, (x.flip(-1) > 0).float(), reduction="none"), S3, R, 1.5,
+        "int8"),                                                                                                 # 1.11
+    "F.poisson_nll_loss(full)": (lambda x: F.poisson_nll_loss(x, torch.arange(32.0).reshape(1, 4, 8) % 5, full=True,
+                                                              reduction="none"), S3, R, 3.0, "int8"),            # 2.67
+    "F.gaussian_nll_loss": (lambda x: F.gaussian_nll_loss(x, x.flip(-1), x.abs() + 0.5, reduction="none"), S3, R,
+                            5.5, "int8"),                                                                        # 5.08
+    "F.multi_margin_loss": (lambda x: F.multi_margin_loss(x[0], torch.tensor([1, 0, 7, 2]), reduction="none"), S3, R,
+                            2.5, "fp32"),                                                                        # 1.89
+    "F.multilabel_margin_loss": (lambda x: F.multilabel_margin_loss(x[0], torch.tensor([[1, 0, 7, -1] + [0] * 4] * 4),
+                                                                    reduction="none"), S3, R, 3.0, "fp32"),      # 2.56
     "F.local_response_norm": (lambda x: F.local_response_norm(x, 2), S4, R, 1.0, "int8"),
     "F.max_pool1d/avg_pool1d": (lambda x: F.max_pool1d(x, 2) + F.avg_pool1d(x, 2), S3, R, 1.5, "int8"),
     "F.max_pool2d/avg_pool2d": (lambda x: F.max_pool2d(x, 2) + F.avg_pool2d(x, 2), S4, R, 1.5, "int8"),
@@ -1133,14 +1156,11 @@ def test_random_dropout_keeps_or_zeroes(name, tmp_path):
 
 
 # function: reason. (The losses a forward uses to score its input run: F.mse_loss, l1_loss, smooth_l1_loss,
-# huber_loss, binary_cross_entropy(_with_logits), kl_div, nll_loss, cross_entropy, capture_losses' RUNS rows.)
+# huber_loss, binary_cross_entropy(_with_logits), kl_div, nll_loss, cross_entropy, capture_losses' RUNS rows;
+# the margin, embedding and likelihood losses, capture_margin_losses'.)
 LOSS = "a training loss: compares outputs with targets"
 NOT_INFERENCE = {
-    **{name: LOSS for name in (
-        "cosine_embedding_loss", "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss",
-        "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss",
-        "multilabel_soft_margin_loss", "poisson_nll_loss", "soft_margin_loss",
-        "triplet_margin_loss", "triplet_margin_with_distance_loss")},
+    "ctc_loss": LOSS,
 }
 # F.gumbel_softmax, F.alpha_dropout(training=True), torch.rand / randn / normal / bernoulli and the fills
 # uniform_ / normal_ / exponential_ draw on the device (capture_random): their statistics are
