@@ -480,6 +480,8 @@ FUNCTIONAL_STAND_INS.update(_LOSSES)
 FUNCTIONAL_STAND_INS.update(_GATHERS)
 from .capture_margin_losses import STAND_INS as _MARGIN_LOSSES  # noqa: E402 - triplet / margin / nll losses, ...
 FUNCTIONAL_STAND_INS.update(_MARGIN_LOSSES)
+from .capture_known_calls import STAND_INS as _KNOWN_CALLS      # noqa: E402 - torch.dist, result_type, rrelu(training)
+FUNCTIONAL_STAND_INS.update(_KNOWN_CALLS)
 
 
 # ---------------------------------------------------------------------------
