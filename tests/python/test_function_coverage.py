@@ -334,6 +334,14 @@ RUNS = {
     "torch.linalg.vecdot": (lambda x: torch.linalg.vecdot(x, x.flip(-1)), S3, R, 1.5, "int8"),        # 0.97
     "torch.cross": (lambda x: torch.cross(x[..., :3], x[..., 3:6], dim=-1), S3, R, 1.5, "int8"),      # 1.34
     "torch.linalg.cross": (lambda x: torch.linalg.cross(x[..., :3], x[..., 5:]), S3, R, 1.5, "int8"),  # 1.11
+    # the p-norm of the difference over every element (capture_known_calls)
+    "torch.dist": (lambda x: torch.stack([torch.dist(x, x.flip(-1)), torch.dist(x, x * 0.5, 1) * 0.1,
+                                          torch.dist(x, x.roll(1, -1), float("inf"))]), S3, R, 1.0, "int8"),  # 0.87
+    # a dtype known while tracing: the cast to it
+    "torch.result_type": (
+        lambda x: x.to(torch.result_type(x, 2.0)) * 2 + x.argmax(-1, keepdim=True).to(torch.result_type(x.argmax(-1),
+                                                                                                          2.5)),
+        S3, R, 1.0, "fp32"),                                                                                # 0.35
     "torch.cdist": (lambda x: torch.cdist(x, x * 0.5), S3, R, 1.5, "int8"),                           # 1.33
     "torch.cdist(batch 2, 2-D x2)": (lambda x: torch.cdist(x, x[0, :3]), (2, 4, 8), R, 1.5, "int8"),   # 1.16
     "torch.cdist(p=1)": (lambda x: torch.cdist(x, x.flip(1), p=1), S3, R, 2.0, "int8"),               # 1.45
@@ -879,6 +887,9 @@ RUNS = {
     "F.layer_norm": (lambda x: F.layer_norm(x, (8,)), S3, R, 0.5, "fp32"),
     "F.group_norm": (lambda x: F.group_norm(x, 2), S3, R, 0.5, "fp32"),
     "F.instance_norm": (lambda x: F.instance_norm(x), S3, R, 0.5, "fp32"),
+    "F.instance_norm(running stats, use_input_stats=False)": (
+        lambda x: F.instance_norm(x, torch.linspace(-1, 1, 4), torch.linspace(0.5, 2, 4), use_input_stats=False), S3, R,
+        1.0, "int8"),                                                                                       # 0.89
     "F.batch_norm": (lambda x: F.batch_norm(x, torch.zeros(4), torch.ones(4) * 2.0), S3, R, 0.5, "int8"),
     # the batch's own statistics (layer_norm of each channel's values as a row) and losses scoring an input,
     # as torch's formulas (capture_losses; reductions, targets, weights: test_losses_in_forward.py)
@@ -948,6 +959,11 @@ RUNS = {
     "F.pixel_shuffle/unshuffle": (lambda x: F.pixel_unshuffle(F.pixel_shuffle(x.repeat(1, 4, 1, 1)[:, :4], 2), 2),
                                   S4, R, 0.5, "int8"),
     "torch.channel_shuffle": (lambda x: torch.channel_shuffle(x, 2), (1, 4, 2, 2), R, 0.5, "int8"),
+    "torch.native_channel_shuffle": (lambda x: torch.native_channel_shuffle(x, 3), S4, R, 0.5, "int8"),
+    # the module's forward, fixed samples (drawn on the device without them: test_known_calls.py)
+    "F.fractional_max_pool2d(_random_samples)": (
+        lambda x: F.fractional_max_pool2d(x, 2, output_size=(3, 2), _random_samples=torch.tensor(
+            [[[0.3, 0.7], [0.5, 0.1], [0.9, 0.2]]])), S4, R, 1.0, "int8"),                            # 0.98
     "F.unfold/fold": (lambda x: F.fold(F.unfold(x, 2, stride=2), (4, 4), 2, stride=2), S4, R, 0.5, "int8"),
     # ids computed in the program: x.long() into the int8 table's rows (an id moves by one
     # where the int8 rounding of |x| * 3 crosses a whole number: a row apart)
