@@ -1063,6 +1063,9 @@ RUNS = {
     "Tensor.masked_scatter(computed mask)": (lambda x: x.masked_scatter(x > 0, x * 2), S3, R, 1.0, "int8"),  # 0.84
     "Tensor.index_put(constant indices)": (lambda x: x.index_put((torch.tensor([0, 0]), torch.tensor([1, 1])),
                                                                  x[0, 2:4], accumulate=True), S3, R, 1.5, "int8"),
+    "Tensor.put_/torch.put(constant index)": (
+        lambda x: torch.put(x.clone().put_(torch.tensor([0, 5, -1]), x[0, 1, :3] * 2), torch.tensor([[3, 3], [9, 20]]),
+                            x[0, :2, 6:], accumulate=True), S3, R, 1.5, "int8"),                   # 1.16
     # whole reductions of a selection over x's filled table (capture_selection_more; test_selection_more.py): an
     # element rounded across the threshold 0 adds about 0 to these
     "x[x > 0].norm()": (lambda x: x[x > 0].norm(), S3, R, 1.5, "int8"),                      # 1.32
