@@ -1129,8 +1129,29 @@ def _mask_assigned(x):
     return y
 
 
+def _rows_assigned(x):               # a mask of the leading dims: whole rows (capture_item_assignment_computed)
+    y = x * 2
+    y[y[..., 0] > 0.5] = 0.0
+    return y
+
+
+def _selection_assigned(x):          # the mask's own selection read and written: torch.where(m, y * 2, y)
+    y = x * 1.0
+    y[y > 0.5] = y[y > 0.5] * 2
+    return y
+
+
+def _position_assigned(x):           # a computed int position: y[0, i] = 9.0, i an argmax
+    y = x * 1.0
+    y[0, y[0, :, 0].argmax()] = 9.0
+    return y
+
+
 RUNS["y[..., 0:2] = v"] = (_slice_assigned, S3, R, 1.5, "int8")       # 1.42
 RUNS["y[mask] = number"] = (_mask_assigned, S3, R, 1.5, "int8")       # 1.11
+RUNS["y[rows mask] = number"] = (_rows_assigned, S3, R, 1.0, "int8")             # 0.49
+RUNS["y[mask] = y[mask] * 2"] = (_selection_assigned, S3, R, 1.5, "int8")       # 0.99
+RUNS["y[0, argmax] = number"] = (_position_assigned, S3, R, 1.0, "int8")        # 0.70
 
 
 # The dropouts called with training=True (their default) draw random numbers
