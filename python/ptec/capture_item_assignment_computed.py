@@ -30,6 +30,8 @@ import torch
 import torch.fx
 import torch.nn.functional as F
 
+from .capture_in_place import _MARK
+
 # element-wise calls a selection's value may go through (their other operands numbers or one-element values)
 _ELEMENTWISE_FUNCTIONS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pow,
                           torch.add, torch.sub, torch.mul, torch.div, torch.neg, torch.abs, torch.exp, torch.log,
@@ -59,14 +61,36 @@ def _where(tracer, mask, value, y):
     return torch.where(mask, value, y)
 
 
+def _writes_between(a: torch.fx.Node, b: torch.fx.Node) -> bool:
+    """Some node between a and b (graph order) may write a tensor in place
+    (an item assignment, y.add_(...), y += ...): the same call spelled
+    before and after it may read different values."""
+    first, last = (a, b) if any(n is b for n in _after(a)) else (b, a)
+    for n in _after(first):
+        if n is last:
+            return False
+        if n.meta.get(_MARK) or (n.op in ("call_method", "call_function") and
+                                 str(getattr(n.target, "__name__", n.target)).endswith("_")):
+            return True
+    return True
+
+
+def _after(node: torch.fx.Node):
+    n = node.next
+    while n.op != "root":
+        yield n
+        n = n.next
+
+
 def _same(a, b) -> bool:
-    """a and b are one value: the same node, or the same call of the same values."""
+    """a and b are one value: the same node, or the same call of the same
+    values with no write between them."""
     if isinstance(a, torch.fx.Node) or isinstance(b, torch.fx.Node):
         if a is b:
             return True
         if not (isinstance(a, torch.fx.Node) and isinstance(b, torch.fx.Node)) or a.op != b.op \
                 or a.op not in ("call_function", "call_method") or a.target != b.target \
-                or len(a.args) != len(b.args) or set(a.kwargs) != set(b.kwargs):
+                or len(a.args) != len(b.args) or set(a.kwargs) != set(b.kwargs) or _writes_between(a, b):
             return False
         return all(_same(x, z) for x, z in zip(a.args, b.args)) and all(_same(a.kwargs[k], b.kwargs[k])
                                                                          for k in a.kwargs)

@@ -256,6 +256,14 @@ def _computed_index_tensor(x):
     return y
 
 
+def _mask_respelled_across_a_write(x):
+    y = x * 1.0
+    before = y > 0.5
+    y[0, 0, 0] = 5.0                           # y > 0.5 spelled after this write is another mask
+    y[y > 0.5] = y[before] * 2
+    return y
+
+
 def _mask_trailing(x):
     y = x * 2
     y[:, :, y[0, 0] > 0] = 0.0                   # a mask after a slice: not the leading dims
@@ -315,6 +323,8 @@ REFUSED = {
     "an index tensor computed in the program": (Fn(_computed_index_tensor), CaptureError,
                                                 ["x[idx] = v", "not a bool mask"]),
     "a mask of trailing dims": (Fn(_mask_trailing), CaptureError, ["x[idx] = v", "not a bool mask"]),
+    "a selection by a mask spelled before a write": (Fn(_mask_respelled_across_a_write), UnsupportedOperator,
+                                                     ["masked_scatter"]),
     "a buffer": (WritesBuffer(), CaptureError, ["tensor b in place"]),
 }
 
