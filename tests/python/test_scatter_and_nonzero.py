@@ -182,7 +182,6 @@ REFUSED = {
     "nonzero(as_tuple=True) element read": (lambda x: torch.nonzero(x > 0, as_tuple=True)[0] + 1,
                                             r"nonzero.*program outputs"),
     "unique(return_counts)": (lambda x: torch.unique(x, return_counts=True)[1], r"unique.*return_counts"),
-    "unique(return_inverse)": (lambda x: x.unique(return_inverse=True)[0], r"unique.*return_inverse"),
     "unique(dim)": (lambda x: torch.unique(x, dim=1), r"unique.*dim"),
     "unique(sorted=False)": (lambda x: torch.unique(x, sorted=False), r"sorted=False"),
     "unique_consecutive(return_counts)": (lambda x: torch.unique_consecutive(x, return_counts=True)[1],
