@@ -194,6 +194,19 @@ def test_detect_head_board_prints_the_reference_bytes(tmp_path):
     board_matches_reference(res.data, calibration[0][0].numpy(), "cortex-m55", tmp_path)
 
 
+def test_computed_writes_board_prints_the_reference_bytes(tmp_path):
+    """The issue's three computed writes in one model: the M55 runs their where / masked_fill chain as the
+    reference interpreter does."""
+    def fn(x):
+        y = x * 1.0
+        y[y[..., 0, 0] > 0.5] = 0.0
+        y[y > 0.5] = y[y > 0.5] * 2
+        y[0, y[0, :, 0, 0].argmax()] = 9.0
+        return y
+    res, calibration = _compiled(Fn(fn))
+    board_matches_reference(res.data, calibration[1][0].numpy(), "cortex-m55", tmp_path)
+
+
 def _view_read_later(x):
     y = x * 2
     z = y[0]
