@@ -388,14 +388,27 @@ def _batch_norm(a) -> Optional[nn.Module]:
 
 
 def _instance_norm(a, channels: int) -> Optional[nn.Module]:
-    if not a.get("use_input_stats", True) or a.get("running_mean") is not None:
-        return None
+    if not a.get("use_input_stats", True):
+        # normalized by the given running statistics: batch_norm's eval (torch requires both)
+        if a.get("running_mean") is None or a.get("running_var") is None:
+            return None
+        return _batch_norm({k: v for k, v in a.items() if k != "training"})
+    if a.get("running_mean") is not None:
+        return None                     # torch updates the running statistics in place
     m = nn.InstanceNorm2d(channels, eps=float(a.get("eps", 1e-5)),
                           affine=a.get("weight") is not None or a.get("bias") is not None)
     if m.affine:
         _norm_affine(m, a.get("weight") if a.get("weight") is not None else torch.ones(channels),
                      a.get("bias") if a.get("bias") is not None else torch.zeros(channels))
     return m
+
+
+def _fractional(cls, a) -> Optional[nn.Module]:
+    if a.get("return_indices"):
+        return None
+    samples = a.get("_random_samples")
+    return cls(a["kernel_size"], a.get("output_size"), a.get("output_ratio"),
+               _random_samples=None if samples is None else samples.detach().float())
 
 
 def _layer_norm(a) -> nn.Module:
@@ -468,6 +481,12 @@ FUNCTIONAL_MODULES = {
     F.fold: (("input", "output_size", "kernel_size", "dilation", "padding", "stride"),
              lambda a, sh: nn.Fold(**_pool_args(a, "output_size", "kernel_size", "dilation", "padding", "stride"))),
     torch.channel_shuffle: (("input", "groups"), lambda a, sh: nn.ChannelShuffle(a["groups"])),
+    torch.native_channel_shuffle: (("input", "groups"), lambda a, sh: nn.ChannelShuffle(a["groups"])),
+    # the module's forward: fixed _random_samples, or none, drawn on the device each call (random_layers)
+    F.fractional_max_pool2d: (("input", "kernel_size", "output_size", "output_ratio", "return_indices",
+                               "_random_samples"), lambda a, sh: _fractional(nn.FractionalMaxPool2d, a)),
+    F.fractional_max_pool3d: (("input", "kernel_size", "output_size", "output_ratio", "return_indices",
+                               "_random_samples"), lambda a, sh: _fractional(nn.FractionalMaxPool3d, a)),
     F.prelu: (("input", "weight"), lambda a, sh: _prelu(a)),
     F.linear: (("input", "weight", "bias"), lambda a, sh: _linear_module(a["weight"], a.get("bias"))),
     F.conv1d: (("input", "weight", "bias", "stride", "padding", "dilation", "groups"),

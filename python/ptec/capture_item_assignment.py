@@ -15,9 +15,10 @@ are refused); `drop_markers` then reads `new` in its place.
   masked_fill with the constant 0/1 mask of those positions);
 - a bool mask of y's shape computed in the program: a number by
   masked_fill (a one-element tensor by torch.where(mask, v, y)), a tensor
-  of the selection's length by y.masked_scatter(mask, v). A mask of fewer
-  dims (whole rows) is refused: capture follows a computed bool through
-  no reshape."""
+  of the selection's length by y.masked_scatter(mask, v);
+- a mask of the leading dims (whole rows), the mask's own selection as the
+  value (y[m] = y[m] * 2) and integer positions computed in the program
+  (y[0, i] = v): capture_item_assignment_computed."""
 from __future__ import annotations
 
 import numbers
@@ -40,9 +41,9 @@ def assigned(y, new):
 
 
 def _refuse(why: str):
-    raise TypeError(f"x[idx] = v writes x in place, which ptec traces for an index known at trace time or one "
-                    f"bool mask of x's shape, not {why}: write x = x.index_put((i, j), v), x.masked_fill(mask, v) "
-                    "or torch.where(mask, v, x)")
+    raise TypeError(f"x[idx] = v writes x in place, which ptec traces for an index known at trace time, one "
+                    f"bool mask of x's shape or leading dims, or computed int positions, not {why}: write "
+                    "x = x.index_put((i, j), v), x.masked_fill(mask, v) or torch.where(mask, v, x)")
 
 
 def _constant(tracer, index):
@@ -103,6 +104,8 @@ def record(y: torch.fx.Proxy, index, value) -> None:
                     tracer.value(value.node).dtype != shadow.dtype:
                 values = values.to(shadow.dtype)
             new = y.reshape(-1).index_put((positions.reshape(-1),), values).reshape(shadow.shape)
+    elif _computed(tracer, y, shadow, index, value) is not None:
+        new = _computed.last
     else:
         if not isinstance(index, torch.fx.Proxy) or not tracer.known(index.node) \
                 or tracer.value(index.node).dtype != torch.bool:
@@ -124,6 +127,17 @@ def record(y: torch.fx.Proxy, index, value) -> None:
         node.node.meta[_WRITTEN] = (tuple(shadow.shape), frozenset(positions.reshape(-1).tolist()))
         node.node.meta[READS] = (positions, reads)
     _write_shadow(tracer, y, index, value)
+
+
+def _computed(tracer, y, shadow, index, value):
+    """capture_item_assignment_computed's write (a mask of the leading dims,
+    the mask's own selection as the value, computed integer positions), or
+    None; kept as _computed.last."""
+    from .capture_item_assignment_computed import computed_position_write, masked_write
+    _computed.last = masked_write(tracer, y, shadow, index, value) if isinstance(index, torch.fx.Proxy) else None
+    if _computed.last is None:
+        _computed.last = computed_position_write(tracer, y, shadow, index, value)
+    return _computed.last
 
 
 def _write_shadow(tracer, y, index, value) -> None:

@@ -478,6 +478,12 @@ from .capture_losses import STAND_INS as _LOSSES        # noqa: E402 - F.mse_los
 from .capture_constant_gathers import STAND_INS as _GATHERS     # noqa: E402 - diagflat, combinations, vander, ...
 FUNCTIONAL_STAND_INS.update(_LOSSES)
 FUNCTIONAL_STAND_INS.update(_GATHERS)
+from .capture_margin_losses import STAND_INS as _MARGIN_LOSSES  # noqa: E402 - triplet / margin / nll losses, ...
+FUNCTIONAL_STAND_INS.update(_MARGIN_LOSSES)
+from .capture_known_calls import STAND_INS as _KNOWN_CALLS      # noqa: E402 - torch.dist, result_type, rrelu(training)
+FUNCTIONAL_STAND_INS.update(_KNOWN_CALLS)
+from .capture_unique_inverse import STAND_INS as _UNIQUE_INVERSE  # noqa: E402 - unique(return_inverse=True)
+FUNCTIONAL_STAND_INS.update(_UNIQUE_INVERSE)
 
 
 # ---------------------------------------------------------------------------

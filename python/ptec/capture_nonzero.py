@@ -8,13 +8,15 @@
   flattened m is set: a rows selection of the int64 table, a program
   output only. m is a bool value the program computes, or a float one
   (then m != 0).
-- torch.unique(x) / x.unique() (sorted, no inverse, counts or dim): x
+- torch.unique(x) / x.unique() (sorted; the inverse:
+  capture_unique_inverse; no counts or dim): x
   flattened and sorted, then the sorted values selected where each differs
   from the one before it (the first always kept). Values one int8 code
   apart stay apart, closer ones share a code: the program's unique values
   are those of the int8 codes.
-- torch.unique_consecutive(x) / x.unique_consecutive() (no inverse, counts
-  or dim): the same without the sort, x flattened in its order.
+- torch.unique_consecutive(x) / x.unique_consecutive() (the inverse:
+  capture_unique_inverse; no counts or dim): the same without the sort, x
+  flattened in its order.
 
 as_tuple=True and torch.where(cond) with one argument: one 1-D tensor per
 dim (capture_coordinate_tuple). sorted=False, return_inverse,
@@ -84,10 +86,16 @@ def unique_nodes(fn, by_name) -> Optional[List[Node]]:
     if len(fn.args) > 1 + len(names) or set(fn.kwargs) - set(names):
         return None
     spelled = {k: _scalar_arg(fn, i + 1, k) for i, k in enumerate(names)}
-    if spelled["return_inverse"] or spelled["return_counts"] or spelled["dim"] is not None:
-        refuse_call(fn, f"ptec runs torch.{fn.target if isinstance(fn.target, str) else fn.target.__name__}'s "
-                    + ("values only" if consecutive else "sorted values only")
-                    + " (no return_inverse, return_counts or dim)")
+    if spelled["return_counts"]:
+        refuse_call(fn, "return_counts is an int64 result whose length follows the values; ptec's selections "
+                    "carry float values or a constant int64 table, not computed integers (values and "
+                    "return_inverse run)")
+    if spelled["dim"] is not None:
+        refuse_call(fn, "dim keeps whole slices sorted in lexicographic order, which no ptec kernel sorts (the "
+                    "values of the flattened tensor run)")
+    if spelled["return_inverse"]:
+        refuse_call(fn, "return_inverse runs on a float32 tensor of 2 to 254 elements (its counts' int8 sums "
+                    "round exactly there)")
     if spelled.get("sorted") is False:
         refuse_call(fn, "sorted=False leaves the order to the implementation; ptec runs sorted=True")
     shape = _meta_shape(fn.args[0])

@@ -1,9 +1,10 @@
 """Writes at constant positions (issue 15): torch.scatter / Tensor.scatter
 (a src tensor or a value; reduce="add" / "multiply"), scatter_add,
 scatter_reduce (sum, prod, mean, amax, amin; include_self), index_add
-(alpha), index_copy, masked_scatter with a constant mask and index_put
-with a tuple of constant index tensors (accumulate or not), all with a
-CONSTANT index.
+(alpha), index_copy, masked_scatter with a constant mask, index_put
+with a tuple of constant index tensors (accumulate or not) and torch.put /
+Tensor.put(_) (self viewed flat, negative positions from the end;
+accumulate or not), all with a CONSTANT index.
 
 With constant indices every write is a fixed pair (target position p of
 the output, source position q of src), known at compile time, so each
@@ -49,6 +50,7 @@ _CALLS = {
     "index_copy": ("index_copy", ("dim", "index", "source")),
     "masked_scatter": ("masked_scatter", ("mask", "source")),
     "index_put": ("index_put", ("indices", "values", "accumulate")),
+    "put": ("put", ("index", "source", "accumulate")),          # x.put_ too (capture_in_place)
 }
 _TARGETS = {**{name: name for name in _CALLS},
             **{getattr(torch, name): name for name in _CALLS if hasattr(torch, name)}}
@@ -168,6 +170,18 @@ def _put_index(fn, shape, indices, by_name, values_shape):
     except (IndexError, ValueError) as e:
         refuse_call(fn, f"its indices and values do not broadcast ({e})")
     return picked.ravel(), sources
+
+
+def _flat_index(fn, shape, index: np.ndarray, src_shape):
+    """put's pairs: index k (of self viewed flat, negative from the end)
+    gets source element k, both in their flat order, as torch."""
+    m = _numel(shape)
+    index = index.reshape(-1)
+    if src_shape is None or index.size != _numel(src_shape):
+        refuse_call(fn, f"its index has {index.size} elements and source {_numel(src_shape or [])}: torch needs as many")
+    if ((index < -m) | (index >= m)).any():
+        refuse_call(fn, f"an index is outside -{m}..{m - 1}")
+    return index % m, np.arange(index.size)
 
 
 def _layers(targets: np.ndarray) -> np.ndarray:
@@ -309,7 +323,7 @@ def scatter_nodes(fn, ins, by_name) -> Optional[List[Node]]:
         reduce, include_self = a.get("reduce"), a.get("include_self", True)
         if reduce not in _REDUCTIONS or not isinstance(include_self, bool):
             refuse_call(fn, f"reduce={reduce!r} is not one of {', '.join(_REDUCTIONS)}")
-    elif kind == "index_put":
+    elif kind in ("index_put", "put"):
         accumulate = a.get("accumulate", False)
         if not isinstance(accumulate, bool):
             return None
@@ -352,6 +366,8 @@ def scatter_nodes(fn, ins, by_name) -> Optional[List[Node]]:
         if targets.size > _numel(src_shape):
             refuse_call(fn, f"source has {_numel(src_shape)} elements, fewer than the mask's {targets.size}")
         sources = np.arange(targets.size)
+    elif kind == "put":
+        targets, sources = _flat_index(fn, shape, _index(fn, a.get("index"), by_name), src_shape)
     else:
         targets, sources = _put_index(fn, shape, a.get("indices"), by_name, src_shape)
     return _scatter_nodes(fn, fn.name, self_node.name, shape, getattr(src, "name", None), src_shape, src_value,

@@ -334,6 +334,14 @@ RUNS = {
     "torch.linalg.vecdot": (lambda x: torch.linalg.vecdot(x, x.flip(-1)), S3, R, 1.5, "int8"),        # 0.97
     "torch.cross": (lambda x: torch.cross(x[..., :3], x[..., 3:6], dim=-1), S3, R, 1.5, "int8"),      # 1.34
     "torch.linalg.cross": (lambda x: torch.linalg.cross(x[..., :3], x[..., 5:]), S3, R, 1.5, "int8"),  # 1.11
+    # the p-norm of the difference over every element (capture_known_calls)
+    "torch.dist": (lambda x: torch.stack([torch.dist(x, x.flip(-1)), torch.dist(x, x * 0.5, 1) * 0.1,
+                                          torch.dist(x, x.roll(1, -1), float("inf"))]), S3, R, 1.0, "int8"),  # 0.87
+    # a dtype known while tracing: the cast to it
+    "torch.result_type": (
+        lambda x: x.to(torch.result_type(x, 2.0)) * 2 + x.argmax(-1, keepdim=True).to(torch.result_type(x.argmax(-1),
+                                                                                                          2.5)),
+        S3, R, 1.0, "fp32"),                                                                                # 0.35
     "torch.cdist": (lambda x: torch.cdist(x, x * 0.5), S3, R, 1.5, "int8"),                           # 1.33
     "torch.cdist(batch 2, 2-D x2)": (lambda x: torch.cdist(x, x[0, :3]), (2, 4, 8), R, 1.5, "int8"),   # 1.16
     "torch.cdist(p=1)": (lambda x: torch.cdist(x, x.flip(1), p=1), S3, R, 2.0, "int8"),               # 1.45
@@ -879,6 +887,9 @@ RUNS = {
     "F.layer_norm": (lambda x: F.layer_norm(x, (8,)), S3, R, 0.5, "fp32"),
     "F.group_norm": (lambda x: F.group_norm(x, 2), S3, R, 0.5, "fp32"),
     "F.instance_norm": (lambda x: F.instance_norm(x), S3, R, 0.5, "fp32"),
+    "F.instance_norm(running stats, use_input_stats=False)": (
+        lambda x: F.instance_norm(x, torch.linspace(-1, 1, 4), torch.linspace(0.5, 2, 4), use_input_stats=False), S3, R,
+        1.0, "int8"),                                                                                       # 0.89
     "F.batch_norm": (lambda x: F.batch_norm(x, torch.zeros(4), torch.ones(4) * 2.0), S3, R, 0.5, "int8"),
     # the batch's own statistics (layer_norm of each channel's values as a row) and losses scoring an input,
     # as torch's formulas (capture_losses; reductions, targets, weights: test_losses_in_forward.py)
@@ -892,6 +903,29 @@ RUNS = {
         "int8"),                                                                                   # 1.83
     "F.cross_entropy(reduction='none')": (lambda x: F.cross_entropy(x[0], torch.tensor([1, 0, 7, 2]),
                                                                     reduction="none"), S3, R, 1.5, "fp32"),  # 1.04
+    # margin, embedding and likelihood losses (capture_margin_losses; more: test_margin_losses.py)
+    "F.triplet_margin_loss(swap)": (lambda x: F.triplet_margin_loss(x, x.roll(1, -1), x.flip(-1), swap=True,
+                                                                    reduction="none"), S3, R, 3.0, "int8"),      # 2.73
+    "F.triplet_margin_with_distance_loss": (lambda x: F.triplet_margin_with_distance_loss(
+        x, x.roll(1, -1), x.flip(-1), reduction="none"), S3, R, 2.5, "int8"),                                    # 2.24
+    "F.margin_ranking_loss/soft_margin_loss": (
+        lambda x: F.margin_ranking_loss(x, x.flip(-1), torch.sign(x.roll(1, -1)), reduction="none")
+        + F.soft_margin_loss(x, torch.sign(x.roll(2, -1)), reduction="none"), S3, R, 2.5, "int8"),               # 2.00
+    "F.cosine_embedding_loss": (lambda x: F.cosine_embedding_loss(x[0], x[0].flip(-1), torch.tensor([1, -1, -1, 1]),
+                                                                  reduction="none"), S3, R, 3.5, "int8"),        # 3.20
+    "F.hinge_embedding_loss": (lambda x: F.hinge_embedding_loss(x, torch.sign(x.flip(-1)), reduction="none"), S3, R,
+                               1.5, "int8"),                                                                     # 1.19
+    "F.multilabel_soft_margin_loss": (
+        lambda x: F.multilabel_soft_margin_loss(x, (x.flip(-1) > 0).float(), reduction="none"), S3, R, 1.5,
+        "int8"),                                                                                                 # 1.11
+    "F.poisson_nll_loss(full)": (lambda x: F.poisson_nll_loss(x, torch.arange(32.0).reshape(1, 4, 8) % 5, full=True,
+                                                              reduction="none"), S3, R, 3.0, "int8"),            # 2.67
+    "F.gaussian_nll_loss": (lambda x: F.gaussian_nll_loss(x, x.flip(-1), x.abs() + 0.5, reduction="none"), S3, R,
+                            5.5, "int8"),                                                                        # 5.08
+    "F.multi_margin_loss": (lambda x: F.multi_margin_loss(x[0], torch.tensor([1, 0, 7, 2]), reduction="none"), S3, R,
+                            2.5, "fp32"),                                                                        # 1.89
+    "F.multilabel_margin_loss": (lambda x: F.multilabel_margin_loss(x[0], torch.tensor([[1, 0, 7, -1] + [0] * 4] * 4),
+                                                                    reduction="none"), S3, R, 3.0, "fp32"),      # 2.56
     "F.local_response_norm": (lambda x: F.local_response_norm(x, 2), S4, R, 1.0, "int8"),
     "F.max_pool1d/avg_pool1d": (lambda x: F.max_pool1d(x, 2) + F.avg_pool1d(x, 2), S3, R, 1.5, "int8"),
     "F.max_pool2d/avg_pool2d": (lambda x: F.max_pool2d(x, 2) + F.avg_pool2d(x, 2), S4, R, 1.5, "int8"),
@@ -925,6 +959,11 @@ RUNS = {
     "F.pixel_shuffle/unshuffle": (lambda x: F.pixel_unshuffle(F.pixel_shuffle(x.repeat(1, 4, 1, 1)[:, :4], 2), 2),
                                   S4, R, 0.5, "int8"),
     "torch.channel_shuffle": (lambda x: torch.channel_shuffle(x, 2), (1, 4, 2, 2), R, 0.5, "int8"),
+    "torch.native_channel_shuffle": (lambda x: torch.native_channel_shuffle(x, 3), S4, R, 0.5, "int8"),
+    # the module's forward, fixed samples (drawn on the device without them: test_known_calls.py)
+    "F.fractional_max_pool2d(_random_samples)": (
+        lambda x: F.fractional_max_pool2d(x, 2, output_size=(3, 2), _random_samples=torch.tensor(
+            [[[0.3, 0.7], [0.5, 0.1], [0.9, 0.2]]])), S4, R, 1.0, "int8"),                            # 0.98
     "F.unfold/fold": (lambda x: F.fold(F.unfold(x, 2, stride=2), (4, 4), 2, stride=2), S4, R, 0.5, "int8"),
     # ids computed in the program: x.long() into the int8 table's rows (an id moves by one
     # where the int8 rounding of |x| * 3 crosses a whole number: a row apart)
@@ -1024,6 +1063,9 @@ RUNS = {
     "Tensor.masked_scatter(computed mask)": (lambda x: x.masked_scatter(x > 0, x * 2), S3, R, 1.0, "int8"),  # 0.84
     "Tensor.index_put(constant indices)": (lambda x: x.index_put((torch.tensor([0, 0]), torch.tensor([1, 1])),
                                                                  x[0, 2:4], accumulate=True), S3, R, 1.5, "int8"),
+    "Tensor.put_/torch.put(constant index)": (
+        lambda x: torch.put(x.clone().put_(torch.tensor([0, 5, -1]), x[0, 1, :3] * 2), torch.tensor([[3, 3], [9, 20]]),
+                            x[0, :2, 6:], accumulate=True), S3, R, 1.5, "int8"),                   # 1.16
     # whole reductions of a selection over x's filled table (capture_selection_more; test_selection_more.py): an
     # element rounded across the threshold 0 adds about 0 to these
     "x[x > 0].norm()": (lambda x: x[x > 0].norm(), S3, R, 1.5, "int8"),                      # 1.32
@@ -1092,8 +1134,29 @@ def _mask_assigned(x):
     return y
 
 
+def _rows_assigned(x):               # a mask of the leading dims: whole rows (capture_item_assignment_computed)
+    y = x * 2
+    y[y[..., 0] > 0.5] = 0.0
+    return y
+
+
+def _selection_assigned(x):          # the mask's own selection read and written: torch.where(m, y * 2, y)
+    y = x * 1.0
+    y[y > 0.5] = y[y > 0.5] * 2
+    return y
+
+
+def _position_assigned(x):           # a computed int position: y[0, i] = 9.0, i an argmax
+    y = x * 1.0
+    y[0, y[0, :, 0].argmax()] = 9.0
+    return y
+
+
 RUNS["y[..., 0:2] = v"] = (_slice_assigned, S3, R, 1.5, "int8")       # 1.42
 RUNS["y[mask] = number"] = (_mask_assigned, S3, R, 1.5, "int8")       # 1.11
+RUNS["y[rows mask] = number"] = (_rows_assigned, S3, R, 1.0, "int8")             # 0.49
+RUNS["y[mask] = y[mask] * 2"] = (_selection_assigned, S3, R, 1.5, "int8")       # 0.99
+RUNS["y[0, argmax] = number"] = (_position_assigned, S3, R, 1.0, "int8")        # 0.70
 
 
 # The dropouts called with training=True (their default) draw random numbers
@@ -1138,14 +1201,11 @@ def test_random_dropout_keeps_or_zeroes(name, tmp_path):
 
 
 # function: reason. (The losses a forward uses to score its input run: F.mse_loss, l1_loss, smooth_l1_loss,
-# huber_loss, binary_cross_entropy(_with_logits), kl_div, nll_loss, cross_entropy, capture_losses' RUNS rows.)
+# huber_loss, binary_cross_entropy(_with_logits), kl_div, nll_loss, cross_entropy, capture_losses' RUNS rows;
+# the margin, embedding and likelihood losses, capture_margin_losses'.)
 LOSS = "a training loss: compares outputs with targets"
 NOT_INFERENCE = {
-    **{name: LOSS for name in (
-        "cosine_embedding_loss", "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss",
-        "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss",
-        "multilabel_soft_margin_loss", "poisson_nll_loss", "soft_margin_loss",
-        "triplet_margin_loss", "triplet_margin_with_distance_loss")},
+    "ctc_loss": LOSS,
 }
 # F.gumbel_softmax, F.alpha_dropout(training=True), torch.rand / randn / normal / bernoulli and the fills
 # uniform_ / normal_ / exponential_ draw on the device (capture_random): their statistics are

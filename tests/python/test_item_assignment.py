@@ -1,5 +1,7 @@
 """Item assignment in a forward (capture_item_assignment; issue 15):
-y[..., 0:2] = expr, y[:, 1] = 0.0, y[mask] = v, y[:, [1, 3]] = v.
+y[..., 0:2] = expr, y[:, 1] = 0.0, y[mask] = v, y[:, [1, 3]] = v; and
+(capture_item_assignment_computed) y[rows mask] = v, y[m] = f(y[m]),
+y[0, i] = v with i computed.
 
 torch writes y's bytes and every later reader of y sees the write; ptec
 records the write's out-of-place value (index_put at constant flat
@@ -65,7 +67,7 @@ def _mask_number(x):
 
 def _mask_rows_number(x):
     y = x.reshape(4, 30) * 1.0
-    y[x.reshape(4, 30)[:, 0] > 0] = -2.0      # a mask of the leading dim: whole rows (refused)
+    y[x.reshape(4, 30)[:, 0] > 0] = -2.0      # a mask of the leading dim: whole rows
     return y
 
 
@@ -78,7 +80,7 @@ def _mask_one_element(x):
 def _mask_selection_value(x):
     y = x + 0.0
     m = y < 0
-    y[m] = y[m] * -1.0                  # the selection's values into masked_scatter: refused (capture_masked_scatter)
+    y[m] = y[m] * -1.0                  # the selection's own values: torch.where(m, y * -1, y)
     return y
 
 
@@ -192,6 +194,19 @@ def test_detect_head_board_prints_the_reference_bytes(tmp_path):
     board_matches_reference(res.data, calibration[0][0].numpy(), "cortex-m55", tmp_path)
 
 
+def test_computed_writes_board_prints_the_reference_bytes(tmp_path):
+    """The issue's three computed writes in one model: the M55 runs their where / masked_fill chain as the
+    reference interpreter does."""
+    def fn(x):
+        y = x * 1.0
+        y[y[..., 0, 0] > 0.5] = 0.0
+        y[y > 0.5] = y[y > 0.5] * 2
+        y[0, y[0, :, 0, 0].argmax()] = 9.0
+        return y
+    res, calibration = _compiled(Fn(fn))
+    board_matches_reference(res.data, calibration[1][0].numpy(), "cortex-m55", tmp_path)
+
+
 def _view_read_later(x):
     y = x * 2
     z = y[0]
@@ -208,7 +223,63 @@ def _strided_read_later(x):
 
 def _computed_int_index(x):
     y = x.reshape(-1) * 2
-    y[x.reshape(-1).argmax()] = 0.0
+    y[x[0, :, 0, 0].argmax() * 30] = 0.0     # an argmax of 4 values well apart on these inputs (an int8 near-tie
+    return y                                # would move the write: a whole value's error)
+
+
+def _computed_position_in_a_row(x):
+    y = x * 1.0
+    y[0, y[0, :, 0, 0].argmax()] = 9.0        # the issue's y[0, i] = 9.0: a whole [5, 6] plane at position i
+    y[..., (x[0, 0, 0, 0] * 0).long() - 1] = x[:, :, :, 0] * 2      # i - n: torch's last column
+    return y
+
+
+def _mask_rows_tensor(x):
+    y = x * 2
+    y[y[..., 0, 0] > 0.5] = x[0, 0] - 1.0     # one [5, 6] plane into each selected [1, 4] position
+    return y
+
+
+def _mask_rows_selection_value(x):
+    y = x + 0.0
+    m = y[..., 0] > 0.5                        # whole rows of 6
+    y[m] = torch.sigmoid(y[m]) * 2 + 1         # the rows' own values, element-wise: where(m, f(y), y)
+    return y
+
+
+def _mask_respelled_selection_value(x):
+    y = x * 1.0
+    y[y > 0.5] = y[y > 0.5] * 2                # the issue's form: the mask spelled twice is one mask
+    return y
+
+
+# computed indices (capture_item_assignment_computed)
+FORMS["y[rows mask] = number"] = (_mask_rows_number, 1.0)                       # measured 0.50
+FORMS["y[rows mask] = tensor of one row"] = (_mask_rows_tensor, 1.5)            # measured 0.97
+FORMS["y[rows mask] = f(y[rows mask])"] = (_mask_rows_selection_value, 1.5)    # measured 0.89
+FORMS["y[m] = y[m] * -1"] = (_mask_selection_value, 1.5)                        # measured 1.00
+FORMS["y[y > 0.5] = y[y > 0.5] * 2"] = (_mask_respelled_selection_value, 1.5)   # measured 0.99
+FORMS["y[argmax] = 0"] = (_computed_int_index, 1.0)                             # measured 0.50
+FORMS["y[0, argmax] = 9, y[..., i - n] = tensor"] = (_computed_position_in_a_row, 1.5)   # measured 0.96
+
+
+def _computed_index_tensor(x):
+    y = x.reshape(-1) * 2
+    y[x.reshape(-1).argsort()[:3]] = 0.0        # positions of a sort: which elements depends on the values
+    return y
+
+
+def _mask_respelled_across_a_write(x):
+    y = x * 1.0
+    before = y > 0.5
+    y[0, 0, 0] = 5.0                           # y > 0.5 spelled after this write is another mask
+    y[y > 0.5] = y[before] * 2
+    return y
+
+
+def _mask_trailing(x):
+    y = x * 2
+    y[:, :, y[0, 0] > 0] = 0.0                   # a mask after a slice: not the leading dims
     return y
 
 
@@ -262,9 +333,11 @@ def test_a_written_view_placed_elsewhere_is_torchs():
 
 
 REFUSED = {
-    "an index computed in the program": (Fn(_computed_int_index), CaptureError, ["x[idx] = v", "bool mask"]),
-    "a mask of whole rows": (Fn(_mask_rows_number), CaptureError, ["x[idx] = v", "bool mask of shape [4]"]),
-    "a selection's values into the mask": (Fn(_mask_selection_value), UnsupportedOperator, ["masked_scatter"]),
+    "an index tensor computed in the program": (Fn(_computed_index_tensor), CaptureError,
+                                                ["x[idx] = v", "not a bool mask"]),
+    "a mask of trailing dims": (Fn(_mask_trailing), CaptureError, ["x[idx] = v", "not a bool mask"]),
+    "a selection by a mask spelled before a write": (Fn(_mask_respelled_across_a_write), UnsupportedOperator,
+                                                     ["masked_scatter"]),
     "a buffer": (WritesBuffer(), CaptureError, ["tensor b in place"]),
 }
 

@@ -86,6 +86,12 @@ FLOAT_EQUAL = {
                                                         accumulate=True),
     "index_put(accumulate, broadcast value twice)": lambda x: x.index_put(
         (torch.tensor([0, 0]), torch.tensor([2, 2]), torch.tensor([5, 5])), x[0, 0, :1], accumulate=True),
+    # self viewed flat; negative positions from the end
+    "put": lambda x: x.put(torch.tensor([0, 5, -1, 17]), x[0, 1, :4] * 2),
+    "torch.put(accumulate, dup, 2-D index)": lambda x: torch.put(x, torch.tensor([[3, 3], [30, -2]]), x[0, :2, 6:],
+                                                                  accumulate=True),
+    "x.clone().put_(constant source)": lambda x: x.clone().put_(torch.tensor([1, 2]), torch.tensor([9.0, -1.0])),
+    "put_ then read": lambda x: (lambda y: (y.put_(torch.tensor([4, 9]), x[0, 3, :2] - 1), y * 0.5)[1])(x * 2),
 }
 
 
@@ -160,6 +166,9 @@ REFUSED = {
     "index_copy writing one position twice": (lambda x: x.index_copy(1, torch.tensor([1, 1]), x[:, :2]),
                                               r"index_copy.*more than once"),
     "scatter index out of its dim": (lambda x: x.scatter(2, I + 1, x), r"outside 0\.\.7"),
+    "put writing one position twice": (lambda x: x.put(torch.tensor([3, -29]), x[0, 0, :2]), r"put.*more than once"),
+    "put index out of range": (lambda x: x.put(torch.tensor([32]), x[0, 0, :1]), r"put.*outside -32\.\.31"),
+    "put by a computed index": (lambda x: x.put(x[0, 0].argsort()[:2], x[0, 0, :2]), r"put.*index is computed"),
     "scatter_reduce unknown reduce": (lambda x: x.scatter_reduce(2, I, x, "max"), r"reduce='max' is not one of"),
     # a computed mask runs on at most 256 elements (capture_masked_scatter; test_random_and_leftovers.py)
     "masked_scatter by a computed mask over 288 elements": (lambda x: x.repeat(1, 1, 9).masked_scatter(
@@ -173,7 +182,6 @@ REFUSED = {
     "nonzero(as_tuple=True) element read": (lambda x: torch.nonzero(x > 0, as_tuple=True)[0] + 1,
                                             r"nonzero.*program outputs"),
     "unique(return_counts)": (lambda x: torch.unique(x, return_counts=True)[1], r"unique.*return_counts"),
-    "unique(return_inverse)": (lambda x: x.unique(return_inverse=True)[0], r"unique.*return_inverse"),
     "unique(dim)": (lambda x: torch.unique(x, dim=1), r"unique.*dim"),
     "unique(sorted=False)": (lambda x: torch.unique(x, sorted=False), r"sorted=False"),
     "unique_consecutive(return_counts)": (lambda x: torch.unique_consecutive(x, return_counts=True)[1],
