@@ -1599,9 +1599,11 @@ def _symbolic_trace(model: nn.Module, example_inputs=()) -> torch.fx.GraphModule
         raise
     drop_traced_leftovers(graph)
     # The nodes that only made a constant attention mask (the stand-ins took
-    # its value): dropped, so that nothing reports them.
+    # its value), and attention weights no one reads: dropped, so that
+    # nothing reports them.
     for fn in reversed(list(graph.nodes)):
-        if (fn.meta.get("ptec_mask_only") or fn.meta.get("ptec_value_taken")) and fn.op != "placeholder" \
+        if (fn.meta.get("ptec_mask_only") or fn.meta.get("ptec_value_taken") or fn.meta.get("ptec_if_read")) \
+                and fn.op != "placeholder" \
                 and not fn.users:
             graph.erase_node(fn)
     return torch.fx.GraphModule(tracer.root, graph, type(model).__name__)

@@ -91,10 +91,14 @@ def _as_bool_mask(m: torch.Tensor, arg: str, what: str) -> torch.Tensor:
     raise CaptureModuleError(f"{what}: a {arg} of dtype {m.dtype}: ptec takes bool or 0/-inf float masks")
 
 
-def attention_mask(attn_mask, key_padding_mask, is_causal, heads: int, tokens: int, what: str):
-    """One bool mask [1 or heads, L, S] (True: masked) from concrete masks,
-    None when nothing is masked. is_causal=True needs the mask (torch
-    requires it) and the mask must be the causal one."""
+def attention_mask(attn_mask, key_padding_mask, is_causal, heads: int, tokens: int, what: str, batch: int = 1):
+    """One bool mask [1 or batch * heads, L, S] (True: masked) from concrete
+    masks, None when nothing is masked: torch's layout of the scores, the
+    heads of batch element b at rows b * heads .. (b + 1) * heads - 1.
+    attn_mask [L, S] (every head of every element) or [batch * heads, L, S];
+    key_padding_mask [batch, S] (a key masked for every query of that
+    element). is_causal=True needs the mask (torch requires it) and the
+    mask must be the causal one."""
     if not tokens:          # traced without a record of the call: the masks' own size
         tokens = next((int(m.shape[-1]) for m in (attn_mask, key_padding_mask) if m is not None), 0)
     full = torch.zeros(1, tokens, tokens, dtype=torch.bool)
@@ -105,18 +109,21 @@ def attention_mask(attn_mask, key_padding_mask, is_causal, heads: int, tokens: i
         a = _as_bool_mask(attn_mask.detach(), "attention mask", what)
         if tuple(a.shape) == (tokens, tokens):
             a = a.unsqueeze(0)
-        elif tuple(a.shape) != (heads, tokens, tokens):
+        elif tuple(a.shape) != (batch * heads, tokens, tokens):
             raise CaptureModuleError(f"{what}: an attention mask of shape {list(a.shape)}: ptec takes [L, S] or "
-                                     f"[batch 1 * heads, L, S] = [{tokens}, {tokens}] or [{heads}, {tokens}, {tokens}]")
+                                     f"[batch * heads, L, S] = [{tokens}, {tokens}] or "
+                                     f"[{batch * heads}, {tokens}, {tokens}]")
         if is_causal and not torch.equal(a, torch.triu(torch.ones_like(a), 1).expand_as(a)):
             raise CaptureModuleError(f"{what}: is_causal=True with a mask that is not the causal one")
         full = full | a
     if key_padding_mask is not None:
         k = _as_bool_mask(key_padding_mask.detach(), "key padding mask", what)
-        if tuple(k.shape) != (1, tokens):
-            raise CaptureModuleError(f"{what}: a key padding mask of shape {list(k.shape)}: ptec takes [batch 1, S] "
-                                     f"= [1, {tokens}]")
-        full = full | k.reshape(1, 1, tokens)
+        if tuple(k.shape) != (batch, tokens):
+            raise CaptureModuleError(f"{what}: a key padding mask of shape {list(k.shape)}: ptec takes [batch, S] "
+                                     f"= [{batch}, {tokens}]")
+        k = (k.reshape(1, 1, tokens) if batch == 1 else
+             k.reshape(batch, 1, 1, tokens).expand(batch, heads, 1, tokens).reshape(batch * heads, 1, tokens))
+        full = full | k
     return full if bool(full.any()) else None
 
 
@@ -200,29 +207,52 @@ class SelfAttention(_MaskArgs, nn.Module):
         if mha.out_proj.bias is not None:
             self.out.bias = nn.Parameter(mha.out_proj.bias.detach().clone())
 
-    def attend(self, x, mask=None, key=None, value=None):
-        """x: [1, tokens, embed] (batch first); mask: None or a constant
-        bool [1 or heads, tokens, tokens], True where attention is not allowed.
-        key, value: [1, source tokens, embed] for cross-attention (None: x)."""
+    def attend(self, x, mask=None, key=None, value=None, weights=None):
+        """x: [batch, tokens, embed] (batch first); mask: None or a constant
+        bool [1 or batch * heads, tokens, tokens], True where attention is
+        not allowed. key, value: [batch, source tokens, embed] for
+        cross-attention (None: x). weights: None (the output alone), or
+        True / False: also the attention weights [batch, L, S] averaged
+        over the heads / [batch, heads, L, S] per head."""
         h, d = self.heads, self.head_dim
         key = x if key is None else key
         value = x if value is None else value
-        q = self.q(x).reshape(-1, h, d).transpose(0, 1) * (1.0 / math.sqrt(d))
-        k = self.k(key).reshape(-1, h, d).transpose(0, 1)
-        v = self.v(value).reshape(-1, h, d).transpose(0, 1)
+        b, n, s = x.shape[0], x.shape[1], key.shape[1]
+        if b == 1:          # the heads are the batch of the matmuls
+            q = self.q(x).reshape(-1, h, d).transpose(0, 1) * (1.0 / math.sqrt(d))
+            k = self.k(key).reshape(-1, h, d).transpose(0, 1)
+            v = self.v(value).reshape(-1, h, d).transpose(0, 1)
+        else:               # [batch * heads, tokens, head_dim], torch's order of the rows
+            q = self.q(x).reshape(b, n, h, d).transpose(1, 2).reshape(b * h, n, d) * (1.0 / math.sqrt(d))
+            k = self.k(key).reshape(b, s, h, d).transpose(1, 2).reshape(b * h, s, d)
+            v = self.v(value).reshape(b, s, h, d).transpose(1, 2).reshape(b * h, s, d)
         scores = q @ k.transpose(1, 2)
         p = torch.softmax(scores, -1) if mask is None else masked_softmax(scores, mask)
-        a = p @ v                                                      # [heads, tokens, head_dim]
-        return self.out(a.transpose(0, 1).reshape(1, -1, self.embed))
+        a = p @ v                                                      # [batch * heads, tokens, head_dim]
+        if b == 1:
+            y = self.out(a.transpose(0, 1).reshape(1, -1, self.embed))
+        else:
+            y = self.out(a.reshape(b, h, n, d).transpose(1, 2).reshape(b, n, self.embed))
+        if weights is None:
+            return y
+        per_head = p.reshape(b, h, n, s)
+        w = per_head.mean(1) if weights else per_head
+        for t in (per_head, w):         # traced: dropped when the model does not read the weights
+            if isinstance(t, torch.fx.Proxy):
+                t.node.meta["ptec_if_read"] = True
+        return y, w
 
     def mask_for(self, x, attn_mask, key_padding_mask, is_causal, names, known: dict, what: str):
-        """The combined constant mask for a [1, tokens, embed] input; known:
-        the recorded arguments of this call; what: the module called."""
+        """The combined constant mask for a [batch, tokens, embed] input;
+        known: the recorded arguments of this call; what: the module called."""
         self.what = what
         tokens = x.shape[1] if isinstance(x, torch.Tensor) else known.get("tokens", 0)
+        # traced, the shape is the example's (capture_tracer) unless the record has it
+        batch = x.shape[0] if isinstance(x, torch.Tensor) else known.get("batch", x.shape[0])
         return attention_mask(self.concrete(attn_mask, names[0], known),
                               self.concrete(key_padding_mask, names[1], known),
-                              bool(self.concrete(is_causal, "is_causal", known)), self.heads, tokens, what)
+                              bool(self.concrete(is_causal, "is_causal", known)), self.heads, tokens, what,
+                              int(batch))
 
     def forward(self, query, key=None, value=None, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):
@@ -230,15 +260,28 @@ class SelfAttention(_MaskArgs, nn.Module):
         if cross and (attn_mask is not None or key_padding_mask is not None or is_causal):
             raise CaptureModuleError(f"{self.what} with key or value other than the query and a mask: "
                                      "ptec captures cross-attention without masks")
+        unbatched = query.dim() == 2
+        if unbatched:       # [L, E]: one sequence, torch's unbatched form
+            query = query.unsqueeze(1 if not self.batch_first else 0)
+            key, value = (None if t is None else t.unsqueeze(1 if not self.batch_first else 0)
+                          for t in (key, value))
+            if key_padding_mask is not None and not isinstance(key_padding_mask, torch.fx.Proxy):
+                key_padding_mask = key_padding_mask.reshape(1, -1)
         x = query if self.batch_first else query.transpose(0, 1)
+        weights = bool(average_attn_weights) if need_weights else None
         if cross:
             key, value = (t if self.batch_first else t.transpose(0, 1) for t in (key, value))
-            y = self.attend(x, None, key, value)
-            return (y if self.batch_first else y.transpose(0, 1)), None
-        mask = self.mask_for(x, attn_mask, key_padding_mask, is_causal, ("attn_mask", "key_padding_mask"),
-                             self.begin_call(query), self.what)
-        y = self.attend(x, mask)
-        return (y if self.batch_first else y.transpose(0, 1)), None
+            got = self.attend(x, None, key, value, weights)
+        else:
+            mask = self.mask_for(x, attn_mask, key_padding_mask, is_causal, ("attn_mask", "key_padding_mask"),
+                                 self.begin_call(query), self.what)
+            got = self.attend(x, mask, weights=weights)
+        y, w = (got, None) if weights is None else got
+        y = y if self.batch_first else y.transpose(0, 1)
+        if unbatched:
+            y = y.squeeze(0 if self.batch_first else 1)
+            w = None if w is None else w.squeeze(0)
+        return y, w
 
 
 class EncoderLayer(_MaskArgs, nn.Module):
@@ -274,24 +317,62 @@ class EncoderLayer(_MaskArgs, nn.Module):
         return self.run(src, mask)
 
 
+def _nested_fast_path(enc: nn.TransformerEncoder) -> bool:
+    """Whether torch's inference fast path of this encoder runs the layers
+    on a nested tensor when given a key padding mask (and no mask): its
+    output is then zero at the padded positions (before the final norm),
+    which the stand-in reproduces. The conditions that do not depend on the
+    call, as torch 1.13 and 2.x check them."""
+    first = enc.layers[0]
+    if not isinstance(first, nn.TransformerEncoderLayer) or not getattr(enc, "enable_nested_tensor", False):
+        return False
+    return (not first.norm_first and first.self_attn.batch_first and first.self_attn._qkv_same_embed_dim
+            and getattr(first, "activation_relu_or_gelu", False) and first.norm1.eps == first.norm2.eps
+            and first.self_attn.num_heads % 2 == 0)
+
+
 class Encoder(_MaskArgs, nn.Module):
     """nn.TransformerEncoder: its layers in turn (each with the same masks),
-    then its norm if any."""
+    then its norm if any. Given a left-aligned key padding mask and no mask,
+    torch (eval, no grad) runs the layers on the kept positions only and
+    pads the output with zeros: the stand-in zeroes the padded positions."""
 
     def __init__(self, enc: nn.TransformerEncoder):
         super().__init__()
         self.what, self.calls = "nn.TransformerEncoder", []
         self.layers = nn.ModuleList(EncoderLayer(layer) for layer in enc.layers)
         self.norm = enc.norm
+        self.nested = _nested_fast_path(enc)
+
+    def padded_zero(self, x, mask, key_padding_mask, known: dict):
+        """x times a constant [batch, tokens, 1] of 1 (kept) and 0 (padded)
+        where torch's nested fast path applies (its tokens cut to the
+        longest kept length, as torch's padding of the nested output), else x."""
+        if not self.nested or key_padding_mask is None or mask is not None or x.dim() != 3:
+            return x
+        pad = self.concrete(key_padding_mask, "src_key_padding_mask", known)
+        if pad is None or pad.dim() != 2:
+            return x
+        keep = ~_as_bool_mask(pad.detach(), "key padding mask", self.what)
+        # left aligned: each row's kept positions come first (torch's own check)
+        if not bool((keep.int().cumprod(1).bool() == keep).all()) or bool(keep.all()):
+            return x
+        # torch pads to the longest kept length: the output may be shorter than the input
+        longest = int(keep.sum(1).max())
+        if longest < keep.shape[1]:
+            x, keep = x[:, :longest], keep[:, :longest]
+        return x if bool(keep.all()) else x * keep.to(torch.float32).unsqueeze(-1)
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         first = self.layers[0]
         x = src if first.batch_first else src.transpose(0, 1)
+        known = self.begin_call(src)
         combined = first.attn.mask_for(x, mask, src_key_padding_mask, is_causal, ("mask", "src_key_padding_mask"),
-                                       self.begin_call(src), self.what)
+                                       known, self.what)
         x = src
         for layer in self.layers:
             x = layer.run(x, combined)
+        x = self.padded_zero(x, mask, src_key_padding_mask, known)
         return x if self.norm is None else self.norm(x)
 
 
@@ -790,7 +871,7 @@ def _batch_first(m: nn.Module) -> bool:
 
 
 def recorded_masks(model: nn.Module, example_inputs):
-    """{module name: [per call: {mask argument: value, "tokens": L}]} of the
+    """{module name: [per call: {mask argument: value, "tokens": L, "batch": B}]} of the
     attention modules, from one run of `model` on its example inputs: the
     values a traced module's constant masks have, call by call."""
     calls, wrapped = {}, []
@@ -805,8 +886,10 @@ def recorded_masks(model: nn.Module, example_inputs):
                    for k, v in bound.items() if k in MASK_ARGS}
             calls.setdefault(_name, []).append(now)
             x = args[0] if args else next(iter(bound.values()))
-            if isinstance(x, torch.Tensor) and x.dim() == 3:
+            # (an encoder's layers in eval with a padding mask get torch's nested tensors: no shape)
+            if isinstance(x, torch.Tensor) and not getattr(x, "is_nested", False) and x.dim() == 3:
                 now["tokens"] = int(x.shape[1] if _batch_first(_m) else x.shape[0])
+                now["batch"] = int(x.shape[0] if _batch_first(_m) else x.shape[1])
             return _orig(*args, **kwargs)
         m.forward = forward
         wrapped.append(m)
