@@ -649,31 +649,53 @@ def rnn_step(x_gates, h, hh: nn.Linear, relu: bool, zero):
     return torch.relu(v) if relu else torch.tanh(v)
 
 
+def _known_zero(v) -> bool:
+    """Whether v is a tensor known to be all zeros: a tensor, or a traced
+    value the tracer knows and that does not depend on the input."""
+    if isinstance(v, torch.fx.Proxy):
+        tracer = v.tracer
+        if not (hasattr(tracer, "fixed") and tracer.fixed(v.node)):
+            return False
+        v = tracer.value(v.node)
+    return isinstance(v, torch.Tensor) and not bool(v.any())
+
+
 class Recurrent(nn.Module):
     """nn.GRU / nn.LSTM / nn.RNN (tanh or relu), one or both directions, any
-    number of layers, batch 1, zero initial state, unrolled over the
-    sequence length the model was traced with: per layer and direction one
-    input projection of the whole sequence, then per step the hidden
-    projection (the same weights every step: the program stores them once)
-    and the gate arithmetic. A backward direction walks the steps from the
-    last; its outputs join the forward ones along the features, as
-    PyTorch's."""
+    number of layers, any batch, unrolled over the sequence length the
+    model was traced with: per layer and direction one input projection of
+    the whole sequence, then per step the hidden projection (the same
+    weights every step: the program stores them once) and the gate
+    arithmetic. A backward direction walks the steps from the last; its
+    outputs join the forward ones along the features, as PyTorch's.
+
+    The initial state is zero, the state the last run left (--stateful),
+    or the one the call gives (h0, or (h0, c0) for the LSTM: constants or
+    values computed in the program, [layers * directions, batch, H]). An
+    LSTM with proj_size > 0 projects each step's h by W_hr (no bias), and
+    its hidden projection reads the projected h. A packed input
+    (capture_packed_sequences: pack_padded_sequence with constant lengths)
+    runs each sequence for its own length: past it the step's output is
+    zero and the state is held, so h_n is the state at its own last step."""
 
     def __init__(self, rnn, steps: int, stateful: bool = False, lstm_kernel: bool = False):
         super().__init__()
         self.kind = {nn.LSTM: "lstm", nn.GRU: "gru"}.get(type(rnn), "rnn")
         self.relu = getattr(rnn, "nonlinearity", "tanh") == "relu"
         self.dirs = 2 if rnn.bidirectional else 1
+        self.proj = int(getattr(rnn, "proj_size", 0) or 0)
         # nn.LSTM as one LSTMLayer per layer (one kernel call each) instead of
         # unrolled; stateful, the layers' h and c are the kernel's state
-        # tensors (capture marks the lstm nodes), not buffers here
-        self.lstm_kernel = lstm_kernel and self.kind == "lstm" and self.dirs == 1
+        # tensors (capture marks the lstm nodes), not buffers here. Called
+        # with an initial state or a packed input, the layer is unrolled.
+        self.lstm_kernel = lstm_kernel and self.kind == "lstm" and self.dirs == 1 and not self.proj
         if self.lstm_kernel:
             args = [[getattr(rnn, f"{w}_l{k}", None) for w in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
                     for k in range(rnn.num_layers)]
             self.layer = nn.ModuleList(LSTMLayer(*a) for a in args)
             self.final_cell = nn.ModuleList(LSTMFinalCell(*a) for a in args)
         self.hidden, self.layers, self.steps = rnn.hidden_size, rnn.num_layers, steps
+        self.out_size = self.proj or self.hidden
         self.stateful = stateful
         if stateful and self.dirs == 2:
             raise CaptureModuleError(f"a bidirectional nn.{type(rnn).__name__} "
@@ -683,7 +705,7 @@ class Recurrent(nn.Module):
             # Per layer the hidden state (and the LSTM's cell state), zero
             # after load and reset; each run starts from what the last left.
             for k in range(self.layers):
-                self.register_buffer(f"state_h_l{k}", torch.zeros(1, self.hidden))
+                self.register_buffer(f"state_h_l{k}", torch.zeros(1, self.out_size))
                 if self.kind == "lstm":
                     self.register_buffer(f"state_c_l{k}", torch.zeros(1, self.hidden))
         self.batch_first = rnn.batch_first
@@ -692,6 +714,8 @@ class Recurrent(nn.Module):
                                 for sx in suffixes)
         self.hh = nn.ModuleList(_linear(getattr(rnn, f"weight_hh_{sx}"), getattr(rnn, f"bias_hh_{sx}", None))
                                 for sx in suffixes)
+        if self.proj:       # h_t = W_hr (o_t * tanh(c_t))
+            self.hr = nn.ModuleList(_linear(getattr(rnn, f"weight_hr_{sx}"), None) for sx in suffixes)
         self.gates = {"lstm": 4, "gru": 3, "rnn": 1}[self.kind]
         for j in range(len(suffixes)):
             _zero_state_gates(self, self.hh[j], self.gates, self.hidden, f"zero_l{j}")
@@ -699,36 +723,82 @@ class Recurrent(nn.Module):
     def _zero(self, j):
         return [getattr(self, f"zero_l{j}_{g}") for g in range(self.gates)]
 
-    def _direction(self, j, seq, h, c, backward: bool):
-        """One layer's direction j (index into ih/hh) over seq [1, T, F]:
-        its outputs [1, T, H] in time order, and its last h and c."""
-        gates = self.ih[j](seq)                                      # [1, T, gates]
+    def _direction(self, j, seq, h, c, backward: bool, lengths=None):
+        """One layer's direction j (index into ih/hh) over seq [B, T, F]
+        from h, c (None: the zero state): its outputs [B, T, H] in time
+        order, and its last h and c. lengths: each sequence's own length
+        (a packed input), else None."""
+        gates = self.ih[j](seq)                                      # [B, T, gates]
         outs = [None] * self.steps
         for t in (reversed(range(self.steps)) if backward else range(self.steps)):
             g = gates[:, t]
             if self.kind == "gru":
-                h = gru_step(g, h, self.hh[j], self.hidden, self._zero(j))
+                h_t, c_t = gru_step(g, h, self.hh[j], self.hidden, self._zero(j)), None
             elif self.kind == "lstm":
-                h, c = lstm_step(g, h, c, self.hh[j], self.hidden, self._zero(j))
+                h_t, c_t = lstm_step(g, h, c, self.hh[j], self.hidden, self._zero(j))
+                if self.proj:
+                    h_t = self.hr[j](h_t)
             else:
-                h = rnn_step(g, h, self.hh[j], self.relu, self._zero(j))
-            outs[t] = h.unsqueeze(1)
+                h_t, c_t = rnn_step(g, h, self.hh[j], self.relu, self._zero(j)), None
+            live = None if lengths is None else [t < n for n in lengths]
+            if live is None or all(live):
+                h, c = h_t, c_t
+                outs[t] = h.unsqueeze(1)
+                continue
+            # past a sequence's length: its output is zero and its state held
+            keep = torch.tensor([[1.0] if k else [0.0] for k in live])            # [B, 1], constant
+            outs[t] = (h_t * keep).unsqueeze(1)
+            h = h_t * keep if h is None else h_t * keep + h * (1.0 - keep)
+            if c_t is not None:
+                c = c_t * keep if c is None else c_t * keep + c * (1.0 - keep)
         return torch.cat(outs, 1), h, c
 
+    def _initial(self, state):
+        """(h0, c0) per layer * direction from the call's state, each [B, H]
+        or None (the zero state)."""
+        n = self.layers * self.dirs
+        if state is None:
+            return [None] * n, [None] * n
+        if self.stateful:
+            raise CaptureModuleError(f"nn.{self.kind.upper()} given an initial state with --stateful: the state "
+                                     "is the one the last run left; pass no state")
+        if self.kind == "lstm":
+            if not isinstance(state, (tuple, list)) or len(state) != 2:
+                raise CaptureModuleError("nn.LSTM given a state that is not a pair (h0, c0)")
+            h0, c0 = state
+        else:
+            h0, c0 = state, None
+        # a state known to be zero (torch.zeros(..) in forward, a zero buffer) is the zero state
+        h0 = None if _known_zero(h0) else h0
+        c0 = None if _known_zero(c0) else c0
+        if self.kind == "lstm" and (h0 is None) != (c0 is None):
+            h0 = torch.zeros(n, c0.shape[1], self.out_size) if h0 is None else h0
+            c0 = torch.zeros(n, h0.shape[1], self.hidden) if c0 is None else c0
+        hs = [None if h0 is None else h0[j] for j in range(n)]
+        cs = [None if c0 is None else c0[j] for j in range(n)]
+        return hs, cs
+
     def forward(self, x, state=None):
-        if state is not None:
-            raise CaptureModuleError(f"nn.{self.kind.upper()} given an initial state: ptec captures "
-                                     "recurrent layers from the zero state (or, with --stateful, "
-                                     "from the state the last run left)")
-        seq = x if self.batch_first else x.transpose(0, 1)          # [1, T, features]
+        from .capture_packed_sequences import PackedInput
+        if isinstance(x, nn.utils.rnn.PackedSequence):      # run eagerly: torch's packed batch
+            padded, lengths = nn.utils.rnn.pad_packed_sequence(x, self.batch_first)
+            out, last = self.forward(PackedInput(padded, [int(n) for n in lengths], self.batch_first), state)
+            return nn.utils.rnn.pack_padded_sequence(out.padded, lengths, self.batch_first,
+                                                     enforce_sorted=False), last
+        packed = x if isinstance(x, PackedInput) else None
+        if packed is not None:
+            x = packed.padded if packed.batch_first == self.batch_first else packed.padded.transpose(0, 1)
+        seq = x if self.batch_first else x.transpose(0, 1)          # [B, T, features]
         last_h, last_c = [], []
-        if self.lstm_kernel:
+        h0s, c0s = self._initial(state)
+        if self.lstm_kernel and packed is None and all(h is None for h in h0s + c0s):
             for k in range(self.layers):
                 last_c.append(self.final_cell[k](seq).unsqueeze(0))
                 seq = self.layer[k](seq)
                 last_h.append(seq[:, -1].unsqueeze(0))
             out = seq if self.batch_first else seq.transpose(0, 1)
             return out, (torch.cat(last_h, 0), torch.cat(last_c, 0))
+        lengths = None if packed is None else packed.lengths
         for k in range(self.layers):
             h = c = None
             if self.stateful:
@@ -741,8 +811,12 @@ class Recurrent(nn.Module):
                     c = ptec_state(getattr(self, f"state_c_l{k}"), seq)
             outs = []
             for d in range(self.dirs):
-                out_d, h_d, c_d = self._direction(k * self.dirs + d, seq, h if d == 0 else None,
-                                                  c if d == 0 else None, backward=d == 1)
+                j = k * self.dirs + d
+                if self.stateful:
+                    h_in, c_in = (h, c) if d == 0 else (None, None)
+                else:
+                    h_in, c_in = h0s[j], c0s[j]
+                out_d, h_d, c_d = self._direction(j, seq, h_in, c_in, backward=d == 1, lengths=lengths)
                 if self.stateful:
                     h_d = ptec_state_write(getattr(self, f"state_h_l{k}"), h_d)
                     if self.kind == "lstm":
@@ -752,6 +826,8 @@ class Recurrent(nn.Module):
                 last_c.append(c_d.unsqueeze(0) if c_d is not None else None)
             seq = outs[0] if self.dirs == 1 else torch.cat(outs, 2)
         out = seq if self.batch_first else seq.transpose(0, 1)
+        if packed is not None:
+            out = packed.again(out, self.batch_first)
         h_n = torch.cat(last_h, 0)
         if self.kind != "lstm":
             return out, h_n
@@ -803,8 +879,7 @@ def _stand_in(m: nn.Module, steps=None, stateful: bool = False, lstm_kernel: boo
     if isinstance(m, nn.Bilinear):
         return Bilinear(m)
     if isinstance(m, (nn.GRU, nn.LSTM, nn.RNN)):
-        ok = (getattr(m, "proj_size", 0) == 0 and m.mode in ("GRU", "LSTM", "RNN_TANH", "RNN_RELU")
-              and steps is not None)
+        ok = m.mode in ("GRU", "LSTM", "RNN_TANH", "RNN_RELU") and steps is not None
         return Recurrent(m, steps, stateful, lstm_kernel) if ok else None
     if isinstance(m, (nn.GRUCell, nn.LSTMCell, nn.RNNCell)):
         return RecurrentCell(m)
@@ -842,7 +917,9 @@ def sequence_lengths(model: nn.Module, example_inputs) -> dict:
         if isinstance(m, (nn.GRU, nn.LSTM, nn.RNN)):
             def hook(mod, args, _name=name):
                 x = args[0]
-                if isinstance(x, torch.Tensor) and x.dim() == 3:
+                if isinstance(x, nn.utils.rnn.PackedSequence):      # steps: the longest sequence's
+                    found[_name] = int(x.batch_sizes.numel())
+                elif isinstance(x, torch.Tensor) and x.dim() == 3:
                     found[_name] = int(x.shape[1] if mod.batch_first else x.shape[0])
             hooks.append(m.register_forward_pre_hook(hook))
     if hooks:

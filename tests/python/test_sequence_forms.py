@@ -183,3 +183,129 @@ def test_a_padding_mask_of_another_batch_is_refused():
     with pytest.raises(Exception) as e:
         compile_model(Wrong().eval(), [x], [(x,)])
     assert "\n" not in str(e.value)
+
+
+# ---------------------------------------------------------------------------
+# Recurrent layers given an initial state, projected LSTMs
+
+RNNS = {"lstm": nn.LSTM, "gru": nn.GRU, "rnn": nn.RNN}
+
+
+class GivenState(nn.Module):
+    """A recurrent layer started from a state the model holds: zeros made
+    in forward, ones * 0.1, or a buffer (random, fixed)."""
+
+    def __init__(self, kind, state, batch, layers=1, bidirectional=False, proj=0, batch_first=True):
+        super().__init__()
+        extra = dict(proj_size=proj) if proj else {}
+        self.rnn = RNNS[kind](6, 8, num_layers=layers, bidirectional=bidirectional, batch_first=batch_first,
+                              **extra)
+        n, out = layers * (2 if bidirectional else 1), proj or 8
+        g = torch.Generator().manual_seed(2)
+        self.register_buffer("h0", torch.rand(n, batch, out, generator=g) - 0.5)
+        self.register_buffer("c0", torch.rand(n, batch, 8, generator=g) * 2 - 1)
+        self.kind, self.state, self.shape, self.batch_first = kind, state, (n, batch, out), batch_first
+
+    def forward(self, x):
+        if not self.batch_first:
+            x = x.transpose(0, 1)
+        n, b, out = self.shape
+        if self.state == "zeros":
+            h, c = torch.zeros(n, b, out), torch.zeros(n, b, 8)
+        elif self.state == "ones":
+            h, c = torch.ones(n, b, out) * 0.1, torch.ones(n, b, 8) * 0.1
+        elif self.state == "buffer":
+            h, c = self.h0, self.c0
+        else:
+            h = c = None
+        state = None if h is None else ((h, c) if self.kind == "lstm" else h)
+        y, _ = self.rnn(x, state) if state is not None else self.rnn(x)
+        return y if self.batch_first else y.transpose(0, 1)
+
+
+class EncoderDecoder(nn.Module):
+    """A seq2seq pair: the encoder's final state starts the decoder."""
+
+    def __init__(self, kind, layers=1, proj=0):
+        super().__init__()
+        extra = dict(proj_size=proj) if proj else {}
+        self.enc = RNNS[kind](6, 8, num_layers=layers, batch_first=True, **extra)
+        self.dec = RNNS[kind](6, 8, num_layers=layers, batch_first=True, **extra)
+        self.kind = kind
+
+    def forward(self, x):
+        _, state = self.enc(x)
+        y, _ = self.dec(x.flip(1) * 0.5, state)
+        return y
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+@pytest.mark.parametrize("kind, state", [("lstm", "zeros"), ("lstm", "ones"), ("lstm", "buffer"),
+                                         ("gru", "buffer"), ("rnn", "ones")])
+def test_recurrent_layer_given_a_state(kind, state, batch, tmp_path):
+    torch.manual_seed(0)
+    worst, res = steps_from_float(GivenState(kind, state, batch), (batch, 5, 6), tmp_path)
+    assert worst <= 6.0, f"{kind} from {state}, batch {batch}: {worst:.2f} steps"
+
+
+@pytest.mark.parametrize("layers, bidirectional, batch_first", [(2, False, True), (1, True, True),
+                                                                 (2, True, False)])
+def test_lstm_given_a_state_layers_and_directions(layers, bidirectional, batch_first, tmp_path):
+    torch.manual_seed(0)
+    model = GivenState("lstm", "buffer", 2, layers, bidirectional, batch_first=batch_first)
+    worst, _ = steps_from_float(model, (2, 5, 6), tmp_path)
+    assert worst <= 6.0, worst
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_encoder_state_into_decoder(kind, batch, tmp_path):
+    torch.manual_seed(0)
+    worst, _ = steps_from_float(EncoderDecoder(kind), (batch, 5, 6), tmp_path)
+    assert worst <= 6.0, worst
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+@pytest.mark.parametrize("layers, bidirectional, state", [(1, False, None), (2, False, None), (1, True, None),
+                                                          (1, False, "buffer")])
+def test_projected_lstm(layers, bidirectional, state, batch, tmp_path):
+    torch.manual_seed(0)
+    model = GivenState("lstm", state, batch, layers, bidirectional, proj=3)
+    worst, _ = steps_from_float(model, (batch, 5, 6), tmp_path)
+    assert worst <= 6.0, worst
+
+
+def test_projected_lstm_encoder_decoder(tmp_path):
+    torch.manual_seed(0)
+    worst, _ = steps_from_float(EncoderDecoder("lstm", layers=2, proj=3), (2, 5, 6), tmp_path)
+    assert worst <= 6.0, worst
+
+
+def test_fp32_path_with_a_given_state(tmp_path):
+    """An fp32 kernel in the program (a LayerNorm after the decoder): the
+    recurrent steps with a given state stay within the bound too."""
+    class Normed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = EncoderDecoder("lstm")
+            self.norm = nn.LayerNorm(8)
+
+        def forward(self, x):
+            return self.norm(self.body(x))
+    torch.manual_seed(0)
+    worst, res = steps_from_float(Normed(), (2, 5, 6), tmp_path)
+    assert res.lowered.fallbacks
+    assert worst <= 6.0, worst
+
+
+def test_a_zero_state_keeps_the_lstm_kernel(tmp_path):
+    """torch.zeros(..) given as the state is the zero state: the layer stays
+    one ptec::quantized_lstm (CMSIS-NN's numerics, int16 cell); a nonzero
+    state unrolls it."""
+    torch.manual_seed(0)
+    _, res = steps_from_float(GivenState("lstm", "zeros", 2), (2, 5, 6), tmp_path)
+    ops = [op.name for op in parse_program(res.data).execution_plan[0].operators]
+    assert "ptec::quantized_lstm" in ops, ops
+    _, res = steps_from_float(GivenState("lstm", "buffer", 2), (2, 5, 6), tmp_path)
+    ops = [op.name for op in parse_program(res.data).execution_plan[0].operators]
+    assert "ptec::quantized_lstm" not in ops, ops
