@@ -309,3 +309,84 @@ def test_a_zero_state_keeps_the_lstm_kernel(tmp_path):
     _, res = steps_from_float(GivenState("lstm", "buffer", 2), (2, 5, 6), tmp_path)
     ops = [op.name for op in parse_program(res.data).execution_plan[0].operators]
     assert "ptec::quantized_lstm" not in ops, ops
+
+
+# ---------------------------------------------------------------------------
+# Packed sequences with constant lengths
+
+class Packed(nn.Module):
+    """pack_padded_sequence(x, lengths) through a recurrent layer and
+    pad_packed_sequence back; returns the padded output and h_n's last
+    layer (the state at each sequence's own last step)."""
+
+    def __init__(self, kind, lengths, bidirectional=False, sorted_=True, total_length=None, padding_value=0.0,
+                 lengths_as="list"):
+        super().__init__()
+        self.rnn = RNNS[kind](6, 8, batch_first=True, bidirectional=bidirectional)
+        self.kind, self.lengths, self.sorted = kind, lengths, sorted_
+        self.total_length, self.padding_value, self.lengths_as = total_length, padding_value, lengths_as
+        self.register_buffer("lens", torch.tensor(lengths))
+
+    def forward(self, x):
+        lengths = {"list": self.lengths, "buffer": self.lens,
+                   "tensor": torch.tensor(self.lengths)}[self.lengths_as]
+        packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=self.sorted)
+        out, state = self.rnn(packed)
+        y, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, padding_value=self.padding_value,
+                                                total_length=self.total_length)
+        h = state[0] if self.kind == "lstm" else state
+        return y, h[-1]
+
+
+@pytest.mark.parametrize("kind, lengths, extra", [
+    ("lstm", [5, 3], {}),
+    ("gru", [5, 3], {}),
+    ("rnn", [5, 3], {}),
+    ("lstm", [4], {}),                                   # batch 1: the padded steps past 4 dropped
+    ("gru", [2, 5], dict(sorted_=False)),
+    ("lstm", [5, 3], dict(bidirectional=True)),
+    ("gru", [4, 3], dict(total_length=5, lengths_as="buffer")),
+    ("lstm", [5, 2], dict(padding_value=-1.0, lengths_as="tensor")),
+])
+def test_packed_sequences(kind, lengths, extra, tmp_path):
+    torch.manual_seed(0)
+    model = Packed(kind, lengths, **extra)
+    with torch.no_grad():
+        y, _ = model(torch.randn(len(lengths), 5, 6))
+    for b, n in enumerate(lengths):         # the oracle itself: zero (or padding_value) past each length
+        assert bool((y[b, n:] == extra.get("padding_value", 0.0)).all())
+    worst, _ = steps_from_float(model, (len(lengths), 5, 6), tmp_path)
+    assert worst <= 6.0, worst
+
+
+def test_pad_sequence_of_computed_values(tmp_path):
+    class Pad(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(6, 4)
+
+        def forward(self, x):
+            a, b = self.fc(x[0]), torch.tanh(x[1, :3]) * 2.0
+            return nn.utils.rnn.pad_sequence([a, b[:, :4]], batch_first=True, padding_value=0.5), \
+                nn.utils.rnn.pad_sequence([b[:, :4], a])
+    torch.manual_seed(0)
+    worst, _ = steps_from_float(Pad(), (2, 5, 6), tmp_path)
+    assert worst <= 1.5, worst
+
+
+def test_lengths_computed_from_data_are_refused(tmp_path):
+    from model_checks import cli_refusal
+    line = cli_refusal(tmp_path, """
+import torch, torch.nn as nn
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(6, 8, batch_first=True)
+    def forward(self, x):
+        lengths = (x[:, :, 0] > 0).sum(1)
+        y, _ = self.rnn(nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False))
+        return nn.utils.rnn.pad_packed_sequence(y, batch_first=True, total_length=5)[0]
+def model():
+    return M().eval(), (torch.rand(2, 5, 6),)
+""")
+    assert "pack_padded_sequence with lengths computed from the model's input" in line, line
