@@ -730,27 +730,32 @@ class Recurrent(nn.Module):
         (a packed input), else None."""
         gates = self.ih[j](seq)                                      # [B, T, gates]
         outs = [None] * self.steps
+        batch = seq.shape[0]
+        # the zero state's hidden gates (b_hh) as [B, H]: an int8 add takes equal shapes
+        zero = self._zero(j) if batch == 1 else [z.expand(batch, -1) for z in self._zero(j)]
         for t in (reversed(range(self.steps)) if backward else range(self.steps)):
             g = gates[:, t]
             if self.kind == "gru":
-                h_t, c_t = gru_step(g, h, self.hh[j], self.hidden, self._zero(j)), None
+                h_t, c_t = gru_step(g, h, self.hh[j], self.hidden, zero), None
             elif self.kind == "lstm":
-                h_t, c_t = lstm_step(g, h, c, self.hh[j], self.hidden, self._zero(j))
+                h_t, c_t = lstm_step(g, h, c, self.hh[j], self.hidden, zero)
                 if self.proj:
                     h_t = self.hr[j](h_t)
             else:
-                h_t, c_t = rnn_step(g, h, self.hh[j], self.relu, self._zero(j)), None
+                h_t, c_t = rnn_step(g, h, self.hh[j], self.relu, zero), None
             live = None if lengths is None else [t < n for n in lengths]
             if live is None or all(live):
                 h, c = h_t, c_t
                 outs[t] = h.unsqueeze(1)
                 continue
             # past a sequence's length: its output is zero and its state held
-            keep = torch.tensor([[1.0] if k else [0.0] for k in live])            # [B, 1], constant
-            outs[t] = (h_t * keep).unsqueeze(1)
-            h = h_t * keep if h is None else h_t * keep + h * (1.0 - keep)
+            # constant 0/1 factors of the state's shape (an int8 mul takes equal shapes)
+            keep = torch.tensor([[1.0] if k else [0.0] for k in live])
+            h_keep, c_keep = (keep.expand(len(live), n).contiguous() for n in (self.out_size, self.hidden))
+            outs[t] = (h_t * h_keep).unsqueeze(1)
+            h = h_t * h_keep if h is None else h_t * h_keep + h * (1.0 - h_keep)
             if c_t is not None:
-                c = c_t * keep if c is None else c_t * keep + c * (1.0 - keep)
+                c = c_t * c_keep if c is None else c_t * c_keep + c * (1.0 - c_keep)
         return torch.cat(outs, 1), h, c
 
     def _initial(self, state):

@@ -40,12 +40,13 @@ class PackedInput:
     """A packed batch at trace time: the padded tensor (cut to the longest
     length; batch first or not) and each sequence's length, in batch order."""
 
-    def __init__(self, padded, lengths: List[int], batch_first: bool):
-        self.padded, self.lengths, self.batch_first = padded, lengths, batch_first
+    def __init__(self, padded, lengths: List[int], batch_first: bool, zeroed: bool = False):
+        # zeroed: the values past each length are zero (a recurrent layer's output)
+        self.padded, self.lengths, self.batch_first, self.zeroed = padded, lengths, batch_first, zeroed
 
     def again(self, out, batch_first: bool) -> "PackedInput":
-        """A recurrent layer's output over the same sequences."""
-        return PackedInput(out, self.lengths, batch_first)
+        """A recurrent layer's output over the same sequences (zero past each length)."""
+        return PackedInput(out, self.lengths, batch_first, zeroed=True)
 
 
 def _constant_lengths(lengths) -> List[int]:
@@ -81,9 +82,13 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
         return _ORIGINAL["pad_packed_sequence"](sequence, batch_first, padding_value, total_length)
     out = sequence.padded if sequence.batch_first else sequence.padded.transpose(0, 1)    # [B, T, ...]
     batch, steps = len(sequence.lengths), max(sequence.lengths)
+    if not sequence.zeroed and min(sequence.lengths) < steps:      # packed and padded again: zero past each length
+        keep = torch.tensor([[1.0 if t < n else 0.0 for t in range(steps)] for n in sequence.lengths])
+        out = out * keep.reshape((batch, steps) + (1,) * (out.dim() - 2)).expand(out.shape).contiguous()
     if padding_value:           # the outputs past each length are zero: add the padding value there
         past = torch.tensor([[0.0 if t < n else 1.0 for t in range(steps)] for n in sequence.lengths])
-        out = out + (past * float(padding_value)).reshape((batch, steps) + (1,) * (out.dim() - 2))
+        out = out + (past * float(padding_value)).reshape((batch, steps) + (1,) * (out.dim() - 2)).expand(
+            out.shape).contiguous()
     if total_length is not None:
         total_length = int(total_length)
         if total_length < steps:

@@ -34,13 +34,16 @@ def calibration(shape, n=8, seed=0):
     return [(torch.rand(shape, generator=g) * 6.0 - 3.0,) for _ in range(n)]
 
 
-def steps_from_float(model, shape, tmp_path, n_check=3):
+def steps_from_float(model, shape, tmp_path, n_check=3, int8=False):
     """Compiles model for inputs of `shape`; returns the largest |ptec -
     float| in output steps over each output, after checking the host
-    runtime against the reference interpreter, and the compile result."""
+    runtime against the reference interpreter, and the compile result.
+    int8: the program must have no fp32 kernel."""
     model = model.eval()
     calib = calibration(shape)
     res = compile_model(model, [calib[0][0]], calib)
+    if int8:
+        assert not res.lowered.fallbacks, res.lowered.fallbacks
     prog = parse_program(res.data)
     worst = []
     for (x,) in calib[:n_check]:
@@ -244,7 +247,7 @@ class EncoderDecoder(nn.Module):
                                          ("gru", "buffer"), ("rnn", "ones")])
 def test_recurrent_layer_given_a_state(kind, state, batch, tmp_path):
     torch.manual_seed(0)
-    worst, res = steps_from_float(GivenState(kind, state, batch), (batch, 5, 6), tmp_path)
+    worst, res = steps_from_float(GivenState(kind, state, batch), (batch, 5, 6), tmp_path, int8=True)
     assert worst <= 6.0, f"{kind} from {state}, batch {batch}: {worst:.2f} steps"
 
 
@@ -253,7 +256,7 @@ def test_recurrent_layer_given_a_state(kind, state, batch, tmp_path):
 def test_lstm_given_a_state_layers_and_directions(layers, bidirectional, batch_first, tmp_path):
     torch.manual_seed(0)
     model = GivenState("lstm", "buffer", 2, layers, bidirectional, batch_first=batch_first)
-    worst, _ = steps_from_float(model, (2, 5, 6), tmp_path)
+    worst, _ = steps_from_float(model, (2, 5, 6), tmp_path, int8=True)
     assert worst <= 6.0, worst
 
 
@@ -261,7 +264,7 @@ def test_lstm_given_a_state_layers_and_directions(layers, bidirectional, batch_f
 @pytest.mark.parametrize("kind", ["lstm", "gru"])
 def test_encoder_state_into_decoder(kind, batch, tmp_path):
     torch.manual_seed(0)
-    worst, _ = steps_from_float(EncoderDecoder(kind), (batch, 5, 6), tmp_path)
+    worst, _ = steps_from_float(EncoderDecoder(kind), (batch, 5, 6), tmp_path, int8=True)
     assert worst <= 6.0, worst
 
 
@@ -271,13 +274,13 @@ def test_encoder_state_into_decoder(kind, batch, tmp_path):
 def test_projected_lstm(layers, bidirectional, state, batch, tmp_path):
     torch.manual_seed(0)
     model = GivenState("lstm", state, batch, layers, bidirectional, proj=3)
-    worst, _ = steps_from_float(model, (batch, 5, 6), tmp_path)
+    worst, _ = steps_from_float(model, (batch, 5, 6), tmp_path, int8=True)
     assert worst <= 6.0, worst
 
 
 def test_projected_lstm_encoder_decoder(tmp_path):
     torch.manual_seed(0)
-    worst, _ = steps_from_float(EncoderDecoder("lstm", layers=2, proj=3), (2, 5, 6), tmp_path)
+    worst, _ = steps_from_float(EncoderDecoder("lstm", layers=2, proj=3), (2, 5, 6), tmp_path, int8=True)
     assert worst <= 6.0, worst
 
 
@@ -355,7 +358,7 @@ def test_packed_sequences(kind, lengths, extra, tmp_path):
         y, _ = model(torch.randn(len(lengths), 5, 6))
     for b, n in enumerate(lengths):         # the oracle itself: zero (or padding_value) past each length
         assert bool((y[b, n:] == extra.get("padding_value", 0.0)).all())
-    worst, _ = steps_from_float(model, (len(lengths), 5, 6), tmp_path)
+    worst, _ = steps_from_float(model, (len(lengths), 5, 6), tmp_path, int8=True)
     assert worst <= 6.0, worst
 
 
@@ -370,7 +373,7 @@ def test_pad_sequence_of_computed_values(tmp_path):
             return nn.utils.rnn.pad_sequence([a, b[:, :4]], batch_first=True, padding_value=0.5), \
                 nn.utils.rnn.pad_sequence([b[:, :4], a])
     torch.manual_seed(0)
-    worst, _ = steps_from_float(Pad(), (2, 5, 6), tmp_path)
+    worst, _ = steps_from_float(Pad(), (2, 5, 6), tmp_path, int8=True)
     assert worst <= 1.5, worst
 
 
