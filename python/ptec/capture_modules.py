@@ -10,13 +10,17 @@ function from the same parameters with the operators ptec captures (linear,
 reshape, transpose, matmul, softmax, LayerNorm, the activation), so the
 layer lowers like any other attention block.
 
-Scope: one sequence per call (batch 1, as on a microcontroller), query =
+Scope: any batch (the heads of batch element b are rows b * heads ..
+of the [batch * heads, tokens, head_dim] matmuls, torch's order), query =
 key = value dimensions. Attention masks (attn_mask / src_mask / mask: bool,
-or float holding only 0 and -inf; [L, S] or [heads, L, S]) and key padding
-masks ([1, S], bool or 0/-inf) that are constants at trace time become one
-boolean mask of a masked softmax (ptec::quantized_softmax_masked). A mask
-computed from the model's input, or a float mask with other values, is
-refused in one line naming the module. Anything else keeps the original
+or float holding only 0 and -inf; [L, S] or [batch * heads, L, S]) and key
+padding masks ([batch, S], bool or 0/-inf) that are constants at trace time
+become one boolean mask of a masked softmax (ptec::quantized_softmax_masked).
+need_weights gives the attention weights (averaged over the heads or not),
+dropped from the graph when unread. A mask computed from the model's input,
+or a float mask with other values, is refused in one line naming the
+module. Recurrent layers take a given initial state, proj_size and packed
+input (capture_packed_sequences). Anything else keeps the original
 module, which capture then reports as unsupported with its module path."""
 from __future__ import annotations
 

@@ -393,3 +393,14 @@ def model():
     return M().eval(), (torch.rand(2, 5, 6),)
 """)
     assert "pack_padded_sequence with lengths computed from the model's input" in line, line
+
+
+def test_batch_two_transformer_layer_on_the_m55(tmp_path):
+    """A batch-2 encoder layer with a causal and a key padding mask on the
+    emulated Cortex-M55: the reference interpreter's bytes."""
+    from model_checks import board_matches_reference
+    torch.manual_seed(0)
+    model = Layers("encoder", 2).eval()
+    calib = calibration((2, 5, 8))
+    data = compile_model(model, [calib[0][0]], calib, target="cortex-m55").data
+    board_matches_reference(data, calib[5][0].numpy(), "cortex-m55", tmp_path)
