@@ -404,3 +404,19 @@ def test_batch_two_transformer_layer_on_the_m55(tmp_path):
     calib = calibration((2, 5, 8))
     data = compile_model(model, [calib[0][0]], calib, target="cortex-m55").data
     board_matches_reference(data, calib[5][0].numpy(), "cortex-m55", tmp_path)
+
+
+def test_unbatched_attention_with_weights(tmp_path):
+    """torch's unbatched form: query [L, E], weights [L, S]."""
+    class Unbatched(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.m = nn.MultiheadAttention(8, 2, batch_first=True)
+
+        def forward(self, x):
+            q = x[0]
+            y, w = self.m(q, q, q, attn_mask=CAUSAL.isneginf())
+            return y, w
+    torch.manual_seed(0)
+    worst, _ = steps_from_float(Unbatched(), (1, 5, 8), tmp_path)
+    assert worst <= 4.5, worst
