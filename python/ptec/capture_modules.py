@@ -1,6 +1,6 @@
 """Traceable stand-ins for torch.nn modules that torch.fx keeps as opaque
-leaves: nn.MultiheadAttention (self-attention, and cross-attention without
-masks), nn.TransformerEncoderLayer, nn.TransformerEncoder, the decoder
+leaves: nn.MultiheadAttention (self- and cross-attention),
+nn.TransformerEncoderLayer, nn.TransformerEncoder, the decoder
 layer, decoder and nn.Transformer; nn.GRU, nn.LSTM, nn.RNN (unrolled over
 the traced sequence length) and their cells; nn.Bilinear,
 nn.CosineSimilarity and nn.PairwiseDistance. Their forward is a fused fast path
@@ -95,38 +95,40 @@ def _as_bool_mask(m: torch.Tensor, arg: str, what: str) -> torch.Tensor:
     raise CaptureModuleError(f"{what}: a {arg} of dtype {m.dtype}: ptec takes bool or 0/-inf float masks")
 
 
-def attention_mask(attn_mask, key_padding_mask, is_causal, heads: int, tokens: int, what: str, batch: int = 1):
+def attention_mask(attn_mask, key_padding_mask, is_causal, heads: int, tokens: int, what: str, batch: int = 1,
+                   source: int = 0):
     """One bool mask [1 or batch * heads, L, S] (True: masked) from concrete
     masks, None when nothing is masked: torch's layout of the scores, the
     heads of batch element b at rows b * heads .. (b + 1) * heads - 1.
     attn_mask [L, S] (every head of every element) or [batch * heads, L, S];
     key_padding_mask [batch, S] (a key masked for every query of that
     element). is_causal=True needs the mask (torch requires it) and the
-    mask must be the causal one."""
+    mask must be the causal one. source: S, the keys' count (0: L, self-attention)."""
     if not tokens:          # traced without a record of the call: the masks' own size
         tokens = next((int(m.shape[-1]) for m in (attn_mask, key_padding_mask) if m is not None), 0)
-    full = torch.zeros(1, tokens, tokens, dtype=torch.bool)
+    s = source or tokens
+    full = torch.zeros(1, tokens, s, dtype=torch.bool)
     if is_causal and attn_mask is None:
         raise CaptureModuleError(f"{what}: is_causal=True without the mask: pass the causal mask too, as torch "
                                  "requires")
     if attn_mask is not None:
         a = _as_bool_mask(attn_mask.detach(), "attention mask", what)
-        if tuple(a.shape) == (tokens, tokens):
+        if tuple(a.shape) == (tokens, s):
             a = a.unsqueeze(0)
-        elif tuple(a.shape) != (batch * heads, tokens, tokens):
+        elif tuple(a.shape) != (batch * heads, tokens, s):
             raise CaptureModuleError(f"{what}: an attention mask of shape {list(a.shape)}: ptec takes [L, S] or "
-                                     f"[batch * heads, L, S] = [{tokens}, {tokens}] or "
-                                     f"[{batch * heads}, {tokens}, {tokens}]")
+                                     f"[batch * heads, L, S] = [{tokens}, {s}] or "
+                                     f"[{batch * heads}, {tokens}, {s}]")
         if is_causal and not torch.equal(a, torch.triu(torch.ones_like(a), 1).expand_as(a)):
             raise CaptureModuleError(f"{what}: is_causal=True with a mask that is not the causal one")
         full = full | a
     if key_padding_mask is not None:
         k = _as_bool_mask(key_padding_mask.detach(), "key padding mask", what)
-        if tuple(k.shape) != (batch, tokens):
+        if tuple(k.shape) != (batch, s):
             raise CaptureModuleError(f"{what}: a key padding mask of shape {list(k.shape)}: ptec takes [batch, S] "
-                                     f"= [{batch}, {tokens}]")
-        k = (k.reshape(1, 1, tokens) if batch == 1 else
-             k.reshape(batch, 1, 1, tokens).expand(batch, heads, 1, tokens).reshape(batch * heads, 1, tokens))
+                                     f"= [{batch}, {s}]")
+        k = (k.reshape(1, 1, s) if batch == 1 else
+             k.reshape(batch, 1, 1, s).expand(batch, heads, 1, s).reshape(batch * heads, 1, s))
         full = full | k
     return full if bool(full.any()) else None
 
@@ -246,7 +248,7 @@ class SelfAttention(_MaskArgs, nn.Module):
                 t.node.meta["ptec_if_read"] = True
         return y, w
 
-    def mask_for(self, x, attn_mask, key_padding_mask, is_causal, names, known: dict, what: str):
+    def mask_for(self, x, attn_mask, key_padding_mask, is_causal, names, known: dict, what: str, source: int = 0):
         """The combined constant mask for a [batch, tokens, embed] input;
         known: the recorded arguments of this call; what: the module called."""
         self.what = what
@@ -256,14 +258,14 @@ class SelfAttention(_MaskArgs, nn.Module):
         return attention_mask(self.concrete(attn_mask, names[0], known),
                               self.concrete(key_padding_mask, names[1], known),
                               bool(self.concrete(is_causal, "is_causal", known)), self.heads, tokens, what,
-                              int(batch))
+                              int(batch), int(source))
 
     def forward(self, query, key=None, value=None, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):
         cross = (key is not None and key is not query) or (value is not None and value is not query)
-        if cross and (attn_mask is not None or key_padding_mask is not None or is_causal):
-            raise CaptureModuleError(f"{self.what} with key or value other than the query and a mask: "
-                                     "ptec captures cross-attention without masks")
+        if cross and is_causal:
+            raise CaptureModuleError(f"{self.what} with key or value other than the query and is_causal: "
+                                     "pass the mask itself")
         unbatched = query.dim() == 2
         if unbatched:       # [L, E]: one sequence, torch's unbatched form
             query = query.unsqueeze(1 if not self.batch_first else 0)
@@ -275,7 +277,9 @@ class SelfAttention(_MaskArgs, nn.Module):
         weights = bool(average_attn_weights) if need_weights else None
         if cross:
             key, value = (t if self.batch_first else t.transpose(0, 1) for t in (key, value))
-            got = self.attend(x, None, key, value, weights)
+            mask = self.mask_for(x, attn_mask, key_padding_mask, False, ("attn_mask", "key_padding_mask"),
+                                 self.begin_call(query), self.what, source=key.shape[1])
+            got = self.attend(x, mask, key, value, weights)
         else:
             mask = self.mask_for(x, attn_mask, key_padding_mask, is_causal, ("attn_mask", "key_padding_mask"),
                                  self.begin_call(query), self.what)
@@ -383,7 +387,8 @@ class Encoder(_MaskArgs, nn.Module):
 class DecoderLayer(_MaskArgs, nn.Module):
     """nn.TransformerDecoderLayer, post-norm or pre-norm: self-attention of
     the target (its masks as the encoder layer's), cross-attention to the
-    memory (no memory masks), the feed-forward block."""
+    memory (with the memory masks, as the target's: S the memory's length),
+    the feed-forward block."""
 
     def __init__(self, layer: nn.TransformerDecoderLayer):
         super().__init__()
@@ -398,34 +403,39 @@ class DecoderLayer(_MaskArgs, nn.Module):
         self.activation = (act if isinstance(act, nn.Module)
                            else nn.GELU() if act is F.gelu else nn.ReLU())
 
-    def run(self, tgt, memory, mask=None):
-        """tgt, memory in the layer's layout; mask: the target's combined constant mask."""
+    def run(self, tgt, memory, mask=None, memory_mask=None):
+        """tgt, memory in the layer's layout; mask, memory_mask: the
+        target's and the memory's combined constant masks."""
         x = tgt if self.batch_first else tgt.transpose(0, 1)
         m = memory if self.batch_first else memory.transpose(0, 1)
         if self.norm_first:
             x = x + self.attn.attend(self.norm1(x), mask)
-            x = x + self.cross.attend(self.norm2(x), None, m, m)
+            x = x + self.cross.attend(self.norm2(x), memory_mask, m, m)
             x = x + self.linear2(self.activation(self.linear1(self.norm3(x))))
         else:
             x = self.norm1(x + self.attn.attend(x, mask))
-            x = self.norm2(x + self.cross.attend(x, None, m, m))
+            x = self.norm2(x + self.cross.attend(x, memory_mask, m, m))
             x = self.norm3(x + self.linear2(self.activation(self.linear1(x))))
         return x if self.batch_first else x.transpose(0, 1)
 
-    def target_mask(self, tgt, tgt_mask, tgt_key_padding_mask, tgt_is_causal, memory_mask,
+    def target_mask(self, tgt, memory, tgt_mask, tgt_key_padding_mask, tgt_is_causal, memory_mask,
                     memory_key_padding_mask, known: dict):
-        if memory_mask is not None or memory_key_padding_mask is not None:
-            raise CaptureModuleError(f"{self.what} with a memory mask: ptec captures cross-attention "
-                                     "without masks")
+        """The target's and the memory's combined constant masks."""
         x = tgt if self.batch_first else tgt.transpose(0, 1)
-        return self.attn.mask_for(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal,
+        m = memory if self.batch_first else memory.transpose(0, 1)
+        mask = self.attn.mask_for(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal,
                                   ("tgt_mask", "tgt_key_padding_mask"), known, self.what)
+        if memory_mask is None and memory_key_padding_mask is None:
+            return mask, None
+        return mask, self.cross.mask_for(x, memory_mask, memory_key_padding_mask, False,
+                                         ("memory_mask", "memory_key_padding_mask"), known, self.what,
+                                         source=m.shape[1])
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
-        mask = self.target_mask(tgt, tgt_mask, tgt_key_padding_mask, tgt_is_causal, memory_mask,
-                                memory_key_padding_mask, self.begin_call(tgt))
-        return self.run(tgt, memory, mask)
+        mask, memory_mask = self.target_mask(tgt, memory, tgt_mask, tgt_key_padding_mask, tgt_is_causal,
+                                             memory_mask, memory_key_padding_mask, self.begin_call(tgt))
+        return self.run(tgt, memory, mask, memory_mask)
 
 
 class Decoder(_MaskArgs, nn.Module):
@@ -442,11 +452,11 @@ class Decoder(_MaskArgs, nn.Module):
                 memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False):
         first = self.layers[0]
         first.what = self.what
-        mask = first.target_mask(tgt, tgt_mask, tgt_key_padding_mask, tgt_is_causal, memory_mask,
-                                 memory_key_padding_mask, self.begin_call(tgt))
+        mask, memory_mask = first.target_mask(tgt, memory, tgt_mask, tgt_key_padding_mask, tgt_is_causal,
+                                              memory_mask, memory_key_padding_mask, self.begin_call(tgt))
         x = tgt
         for layer in self.layers:
-            x = layer.run(x, memory, mask)
+            x = layer.run(x, memory, mask, memory_mask)
         return x if self.norm is None else self.norm(x)
 
 
@@ -463,11 +473,13 @@ class Transformer(_MaskArgs, nn.Module):
                 tgt_key_padding_mask=None, memory_key_padding_mask=None):
         known = self.begin_call(src)
         # masks made in forward are Proxies here: their recorded values go down as tensors
-        src_mask, src_key_padding_mask, tgt_mask, tgt_key_padding_mask = (
+        src_mask, src_key_padding_mask, tgt_mask, tgt_key_padding_mask, memory_mask, memory_key_padding_mask = (
             self.concrete(v, k, known) for v, k in ((src_mask, "src_mask"),
                                                     (src_key_padding_mask, "src_key_padding_mask"),
                                                     (tgt_mask, "tgt_mask"),
-                                                    (tgt_key_padding_mask, "tgt_key_padding_mask")))
+                                                    (tgt_key_padding_mask, "tgt_key_padding_mask"),
+                                                    (memory_mask, "memory_mask"),
+                                                    (memory_key_padding_mask, "memory_key_padding_mask")))
         memory = self.encoder(src, src_mask, src_key_padding_mask)
         return self.decoder(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask)
 

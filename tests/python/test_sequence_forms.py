@@ -114,11 +114,13 @@ class Attention(nn.Module):
             return y, w
         if f == "cross":
             return self.m(x, x * 0.5, x * 0.5)[0]
+        if f == "cross_masked":
+            return self.m(x, x * 0.5, x * 0.5, key_padding_mask=self.pad, attn_mask=self.mask3)[0]
         return self.m(x, x, x)[0]
 
 
 ATTENTION_FORMS = ["plain", "causal_float", "causal_bool", "mask3", "padding_bool", "padding_float", "weights",
-                   "weights_per_head", "cross"]
+                   "weights_per_head", "cross", "cross_masked"]
 
 
 @pytest.mark.parametrize("batch", [1, 2])
@@ -146,7 +148,9 @@ class Layers(nn.Module):
         kw = dict(dropout=0.0, batch_first=batch_first)
         self.m = {"encoder": lambda: nn.TransformerEncoderLayer(8, 2, 16, **kw),
                   "decoder": lambda: nn.TransformerDecoderLayer(8, 2, 16, **kw),
-                  "transformer": lambda: nn.Transformer(8, 2, 1, 1, 16, **kw)}[kind]()
+                  "decoder_memory": lambda: nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, 16, **kw), 2),
+                  "transformer": lambda: nn.Transformer(8, 2, 1, 1, 16, **kw),
+                  "transformer_memory": lambda: nn.Transformer(8, 2, 1, 1, 16, **kw)}[kind]()
         pad = torch.zeros(batch, 5, dtype=torch.bool)
         pad[0, 4:] = True
         self.register_buffer("pad", pad)
@@ -159,6 +163,10 @@ class Layers(nn.Module):
             y = self.m(x, src_mask=causal, src_key_padding_mask=self.pad)
         elif self.kind == "decoder":
             y = self.m(x, x * 0.5, tgt_mask=causal, tgt_key_padding_mask=self.pad)
+        elif self.kind == "decoder_memory":
+            y = self.m(x, x * 0.5, memory_mask=causal.isneginf(), memory_key_padding_mask=self.pad)
+        elif self.kind == "transformer_memory":
+            y = self.m(x, x, tgt_mask=causal, memory_key_padding_mask=self.pad)
         else:
             y = self.m(x, x, src_key_padding_mask=self.pad, tgt_mask=causal)
         return y if self.batch_first else y.transpose(0, 1)
@@ -166,7 +174,7 @@ class Layers(nn.Module):
 
 @pytest.mark.parametrize("batch_first", [True, False])
 @pytest.mark.parametrize("batch", [1, 2])
-@pytest.mark.parametrize("kind", ["encoder", "decoder", "transformer"])
+@pytest.mark.parametrize("kind", ["encoder", "decoder", "decoder_memory", "transformer", "transformer_memory"])
 def test_transformer_layers_any_batch(kind, batch, batch_first, tmp_path):
     torch.manual_seed(0)
     worst, _ = steps_from_float(Layers(kind, batch, batch_first), (batch, 5, 8), tmp_path)
