@@ -124,6 +124,8 @@ def attention_mask(attn_mask, key_padding_mask, is_causal, heads: int, tokens: i
         full = full | a
     if key_padding_mask is not None:
         k = _as_bool_mask(key_padding_mask.detach(), "key padding mask", what)
+        if k.dim() == 1 and batch == 1:         # torch's unbatched form: [S]
+            k = k.reshape(1, -1)
         if tuple(k.shape) != (batch, s):
             raise CaptureModuleError(f"{what}: a key padding mask of shape {list(k.shape)}: ptec takes [batch, S] "
                                      f"= [{batch}, {s}]")
@@ -271,8 +273,6 @@ class SelfAttention(_MaskArgs, nn.Module):
             query = query.unsqueeze(1 if not self.batch_first else 0)
             key, value = (None if t is None else t.unsqueeze(1 if not self.batch_first else 0)
                           for t in (key, value))
-            if key_padding_mask is not None and not isinstance(key_padding_mask, torch.fx.Proxy):
-                key_padding_mask = key_padding_mask.reshape(1, -1)
         x = query if self.batch_first else query.transpose(0, 1)
         weights = bool(average_attn_weights) if need_weights else None
         if cross:

@@ -415,7 +415,7 @@ def test_batch_two_transformer_layer_on_the_m55(tmp_path):
 
 
 def test_unbatched_attention_with_weights(tmp_path):
-    """torch's unbatched form: query [L, E], weights [L, S]."""
+    """torch's unbatched form: query [L, E], key padding mask [S], weights [L, S]."""
     class Unbatched(nn.Module):
         def __init__(self):
             super().__init__()
@@ -423,7 +423,7 @@ def test_unbatched_attention_with_weights(tmp_path):
 
         def forward(self, x):
             q = x[0]
-            y, w = self.m(q, q, q, attn_mask=CAUSAL.isneginf())
+            y, w = self.m(q, q, q, attn_mask=CAUSAL.isneginf(), key_padding_mask=torch.arange(5) > 3)
             return y, w
     torch.manual_seed(0)
     worst, _ = steps_from_float(Unbatched(), (1, 5, 8), tmp_path)
