@@ -1598,10 +1598,12 @@ def _symbolic_trace(model: nn.Module, example_inputs=()) -> torch.fx.GraphModule
     """model traced by torch.fx, knowing the example's values (capture_tracer)."""
     tracer = _Tracer(autowrap_functions=(F.local_response_norm,))   # one node: _lrn_nodes
     from .capture_random import recording_random_calls
+    from .capture_packed_sequences import patched as packing_patched
     tracer.start(example_inputs)
     try:
         # torch.rand(2, 3): a call, not a frozen draw; a random op's shadow value draws nothing for the model
-        with recording_random_calls(tracer), torch.random.fork_rng(devices=[]):
+        # pack_padded_sequence / pad_packed_sequence / pad_sequence: capture_packed_sequences
+        with recording_random_calls(tracer), torch.random.fork_rng(devices=[]), packing_patched(model):
             graph = tracer.trace(model)
     except Exception as e:
         if not hasattr(e, "ptec_where"):
@@ -1609,9 +1611,11 @@ def _symbolic_trace(model: nn.Module, example_inputs=()) -> torch.fx.GraphModule
         raise
     drop_traced_leftovers(graph)
     # The nodes that only made a constant attention mask (the stand-ins took
-    # its value): dropped, so that nothing reports them.
+    # its value), and attention weights no one reads: dropped, so that
+    # nothing reports them.
     for fn in reversed(list(graph.nodes)):
-        if (fn.meta.get("ptec_mask_only") or fn.meta.get("ptec_value_taken")) and fn.op != "placeholder" \
+        if (fn.meta.get("ptec_mask_only") or fn.meta.get("ptec_value_taken") or fn.meta.get("ptec_if_read")) \
+                and fn.op != "placeholder" \
                 and not fn.users:
             graph.erase_node(fn)
     return torch.fx.GraphModule(tracer.root, graph, type(model).__name__)

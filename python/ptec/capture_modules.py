@@ -1,6 +1,6 @@
 """Traceable stand-ins for torch.nn modules that torch.fx keeps as opaque
-leaves: nn.MultiheadAttention (self-attention, and cross-attention without
-masks), nn.TransformerEncoderLayer, nn.TransformerEncoder, the decoder
+leaves: nn.MultiheadAttention (self- and cross-attention),
+nn.TransformerEncoderLayer, nn.TransformerEncoder, the decoder
 layer, decoder and nn.Transformer; nn.GRU, nn.LSTM, nn.RNN (unrolled over
 the traced sequence length) and their cells; nn.Bilinear,
 nn.CosineSimilarity and nn.PairwiseDistance. Their forward is a fused fast path
@@ -10,13 +10,17 @@ function from the same parameters with the operators ptec captures (linear,
 reshape, transpose, matmul, softmax, LayerNorm, the activation), so the
 layer lowers like any other attention block.
 
-Scope: one sequence per call (batch 1, as on a microcontroller), query =
+Scope: any batch (the heads of batch element b are rows b * heads ..
+of the [batch * heads, tokens, head_dim] matmuls, torch's order), query =
 key = value dimensions. Attention masks (attn_mask / src_mask / mask: bool,
-or float holding only 0 and -inf; [L, S] or [heads, L, S]) and key padding
-masks ([1, S], bool or 0/-inf) that are constants at trace time become one
-boolean mask of a masked softmax (ptec::quantized_softmax_masked). A mask
-computed from the model's input, or a float mask with other values, is
-refused in one line naming the module. Anything else keeps the original
+or float holding only 0 and -inf; [L, S] or [batch * heads, L, S]) and key
+padding masks ([batch, S], bool or 0/-inf) that are constants at trace time
+become one boolean mask of a masked softmax (ptec::quantized_softmax_masked).
+need_weights gives the attention weights (averaged over the heads or not),
+dropped from the graph when unread. A mask computed from the model's input,
+or a float mask with other values, is refused in one line naming the
+module. Recurrent layers take a given initial state, proj_size and packed
+input (capture_packed_sequences). Anything else keeps the original
 module, which capture then reports as unsupported with its module path."""
 from __future__ import annotations
 
@@ -91,32 +95,43 @@ def _as_bool_mask(m: torch.Tensor, arg: str, what: str) -> torch.Tensor:
     raise CaptureModuleError(f"{what}: a {arg} of dtype {m.dtype}: ptec takes bool or 0/-inf float masks")
 
 
-def attention_mask(attn_mask, key_padding_mask, is_causal, heads: int, tokens: int, what: str):
-    """One bool mask [1 or heads, L, S] (True: masked) from concrete masks,
-    None when nothing is masked. is_causal=True needs the mask (torch
-    requires it) and the mask must be the causal one."""
+def attention_mask(attn_mask, key_padding_mask, is_causal, heads: int, tokens: int, what: str, batch: int = 1,
+                   source: int = 0):
+    """One bool mask [1 or batch * heads, L, S] (True: masked) from concrete
+    masks, None when nothing is masked: torch's layout of the scores, the
+    heads of batch element b at rows b * heads .. (b + 1) * heads - 1.
+    attn_mask [L, S] (every head of every element) or [batch * heads, L, S];
+    key_padding_mask [batch, S] (a key masked for every query of that
+    element). is_causal=True needs the mask (torch requires it) and the
+    mask must be the causal one. source: S, the keys' count (0: L, self-attention)."""
     if not tokens:          # traced without a record of the call: the masks' own size
         tokens = next((int(m.shape[-1]) for m in (attn_mask, key_padding_mask) if m is not None), 0)
-    full = torch.zeros(1, tokens, tokens, dtype=torch.bool)
+    s = source or tokens
+    full = torch.zeros(1, tokens, s, dtype=torch.bool)
     if is_causal and attn_mask is None:
         raise CaptureModuleError(f"{what}: is_causal=True without the mask: pass the causal mask too, as torch "
                                  "requires")
     if attn_mask is not None:
         a = _as_bool_mask(attn_mask.detach(), "attention mask", what)
-        if tuple(a.shape) == (tokens, tokens):
+        if tuple(a.shape) == (tokens, s):
             a = a.unsqueeze(0)
-        elif tuple(a.shape) != (heads, tokens, tokens):
+        elif tuple(a.shape) != (batch * heads, tokens, s):
             raise CaptureModuleError(f"{what}: an attention mask of shape {list(a.shape)}: ptec takes [L, S] or "
-                                     f"[batch 1 * heads, L, S] = [{tokens}, {tokens}] or [{heads}, {tokens}, {tokens}]")
+                                     f"[batch * heads, L, S] = [{tokens}, {s}] or "
+                                     f"[{batch * heads}, {tokens}, {s}]")
         if is_causal and not torch.equal(a, torch.triu(torch.ones_like(a), 1).expand_as(a)):
             raise CaptureModuleError(f"{what}: is_causal=True with a mask that is not the causal one")
         full = full | a
     if key_padding_mask is not None:
         k = _as_bool_mask(key_padding_mask.detach(), "key padding mask", what)
-        if tuple(k.shape) != (1, tokens):
-            raise CaptureModuleError(f"{what}: a key padding mask of shape {list(k.shape)}: ptec takes [batch 1, S] "
-                                     f"= [1, {tokens}]")
-        full = full | k.reshape(1, 1, tokens)
+        if k.dim() == 1 and batch == 1:         # torch's unbatched form: [S]
+            k = k.reshape(1, -1)
+        if tuple(k.shape) != (batch, s):
+            raise CaptureModuleError(f"{what}: a key padding mask of shape {list(k.shape)}: ptec takes [batch, S] "
+                                     f"= [{batch}, {s}]")
+        k = (k.reshape(1, 1, s) if batch == 1 else
+             k.reshape(batch, 1, 1, s).expand(batch, heads, 1, s).reshape(batch * heads, 1, s))
+        full = full | k
     return full if bool(full.any()) else None
 
 
@@ -200,45 +215,81 @@ class SelfAttention(_MaskArgs, nn.Module):
         if mha.out_proj.bias is not None:
             self.out.bias = nn.Parameter(mha.out_proj.bias.detach().clone())
 
-    def attend(self, x, mask=None, key=None, value=None):
-        """x: [1, tokens, embed] (batch first); mask: None or a constant
-        bool [1 or heads, tokens, tokens], True where attention is not allowed.
-        key, value: [1, source tokens, embed] for cross-attention (None: x)."""
+    def attend(self, x, mask=None, key=None, value=None, weights=None):
+        """x: [batch, tokens, embed] (batch first); mask: None or a constant
+        bool [1 or batch * heads, tokens, tokens], True where attention is
+        not allowed. key, value: [batch, source tokens, embed] for
+        cross-attention (None: x). weights: None (the output alone), or
+        True / False: also the attention weights [batch, L, S] averaged
+        over the heads / [batch, heads, L, S] per head."""
         h, d = self.heads, self.head_dim
         key = x if key is None else key
         value = x if value is None else value
-        q = self.q(x).reshape(-1, h, d).transpose(0, 1) * (1.0 / math.sqrt(d))
-        k = self.k(key).reshape(-1, h, d).transpose(0, 1)
-        v = self.v(value).reshape(-1, h, d).transpose(0, 1)
+        b, n, s = x.shape[0], x.shape[1], key.shape[1]
+        if b == 1:          # the heads are the batch of the matmuls
+            q = self.q(x).reshape(-1, h, d).transpose(0, 1) * (1.0 / math.sqrt(d))
+            k = self.k(key).reshape(-1, h, d).transpose(0, 1)
+            v = self.v(value).reshape(-1, h, d).transpose(0, 1)
+        else:               # [batch * heads, tokens, head_dim], torch's order of the rows
+            q = self.q(x).reshape(b, n, h, d).transpose(1, 2).reshape(b * h, n, d) * (1.0 / math.sqrt(d))
+            k = self.k(key).reshape(b, s, h, d).transpose(1, 2).reshape(b * h, s, d)
+            v = self.v(value).reshape(b, s, h, d).transpose(1, 2).reshape(b * h, s, d)
         scores = q @ k.transpose(1, 2)
         p = torch.softmax(scores, -1) if mask is None else masked_softmax(scores, mask)
-        a = p @ v                                                      # [heads, tokens, head_dim]
-        return self.out(a.transpose(0, 1).reshape(1, -1, self.embed))
+        a = p @ v                                                      # [batch * heads, tokens, head_dim]
+        if b == 1:
+            y = self.out(a.transpose(0, 1).reshape(1, -1, self.embed))
+        else:
+            y = self.out(a.reshape(b, h, n, d).transpose(1, 2).reshape(b, n, self.embed))
+        if weights is None:
+            return y
+        per_head = p.reshape(b, h, n, s)
+        w = per_head.mean(1) if weights else per_head
+        for t in (per_head, w):         # traced: dropped when the model does not read the weights
+            if isinstance(t, torch.fx.Proxy):
+                t.node.meta["ptec_if_read"] = True
+        return y, w
 
-    def mask_for(self, x, attn_mask, key_padding_mask, is_causal, names, known: dict, what: str):
-        """The combined constant mask for a [1, tokens, embed] input; known:
-        the recorded arguments of this call; what: the module called."""
+    def mask_for(self, x, attn_mask, key_padding_mask, is_causal, names, known: dict, what: str, source: int = 0):
+        """The combined constant mask for a [batch, tokens, embed] input;
+        known: the recorded arguments of this call; what: the module called."""
         self.what = what
         tokens = x.shape[1] if isinstance(x, torch.Tensor) else known.get("tokens", 0)
+        # traced, the shape is the example's (capture_tracer) unless the record has it
+        batch = x.shape[0] if isinstance(x, torch.Tensor) else known.get("batch", x.shape[0])
         return attention_mask(self.concrete(attn_mask, names[0], known),
                               self.concrete(key_padding_mask, names[1], known),
-                              bool(self.concrete(is_causal, "is_causal", known)), self.heads, tokens, what)
+                              bool(self.concrete(is_causal, "is_causal", known)), self.heads, tokens, what,
+                              int(batch), int(source))
 
     def forward(self, query, key=None, value=None, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):
         cross = (key is not None and key is not query) or (value is not None and value is not query)
-        if cross and (attn_mask is not None or key_padding_mask is not None or is_causal):
-            raise CaptureModuleError(f"{self.what} with key or value other than the query and a mask: "
-                                     "ptec captures cross-attention without masks")
+        if cross and is_causal:
+            raise CaptureModuleError(f"{self.what} with key or value other than the query and is_causal: "
+                                     "pass the mask itself")
+        unbatched = query.dim() == 2
+        if unbatched:       # [L, E]: one sequence, torch's unbatched form
+            query = query.unsqueeze(1 if not self.batch_first else 0)
+            key, value = (None if t is None else t.unsqueeze(1 if not self.batch_first else 0)
+                          for t in (key, value))
         x = query if self.batch_first else query.transpose(0, 1)
+        weights = bool(average_attn_weights) if need_weights else None
         if cross:
             key, value = (t if self.batch_first else t.transpose(0, 1) for t in (key, value))
-            y = self.attend(x, None, key, value)
-            return (y if self.batch_first else y.transpose(0, 1)), None
-        mask = self.mask_for(x, attn_mask, key_padding_mask, is_causal, ("attn_mask", "key_padding_mask"),
-                             self.begin_call(query), self.what)
-        y = self.attend(x, mask)
-        return (y if self.batch_first else y.transpose(0, 1)), None
+            mask = self.mask_for(x, attn_mask, key_padding_mask, False, ("attn_mask", "key_padding_mask"),
+                                 self.begin_call(query), self.what, source=key.shape[1])
+            got = self.attend(x, mask, key, value, weights)
+        else:
+            mask = self.mask_for(x, attn_mask, key_padding_mask, is_causal, ("attn_mask", "key_padding_mask"),
+                                 self.begin_call(query), self.what)
+            got = self.attend(x, mask, weights=weights)
+        y, w = (got, None) if weights is None else got
+        y = y if self.batch_first else y.transpose(0, 1)
+        if unbatched:
+            y = y.squeeze(0 if self.batch_first else 1)
+            w = None if w is None else w.squeeze(0)
+        return y, w
 
 
 class EncoderLayer(_MaskArgs, nn.Module):
@@ -274,31 +325,70 @@ class EncoderLayer(_MaskArgs, nn.Module):
         return self.run(src, mask)
 
 
+def _nested_fast_path(enc: nn.TransformerEncoder) -> bool:
+    """Whether torch's inference fast path of this encoder runs the layers
+    on a nested tensor when given a key padding mask (and no mask): its
+    output is then zero at the padded positions (before the final norm),
+    which the stand-in reproduces. The conditions that do not depend on the
+    call, as torch 1.13 and 2.x check them."""
+    first = enc.layers[0]
+    if not isinstance(first, nn.TransformerEncoderLayer) or not getattr(enc, "enable_nested_tensor", False):
+        return False
+    return (not first.norm_first and first.self_attn.batch_first and first.self_attn._qkv_same_embed_dim
+            and getattr(first, "activation_relu_or_gelu", False) and first.norm1.eps == first.norm2.eps
+            and first.self_attn.num_heads % 2 == 0)
+
+
 class Encoder(_MaskArgs, nn.Module):
     """nn.TransformerEncoder: its layers in turn (each with the same masks),
-    then its norm if any."""
+    then its norm if any. Given a left-aligned key padding mask and no mask,
+    torch (eval, no grad) runs the layers on the kept positions only and
+    pads the output with zeros: the stand-in zeroes the padded positions."""
 
     def __init__(self, enc: nn.TransformerEncoder):
         super().__init__()
         self.what, self.calls = "nn.TransformerEncoder", []
         self.layers = nn.ModuleList(EncoderLayer(layer) for layer in enc.layers)
         self.norm = enc.norm
+        self.nested = _nested_fast_path(enc)
+
+    def padded_zero(self, x, mask, key_padding_mask, known: dict):
+        """x times a constant [batch, tokens, 1] of 1 (kept) and 0 (padded)
+        where torch's nested fast path applies (its tokens cut to the
+        longest kept length, as torch's padding of the nested output), else x."""
+        if not self.nested or key_padding_mask is None or mask is not None or x.dim() != 3:
+            return x
+        pad = self.concrete(key_padding_mask, "src_key_padding_mask", known)
+        if pad is None or pad.dim() != 2:
+            return x
+        keep = ~_as_bool_mask(pad.detach(), "key padding mask", self.what)
+        # left aligned: each row's kept positions come first (torch's own check)
+        if not bool((keep.int().cumprod(1).bool() == keep).all()) or bool(keep.all()):
+            return x
+        # torch pads to the longest kept length: the output may be shorter than the input
+        longest = int(keep.sum(1).max())
+        if longest < keep.shape[1]:
+            x, keep = x[:, :longest], keep[:, :longest]
+        return x if bool(keep.all()) else x * keep.to(torch.float32).unsqueeze(-1)
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         first = self.layers[0]
         x = src if first.batch_first else src.transpose(0, 1)
+        known = self.begin_call(src)
         combined = first.attn.mask_for(x, mask, src_key_padding_mask, is_causal, ("mask", "src_key_padding_mask"),
-                                       self.begin_call(src), self.what)
+                                       known, self.what)
         x = src
         for layer in self.layers:
             x = layer.run(x, combined)
+        x = self.padded_zero(x, mask, src_key_padding_mask, known)
         return x if self.norm is None else self.norm(x)
 
 
 class DecoderLayer(_MaskArgs, nn.Module):
     """nn.TransformerDecoderLayer, post-norm or pre-norm: self-attention of
     the target (its masks as the encoder layer's), cross-attention to the
-    memory (no memory masks), the feed-forward block."""
+    memory (with the memory masks, as the target's: S the memory's length),
+    the feed-forward block."""
 
     def __init__(self, layer: nn.TransformerDecoderLayer):
         super().__init__()
@@ -313,34 +403,39 @@ class DecoderLayer(_MaskArgs, nn.Module):
         self.activation = (act if isinstance(act, nn.Module)
                            else nn.GELU() if act is F.gelu else nn.ReLU())
 
-    def run(self, tgt, memory, mask=None):
-        """tgt, memory in the layer's layout; mask: the target's combined constant mask."""
+    def run(self, tgt, memory, mask=None, memory_mask=None):
+        """tgt, memory in the layer's layout; mask, memory_mask: the
+        target's and the memory's combined constant masks."""
         x = tgt if self.batch_first else tgt.transpose(0, 1)
         m = memory if self.batch_first else memory.transpose(0, 1)
         if self.norm_first:
             x = x + self.attn.attend(self.norm1(x), mask)
-            x = x + self.cross.attend(self.norm2(x), None, m, m)
+            x = x + self.cross.attend(self.norm2(x), memory_mask, m, m)
             x = x + self.linear2(self.activation(self.linear1(self.norm3(x))))
         else:
             x = self.norm1(x + self.attn.attend(x, mask))
-            x = self.norm2(x + self.cross.attend(x, None, m, m))
+            x = self.norm2(x + self.cross.attend(x, memory_mask, m, m))
             x = self.norm3(x + self.linear2(self.activation(self.linear1(x))))
         return x if self.batch_first else x.transpose(0, 1)
 
-    def target_mask(self, tgt, tgt_mask, tgt_key_padding_mask, tgt_is_causal, memory_mask,
+    def target_mask(self, tgt, memory, tgt_mask, tgt_key_padding_mask, tgt_is_causal, memory_mask,
                     memory_key_padding_mask, known: dict):
-        if memory_mask is not None or memory_key_padding_mask is not None:
-            raise CaptureModuleError(f"{self.what} with a memory mask: ptec captures cross-attention "
-                                     "without masks")
+        """The target's and the memory's combined constant masks."""
         x = tgt if self.batch_first else tgt.transpose(0, 1)
-        return self.attn.mask_for(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal,
+        m = memory if self.batch_first else memory.transpose(0, 1)
+        mask = self.attn.mask_for(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal,
                                   ("tgt_mask", "tgt_key_padding_mask"), known, self.what)
+        if memory_mask is None and memory_key_padding_mask is None:
+            return mask, None
+        return mask, self.cross.mask_for(x, memory_mask, memory_key_padding_mask, False,
+                                         ("memory_mask", "memory_key_padding_mask"), known, self.what,
+                                         source=m.shape[1])
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
-        mask = self.target_mask(tgt, tgt_mask, tgt_key_padding_mask, tgt_is_causal, memory_mask,
-                                memory_key_padding_mask, self.begin_call(tgt))
-        return self.run(tgt, memory, mask)
+        mask, memory_mask = self.target_mask(tgt, memory, tgt_mask, tgt_key_padding_mask, tgt_is_causal,
+                                             memory_mask, memory_key_padding_mask, self.begin_call(tgt))
+        return self.run(tgt, memory, mask, memory_mask)
 
 
 class Decoder(_MaskArgs, nn.Module):
@@ -357,11 +452,11 @@ class Decoder(_MaskArgs, nn.Module):
                 memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False):
         first = self.layers[0]
         first.what = self.what
-        mask = first.target_mask(tgt, tgt_mask, tgt_key_padding_mask, tgt_is_causal, memory_mask,
-                                 memory_key_padding_mask, self.begin_call(tgt))
+        mask, memory_mask = first.target_mask(tgt, memory, tgt_mask, tgt_key_padding_mask, tgt_is_causal,
+                                              memory_mask, memory_key_padding_mask, self.begin_call(tgt))
         x = tgt
         for layer in self.layers:
-            x = layer.run(x, memory, mask)
+            x = layer.run(x, memory, mask, memory_mask)
         return x if self.norm is None else self.norm(x)
 
 
@@ -378,11 +473,13 @@ class Transformer(_MaskArgs, nn.Module):
                 tgt_key_padding_mask=None, memory_key_padding_mask=None):
         known = self.begin_call(src)
         # masks made in forward are Proxies here: their recorded values go down as tensors
-        src_mask, src_key_padding_mask, tgt_mask, tgt_key_padding_mask = (
+        src_mask, src_key_padding_mask, tgt_mask, tgt_key_padding_mask, memory_mask, memory_key_padding_mask = (
             self.concrete(v, k, known) for v, k in ((src_mask, "src_mask"),
                                                     (src_key_padding_mask, "src_key_padding_mask"),
                                                     (tgt_mask, "tgt_mask"),
-                                                    (tgt_key_padding_mask, "tgt_key_padding_mask")))
+                                                    (tgt_key_padding_mask, "tgt_key_padding_mask"),
+                                                    (memory_mask, "memory_mask"),
+                                                    (memory_key_padding_mask, "memory_key_padding_mask")))
         memory = self.encoder(src, src_mask, src_key_padding_mask)
         return self.decoder(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask)
 
@@ -574,31 +671,53 @@ def rnn_step(x_gates, h, hh: nn.Linear, relu: bool, zero):
     return torch.relu(v) if relu else torch.tanh(v)
 
 
+def _known_zero(v) -> bool:
+    """Whether v is a tensor known to be all zeros: a tensor, or a traced
+    value the tracer knows and that does not depend on the input."""
+    if isinstance(v, torch.fx.Proxy):
+        tracer = v.tracer
+        if not (hasattr(tracer, "fixed") and tracer.fixed(v.node)):
+            return False
+        v = tracer.value(v.node)
+    return isinstance(v, torch.Tensor) and not bool(v.any())
+
+
 class Recurrent(nn.Module):
     """nn.GRU / nn.LSTM / nn.RNN (tanh or relu), one or both directions, any
-    number of layers, batch 1, zero initial state, unrolled over the
-    sequence length the model was traced with: per layer and direction one
-    input projection of the whole sequence, then per step the hidden
-    projection (the same weights every step: the program stores them once)
-    and the gate arithmetic. A backward direction walks the steps from the
-    last; its outputs join the forward ones along the features, as
-    PyTorch's."""
+    number of layers, any batch, unrolled over the sequence length the
+    model was traced with: per layer and direction one input projection of
+    the whole sequence, then per step the hidden projection (the same
+    weights every step: the program stores them once) and the gate
+    arithmetic. A backward direction walks the steps from the last; its
+    outputs join the forward ones along the features, as PyTorch's.
+
+    The initial state is zero, the state the last run left (--stateful),
+    or the one the call gives (h0, or (h0, c0) for the LSTM: constants or
+    values computed in the program, [layers * directions, batch, H]). An
+    LSTM with proj_size > 0 projects each step's h by W_hr (no bias), and
+    its hidden projection reads the projected h. A packed input
+    (capture_packed_sequences: pack_padded_sequence with constant lengths)
+    runs each sequence for its own length: past it the step's output is
+    zero and the state is held, so h_n is the state at its own last step."""
 
     def __init__(self, rnn, steps: int, stateful: bool = False, lstm_kernel: bool = False):
         super().__init__()
         self.kind = {nn.LSTM: "lstm", nn.GRU: "gru"}.get(type(rnn), "rnn")
         self.relu = getattr(rnn, "nonlinearity", "tanh") == "relu"
         self.dirs = 2 if rnn.bidirectional else 1
+        self.proj = int(getattr(rnn, "proj_size", 0) or 0)
         # nn.LSTM as one LSTMLayer per layer (one kernel call each) instead of
         # unrolled; stateful, the layers' h and c are the kernel's state
-        # tensors (capture marks the lstm nodes), not buffers here
-        self.lstm_kernel = lstm_kernel and self.kind == "lstm" and self.dirs == 1
+        # tensors (capture marks the lstm nodes), not buffers here. Called
+        # with an initial state or a packed input, the layer is unrolled.
+        self.lstm_kernel = lstm_kernel and self.kind == "lstm" and self.dirs == 1 and not self.proj
         if self.lstm_kernel:
             args = [[getattr(rnn, f"{w}_l{k}", None) for w in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
                     for k in range(rnn.num_layers)]
             self.layer = nn.ModuleList(LSTMLayer(*a) for a in args)
             self.final_cell = nn.ModuleList(LSTMFinalCell(*a) for a in args)
         self.hidden, self.layers, self.steps = rnn.hidden_size, rnn.num_layers, steps
+        self.out_size = self.proj or self.hidden
         self.stateful = stateful
         if stateful and self.dirs == 2:
             raise CaptureModuleError(f"a bidirectional nn.{type(rnn).__name__} "
@@ -608,7 +727,7 @@ class Recurrent(nn.Module):
             # Per layer the hidden state (and the LSTM's cell state), zero
             # after load and reset; each run starts from what the last left.
             for k in range(self.layers):
-                self.register_buffer(f"state_h_l{k}", torch.zeros(1, self.hidden))
+                self.register_buffer(f"state_h_l{k}", torch.zeros(1, self.out_size))
                 if self.kind == "lstm":
                     self.register_buffer(f"state_c_l{k}", torch.zeros(1, self.hidden))
         self.batch_first = rnn.batch_first
@@ -617,6 +736,8 @@ class Recurrent(nn.Module):
                                 for sx in suffixes)
         self.hh = nn.ModuleList(_linear(getattr(rnn, f"weight_hh_{sx}"), getattr(rnn, f"bias_hh_{sx}", None))
                                 for sx in suffixes)
+        if self.proj:       # h_t = W_hr (o_t * tanh(c_t))
+            self.hr = nn.ModuleList(_linear(getattr(rnn, f"weight_hr_{sx}"), None) for sx in suffixes)
         self.gates = {"lstm": 4, "gru": 3, "rnn": 1}[self.kind]
         for j in range(len(suffixes)):
             _zero_state_gates(self, self.hh[j], self.gates, self.hidden, f"zero_l{j}")
@@ -624,36 +745,87 @@ class Recurrent(nn.Module):
     def _zero(self, j):
         return [getattr(self, f"zero_l{j}_{g}") for g in range(self.gates)]
 
-    def _direction(self, j, seq, h, c, backward: bool):
-        """One layer's direction j (index into ih/hh) over seq [1, T, F]:
-        its outputs [1, T, H] in time order, and its last h and c."""
-        gates = self.ih[j](seq)                                      # [1, T, gates]
+    def _direction(self, j, seq, h, c, backward: bool, lengths=None):
+        """One layer's direction j (index into ih/hh) over seq [B, T, F]
+        from h, c (None: the zero state): its outputs [B, T, H] in time
+        order, and its last h and c. lengths: each sequence's own length
+        (a packed input), else None."""
+        gates = self.ih[j](seq)                                      # [B, T, gates]
         outs = [None] * self.steps
+        batch = seq.shape[0]
+        # the zero state's hidden gates (b_hh) as [B, H]: an int8 add takes equal shapes
+        zero = self._zero(j) if batch == 1 else [z.expand(batch, -1) for z in self._zero(j)]
         for t in (reversed(range(self.steps)) if backward else range(self.steps)):
             g = gates[:, t]
             if self.kind == "gru":
-                h = gru_step(g, h, self.hh[j], self.hidden, self._zero(j))
+                h_t, c_t = gru_step(g, h, self.hh[j], self.hidden, zero), None
             elif self.kind == "lstm":
-                h, c = lstm_step(g, h, c, self.hh[j], self.hidden, self._zero(j))
+                h_t, c_t = lstm_step(g, h, c, self.hh[j], self.hidden, zero)
+                if self.proj:
+                    h_t = self.hr[j](h_t)
             else:
-                h = rnn_step(g, h, self.hh[j], self.relu, self._zero(j))
-            outs[t] = h.unsqueeze(1)
+                h_t, c_t = rnn_step(g, h, self.hh[j], self.relu, zero), None
+            live = None if lengths is None else [t < n for n in lengths]
+            if live is None or all(live):
+                h, c = h_t, c_t
+                outs[t] = h.unsqueeze(1)
+                continue
+            # past a sequence's length: its output is zero and its state held
+            # constant 0/1 factors of the state's shape (an int8 mul takes equal shapes)
+            keep = torch.tensor([[1.0] if k else [0.0] for k in live])
+            h_keep, c_keep = (keep.expand(len(live), n).contiguous() for n in (self.out_size, self.hidden))
+            outs[t] = (h_t * h_keep).unsqueeze(1)
+            h = h_t * h_keep if h is None else h_t * h_keep + h * (1.0 - h_keep)
+            if c_t is not None:
+                c = c_t * c_keep if c is None else c_t * c_keep + c * (1.0 - c_keep)
         return torch.cat(outs, 1), h, c
 
+    def _initial(self, state):
+        """(h0, c0) per layer * direction from the call's state, each [B, H]
+        or None (the zero state)."""
+        n = self.layers * self.dirs
+        if state is None:
+            return [None] * n, [None] * n
+        if self.stateful:
+            raise CaptureModuleError(f"nn.{self.kind.upper()} given an initial state with --stateful: the state "
+                                     "is the one the last run left; pass no state")
+        if self.kind == "lstm":
+            if not isinstance(state, (tuple, list)) or len(state) != 2:
+                raise CaptureModuleError("nn.LSTM given a state that is not a pair (h0, c0)")
+            h0, c0 = state
+        else:
+            h0, c0 = state, None
+        # a state known to be zero (torch.zeros(..) in forward, a zero buffer) is the zero state
+        h0 = None if _known_zero(h0) else h0
+        c0 = None if _known_zero(c0) else c0
+        if self.kind == "lstm" and (h0 is None) != (c0 is None):
+            h0 = torch.zeros(n, c0.shape[1], self.out_size) if h0 is None else h0
+            c0 = torch.zeros(n, h0.shape[1], self.hidden) if c0 is None else c0
+        hs = [None if h0 is None else h0[j] for j in range(n)]
+        cs = [None if c0 is None else c0[j] for j in range(n)]
+        return hs, cs
+
     def forward(self, x, state=None):
-        if state is not None:
-            raise CaptureModuleError(f"nn.{self.kind.upper()} given an initial state: ptec captures "
-                                     "recurrent layers from the zero state (or, with --stateful, "
-                                     "from the state the last run left)")
-        seq = x if self.batch_first else x.transpose(0, 1)          # [1, T, features]
+        from .capture_packed_sequences import PackedInput
+        if isinstance(x, nn.utils.rnn.PackedSequence):      # run eagerly: torch's packed batch
+            padded, lengths = nn.utils.rnn.pad_packed_sequence(x, self.batch_first)
+            out, last = self.forward(PackedInput(padded, [int(n) for n in lengths], self.batch_first), state)
+            return nn.utils.rnn.pack_padded_sequence(out.padded, lengths, self.batch_first,
+                                                     enforce_sorted=False), last
+        packed = x if isinstance(x, PackedInput) else None
+        if packed is not None:
+            x = packed.padded if packed.batch_first == self.batch_first else packed.padded.transpose(0, 1)
+        seq = x if self.batch_first else x.transpose(0, 1)          # [B, T, features]
         last_h, last_c = [], []
-        if self.lstm_kernel:
+        h0s, c0s = self._initial(state)
+        if self.lstm_kernel and packed is None and all(h is None for h in h0s + c0s):
             for k in range(self.layers):
                 last_c.append(self.final_cell[k](seq).unsqueeze(0))
                 seq = self.layer[k](seq)
                 last_h.append(seq[:, -1].unsqueeze(0))
             out = seq if self.batch_first else seq.transpose(0, 1)
             return out, (torch.cat(last_h, 0), torch.cat(last_c, 0))
+        lengths = None if packed is None else packed.lengths
         for k in range(self.layers):
             h = c = None
             if self.stateful:
@@ -666,8 +838,12 @@ class Recurrent(nn.Module):
                     c = ptec_state(getattr(self, f"state_c_l{k}"), seq)
             outs = []
             for d in range(self.dirs):
-                out_d, h_d, c_d = self._direction(k * self.dirs + d, seq, h if d == 0 else None,
-                                                  c if d == 0 else None, backward=d == 1)
+                j = k * self.dirs + d
+                if self.stateful:
+                    h_in, c_in = (h, c) if d == 0 else (None, None)
+                else:
+                    h_in, c_in = h0s[j], c0s[j]
+                out_d, h_d, c_d = self._direction(j, seq, h_in, c_in, backward=d == 1, lengths=lengths)
                 if self.stateful:
                     h_d = ptec_state_write(getattr(self, f"state_h_l{k}"), h_d)
                     if self.kind == "lstm":
@@ -677,6 +853,8 @@ class Recurrent(nn.Module):
                 last_c.append(c_d.unsqueeze(0) if c_d is not None else None)
             seq = outs[0] if self.dirs == 1 else torch.cat(outs, 2)
         out = seq if self.batch_first else seq.transpose(0, 1)
+        if packed is not None:
+            out = packed.again(out, self.batch_first)
         h_n = torch.cat(last_h, 0)
         if self.kind != "lstm":
             return out, h_n
@@ -728,8 +906,7 @@ def _stand_in(m: nn.Module, steps=None, stateful: bool = False, lstm_kernel: boo
     if isinstance(m, nn.Bilinear):
         return Bilinear(m)
     if isinstance(m, (nn.GRU, nn.LSTM, nn.RNN)):
-        ok = (getattr(m, "proj_size", 0) == 0 and m.mode in ("GRU", "LSTM", "RNN_TANH", "RNN_RELU")
-              and steps is not None)
+        ok = m.mode in ("GRU", "LSTM", "RNN_TANH", "RNN_RELU") and steps is not None
         return Recurrent(m, steps, stateful, lstm_kernel) if ok else None
     if isinstance(m, (nn.GRUCell, nn.LSTMCell, nn.RNNCell)):
         return RecurrentCell(m)
@@ -767,7 +944,9 @@ def sequence_lengths(model: nn.Module, example_inputs) -> dict:
         if isinstance(m, (nn.GRU, nn.LSTM, nn.RNN)):
             def hook(mod, args, _name=name):
                 x = args[0]
-                if isinstance(x, torch.Tensor) and x.dim() == 3:
+                if isinstance(x, nn.utils.rnn.PackedSequence):      # steps: the longest sequence's
+                    found[_name] = int(x.batch_sizes.numel())
+                elif isinstance(x, torch.Tensor) and x.dim() == 3:
                     found[_name] = int(x.shape[1] if mod.batch_first else x.shape[0])
             hooks.append(m.register_forward_pre_hook(hook))
     if hooks:
@@ -796,7 +975,7 @@ def _batch_first(m: nn.Module) -> bool:
 
 
 def recorded_masks(model: nn.Module, example_inputs):
-    """{module name: [per call: {mask argument: value, "tokens": L}]} of the
+    """{module name: [per call: {mask argument: value, "tokens": L, "batch": B}]} of the
     attention modules, from one run of `model` on its example inputs: the
     values a traced module's constant masks have, call by call."""
     calls, wrapped = {}, []
@@ -811,8 +990,10 @@ def recorded_masks(model: nn.Module, example_inputs):
                    for k, v in bound.items() if k in MASK_ARGS}
             calls.setdefault(_name, []).append(now)
             x = args[0] if args else next(iter(bound.values()))
-            if isinstance(x, torch.Tensor) and x.dim() == 3:
+            # (an encoder's layers in eval with a padding mask get torch's nested tensors: no shape)
+            if isinstance(x, torch.Tensor) and not getattr(x, "is_nested", False) and x.dim() == 3:
                 now["tokens"] = int(x.shape[1] if _batch_first(_m) else x.shape[0])
+                now["batch"] = int(x.shape[0] if _batch_first(_m) else x.shape[1])
             return _orig(*args, **kwargs)
         m.forward = forward
         wrapped.append(m)

@@ -875,6 +875,12 @@ RUNS = {
     "F.threshold": (lambda x: F.threshold(x, 0.1, -1.0), S3, R, 1.5, "int8"),
     "torch.sigmoid/tanh": (lambda x: torch.sigmoid(x) + torch.tanh(x), S3, R, 2.0, "int8"),
     "F.softmax": (lambda x: F.softmax(x, -1), S3, R, 1.5, "int8"),
+    # constant lengths (capture_packed_sequences): zero past each length; pad_sequence of computed values
+    "nn.utils.rnn.pack_padded_sequence + pad_packed_sequence": (
+        lambda x: torch.nn.utils.rnn.pad_packed_sequence(torch.nn.utils.rnn.pack_padded_sequence(
+            x, [4, 2], batch_first=True), batch_first=True, total_length=4)[0], (2, 4, 8), R, 0.5, "int8"),
+    "nn.utils.rnn.pad_sequence": (lambda x: torch.nn.utils.rnn.pad_sequence([x[0], x[1, :2] * 2.0], batch_first=True),
+                                  (2, 4, 8), R, 1.0, "int8"),
     "F.softmin": (lambda x: F.softmin(x, -1), S3, R, 1.5, "int8"),
     "F.log_softmax": (lambda x: F.log_softmax(x, -1), S3, R, 0.5, "fp32"),
     "F.glu": (F.glu, S3, R, 1.0, "int8"),

@@ -10,8 +10,9 @@ walks the steps from the last). Checks: the stand-ins equal PyTorch's layers in 
 the program runs on the C runtime with the bytes of the numpy int8
 reference and the M55 and M33 boards; its result is close to PyTorch's
 (cosine >= 0.99, the LSTM's whole output sequence >= 0.999); the hidden
-weights are stored once however many steps use them. An initial state for
-a whole layer and a projected LSTM (proj_size) are refused in one line."""
+weights are stored once however many steps use them. An initial state given
+to a --stateful layer is refused in one line (an initial state, proj_size and
+packed sequences otherwise run: test_sequence_forms.py)."""
 from collections import Counter
 
 import numpy as np
@@ -245,24 +246,7 @@ def test_bidirectional_with_stateful_is_refused():
     assert "\n" not in str(e.value)
 
 
-@pytest.mark.parametrize("make, why", [
-    (lambda: nn.LSTM(8, 8, batch_first=True, proj_size=4), "operator not supported"),
-])
-def test_uncovered_recurrent_layers_are_refused(make, why):
-    class Wrap(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.rnn = make()
-
-        def forward(self, x):
-            return self.rnn(x)[0]
-    x = torch.randn(1, 4, 8)
-    with pytest.raises(Exception, match=why) as e:
-        compile_model(Wrap().eval(), [x], [(x,)])
-    assert "\n" not in str(e.value)
-
-
-def test_an_initial_state_is_refused_in_one_line():
+def test_an_initial_state_with_stateful_is_refused_in_one_line():
     class WithState(nn.Module):
         def __init__(self):
             super().__init__()
@@ -271,8 +255,8 @@ def test_an_initial_state_is_refused_in_one_line():
         def forward(self, x):
             return self.rnn(x, torch.zeros(1, 1, 8))[0]
     x = torch.randn(1, 4, 8)
-    with pytest.raises(CaptureError, match="initial state") as e:
-        compile_model(WithState().eval(), [x], [(x,)])
+    with pytest.raises(CaptureError, match="initial state with --stateful") as e:
+        compile_model(WithState().eval(), [x], [(x,)], stateful=True)
     assert "\n" not in str(e.value)
 
 
