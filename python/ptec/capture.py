@@ -1705,12 +1705,13 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
             g = None
     if g is None:
         before = tensors_of(model)      # a write fx runs while tracing leaves no node (capture_in_place)
+        attributes = set(vars(model))
         try:
             return _finished(_fx_graph(model, example_inputs, stateful, lstm_kernel, before), example_inputs, name)
         except (CaptureError, UnsupportedOperator):
             # the forward writes its own tensors: they become state tensors,
             # traced on a copy of the model (capture_buffer_state)
-            restore_tensors(before)
+            restore_tensors(before, model, attributes)
             written = written_tensors(model, example_inputs)
             if not written:
                 raise

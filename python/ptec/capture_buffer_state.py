@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Tuple
 
 import torch
 import torch.fx
@@ -184,9 +184,14 @@ def as_states(graph: torch.fx.Graph, tracer, error) -> None:
         write.meta[STATE] = path
 
 
-def restore_tensors(before) -> None:
+def restore_tensors(before, model: nn.Module, attributes) -> None:
     """Each tensor of capture_in_place.tensors_of bound and valued as it was
-    (a trace that failed part way may have written one)."""
+    (a trace that failed part way may have written one), and the constants
+    fx's trace set on the model (_tensor_constant0, ...) taken off:
+    attributes, the names the model had before."""
+    for k in set(vars(model)) - set(attributes):
+        if k.startswith("_tensor_constant"):
+            delattr(model, k)
     for (m, k), (tensor, value) in before.items():
         now = m._buffers[k] if k in m._buffers else vars(m).get(k)
         if now is not tensor:
@@ -219,7 +224,3 @@ def streamed(g) -> Dict[str, str]:
     """{buffer state: the value written into it}: calibration carries these
     from one sample to the next, as torch's calls would."""
     return {n.inputs[0]: n.inputs[1] for n in g.nodes if n.op == "state_write" and n.attrs.get(STATE)}
-
-
-def state_path(fn: torch.fx.Node) -> Optional[str]:
-    return fn.meta.get(STATE)
