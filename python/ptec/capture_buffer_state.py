@@ -51,6 +51,7 @@ import torch.fx
 import torch.nn as nn
 
 from .capture_modules import ptec_state, ptec_state_write
+from .ir import Node
 
 STATE = "ptec_buffer_state"     # fx node.meta / Node attrs: the model's path of the tensor a state keeps
 INIT = "ptec_state_init"        # fx node.meta: the tensor's value before any run
@@ -215,9 +216,29 @@ def kept_states(g, log_notes: bool = True) -> None:
                 "note", f"buffer {path} is written but its value before the write is never read: not kept "
                         "across executes")
             continue
+        init = g.node(state).attrs["init"]
+        if init.ndim == 4:
+            _kept_in_three_dims(g, g.node(state), write)
         if log_notes:
             g.node(state).attrs["note"] = (f"buffer {path} is state kept across executes (initial value: its "
                                            "value at compile); ptec_method_reset_state restores it")
+
+
+def _kept_in_three_dims(g, state, write) -> None:
+    """A 4-D state kept as [N, C, H * W] (the lowering plans no 4-D state:
+    its activations are channels-last): its readers read it reshaped back,
+    the value written is reshaped to it."""
+    init = state.attrs["init"]
+    shape = list(init.shape)
+    flat = shape[:2] + [shape[2] * shape[3]]
+    state.attrs["init"] = init.reshape(flat)
+    back = Node(f"{state.name}_4d", "reshape", [state.name], {"shape": shape})
+    g.replace_uses(state.name, back.name)
+    write.inputs[0] = state.name
+    g.nodes.insert(g.nodes.index(state) + 1, back)
+    value = Node(f"{write.name}_3d", "reshape", [write.inputs[1]], {"shape": flat})
+    write.inputs[1] = value.name
+    g.nodes.insert(g.nodes.index(write), value)
 
 
 def streamed(g) -> Dict[str, str]:

@@ -307,3 +307,22 @@ def test_functional_layer_on_a_written_weight_runs():
     want = _torch_stream(model, xs)
     step = res.graph.node(res.graph.outputs[0]).qparams[0]
     assert max(float(np.abs(o - w).max()) for o, w in zip(got, want)) / step <= 3.0
+
+
+def streams_like_torch(model, xs, bound: float) -> float:
+    """model compiled on the stream xs (its calibration, in order) and run
+    on it by ptec-run --steps: the worst |ptec - torch's calls| in output
+    steps, at most bound; the model's tensors unchanged by compile (for the
+    writes other tests once saw refused: test_in_place_aliasing,
+    test_view_writes, test_item_assignment)."""
+    kept = {k: (v, v.detach().clone()) for k, v in _tensors(model).items()}
+    res = compile_model(model, [xs[0]], [(x,) for x in xs])
+    got = [o[0] for o in host_runtime.run_stream(parse_program(res.data), res.data, [[x.numpy()] for x in xs])]
+    want = _torch_stream(model, xs)
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    worst = max(float(np.abs(o - w).max()) for o, w in zip(got, want)) / step
+    assert worst <= bound, f"{worst:.2f} output steps from torch"
+    assert any(n.op == "state" for n in res.graph.nodes)
+    now = _tensors(model)
+    assert set(now) == set(kept) and all(now[k] is t and torch.equal(t, v) for k, (t, v) in kept.items())
+    return worst
