@@ -97,7 +97,8 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
         log(f"--stateful: {kept} state tensors kept across runs")
     log(f"captured {len(graph.nodes)} nodes with torch.{graph.source}")
     kept = [n.attrs[STATE] for n in graph.nodes if n.op == "state" and n.attrs.get(STATE)]
-    if kept and target in NPU_TARGETS:
+    npu = target in NPU_TARGETS or any(type(b).__name__ == "EthosUBackend" for b in backends or ())
+    if kept and npu:
         raise CompileError(f"the model writes its tensor {kept[0]} in forward, which ptec keeps as a state tensor "
                            "across executes: state tensors are not placed on the Ethos-U yet (give a cortex-m "
                            "--target, or compute it without writing the module's tensor)")

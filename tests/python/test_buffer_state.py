@@ -15,6 +15,9 @@ Oracles, none sharing code with what they check:
   - the user's model: its tensors are the same objects with the same
     values after compile (capture traces and calibrates a copy)."""
 import copy
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -30,6 +33,7 @@ from ptec.ir import UnsupportedOperator
 from ptec.pte import parse_program
 
 from model_checks import board_streams_reference, cli_refusal
+from runtime_util import ROOT
 
 K = 10          # calls streamed; calibration streams 12 samples
 
@@ -262,10 +266,29 @@ def test_refused_in_one_line():
     assert "\n" not in str(e.value) and "add_" in str(e.value)
 
 
-def test_an_ethos_u_target_is_refused_in_one_line():
+def test_an_ethos_u_target_is_refused_in_one_line(tmp_path):
+    from ptec.backends.ethos_u.backend import EthosUBackend
     with pytest.raises(CompileError) as e:
-        compile_model(Counter().eval(), [torch.randn(1, 4)], [(torch.randn(1, 4),)], target="ethos-u55-128")
+        compile_model(Counter().eval(), [torch.randn(1, 4)], [(torch.randn(1, 4),)],
+                      backends=[EthosUBackend("ethos-u55-128")])
     assert "\n" not in str(e.value) and "count" in str(e.value) and "Ethos-U" in str(e.value)
+    (tmp_path / "models.py").write_text("import torch, torch.nn as nn\n"
+                                        "class M(nn.Module):\n"
+                                        "    def __init__(self):\n"
+                                        "        super().__init__()\n"
+                                        "        self.register_buffer('count', torch.zeros(1))\n"
+                                        "    def forward(self, x):\n"
+                                        "        self.count += 1\n"
+                                        "        return x * self.count\n"
+                                        "def model():\n"
+                                        "    return M().eval(), (torch.randn(1, 4),)\n")
+    r = subprocess.run([sys.executable, "-m", "ptec", "compile", f"{tmp_path}/models.py:model", "-o",
+                        str(tmp_path / "m.pte"), "--target", "ethos-u55-128"], cwd=tmp_path,
+                       env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), HOME=str(tmp_path)),
+                       capture_output=True, text=True, timeout=300)
+    errors = [line for line in r.stderr.splitlines() if not line.startswith("[ptec]")]
+    assert r.returncode == 2 and len(errors) == 1 and "Ethos-U" in errors[0], r.stderr
+    assert not (tmp_path / "m.pte").exists()
 
 
 def test_cli_refuses_a_write_into_a_layers_weight(tmp_path):
