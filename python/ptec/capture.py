@@ -44,6 +44,8 @@ from .capture_indices import (arg_call_node, argmax_node, as_traced, computed_ga
 from .capture_grid import grid_nodes
 from .capture_item_assignment import drop_markers
 from .capture_in_place import AugmentedProxy, refuse_written_tensors, tensors_of, without_dead_code
+from .capture_buffer_state import (INIT, STATE, as_states, binding_names, copy_with_buffers, kept_states,
+                                   restore_tensors, with_state_reads, written_tensors)
 from .capture_view_writes import writes_through_views
 from .capture_view_elements import elements_alone
 from .capture_int_math import int_math_nodes, int_view_nodes
@@ -859,12 +861,14 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 for part in buffer.target.split("."):
                     val = getattr(val, part)
                 bound = fn.args[2] if len(fn.args) > 2 else fn.kwargs.get("bound")
-                nodes.append(Node(name, "state", [], dict(init=_np(val), bound=bound)))
+                kept = {STATE: fn.meta[STATE]} if STATE in fn.meta else {}     # a written buffer's
+                nodes.append(Node(name, "state", [], dict(init=_np(fn.meta.get(INIT, val)), bound=bound, **kept)))
                 state_of_buffer[buffer.target] = name
             else:
                 if buffer.target not in state_of_buffer:
                     raise CaptureError(f"state {buffer.target} written before it is read")
-                nodes.append(Node(name, "state_write", [state_of_buffer[buffer.target], ins[1]]))
+                kept = {STATE: fn.meta[STATE]} if STATE in fn.meta else {}
+                nodes.append(Node(name, "state_write", [state_of_buffer[buffer.target], ins[1]], kept))
         elif fn.op in ("call_function", "call_method"):
             scalar = _scalar_binary(fn)
             integer = int_math_nodes(fn, by_name)
@@ -1594,22 +1598,30 @@ class _Tracer(KnownValuesTracer):
         return isinstance(m, (LSTMLayer, SVDF)) or super().is_leaf_module(m, qualname)
 
 
-def _symbolic_trace(model: nn.Module, example_inputs=()) -> torch.fx.GraphModule:
-    """model traced by torch.fx, knowing the example's values (capture_tracer)."""
-    tracer = _Tracer(autowrap_functions=(F.local_response_norm,))   # one node: _lrn_nodes
+def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.fx.GraphModule:
+    """model traced by torch.fx, knowing the example's values (capture_tracer).
+    states: {id(tensor): path} of the tensors the forward writes, read and
+    written as state nodes (capture_buffer_state)."""
+    tracer = (with_state_reads(_Tracer) if states else _Tracer)(
+        autowrap_functions=(F.local_response_norm,))   # one node: _lrn_nodes
     from .capture_random import recording_random_calls
     from .capture_packed_sequences import patched as packing_patched
     tracer.start(example_inputs)
+    if states:
+        tracer.ptec_states = states
     try:
         # torch.rand(2, 3): a call, not a frozen draw; a random op's shadow value draws nothing for the model
         # pack_padded_sequence / pad_packed_sequence / pad_sequence: capture_packed_sequences
-        with recording_random_calls(tracer), torch.random.fork_rng(devices=[]), packing_patched(model):
+        with recording_random_calls(tracer), torch.random.fork_rng(devices=[]), packing_patched(model), \
+                (binding_names(tracer) if states else contextlib.nullcontext()):
             graph = tracer.trace(model)
     except Exception as e:
         if not hasattr(e, "ptec_where"):
             e.ptec_where = tracer.where()
         raise
     drop_traced_leftovers(graph)
+    if states:
+        as_states(graph, tracer, CaptureError)     # the written tensors as state nodes (capture_buffer_state)
     # The nodes that only made a constant attention mask (the stand-ins took
     # its value), and attention weights no one reads: dropped, so that
     # nothing reports them.
@@ -1621,7 +1633,8 @@ def _symbolic_trace(model: nn.Module, example_inputs=()) -> torch.fx.GraphModule
     return torch.fx.GraphModule(tracer.root, graph, type(model).__name__)
 
 
-def _lstm_layers_traced(model: nn.Module, example_inputs, stateful: bool = False) -> Optional[torch.fx.GraphModule]:
+def _lstm_layers_traced(model: nn.Module, example_inputs, stateful: bool = False,
+                        states=None) -> Optional[torch.fx.GraphModule]:
     """The model traced with its nn.LSTM layers as LSTMLayer leaves (one
     ptec::quantized_lstm each), or None when it uses a final cell state
     c_n, which the kernel does not give (the caller unrolls instead).
@@ -1632,12 +1645,30 @@ def _lstm_layers_traced(model: nn.Module, example_inputs, stateful: bool = False
     stand_in = with_traceable_modules(model, example_inputs, stateful, lstm_kernel=True)
     if not any(isinstance(m, LSTMLayer) for m in stand_in.modules()):
         return None
-    gm = _symbolic_trace(stand_in, example_inputs)
+    gm = _symbolic_trace(stand_in, example_inputs, states)
     without_dead_code(gm)               # h_n, c_n and their pieces when unused
     mods = dict(gm.named_modules())
     if any(fn.op == "call_module" and isinstance(mods.get(fn.target), LSTMFinalCell) for fn in gm.graph.nodes):
         return None
     gm.recompile()
+    return gm
+
+
+def _traced(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: bool,
+            states=None) -> torch.fx.GraphModule:
+    """The model traced by torch.fx (its LSTM layers as kernels when
+    lstm_kernel); one-line CaptureError when tracing fails."""
+    try:
+        gm = _lstm_layers_traced(model, example_inputs, stateful, states) if lstm_kernel else None
+        if gm is None:
+            gm = _symbolic_trace(with_traceable_modules(model, example_inputs, stateful), example_inputs, states)
+    except CaptureModuleError as e:
+        raise CaptureError(str(e)) from e
+    except CaptureError:
+        raise
+    except Exception as e:          # noqa: BLE001
+        # one line naming the module (capture_tracer), or the model's own failure
+        raise CaptureError(trace_refusal(e, model, example_inputs)) from e
     return gm
 
 
@@ -1678,47 +1709,64 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
             g = None
     if g is None:
         before = tensors_of(model)      # a write fx runs while tracing leaves no node (capture_in_place)
+        attributes = set(vars(model))
         try:
-            gm = _lstm_layers_traced(model, example_inputs, stateful) if lstm_kernel else None
-            if gm is None:
-                gm = _symbolic_trace(with_traceable_modules(model, example_inputs, stateful), example_inputs)
-        except CaptureModuleError as e:
-            raise CaptureError(str(e)) from e
-        except Exception as e:          # noqa: BLE001
-            # one line naming the module (capture_tracer), or the model's own failure
-            raise CaptureError(trace_refusal(e, model, example_inputs)) from e
-        refuse_written_tensors(model, gm, before, CaptureError)
-        # Shape propagation runs the module, which writes its states: the
-        # initial values are the buffers' values before it.
-        initial = {k: v.detach().clone() for k, v in gm.named_buffers()}
-        _propagate_shapes(gm, example_inputs)
-        with torch.no_grad():
-            for k, v in gm.named_buffers():
-                # only the states it wrote: a constant made in forward may be
-                # an expanded view (fx keeps it as a buffer), which no copy
-                # can write
-                if not torch.equal(v, initial[k]):
-                    v.copy_(initial[k])
-        from .capture_shape_numbers import fold_shape_numbers
-        fold_shape_numbers(gm, UnsupportedOperator)
-        tidy_plumbing(gm, CaptureError)
-        writes_through_views(gm, example_inputs)    # y.relu_(), y[0].mul_(2): out of place, written back (capture_view_writes)
-        drop_markers(gm)            # y[idx] = v: its out-of-place value (capture_item_assignment)
-        elements_alone(gm)          # torch.hsplit(x, 2)[0]: that piece alone (capture_view_elements)
-        # s[None].sum(1), torch.sigmoid(s.unsqueeze(0)): readers of s (capture_selection_lead)
-        lift_leading_ones(gm, lambda: _propagate_kept(gm, example_inputs, initial))
-        literal_views(gm, UnsupportedOperator)
-        g = _fx_to_graph(gm)
-        if stateful:
-            # An SVDF keeps its activation state in the kernel's own tensor,
-            # an LSTM layer its h and c in the kernel's in/out state tensors:
-            # made states (planned, with an initial value) by the lowering.
-            for n in g.nodes:
-                if n.op in ("svdf", "lstm"):
-                    n.attrs["stateful"] = True
-            if not any(n.op in ("state", "svdf", "lstm") for n in g.nodes):
-                raise CaptureError("--stateful: the model has no nn.GRU, nn.LSTM or ptec.nn.SVDF layer to keep "
-                                   "a state for")
+            return _finished(_fx_graph(model, example_inputs, stateful, lstm_kernel, before), example_inputs, name)
+        except (CaptureError, UnsupportedOperator):
+            # the forward writes its own tensors: they become state tensors,
+            # traced on a copy of the model (capture_buffer_state)
+            restore_tensors(before, model, attributes)
+            written = written_tensors(model, example_inputs)
+            if not written:
+                raise
+        twin, states = copy_with_buffers(model, written)
+        g = _fx_graph(twin, example_inputs, stateful, lstm_kernel, tensors_of(twin), states)
+    return _finished(g, example_inputs, name)
+
+
+def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: bool, before,
+              states=None) -> Graph:
+    """The model captured with torch.fx (before: capture_in_place.tensors_of
+    the model; states: capture_buffer_state's written tensors)."""
+    gm = _traced(model, example_inputs, stateful, lstm_kernel, states)
+    refuse_written_tensors(model, gm, before, CaptureError)
+    # Shape propagation runs the module, which writes its states: the
+    # initial values are the buffers' values before it.
+    initial = {k: v.detach().clone() for k, v in gm.named_buffers()}
+    _propagate_shapes(gm, example_inputs)
+    with torch.no_grad():
+        for k, v in gm.named_buffers():
+            # only the states it wrote: a constant made in forward may be
+            # an expanded view (fx keeps it as a buffer), which no copy
+            # can write
+            if not torch.equal(v, initial[k]):
+                v.copy_(initial[k])
+    from .capture_shape_numbers import fold_shape_numbers
+    fold_shape_numbers(gm, UnsupportedOperator)
+    tidy_plumbing(gm, CaptureError)
+    writes_through_views(gm, example_inputs)    # y.relu_(), y[0].mul_(2): out of place, written back (capture_view_writes)
+    drop_markers(gm)            # y[idx] = v: its out-of-place value (capture_item_assignment)
+    elements_alone(gm)          # torch.hsplit(x, 2)[0]: that piece alone (capture_view_elements)
+    # s[None].sum(1), torch.sigmoid(s.unsqueeze(0)): readers of s (capture_selection_lead)
+    lift_leading_ones(gm, lambda: _propagate_kept(gm, example_inputs, initial))
+    literal_views(gm, UnsupportedOperator)
+    g = _fx_to_graph(gm)
+    kept_states(g)              # a written buffer's state: its note, or dropped when never read
+    if stateful:
+        # An SVDF keeps its activation state in the kernel's own tensor,
+        # an LSTM layer its h and c in the kernel's in/out state tensors:
+        # made states (planned, with an initial value) by the lowering.
+        for n in g.nodes:
+            if n.op in ("svdf", "lstm"):
+                n.attrs["stateful"] = True
+        if not any(n.op in ("state", "svdf", "lstm") for n in g.nodes):
+            raise CaptureError("--stateful: the model has no nn.GRU, nn.LSTM or ptec.nn.SVDF layer to keep "
+                               "a state for")
+    return g
+
+
+def _finished(g: Graph, example_inputs, name: str) -> Graph:
+    """The captured graph with its shapes, selections and reshapes resolved."""
     g.name = name
     try:
         infer_shapes(g, example_inputs)

@@ -37,6 +37,12 @@ def _arg(n, i, default=None):
 def capture_with_export(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]) -> Graph:
     ep = torch.export.export(model, tuple(example_inputs))
     sig = ep.graph_signature
+    # a forward writing its buffers: export returns their new values as extra
+    # outputs, which one static program would drop; fx keeps them as state
+    # tensors (capture_buffer_state)
+    mutated = [spec.target for spec in getattr(sig, "output_specs", ()) if spec.kind.name == "BUFFER_MUTATION"]
+    if mutated or getattr(sig, "buffers_to_mutate", None):
+        raise ExportUnsupported(f"the forward writes its buffer {(mutated or list(sig.buffers_to_mutate.values()))[0]}")
     state = dict(ep.state_dict)
     state.update(getattr(ep, "constants", {}) or {})
     lifted: Dict[str, str] = {}

@@ -19,9 +19,11 @@ before it, as in torch. Otherwise the call is refused by name:
   after the write read the call's node too;
 - a parameter, buffer or tensor attribute of the model, or a constant made
   in forward (fx keeps one for every run): the write would change it for
-  the next run, which one static program cannot do: refused, before fx's
-  run of the graph writes it (a buffer written while fx traces, leaving no
-  node, is found by its value, restored, and refused);
+  the next run: refused here, before fx's run of the graph writes it (a
+  buffer written while fx traces, leaving no node, is found by its value
+  and restored). capture then asks capture_buffer_state, which keeps the
+  model's written tensors as state tensors across executes (torch's next
+  call reads the written value); a constant made in forward stays refused;
 - the model's input: its readers after the write read the write's result,
   as in torch (the caller's tensor is not written: ptec's outputs only).
 
@@ -200,7 +202,9 @@ def _kept_why(shared) -> Optional[str]:
                 "torch.zeros_like(x)) or write the out-of-place op")
     if kept:
         return (f"writes in place into {kept[0].target} (a parameter, buffer or constant of the model), "
-                "which would change it for the next run; write the out-of-place op")
+                "which would change it for the next run; ptec keeps such a tensor as a state across executes "
+                "when one call of the model on the example inputs changes it, which this one did not: give "
+                "example inputs that change it, or write the out-of-place op")
     return None
 
 
@@ -335,6 +339,8 @@ def refuse_written_tensors(model: nn.Module, gm: torch.fx.GraphModule, before, e
         written.append(f"{paths[m]}.{k}" if paths.get(m) else k)
     if written:
         raise error(f"the model writes its tensor {written[0]} in place while it runs (a buffer or tensor "
-                    "attribute: torch's next run would read the written value), which one static ptec program "
-                    "cannot do; compute it in forward without writing the module's tensor")
+                    "attribute: torch's next run would read the written value); ptec keeps such a tensor as a "
+                    "state across executes when one call of the model on the example inputs changes it, which "
+                    "this one did not: give example inputs that change it, or compute it in forward without "
+                    "writing the module's tensor")
     in_place_writes(gm, rewrite=False)

@@ -45,8 +45,9 @@ dtype read after a write, a tuple sharing several tensors' memory read
 whole after one; a write into a view as another dtype, outside its root's
 memory, resized by torch, or covering an element twice with an op that is
 not of each element alone, or reading through a tensor operand an element
-it writes at another position; a write into a parameter, buffer or constant
-(the next run would read it). When torch's run fails at a write that
+it writes at another position; a write into a constant made in forward (a
+parameter, buffer or tensor attribute is a state kept across executes:
+capture_buffer_state). When torch's run fails at a write that
 torch refuses (an element-wise op into an expanded view), its reason is
 quoted; otherwise capture_in_place's own analysis decides."""
 from __future__ import annotations

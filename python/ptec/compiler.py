@@ -13,7 +13,9 @@ from . import emit as em
 from . import lower as lw
 from . import plan as pl
 from . import quantize as qz
+from .backends.ethos_u.npu_config import NPU_TARGETS
 from .calibration import check_samples
+from .capture_buffer_state import STATE
 from .ops import runtime_kernels
 from .ir import origin
 from .pte.schema import Program
@@ -94,6 +96,12 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
                    or n.attrs.get("stateful"))
         log(f"--stateful: {kept} state tensors kept across runs")
     log(f"captured {len(graph.nodes)} nodes with torch.{graph.source}")
+    kept = [n.attrs[STATE] for n in graph.nodes if n.op == "state" and n.attrs.get(STATE)]
+    npu = target in NPU_TARGETS or any(type(b).__name__ == "EthosUBackend" for b in backends or ())
+    if kept and npu:
+        raise CompileError(f"the model writes its tensor {kept[0]} in forward, which ptec keeps as a state tensor "
+                           "across executes: state tensors are not placed on the Ethos-U yet (give a cortex-m "
+                           "--target, or compute it without writing the module's tensor)")
     _check_ranks(graph)
     noted = set()
     for n in graph.nodes:

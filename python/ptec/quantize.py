@@ -27,6 +27,7 @@ import torch
 
 from . import quant_math as qm
 from .ir import CELL_SUFFIX, permutation, Graph, Node, eval_node, evaluate
+from .capture_buffer_state import STATE, streamed
 
 FUSABLE_PRODUCERS = ("conv2d", "conv_transpose2d", "linear", "add", "max_pool2d", "svdf")
 PASS_THROUGH = ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "reshape", "identity", "channel_shuffle", "upsample_nearest", "slice",
@@ -325,8 +326,25 @@ def calibrate(g: Graph, calibration: Iterable[Sequence[torch.Tensor]],
               progress: Optional[Callable[[int], None]] = None) -> RangeObserver:
     obs = RangeObserver(config)
     nodes = {n.name for n in g.nodes}
+    # a written buffer's state streams through the samples as torch's calls would (capture_buffer_state)
+    carried = {n.name: n for n in g.nodes if n.op == "state" and n.attrs.get(STATE)}
+    written = {s: v for s, v in streamed(g).items() if s in carried}
+    initial = {k: n.attrs["init"] for k, n in carried.items()}
+    try:
+        _observe_samples(g, calibration, obs, nodes, progress, carried, written)
+    finally:
+        for k, n in carried.items():
+            n.attrs["init"] = initial[k]
+    if not obs.lo:
+        raise ValueError("no calibration data")
+    return obs
+
+
+def _observe_samples(g: Graph, calibration, obs: RangeObserver, nodes, progress, carried, written) -> None:
     for i, inputs in enumerate(calibration):
         _, env = evaluate(g, inputs, keep_all=True)
+        for k, v in written.items():        # the next sample's run reads what this one wrote
+            carried[k].attrs["init"] = env[v].detach().numpy().copy()
         for name, t in env.items():
             obs.observe(name, t)
             if name not in obs.reaches and name in nodes and isinstance(t, torch.Tensor) \
@@ -339,9 +357,6 @@ def calibrate(g: Graph, calibration: Iterable[Sequence[torch.Tensor]],
                     env[n.inputs[0]], torch.as_tensor(n.attrs["weights_feature"])))
         if progress:
             progress(i + 1)
-    if not obs.lo:
-        raise ValueError("no calibration data")
-    return obs
 
 
 def svdf_state_name(n) -> str:
@@ -692,6 +707,8 @@ def _state_values(g: Graph) -> Dict[str, str]:
     for n in g.nodes:
         if n.op == "state_write":
             state, value = n.inputs
+            while g.node(value).op in ("reshape", "identity") and n.attrs.get(STATE):
+                value = g.node(value).inputs[0]     # a written buffer: the bytes of what the reshapes read
             if value in written or g.node(value).op in ("state", "input", "constant"):
                 raise ValueError(f"--stateful: state {state} must be written with a value "
                                  "computed in the run, one state per value")

@@ -8,8 +8,10 @@ place, so `self.relu(y); return y + 1` gave y + 1 with no error. Each
 model here is checked against torch on the same input: in float (the
 capture's graph, an exact rewrite), and on the host runtime within a bound
 in output steps; the writes ptec cannot model (a value sharing the memory
-that is no chain of views, read later; into a parameter or buffer) are
-refused in one line naming the call. A write into a view of a value read afterwards, or a view made
+that is no chain of views, read later; into a constant made in forward)
+are refused in one line naming the call; a write into a parameter, buffer
+or tensor attribute is a state kept across executes, as torch keeps it
+(capture_buffer_state). A write into a view of a value read afterwards, or a view made
 before a write read after it, is written back (capture_view_writes; its
 chains in test_view_writes.py). A model writing its input is run by torch
 on a copy (torch writes the caller's tensor)."""
@@ -21,7 +23,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from model_checks import cli_refusal
-from ptec.capture import CaptureError, capture
+from test_buffer_state import streams_like_torch
+from ptec.capture import capture
 from ptec.compiler import compile_model
 from ptec.ir import UnsupportedOperator, evaluate
 from test_function_coverage import inputs
@@ -417,12 +420,18 @@ REFUSED = {
     "a view of the input as another dtype written": (OnInput(_other_dtype_written), UnsupportedOperator,
                                                       ["bitwise_and_ (Tensor.bitwise_and_)", "another dtype"]),
     "out= several tensors": (OnInput(_outs), UnsupportedOperator, ["(torch.max)", "out="]),
-    "a parameter": (WritesParameter(), UnsupportedOperator, ["add_ (Tensor.add_)", "w (a parameter"]),
-    "a buffer": (WritesBuffer(), CaptureError, ["count", "in place"]),
-    "a tensor attribute, +=": (WritesAttribute(), CaptureError, ["total", "in place"]),
     "a constant made in forward": (OnInput(_constant_accumulated), UnsupportedOperator,
                                    ["add_ (Tensor.add_)", "made in forward", "zeros_like"]),
 }
+
+
+@pytest.mark.parametrize("cls", [WritesParameter, WritesBuffer, WritesAttribute])
+def test_a_write_into_the_models_tensor_is_a_state(cls):
+    """A parameter, buffer or tensor attribute written in forward: torch's
+    next call reads the written value, and so does ptec's next execute
+    (capture_buffer_state; test_buffer_state.py)."""
+    g = torch.Generator().manual_seed(3)
+    streams_like_torch(cls().eval(), [torch.randn(1, 6, generator=g) for _ in range(6)], 2.0)
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
