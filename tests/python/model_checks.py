@@ -18,6 +18,17 @@ from ptec.interpreter import Session, run_program
 from ptec.pte import NUMPY_DTYPE, ScalarType, parse_program
 
 
+
+class Call(torch.nn.Module):
+    """A model whose forward is fn(x): one call, method or chain under test."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
 def runner_elf(target):
     return os.path.join(ROOT, "build", target, "firmware", "runner", "ptec_runner.elf")
 

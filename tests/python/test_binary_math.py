@@ -25,6 +25,7 @@ from ptec.interpreter import run_program
 from ptec.pte import ScalarType, parse_program, serialize_program
 from ptec.pte.program_builder import ProgramBuilder
 from ptec.reference import portable as P
+from model_checks import Call
 
 KEYS = {"pow": "aten::pow.Tensor_Tensor_out", "atan2": "aten::atan2.out", "hypot": "aten::hypot.out",
         "fmod": "aten::fmod.Tensor_out", "remainder": "aten::remainder.Tensor_out", "copysign": "aten::copysign.out"}
@@ -221,15 +222,6 @@ def test_computed_ids_outside_the_table_fail_the_run(bad, why, tmp_path):
         host_runtime.run(prog, res.data, [x], workdir=str(tmp_path))
     with pytest.raises(ValueError, match=why):
         run_program(prog, [x])
-
-
-class Call(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
 
 
 WHOLE = {"floor": lambda x: torch.floor(x * 2).long(), "round": lambda x: (x * 3).round().long(),

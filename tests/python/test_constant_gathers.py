@@ -9,6 +9,7 @@ import torch
 from ptec.capture import capture
 from ptec.compiler import CompileError, compile_model
 from test_module_coverage import worst_steps
+from model_checks import Call
 
 S3 = (1, 4, 8)
 R = (-3.0, 3.0)
@@ -35,15 +36,6 @@ GATHERS = {
                                               + torch.special.log_softmax(x, 1) * 0.1
                                               + torch.special.logsumexp(x, -1, keepdim=True) * 0.1, 2.0),  # 1.37
 }
-
-
-class Call(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
 
 
 def inputs(n=8, seed=0):

@@ -20,18 +20,10 @@ from ptec.capture import capture
 from ptec.compiler import CompileError, compile_model
 from ptec.ir import evaluate
 from ptec.pte import parse_program
+from model_checks import Call
 
 S3 = (1, 4, 8)
 INF, NAN = float("inf"), float("nan")
-
-
-class Call(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
 
 
 def samples(lo=-2.0, hi=2.0, n=8, seed=0, shape=S3):

@@ -24,6 +24,7 @@ from ptec.compiler import compile_model
 from ptec.ir import evaluate
 from model_checks import board_matches_reference
 from test_module_coverage import worst_steps
+from model_checks import Call
 
 S3, S4, S5 = (1, 4, 8), (1, 3, 4, 4), (1, 3, 3, 4, 3)
 R, POS = (-3.0, 3.0), (0.2, 3.0)
@@ -1218,15 +1219,6 @@ NOT_INFERENCE = {
 # test_random_and_leftovers.py's, as torch's values differ by design; torch.randint / randint_like /
 # randperm / multinomial / poisson and the fills random_ / geometric_ / log_normal_ / bernoulli_
 # (capture_random_integers, capture_random) are test_random_integers.py's, for the same reason
-
-
-class Call(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
 
 
 def inputs(shape, lo, hi, n=8, seed=0):

@@ -20,6 +20,7 @@ from ptec.compiler import compile_model
 from ptec.interpreter import run_program
 from ptec.pte import ScalarType, parse_program, serialize_program
 from ptec.pte.program_builder import ProgramBuilder
+from model_checks import Call
 
 
 def half_program(n, out_type=ScalarType.HALF):
@@ -87,15 +88,6 @@ def test_float_to_bfloat16_is_torchs_on_every_kind_of_float(tmp_path):
     assert np.count_nonzero(tie & (got != x.view(np.uint32) >> 16) & ~nan) > 500
     assert np.count_nonzero(np.isinf(bfloat16_of(got).float().numpy()) & ~np.isinf(x)) >= 3
     assert np.count_nonzero(((got & 0x7F80) == 0) & ((got & 0x7F) != 0)) > 500
-
-
-class Call(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
 
 
 def samples(n, seed, shape=(1, 4, 8)):

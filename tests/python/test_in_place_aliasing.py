@@ -29,6 +29,7 @@ from ptec.compiler import compile_model
 from ptec.ir import UnsupportedOperator, evaluate
 from test_function_coverage import inputs
 from test_module_coverage import worst_steps
+from model_checks import Call as OnInput
 
 S = (1, 3, 6, 6)
 
@@ -60,17 +61,6 @@ class Calls(nn.Module):
 
     def forward(self, x):
         return self.fn(self.conv(x))
-
-
-class OnInput(nn.Module):
-    """fn(x) on the model's input itself."""
-
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
 
 
 LAYERS = {

@@ -22,7 +22,8 @@ from ptec.interpreter import run_program
 from ptec.ir import UnsupportedOperator
 from ptec.pte import parse_program
 from test_elementwise_math import nan_source
-from test_function_coverage import Call, inputs
+from model_checks import Call
+from test_function_coverage import inputs
 
 S3 = (1, 4, 8)
 

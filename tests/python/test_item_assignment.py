@@ -22,17 +22,9 @@ from ptec.compiler import compile_model
 from ptec.ir import UnsupportedOperator, evaluate
 from test_function_coverage import inputs
 from test_module_coverage import worst_steps
+from model_checks import Call as Fn
 
 S = (1, 4, 5, 6)
-
-
-class Fn(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
 
 
 def _slice_expr(x):
@@ -125,7 +117,6 @@ FORMS = {
 }
 FORMS["z = y[0]; z[1] = 0, y read after"] = (lambda x: _view_read_later(x), 1.0)
 FORMS["v = y.as_strided(...); y[0, 1] = 0, v read after"] = (lambda x: _strided_read_later(x), 1.0)   # measured 0.47
-
 
 
 def _compiled(model, shape=S):

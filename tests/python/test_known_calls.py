@@ -16,7 +16,8 @@ from ptec import host_runtime
 from ptec.compiler import CompileError, compile_model
 from ptec.interpreter import run_program
 from ptec.pte import parse_program
-from test_losses_in_forward import Call, inputs, steps_from_torch
+from model_checks import Call
+from test_losses_in_forward import inputs, steps_from_torch
 
 S3, S4, S5 = (1, 4, 8), (1, 3, 4, 4), (1, 2, 4, 6, 6)
 U, R = (0.0, 1.0), (-3.0, 3.0)

@@ -18,7 +18,8 @@ from ptec.capture import capture
 from ptec.compiler import CompileError, compile_model
 from ptec.ir import evaluate
 from test_compiler import ENV
-from test_function_coverage import Call, inputs
+from model_checks import Call
+from test_function_coverage import inputs
 from test_module_coverage import worst_steps
 
 S3 = (1, 4, 8)

@@ -11,6 +11,7 @@ from ptec import host_runtime
 from ptec.compiler import CompileError, compile_model
 from ptec.interpreter import run_program
 from ptec.pte import parse_program
+from model_checks import Call
 
 S3, S4 = (1, 4, 8), (1, 3, 4, 4)
 R = (-3.0, 3.0)
@@ -71,15 +72,6 @@ LOSSES = {
         lambda x: F.batch_norm(x * 2 + 1, None, None, torch.tensor([1.0, 0.5, 2.0]), torch.tensor([0.0, 1.0, -1.0]),
                                training=True, eps=1e-3), S4, R, 2.0),                                      # 1.37
 }
-
-
-class Call(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
 
 
 def inputs(shape, lo, hi, n=8, seed=0):

@@ -7,7 +7,8 @@ import torch
 import torch.nn.functional as F
 
 from ptec.compiler import CompileError, compile_model
-from test_losses_in_forward import Call, inputs, steps_from_torch
+from model_checks import Call
+from test_losses_in_forward import inputs, steps_from_torch
 
 S3 = (1, 4, 8)
 U = (0.0, 1.0)                                            # the probe: uniform in [0, 1)

@@ -30,17 +30,9 @@ from ptec.pte import parse_program
 from ptec.pte.schema import TensorShapeDynamism
 from ptec.pte.writer import serialize_program
 from ptec.requirements import requirements
+from model_checks import Call
 
 PTEC_RUN = os.path.join(ROOT, "build", "host", "tools", "ptec-run", "ptec-run")
-
-
-class Call(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
 
 
 def compiled(fn, int8_io=False, shape=(1, 4, 8)):

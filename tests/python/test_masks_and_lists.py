@@ -21,7 +21,8 @@ from ptec.compiler import compile_model
 from ptec.interpreter import run_program
 from ptec.pte import parse_program
 from test_compiler import ENV
-from test_function_coverage import Call, inputs
+from model_checks import Call
+from test_function_coverage import inputs
 from test_module_coverage import worst_steps
 
 S3 = (1, 4, 8)

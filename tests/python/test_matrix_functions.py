@@ -26,18 +26,10 @@ from ptec.compiler import CompileError, compile_model
 from ptec.interpreter import run_program
 from ptec.ir import UnsupportedOperator
 from ptec.pte import parse_program
+from model_checks import Call
 
 BATCH = (2, 3)
 B3 = torch.tensor([[1.0, -2.0, 0.5], [0.25, 3.0, -1.0], [2.0, 0.0, 1.5]])
-
-
-class Call(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
 
 
 def well(n, seed, count=4):

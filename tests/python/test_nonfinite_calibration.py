@@ -17,7 +17,7 @@ import torch
 from ptec import host_runtime
 from ptec.compiler import CompileError, compile_model
 from ptec.pte import parse_program
-from test_masked_select import Call
+from model_checks import Call
 
 
 def _calibration(n=6, seed=3):

@@ -19,7 +19,8 @@ from ptec.capture import CaptureError
 from ptec.compiler import CompileError, compile_model
 from ptec.ir import UnsupportedOperator
 from ptec.pte import parse_program
-from test_function_coverage import Call, inputs
+from model_checks import Call
+from test_function_coverage import inputs
 
 BIG = (1, 16, 64)          # 1,024 draws per execute
 

@@ -24,18 +24,10 @@ from ptec.compiler import CompileError, compile_model
 from ptec.interpreter import run_program
 from ptec.ir import UnsupportedOperator, evaluate
 from ptec.pte import parse_program
+from model_checks import Call
 
 INF = float("inf")
 S3 = (1, 4, 8)
-
-
-class Call(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
 
 
 class Pair(torch.nn.Module):

@@ -24,15 +24,7 @@ from ptec.compiler import CompileError, compile_model
 from ptec.interpreter import run_program
 from ptec.ir import UnsupportedOperator, evaluate
 from ptec.pte import parse_program
-
-
-class Call(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
+from model_checks import Call
 
 
 def samples(n=6, seed=0, shape=(1, 4, 8)):

@@ -20,7 +20,8 @@ from ptec.compiler import compile_model
 from ptec.ir import UnsupportedOperator
 from ptec.interpreter import run_program
 from ptec.pte import parse_program
-from test_masked_select import Call, _no_kernel_reads_a_bound_dynamic_tensor
+from model_checks import Call
+from test_masked_select import _no_kernel_reads_a_bound_dynamic_tensor
 from test_selection_rows import _compiled, _inputs, keep
 
 # call -> (fn, bound in output steps); the measured worst as a comment where it is loose

@@ -21,7 +21,8 @@ from ptec.compiler import compile_model
 from ptec.interpreter import run_program
 from ptec.ir import UnsupportedOperator
 from ptec.pte import parse_program
-from test_masked_select import Call, _no_kernel_reads_a_bound_dynamic_tensor
+from model_checks import Call
+from test_masked_select import _no_kernel_reads_a_bound_dynamic_tensor
 from test_selection_more import _coarse, _inputs
 from test_selection_rows import keep
 

@@ -26,7 +26,8 @@ from ptec.ir import UnsupportedOperator
 from ptec.pte import parse_program
 from ptec.pte.schema import TensorShapeDynamism
 from ptec.pte.upstream_rules import ptec_only_operators
-from test_masked_select import Call, _no_kernel_reads_a_bound_dynamic_tensor, code_inputs
+from model_checks import Call
+from test_masked_select import _no_kernel_reads_a_bound_dynamic_tensor, code_inputs
 from test_selection_more import _inputs
 from test_selection_positional import _example
 from test_selection_rows import keep

@@ -17,7 +17,8 @@ from ptec import host_runtime
 from ptec.compiler import compile_model
 from ptec.interpreter import run_program
 from ptec.pte import parse_program
-from test_masked_select import Call, _no_kernel_reads_a_bound_dynamic_tensor
+from model_checks import Call
+from test_masked_select import _no_kernel_reads_a_bound_dynamic_tensor
 
 
 def rows(x):

@@ -17,7 +17,7 @@ from ptec.compiler import compile_model
 from ptec.interpreter import run_program
 from ptec.ir import UnsupportedOperator, evaluate
 from ptec.pte import parse_program
-from test_masked_select import Call
+from model_checks import Call
 
 
 def _inputs(n, seed, top=0.85):

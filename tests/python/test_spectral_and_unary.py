@@ -21,7 +21,8 @@ from model_checks import board_matches_reference
 from ptec.capture import capture
 from ptec.compiler import CompileError, compile_model
 from ptec.ir import ELEMENTWISE, evaluate
-from test_function_coverage import Call, inputs
+from model_checks import Call
+from test_function_coverage import inputs
 from test_module_coverage import worst_steps
 
 S3 = (1, 4, 8)

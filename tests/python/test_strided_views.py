@@ -27,6 +27,7 @@ from ptec.compiler import compile_model
 from ptec.ir import UnsupportedOperator, evaluate
 from test_function_coverage import inputs
 from test_module_coverage import worst_steps
+from model_checks import Call as OnInput
 
 S = (2, 3, 5, 6)        # y = conv(x): [2, 4, 5, 6], 240 elements
 
@@ -42,15 +43,6 @@ class Conv(nn.Module):
 
     def forward(self, x):
         return self.fn(self.conv(x))
-
-
-class OnInput(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
 
 
 def _flat(*ts):

@@ -30,21 +30,13 @@ from ptec.pte import parse_program
 from ptec.pte.program_builder import ProgramBuilder
 from ptec.pte.schema import ScalarType
 from ptec.pte.writer import serialize_program
+from model_checks import Call
 
 EPS = float(np.finfo(np.float32).eps)
 
 
 def tol(shape) -> float:
     return 4 * max(shape[-2:]) * EPS
-
-
-class Call(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
 
 
 def kernel_program(shape):

@@ -22,17 +22,9 @@ from ptec.capture import CaptureError, _symbolic_trace, capture
 from ptec.compiler import compile_model
 from ptec.ir import evaluate
 from test_module_coverage import worst_steps
+from model_checks import Call
 
 S3, S4 = (1, 4, 8), (1, 4, 2, 4)
-
-
-class Call(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
 
 
 def inputs(shape, n=8, seed=0):

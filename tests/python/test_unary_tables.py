@@ -14,6 +14,7 @@ from ptec.capture_unary_tables import evaluate, is_elementwise
 from ptec.compiler import compile_model
 from model_checks import cli_refusal
 from test_module_coverage import worst_steps
+from model_checks import Call
 
 S = (1, 4, 8)
 sp = torch.special
@@ -51,15 +52,6 @@ TABLES = {
     "torch.fix, Tensor.fix": (lambda x: torch.fix(x) + x.fix() * 0.5, (-3.0, 3.0), 1.0),               # 0.50
     "torch.angle of a real value": (lambda x: torch.angle(x) + x, (-1.0, 1.0), 1.0),                  # 0.76
 }
-
-
-class Call(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
 
 
 def inputs(lo, hi, n=8, seed=0):

@@ -12,7 +12,7 @@ from ptec.compiler import CompileError, compile_model
 from ptec.interpreter import run_program
 from ptec.ir import UnsupportedOperator
 from ptec.pte import parse_program
-from test_losses_in_forward import Call
+from model_checks import Call
 
 
 def grid_inputs(seed, levels, n=6):

@@ -13,7 +13,8 @@ from ptec.capture import capture
 from ptec.compiler import compile_model
 from ptec.ir import UnsupportedOperator, evaluate
 from model_checks import board_matches_reference, cli_refusal
-from test_function_coverage import Call, inputs
+from model_checks import Call
+from test_function_coverage import inputs
 from test_module_coverage import worst_steps
 
 S3 = (1, 4, 8)
