@@ -1,39 +1,45 @@
-"""Small-matrix linear algebra as exact closed forms at capture (issue 15):
-determinants, inverses, solves, Cholesky factors, matrix powers and
-exponentials of square matrices of n = 1..4, batched over any leading dims
-(a Kalman filter's or a pose estimator's few small matrices on a
-microcontroller); and the singular values (svdvals, matrix norms 2, -2,
-'nuc') and symmetric eigenvalues (eigvalsh) of matrices of any size, on
-kernels of their own.
+"""Linear algebra of matrices at capture (issue 15): determinants
+(det, slogdet, logdet), inverses and solves of square matrices of any n on
+LU kernels; Cholesky factors, matrix powers and exponentials of n = 1..4
+as exact closed forms, batched over any leading dims (a Kalman filter's or
+a pose estimator's few small matrices on a microcontroller); and the
+singular values (svdvals, matrix norms 2, -2, 'nuc') and symmetric
+eigenvalues (eigvalsh) of matrices of any size, on kernels of their own.
 
-Why fp32: a determinant of n = 4 is a sum of 24 products of 4 entries, an
-inverse 16 such cofactors over it; rounded to int8 after each product the
-result would keep barely a digit. So every step here is marked
+Why fp32: a determinant of n = 4 is a sum of 24 products of 4 entries (or
+n pivots, each of many eliminations); rounded to int8 after each product
+the result would keep barely a digit. So every step here is marked
 attrs["fp32"] (FP32_REASON), which the cortex_m partitioner and every
-delegating backend read as a refusal: the steps run on the portable fp32 kernels (linear, mul, div,
-pow, hypot, copysign, sigmoid, slice, cat, views), the program's output is
+delegating backend read as a refusal: the steps run on the portable fp32 kernels (the LU and
+Jacobi kernels, linear, mul, div, pow, slice, cat, views), the program's output is
 the fp32 value, and a model around them is quantized as usual.
 
-The shape of every form: A [..., n, n] viewed as one row of n*n entries
-per matrix, [B, n*n]. Entries are picked by a linear with a 0/1 weight (an
-exact copy in fp32), the factors of Leibniz's terms multiplied
-element-wise, and the signed sums of terms taken by one more linear with a
-+-1 weight:
+The shape of the closed forms (cholesky, matrix_power, matrix_exp): A
+[..., n, n] viewed as one row of n*n entries per matrix, [B, n*n]; entries
+picked by slices or a linear with a 0/1 weight (an exact copy in fp32),
+products of matrices as element-wise products summed by one more linear:
 
-* det: sum over permutations s of sign(s) * prod_i A[i, s(i)]
-  (1, 2, 6, 24 terms);
-* inv: the adjugate (each entry a cofactor, a Leibniz sum of the minor)
-  over the determinant det = sum_j A[0, j] * C[0, j]; solve(A, B): the
-  adjugate times B, over det;
-* slogdet: sign = (det > 0) - (det < 0) (fp32 comparisons), logabsdet = log
-  |det| by three Halley steps y += 2 (x - e^y) / (x + e^y) from the int8
-  LUT's log (e^y = sigmoid(y) / sigmoid(-y): ptec has no fp32 log or exp),
-  -inf where det is 0; logdet = logabsdet plus (p - p), p = det^0.5 (NaN
-  where det < 0, as torch);
+* det, slogdet (sign, logabsdet), logdet of any n >= 1: A viewed as
+  [B, n, n] and one node `linalg_det` (mode 0..3), lowered to
+  ptec::linalg_det.out: LU with partial pivoting in fp32 on a scratch
+  copy, det the product of the pivots, log |det| the double sum of their
+  logs (finite where det over- or underflows fp32), logdet NaN where the
+  sign is -1 (as torch);
+* inv and solve(A, B) (left=True) of any n: one node `linalg_solve` on
+  A [B, n, n] and B [B or 1, n, k] (a vector B a column; inv: the
+  identity, one for the whole batch), lowered to ptec::linalg_solve.out
+  (the same LU, then back substitution). These replaced the Leibniz /
+  adjugate closed forms of n <= 4 (det a sum of n! products, inv the
+  adjugate over det, slogdet's log by Halley steps from an int8 LUT): LU
+  with partial pivoting is backward stable where adjugate / det is not
+  (an ill-conditioned A's inverse kept only det's digits), its log |det|
+  holds the C library's log instead of three refinements of a LUT, and one
+  kernel serves every n (tests/python/test_linalg_kernels.py measures it);
 * cholesky: L_jj = sqrt(a_jj - sum_k L_jk^2), L_ij = (a_ij - sum_k L_ik
   L_jk) / L_jj (sqrt: pow 0.5), lower triangle read (upper=True: the upper
   one, U = L^T);
-* matrix_power(A, k): repeated squaring by fp32 products (k < 0: of inv);
+* matrix_power(A, k): repeated squaring by fp32 products (k < 0: of inv,
+  by ptec::linalg_solve.out);
 * matrix_exp: A / 64, its Taylor polynomial of degree 10 by Horner, squared
   6 times (fixed: the program cannot branch on the run's norm), about 1e-5
   relative while e^A stays within fp32 (|A| up to ~88);
@@ -61,17 +67,17 @@ element-wise, and the signed sums of terms taken by one more linear with a
   eigenvalue, where acos is steep; Jacobi keeps about n roundings of the
   largest |eigenvalue| everywhere).
 
-A singular A: det is 0 as torch's where a row or column is 0 (every term
-holds a zero factor; other singular matrices give a det of rounding size,
-as torch's LU may); inv and solve divide by it, giving inf / NaN where
-torch raises (or huge values where det is a rounding); cholesky of a
+A singular A: det is 0 as torch's where LU meets a zero pivot (a zero row
+or column; other singular matrices give a det of rounding size, as
+torch's LU does); inv and solve divide by that pivot, giving inf / NaN
+where torch raises (or huge values where it is a rounding); cholesky of a
 matrix that is not positive-definite gives NaN where torch raises. Forms
-not covered (n > 4, a non-square matrix, left=False, out=, a matrix of no
-rows or columns) stay the unsupported node,
-refused in one line naming the call and the limit."""
+not covered (cholesky / matrix_power / matrix_exp of n > 4, a non-square
+matrix, left=False, out=, a matrix of no rows or columns, B broadcast over
+some of A's batch dims) stay the unsupported node, refused in one line
+naming the call and the limit."""
 from __future__ import annotations
 
-import itertools
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -84,12 +90,13 @@ from .ir import Node
 
 # the largest n whose Leibniz sums are written out (24 terms of 4 factors)
 MAX_N = 4
+# det, slogdet, logdet, inv and solve (LU kernels): any n the scratch holds
+LU_MAX_N = 1 << 30
 # the largest |k| of matrix_power: 2 log2 |k| fp32 products
 MAX_POWER = 1024
 # what the cortex_m partitioner says of a step marked fp32
 FP32_REASON = ("linear algebra of a matrix (a closed form, or Jacobi rotations), computed in fp32 (int8 products of its "
                "entries would lose the result)")
-HALLEY_STEPS = 3
 # matrix_exp: A / 2^6 (norm <= 1.4 for |A| up to 88, where e^A leaves fp32) and Taylor to degree 10
 # (error below 1e-6 there, 1e-11 for |A| <= 32), then 6 squarings (each doubling the rounding: ~4e-6)
 EXP_SQUARINGS, EXP_DEGREE = 6, 10
@@ -159,56 +166,12 @@ class _Fp32(_Steps):
         return self("binary_math", [a, b if isinstance(b, str) else self.const(b)], fn=kind)
 
 
-def _parity(perm) -> int:
-    seen, sign = set(), 1
-    for start in range(len(perm)):
-        if start in seen:
-            continue
-        j, length = start, 0
-        while j not in seen:
-            seen.add(j)
-            j, length = perm[j], length + 1
-        sign *= -1 if length % 2 == 0 else 1
-    return sign
 
 
-def _leibniz(s: _Fp32, flat: str, n: int, minors) -> str:
-    """[B, len(minors)]: minor m = (rows, cols, coefficient) gives
-    coefficient * det(A[rows][:, cols]) of A = flat [B, n*n] (minors of
-    one size, at least 1)."""
-    terms = []          # (flat index of each factor, minor, signed coefficient)
-    for m, (rows, cols, coeff) in enumerate(minors):
-        for perm in itertools.permutations(range(len(rows))):
-            terms.append(([rows[i] * n + cols[perm[i]] for i in range(len(rows))], m, coeff * _parity(perm)))
-    k = len(minors[0][0])
-    product = s.pick(flat, n * n, [t[0][0] for t in terms])
-    for i in range(1, k):
-        product = s("mul", [product, s.pick(flat, n * n, [t[0][i] for t in terms])])
-    w = np.zeros((len(minors), len(terms)), np.float32)
-    for j, (_, m, c) in enumerate(terms):
-        w[m, j] = c
-    return s.linear(product, w)
 
 
-def _adjugate(s: _Fp32, flat: str, n: int) -> str:
-    """[B, n*n]: the adjugate row-major, adj[r, c] = (-1)^(r+c) det(A
-    without row c and column r)."""
-    minors = []
-    for r in range(n):
-        for c in range(n):
-            rows = [i for i in range(n) if i != c]
-            cols = [j for j in range(n) if j != r]
-            minors.append((rows, cols, float((-1) ** (r + c))))
-    return _leibniz(s, flat, n, minors)
 
 
-def _det_of(s: _Fp32, flat: str, n: int, adj: Optional[str] = None) -> str:
-    """[B, 1]: det A; with the adjugate, the expansion along row 0
-    (sum_j A[0, j] adj[j, 0]), so that inv's det and adjugate agree."""
-    if adj is None:
-        return _leibniz(s, flat, n, [(list(range(n)), list(range(n)), 1.0)])
-    products = s("mul", [s.pick(flat, n * n, range(n)), s.pick(adj, n * n, [j * n for j in range(n)])])
-    return s.linear(products, np.ones((1, n), np.float32))
 
 
 def _product(s: _Fp32, x: str, y: str, n: int, k: int) -> str:
@@ -242,7 +205,8 @@ def _square(A, what: str, most: int = MAX_N) -> Tuple[List[int], int]:
         raise _Refused(f"{what}: ptec computes it for square matrices (got {shape[-2]}x{shape[-1]})")
     n = shape[-1]
     if not 1 <= n <= most:
-        raise _Refused(f"{what} of a {n}x{n} matrix: ptec computes it in closed form for n <= {most}")
+        raise _Refused(f"{what} of a {n}x{n} matrix: ptec computes it in closed form for n <= {most}"
+                       if most == MAX_N else f"{what}: ptec computes it for matrices of at least one row")
     return shape, n
 
 
@@ -256,37 +220,12 @@ def _finish(s: _Fp32, cur: str, out) -> List[Node]:
     return s.done()
 
 
-def _inverse(s: _Fp32, flat: str, n: int) -> str:
-    if n == 1:
-        return s("div", [s.const(np.ones((1, 1), np.float32)), flat])
-    adj = _adjugate(s, flat, n)
-    return s("div", [adj, _det_of(s, flat, n, adj)])
 
 
-def _sign(s: _Fp32, det: str) -> str:
-    """(det > 0) - (det < 0) as float: comparisons of the fp32 value."""
-    pos = s.int8("bool_to", [s.int8("compare", [det], kind="gt", scalar=0.0)], dtype="float32")
-    neg = s.int8("bool_to", [s.int8("compare", [det], kind="lt", scalar=0.0)], dtype="float32")
-    return s("sub", [pos, neg])
 
 
-def _exp_of(s: _Fp32, y: str) -> str:
-    """e^y = sigmoid(y) / sigmoid(-y), in fp32."""
-    return s("div", [s("sigmoid", [y]), s("sigmoid", [s("mul", [y, s.const(-1.0)])])])
 
 
-def _log_abs(s: _Fp32, det: str) -> str:
-    """log |det|: the int8 LUT's log, refined by Halley's steps for e^y = x
-    in fp32, and -inf where det is 0 (-z / (1 - z) with z = (det == 0))."""
-    x = s.fn("copysign", det, 1.0)
-    # the LUT reads a copy of its own: lowering keeps the int8 form it makes of its input in that
-    # input's place, which would round x for the fp32 steps below too
-    y = s.int8("elementwise", [s.fn("copysign", det, 1.0)], fn="log")
-    for _ in range(HALLEY_STEPS):
-        e = _exp_of(s, y)
-        y = s("add", [y, s("mul", [s("div", [s("sub", [x, e]), s("add", [x, e])]), s.const(2.0)])])
-    zero = s.int8("bool_to", [s.int8("compare", [det], kind="eq", scalar=0.0)], dtype="float32")
-    return s("add", [y, s("div", [s("mul", [zero, s.const(-1.0)]), s("sub", [s.const(1.0), zero])])])
 
 
 def _cholesky(s: _Fp32, flat: str, n: int, upper: bool) -> str:
@@ -310,9 +249,13 @@ def _cholesky(s: _Fp32, flat: str, n: int, upper: bool) -> str:
     return s("cat", entries, dim=1) if len(entries) > 1 else entries[0]
 
 
-def _power(s: _Fp32, flat: str, n: int, k: int) -> str:
+def _power(s: _Fp32, flat: str, n: int, k: int, batch: int) -> str:
+    """[B, n*n]: A^k by repeated squaring (k < 0: of A^-1, by
+    ptec::linalg_solve.out)."""
     if k < 0:
-        flat, k = _inverse(s, flat, n), -k
+        inv = s("linalg_solve", [s("reshape", [flat], target_shape=[batch, n, n]),
+                                 s.const(np.eye(n, dtype=np.float32)[None])])
+        flat, k = s("reshape", [inv], target_shape=[batch, n * n]), -k
     if k == 0:
         eye = np.eye(n, dtype=np.float32).reshape(1, n * n)
         return s("add", [s("mul", [flat, s.const(0.0)]), s.const(eye)])
@@ -363,9 +306,28 @@ def _singular(s: _Fp32, A, shape) -> str:
     return s("svdvals", [s("reshape", [A.name], target_shape=[batch, m, n])])
 
 
+def _matrices_of(s: _Fp32, A, shape) -> Tuple[str, int]:
+    """A [..., n, n] viewed as [B, n, n] (the LU kernels' self)."""
+    batch = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    return s("reshape", [A.name], target_shape=[batch, shape[-1], shape[-1]]), batch
+
+
+def _lu_det(s: _Fp32, A, shape, mode: int) -> str:
+    """[B]: det (mode 0), its sign (1), log |det| (2) or log det (3) of each
+    matrix, by ptec::linalg_det.out (LU with partial pivoting)."""
+    return s("linalg_det", [_matrices_of(s, A, shape)[0]], mode=mode)
+
+
+def _lu_inverse(s: _Fp32, A, shape) -> str:
+    """[B, n, n]: A^-1 as A^-1 I by ptec::linalg_solve.out, one identity
+    for the whole batch."""
+    n = shape[-1]
+    return s("linalg_solve", [_matrices_of(s, A, shape)[0], s.const(np.eye(n, dtype=np.float32)[None])])
+
+
 def _solve(s: _Fp32, fn, got, out) -> str:
     A, B = got.get("A"), got.get("B")
-    shape, n = _square(A, "torch.linalg.solve")
+    shape, n = _square(A, "torch.linalg.solve", LU_MAX_N)
     if got.get("left", True) is not True:
         raise _Refused("torch.linalg.solve(left=False): ptec solves A X = B (left=True)")
     bshape = _meta_shape(B) if isinstance(B, torch.fx.Node) else None
@@ -381,24 +343,19 @@ def _solve(s: _Fp32, fn, got, out) -> str:
     if list(out) != abatch + ([n] if vector else [n, cols]):
         raise _Refused(f"torch.linalg.solve: B {bshape} read as a {'vector' if vector else 'matrix'} does not give "
                        f"torch's result shape {list(out)}")
-    flat, batch = _flat(s, A, shape)
+    mats, batch = _matrices_of(s, A, shape)
     value = _constant_of(B, s.by_name)
-    per = n * cols
     if value is not None:
-        rhs = s.const(np.broadcast_to(np.asarray(value, np.float32).reshape(bbatch + [per]), abatch + [per])
-                      .reshape(batch, per))
+        value = np.asarray(value, np.float32).reshape(bbatch + [n, cols])
+        rhs = s.const(value.reshape(batch, n, cols) if bbatch else value.reshape(1, n, cols))
     elif bbatch == abatch:
-        rhs = s("reshape", [B.name], target_shape=[batch, per])
+        rhs = s("reshape", [B.name], target_shape=[batch, n, cols])
     elif not bbatch:
-        # one B for every matrix: its row copied down the batch
-        rhs = s("reshape", [B.name], target_shape=[1, per])
-        rhs = s("cat", [rhs] * batch, dim=0) if batch > 1 else rhs
+        # one B for every matrix: the kernel reads a batch of 1 for each
+        rhs = s("reshape", [B.name], target_shape=[1, n, cols])
     else:
         raise _Refused("torch.linalg.solve: ptec takes B with all of A's batch dims or none")
-    if n == 1:
-        return s("div", [rhs, flat])
-    adj = _adjugate(s, flat, n)
-    return s("div", [_product(s, adj, rhs, n, cols), _det_of(s, flat, n, adj)])
+    return s("linalg_solve", [mats, rhs])
 
 
 def _norm_form(fn):
@@ -462,12 +419,14 @@ def _compute(fn, family: str, by_name, out, name: Optional[str] = None) -> List[
         batch = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
         flat = s("reshape", [A.name], target_shape=[batch, n, n])
         return _finish(s, s("eigvalsh", [flat], upper=uplo == "U"), out)
-    shape, n = _square(A, what)
-    flat, _ = _flat(s, A, shape)
-    if family == "det":
-        return _finish(s, _det_of(s, flat, n), out)
+    if family in ("det", "logdet"):
+        shape, n = _square(A, what, LU_MAX_N)
+        return _finish(s, _lu_det(s, A, shape, 0 if family == "det" else 3), out)
     if family in ("inv", "inv_ex"):
-        return _finish(s, _inverse(s, flat, n), out)
+        shape, n = _square(A, what, LU_MAX_N)
+        return _finish(s, _lu_inverse(s, A, shape), out)
+    shape, n = _square(A, what)
+    flat, batch = _flat(s, A, shape)
     if family == "cholesky":
         upper = got.get("upper", False)
         if not isinstance(upper, bool):
@@ -477,13 +436,9 @@ def _compute(fn, family: str, by_name, out, name: Optional[str] = None) -> List[
         k = got.get("n")
         if not isinstance(k, int) or isinstance(k, bool) or abs(k) > MAX_POWER:
             raise _Refused(f"{what}: ptec takes an integer power |n| <= {MAX_POWER}")
-        return _finish(s, _power(s, flat, n, k), out)
+        return _finish(s, _power(s, flat, n, k, batch), out)
     if family == "matrix_exp":
         return _finish(s, _exp(s, flat, n), out)
-    if family == "logdet":
-        det = _det_of(s, flat, n)
-        root = s.fn("pow", det, 0.5)
-        return _finish(s, s("add", [_log_abs(s, det), s("sub", [root, root])]), out)
     raise _Refused(f"{what}: not covered")
 
 
@@ -501,10 +456,8 @@ def _elements(fn, ins, family: str, by_name):
                 if got is None:
                     raise _Refused("torch.linalg.slogdet: ptec computes it without out=")
                 s = _Fp32(item.name)
-                shape, n = _square(got.get("A"), "torch.linalg.slogdet")
-                flat, _ = _flat(s, got["A"], shape)
-                det = _det_of(s, flat, n)
-                return _finish(s, _sign(s, det) if index in (0, "sign") else _log_abs(s, det), out)
+                shape, n = _square(got.get("A"), "torch.linalg.slogdet", LU_MAX_N)
+                return _finish(s, _lu_det(s, got["A"], shape, 1 if index in (0, "sign") else 2), out)
             if family in ("inv_ex", "solve_ex") and index in (0, "inverse", "result"):
                 return _compute(fn, family, by_name, out, item.name)
             raise _Refused(f"torch.linalg.{family}()[{index!r}]: ptec computes "

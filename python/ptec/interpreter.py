@@ -401,6 +401,8 @@ def _portable_table():
                                                                       s(arg, "zero_point"), out.sizes),
         "ptec::linalg_svdvals.out": lambda arg, named, out: PL.svdvals(t(arg, "self")),
         "ptec::linalg_eigvalsh.out": lambda arg, named, out: PL.eigvalsh(t(arg, "self"), s(arg, "upper")),
+        "ptec::linalg_det.out": lambda arg, named, out: PL.det(t(arg, "self"), s(arg, "mode")),
+        "ptec::linalg_solve.out": lambda arg, named, out: PL.solve(t(arg, "self"), t(arg, "rhs")),
         "ptec::flat_index.out": lambda arg, named, out: PX.flat_index(arg("indices", "Tensor[]"), s(arg, "sizes"),
                                                                       out.sizes),
         "ptec::bag_positions.out": lambda arg, named, out: PX.bag_positions(

@@ -17,9 +17,10 @@ max_unpool (pool_indices), random_dropout and
 random_fractional_pick (random_layers: new draws on every evaluation), compare, logical,
 where and bool_to (capture_bool: bool values, evaluated as torch.bool), masked_select
 (capture_masked_select: a value of variable length, its shape the bound),
-binary_math (BINARY_MATH: pow, atan2, ... of two tensors), svdvals and
-eigvalsh (the singular values of [B, m, n], the eigenvalues of symmetric
-[B, n, n]: capture_matrix_functions), unsupported. Any node may carry a fused
+binary_math (BINARY_MATH: pow, atan2, ... of two tensors), svdvals,
+eigvalsh, linalg_det and linalg_solve (the singular values of [B, m, n],
+the eigenvalues of symmetric [B, n, n], det / sign / log |det| / log det of
+[B, n, n] by `mode`, A^-1 B: capture_matrix_functions), unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 
 State (--stateful): `state` is a tensor kept from one run to the next
@@ -317,6 +318,16 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
     elif op == "eigvalsh":
         # the eigenvalues of symmetric [B, n, n], ascending, one triangle read (ptec::linalg_eigvalsh.out)
         y = torch.linalg.eigvalsh(xs[0], UPLO="U" if a["upper"] else "L")
+    elif op == "linalg_det":
+        # det (mode 0), slogdet's sign (1) and logabsdet (2), logdet (3) of [B, n, n] (ptec::linalg_det.out)
+        mode = int(a["mode"])
+        y = (torch.linalg.det(xs[0]) if mode == 0 else torch.logdet(xs[0]) if mode == 3
+             else torch.linalg.slogdet(xs[0])[mode - 1])
+    elif op == "linalg_solve":
+        # A^-1 B of A [B, n, n], B [B or 1, n, k] (ptec::linalg_solve.out); a singular A gives inf / NaN
+        # as the kernel, where torch.linalg.solve raises
+        solve_ex = getattr(torch.linalg, "solve_ex", None)
+        y = solve_ex(xs[0], xs[1])[0] if solve_ex is not None else torch.linalg.solve(xs[0], xs[1])
     elif op == "binary_math":
         y = BINARY_MATH[a["fn"]](xs[0], xs[1])
     elif op == "slice":

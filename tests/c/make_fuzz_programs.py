@@ -98,7 +98,13 @@ def portable_program():
     square, ev = b.tensor(f32, [2, 6, 6], None), b.tensor(f32, [2, 6], None)
     b.call("aten::view_copy.out", self=x, size=[2, 6, 6], out=square)
     b.call("ptec::linalg_eigvalsh.out", self=square, upper=True, out=ev)
-    b.set_io([x], [v, sampled, sampled3, sv_tall, sv_wide, ev])
+    # and the same planes' log |det| and the solves of them for their first 2 columns
+    # (ptec::linalg_det.out, linalg_solve.out: a zero pivot divides by 0, a NaN gives NaN)
+    logdet, cols, solved = b.tensor(f32, [2], None), b.tensor(f32, [2, 6, 2], None), b.tensor(f32, [2, 6, 2], None)
+    b.call("ptec::linalg_det.out", self=square, mode=2, out=logdet)
+    b.call("aten::slice_copy.Tensor_out", self=square, dim=2, start=0, end=2, step=1, out=cols)
+    b.call("ptec::linalg_solve.out", self=square, rhs=cols, out=solved)
+    b.set_io([x], [v, sampled, sampled3, sv_tall, sv_wide, ev, logdet, solved])
     return b.build()
 
 

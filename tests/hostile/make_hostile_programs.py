@@ -122,6 +122,20 @@ def base_eig():
     return b.build(), {"x": x, "z": z}
 
 
+def base_lu():
+    """A^-1 B of x [2, 5, 5] and b [2, 5, 3] (ptec::linalg_solve.out) into
+    z [2, 5, 3], and the determinants of x into d [2]
+    (ptec::linalg_det.out): the sizes their prepares check before each asks
+    for n * n floats of scratch."""
+    b = ProgramBuilder()
+    x, r = b.tensor(ScalarType.FLOAT, [2, 5, 5]), b.tensor(ScalarType.FLOAT, [2, 5, 3])
+    z, d = b.tensor(ScalarType.FLOAT, [2, 5, 3]), b.tensor(ScalarType.FLOAT, [2])
+    b.call("ptec::linalg_solve.out", self=x, rhs=r, out=z)
+    b.call("ptec::linalg_det.out", self=x, mode=2, out=d)
+    b.set_io([x, r], [z, d])
+    return b.build(), {"x": x, "r": r, "z": z, "d": d}
+
+
 def base_overlap():
     """x[i, j] of a [1, 3] block: i the argmax of a float input x [2, 3]
     (0 for the test's even 0x3F inputs), j the constant [2, 2], as one
@@ -677,6 +691,43 @@ def case_eig_out_lies(p, v):
     return [("any", "requirements", "InvalidArgument", "[..., n] of self's batch")]
 
 
+def case_lu_scratch_overflow(p, v):
+    # no matrix (a 0 batch), but each 32768 x 32768: n * n * 4 bytes of scratch is 2^32
+    for name, sizes in (("x", [0, 32768, 32768]), ("r", [0, 32768, 3]), ("z", [0, 32768, 3]), ("d", [0])):
+        _resize(p, v, name, sizes)
+    return [("any", "requirements", "NotSupported", "too large for the scratch")]
+
+
+def case_lu_rhs_rows_lie(p, v):
+    # b claims 4 rows of A's 5: the elimination would read b's row 4 past its end
+    _resize(p, v, "r", [2, 4, 3])
+    return [("any", "requirements", "InvalidArgument", "rhs must have n rows")]
+
+
+def case_lu_out_lies(p, v):
+    # out [2, 5, 2] of b's 3 columns: the copy of B would write past out
+    _resize(p, v, "z", [2, 5, 2])
+    return [("any", "requirements", "InvalidArgument", "[..., n, k] of self's batch")]
+
+
+def case_lu_rhs_batch(p, v):
+    # b's batch [3] of x's [2] (neither x's nor 1; one column, so inside its buffer): B read for
+    # matrix 1 would not be the B of its batch position
+    _resize(p, v, "r", [3, 5, 1])
+    return [("any", "requirements", "InvalidArgument", "self's or all 1")]
+
+
+def case_lu_det_out_batch(p, v):
+    # d [3] of x's 2 matrices
+    _resize(p, v, "d", [3])
+    return [("any", "requirements", "InvalidArgument", "self's batch dims")]
+
+
+def case_lu_not_square(p, v):
+    _resize(p, v, "x", [2, 5, 4])
+    return [("any", "requirements", "InvalidArgument", "must be square")]
+
+
 def case_overlap_flat_index_out_over_index(p, v):
     # A hostile plan puts the positions' out 8 bytes into the index i: the
     # first position written (2) lands on i[1], read next. Checked as read,
@@ -702,7 +753,8 @@ def main(out_dir):
         program, values = base_state() if name.startswith("state_") else \
             base_conv() if name.startswith("conv_") else base_index() if name.startswith("index_") else \
             base_overlap() if name.startswith("overlap_") else base_fused() if name.startswith("fused_") else \
-            base_svd() if name.startswith("svd_") else base_eig() if name.startswith("eig_") else base()
+            base_svd() if name.startswith("svd_") else base_eig() if name.startswith("eig_") else \
+            base_lu() if name.startswith("lu_") else base()
         program = copy.deepcopy(program)
         result = fn(program, values)
         expectations, serialise = result if isinstance(result, tuple) else (result, writer.serialize_program)
@@ -730,6 +782,9 @@ def main(out_dir):
     with open(os.path.join(out_dir, "valid_eig.pte"), "wb") as f:
         f.write(writer.serialize_program(base_eig()[0]))
     manifest.append("valid_eig.pte any none Ok")
+    with open(os.path.join(out_dir, "valid_lu.pte"), "wb") as f:
+        f.write(writer.serialize_program(base_lu()[0]))
+    manifest.append("valid_lu.pte any none Ok")
     with open(os.path.join(out_dir, "cases.txt"), "w") as f:
         f.write("\n".join(manifest) + "\n")
     return 0

@@ -624,6 +624,78 @@ fail_case("eigvalsh_dim_order", eigvalsh_op([1, 2, 3, 3], [1, 2, 3], order=CHANN
           "default dim order")
 
 
+def det_op(x_shape, out_shape, mode=0, st=F32, out_st=F32, order=None):
+    """ptec::linalg_det.out: det (mode 0), sign (1), log |det| (2), log det (3) of x's matrices."""
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape, order)
+    y = b.tensor(out_st, out_shape)
+    b.call("ptec::linalg_det.out", self=x, mode=mode, out=y)
+    b.set_io([x], [y])
+    return b
+
+
+def solve_op(a_shape, b_shape, out_shape, st=F32, rhs_st=F32, order=None):
+    """ptec::linalg_solve.out: A^-1 B of x's matrices."""
+    b = ProgramBuilder()
+    a, r = b.tensor(st, a_shape, order), b.tensor(rhs_st, b_shape)
+    y = b.tensor(F32, out_shape)
+    b.call("ptec::linalg_solve.out", self=a, rhs=r, out=y)
+    b.set_io([a, r], [y])
+    return b
+
+
+# Exact cases (every product and quotient a small power of two or integer):
+# [[0, 2], [4, 1]]: the pivot swaps rows (|4| > |0|), U = [[4, 1], [0, 2]],
+# det -(4 * 2) = -8, sign -1, log det NaN; the triangular diag(2, 4, 0.5):
+# det 4, log |det| log 4; a zero row: det 0, sign 0, log |det| -inf; a
+# matrix holding an inf or a NaN: NaN, its batch neighbours as usual.
+SWAP = np.array([[0, 2], [4, 1]], np.float32)
+run_case("det_pivot_swap", det_op([2, 2, 2], [2]),
+         [(np.stack([SWAP, np.diag(np.array([2, 4], np.float32))]), None)], [(np.array([-8, 8], np.float32), None)])
+run_case("det_sign", det_op([3, 2, 2], [3], mode=1),
+         [(np.stack([SWAP, np.eye(2, dtype=np.float32), np.array([[1, 2], [0, 0]], np.float32)]), None)],
+         [(np.array([-1, 1, 0], np.float32), None)])
+run_case("det_log_abs", det_op([1, 3, 3, 3], [1, 3], mode=2),
+         [(np.stack([np.diag(np.array([2, 4, 0.5], np.float32)), np.eye(3, dtype=np.float32),
+                     np.zeros((3, 3), np.float32)])[None], None)],
+         [(np.array([[np.float32(np.log(4.0)), 0, -np.inf]], np.float32), None)])
+run_case("det_logdet", det_op([2, 2, 2], [2], mode=3), [(np.stack([SWAP, 2 * np.eye(2, dtype=np.float32)]), None)],
+         [(np.array([np.nan, np.float32(np.log(4.0))], np.float32), None)])
+run_case("det_1x1_and_non_finite", det_op([3, 1, 1], [3]), [(np.array([[[-2.5]], [[np.inf]], [[np.nan]]], np.float32),
+                                                             None)], [(np.array([-2.5, np.nan, np.nan], np.float32),
+                                                                       None)])
+run_case("det_2d", det_op([2, 2], []), [(SWAP, None)], [(np.array(-8, np.float32), None)])
+fail_case("det_int8", det_op([2, 2], [], st=I8), NOT_SUPPORTED, "must be float32")
+fail_case("det_mode", det_op([2, 2], [], mode=4), INVALID_ARGUMENT, "mode must be")
+fail_case("det_not_square", det_op([2, 3], []), INVALID_ARGUMENT, "must be square")
+fail_case("det_out_rank", det_op([2, 2, 2], [2, 1]), INVALID_ARGUMENT, "out [...]")
+fail_case("det_out_batch", det_op([2, 2, 2], [3]), INVALID_ARGUMENT, "self's batch dims")
+fail_case("det_empty", det_op([2, 0, 0], [2]), INVALID_ARGUMENT, "empty matrices")
+fail_case("det_dim_order", det_op([1, 2, 3, 3], [1, 2], order=CHANNELS_LAST), NOT_SUPPORTED, "default dim order")
+# A X = B exactly: [[0, 2], [4, 1]] X = [[2, 4], [9, 6]] -> [[2, 1], [1, 2]] (a row swap, then
+# 1 - 0 * ..., halves and quarters); one B shared by a batch of two (batch dims 1): diag(2, 4) -> [[1], [0.5]];
+# a singular A divides by its zero pivot (inf / NaN); a NaN in A -> NaN for its X.
+run_case("solve_pivot_swap", solve_op([1, 2, 2], [1, 2, 2], [1, 2, 2]),
+         [(SWAP[None], None), (np.array([[[2, 4], [9, 6]]], np.float32), None)],
+         [(np.array([[[2, 1], [1, 2]]], np.float32), None)])
+run_case("solve_shared_rhs", solve_op([2, 2, 2], [1, 2, 1], [2, 2, 1]),
+         [(np.stack([np.diag(np.array([2, 4], np.float32)), np.eye(2, dtype=np.float32)]), None),
+          (np.array([[[2], [2]]], np.float32), None)],
+         [(np.array([[[1], [0.5]], [[2], [2]]], np.float32), None)])
+run_case("solve_singular_and_nan", solve_op([2, 2, 2], [2, 2, 1], [2, 2, 1]),
+         [(np.array([[[1, 1], [1, 1]], [[1, np.nan], [0, 1]]], np.float32), None),
+          (np.array([[[1], [2]], [[1], [1]]], np.float32), None)],
+         [(np.array([[[-np.inf], [np.inf]], [[np.nan], [np.nan]]], np.float32), None)])
+fail_case("solve_int8", solve_op([2, 2], [2, 1], [2, 1], rhs_st=I8), NOT_SUPPORTED, "must be float32")
+fail_case("solve_not_square", solve_op([2, 3], [2, 1], [2, 1]), INVALID_ARGUMENT, "must be square")
+fail_case("solve_rhs_rows", solve_op([2, 2], [3, 1], [2, 1]), INVALID_ARGUMENT, "n rows")
+fail_case("solve_rhs_rank", solve_op([2, 2, 2], [2, 1], [2, 2, 1]), INVALID_ARGUMENT, "rhs and out")
+fail_case("solve_rhs_batch", solve_op([2, 2, 2], [3, 2, 1], [2, 2, 1]), INVALID_ARGUMENT, "self's or all 1")
+fail_case("solve_out_size", solve_op([2, 2, 2], [2, 2, 1], [2, 2, 2]), INVALID_ARGUMENT, "[..., n, k]")
+fail_case("solve_empty", solve_op([2, 2], [2, 0], [2, 0]), INVALID_ARGUMENT, "empty matrices")
+fail_case("solve_dim_order", solve_op([1, 2, 3, 3], [1, 2, 3, 3], [1, 2, 3, 3], order=CHANNELS_LAST), NOT_SUPPORTED,
+          "default dim order")
+
 def unpool_op(x_shape, out_shape, zero_point=0, st=F32, idx_st=I64, order=None):
     b = ProgramBuilder()
     x, i = b.tensor(st, x_shape, order), b.tensor(idx_st, x_shape, order)

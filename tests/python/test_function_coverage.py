@@ -28,6 +28,7 @@ from test_module_coverage import worst_steps
 S3, S4, S5 = (1, 4, 8), (1, 3, 4, 4), (1, 3, 3, 4, 3)
 R, POS = (-3.0, 3.0), (0.2, 3.0)
 SM, UNIT = (2, 4, 6), (-1.0, 1.0)       # batched small matrices (a 4x4 and two columns), entries in UNIT
+SL = (2, 6, 7)                          # batched 6x6 matrices and a column, entries in UNIT
 CAUSAL = torch.triu(torch.ones(4, 4, dtype=torch.bool), 1)       # True: a later key, masked
 
 
@@ -366,14 +367,16 @@ RUNS = {
                                                         torch.linalg.matrix_norm(x[0], 1),
                                                         torch.linalg.matrix_norm(x[0], float("inf")) * 0.3,
                                                         torch.linalg.matrix_norm(x[0], -1)]), S3, R, 1.0, "int8"),   # 0.87
-    # small-matrix closed forms (capture_matrix_functions): computed in fp32 on portable kernels after the int8
-    # slice and + 3I that make A well-conditioned; test_matrix_functions.py: relative error on exact inputs
+    # matrix functions (capture_matrix_functions): computed in fp32 on portable kernels (det / slogdet / logdet /
+    # inv / solve: the LU kernels; cholesky, matrix_power, matrix_exp: closed forms) after the int8 slice and
+    # + 3I that make A well-conditioned; test_matrix_functions.py, test_linalg_kernels.py: relative error on
+    # exact inputs
     "torch.linalg.det": (lambda x: torch.linalg.det(well(x, 4)), SM, UNIT, 1.0, "fp32"),                 # 0.48
     "torch.det, Tensor.det": (lambda x: torch.det(well(x, 2)) + well(x, 3).det(), SM, UNIT, 1.5, "fp32"),   # 0.86
     "torch.linalg.slogdet (sign)": (lambda x: torch.linalg.slogdet(x[..., :3, :3])[0], SM, UNIT, 0.0, "fp32"),
     "torch.linalg.slogdet (logabsdet)": (lambda x: torch.linalg.slogdet(well(x, 3)).logabsdet, SM, UNIT, 1.0,
-                                         "fp32"),                                                 # 0.42
-    "torch.logdet": (lambda x: torch.logdet(well(x, 4)), SM, UNIT, 1.0, "fp32"),                         # 0.18
+                                         "fp32"),                                                 # 0.22
+    "torch.logdet": (lambda x: torch.logdet(well(x, 4)), SM, UNIT, 1.0, "fp32"),                         # 0.16
     "torch.linalg.inv": (lambda x: torch.linalg.inv(well(x, 4)), SM, UNIT, 1.0, "fp32"),                 # 0.37
     "torch.inverse, Tensor.inverse": (lambda x: torch.inverse(well(x, 2)) + well(x, 2).inverse(), SM, UNIT, 1.5,
                                       "fp32"),                                                    # 0.75
@@ -384,6 +387,16 @@ RUNS = {
                                     "fp32"),                                                      # 0.45
     "torch.linalg.solve_ex": (lambda x: torch.linalg.solve_ex(well(x, 2), x[..., :2, 4:])[0], SM, UNIT, 1.0,
                               "fp32"),                                                            # 0.53
+    # any n on the LU kernels (ptec::linalg_det.out, linalg_solve.out): 6x6 of x [2, 6, 7] plus 4 I
+    "torch.linalg.det (6x6)": (lambda x: torch.linalg.det(x[..., :6] + 4 * torch.eye(6)), SL, UNIT, 1.0,
+                               "fp32"),                                                       # 0.42
+    "torch.linalg.slogdet, torch.logdet (6x6)": (lambda x: torch.stack([
+        torch.linalg.slogdet(x[..., :6] + 4 * torch.eye(6))[1], torch.logdet(x[..., :6] + 4 * torch.eye(6)),
+        torch.linalg.slogdet(x[..., :6] - 4 * torch.eye(6)).sign], -1), SL, UNIT, 1.0, "fp32"),   # 0.37
+    "torch.linalg.inv (6x6)": (lambda x: torch.linalg.inv(x[..., :6] + 4 * torch.eye(6)), SL, UNIT, 1.0,
+                               "fp32"),                                                       # 0.25
+    "torch.linalg.solve (6x6, vector)": (lambda x: torch.linalg.solve(x[..., :6] + 4 * torch.eye(6), x[..., 6]), SL,
+                                         UNIT, 1.0, "fp32"),                                  # 0.53
     "torch.linalg.cholesky": (lambda x: torch.linalg.cholesky(well(x, 3) @ well(x, 3).mT), SM, UNIT, 1.5,
                               "fp32"),                                                            # 0.97
     "torch.linalg.cholesky(upper=True)": (lambda x: torch.linalg.cholesky(well(x, 4) @ well(x, 4).mT, upper=True),

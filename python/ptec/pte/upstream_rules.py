@@ -376,6 +376,14 @@ RULES: Dict[str, Rule] = {
     "ptec::linalg_eigvalsh.out": Rule(
         "none: ptec only (src/kernels/portable/op_linalg_eigvalsh.c)", dtypes=(("self", F32), ("out", F32)),
         contiguous=("self", "out"), upstream_library="none (ptec only)"),
+    # det, slogdet, logdet, inv and solve of any n by LU with partial pivoting (issue 15)
+    "ptec::linalg_det.out": Rule(
+        "none: ptec only (src/kernels/portable/op_linalg_det.c)", dtypes=(("self", F32), ("out", F32)),
+        contiguous=("self", "out"), upstream_library="none (ptec only)"),
+    "ptec::linalg_solve.out": Rule(
+        "none: ptec only (src/kernels/portable/op_linalg_solve.c)",
+        dtypes=(("self", F32), ("rhs", F32), ("out", F32)), contiguous=("self", "rhs", "out"),
+        upstream_library="none (ptec only)"),
     # several computed index tensors (x[i, j]) as one flat position, and
     # nn.EmbeddingBag's bags from run-time offsets (issue 15)
     "ptec::flat_index.out": Rule(

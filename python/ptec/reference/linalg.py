@@ -1,5 +1,6 @@
-"""Reference numerics of ptec::linalg_svdvals.out and linalg_eigvalsh.out
-(numpy): the singular values of each matrix of x [..., m, n], largest
+"""Reference numerics of ptec::linalg_svdvals.out, linalg_eigvalsh.out,
+linalg_det.out and linalg_solve.out (numpy); det and solve below by the
+LU with partial pivoting of src/kernels/portable/linalg_lu.h. First: the singular values of each matrix of x [..., m, n], largest
 first, by the one-sided Jacobi iteration
 src/kernels/portable/op_linalg_svdvals.c's comment describes, and the
 eigenvalues of symmetric ones, ascending, by op_linalg_eigvalsh.c's cyclic
@@ -11,6 +12,8 @@ the kernel's early stop leaves.
 
 The oracle of the tests is torch.linalg.svdvals / eigvalsh, not this module."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -135,3 +138,91 @@ def eigvalsh(x, upper: bool) -> np.ndarray:
     ev = np.sort(diag, axis=1, kind="stable")
     ev = np.where(bad[:, None], F32(np.nan), ev).astype(F32)
     return np.ascontiguousarray(ev).reshape(lead + (n,))
+
+
+def _lu(a: np.ndarray, rhs=None) -> np.ndarray:
+    """linalg_lu.h's ptec_lu_factor on every matrix of a [B, n, n] (float32,
+    finite) in lockstep, in place (and on rhs [B, n, k]); the parities of
+    the row swaps [B]."""
+    batch, n = a.shape[0], a.shape[1]
+    at = np.arange(batch)
+    parity = np.zeros(batch, bool)
+    with np.errstate(all="ignore"):
+        for k in range(n):
+            p = k + np.argmax(np.abs(a[:, k:, k]), axis=1)      # the first largest, as the kernel's strict >
+            for m in (a, rhs) if rhs is not None else (a,):
+                row_k, row_p = m[at, k].copy(), m[at, p].copy()
+                m[at, k], m[at, p] = row_p, row_k
+            parity ^= p != k
+            pivot = a[:, k, k].copy()
+            live = np.abs(pivot) != 0
+            if k + 1 == n or not live.any():
+                continue
+            l = (a[:, k + 1:, k] / pivot[:, None]).astype(F32)
+            keep = live[:, None]
+            a[:, k + 1:, k] = np.where(keep, l, a[:, k + 1:, k])
+            a[:, k + 1:, k + 1:] = np.where(keep[:, :, None], a[:, k + 1:, k + 1:] - l[:, :, None] * a[:, k, None, k + 1:],
+                                            a[:, k + 1:, k + 1:])
+            if rhs is not None:
+                rhs[:, k + 1:, :] = np.where(keep[:, :, None], rhs[:, k + 1:, :] - l[:, :, None] * rhs[:, k, None, :],
+                                             rhs[:, k + 1:, :])
+    return parity
+
+
+def _square(x, what: str):
+    x = np.asarray(x, F32)
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2] or x.shape[-1] < 1:
+        raise ValueError(f"{what}: x must be [..., n, n] with n >= 1")
+    n = x.shape[-1]
+    a = x.reshape((-1, n, n))
+    return x, n, a, ~np.isfinite(a).all(axis=(1, 2))
+
+
+def det(x, mode: int) -> np.ndarray:
+    """ptec::linalg_det.out: mode 0 det, 1 its sign, 2 log |det|, 3 log det
+    of each matrix of x [..., n, n], by op_linalg_det.c's LU in float32
+    (log |det|: the double sum of math.log |pivot|, the C library's log as
+    the kernel's, rounded once)."""
+    x, n, a, bad = _square(x, "det")
+    w = np.where(bad[:, None, None], F32(0), a).astype(F32)
+    parity = _lu(w)
+    out = np.empty(w.shape[0], F32)
+    for b in range(w.shape[0]):
+        d, logabs, negative, zero = F32(1), 0.0, bool(parity[b]), False
+        for k in range(n):
+            u = w[b, k, k]
+            with np.errstate(all="ignore"):
+                d = F32(d * u)
+            if u == 0:
+                zero = True
+            else:
+                negative ^= bool(u < 0)
+                logabs += math.log(float(abs(u)))
+        sign = F32(0) if zero else F32(-1 if negative else 1)
+        logabsdet = F32(-np.inf) if zero else F32(logabs)
+        value = [-d if parity[b] else d, sign, logabsdet, F32(np.nan) if sign < 0 else logabsdet][int(mode)]
+        out[b] = F32(np.nan) if bad[b] else value
+    return out.reshape(x.shape[:-2])
+
+
+def solve(x, rhs) -> np.ndarray:
+    """ptec::linalg_solve.out: A^-1 B for A of x [..., n, n] and B of rhs
+    [..., n, k] (x's batch dims or all 1), by op_linalg_solve.c's LU and
+    back substitution in float32."""
+    x, n, a, bad = _square(x, "solve")
+    rhs = np.asarray(rhs, F32)
+    k = rhs.shape[-1]
+    bs = rhs.reshape((-1, n, k))
+    if bs.shape[0] != a.shape[0]:
+        bs = np.broadcast_to(bs, (a.shape[0], n, k))
+    w = np.where(bad[:, None, None], F32(0), a).astype(F32)
+    y = np.array(bs, F32)
+    _lu(w, y)
+    with np.errstate(all="ignore"):
+        for i in range(n - 1, -1, -1):
+            v = y[:, i, :].copy()
+            for j in range(i + 1, n):
+                v = (v - w[:, i, j, None] * y[:, j, :]).astype(F32)
+            y[:, i, :] = v / w[:, i, i, None]
+    y = np.where(bad[:, None, None], F32(np.nan), y).astype(F32)
+    return y.reshape(x.shape[:-2] + (n, k))

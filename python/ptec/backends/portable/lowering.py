@@ -44,6 +44,8 @@ ATEN_KEYS = {
     "random_fractional_pick": "ptec::random_fractional_pick.out",
     "svdvals": "ptec::linalg_svdvals.out",
     "eigvalsh": "ptec::linalg_eigvalsh.out",
+    "linalg_det": "ptec::linalg_det.out",
+    "linalg_solve": "ptec::linalg_solve.out",
 }
 
 
@@ -322,6 +324,14 @@ def _eigvalsh(b, key, n, ins, out):
     b.call(key, self=ins[0].value, upper=bool(n.attrs["upper"]), out=out.value)
 
 
+def _linalg_det(b, key, n, ins, out):
+    b.call(key, self=ins[0].value, mode=int(n.attrs["mode"]), out=out.value)
+
+
+def _linalg_solve(b, key, n, ins, out):
+    b.call(key, self=ins[0].value, rhs=ins[1].value, out=out.value)
+
+
 def _random_fractional_pick(b, key, n, ins, out):
     b.call(key, windows=ins[0].value, kernel_size=[int(k) for k in n.attrs["kernel"]],
            seed=int(n.attrs["seed"]), out=out.value)
@@ -358,6 +368,9 @@ CALLS: Dict[str, Callable] = {
     # (capture_matrix_functions), contiguous
     "ptec::linalg_svdvals.out": _unary,
     "ptec::linalg_eigvalsh.out": _eigvalsh,
+    # det / sign / log |det| / log det of [B, n, n] and A^-1 B by LU (capture_matrix_functions), contiguous
+    "ptec::linalg_det.out": _linalg_det,
+    "ptec::linalg_solve.out": _linalg_solve,
 }
 
 
@@ -394,7 +407,8 @@ CONTIGUOUS_INPUT = ("aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
                     "aten::native_layer_norm.out", "aten::native_group_norm.out", "aten::upsample_nearest2d.vec_out",
                     "aten::upsample_bilinear2d.vec_out", "aten::upsample_bicubic2d.vec_out",
                     "aten::grid_sampler_2d.out", "aten::grid_sampler_3d.out",
-                    "aten::slice_copy.Tensor_out", "ptec::linalg_svdvals.out", "ptec::linalg_eigvalsh.out")
+                    "aten::slice_copy.Tensor_out", "ptec::linalg_svdvals.out", "ptec::linalg_eigvalsh.out",
+                    "ptec::linalg_det.out", "ptec::linalg_solve.out")
 
 
 def _layout_sensitive(b: ProgramBuilder, key: str, n: Node, ins: List[Act]) -> Optional[Act]:

@@ -1,0 +1,287 @@
+"""The LU kernels (issue 15): ptec::linalg_det.out (det, slogdet's sign and
+logabsdet, logdet) and ptec::linalg_solve.out (solve, inv), LU with partial
+pivoting in fp32 on any n, and the calls routed to them
+(capture_matrix_functions).
+
+Oracle: torch.linalg in float64 on the same float32 matrices. Tolerances,
+with n the size, EPS = FLT_EPSILON and kappa torch's 2-norm condition
+number (LU with partial pivoting is backward stable: the computed factors
+are those of A + E, |E| of a few n EPS |A| for the matrices here, whose
+pivot growth is small):
+* solve / inv: the residual |A X - B| <= RES n EPS |A| |X| (max-norms,
+  float64), for any A, ill-conditioned or not; and X within
+  FWD n EPS kappa of torch's, relative to its largest entry;
+* det: within FWD n EPS kappa of torch's, relative;
+* logabsdet: within FWD n EPS kappa of torch's, absolute (a relative
+  error e of |det| is e in the log); the sign exact where kappa is small.
+The host runtime's bytes are the reference interpreter's
+(ptec.reference.linalg repeats the kernels' float32 steps), checked on
+every kernel run here."""
+import numpy as np
+import pytest
+import torch
+
+from ptec import host_runtime
+from ptec.compiler import CompileError, compile_model
+from ptec.interpreter import run_program
+from ptec.ir import UnsupportedOperator
+from ptec.pte import parse_program
+from ptec.pte.program_builder import ProgramBuilder
+from ptec.pte.schema import ScalarType
+from ptec.pte.writer import serialize_program
+
+EPS = float(np.finfo(np.float32).eps)
+RES, FWD = 4.0, 8.0
+
+
+class Call(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+def rand(shape, seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=g).numpy()
+
+
+def run_kernel(b, inputs, outputs, arrays, tmp_path):
+    b.set_io(inputs, outputs)
+    data = serialize_program(b.build())
+    prog = parse_program(data)
+    got = host_runtime.run(prog, data, arrays, workdir=str(tmp_path))[0]
+    want = run_program(prog, arrays)[0]
+    assert got.tobytes() == want.tobytes(), "ptec-run differs from the reference interpreter"
+    return got
+
+
+def det_on_host(x: np.ndarray, mode: int, tmp_path) -> np.ndarray:
+    b = ProgramBuilder()
+    t = b.tensor(ScalarType.FLOAT, list(x.shape))
+    y = b.tensor(ScalarType.FLOAT, list(x.shape[:-2]))
+    b.call("ptec::linalg_det.out", self=t, mode=mode, out=y)
+    return run_kernel(b, [t], [y], [np.ascontiguousarray(x, np.float32)], tmp_path)
+
+
+def solve_on_host(a: np.ndarray, rhs: np.ndarray, tmp_path) -> np.ndarray:
+    b = ProgramBuilder()
+    t = b.tensor(ScalarType.FLOAT, list(a.shape))
+    r = b.tensor(ScalarType.FLOAT, list(rhs.shape))
+    y = b.tensor(ScalarType.FLOAT, list(a.shape[:-1]) + [rhs.shape[-1]])
+    b.call("ptec::linalg_solve.out", self=t, rhs=r, out=y)
+    return run_kernel(b, [t, r], [y], [np.ascontiguousarray(a, np.float32), np.ascontiguousarray(rhs, np.float32)],
+                      tmp_path)
+
+
+def kappa(a: np.ndarray) -> np.ndarray:
+    return torch.linalg.cond(torch.from_numpy(np.asarray(a, np.float64))).numpy()
+
+
+def check_solution(a, rhs, got):
+    """Residual and forward error of X = got for A X = B (B broadcast over A's batch)."""
+    a64, x64 = np.asarray(a, np.float64), np.asarray(got, np.float64)
+    b64 = np.broadcast_to(np.asarray(rhs, np.float64), a.shape[:-1] + (rhs.shape[-1],))
+    n = a.shape[-1]
+    res = np.abs(a64 @ x64 - b64).max(axis=(-2, -1))
+    scale = np.abs(a64).max(axis=(-2, -1)) * np.abs(x64).max(axis=(-2, -1)) * n
+    assert (res <= RES * n * EPS * scale).all(), f"residual {(res / scale).max():.2e} of n |A| |X|"
+    want = torch.linalg.solve(torch.from_numpy(a64), torch.from_numpy(np.ascontiguousarray(b64))).numpy()
+    err = np.abs(x64 - want).max(axis=(-2, -1)) / np.abs(want).max(axis=(-2, -1))
+    bound = FWD * n * EPS * kappa(a)
+    assert (err <= bound).all(), f"forward error {err.max():.2e} (bound {bound.min():.2e})"
+
+
+def graded(n, seed):
+    """Rows scaled 10^-3 .. 10^3: partial pivoting must pick the large ones."""
+    return (rand((2, n, n), seed) * np.float32(10.0) ** np.linspace(-3, 3, n, dtype=np.float32)[:, None])
+
+
+def hilbert(n):
+    return (1.0 / (np.arange(n)[:, None] + np.arange(n)[None, :] + 1)).astype(np.float32)[None]
+
+
+# (id, matrices A)
+MATRICES = [
+    ("1x1", rand((4, 1, 1), 1)),
+    ("2x2 batched", rand((3, 2, 2), 2)),
+    ("5x5", rand((2, 5, 5), 3)),
+    ("8x8 4-D batch", rand((2, 3, 8, 8), 4)),
+    ("16x16", rand((1, 16, 16), 5)),
+    ("2-D 6x6", rand((6, 6), 6)),
+    ("graded rows 7x7", graded(7, 7)),
+    ("zero (0, 0) entry: a pivot swap", np.array([[[0.0, 2.0, 1.0], [1.0, 1.0, 0.0], [3.0, -1.0, 2.0]]], np.float32)),
+    ("Hilbert 6x6 (cond 1.5e7)", hilbert(6)),
+    ("large entries (det near 1e30)", rand((2, 5, 5), 8) * np.float32(1e6)),
+    ("tiny entries (det near 1e-30)", rand((2, 5, 5), 9) * np.float32(1e-6)),
+    ("permutation x 2", np.eye(6, dtype=np.float32)[[3, 0, 5, 1, 4, 2]][None] * 2),
+]
+
+
+@pytest.mark.parametrize("name,a", MATRICES, ids=[m[0] for m in MATRICES])
+def test_det_matches_torch(name, a, tmp_path):
+    n = a.shape[-1]
+    want = torch.linalg.det(torch.from_numpy(a.astype(np.float64))).numpy()
+    got = det_on_host(a, 0, tmp_path)
+    assert got.shape == want.shape
+    bound = FWD * n * EPS * kappa(a)
+    err = np.abs(got - want) / np.abs(want)
+    assert (err <= bound).all(), f"{err.max():.2e} relative (bound {bound.min():.2e})"
+
+
+@pytest.mark.parametrize("name,a", MATRICES, ids=[m[0] for m in MATRICES])
+def test_slogdet_and_logdet_match_torch(name, a, tmp_path):
+    n = a.shape[-1]
+    sign, logabs = torch.linalg.slogdet(torch.from_numpy(a.astype(np.float64)))
+    got_sign, got_log = det_on_host(a, 1, tmp_path), det_on_host(a, 2, tmp_path)
+    assert np.array_equal(got_sign, sign.numpy())
+    bound = FWD * n * EPS * kappa(a)
+    assert (np.abs(got_log - logabs.numpy()) <= bound).all(), np.abs(got_log - logabs.numpy()).max()
+    logdet = det_on_host(a, 3, tmp_path)
+    assert np.array_equal(np.isnan(logdet), sign.numpy() < 0)
+    assert np.array_equal(logdet[sign.numpy() > 0], got_log[sign.numpy() > 0])
+
+
+@pytest.mark.parametrize("name,a", MATRICES, ids=[m[0] for m in MATRICES])
+def test_solve_matches_torch(name, a, tmp_path):
+    rhs = rand(a.shape[:-1] + (3,), 50)
+    check_solution(a, rhs, solve_on_host(a, rhs, tmp_path))
+
+
+def test_one_rhs_for_the_whole_batch_and_the_inverse(tmp_path):
+    """rhs of batch dims all 1 serves every matrix; the identity gives the inverse."""
+    a = rand((2, 3, 6, 6), 60)
+    eye = np.eye(6, dtype=np.float32)[None, None]
+    inv = solve_on_host(a, eye, tmp_path)
+    check_solution(a, eye, inv)
+    want = torch.linalg.inv(torch.from_numpy(a.astype(np.float64))).numpy()
+    assert np.abs(inv - want).max() <= FWD * 6 * EPS * kappa(a).max() * np.abs(want).max()
+
+
+def test_det_overflow_keeps_a_finite_log(tmp_path):
+    """det of 40 x 40 entries of 1e3: 1e120 overflows float32 (inf, as
+    torch's float32), its log |det| stays finite: the sum of the pivots' logs."""
+    a = rand((1, 40, 40), 61) * np.float32(1e3)
+    det, logabs = det_on_host(a, 0, tmp_path), det_on_host(a, 2, tmp_path)
+    want = torch.linalg.slogdet(torch.from_numpy(a.astype(np.float64)))[1].numpy()
+    assert np.isinf(det).all() and np.isinf(torch.linalg.det(torch.from_numpy(a)).numpy()).all()
+    assert np.abs(logabs - want).max() <= FWD * 40 * EPS * kappa(a).max()
+
+
+def test_singular_matrices(tmp_path):
+    """A zero pivot: det 0, sign 0, log |det| -inf, logdet -inf as torch;
+    solve divides by it (inf / NaN, where torch raises)."""
+    a = rand((3, 5, 5), 62)
+    a[0, 2] = 0.0                       # a zero row
+    a[1, :, 4] = 0.0                    # a zero column
+    a[2, 3] = a[2, 1]                   # two equal rows: an exactly zero pivot
+    assert (det_on_host(a, 0, tmp_path) == 0).all()
+    assert (det_on_host(a, 1, tmp_path) == 0).all()
+    assert (det_on_host(a, 2, tmp_path) == -np.inf).all() and (det_on_host(a, 3, tmp_path) == -np.inf).all()
+    # torch's float64 LU: 0 or a rounding-size det of these
+    assert (np.abs(torch.linalg.det(torch.from_numpy(a.astype(np.float64))).numpy()) <= 1e-12).all()
+    got = solve_on_host(a, rand((3, 5, 1), 63), tmp_path)
+    assert (~np.isfinite(got)).any(axis=(1, 2)).all()
+
+
+def test_non_finite_entries_give_nan_for_their_matrix_only(tmp_path):
+    a = rand((3, 4, 4), 64)
+    a[1, 2, 3] = np.inf
+    a[2, 0, 0] = np.nan
+    for mode in range(3):
+        got = det_on_host(a, mode, tmp_path)
+        assert np.isnan(got[1:]).all() and np.isfinite(got[0]), mode
+    assert np.isnan(det_on_host(a, 3, tmp_path)[1:]).all()
+    rhs = rand((3, 4, 2), 65)
+    got = solve_on_host(a, rhs, tmp_path)
+    assert np.isnan(got[1:]).all()
+    check_solution(a[:1], rhs[:1], got[:1])
+
+
+def test_pivoting_picks_the_largest_entry(tmp_path):
+    """[[1e-8, 1], [1, 1]]: without a row swap the solve loses every digit
+    (1 - 1e8 rounding); with it, the solution is [1, 1] to rounding."""
+    a = np.array([[[1e-8, 1.0], [1.0, 1.0]]], np.float32)
+    rhs = np.array([[[1.0], [2.0]]], np.float32)
+    got = solve_on_host(a, rhs, tmp_path)
+    assert np.abs(got[0, :, 0] - 1.0).max() <= 4 * EPS
+    assert det_on_host(a, 0, tmp_path)[0] == np.float32(1e-8) - np.float32(1.0)
+
+
+# (id, call of x, input shape): compiled, each on the host against torch (float64)
+CALLS = [
+    ("det 6x6", torch.linalg.det, (2, 3, 6, 6)),
+    ("Tensor.det 5x5", lambda x: x.det(), (5, 5)),
+    ("slogdet sign 7x7", lambda x: torch.linalg.slogdet(x).sign, (3, 7, 7)),
+    ("slogdet logabsdet 9x9", lambda x: torch.linalg.slogdet(x)[1], (2, 9, 9)),
+    ("torch.slogdet 5x5", lambda x: torch.slogdet(x)[1], (2, 5, 5)),
+    ("logdet 6x6 (NaN where det < 0)", torch.logdet, (4, 6, 6)),
+    ("inv 8x8", torch.linalg.inv, (2, 8, 8)),
+    ("torch.inverse 5x5", torch.inverse, (3, 5, 5)),
+    ("inv_ex 6x6", lambda x: torch.linalg.inv_ex(x).inverse, (2, 6, 6)),
+    ("solve matrix constant 5x5", lambda x: torch.linalg.solve(x, torch.arange(10.0).reshape(5, 2)), (2, 3, 5, 5)),
+    ("solve vector constant 6x6", lambda x: torch.linalg.solve(x, torch.linspace(-1, 1, 6)), (2, 6, 6)),
+    ("solve batched constant B", lambda x: torch.linalg.solve(x, torch.linspace(-1, 1, 30).reshape(2, 5, 3)),
+     (2, 5, 5)),
+    ("solve_ex 5x5", lambda x: torch.linalg.solve_ex(x, torch.ones(5, 1)).result, (5, 5)),
+    ("matrix_power -2 (inv by LU)", lambda x: torch.linalg.matrix_power(x, -2), (2, 3, 3)),
+]
+
+
+@pytest.mark.parametrize("name,fn,shape", CALLS, ids=[c[0] for c in CALLS])
+def test_calls_run_on_the_kernels(name, fn, shape, tmp_path):
+    g = torch.Generator().manual_seed(sum(map(ord, name)))
+    samples = [(torch.randn(*shape, generator=g) + 2 * torch.eye(shape[-1]),) for _ in range(3)]
+    res = compile_model(Call(fn).eval(), [samples[0][0]], samples)
+    assert {"ptec::linalg_det.out", "ptec::linalg_solve.out"} & set(res.lowered.operators)
+    prog = parse_program(res.data)
+    n = shape[-1]
+    for (x,) in samples:
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        assert got.tobytes() == run_program(prog, [x.numpy()])[0].tobytes()
+        with torch.no_grad():
+            want = fn(x.double()).numpy() if "constant" not in name and "solve_ex" not in name else \
+                fn(x).double().numpy()
+        # the worst case of the batch: FWD n EPS kappa (kappa^2: the power's products of the inverse)
+        k = float(kappa(x.numpy()).max()) ** (2 if "power" in name else 1)
+        bound = FWD * n * EPS * k * max(float(np.nanmax(np.abs(want))), 1.0)
+        assert got.shape == want.shape and np.array_equal(np.isnan(got), np.isnan(want)), name
+        assert np.nanmax(np.abs(got - want)) <= bound, (name, np.nanmax(np.abs(got - want)))
+
+
+def test_a_vector_b_of_the_input_through_int8_layers(tmp_path):
+    """B = a slice of the input (an int8 value, so rounded to its step
+    before the fp32 solve): X within kappa times that rounding of torch's."""
+    g = torch.Generator().manual_seed(66)
+    samples = [(torch.rand(2, 6, 7, generator=g) * 2 - 1,) for _ in range(4)]
+
+    def fn(x):
+        return torch.linalg.solve(x[..., :6] + 4 * torch.eye(6), x[..., 6])
+    res = compile_model(Call(fn).eval(), [samples[0][0]], samples)
+    prog = parse_program(res.data)
+    for (x,) in samples[1:]:
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        want = fn(x.double()).numpy()
+        k = float(kappa((x[..., :6] + 4 * torch.eye(6)).numpy()).max())
+        # the int8 step of x's range [-1, 1]: 2 / 255, half of it the rounding of each entry of A and b
+        assert np.abs(got - want).max() <= k * (1 / 255) * 2 * np.abs(want).max() + 1e-5
+
+
+# (id, call of x [2, 5, 5], words of the one-line refusal)
+REFUSED = [
+    ("solve left=False", lambda x: torch.linalg.solve(x, x[..., :2, :], left=False), "left=False"),
+    ("solve B broadcast over some batch dims", lambda x: torch.linalg.solve(x[None].expand(3, 2, 5, 5),
+                                                                            x[:1, :, :2][None].expand(3, 1, 5, 2)),
+     "batch dims"),
+    ("det of a non-square matrix view", lambda x: torch.linalg.det(x[..., :4]), "square"),
+]
+
+
+@pytest.mark.parametrize("name,fn,says", REFUSED, ids=[r[0] for r in REFUSED])
+def test_uncovered_forms_are_refused_in_one_line(name, fn, says):
+    x = torch.randn(2, 5, 5)
+    with pytest.raises((CompileError, UnsupportedOperator, RuntimeError)) as e:
+        compile_model(Call(fn).eval(), [x], [(x,), (x * 0.5,)])
+    assert says in str(e.value) and "\n" not in str(e.value), str(e.value)
