@@ -1,7 +1,8 @@
 """Linear algebra of matrices at capture (issue 15): determinants
 (det, slogdet, logdet), inverses and solves of square matrices of any n on
-LU kernels; Cholesky factors, matrix powers and exponentials of n = 1..4
-as exact closed forms, batched over any leading dims (a Kalman filter's or
+LU kernels; Cholesky factors and triangular solves (solve_triangular,
+triangular_solve, cholesky_solve) of any n on kernels of their own; matrix
+powers and exponentials of n = 1..4 as exact closed forms, batched over any leading dims (a Kalman filter's or
 a pose estimator's few small matrices on a microcontroller); and the
 singular values (svdvals, matrix norms 2, -2, 'nuc') and symmetric
 eigenvalues (eigvalsh) of matrices of any size, on kernels of their own.
@@ -14,7 +15,7 @@ delegating backend read as a refusal: the steps run on the portable fp32 kernels
 Jacobi kernels, linear, mul, div, pow, slice, cat, views), the program's output is
 the fp32 value, and a model around them is quantized as usual.
 
-The shape of the closed forms (cholesky, matrix_power, matrix_exp): A
+The shape of the closed forms (matrix_power, matrix_exp): A
 [..., n, n] viewed as one row of n*n entries per matrix, [B, n*n]; entries
 picked by slices or a linear with a 0/1 weight (an exact copy in fp32),
 products of matrices as element-wise products summed by one more linear:
@@ -35,9 +36,18 @@ products of matrices as element-wise products summed by one more linear:
   (an ill-conditioned A's inverse kept only det's digits), its log |det|
   holds the C library's log instead of three refinements of a LUT, and one
   kernel serves every n (tests/python/test_linalg_kernels.py measures it);
-* cholesky: L_jj = sqrt(a_jj - sum_k L_jk^2), L_ij = (a_ij - sum_k L_ik
-  L_jk) / L_jj (sqrt: pow 0.5), lower triangle read (upper=True: the upper
-  one, U = L^T);
+* cholesky of any n: one node `linalg_cholesky` on A viewed as [B, n, n],
+  lowered to ptec::linalg_cholesky.out: L_jj = sqrt(a_jj - sum_k L_jk^2),
+  L_ij = (a_ij - sum_k L_ik L_jk) / L_jj in fp32, lower triangle read
+  (upper=True: the upper one, U = L^T); it replaced the closed form of
+  n <= 4 that made the same recurrence of slices, one step an entry (the
+  same arithmetic, a kernel call instead of n^3 / 3 steps);
+* solve_triangular(A, B, upper=, left=True, unitriangular=),
+  triangular_solve(B, A, upper, transpose, unitriangular)'s solution and
+  cholesky_solve(B, L, upper) (L Y = B, then L^T X = Y): nodes
+  `linalg_triangular_solve` on A [B, n, n] and B as solve's (a matrix
+  here), lowered to ptec::linalg_triangular_solve.out (substitution in
+  fp32, only the triangle named read);
 * matrix_power(A, k): repeated squaring by fp32 products (k < 0: of inv,
   by ptec::linalg_solve.out);
 * matrix_exp: A / 64, its Taylor polynomial of degree 10 by Horner, squared
@@ -72,9 +82,9 @@ or column; other singular matrices give a det of rounding size, as
 torch's LU does); inv and solve divide by that pivot, giving inf / NaN
 where torch raises (or huge values where it is a rounding); cholesky of a
 matrix that is not positive-definite gives NaN where torch raises. Forms
-not covered (cholesky / matrix_power / matrix_exp of n > 4, a non-square
-matrix, left=False, out=, a matrix of no rows or columns, B broadcast over
-some of A's batch dims) stay the unsupported node, refused in one line
+not covered (matrix_power / matrix_exp of n > 4, a non-square matrix,
+left=False, out=, a matrix of no rows or columns, B broadcast over some of
+A's batch dims, triangular_solve's cloned coefficient) stay the unsupported node, refused in one line
 naming the call and the limit."""
 from __future__ import annotations
 
@@ -112,6 +122,9 @@ CALLS: Dict[str, Tuple[Tuple, Tuple[str, ...]]] = {
     "solve": (torch_functions("linalg.solve"), ()),
     "solve_ex": (torch_functions("linalg.solve_ex"), ()),
     "cholesky": (torch_functions("linalg.cholesky", "cholesky"), ("cholesky",)),
+    "solve_triangular": (torch_functions("linalg.solve_triangular"), ()),
+    "triangular_solve": (torch_functions("triangular_solve"), ("triangular_solve",)),
+    "cholesky_solve": (torch_functions("cholesky_solve"), ("cholesky_solve",)),
     "matrix_power": (torch_functions("linalg.matrix_power", "matrix_power"), ("matrix_power",)),
     "svdvals": (torch_functions("linalg.svdvals"), ()),
     "cond": (torch_functions("linalg.cond"), ()),
@@ -124,7 +137,9 @@ CALLS: Dict[str, Tuple[Tuple, Tuple[str, ...]]] = {
 NAMES = {
     "det": ("A",), "slogdet": ("A",), "logdet": ("A",), "inv": ("A",), "inv_ex": ("A", "check_errors"),
     "solve": ("A", "B", "left"), "solve_ex": ("A", "B", "left", "check_errors"),
-    "cholesky": ("A", "upper"), "matrix_power": ("A", "n"), "svdvals": ("A", "driver"), "cond": ("A", "p"),
+    "cholesky": ("A", "upper"), "solve_triangular": ("A", "B", "upper", "left", "unitriangular"),
+    "triangular_solve": ("B", "A", "upper", "transpose", "unitriangular"), "cholesky_solve": ("B", "A", "upper"),
+    "matrix_power": ("A", "n"), "svdvals": ("A", "driver"), "cond": ("A", "p"),
     "eigvalsh": ("A", "UPLO"), "matrix_exp": ("A",),
 }
 
@@ -228,25 +243,6 @@ def _finish(s: _Fp32, cur: str, out) -> List[Node]:
 
 
 
-def _cholesky(s: _Fp32, flat: str, n: int, upper: bool) -> str:
-    """[B, n*n]: L (or U = L^T), entry by entry as [B, 1] columns."""
-    def a(i, j):
-        return s("slice", [flat], dim=1, start=(j * n + i if upper else i * n + j),
-                 end=(j * n + i if upper else i * n + j) + 1)
-    L: Dict[Tuple[int, int], str] = {}
-    for j in range(n):
-        rest = a(j, j)
-        for k in range(j):
-            rest = s("sub", [rest, s("mul", [L[j, k], L[j, k]])])
-        L[j, j] = s.fn("pow", rest, 0.5)
-        for i in range(j + 1, n):
-            rest = a(i, j)
-            for k in range(j):
-                rest = s("sub", [rest, s("mul", [L[i, k], L[j, k]])])
-            L[i, j] = s("div", [rest, L[j, j]])
-    zero = s("mul", [a(0, 0), s.const(0.0)])
-    entries = [L.get((c, r) if upper else (r, c), zero) for r in range(n) for c in range(n)]
-    return s("cat", entries, dim=1) if len(entries) > 1 else entries[0]
 
 
 def _power(s: _Fp32, flat: str, n: int, k: int, batch: int) -> str:
@@ -325,37 +321,80 @@ def _lu_inverse(s: _Fp32, A, shape) -> str:
     return s("linalg_solve", [_matrices_of(s, A, shape)[0], s.const(np.eye(n, dtype=np.float32)[None])])
 
 
-def _solve(s: _Fp32, fn, got, out) -> str:
-    A, B = got.get("A"), got.get("B")
-    shape, n = _square(A, "torch.linalg.solve", LU_MAX_N)
-    if got.get("left", True) is not True:
-        raise _Refused("torch.linalg.solve(left=False): ptec solves A X = B (left=True)")
+def _system(s: _Fp32, what: str, A, B, out, vector_ok: bool = True) -> Tuple[str, str]:
+    """(A [B, n, n], B [B or 1, n, k]) of a solve's matrices: B a vector
+    (vector_ok: torch.linalg.solve's rule) or a matrix, a constant or a
+    tensor of A's batch dims or none (one B for every A, which the kernels
+    read as a batch of 1)."""
+    shape, n = _square(A, what, LU_MAX_N)
     bshape = _meta_shape(B) if isinstance(B, torch.fx.Node) else None
     if bshape is None or not bshape:
-        raise _Refused("torch.linalg.solve: ptec takes B a tensor of known shape")
-    vector = len(bshape) == 1 or (len(bshape) == len(shape) - 1 and list(bshape) == list(shape[:-1]))
+        raise _Refused(f"{what}: ptec takes B a tensor of known shape")
+    vector = vector_ok and (len(bshape) == 1 or (len(bshape) == len(shape) - 1 and list(bshape) == list(shape[:-1])))
+    if not vector and len(bshape) < 2:
+        raise _Refused(f"{what}: ptec takes B a matrix [..., n, k]")
     cols = 1 if vector else bshape[-1]
     rows_b = bshape if vector else bshape[:-1]
     bbatch = list(rows_b[:-1])
     abatch = list(shape[:-2])
-    if rows_b[-1] != n or bbatch != abatch[len(abatch) - len(bbatch):] or len(bbatch) > len(abatch):
-        raise _Refused("torch.linalg.solve: ptec takes B with A's batch dims (or none) and n rows")
+    if rows_b[-1] != n or len(bbatch) > len(abatch) or bbatch != abatch[len(abatch) - len(bbatch):]:
+        raise _Refused(f"{what}: ptec takes B with A's batch dims (or none) and n rows")
     if list(out) != abatch + ([n] if vector else [n, cols]):
-        raise _Refused(f"torch.linalg.solve: B {bshape} read as a {'vector' if vector else 'matrix'} does not give "
+        raise _Refused(f"{what}: B {bshape} read as a {'vector' if vector else 'matrix'} does not give "
                        f"torch's result shape {list(out)}")
     mats, batch = _matrices_of(s, A, shape)
     value = _constant_of(B, s.by_name)
     if value is not None:
         value = np.asarray(value, np.float32).reshape(bbatch + [n, cols])
-        rhs = s.const(value.reshape(batch, n, cols) if bbatch else value.reshape(1, n, cols))
+        rhs = s.const(np.broadcast_to(value, abatch + [n, cols]).reshape(batch, n, cols) if bbatch
+                      else value.reshape(1, n, cols))
     elif bbatch == abatch:
         rhs = s("reshape", [B.name], target_shape=[batch, n, cols])
     elif not bbatch:
         # one B for every matrix: the kernel reads a batch of 1 for each
         rhs = s("reshape", [B.name], target_shape=[1, n, cols])
     else:
-        raise _Refused("torch.linalg.solve: ptec takes B with all of A's batch dims or none")
-    return s("linalg_solve", [mats, rhs])
+        raise _Refused(f"{what}: ptec takes B with all of A's batch dims or none")
+    return mats, rhs
+
+
+def _solve(s: _Fp32, fn, got, out) -> str:
+    if got.get("left", True) is not True:
+        raise _Refused("torch.linalg.solve(left=False): ptec solves A X = B (left=True)")
+    return s("linalg_solve", list(_system(s, "torch.linalg.solve", got.get("A"), got.get("B"), out)))
+
+
+def _flag(got, name: str, default: bool, what: str) -> bool:
+    value = got.get(name, default)
+    if not isinstance(value, bool):
+        raise _Refused(f"{what}: {name} is True or False")
+    return value
+
+
+def _triangular(s: _Fp32, family: str, got, out) -> str:
+    """solve_triangular (left=True), triangular_solve's solution and
+    cholesky_solve on ptec::linalg_triangular_solve.out: cholesky_solve(B,
+    L) is L Y = B then L^T X = Y (upper: U^T Y = B then U X = Y)."""
+    what = {"solve_triangular": "torch.linalg.solve_triangular", "triangular_solve": "torch.triangular_solve",
+            "cholesky_solve": "torch.cholesky_solve"}[family]
+    if family == "solve_triangular":
+        if got.get("left", True) is not True:
+            raise _Refused(f"{what}(left=False): ptec solves A X = B (left=True)")
+        if "upper" not in got:
+            raise _Refused(f"{what}: upper is a required argument")
+        upper = _flag(got, "upper", True, what)
+        mats, rhs = _system(s, what, got.get("A"), got.get("B"), out, vector_ok=False)
+        return s("linalg_triangular_solve", [mats, rhs], upper=upper, transpose=False,
+                 unitriangular=_flag(got, "unitriangular", False, what))
+    if family == "triangular_solve":
+        mats, rhs = _system(s, what, got.get("A"), got.get("B"), out, vector_ok=False)
+        return s("linalg_triangular_solve", [mats, rhs], upper=_flag(got, "upper", True, what),
+                 transpose=_flag(got, "transpose", False, what),
+                 unitriangular=_flag(got, "unitriangular", False, what))
+    upper = _flag(got, "upper", False, what)
+    mats, rhs = _system(s, what, got.get("A"), got.get("B"), out, vector_ok=False)
+    y = s("linalg_triangular_solve", [mats, rhs], upper=upper, transpose=upper, unitriangular=False)
+    return s("linalg_triangular_solve", [mats, y], upper=upper, transpose=not upper, unitriangular=False)
 
 
 def _norm_form(fn):
@@ -425,13 +464,14 @@ def _compute(fn, family: str, by_name, out, name: Optional[str] = None) -> List[
     if family in ("inv", "inv_ex"):
         shape, n = _square(A, what, LU_MAX_N)
         return _finish(s, _lu_inverse(s, A, shape), out)
+    if family == "cholesky":
+        shape, n = _square(A, what, LU_MAX_N)
+        upper = _flag(got, "upper", False, what)
+        return _finish(s, s("linalg_cholesky", [_matrices_of(s, A, shape)[0]], upper=upper), out)
+    if family in ("solve_triangular", "cholesky_solve"):
+        return _finish(s, _triangular(s, family, got, out), out)
     shape, n = _square(A, what)
     flat, batch = _flat(s, A, shape)
-    if family == "cholesky":
-        upper = got.get("upper", False)
-        if not isinstance(upper, bool):
-            raise _Refused(f"{what}: upper is True or False")
-        return _finish(s, _cholesky(s, flat, n, upper), out)
     if family == "matrix_power":
         k = got.get("n")
         if not isinstance(k, int) or isinstance(k, bool) or abs(k) > MAX_POWER:
@@ -460,9 +500,17 @@ def _elements(fn, ins, family: str, by_name):
                 return _finish(s, _lu_det(s, got["A"], shape, 1 if index in (0, "sign") else 2), out)
             if family in ("inv_ex", "solve_ex") and index in (0, "inverse", "result"):
                 return _compute(fn, family, by_name, out, item.name)
+            if family == "triangular_solve" and index in (0, "solution"):
+                got = _bind(fn, NAMES[family])
+                if got is None:
+                    raise _Refused("torch.triangular_solve: ptec computes it without out=")
+                s = _Fp32(item.name)
+                s.by_name = by_name
+                return _finish(s, _triangular(s, family, got, out), out)
             raise _Refused(f"torch.linalg.{family}()[{index!r}]: ptec computes "
-                           + ("the inverse or result only (no info: it never checks)" if family != "slogdet"
-                              else "sign and logabsdet"))
+                           + ("sign and logabsdet" if family == "slogdet" else
+                              "the solution only (the cloned coefficient is A itself)" if family == "triangular_solve"
+                              else "the inverse or result only (no info: it never checks)"))
         except _Refused as why:
             from .capture import _element_of, _function_node       # capture imports this module
             refused = _element_of(item.name, _function_node(fn, ins), index)
@@ -489,7 +537,7 @@ def matrix_function_nodes(fn, ins, by_name):
         return None
     out = _meta_shape(fn)
     try:
-        if family in ("slogdet", "inv_ex", "solve_ex"):
+        if family in ("slogdet", "inv_ex", "solve_ex", "triangular_solve"):
             return _elements(fn, ins, family, by_name)
         if out is None:
             raise _Refused(f"torch.linalg.{family}: its traced shape is unknown")

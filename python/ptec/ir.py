@@ -20,7 +20,8 @@ where and bool_to (capture_bool: bool values, evaluated as torch.bool), masked_s
 binary_math (BINARY_MATH: pow, atan2, ... of two tensors), svdvals,
 eigvalsh, linalg_det and linalg_solve (the singular values of [B, m, n],
 the eigenvalues of symmetric [B, n, n], det / sign / log |det| / log det of
-[B, n, n] by `mode`, A^-1 B: capture_matrix_functions), unsupported. Any node may carry a fused
+[B, n, n] by `mode`, A^-1 B), linalg_cholesky and linalg_triangular_solve
+(L or U of [B, n, n], op(T)^-1 B of a triangle: capture_matrix_functions), unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 
 State (--stateful): `state` is a tensor kept from one run to the next
@@ -323,6 +324,19 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         mode = int(a["mode"])
         y = (torch.linalg.det(xs[0]) if mode == 0 else torch.logdet(xs[0]) if mode == 3
              else torch.linalg.slogdet(xs[0])[mode - 1])
+    elif op == "linalg_cholesky":
+        # L (or U) of [B, n, n], one triangle read (ptec::linalg_cholesky.out); NaN where not positive-definite
+        ex = getattr(torch.linalg, "cholesky_ex", None)
+        y = ex(xs[0], upper=bool(a["upper"]))[0] if ex is not None else torch.linalg.cholesky(xs[0], upper=a["upper"])
+    elif op == "linalg_triangular_solve":
+        # op(T)^-1 B of T's upper or lower triangle [B, n, n], B [B or 1, n, k] (ptec::linalg_triangular_solve.out)
+        t = xs[0].triu() if a["upper"] else xs[0].tril()
+        if a["unitriangular"]:
+            t = t - torch.diag_embed(t.diagonal(dim1=-2, dim2=-1)) + torch.eye(t.shape[-1], dtype=t.dtype)
+        if a["transpose"]:
+            t = t.mT
+        y = torch.linalg.solve_triangular(t, xs[1].expand(t.shape[:-2] + xs[1].shape[-2:]),
+                                          upper=bool(a["upper"]) != bool(a["transpose"]))
     elif op == "linalg_solve":
         # A^-1 B of A [B, n, n], B [B or 1, n, k] (ptec::linalg_solve.out); a singular A gives inf / NaN
         # as the kernel, where torch.linalg.solve raises

@@ -124,16 +124,22 @@ def base_eig():
 
 def base_lu():
     """A^-1 B of x [2, 5, 5] and b [2, 5, 3] (ptec::linalg_solve.out) into
-    z [2, 5, 3], and the determinants of x into d [2]
-    (ptec::linalg_det.out): the sizes their prepares check before each asks
-    for n * n floats of scratch."""
+    z [2, 5, 3], the determinants of x into d [2] (ptec::linalg_det.out):
+    the sizes their prepares check before each asks for n * n floats of
+    scratch; x's Cholesky factors into c [2, 5, 5]
+    (ptec::linalg_cholesky.out) and T^-1 B of x's upper triangles into
+    w [2, 5, 3] (ptec::linalg_triangular_solve.out)."""
     b = ProgramBuilder()
     x, r = b.tensor(ScalarType.FLOAT, [2, 5, 5]), b.tensor(ScalarType.FLOAT, [2, 5, 3])
     z, d = b.tensor(ScalarType.FLOAT, [2, 5, 3]), b.tensor(ScalarType.FLOAT, [2])
+    c, w = b.tensor(ScalarType.FLOAT, [2, 5, 5]), b.tensor(ScalarType.FLOAT, [2, 5, 3])
     b.call("ptec::linalg_solve.out", self=x, rhs=r, out=z)
     b.call("ptec::linalg_det.out", self=x, mode=2, out=d)
-    b.set_io([x, r], [z, d])
-    return b.build(), {"x": x, "r": r, "z": z, "d": d}
+    b.call("ptec::linalg_cholesky.out", self=x, upper=False, out=c)
+    b.call("ptec::linalg_triangular_solve.out", self=x, rhs=r, upper=True, transpose=False, unitriangular=False,
+           out=w)
+    b.set_io([x, r], [z, d, c, w])
+    return b.build(), {"x": x, "r": r, "z": z, "d": d, "c": c, "w": w}
 
 
 def base_overlap():
@@ -721,6 +727,18 @@ def case_lu_det_out_batch(p, v):
     # d [3] of x's 2 matrices
     _resize(p, v, "d", [3])
     return [("any", "requirements", "InvalidArgument", "self's batch dims")]
+
+
+def case_lu_cholesky_out_lies(p, v):
+    # c [2, 5, 4] of x's 5x5 matrices: the factor's last column would land past each matrix of c
+    _resize(p, v, "c", [2, 5, 4])
+    return [("any", "requirements", "InvalidArgument", "self's sizes")]
+
+
+def case_lu_triangular_out_lies(p, v):
+    # w [2, 4, 3] of x's 5 rows: the last row of X would land past each matrix of w
+    _resize(p, v, "w", [2, 4, 3])
+    return [("any", "requirements", "InvalidArgument", "[..., n, k] of self's batch")]
 
 
 def case_lu_not_square(p, v):

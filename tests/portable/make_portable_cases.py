@@ -696,6 +696,68 @@ fail_case("solve_empty", solve_op([2, 2], [2, 0], [2, 0]), INVALID_ARGUMENT, "em
 fail_case("solve_dim_order", solve_op([1, 2, 3, 3], [1, 2, 3, 3], [1, 2, 3, 3], order=CHANNELS_LAST), NOT_SUPPORTED,
           "default dim order")
 
+def cholesky_op(x_shape, out_shape, upper=False, st=F32, out_st=F32, order=None):
+    """ptec::linalg_cholesky.out: L (or U) of x's matrices."""
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape, order)
+    y = b.tensor(out_st, out_shape)
+    b.call("ptec::linalg_cholesky.out", self=x, upper=upper, out=y)
+    b.set_io([x], [y])
+    return b
+
+
+def trisolve_op(a_shape, b_shape, out_shape, upper=True, transpose=False, unit=False, st=F32):
+    """ptec::linalg_triangular_solve.out: op(T)^-1 B."""
+    b = ProgramBuilder()
+    a, r = b.tensor(st, a_shape), b.tensor(F32, b_shape)
+    y = b.tensor(F32, out_shape)
+    b.call("ptec::linalg_triangular_solve.out", self=a, rhs=r, upper=upper, transpose=transpose, unitriangular=unit,
+           out=y)
+    b.set_io([a, r], [y])
+    return b
+
+
+# Exact factors (integer square roots): [[4, 2, 2], [2, 5, 3], [2, 3, 6]] -> L = [[2, 0, 0], [1, 2, 0],
+# [1, 1, 2]], whatever the unread triangle holds (9s, a NaN); upper: U = L^T from the upper triangle; a
+# matrix not positive-definite [[1, 2], [2, 1]]: sqrt(1 - 4) is NaN from that pivot on; an inf read: NaN
+# everywhere, the batch neighbour as usual.
+SPD3 = np.array([[4, 9, np.nan], [2, 5, 9], [2, 3, 6]], np.float32)
+L3 = np.array([[2, 0, 0], [1, 2, 0], [1, 1, 2]], np.float32)
+run_case("cholesky_lower", cholesky_op([1, 3, 3], [1, 3, 3]), [(SPD3[None], None)], [(L3[None], None)])
+run_case("cholesky_upper", cholesky_op([3, 3], [3, 3], upper=True), [(SPD3.T.copy(), None)], [(L3.T.copy(), None)])
+run_case("cholesky_not_positive_definite", cholesky_op([3, 2, 2], [3, 2, 2]),
+         [(np.array([[[1, 0], [2, 1]], [[np.inf, 0], [0, 1]], [[9, 0], [3, 5]]], np.float32), None)],
+         [(np.array([[[1, 0], [2, np.nan]], [[np.nan] * 2] * 2, [[3, 0], [1, 2]]], np.float32), None)])
+fail_case("cholesky_int8", cholesky_op([2, 2], [2, 2], st=I8), NOT_SUPPORTED, "must be float32")
+fail_case("cholesky_not_square", cholesky_op([2, 3], [2, 3]), INVALID_ARGUMENT, "must be square")
+fail_case("cholesky_out_size", cholesky_op([2, 3, 3], [2, 3, 2]), INVALID_ARGUMENT, "self's sizes")
+fail_case("cholesky_out_rank", cholesky_op([2, 3, 3], [6, 3]), INVALID_ARGUMENT, "[..., n, n]")
+fail_case("cholesky_empty", cholesky_op([2, 0, 0], [2, 0, 0]), INVALID_ARGUMENT, "empty matrices")
+fail_case("cholesky_dim_order", cholesky_op([1, 2, 3, 3], [1, 2, 3, 3], order=CHANNELS_LAST), NOT_SUPPORTED,
+          "default dim order")
+# Exact solves: upper [[2, 1], [junk, 4]] x = [4, 8] -> [1, 2] (backward); the lower [[2, junk], [1, 4]]
+# transposed is the same upper matrix; the unit lower [[9, junk], [3, 9]] (diagonal not read) x = [1, 5]
+# -> [1, 2] (forward); one B for a batch of two; a NaN read -> NaN, one in the unread triangle ignored.
+run_case("trisolve_upper", trisolve_op([1, 2, 2], [1, 2, 1], [1, 2, 1]),
+         [(np.array([[[2, 1], [np.nan, 4]]], np.float32), None), (np.array([[[4], [8]]], np.float32), None)],
+         [(np.array([[[1], [2]]], np.float32), None)])
+run_case("trisolve_lower_transposed", trisolve_op([2, 2], [2, 1], [2, 1], upper=False, transpose=True),
+         [(np.array([[2, np.nan], [1, 4]], np.float32), None), (np.array([[4], [8]], np.float32), None)],
+         [(np.array([[1], [2]], np.float32), None)])
+run_case("trisolve_unit_shared_rhs", trisolve_op([2, 2, 2], [1, 2, 1], [2, 2, 1], upper=False, unit=True),
+         [(np.array([[[9, 7], [3, 9]], [[np.nan, 0], [-1, np.inf]]], np.float32), None),
+          (np.array([[[1], [5]]], np.float32), None)],
+         [(np.array([[[1], [2]], [[1], [6]]], np.float32), None)])
+run_case("trisolve_non_finite", trisolve_op([2, 2, 2], [2, 2, 1], [2, 2, 1]),
+         [(np.array([[[1, np.inf], [0, 1]], [[1, 0], [np.nan, 2]]], np.float32), None),
+          (np.array([[[1], [1]], [[1], [4]]], np.float32), None)],
+         [(np.array([[[np.nan], [np.nan]], [[1], [2]]], np.float32), None)])
+fail_case("trisolve_int8", trisolve_op([2, 2], [2, 1], [2, 1], st=I8), NOT_SUPPORTED, "must be float32")
+fail_case("trisolve_rhs_rows", trisolve_op([2, 2], [3, 1], [2, 1]), INVALID_ARGUMENT, "n rows")
+fail_case("trisolve_rhs_batch", trisolve_op([2, 2, 2], [3, 2, 1], [2, 2, 1]), INVALID_ARGUMENT, "self's or all 1")
+fail_case("trisolve_out_size", trisolve_op([2, 2, 2], [2, 2, 1], [2, 2, 2]), INVALID_ARGUMENT, "[..., n, k]")
+fail_case("trisolve_empty", trisolve_op([2, 2], [2, 0], [2, 0]), INVALID_ARGUMENT, "empty matrices")
+
 def unpool_op(x_shape, out_shape, zero_point=0, st=F32, idx_st=I64, order=None):
     b = ProgramBuilder()
     x, i = b.tensor(st, x_shape, order), b.tensor(idx_st, x_shape, order)

@@ -368,7 +368,7 @@ RUNS = {
                                                         torch.linalg.matrix_norm(x[0], float("inf")) * 0.3,
                                                         torch.linalg.matrix_norm(x[0], -1)]), S3, R, 1.0, "int8"),   # 0.87
     # matrix functions (capture_matrix_functions): computed in fp32 on portable kernels (det / slogdet / logdet /
-    # inv / solve: the LU kernels; cholesky, matrix_power, matrix_exp: closed forms) after the int8 slice and
+    # inv / solve: the LU kernels; cholesky: its kernel; matrix_power, matrix_exp: closed forms) after the int8 slice and
     # + 3I that make A well-conditioned; test_matrix_functions.py, test_linalg_kernels.py: relative error on
     # exact inputs
     "torch.linalg.det": (lambda x: torch.linalg.det(well(x, 4)), SM, UNIT, 1.0, "fp32"),                 # 0.48
@@ -397,6 +397,16 @@ RUNS = {
                                "fp32"),                                                       # 0.25
     "torch.linalg.solve (6x6, vector)": (lambda x: torch.linalg.solve(x[..., :6] + 4 * torch.eye(6), x[..., 6]), SL,
                                          UNIT, 1.0, "fp32"),                                  # 0.53
+    # ptec::linalg_cholesky.out / linalg_triangular_solve.out: a 6x6 symmetric positive-definite A (x x^T an
+    # int8 matmul: its rounding) and triangles of x plus 4 I
+    "torch.linalg.cholesky (6x6)": (lambda x: torch.linalg.cholesky(x[..., :6] @ x[..., :6].mT + 2 * torch.eye(6)),
+                                    SL, UNIT, 1.5, "fp32"),                               # 0.94
+    "torch.linalg.solve_triangular, torch.triangular_solve": (lambda x: torch.cat([
+        torch.linalg.solve_triangular(x[..., :6] + 4 * torch.eye(6), x[..., 6:], upper=True),
+        torch.triangular_solve(x[..., 6:], x[..., :6] + 4 * torch.eye(6), upper=False, transpose=True)[0]], -1),
+        SL, UNIT, 1.0, "fp32"),                                                                 # 0.88
+    "torch.cholesky_solve": (lambda x: torch.cholesky_solve(x[..., 6:], torch.linalg.cholesky(
+        x[..., :6] @ x[..., :6].mT + 2 * torch.eye(6))), SL, UNIT, 1.5, "fp32"),                 # 1.26
     "torch.linalg.cholesky": (lambda x: torch.linalg.cholesky(well(x, 3) @ well(x, 3).mT), SM, UNIT, 1.5,
                               "fp32"),                                                            # 0.97
     "torch.linalg.cholesky(upper=True)": (lambda x: torch.linalg.cholesky(well(x, 4) @ well(x, 4).mT, upper=True),

@@ -88,7 +88,7 @@ def check_solution(a, rhs, got):
     res = np.abs(a64 @ x64 - b64).max(axis=(-2, -1))
     scale = np.abs(a64).max(axis=(-2, -1)) * np.abs(x64).max(axis=(-2, -1)) * n
     assert (res <= RES * n * EPS * scale).all(), f"residual {(res / scale).max():.2e} of n |A| |X|"
-    want = torch.linalg.solve(torch.from_numpy(a64), torch.from_numpy(np.ascontiguousarray(b64))).numpy()
+    want = torch.linalg.solve(torch.from_numpy(a64), torch.from_numpy(np.array(b64))).numpy()
     err = np.abs(x64 - want).max(axis=(-2, -1)) / np.abs(want).max(axis=(-2, -1))
     bound = FWD * n * EPS * kappa(a)
     assert (err <= bound).all(), f"forward error {err.max():.2e} (bound {bound.min():.2e})"
@@ -285,3 +285,187 @@ def test_uncovered_forms_are_refused_in_one_line(name, fn, says):
     with pytest.raises((CompileError, UnsupportedOperator, RuntimeError)) as e:
         compile_model(Call(fn).eval(), [x], [(x,), (x * 0.5,)])
     assert says in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+# -- ptec::linalg_cholesky.out and linalg_triangular_solve.out ----------------------------------------------
+# Tolerances: A = L L^T within RES n EPS |A| (Cholesky is backward stable), L within FWD n EPS kappa(A) of
+# torch's relative to its largest entry; a triangular solve's residual within RES n EPS n |T| |X| and X
+# within FWD n EPS kappa(op(T)) of torch's, relative.
+
+def cholesky_on_host(x: np.ndarray, upper: bool, tmp_path) -> np.ndarray:
+    b = ProgramBuilder()
+    t = b.tensor(ScalarType.FLOAT, list(x.shape))
+    y = b.tensor(ScalarType.FLOAT, list(x.shape))
+    b.call("ptec::linalg_cholesky.out", self=t, upper=upper, out=y)
+    return run_kernel(b, [t], [y], [np.ascontiguousarray(x, np.float32)], tmp_path)
+
+
+def trisolve_on_host(t_: np.ndarray, rhs: np.ndarray, upper, transpose, unit, tmp_path) -> np.ndarray:
+    b = ProgramBuilder()
+    t = b.tensor(ScalarType.FLOAT, list(t_.shape))
+    r = b.tensor(ScalarType.FLOAT, list(rhs.shape))
+    y = b.tensor(ScalarType.FLOAT, list(t_.shape[:-1]) + [rhs.shape[-1]])
+    b.call("ptec::linalg_triangular_solve.out", self=t, rhs=r, upper=upper, transpose=transpose,
+           unitriangular=unit, out=y)
+    return run_kernel(b, [t, r], [y], [np.ascontiguousarray(t_, np.float32), np.ascontiguousarray(rhs, np.float32)],
+                      tmp_path)
+
+
+def spd(shape, seed, shift=1.0):
+    m = rand(shape, seed).astype(np.float64)
+    return (m @ np.swapaxes(m, -1, -2) + shift * np.eye(shape[-1])).astype(np.float32)
+
+
+SPD = [
+    ("1x1", spd((3, 1, 1), 80)),
+    ("3x3 batched", spd((2, 3, 3, 3), 81)),
+    ("6x6", spd((2, 6, 6), 82)),
+    ("12x12", spd((1, 12, 12), 83)),
+    ("ill-conditioned 8x8 (shift 1e-3)", spd((2, 8, 8), 84, 1e-3)),
+    ("2-D 5x5", spd((5, 5), 85)),
+    ("large entries", spd((2, 5, 5), 86) * np.float32(1e15)),
+]
+
+
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("name,a", SPD, ids=[m[0] for m in SPD])
+def test_cholesky_matches_torch(name, a, upper, tmp_path):
+    n = a.shape[-1]
+    # the unread triangle spoilt: only one is read
+    junk = np.where(np.tril(np.ones((n, n), bool), -1) if upper else np.triu(np.ones((n, n), bool), 1),
+                    np.float32(np.nan), a)
+    got = cholesky_on_host(junk, upper, tmp_path).astype(np.float64)
+    a64 = a.astype(np.float64)
+    want = torch.linalg.cholesky(torch.from_numpy(a64), upper=upper).numpy()
+    other = np.tril(np.ones((n, n), bool), -1) if upper else np.triu(np.ones((n, n), bool), 1)
+    assert (got[..., other] == 0).all(), "the other triangle is not 0"
+    product = np.swapaxes(got, -1, -2) @ got if upper else got @ np.swapaxes(got, -1, -2)
+    scale = np.abs(a64).max(axis=(-2, -1), keepdims=True)
+    assert (np.abs(product - a64) <= RES * n * EPS * scale).all(), np.abs((product - a64) / scale).max()
+    err = np.abs(got - want).max(axis=(-2, -1)) / np.abs(want).max(axis=(-2, -1))
+    assert (err <= FWD * n * EPS * kappa(a)).all(), err.max()
+
+
+def test_cholesky_of_a_matrix_not_positive_definite_is_nan_from_its_pivot(tmp_path):
+    """torch raises; the kernel's negative pivot gives NaN from there on (the
+    entries before it are the factor's), the batch neighbour as usual."""
+    a = spd((2, 4, 4), 87)
+    a[0, 2, 2] = -50.0
+    with pytest.raises(RuntimeError):
+        torch.linalg.cholesky(torch.from_numpy(a))
+    got = cholesky_on_host(a, False, tmp_path)
+    want = torch.linalg.cholesky(torch.from_numpy(a[:, :2, :2].astype(np.float64))).numpy()
+    assert np.abs(got[0, :2, :2] - want[0]).max() <= 1e-5 * np.abs(want[0]).max()
+    assert np.isnan(got[0, 2:, 2]).all() and np.isnan(got[0, 3, 3])
+    assert np.isfinite(got[1]).all()
+
+
+TRIANGLES = [
+    ("upper 6x6", True, False, False),
+    ("lower 6x6", False, False, False),
+    ("upper transposed", True, True, False),
+    ("lower transposed", False, True, False),
+    ("unit lower", False, False, True),
+    ("unit upper transposed", True, True, True),
+]
+
+
+@pytest.mark.parametrize("name,upper,transpose,unit", TRIANGLES, ids=[t[0] for t in TRIANGLES])
+def test_triangular_solve_matches_torch(name, upper, transpose, unit, tmp_path):
+    a = rand((2, 3, 6, 6), 90) + 4 * np.eye(6, dtype=np.float32)
+    rhs = rand((2, 3, 6, 2), 91)
+    got = trisolve_on_host(a, rhs, upper, transpose, unit, tmp_path)
+    tri = np.triu(a) if upper else np.tril(a)
+    if unit:
+        tri = tri * (1 - np.eye(6, dtype=np.float32)) + np.eye(6, dtype=np.float32)     # the diagonal taken as 1s
+    op = np.swapaxes(tri, -1, -2) if transpose else tri
+    check_solution(op.astype(np.float32), rhs, got)
+
+
+def test_triangular_solve_shares_one_rhs_and_reads_one_triangle(tmp_path):
+    a = rand((3, 5, 5), 92) + 4 * np.eye(5, dtype=np.float32)
+    a_junk = a.copy()
+    a_junk[:, np.tril(np.ones((5, 5), bool), -1)] = np.nan
+    rhs = rand((1, 5, 3), 93)
+    got = trisolve_on_host(a_junk, rhs, True, False, False, tmp_path)
+    check_solution(np.triu(a), rhs, got)
+
+
+CALLS_TRIANGULAR = [
+    ("cholesky 6x6", torch.linalg.cholesky, (2, 6, 6)),
+    ("cholesky upper 7x7", lambda a: torch.linalg.cholesky(a, upper=True), (2, 7, 7)),
+    ("Tensor.cholesky 5x5", lambda a: a.cholesky(), (3, 5, 5)),
+    ("solve_triangular upper", lambda a: torch.linalg.solve_triangular(a, torch.linspace(-1, 1, 12).reshape(6, 2),
+                                                                       upper=True), (2, 6, 6)),
+    ("solve_triangular unit lower", lambda a: torch.linalg.solve_triangular(
+        a, torch.linspace(-1, 1, 18).reshape(3, 6, 1), upper=False, unitriangular=True), (3, 6, 6)),
+    ("triangular_solve", lambda a: torch.triangular_solve(torch.ones(6, 2), a)[0], (2, 6, 6)),
+    ("triangular_solve lower transposed .solution", lambda a: torch.triangular_solve(
+        torch.ones(6, 3), a, upper=False, transpose=True).solution, (6, 6)),
+    ("Tensor.triangular_solve", lambda a: torch.ones(5, 1).triangular_solve(a, False)[0], (2, 5, 5)),
+    ("cholesky_solve(B, L)", lambda a: torch.cholesky_solve(torch.ones(6, 2), torch.linalg.cholesky(a)), (2, 6, 6)),
+    ("cholesky_solve(B, U, upper)", lambda a: torch.cholesky_solve(torch.ones(6, 2), torch.linalg.cholesky(a, upper=True),
+                                                                   upper=True), (2, 6, 6)),
+]
+
+
+@pytest.mark.parametrize("name,fn,shape", CALLS_TRIANGULAR, ids=[c[0] for c in CALLS_TRIANGULAR])
+def test_cholesky_and_triangular_calls_run_on_the_kernels(name, fn, shape, tmp_path):
+    """On SPD inputs M M^T + n I: within FWD n EPS kappa (kappa^2 for
+    cholesky_solve's two solves) of torch's float64, relative to its largest entry."""
+    g = torch.Generator().manual_seed(sum(map(ord, name)))
+    n = shape[-1]
+    samples = []
+    for _ in range(3):
+        m = torch.randn(*shape, generator=g)
+        samples.append((m @ m.mT + n * torch.eye(n),))
+    res = compile_model(Call(fn).eval(), [samples[0][0]], samples)
+    assert {"ptec::linalg_cholesky.out", "ptec::linalg_triangular_solve.out"} & set(res.lowered.operators)
+    prog = parse_program(res.data)
+    for (x,) in samples:
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        assert got.tobytes() == run_program(prog, [x.numpy()])[0].tobytes()
+        with torch.no_grad():
+            want = fn(x).double().numpy() if "solve" in name else fn(x.double()).numpy()
+        k = float(kappa(x.numpy()).max()) ** (1 if "cholesky_solve" in name else 0.5)
+        bound = FWD * n * EPS * k * float(np.abs(want).max())
+        assert got.shape == want.shape and np.abs(got - want).max() <= bound, (name, np.abs(got - want).max(), bound)
+
+
+REFUSED_TRIANGULAR = [
+    ("solve_triangular left=False", lambda x: torch.linalg.solve_triangular(x, x[..., :2, :], upper=True,
+                                                                            left=False), "left=False"),
+    ("triangular_solve's cloned coefficient", lambda x: torch.triangular_solve(x[..., :2], x)[1], "solution only"),
+]
+
+
+@pytest.mark.parametrize("name,fn,says", REFUSED_TRIANGULAR, ids=[r[0] for r in REFUSED_TRIANGULAR])
+def test_uncovered_triangular_forms_are_refused_in_one_line(name, fn, says):
+    x = torch.randn(2, 5, 5)
+    with pytest.raises((CompileError, UnsupportedOperator)) as e:
+        compile_model(Call(fn).eval(), [x], [(x,), (x * 0.5,)])
+    assert says in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+class CholeskySolve(torch.nn.Module):
+    """A = x x^T + 6 I from the input, its factor and cholesky_solve of the input's last column, joined."""
+
+    def forward(self, x):                                 # x [2, 6, 7]
+        a = x[..., :6] @ x[..., :6].mT + 6 * torch.eye(6)
+        return torch.cat([torch.linalg.cholesky(a), torch.cholesky_solve(x[..., 6:], torch.linalg.cholesky(a)),
+                          torch.linalg.solve(a, x[..., 6:]), torch.linalg.slogdet(a)[1][..., None, None].expand(-1, 6, 1)],
+                         -1)
+
+
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+def test_lu_and_cholesky_kernels_on_a_board(target, tmp_path):
+    """The four kernels in the emulated board's firmware print the reference
+    interpreter's bytes (IEEE float32 -, *, /, sqrt; log |det| the board C
+    library's double log, rounded once to float)."""
+    from model_checks import board_matches_reference
+    g = torch.Generator().manual_seed(7)
+    samples = [(torch.rand((2, 6, 7), generator=g) * 2 - 1,) for _ in range(4)]
+    res = compile_model(CholeskySolve().eval(), [samples[0][0]], samples, target=target)
+    assert {"ptec::linalg_cholesky.out", "ptec::linalg_triangular_solve.out", "ptec::linalg_solve.out",
+            "ptec::linalg_det.out"} <= set(res.lowered.operators)
+    board_matches_reference(res.data, samples[1][0].numpy(), target, tmp_path)

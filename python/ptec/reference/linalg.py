@@ -226,3 +226,61 @@ def solve(x, rhs) -> np.ndarray:
             y[:, i, :] = v / w[:, i, i, None]
     y = np.where(bad[:, None, None], F32(np.nan), y).astype(F32)
     return y.reshape(x.shape[:-2] + (n, k))
+
+
+def cholesky(x, upper: bool) -> np.ndarray:
+    """ptec::linalg_cholesky.out: L of each matrix of x [..., n, n] (its
+    lower triangle read), or U = L^T (its upper one read), by
+    op_linalg_cholesky.c's column order in float32; NaN for a matrix whose
+    read triangle holds an inf or a NaN."""
+    x, n, a, _ = _square(x, "cholesky")
+    low = np.swapaxes(a, 1, 2) if upper else a
+    tri = np.tril(np.ones((n, n), bool))
+    bad = ~np.isfinite(np.where(tri, low, F32(0))).all(axis=(1, 2))
+    low = np.where(bad[:, None, None], F32(0), low).astype(F32)
+    L = np.zeros_like(low)
+    with np.errstate(all="ignore"):
+        for j in range(n):
+            d = low[:, j, j].copy()
+            for k in range(j):
+                d = (d - L[:, j, k] * L[:, j, k]).astype(F32)
+            ljj = np.where(d >= 0, np.sqrt(np.where(d >= 0, d, F32(0))), F32(np.nan)).astype(F32)
+            L[:, j, j] = ljj
+            if j + 1 < n:
+                v = low[:, j + 1:, j].copy()
+                for k in range(j):
+                    v = (v - L[:, j + 1:, k] * L[:, j, k, None]).astype(F32)
+                L[:, j + 1:, j] = v / ljj[:, None]
+    out = np.swapaxes(L, 1, 2) if upper else L
+    out = np.where(bad[:, None, None], F32(np.nan), out).astype(F32)
+    return np.ascontiguousarray(out).reshape(x.shape)
+
+
+def triangular_solve(x, rhs, upper: bool, transpose: bool, unitriangular: bool) -> np.ndarray:
+    """ptec::linalg_triangular_solve.out: op(T)^-1 B for T of x [..., n, n]
+    (its upper or lower triangle read; op(T) = T^T when transpose; a unit
+    diagonal not read when unitriangular) and B of rhs [..., n, k] (x's
+    batch dims or all 1), by op_linalg_triangular_solve.c's substitution
+    order in float32."""
+    x, n, t, _ = _square(x, "triangular_solve")
+    rhs = np.asarray(rhs, F32)
+    k = rhs.shape[-1]
+    bs = rhs.reshape((-1, n, k))
+    if bs.shape[0] != t.shape[0]:
+        bs = np.broadcast_to(bs, (t.shape[0], n, k))
+    read = np.triu(np.ones((n, n), bool)) if upper else np.tril(np.ones((n, n), bool))
+    if unitriangular:
+        read &= ~np.eye(n, dtype=bool)
+    bad = ~np.isfinite(np.where(read, t, F32(0))).all(axis=(1, 2))
+    op = np.swapaxes(t, 1, 2) if transpose else t
+    forward = bool(upper) == bool(transpose)
+    order = list(range(n)) if forward else list(range(n - 1, -1, -1))
+    y = np.zeros((t.shape[0], n, k), F32)
+    with np.errstate(all="ignore"):
+        for step, i in enumerate(order):
+            v = bs[:, i, :].copy()
+            for j in order[:step]:
+                v = (v - op[:, i, j, None] * y[:, j, :]).astype(F32)
+            y[:, i, :] = v if unitriangular else v / op[:, i, i, None]
+    y = np.where(bad[:, None, None], F32(np.nan), y).astype(F32)
+    return y.reshape(x.shape[:-2] + (n, k))

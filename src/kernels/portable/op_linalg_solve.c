@@ -100,7 +100,7 @@ static ptec_status prepare(ptec_op *op)
     }
     /* the copy of A: n * n floats, at most 2^31 * 2^31 * 4 < 2^64 */
     uint64_t scratch = (uint64_t)n * (uint64_t)n * sizeof(float);
-    if (scratch > UINT32_MAX) {
+    if (scratch > UINT32_MAX || (uint64_t)n * (uint64_t)k * sizeof(float) > UINT32_MAX) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("matrix too large for the scratch"));
     }
     s->batch = (uint32_t)batch;

@@ -46,6 +46,8 @@ ATEN_KEYS = {
     "eigvalsh": "ptec::linalg_eigvalsh.out",
     "linalg_det": "ptec::linalg_det.out",
     "linalg_solve": "ptec::linalg_solve.out",
+    "linalg_cholesky": "ptec::linalg_cholesky.out",
+    "linalg_triangular_solve": "ptec::linalg_triangular_solve.out",
 }
 
 
@@ -332,6 +334,16 @@ def _linalg_solve(b, key, n, ins, out):
     b.call(key, self=ins[0].value, rhs=ins[1].value, out=out.value)
 
 
+def _linalg_cholesky(b, key, n, ins, out):
+    b.call(key, self=ins[0].value, upper=bool(n.attrs["upper"]), out=out.value)
+
+
+def _linalg_triangular_solve(b, key, n, ins, out):
+    a = n.attrs
+    b.call(key, self=ins[0].value, rhs=ins[1].value, upper=bool(a["upper"]), transpose=bool(a["transpose"]),
+           unitriangular=bool(a["unitriangular"]), out=out.value)
+
+
 def _random_fractional_pick(b, key, n, ins, out):
     b.call(key, windows=ins[0].value, kernel_size=[int(k) for k in n.attrs["kernel"]],
            seed=int(n.attrs["seed"]), out=out.value)
@@ -371,6 +383,8 @@ CALLS: Dict[str, Callable] = {
     # det / sign / log |det| / log det of [B, n, n] and A^-1 B by LU (capture_matrix_functions), contiguous
     "ptec::linalg_det.out": _linalg_det,
     "ptec::linalg_solve.out": _linalg_solve,
+    "ptec::linalg_cholesky.out": _linalg_cholesky,
+    "ptec::linalg_triangular_solve.out": _linalg_triangular_solve,
 }
 
 
@@ -408,7 +422,8 @@ CONTIGUOUS_INPUT = ("aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
                     "aten::upsample_bilinear2d.vec_out", "aten::upsample_bicubic2d.vec_out",
                     "aten::grid_sampler_2d.out", "aten::grid_sampler_3d.out",
                     "aten::slice_copy.Tensor_out", "ptec::linalg_svdvals.out", "ptec::linalg_eigvalsh.out",
-                    "ptec::linalg_det.out", "ptec::linalg_solve.out")
+                    "ptec::linalg_det.out", "ptec::linalg_solve.out", "ptec::linalg_cholesky.out",
+                    "ptec::linalg_triangular_solve.out")
 
 
 def _layout_sensitive(b: ProgramBuilder, key: str, n: Node, ins: List[Act]) -> Optional[Act]:
