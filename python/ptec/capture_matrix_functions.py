@@ -69,13 +69,20 @@ products of matrices as element-wise products summed by one more linear:
   singular A: a huge ratio of rounding size, or inf, where torch's is inf
   or huge; a zero A: NaN as torch); p 'fro', 'nuc', 1, inf and their
   negatives need the inverse and are refused;
-* eigvalsh of a symmetric A [..., n, n] of any n (its lower triangle read,
-  or the upper one with UPLO='U'): one node `eigvalsh` on A viewed as
-  [B, n, n], lowered to ptec::linalg_eigvalsh.out (cyclic Jacobi rotations
+* eigvalsh (and eigh's eigenvalues) of a symmetric A [..., n, n] of any n
+  (its lower triangle read, or the upper one with UPLO='U'): one node
+  `eigvalsh` on A viewed as [B, n, n], lowered to ptec::linalg_eigvalsh.out (cyclic Jacobi rotations
   in fp32 on a scratch copy: op_linalg_eigvalsh.c), for the same reasons
   (the 2x2 and 3x3 closed forms it replaces kept about 1e-4 near a double
   eigenvalue, where acos is steep; Jacobi keeps about n roundings of the
-  largest |eigenvalue| everywhere).
+  largest |eigenvalue| everywhere);
+* eigh's eigenvectors: one node `linalg_eigh_vectors`, lowered to
+  ptec::linalg_eigh_vectors.out (the same Jacobi rotations accumulated in
+  V, so its columns follow the eigenvalues' order), each vector's first
+  largest-magnitude component made positive: an eigenvector is defined up
+  to sign (and within a repeated eigenvalue's space up to rotation), torch's
+  sign is LAPACK's; tests compare A V = V diag(lambda), V^T V = I and
+  torch's vectors up to sign.
 
 A singular A: det is 0 as torch's where LU meets a zero pivot (a zero row
 or column; other singular matrices give a det of rounding size, as
@@ -129,6 +136,7 @@ CALLS: Dict[str, Tuple[Tuple, Tuple[str, ...]]] = {
     "svdvals": (torch_functions("linalg.svdvals"), ()),
     "cond": (torch_functions("linalg.cond"), ()),
     "eigvalsh": (torch_functions("linalg.eigvalsh"), ()),
+    "eigh": (torch_functions("linalg.eigh"), ()),
     "norm": (torch_functions("linalg.matrix_norm", "linalg.norm", "norm"), ("norm",)),
     "matrix_exp": (torch_functions("linalg.matrix_exp", "matrix_exp"), ("matrix_exp",)),
 }
@@ -140,7 +148,7 @@ NAMES = {
     "cholesky": ("A", "upper"), "solve_triangular": ("A", "B", "upper", "left", "unitriangular"),
     "triangular_solve": ("B", "A", "upper", "transpose", "unitriangular"), "cholesky_solve": ("B", "A", "upper"),
     "matrix_power": ("A", "n"), "svdvals": ("A", "driver"), "cond": ("A", "p"),
-    "eigvalsh": ("A", "UPLO"), "matrix_exp": ("A",),
+    "eigvalsh": ("A", "UPLO"), "eigh": ("A", "UPLO"), "matrix_exp": ("A",),
 }
 
 
@@ -397,6 +405,21 @@ def _triangular(s: _Fp32, family: str, got, out) -> str:
     return s("linalg_triangular_solve", [mats, y], upper=upper, transpose=not upper, unitriangular=False)
 
 
+def _symmetric(s: _Fp32, what: str, got, vectors: bool) -> str:
+    """eigvalsh / eigh's eigenvalues ([B, n], ptec::linalg_eigvalsh.out) or
+    eigh's eigenvectors ([B, n, n], ptec::linalg_eigh_vectors.out: the same
+    rotations, so the columns follow the values' order) of A viewed as
+    [B, n, n]."""
+    shape, m, n = _matrices(got.get("A"), what)
+    if m != n:
+        raise _Refused(f"{what}: ptec computes it for square matrices (got {m}x{n})")
+    uplo = got.get("UPLO", "L")
+    if uplo not in ("L", "U"):
+        raise _Refused(f"{what}: UPLO is 'L' or 'U'")
+    mats, _ = _matrices_of(s, got["A"], shape)
+    return s("linalg_eigh_vectors" if vectors else "eigvalsh", [mats], upper=uplo == "U")
+
+
 def _norm_form(fn):
     """(A, ord) of a matrix norm 2, -2 or 'nuc' over the last two dims, or None."""
     call = _norm_call(fn)
@@ -449,15 +472,7 @@ def _compute(fn, family: str, by_name, out, name: Optional[str] = None) -> List[
         top, low = s.pick(sv, k, [0]), s.pick(sv, k, [k - 1])
         return _finish(s, s("div", [low, top] if p == -2 else [top, low]), out)
     if family == "eigvalsh":
-        shape, m, n = _matrices(A, what)
-        if m != n:
-            raise _Refused(f"{what}: ptec computes it for square matrices (got {m}x{n})")
-        uplo = got.get("UPLO", "L")
-        if uplo not in ("L", "U"):
-            raise _Refused(f"{what}: UPLO is 'L' or 'U'")
-        batch = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
-        flat = s("reshape", [A.name], target_shape=[batch, n, n])
-        return _finish(s, s("eigvalsh", [flat], upper=uplo == "U"), out)
+        return _finish(s, _symmetric(s, what, got, False), out)
     if family in ("det", "logdet"):
         shape, n = _square(A, what, LU_MAX_N)
         return _finish(s, _lu_det(s, A, shape, 0 if family == "det" else 3), out)
@@ -500,6 +515,12 @@ def _elements(fn, ins, family: str, by_name):
                 return _finish(s, _lu_det(s, got["A"], shape, 1 if index in (0, "sign") else 2), out)
             if family in ("inv_ex", "solve_ex") and index in (0, "inverse", "result"):
                 return _compute(fn, family, by_name, out, item.name)
+            if family == "eigh" and index in (0, "eigenvalues", 1, "eigenvectors"):
+                got = _bind(fn, NAMES[family])
+                if got is None:
+                    raise _Refused("torch.linalg.eigh: ptec computes it without out=")
+                s = _Fp32(item.name)
+                return _finish(s, _symmetric(s, "torch.linalg.eigh", got, index in (1, "eigenvectors")), out)
             if family == "triangular_solve" and index in (0, "solution"):
                 got = _bind(fn, NAMES[family])
                 if got is None:
@@ -537,7 +558,7 @@ def matrix_function_nodes(fn, ins, by_name):
         return None
     out = _meta_shape(fn)
     try:
-        if family in ("slogdet", "inv_ex", "solve_ex", "triangular_solve"):
+        if family in ("slogdet", "inv_ex", "solve_ex", "triangular_solve", "eigh"):
             return _elements(fn, ins, family, by_name)
         if out is None:
             raise _Refused(f"torch.linalg.{family}: its traced shape is unknown")

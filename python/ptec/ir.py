@@ -21,7 +21,9 @@ binary_math (BINARY_MATH: pow, atan2, ... of two tensors), svdvals,
 eigvalsh, linalg_det and linalg_solve (the singular values of [B, m, n],
 the eigenvalues of symmetric [B, n, n], det / sign / log |det| / log det of
 [B, n, n] by `mode`, A^-1 B), linalg_cholesky and linalg_triangular_solve
-(L or U of [B, n, n], op(T)^-1 B of a triangle: capture_matrix_functions), unsupported. Any node may carry a fused
+(L or U of [B, n, n], op(T)^-1 B of a triangle), linalg_eigh_vectors (the
+eigenvectors of symmetric [B, n, n], each column's largest component
+positive: capture_matrix_functions), unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 
 State (--stateful): `state` is a tensor kept from one run to the next
@@ -324,6 +326,12 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         mode = int(a["mode"])
         y = (torch.linalg.det(xs[0]) if mode == 0 else torch.logdet(xs[0]) if mode == 3
              else torch.linalg.slogdet(xs[0])[mode - 1])
+    elif op == "linalg_eigh_vectors":
+        # eigh's eigenvectors of symmetric [B, n, n] (ptec::linalg_eigh_vectors.out), each column's first
+        # largest-magnitude component made positive as the kernel's
+        v = torch.linalg.eigh(xs[0], UPLO="U" if a["upper"] else "L")[1]
+        top = v.abs().argmax(dim=-2, keepdim=True)
+        y = v * torch.where(v.gather(-2, top) < 0, -1.0, 1.0).to(v.dtype)
     elif op == "linalg_cholesky":
         # L (or U) of [B, n, n], one triangle read (ptec::linalg_cholesky.out); NaN where not positive-definite
         ex = getattr(torch.linalg, "cholesky_ex", None)

@@ -91,6 +91,8 @@ def portable_program():
     square, ev = b.tensor(f32, [2, 6, 6], None), b.tensor(f32, [2, 6], None)
     b.call("aten::view_copy.out", self=x, size=[2, 6, 6], out=square)
     b.call("ptec::linalg_eigvalsh.out", self=square, upper=True, out=ev)
+    evec = b.tensor(f32, [2, 6, 6], None)
+    b.call("ptec::linalg_eigh_vectors.out", self=square, upper=False, out=evec)
     # and the same planes' log |det| and the solves of them for their first 2 columns
     # (ptec::linalg_det.out, linalg_solve.out: a zero pivot divides by 0, a NaN gives NaN)
     logdet, cols, solved = b.tensor(f32, [2], None), b.tensor(f32, [2, 6, 2], None), b.tensor(f32, [2, 6, 2], None)
@@ -112,7 +114,7 @@ def portable_program():
     sampled = b.tensor(f32, [1, 2, 6, 6], cl)
     b.call("aten::grid_sampler_2d.out", input=x, grid=gs, interpolation_mode=2, padding_mode=2, align_corners=False,
            out=sampled)
-    b.set_io([x], [v, sampled, sampled3, sv_tall, sv_wide, ev, logdet, solved, factor, tri])
+    b.set_io([x], [v, sampled, sampled3, sv_tall, sv_wide, ev, evec, logdet, solved, factor, tri])
     return b.build()
 
 

@@ -114,12 +114,15 @@ def base_svd():
 
 
 def base_eig():
-    """The eigenvalues of x [3, 6, 6]'s upper triangles (ptec::linalg_eigvalsh.out) into z [3, 6]."""
+    """The eigenvalues of x [3, 6, 6]'s upper triangles (ptec::linalg_eigvalsh.out) into z [3, 6], and
+    their eigenvectors (ptec::linalg_eigh_vectors.out) into e [3, 6, 6]."""
     b = ProgramBuilder()
     x, z = b.tensor(ScalarType.FLOAT, [3, 6, 6]), b.tensor(ScalarType.FLOAT, [3, 6])
+    e = b.tensor(ScalarType.FLOAT, [3, 6, 6])
     b.call("ptec::linalg_eigvalsh.out", self=x, upper=True, out=z)
-    b.set_io([x], [z])
-    return b.build(), {"x": x, "z": z}
+    b.call("ptec::linalg_eigh_vectors.out", self=x, upper=True, out=e)
+    b.set_io([x], [z, e])
+    return b.build(), {"x": x, "z": z, "e": e}
 
 
 def base_lu():
@@ -744,6 +747,12 @@ def case_lu_triangular_out_lies(p, v):
 def case_lu_not_square(p, v):
     _resize(p, v, "x", [2, 5, 4])
     return [("any", "requirements", "InvalidArgument", "must be square")]
+
+
+def case_eig_vectors_out_lies(p, v):
+    # e [3, 6, 5]: each matrix's last column of vectors would land in the next matrix's (and past e)
+    _resize(p, v, "e", [3, 6, 5])
+    return [("any", "requirements", "InvalidArgument", "self's sizes")]
 
 
 def case_overlap_flat_index_out_over_index(p, v):

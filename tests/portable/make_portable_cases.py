@@ -758,6 +758,32 @@ fail_case("trisolve_rhs_batch", trisolve_op([2, 2, 2], [3, 2, 1], [2, 2, 1]), IN
 fail_case("trisolve_out_size", trisolve_op([2, 2, 2], [2, 2, 1], [2, 2, 2]), INVALID_ARGUMENT, "[..., n, k]")
 fail_case("trisolve_empty", trisolve_op([2, 2], [2, 0], [2, 0]), INVALID_ARGUMENT, "empty matrices")
 
+def eigh_vectors_op(x_shape, out_shape, upper=False, st=F32, order=None):
+    """ptec::linalg_eigh_vectors.out: the eigenvectors of x's symmetric matrices."""
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape, order)
+    y = b.tensor(F32, out_shape)
+    b.call("ptec::linalg_eigh_vectors.out", self=x, upper=upper, out=y)
+    b.set_io([x], [y])
+    return b
+
+
+# Eigenvectors in eigvalsh's order, each column's first largest component positive: diag(3, -4, 0.5)
+# (nothing to rotate) -> the unit vectors e1, e2, e0 (values -4, 0.5, 3), whatever the other triangle
+# holds; [[2, 1], [1, 2]]: one rotation, c = s = 1 / sqrtf(2) -> columns [c, -c] (value 1: its first
+# component, the first of equal magnitudes, positive) and [c, c] (value 3); zeros -> I; a NaN read -> NaN.
+C2 = np.float32(1) / np.sqrt(np.float32(2))
+run_case("eigh_vectors_diagonal", eigh_vectors_op([1, 3, 3], [1, 3, 3]), [(DIAG_JUNK[None], None)],
+         [(np.eye(3, dtype=np.float32)[:, [1, 2, 0]][None], None)])
+run_case("eigh_vectors_upper_one_rotation", eigh_vectors_op([3, 2, 2], [3, 2, 2], upper=True),
+         [(np.array([[[2, 1], [np.nan, 2]], [[0, 0], [0, 0]], [[1, np.inf], [0, 1]]], np.float32), None)],
+         [(np.array([[[C2, C2], [-C2, C2]], [[1, 0], [0, 1]], [[np.nan] * 2] * 2], np.float32), None)])
+fail_case("eigh_vectors_int8", eigh_vectors_op([2, 2], [2, 2], st=I8), NOT_SUPPORTED, "must be float32")
+fail_case("eigh_vectors_not_square", eigh_vectors_op([2, 3], [2, 3]), INVALID_ARGUMENT, "must be square")
+fail_case("eigh_vectors_out_size", eigh_vectors_op([2, 3, 3], [2, 3]), INVALID_ARGUMENT, "[..., n, n]")
+fail_case("eigh_vectors_out_batch", eigh_vectors_op([2, 3, 3], [1, 3, 3]), INVALID_ARGUMENT, "self's sizes")
+fail_case("eigh_vectors_empty", eigh_vectors_op([2, 0, 0], [2, 0, 0]), INVALID_ARGUMENT, "empty matrices")
+
 def unpool_op(x_shape, out_shape, zero_point=0, st=F32, idx_st=I64, order=None):
     b = ProgramBuilder()
     x, i = b.tensor(st, x_shape, order), b.tensor(idx_st, x_shape, order)

@@ -436,6 +436,12 @@ RUNS = {
     "torch.linalg.eigvalsh (4x4, UPLO='U')": (lambda x: torch.linalg.eigvalsh(x[..., :4, :4] + x[..., :4, :4].mT,
                                                                               UPLO="U"), SM, R, 1.0,
                                               "fp32"),                                             # 0.55
+    # eigh (ptec::linalg_eigvalsh.out, linalg_eigh_vectors.out): the eigenvectors' squares (sign-free: ptec
+    # makes each vector's largest component positive, torch's sign is LAPACK's) and the eigenvalues
+    "torch.linalg.eigh (6x6: eigenvalues, eigenvectors squared)": (lambda x: torch.cat([
+        torch.linalg.eigh(x[..., :6] + x[..., :6].mT).eigenvectors ** 2,
+        torch.linalg.eigh(x[..., :6] + x[..., :6].mT, UPLO="U")[0][..., None, :] * 0.2], -2), SL, UNIT, 3.0,
+        "fp32"),                        # 2.71: A's int8 rounding moves an eigenvector by about |dA| / gap
     # (x^T x an int8 matmul: its rounding)
     "torch.linalg.eigvalsh (8x8 of x^T x)": (lambda x: torch.linalg.eigvalsh(x.mT @ x), S3, R, 1.5, "fp32"),  # 1.04
     "torch.linalg.svdvals (2x2)": (lambda x: torch.linalg.svdvals(x[..., :2, :2]), SM, R, 1.0, "fp32"),   # 0.59

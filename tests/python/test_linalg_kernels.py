@@ -448,18 +448,19 @@ def test_uncovered_triangular_forms_are_refused_in_one_line(name, fn, says):
 
 
 class CholeskySolve(torch.nn.Module):
-    """A = x x^T + 6 I from the input, its factor and cholesky_solve of the input's last column, joined."""
+    """A = x x^T + 6 I from the input, its factor, cholesky_solve and solve of the input's last column,
+    log |det A| and A's eigenvectors, joined."""
 
     def forward(self, x):                                 # x [2, 6, 7]
         a = x[..., :6] @ x[..., :6].mT + 6 * torch.eye(6)
         return torch.cat([torch.linalg.cholesky(a), torch.cholesky_solve(x[..., 6:], torch.linalg.cholesky(a)),
-                          torch.linalg.solve(a, x[..., 6:]), torch.linalg.slogdet(a)[1][..., None, None].expand(-1, 6, 1)],
-                         -1)
+                          torch.linalg.solve(a, x[..., 6:]), torch.linalg.slogdet(a)[1][..., None, None].expand(-1, 6, 1),
+                          torch.linalg.eigh(a).eigenvectors], -1)
 
 
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
 def test_lu_and_cholesky_kernels_on_a_board(target, tmp_path):
-    """The four kernels in the emulated board's firmware print the reference
+    """The five kernels in the emulated board's firmware print the reference
     interpreter's bytes (IEEE float32 -, *, /, sqrt; log |det| the board C
     library's double log, rounded once to float)."""
     from model_checks import board_matches_reference
@@ -467,5 +468,128 @@ def test_lu_and_cholesky_kernels_on_a_board(target, tmp_path):
     samples = [(torch.rand((2, 6, 7), generator=g) * 2 - 1,) for _ in range(4)]
     res = compile_model(CholeskySolve().eval(), [samples[0][0]], samples, target=target)
     assert {"ptec::linalg_cholesky.out", "ptec::linalg_triangular_solve.out", "ptec::linalg_solve.out",
-            "ptec::linalg_det.out"} <= set(res.lowered.operators)
+            "ptec::linalg_det.out", "ptec::linalg_eigh_vectors.out"} <= set(res.lowered.operators)
     board_matches_reference(res.data, samples[1][0].numpy(), target, tmp_path)
+
+
+# -- ptec::linalg_eigh_vectors.out: eigh's eigenvectors -------------------------------------------------------
+# ptec's normalisation: each eigenvector's first largest-magnitude component positive (an eigenvector is
+# defined up to sign; torch's follows LAPACK's algorithm). Oracles that hold for any valid answer:
+# |A V - V diag(lambda)| within VEC n EPS |A| (lambda torch's float64 eigenvalues) and |V^T V - I| within
+# VEC n EPS; and, where an eigenvalue is apart from the others by a gap, its vector within
+# FWD n EPS |A| / gap of torch's float64 one up to sign.
+VEC = 4.0
+
+
+def eigh_vectors_on_host(x: np.ndarray, upper: bool, tmp_path) -> np.ndarray:
+    b = ProgramBuilder()
+    t = b.tensor(ScalarType.FLOAT, list(x.shape))
+    y = b.tensor(ScalarType.FLOAT, list(x.shape))
+    b.call("ptec::linalg_eigh_vectors.out", self=t, upper=upper, out=y)
+    return run_kernel(b, [t], [y], [np.ascontiguousarray(x, np.float32)], tmp_path)
+
+
+def check_eigenvectors(a: np.ndarray, v: np.ndarray):
+    n = a.shape[-1]
+    a64, v64 = a.astype(np.float64), v.astype(np.float64)
+    lam, tv = (t.numpy() for t in torch.linalg.eigh(torch.from_numpy(a64)))
+    scale = np.abs(a64).max(axis=(-2, -1), keepdims=True)
+    res = np.abs(a64 @ v64 - v64 * lam[..., None, :])
+    assert (res <= VEC * n * EPS * scale).all(), f"residual {(res / scale).max():.2e} of |A|"
+    orth = np.abs(np.swapaxes(v64, -1, -2) @ v64 - np.eye(n)).max()
+    assert orth <= VEC * n * EPS, f"orthonormality {orth:.2e}"
+    # the normalisation: each column's first largest |component| positive
+    top = np.argmax(np.abs(v), axis=-2)[..., None, :]
+    assert (np.take_along_axis(v, top, axis=-2) > 0).all()
+    # torch's up to sign, where the eigenvalue is isolated
+    gaps = np.full(lam.shape, np.inf)
+    gaps[..., 1:] = np.minimum(gaps[..., 1:], np.diff(lam, axis=-1))
+    gaps[..., :-1] = np.minimum(gaps[..., :-1], np.diff(lam, axis=-1))
+    sign = np.where(np.sum(tv * v64, axis=-2, keepdims=True) < 0, -1.0, 1.0)
+    err = np.abs(tv * sign - v64).max(axis=-2)
+    bound = FWD * n * EPS * scale[..., 0] / gaps
+    isolated = gaps > 1e-3 * scale[..., 0]
+    assert (err[isolated] <= bound[isolated]).all(), (err[isolated] / bound[isolated]).max()
+
+
+def sym(shape, seed):
+    m = rand(shape, seed)
+    return (m + np.swapaxes(m, -1, -2)).astype(np.float32)
+
+
+EIGH = [
+    ("1x1", sym((3, 1, 1), 100)),
+    ("2x2 batched", sym((4, 2, 2), 101)),
+    ("5x5", sym((2, 5, 5), 102)),
+    ("8x8 4-D batch", sym((2, 2, 8, 8), 103)),
+    ("16x16", sym((1, 16, 16), 104)),
+    ("2-D 6x6", sym((6, 6), 105)),
+    ("repeated eigenvalues Q diag(1, 1, 1, 3, 3) Q^T", None),
+    ("rank 2 of 7x7", None),
+    ("graded D S D", (sym((2, 6, 6), 106) * (np.float32(10.0) ** np.arange(-2, 4, dtype=np.float32))[:, None]
+                      * (np.float32(10.0) ** np.arange(-2, 4, dtype=np.float32))[None, :]).astype(np.float32)),
+    ("large entries", sym((2, 5, 5), 107) * np.float32(1e30)),
+]
+
+
+def _eigh_case(name, a):
+    if a is not None:
+        return a
+    q = np.linalg.qr(rand((5, 5), 108).astype(np.float64))[0]
+    if name.startswith("repeated"):
+        return ((q * np.array([1.0, 1.0, 1.0, 3.0, 3.0])) @ q.T).astype(np.float32)[None]
+    m = rand((7, 2), 109).astype(np.float64)
+    return (m @ m.T).astype(np.float32)[None]
+
+
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("name,a", EIGH, ids=[e[0] for e in EIGH])
+def test_eigh_vectors_are_eigenvectors(name, a, upper, tmp_path):
+    a = _eigh_case(name, a)
+    n = a.shape[-1]
+    junk = np.where(np.tril(np.ones((n, n), bool), -1) if upper else np.triu(np.ones((n, n), bool), 1),
+                    np.float32(np.nan), a)
+    check_eigenvectors(a, eigh_vectors_on_host(junk, upper, tmp_path))
+
+
+def test_eigh_vectors_follow_eigvalsh_order_and_non_finite_gives_nan(tmp_path):
+    a = sym((3, 5, 5), 110)
+    a[1, 3, 1] = np.nan                 # read (lower triangle)
+    a[2, 0, 4] = np.inf                 # not read
+    v = eigh_vectors_on_host(a, False, tmp_path)
+    assert np.isnan(v[1]).all() and np.isfinite(v[[0, 2]]).all()
+    low = np.tril(a[[0, 2]]) + np.swapaxes(np.tril(a[[0, 2]], -1), -1, -2)
+    check_eigenvectors(low, v[[0, 2]])
+
+
+def test_eigh_vectors_of_zero_is_the_identity(tmp_path):
+    assert np.array_equal(eigh_vectors_on_host(np.zeros((2, 4, 4), np.float32), False, tmp_path),
+                          np.broadcast_to(np.eye(4, dtype=np.float32), (2, 4, 4)))
+
+
+CALLS_EIGH = [
+    ("eigh eigenvectors", lambda a: torch.linalg.eigh(a).eigenvectors, (2, 6, 6)),
+    ("eigh [1] UPLO=U", lambda a: torch.linalg.eigh(a, UPLO="U")[1], (3, 5, 5)),
+    ("eigh eigenvalues", lambda a: torch.linalg.eigh(a)[0], (2, 7, 7)),
+    ("eigh eigenvectors, 2-D", lambda a: torch.linalg.eigh(a)[1], (4, 4)),
+]
+
+
+@pytest.mark.parametrize("name,fn,shape", CALLS_EIGH, ids=[c[0] for c in CALLS_EIGH])
+def test_eigh_calls_run_on_the_kernels(name, fn, shape, tmp_path):
+    g = torch.Generator().manual_seed(sum(map(ord, name)))
+    samples = []
+    for _ in range(3):
+        m = torch.randn(*shape, generator=g)
+        samples.append((m + m.mT,))
+    res = compile_model(Call(fn).eval(), [samples[0][0]], samples)
+    prog = parse_program(res.data)
+    n = shape[-1]
+    for (x,) in samples:
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        assert got.tobytes() == run_program(prog, [x.numpy()])[0].tobytes()
+        if "eigenvalues" in name:
+            lam = torch.linalg.eigvalsh(x.double()).numpy()
+            assert np.abs(got - lam).max() <= 4 * n * EPS * np.abs(lam).max()
+        else:
+            check_eigenvectors(x.numpy(), got)

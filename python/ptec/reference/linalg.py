@@ -84,10 +84,34 @@ def eigvalsh(x, upper: bool) -> np.ndarray:
     of x [..., n, n] (its lower triangle read, or the upper one), ascending,
     by op_linalg_eigvalsh.c's cyclic Jacobi, step for step in float32."""
     x = np.asarray(x, F32)
+    diag, _, bad = _jacobi(x, upper, False)
+    ev = np.sort(diag, axis=1, kind="stable")
+    ev = np.where(bad[:, None], F32(np.nan), ev).astype(F32)
+    return np.ascontiguousarray(ev).reshape(x.shape[:-1])
+
+
+def eigh_vectors(x, upper: bool) -> np.ndarray:
+    """ptec::linalg_eigh_vectors.out: the eigenvectors (columns) of each
+    symmetric matrix of x [..., n, n] in eigvalsh's ascending order, by
+    op_linalg_eigh_vectors.c's Jacobi (eigvalsh's rotations, accumulated),
+    each column's first largest-magnitude component made positive."""
+    x = np.asarray(x, F32)
+    diag, v, bad = _jacobi(x, upper, True)
+    order = np.argsort(diag, axis=1, kind="stable")          # the kernel's stable insertion sort
+    v = np.take_along_axis(v, order[:, None, :], axis=2)
+    top = np.argmax(np.abs(v), axis=1)                         # the first largest |component| of each column
+    flip = np.take_along_axis(v, top[:, None, :], axis=1) < 0
+    v = np.where(flip, -v, v).astype(F32)
+    v = np.where(bad[:, None, None], F32(np.nan), v).astype(F32)
+    return np.ascontiguousarray(v).reshape(x.shape)
+
+
+def _jacobi(x: np.ndarray, upper: bool, vectors: bool):
+    """op_linalg_eigvalsh.c's (and op_linalg_eigh_vectors.c's) iteration:
+    (the diagonal scaled back [B, n], V [B, n, n] or None, non-finite mask [B])."""
     if x.ndim < 2 or x.shape[-1] != x.shape[-2] or x.shape[-1] < 1:
         raise ValueError("eigvalsh: x must be [..., n, n] with n >= 1")
     n = x.shape[-1]
-    lead = x.shape[:-2]
     a = x.reshape((-1, n, n))
     tri = np.triu(np.ones((n, n), bool)) if upper else np.tril(np.ones((n, n), bool))
     read = np.where(tri, a, F32(0))
@@ -101,6 +125,7 @@ def eigvalsh(x, upper: bool) -> np.ndarray:
     w = np.where((bad | zero)[:, None, None], F32(0), sym).astype(F32)
     w = np.ldexp(w, -e[:, None, None]).astype(F32)
     tol = F32(n) * EPSILON * frac
+    v = np.broadcast_to(np.eye(n, dtype=F32), w.shape).copy() if vectors else None
     with np.errstate(all="ignore"):
         for _ in range(MAX_SWEEPS):
             rotated = np.zeros(w.shape[0], bool)
@@ -131,13 +156,16 @@ def eigvalsh(x, upper: bool) -> np.ndarray:
                         w[:, p, others] = ap
                         w[:, others, q] = bq
                         w[:, q, others] = bq
+                    if vectors:
+                        vp, vq = v[:, :, p].copy(), v[:, :, q].copy()
+                        cc, ss, rr = c[:, None], s[:, None], rot[:, None]
+                        v[:, :, p] = np.where(rr, cc * vp - ss * vq, vp)
+                        v[:, :, q] = np.where(rr, ss * vp + cc * vq, vq)
                     rotated |= rot
             if not rotated.any():
                 break
     diag = np.ldexp(np.diagonal(w, axis1=1, axis2=2).astype(F32), e[:, None]).astype(F32)
-    ev = np.sort(diag, axis=1, kind="stable")
-    ev = np.where(bad[:, None], F32(np.nan), ev).astype(F32)
-    return np.ascontiguousarray(ev).reshape(lead + (n,))
+    return diag, v, bad
 
 
 def _lu(a: np.ndarray, rhs=None) -> np.ndarray:

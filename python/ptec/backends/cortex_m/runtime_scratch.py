@@ -132,7 +132,7 @@ def random_fractional_pick(out_sizes: Sequence[int]) -> int:
 
 
 def linalg_svdvals(self_sizes: Sequence[int]) -> int:
-    """ptec::linalg_svdvals, linalg_eigvalsh, linalg_det and linalg_solve
+    """ptec::linalg_svdvals, linalg_eigvalsh, linalg_eigh_vectors, linalg_det and linalg_solve
     (portable kernels): a float32 copy of one matrix [m, n] of self,
     Jacobi's working matrix or the LU factors."""
     return 4 * self_sizes[-2] * self_sizes[-1]
@@ -184,7 +184,7 @@ NO_SCRATCH = frozenset({
 RULED = frozenset(KERNEL_SCRATCH) | frozenset(PTEC_IN_PLACE_OUT) | frozenset({
     "ptec::quantized_expand_depthwise.out", "ptec::quantized_conv2d_w4.out", "ptec::quantized_lstm.out",
     "ptec::quantized_lstm_a16.out", "ptec::random_fractional_pick.out", "ptec::linalg_svdvals.out",
-    "ptec::linalg_eigvalsh.out", "ptec::linalg_det.out", "ptec::linalg_solve.out"})
+    "ptec::linalg_eigvalsh.out", "ptec::linalg_det.out", "ptec::linalg_solve.out", "ptec::linalg_eigh_vectors.out"})
 
 
 def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence[int]],
@@ -206,7 +206,7 @@ def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence
     if kernel == "ptec::random_fractional_pick.out":        # windows, kernel_size, seed, out
         return random_fractional_pick(tensor_sizes(3))
     if kernel in ("ptec::linalg_svdvals.out", "ptec::linalg_eigvalsh.out", "ptec::linalg_det.out",
-                  "ptec::linalg_solve.out"):                # self first
+                  "ptec::linalg_solve.out", "ptec::linalg_eigh_vectors.out"):    # self first
         return linalg_svdvals(tensor_sizes(0))
     entry = KERNEL_SCRATCH.get(kernel)
     if entry is None:

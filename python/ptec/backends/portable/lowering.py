@@ -47,6 +47,7 @@ ATEN_KEYS = {
     "linalg_det": "ptec::linalg_det.out",
     "linalg_solve": "ptec::linalg_solve.out",
     "linalg_cholesky": "ptec::linalg_cholesky.out",
+    "linalg_eigh_vectors": "ptec::linalg_eigh_vectors.out",
     "linalg_triangular_solve": "ptec::linalg_triangular_solve.out",
 }
 
@@ -384,6 +385,7 @@ CALLS: Dict[str, Callable] = {
     "ptec::linalg_det.out": _linalg_det,
     "ptec::linalg_solve.out": _linalg_solve,
     "ptec::linalg_cholesky.out": _linalg_cholesky,
+    "ptec::linalg_eigh_vectors.out": _eigvalsh,
     "ptec::linalg_triangular_solve.out": _linalg_triangular_solve,
 }
 
@@ -423,7 +425,7 @@ CONTIGUOUS_INPUT = ("aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
                     "aten::grid_sampler_2d.out", "aten::grid_sampler_3d.out",
                     "aten::slice_copy.Tensor_out", "ptec::linalg_svdvals.out", "ptec::linalg_eigvalsh.out",
                     "ptec::linalg_det.out", "ptec::linalg_solve.out", "ptec::linalg_cholesky.out",
-                    "ptec::linalg_triangular_solve.out")
+                    "ptec::linalg_triangular_solve.out", "ptec::linalg_eigh_vectors.out")
 
 
 def _layout_sensitive(b: ProgramBuilder, key: str, n: Node, ins: List[Act]) -> Optional[Act]:
