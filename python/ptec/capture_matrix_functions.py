@@ -64,6 +64,17 @@ products of matrices as element-wise products summed by one more linear:
   dozens of steps, and a 3x3 matrix's small singular values lost digits
   as square roots of A^T A's eigenvalues; Jacobi's are within about
   max(m, n) fp32 roundings of the largest value;
+* svd's U / Vh (torch.linalg.svd, full_matrices either way; torch.svd's
+  V = Vh^T by a permute), S the svdvals node; pinv (torch.linalg.pinv with
+  torch's default rtol epsilon max(m, n) or an rtol / rcond given,
+  torch.pinverse's rcond 1e-15): one node `linalg_svd` (which 0, 1, 2),
+  lowered to ptec::linalg_svd.out (svdvals' Jacobi with the rotations
+  accumulated; rounding-size and added columns completed by Gram-Schmidt;
+  each u_j's first largest component positive, v_j flipped with it: ptec's
+  normalisation, torch's sign being LAPACK's); lstsq's solution pinv(A) B
+  (the product by fp32 linears, n m k <= MAX_LSTSQ_TERMS); matrix_rank: the
+  values' ratios to the largest compared with rtol and counted (int64) as
+  capture_reductions counts a mask;
 * cond(A, p) for p None or 2 (sigma_max / sigma_min) or -2 (the inverse
   ratio): the same node, the two values picked and divided in fp32 (a
   singular A: a huge ratio of rounding size, or inf, where torch's is inf
@@ -109,6 +120,8 @@ from .ir import Node
 MAX_N = 4
 # det, slogdet, logdet, inv and solve (LU kernels): any n the scratch holds
 LU_MAX_N = 1 << 30
+# lstsq's pinv(A) B as fp32 steps: at most this many products n m k
+MAX_LSTSQ_TERMS = 4096
 # the largest |k| of matrix_power: 2 log2 |k| fp32 products
 MAX_POWER = 1024
 # what the cortex_m partitioner says of a step marked fp32
@@ -137,6 +150,11 @@ CALLS: Dict[str, Tuple[Tuple, Tuple[str, ...]]] = {
     "cond": (torch_functions("linalg.cond"), ()),
     "eigvalsh": (torch_functions("linalg.eigvalsh"), ()),
     "eigh": (torch_functions("linalg.eigh"), ()),
+    "svd": (torch_functions("linalg.svd"), ()),
+    "svd_old": (torch_functions("svd"), ("svd",)),
+    "pinv": (torch_functions("linalg.pinv", "pinverse"), ("pinverse",)),
+    "matrix_rank": (torch_functions("linalg.matrix_rank"), ()),
+    "lstsq": (torch_functions("linalg.lstsq"), ()),
     "norm": (torch_functions("linalg.matrix_norm", "linalg.norm", "norm"), ("norm",)),
     "matrix_exp": (torch_functions("linalg.matrix_exp", "matrix_exp"), ("matrix_exp",)),
 }
@@ -148,7 +166,10 @@ NAMES = {
     "cholesky": ("A", "upper"), "solve_triangular": ("A", "B", "upper", "left", "unitriangular"),
     "triangular_solve": ("B", "A", "upper", "transpose", "unitriangular"), "cholesky_solve": ("B", "A", "upper"),
     "matrix_power": ("A", "n"), "svdvals": ("A", "driver"), "cond": ("A", "p"),
-    "eigvalsh": ("A", "UPLO"), "eigh": ("A", "UPLO"), "matrix_exp": ("A",),
+    "eigvalsh": ("A", "UPLO"), "eigh": ("A", "UPLO"),
+    "svd": ("A", "full_matrices", "driver"), "svd_old": ("A", "some", "compute_uv"),
+    "pinv": ("A", "rcond", "hermitian", "atol", "rtol"), "matrix_rank": ("A", "tol", "hermitian", "atol", "rtol"),
+    "lstsq": ("A", "B", "rcond", "driver"), "matrix_exp": ("A",),
 }
 
 
@@ -420,6 +441,139 @@ def _symmetric(s: _Fp32, what: str, got, vectors: bool) -> str:
     return s("linalg_eigh_vectors" if vectors else "eigvalsh", [mats], upper=uplo == "U")
 
 
+def _default_rtol(m: int, n: int) -> float:
+    """torch's default relative tolerance of pinv / matrix_rank / lstsq: the
+    dtype's epsilon (float32: the programs compute in it) times max(m, n)."""
+    return float(np.finfo(np.float32).eps) * max(m, n)
+
+
+def _rtol_of(got, what: str, default: float) -> float:
+    """The relative tolerance of a pinv / matrix_rank / lstsq call: its rtol
+    or rcond, else `default`; atol other than 0 and matrix_rank's tol are
+    refused."""
+    if got.get("atol") not in (None, 0, 0.0) or got.get("tol") is not None:
+        raise _Refused(f"{what}: ptec takes a relative tolerance (rtol / rcond) only, not atol / tol")
+    rtol = got.get("rtol") if got.get("rtol") is not None else got.get("rcond")
+    if rtol is None:
+        return default
+    if not isinstance(rtol, (int, float)) or isinstance(rtol, bool) or not 0.0 <= float(rtol) <= 1.0:
+        raise _Refused(f"{what}: ptec takes a constant tolerance in [0, 1] (got {rtol!r})")
+    return float(rtol)
+
+
+def _svd_node(s: _Fp32, what: str, A, which: int, full: bool = False, rtol: float = 0.0) -> Tuple[str, int, int]:
+    """(node, m, n): U (which 0), Vh (1) or pinv (2) of A [..., m, n] viewed
+    as [B, m, n], by ptec::linalg_svd.out."""
+    shape, m, n = _matrices(A, what)
+    batch = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    mats = s("reshape", [A.name], target_shape=[batch, m, n])
+    return s("linalg_svd", [mats], which=which, full_matrices=bool(full), rtol=float(rtol)), m, n
+
+
+def _svd_element(s: _Fp32, family: str, got, index) -> str:
+    """torch.linalg.svd's U / S / Vh or torch.svd's U / S / V."""
+    what = "torch.linalg.svd" if family == "svd" else "torch.svd"
+    A = got.get("A")
+    if family == "svd":
+        full = got.get("full_matrices", True)
+        if not isinstance(full, bool):
+            raise _Refused(f"{what}: full_matrices is True or False")
+    else:
+        some, uv = got.get("some", True), got.get("compute_uv", True)
+        if not isinstance(some, bool) or uv is not True:
+            raise _Refused(f"{what}: ptec computes it with compute_uv=True and some a bool")
+        full = not some
+    if index in (1, "S"):
+        shape, _, _ = _matrices(A, what)
+        return _singular(s, A, shape)
+    if index in (0, "U"):
+        return _svd_node(s, what, A, 0, full)[0]
+    vh, m, n = _svd_node(s, what, A, 1, full)
+    if family == "svd":
+        return vh
+    return s("permute", [vh], dims=[0, 2, 1])             # torch.svd's V = Vh^T
+
+
+def _pinv(s: _Fp32, fn, got) -> str:
+    """pinv by ptec::linalg_svd.out: torch.pinverse's rcond defaults to
+    1e-15, torch.linalg.pinv's rtol to epsilon max(m, n)."""
+    old = fn.target in ("pinverse", torch.pinverse)
+    what = "torch.pinverse" if old else "torch.linalg.pinv"
+    shape, m, n = _matrices(got.get("A"), what)
+    if got.get("hermitian") not in (None, False, True):
+        raise _Refused(f"{what}: hermitian is True or False")
+    rtol = _rtol_of(got, what, 1e-15 if old else _default_rtol(m, n))
+    return _svd_node(s, what, got["A"], 2, rtol=rtol)[0]
+
+
+def _matrix_rank(s: _Fp32, got, out) -> List[Node]:
+    """The count of singular values above rtol times the largest (int64):
+    svdvals, their ratio to the first (fp32), compared and counted as
+    capture_reductions counts a mask."""
+    from .capture_reductions import _count, _int_view
+    what = "torch.linalg.matrix_rank"
+    A = got.get("A")
+    shape, m, n = _matrices(A, what)
+    if got.get("hermitian") not in (None, False, True):
+        raise _Refused(f"{what}: hermitian is True or False")
+    rtol = _rtol_of(got, what, _default_rtol(m, n))
+    k = min(m, n)
+    batch = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    sv = _singular(s, A, shape)
+    ratio = s("div", [sv, s.pick(sv, k, [0])])
+    mask = s.int8("compare", [ratio], kind="gt", scalar=rtol)
+    count = _count(_Int8Steps(s), mask, [batch, k], [1])
+    _int_view(_Int8Steps(s), count, list(out))
+    return s.done()
+
+
+class _Int8Steps:
+    """The int8 (unmarked) face of _Fp32 steps, for helpers of other modules."""
+
+    def __init__(self, s: _Fp32):
+        self.s = s
+
+    def __call__(self, op, inputs, **attrs) -> str:
+        return self.s.int8(op, inputs, **attrs)
+
+    def const(self, value) -> str:
+        return self.s.const(value)
+
+
+def _lstsq(s: _Fp32, got, out) -> str:
+    """torch.linalg.lstsq's solution: pinv(A) B (rcond torch's default where
+    not given), the product in fp32 linears (_product)."""
+    what = "torch.linalg.lstsq"
+    A, B = got.get("A"), got.get("B")
+    if got.get("driver") not in (None, "gelsy", "gelsd", "gelss", "gels"):
+        raise _Refused(f"{what}: driver is one of torch's")
+    shape, m, n = _matrices(A, what)
+    bshape = _meta_shape(B) if isinstance(B, torch.fx.Node) else None
+    if bshape is None or len(bshape) != len(shape) or list(bshape[:-2]) != list(shape[:-2]) or bshape[-2] != m:
+        raise _Refused(f"{what}: ptec takes B [..., m, k] of A's batch dims")
+    k = bshape[-1]
+    if n * m * k > MAX_LSTSQ_TERMS:
+        raise _Refused(f"{what}: ptec multiplies pinv(A) B in fp32 steps for n m k <= {MAX_LSTSQ_TERMS} "
+                       f"(got {n * m * k})")
+    batch = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    pinv, _, _ = _svd_node(s, what, A, 2, rtol=_rtol_of(got, what, _default_rtol(m, n)))
+    flat_p = s("reshape", [pinv], target_shape=[batch, n * m])
+    flat_b = s("reshape", [B.name], target_shape=[batch, m * k])
+    return _product_rect(s, flat_p, flat_b, n, m, k)
+
+
+def _product_rect(s: _Fp32, x: str, y: str, n: int, m: int, k: int) -> str:
+    """x [B, n*m] times y [B, m*k] as matrices: [B, n*k] (fp32: picked
+    entries multiplied, summed in j order by a linear)."""
+    terms = [(r, c, j) for r in range(n) for c in range(k) for j in range(m)]
+    prod = s("mul", [s.pick(x, n * m, [r * m + j for r, c, j in terms]),
+                     s.pick(y, m * k, [j * k + c for r, c, j in terms])])
+    w = np.zeros((n * k, len(terms)), np.float32)
+    for t, (r, c, j) in enumerate(terms):
+        w[r * k + c, t] = 1.0
+    return s.linear(prod, w)
+
+
 def _norm_form(fn):
     """(A, ord) of a matrix norm 2, -2 or 'nuc' over the last two dims, or None."""
     call = _norm_call(fn)
@@ -485,6 +639,10 @@ def _compute(fn, family: str, by_name, out, name: Optional[str] = None) -> List[
         return _finish(s, s("linalg_cholesky", [_matrices_of(s, A, shape)[0]], upper=upper), out)
     if family in ("solve_triangular", "cholesky_solve"):
         return _finish(s, _triangular(s, family, got, out), out)
+    if family == "pinv":
+        return _finish(s, _pinv(s, fn, got), out)
+    if family == "matrix_rank":
+        return _matrix_rank(s, got, out)
     shape, n = _square(A, what)
     flat, batch = _flat(s, A, shape)
     if family == "matrix_power":
@@ -521,6 +679,18 @@ def _elements(fn, ins, family: str, by_name):
                     raise _Refused("torch.linalg.eigh: ptec computes it without out=")
                 s = _Fp32(item.name)
                 return _finish(s, _symmetric(s, "torch.linalg.eigh", got, index in (1, "eigenvectors")), out)
+            if family in ("svd", "svd_old") and index in (0, "U", 1, "S", 2, "Vh" if family == "svd" else "V"):
+                got = _bind(fn, NAMES[family])
+                if got is None:
+                    raise _Refused(f"torch.linalg.{family}: ptec computes it without out=")
+                s = _Fp32(item.name)
+                return _finish(s, _svd_element(s, family, got, index), out)
+            if family == "lstsq" and index in (0, "solution"):
+                got = _bind(fn, NAMES[family])
+                if got is None:
+                    raise _Refused("torch.linalg.lstsq: ptec computes it without out=")
+                s = _Fp32(item.name)
+                return _finish(s, _lstsq(s, got, out), out)
             if family == "triangular_solve" and index in (0, "solution"):
                 got = _bind(fn, NAMES[family])
                 if got is None:
@@ -530,6 +700,8 @@ def _elements(fn, ins, family: str, by_name):
                 return _finish(s, _triangular(s, family, got, out), out)
             raise _Refused(f"torch.linalg.{family}()[{index!r}]: ptec computes "
                            + ("sign and logabsdet" if family == "slogdet" else
+                              "the solution only (residuals, rank and singular values: use matrix_rank / svdvals)"
+                              if family == "lstsq" else
                               "the solution only (the cloned coefficient is A itself)" if family == "triangular_solve"
                               else "the inverse or result only (no info: it never checks)"))
         except _Refused as why:
@@ -558,7 +730,7 @@ def matrix_function_nodes(fn, ins, by_name):
         return None
     out = _meta_shape(fn)
     try:
-        if family in ("slogdet", "inv_ex", "solve_ex", "triangular_solve", "eigh"):
+        if family in ("slogdet", "inv_ex", "solve_ex", "triangular_solve", "eigh", "svd", "svd_old", "lstsq"):
             return _elements(fn, ins, family, by_name)
         if out is None:
             raise _Refused(f"torch.linalg.{family}: its traced shape is unknown")

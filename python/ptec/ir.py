@@ -23,7 +23,8 @@ the eigenvalues of symmetric [B, n, n], det / sign / log |det| / log det of
 [B, n, n] by `mode`, A^-1 B), linalg_cholesky and linalg_triangular_solve
 (L or U of [B, n, n], op(T)^-1 B of a triangle), linalg_eigh_vectors (the
 eigenvectors of symmetric [B, n, n], each column's largest component
-positive: capture_matrix_functions), unsupported. Any node may carry a fused
+positive), linalg_svd (U, Vh or the pseudo-inverse of [B, m, n] by `which`:
+capture_matrix_functions), unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 
 State (--stateful): `state` is a tensor kept from one run to the next
@@ -332,6 +333,16 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         v = torch.linalg.eigh(xs[0], UPLO="U" if a["upper"] else "L")[1]
         top = v.abs().argmax(dim=-2, keepdim=True)
         y = v * torch.where(v.gather(-2, top) < 0, -1.0, 1.0).to(v.dtype)
+    elif op == "linalg_svd":
+        # U (which 0), Vh (1) or pinv (2) of [B, m, n] (ptec::linalg_svd.out): torch's singular vectors with the
+        # kernel's signs (each u_j's first largest-magnitude component positive, v_j flipped with it)
+        from .reference.linalg import svd_signs
+        if a["which"] == 2:
+            y = torch.linalg.pinv(xs[0], rtol=float(a["rtol"]))
+        else:
+            u, _, vh = torch.linalg.svd(xs[0], full_matrices=bool(a["full_matrices"]))
+            u, vh = svd_signs(u, vh)
+            y = u if a["which"] == 0 else vh
     elif op == "linalg_cholesky":
         # L (or U) of [B, n, n], one triangle read (ptec::linalg_cholesky.out); NaN where not positive-definite
         ex = getattr(torch.linalg, "cholesky_ex", None)

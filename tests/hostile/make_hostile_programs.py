@@ -105,12 +105,15 @@ def base_index():
 def base_svd():
     """The singular values of x [2, 5, 4] (ptec::linalg_svdvals.out) into
     z [2, 4], both planned: the sizes its prepare checks before it asks for
-    m * n floats of scratch. (base_eig: the same for ptec::linalg_eigvalsh.out.)"""
+    m * n floats of scratch; x's full U into u [2, 5, 5]
+    (ptec::linalg_svd.out). (base_eig: the same for ptec::linalg_eigvalsh.out.)"""
     b = ProgramBuilder()
     x, z = b.tensor(ScalarType.FLOAT, [2, 5, 4]), b.tensor(ScalarType.FLOAT, [2, 4])
+    u = b.tensor(ScalarType.FLOAT, [2, 5, 5])
     b.call("ptec::linalg_svdvals.out", self=x, out=z)
-    b.set_io([x], [z])
-    return b.build(), {"x": x, "z": z}
+    b.call("ptec::linalg_svd.out", self=x, which=0, full_matrices=True, rtol=0.0, out=u)
+    b.set_io([x], [z, u])
+    return b.build(), {"x": x, "z": z, "u": u}
 
 
 def base_eig():
@@ -680,6 +683,12 @@ def case_svd_out_batch(p, v):
     # out's batch [1] against x's [2]: the second matrix's values would land outside out
     _resize(p, v, "z", [1, 4])
     return [("any", "requirements", "InvalidArgument", "self's batch")]
+
+
+def case_svd_vectors_out_lies(p, v):
+    # u [2, 5, 4] where full_matrices asks 5 columns: the completed column would land past each matrix
+    _resize(p, v, "u", [2, 5, 4])
+    return [("any", "requirements", "InvalidArgument", "out must be U")]
 
 
 def case_eig_scratch_overflow(p, v):

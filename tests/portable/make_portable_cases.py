@@ -784,6 +784,40 @@ fail_case("eigh_vectors_out_size", eigh_vectors_op([2, 3, 3], [2, 3]), INVALID_A
 fail_case("eigh_vectors_out_batch", eigh_vectors_op([2, 3, 3], [1, 3, 3]), INVALID_ARGUMENT, "self's sizes")
 fail_case("eigh_vectors_empty", eigh_vectors_op([2, 0, 0], [2, 0, 0]), INVALID_ARGUMENT, "empty matrices")
 
+def svd_op(x_shape, out_shape, which, full=False, rtol=1e-6, st=F32):
+    """ptec::linalg_svd.out: U (which 0), Vh (1) or pinv (2) of x's matrices."""
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape)
+    y = b.tensor(F32, out_shape)
+    b.call("ptec::linalg_svd.out", self=x, which=which, full_matrices=full, rtol=rtol, out=y)
+    b.set_io([x], [y])
+    return b
+
+
+# Orthogonal columns (nothing to rotate): [[3, 0], [0, -4]] has values 4, 3: U's columns e1 and e0, each
+# column's largest component made positive (u_0 = -(0, -1): its 0 becomes -0.0), v_j flipped with u_j:
+# Vh = [[-0, -1], [1, 0]]; pinv [[1/3, 0], [0, -1/4]]. A zero 2x3: U = I, Vh completed from e_0, e_1, e_2
+# (full: I3), pinv zeros; a NaN: NaN.
+DIAG34 = np.array([[3, 0], [0, -4]], np.float32)
+run_case("svd_u_orthogonal_columns", svd_op([2, 2], [2, 2], 0), [(DIAG34, None)],
+         [(np.array([[-0.0, 1], [1, 0]], np.float32), None)])
+run_case("svd_vh_orthogonal_columns", svd_op([1, 2, 2], [1, 2, 2], 1), [(DIAG34[None], None)],
+         [(np.array([[[-0.0, -1], [1, 0]]], np.float32), None)])
+run_case("svd_pinv_orthogonal_columns", svd_op([2, 2], [2, 2], 2), [(DIAG34, None)],
+         [(np.array([[np.float32(1) / np.float32(3), 0], [0, -0.25]], np.float32), None)])
+run_case("svd_zero_wide_full", svd_op([2, 2, 3], [2, 3, 3], 1, full=True),
+         [(np.stack([np.zeros((2, 3), np.float32), np.array([[1, np.nan, 0], [0, 1, 0]], np.float32)]), None)],
+         [(np.stack([np.eye(3, dtype=np.float32), np.full((3, 3), np.nan, np.float32)]), None)])
+run_case("svd_zero_pinv", svd_op([2, 3], [3, 2], 2), [(np.zeros((2, 3), np.float32), None)],
+         [(np.zeros((3, 2), np.float32), None)])
+fail_case("svd_int8", svd_op([2, 2], [2, 2], 0, st=I8), NOT_SUPPORTED, "must be float32")
+fail_case("svd_which", svd_op([2, 2], [2, 2], 3), INVALID_ARGUMENT, "which must be")
+fail_case("svd_rtol", svd_op([2, 2], [2, 2], 2, rtol=2.0), INVALID_ARGUMENT, "rtol must be")
+fail_case("svd_u_size", svd_op([3, 2], [3, 3], 0), INVALID_ARGUMENT, "out must be U")
+fail_case("svd_vh_full_size", svd_op([2, 3], [2, 3], 1, full=True), INVALID_ARGUMENT, "out must be U")
+fail_case("svd_pinv_size", svd_op([2, 3], [2, 3], 2), INVALID_ARGUMENT, "out must be U")
+fail_case("svd_empty", svd_op([0, 3], [3, 0], 2), INVALID_ARGUMENT, "empty matrices")
+
 def unpool_op(x_shape, out_shape, zero_point=0, st=F32, idx_st=I64, order=None):
     b = ProgramBuilder()
     x, i = b.tensor(st, x_shape, order), b.tensor(idx_st, x_shape, order)

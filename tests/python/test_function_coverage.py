@@ -442,6 +442,18 @@ RUNS = {
         torch.linalg.eigh(x[..., :6] + x[..., :6].mT).eigenvectors ** 2,
         torch.linalg.eigh(x[..., :6] + x[..., :6].mT, UPLO="U")[0][..., None, :] * 0.2], -2), SL, UNIT, 3.0,
         "fp32"),                        # 2.71: A's int8 rounding moves an eigenvector by about |dA| / gap
+    # svd's vectors (ptec::linalg_svd.out), squared (sign-free: ptec makes each u_j's largest component positive),
+    # pinv, lstsq's solution (pinv(A) B in fp32 linears) and matrix_rank (int64: a count of svdvals above
+    # epsilon max(m, n) of the largest) of x [2, 6, 7] or its slices
+    "torch.linalg.svd (U, Vh squared; S)": (lambda x: torch.cat([
+        torch.linalg.svd(x, full_matrices=False).U ** 2, torch.linalg.svd(x, full_matrices=False).Vh ** 2,
+        torch.linalg.svd(x)[1][..., None] * 0.2], -1), SL, UNIT, 2.0, "fp32"),   # 1.70: the squares' int8 steps
+    "torch.linalg.pinv, torch.pinverse": (lambda x: torch.cat([torch.linalg.pinv(x), torch.pinverse(x[..., :4])],
+                                                              -2) * 0.5, SL, UNIT, 1.0, "fp32"),   # 0.67
+    "torch.linalg.lstsq (solution)": (lambda x: torch.linalg.lstsq(x[..., :4], x[..., 4:]).solution, SL, UNIT, 1.0,
+                                      "fp32"),                                                    # 0.95
+    "torch.linalg.matrix_rank": (lambda x: torch.linalg.matrix_rank(x * (x > 0.7)).float(), SL, UNIT, 0.0,
+                                 "fp32"),                                                         # 0.00
     # (x^T x an int8 matmul: its rounding)
     "torch.linalg.eigvalsh (8x8 of x^T x)": (lambda x: torch.linalg.eigvalsh(x.mT @ x), S3, R, 1.5, "fp32"),  # 1.04
     "torch.linalg.svdvals (2x2)": (lambda x: torch.linalg.svdvals(x[..., :2, :2]), SM, R, 1.0, "fp32"),   # 0.59

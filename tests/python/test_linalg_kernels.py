@@ -449,18 +449,18 @@ def test_uncovered_triangular_forms_are_refused_in_one_line(name, fn, says):
 
 class CholeskySolve(torch.nn.Module):
     """A = x x^T + 6 I from the input, its factor, cholesky_solve and solve of the input's last column,
-    log |det A| and A's eigenvectors, joined."""
+    log |det A|, A's eigenvectors, x's pseudo-inverse and full U, joined."""
 
     def forward(self, x):                                 # x [2, 6, 7]
         a = x[..., :6] @ x[..., :6].mT + 6 * torch.eye(6)
         return torch.cat([torch.linalg.cholesky(a), torch.cholesky_solve(x[..., 6:], torch.linalg.cholesky(a)),
                           torch.linalg.solve(a, x[..., 6:]), torch.linalg.slogdet(a)[1][..., None, None].expand(-1, 6, 1),
-                          torch.linalg.eigh(a).eigenvectors], -1)
+                          torch.linalg.eigh(a).eigenvectors, torch.linalg.pinv(x).mT, torch.linalg.svd(x)[0]], -1)
 
 
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
 def test_lu_and_cholesky_kernels_on_a_board(target, tmp_path):
-    """The five kernels in the emulated board's firmware print the reference
+    """The six kernels in the emulated board's firmware print the reference
     interpreter's bytes (IEEE float32 -, *, /, sqrt; log |det| the board C
     library's double log, rounded once to float)."""
     from model_checks import board_matches_reference
@@ -468,7 +468,7 @@ def test_lu_and_cholesky_kernels_on_a_board(target, tmp_path):
     samples = [(torch.rand((2, 6, 7), generator=g) * 2 - 1,) for _ in range(4)]
     res = compile_model(CholeskySolve().eval(), [samples[0][0]], samples, target=target)
     assert {"ptec::linalg_cholesky.out", "ptec::linalg_triangular_solve.out", "ptec::linalg_solve.out",
-            "ptec::linalg_det.out", "ptec::linalg_eigh_vectors.out"} <= set(res.lowered.operators)
+            "ptec::linalg_det.out", "ptec::linalg_eigh_vectors.out", "ptec::linalg_svd.out"} <= set(res.lowered.operators)
     board_matches_reference(res.data, samples[1][0].numpy(), target, tmp_path)
 
 
@@ -507,7 +507,7 @@ def check_eigenvectors(a: np.ndarray, v: np.ndarray):
     gaps[..., :-1] = np.minimum(gaps[..., :-1], np.diff(lam, axis=-1))
     sign = np.where(np.sum(tv * v64, axis=-2, keepdims=True) < 0, -1.0, 1.0)
     err = np.abs(tv * sign - v64).max(axis=-2)
-    bound = FWD * n * EPS * scale[..., 0] / gaps
+    bound = FWD * n * EPS * scale[..., 0] / np.minimum(gaps, scale[..., 0])   # (an only value: no gap)
     isolated = gaps > 1e-3 * scale[..., 0]
     assert (err[isolated] <= bound[isolated]).all(), (err[isolated] / bound[isolated]).max()
 
@@ -593,3 +593,188 @@ def test_eigh_calls_run_on_the_kernels(name, fn, shape, tmp_path):
             assert np.abs(got - lam).max() <= 4 * n * EPS * np.abs(lam).max()
         else:
             check_eigenvectors(x.numpy(), got)
+
+
+# -- ptec::linalg_svd.out: U, Vh, pinv ------------------------------------------------------------------------
+# ptec's normalisation: each u_j's first largest-magnitude component positive, v_j flipped with it (a
+# completed column alone likewise). Oracles for any valid answer (p = max(m, n), k = min(m, n), S torch's
+# float64 values): U^T U = I and Vh Vh^T = I within VEC p EPS; A = U[:, :k] diag(S) Vh[:k] within VEC p EPS
+# |A|; each isolated singular pair equal to torch's up to sign within FWD p EPS s_max / gap; pinv within
+# FWD p EPS kappa' of torch.linalg.pinv (float64, same rtol), relative to its largest entry, kappa' the
+# largest over the smallest value kept.
+
+def svd_on_host(x: np.ndarray, which: int, full: bool, tmp_path, rtol: float = 0.0) -> np.ndarray:
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    shape = {0: (m, m if full else k), 1: (n if full else k, n), 2: (n, m)}[which]
+    b = ProgramBuilder()
+    t = b.tensor(ScalarType.FLOAT, list(x.shape))
+    y = b.tensor(ScalarType.FLOAT, list(x.shape[:-2]) + list(shape))
+    b.call("ptec::linalg_svd.out", self=t, which=which, full_matrices=full, rtol=rtol, out=y)
+    return run_kernel(b, [t], [y], [np.ascontiguousarray(x, np.float32)], tmp_path)
+
+
+def check_svd(a: np.ndarray, u: np.ndarray, vh: np.ndarray):
+    m, n = a.shape[-2:]
+    k, p = min(m, n), max(m, n)
+    a64, u64, vh64 = (t.astype(np.float64) for t in (a, u, vh))
+    tu, ts, tvh = (t.numpy() for t in torch.linalg.svd(torch.from_numpy(a64), full_matrices=False))
+    for q, name in ((np.swapaxes(u64, -1, -2) @ u64, "U"), (vh64 @ np.swapaxes(vh64, -1, -2), "Vh")):
+        assert np.abs(q - np.eye(q.shape[-1])).max() <= VEC * p * EPS, f"{name} not orthonormal"
+    scale = np.abs(a64).max(axis=(-2, -1), keepdims=True)
+    rec = (u64[..., :, :k] * ts[..., None, :]) @ vh64[..., :k, :]
+    assert (np.abs(rec - a64) <= VEC * p * EPS * np.maximum(scale, 1e-30)).all(), "A != U S Vh"
+    top = np.argmax(np.abs(u), axis=-2)[..., None, :]
+    assert (np.take_along_axis(u, top, axis=-2) > 0).all(), "a column of U with its largest component negative"
+    gaps = np.full(ts.shape, np.inf)
+    gaps[..., 1:] = np.minimum(gaps[..., 1:], -np.diff(ts, axis=-1))
+    gaps[..., :-1] = np.minimum(gaps[..., :-1], -np.diff(ts, axis=-1))
+    isolated = gaps > 1e-3 * ts[..., :1]
+    sign = np.where(np.sum(tu * u64[..., :, :k], axis=-2) < 0, -1.0, 1.0)
+    err = np.maximum(np.abs(tu * sign[..., None, :] - u64[..., :, :k]).max(axis=-2),
+                     np.abs(tvh * sign[..., :, None] - vh64[..., :k, :]).max(axis=-1))
+    with np.errstate(invalid="ignore"):                # a zero matrix: nothing isolated
+        bound = FWD * p * EPS * ts[..., :1] / np.minimum(gaps, ts[..., :1])  # (an only value: no gap)
+    assert (err[isolated] <= bound[isolated]).all(), (err[isolated] / bound[isolated]).max()
+
+
+def lowrank(shape, r, seed):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(*shape[:-1], r, generator=g, dtype=torch.float64)
+            @ torch.randn(*shape[:-2], r, shape[-1], generator=g, dtype=torch.float64)).float().numpy()
+
+
+SVD = [
+    ("tall 6x4", rand((2, 6, 4), 120)),
+    ("wide 3x7", rand((2, 3, 7), 121)),
+    ("square 5x5 4-D batch", rand((2, 2, 5, 5), 122)),
+    ("1x1", rand((3, 1, 1), 123)),
+    ("Nx1", rand((2, 5, 1), 124)),
+    ("1xN", rand((4, 6), 125)[None, :1]),
+    ("rank 2 of 6x5", lowrank((2, 6, 5), 2, 126)),
+    ("rank 1 of 3x8", lowrank((1, 3, 8), 1, 127)),
+    ("zero 4x3", np.zeros((2, 4, 3), np.float32)),
+    ("repeated values (orthogonal x 3)", (np.linalg.qr(rand((6, 6), 128).astype(np.float64))[0] * 3).astype(
+        np.float32)[None]),
+    ("large entries", rand((2, 5, 4), 129) * np.float32(1e30)),
+    ("12x9", rand((1, 12, 9), 130)),
+]
+
+
+@pytest.mark.parametrize("full", [False, True])
+@pytest.mark.parametrize("name,a", SVD, ids=[c[0] for c in SVD])
+def test_svd_vectors(name, a, full, tmp_path):
+    u, vh = svd_on_host(a, 0, full, tmp_path), svd_on_host(a, 1, full, tmp_path)
+    m, n = a.shape[-2:]
+    assert u.shape[-2:] == (m, m if full else min(m, n)) and vh.shape[-2:] == (n if full else min(m, n), n)
+    check_svd(a, u, vh)
+
+
+PINV = [
+    ("tall 6x4", rand((2, 6, 4), 131), None),
+    ("wide 3x7", rand((2, 3, 7), 132), None),
+    ("square 5x5", rand((3, 5, 5), 133), None),
+    ("1x1", rand((3, 1, 1), 134), None),
+    ("rank 2 of 6x5, rtol 1e-4", lowrank((2, 6, 5), 2, 135), 1e-4),
+    ("zero", np.zeros((1, 3, 4), np.float32), None),
+]
+
+
+@pytest.mark.parametrize("name,a,rtol", PINV, ids=[c[0] for c in PINV])
+def test_pinv_matches_torch(name, a, rtol, tmp_path):
+    m, n = a.shape[-2:]
+    rtol = EPS * max(m, n) if rtol is None else rtol
+    got = svd_on_host(a, 2, False, tmp_path, rtol=rtol)
+    a64 = torch.from_numpy(a.astype(np.float64))
+    want = torch.linalg.pinv(a64, rtol=rtol).numpy()
+    s = torch.linalg.svdvals(a64).numpy()
+    kept = np.where(s > rtol * s[..., :1], s, np.inf).min(axis=-1)
+    kappa_kept = np.where(np.isfinite(kept), s[..., 0] / np.where(np.isfinite(kept), kept, 1.0), 1.0)
+    err = np.abs(got - want).max(axis=(-2, -1))
+    bound = FWD * max(m, n) * EPS * kappa_kept * np.maximum(np.abs(want).max(axis=(-2, -1)), 1e-30)
+    assert (err <= bound).all() or not want.any() and not got.any(), (err, bound)
+
+
+def test_svd_non_finite_gives_nan_for_its_matrix_only(tmp_path):
+    a = rand((3, 4, 3), 136)
+    a[1, 2, 0] = np.inf
+    for which in (0, 1, 2):
+        got = svd_on_host(a, which, False, tmp_path, rtol=1e-6)
+        assert np.isnan(got[1]).all() and np.isfinite(got[[0, 2]]).all(), which
+
+
+LSTSQ_B = torch.linspace(-1, 1, 12).reshape(6, 2)
+CALLS_SVD = [
+    ("linalg.svd U (full)", lambda a: torch.linalg.svd(a)[0], (2, 6, 4)),
+    ("linalg.svd Vh", lambda a: torch.linalg.svd(a, full_matrices=False).Vh, (2, 3, 6)),
+    ("linalg.svd S", lambda a: torch.linalg.svd(a, full_matrices=False).S, (2, 5, 4)),
+    ("torch.svd V", lambda a: torch.svd(a)[2], (2, 6, 3)),
+    ("linalg.pinv", torch.linalg.pinv, (2, 5, 3)),
+    ("torch.pinverse", torch.pinverse, (3, 4)),
+    ("Tensor.pinverse", lambda a: a.pinverse(), (2, 4, 4)),
+    ("linalg.pinv rtol", lambda a: torch.linalg.pinv(a, rtol=1e-3), (2, 4, 6)),
+    ("linalg.lstsq solution", lambda a: torch.linalg.lstsq(a, LSTSQ_B.expand(2, 6, 2)).solution, (2, 6, 4)),
+]
+
+
+@pytest.mark.parametrize("name,fn,shape", CALLS_SVD, ids=[c[0] for c in CALLS_SVD])
+def test_svd_calls_run_on_the_kernels(name, fn, shape, tmp_path):
+    g = torch.Generator().manual_seed(sum(map(ord, name)))
+    samples = [(torch.randn(*shape, generator=g),) for _ in range(3)]
+    res = compile_model(Call(fn).eval(), [samples[0][0]], samples)
+    prog = parse_program(res.data)
+    m, n = shape[-2:]
+    for (x,) in samples:
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        assert got.tobytes() == run_program(prog, [x.numpy()])[0].tobytes()
+        a = x.numpy()
+        a3 = a.reshape((-1, m, n))
+        if name.startswith("linalg.svd U"):
+            vh = svd_on_host(a3, 1, True, tmp_path)
+            check_svd(a3, got.reshape(a3.shape[0], m, m), vh)
+        elif name.startswith("linalg.svd Vh"):
+            check_svd(a3, svd_on_host(a3, 0, False, tmp_path), got.reshape(a3.shape[0], min(m, n), n))
+        elif name.startswith("torch.svd V"):
+            check_svd(a3, svd_on_host(a3, 0, False, tmp_path), np.swapaxes(got, -1, -2).reshape(a3.shape[0], -1, n))
+        else:
+            with torch.no_grad():
+                want = (torch.linalg.lstsq(x.double(), LSTSQ_B.double().expand(2, 6, 2)).solution if "lstsq" in name
+                        else fn(x.double())).numpy()
+            kappa_ = float(kappa(a).max())
+            bound = FWD * max(m, n) * EPS * kappa_ ** 2 * max(float(np.abs(want).max()), 1.0)
+            assert got.shape == want.shape and np.abs(got - want).max() <= bound, (name, np.abs(got - want).max())
+
+
+RANKS = [
+    ("full rank 5x4", rand((3, 5, 4), 140)),
+    ("rank 2 of 6x5", lowrank((2, 6, 5), 2, 141)),
+    ("rank 1 of 3x7", lowrank((2, 3, 7), 1, 142)),
+    ("zero", np.zeros((2, 3, 3), np.float32)),
+    ("2-D rank 3 of 4x4", lowrank((4, 4), 3, 143)),
+]
+
+
+@pytest.mark.parametrize("name,a", RANKS, ids=[c[0] for c in RANKS])
+def test_matrix_rank_matches_torch(name, a, tmp_path):
+    """int64 ranks equal to torch's float32 matrix_rank (the same default tolerance, epsilon max(m, n))."""
+    fn = torch.linalg.matrix_rank
+    x = torch.from_numpy(a)
+    res = compile_model(Call(fn).eval(), [x], [(x,), (x * 0.5,)])
+    prog = parse_program(res.data)
+    got = host_runtime.run(prog, res.data, [a], workdir=str(tmp_path))[0]
+    assert got.dtype == np.int64 and np.array_equal(got, fn(x).numpy()), (got, fn(x))
+
+
+REFUSED_SVD = [
+    ("pinv atol", lambda x: torch.linalg.pinv(x, atol=0.1), "not atol"),
+    ("lstsq residuals", lambda x: torch.linalg.lstsq(x, x[..., :2]).residuals, "solution only"),
+    ("matrix_rank tol", lambda x: torch.linalg.matrix_rank(x, tol=0.1), "not atol / tol"),
+]
+
+
+@pytest.mark.parametrize("name,fn,says", REFUSED_SVD, ids=[r[0] for r in REFUSED_SVD])
+def test_uncovered_svd_forms_are_refused_in_one_line(name, fn, says):
+    x = torch.randn(2, 5, 5)
+    with pytest.raises((CompileError, UnsupportedOperator)) as e:
+        compile_model(Call(fn).eval(), [x], [(x,), (x * 0.5,)])
+    assert says in str(e.value) and "\n" not in str(e.value), str(e.value)

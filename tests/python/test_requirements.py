@@ -179,6 +179,15 @@ class DetAndSolve(Singular):
                           torch.linalg.solve(a, a + torch.eye(7))], -1)
 
 
+class PseudoInverse(Singular):
+    """The pseudo-inverses and eigenvectors of the linear's matrices (ptec::linalg_svd.out's and
+    linalg_eigh_vectors.out's scratch)."""
+
+    def forward(self, x):
+        y = self.fc(x)
+        return torch.cat([torch.linalg.pinv(y), torch.linalg.eigh(y[..., :7, :]).eigenvectors], -2)
+
+
 KERNEL_CASES = {
     "ptec_runtime_only": (_cnn, (1, 3, 12, 12), {"ptec_runtime_only": True}),
     "in_place": (_in_place, (1, 3, 10, 10), {"in_place": True}),
@@ -197,6 +206,7 @@ KERNEL_CASES = {
     "svdvals": (Singular, (2, 5, 7), {}),
     "eigvalsh": (SymmetricEigen, (3, 7, 7), {}),
     "lu": (DetAndSolve, (3, 7, 7), {}),
+    "svd": (PseudoInverse, (2, 7, 7), {}),
 }
 BOARD_CORES = ["cortex-m55", "cortex-m33", "cortex-m3"]
 

@@ -34,10 +34,22 @@ def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def svdvals(x) -> np.ndarray:
     x = np.asarray(x, F32)
+    w, _, e, bad = _one_sided(x, False)
+    k = w.shape[1]
+    norms = np.stack([np.sqrt(_dot(w[:, j, :], w[:, j, :])) for j in range(k)], axis=1).astype(F32)
+    sv = np.ldexp(norms, e[:, None]).astype(F32)
+    sv = np.sort(sv, axis=1)[:, ::-1]
+    sv = np.where(bad[:, None], F32(np.nan), sv).astype(F32)
+    return np.ascontiguousarray(sv).reshape(x.shape[:-2] + (k,))
+
+
+def _one_sided(x: np.ndarray, vectors: bool):
+    """op_linalg_svdvals.c's (and op_linalg_svd.c's) iteration on every
+    matrix of x: (W [B, k, p] scaled, K [B, k, k] or None, the exponents
+    [B], non-finite mask [B])."""
     if x.ndim < 2 or x.shape[-1] < 1 or x.shape[-2] < 1:
         raise ValueError("svdvals: x must be [..., m, n] with m, n >= 1")
     m, n = x.shape[-2:]
-    lead = x.shape[:-2]
     a = x.reshape((-1, m, n))
     k, p = min(m, n), max(m, n)
     # W [B, k, p]: column j of A (row j when A is wide), as the kernel's scratch
@@ -50,6 +62,7 @@ def svdvals(x) -> np.ndarray:
     w = np.where((bad | zero)[:, None, None], F32(0), w).astype(F32)
     w = np.ldexp(w, -e[:, None, None]).astype(F32)
     tol = F32(p) * EPSILON
+    kv = np.broadcast_to(np.eye(k, dtype=F32), (w.shape[0], k, k)).copy() if vectors else None
     with np.errstate(all="ignore"):
         for _ in range(MAX_SWEEPS):
             rotated = np.zeros(w.shape[0], bool)
@@ -69,14 +82,14 @@ def svdvals(x) -> np.ndarray:
                     nx, ny = c * xj - s * yl, s * xj + c * yl
                     w[:, j, :] = np.where(rot[:, None], nx, xj)
                     w[:, l, :] = np.where(rot[:, None], ny, yl)
+                    if vectors:
+                        vj, vl = kv[:, j, :].copy(), kv[:, l, :].copy()
+                        kv[:, j, :] = np.where(rot[:, None], c * vj - s * vl, vj)
+                        kv[:, l, :] = np.where(rot[:, None], s * vj + c * vl, vl)
                     rotated |= rot
             if not rotated.any():
                 break
-    norms = np.stack([np.sqrt(_dot(w[:, j, :], w[:, j, :])) for j in range(k)], axis=1).astype(F32)
-    sv = np.ldexp(norms, e[:, None]).astype(F32)
-    sv = np.sort(sv, axis=1)[:, ::-1]
-    sv = np.where(bad[:, None], F32(np.nan), sv).astype(F32)
-    return np.ascontiguousarray(sv).reshape(lead + (k,))
+    return w, kv, e, bad
 
 
 def eigvalsh(x, upper: bool) -> np.ndarray:
@@ -312,3 +325,91 @@ def triangular_solve(x, rhs, upper: bool, transpose: bool, unitriangular: bool) 
             y[:, i, :] = v if unitriangular else v / op[:, i, i, None]
     y = np.where(bad[:, None, None], F32(np.nan), y).astype(F32)
     return y.reshape(x.shape[:-2] + (n, k))
+
+
+
+def _first_top_negative(v: np.ndarray) -> bool:
+    """Whether column v's first largest |component| is negative."""
+    return bool(v[int(np.argmax(np.abs(v)))] < 0)
+
+
+def _complete(cols: np.ndarray, c: int) -> None:
+    """op_linalg_svd.c's complete(): column c of cols [C, len] (rows are
+    columns here) the first e_i keeping a norm above 1/2 after Gram-Schmidt
+    against columns 0..c-1 (twice), normalised; float32 in the kernel's order."""
+    length = cols.shape[1]
+    for i in range(length):
+        v = np.zeros(length, F32)
+        v[i] = F32(1)
+        for _ in range(2):
+            for j in range(c):
+                d = _dot(cols[j][None], v[None])[0]
+                v = (v - d * cols[j]).astype(F32)
+        norm = np.sqrt(_dot(v[None], v[None])[0]).astype(F32)
+        if norm > F32(0.5):
+            cols[c] = (v / norm).astype(F32)
+            return
+
+
+def svd(x, which: int, full_matrices: bool, rtol: float) -> np.ndarray:
+    """ptec::linalg_svd.out: U (which 0), Vh (1) or the pseudo-inverse (2)
+    of each matrix of x [..., m, n], by op_linalg_svd.c: svdvals' Jacobi
+    with K accumulated, the columns ordered as the values, completed and
+    sign-normalised, float32 in the kernel's order."""
+    x = np.asarray(x, F32)
+    m, n = x.shape[-2:]
+    k, p = min(m, n), max(m, n)
+    tall = m >= n
+    w, kv, e, bad = _one_sided(x, True)
+    out_shape = {0: (m, m if full_matrices else k), 1: (n if full_matrices else k, n), 2: (n, m)}[int(which)]
+    outs = []
+    with np.errstate(all="ignore"):
+        for b in range(w.shape[0]):
+            if bad[b]:
+                outs.append(np.full(out_shape, np.nan, F32))
+                continue
+            nrm = np.sqrt(_dot(w[b], w[b])).astype(F32)
+            sv = np.ldexp(nrm, e[b]).astype(F32)
+            order = np.argsort(-sv, kind="stable")           # the stable insertion sort, largest first
+            sv = sv[order]
+            small = F32(p) * EPSILON * nrm[order[0]]
+            p_count = p if full_matrices and int(which) == (0 if tall else 1) else k
+            pc = np.zeros((p_count, p), F32)
+            for t in range(p_count):
+                if t < k and nrm[order[t]] > small:
+                    pc[t] = (w[b, order[t]] / nrm[order[t]]).astype(F32)
+                else:
+                    _complete(pc, t)
+            kc = kv[b, order].copy()
+            for t in range(p_count):
+                u = (pc[t] if tall else kc[t]) if t < k else pc[t]
+                if _first_top_negative(u):
+                    pc[t] = -pc[t]
+                    if t < k:
+                        kc[t] = -kc[t]
+            U = (pc if tall else kc).T                       # [m, columns]
+            V = (kc if tall else pc).T                       # [n, columns]
+            if int(which) == 0:
+                outs.append(np.ascontiguousarray(U[:, :out_shape[1]]))
+            elif int(which) == 1:
+                outs.append(np.ascontiguousarray(V[:, :out_shape[0]].T))
+            else:
+                limit = F32(rtol) * sv[0]
+                inv = np.where(sv > limit, F32(1) / np.where(sv > limit, sv, F32(1)), F32(0)).astype(F32)
+                acc = np.zeros((n, m), F32)
+                for t in range(k):
+                    acc = (acc + (V[:, t, None] * inv[t]).astype(F32) * U[None, :, t]).astype(F32)
+                outs.append(acc)
+    out = np.stack(outs).astype(F32) if outs else np.zeros((0,) + out_shape, F32)
+    return out.reshape(x.shape[:-2] + out_shape)
+
+
+def svd_signs(u, vh):
+    """torch tensors U [..., m, c], Vh [..., r, n] with op_linalg_svd.c's
+    signs: each u_j's first largest-|component| positive, v_j flipped with
+    it (columns of U past Vh's rows alone)."""
+    import torch
+    top = u.abs().argmax(dim=-2, keepdim=True)
+    flip = torch.where(u.gather(-2, top) < 0, -1.0, 1.0).to(u.dtype)
+    k = min(u.shape[-1], vh.shape[-2])
+    return u * flip, vh * torch.cat([flip[..., :k].mT, torch.ones_like(vh[..., k:, :1])], -2)

@@ -48,6 +48,7 @@ ATEN_KEYS = {
     "linalg_solve": "ptec::linalg_solve.out",
     "linalg_cholesky": "ptec::linalg_cholesky.out",
     "linalg_eigh_vectors": "ptec::linalg_eigh_vectors.out",
+    "linalg_svd": "ptec::linalg_svd.out",
     "linalg_triangular_solve": "ptec::linalg_triangular_solve.out",
 }
 
@@ -345,6 +346,12 @@ def _linalg_triangular_solve(b, key, n, ins, out):
            unitriangular=bool(a["unitriangular"]), out=out.value)
 
 
+def _linalg_svd(b, key, n, ins, out):
+    a = n.attrs
+    b.call(key, self=ins[0].value, which=int(a["which"]), full_matrices=bool(a["full_matrices"]),
+           rtol=float(a["rtol"]), out=out.value)
+
+
 def _random_fractional_pick(b, key, n, ins, out):
     b.call(key, windows=ins[0].value, kernel_size=[int(k) for k in n.attrs["kernel"]],
            seed=int(n.attrs["seed"]), out=out.value)
@@ -386,6 +393,7 @@ CALLS: Dict[str, Callable] = {
     "ptec::linalg_solve.out": _linalg_solve,
     "ptec::linalg_cholesky.out": _linalg_cholesky,
     "ptec::linalg_eigh_vectors.out": _eigvalsh,
+    "ptec::linalg_svd.out": _linalg_svd,
     "ptec::linalg_triangular_solve.out": _linalg_triangular_solve,
 }
 
@@ -425,7 +433,8 @@ CONTIGUOUS_INPUT = ("aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
                     "aten::grid_sampler_2d.out", "aten::grid_sampler_3d.out",
                     "aten::slice_copy.Tensor_out", "ptec::linalg_svdvals.out", "ptec::linalg_eigvalsh.out",
                     "ptec::linalg_det.out", "ptec::linalg_solve.out", "ptec::linalg_cholesky.out",
-                    "ptec::linalg_triangular_solve.out", "ptec::linalg_eigh_vectors.out")
+                    "ptec::linalg_triangular_solve.out", "ptec::linalg_eigh_vectors.out",
+                    "ptec::linalg_svd.out")
 
 
 def _layout_sensitive(b: ProgramBuilder, key: str, n: Node, ins: List[Act]) -> Optional[Act]:
