@@ -75,6 +75,10 @@ products of matrices as element-wise products summed by one more linear:
   (the product by fp32 linears, n m k <= MAX_LSTSQ_TERMS); matrix_rank: the
   values' ratios to the largest compared with rtol and counted (int64) as
   capture_reductions counts a mask;
+* torch.linalg.qr (mode 'reduced', 'complete', 'r': R only) and torch.qr
+  (some): one node `linalg_qr` (which 0 Q, 1 R), lowered to
+  ptec::linalg_qr.out (Householder reflections in fp32, LAPACK's sign
+  convention, so R's diagonal signs are torch's);
 * cond(A, p) for p None or 2 (sigma_max / sigma_min) or -2 (the inverse
   ratio): the same node, the two values picked and divided in fp32 (a
   singular A: a huge ratio of rounding size, or inf, where torch's is inf
@@ -155,6 +159,8 @@ CALLS: Dict[str, Tuple[Tuple, Tuple[str, ...]]] = {
     "pinv": (torch_functions("linalg.pinv", "pinverse"), ("pinverse",)),
     "matrix_rank": (torch_functions("linalg.matrix_rank"), ()),
     "lstsq": (torch_functions("linalg.lstsq"), ()),
+    "qr": (torch_functions("linalg.qr"), ()),
+    "qr_old": (torch_functions("qr"), ("qr",)),
     "norm": (torch_functions("linalg.matrix_norm", "linalg.norm", "norm"), ("norm",)),
     "matrix_exp": (torch_functions("linalg.matrix_exp", "matrix_exp"), ("matrix_exp",)),
 }
@@ -169,7 +175,8 @@ NAMES = {
     "eigvalsh": ("A", "UPLO"), "eigh": ("A", "UPLO"),
     "svd": ("A", "full_matrices", "driver"), "svd_old": ("A", "some", "compute_uv"),
     "pinv": ("A", "rcond", "hermitian", "atol", "rtol"), "matrix_rank": ("A", "tol", "hermitian", "atol", "rtol"),
-    "lstsq": ("A", "B", "rcond", "driver"), "matrix_exp": ("A",),
+    "lstsq": ("A", "B", "rcond", "driver"), "qr": ("A", "mode"), "qr_old": ("A", "some"),
+    "matrix_exp": ("A",),
 }
 
 
@@ -574,6 +581,28 @@ def _product_rect(s: _Fp32, x: str, y: str, n: int, m: int, k: int) -> str:
     return s.linear(prod, w)
 
 
+def _qr_element(s: _Fp32, family: str, got, index) -> str:
+    """torch.linalg.qr's (mode 'reduced', 'complete', 'r') or torch.qr's
+    (some) Q or R by ptec::linalg_qr.out (Householder, LAPACK's signs)."""
+    what = "torch.linalg.qr" if family == "qr" else "torch.qr"
+    if family == "qr":
+        mode = got.get("mode", "reduced")
+        if mode not in ("reduced", "complete", "r"):
+            raise _Refused(f"{what}: mode is 'reduced', 'complete' or 'r'")
+    else:
+        some = got.get("some", True)
+        if not isinstance(some, bool):
+            raise _Refused(f"{what}: some is True or False")
+        mode = "reduced" if some else "complete"
+    q = index in (0, "Q")
+    if q and mode == "r":
+        raise _Refused(f"{what}(mode='r'): its Q is empty; ptec computes R")
+    shape, m, n = _matrices(got.get("A"), what)
+    batch = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    mats = s("reshape", [got["A"].name], target_shape=[batch, m, n])
+    return s("linalg_qr", [mats], which=0 if q else 1, complete=mode == "complete")
+
+
 def _norm_form(fn):
     """(A, ord) of a matrix norm 2, -2 or 'nuc' over the last two dims, or None."""
     call = _norm_call(fn)
@@ -685,6 +714,12 @@ def _elements(fn, ins, family: str, by_name):
                     raise _Refused(f"torch.linalg.{family}: ptec computes it without out=")
                 s = _Fp32(item.name)
                 return _finish(s, _svd_element(s, family, got, index), out)
+            if family in ("qr", "qr_old") and index in (0, "Q", 1, "R"):
+                got = _bind(fn, NAMES[family])
+                if got is None:
+                    raise _Refused("torch.linalg.qr: ptec computes it without out=")
+                s = _Fp32(item.name)
+                return _finish(s, _qr_element(s, family, got, index), out)
             if family == "lstsq" and index in (0, "solution"):
                 got = _bind(fn, NAMES[family])
                 if got is None:
@@ -730,7 +765,8 @@ def matrix_function_nodes(fn, ins, by_name):
         return None
     out = _meta_shape(fn)
     try:
-        if family in ("slogdet", "inv_ex", "solve_ex", "triangular_solve", "eigh", "svd", "svd_old", "lstsq"):
+        if family in ("slogdet", "inv_ex", "solve_ex", "triangular_solve", "eigh", "svd", "svd_old", "lstsq", "qr",
+                      "qr_old"):
             return _elements(fn, ins, family, by_name)
         if out is None:
             raise _Refused(f"torch.linalg.{family}: its traced shape is unknown")

@@ -23,8 +23,9 @@ the eigenvalues of symmetric [B, n, n], det / sign / log |det| / log det of
 [B, n, n] by `mode`, A^-1 B), linalg_cholesky and linalg_triangular_solve
 (L or U of [B, n, n], op(T)^-1 B of a triangle), linalg_eigh_vectors (the
 eigenvectors of symmetric [B, n, n], each column's largest component
-positive), linalg_svd (U, Vh or the pseudo-inverse of [B, m, n] by `which`:
-capture_matrix_functions), unsupported. Any node may carry a fused
+positive), linalg_svd (U, Vh or the pseudo-inverse of [B, m, n] by `which`),
+linalg_qr (Q or R of [B, m, n], LAPACK's signs: capture_matrix_functions),
+unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 
 State (--stateful): `state` is a tensor kept from one run to the next
@@ -343,6 +344,10 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
             u, _, vh = torch.linalg.svd(xs[0], full_matrices=bool(a["full_matrices"]))
             u, vh = svd_signs(u, vh)
             y = u if a["which"] == 0 else vh
+    elif op == "linalg_qr":
+        # Q (which 0) or R (1) of [B, m, n] (ptec::linalg_qr.out: Householder, LAPACK's sign convention)
+        q, r = torch.linalg.qr(xs[0], mode="complete" if a["complete"] else "reduced")
+        y = q if a["which"] == 0 else r
     elif op == "linalg_cholesky":
         # L (or U) of [B, n, n], one triangle read (ptec::linalg_cholesky.out); NaN where not positive-definite
         ex = getattr(torch.linalg, "cholesky_ex", None)

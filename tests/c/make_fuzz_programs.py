@@ -89,6 +89,9 @@ def portable_program():
     vh_wide, pinv_tall = b.tensor(f32, [2, 9, 9], None), b.tensor(f32, [3, 4, 6], None)
     b.call("ptec::linalg_svd.out", self=wide, which=1, full_matrices=True, rtol=0.0, out=vh_wide)
     b.call("ptec::linalg_svd.out", self=tall, which=2, full_matrices=False, rtol=1e-6, out=pinv_tall)
+    # and the tall ones' Householder R (ptec::linalg_qr.out)
+    r_tall = b.tensor(f32, [3, 6, 4], None)
+    b.call("ptec::linalg_qr.out", self=tall, which=1, complete=True, out=r_tall)
     # the eigenvalues of 2 of the input's 6x6 planes' upper triangles (ptec::linalg_eigvalsh.out; with the
     # singular values above and the LU and triangular kernels below, before the 2-D sampler, the input's
     # last reader: no tensor of theirs takes its bytes)
@@ -118,7 +121,7 @@ def portable_program():
     sampled = b.tensor(f32, [1, 2, 6, 6], cl)
     b.call("aten::grid_sampler_2d.out", input=x, grid=gs, interpolation_mode=2, padding_mode=2, align_corners=False,
            out=sampled)
-    b.set_io([x], [v, sampled, sampled3, sv_tall, sv_wide, vh_wide, pinv_tall, ev, evec, logdet, solved, factor, tri])
+    b.set_io([x], [v, sampled, sampled3, sv_tall, sv_wide, vh_wide, pinv_tall, r_tall, ev, evec, logdet, solved, factor, tri])
     return b.build()
 
 

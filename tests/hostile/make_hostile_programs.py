@@ -109,11 +109,12 @@ def base_svd():
     (ptec::linalg_svd.out). (base_eig: the same for ptec::linalg_eigvalsh.out.)"""
     b = ProgramBuilder()
     x, z = b.tensor(ScalarType.FLOAT, [2, 5, 4]), b.tensor(ScalarType.FLOAT, [2, 4])
-    u = b.tensor(ScalarType.FLOAT, [2, 5, 5])
+    u, q = b.tensor(ScalarType.FLOAT, [2, 5, 5]), b.tensor(ScalarType.FLOAT, [2, 5, 5])
     b.call("ptec::linalg_svdvals.out", self=x, out=z)
     b.call("ptec::linalg_svd.out", self=x, which=0, full_matrices=True, rtol=0.0, out=u)
-    b.set_io([x], [z, u])
-    return b.build(), {"x": x, "z": z, "u": u}
+    b.call("ptec::linalg_qr.out", self=x, which=0, complete=True, out=q)
+    b.set_io([x], [z, u, q])
+    return b.build(), {"x": x, "z": z, "u": u, "q": q}
 
 
 def base_eig():
@@ -689,6 +690,12 @@ def case_svd_vectors_out_lies(p, v):
     # u [2, 5, 4] where full_matrices asks 5 columns: the completed column would land past each matrix
     _resize(p, v, "u", [2, 5, 4])
     return [("any", "requirements", "InvalidArgument", "out must be U")]
+
+
+def case_svd_qr_out_lies(p, v):
+    # q [2, 5, 4] where complete asks Q 5x5: Q's last column would land in the next matrix's (and past q)
+    _resize(p, v, "q", [2, 5, 4])
+    return [("any", "requirements", "InvalidArgument", "out must be Q")]
 
 
 def case_eig_scratch_overflow(p, v):

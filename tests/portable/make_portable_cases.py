@@ -818,6 +818,35 @@ fail_case("svd_vh_full_size", svd_op([2, 3], [2, 3], 1, full=True), INVALID_ARGU
 fail_case("svd_pinv_size", svd_op([2, 3], [2, 3], 2), INVALID_ARGUMENT, "out must be U")
 fail_case("svd_empty", svd_op([0, 3], [3, 0], 2), INVALID_ARGUMENT, "empty matrices")
 
+def qr_op(x_shape, out_shape, which, complete=False, st=F32):
+    """ptec::linalg_qr.out: Q (which 0) or R (1) of x's matrices."""
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape)
+    y = b.tensor(F32, out_shape)
+    b.call("ptec::linalg_qr.out", self=x, which=which, complete=complete, out=y)
+    b.set_io([x], [y])
+    return b
+
+
+# [[3, 1], [4, 2]]: one reflection (scaled by 2^-3, exact): x = (3, 4) / 8, |x| = 5 / 8, alpha = -5 / 8,
+# v = (1, 0.5), beta = 2 / 1.25 = 1.6; R = [[-5, -11 / 5], [0, 2 / 5]] as float32's steps give them (2 / 5
+# one rounding low: 0.39999998, the float32 below 0.4);
+# Q = I - beta v v^T = [[-0.6, -0.8], [-0.8, 0.6]]; an upper-triangular matrix: no reflection (Q = I, R
+# = A); a NaN: NaN.
+A34 = np.array([[3, 1], [4, 2]], np.float32)
+run_case("qr_r_one_reflection", qr_op([2, 2], [2, 2], 1), [(A34, None)],
+         [(np.array([[-5, -2.2], [0, np.nextafter(np.float32(0.4), np.float32(0))]], np.float32), None)])
+run_case("qr_q_one_reflection", qr_op([1, 2, 2], [1, 2, 2], 0), [(A34[None], None)],
+         [(np.array([[[-0.6, -0.8], [-0.8, 0.6]]], np.float32), None)])
+run_case("qr_upper_and_nan", qr_op([2, 2, 3], [2, 2, 2], 0),
+         [(np.array([[[2, 5, 1], [0, -3, 7]], [[1, 0, 0], [np.nan, 1, 0]]], np.float32), None)],
+         [(np.array([[[1, 0], [0, 1]], [[np.nan] * 2] * 2], np.float32), None)])
+fail_case("qr_int8", qr_op([2, 2], [2, 2], 0, st=I8), NOT_SUPPORTED, "must be float32")
+fail_case("qr_which", qr_op([2, 2], [2, 2], 2), INVALID_ARGUMENT, "which must be")
+fail_case("qr_q_size", qr_op([3, 2], [3, 3], 0), INVALID_ARGUMENT, "out must be Q")
+fail_case("qr_r_complete_size", qr_op([3, 2], [2, 2], 1, complete=True), INVALID_ARGUMENT, "out must be Q")
+fail_case("qr_empty", qr_op([0, 2], [0, 0], 0), INVALID_ARGUMENT, "empty matrices")
+
 def unpool_op(x_shape, out_shape, zero_point=0, st=F32, idx_st=I64, order=None):
     b = ProgramBuilder()
     x, i = b.tensor(st, x_shape, order), b.tensor(idx_st, x_shape, order)

@@ -454,6 +454,11 @@ RUNS = {
                                       "fp32"),                                                    # 0.95
     "torch.linalg.matrix_rank": (lambda x: torch.linalg.matrix_rank(x * (x > 0.7)).float(), SL, UNIT, 0.0,
                                  "fp32"),                                                         # 0.00
+    # QR (ptec::linalg_qr.out: Householder, LAPACK's signs as torch's) of x [2, 6, 7] itself and of its columns
+    "torch.linalg.qr (Q, R)": (lambda x: torch.cat([torch.linalg.qr(x).Q, torch.linalg.qr(x)[1][..., :6] * 0.3],
+                                                   -1), SL, UNIT, 1.0, "fp32"),                       # 0.79
+    "torch.linalg.qr (complete, of 6x4)": (lambda x: torch.linalg.qr(x[..., :4], mode="complete")[0], SL, UNIT, 1.5,
+                                           "fp32"),                                             # 1.25: the int8 slice
     # (x^T x an int8 matmul: its rounding)
     "torch.linalg.eigvalsh (8x8 of x^T x)": (lambda x: torch.linalg.eigvalsh(x.mT @ x), S3, R, 1.5, "fp32"),  # 1.04
     "torch.linalg.svdvals (2x2)": (lambda x: torch.linalg.svdvals(x[..., :2, :2]), SM, R, 1.0, "fp32"),   # 0.59

@@ -778,3 +778,98 @@ def test_uncovered_svd_forms_are_refused_in_one_line(name, fn, says):
     with pytest.raises((CompileError, UnsupportedOperator)) as e:
         compile_model(Call(fn).eval(), [x], [(x,), (x * 0.5,)])
     assert says in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+# -- ptec::linalg_qr.out: Householder Q and R ------------------------------------------------------------------
+# LAPACK's convention (R_jj = -sign(x_0) |x|, H = I where the column is already reduced), which torch's R
+# follows; the oracles hold for any valid answer: Q^T Q = I within VEC m EPS, A = Q R within VEC m EPS |A|,
+# R upper triangular (exact zeros below), and Q, R equal to torch's float64 ones up to a sign per row of R
+# (column of Q) within FWD m EPS kappa, relative to |A|.
+
+def qr_on_host(x: np.ndarray, which: int, complete: bool, tmp_path) -> np.ndarray:
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    shape = (m, m if complete else k) if which == 0 else (m if complete else k, n)
+    b = ProgramBuilder()
+    t = b.tensor(ScalarType.FLOAT, list(x.shape))
+    y = b.tensor(ScalarType.FLOAT, list(x.shape[:-2]) + list(shape))
+    b.call("ptec::linalg_qr.out", self=t, which=which, complete=complete, out=y)
+    return run_kernel(b, [t], [y], [np.ascontiguousarray(x, np.float32)], tmp_path)
+
+
+QR = [
+    ("tall 6x4", rand((2, 6, 4), 150)),
+    ("wide 3x7", rand((2, 3, 7), 151)),
+    ("square 5x5 4-D batch", rand((2, 2, 5, 5), 152)),
+    ("1x1", rand((3, 1, 1), 153)),
+    ("Nx1", rand((2, 5, 1), 154)),
+    ("1xN", rand((1, 1, 6), 155)),
+    ("upper triangular already", np.triu(rand((2, 4, 4), 156))),
+    ("rank 2 of 6x5", lowrank((2, 6, 5), 2, 157)),
+    ("zero", np.zeros((2, 4, 3), np.float32)),
+    ("large entries", rand((2, 5, 4), 158) * np.float32(1e30)),
+    ("graded columns", rand((2, 6, 6), 159) * np.float32(10.0) ** np.arange(-3, 3, dtype=np.float32)),
+]
+
+
+@pytest.mark.parametrize("complete", [False, True])
+@pytest.mark.parametrize("name,a", QR, ids=[c[0] for c in QR])
+def test_qr_matches_torch(name, a, complete, tmp_path):
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    q, r = qr_on_host(a, 0, complete, tmp_path), qr_on_host(a, 1, complete, tmp_path)
+    assert q.shape[-2:] == (m, m if complete else k) and r.shape[-2:] == (m if complete else k, n)
+    q64, r64, a64 = (t.astype(np.float64) for t in (q, r, a))
+    assert np.abs(np.swapaxes(q64, -1, -2) @ q64 - np.eye(q.shape[-1])).max() <= VEC * m * EPS
+    scale = np.maximum(np.abs(a64).max(axis=(-2, -1), keepdims=True), 1e-30)
+    assert (np.abs(q64 @ r64 - a64) <= VEC * m * EPS * scale).all(), "A != Q R"
+    assert (np.tril(r, -1) == 0).all(), "R not upper triangular"
+    tq, tr = (t.numpy() for t in torch.linalg.qr(torch.from_numpy(a64), mode="complete" if complete else "reduced"))
+    sign = np.where(np.sum(tq[..., :, :k] * q64[..., :, :k], axis=-2) < 0, -1.0, 1.0)
+    assert (sign == 1).all() or "rank" in name or "zero" in name, "signs differ from LAPACK's"
+    bound = FWD * m * EPS * float(np.clip(kappa(a[..., :, :k]) if m >= n else kappa(a[..., :, :m]), 1, 1e4).max())
+    if "rank" not in name and "zero" not in name:
+        assert np.abs(tq[..., :, :k] * sign[..., None, :] - q64[..., :, :k]).max() <= bound
+        assert (np.abs(tr[..., :k, :] * sign[..., :, None] - r64[..., :k, :]) <= bound * scale).all()
+
+
+def test_qr_non_finite_gives_nan_for_its_matrix_only(tmp_path):
+    a = rand((3, 4, 3), 160)
+    a[2, 1, 1] = np.nan
+    for which in (0, 1):
+        got = qr_on_host(a, which, False, tmp_path)
+        assert np.isnan(got[2]).all() and np.isfinite(got[:2]).all()
+
+
+CALLS_QR = [
+    ("linalg.qr Q", lambda a: torch.linalg.qr(a)[0], (2, 6, 4)),
+    ("linalg.qr R", lambda a: torch.linalg.qr(a).R, (2, 6, 4)),
+    ("linalg.qr complete Q", lambda a: torch.linalg.qr(a, mode="complete").Q, (2, 5, 3)),
+    ("linalg.qr mode r", lambda a: torch.linalg.qr(a, mode="r")[1], (3, 7)),
+    ("torch.qr", lambda a: torch.qr(a)[0], (2, 5, 5)),
+    ("Tensor.qr(some=False) R", lambda a: a.qr(False)[1], (2, 5, 3)),
+]
+
+
+@pytest.mark.parametrize("name,fn,shape", CALLS_QR, ids=[c[0] for c in CALLS_QR])
+def test_qr_calls_run_on_the_kernel(name, fn, shape, tmp_path):
+    g = torch.Generator().manual_seed(sum(map(ord, name)))
+    samples = [(torch.randn(*shape, generator=g),) for _ in range(3)]
+    res = compile_model(Call(fn).eval(), [samples[0][0]], samples)
+    assert "ptec::linalg_qr.out" in res.lowered.operators
+    prog = parse_program(res.data)
+    m = shape[-2]
+    for (x,) in samples:
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        assert got.tobytes() == run_program(prog, [x.numpy()])[0].tobytes()
+        with torch.no_grad():
+            want = fn(x.double()).numpy()
+        bound = FWD * m * EPS * float(kappa(x.numpy()).max()) * max(float(np.abs(want).max()), 1.0)
+        assert got.shape == want.shape and np.abs(got - want).max() <= bound, (name, np.abs(got - want).max())
+
+
+def test_qr_mode_r_q_is_refused_in_one_line():
+    x = torch.randn(2, 5, 5)
+    with pytest.raises((CompileError, UnsupportedOperator)) as e:
+        compile_model(Call(lambda a: torch.linalg.qr(a, mode="r")[0]).eval(), [x], [(x,), (x * 0.5,)])
+    assert "its Q is empty" in str(e.value) and "\n" not in str(e.value), str(e.value)

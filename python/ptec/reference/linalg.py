@@ -413,3 +413,63 @@ def svd_signs(u, vh):
     flip = torch.where(u.gather(-2, top) < 0, -1.0, 1.0).to(u.dtype)
     k = min(u.shape[-1], vh.shape[-2])
     return u * flip, vh * torch.cat([flip[..., :k].mT, torch.ones_like(vh[..., k:, :1])], -2)
+
+
+def qr(x, which: int, complete: bool) -> np.ndarray:
+    """ptec::linalg_qr.out: Q (which 0) or R (1) of each matrix of x
+    [..., m, n] by op_linalg_qr.c's Householder reflections (LAPACK's sign
+    convention), float32 in the kernel's order."""
+    x = np.asarray(x, F32)
+    if x.ndim < 2 or x.shape[-1] < 1 or x.shape[-2] < 1:
+        raise ValueError("qr: x must be [..., m, n] with m, n >= 1")
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    a = x.reshape((-1, m, n))
+    shape = (m, m if complete else k) if int(which) == 0 else (m if complete else k, n)
+    outs = []
+    with np.errstate(all="ignore"):
+        for b in range(a.shape[0]):
+            if not np.isfinite(a[b]).all():
+                outs.append(np.full(shape, np.nan, F32))
+                continue
+            big = np.abs(a[b]).max()
+            e = int(np.frexp(big)[1]) if big > 0 else 0
+            w = np.ldexp(a[b], -e).astype(F32)
+            v0, beta = np.zeros(k, F32), np.zeros(k, F32)
+            for j in range(k):
+                sub = _dot(w[j + 1:, j][None], w[j + 1:, j][None])[0]
+                x0 = w[j, j]
+                if sub == 0:
+                    continue
+                norm = np.sqrt(F32(x0 * x0 + sub)).astype(F32)
+                alpha = -norm if x0 >= 0 else norm
+                v0[j] = F32(x0 - alpha)
+                beta[j] = F32(F32(2) / F32(v0[j] * v0[j] + sub))
+                for c in range(j + 1, n):
+                    d = F32(v0[j] * w[j, c])
+                    for i in range(j + 1, m):
+                        d = F32(d + F32(w[i, j] * w[i, c]))
+                    f = F32(beta[j] * d)
+                    w[j, c] = F32(w[j, c] - F32(f * v0[j]))
+                    w[j + 1:, c] = (w[j + 1:, c] - (f * w[j + 1:, j]).astype(F32)).astype(F32)
+                w[j, j] = alpha
+            if int(which) == 1:
+                r = np.zeros(shape, F32)
+                for i in range(min(k, shape[0])):
+                    r[i, i:] = np.ldexp(w[i, i:], e).astype(F32)
+                outs.append(r)
+                continue
+            q = np.eye(m, shape[1], dtype=F32)
+            for j in range(k - 1, -1, -1):
+                if beta[j] == 0:
+                    continue
+                for c in range(shape[1]):
+                    d = F32(v0[j] * q[j, c])
+                    for i in range(j + 1, m):
+                        d = F32(d + F32(w[i, j] * q[i, c]))
+                    f = F32(beta[j] * d)
+                    q[j, c] = F32(q[j, c] - F32(f * v0[j]))
+                    q[j + 1:, c] = (q[j + 1:, c] - (f * w[j + 1:, j]).astype(F32)).astype(F32)
+            outs.append(q)
+    out = np.stack(outs).astype(F32) if outs else np.zeros((0,) + shape, F32)
+    return out.reshape(x.shape[:-2] + shape)

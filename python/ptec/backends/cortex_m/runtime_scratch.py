@@ -140,6 +140,13 @@ def linalg_svd(self_sizes: Sequence[int]) -> int:
     return 4 * (k * p + k * k + p * p + 3 * k)
 
 
+def linalg_qr(self_sizes: Sequence[int]) -> int:
+    """ptec::linalg_qr (a portable kernel): the copy (m x n), v_0 and beta
+    (2 min(m, n)), float32."""
+    m, n = self_sizes[-2], self_sizes[-1]
+    return 4 * (m * n + 2 * min(m, n))
+
+
 def linalg_svdvals(self_sizes: Sequence[int]) -> int:
     """ptec::linalg_svdvals, linalg_eigvalsh, linalg_eigh_vectors, linalg_det and linalg_solve
     (portable kernels): a float32 copy of one matrix [m, n] of self,
@@ -194,7 +201,7 @@ RULED = frozenset(KERNEL_SCRATCH) | frozenset(PTEC_IN_PLACE_OUT) | frozenset({
     "ptec::quantized_expand_depthwise.out", "ptec::quantized_conv2d_w4.out", "ptec::quantized_lstm.out",
     "ptec::quantized_lstm_a16.out", "ptec::random_fractional_pick.out", "ptec::linalg_svdvals.out",
     "ptec::linalg_eigvalsh.out", "ptec::linalg_det.out", "ptec::linalg_solve.out", "ptec::linalg_eigh_vectors.out",
-    "ptec::linalg_svd.out"})
+    "ptec::linalg_svd.out", "ptec::linalg_qr.out"})
 
 
 def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence[int]],
@@ -220,6 +227,8 @@ def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence
         return linalg_svdvals(tensor_sizes(0))
     if kernel == "ptec::linalg_svd.out":                    # self first
         return linalg_svd(tensor_sizes(0))
+    if kernel == "ptec::linalg_qr.out":                     # self first
+        return linalg_qr(tensor_sizes(0))
     entry = KERNEL_SCRATCH.get(kernel)
     if entry is None:
         return 0

@@ -49,6 +49,7 @@ ATEN_KEYS = {
     "linalg_cholesky": "ptec::linalg_cholesky.out",
     "linalg_eigh_vectors": "ptec::linalg_eigh_vectors.out",
     "linalg_svd": "ptec::linalg_svd.out",
+    "linalg_qr": "ptec::linalg_qr.out",
     "linalg_triangular_solve": "ptec::linalg_triangular_solve.out",
 }
 
@@ -352,6 +353,10 @@ def _linalg_svd(b, key, n, ins, out):
            rtol=float(a["rtol"]), out=out.value)
 
 
+def _linalg_qr(b, key, n, ins, out):
+    b.call(key, self=ins[0].value, which=int(n.attrs["which"]), complete=bool(n.attrs["complete"]), out=out.value)
+
+
 def _random_fractional_pick(b, key, n, ins, out):
     b.call(key, windows=ins[0].value, kernel_size=[int(k) for k in n.attrs["kernel"]],
            seed=int(n.attrs["seed"]), out=out.value)
@@ -394,6 +399,7 @@ CALLS: Dict[str, Callable] = {
     "ptec::linalg_cholesky.out": _linalg_cholesky,
     "ptec::linalg_eigh_vectors.out": _eigvalsh,
     "ptec::linalg_svd.out": _linalg_svd,
+    "ptec::linalg_qr.out": _linalg_qr,
     "ptec::linalg_triangular_solve.out": _linalg_triangular_solve,
 }
 
@@ -434,7 +440,7 @@ CONTIGUOUS_INPUT = ("aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
                     "aten::slice_copy.Tensor_out", "ptec::linalg_svdvals.out", "ptec::linalg_eigvalsh.out",
                     "ptec::linalg_det.out", "ptec::linalg_solve.out", "ptec::linalg_cholesky.out",
                     "ptec::linalg_triangular_solve.out", "ptec::linalg_eigh_vectors.out",
-                    "ptec::linalg_svd.out")
+                    "ptec::linalg_svd.out", "ptec::linalg_qr.out")
 
 
 def _layout_sensitive(b: ProgramBuilder, key: str, n: Node, ins: List[Act]) -> Optional[Act]:
