@@ -1,12 +1,14 @@
-"""capture_matrix_functions (issue 15): small-matrix linear algebra (det,
-slogdet, logdet, inv, solve, cholesky, matrix_power, matrix_exp) as closed
-forms computed in fp32; svdvals, matrix norms 2 / -2 / 'nuc' and
+"""capture_matrix_functions (issue 15): linear algebra of small matrices
+computed in fp32: det, slogdet, logdet, inv, solve, cholesky on the LU and
+Cholesky kernels (test_linalg_kernels.py covers them, and the kernels of
+eigh, svd, pinv, lstsq, matrix_rank, qr, at any size), matrix_power and
+matrix_exp as closed forms; svdvals, matrix norms 2 / -2 / 'nuc' and
 eigvalsh of any size on ptec::linalg_svdvals.out / linalg_eigvalsh.out
 (test_svdvals.py covers those at larger sizes).
 
 torch on the same input is the oracle (float32: its own error is far below
 the bounds). A model whose input is the matrix itself reads it in fp32 (no
-int8 rounding before the closed form), so the host's result is torch's to
+int8 rounding before the kernel or closed form), so the host's result is torch's to
 a relative error of fp32 arithmetic; test_function_coverage.py's RUNS rows
 bound the same calls behind int8 layers in output steps. Singular inputs:
 det is torch's 0, where torch raises (inv, solve, cholesky of a matrix that
