@@ -1,39 +1,55 @@
-"""Small-matrix linear algebra as exact closed forms at capture (issue 15):
-determinants, inverses, solves, Cholesky factors, matrix powers and
-exponentials of square matrices of n = 1..4, batched over any leading dims
-(a Kalman filter's or a pose estimator's few small matrices on a
-microcontroller); and the singular values (svdvals, matrix norms 2, -2,
-'nuc') and symmetric eigenvalues (eigvalsh) of matrices of any size, on
-kernels of their own.
+"""Linear algebra of matrices at capture (issue 15): determinants
+(det, slogdet, logdet), inverses and solves of square matrices of any n on
+LU kernels; Cholesky factors and triangular solves (solve_triangular,
+triangular_solve, cholesky_solve) of any n on kernels of their own; matrix
+powers and exponentials of n = 1..4 as exact closed forms, batched over any leading dims (a Kalman filter's or
+a pose estimator's few small matrices on a microcontroller); and the
+singular values (svdvals, matrix norms 2, -2, 'nuc') and symmetric
+eigenvalues (eigvalsh) of matrices of any size, on kernels of their own.
 
-Why fp32: a determinant of n = 4 is a sum of 24 products of 4 entries, an
-inverse 16 such cofactors over it; rounded to int8 after each product the
-result would keep barely a digit. So every step here is marked
+Why fp32: a determinant of n = 4 is a sum of 24 products of 4 entries (or
+n pivots, each of many eliminations); rounded to int8 after each product
+the result would keep barely a digit. So every step here is marked
 attrs["fp32"] (FP32_REASON), which the cortex_m partitioner and every
-delegating backend read as a refusal: the steps run on the portable fp32 kernels (linear, mul, div,
-pow, hypot, copysign, sigmoid, slice, cat, views), the program's output is
+delegating backend read as a refusal: the steps run on the portable fp32 kernels (the LU and
+Jacobi kernels, linear, mul, div, pow, slice, cat, views), the program's output is
 the fp32 value, and a model around them is quantized as usual.
 
-The shape of every form: A [..., n, n] viewed as one row of n*n entries
-per matrix, [B, n*n]. Entries are picked by a linear with a 0/1 weight (an
-exact copy in fp32), the factors of Leibniz's terms multiplied
-element-wise, and the signed sums of terms taken by one more linear with a
-+-1 weight:
+The shape of the closed forms (matrix_power, matrix_exp): A
+[..., n, n] viewed as one row of n*n entries per matrix, [B, n*n]; entries
+picked by slices or a linear with a 0/1 weight (an exact copy in fp32),
+products of matrices as element-wise products summed by one more linear:
 
-* det: sum over permutations s of sign(s) * prod_i A[i, s(i)]
-  (1, 2, 6, 24 terms);
-* inv: the adjugate (each entry a cofactor, a Leibniz sum of the minor)
-  over the determinant det = sum_j A[0, j] * C[0, j]; solve(A, B): the
-  adjugate times B, over det;
-* slogdet: sign = (det > 0) - (det < 0) (fp32 comparisons), logabsdet = log
-  |det| by three Halley steps y += 2 (x - e^y) / (x + e^y) from the int8
-  LUT's log (e^y = sigmoid(y) / sigmoid(-y): ptec has no fp32 log or exp),
-  -inf where det is 0; logdet = logabsdet plus (p - p), p = det^0.5 (NaN
-  where det < 0, as torch);
-* cholesky: L_jj = sqrt(a_jj - sum_k L_jk^2), L_ij = (a_ij - sum_k L_ik
-  L_jk) / L_jj (sqrt: pow 0.5), lower triangle read (upper=True: the upper
-  one, U = L^T);
-* matrix_power(A, k): repeated squaring by fp32 products (k < 0: of inv);
+* det, slogdet (sign, logabsdet), logdet of any n >= 1: A viewed as
+  [B, n, n] and one node `linalg_det` (mode 0..3), lowered to
+  ptec::linalg_det.out: LU with partial pivoting in fp32 on a scratch
+  copy, det the product of the pivots, log |det| the double sum of their
+  logs (finite where det over- or underflows fp32), logdet NaN where the
+  sign is -1 (as torch);
+* inv and solve(A, B) (left=True) of any n: one node `linalg_solve` on
+  A [B, n, n] and B [B or 1, n, k] (a vector B a column; inv: the
+  identity, one for the whole batch), lowered to ptec::linalg_solve.out
+  (the same LU, then back substitution). These replaced the Leibniz /
+  adjugate closed forms of n <= 4 (det a sum of n! products, inv the
+  adjugate over det, slogdet's log by Halley steps from an int8 LUT): LU
+  with partial pivoting is backward stable where adjugate / det is not
+  (an ill-conditioned A's inverse kept only det's digits), its log |det|
+  holds the C library's log instead of three refinements of a LUT, and one
+  kernel serves every n (tests/python/test_linalg_kernels.py measures it);
+* cholesky of any n: one node `linalg_cholesky` on A viewed as [B, n, n],
+  lowered to ptec::linalg_cholesky.out: L_jj = sqrt(a_jj - sum_k L_jk^2),
+  L_ij = (a_ij - sum_k L_ik L_jk) / L_jj in fp32, lower triangle read
+  (upper=True: the upper one, U = L^T); it replaced the closed form of
+  n <= 4 that made the same recurrence of slices, one step an entry (the
+  same arithmetic, a kernel call instead of n^3 / 3 steps);
+* solve_triangular(A, B, upper=, left=True, unitriangular=),
+  triangular_solve(B, A, upper, transpose, unitriangular)'s solution and
+  cholesky_solve(B, L, upper) (L Y = B, then L^T X = Y): nodes
+  `linalg_triangular_solve` on A [B, n, n] and B as solve's (a matrix
+  here), lowered to ptec::linalg_triangular_solve.out (substitution in
+  fp32, only the triangle named read);
+* matrix_power(A, k): repeated squaring by fp32 products (k < 0: of inv,
+  by ptec::linalg_solve.out);
 * matrix_exp: A / 64, its Taylor polynomial of degree 10 by Horner, squared
   6 times (fixed: the program cannot branch on the run's norm), about 1e-5
   relative while e^A stays within fp32 (|A| up to ~88);
@@ -48,30 +64,52 @@ element-wise, and the signed sums of terms taken by one more linear with a
   dozens of steps, and a 3x3 matrix's small singular values lost digits
   as square roots of A^T A's eigenvalues; Jacobi's are within about
   max(m, n) fp32 roundings of the largest value;
+* svd's U / Vh (torch.linalg.svd, full_matrices either way; torch.svd's
+  V = Vh^T by a permute), S the svdvals node; pinv (torch.linalg.pinv with
+  torch's default rtol epsilon max(m, n) or an rtol / rcond given,
+  torch.pinverse's rcond 1e-15): one node `linalg_svd` (which 0, 1, 2),
+  lowered to ptec::linalg_svd.out (svdvals' Jacobi with the rotations
+  accumulated; rounding-size and added columns completed by Gram-Schmidt;
+  each u_j's first largest component positive, v_j flipped with it: ptec's
+  normalisation, torch's sign being LAPACK's); lstsq's solution pinv(A) B
+  (the product by fp32 linears, n m k <= MAX_LSTSQ_TERMS); matrix_rank: the
+  values' ratios to the largest compared with rtol and counted (int64) as
+  capture_reductions counts a mask;
+* torch.linalg.qr (mode 'reduced', 'complete', 'r': R only) and torch.qr
+  (some): one node `linalg_qr` (which 0 Q, 1 R), lowered to
+  ptec::linalg_qr.out (Householder reflections in fp32, LAPACK's sign
+  convention, so R's diagonal signs are torch's);
 * cond(A, p) for p None or 2 (sigma_max / sigma_min) or -2 (the inverse
   ratio): the same node, the two values picked and divided in fp32 (a
   singular A: a huge ratio of rounding size, or inf, where torch's is inf
   or huge; a zero A: NaN as torch); p 'fro', 'nuc', 1, inf and their
   negatives need the inverse and are refused;
-* eigvalsh of a symmetric A [..., n, n] of any n (its lower triangle read,
-  or the upper one with UPLO='U'): one node `eigvalsh` on A viewed as
-  [B, n, n], lowered to ptec::linalg_eigvalsh.out (cyclic Jacobi rotations
+* eigvalsh (and eigh's eigenvalues) of a symmetric A [..., n, n] of any n
+  (its lower triangle read, or the upper one with UPLO='U'): one node
+  `eigvalsh` on A viewed as [B, n, n], lowered to ptec::linalg_eigvalsh.out (cyclic Jacobi rotations
   in fp32 on a scratch copy: op_linalg_eigvalsh.c), for the same reasons
   (the 2x2 and 3x3 closed forms it replaces kept about 1e-4 near a double
   eigenvalue, where acos is steep; Jacobi keeps about n roundings of the
-  largest |eigenvalue| everywhere).
+  largest |eigenvalue| everywhere);
+* eigh's eigenvectors: one node `linalg_eigh_vectors`, lowered to
+  ptec::linalg_eigh_vectors.out (the same Jacobi rotations accumulated in
+  V, so its columns follow the eigenvalues' order), each vector's first
+  largest-magnitude component made positive: an eigenvector is defined up
+  to sign (and within a repeated eigenvalue's space up to rotation), torch's
+  sign is LAPACK's; tests compare A V = V diag(lambda), V^T V = I and
+  torch's vectors up to sign.
 
-A singular A: det is 0 as torch's where a row or column is 0 (every term
-holds a zero factor; other singular matrices give a det of rounding size,
-as torch's LU may); inv and solve divide by it, giving inf / NaN where
-torch raises (or huge values where det is a rounding); cholesky of a
+A singular A: det is 0 as torch's where LU meets a zero pivot (a zero row
+or column; other singular matrices give a det of rounding size, as
+torch's LU does); inv and solve divide by that pivot, giving inf / NaN
+where torch raises (or huge values where it is a rounding); cholesky of a
 matrix that is not positive-definite gives NaN where torch raises. Forms
-not covered (n > 4, a non-square matrix, left=False, out=, a matrix of no
-rows or columns) stay the unsupported node,
-refused in one line naming the call and the limit."""
+not covered (matrix_power / matrix_exp of n > 4, a non-square matrix,
+left=False, out=, a matrix of no rows or columns, B broadcast over some of
+A's batch dims, triangular_solve's cloned coefficient) stay the unsupported node, refused in one line
+naming the call and the limit."""
 from __future__ import annotations
 
-import itertools
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -84,12 +122,15 @@ from .ir import Node
 
 # the largest n whose Leibniz sums are written out (24 terms of 4 factors)
 MAX_N = 4
+# det, slogdet, logdet, inv and solve (LU kernels): any n the scratch holds
+LU_MAX_N = 1 << 30
+# lstsq's pinv(A) B as fp32 steps: at most this many products n m k
+MAX_LSTSQ_TERMS = 4096
 # the largest |k| of matrix_power: 2 log2 |k| fp32 products
 MAX_POWER = 1024
 # what the cortex_m partitioner says of a step marked fp32
 FP32_REASON = ("linear algebra of a matrix (a closed form, or Jacobi rotations), computed in fp32 (int8 products of its "
                "entries would lose the result)")
-HALLEY_STEPS = 3
 # matrix_exp: A / 2^6 (norm <= 1.4 for |A| up to 88, where e^A leaves fp32) and Taylor to degree 10
 # (error below 1e-6 there, 1e-11 for |A| <= 32), then 6 squarings (each doubling the rounding: ~4e-6)
 EXP_SQUARINGS, EXP_DEGREE = 6, 10
@@ -105,10 +146,21 @@ CALLS: Dict[str, Tuple[Tuple, Tuple[str, ...]]] = {
     "solve": (torch_functions("linalg.solve"), ()),
     "solve_ex": (torch_functions("linalg.solve_ex"), ()),
     "cholesky": (torch_functions("linalg.cholesky", "cholesky"), ("cholesky",)),
+    "solve_triangular": (torch_functions("linalg.solve_triangular"), ()),
+    "triangular_solve": (torch_functions("triangular_solve"), ("triangular_solve",)),
+    "cholesky_solve": (torch_functions("cholesky_solve"), ("cholesky_solve",)),
     "matrix_power": (torch_functions("linalg.matrix_power", "matrix_power"), ("matrix_power",)),
     "svdvals": (torch_functions("linalg.svdvals"), ()),
     "cond": (torch_functions("linalg.cond"), ()),
     "eigvalsh": (torch_functions("linalg.eigvalsh"), ()),
+    "eigh": (torch_functions("linalg.eigh"), ()),
+    "svd": (torch_functions("linalg.svd"), ()),
+    "svd_old": (torch_functions("svd"), ("svd",)),
+    "pinv": (torch_functions("linalg.pinv", "pinverse"), ("pinverse",)),
+    "matrix_rank": (torch_functions("linalg.matrix_rank"), ()),
+    "lstsq": (torch_functions("linalg.lstsq"), ()),
+    "qr": (torch_functions("linalg.qr"), ()),
+    "qr_old": (torch_functions("qr"), ("qr",)),
     "norm": (torch_functions("linalg.matrix_norm", "linalg.norm", "norm"), ("norm",)),
     "matrix_exp": (torch_functions("linalg.matrix_exp", "matrix_exp"), ("matrix_exp",)),
 }
@@ -117,8 +169,14 @@ CALLS: Dict[str, Tuple[Tuple, Tuple[str, ...]]] = {
 NAMES = {
     "det": ("A",), "slogdet": ("A",), "logdet": ("A",), "inv": ("A",), "inv_ex": ("A", "check_errors"),
     "solve": ("A", "B", "left"), "solve_ex": ("A", "B", "left", "check_errors"),
-    "cholesky": ("A", "upper"), "matrix_power": ("A", "n"), "svdvals": ("A", "driver"), "cond": ("A", "p"),
-    "eigvalsh": ("A", "UPLO"), "matrix_exp": ("A",),
+    "cholesky": ("A", "upper"), "solve_triangular": ("A", "B", "upper", "left", "unitriangular"),
+    "triangular_solve": ("B", "A", "upper", "transpose", "unitriangular"), "cholesky_solve": ("B", "A", "upper"),
+    "matrix_power": ("A", "n"), "svdvals": ("A", "driver"), "cond": ("A", "p"),
+    "eigvalsh": ("A", "UPLO"), "eigh": ("A", "UPLO"),
+    "svd": ("A", "full_matrices", "driver"), "svd_old": ("A", "some", "compute_uv"),
+    "pinv": ("A", "rcond", "hermitian", "atol", "rtol"), "matrix_rank": ("A", "tol", "hermitian", "atol", "rtol"),
+    "lstsq": ("A", "B", "rcond", "driver"), "qr": ("A", "mode"), "qr_old": ("A", "some"),
+    "matrix_exp": ("A",),
 }
 
 
@@ -159,56 +217,12 @@ class _Fp32(_Steps):
         return self("binary_math", [a, b if isinstance(b, str) else self.const(b)], fn=kind)
 
 
-def _parity(perm) -> int:
-    seen, sign = set(), 1
-    for start in range(len(perm)):
-        if start in seen:
-            continue
-        j, length = start, 0
-        while j not in seen:
-            seen.add(j)
-            j, length = perm[j], length + 1
-        sign *= -1 if length % 2 == 0 else 1
-    return sign
 
 
-def _leibniz(s: _Fp32, flat: str, n: int, minors) -> str:
-    """[B, len(minors)]: minor m = (rows, cols, coefficient) gives
-    coefficient * det(A[rows][:, cols]) of A = flat [B, n*n] (minors of
-    one size, at least 1)."""
-    terms = []          # (flat index of each factor, minor, signed coefficient)
-    for m, (rows, cols, coeff) in enumerate(minors):
-        for perm in itertools.permutations(range(len(rows))):
-            terms.append(([rows[i] * n + cols[perm[i]] for i in range(len(rows))], m, coeff * _parity(perm)))
-    k = len(minors[0][0])
-    product = s.pick(flat, n * n, [t[0][0] for t in terms])
-    for i in range(1, k):
-        product = s("mul", [product, s.pick(flat, n * n, [t[0][i] for t in terms])])
-    w = np.zeros((len(minors), len(terms)), np.float32)
-    for j, (_, m, c) in enumerate(terms):
-        w[m, j] = c
-    return s.linear(product, w)
 
 
-def _adjugate(s: _Fp32, flat: str, n: int) -> str:
-    """[B, n*n]: the adjugate row-major, adj[r, c] = (-1)^(r+c) det(A
-    without row c and column r)."""
-    minors = []
-    for r in range(n):
-        for c in range(n):
-            rows = [i for i in range(n) if i != c]
-            cols = [j for j in range(n) if j != r]
-            minors.append((rows, cols, float((-1) ** (r + c))))
-    return _leibniz(s, flat, n, minors)
 
 
-def _det_of(s: _Fp32, flat: str, n: int, adj: Optional[str] = None) -> str:
-    """[B, 1]: det A; with the adjugate, the expansion along row 0
-    (sum_j A[0, j] adj[j, 0]), so that inv's det and adjugate agree."""
-    if adj is None:
-        return _leibniz(s, flat, n, [(list(range(n)), list(range(n)), 1.0)])
-    products = s("mul", [s.pick(flat, n * n, range(n)), s.pick(adj, n * n, [j * n for j in range(n)])])
-    return s.linear(products, np.ones((1, n), np.float32))
 
 
 def _product(s: _Fp32, x: str, y: str, n: int, k: int) -> str:
@@ -242,7 +256,8 @@ def _square(A, what: str, most: int = MAX_N) -> Tuple[List[int], int]:
         raise _Refused(f"{what}: ptec computes it for square matrices (got {shape[-2]}x{shape[-1]})")
     n = shape[-1]
     if not 1 <= n <= most:
-        raise _Refused(f"{what} of a {n}x{n} matrix: ptec computes it in closed form for n <= {most}")
+        raise _Refused(f"{what} of a {n}x{n} matrix: ptec computes it in closed form for n <= {most}"
+                       if most == MAX_N else f"{what}: ptec computes it for matrices of at least one row")
     return shape, n
 
 
@@ -256,63 +271,23 @@ def _finish(s: _Fp32, cur: str, out) -> List[Node]:
     return s.done()
 
 
-def _inverse(s: _Fp32, flat: str, n: int) -> str:
-    if n == 1:
-        return s("div", [s.const(np.ones((1, 1), np.float32)), flat])
-    adj = _adjugate(s, flat, n)
-    return s("div", [adj, _det_of(s, flat, n, adj)])
 
 
-def _sign(s: _Fp32, det: str) -> str:
-    """(det > 0) - (det < 0) as float: comparisons of the fp32 value."""
-    pos = s.int8("bool_to", [s.int8("compare", [det], kind="gt", scalar=0.0)], dtype="float32")
-    neg = s.int8("bool_to", [s.int8("compare", [det], kind="lt", scalar=0.0)], dtype="float32")
-    return s("sub", [pos, neg])
 
 
-def _exp_of(s: _Fp32, y: str) -> str:
-    """e^y = sigmoid(y) / sigmoid(-y), in fp32."""
-    return s("div", [s("sigmoid", [y]), s("sigmoid", [s("mul", [y, s.const(-1.0)])])])
 
 
-def _log_abs(s: _Fp32, det: str) -> str:
-    """log |det|: the int8 LUT's log, refined by Halley's steps for e^y = x
-    in fp32, and -inf where det is 0 (-z / (1 - z) with z = (det == 0))."""
-    x = s.fn("copysign", det, 1.0)
-    # the LUT reads a copy of its own: lowering keeps the int8 form it makes of its input in that
-    # input's place, which would round x for the fp32 steps below too
-    y = s.int8("elementwise", [s.fn("copysign", det, 1.0)], fn="log")
-    for _ in range(HALLEY_STEPS):
-        e = _exp_of(s, y)
-        y = s("add", [y, s("mul", [s("div", [s("sub", [x, e]), s("add", [x, e])]), s.const(2.0)])])
-    zero = s.int8("bool_to", [s.int8("compare", [det], kind="eq", scalar=0.0)], dtype="float32")
-    return s("add", [y, s("div", [s("mul", [zero, s.const(-1.0)]), s("sub", [s.const(1.0), zero])])])
 
 
-def _cholesky(s: _Fp32, flat: str, n: int, upper: bool) -> str:
-    """[B, n*n]: L (or U = L^T), entry by entry as [B, 1] columns."""
-    def a(i, j):
-        return s("slice", [flat], dim=1, start=(j * n + i if upper else i * n + j),
-                 end=(j * n + i if upper else i * n + j) + 1)
-    L: Dict[Tuple[int, int], str] = {}
-    for j in range(n):
-        rest = a(j, j)
-        for k in range(j):
-            rest = s("sub", [rest, s("mul", [L[j, k], L[j, k]])])
-        L[j, j] = s.fn("pow", rest, 0.5)
-        for i in range(j + 1, n):
-            rest = a(i, j)
-            for k in range(j):
-                rest = s("sub", [rest, s("mul", [L[i, k], L[j, k]])])
-            L[i, j] = s("div", [rest, L[j, j]])
-    zero = s("mul", [a(0, 0), s.const(0.0)])
-    entries = [L.get((c, r) if upper else (r, c), zero) for r in range(n) for c in range(n)]
-    return s("cat", entries, dim=1) if len(entries) > 1 else entries[0]
 
 
-def _power(s: _Fp32, flat: str, n: int, k: int) -> str:
+def _power(s: _Fp32, flat: str, n: int, k: int, batch: int) -> str:
+    """[B, n*n]: A^k by repeated squaring (k < 0: of A^-1, by
+    ptec::linalg_solve.out)."""
     if k < 0:
-        flat, k = _inverse(s, flat, n), -k
+        inv = s("linalg_solve", [s("reshape", [flat], target_shape=[batch, n, n]),
+                                 s.const(np.eye(n, dtype=np.float32)[None])])
+        flat, k = s("reshape", [inv], target_shape=[batch, n * n]), -k
     if k == 0:
         eye = np.eye(n, dtype=np.float32).reshape(1, n * n)
         return s("add", [s("mul", [flat, s.const(0.0)]), s.const(eye)])
@@ -363,42 +338,269 @@ def _singular(s: _Fp32, A, shape) -> str:
     return s("svdvals", [s("reshape", [A.name], target_shape=[batch, m, n])])
 
 
-def _solve(s: _Fp32, fn, got, out) -> str:
-    A, B = got.get("A"), got.get("B")
-    shape, n = _square(A, "torch.linalg.solve")
-    if got.get("left", True) is not True:
-        raise _Refused("torch.linalg.solve(left=False): ptec solves A X = B (left=True)")
+def _matrices_of(s: _Fp32, A, shape) -> Tuple[str, int]:
+    """A [..., n, n] viewed as [B, n, n] (the LU kernels' self)."""
+    batch = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    return s("reshape", [A.name], target_shape=[batch, shape[-1], shape[-1]]), batch
+
+
+def _lu_det(s: _Fp32, A, shape, mode: int) -> str:
+    """[B]: det (mode 0), its sign (1), log |det| (2) or log det (3) of each
+    matrix, by ptec::linalg_det.out (LU with partial pivoting)."""
+    return s("linalg_det", [_matrices_of(s, A, shape)[0]], mode=mode)
+
+
+def _lu_inverse(s: _Fp32, A, shape) -> str:
+    """[B, n, n]: A^-1 as A^-1 I by ptec::linalg_solve.out, one identity
+    for the whole batch."""
+    n = shape[-1]
+    return s("linalg_solve", [_matrices_of(s, A, shape)[0], s.const(np.eye(n, dtype=np.float32)[None])])
+
+
+def _system(s: _Fp32, what: str, A, B, out, vector_ok: bool = True) -> Tuple[str, str]:
+    """(A [B, n, n], B [B or 1, n, k]) of a solve's matrices: B a vector
+    (vector_ok: torch.linalg.solve's rule) or a matrix, a constant or a
+    tensor of A's batch dims or none (one B for every A, which the kernels
+    read as a batch of 1)."""
+    shape, n = _square(A, what, LU_MAX_N)
     bshape = _meta_shape(B) if isinstance(B, torch.fx.Node) else None
     if bshape is None or not bshape:
-        raise _Refused("torch.linalg.solve: ptec takes B a tensor of known shape")
-    vector = len(bshape) == 1 or (len(bshape) == len(shape) - 1 and list(bshape) == list(shape[:-1]))
+        raise _Refused(f"{what}: ptec takes B a tensor of known shape")
+    vector = vector_ok and (len(bshape) == 1 or (len(bshape) == len(shape) - 1 and list(bshape) == list(shape[:-1])))
+    if not vector and len(bshape) < 2:
+        raise _Refused(f"{what}: ptec takes B a matrix [..., n, k]")
     cols = 1 if vector else bshape[-1]
     rows_b = bshape if vector else bshape[:-1]
     bbatch = list(rows_b[:-1])
     abatch = list(shape[:-2])
-    if rows_b[-1] != n or bbatch != abatch[len(abatch) - len(bbatch):] or len(bbatch) > len(abatch):
-        raise _Refused("torch.linalg.solve: ptec takes B with A's batch dims (or none) and n rows")
+    if rows_b[-1] != n or len(bbatch) > len(abatch) or bbatch != abatch[len(abatch) - len(bbatch):]:
+        raise _Refused(f"{what}: ptec takes B with A's batch dims (or none) and n rows")
     if list(out) != abatch + ([n] if vector else [n, cols]):
-        raise _Refused(f"torch.linalg.solve: B {bshape} read as a {'vector' if vector else 'matrix'} does not give "
+        raise _Refused(f"{what}: B {bshape} read as a {'vector' if vector else 'matrix'} does not give "
                        f"torch's result shape {list(out)}")
-    flat, batch = _flat(s, A, shape)
+    mats, batch = _matrices_of(s, A, shape)
     value = _constant_of(B, s.by_name)
-    per = n * cols
     if value is not None:
-        rhs = s.const(np.broadcast_to(np.asarray(value, np.float32).reshape(bbatch + [per]), abatch + [per])
-                      .reshape(batch, per))
+        value = np.asarray(value, np.float32).reshape(bbatch + [n, cols])
+        rhs = s.const(np.broadcast_to(value, abatch + [n, cols]).reshape(batch, n, cols) if bbatch
+                      else value.reshape(1, n, cols))
     elif bbatch == abatch:
-        rhs = s("reshape", [B.name], target_shape=[batch, per])
+        rhs = s("reshape", [B.name], target_shape=[batch, n, cols])
     elif not bbatch:
-        # one B for every matrix: its row copied down the batch
-        rhs = s("reshape", [B.name], target_shape=[1, per])
-        rhs = s("cat", [rhs] * batch, dim=0) if batch > 1 else rhs
+        # one B for every matrix: the kernel reads a batch of 1 for each
+        rhs = s("reshape", [B.name], target_shape=[1, n, cols])
     else:
-        raise _Refused("torch.linalg.solve: ptec takes B with all of A's batch dims or none")
-    if n == 1:
-        return s("div", [rhs, flat])
-    adj = _adjugate(s, flat, n)
-    return s("div", [_product(s, adj, rhs, n, cols), _det_of(s, flat, n, adj)])
+        raise _Refused(f"{what}: ptec takes B with all of A's batch dims or none")
+    return mats, rhs
+
+
+def _solve(s: _Fp32, fn, got, out) -> str:
+    if got.get("left", True) is not True:
+        raise _Refused("torch.linalg.solve(left=False): ptec solves A X = B (left=True)")
+    return s("linalg_solve", list(_system(s, "torch.linalg.solve", got.get("A"), got.get("B"), out)))
+
+
+def _flag(got, name: str, default: bool, what: str) -> bool:
+    value = got.get(name, default)
+    if not isinstance(value, bool):
+        raise _Refused(f"{what}: {name} is True or False")
+    return value
+
+
+def _triangular(s: _Fp32, family: str, got, out) -> str:
+    """solve_triangular (left=True), triangular_solve's solution and
+    cholesky_solve on ptec::linalg_triangular_solve.out: cholesky_solve(B,
+    L) is L Y = B then L^T X = Y (upper: U^T Y = B then U X = Y)."""
+    what = {"solve_triangular": "torch.linalg.solve_triangular", "triangular_solve": "torch.triangular_solve",
+            "cholesky_solve": "torch.cholesky_solve"}[family]
+    if family == "solve_triangular":
+        if got.get("left", True) is not True:
+            raise _Refused(f"{what}(left=False): ptec solves A X = B (left=True)")
+        if "upper" not in got:
+            raise _Refused(f"{what}: upper is a required argument")
+        upper = _flag(got, "upper", True, what)
+        mats, rhs = _system(s, what, got.get("A"), got.get("B"), out, vector_ok=False)
+        return s("linalg_triangular_solve", [mats, rhs], upper=upper, transpose=False,
+                 unitriangular=_flag(got, "unitriangular", False, what))
+    if family == "triangular_solve":
+        mats, rhs = _system(s, what, got.get("A"), got.get("B"), out, vector_ok=False)
+        return s("linalg_triangular_solve", [mats, rhs], upper=_flag(got, "upper", True, what),
+                 transpose=_flag(got, "transpose", False, what),
+                 unitriangular=_flag(got, "unitriangular", False, what))
+    upper = _flag(got, "upper", False, what)
+    mats, rhs = _system(s, what, got.get("A"), got.get("B"), out, vector_ok=False)
+    y = s("linalg_triangular_solve", [mats, rhs], upper=upper, transpose=upper, unitriangular=False)
+    return s("linalg_triangular_solve", [mats, y], upper=upper, transpose=not upper, unitriangular=False)
+
+
+def _symmetric(s: _Fp32, what: str, got, vectors: bool) -> str:
+    """eigvalsh / eigh's eigenvalues ([B, n], ptec::linalg_eigvalsh.out) or
+    eigh's eigenvectors ([B, n, n], ptec::linalg_eigh_vectors.out: the same
+    rotations, so the columns follow the values' order) of A viewed as
+    [B, n, n]."""
+    shape, m, n = _matrices(got.get("A"), what)
+    if m != n:
+        raise _Refused(f"{what}: ptec computes it for square matrices (got {m}x{n})")
+    uplo = got.get("UPLO", "L")
+    if uplo not in ("L", "U"):
+        raise _Refused(f"{what}: UPLO is 'L' or 'U'")
+    mats, _ = _matrices_of(s, got["A"], shape)
+    return s("linalg_eigh_vectors" if vectors else "eigvalsh", [mats], upper=uplo == "U")
+
+
+def _default_rtol(m: int, n: int) -> float:
+    """torch's default relative tolerance of pinv / matrix_rank / lstsq: the
+    dtype's epsilon (float32: the programs compute in it) times max(m, n)."""
+    return float(np.finfo(np.float32).eps) * max(m, n)
+
+
+def _rtol_of(got, what: str, default: float) -> float:
+    """The relative tolerance of a pinv / matrix_rank / lstsq call: its rtol
+    or rcond, else `default`; atol other than 0 and matrix_rank's tol are
+    refused."""
+    if got.get("atol") not in (None, 0, 0.0) or got.get("tol") is not None:
+        raise _Refused(f"{what}: ptec takes a relative tolerance (rtol / rcond) only, not atol / tol")
+    rtol = got.get("rtol") if got.get("rtol") is not None else got.get("rcond")
+    if rtol is None:
+        return default
+    if not isinstance(rtol, (int, float)) or isinstance(rtol, bool) or not 0.0 <= float(rtol) <= 1.0:
+        raise _Refused(f"{what}: ptec takes a constant tolerance in [0, 1] (got {rtol!r})")
+    return float(rtol)
+
+
+def _svd_node(s: _Fp32, what: str, A, which: int, full: bool = False, rtol: float = 0.0) -> Tuple[str, int, int]:
+    """(node, m, n): U (which 0), Vh (1) or pinv (2) of A [..., m, n] viewed
+    as [B, m, n], by ptec::linalg_svd.out."""
+    shape, m, n = _matrices(A, what)
+    batch = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    mats = s("reshape", [A.name], target_shape=[batch, m, n])
+    return s("linalg_svd", [mats], which=which, full_matrices=bool(full), rtol=float(rtol)), m, n
+
+
+def _svd_element(s: _Fp32, family: str, got, index) -> str:
+    """torch.linalg.svd's U / S / Vh or torch.svd's U / S / V."""
+    what = "torch.linalg.svd" if family == "svd" else "torch.svd"
+    A = got.get("A")
+    if family == "svd":
+        full = got.get("full_matrices", True)
+        if not isinstance(full, bool):
+            raise _Refused(f"{what}: full_matrices is True or False")
+    else:
+        some, uv = got.get("some", True), got.get("compute_uv", True)
+        if not isinstance(some, bool) or uv is not True:
+            raise _Refused(f"{what}: ptec computes it with compute_uv=True and some a bool")
+        full = not some
+    if index in (1, "S"):
+        shape, _, _ = _matrices(A, what)
+        return _singular(s, A, shape)
+    if index in (0, "U"):
+        return _svd_node(s, what, A, 0, full)[0]
+    vh, m, n = _svd_node(s, what, A, 1, full)
+    if family == "svd":
+        return vh
+    return s("permute", [vh], dims=[0, 2, 1])             # torch.svd's V = Vh^T
+
+
+def _pinv(s: _Fp32, fn, got) -> str:
+    """pinv by ptec::linalg_svd.out: torch.pinverse's rcond defaults to
+    1e-15, torch.linalg.pinv's rtol to epsilon max(m, n)."""
+    old = fn.target in ("pinverse", torch.pinverse)
+    what = "torch.pinverse" if old else "torch.linalg.pinv"
+    shape, m, n = _matrices(got.get("A"), what)
+    if got.get("hermitian") not in (None, False, True):
+        raise _Refused(f"{what}: hermitian is True or False")
+    rtol = _rtol_of(got, what, 1e-15 if old else _default_rtol(m, n))
+    return _svd_node(s, what, got["A"], 2, rtol=rtol)[0]
+
+
+def _matrix_rank(s: _Fp32, got, out) -> List[Node]:
+    """The count of singular values above rtol times the largest (int64):
+    svdvals, their ratio to the first (fp32), compared and counted as
+    capture_reductions counts a mask."""
+    from .capture_reductions import _count, _int_view
+    what = "torch.linalg.matrix_rank"
+    A = got.get("A")
+    shape, m, n = _matrices(A, what)
+    if got.get("hermitian") not in (None, False, True):
+        raise _Refused(f"{what}: hermitian is True or False")
+    rtol = _rtol_of(got, what, _default_rtol(m, n))
+    k = min(m, n)
+    batch = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    sv = _singular(s, A, shape)
+    ratio = s("div", [sv, s.pick(sv, k, [0])])
+    mask = s.int8("compare", [ratio], kind="gt", scalar=rtol)
+    count = _count(_Int8Steps(s), mask, [batch, k], [1])
+    _int_view(_Int8Steps(s), count, list(out))
+    return s.done()
+
+
+class _Int8Steps:
+    """The int8 (unmarked) face of _Fp32 steps, for helpers of other modules."""
+
+    def __init__(self, s: _Fp32):
+        self.s = s
+
+    def __call__(self, op, inputs, **attrs) -> str:
+        return self.s.int8(op, inputs, **attrs)
+
+    def const(self, value) -> str:
+        return self.s.const(value)
+
+
+def _lstsq(s: _Fp32, got, out) -> str:
+    """torch.linalg.lstsq's solution: pinv(A) B (rcond torch's default where
+    not given), the product in fp32 linears (_product)."""
+    what = "torch.linalg.lstsq"
+    A, B = got.get("A"), got.get("B")
+    if got.get("driver") not in (None, "gelsy", "gelsd", "gelss", "gels"):
+        raise _Refused(f"{what}: driver is one of torch's")
+    shape, m, n = _matrices(A, what)
+    bshape = _meta_shape(B) if isinstance(B, torch.fx.Node) else None
+    if bshape is None or len(bshape) != len(shape) or list(bshape[:-2]) != list(shape[:-2]) or bshape[-2] != m:
+        raise _Refused(f"{what}: ptec takes B [..., m, k] of A's batch dims")
+    k = bshape[-1]
+    if n * m * k > MAX_LSTSQ_TERMS:
+        raise _Refused(f"{what}: ptec multiplies pinv(A) B in fp32 steps for n m k <= {MAX_LSTSQ_TERMS} "
+                       f"(got {n * m * k})")
+    batch = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    pinv, _, _ = _svd_node(s, what, A, 2, rtol=_rtol_of(got, what, _default_rtol(m, n)))
+    flat_p = s("reshape", [pinv], target_shape=[batch, n * m])
+    flat_b = s("reshape", [B.name], target_shape=[batch, m * k])
+    return _product_rect(s, flat_p, flat_b, n, m, k)
+
+
+def _product_rect(s: _Fp32, x: str, y: str, n: int, m: int, k: int) -> str:
+    """x [B, n*m] times y [B, m*k] as matrices: [B, n*k] (fp32: picked
+    entries multiplied, summed in j order by a linear)."""
+    terms = [(r, c, j) for r in range(n) for c in range(k) for j in range(m)]
+    prod = s("mul", [s.pick(x, n * m, [r * m + j for r, c, j in terms]),
+                     s.pick(y, m * k, [j * k + c for r, c, j in terms])])
+    w = np.zeros((n * k, len(terms)), np.float32)
+    for t, (r, c, j) in enumerate(terms):
+        w[r * k + c, t] = 1.0
+    return s.linear(prod, w)
+
+
+def _qr_element(s: _Fp32, family: str, got, index) -> str:
+    """torch.linalg.qr's (mode 'reduced', 'complete', 'r') or torch.qr's
+    (some) Q or R by ptec::linalg_qr.out (Householder, LAPACK's signs)."""
+    what = "torch.linalg.qr" if family == "qr" else "torch.qr"
+    if family == "qr":
+        mode = got.get("mode", "reduced")
+        if mode not in ("reduced", "complete", "r"):
+            raise _Refused(f"{what}: mode is 'reduced', 'complete' or 'r'")
+    else:
+        some = got.get("some", True)
+        if not isinstance(some, bool):
+            raise _Refused(f"{what}: some is True or False")
+        mode = "reduced" if some else "complete"
+    q = index in (0, "Q")
+    if q and mode == "r":
+        raise _Refused(f"{what}(mode='r'): its Q is empty; ptec computes R")
+    shape, m, n = _matrices(got.get("A"), what)
+    batch = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    mats = s("reshape", [got["A"].name], target_shape=[batch, m, n])
+    return s("linalg_qr", [mats], which=0 if q else 1, complete=mode == "complete")
 
 
 def _norm_form(fn):
@@ -453,37 +655,32 @@ def _compute(fn, family: str, by_name, out, name: Optional[str] = None) -> List[
         top, low = s.pick(sv, k, [0]), s.pick(sv, k, [k - 1])
         return _finish(s, s("div", [low, top] if p == -2 else [top, low]), out)
     if family == "eigvalsh":
-        shape, m, n = _matrices(A, what)
-        if m != n:
-            raise _Refused(f"{what}: ptec computes it for square matrices (got {m}x{n})")
-        uplo = got.get("UPLO", "L")
-        if uplo not in ("L", "U"):
-            raise _Refused(f"{what}: UPLO is 'L' or 'U'")
-        batch = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
-        flat = s("reshape", [A.name], target_shape=[batch, n, n])
-        return _finish(s, s("eigvalsh", [flat], upper=uplo == "U"), out)
-    shape, n = _square(A, what)
-    flat, _ = _flat(s, A, shape)
-    if family == "det":
-        return _finish(s, _det_of(s, flat, n), out)
+        return _finish(s, _symmetric(s, what, got, False), out)
+    if family in ("det", "logdet"):
+        shape, n = _square(A, what, LU_MAX_N)
+        return _finish(s, _lu_det(s, A, shape, 0 if family == "det" else 3), out)
     if family in ("inv", "inv_ex"):
-        return _finish(s, _inverse(s, flat, n), out)
+        shape, n = _square(A, what, LU_MAX_N)
+        return _finish(s, _lu_inverse(s, A, shape), out)
     if family == "cholesky":
-        upper = got.get("upper", False)
-        if not isinstance(upper, bool):
-            raise _Refused(f"{what}: upper is True or False")
-        return _finish(s, _cholesky(s, flat, n, upper), out)
+        shape, n = _square(A, what, LU_MAX_N)
+        upper = _flag(got, "upper", False, what)
+        return _finish(s, s("linalg_cholesky", [_matrices_of(s, A, shape)[0]], upper=upper), out)
+    if family in ("solve_triangular", "cholesky_solve"):
+        return _finish(s, _triangular(s, family, got, out), out)
+    if family == "pinv":
+        return _finish(s, _pinv(s, fn, got), out)
+    if family == "matrix_rank":
+        return _matrix_rank(s, got, out)
+    shape, n = _square(A, what)
+    flat, batch = _flat(s, A, shape)
     if family == "matrix_power":
         k = got.get("n")
         if not isinstance(k, int) or isinstance(k, bool) or abs(k) > MAX_POWER:
             raise _Refused(f"{what}: ptec takes an integer power |n| <= {MAX_POWER}")
-        return _finish(s, _power(s, flat, n, k), out)
+        return _finish(s, _power(s, flat, n, k, batch), out)
     if family == "matrix_exp":
         return _finish(s, _exp(s, flat, n), out)
-    if family == "logdet":
-        det = _det_of(s, flat, n)
-        root = s.fn("pow", det, 0.5)
-        return _finish(s, s("add", [_log_abs(s, det), s("sub", [root, root])]), out)
     raise _Refused(f"{what}: not covered")
 
 
@@ -501,15 +698,47 @@ def _elements(fn, ins, family: str, by_name):
                 if got is None:
                     raise _Refused("torch.linalg.slogdet: ptec computes it without out=")
                 s = _Fp32(item.name)
-                shape, n = _square(got.get("A"), "torch.linalg.slogdet")
-                flat, _ = _flat(s, got["A"], shape)
-                det = _det_of(s, flat, n)
-                return _finish(s, _sign(s, det) if index in (0, "sign") else _log_abs(s, det), out)
+                shape, n = _square(got.get("A"), "torch.linalg.slogdet", LU_MAX_N)
+                return _finish(s, _lu_det(s, got["A"], shape, 1 if index in (0, "sign") else 2), out)
             if family in ("inv_ex", "solve_ex") and index in (0, "inverse", "result"):
                 return _compute(fn, family, by_name, out, item.name)
+            if family == "eigh" and index in (0, "eigenvalues", 1, "eigenvectors"):
+                got = _bind(fn, NAMES[family])
+                if got is None:
+                    raise _Refused("torch.linalg.eigh: ptec computes it without out=")
+                s = _Fp32(item.name)
+                return _finish(s, _symmetric(s, "torch.linalg.eigh", got, index in (1, "eigenvectors")), out)
+            if family in ("svd", "svd_old") and index in (0, "U", 1, "S", 2, "Vh" if family == "svd" else "V"):
+                got = _bind(fn, NAMES[family])
+                if got is None:
+                    raise _Refused(f"torch.linalg.{family}: ptec computes it without out=")
+                s = _Fp32(item.name)
+                return _finish(s, _svd_element(s, family, got, index), out)
+            if family in ("qr", "qr_old") and index in (0, "Q", 1, "R"):
+                got = _bind(fn, NAMES[family])
+                if got is None:
+                    raise _Refused("torch.linalg.qr: ptec computes it without out=")
+                s = _Fp32(item.name)
+                return _finish(s, _qr_element(s, family, got, index), out)
+            if family == "lstsq" and index in (0, "solution"):
+                got = _bind(fn, NAMES[family])
+                if got is None:
+                    raise _Refused("torch.linalg.lstsq: ptec computes it without out=")
+                s = _Fp32(item.name)
+                return _finish(s, _lstsq(s, got, out), out)
+            if family == "triangular_solve" and index in (0, "solution"):
+                got = _bind(fn, NAMES[family])
+                if got is None:
+                    raise _Refused("torch.triangular_solve: ptec computes it without out=")
+                s = _Fp32(item.name)
+                s.by_name = by_name
+                return _finish(s, _triangular(s, family, got, out), out)
             raise _Refused(f"torch.linalg.{family}()[{index!r}]: ptec computes "
-                           + ("the inverse or result only (no info: it never checks)" if family != "slogdet"
-                              else "sign and logabsdet"))
+                           + ("sign and logabsdet" if family == "slogdet" else
+                              "the solution only (residuals, rank and singular values: use matrix_rank / svdvals)"
+                              if family == "lstsq" else
+                              "the solution only (the cloned coefficient is A itself)" if family == "triangular_solve"
+                              else "the inverse or result only (no info: it never checks)"))
         except _Refused as why:
             from .capture import _element_of, _function_node       # capture imports this module
             refused = _element_of(item.name, _function_node(fn, ins), index)
@@ -536,7 +765,8 @@ def matrix_function_nodes(fn, ins, by_name):
         return None
     out = _meta_shape(fn)
     try:
-        if family in ("slogdet", "inv_ex", "solve_ex"):
+        if family in ("slogdet", "inv_ex", "solve_ex", "triangular_solve", "eigh", "svd", "svd_old", "lstsq", "qr",
+                      "qr_old"):
             return _elements(fn, ins, family, by_name)
         if out is None:
             raise _Refused(f"torch.linalg.{family}: its traced shape is unknown")

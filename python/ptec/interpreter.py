@@ -414,6 +414,15 @@ def _portable_table():
                                                                       s(arg, "zero_point"), out.sizes),
         "ptec::linalg_svdvals.out": lambda arg, named, out: PL.svdvals(t(arg, "self")),
         "ptec::linalg_eigvalsh.out": lambda arg, named, out: PL.eigvalsh(t(arg, "self"), s(arg, "upper")),
+        "ptec::linalg_det.out": lambda arg, named, out: PL.det(t(arg, "self"), s(arg, "mode")),
+        "ptec::linalg_solve.out": lambda arg, named, out: PL.solve(t(arg, "self"), t(arg, "rhs")),
+        "ptec::linalg_eigh_vectors.out": lambda arg, named, out: PL.eigh_vectors(t(arg, "self"), s(arg, "upper")),
+        "ptec::linalg_svd.out": lambda arg, named, out: PL.svd(t(arg, "self"), s(arg, "which"), s(arg, "full_matrices"),
+                                                               s(arg, "rtol")),
+        "ptec::linalg_qr.out": lambda arg, named, out: PL.qr(t(arg, "self"), s(arg, "which"), s(arg, "complete")),
+        "ptec::linalg_cholesky.out": lambda arg, named, out: PL.cholesky(t(arg, "self"), s(arg, "upper")),
+        "ptec::linalg_triangular_solve.out": lambda arg, named, out: PL.triangular_solve(
+            t(arg, "self"), t(arg, "rhs"), s(arg, "upper"), s(arg, "transpose"), s(arg, "unitriangular")),
         "ptec::flat_index.out": lambda arg, named, out: PX.flat_index(arg("indices", "Tensor[]"), s(arg, "sizes"),
                                                                       out.sizes),
         "ptec::bag_positions.out": lambda arg, named, out: PX.bag_positions(

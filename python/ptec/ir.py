@@ -17,9 +17,15 @@ max_unpool (pool_indices), random_dropout and
 random_fractional_pick (random_layers: new draws on every evaluation), compare, logical,
 where and bool_to (capture_bool: bool values, evaluated as torch.bool), masked_select
 (capture_masked_select: a value of variable length, its shape the bound),
-binary_math (BINARY_MATH: pow, atan2, ... of two tensors), svdvals and
-eigvalsh (the singular values of [B, m, n], the eigenvalues of symmetric
-[B, n, n]: capture_matrix_functions), unsupported. Any node may carry a fused
+binary_math (BINARY_MATH: pow, atan2, ... of two tensors), svdvals,
+eigvalsh, linalg_det and linalg_solve (the singular values of [B, m, n],
+the eigenvalues of symmetric [B, n, n], det / sign / log |det| / log det of
+[B, n, n] by `mode`, A^-1 B), linalg_cholesky and linalg_triangular_solve
+(L or U of [B, n, n], op(T)^-1 B of a triangle), linalg_eigh_vectors (the
+eigenvectors of symmetric [B, n, n], each column's largest component
+positive), linalg_svd (U, Vh or the pseudo-inverse of [B, m, n] by `which`),
+linalg_qr (Q or R of [B, m, n], LAPACK's signs: capture_matrix_functions),
+unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 
 State (--stateful): `state` is a tensor kept from one run to the next
@@ -325,6 +331,49 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
     elif op == "eigvalsh":
         # the eigenvalues of symmetric [B, n, n], ascending, one triangle read (ptec::linalg_eigvalsh.out)
         y = torch.linalg.eigvalsh(xs[0], UPLO="U" if a["upper"] else "L")
+    elif op == "linalg_det":
+        # det (mode 0), slogdet's sign (1) and logabsdet (2), logdet (3) of [B, n, n] (ptec::linalg_det.out)
+        mode = int(a["mode"])
+        y = (torch.linalg.det(xs[0]) if mode == 0 else torch.logdet(xs[0]) if mode == 3
+             else torch.linalg.slogdet(xs[0])[mode - 1])
+    elif op == "linalg_eigh_vectors":
+        # eigh's eigenvectors of symmetric [B, n, n] (ptec::linalg_eigh_vectors.out), each column's first
+        # largest-magnitude component made positive as the kernel's
+        v = torch.linalg.eigh(xs[0], UPLO="U" if a["upper"] else "L")[1]
+        top = v.abs().argmax(dim=-2, keepdim=True)
+        y = v * torch.where(v.gather(-2, top) < 0, -1.0, 1.0).to(v.dtype)
+    elif op == "linalg_svd":
+        # U (which 0), Vh (1) or pinv (2) of [B, m, n] (ptec::linalg_svd.out): torch's singular vectors with the
+        # kernel's signs (each u_j's first largest-magnitude component positive, v_j flipped with it)
+        from .reference.linalg import svd_signs
+        if a["which"] == 2:
+            y = torch.linalg.pinv(xs[0], rtol=float(a["rtol"]))
+        else:
+            u, _, vh = torch.linalg.svd(xs[0], full_matrices=bool(a["full_matrices"]))
+            u, vh = svd_signs(u, vh)
+            y = u if a["which"] == 0 else vh
+    elif op == "linalg_qr":
+        # Q (which 0) or R (1) of [B, m, n] (ptec::linalg_qr.out: Householder, LAPACK's sign convention)
+        q, r = torch.linalg.qr(xs[0], mode="complete" if a["complete"] else "reduced")
+        y = q if a["which"] == 0 else r
+    elif op == "linalg_cholesky":
+        # L (or U) of [B, n, n], one triangle read (ptec::linalg_cholesky.out); NaN where not positive-definite
+        ex = getattr(torch.linalg, "cholesky_ex", None)
+        y = ex(xs[0], upper=bool(a["upper"]))[0] if ex is not None else torch.linalg.cholesky(xs[0], upper=a["upper"])
+    elif op == "linalg_triangular_solve":
+        # op(T)^-1 B of T's upper or lower triangle [B, n, n], B [B or 1, n, k] (ptec::linalg_triangular_solve.out)
+        t = xs[0].triu() if a["upper"] else xs[0].tril()
+        if a["unitriangular"]:
+            t = t - torch.diag_embed(t.diagonal(dim1=-2, dim2=-1)) + torch.eye(t.shape[-1], dtype=t.dtype)
+        if a["transpose"]:
+            t = t.mT
+        y = torch.linalg.solve_triangular(t, xs[1].expand(t.shape[:-2] + xs[1].shape[-2:]),
+                                          upper=bool(a["upper"]) != bool(a["transpose"]))
+    elif op == "linalg_solve":
+        # A^-1 B of A [B, n, n], B [B or 1, n, k] (ptec::linalg_solve.out); a singular A gives inf / NaN
+        # as the kernel, where torch.linalg.solve raises
+        solve_ex = getattr(torch.linalg, "solve_ex", None)
+        y = solve_ex(xs[0], xs[1])[0] if solve_ex is not None else torch.linalg.solve(xs[0], xs[1])
     elif op == "binary_math":
         y = BINARY_MATH[a["fn"]](xs[0], xs[1])
     elif op == "slice":

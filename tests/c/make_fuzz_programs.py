@@ -76,15 +76,6 @@ def portable_program():
     sampled3 = b.tensor(f32, [1, 2, 2, 3, 4], None)
     b.call("aten::grid_sampler_3d.out", input=vol, grid=gs3, interpolation_mode=0, padding_mode=2, align_corners=True,
            out=sampled3)
-    # the input's bytes as sampling positions, scaled far outside the plane:
-    # grid_sampler_2d meets NaN, infinite and huge coordinates (bicubic
-    # reflection computes the most from them)
-    g, gs = b.tensor(f32, [1, 6, 6, 2], None), b.tensor(f32, [1, 6, 6, 2], None)
-    b.call("aten::view_copy.out", self=x, size=[1, 6, 6, 2], out=g)
-    b.call("aten::mul.out", self=g, other=b.constant(np.array([1.0, 3e9], np.float32)), out=gs)
-    sampled = b.tensor(f32, [1, 2, 6, 6], cl)
-    b.call("aten::grid_sampler_2d.out", input=x, grid=gs, interpolation_mode=2, padding_mode=2, align_corners=False,
-           out=sampled)
     # the singular values of the input's bytes as 3 tall and 2 wide matrices
     # (ptec::linalg_svdvals.out: sizes, batch and scratch for damage to meet;
     # NaN and huge bytes give NaN or a scaled Jacobi)
@@ -94,11 +85,43 @@ def portable_program():
     sv_tall, sv_wide = b.tensor(f32, [3, 4], None), b.tensor(f32, [2, 4], None)
     b.call("ptec::linalg_svdvals.out", self=tall, out=sv_tall)
     b.call("ptec::linalg_svdvals.out", self=wide, out=sv_wide)
-    # and the eigenvalues of 2 of its 6x6 planes' upper triangles (ptec::linalg_eigvalsh.out)
+    # and the wide matrices' full Vh and the tall ones' pseudo-inverses (ptec::linalg_svd.out)
+    vh_wide, pinv_tall = b.tensor(f32, [2, 9, 9], None), b.tensor(f32, [3, 4, 6], None)
+    b.call("ptec::linalg_svd.out", self=wide, which=1, full_matrices=True, rtol=0.0, out=vh_wide)
+    b.call("ptec::linalg_svd.out", self=tall, which=2, full_matrices=False, rtol=1e-6, out=pinv_tall)
+    # and the tall ones' Householder R (ptec::linalg_qr.out)
+    r_tall = b.tensor(f32, [3, 6, 4], None)
+    b.call("ptec::linalg_qr.out", self=tall, which=1, complete=True, out=r_tall)
+    # the eigenvalues of 2 of the input's 6x6 planes' upper triangles (ptec::linalg_eigvalsh.out; with the
+    # singular values above and the LU and triangular kernels below, before the 2-D sampler, the input's
+    # last reader: no tensor of theirs takes its bytes)
     square, ev = b.tensor(f32, [2, 6, 6], None), b.tensor(f32, [2, 6], None)
     b.call("aten::view_copy.out", self=x, size=[2, 6, 6], out=square)
     b.call("ptec::linalg_eigvalsh.out", self=square, upper=True, out=ev)
-    b.set_io([x], [v, sampled, sampled3, sv_tall, sv_wide, ev])
+    evec = b.tensor(f32, [2, 6, 6], None)
+    b.call("ptec::linalg_eigh_vectors.out", self=square, upper=False, out=evec)
+    # and the same planes' log |det| and the solves of them for their first 2 columns
+    # (ptec::linalg_det.out, linalg_solve.out: a zero pivot divides by 0, a NaN gives NaN)
+    logdet, cols, solved = b.tensor(f32, [2], None), b.tensor(f32, [2, 6, 2], None), b.tensor(f32, [2, 6, 2], None)
+    b.call("ptec::linalg_det.out", self=square, mode=2, out=logdet)
+    b.call("aten::slice_copy.Tensor_out", self=square, dim=2, start=0, end=2, step=1, out=cols)
+    b.call("ptec::linalg_solve.out", self=square, rhs=cols, out=solved)
+    # their Cholesky factors from the upper triangles and the triangular solves of the lower ones
+    # (ptec::linalg_cholesky.out, linalg_triangular_solve.out: negative pivots give NaN)
+    factor, tri = b.tensor(f32, [2, 6, 6], None), b.tensor(f32, [2, 6, 2], None)
+    b.call("ptec::linalg_cholesky.out", self=square, upper=True, out=factor)
+    b.call("ptec::linalg_triangular_solve.out", self=square, rhs=cols, upper=False, transpose=True, unitriangular=False,
+           out=tri)
+    # the input's bytes as sampling positions, scaled far outside the plane:
+    # grid_sampler_2d meets NaN, infinite and huge coordinates (bicubic
+    # reflection computes the most from them)
+    g, gs = b.tensor(f32, [1, 6, 6, 2], None), b.tensor(f32, [1, 6, 6, 2], None)
+    b.call("aten::view_copy.out", self=x, size=[1, 6, 6, 2], out=g)
+    b.call("aten::mul.out", self=g, other=b.constant(np.array([1.0, 3e9], np.float32)), out=gs)
+    sampled = b.tensor(f32, [1, 2, 6, 6], cl)
+    b.call("aten::grid_sampler_2d.out", input=x, grid=gs, interpolation_mode=2, padding_mode=2, align_corners=False,
+           out=sampled)
+    b.set_io([x], [v, sampled, sampled3, sv_tall, sv_wide, vh_wide, pinv_tall, r_tall, ev, evec, logdet, solved, factor, tri])
     return b.build()
 
 

@@ -105,21 +105,48 @@ def base_index():
 def base_svd():
     """The singular values of x [2, 5, 4] (ptec::linalg_svdvals.out) into
     z [2, 4], both planned: the sizes its prepare checks before it asks for
-    m * n floats of scratch. (base_eig: the same for ptec::linalg_eigvalsh.out.)"""
+    m * n floats of scratch; x's full U into u [2, 5, 5]
+    (ptec::linalg_svd.out). (base_eig: the same for ptec::linalg_eigvalsh.out.)"""
     b = ProgramBuilder()
     x, z = b.tensor(ScalarType.FLOAT, [2, 5, 4]), b.tensor(ScalarType.FLOAT, [2, 4])
+    u, q = b.tensor(ScalarType.FLOAT, [2, 5, 5]), b.tensor(ScalarType.FLOAT, [2, 5, 5])
     b.call("ptec::linalg_svdvals.out", self=x, out=z)
-    b.set_io([x], [z])
-    return b.build(), {"x": x, "z": z}
+    b.call("ptec::linalg_svd.out", self=x, which=0, full_matrices=True, rtol=0.0, out=u)
+    b.call("ptec::linalg_qr.out", self=x, which=0, complete=True, out=q)
+    b.set_io([x], [z, u, q])
+    return b.build(), {"x": x, "z": z, "u": u, "q": q}
 
 
 def base_eig():
-    """The eigenvalues of x [3, 6, 6]'s upper triangles (ptec::linalg_eigvalsh.out) into z [3, 6]."""
+    """The eigenvalues of x [3, 6, 6]'s upper triangles (ptec::linalg_eigvalsh.out) into z [3, 6], and
+    their eigenvectors (ptec::linalg_eigh_vectors.out) into e [3, 6, 6]."""
     b = ProgramBuilder()
     x, z = b.tensor(ScalarType.FLOAT, [3, 6, 6]), b.tensor(ScalarType.FLOAT, [3, 6])
+    e = b.tensor(ScalarType.FLOAT, [3, 6, 6])
     b.call("ptec::linalg_eigvalsh.out", self=x, upper=True, out=z)
-    b.set_io([x], [z])
-    return b.build(), {"x": x, "z": z}
+    b.call("ptec::linalg_eigh_vectors.out", self=x, upper=True, out=e)
+    b.set_io([x], [z, e])
+    return b.build(), {"x": x, "z": z, "e": e}
+
+
+def base_lu():
+    """A^-1 B of x [2, 5, 5] and b [2, 5, 3] (ptec::linalg_solve.out) into
+    z [2, 5, 3], the determinants of x into d [2] (ptec::linalg_det.out):
+    the sizes their prepares check before each asks for n * n floats of
+    scratch; x's Cholesky factors into c [2, 5, 5]
+    (ptec::linalg_cholesky.out) and T^-1 B of x's upper triangles into
+    w [2, 5, 3] (ptec::linalg_triangular_solve.out)."""
+    b = ProgramBuilder()
+    x, r = b.tensor(ScalarType.FLOAT, [2, 5, 5]), b.tensor(ScalarType.FLOAT, [2, 5, 3])
+    z, d = b.tensor(ScalarType.FLOAT, [2, 5, 3]), b.tensor(ScalarType.FLOAT, [2])
+    c, w = b.tensor(ScalarType.FLOAT, [2, 5, 5]), b.tensor(ScalarType.FLOAT, [2, 5, 3])
+    b.call("ptec::linalg_solve.out", self=x, rhs=r, out=z)
+    b.call("ptec::linalg_det.out", self=x, mode=2, out=d)
+    b.call("ptec::linalg_cholesky.out", self=x, upper=False, out=c)
+    b.call("ptec::linalg_triangular_solve.out", self=x, rhs=r, upper=True, transpose=False, unitriangular=False,
+           out=w)
+    b.set_io([x, r], [z, d, c, w])
+    return b.build(), {"x": x, "r": r, "z": z, "d": d, "c": c, "w": w}
 
 
 def base_overlap():
@@ -698,6 +725,18 @@ def case_svd_out_batch(p, v):
     return [("any", "requirements", "InvalidArgument", "self's batch")]
 
 
+def case_svd_vectors_out_lies(p, v):
+    # u [2, 5, 4] where full_matrices asks 5 columns: the completed column would land past each matrix
+    _resize(p, v, "u", [2, 5, 4])
+    return [("any", "requirements", "InvalidArgument", "out must be U")]
+
+
+def case_svd_qr_out_lies(p, v):
+    # q [2, 5, 4] where complete asks Q 5x5: Q's last column would land in the next matrix's (and past q)
+    _resize(p, v, "q", [2, 5, 4])
+    return [("any", "requirements", "InvalidArgument", "out must be Q")]
+
+
 def case_eig_scratch_overflow(p, v):
     # no matrix, but each 32768 x 32768: 2^32 bytes of scratch
     _resize(p, v, "x", [0, 32768, 32768])
@@ -714,6 +753,61 @@ def case_eig_not_square(p, v):
 def case_eig_out_lies(p, v):
     _resize(p, v, "z", [3, 5])
     return [("any", "requirements", "InvalidArgument", "[..., n] of self's batch")]
+
+
+def case_lu_scratch_overflow(p, v):
+    # no matrix (a 0 batch), but each 32768 x 32768: n * n * 4 bytes of scratch is 2^32
+    for name, sizes in (("x", [0, 32768, 32768]), ("r", [0, 32768, 3]), ("z", [0, 32768, 3]), ("d", [0])):
+        _resize(p, v, name, sizes)
+    return [("any", "requirements", "NotSupported", "too large for the scratch")]
+
+
+def case_lu_rhs_rows_lie(p, v):
+    # b claims 4 rows of A's 5: the elimination would read b's row 4 past its end
+    _resize(p, v, "r", [2, 4, 3])
+    return [("any", "requirements", "InvalidArgument", "rhs must have n rows")]
+
+
+def case_lu_out_lies(p, v):
+    # out [2, 5, 2] of b's 3 columns: the copy of B would write past out
+    _resize(p, v, "z", [2, 5, 2])
+    return [("any", "requirements", "InvalidArgument", "[..., n, k] of self's batch")]
+
+
+def case_lu_rhs_batch(p, v):
+    # b's batch [3] of x's [2] (neither x's nor 1; one column, so inside its buffer): B read for
+    # matrix 1 would not be the B of its batch position
+    _resize(p, v, "r", [3, 5, 1])
+    return [("any", "requirements", "InvalidArgument", "self's or all 1")]
+
+
+def case_lu_det_out_batch(p, v):
+    # d [3] of x's 2 matrices
+    _resize(p, v, "d", [3])
+    return [("any", "requirements", "InvalidArgument", "self's batch dims")]
+
+
+def case_lu_cholesky_out_lies(p, v):
+    # c [2, 5, 4] of x's 5x5 matrices: the factor's last column would land past each matrix of c
+    _resize(p, v, "c", [2, 5, 4])
+    return [("any", "requirements", "InvalidArgument", "self's sizes")]
+
+
+def case_lu_triangular_out_lies(p, v):
+    # w [2, 4, 3] of x's 5 rows: the last row of X would land past each matrix of w
+    _resize(p, v, "w", [2, 4, 3])
+    return [("any", "requirements", "InvalidArgument", "[..., n, k] of self's batch")]
+
+
+def case_lu_not_square(p, v):
+    _resize(p, v, "x", [2, 5, 4])
+    return [("any", "requirements", "InvalidArgument", "must be square")]
+
+
+def case_eig_vectors_out_lies(p, v):
+    # e [3, 6, 5]: each matrix's last column of vectors would land in the next matrix's (and past e)
+    _resize(p, v, "e", [3, 6, 5])
+    return [("any", "requirements", "InvalidArgument", "self's sizes")]
 
 
 def case_overlap_flat_index_out_over_index(p, v):
@@ -742,7 +836,7 @@ def main(out_dir):
             base_conv() if name.startswith("conv_") else base_index() if name.startswith("index_") else \
             base_overlap() if name.startswith("overlap_") else base_fused() if name.startswith("fused_") else \
             base_svd() if name.startswith("svd_") else base_eig() if name.startswith("eig_") else \
-            base_intdiv() if name.startswith("intdiv_") else base()
+            base_intdiv() if name.startswith("intdiv_") else base_lu() if name.startswith("lu_") else base()
         program = copy.deepcopy(program)
         result = fn(program, values)
         expectations, serialise = result if isinstance(result, tuple) else (result, writer.serialize_program)
@@ -773,6 +867,9 @@ def main(out_dir):
     with open(os.path.join(out_dir, "valid_intdiv.pte"), "wb") as f:
         f.write(writer.serialize_program(base_intdiv()[0]))
     manifest.append("valid_intdiv.pte any none Ok")
+    with open(os.path.join(out_dir, "valid_lu.pte"), "wb") as f:
+        f.write(writer.serialize_program(base_lu()[0]))
+    manifest.append("valid_lu.pte any none Ok")
     with open(os.path.join(out_dir, "cases.txt"), "w") as f:
         f.write("\n".join(manifest) + "\n")
     return 0

@@ -743,6 +743,229 @@ fail_case("eigvalsh_dim_order", eigvalsh_op([1, 2, 3, 3], [1, 2, 3], order=CHANN
           "default dim order")
 
 
+def det_op(x_shape, out_shape, mode=0, st=F32, out_st=F32, order=None):
+    """ptec::linalg_det.out: det (mode 0), sign (1), log |det| (2), log det (3) of x's matrices."""
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape, order)
+    y = b.tensor(out_st, out_shape)
+    b.call("ptec::linalg_det.out", self=x, mode=mode, out=y)
+    b.set_io([x], [y])
+    return b
+
+
+def solve_op(a_shape, b_shape, out_shape, st=F32, rhs_st=F32, order=None):
+    """ptec::linalg_solve.out: A^-1 B of x's matrices."""
+    b = ProgramBuilder()
+    a, r = b.tensor(st, a_shape, order), b.tensor(rhs_st, b_shape)
+    y = b.tensor(F32, out_shape)
+    b.call("ptec::linalg_solve.out", self=a, rhs=r, out=y)
+    b.set_io([a, r], [y])
+    return b
+
+
+# Exact cases (every product and quotient a small power of two or integer):
+# [[0, 2], [4, 1]]: the pivot swaps rows (|4| > |0|), U = [[4, 1], [0, 2]],
+# det -(4 * 2) = -8, sign -1, log det NaN; the triangular diag(2, 4, 0.5):
+# det 4, log |det| log 4; a zero row: det 0, sign 0, log |det| -inf; a
+# matrix holding an inf or a NaN: NaN, its batch neighbours as usual.
+SWAP = np.array([[0, 2], [4, 1]], np.float32)
+run_case("det_pivot_swap", det_op([2, 2, 2], [2]),
+         [(np.stack([SWAP, np.diag(np.array([2, 4], np.float32))]), None)], [(np.array([-8, 8], np.float32), None)])
+run_case("det_sign", det_op([3, 2, 2], [3], mode=1),
+         [(np.stack([SWAP, np.eye(2, dtype=np.float32), np.array([[1, 2], [0, 0]], np.float32)]), None)],
+         [(np.array([-1, 1, 0], np.float32), None)])
+run_case("det_log_abs", det_op([1, 3, 3, 3], [1, 3], mode=2),
+         [(np.stack([np.diag(np.array([2, 4, 0.5], np.float32)), np.eye(3, dtype=np.float32),
+                     np.zeros((3, 3), np.float32)])[None], None)],
+         [(np.array([[np.float32(np.log(4.0)), 0, -np.inf]], np.float32), None)])
+run_case("det_logdet", det_op([2, 2, 2], [2], mode=3), [(np.stack([SWAP, 2 * np.eye(2, dtype=np.float32)]), None)],
+         [(np.array([np.nan, np.float32(np.log(4.0))], np.float32), None)])
+run_case("det_1x1_and_non_finite", det_op([3, 1, 1], [3]), [(np.array([[[-2.5]], [[np.inf]], [[np.nan]]], np.float32),
+                                                             None)], [(np.array([-2.5, np.nan, np.nan], np.float32),
+                                                                       None)])
+run_case("det_2d", det_op([2, 2], []), [(SWAP, None)], [(np.array(-8, np.float32), None)])
+fail_case("det_int8", det_op([2, 2], [], st=I8), NOT_SUPPORTED, "must be float32")
+fail_case("det_mode", det_op([2, 2], [], mode=4), INVALID_ARGUMENT, "mode must be")
+fail_case("det_not_square", det_op([2, 3], []), INVALID_ARGUMENT, "must be square")
+fail_case("det_out_rank", det_op([2, 2, 2], [2, 1]), INVALID_ARGUMENT, "out [...]")
+fail_case("det_out_batch", det_op([2, 2, 2], [3]), INVALID_ARGUMENT, "self's batch dims")
+fail_case("det_empty", det_op([2, 0, 0], [2]), INVALID_ARGUMENT, "empty matrices")
+fail_case("det_dim_order", det_op([1, 2, 3, 3], [1, 2], order=CHANNELS_LAST), NOT_SUPPORTED, "default dim order")
+# A X = B exactly: [[0, 2], [4, 1]] X = [[2, 4], [9, 6]] -> [[2, 1], [1, 2]] (a row swap, then
+# 1 - 0 * ..., halves and quarters); one B shared by a batch of two (batch dims 1): diag(2, 4) -> [[1], [0.5]];
+# a singular A divides by its zero pivot (inf / NaN); a NaN in A -> NaN for its X.
+run_case("solve_pivot_swap", solve_op([1, 2, 2], [1, 2, 2], [1, 2, 2]),
+         [(SWAP[None], None), (np.array([[[2, 4], [9, 6]]], np.float32), None)],
+         [(np.array([[[2, 1], [1, 2]]], np.float32), None)])
+run_case("solve_shared_rhs", solve_op([2, 2, 2], [1, 2, 1], [2, 2, 1]),
+         [(np.stack([np.diag(np.array([2, 4], np.float32)), np.eye(2, dtype=np.float32)]), None),
+          (np.array([[[2], [2]]], np.float32), None)],
+         [(np.array([[[1], [0.5]], [[2], [2]]], np.float32), None)])
+run_case("solve_singular_and_nan", solve_op([2, 2, 2], [2, 2, 1], [2, 2, 1]),
+         [(np.array([[[1, 1], [1, 1]], [[1, np.nan], [0, 1]]], np.float32), None),
+          (np.array([[[1], [2]], [[1], [1]]], np.float32), None)],
+         [(np.array([[[-np.inf], [np.inf]], [[np.nan], [np.nan]]], np.float32), None)])
+fail_case("solve_int8", solve_op([2, 2], [2, 1], [2, 1], rhs_st=I8), NOT_SUPPORTED, "must be float32")
+fail_case("solve_not_square", solve_op([2, 3], [2, 1], [2, 1]), INVALID_ARGUMENT, "must be square")
+fail_case("solve_rhs_rows", solve_op([2, 2], [3, 1], [2, 1]), INVALID_ARGUMENT, "n rows")
+fail_case("solve_rhs_rank", solve_op([2, 2, 2], [2, 1], [2, 2, 1]), INVALID_ARGUMENT, "rhs and out")
+fail_case("solve_rhs_batch", solve_op([2, 2, 2], [3, 2, 1], [2, 2, 1]), INVALID_ARGUMENT, "self's or all 1")
+fail_case("solve_out_size", solve_op([2, 2, 2], [2, 2, 1], [2, 2, 2]), INVALID_ARGUMENT, "[..., n, k]")
+fail_case("solve_empty", solve_op([2, 2], [2, 0], [2, 0]), INVALID_ARGUMENT, "empty matrices")
+fail_case("solve_dim_order", solve_op([1, 2, 3, 3], [1, 2, 3, 3], [1, 2, 3, 3], order=CHANNELS_LAST), NOT_SUPPORTED,
+          "default dim order")
+
+def cholesky_op(x_shape, out_shape, upper=False, st=F32, out_st=F32, order=None):
+    """ptec::linalg_cholesky.out: L (or U) of x's matrices."""
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape, order)
+    y = b.tensor(out_st, out_shape)
+    b.call("ptec::linalg_cholesky.out", self=x, upper=upper, out=y)
+    b.set_io([x], [y])
+    return b
+
+
+def trisolve_op(a_shape, b_shape, out_shape, upper=True, transpose=False, unit=False, st=F32):
+    """ptec::linalg_triangular_solve.out: op(T)^-1 B."""
+    b = ProgramBuilder()
+    a, r = b.tensor(st, a_shape), b.tensor(F32, b_shape)
+    y = b.tensor(F32, out_shape)
+    b.call("ptec::linalg_triangular_solve.out", self=a, rhs=r, upper=upper, transpose=transpose, unitriangular=unit,
+           out=y)
+    b.set_io([a, r], [y])
+    return b
+
+
+# Exact factors (integer square roots): [[4, 2, 2], [2, 5, 3], [2, 3, 6]] -> L = [[2, 0, 0], [1, 2, 0],
+# [1, 1, 2]], whatever the unread triangle holds (9s, a NaN); upper: U = L^T from the upper triangle; a
+# matrix not positive-definite [[1, 2], [2, 1]]: sqrt(1 - 4) is NaN from that pivot on; an inf read: NaN
+# everywhere, the batch neighbour as usual.
+SPD3 = np.array([[4, 9, np.nan], [2, 5, 9], [2, 3, 6]], np.float32)
+L3 = np.array([[2, 0, 0], [1, 2, 0], [1, 1, 2]], np.float32)
+run_case("cholesky_lower", cholesky_op([1, 3, 3], [1, 3, 3]), [(SPD3[None], None)], [(L3[None], None)])
+run_case("cholesky_upper", cholesky_op([3, 3], [3, 3], upper=True), [(SPD3.T.copy(), None)], [(L3.T.copy(), None)])
+run_case("cholesky_not_positive_definite", cholesky_op([3, 2, 2], [3, 2, 2]),
+         [(np.array([[[1, 0], [2, 1]], [[np.inf, 0], [0, 1]], [[9, 0], [3, 5]]], np.float32), None)],
+         [(np.array([[[1, 0], [2, np.nan]], [[np.nan] * 2] * 2, [[3, 0], [1, 2]]], np.float32), None)])
+fail_case("cholesky_int8", cholesky_op([2, 2], [2, 2], st=I8), NOT_SUPPORTED, "must be float32")
+fail_case("cholesky_not_square", cholesky_op([2, 3], [2, 3]), INVALID_ARGUMENT, "must be square")
+fail_case("cholesky_out_size", cholesky_op([2, 3, 3], [2, 3, 2]), INVALID_ARGUMENT, "self's sizes")
+fail_case("cholesky_out_rank", cholesky_op([2, 3, 3], [6, 3]), INVALID_ARGUMENT, "[..., n, n]")
+fail_case("cholesky_empty", cholesky_op([2, 0, 0], [2, 0, 0]), INVALID_ARGUMENT, "empty matrices")
+fail_case("cholesky_dim_order", cholesky_op([1, 2, 3, 3], [1, 2, 3, 3], order=CHANNELS_LAST), NOT_SUPPORTED,
+          "default dim order")
+# Exact solves: upper [[2, 1], [junk, 4]] x = [4, 8] -> [1, 2] (backward); the lower [[2, junk], [1, 4]]
+# transposed is the same upper matrix; the unit lower [[9, junk], [3, 9]] (diagonal not read) x = [1, 5]
+# -> [1, 2] (forward); one B for a batch of two; a NaN read -> NaN, one in the unread triangle ignored.
+run_case("trisolve_upper", trisolve_op([1, 2, 2], [1, 2, 1], [1, 2, 1]),
+         [(np.array([[[2, 1], [np.nan, 4]]], np.float32), None), (np.array([[[4], [8]]], np.float32), None)],
+         [(np.array([[[1], [2]]], np.float32), None)])
+run_case("trisolve_lower_transposed", trisolve_op([2, 2], [2, 1], [2, 1], upper=False, transpose=True),
+         [(np.array([[2, np.nan], [1, 4]], np.float32), None), (np.array([[4], [8]], np.float32), None)],
+         [(np.array([[1], [2]], np.float32), None)])
+run_case("trisolve_unit_shared_rhs", trisolve_op([2, 2, 2], [1, 2, 1], [2, 2, 1], upper=False, unit=True),
+         [(np.array([[[9, 7], [3, 9]], [[np.nan, 0], [-1, np.inf]]], np.float32), None),
+          (np.array([[[1], [5]]], np.float32), None)],
+         [(np.array([[[1], [2]], [[1], [6]]], np.float32), None)])
+run_case("trisolve_non_finite", trisolve_op([2, 2, 2], [2, 2, 1], [2, 2, 1]),
+         [(np.array([[[1, np.inf], [0, 1]], [[1, 0], [np.nan, 2]]], np.float32), None),
+          (np.array([[[1], [1]], [[1], [4]]], np.float32), None)],
+         [(np.array([[[np.nan], [np.nan]], [[1], [2]]], np.float32), None)])
+fail_case("trisolve_int8", trisolve_op([2, 2], [2, 1], [2, 1], st=I8), NOT_SUPPORTED, "must be float32")
+fail_case("trisolve_rhs_rows", trisolve_op([2, 2], [3, 1], [2, 1]), INVALID_ARGUMENT, "n rows")
+fail_case("trisolve_rhs_batch", trisolve_op([2, 2, 2], [3, 2, 1], [2, 2, 1]), INVALID_ARGUMENT, "self's or all 1")
+fail_case("trisolve_out_size", trisolve_op([2, 2, 2], [2, 2, 1], [2, 2, 2]), INVALID_ARGUMENT, "[..., n, k]")
+fail_case("trisolve_empty", trisolve_op([2, 2], [2, 0], [2, 0]), INVALID_ARGUMENT, "empty matrices")
+
+def eigh_vectors_op(x_shape, out_shape, upper=False, st=F32, order=None):
+    """ptec::linalg_eigh_vectors.out: the eigenvectors of x's symmetric matrices."""
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape, order)
+    y = b.tensor(F32, out_shape)
+    b.call("ptec::linalg_eigh_vectors.out", self=x, upper=upper, out=y)
+    b.set_io([x], [y])
+    return b
+
+
+# Eigenvectors in eigvalsh's order, each column's first largest component positive: diag(3, -4, 0.5)
+# (nothing to rotate) -> the unit vectors e1, e2, e0 (values -4, 0.5, 3), whatever the other triangle
+# holds; [[2, 1], [1, 2]]: one rotation, c = s = 1 / sqrtf(2) -> columns [c, -c] (value 1: its first
+# component, the first of equal magnitudes, positive) and [c, c] (value 3); zeros -> I; a NaN read -> NaN.
+C2 = np.float32(1) / np.sqrt(np.float32(2))
+run_case("eigh_vectors_diagonal", eigh_vectors_op([1, 3, 3], [1, 3, 3]), [(DIAG_JUNK[None], None)],
+         [(np.eye(3, dtype=np.float32)[:, [1, 2, 0]][None], None)])
+run_case("eigh_vectors_upper_one_rotation", eigh_vectors_op([3, 2, 2], [3, 2, 2], upper=True),
+         [(np.array([[[2, 1], [np.nan, 2]], [[0, 0], [0, 0]], [[1, np.inf], [0, 1]]], np.float32), None)],
+         [(np.array([[[C2, C2], [-C2, C2]], [[1, 0], [0, 1]], [[np.nan] * 2] * 2], np.float32), None)])
+fail_case("eigh_vectors_int8", eigh_vectors_op([2, 2], [2, 2], st=I8), NOT_SUPPORTED, "must be float32")
+fail_case("eigh_vectors_not_square", eigh_vectors_op([2, 3], [2, 3]), INVALID_ARGUMENT, "must be square")
+fail_case("eigh_vectors_out_size", eigh_vectors_op([2, 3, 3], [2, 3]), INVALID_ARGUMENT, "[..., n, n]")
+fail_case("eigh_vectors_out_batch", eigh_vectors_op([2, 3, 3], [1, 3, 3]), INVALID_ARGUMENT, "self's sizes")
+fail_case("eigh_vectors_empty", eigh_vectors_op([2, 0, 0], [2, 0, 0]), INVALID_ARGUMENT, "empty matrices")
+
+def svd_op(x_shape, out_shape, which, full=False, rtol=1e-6, st=F32):
+    """ptec::linalg_svd.out: U (which 0), Vh (1) or pinv (2) of x's matrices."""
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape)
+    y = b.tensor(F32, out_shape)
+    b.call("ptec::linalg_svd.out", self=x, which=which, full_matrices=full, rtol=rtol, out=y)
+    b.set_io([x], [y])
+    return b
+
+
+# Orthogonal columns (nothing to rotate): [[3, 0], [0, -4]] has values 4, 3: U's columns e1 and e0, each
+# column's largest component made positive (u_0 = -(0, -1): its 0 becomes -0.0), v_j flipped with u_j:
+# Vh = [[-0, -1], [1, 0]]; pinv [[1/3, 0], [0, -1/4]]. A zero 2x3: U = I, Vh completed from e_0, e_1, e_2
+# (full: I3), pinv zeros; a NaN: NaN.
+DIAG34 = np.array([[3, 0], [0, -4]], np.float32)
+run_case("svd_u_orthogonal_columns", svd_op([2, 2], [2, 2], 0), [(DIAG34, None)],
+         [(np.array([[-0.0, 1], [1, 0]], np.float32), None)])
+run_case("svd_vh_orthogonal_columns", svd_op([1, 2, 2], [1, 2, 2], 1), [(DIAG34[None], None)],
+         [(np.array([[[-0.0, -1], [1, 0]]], np.float32), None)])
+run_case("svd_pinv_orthogonal_columns", svd_op([2, 2], [2, 2], 2), [(DIAG34, None)],
+         [(np.array([[np.float32(1) / np.float32(3), 0], [0, -0.25]], np.float32), None)])
+run_case("svd_zero_wide_full", svd_op([2, 2, 3], [2, 3, 3], 1, full=True),
+         [(np.stack([np.zeros((2, 3), np.float32), np.array([[1, np.nan, 0], [0, 1, 0]], np.float32)]), None)],
+         [(np.stack([np.eye(3, dtype=np.float32), np.full((3, 3), np.nan, np.float32)]), None)])
+run_case("svd_zero_pinv", svd_op([2, 3], [3, 2], 2), [(np.zeros((2, 3), np.float32), None)],
+         [(np.zeros((3, 2), np.float32), None)])
+fail_case("svd_int8", svd_op([2, 2], [2, 2], 0, st=I8), NOT_SUPPORTED, "must be float32")
+fail_case("svd_which", svd_op([2, 2], [2, 2], 3), INVALID_ARGUMENT, "which must be")
+fail_case("svd_rtol", svd_op([2, 2], [2, 2], 2, rtol=2.0), INVALID_ARGUMENT, "rtol must be")
+fail_case("svd_u_size", svd_op([3, 2], [3, 3], 0), INVALID_ARGUMENT, "out must be U")
+fail_case("svd_vh_full_size", svd_op([2, 3], [2, 3], 1, full=True), INVALID_ARGUMENT, "out must be U")
+fail_case("svd_pinv_size", svd_op([2, 3], [2, 3], 2), INVALID_ARGUMENT, "out must be U")
+fail_case("svd_empty", svd_op([0, 3], [3, 0], 2), INVALID_ARGUMENT, "empty matrices")
+
+def qr_op(x_shape, out_shape, which, complete=False, st=F32):
+    """ptec::linalg_qr.out: Q (which 0) or R (1) of x's matrices."""
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape)
+    y = b.tensor(F32, out_shape)
+    b.call("ptec::linalg_qr.out", self=x, which=which, complete=complete, out=y)
+    b.set_io([x], [y])
+    return b
+
+
+# [[3, 1], [4, 2]]: one reflection (scaled by 2^-3, exact): x = (3, 4) / 8, |x| = 5 / 8, alpha = -5 / 8,
+# v = (1, 0.5), beta = 2 / 1.25 = 1.6; R = [[-5, -11 / 5], [0, 2 / 5]] as float32's steps give them (2 / 5
+# one rounding low: 0.39999998, the float32 below 0.4);
+# Q = I - beta v v^T = [[-0.6, -0.8], [-0.8, 0.6]]; an upper-triangular matrix: no reflection (Q = I, R
+# = A); a NaN: NaN.
+A34 = np.array([[3, 1], [4, 2]], np.float32)
+run_case("qr_r_one_reflection", qr_op([2, 2], [2, 2], 1), [(A34, None)],
+         [(np.array([[-5, -2.2], [0, np.nextafter(np.float32(0.4), np.float32(0))]], np.float32), None)])
+run_case("qr_q_one_reflection", qr_op([1, 2, 2], [1, 2, 2], 0), [(A34[None], None)],
+         [(np.array([[[-0.6, -0.8], [-0.8, 0.6]]], np.float32), None)])
+run_case("qr_upper_and_nan", qr_op([2, 2, 3], [2, 2, 2], 0),
+         [(np.array([[[2, 5, 1], [0, -3, 7]], [[1, 0, 0], [np.nan, 1, 0]]], np.float32), None)],
+         [(np.array([[[1, 0], [0, 1]], [[np.nan] * 2] * 2], np.float32), None)])
+fail_case("qr_int8", qr_op([2, 2], [2, 2], 0, st=I8), NOT_SUPPORTED, "must be float32")
+fail_case("qr_which", qr_op([2, 2], [2, 2], 2), INVALID_ARGUMENT, "which must be")
+fail_case("qr_q_size", qr_op([3, 2], [3, 3], 0), INVALID_ARGUMENT, "out must be Q")
+fail_case("qr_r_complete_size", qr_op([3, 2], [2, 2], 1, complete=True), INVALID_ARGUMENT, "out must be Q")
+fail_case("qr_empty", qr_op([0, 2], [0, 0], 0), INVALID_ARGUMENT, "empty matrices")
+
 def unpool_op(x_shape, out_shape, zero_point=0, st=F32, idx_st=I64, order=None):
     b = ProgramBuilder()
     x, i = b.tensor(st, x_shape, order), b.tensor(idx_st, x_shape, order)

@@ -29,6 +29,7 @@ from model_checks import Call
 S3, S4, S5 = (1, 4, 8), (1, 3, 4, 4), (1, 3, 3, 4, 3)
 R, POS = (-3.0, 3.0), (0.2, 3.0)
 SM, UNIT = (2, 4, 6), (-1.0, 1.0)       # batched small matrices (a 4x4 and two columns), entries in UNIT
+SL = (2, 6, 7)                          # batched 6x6 matrices and a column, entries in UNIT
 CAUSAL = torch.triu(torch.ones(4, 4, dtype=torch.bool), 1)       # True: a later key, masked
 
 
@@ -375,14 +376,16 @@ RUNS = {
                                                         torch.linalg.matrix_norm(x[0], 1),
                                                         torch.linalg.matrix_norm(x[0], float("inf")) * 0.3,
                                                         torch.linalg.matrix_norm(x[0], -1)]), S3, R, 1.0, "int8"),   # 0.87
-    # small-matrix closed forms (capture_matrix_functions): computed in fp32 on portable kernels after the int8
-    # slice and + 3I that make A well-conditioned; test_matrix_functions.py: relative error on exact inputs
+    # matrix functions (capture_matrix_functions): computed in fp32 on portable kernels (det / slogdet / logdet /
+    # inv / solve: the LU kernels; cholesky: its kernel; matrix_power, matrix_exp: closed forms) after the int8 slice and
+    # + 3I that make A well-conditioned; test_matrix_functions.py, test_linalg_kernels.py: relative error on
+    # exact inputs
     "torch.linalg.det": (lambda x: torch.linalg.det(well(x, 4)), SM, UNIT, 1.0, "fp32"),                 # 0.48
     "torch.det, Tensor.det": (lambda x: torch.det(well(x, 2)) + well(x, 3).det(), SM, UNIT, 1.5, "fp32"),   # 0.86
     "torch.linalg.slogdet (sign)": (lambda x: torch.linalg.slogdet(x[..., :3, :3])[0], SM, UNIT, 0.0, "fp32"),
     "torch.linalg.slogdet (logabsdet)": (lambda x: torch.linalg.slogdet(well(x, 3)).logabsdet, SM, UNIT, 1.0,
-                                         "fp32"),                                                 # 0.42
-    "torch.logdet": (lambda x: torch.logdet(well(x, 4)), SM, UNIT, 1.0, "fp32"),                         # 0.18
+                                         "fp32"),                                                 # 0.22
+    "torch.logdet": (lambda x: torch.logdet(well(x, 4)), SM, UNIT, 1.0, "fp32"),                         # 0.16
     "torch.linalg.inv": (lambda x: torch.linalg.inv(well(x, 4)), SM, UNIT, 1.0, "fp32"),                 # 0.37
     "torch.inverse, Tensor.inverse": (lambda x: torch.inverse(well(x, 2)) + well(x, 2).inverse(), SM, UNIT, 1.5,
                                       "fp32"),                                                    # 0.75
@@ -393,6 +396,26 @@ RUNS = {
                                     "fp32"),                                                      # 0.45
     "torch.linalg.solve_ex": (lambda x: torch.linalg.solve_ex(well(x, 2), x[..., :2, 4:])[0], SM, UNIT, 1.0,
                               "fp32"),                                                            # 0.53
+    # any n on the LU kernels (ptec::linalg_det.out, linalg_solve.out): 6x6 of x [2, 6, 7] plus 4 I
+    "torch.linalg.det (6x6)": (lambda x: torch.linalg.det(x[..., :6] + 4 * torch.eye(6)), SL, UNIT, 1.0,
+                               "fp32"),                                                       # 0.42
+    "torch.linalg.slogdet, torch.logdet (6x6)": (lambda x: torch.stack([
+        torch.linalg.slogdet(x[..., :6] + 4 * torch.eye(6))[1], torch.logdet(x[..., :6] + 4 * torch.eye(6)),
+        torch.linalg.slogdet(x[..., :6] - 4 * torch.eye(6)).sign], -1), SL, UNIT, 1.0, "fp32"),   # 0.37
+    "torch.linalg.inv (6x6)": (lambda x: torch.linalg.inv(x[..., :6] + 4 * torch.eye(6)), SL, UNIT, 1.0,
+                               "fp32"),                                                       # 0.25
+    "torch.linalg.solve (6x6, vector)": (lambda x: torch.linalg.solve(x[..., :6] + 4 * torch.eye(6), x[..., 6]), SL,
+                                         UNIT, 1.0, "fp32"),                                  # 0.53
+    # ptec::linalg_cholesky.out / linalg_triangular_solve.out: a 6x6 symmetric positive-definite A (x x^T an
+    # int8 matmul: its rounding) and triangles of x plus 4 I
+    "torch.linalg.cholesky (6x6)": (lambda x: torch.linalg.cholesky(x[..., :6] @ x[..., :6].mT + 2 * torch.eye(6)),
+                                    SL, UNIT, 1.5, "fp32"),                               # 0.94
+    "torch.linalg.solve_triangular, torch.triangular_solve": (lambda x: torch.cat([
+        torch.linalg.solve_triangular(x[..., :6] + 4 * torch.eye(6), x[..., 6:], upper=True),
+        torch.triangular_solve(x[..., 6:], x[..., :6] + 4 * torch.eye(6), upper=False, transpose=True)[0]], -1),
+        SL, UNIT, 1.0, "fp32"),                                                                 # 0.88
+    "torch.cholesky_solve": (lambda x: torch.cholesky_solve(x[..., 6:], torch.linalg.cholesky(
+        x[..., :6] @ x[..., :6].mT + 2 * torch.eye(6))), SL, UNIT, 1.5, "fp32"),                 # 1.26
     "torch.linalg.cholesky": (lambda x: torch.linalg.cholesky(well(x, 3) @ well(x, 3).mT), SM, UNIT, 1.5,
                               "fp32"),                                                            # 0.97
     "torch.linalg.cholesky(upper=True)": (lambda x: torch.linalg.cholesky(well(x, 4) @ well(x, 4).mT, upper=True),
@@ -422,6 +445,29 @@ RUNS = {
     "torch.linalg.eigvalsh (4x4, UPLO='U')": (lambda x: torch.linalg.eigvalsh(x[..., :4, :4] + x[..., :4, :4].mT,
                                                                               UPLO="U"), SM, R, 1.0,
                                               "fp32"),                                             # 0.55
+    # eigh (ptec::linalg_eigvalsh.out, linalg_eigh_vectors.out): the eigenvectors' squares (sign-free: ptec
+    # makes each vector's largest component positive, torch's sign is LAPACK's) and the eigenvalues
+    "torch.linalg.eigh (6x6: eigenvalues, eigenvectors squared)": (lambda x: torch.cat([
+        torch.linalg.eigh(x[..., :6] + x[..., :6].mT).eigenvectors ** 2,
+        torch.linalg.eigh(x[..., :6] + x[..., :6].mT, UPLO="U")[0][..., None, :] * 0.2], -2), SL, UNIT, 3.0,
+        "fp32"),                        # 2.71: A's int8 rounding moves an eigenvector by about |dA| / gap
+    # svd's vectors (ptec::linalg_svd.out), squared (sign-free: ptec makes each u_j's largest component positive),
+    # pinv, lstsq's solution (pinv(A) B in fp32 linears) and matrix_rank (int64: a count of svdvals above
+    # epsilon max(m, n) of the largest) of x [2, 6, 7] or its slices
+    "torch.linalg.svd (U, Vh squared; S)": (lambda x: torch.cat([
+        torch.linalg.svd(x, full_matrices=False).U ** 2, torch.linalg.svd(x, full_matrices=False).Vh ** 2,
+        torch.linalg.svd(x)[1][..., None] * 0.2], -1), SL, UNIT, 2.0, "fp32"),   # 1.70: the squares' int8 steps
+    "torch.linalg.pinv, torch.pinverse": (lambda x: torch.cat([torch.linalg.pinv(x), torch.pinverse(x[..., :4])],
+                                                              -2) * 0.5, SL, UNIT, 1.0, "fp32"),   # 0.67
+    "torch.linalg.lstsq (solution)": (lambda x: torch.linalg.lstsq(x[..., :4], x[..., 4:]).solution, SL, UNIT, 1.0,
+                                      "fp32"),                                                    # 0.95
+    "torch.linalg.matrix_rank": (lambda x: torch.linalg.matrix_rank(x * (x > 0.7)).float(), SL, UNIT, 0.0,
+                                 "fp32"),                                                         # 0.00
+    # QR (ptec::linalg_qr.out: Householder, LAPACK's signs as torch's) of x [2, 6, 7] itself and of its columns
+    "torch.linalg.qr (Q, R)": (lambda x: torch.cat([torch.linalg.qr(x).Q, torch.linalg.qr(x)[1][..., :6] * 0.3],
+                                                   -1), SL, UNIT, 1.0, "fp32"),                       # 0.79
+    "torch.linalg.qr (complete, of 6x4)": (lambda x: torch.linalg.qr(x[..., :4], mode="complete")[0], SL, UNIT, 1.5,
+                                           "fp32"),                                             # 1.25: the int8 slice
     # (x^T x an int8 matmul: its rounding)
     "torch.linalg.eigvalsh (8x8 of x^T x)": (lambda x: torch.linalg.eigvalsh(x.mT @ x), S3, R, 1.5, "fp32"),  # 1.04
     "torch.linalg.svdvals (2x2)": (lambda x: torch.linalg.svdvals(x[..., :2, :2]), SM, R, 1.0, "fp32"),   # 0.59

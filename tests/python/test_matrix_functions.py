@@ -1,12 +1,14 @@
-"""capture_matrix_functions (issue 15): small-matrix linear algebra (det,
-slogdet, logdet, inv, solve, cholesky, matrix_power, matrix_exp) as closed
-forms computed in fp32; svdvals, matrix norms 2 / -2 / 'nuc' and
+"""capture_matrix_functions (issue 15): linear algebra of small matrices
+computed in fp32: det, slogdet, logdet, inv, solve, cholesky on the LU and
+Cholesky kernels (test_linalg_kernels.py covers them, and the kernels of
+eigh, svd, pinv, lstsq, matrix_rank, qr, at any size), matrix_power and
+matrix_exp as closed forms; svdvals, matrix norms 2 / -2 / 'nuc' and
 eigvalsh of any size on ptec::linalg_svdvals.out / linalg_eigvalsh.out
 (test_svdvals.py covers those at larger sizes).
 
 torch on the same input is the oracle (float32: its own error is far below
 the bounds). A model whose input is the matrix itself reads it in fp32 (no
-int8 rounding before the closed form), so the host's result is torch's to
+int8 rounding before the kernel or closed form), so the host's result is torch's to
 a relative error of fp32 arithmetic; test_function_coverage.py's RUNS rows
 bound the same calls behind int8 layers in output steps. Singular inputs:
 det is torch's 0, where torch raises (inv, solve, cholesky of a matrix that
@@ -219,13 +221,15 @@ def test_a_delegate_leaves_the_closed_form_in_fp32():
                           for p in placed), [(p.node, p.backend, p.reason) for p in placed]
 
 
-def test_slogdet_refines_the_int8_log_in_fp32():
-    """logabsdet: only the starting guess (a log LUT) and the comparisons
-    are int8 choices; the Halley steps run in fp32."""
+def test_determinants_and_solves_run_on_the_lu_kernels():
+    """det, slogdet, logdet, inv and solve of any n: one LU kernel call
+    (ptec::linalg_det.out / linalg_solve.out), no closed form's linears."""
     samples = well(3, 71, 2)
-    res = compile_model(Call(lambda x: torch.linalg.slogdet(x)[1]).eval(), [samples[0][0]], samples)
-    on = {p.op: p.backend for p in res.lowered.placements if p.backend != "none"}
-    assert on["elementwise"] == "cortex_m" and on["sigmoid"] == "portable" and on["div"] == "portable"
+    for fn, kernel in ((lambda x: torch.linalg.slogdet(x)[1], "ptec::linalg_det.out"),
+                       (torch.linalg.inv, "ptec::linalg_solve.out")):
+        res = compile_model(Call(fn).eval(), [samples[0][0]], samples)
+        assert kernel in res.lowered.operators
+        assert not any("linear" in k or "mul" in k for k in res.lowered.operators), res.lowered.operators
 
 
 def singular(n):
@@ -277,11 +281,8 @@ def test_logdet_of_a_negative_determinant_is_nan(tmp_path):
 
 # (id, call of x [2, 3, 5, 5], words the one-line refusal says)
 REFUSED = [
-    ("det 5x5", torch.linalg.det, "torch.linalg.det of a 5x5 matrix: ptec computes it in closed form for n <= 4"),
-    ("inv 5x5", torch.linalg.inv, "torch.linalg.inv of a 5x5 matrix"),
-    ("solve 5x5", lambda x: torch.linalg.solve(x, x[..., 0]), "torch.linalg.solve of a 5x5 matrix"),
-    ("slogdet 5x5", lambda x: torch.linalg.slogdet(x)[1], "torch.linalg.slogdet of a 5x5 matrix"),
-    ("cholesky 5x5", torch.linalg.cholesky, "torch.linalg.cholesky of a 5x5 matrix"),
+    ("det of empty matrices", lambda x: torch.linalg.det(x[..., :0, :0]), "at least one row"),
+    ("solve B of other batch dims", lambda x: torch.linalg.solve(x, x[:1, :, :, :2]), "batch dims"),
     ("matrix_power 5x5", lambda x: torch.linalg.matrix_power(x, 2), "torch.linalg.matrix_power of a 5x5"),
     ("svdvals of empty matrices", lambda x: torch.linalg.svdvals(x[..., :0, :]), "at least one row and column"),
     ("eigvalsh of empty matrices", lambda x: torch.linalg.eigvalsh(x[..., :0, :0]), "at least one row and column"),
@@ -301,12 +302,12 @@ def test_uncovered_forms_are_refused_in_one_line(name, fn, says):
     assert says in str(e.value) and "\n" not in str(e.value), str(e.value)
 
 
-def test_cli_refuses_a_large_determinant_in_one_line(tmp_path):
+def test_cli_refuses_a_large_matrix_exponential_in_one_line(tmp_path):
     (tmp_path / "m.py").write_text(
         "import torch\n"
         "class M(torch.nn.Module):\n"
         "    def forward(self, x):\n"
-        "        return torch.linalg.det(x)\n"
+        "        return torch.linalg.matrix_exp(x)\n"
         "def make():\n"
         "    m = M()\n"
         "    m.input_shape = (2, 6, 6)\n"
@@ -316,7 +317,7 @@ def test_cli_refuses_a_large_determinant_in_one_line(tmp_path):
                         f"{tmp_path}/m.pte"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 2, r.stderr
     assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
-    assert "linalg_det" in r.stderr and "6x6 matrix: ptec computes it in closed form for n <= 4" in r.stderr
+    assert "matrix_exp" in r.stderr and "6x6 matrix: ptec computes it in closed form for n <= 4" in r.stderr
     assert not (tmp_path / "m.pte").exists()
 
 

@@ -170,6 +170,24 @@ class SymmetricEigen(Singular):
         return torch.linalg.eigvalsh(self.fc(x))
 
 
+class DetAndSolve(Singular):
+    """log |det| and A^-1 (A + I) of the linear's matrices (ptec::linalg_det.out's and linalg_solve.out's scratch)."""
+
+    def forward(self, x):
+        a = self.fc(x) + 4 * torch.eye(7)
+        return torch.cat([torch.linalg.slogdet(a)[1][..., None, None].expand(-1, 7, 1),
+                          torch.linalg.solve(a, a + torch.eye(7))], -1)
+
+
+class PseudoInverse(Singular):
+    """The pseudo-inverses and eigenvectors of the linear's matrices (ptec::linalg_svd.out's and
+    linalg_eigh_vectors.out's scratch)."""
+
+    def forward(self, x):
+        y = self.fc(x)
+        return torch.cat([torch.linalg.pinv(y), torch.linalg.eigh(y[..., :7, :]).eigenvectors], -2)
+
+
 KERNEL_CASES = {
     "ptec_runtime_only": (_cnn, (1, 3, 12, 12), {"ptec_runtime_only": True}),
     "in_place": (_in_place, (1, 3, 10, 10), {"in_place": True}),
@@ -187,6 +205,8 @@ KERNEL_CASES = {
                             (1, 3, 9, 10), {}),
     "svdvals": (Singular, (2, 5, 7), {}),
     "eigvalsh": (SymmetricEigen, (3, 7, 7), {}),
+    "lu": (DetAndSolve, (3, 7, 7), {}),
+    "svd": (PseudoInverse, (2, 7, 7), {}),
 }
 BOARD_CORES = ["cortex-m55", "cortex-m33", "cortex-m3"]
 

@@ -390,6 +390,31 @@ RULES: Dict[str, Rule] = {
     "ptec::linalg_eigvalsh.out": Rule(
         "none: ptec only (src/kernels/portable/op_linalg_eigvalsh.c)", dtypes=(("self", F32), ("out", F32)),
         contiguous=("self", "out"), upstream_library="none (ptec only)"),
+    "ptec::linalg_svd.out": Rule(
+        "none: ptec only (src/kernels/portable/op_linalg_svd.c)", dtypes=(("self", F32), ("out", F32)),
+        contiguous=("self", "out"), upstream_library="none (ptec only)"),
+    "ptec::linalg_qr.out": Rule(
+        "none: ptec only (src/kernels/portable/op_linalg_qr.c)", dtypes=(("self", F32), ("out", F32)),
+        contiguous=("self", "out"), upstream_library="none (ptec only)"),
+    "ptec::linalg_eigh_vectors.out": Rule(
+        "none: ptec only (src/kernels/portable/op_linalg_eigh_vectors.c)", dtypes=(("self", F32), ("out", F32)),
+        contiguous=("self", "out"), upstream_library="none (ptec only)"),
+    # det, slogdet, logdet, inv and solve of any n by LU with partial pivoting (issue 15)
+    "ptec::linalg_det.out": Rule(
+        "none: ptec only (src/kernels/portable/op_linalg_det.c)", dtypes=(("self", F32), ("out", F32)),
+        contiguous=("self", "out"), upstream_library="none (ptec only)"),
+    "ptec::linalg_solve.out": Rule(
+        "none: ptec only (src/kernels/portable/op_linalg_solve.c)",
+        dtypes=(("self", F32), ("rhs", F32), ("out", F32)), contiguous=("self", "rhs", "out"),
+        upstream_library="none (ptec only)"),
+    # cholesky of any n, solve_triangular / triangular_solve / cholesky_solve (issue 15)
+    "ptec::linalg_cholesky.out": Rule(
+        "none: ptec only (src/kernels/portable/op_linalg_cholesky.c)", dtypes=(("self", F32), ("out", F32)),
+        contiguous=("self", "out"), upstream_library="none (ptec only)"),
+    "ptec::linalg_triangular_solve.out": Rule(
+        "none: ptec only (src/kernels/portable/op_linalg_triangular_solve.c)",
+        dtypes=(("self", F32), ("rhs", F32), ("out", F32)), contiguous=("self", "rhs", "out"),
+        upstream_library="none (ptec only)"),
     # several computed index tensors (x[i, j]) as one flat position, and
     # nn.EmbeddingBag's bags from run-time offsets (issue 15)
     "ptec::flat_index.out": Rule(

@@ -1,5 +1,6 @@
-"""Reference numerics of ptec::linalg_svdvals.out and linalg_eigvalsh.out
-(numpy): the singular values of each matrix of x [..., m, n], largest
+"""Reference numerics of ptec::linalg_svdvals.out, linalg_eigvalsh.out,
+linalg_det.out and linalg_solve.out (numpy); det and solve below by the
+LU with partial pivoting of src/kernels/portable/linalg_lu.h. First: the singular values of each matrix of x [..., m, n], largest
 first, by the one-sided Jacobi iteration
 src/kernels/portable/op_linalg_svdvals.c's comment describes, and the
 eigenvalues of symmetric ones, ascending, by op_linalg_eigvalsh.c's cyclic
@@ -11,6 +12,8 @@ the kernel's early stop leaves.
 
 The oracle of the tests is torch.linalg.svdvals / eigvalsh, not this module."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -31,10 +34,22 @@ def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def svdvals(x) -> np.ndarray:
     x = np.asarray(x, F32)
+    w, _, e, bad = _one_sided(x, False)
+    k = w.shape[1]
+    norms = np.stack([np.sqrt(_dot(w[:, j, :], w[:, j, :])) for j in range(k)], axis=1).astype(F32)
+    sv = np.ldexp(norms, e[:, None]).astype(F32)
+    sv = np.sort(sv, axis=1)[:, ::-1]
+    sv = np.where(bad[:, None], F32(np.nan), sv).astype(F32)
+    return np.ascontiguousarray(sv).reshape(x.shape[:-2] + (k,))
+
+
+def _one_sided(x: np.ndarray, vectors: bool):
+    """op_linalg_svdvals.c's (and op_linalg_svd.c's) iteration on every
+    matrix of x: (W [B, k, p] scaled, K [B, k, k] or None, the exponents
+    [B], non-finite mask [B])."""
     if x.ndim < 2 or x.shape[-1] < 1 or x.shape[-2] < 1:
         raise ValueError("svdvals: x must be [..., m, n] with m, n >= 1")
     m, n = x.shape[-2:]
-    lead = x.shape[:-2]
     a = x.reshape((-1, m, n))
     k, p = min(m, n), max(m, n)
     # W [B, k, p]: column j of A (row j when A is wide), as the kernel's scratch
@@ -47,6 +62,7 @@ def svdvals(x) -> np.ndarray:
     w = np.where((bad | zero)[:, None, None], F32(0), w).astype(F32)
     w = np.ldexp(w, -e[:, None, None]).astype(F32)
     tol = F32(p) * EPSILON
+    kv = np.broadcast_to(np.eye(k, dtype=F32), (w.shape[0], k, k)).copy() if vectors else None
     with np.errstate(all="ignore"):
         for _ in range(MAX_SWEEPS):
             rotated = np.zeros(w.shape[0], bool)
@@ -66,14 +82,14 @@ def svdvals(x) -> np.ndarray:
                     nx, ny = c * xj - s * yl, s * xj + c * yl
                     w[:, j, :] = np.where(rot[:, None], nx, xj)
                     w[:, l, :] = np.where(rot[:, None], ny, yl)
+                    if vectors:
+                        vj, vl = kv[:, j, :].copy(), kv[:, l, :].copy()
+                        kv[:, j, :] = np.where(rot[:, None], c * vj - s * vl, vj)
+                        kv[:, l, :] = np.where(rot[:, None], s * vj + c * vl, vl)
                     rotated |= rot
             if not rotated.any():
                 break
-    norms = np.stack([np.sqrt(_dot(w[:, j, :], w[:, j, :])) for j in range(k)], axis=1).astype(F32)
-    sv = np.ldexp(norms, e[:, None]).astype(F32)
-    sv = np.sort(sv, axis=1)[:, ::-1]
-    sv = np.where(bad[:, None], F32(np.nan), sv).astype(F32)
-    return np.ascontiguousarray(sv).reshape(lead + (k,))
+    return w, kv, e, bad
 
 
 def eigvalsh(x, upper: bool) -> np.ndarray:
@@ -81,10 +97,34 @@ def eigvalsh(x, upper: bool) -> np.ndarray:
     of x [..., n, n] (its lower triangle read, or the upper one), ascending,
     by op_linalg_eigvalsh.c's cyclic Jacobi, step for step in float32."""
     x = np.asarray(x, F32)
+    diag, _, bad = _jacobi(x, upper, False)
+    ev = np.sort(diag, axis=1, kind="stable")
+    ev = np.where(bad[:, None], F32(np.nan), ev).astype(F32)
+    return np.ascontiguousarray(ev).reshape(x.shape[:-1])
+
+
+def eigh_vectors(x, upper: bool) -> np.ndarray:
+    """ptec::linalg_eigh_vectors.out: the eigenvectors (columns) of each
+    symmetric matrix of x [..., n, n] in eigvalsh's ascending order, by
+    op_linalg_eigh_vectors.c's Jacobi (eigvalsh's rotations, accumulated),
+    each column's first largest-magnitude component made positive."""
+    x = np.asarray(x, F32)
+    diag, v, bad = _jacobi(x, upper, True)
+    order = np.argsort(diag, axis=1, kind="stable")          # the kernel's stable insertion sort
+    v = np.take_along_axis(v, order[:, None, :], axis=2)
+    top = np.argmax(np.abs(v), axis=1)                         # the first largest |component| of each column
+    flip = np.take_along_axis(v, top[:, None, :], axis=1) < 0
+    v = np.where(flip, -v, v).astype(F32)
+    v = np.where(bad[:, None, None], F32(np.nan), v).astype(F32)
+    return np.ascontiguousarray(v).reshape(x.shape)
+
+
+def _jacobi(x: np.ndarray, upper: bool, vectors: bool):
+    """op_linalg_eigvalsh.c's (and op_linalg_eigh_vectors.c's) iteration:
+    (the diagonal scaled back [B, n], V [B, n, n] or None, non-finite mask [B])."""
     if x.ndim < 2 or x.shape[-1] != x.shape[-2] or x.shape[-1] < 1:
         raise ValueError("eigvalsh: x must be [..., n, n] with n >= 1")
     n = x.shape[-1]
-    lead = x.shape[:-2]
     a = x.reshape((-1, n, n))
     tri = np.triu(np.ones((n, n), bool)) if upper else np.tril(np.ones((n, n), bool))
     read = np.where(tri, a, F32(0))
@@ -98,6 +138,7 @@ def eigvalsh(x, upper: bool) -> np.ndarray:
     w = np.where((bad | zero)[:, None, None], F32(0), sym).astype(F32)
     w = np.ldexp(w, -e[:, None, None]).astype(F32)
     tol = F32(n) * EPSILON * frac
+    v = np.broadcast_to(np.eye(n, dtype=F32), w.shape).copy() if vectors else None
     with np.errstate(all="ignore"):
         for _ in range(MAX_SWEEPS):
             rotated = np.zeros(w.shape[0], bool)
@@ -128,10 +169,307 @@ def eigvalsh(x, upper: bool) -> np.ndarray:
                         w[:, p, others] = ap
                         w[:, others, q] = bq
                         w[:, q, others] = bq
+                    if vectors:
+                        vp, vq = v[:, :, p].copy(), v[:, :, q].copy()
+                        cc, ss, rr = c[:, None], s[:, None], rot[:, None]
+                        v[:, :, p] = np.where(rr, cc * vp - ss * vq, vp)
+                        v[:, :, q] = np.where(rr, ss * vp + cc * vq, vq)
                     rotated |= rot
             if not rotated.any():
                 break
     diag = np.ldexp(np.diagonal(w, axis1=1, axis2=2).astype(F32), e[:, None]).astype(F32)
-    ev = np.sort(diag, axis=1, kind="stable")
-    ev = np.where(bad[:, None], F32(np.nan), ev).astype(F32)
-    return np.ascontiguousarray(ev).reshape(lead + (n,))
+    return diag, v, bad
+
+
+def _lu(a: np.ndarray, rhs=None) -> np.ndarray:
+    """linalg_lu.h's ptec_lu_factor on every matrix of a [B, n, n] (float32,
+    finite) in lockstep, in place (and on rhs [B, n, k]); the parities of
+    the row swaps [B]."""
+    batch, n = a.shape[0], a.shape[1]
+    at = np.arange(batch)
+    parity = np.zeros(batch, bool)
+    with np.errstate(all="ignore"):
+        for k in range(n):
+            p = k + np.argmax(np.abs(a[:, k:, k]), axis=1)      # the first largest, as the kernel's strict >
+            for m in (a, rhs) if rhs is not None else (a,):
+                row_k, row_p = m[at, k].copy(), m[at, p].copy()
+                m[at, k], m[at, p] = row_p, row_k
+            parity ^= p != k
+            pivot = a[:, k, k].copy()
+            live = np.abs(pivot) != 0
+            if k + 1 == n or not live.any():
+                continue
+            l = (a[:, k + 1:, k] / pivot[:, None]).astype(F32)
+            keep = live[:, None]
+            a[:, k + 1:, k] = np.where(keep, l, a[:, k + 1:, k])
+            a[:, k + 1:, k + 1:] = np.where(keep[:, :, None], a[:, k + 1:, k + 1:] - l[:, :, None] * a[:, k, None, k + 1:],
+                                            a[:, k + 1:, k + 1:])
+            if rhs is not None:
+                rhs[:, k + 1:, :] = np.where(keep[:, :, None], rhs[:, k + 1:, :] - l[:, :, None] * rhs[:, k, None, :],
+                                             rhs[:, k + 1:, :])
+    return parity
+
+
+def _square(x, what: str):
+    x = np.asarray(x, F32)
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2] or x.shape[-1] < 1:
+        raise ValueError(f"{what}: x must be [..., n, n] with n >= 1")
+    n = x.shape[-1]
+    a = x.reshape((-1, n, n))
+    return x, n, a, ~np.isfinite(a).all(axis=(1, 2))
+
+
+def det(x, mode: int) -> np.ndarray:
+    """ptec::linalg_det.out: mode 0 det, 1 its sign, 2 log |det|, 3 log det
+    of each matrix of x [..., n, n], by op_linalg_det.c's LU in float32
+    (log |det|: the double sum of math.log |pivot|, the C library's log as
+    the kernel's, rounded once)."""
+    x, n, a, bad = _square(x, "det")
+    w = np.where(bad[:, None, None], F32(0), a).astype(F32)
+    parity = _lu(w)
+    out = np.empty(w.shape[0], F32)
+    for b in range(w.shape[0]):
+        d, logabs, negative, zero = F32(1), 0.0, bool(parity[b]), False
+        for k in range(n):
+            u = w[b, k, k]
+            with np.errstate(all="ignore"):
+                d = F32(d * u)
+            if u == 0:
+                zero = True
+            else:
+                negative ^= bool(u < 0)
+                logabs += math.log(float(abs(u)))
+        sign = F32(0) if zero else F32(-1 if negative else 1)
+        logabsdet = F32(-np.inf) if zero else F32(logabs)
+        value = [-d if parity[b] else d, sign, logabsdet, F32(np.nan) if sign < 0 else logabsdet][int(mode)]
+        out[b] = F32(np.nan) if bad[b] else value
+    return out.reshape(x.shape[:-2])
+
+
+def solve(x, rhs) -> np.ndarray:
+    """ptec::linalg_solve.out: A^-1 B for A of x [..., n, n] and B of rhs
+    [..., n, k] (x's batch dims or all 1), by op_linalg_solve.c's LU and
+    back substitution in float32."""
+    x, n, a, bad = _square(x, "solve")
+    rhs = np.asarray(rhs, F32)
+    k = rhs.shape[-1]
+    bs = rhs.reshape((-1, n, k))
+    if bs.shape[0] != a.shape[0]:
+        bs = np.broadcast_to(bs, (a.shape[0], n, k))
+    w = np.where(bad[:, None, None], F32(0), a).astype(F32)
+    y = np.array(bs, F32)
+    _lu(w, y)
+    with np.errstate(all="ignore"):
+        for i in range(n - 1, -1, -1):
+            v = y[:, i, :].copy()
+            for j in range(i + 1, n):
+                v = (v - w[:, i, j, None] * y[:, j, :]).astype(F32)
+            y[:, i, :] = v / w[:, i, i, None]
+    y = np.where(bad[:, None, None], F32(np.nan), y).astype(F32)
+    return y.reshape(x.shape[:-2] + (n, k))
+
+
+def cholesky(x, upper: bool) -> np.ndarray:
+    """ptec::linalg_cholesky.out: L of each matrix of x [..., n, n] (its
+    lower triangle read), or U = L^T (its upper one read), by
+    op_linalg_cholesky.c's column order in float32; NaN for a matrix whose
+    read triangle holds an inf or a NaN."""
+    x, n, a, _ = _square(x, "cholesky")
+    low = np.swapaxes(a, 1, 2) if upper else a
+    tri = np.tril(np.ones((n, n), bool))
+    bad = ~np.isfinite(np.where(tri, low, F32(0))).all(axis=(1, 2))
+    low = np.where(bad[:, None, None], F32(0), low).astype(F32)
+    L = np.zeros_like(low)
+    with np.errstate(all="ignore"):
+        for j in range(n):
+            d = low[:, j, j].copy()
+            for k in range(j):
+                d = (d - L[:, j, k] * L[:, j, k]).astype(F32)
+            ljj = np.where(d >= 0, np.sqrt(np.where(d >= 0, d, F32(0))), F32(np.nan)).astype(F32)
+            L[:, j, j] = ljj
+            if j + 1 < n:
+                v = low[:, j + 1:, j].copy()
+                for k in range(j):
+                    v = (v - L[:, j + 1:, k] * L[:, j, k, None]).astype(F32)
+                L[:, j + 1:, j] = v / ljj[:, None]
+    out = np.swapaxes(L, 1, 2) if upper else L
+    out = np.where(bad[:, None, None], F32(np.nan), out).astype(F32)
+    return np.ascontiguousarray(out).reshape(x.shape)
+
+
+def triangular_solve(x, rhs, upper: bool, transpose: bool, unitriangular: bool) -> np.ndarray:
+    """ptec::linalg_triangular_solve.out: op(T)^-1 B for T of x [..., n, n]
+    (its upper or lower triangle read; op(T) = T^T when transpose; a unit
+    diagonal not read when unitriangular) and B of rhs [..., n, k] (x's
+    batch dims or all 1), by op_linalg_triangular_solve.c's substitution
+    order in float32."""
+    x, n, t, _ = _square(x, "triangular_solve")
+    rhs = np.asarray(rhs, F32)
+    k = rhs.shape[-1]
+    bs = rhs.reshape((-1, n, k))
+    if bs.shape[0] != t.shape[0]:
+        bs = np.broadcast_to(bs, (t.shape[0], n, k))
+    read = np.triu(np.ones((n, n), bool)) if upper else np.tril(np.ones((n, n), bool))
+    if unitriangular:
+        read &= ~np.eye(n, dtype=bool)
+    bad = ~np.isfinite(np.where(read, t, F32(0))).all(axis=(1, 2))
+    op = np.swapaxes(t, 1, 2) if transpose else t
+    forward = bool(upper) == bool(transpose)
+    order = list(range(n)) if forward else list(range(n - 1, -1, -1))
+    y = np.zeros((t.shape[0], n, k), F32)
+    with np.errstate(all="ignore"):
+        for step, i in enumerate(order):
+            v = bs[:, i, :].copy()
+            for j in order[:step]:
+                v = (v - op[:, i, j, None] * y[:, j, :]).astype(F32)
+            y[:, i, :] = v if unitriangular else v / op[:, i, i, None]
+    y = np.where(bad[:, None, None], F32(np.nan), y).astype(F32)
+    return y.reshape(x.shape[:-2] + (n, k))
+
+
+
+def _first_top_negative(v: np.ndarray) -> bool:
+    """Whether column v's first largest |component| is negative."""
+    return bool(v[int(np.argmax(np.abs(v)))] < 0)
+
+
+def _complete(cols: np.ndarray, c: int) -> None:
+    """op_linalg_svd.c's complete(): column c of cols [C, len] (rows are
+    columns here) the first e_i keeping a norm above 1/2 after Gram-Schmidt
+    against columns 0..c-1 (twice), normalised; float32 in the kernel's order."""
+    length = cols.shape[1]
+    for i in range(length):
+        v = np.zeros(length, F32)
+        v[i] = F32(1)
+        for _ in range(2):
+            for j in range(c):
+                d = _dot(cols[j][None], v[None])[0]
+                v = (v - d * cols[j]).astype(F32)
+        norm = np.sqrt(_dot(v[None], v[None])[0]).astype(F32)
+        if norm > F32(0.5):
+            cols[c] = (v / norm).astype(F32)
+            return
+
+
+def svd(x, which: int, full_matrices: bool, rtol: float) -> np.ndarray:
+    """ptec::linalg_svd.out: U (which 0), Vh (1) or the pseudo-inverse (2)
+    of each matrix of x [..., m, n], by op_linalg_svd.c: svdvals' Jacobi
+    with K accumulated, the columns ordered as the values, completed and
+    sign-normalised, float32 in the kernel's order."""
+    x = np.asarray(x, F32)
+    m, n = x.shape[-2:]
+    k, p = min(m, n), max(m, n)
+    tall = m >= n
+    w, kv, e, bad = _one_sided(x, True)
+    out_shape = {0: (m, m if full_matrices else k), 1: (n if full_matrices else k, n), 2: (n, m)}[int(which)]
+    outs = []
+    with np.errstate(all="ignore"):
+        for b in range(w.shape[0]):
+            if bad[b]:
+                outs.append(np.full(out_shape, np.nan, F32))
+                continue
+            nrm = np.sqrt(_dot(w[b], w[b])).astype(F32)
+            sv = np.ldexp(nrm, e[b]).astype(F32)
+            order = np.argsort(-sv, kind="stable")           # the stable insertion sort, largest first
+            sv = sv[order]
+            small = F32(p) * EPSILON * nrm[order[0]]
+            p_count = p if full_matrices and int(which) == (0 if tall else 1) else k
+            pc = np.zeros((p_count, p), F32)
+            for t in range(p_count):
+                if t < k and nrm[order[t]] > small:
+                    pc[t] = (w[b, order[t]] / nrm[order[t]]).astype(F32)
+                else:
+                    _complete(pc, t)
+            kc = kv[b, order].copy()
+            for t in range(p_count):
+                u = (pc[t] if tall else kc[t]) if t < k else pc[t]
+                if _first_top_negative(u):
+                    pc[t] = -pc[t]
+                    if t < k:
+                        kc[t] = -kc[t]
+            U = (pc if tall else kc).T                       # [m, columns]
+            V = (kc if tall else pc).T                       # [n, columns]
+            if int(which) == 0:
+                outs.append(np.ascontiguousarray(U[:, :out_shape[1]]))
+            elif int(which) == 1:
+                outs.append(np.ascontiguousarray(V[:, :out_shape[0]].T))
+            else:
+                limit = F32(rtol) * sv[0]
+                inv = np.where(sv > limit, F32(1) / np.where(sv > limit, sv, F32(1)), F32(0)).astype(F32)
+                acc = np.zeros((n, m), F32)
+                for t in range(k):
+                    acc = (acc + (V[:, t, None] * inv[t]).astype(F32) * U[None, :, t]).astype(F32)
+                outs.append(acc)
+    out = np.stack(outs).astype(F32) if outs else np.zeros((0,) + out_shape, F32)
+    return out.reshape(x.shape[:-2] + out_shape)
+
+
+def svd_signs(u, vh):
+    """torch tensors U [..., m, c], Vh [..., r, n] with op_linalg_svd.c's
+    signs: each u_j's first largest-|component| positive, v_j flipped with
+    it (columns of U past Vh's rows alone)."""
+    import torch
+    top = u.abs().argmax(dim=-2, keepdim=True)
+    flip = torch.where(u.gather(-2, top) < 0, -1.0, 1.0).to(u.dtype)
+    k = min(u.shape[-1], vh.shape[-2])
+    return u * flip, vh * torch.cat([flip[..., :k].mT, torch.ones_like(vh[..., k:, :1])], -2)
+
+
+def qr(x, which: int, complete: bool) -> np.ndarray:
+    """ptec::linalg_qr.out: Q (which 0) or R (1) of each matrix of x
+    [..., m, n] by op_linalg_qr.c's Householder reflections (LAPACK's sign
+    convention), float32 in the kernel's order."""
+    x = np.asarray(x, F32)
+    if x.ndim < 2 or x.shape[-1] < 1 or x.shape[-2] < 1:
+        raise ValueError("qr: x must be [..., m, n] with m, n >= 1")
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    a = x.reshape((-1, m, n))
+    shape = (m, m if complete else k) if int(which) == 0 else (m if complete else k, n)
+    outs = []
+    with np.errstate(all="ignore"):
+        for b in range(a.shape[0]):
+            if not np.isfinite(a[b]).all():
+                outs.append(np.full(shape, np.nan, F32))
+                continue
+            big = np.abs(a[b]).max()
+            e = int(np.frexp(big)[1]) if big > 0 else 0
+            w = np.ldexp(a[b], -e).astype(F32)
+            v0, beta = np.zeros(k, F32), np.zeros(k, F32)
+            for j in range(k):
+                sub = _dot(w[j + 1:, j][None], w[j + 1:, j][None])[0]
+                x0 = w[j, j]
+                if sub == 0:
+                    continue
+                norm = np.sqrt(F32(x0 * x0 + sub)).astype(F32)
+                alpha = -norm if x0 >= 0 else norm
+                v0[j] = F32(x0 - alpha)
+                beta[j] = F32(F32(2) / F32(v0[j] * v0[j] + sub))
+                for c in range(j + 1, n):
+                    d = F32(v0[j] * w[j, c])
+                    for i in range(j + 1, m):
+                        d = F32(d + F32(w[i, j] * w[i, c]))
+                    f = F32(beta[j] * d)
+                    w[j, c] = F32(w[j, c] - F32(f * v0[j]))
+                    w[j + 1:, c] = (w[j + 1:, c] - (f * w[j + 1:, j]).astype(F32)).astype(F32)
+                w[j, j] = alpha
+            if int(which) == 1:
+                r = np.zeros(shape, F32)
+                for i in range(min(k, shape[0])):
+                    r[i, i:] = np.ldexp(w[i, i:], e).astype(F32)
+                outs.append(r)
+                continue
+            q = np.eye(m, shape[1], dtype=F32)
+            for j in range(k - 1, -1, -1):
+                if beta[j] == 0:
+                    continue
+                for c in range(shape[1]):
+                    d = F32(v0[j] * q[j, c])
+                    for i in range(j + 1, m):
+                        d = F32(d + F32(w[i, j] * q[i, c]))
+                    f = F32(beta[j] * d)
+                    q[j, c] = F32(q[j, c] - F32(f * v0[j]))
+                    q[j + 1:, c] = (q[j + 1:, c] - (f * w[j + 1:, j]).astype(F32)).astype(F32)
+            outs.append(q)
+    out = np.stack(outs).astype(F32) if outs else np.zeros((0,) + shape, F32)
+    return out.reshape(x.shape[:-2] + shape)

@@ -131,9 +131,26 @@ def random_fractional_pick(out_sizes: Sequence[int]) -> int:
     return 4 * (sum(spatial) + (3 - len(spatial)))
 
 
+def linalg_svd(self_sizes: Sequence[int]) -> int:
+    """ptec::linalg_svd (a portable kernel): W (k x p), K (k x k), the
+    p-side columns (p x p), values, norms and order (3 k), float32; k, p =
+    min, max(m, n)."""
+    m, n = self_sizes[-2], self_sizes[-1]
+    k, p = min(m, n), max(m, n)
+    return 4 * (k * p + k * k + p * p + 3 * k)
+
+
+def linalg_qr(self_sizes: Sequence[int]) -> int:
+    """ptec::linalg_qr (a portable kernel): the copy (m x n), v_0 and beta
+    (2 min(m, n)), float32."""
+    m, n = self_sizes[-2], self_sizes[-1]
+    return 4 * (m * n + 2 * min(m, n))
+
+
 def linalg_svdvals(self_sizes: Sequence[int]) -> int:
-    """ptec::linalg_svdvals and linalg_eigvalsh (portable kernels): a
-    float32 copy of one matrix [m, n], Jacobi's working matrix."""
+    """ptec::linalg_svdvals, linalg_eigvalsh, linalg_eigh_vectors, linalg_det and linalg_solve
+    (portable kernels): a float32 copy of one matrix [m, n] of self,
+    Jacobi's working matrix or the LU factors."""
     return 4 * self_sizes[-2] * self_sizes[-1]
 
 
@@ -183,7 +200,8 @@ NO_SCRATCH = frozenset({
 RULED = frozenset(KERNEL_SCRATCH) | frozenset(PTEC_IN_PLACE_OUT) | frozenset({
     "ptec::quantized_expand_depthwise.out", "ptec::quantized_conv2d_w4.out", "ptec::quantized_lstm.out",
     "ptec::quantized_lstm_a16.out", "ptec::random_fractional_pick.out", "ptec::linalg_svdvals.out",
-    "ptec::linalg_eigvalsh.out"})
+    "ptec::linalg_eigvalsh.out", "ptec::linalg_det.out", "ptec::linalg_solve.out", "ptec::linalg_eigh_vectors.out",
+    "ptec::linalg_svd.out", "ptec::linalg_qr.out"})
 
 
 def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence[int]],
@@ -204,8 +222,13 @@ def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence
         return lstm_s16_buffer_size(tensor_sizes(1)[0] // 4)
     if kernel == "ptec::random_fractional_pick.out":        # windows, kernel_size, seed, out
         return random_fractional_pick(tensor_sizes(3))
-    if kernel in ("ptec::linalg_svdvals.out", "ptec::linalg_eigvalsh.out"):     # self first
+    if kernel in ("ptec::linalg_svdvals.out", "ptec::linalg_eigvalsh.out", "ptec::linalg_det.out",
+                  "ptec::linalg_solve.out", "ptec::linalg_eigh_vectors.out"):    # self first
         return linalg_svdvals(tensor_sizes(0))
+    if kernel == "ptec::linalg_svd.out":                    # self first
+        return linalg_svd(tensor_sizes(0))
+    if kernel == "ptec::linalg_qr.out":                     # self first
+        return linalg_qr(tensor_sizes(0))
     entry = KERNEL_SCRATCH.get(kernel)
     if entry is None:
         return 0

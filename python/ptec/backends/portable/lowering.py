@@ -44,6 +44,13 @@ ATEN_KEYS = {
     "random_fractional_pick": "ptec::random_fractional_pick.out",
     "svdvals": "ptec::linalg_svdvals.out",
     "eigvalsh": "ptec::linalg_eigvalsh.out",
+    "linalg_det": "ptec::linalg_det.out",
+    "linalg_solve": "ptec::linalg_solve.out",
+    "linalg_cholesky": "ptec::linalg_cholesky.out",
+    "linalg_eigh_vectors": "ptec::linalg_eigh_vectors.out",
+    "linalg_svd": "ptec::linalg_svd.out",
+    "linalg_qr": "ptec::linalg_qr.out",
+    "linalg_triangular_solve": "ptec::linalg_triangular_solve.out",
 }
 
 
@@ -322,6 +329,34 @@ def _eigvalsh(b, key, n, ins, out):
     b.call(key, self=ins[0].value, upper=bool(n.attrs["upper"]), out=out.value)
 
 
+def _linalg_det(b, key, n, ins, out):
+    b.call(key, self=ins[0].value, mode=int(n.attrs["mode"]), out=out.value)
+
+
+def _linalg_solve(b, key, n, ins, out):
+    b.call(key, self=ins[0].value, rhs=ins[1].value, out=out.value)
+
+
+def _linalg_cholesky(b, key, n, ins, out):
+    b.call(key, self=ins[0].value, upper=bool(n.attrs["upper"]), out=out.value)
+
+
+def _linalg_triangular_solve(b, key, n, ins, out):
+    a = n.attrs
+    b.call(key, self=ins[0].value, rhs=ins[1].value, upper=bool(a["upper"]), transpose=bool(a["transpose"]),
+           unitriangular=bool(a["unitriangular"]), out=out.value)
+
+
+def _linalg_svd(b, key, n, ins, out):
+    a = n.attrs
+    b.call(key, self=ins[0].value, which=int(a["which"]), full_matrices=bool(a["full_matrices"]),
+           rtol=float(a["rtol"]), out=out.value)
+
+
+def _linalg_qr(b, key, n, ins, out):
+    b.call(key, self=ins[0].value, which=int(n.attrs["which"]), complete=bool(n.attrs["complete"]), out=out.value)
+
+
 def _random_fractional_pick(b, key, n, ins, out):
     b.call(key, windows=ins[0].value, kernel_size=[int(k) for k in n.attrs["kernel"]],
            seed=int(n.attrs["seed"]), out=out.value)
@@ -358,6 +393,14 @@ CALLS: Dict[str, Callable] = {
     # (capture_matrix_functions), contiguous
     "ptec::linalg_svdvals.out": _unary,
     "ptec::linalg_eigvalsh.out": _eigvalsh,
+    # det / sign / log |det| / log det of [B, n, n] and A^-1 B by LU (capture_matrix_functions), contiguous
+    "ptec::linalg_det.out": _linalg_det,
+    "ptec::linalg_solve.out": _linalg_solve,
+    "ptec::linalg_cholesky.out": _linalg_cholesky,
+    "ptec::linalg_eigh_vectors.out": _eigvalsh,
+    "ptec::linalg_svd.out": _linalg_svd,
+    "ptec::linalg_qr.out": _linalg_qr,
+    "ptec::linalg_triangular_solve.out": _linalg_triangular_solve,
 }
 
 
@@ -394,7 +437,10 @@ CONTIGUOUS_INPUT = ("aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
                     "aten::native_layer_norm.out", "aten::native_group_norm.out", "aten::upsample_nearest2d.vec_out",
                     "aten::upsample_bilinear2d.vec_out", "aten::upsample_bicubic2d.vec_out",
                     "aten::grid_sampler_2d.out", "aten::grid_sampler_3d.out",
-                    "aten::slice_copy.Tensor_out", "ptec::linalg_svdvals.out", "ptec::linalg_eigvalsh.out")
+                    "aten::slice_copy.Tensor_out", "ptec::linalg_svdvals.out", "ptec::linalg_eigvalsh.out",
+                    "ptec::linalg_det.out", "ptec::linalg_solve.out", "ptec::linalg_cholesky.out",
+                    "ptec::linalg_triangular_solve.out", "ptec::linalg_eigh_vectors.out",
+                    "ptec::linalg_svd.out", "ptec::linalg_qr.out")
 
 
 def _layout_sensitive(b: ProgramBuilder, key: str, n: Node, ins: List[Act]) -> Optional[Act]:

@@ -1,0 +1,152 @@
+/* ptec::linalg_cholesky.out(Tensor self, bool upper, *, Tensor(a!) out)
+ *
+ * The Cholesky factor of each symmetric positive-definite matrix of self
+ * [..., n, n] (float32, rank 2 or more, n at least 1) into out of the same
+ * sizes (float32): L, lower triangular with A = L L^T, reading only A's
+ * lower triangle (upper false); or U = L^T, upper triangular with
+ * A = U^T U, reading only the upper one (upper true), as
+ * torch.linalg.cholesky(A, upper). The other triangle of out is 0. Both in
+ * the default dim order (the AOT passes contiguous ones); out must not
+ * share self's memory (the AOT never plans an op's out over its input).
+ *
+ * Column by column (Cholesky-Crout), j = 0 .. n-1:
+ *   L_jj = sqrtf(a_jj - L_j0^2 - ... - L_j,j-1^2),
+ *   L_ij = (a_ij - L_i0 L_j0 - ... - L_i,j-1 L_j,j-1) / L_jj for i > j,
+ * subtracting in k order, float32 -, *, / and sqrtf only: the reference
+ * interpreter repeats it bit for bit. L is kept in out (its transpose
+ * where upper). A matrix that is not positive-definite meets a negative
+ * pivot: NaN (the quiet NAN, not the FPU's sqrt of a negative, whose sign
+ * differs between x86 and Arm) from that pivot on, or a zero one: a
+ * division by 0; where torch raises. A matrix whose read triangle holds an inf or a
+ * NaN gives NaN for the whole factor (both triangles).
+ *
+ * No scratch. Every size is checked at prepare, in 64-bit arithmetic
+ * against 32-bit limits. */
+#include <math.h>
+#include <string.h>
+
+#include "kernels/portable/portable_args.h"
+
+enum { ARG_SELF = 0, ARG_UPPER = 1, ARG_OUT = 2, ARG_COUNT = 4 };
+
+typedef struct cholesky_state {
+    uint32_t batch; /* matrices */
+    int32_t n;      /* each matrix's rows and columns */
+    uint8_t upper;  /* read the upper triangle, write U */
+} cholesky_state;
+
+static bool default_order(const ptec_tensor *t)
+{
+    for (int d = 0; d < (int)t->rank; ++d) {
+        if (t->dim_order[d] != d) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static ptec_status prepare(ptec_op *op)
+{
+    cholesky_state *s = op->state;
+    ptec_tensor *self, *out;
+    bool upper;
+    ptec_status st;
+    if ((st = ptec_op_expect_argc(op, ARG_COUNT)) != PTEC_OK || (st = ptec_op_get_tensor(op, ARG_SELF, &self)) != PTEC_OK ||
+        (st = ptec_op_get_bool(op, ARG_UPPER, &upper)) != PTEC_OK || (st = ptec_op_get_out(op, &out)) != PTEC_OK) {
+        return st;
+    }
+    if (self->dtype != PTEC_DTYPE_FLOAT || out->dtype != PTEC_DTYPE_FLOAT) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("self and out must be float32"));
+    }
+    if (out->flags & PTEC_TENSOR_CONSTANT) {
+        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, ARG_OUT, PTEC_MSG("out must not be a constant tensor"));
+    }
+    if (self->rank < 2 || out->rank != self->rank) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("self and out must be [..., n, n]"));
+    }
+    if (!default_order(self) || !default_order(out)) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("self and out must be in the default dim order"));
+    }
+    int rank = self->rank;
+    int32_t n = self->sizes[rank - 1];
+    if (self->sizes[rank - 2] != n) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("self's matrices must be square"));
+    }
+    if (n < 1) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("empty matrices"));
+    }
+    uint64_t batch = 1;
+    for (int d = 0; d < rank - 2; ++d) {
+        if (self->sizes[d] < 0) {
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("negative size"));
+        }
+        batch *= (uint64_t)self->sizes[d];
+        if (batch > UINT32_MAX) {
+            return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("too many matrices"));
+        }
+    }
+    if ((st = ptec_portable_expect_sizes(op, ARG_OUT, out, self->sizes, rank,
+                                         PTEC_MSG("out must have self's sizes"))) != PTEC_OK) {
+        return st;
+    }
+    /* one matrix's n * n floats, indexed in size_t: at most 2^32 - 1 bytes (a 32-bit size_t) */
+    if ((uint64_t)n * (uint64_t)n * sizeof(float) > UINT32_MAX) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("matrix too large"));
+    }
+    s->batch = (uint32_t)batch;
+    s->n = n;
+    s->upper = upper;
+    return PTEC_OK;
+}
+
+static void one_matrix(const float *a, float *l, size_t n, bool upper)
+{
+    /* entry (i, j), i >= j, of the triangle read and of the factor written */
+#define A_AT(i, j) (upper ? a[(j) * n + (i)] : a[(i) * n + (j)])
+#define L_AT(i, j) (*(upper ? &l[(j) * n + (i)] : &l[(i) * n + (j)]))
+    bool finite = true;
+    for (size_t i = 0; i < n; ++i) {
+        for (size_t j = 0; j <= i; ++j) {
+            finite = finite && fabsf(A_AT(i, j)) <= 3.40282347e+38f;
+        }
+    }
+    for (size_t k = 0; k < n * n; ++k) {
+        l[k] = finite ? 0.0f : NAN;
+    }
+    if (!finite) {
+        return;
+    }
+    for (size_t j = 0; j < n; ++j) {
+        float d = A_AT(j, j);
+        for (size_t k = 0; k < j; ++k) {
+            d = d - L_AT(j, k) * L_AT(j, k);
+        }
+        /* a negative (or NaN) pivot: the quiet NaN NAN is, not the FPU's own (x86 gives -NaN, Arm +NaN) */
+        float ljj = d >= 0.0f ? sqrtf(d) : NAN;
+        L_AT(j, j) = ljj;
+        for (size_t i = j + 1; i < n; ++i) {
+            float v = A_AT(i, j);
+            for (size_t k = 0; k < j; ++k) {
+                v = v - L_AT(i, k) * L_AT(j, k);
+            }
+            L_AT(i, j) = v / ljj;
+        }
+    }
+#undef A_AT
+#undef L_AT
+}
+
+static ptec_status run(ptec_op *op)
+{
+    const cholesky_state *s = op->state;
+    const float *x = ptec_op_tensor(op, ARG_SELF)->data;
+    float *y = ptec_op_tensor(op, ARG_OUT)->data;
+    size_t n = (size_t)s->n;
+    for (uint32_t b = 0; b < s->batch; ++b) {
+        one_matrix(x + (size_t)b * n * n, y + (size_t)b * n * n, n, s->upper);
+    }
+    return PTEC_OK;
+}
+
+const ptec_kernel ptec_kernel_ptec_linalg_cholesky_out = {"ptec::linalg_cholesky.out", sizeof(cholesky_state), prepare,
+                                                          run};

@@ -1,0 +1,227 @@
+/* ptec::linalg_qr.out(Tensor self, int which, bool complete, *, Tensor(a!) out)
+ *
+ * The QR factorisation of each matrix A of self [..., m, n] (float32, rank
+ * 2 or more, m and n at least 1), k = min(m, n), as torch.linalg.qr(A, mode):
+ *   which 0: Q into out [..., m, k] (complete: [..., m, m]), orthonormal
+ *            columns;
+ *   which 1: R into out [..., k, n] (complete: [..., m, n]), upper
+ *            triangular, A = Q R.
+ * Both tensors in the default dim order.
+ *
+ * Householder reflections on a scratch copy scaled by a power of two (exact;
+ * the largest |entry| in [0.5, 1), so no square overflows), LAPACK's
+ * convention (dgeqrf / dlarfg): for column j < k, x = the column from row j
+ * down, s = x_j+1^2 + ... (float32, rows in order); s = 0: H_j = I (the
+ * column is already reduced; R_jj stays x_0); else R_jj = alpha =
+ * -sign(x_0) sqrt(x_0^2 + s) (sign(0) = +1), v = (x_0 - alpha, x_1, ...),
+ * beta = 2 / (v . v), and every later column c: f = beta (v . c), c -= f v.
+ * Q = H_0 ... H_k-1 applied to the first columns of I, last reflection
+ * first. R is scaled back. So R's diagonal signs are LAPACK's, which
+ * torch's follow (tests compare R and Q up to a sign per row of R / column
+ * of Q all the same: A = Q R and Q^T Q = I are the oracle).
+ *
+ * Only +, -, *, / and sqrtf, in an order the reference interpreter repeats
+ * (python/ptec/reference/linalg.py): its bytes are the kernel's. A matrix
+ * holding an infinity or a NaN gives NaN for all of its out; a zero matrix
+ * gives Q = I, R = 0. No iteration: k reflections.
+ *
+ * Scratch: m n + 2 k floats. Every size is checked at prepare, in 64-bit
+ * arithmetic against 32-bit limits. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "kernels/portable/portable_args.h"
+
+/* v * 2^k rounded once to float, as ldexpf: exact in double (a float times
+ * 2^k for |k| <= 300 stays inside double's range), then narrowed. The
+ * double frexp / ldexp are the ones the runtime's libc allowance lists. */
+static float scale(float v, int k)
+{
+    return (float)ldexp((double)v, k);
+}
+
+enum { ARG_SELF = 0, ARG_WHICH = 1, ARG_COMPLETE = 2, ARG_OUT = 3, ARG_COUNT = 5 };
+enum { WHICH_Q = 0, WHICH_R = 1 };
+
+typedef struct qr_state {
+    uint32_t batch;  /* matrices */
+    int32_t m, n;    /* each matrix's rows and columns */
+    int32_t which;
+    uint8_t complete;
+} qr_state;
+
+static bool default_order(const ptec_tensor *t)
+{
+    for (int d = 0; d < (int)t->rank; ++d) {
+        if (t->dim_order[d] != d) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static ptec_status prepare(ptec_op *op)
+{
+    qr_state *s = op->state;
+    ptec_tensor *self, *out;
+    int32_t which;
+    bool complete;
+    ptec_status st;
+    if ((st = ptec_op_expect_argc(op, ARG_COUNT)) != PTEC_OK || (st = ptec_op_get_tensor(op, ARG_SELF, &self)) != PTEC_OK ||
+        (st = ptec_op_get_int32(op, ARG_WHICH, &which)) != PTEC_OK ||
+        (st = ptec_op_get_bool(op, ARG_COMPLETE, &complete)) != PTEC_OK || (st = ptec_op_get_out(op, &out)) != PTEC_OK) {
+        return st;
+    }
+    if (self->dtype != PTEC_DTYPE_FLOAT || out->dtype != PTEC_DTYPE_FLOAT) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("self and out must be float32"));
+    }
+    if (which != WHICH_Q && which != WHICH_R) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_WHICH, PTEC_MSG("which must be 0 (Q) or 1 (R)"));
+    }
+    if (out->flags & PTEC_TENSOR_CONSTANT) {
+        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, ARG_OUT, PTEC_MSG("out must not be a constant tensor"));
+    }
+    if (self->rank < 2 || out->rank != self->rank) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("self must be [..., m, n] and out of its rank"));
+    }
+    if (!default_order(self) || !default_order(out)) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("self and out must be in the default dim order"));
+    }
+    int rank = self->rank;
+    int32_t m = self->sizes[rank - 2], n = self->sizes[rank - 1];
+    if (m < 1 || n < 1) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("empty matrices"));
+    }
+    int32_t k = m < n ? m : n;
+    int32_t want[PTEC_MAX_RANK];
+    uint64_t batch = 1;
+    for (int d = 0; d < rank - 2; ++d) {
+        if (self->sizes[d] < 0) {
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("negative size"));
+        }
+        want[d] = self->sizes[d];
+        batch *= (uint64_t)self->sizes[d];
+        if (batch > UINT32_MAX) {
+            return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("too many matrices"));
+        }
+    }
+    want[rank - 2] = which == WHICH_Q ? m : (complete ? m : k);
+    want[rank - 1] = which == WHICH_Q ? (complete ? m : k) : n;
+    if ((st = ptec_portable_expect_sizes(op, ARG_OUT, out, want, rank,
+                                         PTEC_MSG("out must be Q [..., m, k or m] or R [..., k or m, n] of self's "
+                                                  "batch"))) != PTEC_OK) {
+        return st;
+    }
+    /* the copy m n, v_0 and beta 2 k floats; out's m * m floats indexed in size_t */
+    uint64_t floats = (uint64_t)m * (uint64_t)n + 2u * (uint64_t)k;
+    if (floats > UINT32_MAX / sizeof(float) || (uint64_t)m * (uint64_t)m > UINT32_MAX / sizeof(float)) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("matrix too large for the scratch"));
+    }
+    s->batch = (uint32_t)batch;
+    s->m = m;
+    s->n = n;
+    s->which = which;
+    s->complete = complete;
+    op->scratch_bytes = (uint32_t)(floats * sizeof(float));
+    return PTEC_OK;
+}
+
+static void one_matrix(const qr_state *s, const float *a, float *scratch, float *out)
+{
+    uint32_t m = (uint32_t)s->m, n = (uint32_t)s->n, k = m < n ? m : n;
+    float *w = scratch, *v0 = w + (size_t)m * n, *beta = v0 + k;
+    uint32_t orows = s->which == WHICH_Q ? m : (s->complete ? m : k);
+    uint32_t ocols = s->which == WHICH_Q ? (s->complete ? m : k) : n;
+    float big = 0.0f;
+    for (uint32_t i = 0; i < m * n; ++i) {
+        float x = fabsf(a[i]);
+        if (!(x <= FLT_MAX)) {
+            for (size_t j = 0; j < (size_t)orows * ocols; ++j) {
+                out[j] = NAN;
+            }
+            return;
+        }
+        big = x > big ? x : big;
+    }
+    int e = 0;
+    if (big > 0.0f) {
+        (void)frexp((double)big, &e);
+    }
+    for (uint32_t i = 0; i < m * n; ++i) {
+        w[i] = scale(a[i], -e);
+    }
+    for (uint32_t j = 0; j < k; ++j) {
+        float sub = 0.0f;
+        for (uint32_t i = j + 1; i < m; ++i) {
+            sub = sub + w[i * n + j] * w[i * n + j];
+        }
+        float x0 = w[j * n + j];
+        if (sub == 0.0f) {
+            v0[j] = 0.0f;
+            beta[j] = 0.0f;
+            continue;
+        }
+        float norm = sqrtf(x0 * x0 + sub);
+        float alpha = x0 >= 0.0f ? -norm : norm;
+        v0[j] = x0 - alpha;
+        beta[j] = 2.0f / (v0[j] * v0[j] + sub);
+        for (uint32_t c = j + 1; c < n; ++c) {
+            float d = v0[j] * w[j * n + c];
+            for (uint32_t i = j + 1; i < m; ++i) {
+                d = d + w[i * n + j] * w[i * n + c];
+            }
+            float f = beta[j] * d;
+            w[j * n + c] = w[j * n + c] - f * v0[j];
+            for (uint32_t i = j + 1; i < m; ++i) {
+                w[i * n + c] = w[i * n + c] - f * w[i * n + j];
+            }
+        }
+        w[j * n + j] = alpha;
+    }
+    if (s->which == WHICH_R) {
+        for (uint32_t i = 0; i < orows; ++i) {
+            for (uint32_t c = 0; c < n; ++c) {
+                out[(size_t)i * n + c] = i < k && c >= i ? scale(w[i * n + c], e) : 0.0f;
+            }
+        }
+        return;
+    }
+    /* Q = H_0 ... H_k-1 E, E the first ocols columns of I; the last reflection first */
+    for (uint32_t i = 0; i < m; ++i) {
+        for (uint32_t c = 0; c < ocols; ++c) {
+            out[(size_t)i * ocols + c] = i == c ? 1.0f : 0.0f;
+        }
+    }
+    for (uint32_t j = k; j-- > 0;) {
+        if (beta[j] == 0.0f) {
+            continue;
+        }
+        for (uint32_t c = 0; c < ocols; ++c) {
+            float d = v0[j] * out[(size_t)j * ocols + c];
+            for (uint32_t i = j + 1; i < m; ++i) {
+                d = d + w[i * n + j] * out[(size_t)i * ocols + c];
+            }
+            float f = beta[j] * d;
+            out[(size_t)j * ocols + c] = out[(size_t)j * ocols + c] - f * v0[j];
+            for (uint32_t i = j + 1; i < m; ++i) {
+                out[(size_t)i * ocols + c] = out[(size_t)i * ocols + c] - f * w[i * n + j];
+            }
+        }
+    }
+}
+
+static ptec_status run(ptec_op *op)
+{
+    const qr_state *s = op->state;
+    const float *x = ptec_op_tensor(op, ARG_SELF)->data;
+    float *y = ptec_op_tensor(op, ARG_OUT)->data;
+    size_t m = (size_t)s->m, n = (size_t)s->n, k = m < n ? m : n;
+    size_t per_out = s->which == WHICH_Q ? m * (s->complete ? m : k) : (s->complete ? m : k) * n;
+    for (uint32_t b = 0; b < s->batch; ++b) {
+        one_matrix(s, x + (size_t)b * m * n, op->scratch, y + (size_t)b * per_out);
+    }
+    return PTEC_OK;
+}
+
+const ptec_kernel ptec_kernel_ptec_linalg_qr_out = {"ptec::linalg_qr.out", sizeof(qr_state), prepare, run};
