@@ -46,6 +46,7 @@ from .capture_in_place import AugmentedProxy, refuse_written_tensors, tensors_of
 from .capture_view_writes import writes_through_views
 from .capture_view_elements import elements_alone
 from .capture_int_math import int_math_nodes, int_view_nodes
+from .capture_int_promotion import promote_int_operands
 from .capture_binary_math import binary_math_node
 from .capture_casts import float_cast_node, output_dtype
 from .capture_plumbing import tidy_plumbing
@@ -1691,6 +1692,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
         writes_through_views(gm, example_inputs)    # y.relu_(), y[0].mul_(2): out of place, written back (capture_view_writes)
         drop_markers(gm)            # y[idx] = v: its out-of-place value (capture_item_assignment)
         elements_alone(gm)          # torch.hsplit(x, 2)[0]: that piece alone (capture_view_elements)
+        promote_int_operands(gm)    # i + x, i < 2.5: the int value's float copy, as torch (capture_int_promotion)
         g = _fx_to_graph(gm)
         if stateful:
             # An SVDF keeps its activation state in the kernel's own tensor,

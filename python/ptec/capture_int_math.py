@@ -99,6 +99,15 @@ _CASTS = ("int", "long", "to", "type")
 _PROMOTES = {("int32", "int64")}
 
 
+def _int_of(node: Optional[Node]) -> Optional[str]:
+    """The integer dtype of an operand: an int value of the program
+    (capture_indices.int_dtype) or a bool's `.long()` / `.int()` (a
+    bool_to node of an integer dtype: its 0 / 1)."""
+    if node is not None and node.op == "bool_to" and node.attrs.get("dtype") in TORCH_DTYPES:
+        return node.attrs["dtype"]
+    return int_dtype(node)
+
+
 def _lookup(table, target):
     try:
         return table.get(target) if isinstance(table, dict) else (target in table)
@@ -121,7 +130,7 @@ def _refused(fn: torch.fx.Node, by_name, why: str) -> List[Node]:
     order = []
     torch.fx.node.map_arg((fn.args, fn.kwargs), order.append)
     names = list(dict.fromkeys(t.name for t in order))
-    dtypes = {n: int_dtype(by_name.get(n)) for n in names}
+    dtypes = {n: _int_of(by_name.get(n)) for n in names}
 
     def run(*xs):
         value = {n: (x.to(TORCH_DTYPES[dtypes[n]]) if dtypes[n] else x) for n, x in zip(names, xs)}
@@ -140,7 +149,7 @@ def _operands(fn: torch.fx.Node, args, by_name, dtype: str):
     lo, hi = np.iinfo(NUMPY_DTYPES[dtype]).min, np.iinfo(NUMPY_DTYPES[dtype]).max
     for k, a in enumerate(args):
         node = by_name.get(a.name) if isinstance(a, torch.fx.Node) else None
-        has = int_dtype(node)
+        has = _int_of(node)
         if _python_int(a):
             scalars[k] = int(a)
             if not lo <= a <= hi:
@@ -175,7 +184,7 @@ def _compare_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
         a, b, kind = b, a, SWAPPED[kind]
     if not isinstance(a, torch.fx.Node):
         return None
-    dtypes = [int_dtype(by_name.get(v.name)) for v in (a, b) if isinstance(v, torch.fx.Node)]
+    dtypes = [_int_of(by_name.get(v.name)) for v in (a, b) if isinstance(v, torch.fx.Node)]
     if not any(dtypes):
         return None
     dtype = "int64" if "int64" in dtypes else "int32"
@@ -285,7 +294,7 @@ def int_math_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
             return None if found is None else _refused(fn, by_name, found)
         # ~i as i ^ -1: every bit flipped
         return [Node(fn.name, "int_math", found[0], dict(kind="bitwise_xor", dtype=dtype, scalars={1: -1}))]
-    if _lookup(_NO_KERNEL, fn.target) and any(isinstance(a, torch.fx.Node) and int_dtype(by_name.get(a.name))
+    if _lookup(_NO_KERNEL, fn.target) and any(isinstance(a, torch.fx.Node) and _int_of(by_name.get(a.name))
                                               for a in fn.args):
         return _refused(fn, by_name, f"gcd and lcm of {dtype} values: ptec has no kernel for them (nor has "
                                      f"upstream's portable library)")
@@ -299,12 +308,35 @@ def int_math_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
         if found is None or isinstance(found, str):
             return None if found is None else _refused(fn, by_name, found)
         return [Node(fn.name, "int_math", found[0], dict(kind=kind, dtype=dtype, scalars=found[1]))]
+    picked = _where_nodes(fn, by_name, dtype)
+    if picked is not None:
+        return picked
     if _lookup(_CASTS, fn.target) and fn.op == "call_method" and fn.args and isinstance(fn.args[0], torch.fx.Node):
-        has = int_dtype(by_name.get(fn.args[0].name))
+        has = _int_of(by_name.get(fn.args[0].name))
         if has is not None and has != dtype:
             # i.int(), k.long(), i.to(torch.int32): the value in the other integer dtype
             return [Node(fn.name, "int_math", [fn.args[0].name], dict(kind="cast", dtype=dtype))]
     return None
+
+
+def _where_nodes(fn: torch.fx.Node, by_name, dtype: str) -> Optional[List[Node]]:
+    """torch.where(m, i, j) / where(m, i, 0) / where(m, 0, i) and
+    i.masked_fill(m, v) (where(m, v, i)) of int values with a bool m:
+    int_math kind where, inputs [m, operands...] (Python ints: scalars at
+    positions 0 / 1 of the two picked operands)."""
+    if _lookup((torch.where, "where"), fn.target) and len(fn.args) == 3 and not fn.kwargs:
+        cond, picked = fn.args[0], list(fn.args[1:])
+    elif _lookup((torch.masked_fill, "masked_fill"), fn.target) and len(fn.args) == 3 and not fn.kwargs:
+        cond, picked = fn.args[1], [fn.args[2], fn.args[0]]
+    else:
+        return None
+    if not isinstance(cond, torch.fx.Node) or cond.name not in by_name \
+            or getattr(cond.meta.get("tensor_meta"), "dtype", None) is not torch.bool:
+        return None
+    found = _operands(fn, picked, by_name, dtype)
+    if found is None or isinstance(found, str):
+        return None if found is None else _refused(fn, by_name, found)
+    return [Node(fn.name, "int_math", [cond.name] + found[0], dict(kind="where", dtype=dtype, scalars=found[1]))]
 
 
 def _division_kind(fn: torch.fx.Node) -> Optional[str]:
@@ -329,7 +361,7 @@ def int_view_nodes(fn: torch.fx.Node, nodes: List[Node], by_name) -> List[Node]:
         return nodes
     made = {}
     for n in nodes:
-        if (made.get(n.inputs[0]) or int_dtype(by_name.get(n.inputs[0]))) != dtype:
+        if (made.get(n.inputs[0]) or _int_of(by_name.get(n.inputs[0]))) != dtype:
             return nodes
         attrs = dict(dtype=dtype, **({"source": n.attrs["source"]} if "source" in n.attrs else {}))
         if n.op == "slice":
@@ -360,6 +392,10 @@ def eval_int_math(a: dict, xs: List[torch.Tensor]) -> torch.Tensor:
     if kind == "slice":
         return xs[0].narrow(a["dim"], a["start"], a["end"] - a["start"])
     scalars = {int(k): v for k, v in a["scalars"].items()}
+    if kind == "where":
+        rest = iter(xs[1:])
+        p, q = [torch.tensor(scalars[k], dtype=dt) if k in scalars else next(rest).to(dt) for k in range(2)]
+        return torch.where(xs[0].bool(), p, q).float()
     rest = iter(xs)
     p, q = [torch.tensor(scalars[k], dtype=dt) if k in scalars else next(rest).to(dt) for k in range(2)]
     if kind == "mul":

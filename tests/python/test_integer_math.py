@@ -54,6 +54,11 @@ FORMS = {
     "comparisons": lambda i, j, k: ((i < j).float(), (i == 3).long(), (2 <= i).int(), i.ne(j) & (k > 0),
                                     torch.where(i >= j, torch.tensor(1.0), torch.tensor(0.0)), (k < i).float(),
                                     (i > 2 ** 40).float()),
+    # a bool's .long() / .int() as 0 / 1 in integer math; where / masked_fill picking int values
+    "bool casts, where, masked_fill": lambda i, j, k: (
+        (i < j).long() * 5 + i, (i < j).int() + k, (i == j).to(torch.int64) - j, torch.where(i < j, i, j - 4),
+        torch.where(k > 0, k, 0), torch.where(i >= 4, -3, i), (i - 4).masked_fill(i > j, -1),
+        k.masked_fill(i == 0, 2 ** 31 - 1)),
     "shifts": lambda i, j, k: (i << 2, (i - 4) >> 1, (i - 4) << j, (i * 2 ** 60) << 3, torch.bitwise_right_shift(
         k - 3, 1), k << 30, (i - 4) >> (j + 56)),
 }
@@ -234,3 +239,38 @@ def test_gcd_and_lcm_stay_refused_in_one_line(name):
     with pytest.raises(Exception, match=rf"^lowering failed: {name} \(torch\.{name}\): gcd and lcm of int64 values: "
                                         r"ptec has no kernel[^\n]*$"):
         compile_model(Model().eval(), [x], [(x,)])
+
+
+class Promoted(torch.nn.Module):
+    """Float operands beside int64 values: torch's float32 copy of the int, then float math."""
+
+    def forward(self, a, x):
+        i = x.argmax(-1) - 3
+        return (a < 2.5, a == 16777217.0, -0.5 < a, i >= 1.5, a + x, a * 0.5, a / 4, torch.true_divide(i, i + 8),
+                0.5 - a, torch.where(x > 0, a, x), torch.maximum(i, x[:, 0]))
+
+
+def test_float_operands_promote_as_torch(tmp_path):
+    # 2^24 + 1 has no float32: its copy is 2^24, which equals the float 16777217.0 (torch's answer too)
+    a = torch.tensor([0, 1, 2, 3, -3, 16777217, 16777216, -1])
+    g = torch.Generator().manual_seed(3)
+    xs = [(a[:4].repeat(2) * (k % 3 - 1), torch.randn(6, 8, generator=g) * 2) for k in range(12)]
+    model = Promoted().eval()
+    res = compile_model(model, list(xs[0]), xs)
+    prog = parse_program(res.data)
+    assert [o.dtype for o in res.lowered.outputs] == ["bool"] * 4 + ["float32"] * 7
+    for feed in [(a, xs[0][1])] + xs[8:]:
+        feed = [t.numpy() for t in feed]
+        got = host_runtime.run(prog, res.data, feed, workdir=str(tmp_path))
+        assert [g.tobytes() for g in got] == [w.tobytes() for w in run_program(prog, feed)]
+        with torch.no_grad():
+            want = model(*[torch.from_numpy(f) for f in feed])
+        for h, w in zip(got[:4], want[:4]):
+            assert np.array_equal(h, w.numpy()), (h, w)                       # bools: exact
+        if feed[0].max() > 2 ** 20:
+            assert want[1].tolist() == [False] * 5 + [True, True, False]
+            continue
+        for name, h, w in zip(res.graph.outputs[4:], got[4:], want[4:]):
+            step = res.graph.node(name).qparams[0]
+            # float32 math on int8 values: where's int operand on its own grid, then on where's (1.03 measured)
+            assert np.abs(h - w.numpy()).max() <= 1.5 * step, (name, h, w)

@@ -41,7 +41,7 @@ from ...ir import Node
 from ...lowered import Act, clone_dim_order, layout, needs_relayout, new_act, raw_view
 from ...pte.program_builder import CHANNELS_LAST
 from ...pte.schema import ScalarType
-from .lowering_bool import _call, _contiguous, _dim_order
+from .lowering_bool import _call, _contiguous, _dim_order, bool_value
 
 SCALAR_TYPES = {"int64": ScalarType.LONG, "int32": ScalarType.INT}
 _DIVISIONS = {"floor_divide": "aten::floor_divide.out", "remainder": "aten::remainder.Tensor_out",
@@ -121,11 +121,13 @@ def _laid_out(ctx, x: Act) -> Act:
 
 def op_int_math(ctx, n: Node):
     kind, st = n.attrs["kind"], SCALAR_TYPES[n.attrs["dtype"]]
-    xs = _operands(ctx, n, 2 if kind in _TWO else len(n.inputs))
+    xs = _operands(ctx, n, 2 if kind in _TWO else len(n.inputs)) if kind != "where" else []
     if any(x.dtype != st for x in xs):
         return ctx.refuse(n, f"an operand is not an {n.attrs['dtype']} tensor")
     if kind == "cast":
         return xs[0]
+    if kind == "where":
+        return _where(ctx, n, st)
     if kind in ("maximum", "minimum", "abs", "sign"):
         return _extreme(ctx, n, xs, st)
     if kind in ("cat", "stack"):
@@ -159,6 +161,18 @@ def op_int_math(ctx, n: Node):
     if kind != "mul":
         named["alpha"] = int(n.attrs["alpha"])
     return _call(ctx, f"aten::{kind}.out", named, st, n.shape)
+
+
+def _where(ctx, n: Node, st) -> Act:
+    """torch.where(m, a, b) of integers (masked_fill: where(m, v, i)):
+    aten::where.self_out with the bool m picking between the two operands
+    (Python ints: 0-d constants of the dtype)."""
+    picked = Node(n.name, n.op, n.inputs[1:], n.attrs)
+    a, b = _operands(ctx, picked, 2)
+    if any(x.dtype != st for x in (a, b)):
+        return ctx.refuse(n, f"an operand is not an {n.attrs['dtype']} tensor")
+    cond = bool_value(ctx, n.inputs[0])
+    return _call(ctx, "aten::where.self_out", dict(condition=cond, self=a, other=b), st, n.shape)
 
 
 def _extreme(ctx, n: Node, xs: List[Act], st) -> Act:
