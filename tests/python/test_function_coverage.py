@@ -982,6 +982,16 @@ RUNS = {
         lambda x: torch.cat([torch.maximum(x.argmax(-1), x.argmin(-1)), torch.minimum(x.argmax(-1) - 4, x.argmin(-1)),
                              (x.argmax(-1) - 4).abs(), torch.sign(x.argmax(-1) - x.argmin(-1))]).float(), S3, R, 0.0,
         "int8"),
+    # int values beside floats: torch's float32 copy, then float math (capture_int_promotion); a bool's
+    # .long() in integer math, where / masked_fill picking int values (aten::where.self_out on int64)
+    "i + x, i * 0.5, i / c, i < 2.5 (int64 promoted to float32)": (
+        lambda x: torch.cat([x.argmax(-1) + x[:, :, 0], x.argmax(-1) * 0.5, x.argmax(-1) / 3,
+                             (x.argmax(-1) < 2.5).float(), torch.true_divide(x.argmax(-1), x.argmin(-1) + 1)]),
+        S3, R, 1.5, "int8"),                                                                       # 1.24
+    "(i < j).long() * c + i, torch.where(m, i, j), masked_fill (int64)": (
+        lambda x: torch.cat([(x.argmax(-1) < x.argmin(-1)).long() * 5 + x.argmax(-1),
+                             torch.where(x[:, :, 0] > 0, x.argmax(-1), x.argmin(-1) - 3),
+                             x.argmax(-1).masked_fill(x[:, :, 1] > 0, -2)]).float(), S3, R, 0.0, "int8"),
     "F.embedding(torch.stack([ids, 9 - ids]))": (lambda x: F.embedding(torch.stack([(x.abs() * 3).long(),
                                                                                     9 - (x.abs() * 3).long()]),
                                                                        torch.linspace(-1, 1, 40).reshape(10, 4)),
