@@ -73,7 +73,7 @@ _JOIN = {torch.cat: "cat", torch.concat: "cat", torch.stack: "stack"}
 # floor division and remainders of integers (torch.div with a rounding_mode: _division_kind)
 _DIVISION = {operator.floordiv: "floor_divide", torch.floor_divide: "floor_divide", "floor_divide": "floor_divide",
              operator.mod: "remainder", torch.remainder: "remainder", "remainder": "remainder",
-             torch.fmod: "fmod", "fmod": "fmod"}
+             torch.fmod: "fmod", "fmod": "fmod", torch.gcd: "gcd", "gcd": "gcd", torch.lcm: "lcm", "lcm": "lcm"}
 _ROUNDING = {"floor": "floor_divide", "trunc": "trunc_divide"}
 # bitwise functions and shifts of integers (~i is i ^ -1)
 _BITWISE = {operator.and_: "bitwise_and", torch.bitwise_and: "bitwise_and", "bitwise_and": "bitwise_and",
@@ -87,7 +87,15 @@ for _name, _kind in (("bitwise_left_shift", "left_shift"), ("bitwise_right_shift
     if hasattr(torch, _name):
         _BITWISE[getattr(torch, _name)] = _kind
 _INVERT = (operator.invert, torch.bitwise_not, "bitwise_not")
-_NO_KERNEL = (torch.gcd, "gcd", torch.lcm, "lcm")
+# reductions of int values: sum (int64, or the dtype asked), amax / amin (max / min of the
+# whole tensor), argmax / argmin, cumsum (int64); attrs dims (None: every dim), keepdim
+_REDUCE = {torch.sum: "sum", "sum": "sum", torch.amax: "amax", "amax": "amax", torch.amin: "amin",
+           "amin": "amin", torch.argmax: "argmax", "argmax": "argmax", torch.argmin: "argmin",
+           "argmin": "argmin", torch.cumsum: "cumsum", "cumsum": "cumsum", torch.max: "amax", "max": "amax",
+           torch.min: "amin", "min": "amin"}
+_REDUCE_ARGS = {"sum": ("input", "dim", "keepdim"), "amax": ("input", "dim", "keepdim"),
+                "amin": ("input", "dim", "keepdim"), "argmax": ("input", "dim", "keepdim"),
+                "argmin": ("input", "dim", "keepdim"), "cumsum": ("input", "dim")}
 _EXTREMES = {torch.maximum: "maximum", "maximum": "maximum", torch.max: "maximum", "max": "maximum",
              torch.minimum: "minimum", "minimum": "minimum", torch.min: "minimum", "min": "minimum",
              operator.abs: "abs", torch.abs: "abs", "abs": "abs", torch.absolute: "abs", "absolute": "abs",
@@ -271,6 +279,9 @@ def int_math_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
         if isinstance(found, str) or found[1]:
             return _refused(fn, by_name, found if isinstance(found, str) else "a number among the tensors")
         return [Node(fn.name, "int_math", found[0], dict(kind=kind, dtype=dtype, dim=dim))]
+    reduced = _reduce_nodes(fn, by_name, dtype)
+    if reduced is not None:
+        return reduced
     extreme = _extreme_nodes(fn, by_name, dtype)
     if extreme is not None:
         return extreme
@@ -294,10 +305,6 @@ def int_math_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
             return None if found is None else _refused(fn, by_name, found)
         # ~i as i ^ -1: every bit flipped
         return [Node(fn.name, "int_math", found[0], dict(kind="bitwise_xor", dtype=dtype, scalars={1: -1}))]
-    if _lookup(_NO_KERNEL, fn.target) and any(isinstance(a, torch.fx.Node) and _int_of(by_name.get(a.name))
-                                              for a in fn.args):
-        return _refused(fn, by_name, f"gcd and lcm of {dtype} values: ptec has no kernel for them (nor has "
-                                     f"upstream's portable library)")
     kind = _division_kind(fn)
     if kind is not None:
         args = dict(zip(("input", "other"), fn.args))
@@ -317,6 +324,41 @@ def int_math_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
             # i.int(), k.long(), i.to(torch.int32): the value in the other integer dtype
             return [Node(fn.name, "int_math", [fn.args[0].name], dict(kind="cast", dtype=dtype))]
     return None
+
+
+def _reduce_nodes(fn: torch.fx.Node, by_name, dtype: str) -> Optional[List[Node]]:
+    """i.sum(), torch.sum(i, dim, keepdim), i.sum(dtype=torch.int32),
+    i.amax(dim) / amin, i.max() / i.min() (the whole tensor's), i.argmax(dim)
+    / argmin, torch.cumsum(i, dim) of an int value: int_math kinds sum,
+    amax, amin, argmax, argmin, cumsum (attrs dims: a list, or None for every
+    dim; keepdim). An int32 value summed into int64 is cast first (the same
+    sum: torch accumulates it in int64)."""
+    kind = _lookup(_REDUCE, fn.target)
+    if kind is None or not fn.args or not isinstance(fn.args[0], torch.fx.Node):
+        return None
+    args = dict(zip(_REDUCE_ARGS[kind], fn.args))
+    if len(fn.args) > len(_REDUCE_ARGS[kind]):
+        return None
+    args.update(fn.kwargs)
+    wanted = args.pop("dtype", None)
+    if set(args) - set(_REDUCE_ARGS[kind]) or (wanted is not None and _FROM_TORCH.get(wanted) != dtype):
+        return None
+    if fn.target in (torch.max, "max", torch.min, "min") and len(args) != 1:
+        return None                       # i.max(dim): values and indices, not run here
+    dim, keepdim = args.get("dim"), args.get("keepdim", False)
+    if kind == "cumsum" and not _python_int(dim):
+        return None
+    dims = None if dim is None or (kind in ("sum", "amax", "amin") and dim in ((), [])) else \
+        [dim] if _python_int(dim) else list(dim) if isinstance(dim, (list, tuple)) and all(map(_python_int, dim)) \
+        else False
+    if dims is False or not isinstance(keepdim, bool) or (kind in ("argmax", "argmin") and dims and len(dims) != 1):
+        return None
+    # i.sum(dtype=torch.int32) of an int64 i: torch's int32 sum of its low bits, the int64 sum's low bits
+    has = _int_of(by_name.get(args["input"].name)) if isinstance(args["input"], torch.fx.Node) else None
+    found = _operands(fn, [args["input"]], by_name, has if kind == "sum" and has else dtype)
+    if found is None or isinstance(found, str):
+        return None if found is None else _refused(fn, by_name, found)
+    return [Node(fn.name, "int_math", found[0], dict(kind=kind, dtype=dtype, dims=dims, keepdim=keepdim))]
 
 
 def _where_nodes(fn: torch.fx.Node, by_name, dtype: str) -> Optional[List[Node]]:
@@ -391,6 +433,8 @@ def eval_int_math(a: dict, xs: List[torch.Tensor]) -> torch.Tensor:
         return getattr(torch, kind)(xs[0].to(dt)).float()
     if kind == "slice":
         return xs[0].narrow(a["dim"], a["start"], a["end"] - a["start"])
+    if kind in _REDUCE_ARGS:
+        return _eval_reduce(kind, xs[0].to(torch.int64).to(dt), a["dims"], a["keepdim"]).float()
     scalars = {int(k): v for k, v in a["scalars"].items()}
     if kind == "where":
         rest = iter(xs[1:])
@@ -404,8 +448,23 @@ def eval_int_math(a: dict, xs: List[torch.Tensor]) -> torch.Tensor:
         return _TORCH_FNS[kind](p, q).float()
     if kind in ("maximum", "minimum"):
         return getattr(torch, kind)(p, q).float()
+    if kind in ("gcd", "lcm"):
+        return getattr(torch, kind)(p, q).float()
     if kind in ("floor_divide", "remainder", "fmod", "trunc_divide"):
         if kind == "trunc_divide":
             return torch.div(p, q, rounding_mode="trunc").float()
         return getattr(torch, kind)(p, q).float()
     return getattr(torch, kind)(p, q, alpha=a["alpha"]).float()
+
+
+def _eval_reduce(kind: str, x: torch.Tensor, dims, keepdim: bool) -> torch.Tensor:
+    """torch's reduction of the integer tensor x (dims None: every dim)."""
+    if kind == "cumsum":
+        return torch.cumsum(x, dims[0])
+    if kind in ("argmax", "argmin"):
+        return getattr(torch, kind)(x, dims[0] if dims else None, keepdim)
+    if dims is None:
+        dims = list(range(x.dim()))
+    if kind == "sum":
+        return torch.sum(x, dims, keepdim) if dims else x.clone()
+    return getattr(torch, kind)(x, dims, keepdim) if dims else x.clone()

@@ -59,6 +59,16 @@ FORMS = {
         (i < j).long() * 5 + i, (i < j).int() + k, (i == j).to(torch.int64) - j, torch.where(i < j, i, j - 4),
         torch.where(k > 0, k, 0), torch.where(i >= 4, -3, i), (i - 4).masked_fill(i > j, -1),
         k.masked_fill(i == 0, 2 ** 31 - 1)),
+    # reductions in integers (aten::sum.IntList_out / amax / amin / cumsum / argmax of int64, int32)
+    "sums, amax / amin, max / min, argmax, cumsum": lambda i, j, k: (
+        torch.stack([i.sum(), i.max(), (j - 3).min(), i.argmax(), k.sum(), torch.sum(i - j), (i * 3 - j).argmin()]),
+        i.view(4, 4).sum(1), (i - 4).view(4, 4).sum(0, keepdim=True), torch.sum(k.view(2, 2, 4), (0, 2)),
+        i.view(4, 4).amax(0), k.view(4, 4).amin(1, keepdim=True), torch.cumsum(i - 4, 0), k.cumsum(0),
+        (i * 3 - j).view(4, 4).argmin(1), k.view(4, 4).argmax(0, keepdim=True), i.sum(dtype=torch.int32) + k,
+        k.view(4, 4).sum(-1, dtype=torch.int32)),
+    # Euclid's gcd on magnitudes (gcd(0, 0) = 0), lcm = |a / gcd * b|
+    "gcd / lcm": lambda i, j, k: (torch.gcd(i - 4, j - 3), torch.lcm(i - 4, j + 1), torch.gcd(k, (j * 2).int()),
+                                  torch.lcm(k, k - 2), torch.gcd(i * 6, torch.tensor(4)), torch.lcm(i, i)),
     "shifts": lambda i, j, k: (i << 2, (i - 4) >> 1, (i - 4) << j, (i * 2 ** 60) << 3, torch.bitwise_right_shift(
         k - 3, 1), k << 30, (i - 4) >> (j + 56)),
 }
@@ -230,15 +240,38 @@ def test_extremes_and_exact_comparisons_of_large_values(tmp_path):
     assert want[5].tolist() == [0, 0, 0, 0, 1, 0]
 
 
-@pytest.mark.parametrize("name", ["gcd", "lcm"])
-def test_gcd_and_lcm_stay_refused_in_one_line(name):
-    class Model(torch.nn.Module):
-        def forward(self, x):
-            return getattr(torch, name)(x.argmax(-1), x.argmin(-1)).float()
-    x = torch.randn(4, 6)
-    with pytest.raises(Exception, match=rf"^lowering failed: {name} \(torch\.{name}\): gcd and lcm of int64 values: "
-                                        r"ptec has no kernel[^\n]*$"):
-        compile_model(Model().eval(), [x], [(x,)])
+class Edges(torch.nn.Module):
+    def forward(self, a, b):
+        c, d = a.int(), b.int()
+        return (torch.gcd(a, b), torch.lcm(a, b), torch.gcd(c, d), torch.lcm(c, d), a.sum(), torch.cumsum(a, 0),
+                a.amax(), a.amin(), a.argmax(), c.argmin(), c.sum(), c.sum(dtype=torch.int32), c.cumsum(0))
+
+
+def test_gcd_lcm_and_sums_at_the_edges(tmp_path):
+    least = -2 ** 63
+    a = torch.tensor([least, least, least, 0, 0, -12, 12, 7, 2 ** 62, 2 ** 62, -1, 5, 2 ** 31 + 6])
+    b = torch.tensor([6, 0, least, 0, -5, 18, -18, 0, 3 * 2 ** 61, 3, least, -7, 2 ** 31 + 4])
+    model = Edges().eval()
+    res = compile_model(model, [a, b], [(a, b)])
+    prog = parse_program(res.data)
+    got = host_runtime.run(prog, res.data, [a.numpy(), b.numpy()], workdir=str(tmp_path))
+    assert [g.tobytes() for g in got] == [w.tobytes() for w in run_program(prog, [a.numpy(), b.numpy()])]
+    with torch.no_grad():
+        want = model(a, b)
+    for g, w in zip(got, want):
+        assert g.dtype == w.numpy().dtype and np.array_equal(g, w.numpy()), (g, w)
+    # torch's own: the least value's magnitude is itself, so gcd(least, 0) is negative; products and sums wrap
+    assert want[0][:5].tolist() == [-2, least, least, 0, 5] and want[1][:3].tolist() == [least, 0, least]
+    total = sum(a.tolist())
+    assert total != want[4].item() and (total - want[4].item()) % 2 ** 64 == 0      # the int64 sum wrapped
+    assert want[0][5:7].tolist() == [6, 6] and want[1][5:7].tolist() == [36, 36]
+    # lcm(least, 5): gcd -1, whose division torch's CPU traps on (SIGFPE): the run fails instead
+    odd = b.clone()
+    odd[0] = 5
+    with pytest.raises(Exception, match="divided by -1"):
+        host_runtime.run(prog, res.data, [a.numpy(), odd.numpy()], workdir=str(tmp_path))
+    with pytest.raises(ValueError, match="divided by -1"):
+        run_program(prog, [a.numpy(), odd.numpy()])
 
 
 class Promoted(torch.nn.Module):

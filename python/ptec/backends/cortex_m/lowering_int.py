@@ -48,7 +48,7 @@ _DIVISIONS = {"floor_divide": "aten::floor_divide.out", "remainder": "aten::rema
               "fmod": "aten::fmod.Tensor_out", "bitwise_and": "aten::bitwise_and.Tensor_out",
               "bitwise_or": "aten::bitwise_or.Tensor_out", "bitwise_xor": "aten::bitwise_xor.Tensor_out",
               "left_shift": "aten::bitwise_left_shift.Tensor_out",
-              "right_shift": "aten::bitwise_right_shift.Tensor_out"}
+              "right_shift": "aten::bitwise_right_shift.Tensor_out", "gcd": "aten::gcd.out", "lcm": "aten::lcm.out"}
 _TWO = ("add", "sub", "mul", "trunc_divide", "maximum", "minimum", *_DIVISIONS)
 
 
@@ -122,12 +122,14 @@ def _laid_out(ctx, x: Act) -> Act:
 def op_int_math(ctx, n: Node):
     kind, st = n.attrs["kind"], SCALAR_TYPES[n.attrs["dtype"]]
     xs = _operands(ctx, n, 2 if kind in _TWO else len(n.inputs)) if kind != "where" else []
-    if any(x.dtype != st for x in xs):
+    if any(x.dtype != st for x in xs) and kind != "sum":       # a sum's self: int32 or int64, out st
         return ctx.refuse(n, f"an operand is not an {n.attrs['dtype']} tensor")
     if kind == "cast":
         return xs[0]
     if kind == "where":
         return _where(ctx, n, st)
+    if kind in _REDUCTIONS:
+        return _reduce(ctx, n, xs[0], st)
     if kind in ("maximum", "minimum", "abs", "sign"):
         return _extreme(ctx, n, xs, st)
     if kind in ("cat", "stack"):
@@ -161,6 +163,30 @@ def op_int_math(ctx, n: Node):
     if kind != "mul":
         named["alpha"] = int(n.attrs["alpha"])
     return _call(ctx, f"aten::{kind}.out", named, st, n.shape)
+
+
+_REDUCTIONS = {"sum": "aten::sum.IntList_out", "amax": "aten::amax.out", "amin": "aten::amin.out",
+               "argmax": "aten::argmax.out", "argmin": "aten::argmin.out", "cumsum": "aten::cumsum.out"}
+
+
+def _reduce(ctx, n: Node, x: Act, st) -> Act:
+    """sum / amax / amin / argmax / argmin / cumsum of a contiguous integer
+    tensor (an int32 one of an int64 node already cast: torch's int64 sum),
+    into a contiguous out of torch's shape, laid out after as n's rank wants."""
+    kind, dims = n.attrs["kind"], n.attrs["dims"]
+    x = _contiguous(ctx, x)
+    out = new_act(ctx.b, st, n.shape, dim_order=list(range(len(n.shape))))
+    named = dict(self=x.value, out=out.value)
+    if kind == "cumsum":
+        named.update(dim=int(dims[0]), dtype=None)
+    elif kind in ("argmax", "argmin"):
+        named.update(dim=int(dims[0]) if dims else None, keepdim=bool(n.attrs["keepdim"]))
+    else:
+        named.update(dim=[int(d) for d in dims or []], keepdim=bool(n.attrs["keepdim"]))
+        if kind == "sum":
+            named["dtype"] = None if st == ScalarType.LONG else int(st)
+    ctx.b.call(_REDUCTIONS[kind], **named)
+    return _laid_out(ctx, out)
 
 
 def _where(ctx, n: Node, st) -> Act:
