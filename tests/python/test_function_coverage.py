@@ -992,6 +992,16 @@ RUNS = {
         lambda x: torch.cat([(x.argmax(-1) < x.argmin(-1)).long() * 5 + x.argmax(-1),
                              torch.where(x[:, :, 0] > 0, x.argmax(-1), x.argmin(-1) - 3),
                              x.argmax(-1).masked_fill(x[:, :, 1] > 0, -2)]).float(), S3, R, 0.0, "int8"),
+    # reductions of int64 values in integers (aten::sum.IntList_out / amax / amin / cumsum / argmax of int64:
+    # op_int_reduce.c), gcd / lcm (aten::gcd.out / lcm.out, ptec's kernels)
+    "i.sum(), i.amax(dim), i.max(), torch.cumsum(i), i.argmax() (int64)": (
+        lambda x: torch.cat([x.argmax(-1).sum(0), x.argmax(-1).amax(0), x.argmin(-1).view(-1).min().view(1),
+                             torch.cumsum(x.argmax(-1) - 4, 1).view(-1), (x.argmax(-1) * 2 - x.argmin(-1)).argmax(1),
+                             x.argmax(-1).sum(1, keepdim=True).view(-1)]).float(), S3, R, 0.0, "int8"),
+    "torch.gcd / torch.lcm (int64)": (
+        lambda x: torch.cat([torch.gcd(x.argmax(-1) - 4, x.argmin(-1) + 2), torch.lcm(x.argmax(-1) - 3,
+                                                                                      x.argmin(-1) + 1)]).float(),
+        S3, R, 0.0, "int8"),
     "F.embedding(torch.stack([ids, 9 - ids]))": (lambda x: F.embedding(torch.stack([(x.abs() * 3).long(),
                                                                                     9 - (x.abs() * 3).long()]),
                                                                        torch.linspace(-1, 1, 40).reshape(10, 4)),
