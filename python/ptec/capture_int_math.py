@@ -93,6 +93,11 @@ _REDUCE = {torch.sum: "sum", "sum": "sum", torch.amax: "amax", "amax": "amax", t
            "amin": "amin", torch.argmax: "argmax", "argmax": "argmax", torch.argmin: "argmin",
            "argmin": "argmin", torch.cumsum: "cumsum", "cumsum": "cumsum", torch.max: "amax", "max": "amax",
            torch.min: "amin", "min": "amin"}
+# i ** k, torch.pow(i, k), torch.square(i) for a Python int k >= 0: kind pow (attrs exponent)
+_POW = (operator.pow, torch.pow, "pow", "__pow__")
+_SQUARE = (torch.square, "square")
+_COUNTS = (torch.count_nonzero, "count_nonzero")
+_DIFF = (torch.diff, "diff")
 _REDUCE_ARGS = {"sum": ("input", "dim", "keepdim"), "amax": ("input", "dim", "keepdim"),
                 "amin": ("input", "dim", "keepdim"), "argmax": ("input", "dim", "keepdim"),
                 "argmin": ("input", "dim", "keepdim"), "cumsum": ("input", "dim")}
@@ -227,12 +232,15 @@ def int_math_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
     anything else: not this module's)."""
     if fn.op not in ("call_function", "call_method"):
         return None
-    compared = _compare_nodes(fn, by_name)
+    compared = _compare_nodes(fn, by_name) or _to_bool_nodes(fn, by_name)
     if compared is not None:
         return compared
     dtype = _result_dtype(fn)
     if dtype is None:
         return None
+    spelled = _spelled_nodes(fn, by_name, dtype)
+    if spelled is not None:
+        return spelled
     kind = _lookup(_BINARY, fn.target)
     if kind is not None:
         if len(fn.args) != 2 or set(fn.kwargs) - ({"alpha"} if kind != "mul" else set()):
@@ -326,6 +334,69 @@ def int_math_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
     return None
 
 
+def _to_bool_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
+    """i.bool() / i.to(torch.bool) of an int value: i != 0 (a compare node of integers)."""
+    if fn.op != "call_method" or not fn.args or not isinstance(fn.args[0], torch.fx.Node) or fn.kwargs:
+        return None
+    if not ((fn.target == "bool" and len(fn.args) == 1)
+            or (fn.target in ("to", "type") and len(fn.args) == 2 and fn.args[1] is torch.bool)):
+        return None
+    has = _int_of(by_name.get(fn.args[0].name))
+    if has is None:
+        return None
+    return [Node(fn.name, "compare", [fn.args[0].name], dict(kind="ne", integer=has, scalar=0.0, int_scalar=0))]
+
+
+def _spelled_nodes(fn: torch.fx.Node, by_name, dtype: str) -> Optional[List[Node]]:
+    """Calls spelled with other integer nodes: `i ** k` / torch.pow(i, k) /
+    torch.square(i) (kind pow, attrs exponent: a Python int >= 0; torch's
+    repeated products, wrapping), torch.count_nonzero(i, dim) ((i != 0) as
+    int64, summed), torch.diff(i, dim=d) (i[1:] - i[:-1] along d)."""
+    if _lookup(_POW, fn.target) or _lookup(_SQUARE, fn.target):
+        square = _lookup(_SQUARE, fn.target)
+        if fn.kwargs or len(fn.args) != (1 if square else 2) or not isinstance(fn.args[0], torch.fx.Node):
+            return None
+        k = 2 if square else fn.args[1]
+        found = _operands(fn, fn.args[:1], by_name, dtype)
+        if found is None or isinstance(found, str):
+            return None if found is None else _refused(fn, by_name, found)
+        if not _python_int(k) or not 0 <= k < 2 ** 31:
+            return _refused(fn, by_name, "an exponent that is not an int in [0, 2^31) (torch refuses a negative "
+                                         "one; a tensor exponent is not run on integers)")
+        return [Node(fn.name, "int_math", found[0], dict(kind="pow", dtype=dtype, exponent=int(k)))]
+    if _lookup(_COUNTS, fn.target) or _lookup(_DIFF, fn.target):
+        count = _lookup(_COUNTS, fn.target)
+        names = ("input", "dim") if count else ("input", "n", "dim")
+        args = dict(zip(names, fn.args))
+        args.update(fn.kwargs)
+        x = args.get("input")
+        if set(args) - set(names) or len(fn.args) > len(names) or not isinstance(x, torch.fx.Node):
+            return None
+        has = _int_of(by_name.get(x.name))
+        if has is None:
+            return None
+        dim = args.get("dim", None if count else -1)
+        if count:
+            dims = None if dim is None else [dim] if _python_int(dim) else list(dim) \
+                if isinstance(dim, (list, tuple)) and all(map(_python_int, dim)) else False
+            if dims is False:
+                return None
+            nz, ones = f"{fn.name}__nonzero", f"{fn.name}__ones"
+            return [Node(nz, "compare", [x.name], dict(kind="ne", integer=has, scalar=0.0, int_scalar=0)),
+                    Node(ones, "bool_to", [nz], dict(dtype="int64")),
+                    Node(fn.name, "int_math", [ones], dict(kind="sum", dtype=dtype, dims=dims, keepdim=False))]
+        shape = getattr(x.meta.get("tensor_meta"), "shape", None)
+        if args.get("n", 1) != 1 or not _python_int(dim) or shape is None or has != dtype:
+            return None
+        d = dim % len(shape)
+        hi, lo = f"{fn.name}__later", f"{fn.name}__earlier"
+        return [Node(hi, "int_math", [x.name], dict(kind="slice", dtype=dtype, dim=d, start=1, end=int(shape[d]))),
+                Node(lo, "int_math", [x.name], dict(kind="slice", dtype=dtype, dim=d, start=0,
+                                                    end=int(shape[d]) - 1)),
+                Node(fn.name, "int_math", [hi, lo], dict(kind="sub", dtype=dtype, scalars={}, alpha=1))]
+    return None
+
+
 def _reduce_nodes(fn: torch.fx.Node, by_name, dtype: str) -> Optional[List[Node]]:
     """i.sum(), torch.sum(i, dim, keepdim), i.sum(dtype=torch.int32),
     i.amax(dim) / amin, i.max() / i.min() (the whole tensor's), i.argmax(dim)
@@ -393,24 +464,35 @@ def _division_kind(fn: torch.fx.Node) -> Optional[str]:
 def int_view_nodes(fn: torch.fx.Node, nodes: List[Node], by_name) -> List[Node]:
     """The nodes capture made for fn, made int_math when they only move an
     int value's elements: slices (`j[:1]`, `i[1:]`, kind slice: attrs dim,
-    start, end), then at most one reshape (`i.unsqueeze(1)`, `i[:, None]`,
-    `i.view(-1)`, `i[0]`; kind view: attrs shape, torch's), so the value
-    stays an integer. Any other nodes: unchanged."""
+    start, end), reshapes (`i.unsqueeze(1)`, `i[:, None]`, `i.view(-1)`,
+    `i[0]`; kind view: attrs shape, torch's), joins of such pieces
+    (`i.flip(0)`, `i.repeat(2)`, `i[:, None].expand(n, 3)`: kind cat, attrs
+    dim) and permutations (`i.t()`, `i.permute(1, 0)`: kind permute, attrs
+    dims), so the value stays an integer. Any other nodes: unchanged."""
     dtype = _result_dtype(fn)
+    movements = ("slice", "reshape", "cat", "permute")
     if dtype is None or not nodes or fn.meta.get("tensor_meta") is None \
-            or any(n.op not in ("slice", "reshape") or len(n.inputs) != 1 for n in nodes) \
-            or any(n.op == "reshape" for n in nodes[:-1]):
+            or any(n.op not in movements or (n.op != "cat" and len(n.inputs) != 1) for n in nodes) \
+            or any(n.op == "reshape" and not (n.attrs.get("shape") or n.attrs.get("target_shape"))
+                   for n in nodes[:-1]):
         return nodes
     made = {}
     for n in nodes:
-        if (made.get(n.inputs[0]) or _int_of(by_name.get(n.inputs[0]))) != dtype:
+        if any((made.get(i) or _int_of(by_name.get(i))) != dtype for i in n.inputs):
             return nodes
+        made[n.name] = dtype
+    for k, n in enumerate(nodes):
         attrs = dict(dtype=dtype, **({"source": n.attrs["source"]} if "source" in n.attrs else {}))
         if n.op == "slice":
             attrs.update(kind="slice", dim=n.attrs["dim"], start=n.attrs["start"], end=n.attrs["end"])
-        else:
+        elif n.op == "cat":
+            attrs.update(kind="cat", dim=n.attrs["dim"])
+        elif n.op == "permute":
+            attrs.update(kind="permute", dims=[int(d) for d in n.attrs["dims"]])
+        elif k == len(nodes) - 1:
             attrs.update(kind="view", shape=[int(d) for d in fn.meta["tensor_meta"].shape])
-        made[n.name] = dtype
+        else:
+            attrs.update(kind="view", shape=[int(d) for d in n.attrs.get("shape") or n.attrs["target_shape"]])
         n.op, n.attrs = "int_math", attrs
     return nodes
 
@@ -433,6 +515,10 @@ def eval_int_math(a: dict, xs: List[torch.Tensor]) -> torch.Tensor:
         return getattr(torch, kind)(xs[0].to(dt)).float()
     if kind == "slice":
         return xs[0].narrow(a["dim"], a["start"], a["end"] - a["start"])
+    if kind == "permute":
+        return xs[0].permute(*a["dims"])
+    if kind == "pow":
+        return torch.pow(xs[0].to(dt), a["exponent"]).float()
     if kind in _REDUCE_ARGS:
         return _eval_reduce(kind, xs[0].to(torch.int64).to(dt), a["dims"], a["keepdim"]).float()
     scalars = {int(k): v for k, v in a["scalars"].items()}

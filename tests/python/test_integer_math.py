@@ -69,6 +69,12 @@ FORMS = {
     # Euclid's gcd on magnitudes (gcd(0, 0) = 0), lcm = |a / gcd * b|
     "gcd / lcm": lambda i, j, k: (torch.gcd(i - 4, j - 3), torch.lcm(i - 4, j + 1), torch.gcd(k, (j * 2).int()),
                                   torch.lcm(k, k - 2), torch.gcd(i * 6, torch.tensor(4)), torch.lcm(i, i)),
+    # elements moved (flip, repeat, t, expand: slices joined, permute_copy), powers by repeated products,
+    # i.bool() as i != 0, count_nonzero as (i != 0) summed, diff as i[1:] - i[:-1]
+    "moves, powers, bool, count_nonzero, diff": lambda i, j, k: (
+        i.flip(0), (j - 3).repeat(2), i.view(4, 4).t(), i[:, None].expand(16, 3), (i - 4) ** 3, torch.square(k),
+        torch.pow(j, 0), (i - 4).bool(), torch.count_nonzero((i - 4).view(4, 4), 1), torch.diff(i),
+        torch.diff(k.view(4, 4), dim=0), (j * 2 ** 20 + 3) ** 3),         # the last wraps in int64
     "shifts": lambda i, j, k: (i << 2, (i - 4) >> 1, (i - 4) << j, (i * 2 ** 60) << 3, torch.bitwise_right_shift(
         k - 3, 1), k << 30, (i - 4) >> (j + 56)),
 }

@@ -136,6 +136,14 @@ def op_int_math(ctx, n: Node):
         return _join(ctx, n, xs, st)
     if kind == "view":
         return _laid_out(ctx, raw_view(ctx.b, _contiguous(ctx, xs[0]), n.shape, list(range(len(n.shape)))))
+    if kind == "pow":
+        return _power(ctx, n, xs[0], st)
+    if kind == "permute":
+        rank = len(n.shape)
+        out = new_act(ctx.b, st, n.shape, dim_order=list(range(rank)))
+        ctx.b.call("aten::permute_copy.out", self=_contiguous(ctx, xs[0]).value,
+                   dims=[int(d) % rank for d in n.attrs["dims"]], out=out.value)
+        return _laid_out(ctx, out)
     if kind == "slice":
         out = new_act(ctx.b, st, n.shape, dim_order=list(range(len(n.shape))))
         ctx.b.call("aten::slice_copy.Tensor_out", self=_contiguous(ctx, xs[0]).value, dim=int(n.attrs["dim"]),
@@ -187,6 +195,23 @@ def _reduce(ctx, n: Node, x: Act, st) -> Act:
             named["dtype"] = None if st == ScalarType.LONG else int(st)
     ctx.b.call(_REDUCTIONS[kind], **named)
     return _laid_out(ctx, out)
+
+
+def _power(ctx, n: Node, x: Act, st) -> Act:
+    """x ** k by repeated squaring with aten::mul.out (products wrap in the
+    dtype, so any order gives torch's result); k = 0: 0 * x + 1, ones."""
+    k, acc, base = int(n.attrs["exponent"]), None, x
+    if k == 0:
+        zero = _call(ctx, "aten::mul.out", dict(self=x, other=_constant(ctx, 0, n.attrs["dtype"])), st, n.shape)
+        return _call(ctx, "aten::add.out", dict(self=zero, other=_constant(ctx, 1, n.attrs["dtype"]), alpha=1), st,
+                     n.shape)
+    while k:
+        if k & 1:
+            acc = base if acc is None else _call(ctx, "aten::mul.out", dict(self=acc, other=base), st, n.shape)
+        k >>= 1
+        if k:
+            base = _call(ctx, "aten::mul.out", dict(self=base, other=base), st, n.shape)
+    return acc
 
 
 def _where(ctx, n: Node, st) -> Act:
