@@ -1002,6 +1002,12 @@ RUNS = {
         lambda x: torch.cat([torch.gcd(x.argmax(-1) - 4, x.argmin(-1) + 2), torch.lcm(x.argmax(-1) - 3,
                                                                                       x.argmin(-1) + 1)]).float(),
         S3, R, 0.0, "int8"),
+    # moved int values (flip, repeat, t: slices joined, permute_copy), powers, count_nonzero, diff (int64)
+    "i.flip / repeat / t, i ** 2, count_nonzero, diff (int64)": (
+        lambda x: torch.cat([x.argmax(-1).flip(1).view(-1), x.argmin(-1).repeat(1, 2).view(-1),
+                             x.argmax(-1).t().reshape(-1), (x.argmax(-1) - 4).view(-1) ** 2,
+                             torch.count_nonzero(x.argmax(-1) - 3, 1), torch.diff(x.argmax(-1)).view(-1)]).float(),
+        S3, R, 0.0, "int8"),
     "F.embedding(torch.stack([ids, 9 - ids]))": (lambda x: F.embedding(torch.stack([(x.abs() * 3).long(),
                                                                                     9 - (x.abs() * 3).long()]),
                                                                        torch.linspace(-1, 1, 40).reshape(10, 4)),
