@@ -45,7 +45,7 @@ from .capture_item_assignment import drop_markers
 from .capture_in_place import AugmentedProxy, refuse_written_tensors, tensors_of, without_dead_code
 from .capture_view_writes import writes_through_views
 from .capture_view_elements import elements_alone
-from .capture_int_math import int_math_nodes, int_view_nodes
+from .capture_int_math import int_extreme_element, int_math_nodes, int_view_nodes
 from .capture_int_promotion import promote_int_operands
 from .capture_binary_math import binary_math_node
 from .capture_casts import float_cast_node, output_dtype
@@ -909,6 +909,10 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                                                       by_name, (in_shape, _meta_shape(fn))))
                 for n in nodes[before:]:
                     n.attrs["source"] = source.attrs.get("source")
+                tuple_sources.add(source.name)
+            elif (source is not None and source.op == "unsupported" and "values_of" in source.attrs
+                  and int_extreme_element(name, source, fn.args[1], by_name) is not None):
+                nodes.extend(int_extreme_element(name, source, fn.args[1], by_name))    # of an int value
                 tuple_sources.add(source.name)
             elif (source is not None and source.op == "unsupported" and "values_of" in source.attrs
                   and fn.args[1] in (1, "indices")):

@@ -397,6 +397,21 @@ def _spelled_nodes(fn: torch.fx.Node, by_name, dtype: str) -> Optional[List[Node
     return None
 
 
+def int_extreme_element(name: str, source: Node, item, by_name) -> Optional[List[Node]]:
+    """Element 0 / .values or 1 / .indices of i.max(dim) / torch.min(i, dim,
+    keepdim) of an int value (capture's unsupported node with attrs
+    values_of): int_math kind amax / amin (the values, i's dtype) or argmax /
+    argmin (int64; ties: the first, as torch). None for anything else."""
+    has = _int_of(by_name.get(source.inputs[0])) if source.inputs else None
+    if has is None or item not in (0, "values", 1, "indices"):
+        return None
+    dim, keepdim, negate, _ = source.attrs["values_of"]
+    values = item in (0, "values")
+    kind = ("amin" if negate else "amax") if values else ("argmin" if negate else "argmax")
+    return [Node(name, "int_math", [source.inputs[0]], dict(kind=kind, dtype=has if values else "int64",
+                                                            dims=[dim], keepdim=keepdim))]
+
+
 def _reduce_nodes(fn: torch.fx.Node, by_name, dtype: str) -> Optional[List[Node]]:
     """i.sum(), torch.sum(i, dim, keepdim), i.sum(dtype=torch.int32),
     i.amax(dim) / amin, i.max() / i.min() (the whole tensor's), i.argmax(dim)

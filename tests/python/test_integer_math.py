@@ -66,6 +66,10 @@ FORMS = {
         i.view(4, 4).amax(0), k.view(4, 4).amin(1, keepdim=True), torch.cumsum(i - 4, 0), k.cumsum(0),
         (i * 3 - j).view(4, 4).argmin(1), k.view(4, 4).argmax(0, keepdim=True), i.sum(dtype=torch.int32) + k,
         k.view(4, 4).sum(-1, dtype=torch.int32)),
+    # values and indices of max(dim) / min(dim) (amax / argmax: ties the first, as torch)
+    "max(dim) / min(dim) values and indices": lambda i, j, k: (
+        i.view(4, 4).max(1).values, i.view(4, 4).min(0)[1], torch.max(k.view(4, 4), 1, keepdim=True).indices,
+        torch.min(k.view(4, 4) - 1, dim=0).values, (i - j).view(4, 4).max(0)[0]),
     # Euclid's gcd on magnitudes (gcd(0, 0) = 0), lcm = |a / gcd * b|
     "gcd / lcm": lambda i, j, k: (torch.gcd(i - 4, j - 3), torch.lcm(i - 4, j + 1), torch.gcd(k, (j * 2).int()),
                                   torch.lcm(k, k - 2), torch.gcd(i * 6, torch.tensor(4)), torch.lcm(i, i)),
