@@ -87,12 +87,12 @@ for _name, _kind in (("bitwise_left_shift", "left_shift"), ("bitwise_right_shift
     if hasattr(torch, _name):
         _BITWISE[getattr(torch, _name)] = _kind
 _INVERT = (operator.invert, torch.bitwise_not, "bitwise_not")
-# reductions of int values: sum (int64, or the dtype asked), amax / amin (max / min of the
+# reductions of int values: sum and prod (int64, or the dtype asked), amax / amin (max / min of the
 # whole tensor), argmax / argmin, cumsum (int64); attrs dims (None: every dim), keepdim
 _REDUCE = {torch.sum: "sum", "sum": "sum", torch.amax: "amax", "amax": "amax", torch.amin: "amin",
            "amin": "amin", torch.argmax: "argmax", "argmax": "argmax", torch.argmin: "argmin",
            "argmin": "argmin", torch.cumsum: "cumsum", "cumsum": "cumsum", torch.max: "amax", "max": "amax",
-           torch.min: "amin", "min": "amin"}
+           torch.min: "amin", "min": "amin", torch.prod: "prod", "prod": "prod"}
 # i ** k, torch.pow(i, k), torch.square(i) for a Python int k >= 0: kind pow (attrs exponent)
 _POW = (operator.pow, torch.pow, "pow", "__pow__")
 _SQUARE = (torch.square, "square")
@@ -100,7 +100,7 @@ _COUNTS = (torch.count_nonzero, "count_nonzero")
 _DIFF = (torch.diff, "diff")
 _REDUCE_ARGS = {"sum": ("input", "dim", "keepdim"), "amax": ("input", "dim", "keepdim"),
                 "amin": ("input", "dim", "keepdim"), "argmax": ("input", "dim", "keepdim"),
-                "argmin": ("input", "dim", "keepdim"), "cumsum": ("input", "dim")}
+                "argmin": ("input", "dim", "keepdim"), "cumsum": ("input", "dim"), "prod": ("input", "dim", "keepdim")}
 _EXTREMES = {torch.maximum: "maximum", "maximum": "maximum", torch.max: "maximum", "max": "maximum",
              torch.minimum: "minimum", "minimum": "minimum", torch.min: "minimum", "min": "minimum",
              operator.abs: "abs", torch.abs: "abs", "abs": "abs", torch.absolute: "abs", "absolute": "abs",
@@ -414,9 +414,9 @@ def int_extreme_element(name: str, source: Node, item, by_name) -> Optional[List
 
 def _reduce_nodes(fn: torch.fx.Node, by_name, dtype: str) -> Optional[List[Node]]:
     """i.sum(), torch.sum(i, dim, keepdim), i.sum(dtype=torch.int32),
-    i.amax(dim) / amin, i.max() / i.min() (the whole tensor's), i.argmax(dim)
-    / argmin, torch.cumsum(i, dim) of an int value: int_math kinds sum,
-    amax, amin, argmax, argmin, cumsum (attrs dims: a list, or None for every
+    i.prod() / i.prod(dim), i.amax(dim) / amin, i.max() / i.min() (the whole
+    tensor's), i.argmax(dim) / argmin, torch.cumsum(i, dim) of an int value:
+    int_math kinds sum, prod, amax, amin, argmax, argmin, cumsum (attrs dims: a list, or None for every
     dim; keepdim). An int32 value summed into int64 is cast first (the same
     sum: torch accumulates it in int64)."""
     kind = _lookup(_REDUCE, fn.target)
@@ -437,11 +437,12 @@ def _reduce_nodes(fn: torch.fx.Node, by_name, dtype: str) -> Optional[List[Node]
     dims = None if dim is None or (kind in ("sum", "amax", "amin") and dim in ((), [])) else \
         [dim] if _python_int(dim) else list(dim) if isinstance(dim, (list, tuple)) and all(map(_python_int, dim)) \
         else False
-    if dims is False or not isinstance(keepdim, bool) or (kind in ("argmax", "argmin") and dims and len(dims) != 1):
+    if dims is False or not isinstance(keepdim, bool) or (kind in ("argmax", "argmin", "prod") and dims
+                                                           and len(dims) != 1):
         return None
     # i.sum(dtype=torch.int32) of an int64 i: torch's int32 sum of its low bits, the int64 sum's low bits
     has = _int_of(by_name.get(args["input"].name)) if isinstance(args["input"], torch.fx.Node) else None
-    found = _operands(fn, [args["input"]], by_name, has if kind == "sum" and has else dtype)
+    found = _operands(fn, [args["input"]], by_name, has if kind in ("sum", "prod") and has else dtype)
     if found is None or isinstance(found, str):
         return None if found is None else _refused(fn, by_name, found)
     return [Node(fn.name, "int_math", found[0], dict(kind=kind, dtype=dtype, dims=dims, keepdim=keepdim))]
@@ -568,4 +569,6 @@ def _eval_reduce(kind: str, x: torch.Tensor, dims, keepdim: bool) -> torch.Tenso
         dims = list(range(x.dim()))
     if kind == "sum":
         return torch.sum(x, dims, keepdim) if dims else x.clone()
+    if kind == "prod":
+        return torch.prod(x, dims[0], keepdim) if len(dims) == 1 else torch.prod(x) if dims else x.clone()
     return getattr(torch, kind)(x, dims, keepdim) if dims else x.clone()

@@ -356,6 +356,10 @@ def _portable_table():
         **{f"aten::{k}": (lambda arg, named, out, _k=k.split(".")[0]: P.int_reduce(
             _k, t(arg, "self"), arg("dim", "int[]"), s(arg, "keepdim"), NUMPY_DTYPE[ScalarType(out.scalar_type)]))
            for k in ("sum.IntList_out", "amax.out", "amin.out")},
+        "aten::prod.int_out": lambda arg, named, out: P.int_reduce(
+            "prod", t(arg, "self"), [s(arg, "dim")], s(arg, "keepdim"), NUMPY_DTYPE[ScalarType(out.scalar_type)]),
+        "aten::prod.out": lambda arg, named, out: P.int_reduce(
+            "prod", t(arg, "self"), None, False, NUMPY_DTYPE[ScalarType(out.scalar_type)]),
         "aten::cumsum.out": lambda arg, named, out: P.int_cumsum(t(arg, "self"), s(arg, "dim"),
                                                                  NUMPY_DTYPE[ScalarType(out.scalar_type)]),
         "aten::sort.values": lambda arg, named, out: P.ordered(t(arg, "self"), s(arg, "dim"), s(arg, "descending"),

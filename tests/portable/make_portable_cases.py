@@ -594,6 +594,23 @@ run_case("argmax_int64_rows", arg_op("aten::argmax.out", [2, 3], [2], st=I64, di
          [(np.array([1, 1], np.int64), None)])
 run_case("argmin_int32_flat", arg_op("aten::argmin.out", [2, 2], [], st=I32, dim=None, keepdim=False),
          [(np.array([[4, -2 ** 31], [0, -2 ** 31]], np.int32), None)], [(np.array(1, np.int64), None)])
+# products wrap modulo 2^64: 2^62 * 2^62 * 5 is 0 (2^124), -1 * -2 * -3 is -6; along dim 0 of int32 [[2^31 - 1, 3],
+# [2, -4]] into int64: 2^32 - 2 (exact), -12; prod.out of [2^32, 2^32 - 1] (into int64) is 2^64 - 2^32 wrapped: -2^32;
+# over no elements 1
+run_case("prod_int64_dim1", arg_op("aten::prod.int_out", [2, 3], [2], st=I64, out_st=I64, dim=1, keepdim=False,
+                                   dtype=None), [(SUM_X, None)], [(np.array([0, -6], np.int64), None)])
+run_case("prod_int32_into_int64_keepdim", arg_op("aten::prod.int_out", [2, 2], [1, 2], st=I32, out_st=I64, dim=0,
+                                                 keepdim=True, dtype=None),
+         [(np.array([[2 ** 31 - 1, 3], [2, -4]], np.int32), None)], [(np.array([[2 ** 32 - 2, -12]], np.int64), None)])
+run_case("prod_all_int64", arg_op("aten::prod.out", [2], [], st=I64, out_st=I64, dtype=None),
+         [(np.array([2 ** 32, 2 ** 32 - 1], np.int64), None)], [(np.array(-2 ** 32, np.int64), None)])
+run_case("prod_int64_empty", arg_op("aten::prod.int_out", [2, 0], [2], st=I64, out_st=I64, dim=1, keepdim=False,
+                                    dtype=None), [(np.zeros((2, 0), np.int64), None)],
+         [(np.array([1, 1], np.int64), None)])
+fail_case("prod_out_int32", arg_op("aten::prod.out", [3], [], st=I32, out_st=I32, dtype=None), INVALID_ARGUMENT,
+          "out must be int64")
+fail_case("prod_dim", arg_op("aten::prod.int_out", [2, 3], [2], st=I64, out_st=I64, dim=2, keepdim=False,
+                             dtype=None), INVALID_ARGUMENT, "dim out of range")
 fail_case("sum_float", arg_op("aten::sum.IntList_out", [2, 3], [2], st=F32, out_st=F32, dim=[1], keepdim=False,
                               dtype=None), NOT_SUPPORTED, "self must be int32 or int64")
 fail_case("sum_out_int32", arg_op("aten::sum.IntList_out", [2, 3], [2], st=I32, out_st=I32, dim=[1],

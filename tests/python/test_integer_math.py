@@ -65,7 +65,8 @@ FORMS = {
         i.view(4, 4).sum(1), (i - 4).view(4, 4).sum(0, keepdim=True), torch.sum(k.view(2, 2, 4), (0, 2)),
         i.view(4, 4).amax(0), k.view(4, 4).amin(1, keepdim=True), torch.cumsum(i - 4, 0), k.cumsum(0),
         (i * 3 - j).view(4, 4).argmin(1), k.view(4, 4).argmax(0, keepdim=True), i.sum(dtype=torch.int32) + k,
-        k.view(4, 4).sum(-1, dtype=torch.int32)),
+        k.view(4, 4).sum(-1, dtype=torch.int32), (i + 1).view(4, 4).prod(1), torch.prod((j - 3).view(4, 4), 0, True),
+        torch.stack([(i + 1).prod(), k.prod()])),
     # values and indices of max(dim) / min(dim) (amax / argmax: ties the first, as torch)
     "max(dim) / min(dim) values and indices": lambda i, j, k: (
         i.view(4, 4).max(1).values, i.view(4, 4).min(0)[1], torch.max(k.view(4, 4), 1, keepdim=True).indices,
@@ -254,7 +255,8 @@ class Edges(torch.nn.Module):
     def forward(self, a, b):
         c, d = a.int(), b.int()
         return (torch.gcd(a, b), torch.lcm(a, b), torch.gcd(c, d), torch.lcm(c, d), a.sum(), torch.cumsum(a, 0),
-                a.amax(), a.amin(), a.argmax(), c.argmin(), c.sum(), c.sum(dtype=torch.int32), c.cumsum(0))
+                a.amax(), a.amin(), a.argmax(), c.argmin(), c.sum(), c.sum(dtype=torch.int32), c.cumsum(0),
+                (b + 3).prod(), c.prod(), (d - 1).prod(dtype=torch.int32))
 
 
 def test_gcd_lcm_and_sums_at_the_edges(tmp_path):

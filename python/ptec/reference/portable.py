@@ -166,16 +166,17 @@ def _gcd_lcm(fn: str, a: np.ndarray, b: np.ndarray, least) -> np.ndarray:
 
 
 def int_reduce(kind: str, x: np.ndarray, dim, keepdim: bool, out_dtype) -> np.ndarray:
-    """aten::sum.IntList_out, amax.out, amin.out of int32 / int64 tensors
-    (op_int_reduce.c): dim None or [] reduces every dim; a sum wraps modulo
-    2^64 and is kept in out's dtype (int64, or int32 when asked), amax /
-    amin keep self's dtype and refuse no elements."""
+    """aten::sum.IntList_out, prod.int_out / prod.out, amax.out, amin.out of
+    int32 / int64 tensors (op_int_reduce.c): dim None or [] reduces every
+    dim; a sum or product wraps modulo 2^64 and is kept in out's dtype
+    (int64, or int32 when asked), amax / amin keep self's dtype and refuse
+    no elements."""
     if x.dtype not in (np.int32, np.int64):
         raise ValueError(f"{kind}: int32 or int64 tensors, got {x.dtype}")
     axes = tuple(range(x.ndim)) if not dim else tuple(sorted({d % max(x.ndim, 1) for d in dim})) if x.ndim else ()
-    if kind == "sum":
-        with np.errstate(over="ignore"):
-            y = np.sum(x.astype(np.int64), axis=axes, keepdims=bool(keepdim))      # numpy's int64 sum wraps
+    if kind in ("sum", "prod"):
+        with np.errstate(over="ignore"):      # numpy's int64 sums and products wrap
+            y = (np.sum if kind == "sum" else np.prod)(x.astype(np.int64), axis=axes, keepdims=bool(keepdim))
         return np.asarray(y).astype(out_dtype)
     if x.size == 0:
         raise ValueError(f"{kind}: over no elements")

@@ -4,22 +4,25 @@
  *   aten::amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out)
  *   aten::amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out)
  *   aten::cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out)
+ *   aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out)
+ *   aten::prod.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out)
  *
  * self is int32 or int64, any dim order; a dim list None or [] reduces every
- * dim. sum and cumsum give int64 (PyTorch's promotion of an integer sum),
- * or int32 when dtype says so (and out is int32); they wrap in out's dtype
- * as PyTorch's do (two's complement: the sum is taken modulo 2^64 and kept
- * in out's width). A sum over no elements is 0, as PyTorch's; amax / amin
+ * dim (prod.out: every dim). sum, prod and cumsum give int64 (PyTorch's
+ * promotion of an integer sum or product), or int32 when dtype says so (and
+ * out is int32); they wrap in out's dtype as PyTorch's do (two's
+ * complement: taken modulo 2^64 and kept in out's width). A sum over no
+ * elements is 0, a product 1, as PyTorch's; amax / amin
  * over none fail the load (PyTorch refuses them), and keep self's dtype.
  * These are upstream's schemas; upstream's portable kernels (op_sum.cpp,
- * op_amax.cpp, op_amin.cpp, op_cumsum.cpp) take the integer dtypes too, and
+ * op_amax.cpp, op_amin.cpp, op_cumsum.cpp, op_prod.cpp) take the integer dtypes too, and
  * ptec's take only them (its float reductions are other kernels). */
 #include <string.h>
 
 #include "kernels/portable/portable_args.h"
 #include "kernels/portable/strides.h"
 
-typedef enum int_reduce_kind { INT_SUM, INT_AMAX, INT_AMIN, INT_CUMSUM } int_reduce_kind;
+typedef enum int_reduce_kind { INT_SUM, INT_AMAX, INT_AMIN, INT_CUMSUM, INT_PROD } int_reduce_kind;
 
 typedef struct int_reduce_state {
     uint32_t reduced_mask; /* bit d: logical dim d of self is reduced (cumsum: its one dim) */
@@ -74,6 +77,31 @@ static ptec_status check_sum_dtype(ptec_op *op, int dtype_arg, int out_arg, cons
     return PTEC_OK;
 }
 
+/* The reduced count and out's sizes from s->reduced_mask and s->keepdim. */
+static ptec_status finish_reduce(ptec_op *op, const ptec_tensor *self, const ptec_tensor *out, int_reduce_kind kind)
+{
+    int_reduce_state *s = op->state;
+    int32_t want[PTEC_MAX_RANK];
+    int rank = 0;
+    uint64_t reduced = 1;
+    for (int d = 0; d < self->rank; ++d) {
+        if (s->reduced_mask & (1u << d)) {
+            reduced *= (uint64_t)self->sizes[d];
+            if (s->keepdim) {
+                want[rank++] = 1;
+            }
+        } else {
+            want[rank++] = self->sizes[d];
+        }
+    }
+    if (reduced == 0 && (kind == INT_AMAX || kind == INT_AMIN)) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 1, PTEC_MSG("amax/amin over no elements"));
+    }
+    s->count = (uint32_t)reduced;
+    return ptec_portable_expect_sizes(op, s->out_arg, out, want, rank,
+                                      PTEC_MSG("out's sizes do not match dim and keepdim"));
+}
+
 /* sum.IntList_out, amax.out, amin.out: self 0, dims 1, keepdim 2, (dtype 3), out */
 static ptec_status prepare_reduce(ptec_op *op, int_reduce_kind kind)
 {
@@ -125,25 +153,46 @@ static ptec_status prepare_reduce(ptec_op *op, int_reduce_kind kind)
         }
         s->reduced_mask |= 1u << d;
     }
-    int32_t want[PTEC_MAX_RANK];
-    int rank = 0;
-    uint64_t reduced = 1;
-    for (int d = 0; d < self->rank; ++d) {
-        if (s->reduced_mask & (1u << d)) {
-            reduced *= (uint64_t)self->sizes[d];
-            if (keepdim) {
-                want[rank++] = 1;
-            }
-        } else {
-            want[rank++] = self->sizes[d];
-        }
+    return finish_reduce(op, self, out, kind);
+}
+
+/* prod.int_out: self 0, dim 1, keepdim 2, dtype 3, out 4; prod.out: self 0, dtype 1, out 2 */
+static ptec_status prepare_prod_with(ptec_op *op, bool all)
+{
+    int_reduce_state *s = op->state;
+    const int out_arg = all ? 2 : 4;
+    ptec_tensor *self, *out;
+    int64_t dim64 = 0;
+    bool keepdim = false;
+    int dim = 0;
+    ptec_status st;
+    if ((st = ptec_op_expect_argc(op, (size_t)out_arg + 2u)) != PTEC_OK ||
+        (st = ptec_op_get_tensor(op, 0, &self)) != PTEC_OK || (st = ptec_op_get_out(op, &out)) != PTEC_OK) {
+        return st;
     }
-    if (reduced == 0 && kind != INT_SUM) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 1, PTEC_MSG("amax/amin over no elements"));
+    if (!all && ((st = ptec_op_get_int(op, 1, &dim64)) != PTEC_OK || (st = ptec_op_get_bool(op, 2, &keepdim)) != PTEC_OK)) {
+        return st;
     }
-    s->count = (uint32_t)reduced;
-    return ptec_portable_expect_sizes(op, out_arg, out, want, rank,
-                                      PTEC_MSG("out's sizes do not match dim and keepdim"));
+    if (!integral(self->dtype)) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, 0, PTEC_MSG("self must be int32 or int64"));
+    }
+    if ((st = check_sum_dtype(op, all ? 1 : 3, out_arg, out)) != PTEC_OK) {
+        return st;
+    }
+    if (out->flags & PTEC_TENSOR_CONSTANT) {
+        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, out_arg, PTEC_MSG("out must not be a constant tensor"));
+    }
+    if (!all && self->rank == 0 && dim64 != 0 && dim64 != -1) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 1, PTEC_MSG("dim out of range for the tensor's rank"));
+    }
+    if (!all && self->rank > 0 && (st = ptec_portable_dim(op, 1, dim64, self->rank, &dim)) != PTEC_OK) {
+        return st;
+    }
+    memset(s, 0, sizeof *s);
+    s->keepdim = keepdim;
+    s->out_arg = (uint8_t)out_arg;
+    s->reduced_mask = self->rank == 0 ? 0u : all ? (uint32_t)((1u << self->rank) - 1u) : 1u << dim;
+    return finish_reduce(op, self, out, INT_PROD);
 }
 
 static ptec_status run_reduce(ptec_op *op, int_reduce_kind kind)
@@ -157,11 +206,12 @@ static ptec_status run_reduce(ptec_op *op, int_reduce_kind kind)
     for (uint32_t o = 0; o < t_out->numel; ++o) {
         int32_t red_index[PTEC_MAX_RANK] = {0};
         size_t at = off_x, unused = 0;
-        uint64_t sum = 0; /* unsigned: the sum wraps modulo 2^64, no undefined overflow */
+        uint64_t sum = 0, product = 1; /* unsigned: both wrap modulo 2^64, no undefined overflow */
         int64_t best = s->count > 0 ? load(t_in, at) : 0;
         for (uint32_t i = 0; i < s->count; ++i) {
             int64_t v = load(t_in, at);
             sum += (uint64_t)v;
+            product *= (uint64_t)v;
             if (kind == INT_AMAX ? v > best : v < best) {
                 best = v;
             }
@@ -169,7 +219,7 @@ static ptec_status run_reduce(ptec_op *op, int_reduce_kind kind)
                 ptec_walk_step(w.reduced, w.red_sizes, red_index, w.red_sx, &at, zero, &unused);
             }
         }
-        store(t_out, off_y, kind == INT_SUM ? sum : (uint64_t)best);
+        store(t_out, off_y, kind == INT_SUM ? sum : kind == INT_PROD ? product : (uint64_t)best);
         ptec_walk_step(w.kept, w.kept_sizes, kept_index, w.kept_sx, &off_x, w.kept_sy, &off_y);
     }
     return PTEC_OK;
@@ -245,6 +295,9 @@ static ptec_status run_cumsum(ptec_op *op)
 static ptec_status prepare_sum(ptec_op *op) { return prepare_reduce(op, INT_SUM); }
 static ptec_status prepare_amax(ptec_op *op) { return prepare_reduce(op, INT_AMAX); }
 static ptec_status prepare_amin(ptec_op *op) { return prepare_reduce(op, INT_AMIN); }
+static ptec_status prepare_prod(ptec_op *op) { return prepare_prod_with(op, false); }
+static ptec_status prepare_prod_all(ptec_op *op) { return prepare_prod_with(op, true); }
+static ptec_status run_prod(ptec_op *op) { return run_reduce(op, INT_PROD); }
 static ptec_status run_sum(ptec_op *op) { return run_reduce(op, INT_SUM); }
 static ptec_status run_amax(ptec_op *op) { return run_reduce(op, INT_AMAX); }
 static ptec_status run_amin(ptec_op *op) { return run_reduce(op, INT_AMIN); }
@@ -255,3 +308,7 @@ const ptec_kernel ptec_kernel_aten_amax_out = {"aten::amax.out", sizeof(int_redu
 const ptec_kernel ptec_kernel_aten_amin_out = {"aten::amin.out", sizeof(int_reduce_state), prepare_amin, run_amin};
 const ptec_kernel ptec_kernel_aten_cumsum_out = {"aten::cumsum.out", sizeof(int_reduce_state), prepare_cumsum,
                                                  run_cumsum};
+const ptec_kernel ptec_kernel_aten_prod_int_out = {"aten::prod.int_out", sizeof(int_reduce_state), prepare_prod,
+                                                   run_prod};
+const ptec_kernel ptec_kernel_aten_prod_out = {"aten::prod.out", sizeof(int_reduce_state), prepare_prod_all,
+                                               run_prod};

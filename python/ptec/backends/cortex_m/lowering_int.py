@@ -122,7 +122,7 @@ def _laid_out(ctx, x: Act) -> Act:
 def op_int_math(ctx, n: Node):
     kind, st = n.attrs["kind"], SCALAR_TYPES[n.attrs["dtype"]]
     xs = _operands(ctx, n, 2 if kind in _TWO else len(n.inputs)) if kind != "where" else []
-    if any(x.dtype != st for x in xs) and kind != "sum":       # a sum's self: int32 or int64, out st
+    if any(x.dtype != st for x in xs) and kind not in ("sum", "prod"):     # their self: int32 or int64, out st
         return ctx.refuse(n, f"an operand is not an {n.attrs['dtype']} tensor")
     if kind == "cast":
         return xs[0]
@@ -174,26 +174,33 @@ def op_int_math(ctx, n: Node):
 
 
 _REDUCTIONS = {"sum": "aten::sum.IntList_out", "amax": "aten::amax.out", "amin": "aten::amin.out",
-               "argmax": "aten::argmax.out", "argmin": "aten::argmin.out", "cumsum": "aten::cumsum.out"}
+               "argmax": "aten::argmax.out", "argmin": "aten::argmin.out", "cumsum": "aten::cumsum.out",
+               "prod": "aten::prod.int_out"}
 
 
 def _reduce(ctx, n: Node, x: Act, st) -> Act:
-    """sum / amax / amin / argmax / argmin / cumsum of a contiguous integer
+    """sum / prod / amax / amin / argmax / argmin / cumsum of a contiguous integer
     tensor (an int32 one of an int64 node already cast: torch's int64 sum),
     into a contiguous out of torch's shape, laid out after as n's rank wants."""
     kind, dims = n.attrs["kind"], n.attrs["dims"]
     x = _contiguous(ctx, x)
     out = new_act(ctx.b, st, n.shape, dim_order=list(range(len(n.shape))))
     named = dict(self=x.value, out=out.value)
+    key = _REDUCTIONS[kind]
     if kind == "cumsum":
         named.update(dim=int(dims[0]), dtype=None)
+    elif kind == "prod":
+        key = "aten::prod.int_out" if dims else "aten::prod.out"
+        named.update(dtype=None if st == ScalarType.LONG else int(st))
+        if dims:
+            named.update(dim=int(dims[0]), keepdim=bool(n.attrs["keepdim"]))
     elif kind in ("argmax", "argmin"):
         named.update(dim=int(dims[0]) if dims else None, keepdim=bool(n.attrs["keepdim"]))
     else:
         named.update(dim=[int(d) for d in dims or []], keepdim=bool(n.attrs["keepdim"]))
         if kind == "sum":
             named["dtype"] = None if st == ScalarType.LONG else int(st)
-    ctx.b.call(_REDUCTIONS[kind], **named)
+    ctx.b.call(key, **named)
     return _laid_out(ctx, out)
 
 
