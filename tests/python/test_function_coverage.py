@@ -998,6 +998,9 @@ RUNS = {
         lambda x: torch.cat([x.argmax(-1).sum(0), x.argmax(-1).amax(0), x.argmin(-1).view(-1).min().view(1),
                              torch.cumsum(x.argmax(-1) - 4, 1).view(-1), (x.argmax(-1) * 2 - x.argmin(-1)).argmax(1),
                              x.argmax(-1).sum(1, keepdim=True).view(-1)]).float(), S3, R, 0.0, "int8"),
+    "i.prod(dim), i.max(dim) values / indices (int64)": (
+        lambda x: torch.cat([(x.argmax(-1) + 1).prod(0), x.argmax(-1).max(1).values, x.argmin(-1).min(1)[1],
+                             (x.argmax(-1) - x.argmin(-1)).prod(1)]).float(), S3, R, 0.0, "int8"),
     "torch.gcd / torch.lcm (int64)": (
         lambda x: torch.cat([torch.gcd(x.argmax(-1) - 4, x.argmin(-1) + 2), torch.lcm(x.argmax(-1) - 3,
                                                                                       x.argmin(-1) + 1)]).float(),
