@@ -484,20 +484,30 @@ def int_view_nodes(fn: torch.fx.Node, nodes: List[Node], by_name) -> List[Node]:
     `i[0]`; kind view: attrs shape, torch's), joins of such pieces
     (`i.flip(0)`, `i.repeat(2)`, `i[:, None].expand(n, 3)`: kind cat, attrs
     dim) and permutations (`i.t()`, `i.permute(1, 0)`: kind permute, attrs
-    dims), so the value stays an integer. Any other nodes: unchanged."""
+    dims), `i.clone()` / `i.contiguous()` (capture's identity: kind view)
+    and `i[j]` (capture's embedding of i's rows by the index j: kind take),
+    so the value stays an integer. Any other nodes: unchanged."""
     dtype = _result_dtype(fn)
-    movements = ("slice", "reshape", "cat", "permute")
+    movements = ("slice", "reshape", "cat", "permute", "identity", "embedding", "flat_index")
     if dtype is None or not nodes or fn.meta.get("tensor_meta") is None \
-            or any(n.op not in movements or (n.op != "cat" and len(n.inputs) != 1) for n in nodes) \
-            or any(n.op == "reshape" and not (n.attrs.get("shape") or n.attrs.get("target_shape"))
+            or any(n.op not in movements or (n.op not in ("cat", "embedding", "flat_index") and len(n.inputs) != 1)
+                   or (n.op == "embedding" and len(n.inputs) != 2) for n in nodes) \
+            or any(n.op in ("reshape", "identity") and not (n.attrs.get("shape") or n.attrs.get("target_shape"))
                    for n in nodes[:-1]):
         return nodes
     made = {}
     for n in nodes:
-        if any((made.get(i) or _int_of(by_name.get(i))) != dtype for i in n.inputs):
+        if n.op == "flat_index":          # i[j]'s computed j, wrapped and checked: an int64 index, kept as it is
+            made[n.name] = "int64"
+            continue
+        # an embedding's ids (input 0) are any index; its table, like every other input, the dtype
+        if any((made.get(i) or _int_of(by_name.get(i))) != dtype for i in n.inputs[n.op == "embedding":]) \
+                or (n.op == "embedding" and (made.get(n.inputs[0]) or _int_of(by_name.get(n.inputs[0]))) is None):
             return nodes
         made[n.name] = dtype
     for k, n in enumerate(nodes):
+        if n.op == "flat_index":
+            continue
         attrs = dict(dtype=dtype, **({"source": n.attrs["source"]} if "source" in n.attrs else {}))
         if n.op == "slice":
             attrs.update(kind="slice", dim=n.attrs["dim"], start=n.attrs["start"], end=n.attrs["end"])
@@ -505,6 +515,8 @@ def int_view_nodes(fn: torch.fx.Node, nodes: List[Node], by_name) -> List[Node]:
             attrs.update(kind="cat", dim=n.attrs["dim"])
         elif n.op == "permute":
             attrs.update(kind="permute", dims=[int(d) for d in n.attrs["dims"]])
+        elif n.op == "embedding":
+            attrs.update(kind="take")
         elif k == len(nodes) - 1:
             attrs.update(kind="view", shape=[int(d) for d in fn.meta["tensor_meta"].shape])
         else:
@@ -533,6 +545,8 @@ def eval_int_math(a: dict, xs: List[torch.Tensor]) -> torch.Tensor:
         return xs[0].narrow(a["dim"], a["start"], a["end"] - a["start"])
     if kind == "permute":
         return xs[0].permute(*a["dims"])
+    if kind == "take":
+        return torch.nn.functional.embedding(xs[0].long(), xs[1].to(dt)).float()
     if kind == "pow":
         return torch.pow(xs[0].to(dt), a["exponent"]).float()
     if kind in _REDUCE_ARGS:

@@ -79,7 +79,8 @@ FORMS = {
     "moves, powers, bool, count_nonzero, diff": lambda i, j, k: (
         i.flip(0), (j - 3).repeat(2), i.view(4, 4).t(), i[:, None].expand(16, 3), (i - 4) ** 3, torch.square(k),
         torch.pow(j, 0), (i - 4).bool(), torch.count_nonzero((i - 4).view(4, 4), 1), torch.diff(i),
-        torch.diff(k.view(4, 4), dim=0), (j * 2 ** 20 + 3) ** 3),         # the last wraps in int64
+        torch.diff(k.view(4, 4), dim=0), (j * 2 ** 20 + 3) ** 3,          # the last wraps in int64
+        i.clone() + 1, k.contiguous() * 2, i[j], (i - 4)[j - 8], k[i].roll(1, 0)),
     "shifts": lambda i, j, k: (i << 2, (i - 4) >> 1, (i - 4) << j, (i * 2 ** 60) << 3, torch.bitwise_right_shift(
         k - 3, 1), k << 30, (i - 4) >> (j + 56)),
 }

@@ -121,6 +121,8 @@ def _laid_out(ctx, x: Act) -> Act:
 
 def op_int_math(ctx, n: Node):
     kind, st = n.attrs["kind"], SCALAR_TYPES[n.attrs["dtype"]]
+    if kind == "take":
+        return _take(ctx, n, st)
     xs = _operands(ctx, n, 2 if kind in _TWO else len(n.inputs)) if kind != "where" else []
     if any(x.dtype != st for x in xs) and kind not in ("sum", "prod"):     # their self: int32 or int64, out st
         return ctx.refuse(n, f"an operand is not an {n.attrs['dtype']} tensor")
@@ -219,6 +221,20 @@ def _power(ctx, n: Node, x: Act, st) -> Act:
         if k:
             base = _call(ctx, "aten::mul.out", dict(self=base, other=base), st, n.shape)
     return acc
+
+
+def _take(ctx, n: Node, st) -> Act:
+    """i[j] of an int value i by an index j (capture's embedding: i's rows,
+    a [rows, 1] view, looked up by j): aten::embedding.out copies rows of
+    any dtype and checks every id against the table (an id outside it fails
+    the run, as torch raises)."""
+    ids, table = (_contiguous(ctx, ctx.get(name)) for name in n.inputs)
+    if ids.dtype not in (ScalarType.INT, ScalarType.LONG) or table.dtype != st or len(table.sizes) != 2:
+        return ctx.refuse(n, "ids that are not an integer tensor, or a table not of the result's dtype")
+    out = new_act(ctx.b, st, n.shape, dim_order=list(range(len(n.shape))))
+    ctx.b.call("aten::embedding.out", weight=table.value, indices=ids.value, padding_idx=-1,
+               scale_grad_by_freq=False, sparse=False, out=out.value)
+    return _laid_out(ctx, out)
 
 
 def _where(ctx, n: Node, st) -> Act:
