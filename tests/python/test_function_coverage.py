@@ -1001,6 +1001,9 @@ RUNS = {
     "i.prod(dim), i.max(dim) values / indices (int64)": (
         lambda x: torch.cat([(x.argmax(-1) + 1).prod(0), x.argmax(-1).max(1).values, x.argmin(-1).min(1)[1],
                              (x.argmax(-1) - x.argmin(-1)).prod(1)]).float(), S3, R, 0.0, "int8"),
+    "i[j], i.clone(), i.roll(c, d) (int64)": (
+        lambda x: torch.cat([x.argmax(1)[0][x.argmin(-1)[0]], (x.argmax(1)[0] - 2)[x.argmin(-1)[0] - 8],
+                             x.argmax(1)[0].clone() * 2, x.argmin(-1)[0].roll(1, 0)]).float(), S3, R, 0.0, "int8"),
     "torch.gcd / torch.lcm (int64)": (
         lambda x: torch.cat([torch.gcd(x.argmax(-1) - 4, x.argmin(-1) + 2), torch.lcm(x.argmax(-1) - 3,
                                                                                       x.argmin(-1) + 1)]).float(),
