@@ -40,13 +40,21 @@ Casts between int64 and int32 (kind cast: `i.int()`, `k.long()`,
 `.to(torch.int32)`) keep the value or, into int32, its low 32 bits as
 torch; an int32 value beside int64 ones is promoted to int64 as torch
 promotes it (lowering casts it). The float graph carries the result as
-float32, as every index value (capture_indices). Refused in one line
+float32, as every index value (capture_indices). A bool's `.long()` /
+`.int()` (capture_bool's bool_to) is an operand like any int value.
+Further kinds: where (torch.where(m, i, j), i.masked_fill(m, v): inputs
+[m, operands]); gcd, lcm (torch's calc_gcd); sum, prod, amax, amin,
+argmax, argmin, cumsum (attrs dims, keepdim: i.sum(), i.max(),
+i.max(dim)'s values and indices, torch.cumsum); pow (i ** k, square);
+permute, take (i[j]); i.bool() is a compare node (i != 0),
+count_nonzero and diff are spelled with compare / bool_to / sum and
+slice / sub. Float operands beside int values are capture_int_promotion's
+(torch's float copy, before capture reads the graph). Refused in one line
 naming the call (an `unsupported` node whose reason lowering reports): an
 operand of a dtype torch would not promote to the result's, a Python int
-outside the result dtype, a Python int shift amount outside [0, width),
-gcd and lcm (no kernel; upstream has none either). Any other integer call
-is left to capture (and then refused by lower.index_used_as_number,
-naming it)."""
+outside the result dtype, a Python int shift amount outside [0, width), a
+negative or tensor exponent. Any other integer call is left to capture
+(and then refused by lower.index_used_as_number, naming it)."""
 from __future__ import annotations
 
 import operator

@@ -28,6 +28,16 @@
   a view of each operand); view: the contiguous bytes under torch's shape;
   slice: aten::slice_copy.Tensor_out (any dtype) of the contiguous value.
 
+* where: aten::where.self_out with the bool condition (masked_fill too).
+* gcd / lcm: aten::gcd.out / lcm.out (ptec's kernels, torch's schemas).
+* sum, prod, amax, amin, cumsum: aten::sum.IntList_out, prod.int_out /
+  prod.out, amax.out, amin.out, cumsum.out of the integers (op_int_reduce.c:
+  sums and products wrap; an int32 value cast to int64 first, torch's
+  accumulation); argmax / argmin: aten::argmax.out / argmin.out on them.
+* pow: repeated squaring with aten::mul.out (wrapping as torch's).
+* permute: aten::permute_copy.out; take (i[j]): aten::embedding.out of the
+  rows of i (a [rows, 1] view), by ids flat_index wrapped and checked.
+
 Operands of other shapes broadcast on contiguous tensors (lowering_bool's
 _call); the result is laid out as every value of its rank."""
 from __future__ import annotations
