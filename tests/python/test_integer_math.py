@@ -320,3 +320,13 @@ def test_float_operands_promote_as_torch(tmp_path):
             step = res.graph.node(name).qparams[0]
             # float32 math on int8 values: where's int operand on its own grid, then on where's (1.03 measured)
             assert np.abs(h - w.numpy()).max() <= 1.5 * step, (name, h, w)
+
+
+def test_a_tensor_exponent_of_integers_is_refused_in_one_line():
+    class Power(torch.nn.Module):
+        def forward(self, x):
+            return x.argmax(-1) ** x.argmin(-1)
+    x = torch.randn(4, 6)
+    with pytest.raises(Exception, match=r"^lowering failed: pow_1 \(operator\.pow\): an exponent that is not an int "
+                                        r"in \[0, 2\^31\)[^\n]*$"):
+        compile_model(Power().eval(), [x], [(x,)])
