@@ -48,7 +48,8 @@ from .capture_buffer_state import (INIT, STATE, as_states, binding_names, copy_w
                                    restore_tensors, with_state_reads, written_tensors)
 from .capture_view_writes import writes_through_views
 from .capture_view_elements import elements_alone
-from .capture_int_math import int_math_nodes, int_view_nodes
+from .capture_int_math import int_extreme_element, int_math_nodes, int_view_nodes
+from .capture_int_promotion import promote_int_operands
 from .capture_binary_math import binary_math_node
 from .capture_casts import float_cast_node, output_dtype
 from .capture_plumbing import tidy_plumbing
@@ -915,6 +916,10 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                     n.attrs["source"] = source.attrs.get("source")
                 tuple_sources.add(source.name)
             elif (source is not None and source.op == "unsupported" and "values_of" in source.attrs
+                  and int_extreme_element(name, source, fn.args[1], by_name) is not None):
+                nodes.extend(int_extreme_element(name, source, fn.args[1], by_name))    # of an int value
+                tuple_sources.add(source.name)
+            elif (source is not None and source.op == "unsupported" and "values_of" in source.attrs
                   and fn.args[1] in (1, "indices")):
                 # the indices of x.max(dim) / x.min(dim): an argmax node (ties: the first, as torch)
                 dim, keepdim, negate, shape = source.attrs["values_of"]
@@ -1747,6 +1752,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     writes_through_views(gm, example_inputs)    # y.relu_(), y[0].mul_(2): out of place, written back (capture_view_writes)
     drop_markers(gm)            # y[idx] = v: its out-of-place value (capture_item_assignment)
     elements_alone(gm)          # torch.hsplit(x, 2)[0]: that piece alone (capture_view_elements)
+    promote_int_operands(gm)    # i + x, i < 2.5: the int value's float copy, as torch (capture_int_promotion)
     # s[None].sum(1), torch.sigmoid(s.unsqueeze(0)): readers of s (capture_selection_lead)
     lift_leading_ones(gm, lambda: _propagate_kept(gm, example_inputs, initial))
     literal_views(gm, UnsupportedOperator)

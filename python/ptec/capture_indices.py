@@ -111,10 +111,11 @@ def to_index_node(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[Node]:
 
 def to_float_node(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[Node]:
     """`.float()`, `.to(torch.float32)` or `.type(torch.float32)` of an index
-    node (argmax, x.long()): the index_to_float node. Of anything else:
+    node (argmax, x.long()) or an int64 input: the index_to_float node. Of anything else:
     None (a float value's `.float()` is capture_casts')."""
     if not fn.args or not isinstance(fn.args[0], torch.fx.Node) or not ins or by_name.get(ins[0]) is None \
-            or by_name[ins[0]].op not in INDEX_OPS:          # no ins: a shape argument (torch.rand(x.shape))
+            or (by_name[ins[0]].op not in INDEX_OPS      # no ins: a shape argument (torch.rand(x.shape))
+                and int_dtype(by_name[ins[0]]) is None):  # an int64 input's float copy too
         return None
     if fn.target == "float" and len(fn.args) == 1 and not fn.kwargs:
         return Node(fn.name, "index_to_float", ins[:1])

@@ -253,7 +253,7 @@ _RANDOM = {"ptec::random_dropout.out": _random_dropout,
 # results for several outputs). Numerics: ptec.reference.portable.
 
 # the functions of two tensors that take integers only (int_binary.c)
-_INT_ONLY = ("floor_divide", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift")
+_INT_ONLY = ("floor_divide", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "gcd", "lcm")
 
 
 def _portable_table():
@@ -353,6 +353,15 @@ def _portable_table():
                                                              s(arg, "keepdim"), False),
         "aten::argmin.out": lambda arg, named, out: P.arg_reduce(t(arg, "self"), s(arg, "dim"),
                                                              s(arg, "keepdim"), True),
+        **{f"aten::{k}": (lambda arg, named, out, _k=k.split(".")[0]: P.int_reduce(
+            _k, t(arg, "self"), arg("dim", "int[]"), s(arg, "keepdim"), NUMPY_DTYPE[ScalarType(out.scalar_type)]))
+           for k in ("sum.IntList_out", "amax.out", "amin.out")},
+        "aten::prod.int_out": lambda arg, named, out: P.int_reduce(
+            "prod", t(arg, "self"), [s(arg, "dim")], s(arg, "keepdim"), NUMPY_DTYPE[ScalarType(out.scalar_type)]),
+        "aten::prod.out": lambda arg, named, out: P.int_reduce(
+            "prod", t(arg, "self"), None, False, NUMPY_DTYPE[ScalarType(out.scalar_type)]),
+        "aten::cumsum.out": lambda arg, named, out: P.int_cumsum(t(arg, "self"), s(arg, "dim"),
+                                                                 NUMPY_DTYPE[ScalarType(out.scalar_type)]),
         "aten::sort.values": lambda arg, named, out: P.ordered(t(arg, "self"), s(arg, "dim"), s(arg, "descending"),
                                                                None),
         "aten::topk.values": lambda arg, named, out: P.ordered(t(arg, "self"), s(arg, "dim"), s(arg, "largest"),
@@ -384,6 +393,7 @@ def _portable_table():
                                                    for k in ("and", "or", "xor")),
                                                  ("left_shift", "aten::bitwise_left_shift.Tensor_out"),
                                                  ("right_shift", "aten::bitwise_right_shift.Tensor_out"),
+                                                 ("gcd", "aten::gcd.out"), ("lcm", "aten::lcm.out"),
                                                  ("copysign", "aten::copysign.out"))},
         "aten::embedding.out": lambda arg, named, out: P.embedding(t(arg, "weight"), t(arg, "indices")),
         "aten::gather.out": lambda arg, named, out: P.gather(t(arg, "self"), s(arg, "dim"), t(arg, "index")),

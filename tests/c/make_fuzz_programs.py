@@ -215,8 +215,18 @@ def index_program():
     b.call("aten::fmod.Tensor_out", self=quot, other=divisor, out=rest)
     narrow = b.tensor(ScalarType.INT, [2], None)
     b.call("dim_order_ops::_to_dim_order_copy.out", self=quot, non_blocking=False, dim_order=None, out=narrow)
+    # gcd / lcm of the indices and divisors, their integer sum, amax, cumsum and argmax
+    gcd, lcm = b.tensor(i64, [2], None), b.tensor(i64, [2], None)
+    b.call("aten::gcd.out", self=i, other=divisor, out=gcd)
+    b.call("aten::lcm.out", self=quot, other=divisor, out=lcm)
+    total, top, running = b.tensor(i64, [], None), b.tensor(i64, [1], None), b.tensor(i64, [2], None)
+    b.call("aten::sum.IntList_out", self=lcm, dim=None, keepdim=False, dtype=None, out=total)
+    b.call("aten::amax.out", self=gcd, dim=[0], keepdim=True, out=top)
+    b.call("aten::cumsum.out", self=rem, dim=0, dtype=None, out=running)
+    first = b.tensor(i64, [], None)
+    b.call("aten::argmax.out", self=running, dim=None, keepdim=False, out=first)
     b.set_io([x], [f, j, rows, sv, si, tv, ti, mv, mi, ov, oi, cv, ci, back, picked, embedded, h, block,
-                   bagged, rem, rest, narrow])
+                   bagged, rem, rest, narrow, total, top, first])
     return b.build()
 
 

@@ -186,6 +186,24 @@ def base_intdiv():
     return b.build(), {"x": x, "d": d, "q": q, "r": r}
 
 
+def base_intreduce():
+    """g = gcd(x, d), l = lcm(g, d), s = l.sum(1), m = x.amax(0), c = cumsum(s, 0)
+    of int64 inputs x, d [2, 3] (aten::gcd.out / lcm.out, sum.IntList_out,
+    amax.out, cumsum.out on integers). The test's 0x3F bytes are valid inputs."""
+    i64 = ScalarType.LONG
+    b = ProgramBuilder()
+    x, d = b.tensor(i64, [2, 3]), b.tensor(i64, [2, 3])
+    g, l = b.tensor(i64, [2, 3]), b.tensor(i64, [2, 3])
+    s, m, c = b.tensor(i64, [2]), b.tensor(i64, [3]), b.tensor(i64, [2])
+    b.call("aten::gcd.out", self=x, other=d, out=g)
+    b.call("aten::lcm.out", self=g, other=d, out=l)
+    b.call("aten::sum.IntList_out", self=l, dim=[1], keepdim=False, dtype=None, out=s)
+    b.call("aten::amax.out", self=x, dim=[0], keepdim=False, out=m)
+    b.call("aten::cumsum.out", self=s, dim=0, dtype=None, out=c)
+    b.set_io([x, d], [c, m])
+    return b.build(), {"x": x, "d": d, "g": g, "l": l, "s": s, "m": m, "c": c}
+
+
 def base_fused():
     """ptec::quantized_expand_depthwise (--fuse-expansion): a planned int8
     [1,4,5,5] x expanded to 8 channels, then a 3x3 depthwise, stride 2,
@@ -677,6 +695,36 @@ def case_intdiv_out_shape(p, v):
     return [("any", "requirements", "InvalidArgument", "does not broadcast")]
 
 
+def case_intreduce_gcd_self_float(p, v):
+    # x as float32: gcd and amax take int32 / int64 only, and no promotion
+    plan(p).values[v["x"]].val.scalar_type = ScalarType.FLOAT
+    return [("any", "requirements", "NotSupported", "int32 or int64")]
+
+
+def case_intreduce_sum_out_int32(p, v):
+    # the sum's out as int32 with no dtype asked: PyTorch's integer sum is int64
+    plan(p).values[v["s"]].val.scalar_type = ScalarType.INT
+    return [("any", "requirements", "InvalidArgument", "out must be int64")]
+
+
+def case_intreduce_amax_out_int32(p, v):
+    # amax keeps self's dtype
+    plan(p).values[v["m"]].val.scalar_type = ScalarType.INT
+    return [("any", "requirements", "InvalidArgument", "out must have self's dtype")]
+
+
+def case_intreduce_cumsum_out_shape(p, v):
+    # cumsum's out of 1 element (inside its planned bytes): not self's sizes
+    plan(p).values[v["c"]].val.sizes = [1]
+    return [("any", "requirements", "InvalidArgument", "out must have self's sizes")]
+
+
+def case_intreduce_sum_out_shape(p, v):
+    # the sum's out [1] where dim [1] of [2, 3] leaves [2]
+    plan(p).values[v["s"]].val.sizes = [1]
+    return [("any", "requirements", "InvalidArgument", "out's sizes do not match")]
+
+
 def case_index_outside_its_dim(p, v):
     # i and j read at run time: 0x3F3F... is outside [-2, 2); the kernel
     # fails before anything is written, and never hands the lookup a row
@@ -836,7 +884,8 @@ def main(out_dir):
             base_conv() if name.startswith("conv_") else base_index() if name.startswith("index_") else \
             base_overlap() if name.startswith("overlap_") else base_fused() if name.startswith("fused_") else \
             base_svd() if name.startswith("svd_") else base_eig() if name.startswith("eig_") else \
-            base_intdiv() if name.startswith("intdiv_") else base_lu() if name.startswith("lu_") else base()
+            base_intdiv() if name.startswith("intdiv_") else base_lu() if name.startswith("lu_") else \
+            base_intreduce() if name.startswith("intreduce_") else base()
         program = copy.deepcopy(program)
         result = fn(program, values)
         expectations, serialise = result if isinstance(result, tuple) else (result, writer.serialize_program)
@@ -870,6 +919,9 @@ def main(out_dir):
     with open(os.path.join(out_dir, "valid_lu.pte"), "wb") as f:
         f.write(writer.serialize_program(base_lu()[0]))
     manifest.append("valid_lu.pte any none Ok")
+    with open(os.path.join(out_dir, "valid_intreduce.pte"), "wb") as f:
+        f.write(writer.serialize_program(base_intreduce()[0]))
+    manifest.append("valid_intreduce.pte any none Ok")
     with open(os.path.join(out_dir, "cases.txt"), "w") as f:
         f.write("\n".join(manifest) + "\n")
     return 0

@@ -295,7 +295,7 @@ run_case("to_float_int8", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [
 fail_case("argmax_out_float", arg_op("aten::argmax.out", [2, 3], [2], out_st=F32, dim=1, keepdim=False),
           INVALID_ARGUMENT, "out must be int64")
 fail_case("argmax_self_double", arg_op("aten::argmax.out", [2, 3], [2], st=ScalarType.DOUBLE, dim=1, keepdim=False),
-          NOT_SUPPORTED, "self must be float32 or int8")
+          NOT_SUPPORTED, "self must be float32, int8, int32 or int64")
 fail_case("argmax_dim", arg_op("aten::argmax.out", [2, 3], [2], dim=2, keepdim=False), INVALID_ARGUMENT,
           "dim out of range")
 fail_case("argmin_sizes", arg_op("aten::argmin.out", [2, 3], [2], dim=1, keepdim=True), INVALID_ARGUMENT,
@@ -517,6 +517,123 @@ fail_case("left_shift_mixed", two_op("aten::bitwise_left_shift.Tensor_out", [3],
           NOT_SUPPORTED, "share one dtype")
 fail_case("right_shift_broadcast", two_op("aten::bitwise_right_shift.Tensor_out", [3], [2], [3], st=I32,
                                           out_st=I32), INVALID_ARGUMENT, "does not broadcast")
+# gcd: Euclid's on the magnitudes, gcd(0, 0) = 0, gcd(-12, 18) = 6; the least int64's magnitude is itself
+# (std::abs wraps), so gcd(least, 0) is the least value and gcd(least, 6) is -2 (least % 6 = -2 in C);
+# lcm = |a / gcd * b|: lcm(-12, 18) = 36, lcm(0, 0) = 0, lcm(4, 0) = 0, lcm(least, 6) = |2^62 * 6| wraps to
+# the least value (3 * 2^63 mod 2^64 = 2^63), lcm(2^62, 3) = 3 * 2^62 wraps to -2^62, abs 2^62
+GCD_A = np.array([0, -12, 12, L64, L64, 4, 2 ** 62, -7], np.int64)
+GCD_B = np.array([0, 18, -18, 0, 6, 0, 3, -7], np.int64)
+run_case("gcd_int64", two_op("aten::gcd.out", [8], [8], [8], st=I64, out_st=I64), [(GCD_A, None), (GCD_B, None)],
+         [(np.array([0, 6, 6, L64, -2, 4, 1, 7], np.int64), None)])
+run_case("lcm_int64", two_op("aten::lcm.out", [8], [8], [8], st=I64, out_st=I64), [(GCD_A, None), (GCD_B, None)],
+         [(np.array([0, 36, 36, 0, L64, 0, 2 ** 62, 7], np.int64), None)])
+# int32, broadcast [2,1] against [3]: gcd(-2^31, 6) = -2 as in int64, gcd(-2^31, 15) = -1 (15 % -2^31 = 15,
+# -2^31 % 15 = -8, 15 % -8 = 7, -8 % 7 = -1, 7 % -1 = 0), gcd(-2^31, 0) = -2^31; gcd(10, 6/15/0) = 2, 5, 10;
+# lcm(-2^31, 1) = |-2^31| wraps to -2^31; lcm(46341, 46343) (coprime) = 2147580963 wraps to -2147386333, abs
+run_case("gcd_int32_broadcast", two_op("aten::gcd.out", [2, 1], [3], [2, 3], st=I32, out_st=I32),
+         [(np.array([[-2 ** 31], [10]], np.int32), None), (np.array([6, 15, 0], np.int32), None)],
+         [(np.array([[-2, -1, -2 ** 31], [2, 5, 10]], np.int32), None)])
+run_case("lcm_int32", two_op("aten::lcm.out", [3], [3], [3], st=I32, out_st=I32),
+         [(np.array([-2 ** 31, 46341, -6], np.int32), None), (np.array([1, 46343, 4], np.int32), None)],
+         [(np.array([-2 ** 31, 2147386333, 12], np.int32), None)])
+# lcm(least, 5): gcd(least, 5) is -1 and least / -1 traps in PyTorch's CPU kernel: the execute fails
+exec_fail_case("lcm_least_by_minus_one", two_op("aten::lcm.out", [2], [2], [2], st=I64, out_st=I64),
+               [(np.array([4, L64], np.int64), None), (np.array([6, 5], np.int64), None)], INVALID_ARGUMENT,
+               "divided by -1")
+fail_case("gcd_float", two_op("aten::gcd.out", [3], [3], [3]), NOT_SUPPORTED, "dtype must be int32 or int64")
+fail_case("lcm_mixed", two_op("aten::lcm.out", [3], [3], [3], st=I64, out_st=I32), NOT_SUPPORTED,
+          "share one dtype")
+
+# integer reductions (op_int_reduce.c). sum of [[2^62, 2^62, 5], [-1, -2, -3]]: every element 2^63 - 1
+# (2^63 + 5 - 6 wraps to 2^63 - 1: 2^63 + 5 is the least value + 5, minus 6 is the least - 1 = 2^63 - 1);
+# along dim 1 kept: [2^63 + 5 wrapped = least + 5, -6]
+SUM_X = np.array([[2 ** 62, 2 ** 62, 5], [-1, -2, -3]], np.int64)
+run_case("sum_int64_all", arg_op("aten::sum.IntList_out", [2, 3], [], st=I64, out_st=I64, dim=None, keepdim=False,
+                                 dtype=None), [(SUM_X, None)], [(np.array(2 ** 63 - 1, np.int64), None)])
+run_case("sum_int64_dim1_keepdim", arg_op("aten::sum.IntList_out", [2, 3], [2, 1], st=I64, out_st=I64, dim=[-1],
+                                          keepdim=True, dtype=None),
+         [(SUM_X, None)], [(np.array([[L64 + 5], [-6]], np.int64), None)])
+# int32 columns into int64 (PyTorch's promotion): -2^31 + -2^31 = -2^32 exactly; with dtype int32 it wraps to 0
+SUM_I = np.array([[-2 ** 31, 7], [-2 ** 31, -9]], np.int32)
+run_case("sum_int32_into_int64", arg_op("aten::sum.IntList_out", [2, 2], [2], st=I32, out_st=I64, dim=[0],
+                                        keepdim=False, dtype=None),
+         [(SUM_I, None)], [(np.array([-2 ** 32, -2], np.int64), None)])
+run_case("sum_int32_dtype_int32", arg_op("aten::sum.IntList_out", [2, 2], [2], st=I32, out_st=I32, dim=[0],
+                                         keepdim=False, dtype=int(I32)),
+         [(SUM_I, None)], [(np.array([0, -2], np.int32), None)])
+# channels-last [1,2,1,2] over C: pixel 0 holds (1, 3) -> 4, pixel 1 (4, -2) -> 2
+run_case("sum_int64_channels_last", arg_op("aten::sum.IntList_out", [1, 2, 1, 2], [1, 1, 2], st=I64, out_st=I64,
+                                           order=CHANNELS_LAST, dim=[1], keepdim=False, dtype=None),
+         [(np.array([1, 4, 3, -2], np.int64).reshape(1, 2, 1, 2), CHANNELS_LAST)],
+         [(np.array([4, 2], np.int64).reshape(1, 1, 2), None)])
+# a sum over no elements is 0, as PyTorch's
+run_case("sum_int64_empty", arg_op("aten::sum.IntList_out", [2, 0], [2], st=I64, out_st=I64, dim=[1],
+                                   keepdim=False, dtype=None),
+         [(np.zeros((2, 0), np.int64), None)], [(np.array([0, 0], np.int64), None)])
+# amax / amin of [[3, least, 9], [9, -1, 2^62]] over dims [0, 1]: 2^62 and the least value; amin along dim 1 of
+# int32 [[5, -5], [0, 2^31 - 1]] kept: [[-5], [0]]
+AMAX_X = np.array([[3, L64, 9], [9, -1, 2 ** 62]], np.int64)
+run_case("amax_int64_all", arg_op("aten::amax.out", [2, 3], [], st=I64, out_st=I64, dim=[0, 1], keepdim=False),
+         [(AMAX_X, None)], [(np.array(2 ** 62, np.int64), None)])
+run_case("amin_int64_none", arg_op("aten::amin.out", [2, 3], [1, 1], st=I64, out_st=I64, dim=[], keepdim=True),
+         [(AMAX_X, None)], [(np.array([[L64]], np.int64), None)])
+run_case("amin_int32_keepdim", arg_op("aten::amin.out", [2, 2], [2, 1], st=I32, out_st=I32, dim=[1], keepdim=True),
+         [(np.array([[5, -5], [0, 2 ** 31 - 1]], np.int32), None)], [(np.array([[-5], [0]], np.int32), None)])
+# cumsum down dim 0 of [[2^62, -1], [2^62, -2], [1, 3]]: [2^62, -1], [least (2^63 wrapped), -3], [least + 1, 0];
+# int32 along dim 1 into int64: [2^31 - 1, 2^31 - 1] -> [2^31 - 1, 2^32 - 2] exactly
+CUM_X = np.array([[2 ** 62, -1], [2 ** 62, -2], [1, 3]], np.int64)
+run_case("cumsum_int64_dim0", arg_op("aten::cumsum.out", [3, 2], [3, 2], st=I64, out_st=I64, dim=0, dtype=None),
+         [(CUM_X, None)], [(np.array([[2 ** 62, -1], [L64, -3], [L64 + 1, 0]], np.int64), None)])
+run_case("cumsum_int32_into_int64", arg_op("aten::cumsum.out", [1, 2], [1, 2], st=I32, out_st=I64, dim=-1,
+                                           dtype=None),
+         [(np.array([[2 ** 31 - 1, 2 ** 31 - 1]], np.int32), None)], [(np.array([[2 ** 31 - 1, 2 ** 32 - 2]],
+                                                                                 np.int64), None)])
+# argmax / argmin of int64 rows: 2^53 + 1 beats 2^53 (a double would tie them), the first of equals wins
+run_case("argmax_int64_rows", arg_op("aten::argmax.out", [2, 3], [2], st=I64, dim=1, keepdim=False),
+         [(np.array([[2 ** 53, 2 ** 53 + 1, 2 ** 53 + 1], [L64, -1, L64]], np.int64), None)],
+         [(np.array([1, 1], np.int64), None)])
+run_case("argmin_int32_flat", arg_op("aten::argmin.out", [2, 2], [], st=I32, dim=None, keepdim=False),
+         [(np.array([[4, -2 ** 31], [0, -2 ** 31]], np.int32), None)], [(np.array(1, np.int64), None)])
+# products wrap modulo 2^64: 2^62 * 2^62 * 5 is 0 (2^124), -1 * -2 * -3 is -6; along dim 0 of int32 [[2^31 - 1, 3],
+# [2, -4]] into int64: 2^32 - 2 (exact), -12; prod.out of [2^32, 2^32 - 1] (into int64) is 2^64 - 2^32 wrapped: -2^32;
+# over no elements 1
+run_case("prod_int64_dim1", arg_op("aten::prod.int_out", [2, 3], [2], st=I64, out_st=I64, dim=1, keepdim=False,
+                                   dtype=None), [(SUM_X, None)], [(np.array([0, -6], np.int64), None)])
+run_case("prod_int32_into_int64_keepdim", arg_op("aten::prod.int_out", [2, 2], [1, 2], st=I32, out_st=I64, dim=0,
+                                                 keepdim=True, dtype=None),
+         [(np.array([[2 ** 31 - 1, 3], [2, -4]], np.int32), None)], [(np.array([[2 ** 32 - 2, -12]], np.int64), None)])
+run_case("prod_all_int64", arg_op("aten::prod.out", [2], [], st=I64, out_st=I64, dtype=None),
+         [(np.array([2 ** 32, 2 ** 32 - 1], np.int64), None)], [(np.array(-2 ** 32, np.int64), None)])
+run_case("prod_int64_empty", arg_op("aten::prod.int_out", [2, 0], [2], st=I64, out_st=I64, dim=1, keepdim=False,
+                                    dtype=None), [(np.zeros((2, 0), np.int64), None)],
+         [(np.array([1, 1], np.int64), None)])
+fail_case("prod_out_int32", arg_op("aten::prod.out", [3], [], st=I32, out_st=I32, dtype=None), INVALID_ARGUMENT,
+          "out must be int64")
+fail_case("prod_dim", arg_op("aten::prod.int_out", [2, 3], [2], st=I64, out_st=I64, dim=2, keepdim=False,
+                             dtype=None), INVALID_ARGUMENT, "dim out of range")
+fail_case("sum_float", arg_op("aten::sum.IntList_out", [2, 3], [2], st=F32, out_st=F32, dim=[1], keepdim=False,
+                              dtype=None), NOT_SUPPORTED, "self must be int32 or int64")
+fail_case("sum_out_int32", arg_op("aten::sum.IntList_out", [2, 3], [2], st=I32, out_st=I32, dim=[1],
+                                  keepdim=False, dtype=None), INVALID_ARGUMENT, "out must be int64")
+fail_case("sum_dtype_float", arg_op("aten::sum.IntList_out", [2, 3], [2], st=I64, out_st=F32, dim=[1],
+                                    keepdim=False, dtype=int(F32)), NOT_SUPPORTED, "dtype must be None, int32")
+fail_case("sum_twice", arg_op("aten::sum.IntList_out", [2, 3], [2], st=I64, out_st=I64, dim=[1, -1],
+                              keepdim=False, dtype=None), INVALID_ARGUMENT, "dimension twice")
+fail_case("sum_sizes", arg_op("aten::sum.IntList_out", [2, 3], [3], st=I64, out_st=I64, dim=[1], keepdim=False,
+                              dtype=None), INVALID_ARGUMENT, "out's sizes")
+fail_case("amax_empty", arg_op("aten::amax.out", [2, 0], [2], st=I64, out_st=I64, dim=[1], keepdim=False),
+          INVALID_ARGUMENT, "over no elements")
+fail_case("amax_out_dtype", arg_op("aten::amax.out", [2, 3], [2], st=I64, out_st=I32, dim=[1], keepdim=False),
+          INVALID_ARGUMENT, "out must have self's dtype")
+fail_case("amin_dim", arg_op("aten::amin.out", [2, 3], [2], st=I32, out_st=I32, dim=[2], keepdim=False),
+          INVALID_ARGUMENT, "dim out of range")
+fail_case("cumsum_dim", arg_op("aten::cumsum.out", [2, 3], [2, 3], st=I64, out_st=I64, dim=-3, dtype=None),
+          INVALID_ARGUMENT, "dim out of range")
+fail_case("cumsum_sizes", arg_op("aten::cumsum.out", [2, 3], [3, 2], st=I64, out_st=I64, dim=0, dtype=None),
+          INVALID_ARGUMENT, "self's sizes")
+fail_case("cumsum_bool", arg_op("aten::cumsum.out", [3], [3], st=ScalarType.BOOL, out_st=I64, dim=0, dtype=None),
+          NOT_SUPPORTED, "self must be int32 or int64")
+
 # int64 into int32 keeps the low 32 bits (PyTorch's wrap), int32 into int64 the value
 run_case("to_int32_from_int64", arg_op("dim_order_ops::_to_dim_order_copy.out", [5], [5], st=I64, out_st=I32,
                                        non_blocking=False, dim_order=None),

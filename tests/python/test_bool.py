@@ -235,10 +235,17 @@ def test_bool_casts(tmp_path):
         assert g.dtype == w.numpy().dtype and np.array_equal(g, w.numpy())
 
 
-def test_integers_of_a_bool_used_as_numbers_are_refused():
-    """torch adds a `.long()` of a bool in int64, which ptec has no kernels for."""
-    with pytest.raises(Exception, match=r"integers are used by .*\.float\(\)"):
-        compiled_scalar_comparison(lambda x: (x > 0).long() + (x < 1).long())
+def test_integers_of_a_bool_used_as_numbers_run_in_integers(tmp_path):
+    """torch adds a `.long()` of a bool in int64: so does the program
+    (capture_int_math: the bools' 0 / 1 as int64, aten::add.out on them)."""
+    fn = lambda x: ((x > 0).long() + (x < 1).long(), (x > 0.5).int() * 3 - 1)     # noqa: E731
+    res = compiled_scalar_comparison(fn)
+    assert [o.dtype for o in res.lowered.outputs] == ["int64", "int32"]
+    given, x = program_input(ALL_CODES, grid_of(res), False)
+    got = run_both(res, [given], tmp_path)
+    for g, w in zip(got, fn(x)):
+        assert g.dtype == w.numpy().dtype and np.array_equal(g, w.numpy())
+    assert set(np.unique(got[0])) == {1, 2} and set(np.unique(got[1])) == {-1, 2}
 
 
 def test_values_that_decide_the_shape_stay_refused_inside():

@@ -1074,6 +1074,38 @@ RUNS = {
         lambda x: torch.cat([torch.maximum(x.argmax(-1), x.argmin(-1)), torch.minimum(x.argmax(-1) - 4, x.argmin(-1)),
                              (x.argmax(-1) - 4).abs(), torch.sign(x.argmax(-1) - x.argmin(-1))]).float(), S3, R, 0.0,
         "int8"),
+    # int values beside floats: torch's float32 copy, then float math (capture_int_promotion); a bool's
+    # .long() in integer math, where / masked_fill picking int values (aten::where.self_out on int64)
+    "i + x, i * 0.5, i / c, i < 2.5 (int64 promoted to float32)": (
+        lambda x: torch.cat([x.argmax(-1) + x[:, :, 0], x.argmax(-1) * 0.5, x.argmax(-1) / 3,
+                             (x.argmax(-1) < 2.5).float(), torch.true_divide(x.argmax(-1), x.argmin(-1) + 1)]),
+        S3, R, 1.5, "int8"),                                                                       # 1.24
+    "(i < j).long() * c + i, torch.where(m, i, j), masked_fill (int64)": (
+        lambda x: torch.cat([(x.argmax(-1) < x.argmin(-1)).long() * 5 + x.argmax(-1),
+                             torch.where(x[:, :, 0] > 0, x.argmax(-1), x.argmin(-1) - 3),
+                             x.argmax(-1).masked_fill(x[:, :, 1] > 0, -2)]).float(), S3, R, 0.0, "int8"),
+    # reductions of int64 values in integers (aten::sum.IntList_out / amax / amin / cumsum / argmax of int64:
+    # op_int_reduce.c), gcd / lcm (aten::gcd.out / lcm.out, ptec's kernels)
+    "i.sum(), i.amax(dim), i.max(), torch.cumsum(i), i.argmax() (int64)": (
+        lambda x: torch.cat([x.argmax(-1).sum(0), x.argmax(-1).amax(0), x.argmin(-1).view(-1).min().view(1),
+                             torch.cumsum(x.argmax(-1) - 4, 1).view(-1), (x.argmax(-1) * 2 - x.argmin(-1)).argmax(1),
+                             x.argmax(-1).sum(1, keepdim=True).view(-1)]).float(), S3, R, 0.0, "int8"),
+    "i.prod(dim), i.max(dim) values / indices (int64)": (
+        lambda x: torch.cat([(x.argmax(-1) + 1).prod(0), x.argmax(-1).max(1).values, x.argmin(-1).min(1)[1],
+                             (x.argmax(-1) - x.argmin(-1)).prod(1)]).float(), S3, R, 0.0, "int8"),
+    "i[j], i.clone(), i.roll(c, d) (int64)": (
+        lambda x: torch.cat([x.argmax(1)[0][x.argmin(-1)[0]], (x.argmax(1)[0] - 2)[x.argmin(-1)[0] - 8],
+                             x.argmax(1)[0].clone() * 2, x.argmin(-1)[0].roll(1, 0)]).float(), S3, R, 0.0, "int8"),
+    "torch.gcd / torch.lcm (int64)": (
+        lambda x: torch.cat([torch.gcd(x.argmax(-1) - 4, x.argmin(-1) + 2), torch.lcm(x.argmax(-1) - 3,
+                                                                                      x.argmin(-1) + 1)]).float(),
+        S3, R, 0.0, "int8"),
+    # moved int values (flip, repeat, t: slices joined, permute_copy), powers, count_nonzero, diff (int64)
+    "i.flip / repeat / t, i ** 2, count_nonzero, diff (int64)": (
+        lambda x: torch.cat([x.argmax(-1).flip(1).view(-1), x.argmin(-1).repeat(1, 2).view(-1),
+                             x.argmax(-1).t().reshape(-1), (x.argmax(-1) - 4).view(-1) ** 2,
+                             torch.count_nonzero(x.argmax(-1) - 3, 1), torch.diff(x.argmax(-1)).view(-1)]).float(),
+        S3, R, 0.0, "int8"),
     "F.embedding(torch.stack([ids, 9 - ids]))": (lambda x: F.embedding(torch.stack([(x.abs() * 3).long(),
                                                                                     9 - (x.abs() * 3).long()]),
                                                                        torch.linspace(-1, 1, 40).reshape(10, 4)),

@@ -265,8 +265,9 @@ def test_tuple_returned_whole_is_refused():
 def test_index_used_as_a_number_is_refused():
     class Sum(torch.nn.Module):
         def forward(self, x):
-            # (argsort + 1 is integer arithmetic on an index value, which runs: capture_int_math)
-            return x.argsort(-1) * 0.5
+            # (argsort + 1 is integer arithmetic on an index value, which runs: capture_int_math, and so does
+            # argsort * 0.5, torch's float copy: capture_int_promotion); an int16 copy does not
+            return x.argsort(-1).short().float()
     g = torch.Generator().manual_seed(4)
     calibration = [(torch.randn(2, 8, generator=g),) for _ in range(4)]
     with pytest.raises(Exception, match=r"argsort.*int64 indices are used by .*\.float\(\)"):

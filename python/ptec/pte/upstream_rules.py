@@ -109,6 +109,16 @@ RULES: Dict[str, Rule] = {
     **{f"aten::bitwise_{op}_shift.Tensor_out": Rule(f"kernels/portable/cpu/op_bitwise_{op}_shift.cpp",
                                                     same_dim_order=("self", "other", "out"),
                                                     broadcast=("self", "other", "out")) for op in ("left", "right")},
+    # upstream's portable library has no gcd or lcm kernel (torch's schemas; op_gcd.c)
+    **{f"aten::{op}.out": Rule("none: ptec only (src/kernels/portable/op_gcd.c)",
+                               same_dim_order=("self", "other", "out"), broadcast=("self", "other", "out"),
+                               upstream_library="none (ptec only)") for op in ("gcd", "lcm")},
+    # reductions of int32 / int64 tensors (ptec's op_int_reduce.c): upstream's op_sum.cpp,
+    # op_amax.cpp / op_amin.cpp, op_cumsum.cpp, op_prod.cpp take every real dtype, self in the default dim
+    # order and out in self's
+    **{f"aten::{key}": Rule(f"kernels/portable/cpu/op_{key.split('.')[0]}.cpp", same_dim_order=("self", "out"),
+                            contiguous=("self",)) for key in ("sum.IntList_out", "amax.out", "amin.out",
+                                                              "cumsum.out", "prod.int_out", "prod.out")},
     # upstream's portable library has no hypot or copysign kernel
     "aten::hypot.out": Rule("none: ptec only (src/kernels/portable/op_float_binary_math.c)",
                             same_dim_order=("self", "other", "out"), broadcast=("self", "other", "out"),

@@ -107,8 +107,8 @@ def binary_math(fn: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def int_binary(fn: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """aten::floor_divide.out, fmod.Tensor_out, remainder.Tensor_out,
-    bitwise_and / or / xor.Tensor_out, bitwise_left_shift / right_shift.Tensor_out
-    of int32 / int64 tensors of one dtype, broadcast, as the C kernel
+    bitwise_and / or / xor.Tensor_out, bitwise_left_shift / right_shift.Tensor_out,
+    gcd.out / lcm.out (_gcd_lcm) of int32 / int64 tensors of one dtype, broadcast, as the C kernel
     (int_binary.c) and PyTorch's integer kernels compute them: the quotient
     toward minus infinity, fmod with the dividend's sign (C's truncation),
     remainder with the divisor's (Python's %); a left shift drops the bits
@@ -129,6 +129,8 @@ def int_binary(fn: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         unsigned = np.uint64 if width == 64 else np.uint32
         return np.left_shift(a.astype(unsigned), b.astype(unsigned)).astype(a.dtype)   # wraps
     least = np.iinfo(a.dtype).min
+    if fn in ("gcd", "lcm"):
+        return _gcd_lcm(fn, a, b, least)
     if np.any(b == 0):
         raise ValueError(f"{fn}: integer division by zero")
     if np.any((b == -1) & (a == least)):
@@ -139,6 +141,57 @@ def int_binary(fn: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if fn == "remainder":
         return np.remainder(a, b)
     return np.fmod(a, b)                     # C's truncation, the dividend's sign
+
+
+def _gcd_lcm(fn: str, a: np.ndarray, b: np.ndarray, least) -> np.ndarray:
+    """aten::gcd.out / lcm.out as PyTorch's calc_gcd: Euclid's algorithm on
+    the magnitudes (np.abs of the least value wraps to itself, as
+    std::abs), C's truncating remainder; lcm = |a / gcd * b| wrapping in the
+    dtype, 0 when the gcd is 0; the least value with a gcd of -1 is an error
+    (PyTorch's division traps)."""
+    x, y = np.abs(a), np.abs(b)
+    while np.any(x != 0):
+        live = (x != 0) & (x != -1)             # x % -1 is 0
+        r = np.where(live, np.fmod(y, np.where(live, x, 1)), 0).astype(a.dtype)
+        y = np.where(x != 0, x, y)
+        x = r
+    g = y.astype(a.dtype)
+    if fn == "gcd":
+        return g
+    if np.any((g == -1) & (a == least)):
+        raise ValueError("lcm: the least integer divided by -1")
+    with np.errstate(over="ignore"):
+        q = np.where(g == 0, 0, a // np.where(g == 0, 1, g)).astype(a.dtype)     # exact: g divides a
+        return np.abs(q * b).astype(a.dtype)                                   # wraps, as PyTorch's
+
+
+def int_reduce(kind: str, x: np.ndarray, dim, keepdim: bool, out_dtype) -> np.ndarray:
+    """aten::sum.IntList_out, prod.int_out / prod.out, amax.out, amin.out of
+    int32 / int64 tensors (op_int_reduce.c): dim None or [] reduces every
+    dim; a sum or product wraps modulo 2^64 and is kept in out's dtype
+    (int64, or int32 when asked), amax / amin keep self's dtype and refuse
+    no elements."""
+    if x.dtype not in (np.int32, np.int64):
+        raise ValueError(f"{kind}: int32 or int64 tensors, got {x.dtype}")
+    axes = tuple(range(x.ndim)) if not dim else tuple(sorted({d % max(x.ndim, 1) for d in dim})) if x.ndim else ()
+    if kind in ("sum", "prod"):
+        with np.errstate(over="ignore"):      # numpy's int64 sums and products wrap
+            y = (np.sum if kind == "sum" else np.prod)(x.astype(np.int64), axis=axes, keepdims=bool(keepdim))
+        return np.asarray(y).astype(out_dtype)
+    if x.size == 0:
+        raise ValueError(f"{kind}: over no elements")
+    return np.asarray((np.max if kind == "amax" else np.min)(x, axis=axes, keepdims=bool(keepdim)))
+
+
+def int_cumsum(x: np.ndarray, dim: int, out_dtype) -> np.ndarray:
+    """aten::cumsum.out of an int32 / int64 tensor: int64 (or int32) running
+    sums along dim, wrapping as PyTorch's."""
+    if x.dtype not in (np.int32, np.int64):
+        raise ValueError(f"cumsum: int32 or int64 tensors, got {x.dtype}")
+    if x.ndim == 0:
+        return x.astype(out_dtype)
+    with np.errstate(over="ignore"):
+        return np.cumsum(x.astype(np.int64), axis=dim % x.ndim).astype(out_dtype)
 
 
 # -- convolution and linear ----------------------------------------------------

@@ -175,6 +175,62 @@ static bool int_right_shift(int64_t a, int64_t b, int64_t least, int64_t *r, con
     return true;
 }
 
+/* v in the dtype whose least value is `least`: an int32 result keeps its low 32 bits */
+static int64_t in_width(uint64_t v, int64_t least)
+{
+    if (least == INT32_MIN) {
+        uint32_t low = (uint32_t)v;
+        int32_t t;
+        memcpy(&t, &low, sizeof t);
+        return t;
+    }
+    int64_t t;
+    memcpy(&t, &v, sizeof t);
+    return t;
+}
+
+/* |v| in the dtype: the least value's is itself (PyTorch's std::abs wraps) */
+static int64_t wrapping_abs(int64_t v, int64_t least)
+{
+    return v < 0 && v != least ? -v : v;
+}
+
+/* PyTorch's calc_gcd: Euclid's on the magnitudes; with the least value
+ * (whose magnitude stays negative) the result may be negative, as PyTorch's. */
+static int64_t euclid(int64_t a, int64_t b, int64_t least)
+{
+    a = wrapping_abs(a, least);
+    b = wrapping_abs(b, least);
+    while (a != 0) {
+        int64_t c = a;
+        a = a == -1 ? 0 : b % a; /* x % -1 is 0; C leaves the least value's undefined */
+        b = c;
+    }
+    return b;
+}
+
+static bool int_gcd(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    (void)why;
+    *r = euclid(a, b, least);
+    return true;
+}
+
+static bool int_lcm(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why)
+{
+    int64_t g = euclid(a, b, least);
+    if (g == 0) {
+        *r = 0;
+        return true;
+    }
+    if (!divisible(a, g, least, why)) {
+        return false; /* a == least, g == -1: PyTorch's a / g traps */
+    }
+    /* a / g is exact; its product with b wraps in the dtype as PyTorch's */
+    *r = wrapping_abs(in_width((uint64_t)(a / g) * (uint64_t)b, least), least);
+    return true;
+}
+
 typedef bool (*int_binary_fn)(int64_t a, int64_t b, int64_t least, int64_t *r, const char **why);
 
 static int_binary_fn function_of(int_binary_kind kind)
@@ -187,6 +243,8 @@ static int_binary_fn function_of(int_binary_kind kind)
     case INT_OR: return int_or;
     case INT_XOR: return int_xor;
     case INT_LEFT_SHIFT: return int_left_shift;
+    case INT_GCD: return int_gcd;
+    case INT_LCM: return int_lcm;
     default: return int_right_shift;
     }
 }

@@ -1,6 +1,6 @@
 /* The engine behind the integer forms of two-tensor functions
  * (aten::floor_divide.out, aten::bitwise_and / or / xor.Tensor_out,
- * aten::bitwise_left_shift / right_shift.Tensor_out, and aten::fmod.Tensor_out /
+ * aten::bitwise_left_shift / right_shift.Tensor_out, aten::gcd.out / lcm.out, and aten::fmod.Tensor_out /
  * remainder.Tensor_out of int32 / int64 tensors): NumPy broadcasting over logical indices, each
  * tensor through its own dim order, one function per element computed in
  * int64 and stored in out's dtype. self, other and out share one dtype,
@@ -29,6 +29,8 @@ typedef enum int_binary_kind {
     INT_XOR,
     INT_LEFT_SHIFT,  /* two's complement bits shifted out (wrapping as PyTorch's); amount in [0, width) */
     INT_RIGHT_SHIFT, /* arithmetic (the sign copied in); amount in [0, width) */
+    INT_GCD,         /* Euclid's on |a|, |b| (the least value's |.| is itself, as PyTorch's) */
+    INT_LCM,         /* |a / gcd * b|, wrapping in the dtype; 0 when gcd is 0 */
 } int_binary_kind;
 
 typedef struct int_binary_state {

@@ -2,10 +2,11 @@
  * aten::argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out)
  *
  * The position (int64) of the largest (smallest) element along dim, or of
- * the whole tensor in row-major order when dim is None. self is float32 or
- * int8, any dim order: a quantized graph passes its int8 values unchanged,
- * since dequantizing with a positive scale keeps their order, so the index
- * is the one of the dequantized floats. Ties go to the first index and a
+ * the whole tensor in row-major order when dim is None. self is float32,
+ * int8, int32 or int64, any dim order: a quantized graph passes its int8
+ * values unchanged, since dequantizing with a positive scale keeps their
+ * order, so the index is the one of the dequantized floats; int32 / int64
+ * values (integers a program computes) compare exactly. Ties go to the first index and a
  * NaN beats every number (the first NaN wins), as in PyTorch and in
  * ExecuTorch's portable kernels, whose schemas these are. */
 #include <math.h>
@@ -37,8 +38,9 @@ static ptec_status prepare(ptec_op *op)
     if (!all && (st = ptec_op_get_int(op, 1, &dim64)) != PTEC_OK) {
         return st;
     }
-    if (self->dtype != PTEC_DTYPE_FLOAT && self->dtype != PTEC_DTYPE_CHAR) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, 0, PTEC_MSG("self must be float32 or int8"));
+    if (self->dtype != PTEC_DTYPE_FLOAT && self->dtype != PTEC_DTYPE_CHAR && self->dtype != PTEC_DTYPE_INT &&
+        self->dtype != PTEC_DTYPE_LONG) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, 0, PTEC_MSG("self must be float32, int8, int32 or int64"));
     }
     if (out->dtype != PTEC_DTYPE_LONG) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, 3, PTEC_MSG("out must be int64"));
@@ -90,6 +92,15 @@ static bool beats_f(float a, float b, bool smallest)
     return smallest ? a < b : a > b;
 }
 
+/* self's element i, an int32 or int64 tensor, as int64 */
+static int64_t load_int(const ptec_tensor *t, size_t i)
+{
+    if (t->dtype == PTEC_DTYPE_LONG) {
+        return ((const int64_t *)t->data)[i];
+    }
+    return ((const int32_t *)t->data)[i];
+}
+
 static ptec_status run_with(ptec_op *op, bool smallest)
 {
     const arg_reduce_state *s = op->state;
@@ -112,6 +123,16 @@ static ptec_status run_with(ptec_op *op, bool smallest)
                 ptec_walk_step(w.reduced, w.red_sizes, red_index, w.red_sx, &at, zero, &unused);
                 if (smallest ? x[at] < best_v : x[at] > best_v) {
                     best_v = x[at];
+                    best = i;
+                }
+            }
+        } else if (t_in->dtype == PTEC_DTYPE_INT || t_in->dtype == PTEC_DTYPE_LONG) {
+            int64_t best_v = load_int(t_in, at);
+            for (uint32_t i = 1; i < s->count; ++i) {
+                ptec_walk_step(w.reduced, w.red_sizes, red_index, w.red_sx, &at, zero, &unused);
+                int64_t v = load_int(t_in, at);
+                if (smallest ? v < best_v : v > best_v) {
+                    best_v = v;
                     best = i;
                 }
             }

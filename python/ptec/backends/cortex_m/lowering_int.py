@@ -28,6 +28,16 @@
   a view of each operand); view: the contiguous bytes under torch's shape;
   slice: aten::slice_copy.Tensor_out (any dtype) of the contiguous value.
 
+* where: aten::where.self_out with the bool condition (masked_fill too).
+* gcd / lcm: aten::gcd.out / lcm.out (ptec's kernels, torch's schemas).
+* sum, prod, amax, amin, cumsum: aten::sum.IntList_out, prod.int_out /
+  prod.out, amax.out, amin.out, cumsum.out of the integers (op_int_reduce.c:
+  sums and products wrap; an int32 value cast to int64 first, torch's
+  accumulation); argmax / argmin: aten::argmax.out / argmin.out on them.
+* pow: repeated squaring with aten::mul.out (wrapping as torch's).
+* permute: aten::permute_copy.out; take (i[j]): aten::embedding.out of the
+  rows of i (a [rows, 1] view), by ids flat_index wrapped and checked.
+
 Operands of other shapes broadcast on contiguous tensors (lowering_bool's
 _call); the result is laid out as every value of its rank."""
 from __future__ import annotations
@@ -41,14 +51,14 @@ from ...ir import Node
 from ...lowered import Act, clone_dim_order, layout, needs_relayout, new_act, raw_view
 from ...pte.program_builder import CHANNELS_LAST
 from ...pte.schema import ScalarType
-from .lowering_bool import _call, _contiguous, _dim_order
+from .lowering_bool import _call, _contiguous, _dim_order, bool_value
 
 SCALAR_TYPES = {"int64": ScalarType.LONG, "int32": ScalarType.INT}
 _DIVISIONS = {"floor_divide": "aten::floor_divide.out", "remainder": "aten::remainder.Tensor_out",
               "fmod": "aten::fmod.Tensor_out", "bitwise_and": "aten::bitwise_and.Tensor_out",
               "bitwise_or": "aten::bitwise_or.Tensor_out", "bitwise_xor": "aten::bitwise_xor.Tensor_out",
               "left_shift": "aten::bitwise_left_shift.Tensor_out",
-              "right_shift": "aten::bitwise_right_shift.Tensor_out"}
+              "right_shift": "aten::bitwise_right_shift.Tensor_out", "gcd": "aten::gcd.out", "lcm": "aten::lcm.out"}
 _TWO = ("add", "sub", "mul", "trunc_divide", "maximum", "minimum", *_DIVISIONS)
 
 
@@ -121,17 +131,31 @@ def _laid_out(ctx, x: Act) -> Act:
 
 def op_int_math(ctx, n: Node):
     kind, st = n.attrs["kind"], SCALAR_TYPES[n.attrs["dtype"]]
-    xs = _operands(ctx, n, 2 if kind in _TWO else len(n.inputs))
-    if any(x.dtype != st for x in xs):
+    if kind == "take":
+        return _take(ctx, n, st)
+    xs = _operands(ctx, n, 2 if kind in _TWO else len(n.inputs)) if kind != "where" else []
+    if any(x.dtype != st for x in xs) and kind not in ("sum", "prod"):     # their self: int32 or int64, out st
         return ctx.refuse(n, f"an operand is not an {n.attrs['dtype']} tensor")
     if kind == "cast":
         return xs[0]
+    if kind == "where":
+        return _where(ctx, n, st)
+    if kind in _REDUCTIONS:
+        return _reduce(ctx, n, xs[0], st)
     if kind in ("maximum", "minimum", "abs", "sign"):
         return _extreme(ctx, n, xs, st)
     if kind in ("cat", "stack"):
         return _join(ctx, n, xs, st)
     if kind == "view":
         return _laid_out(ctx, raw_view(ctx.b, _contiguous(ctx, xs[0]), n.shape, list(range(len(n.shape)))))
+    if kind == "pow":
+        return _power(ctx, n, xs[0], st)
+    if kind == "permute":
+        rank = len(n.shape)
+        out = new_act(ctx.b, st, n.shape, dim_order=list(range(rank)))
+        ctx.b.call("aten::permute_copy.out", self=_contiguous(ctx, xs[0]).value,
+                   dims=[int(d) % rank for d in n.attrs["dims"]], out=out.value)
+        return _laid_out(ctx, out)
     if kind == "slice":
         out = new_act(ctx.b, st, n.shape, dim_order=list(range(len(n.shape))))
         ctx.b.call("aten::slice_copy.Tensor_out", self=_contiguous(ctx, xs[0]).value, dim=int(n.attrs["dim"]),
@@ -159,6 +183,80 @@ def op_int_math(ctx, n: Node):
     if kind != "mul":
         named["alpha"] = int(n.attrs["alpha"])
     return _call(ctx, f"aten::{kind}.out", named, st, n.shape)
+
+
+_REDUCTIONS = {"sum": "aten::sum.IntList_out", "amax": "aten::amax.out", "amin": "aten::amin.out",
+               "argmax": "aten::argmax.out", "argmin": "aten::argmin.out", "cumsum": "aten::cumsum.out",
+               "prod": "aten::prod.int_out"}
+
+
+def _reduce(ctx, n: Node, x: Act, st) -> Act:
+    """sum / prod / amax / amin / argmax / argmin / cumsum of a contiguous integer
+    tensor (an int32 one of an int64 node already cast: torch's int64 sum),
+    into a contiguous out of torch's shape, laid out after as n's rank wants."""
+    kind, dims = n.attrs["kind"], n.attrs["dims"]
+    x = _contiguous(ctx, x)
+    out = new_act(ctx.b, st, n.shape, dim_order=list(range(len(n.shape))))
+    named = dict(self=x.value, out=out.value)
+    key = _REDUCTIONS[kind]
+    if kind == "cumsum":
+        named.update(dim=int(dims[0]), dtype=None)
+    elif kind == "prod":
+        key = "aten::prod.int_out" if dims else "aten::prod.out"
+        named.update(dtype=None if st == ScalarType.LONG else int(st))
+        if dims:
+            named.update(dim=int(dims[0]), keepdim=bool(n.attrs["keepdim"]))
+    elif kind in ("argmax", "argmin"):
+        named.update(dim=int(dims[0]) if dims else None, keepdim=bool(n.attrs["keepdim"]))
+    else:
+        named.update(dim=[int(d) for d in dims or []], keepdim=bool(n.attrs["keepdim"]))
+        if kind == "sum":
+            named["dtype"] = None if st == ScalarType.LONG else int(st)
+    ctx.b.call(key, **named)
+    return _laid_out(ctx, out)
+
+
+def _power(ctx, n: Node, x: Act, st) -> Act:
+    """x ** k by repeated squaring with aten::mul.out (products wrap in the
+    dtype, so any order gives torch's result); k = 0: 0 * x + 1, ones."""
+    k, acc, base = int(n.attrs["exponent"]), None, x
+    if k == 0:
+        zero = _call(ctx, "aten::mul.out", dict(self=x, other=_constant(ctx, 0, n.attrs["dtype"])), st, n.shape)
+        return _call(ctx, "aten::add.out", dict(self=zero, other=_constant(ctx, 1, n.attrs["dtype"]), alpha=1), st,
+                     n.shape)
+    while k:
+        if k & 1:
+            acc = base if acc is None else _call(ctx, "aten::mul.out", dict(self=acc, other=base), st, n.shape)
+        k >>= 1
+        if k:
+            base = _call(ctx, "aten::mul.out", dict(self=base, other=base), st, n.shape)
+    return acc
+
+
+def _take(ctx, n: Node, st) -> Act:
+    """i[j] of an int value i by an index j (capture's embedding: i's rows,
+    a [rows, 1] view, looked up by j): aten::embedding.out copies rows of
+    any dtype and checks every id against the table (an id outside it fails
+    the run, as torch raises)."""
+    ids, table = (_contiguous(ctx, ctx.get(name)) for name in n.inputs)
+    if ids.dtype not in (ScalarType.INT, ScalarType.LONG) or table.dtype != st or len(table.sizes) != 2:
+        return ctx.refuse(n, "ids that are not an integer tensor, or a table not of the result's dtype")
+    out = new_act(ctx.b, st, n.shape, dim_order=list(range(len(n.shape))))
+    ctx.b.call("aten::embedding.out", weight=table.value, indices=ids.value, padding_idx=-1,
+               scale_grad_by_freq=False, sparse=False, out=out.value)
+    return _laid_out(ctx, out)
+
+
+def _where(ctx, n: Node, st) -> Act:
+    """torch.where(m, a, b) of integers (masked_fill: where(m, v, i)):
+    aten::where.self_out with the bool m picking between the two operands
+    (Python ints: 0-d constants of the dtype)."""
+    picked = Node(n.name, n.op, n.inputs[1:], n.attrs)
+    a, b = _operands(ctx, picked, 2)
+    if any(x.dtype != st for x in (a, b)):
+        return ctx.refuse(n, f"an operand is not an {n.attrs['dtype']} tensor")
+    cond = bool_value(ctx, n.inputs[0])
+    return _call(ctx, "aten::where.self_out", dict(condition=cond, self=a, other=b), st, n.shape)
 
 
 def _extreme(ctx, n: Node, xs: List[Act], st) -> Act:
