@@ -425,6 +425,11 @@ RUNS = {
     "torch.linalg.matrix_power(negative)": (lambda x: torch.linalg.matrix_power(well(x, 2), -2), SM, UNIT, 1.5,
                                             "fp32"),                                              # 0.89
     "torch.linalg.matrix_exp": (lambda x: torch.linalg.matrix_exp(x[..., :4, :4]), SM, UNIT, 1.0, "fp32"),   # 0.54
+    "torch.linalg.matrix_exp(6x6)": (lambda x: torch.linalg.matrix_exp(x[..., :6]), SL, UNIT, 1.0, "fp32"),
+    "torch.linalg.matrix_power(6x6)": (lambda x: torch.linalg.matrix_power(x[..., :6] * 0.5, 3), SL, UNIT, 1.0,
+                                       "fp32"),
+    "torch.linalg.matrix_power(6x6, negative)": (lambda x: torch.linalg.matrix_power(
+        x[..., :6] + 4 * torch.eye(6), -2), SL, UNIT, 1.5, "fp32"),
     # singular values of any size (ptec::linalg_svdvals.out): the [1, 4, 8] input is one wide 4x8 matrix,
     # read in fp32 (so about fp32 rounding from torch: 0.00 steps); behind int8 steps (a slice, a transpose)
     # or before one (cat, stack) the int8 rounding is what remains
