@@ -377,7 +377,7 @@ RUNS = {
                                                         torch.linalg.matrix_norm(x[0], float("inf")) * 0.3,
                                                         torch.linalg.matrix_norm(x[0], -1)]), S3, R, 1.0, "int8"),   # 0.87
     # matrix functions (capture_matrix_functions): computed in fp32 on portable kernels (det / slogdet / logdet /
-    # inv / solve: the LU kernels; cholesky: its kernel; matrix_power, matrix_exp: closed forms) after the int8 slice and
+    # inv / solve: the LU kernels; cholesky: its kernel; matrix_power, matrix_exp: fp32 products) after the int8 slice and
     # + 3I that make A well-conditioned; test_matrix_functions.py, test_linalg_kernels.py: relative error on
     # exact inputs
     "torch.linalg.det": (lambda x: torch.linalg.det(well(x, 4)), SM, UNIT, 1.0, "fp32"),                 # 0.48
@@ -425,6 +425,12 @@ RUNS = {
     "torch.linalg.matrix_power(negative)": (lambda x: torch.linalg.matrix_power(well(x, 2), -2), SM, UNIT, 1.5,
                                             "fp32"),                                              # 0.89
     "torch.linalg.matrix_exp": (lambda x: torch.linalg.matrix_exp(x[..., :4, :4]), SM, UNIT, 1.0, "fp32"),   # 0.54
+    # n > 4 (up to 8): the same fp32 products of picked entries
+    "torch.linalg.matrix_exp(6x6)": (lambda x: torch.linalg.matrix_exp(x[..., :6]), SL, UNIT, 1.0, "fp32"),  # 0.75
+    "torch.linalg.matrix_power(6x6)": (lambda x: torch.linalg.matrix_power(x[..., :6], 3), SL, UNIT, 1.0,
+                                       "fp32"),                                                   # 0.66
+    "torch.linalg.matrix_power(6x6, negative)": (lambda x: torch.linalg.matrix_power(
+        x[..., :6] + 4 * torch.eye(6), -2), SL, UNIT, 1.0, "fp32"),                              # 0.37
     # singular values of any size (ptec::linalg_svdvals.out): the [1, 4, 8] input is one wide 4x8 matrix,
     # read in fp32 (so about fp32 rounding from torch: 0.00 steps); behind int8 steps (a slice, a transpose)
     # or before one (cat, stack) the int8 rounding is what remains

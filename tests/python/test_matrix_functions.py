@@ -147,6 +147,34 @@ def test_relative_error_against_torch(name, fn, samples, bound, tmp_path):
         assert err <= bound, f"{name}: relative error {err:.2e} (bound {bound})"
 
 
+def nilpotent(n, seed, count=3):
+    """Strictly upper-triangular batches (A^n = 0: e^A a finite sum)."""
+    return [(torch.triu(x, 1),) for (x,) in plain(n, seed, count)]
+
+
+# (id, call, inputs, relative bound) of n > 4 (MAX_N 8): fp32 matrix products against torch's float64 result
+LARGER = [
+    *[(f"matrix_exp {n}x{n}", torch.linalg.matrix_exp, plain(n, 100 + n, 3), 2e-5) for n in (5, 6, 8)],
+    ("matrix_exp 6x6 nilpotent", torch.linalg.matrix_exp, nilpotent(6, 110), 1e-6),
+    # ||A||_1 up to 8 * 2 * 5 = 80, within the stated ||A||_1 <= 88 of the fixed 6 squarings
+    ("matrix_exp 8x8 larger norm", torch.linalg.matrix_exp, [(x * 5,) for (x,) in plain(8, 111, 3)], 2e-5),
+    ("matrix_exp 6x6 rotation", torch.linalg.matrix_exp, [((x - x.mT) * 4,) for (x,) in plain(6, 112, 3)], 2e-5),
+    *[(f"matrix_power 6x6 k={k}", lambda x, k=k: torch.linalg.matrix_power(x, k), halved(6, 120 + k, 3), 2e-6)
+      for k in (0, 1, 2, 7, -1, -3)],
+    ("matrix_power 8x8 k=5", lambda x: torch.linalg.matrix_power(x, 5), halved(8, 130, 3), 2e-6),
+]
+
+
+@pytest.mark.parametrize("name,fn,samples,bound", LARGER, ids=[r[0] for r in LARGER])
+def test_larger_matrices_against_float64(name, fn, samples, bound, tmp_path):
+    res = compile_model(Call(fn).eval(), [samples[0][0]], samples)
+    for (x,) in samples:
+        got, ref = host(res, x, tmp_path), reference(fn, x.double())
+        assert got.shape == ref.shape
+        err = np.abs(got - ref).max() / np.abs(ref).max()
+        assert err <= bound, f"{name}: relative error {err:.2e} (bound {bound})"
+
+
 # spellings of the calls: each the same closed form, torch's values
 SPELLINGS = [
     ("torch.det", lambda x: torch.det(x)),
@@ -279,14 +307,21 @@ def test_logdet_of_a_negative_determinant_is_nan(tmp_path):
     assert np.abs(got[1] - ref[1]).max() <= 1e-5 * np.abs(ref[1]).max()
 
 
+def nine(x):
+    """A 9x9 matrix of x [..., 5, 5] (its columns and rows repeated)."""
+    y = torch.cat([x, x[..., :4]], -1)
+    return torch.cat([y, y[..., :4, :]], -2)
+
+
 # (id, call of x [2, 3, 5, 5], words the one-line refusal says)
 REFUSED = [
     ("det of empty matrices", lambda x: torch.linalg.det(x[..., :0, :0]), "at least one row"),
     ("solve B of other batch dims", lambda x: torch.linalg.solve(x, x[:1, :, :, :2]), "batch dims"),
-    ("matrix_power 5x5", lambda x: torch.linalg.matrix_power(x, 2), "torch.linalg.matrix_power of a 5x5"),
+    ("matrix_power 9x9", lambda x: torch.linalg.matrix_power(nine(x), 2), "torch.linalg.matrix_power of a 9x9"),
     ("svdvals of empty matrices", lambda x: torch.linalg.svdvals(x[..., :0, :]), "at least one row and column"),
     ("eigvalsh of empty matrices", lambda x: torch.linalg.eigvalsh(x[..., :0, :0]), "at least one row and column"),
-    ("matrix_exp 5x5", torch.linalg.matrix_exp, "torch.linalg.matrix_exp of a 5x5 matrix"),
+    ("matrix_exp 10x10", lambda x: torch.linalg.matrix_exp(torch.cat([torch.cat([x, x], -1)] * 2, -2)),
+     "torch.linalg.matrix_exp of a 10x10 matrix"),
     ("solve left=False", lambda x: torch.linalg.solve(x[..., :3, :3], x[..., :2, :3], left=False), "left=False"),
     ("solve_ex info", lambda x: torch.linalg.solve_ex(x[..., :3, :3], x[..., :3, 0])[1].float(), "no info"),
     ("inv_ex info", lambda x: torch.linalg.inv_ex(x[..., :3, :3]).info.float(), "no info"),
@@ -310,14 +345,14 @@ def test_cli_refuses_a_large_matrix_exponential_in_one_line(tmp_path):
         "        return torch.linalg.matrix_exp(x)\n"
         "def make():\n"
         "    m = M()\n"
-        "    m.input_shape = (2, 6, 6)\n"
+        "    m.input_shape = (2, 9, 9)\n"
         "    return m\n")
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
     r = subprocess.run(["/usr/bin/python3", "-m", "ptec", "compile", f"{tmp_path}/m.py:make", "--calib", "2", "-o",
                         f"{tmp_path}/m.pte"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 2, r.stderr
     assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
-    assert "matrix_exp" in r.stderr and "6x6 matrix: ptec computes it in closed form for n <= 4" in r.stderr
+    assert "matrix_exp" in r.stderr and "9x9 matrix: ptec multiplies matrices in fp32 steps of n^3 products for n <= 8" in r.stderr
     assert not (tmp_path / "m.pte").exists()
 
 
