@@ -9,6 +9,15 @@
 # links exactly what it calls, ptec's operators included; -DPTEC_KERNEL_LIST=... overrides this default.
 file(STRINGS ${CMAKE_CURRENT_LIST_DIR}/../../src/kernels/all_kernels.def ptec_board_kernels REGEX "^PTEC_KERNEL")
 list(FILTER ptec_board_kernels EXCLUDE REGEX ", ptec only \\*/")
+# Nor the operators ptec runs only for integer arithmetic on index values: the bitwise, shift
+# and floor-division ones (int_binary.c) and the int64 reductions (op_int_reduce.c: sum, amax,
+# amin, cumsum, prod). Upstream has them, but with them the server no longer fits the code
+# TCM, and an int8 model rarely calls them; a program that does lists them (`compile
+# --kernel-list`, which links exactly what it calls). The float grid sampler (a spatial
+# transformer's, rare on a microcontroller) leaves for the same reason: the code TCM holds
+# about 1 KiB more than this list needs.
+list(FILTER ptec_board_kernels EXCLUDE REGEX
+     "aten::(bitwise_[a-z_]+|floor_divide|sum[.]IntList_out|amax|amin|cumsum|prod|grid_sampler_2d)[.]")
 string(JOIN "\n" ptec_board_kernels ${ptec_board_kernels})
 file(WRITE ${CMAKE_BINARY_DIR}/board_kernels.def
      "/* boards/imx93_common/kernels.cmake: all_kernels.def without its ptec-only operators */\n${ptec_board_kernels}\n")
