@@ -18,8 +18,16 @@ model and the caller's tensors are never written). With them:
   one per piece, so iteration, zip, enumerate, reversed, slicing the tuple,
   `*pieces` and passing it to torch.cat all work; a piece no one reads is
   dropped after tracing (drop_traced_leftovers);
+* so is any other call's tuple (or list) of tensors of a fixed length:
+  torch.broadcast_tensors / meshgrid, the named tuples of topk / sort / max
+  / aminmax / ... (their type kept: .values, .indices), a submodule's or a
+  function's tuple, nn.LSTM's (out, (h, c)) nested: passed whole to
+  torch.cat / stack, `*t`, sum(t), t[::-1] all trace, and returned whole
+  it is the program's outputs. One whose length or pieces' sizes follow the
+  data (x[mask].split(2)) stays a node; passed whole where torch takes
+  tensors it is refused in one line (sequence_refusal);
 * iterating over, len() of, or a slice of any other proxy whose value is a
-  tuple (torch.meshgrid's) gives its elements; of a tensor, its rows;
+  tuple gives its elements; of a tensor, its rows;
 * bool() of a proxy whose value does not depend on the input's data
   (`x.dtype == torch.float32`) is that value.
 
