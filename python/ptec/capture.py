@@ -53,7 +53,8 @@ from .capture_int_promotion import promote_int_operands
 from .capture_binary_math import binary_math_node
 from .capture_casts import float_cast_node, output_dtype
 from .capture_plumbing import tidy_plumbing
-from .capture_tracer import KnownValuesProxy, KnownValuesTracer, drop_traced_leftovers, trace_refusal
+from .capture_tracer import (KnownValuesProxy, KnownValuesTracer, TracedControlError, drop_traced_leftovers,
+                             trace_refusal)
 from .capture_spellings import spelling_nodes
 from .capture_calls import (refuse_call, _amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
@@ -1623,6 +1624,9 @@ def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.f
     except Exception as e:
         if not hasattr(e, "ptec_where"):
             e.ptec_where = tracer.where()
+        refusal = tracer.sequence_refusal(e)        # torch.cat(x[mask].split(2), 0): named in one line
+        if refusal:
+            raise TracedControlError(refusal) from e
         raise
     drop_traced_leftovers(graph)
     if states:

@@ -18,8 +18,16 @@ model and the caller's tensors are never written). With them:
   one per piece, so iteration, zip, enumerate, reversed, slicing the tuple,
   `*pieces` and passing it to torch.cat all work; a piece no one reads is
   dropped after tracing (drop_traced_leftovers);
+* so is any other call's tuple (or list) of tensors of a fixed length:
+  torch.broadcast_tensors / meshgrid, the named tuples of topk / sort / max
+  / aminmax / ... (their type kept: .values, .indices), a submodule's or a
+  function's tuple, nn.LSTM's (out, (h, c)) nested: passed whole to
+  torch.cat / stack, `*t`, sum(t), t[::-1] all trace, and returned whole
+  it is the program's outputs. One whose length or pieces' sizes follow the
+  data (x[mask].split(2)) stays a node; passed whole where torch takes
+  tensors it is refused in one line (sequence_refusal);
 * iterating over, len() of, or a slice of any other proxy whose value is a
-  tuple (torch.meshgrid's) gives its elements; of a tensor, its rows;
+  tuple gives its elements; of a tensor, its rows;
 * bool() of a proxy whose value does not depend on the input's data
   (`x.dtype == torch.float32`) is that value.
 
@@ -125,6 +133,7 @@ class KnownValuesTracer(torch.fx.Tracer):
         self._varying: Set[torch.fx.Node] = set()       # the shape depends on the input's data
         self._evaluating = False
         self._modules = []                              # (path, class name) of the calls being traced
+        self._varying_tuples = []                       # tuple values of data-dependent sizes, as traced
 
     # -- where we are ---------------------------------------------------------
 
@@ -282,16 +291,23 @@ class KnownValuesTracer(torch.fx.Tracer):
             return tuple(args[0][i] for i in range(len(self._pieces(receiver)))[args[1]])
         proxy = super().create_proxy(kind, target, args, kwargs, *rest, **kw)
         if isinstance(proxy, torch.fx.Proxy):
+            if target is operator.getitem and receiver is not None and receiver.meta.get("ptec_tuple"):
+                proxy.node.meta["ptec_piece"] = True
             self._record(proxy.node)
-            if kind in ("call_function", "call_method") and _target_in(target, _PIECES) \
-                    and self._pieces(proxy.node) is not None:
-                proxy.node.meta["ptec_pieces"] = True
-                pieces = []
-                for i in range(len(self._pieces(proxy.node))):
-                    piece = proxy[i]
-                    piece.node.meta["ptec_piece"] = True
-                    pieces.append(piece)
-                return tuple(pieces)
+            value = self._pieces(proxy.node)
+            if value is None and self.known(proxy.node) and (type(self.value(proxy.node)) in (tuple, list)
+                                                              or _named_tuple(self.value(proxy.node))):
+                self._varying_tuples.append(proxy.node)   # its length or sizes follow the data: sequence_refusal
+            if value is not None and kind in ("call_function", "call_method", "call_module") \
+                    and (_target_in(target, _PIECES) or _all_tensors(value)):
+                if _target_in(target, _PIECES):           # no piece read: the call goes too
+                    proxy.node.meta["ptec_pieces"] = True
+                proxy.node.meta["ptec_tuple"] = True      # its getitems below are pieces (drop_traced_leftovers)
+                # a piece is a tuple itself when its value is one (LSTM's (out, (h, c)))
+                pieces = [proxy[i] for i in range(len(value))]
+                # a named tuple (torch.return_types.max: .values, .indices) keeps its type
+                return tuple(pieces) if type(value) is tuple else (
+                    list(pieces) if type(value) is list else type(value)(pieces))
         return proxy
 
     def _plain(self, a):
@@ -300,12 +316,12 @@ class KnownValuesTracer(torch.fx.Tracer):
         return a
 
     def _pieces(self, node: torch.fx.Node):
-        """node's value when it is a plain tuple or list whose length is
-        fixed (not of a selection), else None."""
+        """node's value when it is a tuple (a named one: torch.return_types.*)
+        or list whose length is fixed (not of a selection), else None."""
         if not self.fixed_shape(node):
             return None
         v = self.value(node)
-        return v if type(v) in (tuple, list) else None
+        return v if type(v) in (tuple, list) or _named_tuple(v) else None
 
     def length(self, proxy) -> Optional[int]:
         """len() of the proxy's value when it is fixed, else None."""
@@ -354,6 +370,22 @@ class KnownValuesTracer(torch.fx.Tracer):
         return (f"{self.where()}{site}: {what} on the result of {_callee(obj.node)} cannot be traced: "
                 f"it {why}")
 
+    def sequence_refusal(self, e: BaseException) -> Optional[str]:
+        """One line for torch refusing a traced value where it takes a
+        sequence of tensors (torch.cat(t, 1)) when t is the latest tuple
+        whose length or pieces' sizes follow the input's data (x[mask].split(2),
+        torch.nonzero(m, as_tuple=True)): it stays a node, not a Python tuple."""
+        text = str(e)
+        if "tuple of Tensors" not in text or "traced value" not in _one_line(e):
+            return None
+        unread = [n for n in getattr(self, "_varying_tuples", ()) if not n.users]
+        if not unread:
+            return None
+        return (f"{getattr(e, 'ptec_where', None) or self.where()}{_user_site(e.__traceback__)}: the result of "
+                f"{_callee(unread[-1])} passed whole as a sequence of tensors cannot be traced: how many tensors "
+                "it holds, or their sizes, follow the input's values (a selection x[mask] changes length from "
+                "run to run): take a fixed number of elements of fixed size")
+
     def _reads_varying_size(self, node: torch.fx.Node) -> bool:
         for a in _ancestors(node):
             size = (a.op == "call_method" and a.target in _SHAPE_METHODS) or (
@@ -361,6 +393,18 @@ class KnownValuesTracer(torch.fx.Tracer):
             if size and a.args and isinstance(a.args[0], torch.fx.Node) and a.args[0] in self._varying:
                 return True
         return False
+
+
+def _named_tuple(v) -> bool:
+    """torch.return_types.max and the like (a structseq: a tuple subclass)."""
+    return isinstance(v, tuple) and type(v).__module__ == "torch.return_types"
+
+
+def _all_tensors(v) -> bool:
+    """A tuple / list whose leaves are all tensors (nested: LSTM's (out, (h, c)))."""
+    if isinstance(v, torch.Tensor):
+        return True
+    return isinstance(v, (tuple, list)) and len(v) > 0 and all(_all_tensors(e) for e in v)
 
 
 class _Unknown:

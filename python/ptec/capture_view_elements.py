@@ -7,9 +7,10 @@ operand k expanded to the pieces' shape. capture then lowers those calls.
 
 The fx graph is changed before capture reads it: each getitem of such a
 call becomes the new nodes (with their traced shapes), and the call goes
-once nothing reads it whole. A call read whole (returned as a tuple), an
-element of no length, or arguments other than numbers stay as they are
-and are refused by name."""
+once nothing reads it whole (the tracer gives a tuple of known length as
+its getitems, so `torch.cat(t)` and a tuple returned whole read pieces).
+An element of no length, or arguments other than numbers stay as they
+are and are refused by name."""
 from __future__ import annotations
 
 import operator

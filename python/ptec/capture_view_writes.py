@@ -42,7 +42,8 @@ element once per covering (capture_strided).
 
 Refused in one line naming the write and the value: a view as another
 dtype read after a write, a tuple sharing several tensors' memory read
-whole after one; a write into a view as another dtype, outside its root's
+whole after one (only one whose value the tracer does not know: it gives
+the others as their pieces, each read at its positions); a write into a view as another dtype, outside its root's
 memory, resized by torch, or covering an element twice with an op that is
 not of each element alone, or reading through a tensor operand an element
 it writes at another position; a write into a constant made in forward (a

@@ -130,6 +130,13 @@ RUNS = {
     "Tensor.add_ into overlapping unfold windows": (lambda x: (lambda y: (y.unfold(2, 3, 1).add_(0.25), y)[1])(x * 1.0),
                                                    S3, R, 2.0, "int8"),                          # 1.71
     "torch.broadcast_tensors": (lambda x: torch.broadcast_tensors(x[:, :1], x)[0] - x, S3, R, 1.0, "int8"),  # 0.85
+    # a tuple of known length read whole (capture_tracer: a Python tuple of its pieces)
+    "torch.cat(torch.broadcast_tensors(y, x[:, :1]), 1)": (lambda x: torch.cat(torch.broadcast_tensors(
+        x, x[:, :1]), 1), S3, R, 0.5, "int8"),
+    "torch.stack(torch.broadcast_tensors(...)[::-1])": (lambda x: torch.stack(torch.broadcast_tensors(
+        x[:, :1], x)[::-1], 1), S3, R, 0.5, "int8"),
+    "sum(torch.broadcast_tensors(...)) after Tensor.add_": (lambda x: (lambda y: (lambda t: (y.add_(0.5), sum(t))[1])(
+        torch.broadcast_tensors(y, x[:, :1])))(x * 1.0), S3, R, 1.0, "int8"),                        # 0.96
     "Tensor.adjoint": (lambda x: x.adjoint(), S3, R, 0.5, "int8"),
     "Tensor.copy_ on a clone": (lambda x: x.clone().copy_(x[:, :1]), S3, R, 1.0, "int8"),              # 0.93
     "Tensor.new_tensor": (lambda x: x.new_tensor([[[0.5] * 8] * 4]) * x, S3, R, 0.5, "int8"),
@@ -171,6 +178,9 @@ RUNS = {
     "torch.kron": (lambda x: torch.kron(x[0, :2, :2], x[0, 2:, :3].sigmoid()), S3, R, 1.5, "int8"),           # 1.14
     "torch.meshgrid": (lambda x: torch.meshgrid(x[0, 0, :3], x[0, 1, :2], indexing="ij")[0]
                        + torch.meshgrid(x[0, 2, :2], x[0, 3, :3], indexing="xy")[1], S3, R, 1.5, "int8"),     # 1.36
+    "torch.cat(torch.meshgrid(a, b), 0)": (lambda x: torch.cat(torch.meshgrid(x[0, 0, :3], x[0, 1, :2],
+                                                                               indexing="ij"), 0), S3, R, 1.0, "int8"),
+                                                                                                          # 0.74
     "torch.cartesian_prod": (lambda x: torch.cartesian_prod(x[0, 0, :3], x[0, 1, :2]), S3, R, 1.0, "int8"),   # 0.74
     "torch.zeros_like/ones_like/full_like": (lambda x: (torch.zeros_like(x) + x) * torch.full_like(x, 2.0)
                                              - torch.ones_like(x), S3, R, 1.0, "int8"),                       # 0.83
@@ -217,6 +227,9 @@ RUNS = {
                                                   0.0, "int8"),
     "Tensor.topk(k).indices.float()": (lambda x: x.topk(3).indices.float(), S3, R, 0.0, "int8"),
     "torch.kthvalue(x, k, dim)[0]": (lambda x: torch.kthvalue(torch.relu(x), 6, -1)[0], S3, R, 0.5, "int8"),
+    "torch.stack(torch.aminmax(x, dim))": (lambda x: torch.stack(torch.aminmax(x, dim=-1), 0), S3, R, 0.5, "int8"),
+    "[t.float() for t in Tensor.topk(k)]": (lambda x: torch.cat([t.float() for t in x.topk(3, -1)], -1), S3, R,
+                                            1.0, "int8"),                                                     # 0.64
     "Tensor.median(dim, keepdim).values": (lambda x: torch.relu(x).median(1, keepdim=True).values, S4, R, 0.5,
                                            "int8"),
     "torch.median(x, dim)[1].float()": (lambda x: torch.median(x, -1)[1].float(), S3, R, 0.0, "int8"),

@@ -211,12 +211,7 @@ def test_float_input_with_nan(tmp_path):
     assert np.isnan(got[10]) and got[11] == np.nanquantile(x.numpy(), 0.5, method="lower")
 
 
-def test_tuple_returned_whole_is_refused():
-    class Whole(nn.Module):
-        def forward(self, x):
-            return torch.cummax(x, 1)
-    with pytest.raises(Exception, match=r"cummax \(torch.cummax\) returns 2 values, not one tensor: take its values"):
-        compile_model(Whole().eval(), [torch.randn(2, 8)], [(torch.randn(2, 8),)] * 2)
+# cummax's (values, indices) returned whole is the program's two outputs: test_traced_tuples.py
 
 
 def test_index_into_later_layers(tmp_path):

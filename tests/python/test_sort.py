@@ -252,14 +252,7 @@ def test_channels_last_values(tmp_path):
     assert checked >= 24, checked
 
 
-def test_tuple_returned_whole_is_refused():
-    """The (values, indices) tuple itself is no tensor: refused naming the
-    call and what runs instead."""
-    class Whole(torch.nn.Module):
-        def forward(self, x):
-            return torch.topk(x, 2)
-    with pytest.raises(Exception, match=r"topk \(torch.topk\) returns 2 values, not one tensor: take its values"):
-        compile_model(Whole().eval(), [torch.randn(2, 8)], [(torch.randn(2, 8),)] * 2)
+# the (values, indices) tuple returned whole is the program's two outputs: test_traced_tuples.py
 
 
 def test_index_used_as_a_number_is_refused():

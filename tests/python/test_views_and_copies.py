@@ -206,7 +206,6 @@ REFUSED = {
                                   ["tensor_split (Tensor.tensor_split)[1]", "empty"]),
     "diagonal(past the planes)": (lambda x: x.diagonal(9, 1, 2), ["diagonal (Tensor.diagonal)", "empty"]),
     "repeat_interleave(0)": (lambda x: x.repeat_interleave(0, 1), ["repeat_interleave", "empty"]),
-    "meshgrid whole": (lambda x: torch.meshgrid(x[0, 0], x[0, 1], indexing="ij"), ["meshgrid (torch.meshgrid)"]),
     "tensor_split(tensor of indices)": (lambda x: torch.tensor_split(x, torch.tensor([1, 3]), 2)[0],
                                         ["tensor_split (torch.tensor_split)"]),
 }
