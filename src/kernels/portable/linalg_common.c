@@ -1,0 +1,54 @@
+/* What the float32 linear-algebra kernels share (linalg_common.h). */
+#include "kernels/portable/linalg_common.h"
+
+#include <float.h>
+
+bool ptec_linalg_default_order(const ptec_tensor *t)
+{
+    for (int d = 0; d < (int)t->rank; ++d) {
+        if (t->dim_order[d] != d) {
+            return false;
+        }
+    }
+    return true;
+}
+
+ptec_status ptec_linalg_batch(ptec_op *op, int arg, const ptec_tensor *self, int32_t *want, uint32_t *batch)
+{
+    uint64_t count = 1;
+    for (int d = 0; d < (int)self->rank - 2; ++d) {
+        if (self->sizes[d] < 0) {
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, arg, PTEC_MSG("negative size"));
+        }
+        if (want) {
+            want[d] = self->sizes[d];
+        }
+        count *= (uint64_t)self->sizes[d];
+        if (count > UINT32_MAX) {
+            return ptec_op_fail(op, PTEC_NOT_SUPPORTED, arg, PTEC_MSG("too many matrices"));
+        }
+    }
+    *batch = (uint32_t)count;
+    return PTEC_OK;
+}
+
+bool ptec_linalg_max_abs(const float *a, size_t count, float *big)
+{
+    float top = 0.0f;
+    for (size_t i = 0; i < count; ++i) {
+        float v = fabsf(a[i]);
+        if (!(v <= FLT_MAX)) {
+            return false;
+        }
+        top = v > top ? v : top;
+    }
+    *big = top;
+    return true;
+}
+
+void ptec_linalg_fill_nan(float *out, size_t count)
+{
+    for (size_t i = 0; i < count; ++i) {
+        out[i] = NAN;
+    }
+}
