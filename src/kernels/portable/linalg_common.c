@@ -13,6 +13,21 @@ bool ptec_linalg_default_order(const ptec_tensor *t)
     return true;
 }
 
+ptec_status ptec_linalg_expect_layout(ptec_op *op, int self_arg, const ptec_tensor *self, int out_arg,
+                                      const ptec_tensor *out, int drop, const char *shape_message)
+{
+    if (out->flags & PTEC_TENSOR_CONSTANT) {
+        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, out_arg, PTEC_MSG("out must not be a constant tensor"));
+    }
+    if (self->rank < 2 || (int)out->rank != (int)self->rank - drop) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, self_arg, shape_message);
+    }
+    if (!ptec_linalg_default_order(self) || !ptec_linalg_default_order(out)) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, self_arg, PTEC_MSG("self and out must be in the default dim order"));
+    }
+    return PTEC_OK;
+}
+
 ptec_status ptec_linalg_batch(ptec_op *op, int arg, const ptec_tensor *self, int32_t *want, uint32_t *batch)
 {
     uint64_t count = 1;

@@ -18,6 +18,14 @@
 /* Whether t is in the default dim order (0, 1, ..., rank - 1). */
 bool ptec_linalg_default_order(const ptec_tensor *t);
 
+/* The checks of self [..., m, n] and out after their dtypes': out is not a
+ * constant (InvalidProgram on out_arg); self has rank 2 or more and out
+ * self's rank less drop (InvalidArgument on self_arg, with the kernel's
+ * shape_message); both are in the default dim order (NotSupported on
+ * self_arg). In that order, as each kernel checked them itself. */
+ptec_status ptec_linalg_expect_layout(ptec_op *op, int self_arg, const ptec_tensor *self, int out_arg,
+                                      const ptec_tensor *out, int drop, const char *shape_message);
+
 /* Counts the matrices of self [..., m, n] (rank 2 or more) into *batch, in
  * 64-bit arithmetic: fails on argument arg with InvalidArgument "negative
  * size" or NotSupported "too many matrices" (more than UINT32_MAX). When

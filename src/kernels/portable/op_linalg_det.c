@@ -52,14 +52,9 @@ static ptec_status prepare(ptec_op *op)
     if (mode < MODE_DET || mode > MODE_LOGDET) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_MODE, PTEC_MSG("mode must be 0 (det), 1 (sign), 2 (log |det|) or 3 (log det)"));
     }
-    if (out->flags & PTEC_TENSOR_CONSTANT) {
-        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, ARG_OUT, PTEC_MSG("out must not be a constant tensor"));
-    }
-    if (self->rank < 2 || out->rank != self->rank - 2) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("self must be [..., n, n] and out [...]"));
-    }
-    if (!ptec_linalg_default_order(self) || !ptec_linalg_default_order(out)) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("self and out must be in the default dim order"));
+    if ((st = ptec_linalg_expect_layout(op, ARG_SELF, self, ARG_OUT, out, 2,
+                                        PTEC_MSG("self must be [..., n, n] and out [...]"))) != PTEC_OK) {
+        return st;
     }
     int rank = self->rank;
     int32_t n = self->sizes[rank - 1];

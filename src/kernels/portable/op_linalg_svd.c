@@ -76,14 +76,9 @@ static ptec_status prepare(ptec_op *op)
     if (!(rtol >= 0.0 && rtol <= 1.0)) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_RTOL, PTEC_MSG("rtol must be in [0, 1]"));
     }
-    if (out->flags & PTEC_TENSOR_CONSTANT) {
-        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, ARG_OUT, PTEC_MSG("out must not be a constant tensor"));
-    }
-    if (self->rank < 2 || out->rank != self->rank) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("self must be [..., m, n] and out of its rank"));
-    }
-    if (!ptec_linalg_default_order(self) || !ptec_linalg_default_order(out)) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("self and out must be in the default dim order"));
+    if ((st = ptec_linalg_expect_layout(op, ARG_SELF, self, ARG_OUT, out, 0,
+                                        PTEC_MSG("self must be [..., m, n] and out of its rank"))) != PTEC_OK) {
+        return st;
     }
     int rank = self->rank;
     int32_t m = self->sizes[rank - 2], n = self->sizes[rank - 1];
