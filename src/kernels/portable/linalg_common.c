@@ -67,3 +67,12 @@ void ptec_linalg_fill_nan(float *out, size_t count)
         out[i] = NAN;
     }
 }
+
+float ptec_linalg_jacobi_tangent(float zeta)
+{
+    if (fabsf(zeta) > 1073741824.0f) {
+        return 0.5f / zeta;
+    }
+    float mag = 1.0f / (fabsf(zeta) + sqrtf(1.0f + zeta * zeta));
+    return zeta < 0.0f ? -mag : mag;
+}

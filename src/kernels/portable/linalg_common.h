@@ -40,6 +40,13 @@ bool ptec_linalg_max_abs(const float *a, size_t count, float *big);
  * infinity or a NaN. */
 void ptec_linalg_fill_nan(float *out, size_t count);
 
+/* The tangent t of a Jacobi rotation's angle from zeta = (a_qq - a_pp) /
+ * (2 a_pq): the root of t^2 + 2 zeta t - 1 = 0 of least magnitude, sign(zeta)
+ * / (|zeta| + sqrt(1 + zeta^2)), or 1 / (2 zeta) where |zeta| > 2^30 (zeta^2
+ * would overflow float32 or swamp the 1). float32 /, +, * and sqrtf, in this
+ * order: python/ptec/reference/linalg.py repeats it. */
+float ptec_linalg_jacobi_tangent(float zeta);
+
 /* v * 2^k rounded once to float, as ldexpf: exact in double (a float times
  * 2^k for |k| <= 300 stays inside double's range), then narrowed. The
  * double frexp / ldexp are the ones the runtime's libc allowance lists. */

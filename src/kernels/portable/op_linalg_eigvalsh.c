@@ -101,13 +101,7 @@ static bool rotate(float *w, uint32_t n, uint32_t p, uint32_t q, float tol)
         return false;
     }
     float theta = (w[q * n + q] - w[p * n + p]) / (2.0f * apq);
-    float t;
-    if (fabsf(theta) > 1073741824.0f) {
-        t = 0.5f / theta;
-    } else {
-        float mag = 1.0f / (fabsf(theta) + sqrtf(1.0f + theta * theta));
-        t = theta < 0.0f ? -mag : mag;
-    }
+    float t = ptec_linalg_jacobi_tangent(theta);
     float c = 1.0f / sqrtf(1.0f + t * t);
     float sn = c * t;
     float shift = t * apq;

@@ -133,13 +133,7 @@ static bool rotate(float *x, float *y, uint32_t len, float *vx, float *vy, uint3
         return false;
     }
     float zeta = (beta - alpha) / (2.0f * gamma);
-    float t;
-    if (fabsf(zeta) > 1073741824.0f) {
-        t = 0.5f / zeta;
-    } else {
-        float mag = 1.0f / (fabsf(zeta) + sqrtf(1.0f + zeta * zeta));
-        t = zeta < 0.0f ? -mag : mag;
-    }
+    float t = ptec_linalg_jacobi_tangent(zeta);
     float c = 1.0f / sqrtf(1.0f + t * t);
     float sn = c * t;
     for (uint32_t i = 0; i < len; ++i) {
