@@ -28,6 +28,20 @@ ptec_status ptec_linalg_expect_layout(ptec_op *op, int self_arg, const ptec_tens
     return PTEC_OK;
 }
 
+ptec_status ptec_linalg_square(ptec_op *op, int arg, const ptec_tensor *self, int32_t *n)
+{
+    int rank = self->rank;
+    int32_t cols = self->sizes[rank - 1];
+    if (self->sizes[rank - 2] != cols) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, arg, PTEC_MSG("self's matrices must be square"));
+    }
+    if (cols < 1) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, arg, PTEC_MSG("empty matrices"));
+    }
+    *n = cols;
+    return PTEC_OK;
+}
+
 ptec_status ptec_linalg_batch(ptec_op *op, int arg, const ptec_tensor *self, int32_t *want, uint32_t *batch)
 {
     uint64_t count = 1;

@@ -1,10 +1,12 @@
 /* What the float32 linear-algebra kernels (ptec::linalg_*.out) share: the
- * prepare checks of a batch of matrices [..., m, n] and the scan of one
- * matrix for its largest |entry| before it is scaled by a power of two.
+ * prepare checks of a batch of matrices [..., m, n], the scan of one matrix
+ * for its largest |entry| (or a NaN fill) before it is scaled by a power of
+ * two, and the Jacobi rotation's tangent.
  *
- * Each kernel keeps its own argument checks, in its own order, and its own
- * messages; these helpers fail with the messages every kernel gives for the
- * same fault ("negative size", "too many matrices"). */
+ * Each kernel keeps its own argument checks, in its own order; these
+ * helpers fail with the messages every kernel gives for the same fault
+ * ("negative size", "too many matrices", "empty matrices", ...) or with the
+ * one the kernel passes. */
 #ifndef PTEC_KERNELS_PORTABLE_LINALG_COMMON_H
 #define PTEC_KERNELS_PORTABLE_LINALG_COMMON_H
 
@@ -25,6 +27,11 @@ bool ptec_linalg_default_order(const ptec_tensor *t);
  * self_arg). In that order, as each kernel checked them itself. */
 ptec_status ptec_linalg_expect_layout(ptec_op *op, int self_arg, const ptec_tensor *self, int out_arg,
                                       const ptec_tensor *out, int drop, const char *shape_message);
+
+/* n of self [..., n, n] (rank 2 or more) into *n: fails on argument arg
+ * with InvalidArgument "self's matrices must be square" or, for n < 1,
+ * "empty matrices". */
+ptec_status ptec_linalg_square(ptec_op *op, int arg, const ptec_tensor *self, int32_t *n);
 
 /* Counts the matrices of self [..., m, n] (rank 2 or more) into *batch, in
  * 64-bit arithmetic: fails on argument arg with InvalidArgument "negative

@@ -54,12 +54,9 @@ static ptec_status prepare(ptec_op *op)
         return st;
     }
     int rank = self->rank;
-    int32_t n = self->sizes[rank - 1];
-    if (self->sizes[rank - 2] != n) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("self's matrices must be square"));
-    }
-    if (n < 1) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("empty matrices"));
+    int32_t n;
+    if ((st = ptec_linalg_square(op, ARG_SELF, self, &n)) != PTEC_OK) {
+        return st;
     }
     uint32_t batch;
     if ((st = ptec_linalg_batch(op, ARG_SELF, self, NULL, &batch)) != PTEC_OK) {
