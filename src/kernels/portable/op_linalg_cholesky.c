@@ -25,6 +25,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/portable/linalg_common.h"
 #include "kernels/portable/portable_args.h"
 
 enum { ARG_SELF = 0, ARG_UPPER = 1, ARG_OUT = 2, ARG_COUNT = 4 };
@@ -34,16 +35,6 @@ typedef struct cholesky_state {
     int32_t n;      /* each matrix's rows and columns */
     uint8_t upper;  /* read the upper triangle, write U */
 } cholesky_state;
-
-static bool default_order(const ptec_tensor *t)
-{
-    for (int d = 0; d < (int)t->rank; ++d) {
-        if (t->dim_order[d] != d) {
-            return false;
-        }
-    }
-    return true;
-}
 
 static ptec_status prepare(ptec_op *op)
 {
@@ -58,32 +49,18 @@ static ptec_status prepare(ptec_op *op)
     if (self->dtype != PTEC_DTYPE_FLOAT || out->dtype != PTEC_DTYPE_FLOAT) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("self and out must be float32"));
     }
-    if (out->flags & PTEC_TENSOR_CONSTANT) {
-        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, ARG_OUT, PTEC_MSG("out must not be a constant tensor"));
-    }
-    if (self->rank < 2 || out->rank != self->rank) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("self and out must be [..., n, n]"));
-    }
-    if (!default_order(self) || !default_order(out)) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("self and out must be in the default dim order"));
+    if ((st = ptec_linalg_expect_layout(op, ARG_SELF, self, ARG_OUT, out, 0,
+                                        PTEC_MSG("self and out must be [..., n, n]"))) != PTEC_OK) {
+        return st;
     }
     int rank = self->rank;
-    int32_t n = self->sizes[rank - 1];
-    if (self->sizes[rank - 2] != n) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("self's matrices must be square"));
+    int32_t n;
+    if ((st = ptec_linalg_square(op, ARG_SELF, self, &n)) != PTEC_OK) {
+        return st;
     }
-    if (n < 1) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("empty matrices"));
-    }
-    uint64_t batch = 1;
-    for (int d = 0; d < rank - 2; ++d) {
-        if (self->sizes[d] < 0) {
-            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("negative size"));
-        }
-        batch *= (uint64_t)self->sizes[d];
-        if (batch > UINT32_MAX) {
-            return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("too many matrices"));
-        }
+    uint32_t batch;
+    if ((st = ptec_linalg_batch(op, ARG_SELF, self, NULL, &batch)) != PTEC_OK) {
+        return st;
     }
     if ((st = ptec_portable_expect_sizes(op, ARG_OUT, out, self->sizes, rank,
                                          PTEC_MSG("out must have self's sizes"))) != PTEC_OK) {
@@ -93,7 +70,7 @@ static ptec_status prepare(ptec_op *op)
     if ((uint64_t)n * (uint64_t)n * sizeof(float) > UINT32_MAX) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("matrix too large"));
     }
-    s->batch = (uint32_t)batch;
+    s->batch = batch;
     s->n = n;
     s->upper = upper;
     return PTEC_OK;

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "kernels/portable/linalg_lu.h"
+#include "kernels/portable/linalg_common.h"
 #include "kernels/portable/portable_args.h"
 
 enum { ARG_SELF = 0, ARG_MODE = 1, ARG_OUT = 2, ARG_COUNT = 4 };
@@ -34,16 +35,6 @@ typedef struct det_state {
     int32_t n;      /* each matrix's rows and columns */
     int32_t mode;
 } det_state;
-
-static bool default_order(const ptec_tensor *t)
-{
-    for (int d = 0; d < (int)t->rank; ++d) {
-        if (t->dim_order[d] != d) {
-            return false;
-        }
-    }
-    return true;
-}
 
 static ptec_status prepare(ptec_op *op)
 {
@@ -61,34 +52,19 @@ static ptec_status prepare(ptec_op *op)
     if (mode < MODE_DET || mode > MODE_LOGDET) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_MODE, PTEC_MSG("mode must be 0 (det), 1 (sign), 2 (log |det|) or 3 (log det)"));
     }
-    if (out->flags & PTEC_TENSOR_CONSTANT) {
-        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, ARG_OUT, PTEC_MSG("out must not be a constant tensor"));
-    }
-    if (self->rank < 2 || out->rank != self->rank - 2) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("self must be [..., n, n] and out [...]"));
-    }
-    if (!default_order(self) || !default_order(out)) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("self and out must be in the default dim order"));
+    if ((st = ptec_linalg_expect_layout(op, ARG_SELF, self, ARG_OUT, out, 2,
+                                        PTEC_MSG("self must be [..., n, n] and out [...]"))) != PTEC_OK) {
+        return st;
     }
     int rank = self->rank;
-    int32_t n = self->sizes[rank - 1];
-    if (self->sizes[rank - 2] != n) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("self's matrices must be square"));
-    }
-    if (n < 1) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("empty matrices"));
+    int32_t n;
+    if ((st = ptec_linalg_square(op, ARG_SELF, self, &n)) != PTEC_OK) {
+        return st;
     }
     int32_t want[PTEC_MAX_RANK];
-    uint64_t batch = 1;
-    for (int d = 0; d < rank - 2; ++d) {
-        if (self->sizes[d] < 0) {
-            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("negative size"));
-        }
-        want[d] = self->sizes[d];
-        batch *= (uint64_t)self->sizes[d];
-        if (batch > UINT32_MAX) {
-            return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("too many matrices"));
-        }
+    uint32_t batch;
+    if ((st = ptec_linalg_batch(op, ARG_SELF, self, want, &batch)) != PTEC_OK) {
+        return st;
     }
     if ((st = ptec_portable_expect_sizes(op, ARG_OUT, out, want, rank - 2,
                                          PTEC_MSG("out must be self's batch dims"))) != PTEC_OK) {
@@ -99,7 +75,7 @@ static ptec_status prepare(ptec_op *op)
     if (scratch > UINT32_MAX) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("matrix too large for the scratch"));
     }
-    s->batch = (uint32_t)batch;
+    s->batch = batch;
     s->n = n;
     s->mode = mode;
     op->scratch_bytes = (uint32_t)scratch;

@@ -30,15 +30,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/portable/linalg_common.h"
 #include "kernels/portable/portable_args.h"
-
-/* v * 2^k rounded once to float, as ldexpf: exact in double (a float times
- * 2^k for |k| <= 300 stays inside double's range), then narrowed. The
- * double frexp / ldexp are the ones the runtime's libc allowance lists. */
-static float scale(float v, int k)
-{
-    return (float)ldexp((double)v, k);
-}
 
 enum { ARG_SELF = 0, ARG_UPPER = 1, ARG_OUT = 2, ARG_COUNT = 4 };
 
@@ -51,16 +44,6 @@ typedef struct eigvalsh_state {
     int32_t n;      /* each matrix's rows and columns */
     uint8_t upper;  /* read the upper triangle (else the lower) */
 } eigvalsh_state;
-
-static bool default_order(const ptec_tensor *t)
-{
-    for (int d = 0; d < (int)t->rank; ++d) {
-        if (t->dim_order[d] != d) {
-            return false;
-        }
-    }
-    return true;
-}
 
 static ptec_status prepare(ptec_op *op)
 {
@@ -75,34 +58,19 @@ static ptec_status prepare(ptec_op *op)
     if (self->dtype != PTEC_DTYPE_FLOAT || out->dtype != PTEC_DTYPE_FLOAT) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("self and out must be float32"));
     }
-    if (out->flags & PTEC_TENSOR_CONSTANT) {
-        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, ARG_OUT, PTEC_MSG("out must not be a constant tensor"));
-    }
-    if (self->rank < 2 || out->rank != self->rank - 1) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("self must be [..., n, n] and out [..., n]"));
-    }
-    if (!default_order(self) || !default_order(out)) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("self and out must be in the default dim order"));
+    if ((st = ptec_linalg_expect_layout(op, ARG_SELF, self, ARG_OUT, out, 1,
+                                        PTEC_MSG("self must be [..., n, n] and out [..., n]"))) != PTEC_OK) {
+        return st;
     }
     int rank = self->rank;
-    int32_t n = self->sizes[rank - 1];
-    if (self->sizes[rank - 2] != n) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("self's matrices must be square"));
-    }
-    if (n < 1) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("empty matrices"));
+    int32_t n;
+    if ((st = ptec_linalg_square(op, ARG_SELF, self, &n)) != PTEC_OK) {
+        return st;
     }
     int32_t want[PTEC_MAX_RANK];
-    uint64_t batch = 1;
-    for (int d = 0; d < rank - 2; ++d) {
-        if (self->sizes[d] < 0) {
-            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("negative size"));
-        }
-        want[d] = self->sizes[d];
-        batch *= (uint64_t)self->sizes[d];
-        if (batch > UINT32_MAX) {
-            return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("too many matrices"));
-        }
+    uint32_t batch;
+    if ((st = ptec_linalg_batch(op, ARG_SELF, self, want, &batch)) != PTEC_OK) {
+        return st;
     }
     want[rank - 2] = n;
     if ((st = ptec_portable_expect_sizes(op, ARG_OUT, out, want, rank - 1,
@@ -114,7 +82,7 @@ static ptec_status prepare(ptec_op *op)
     if (scratch > UINT32_MAX) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("matrix too large for the scratch"));
     }
-    s->batch = (uint32_t)batch;
+    s->batch = batch;
     s->n = n;
     s->upper = upper;
     op->scratch_bytes = (uint32_t)scratch;
@@ -130,13 +98,7 @@ static bool rotate(float *w, uint32_t n, uint32_t p, uint32_t q, float tol)
         return false;
     }
     float theta = (w[q * n + q] - w[p * n + p]) / (2.0f * apq);
-    float t;
-    if (fabsf(theta) > 1073741824.0f) {
-        t = 0.5f / theta;
-    } else {
-        float mag = 1.0f / (fabsf(theta) + sqrtf(1.0f + theta * theta));
-        t = theta < 0.0f ? -mag : mag;
-    }
+    float t = ptec_linalg_jacobi_tangent(theta);
     float c = 1.0f / sqrtf(1.0f + t * t);
     float sn = c * t;
     float shift = t * apq;
@@ -169,9 +131,7 @@ static void one_matrix(const float *a, float *w, float *ev, uint32_t n, bool upp
             }
             float v = fabsf(a[i * n + j]);
             if (!(v <= FLT_MAX)) {
-                for (uint32_t k = 0; k < n; ++k) {
-                    ev[k] = NAN;
-                }
+                ptec_linalg_fill_nan(ev, n);
                 return;
             }
             big = v > big ? v : big;
@@ -187,7 +147,7 @@ static void one_matrix(const float *a, float *w, float *ev, uint32_t n, bool upp
     float f = (float)frexp((double)big, &e); /* big = f * 2^e, f in [0.5, 1): the largest scaled |entry| */
     for (uint32_t i = 0; i < n; ++i) {
         for (uint32_t j = 0; j <= i; ++j) {
-            float v = scale(upper ? a[j * n + i] : a[i * n + j], -e);
+            float v = ptec_linalg_scale(upper ? a[j * n + i] : a[i * n + j], -e);
             w[i * n + j] = v;
             w[j * n + i] = v;
         }
@@ -206,7 +166,7 @@ static void one_matrix(const float *a, float *w, float *ev, uint32_t n, bool upp
     }
     /* the diagonal, scaled back, inserted in ascending order */
     for (uint32_t j = 0; j < n; ++j) {
-        float v = scale(w[j * n + j], e);
+        float v = ptec_linalg_scale(w[j * n + j], e);
         uint32_t at = j;
         while (at > 0 && ev[at - 1] > v) {
             ev[at] = ev[at - 1];

@@ -27,19 +27,11 @@
  *
  * Scratch: m n + 2 k floats. Every size is checked at prepare, in 64-bit
  * arithmetic against 32-bit limits. */
-#include <float.h>
 #include <math.h>
 #include <string.h>
 
+#include "kernels/portable/linalg_common.h"
 #include "kernels/portable/portable_args.h"
-
-/* v * 2^k rounded once to float, as ldexpf: exact in double (a float times
- * 2^k for |k| <= 300 stays inside double's range), then narrowed. The
- * double frexp / ldexp are the ones the runtime's libc allowance lists. */
-static float scale(float v, int k)
-{
-    return (float)ldexp((double)v, k);
-}
 
 enum { ARG_SELF = 0, ARG_WHICH = 1, ARG_COMPLETE = 2, ARG_OUT = 3, ARG_COUNT = 5 };
 enum { WHICH_Q = 0, WHICH_R = 1 };
@@ -50,16 +42,6 @@ typedef struct qr_state {
     int32_t which;
     uint8_t complete;
 } qr_state;
-
-static bool default_order(const ptec_tensor *t)
-{
-    for (int d = 0; d < (int)t->rank; ++d) {
-        if (t->dim_order[d] != d) {
-            return false;
-        }
-    }
-    return true;
-}
 
 static ptec_status prepare(ptec_op *op)
 {
@@ -79,14 +61,9 @@ static ptec_status prepare(ptec_op *op)
     if (which != WHICH_Q && which != WHICH_R) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_WHICH, PTEC_MSG("which must be 0 (Q) or 1 (R)"));
     }
-    if (out->flags & PTEC_TENSOR_CONSTANT) {
-        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, ARG_OUT, PTEC_MSG("out must not be a constant tensor"));
-    }
-    if (self->rank < 2 || out->rank != self->rank) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("self must be [..., m, n] and out of its rank"));
-    }
-    if (!default_order(self) || !default_order(out)) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("self and out must be in the default dim order"));
+    if ((st = ptec_linalg_expect_layout(op, ARG_SELF, self, ARG_OUT, out, 0,
+                                        PTEC_MSG("self must be [..., m, n] and out of its rank"))) != PTEC_OK) {
+        return st;
     }
     int rank = self->rank;
     int32_t m = self->sizes[rank - 2], n = self->sizes[rank - 1];
@@ -95,16 +72,9 @@ static ptec_status prepare(ptec_op *op)
     }
     int32_t k = m < n ? m : n;
     int32_t want[PTEC_MAX_RANK];
-    uint64_t batch = 1;
-    for (int d = 0; d < rank - 2; ++d) {
-        if (self->sizes[d] < 0) {
-            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("negative size"));
-        }
-        want[d] = self->sizes[d];
-        batch *= (uint64_t)self->sizes[d];
-        if (batch > UINT32_MAX) {
-            return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("too many matrices"));
-        }
+    uint32_t batch;
+    if ((st = ptec_linalg_batch(op, ARG_SELF, self, want, &batch)) != PTEC_OK) {
+        return st;
     }
     want[rank - 2] = which == WHICH_Q ? m : (complete ? m : k);
     want[rank - 1] = which == WHICH_Q ? (complete ? m : k) : n;
@@ -118,7 +88,7 @@ static ptec_status prepare(ptec_op *op)
     if (floats > UINT32_MAX / sizeof(float) || (uint64_t)m * (uint64_t)m > UINT32_MAX / sizeof(float)) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("matrix too large for the scratch"));
     }
-    s->batch = (uint32_t)batch;
+    s->batch = batch;
     s->m = m;
     s->n = n;
     s->which = which;
@@ -133,23 +103,17 @@ static void one_matrix(const qr_state *s, const float *a, float *scratch, float 
     float *w = scratch, *v0 = w + (size_t)m * n, *beta = v0 + k;
     uint32_t orows = s->which == WHICH_Q ? m : (s->complete ? m : k);
     uint32_t ocols = s->which == WHICH_Q ? (s->complete ? m : k) : n;
-    float big = 0.0f;
-    for (uint32_t i = 0; i < m * n; ++i) {
-        float x = fabsf(a[i]);
-        if (!(x <= FLT_MAX)) {
-            for (size_t j = 0; j < (size_t)orows * ocols; ++j) {
-                out[j] = NAN;
-            }
-            return;
-        }
-        big = x > big ? x : big;
+    float big;
+    if (!ptec_linalg_max_abs(a, (size_t)m * n, &big)) {
+        ptec_linalg_fill_nan(out, (size_t)orows * ocols);
+        return;
     }
     int e = 0;
     if (big > 0.0f) {
         (void)frexp((double)big, &e);
     }
     for (uint32_t i = 0; i < m * n; ++i) {
-        w[i] = scale(a[i], -e);
+        w[i] = ptec_linalg_scale(a[i], -e);
     }
     for (uint32_t j = 0; j < k; ++j) {
         float sub = 0.0f;
@@ -182,7 +146,7 @@ static void one_matrix(const qr_state *s, const float *a, float *scratch, float 
     if (s->which == WHICH_R) {
         for (uint32_t i = 0; i < orows; ++i) {
             for (uint32_t c = 0; c < n; ++c) {
-                out[(size_t)i * n + c] = i < k && c >= i ? scale(w[i * n + c], e) : 0.0f;
+                out[(size_t)i * n + c] = i < k && c >= i ? ptec_linalg_scale(w[i * n + c], e) : 0.0f;
             }
         }
         return;

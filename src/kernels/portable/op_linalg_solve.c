@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "kernels/portable/linalg_lu.h"
+#include "kernels/portable/linalg_common.h"
 #include "kernels/portable/portable_args.h"
 
 enum { ARG_SELF = 0, ARG_RHS = 1, ARG_OUT = 2, ARG_COUNT = 4 };
@@ -31,16 +32,6 @@ typedef struct solve_state {
     int32_t k;       /* B's columns */
     uint8_t shared;  /* one B for every A */
 } solve_state;
-
-static bool default_order(const ptec_tensor *t)
-{
-    for (int d = 0; d < (int)t->rank; ++d) {
-        if (t->dim_order[d] != d) {
-            return false;
-        }
-    }
-    return true;
-}
 
 static ptec_status prepare(ptec_op *op)
 {
@@ -60,7 +51,7 @@ static ptec_status prepare(ptec_op *op)
     if (self->rank < 2 || rhs->rank != self->rank || out->rank != self->rank) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("self must be [..., n, n], rhs and out [..., n, k]"));
     }
-    if (!default_order(self) || !default_order(rhs) || !default_order(out)) {
+    if (!ptec_linalg_default_order(self) || !ptec_linalg_default_order(rhs) || !ptec_linalg_default_order(out)) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("self, rhs and out must be in the default dim order"));
     }
     int rank = self->rank;
@@ -115,9 +106,7 @@ static void one_system(const float *a, const float *b, float *w, float *x, uint3
 {
     size_t count = (size_t)n * n, per = (size_t)n * k;
     if (!ptec_lu_all_finite(a, count)) {
-        for (size_t i = 0; i < per; ++i) {
-            x[i] = NAN;
-        }
+        ptec_linalg_fill_nan(x, per);
         return;
     }
     memcpy(w, a, count * sizeof(float));

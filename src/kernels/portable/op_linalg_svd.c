@@ -37,15 +37,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/portable/linalg_common.h"
 #include "kernels/portable/portable_args.h"
-
-/* v * 2^k rounded once to float, as ldexpf: exact in double (a float times
- * 2^k for |k| <= 300 stays inside double's range), then narrowed. The
- * double frexp / ldexp are the ones the runtime's libc allowance lists. */
-static float scale(float v, int k)
-{
-    return (float)ldexp((double)v, k);
-}
 
 enum { ARG_SELF = 0, ARG_WHICH = 1, ARG_FULL = 2, ARG_RTOL = 3, ARG_OUT = 4, ARG_COUNT = 6 };
 enum { WHICH_U = 0, WHICH_VH = 1, WHICH_PINV = 2 };
@@ -60,16 +53,6 @@ typedef struct svd_state {
     uint8_t full;
     float rtol;
 } svd_state;
-
-static bool default_order(const ptec_tensor *t)
-{
-    for (int d = 0; d < (int)t->rank; ++d) {
-        if (t->dim_order[d] != d) {
-            return false;
-        }
-    }
-    return true;
-}
 
 static ptec_status prepare(ptec_op *op)
 {
@@ -93,14 +76,9 @@ static ptec_status prepare(ptec_op *op)
     if (!(rtol >= 0.0 && rtol <= 1.0)) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_RTOL, PTEC_MSG("rtol must be in [0, 1]"));
     }
-    if (out->flags & PTEC_TENSOR_CONSTANT) {
-        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, ARG_OUT, PTEC_MSG("out must not be a constant tensor"));
-    }
-    if (self->rank < 2 || out->rank != self->rank) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("self must be [..., m, n] and out of its rank"));
-    }
-    if (!default_order(self) || !default_order(out)) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("self and out must be in the default dim order"));
+    if ((st = ptec_linalg_expect_layout(op, ARG_SELF, self, ARG_OUT, out, 0,
+                                        PTEC_MSG("self must be [..., m, n] and out of its rank"))) != PTEC_OK) {
+        return st;
     }
     int rank = self->rank;
     int32_t m = self->sizes[rank - 2], n = self->sizes[rank - 1];
@@ -109,16 +87,9 @@ static ptec_status prepare(ptec_op *op)
     }
     int32_t k = m < n ? m : n, p = m < n ? n : m;
     int32_t want[PTEC_MAX_RANK];
-    uint64_t batch = 1;
-    for (int d = 0; d < rank - 2; ++d) {
-        if (self->sizes[d] < 0) {
-            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("negative size"));
-        }
-        want[d] = self->sizes[d];
-        batch *= (uint64_t)self->sizes[d];
-        if (batch > UINT32_MAX) {
-            return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("too many matrices"));
-        }
+    uint32_t batch;
+    if ((st = ptec_linalg_batch(op, ARG_SELF, self, want, &batch)) != PTEC_OK) {
+        return st;
     }
     want[rank - 2] = which == WHICH_U ? m : which == WHICH_VH ? (full ? n : k) : n;
     want[rank - 1] = which == WHICH_U ? (full ? m : k) : which == WHICH_VH ? n : m;
@@ -132,7 +103,7 @@ static ptec_status prepare(ptec_op *op)
     if (floats > UINT32_MAX / sizeof(float)) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("matrix too large for the scratch"));
     }
-    s->batch = (uint32_t)batch;
+    s->batch = batch;
     s->m = m;
     s->n = n;
     s->which = which;
@@ -162,13 +133,7 @@ static bool rotate(float *x, float *y, uint32_t len, float *vx, float *vy, uint3
         return false;
     }
     float zeta = (beta - alpha) / (2.0f * gamma);
-    float t;
-    if (fabsf(zeta) > 1073741824.0f) {
-        t = 0.5f / zeta;
-    } else {
-        float mag = 1.0f / (fabsf(zeta) + sqrtf(1.0f + zeta * zeta));
-        t = zeta < 0.0f ? -mag : mag;
-    }
+    float t = ptec_linalg_jacobi_tangent(zeta);
     float c = 1.0f / sqrtf(1.0f + t * t);
     float sn = c * t;
     for (uint32_t i = 0; i < len; ++i) {
@@ -242,16 +207,10 @@ static void one_matrix(const svd_state *s, const float *a, float *scratch, float
     size_t out_count = s->which == WHICH_U ? (size_t)rows * (s->full ? rows : k)
                        : s->which == WHICH_VH ? (size_t)(s->full ? cols : k) * cols : (size_t)rows * cols;
     /* the largest |entry|; any non-finite entry makes all of out NaN */
-    float big = 0.0f;
-    for (uint32_t i = 0; i < rows * cols; ++i) {
-        float v = fabsf(a[i]);
-        if (!(v <= FLT_MAX)) {
-            for (size_t j = 0; j < out_count; ++j) {
-                out[j] = NAN;
-            }
-            return;
-        }
-        big = v > big ? v : big;
+    float big;
+    if (!ptec_linalg_max_abs(a, (size_t)rows * cols, &big)) {
+        ptec_linalg_fill_nan(out, out_count);
+        return;
     }
     int e = 0;
     if (big > 0.0f) {
@@ -260,7 +219,7 @@ static void one_matrix(const svd_state *s, const float *a, float *scratch, float
     /* W column j (length p) at w + j * p: A's column j, or row j of a wide A */
     for (uint32_t i = 0; i < rows; ++i) {
         for (uint32_t j = 0; j < cols; ++j) {
-            float v = scale(a[i * cols + j], -e);
+            float v = ptec_linalg_scale(a[i * cols + j], -e);
             if (tall) {
                 w[j * p + i] = v;
             } else {
@@ -289,7 +248,7 @@ static void one_matrix(const svd_state *s, const float *a, float *scratch, float
     for (uint32_t j = 0; j < k; ++j) {
         const float *col = w + j * p;
         nrm[j] = sqrtf(dot(col, col, p));
-        float v = scale(nrm[j], e);
+        float v = ptec_linalg_scale(nrm[j], e);
         uint32_t at = j;
         while (at > 0 && sv[at - 1] < v) {
             sv[at] = sv[at - 1];

@@ -34,15 +34,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/portable/linalg_common.h"
 #include "kernels/portable/portable_args.h"
-
-/* v * 2^k rounded once to float, as ldexpf: exact in double (a float times
- * 2^k for |k| <= 300 stays inside double's range), then narrowed. The
- * double frexp / ldexp are the ones the runtime's libc allowance lists. */
-static float scale(float v, int k)
-{
-    return (float)ldexp((double)v, k);
-}
 
 enum { ARG_SELF = 0, ARG_OUT = 1, ARG_COUNT = 3 };
 
@@ -54,16 +47,6 @@ typedef struct svdvals_state {
     uint32_t batch; /* matrices */
     int32_t m, n;   /* each matrix's rows and columns */
 } svdvals_state;
-
-static bool default_order(const ptec_tensor *t)
-{
-    for (int d = 0; d < (int)t->rank; ++d) {
-        if (t->dim_order[d] != d) {
-            return false;
-        }
-    }
-    return true;
-}
 
 static ptec_status prepare(ptec_op *op)
 {
@@ -77,15 +60,9 @@ static ptec_status prepare(ptec_op *op)
     if (self->dtype != PTEC_DTYPE_FLOAT || out->dtype != PTEC_DTYPE_FLOAT) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("self and out must be float32"));
     }
-    if (out->flags & PTEC_TENSOR_CONSTANT) {
-        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, ARG_OUT, PTEC_MSG("out must not be a constant tensor"));
-    }
-    if (self->rank < 2 || out->rank != self->rank - 1) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF,
-                            PTEC_MSG("self must be [..., m, n] and out [..., min(m, n)]"));
-    }
-    if (!default_order(self) || !default_order(out)) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("self and out must be in the default dim order"));
+    if ((st = ptec_linalg_expect_layout(op, ARG_SELF, self, ARG_OUT, out, 1,
+                                        PTEC_MSG("self must be [..., m, n] and out [..., min(m, n)]"))) != PTEC_OK) {
+        return st;
     }
     int rank = self->rank;
     int32_t m = self->sizes[rank - 2], n = self->sizes[rank - 1];
@@ -93,16 +70,9 @@ static ptec_status prepare(ptec_op *op)
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("empty matrices"));
     }
     int32_t want[PTEC_MAX_RANK];
-    uint64_t batch = 1;
-    for (int d = 0; d < rank - 2; ++d) {
-        if (self->sizes[d] < 0) {
-            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("negative size"));
-        }
-        want[d] = self->sizes[d];
-        batch *= (uint64_t)self->sizes[d];
-        if (batch > UINT32_MAX) {
-            return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("too many matrices"));
-        }
+    uint32_t batch;
+    if ((st = ptec_linalg_batch(op, ARG_SELF, self, want, &batch)) != PTEC_OK) {
+        return st;
     }
     want[rank - 2] = m < n ? m : n;
     if ((st = ptec_portable_expect_sizes(op, ARG_OUT, out, want, rank - 1,
@@ -114,7 +84,7 @@ static ptec_status prepare(ptec_op *op)
     if (scratch > UINT32_MAX) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("matrix too large for the scratch"));
     }
-    s->batch = (uint32_t)batch;
+    s->batch = batch;
     s->m = m;
     s->n = n;
     op->scratch_bytes = (uint32_t)scratch;
@@ -140,13 +110,7 @@ static bool rotate(float *x, float *y, uint32_t len, float tol)
         return false;
     }
     float zeta = (beta - alpha) / (2.0f * gamma);
-    float t;
-    if (fabsf(zeta) > 1073741824.0f) {
-        t = 0.5f / zeta;
-    } else {
-        float mag = 1.0f / (fabsf(zeta) + sqrtf(1.0f + zeta * zeta));
-        t = zeta < 0.0f ? -mag : mag;
-    }
+    float t = ptec_linalg_jacobi_tangent(zeta);
     float c = 1.0f / sqrtf(1.0f + t * t);
     float sn = c * t;
     for (uint32_t i = 0; i < len; ++i) {
@@ -163,16 +127,10 @@ static void one_matrix(const float *a, float *w, float *sv, int32_t m, int32_t n
     bool tall = rows >= cols;
     uint32_t k = tall ? cols : rows, p = tall ? rows : cols;
     /* the largest |entry|; any non-finite entry makes every value NaN */
-    float big = 0.0f;
-    for (uint32_t i = 0; i < rows * cols; ++i) {
-        float v = fabsf(a[i]);
-        if (!(v <= FLT_MAX)) {
-            for (uint32_t j = 0; j < k; ++j) {
-                sv[j] = NAN;
-            }
-            return;
-        }
-        big = v > big ? v : big;
+    float big;
+    if (!ptec_linalg_max_abs(a, (size_t)rows * cols, &big)) {
+        ptec_linalg_fill_nan(sv, k);
+        return;
     }
     if (big == 0.0f) {
         for (uint32_t j = 0; j < k; ++j) {
@@ -185,7 +143,7 @@ static void one_matrix(const float *a, float *w, float *sv, int32_t m, int32_t n
     /* W column j (length p) at w + j * p: A's column j, or row j of a wide A */
     for (uint32_t i = 0; i < rows; ++i) {
         for (uint32_t j = 0; j < cols; ++j) {
-            float v = scale(a[i * cols + j], -e);
+            float v = ptec_linalg_scale(a[i * cols + j], -e);
             if (tall) {
                 w[j * p + i] = v;
             } else {
@@ -208,7 +166,7 @@ static void one_matrix(const float *a, float *w, float *sv, int32_t m, int32_t n
     /* the norms, scaled back, inserted in descending order */
     for (uint32_t j = 0; j < k; ++j) {
         const float *col = w + j * p;
-        float v = scale(sqrtf(dot(col, col, p)), e);
+        float v = ptec_linalg_scale(sqrtf(dot(col, col, p)), e);
         uint32_t at = j;
         while (at > 0 && sv[at - 1] < v) {
             sv[at] = sv[at - 1];

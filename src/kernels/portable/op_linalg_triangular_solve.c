@@ -25,6 +25,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/portable/linalg_common.h"
 #include "kernels/portable/portable_args.h"
 
 enum { ARG_SELF = 0, ARG_RHS = 1, ARG_UPPER = 2, ARG_TRANSPOSE = 3, ARG_UNIT = 4, ARG_OUT = 5, ARG_COUNT = 7 };
@@ -38,16 +39,6 @@ typedef struct trisolve_state {
     uint8_t transpose;
     uint8_t unit;     /* the diagonal taken as 1s */
 } trisolve_state;
-
-static bool default_order(const ptec_tensor *t)
-{
-    for (int d = 0; d < (int)t->rank; ++d) {
-        if (t->dim_order[d] != d) {
-            return false;
-        }
-    }
-    return true;
-}
 
 static ptec_status prepare(ptec_op *op)
 {
@@ -70,7 +61,7 @@ static ptec_status prepare(ptec_op *op)
     if (self->rank < 2 || rhs->rank != self->rank || out->rank != self->rank) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("self must be [..., n, n], rhs and out [..., n, k]"));
     }
-    if (!default_order(self) || !default_order(rhs) || !default_order(out)) {
+    if (!ptec_linalg_default_order(self) || !ptec_linalg_default_order(rhs) || !ptec_linalg_default_order(out)) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("self, rhs and out must be in the default dim order"));
     }
     int rank = self->rank;
@@ -135,9 +126,7 @@ static void one_system(const trisolve_state *s, const float *t, const float *b, 
         }
     }
     if (!finite) {
-        for (size_t i = 0; i < n * k; ++i) {
-            x[i] = NAN;
-        }
+        ptec_linalg_fill_nan(x, n * k);
         return;
     }
     /* op(T)[i][j] */
