@@ -490,6 +490,8 @@ def _pair_nodes(fn, by_name) -> Optional[List[Node]]:
         pass                                # complex matrix products (capture_complex_matmul)
     elif (got := _selection(fn, by_name, s, x, out_shape)) is not None:
         pass                                # index lists, gather, flip, roll, where, norms (capture_complex_select)
+    elif (got := _products(fn, by_name, s, x, out_shape)) is not None:
+        pass                                # prod, einsum, dot, ==, a computed index (capture_complex_products)
     elif x is None or x[0] != "pair":
         return None
     elif (t is getattr and fn.args[1] in ("real", "imag")) or t in (torch.real, torch.imag):
@@ -543,6 +545,11 @@ def _matmul(fn, by_name, s: _Steps, out_shape) -> Optional[str]:
 def _selection(fn, by_name, s: _Steps, x, out_shape) -> Optional[str]:
     from .capture_complex_select import select_nodes
     return select_nodes(fn, by_name, s, x, out_shape)
+
+
+def _products(fn, by_name, s: _Steps, x, out_shape) -> Optional[str]:
+    from .capture_complex_products import product_nodes
+    return product_nodes(fn, by_name, s, x, out_shape)
 
 
 def _complex_power(fn, by_name, s: _Steps, out_shape) -> Optional[str]:
