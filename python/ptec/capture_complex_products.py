@@ -138,8 +138,23 @@ def _real_einsum(s: _Steps, args, names, shapes, k: int) -> Optional[str]:
     nodes = _einsum_nodes(call, None)
     if nodes is None:
         return None
-    s.nodes.extend(nodes)
+    s.nodes.extend(_folded(s.nodes, nodes))
     return call.name
+
+
+def _folded(before, nodes):
+    """nodes with each reshape / permute of a constant made the constant
+    it gives (a complex constant's part: the program holds constants, not
+    views of them)."""
+    values = {n.name: np.asarray(n.attrs["value"]) for n in before if n.op == "constant"}
+    for n in nodes:
+        if n.op in ("reshape", "permute") and len(n.inputs) == 1 and n.inputs[0] in values:
+            v = values[n.inputs[0]]
+            v = v.reshape(n.attrs["target_shape"]) if n.op == "reshape" else np.transpose(v, n.attrs["dims"])
+            n.op, n.inputs, n.attrs = "constant", [], dict(value=np.ascontiguousarray(v, np.float32))
+        if n.op == "constant":
+            values[n.name] = np.asarray(n.attrs["value"])
+    return nodes
 
 
 def _complex_einsum(s: _Steps, args, operands, out_shape) -> Optional[str]:
@@ -317,8 +332,8 @@ def _computed_index(fn, by_name, s: _Steps, x, out_shape) -> Optional[str]:
                 return None
             cur = s("slice", [cur], dim=d, start=i % shape[d], end=i % shape[d] + 1)
             shape[d] = 1
-    rows = computed_rows_nodes(f"{s.name}__rows", cur, shape + [2], k, ids.name, [int(v) for v in meta.shape],
-                               list(out_shape) + [2])
+    ids_shape = [int(v) for v in meta.shape] or [1]         # a 0-d index (x.argmax()): one row, its dim dropped
+    rows = computed_rows_nodes(f"{s.name}__rows", cur, shape + [2], k, ids.name, ids_shape, list(out_shape) + [2])
     if rows is None:
         return None
     s.nodes.extend(rows)

@@ -511,6 +511,8 @@ class PairwiseDistance(nn.Module):
 
     def forward(self, x1, x2):
         d = x1 - x2 + self.eps
+        if self.p == 2.0 and d.is_complex():       # (torch's norm of a complex difference: of its magnitudes)
+            d = torch.abs(d)
         powers = d * d if self.p == 2.0 else torch.abs(d) ** self.p
         total = powers.sum(-1, keepdim=self.keepdim)
         return torch.sqrt(total) if self.p == 2.0 else total ** (1.0 / self.p)
