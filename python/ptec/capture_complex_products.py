@@ -198,6 +198,9 @@ def _einsum(fn, by_name, s: _Steps, out_shape) -> Optional[str]:
     if isinstance(parts, str):
         refuse_call(fn, parts)
     ops = parts[2]
+    if len(ops) > MAX_EINSUM_OPERANDS:
+        refuse_call(fn, f"an einsum of {len(ops)} complex operands: ptec splits one of k operands into the 2^k real "
+                        f"einsums of their parts, for k <= {MAX_EINSUM_OPERANDS} (join them two at a time)")
     operands = [_parts_of(s, _operand(o, by_name)) for o in ops]
     if any(o is None for o in operands):
         return None
@@ -245,10 +248,14 @@ def _sides(s: _Steps, operand, half) -> Optional[tuple]:
     return None
 
 
-def _compare(s: _Steps, kind: str, a, b) -> str:
+def _compare(s: _Steps, kind: str, a, b, out_shape) -> str:
+    """a compared with b (a node or a float), both of out_shape + [1],
+    viewed as out_shape first: the result is the bool op itself
+    (capture_bool's readers, .all() and .float(), take it as a bool)."""
+    a = s("reshape", [a], target_shape=list(out_shape))
     if isinstance(b, float):
         return s("compare", [a], kind=kind, scalar=b)
-    return s("compare", [a, b], kind=kind)
+    return s("compare", [a, s("reshape", [b], target_shape=list(out_shape))], kind=kind)
 
 
 def _comparison(fn, by_name, s: _Steps, out_shape) -> Optional[str]:
@@ -265,9 +272,8 @@ def _comparison(fn, by_name, s: _Steps, out_shape) -> Optional[str]:
     if x is None or y is None:
         return None
     kind = "eq" if call_is(fn, _EQ) else "ne"
-    both = s("logical", [_compare(s, kind, x[0], y[0]), _compare(s, kind, x[1], y[1])],
+    return s("logical", [_compare(s, kind, x[0], y[0], out_shape), _compare(s, kind, x[1], y[1], out_shape)],
              kind="and" if kind == "eq" else "or")
-    return s("reshape", [both], target_shape=list(out_shape))
 
 
 def _isclose(fn, by_name, s: _Steps, out_shape) -> Optional[str]:
@@ -287,7 +293,8 @@ def _isclose(fn, by_name, s: _Steps, out_shape) -> Optional[str]:
         return None
     half = list(out_shape) + [1]
     x, y = _sides(s, a, half), _sides(s, b, half)
-    same = s("logical", [_compare(s, "eq", x[0], y[0]), _compare(s, "eq", x[1], y[1])], kind="and")
+    same = s("logical", [_compare(s, "eq", x[0], y[0], out_shape), _compare(s, "eq", x[1], y[1], out_shape)],
+             kind="and")
     diff = _add(s, a[1], a[2], b, out_shape, negate_other=True)
     if diff is None:
         return None
@@ -299,8 +306,7 @@ def _isclose(fn, by_name, s: _Steps, out_shape) -> Optional[str]:
     else:
         v = np.broadcast_to(np.abs(np.asarray(b[1])), tuple(out_shape))[..., None]
         allowed = s.const((atol + rtol * v).astype(np.float32))
-    close = s("logical", [same, s("compare", [error, allowed], kind="le")], kind="or")
-    return s("reshape", [close], target_shape=list(out_shape))
+    return s("logical", [same, _compare(s, "le", error, allowed, out_shape)], kind="or")
 
 
 def _computed_index(fn, by_name, s: _Steps, x, out_shape) -> Optional[str]:
