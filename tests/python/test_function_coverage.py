@@ -731,6 +731,37 @@ RUNS = {
                         "int8"),                                                                    # 1.26
     "torch.fft.ihfft2": (lambda x: torch.view_as_real(torch.fft.ihfft2(x, norm="ortho").resolve_conj()), S3, R, 2.0,
                          "int8"),                                                                   # 1.87
+    # products, contractions, comparisons, a computed index of complex values (ptec.capture_complex_products)
+    "torch.prod of a complex value (dim)": (lambda x: torch.view_as_real(torch.prod(
+        torch.complex(x * 0.5, x.flip(-1) * 0.5), 1)), S3, R, 3.0, "int8"),                        # 2.25
+    "Tensor.prod of a complex value (keepdim, every element)": (lambda x: torch.view_as_real(
+        torch.complex(x * 0.5, x.flip(-1) * 0.5).prod(-1, keepdim=True)
+        + torch.complex(x * 0.5, x.flip(-1) * 0.5)[0, 0].prod()), S3, R, 2.5, "int8"),              # 2.13
+    "torch.cumprod of a complex value": (lambda x: torch.view_as_real(torch.cumprod(
+        torch.complex(x * 0.5, x.flip(-1) * 0.5), 1)), S3, R, 2.0, "int8"),                        # 1.50
+    "torch.einsum of complex values": (lambda x: torch.view_as_real(torch.einsum(
+        "bij,bkj->bik", torch.complex(x * 0.5, x.flip(-1) * 0.5), torch.complex(x.flip(1), x) * 0.5)), S3, R, 1.5,
+        "int8"),                                                                                    # 1.30
+    "torch.einsum of a complex value and constant": (lambda x: torch.view_as_real(torch.einsum(
+        "...j,jk->...k", torch.fft.rfft(x, norm="ortho"), torch.exp(1j * torch.arange(15.0).reshape(5, 3) * 0.4)
+        * 0.5)), S3, R, 2.0, "int8"),                                                               # 1.51
+    "torch.einsum of three complex values": (lambda x: torch.view_as_real(torch.einsum(
+        "bij,bkj,bk->bi", torch.complex(x * 0.5, x.flip(-1) * 0.5), torch.complex(x.flip(1), x) * 0.5,
+        torch.complex(x[..., 0], x[..., 1]) * 0.5)), S3, R, 2.0, "int8"),                          # 1.62
+    "torch.inner of complex values": (lambda x: torch.view_as_real(torch.inner(
+        torch.complex(x * 0.5, x.flip(-1) * 0.5), torch.complex(x.flip(1), x) * 0.5)), S3, R, 1.5, "int8"),  # 1.30
+    "== / != of complex values": (lambda x: (torch.complex(x, x.flip(-1)) == torch.complex(torch.relu(x), x.flip(-1)))
+                                  .float() + torch.ne(torch.complex(x, x.flip(-1)), torch.complex(
+                                      x, torch.relu(x.flip(-1)))).float() * 2, S3, R, 0.0, "int8"),
+    "complex == number, != real value": (lambda x: (torch.complex(torch.relu(x), x * 0) == 0).float()
+                                         + (torch.complex(torch.relu(x), x * 0) != torch.relu(x.flip(1))).float() * 2,
+                                         S3, R, 0.0, "int8"),
+    "torch.isclose of complex values": (lambda x: torch.isclose(torch.complex(x, x.flip(-1)), torch.complex(
+        torch.relu(x), x.flip(-1))).float(), S3, R, 0.0, "fp32"),
+    "complex z[..., ids] (computed ids)": (lambda x: torch.view_as_real(torch.fft.rfft(x, norm="ortho")[0][
+        :, x[0, :3, :5].argmax(-1)]), S3, R, 1.0, "int8"),                                          # 0.75
+    "F.pairwise_distance of complex values": (lambda x: torch.nn.functional.pairwise_distance(
+        torch.complex(x * 0.5, x.flip(-1) * 0.5), torch.complex(x.flip(1), x) * 0.5), S3, R, 2.5, "fp32"),  # 1.81
     # windows (ptec.capture_views) and the trapezoid rule (ptec.capture_trapezoid), p-norms (ptec.capture_norms)
     "Tensor.unfold(dim 1)": (lambda x: x.unfold(1, 2, 1), S3, R, 0.5, "int8"),
     "torch.trapz": (lambda x: torch.trapz(x), S3, R, 1.0, "int8"),                                 # 0.49
