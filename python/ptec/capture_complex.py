@@ -38,9 +38,11 @@ powers with a complex exponent or base and the layers of element-wise
 functions (nn.Tanh, nn.Sigmoid, nn.SiLU, ...) ptec.capture_complex_trig's;
 index lists, gather, flip, roll, where, dtype conversions, norms, pads
 and shuffles ptec.capture_complex_select's; expand, repeat, narrow,
-select, movedim, T / mH, cumsum, diff, dot, vdot, outer
+select, movedim, T / mH, cumsum, diff, outer
 ptec.capture_complex_layout's; matrix products
-ptec.capture_complex_matmul's; transforms over several dims, the
+ptec.capture_complex_matmul's; prod, cumprod, einsum, dot, vdot, inner,
+==, !=, isclose and a computed index ptec.capture_complex_products';
+transforms over several dims, the
 Hermitian ones and the shifts ptec.capture_fft_dims'. A call or layer
 torch itself does not compute on a complex value (torch.exp2 in torch
 1.13, nn.Linear with float weights, nn.ReLU) is refused quoting torch's

@@ -19,9 +19,8 @@ ptec.capture_complex carries, its dim kept last:
   dim), the call itself a stand-in for the tuple, dropped unless read
   whole (then refused as a complex output or an unrewritten call).
 
-torch.dot / vdot of complex vectors are not rewritten: this torch 1.13
-build's CPU kernels return 0 for them (torch.dot(a, b) == 0 where (a *
-b).sum() is not), so torch gives no oracle; (a * b).sum() runs."""
+torch.dot / vdot / inner of complex values are
+ptec.capture_complex_products' (einsums of the parts)."""
 from __future__ import annotations
 
 import operator

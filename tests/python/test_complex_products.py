@@ -86,6 +86,7 @@ FORMS = {
     "z[ids], z[..., ids], z[:, ids] (computed ids)": lambda x: V(
         R(x)[0][:, x[0, :3, :5].argmax(-1)] + R(x)[0][x[0, :4, :4].argmax(-1)][:, :3]
         + R(x)[0, x[0, :4, 0].argmin()][None, :3]),
+    "z[..., ids] of x.long()": lambda x: V(R(x)[..., x[0, 0, :2].abs().long()]),
     "z[..., i] (a 0-d computed index), z[0, ids]": lambda x: V(R(x)[..., x[0, 1, :5].argmax()])[..., None, :]
     + V(R(x)[0, x[0, 0, :2].argmax(-1, keepdim=True)])[..., :1, :],
     "nn.PairwiseDistance, F.pairwise_distance": Distances(),
