@@ -69,6 +69,8 @@ FORMS = {
     "einsum whole contraction": lambda x: V(torch.einsum("bij,bij->", Z(x), Z(x.flip(2)))[None]),
     "einsum with a real-valued constant": lambda x: V(torch.einsum("bij,j->bi", Z(x), W8.real + 0j)),
     "torch.inner, Tensor.inner": lambda x: V(torch.inner(Z(x), Z(x.flip(1))) + Z(x)[0].inner(Z(x)[0, 0])[None, :, None, None]),
+    "torch.inner with a complex constant, of z with itself": lambda x: V(
+        torch.inner(Z(x), W8) + torch.inner(Z(x)[0, 1], Z(x)[0, 1])),
     "== and != of complex values": lambda x: (EQZ(x) == EQW(x)).float() + torch.ne(EQW(x), EQZ(x)).float() * 2
     + torch.eq(EQZ(x), torch.complex(x, torch.relu(x.flip(-1)))).float() * 4
     + EQZ(x).not_equal(torch.complex(torch.relu(x), torch.relu(x.flip(-1)))).float() * 8,
@@ -137,7 +139,22 @@ DOTS = {
     "torch.vdot, Tensor.vdot": (lambda x: V(torch.vdot(_dots(x)[0], _dots(x)[1])[None] + _dots(x)[2].vdot(_dots(x)[3])),
                                 lambda x: V(torch.inner(_dots(x)[0].conj(), _dots(x)[1])[None]
                                             + torch.inner(_dots(x)[2].conj(), _dots(x)[3]))),
+    "dot, vdot of z with itself": (lambda x: V(torch.dot(_dots(x)[1], _dots(x)[1])[None] + torch.vdot(_dots(x)[0], _dots(x)[0])),
+                                   lambda x: V(torch.inner(_dots(x)[1], _dots(x)[1])[None]
+                                               + torch.inner(_dots(x)[0].conj(), _dots(x)[0]))),
 }
+
+
+def test_pairwise_distance_layers_int8(tmp_path):
+    """nn.PairwiseDistance (p 2, 3 with keepdim) and F.pairwise_distance (p
+    1) of complex values compiled: the magnitudes' fp32 hypot, within 2.5
+    output steps of torch."""
+    model = Distances().eval()
+    calibration = inputs(S3, -3.0, 3.0)
+    res = compile_model(model, [calibration[0][0]], calibration)
+    worst = worst_steps(model, res, calibration[:4], tmp_path)
+    print(f"distances: {worst:.2f} output steps")
+    assert worst <= 2.5, worst
 
 
 def test_the_oracle_of_dot_and_vdot():
