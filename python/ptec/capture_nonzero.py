@@ -126,6 +126,9 @@ def unique_nodes(fn, by_name) -> Optional[List[Node]]:
 
 def value_length_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     """The nodes of nonzero / argwhere / unique, or None for another call."""
+    from .capture_unique_counts import int64_selection_nodes     # unique's counts: an int64 selection
+    if int64_selection_nodes(fn, ins, by_name) is not None:
+        return int64_selection_nodes(fn, ins, by_name)
     for make in (nonzero_nodes, unique_nodes):
         nodes = make(fn, by_name)
         if nodes is not None:
