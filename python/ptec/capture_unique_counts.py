@@ -19,7 +19,9 @@ torch's where the values lie a grid apart.
 
 dim=d. Unique slices along d, where every dim before d is 1 (so the
 varying length is the first dim above 1, as ptec's row selections give
-it): x viewed as a table X [L, R] (L = x's size along d, R the numel of
+it), and at most one such 1 when the slices have dims ([1, k, C], as
+capture_selection_row_output's outputs; [1, ..., 1, k] for d the last):
+x viewed as a table X [L, R] (L = x's size along d, R the numel of
 the dims after it). unique sorts X's rows in lexicographic order, as
 torch's comparator does (the first differing element decides): R stable
 sorts, from the last column to the first, each of one column gathered by
@@ -37,7 +39,8 @@ x's order through the sort's order by an exact one-hot sum ([L, L]
 int64).
 
 Left refused (capture_nonzero, one line): dim with a dim above 1 before
-it (the varying length would lie behind it), return_inverse without dim
+it (the varying length would lie behind it) or with two or more ones
+before it and dims after it, return_inverse without dim
 of more than 254 elements (capture_unique_inverse's limit), sorted=False,
 int64 / int32 inputs."""
 from __future__ import annotations
@@ -58,6 +61,29 @@ def int64_selection_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     if not fn.meta.get(_FLAG) or fn.target is not torch.masked_select or len(fn.args) != 2 or fn.kwargs:
         return None
     return [Node(fn.name, "masked_select", [a.name for a in fn.args])]
+
+
+_VALUES = "ptec_unique_values"
+
+
+def without_unused_values(gm: torch.fx.GraphModule) -> None:
+    """Drops unique(dim=)'s slices (the row selection and its view, marked
+    by `_by_dim`) when the model reads only the counts or the inverse: a
+    view of a selection that is no program output is refused
+    (capture_masked_select.refuse_consumers)."""
+    erased = False
+    for fn in reversed(list(gm.graph.nodes)):
+        if fn.meta.get(_VALUES) and not fn.users:
+            gm.graph.erase_node(fn)
+            erased = True
+    if erased:
+        gm.recompile()
+
+
+def _mark(*proxies):
+    for p in proxies:
+        if isinstance(p, torch.fx.Proxy):
+            p.node.meta[_VALUES] = True
 
 
 def _select(values, keep):
@@ -106,6 +132,8 @@ def _dim_table(input, dim):
     d = dim + len(shape) if dim < 0 else dim
     if not 0 <= d < len(shape) or any(s != 1 for s in shape[:d]) or 0 in shape:
         return None
+    if d > 1 and len(shape) > d + 1:        # [1, 1, k, C]: ptec's row selections take one leading 1
+        return None
     return input.reshape(shape[d], _numel(shape[d + 1:])), d, shape
 
 
@@ -125,8 +153,12 @@ def _by_dim(input, dim, return_inverse, return_counts, ordered):
             order = step if order is None else order[step]
     table = x if order is None else x[order]
     first, last = _edges(table)
-    kept = table[first]
-    values = kept.reshape(shape[:d] + [-1] + shape[d + 1:]) if d else kept.reshape([-1] + shape[1:])
+    slices = table.reshape([rows] + shape[d + 1:])      # the rows as x's slices: kept whole
+    kept = slices[first]
+    values = kept
+    for _ in range(d):                                  # x's leading ones
+        values = values.unsqueeze(0)
+    _mark(slices, kept, values)
     out = [values]
     if return_inverse:
         group = first.long().cumsum(0) - 1          # the sorted row's slice
