@@ -88,6 +88,10 @@ def unique_nodes(fn, by_name) -> Optional[List[Node]]:
         return None
     spelled = {k: _scalar_arg(fn, i + 1, k) for i, k in enumerate(names)}
     # what capture_unique_counts / capture_unique_inverse's stand-ins did not run
+    if getattr(by_name.get(fn.args[0].name), "op", None) == "masked_select" and (
+            spelled["dim"] is not None or spelled["return_counts"] or spelled["return_inverse"]):
+        refuse_call(fn, "return_inverse, return_counts and dim run on a tensor of fixed shape, not on a selection "
+                    "(x[mask], whose length follows the values); its unique values (unique()) run")
     if spelled["dim"] is not None:
         refuse_call(fn, "dim runs on a float32 tensor whose dims before it are all 1, at most one of them when "
                     "dims follow it (the unique slices' count, which follows the values, must be the result's "

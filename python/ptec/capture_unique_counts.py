@@ -124,9 +124,19 @@ def _numel(shape) -> int:
     return n
 
 
+def _shape(input):
+    """input's traced sizes, or None for a value whose length follows the
+    values (a selection: the tracer refuses reading its sizes; the plain
+    call is then capture_nonzero's, which refuses it by name)."""
+    try:
+        return [int(s) for s in input.shape]
+    except Exception:                   # noqa: BLE001 - the tracer's refusal of a varying length
+        return None
+
+
 def _dim_table(input, dim):
     """(X [L, R], d, shape) for unique slices along dim, or None."""
-    shape = [int(s) for s in input.shape]
+    shape = _shape(input)
     if not isinstance(dim, int) or isinstance(dim, bool) or not shape:
         return None
     d = dim + len(shape) if dim < 0 else dim
@@ -185,7 +195,7 @@ def _unique(input, sorted=True, return_inverse=False, return_counts=False, dim=N
         return _by_dim(input, dim, return_inverse, return_counts, True)
     if not return_counts:
         return _inverse.STAND_INS[torch.unique][2](input, sorted, return_inverse)
-    if _numel(input.shape) < 1:
+    if _shape(input) is None or _numel(_shape(input)) < 1:
         return None
     if return_inverse:
         both = _inverse.STAND_INS[torch.unique][2](input, sorted, True)
@@ -200,7 +210,7 @@ def _unique_consecutive(input, return_inverse=False, return_counts=False, dim=No
         return _by_dim(input, dim, return_inverse, return_counts, False)
     if not return_counts:
         return _inverse.STAND_INS[torch.unique_consecutive][2](input, return_inverse)
-    if _numel(input.shape) < 1:
+    if _shape(input) is None or _numel(_shape(input)) < 1:
         return None
     if return_inverse:
         both = _inverse.STAND_INS[torch.unique_consecutive][2](input, True)

@@ -142,6 +142,9 @@ def test_lexicographic_order_reaches_the_last_column(tmp_path):
     ("torch.unique(x.repeat(1, 1, 8), return_inverse=True, return_counts=True)[2]", "return_inverse"),
     ("torch.unique(x, return_counts=True)[1] * 2", "float"),
     ("torch.unique_consecutive(x, dim=1, return_counts=True)[1] + 1", "float"),
+    ("x[x > 0].unique(return_counts=True)[1]", "selection"),
+    ("torch.unique(x[x > 0], dim=0)", "selection"),
+    ("x.reshape(8, 4)[x.reshape(8, 4)[:, 0] > 0].unique_consecutive(dim=0)", "selection"),
 ])
 def test_left_refused_in_one_line(call, why):
     x = grid_inputs(0, 6, n=1)[0][0]
