@@ -60,6 +60,11 @@ def int64_selection_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     `masked_select` (capture_masked_select's), whose kernel copies int64."""
     if not fn.meta.get(_FLAG) or fn.target is not torch.masked_select or len(fn.args) != 2 or fn.kwargs:
         return None
+    for user in fn.users:
+        if user.op != "output" and not _to_float(user):
+            from .capture_calls import refuse_call
+            refuse_call(user, "it reads unique's int64 counts, whose length follows the values: they run as a "
+                        "program output, and as float values after .float() (then as a selection's)")
     return [Node(fn.name, "masked_select", [a.name for a in fn.args])]
 
 
@@ -84,6 +89,13 @@ def _mark(*proxies):
     for p in proxies:
         if isinstance(p, torch.fx.Proxy):
             p.node.meta[_VALUES] = True
+
+
+def _to_float(fn) -> bool:
+    """`.float()` / `.to(torch.float32)` / `.type(torch.float32)` of a value."""
+    return fn.op == "call_method" and (fn.target == "float" and len(fn.args) == 1 and not fn.kwargs
+                                       or fn.target in ("to", "type") and len(fn.args) == 2 and not fn.kwargs
+                                       and fn.args[1] is torch.float32)
 
 
 def _select(values, keep):

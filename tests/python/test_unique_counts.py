@@ -140,8 +140,9 @@ def test_lexicographic_order_reaches_the_last_column(tmp_path):
     ("torch.unique(x.reshape(1, 1, 4, 8), dim=2)", "dim"),
     ("torch.unique(x, sorted=False, return_counts=True)[1]", "sorted=False"),
     ("torch.unique(x.repeat(1, 1, 8), return_inverse=True, return_counts=True)[2]", "return_inverse"),
-    ("torch.unique(x, return_counts=True)[1] * 2", "float"),
-    ("torch.unique_consecutive(x, dim=1, return_counts=True)[1] + 1", "float"),
+    ("torch.unique(x, return_counts=True)[1] * 2", "(operator.mul): it reads unique's int64 counts"),
+    ("torch.unique_consecutive(x, dim=1, return_counts=True)[1] + 1", "(operator.add): it reads"),
+    ("torch.unique(x, return_counts=True)[1].sum()", "(Tensor.sum): it reads"),
     ("x[x > 0].unique(return_counts=True)[1]", "selection"),
     ("torch.unique(x[x > 0], dim=0)", "selection"),
     ("x.reshape(8, 4)[x.reshape(8, 4)[:, 0] > 0].unique_consecutive(dim=0)", "selection"),
@@ -152,3 +153,23 @@ def test_left_refused_in_one_line(call, why):
         compile_model(Call(eval(f"lambda x: {call}")).eval(), [x], [(x,)])
     message = str(e.value)
     assert "\n" not in message and why in message, message
+
+
+
+# (call, calibration inputs, the input the board runs: counts that vary)
+BOARD_CALLS = {
+    "counts": (lambda x: torch.unique(x, return_counts=True)[1], lambda: grid_inputs(2, 2), 1),
+    "slices' counts": (lambda x: torch.unique(x, dim=1, return_inverse=True, return_counts=True)[2],
+                       lambda: row_inputs(1, (1, 8, 4)), 3),
+}
+
+
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+@pytest.mark.parametrize("name", sorted(BOARD_CALLS))
+def test_board_prints_the_reference_bytes(name, target, tmp_path):
+    from model_checks import board_matches_reference
+    fn, make, at = BOARD_CALLS[name]
+    cal = make()
+    assert len(set(fn(cal[at][0]).tolist())) > 1           # counts that differ
+    res = compile_model(Call(fn).eval(), [cal[0][0]], cal)
+    board_matches_reference(res.data, cal[at][0].numpy(), target, tmp_path)
