@@ -12,8 +12,9 @@ order at its front, the same sort of last's the positions of the k last
 ones (int64 indices), so `ends - starts + 1` holds the k counts in its first
 k places: int64 arithmetic, exact for any n. They are picked by the sorted
 0/1 (1 on the first k places): `aten::masked_select.out` copies int64 as it
-copies int8 (`_select`: a masked_select this module marks, run only as the
-program output its length makes it). "Equal" is equal int8 codes, as for
+copies int8 (`_select`: a masked_select this module marks, run as a
+program output, or after `.float()` as a float selection with its readers:
+the cast moves before the pick, capture_selection_more). "Equal" is equal int8 codes, as for
 the values: values closer than an input step merge, so the counts are
 torch's where the values lie a grid apart.
 
@@ -42,7 +43,8 @@ Left refused (capture_nonzero, one line): dim with a dim above 1 before
 it (the varying length would lie behind it) or with two or more ones
 before it and dims after it, return_inverse without dim
 of more than 254 elements (capture_unique_inverse's limit), sorted=False,
-int64 / int32 inputs."""
+int64 / int32 inputs, a selection's counts / inverse / slices; a reader of
+the int64 counts other than `.float()` (here, naming the reader)."""
 from __future__ import annotations
 
 from typing import List, Optional
