@@ -115,7 +115,8 @@ def to_float_node(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[Node]:
     None (a float value's `.float()` is capture_casts')."""
     if not fn.args or not isinstance(fn.args[0], torch.fx.Node) or not ins or by_name.get(ins[0]) is None \
             or (by_name[ins[0]].op not in INDEX_OPS      # no ins: a shape argument (torch.rand(x.shape))
-                and int_dtype(by_name[ins[0]]) is None):  # an int64 input's float copy too
+                and int_dtype(by_name[ins[0]]) is None  # an int64 input's float copy too
+                and not fn.args[0].meta.get("ptec_int64_selection")):  # unique's counts (capture_unique_counts)
         return None
     if fn.target == "float" and len(fn.args) == 1 and not fn.kwargs:
         return Node(fn.name, "index_to_float", ins[:1])

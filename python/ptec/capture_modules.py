@@ -583,6 +583,8 @@ from .capture_known_calls import STAND_INS as _KNOWN_CALLS      # noqa: E402 - t
 FUNCTIONAL_STAND_INS.update(_KNOWN_CALLS)
 from .capture_unique_inverse import STAND_INS as _UNIQUE_INVERSE  # noqa: E402 - unique(return_inverse=True)
 FUNCTIONAL_STAND_INS.update(_UNIQUE_INVERSE)
+from .capture_unique_counts import STAND_INS as _UNIQUE_COUNTS  # noqa: E402 - unique(return_counts=True), dim=
+FUNCTIONAL_STAND_INS.update(_UNIQUE_COUNTS)
 
 
 # ---------------------------------------------------------------------------

@@ -9,18 +9,19 @@
   output only. m is a bool value the program computes, or a float one
   (then m != 0).
 - torch.unique(x) / x.unique() (sorted; the inverse:
-  capture_unique_inverse; no counts or dim): x
+  capture_unique_inverse; counts and dim: capture_unique_counts): x
   flattened and sorted, then the sorted values selected where each differs
   from the one before it (the first always kept). Values one int8 code
   apart stay apart, closer ones share a code: the program's unique values
   are those of the int8 codes.
 - torch.unique_consecutive(x) / x.unique_consecutive() (the inverse:
-  capture_unique_inverse; no counts or dim): the same without the sort, x
+  capture_unique_inverse; counts and dim: capture_unique_counts): the same without the sort, x
   flattened in its order.
 
 as_tuple=True and torch.where(cond) with one argument: one 1-D tensor per
-dim (capture_coordinate_tuple). sorted=False, return_inverse,
-return_counts and dim are refused in one line.
+dim (capture_coordinate_tuple). sorted=False, and return_inverse,
+return_counts and dim where their stand-ins do not run, are refused in
+one line.
 """
 from __future__ import annotations
 
@@ -86,18 +87,23 @@ def unique_nodes(fn, by_name) -> Optional[List[Node]]:
     if len(fn.args) > 1 + len(names) or set(fn.kwargs) - set(names):
         return None
     spelled = {k: _scalar_arg(fn, i + 1, k) for i, k in enumerate(names)}
-    if spelled["return_counts"]:
-        refuse_call(fn, "return_counts is an int64 result whose length follows the values; ptec's selections "
-                    "carry float values or a constant int64 table, not computed integers (values and "
-                    "return_inverse run)")
+    # what capture_unique_counts / capture_unique_inverse's stand-ins did not run
+    if getattr(by_name.get(fn.args[0].name), "op", None) == "masked_select" and (
+            spelled["dim"] is not None or spelled["return_counts"] or spelled["return_inverse"]):
+        refuse_call(fn, "return_inverse, return_counts and dim run on a tensor of fixed shape, not on a selection "
+                    "(x[mask], whose length follows the values); its unique values (unique()) run")
     if spelled["dim"] is not None:
-        refuse_call(fn, "dim keeps whole slices sorted in lexicographic order, which no ptec kernel sorts (the "
-                    "values of the flattened tensor run)")
+        refuse_call(fn, "dim runs on a float32 tensor whose dims before it are all 1, at most one of them when "
+                    "dims follow it (the unique slices' count, which follows the values, must be the result's "
+                    "first dim above 1, as [k, ...], [1, k, ...] or [1, ..., 1, k]: ptec's variable-length "
+                    "outputs vary there)")
+    if spelled.get("sorted") is False:
+        refuse_call(fn, "sorted=False leaves the order to the implementation; ptec runs sorted=True")
     if spelled["return_inverse"]:
         refuse_call(fn, "return_inverse runs on a float32 tensor of 2 to 254 elements (its counts' int8 sums "
                     "round exactly there)")
-    if spelled.get("sorted") is False:
-        refuse_call(fn, "sorted=False leaves the order to the implementation; ptec runs sorted=True")
+    if spelled["return_counts"]:
+        refuse_call(fn, "return_counts runs on a float32 tensor of at least one element")
     shape = _meta_shape(fn.args[0])
     if shape is None or 0 in shape:
         return None
@@ -126,6 +132,9 @@ def unique_nodes(fn, by_name) -> Optional[List[Node]]:
 
 def value_length_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     """The nodes of nonzero / argwhere / unique, or None for another call."""
+    from .capture_unique_counts import int64_selection_nodes     # unique's counts: an int64 selection
+    if int64_selection_nodes(fn, ins, by_name) is not None:
+        return int64_selection_nodes(fn, ins, by_name)
     for make in (nonzero_nodes, unique_nodes):
         nodes = make(fn, by_name)
         if nodes is not None:

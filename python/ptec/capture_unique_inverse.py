@@ -11,11 +11,8 @@ call (capture_modules' FUNCTIONAL_STAND_INS) computes it in ops ptec lowers:
 * unique_consecutive: first along x's own order; an element's index is the
   running count of firsts up to it, less one (a cumsum), rounded.
 
-The counts stay refused by capture_nonzero: they are an int64 result whose
-length follows the values, and ptec's selections carry float values or a
-constant int64 table, not computed integers. dim stays refused (unique
-slices sorted whole: a lexicographic order of rows, which no kernel sorts).
-The sums are int8 on their calibrated grid: exact while it spans the
+The counts and dim are capture_unique_counts' stand-ins (which call these
+for the inverse of the flattened tensor). The sums are int8 on their calibrated grid: exact while it spans the
 distinct values the runs meet and x has at most 254 elements (beyond, the
 call stays refused)."""
 from __future__ import annotations

@@ -15,6 +15,7 @@ moves by a whole jump when the input's rounding crosses an edge, which is
 what its larger bound is."""
 import inspect
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -1444,6 +1445,59 @@ def test_variable_length_within_its_bound(name, tmp_path):
             worst = max(worst, float(abs(got.astype(float) - ref).max() / step))
     print(f"{name}: counts {sorted(counts)}, worst {worst:.2f} output steps")
     assert 0 in counts and len(counts) >= 3, counts       # none, all and some in between
+    assert worst <= bound + 1e-3, f"{name}: {worst:.2f} output steps from float (bound {bound})"
+
+
+# Unique values' counts and unique slices (capture_unique_counts; test_unique_counts.py): a length
+# following the values, of rounded inputs whose repeats vary. (call of x, bound in output steps of a
+# float result; int64 results must equal torch's). Inputs keep every element at least an input step
+# from a rounding edge (k + 0.5), so x.round() is torch's and so is every count.
+UNIQUE_COUNTS = {
+    "torch.unique(return_counts)": (lambda x: torch.unique(x.round(), return_counts=True)[1], 0.0),
+    "torch.unique(return_counts)[1].float()": (lambda x: torch.unique(x.round(), return_counts=True)[1].float(),
+                                               0.5),                                                    # 0.00
+    "Tensor.unique(return_inverse, return_counts)": (
+        lambda x: x.round().unique(return_inverse=True, return_counts=True)[2], 0.0),
+    "torch.unique_consecutive(return_counts)": (
+        lambda x: torch.unique_consecutive((x * 0.4).round(), return_counts=True)[1], 0.0),
+    "torch.unique(dim=1)": (lambda x: torch.unique((x * 0.4).round()[..., :2], dim=1), 0.5),        # 0.50
+    "torch.unique(dim=1, return_counts)": (
+        lambda x: torch.unique((x * 0.4).round()[..., :2], dim=1, return_counts=True)[1], 0.0),
+    "Tensor.unique_consecutive(dim=1, return_inverse)": (
+        lambda x: (x * 0.4).round()[..., 1:2].unique_consecutive(dim=1, return_inverse=True)[1], 0.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNIQUE_COUNTS))
+def test_unique_counts_are_torchs(name, tmp_path):
+    from ptec import host_runtime
+    from ptec.interpreter import run_program
+    from ptec.pte import parse_program
+    fn, bound = UNIQUE_COUNTS[name]
+    model = Call(fn).eval()
+    calibration = inputs(S3, *R)
+    res = compile_model(model, [calibration[0][0]], calibration)
+    assert not res.lowered.fallbacks
+    prog = parse_program(res.data)
+    step = (res.graph.node(res.graph.outputs[0]).qparams or [None])[0]
+    in_step = res.graph.node(res.graph.inputs[0]).qparams[0]
+    lengths, worst = set(), 0.0
+    for (x,) in calibration[:6] + [(torch.full(S3, 2.2),)]:
+        scale = 0.4 if "0.4" in name or "dim" in name else 1.0
+        edge = ((x * scale) - (x * scale).floor() - 0.5).abs() < 2 * in_step * scale
+        x = torch.where(edge, x + 4 * in_step, x)
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        assert got.tobytes() == run_program(prog, [x.numpy()])[0].tobytes(), "ptec-run differs from the reference"
+        with torch.no_grad():
+            ref = model(x).numpy()
+        assert got.shape == ref.shape and got.dtype == ref.dtype, (got.shape, ref.shape, got.dtype, ref.dtype)
+        if ref.dtype == np.int64:
+            assert np.array_equal(got, ref), (got, ref)
+        elif ref.size:
+            worst = max(worst, float(np.abs(got - ref).max() / step))
+        lengths.add((ref.shape, round(float(ref.max())) if ref.size else None))      # the counts too
+    print(f"{name}: {len(lengths)} lengths / counts, worst {worst:.2f} output steps")
+    assert len(lengths) >= 3, lengths
     assert worst <= bound + 1e-3, f"{name}: {worst:.2f} output steps from float (bound {bound})"
 
 

@@ -173,11 +173,14 @@ REFUSED = {
     # as_tuple=True runs with its elements program outputs (capture_coordinate_tuple)
     "nonzero(as_tuple=True) element read": (lambda x: torch.nonzero(x > 0, as_tuple=True)[0] + 1,
                                             r"nonzero.*program outputs"),
-    "unique(return_counts)": (lambda x: torch.unique(x, return_counts=True)[1], r"unique.*return_counts"),
-    "unique(dim)": (lambda x: torch.unique(x, dim=1), r"unique.*dim"),
+    # (return_counts and dim run: capture_unique_counts, test_unique_counts.py)
+    "unique(return_counts) of a selection": (lambda x: torch.unique(x[x > 0], return_counts=True)[1],
+                                             r"unique.*return_counts.*selection"),
+    "unique(dim) behind a dim above 1": (lambda x: torch.unique(x, dim=2), r"unique.*dim"),
     "unique(sorted=False)": (lambda x: torch.unique(x, sorted=False), r"sorted=False"),
-    "unique_consecutive(return_counts)": (lambda x: torch.unique_consecutive(x, return_counts=True)[1],
-                                          r"unique_consecutive.*return_counts"),
+    "unique_consecutive(return_counts) of a selection": (
+        lambda x: torch.unique_consecutive(x[x > 0], return_counts=True)[1],
+        r"unique_consecutive.*return_counts.*selection"),
     "a layer after nonzero": (lambda x: torch.nonzero(x > 0).sum(), r"nonzero.*length"),
 }
 

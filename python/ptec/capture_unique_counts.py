@@ -1,0 +1,240 @@
+"""torch.unique / unique_consecutive (and the Tensor methods) with
+return_counts=True, and with dim= (issue 15): stand-ins the fx tracer runs
+instead of the call (capture_modules' FUNCTIONAL_STAND_INS, as
+capture_unique_inverse), written in ops ptec lowers exactly.
+
+Counts. The values in their order, v [n] (x flattened and sorted for
+unique, in x's order for unique_consecutive), each element is the first of
+its run where it differs from the one before (the first always) and the
+last where it differs from the one after (the last always). A stable sort
+of first's 0/1 descending puts the positions of the k first elements in
+order at its front, the same sort of last's the positions of the k last
+ones (int64 indices), so `ends - starts + 1` holds the k counts in its first
+k places: int64 arithmetic, exact for any n. They are picked by the sorted
+0/1 (1 on the first k places): `aten::masked_select.out` copies int64 as it
+copies int8 (`_select`: a masked_select this module marks, run as a
+program output, or after `.float()` as a float selection with its readers:
+the cast moves before the pick, capture_selection_more). "Equal" is equal int8 codes, as for
+the values: values closer than an input step merge, so the counts are
+torch's where the values lie a grid apart.
+
+dim=d. Unique slices along d, where every dim before d is 1 (so the
+varying length is the first dim above 1, as ptec's row selections give
+it), and at most one such 1 when the slices have dims ([1, k, C], as
+capture_selection_row_output's outputs; [1, ..., 1, k] for d the last):
+x viewed as a table X [L, R] (L = x's size along d, R the numel of
+the dims after it). unique sorts X's rows in lexicographic order, as
+torch's comparator does (the first differing element decides): R stable
+sorts, from the last column to the first, each of one column gathered by
+the order so far (an int64 take of the order and a computed index of the
+column: codes copied), the least significant column first (an LSD radix
+sort: each stable pass keeps the order of the columns sorted before it
+among equal keys). unique_consecutive keeps X's order. A row starts a
+new slice where any element differs from the row before; the unique rows
+are a row selection (`x[mask]` of the leading dim: `aten::index.Tensor_out`
+into a bound-dynamic [L, ...] out), viewed back with x's leading ones
+(`[1, k, ...]`, the row-output form of capture_selection_row_output).
+The counts as above over the rows; return_inverse: the slice's group,
+the running count of first rows less one (an int64 cumsum), taken back to
+x's order through the sort's order by an exact one-hot sum ([L, L]
+int64).
+
+Left refused (capture_nonzero, one line): dim with a dim above 1 before
+it (the varying length would lie behind it) or with two or more ones
+before it and dims after it, return_inverse without dim
+of more than 254 elements (capture_unique_inverse's limit), sorted=False,
+int64 / int32 inputs, a selection's counts / inverse / slices; a reader of
+the int64 counts other than `.float()` (here, naming the reader)."""
+from __future__ import annotations
+
+from typing import List, Optional
+
+import torch
+
+from . import capture_unique_inverse as _inverse
+from .ir import Node
+
+_FLAG = "ptec_int64_selection"
+
+
+def int64_selection_nodes(fn, ins, by_name) -> Optional[List[Node]]:
+    """The marked masked_select of int64 counts (`_select`): the node
+    `masked_select` (capture_masked_select's), whose kernel copies int64."""
+    if not fn.meta.get(_FLAG) or fn.target is not torch.masked_select or len(fn.args) != 2 or fn.kwargs:
+        return None
+    for user in fn.users:
+        if user.op != "output" and not _to_float(user):
+            from .capture_calls import refuse_call
+            refuse_call(user, "it reads unique's int64 counts, whose length follows the values: they run as a "
+                        "program output, and as float values after .float() (then as a selection's)")
+    return [Node(fn.name, "masked_select", [a.name for a in fn.args])]
+
+
+_VALUES = "ptec_unique_values"
+
+
+def without_unused_values(gm: torch.fx.GraphModule) -> None:
+    """Drops unique(dim=)'s slices (the row selection and its view, marked
+    by `_by_dim`) when the model reads only the counts or the inverse: a
+    view of a selection that is no program output is refused
+    (capture_masked_select.refuse_consumers)."""
+    erased = False
+    for fn in reversed(list(gm.graph.nodes)):
+        if fn.meta.get(_VALUES) and not fn.users:
+            gm.graph.erase_node(fn)
+            erased = True
+    if erased:
+        gm.recompile()
+
+
+def _mark(*proxies):
+    for p in proxies:
+        if isinstance(p, torch.fx.Proxy):
+            p.node.meta[_VALUES] = True
+
+
+def _to_float(fn) -> bool:
+    """`.float()` / `.to(torch.float32)` / `.type(torch.float32)` of a value."""
+    return fn.op == "call_method" and (fn.target == "float" and len(fn.args) == 1 and not fn.kwargs
+                                       or fn.target in ("to", "type") and len(fn.args) == 2 and not fn.kwargs
+                                       and fn.args[1] is torch.float32)
+
+
+def _select(values, keep):
+    """masked_select(values, keep) of int64 values, marked for capture."""
+    got = torch.masked_select(values, keep)
+    if isinstance(got, torch.fx.Proxy):
+        got.node.meta[_FLAG] = True
+    return got
+
+
+def _shift(v, later: bool):
+    """v moved one place along dim 0 (the end copied): each row's
+    predecessor (later False) or successor (later True)."""
+    return torch.cat([v[1:], v[-1:]]) if later else torch.cat([v[:1], v[:-1]])
+
+
+def _edges(v):
+    """(first, last) bool [n]: where v's row starts or ends a run of equal rows."""
+    n = int(v.shape[0])
+    at = torch.arange(n)
+    differ = [v != _shift(v, later) for later in (False, True)]
+    if v.dim() > 1:
+        differ = [d.float().amax(1) > 0.5 for d in differ]     # the table [L, R]
+    return differ[0] | (at == 0), differ[1] | (at == n - 1)
+
+
+def _counts(first, last):
+    """The run lengths, int64 [k]: ends - starts + 1 of the stably sorted 0/1."""
+    keep, starts = torch.sort(first.float(), descending=True, stable=True)
+    ends = torch.sort(last.float(), descending=True, stable=True)[1]
+    return _select(ends - starts + 1, keep > 0.5)
+
+
+def _numel(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _shape(input):
+    """input's traced sizes, or None for a value whose length follows the
+    values (a selection: the tracer refuses reading its sizes; the plain
+    call is then capture_nonzero's, which refuses it by name)."""
+    try:
+        return [int(s) for s in input.shape]
+    except Exception:                   # noqa: BLE001 - the tracer's refusal of a varying length
+        return None
+
+
+def _dim_table(input, dim):
+    """(X [L, R], d, shape) for unique slices along dim, or None."""
+    shape = _shape(input)
+    if not isinstance(dim, int) or isinstance(dim, bool) or not shape:
+        return None
+    d = dim + len(shape) if dim < 0 else dim
+    if not 0 <= d < len(shape) or any(s != 1 for s in shape[:d]) or 0 in shape:
+        return None
+    if d > 1 and len(shape) > d + 1:        # [1, 1, k, C]: ptec's row selections take one leading 1
+        return None
+    return input.reshape(shape[d], _numel(shape[d + 1:])), d, shape
+
+
+def _by_dim(input, dim, return_inverse, return_counts, ordered):
+    """unique (ordered: lexicographically sorted) / unique_consecutive of
+    the slices along dim."""
+    found = _dim_table(input, dim)
+    if found is None:
+        return None
+    x, d, shape = found
+    rows, width = int(x.shape[0]), int(x.shape[1])
+    order = None
+    if ordered and rows > 1:
+        for c in reversed(range(width)):             # least significant column first: stable passes
+            column = x[:, c]
+            step = torch.sort(column if order is None else column[order], stable=True)[1]
+            order = step if order is None else order[step]
+    table = x if order is None else x[order]
+    first, last = _edges(table)
+    slices = table.reshape([rows] + shape[d + 1:])      # the rows as x's slices: kept whole
+    kept = slices[first]
+    values = kept
+    for _ in range(d):                                  # x's leading ones
+        values = values.unsqueeze(0)
+    _mark(slices, kept, values)
+    out = [values]
+    if return_inverse:
+        group = first.long().cumsum(0) - 1          # the sorted row's slice
+        if order is not None:                       # back to x's order: row i sits where order holds i
+            at = (order.unsqueeze(0) == torch.arange(rows).unsqueeze(1)).long()
+            group = (at * group.unsqueeze(0)).sum(1)
+        out.append(group)
+    if return_counts:
+        out.append(_counts(first, last))
+    return tuple(out) if len(out) > 1 else values
+
+
+def _flat_counts(input, ordered):
+    flat = input.reshape(-1)
+    v = torch.sort(flat)[0] if ordered else flat
+    return _counts(*_edges(v))
+
+
+def _unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    if input.dtype != torch.float32 or sorted is not True or not isinstance(return_inverse, bool) \
+            or not isinstance(return_counts, bool):
+        return None                                   # capture_nonzero's call: runs or refuses by name
+    if dim is not None:
+        return _by_dim(input, dim, return_inverse, return_counts, True)
+    if not return_counts:
+        return _inverse.STAND_INS[torch.unique][2](input, sorted, return_inverse)
+    if _shape(input) is None or _numel(_shape(input)) < 1:
+        return None
+    if return_inverse:
+        both = _inverse.STAND_INS[torch.unique][2](input, sorted, True)
+        return None if both is None else (both[0], both[1], _flat_counts(input, True))
+    return torch.unique(input), _flat_counts(input, True)
+
+
+def _unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    if input.dtype != torch.float32 or not isinstance(return_inverse, bool) or not isinstance(return_counts, bool):
+        return None
+    if dim is not None:
+        return _by_dim(input, dim, return_inverse, return_counts, False)
+    if not return_counts:
+        return _inverse.STAND_INS[torch.unique_consecutive][2](input, return_inverse)
+    if _shape(input) is None or _numel(_shape(input)) < 1:
+        return None
+    if return_inverse:
+        both = _inverse.STAND_INS[torch.unique_consecutive][2](input, True)
+        return None if both is None else (both[0], both[1], _flat_counts(input, False))
+    return torch.unique_consecutive(input), _flat_counts(input, False)
+
+
+STAND_INS = {
+    torch.unique: (_inverse._UNIQUE, 1, _unique),
+    "unique": (_inverse._UNIQUE, 1, _unique),
+    torch.unique_consecutive: (_inverse._CONSECUTIVE, 1, _unique_consecutive),
+    "unique_consecutive": (_inverse._CONSECUTIVE, 1, _unique_consecutive),
+}
