@@ -19,13 +19,20 @@ which each whole number is exact, as for x.long()'s ids).
   (to_index, then + low as int_math); a float dtype= (or random_ of a float
   tensor) gives its float copy; read only by float layers (x + r, torch's
   promotion to float32) it is that float copy too. n > 256 (an int8 value
-  holds 256 whole numbers): m draws make one of 2^K levels V (K = 8 m) in
-  int64 and r = floor(n V / 2^K), each value drawn with probability within
-  2^-K of 1 / n; the fewest m with 2^K >= n 2^16 (relative bias below
-  2^-16), n 2^K kept within 2^62 (up to n = 2^22; then fewer bits, at
-  least log2(n) + 8: relative bias below 2^-8 up to n = 2^24, larger
-  spans refused). No integer division runs on the device: r's bits from
-  the top, b_j = [n V >= 2^(K+j)] by an int64 clamp, subtracted as found.
+  holds 256 whole numbers), up to torch's whole int64 span (2^64 - 1
+  integers): a power of two 2^p is p uniform bits (ceil(p / 8) levels
+  shifted and or-ed in int64, masked to p bits): exact. Other spans up to
+  2^16: m draws make one of 2^K levels V (K = 8 m, the fewest with
+  2^K >= n 2^24) and r = floor(n V / 2^K), each value drawn with
+  probability within 2^-K of 1 / n (relatively within 2^-24); no integer
+  division runs on the device: r's bits from the top, b_j =
+  [n V >= 2^(K+j)] by an int64 clamp, subtracted as found. Larger spans
+  (2^(p-1) < n < 2^p): rejection over 25 candidates of p bits each, the
+  first below n (each accepted with chance n / 2^p > 1/2), or when the
+  first 24 are all rejected (chance f < 2^-24) the last reduced as
+  V - n [V >= n]: each value's probability within f of 1 / n relatively.
+  A span above 2^63 compares its 64-bit candidates as signed W = V - 2^63
+  and adds low + 2^63 with int64's wrap (the result is in range).
 - randperm(n): the stable argsort of n keys of 2^24 levels, each three
   draws combined as 65536 i1 + 256 i2 + i3 in int64 (int_math) and sorted
   as their exact float32 copies. Two keys tie with probability 2^-24 (one
@@ -49,21 +56,22 @@ which each whole number is exact, as for x.long()'s ids).
   row of zeros, where torch raises, and fewer positive weights than k
   without replacement, an error by torch's documentation (its CPU code
   returns zero-weight positions then, pytorch#50034).
-- poisson(rates): the inverse CDF of each element's rate: K LUTs of the
-  rate, F_k(rate) = sum_{j <= k} p_j with p_0 = exp(-rate) and
-  p_{j+1} = p_j rate / (j + 1), and the count is the first k with
-  F_k > u (argmax as above), as torch's float. K = 35 covers rates up to
-  RATE_CAP = 16 (the tail beyond K below 2^-9, the uniform's resolution,
-  up to rate 20: room for the int8 grid above the calibration's largest
-  rate). Larger rates: the count is the sum (int64) of m independent
-  counts of rate / m each (a sum of independent Poisson counts is Poisson
-  of the summed rate: exact in law), each part its own u against the same
-  K LUTs of rate / m; m = ceil(1.25 r / 16) from the example input's
-  largest rate r (the tracer's shadow value; a constant's own), at most
-  16 parts (rates to 256, more refused). Each part is within about one
-  step of the int8 cumulative values, so the sum within about m of them.
-  A calibration input with a rate above 16 m refuses the model in one
-  line (naming the example) rather than cut the counts short.
+- poisson(rates): the count is the sum (int64) of m independent counts
+  of rate / m each (a sum of independent Poisson counts is Poisson of the
+  summed rate: exact in law), m = ceil(1.25 r / 16) from the example
+  input's largest rate r (the tracer's shadow value; a constant's own), so
+  each part's rate is at most 16 (12.8 at the example's largest), up to
+  4,096 parts (rates to 65,536; more refused). A part's count is the first
+  k with F_k(rate / m) > u, F_k = sum_{j <= k} p_j with p_0 = exp(-rate / m)
+  and p_{j+1} = p_j (rate / m) / (j + 1), i.e. #{k < K : V >= T_k} with V
+  one of 2^24 levels (three draws) and T_k = floor(2^24 F_k) as three
+  whole-valued byte LUTs of the rate combined in int64 (exact compares):
+  K = 49 terms leave a tail below 2^-24 up to rate 20 a part, and each
+  part's probabilities are within 2^-24 of Poisson's, so m parts move the
+  mean by below 49 m 2^-24 (0.0023 counts at rate 10^4). The
+  compares are [N, m, K] (4,096 x 49 per element at most), summed over
+  both. A calibration input with a rate above 16 m refuses the model in
+  one line (naming the example) rather than cut the counts short.
 """
 from __future__ import annotations
 
