@@ -26,6 +26,16 @@ a reader failing that check is left as it is and refused naming it
 (capture_masked_select.refuse_consumers), as a reader giving the varying
 length beside another dim above 1 (`s[None] + b` of b [3, 1]).
 
+A row selection s [n, C...] (`boxes[m]`, varying along its first dim)
+viewed [1, ..., 1, n, C...] is lifted the same way: R of U is R' of s (a
+dim d of U past the ones is s's d - k; a dim of the ones is one of s viewed
+[n, C..., 1, ..., 1]) followed by a reshape to R's shape, whose varying dim
+may be followed by fixed dims above 1 but only preceded by ones
+(`boxes[m][None] * 2` is `(boxes[m] * 2).reshape(1, -1, C)`, a program
+output capture_selection_row_output runs; `boxes[m][None].sum(1)` is
+`boxes[m].sum(0).reshape(1, C)`); a reader giving [k, n, C] (k > 1) is
+refused as the 1-D case's.
+
 A view of a selection spelling its length with a literal number
 (`s.view(1, 24)`, `s.reshape(24, 1)`, the example's count) is refused in
 one line: torch raises for any other count, and taking it for -1 would
@@ -196,9 +206,11 @@ def _moved(d, rank: int, k: int, wide: bool):
     if not isinstance(d, int) or isinstance(d, bool):
         return None
     d %= rank
-    if d >= k:
-        return d - k
-    return rank - k + d if wide else None
+    if rank > k + 1:          # a row selection's [1, n, C...]: its dims follow the ones
+        return d - k if d >= k else (rank - k + d if wide else None)
+    if d == rank - 1:
+        return 0
+    return d + 1 if wide else None
 
 
 def _flat_results(value) -> Optional[List[torch.Tensor]]:
