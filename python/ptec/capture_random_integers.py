@@ -58,20 +58,21 @@ which each whole number is exact, as for x.long()'s ids).
   returns zero-weight positions then, pytorch#50034).
 - poisson(rates): the count is the sum (int64) of m independent counts
   of rate / m each (a sum of independent Poisson counts is Poisson of the
-  summed rate: exact in law), m = ceil(1.25 r / 16) from the example
+  summed rate: exact in law), m = ceil(1.25 r / 8) from the example
   input's largest rate r (the tracer's shadow value; a constant's own), so
-  each part's rate is at most 16 (12.8 at the example's largest), up to
-  4,096 parts (rates to 65,536; more refused). A part's count is the first
+  each part's rate is at most 8 (6.4 at the example's largest), up to
+  8,192 parts (rates to 65,536; more refused). A part's count is the first
   k with F_k(rate / m) > u, F_k = sum_{j <= k} p_j with p_0 = exp(-rate / m)
   and p_{j+1} = p_j (rate / m) / (j + 1), i.e. #{k < K : V >= T_k} with V
-  one of 2^24 levels (three draws) and T_k = floor(2^24 F_k) as three
-  whole-valued byte LUTs of the rate combined in int64 (exact compares):
-  K = 49 terms leave a tail below 2^-24 up to rate 20 a part, and each
-  part's probabilities are within 2^-24 of Poisson's, so m parts move the
-  mean by below 49 m 2^-24 (0.0023 counts at rate 10^4). The
-  compares are [N, m, K] (4,096 x 49 per element at most), summed over
-  both. A calibration input with a rate above 16 m refuses the model in
-  one line (naming the example) rather than cut the counts short.
+  one of 2^24 levels (three draws) and T_k = floor(2^24 F_k) from three
+  whole-valued byte LUTs of the rate (each byte's K LUTs joined on their
+  one whole-number grid, then combined in int64: exact compares): K = 32
+  terms leave a tail below 2^-24 up to rate 10 a part, and each part's
+  probabilities are within 2^-24 of Poisson's, so m parts move the mean by
+  below 32 m 2^-24 (0.003 counts at rate 10^4). The compares are
+  [N, m, K] (8,192 x 32 per element at most), summed over both. A
+  calibration input with a rate above 8 m refuses the model in one line
+  (naming the example) rather than cut the counts short.
 """
 from __future__ import annotations
 
@@ -85,8 +86,8 @@ from .capture_calls import refuse_call, _meta_shape
 from .ir import UnsupportedOperator
 
 INTEGER_CALLS = ("randint", "randint_like", "random_", "randperm", "multinomial", "poisson")
-RATE_CAP = 16.0
-_RATE_ROOM = 20.0          # K is chosen for rates up to here
+RATE_CAP = 8.0
+_RATE_ROOM = 10.0          # K is chosen for rates up to here
 
 
 def _level(x: torch.Tensor) -> torch.Tensor:
@@ -433,7 +434,7 @@ def _multinomial(d, fn, ins, by_name, shape) -> str:
     return _finish(d, fn, picks)
 
 
-MAX_PARTS = 4096            # rates up to 65,536: N x parts x K compares, 4096 x 47 per element at most
+MAX_PARTS = 8192            # rates up to 65,536: N x parts x K compares, 8192 x 32 per element at most
 
 
 def poisson_parts(rate_max) -> int:
@@ -456,18 +457,16 @@ def _poisson(d, fn, ins, by_name, shape, source) -> str:
         rates = d.const(np.asarray(src.attrs["value"], np.float32).reshape(n, 1))
     else:
         rates = d("reshape", [ins[0]], target_shape=[n, 1])
-    # T_k = floor(2^24 F_k(rate / parts)), k < K, as int64 [N, 1, K]: three whole-valued byte LUTs each
-    thresholds = []
-    for k in range(POISSON_TERMS):
-        t = None
-        for byte in (2, 1, 0):
-            b = d("to_index", [_whole(d, rates, "poisson_cdf", 0, 255, k=k, parts=parts, byte=byte,
-                                      source=source)], dtype="int64")
-            if byte:
-                b = d("int_math", [b], kind="left_shift", dtype="int64", scalars={1: 8 * byte})
-            t = b if t is None else d("int_math", [t, b], kind="bitwise_or", dtype="int64", scalars={})
-        thresholds.append(t)
-    t = d("int_math", thresholds, kind="cat", dtype="int64", dim=1)
+    # T_k = floor(2^24 F_k(rate / parts)), k < K, as int64 [N, 1, K]: three whole-valued byte LUTs each,
+    # each byte's K LUTs joined (one whole-number grid) and taken to int64 at once
+    t = None
+    for byte in (2, 1, 0):
+        b = d("cat", [_whole(d, rates, "poisson_cdf", 0, 255, k=k, parts=parts, byte=byte, source=source)
+                      for k in range(POISSON_TERMS)], dim=1)
+        b = d("to_index", [b], dtype="int64")
+        if byte:
+            b = d("int_math", [b], kind="left_shift", dtype="int64", scalars={1: 8 * byte})
+        t = b if t is None else d("int_math", [t, b], kind="bitwise_or", dtype="int64", scalars={})
     t = d("int_math", [t], kind="view", dtype="int64", shape=[n, 1, POISSON_TERMS])
     # each part's V, one of 2^24 levels (three draws): [N, parts, 1]
     v = None
