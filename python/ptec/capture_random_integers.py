@@ -1,5 +1,7 @@
 """Integer random draws in a forward (issue 15): torch.randint,
-torch.randint_like, t.random_(low, high), torch.randperm, torch.multinomial
+torch.randint_like, t.random_(low, high) (random_() and random_(low, None):
+up to the dtype's top, torch's 2^63 - 1 for int64 and 2^24 for float32,
+included), torch.randperm, torch.multinomial
 and torch.poisson, as transforms of capture_random's uniform stream (u: one
 of 256 equally likely levels per element, an int8 value drawn on the
 device). Like capture_random's calls they follow torch's distribution, not
@@ -334,7 +336,18 @@ def _wide_randint(d, fn, shape, n: int, low: int) -> str:
 
 def _randint_bounds(fn, name):
     """(low, high) of randint(low, high, size) / randint(high, size),
-    randint_like(x, low, high) / randint_like(x, high), t.random_(from, to) / random_(to)."""
+    randint_like(x, low, high) / randint_like(x, high), t.random_(from, to) /
+    random_(to), and random_() / random_(from, None): up to the dtype's
+    top, torch's 2^63 - 1 for int64 and 2^24 for float32, included."""
+    low, high = _given_bounds(fn, name)
+    if name == "random_" and high is None and (low is not None or not (fn.args[1:] or fn.kwargs)):
+        top = {torch.int64: 2 ** 63 - 1, torch.float32: 2 ** 24}.get(_dtype(fn))
+        if top is not None:
+            return (0 if low is None else low), top + 1
+    return low, high
+
+
+def _given_bounds(fn, name):
     args = list(fn.args[1:] if name in ("randint_like", "random_") else fn.args)
     kw = fn.kwargs
     if name == "randint":

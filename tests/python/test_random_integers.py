@@ -158,6 +158,32 @@ def test_randint_over_spans_up_to_int64(low, high):
     assert len({row.tobytes() for row in y}) == len(y)          # a new draw every execute
 
 
+@pytest.mark.parametrize("fill, low, n, dtype", [
+    (lambda t: t.random_(), 0, 2 ** 63, torch.int64),                         # [0, 2^63 - 1]: the bits
+    (lambda t: t.random_(-2 ** 63, None), -2 ** 63, 2 ** 64, torch.int64),    # every int64
+    (lambda t: t.random_(2 ** 63 - 3, None), 2 ** 63 - 3, 3, torch.int64),
+    (lambda t: t.random_(), 0, 2 ** 24 + 1, torch.float32),                   # [0, 2^24]: by rejection
+    (lambda t: t.random_(2 ** 24 - 3, None), 2 ** 24 - 3, 4, torch.float32),
+])
+def test_random_fills_up_to_the_dtypes_top(fill, low, n, dtype):
+    """t.random_() and t.random_(from, None): torch's [from, top] with top
+    2^63 - 1 for int64 and 2^24 for float32 (included). 8,192 draws in
+    range, the few-valued spans each value at 1 / n, the wide ones' 64 bins
+    by chi-square and the mean (5 sigmas: false alarms below 1e-5)."""
+    y, _, _ = _runs(lambda x: fill(torch.zeros(1, 16, 64, dtype=dtype)), executes=8)
+    assert y.dtype == (np.int64 if dtype == torch.int64 else np.float32)
+    r = np.array([int(v) - low for v in y.reshape(-1)], dtype=object)
+    assert min(r) >= 0 and max(r) < n
+    if n <= 4:
+        _frequencies_match(r.astype(np.int64), [1.0 / n] * n, r.size)
+        return
+    cells = 64
+    counts = np.bincount(np.array([v * cells // n for v in r], dtype=np.int64), minlength=cells)
+    expected = r.size / cells
+    assert float(((counts - expected) ** 2 / expected).sum()) < cells - 1 + 5 * math.sqrt(2 * (cells - 1))
+    assert abs(float(np.mean([float(v) for v in r])) - (n - 1) / 2) < 5 * n / math.sqrt(12 * r.size)
+
+
 def test_rejection_leaves_a_bias_below_2_to_the_minus_24():
     """The rejection's fallback (all of the first TRIES - 1 candidates
     rejected) has chance (1 - n / 2^p)^(TRIES - 1) < 2^-24 for every span
