@@ -5,7 +5,8 @@ aten::masked_select into a [1, ..., 1, bound] bound-dynamic out, the
 kernel setting [1, ..., 1, count]; and the readers of such a view
 (capture_selection_lead: `s[None] * 2`, `s[None].sum(1)`,
 `s[None].cumsum(1)`, `s[None].softmax(0)`, ...), lifted to readers of the
-selection.
+selection; a row selection's [1, n, C] (`keep(x)[None]`) and its readers
+(`keep(x)[None] * 2`, `.sum(1)`, `.softmax(-1)`, ...), lifted likewise.
 
 Oracles: PyTorch on the input (its shape [1, n] and values), elements an
 input step away from the threshold so the count is torch's; the host
