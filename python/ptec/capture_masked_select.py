@@ -307,9 +307,10 @@ def refuse_consumers(g: Graph, error) -> None:
                 and (users[0].shape or [0])[0] == 1:
             raise error(f"operator not supported: {origin(users[0])} of {origin(n)}'s result, whose length "
                         "depends on the values, gives it a bound-dynamic dim other than the first: ptec runs "
-                        "that for a 1-D selection viewed [1, ..., 1, n] as a program output, and for the readers "
-                        "of that view which are readers of the selection (element-wise ops, reductions and layers "
-                        "along it, giving one varying dim between ones: docs/aot.md); return the selection and reshape outside the program")
+                        "that for a 1-D selection viewed [1, ..., 1, n] or a row selection viewed [1, n, C] as a "
+                        "program output, and for the readers of that view which are readers of the selection "
+                        "(element-wise ops, reductions and layers along it, giving one varying dim after ones "
+                        "only: docs/aot.md); return the selection and reshape outside the program")
         if users:
             raise error(f"operator not supported: {origin(users[0])} takes {origin(n)}'s result, whose length "
                         "depends on the values, in a way ptec cannot compute over x: a bool-mask selection can "

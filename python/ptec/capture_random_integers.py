@@ -1,5 +1,7 @@
 """Integer random draws in a forward (issue 15): torch.randint,
-torch.randint_like, t.random_(low, high), torch.randperm, torch.multinomial
+torch.randint_like, t.random_(low, high) (random_() and random_(low, None):
+up to the dtype's top, torch's 2^63 - 1 for int64 and 2^24 for float32,
+included), torch.randperm, torch.multinomial
 and torch.poisson, as transforms of capture_random's uniform stream (u: one
 of 256 equally likely levels per element, an int8 value drawn on the
 device). Like capture_random's calls they follow torch's distribution, not
@@ -19,13 +21,20 @@ which each whole number is exact, as for x.long()'s ids).
   (to_index, then + low as int_math); a float dtype= (or random_ of a float
   tensor) gives its float copy; read only by float layers (x + r, torch's
   promotion to float32) it is that float copy too. n > 256 (an int8 value
-  holds 256 whole numbers): m draws make one of 2^K levels V (K = 8 m) in
-  int64 and r = floor(n V / 2^K), each value drawn with probability within
-  2^-K of 1 / n; the fewest m with 2^K >= n 2^16 (relative bias below
-  2^-16), n 2^K kept within 2^62 (up to n = 2^22; then fewer bits, at
-  least log2(n) + 8: relative bias below 2^-8 up to n = 2^24, larger
-  spans refused). No integer division runs on the device: r's bits from
-  the top, b_j = [n V >= 2^(K+j)] by an int64 clamp, subtracted as found.
+  holds 256 whole numbers), up to torch's whole int64 span (2^64 - 1
+  integers): a power of two 2^p is p uniform bits (ceil(p / 8) levels
+  shifted and or-ed in int64, masked to p bits): exact. Other spans up to
+  2^16: m draws make one of 2^K levels V (K = 8 m, the fewest with
+  2^K >= n 2^24) and r = floor(n V / 2^K), each value drawn with
+  probability within 2^-K of 1 / n (relatively within 2^-24); no integer
+  division runs on the device: r's bits from the top, b_j =
+  [n V >= 2^(K+j)] by an int64 clamp, subtracted as found. Larger spans
+  (2^(p-1) < n < 2^p): rejection over 25 candidates of p bits each, the
+  first below n (each accepted with chance n / 2^p > 1/2), or when the
+  first 24 are all rejected (chance f < 2^-24) the last reduced as
+  V - n [V >= n]: each value's probability within f of 1 / n relatively.
+  A span above 2^63 compares its 64-bit candidates as signed W = V - 2^63
+  and adds low + 2^63 with int64's wrap (the result is in range).
 - randperm(n): the stable argsort of n keys of 2^24 levels, each three
   draws combined as 65536 i1 + 256 i2 + i3 in int64 (int_math) and sorted
   as their exact float32 copies. Two keys tie with probability 2^-24 (one
@@ -49,21 +58,23 @@ which each whole number is exact, as for x.long()'s ids).
   row of zeros, where torch raises, and fewer positive weights than k
   without replacement, an error by torch's documentation (its CPU code
   returns zero-weight positions then, pytorch#50034).
-- poisson(rates): the inverse CDF of each element's rate: K LUTs of the
-  rate, F_k(rate) = sum_{j <= k} p_j with p_0 = exp(-rate) and
-  p_{j+1} = p_j rate / (j + 1), and the count is the first k with
-  F_k > u (argmax as above), as torch's float. K = 35 covers rates up to
-  RATE_CAP = 16 (the tail beyond K below 2^-9, the uniform's resolution,
-  up to rate 20: room for the int8 grid above the calibration's largest
-  rate). Larger rates: the count is the sum (int64) of m independent
-  counts of rate / m each (a sum of independent Poisson counts is Poisson
-  of the summed rate: exact in law), each part its own u against the same
-  K LUTs of rate / m; m = ceil(1.25 r / 16) from the example input's
-  largest rate r (the tracer's shadow value; a constant's own), at most
-  16 parts (rates to 256, more refused). Each part is within about one
-  step of the int8 cumulative values, so the sum within about m of them.
-  A calibration input with a rate above 16 m refuses the model in one
-  line (naming the example) rather than cut the counts short.
+- poisson(rates): the count is the sum (int64) of m independent counts
+  of rate / m each (a sum of independent Poisson counts is Poisson of the
+  summed rate: exact in law), m = ceil(1.25 r / 8) from the example
+  input's largest rate r (the tracer's shadow value; a constant's own), so
+  each part's rate is at most 8 (6.4 at the example's largest), up to
+  8,192 parts (rates to 65,536; more refused). A part's count is the first
+  k with F_k(rate / m) > u, F_k = sum_{j <= k} p_j with p_0 = exp(-rate / m)
+  and p_{j+1} = p_j (rate / m) / (j + 1), i.e. #{k < K : V >= T_k} with V
+  one of 2^24 levels (three draws) and T_k = floor(2^24 F_k) from three
+  whole-valued byte LUTs of the rate (each byte's K LUTs joined on their
+  one whole-number grid, then combined in int64: exact compares): K = 32
+  terms leave a tail below 2^-24 up to rate 10 a part, and each part's
+  probabilities are within 2^-24 of Poisson's, so m parts move the mean by
+  below 32 m 2^-24 (0.003 counts at rate 10^4). The compares are
+  [N, m, K] (8,192 x 32 per element at most), summed over both. A
+  calibration input with a rate above 8 m refuses the model in one line
+  (naming the example) rather than cut the counts short.
 """
 from __future__ import annotations
 
@@ -77,8 +88,8 @@ from .capture_calls import refuse_call, _meta_shape
 from .ir import UnsupportedOperator
 
 INTEGER_CALLS = ("randint", "randint_like", "random_", "randperm", "multinomial", "poisson")
-RATE_CAP = 16.0
-_RATE_ROOM = 20.0          # K is chosen for rates up to here
+RATE_CAP = 8.0
+_RATE_ROOM = 10.0          # K is chosen for rates up to here
 
 
 def _level(x: torch.Tensor) -> torch.Tensor:
@@ -93,6 +104,8 @@ def _carry_at(x, a):
 
 
 def _poisson_cdf(x, a):
+    """Byte `byte` (2: the top) of T_k = floor(2^24 F_k(rate / parts)),
+    F_k = sum_{j <= k} p_j, clamped to 2^24 - 1: a whole number 0..255."""
     parts = int(a.get("parts", 1))
     if x.dtype == torch.float32 and x.numel() and float(x.max()) > RATE_CAP * parts:
         # the float graph on a calibration input (the LUT's own grid is float64)
@@ -107,7 +120,8 @@ def _poisson_cdf(x, a):
     for j in range(1, int(a["k"]) + 1):
         p = p * lam / j
         total = total + p
-    return torch.clamp(total, max=1.0).to(x.dtype)
+    t = torch.clamp(torch.floor(total * 2.0 ** 24), 0.0, 2.0 ** 24 - 1)
+    return torch.remainder(torch.floor(t / 256.0 ** int(a.get("byte", 0))), 256.0).to(x.dtype)
 
 
 def _middle(x: torch.Tensor) -> torch.Tensor:
@@ -131,10 +145,10 @@ MATH_FUNCTIONS = {
 
 
 def _terms() -> int:
-    """The fewest K with 1 - F_{K-1}(_RATE_ROOM) < 2^-9."""
+    """The fewest K with 1 - F_{K-1}(_RATE_ROOM) < 2^-24."""
     p = total = math.exp(-_RATE_ROOM)
     k = 0
-    while 1.0 - total >= 2.0 ** -9:
+    while 1.0 - total >= 2.0 ** -24:
         k += 1
         p *= _RATE_ROOM / k
         total += p
@@ -200,10 +214,7 @@ def _randint(d, fn, shape, low, high) -> str:
         refuse_call(fn, "ptec runs randint / random_ with int bounds low < high")
     n = high - low
     if n > 256:
-        a = _wide_randint(d, fn, shape, n)
-        if low:
-            a = d("int_math", [a], kind="add", dtype="int64", scalars={1: int(low)}, alpha=1)
-        return _finish(d, fn, a)
+        return _finish(d, fn, _wide_randint(d, fn, shape, n, int(low)))
     u1 = d.uniform(shape)
     a = d("to_index", [_whole(d, u1, "randint_high", 0, n - 1, n=float(n))], dtype="int64")
     if 256 % n:
@@ -217,32 +228,93 @@ def _randint(d, fn, shape, low, high) -> str:
 
 
 WIDE_BITS = 62           # n 2^K below 2^62: Y + 1 and every threshold fit int64
+WIDE_BIAS_BITS = 24      # relative bias below 2^-24 for every span that is not a power of two
+TRIES = WIDE_BIAS_BITS + 1      # rejection candidates: TRIES - 1 rejected in turn leave a chance below 2^-24
 
 
 def wide_draws(n: int):
-    """(m draws, K = 8 m bits) for randint over n > 256 integers: the fewest
-    draws with 2^K >= n 2^16 (a relative bias below 2^-16) within
-    n 2^K <= 2^62; None when that leaves K below log2(n) + 8."""
+    """(m draws, K = 8 m bits) for randint over n > 256 integers by
+    floor(n V / 2^K): the fewest draws with 2^K >= n 2^24 (a relative bias
+    below 2^-24) within n 2^K <= 2^62 (spans up to 2^16); None for larger
+    spans (a power of two is its own bits, any other span by rejection)."""
     p = (n - 1).bit_length()
-    m = min(-(-(p + 16) // 8), (WIDE_BITS - p) // 8)
-    return (m, 8 * m) if 8 * m >= p + 8 else None
+    m = -(-(p + WIDE_BIAS_BITS) // 8)
+    return (m, 8 * m) if p + 8 * m <= WIDE_BITS else None
 
 
-def _wide_randint(d, fn, shape, n: int) -> str:
-    """r = floor(n V / 2^K), V = 256^(m-1) i1 + ... + im of m draws (2^K
-    equally likely levels): each r has floor or ceil of 2^K / n levels, so
-    its probability is within 2^-K of 1 / n. All in int64 (int_math), with
-    no division: Y = n V, then r's bits from the top, b_j = [Y >= 2^(K+j)]
-    as clamp(Y - 2^(K+j) + 1, 0, 1), Y -= b_j 2^(K+j), r += b_j 2^j."""
+def _im(d, kind, ins, **scalars):
+    return d("int_math", ins, kind=kind, dtype="int64", scalars={int(a): b for a, b in scalars.items()}, alpha=1)
+
+
+def _bits_of(d, shape, p: int) -> str:
+    """p uniform bits (1 <= p <= 64) per element of shape, int64: m = ceil(p / 8)
+    draws' levels side by side, V = i1 << 8 (m - 1) | ... | im (wrapping, two's
+    complement, for p = 64), then its low p bits (V & (2^p - 1)) for p < 64."""
+    m = -(-p // 8)
+    v = None
+    for j in range(m):
+        level = levels_of(d, shape)
+        if j + 1 < m:
+            level = _im(d, "left_shift", [level], **{"1": 8 * (m - 1 - j)})
+        v = level if v is None else _im(d, "bitwise_or", [v, level])
+    if p < 8 * m and p < 64:
+        v = _im(d, "bitwise_and", [v], **{"1": 2 ** p - 1})
+    return v
+
+
+def _rejection_randint(d, fn, shape, n: int, low: int) -> str:
+    """low + r, r uniform over n integers (n not a power of two, 2^(p-1) < n
+    < 2^p): TRIES candidates V_t of p bits each, r the first V_t < n (each
+    accepted with chance n / 2^p > 1/2), or, when the first TRIES - 1 are
+    all rejected (chance f below 2^-24), the last one reduced: V - n [V >= n]
+    (always in range). Each value's probability is (1 - f) / n + f q with q
+    within [1, 2] / 2^p: within f (below 2^-24) of 1 / n relatively.
+    Candidates as [N, TRIES] int64; the pick is the argmax of [V_t < n] with
+    the last column 1, selected by a one-hot sum. Spans above 2^63 (p = 64):
+    the 64 bits as a signed W = V - 2^63 (mod 2^64), compared as W < n - 2^63,
+    and low + V computed as W + (low + 2^63) (wrapping: the result is in range)."""
+    count = int(np.prod(shape)) if shape else 1
+    p = (n - 1).bit_length()
+    v = _bits_of(d, [count, TRIES], p)
+    bound = n if p < 64 else n - 2 ** 63
+    accept = d("compare", [v], kind="lt", integer="int64", scalar=float(bound), int_scalar=bound)
+    over = d("bool_to", [d("compare", [v], kind="ge", integer="int64", scalar=float(bound), int_scalar=bound)],
+             dtype="int64")
+    if p < 64:
+        r = _im(d, "sub", [v, _im(d, "mul", [over], **{"1": n})])
+    else:
+        r = _im(d, "add", [v, _im(d, "mul", [over], **{"1": 2 ** 64 - n})])
+    hits = d("cat", [d("slice", [d("bool_to", [accept], dtype="float32")], dim=1, start=0, end=TRIES - 1),
+                     d.const(np.ones((count, 1), np.float32))], dim=1)
+    pick = d("argmax", [hits], dim=1, keepdim=True, smallest=False)                   # [N, 1]
+    hot = d("compare", [d("index_to_float", [pick]), d.const(np.arange(TRIES, dtype=np.float32)[None])], kind="eq")
+    r = _im(d, "mul", [r, d("bool_to", [hot], dtype="int64")])
+    r = d("int_math", [r], kind="sum", dtype="int64", dims=[1], keepdim=False)
+    shift = low if p < 64 else (low + 2 ** 63 + 2 ** 63) % 2 ** 64 - 2 ** 63
+    if shift:
+        r = _im(d, "add", [r], **{"1": shift})
+    return d("int_math", [r], kind="view", dtype="int64", shape=[int(v) for v in shape])
+
+
+def _wide_randint(d, fn, shape, n: int, low: int) -> str:
+    """low + r for n > 256 integers. A power of two 2^p: r is p uniform
+    bits, exact. Up to 2^16 integers, r = floor(n V / 2^K), V = 256^(m-1) i1
+    + ... + im of m draws (2^K equally likely levels): each r has floor or
+    ceil of 2^K / n levels, so its probability is within 2^-K of 1 / n
+    (relatively within n 2^-K <= 2^-24). All in int64 (int_math), with no
+    division: Y = n V, then r's bits from the top, b_j = [Y >= 2^(K+j)] as
+    clamp(Y - 2^(K+j) + 1, 0, 1), Y -= b_j 2^(K+j), r += b_j 2^j. Larger
+    spans: _rejection_randint."""
+    if n & (n - 1) == 0:
+        r = _bits_of(d, shape, n.bit_length() - 1)
+        return _im(d, "add", [r], **{"1": low}) if low else r
     found = wide_draws(n)
     if found is None:
-        refuse_call(fn, f"{n} integers: ptec draws randint over at most 2^24 integers (int64 arithmetic on "
-                    "a 62-bit product of the span and the draws)")
+        return _rejection_randint(d, fn, shape, n, low)
     m, k = found
 
     def im(kind, ins, **scalars):
-        return d("int_math", ins, kind=kind, dtype="int64", scalars={int(a): b for a, b in scalars.items()},
-                 alpha=1)
+        return _im(d, kind, ins, **scalars)
 
     v = None
     for j in range(m):
@@ -259,12 +331,23 @@ def _wide_randint(d, fn, shape, n: int) -> str:
             y = im("sub", [y, im("mul", [bit], **{"1": t})])
         part = im("mul", [bit], **{"1": 2 ** j}) if j else bit
         r = part if r is None else im("add", [r, part])
-    return r
+    return im("add", [r], **{"1": low}) if low else r
 
 
 def _randint_bounds(fn, name):
     """(low, high) of randint(low, high, size) / randint(high, size),
-    randint_like(x, low, high) / randint_like(x, high), t.random_(from, to) / random_(to)."""
+    randint_like(x, low, high) / randint_like(x, high), t.random_(from, to) /
+    random_(to), and random_() / random_(from, None): up to the dtype's
+    top, torch's 2^63 - 1 for int64 and 2^24 for float32, included."""
+    low, high = _given_bounds(fn, name)
+    if name == "random_" and high is None and (low is not None or not (fn.args[1:] or fn.kwargs)):
+        top = {torch.int64: 2 ** 63 - 1, torch.float32: 2 ** 24}.get(_dtype(fn))
+        if top is not None:
+            return (0 if low is None else low), top + 1
+    return low, high
+
+
+def _given_bounds(fn, name):
     args = list(fn.args[1:] if name in ("randint_like", "random_") else fn.args)
     kw = fn.kwargs
     if name == "randint":
@@ -364,7 +447,7 @@ def _multinomial(d, fn, ins, by_name, shape) -> str:
     return _finish(d, fn, picks)
 
 
-MAX_PARTS = 16              # rates up to 256
+MAX_PARTS = 8192            # rates up to 65,536: N x parts x K compares, 8192 x 32 per element at most
 
 
 def poisson_parts(rate_max) -> int:
@@ -380,26 +463,34 @@ def _poisson(d, fn, ins, by_name, shape, source) -> str:
     if parts > MAX_PARTS:
         refuse_call(fn, f"rates up to {fn.meta['ptec_rate_max']:.3g} on the example input: ptec draws Poisson "
                     f"counts for rates up to {RATE_CAP * MAX_PARTS:g} ({MAX_PARTS} parts of rate <= {RATE_CAP:g})")
-    # over the elements as [N, K] (a rank-4 [.., K] would be laid out channels-last)
+    # over the elements as [N, 1]
     n = int(np.prod(shape)) if shape else 1
     src = by_name.get(ins[0])
     if src is not None and src.op == "constant":          # constant rates (a view of a constant has no bytes)
         rates = d.const(np.asarray(src.attrs["value"], np.float32).reshape(n, 1))
     else:
         rates = d("reshape", [ins[0]], target_shape=[n, 1])
-    # F_k(rate / parts), k < K: [N, 1, K], against each part's own u [N, parts, 1]
-    cdf = d("cat", [d("elementwise", [rates], fn="math", name="poisson_cdf", k=k, parts=parts, source=source)
-                    for k in range(POISSON_TERMS)], dim=1)
-    cdf = d("reshape", [cdf], target_shape=[n, 1, POISSON_TERMS])
-    u = d("reshape", [d.uniform([n, parts])], target_shape=[n, parts, 1])
-    above = d("compare", [cdf, u], kind="gt")           # broadcast: [N, parts, K]
-    hits = d("cat", [d("bool_to", [above], dtype="float32"), d.const(np.ones((n, parts, 1), np.float32))], dim=2)
-    each = d("argmax", [hits], dim=2, keepdim=False, smallest=False)       # [N, parts]: each part's count
-    counts = None
-    for j in range(parts):          # summed in int64: a Poisson count of the whole rate
-        part = d("int_math", [each], kind="slice", dtype="int64", dim=1, start=j, end=j + 1) if parts > 1 else each
-        counts = part if counts is None else d("int_math", [counts, part], kind="add", dtype="int64", scalars={},
-                                               alpha=1)
+    # T_k = floor(2^24 F_k(rate / parts)), k < K, as int64 [N, 1, K]: three whole-valued byte LUTs each,
+    # each byte's K LUTs joined (one whole-number grid) and taken to int64 at once
+    t = None
+    for byte in (2, 1, 0):
+        b = d("cat", [_whole(d, rates, "poisson_cdf", 0, 255, k=k, parts=parts, byte=byte, source=source)
+                      for k in range(POISSON_TERMS)], dim=1)
+        b = d("to_index", [b], dtype="int64")
+        if byte:
+            b = d("int_math", [b], kind="left_shift", dtype="int64", scalars={1: 8 * byte})
+        t = b if t is None else d("int_math", [t, b], kind="bitwise_or", dtype="int64", scalars={})
+    t = d("int_math", [t], kind="view", dtype="int64", shape=[n, 1, POISSON_TERMS])
+    # each part's V, one of 2^24 levels (three draws): [N, parts, 1]
+    v = None
+    for byte in (2, 1, 0):
+        level = levels_of(d, [n, parts, 1])
+        if byte:
+            level = d("int_math", [level], kind="left_shift", dtype="int64", scalars={1: 8 * byte})
+        v = level if v is None else d("int_math", [v, level], kind="bitwise_or", dtype="int64", scalars={})
+    # a part's count is the first k with F_k > u, i.e. #{k : V >= T_k}; summed over the parts in int64
+    over = d("bool_to", [d("compare", [v, t], kind="ge", integer="int64")], dtype="int64")   # [N, parts, K]
+    counts = d("int_math", [over], kind="sum", dtype="int64", dims=[1, 2], keepdim=False)
     counts = d("int_math", [counts], kind="view", dtype="int64", shape=[int(v) for v in shape])
     return d("index_to_float", [counts])          # torch's float counts, exact
 

@@ -26,6 +26,16 @@ a reader failing that check is left as it is and refused naming it
 (capture_masked_select.refuse_consumers), as a reader giving the varying
 length beside another dim above 1 (`s[None] + b` of b [3, 1]).
 
+A row selection s [n, C...] (`boxes[m]`, varying along its first dim)
+viewed [1, ..., 1, n, C...] is lifted the same way: R of U is R' of s (a
+dim d of U past the ones is s's d - k; a dim of the ones is one of s viewed
+[n, C..., 1, ..., 1]) followed by a reshape to R's shape, whose varying dim
+may be followed by fixed dims above 1 but only preceded by ones
+(`boxes[m][None] * 2` is `(boxes[m] * 2).reshape(1, -1, C)`, a program
+output capture_selection_row_output runs; `boxes[m][None].sum(1)` is
+`boxes[m].sum(0).reshape(1, C)`); a reader giving [k, n, C] (k > 1) is
+refused as the 1-D case's.
+
 A view of a selection spelling its length with a literal number
 (`s.view(1, 24)`, `s.reshape(24, 1)`, the example's count) is refused in
 one line: torch raises for any other count, and taking it for -1 would
@@ -113,33 +123,43 @@ def _from(gm: torch.fx.GraphModule, s: torch.fx.Node) -> Set[str]:
     return out
 
 
-def _sample(length: int, gen) -> torch.Tensor:
-    return torch.randn(length, generator=gen) * 2
+def _sample(length: int, gen, rest=()) -> torch.Tensor:
+    return torch.randn([length] + list(rest), generator=gen) * 2
+
+
+def _rest(s: torch.fx.Node) -> List[int]:
+    """s's dims after its varying first one ([] for a 1-D s, [C] for rows [n, C])."""
+    return _shape(s)[1:]
 
 
 def _leading(gm: torch.fx.GraphModule, u: torch.fx.Node, varying: Set[str]) -> Optional[Tuple[torch.fx.Node, int]]:
-    """(s, k) when u views a varying 1-D value s as [1] * k + [n] (k >= 1),
-    checked on torch for several counts; else None."""
+    """(s, k) when u views a varying value s as [1] * k + s's shape (k >= 1):
+    a 1-D s as [1, ..., 1, n], or a row selection s [n, C...] (varying along
+    its first dim) as [1, ..., 1, n, C...]; checked on torch for several
+    counts; else None."""
     shape = _shape(u)
-    if u.op not in ("call_function", "call_method") or shape is None or len(shape) < 2 \
-            or any(v != 1 for v in shape[:-1]) or u.name not in varying:
+    if u.op not in ("call_function", "call_method") or shape is None or len(shape) < 2 or u.name not in varying:
         return None
     inputs = [a for a in u.all_input_nodes if _shape(a) is not None and a.name in varying]
-    if len(inputs) != 1 or len(_shape(inputs[0])) != 1:
+    if len(inputs) != 1 or not _shape(inputs[0]):
         return None
     s = inputs[0]
+    rest = _rest(s)
+    k = len(shape) - 1 - len(rest)
+    if k < 1 or any(v != 1 for v in shape[:k]) or shape[k + 1:] != rest:
+        return None
     values = _Values(gm, s, _from(gm, s))
     gen = torch.Generator().manual_seed(1)
     for n in _LENGTHS + (_shape(s)[0],):
-        x = _sample(n, gen)
+        x = _sample(n, gen, rest)
         try:
             got = values.run(u, {s.name: x})
         except Exception:           # noqa: BLE001 - torch refuses this count: not a view of any count
             return None
-        if not isinstance(got, torch.Tensor) or list(got.shape) != [1] * (len(shape) - 1) + [n] \
-                or not torch.equal(got.reshape(-1), x):
+        if not isinstance(got, torch.Tensor) or list(got.shape) != [1] * k + [n] + rest \
+                or not torch.equal(got.reshape(-1), x.reshape(-1)):
             return None
-    return s, len(shape) - 1
+    return s, k
 
 
 def _dims(fn: torch.fx.Node) -> Optional[Dict[Tuple[str, object], object]]:
@@ -178,14 +198,16 @@ def _dims(fn: torch.fx.Node) -> Optional[Dict[Tuple[str, object], object]]:
 
 
 def _moved(d, rank: int, k: int, wide: bool):
-    """A dim of U [1] * k + [n] as the dim of s (wide False: the last dim
-    only) or of s viewed [n] + [1] * k (wide)."""
+    """A dim of U [1] * k + S (S s's shape, of rank - k dims) as the dim of
+    s (wide False: S's dims only) or of s viewed S + [1] * k (wide)."""
     if isinstance(d, (tuple, list)):
         got = [_moved(v, rank, k, wide) for v in d]
         return None if any(v is None for v in got) else type(d)(got)
     if not isinstance(d, int) or isinstance(d, bool):
         return None
     d %= rank
+    if rank > k + 1:          # a row selection's [1, n, C...]: its dims follow the ones
+        return d - k if d >= k else (rank - k + d if wide else None)
     if d == rank - 1:
         return 0
     return d + 1 if wide else None
@@ -204,10 +226,10 @@ def _agree(a, b) -> bool:
         torch.allclose(a.reshape(-1).double(), b.reshape(-1).double(), rtol=1e-5, atol=1e-5, equal_nan=True)
 
 
-def _targets(shapes: Dict[int, List[List[int]]], count: int) -> Optional[List[Tuple[int, ...]]]:
+def _targets(shapes: Dict[int, List[List[int]]], count: int, rows: bool = False) -> Optional[List[Tuple[int, ...]]]:
     """Per result: the reshape target (-1 at the varying dim) from its shapes
     at each count; None unless each has at most one varying dim, between
-    ones."""
+    ones (rows: after ones only, the dims after it fixed: [1, n, C])."""
     out = []
     for i in sorted(shapes):
         seen = shapes[i]
@@ -224,9 +246,10 @@ def _targets(shapes: Dict[int, List[List[int]]], count: int) -> Optional[List[Tu
         if len(moving) != 1:
             return None
         d = moving.pop()
-        if any(sh[d] != n or any(v != 1 for j, v in enumerate(sh) if j != d) for n, sh in seen):
+        if any(sh[d] != n or any(v != 1 for j, v in enumerate(sh) if j != d and (j < d or not rows))
+               for n, sh in seen):
             return None
-        out.append(tuple(-1 if j == d else 1 for j in range(len(at_count[0]))))
+        out.append(tuple(-1 if j == d else v for j, v in enumerate(at_count[0])))
     return out
 
 
@@ -244,7 +267,8 @@ def _lift(gm: torch.fx.GraphModule, u: torch.fx.Node, s: torch.fx.Node, k: int, 
     lifted = {a.name: leads[a.name][0] for a in r.all_input_nodes if a.name in leads and leads[a.name][1] == k}
     if u.name not in lifted:
         return False
-    rank = k + 1
+    rest = _rest(s)
+    rank = k + 1 + len(rest)
     dims = _dims(r)
     forms = [("plain", None)]
     if dims:
@@ -268,12 +292,12 @@ def _lift(gm: torch.fx.GraphModule, u: torch.fx.Node, s: torch.fx.Node, k: int, 
         for n in _LENGTHS + (count,):
             env, env2 = {}, {}
             for base in dict.fromkeys(lifted.values()):
-                x = _sample(n, gen)
+                x = _sample(n, gen, rest)
                 env[base.name] = env2[base.name] = x
             for name, base in lifted.items():
                 x = env[base.name]
-                env[name] = x.reshape([1] * k + [n])
-                env2[name] = x.reshape([n] + [1] * k) if wide else x
+                env[name] = x.reshape([1] * k + [n] + rest)
+                env2[name] = x.reshape([n] + rest + [1] * k) if wide else x
             try:
                 want = _flat_results(values.run(r, dict(env)))
                 if want is None:
@@ -306,7 +330,7 @@ def _lift(gm: torch.fx.GraphModule, u: torch.fx.Node, s: torch.fx.Node, k: int, 
             return False
         if not ok:
             continue
-        targets = _targets(shapes, count)
+        targets = _targets(shapes, count, rows=bool(rest))
         if targets is None or (tuple_out and len(targets) < 2) or (not tuple_out and len(targets) != 1):
             return False
         g = gm.graph
@@ -319,23 +343,24 @@ def _lift(gm: torch.fx.GraphModule, u: torch.fx.Node, s: torch.fx.Node, k: int, 
                 return True
             ins = {}
             for name, base in lifted.items():
-                ins[name] = g.call_method("reshape", (base, (-1,) + (1,) * k)) if wide else base
+                ins[name] = g.call_method("reshape", (base, (-1,) + tuple(rest) + (1,) * k)) if wide else base
             args = torch.fx.node.map_arg(r.args, lambda a: ins.get(a.name, a))
             kwargs = torch.fx.node.map_arg(r.kwargs, lambda a: ins.get(a.name, a))
             args, kwargs = _with_dims(list(args), dict(kwargs), new_dims)
             made = g.create_node(r.op, r.target, tuple(args), kwargs)
-            if wide and any(-1 in tg for tg in targets):
+            flat = wide and not rest      # rows: the result reshaped to its target directly
+            if flat and any(-1 in tg for tg in targets):
                 # the rows [n, 1, ...] of s viewed wide, made 1-D again (a view keeping its elements)
                 made_flat = g.call_method("reshape", (made, (-1,))) if not tuple_out else None
             if not tuple_out:
-                out = g.call_method("reshape", (made_flat if wide and -1 in targets[0] else made, targets[0]))
+                out = g.call_method("reshape", (made_flat if flat and -1 in targets[0] else made, targets[0]))
                 r.replace_all_uses_with(out)
                 g.erase_node(r)
                 return True
         for getter in getters:
             with g.inserting_before(getter):
                 piece = g.call_function(operator.getitem, (made, getter.args[1]))
-                if wide and -1 in targets[getter.args[1]]:
+                if wide and not rest and -1 in targets[getter.args[1]]:
                     piece = g.call_method("reshape", (piece, (-1,)))
                 out = g.call_method("reshape", (piece, targets[getter.args[1]]))
             getter.replace_all_uses_with(out)

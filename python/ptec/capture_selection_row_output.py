@@ -14,7 +14,9 @@ view is lifted to a reader of the selection before capture
 selection's unsqueeze(0) (`boxes[m].unsqueeze(0)`, `boxes[m][None]`: [1, n,
 C]) is its aten::index.Tensor_out into [1, bound, C] (ptec's kernel takes a
 dim of 1 in front, setting [1, count, C]; upstream's resizes out to
-[count, C]), likewise a program output only."""
+[count, C]), likewise a program output only: its readers
+(`boxes[m][None] * 2`, `.sum(1)`, `.softmax(-1)`) are lifted to readers of
+the rows before capture as the 1-D view's are (capture_selection_lead)."""
 from __future__ import annotations
 
 from .ir import Graph, Node, origin

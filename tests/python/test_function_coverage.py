@@ -1212,6 +1212,9 @@ RUNS = {
     "x[x > 0][None].sum(1)": (lambda x: x[x > 0][None].sum(1), S3, R, 1.5, "fp32"),
     "x[x < 0].unsqueeze(0).sum(-1, keepdim=True)": (lambda x: x[x < 0].unsqueeze(0).sum(-1, keepdim=True), S3, R,
                                                     1.5, "fp32"),
+    # and of a row selection's [1, n, 4] over its rows
+    "boxes[m][None].sum(1)": (lambda x: x.reshape(8, 4)[x.reshape(8, 4)[:, 0] > 0][None].sum(1), S3, R, 1.0,
+                              "fp32"),                                                                   # 0.36
     # attention masks before a softmax (capture_attention_masks; fully masked rows: test_masks_and_lists.py):
     # a constant mask is ptec's masked softmax, a computed one the kept positions' softmax in int8 ops
     "Tensor.masked_fill(constant mask, -inf) + softmax": (
@@ -1414,6 +1417,13 @@ VARIABLE_LENGTH = {
     "x[x > 0][None].flip(1)": (lambda x: x[x > 0][None].flip(1), 0.0, 0.5),
     "x[x > 0][None].sort(-1, descending=True)[0]": (lambda x: x[x > 0][None].sort(-1, descending=True)[0], 0.0,
                                                     1.2),
+    # readers of a row selection's [1, n, 4]: the rows' readers, then the view
+    "boxes[m][None] * 2": (lambda x: x.reshape(8, 4)[x.reshape(8, 4)[:, 0] > 0][None] * 2, 0.0, 0.5),
+    "torch.sigmoid(boxes[m].unsqueeze(0))": (
+        lambda x: torch.sigmoid(x.reshape(8, 4)[x.reshape(8, 4)[:, 0] > 0].unsqueeze(0)), 0.0, 1.0),      # 0.81
+    "boxes[m][None].softmax(-1)": (lambda x: x.reshape(8, 4)[x.reshape(8, 4)[:, 0] > 0][None].softmax(-1), 0.0,
+                                   1.5),                                                               # 1.37
+    "boxes[m][None].mean(2)": (lambda x: x.reshape(8, 4)[x.reshape(8, 4)[:, 0] > 0][None].mean(2), 0.0, 1.0),  # 0.68
 }
 
 

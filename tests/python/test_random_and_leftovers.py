@@ -246,10 +246,10 @@ def test_where_tuple_both_elements_are_torchs(tmp_path):
     assert 0 in counts and len(counts) >= 3, counts
 
 
-def test_cli_notes_the_draws_and_refuses_a_wide_randint_with_exit_2(tmp_path):
+def test_cli_notes_the_draws_and_refuses_an_int16_randint_with_exit_2(tmp_path):
     """`compile` notes in one line that the call draws on the device and
-    repeats its output for one --seed; randint over 2^30 integers exits 2
-    with one line."""
+    repeats its output for one --seed; randint as int16 (ptec draws int64
+    or float32) exits 2 with one line."""
     import os
     import subprocess
     import sys
@@ -261,7 +261,7 @@ def test_cli_notes_the_draws_and_refuses_a_wide_randint_with_exit_2(tmp_path):
                    "        return x + torch.randn_like(x)\n"
                    "class Shuffled(torch.nn.Module):\n"
                    "    def forward(self, x):\n"
-                   "        return x + torch.randint(0, 2 ** 30, (1, 4, 8))\n"
+                   "        return x + torch.randint(0, 4, (1, 4, 8), dtype=torch.int16)\n"
                    "def noisy():\n"
                    "    m = Noisy()\n"
                    "    m.input_shape = (1, 4, 8)\n"
