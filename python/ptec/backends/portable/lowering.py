@@ -357,6 +357,11 @@ def _linalg_qr(b, key, n, ins, out):
     b.call(key, self=ins[0].value, which=int(n.attrs["which"]), complete=bool(n.attrs["complete"]), out=out.value)
 
 
+def _bmm(b, key, n, ins, out):
+    x, y = (_relayout(b, i, [0, 1, 2]) for i in ins)          # upstream: one dim order, self's the default
+    b.call(key, self=x.value, mat2=y.value, out=out.value)
+
+
 def _random_fractional_pick(b, key, n, ins, out):
     b.call(key, windows=ins[0].value, kernel_size=[int(k) for k in n.attrs["kernel"]],
            seed=int(n.attrs["seed"]), out=out.value)
@@ -401,6 +406,8 @@ CALLS: Dict[str, Callable] = {
     "ptec::linalg_svd.out": _linalg_svd,
     "ptec::linalg_qr.out": _linalg_qr,
     "ptec::linalg_triangular_solve.out": _linalg_triangular_solve,
+    # [B, n, k] times [B, k, m] in fp32 (rank 3 values: contiguous)
+    "aten::bmm.out": _bmm,
 }
 
 
