@@ -2,7 +2,7 @@
 (det, slogdet, logdet), inverses and solves of square matrices of any n on
 LU kernels; Cholesky factors and triangular solves (solve_triangular,
 triangular_solve, cholesky_solve) of any n on kernels of their own; matrix
-powers and exponentials of n = 1..8 as fp32 matrix products, batched over any leading dims (a Kalman filter's or
+powers and exponentials of any n as fp32 matrix products (aten::bmm.out), batched over any leading dims (a Kalman filter's or
 a pose estimator's few small matrices on a microcontroller); and the
 singular values (svdvals, matrix norms 2, -2, 'nuc') and symmetric
 eigenvalues (eigvalsh) of matrices of any size, on kernels of their own.
@@ -16,9 +16,9 @@ Jacobi kernels, linear, mul, div, pow, slice, cat, views), the program's output 
 the fp32 value, and a model around them is quantized as usual.
 
 The shape of the closed forms (matrix_power, matrix_exp): A
-[..., n, n] viewed as one row of n*n entries per matrix, [B, n*n]; entries
-picked by slices or a linear with a 0/1 weight (an exact copy in fp32),
-products of matrices as element-wise products summed by one more linear:
+[..., n, n] viewed as [B, n, n], each product of matrices one
+aten::bmm.out call (float32 sums in index order; it replaced 0/1 pick
+tables and n^3 element-wise products that served n <= 8):
 
 * det, slogdet (sign, logabsdet), logdet of any n >= 1: A viewed as
   [B, n, n] and one node `linalg_det` (mode 0..3), lowered to
@@ -48,17 +48,16 @@ products of matrices as element-wise products summed by one more linear:
   `linalg_triangular_solve` on A [B, n, n] and B as solve's (a matrix
   here), lowered to ptec::linalg_triangular_solve.out (substitution in
   fp32, only the triangle named read);
-* matrix_power(A, k) of n <= MAX_N (8): repeated squaring by fp32
-  products (_product: entries picked by 0/1 linears, multiplied, summed by
-  one more linear), k = 0 the identity, k < 0 the same of inv (by
+* matrix_power(A, k) of any n: repeated squaring by aten::bmm.out
+  products, k = 0 the identity, k < 0 the same of inv (by
   ptec::linalg_solve.out);
-* matrix_exp of n <= MAX_N by scaling and squaring with a FIXED s = 6 (the
+* matrix_exp of any n by scaling and squaring with a FIXED s = 6 (the
   program cannot branch on the run's norm): X = A / 64, its Taylor
   polynomial of degree 10 by Horner, squared 6 times. Where ||A||_1 <= 88,
   ||X||_1 <= 1.4 and the truncation is below 1.4^11 / 11! < 1e-6 relative;
   the squarings double the fp32 rounding each: measured within 1e-4
-  relative of torch's float64 result (random, nilpotent, larger-norm, 6x6
-  and 8x8 batches: tests/python/test_matrix_functions.py). A matrix of
+  relative of torch's float64 result (random, nilpotent, larger-norm and
+  skew batches, 5x5 to 32x32: tests/python/test_matrix_functions.py). A matrix of
   larger 1-norm is computed with the same s, less accurately: the accuracy
   is stated for ||A||_1 <= 88;
 * svdvals and matrix_norm / norm of ord 2, -2, 'nuc', for A [..., m, n] of
@@ -80,7 +79,8 @@ products of matrices as element-wise products summed by one more linear:
   accumulated; rounding-size and added columns completed by Gram-Schmidt;
   each u_j's first largest component positive, v_j flipped with it: ptec's
   normalisation, torch's sign being LAPACK's); lstsq's solution pinv(A) B
-  (the product by fp32 linears, n m k <= MAX_LSTSQ_TERMS); matrix_rank: the
+  (the product by aten::bmm.out), its residuals, rank and singular values
+  where torch 1.13 gives them, empty where torch's are (lstsq_result); matrix_rank: the
   values' ratios to the largest compared with rtol and counted (int64) as
   capture_reductions counts a mask;
 * torch.linalg.qr (mode 'reduced', 'complete', 'r': R only) and torch.qr
@@ -112,7 +112,7 @@ or column; other singular matrices give a det of rounding size, as
 torch's LU does); inv and solve divide by that pivot, giving inf / NaN
 where torch raises (or huge values where it is a rounding); cholesky of a
 matrix that is not positive-definite gives NaN where torch raises. Forms
-not covered (matrix_power / matrix_exp of n > 8, a non-square matrix,
+not covered (a non-square matrix,
 left=False, out=, a matrix of no rows or columns, B broadcast over some of
 A's batch dims, triangular_solve's cloned coefficient) stay the unsupported node, refused in one line
 naming the call and the limit."""
