@@ -392,8 +392,7 @@ RUNS = {
                                                         torch.linalg.matrix_norm(x[0], -1)]), S3, R, 1.0, "int8"),   # 0.87
     # matrix functions (capture_matrix_functions): computed in fp32 on portable kernels (det / slogdet / logdet /
     # inv / solve: the LU kernels; cholesky: its kernel; matrix_power, matrix_exp: aten::bmm.out) after the int8
-    # slice and
-    # + 3I that make A well-conditioned; test_matrix_functions.py, test_linalg_kernels.py: relative error on
+    # slice and + 3I that make A well-conditioned; test_matrix_functions.py, test_linalg_kernels.py: relative error on
     # exact inputs
     "torch.linalg.det": (lambda x: torch.linalg.det(well(x, 4)), SM, UNIT, 1.0, "fp32"),                 # 0.48
     "torch.det, Tensor.det": (lambda x: torch.det(well(x, 2)) + well(x, 3).det(), SM, UNIT, 1.5, "fp32"),   # 0.86
