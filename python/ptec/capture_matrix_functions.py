@@ -604,7 +604,9 @@ def lstsq_result(driver: str, m: int, n: int) -> Dict[str, bool]:
     when m > n and the driver is not gelsy (gelsd / gelss: only when every
     matrix has full rank, a fact of the data; ptec's program, of one shape,
     computes them then as torch does for full-rank matrices); rank but with
-    gels; singular values with gelsd and gelss."""
+    gels (ptec's: matrix_rank's count of singular values, gelsd's rule;
+    gelsy's pivoted-QR estimate agrees on full-rank matrices); singular
+    values with gelsd and gelss."""
     return {"solution": True, "residuals": m > n and driver != "gelsy", "rank": driver != "gels",
             "singular_values": driver in ("gelsd", "gelss")}
 
