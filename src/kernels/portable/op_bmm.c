@@ -36,6 +36,13 @@ static bool default_order(const ptec_tensor *t)
     return true;
 }
 
+/* Whether x y z (each below 2^31) is at most UINT32_MAX. */
+static bool fits3(uint64_t x, uint64_t y, uint64_t z)
+{
+    uint64_t xy = x * y; /* below 2^62 */
+    return xy == 0 || z <= UINT32_MAX / xy;
+}
+
 static ptec_status prepare(ptec_op *op)
 {
     bmm_state *s = op->state;
@@ -73,10 +80,11 @@ static ptec_status prepare(ptec_op *op)
                                                                              "and mat2 [B, k, m]"))) != PTEC_OK) {
         return st;
     }
-    /* each tensor's element count, in 64-bit arithmetic: the runtime's bound, checked here again */
+    /* each tensor's element count within 32 bits (the runtime's bound, checked here again), each product
+     * checked before it is taken: no 64-bit product of three sizes below 2^31 can wrap */
     uint64_t b = (uint64_t)self->sizes[0], n = (uint64_t)self->sizes[1], k = (uint64_t)self->sizes[2];
     uint64_t m = (uint64_t)mat2->sizes[2];
-    if (b * n * k > UINT32_MAX || b * k * m > UINT32_MAX || b * n * m > UINT32_MAX) {
+    if (!fits3(b, n, k) || !fits3(b, k, m) || !fits3(b, n, m)) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("tensors too large"));
     }
     s->batch = (uint32_t)b;
