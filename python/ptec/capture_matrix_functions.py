@@ -2,7 +2,7 @@
 (det, slogdet, logdet), inverses and solves of square matrices of any n on
 LU kernels; Cholesky factors and triangular solves (solve_triangular,
 triangular_solve, cholesky_solve) of any n on kernels of their own; matrix
-powers and exponentials of n = 1..8 as fp32 matrix products, batched over any leading dims (a Kalman filter's or
+powers and exponentials of any n as fp32 matrix products (aten::bmm.out), batched over any leading dims (a Kalman filter's or
 a pose estimator's few small matrices on a microcontroller); and the
 singular values (svdvals, matrix norms 2, -2, 'nuc') and symmetric
 eigenvalues (eigvalsh) of matrices of any size, on kernels of their own.
@@ -16,9 +16,9 @@ Jacobi kernels, linear, mul, div, pow, slice, cat, views), the program's output 
 the fp32 value, and a model around them is quantized as usual.
 
 The shape of the closed forms (matrix_power, matrix_exp): A
-[..., n, n] viewed as one row of n*n entries per matrix, [B, n*n]; entries
-picked by slices or a linear with a 0/1 weight (an exact copy in fp32),
-products of matrices as element-wise products summed by one more linear:
+[..., n, n] viewed as [B, n, n], each product of matrices one
+aten::bmm.out call (float32 sums in index order; it replaced 0/1 pick
+tables and n^3 element-wise products that served n <= 8):
 
 * det, slogdet (sign, logabsdet), logdet of any n >= 1: A viewed as
   [B, n, n] and one node `linalg_det` (mode 0..3), lowered to
@@ -48,17 +48,16 @@ products of matrices as element-wise products summed by one more linear:
   `linalg_triangular_solve` on A [B, n, n] and B as solve's (a matrix
   here), lowered to ptec::linalg_triangular_solve.out (substitution in
   fp32, only the triangle named read);
-* matrix_power(A, k) of n <= MAX_N (8): repeated squaring by fp32
-  products (_product: entries picked by 0/1 linears, multiplied, summed by
-  one more linear), k = 0 the identity, k < 0 the same of inv (by
+* matrix_power(A, k) of any n: repeated squaring by aten::bmm.out
+  products, k = 0 the identity, k < 0 the same of inv (by
   ptec::linalg_solve.out);
-* matrix_exp of n <= MAX_N by scaling and squaring with a FIXED s = 6 (the
+* matrix_exp of any n by scaling and squaring with a FIXED s = 6 (the
   program cannot branch on the run's norm): X = A / 64, its Taylor
   polynomial of degree 10 by Horner, squared 6 times. Where ||A||_1 <= 88,
   ||X||_1 <= 1.4 and the truncation is below 1.4^11 / 11! < 1e-6 relative;
   the squarings double the fp32 rounding each: measured within 1e-4
-  relative of torch's float64 result (random, nilpotent, larger-norm, 6x6
-  and 8x8 batches: tests/python/test_matrix_functions.py). A matrix of
+  relative of torch's float64 result (random, nilpotent, larger-norm and
+  skew batches, 5x5 to 32x32: tests/python/test_matrix_functions.py). A matrix of
   larger 1-norm is computed with the same s, less accurately: the accuracy
   is stated for ||A||_1 <= 88;
 * svdvals and matrix_norm / norm of ord 2, -2, 'nuc', for A [..., m, n] of
@@ -80,7 +79,8 @@ products of matrices as element-wise products summed by one more linear:
   accumulated; rounding-size and added columns completed by Gram-Schmidt;
   each u_j's first largest component positive, v_j flipped with it: ptec's
   normalisation, torch's sign being LAPACK's); lstsq's solution pinv(A) B
-  (the product by fp32 linears, n m k <= MAX_LSTSQ_TERMS); matrix_rank: the
+  (the product by aten::bmm.out), its residuals, rank and singular values
+  where torch 1.13 gives them, empty where torch's are (lstsq_result); matrix_rank: the
   values' ratios to the largest compared with rtol and counted (int64) as
   capture_reductions counts a mask;
 * torch.linalg.qr (mode 'reduced', 'complete', 'r': R only) and torch.qr
@@ -112,7 +112,7 @@ or column; other singular matrices give a det of rounding size, as
 torch's LU does); inv and solve divide by that pivot, giving inf / NaN
 where torch raises (or huge values where it is a rounding); cholesky of a
 matrix that is not positive-definite gives NaN where torch raises. Forms
-not covered (matrix_power / matrix_exp of n > 8, a non-square matrix,
+not covered (a non-square matrix,
 left=False, out=, a matrix of no rows or columns, B broadcast over some of
 A's batch dims, triangular_solve's cloned coefficient) stay the unsupported node, refused in one line
 naming the call and the limit."""
@@ -128,13 +128,8 @@ from .capture_reductions import _norm_call
 from .capture_rewrites import _constant_of, _Steps
 from .ir import Node
 
-# matrix_power / matrix_exp: the largest n multiplied by _product's fp32 steps (n^3 = 512 picked
-# products a matrix product, two [n^3, n^2] 0/1 weights of 128 KiB each: a larger n would outgrow a board)
-MAX_N = 8
 # det, slogdet, logdet, inv and solve (LU kernels): any n the scratch holds
 LU_MAX_N = 1 << 30
-# lstsq's pinv(A) B as fp32 steps: at most this many products n m k
-MAX_LSTSQ_TERMS = 4096
 # the largest |k| of matrix_power: 2 log2 |k| fp32 products
 MAX_POWER = 1024
 # what the cortex_m partitioner says of a step marked fp32
@@ -173,6 +168,10 @@ CALLS: Dict[str, Tuple[Tuple, Tuple[str, ...]]] = {
     "norm": (torch_functions("linalg.matrix_norm", "linalg.norm", "norm"), ("norm",)),
     "matrix_exp": (torch_functions("linalg.matrix_exp", "matrix_exp"), ("matrix_exp",)),
 }
+
+# torch.linalg.lstsq's results by index or name
+LSTSQ_RESULTS = {0: "solution", "solution": "solution", 1: "residuals", "residuals": "residuals", 2: "rank",
+                 "rank": "rank", 3: "singular_values", "singular_values": "singular_values"}
 
 # each call's arguments in torch's order (a method's self is the first)
 NAMES = {
@@ -234,15 +233,10 @@ class _Fp32(_Steps):
 
 
 
-def _product(s: _Fp32, x: str, y: str, n: int, k: int) -> str:
-    """x [B, n*n] times y [B, n*k] as matrices: [B, n*k]."""
-    terms = [(r, c, j) for r in range(n) for c in range(k) for j in range(n)]
-    prod = s("mul", [s.pick(x, n * n, [r * n + j for r, c, j in terms]),
-                     s.pick(y, n * k, [j * k + c for r, c, j in terms])])
-    w = np.zeros((n * k, len(terms)), np.float32)
-    for t, (r, c, j) in enumerate(terms):
-        w[r * k + c, t] = 1.0
-    return s.linear(prod, w)
+def _bmm(s: _Fp32, x: str, y: str) -> str:
+    """x [B, n, k] times y [B, k, m]: [B, n, m] by aten::bmm.out (fp32,
+    summed in k order from 0)."""
+    return s("bmm", [x, y])
 
 
 def _bind(fn, names):
@@ -257,7 +251,7 @@ class _Refused(Exception):
     """A form this module does not compute: its one-line reason."""
 
 
-def _square(A, what: str, most: int = MAX_N) -> Tuple[List[int], int]:
+def _square(A, what: str, most: int = LU_MAX_N) -> Tuple[List[int], int]:
     shape = _meta_shape(A) if isinstance(A, torch.fx.Node) else None
     if shape is None or len(shape) < 2:
         raise _Refused(f"{what}: ptec computes it for a tensor [..., n, n] of known shape")
@@ -265,15 +259,10 @@ def _square(A, what: str, most: int = MAX_N) -> Tuple[List[int], int]:
         raise _Refused(f"{what}: ptec computes it for square matrices (got {shape[-2]}x{shape[-1]})")
     n = shape[-1]
     if not 1 <= n <= most:
-        raise _Refused(f"{what} of a {n}x{n} matrix: ptec multiplies matrices in fp32 steps of n^3 products "
-                       f"for n <= {most}"
-                       if most == MAX_N else f"{what}: ptec computes it for matrices of at least one row")
+        raise _Refused(f"{what}: ptec computes it for matrices of at least one row")
     return shape, n
 
 
-def _flat(s: _Fp32, A, shape) -> Tuple[str, int]:
-    batch = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
-    return s("reshape", [A.name], target_shape=[batch, shape[-1] * shape[-1]]), batch
 
 
 def _finish(s: _Fp32, cur: str, out) -> List[Node]:
@@ -291,40 +280,39 @@ def _finish(s: _Fp32, cur: str, out) -> List[Node]:
 
 
 
-def _power(s: _Fp32, flat: str, n: int, k: int, batch: int) -> str:
-    """[B, n*n]: A^k by repeated squaring (k < 0: of A^-1, by
-    ptec::linalg_solve.out)."""
+def _power(s: _Fp32, mats: str, n: int, k: int) -> str:
+    """[B, n, n]: A^k by repeated squaring, each product aten::bmm.out
+    (k < 0: of A^-1, by ptec::linalg_solve.out)."""
+    eye = np.eye(n, dtype=np.float32)[None]
     if k < 0:
-        inv = s("linalg_solve", [s("reshape", [flat], target_shape=[batch, n, n]),
-                                 s.const(np.eye(n, dtype=np.float32)[None])])
-        flat, k = s("reshape", [inv], target_shape=[batch, n * n]), -k
+        mats, k = s("linalg_solve", [mats, s.const(eye)]), -k
     if k == 0:
-        eye = np.eye(n, dtype=np.float32).reshape(1, n * n)
-        return s("add", [s("mul", [flat, s.const(0.0)]), s.const(eye)])
-    result, square = None, flat
+        return s("add", [s("mul", [mats, s.const(0.0)]), s.const(eye)])
+    result, square = None, mats
     while True:
         if k & 1:
-            result = square if result is None else _product(s, result, square, n, n)
+            result = square if result is None else _bmm(s, result, square)
         k >>= 1
         if not k:
             break
-        square = _product(s, square, square, n, n)
-    return result if result != flat else s("mul", [flat, s.const(1.0)])
+        square = _bmm(s, square, square)
+    return result if result != mats else s("mul", [mats, s.const(1.0)])
 
 
-def _exp(s: _Fp32, flat: str, n: int) -> str:
-    """[B, n*n]: e^A by scaling and squaring: X = A / 2^s, the Taylor
+def _exp(s: _Fp32, mats: str, n: int) -> str:
+    """[B, n, n]: e^A by scaling and squaring: X = A / 2^s, the Taylor
     polynomial of degree EXP_DEGREE by Horner (P = I + X P / k, k down to
-    1), then squared s times. s is fixed (EXP_SQUARINGS), as the program
-    cannot branch on the run's norm: the constants say what range it serves."""
-    eye = s.const(np.eye(n, dtype=np.float32).reshape(1, n * n))
-    x = s("mul", [flat, s.const(0.5 ** EXP_SQUARINGS)])
+    1), then squared s times, each product aten::bmm.out. s is fixed
+    (EXP_SQUARINGS), as the program cannot branch on the run's norm: the
+    constants say what range it serves."""
+    eye = s.const(np.eye(n, dtype=np.float32)[None])
+    x = s("mul", [mats, s.const(0.5 ** EXP_SQUARINGS)])
     p = None
     for k in range(EXP_DEGREE, 0, -1):
-        term = x if p is None else _product(s, x, p, n, n)
+        term = x if p is None else _bmm(s, x, p)
         p = s("add", [s("mul", [term, s.const(1.0 / k)]), eye])
     for _ in range(EXP_SQUARINGS):
-        p = _product(s, p, p, n, n)
+        p = _bmm(s, p, p)
     return p
 
 
@@ -527,21 +515,29 @@ def _matrix_rank(s: _Fp32, got, out) -> List[Node]:
     """The count of singular values above rtol times the largest (int64):
     svdvals, their ratio to the first (fp32), compared and counted as
     capture_reductions counts a mask."""
-    from .capture_reductions import _count, _int_view
+    from .capture_reductions import _int_view
     what = "torch.linalg.matrix_rank"
     A = got.get("A")
     shape, m, n = _matrices(A, what)
     if got.get("hermitian") not in (None, False, True):
         raise _Refused(f"{what}: hermitian is True or False")
     rtol = _rtol_of(got, what, _default_rtol(m, n))
+    _int_view(_Int8Steps(s), _matrix_rank_count(s, A, shape, rtol), list(out))
+    return s.done()
+
+
+def _matrix_rank_count(s: _Fp32, A, shape, rtol: float) -> str:
+    """[B, 1]: the count (int64) of A's singular values above rtol times the
+    largest, their ratios compared and counted as capture_reductions counts
+    a mask."""
+    from .capture_reductions import _count
+    m, n = shape[-2], shape[-1]
     k = min(m, n)
     batch = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
     sv = _singular(s, A, shape)
     ratio = s("div", [sv, s.pick(sv, k, [0])])
     mask = s.int8("compare", [ratio], kind="gt", scalar=rtol)
-    count = _count(_Int8Steps(s), mask, [batch, k], [1])
-    _int_view(_Int8Steps(s), count, list(out))
-    return s.done()
+    return _count(_Int8Steps(s), mask, [batch, k], [1])
 
 
 class _Int8Steps:
@@ -557,38 +553,62 @@ class _Int8Steps:
         return self.s.const(value)
 
 
-def _lstsq(s: _Fp32, got, out) -> str:
+def _lstsq(s: _Fp32, got, out, which: str = "solution") -> str:
     """torch.linalg.lstsq's solution: pinv(A) B (rcond torch's default where
-    not given), the product in fp32 linears (_product)."""
+    not given), the product by aten::bmm.out; its residuals, rank and
+    singular values where torch 1.13 gives them (lstsq_result), each as
+    torch shapes it (an empty tensor where torch's is empty)."""
     what = "torch.linalg.lstsq"
     A, B = got.get("A"), got.get("B")
-    if got.get("driver") not in (None, "gelsy", "gelsd", "gelss", "gels"):
+    driver = got.get("driver")
+    if driver not in (None, "gelsy", "gelsd", "gelss", "gels"):
         raise _Refused(f"{what}: driver is one of torch's")
+    driver = driver or "gelsy"
     shape, m, n = _matrices(A, what)
     bshape = _meta_shape(B) if isinstance(B, torch.fx.Node) else None
     if bshape is None or len(bshape) != len(shape) or list(bshape[:-2]) != list(shape[:-2]) or bshape[-2] != m:
         raise _Refused(f"{what}: ptec takes B [..., m, k] of A's batch dims")
     k = bshape[-1]
-    if n * m * k > MAX_LSTSQ_TERMS:
-        raise _Refused(f"{what}: ptec multiplies pinv(A) B in fp32 steps for n m k <= {MAX_LSTSQ_TERMS} "
-                       f"(got {n * m * k})")
+    if k < 1:
+        raise _Refused(f"{what}: ptec takes B of at least one column")
     batch = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
-    pinv, _, _ = _svd_node(s, what, A, 2, rtol=_rtol_of(got, what, _default_rtol(m, n)))
-    flat_p = s("reshape", [pinv], target_shape=[batch, n * m])
-    flat_b = s("reshape", [B.name], target_shape=[batch, m * k])
-    return _product_rect(s, flat_p, flat_b, n, m, k)
+    rtol = _rtol_of(got, what, _default_rtol(m, n))
+    given = lstsq_result(driver, m, n)[which]
+    if not given:
+        if which == "rank":
+            raise _Refused(f"{what}(driver={driver!r}).rank: torch gives an empty int64 tensor (gels computes no "
+                           "rank); torch.linalg.matrix_rank runs")
+        # torch's empty tensor: none of A's entries (A viewed flat, sliced to nothing)
+        flat = s("reshape", [A.name], target_shape=[int(np.prod(shape))])
+        return s("slice", [flat], dim=0, start=0, end=0)
+    if which == "singular_values":
+        return _singular(s, A, shape)
+    if which == "rank":
+        return _matrix_rank_count(s, A, shape, rtol)
+    pinv, _, _ = _svd_node(s, what, A, 2, rtol=rtol)
+    value = _constant_of(B, getattr(s, "by_name", {}))
+    rhs = (s.const(np.asarray(value, np.float32).reshape(batch, m, k)) if value is not None
+           else s("reshape", [B.name], target_shape=[batch, m, k]))
+    x = _bmm(s, pinv, rhs)
+    if which == "solution":
+        return x
+    # residuals: the squared column norms of A X - B, summed over the m rows (in row order) by a product
+    # with ones
+    r = s("sub", [_bmm(s, s("reshape", [A.name], target_shape=[batch, m, n]), x), rhs])
+    return _bmm(s, s.const(np.ones((batch, 1, m), np.float32)), s("mul", [r, r]))
 
 
-def _product_rect(s: _Fp32, x: str, y: str, n: int, m: int, k: int) -> str:
-    """x [B, n*m] times y [B, m*k] as matrices: [B, n*k] (fp32: picked
-    entries multiplied, summed in j order by a linear)."""
-    terms = [(r, c, j) for r in range(n) for c in range(k) for j in range(m)]
-    prod = s("mul", [s.pick(x, n * m, [r * m + j for r, c, j in terms]),
-                     s.pick(y, m * k, [j * k + c for r, c, j in terms])])
-    w = np.zeros((n * k, len(terms)), np.float32)
-    for t, (r, c, j) in enumerate(terms):
-        w[r * k + c, t] = 1.0
-    return s.linear(prod, w)
+def lstsq_result(driver: str, m: int, n: int) -> Dict[str, bool]:
+    """Which of torch.linalg.lstsq's results torch 1.13 (CPU) fills for A
+    [..., m, n] (False: an empty tensor): the solution always; residuals
+    when m > n and the driver is not gelsy (gelsd / gelss: only when every
+    matrix has full rank, a fact of the data; ptec's program, of one shape,
+    computes them then as torch does for full-rank matrices); rank but with
+    gels (ptec's: matrix_rank's count of singular values, gelsd's rule;
+    gelsy's pivoted-QR estimate agrees on full-rank matrices); singular
+    values with gelsd and gelss."""
+    return {"solution": True, "residuals": m > n and driver != "gelsy", "rank": driver != "gels",
+            "singular_values": driver in ("gelsd", "gelss")}
 
 
 def _qr_element(s: _Fp32, family: str, got, index) -> str:
@@ -683,14 +703,14 @@ def _compute(fn, family: str, by_name, out, name: Optional[str] = None) -> List[
     if family == "matrix_rank":
         return _matrix_rank(s, got, out)
     shape, n = _square(A, what)
-    flat, batch = _flat(s, A, shape)
+    mats, _ = _matrices_of(s, A, shape)
     if family == "matrix_power":
         k = got.get("n")
         if not isinstance(k, int) or isinstance(k, bool) or abs(k) > MAX_POWER:
             raise _Refused(f"{what}: ptec takes an integer power |n| <= {MAX_POWER}")
-        return _finish(s, _power(s, flat, n, k, batch), out)
+        return _finish(s, _power(s, mats, n, k), out)
     if family == "matrix_exp":
-        return _finish(s, _exp(s, flat, n), out)
+        return _finish(s, _exp(s, mats, n), out)
     raise _Refused(f"{what}: not covered")
 
 
@@ -730,12 +750,18 @@ def _elements(fn, ins, family: str, by_name):
                     raise _Refused("torch.linalg.qr: ptec computes it without out=")
                 s = _Fp32(item.name)
                 return _finish(s, _qr_element(s, family, got, index), out)
-            if family == "lstsq" and index in (0, "solution"):
+            if family == "lstsq" and index in LSTSQ_RESULTS:
                 got = _bind(fn, NAMES[family])
                 if got is None:
                     raise _Refused("torch.linalg.lstsq: ptec computes it without out=")
                 s = _Fp32(item.name)
-                return _finish(s, _lstsq(s, got, out), out)
+                s.by_name = by_name
+                which = LSTSQ_RESULTS[index]
+                if which == "rank":
+                    from .capture_reductions import _int_view
+                    _int_view(_Int8Steps(s), _lstsq(s, got, out, which), list(out))
+                    return s.done()
+                return _finish(s, _lstsq(s, got, out, which), out)
             if family == "triangular_solve" and index in (0, "solution"):
                 got = _bind(fn, NAMES[family])
                 if got is None:
@@ -745,8 +771,6 @@ def _elements(fn, ins, family: str, by_name):
                 return _finish(s, _triangular(s, family, got, out), out)
             raise _Refused(f"torch.linalg.{family}()[{index!r}]: ptec computes "
                            + ("sign and logabsdet" if family == "slogdet" else
-                              "the solution only (residuals, rank and singular values: use matrix_rank / svdvals)"
-                              if family == "lstsq" else
                               "the solution only (the cloned coefficient is A itself)" if family == "triangular_solve"
                               else "the inverse or result only (no info: it never checks)"))
         except _Refused as why:

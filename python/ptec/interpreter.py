@@ -338,6 +338,7 @@ def _portable_table():
         "aten::convolution.out": conv,
         "aten::linear.out": lambda arg, named, out: P.linear(t(arg, "input"), t(arg, "weight"),
                                                              t(arg, "bias")),
+        "aten::bmm.out": lambda arg, named, out: P.bmm(t(arg, "self"), t(arg, "mat2")),
         "aten::_softmax.out": lambda arg, named, out: P.softmax(t(arg, "self"), s(arg, "dim")),
         "aten::_log_softmax.out": lambda arg, named, out: P.log_softmax(t(arg, "self"), s(arg, "dim")),
         "aten::avg_pool2d.out": lambda arg, named, out: P.avg_pool2d(

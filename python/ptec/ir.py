@@ -25,6 +25,7 @@ the eigenvalues of symmetric [B, n, n], det / sign / log |det| / log det of
 eigenvectors of symmetric [B, n, n], each column's largest component
 positive), linalg_svd (U, Vh or the pseudo-inverse of [B, m, n] by `which`),
 linalg_qr (Q or R of [B, m, n], LAPACK's signs: capture_matrix_functions),
+bmm (the fp32 product of [B, n, k] and [B, k, m]: aten::bmm.out),
 unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 
@@ -408,6 +409,9 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = xs[0] / xs[1]
     elif op == "matmul":
         y = torch.matmul(xs[0], xs[1])
+    elif op == "bmm":
+        # [B, n, k] times [B, k, m] (aten::bmm.out, fp32; no broadcasting)
+        y = torch.bmm(xs[0], xs[1])
     elif op == "minimum":
         y = torch.minimum(xs[0], xs[1])
     elif op == "maximum":

@@ -149,6 +149,17 @@ def base_lu():
     return b.build(), {"x": x, "r": r, "z": z, "d": d, "c": c, "w": w}
 
 
+def base_bmm():
+    """x [2, 4, 3] times y [2, 3, 5] into z [2, 4, 5] (aten::bmm.out), all
+    planned: the sizes its prepare checks before run indexes them."""
+    b = ProgramBuilder()
+    x, y = b.tensor(ScalarType.FLOAT, [2, 4, 3]), b.tensor(ScalarType.FLOAT, [2, 3, 5])
+    z = b.tensor(ScalarType.FLOAT, [2, 4, 5])
+    b.call("aten::bmm.out", self=x, mat2=y, out=z)
+    b.set_io([x, y], [z])
+    return b.build(), {"x": x, "y": y, "z": z}
+
+
 def base_overlap():
     """x[i, j] of a [1, 3] block: i the argmax of a float input x [2, 3]
     (0 for the test's even 0x3F inputs), j the constant [2, 2], as one
@@ -866,6 +877,36 @@ def case_overlap_flat_index_out_over_index(p, v):
     return [("any", "execute", "InvalidArgument", "an index is outside its dim")]
 
 
+def case_bmm_out_lies(p, v):
+    # z [2, 4, 6] of y's 5 columns: each row's last product would land in the next row (and the last past z)
+    _resize(p, v, "z", [2, 4, 6])
+    return [("any", "requirements", "InvalidArgument", "out must be [B, n, m]")]
+
+
+def case_bmm_inner_lies(p, v):
+    # y [2, 2, 5]: x's third column would read past each matrix of y
+    _resize(p, v, "y", [2, 2, 5])
+    return [("any", "requirements", "InvalidArgument", "as many rows")]
+
+
+def case_bmm_batch_lies(p, v):
+    # y [1, 3, 5] of x's 2 matrices: the second product would read past y
+    _resize(p, v, "y", [1, 3, 5])
+    return [("any", "requirements", "InvalidArgument", "batch must equal")]
+
+
+def case_bmm_rank(p, v):
+    # x [8, 3]: a matrix, not a batch
+    _resize(p, v, "x", [8, 3])
+    return [("any", "requirements", "InvalidArgument", "rank 3")]
+
+
+def case_bmm_mat2_int8(p, v):
+    # y's bytes as int8: 4 times as many entries as its floats
+    plan(p).values[v["y"]].val.scalar_type = ScalarType.CHAR
+    return [("any", "requirements", "NotSupported", "dtype must be float32")]
+
+
 def header_length_wrap(valid):
     # A 16-byte file whose extended header says it is 2^32 - 1 bytes long:
     # 8 + that wrapped a 32-bit size_t to 7, and the header's u64 fields were
@@ -885,7 +926,7 @@ def main(out_dir):
             base_overlap() if name.startswith("overlap_") else base_fused() if name.startswith("fused_") else \
             base_svd() if name.startswith("svd_") else base_eig() if name.startswith("eig_") else \
             base_intdiv() if name.startswith("intdiv_") else base_lu() if name.startswith("lu_") else \
-            base_intreduce() if name.startswith("intreduce_") else base()
+            base_intreduce() if name.startswith("intreduce_") else base_bmm() if name.startswith("bmm_") else base()
         program = copy.deepcopy(program)
         result = fn(program, values)
         expectations, serialise = result if isinstance(result, tuple) else (result, writer.serialize_program)
@@ -922,6 +963,9 @@ def main(out_dir):
     with open(os.path.join(out_dir, "valid_intreduce.pte"), "wb") as f:
         f.write(writer.serialize_program(base_intreduce()[0]))
     manifest.append("valid_intreduce.pte any none Ok")
+    with open(os.path.join(out_dir, "valid_bmm.pte"), "wb") as f:
+        f.write(writer.serialize_program(base_bmm()[0]))
+    manifest.append("valid_bmm.pte any none Ok")
     with open(os.path.join(out_dir, "cases.txt"), "w") as f:
         f.write("\n".join(manifest) + "\n")
     return 0

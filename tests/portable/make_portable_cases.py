@@ -1083,6 +1083,66 @@ fail_case("qr_q_size", qr_op([3, 2], [3, 3], 0), INVALID_ARGUMENT, "out must be 
 fail_case("qr_r_complete_size", qr_op([3, 2], [2, 2], 1, complete=True), INVALID_ARGUMENT, "out must be Q")
 fail_case("qr_empty", qr_op([0, 2], [0, 0], 0), INVALID_ARGUMENT, "empty matrices")
 
+
+def bmm_op(x_shape, y_shape, out_shape, st=F32, y_st=F32, order=None):
+    """aten::bmm.out: x [B, n, k] times y [B, k, m]."""
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape, order)
+    y = b.tensor(y_st, y_shape)
+    z = b.tensor(F32, out_shape)
+    b.call("aten::bmm.out", self=x, mat2=y, out=z)
+    b.set_io([x, y], [z])
+    return b
+
+
+def bmm_sum(x, y):
+    """float32 sums from 0 over the contracted index in order, as op_bmm.c
+    (written out here, not ptec's reference module)."""
+    out = np.zeros((x.shape[0], x.shape[1], y.shape[2]), np.float32)
+    for b in range(x.shape[0]):
+        for i in range(x.shape[1]):
+            for j in range(y.shape[2]):
+                acc = np.float32(0.0)
+                for c in range(x.shape[2]):
+                    acc = np.float32(acc + np.float32(x[b, i, c] * y[b, c, j]))
+                out[b, i, j] = acc
+    return out
+
+
+# [[1, 2, 3], [4, 5, 6]] times [[1, 0], [0, 1], [1, 1]]: [[4, 5], [10, 11]] (batch 0), and batch 1 its
+# negative times 2 I's first rows
+BX = np.array([[[1, 2, 3], [4, 5, 6]], [[-1, -2, -3], [-4, -5, -6]]], np.float32)
+BY = np.array([[[1, 0], [0, 1], [1, 1]], [[2, 0], [0, 2], [0, 0]]], np.float32)
+run_case("bmm_small", bmm_op([2, 2, 3], [2, 3, 2], [2, 2, 2]), [(BX, None), (BY, None)],
+         [(np.array([[[4, 5], [10, 11]], [[-2, -4], [-8, -10]]], np.float32), None)])
+# the sum order: row (2^24, 1, 1, -2^24) . (1, 1, 1, 1): ((2^24 + 1) + 1) - 2^24 = 0 in float32 in index order
+# (2^24 + 1 rounds to 2^24, to even, twice); summed last to first it is 2, pairwise 1
+ORDER = np.array([[[2.0 ** 24, 1, 1, -2.0 ** 24]]], np.float32)
+run_case("bmm_sum_order", bmm_op([1, 1, 4], [1, 4, 1], [1, 1, 1]), [(ORDER, None), (np.ones((1, 4, 1), np.float32), None)],
+         [(np.zeros((1, 1, 1), np.float32), None)])
+RX = np.random.default_rng(150).standard_normal((3, 5, 37)).astype(np.float32)
+RY = np.random.default_rng(151).standard_normal((3, 37, 4)).astype(np.float32)
+run_case("bmm_random", bmm_op([3, 5, 37], [3, 37, 4], [3, 5, 4]), [(RX, None), (RY, None)],
+         [(bmm_sum(RX, RY), None)])
+# k = 0: zeros (an empty sum); an inf stays inf in its row, the other rows finite (inf times 0's NaN is not
+# compared: its sign bit is the FPU's, 0xffc00000 on x86)
+run_case("bmm_k0", bmm_op([2, 2, 0], [2, 0, 3], [2, 2, 3]),
+         [(np.zeros((2, 2, 0), np.float32), None), (np.zeros((2, 0, 3), np.float32), None)],
+         [(np.zeros((2, 2, 3), np.float32), None)])
+run_case("bmm_inf_nan", bmm_op([1, 2, 2], [1, 2, 1], [1, 2, 1]),
+         [(np.array([[[np.inf, 1], [1, 1]]], np.float32), None), (np.array([[[2], [2]]], np.float32), None)],
+         [(np.array([[[np.inf], [4]]], np.float32), None)])
+run_case("bmm_empty_batch", bmm_op([0, 2, 3], [0, 3, 2], [0, 2, 2]),
+         [(np.zeros((0, 2, 3), np.float32), None), (np.zeros((0, 3, 2), np.float32), None)],
+         [(np.zeros((0, 2, 2), np.float32), None)])
+fail_case("bmm_int8", bmm_op([1, 2, 2], [1, 2, 2], [1, 2, 2], st=I8), NOT_SUPPORTED, "dtype must be float32")
+fail_case("bmm_mat2_int8", bmm_op([1, 2, 2], [1, 2, 2], [1, 2, 2], y_st=I8), NOT_SUPPORTED, "dtype must be float32")
+fail_case("bmm_rank", bmm_op([2, 3], [3, 2], [2, 2]), INVALID_ARGUMENT, "rank 3")
+fail_case("bmm_batch", bmm_op([2, 2, 3], [1, 3, 2], [2, 2, 2]), INVALID_ARGUMENT, "batch must equal")
+fail_case("bmm_inner", bmm_op([1, 2, 3], [1, 2, 2], [1, 2, 2]), INVALID_ARGUMENT, "as many rows")
+fail_case("bmm_out_size", bmm_op([1, 2, 3], [1, 3, 2], [1, 2, 3]), INVALID_ARGUMENT, "out must be [B, n, m]")
+fail_case("bmm_order", bmm_op([1, 2, 3], [1, 3, 2], [1, 2, 2], order=[0, 2, 1]), NOT_SUPPORTED, "default dim order")
+
 def unpool_op(x_shape, out_shape, zero_point=0, st=F32, idx_st=I64, order=None):
     b = ProgramBuilder()
     x, i = b.tensor(st, x_shape, order), b.tensor(idx_st, x_shape, order)

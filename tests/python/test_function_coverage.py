@@ -31,6 +31,7 @@ S3, S4, S5 = (1, 4, 8), (1, 3, 4, 4), (1, 3, 3, 4, 3)
 R, POS = (-3.0, 3.0), (0.2, 3.0)
 SM, UNIT = (2, 4, 6), (-1.0, 1.0)       # batched small matrices (a 4x4 and two columns), entries in UNIT
 SL = (2, 6, 7)                          # batched 6x6 matrices and a column, entries in UNIT
+SX = (2, 12, 13)                        # batched 12x12 matrices and a column, entries in UNIT
 CAUSAL = torch.triu(torch.ones(4, 4, dtype=torch.bool), 1)       # True: a later key, masked
 
 
@@ -391,8 +392,8 @@ RUNS = {
                                                         torch.linalg.matrix_norm(x[0], float("inf")) * 0.3,
                                                         torch.linalg.matrix_norm(x[0], -1)]), S3, R, 1.0, "int8"),   # 0.87
     # matrix functions (capture_matrix_functions): computed in fp32 on portable kernels (det / slogdet / logdet /
-    # inv / solve: the LU kernels; cholesky: its kernel; matrix_power, matrix_exp: fp32 products) after the int8 slice and
-    # + 3I that make A well-conditioned; test_matrix_functions.py, test_linalg_kernels.py: relative error on
+    # inv / solve: the LU kernels; cholesky: its kernel; matrix_power, matrix_exp: aten::bmm.out) after the int8
+    # slice and + 3I that make A well-conditioned; test_matrix_functions.py, test_linalg_kernels.py: relative error on
     # exact inputs
     "torch.linalg.det": (lambda x: torch.linalg.det(well(x, 4)), SM, UNIT, 1.0, "fp32"),                 # 0.48
     "torch.det, Tensor.det": (lambda x: torch.det(well(x, 2)) + well(x, 3).det(), SM, UNIT, 1.5, "fp32"),   # 0.86
@@ -439,12 +440,17 @@ RUNS = {
     "torch.linalg.matrix_power(negative)": (lambda x: torch.linalg.matrix_power(well(x, 2), -2), SM, UNIT, 1.5,
                                             "fp32"),                                              # 0.89
     "torch.linalg.matrix_exp": (lambda x: torch.linalg.matrix_exp(x[..., :4, :4]), SM, UNIT, 1.0, "fp32"),   # 0.54
-    # n > 4 (up to 8): the same fp32 products of picked entries
+    # n > 4: the same fp32 products (aten::bmm.out)
     "torch.linalg.matrix_exp(6x6)": (lambda x: torch.linalg.matrix_exp(x[..., :6]), SL, UNIT, 1.0, "fp32"),  # 0.75
     "torch.linalg.matrix_power(6x6)": (lambda x: torch.linalg.matrix_power(x[..., :6], 3), SL, UNIT, 1.0,
                                        "fp32"),                                                   # 0.66
     "torch.linalg.matrix_power(6x6, negative)": (lambda x: torch.linalg.matrix_power(
         x[..., :6] + 4 * torch.eye(6), -2), SL, UNIT, 1.0, "fp32"),                              # 0.37
+    # n > 8 (beyond the pick tables aten::bmm.out replaced): 12x12 of x [2, 12, 13]
+    "torch.linalg.matrix_exp(12x12)": (lambda x: torch.linalg.matrix_exp(x[..., :12] * 0.5), SX, UNIT, 1.0,
+                                       "fp32"),                                                   # 0.32
+    "torch.linalg.matrix_power(12x12)": (lambda x: torch.linalg.matrix_power(x[..., :12] * 0.4, 4), SX, UNIT, 1.0,
+                                         "fp32"),                                                 # 0.80
     # singular values of any size (ptec::linalg_svdvals.out): the [1, 4, 8] input is one wide 4x8 matrix,
     # read in fp32 (so about fp32 rounding from torch: 0.00 steps); behind int8 steps (a slice, a transpose)
     # or before one (cat, stack) the int8 rounding is what remains
@@ -472,7 +478,7 @@ RUNS = {
         torch.linalg.eigh(x[..., :6] + x[..., :6].mT, UPLO="U")[0][..., None, :] * 0.2], -2), SL, UNIT, 3.0,
         "fp32"),                        # 2.71: A's int8 rounding moves an eigenvector by about |dA| / gap
     # svd's vectors (ptec::linalg_svd.out), squared (sign-free: ptec makes each u_j's largest component positive),
-    # pinv, lstsq's solution (pinv(A) B in fp32 linears) and matrix_rank (int64: a count of svdvals above
+    # pinv, lstsq's solution (pinv(A) B by aten::bmm.out) and matrix_rank (int64: a count of svdvals above
     # epsilon max(m, n) of the largest) of x [2, 6, 7] or its slices
     "torch.linalg.svd (U, Vh squared; S)": (lambda x: torch.cat([
         torch.linalg.svd(x, full_matrices=False).U ** 2, torch.linalg.svd(x, full_matrices=False).Vh ** 2,
@@ -481,6 +487,15 @@ RUNS = {
                                                               -2) * 0.5, SL, UNIT, 1.0, "fp32"),   # 0.67
     "torch.linalg.lstsq (solution)": (lambda x: torch.linalg.lstsq(x[..., :4], x[..., 4:]).solution, SL, UNIT, 1.0,
                                       "fp32"),                                                    # 0.95
+    # its residuals (gels, m > n: |A X - B|^2 by aten::bmm.out) and singular values (gelsd: svdvals)
+    "torch.linalg.lstsq (residuals, singular_values)": (lambda x: torch.cat([
+        torch.linalg.lstsq(x[..., :4], x[..., 4:], driver="gels").residuals,
+        torch.linalg.lstsq(x[..., :4], x[..., 4:], driver="gelsd").singular_values * 0.3], -1), SL, UNIT, 1.5,
+        "fp32"),                                                                                  # 1.05
+    # rank (gelsd: matrix_rank's count; torch 1.13's gelsy rank of these rank-deficient matrices changes from one
+    # call to the next)
+    "torch.linalg.lstsq (rank)": (lambda x: torch.linalg.lstsq(x * (x > 0.7), x[..., :2], driver="gelsd").rank.float(),
+                                  SL, UNIT, 0.0, "fp32"),                                 # 0.00
     "torch.linalg.matrix_rank": (lambda x: torch.linalg.matrix_rank(x * (x > 0.7)).float(), SL, UNIT, 0.0,
                                  "fp32"),                                                         # 0.00
     # QR (ptec::linalg_qr.out: Householder, LAPACK's signs as torch's) of x [2, 6, 7] itself and of its columns

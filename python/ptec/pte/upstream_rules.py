@@ -142,6 +142,10 @@ RULES: Dict[str, Rule] = {
     "aten::linear.out": Rule("kernels/optimized/cpu/op_linear.cpp",
                              same_dtype=("input", "weight", "out"),
                              upstream_library="optimized"),
+    # matmul_ops_util.cpp check_bmm_args: self and mat2 rank 3 of out's dtype, equal batches, self's
+    # columns mat2's rows; then one dim order for the three and self in the default one
+    "aten::bmm.out": Rule("kernels/portable/cpu/op_bmm.cpp (check_bmm_args)", same_dim_order=("self", "mat2", "out"),
+                          contiguous=("self",), same_dtype=("self", "mat2", "out")),
     "aten::_softmax.out": Rule("kernels/portable/cpu/op_softmax.cpp (apply_over_dim)",
                                same_dim_order=("self", "out"),
                                indexed_as_contiguous=("self", "out")),

@@ -244,6 +244,16 @@ def linear(x, w, bias) -> np.ndarray:
     return acc + bias.astype(F32) if bias is not None else acc
 
 
+
+def bmm(x, y) -> np.ndarray:
+    """aten::bmm.out: x [B, n, k] times y [B, k, m], float32 sums from 0
+    over the contracted index in order (op_bmm.c)."""
+    x, y = np.asarray(x, F32), np.asarray(y, F32)
+    acc = np.zeros((x.shape[0], x.shape[1], y.shape[2]), F32)
+    for c in range(x.shape[2]):
+        acc += x[:, :, c:c + 1] * y[:, c:c + 1, :]
+    return acc
+
 # -- pools, reductions ----------------------------------------------------------
 
 def pooled_size(size, k, p, s, d, ceil_mode) -> int:

@@ -357,6 +357,11 @@ def _linalg_qr(b, key, n, ins, out):
     b.call(key, self=ins[0].value, which=int(n.attrs["which"]), complete=bool(n.attrs["complete"]), out=out.value)
 
 
+def _bmm(b, key, n, ins, out):
+    x, y = (_relayout(b, i, [0, 1, 2]) for i in ins)          # upstream: one dim order, self's the default
+    b.call(key, self=x.value, mat2=y.value, out=out.value)
+
+
 def _random_fractional_pick(b, key, n, ins, out):
     b.call(key, windows=ins[0].value, kernel_size=[int(k) for k in n.attrs["kernel"]],
            seed=int(n.attrs["seed"]), out=out.value)
@@ -401,6 +406,8 @@ CALLS: Dict[str, Callable] = {
     "ptec::linalg_svd.out": _linalg_svd,
     "ptec::linalg_qr.out": _linalg_qr,
     "ptec::linalg_triangular_solve.out": _linalg_triangular_solve,
+    # [B, n, k] times [B, k, m] in fp32 (rank 3 values: contiguous)
+    "aten::bmm.out": _bmm,
 }
 
 
@@ -505,7 +512,10 @@ def lower_fp32(n: Node, ins: List[Act], b: ProgramBuilder, fallbacks: List[str],
         b.call("aten::permute_copy.out", self=rows.value, dims=[0, 2, 1], out=moved.value)
         fallbacks.append(f"{origin(n)}: aten::permute_copy.out")
         return raw_view(b, moved, [nb, c, h, w], CHANNELS_LAST)
-    if key == "aten::linear.out":
+    bmm = _matmul_on_bmm(b, n, ins) if n.op == "matmul" else None
+    if bmm is not None:
+        out, key = bmm, "aten::bmm.out"
+    elif key == "aten::linear.out":
         x = _relayout(b, ins[0], list(range(len(ins[0].sizes))))
         y = new_act(b, ScalarType.FLOAT, n.shape, dim_order=list(range(len(n.shape))))
         b.call(key, input=x.value, weight=_const(b, a["weight"]), bias=_const(b, a.get("bias")),
@@ -527,6 +537,36 @@ def lower_fp32(n: Node, ins: List[Act], b: ProgramBuilder, fallbacks: List[str],
         out = _activation(b, out, act[0], act[1])
     fallbacks.append(f"{origin(n)}: {key}")
     return out
+
+
+def _matmul_on_bmm(b: ProgramBuilder, n: Node, ins: List[Act]) -> Optional[Act]:
+    """torch.matmul of two fp32 values of rank 2 or more that no other
+    backend took (cortex_m lowers equal batch dims or a 2-D rhs in int8; a
+    broadcast batch comes here) on aten::bmm.out: each operand made
+    contiguous, its batch dims broadcast to the result's (copies of it
+    joined by aten::cat.out along each dim of size 1), viewed as [B, n, k] /
+    [B, k, m]; the product viewed as the result. None for a vector operand
+    (torch's 1-D rules), which keeps the plain call."""
+    shape = [int(d) for d in n.shape]
+    if len(ins) != 2 or any(len(x.sizes) < 2 for x in ins) or len(shape) < 2:
+        return None
+    batch = shape[:-2]
+    flat = int(np.prod(batch)) if batch else 1
+    mats = []
+    for x in ins:
+        x = _relayout(b, x, list(range(len(x.sizes))))
+        sizes = [1] * (len(batch) - (len(x.sizes) - 2)) + list(x.sizes)
+        x = raw_view(b, x, sizes, list(range(len(sizes))))
+        for d, want in enumerate(batch):
+            if sizes[d] != want:
+                sizes = sizes[:d] + [want] + sizes[d + 1:]
+                joined = new_act(b, ScalarType.FLOAT, sizes, dim_order=list(range(len(sizes))))
+                b.call("aten::cat.out", tensors=[x.value] * want, dim=d, out=joined.value)
+                x = joined
+        mats.append(raw_view(b, x, [flat] + sizes[-2:], [0, 1, 2]))
+    y = new_act(b, ScalarType.FLOAT, [flat, shape[-2], shape[-1]], dim_order=[0, 1, 2])
+    b.call("aten::bmm.out", self=mats[0].value, mat2=mats[1].value, out=y.value)
+    return _relayout(b, raw_view(b, y, shape, list(range(len(shape)))), layout(shape))
 
 
 def lower_fp32_rows(n: Node, ids: Act, b: ProgramBuilder, fallbacks: List[str]) -> Act:
