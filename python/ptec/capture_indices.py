@@ -85,6 +85,8 @@ def int_dtype(node: Optional[Node]) -> Optional[str]:
         return "int64" if node.attrs.get("dtype") == "int64" else None
     if node.op in ("to_index", "int_math"):
         return node.attrs["dtype"]
+    if node.op == "sort" and node.attrs.get("integer"):      # the values of a sort of an int value
+        return node.attrs["integer"]
     return None
 
 
