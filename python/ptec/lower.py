@@ -86,7 +86,11 @@ class LoweringContext:
             s, z = self.g.node(name).qparams
             self.deferred.pop(name)
             self.env[name] = self.const_q(name, s, z)
-        a = self.narrow_as_float(name) or self.get(name)
+        wide = self.narrow_as_float(name)
+        if wide is not None:                 # a float64 cast's float32 copy, quantized for this reader (env keeps
+            s, z = self.g.node(name).qparams  # the float64 value itself)
+            return K.quantize(self.b, wide, s, z)
+        a = self.get(name)
         if a.dtype == ScalarType.CHAR:
             return a
         if a.dtype == ScalarType.SHORT:      # an a16 layer's value, for an int8 consumer
