@@ -203,3 +203,48 @@ def test_float_math_on_a_double_is_its_float32_copys(tmp_path):
     worst = max(np.abs(got[0] - want[0].numpy()).max() / step for got, want in runs)
     assert worst <= 1.0, worst
     assert np.ptp(runs[0][1][0].numpy()) > 16 * step
+
+
+def test_the_cli_lists_narrow_outputs_in_their_dtype(tmp_path):
+    # `python3 -m ptec compile` names each output's dtype; an int value's int8 copy has no int8 grid
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    (tmp_path / "models.py").write_text(
+        "import torch\n\n\nclass M(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        i = (x * 100).round().long()\n"
+        "        return i.char(), i.sort(-1)[0].double(), i.byte()\n\n\n"
+        "def model():\n    return M(), (torch.randn(2, 5),)\n")
+    env = dict(os.environ, PYTHONPATH=os.path.join(root, "python"), HOME=str(tmp_path))
+    r = subprocess.run([sys.executable, "-m", "ptec", "compile", f"{tmp_path}/models.py:model", "-o",
+                        str(tmp_path / "m.pte")], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    shown = r.stdout + r.stderr
+    for line in ("output char: int8 [2, 5]", "output double: float64 [2, 5]", "output byte: uint8 [2, 5]"):
+        assert line in shown, shown
+    assert (tmp_path / "m.pte").exists()
+
+
+class OnBoard(torch.nn.Module):
+    def __init__(self, which):
+        super().__init__()
+        self.which = which
+
+    def forward(self, x):
+        i = (x * 40).round().long()
+        if self.which == "sort":
+            return torch.cat([i.sort(-1, descending=True)[0], torch.topk(i.int(), 3)[0].long()], 1).short()
+        return torch.cat([i.sort(-1)[1], (i * 2 ** 40 + 1).median(-1, keepdim=True)[0]], 1).double()
+
+
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+@pytest.mark.parametrize("which", ["sort", "double"])
+def test_integer_sorts_and_casts_on_boards(which, target, tmp_path):
+    # the emulated boards print the reference's bytes (an int16 output; a float64 one, soft-float on the M33)
+    from model_checks import board_matches_reference
+    g = torch.Generator().manual_seed(9)
+    xs = [(torch.randn(3, 10, generator=g),) for _ in range(4)]
+    res = compile_model(OnBoard(which).eval(), [xs[0][0]], xs)
+    board_matches_reference(res.data, xs[2][0].numpy(), target, tmp_path)
