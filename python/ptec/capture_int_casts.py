@@ -2,7 +2,9 @@
 `i.short()`, `i.byte()`, `i.char()`, `i.double()`, `i.to(torch.int16)`,
 `i.type(torch.uint8)`, of an int64 / int32 value of the program
 (capture_indices.int_dtype), and the casts back from them (`s.long()`,
-`s.int()`, `s.float()`, `b.short()`, `d.float()`).
+`s.int()`, `s.float()`, `b.short()`, `d.float()`; a float64 one back into
+integers, `d.long()`, is refused: the kernel converts no double into an
+integer).
 
 Each is an `int_math` node of kind cast whose attrs dtype is the target
 ("int16", "uint8", "int8", "float64"), lowered as
@@ -59,9 +61,11 @@ def int_cast_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
     has = (narrow_dtype(by_name.get(src.name)) or int_dtype(by_name.get(src.name))) if src is not None else None
     after = _traced(fn)
     cast = fn.op == "call_method" and fn.target in _CAST_METHODS and has is not None and len(read) == 1
+    if cast and has == "float64" and after in _INTS:
+        return _refused(fn, by_name, "a float64 value back into integers: the conversion of a double into an "
+                                     "integer type is not run (cast the integer value itself)")
     if cast and after in _INTS and after not in (torch.int64, torch.int32) or cast and after is torch.float64:
-        if NARROW.get(after) == has:
-            return None                       # the same dtype: capture's identity
+        # (of its own dtype too: the value itself)
         return [Node(fn.name, "int_math", [src.name], dict(kind="cast", dtype=NARROW[after]))]
     if cast and after in (torch.int64, torch.int32, torch.float32) and narrow:
         return None                           # back into int64 / int32 (capture_int_math) or float32 (.float())
