@@ -195,14 +195,15 @@ class DoubleMath(torch.nn.Module):
 
 
 def test_float_math_on_a_double_is_its_float32_copys(tmp_path):
-    # torch computes in float64, ptec in float32 like every float value (int8 steps): within one output step
+    # torch computes in float64, ptec in float32 like every float value (int8 steps): the bound of float math on
+    # a promoted int value (test_integer_math: 1.5 output steps; 0.98 measured here)
     g = torch.Generator().manual_seed(8)
     feeds = [(torch.randn(3, 8, generator=g), torch.randint(-40, 40, (3, 8), generator=g)) for _ in range(6)]
     res, runs = _run(DoubleMath().eval(), feeds, tmp_path)
     assert [o.dtype for o in res.lowered.outputs] == ["float32"]
     step = res.graph.node(res.graph.outputs[0]).qparams[0]
     worst = max(np.abs(got[0] - want[0].numpy()).max() / step for got, want in runs)
-    assert worst <= 1.0, worst
+    assert worst <= 1.5, worst
     assert np.ptp(runs[0][1][0].numpy()) > 16 * step
 
 
