@@ -50,6 +50,7 @@ from .capture_buffer_state import (INIT, STATE, as_states, binding_names, copy_w
 from .capture_view_writes import writes_through_views
 from .capture_view_elements import elements_alone
 from .capture_int_math import int_extreme_element, int_math_nodes, int_view_nodes
+from .capture_int_sort import int_order
 from .capture_int_promotion import promote_int_operands
 from .capture_binary_math import binary_math_node
 from .capture_casts import float_cast_node, output_dtype
@@ -936,8 +937,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             elif (source is not None and source.op == "unsupported" and "order_of" in source.attrs
                   and fn.args[1] in (0, "values", 1, "indices")):
                 # the values or indices of torch.sort / topk: sort, sort_indices (capture_sort)
-                nodes.append(order_node(name, source.inputs[0], source.attrs["order_of"],
-                                        fn.args[1] in (1, "indices")))
+                nodes.append(int_order(order_node(name, source.inputs[0], source.attrs["order_of"],
+                                                  fn.args[1] in (1, "indices")), by_name))
                 tuple_sources.add(source.name)
             elif (source is not None and source.op == "unsupported" and "elements" in source.attrs
                   and source.attrs["elements"](fn, fn.args[1]) is not None):
@@ -1022,7 +1023,7 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             elif arg_call_node(fn, ins) is not None:
                 nodes.append(arg_call_node(fn, ins))
             elif order_call_node(fn, ins) is not None:
-                nodes.append(order_call_node(fn, ins))
+                nodes.append(int_order(order_call_node(fn, ins), by_name))     # of an int value: capture_int_sort
             elif computed_gather_node(fn, ins, by_name) is not None:
                 nodes.append(computed_gather_node(fn, ins, by_name))
             elif computed_index_select_nodes(fn, by_name) is not None:

@@ -76,7 +76,9 @@ def int_dtype(node: Optional[Node]) -> Optional[str]:
     """"int64" / "int32" for an integer value the program computes or takes
     that models may index with or compute on: an argmax, an int64 input,
     x.long() / x.int() of a float value (to_index), integer arithmetic on
-    such values (capture_int_math); else None."""
+    such values (capture_int_math), the values of a sort of one
+    (capture_int_sort); "int16" / "uint8" / "int8" / "float64" for a narrow
+    cast of one (capture_int_casts: only converted or returned); else None."""
     if node is None:
         return None
     if node.op in ("argmax", "sort_indices"):     # argsort's, sort's and topk's positions too
@@ -85,6 +87,8 @@ def int_dtype(node: Optional[Node]) -> Optional[str]:
         return "int64" if node.attrs.get("dtype") == "int64" else None
     if node.op in ("to_index", "int_math"):
         return node.attrs["dtype"]
+    if node.op == "sort" and node.attrs.get("integer"):      # the values of a sort of an int value
+        return node.attrs["integer"]
     return None
 
 

@@ -64,6 +64,7 @@ import numpy as np
 import torch
 
 from .capture_indices import int_dtype
+from .capture_int_casts import eval_cast, int_cast_nodes, torch_dtype
 from .ir import Node
 
 TORCH_DTYPES = {"int64": torch.int64, "int32": torch.int32}
@@ -154,7 +155,7 @@ def _refused(fn: torch.fx.Node, by_name, why: str) -> List[Node]:
     dtypes = {n: _int_of(by_name.get(n)) for n in names}
 
     def run(*xs):
-        value = {n: (x.to(TORCH_DTYPES[dtypes[n]]) if dtypes[n] else x) for n, x in zip(names, xs)}
+        value = {n: (x.to(torch.int64).to(torch_dtype(dtypes[n])) if dtypes[n] else x) for n, x in zip(names, xs)}
         args, kwargs = torch.fx.node.map_arg((fn.args, fn.kwargs), lambda a: value[a.name])
         y = fn.target(*args, **kwargs) if fn.op == "call_function" else getattr(args[0], fn.target)(*args[1:],
                                                                                                     **kwargs)
@@ -240,6 +241,9 @@ def int_math_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
     anything else: not this module's)."""
     if fn.op not in ("call_function", "call_method"):
         return None
+    narrow = int_cast_nodes(fn, by_name)     # into / from int16, uint8, int8, float64 (capture_int_casts)
+    if narrow is not None:
+        return narrow
     compared = _compare_nodes(fn, by_name) or _to_bool_nodes(fn, by_name)
     if compared is not None:
         return compared
@@ -537,16 +541,16 @@ def eval_int_math(a: dict, xs: List[torch.Tensor]) -> torch.Tensor:
     """The int_math node in the float graph: torch's integer call on the
     operands in the node's dtype (int values carried as float32 are whole
     numbers), the result carried as float32 as every index value."""
-    dt = TORCH_DTYPES[a["dtype"]]
     kind = a["kind"]
+    if kind == "cast":
+        return eval_cast(a["dtype"], xs[0])
+    dt = TORCH_DTYPES[a["dtype"]]
     if kind in ("cat", "stack"):
         return getattr(torch, kind)([x.to(dt) for x in xs], a["dim"]).float()
     if kind == "clamp":
         return torch.clamp(xs[0].to(dt), a["lo"], a["hi"]).float()
     if kind == "view":
         return xs[0].reshape(a["shape"])
-    if kind == "cast":
-        return xs[0].to(torch.int64).to(dt).float()
     if kind in ("abs", "sign"):
         return getattr(torch, kind)(xs[0].to(dt)).float()
     if kind == "slice":

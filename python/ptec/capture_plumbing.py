@@ -15,7 +15,9 @@ CPU (issue 15), taken out of the traced graph before capture reads it:
   (x.sum(-1, dtype=...), torch.cumsum, F.softmax, ...) is dropped: a chain
   torch computes in float64 and casts back with `.float()` runs in float32
   (a deviation far below an int8 step, docs/aot.md). A model output traced
-  as float64 is refused in one line (the program has no float64 output).
+  as float64 is refused in one line (ptec computes no float64 value), but
+  for a cast of an integer value (`i.double()`: capture_int_casts, a
+  float64 output of the exact value), whose `.float()` stays a cast.
 
 Runs after shape propagation: the traced dtypes decide, so a call whose
 dtype is unknown stays in the graph (refused by name if nothing lowers it).
@@ -78,7 +80,17 @@ def _same_value(fn: torch.fx.Node) -> bool:
     if fn.target not in _CAST_METHODS or not all(_moves_nothing(v) for v in list(fn.args[1:]) + list(fn.kwargs.values())):
         return False
     before, after = _dtype(fn.args[0]), _dtype(fn)
+    if _int_to_double(fn.args[0]) and after != before:
+        return False                          # i.double().float(): the double's float (capture_int_casts)
     return before is not None and (after == before or (before in FLOATS and after in FLOATS))
+
+
+def _int_to_double(fn) -> bool:
+    """fn casts an integer tensor into float64 (`i.double()`): a float64
+    value the program holds exactly (capture_int_casts)."""
+    return (isinstance(fn, torch.fx.Node) and fn.op == "call_method" and fn.target in ("double", "to", "type")
+            and bool(fn.args) and _dtype(fn) == torch.float64 and _dtype(fn.args[0]) is not None
+            and not _dtype(fn.args[0]).is_floating_point and _dtype(fn.args[0]) is not torch.bool)
 
 
 def _as_plain_cast(fn: torch.fx.Node):
@@ -129,7 +141,7 @@ def tidy_plumbing(gm: torch.fx.GraphModule, error) -> None:
         if fn.op == "output":
             outs = fn.args[0] if isinstance(fn.args[0], (tuple, list)) else [fn.args[0]]
             for out in outs:
-                if _dtype(out) == torch.float64:
+                if _dtype(out) == torch.float64 and not _int_to_double(out):
                     raise error(f"the model returns {out.name} as float64, which ptec does not compute "
                                 f"(every float value is float32): return it as .float()")
     for fn in list(graph.nodes):

@@ -226,10 +226,10 @@ def _compile_into(args, calib_option, out, log):
                 f.write("\n".join(network_summary(res, npu, args.target) + [""]
                                   + placement_table(res, npu)) + "\n")
     for io in res.lowered.inputs:
-        q = f" scale {io.scale:.9g} zero_point {io.zero_point}" if io.dtype == "int8" else ""
+        q = f" scale {io.scale:.9g} zero_point {io.zero_point}" if io.scale is not None else ""
         log(f"input  {io.name}: {io.dtype} {io.sizes} dim_order {io.dim_order}{q}")
     for io in res.lowered.outputs:
-        q = f" scale {io.scale:.9g} zero_point {io.zero_point}" if io.dtype == "int8" else ""
+        q = f" scale {io.scale:.9g} zero_point {io.zero_point}" if io.scale is not None else ""
         log(f"output {io.name}: {io.dtype} {io.sizes}{q}"
             + (" at most: each run sets its length" if io.bound else ""))
     from .pte.reader import parse_program

@@ -21,6 +21,7 @@ from .backends.cortex_m import kernels as K
 from .backends.cortex_m import kernels_a16 as K16
 from .backends.cortex_m.lowering_bool import bool_to_float
 from .backends.cortex_m.scratch import plan_for_ptec_runtime_only
+from .capture_int_casts import narrow_dtype
 from .ir import Graph, Node, origin
 from .lowered import NOT_YET, Act, IOInfo, Lowered, layout, new_act
 from .partition import NO_CODE, Partition
@@ -85,6 +86,10 @@ class LoweringContext:
             s, z = self.g.node(name).qparams
             self.deferred.pop(name)
             self.env[name] = self.const_q(name, s, z)
+        wide = self.narrow_as_float(name)
+        if wide is not None:                 # a float64 cast's float32 copy, quantized for this reader (env keeps
+            s, z = self.g.node(name).qparams  # the float64 value itself)
+            return K.quantize(self.b, wide, s, z)
         a = self.get(name)
         if a.dtype == ScalarType.CHAR:
             return a
@@ -134,7 +139,7 @@ class LoweringContext:
     def f(self, name: str) -> Act:
         """The value as fp32 (from its int16 form when it has one: the finer grid; an fp32 layer's own
         value when an int8 reader made an int8 copy of it)."""
-        a = self.env_f.get(name) or self.env16.get(name) or self.get(name)
+        a = self.narrow_as_float(name) or self.env_f.get(name) or self.env16.get(name) or self.get(name)
         if a.dtype == ScalarType.FLOAT:
             return a
         if a.dtype in INDEX_TYPES:
@@ -142,6 +147,24 @@ class LoweringContext:
         if a.dtype == ScalarType.BOOL:
             return bool_to_float(self, a)
         return K16.dequantize16(self.b, a) if a.dtype == ScalarType.SHORT else K.dequantize(self.b, a)
+
+    def narrow_as_float(self, name: str) -> Optional[Act]:
+        """A cast value of capture_int_casts read as a number: an int16 /
+        uint8 / int8 one is refused (torch computes in its dtype); a float64
+        one (`i.double() * 0.5`) is its float32 copy (_to_dim_order_copy),
+        as ptec computes every float value. None for any other value."""
+        dtype = narrow_dtype(self.g.node(name))
+        if dtype is None:
+            return None
+        if dtype != "float64":
+            self.index_used_as_number(name)
+        if name not in self.env_f:
+            a = self.get(name)
+            out = new_act(self.b, ScalarType.FLOAT, a.sizes)
+            self.b.call("dim_order_ops::_to_dim_order_copy.out", self=a.value, non_blocking=False, dim_order=None,
+                        out=out.value)
+            self.env_f[name] = out
+        return self.env_f[name]
 
     def index_used_as_number(self, name: str) -> None:
         """An integer (argmax, x.long(), a bool's .long()) read by a layer
@@ -154,7 +177,7 @@ class LoweringContext:
             raise LoweringError(f"{origin(refused[0])}: {refused[0].attrs['why']}")
         users = [origin(u) for u in self.g.users(name) if u.op not in ("index_to_float", "gather", "embedding")]
         from .capture_indices import INDEX_OPS
-        kind = INDEX_TYPES[self.get(name).dtype]
+        kind = INDEX_TYPES.get(self.get(name).dtype) or narrow_dtype(self.g.node(name))
         what = f"{kind} indices" if self.g.node(name).op in INDEX_OPS else "integers"
         raise LoweringError(f"{origin(self.g.node(name))}: its {what} are used by "
                             f"{', '.join(users) or 'a layer'}, which ptec computes only on float values: "
@@ -309,6 +332,10 @@ class LoweringContext:
                 # a bool's .int() / .long(): as torch gives it
                 a = self.get(name)
                 outputs.append(IOInfo(name, a.sizes, EXACT_OUTPUTS[a.dtype], layout(a.sizes)))
+            elif narrow_dtype(self.g.node(name)) is not None:
+                # an int value's .short() / .byte() / .char() / .double(): its own dtype (capture_int_casts)
+                a = self.get(name)
+                outputs.append(IOInfo(name, a.sizes, narrow_dtype(self.g.node(name)), layout(a.sizes)))
             elif self.int8_io:
                 a = self.q(name)
                 outputs.append(IOInfo(name, a.sizes, "int8", layout(a.sizes), a.scale, a.zp))

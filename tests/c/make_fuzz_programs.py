@@ -228,8 +228,17 @@ def index_program():
     b.call("aten::cumsum.out", self=rem, dim=0, dtype=None, out=running)
     first = b.tensor(i64, [], None)
     b.call("aten::argmax.out", self=running, dim=None, keepdim=False, out=first)
+    # the integers sorted (int64) and their int32 topk, narrowed to int16 / uint8 and widened to float64
+    isv, isi = b.tensor(i64, [2], None), b.tensor(i64, [2], None)
+    b.call("aten::sort.values", self=lcm, dim=0, descending=True, values=isv, indices=isi)
+    itv, iti = b.tensor(ScalarType.INT, [1], None), b.tensor(i64, [1], None)
+    b.call("aten::topk.values", self=narrow, k=1, dim=0, largest=False, sorted=True, values=itv, indices=iti)
+    short, byte, wide = (b.tensor(st, [2], None) for st in (ScalarType.SHORT, ScalarType.BYTE, ScalarType.DOUBLE))
+    b.call("dim_order_ops::_to_dim_order_copy.out", self=isv, non_blocking=False, dim_order=None, out=short)
+    b.call("dim_order_ops::_to_dim_order_copy.out", self=short, non_blocking=False, dim_order=None, out=byte)
+    b.call("dim_order_ops::_to_dim_order_copy.out", self=rem, non_blocking=False, dim_order=None, out=wide)
     b.set_io([x], [f, j, rows, sv, si, tv, ti, mv, mi, ov, oi, cv, ci, back, picked, embedded, h, block,
-                   bagged, rem, rest, narrow, total, top, first])
+                   bagged, rem, rest, narrow, total, top, first, isi, itv, iti, byte, wide])
     return b.build()
 
 

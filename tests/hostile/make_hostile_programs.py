@@ -215,6 +215,22 @@ def base_intreduce():
     return b.build(), {"x": x, "d": d, "g": g, "l": l, "s": s, "m": m, "c": c}
 
 
+def base_intsort():
+    """v, i = sort(x, 1) of an int64 input x [2, 3] (aten::sort.values on
+    integers), h = v as int16 and f = i as float64 (_to_dim_order_copy
+    between integer types and into float64). The test's 0x3F bytes are
+    valid inputs."""
+    i64 = ScalarType.LONG
+    b = ProgramBuilder()
+    x, v, i = b.tensor(i64, [2, 3]), b.tensor(i64, [2, 3]), b.tensor(i64, [2, 3])
+    h, f = b.tensor(ScalarType.SHORT, [2, 3]), b.tensor(ScalarType.DOUBLE, [2, 3])
+    b.call("aten::sort.values", self=x, dim=1, descending=False, values=v, indices=i)
+    b.call("dim_order_ops::_to_dim_order_copy.out", self=v, non_blocking=False, dim_order=None, out=h)
+    b.call("dim_order_ops::_to_dim_order_copy.out", self=i, non_blocking=False, dim_order=None, out=f)
+    b.set_io([x], [h, f])
+    return b.build(), {"x": x, "v": v, "i": i, "h": h, "f": f}
+
+
 def base_fused():
     """ptec::quantized_expand_depthwise (--fuse-expansion): a planned int8
     [1,4,5,5] x expanded to 8 channels, then a 3x3 depthwise, stride 2,
@@ -736,6 +752,31 @@ def case_intreduce_sum_out_shape(p, v):
     return [("any", "requirements", "InvalidArgument", "out's sizes do not match")]
 
 
+def case_intsort_values_int32(p, v):
+    # the sort's values as int32 of an int64 self: one dtype for both
+    plan(p).values[v["v"]].val.scalar_type = ScalarType.INT
+    return [("any", "requirements", "NotSupported", "both be float32, int8, int64 or int32")]
+
+
+def case_intsort_self_int16(p, v):
+    # int16 self and values: no sort of int16 (ptec computes integers in int64 / int32)
+    plan(p).values[v["x"]].val.scalar_type = ScalarType.SHORT
+    plan(p).values[v["v"]].val.scalar_type = ScalarType.SHORT
+    return [("any", "requirements", "NotSupported", "both be float32, int8, int64 or int32")]
+
+
+def case_intsort_cast_into_half(p, v):
+    # an integer into float16: no such conversion (only float32 into half)
+    plan(p).values[v["h"]].val.scalar_type = ScalarType.HALF
+    return [("any", "requirements", "NotSupported", "converts integers")]
+
+
+def case_intsort_cast_out_shape(p, v):
+    # the float64 out [2, 1] (inside its planned bytes): not self's sizes
+    plan(p).values[v["f"]].val.sizes = [2, 1]
+    return [("any", "requirements", "InvalidArgument", "self's sizes")]
+
+
 def case_index_outside_its_dim(p, v):
     # i and j read at run time: 0x3F3F... is outside [-2, 2); the kernel
     # fails before anything is written, and never hands the lookup a row
@@ -926,7 +967,8 @@ def main(out_dir):
             base_overlap() if name.startswith("overlap_") else base_fused() if name.startswith("fused_") else \
             base_svd() if name.startswith("svd_") else base_eig() if name.startswith("eig_") else \
             base_intdiv() if name.startswith("intdiv_") else base_lu() if name.startswith("lu_") else \
-            base_intreduce() if name.startswith("intreduce_") else base_bmm() if name.startswith("bmm_") else base()
+            base_intreduce() if name.startswith("intreduce_") else base_bmm() if name.startswith("bmm_") else \
+            base_intsort() if name.startswith("intsort_") else base()
         program = copy.deepcopy(program)
         result = fn(program, values)
         expectations, serialise = result if isinstance(result, tuple) else (result, writer.serialize_program)
@@ -966,6 +1008,9 @@ def main(out_dir):
     with open(os.path.join(out_dir, "valid_bmm.pte"), "wb") as f:
         f.write(writer.serialize_program(base_bmm()[0]))
     manifest.append("valid_bmm.pte any none Ok")
+    with open(os.path.join(out_dir, "valid_intsort.pte"), "wb") as f:
+        f.write(writer.serialize_program(base_intsort()[0]))
+    manifest.append("valid_intsort.pte any none Ok")
     with open(os.path.join(out_dir, "cases.txt"), "w") as f:
         f.write("\n".join(manifest) + "\n")
     return 0

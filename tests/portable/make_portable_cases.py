@@ -302,7 +302,8 @@ fail_case("argmin_sizes", arg_op("aten::argmin.out", [2, 3], [2], dim=1, keepdim
           "out's sizes do not match")
 fail_case("argmax_empty", arg_op("aten::argmax.out", [2, 0], [2], dim=1, keepdim=False), INVALID_ARGUMENT,
           "over no elements")
-fail_case("to_float_out_int8", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=I64, out_st=I8,
+# (an integer into int8 wraps: to_int8_from_uint8; a float32 into int8 has no conversion)
+fail_case("to_float_out_int8", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=F32, out_st=I8,
                                       non_blocking=False, dim_order=None), NOT_SUPPORTED, "into float32, float32 into")
 fail_case("to_float_sizes", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [4], st=I64, out_st=F32,
                                    non_blocking=False, dim_order=None), INVALID_ARGUMENT, "self's sizes")
@@ -341,7 +342,8 @@ run_case("to_bfloat16", arg_op("dim_order_ops::_to_dim_order_copy.out", [len(BF)
          [(np.array(BF, np.uint32).view(np.float32), None)],
          [(np.array([0x3F80, 0x3F82, 0x3F81, 0x7F80, 0x0000, 0x0002, 0xFF80, 0x7FC0, 0xFFC0, 0x8000, 0xC040, 0x7F7F],
                     np.uint16), None)])
-fail_case("to_int_from_int8", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=I8, out_st=I64,
+# (int8 into int64 is an integer conversion, which runs; float16 into int64 is none)
+fail_case("to_int_from_int8", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=ScalarType.HALF, out_st=I64,
                                      non_blocking=False, dim_order=None), NOT_SUPPORTED, "float32 into int64/int32")
 
 
@@ -643,8 +645,34 @@ run_case("to_int64_from_int32", arg_op("dim_order_ops::_to_dim_order_copy.out", 
                                        non_blocking=False, dim_order=None),
          [(np.array([-2 ** 31, -1, 2 ** 31 - 1], np.int32), None)],
          [(np.array([-2 ** 31, -1, 2 ** 31 - 1], np.int64), None)])
-fail_case("to_int16_from_int64", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=I64,
-                                        out_st=ScalarType.SHORT, non_blocking=False, dim_order=None),
+# between any integer types: the low bits (torch's wrap); uint8 modulo 256; into float64 the nearest double
+run_case("to_int16_from_int64", arg_op("dim_order_ops::_to_dim_order_copy.out", [6], [6], st=I64,
+                                       out_st=ScalarType.SHORT, non_blocking=False, dim_order=None),
+         [(np.array([300, -1, 32768, 40000, -40000, L64 + 5], np.int64), None)],
+         [(np.array([300, -1, -32768, -25536, 25536, 5], np.int16), None)])
+run_case("to_uint8_from_int32", arg_op("dim_order_ops::_to_dim_order_copy.out", [5], [5], st=I32,
+                                       out_st=ScalarType.BYTE, non_blocking=False, dim_order=None),
+         [(np.array([300, -1, 255, 256, -2 ** 31], np.int32), None)],
+         [(np.array([44, 255, 255, 0, 0], np.uint8), None)])
+run_case("to_int8_from_uint8", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=ScalarType.BYTE,
+                                      out_st=I8, non_blocking=False, dim_order=None),
+         [(np.array([127, 128, 255], np.uint8), None)], [(np.array([127, -128, -1], np.int8), None)])
+run_case("to_int64_from_int16", arg_op("dim_order_ops::_to_dim_order_copy.out", [2], [2], st=ScalarType.SHORT,
+                                       out_st=I64, non_blocking=False, dim_order=None),
+         [(np.array([-32768, 32767], np.int16), None)], [(np.array([-32768, 32767], np.int64), None)])
+# 2^53 + 1 has no double: the tie goes to the even 2^53; the int64 extremes are powers of two (exact)
+run_case("to_float64_from_int64", arg_op("dim_order_ops::_to_dim_order_copy.out", [4], [4], st=I64,
+                                         out_st=ScalarType.DOUBLE, non_blocking=False, dim_order=None),
+         [(np.array([2 ** 53 + 1, -3, L64, 2 ** 53 + 3], np.int64), None)],
+         [(np.array([2.0 ** 53, -3.0, -2.0 ** 63, 2.0 ** 53 + 4], np.float64), None)])
+run_case("to_float32_from_float64", arg_op("dim_order_ops::_to_dim_order_copy.out", [2], [2],
+                                           st=ScalarType.DOUBLE, out_st=F32, non_blocking=False, dim_order=None),
+         [(np.array([2.0 ** 24 + 1, -0.1], np.float64), None)], [(np.array([2.0 ** 24, -0.1], np.float32), None)])
+fail_case("to_int16_from_float32", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=F32,
+                                          out_st=ScalarType.SHORT, non_blocking=False, dim_order=None),
+          NOT_SUPPORTED, "converts integers")
+fail_case("to_float64_from_float32", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=F32,
+                                            out_st=ScalarType.DOUBLE, non_blocking=False, dim_order=None),
           NOT_SUPPORTED, "converts integers")
 fail_case("to_int64_from_int64_sizes", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [4], st=I32,
                                               out_st=I64, non_blocking=False, dim_order=None),
@@ -1448,9 +1476,29 @@ fail_case("topk_values_sizes", order_op("aten::topk.values", [2, 3], [2, 3], k=2
 fail_case("sort_indices_sizes", order_op("aten::sort.values", [2, 3], [2, 3], [3, 2], dim=1, descending=False),
           INVALID_ARGUMENT, "indices' sizes do not match")
 fail_case("sort_values_dtype", order_op("aten::sort.values", [2, 3], [2, 3], val_st=I8, dim=1, descending=False),
-          NOT_SUPPORTED, "both be float32 or both int8")
-fail_case("sort_self_int64", order_op("aten::sort.values", [2, 3], [2, 3], st=I64, dim=1, descending=False),
-          NOT_SUPPORTED, "both be float32 or both int8")
+          NOT_SUPPORTED, "both be float32, int8, int64 or int32")
+fail_case("sort_self_int16", order_op("aten::sort.values", [2, 3], [2, 3], st=ScalarType.SHORT, dim=1,
+                                      descending=False), NOT_SUPPORTED, "both be float32, int8, int64 or int32")
+fail_case("topk_values_int32_of_int64", order_op("aten::topk.values", [4], [2], st=I64, val_st=I32, k=2, dim=0,
+                                                 largest=True, sorted=True), NOT_SUPPORTED, "both be float32")
+# int64 compares exactly: 2^53 + 1 above 2^53 (a double compare ties them), the extremes in place; equals keep
+# their row order (stable), descending too
+run_case("sort_int64", order_op("aten::sort.values", [2, 4], [2, 4], st=I64, dim=1, descending=False),
+         [(np.array([[2 ** 53 + 1, 2 ** 53, L64, 2 ** 63 - 1], [3, -1, 3, -1]], np.int64), None)],
+         [(np.array([[L64, 2 ** 53, 2 ** 53 + 1, 2 ** 63 - 1], [-1, -1, 3, 3]], np.int64), None),
+          (np.array([[2, 1, 0, 3], [1, 3, 0, 2]], np.int64), None)])
+run_case("sort_desc_int64_dim0", order_op("aten::sort.values", [3, 2], [3, 2], st=I64, dim=0, descending=True),
+         [(np.array([[5, -7], [9, -7], [5, 2 ** 40]], np.int64), None)],
+         [(np.array([[9, 2 ** 40], [5, -7], [5, -7]], np.int64), None),
+          (np.array([[1, 2], [0, 0], [2, 1]], np.int64), None)])
+# the 2 largest of int32 [7, -2^31, 2^31 - 1, 7, 0]: 2^31 - 1 (pos 2), 7 (pos 0, the earlier equal)
+run_case("topk_int32", order_op("aten::topk.values", [5], [2], st=I32, k=2, dim=0, largest=True, sorted=True),
+         [(np.array([7, -2 ** 31, 2 ** 31 - 1, 7, 0], np.int32), None)],
+         [(np.array([2 ** 31 - 1, 7], np.int32), None), (np.array([2, 0], np.int64), None)])
+run_case("topk_smallest_int64", order_op("aten::topk.values", [2, 3], [2, 1], st=I64, k=1, dim=1, largest=False,
+                                         sorted=True),
+         [(np.array([[4, L64 + 1, L64 + 1], [0, 0, -1]], np.int64), None)],
+         [(np.array([[L64 + 1], [-1]], np.int64), None), (np.array([[1], [2]], np.int64), None)])
 fail_case("topk_indices_int32", order_op("aten::topk.values", [4], [2], idx_st=ScalarType.INT, k=2, dim=0,
                                          largest=True, sorted=True), INVALID_ARGUMENT, "indices must be int64")
 fail_case("sort_indices_order", order_op("aten::sort.values", [1, 2, 2, 2], [1, 2, 2, 2], dim=1, descending=False,
@@ -1635,9 +1683,11 @@ fail_case("where_shapes",
           bool_op("aten::where.self_out", {"condition": (B8, [4], None), "self": (I8, [3], None),
                                            "other": (I8, [3], None)}, (I8, [3], None)),
           INVALID_ARGUMENT, "does not broadcast")
-# int64 and int32 convert into each other (to_int32_from_int64), int8 into int32 not
-fail_case("to_int32_int8", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=I8, out_st=ScalarType.INT,
-                                  non_blocking=False, dim_order=None), NOT_SUPPORTED, "converts integers")
+# the integer types convert into one another (to_int32_from_int64, to_int8_from_uint8); float64 into int32
+# not: only integers become float64, and float64 only float32
+fail_case("to_int32_int8", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=ScalarType.DOUBLE,
+                                  out_st=ScalarType.INT, non_blocking=False, dim_order=None),
+          NOT_SUPPORTED, "converts integers")
 
 
 # -- masked_select: a 1-D bound-dynamic out whose size the kernel sets -----------------------

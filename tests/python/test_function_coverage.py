@@ -1172,6 +1172,21 @@ RUNS = {
                              x.argmax(-1).t().reshape(-1), (x.argmax(-1) - 4).view(-1) ** 2,
                              torch.count_nonzero(x.argmax(-1) - 3, 1), torch.diff(x.argmax(-1)).view(-1)]).float(),
         S3, R, 0.0, "int8"),
+    # orderings of int values (capture_int_sort: aten::sort.values / topk.values of int64 / int32, stable; a
+    # median the stable order's lower middle) and narrow casts wrapping as torch's (capture_int_casts:
+    # _to_dim_order_copy between integer types and into float64); exact, test_int_sort_casts.py
+    "sort / argsort / topk / kthvalue / msort / median (int64, int32)": (
+        lambda x: torch.cat([(x > 0).sum(1).sort(-1)[0].view(-1), (x > 0).sum(1).sort(-1, descending=True)[1].view(-1),
+                             torch.argsort((x > 0).sum(1), -1).view(-1), torch.topk((x > 0).sum(1), 3)[0].view(-1),
+                             torch.kthvalue((x > 0).sum(1), 2, -1)[0], torch.msort((x > 0).sum(1).t()).view(-1),
+                             (x > 0).sum(1).median().view(1), (x > 0).sum(1).median(-1)[1],
+                             (x > 0).sum(1).int().sort(-1)[0].long().view(-1), x.argmax(-1).sort(-1)[1].view(-1)]
+                            ).float(), S3, R, 0.0, "int8"),
+    "Tensor.short / byte / char / to(int16) of int64, and back": (
+        lambda x: torch.cat([((x > 0).sum(1) * 20000 - 30000).short().long(), ((x > 0).sum(1) * 100 - 150).byte().long(),
+                             ((x > 0).sum(1) * 50).char().long(), ((x > 0).sum(1) * 70000).to(torch.int16).int().long(),
+                             (x.argmax(-1) * 90).byte().short().long()], 1).float(), S3, R, 0.0, "int8"),
+    "Tensor.double() of int64": (lambda x: ((x > 0).sum(1) * 2 ** 40 - 3).double(), S3, R, 0.0, "int8"),
     "F.embedding(torch.stack([ids, 9 - ids]))": (lambda x: F.embedding(torch.stack([(x.abs() * 3).long(),
                                                                                     9 - (x.abs() * 3).long()]),
                                                                        torch.linspace(-1, 1, 40).reshape(10, 4)),

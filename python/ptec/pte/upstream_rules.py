@@ -33,6 +33,8 @@ I32 = frozenset({ScalarType.INT})
 I64 = frozenset({ScalarType.LONG})
 I16 = frozenset({ScalarType.SHORT})
 BOOL = frozenset({ScalarType.BOOL})
+U8 = frozenset({ScalarType.BYTE})
+F64 = frozenset({ScalarType.DOUBLE})
 
 CHANNELS_LAST_4D = (0, 2, 3, 1)
 
@@ -268,10 +270,14 @@ RULES: Dict[str, Rule] = {
         same_dtype=("self", "out"), dim_order_argument=True),
     # the dtype conversion itself; ptec's kernel converts into float32,
     # float32 into int64 / int32 (ids computed in the program) or half /
-    # bfloat16 (an output), and a bool into int32/int64
+    # bfloat16 (an output), a bool into int32/int64, integers into one
+    # another (int16, uint8, int8 too) and into float64, float64 into
+    # float32 (capture_int_casts); upstream's switches over every real type
+    # (ET_SWITCH_REALHBBF16_TYPES) for self and out alike
     "dim_order_ops::_to_dim_order_copy.out": Rule(
         "kernels/portable/cpu/op__to_dim_order_copy.cpp (check__to_dim_order_copy_args)",
-        same_dim_order=("self", "out"), dtypes=(("out", F32 | I32 | I64 | HALF_FLOATS),), dim_order_argument=True),
+        same_dim_order=("self", "out"), dtypes=(("out", F32 | I32 | I64 | HALF_FLOATS | I16 | I8 | U8 | F64),),
+        dim_order_argument=True),
     # pattern/comparison_op.h and pattern/logical_op.cpp: one dim order for
     # every tensor, inputs broadcast into out as the binary ops do; ptec's
     # calls give a bool out

@@ -381,16 +381,23 @@ def ordered(x, dim: int, descending: bool, k: Optional[int]):
     """aten::sort.values (k None) / topk.values (descending = largest): the
     (values, int64 indices) along dim, a stable order (equal values keep
     their order in the row) with NaN the largest value; topk is the first k
-    of that order. A 0-d x is one element."""
+    of that order. A 0-d x is one element. int64 / int32 compare exactly
+    (descending: by ~x, the reverse order with no overflow)."""
     x = np.asarray(x)
     flat = x.reshape(1) if x.ndim == 0 else np.moveaxis(x, dim, -1)
-    wide = flat.astype(np.float64)                 # int8 and float32 exactly, -x without overflow
-    nan = np.isnan(wide)
-    rows = wide.reshape(-1, wide.shape[-1])
-    nans = nan.reshape(rows.shape)
-    # lexsort is stable and sorts by the last key first
-    idx = np.stack([np.lexsort((-r, ~m) if descending else (r, m)) for r, m in zip(rows, nans)]) \
-        if rows.size else np.zeros(rows.shape, np.int64)
+    if np.issubdtype(flat.dtype, np.integer):
+        wide = flat.astype(np.int64)
+        rows = wide.reshape(-1, wide.shape[-1])
+        idx = np.stack([np.argsort(~r if descending else r, kind="stable") for r in rows]) \
+            if rows.size else np.zeros(rows.shape, np.int64)
+    else:
+        wide = flat.astype(np.float64)                 # float32 exactly, -x without overflow
+        nan = np.isnan(wide)
+        rows = wide.reshape(-1, wide.shape[-1])
+        nans = nan.reshape(rows.shape)
+        # lexsort is stable and sorts by the last key first
+        idx = np.stack([np.lexsort((-r, ~m) if descending else (r, m)) for r, m in zip(rows, nans)]) \
+            if rows.size else np.zeros(rows.shape, np.int64)
     idx = idx.reshape(flat.shape).astype(np.int64)
     if k is not None:
         idx = idx[..., :k]
@@ -489,8 +496,10 @@ def to_float32(x) -> np.ndarray:
 
 def convert(x, dtype) -> np.ndarray:
     """dim_order_ops::_to_dim_order_copy.out into `dtype`: a bool is 0 or 1
-    (any nonzero byte counts as true); int64 into int32 keeps the low 32
-    bits (numpy's astype, PyTorch's wrap); other values as to_float32."""
+    (any nonzero byte counts as true); an integer into a narrower integer
+    type keeps its low bits (numpy's astype, PyTorch's wrap; uint8 modulo
+    256); an integer into float64 and float64 into float32: the nearest
+    (numpy's astype, C's conversion); other values as to_float32."""
     x = np.asarray(x)
     if x.dtype == np.bool_:
         return (x.view(np.uint8) != 0).astype(dtype)

@@ -5,7 +5,8 @@
  *
  * The elements of each row along dim in order, with their int64 positions
  * in the row: all of them (sort) or the first k (topk: the k largest or
- * smallest). self and values are both float32 or both int8, any dim order,
+ * smallest). self and values are both float32, both int8, both int64 or
+ * both int32 (integer values a program computes: compared exactly), any dim order,
  * values and indices of one sizes and dim order. A quantized graph passes
  * its int8 values unchanged: dequantizing with a positive scale keeps their
  * order, and the values stay on self's grid.
@@ -56,9 +57,11 @@ static ptec_status prepare_common(ptec_op *op, int64_t dim64, int64_t k64, bool 
     if ((values->flags | indices->flags) & PTEC_TENSOR_CONSTANT) {
         return ptec_op_fail(op, PTEC_INVALID_PROGRAM, -1, PTEC_MSG("values and indices must not be constant tensors"));
     }
-    if (self->dtype != values->dtype || (self->dtype != PTEC_DTYPE_FLOAT && self->dtype != PTEC_DTYPE_CHAR)) {
+    if (self->dtype != values->dtype ||
+        (self->dtype != PTEC_DTYPE_FLOAT && self->dtype != PTEC_DTYPE_CHAR && self->dtype != PTEC_DTYPE_LONG &&
+         self->dtype != PTEC_DTYPE_INT)) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, out_arg,
-                            PTEC_MSG("self and values must both be float32 or both int8"));
+                            PTEC_MSG("self and values must both be float32, int8, int64 or int32"));
     }
     if (indices->dtype != PTEC_DTYPE_LONG) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, out_arg + 1, PTEC_MSG("indices must be int64"));
@@ -137,7 +140,26 @@ static bool before_f(float a, float b, bool descending)
     return !isnan(a) && (isnan(b) || a < b);
 }
 
-static bool before_i8(int8_t a, int8_t b, bool descending)
+/* An integer element (int8, int32 or int64) widened to int64: exact. */
+static int64_t int_at(const ptec_tensor *t, const void *data, size_t at)
+{
+    switch (t->dtype) {
+    case PTEC_DTYPE_CHAR: return ((const int8_t *)data)[at];
+    case PTEC_DTYPE_INT: return ((const int32_t *)data)[at];
+    default: return ((const int64_t *)data)[at];
+    }
+}
+
+static void int_put(const ptec_tensor *t, void *data, size_t at, int64_t v)
+{
+    switch (t->dtype) {
+    case PTEC_DTYPE_CHAR: ((int8_t *)data)[at] = (int8_t)v; break;
+    case PTEC_DTYPE_INT: ((int32_t *)data)[at] = (int32_t)v; break;
+    default: ((int64_t *)data)[at] = v; break;
+    }
+}
+
+static bool before_int(int64_t a, int64_t b, bool descending)
 {
     return descending ? a > b : a < b;
 }
@@ -170,10 +192,10 @@ static ptec_status run_ordered(ptec_op *op, int out_arg)
             size_t at = off_x + i * step_x;
             /* p: where element i goes among the filled ones (after equals) */
             uint32_t p = filled;
-            if (t_in->dtype == PTEC_DTYPE_CHAR) {
-                const int8_t *x = t_in->data;
-                int8_t *y = t_val->data;
-                while (p > 0 && before_i8(x[at], y[off_y + (p - 1) * step_y], desc)) {
+            if (t_in->dtype != PTEC_DTYPE_FLOAT) {
+                /* int8, int32, int64: compared as int64, moved in their own width */
+                int64_t v = int_at(t_in, t_in->data, at);
+                while (p > 0 && before_int(v, int_at(t_val, t_val->data, off_y + (p - 1) * step_y), desc)) {
                     --p;
                 }
                 if (p >= s->k) {
@@ -181,10 +203,11 @@ static ptec_status run_ordered(ptec_op *op, int out_arg)
                 }
                 uint32_t last = filled < s->k ? filled : s->k - 1;
                 for (uint32_t q = last; q > p; --q) {
-                    y[off_y + q * step_y] = y[off_y + (q - 1) * step_y];
+                    int_put(t_val, t_val->data, off_y + q * step_y,
+                            int_at(t_val, t_val->data, off_y + (q - 1) * step_y));
                     idx[off_y + q * step_y] = idx[off_y + (q - 1) * step_y];
                 }
-                y[off_y + p * step_y] = x[at];
+                int_put(t_val, t_val->data, off_y + p * step_y, v);
             } else {
                 const float *x = t_in->data;
                 float *y = t_val->data;

@@ -22,23 +22,36 @@
  *    0xFFFF: both NaN);
  *  - a bool (a comparison's result: `mask.float()`, `.int()`, `.long()`)
  *    into float32, int32 or int64 as 0 or 1 (any nonzero byte is true);
- *  - int64 into int32 and int32 into int64 (`i.int()`, `k.long()`, torch's
- *    promotion of an int32 value beside an int64 one): the value itself,
- *    or of int64 into int32 its low 32 bits (two's complement), as
- *    PyTorch's conversion wraps. */
+ *  - between the integer types int64, int32, int16, int8 and uint8 (`i.int()`,
+ *    `k.long()`, `i.short()`, `i.byte()`, `i.char()`, torch's promotion of an
+ *    int32 value beside an int64 one): the value itself when the out type
+ *    holds it, else its low bits (two's complement; uint8 the value modulo
+ *    256), as PyTorch's conversion wraps;
+ *  - an integer (int64, int32, int16, int8, uint8) into float64 (`i.double()`,
+ *    a Double program output): exact up to 2^53 in magnitude, beyond it C's
+ *    conversion (the nearest double, as PyTorch's static_cast);
+ *  - float64 into float32 (`i.double().float()`): C's conversion, the nearest
+ *    float (overflow to infinity cannot arise from an integer's double). */
 #include <string.h>
 
 #include "kernels/portable/portable_args.h"
 
 typedef struct to_copy_state {
     uint8_t dtype;     /* self's */
-    uint8_t out_dtype; /* float32, or int64/int32/half/bfloat16 from float32 */
+    uint8_t out_dtype; /* float32, int64/int32/half/bfloat16 from float32, an integer type or float64 from one */
 } to_copy_state;
 
 static bool convertible(uint8_t dtype)
 {
     return dtype == PTEC_DTYPE_BOOL || dtype == PTEC_DTYPE_LONG || dtype == PTEC_DTYPE_INT || dtype == PTEC_DTYPE_SHORT ||
            dtype == PTEC_DTYPE_CHAR || dtype == PTEC_DTYPE_BYTE || dtype == PTEC_DTYPE_FLOAT;
+}
+
+/* The integer types converted into one another (wrapping) and into float64. */
+static bool integer(uint8_t dtype)
+{
+    return dtype == PTEC_DTYPE_LONG || dtype == PTEC_DTYPE_INT || dtype == PTEC_DTYPE_SHORT ||
+           dtype == PTEC_DTYPE_CHAR || dtype == PTEC_DTYPE_BYTE;
 }
 
 static ptec_status prepare(ptec_op *op)
@@ -54,12 +67,14 @@ static ptec_status prepare(ptec_op *op)
     bool to_index = from_float && (out->dtype == PTEC_DTYPE_LONG || out->dtype == PTEC_DTYPE_INT);
     bool to_16_bit_float = from_float && (out->dtype == PTEC_DTYPE_HALF || out->dtype == PTEC_DTYPE_BFLOAT16);
     bool bool_to_int = self->dtype == PTEC_DTYPE_BOOL && (out->dtype == PTEC_DTYPE_LONG || out->dtype == PTEC_DTYPE_INT);
-    bool int_to_int = (self->dtype == PTEC_DTYPE_LONG && out->dtype == PTEC_DTYPE_INT) ||
-                      (self->dtype == PTEC_DTYPE_INT && out->dtype == PTEC_DTYPE_LONG);
-    if (!to_float && !to_index && !to_16_bit_float && !bool_to_int && !int_to_int) {
+    bool int_to_int = integer(self->dtype) && integer(out->dtype) && self->dtype != out->dtype;
+    bool to_double = integer(self->dtype) && out->dtype == PTEC_DTYPE_DOUBLE;
+    bool double_to_float = self->dtype == PTEC_DTYPE_DOUBLE && out->dtype == PTEC_DTYPE_FLOAT;
+    if (!to_float && !to_index && !to_16_bit_float && !bool_to_int && !int_to_int && !to_double && !double_to_float) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, -1,
                             PTEC_MSG("converts integers, bools and float32 into float32, float32 into int64/int32/half/bfloat16, "
-                                     "bools into int64/int32, int64 and int32 into each other"));
+                                     "bools into int64/int32, integers into other integer types and float64, "
+                                     "float64 into float32"));
     }
     if (out->flags & PTEC_TENSOR_CONSTANT) {
         return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 3, PTEC_MSG("out must not be a constant tensor"));
@@ -191,24 +206,60 @@ static ptec_status run_from_bool(ptec_op *op, const to_copy_state *s)
     return PTEC_OK;
 }
 
-/* int64 into int32 (the low 32 bits, as two's complement) or int32 into int64. */
+/* Element i of an integer tensor, widened exactly to int64. */
+static int64_t int_element(uint8_t dtype, const void *data, uint32_t i)
+{
+    switch (dtype) {
+    case PTEC_DTYPE_LONG: return ((const int64_t *)data)[i];
+    case PTEC_DTYPE_INT: return ((const int32_t *)data)[i];
+    case PTEC_DTYPE_SHORT: return ((const int16_t *)data)[i];
+    case PTEC_DTYPE_CHAR: return ((const int8_t *)data)[i];
+    default: return ((const uint8_t *)data)[i];
+    }
+}
+
+/* Between integer types: the low bits of the two's complement value (no
+ * implementation-defined narrowing: through unsigned types and memcpy). */
 static ptec_status run_int_to_int(ptec_op *op, const to_copy_state *s)
 {
     const ptec_tensor *t_in = ptec_op_tensor(op, 0), *t_out = ptec_op_tensor(op, 3);
+    uint8_t *y = t_out->data;
+    for (uint32_t i = 0; i < t_out->numel; ++i) {
+        uint64_t bits = (uint64_t)int_element(s->dtype, t_in->data, i);
+        switch (s->out_dtype) {
+        case PTEC_DTYPE_LONG: memcpy(y + (size_t)i * 8u, &bits, 8u); break;
+        case PTEC_DTYPE_INT: {
+            uint32_t low = (uint32_t)bits;
+            memcpy(y + (size_t)i * 4u, &low, 4u);
+            break;
+        }
+        case PTEC_DTYPE_SHORT: {
+            uint16_t low = (uint16_t)bits;
+            memcpy(y + (size_t)i * 2u, &low, 2u);
+            break;
+        }
+        default: y[i] = (uint8_t)bits; break; /* int8 and uint8: one byte */
+        }
+    }
+    return PTEC_OK;
+}
+
+/* An integer into float64, or float64 into float32: C's conversions. */
+static ptec_status run_double(ptec_op *op, const to_copy_state *s)
+{
+    const ptec_tensor *t_in = ptec_op_tensor(op, 0), *t_out = ptec_op_tensor(op, 3);
     uint32_t n = t_out->numel;
-    if (s->out_dtype == PTEC_DTYPE_INT) {
-        const int64_t *x = t_in->data;
-        int32_t *y = t_out->data;
+    if (s->dtype == PTEC_DTYPE_DOUBLE) {
+        const double *x = t_in->data;
+        float *y = t_out->data;
         for (uint32_t i = 0; i < n; ++i) {
-            uint32_t low = (uint32_t)(uint64_t)x[i];
-            memcpy(&y[i], &low, sizeof low); /* no implementation-defined narrowing */
+            y[i] = (float)x[i];
         }
-    } else {
-        const int32_t *x = t_in->data;
-        int64_t *y = t_out->data;
-        for (uint32_t i = 0; i < n; ++i) {
-            y[i] = x[i];
-        }
+        return PTEC_OK;
+    }
+    double *y = t_out->data;
+    for (uint32_t i = 0; i < n; ++i) {
+        y[i] = (double)int_element(s->dtype, t_in->data, i);
     }
     return PTEC_OK;
 }
@@ -216,9 +267,11 @@ static ptec_status run_int_to_int(ptec_op *op, const to_copy_state *s)
 static ptec_status run(ptec_op *op)
 {
     const to_copy_state *s = op->state;
-    if ((s->dtype == PTEC_DTYPE_LONG || s->dtype == PTEC_DTYPE_INT) && s->dtype != s->out_dtype &&
-        (s->out_dtype == PTEC_DTYPE_LONG || s->out_dtype == PTEC_DTYPE_INT)) {
+    if (integer(s->dtype) && integer(s->out_dtype) && s->dtype != s->out_dtype) {
         return run_int_to_int(op, s);
+    }
+    if (s->dtype == PTEC_DTYPE_DOUBLE || s->out_dtype == PTEC_DTYPE_DOUBLE) {
+        return run_double(op, s);
     }
     if (s->dtype == PTEC_DTYPE_BOOL) {
         return run_from_bool(op, s);

@@ -728,6 +728,10 @@ def _ordered(ctx, n: Node):
     not depend on their order; its index is not used)."""
     a = n.attrs
     dim, k, pick, rule = a["dim"], a["k"], a.get("pick"), a.get("rule")
+    if ctx.get(n.inputs[0]).dtype in _INTEGER_SORTS:
+        if _int_ordering(ctx, n) is None:
+            return None
+        dim, k, pick, rule = _int_ordering(ctx, n)
     key = (n.inputs[0], dim, bool(a["descending"]), k, pick, bool(a.get("keepdim")), rule)
     if key not in ctx.ordered and rule is not None:
         src = ctx.get(n.inputs[0])
@@ -749,7 +753,9 @@ def _ordered(ctx, n: Node):
     if key not in ctx.ordered:
         dim = int(dim)
         src = ctx.get(n.inputs[0])
-        x = src if src.dtype == ScalarType.FLOAT else ctx.q(n.inputs[0])
+        x = src if src.dtype in (ScalarType.FLOAT, *_INTEGER_SORTS) else ctx.q(n.inputs[0])
+        if a.get("dim", 0) is None:          # an integer median of the whole tensor: a 1-D view of its bytes
+            x = raw_view(ctx.b, _contiguous_of(ctx, x), [int(np.prod(x.sizes))], [0])
         order = list(range(len(x.sizes)))
         x = clone_dim_order(ctx.b, x, order) if needs_relayout(x.sizes) else raw_view(ctx.b, x, x.sizes, order)
         sizes = [k if d == dim and k is not None else s for d, s in enumerate(x.sizes)]
@@ -776,10 +782,42 @@ def _ordered(ctx, n: Node):
     return ctx.ordered[key]
 
 
+_INTEGER_SORTS = (ScalarType.LONG, ScalarType.INT)
+
+
+def _contiguous_of(ctx, x):
+    """x with a contiguous dim order (a copy only when the bytes move)."""
+    order = list(range(len(x.sizes)))
+    return clone_dim_order(ctx.b, x, order) if needs_relayout(x.sizes) else raw_view(ctx.b, x, x.sizes, order)
+
+
+def _int_ordering(ctx, n: Node):
+    """(dim, k, pick, rule) of an ordering of an int64 / int32 value
+    (capture_int_sort): sort / topk / kthvalue as they are (the integer
+    kernels of aten::sort.values / topk.values); median / nanmedian (no NaN
+    among integers) as the pick at (n - 1) // 2 of the stable ascending
+    order, the median kernel's own rule (dim None: over the whole tensor's
+    1-D view). mode / cummax / cummin: refused (float32 / int8 kernels)."""
+    a = n.attrs
+    rule = a.get("rule")
+    if rule is None:
+        return a["dim"], a["k"], a.get("pick"), None
+    if rule not in ("median", "nanmedian"):
+        return ctx.refuse(n, f"{rule} of integers: its kernel takes float32 or int8 values only "
+                            f"(sort the integers, or .float() them first)")
+    x = ctx.get(n.inputs[0])
+    count = int(np.prod(x.sizes)) if a["dim"] is None else (x.sizes[a["dim"]] if x.sizes else 1)
+    pick = (count - 1) // 2
+    return (0 if a["dim"] is None else a["dim"]), pick + 1, pick, None
+
+
 def op_sort(ctx, n: Node):
     """The values of torch.sort / topk / median / mode / cummax...: the
     input's int8 bytes reordered or picked."""
-    values = _ordered(ctx, n)[0]
+    ordered = _ordered(ctx, n)
+    if ordered is None:
+        return None
+    values = ordered[0]
     if values.dtype == ScalarType.CHAR and (values.scale, values.zp) != tuple(n.qparams):
         return ctx.refuse(n, "the output's int8 grid differs from the input's: the sort moves bytes")
     return values
@@ -787,7 +825,8 @@ def op_sort(ctx, n: Node):
 
 def op_sort_indices(ctx, n: Node):
     """The int64 positions of torch.sort / topk / argsort along dim."""
-    return _ordered(ctx, n)[1]
+    ordered = _ordered(ctx, n)
+    return None if ordered is None else ordered[1]
 
 
 def op_index_to_float(ctx, n: Node):

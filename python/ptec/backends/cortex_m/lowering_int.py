@@ -22,8 +22,9 @@
   sign the bools as 0 / 1 (_to_dim_order_copy) subtracted; comparisons of
   integers (capture's compare nodes with attrs integer): int_compare.
 * cast (and an int32 operand beside int64 ones, torch's promotion):
-  dim_order_ops::_to_dim_order_copy.out between int64 and int32 (into
-  int32 the low 32 bits, as torch).
+  dim_order_ops::_to_dim_order_copy.out between int64, int32 and
+  (capture_int_casts) int16, uint8, int8 (into a narrower type the low
+  bits, as torch), or into float64.
 * cat / stack: aten::cat.out copies elements of any dtype (stack's new dim
   a view of each operand); view: the contiguous bytes under torch's shape;
   slice: aten::slice_copy.Tensor_out (any dtype) of the contiguous value.
@@ -53,7 +54,10 @@ from ...pte.program_builder import CHANNELS_LAST
 from ...pte.schema import ScalarType
 from .lowering_bool import _call, _contiguous, _dim_order, bool_value
 
-SCALAR_TYPES = {"int64": ScalarType.LONG, "int32": ScalarType.INT}
+SCALAR_TYPES = {"int64": ScalarType.LONG, "int32": ScalarType.INT,
+                # casts only (capture_int_casts): no arithmetic is made in these
+                "int16": ScalarType.SHORT, "uint8": ScalarType.BYTE, "int8": ScalarType.CHAR,
+                "float64": ScalarType.DOUBLE}
 _DIVISIONS = {"floor_divide": "aten::floor_divide.out", "remainder": "aten::remainder.Tensor_out",
               "fmod": "aten::fmod.Tensor_out", "bitwise_and": "aten::bitwise_and.Tensor_out",
               "bitwise_or": "aten::bitwise_or.Tensor_out", "bitwise_xor": "aten::bitwise_xor.Tensor_out",
