@@ -87,6 +87,20 @@ products of matrices as element-wise products summed by one more linear:
   (some): one node `linalg_qr` (which 0 Q, 1 R), lowered to
   ptec::linalg_qr.out (Householder reflections in fp32, LAPACK's sign
   convention, so R's diagonal signs are torch's);
+* torch.linalg.lu_factor / lu_factor_ex / torch.lu / Tensor.lu (LU,
+  pivots) and torch.linalg.lu (P, L, U) of [..., m, n], any m, n: one node
+  `linalg_lu` (which 0 LU, 2 P, 3 L, 4 U) or `linalg_lu_pivots` (int32,
+  1-based, an index value viewed to torch's shape by an integer view) on A
+  viewed as [B, m, n], lowered to ptec::linalg_lu.out (det and solve's LU
+  with partial pivoting: LAPACK getrf's pivot rule, so torch's pivots
+  where a column's largest |entry| is not tied to rounding; a singular A
+  factors as lu_factor_ex's); torch.lu_unpack (P, L, U) and
+  torch.linalg.lu_solve / torch.lu_solve (adjoint either way) of the LU
+  and pivots of one such call of the program: the same kernel on that A
+  (lu_solve: ptec::linalg_solve.out, the same LU bit for bit), the
+  factorisation's own results dropped when only they read them
+  (without_unread_factors); info, pivot=False, left=False and an LU not
+  factored in the program are refused;
 * cond(A, p) for p None or 2 (sigma_max / sigma_min) or -2 (the inverse
   ratio): the same node, the two values picked and divided in fp32 (a
   singular A: a huge ratio of rounding size, or inf, where torch's is inf
