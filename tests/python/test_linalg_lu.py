@@ -299,3 +299,20 @@ def test_uncovered_forms_are_refused_in_one_line(name, fn, says):
     with pytest.raises((CompileError, UnsupportedOperator)) as e:
         compile_model(Call(fn).eval(), [x], [(x,), (x * 0.5,)])
     assert says in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+def test_a_delegate_leaves_the_factorisation_in_fp32(tmp_path):
+    """An NPU delegate asked first leaves the LU steps to the portable fp32
+    kernel with the fp32 reason (the pivots' integer view to cortex_m's
+    integer kernels): the pivots still torch's."""
+    from ptec.backends import default_backends
+    from ptec.backends.ethos_u.backend import EthosUBackend
+    from ptec.capture_matrix_functions import FP32_REASON
+    x = torch.randn(2, 3, 5, 5, generator=torch.Generator().manual_seed(12))
+    fn = lambda a: torch.linalg.lu_factor(a).pivots            # noqa: E731
+    res = compile_model(Call(fn).eval(), [x], [(x,)], backends=[EthosUBackend()] + default_backends())
+    placed = [p for p in res.lowered.placements if p.backend != "none"]
+    assert [p.backend for p in placed] == ["portable", "portable", "cortex_m"], placed
+    assert all(p.reason.startswith("ethos_u: " + FP32_REASON) for p in placed[:2])
+    got = host_runtime.run(parse_program(res.data), res.data, [x.numpy()], workdir=str(tmp_path))[0]
+    assert np.array_equal(got, fn(x).numpy())
