@@ -19,9 +19,9 @@
  * itself, nothing eliminated: a singular A still factors, as torch's
  * lu_factor_ex). P = S_0 S_1 ... S_k-1, S_j the swap of rows j and
  * pivots[j] (P^T A = L U): the identity with those rows swapped, the last
- * swap first. No scaling
- * and no check for infinities or NaN: they propagate by IEEE arithmetic
- * (a NaN is never the larger |entry|, as in getrf's idamax).
+ * swap first. No scaling and no check for infinities or NaN: they
+ * propagate by IEEE arithmetic (a NaN is never the larger |entry|, as in
+ * getrf's idamax).
  *
  * Only -, * and / (python/ptec/reference/linalg.py repeats them: its bytes
  * are the kernel's). Scratch: m n floats and k uint32. Every size is
