@@ -64,7 +64,7 @@ from .capture_calls import (refuse_call, _amax_nodes, _copying_nodes, _cumsum_no
 from .capture_tensor_index import computed_index_select_nodes, tensor_index_nodes
 from .embedding_bag import embedding_bag_nodes
 from .capture_linalg import linalg_nodes
-from .capture_matrix_functions import matrix_function_nodes
+from .capture_matrix_functions import matrix_function_nodes, without_unread_factors
 from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .capture_unary_tables import table_refusal, unary_table_nodes
 from .capture_reductions import reduction_nodes
@@ -1076,6 +1076,7 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
     used = {i for n in nodes for i in n.inputs} | set(outputs)
     nodes = [n for n in nodes if (n.name not in tuple_sources and n.name not in state_buffers)
              or n.name in used]
+    nodes = without_unread_factors(nodes, outputs)    # an LU only lu_unpack / lu_solve read (their A is refactored)
     for n in nodes:
         if n.op == "conv_transpose2d":
             dense_groups(n)

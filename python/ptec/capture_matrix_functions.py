@@ -87,6 +87,20 @@ tables and n^3 element-wise products that served n <= 8):
   (some): one node `linalg_qr` (which 0 Q, 1 R), lowered to
   ptec::linalg_qr.out (Householder reflections in fp32, LAPACK's sign
   convention, so R's diagonal signs are torch's);
+* torch.linalg.lu_factor / lu_factor_ex / torch.lu / Tensor.lu (LU,
+  pivots) and torch.linalg.lu (P, L, U) of [..., m, n], any m, n: one node
+  `linalg_lu` (which 0 LU, 2 P, 3 L, 4 U) or `linalg_lu_pivots` (int32,
+  1-based, an index value viewed to torch's shape by an integer view) on A
+  viewed as [B, m, n], lowered to ptec::linalg_lu.out (det and solve's LU
+  with partial pivoting: LAPACK getrf's pivot rule, so torch's pivots
+  where a column's largest |entry| is not tied to rounding; a singular A
+  factors as lu_factor_ex's); torch.lu_unpack (P, L, U) and
+  torch.linalg.lu_solve / torch.lu_solve (adjoint either way) of the LU
+  and pivots of one such call of the program: the same kernel on that A
+  (lu_solve: ptec::linalg_solve.out, the same LU bit for bit), the
+  factorisation's own results dropped when only they read them
+  (without_unread_factors); info, pivot=False, left=False and an LU not
+  factored in the program are refused;
 * cond(A, p) for p None or 2 (sigma_max / sigma_min) or -2 (the inverse
   ratio): the same node, the two values picked and divided in fp32 (a
   singular A: a huge ratio of rounding size, or inf, where torch's is inf
@@ -118,6 +132,7 @@ A's batch dims, triangular_solve's cloned coefficient) stay the unsupported node
 naming the call and the limit."""
 from __future__ import annotations
 
+from operator import getitem
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -165,6 +180,13 @@ CALLS: Dict[str, Tuple[Tuple, Tuple[str, ...]]] = {
     "lstsq": (torch_functions("linalg.lstsq"), ()),
     "qr": (torch_functions("linalg.qr"), ()),
     "qr_old": (torch_functions("qr"), ("qr",)),
+    "lu_factor": (torch_functions("linalg.lu_factor"), ()),
+    "lu_factor_ex": (torch_functions("linalg.lu_factor_ex"), ()),
+    "lu": (torch_functions("linalg.lu"), ()),
+    "lu_old": (torch_functions("lu"), ("lu",)),
+    "lu_unpack": (torch_functions("lu_unpack"), ()),
+    "lu_solve": (torch_functions("linalg.lu_solve"), ()),
+    "lu_solve_old": (torch_functions("lu_solve"), ("lu_solve",)),
     "norm": (torch_functions("linalg.matrix_norm", "linalg.norm", "norm"), ("norm",)),
     "matrix_exp": (torch_functions("linalg.matrix_exp", "matrix_exp"), ("matrix_exp",)),
 }
@@ -184,6 +206,9 @@ NAMES = {
     "svd": ("A", "full_matrices", "driver"), "svd_old": ("A", "some", "compute_uv"),
     "pinv": ("A", "rcond", "hermitian", "atol", "rtol"), "matrix_rank": ("A", "tol", "hermitian", "atol", "rtol"),
     "lstsq": ("A", "B", "rcond", "driver"), "qr": ("A", "mode"), "qr_old": ("A", "some"),
+    "lu_factor": ("A", "pivot"), "lu_factor_ex": ("A", "pivot", "check_errors"), "lu": ("A", "pivot"),
+    "lu_old": ("A", "pivot", "get_infos"), "lu_unpack": ("LU_data", "LU_pivots", "unpack_data", "unpack_pivots"),
+    "lu_solve": ("LU", "pivots", "B", "left", "adjoint"), "lu_solve_old": ("B", "LU", "pivots"),
     "matrix_exp": ("A",),
 }
 
@@ -633,6 +658,109 @@ def _qr_element(s: _Fp32, family: str, got, index) -> str:
     return s("linalg_qr", [mats], which=0 if q else 1, complete=mode == "complete")
 
 
+# the LU calls' names as the model spells them
+LU_WHAT = {"lu_factor": "torch.linalg.lu_factor", "lu_factor_ex": "torch.linalg.lu_factor_ex",
+           "lu": "torch.linalg.lu", "lu_old": "torch.lu", "lu_unpack": "torch.lu_unpack",
+           "lu_solve": "torch.linalg.lu_solve", "lu_solve_old": "torch.lu_solve"}
+# result index -> ptec::linalg_lu.out's which: (LU, pivots) of a factorisation, (P, L, U) of an unpacking
+LU_PACKED = {0: 0, "LU": 0, 1: 1, "pivots": 1}
+LU_UNPACKED = {0: 2, "P": 2, 1: 3, "L": 3, 2: 4, "U": 4}
+
+
+def _lu_factored(what: str, LU, pivots):
+    """A, the matrix whose torch.linalg.lu_factor / lu_factor_ex / torch.lu
+    (pivot=True) gave the values LU and pivots (results 0 and 1 of one such
+    call in the program); else refused: ptec has no kernel reading a packed
+    LU and pivots it did not make (their A is what its kernels factor)."""
+    calls = []
+    for value, index in ((LU, 0), (pivots, 1)):
+        if not (isinstance(value, torch.fx.Node) and value.op == "call_function" and value.target is getitem
+                and len(value.args) == 2 and isinstance(value.args[0], torch.fx.Node)
+                and LU_PACKED.get(value.args[1]) == index
+                and _family(value.args[0]) in ("lu_factor", "lu_factor_ex", "lu_old")):
+            raise _Refused(f"{what}: ptec takes the LU and pivots of one torch.linalg.lu_factor (lu_factor_ex, "
+                           "torch.lu) call of the program")
+        calls.append(value.args[0])
+    if calls[0] is not calls[1]:
+        raise _Refused(f"{what}: ptec takes the LU and pivots of one torch.linalg.lu_factor call, not of two")
+    got = _bind(calls[0], NAMES[_family(calls[0])])
+    if got is None or got.get("pivot", True) is not True:
+        raise _Refused(f"{what}: ptec takes the LU and pivots of a torch.linalg.lu_factor(pivot=True) call")
+    return got.get("A")
+
+
+def _lu_element(s: _Fp32, what: str, A, which: int, out) -> List[Node]:
+    """LU (which 0), the pivots (1), P (2), L (3) or U (4) of A [..., m, n]
+    viewed as [B, m, n] by ptec::linalg_lu.out, made torch's shape `out`;
+    the pivots an int32 value (a `linalg_lu_pivots` node, viewed by an
+    integer view), carried as float32 like every index."""
+    shape, m, n = _matrices(A, what)
+    batch = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    mats = s("reshape", [A.name], target_shape=[batch, m, n])
+    if which != 1:
+        return _finish(s, s("linalg_lu", [mats], which=which), out)
+    piv = s("linalg_lu_pivots", [mats])
+    if list(out) != [batch, min(m, n)]:
+        s.int8("int_math", [piv], kind="view", dtype="int32", shape=list(out))
+    return s.done()
+
+
+def without_unread_factors(nodes: List[Node], outputs) -> List[Node]:
+    """nodes without the steps of a factorisation's LU or pivots
+    (attrs["drop_unread"]) that nothing reads: torch.lu_unpack and
+    torch.linalg.lu_solve read them in the fx graph, but their nodes factor A
+    again (the same kernel, the same bytes), so an LU read only by them
+    would be computed for nothing. Dropped until none is left unread."""
+    while True:
+        read = {i for n in nodes for i in n.inputs} | set(outputs)
+        kept = [n for n in nodes if not n.attrs.get("drop_unread") or n.name in read]
+        if len(kept) == len(nodes):
+            return kept
+        nodes = kept
+
+
+def _lu_result(s: _Fp32, family: str, got, index, out) -> List[Node]:
+    """Result `index` of a factorisation (lu_factor, lu_factor_ex, torch.lu:
+    LU, pivots) or an unpacking (torch.linalg.lu, torch.lu_unpack: P, L,
+    U); info and empty results refused."""
+    what = LU_WHAT[family]
+    if family == "lu_unpack":
+        for flag in ("unpack_data", "unpack_pivots"):
+            if got.get(flag, True) is not True:
+                raise _Refused(f"{what}({flag}=False): its results are empty; ptec unpacks with both True")
+        A = _lu_factored(what, got.get("LU_data"), got.get("LU_pivots"))
+    else:
+        if got.get("pivot", True) is not True:
+            raise _Refused(f"{what}(pivot=False): ptec factors with partial pivoting (pivot=True), as torch on a CPU")
+        A = got.get("A")
+    which = (LU_UNPACKED if family in ("lu", "lu_unpack") else LU_PACKED).get(index)
+    if which is None:
+        raise _Refused(f"{what}()[{index!r}]: ptec computes " + ("P, L and U" if family in ("lu", "lu_unpack") else
+                                                                "LU and pivots (no info: a singular matrix still "
+                                                                "factors, as lu_factor_ex's)"))
+    made = _lu_element(s, what, A, which, out)
+    if family not in ("lu", "lu_unpack"):
+        for n in made:
+            n.attrs["drop_unread"] = True      # (read by lu_unpack / lu_solve only: dropped)
+    return made
+
+
+def _lu_solve(s: _Fp32, family: str, got, out) -> str:
+    """torch.linalg.lu_solve(LU, pivots, B, adjoint=) / torch.lu_solve(B,
+    LU, pivots) of an LU the program factored: A X = B (A^T X = B) by
+    ptec::linalg_solve.out on A itself (the same LU, bit for bit, then the
+    substitutions)."""
+    what = LU_WHAT[family]
+    if got.get("left", True) is not True:
+        raise _Refused(f"{what}(left=False): ptec solves A X = B (left=True)")
+    adjoint = _flag(got, "adjoint", False, what)
+    A = _lu_factored(what, got.get("LU"), got.get("pivots"))
+    mats, rhs = _system(s, what, A, got.get("B"), out, vector_ok=False)
+    if adjoint:
+        mats = s("permute", [mats], dims=[0, 2, 1])
+    return s("linalg_solve", [mats, rhs])
+
+
 def _norm_form(fn):
     """(A, ord) of a matrix norm 2, -2 or 'nuc' over the last two dims, or None."""
     call = _norm_call(fn)
@@ -653,7 +781,7 @@ def _norm_form(fn):
 def _compute(fn, family: str, by_name, out, name: Optional[str] = None) -> List[Node]:
     s = _Fp32(name or fn.name)
     s.by_name = by_name
-    what = f"torch.linalg.{family}" if family not in ("norm",) else "torch.linalg.matrix_norm"
+    what = LU_WHAT.get(family) or (f"torch.linalg.{family}" if family not in ("norm",) else "torch.linalg.matrix_norm")
     if family == "norm":
         form = _norm_form(fn)
         if form is None:
@@ -702,6 +830,8 @@ def _compute(fn, family: str, by_name, out, name: Optional[str] = None) -> List[
         return _finish(s, _pinv(s, fn, got), out)
     if family == "matrix_rank":
         return _matrix_rank(s, got, out)
+    if family in ("lu_solve", "lu_solve_old"):
+        return _finish(s, _lu_solve(s, family, got, out), out)
     shape, n = _square(A, what)
     mats, _ = _matrices_of(s, A, shape)
     if family == "matrix_power":
@@ -750,6 +880,11 @@ def _elements(fn, ins, family: str, by_name):
                     raise _Refused("torch.linalg.qr: ptec computes it without out=")
                 s = _Fp32(item.name)
                 return _finish(s, _qr_element(s, family, got, index), out)
+            if family in ("lu_factor", "lu_factor_ex", "lu", "lu_old", "lu_unpack"):
+                got = _bind(fn, NAMES[family])
+                if got is None:
+                    raise _Refused(f"{LU_WHAT[family]}: ptec computes it without out=")
+                return _lu_result(_Fp32(item.name), family, got, index, out)
             if family == "lstsq" and index in LSTSQ_RESULTS:
                 got = _bind(fn, NAMES[family])
                 if got is None:
@@ -777,7 +912,9 @@ def _elements(fn, ins, family: str, by_name):
             from .capture import _element_of, _function_node       # capture imports this module
             refused = _element_of(item.name, _function_node(fn, ins), index)
             # named as the call the model made, not the getitem that reads it
-            refused.attrs["source"] = f"{fn.name} ({'Tensor' if fn.op == 'call_method' else 'torch.linalg'}.{family})"
+            refused.attrs["source"] = (f"{fn.name} ({'Tensor.lu' if fn.op == 'call_method' else LU_WHAT[family]})"
+                                       if family in LU_WHAT else
+                                       f"{fn.name} ({'Tensor' if fn.op == 'call_method' else 'torch.linalg'}.{family})")
             refused.attrs["why"] = str(why)
             return [refused]
     return element
@@ -800,7 +937,7 @@ def matrix_function_nodes(fn, ins, by_name):
     out = _meta_shape(fn)
     try:
         if family in ("slogdet", "inv_ex", "solve_ex", "triangular_solve", "eigh", "svd", "svd_old", "lstsq", "qr",
-                      "qr_old"):
+                      "qr_old", "lu_factor", "lu_factor_ex", "lu", "lu_old", "lu_unpack"):
             return _elements(fn, ins, family, by_name)
         if out is None:
             raise _Refused(f"torch.linalg.{family}: its traced shape is unknown")

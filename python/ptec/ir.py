@@ -24,7 +24,10 @@ the eigenvalues of symmetric [B, n, n], det / sign / log |det| / log det of
 (L or U of [B, n, n], op(T)^-1 B of a triangle), linalg_eigh_vectors (the
 eigenvectors of symmetric [B, n, n], each column's largest component
 positive), linalg_svd (U, Vh or the pseudo-inverse of [B, m, n] by `which`),
-linalg_qr (Q or R of [B, m, n], LAPACK's signs: capture_matrix_functions),
+linalg_qr (Q or R of [B, m, n], LAPACK's signs), linalg_lu (the packed LU,
+P, L or U of [B, m, n] by `which`: LAPACK getrf's pivots) and
+linalg_lu_pivots (its int32 pivots, 1-based, carried as float32 like an
+index: capture_matrix_functions),
 bmm (the fp32 product of [B, n, k] and [B, k, m]: aten::bmm.out),
 unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
@@ -357,6 +360,13 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         # Q (which 0) or R (1) of [B, m, n] (ptec::linalg_qr.out: Householder, LAPACK's sign convention)
         q, r = torch.linalg.qr(xs[0], mode="complete" if a["complete"] else "reduced")
         y = q if a["which"] == 0 else r
+    elif op == "linalg_lu":
+        # the packed LU (which 0), P (2), L (3) or U (4) of [B, m, n] (ptec::linalg_lu.out: partial pivoting,
+        # getrf's rule); a singular matrix factors as lu_factor_ex's
+        y = torch.linalg.lu_factor_ex(xs[0])[0] if a["which"] == 0 else torch.linalg.lu(xs[0])[int(a["which"]) - 2]
+    elif op == "linalg_lu_pivots":
+        # the pivots [B, k] of the same LU (int32, 1-based), carried as float32 like every index
+        y = torch.linalg.lu_factor_ex(xs[0])[1].float()
     elif op == "linalg_cholesky":
         # L (or U) of [B, n, n], one triangle read (ptec::linalg_cholesky.out); NaN where not positive-definite
         ex = getattr(torch.linalg, "cholesky_ex", None)

@@ -95,6 +95,11 @@ def portable_program():
     # and pinv(A) A of the tall ones (aten::bmm.out: [3, 4, 6] times [3, 6, 4])
     pa_tall = b.tensor(f32, [3, 4, 4], None)
     b.call("aten::bmm.out", self=pinv_tall, mat2=tall, out=pa_tall)
+    # the wide ones' LU pivots (int32) and the tall ones' P (ptec::linalg_lu.out: NaN never a pivot, a zero
+    # column skipped)
+    piv_wide, p_tall = b.tensor(ScalarType.INT, [2, 4], None), b.tensor(f32, [3, 6, 6], None)
+    b.call("ptec::linalg_lu.out", self=wide, which=1, out=piv_wide)
+    b.call("ptec::linalg_lu.out", self=tall, which=2, out=p_tall)
     # the eigenvalues of 2 of the input's 6x6 planes' upper triangles (ptec::linalg_eigvalsh.out; with the
     # singular values above and the LU and triangular kernels below, before the 2-D sampler, the input's
     # last reader: no tensor of theirs takes its bytes)
@@ -124,7 +129,8 @@ def portable_program():
     sampled = b.tensor(f32, [1, 2, 6, 6], cl)
     b.call("aten::grid_sampler_2d.out", input=x, grid=gs, interpolation_mode=2, padding_mode=2, align_corners=False,
            out=sampled)
-    b.set_io([x], [v, sampled, sampled3, sv_tall, sv_wide, vh_wide, pinv_tall, r_tall, pa_tall, ev, evec, logdet, solved, factor, tri])
+    b.set_io([x], [v, sampled, sampled3, sv_tall, sv_wide, vh_wide, pinv_tall, r_tall, pa_tall, piv_wide, p_tall, ev, evec,
+                   logdet, solved, factor, tri])
     return b.build()
 
 

@@ -106,15 +106,19 @@ def base_svd():
     """The singular values of x [2, 5, 4] (ptec::linalg_svdvals.out) into
     z [2, 4], both planned: the sizes its prepare checks before it asks for
     m * n floats of scratch; x's full U into u [2, 5, 5]
-    (ptec::linalg_svd.out). (base_eig: the same for ptec::linalg_eigvalsh.out.)"""
+    (ptec::linalg_svd.out); its complete Q into q, its LU's P into lp [2, 5, 5] and pivots into lv [2, 4]
+    (int32; ptec::linalg_lu.out). (base_eig: the same for ptec::linalg_eigvalsh.out.)"""
     b = ProgramBuilder()
     x, z = b.tensor(ScalarType.FLOAT, [2, 5, 4]), b.tensor(ScalarType.FLOAT, [2, 4])
     u, q = b.tensor(ScalarType.FLOAT, [2, 5, 5]), b.tensor(ScalarType.FLOAT, [2, 5, 5])
+    lp, lv = b.tensor(ScalarType.FLOAT, [2, 5, 5]), b.tensor(ScalarType.INT, [2, 4])
     b.call("ptec::linalg_svdvals.out", self=x, out=z)
     b.call("ptec::linalg_svd.out", self=x, which=0, full_matrices=True, rtol=0.0, out=u)
     b.call("ptec::linalg_qr.out", self=x, which=0, complete=True, out=q)
-    b.set_io([x], [z, u, q])
-    return b.build(), {"x": x, "z": z, "u": u, "q": q}
+    b.call("ptec::linalg_lu.out", self=x, which=2, out=lp)
+    b.call("ptec::linalg_lu.out", self=x, which=1, out=lv)
+    b.set_io([x], [z, u, q, lp, lv])
+    return b.build(), {"x": x, "z": z, "u": u, "q": q, "lp": lp, "lv": lv}
 
 
 def base_eig():
@@ -835,6 +839,24 @@ def case_svd_qr_out_lies(p, v):
     # q [2, 5, 4] where complete asks Q 5x5: Q's last column would land in the next matrix's (and past q)
     _resize(p, v, "q", [2, 5, 4])
     return [("any", "requirements", "InvalidArgument", "out must be Q")]
+
+
+def case_svd_lu_p_out_lies(p, v):
+    # lp [2, 5, 4] where P is 5x5: P's last column would land in the next matrix's (and past lp)
+    _resize(p, v, "lp", [2, 5, 4])
+    return [("any", "requirements", "InvalidArgument", "out must be LU")]
+
+
+def case_svd_lu_pivots_out_lies(p, v):
+    # lv [2, 3] where min(5, 4) = 4 pivots a matrix: the second matrix's last pivot would land past lv
+    _resize(p, v, "lv", [2, 3])
+    return [("any", "requirements", "InvalidArgument", "out must be LU")]
+
+
+def case_svd_lu_pivots_batch(p, v):
+    # lv [1, 4] of x's 2 matrices: the second matrix's pivots would land past lv
+    _resize(p, v, "lv", [1, 4])
+    return [("any", "requirements", "InvalidArgument", "out must be LU")]
 
 
 def case_eig_scratch_overflow(p, v):

@@ -1171,6 +1171,50 @@ fail_case("bmm_inner", bmm_op([1, 2, 3], [1, 2, 2], [1, 2, 2]), INVALID_ARGUMENT
 fail_case("bmm_out_size", bmm_op([1, 2, 3], [1, 3, 2], [1, 2, 3]), INVALID_ARGUMENT, "out must be [B, n, m]")
 fail_case("bmm_order", bmm_op([1, 2, 3], [1, 3, 2], [1, 2, 2], order=[0, 2, 1]), NOT_SUPPORTED, "default dim order")
 
+
+def lu_op(x_shape, out_shape, which, st=F32, out_st=None):
+    """ptec::linalg_lu.out: LU (which 0), pivots (1, int32), P (2), L (3) or U (4) of x's matrices."""
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape)
+    y = b.tensor(out_st or (I32 if which == 1 else F32), out_shape)
+    b.call("ptec::linalg_lu.out", self=x, which=which, out=y)
+    b.set_io([x], [y])
+    return b
+
+
+# [[1, 2], [4, 4]]: row 2 the pivot (|4| > |1|), l = 1 / 4, u_22 = 2 - l 4 = 1 (exact); a zero first column:
+# nothing eliminated, its pivot itself (getrf's 1), then rows 2 and 3 swapped; a NaN below the diagonal is never
+# the larger |entry| (pivot 1 kept, the NaN spreads to row 2); a wide 2x3 (l = 0.5, row 2 [0, 2]); a tall 3x1
+# (pivot -4, L's column [1, -0.25, -0.5])
+A2 = np.array([[[1, 2], [4, 4]], [[1, 2], [np.nan, 1]]], np.float32)
+Z3 = np.array([[0, 0, 1], [0, 0, 2], [0, 3, 4]], np.float32)
+W23 = np.array([[2, 1, 3], [4, 2, 2]], np.float32)
+T31 = np.array([[1], [-4], [2]], np.float32)
+run_case("lu_packed_2x2_and_nan", lu_op([2, 2, 2], [2, 2, 2], 0), [(A2, None)],
+         [(np.array([[[4, 4], [0.25, 1]], [[1, 2], [np.nan, np.nan]]], np.float32), None)])
+run_case("lu_pivots_2x2_and_nan", lu_op([2, 2, 2], [2, 2], 1), [(A2, None)],
+         [(np.array([[2, 2], [1, 2]], np.int32), None)])
+run_case("lu_pivots_zero_column", lu_op([3, 3], [3], 1), [(Z3, None)], [(np.array([1, 3, 3], np.int32), None)])
+run_case("lu_packed_zero_column", lu_op([1, 3, 3], [1, 3, 3], 0), [(Z3[None], None)],
+         [(np.array([[[0, 0, 1], [0, 3, 4], [0, 0, 2]]], np.float32), None)])
+run_case("lu_p_zero_column", lu_op([3, 3], [3, 3], 2), [(Z3, None)],
+         [(np.array([[1, 0, 0], [0, 0, 1], [0, 1, 0]], np.float32), None)])
+run_case("lu_l_wide", lu_op([2, 3], [2, 2], 3), [(W23, None)], [(np.array([[1, 0], [0.5, 1]], np.float32), None)])
+run_case("lu_u_wide", lu_op([2, 3], [2, 3], 4), [(W23, None)],
+         [(np.array([[4, 2, 2], [0, 0, 2]], np.float32), None)])
+run_case("lu_p_tall", lu_op([3, 1], [3, 3], 2), [(T31, None)],
+         [(np.array([[0, 1, 0], [1, 0, 0], [0, 0, 1]], np.float32), None)])
+run_case("lu_l_tall", lu_op([3, 1], [3, 1], 3), [(T31, None)], [(np.array([[1], [-0.25], [-0.5]], np.float32), None)])
+run_case("lu_u_tall", lu_op([3, 1], [1, 1], 4), [(T31, None)], [(np.array([[-4]], np.float32), None)])
+fail_case("lu_int8", lu_op([2, 2], [2, 2], 0, st=I8), NOT_SUPPORTED, "self must be float32")
+fail_case("lu_pivots_float", lu_op([2, 2], [2], 1, out_st=F32), NOT_SUPPORTED, "int32 for the pivots")
+fail_case("lu_lu_int32", lu_op([2, 2], [2, 2], 0, out_st=I32), NOT_SUPPORTED, "int32 for the pivots")
+fail_case("lu_which", lu_op([2, 2], [2, 2], 5), INVALID_ARGUMENT, "which must be")
+fail_case("lu_pivots_rank", lu_op([2, 3], [2, 1], 1), INVALID_ARGUMENT, "out of its rank")
+fail_case("lu_p_size", lu_op([3, 2], [2, 2], 2), INVALID_ARGUMENT, "out must be LU")
+fail_case("lu_u_size", lu_op([3, 2], [3, 2], 4), INVALID_ARGUMENT, "out must be LU")
+fail_case("lu_empty", lu_op([0, 2], [0, 2], 0), INVALID_ARGUMENT, "empty matrices")
+
 def unpool_op(x_shape, out_shape, zero_point=0, st=F32, idx_st=I64, order=None):
     b = ProgramBuilder()
     x, i = b.tensor(st, x_shape, order), b.tensor(idx_st, x_shape, order)

@@ -55,14 +55,14 @@ class FrexpValues(nn.Module):
     def forward(self, x):
         return x.frexp().mantissa * 2.0
 
-class LuFactorUnpacked(nn.Module):
+class LdlFactorUnpacked(nn.Module):
     def forward(self, x):
-        lu, pivots = torch.linalg.lu_factor(x.reshape(2, 2, 2))
-        return lu
+        ld, pivots = torch.linalg.ldl_factor(x.reshape(2, 2, 2))
+        return ld
 
-class LuFactorValues(nn.Module):
+class LdlFactorValues(nn.Module):
     def forward(self, x):
-        return torch.linalg.lu_factor(x.reshape(2, 2, 2)).LU
+        return torch.linalg.ldl_factor(x.reshape(2, 2, 2)).LD
 
 class FrexpWhole(nn.Module):
     def forward(self, x):
@@ -71,8 +71,8 @@ class FrexpWhole(nn.Module):
 def frexp_unpacked(): return FrexpUnpacked(), (torch.randn(1, 8),)
 def frexp_whole(): return FrexpWhole(), (torch.randn(1, 8),)
 def frexp_values(): return FrexpValues(), (torch.randn(1, 8),)
-def lu_factor_unpacked(): return LuFactorUnpacked(), (torch.randn(1, 8),)
-def lu_factor_values(): return LuFactorValues(), (torch.randn(1, 8),)
+def ldl_factor_unpacked(): return LdlFactorUnpacked(), (torch.randn(1, 8),)
+def ldl_factor_values(): return LdlFactorValues(), (torch.randn(1, 8),)
 
 def boom():
     raise RuntimeError("factory exploded")
@@ -142,11 +142,12 @@ CASES = [
      ["operator not supported", "no kernel for frexp (Tensor.frexp)"]),
     ("frexp_returned_whole", ["compile", M + ":frexp_whole", "--calib", "2", "-o", "{out}/m.pte"],
      ["operator not supported", "no kernel for frexp (torch.frexp)"]),
-    # (torch.linalg.qr runs since issue 15's QR kernel; lu_factor, whose pivots are int32, stays refused)
-    ("lu_factor_unpacked", ["compile", M + ":lu_factor_unpacked", "--calib", "2", "-o", "{out}/m.pte"],
-     ["operator not supported", "no kernel for linalg_lu_factor (torch.linalg_lu_factor)"]),
-    ("lu_factor_values", ["compile", M + ":lu_factor_values", "--calib", "2", "-o", "{out}/m.pte"],
-     ["operator not supported", "no kernel for linalg_lu_factor (torch.linalg_lu_factor)"]),
+    # (torch.linalg.qr and lu_factor run since issue 15's QR and LU kernels; ldl_factor, a second multi-output
+    # factorisation, stays refused)
+    ("ldl_factor_unpacked", ["compile", M + ":ldl_factor_unpacked", "--calib", "2", "-o", "{out}/m.pte"],
+     ["operator not supported", "no kernel for linalg_ldl_factor (torch.linalg_ldl_factor)"]),
+    ("ldl_factor_values", ["compile", M + ":ldl_factor_values", "--calib", "2", "-o", "{out}/m.pte"],
+     ["operator not supported", "no kernel for linalg_ldl_factor (torch.linalg_ldl_factor)"]),
     # calibration data
     ("calib_zero", ["compile", M + ":one", "--calib", "0", "-o", "{out}/m.pte"],
      ["--calib 0", "at least 1"]),

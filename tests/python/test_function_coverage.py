@@ -32,6 +32,7 @@ R, POS = (-3.0, 3.0), (0.2, 3.0)
 SM, UNIT = (2, 4, 6), (-1.0, 1.0)       # batched small matrices (a 4x4 and two columns), entries in UNIT
 SL = (2, 6, 7)                          # batched 6x6 matrices and a column, entries in UNIT
 SX = (2, 12, 13)                        # batched 12x12 matrices and a column, entries in UNIT
+PERM6 = torch.eye(6)[[3, 0, 5, 1, 4, 2]]  # a 6x6 permutation: 6 PERM6 + x's entries pivots unambiguously on it
 CAUSAL = torch.triu(torch.ones(4, 4, dtype=torch.bool), 1)       # True: a later key, masked
 
 
@@ -503,6 +504,20 @@ RUNS = {
                                                    -1), SL, UNIT, 1.0, "fp32"),                       # 0.79
     "torch.linalg.qr (complete, of 6x4)": (lambda x: torch.linalg.qr(x[..., :4], mode="complete")[0], SL, UNIT, 1.5,
                                            "fp32"),                                             # 1.25: the int8 slice
+    # LU with partial pivoting (ptec::linalg_lu.out) of 6 PERM6 + x[..., :6]: pivots on PERM6's rows, so torch's;
+    # a random 6x4 (pivots apart by more than x's rounding here); lu_solve: linalg_solve of the factored A
+    "torch.linalg.lu_factor (LU)": (lambda x: torch.linalg.lu_factor(x[..., :6] + 6 * PERM6).LU, SL, UNIT, 1.0,
+                                    "fp32"),                                                      # 0.14
+    "torch.linalg.lu_factor (pivots .float())": (lambda x: torch.linalg.lu_factor(x[..., :6] + 6 * PERM6)[1].float(),
+                                                 SL, UNIT, 0.0, "fp32"),                          # 0.00: exact
+    "torch.linalg.lu (P, L, U), torch.lu_unpack": (lambda x: torch.cat(
+        [torch.linalg.lu(x[..., :6] + 6 * PERM6).P, torch.linalg.lu(x[..., :6] + 6 * PERM6)[1],
+         torch.lu_unpack(*torch.linalg.lu_factor_ex(x[..., :6] + 6 * PERM6)[:2])[2] * 0.2], -1), SL, UNIT, 1.0,
+        "fp32"),                                                                                  # 0.60
+    "torch.lu, Tensor.lu (LU of 6x4)": (lambda x: torch.lu(x[..., :4])[0] + x[..., :4].lu()[0], SL, UNIT, 2.0,
+                                        "fp32"),                          # 1.84: x's int8 rounding over a small pivot
+    "torch.linalg.lu_solve": (lambda x: torch.linalg.lu_solve(*torch.linalg.lu_factor(x[..., :6] + 4 * torch.eye(6)),
+                                                              x[..., 6:]), SL, UNIT, 1.0, "fp32"),  # 0.53
     # (x^T x an int8 matmul: its rounding)
     "torch.linalg.eigvalsh (8x8 of x^T x)": (lambda x: torch.linalg.eigvalsh(x.mT @ x), S3, R, 1.5, "fp32"),  # 1.04
     "torch.linalg.svdvals (2x2)": (lambda x: torch.linalg.svdvals(x[..., :2, :2]), SM, R, 1.0, "fp32"),   # 0.59

@@ -449,19 +449,19 @@ def test_uncovered_triangular_forms_are_refused_in_one_line(name, fn, says):
 
 class CholeskySolve(torch.nn.Module):
     """A = x x^T + 6 I from the input, its factor, cholesky_solve and solve of the input's last column,
-    log |det A|, A's eigenvectors, x's pseudo-inverse, full U and R, joined."""
+    log |det A|, A's eigenvectors, x's pseudo-inverse, full U and R, x's packed LU and P, joined."""
 
     def forward(self, x):                                 # x [2, 6, 7]
         a = x[..., :6] @ x[..., :6].mT + 6 * torch.eye(6)
         return torch.cat([torch.linalg.cholesky(a), torch.cholesky_solve(x[..., 6:], torch.linalg.cholesky(a)),
                           torch.linalg.solve(a, x[..., 6:]), torch.linalg.slogdet(a)[1][..., None, None].expand(-1, 6, 1),
                           torch.linalg.eigh(a).eigenvectors, torch.linalg.pinv(x).mT, torch.linalg.svd(x)[0],
-                          torch.linalg.qr(x).R], -1)
+                          torch.linalg.qr(x).R, torch.linalg.lu_factor(x).LU, torch.linalg.lu(x).P], -1)
 
 
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
 def test_lu_and_cholesky_kernels_on_a_board(target, tmp_path):
-    """The seven kernels in the emulated board's firmware print the reference
+    """The eight kernels in the emulated board's firmware print the reference
     interpreter's bytes (IEEE float32 -, *, /, sqrt; log |det| the board C
     library's double log, rounded once to float)."""
     from model_checks import board_matches_reference
@@ -470,7 +470,7 @@ def test_lu_and_cholesky_kernels_on_a_board(target, tmp_path):
     res = compile_model(CholeskySolve().eval(), [samples[0][0]], samples, target=target)
     assert {"ptec::linalg_cholesky.out", "ptec::linalg_triangular_solve.out", "ptec::linalg_solve.out",
             "ptec::linalg_det.out", "ptec::linalg_eigh_vectors.out", "ptec::linalg_svd.out",
-            "ptec::linalg_qr.out"} <= set(res.lowered.operators)
+            "ptec::linalg_qr.out", "ptec::linalg_lu.out"} <= set(res.lowered.operators)
     board_matches_reference(res.data, samples[1][0].numpy(), target, tmp_path)
 
 

@@ -188,6 +188,14 @@ class PseudoInverse(Singular):
         return torch.cat([torch.linalg.pinv(y), torch.linalg.eigh(y[..., :7, :]).eigenvectors], -2)
 
 
+class LuFactors(Singular):
+    """The packed LU of the linear's matrices and P of their first 5 columns (ptec::linalg_lu.out's scratch)."""
+
+    def forward(self, x):
+        y = self.fc(x)
+        return torch.cat([torch.linalg.lu_factor(y).LU, torch.linalg.lu(y[..., :5]).P], -1)
+
+
 KERNEL_CASES = {
     "ptec_runtime_only": (_cnn, (1, 3, 12, 12), {"ptec_runtime_only": True}),
     "in_place": (_in_place, (1, 3, 10, 10), {"in_place": True}),
@@ -207,6 +215,7 @@ KERNEL_CASES = {
     "eigvalsh": (SymmetricEigen, (3, 7, 7), {}),
     "lu": (DetAndSolve, (3, 7, 7), {}),
     "svd": (PseudoInverse, (2, 7, 7), {}),
+    "lu_factor": (LuFactors, (2, 7, 7), {}),
 }
 BOARD_CORES = ["cortex-m55", "cortex-m33", "cortex-m3"]
 

@@ -416,6 +416,10 @@ RULES: Dict[str, Rule] = {
     "ptec::linalg_qr.out": Rule(
         "none: ptec only (src/kernels/portable/op_linalg_qr.c)", dtypes=(("self", F32), ("out", F32)),
         contiguous=("self", "out"), upstream_library="none (ptec only)"),
+    "ptec::linalg_lu.out": Rule(
+        "none: ptec only (src/kernels/portable/op_linalg_lu.c)",
+        dtypes=(("self", F32), ("out", frozenset({ScalarType.FLOAT, ScalarType.INT}))),
+        contiguous=("self", "out"), upstream_library="none (ptec only)"),
     "ptec::linalg_eigh_vectors.out": Rule(
         "none: ptec only (src/kernels/portable/op_linalg_eigh_vectors.c)", dtypes=(("self", F32), ("out", F32)),
         contiguous=("self", "out"), upstream_library="none (ptec only)"),

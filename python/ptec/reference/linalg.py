@@ -1,5 +1,5 @@
 """Reference numerics of ptec::linalg_svdvals.out, linalg_eigvalsh.out,
-linalg_det.out and linalg_solve.out (numpy); det and solve below by the
+linalg_det.out, linalg_solve.out and linalg_lu.out (numpy); det, solve and lu below by the
 LU with partial pivoting of src/kernels/portable/linalg_lu.h. First: the singular values of each matrix of x [..., m, n], largest
 first, by the one-sided Jacobi iteration
 src/kernels/portable/op_linalg_svdvals.c's comment describes, and the
@@ -181,23 +181,30 @@ def _jacobi(x: np.ndarray, upper: bool, vectors: bool):
     return diag, v, bad
 
 
-def _lu(a: np.ndarray, rhs=None) -> np.ndarray:
-    """linalg_lu.h's ptec_lu_factor on every matrix of a [B, n, n] (float32,
-    finite) in lockstep, in place (and on rhs [B, n, k]); the parities of
-    the row swaps [B]."""
-    batch, n = a.shape[0], a.shape[1]
+def _lu(a: np.ndarray, rhs=None, pivots=None) -> np.ndarray:
+    """linalg_lu.h's ptec_lu_factor_rect on every matrix of a [B, m, n]
+    (float32) in lockstep, in place (and on rhs [B, m, k]); each column's
+    pivot row (0-based) into pivots [B, min(m, n)] when given; the parities
+    of the row swaps [B]. The pivot is the first largest |a_ik| from row k
+    down, a NaN never larger (the kernel's strict >: a NaN on the diagonal
+    stays the pivot, a NaN below it is passed over)."""
+    batch, m, n = a.shape
     at = np.arange(batch)
     parity = np.zeros(batch, bool)
     with np.errstate(all="ignore"):
-        for k in range(n):
-            p = k + np.argmax(np.abs(a[:, k:, k]), axis=1)      # the first largest, as the kernel's strict >
-            for m in (a, rhs) if rhs is not None else (a,):
-                row_k, row_p = m[at, k].copy(), m[at, p].copy()
-                m[at, k], m[at, p] = row_p, row_k
+        for k in range(min(m, n)):
+            col = np.abs(a[:, k:, k])
+            p = k + np.argmax(np.where(np.isnan(col), F32(-1), col), axis=1)
+            p = np.where(np.isnan(col[:, 0]), k, p)
+            if pivots is not None:
+                pivots[:, k] = p
+            for t in (a, rhs) if rhs is not None else (a,):
+                row_k, row_p = t[at, k].copy(), t[at, p].copy()
+                t[at, k], t[at, p] = row_p, row_k
             parity ^= p != k
             pivot = a[:, k, k].copy()
             live = np.abs(pivot) != 0
-            if k + 1 == n or not live.any():
+            if k + 1 == m or not live.any():
                 continue
             l = (a[:, k + 1:, k] / pivot[:, None]).astype(F32)
             keep = live[:, None]
@@ -208,6 +215,41 @@ def _lu(a: np.ndarray, rhs=None) -> np.ndarray:
                 rhs[:, k + 1:, :] = np.where(keep[:, :, None], rhs[:, k + 1:, :] - l[:, :, None] * rhs[:, k, None, :],
                                              rhs[:, k + 1:, :])
     return parity
+
+
+def lu(x, which: int) -> np.ndarray:
+    """ptec::linalg_lu.out: of each matrix of x [..., m, n], k = min(m, n),
+    by op_linalg_lu.c's LU (linalg_lu.h's steps in float32): which 0 the
+    packed LU [..., m, n], 1 the pivots [..., k] (int32, 1-based), 2 P
+    [..., m, m], 3 L [..., m, k] (unit diagonal), 4 U [..., k, n]; entries
+    copied as they are (a -0.0 stays -0.0, as the kernel's copies)."""
+    x = np.asarray(x, F32)
+    if x.ndim < 2 or x.shape[-2] < 1 or x.shape[-1] < 1:
+        raise ValueError("lu: x must be [..., m, n] with m, n >= 1")
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    batch = x.shape[:-2]
+    a = np.array(x.reshape((-1, m, n)), F32)
+    piv = np.zeros((a.shape[0], k), np.int64)
+    _lu(a, pivots=piv)
+    which = int(which)
+    if which == 0:
+        return a.reshape(x.shape)
+    if which == 1:
+        return (piv + 1).astype(np.int32).reshape(batch + (k,))
+    if which == 2:
+        out = np.broadcast_to(np.eye(m, dtype=F32), (a.shape[0], m, m)).copy()
+        at = np.arange(a.shape[0])
+        for j in range(k - 1, -1, -1):
+            row_j, row_p = out[at, j].copy(), out[at, piv[:, j]].copy()
+            out[at, j], out[at, piv[:, j]] = row_p, row_j
+        return out.reshape(batch + (m, m))
+    r, c = np.arange(m)[:, None], np.arange(n)[None, :]
+    if which == 3:
+        low = np.where(c < r, a, np.where(c == r, F32(1), F32(0)).astype(F32))[:, :, :k]
+        return low.astype(F32).reshape(batch + (m, k))
+    up = np.where(c >= r, a, F32(0))[:, :k, :]
+    return up.astype(F32).reshape(batch + (k, n))
 
 
 def _square(x, what: str):

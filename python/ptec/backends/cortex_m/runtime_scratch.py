@@ -147,6 +147,13 @@ def linalg_qr(self_sizes: Sequence[int]) -> int:
     return 4 * (m * n + 2 * min(m, n))
 
 
+def linalg_lu(self_sizes: Sequence[int]) -> int:
+    """ptec::linalg_lu (a portable kernel): the copy (m x n) float32 and
+    the pivots (min(m, n)) uint32."""
+    m, n = self_sizes[-2], self_sizes[-1]
+    return 4 * (m * n + min(m, n))
+
+
 def linalg_svdvals(self_sizes: Sequence[int]) -> int:
     """ptec::linalg_svdvals, linalg_eigvalsh, linalg_eigh_vectors, linalg_det and linalg_solve
     (portable kernels): a float32 copy of one matrix [m, n] of self,
@@ -201,7 +208,7 @@ RULED = frozenset(KERNEL_SCRATCH) | frozenset(PTEC_IN_PLACE_OUT) | frozenset({
     "ptec::quantized_expand_depthwise.out", "ptec::quantized_conv2d_w4.out", "ptec::quantized_lstm.out",
     "ptec::quantized_lstm_a16.out", "ptec::random_fractional_pick.out", "ptec::linalg_svdvals.out",
     "ptec::linalg_eigvalsh.out", "ptec::linalg_det.out", "ptec::linalg_solve.out", "ptec::linalg_eigh_vectors.out",
-    "ptec::linalg_svd.out", "ptec::linalg_qr.out"})
+    "ptec::linalg_svd.out", "ptec::linalg_qr.out", "ptec::linalg_lu.out"})
 
 
 def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence[int]],
@@ -229,6 +236,8 @@ def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence
         return linalg_svd(tensor_sizes(0))
     if kernel == "ptec::linalg_qr.out":                     # self first
         return linalg_qr(tensor_sizes(0))
+    if kernel == "ptec::linalg_lu.out":                     # self first
+        return linalg_lu(tensor_sizes(0))
     entry = KERNEL_SCRATCH.get(kernel)
     if entry is None:
         return 0

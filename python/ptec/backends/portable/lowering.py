@@ -50,6 +50,8 @@ ATEN_KEYS = {
     "linalg_eigh_vectors": "ptec::linalg_eigh_vectors.out",
     "linalg_svd": "ptec::linalg_svd.out",
     "linalg_qr": "ptec::linalg_qr.out",
+    "linalg_lu": "ptec::linalg_lu.out",
+    "linalg_lu_pivots": "ptec::linalg_lu.out",
     "linalg_triangular_solve": "ptec::linalg_triangular_solve.out",
 }
 
@@ -362,6 +364,10 @@ def _bmm(b, key, n, ins, out):
     b.call(key, self=x.value, mat2=y.value, out=out.value)
 
 
+def _linalg_lu(b, key, n, ins, out):
+    b.call(key, self=ins[0].value, which=1 if n.op == "linalg_lu_pivots" else int(n.attrs["which"]), out=out.value)
+
+
 def _random_fractional_pick(b, key, n, ins, out):
     b.call(key, windows=ins[0].value, kernel_size=[int(k) for k in n.attrs["kernel"]],
            seed=int(n.attrs["seed"]), out=out.value)
@@ -405,6 +411,7 @@ CALLS: Dict[str, Callable] = {
     "ptec::linalg_eigh_vectors.out": _eigvalsh,
     "ptec::linalg_svd.out": _linalg_svd,
     "ptec::linalg_qr.out": _linalg_qr,
+    "ptec::linalg_lu.out": _linalg_lu,
     "ptec::linalg_triangular_solve.out": _linalg_triangular_solve,
     # [B, n, k] times [B, k, m] in fp32 (rank 3 values: contiguous)
     "aten::bmm.out": _bmm,
@@ -447,7 +454,7 @@ CONTIGUOUS_INPUT = ("aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
                     "aten::slice_copy.Tensor_out", "ptec::linalg_svdvals.out", "ptec::linalg_eigvalsh.out",
                     "ptec::linalg_det.out", "ptec::linalg_solve.out", "ptec::linalg_cholesky.out",
                     "ptec::linalg_triangular_solve.out", "ptec::linalg_eigh_vectors.out",
-                    "ptec::linalg_svd.out", "ptec::linalg_qr.out")
+                    "ptec::linalg_svd.out", "ptec::linalg_qr.out", "ptec::linalg_lu.out")
 
 
 def _layout_sensitive(b: ProgramBuilder, key: str, n: Node, ins: List[Act]) -> Optional[Act]:
@@ -527,7 +534,8 @@ def lower_fp32(n: Node, ins: List[Act], b: ProgramBuilder, fallbacks: List[str],
     else:
         out = _layout_sensitive(b, key, n, ins)
         if out is None:
-            out = new_act(b, ScalarType.FLOAT, n.shape)
+            # (ptec::linalg_lu.out's pivots: int32 [B, k], contiguous, as torch gives them)
+            out = new_act(b, ScalarType.INT if n.op == "linalg_lu_pivots" else ScalarType.FLOAT, n.shape)
             call = CALLS.get(key)
             if call is not None:
                 call(b, key, n, ins, out)
