@@ -26,6 +26,7 @@ from typing import List, Optional
 import numpy as np
 import torch
 import torch.fx
+import torch.nn.functional as F
 
 from .capture_calls import _meta_shape, _scalar_arg
 from .capture_plumbing import _DTYPE_KEYWORD, FLOATS, _dtype
@@ -106,8 +107,13 @@ def _arithmetic_nodes(fn, by_name) -> Optional[List[Node]]:
 
 
 def _bool_node(fn) -> Optional[Node]:
-    """x.bool(), x.to(torch.bool), x.type(torch.bool) of a float value."""
-    if fn.op != "call_method" or not fn.args or _dtype(fn.args[0]) not in FLOATS:
+    """x.bool(), x.to(torch.bool), x.type(torch.bool) of a float value: x != 0;
+    torch.logical_not(x) / x.logical_not() of one: x == 0."""
+    if not fn.args or _dtype(fn.args[0]) not in FLOATS:
+        return None
+    if fn.target in (torch.logical_not, "logical_not") and len(fn.args) == 1 and not fn.kwargs:
+        return Node(fn.name, "compare", [fn.args[0].name], dict(kind="eq", scalar=0.0))
+    if fn.op != "call_method":
         return None
     rest = list(fn.args[1:]) + list(fn.kwargs.values())
     if (fn.target == "bool" and not rest) or (fn.target in ("to", "type") and rest == [torch.bool]
@@ -214,3 +220,180 @@ def spelling_nodes(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[List[
             return nodes
     node = _bool_node(fn) or _new_constant(fn)
     return [node] if node is not None else None
+
+
+# ---------------------------------------------------------------------------
+# Other names of calls that run (issue 15): rewritten in the traced fx graph,
+# before shape propagation, to the spelling ptec reads. One table: a name,
+# its torch schema (parameters in order, then their defaults), and how the
+# bound arguments become the running call.
+_REQUIRED = object()
+_REDUCTION = {0: "none", 1: "mean", 2: "sum"}       # aten's int reduction
+# torch 1.13's Python bindings of the aten losses read an omitted int
+# reduction as 0 (none: torch.kl_div(x, t) is elementwise), not the schema's 1
+_UNREDUCED = 0
+
+
+def _sig(*required, **defaults):
+    return [(n, _REQUIRED) for n in required] + list(defaults.items())
+
+
+def _pool(pool):
+    def make(a):
+        stride = a["stride"]
+        return pool, (a["self"], a["kernel_size"]), dict(
+            stride=None if stride in ([], ()) else stride, padding=a["padding"], dilation=a["dilation"],
+            ceil_mode=a["ceil_mode"], return_indices=False)
+    return make
+
+
+def _reduced(names, **fixed):
+    """An aten loss with an int reduction as its F.* form's keywords."""
+    def make(a):
+        if a["reduction"] not in _REDUCTION:
+            return None
+        kw = {k: a[k] for k in names[1] if k != "reduction"}
+        kw.update(fixed, reduction=_REDUCTION[a["reduction"]])
+        return names[0], tuple(a[k] for k in names[2]), kw
+    return make
+
+
+def _slice_key(a):
+    """slice_copy's (dim, start, end, step) as a getitem key. torch 1.13's
+    binding of slice_copy reads an omitted step as an undefined number (its
+    result changes from run to run): without a step it is left refused."""
+    dim, piece = a["dim"], slice(a["start"], a["end"], a["step"])
+    if not isinstance(dim, int):
+        return None
+    key = (slice(None),) * dim + (piece,) if dim >= 0 else (Ellipsis, piece) + (slice(None),) * (-dim - 1)
+    return operator.getitem, (a["self"], key), {}
+
+
+def _vander(a):
+    """torch.vander: linalg.vander's powers, decreasing unless increasing=True."""
+    if not isinstance(a["increasing"], bool):
+        return None
+    kw = {} if a["N"] is None else dict(N=a["N"])
+    return [(torch.linalg.vander, (a["x"],), kw)] + ([] if a["increasing"] else [("flip", (-1,), {})])
+
+
+def _same(target, *order):
+    """The call of target with the arguments in order (a string: a method)."""
+    return lambda a: (target, tuple(a[k] for k in order), {})
+
+
+_RESPELL = {
+    # Tensor methods whose torch.* (or other method) form runs
+    **{(m + tail): ((m + tail), _sig("self", "other"), _same(t + tail, "self", "other"))
+       for m, t in (("greater", "gt"), ("less", "lt"), ("less_equal", "le"), ("not_equal", "ne"),
+                    ("greater_equal", "ge")) for tail in ("", "_")},
+    "msort": ("msort", _sig("self"), _same(torch.msort, "self")),
+    "dist": ("dist", _sig("self", "other", p=2), lambda a: (torch.dist, (a["self"], a["other"], a["p"]), {})),
+    "diagflat": ("diagflat", _sig("self", offset=0), _same(torch.diagflat, "self", "offset")),
+    "unsafe_chunk": ("unsafe_chunk", _sig("self", "chunks", dim=0), _same("chunk", "self", "chunks", "dim")),
+    "unsafe_split": ("unsafe_split", _sig("self", "split_size", dim=0), _same("split", "self", "split_size", "dim")),
+    "unsafe_split_with_sizes": ("unsafe_split_with_sizes", _sig("self", "split_sizes", dim=0),
+                                _same("split", "self", "split_sizes", "dim")),
+    # torch.* spellings
+    torch.unsafe_chunk: ("torch.unsafe_chunk", _sig("self", "chunks", dim=0),
+                         _same(torch.chunk, "self", "chunks", "dim")),
+    torch.unsafe_split: ("torch.unsafe_split", _sig("self", "split_size", dim=0),
+                         _same(torch.split, "self", "split_size", "dim")),
+    torch.linalg.matmul: ("torch.linalg.matmul", _sig("self", "other"), _same(torch.matmul, "self", "other")),
+    torch.linalg.diagonal: ("torch.linalg.diagonal", _sig("A", offset=0, dim1=-2, dim2=-1),
+                            _same(torch.diagonal, "A", "offset", "dim1", "dim2")),
+    torch.vander: ("torch.vander", _sig("x", N=None, increasing=False), _vander),
+    torch.max_pool1d: ("torch.max_pool1d", _sig("self", "kernel_size", stride=[], padding=0, dilation=1,
+                                                ceil_mode=False), _pool(F.max_pool1d)),
+    torch.max_pool2d: ("torch.max_pool2d", _sig("self", "kernel_size", stride=[], padding=0, dilation=1,
+                                                ceil_mode=False), _pool(F.max_pool2d)),
+    torch.group_norm: ("torch.group_norm", _sig("input", "num_groups", weight=None, bias=None, eps=1e-5,
+                                                cudnn_enabled=True),
+                       lambda a: (F.group_norm, (a["input"], a["num_groups"]),
+                                  dict(weight=a["weight"], bias=a["bias"], eps=a["eps"]))),
+    torch.constant_pad_nd: ("torch.constant_pad_nd", _sig("self", "pad", value=0),
+                            lambda a: (F.pad, (a["self"], a["pad"]), dict(mode="constant", value=a["value"]))),
+    torch.kl_div: ("torch.kl_div", _sig("self", "target", reduction=_UNREDUCED, log_target=False),
+                   _reduced((F.kl_div, ("log_target",), ("self", "target")))),
+    torch.binary_cross_entropy_with_logits: (
+        "torch.binary_cross_entropy_with_logits", _sig("self", "target", weight=None, pos_weight=None, reduction=_UNREDUCED),
+        _reduced((F.binary_cross_entropy_with_logits, ("weight", "pos_weight"), ("self", "target")))),
+    torch.hinge_embedding_loss: ("torch.hinge_embedding_loss", _sig("self", "target", margin=1.0, reduction=_UNREDUCED),
+                                 _reduced((F.hinge_embedding_loss, ("margin",), ("self", "target")))),
+    torch.margin_ranking_loss: ("torch.margin_ranking_loss",
+                                _sig("input1", "input2", "target", margin=0.0, reduction=_UNREDUCED),
+                                _reduced((F.margin_ranking_loss, ("margin",), ("input1", "input2", "target")))),
+    torch.triplet_margin_loss: ("torch.triplet_margin_loss",
+                                _sig("anchor", "positive", "negative", margin=1.0, p=2.0, eps=1e-6, swap=False,
+                                     reduction=_UNREDUCED),
+                                _reduced((F.triplet_margin_loss, ("margin", "p", "eps", "swap"),
+                                          ("anchor", "positive", "negative")))),
+    torch.frobenius_norm: ("torch.frobenius_norm", _sig("self", dim=None, keepdim=False),
+                           lambda a: (torch.linalg.vector_norm, (a["self"], 2),
+                                      dict(dim=a["dim"], keepdim=a["keepdim"]))),
+    # the *_copy ops: the view they copy (ptec's values are copies already)
+    torch.permute_copy: ("torch.permute_copy", _sig("self", "dims"), _same(torch.permute, "self", "dims")),
+    torch.t_copy: ("torch.t_copy", _sig("self"), _same(torch.t, "self")),
+    torch.select_copy: ("torch.select_copy", _sig("self", "dim", "index"),
+                        _same(torch.select, "self", "dim", "index")),
+    torch.squeeze_copy: ("torch.squeeze_copy", _sig("self", dim=None),
+                         lambda a: (torch.squeeze, (a["self"],) + (() if a["dim"] is None else (a["dim"],)), {})),
+    torch.unsqueeze_copy: ("torch.unsqueeze_copy", _sig("self", "dim"), _same(torch.unsqueeze, "self", "dim")),
+    torch.transpose_copy: ("torch.transpose_copy", _sig("self", "dim0", "dim1"),
+                           _same(torch.transpose, "self", "dim0", "dim1")),
+    torch.diagonal_copy: ("torch.diagonal_copy", _sig("self", offset=0, dim1=0, dim2=1),
+                          _same(torch.diagonal, "self", "offset", "dim1", "dim2")),
+    torch.unfold_copy: ("torch.unfold_copy", _sig("self", "dimension", "size", "step"),
+                        _same("unfold", "self", "dimension", "size", "step")),
+    torch.view_copy: ("torch.view_copy", _sig("self", "size"),
+                      lambda a: None if isinstance(a["size"], torch.dtype) else ("reshape", (a["self"], a["size"]), {})),
+    torch.expand_copy: ("torch.expand_copy", _sig("self", "size", implicit=False), _same("expand", "self", "size")),
+    torch.slice_copy: ("torch.slice_copy", _sig("self", dim=0, start=None, end=None, step=_REQUIRED), _slice_key),
+    torch.split_copy: ("torch.split_copy", _sig("self", "split_size", dim=0),
+                       _same(torch.split, "self", "split_size", "dim")),
+    torch.split_with_sizes_copy: ("torch.split_with_sizes_copy", _sig("self", "split_sizes", dim=0),
+                                  _same(torch.split, "self", "split_sizes", "dim")),
+    torch.unbind_copy: ("torch.unbind_copy", _sig("self", dim=0), _same(torch.unbind, "self", "dim")),
+    torch.as_strided_copy: ("torch.as_strided_copy", _sig("self", "size", "stride", storage_offset=None),
+                            _same(torch.as_strided, "self", "size", "stride", "storage_offset")),
+    torch.view_as_real_copy: ("torch.view_as_real_copy", _sig("self"), _same(torch.view_as_real, "self")),
+    torch.detach_copy: ("torch.detach_copy", _sig("self"), _same(torch.detach, "self")),
+    torch.alias_copy: ("torch.alias_copy", _sig("self"), _same(torch.clone, "self")),
+}
+
+
+def _bound(params, args, kwargs) -> Optional[dict]:
+    """args / kwargs by parameter name with the defaults filled, or None
+    when they do not fit the schema."""
+    names = [n for n, _ in params]
+    if len(args) > len(names) or set(kwargs) - set(names):
+        return None
+    bound = dict(zip(names, args))
+    if set(bound) & set(kwargs):
+        return None
+    bound.update(kwargs)
+    for n, default in params:
+        if n not in bound:
+            if default is _REQUIRED:
+                return None
+            bound[n] = default
+    return bound
+
+
+def respelled(kind, target, args, kwargs):
+    """While tracing (capture's tracer, before it records a call): a call
+    _RESPELL names, made as the spelling that runs on the same proxies (so
+    its own stand-ins and rewrites apply), else None (a call whose arguments
+    do not fit its entry is left to the rest of capture)."""
+    if kind not in ("call_function", "call_method"):
+        return None
+    entry = _lookup(_RESPELL, target)
+    bound = _bound(entry[1], args, kwargs) if entry is not None else None
+    steps = entry[2](bound) if bound is not None else None
+    if steps is None:
+        return None
+    made = None
+    for to, more, kw in (steps if isinstance(steps, list) else [steps]):
+        more = ((made,) if made is not None else ()) + tuple(more)
+        made = getattr(more[0], to)(*more[1:], **kw) if isinstance(to, str) else to(*more, **kw)
+    return made
