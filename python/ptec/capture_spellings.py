@@ -359,7 +359,153 @@ _RESPELL = {
     torch.view_as_real_copy: ("torch.view_as_real_copy", _sig("self"), _same(torch.view_as_real, "self")),
     torch.detach_copy: ("torch.detach_copy", _sig("self"), _same(torch.detach, "self")),
     torch.alias_copy: ("torch.alias_copy", _sig("self"), _same(torch.clone, "self")),
+    # argument forms of calls that run (capture reads the form they become)
+    torch.roll: ("torch.roll", _sig("self", "shifts", dims=None), lambda a: _flat_roll(a)),
+    "roll": ("Tensor.roll", _sig("self", "shifts", dims=None), lambda a: _flat_roll(a)),
+    "sum_to_size": ("Tensor.sum_to_size", None, lambda a: _sum_to_size(a)),
+    torch.linalg.vector_norm: ("torch.linalg.vector_norm", _sig("self", ord=2, dim=None, keepdim=False, dtype=None),
+                               lambda a: _count_norm(a)),
+    **{f: (name, _sig("self", **{s: None}, dim=d, norm=None), lambda a, f=f, s=s: _real_spectrum(f, s, a))
+       for f, name, s, d in ((torch.fft.irfft, "torch.fft.irfft", "n", -1),
+                             (torch.fft.irfft2, "torch.fft.irfft2", "s", (-2, -1)),
+                             (torch.fft.irfftn, "torch.fft.irfftn", "s", None))},
+    "fill_": ("Tensor.fill_", _sig("self", "value"), lambda a: _tensor_fill(a)),
+    torch.fill_: ("torch.fill_", _sig("self", "value"), lambda a: _tensor_fill(a)),
+    torch.where: ("torch.where", _sig("condition", "self", "other"), lambda a: _wide_where(a)),
+    torch.take: ("torch.take", _sig("self", "index"), lambda a: _computed_take(a)),
+    "take": ("Tensor.take", _sig("self", "index"), lambda a: _computed_take(a)),
+    torch.take_along_dim: ("torch.take_along_dim", _sig("self", "indices", dim=None), lambda a: _flat_take(a)),
+    "take_along_dim": ("Tensor.take_along_dim", _sig("self", "indices", dim=None), lambda a: _flat_take(a)),
+    **{k: (k if isinstance(k, str) else "torch.index_fill", _sig("self", "dim", "index", "value"),
+           lambda a, k=k: _computed_index_fill(a, in_place=(k == "index_fill_")))
+       for k in ("index_fill", "index_fill_", torch.index_fill)},
 }
+
+
+class _Made:
+    """A builder's result made on the proxies itself (not a list of steps)."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _value(v):
+    """v's example value while tracing (a proxy's shadow value), v itself
+    for a number or tensor, None when not known."""
+    if isinstance(v, torch.fx.Proxy):
+        tracer = v.tracer
+        return tracer.value(v.node) if hasattr(tracer, "known") and tracer.known(v.node) else None
+    return v
+
+
+def _computed(v) -> bool:
+    """v is a tensor the program computes (its value follows the input)."""
+    return isinstance(v, torch.fx.Proxy) and hasattr(v.tracer, "fixed") and not v.tracer.fixed(v.node)
+
+
+def _flat_roll(a):
+    """torch.roll(x, k) with no dims: the roll of x flattened, reshaped back."""
+    shifts = a["shifts"]
+    shifts = shifts[0] if isinstance(shifts, (list, tuple)) and len(shifts) == 1 else shifts
+    if a["dims"] not in (None, [], ()) or not isinstance(shifts, int):
+        return None
+    x = a["self"]
+    return _Made(x.flatten().roll(shifts, 0).reshape_as(x))
+
+
+def _sum_to_size(a):
+    """x.sum_to_size(*size): a sum over the leading dims and the dims size
+    makes 1, kept, then the reshape to size."""
+    args, kwargs = a["args"], a["kwargs"]
+    x = args[0] if args else None
+    size = list(args[1:]) if len(args) > 2 or (len(args) == 2 and isinstance(args[1], int)) else \
+        (args[1] if len(args) == 2 else kwargs.get("size"))
+    shape = getattr(_value(x), "shape", None)
+    if shape is None or not isinstance(size, (list, tuple, torch.Size)) or set(kwargs) - {"size"} \
+            or not all(isinstance(n, int) for n in size) or len(size) > len(shape):
+        return None
+    lead = len(shape) - len(size)
+    dims = list(range(lead)) + [lead + i for i, n in enumerate(size) if n == 1 and shape[lead + i] != 1]
+    summed = x.sum(dims, keepdim=True) if dims else x
+    return _Made(summed.reshape(list(size)))
+
+
+def _count_norm(a):
+    """linalg.vector_norm of ord 0: the count of nonzero elements."""
+    x, ord_, dim, keepdim = a["self"], a["ord"], a["dim"], a["keepdim"]
+    value = _value(x)
+    if ord_ != 0 or isinstance(ord_, bool) or a["dtype"] is not None or value is None or not isinstance(keepdim, bool):
+        return None
+    dim = tuple(range(value.dim())) if dim is None else dim
+    return _Made((x != 0).float().sum(dim, keepdim=keepdim))
+
+
+_DEFAULTS = {torch.fft.irfft: dict(n=None, dim=-1, norm=None), torch.fft.irfft2: dict(s=None, dim=(-2, -1), norm=None),
+             torch.fft.irfftn: dict(s=None, dim=None, norm=None)}
+
+
+def _real_spectrum(f, size, a):
+    """irfft / irfft2 / irfftn of a real input: torch reads it as complex
+    with a zero imaginary part, which is what it becomes here."""
+    x = a["self"]
+    value = _value(x)
+    if value is None or not isinstance(value, torch.Tensor) or value.dtype not in FLOATS:
+        return None
+    given = {k: a[k] for k in (size, "dim", "norm") if a[k] is not _DEFAULTS[f][k]}
+    return _Made(f(torch.complex(x, x * 0), **given))
+
+
+def _tensor_fill(a):
+    """x.fill_(v) of a 0-d tensor v the program computes: a copy of v expanded."""
+    x, v = a["self"], a["value"]
+    if not isinstance(v, torch.fx.Proxy) or getattr(_value(v), "shape", None) != torch.Size([]):
+        return None
+    return _Made(x.copy_(v.expand_as(x)))
+
+
+def _wide_where(a):
+    """torch.where whose condition has more dims than both values: the
+    values expanded to the result's shape first."""
+    c, x, y = (_value(a[k]) for k in ("condition", "self", "other"))
+    ranks = [v.dim() for v in (x, y) if isinstance(v, torch.Tensor)]
+    if not isinstance(c, torch.Tensor) or not ranks or c.dim() <= max(ranks):
+        return None
+    shape = torch.broadcast_shapes(*(v.shape for v in (c, x, y) if isinstance(v, torch.Tensor)))
+    x, y = (a[k].expand(shape) if isinstance(a[k], torch.fx.Proxy) else a[k] for k in ("self", "other"))
+    return _Made(torch.where(a["condition"], x, y))
+
+
+def _computed_take(a):
+    """torch.take(x, i) of an index the program computes: x flattened, indexed."""
+    if not _computed(a["index"]):
+        return None
+    return _Made(a["self"].flatten()[a["index"]])
+
+
+def _flat_take(a):
+    """take_along_dim with no dim: x and the indices flattened, along dim 0."""
+    if a["dim"] is not None:
+        return None
+    if not _computed(a["indices"]):             # a constant index: torch.take's
+        return _Made(torch.take(a["self"], a["indices"].flatten()))
+    return _Made(torch.take_along_dim(a["self"].flatten(), a["indices"].flatten(), 0))
+
+
+def _computed_index_fill(a, in_place: bool):
+    """x.index_fill(d, i, v) of an index the program computes: v where the
+    position along d is one of i's (a torch.where), else x."""
+    x, dim, index, v = a["self"], a["dim"], a["index"], a["value"]
+    value = _value(x)
+    if not _computed(index) or value is None or not isinstance(dim, int) or not -value.dim() <= dim < value.dim() \
+            or not (_number(v) or isinstance(v, torch.fx.Proxy)):
+        return None
+    dim %= value.dim()
+    n = value.shape[dim]
+    at = [n if d == dim else 1 for d in range(value.dim())]
+    # positions along dim against every index, in a last dim any() folds
+    mask = (torch.arange(n).view(at + [1]) == index.reshape([1] * len(at) + [-1])).any(-1)
+    filled = torch.where(mask, torch.tensor(float(v)) if _number(v) else v, x)
+    return _Made(x.copy_(filled) if in_place else filled)
 
 
 def _bound(params, args, kwargs) -> Optional[dict]:
@@ -388,10 +534,14 @@ def respelled(kind, target, args, kwargs):
     if kind not in ("call_function", "call_method"):
         return None
     entry = _lookup(_RESPELL, target)
-    bound = _bound(entry[1], args, kwargs) if entry is not None else None
+    if entry is None:
+        return None
+    bound = dict(args=args, kwargs=kwargs) if entry[1] is None else _bound(entry[1], args, kwargs)
     steps = entry[2](bound) if bound is not None else None
     if steps is None:
         return None
+    if isinstance(steps, _Made):
+        return steps.value
     made = None
     for to, more, kw in (steps if isinstance(steps, list) else [steps]):
         more = ((made,) if made is not None else ()) + tuple(more)
