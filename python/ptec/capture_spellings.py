@@ -468,7 +468,8 @@ def _wide_where(a):
     values expanded to the result's shape first."""
     c, x, y = (_value(a[k]) for k in ("condition", "self", "other"))
     ranks = [v.dim() for v in (x, y) if isinstance(v, torch.Tensor)]
-    if not isinstance(c, torch.Tensor) or not ranks or c.dim() <= max(ranks):
+    unknown = any(isinstance(a[k], torch.fx.Proxy) and v is None for k, v in (("self", x), ("other", y)))
+    if not isinstance(c, torch.Tensor) or not ranks or unknown or c.dim() <= max(ranks):
         return None
     shape = torch.broadcast_shapes(*(v.shape for v in (c, x, y) if isinstance(v, torch.Tensor)))
     x, y = (a[k].expand(shape) if isinstance(a[k], torch.fx.Proxy) else a[k] for k in ("self", "other"))
