@@ -14,6 +14,17 @@
   torch.narrow_copy: a slice; torch.concat / torch.concatenate: a join
   (its tensors are in a list, which the generic refusal cannot evaluate).
 
+One table, _RESPELL, maps further names and argument forms of calls that
+run (x.greater, the *_copy ops, torch.max_pool2d / torch.kl_div and the
+other aten names of F.* calls, torch.linalg.matmul / diagonal, torch.vander,
+roll without dims, sum_to_size, irfft of a real input, take / index_fill of
+a computed index, ...) to the form that runs; capture's tracer calls
+respelled() before it records a call, so the form is traced on the same
+proxies (its stand-ins and rewrites apply). Each entry: a name, the torch
+schema (parameters in order with defaults; None: the raw args), and a
+builder of the form (steps, or _Made of a value made on the proxies), or
+None when the arguments do not fit (the call is then left as it is).
+
 A reduction with a dtype= keyword that is not float (capture_plumbing drops
 a float32 / float64 one) is refused in one line saying why. Each function
 returns None for a call it does not cover (integer operands are
