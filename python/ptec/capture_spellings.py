@@ -421,7 +421,9 @@ def _flat_roll(a):
     if a["dims"] not in (None, [], ()) or not isinstance(shifts, int):
         return None
     x = a["self"]
-    return _Made(x.flatten().roll(shifts, 0).reshape_as(x))
+    shape = getattr(_value(x), "shape", None)
+    rolled = x.flatten().roll(shifts, 0)
+    return _Made(rolled.reshape_as(x) if shape is None else rolled.reshape(list(shape)))    # (a complex value's reshape runs)
 
 
 def _sum_to_size(a):

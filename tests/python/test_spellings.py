@@ -81,6 +81,7 @@ VALUES = {
                                                                            1.0, 3.0), S3, R, 3.5),     # 3.10
     "x.logical_not() of a float": (lambda x: x.floor().logical_not().float(), (2, 3, 5), R, 0.0),
     "x.roll(k) of batch 2": (lambda x: x.roll(7), (2, 3, 5), R, 0.5),
+    "torch.roll(z, k) of a complex value": (lambda x: torch.view_as_real(torch.roll(torch.fft.rfft(x), 2)), S3, R, 1.0),  # 0.79
     "x.sum_to_size(3, 1)": (lambda x: x.sum_to_size(3, 1), (2, 3, 5), R, 1.5),                      # 0.95
     "irfftn of a real input, s": (lambda x: torch.fft.irfftn(x, s=(4, 6)), (1, 4, 8), R, 2.0),        # 1.07
     # the mean of 4 values' own rounding, copied everywhere
