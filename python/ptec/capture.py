@@ -57,7 +57,7 @@ from .capture_casts import float_cast_node, output_dtype
 from .capture_plumbing import tidy_plumbing
 from .capture_tracer import (KnownValuesProxy, KnownValuesTracer, TracedControlError, drop_traced_leftovers,
                              trace_refusal)
-from .capture_spellings import spelling_nodes
+from .capture_spellings import respelled, spelling_nodes
 from .capture_calls import (refuse_call, _amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
                             _scalar_arg, _sum_nodes, _values_of)
@@ -1561,6 +1561,8 @@ class _Tracer(KnownValuesTracer):
         """F.cosine_similarity, F.pairwise_distance, F.bilinear, F.pdist: the
         stand-in's ops (capture_modules.FUNCTIONAL_STAND_INS) where their
         other arguments are numbers or constant tensors; else the call."""
+        if (spelled := respelled(kind, target, args, kwargs)) is not None:    # x.greater(y): x.gt(y) (capture_spellings)
+            return spelled
         entry = _stand_in(kind, target)
         if entry is not None and not getattr(self, "_in_stand_in", False):
             names, traced, call = entry[:3]

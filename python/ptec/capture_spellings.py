@@ -14,6 +14,17 @@
   torch.narrow_copy: a slice; torch.concat / torch.concatenate: a join
   (its tensors are in a list, which the generic refusal cannot evaluate).
 
+One table, _RESPELL, maps further names and argument forms of calls that
+run (x.greater, the *_copy ops, torch.max_pool2d / torch.kl_div and the
+other aten names of F.* calls, torch.linalg.matmul / diagonal, torch.vander,
+roll without dims, sum_to_size, irfft of a real input, take / index_fill of
+a computed index, ...) to the form that runs; capture's tracer calls
+respelled() before it records a call, so the form is traced on the same
+proxies (its stand-ins and rewrites apply). Each entry: a name, the torch
+schema (parameters in order with defaults; None: the raw args), and a
+builder of the form (steps, or _Made of a value made on the proxies), or
+None when the arguments do not fit (the call is then left as it is).
+
 A reduction with a dtype= keyword that is not float (capture_plumbing drops
 a float32 / float64 one) is refused in one line saying why. Each function
 returns None for a call it does not cover (integer operands are
@@ -26,6 +37,7 @@ from typing import List, Optional
 import numpy as np
 import torch
 import torch.fx
+import torch.nn.functional as F
 
 from .capture_calls import _meta_shape, _scalar_arg
 from .capture_plumbing import _DTYPE_KEYWORD, FLOATS, _dtype
@@ -106,8 +118,13 @@ def _arithmetic_nodes(fn, by_name) -> Optional[List[Node]]:
 
 
 def _bool_node(fn) -> Optional[Node]:
-    """x.bool(), x.to(torch.bool), x.type(torch.bool) of a float value."""
-    if fn.op != "call_method" or not fn.args or _dtype(fn.args[0]) not in FLOATS:
+    """x.bool(), x.to(torch.bool), x.type(torch.bool) of a float value: x != 0;
+    torch.logical_not(x) / x.logical_not() of one: x == 0."""
+    if not fn.args or _dtype(fn.args[0]) not in FLOATS:
+        return None
+    if fn.target in (torch.logical_not, "logical_not") and len(fn.args) == 1 and not fn.kwargs:
+        return Node(fn.name, "compare", [fn.args[0].name], dict(kind="eq", scalar=0.0))
+    if fn.op != "call_method":
         return None
     rest = list(fn.args[1:]) + list(fn.kwargs.values())
     if (fn.target == "bool" and not rest) or (fn.target in ("to", "type") and rest == [torch.bool]
@@ -214,3 +231,333 @@ def spelling_nodes(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[List[
             return nodes
     node = _bool_node(fn) or _new_constant(fn)
     return [node] if node is not None else None
+
+
+# ---------------------------------------------------------------------------
+# Other names of calls that run (issue 15): rewritten in the traced fx graph,
+# before shape propagation, to the spelling ptec reads. One table: a name,
+# its torch schema (parameters in order, then their defaults), and how the
+# bound arguments become the running call.
+_REQUIRED = object()
+_REDUCTION = {0: "none", 1: "mean", 2: "sum"}       # aten's int reduction
+# torch 1.13's Python bindings of the aten losses read an omitted int
+# reduction as 0 (none: torch.kl_div(x, t) is elementwise), not the schema's 1
+_UNREDUCED = 0
+
+
+def _sig(*required, **defaults):
+    return [(n, _REQUIRED) for n in required] + list(defaults.items())
+
+
+def _pool(pool):
+    def make(a):
+        stride = a["stride"]
+        return pool, (a["self"], a["kernel_size"]), dict(
+            stride=None if stride in ([], ()) else stride, padding=a["padding"], dilation=a["dilation"],
+            ceil_mode=a["ceil_mode"], return_indices=False)
+    return make
+
+
+def _reduced(names, **fixed):
+    """An aten loss with an int reduction as its F.* form's keywords."""
+    def make(a):
+        if a["reduction"] not in _REDUCTION:
+            return None
+        kw = {k: a[k] for k in names[1] if k != "reduction"}
+        kw.update(fixed, reduction=_REDUCTION[a["reduction"]])
+        return names[0], tuple(a[k] for k in names[2]), kw
+    return make
+
+
+def _slice_key(a):
+    """slice_copy's (dim, start, end, step) as a getitem key. torch 1.13's
+    binding of slice_copy reads an omitted step as an undefined number (its
+    result changes from run to run): without a step it is left refused."""
+    dim, piece = a["dim"], slice(a["start"], a["end"], a["step"])
+    if not isinstance(dim, int):
+        return None
+    key = (slice(None),) * dim + (piece,) if dim >= 0 else (Ellipsis, piece) + (slice(None),) * (-dim - 1)
+    return operator.getitem, (a["self"], key), {}
+
+
+def _vander(a):
+    """torch.vander: linalg.vander's powers, decreasing unless increasing=True."""
+    if not isinstance(a["increasing"], bool):
+        return None
+    kw = {} if a["N"] is None else dict(N=a["N"])
+    return [(torch.linalg.vander, (a["x"],), kw)] + ([] if a["increasing"] else [("flip", (-1,), {})])
+
+
+def _same(target, *order):
+    """The call of target with the arguments in order (a string: a method)."""
+    return lambda a: (target, tuple(a[k] for k in order), {})
+
+
+_RESPELL = {
+    # Tensor methods whose torch.* (or other method) form runs
+    **{(m + tail): ((m + tail), _sig("self", "other"), _same(t + tail, "self", "other"))
+       for m, t in (("greater", "gt"), ("less", "lt"), ("less_equal", "le"), ("not_equal", "ne"),
+                    ("greater_equal", "ge")) for tail in ("", "_")},
+    "msort": ("msort", _sig("self"), _same(torch.msort, "self")),
+    "dist": ("dist", _sig("self", "other", p=2), lambda a: (torch.dist, (a["self"], a["other"], a["p"]), {})),
+    "diagflat": ("diagflat", _sig("self", offset=0), _same(torch.diagflat, "self", "offset")),
+    "unsafe_chunk": ("unsafe_chunk", _sig("self", "chunks", dim=0), _same("chunk", "self", "chunks", "dim")),
+    "unsafe_split": ("unsafe_split", _sig("self", "split_size", dim=0), _same("split", "self", "split_size", "dim")),
+    "unsafe_split_with_sizes": ("unsafe_split_with_sizes", _sig("self", "split_sizes", dim=0),
+                                _same("split", "self", "split_sizes", "dim")),
+    # torch.* spellings
+    torch.unsafe_chunk: ("torch.unsafe_chunk", _sig("self", "chunks", dim=0),
+                         _same(torch.chunk, "self", "chunks", "dim")),
+    torch.unsafe_split: ("torch.unsafe_split", _sig("self", "split_size", dim=0),
+                         _same(torch.split, "self", "split_size", "dim")),
+    torch.linalg.matmul: ("torch.linalg.matmul", _sig("self", "other"), _same(torch.matmul, "self", "other")),
+    torch.linalg.diagonal: ("torch.linalg.diagonal", _sig("A", offset=0, dim1=-2, dim2=-1),
+                            _same(torch.diagonal, "A", "offset", "dim1", "dim2")),
+    torch.vander: ("torch.vander", _sig("x", N=None, increasing=False), _vander),
+    torch.max_pool1d: ("torch.max_pool1d", _sig("self", "kernel_size", stride=[], padding=0, dilation=1,
+                                                ceil_mode=False), _pool(F.max_pool1d)),
+    torch.max_pool2d: ("torch.max_pool2d", _sig("self", "kernel_size", stride=[], padding=0, dilation=1,
+                                                ceil_mode=False), _pool(F.max_pool2d)),
+    torch.group_norm: ("torch.group_norm", _sig("input", "num_groups", weight=None, bias=None, eps=1e-5,
+                                                cudnn_enabled=True),
+                       lambda a: (F.group_norm, (a["input"], a["num_groups"]),
+                                  dict(weight=a["weight"], bias=a["bias"], eps=a["eps"]))),
+    torch.constant_pad_nd: ("torch.constant_pad_nd", _sig("self", "pad", value=0),
+                            lambda a: (F.pad, (a["self"], a["pad"]), dict(mode="constant", value=a["value"]))),
+    torch.kl_div: ("torch.kl_div", _sig("self", "target", reduction=_UNREDUCED, log_target=False),
+                   _reduced((F.kl_div, ("log_target",), ("self", "target")))),
+    torch.binary_cross_entropy_with_logits: (
+        "torch.binary_cross_entropy_with_logits", _sig("self", "target", weight=None, pos_weight=None, reduction=_UNREDUCED),
+        _reduced((F.binary_cross_entropy_with_logits, ("weight", "pos_weight"), ("self", "target")))),
+    torch.hinge_embedding_loss: ("torch.hinge_embedding_loss", _sig("self", "target", margin=1.0, reduction=_UNREDUCED),
+                                 _reduced((F.hinge_embedding_loss, ("margin",), ("self", "target")))),
+    torch.margin_ranking_loss: ("torch.margin_ranking_loss",
+                                _sig("input1", "input2", "target", margin=0.0, reduction=_UNREDUCED),
+                                _reduced((F.margin_ranking_loss, ("margin",), ("input1", "input2", "target")))),
+    torch.triplet_margin_loss: ("torch.triplet_margin_loss",
+                                _sig("anchor", "positive", "negative", margin=1.0, p=2.0, eps=1e-6, swap=False,
+                                     reduction=_UNREDUCED),
+                                _reduced((F.triplet_margin_loss, ("margin", "p", "eps", "swap"),
+                                          ("anchor", "positive", "negative")))),
+    torch.frobenius_norm: ("torch.frobenius_norm", _sig("self", dim=None, keepdim=False),
+                           lambda a: (torch.linalg.vector_norm, (a["self"], 2),
+                                      dict(dim=a["dim"], keepdim=a["keepdim"]))),
+    # the *_copy ops: the view they copy (ptec's values are copies already)
+    torch.permute_copy: ("torch.permute_copy", _sig("self", "dims"), _same(torch.permute, "self", "dims")),
+    torch.t_copy: ("torch.t_copy", _sig("self"), _same(torch.t, "self")),
+    torch.select_copy: ("torch.select_copy", _sig("self", "dim", "index"),
+                        _same(torch.select, "self", "dim", "index")),
+    torch.squeeze_copy: ("torch.squeeze_copy", _sig("self", dim=None),
+                         lambda a: (torch.squeeze, (a["self"],) + (() if a["dim"] is None else (a["dim"],)), {})),
+    torch.unsqueeze_copy: ("torch.unsqueeze_copy", _sig("self", "dim"), _same(torch.unsqueeze, "self", "dim")),
+    torch.transpose_copy: ("torch.transpose_copy", _sig("self", "dim0", "dim1"),
+                           _same(torch.transpose, "self", "dim0", "dim1")),
+    torch.diagonal_copy: ("torch.diagonal_copy", _sig("self", offset=0, dim1=0, dim2=1),
+                          _same(torch.diagonal, "self", "offset", "dim1", "dim2")),
+    torch.unfold_copy: ("torch.unfold_copy", _sig("self", "dimension", "size", "step"),
+                        _same("unfold", "self", "dimension", "size", "step")),
+    torch.view_copy: ("torch.view_copy", _sig("self", "size"),
+                      lambda a: None if isinstance(a["size"], torch.dtype) else ("reshape", (a["self"], a["size"]), {})),
+    torch.expand_copy: ("torch.expand_copy", _sig("self", "size", implicit=False), _same("expand", "self", "size")),
+    torch.slice_copy: ("torch.slice_copy", _sig("self", dim=0, start=None, end=None, step=_REQUIRED), _slice_key),
+    torch.split_copy: ("torch.split_copy", _sig("self", "split_size", dim=0),
+                       _same(torch.split, "self", "split_size", "dim")),
+    torch.split_with_sizes_copy: ("torch.split_with_sizes_copy", _sig("self", "split_sizes", dim=0),
+                                  _same(torch.split, "self", "split_sizes", "dim")),
+    torch.unbind_copy: ("torch.unbind_copy", _sig("self", dim=0), _same(torch.unbind, "self", "dim")),
+    torch.as_strided_copy: ("torch.as_strided_copy", _sig("self", "size", "stride", storage_offset=None),
+                            _same(torch.as_strided, "self", "size", "stride", "storage_offset")),
+    torch.view_as_real_copy: ("torch.view_as_real_copy", _sig("self"), _same(torch.view_as_real, "self")),
+    torch.detach_copy: ("torch.detach_copy", _sig("self"), _same(torch.detach, "self")),
+    torch.alias_copy: ("torch.alias_copy", _sig("self"), _same(torch.clone, "self")),
+    # argument forms of calls that run (capture reads the form they become)
+    torch.roll: ("torch.roll", _sig("self", "shifts", dims=None), lambda a: _flat_roll(a)),
+    "roll": ("Tensor.roll", _sig("self", "shifts", dims=None), lambda a: _flat_roll(a)),
+    "sum_to_size": ("Tensor.sum_to_size", None, lambda a: _sum_to_size(a)),
+    torch.linalg.vector_norm: ("torch.linalg.vector_norm", _sig("self", ord=2, dim=None, keepdim=False, dtype=None),
+                               lambda a: _count_norm(a)),
+    **{f: (name, _sig("self", **{s: None}, dim=d, norm=None), lambda a, f=f, s=s: _real_spectrum(f, s, a))
+       for f, name, s, d in ((torch.fft.irfft, "torch.fft.irfft", "n", -1),
+                             (torch.fft.irfft2, "torch.fft.irfft2", "s", (-2, -1)),
+                             (torch.fft.irfftn, "torch.fft.irfftn", "s", None))},
+    "fill_": ("Tensor.fill_", _sig("self", "value"), lambda a: _tensor_fill(a)),
+    torch.fill_: ("torch.fill_", _sig("self", "value"), lambda a: _tensor_fill(a)),
+    torch.where: ("torch.where", _sig("condition", "self", "other"), lambda a: _wide_where(a)),
+    torch.take: ("torch.take", _sig("self", "index"), lambda a: _computed_take(a)),
+    "take": ("Tensor.take", _sig("self", "index"), lambda a: _computed_take(a)),
+    torch.take_along_dim: ("torch.take_along_dim", _sig("self", "indices", dim=None), lambda a: _flat_take(a)),
+    "take_along_dim": ("Tensor.take_along_dim", _sig("self", "indices", dim=None), lambda a: _flat_take(a)),
+    **{k: (k if isinstance(k, str) else "torch.index_fill", _sig("self", "dim", "index", "value"),
+           lambda a, k=k: _computed_index_fill(a, in_place=(k == "index_fill_")))
+       for k in ("index_fill", "index_fill_", torch.index_fill)},
+}
+
+
+class _Made:
+    """A builder's result made on the proxies itself (not a list of steps)."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _value(v):
+    """v's example value while tracing (a proxy's shadow value), v itself
+    for a number or tensor, None when not known."""
+    if isinstance(v, torch.fx.Proxy):
+        tracer = v.tracer
+        return tracer.value(v.node) if hasattr(tracer, "known") and tracer.known(v.node) else None
+    return v
+
+
+def _computed(v) -> bool:
+    """v is a tensor the program computes (its value follows the input)."""
+    return isinstance(v, torch.fx.Proxy) and hasattr(v.tracer, "fixed") and not v.tracer.fixed(v.node)
+
+
+def _flat_roll(a):
+    """torch.roll(x, k) with no dims: the roll of x flattened, reshaped back."""
+    shifts = a["shifts"]
+    shifts = shifts[0] if isinstance(shifts, (list, tuple)) and len(shifts) == 1 else shifts
+    if a["dims"] not in (None, [], ()) or not isinstance(shifts, int):
+        return None
+    x = a["self"]
+    shape = getattr(_value(x), "shape", None)
+    rolled = x.flatten().roll(shifts, 0)
+    return _Made(rolled.reshape_as(x) if shape is None else rolled.reshape(list(shape)))    # (a complex value's reshape runs)
+
+
+def _sum_to_size(a):
+    """x.sum_to_size(*size): a sum over the leading dims and the dims size
+    makes 1, kept, then the reshape to size."""
+    args, kwargs = a["args"], a["kwargs"]
+    x = args[0] if args else None
+    size = list(args[1:]) if len(args) > 2 or (len(args) == 2 and isinstance(args[1], int)) else \
+        (args[1] if len(args) == 2 else kwargs.get("size"))
+    shape = getattr(_value(x), "shape", None)
+    if shape is None or not isinstance(size, (list, tuple, torch.Size)) or set(kwargs) - {"size"} \
+            or not all(isinstance(n, int) for n in size) or len(size) > len(shape):
+        return None
+    lead = len(shape) - len(size)
+    dims = list(range(lead)) + [lead + i for i, n in enumerate(size) if n == 1 and shape[lead + i] != 1]
+    summed = x.sum(dims, keepdim=True) if dims else x
+    return _Made(summed.reshape(list(size)))
+
+
+def _count_norm(a):
+    """linalg.vector_norm of ord 0: the count of nonzero elements."""
+    x, ord_, dim, keepdim = a["self"], a["ord"], a["dim"], a["keepdim"]
+    value = _value(x)
+    if ord_ != 0 or isinstance(ord_, bool) or a["dtype"] is not None or value is None or not isinstance(keepdim, bool):
+        return None
+    dim = tuple(range(value.dim())) if dim is None else dim
+    return _Made((x != 0).float().sum(dim, keepdim=keepdim))
+
+
+_DEFAULTS = {torch.fft.irfft: dict(n=None, dim=-1, norm=None), torch.fft.irfft2: dict(s=None, dim=(-2, -1), norm=None),
+             torch.fft.irfftn: dict(s=None, dim=None, norm=None)}
+
+
+def _real_spectrum(f, size, a):
+    """irfft / irfft2 / irfftn of a real input: torch reads it as complex
+    with a zero imaginary part, which is what it becomes here."""
+    x = a["self"]
+    value = _value(x)
+    if value is None or not isinstance(value, torch.Tensor) or value.dtype not in FLOATS:
+        return None
+    given = {k: a[k] for k in (size, "dim", "norm") if a[k] is not _DEFAULTS[f][k]}
+    return _Made(f(torch.complex(x, x * 0), **given))
+
+
+def _tensor_fill(a):
+    """x.fill_(v) of a 0-d tensor v the program computes: a copy of v expanded."""
+    x, v = a["self"], a["value"]
+    if not isinstance(v, torch.fx.Proxy) or getattr(_value(v), "shape", None) != torch.Size([]):
+        return None
+    return _Made(x.copy_(v.expand_as(x)))
+
+
+def _wide_where(a):
+    """torch.where whose condition has more dims than both values: the
+    values expanded to the result's shape first."""
+    c, x, y = (_value(a[k]) for k in ("condition", "self", "other"))
+    ranks = [v.dim() for v in (x, y) if isinstance(v, torch.Tensor)]
+    unknown = any(isinstance(a[k], torch.fx.Proxy) and v is None for k, v in (("self", x), ("other", y)))
+    if not isinstance(c, torch.Tensor) or not ranks or unknown or c.dim() <= max(ranks):
+        return None
+    shape = torch.broadcast_shapes(*(v.shape for v in (c, x, y) if isinstance(v, torch.Tensor)))
+    x, y = (a[k].expand(shape) if isinstance(a[k], torch.fx.Proxy) else a[k] for k in ("self", "other"))
+    return _Made(torch.where(a["condition"], x, y))
+
+
+def _computed_take(a):
+    """torch.take(x, i) of an index the program computes: x flattened, indexed."""
+    if not _computed(a["index"]):
+        return None
+    return _Made(a["self"].flatten()[a["index"]])
+
+
+def _flat_take(a):
+    """take_along_dim with no dim: x and the indices flattened, along dim 0."""
+    if a["dim"] is not None:
+        return None
+    if not _computed(a["indices"]):             # a constant index: torch.take's
+        return _Made(torch.take(a["self"], a["indices"].flatten()))
+    return _Made(torch.take_along_dim(a["self"].flatten(), a["indices"].flatten(), 0))
+
+
+def _computed_index_fill(a, in_place: bool):
+    """x.index_fill(d, i, v) of an index the program computes: v where the
+    position along d is one of i's (a torch.where), else x."""
+    x, dim, index, v = a["self"], a["dim"], a["index"], a["value"]
+    value = _value(x)
+    if not _computed(index) or value is None or not isinstance(dim, int) or not -value.dim() <= dim < value.dim() \
+            or not (_number(v) or isinstance(v, torch.fx.Proxy)):
+        return None
+    dim %= value.dim()
+    n = value.shape[dim]
+    at = [n if d == dim else 1 for d in range(value.dim())]
+    # positions along dim against every index, in a last dim any() folds
+    mask = (torch.arange(n).view(at + [1]) == index.reshape([1] * len(at) + [-1])).any(-1)
+    filled = torch.where(mask, torch.tensor(float(v)) if _number(v) else v, x)
+    return _Made(x.copy_(filled) if in_place else filled)
+
+
+def _bound(params, args, kwargs) -> Optional[dict]:
+    """args / kwargs by parameter name with the defaults filled, or None
+    when they do not fit the schema."""
+    names = [n for n, _ in params]
+    if len(args) > len(names) or set(kwargs) - set(names):
+        return None
+    bound = dict(zip(names, args))
+    if set(bound) & set(kwargs):
+        return None
+    bound.update(kwargs)
+    for n, default in params:
+        if n not in bound:
+            if default is _REQUIRED:
+                return None
+            bound[n] = default
+    return bound
+
+
+def respelled(kind, target, args, kwargs):
+    """While tracing (capture's tracer, before it records a call): a call
+    _RESPELL names, made as the spelling that runs on the same proxies (so
+    its own stand-ins and rewrites apply), else None (a call whose arguments
+    do not fit its entry is left to the rest of capture)."""
+    if kind not in ("call_function", "call_method"):
+        return None
+    entry = _lookup(_RESPELL, target)
+    if entry is None:
+        return None
+    bound = dict(args=args, kwargs=kwargs) if entry[1] is None else _bound(entry[1], args, kwargs)
+    steps = entry[2](bound) if bound is not None else None
+    if steps is None:
+        return None
+    if isinstance(steps, _Made):
+        return steps.value
+    made = None
+    for to, more, kw in (steps if isinstance(steps, list) else [steps]):
+        more = ((made,) if made is not None else ()) + tuple(more)
+        made = getattr(more[0], to)(*more[1:], **kw) if isinstance(to, str) else to(*more, **kw)
+    return made
