@@ -54,6 +54,7 @@ from .capture_int_promotion import promote_int_operands
 from .capture_binary_math import binary_math_node
 from .capture_casts import float_cast_node, output_dtype
 from .capture_plumbing import tidy_plumbing
+from .capture_unbatched import function_call as unbatched_function, module_call as unbatched_module
 from .capture_tracer import (KnownValuesProxy, KnownValuesTracer, TracedControlError, drop_traced_leftovers,
                              trace_refusal)
 from .capture_spellings import spelling_nodes
@@ -1559,6 +1560,10 @@ class _Tracer(KnownValuesTracer):
         """F.cosine_similarity, F.pairwise_distance, F.bilinear, F.pdist: the
         stand-in's ops (capture_modules.FUNCTIONAL_STAND_INS) where their
         other arguments are numbers or constant tensors; else the call."""
+        if kind == "call_function" and getattr(self, "_values", None) is not None:   # [C, H, W]: capture_unbatched
+            made = unbatched_function(self, target, args, kwargs, lambda a, k: self.create_proxy(kind, target, a, k))
+            if made is not None:
+                return made
         entry = _stand_in(kind, target)
         if entry is not None and not getattr(self, "_in_stand_in", False):
             names, traced, call = entry[:3]
@@ -1598,6 +1603,15 @@ class _Tracer(KnownValuesTracer):
             v.node.meta["ptec_value_taken"] = True       # the stand-in holds it: dropped if unused
             return val
         return v
+
+    def call_module(self, m, forward, args, kwargs):
+        if not getattr(self, "_evaluating", False) and getattr(self, "_values", None) is not None:
+            # a layer called unbatched: the batched layer on x.unsqueeze(0) (capture_unbatched)
+            made = unbatched_module(self, m, args, kwargs,
+                                    lambda a, k: super(_Tracer, self).call_module(m, forward, a, k))
+            if made is not None:
+                return made
+        return super().call_module(m, forward, args, kwargs)
 
     def is_leaf_module(self, m: nn.Module, qualname: str) -> bool:
         # one graph node each: an LSTM layer (ptec::quantized_lstm), an SVDF (ptec::quantized_svdf)
