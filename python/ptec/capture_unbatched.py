@@ -71,6 +71,23 @@ def _unbatched(tracer, a, rank: int) -> bool:
     return v is not None and v.dim() == rank - 1
 
 
+def _batched(tracer, a, dim: int = 0):
+    """a.unsqueeze(dim); of a value this module squeezed (pooling indices
+    read by an unpooling layer), the value before the squeeze."""
+    if isinstance(a, torch.fx.Proxy) and a.node.meta.get("ptec_unbatched_squeeze") == dim:
+        return tracer.proxy(a.node.args[0])
+    return a.unsqueeze(dim)
+
+
+def _squeezed(t, dim: int = 0):
+    """t.squeeze(dim), dropped after tracing when no one reads it (capture._symbolic_trace)."""
+    out = t.squeeze(dim)
+    if isinstance(out, torch.fx.Proxy):
+        out.node.meta["ptec_unbatched_squeeze"] = dim
+        out.node.meta["ptec_value_taken"] = True
+    return out
+
+
 def _map(out, fn):
     """fn on every tensor (proxy) of a nested tuple / list output."""
     if isinstance(out, (tuple, list)):
@@ -95,13 +112,13 @@ def function_call(tracer, target, args, kwargs, call):
     if rank is None or not args or not _unbatched(tracer, args[0], rank):
         return None
     args = list(args)
-    args[0] = args[0].unsqueeze(0)
+    args[0] = _batched(tracer, args[0])
     if target in _UNPOOL_FUNCTIONS:
         if len(args) > 1:
-            args[1] = args[1].unsqueeze(0)
+            args[1] = _batched(tracer, args[1])
         elif "indices" in kwargs:
-            kwargs = dict(kwargs, indices=kwargs["indices"].unsqueeze(0))
-    return _map(call(tuple(args), kwargs), lambda t: t.squeeze(0))
+            kwargs = dict(kwargs, indices=_batched(tracer, kwargs["indices"]))
+    return _map(call(tuple(args), kwargs), _squeezed)
 
 
 def _hashable(t) -> bool:
@@ -145,13 +162,13 @@ def module_call(tracer, m, args, kwargs, call):
     if rank is not None:
         if not _unbatched(tracer, args[0], rank):
             return None
-        args = [args[0].unsqueeze(0)] + list(args[1:])
+        args = [_batched(tracer, args[0])] + list(args[1:])
         if isinstance(m, _UNPOOLS):
             if len(args) > 1:
-                args[1] = args[1].unsqueeze(0)
+                args[1] = _batched(tracer, args[1])
             elif "indices" in kwargs:
-                kwargs = dict(kwargs, indices=kwargs["indices"].unsqueeze(0))
-        return _map(call(tuple(args), kwargs), lambda t: t.squeeze(0))
+                kwargs = dict(kwargs, indices=_batched(tracer, kwargs["indices"]))
+        return _map(call(tuple(args), kwargs), _squeezed)
     if isinstance(m, RecurrentCell):                  # [H], state [H] or ([H], [H])
         if not _unbatched(tracer, args[0], 2):
             return None
@@ -192,7 +209,8 @@ def wrapped_root(model: nn.Module, example_inputs) -> nn.Module:
     rank = 2 if isinstance(model, RecurrentCell) else 3
     if not isinstance(x, torch.Tensor) or x.dim() != rank - 1:
         return model
-    return _Holder(model)
+    holder = _HOLDERS.get(len(example_inputs))
+    return model if holder is None else holder(model)
 
 
 class _Holder(nn.Module):
@@ -200,5 +218,20 @@ class _Holder(nn.Module):
         super().__init__()
         self.model = model
 
-    def forward(self, *args, **kwargs):
-        return self.model(*args, **kwargs)
+
+class _Holder1(_Holder):
+    def forward(self, a):
+        return self.model(a)
+
+
+class _Holder2(_Holder):
+    def forward(self, a, b):
+        return self.model(a, b)
+
+
+class _Holder3(_Holder):
+    def forward(self, a, b, c):
+        return self.model(a, b, c)
+
+
+_HOLDERS = {1: _Holder1, 2: _Holder2, 3: _Holder3}
