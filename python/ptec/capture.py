@@ -1735,7 +1735,8 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
         before = tensors_of(model)      # a write fx runs while tracing leaves no node (capture_in_place)
         attributes = set(vars(model))
         try:
-            return _finished(_fx_graph(model, example_inputs, stateful, lstm_kernel, before), example_inputs, name)
+            return _finished(_fx_graph(model, example_inputs, stateful, lstm_kernel, before), example_inputs, name,
+                             model)
         except (CaptureError, UnsupportedOperator):
             # the forward writes its own tensors: they become state tensors,
             # traced on a copy of the model (capture_buffer_state)
@@ -1745,7 +1746,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
                 raise
         twin, states = copy_with_buffers(model, written)
         g = _fx_graph(twin, example_inputs, stateful, lstm_kernel, tensors_of(twin), states)
-    return _finished(g, example_inputs, name)
+    return _finished(g, example_inputs, name, model)
 
 
 def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: bool, before,
@@ -1791,18 +1792,26 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     return g
 
 
-def _finished(g: Graph, example_inputs, name: str) -> Graph:
+def _finished(g: Graph, example_inputs, name: str, model: Optional[nn.Module] = None) -> Graph:
     """The captured graph with its shapes, selections and reshapes resolved."""
     g.name = name
     try:
         infer_shapes(g, example_inputs)
     except UnsupportedOperator:
         raise
-    except Exception as e:              # noqa: BLE001 - the model's own error
+    except Exception as e:              # noqa: BLE001 - the model's own error, or ptec's (capture_own_failure)
+        from .capture_own_failure import own_failure
+        ours = own_failure(g, example_inputs, model, e)
+        if ours:
+            raise CaptureError(ours) from e
         shapes = ", ".join("x".join(map(str, x.shape)) for x in example_inputs)
         first = (str(e).strip().splitlines() or [""])[0]       # torch's argument errors: one line each overload
         raise CaptureError(f"the model fails on its example inputs ({shapes}): "
                            f"{type(e).__name__}: {first} (check input_shape / example_inputs)") from e
+    from .capture_own_failure import wrong_shape
+    wrong = wrong_shape(g, example_inputs, model)      # an output shape torch does not give: refused
+    if wrong:
+        raise CaptureError(wrong)
     if through_selections(g, UnsupportedOperator):
         infer_shapes(g, example_inputs)     # the nodes it moved or made
     refuse_consumers(g, UnsupportedOperator)
