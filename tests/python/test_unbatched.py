@@ -76,8 +76,9 @@ CASES = {
     "ConvTranspose2d": (lambda: B(nn.ConvTranspose2d(4, 2, 3, stride=2)), (4, 4, 4), 1.5),
     "LPPool1d": (lambda: B(nn.LPPool1d(2, 2)), (3, 8), 1.5),
     "MaxPool1d indices": (lambda: tmc.Unpool(nn.MaxPool1d(2, return_indices=True), nn.MaxUnpool1d(2)), (3, 8), 0.5),
+    # (batched [1, 3, 6, 6] with the same samples: the same 1.03)
     "FractionalMaxPool2d": (lambda: B(nn.FractionalMaxPool2d(2, output_size=2,
-                                                             _random_samples=torch.rand(1, 3, 2))), (3, 6, 6), 1.5),   # batched [1, 3, 6, 6]: the same 1.03
+                                                             _random_samples=torch.rand(1, 3, 2))), (3, 6, 6), 1.5),
     "Fold": (lambda: B(nn.Fold((4, 4), 2)), (12, 9), 1.0),
     "GRU": (lambda: FO(nn.GRU(4, 5, 2, bidirectional=True)), (3, 4), 3.0),
     "LSTM batch_first": (lambda: FO(nn.LSTM(4, 5, batch_first=True)), (3, 4), 1.5),
