@@ -4,6 +4,7 @@ the refusal is ptec's, naming the node (its module path and class, or its
 call) that failed, never "the model fails on its example inputs"."""
 from __future__ import annotations
 
+import math
 from typing import Optional
 
 import torch
@@ -49,9 +50,10 @@ def _tensors(v):
 
 
 def wrong_shape(g, example_inputs, model) -> Optional[str]:
-    """The one-line refusal when an output of g has another shape than
-    torch's output of `model` on the example inputs (a rewrite that lost or
-    added a dimension must never give a silently wrong shape), else None."""
+    """The one-line refusal when an output of g holds torch's number of
+    elements in another shape than torch's output of `model` on the example
+    inputs (a rewrite that lost or added a dimension must never give a
+    silently wrong shape), else None."""
     if model is None:
         return None
     import copy
@@ -65,7 +67,9 @@ def wrong_shape(g, example_inputs, model) -> Optional[str]:
         return None
     for k, (t, name) in enumerate(zip(want, g.outputs)):
         got = list(g.node(name).shape or [])
-        if t.dim() > 0 and got != list(t.shape):
+        # the same elements in another shape (a size-1 dim lost or added); a selection's
+        # planned bound (x[mask]: the most it can select) differs in size and is no such case
+        if t.dim() > 0 and got != list(t.shape) and math.prod(got) == t.numel():
             return (f"{origin(g.node(name))}: ptec's capture gives output {k} the shape {got}, torch gives "
                     f"{list(t.shape)}; refused rather than run with a wrong shape")
     return None
