@@ -59,7 +59,7 @@ def wrong_shape(g, example_inputs, model) -> Optional[str]:
     import copy
     try:
         runner = copy.deepcopy(model)
-        with torch.no_grad():
+        with torch.no_grad(), torch.random.fork_rng(devices=[]):     # the caller's random stream untouched
             want = _tensors(runner(*[x.clone() for x in example_inputs]))
     except Exception:                   # noqa: BLE001 - no eager reference: nothing to compare
         return None
