@@ -105,9 +105,25 @@ def _pad_rank(args, kwargs):
     return len(pad) // 2 + 2
 
 
+# softmax's legacy implicit dim, which follows the rank (torch's _get_softmax_dim)
+_IMPLICIT_DIM = {nn.Softmax: F.softmax, nn.LogSoftmax: F.log_softmax, nn.Softmin: F.softmin}
+
+
+def _implicit_dim(tracer, x):
+    v = _value(tracer, x)
+    return None if v is None else (0 if v.dim() in (0, 1, 3) else 1)
+
+
 def function_call(tracer, target, args, kwargs, call):
     """The batched call of an unbatched functional layer (module doc), else None.
-    call(args, kwargs): the proxy of the call as given."""
+    call(args, kwargs): the proxy of the call as given. Also F.softmax /
+    log_softmax / softmin without a dim: torch's implicit dim for the
+    input's rank (0 for rank 0, 1 and 3, else 1), made explicit."""
+    if _hashable(target) and target in _IMPLICIT_DIM.values() and args and len(args) < 2 \
+            and kwargs.get("dim") is None:
+        dim = _implicit_dim(tracer, args[0])
+        if dim is not None:
+            return call(tuple(args), dict(kwargs, dim=dim))
     rank = _pad_rank(args, kwargs) if target is F.pad else _FUNCTIONS.get(target) if _hashable(target) else None
     if rank is None or not args or not _unbatched(tracer, args[0], rank):
         return None
@@ -158,6 +174,10 @@ def module_call(tracer, m, args, kwargs, call):
     call(args, kwargs): the traced call of m."""
     if not args:
         return None
+    if type(m) in _IMPLICIT_DIM and m.dim is None and len(args) == 1 and not kwargs:
+        dim = _implicit_dim(tracer, args[0])        # nn.Softmax(): torch's implicit dim (function_call)
+        if dim is not None:
+            return tracer.create_proxy("call_function", _IMPLICIT_DIM[type(m)], (args[0],), {"dim": dim})
     rank = _layer_rank(m)
     if rank is not None:
         if not _unbatched(tracer, args[0], rank):

@@ -36,6 +36,18 @@ class FPool(nn.Module):
         return F.max_pool2d(x, 2) + F.avg_pool2d(x, 2)
 
 
+class ImplicitSoftmax(nn.Module):
+    """F.softmax / softmin without a dim: torch's implicit dim follows the rank
+    (1 for [L, H], 0 for 3-D); a Python TypeError in capture before."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
 class StateCell(nn.Module):
     """A cell given its state: an unbatched [H] state too."""
 
@@ -70,6 +82,8 @@ CASES = {
     "LSTMCell with state": (StateCell, (4,), 1.5),
     "InstanceNorm1d": (lambda: B(nn.InstanceNorm1d(3)), (3, 8), 1.0),
     "TransformerEncoderLayer": (tmc.encoder_layer, (4, 8), 2.5),
+    "F.softmax implicit dim": (lambda: ImplicitSoftmax(F.softmax), (4, 8), 1.5),
+    "F.softmin implicit dim 3-D": (lambda: ImplicitSoftmax(F.softmin), (2, 4, 8), 2.0),
     # 3: refused before
     "ReflectionPad1d": (lambda: B(nn.ReflectionPad1d(2)), (3, 8), 0.5),
     "ReplicationPad2d": (lambda: B(nn.ReplicationPad2d(1)), (3, 4, 4), 0.5),
