@@ -55,6 +55,7 @@ from .capture_int_promotion import promote_int_operands
 from .capture_binary_math import binary_math_node
 from .capture_casts import float_cast_node, output_dtype
 from .capture_plumbing import tidy_plumbing
+from .capture_unbatched import function_call as unbatched_function, module_call as unbatched_module
 from .capture_tracer import (KnownValuesProxy, KnownValuesTracer, TracedControlError, drop_traced_leftovers,
                              trace_refusal)
 from .capture_spellings import respelled, spelling_nodes
@@ -1563,6 +1564,10 @@ class _Tracer(KnownValuesTracer):
         other arguments are numbers or constant tensors; else the call."""
         if (spelled := respelled(kind, target, args, kwargs)) is not None:    # x.greater(y): x.gt(y) (capture_spellings)
             return spelled
+        if kind == "call_function" and getattr(self, "_values", None) is not None:   # [C, H, W]: capture_unbatched
+            made = unbatched_function(self, target, args, kwargs, lambda a, k: self.create_proxy(kind, target, a, k))
+            if made is not None:
+                return made
         entry = _stand_in(kind, target)
         if entry is not None and not getattr(self, "_in_stand_in", False):
             names, traced, call = entry[:3]
@@ -1602,6 +1607,15 @@ class _Tracer(KnownValuesTracer):
             v.node.meta["ptec_value_taken"] = True       # the stand-in holds it: dropped if unused
             return val
         return v
+
+    def call_module(self, m, forward, args, kwargs):
+        if not getattr(self, "_evaluating", False) and getattr(self, "_values", None) is not None:
+            # a layer called unbatched: the batched layer on x.unsqueeze(0) (capture_unbatched)
+            made = unbatched_module(self, m, args, kwargs,
+                                    lambda a, k: super(_Tracer, self).call_module(m, forward, a, k))
+            if made is not None:
+                return made
+        return super().call_module(m, forward, args, kwargs)
 
     def is_leaf_module(self, m: nn.Module, qualname: str) -> bool:
         # one graph node each: an LSTM layer (ptec::quantized_lstm), an SVDF (ptec::quantized_svdf)
@@ -1725,7 +1739,8 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
         before = tensors_of(model)      # a write fx runs while tracing leaves no node (capture_in_place)
         attributes = set(vars(model))
         try:
-            return _finished(_fx_graph(model, example_inputs, stateful, lstm_kernel, before), example_inputs, name)
+            return _finished(_fx_graph(model, example_inputs, stateful, lstm_kernel, before), example_inputs, name,
+                             model)
         except (CaptureError, UnsupportedOperator):
             # the forward writes its own tensors: they become state tensors,
             # traced on a copy of the model (capture_buffer_state)
@@ -1735,7 +1750,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
                 raise
         twin, states = copy_with_buffers(model, written)
         g = _fx_graph(twin, example_inputs, stateful, lstm_kernel, tensors_of(twin), states)
-    return _finished(g, example_inputs, name)
+    return _finished(g, example_inputs, name, model)
 
 
 def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: bool, before,
@@ -1781,18 +1796,26 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     return g
 
 
-def _finished(g: Graph, example_inputs, name: str) -> Graph:
+def _finished(g: Graph, example_inputs, name: str, model: Optional[nn.Module] = None) -> Graph:
     """The captured graph with its shapes, selections and reshapes resolved."""
     g.name = name
     try:
         infer_shapes(g, example_inputs)
     except UnsupportedOperator:
         raise
-    except Exception as e:              # noqa: BLE001 - the model's own error
+    except Exception as e:              # noqa: BLE001 - the model's own error, or ptec's (capture_own_failure)
+        from .capture_own_failure import own_failure
+        ours = own_failure(g, example_inputs, model, e)
+        if ours:
+            raise CaptureError(ours) from e
         shapes = ", ".join("x".join(map(str, x.shape)) for x in example_inputs)
         first = (str(e).strip().splitlines() or [""])[0]       # torch's argument errors: one line each overload
         raise CaptureError(f"the model fails on its example inputs ({shapes}): "
                            f"{type(e).__name__}: {first} (check input_shape / example_inputs)") from e
+    from .capture_own_failure import wrong_shape
+    wrong = wrong_shape(g, example_inputs, model)      # an output shape torch does not give: refused
+    if wrong:
+        raise CaptureError(wrong)
     if through_selections(g, UnsupportedOperator):
         infer_shapes(g, example_inputs)     # the nodes it moved or made
     refuse_consumers(g, UnsupportedOperator)

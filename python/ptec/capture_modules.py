@@ -952,6 +952,8 @@ def sequence_lengths(model: nn.Module, example_inputs) -> dict:
                     found[_name] = int(x.batch_sizes.numel())
                 elif isinstance(x, torch.Tensor) and x.dim() == 3:
                     found[_name] = int(x.shape[1] if mod.batch_first else x.shape[0])
+                elif isinstance(x, torch.Tensor) and x.dim() == 2:     # unbatched [L, H] (capture_unbatched)
+                    found[_name] = int(x.shape[0])
             hooks.append(m.register_forward_pre_hook(hook))
     if hooks:
         try:
@@ -998,6 +1000,8 @@ def recorded_masks(model: nn.Module, example_inputs):
             if isinstance(x, torch.Tensor) and not getattr(x, "is_nested", False) and x.dim() == 3:
                 now["tokens"] = int(x.shape[1] if _batch_first(_m) else x.shape[0])
                 now["batch"] = int(x.shape[0] if _batch_first(_m) else x.shape[1])
+            elif isinstance(x, torch.Tensor) and not getattr(x, "is_nested", False) and x.dim() == 2:
+                now["tokens"], now["batch"] = int(x.shape[0]), 1         # unbatched [L, E] (capture_unbatched)
             return _orig(*args, **kwargs)
         m.forward = forward
         wrapped.append(m)
@@ -1036,7 +1040,8 @@ def with_traceable_modules(model: nn.Module, example_inputs=(), stateful: bool =
         return found
     whole = stand_in_of("", model)
     if whole is not None:
-        return whole
+        from .capture_unbatched import wrapped_root
+        return wrapped_root(whole, example_inputs)     # called unbatched: a module call, batched
     replaced = []
     for name, m in list(model.named_modules()):
         if not name or any(name.startswith(r + ".") for r in replaced):

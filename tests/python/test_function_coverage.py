@@ -1099,6 +1099,19 @@ RUNS = {
         lambda x: F.fractional_max_pool2d(x, 2, output_size=(3, 2), _random_samples=torch.tensor(
             [[[0.3, 0.7], [0.5, 0.1], [0.9, 0.2]]])), S4, R, 1.0, "int8"),                            # 0.98
     "F.unfold/fold": (lambda x: F.fold(F.unfold(x, 2, stride=2), (4, 4), 2, stride=2), S4, R, 0.5, "int8"),
+    # unbatched inputs ([C, H, W], [C, L]): the batched call on x.unsqueeze(0), squeezed (capture_unbatched)
+    "F.max_pool2d/avg_pool2d unbatched": (lambda x: F.max_pool2d(x, 2) + F.avg_pool2d(x, 2), S4[1:], R, 1.5,
+                                          "int8"),                                                       # 1.07
+    "F.conv2d unbatched": (lambda x: F.conv2d(x, torch.linspace(-1, 1, 54).reshape(2, 3, 3, 3)), S4[1:], R, 1.0,
+                           "int8"),                                                                      # 0.79
+    "F.pixel_shuffle/unshuffle unbatched": (lambda x: F.pixel_unshuffle(F.pixel_shuffle(x.repeat(4, 1, 1)[:4], 2),
+                                                                        2), S4[1:], R, 0.5, "int8"),    # 0.50
+    "F.pad unbatched": (lambda x: F.pad(x, (1, 1), "reflect") + F.pad(x, (1, 1), "replicate"), S3[1:], R, 1.0,
+                        "int8"),                                                                         # 0.77
+    "F.max_unpool1d unbatched": (lambda x: unpooled(F.max_unpool1d, F.max_pool1d(x, 2, return_indices=True)),
+                                 S3[1:], R, 0.5, "int8"),                                          # 0.48
+    "F.lp_pool2d/adaptive_avg_pool2d unbatched": (lambda x: F.lp_pool2d(x, 2, 2) + F.adaptive_avg_pool2d(x, 2),
+                                                  S4[1:], R, 1.5, "int8"),   # 1.40
     # ids computed in the program: x.long() into the int8 table's rows (an id moves by one
     # where the int8 rounding of |x| * 3 crosses a whole number: a row apart)
     "F.embedding(computed ids)": (lambda x: F.embedding((x.abs() * 3).long(), torch.linspace(-1, 1, 40)

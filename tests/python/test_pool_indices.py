@@ -267,12 +267,21 @@ def test_unpool_on_boards(target, tmp_path):
         board_matches_reference(res.data, x.numpy(), target, tmp_path)
 
 
-def test_unbatched_pair_is_refused_in_one_line():
-    """torch's unbatched [C, H, W] form of a pool with indices: refused
-    naming the layer (its indices would need the batch-1 stand-in)."""
-    from ptec.capture import CaptureError, capture
-    x = torch.randn(2, 4, 4)
-    with pytest.raises(CaptureError) as e:
-        capture(Pair(nn.MaxPool2d(2, return_indices=True)).eval(), [x])
-    message = str(e.value)
-    assert "\n" not in message and "pool (nn.MaxPool2d): return_indices needs a batched" in message, message
+@pytest.mark.parametrize("pool, shape", [(lambda: nn.MaxPool2d(2, return_indices=True), (2, 4, 4)),
+                                         (lambda: nn.MaxPool1d(2, return_indices=True), (3, 8))])
+def test_unbatched_pair_is_torchs(pool, shape, tmp_path):
+    """torch's unbatched [C, H, W] / [C, L] form of a pool with indices: the
+    batched pool on x.unsqueeze(0), values and int64 indices squeezed
+    (capture_unbatched; the indices' view keeps their int64 elements): torch's
+    shapes, its indices exactly, values within half an output step."""
+    model = Pair(pool()).eval()
+    g = torch.Generator().manual_seed(0)
+    calibration = [(torch.rand(shape, generator=g) * 6 - 3,) for _ in range(4)]
+    res = compile_model(model, [calibration[0][0]], calibration)
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    for (x,) in calibration[:3]:
+        values, indices = host_runtime.run(parse_program(res.data), res.data, [x.numpy()], workdir=str(tmp_path))
+        want_values, want_indices = model(x)
+        assert indices.shape == tuple(want_indices.shape) and indices.dtype == np.int64
+        assert np.array_equal(indices, want_indices.numpy())
+        assert np.abs(values - want_values.numpy()).max() <= 0.5 * step + 1e-6
