@@ -52,6 +52,7 @@ from typing import List, Optional
 import torch
 
 from . import capture_unique_inverse as _inverse
+from .capture_counts_readers import COMPACT
 from .ir import Node
 
 _FLAG = "ptec_int64_selection"
@@ -124,11 +125,13 @@ def _edges(v):
     return differ[0] | (at == 0), differ[1] | (at == n - 1)
 
 
-def _counts(first, last):
-    """The run lengths, int64 [k]: ends - starts + 1 of the stably sorted 0/1."""
+def _counts(first, last, with_starts=False):
+    """The run lengths, int64 [k]: ends - starts + 1 of the stably sorted 0/1
+    (with_starts: and starts, the k runs' first positions in its first k places)."""
     keep, starts = torch.sort(first.float(), descending=True, stable=True)
     ends = torch.sort(last.float(), descending=True, stable=True)[1]
-    return _select(ends - starts + 1, keep > 0.5)
+    counts = _select(ends - starts + 1, keep > 0.5)
+    return (counts, starts) if with_starts else counts
 
 
 def _numel(shape) -> int:
@@ -195,10 +198,17 @@ def _by_dim(input, dim, return_inverse, return_counts, ordered):
     return tuple(out) if len(out) > 1 else values
 
 
-def _flat_counts(input, ordered):
+def _flat_counts(input, ordered, values):
+    """The counts of the flattened input's runs (sorted: unique's); values'
+    node keeps the run values v and the starts for a values[i] at a counts
+    position (capture_counts_readers)."""
     flat = input.reshape(-1)
     v = torch.sort(flat)[0] if ordered else flat
-    return _counts(*_edges(v))
+    counts, starts = _counts(*_edges(v), with_starts=True)
+    if all(isinstance(p, torch.fx.Proxy) for p in (values, v, starts)):
+        values.node.meta[COMPACT] = (v.node, starts.node)
+        values.node.meta[_VALUES] = True         # dropped when only values[i] read it
+    return counts
 
 
 def _unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
@@ -213,8 +223,9 @@ def _unique(input, sorted=True, return_inverse=False, return_counts=False, dim=N
         return None
     if return_inverse:
         both = _inverse.STAND_INS[torch.unique][2](input, sorted, True)
-        return None if both is None else (both[0], both[1], _flat_counts(input, True))
-    return torch.unique(input), _flat_counts(input, True)
+        return None if both is None else (both[0], both[1], _flat_counts(input, True, both[0]))
+    values = torch.unique(input)
+    return values, _flat_counts(input, True, values)
 
 
 def _unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
@@ -228,8 +239,9 @@ def _unique_consecutive(input, return_inverse=False, return_counts=False, dim=No
         return None
     if return_inverse:
         both = _inverse.STAND_INS[torch.unique_consecutive][2](input, True)
-        return None if both is None else (both[0], both[1], _flat_counts(input, False))
-    return torch.unique_consecutive(input), _flat_counts(input, False)
+        return None if both is None else (both[0], both[1], _flat_counts(input, False, both[0]))
+    values = torch.unique_consecutive(input)
+    return values, _flat_counts(input, False, values)
 
 
 STAND_INS = {
