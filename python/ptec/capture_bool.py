@@ -84,10 +84,19 @@ def is_bool(name: str, by_name) -> bool:
     return n.op in BOOL_OPS
 
 
+# views that keep a bool a bool (`(x > 0).reshape(4, -1)`): their IR nodes
+# carry no dtype, so the view's source decides
+_BOOL_VIEWS = ("reshape", "permute", "transpose", "slice", "expand", "squeeze", "unsqueeze", "flatten")
+
+
 def _computed_bool(a, by_name) -> bool:
-    """A bool tensor computed from the input (not a constant)."""
-    return isinstance(a, torch.fx.Node) and by_name.get(a.name) is not None \
-        and by_name[a.name].op in BOOL_OPS
+    """A bool tensor computed from the input (not a constant), or a view of one."""
+    if not isinstance(a, torch.fx.Node) or by_name.get(a.name) is None:
+        return False
+    n = by_name[a.name]
+    while n is not None and n.op in _BOOL_VIEWS and _dtype(a) == torch.bool and len(n.inputs) == 1:
+        n = by_name.get(n.inputs[0])
+    return n is not None and n.op in BOOL_OPS
 
 
 def _compare_nodes(fn, by_name) -> Optional[List[Node]]:

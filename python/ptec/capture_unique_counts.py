@@ -67,7 +67,9 @@ def int64_selection_nodes(fn, ins, by_name) -> Optional[List[Node]]:
         if user.op != "output" and not _to_float(user):
             from .capture_calls import refuse_call
             refuse_call(user, "it reads unique's int64 counts, whose length follows the values: they run as a "
-                        "program output, and as float values after .float() (then as a selection's)")
+                        "program output, after .float() (then as a selection's), and through element-wise "
+                        "integer ops with numbers, sum / max / min / argmax / argmin / any / all / cumsum "
+                        "along dim 0 (capture_counts_readers)")
     return [Node(fn.name, "masked_select", [a.name for a in fn.args])]
 
 

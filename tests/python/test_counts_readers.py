@@ -17,9 +17,9 @@ from model_checks import Call
 from test_unique_counts import grid_inputs, row_inputs
 
 
-def run_all(fn, cal, tmp_path):
+def run_all(fn, cal, tmp_path, bound=0.5):
     """The program on cal: ptec-run's bytes are the reference's, int / bool
-    results torch's exactly, float ones within half an output step; the
+    results torch's exactly, float ones within `bound` output steps; the
     set of results (as tuples) seen, to check they vary."""
     res = compile_model(Call(fn).eval(), [cal[0][0]], cal)
     assert not res.lowered.fallbacks
@@ -38,7 +38,7 @@ def run_all(fn, cal, tmp_path):
             r = r.numpy()
             assert g.shape == r.shape and g.dtype == r.dtype, (g.shape, r.shape, g.dtype, r.dtype)
             if r.dtype == np.float32:
-                assert np.abs(g - r).max(initial=0.0) <= 0.5 * step + 1e-6, (g, r, step)
+                assert np.abs(g - r).max(initial=0.0) <= bound * step + 1e-6, (g, r, step)
             else:
                 assert np.array_equal(g, r), (g, r)
             seen.add((r.shape, tuple(np.ravel(r).tolist())))
@@ -59,7 +59,10 @@ READERS = {
     "counts // 2": lambda x: counts(x) // 2,
     "counts % 3": lambda x: counts(x) % 3,
     "counts > 1": lambda x: counts(x) > 1,
-    "counts.sum()": lambda x: counts(x).sum(),
+    "counts.sum() - counts.max()": lambda x: counts(x).sum() - counts(x).max(),
+    "(counts // 2).sum()": lambda x: (counts(x) // 2).sum(),
+    "counts / 2": lambda x: counts(x) / 2,
+    "counts.int() * 3": lambda x: counts(x).int() * 3,
     "counts.max()": lambda x: counts(x).max(),
     "counts.min()": lambda x: counts(x).min(),
     "(counts - 9).max()": lambda x: (counts(x) - 9).max(),
@@ -67,8 +70,8 @@ READERS = {
     "counts.argmin(0)": lambda x: counts(x).argmin(0),
     "counts.cumsum(0)": lambda x: counts(x).cumsum(0),
     "(counts > 2).sum()": lambda x: (counts(x) > 2).sum(),
-    "(counts > 2).any()": lambda x: (counts(x) > 2).any(),
-    "(counts > 1).all()": lambda x: (counts(x) > 1).all(),
+    "(counts > 7).any()": lambda x: (counts(x) > 7).any(),
+    "(counts > 3).all()": lambda x: (counts(x) > 3).all(),
     "(counts * 2).float()": lambda x: (counts(x) * 2).float(),
     "consecutive counts.max()": lambda x: consecutive(x).max(),
     "consecutive counts.cumsum(0) - 1": lambda x: consecutive(x).cumsum(0) - 1,
@@ -79,7 +82,7 @@ READERS = {
 @pytest.mark.parametrize("name", sorted(READERS))
 def test_counts_readers_are_torchs(name, tmp_path):
     seen = run_all(READERS[name], grid_inputs(3, 3) + [(torch.full((1, 4, 8), 1.0),)], tmp_path)
-    assert len(seen) >= 3, seen
+    assert len(seen) >= (2 if "any" in name or "all" in name else 3), seen
 
 
 def mode(x):
@@ -112,9 +115,10 @@ def test_slices_counts_readers(tmp_path):
 
 
 @pytest.mark.parametrize("call,why", [
-    ("torch.unique(x, return_counts=True)[1] * x.reshape(-1)[:1]", "(operator.mul): it reads unique's int64 counts"),
+    ("torch.unique(x, return_counts=True)[1] * torch.unique(x, return_counts=True)[1]",
+     "(operator.mul): it reads unique's int64 counts"),
     ("torch.unique(x, return_counts=True)[1].sum(0, keepdim=True)", "(Tensor.sum): it reads"),
-    ("torch.unique(x, return_counts=True)[1] / 2", "(operator.truediv): it reads"),
+    ("torch.unique(x, return_counts=True)[1].sort()[0]", "(Tensor.sort): it reads"),
 ])
 def test_other_readers_refused_in_one_line(call, why):
     x = grid_inputs(0, 6, n=1)[0][0]
@@ -132,8 +136,10 @@ def test_other_readers_refused_in_one_line(call, why):
     lambda x: (x > 0).reshape(2, -1).to(torch.float32).amax(0),
 ], ids=["float sum", "long", "float mean", "float * 3", "to float32 amax"])
 def test_cast_of_a_viewed_bool(fn, tmp_path):
-    """A cast of a view of a computed bool is the bool's cast: 0 / 1 as torch."""
+    """A cast of a view of a computed bool is the bool's cast: 0 / 1 as
+    torch; a float reader within one output step (int8: sum is the mean's
+    output times the count)."""
     g = torch.Generator().manual_seed(5)
     cal = [(torch.randn(1, 4, 8, generator=g) * 2,) for _ in range(5)]
-    seen = run_all(fn, cal, tmp_path)
+    seen = run_all(fn, cal, tmp_path, bound=1.0)
     assert len(seen) >= 3, seen

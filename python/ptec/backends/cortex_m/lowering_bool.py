@@ -227,9 +227,10 @@ def op_masked_select(ctx, n: Node):
         x = Act(ctx.b.constant(value), list(value.shape), ScalarType.LONG)
     else:
         src = ctx.get(n.inputs[0])
-        # int64 positions (capture_selection_mix: a sort's indices picked) are copied as they are
-        x = _contiguous(ctx, src if src.dtype == ScalarType.LONG else ctx.q(n.inputs[0]) if ctx.int8_io
-                        else ctx.f(n.inputs[0]))
+        # int64 positions (capture_selection_mix: a sort's indices picked), and unique's counts' integer
+        # and bool readers (capture_counts_readers: `counts.int()`, `counts > 1`) are copied as they are
+        kept = src.dtype in (ScalarType.LONG, ScalarType.INT, ScalarType.BOOL)
+        x = _contiguous(ctx, src if kept else ctx.q(n.inputs[0]) if ctx.int8_io else ctx.f(n.inputs[0]))
     # ([1, 1, 1, bound] of a row (capture_selection_row_output) row-major too, as self and mask)
     out = new_act(ctx.b, x.dtype, n.shape, x.scale, x.zp,
                   dim_order=list(range(len(n.shape))) if n.attrs.get("row") else None)
