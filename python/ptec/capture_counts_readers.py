@@ -39,6 +39,7 @@ import torch
 _FLAG = "ptec_int64_selection"
 COMPACT = "ptec_unique_compact"       # values' node: (v, starts) nodes (capture_unique_counts)
 _POSITION = "ptec_counts_position"    # an argmax / argmin of counts: a position in [0, k)
+PREFIX = "ptec_prefix_pick"          # a marked selection whose keep is a non-empty prefix (the counts)
 
 _ELEMENTWISE_FUNCTIONS = {operator.mul, operator.add, operator.sub, operator.floordiv, operator.mod, operator.neg,
                           operator.gt, operator.lt, operator.ge, operator.le, operator.eq, operator.ne,
@@ -78,15 +79,17 @@ def _dim0(fn, start: int) -> bool:
     return not dims or dims[0] in (0, -1, (0,), (-1,), [0], [-1])
 
 
-def _select(g, v, keep):
+def _select(g, v, keep, prefix):
     got = g.call_function(torch.masked_select, (v, keep))
     got.meta[_FLAG] = True
+    got.meta[PREFIX] = prefix
     return got
 
 
 def _rewrite(g, sel, user) -> bool:
     """user of the marked selection sel rewritten (True) or left."""
     v, keep = sel.args
+    prefix = bool(sel.meta.get(PREFIX))
     name = _name(user)
     others_args = [a for a in user.args if a is not sel]
     in_args = sum(a is sel for a in user.args)
@@ -99,14 +102,15 @@ def _rewrite(g, sel, user) -> bool:
             return False
         with g.inserting_before(user):
             made = _select(g, g.create_node(user.op, user.target, tuple(v if a is sel else a for a in user.args),
-                                            dict(user.kwargs)), keep)
-    elif name == "cumsum" and user.args[0] is sel and out in _INTEGER and not user.kwargs.get("dtype") \
+                                            dict(user.kwargs)), keep, prefix)
+    elif name == "cumsum" and prefix and user.args[0] is sel and out in _INTEGER and not user.kwargs.get("dtype") \
             and [a for a in list(user.args[1:]) + list(user.kwargs.values())] in ([0], [-1]):
         with g.inserting_before(user):
             made = _select(g, g.create_node(user.op, user.target, (v,) + tuple(user.args[1:]), dict(user.kwargs)),
-                           keep)
+                           keep, True)
     elif name in ("sum", "any", "all", "max", "min", "amax", "amin", "argmax", "argmin") and user.args[0] is sel \
-            and _dim0(user, 1) and (name != "sum" or out in (torch.int64,)):
+            and _dim0(user, 1) and (name != "sum" or out in (torch.int64,)) \
+            and (prefix or name not in ("argmax", "argmin")):
         boolean = _dtype(sel) is torch.bool
         with g.inserting_before(user):
             if name in ("sum", "any") and boolean:
@@ -159,7 +163,7 @@ def counts_readers(gm: torch.fx.GraphModule, propagate) -> bool:
                         progress = True
                 if progress and not fn.users:
                     g.erase_node(fn)
-            elif COMPACT in fn.meta:
+            if COMPACT in fn.meta:
                 for user in list(fn.users):
                     progress = _value_at(g, user) or progress
             if progress:

@@ -52,7 +52,7 @@ from typing import List, Optional
 import torch
 
 from . import capture_unique_inverse as _inverse
-from .capture_counts_readers import COMPACT
+from .capture_counts_readers import COMPACT, PREFIX
 from .ir import Node
 
 _FLAG = "ptec_int64_selection"
@@ -66,10 +66,11 @@ def int64_selection_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     for user in fn.users:
         if user.op != "output" and not _to_float(user):
             from .capture_calls import refuse_call
-            refuse_call(user, "it reads unique's int64 counts, whose length follows the values: they run as a "
-                        "program output, after .float() (then as a selection's), and through element-wise "
-                        "integer ops with numbers, sum / max / min / argmax / argmin / any / all / cumsum "
-                        "along dim 0 (capture_counts_readers)")
+            refuse_call(user, "it reads unique's int64 counts (or an integer input's unique values), whose "
+                        "length follows the values: they run as a program output, after .float() (then as a "
+                        "selection's), through element-wise integer ops with numbers, sum / max / min / any / "
+                        "all, and, of the counts, argmax / argmin / cumsum along dim 0 "
+                        "(capture_counts_readers)")
     return [Node(fn.name, "masked_select", [a.name for a in fn.args])]
 
 
@@ -133,6 +134,8 @@ def _counts(first, last, with_starts=False):
     keep, starts = torch.sort(first.float(), descending=True, stable=True)
     ends = torch.sort(last.float(), descending=True, stable=True)[1]
     counts = _select(ends - starts + 1, keep > 0.5)
+    if isinstance(counts, torch.fx.Proxy):
+        counts.node.meta[PREFIX] = True          # keep: the first k >= 1 places (capture_counts_readers)
     return (counts, starts) if with_starts else counts
 
 
@@ -214,6 +217,10 @@ def _flat_counts(input, ordered, values):
 
 
 def _unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    if input.dtype in (torch.int64, torch.int32) and sorted is True and dim is None \
+            and isinstance(return_inverse, bool) and isinstance(return_counts, bool):
+        from .capture_unique_integers import integer_unique
+        return integer_unique(input, True, return_inverse, return_counts)
     if input.dtype != torch.float32 or sorted is not True or not isinstance(return_inverse, bool) \
             or not isinstance(return_counts, bool):
         return None                                   # capture_nonzero's call: runs or refuses by name
@@ -231,6 +238,10 @@ def _unique(input, sorted=True, return_inverse=False, return_counts=False, dim=N
 
 
 def _unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    if input.dtype in (torch.int64, torch.int32) and dim is None \
+            and isinstance(return_inverse, bool) and isinstance(return_counts, bool):
+        from .capture_unique_integers import integer_unique
+        return integer_unique(input, False, return_inverse, return_counts)
     if input.dtype != torch.float32 or not isinstance(return_inverse, bool) or not isinstance(return_counts, bool):
         return None
     if dim is not None:
