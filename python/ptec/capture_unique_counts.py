@@ -43,8 +43,9 @@ Left refused (capture_nonzero, one line): dim with a dim above 1 before
 it (the varying length would lie behind it) or with two or more ones
 before it and dims after it, return_inverse without dim
 of more than 254 elements (capture_unique_inverse's limit), sorted=False,
-int64 / int32 inputs, a selection's counts / inverse / slices; a reader of
-the int64 counts other than `.float()` (here, naming the reader)."""
+a selection's counts / inverse / slices; a reader of the int64 counts
+other than `.float()` and those capture_counts_readers rewrites (here,
+naming the reader). int64 / int32 inputs: capture_unique_integers."""
 from __future__ import annotations
 
 from typing import List, Optional
