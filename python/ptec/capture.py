@@ -43,7 +43,7 @@ from .capture_indices import (arg_call_node, argmax_node, as_traced, computed_ga
                               to_float_node, to_index_node)
 from .capture_grid import grid_nodes
 from .capture_item_assignment import drop_markers
-from .capture_unique_counts import without_unused_values
+from .capture_unique_counts import unique_slices_nodes, without_unused_values
 from .capture_counts_readers import counts_readers
 from .capture_in_place import AugmentedProxy, refuse_written_tensors, tensors_of, without_dead_code
 from .capture_buffer_state import (INIT, STATE, as_states, binding_names, copy_with_buffers, kept_states,
@@ -878,7 +878,9 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             integer = int_math_nodes(fn, by_name)
             source = (by_name.get(ins[0]) if ins and fn.target in (operator.getitem, getattr)
                       else None)
-            if spectral_nodes(fn, ins, by_name) is not None:
+            if (behind := unique_slices_nodes(fn, by_name)) is not None:
+                nodes.extend(behind)            # unique(x, dim=2) of [1, 4, 8]: x[:, :, m] (capture_unique_counts)
+            elif spectral_nodes(fn, ins, by_name) is not None:
                 nodes.extend(spectral_nodes(fn, ins, by_name))     # rfft, stft and their readers
                 torch.fx.node.map_arg((fn.args, fn.kwargs), lambda a: tuple_sources.add(a.name))  # a window, a filter
             elif (pairs := complex_nodes(fn, ins, by_name)) is not None:

@@ -99,10 +99,7 @@ def unique_nodes(fn, by_name) -> Optional[List[Node]]:
         refuse_call(fn, "return_inverse, return_counts and dim run on a tensor of fixed shape, not on a selection "
                     "(x[mask], whose length follows the values); its unique values (unique()) run")
     if spelled["dim"] is not None:
-        refuse_call(fn, "dim runs on a float32 tensor whose dims before it are all 1, at most one of them when "
-                    "dims follow it (the unique slices' count, which follows the values, must be the result's "
-                    "first dim above 1, as [k, ...], [1, k, ...] or [1, ..., 1, k]: ptec's variable-length "
-                    "outputs vary there)")
+        refuse_call(fn, "dim runs on a float32 tensor of fixed shape, no size 0, with an int dim in range")
     if spelled.get("sorted") is False:
         refuse_call(fn, "sorted=False leaves the order to the implementation; ptec runs sorted=True")
     if spelled["return_inverse"]:

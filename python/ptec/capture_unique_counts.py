@@ -158,16 +158,49 @@ def _shape(input):
 
 
 def _dim_table(input, dim):
-    """(X [L, R], d, shape) for unique slices along dim, or None."""
+    """(X [L, R], d, shape, behind) for unique slices along dim, or None;
+    behind: a dim above 1 before d, or two ones before d and dims after it
+    (the slices then kept by x[:, ..., :, m], `_behind`)."""
     shape = _shape(input)
     if not isinstance(dim, int) or isinstance(dim, bool) or not shape:
         return None
     d = dim + len(shape) if dim < 0 else dim
-    if not 0 <= d < len(shape) or any(s != 1 for s in shape[:d]) or 0 in shape:
+    if not 0 <= d < len(shape) or 0 in shape:
         return None
-    if d > 1 and len(shape) > d + 1:        # [1, 1, k, C]: ptec's row selections take one leading 1
+    if any(s != 1 for s in shape[:d]) or d > 1 and len(shape) > d + 1:
+        # torch's slices: x's dim d moved first, each the rest flattened in order
+        return input.movedim(d, 0).reshape(shape[d], -1), d, shape, True
+    return input.reshape(shape[d], _numel(shape[d + 1:])), d, shape, False
+
+
+def _behind(table, first, d: int, shape):
+    """The unique slices of the sorted table [L, R] in x's layout, the dims
+    before d whole: x_sorted[:, ..., :, first] (a row selection after d
+    whole dims, `aten::index.Tensor_out` with d None indices first)."""
+    rest = shape[:d] + shape[d + 1:]
+    sorted_x = table.reshape([shape[d]] + rest).movedim(0, d)
+    values = sorted_x[(slice(None),) * d + (first,)]
+    if isinstance(values, torch.fx.Proxy):
+        values.node.meta[_AT] = d
+    _mark(sorted_x, values)
+    return values
+
+
+_AT = "ptec_unique_slices_at"
+
+
+def unique_slices_nodes(fn, by_name) -> Optional[List[Node]]:
+    """`_behind`'s selection: a masked_select node of rows after `at` whole
+    dims, a program output only."""
+    at = fn.meta.get(_AT)
+    if at is None or fn.op != "call_function" or len(fn.args) != 2 or by_name.get(fn.args[0].name) is None:
         return None
-    return input.reshape(shape[d], _numel(shape[d + 1:])), d, shape
+    for user in fn.users:
+        if user.op != "output":
+            from .capture_calls import refuse_call
+            refuse_call(user, "it reads unique's slices along a dim behind a dim above 1, whose count follows the "
+                        "values inside the result ([..., k, ...]): they run as a program output only")
+    return [Node(fn.name, "masked_select", [fn.args[0].name, fn.args[1][-1].name], dict(rows=True, at=at))]
 
 
 def _by_dim(input, dim, return_inverse, return_counts, ordered):
@@ -176,7 +209,7 @@ def _by_dim(input, dim, return_inverse, return_counts, ordered):
     found = _dim_table(input, dim)
     if found is None:
         return None
-    x, d, shape = found
+    x, d, shape, behind = found
     rows, width = int(x.shape[0]), int(x.shape[1])
     order = None
     if ordered and rows > 1:
@@ -186,12 +219,15 @@ def _by_dim(input, dim, return_inverse, return_counts, ordered):
             order = step if order is None else order[step]
     table = x if order is None else x[order]
     first, last = _edges(table)
-    slices = table.reshape([rows] + shape[d + 1:])      # the rows as x's slices: kept whole
-    kept = slices[first]
-    values = kept
-    for _ in range(d):                                  # x's leading ones
-        values = values.unsqueeze(0)
-    _mark(slices, kept, values)
+    if behind:
+        values = _behind(table, first, d, shape)
+    else:
+        slices = table.reshape([rows] + shape[d + 1:])      # the rows as x's slices: kept whole
+        kept = slices[first]
+        values = kept
+        for _ in range(d):                                  # x's leading ones
+            values = values.unsqueeze(0)
+        _mark(slices, kept, values)
     out = [values]
     if return_inverse:
         group = first.long().cumsum(0) - 1          # the sorted row's slice

@@ -1461,6 +1461,9 @@ UNIQUE_COUNTS = {
     "torch.unique_consecutive(return_counts)": (
         lambda x: torch.unique_consecutive((x * 0.4).round(), return_counts=True)[1], 0.0),
     "torch.unique(dim=1)": (lambda x: torch.unique((x * 0.4).round()[..., :2], dim=1), 0.5),        # 0.50
+    "torch.unique(dim=2)": (lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2), 0.5),        # 0.50
+    "torch.unique(dim=2, return_counts)": (
+        lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2, return_counts=True)[1], 0.0),
     "torch.unique(dim=1, return_counts)": (
         lambda x: torch.unique((x * 0.4).round()[..., :2], dim=1, return_counts=True)[1], 0.0),
     "Tensor.unique_consecutive(dim=1, return_inverse)": (
