@@ -128,13 +128,31 @@ def test_other_readers_refused_in_one_line(call, why):
     assert "\n" not in message and why in message, message
 
 
+@pytest.mark.parametrize("call", [
+    "(x > 0).permute(0, 2, 1).float().sum(1)",
+    "(x > 0)[:, :2].float().sum(2)",
+    "(x > 0).transpose(1, 2).long()",
+])
+def test_cast_of_a_moved_bool_refused_in_one_line(call):
+    """A cast of a permuted / sliced bool: refused naming the cast (shape
+    inference ran it as a float op on the bool before)."""
+    x = grid_inputs(0, 6, n=1)[0][0]
+    with pytest.raises((CompileError, UnsupportedOperator)) as e:
+        compile_model(Call(eval(f"lambda x: {call}")).eval(), [x], [(x,)])
+    message = str(e.value)
+    assert "\n" not in message and "a cast of a permuted, transposed, sliced or expanded computed bool" in message, \
+        message
+
+
 @pytest.mark.parametrize("fn", [
     lambda x: (x > 0).reshape(4, -1).float().sum(1),
     lambda x: (x > 0).reshape(4, -1).long(),
     lambda x: (x > 0).reshape(4, -1).float().mean(1),
     lambda x: (x > 0).reshape(4, -1).float() * 3,
     lambda x: (x > 0).reshape(2, -1).to(torch.float32).amax(0),
-], ids=["float sum", "long", "float mean", "float * 3", "to float32 amax"])
+    lambda x: (x > 0).flatten().long(),
+    lambda x: (x > 0).squeeze(0).float().mean(1),
+], ids=["float sum", "long", "float mean", "float * 3", "to float32 amax", "flatten long", "squeeze float mean"])
 def test_cast_of_a_viewed_bool(fn, tmp_path):
     """A cast of a view of a computed bool is the bool's cast: 0 / 1 as
     torch; a float reader within one output step (int8: sum is the mean's
