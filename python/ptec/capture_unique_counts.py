@@ -39,9 +39,18 @@ the running count of first rows less one (an int64 cumsum), taken back to
 x's order through the sort's order by an exact one-hot sum ([L, L]
 int64).
 
-Left refused (capture_nonzero, one line): dim with a dim above 1 before
-it (the varying length would lie behind it) or with two or more ones
-before it and dims after it, return_inverse without dim
+dim=d behind a dim above 1 (or two ones before d and dims after it:
+[1, 4, 8] with dim=2, [2, 7, 3] with dim=1, `_behind`): X is x with d
+moved first, the rest flattened in order (torch's slices), sorted as
+above; the sorted table moved back to x's layout and its slices along d
+selected after d whole dims (`x_sorted[:, :, first]`: a masked_select
+node with attrs rows and at = d, `aten::index.Tensor_out` with d None
+indices before the mask, which ptec's kernel and upstream's take), so
+the result is [..., k, ...] with the count at d. Those slices run as a
+program output only (a reader is refused naming it, `unique_slices_nodes`).
+
+Left refused (capture_nonzero, one line): dim of a tensor with a size 0,
+a reader of slices behind a dim above 1, return_inverse without dim
 of more than 254 elements (capture_unique_inverse's limit), sorted=False,
 a selection's counts / inverse / slices; a reader of the int64 counts
 other than `.float()` and those capture_counts_readers rewrites (here,
