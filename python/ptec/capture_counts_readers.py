@@ -22,6 +22,9 @@ prefix). So, with s = masked_select(c, keep):
   s) are those of c where keep, c[0] elsewhere: c[0] is s's first element,
   so the fill never changes a max / min and never wins an arg (ties: the
   first, as torch), and an argmax / argmin position lies in [0, k);
+- `counts[m]` and `values[m]` of a comparison m of the counts
+  (`values[counts > 1]`): c (values' v[starts], below) picked by keep and
+  m's unpicked values (a selection again, no longer a prefix);
 - `values[i]`, values the unique values torch.unique / unique_consecutive
   returned with the counts and i such a position: values' k elements are
   the (sorted) flattened input at the run starts, so values[i] is
@@ -37,8 +40,8 @@ import operator
 import torch
 
 _FLAG = "ptec_int64_selection"
-COMPACT = "ptec_unique_compact"       # values' node: (v, starts) nodes (capture_unique_counts)
-_POSITION = "ptec_counts_position"    # an argmax / argmin of counts: a position in [0, k)
+COMPACT = "ptec_unique_compact"       # values' node: (v, starts, the counts' keep) nodes (capture_unique_counts)
+_POSITION = "ptec_counts_position"    # an argmax / argmin of counts: a position in [0, k); its keep node
 PREFIX = "ptec_prefix_pick"          # a marked selection whose keep is a non-empty prefix (the counts)
 
 _ELEMENTWISE_FUNCTIONS = {operator.mul, operator.add, operator.sub, operator.floordiv, operator.mod, operator.neg,
@@ -96,7 +99,14 @@ def _rewrite(g, sel, user) -> bool:
     if user.op not in ("call_function", "call_method") or in_args != 1 or sel in user.kwargs.values():
         return False
     out = _dtype(user)
-    if (user.op == "call_function" and user.target in _ELEMENTWISE_FUNCTIONS
+    if user.op == "call_function" and user.target is operator.getitem and user.args[0] is sel:
+        m = user.args[1]           # counts[counts > 1]: one pick by both masks (no longer a prefix)
+        if not (isinstance(m, torch.fx.Node) and m.meta.get(_FLAG) and _dtype(m) is torch.bool
+                and m.args[1] is keep):
+            return False
+        with g.inserting_before(user):
+            made = _select(g, v, g.call_function(operator.and_, (keep, m.args[0])), False)
+    elif (user.op == "call_function" and user.target in _ELEMENTWISE_FUNCTIONS
             or user.op == "call_method" and user.target in _ELEMENTWISE_METHODS):
         if out not in _INTEGER or not _numbers(others_args) or not _numbers(user.kwargs.values()):
             return False
@@ -126,7 +136,7 @@ def _rewrite(g, sel, user) -> bool:
                 filled = g.call_function(torch.where, (keep, v, first))
             made = g.create_node(user.op, user.target, (filled,) + tuple(user.args[1:]), dict(user.kwargs))
         if name in ("argmax", "argmin"):
-            made.meta[_POSITION] = True
+            made.meta[_POSITION] = keep
     else:
         return False
     user.replace_all_uses_with(made)
@@ -135,15 +145,27 @@ def _rewrite(g, sel, user) -> bool:
 
 
 def _value_at(g, user) -> bool:
-    """values[i] of unique's values at a counts position i: v[starts[i]]."""
+    """values[i] of unique's values at a counts position i: v[starts[i]];
+    values[m] of a comparison m of the counts: v[starts] picked by keep & m's
+    values (a float selection, or an integer one of integer values)."""
     if user.op != "call_function" or user.target is not operator.getitem or len(user.args) != 2:
         return False
     values, i = user.args
-    if not isinstance(i, torch.fx.Node) or not i.meta.get(_POSITION) or COMPACT not in values.meta:
+    if not isinstance(i, torch.fx.Node) or COMPACT not in values.meta:
         return False
-    v, starts = values.meta[COMPACT]
-    with g.inserting_before(user):
-        made = g.call_function(operator.getitem, (v, g.call_function(operator.getitem, (starts, i))))
+    v, starts, keep = values.meta[COMPACT]
+    if i.meta.get(_POSITION) is keep:             # a position of these counts
+        with g.inserting_before(user):
+            made = g.call_function(operator.getitem, (v, g.call_function(operator.getitem, (starts, i))))
+    elif i.meta.get(_FLAG) and i.meta.get(PREFIX) and _dtype(i) is torch.bool and i.args[1] is keep:
+        # values[counts > 1]: the compact values v[starts] picked where keep and the comparison
+        with g.inserting_before(user):
+            made = g.call_function(torch.masked_select, (g.call_function(operator.getitem, (v, starts)),
+                                                         g.call_function(operator.and_, (keep, i.args[0]))))
+        if _dtype(values) in _INTEGER:
+            made.meta[_FLAG] = True
+    else:
+        return False
     user.replace_all_uses_with(made)
     g.erase_node(user)
     return True
@@ -171,6 +193,10 @@ def counts_readers(gm: torch.fx.GraphModule, propagate) -> bool:
         if not progress:
             break
         changed = True
+        for fn in list(g.nodes):              # picks left unread (values[counts > 1] read their mask)
+            if fn.op == "call_function" and fn.target is torch.masked_select and fn.meta.get(_FLAG) \
+                    and not fn.users:
+                g.erase_node(fn)
         gm.recompile()
         propagate()
     return changed

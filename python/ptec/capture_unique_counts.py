@@ -256,8 +256,8 @@ def _flat_counts(input, ordered, values):
     flat = input.reshape(-1)
     v = torch.sort(flat)[0] if ordered else flat
     counts, starts = _counts(*_edges(v), with_starts=True)
-    if all(isinstance(p, torch.fx.Proxy) for p in (values, v, starts)):
-        values.node.meta[COMPACT] = (v.node, starts.node)
+    if all(isinstance(p, torch.fx.Proxy) for p in (values, v, starts, counts)):
+        values.node.meta[COMPACT] = (v.node, starts.node, counts.node.args[1])
         values.node.meta[_VALUES] = True         # dropped when only values[i] read it
     return counts
 

@@ -59,8 +59,8 @@ def integer_unique(input, ordered: bool, return_inverse: bool, return_counts: bo
         out.append(group.reshape(shape))
     if return_counts:
         counts, starts = _counts(first, last, with_starts=True)
-        if all(isinstance(p, torch.fx.Proxy) for p in (values, v, starts)):
-            values.node.meta[COMPACT] = (v.node, starts.node)
+        if all(isinstance(p, torch.fx.Proxy) for p in (values, v, starts, counts)):
+            values.node.meta[COMPACT] = (v.node, starts.node, counts.node.args[1])
             values.node.meta[_VALUES] = True
         out.append(counts)
     return tuple(out) if len(out) > 1 else values

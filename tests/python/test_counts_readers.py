@@ -100,11 +100,22 @@ def inverse_mode(x):
     return values[c.argmax()], inverse
 
 
-@pytest.mark.parametrize("fn", [mode, consecutive_mode, inverse_mode])
+def frequent(x):
+    values, c = torch.unique(x, return_counts=True)
+    return values[c > 4], c[c > 4]
+
+
+def frequent_ids(x):
+    values, c = torch.unique((x * 4 / 3).round().long(), return_counts=True)     # the grid's steps as ints
+    return values[c >= 4]
+
+
+@pytest.mark.parametrize("fn", [mode, consecutive_mode, inverse_mode, frequent, frequent_ids])
 def test_most_frequent_value(fn, tmp_path):
-    """values[counts.argmax()]: the first most frequent (sorted) value, as torch."""
+    """values[counts.argmax()]: the first most frequent (sorted) value, as
+    torch; values[counts > 4]: the values seen more than 4 times."""
     seen = run_all(fn, grid_inputs(4, 4) + [(torch.full((1, 4, 8), -1.5),)], tmp_path)
-    assert len({s for s in seen if s[0] == ()}) >= 3, seen
+    assert len({s for s in seen if s[0] == () or fn in (frequent, frequent_ids)}) >= 3, seen
 
 
 def test_slices_counts_readers(tmp_path):
@@ -119,6 +130,8 @@ def test_slices_counts_readers(tmp_path):
      "(operator.mul): it reads unique's int64 counts"),
     ("torch.unique(x, return_counts=True)[1].sum(0, keepdim=True)", "(Tensor.sum): it reads"),
     ("torch.unique(x, return_counts=True)[1].sort()[0]", "(Tensor.sort): it reads"),
+    ("torch.unique(x.round(), return_counts=True)[0][torch.unique(x, return_counts=True)[1].argmax()]",
+     "getitem"),
 ])
 def test_other_readers_refused_in_one_line(call, why):
     x = grid_inputs(0, 6, n=1)[0][0]
