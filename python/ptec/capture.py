@@ -1759,7 +1759,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     tidy_plumbing(gm, CaptureError)
     writes_through_views(gm, example_inputs)    # y.relu_(), y[0].mul_(2): out of place, written back (capture_view_writes)
     drop_markers(gm)            # y[idx] = v: its out-of-place value (capture_item_assignment)
-    counts_readers(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # counts * 2, counts.argmax() (capture_counts_readers)
+    counts_readers(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # counts * 2 (capture_counts_readers)
     without_unused_values(gm)   # unique(x, dim=d)'s slices when only its counts / inverse are read
     elements_alone(gm)          # torch.hsplit(x, 2)[0]: that piece alone (capture_view_elements)
     promote_int_operands(gm)    # i + x, i < 2.5: the int value's float copy, as torch (capture_int_promotion)

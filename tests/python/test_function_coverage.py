@@ -1481,7 +1481,7 @@ UNIQUE_COUNTS = {
     "values[counts.argmax()]": (
         lambda x: (lambda v, c: v[c.argmax()])(*torch.unique(x.round(), return_counts=True)), 0.5),  # 0.50
     "values[counts > 4]": (
-        lambda x: (lambda v, c: v[c > 4])(*torch.unique(x.round(), return_counts=True)), 0.5),                # 0.50
+        lambda x: (lambda v, c: v[c > 4])(*torch.unique(x.round(), return_counts=True)), 0.5),  # 0.50
     "torch.unique_consecutive(return_counts)[1].max()": (
         lambda x: torch.unique_consecutive((x * 0.4).round(), return_counts=True)[1].max(), 0.0),
     "Tensor.unique() of int64": (lambda x: x.round().long()[..., :3].unique(), 0.0),
