@@ -43,7 +43,8 @@ from .capture_indices import (arg_call_node, argmax_node, as_traced, computed_ga
                               to_float_node, to_index_node)
 from .capture_grid import grid_nodes
 from .capture_item_assignment import drop_markers
-from .capture_unique_counts import without_unused_values
+from .capture_unique_counts import unique_slices_nodes, without_unused_values
+from .capture_counts_readers import counts_readers
 from .capture_in_place import AugmentedProxy, refuse_written_tensors, tensors_of, without_dead_code
 from .capture_buffer_state import (INIT, STATE, as_states, binding_names, copy_with_buffers, kept_states,
                                    restore_tensors, with_state_reads, written_tensors)
@@ -879,7 +880,9 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             integer = int_math_nodes(fn, by_name)
             source = (by_name.get(ins[0]) if ins and fn.target in (operator.getitem, getattr)
                       else None)
-            if spectral_nodes(fn, ins, by_name) is not None:
+            if (behind := unique_slices_nodes(fn, by_name)) is not None:
+                nodes.extend(behind)            # unique(x, dim=2) of [1, 4, 8]: x[:, :, m] (capture_unique_counts)
+            elif spectral_nodes(fn, ins, by_name) is not None:
                 nodes.extend(spectral_nodes(fn, ins, by_name))     # rfft, stft and their readers
                 torch.fx.node.map_arg((fn.args, fn.kwargs), lambda a: tuple_sources.add(a.name))  # a window, a filter
             elif (pairs := complex_nodes(fn, ins, by_name)) is not None:
@@ -1775,6 +1778,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     tidy_plumbing(gm, CaptureError)
     writes_through_views(gm, example_inputs)    # y.relu_(), y[0].mul_(2): out of place, written back (capture_view_writes)
     drop_markers(gm)            # y[idx] = v: its out-of-place value (capture_item_assignment)
+    counts_readers(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # counts * 2 (capture_counts_readers)
     without_unused_values(gm)   # unique(x, dim=d)'s slices when only its counts / inverse are read
     elements_alone(gm)          # torch.hsplit(x, 2)[0]: that piece alone (capture_view_elements)
     promote_int_operands(gm)    # i + x, i < 2.5: the int value's float copy, as torch (capture_int_promotion)

@@ -84,10 +84,33 @@ def is_bool(name: str, by_name) -> bool:
     return n.op in BOOL_OPS
 
 
+# views that keep a bool a bool (`(x > 0).reshape(4, -1)`): their IR nodes
+# carry no dtype, so the view's source decides
+_BOOL_VIEWS = ("reshape", "squeeze", "unsqueeze", "flatten")
+
+
+def _moved_bool(a, by_name) -> bool:
+    """A permute / transpose / slice / expand (through any views) of a computed bool."""
+    if not isinstance(a, torch.fx.Node) or _dtype(a) != torch.bool or by_name.get(a.name) is None:
+        return False
+    n, moved = by_name[a.name], False
+    while n is not None and n.op in _BOOL_VIEWS + _BOOL_MOVES and len(n.inputs) == 1:
+        moved = moved or n.op in _BOOL_MOVES
+        n = by_name.get(n.inputs[0])
+    return moved and n is not None and n.op in BOOL_OPS
+
+
+_BOOL_MOVES = ("permute", "transpose", "slice", "expand")
+
+
 def _computed_bool(a, by_name) -> bool:
-    """A bool tensor computed from the input (not a constant)."""
-    return isinstance(a, torch.fx.Node) and by_name.get(a.name) is not None \
-        and by_name[a.name].op in BOOL_OPS
+    """A bool tensor computed from the input (not a constant), or a view of one."""
+    if not isinstance(a, torch.fx.Node) or by_name.get(a.name) is None:
+        return False
+    n = by_name[a.name]
+    while n is not None and n.op in _BOOL_VIEWS and _dtype(a) == torch.bool and len(n.inputs) == 1:
+        n = by_name.get(n.inputs[0])
+    return n is not None and n.op in BOOL_OPS
 
 
 def _compare_nodes(fn, by_name) -> Optional[List[Node]]:
@@ -163,6 +186,11 @@ def _where_nodes(fn, by_name) -> Optional[List[Node]]:
 
 
 def _cast_nodes(fn, by_name) -> Optional[List[Node]]:
+    if fn.args and not fn.kwargs and _moved_bool(fn.args[0], by_name) \
+            and (fn.target in _CASTS or fn.target in ("to", "type")):
+        from .capture_calls import refuse_call
+        refuse_call(fn, "a cast of a permuted, transposed, sliced or expanded computed bool (whose bytes ptec "
+                    "moves only as numbers): cast the bool first, `(x > 0).float().permute(...)`")
     if not fn.args or not _computed_bool(fn.args[0], by_name) or fn.kwargs:
         return None
     if fn.target in _CASTS and len(fn.args) == 1:

@@ -287,6 +287,13 @@ def through_selections(g: Graph, error) -> bool:
     return changed
 
 
+def _integer_picks(g: Graph, n) -> bool:
+    """A comparison of integers picked (unique's `counts > 1`,
+    capture_counts_readers): exact, a bool output."""
+    made = g.node(n.inputs[0])
+    return made.op == "compare" and bool(made.attrs.get("integer"))
+
+
 def refuse_consumers(g: Graph, error) -> None:
     """Raises `error` naming the first node that takes a selection's
     variable-length result as an input (through_selections moved or
@@ -294,7 +301,7 @@ def refuse_consumers(g: Graph, error) -> None:
     for n in g.nodes:
         if n.op != "masked_select":
             continue
-        if g.node(n.inputs[0]).op in ("compare", "logical"):
+        if g.node(n.inputs[0]).op in ("compare", "logical") and not _integer_picks(g, n):
             raise error(f"operator not supported: {origin(n)} selects bool values (a comparison of a selection), "
                         "which ptec runs only as the mask of a selection by the same mask "
                         "(x[m][x[m] > 1]); return the float selection and compare outside the program")

@@ -80,7 +80,13 @@ def nonzero_nodes(fn, by_name) -> Optional[List[Node]]:
 def unique_nodes(fn, by_name) -> Optional[List[Node]]:
     consecutive = call_is(fn, _CONSECUTIVE)
     if not (call_is(fn, _UNIQUE) or consecutive) or not fn.args or not isinstance(fn.args[0], torch.fx.Node) \
-            or by_name.get(fn.args[0].name) is None or _dtype(fn.args[0]) != torch.float32:
+            or by_name.get(fn.args[0].name) is None:
+        return None
+    if _dtype(fn.args[0]) in (torch.int64, torch.int32):        # what capture_unique_integers did not run
+        from .capture_unique_integers import LIMIT
+        refuse_call(fn, "of an integer tensor it runs without dim, sorted (sorted=True), on a tensor of 1 to "
+                    f"{LIMIT} elements (its [n, n] int64 tables), not on a selection")
+    if _dtype(fn.args[0]) != torch.float32:
         return None
     names = ("return_inverse", "return_counts", "dim") if consecutive else \
         ("sorted", "return_inverse", "return_counts", "dim")
@@ -93,10 +99,7 @@ def unique_nodes(fn, by_name) -> Optional[List[Node]]:
         refuse_call(fn, "return_inverse, return_counts and dim run on a tensor of fixed shape, not on a selection "
                     "(x[mask], whose length follows the values); its unique values (unique()) run")
     if spelled["dim"] is not None:
-        refuse_call(fn, "dim runs on a float32 tensor whose dims before it are all 1, at most one of them when "
-                    "dims follow it (the unique slices' count, which follows the values, must be the result's "
-                    "first dim above 1, as [k, ...], [1, k, ...] or [1, ..., 1, k]: ptec's variable-length "
-                    "outputs vary there)")
+        refuse_call(fn, "dim runs on a float32 tensor of fixed shape, no size 0, with an int dim in range")
     if spelled.get("sorted") is False:
         refuse_call(fn, "sorted=False leaves the order to the implementation; ptec runs sorted=True")
     if spelled["return_inverse"]:

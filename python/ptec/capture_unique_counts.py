@@ -39,12 +39,22 @@ the running count of first rows less one (an int64 cumsum), taken back to
 x's order through the sort's order by an exact one-hot sum ([L, L]
 int64).
 
-Left refused (capture_nonzero, one line): dim with a dim above 1 before
-it (the varying length would lie behind it) or with two or more ones
-before it and dims after it, return_inverse without dim
+dim=d behind a dim above 1 (or two ones before d and dims after it:
+[1, 4, 8] with dim=2, [2, 7, 3] with dim=1, `_behind`): X is x with d
+moved first, the rest flattened in order (torch's slices), sorted as
+above; the sorted table moved back to x's layout and its slices along d
+selected after d whole dims (`x_sorted[:, :, first]`: a masked_select
+node with attrs rows and at = d, `aten::index.Tensor_out` with d None
+indices before the mask, which ptec's kernel and upstream's take), so
+the result is [..., k, ...] with the count at d. Those slices run as a
+program output only (a reader is refused naming it, `unique_slices_nodes`).
+
+Left refused (capture_nonzero, one line): dim of a tensor with a size 0,
+a reader of slices behind a dim above 1, return_inverse without dim
 of more than 254 elements (capture_unique_inverse's limit), sorted=False,
-int64 / int32 inputs, a selection's counts / inverse / slices; a reader of
-the int64 counts other than `.float()` (here, naming the reader)."""
+a selection's counts / inverse / slices; a reader of the int64 counts
+other than `.float()` and those capture_counts_readers rewrites (here,
+naming the reader). int64 / int32 inputs: capture_unique_integers."""
 from __future__ import annotations
 
 from typing import List, Optional
@@ -52,6 +62,7 @@ from typing import List, Optional
 import torch
 
 from . import capture_unique_inverse as _inverse
+from .capture_counts_readers import COMPACT, PREFIX
 from .ir import Node
 
 _FLAG = "ptec_int64_selection"
@@ -65,8 +76,11 @@ def int64_selection_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     for user in fn.users:
         if user.op != "output" and not _to_float(user):
             from .capture_calls import refuse_call
-            refuse_call(user, "it reads unique's int64 counts, whose length follows the values: they run as a "
-                        "program output, and as float values after .float() (then as a selection's)")
+            refuse_call(user, "it reads unique's int64 counts (or an integer input's unique values), whose "
+                        "length follows the values: they run as a program output, after .float() (then as a "
+                        "selection's), through element-wise integer ops with numbers, sum / max / min / any / "
+                        "all, and, of the counts, argmax / argmin / cumsum along dim 0 "
+                        "(capture_counts_readers)")
     return [Node(fn.name, "masked_select", [a.name for a in fn.args])]
 
 
@@ -124,11 +138,15 @@ def _edges(v):
     return differ[0] | (at == 0), differ[1] | (at == n - 1)
 
 
-def _counts(first, last):
-    """The run lengths, int64 [k]: ends - starts + 1 of the stably sorted 0/1."""
+def _counts(first, last, with_starts=False):
+    """The run lengths, int64 [k]: ends - starts + 1 of the stably sorted 0/1
+    (with_starts: and starts, the k runs' first positions in its first k places)."""
     keep, starts = torch.sort(first.float(), descending=True, stable=True)
     ends = torch.sort(last.float(), descending=True, stable=True)[1]
-    return _select(ends - starts + 1, keep > 0.5)
+    counts = _select(ends - starts + 1, keep > 0.5)
+    if isinstance(counts, torch.fx.Proxy):
+        counts.node.meta[PREFIX] = True          # keep: the first k >= 1 places (capture_counts_readers)
+    return (counts, starts) if with_starts else counts
 
 
 def _numel(shape) -> int:
@@ -149,16 +167,49 @@ def _shape(input):
 
 
 def _dim_table(input, dim):
-    """(X [L, R], d, shape) for unique slices along dim, or None."""
+    """(X [L, R], d, shape, behind) for unique slices along dim, or None;
+    behind: a dim above 1 before d, or two ones before d and dims after it
+    (the slices then kept by x[:, ..., :, m], `_behind`)."""
     shape = _shape(input)
     if not isinstance(dim, int) or isinstance(dim, bool) or not shape:
         return None
     d = dim + len(shape) if dim < 0 else dim
-    if not 0 <= d < len(shape) or any(s != 1 for s in shape[:d]) or 0 in shape:
+    if not 0 <= d < len(shape) or 0 in shape:
         return None
-    if d > 1 and len(shape) > d + 1:        # [1, 1, k, C]: ptec's row selections take one leading 1
+    if any(s != 1 for s in shape[:d]) or d > 1 and len(shape) > d + 1:
+        # torch's slices: x's dim d moved first, each the rest flattened in order
+        return input.movedim(d, 0).reshape(shape[d], -1), d, shape, True
+    return input.reshape(shape[d], _numel(shape[d + 1:])), d, shape, False
+
+
+def _behind(table, first, d: int, shape):
+    """The unique slices of the sorted table [L, R] in x's layout, the dims
+    before d whole: x_sorted[:, ..., :, first] (a row selection after d
+    whole dims, `aten::index.Tensor_out` with d None indices first)."""
+    rest = shape[:d] + shape[d + 1:]
+    sorted_x = table.reshape([shape[d]] + rest).movedim(0, d)
+    values = sorted_x[(slice(None),) * d + (first,)]
+    if isinstance(values, torch.fx.Proxy):
+        values.node.meta[_AT] = d
+    _mark(sorted_x, values)
+    return values
+
+
+_AT = "ptec_unique_slices_at"
+
+
+def unique_slices_nodes(fn, by_name) -> Optional[List[Node]]:
+    """`_behind`'s selection: a masked_select node of rows after `at` whole
+    dims, a program output only."""
+    at = fn.meta.get(_AT)
+    if at is None or fn.op != "call_function" or len(fn.args) != 2 or by_name.get(fn.args[0].name) is None:
         return None
-    return input.reshape(shape[d], _numel(shape[d + 1:])), d, shape
+    for user in fn.users:
+        if user.op != "output":
+            from .capture_calls import refuse_call
+            refuse_call(user, "it reads unique's slices along a dim behind a dim above 1, whose count follows the "
+                        "values inside the result ([..., k, ...]): they run as a program output only")
+    return [Node(fn.name, "masked_select", [fn.args[0].name, fn.args[1][-1].name], dict(rows=True, at=at))]
 
 
 def _by_dim(input, dim, return_inverse, return_counts, ordered):
@@ -167,7 +218,7 @@ def _by_dim(input, dim, return_inverse, return_counts, ordered):
     found = _dim_table(input, dim)
     if found is None:
         return None
-    x, d, shape = found
+    x, d, shape, behind = found
     rows, width = int(x.shape[0]), int(x.shape[1])
     order = None
     if ordered and rows > 1:
@@ -177,12 +228,15 @@ def _by_dim(input, dim, return_inverse, return_counts, ordered):
             order = step if order is None else order[step]
     table = x if order is None else x[order]
     first, last = _edges(table)
-    slices = table.reshape([rows] + shape[d + 1:])      # the rows as x's slices: kept whole
-    kept = slices[first]
-    values = kept
-    for _ in range(d):                                  # x's leading ones
-        values = values.unsqueeze(0)
-    _mark(slices, kept, values)
+    if behind:
+        values = _behind(table, first, d, shape)
+    else:
+        slices = table.reshape([rows] + shape[d + 1:])      # the rows as x's slices: kept whole
+        kept = slices[first]
+        values = kept
+        for _ in range(d):                                  # x's leading ones
+            values = values.unsqueeze(0)
+        _mark(slices, kept, values)
     out = [values]
     if return_inverse:
         group = first.long().cumsum(0) - 1          # the sorted row's slice
@@ -195,13 +249,24 @@ def _by_dim(input, dim, return_inverse, return_counts, ordered):
     return tuple(out) if len(out) > 1 else values
 
 
-def _flat_counts(input, ordered):
+def _flat_counts(input, ordered, values):
+    """The counts of the flattened input's runs (sorted: unique's); values'
+    node keeps the run values v and the starts for a values[i] at a counts
+    position (capture_counts_readers)."""
     flat = input.reshape(-1)
     v = torch.sort(flat)[0] if ordered else flat
-    return _counts(*_edges(v))
+    counts, starts = _counts(*_edges(v), with_starts=True)
+    if all(isinstance(p, torch.fx.Proxy) for p in (values, v, starts, counts)):
+        values.node.meta[COMPACT] = (v.node, starts.node, counts.node.args[1])
+        values.node.meta[_VALUES] = True         # dropped when only values[i] read it
+    return counts
 
 
 def _unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    if input.dtype in (torch.int64, torch.int32) and sorted is True and dim is None \
+            and isinstance(return_inverse, bool) and isinstance(return_counts, bool):
+        from .capture_unique_integers import integer_unique
+        return integer_unique(input, True, return_inverse, return_counts)
     if input.dtype != torch.float32 or sorted is not True or not isinstance(return_inverse, bool) \
             or not isinstance(return_counts, bool):
         return None                                   # capture_nonzero's call: runs or refuses by name
@@ -213,11 +278,16 @@ def _unique(input, sorted=True, return_inverse=False, return_counts=False, dim=N
         return None
     if return_inverse:
         both = _inverse.STAND_INS[torch.unique][2](input, sorted, True)
-        return None if both is None else (both[0], both[1], _flat_counts(input, True))
-    return torch.unique(input), _flat_counts(input, True)
+        return None if both is None else (both[0], both[1], _flat_counts(input, True, both[0]))
+    values = torch.unique(input)
+    return values, _flat_counts(input, True, values)
 
 
 def _unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    if input.dtype in (torch.int64, torch.int32) and dim is None \
+            and isinstance(return_inverse, bool) and isinstance(return_counts, bool):
+        from .capture_unique_integers import integer_unique
+        return integer_unique(input, False, return_inverse, return_counts)
     if input.dtype != torch.float32 or not isinstance(return_inverse, bool) or not isinstance(return_counts, bool):
         return None
     if dim is not None:
@@ -228,8 +298,9 @@ def _unique_consecutive(input, return_inverse=False, return_counts=False, dim=No
         return None
     if return_inverse:
         both = _inverse.STAND_INS[torch.unique_consecutive][2](input, True)
-        return None if both is None else (both[0], both[1], _flat_counts(input, False))
-    return torch.unique_consecutive(input), _flat_counts(input, False)
+        return None if both is None else (both[0], both[1], _flat_counts(input, False, both[0]))
+    values = torch.unique_consecutive(input)
+    return values, _flat_counts(input, False, values)
 
 
 STAND_INS = {

@@ -315,7 +315,8 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = torch.where(xs[0].to(torch.bool), xs[1], xs[2])
     elif op == "masked_select":
         # variable length: the node's shape is its bound (infer_shapes)
-        y = xs[0][xs[1].to(torch.bool)] if a.get("rows") else torch.masked_select(xs[0], xs[1].to(torch.bool))
+        y = xs[0][(slice(None),) * int(a.get("at", 0)) + (xs[1].to(torch.bool),)] if a.get("rows") \
+            else torch.masked_select(xs[0], xs[1].to(torch.bool))
         if a.get("row"):
             # x[m].unsqueeze(0), x[m][None, None] as one node (capture_selection_row_output; row the ones' count)
             y = y.reshape([1] * int(a["row"]) + list(y.shape))
@@ -535,8 +536,10 @@ def infer_shapes(g: Graph, example_inputs: Sequence[torch.Tensor]) -> None:
         if n.op == "masked_select":
             # planned at the most it can select; the real length is the run's
             from .capture_masked_select import bound
-            n.shape = [1] * int(n.attrs.get("row", 0)) + bound(env[n.inputs[0]].shape, env[n.inputs[1]].shape,
-                                                                   bool(n.attrs.get("rows")))
+            at = int(n.attrs.get("at", 0))     # x[:, :, m]: the mask after `at` whole dims (capture_unique_slices)
+            x_shape = list(env[n.inputs[0]].shape)
+            n.shape = [1] * int(n.attrs.get("row", 0)) + x_shape[:at] + bound(
+                x_shape[at:], env[n.inputs[1]].shape, bool(n.attrs.get("rows")))
 
 
 def op_counts(g: Graph) -> Dict[str, int]:

@@ -314,7 +314,15 @@ def bool_program():
     rows_lead = b.tensor(i8, [1, 2, 6], None)
     b.values[rows_lead].val.shape_dynamism = 1
     b.call("aten::index.Tensor_out", self=x, indices=[row_mask], out=rows_lead)
-    b.set_io([x], [picked, f, n, neither, sel, sel_row, sel_deep, rows, rows_lead])
+    # the columns of x where a [6] mask is set (x[:, m]: a None index first): [2, count]
+    top = b.tensor(i8, [1, 6], None)
+    b.call("aten::slice_copy.Tensor_out", self=x, dim=0, start=0, end=1, step=1, out=top)
+    col_mask = b.tensor(b8, [6], None)
+    b.call("aten::gt.Scalar_out", self=b.view(top, [6]), other=0, out=col_mask)
+    cols = b.tensor(i8, [2, 6], None)
+    b.values[cols].val.shape_dynamism = 1
+    b.call("aten::index.Tensor_out", self=x, indices=[None, col_mask], out=cols)
+    b.set_io([x], [picked, f, n, neither, sel, sel_row, sel_deep, rows, rows_lead, cols])
     return b.build()
 
 

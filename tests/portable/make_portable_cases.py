@@ -1880,6 +1880,30 @@ fail_case("index_lead_rows", index_op((I8, [3, 2], None), (B8, [3], None), (I8, 
           INVALID_ARGUMENT, "kept dims")
 fail_case("index_two_leads", index_op((I8, [3, 2], None), (B8, [3], None), (I8, [1, 1, 3, 2], None)),
           INVALID_PROGRAM, "one dim plus")
+# None indices before the mask (x[:, m], x[:, :, m]: unique(dim=2) of [1, 4, 8]): out [x's first dims, count, rest]
+run_case("index_after_none", index_op((F32, [2, 3, 2], None), (B8, [3], None), (F32, [2, 3, 2], None),
+                                      indices=lambda m: [None, m]),
+         [(np.arange(12, dtype=np.float32).reshape(2, 3, 2), None), (np.array([T, F_, T]), None)],
+         [(np.arange(12, dtype=np.float32).reshape(2, 3, 2)[:, [0, 2]], None)])
+run_case("index_after_none_last_dim", index_op((I8, [1, 2, 3], None), (B8, [3], None), (I8, [1, 2, 3], None),
+                                               indices=lambda m: [None, None, m]),
+         [(np.array([[[1, -2, 3], [-128, 127, 0]]], np.int8), None), (np.array([F_, T, T]), None)],
+         [(np.array([[[-2, 3], [127, 0]]], np.int8), None)])
+run_case("index_after_none_empty", index_op((F32, [2, 3, 2], None), (B8, [3], None), (F32, [2, 3, 2], None),
+                                            indices=lambda m: [None, m]),
+         [(np.ones((2, 3, 2), np.float32), None), (np.array([F_, F_, F_]), None)],
+         [(np.zeros((2, 0, 2), np.float32), None)])
+# hostile: a None after the mask, too many indices, the mask not the dims after the Nones, out's first dims not self's
+fail_case("index_none_after_mask", index_op((I8, [3, 2], None), (B8, [3], None), (I8, [3, 2], None),
+                                            indices=lambda m: [m, None]), NOT_SUPPORTED, "bool mask")
+fail_case("index_too_many_nones", index_op((I8, [3, 2], None), (B8, [3], None), (I8, [3, 2], None),
+                                           indices=lambda m: [None, None, m]), NOT_SUPPORTED, "only one index")
+fail_case("index_after_none_mask_shape", index_op((I8, [3, 2], None), (B8, [3], None), (I8, [3, 2], None),
+                                                  indices=lambda m: [None, m]), INVALID_ARGUMENT, "leading dims")
+fail_case("index_after_none_out_first", index_op((I8, [2, 3, 2], None), (B8, [3], None), (I8, [3, 3, 2], None),
+                                                 indices=lambda m: [None, m]), INVALID_ARGUMENT, "first dims")
+fail_case("index_after_none_bound_small", index_op((I8, [2, 3, 2], None), (B8, [3], None), (I8, [2, 2, 2], None),
+                                                   indices=lambda m: [None, m]), INVALID_PROGRAM, "fewer rows")
 
 
 def main():

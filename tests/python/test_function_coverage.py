@@ -1615,10 +1615,36 @@ UNIQUE_COUNTS = {
     "torch.unique_consecutive(return_counts)": (
         lambda x: torch.unique_consecutive((x * 0.4).round(), return_counts=True)[1], 0.0),
     "torch.unique(dim=1)": (lambda x: torch.unique((x * 0.4).round()[..., :2], dim=1), 0.5),        # 0.50
+    "torch.unique(dim=2)": (lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2), 0.5),        # 0.50
+    "torch.unique(dim=2, return_counts)": (
+        lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2, return_counts=True)[1], 0.0),
     "torch.unique(dim=1, return_counts)": (
         lambda x: torch.unique((x * 0.4).round()[..., :2], dim=1, return_counts=True)[1], 0.0),
     "Tensor.unique_consecutive(dim=1, return_inverse)": (
         lambda x: (x * 0.4).round()[..., 1:2].unique_consecutive(dim=1, return_inverse=True)[1], 0.0),
+    # integer readers of the counts (capture_counts_readers), unique of integers (capture_unique_integers)
+    "torch.unique(return_counts)[1] * 2": (lambda x: torch.unique(x.round(), return_counts=True)[1] * 2, 0.0),
+    "torch.unique(return_counts)[1] // 2": (lambda x: torch.unique(x.round(), return_counts=True)[1] // 2, 0.0),
+    "torch.unique(return_counts)[1].max()": (lambda x: torch.unique(x.round(), return_counts=True)[1].max(), 0.0),
+    "torch.unique(return_counts)[1].argmax()": (
+        lambda x: torch.unique(x.round(), return_counts=True)[1].argmax(), 0.0),
+    "torch.unique(return_counts)[1].cumsum(0)": (
+        lambda x: torch.unique(x.round()[..., :3], return_counts=True)[1].cumsum(0), 0.0),
+    "(torch.unique(return_counts)[1] > 4).sum()": (
+        lambda x: (torch.unique(x.round(), return_counts=True)[1] > 4).sum(), 0.0),
+    "values[counts.argmax()]": (
+        lambda x: (lambda v, c: v[c.argmax()])(*torch.unique(x.round(), return_counts=True)), 0.5),  # 0.50
+    "values[counts > 4]": (
+        lambda x: (lambda v, c: v[c > 4])(*torch.unique(x.round(), return_counts=True)), 0.5),  # 0.50
+    "torch.unique_consecutive(return_counts)[1].max()": (
+        lambda x: torch.unique_consecutive((x * 0.4).round(), return_counts=True)[1].max(), 0.0),
+    "Tensor.unique() of int64": (lambda x: x.round().long()[..., :3].unique(), 0.0),
+    "torch.unique(int64, return_inverse, return_counts)": (
+        lambda x: torch.unique(x.round().long(), return_inverse=True, return_counts=True)[2], 0.0),
+    "torch.unique(int32, return_inverse)": (
+        lambda x: torch.unique(x.round().int()[..., :3], return_inverse=True)[1], 0.0),
+    "Tensor.unique_consecutive(int64, return_counts)": (
+        lambda x: (x * 0.4).round().long().unique_consecutive(return_counts=True)[1], 0.0),
 }
 
 

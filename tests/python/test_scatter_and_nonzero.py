@@ -177,7 +177,8 @@ REFUSED = {
     # (return_counts and dim run: capture_unique_counts, test_unique_counts.py)
     "unique(return_counts) of a selection": (lambda x: torch.unique(x[x > 0], return_counts=True)[1],
                                              r"unique.*return_counts.*selection"),
-    "unique(dim) behind a dim above 1": (lambda x: torch.unique(x, dim=2), r"unique.*dim"),
+    "a reader of unique(dim) behind a dim above 1": (lambda x: torch.unique(x, dim=2) * 2,
+                                                     r"reads unique's slices along a dim behind a dim above 1"),
     "unique(sorted=False)": (lambda x: torch.unique(x, sorted=False), r"sorted=False"),
     "unique_consecutive(return_counts) of a selection": (
         lambda x: torch.unique_consecutive(x[x > 0], return_counts=True)[1],

@@ -631,9 +631,13 @@ def upstream_needs(program: Program) -> List[str]:
 
 
 def _mask_rank(named) -> int:
-    """The rank of index.Tensor_out's one bool mask (its first index)."""
+    """The rank of index.Tensor_out's one bool mask (its last index, after
+    any None), plus the None indices before it (the out rank's rule: out
+    keeps those dims)."""
     indices = named.get("indices") or []
-    return len(indices[0].sizes or []) if indices else 0
+    if not indices or indices[-1] is None:
+        return 0
+    return len(indices[-1].sizes or []) - (len(indices) - 1)
 
 
 def ptec_only_operators(program: Program) -> List[str]:

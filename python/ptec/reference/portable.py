@@ -580,13 +580,18 @@ def index_by_mask(x, indices, out_sizes=None) -> np.ndarray:
     form ptec emits): the rows of x where the mask is set, in row-major
     order, [count, x.shape[k:]...], or [1, count, ...] into ptec's out with
     a dim of 1 in front (out_sizes of one more dim, its first 1: the C
-    kernel's rule)."""
-    if len(indices) != 1 or indices[0] is None or np.asarray(indices[0]).dtype != np.bool_:
-        raise ValueError("index: only one bool mask is supported")
-    x, mask = np.asarray(x), np.asarray(indices[0])
+    kernel's rule). None indices before the mask (x[:, :, mask]): the mask
+    over the dims after them, out [x.shape[:p]..., count, x.shape[p + k:]...]."""
+    p = len(indices) - 1
+    if p < 0 or any(i is not None for i in indices[:p]) or indices[p] is None \
+            or np.asarray(indices[p]).dtype != np.bool_:
+        raise ValueError("index: only one bool mask, after None indices, is supported")
+    x, mask = np.asarray(x), np.asarray(indices[p])
     k = mask.ndim
-    if not 0 < k < x.ndim or mask.shape != x.shape[:k]:
-        raise ValueError(f"index: a mask of {list(mask.shape)} is not the leading dims of {list(x.shape)}")
+    if k == 0 or p + k > x.ndim or (p == 0 and k == x.ndim) or mask.shape != x.shape[p:p + k]:
+        raise ValueError(f"index: a mask of {list(mask.shape)} is not the dims of {list(x.shape)} after {p}")
+    if p:
+        return x.reshape(x.shape[:p] + (-1,) + x.shape[p + k:])[(slice(None),) * p + (mask.reshape(-1),)]
     rows = x.reshape((-1,) + x.shape[k:])[mask.reshape(-1)]
     if out_sizes is not None and len(out_sizes) == rows.ndim + 1:
         if out_sizes[0] != 1:

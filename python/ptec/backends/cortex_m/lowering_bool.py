@@ -227,17 +227,20 @@ def op_masked_select(ctx, n: Node):
         x = Act(ctx.b.constant(value), list(value.shape), ScalarType.LONG)
     else:
         src = ctx.get(n.inputs[0])
-        # int64 positions (capture_selection_mix: a sort's indices picked) are copied as they are
-        x = _contiguous(ctx, src if src.dtype == ScalarType.LONG else ctx.q(n.inputs[0]) if ctx.int8_io
-                        else ctx.f(n.inputs[0]))
+        # int64 positions (capture_selection_mix: a sort's indices picked), and unique's counts' integer
+        # and bool readers (capture_counts_readers: `counts.int()`, `counts > 1`) are copied as they are
+        kept = src.dtype in (ScalarType.LONG, ScalarType.INT, ScalarType.BOOL)
+        x = _contiguous(ctx, src if kept else ctx.q(n.inputs[0]) if ctx.int8_io else ctx.f(n.inputs[0]))
     # ([1, 1, 1, bound] of a row (capture_selection_row_output) row-major too, as self and mask)
     out = new_act(ctx.b, x.dtype, n.shape, x.scale, x.zp,
-                  dim_order=list(range(len(n.shape))) if n.attrs.get("row") else None)
+                  dim_order=list(range(len(n.shape))) if n.attrs.get("row") or n.attrs.get("at") else None)
     ctx.b.values[out.value].val.shape_dynamism = TensorShapeDynamism.DYNAMIC_BOUND
     if n.attrs.get("rows"):
         # a mask over x's leading dims: x[mask] keeps the rows (aten::index
         # with the one bool index), out [rows bound, x's other dims]
-        ctx.b.call("aten::index.Tensor_out", self=x.value, indices=[mask.value], out=out.value)
+        # after `at` whole dims (x[:, :, mask]: capture_unique_slices) None indices first, as torch's
+        ctx.b.call("aten::index.Tensor_out", self=x.value, indices=[None] * int(n.attrs.get("at", 0)) + [mask.value],
+                   out=out.value)
     else:
         ctx.b.call("aten::masked_select.out", self=x.value, mask=mask.value, out=out.value)
     return out
