@@ -32,6 +32,9 @@ instance_norm), and the rest these do not cover, stay the call, refused by
 name."""
 from __future__ import annotations
 
+import inspect
+import math
+
 import torch
 import torch.fx
 import torch.nn.functional as F
@@ -219,6 +222,64 @@ def _prelu(input, weight):
     return torch.where(input >= 0, input, input * w)
 
 
+# ---------------------------------------------------------------------------
+# F.multi_head_attention_forward called directly
+
+def _lin(x, weight, bias):
+    """F.linear with any of weight and bias computed (nested stand-ins do
+    not run: a computed bias is added here)."""
+    if _computed(bias):
+        return F.linear(x, weight) + bias
+    return F.linear(x, weight, bias)
+
+
+def _mha(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v,
+         add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training=True, key_padding_mask=None,
+         need_weights=True, attn_mask=None, use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+         v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True, is_causal=False):
+    """torch's formula on [L, N, E] (or unbatched [L, E]) query and [S, N, E]
+    key / value: the projections (constant or computed weights), heads as
+    the [N h, L, d] batch of the matmuls (torch's order), softmax of the
+    scaled scores (a constant mask: ptec's masked softmax), the output
+    projection; the weights [N, L, S] averaged over the heads or [N, h, L, S]."""
+    from .capture_modules import attention_mask, masked_softmax
+    if (bias_k is not None or bias_v is not None or add_zero_attn or static_k is not None or static_v is not None
+            or (training and dropout_p) or _computed(key_padding_mask, attn_mask) or query.dim() not in (2, 3)):
+        return None
+    unbatched = query.dim() == 2
+    if unbatched:
+        query, key, value = (t.unsqueeze(1) for t in (query, key, value))
+    e, h = int(embed_dim_to_check), int(num_heads)
+    d = e // h
+    if use_separate_proj_weight:
+        ws = (q_proj_weight, k_proj_weight, v_proj_weight)
+    else:
+        ws = tuple(in_proj_weight[i * e:(i + 1) * e] for i in range(3))
+    bs = (None,) * 3 if in_proj_bias is None else tuple(in_proj_bias[i * e:(i + 1) * e] for i in range(3))
+    length, batch, source = int(query.shape[0]), int(query.shape[1]), int(key.shape[0])
+    q, k, v = (_lin(t, w, b) for t, w, b in zip((query, key, value), ws, bs))
+    q = q.reshape(length, batch * h, d).transpose(0, 1) * (1.0 / math.sqrt(d))
+    k = k.reshape(source, batch * h, d).transpose(0, 1)
+    v = v.reshape(source, batch * h, d).transpose(0, 1)
+    scores = q @ k.transpose(1, 2)
+    mask = attention_mask(attn_mask, key_padding_mask, bool(is_causal), h, length,
+                          "F.multi_head_attention_forward", batch, source)
+    p = torch.softmax(scores, -1) if mask is None else masked_softmax(scores, mask)
+    a = (p @ v).transpose(0, 1).reshape(length, batch, e)
+    y = _lin(a, out_proj_weight, out_proj_bias)
+    w = None
+    if need_weights:
+        w = p.reshape(batch, h, length, source)
+        w = w.mean(1) if average_attn_weights else w
+        for t in (p, w):            # traced: dropped when the model does not read the weights
+            if isinstance(t, torch.fx.Proxy):
+                t.node.meta["ptec_if_read"] = True
+    if unbatched:
+        y = y.squeeze(1)
+        w = None if w is None else w.squeeze(0)
+    return y, w
+
+
 _CONV = ("input", "weight", "bias", "stride", "padding", "dilation", "groups")
 _CONV_T = ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation")
 _BN = ("input", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps")
@@ -237,6 +298,7 @@ STAND_INS = {
                        "eps"), 1, _instance_norm),
     F.batch_norm: (_BN, 1, _batch_norm),
     torch.prelu: (("input", "weight"), 1, _prelu),
+    F.multi_head_attention_forward: (tuple(inspect.signature(F.multi_head_attention_forward).parameters), 3, _mha),
 }
 
 
