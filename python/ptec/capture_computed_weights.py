@@ -22,14 +22,22 @@ varying operands:
   [I1, O I2], then per output a batch matmul by x2; a computed bias added.
 * the norms: the normalization without its affine (ptec's layer), then
   times the weight and plus the bias, broadcast on their dim (the
-  trailing normalized dims, or dim 1).
+  trailing normalized dims, or dim 1). Running statistics computed in
+  the program (batch_norm, instance_norm with use_input_stats=False):
+  (x - mean) rsqrt(var + eps) per channel; instance_norm with
+  use_input_stats ignores them in its output (torch only updates them).
 * prelu: torch.where(x >= 0, x, weight x), the weight (one value, or one
   per channel, dim 1) broadcast.
 
+* F.multi_head_attention_forward called directly: torch's formula
+  (projections constant or computed, constant masks as ptec's masked
+  softmax, the weights averaged or per head).
+
 A call whose weight and bias are constants is not touched (its layer as
-before). Running statistics computed in the program (batch_norm,
-instance_norm), and the rest these do not cover, stay the call, refused by
-name."""
+before). What these do not cover stays the call, refused by name:
+batch_norm with training=True and computed running statistics (torch
+writes them in place), attention with dropout in training, bias_k /
+bias_v / add_zero_attn / static_k / static_v, or a computed mask."""
 from __future__ import annotations
 
 import inspect
@@ -192,24 +200,38 @@ def _group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     return _affine(F.group_norm(input, num_groups, eps=eps), weight, bias, _channel_shape(input))
 
 
+def _by_statistics(input, mean, var, eps):
+    """(x - mean) / sqrt(var + eps), mean and var per channel (dim 1)."""
+    shape = _channel_shape(input)
+    return (input - mean.reshape(shape)) * torch.rsqrt(var.reshape(shape) + eps)
+
+
 def _instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                    momentum=0.1, eps=1e-5):
-    if not _computed(weight, bias) or _computed(running_mean, running_var) or input.dim() < 3:
+    if not _computed(weight, bias, running_mean, running_var) or input.dim() < 3:
         return None
-    y = F.instance_norm(input, running_mean, running_var, None, None, use_input_stats, momentum, eps)
+    if use_input_stats:         # the output is the input's statistics' (torch only updates the running ones)
+        y = F.instance_norm(input, None, None, None, None, True, momentum, eps)
+    elif _computed(running_mean, running_var):
+        y = _by_statistics(input, running_mean, running_var, eps)
+    else:
+        y = F.instance_norm(input, running_mean, running_var, None, None, False, momentum, eps)
     return _affine(y, weight, bias, _channel_shape(input))
 
 
 def _batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
                 eps=1e-5, _before=None):
-    if not _computed(weight, bias) or _computed(running_mean, running_var) or input.dim() < 2:
-        if _computed(weight, bias, running_mean, running_var) or _before is None:
-            return None
-        return _before(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    if not _computed(weight, bias, running_mean, running_var) or input.dim() < 2:
+        return None if _before is None else \
+            _before(input, running_mean, running_var, weight, bias, training, momentum, eps)
     if training:         # the batch's statistics: capture_losses' stand-in, without the affine
+        if _computed(running_mean, running_var):
+            return None         # torch writes them in place
         y = _before(input, running_mean, running_var, None, None, training, momentum, eps) if _before else None
         if y is None:
             return None
+    elif _computed(running_mean, running_var):
+        y = _by_statistics(input, running_mean, running_var, eps)
     else:
         y = F.batch_norm(input, running_mean, running_var, None, None, False, momentum, eps)
     return _affine(y, weight, bias, _channel_shape(input))
