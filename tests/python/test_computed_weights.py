@@ -6,7 +6,6 @@ Oracle: torch float on the same input. Bounds in int8 output steps of the
 program's output (measured worst in the comments), on inputs whose
 outputs vary (worst_steps checks the outputs span at least 16 steps and
 that ptec-run matches the numpy reference interpreter)."""
-import numpy as np
 import pytest
 import torch
 import torch.nn as nn
