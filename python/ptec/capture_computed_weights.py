@@ -1,5 +1,5 @@
 """Functional layers whose weight is computed in the forward (issue 15):
-F.conv1d / conv2d / conv_transpose1d / conv_transpose2d, F.linear,
+F.conv1d / conv2d / conv3d / conv_transpose1d / 2d / 3d, F.linear,
 F.bilinear, F.layer_norm / group_norm / instance_norm / batch_norm and
 F.prelu given a weight, bias or affine that is a value of the program
 (`F.conv1d(x, w(x))`), not a constant ptec quantizes ahead of time. Each
@@ -10,9 +10,10 @@ varying operands:
 * conv: the input's windows as columns (F.unfold: a copy of its int8
   bytes, zero padding), then one matmul of the weight [O/g, C/g k..] by
   each group's columns, the bias added per channel; conv1d as a conv2d of
-  height 1. String padding ("same", "valid") as torch.
+  height 1; conv3d per output depth: the kernel's depth slices joined as
+  channels, a conv2d of them. String padding ("same", "valid") as torch.
 * conv_transpose: the equal convolution: the input spread by the stride
-  (zeros between its elements: a pad of a new last dim, exact), padded by
+  (zeros between its elements: a 4-D pad of a view, exact), padded by
   dilation (k - 1) - padding each side (plus output_padding at the end;
   a negative pad crops), convolved at stride 1 with the weight's spatial
   dims flipped and [C_in, C_out/g] swapped per group.
@@ -77,15 +78,9 @@ def _conv_nd(x, weight, bias, stride, padding, dilation, groups, n):
     """conv{n}d (n = 1, 2) of a batched input by windows and a matmul."""
     k = [int(d) for d in weight.shape[2:]]
     stride, dilation = _tuple(stride, n), _tuple(dilation, n)
-    if isinstance(padding, str):
-        if padding == "valid":
-            pads = [(0, 0)] * n
-        elif padding == "same":
-            pads = [(d * (kk - 1) // 2, d * (kk - 1) - d * (kk - 1) // 2) for d, kk in zip(dilation, k)]
-        else:
-            return None
-    else:
-        pads = [(p, p) for p in _tuple(padding, n)]
+    pads = _pads(padding, k, dilation, n)
+    if pads is None:
+        return None
     if any(lo != hi for lo, hi in pads):          # "same" with an even window: pad first, unevenly
         flat = [v for lo_hi in reversed(pads) for v in lo_hi]
         x = F.pad(x, flat)
@@ -109,6 +104,48 @@ def _conv_nd(x, weight, bias, stride, padding, dilation, groups, n):
     return y
 
 
+def _pads(padding, k, dilation, n):
+    """(low, high) per spatial dim of a conv's padding (ints, a tuple, "same", "valid"), None for another."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return [(0, 0)] * n
+        if padding == "same":
+            return [(d * (kk - 1) // 2, d * (kk - 1) - d * (kk - 1) // 2) for d, kk in zip(dilation, k)]
+        return None
+    return [(p, p) for p in _tuple(padding, n)]
+
+
+def _conv3d(x, weight, bias, stride, padding, dilation, groups):
+    """conv3d: for each output depth, the kernel's depth slices of the
+    input joined as channels (a copy), a conv2d (_conv_nd) of them by the
+    weight viewed [O/g, k_d C/g, k_h, k_w]; the depths stacked."""
+    k = [int(d) for d in weight.shape[2:]]
+    stride, dilation = _tuple(stride, 3), _tuple(dilation, 3)
+    pads = _pads(padding, k, dilation, 3)
+    if pads is None:
+        return None
+    if any(pads[i] != (0, 0) for i in range(3)):
+        x = F.pad(x, [v for lo_hi in reversed(pads) for v in lo_hi])
+    depth, per_group = int(x.shape[2]), int(x.shape[1]) // groups
+    out_ch = int(weight.shape[0])
+    og = out_ch // groups
+    out_depth = (depth - dilation[0] * (k[0] - 1) - 1) // stride[0] + 1
+    parts = []
+    for g in range(groups):
+        xg = x if groups == 1 else x[:, g * per_group:(g + 1) * per_group]
+        wg = weight[g * og:(g + 1) * og].permute(0, 2, 1, 3, 4).reshape(og, k[0] * per_group, k[1], k[2])
+        planes = []
+        for od in range(out_depth):
+            slab = [xg[:, :, od * stride[0] + j * dilation[0]] for j in range(k[0])]
+            slab = slab[0] if len(slab) == 1 else torch.cat(slab, 1)
+            planes.append(_conv_nd(slab, wg, None, stride[1:], 0, dilation[1:], 1, 2))
+        parts.append(torch.stack(planes, 2) if len(planes) > 1 else planes[0].unsqueeze(2))
+    y = parts[0] if groups == 1 else torch.cat(parts, 1)
+    if bias is not None:
+        y = y + bias.reshape(_channel_shape(y))
+    return y
+
+
 def _conv(n):
     def call(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         if not _computed(weight, bias) or input.dim() != n + 2:
@@ -116,22 +153,29 @@ def _conv(n):
         if not _computed(weight):             # a computed bias only: the layer, then the bias
             return _affine(getattr(F, f"conv{n}d")(input, weight, None, stride, padding, dilation, groups),
                            None, bias, _channel_shape(input))
+        if n == 3:
+            return _conv3d(input, weight, bias, stride, padding, dilation, int(groups))
         return _conv_nd(input, weight, bias, stride, padding, dilation, int(groups), n)
     return call
 
 
 def _spread(x, stride, dim):
     """x with stride - 1 zeros after each element along dim (the last one's
-    dropped): a new dim after `dim` padded at its end, merged into dim."""
+    dropped): x viewed [before, size, 1, after], padded to [before, size,
+    stride, after] (a 4-D pad at any rank), viewed back with size * stride."""
     if stride == 1:
         return x
-    size = int(x.shape[dim])
-    y = x.unsqueeze(dim + 1)
-    pad = [0, 0] * (x.dim() - dim - 1) + [0, stride - 1]
-    y = F.pad(y, pad)
-    shape = list(x.shape)
-    shape[dim] = size * stride
-    return y.reshape(shape).narrow(dim, 0, (size - 1) * stride + 1)
+    shape = [int(d) for d in x.shape]
+    size = shape[dim]
+    before, after = 1, 1
+    for d in shape[:dim]:
+        before *= d
+    for d in shape[dim + 1:]:
+        after *= d
+    y = F.pad(x.reshape(before, size, 1, after), [0, 0, 0, stride - 1])
+    y = y.reshape(before, size * stride, after).narrow(1, 0, (size - 1) * stride + 1)
+    shape[dim] = (size - 1) * stride + 1
+    return y.reshape(shape)
 
 
 def _conv_transpose(n):
@@ -157,6 +201,8 @@ def _conv_transpose(n):
         flipped = weight.flip(list(range(2, 2 + n)))
         w = torch.cat([flipped[g * in_g:(g + 1) * in_g].transpose(0, 1) for g in range(groups)], 0) \
             if groups > 1 else flipped.transpose(0, 1)
+        if n == 3:
+            return _conv3d(x, w, bias, 1, 0, dilation, groups)
         return _conv_nd(x, w, bias, 1, 0, dilation, groups, n)
     return call
 
@@ -312,6 +358,8 @@ STAND_INS = {
     torch.conv2d: (_CONV, 1, _conv(2)),
     torch.conv_transpose1d: (_CONV_T, 1, _conv_transpose(1)),
     torch.conv_transpose2d: (_CONV_T, 1, _conv_transpose(2)),
+    torch.conv3d: (_CONV, 1, _conv(3)),
+    torch.conv_transpose3d: (_CONV_T, 1, _conv_transpose(3)),
     F.linear: (("input", "weight", "bias"), 1, _linear),
     torch.bilinear: (("input1", "input2", "weight", "bias"), 2, _bilinear),
     F.layer_norm: (("input", "normalized_shape", "weight", "bias", "eps"), 1, _layer_norm),

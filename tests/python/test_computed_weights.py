@@ -16,7 +16,7 @@ from model_checks import Call
 from test_function_coverage import inputs
 from test_module_coverage import worst_steps
 
-S3, S4 = (1, 4, 8), (1, 3, 4, 4)
+S3, S4, S5 = (1, 4, 8), (1, 3, 4, 4), (1, 3, 3, 4, 3)
 
 
 # ---------------------------------------------------------------------------
@@ -97,6 +97,15 @@ CASES = {
                            padding=(1, 0)), S4, 1.0),                                                      # 0.93
     "conv2d(batch 2)": (lambda x: F.conv2d(x, x[0, :2, :2, :2].reshape(2, 1, 2, 2).repeat(1, 3, 1, 1) * 0.3),
                         (2, 3, 4, 4), 1.0),                                                                # 0.51
+    # conv3d: per output depth the kernel's depth slices joined as channels, a conv2d of them
+    "conv3d": (lambda x: F.conv3d(x, x[0, :, :2, :2, :2].reshape(3, 1, 2, 2, 2).repeat(1, 3, 1, 1, 1) * 0.2), S5,
+               1.5),                                                                                       # 1.35
+    "conv3d(stride 2, padding 1, groups 3, bias)": (
+        lambda x: F.conv3d(x, x[0, :, :2, :2, :2].reshape(3, 1, 2, 2, 2) * 0.3, x[0, :, 0, 0, 0], stride=2, padding=1,
+                           groups=3), S5, 1.0),                                                            # 0.90
+    "conv3d(padding='same', dilation (1, 2, 1))": (
+        lambda x: F.conv3d(x, x[0, :2, :2, :2, :2].reshape(2, 1, 2, 2, 2).repeat(1, 3, 1, 1, 1) * 0.2, padding="same",
+                           dilation=(1, 2, 1)), S5, 1.5),                                                  # 1.34
     # conv_transpose: the input spread by the stride and padded, a conv by the flipped weight
     "conv_transpose1d": (lambda x: F.conv_transpose1d(x, x[0, :, :3].reshape(4, 1, 3) * 0.3), S3, 1.5),   # 1.16
     "conv_transpose1d(stride 2, padding 1, output_padding 1, bias)": (
@@ -109,6 +118,11 @@ CASES = {
     "conv_transpose2d(stride (2, 1), padding (1, 0))": (
         lambda x: F.conv_transpose2d(x, x[0, :, :2, :].reshape(3, 2, 2, 2) * 0.3, stride=(2, 1), padding=(1, 0)),
         S4, 1.0),                                                                                          # 0.83
+    "conv_transpose3d": (lambda x: F.conv_transpose3d(x, x[0, :, :2, :2, :2].reshape(3, 1, 2, 2, 2) * 0.2), S5,
+                         1.0),                                                                             # 0.93
+    "conv_transpose3d(stride (2, 1, 2), padding (1, 0, 0), bias)": (
+        lambda x: F.conv_transpose3d(x, x[0, :, :2, :2, :2].reshape(3, 1, 2, 2, 2) * 0.2, x[0, 0, 0, 0, :1],
+                                     stride=(2, 1, 2), padding=(1, 0, 0)), S5, 1.5),                       # 1.04
     "conv_transpose2d(constant weight, computed bias)": (
         lambda x: F.conv_transpose2d(x, torch.linspace(-1, 1, 36).reshape(3, 3, 2, 2), x[0, 0, 0, :3], stride=2),
         S4, 1.5),                                                                                          # 1.14

@@ -335,6 +335,10 @@ RUNS = {
                                             S3, R, 1.5, "int8"),                                         # 1.16
     "F.conv_transpose2d(computed weight)": (lambda x: F.conv_transpose2d(x, x[0, :, :2, :2].reshape(3, 1, 2, 2)
                                                                          * 0.3, stride=2), S4, R, 1.5, "int8"),  # 1.02
+    "F.conv3d(computed weight)": (lambda x: F.conv3d(x, x[0, :, :2, :2, :2].reshape(3, 1, 2, 2, 2).repeat(1, 3, 1, 1, 1)
+                                                     * 0.2), S5, R, 1.5, "fp32"),                        # 1.35
+    "F.conv_transpose3d(computed weight)": (lambda x: F.conv_transpose3d(x, x[0, :, :2, :2, :2].reshape(3, 1, 2, 2, 2)
+                                                                         * 0.2), S5, R, 1.0, "fp32"),    # 0.93
     "F.linear(computed weight and bias)": (lambda x: F.linear(x, x[0, :3], x[0, 3, :3]), S3, R, 1.5, "fp32"),  # 1.22
     "F.bilinear(computed weight)": (lambda x: F.bilinear(x, x.flip(-1), x[0, :2, :].reshape(2, 1, 8).expand(2, 8, 8)
                                                          * 0.1), S3, R, 2.5, "int8"),                    # 2.21
