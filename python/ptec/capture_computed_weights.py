@@ -368,6 +368,7 @@ STAND_INS = {
                        "eps"), 1, _instance_norm),
     F.batch_norm: (_BN, 1, _batch_norm),
     torch.prelu: (("input", "weight"), 1, _prelu),
+    "prelu": (("input", "weight"), 1, _prelu),         # x.prelu(w)
     F.multi_head_attention_forward: (tuple(inspect.signature(F.multi_head_attention_forward).parameters), 3, _mha),
 }
 

@@ -159,6 +159,7 @@ CASES = {
     # prelu: where(x >= 0, x, weight x)
     "prelu(per channel)": (lambda x: F.prelu(x, x[0, :, 0].abs() * 0.1), S3, 1.5),                        # 1.24
     "prelu(one weight)": (lambda x: F.prelu(x, x[0, :1, 0].abs() * 0.1), S3, 1.5),                        # 1.16
+    "Tensor.prelu": (lambda x: x.prelu(x[0, :, 0].abs() * 0.1), S3, 1.5),                                  # 1.24
     "prelu(4-D)": (lambda x: F.prelu(x, x[0, :, 0, 0].abs() * 0.2), S4, 1.5),                             # 1.09
     # F.multi_head_attention_forward called directly (as nn.MultiheadAttention with these weights: 3.45)
     "multi_head_attention_forward": (lambda x: _mha(x, W_IN, B_IN, W_OUT, torch.zeros(8),
