@@ -247,3 +247,25 @@ def test_refusal_on_the_command_line(tmp_path):
                                  "def model():\n"
                                  "    return M(), (torch.rand(1, 4, 8),)\n")
     assert "batch_norm (F.batch_norm)" in line, line
+
+
+@pytest.mark.parametrize("form", ["conv1d(groups=2)", "conv_transpose1d(stride 2, padding 1, output_padding 1, bias)",
+                                  "bilinear"])
+def test_on_the_m55(form, tmp_path):
+    """The emulated Cortex-M55 prints the reference interpreter's bytes (the
+    matmuls of two varying operands, the windows, the spread)."""
+    from model_checks import board_matches_reference
+    fn, shape, _ = CASES[form]
+    model = Call(fn).eval()
+    calibration = inputs(shape, -3.0, 3.0)
+    res = compile_model(model, [calibration[0][0]], calibration, target="cortex-m55")
+    board_matches_reference(res.data, inputs(shape, -3.0, 3.0, 1, seed=5)[0][0].numpy(), "cortex-m55", tmp_path)
+
+
+def test_constant_view_on_the_m55(tmp_path):
+    """The view of a constant is a constant the board's runtime loads too."""
+    from model_checks import board_matches_reference
+    model = _ConstantView("cat", torch.float64).eval()
+    calibration = inputs(S3, -3.0, 3.0)
+    res = compile_model(model, [calibration[0][0]], calibration, target="cortex-m55")
+    board_matches_reference(res.data, inputs(S3, -3.0, 3.0, 1, seed=5)[0][0].numpy(), "cortex-m55", tmp_path)
