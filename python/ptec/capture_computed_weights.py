@@ -11,7 +11,8 @@ varying operands:
   bytes, zero padding), then one matmul of the weight [O/g, C/g k..] by
   each group's columns, the bias added per channel; conv1d as a conv2d of
   height 1; conv3d per output depth: the kernel's depth slices joined as
-  channels, a conv2d of them. String padding ("same", "valid") as torch.
+  channels, a conv2d of them. String padding ("same", "valid") as torch;
+  an unbatched input [C, ...] as a batch of one.
 * conv_transpose: the equal convolution: the input spread by the stride
   (zeros between its elements: a 4-D pad of a view, exact), padded by
   dilation (k - 1) - padding each side (plus output_padding at the end;
@@ -148,6 +149,9 @@ def _conv3d(x, weight, bias, stride, padding, dilation, groups):
 
 def _conv(n):
     def call(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+        if _computed(weight, bias) and input.dim() == n + 1:        # unbatched [C, ...]: as a batch of one
+            y = call(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups)
+            return None if y is None else y.squeeze(0)
         if not _computed(weight, bias) or input.dim() != n + 2:
             return None
         if not _computed(weight):             # a computed bias only: the layer, then the bias
@@ -180,6 +184,9 @@ def _spread(x, stride, dim):
 
 def _conv_transpose(n):
     def call(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+        if _computed(weight, bias) and input.dim() == n + 1:        # unbatched [C, ...]: as a batch of one
+            y = call(input.unsqueeze(0), weight, bias, stride, padding, output_padding, groups, dilation)
+            return None if y is None else y.squeeze(0)
         if not _computed(weight, bias) or input.dim() != n + 2:
             return None
         if not _computed(weight):
@@ -243,7 +250,11 @@ def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 def _group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if not _computed(weight, bias) or input.dim() < 2:
         return None
-    return _affine(F.group_norm(input, num_groups, eps=eps), weight, bias, _channel_shape(input))
+    if input.dim() == 2:        # [N, C]: as [N, C, 1], which ptec's layer takes
+        y = F.group_norm(input.unsqueeze(-1), num_groups, eps=eps).squeeze(-1)
+    else:
+        y = F.group_norm(input, num_groups, eps=eps)
+    return _affine(y, weight, bias, _channel_shape(input))
 
 
 def _by_statistics(input, mean, var, eps):

@@ -106,6 +106,15 @@ CASES = {
     "conv3d(padding='same', dilation (1, 2, 1))": (
         lambda x: F.conv3d(x, x[0, :2, :2, :2, :2].reshape(2, 1, 2, 2, 2).repeat(1, 3, 1, 1, 1) * 0.2, padding="same",
                            dilation=(1, 2, 1)), S5, 1.5),                                                  # 1.34
+    # unbatched [C, ...] inputs: as a batch of one
+    "conv1d(unbatched)": (lambda x: F.conv1d(x[0], x[0, :, :3].reshape(4, 1, 3).repeat(1, 4, 1) * 0.2), S3, 1.0),  # 0.82
+    "conv2d(unbatched, bias)": (lambda x: F.conv2d(x[0], x[0, :2, :2, :2].reshape(2, 1, 2, 2).repeat(1, 3, 1, 1) * 0.3,
+                                                   x[0, 0, 0, :2]), S4, 1.5),                             # 1.06
+    "conv_transpose1d(unbatched, stride 2)": (
+        lambda x: F.conv_transpose1d(x[0], x[0, :, :3].reshape(4, 1, 3) * 0.3, stride=2), S3, 1.5),    # 1.12
+    "layer_norm(unbatched)": (lambda x: F.layer_norm(x[0], (8,), x[0, 0] * 0.5, x[0, 1]), S3, 1.0),       # 0.56
+    "group_norm([N, C])": (lambda x: F.group_norm(x[0], 2, x[0, 0], x[0, 1]), S3, 1.0),                  # 0.75
+    "prelu([N, C])": (lambda x: F.prelu(x[0], x[0, 0].abs() * 0.1), S3, 1.5),                           # 1.15
     # conv_transpose: the input spread by the stride and padded, a conv by the flipped weight
     "conv_transpose1d": (lambda x: F.conv_transpose1d(x, x[0, :, :3].reshape(4, 1, 3) * 0.3), S3, 1.5),   # 1.16
     "conv_transpose1d(stride 2, padding 1, output_padding 1, bias)": (
