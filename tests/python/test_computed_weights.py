@@ -180,6 +180,12 @@ CASES = {
     "multi_head_attention_forward(causal mask)": (
         lambda x: _mha(x, W_IN, B_IN, W_OUT, torch.zeros(8), need_weights=False,
                        attn_mask=torch.triu(torch.ones(4, 4, dtype=torch.bool), 1))[0].transpose(0, 1), S3, 2.0),  # 1.69
+    "multi_head_attention_forward(key_padding_mask)": (
+        lambda x: _mha(x, W_IN, B_IN, W_OUT, torch.zeros(8), need_weights=False,
+                       key_padding_mask=torch.tensor([[False, False, True, False]]))[0].transpose(0, 1), S3, 2.0),  # 1.72
+    "multi_head_attention_forward(unbatched, weights per head)": (
+        lambda x: F.multi_head_attention_forward(x[0], x[0], x[0], 8, 2, W_IN, None, None, None, False, 0.0, W_OUT, None,
+                                                 training=False, average_attn_weights=False)[1] * 10, S3, 3.0),  # 2.78
     "multi_head_attention_forward(separate projections)": (
         lambda x: _mha(x, None, None, W_OUT, None, need_weights=False, use_separate_proj_weight=True,
                        q_proj_weight=W_OUT, k_proj_weight=W_OUT.flip(0), v_proj_weight=W_OUT * 0.8 + 0.1)[0]
@@ -234,6 +240,9 @@ REFUSED = {
     # call: (the call named in the one line)
     "batch_norm(training=True, computed running statistics)": (   # torch writes them in place
         lambda x: F.batch_norm(x, x[0, :, 0], x[0, :, 1].abs() + 1.0, training=True), "F.batch_norm"),
+    "multi_head_attention_forward(computed attn_mask)": (
+        lambda x: _mha(x, W_IN, None, W_OUT, None, need_weights=False, attn_mask=x[0, :, :4] > 0)[0],
+        "F.multi_head_attention_forward"),
     "multi_head_attention_forward(training, dropout 0.5)": (
         lambda x: F.multi_head_attention_forward(
             x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), 8, 2, W_IN, None, None, None, False, 0.5,
