@@ -585,6 +585,8 @@ from .capture_unique_inverse import STAND_INS as _UNIQUE_INVERSE  # noqa: E402 -
 FUNCTIONAL_STAND_INS.update(_UNIQUE_INVERSE)
 from .capture_unique_counts import STAND_INS as _UNIQUE_COUNTS  # noqa: E402 - unique(return_counts=True), dim=
 FUNCTIONAL_STAND_INS.update(_UNIQUE_COUNTS)
+from .capture_computed_weights import add_computed_weight_stand_ins  # noqa: E402 - F.conv1d(x, w(x)), norms, prelu
+add_computed_weight_stand_ins(FUNCTIONAL_STAND_INS)
 
 
 # ---------------------------------------------------------------------------

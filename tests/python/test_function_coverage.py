@@ -324,6 +324,39 @@ RUNS = {
     "Tensor.cumprod": (lambda x: x.cumprod(-1) + torch.cumprod(x, 1), S3, (-1.5, 1.5), 2.0, "int8"),   # 1.55
     "F.linear(computed weight)": (lambda x: F.linear(x, x[0, :3], torch.tensor([0.5, -1.0, 2.0])), S3, R, 1.5,
                                   "int8"),                                                 # 1.04
+    # a weight, bias or affine computed in the forward (capture_computed_weights; more forms:
+    # test_computed_weights.py): conv as windows (F.unfold) times the weight, one matmul; conv_transpose as
+    # the conv of the input spread by the stride; the norms' affine as a mul and an add after the layer;
+    # prelu as where(x >= 0, x, w x); bilinear as two matmuls
+    "F.conv1d(computed weight)": (lambda x: F.conv1d(x, x[0, :, :3].reshape(4, 1, 3).repeat(1, 4, 1) * 0.2), S3, R,
+                                  1.0, "int8"),                                                          # 0.82
+    "F.conv2d(computed weight)": (lambda x: F.conv2d(x, x[0, :2, :2, :2].reshape(2, 1, 2, 2).repeat(1, 3, 1, 1)
+                                                     * 0.3), S4, R, 1.5, "int8"),                        # 1.38
+    "F.conv_transpose1d(computed weight)": (lambda x: F.conv_transpose1d(x, x[0, :, :3].reshape(4, 1, 3) * 0.3),
+                                            S3, R, 1.5, "int8"),                                         # 1.16
+    "F.conv_transpose2d(computed weight)": (lambda x: F.conv_transpose2d(x, x[0, :, :2, :2].reshape(3, 1, 2, 2)
+                                                                         * 0.3, stride=2), S4, R, 1.5, "int8"),  # 1.02
+    "F.conv3d(computed weight)": (lambda x: F.conv3d(x, x[0, :, :2, :2, :2].reshape(3, 1, 2, 2, 2).repeat(1, 3, 1, 1, 1)
+                                                     * 0.2), S5, R, 1.5, "fp32"),                        # 1.35
+    "F.conv_transpose3d(computed weight)": (lambda x: F.conv_transpose3d(x, x[0, :, :2, :2, :2].reshape(3, 1, 2, 2, 2)
+                                                                         * 0.2), S5, R, 1.0, "fp32"),    # 0.93
+    "F.linear(computed weight and bias)": (lambda x: F.linear(x, x[0, :3], x[0, 3, :3]), S3, R, 1.5, "fp32"),  # 1.22
+    "F.bilinear(computed weight)": (lambda x: F.bilinear(x, x.flip(-1), x[0, :2, :].reshape(2, 1, 8).expand(2, 8, 8)
+                                                         * 0.1), S3, R, 2.5, "int8"),                    # 2.21
+    "F.layer_norm(computed weight)": (lambda x: F.layer_norm(x, (8,), x[0, 0] * 0.5, x[0, 1]), S3, R, 1.0,
+                                      "fp32"),                                                           # 0.49
+    "F.group_norm(computed weight)": (lambda x: F.group_norm(x, 2, x[0, :, 0], x[0, :, 1]), S3, R, 1.0,
+                                      "fp32"),                                                           # 0.48
+    "F.batch_norm(computed weight)": (lambda x: F.batch_norm(x, torch.zeros(4), torch.ones(4) * 2.0, x[0, :, 0],
+                                                             x[0, :, 1]), S3, R, 1.0, "fp32"),           # 0.58
+    "F.instance_norm(computed weight)": (lambda x: F.instance_norm(x, weight=x[0, :, 0], bias=x[0, :, 1]), S3, R,
+                                         1.0, "fp32"),                                                   # 0.42
+    "F.prelu(computed weight)": (lambda x: F.prelu(x, x[0, :, 0].abs() * 0.1), S3, R, 1.5, "fp32"),      # 1.24
+    # called directly: torch's formula, as nn.MultiheadAttention with these weights (3.45 steps too)
+    "F.multi_head_attention_forward": (lambda x: F.multi_head_attention_forward(
+        x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), 8, 2, torch.linspace(-0.5, 0.5, 192).reshape(24, 8),
+        torch.linspace(-0.2, 0.2, 24), None, None, False, 0.0, torch.linspace(-0.5, 0.5, 64).reshape(8, 8),
+        torch.zeros(8), training=False, need_weights=False)[0].transpose(0, 1), S3, R, 4.0, "int8"),   # 3.45
     # linear algebra, rewritten by ptec.capture_linalg: one int8 batch matmul each (and alpha, beta, input
     # as a mul and an add), cross as rotated copies, cdist as the rows' differences (measured worst steps)
     "torch.dot": (lambda x: torch.dot(x.flatten(), x.flip(-1).flatten()), S3, R, 1.5, "int8"),            # 1.01

@@ -154,7 +154,11 @@ class ProgramBuilder:
             base = self._alias_of[base]
         sizes = [int(s) for s in sizes]
         dim_order = contiguous(len(sizes)) if dim_order is None else list(dim_order)
-        t = Tensor(scalar_type=b.scalar_type, sizes=sizes, dim_order=bytes(dim_order))
+        # a view of a constant reads the constant's bytes: it names the same
+        # constant-segment entry (else it would be a value with no memory,
+        # neither constant nor planned, which the runtime rejects at load)
+        t = Tensor(scalar_type=b.scalar_type, sizes=sizes, dim_order=bytes(dim_order),
+                   data_buffer_idx=self.values[base].val.data_buffer_idx)
         if int(np.prod(sizes)) * 1 != b.numel:
             raise ValueError(f"view {sizes} does not match base numel {b.numel}")
         idx = self.add(t)

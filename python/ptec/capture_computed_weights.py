@@ -1,0 +1,408 @@
+"""Functional layers whose weight is computed in the forward (issue 15):
+F.conv1d / conv2d / conv3d / conv_transpose1d / 2d / 3d, F.linear,
+F.bilinear, F.layer_norm / group_norm / instance_norm / batch_norm and
+F.prelu given a weight, bias or affine that is a value of the program
+(`F.conv1d(x, w(x))`), not a constant ptec quantizes ahead of time. Each
+is a stand-in the fx tracer runs instead of the call (capture_modules'
+FUNCTIONAL_STAND_INS), writing torch's formula in ops that take two
+varying operands:
+
+* conv: the input's windows as columns (F.unfold: a copy of its int8
+  bytes, zero padding), then one matmul of the weight [O/g, C/g k..] by
+  each group's columns, the bias added per channel; conv1d as a conv2d of
+  height 1; conv3d per output depth: the kernel's depth slices joined as
+  channels, a conv2d of them. String padding ("same", "valid") as torch;
+  an unbatched input [C, ...] as a batch of one.
+* conv_transpose: the equal convolution: the input spread by the stride
+  (zeros between its elements: a 4-D pad of a view, exact), padded by
+  dilation (k - 1) - padding each side (plus output_padding at the end;
+  a negative pad crops), convolved at stride 1 with the weight's spatial
+  dims flipped and [C_in, C_out/g] swapped per group.
+* linear with a computed bias: the linear (a constant weight: the layer;
+  a computed one: capture_rewrites' matmul), then the bias added.
+* bilinear with a computed weight W [O, I1, I2]: x1 @ W viewed
+  [I1, O I2], then per output a batch matmul by x2; a computed bias added.
+* the norms: the normalization without its affine (ptec's layer), then
+  times the weight and plus the bias, broadcast on their dim (the
+  trailing normalized dims, or dim 1). Running statistics computed in
+  the program (batch_norm, instance_norm with use_input_stats=False):
+  (x - mean) rsqrt(var + eps) per channel; instance_norm with
+  use_input_stats ignores them in its output (torch only updates them).
+* prelu: torch.where(x >= 0, x, weight x), the weight (one value, or one
+  per channel, dim 1) broadcast.
+
+* F.multi_head_attention_forward called directly: torch's formula
+  (projections constant or computed, constant masks as ptec's masked
+  softmax, the weights averaged or per head).
+
+A call whose weight and bias are constants is not touched (its layer as
+before). What these do not cover stays the call, refused by name:
+batch_norm with training=True and computed running statistics (torch
+writes them in place), attention with dropout in training, bias_k /
+bias_v / add_zero_attn / static_k / static_v, or a computed mask."""
+from __future__ import annotations
+
+import inspect
+import math
+
+import torch
+import torch.fx
+import torch.nn.functional as F
+
+
+def _computed(*values) -> bool:
+    """Some value is a tensor the program computes (a traced proxy)."""
+    return any(isinstance(v, torch.fx.Proxy) for v in values)
+
+
+def _tuple(v, n):
+    return tuple(int(a) for a in v) if isinstance(v, (tuple, list)) else (int(v),) * n
+
+
+def _channel_shape(x, dim=1):
+    """[1, C, 1, ...]: a per-channel value broadcast over x."""
+    return [1] * dim + [-1] + [1] * (x.dim() - dim - 1)
+
+
+def _affine(y, weight, bias, shape):
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
+# ---------------------------------------------------------------------------
+# convolutions
+
+def _conv_nd(x, weight, bias, stride, padding, dilation, groups, n):
+    """conv{n}d (n = 1, 2) of a batched input by windows and a matmul."""
+    k = [int(d) for d in weight.shape[2:]]
+    stride, dilation = _tuple(stride, n), _tuple(dilation, n)
+    pads = _pads(padding, k, dilation, n)
+    if pads is None:
+        return None
+    if any(lo != hi for lo, hi in pads):          # "same" with an even window: pad first, unevenly
+        flat = [v for lo_hi in reversed(pads) for v in lo_hi]
+        x = F.pad(x, flat)
+        pads = [(0, 0)] * n
+    if n == 1:
+        x, k, stride, dilation = x.unsqueeze(2), [1] + k, (1,) + stride, (1,) + dilation
+        pads = [(0, 0)] + pads
+    batch, channels = int(x.shape[0]), int(x.shape[1])
+    out_spatial = [(int(x.shape[2 + i]) + 2 * pads[i][0] - dilation[i] * (k[i] - 1) - 1) // stride[i] + 1
+                   for i in range(2)]
+    cols = F.unfold(x, tuple(k), dilation=dilation, padding=tuple(p for p, _ in pads), stride=stride)
+    out_ch, per_group = int(weight.shape[0]), channels // groups
+    rows = per_group * k[0] * k[1]
+    w = weight.reshape(out_ch, rows)
+    og = out_ch // groups
+    parts = [w[g * og:(g + 1) * og] @ cols[:, g * rows:(g + 1) * rows] for g in range(groups)]
+    y = parts[0] if groups == 1 else torch.cat(parts, 1)
+    y = y.reshape([batch, out_ch] + (out_spatial[1:] if n == 1 else out_spatial))
+    if bias is not None:
+        y = y + bias.reshape(_channel_shape(y))
+    return y
+
+
+def _pads(padding, k, dilation, n):
+    """(low, high) per spatial dim of a conv's padding (ints, a tuple, "same", "valid"), None for another."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return [(0, 0)] * n
+        if padding == "same":
+            return [(d * (kk - 1) // 2, d * (kk - 1) - d * (kk - 1) // 2) for d, kk in zip(dilation, k)]
+        return None
+    return [(p, p) for p in _tuple(padding, n)]
+
+
+def _conv3d(x, weight, bias, stride, padding, dilation, groups):
+    """conv3d: for each output depth, the kernel's depth slices of the
+    input joined as channels (a copy), a conv2d (_conv_nd) of them by the
+    weight viewed [O/g, k_d C/g, k_h, k_w]; the depths stacked."""
+    k = [int(d) for d in weight.shape[2:]]
+    stride, dilation = _tuple(stride, 3), _tuple(dilation, 3)
+    pads = _pads(padding, k, dilation, 3)
+    if pads is None:
+        return None
+    if any(pads[i] != (0, 0) for i in range(3)):
+        x = F.pad(x, [v for lo_hi in reversed(pads) for v in lo_hi])
+    depth, per_group = int(x.shape[2]), int(x.shape[1]) // groups
+    out_ch = int(weight.shape[0])
+    og = out_ch // groups
+    out_depth = (depth - dilation[0] * (k[0] - 1) - 1) // stride[0] + 1
+    parts = []
+    for g in range(groups):
+        xg = x if groups == 1 else x[:, g * per_group:(g + 1) * per_group]
+        wg = weight[g * og:(g + 1) * og].permute(0, 2, 1, 3, 4).reshape(og, k[0] * per_group, k[1], k[2])
+        planes = []
+        for od in range(out_depth):
+            slab = [xg[:, :, od * stride[0] + j * dilation[0]] for j in range(k[0])]
+            slab = slab[0] if len(slab) == 1 else torch.cat(slab, 1)
+            planes.append(_conv_nd(slab, wg, None, stride[1:], 0, dilation[1:], 1, 2))
+        parts.append(torch.stack(planes, 2) if len(planes) > 1 else planes[0].unsqueeze(2))
+    y = parts[0] if groups == 1 else torch.cat(parts, 1)
+    if bias is not None:
+        y = y + bias.reshape(_channel_shape(y))
+    return y
+
+
+def _conv(n):
+    def call(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+        if _computed(weight, bias) and input.dim() == n + 1:        # unbatched [C, ...]: as a batch of one
+            y = call(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups)
+            return None if y is None else y.squeeze(0)
+        if not _computed(weight, bias) or input.dim() != n + 2:
+            return None
+        if not _computed(weight):             # a computed bias only: the layer, then the bias
+            return _affine(getattr(F, f"conv{n}d")(input, weight, None, stride, padding, dilation, groups),
+                           None, bias, _channel_shape(input))
+        if n == 3:
+            return _conv3d(input, weight, bias, stride, padding, dilation, int(groups))
+        return _conv_nd(input, weight, bias, stride, padding, dilation, int(groups), n)
+    return call
+
+
+def _spread(x, stride, dim):
+    """x with stride - 1 zeros after each element along dim (the last one's
+    dropped): x viewed [before, size, 1, after], padded to [before, size,
+    stride, after] (a 4-D pad at any rank), viewed back with size * stride."""
+    if stride == 1:
+        return x
+    shape = [int(d) for d in x.shape]
+    size = shape[dim]
+    before, after = 1, 1
+    for d in shape[:dim]:
+        before *= d
+    for d in shape[dim + 1:]:
+        after *= d
+    y = F.pad(x.reshape(before, size, 1, after), [0, 0, 0, stride - 1])
+    y = y.reshape(before, size * stride, after).narrow(1, 0, (size - 1) * stride + 1)
+    shape[dim] = (size - 1) * stride + 1
+    return y.reshape(shape)
+
+
+def _conv_transpose(n):
+    def call(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+        if _computed(weight, bias) and input.dim() == n + 1:        # unbatched [C, ...]: as a batch of one
+            y = call(input.unsqueeze(0), weight, bias, stride, padding, output_padding, groups, dilation)
+            return None if y is None else y.squeeze(0)
+        if not _computed(weight, bias) or input.dim() != n + 2:
+            return None
+        if not _computed(weight):
+            return _affine(getattr(F, f"conv_transpose{n}d")(input, weight, None, stride, padding, output_padding,
+                                                              groups, dilation), None, bias, _channel_shape(input))
+        stride, padding, dilation = _tuple(stride, n), _tuple(padding, n), _tuple(dilation, n)
+        output_padding, groups = _tuple(output_padding, n), int(groups)
+        k = [int(d) for d in weight.shape[2:]]
+        x = input
+        for i in range(n):
+            x = _spread(x, stride[i], 2 + i)
+        pad = []
+        for i in reversed(range(n)):
+            edge = dilation[i] * (k[i] - 1) - padding[i]
+            pad += [edge, edge + output_padding[i]]
+        if any(pad):
+            x = F.pad(x, pad)                 # a negative pad crops, as torch's
+        in_g = int(weight.shape[0]) // groups
+        flipped = weight.flip(list(range(2, 2 + n)))
+        w = torch.cat([flipped[g * in_g:(g + 1) * in_g].transpose(0, 1) for g in range(groups)], 0) \
+            if groups > 1 else flipped.transpose(0, 1)
+        if n == 3:
+            return _conv3d(x, w, bias, 1, 0, dilation, groups)
+        return _conv_nd(x, w, bias, 1, 0, dilation, groups, n)
+    return call
+
+
+# ---------------------------------------------------------------------------
+# linear, bilinear
+
+def _linear(input, weight, bias=None):
+    if not _computed(bias):
+        return None          # a computed weight with a constant bias: capture_rewrites' matmul
+    return F.linear(input, weight) + bias
+
+
+def _bilinear(input1, input2, weight, bias=None, _before=None):
+    if not _computed(weight, bias):
+        return _before(input1, input2, weight, bias) if _before else None
+    if not _computed(weight):
+        y = _before(input1, input2, weight) if _before else None
+        return None if y is None else y + bias
+    out, in1, in2 = (int(d) for d in weight.shape)
+    t = input1 @ weight.permute(1, 0, 2).reshape(in1, out * in2)
+    t = t.reshape(list(t.shape[:-1]) + [out, in2])
+    y = (t @ input2.unsqueeze(-1)).squeeze(-1)
+    return y if bias is None else y + bias
+
+
+# ---------------------------------------------------------------------------
+# norms, prelu
+
+def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    if not _computed(weight, bias):
+        return None
+    shape = [int(d) for d in normalized_shape] if isinstance(normalized_shape, (tuple, list, torch.Size)) \
+        else [int(normalized_shape)]
+    return _affine(F.layer_norm(input, shape, eps=eps), weight, bias, shape)
+
+
+def _group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    if not _computed(weight, bias) or input.dim() < 2:
+        return None
+    if input.dim() == 2:        # [N, C]: as [N, C, 1], which ptec's layer takes
+        y = F.group_norm(input.unsqueeze(-1), num_groups, eps=eps).squeeze(-1)
+    else:
+        y = F.group_norm(input, num_groups, eps=eps)
+    return _affine(y, weight, bias, _channel_shape(input))
+
+
+def _by_statistics(input, mean, var, eps):
+    """(x - mean) / sqrt(var + eps), mean and var per channel (dim 1)."""
+    shape = _channel_shape(input)
+    return (input - mean.reshape(shape)) * torch.rsqrt(var.reshape(shape) + eps)
+
+
+def _instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                   momentum=0.1, eps=1e-5):
+    if not _computed(weight, bias, running_mean, running_var) or input.dim() < 3:
+        return None
+    if use_input_stats:         # the output is the input's statistics' (torch only updates the running ones)
+        y = F.instance_norm(input, None, None, None, None, True, momentum, eps)
+    elif _computed(running_mean, running_var):
+        y = _by_statistics(input, running_mean, running_var, eps)
+    else:
+        y = F.instance_norm(input, running_mean, running_var, None, None, False, momentum, eps)
+    return _affine(y, weight, bias, _channel_shape(input))
+
+
+def _batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
+                eps=1e-5, _before=None):
+    if not _computed(weight, bias, running_mean, running_var) or input.dim() < 2:
+        return None if _before is None else \
+            _before(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    if training:         # the batch's statistics: capture_losses' stand-in, without the affine
+        if _computed(running_mean, running_var):
+            return None         # torch writes them in place
+        y = _before(input, running_mean, running_var, None, None, training, momentum, eps) if _before else None
+        if y is None:
+            return None
+    elif _computed(running_mean, running_var):
+        y = _by_statistics(input, running_mean, running_var, eps)
+    else:
+        y = F.batch_norm(input, running_mean, running_var, None, None, False, momentum, eps)
+    return _affine(y, weight, bias, _channel_shape(input))
+
+
+def _prelu(input, weight):
+    if not _computed(weight):
+        return None
+    w = weight if int(weight.numel()) == 1 or input.dim() < 2 else weight.reshape(_channel_shape(input))
+    return torch.where(input >= 0, input, input * w)
+
+
+# ---------------------------------------------------------------------------
+# F.multi_head_attention_forward called directly
+
+def _lin(x, weight, bias):
+    """F.linear with any of weight and bias computed (nested stand-ins do
+    not run: a computed bias is added here)."""
+    if _computed(bias):
+        return F.linear(x, weight) + bias
+    return F.linear(x, weight, bias)
+
+
+def _mha(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v,
+         add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training=True, key_padding_mask=None,
+         need_weights=True, attn_mask=None, use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+         v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True, is_causal=False):
+    """torch's formula on [L, N, E] (or unbatched [L, E]) query and [S, N, E]
+    key / value: the projections (constant or computed weights), heads as
+    the [N h, L, d] batch of the matmuls (torch's order), softmax of the
+    scaled scores (a constant mask: ptec's masked softmax), the output
+    projection; the weights [N, L, S] averaged over the heads or [N, h, L, S]."""
+    from .capture_modules import attention_mask, masked_softmax
+    if (bias_k is not None or bias_v is not None or add_zero_attn or static_k is not None or static_v is not None
+            or (training and dropout_p) or _computed(key_padding_mask, attn_mask) or query.dim() not in (2, 3)):
+        return None
+    unbatched = query.dim() == 2
+    if unbatched:
+        query, key, value = (t.unsqueeze(1) for t in (query, key, value))
+    e, h = int(embed_dim_to_check), int(num_heads)
+    d = e // h
+    if use_separate_proj_weight:
+        ws = (q_proj_weight, k_proj_weight, v_proj_weight)
+    else:
+        ws = tuple(in_proj_weight[i * e:(i + 1) * e] for i in range(3))
+    bs = (None,) * 3 if in_proj_bias is None else tuple(in_proj_bias[i * e:(i + 1) * e] for i in range(3))
+    length, batch, source = int(query.shape[0]), int(query.shape[1]), int(key.shape[0])
+    q, k, v = (_lin(t, w, b) for t, w, b in zip((query, key, value), ws, bs))
+    q = q.reshape(length, batch * h, d).transpose(0, 1) * (1.0 / math.sqrt(d))
+    k = k.reshape(source, batch * h, d).transpose(0, 1)
+    v = v.reshape(source, batch * h, d).transpose(0, 1)
+    scores = q @ k.transpose(1, 2)
+    mask = attention_mask(attn_mask, key_padding_mask, bool(is_causal), h, length,
+                          "F.multi_head_attention_forward", batch, source)
+    p = torch.softmax(scores, -1) if mask is None else masked_softmax(scores, mask)
+    a = (p @ v).transpose(0, 1).reshape(length, batch, e)
+    y = _lin(a, out_proj_weight, out_proj_bias)
+    w = None
+    if need_weights:
+        w = p.reshape(batch, h, length, source)
+        w = w.mean(1) if average_attn_weights else w
+        for t in (p, w):            # traced: dropped when the model does not read the weights
+            if isinstance(t, torch.fx.Proxy):
+                t.node.meta["ptec_if_read"] = True
+    if unbatched:
+        y = y.squeeze(1)
+        w = None if w is None else w.squeeze(0)
+    return y, w
+
+
+_CONV = ("input", "weight", "bias", "stride", "padding", "dilation", "groups")
+_CONV_T = ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation")
+_BN = ("input", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps")
+# function -> (parameter names, leading traced tensors, stand-in); each returns None (the call as
+# before) when nothing it covers is computed
+STAND_INS = {
+    torch.conv1d: (_CONV, 1, _conv(1)),
+    torch.conv2d: (_CONV, 1, _conv(2)),
+    torch.conv_transpose1d: (_CONV_T, 1, _conv_transpose(1)),
+    torch.conv_transpose2d: (_CONV_T, 1, _conv_transpose(2)),
+    torch.conv3d: (_CONV, 1, _conv(3)),
+    torch.conv_transpose3d: (_CONV_T, 1, _conv_transpose(3)),
+    F.linear: (("input", "weight", "bias"), 1, _linear),
+    torch.bilinear: (("input1", "input2", "weight", "bias"), 2, _bilinear),
+    F.layer_norm: (("input", "normalized_shape", "weight", "bias", "eps"), 1, _layer_norm),
+    F.group_norm: (("input", "num_groups", "weight", "bias", "eps"), 1, _group_norm),
+    F.instance_norm: (("input", "running_mean", "running_var", "weight", "bias", "use_input_stats", "momentum",
+                       "eps"), 1, _instance_norm),
+    F.batch_norm: (_BN, 1, _batch_norm),
+    torch.prelu: (("input", "weight"), 1, _prelu),
+    "prelu": (("input", "weight"), 1, _prelu),         # x.prelu(w)
+    F.multi_head_attention_forward: (tuple(inspect.signature(F.multi_head_attention_forward).parameters), 3, _mha),
+}
+
+
+def add_computed_weight_stand_ins(table: dict) -> None:
+    """Adds STAND_INS to capture_modules' table. A call that already has a
+    stand-in (F.bilinear's constant weight, F.batch_norm's training
+    statistics) keeps it for what it covered: the one here is given it as
+    _before and calls it when no weight is computed. Every entry takes the
+    computed values (a 4th item True: passed as traced values)."""
+    for target, (names, traced, call) in STAND_INS.items():
+        before = table.get(target)
+        if before is not None:
+            old_names, old_traced, old_call = before[:3]
+            assert old_names == names[:len(old_names)] and old_traced == traced and before[3:] != (True,)
+            table[target] = (names, traced, _chained(call, old_call, traced), True)
+        else:
+            table[target] = (names, traced, call, True)
+
+
+def _chained(call, before, traced):
+    def chained(*args, **kwargs):
+        # a constant leading tensor: the earlier stand-in never took those
+        leading = all(isinstance(a, torch.fx.Proxy) for a in args[:traced])
+        return call(*args, _before=before if leading else None, **kwargs)
+    return chained
