@@ -155,8 +155,8 @@ def _weighted(s: _Steps, rows: str, weights: str, ids_shape: List[int], dim: int
     """Each id's row times its per_sample_weight (mode sum only, as torch):
     the weights [..., 1] repeated along dim (a cat of copies: exact), so
     the int8 mul has operands of one shape. Constant weights (a buffer, a
-    Parameter, a tensor made in forward) are repeated here, one constant:
-    a view of a constant has no memory of its own in the program."""
+    Parameter, a tensor made in forward) are repeated here, one constant
+    the int8 mul reads directly (no cat of a constant's views to run)."""
     src = by_name.get(weights)
     if src is not None and src.op == "constant":
         w = np.asarray(src.attrs["value"], np.float32).reshape(ids_shape + [1])
