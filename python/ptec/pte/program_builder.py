@@ -57,7 +57,9 @@ _REQUANT_SHIFTS = {"self_shift", "other_shift", "output_shift", "feature_shift",
 
 
 def check_requant_shifts(key: str, kwargs: dict, source=None) -> None:
-    """The AOT side of the runtime's check: a call whose requantization shift
+    """The AOT side of the runtime's check (kwargs: the call's int and int[]
+    arguments; a Tensor of per-channel shifts is a value index here, made by
+    quant_math.per_channel_multipliers): a call whose requantization shift
     falls outside [-31, 31] (a degenerate scale ratio) is refused here, in
     one line naming the call, instead of writing a program ptec-run rejects."""
     for name in _REQUANT_SHIFTS & set(kwargs):
@@ -242,7 +244,8 @@ class ProgramBuilder:
         unknown = set(kwargs) - {n for n, _ in sig}
         if unknown:
             raise ValueError(f"{key}: unknown arguments {sorted(unknown)}")
-        check_requant_shifts(key, kwargs, self.source)
+        check_requant_shifts(key, {n: kwargs[n] for n, kind in sig if kind in ("int", "int[]") and n in kwargs},
+                             self.source)
         args = []
         for name, kind in sig:
             if name not in kwargs and not kind.endswith("?"):
