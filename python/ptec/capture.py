@@ -64,6 +64,7 @@ from .capture_tensor_index import computed_index_select_nodes, tensor_index_node
 from .embedding_bag import embedding_bag_nodes
 from .capture_linalg import linalg_nodes
 from .capture_matrix_functions import matrix_function_nodes
+from .capture_fp32_distances import fp32_distance_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .capture_unary_tables import table_refusal, unary_table_nodes
 from .capture_reductions import reduction_nodes
@@ -1046,6 +1047,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 tuple_sources.add(fn.args[2].name)          # the index constant: now in the slices
             elif _normalize_nodes(fn, ins) is not None:
                 nodes.extend(_normalize_nodes(fn, ins))
+            elif fp32_distance_nodes(fn, ins, by_name) is not None:
+                nodes.extend(fp32_distance_nodes(fn, ins, by_name))      # capture_fp32_distances
             elif matrix_function_nodes(fn, ins, by_name) is not None:
                 made = matrix_function_nodes(fn, ins, by_name)    # capture_matrix_functions; a tuple: per element
                 nodes.extend(made if isinstance(made, list) else [_function_node(fn, ins)])
