@@ -67,6 +67,7 @@ from .capture_tensor_index import computed_index_select_nodes, tensor_index_node
 from .embedding_bag import embedding_bag_nodes
 from .capture_linalg import linalg_nodes
 from .capture_matrix_functions import matrix_function_nodes, without_unread_factors
+from .capture_fp32_distances import fp32_distance_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .capture_unary_tables import table_refusal, unary_table_nodes
 from .capture_reductions import reduction_nodes
@@ -1051,6 +1052,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 tuple_sources.add(fn.args[2].name)          # the index constant: now in the slices
             elif _normalize_nodes(fn, ins) is not None:
                 nodes.extend(_normalize_nodes(fn, ins))
+            elif fp32_distance_nodes(fn, ins, by_name) is not None:
+                nodes.extend(fp32_distance_nodes(fn, ins, by_name))      # capture_fp32_distances
             elif matrix_function_nodes(fn, ins, by_name) is not None:
                 made = matrix_function_nodes(fn, ins, by_name)    # capture_matrix_functions; a tuple: per element
                 nodes.extend(made if isinstance(made, list) else [_function_node(fn, ins)])
@@ -1249,6 +1252,18 @@ def _dtype_view(fn: torch.fx.Node) -> None:
                         "values as int8 codes on their own grid, not torch's bytes; for a conversion of "
                         "the values, write .to(dtype)")
 
+def implicit_softmax_dim(fn: torch.fx.Node, dim) -> int:
+    """A softmax call's dim; F.softmax / log_softmax / softmin without one
+    (dim None) take torch's legacy implicit dim (its _get_softmax_dim): 0
+    for ranks 0, 1 and 3, else 1."""
+    if dim is not None:
+        return int(dim)
+    shape = _meta_shape(fn)
+    if shape is None:
+        raise CaptureError(f"{fn.name}: a softmax without dim, on a value of unknown rank")
+    return 0 if len(shape) in (0, 1, 3) else 1
+
+
 def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
     t = fn.target
     name = fn.name
@@ -1379,10 +1394,9 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
             kernel=k, stride=_pair(s) if s else k, padding=_pair(_scalar_arg(fn, 3, "padding", 0)),
             dilation=_pair(_scalar_arg(fn, 4, "dilation", 1)),
             ceil_mode=bool(_scalar_arg(fn, 5, "ceil_mode", False))))
-    if t in (F.softmax, torch.softmax, "softmax"):
-        return Node(name, "softmax", ins[:1], dict(dim=int(_scalar_arg(fn, 1, "dim", -1))))
-    if t in (F.log_softmax, torch.log_softmax, "log_softmax"):
-        return Node(name, "log_softmax", ins[:1], dict(dim=int(_scalar_arg(fn, 1, "dim", -1))))
+    if t in (F.softmax, torch.softmax, "softmax", F.log_softmax, torch.log_softmax, "log_softmax"):
+        kind = "softmax" if t in (F.softmax, torch.softmax, "softmax") else "log_softmax"
+        return Node(name, kind, ins[:1], dict(dim=implicit_softmax_dim(fn, _scalar_arg(fn, 1, "dim"))))
     if t in (torch.sigmoid, "sigmoid"):
         return Node(name, "sigmoid", ins[:1])
     if t in (torch.tanh, "tanh"):

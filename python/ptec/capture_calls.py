@@ -104,11 +104,11 @@ def _elementwise_node(fn: torch.fx.Node, ins: List[str]) -> Optional[Node]:
         return None
     name = _elementwise_name(fn.target)
     if name is not None and len(fn.args) == 1 and not fn.kwargs:
-        return Node(fn.name, "elementwise", ins[:1], dict(fn=name))
+        return Node(fn.name, "elementwise", ins[:1], dict(fn=name, torch_nan=True))
     if fn.target in (operator.pow, torch.pow, "pow"):
         exponent = _scalar_arg(fn, 1, "exponent")
         if isinstance(exponent, (int, float)) and not isinstance(exponent, bool):
-            return Node(fn.name, "elementwise", ins[:1], dict(fn="pow", exponent=float(exponent)))
+            return Node(fn.name, "elementwise", ins[:1], dict(fn="pow", exponent=float(exponent), torch_nan=True))
     return None
 
 

@@ -17,7 +17,10 @@
   one is NaN (compares and wheres: a value of an fp32 layer can be NaN);
 * torch.heaviside, nan_to_num, isnan, isinf, isposinf, isneginf,
   isfinite, signbit, isclose: comparisons (capture_bool's compare,
-  logical and where nodes);
+  logical and where nodes); a NaN / inf test reads an fp32 value as it
+  is, and is refused in one line where the tested value held NaN or inf
+  on the calibration inputs but exists only as int8 codes (lowering_bool's
+  nonfinite_tested: the codes hold none, the test would answer False);
 * torch.float_power (torch's result is float64): the power computed in
   float64 and rounded to float32, the float64 value ptec carries as float32
   (capture_plumbing's rule for float64; a float64 program output is

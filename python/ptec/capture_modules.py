@@ -33,6 +33,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .ir import masked_softmax_float
+from .capture_fp32_distances import stays_a_call
 
 
 class CaptureModuleError(ValueError):
@@ -488,7 +489,8 @@ class Transformer(_MaskArgs, nn.Module):
 # Two-input layers from element-wise math, sums and matmuls
 
 class CosineSimilarity(nn.Module):
-    """nn.CosineSimilarity as torch computes it: sum(x1 * x2) /
+    """nn.CosineSimilarity: the one call torch.cosine_similarity, which
+    capture_fp32_distances computes in fp32 as torch does, sum(x1 * x2) /
     sqrt(max(sum(x1^2) * sum(x2^2), eps^2)) over dim."""
 
     def __init__(self, m: nn.CosineSimilarity):
@@ -496,9 +498,9 @@ class CosineSimilarity(nn.Module):
         self.dim, self.eps = m.dim, float(m.eps)
 
     def forward(self, x1, x2):
-        dot = (x1 * x2).sum(self.dim)
-        norms = (x1 * x1).sum(self.dim) * (x2 * x2).sum(self.dim)
-        return dot * torch.rsqrt(torch.clamp(norms, min=self.eps * self.eps))
+        # one torch.cosine_similarity call, computed in fp32 (capture_fp32_distances: its int8 form
+        # lost short rows by tens of output steps)
+        return torch.cosine_similarity(x1, x2, self.dim, self.eps)
 
 
 class PairwiseDistance(nn.Module):
@@ -513,6 +515,10 @@ class PairwiseDistance(nn.Module):
         d = x1 - x2 + self.eps
         if self.p == 2.0 and d.is_complex():       # (torch's norm of a complex difference: of its magnitudes)
             d = torch.abs(d)
+        if stays_a_call(torch.pairwise_distance, self.p) and not d.is_complex():
+            # p other than 1, 2 (and 0, inf): one call, computed in fp32 (capture_fp32_distances: in
+            # int8 each |d|^p below a step rounded to 0)
+            return torch.pairwise_distance(x1, x2, self.p, self.eps, self.keepdim)
         powers = d * d if self.p == 2.0 else torch.abs(d) ** self.p
         total = powers.sum(-1, keepdim=self.keepdim)
         return torch.sqrt(total) if self.p == 2.0 else total ** (1.0 / self.p)
@@ -564,11 +570,10 @@ def _bilinear_call(x1, x2, weight, bias=None):
 # on its proxies, so the trace holds their ops, not the opaque call (a
 # stand-in's forward is called directly: fx traces only the root's modules).
 FUNCTIONAL_STAND_INS = {
-    torch.cosine_similarity: (("x1", "x2", "dim", "eps"), 2,
-                              lambda x1, x2, dim=1, eps=1e-8: CosineSimilarity(
-                                  nn.CosineSimilarity(dim, eps)).forward(x1, x2)),
+    # (torch.cosine_similarity stays one call: capture_fp32_distances)
     torch.pairwise_distance: (("x1", "x2", "p", "eps", "keepdim"), 2,
-                              lambda x1, x2, p=2.0, eps=1e-6, keepdim=False: PairwiseDistance(
+                              lambda x1, x2, p=2.0, eps=1e-6, keepdim=False: None if stays_a_call(
+                                  torch.pairwise_distance, p) else PairwiseDistance(
                                   nn.PairwiseDistance(p, eps, keepdim)).forward(x1, x2)),
     torch.bilinear: (("input1", "input2", "weight", "bias"), 2, _bilinear_call),
 }

@@ -465,6 +465,8 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = masked_softmax_float(xs[0], torch.as_tensor(np.asarray(a["mask"], bool)))
     elif op in UNARY:
         y = UNARY[op](xs[0], a)
+        if a.get("torch_nan"):
+            y = _torch_nan(y, xs[0], a)
     elif op == "mean":
         y = xs[0].mean(dim=a["dim"], keepdim=a["keepdim"])
     elif op == "cat":
@@ -488,6 +490,20 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
 def input_dtype(n: Node) -> torch.dtype:
     """An input's torch dtype: int64 for token ids (capture_indices), else float32."""
     return torch.int64 if n.attrs.get("dtype") == "int64" else torch.float32
+
+
+def _torch_nan(y: torch.Tensor, x: torch.Tensor, a) -> torch.Tensor:
+    """A user's own call of an element-wise function (capture_calls marks it
+    attrs["torch_nan"]): NaN where torch gives NaN outside the function's
+    domain (sqrt / log of a negative, a fractional power of one), which
+    ELEMENTWISE, made for the LUTs, holds at the domain's edge. The graph's
+    float evaluation (calibration) then sees the NaN torch gives, and
+    lowering refuses what an int8 value cannot hold instead of computing
+    a number torch never gave."""
+    if a["fn"] != "pow" and not callable(getattr(torch, a["fn"], None)):
+        return y
+    t = torch.pow(x, a["exponent"]) if a["fn"] == "pow" else getattr(torch, a["fn"])(x)
+    return torch.where(torch.isnan(t) & ~torch.isnan(x), t, y)
 
 
 def evaluate(g: Graph, inputs: Sequence[torch.Tensor], keep_all: bool = False):

@@ -45,8 +45,8 @@ def check_shift(shift: int, what: str) -> None:
 def add_params(s1: float, s2: float, s_out: float):
     """(M1,S1), (M2,S2), (Mo,So) for quantized_add with its fixed left shift 20."""
     m = 2.0 * max(s1, s2)
-    return (quantize_multiplier(s1 / m), quantize_multiplier(s2 / m),
-            quantize_multiplier(m / (s_out * (1 << 20))))
+    return (requant_multiplier(s1 / m), requant_multiplier(s2 / m),
+            requant_multiplier(m / (s_out * (1 << 20))))
 
 
 def softmax_params(s_in: float) -> Tuple[int, int, int]:

@@ -382,7 +382,12 @@ def quantize_svdf(n, s_in: float, observer: RangeObserver) -> None:
 def affine_qparams(lo: float, hi: float) -> Tuple[float, int]:
     """int8 per-tensor affine qparams whose grid contains 0 exactly."""
     lo, hi = min(lo, 0.0), max(hi, 0.0)
-    if hi - lo < 1e-8:
+    if hi == lo:
+        # always 0 on the calibration inputs (a where with a constant all-False mask, zeros_like):
+        # any grid holds 0 exactly; a unit one keeps the requantization ratios of its readers
+        # sane (a width of 1e-8 made 2^-34 multipliers no kernel takes)
+        hi = 1.0
+    elif hi - lo < 1e-8:
         hi = lo + 1e-8
     scale = (hi - lo) / 255.0
     zp = int(round(qm.QMIN - lo / scale))

@@ -313,7 +313,12 @@ RUNS = {
     "torch.einsum outer, dot": (lambda x: torch.cat([torch.einsum("bi,bj->bij", x[:, 0], x[:, 1]).flatten(1),
                                                      torch.einsum("bij,bij->b", x, x.flip(1))[:, None]], 1),
                                 S3, R, 1.0, "int8"),                                       # 0.72
-    "F.cosine_similarity": (lambda x: F.cosine_similarity(x, x.flip(-1), -1), S3, R, 5.0, "int8"),      # 4.57
+    # cosine_similarity, pairwise_distance of p not 1 / 2: fp32 (capture_fp32_distances; test_probe17_fixes.py)
+    "F.cosine_similarity": (lambda x: F.cosine_similarity(x, x.flip(-1), -1), S3, R, 1.0, "fp32"),      # 0.39
+    "F.cosine_similarity(x, x * 0.5 + 0.25)": (lambda x: F.cosine_similarity(x, x * 0.5 + 0.25), S3, R, 2.5,
+                                               "fp32"),                                                # 2.15
+    "F.pairwise_distance(p=3, keepdim)": (lambda x: F.pairwise_distance(x, x.flip(2), 3, keepdim=True), S3, R, 1.0,
+                                          "fp32"),                                                     # 0.37
     "F.pairwise_distance": (lambda x: F.pairwise_distance(x, x.flip(-1))
                             + F.pairwise_distance(x, x * 0.5, p=1.0), S3, R, 1.5, "int8"),             # 1.32
     "F.bilinear": (lambda x: F.bilinear(x, x.flip(-1), torch.linspace(-1, 1, 128).reshape(2, 8, 8),
@@ -1036,6 +1041,10 @@ RUNS = {
     "F.threshold": (lambda x: F.threshold(x, 0.1, -1.0), S3, R, 1.5, "int8"),
     "torch.sigmoid/tanh": (lambda x: torch.sigmoid(x) + torch.tanh(x), S3, R, 2.0, "int8"),
     "F.softmax": (lambda x: F.softmax(x, -1), S3, R, 1.5, "int8"),
+    # no dim: torch's legacy implicit dim (1 of a 2-D input)
+    "F.softmax (no dim)": (lambda x: F.softmax(x[0]), S3, R, 1.5, "int8"),                             # 1.15
+    "F.log_softmax (no dim)": (lambda x: F.log_softmax(x[0]), S3, R, 1.0, "fp32"),                     # 0.69
+    "F.softmin (no dim)": (lambda x: F.softmin(x[0]), S3, R, 1.5, "int8"),                             # 1.29
     # constant lengths (capture_packed_sequences): zero past each length; pad_sequence of computed values
     "nn.utils.rnn.pack_padded_sequence + pad_packed_sequence": (
         lambda x: torch.nn.utils.rnn.pad_packed_sequence(torch.nn.utils.rnn.pack_padded_sequence(
@@ -1080,6 +1089,12 @@ RUNS = {
         + F.soft_margin_loss(x, torch.sign(x.roll(2, -1)), reduction="none"), S3, R, 2.5, "int8"),               # 2.00
     "F.cosine_embedding_loss": (lambda x: F.cosine_embedding_loss(x[0], x[0].flip(-1), torch.tensor([1, -1, -1, 1]),
                                                                   reduction="none"), S3, R, 3.5, "int8"),        # 3.20
+    # an always-0 value (a constant all-False mask): a unit grid, not one whose ratios ptec-run rejects
+    "torch.where(constant all-False mask)": (
+        lambda x: torch.where(torch.ones(1, 4, 8) != 1, x.relu(), torch.zeros_like(x))
+        + torch.where(torch.ones(1, 4, 8) != -1, x, torch.zeros_like(x)), S3, R, 0.5, "int8"),             # 0.50
+    "F.hinge_embedding_loss(x, ones)": (lambda x: F.hinge_embedding_loss(x, torch.ones(1, 4, 8)), S3, R, 0.5,
+                                        "int8"),                                                       # 0.45
     "F.hinge_embedding_loss": (lambda x: F.hinge_embedding_loss(x, torch.sign(x.flip(-1)), reduction="none"), S3, R,
                                1.5, "int8"),                                                                     # 1.19
     "F.multilabel_soft_margin_loss": (
@@ -1800,12 +1815,13 @@ class Rewritten(torch.nn.Module):
 
 class RewrittenToo(torch.nn.Module):
     """More of them: prod and cumprod, F.linear by a computed weight, a
-    three-operand einsum, the functional cosine similarity and F.pdist."""
+    three-operand einsum, the functional pairwise distance and F.pdist.
+    (The cosine similarity this held is fp32 now: capture_fp32_distances.)"""
 
     def forward(self, x):                                   # x [1, 4, 8]
         h = x * 0.5
         a = torch.cat([h.prod(-1, keepdim=True), h[:, :, :3].cumprod(-1),
-                       F.linear(x, x[0, :2]), F.cosine_similarity(x, x.flip(-1), -1)[..., None]], -1)   # [1, 4, 7]
+                       F.linear(x, x[0, :2]), F.pairwise_distance(x, x.flip(-1))[..., None] * 0.2], -1)   # [1, 4, 7]
         b = torch.einsum("bij,bjk,bkl->bil", x[:, :, :4], x[:, :4, :4] * 0.3, x[:, :4, :7])       # [1, 4, 7]
         return torch.cat([a, b, F.pdist(x[0])[None, None, :].expand(1, 4, 6)], -1)       # [1, 4, 20]
 

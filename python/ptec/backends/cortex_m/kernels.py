@@ -301,7 +301,7 @@ def add(b, x1: Act, x2: Act, out_scale, out_zp, act_min=qm.QMIN, act_max=qm.QMAX
 
 
 def mul(b, x1: Act, x2: Act, out_scale, out_zp) -> Act:
-    mo, so = qm.quantize_multiplier(x1.scale * x2.scale / out_scale)
+    mo, so = qm.requant_multiplier(x1.scale * x2.scale / out_scale)
     sizes = x1.sizes if int(np.prod(x1.sizes)) >= int(np.prod(x2.sizes)) else x2.sizes
     out = new_act(b, I8, sizes, out_scale, out_zp)
     b.call("cortex_m::quantized_mul.out", self=x1.value, self_zero_point=int(x1.zp),

@@ -136,6 +136,37 @@ def is_bool_input(ctx, name: str) -> bool:
     return ctx.get(name).dtype == BOOL
 
 
+def nonfinite_tested(ctx, n: Node):
+    """A compare that tests a value for NaN / inf (x != x, x == +-inf:
+    isnan, isinf, isfinite, nan_to_num, nansum, fmax's tests) where that
+    value held NaN or inf on the calibration inputs: its fp32 form (an fp32
+    layer's own value), or a refusal when it exists only as int8 codes,
+    which hold no NaN or inf (the test would answer False everywhere: a
+    silently wrong result). None for any other compare."""
+    if not _tests_nonfinite(n):
+        return None
+    src = ctx.g.node(n.inputs[0])
+    what = src.attrs.get("nonfinite")
+    if not what:
+        return None
+    a = ctx.env_f.get(src.name) or ctx.get(src.name)
+    if a.dtype == ScalarType.FLOAT:
+        return a
+    from ...ir import origin
+    from ...lower import LoweringError
+    raise LoweringError(
+        f"{origin(n)} tests {origin(src)} for NaN / inf, but {origin(src)} is computed in int8, "
+        f"which holds no NaN or inf (it gives {what.replace(' dropped later', '')} on the calibration "
+        "inputs): keep its input inside the function's domain, or calibrate with the inputs the "
+        "model will meet")
+
+
+def _tests_nonfinite(n: Node) -> bool:
+    if len(n.inputs) == 2:
+        return n.inputs[0] == n.inputs[1] and n.attrs["kind"] in ("ne", "eq")
+    return np.isinf(float(n.attrs.get("scalar", 0.0)))
+
+
 def op_compare(ctx, n: Node):
     if "integer" in n.attrs:                  # of int64 / int32 values (capture_int_math)
         from .lowering_int import int_compare
@@ -147,13 +178,17 @@ def op_compare(ctx, n: Node):
             # torch compares a bool with a number in float32: 0/1 against c rounded to float32
             return _call(ctx, f"aten::{kind}.Scalar_out", dict(self=bool_value(ctx, n.inputs[0]),
                                                               other=float(np.float32(c))), BOOL, n.shape)
-        src = ctx.get(n.inputs[0])
+        tested = nonfinite_tested(ctx, n)
+        src = tested if tested is not None else ctx.get(n.inputs[0])
         if src.dtype == ScalarType.FLOAT:
             return _call(ctx, f"aten::{kind}.Scalar_out", dict(self=src, other=c), BOOL, n.shape)
         x = ctx.q(n.inputs[0])
         code_kind, k = code_comparison(kind, c, float(x.scale), int(x.zp))
         return _call(ctx, f"aten::{code_kind}.Scalar_out", dict(self=x, other=int(k)), BOOL, n.shape)
     a, b = n.inputs
+    tested = nonfinite_tested(ctx, n)
+    if tested is not None:                     # x != x: torch.isnan on the fp32 value
+        return _call(ctx, f"aten::{kind}.Tensor_out", dict(self=tested, other=tested), BOOL, n.shape)
     if is_bool_input(ctx, a):
         x, y = bool_value(ctx, a), bool_value(ctx, b)
     else:
