@@ -56,7 +56,7 @@ from .capture_int_promotion import promote_int_operands
 from .capture_binary_math import binary_math_node
 from .capture_casts import float_cast_node, output_dtype
 from .capture_plumbing import tidy_plumbing
-from .capture_unbatched import function_call as unbatched_function, module_call as unbatched_module
+from .capture_unbatched import function_call as unbatched_function, legacy_softmax_dim, module_call as unbatched_module
 from .capture_tracer import (KnownValuesProxy, KnownValuesTracer, TracedControlError, drop_traced_leftovers,
                              trace_refusal)
 from .capture_spellings import respelled, spelling_nodes
@@ -714,8 +714,7 @@ def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: 
     if isinstance(m, nn.EmbeddingBag) and _bag_nodes(name, m, fn, ins, by_name, ids_shape) is not None:
         return _bag_nodes(name, m, fn, ins, by_name, ids_shape)
     if isinstance(m, (nn.Softmax, nn.Softmin, nn.LogSoftmax)) and m.dim is None and out_shape is not None:
-        # torch's implicit dim (its _get_softmax_dim): 0 for ranks 0, 1 and 3, else 1
-        m = type(m)(0 if len(out_shape) in (0, 1, 3) else 1)
+        m = type(m)(legacy_softmax_dim(len(out_shape)))
     if isinstance(m, nn.Unflatten) and out_shape is not None:
         nodes.append(Node(name, "reshape", ins[:1], dict(target_shape=out_shape)))
     elif isinstance(m, nn.Upsample):
@@ -1261,7 +1260,7 @@ def implicit_softmax_dim(fn: torch.fx.Node, dim) -> int:
     shape = _meta_shape(fn)
     if shape is None:
         raise CaptureError(f"{fn.name}: a softmax without dim, on a value of unknown rank")
-    return 0 if len(shape) in (0, 1, 3) else 1
+    return legacy_softmax_dim(len(shape))
 
 
 def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:

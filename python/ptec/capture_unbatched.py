@@ -109,9 +109,14 @@ def _pad_rank(args, kwargs):
 _IMPLICIT_DIM = {nn.Softmax: F.softmax, nn.LogSoftmax: F.log_softmax, nn.Softmin: F.softmin}
 
 
+def legacy_softmax_dim(rank: int) -> int:
+    """torch's implicit softmax dim for a value of this rank (its _get_softmax_dim)."""
+    return 0 if rank in (0, 1, 3) else 1
+
+
 def _implicit_dim(tracer, x):
     v = _value(tracer, x)
-    return None if v is None else (0 if v.dim() in (0, 1, 3) else 1)
+    return None if v is None else legacy_softmax_dim(v.dim())
 
 
 def function_call(tracer, target, args, kwargs, call):
