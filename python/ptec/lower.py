@@ -52,7 +52,7 @@ class LoweringContext:
         self.g = g
         self.target = target
         self.int8_io = int8_io
-        self.b = ProgramBuilder()
+        self.b = ProgramBuilder(check_shifts=True)
         self.partition = partition
         self.env: Dict[str, Act] = {}
         self.env_f: Dict[str, Act] = {}     # fp32 values that q() replaced in env by their int8 copy

@@ -147,7 +147,7 @@ class _Importer:
         self.sg = model.subgraphs[0]
         self.target = target
         sc.isa(target)
-        self.b = ProgramBuilder()
+        self.b = ProgramBuilder(check_shifts=True)
         self.env: Dict[int, Act] = {}
 
     # tensors ---------------------------------------------------------------
