@@ -621,7 +621,8 @@ def complex_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     if is_complex(fn) and any(u.op == "output" for u in fn.users):
         refuse_call(fn, OUTPUT)
     from .capture_complex_layout import piece_nodes     # chunk, split, unbind and their pieces
-    nodes = piece_nodes(fn) or _joined(fn, by_name) or _pair_nodes(fn, by_name)
+    from .capture_eig import eig_nodes                  # eigvals, eig's eigenvalues: made complex
+    nodes = piece_nodes(fn) or eig_nodes(fn) or _joined(fn, by_name) or _pair_nodes(fn, by_name)
     if nodes is None:
         refuse_call(fn, torch_refusal(fn) or OTHER)
     return nodes
