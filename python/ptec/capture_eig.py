@@ -48,9 +48,10 @@ def _values(fn, call) -> List[Node]:
     """The nodes of `call`'s (eigvals or eig) eigenvalues, the last one
     named fn.name: [..., n, 2]."""
     what = f"torch.linalg.{call.target.__name__}"
-    if len(call.args) + len(call.kwargs) != 1 or (call.kwargs and "A" not in call.kwargs):
-        refuse_call(fn, f"{what}: ptec takes the matrix A alone (no out=)")
-    A = call.args[0] if call.args else call.kwargs["A"]
+    key = next(iter(call.kwargs), None)
+    if len(call.args) + len(call.kwargs) != 1 or key not in (None, "input", "A"):
+        refuse_call(fn, f"{what}: ptec takes the matrix alone (no out=)")
+    A = call.args[0] if call.args else call.kwargs[key]
     meta = A.meta.get("tensor_meta") if isinstance(A, torch.fx.Node) else None
     shape = [int(d) for d in meta.shape] if meta is not None and hasattr(meta, "shape") else None
     if shape is None or len(shape) < 2:
