@@ -21,6 +21,8 @@ rewrites each call on it as real ops on that pair:
   irfft of a complex value: one constant product over the dim moved last,
   its pairs interleaved (DFT matrices, as capture_spectral builds), stft
   capture_spectral's conv with its [.., F, T, 2] output;
+- torch.linalg.eigvals and torch.linalg.eig's eigenvalues of a real matrix
+  (ptec.capture_eig: ptec::linalg_eigvals.out's [..., n, 2] pairs);
 - sum / mean over dims, cat / stack, slices (any positive step) and int
   indices, reshapes and permutes of the dims other than the pair's,
   z.view(torch.float32) of a complex64 value (torch's [..., 2n]: the
