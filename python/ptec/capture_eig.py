@@ -83,7 +83,7 @@ def eig_nodes(fn) -> Optional[List[Node]]:
     if call.op != "call_function" or not _is(call, _EIG):
         return None
     if fn.args[1] in _VECTORS:
-        refuse_call(fn, "torch.linalg.eig's eigenvectors: ptec computes a general matrix's eigenvalues only "
+        refuse_call(call, "torch.linalg.eig's eigenvectors: ptec computes a general matrix's eigenvalues only "
                         "(torch.linalg.eigvals; eigh's eigenvectors for a symmetric one)")
     if fn.args[1] in _VALUES:
         return _values(fn, call)
