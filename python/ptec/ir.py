@@ -24,7 +24,8 @@ the eigenvalues of symmetric [B, n, n], det / sign / log |det| / log det of
 (L or U of [B, n, n], op(T)^-1 B of a triangle), linalg_eigh_vectors (the
 eigenvectors of symmetric [B, n, n], each column's largest component
 positive), linalg_svd (U, Vh or the pseudo-inverse of [B, m, n] by `which`),
-linalg_qr (Q or R of [B, m, n], LAPACK's signs), linalg_lu (the packed LU,
+linalg_qr (Q or R of [B, m, n], LAPACK's signs), linalg_eigvals (the
+eigenvalues of general [B, n, n] as [B, n, 2] real / imaginary pairs), linalg_lu (the packed LU,
 P, L or U of [B, m, n] by `which`: LAPACK getrf's pivots) and
 linalg_lu_pivots (its int32 pivots, 1-based, carried as float32 like an
 index: capture_matrix_functions),
@@ -357,6 +358,12 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
             u, _, vh = torch.linalg.svd(xs[0], full_matrices=bool(a["full_matrices"]))
             u, vh = svd_signs(u, vh)
             y = u if a["which"] == 0 else vh
+    elif op == "linalg_eigvals":
+        # the eigenvalues of general [B, n, n] as [B, n, 2] (real, imag) in ptec's order: real part ascending,
+        # then imaginary part descending (ptec::linalg_eigvals.out)
+        y = torch.view_as_real(torch.linalg.eigvals(xs[0])).to(xs[0].dtype)
+        y = y.gather(-2, y[..., 1].sort(dim=-1, descending=True, stable=True)[1][..., None].expand(y.shape))
+        y = y.gather(-2, y[..., 0].sort(dim=-1, stable=True)[1][..., None].expand(y.shape))
     elif op == "linalg_qr":
         # Q (which 0) or R (1) of [B, m, n] (ptec::linalg_qr.out: Householder, LAPACK's sign convention)
         q, r = torch.linalg.qr(xs[0], mode="complete" if a["complete"] else "reduced")

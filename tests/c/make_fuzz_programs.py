@@ -108,6 +108,10 @@ def portable_program():
     b.call("ptec::linalg_eigvalsh.out", self=square, upper=True, out=ev)
     evec = b.tensor(f32, [2, 6, 6], None)
     b.call("ptec::linalg_eigh_vectors.out", self=square, upper=False, out=evec)
+    # and their general eigenvalues (ptec::linalg_eigvals.out: Hessenberg and Francis QR meet NaN, huge and
+    # tiny bytes; the 30 n step limit bounds the run)
+    eig_pairs = b.tensor(f32, [2, 6, 2], None)
+    b.call("ptec::linalg_eigvals.out", self=square, out=eig_pairs)
     # and the same planes' log |det| and the solves of them for their first 2 columns
     # (ptec::linalg_det.out, linalg_solve.out: a zero pivot divides by 0, a NaN gives NaN)
     logdet, cols, solved = b.tensor(f32, [2], None), b.tensor(f32, [2, 6, 2], None), b.tensor(f32, [2, 6, 2], None)
@@ -130,7 +134,7 @@ def portable_program():
     b.call("aten::grid_sampler_2d.out", input=x, grid=gs, interpolation_mode=2, padding_mode=2, align_corners=False,
            out=sampled)
     b.set_io([x], [v, sampled, sampled3, sv_tall, sv_wide, vh_wide, pinv_tall, r_tall, pa_tall, piv_wide, p_tall, ev, evec,
-                   logdet, solved, factor, tri])
+                   eig_pairs, logdet, solved, factor, tri])
     return b.build()
 
 

@@ -122,15 +122,17 @@ def base_svd():
 
 
 def base_eig():
-    """The eigenvalues of x [3, 6, 6]'s upper triangles (ptec::linalg_eigvalsh.out) into z [3, 6], and
-    their eigenvectors (ptec::linalg_eigh_vectors.out) into e [3, 6, 6]."""
+    """The eigenvalues of x [3, 6, 6]'s upper triangles (ptec::linalg_eigvalsh.out) into z [3, 6],
+    their eigenvectors (ptec::linalg_eigh_vectors.out) into e [3, 6, 6], and x's general eigenvalues
+    (ptec::linalg_eigvals.out, last: the others' faults come first) into g [3, 6, 2]."""
     b = ProgramBuilder()
     x, z = b.tensor(ScalarType.FLOAT, [3, 6, 6]), b.tensor(ScalarType.FLOAT, [3, 6])
-    e = b.tensor(ScalarType.FLOAT, [3, 6, 6])
+    e, g = b.tensor(ScalarType.FLOAT, [3, 6, 6]), b.tensor(ScalarType.FLOAT, [3, 6, 2])
     b.call("ptec::linalg_eigvalsh.out", self=x, upper=True, out=z)
     b.call("ptec::linalg_eigh_vectors.out", self=x, upper=True, out=e)
-    b.set_io([x], [z, e])
-    return b.build(), {"x": x, "z": z, "e": e}
+    b.call("ptec::linalg_eigvals.out", self=x, out=g)
+    b.set_io([x], [z, e, g])
+    return b.build(), {"x": x, "z": z, "e": e, "g": g}
 
 
 def base_lu():
@@ -930,6 +932,24 @@ def case_eig_vectors_out_lies(p, v):
     # e [3, 6, 5]: each matrix's last column of vectors would land in the next matrix's (and past e)
     _resize(p, v, "e", [3, 6, 5])
     return [("any", "requirements", "InvalidArgument", "self's sizes")]
+
+
+def case_eig_eigvals_out_lies(p, v):
+    # g [3, 6, 1]: each value's imaginary part would land on the next value's real part (the last past g)
+    _resize(p, v, "g", [3, 6, 1])
+    return [("any", "requirements", "InvalidArgument", "out must be [..., n, 2]")]
+
+
+def case_eig_eigvals_out_batch(p, v):
+    # g [2, 6, 2] of x's 3 matrices: the third matrix's values would land past g
+    _resize(p, v, "g", [2, 6, 2])
+    return [("any", "requirements", "InvalidArgument", "of self's batch")]
+
+
+def case_eig_eigvals_out_rank(p, v):
+    # g [3, 12] (rank 2 of x's 3): the same bytes, read as another shape
+    _resize(p, v, "g", [3, 12])
+    return [("any", "requirements", "InvalidArgument", "out [..., n, 2]")]
 
 
 def case_overlap_flat_index_out_over_index(p, v):

@@ -888,6 +888,41 @@ fail_case("eigvalsh_dim_order", eigvalsh_op([1, 2, 3, 3], [1, 2, 3], order=CHANN
           "default dim order")
 
 
+def eigvals_op(x_shape, out_shape, st=F32, order=None):
+    """ptec::linalg_eigvals.out: the (real, imaginary) eigenvalues of x's general matrices."""
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape, order)
+    y = b.tensor(F32, out_shape)
+    b.call("ptec::linalg_eigvals.out", self=x, out=y)
+    b.set_io([x], [y])
+    return b
+
+
+# Exact cases (scaling by a power of two is exact): a triangular matrix deflates at once (every
+# subdiagonal 0), its diagonal in ptec's order (real ascending): [[1, 5, 7], [0, 2, 9], [0, 0, -3]] ->
+# -3, 1, 2; the rotation [[0, -1], [1, 0]] one 2x2 block: x = y = 0, w = -1/4 (scaled by 2^-1), a
+# conjugate pair 0 +- i, its positive imaginary part first; [[2, 1], [1, 2]]: p = 0, q = 1/16, z =
+# 1/4 (scaled by 2^-2): 3 and x - w / z = 1, exactly; a zero matrix zeros, an inf or a NaN NaN.
+run_case("eigvals_triangular_deflates", eigvals_op([3, 3], [3, 2]),
+         [(np.array([[1, 5, 7], [0, 2, 9], [0, 0, -3]], np.float32), None)],
+         [(np.array([[-3, 0], [1, 0], [2, 0]], np.float32), None)])
+run_case("eigvals_rotation_pair", eigvals_op([1, 2, 2], [1, 2, 2]),
+         [(np.array([[[0, -1], [1, 0]]], np.float32), None)],
+         [(np.array([[[0, 1], [0, -1]]], np.float32), None)])
+run_case("eigvals_two_real", eigvals_op([2, 2], [2, 2]), [(np.array([[2, 1], [1, 2]], np.float32), None)],
+         [(np.array([[1, 0], [3, 0]], np.float32), None)])
+run_case("eigvals_zero_and_non_finite", eigvals_op([3, 2, 2], [3, 2, 2]),
+         [(np.array([[[0, 0], [0, 0]], [[1, 0], [np.inf, 1]], [[5, np.nan], [0, -5]]], np.float32), None)],
+         [(np.array([[[0, 0], [0, 0]], [[np.nan] * 2] * 2, [[np.nan] * 2] * 2], np.float32), None)])
+fail_case("eigvals_int8", eigvals_op([2, 2], [2, 2], st=I8), NOT_SUPPORTED, "must be float32")
+fail_case("eigvals_not_square", eigvals_op([2, 3], [2, 2]), INVALID_ARGUMENT, "must be square")
+fail_case("eigvals_rank_1", eigvals_op([4], [4]), INVALID_ARGUMENT, "[..., n, n]")
+fail_case("eigvals_out_size", eigvals_op([2, 3, 3], [2, 3, 1]), INVALID_ARGUMENT, "[..., n, 2] of self's batch")
+fail_case("eigvals_empty", eigvals_op([2, 0, 0], [2, 0, 2]), INVALID_ARGUMENT, "empty matrices")
+fail_case("eigvals_dim_order", eigvals_op([1, 2, 3, 3], [1, 2, 3, 2], order=CHANNELS_LAST), NOT_SUPPORTED,
+          "default dim order")
+
+
 def det_op(x_shape, out_shape, mode=0, st=F32, out_st=F32, order=None):
     """ptec::linalg_det.out: det (mode 0), sign (1), log |det| (2), log det (3) of x's matrices."""
     b = ProgramBuilder()

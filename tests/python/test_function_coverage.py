@@ -542,6 +542,15 @@ RUNS = {
                                                    -1), SL, UNIT, 1.0, "fp32"),                       # 0.79
     "torch.linalg.qr (complete, of 6x4)": (lambda x: torch.linalg.qr(x[..., :4], mode="complete")[0], SL, UNIT, 1.5,
                                            "fp32"),                                             # 1.25: the int8 slice
+    # general eigenvalues (ptec::linalg_eigvals.out: Hessenberg + Francis QR) of x[..., :6], a complex value read
+    # by the complex readers; order-free readings, as torch's order (LAPACK's) is not defined
+    "torch.linalg.eigvals (6x6, .abs() sorted)": (lambda x: torch.linalg.eigvals(x[..., :6]).abs().sort().values,
+                                                  SL, UNIT, 3.5, "fp32"),  # 2.79: a value moving by A's int8 rounding
+    "torch.linalg.eig (6x6 eigenvalues: real, imag sorted)": (lambda x: torch.cat(
+        [torch.linalg.eig(x[..., :6])[0].real.sort().values, torch.linalg.eig(x[..., :6]).eigenvalues.imag.sort().values],
+        -1), SL, UNIT, 2.5, "fp32"),                                                             # 1.80
+    "torch.linalg.eigvals (12x12, sum .real: the trace)": (lambda x: torch.linalg.eigvals(x[..., :12]).sum(-1).real,
+                                                           SX, UNIT, 1.5, "fp32"),                # 0.90
     # LU with partial pivoting (ptec::linalg_lu.out) of 6 PERM6 + x[..., :6]: pivots on PERM6's rows, so torch's;
     # a random 6x4 (pivots apart by more than x's rounding here); lu_solve: linalg_solve of the factored A
     "torch.linalg.lu_factor (LU)": (lambda x: torch.linalg.lu_factor(x[..., :6] + 6 * PERM6).LU, SL, UNIT, 1.0,

@@ -413,6 +413,9 @@ RULES: Dict[str, Rule] = {
     "ptec::linalg_svd.out": Rule(
         "none: ptec only (src/kernels/portable/op_linalg_svd.c)", dtypes=(("self", F32), ("out", F32)),
         contiguous=("self", "out"), upstream_library="none (ptec only)"),
+    "ptec::linalg_eigvals.out": Rule(
+        "none: ptec only (src/kernels/portable/op_linalg_eigvals.c)", dtypes=(("self", F32), ("out", F32)),
+        contiguous=("self", "out"), upstream_library="none (ptec only)"),
     "ptec::linalg_qr.out": Rule(
         "none: ptec only (src/kernels/portable/op_linalg_qr.c)", dtypes=(("self", F32), ("out", F32)),
         contiguous=("self", "out"), upstream_library="none (ptec only)"),

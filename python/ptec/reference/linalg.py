@@ -515,3 +515,195 @@ def qr(x, which: int, complete: bool) -> np.ndarray:
             outs.append(q)
     out = np.stack(outs).astype(F32) if outs else np.zeros((0,) + shape, F32)
     return out.reshape(x.shape[:-2] + shape)
+
+
+# op_linalg_eigvals.c's constants: QR steps per matrix at most ITERATIONS_PER_N * n, and the
+# per-eigenvalue step counts at which an exceptional shift is taken
+ITERATIONS_PER_N = 30
+EXCEPTIONAL = (10, 20)
+
+
+def _sign(a, b):
+    """|a| with b's sign (b >= 0: positive), float32."""
+    return F32(abs(a)) if b >= 0 else F32(-abs(a))
+
+
+def _hessenberg(a, n: int) -> None:
+    """op_linalg_eigvals.c's reduction of a (n x n, lists of float32, in
+    place) to upper Hessenberg form: Gaussian elimination with the first
+    largest |pivot| of each column below the subdiagonal, each swap of rows
+    i, m followed by the swap of columns i, m, each row elimination by its
+    column update (a similarity), the multipliers' entries set to 0."""
+    for m in range(1, n - 1):
+        x, i = F32(0), m
+        for j in range(m, n):
+            if abs(a[j][m - 1]) > abs(x):
+                x, i = a[j][m - 1], j
+        if i != m:
+            for j in range(m - 1, n):
+                a[i][j], a[m][j] = a[m][j], a[i][j]
+            for j in range(n):
+                a[j][i], a[j][m] = a[j][m], a[j][i]
+        if x != 0:
+            for i in range(m + 1, n):
+                y = a[i][m - 1]
+                if y != 0:
+                    y = F32(y / x)
+                    a[i][m - 1] = F32(0)
+                    for j in range(m, n):
+                        a[i][j] = F32(a[i][j] - F32(y * a[m][j]))
+                    for j in range(n):
+                        a[j][m] = F32(a[j][m] + F32(y * a[j][i]))
+
+
+def _francis(a, n: int):
+    """op_linalg_eigvals.c's implicit double-shift QR of the Hessenberg a:
+    the eigenvalues (wr, wi) in the order deflation finds them, or None when
+    more than ITERATIONS_PER_N * n steps are taken."""
+    wr, wi = [F32(0)] * n, [F32(0)] * n
+    norm = F32(0)
+    for i in range(n):
+        for j in range(max(i - 1, 0), n):
+            norm = F32(norm + abs(a[i][j]))
+    nn, t, its, total = n - 1, F32(0), 0, 0
+    x = y = z = p = q = r = F32(0)
+    while nn >= 0:
+        l = nn
+        while l >= 1:
+            s = F32(abs(a[l - 1][l - 1]) + abs(a[l][l]))
+            if s == 0:
+                s = norm
+            if F32(abs(a[l][l - 1]) + s) == s:
+                a[l][l - 1] = F32(0)
+                break
+            l -= 1
+        x = a[nn][nn]
+        if l == nn:                                     # one root
+            wr[nn], wi[nn] = F32(x + t), F32(0)
+            nn, its = nn - 1, 0
+            continue
+        y, w = a[nn - 1][nn - 1], F32(a[nn][nn - 1] * a[nn - 1][nn])
+        if l == nn - 1:                                 # two roots
+            p = F32(F32(0.5) * F32(y - x))
+            q = F32(F32(p * p) + w)
+            z = F32(np.sqrt(F32(abs(q))))
+            x = F32(x + t)
+            if q >= 0:
+                z = F32(p + _sign(z, p))
+                wr[nn - 1] = wr[nn] = F32(x + z)
+                if z != 0:
+                    wr[nn] = F32(x - F32(w / z))
+                wi[nn - 1] = wi[nn] = F32(0)
+            else:
+                wr[nn - 1] = wr[nn] = F32(x + p)
+                wi[nn - 1], wi[nn] = z, F32(-z)
+            nn, its = nn - 2, 0
+            continue
+        if total >= ITERATIONS_PER_N * n:
+            return None
+        if its in EXCEPTIONAL:
+            t = F32(t + x)
+            for i in range(nn + 1):
+                a[i][i] = F32(a[i][i] - x)
+            s = F32(abs(a[nn][nn - 1]) + abs(a[nn - 1][nn - 2]))
+            x = y = F32(F32(0.75) * s)
+            w = F32(F32(F32(-0.4375) * s) * s)
+        its, total = its + 1, total + 1
+        m = nn - 2
+        while True:
+            z = a[m][m]
+            r, s = F32(x - z), F32(y - z)
+            p = F32(F32(F32(F32(r * s) - w) / a[m + 1][m]) + a[m][m + 1])
+            q = F32(F32(F32(a[m + 1][m + 1] - z) - r) - s)
+            r = a[m + 2][m + 1]
+            s = F32(F32(abs(p) + abs(q)) + abs(r))
+            p, q, r = F32(p / s), F32(q / s), F32(r / s)
+            if m == l:
+                break
+            u = F32(abs(a[m][m - 1]) * F32(abs(q) + abs(r)))
+            v = F32(abs(p) * F32(F32(abs(a[m - 1][m - 1]) + abs(z)) + abs(a[m + 1][m + 1])))
+            if F32(u + v) == v:
+                break
+            m -= 1
+        for i in range(m + 2, nn + 1):
+            a[i][i - 2] = F32(0)
+            if i != m + 2:
+                a[i][i - 3] = F32(0)
+        for k in range(m, nn):
+            if k != m:
+                p, q = a[k][k - 1], a[k + 1][k - 1]
+                r = a[k + 2][k - 1] if k != nn - 1 else F32(0)
+                x = F32(F32(abs(p) + abs(q)) + abs(r))
+                if x != 0:
+                    p, q, r = F32(p / x), F32(q / x), F32(r / x)
+            s = _sign(np.sqrt(F32(F32(F32(p * p) + F32(q * q)) + F32(r * r))), p)
+            if s == 0:
+                continue
+            if k == m:
+                if l != m:
+                    a[k][k - 1] = F32(-a[k][k - 1])
+            else:
+                a[k][k - 1] = F32(F32(-s) * x)
+            p = F32(p + s)
+            x, y, z = F32(p / s), F32(q / s), F32(r / s)
+            q, r = F32(q / p), F32(r / p)
+            for j in range(k, nn + 1):
+                p = F32(a[k][j] + F32(q * a[k + 1][j]))
+                if k != nn - 1:
+                    p = F32(p + F32(r * a[k + 2][j]))
+                    a[k + 2][j] = F32(a[k + 2][j] - F32(p * z))
+                a[k + 1][j] = F32(a[k + 1][j] - F32(p * y))
+                a[k][j] = F32(a[k][j] - F32(p * x))
+            for i in range(l, min(nn, k + 3) + 1):
+                p = F32(F32(x * a[i][k]) + F32(y * a[i][k + 1]))
+                if k != nn - 1:
+                    p = F32(p + F32(z * a[i][k + 2]))
+                    a[i][k + 2] = F32(a[i][k + 2] - F32(p * r))
+                a[i][k + 1] = F32(a[i][k + 1] - F32(p * q))
+                a[i][k] = F32(a[i][k] - p)
+    return wr, wi
+
+
+def _before(re, im, re2, im2) -> bool:
+    """ptec's eigenvalue order: real part ascending, then imaginary part
+    descending (a conjugate pair's positive one first)."""
+    return re < re2 or (re == re2 and im > im2)
+
+
+def eigvals(x) -> np.ndarray:
+    """ptec::linalg_eigvals.out: the eigenvalues of each matrix of x
+    [..., n, n] as [..., n, 2] (real, imaginary), by op_linalg_eigvals.c's
+    power-of-two scaling, Hessenberg reduction and Francis double-shift QR,
+    step for step in float32, sorted by real part ascending, then imaginary
+    part descending (a stable insertion sort); NaN for a matrix with a
+    non-finite entry or whose QR did not converge in 30 n steps."""
+    x = np.asarray(x, F32)
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2] or x.shape[-1] < 1:
+        raise ValueError("eigvals: x must be [..., n, n] with n >= 1")
+    n = x.shape[-1]
+    mats = x.reshape((-1, n, n))
+    out = np.zeros((mats.shape[0], n, 2), F32)
+    with np.errstate(all="ignore"):
+        for b, m in enumerate(mats):
+            if not np.isfinite(m).all():
+                out[b] = F32(np.nan)
+                continue
+            big = F32(np.abs(m).max())
+            if big == 0:
+                continue
+            _, e = np.frexp(big)
+            a = [[F32(np.ldexp(F32(v), -int(e))) for v in row] for row in m]
+            _hessenberg(a, n)
+            got = _francis(a, n)
+            if got is None:
+                out[b] = F32(np.nan)
+                continue
+            vals = []
+            for re, im in zip(*got):
+                re, im = F32(np.ldexp(re, int(e))), F32(np.ldexp(im, int(e)))
+                at = len(vals)
+                while at > 0 and _before(re, im, *vals[at - 1]):
+                    at -= 1
+                vals.insert(at, (re, im))
+            out[b] = np.array(vals, F32)
+    return out.reshape(x.shape[:-2] + (n, 2))

@@ -50,6 +50,7 @@ ATEN_KEYS = {
     "linalg_eigh_vectors": "ptec::linalg_eigh_vectors.out",
     "linalg_svd": "ptec::linalg_svd.out",
     "linalg_qr": "ptec::linalg_qr.out",
+    "linalg_eigvals": "ptec::linalg_eigvals.out",
     "linalg_lu": "ptec::linalg_lu.out",
     "linalg_lu_pivots": "ptec::linalg_lu.out",
     "linalg_triangular_solve": "ptec::linalg_triangular_solve.out",
@@ -355,6 +356,10 @@ def _linalg_svd(b, key, n, ins, out):
            rtol=float(a["rtol"]), out=out.value)
 
 
+def _linalg_eigvals(b, key, n, ins, out):
+    b.call(key, self=ins[0].value, out=out.value)
+
+
 def _linalg_qr(b, key, n, ins, out):
     b.call(key, self=ins[0].value, which=int(n.attrs["which"]), complete=bool(n.attrs["complete"]), out=out.value)
 
@@ -411,6 +416,7 @@ CALLS: Dict[str, Callable] = {
     "ptec::linalg_eigh_vectors.out": _eigvalsh,
     "ptec::linalg_svd.out": _linalg_svd,
     "ptec::linalg_qr.out": _linalg_qr,
+    "ptec::linalg_eigvals.out": _linalg_eigvals,
     "ptec::linalg_lu.out": _linalg_lu,
     "ptec::linalg_triangular_solve.out": _linalg_triangular_solve,
     # [B, n, k] times [B, k, m] in fp32 (rank 3 values: contiguous)
@@ -454,7 +460,8 @@ CONTIGUOUS_INPUT = ("aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
                     "aten::slice_copy.Tensor_out", "ptec::linalg_svdvals.out", "ptec::linalg_eigvalsh.out",
                     "ptec::linalg_det.out", "ptec::linalg_solve.out", "ptec::linalg_cholesky.out",
                     "ptec::linalg_triangular_solve.out", "ptec::linalg_eigh_vectors.out",
-                    "ptec::linalg_svd.out", "ptec::linalg_qr.out", "ptec::linalg_lu.out")
+                    "ptec::linalg_svd.out", "ptec::linalg_qr.out", "ptec::linalg_lu.out",
+                    "ptec::linalg_eigvals.out")
 
 
 def _layout_sensitive(b: ProgramBuilder, key: str, n: Node, ins: List[Act]) -> Optional[Act]:
