@@ -599,7 +599,7 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
             known = n.attrs["known_range"]
             n.qparams = affine_qparams(min(lo, known[0]), max(hi, known[1]))
         else:
-            n.qparams = affine_qparams(*(_lut_range(g, n, observer) or observer.range(n.name)))
+            n.qparams = affine_qparams(*observer.range(n.name))
         if n.op in ("conv2d", "linear"):
             s_in = g.node(n.inputs[0]).qparams[0]
             w = n.attrs["weight"]
@@ -641,15 +641,6 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
     if a16:
         mark_a16(g, observer, None if a16 is True else list(a16))
     return g
-
-
-def _lut_range(g: Graph, n, observer: RangeObserver):
-    """A one-input LUT's range widened to f at its input's codes (lut_range), or None."""
-    from .lut_range import is_lut, lut_range
-    if not is_lut(n) or observer.range(n.name) == (0.0, 0.0):
-        return None
-    src = g.node(n.inputs[0])
-    return lut_range(n, src.qparams, observer.range(src.name), *observer.range(n.name))
 
 
 # Ops with a 16-bit-activation kernel (ptec::*_a16, docs/kernels.md); a
