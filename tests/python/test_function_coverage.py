@@ -1379,6 +1379,11 @@ RUNS = {
     "Tensor.sum_to_size(expanded)": (lambda x: x[:, :1].expand_as(x).sum_to_size(1, 4, 1), S3, R, 2.5, "int8"),  # 2.23
     "torch.linalg.vector_norm(ord=0)": (lambda x: torch.linalg.vector_norm(x.round(), 0, dim=-1), S3, R, 0.5,
                                         "int8"),  # 0.37
+    "torch.linalg.vector_norm(ord < 0)": (lambda x: torch.linalg.vector_norm(x, -1.5, dim=-1), S3, R, 0.5,
+                                          "fp32"),  # 0.00
+    "torch.linalg.norm(ord < 0, dim) of an int8 value": (lambda x: torch.linalg.norm(torch.sigmoid(x), -1, 1,
+                                                                                     keepdim=True), S3, R, 2.5,
+                                                         "fp32"),  # 1.84: the sigmoid's int8 rounding
     "torch.fft.irfft of a real input": (lambda x: torch.fft.irfft(x), S3, R, 1.5, "int8"),  # 0.89
     "torch.fft.irfft2 / irfftn of a real input": (
         lambda x: torch.fft.irfft2(x) + torch.fft.irfftn(x, norm="ortho"), S3, R, 2.0, "int8"),  # 1.27
