@@ -920,6 +920,13 @@ RUNS = {
     "torch.bucketize": (lambda x: torch.bucketize(x, torch.tensor([-1.0, 0.0, 1.0])).float(), S3, R, 0.0, "int8"),
     "torch.searchsorted(right=True)": (lambda x: torch.searchsorted(torch.tensor([-1.5, 0.5, 2.0]), x,
                                                                     right=True).float(), S3, R, 0.0, "int8"),
+    # boundaries computed in the program (capture_fp32_buckets): float32 comparisons of the values the
+    # program holds, an exact count; these inputs have none within an input step of a boundary
+    # (test_fp32_buckets.py: exact against torch on the program's values)
+    "torch.bucketize(computed boundaries)": (lambda x: torch.bucketize(x, x[0, 0].sort()[0].round()).float(), S3, R,
+                                             0.0, "int8"),  # 0.00
+    "torch.bucketize(tanh, computed boundaries)": (
+        lambda x: torch.bucketize(torch.tanh(x), x[0, 0].sort()[0] * 0.3).float(), S3, R, 0.0, "int8"),  # 0.00
     # counts of x's values per bin (these inputs have none within an input step of a bin's edge, where int8
     # rounding could count a value in the next bin: test_elementwise_math.py)
     "torch.histc": (lambda x: torch.histc(x, 4, -2.0, 2.0), S3, R, 0.5, "int8"),           # 0.33
