@@ -930,6 +930,8 @@ RUNS = {
     # counts of x's values per bin (these inputs have none within an input step of a bin's edge, where int8
     # rounding could count a value in the next bin: test_elementwise_math.py)
     "torch.histc": (lambda x: torch.histc(x, 4, -2.0, 2.0), S3, R, 0.5, "int8"),           # 0.33
+    "torch.histc of x's own range": (lambda x: torch.histc(x, 5), S3, R, 0.5, "fp32"),      # 0.31
+    "Tensor.histc of x's own range (100 bins)": (lambda x: x.histc(), S3, R, 0.5, "fp32"),  # 0.09
     "torch.histogram(x, bins, range).hist": (lambda x: torch.histogram(x, 4, range=(-2.0, 2.0)).hist, S3, R, 0.5,
                                              "int8"),                                      # 0.33, as histc
     # constant index tables of the traced shapes (capture_constant_gathers; test_constant_gathers.py)
