@@ -1,6 +1,7 @@
 """Vector norms of a negative order in fp32 (issue 15):
-torch.linalg.vector_norm(x, ord, dim, keepdim) and torch.linalg.norm(x,
-ord, dim) of a vector dim with a finite ord < 0.
+torch.linalg.vector_norm(x, ord, dim, keepdim), torch.linalg.norm(x, ord,
+dim) of one dim, and torch.norm(x, p, dim, keepdim) / x.norm(p, dim,
+keepdim), with a finite ord (p) < 0.
 
 (sum |x|^p)^(1/p) for p < 0 cannot be held by int8 steps: |x|^p is
 unbounded near 0 (1 / |x| at an element of 0.01 is 100, at 0 inf) and the
@@ -42,6 +43,21 @@ class _Fp32(_Steps):
 def _args(fn):
     """(x, ord, dim, keepdim) of a vector_norm / linalg.norm call, else None."""
     t = fn.target
+    if (fn.op == "call_function" and t is torch.norm) or (fn.op == "call_method" and t == "norm"):
+        names = ["input", "p", "dim", "keepdim"]      # torch.norm / Tensor.norm: p for ord
+        got = dict(zip(names, fn.args))
+        for k, v in fn.kwargs.items():
+            if k in ("out", "dtype") and v is None:
+                continue                # torch.norm's trace spells its defaults out
+            if k in got or k not in names:
+                return None
+            got[k] = v
+        x, p = got.get("input"), got.get("p", "fro")
+        dim, keepdim = got.get("dim"), got.get("keepdim", False)
+        if not isinstance(x, torch.fx.Node) or isinstance(p, bool) or not isinstance(p, (int, float)) \
+                or not isinstance(keepdim, bool):
+            return None
+        return x, float(p), dim, keepdim
     if fn.op != "call_function" or t not in (torch.linalg.vector_norm, torch.linalg.norm):
         return None
     names = ["input" if t is torch.linalg.norm else "x", "ord", "dim", "keepdim"]

@@ -19,6 +19,9 @@ CASES = {
     "vector_norm(x, ord=-0.5, dim=(0, 2))": lambda x: torch.linalg.vector_norm(x, ord=-0.5, dim=(0, 2)),
     "linalg.norm(x, -1, 1)": lambda x: torch.linalg.norm(x, -1, 1),
     "linalg.norm(x, ord=-3, dim=-1, keepdim=True)": lambda x: torch.linalg.norm(x, ord=-3, dim=-1, keepdim=True),
+    "Tensor.norm(-1, dim=-1)": lambda x: x.norm(-1, dim=-1),
+    "torch.norm(x, -1.5, 2, keepdim=True)": lambda x: torch.norm(x, -1.5, 2, keepdim=True),
+    "Tensor.norm(p=-2, dim=(1, 2))": lambda x: x.norm(p=-2, dim=(1, 2)),
 }
 
 

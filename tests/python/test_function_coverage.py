@@ -1390,6 +1390,7 @@ RUNS = {
                                         "int8"),  # 0.37
     "torch.linalg.vector_norm(ord < 0)": (lambda x: torch.linalg.vector_norm(x, -1.5, dim=-1), S3, R, 0.5,
                                           "fp32"),  # 0.00
+    "Tensor.norm(p < 0, dim)": (lambda x: x.norm(-1, dim=-1), S3, R, 0.5, "fp32"),  # 0.00
     "torch.linalg.norm(ord < 0, dim) of an int8 value": (lambda x: torch.linalg.norm(torch.sigmoid(x), -1, 1,
                                                                                      keepdim=True), S3, R, 2.5,
                                                          "fp32"),  # 1.84: the sigmoid's int8 rounding
