@@ -70,6 +70,9 @@ from .capture_matrix_functions import matrix_function_nodes, without_unread_fact
 from .capture_fp32_distances import fp32_distance_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .capture_unary_tables import table_refusal, unary_table_nodes
+from .capture_fp32_norms import fp32_norm_nodes
+from .capture_fp32_buckets import fp32_bucket_nodes
+from .capture_fp32_histc import fp32_histc_nodes
 from .capture_reductions import reduction_nodes
 from .capture_norms import norm_nodes
 from .capture_spectral import spectral_nodes
@@ -1053,6 +1056,12 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_normalize_nodes(fn, ins))
             elif fp32_distance_nodes(fn, ins, by_name) is not None:
                 nodes.extend(fp32_distance_nodes(fn, ins, by_name))      # capture_fp32_distances
+            elif fp32_bucket_nodes(fn, ins, by_name) is not None:     # capture_fp32_buckets: computed boundaries
+                nodes.extend(fp32_bucket_nodes(fn, ins, by_name))
+            elif fp32_histc_nodes(fn, ins, by_name) is not None:      # capture_fp32_histc: x's own range
+                nodes.extend(fp32_histc_nodes(fn, ins, by_name))
+            elif fp32_norm_nodes(fn, ins, by_name) is not None:       # capture_fp32_norms: ord < 0 in fp32
+                nodes.extend(fp32_norm_nodes(fn, ins, by_name))
             elif matrix_function_nodes(fn, ins, by_name) is not None:
                 made = matrix_function_nodes(fn, ins, by_name)    # capture_matrix_functions; a tuple: per element
                 nodes.extend(made if isinstance(made, list) else [_function_node(fn, ins)])

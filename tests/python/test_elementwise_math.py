@@ -266,12 +266,11 @@ def test_isclose_is_torchs_away_from_the_tolerance():
 
 # (call of x, input range, what the one-line message names)
 REFUSED = {
-    "bucketize by computed boundaries": (lambda x: torch.bucketize(x, x[0, 0].sort()[0]), "bucketize"),
     "searchsorted with a sorter": (lambda x: torch.searchsorted(torch.tensor([1.0, 0.0]), x,
                                                                 sorter=torch.tensor([1, 0])), "searchsorted"),
     "searchsorted of a 2-D sequence": (lambda x: torch.searchsorted(torch.tensor([[0.0, 1.0]] * 4), x[0]),
                                        "searchsorted"),
-    "histc of x's own range": (lambda x: torch.histc(x, 4), "histc"),
+    "histc of x's own range over too many values": (lambda x: torch.histc(x.repeat(1, 8, 1), 4), "histc"),
     "xlogy of a negative number": (lambda x: torch.xlogy(x, -1.0), "xlogy"),
     "clamp of a bool": (lambda x: (x > 0).clamp(min=x > 1), "clamp"),
 }

@@ -967,9 +967,18 @@ RUNS = {
     "torch.bucketize": (lambda x: torch.bucketize(x, torch.tensor([-1.0, 0.0, 1.0])).float(), S3, R, 0.0, "int8"),
     "torch.searchsorted(right=True)": (lambda x: torch.searchsorted(torch.tensor([-1.5, 0.5, 2.0]), x,
                                                                     right=True).float(), S3, R, 0.0, "int8"),
+    # boundaries computed in the program (capture_fp32_buckets): float32 comparisons of the values the
+    # program holds, an exact count; these inputs have none within an input step of a boundary
+    # (test_fp32_buckets.py: exact against torch on the program's values)
+    "torch.bucketize(computed boundaries)": (lambda x: torch.bucketize(x, x[0, 0].sort()[0].round()).float(), S3, R,
+                                             0.0, "int8"),  # 0.00
+    "torch.bucketize(tanh, computed boundaries)": (
+        lambda x: torch.bucketize(torch.tanh(x), x[0, 0].sort()[0] * 0.3).float(), S3, R, 0.0, "int8"),  # 0.00
     # counts of x's values per bin (these inputs have none within an input step of a bin's edge, where int8
     # rounding could count a value in the next bin: test_elementwise_math.py)
     "torch.histc": (lambda x: torch.histc(x, 4, -2.0, 2.0), S3, R, 0.5, "int8"),           # 0.33
+    "torch.histc of x's own range": (lambda x: torch.histc(x, 5), S3, R, 0.5, "fp32"),      # 0.31
+    "Tensor.histc of x's own range (100 bins)": (lambda x: x.histc(), S3, R, 0.5, "fp32"),  # 0.09
     "torch.histogram(x, bins, range).hist": (lambda x: torch.histogram(x, 4, range=(-2.0, 2.0)).hist, S3, R, 0.5,
                                              "int8"),                                      # 0.33, as histc
     # constant index tables of the traced shapes (capture_constant_gathers; test_constant_gathers.py)
@@ -1436,6 +1445,12 @@ RUNS = {
     "Tensor.sum_to_size(expanded)": (lambda x: x[:, :1].expand_as(x).sum_to_size(1, 4, 1), S3, R, 2.5, "int8"),  # 2.23
     "torch.linalg.vector_norm(ord=0)": (lambda x: torch.linalg.vector_norm(x.round(), 0, dim=-1), S3, R, 0.5,
                                         "int8"),  # 0.37
+    "torch.linalg.vector_norm(ord < 0)": (lambda x: torch.linalg.vector_norm(x, -1.5, dim=-1), S3, R, 0.5,
+                                          "fp32"),  # 0.00
+    "Tensor.norm(p < 0, dim)": (lambda x: x.norm(-1, dim=-1), S3, R, 0.5, "fp32"),  # 0.00
+    "torch.linalg.norm(ord < 0, dim) of an int8 value": (lambda x: torch.linalg.norm(torch.sigmoid(x), -1, 1,
+                                                                                     keepdim=True), S3, R, 2.5,
+                                                         "fp32"),  # 1.84: the sigmoid's int8 rounding
     "torch.fft.irfft of a real input": (lambda x: torch.fft.irfft(x), S3, R, 1.5, "int8"),  # 0.89
     "torch.fft.irfft2 / irfftn of a real input": (
         lambda x: torch.fft.irfft2(x) + torch.fft.irfftn(x, norm="ortho"), S3, R, 2.0, "int8"),  # 1.27

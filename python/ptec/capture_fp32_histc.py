@@ -1,0 +1,92 @@
+"""torch.histc(x, bins) with its default, data-dependent range (min == max:
+torch takes x's own min and max) (issue 15), the positions in fp32.
+
+torch 1.13's CPU kernel puts an element in bin
+  pos = int((x - lo) * bins / (hi - lo)),  pos = bins - 1 where pos == bins
+in float32 (lo, hi the range; lo - 1, hi + 1 when they are equal). The range
+is computed in the program, so the bins' edges fall between int8 codes of
+no fixed grid and an int8 position ties where torch's float32 one does not.
+Here the same arithmetic runs in fp32 (attrs["fp32"], portable kernels): x's
+max and -max(-x) by max pools, the equal-range case by a 0/1 clamp, then
+(x - lo) * bins / (hi - lo) with torch's operation order; an element is in
+bin k when u - k >= 0 and, below the last bin, not u - (k + 1) >= 0 (the
+sign of a float32 difference is the sign of the exact one, so this is
+trunc(u) == k exactly, the last bin taking u >= bins - 1 as torch's clamp).
+The memberships (bools) are summed per bin by a linear layer of ones on the
+int8 grid [0, numel] (numel at most MAX_NUMEL, a step below 1), the counts
+torch's float counts within half an output step. So each element's bin is
+torch's for the values the program holds (its dequantized int8 input).
+"""
+from __future__ import annotations
+
+from typing import List, Optional
+
+import numpy as np
+import torch
+import torch.fx
+
+from .capture_calls import _meta_shape
+from .capture_rewrites import _Steps
+from .ir import Node
+
+FP32_REASON = "histc's bin positions over a range computed in the program, in fp32 (torch's float32 arithmetic)"
+MAX_NUMEL = 254
+MAX_BINS = 256
+
+
+class _Fp32(_Steps):
+    def __call__(self, op, inputs, **attrs) -> str:
+        return super().__call__(op, inputs, fp32=FP32_REASON, **attrs)
+
+    def int8(self, op, inputs, **attrs) -> str:
+        return super().__call__(op, inputs, **attrs)
+
+    def const(self, value) -> str:
+        return super().__call__("constant", [], value=np.asarray(value, np.float32))
+
+
+def fp32_histc_nodes(fn: torch.fx.Node, ins, by_name) -> Optional[List[Node]]:
+    """The steps of histc(x, bins) over x's own range, else None."""
+    if not (fn.op == "call_function" and fn.target is torch.histc) and not (fn.op == "call_method"
+                                                                           and fn.target == "histc"):
+        return None
+    names = ["input", "bins", "min", "max"]
+    got = dict(zip(names, fn.args))
+    for k, v in fn.kwargs.items():
+        if k in got or k not in names:
+            return None
+        got[k] = v
+    x, bins, lo, hi = got.get("input"), got.get("bins", 100), got.get("min", 0), got.get("max", 0)
+    meta = x.meta.get("tensor_meta") if isinstance(x, torch.fx.Node) else None
+    shape = _meta_shape(x) if meta is not None else None
+    if shape is None or meta.dtype != torch.float32 or not isinstance(bins, int) or isinstance(bins, bool) \
+            or not 1 <= bins <= MAX_BINS or isinstance(lo, bool) or isinstance(hi, bool) \
+            or not isinstance(lo, (int, float)) or not isinstance(hi, (int, float)) or lo != hi:
+        return None                     # a range given: capture_elementwise_math's LUTs
+    n = int(np.prod(shape)) if shape else 1
+    if not 1 <= n <= MAX_NUMEL:
+        return None
+    s = _Fp32(fn.name)
+    src = by_name[x.name].name
+    col = s("reshape", [src], target_shape=[1, 1, n, 1])
+    pool = dict(kernel=[n, 1], stride=[n, 1], padding=[0, 0], dilation=[1, 1], ceil_mode=False)
+    top = s("reshape", [s("max_pool2d", [col], **pool)], target_shape=[1, 1])
+    neg = s("mul", [col, s.const(np.full((1, 1, 1, 1), -1.0))])
+    low = s("mul", [s("reshape", [s("max_pool2d", [neg], **pool)], target_shape=[1, 1]), s.const([[-1.0]])])
+    # torch's lo - 1, hi + 1 for an equal range: e = 1 there, else 0 (a nonzero width of fp32 values
+    # of int8 codes is far above 1e-30, so 1 - width * 1e30 clamps to 0; an equal range gives 1)
+    e = s("clamp", [s("sub", [s.const([[1.0]]), s("mul", [s("sub", [top, low]), s.const([[1.0e30]])])])],
+          lo=0.0, hi=1.0)
+    low, top = s("sub", [low, e]), s("add", [top, e])
+    row = s("reshape", [src], target_shape=[1, n])
+    u = s("div", [s("mul", [s("sub", [row, low]), s.const([[float(bins)]])]), s("sub", [top, low])])
+    ks = np.arange(bins, dtype=np.float32).reshape(bins, 1)
+    above = s.int8("compare", [s("sub", [u, s.const(ks)])], kind="ge", scalar=0.0)
+    if bins > 1:
+        nxt = np.concatenate([ks[1:], [[np.float32(3.0e38)]]]).astype(np.float32)   # the last bin: no upper edge
+        beyond = s.int8("compare", [s("sub", [u, s.const(nxt)])], kind="ge", scalar=0.0)
+        above = s.int8("logical", [above, s.int8("logical", [beyond], kind="not")], kind="and")
+    ones = s.int8("bool_to", [above], dtype="float32")
+    counts = s.int8("linear", [ones], weight=np.ones((1, n), np.float32), bias=None, known_range=[0.0, float(n)])
+    s.int8("reshape", [counts], target_shape=list(_meta_shape(fn)))
+    return s.done()
