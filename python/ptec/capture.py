@@ -48,6 +48,7 @@ from .capture_in_place import AugmentedProxy, refuse_written_tensors, tensors_of
 from .capture_buffer_state import (INIT, STATE, as_states, binding_names, copy_with_buffers, kept_states,
                                    restore_tensors, with_state_reads, written_tensors)
 from .capture_view_writes import writes_through_views
+from .capture_composed import composed_calls
 from .capture_view_elements import elements_alone
 from .capture_int_math import int_extreme_element, int_math_nodes, int_view_nodes
 from .capture_int_sort import int_order
@@ -1755,6 +1756,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     from .capture_shape_numbers import fold_shape_numbers
     fold_shape_numbers(gm, UnsupportedOperator)
     tidy_plumbing(gm, CaptureError)
+    composed_calls(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # x.select_scatter, torch.gradient
     writes_through_views(gm, example_inputs)    # y.relu_(), y[0].mul_(2): out of place, written back (capture_view_writes)
     drop_markers(gm)            # y[idx] = v: its out-of-place value (capture_item_assignment)
     without_unused_values(gm)   # unique(x, dim=d)'s slices when only its counts / inverse are read
