@@ -193,9 +193,7 @@ def _gradient_as_linear(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     with g.inserting_before(fn):
         for k, (d, s) in enumerate(zip(dims, per_dim)):
             weight = gradient_matrix(shape[d], s, edge).to(torch.float32)
-            attr = f"_ptec_gradient_{fn.name}_{k}"
-            gm.register_buffer(attr, weight)
-            w = g.get_attr(attr)
+            w = g.get_attr(_buffer(gm, fn, k, weight))
             last = x if d == len(shape) - 1 else g.call_method("movedim", (x, d, -1))
             out = g.call_function(F.linear, (last, w))
             pieces.append(out if d == len(shape) - 1 else g.call_method("movedim", (out, -1, d)))
@@ -252,12 +250,177 @@ def _cumulative_trapezoid(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     return True
 
 
+def _buffer(gm, fn, k, value: torch.Tensor) -> str:
+    attr = f"_ptec_{fn.name}_{k}"
+    gm.register_buffer(attr, value.to(torch.float32))
+    return attr
+
+
+def _fn_is(fn, function, method: Optional[str] = None) -> bool:
+    return (fn.op == "call_function" and fn.target is function) or (method is not None and fn.op == "call_method"
+                                                                    and fn.target == method)
+
+
+def _bound(fn, names):
+    """fn's arguments by name (torch's order), or None for out= or others."""
+    if len(fn.args) > len(names) or set(fn.kwargs) - set(names):
+        return None
+    got = dict(zip(names, fn.args))
+    got.update(fn.kwargs)
+    return got
+
+
+def _element_readers(fn):
+    """[(reader, index or name)] when every reader takes one element of fn's
+    tuple (getitem or a named field), else None."""
+    out = []
+    for u in fn.users:
+        if u.op == "call_function" and u.target is operator.getitem and len(u.args) == 2:
+            out.append((u, u.args[1]))
+        elif u.op == "call_function" and u.target is getattr and len(u.args) == 2:
+            out.append((u, u.args[1]))
+        else:
+            return None
+    return out
+
+
+def _cholesky_ex(gm, fn) -> bool:
+    """torch.linalg.cholesky_ex(A, upper=)'s L: torch.linalg.cholesky's
+    (capture_matrix_functions). Its info is refused when read: it is 0 for
+    a positive-definite A and otherwise the order of the first leading
+    minor that is not, which ptec's kernel (NaN from there on) does not say."""
+    if not _fn_is(fn, torch.linalg.cholesky_ex):
+        return False
+    got, readers = _bound(fn, ("A", "upper", "check_errors")), _element_readers(fn)
+    if got is None or readers is None or not isinstance(got.get("A"), torch.fx.Node):
+        return False
+    for u, index in readers:
+        if index not in (0, "L") and u.users:
+            raise UnsupportedOperator(f"operator not supported: {fn.name} (torch.linalg.cholesky_ex): its info "
+                                      "is read; ptec computes L (torch.linalg.cholesky's kernel) but not the order of "
+                                      "the first leading minor that is not positive-definite")
+    g = gm.graph
+    with g.inserting_before(fn):
+        L = g.call_function(torch.linalg.cholesky, (got["A"],), {"upper": got.get("upper", False)})
+    for u, index in readers:
+        if index in (0, "L"):
+            u.replace_all_uses_with(L)
+        g.erase_node(u)
+    g.erase_node(fn)
+    return True
+
+
+def _cholesky_inverse(gm, fn) -> bool:
+    """torch.cholesky_inverse(L, upper=) = (L L^T)^-1: cholesky_solve of
+    the identity (its two triangular solves, capture_matrix_functions)."""
+    if not _fn_is(fn, torch.cholesky_inverse, "cholesky_inverse"):
+        return False
+    got = _bound(fn, ("input", "upper"))
+    shape = _shape(got.get("input")) if got else None
+    if shape is None or len(shape) < 2 or shape[-1] != shape[-2]:
+        return False
+    g = gm.graph
+    with g.inserting_before(fn):
+        eye = g.get_attr(_buffer(gm, fn, "identity", torch.eye(shape[-1])))
+        new = g.call_function(torch.cholesky_solve, (eye, got["input"]), {"upper": got.get("upper", False)})
+    fn.replace_all_uses_with(new)
+    g.erase_node(fn)
+    return True
+
+
+def _prod(xs) -> int:
+    out = 1
+    for v in xs:
+        out *= int(v)
+    return out
+
+
+def _tensorinv(gm, fn) -> bool:
+    """torch.linalg.tensorinv(A, ind): the inverse of A viewed as a
+    [prod(A.shape[:ind]), prod(A.shape[ind:])] matrix, viewed back as
+    A.shape[ind:] + A.shape[:ind] (torch's definition)."""
+    if not _fn_is(fn, torch.linalg.tensorinv):
+        return False
+    got = _bound(fn, ("A", "ind"))
+    shape = _shape(got.get("A")) if got else None
+    ind = got.get("ind", 2) if got else None
+    if shape is None or not isinstance(ind, int) or not 0 < ind <= len(shape) \
+            or _prod(shape[:ind]) != _prod(shape[ind:]):
+        return False
+    p = _prod(shape[:ind])
+    g = gm.graph
+    with g.inserting_before(fn):
+        inv = g.call_function(torch.linalg.inv, (g.call_method("reshape", (got["A"], (p, p))),))
+        new = g.call_method("reshape", (inv, tuple(shape[ind:] + shape[:ind])))
+    fn.replace_all_uses_with(new)
+    g.erase_node(fn)
+    return True
+
+
+def _tensorsolve(gm, fn) -> bool:
+    """torch.linalg.tensorsolve(A, B, dims): A's dims named moved last, A
+    viewed as [B.numel(), rest], solved for B flattened, viewed as the
+    rest of A's shape (torch's definition)."""
+    if not _fn_is(fn, torch.linalg.tensorsolve):
+        return False
+    got = _bound(fn, ("A", "B", "dims"))
+    if got is None or not isinstance(got.get("A"), torch.fx.Node) or not isinstance(got.get("B"), torch.fx.Node):
+        return False
+    shape, bshape, dims = _shape(got["A"]), _shape(got["B"]), got.get("dims")
+    if shape is None or bshape is None or not (dims is None or all(isinstance(d, int) for d in dims)):
+        return False
+    g = gm.graph
+    with g.inserting_before(fn):
+        A = got["A"]
+        if dims:
+            ds = [d % len(shape) for d in dims]
+            A = g.call_method("movedim", (A, tuple(ds), tuple(range(len(shape) - len(ds), len(shape)))))
+            shape = [shape[i] for i in range(len(shape)) if i not in ds] + [shape[i] for i in ds]
+        rest = shape[len(bshape):]
+        o, r = _prod(bshape), _prod(rest)
+        if o != r:
+            return False        # torch's own error at its run
+        x = g.call_function(torch.linalg.solve, (g.call_method("reshape", (A, (o, r))),
+                                                 g.call_method("reshape", (got["B"], (o,)))))
+        new = g.call_method("reshape", (x, tuple(rest)))
+    fn.replace_all_uses_with(new)
+    g.erase_node(fn)
+    return True
+
+
+_REFUSED = {
+    torch.geqrf: "its LAPACK compact form (R above the diagonal, the Householder vectors below it, and tau) is not "
+                 "what ptec's QR kernel (ptec::linalg_qr.out) returns: Q or R; torch.linalg.qr runs",
+    torch.linalg.ldl_factor: "LAPACK's Bunch-Kaufman pivoting (1x1 or 2x2 blocks and row swaps chosen by the run's "
+                             "values) has no ptec kernel, and a program of fixed steps cannot match its choices; "
+                             "torch.linalg.cholesky runs for a positive-definite A",
+    torch.linalg.ldl_factor_ex: "LAPACK's Bunch-Kaufman pivoting (1x1 or 2x2 blocks and row swaps chosen by the run's "
+                                "values) has no ptec kernel, and a program of fixed steps cannot match its choices; "
+                                "torch.linalg.cholesky runs for a positive-definite A",
+}
+_REFUSED_METHODS = {"geqrf": torch.geqrf}
+
+
+def _refused(fn) -> None:
+    target = fn.target if fn.op == "call_function" else _REFUSED_METHODS.get(fn.target) \
+        if fn.op == "call_method" else None
+    try:
+        why = _REFUSED.get(target)
+    except TypeError:
+        return
+    if why is not None:
+        raise UnsupportedOperator(f"operator not supported: {_source(fn)}: {why}")
+
+
 def composed_calls(gm: torch.fx.GraphModule, propagate: Callable[[], None]) -> None:
     """Rewrite the calls above in gm's graph; propagate() records the new
     nodes' shapes when any was made."""
     changed = False
     for fn in list(gm.graph.nodes):
-        changed |= _scatter_as_write(gm, fn) or _gradient_as_linear(gm, fn) or _cumulative_trapezoid(gm, fn)
+        _refused(fn)
+        changed |= (_scatter_as_write(gm, fn) or _gradient_as_linear(gm, fn) or _cumulative_trapezoid(gm, fn)
+                    or _cholesky_ex(gm, fn) or _cholesky_inverse(gm, fn) or _tensorinv(gm, fn)
+                    or _tensorsolve(gm, fn))
     if changed:
         gm.graph.lint()
         gm.recompile()
