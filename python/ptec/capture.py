@@ -69,6 +69,7 @@ from .capture_matrix_functions import matrix_function_nodes
 from .capture_householder import householder_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .capture_unary_tables import table_refusal, unary_table_nodes
+from .capture_binary_tables import binary_table_nodes
 from .capture_reductions import reduction_nodes
 from .capture_norms import norm_nodes
 from .capture_spectral import spectral_nodes
@@ -1065,6 +1066,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             elif _function_node(fn, ins).op == "unsupported" and unary_table_nodes(fn, ins, by_name) is not None:
                 # last: any other element-wise torch function of one value, a LUT (capture_unary_tables)
                 nodes.extend(unary_table_nodes(fn, ins, by_name))
+            elif (tabled := binary_table_nodes(fn, ins, by_name)) is not None:
+                nodes.extend(tabled)        # igamma / zeta of two values (capture_binary_tables)
             else:
                 nodes.append(_function_node(fn, ins))
                 if einsum_refusal(fn):
