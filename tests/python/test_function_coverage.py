@@ -510,8 +510,8 @@ RUNS = {
                                "fp32"),                                                         # 1.18
     "torch.linalg.tensorsolve": (lambda x: torch.linalg.tensorsolve(well(x, 4)[0].reshape(2, 2, 4), x[0, :2, 4:]),
                                  SM, UNIT, 1.0, "fp32"),                                        # 0.83
-    "torch.linalg.householder_product": (lambda x: torch.linalg.householder_product(x[..., :4], x[..., 0, :3] * 0.5 + 1),
-                                         SM, UNIT, 1.5, "fp32"),                                # 1.19
+    "torch.linalg.householder_product": (lambda x: torch.linalg.householder_product(
+        x[..., :4], x[..., 0, :3] * 0.5 + 1), SM, UNIT, 1.5, "fp32"),                            # 1.19
     "torch.orgqr": (lambda x: torch.orgqr(x[..., :3], x[..., 0, :2] + 1.2), SM, UNIT, 2.0, "fp32"),  # 1.44
     "torch.linalg.qr (complete, of 6x4)": (lambda x: torch.linalg.qr(x[..., :4], mode="complete")[0], SL, UNIT, 1.5,
                                            "fp32"),                                             # 1.25: the int8 slice
@@ -812,10 +812,9 @@ RUNS = {
     "torch.gradient(dim)": (lambda x: torch.gradient(x, dim=2)[0], S3, R, 1.0, "int8"),          # 0.93
     "torch.gradient(spacing, edge_order 2)": (lambda x: torch.gradient(x, spacing=2.0, dim=2, edge_order=2)[0],
                                               S3, R, 1.0, "int8"),                              # 0.74
-    "torch.gradient(coordinates, dims)": (lambda x: torch.gradient(x, spacing=[torch.tensor([0., 1, 3, 4]),
-                                                                               torch.tensor([0., 1, 2, 4, 5, 7, 8, 10])],
-                                                                   dim=[1, 2], edge_order=2)[0], S3, R, 1.0,
-                                          "int8"),                                              # 0.95
+    "torch.gradient(coordinates, dims)": (lambda x: torch.gradient(x, spacing=[
+        torch.tensor([0., 1, 3, 4]), torch.tensor([0., 1, 2, 4, 5, 7, 8, 10])], dim=[1, 2], edge_order=2)[0], S3, R,
+        1.0, "int8"),                                              # 0.95
     "torch.gradient(spacing list)": (lambda x: torch.gradient(x[0], spacing=[0.5, 2.0])[1], S3, R, 1.0,
                                      "int8"),                                                   # 0.93
     "torch.cumulative_trapezoid(computed x)": (lambda x: torch.cumulative_trapezoid(x, x.cumsum(-1).abs(), dim=-1),
