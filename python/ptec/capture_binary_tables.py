@@ -144,8 +144,8 @@ def binary_table_nodes(fn: torch.fx.Node, ins, by_name) -> Optional[List[Node]]:
             return s.done()
     from .capture import _function_node       # capture imports this module
     refused = _function_node(fn, ins)
-    refused.attrs["why"] = (f"{what} of two operands that are not element-wise functions of one value: a table of "
-                            "every pair of int8 codes is 256 x 256 = 64 KB per call, and ptec has no kernel that looks a table up by two "
-                            "int8 codes; it runs as a 256-entry table when one operand is a constant or both are "
-                            "element-wise functions of one value")
+    refused.attrs["why"] = (f"{what} of two operands that are not element-wise functions of one value: a "
+                            "table of every pair of int8 codes is 256 x 256 = 64 KB per call, and ptec has no "
+                            "kernel that looks a table up by two int8 codes; it runs as a 256-entry table when one "
+                            "operand is a constant or both are element-wise functions of one value")
     return [refused]
