@@ -66,7 +66,7 @@ from .capture_tensor_index import computed_index_select_nodes, tensor_index_node
 from .embedding_bag import embedding_bag_nodes
 from .capture_linalg import linalg_nodes
 from .capture_matrix_functions import matrix_function_nodes
-from .capture_householder import householder_nodes
+from .capture_matrix_compositions import matrix_composition_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .capture_unary_tables import table_refusal, unary_table_nodes
 from .capture_binary_tables import binary_table_nodes
@@ -1057,8 +1057,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                     nodes[-1].attrs["elements"] = made
             elif linalg_nodes(fn, ins, by_name) is not None:
                 nodes.extend(linalg_nodes(fn, ins, by_name))
-            elif (reflected := householder_nodes(fn, ins, by_name)) is not None:
-                nodes.extend(reflected)     # householder_product / orgqr (capture_householder)
+            elif (composed := matrix_composition_nodes(fn, ins, by_name)) is not None:
+                nodes.extend(composed)      # tensorinv, householder_product, ... (capture_matrix_compositions)
             elif rewrite_nodes(fn, ins, by_name) is not None:
                 rewritten, taken = rewrite_nodes(fn, ins, by_name)
                 nodes.extend(rewritten)

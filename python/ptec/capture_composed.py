@@ -6,7 +6,8 @@
   copy of the input with the view written, `y = x.clone();
   y.diagonal(o, d1, d2).copy_(src)`; capture_view_writes runs that write
   through the view (as_strided: its constant gather, capture_strided), so
-  the bounds are those of the in-place writes.
+  the bounds are those of the in-place writes. A slice_scatter without
+  step is refused on torch 1.13, whose default step is undefined.
 - torch.gradient(x, spacing=, dim=, edge_order=) with a constant spacing
   (a number, a list of numbers, or constant coordinate tensors, one per
   dim): along each dim a product by the constant matrix torch's gradient of
@@ -17,6 +18,12 @@
   from the input (constant x is capture_trapezoid's one linear): torch's
   own composition, ((x[1:] - x[:-1]) * (y[:-1] + y[1:]) / 2).cumsum(dim),
   in slices (narrow), subtraction, products and a cumsum.
+- torch.linalg.cholesky_ex(A, upper=)'s L as torch.linalg.cholesky (its
+  info refused when read), torch.cholesky_inverse(L, upper=) as
+  torch.cholesky_solve of the identity: capture_matrix_functions' fp32
+  kernels then compute them.
+- torch.geqrf and torch.linalg.ldl_factor(_ex) refused by reason (below).
+(tensorinv, tensorsolve, householder_product: capture_matrix_compositions.)
 """
 from __future__ import annotations
 
@@ -29,6 +36,9 @@ import torch.nn.functional as F
 
 from .ir import UnsupportedOperator
 
+# torch 1.13's slice_scatter leaves its default step undefined (measured: one element written, none, or
+# "slice step must be positive", from one call to the next)
+_OLD_TORCH = tuple(int(v) for v in torch.__version__.split(".")[:2]) < (2, 0)
 _SCATTERS = {"diagonal_scatter", "select_scatter", "slice_scatter", "as_strided_scatter"}
 # each scatter's arguments after (input, src), with torch's defaults
 _SCATTER_ARGS = {"diagonal_scatter": (("offset", 0), ("dim1", 0), ("dim2", 1)),
@@ -86,6 +96,10 @@ def _scatter_as_write(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     elif kind == "slice_scatter":
         if not isinstance(a["dim"], int):
             return False
+        if len(fn.args) < 6 and "step" not in fn.kwargs and _OLD_TORCH:
+            raise UnsupportedOperator(f"operator not supported: {_source(fn)}: without step, torch 1.13's "
+                                      "slice_scatter reads an undefined step (it writes one element, none, or "
+                                      "raises, from run to run); give step=1")
         d = a["dim"] % len(xs)
         view = ("call_function", operator.getitem, ((slice(None),) * d + (slice(a["start"], a["end"], a["step"]),),))
     else:
@@ -105,8 +119,8 @@ def _scatter_as_write(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
 
 def _same_as_torch(fn, kind, view, x, xs, ss) -> bool:
     """Refuse the rewrite when torch's own call writes other positions
-    than the view (torch 1.13's slice_scatter with its step left out writes
-    one element, not the slice: its default step is not 1)."""
+    than the view (a check of the rewrite on torch itself, at the traced
+    shapes)."""
     meta = x.meta["tensor_meta"]
     base = torch.empty_strided(xs, tuple(meta.stride), dtype=torch.float64).zero_()
     src = torch.arange(1, 1 + int(torch.Size(ss).numel()), dtype=torch.float64).reshape(ss)
@@ -124,8 +138,7 @@ def _same_as_torch(fn, kind, view, x, xs, ss) -> bool:
         got = None
     if got is None or not torch.equal(got, want):
         raise UnsupportedOperator(f"operator not supported: {_source(fn)}: torch's result is not the input with "
-                                  "src written through the view its arguments name (torch 1.13's slice_scatter "
-                                  "without step writes one element); give every argument (step too)")
+                                  "src written through the view its arguments name")
     return True
 
 
@@ -137,14 +150,42 @@ def _constant(gm, v):
     if isinstance(v, (list, tuple)):
         vals = [_constant(gm, e) for e in v]
         return None if any(e is None for e in vals) else list(vals)
-    if isinstance(v, torch.fx.Node) and v.op == "get_attr":
-        t = gm
-        for part in v.target.split("."):
-            t = getattr(t, part)
-        return t.detach().to(torch.float64) if isinstance(t, torch.Tensor) else None
+    if isinstance(v, torch.fx.Node) and not _depends_on_input(v):
+        t = _made(gm, v)
+        return t.detach().to(torch.float64) if isinstance(t, torch.Tensor) and t.is_floating_point() \
+            or isinstance(t, torch.Tensor) and t.dtype in (torch.int64, torch.int32) else None
     if isinstance(v, torch.Tensor):
         return v.detach().to(torch.float64)
     return None
+
+
+# calls whose value is a draw or undefined: not a constant of the program
+_DRAWS = ("rand", "normal", "bernoulli", "poisson", "multinomial", "empty", "uniform", "exponential", "dropout")
+
+
+def _made(gm, v):
+    """The value of node v, which reads no input: a tensor attribute, or
+    torch's calls on constants (torch.arange(8.) * 0.5), else None."""
+    if not isinstance(v, torch.fx.Node):
+        return v
+    if v.op == "get_attr":
+        t = gm
+        for part in v.target.split("."):
+            t = getattr(t, part, None)
+        return t
+    if v.op not in ("call_function", "call_method"):
+        return None
+    name = v.target if isinstance(v.target, str) else getattr(v.target, "__name__", "")
+    if any(d in name for d in _DRAWS):
+        return None
+    args = torch.fx.node.map_arg(v.args, lambda n: _made(gm, n))
+    kwargs = torch.fx.node.map_arg(v.kwargs, lambda n: _made(gm, n))
+    try:
+        with torch.no_grad():
+            return getattr(args[0], v.target)(*args[1:], **kwargs) if v.op == "call_method" \
+                else v.target(*args, **kwargs)
+    except Exception:       # noqa: BLE001 - not a constant this can compute: refused as computed
+        return None
 
 
 def _readers_by_index(fn: torch.fx.Node) -> bool:
@@ -179,8 +220,8 @@ def _gradient_as_linear(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     dims = [d % len(shape) for d in dims]
     value = _constant(gm, spacing)
     if value is None:
-        raise UnsupportedOperator(f"operator not supported: {_source(fn)}: its spacing is computed from the "
-                                  "input; ptec runs torch.gradient with a constant spacing (a number, a list "
+        raise UnsupportedOperator(f"operator not supported: {_source(fn)}: its spacing is not a constant "
+                                  "(computed from the input, or a draw); ptec runs torch.gradient with a constant spacing (a number, a list "
                                   "of numbers or constant coordinate tensors)")
     per_dim = value if isinstance(value, list) else [value]
     if len(per_dim) == 1 and len(dims) > 1:
@@ -328,66 +369,6 @@ def _cholesky_inverse(gm, fn) -> bool:
     return True
 
 
-def _prod(xs) -> int:
-    out = 1
-    for v in xs:
-        out *= int(v)
-    return out
-
-
-def _tensorinv(gm, fn) -> bool:
-    """torch.linalg.tensorinv(A, ind): the inverse of A viewed as a
-    [prod(A.shape[:ind]), prod(A.shape[ind:])] matrix, viewed back as
-    A.shape[ind:] + A.shape[:ind] (torch's definition)."""
-    if not _fn_is(fn, torch.linalg.tensorinv):
-        return False
-    got = _bound(fn, ("A", "ind"))
-    shape = _shape(got.get("A")) if got else None
-    ind = got.get("ind", 2) if got else None
-    if shape is None or not isinstance(ind, int) or not 0 < ind <= len(shape) \
-            or _prod(shape[:ind]) != _prod(shape[ind:]):
-        return False
-    p = _prod(shape[:ind])
-    g = gm.graph
-    with g.inserting_before(fn):
-        inv = g.call_function(torch.linalg.inv, (g.call_method("reshape", (got["A"], (p, p))),))
-        new = g.call_method("reshape", (inv, tuple(shape[ind:] + shape[:ind])))
-    fn.replace_all_uses_with(new)
-    g.erase_node(fn)
-    return True
-
-
-def _tensorsolve(gm, fn) -> bool:
-    """torch.linalg.tensorsolve(A, B, dims): A's dims named moved last, A
-    viewed as [B.numel(), rest], solved for B flattened, viewed as the
-    rest of A's shape (torch's definition)."""
-    if not _fn_is(fn, torch.linalg.tensorsolve):
-        return False
-    got = _bound(fn, ("A", "B", "dims"))
-    if got is None or not isinstance(got.get("A"), torch.fx.Node) or not isinstance(got.get("B"), torch.fx.Node):
-        return False
-    shape, bshape, dims = _shape(got["A"]), _shape(got["B"]), got.get("dims")
-    if shape is None or bshape is None or not (dims is None or all(isinstance(d, int) for d in dims)):
-        return False
-    g = gm.graph
-    with g.inserting_before(fn):
-        A = got["A"]
-        if dims:
-            ds = [d % len(shape) for d in dims]
-            A = g.call_method("movedim", (A, tuple(ds), tuple(range(len(shape) - len(ds), len(shape)))))
-            shape = [shape[i] for i in range(len(shape)) if i not in ds] + [shape[i] for i in ds]
-        rest = shape[len(bshape):]
-        o, r = _prod(bshape), _prod(rest)
-        if o != r:
-            return False        # torch's own error at its run
-        x = g.call_function(torch.linalg.solve, (g.call_method("reshape", (A, (o, r))),
-                                                 g.call_method("reshape", (got["B"], (o,)))))
-        new = g.call_method("reshape", (x, tuple(rest)))
-    fn.replace_all_uses_with(new)
-    g.erase_node(fn)
-    return True
-
-
 _REFUSED = {
     torch.geqrf: "its LAPACK compact form (R above the diagonal, the Householder vectors below it, and tau) is not "
                  "what ptec's QR kernel (ptec::linalg_qr.out) returns: Q or R; torch.linalg.qr runs",
@@ -419,8 +400,7 @@ def composed_calls(gm: torch.fx.GraphModule, propagate: Callable[[], None]) -> N
     for fn in list(gm.graph.nodes):
         _refused(fn)
         changed |= (_scatter_as_write(gm, fn) or _gradient_as_linear(gm, fn) or _cumulative_trapezoid(gm, fn)
-                    or _cholesky_ex(gm, fn) or _cholesky_inverse(gm, fn) or _tensorinv(gm, fn)
-                    or _tensorsolve(gm, fn))
+                    or _cholesky_ex(gm, fn) or _cholesky_inverse(gm, fn))
     if changed:
         gm.graph.lint()
         gm.recompile()
