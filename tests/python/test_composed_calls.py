@@ -168,24 +168,24 @@ def as_pairs(inputs):
 
 # (id, call of (a, b), inputs, relative bound vs torch in float64): fp32 kernels on fp32 inputs
 FP32 = [
-    ("cholesky_ex L 4x4", lambda a, _: torch.linalg.cholesky_ex(a).L, as_pairs(spd(4, 1)), 1e-5),
-    ("cholesky_ex upper 5x5", lambda a, _: torch.linalg.cholesky_ex(a, upper=True)[0], as_pairs(spd(5, 2)), 1e-5),
-    ("cholesky_inverse 4x4", lambda a, _: torch.cholesky_inverse(a), as_pairs(lower(4, 3)), 1e-5),
+    ("cholesky_ex L 4x4", lambda a, _: torch.linalg.cholesky_ex(a).L, as_pairs(spd(4, 1)), 1e-6),
+    ("cholesky_ex upper 5x5", lambda a, _: torch.linalg.cholesky_ex(a, upper=True)[0], as_pairs(spd(5, 2)), 1e-6),
+    ("cholesky_inverse 4x4", lambda a, _: torch.cholesky_inverse(a), as_pairs(lower(4, 3)), 1e-6),
     ("cholesky_inverse upper 3x3", lambda a, _: a.cholesky_inverse(upper=True),
-     [(L.mT.contiguous(), torch.zeros(1)) for (L,) in lower(3, 4)], 1e-5),
-    ("cholesky_inverse 6x6", lambda a, _: torch.cholesky_inverse(a), as_pairs(lower(6, 5)), 1e-5),
+     [(L.mT.contiguous(), torch.zeros(1)) for (L,) in lower(3, 4)], 1e-6),
+    ("cholesky_inverse 6x6", lambda a, _: torch.cholesky_inverse(a), as_pairs(lower(6, 5)), 1e-6),
     ("tensorinv ind 1", lambda a, _: torch.linalg.tensorinv(a, 1),
-     [(x.reshape(6, 2, 3), torch.zeros(1)) for (x,) in well((6, 6), 6)], 1e-5),
+     [(x.reshape(6, 2, 3), torch.zeros(1)) for (x,) in well((6, 6), 6)], 1e-6),
     ("tensorinv ind 2 of 2x2x2x2", lambda a, _: torch.linalg.tensorinv(a),
-     [(x.reshape(2, 2, 2, 2), torch.zeros(1)) for (x,) in well((4, 4), 7)], 1e-5),
-    ("tensorsolve", lambda a, b: torch.linalg.tensorsolve(a, b), system((2, 3, 6), (2, 3), 8), 1e-5),
+     [(x.reshape(2, 2, 2, 2), torch.zeros(1)) for (x,) in well((4, 4), 7)], 1e-6),
+    ("tensorsolve", lambda a, b: torch.linalg.tensorsolve(a, b), system((2, 3, 6), (2, 3), 8), 1e-6),
     ("tensorsolve dims", lambda a, b: torch.linalg.tensorsolve(a, b, dims=(0,)),
-     [(a.permute(3, 0, 1, 2).contiguous(), b) for a, b in system((2, 3, 2, 3), (2, 3), 9)], 1e-5),
-    ("householder_product 5x4 k 3", torch.linalg.householder_product, reflectors(5, 4, 3, 10), 1e-5),
-    ("householder_product 4x4 k 4", torch.linalg.householder_product, reflectors(4, 4, 4, 11), 1e-5),
+     [(a.permute(3, 0, 1, 2).contiguous(), b) for a, b in system((2, 3, 2, 3), (2, 3), 9)], 1e-6),
+    ("householder_product 5x4 k 3", torch.linalg.householder_product, reflectors(5, 4, 3, 10), 1e-6),
+    ("householder_product 4x4 k 4", torch.linalg.householder_product, reflectors(4, 4, 4, 11), 1e-6),
     ("householder_product k 0", torch.linalg.householder_product, reflectors(4, 3, 0, 12), 0.0),
-    ("orgqr 6x3 k 2", torch.orgqr, reflectors(6, 3, 2, 13), 1e-5),
-    ("Tensor.orgqr 3x3 k 3", lambda a, t: a.orgqr(t), reflectors(3, 3, 3, 14), 1e-5),
+    ("orgqr 6x3 k 2", torch.orgqr, reflectors(6, 3, 2, 13), 1e-6),
+    ("Tensor.orgqr 3x3 k 3", lambda a, t: a.orgqr(t), reflectors(3, 3, 3, 14), 1e-6),
 ]
 
 
