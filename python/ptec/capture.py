@@ -66,10 +66,10 @@ from .capture_tensor_index import computed_index_select_nodes, tensor_index_node
 from .embedding_bag import embedding_bag_nodes
 from .capture_linalg import linalg_nodes
 from .capture_matrix_functions import matrix_function_nodes
-from .capture_matrix_compositions import matrix_composition_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .capture_unary_tables import table_refusal, unary_table_nodes
 from .capture_binary_tables import binary_table_nodes
+from .capture_matrix_compositions import matrix_composition_nodes
 from .capture_reductions import reduction_nodes
 from .capture_norms import norm_nodes
 from .capture_spectral import spectral_nodes
