@@ -22,7 +22,10 @@
   info refused when read), torch.cholesky_inverse(L, upper=) as
   torch.cholesky_solve of the identity: capture_matrix_functions' fp32
   kernels then compute them.
-- torch.geqrf and torch.linalg.ldl_factor(_ex) refused by reason (below).
+- torch.geqrf refused by reason (below). (torch.linalg.ldl_factor stays
+  refused as a call with no kernel: LAPACK's Bunch-Kaufman pivoting, 1x1 or
+  2x2 blocks and swaps chosen by the run's values, which a program of fixed
+  steps does not match.)
 (tensorinv, tensorsolve, householder_product: capture_matrix_compositions.)
 """
 from __future__ import annotations
@@ -370,14 +373,8 @@ def _cholesky_inverse(gm, fn) -> bool:
 
 
 _REFUSED = {
-    torch.geqrf: "its LAPACK compact form (R above the diagonal, the Householder vectors below it, and tau) is not "
-                 "what ptec's QR kernel (ptec::linalg_qr.out) returns: Q or R; torch.linalg.qr runs",
-    torch.linalg.ldl_factor: "LAPACK's Bunch-Kaufman pivoting (1x1 or 2x2 blocks and row swaps chosen by the run's "
-                             "values) has no ptec kernel, and a program of fixed steps cannot match its choices; "
-                             "torch.linalg.cholesky runs for a positive-definite A",
-    torch.linalg.ldl_factor_ex: "LAPACK's Bunch-Kaufman pivoting (1x1 or 2x2 blocks and row swaps chosen by the run's "
-                                "values) has no ptec kernel, and a program of fixed steps cannot match its choices; "
-                                "torch.linalg.cholesky runs for a positive-definite A",
+    torch.geqrf: "its LAPACK compact form (R on and above the diagonal, the Householder vectors below it, and tau) is "
+                 "not what ptec's QR kernel (ptec::linalg_qr.out) returns: Q or R; torch.linalg.qr runs",
 }
 _REFUSED_METHODS = {"geqrf": torch.geqrf}
 
