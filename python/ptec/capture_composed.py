@@ -14,10 +14,12 @@
   the identity gives (its interior and edge rules, computed by torch in
   float64), one F.linear over that dim; its result pieces read by index.
   Coordinates computed from the input are refused by name.
-- torch.cumulative_trapezoid(y, x, dim) with sample points x computed
-  from the input (constant x is capture_trapezoid's one linear): torch's
-  own composition, ((x[1:] - x[:-1]) * (y[:-1] + y[1:]) / 2).cumsum(dim),
-  in slices (narrow), subtraction, products and a cumsum.
+- torch.cumulative_trapezoid / trapezoid / trapz(y, x, dim) with sample
+  points x computed from the input (constant x is capture_trapezoid's one
+  linear): torch's own composition, ((x[1:] - x[:-1]) * (y[:-1] + y[1:]) /
+  2).cumsum(dim) (or .sum(dim)), a 1-D x viewed along dim and a lower-rank
+  x padded with leading 1s as torch does, in slices (narrow), subtraction,
+  products and a cumsum or sum.
 - torch.linalg.cholesky_ex(A, upper=)'s L as torch.linalg.cholesky (its
   info refused when read), torch.cholesky_inverse(L, upper=) as
   torch.cholesky_solve of the identity: capture_matrix_functions' fp32
@@ -261,34 +263,48 @@ def _depends_on_input(v) -> bool:
     return False
 
 
-def _cumulative_trapezoid(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
-    """torch.cumulative_trapezoid(y, x, dim) with x computed from the input."""
-    if fn.op != "call_function" or fn.target is not torch.cumulative_trapezoid or not fn.args:
+_TRAPEZOIDS = {torch.cumulative_trapezoid: True, torch.trapezoid: False, torch.trapz: False}
+
+
+def _trapezoid(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
+    """torch.cumulative_trapezoid / trapezoid / trapz(y, x, dim) with x
+    computed from the input, as torch composes it: dim wrapped by y's rank,
+    a 1-D x viewed along dim, a lower-rank x padded with leading 1s, then
+    (dx * (y[:-1] + y[1:]) / 2) summed or cumsummed over dim."""
+    if fn.op != "call_function" or not fn.args:
+        return False
+    try:
+        cumulative = _TRAPEZOIDS.get(fn.target)
+    except TypeError:
+        return False
+    if cumulative is None:
         return False
     y = fn.args[0]
     x = fn.args[1] if len(fn.args) > 1 else fn.kwargs.get("x")
     dim = fn.args[2] if len(fn.args) > 2 else fn.kwargs.get("dim", -1)
     ys, xs = _shape(y), _shape(x)
     if not isinstance(x, torch.fx.Node) or not _depends_on_input(x) or ys is None or xs is None \
-            or not isinstance(dim, int) or set(fn.kwargs) - {"x", "dim"}:
+            or not isinstance(dim, int) or set(fn.kwargs) - {"x", "dim"} or len(xs) > len(ys):
         return False
     d = dim % len(ys)
     n = ys[d]
     if n < 2:
-        return False
+        return False        # torch's zeros (or its error): no function of y to compose
     g = gm.graph
     with g.inserting_before(fn):
         if len(xs) == 1:
-            xv, xd = g.call_method("view", (x, [n if i == d else 1 for i in range(len(ys))])), d
+            xv, m = g.call_method("view", (x, [n if i == d else 1 for i in range(len(ys))])), n
+        elif len(xs) < len(ys):
+            padded = [1] * (len(ys) - len(xs)) + xs
+            xv, m = g.call_method("view", (x, padded)), padded[d]
         else:
-            xv, xd = x, dim         # torch slices x by dim as given (its own rank)
-        m = _shape(x)[xd] if len(xs) > 1 else n
-        dx = g.call_function(operator.sub, (g.call_function(torch.narrow, (xv, xd, 1, m - 1)),
-                                            g.call_function(torch.narrow, (xv, xd, 0, m - 1))))
+            xv, m = x, xs[d]
+        dx = g.call_function(operator.sub, (g.call_function(torch.narrow, (xv, d, 1, m - 1)),
+                                            g.call_function(torch.narrow, (xv, d, 0, m - 1))))
         both = g.call_function(operator.add, (g.call_function(torch.narrow, (y, d, 0, n - 1)),
                                               g.call_function(torch.narrow, (y, d, 1, n - 1))))
         areas = g.call_function(operator.truediv, (g.call_function(operator.mul, (dx, both)), 2.0))
-        out = g.call_method("cumsum", (areas, d))
+        out = g.call_method("cumsum" if cumulative else "sum", (areas, d))
     fn.replace_all_uses_with(out)
     g.erase_node(fn)
     return True
@@ -396,7 +412,7 @@ def composed_calls(gm: torch.fx.GraphModule, propagate: Callable[[], None]) -> N
     changed = False
     for fn in list(gm.graph.nodes):
         _refused(fn)
-        changed |= (_scatter_as_write(gm, fn) or _gradient_as_linear(gm, fn) or _cumulative_trapezoid(gm, fn)
+        changed |= (_scatter_as_write(gm, fn) or _gradient_as_linear(gm, fn) or _trapezoid(gm, fn)
                     or _cholesky_ex(gm, fn) or _cholesky_inverse(gm, fn))
     if changed:
         gm.graph.lint()

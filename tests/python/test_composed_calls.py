@@ -70,6 +70,10 @@ INT8 = [
     ("cumulative_trapezoid 1-D x", lambda x: torch.cumulative_trapezoid(x, x[0, 0].abs().cumsum(0)), 3.0),
     ("cumulative_trapezoid x of y's shape, dim 1", lambda x: torch.cumulative_trapezoid(
         x, (x * 0.3).exp().cumsum(1), dim=1), 2.5),
+    ("cumulative_trapezoid 2-D x padded, dim 2", lambda x: torch.cumulative_trapezoid(
+        x, (x[0] * 0.3).exp().cumsum(1), dim=2), 3.0),
+    ("trapezoid computed x", lambda x: torch.trapezoid(x, (x * 0.3).exp().cumsum(-1)), 2.5),
+    ("trapz 1-D computed x, dim 1", lambda x: torch.trapz(x, x[0, :, 0].abs().cumsum(0), dim=1), 3.0),
 ]
 
 

@@ -817,6 +817,8 @@ RUNS = {
         1.0, "int8"),                                              # 0.95
     "torch.gradient(spacing list)": (lambda x: torch.gradient(x[0], spacing=[0.5, 2.0])[1], S3, R, 1.0,
                                      "int8"),                                                   # 0.93
+    "torch.trapezoid(computed x)": (lambda x: torch.trapezoid(x, (x * 0.3).exp().cumsum(-1)), S3, R, 2.5,
+                                    "int8"),                                                   # 1.90
     "torch.cumulative_trapezoid(computed x)": (lambda x: torch.cumulative_trapezoid(x, x.cumsum(-1).abs(), dim=-1),
                                                S3, R, 2.5, "int8"),                             # 2.01
     "torch.renorm": (lambda x: torch.renorm(x, 2, 1, 3.0), S3, R, 1.5, "int8"),                    # 1.08
