@@ -284,7 +284,7 @@ def _trapezoid(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     dim = fn.args[2] if len(fn.args) > 2 else fn.kwargs.get("dim", -1)
     ys, xs = _shape(y), _shape(x)
     if not isinstance(x, torch.fx.Node) or not _depends_on_input(x) or ys is None or xs is None \
-            or not isinstance(dim, int) or set(fn.kwargs) - {"x", "dim"} or len(xs) > len(ys):
+            or not isinstance(dim, int) or set(fn.kwargs) - {"x", "dim"}:
         return False
     d = dim % len(ys)
     n = ys[d]
@@ -298,7 +298,7 @@ def _trapezoid(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
             padded = [1] * (len(ys) - len(xs)) + xs
             xv, m = g.call_method("view", (x, padded)), padded[d]
         else:
-            xv, m = x, xs[d]
+            xv, m = x, xs[d]        # torch slices x by y's dim as it is
         dx = g.call_function(operator.sub, (g.call_function(torch.narrow, (xv, d, 1, m - 1)),
                                             g.call_function(torch.narrow, (xv, d, 0, m - 1))))
         both = g.call_function(operator.add, (g.call_function(torch.narrow, (y, d, 0, n - 1)),
