@@ -49,6 +49,7 @@ from .capture_in_place import AugmentedProxy, refuse_written_tensors, tensors_of
 from .capture_buffer_state import (INIT, STATE, as_states, binding_names, copy_with_buffers, kept_states,
                                    restore_tensors, with_state_reads, written_tensors)
 from .capture_view_writes import writes_through_views
+from .capture_composed import composed_calls
 from .capture_view_elements import elements_alone
 from .capture_int_math import int_extreme_element, int_math_nodes, int_view_nodes
 from .capture_int_sort import int_order
@@ -73,6 +74,8 @@ from .capture_unary_tables import table_refusal, unary_table_nodes
 from .capture_fp32_norms import fp32_norm_nodes
 from .capture_fp32_buckets import fp32_bucket_nodes
 from .capture_fp32_histc import fp32_histc_nodes
+from .capture_binary_tables import binary_table_nodes
+from .capture_matrix_compositions import matrix_composition_nodes
 from .capture_reductions import reduction_nodes
 from .capture_norms import norm_nodes
 from .capture_spectral import spectral_nodes
@@ -1069,6 +1072,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                     nodes[-1].attrs["elements"] = made
             elif linalg_nodes(fn, ins, by_name) is not None:
                 nodes.extend(linalg_nodes(fn, ins, by_name))
+            elif (composed := matrix_composition_nodes(fn, ins, by_name)) is not None:
+                nodes.extend(composed)      # tensorinv, householder_product, ... (capture_matrix_compositions)
             elif rewrite_nodes(fn, ins, by_name) is not None:
                 rewritten, taken = rewrite_nodes(fn, ins, by_name)
                 nodes.extend(rewritten)
@@ -1076,6 +1081,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             elif _function_node(fn, ins).op == "unsupported" and unary_table_nodes(fn, ins, by_name) is not None:
                 # last: any other element-wise torch function of one value, a LUT (capture_unary_tables)
                 nodes.extend(unary_table_nodes(fn, ins, by_name))
+            elif (tabled := binary_table_nodes(fn, ins, by_name)) is not None:
+                nodes.extend(tabled)        # igamma / zeta of two values (capture_binary_tables)
             else:
                 nodes.append(_function_node(fn, ins))
                 if einsum_refusal(fn):
@@ -1798,6 +1805,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     from .capture_shape_numbers import fold_shape_numbers
     fold_shape_numbers(gm, UnsupportedOperator)
     tidy_plumbing(gm, CaptureError)
+    composed_calls(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # x.select_scatter, torch.gradient
     writes_through_views(gm, example_inputs)    # y.relu_(), y[0].mul_(2): out of place, written back (capture_view_writes)
     drop_markers(gm)            # y[idx] = v: its out-of-place value (capture_item_assignment)
     counts_readers(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # counts * 2 (capture_counts_readers)

@@ -540,6 +540,18 @@ RUNS = {
     # QR (ptec::linalg_qr.out: Householder, LAPACK's signs as torch's) of x [2, 6, 7] itself and of its columns
     "torch.linalg.qr (Q, R)": (lambda x: torch.cat([torch.linalg.qr(x).Q, torch.linalg.qr(x)[1][..., :6] * 0.3],
                                                    -1), SL, UNIT, 1.0, "fp32"),                       # 0.79
+    # compositions on those kernels (ptec.capture_composed, ptec.capture_householder; test_composed_calls.py)
+    "torch.linalg.cholesky_ex": (lambda x: torch.linalg.cholesky_ex(well(x, 3) @ well(x, 3).mT).L, SM, UNIT, 1.5,
+                                 "fp32"),                                                       # 0.97
+    "torch.cholesky_inverse": (lambda x: torch.cholesky_inverse(torch.linalg.cholesky(well(x, 3) @ well(x, 3).mT)),
+                               SM, UNIT, 2.5, "fp32"),                                          # 2.03
+    "torch.linalg.tensorinv": (lambda x: torch.linalg.tensorinv(well(x, 4)[0].reshape(2, 2, 2, 2), 2), SM, UNIT, 1.5,
+                               "fp32"),                                                         # 1.18
+    "torch.linalg.tensorsolve": (lambda x: torch.linalg.tensorsolve(well(x, 4)[0].reshape(2, 2, 4), x[0, :2, 4:]),
+                                 SM, UNIT, 1.0, "fp32"),                                        # 0.83
+    "torch.linalg.householder_product": (lambda x: torch.linalg.householder_product(
+        x[..., :4], x[..., 0, :3] * 0.5 + 1), SM, UNIT, 1.5, "fp32"),                            # 1.19
+    "torch.orgqr": (lambda x: torch.orgqr(x[..., :3], x[..., 0, :2] + 1.2), SM, UNIT, 2.0, "fp32"),  # 1.44
     "torch.linalg.qr (complete, of 6x4)": (lambda x: torch.linalg.qr(x[..., :4], mode="complete")[0], SL, UNIT, 1.5,
                                            "fp32"),                                             # 1.25: the int8 slice
     # general eigenvalues (ptec::linalg_eigvals.out: Hessenberg + Francis QR) of x[..., :6], a complex value read
@@ -849,6 +861,28 @@ RUNS = {
     "torch.cumulative_trapezoid": (lambda x: torch.cumulative_trapezoid(x), S3, R, 1.0, "int8"),   # 0.80
     "torch.cumulative_trapezoid(dim 1, dx)": (lambda x: torch.cumulative_trapezoid(x, dim=1, dx=2.0), S3, R,
                                               1.5, "int8"),                                         # 1.02
+    # calls ptec has no kernel for, written as calls it runs (ptec.capture_composed; test_composed_calls.py):
+    # the out-of-place writes through views, torch.gradient as a constant linear over its dim, and
+    # cumulative_trapezoid with computed sample points in torch's composition
+    "torch.diagonal_scatter": (lambda x: torch.diagonal_scatter(x, x[..., 0] * 0.5, 0, 1, 2), S3, R, 1.0,
+                               "int8"),                                                         # 0.69
+    "Tensor.select_scatter": (lambda x: x.select_scatter(x[:, 0] * 2, 1, 2), S3, R, 1.0, "int8"),   # 0.93
+    "torch.slice_scatter": (lambda x: torch.slice_scatter(x, x[..., ::2] * 2, 2, 0, 8, 2), S3, R, 1.0,
+                            "int8"),                                                            # 0.98
+    "torch.as_strided_scatter": (lambda x: torch.as_strided_scatter(x, x[0, :2, :2] * 2, (2, 2), (1, 8), 3), S3, R,
+                                 1.0, "int8"),                                                  # 0.74
+    "torch.gradient(dim)": (lambda x: torch.gradient(x, dim=2)[0], S3, R, 1.0, "int8"),          # 0.93
+    "torch.gradient(spacing, edge_order 2)": (lambda x: torch.gradient(x, spacing=2.0, dim=2, edge_order=2)[0],
+                                              S3, R, 1.0, "int8"),                              # 0.74
+    "torch.gradient(coordinates, dims)": (lambda x: torch.gradient(x, spacing=[
+        torch.tensor([0., 1, 3, 4]), torch.tensor([0., 1, 2, 4, 5, 7, 8, 10])], dim=[1, 2], edge_order=2)[0], S3, R,
+        1.0, "int8"),                                              # 0.95
+    "torch.gradient(spacing list)": (lambda x: torch.gradient(x[0], spacing=[0.5, 2.0])[1], S3, R, 1.0,
+                                     "int8"),                                                   # 0.93
+    "torch.trapezoid(computed x)": (lambda x: torch.trapezoid(x, (x * 0.3).exp().cumsum(-1)), S3, R, 2.5,
+                                    "int8"),                                                   # 1.90
+    "torch.cumulative_trapezoid(computed x)": (lambda x: torch.cumulative_trapezoid(x, x.cumsum(-1).abs(), dim=-1),
+                                               S3, R, 2.5, "int8"),                             # 2.01
     "torch.renorm": (lambda x: torch.renorm(x, 2, 1, 3.0), S3, R, 1.5, "int8"),                    # 1.08
     "Tensor.renorm(p=1)": (lambda x: x.renorm(1, 2, 5.0), S3, R, 1.5, "int8"),                     # 1.26
     "torch.renorm(p=inf)": (lambda x: torch.renorm(x, float("inf"), 1, 1.5), S3, R, 2.0, "int8"),     # 1.38
@@ -948,6 +982,15 @@ RUNS = {
     # each of torch.special's, the polynomials and Tensor spellings: test_unary_tables.py)
     "torch.polygamma, special.zeta, mvlgamma": (lambda x: torch.polygamma(1, x + 1) + torch.special.zeta(x + 2, 1.0)
                                                 + torch.mvlgamma(x + 2, 2) * 0.1, S3, POS, 2.5, "int8"),   # 1.70
+    # igamma / gammainc / zeta of two element-wise functions of one value: one table of that value
+    # (capture_binary_tables; test_composed_calls.py)
+    "torch.igamma(x, f(x))": (lambda x: torch.igamma(x, x * 0.5 + 0.25), S3, POS, 1.5, "int8"),     # 1.07
+    "torch.special.gammaincc(x, f(x))": (lambda x: torch.special.gammaincc(x, x * 0.5 + 0.25), S3, POS, 1.5,
+                                         "int8"),                                               # 1.07
+    "Tensor.igammac(x), special.gammainc": (lambda x: x.igammac(x) + torch.special.gammainc(x * 2, x + 1), S3, POS,
+                                            1.5, "int8"),                                       # 1.02
+    "torch.special.zeta(f(x), g(x))": (lambda x: torch.special.zeta(x + 1.5, x * 0 + 1.0), S3, POS, 1.5,
+                                       "int8"),                                                 # 1.23
     "torch.special.bessel_j0, airy_ai": (lambda x: torch.special.bessel_j0(x) + torch.special.airy_ai(x), S3, R, 2.0,
                                          "int8"),                                                        # 1.70
     "torch.fix, torch.angle (real)": (lambda x: torch.fix(x) + torch.angle(x), S3, R, 1.0, "int8"),     # 0.34

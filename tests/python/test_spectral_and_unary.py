@@ -93,6 +93,7 @@ FORMS = {
                                          (-3.0, 3.0)),
     "torch.cumulative_trapezoid": (lambda x: torch.cumulative_trapezoid(x, dx=0.5)
                                    + torch.cumulative_trapezoid(x, torch.linspace(0, 1, 8)), S3, (-3.0, 3.0)),
+    "torch.trapz(y, computed x)": (lambda x: torch.trapz(x, x.cumsum(-1)), S3, (-3.0, 3.0)),     # capture_composed
     "torch.cumulative_trapezoid(dim 0)": (lambda x: torch.cumulative_trapezoid(x[0], dim=0), S3, (-3.0, 3.0)),
     "torch.renorm": (lambda x: torch.renorm(x, 2, 1, 3.0) + torch.renorm(x, 1, -1, 2.0), S3, (-3.0, 3.0)),
     "Tensor.renorm(2-D, p=3)": (lambda x: x[0].renorm(3, 0, 1.5), S3, (-3.0, 3.0)),
@@ -201,7 +202,7 @@ def test_dft_rows_are_torchs():
 
 REFUSED = {
     # call of x: (call, the name in the one line, words of the reason)
-    "trapz(y, computed x)": (lambda x: torch.trapz(x, x.cumsum(-1)), "trapz", ""),
+    "trapz(y, drawn x)": (lambda x: torch.trapz(x, torch.rand(8).cumsum(0)), "trapz", ""),
 }
 
 
