@@ -113,11 +113,9 @@ ptec_status ptec_op_get_tensor_list_item(ptec_op *op, size_t i, size_t j, ptec_t
  * argument the method does not keep reads as a None (a Null stays a Null). */
 const ptec_value *ptec_op_arg(const ptec_op *op, size_t i);
 
-/* Fast access for run(): no checks, prepare already made them. */
-static inline ptec_tensor *ptec_op_tensor(const ptec_op *op, size_t i)
-{
-    return ptec_op_arg(op, i)->u.tensor;
-}
+/* Fast access for run(): no checks, prepare already made them. (Functions,
+ * not inline: a loaded call finds its arguments through the method.) */
+ptec_tensor *ptec_op_tensor(const ptec_op *op, size_t i);
 
 /* For run() of a kernel whose out is bound-dynamic (aten::masked_select):
  * sets a resizable tensor's current sizes (same rank, each between 0 and

@@ -43,7 +43,7 @@ ptec_status ptec_op_fail(ptec_op *op, ptec_status status, int arg, const char *m
  * kind instead of reading bytes that are gone. Nothing writes through them. */
 static const ptec_value retired[2] = {{.kind = PTEC_VALUE_NULL}, {.kind = PTEC_VALUE_NONE}};
 
-const ptec_value *ptec_op_arg(const ptec_op *op, size_t i)
+static const ptec_value *arg_slow(const ptec_op *op, size_t i)
 {
     uint32_t slot, none;
     switch (op->arg_width) {
@@ -63,6 +63,30 @@ const ptec_value *ptec_op_arg(const ptec_op *op, size_t i)
         break;
     }
     return slot >= none - 1u ? &retired[slot - (none - 1u)] : &op->ctx->method->values[slot];
+}
+
+/* The common case first: a loaded call of a method that keeps at most 254
+ * values, an argument it keeps. */
+const ptec_value *ptec_op_arg(const ptec_op *op, size_t i)
+{
+    if (op->arg_width == 1u) {
+        uint8_t slot = ((const uint8_t *)op->arg_slots)[i];
+        if (slot < UINT8_MAX - 1u) {
+            return &op->ctx->method->values[slot];
+        }
+    }
+    return arg_slow(op, i);
+}
+
+ptec_tensor *ptec_op_tensor(const ptec_op *op, size_t i)
+{
+    if (op->arg_width == 1u) {
+        uint8_t slot = ((const uint8_t *)op->arg_slots)[i];
+        if (slot < UINT8_MAX - 1u) {
+            return op->ctx->method->values[slot].u.tensor;
+        }
+    }
+    return arg_slow(op, i)->u.tensor;
 }
 
 static ptec_status kind_fail(ptec_op *op, size_t i, const char *wanted)
