@@ -31,7 +31,9 @@
  *    a Double program output): exact up to 2^53 in magnitude, beyond it C's
  *    conversion (the nearest double, as PyTorch's static_cast);
  *  - float64 into float32 (`i.double().float()`): C's conversion, the nearest
- *    float (overflow to infinity cannot arise from an integer's double). */
+ *    float; a double beyond float's range (a hostile program's input, no
+ *    integer's double) gives infinity on IEEE targets (C's Annex F), as
+ *    PyTorch's static_cast does. */
 #include <string.h>
 
 #include "kernels/portable/portable_args.h"
