@@ -32,19 +32,15 @@ import numpy as np
 import torch
 
 from .capture_calls import _meta_shape
-from .capture_rewrites import _Steps
+from .capture_rewrites import Fp32Steps
 from .ir import Node
 
 FP32_REASON = ("a cosine similarity or a p-norm distance, computed in fp32 (int8 sums of squares and their "
                "rsqrt / root lose short rows: tens of output steps)")
 
 
-class _Fp32(_Steps):
-    def __call__(self, op, inputs, **attrs) -> str:
-        return super().__call__(op, inputs, fp32=FP32_REASON, **attrs)
-
-    def const(self, value) -> str:
-        return _Steps.__call__(self, "constant", [], value=np.asarray(value, np.float32))
+class _Fp32(Fp32Steps):
+    reason = FP32_REASON
 
     def sum_dim(self, src: str, shape: List[int], dim: int, keepdim: bool) -> str:
         """src summed over dim: dim moved last, rows [R, K] times a column of

@@ -26,7 +26,7 @@ import torch
 import torch.fx
 
 from .capture_calls import _meta_shape
-from .capture_rewrites import _Steps
+from .capture_rewrites import Fp32Steps
 from .ir import Node
 
 FP32_REASON = "histc's bin positions over a range computed in the program, in fp32 (torch's float32 arithmetic)"
@@ -34,15 +34,8 @@ MAX_NUMEL = 254
 MAX_BINS = 256
 
 
-class _Fp32(_Steps):
-    def __call__(self, op, inputs, **attrs) -> str:
-        return super().__call__(op, inputs, fp32=FP32_REASON, **attrs)
-
-    def int8(self, op, inputs, **attrs) -> str:
-        return super().__call__(op, inputs, **attrs)
-
-    def const(self, value) -> str:
-        return super().__call__("constant", [], value=np.asarray(value, np.float32))
+class _Fp32(Fp32Steps):
+    reason = FP32_REASON
 
 
 def fp32_histc_nodes(fn: torch.fx.Node, ins, by_name) -> Optional[List[Node]]:

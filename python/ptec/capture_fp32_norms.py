@@ -25,19 +25,15 @@ import torch
 import torch.fx
 
 from .capture_calls import _meta_shape
-from .capture_rewrites import _Steps
+from .capture_rewrites import Fp32Steps
 from .ir import Node
 
 FP32_REASON = ("a vector norm of a negative order, computed in fp32 (|x|^p is unbounded near 0: "
                "no int8 grid holds it)")
 
 
-class _Fp32(_Steps):
-    def __call__(self, op, inputs, **attrs) -> str:
-        return super().__call__(op, inputs, fp32=FP32_REASON, **attrs)
-
-    def const(self, value) -> str:
-        return super().__call__("constant", [], value=np.asarray(value, np.float32))
+class _Fp32(Fp32Steps):
+    reason = FP32_REASON
 
 
 def _args(fn):

@@ -140,7 +140,7 @@ import torch
 
 from .capture_calls import torch_functions, _meta_shape
 from .capture_reductions import _norm_call
-from .capture_rewrites import _constant_of, _Steps
+from .capture_rewrites import _constant_of, Fp32Steps
 from .ir import Node
 
 # det, slogdet, logdet, inv and solve (LU kernels): any n the scratch holds
@@ -222,18 +222,8 @@ def _family(fn) -> Optional[str]:
     return None
 
 
-class _Fp32(_Steps):
-    """Steps whose arithmetic runs in fp32 (attrs["fp32"]); `int8` makes a
-    step left to the usual int8 choice (a LUT, a comparison of fp32 values)."""
-
-    def __call__(self, op, inputs, **attrs) -> str:
-        return super().__call__(op, inputs, fp32=FP32_REASON, **attrs)
-
-    def int8(self, op, inputs, **attrs) -> str:
-        return super().__call__(op, inputs, **attrs)
-
-    def const(self, value) -> str:
-        return self.int8("constant", [], value=np.array(value, np.float32))
+class _Fp32(Fp32Steps):
+    reason = FP32_REASON
 
     def linear(self, src: str, weight) -> str:
         """src [B, K] times weight [M, K] transposed: [B, M] (an fp32 linear:

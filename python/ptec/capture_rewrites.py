@@ -54,6 +54,23 @@ class _Steps:
         return self.nodes
 
 
+class Fp32Steps(_Steps):
+    """Steps whose arithmetic runs in fp32 (attrs["fp32"] = the subclass's
+    `reason`, which the partitioners read); `int8` makes a step left to the
+    usual int8 choice (a LUT, a comparison of fp32 values), and constants
+    are such steps."""
+    reason = ""
+
+    def __call__(self, op, inputs, **attrs) -> str:
+        return super().__call__(op, inputs, fp32=self.reason, **attrs)
+
+    def int8(self, op, inputs, **attrs) -> str:
+        return super().__call__(op, inputs, **attrs)
+
+    def const(self, value) -> str:
+        return self.int8("constant", [], value=np.array(value, np.float32))
+
+
 def _whole(steps: _Steps, src: str, shape):
     """src viewed as [1, numel] to reduce over dim 1: (node, shape, dims)."""
     n = int(np.prod(shape)) if shape else 1
