@@ -485,7 +485,9 @@ def _wide_where(a):
     if not isinstance(c, torch.Tensor) or not ranks or unknown or c.dim() <= max(ranks):
         return None
     shape = torch.broadcast_shapes(*(v.shape for v in (c, x, y) if isinstance(v, torch.Tensor)))
-    x, y = (a[k].expand(shape) if isinstance(a[k], torch.fx.Proxy) else a[k] for k in ("self", "other"))
+    # constant tensors too: a value left at its rank would take this rewrite again, endlessly
+    x, y = (a[k].expand(shape) if isinstance(a[k], (torch.fx.Proxy, torch.Tensor)) else a[k]
+            for k in ("self", "other"))
     return _Made(torch.where(a["condition"], x, y))
 
 
