@@ -69,6 +69,9 @@ def int_cast_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
         return [Node(fn.name, "int_math", [src.name], dict(kind="cast", dtype=NARROW[after]))]
     if cast and after in (torch.int64, torch.int32, torch.float32) and narrow:
         return None                           # back into int64 / int32 (capture_int_math) or float32 (.float())
+    from .capture_narrow_ints import shift_refusal
+    if narrow and fn.op in ("call_function", "call_method") and shift_refusal(fn):
+        return _refused(fn, by_name, shift_refusal(fn))
     if narrow and fn.op in ("call_function", "call_method") \
             and any(narrow_dtype(by_name.get(a.name)) != "float64" for a in narrow):
         kinds = sorted({narrow_dtype(by_name.get(a.name)) for a in narrow})

@@ -28,8 +28,10 @@ two calls is the tensor of its own dtype, and each call runs on int64
 kernels. Kept out, refused by capture_int_casts in one line: a uint8 value
 read as a mask or condition (`x[b]`, torch.where(b, ...),
 masked_fill(..., b, ...)): torch reads it as booleans, not as integers;
-a shift by a tensor amount (torch shifts a narrow value by its own width
-or more to 0 / the sign; an int64 shift does not)."""
+a shift by a tensor or by a Python int outside 0 ... 31 (torch 1.13 shifts a
+narrow value as a 32-bit C int: by 32 or more its result is the CPU's,
+e.g. int8 5 << 32 is 5 on x86; by 8 ... 31 it equals the int64 shift
+wrapped, int8 1 << 7 is -128, 1 << 8 is 0)."""
 from __future__ import annotations
 
 import operator
@@ -75,9 +77,23 @@ def _kept_out(fn: torch.fx.Node) -> bool:
     if name in ("masked_fill", "masked_fill_", "masked_select", "masked_scatter"):
         return any(_narrow(a) for a in fn.args[1:2]) or _narrow(fn.kwargs.get("mask"))
     if name in _SHIFTS:
-        return any(isinstance(a, torch.fx.Node) for a in fn.args[1:]) or \
-            any(isinstance(a, torch.fx.Node) for a in fn.kwargs.values())
+        return shift_refusal(fn) is not None
     return False
+
+
+def shift_refusal(fn: torch.fx.Node) -> Optional[str]:
+    """Why a shift of a narrow value is refused, or None: torch 1.13 shifts
+    an int16 / uint8 / int8 value as a 32-bit C int, so by 32 or more its
+    result follows the CPU's shift (by the amount mod 32 on x86), not the
+    integer's; a tensor amount may be any."""
+    if _name(fn) not in _SHIFTS or not any(_narrow(a) for a in fn.args[:1]):
+        return None
+    amount = fn.args[1] if len(fn.args) > 1 else fn.kwargs.get("other")
+    if isinstance(amount, int) and not isinstance(amount, bool) and 0 <= amount <= 31:
+        return None
+    return (f"a shift of an int16 / uint8 / int8 value by {amount if isinstance(amount, int) else 'a tensor'}: "
+            f"torch 1.13 shifts it as a 32-bit C int (by 32 or more: the CPU's result); ptec shifts such a value "
+            f"by a Python int from 0 to 31 only")
 
 
 def _index_narrow(index) -> bool:

@@ -43,7 +43,7 @@ class Narrow(torch.nn.Module):
         s, b, c = i.short(), i.byte(), i.char()
         return (s * 3 + 7, b + 100, -c, s - b, b * b, c * 3 - 1, s.abs(), c.abs(),
                 b // -3, b // 7, s // 7, s // -7, c // -1, b % -3, s % 7, c % -5, s // (b // 2 + 1), c % (c.abs() + 1),
-                b & 6, s | 0x5555, c ^ -1, ~b, ~c, c << 7, b << 3, s << 5, c >> 2, s >> 3, b >> 1,
+                b & 6, s | 0x5555, c ^ -1, ~b, ~c, c << 7, b << 3, s << 5, c >> 2, s >> 3, b >> 1, c << 9, s >> 31, b << 31,
                 b < 3, b < 300, b == -1, c >= 0, s > b, s.max(-1)[0], b.min(),
                 torch.sort(b, -1)[0], torch.sort(s, 0, descending=True)[0], torch.topk(c, 2)[0],
                 torch.cat([b, b + 1], 1), torch.stack([s, s * 2]), torch.where(i > 0, c, c * 2),
@@ -88,7 +88,9 @@ def test_float_math_on_narrow_values_is_within_a_step(tmp_path):
 
 @pytest.mark.parametrize("call, shown, why", [
     (lambda i: torch.where(i.byte(), i, 0), r"where \(torch\.where\)", "a call on uint8 values"),
-    (lambda i: i.char() << (i.char() & 3), r"lshift \(operator\.lshift\)", "a call on int8 values"),
+    (lambda i: i.char() << (i.char() & 3), r"lshift \(operator\.lshift\)", "a shift of an int16 / uint8 / int8 value by a tensor"),
+    (lambda i: i.char() << 32, r"lshift \(operator\.lshift\)", "by 32: torch 1.13 shifts it as a 32-bit C int"),
+    (lambda i: i.short() >> -1, r"rshift \(operator\.rshift\)", "by -1: torch 1.13 shifts it as a 32-bit C int"),
     (lambda i: i[(i > 0).byte()], r"getitem \(operator\.getitem\)", "an index computed in the program"),
 ])
 def test_what_stays_refused_in_one_line(call, shown, why):
