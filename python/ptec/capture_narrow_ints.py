@@ -130,7 +130,8 @@ def widen_narrow_ints(gm: torch.fx.GraphModule, propagate) -> None:
         tensors = [torch.zeros((), dtype=_dtype(a) or torch.float32) for a in read if _dtype(a) is not None]
         name = _name(fn)
         compute = None
-        if name in _SCALAR_WRAPPED and len(fn.args) == 2:
+        rounded = name in ("div", "divide") and fn.kwargs.get("rounding_mode") is not None   # b.div(-3, rounding_mode="floor")
+        if (name in _SCALAR_WRAPPED or rounded) and len(fn.args) == 2:
             ints = [a for a in fn.args if isinstance(a, int) and not isinstance(a, bool)]
             compute = torch.result_type(tensors[0], ints[0]) if ints and len(tensors) == 1 else None
             if compute not in _NARROW:

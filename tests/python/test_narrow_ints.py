@@ -47,7 +47,8 @@ class Narrow(torch.nn.Module):
                 b < 3, b < 300, b == -1, c >= 0, s > b, s.max(-1)[0], b.min(),
                 torch.sort(b, -1)[0], torch.sort(s, 0, descending=True)[0], torch.topk(c, 2)[0],
                 torch.cat([b, b + 1], 1), torch.stack([s, s * 2]), torch.where(i > 0, c, c * 2),
-                b.view(2, -1) + 1, s.t()[1:3] - 1, b[1], s.sum(-1), torch.maximum(s, b), c ** 2, b.flip(0) * 5)
+                b.view(2, -1) + 1, s.t()[1:3] - 1, b[1], s.sum(-1), torch.maximum(s, b), c ** 2, b.flip(0) * 5,
+                b.div(-3, rounding_mode="floor"), c.div(-7, rounding_mode="trunc"), torch.fmod(b, -3), torch.fmod(c, 300))
 
 
 class FloatOf(torch.nn.Module):
