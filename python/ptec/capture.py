@@ -51,6 +51,7 @@ from .capture_buffer_state import (INIT, STATE, as_states, binding_names, copy_w
 from .capture_view_writes import writes_through_views
 from .capture_composed import composed_calls
 from .capture_view_elements import elements_alone
+from .capture_narrow_ints import widen_narrow_ints
 from .capture_int_math import int_extreme_element, int_math_nodes, int_view_nodes
 from .capture_int_sort import int_order
 from .capture_int_promotion import promote_int_operands
@@ -1811,6 +1812,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     counts_readers(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # counts * 2 (capture_counts_readers)
     without_unused_values(gm)   # unique(x, dim=d)'s slices when only its counts / inverse are read
     elements_alone(gm)          # torch.hsplit(x, 2)[0]: that piece alone (capture_view_elements)
+    widen_narrow_ints(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # s + 1, s int16 (capture_narrow_ints)
     promote_int_operands(gm)    # i + x, i < 2.5: the int value's float copy, as torch (capture_int_promotion)
     # s[None].sum(1), torch.sigmoid(s.unsqueeze(0)): readers of s (capture_selection_lead)
     lift_leading_ones(gm, lambda: _propagate_kept(gm, example_inputs, initial))

@@ -18,9 +18,11 @@ another cast; `.float()` of one is index_to_float (int16 / uint8 / int8 /
 float64 into float32: exact, or the nearest float as torch's). A float64
 value read by float math (`i.double() * 0.5`) is its float32 copy (ptec
 computes every float value in float32: the float64 chain rule of
-capture_plumbing). Any other call on an int16 / uint8 / int8 value
-(`i.short() + 1`: torch computes it in int16) is refused in one line
-naming the call: ptec's integer kernels compute int64 / int32."""
+capture_plumbing). Other calls on an int16 / uint8 / int8 value
+(`i.short() + 1`) are made int64 calls cast back before capture
+(capture_narrow_ints); one it leaves (a uint8 mask or condition, a shift
+by a tensor or outside 0 ... 31) is refused here in one line naming the
+call: ptec's integer kernels compute int64 / int32."""
 from __future__ import annotations
 
 from typing import List, Optional
@@ -69,6 +71,9 @@ def int_cast_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
         return [Node(fn.name, "int_math", [src.name], dict(kind="cast", dtype=NARROW[after]))]
     if cast and after in (torch.int64, torch.int32, torch.float32) and narrow:
         return None                           # back into int64 / int32 (capture_int_math) or float32 (.float())
+    from .capture_narrow_ints import shift_refusal
+    if narrow and fn.op in ("call_function", "call_method") and shift_refusal(fn):
+        return _refused(fn, by_name, shift_refusal(fn))
     if narrow and fn.op in ("call_function", "call_method") \
             and any(narrow_dtype(by_name.get(a.name)) != "float64" for a in narrow):
         kinds = sorted({narrow_dtype(by_name.get(a.name)) for a in narrow})

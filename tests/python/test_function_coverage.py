@@ -1324,6 +1324,18 @@ RUNS = {
                              ((x > 0).sum(1) * 50).char().long(), ((x > 0).sum(1) * 70000).to(torch.int16).int().long(),
                              (x.argmax(-1) * 90).byte().short().long()], 1).float(), S3, R, 0.0, "int8"),
     "Tensor.double() of int64": (lambda x: ((x > 0).sum(1) * 2 ** 40 - 3).double(), S3, R, 0.0, "int8"),
+    # calls on int16 / uint8 / int8 values: int64 calls cast back, wrapping as torch's (capture_narrow_ints);
+    # exact, test_narrow_ints.py
+    "int16 / uint8 / int8 arithmetic, wrapping (s * 3 + 7, b + 100, -c, b // -3, c % 3, c << 7)": (
+        lambda x: torch.cat([(((x > 0).sum(1) * 20000 - 30000).short() * 3 + 7).long(),
+                             (((x > 0).sum(1) * 100 - 150).byte() + 100).long(), (-((x > 0).sum(1) * 50).char()).long(),
+                             (((x > 0).sum(1) * 70 - 1).byte() // -3).long(), (((x > 0).sum(1) * 50).char() % 3).long(),
+                             (((x > 0).sum(1) - 1).char() << 7).long()], 1).float(), S3, R, 0.0, "int8"),   # 0.00
+    "comparisons / sort / cat / where / view of uint8 / int16 values": (
+        lambda x: torch.cat([(((x > 0).sum(1) * 100).byte() < 44).long(), ((x > 0).sum(1) * 100).byte().sort(-1)[0].long(),
+                             torch.where(x[:, 0] > 0, ((x > 0).sum(1) * 9000).short(), -((x > 0).sum(1)).short()).long(),
+                             torch.cat([((x > 0).sum(1) * 90).byte(), ((x > 0).sum(1) * 90).byte() + 1], 1).view(1, -1)[:, :8]
+                             .long()], 1).float(), S3, R, 0.0, "int8"),                                     # 0.00
     "F.embedding(torch.stack([ids, 9 - ids]))": (lambda x: F.embedding(torch.stack([(x.abs() * 3).long(),
                                                                                     9 - (x.abs() * 3).long()]),
                                                                        torch.linspace(-1, 1, 40).reshape(10, 4)),

@@ -164,9 +164,9 @@ def test_casts_wrap_as_torchs(tmp_path):
 
 
 @pytest.mark.parametrize("call, shown, why", [
-    (lambda i: i.short() + 1, r"add \(operator\.add\)", "a call on int16 values"),
-    (lambda i: i.byte() < 3, r"lt \(operator\.lt\)", "a call on uint8 values"),
-    (lambda i: i.char().sort(-1)[0], r"char \(Tensor\.char\)", "its int8 [a-z]+ are used by sort"),
+    # calls on int16 / uint8 / int8 values run (capture_narrow_ints, test_narrow_ints.py) but for these
+    (lambda i: torch.where(i.byte(), i, 0), r"where \(torch\.where\)", "a call on uint8 values"),
+    (lambda i: i.char() << (i.char() & 3), r"lshift \(operator\.lshift\)", "a shift of an int16 / uint8 / int8 value by a tensor"),
     (lambda i: torch.mode(i, -1)[0], r"getitem \(operator\.getitem\)", "mode of int64 integers: its kernel"),
     (lambda i: torch.cummax(i, -1)[1], r"getitem_1 \(operator\.getitem\)", "cummax of int64 integers"),
     (lambda i: i.double().long(), r"long \(Tensor\.long\)", "a float64 value back into integers"),

@@ -260,11 +260,11 @@ def test_index_used_as_a_number_is_refused():
         def forward(self, x):
             # (argsort + 1 is integer arithmetic on an index value, which runs: capture_int_math, and so does
             # argsort * 0.5, torch's float copy: capture_int_promotion, and an int16 copy's .float():
-            # capture_int_casts); int16 arithmetic does not
-            return (x.argsort(-1).short() + 1).float()
+            # capture_int_casts, and int16 arithmetic: capture_narrow_ints); an int16 shift by 40 does not
+            return (x.argsort(-1).short() << 40).float()
     g = torch.Generator().manual_seed(4)
     calibration = [(torch.randn(2, 8, generator=g),) for _ in range(4)]
-    with pytest.raises(Exception, match=r"^lowering failed: add \(operator\.add\): a call on int16 values[^\n]*$"):
+    with pytest.raises(Exception, match=r"^lowering failed: lshift \(operator\.lshift\): a shift of an int16 / uint8 / int8 value by 40[^\n]*$"):
         compile_model(Sum().eval(), [calibration[0][0]], calibration)
 
 
