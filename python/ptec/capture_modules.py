@@ -573,7 +573,7 @@ FUNCTIONAL_STAND_INS = {
     # (torch.cosine_similarity stays one call: capture_fp32_distances)
     torch.pairwise_distance: (("x1", "x2", "p", "eps", "keepdim"), 2,
                               lambda x1, x2, p=2.0, eps=1e-6, keepdim=False: None if stays_a_call(
-                                  torch.pairwise_distance, p) else PairwiseDistance(
+                                  torch.pairwise_distance, p, x1, x2) else PairwiseDistance(
                                   nn.PairwiseDistance(p, eps, keepdim)).forward(x1, x2)),
     torch.bilinear: (("input1", "input2", "weight", "bias"), 2, _bilinear_call),
 }

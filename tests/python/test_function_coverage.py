@@ -852,6 +852,11 @@ RUNS = {
         :, x[0, :3, :5].argmax(-1)]), S3, R, 1.0, "int8"),                                          # 0.75
     "F.pairwise_distance of complex values": (lambda x: torch.nn.functional.pairwise_distance(
         torch.complex(x * 0.5, x.flip(-1) * 0.5), torch.complex(x.flip(1), x) * 0.5), S3, R, 2.5, "fp32"),  # 1.81
+    "F.pairwise_distance(p=3) of complex values": (lambda x: F.pairwise_distance(
+        torch.complex(x * 0.5, x.flip(-1) * 0.5), torch.complex(x.flip(1), x) * 0.5, p=3), S3, R, 3.5, "fp32"),  # 3.01
+    "F.pairwise_distance(p=3, eps, keepdim) of complex values": (lambda x: F.pairwise_distance(
+        torch.complex(x * 0.5, x.flip(-1) * 0.5), torch.complex(x.flip(1), x) * 0.5, 3.0, 1e-3, True), S3, R, 3.5,
+        "fp32"),                                                                                    # 3.05
     # windows (ptec.capture_views) and the trapezoid rule (ptec.capture_trapezoid), p-norms (ptec.capture_norms)
     "Tensor.unfold(dim 1)": (lambda x: x.unfold(1, 2, 1), S3, R, 0.5, "int8"),
     "torch.trapz": (lambda x: torch.trapz(x), S3, R, 1.0, "int8"),                                 # 0.49
