@@ -27,7 +27,9 @@ varying operands:
   trailing normalized dims, or dim 1). Running statistics computed in
   the program (batch_norm, instance_norm with use_input_stats=False):
   (x - mean) rsqrt(var + eps) per channel; instance_norm with
-  use_input_stats ignores them in its output (torch only updates them).
+  use_input_stats ignores them in its output (torch only updates them),
+  and so does batch_norm with training=True, when nothing reads the
+  written statistics after the call (refuse_written_stats_read).
 * prelu: torch.where(x >= 0, x, weight x), the weight (one value, or one
   per channel, dim 1) broadcast.
 
@@ -37,8 +39,8 @@ varying operands:
 
 A call whose weight and bias are constants is not touched (its layer as
 before). What these do not cover stays the call, refused by name:
-batch_norm with training=True and computed running statistics (torch
-writes them in place), attention with dropout in training, bias_k /
+batch_norm with training=True and computed running statistics read
+after the call or viewing its input (torch writes them in place), attention with dropout in training, bias_k /
 bias_v / add_zero_attn / static_k / static_v, or a computed mask."""
 from __future__ import annotations
 
@@ -282,16 +284,65 @@ def _batch_norm(input, running_mean, running_var, weight=None, bias=None, traini
         return None if _before is None else \
             _before(input, running_mean, running_var, weight, bias, training, momentum, eps)
     if training:         # the batch's statistics: capture_losses' stand-in, without the affine
-        if _computed(running_mean, running_var):
-            return None         # torch writes them in place
+        written = [t for t in (running_mean, running_var) if _computed(t)]
+        if written:     # torch writes them in place; the output is the batch's (refused if read later)
+            running_mean = running_var = None
         y = _before(input, running_mean, running_var, None, None, training, momentum, eps) if _before else None
         if y is None:
             return None
+        for t in written:
+            t.node.meta.setdefault("ptec_stats_written", []).append((y.node, input.node))
     elif _computed(running_mean, running_var):
         y = _by_statistics(input, running_mean, running_var, eps)
     else:
         y = F.batch_norm(input, running_mean, running_var, None, None, False, momentum, eps)
     return _affine(y, weight, bias, _channel_shape(input))
+
+
+_VIEWS = {"view", "reshape", "flatten", "squeeze", "unsqueeze", "transpose", "permute", "expand", "detach",
+          "narrow", "select", "t", "view_as", "expand_as", "unflatten", "__getitem__", "getitem", "movedim",
+          "swapaxes", "swapdims", "diagonal", "unbind", "split", "chunk", "as_strided", "real", "imag",
+          "view_as_real", "view_as_complex"}
+
+
+def _is_view(fn: torch.fx.Node) -> bool:
+    name = fn.target if isinstance(fn.target, str) else getattr(fn.target, "__name__", "")
+    return fn.op in ("call_function", "call_method") and name in _VIEWS
+
+
+def refuse_written_stats_read(graph: torch.fx.Graph) -> None:
+    """F.batch_norm(training=True) with computed running statistics writes
+    them in place (torch: running = (1 - momentum) running + momentum
+    batch); its output does not read them. Runs when nothing reads the
+    written tensors (or a view of them, or what they view) after the call;
+    else one line naming why."""
+    order = {fn: i for i, fn in enumerate(graph.nodes)}
+    for stat in list(graph.nodes):
+        for after, source in stat.meta.get("ptec_stats_written", ()):
+            base = stat
+            while _is_view(base) and base.args and isinstance(base.args[0], torch.fx.Node):
+                base = base.args[0]
+            family, todo = set(), [base]
+            while todo:
+                fn = todo.pop()
+                if fn not in family:
+                    family.add(fn)
+                    todo.extend(u for u in fn.users if _is_view(u))
+            # a view made after the call, or any other reader after it (the output: after everything)
+            late = [fn for fn in family if order[fn] > order[after]] + \
+                [u for fn in family for u in fn.users if u not in family and order[u] > order[after]]
+            from .capture_modules import CaptureModuleError
+            if source in family or any(fn.op == "placeholder" for fn in family):
+                raise CaptureModuleError(
+                    f"F.batch_norm(training=True): its running_mean / running_var ({stat.name}) is a view of "
+                    f"{'its input' if source in family else 'a model input'}, which torch's in-place update of "
+                    f"the statistics writes (and its output reads): pass a copy (.clone())")
+            if late:
+                raise CaptureModuleError(
+                    f"F.batch_norm(training=True): its running_mean / running_var "
+                    f"({stat.name}) are computed in the program and torch updates them in place, and "
+                    f"{late[0].name} reads them after the call: ptec runs it only when nothing reads the "
+                    f"updated statistics")
 
 
 def _prelu(input, weight):

@@ -238,8 +238,8 @@ def _refusal(fn, shape=S3) -> str:
 
 REFUSED = {
     # call: (the call named in the one line)
-    "batch_norm(training=True, computed running statistics)": (   # torch writes them in place
-        lambda x: F.batch_norm(x, x[0, :, 0], x[0, :, 1].abs() + 1.0, training=True), "F.batch_norm"),
+    # (batch_norm(training=True) with computed running statistics runs unless they are read after the call
+    # or view its input: test_small_gaps.py)
     "multi_head_attention_forward(computed attn_mask)": (
         lambda x: _mha(x, W_IN, None, W_OUT, None, need_weights=False, attn_mask=x[0, :, :4] > 0)[0],
         "F.multi_head_attention_forward"),
@@ -261,10 +261,11 @@ def test_refusal_on_the_command_line(tmp_path):
     line = cli_refusal(tmp_path, "import torch\nimport torch.nn.functional as F\n"
                                  "class M(torch.nn.Module):\n"
                                  "    def forward(self, x):\n"
-                                 "        return F.batch_norm(x, x[0, :, 0], x[0, :, 1].abs() + 1.0, training=True)\n"
+                                 "        m = x.mean((0, 2))\n"
+                                 "        return F.batch_norm(x, m, x[0, :, 1].abs() + 1.0, training=True) + m[:, None]\n"
                                  "def model():\n"
                                  "    return M(), (torch.rand(1, 4, 8),)\n")
-    assert "batch_norm (F.batch_norm)" in line, line
+    assert "F.batch_norm(training=True)" in line and "reads them after the call" in line, line
 
 
 @pytest.mark.parametrize("form", ["conv1d(groups=2)", "conv_transpose1d(stride 2, padding 1, output_padding 1, bias)",

@@ -1137,6 +1137,11 @@ RUNS = {
     # as torch's formulas (capture_losses; reductions, targets, weights: test_losses_in_forward.py)
     "F.batch_norm(training=True)": (lambda x: F.batch_norm(x, None, None, training=True), S4, R, 1.0,
                                     "fp32"),                                                       # 0.50
+    "F.batch_norm(training=True, computed running stats)": (lambda x: F.batch_norm(
+        x, x.mean((0, 2, 3)), x.var((0, 2, 3)), training=True), S4, R, 1.0, "fp32"),            # 0.50
+    "F.batch_norm(training=True, computed stats, weight, bias)": (lambda x: F.batch_norm(
+        x, x.mean((0, 2, 3)) * 0, x.var((0, 2, 3)), torch.tensor([1., 2, 3]), torch.tensor([0., 1, 2]),
+        training=True), (2, 3, 4, 4), R, 2.0, "fp32"),                                           # 1.66
     "F.mse_loss/huber_loss(reduction='none')": (lambda x: F.mse_loss(x, torch.tanh(x), reduction="none")
                                                 + F.huber_loss(x, x.flip(-1), reduction="none"), S3, R, 4.0,
                                                 "int8"),                                           # 3.57
