@@ -362,6 +362,17 @@ RUNS = {
         x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), 8, 2, torch.linspace(-0.5, 0.5, 192).reshape(24, 8),
         torch.linspace(-0.2, 0.2, 24), None, None, False, 0.0, torch.linspace(-0.5, 0.5, 64).reshape(8, 8),
         torch.zeros(8), training=False, need_weights=False)[0].transpose(0, 1), S3, R, 4.0, "int8"),   # 3.45
+    # bias_k / bias_v, add_zero_attn, a computed bool mask (test_small_gaps.py)
+    "F.multi_head_attention_forward(bias_k, bias_v)": (lambda x: F.multi_head_attention_forward(
+        x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), 8, 2, torch.linspace(-0.5, 0.5, 192).reshape(24, 8),
+        torch.linspace(-0.2, 0.2, 24), torch.linspace(-1, 1, 8).reshape(1, 1, 8),
+        torch.linspace(1, -0.5, 8).reshape(1, 1, 8), False, 0.0, torch.linspace(-0.5, 0.5, 64).reshape(8, 8),
+        torch.zeros(8), training=False, need_weights=False)[0].transpose(0, 1), S3, R, 2.5, "int8"),   # 2.01
+    "F.multi_head_attention_forward(add_zero_attn, computed mask)": (lambda x: F.multi_head_attention_forward(
+        x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), 8, 2, torch.linspace(-0.5, 0.5, 192).reshape(24, 8),
+        torch.linspace(-0.2, 0.2, 24), None, None, True, 0.0, torch.linspace(-0.5, 0.5, 64).reshape(8, 8),
+        torch.zeros(8), training=False, need_weights=False, attn_mask=x[0, :, :4] > 0)[0].transpose(0, 1), S3, R,
+        1.5, "int8"),                                                                                # 1.18
     # linear algebra, rewritten by ptec.capture_linalg: one int8 batch matmul each (and alpha, beta, input
     # as a mul and an add), cross as rotated copies, cdist as the rows' differences (measured worst steps)
     "torch.dot": (lambda x: torch.dot(x.flatten(), x.flip(-1).flatten()), S3, R, 1.5, "int8"),            # 1.01

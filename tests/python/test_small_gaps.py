@@ -111,3 +111,100 @@ def test_batch_norm_written_stats_read_refused(fn, words):
         capture(Call(fn).eval(), [x])
     msg = str(e.value)
     assert "F.batch_norm(training=True)" in msg and words in msg and "\n" not in msg, msg
+
+
+# F.multi_head_attention_forward / nn.MultiheadAttention: bias_k / bias_v (a row appended to K and V, a column
+# that masks nothing to the masks), add_zero_attn (a zero row per head), masks computed in the program (the
+# softmax of the kept positions: capture_attention_masks) (capture_computed_weights._mha).
+W_IN, B_IN = torch.linspace(-0.5, 0.5, 192).reshape(24, 8), torch.linspace(-0.2, 0.2, 24)
+W_OUT = torch.linspace(-0.5, 0.5, 64).reshape(8, 8)
+BK, BV = torch.linspace(-1, 1, 8).reshape(1, 1, 8), torch.linspace(1, -0.5, 8).reshape(1, 1, 8)
+
+
+def _mha(x, bk=None, bv=None, zero=False, **kw):
+    t = x.transpose(0, 1)
+    return F.multi_head_attention_forward(t, t, t, 8, 2, W_IN, B_IN, bk, bv, zero, 0.0, W_OUT, torch.zeros(8),
+                                          training=False, need_weights=False, **kw)[0].transpose(0, 1)
+
+
+class _Attention(torch.nn.Module):
+    def __init__(self, masks=None, **kw):
+        super().__init__()
+        torch.manual_seed(0)
+        self.m, self.masks = torch.nn.MultiheadAttention(8, 2, batch_first=True, **kw), masks
+
+    def forward(self, x):
+        kw = {} if self.masks is None else self.masks(x)
+        return self.m(x, x, x, need_weights=False, **kw)[0]
+
+
+class _Separate(torch.nn.Module):      # kdim, vdim other than embed_dim: separate projections
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.m = torch.nn.MultiheadAttention(8, 2, kdim=6, vdim=5)
+
+    def forward(self, x):
+        return self.m(x[0].unsqueeze(1), x[0, :, :6].unsqueeze(1), x[0, :, 3:].unsqueeze(1))[0]
+
+
+MHA_RUNS = {
+    # (model, input shape, bound in output steps): measured in the trailing comment
+    "bias_k, bias_v": (Call(lambda x: _mha(x, BK, BV)), S3, 2.5),                                   # 2.01
+    "add_zero_attn": (Call(lambda x: _mha(x, zero=True)), S3, 3.0),                                  # 2.66
+    "computed bool attn_mask": (Call(lambda x: _mha(x, attn_mask=x[0, :, :4] > 0)), S3, 1.0),       # 0.66
+    "computed key_padding_mask": (Call(lambda x: _mha(x, key_padding_mask=x[:, :, 0] > 1)), S3, 3.0),  # 2.79
+    "computed key_padding_mask, batch 2": (Call(lambda x: _mha(x, key_padding_mask=x[:, :, 0] > 1)), (2, 4, 8),
+                                           4.5),                                                    # 3.79
+    "computed masks, bias_k, add_zero_attn": (Call(lambda x: _mha(
+        x, BK, BV, True, attn_mask=x[0, :, :4] > 0.5, key_padding_mask=x[:, :, 0] > 1)), S3, 2.0),  # 1.31
+    "constant causal mask, bias_k, add_zero_attn": (Call(lambda x: _mha(
+        x, BK, BV, True, attn_mask=torch.triu(torch.ones(4, 4, dtype=torch.bool), 1))), S3, 3.0),   # 2.58
+    "nn.MultiheadAttention(add_bias_kv)": (_Attention(add_bias_kv=True), S3, 3.0),                  # 2.36
+    "nn.MultiheadAttention(add_zero_attn)": (_Attention(add_zero_attn=True), S3, 2.5),              # 2.09
+    "nn.MultiheadAttention(computed attn_mask)": (_Attention(lambda x: {"attn_mask": x[0, :, :4] > 0}), S3,
+                                                  3.5),                                             # 3.25
+    "nn.MultiheadAttention(computed key_padding_mask, bias, zero)": (_Attention(
+        lambda x: {"key_padding_mask": x[:, :, 0] > 1}, add_bias_kv=True, add_zero_attn=True), S3, 3.0),  # 2.60
+    "nn.MultiheadAttention(kdim, vdim)": (_Separate(), S3, 4.5),                                     # 3.88
+}
+
+
+@pytest.mark.parametrize("name", sorted(MHA_RUNS))
+def test_attention_forms_within_bound(name, tmp_path):
+    model, shape, bound = MHA_RUNS[name]
+    model = model.eval()
+    cal = inputs(shape, *R)
+    res = compile_model(model, [cal[0][0]], cal)
+    worst = worst_steps(model, res, cal[:4], tmp_path)
+    assert worst <= bound + 1e-3, f"{name}: {worst:.2f} output steps (bound {bound})"
+
+
+def test_bias_kv_changes_torchs_output():
+    """The oracle differs with bias_k / add_zero_attn (the forms are not the plain attention's)."""
+    x = inputs(S3, *R)[0][0]
+    plain = _mha(x)
+    assert float((_mha(x, BK, BV) - plain).abs().max()) > 0.05
+    assert float((_mha(x, zero=True) - plain).abs().max()) > 0.05
+
+
+MHA_REFUSED = {
+    "static_k / static_v": (lambda x: F.multi_head_attention_forward(
+        x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), 8, 2, W_IN, B_IN, None, None, False, 0.0, W_OUT,
+        None, training=False, need_weights=False, static_k=torch.zeros(2, 4, 4), static_v=torch.zeros(2, 4, 4))[0],
+        "static_k / static_v"),
+    "dropout in training": (lambda x: F.multi_head_attention_forward(
+        x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), 8, 2, W_IN, None, None, None, False, 0.5, W_OUT,
+        None, training=True, need_weights=False)[0], "dropout_p=0.5 with training=True"),
+    "computed float mask": (lambda x: _mha(x, attn_mask=x[0, :, :4]), "a computed float attn_mask"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MHA_REFUSED))
+def test_attention_refusals_name_the_argument(name):
+    from ptec.capture import capture
+    fn, words = MHA_REFUSED[name]
+    with pytest.raises(Exception) as e:
+        capture(Call(fn).eval(), [inputs(S3, *R)[0][0]])
+    msg = str(e.value)
+    assert "F.multi_head_attention_forward: " + words in msg and "\n" not in msg, msg
