@@ -895,6 +895,8 @@ RUNS = {
         1.0, "int8"),                                              # 0.95
     "torch.gradient(spacing list)": (lambda x: torch.gradient(x[0], spacing=[0.5, 2.0])[1], S3, R, 1.0,
                                      "int8"),                                                   # 0.93
+    "torch.gradient(computed coordinates)": (lambda x: torch.gradient(
+        x, spacing=(x[0, 0].abs().add(2.0).cumsum(-1),), dim=-1)[0], S3, R, 4.5, "fp32"),        # 3.78
     "torch.trapezoid(computed x)": (lambda x: torch.trapezoid(x, (x * 0.3).exp().cumsum(-1)), S3, R, 2.5,
                                     "int8"),                                                   # 1.90
     "torch.cumulative_trapezoid(computed x)": (lambda x: torch.cumulative_trapezoid(x, x.cumsum(-1).abs(), dim=-1),

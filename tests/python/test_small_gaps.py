@@ -208,3 +208,47 @@ def test_attention_refusals_name_the_argument(name):
         capture(Call(fn).eval(), [inputs(S3, *R)[0][0]])
     msg = str(e.value)
     assert "F.multi_head_attention_forward: " + words in msg and "\n" not in msg, msg
+
+
+# torch.gradient with coordinates computed in the program (capture_composed._nonuniform): torch's
+# non-uniform rule in element-wise ops. The coordinates are the program's own (int8) values, so a step
+# h = c[i+1] - c[i] carries the rounding of two values on the coordinates' grid: steps short against
+# that grid (x.abs() + 0.5 summed) are the worst (11.92 output steps), wide ones about 3.
+GRADIENT_RUNS = {
+    "coordinates, last dim": (lambda x: torch.gradient(x, spacing=(x[0, 0].abs().add(2.0).cumsum(-1),),
+                                                       dim=-1)[0], 4.5),                             # 3.78
+    "coordinates, dim 1, edge_order 2": (lambda x: torch.gradient(x, spacing=(x[0, :, 0].abs().add(2.0).cumsum(-1),),
+                                                                  dim=1, edge_order=2)[0], 3.5),    # 3.01
+    "short steps": (lambda x: torch.gradient(x, spacing=(x[0, 0].abs().add(0.5).cumsum(-1),), dim=-1)[0],
+                    12.5),                                                                           # 11.92
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRADIENT_RUNS))
+def test_gradient_computed_coordinates_within_bound(name, tmp_path):
+    fn, bound = GRADIENT_RUNS[name]
+    model = Call(fn).eval()
+    cal = inputs(S3, *R)
+    res = compile_model(model, [cal[0][0]], cal)
+    worst = worst_steps(model, res, cal[:4], tmp_path)
+    assert worst <= bound + 1e-3, f"{name}: {worst:.2f} output steps (bound {bound})"
+
+
+@pytest.mark.parametrize("edge", [1, 2])
+@pytest.mark.parametrize("dim", [1, 2])
+def test_nonuniform_rule_is_torchs(edge, dim):
+    """The composition the graph gets, in float64, is torch.gradient's."""
+    from ptec.capture_composed import _nonuniform
+    g = torch.Generator().manual_seed(3)
+    f = torch.randn(2, 5, 7, dtype=torch.float64, generator=g)
+    c = (torch.rand(f.shape[dim], dtype=torch.float64, generator=g) + 0.3).cumsum(0)
+    want = torch.gradient(f, spacing=(c,), dim=dim, edge_order=edge)[0]
+    assert torch.allclose(_nonuniform(f, c, dim, 3, edge), want, rtol=1e-12, atol=1e-12)
+
+
+def test_gradient_constant_coordinates_keep_the_linear():
+    """Constant coordinates keep the one linear (not the composition)."""
+    from ptec.capture import capture
+    ops = [n.op for n in capture(Call(lambda x: torch.gradient(
+        x, spacing=(torch.tensor([0., 1, 1.5, 3, 4, 4.2, 5, 7]),), dim=-1)[0]).eval(), [inputs(S3, *R)[0][0]]).nodes]
+    assert "div" not in ops and ("linear" in ops or "quantized_linear" in ops), ops
