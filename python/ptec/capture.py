@@ -1681,7 +1681,7 @@ def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.f
             raise TracedControlError(refusal) from e
         raise
     drop_traced_leftovers(graph)
-    refuse_written_stats_read(graph)            # F.batch_norm(training=True) of computed stats (capture_computed_weights)
+    refuse_written_stats_read(graph)        # F.batch_norm(training=True) of computed stats
     if states:
         as_states(graph, tracer, CaptureError)     # the written tensors as state nodes (capture_buffer_state)
     # The nodes that only made a constant attention mask (the stand-ins took
