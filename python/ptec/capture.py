@@ -69,6 +69,7 @@ from .capture_tensor_index import computed_index_select_nodes, tensor_index_node
 from .embedding_bag import embedding_bag_nodes
 from .capture_linalg import linalg_nodes
 from .capture_matrix_functions import matrix_function_nodes, without_unread_factors
+from .capture_computed_weights import refuse_written_stats_read
 from .capture_fp32_distances import fp32_distance_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .capture_unary_tables import table_refusal, unary_table_nodes
@@ -1681,6 +1682,7 @@ def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.f
             raise TracedControlError(refusal) from e
         raise
     drop_traced_leftovers(graph)
+    refuse_written_stats_read(graph)        # F.batch_norm(training=True) of computed stats
     if states:
         as_states(graph, tracer, CaptureError)     # the written tensors as state nodes (capture_buffer_state)
     # The nodes that only made a constant attention mask (the stand-ins took

@@ -13,7 +13,9 @@
   dim): along each dim a product by the constant matrix torch's gradient of
   the identity gives (its interior and edge rules, computed by torch in
   float64), one F.linear over that dim; its result pieces read by index.
-  Coordinates computed from the input are refused by name.
+  Coordinates computed from the input (1-D, one per dim): torch's
+  non-uniform rule in element-wise ops (_nonuniform); a computed number
+  as spacing is refused by name.
 - torch.cumulative_trapezoid / trapezoid / trapz(y, x, dim) with sample
   points x computed from the input (constant x is capture_trapezoid's one
   linear): torch's own composition, ((x[1:] - x[:-1]) * (y[:-1] + y[1:]) /
@@ -224,6 +226,8 @@ def _gradient_as_linear(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
         return False
     dims = [d % len(shape) for d in dims]
     value = _constant(gm, spacing)
+    if value is None and _computed_coordinates(gm, fn, x, shape, spacing, dims, edge):
+        return True
     if value is None:
         raise UnsupportedOperator(f"operator not supported: {_source(fn)}: its spacing is not a constant "
                                   "(computed from the input, or a draw); ptec runs torch.gradient with a constant spacing (a number, a list "
@@ -248,6 +252,78 @@ def _gradient_as_linear(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
         g.erase_node(u)
     g.erase_node(fn)
     return True
+
+
+def _nonuniform(f, c, dim: int, rank: int, edge: int):
+    """torch.gradient of f along dim at the coordinates c (1-D, computed in
+    the program): torch's rules. h = c[1:] - c[:-1]; interior
+    (h_l^2 f[i+1] - h_r^2 f[i-1] + (h_r^2 - h_l^2) f[i]) / (h_l h_r (h_l + h_r));
+    edges one-sided: edge_order 1 the first differences over h, 2 the
+    three-point rules of the first and last two steps."""
+    n = c.shape[0]
+
+    def along(v):           # a 1-D value viewed on dim of f
+        return v.reshape([1] * dim + [-1] + [1] * (rank - dim - 1))
+
+    def fs(start, length):
+        return f.narrow(dim, start, length)
+    h = c.narrow(0, 1, n - 1) - c.narrow(0, 0, n - 1)
+    hl, hr = along(h.narrow(0, 0, n - 2)), along(h.narrow(0, 1, n - 2))
+    inner = (hl * hl * fs(2, n - 2) - hr * hr * fs(0, n - 2) + (hr * hr - hl * hl) * fs(1, n - 2)) \
+        / (hl * hr * (hl + hr))
+    if edge == 1:
+        first = (fs(1, 1) - fs(0, 1)) / along(h.narrow(0, 0, 1))
+        last = (fs(n - 1, 1) - fs(n - 2, 1)) / along(h.narrow(0, n - 2, 1))
+    else:
+        a, b = along(h.narrow(0, 0, 1)), along(h.narrow(0, 1, 1))
+        first = (-(2.0 * a + b) / (a * (a + b))) * fs(0, 1) + ((a + b) / (a * b)) * fs(1, 1) \
+            + (-a / (b * (a + b))) * fs(2, 1)
+        a, b = along(h.narrow(0, n - 2, 1)), along(h.narrow(0, n - 3, 1))       # the last step, the one before
+        last = (a / (b * (a + b))) * fs(n - 3, 1) + (-(a + b) / (a * b)) * fs(n - 2, 1) \
+            + ((2.0 * a + b) / (a * (a + b))) * fs(n - 1, 1)
+    return torch.cat([first, inner, last], dim)
+
+
+def _computed_coordinates(gm, fn, x, shape, spacing, dims, edge) -> bool:
+    """torch.gradient with coordinates computed in the program (one 1-D
+    tensor per dim, each the dim's length; constant ones by their matrix):
+    each dim's piece _nonuniform's composition, traced and copied into the
+    graph. False for anything else (the refusal above)."""
+    per_dim = list(spacing) if isinstance(spacing, (list, tuple)) else [spacing]
+    if len(per_dim) == 1 and len(dims) > 1 or len(per_dim) != len(dims) or any(shape[d] < 3 for d in dims):
+        return False
+    for d, c in zip(dims, per_dim):
+        if not isinstance(c, torch.fx.Node) or not _depends_on_input(c) or _shape(c) != [shape[d]]:
+            return False
+    g, pieces, rank = gm.graph, [], len(shape)
+    with g.inserting_before(fn):
+        for d, c in zip(dims, per_dim):
+            body = _traced_body(d, rank, shape[d], edge)
+            holders = [n for n in body.graph.nodes if n.op == "placeholder"]
+            pieces.append(g.graph_copy(body.graph, {holders[0]: x, holders[1]: c}))
+    for u in list(fn.users):
+        u.replace_all_uses_with(pieces[u.args[1]])
+        g.erase_node(u)
+    g.erase_node(fn)
+    return True
+
+
+def _traced_body(dim: int, rank: int, n: int, edge: int) -> torch.fx.GraphModule:
+    class _Body(torch.nn.Module):
+        def forward(self, f, c):
+            return _nonuniform(f, _Sized(c, n), dim, rank, edge)
+    return torch.fx.symbolic_trace(_Body())
+
+
+class _Sized:
+    """A traced 1-D value whose length the composition reads (fx proxies
+    have no shape)."""
+
+    def __init__(self, v, n):
+        self.v, self.shape = v, (n,)
+
+    def narrow(self, d, start, length):
+        return self.v.narrow(d, start, length)
 
 
 def _depends_on_input(v) -> bool:

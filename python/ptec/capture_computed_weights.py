@@ -27,19 +27,25 @@ varying operands:
   trailing normalized dims, or dim 1). Running statistics computed in
   the program (batch_norm, instance_norm with use_input_stats=False):
   (x - mean) rsqrt(var + eps) per channel; instance_norm with
-  use_input_stats ignores them in its output (torch only updates them).
+  use_input_stats ignores them in its output (torch only updates them),
+  and so does batch_norm with training=True, when nothing reads the
+  written statistics after the call (refuse_written_stats_read).
 * prelu: torch.where(x >= 0, x, weight x), the weight (one value, or one
   per channel, dim 1) broadcast.
 
 * F.multi_head_attention_forward called directly: torch's formula
-  (projections constant or computed, constant masks as ptec's masked
-  softmax, the weights averaged or per head).
+  (projections constant or computed, bias_k / bias_v and add_zero_attn
+  rows appended to K and V, constant masks as ptec's masked softmax,
+  computed bool masks as capture_attention_masks' softmax of the kept
+  positions, the weights averaged or per head); nn.MultiheadAttention
+  by it (FormulaAttention) where capture_modules' stand-in does not go.
 
 A call whose weight and bias are constants is not touched (its layer as
 before). What these do not cover stays the call, refused by name:
-batch_norm with training=True and computed running statistics (torch
-writes them in place), attention with dropout in training, bias_k /
-bias_v / add_zero_attn / static_k / static_v, or a computed mask."""
+batch_norm with training=True and computed running statistics read
+after the call or viewing its input (torch writes them in place), and
+attention with dropout in training, static_k / static_v, or a computed
+float mask (each naming the argument)."""
 from __future__ import annotations
 
 import inspect
@@ -282,16 +288,65 @@ def _batch_norm(input, running_mean, running_var, weight=None, bias=None, traini
         return None if _before is None else \
             _before(input, running_mean, running_var, weight, bias, training, momentum, eps)
     if training:         # the batch's statistics: capture_losses' stand-in, without the affine
-        if _computed(running_mean, running_var):
-            return None         # torch writes them in place
+        written = [t for t in (running_mean, running_var) if _computed(t)]
+        if written:     # torch writes them in place; the output is the batch's (refused if read later)
+            running_mean = running_var = None
         y = _before(input, running_mean, running_var, None, None, training, momentum, eps) if _before else None
         if y is None:
             return None
+        for t in written:
+            t.node.meta.setdefault("ptec_stats_written", []).append((y.node, input.node))
     elif _computed(running_mean, running_var):
         y = _by_statistics(input, running_mean, running_var, eps)
     else:
         y = F.batch_norm(input, running_mean, running_var, None, None, False, momentum, eps)
     return _affine(y, weight, bias, _channel_shape(input))
+
+
+_VIEWS = {"view", "reshape", "flatten", "squeeze", "unsqueeze", "transpose", "permute", "expand", "detach",
+          "narrow", "select", "t", "view_as", "expand_as", "unflatten", "__getitem__", "getitem", "movedim",
+          "swapaxes", "swapdims", "diagonal", "unbind", "split", "chunk", "as_strided", "real", "imag",
+          "view_as_real", "view_as_complex"}
+
+
+def _is_view(fn: torch.fx.Node) -> bool:
+    name = fn.target if isinstance(fn.target, str) else getattr(fn.target, "__name__", "")
+    return fn.op in ("call_function", "call_method") and name in _VIEWS
+
+
+def refuse_written_stats_read(graph: torch.fx.Graph) -> None:
+    """F.batch_norm(training=True) with computed running statistics writes
+    them in place (torch: running = (1 - momentum) running + momentum
+    batch); its output does not read them. Runs when nothing reads the
+    written tensors (or a view of them, or what they view) after the call;
+    else one line naming why."""
+    order = {fn: i for i, fn in enumerate(graph.nodes)}
+    for stat in list(graph.nodes):
+        for after, source in stat.meta.get("ptec_stats_written", ()):
+            base = stat
+            while _is_view(base) and base.args and isinstance(base.args[0], torch.fx.Node):
+                base = base.args[0]
+            family, todo = set(), [base]
+            while todo:
+                fn = todo.pop()
+                if fn not in family:
+                    family.add(fn)
+                    todo.extend(u for u in fn.users if _is_view(u))
+            # a view made after the call, or any other reader after it (the output: after everything)
+            late = [fn for fn in family if order[fn] > order[after]] + \
+                [u for fn in family for u in fn.users if u not in family and order[u] > order[after]]
+            from .capture_modules import CaptureModuleError
+            if source in family or any(fn.op == "placeholder" for fn in family):
+                raise CaptureModuleError(
+                    f"F.batch_norm(training=True): its running_mean / running_var ({stat.name}) is a view of "
+                    f"{'its input' if source in family else 'a model input'}, which torch's in-place update of "
+                    f"the statistics writes (and its output reads): pass a copy (.clone())")
+            if late:
+                raise CaptureModuleError(
+                    f"F.batch_norm(training=True): its running_mean / running_var "
+                    f"({stat.name}) are computed in the program and torch updates them in place, and "
+                    f"{late[0].name} reads them after the call: ptec runs it only when nothing reads the "
+                    f"updated statistics")
 
 
 def _prelu(input, weight):
@@ -312,22 +367,84 @@ def _lin(x, weight, bias):
     return F.linear(x, weight, bias)
 
 
+def _refuse(arg: str, why: str):
+    from .capture_modules import CaptureModuleError
+    raise CaptureModuleError(f"F.multi_head_attention_forward: {arg} {why}")
+
+
+def _with_false_columns(m, n: int, dtype=None):
+    """A mask (bool or additive float, constant or computed) with n more
+    last-dim columns that mask nothing (torch's pad of the masks when it
+    appends bias_k / bias_v or the zero attention)."""
+    if m is None or not n:
+        return m
+    shape = tuple(int(d) for d in m.shape[:-1]) + (n,)
+    return torch.cat([m, torch.zeros(shape, dtype=dtype or m.dtype)], -1)
+
+
+def _computed_mask(attn_mask, key_padding_mask, batch: int, h: int, length: int, source: int):
+    """torch's combined mask [N h or 1, L, S] as one computed bool (True:
+    masked), or None when neither mask is computed."""
+    if not _computed(attn_mask, key_padding_mask):
+        return None
+    masks = []
+    for arg, m in (("attn_mask", attn_mask), ("key_padding_mask", key_padding_mask)):
+        if m is None:
+            continue
+        if m.dtype == torch.uint8:
+            m = m != 0          # torch's deprecated byte mask, as a compare
+        if m.dtype != torch.bool:
+            if _computed(m):
+                _refuse(f"a computed float {arg}", "(added to the scores, -inf where masked: no int8 value holds "
+                                                   "-inf): ptec takes a computed mask of dtype bool")
+            from .capture_modules import _as_bool_mask
+            m = _as_bool_mask(m, arg, "F.multi_head_attention_forward")
+        if arg == "attn_mask":  # [L, S] or [N h, L, S]
+            m = m.reshape(1, length, source) if m.dim() == 2 else m
+        else:                   # [N, S]: each element's heads, [N, h, L, S] by an or (broadcast), then [N h, L, S]
+            m = (m.reshape(batch, 1, 1, source) | torch.zeros(batch, h, length, source, dtype=torch.bool)) \
+                .reshape(batch * h, length, source)
+        masks.append(m)
+    return masks[0] if len(masks) == 1 else masks[0] | masks[1]
+
+
+def _full(mask, shape):
+    """The full shape through a logical op: the softmax of the kept
+    positions reads a computed bool (capture_attention_masks) of the
+    scores' shape [N h, L, S]."""
+    return mask | torch.zeros(shape, dtype=torch.bool)
+
+
 def _mha(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v,
          add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training=True, key_padding_mask=None,
          need_weights=True, attn_mask=None, use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
          v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True, is_causal=False):
     """torch's formula on [L, N, E] (or unbatched [L, E]) query and [S, N, E]
-    key / value: the projections (constant or computed weights), heads as
-    the [N h, L, d] batch of the matmuls (torch's order), softmax of the
-    scaled scores (a constant mask: ptec's masked softmax), the output
-    projection; the weights [N, L, S] averaged over the heads or [N, h, L, S]."""
+    key / value: the projections (constant or computed weights), bias_k /
+    bias_v a row appended to K and V (the masks a column that masks
+    nothing), heads as the [N h, L, d] batch of the matmuls (torch's order),
+    add_zero_attn a zero row appended to each head's K and V (and a column
+    to the masks), softmax of the scaled scores (a constant mask: ptec's
+    masked softmax; a computed bool mask: capture_attention_masks' softmax
+    of the kept positions), the output projection; the weights [N, L, S]
+    averaged over the heads or [N, h, L, S]. What it does not run is
+    refused in one line naming the argument."""
     from .capture_modules import attention_mask, masked_softmax
-    if (bias_k is not None or bias_v is not None or add_zero_attn or static_k is not None or static_v is not None
-            or (training and dropout_p) or _computed(key_padding_mask, attn_mask) or query.dim() not in (2, 3)):
-        return None
+    if static_k is not None or static_v is not None:
+        _refuse("static_k / static_v", "(per-head keys and values in place of the projections): ptec runs the "
+                                       "projected key and value only")
+    if training and dropout_p:
+        _refuse(f"dropout_p={dropout_p} with training=True", "(a random dropout of the attention weights): "
+                                                               "call it with training=False for inference")
+    if query.dim() not in (2, 3):
+        _refuse(f"a query of rank {query.dim()}", "(torch takes [L, E] or [L, N, E])")
+    if (bias_k is None) != (bias_v is None):
+        _refuse("bias_k without bias_v (or bias_v without bias_k)", "(torch requires both or neither)")
     unbatched = query.dim() == 2
     if unbatched:
         query, key, value = (t.unsqueeze(1) for t in (query, key, value))
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.reshape(1, -1)
     e, h = int(embed_dim_to_check), int(num_heads)
     d = e // h
     if use_separate_proj_weight:
@@ -337,13 +454,33 @@ def _mha(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_pr
     bs = (None,) * 3 if in_proj_bias is None else tuple(in_proj_bias[i * e:(i + 1) * e] for i in range(3))
     length, batch, source = int(query.shape[0]), int(query.shape[1]), int(key.shape[0])
     q, k, v = (_lin(t, w, b) for t, w, b in zip((query, key, value), ws, bs))
+    extra = 0
+    if bias_k is not None:      # [1, 1, E] each: one more key and value per batch element
+        k = torch.cat([k] + [bias_k.reshape(1, 1, e)] * batch, 0) if batch == 1 else \
+            torch.cat([k, torch.cat([bias_k.reshape(1, 1, e)] * batch, 1)], 0)
+        v = torch.cat([v] + [bias_v.reshape(1, 1, e)] * batch, 0) if batch == 1 else \
+            torch.cat([v, torch.cat([bias_v.reshape(1, 1, e)] * batch, 1)], 0)
+        extra += 1
     q = q.reshape(length, batch * h, d).transpose(0, 1) * (1.0 / math.sqrt(d))
-    k = k.reshape(source, batch * h, d).transpose(0, 1)
-    v = v.reshape(source, batch * h, d).transpose(0, 1)
+    k = k.reshape(source + extra, batch * h, d).transpose(0, 1)
+    v = v.reshape(source + extra, batch * h, d).transpose(0, 1)
+    if add_zero_attn:           # a zero key and value per head
+        k = torch.cat([k, torch.zeros(batch * h, 1, d)], 1)
+        v = torch.cat([v, torch.zeros(batch * h, 1, d)], 1)
+        extra += 1
     scores = q @ k.transpose(1, 2)
-    mask = attention_mask(attn_mask, key_padding_mask, bool(is_causal), h, length,
-                          "F.multi_head_attention_forward", batch, source)
-    p = torch.softmax(scores, -1) if mask is None else masked_softmax(scores, mask)
+    computed = _computed_mask(attn_mask, key_padding_mask, batch, h, length, source)
+    if computed is not None:
+        if extra:               # as 0 / 1 values joined with zero columns, compared back to a bool
+            computed = _with_false_columns(computed.float(), extra, torch.float32) > 0.5
+        computed = _full(computed, (batch * h, length, source + extra))
+        p = scores.masked_fill(computed, float("-inf")).softmax(-1)
+    else:
+        attn_mask, key_padding_mask = (_with_false_columns(m, extra) for m in (attn_mask, key_padding_mask))
+        mask = attention_mask(attn_mask, key_padding_mask, bool(is_causal), h, length,
+                              "F.multi_head_attention_forward", batch, source + extra)
+        p = torch.softmax(scores, -1) if mask is None else masked_softmax(scores, mask)
+    source += extra
     a = (p @ v).transpose(0, 1).reshape(length, batch, e)
     y = _lin(a, out_proj_weight, out_proj_bias)
     w = None
@@ -357,6 +494,45 @@ def _mha(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_pr
         y = y.squeeze(1)
         w = None if w is None else w.squeeze(0)
     return y, w
+
+
+class FormulaAttention(torch.nn.Module):
+    """nn.MultiheadAttention by _mha (torch's formula): the module's
+    weights as plain tensors (constants to the tracer), for what
+    capture_modules.SelfAttention does not take: add_bias_kv,
+    add_zero_attn, or a mask computed from the input."""
+
+    def __init__(self, m: torch.nn.MultiheadAttention):
+        super().__init__()
+        self.what = "nn.MultiheadAttention"
+        self.e, self.h, self.batch_first, self.zero = m.embed_dim, m.num_heads, m.batch_first, m.add_zero_attn
+        self.separate = not m._qkv_same_embed_dim
+        c = (lambda t: None if t is None else t.detach().clone())
+        self.w_in, self.b_in = c(m.in_proj_weight), c(m.in_proj_bias)
+        self.ws = (c(m.q_proj_weight), c(m.k_proj_weight), c(m.v_proj_weight))
+        self.bias_k, self.bias_v = c(m.bias_k), c(m.bias_v)
+        self.w_out, self.b_out = c(m.out_proj.weight), c(m.out_proj.bias)
+
+    def forward(self, query, key=None, value=None, key_padding_mask=None, need_weights=True, attn_mask=None,
+                average_attn_weights=True, is_causal=False):
+        key = query if key is None else key
+        value = query if value is None else value
+        if self.batch_first and query.dim() == 3:
+            query, key, value = (t.transpose(0, 1) for t in (query, key, value))
+        y, w = _mha(query, key, value, self.e, self.h, self.w_in, self.b_in, self.bias_k, self.bias_v, self.zero,
+                    0.0, self.w_out, self.b_out, False, key_padding_mask, need_weights, attn_mask,
+                    self.separate, *self.ws, average_attn_weights=average_attn_weights, is_causal=is_causal)
+        if self.batch_first and query.dim() == 3:
+            y = y.transpose(0, 1)
+        return y, w
+
+
+def formula_attention(m):
+    """The stand-in of an nn.MultiheadAttention capture_modules does not
+    cover (add_bias_kv, add_zero_attn), else None."""
+    if isinstance(m, torch.nn.MultiheadAttention) and m.embed_dim % m.num_heads == 0:
+        return FormulaAttention(m)
+    return None
 
 
 _CONV = ("input", "weight", "bias", "stride", "padding", "dilation", "groups")

@@ -134,10 +134,15 @@ def fp32_distance_nodes(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[
     return None
 
 
-def stays_a_call(target, p=2.0) -> bool:
+def stays_a_call(target, p=2.0, x1=None, x2=None) -> bool:
     """Whether the tracer keeps this call as one node for the hook above
-    (capture_modules.FUNCTIONAL_STAND_INS returns None for it)."""
+    (capture_modules.FUNCTIONAL_STAND_INS returns None for it). A complex
+    x1 or x2 (the traced values, when given) never stays one call: the hook
+    reads only real fp32 operands, and the stand-in's forward takes the
+    magnitudes |x1 - x2 + eps| first, as torch does."""
     if target is torch.cosine_similarity:
         return True
+    if any(v is not None and not isinstance(v, (int, float, bool)) and v.is_complex() for v in (x1, x2)):
+        return False
     return isinstance(p, (int, float)) and not isinstance(p, bool) and math.isfinite(float(p)) \
         and float(p) > 0 and float(p) not in (1.0, 2.0)

@@ -211,6 +211,7 @@ class SelfAttention(_MaskArgs, nn.Module):
             if b is not None:
                 proj.bias = nn.Parameter(b.detach()[i * e:(i + 1) * e].clone())
         self.what, self.calls = "nn.MultiheadAttention", []
+        self.__dict__["formula"] = formula_attention(mha)      # a mask computed from the input (not a child)
         self.out = nn.Linear(e, e, bias=mha.out_proj.bias is not None)
         self.out.weight = nn.Parameter(mha.out_proj.weight.detach().clone())
         if mha.out_proj.bias is not None:
@@ -265,6 +266,10 @@ class SelfAttention(_MaskArgs, nn.Module):
 
     def forward(self, query, key=None, value=None, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):
+        if any(isinstance(m, torch.fx.Proxy) and not _input_free(m.node) for m in (attn_mask, key_padding_mask)):
+            self.begin_call(query)          # (the recorded calls stay in order)
+            return self.formula.forward(query, key, value, key_padding_mask, need_weights, attn_mask,
+                                        average_attn_weights, is_causal)
         cross = (key is not None and key is not query) or (value is not None and value is not query)
         if cross and is_causal:
             raise CaptureModuleError(f"{self.what} with key or value other than the query and is_causal: "
@@ -573,7 +578,7 @@ FUNCTIONAL_STAND_INS = {
     # (torch.cosine_similarity stays one call: capture_fp32_distances)
     torch.pairwise_distance: (("x1", "x2", "p", "eps", "keepdim"), 2,
                               lambda x1, x2, p=2.0, eps=1e-6, keepdim=False: None if stays_a_call(
-                                  torch.pairwise_distance, p) else PairwiseDistance(
+                                  torch.pairwise_distance, p, x1, x2) else PairwiseDistance(
                                   nn.PairwiseDistance(p, eps, keepdim)).forward(x1, x2)),
     torch.bilinear: (("input1", "input2", "weight", "bias"), 2, _bilinear_call),
 }
@@ -590,7 +595,7 @@ from .capture_unique_inverse import STAND_INS as _UNIQUE_INVERSE  # noqa: E402 -
 FUNCTIONAL_STAND_INS.update(_UNIQUE_INVERSE)
 from .capture_unique_counts import STAND_INS as _UNIQUE_COUNTS  # noqa: E402 - unique(return_counts=True), dim=
 FUNCTIONAL_STAND_INS.update(_UNIQUE_COUNTS)
-from .capture_computed_weights import add_computed_weight_stand_ins  # noqa: E402 - F.conv1d(x, w(x)), norms, prelu
+from .capture_computed_weights import add_computed_weight_stand_ins, formula_attention  # noqa: E402 - F.conv1d(x, w(x))
 add_computed_weight_stand_ins(FUNCTIONAL_STAND_INS)
 
 
@@ -939,7 +944,7 @@ def _stand_in(m: nn.Module, steps=None, stateful: bool = False, lstm_kernel: boo
         return Transformer(m) if ok else None
     if _attention_covered(m):
         return SelfAttention(m)
-    return None
+    return formula_attention(m)     # add_bias_kv / add_zero_attn: torch's formula (capture_computed_weights)
 
 
 COVERED = (nn.TransformerEncoder, nn.TransformerEncoderLayer, nn.MultiheadAttention, nn.GRU, nn.LSTM,

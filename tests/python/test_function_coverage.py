@@ -362,6 +362,17 @@ RUNS = {
         x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), 8, 2, torch.linspace(-0.5, 0.5, 192).reshape(24, 8),
         torch.linspace(-0.2, 0.2, 24), None, None, False, 0.0, torch.linspace(-0.5, 0.5, 64).reshape(8, 8),
         torch.zeros(8), training=False, need_weights=False)[0].transpose(0, 1), S3, R, 4.0, "int8"),   # 3.45
+    # bias_k / bias_v, add_zero_attn, a computed bool mask (test_small_gaps.py)
+    "F.multi_head_attention_forward(bias_k, bias_v)": (lambda x: F.multi_head_attention_forward(
+        x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), 8, 2, torch.linspace(-0.5, 0.5, 192).reshape(24, 8),
+        torch.linspace(-0.2, 0.2, 24), torch.linspace(-1, 1, 8).reshape(1, 1, 8),
+        torch.linspace(1, -0.5, 8).reshape(1, 1, 8), False, 0.0, torch.linspace(-0.5, 0.5, 64).reshape(8, 8),
+        torch.zeros(8), training=False, need_weights=False)[0].transpose(0, 1), S3, R, 2.5, "int8"),   # 2.01
+    "F.multi_head_attention_forward(add_zero_attn, computed mask)": (lambda x: F.multi_head_attention_forward(
+        x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), 8, 2, torch.linspace(-0.5, 0.5, 192).reshape(24, 8),
+        torch.linspace(-0.2, 0.2, 24), None, None, True, 0.0, torch.linspace(-0.5, 0.5, 64).reshape(8, 8),
+        torch.zeros(8), training=False, need_weights=False, attn_mask=x[0, :, :4] > 0)[0].transpose(0, 1), S3, R,
+        1.5, "int8"),                                                                                # 1.18
     # linear algebra, rewritten by ptec.capture_linalg: one int8 batch matmul each (and alpha, beta, input
     # as a mul and an add), cross as rotated copies, cdist as the rows' differences (measured worst steps)
     "torch.dot": (lambda x: torch.dot(x.flatten(), x.flip(-1).flatten()), S3, R, 1.5, "int8"),            # 1.01
@@ -852,6 +863,11 @@ RUNS = {
         :, x[0, :3, :5].argmax(-1)]), S3, R, 1.0, "int8"),                                          # 0.75
     "F.pairwise_distance of complex values": (lambda x: torch.nn.functional.pairwise_distance(
         torch.complex(x * 0.5, x.flip(-1) * 0.5), torch.complex(x.flip(1), x) * 0.5), S3, R, 2.5, "fp32"),  # 1.81
+    "F.pairwise_distance(p=3) of complex values": (lambda x: F.pairwise_distance(
+        torch.complex(x * 0.5, x.flip(-1) * 0.5), torch.complex(x.flip(1), x) * 0.5, p=3), S3, R, 3.5, "fp32"),  # 3.01
+    "F.pairwise_distance(p=3, eps, keepdim) of complex values": (lambda x: F.pairwise_distance(
+        torch.complex(x * 0.5, x.flip(-1) * 0.5), torch.complex(x.flip(1), x) * 0.5, 3.0, 1e-3, True), S3, R, 3.5,
+        "fp32"),                                                                                    # 3.05
     # windows (ptec.capture_views) and the trapezoid rule (ptec.capture_trapezoid), p-norms (ptec.capture_norms)
     "Tensor.unfold(dim 1)": (lambda x: x.unfold(1, 2, 1), S3, R, 0.5, "int8"),
     "torch.trapz": (lambda x: torch.trapz(x), S3, R, 1.0, "int8"),                                 # 0.49
@@ -879,6 +895,8 @@ RUNS = {
         1.0, "int8"),                                              # 0.95
     "torch.gradient(spacing list)": (lambda x: torch.gradient(x[0], spacing=[0.5, 2.0])[1], S3, R, 1.0,
                                      "int8"),                                                   # 0.93
+    "torch.gradient(computed coordinates)": (lambda x: torch.gradient(
+        x, spacing=(x[0, 0].abs().add(2.0).cumsum(-1),), dim=-1)[0], S3, R, 4.5, "fp32"),        # 3.78
     "torch.trapezoid(computed x)": (lambda x: torch.trapezoid(x, (x * 0.3).exp().cumsum(-1)), S3, R, 2.5,
                                     "int8"),                                                   # 1.90
     "torch.cumulative_trapezoid(computed x)": (lambda x: torch.cumulative_trapezoid(x, x.cumsum(-1).abs(), dim=-1),
@@ -1132,6 +1150,11 @@ RUNS = {
     # as torch's formulas (capture_losses; reductions, targets, weights: test_losses_in_forward.py)
     "F.batch_norm(training=True)": (lambda x: F.batch_norm(x, None, None, training=True), S4, R, 1.0,
                                     "fp32"),                                                       # 0.50
+    "F.batch_norm(training=True, computed running stats)": (lambda x: F.batch_norm(
+        x, x.mean((0, 2, 3)), x.var((0, 2, 3)), training=True), S4, R, 1.0, "fp32"),            # 0.50
+    "F.batch_norm(training=True, computed stats, weight, bias)": (lambda x: F.batch_norm(
+        x, x.mean((0, 2, 3)) * 0, x.var((0, 2, 3)), torch.tensor([1., 2, 3]), torch.tensor([0., 1, 2]),
+        training=True), (2, 3, 4, 4), R, 2.0, "fp32"),                                           # 1.66
     "F.mse_loss/huber_loss(reduction='none')": (lambda x: F.mse_loss(x, torch.tanh(x), reduction="none")
                                                 + F.huber_loss(x, x.flip(-1), reduction="none"), S3, R, 4.0,
                                                 "int8"),                                           # 3.57
