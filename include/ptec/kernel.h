@@ -43,23 +43,12 @@ typedef struct ptec_kernel {
     ptec_status (*run)(ptec_op *op);
 } ptec_kernel;
 
-/* The arguments: argc values, in schema order, then out, then the return
- * slot. Read them with the accessors below (ptec_op_arg and the checked
- * ones), never through the fields: during prepare `argv` points at each
- * value (arg_width 0), and once loaded a kernel call keeps instead one
- * small index per argument into the method's kept values (`arg_slots`,
- * arg_width bytes each: 1 while the method keeps at most 254 values), the
- * two largest meaning a None and a Null the method does not keep. */
 struct ptec_op {
-    union {
-        ptec_value *const *argv;  /* arg_width 0 */
-        const void *arg_slots;    /* arg_width 1, 2 or 4 */
-    };
+    ptec_value *const *argv;  /* argc values, in schema order, then out, then the return slot */
     void *state;              /* state_size bytes, 8-byte aligned */
     void *scratch;            /* at run: scratch_bytes of temporary memory, or NULL */
     uint32_t scratch_bytes;   /* prepare sets it; contents do not survive between ops */
     uint16_t argc;
-    uint8_t arg_width;
     const ptec_kernel *kernel;
     struct ptec_exec_ctx *ctx;
 };
@@ -109,13 +98,11 @@ ptec_status ptec_op_get_tensor_list(ptec_op *op, size_t i, size_t *count);
 ptec_status ptec_op_get_tensor_list_item(ptec_op *op, size_t i, size_t j, ptec_tensor *temp,
                                          ptec_tensor **out);
 
-/* Argument i (below argc) as a value, in prepare or run. At run, an
- * argument the method does not keep reads as a None (a Null stays a Null). */
-const ptec_value *ptec_op_arg(const ptec_op *op, size_t i);
-
-/* Fast access for run(): no checks, prepare already made them. (Functions,
- * not inline: a loaded call finds its arguments through the method.) */
-ptec_tensor *ptec_op_tensor(const ptec_op *op, size_t i);
+/* Fast access for run(): no checks, prepare already made them. */
+static inline ptec_tensor *ptec_op_tensor(const ptec_op *op, size_t i)
+{
+    return op->argv[i]->u.tensor;
+}
 
 /* For run() of a kernel whose out is bound-dynamic (aten::masked_select):
  * sets a resizable tensor's current sizes (same rank, each between 0 and

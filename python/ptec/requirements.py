@@ -8,10 +8,8 @@ The metadata region is the runtime's walk over the plan (method_load.c):
 one execution context, a bit per EValue and a value header per EValue
 the load keeps (tensors, tensor lists, Bools), a tensor per Tensor, the
 input flags and I/O pointers, a context per delegate plus its backend's
-persistent bytes, an instruction record per instruction, per kernel call
-its arguments' slots among the kept values (1 byte each while the method
-keeps at most 254 values) and its kernel's prepared state, and per
-delegate call its argument pointers. Their sizes
+persistent bytes, an instruction record per instruction, and per kernel
+call its argument pointers and its kernel's prepared state. Their sizes
 depend on the pointer width, and the scratch of some kernels on the
 kernel ISA the build compiles (src/kernels/cortex_m/nn/ptec_nn_isa.h), so
 both are looked up per build kind in runtime_layout.json, a copy of what
@@ -151,11 +149,7 @@ def requirements(program: Program, method: str = "forward", target: str = "host"
 
     meta.take(1, sizes["exec_ctx"])
     meta.take((len(values) + 31) // 32, sizes["kept_word"])   # which values are kept, 32 to a word
-    kept = sum(_kept(v) for v in values)
-    meta.take(kept, sizes["value"])
-    # A loaded kernel call's arguments: one slot each among the kept values,
-    # of the method's width (the two largest numbers of it mean None, Null).
-    slot_width = 1 if kept <= 0xFF - 1 else 2 if kept <= 0xFFFF - 1 else 4
+    meta.take(sum(_kept(v) for v in values), sizes["value"])
     for v in values:
         if isinstance(v.val, Tensor):
             meta.take(1, sizes["tensor"])
@@ -214,7 +208,7 @@ def requirements(program: Program, method: str = "forward", target: str = "host"
             if name not in kernels:
                 raise RequirementsError(f"instruction {k}: operator {name} is not in ptec's runtime")
             args = list(call.args or [])
-            meta.take(len(args), slot_width)
+            meta.take(len(args), ptr)
             meta.take(1, kernels[name])
             scratch = max(scratch, kernel_scratch(lay["isa"], name, lambda i: tensor_sizes(args, i),
                                                   lambda i: int_list(args, i), lambda i: planned_tensor(args, i)))

@@ -124,7 +124,6 @@ typedef struct later_values {
     uint8_t marked[LATER_VALUES / 8u];
     uint8_t counted[LATER_VALUES / 8u]; /* bound-dynamic ones whose sizes copy is counted */
     const fb_vector *inputs, *outputs;
-    uint8_t arg_width; /* bytes of a kernel call's argument slot (slot_width) */
 } later_values;
 
 static bool is_later(const later_values *later, uint32_t i)
@@ -255,44 +254,26 @@ typedef struct arg_temps {
     ptec_tensor tensors[PTEC_MAX_OP_ARGS];
     ptec_value *pointers[PTEC_MAX_OP_ARGS];
     bool decoded[PTEC_MAX_OP_ARGS];
-    void *slots; /* a kernel call's slots in the metadata (load only) */
 } arg_temps;
 
-/* A loaded kernel call keeps, instead of its argument pointers, each
- * argument's slot among the kept values, `width` bytes each (ptec_op_arg
- * reads them): an argument the method does not keep, which only prepare
- * read, becomes one of the two largest numbers, a Null (a run may ask
- * ptec_op_arg_is_null() of a Tensor? argument) or a None. The width is the
- * method's: 1 byte while it keeps at most 254 values. */
-static uint8_t slot_width(uint32_t kept_values)
-{
-    return kept_values <= UINT8_MAX - 1u ? 1u : kept_values <= UINT16_MAX - 1u ? 2u : 4u;
-}
+/* What a kernel call's arguments that the method does not keep point at
+ * once its prepare has read them: a run reads only tensors and tensor lists
+ * (docs/runtime.md). A Null stays a Null, since a run may ask
+ * ptec_op_arg_is_null() of a Tensor? argument; every other one reads as
+ * None, with no payload, so that a run which read one would fail on its
+ * kind instead of reading bytes that are gone. Nothing writes through them. */
+static const ptec_value retired_null = {.kind = PTEC_VALUE_NULL};
+static const ptec_value retired_other = {.kind = PTEC_VALUE_NONE};
 
-static void retire_args(ptec_op *op, const arg_temps *temps, void *slots, uint8_t width)
+static void retire_args(ptec_op *op, const arg_temps *temps)
 {
-    if (slots == NULL) { /* the metadata ran out: the load fails on it before anything runs */
-        op->argv = NULL;
-        op->argc = 0;
-        return;
-    }
-    const ptec_value *values = op->ctx->method->values;
-    const uint32_t none = width == 4u ? UINT32_MAX : (1u << (8u * width)) - 1u;
+    ptec_value **argv = (ptec_value **)(uintptr_t)op->argv;
     for (uint16_t i = 0; i < op->argc; ++i) {
-        const ptec_value *v = op->argv[i];
-        uint32_t slot = !temps->decoded[i]                ? (uint32_t)(v - values)
-                        : v->kind == PTEC_VALUE_NULL ? none - 1u
-                                                          : none;
-        if (width == 1u) {
-            ((uint8_t *)slots)[i] = (uint8_t)slot;
-        } else if (width == 2u) {
-            ((uint16_t *)slots)[i] = (uint16_t)slot;
-        } else {
-            ((uint32_t *)slots)[i] = slot;
+        if (temps->decoded[i]) {
+            const ptec_value *r = argv[i]->kind == PTEC_VALUE_NULL ? &retired_null : &retired_other;
+            argv[i] = (ptec_value *)(uintptr_t)r;
         }
     }
-    op->arg_slots = slots;
-    op->arg_width = width;
 }
 
 /* Decodes argument `index` into the temporaries (measuring: every one;
@@ -339,14 +320,11 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
     if (args.count > PTEC_MAX_OP_ARGS) {
         return instr_fail(ctx, PTEC_NOT_SUPPORTED, PTEC_MSG("more than 32 arguments"));
     }
-    /* A delegate keeps its argument pointers (a backend's execute takes
-     * them); a kernel call its slots, written once prepare has run. */
-    void *kept_args = meta_take(meta, args.count, delegate ? sizeof(ptec_value *) : later->arg_width);
-    ptec_value **argv = delegate ? kept_args : NULL;
+    ptec_value **argv = meta_take(meta, args.count, sizeof(ptec_value *));
     uint64_t cost = 1;
     for (uint32_t i = 0; i < args.count; ++i) {
         uint32_t index = fb_le32(ctx->fb.base + args.data + 4u * i);
-        ptec_value *v = kept_args != NULL ? ptec_kept_value(ctx->method, index) : NULL;
+        ptec_value *v = argv != NULL ? ptec_kept_value(ctx->method, index) : NULL;
         temps->decoded[i] = false;
         if (v == NULL) {
             v = &temps->values[i];
@@ -354,7 +332,7 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
             if (st != PTEC_OK) {
                 return st;
             }
-            temps->decoded[i] = kept_args != NULL;
+            temps->decoded[i] = argv != NULL;
             if (delegate && !ptec_value_tag_kept((uint8_t)v->kind)) {
                 ptec_value *own = meta_take(meta, 1, sizeof(ptec_value));
                 if (own != NULL) {
@@ -375,9 +353,7 @@ static ptec_status bind_args(ptec_exec_ctx *ctx, meta_arena *meta, const fb_tabl
     }
     ptec_instr *instr = (ptec_instr *)(void *)op;
     op->argv = argv != NULL ? argv : temps->pointers;
-    op->arg_width = 0;
     op->argc = (uint16_t)args.count;
-    temps->slots = delegate ? NULL : kept_args;
     ctx->args_pos = args.data;
     instr->cost = cost > PTEC_INSTR_MAX_COST ? PTEC_INSTR_MAX_COST : (uint32_t)cost;
     return PTEC_OK;
@@ -467,7 +443,7 @@ static ptec_status prepare_kernel_call(ptec_exec_ctx *ctx, meta_arena *meta, con
     op->scratch_bytes = 0;
     st = kernel->prepare(op);
     if (ctx->method != NULL) {
-        retire_args(op, &temps, temps.slots, later->arg_width);
+        retire_args(op, &temps);
     }
     if (st != PTEC_OK) {
         return ctx->error->status == st ? st : instr_fail(ctx, st, PTEC_MSG("prepare failed"));
@@ -672,7 +648,7 @@ static void mark_reused_inputs(ptec_method *m)
         for (uint32_t k = 0; k < m->instruction_count && !(m->input_set[i] & INPUT_REUSED); ++k) {
             const ptec_op *op = &m->instrs[k].op;
             for (uint16_t a = 0; a < op->argc; ++a) {
-                const ptec_value *arg = ptec_op_arg(op, a);
+                const ptec_value *arg = op->argv[a];
                 if (arg->kind != PTEC_VALUE_TENSOR || arg->u.tensor == in ||
                     !(arg->u.tensor->flags & PTEC_TENSOR_PLANNED)) {
                     continue;
@@ -742,7 +718,6 @@ static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, si
     if ((st = parse_values(ctx, meta, m, &inputs, &outputs, later, kept_values)) != PTEC_OK) {
         return st;
     }
-    later->arg_width = slot_width(*kept_values);
     if (meta->overflow) { /* before anything reads the values just placed */
         return meta_overflow(ctx);
     }

@@ -35,60 +35,6 @@ ptec_status ptec_op_fail(ptec_op *op, ptec_status status, int arg, const char *m
     return ptec_detail_end(&f);
 }
 
-/* What a kernel call's arguments that the method does not keep read as
- * once its prepare has read them: a run reads only tensors and tensor lists
- * (docs/runtime.md). A Null stays a Null, since a run may ask
- * ptec_op_arg_is_null() of a Tensor? argument; every other one reads as
- * None, with no payload, so that a run which read one would fail on its
- * kind instead of reading bytes that are gone. Nothing writes through them. */
-static const ptec_value retired[2] = {{.kind = PTEC_VALUE_NULL}, {.kind = PTEC_VALUE_NONE}};
-
-static const ptec_value *arg_slow(const ptec_op *op, size_t i)
-{
-    uint32_t slot, none;
-    switch (op->arg_width) {
-    case 0:
-        return op->argv[i];
-    case 1:
-        slot = ((const uint8_t *)op->arg_slots)[i];
-        none = UINT8_MAX;
-        break;
-    case 2:
-        slot = ((const uint16_t *)op->arg_slots)[i];
-        none = UINT16_MAX;
-        break;
-    default:
-        slot = ((const uint32_t *)op->arg_slots)[i];
-        none = UINT32_MAX;
-        break;
-    }
-    return slot >= none - 1u ? &retired[slot - (none - 1u)] : &op->ctx->method->values[slot];
-}
-
-/* The common case first: a loaded call of a method that keeps at most 254
- * values, an argument it keeps. */
-const ptec_value *ptec_op_arg(const ptec_op *op, size_t i)
-{
-    if (op->arg_width == 1u) {
-        uint8_t slot = ((const uint8_t *)op->arg_slots)[i];
-        if (slot < UINT8_MAX - 1u) {
-            return &op->ctx->method->values[slot];
-        }
-    }
-    return arg_slow(op, i);
-}
-
-ptec_tensor *ptec_op_tensor(const ptec_op *op, size_t i)
-{
-    if (op->arg_width == 1u) {
-        uint8_t slot = ((const uint8_t *)op->arg_slots)[i];
-        if (slot < UINT8_MAX - 1u) {
-            return op->ctx->method->values[slot].u.tensor;
-        }
-    }
-    return arg_slow(op, i)->u.tensor;
-}
-
 static ptec_status kind_fail(ptec_op *op, size_t i, const char *wanted)
 {
     ptec_detail_fmt f;
@@ -100,7 +46,7 @@ static ptec_status kind_fail(ptec_op *op, size_t i, const char *wanted)
         ptec_detail_u64(&f, op->argc);
         ptec_detail_str(&f, PTEC_MSG(" arguments)"));
     } else {
-        uint8_t kind = ptec_op_arg(op, i)->kind;
+        uint8_t kind = op->argv[i]->kind;
         ptec_detail_str(&f, PTEC_MSG(": expected "));
         ptec_detail_str(&f, wanted);
         ptec_detail_str(&f, PTEC_MSG(", got "));
@@ -111,8 +57,7 @@ static ptec_status kind_fail(ptec_op *op, size_t i, const char *wanted)
 
 static const ptec_value *arg_of_kind(ptec_op *op, size_t i, uint8_t kind)
 {
-    const ptec_value *v = i < op->argc ? ptec_op_arg(op, i) : NULL;
-    return v != NULL && v->kind == kind ? v : NULL;
+    return i < op->argc && op->argv[i]->kind == kind ? op->argv[i] : NULL;
 }
 
 ptec_status ptec_op_expect_argc(ptec_op *op, size_t argc)
@@ -202,17 +147,16 @@ ptec_status ptec_op_get_int32(ptec_op *op, size_t i, int32_t *out)
 
 ptec_status ptec_op_get_scalar(ptec_op *op, size_t i, double *out)
 {
-    const ptec_value *v;
-    if ((v = arg_of_kind(op, i, PTEC_VALUE_INT)) != NULL) {
-        *out = (double)ptec_value_int(v);
+    if (arg_of_kind(op, i, PTEC_VALUE_INT) != NULL) {
+        *out = (double)ptec_value_int(op->argv[i]);
         return PTEC_OK;
     }
-    if ((v = arg_of_kind(op, i, PTEC_VALUE_BOOL)) != NULL) {
-        *out = ptec_value_bool(v) ? 1.0 : 0.0;
+    if (arg_of_kind(op, i, PTEC_VALUE_BOOL) != NULL) {
+        *out = ptec_value_bool(op->argv[i]) ? 1.0 : 0.0;
         return PTEC_OK;
     }
-    if ((v = arg_of_kind(op, i, PTEC_VALUE_DOUBLE)) != NULL) {
-        *out = ptec_value_double(v);
+    if (arg_of_kind(op, i, PTEC_VALUE_DOUBLE) != NULL) {
+        *out = ptec_value_double(op->argv[i]);
         return PTEC_OK;
     }
     return kind_fail(op, i, PTEC_MSG("Int or Double"));
@@ -267,7 +211,7 @@ ptec_status ptec_op_get_int32_list(ptec_op *op, size_t i, int32_t *out, size_t m
 
 bool ptec_op_arg_is_null(const ptec_op *op, size_t i)
 {
-    return i < op->argc && ptec_op_arg(op, i)->kind == PTEC_VALUE_NULL;
+    return i < op->argc && op->argv[i]->kind == PTEC_VALUE_NULL;
 }
 
 ptec_status ptec_op_get_tensor_list(ptec_op *op, size_t i, size_t *count)
@@ -303,7 +247,7 @@ static ptec_status list_item(ptec_op *op, size_t i, size_t j, size_t count, bool
     }
     /* Items were checked at parse to name existing values (or be -1 in an
      * optional list). */
-    int32_t index = (int32_t)fb_le32(ptec_op_arg(op, i)->u.items + 4u * j);
+    int32_t index = (int32_t)fb_le32(op->argv[i]->u.items + 4u * j);
     if (index < 0) {
         return optional ? PTEC_OK
                         : ptec_op_fail(op, PTEC_INVALID_ARGUMENT, (int)i, PTEC_MSG("tensor list item is None"));
@@ -347,6 +291,6 @@ ptec_status ptec_op_get_optional_tensor_list_item(ptec_op *op, size_t i, size_t 
 
 ptec_tensor *ptec_op_tensor_list_item(const ptec_op *op, size_t i, size_t j)
 {
-    uint32_t index = fb_le32(ptec_op_arg(op, i)->u.items + 4u * j);
+    uint32_t index = fb_le32(op->argv[i]->u.items + 4u * j);
     return ptec_kept_value(op->ctx->method, index)->u.tensor;
 }

@@ -386,38 +386,3 @@ def test_values_a_run_never_reads_are_not_kept(tmp_path, monkeypatch):
     assert run.returncode == 0, run.stderr
     got = np.load(out / "output0.npy")
     assert got.tolist() == [2.0, 3.0, 5.0, 9.0], got   # ones + c: the second add was jumped over
-
-
-@pytest.mark.parametrize("extra", [0, 300, 70000])
-def test_kernel_call_argument_slots_widen_with_the_kept_values(tmp_path, extra):
-    """A loaded kernel call keeps one slot per argument into the kept
-    values: 1 byte while the method keeps at most 254, 2 bytes up to 65,534,
-    else 4 (docs/runtime.md). `extra` unused constant tensors push the kept
-    count past each limit; z = x + c (its Int alpha not kept: the slot's
-    None) and z2 = z + c must load with exactly the computed metadata (one
-    byte less fails) and give x + 2c."""
-    from ptec.pte.program_builder import ProgramBuilder
-    from ptec.pte.schema import ScalarType
-    if not os.path.exists(PTEC_RUN):
-        pytest.skip("no ptec-run (make host)")
-    b = ProgramBuilder()
-    x = b.tensor(ScalarType.FLOAT, [4])
-    c = b.constant(np.array([1.0, 2.0, 4.0, 8.0], dtype=np.float32))
-    for k in range(extra):
-        b.constant(np.array([float(k)], dtype=np.float32))
-    z = b.tensor(ScalarType.FLOAT, [4])
-    z2 = b.tensor(ScalarType.FLOAT, [4])
-    b.call("aten::add.out", self=x, other=c, alpha=1, out=z)
-    b.call("aten::add.out", self=z, other=c, alpha=1, out=z2)
-    b.set_io([x], [z2])
-    from ptec.pte.writer import write_program
-    path = tmp_path / "slots.pte"
-    write_program(b.build(), str(path))
-    r = requirements(parse_program(path.read_bytes()), target="host")
-    assert_exact_on_host(str(path), r)   # the C load's slot width is the one counted here
-    out = tmp_path / "out"
-    run = subprocess.run([PTEC_RUN, str(path), "--output-dir", str(out)], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    assert run.returncode == 0, run.stderr
-    got = np.load(out / "output0.npy")
-    assert got.tolist() == [3.0, 5.0, 9.0, 17.0], got   # ones + 2c

@@ -70,8 +70,7 @@ static ptec_status run(ptec_op *op)
     int32_t s_out[PTEC_MAX_RANK], s_in[PTEC_MAX_RANK];
     ptec_physical_strides(out, s_out);
     size_t at = 0;
-    const uint32_t count = ptec_op_arg(op, 0)->count;
-    for (uint32_t j = 0; j < count; ++j) {
+    for (uint32_t j = 0; j < op->argv[0]->count; ++j) {
         const ptec_tensor *t = ptec_op_tensor_list_item(op, 0, j);
         if (skipped(t) || t->numel == 0) {
             continue;

@@ -29,7 +29,7 @@ ptec_status ptec_upsample_output_args(ptec_op *op, size_t size_arg, size_t scale
         return PTEC_OK;
     }
     /* scale_factors: two doubles, read in place from the program. */
-    const ptec_value *v = ptec_op_arg(op, scales_arg);
+    const ptec_value *v = op->argv[scales_arg];
     if (n_size != 0 || v->kind != PTEC_VALUE_DOUBLE_LIST || v->count != 2) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, scales_arg,
                             PTEC_MSG("give either output_size or two scale_factors"));
