@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from .capture_calls import _meta_shape
+from .capture_composed import _bound
 from .capture_matrix_functions import _Fp32
 from .ir import Node
 
@@ -53,14 +54,6 @@ def _operands(fn):
 
 def _prod(xs) -> int:
     return int(np.prod(xs)) if len(xs) else 1
-
-
-def _bound(fn, names):
-    if len(fn.args) > len(names) or set(fn.kwargs) - set(names):
-        return None
-    got = dict(zip(names, fn.args))
-    got.update(fn.kwargs)
-    return got
 
 
 def _tensorinv(fn) -> Optional[List[Node]]:

@@ -29,18 +29,10 @@ from ptec.pte.program_builder import ProgramBuilder
 from ptec.pte.schema import ScalarType
 from ptec.pte.writer import serialize_program
 from ptec.reference.linalg import eigvals as ref_eigvals
+from model_checks import Call
 
 EPS = float(np.finfo(np.float32).eps)
 TOL = 1.0
-
-
-class Call(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
 
 
 def kernel(x, tmp_path):

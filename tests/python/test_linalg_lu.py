@@ -28,18 +28,10 @@ from ptec.pte import parse_program
 from ptec.pte.program_builder import ProgramBuilder
 from ptec.pte.schema import ScalarType
 from ptec.pte.writer import serialize_program
+from model_checks import Call
 
 EPS = float(np.finfo(np.float32).eps)
 RES, FWD = 4.0, 8.0
-
-
-class Call(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
 
 
 def rand(shape, seed):
