@@ -49,6 +49,16 @@ def _tensors(v):
     return []
 
 
+class _WithoutGenerators(torch.overrides.TorchFunctionMode):
+    """Torch calls without their torch.Generator arguments (generator=g,
+    torch.poisson(rates, g)): a user's generator never advances for ptec's
+    reference run (capture_random drops them the same way while tracing)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = {k: v for k, v in (kwargs or {}).items() if not isinstance(v, torch.Generator)}
+        return func(*(a for a in args if not isinstance(a, torch.Generator)), **kwargs)
+
+
 def wrong_shape(g, example_inputs, model) -> Optional[str]:
     """The one-line refusal when an output of g holds torch's number of
     elements in another shape than torch's output of `model` on the example
@@ -59,7 +69,8 @@ def wrong_shape(g, example_inputs, model) -> Optional[str]:
     import copy
     try:
         runner = copy.deepcopy(model)
-        with torch.no_grad(), torch.random.fork_rng(devices=[]):     # the caller's random stream untouched
+        # the caller's random streams untouched: the global one forked, a generator= argument dropped
+        with torch.no_grad(), torch.random.fork_rng(devices=[]), _WithoutGenerators():
             want = _tensors(runner(*[x.clone() for x in example_inputs]))
     except Exception:                   # noqa: BLE001 - no eager reference: nothing to compare
         return None

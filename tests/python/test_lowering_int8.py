@@ -142,10 +142,13 @@ def test_transpose_conv_output_padding_and_dilation_run_int8(kw):
 
 
 def test_refusal_on_the_command_line_writes_no_file(tmp_path):
-    src = tmp_path / "unbatched_pool.py"
+    src = tmp_path / "gate.py"          # a branch on the input's values: one fixed path cannot hold it
     src.write_text("import torch.nn as nn\n"
+                   "class Gate(nn.Module):\n"
+                   "    def forward(self, x):\n"
+                   "        return x if x.sum() > 0 else -x\n"
                    "def make():\n"
-                   "    m = nn.Sequential(nn.LPPool1d(2, 2))\n"
+                   "    m = nn.Sequential(Gate())\n"
                    "    m.input_shape = (4, 8)\n"
                    "    return m\n")
     out = tmp_path / "out.pte"
@@ -153,7 +156,7 @@ def test_refusal_on_the_command_line_writes_no_file(tmp_path):
                         "-o", str(out)], capture_output=True, text=True,
                        env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")))
     assert r.returncode == 2, r.stderr
-    assert "0 (nn.LPPool1d): nn.LPPool1d takes [N, C, L] (input [4, 8])" in r.stderr, r.stderr
+    assert "module 0 (Gate) at gate.py:4" in r.stderr and "torch.where" in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and not out.exists(), r.stderr
 
 
