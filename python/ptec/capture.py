@@ -69,6 +69,7 @@ from .capture_tensor_index import computed_index_select_nodes, tensor_index_node
 from .embedding_bag import embedding_bag_nodes
 from .capture_linalg import linalg_nodes
 from .capture_matrix_functions import matrix_function_nodes, without_unread_factors
+from .capture_ldl import ldl_nodes
 from .capture_computed_weights import refuse_written_stats_read
 from .capture_fp32_distances import fp32_distance_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
@@ -1069,6 +1070,10 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(fp32_norm_nodes(fn, ins, by_name))
             elif matrix_function_nodes(fn, ins, by_name) is not None:
                 made = matrix_function_nodes(fn, ins, by_name)    # capture_matrix_functions; a tuple: per element
+                nodes.extend(made if isinstance(made, list) else [_function_node(fn, ins)])
+                if not isinstance(made, list):
+                    nodes[-1].attrs["elements"] = made
+            elif (made := ldl_nodes(fn, ins, by_name)) is not None:      # capture_ldl; a tuple: per element
                 nodes.extend(made if isinstance(made, list) else [_function_node(fn, ins)])
                 if not isinstance(made, list):
                     nodes[-1].attrs["elements"] = made

@@ -26,10 +26,8 @@
   info refused when read), torch.cholesky_inverse(L, upper=) as
   torch.cholesky_solve of the identity: capture_matrix_functions' fp32
   kernels then compute them.
-- torch.geqrf refused by reason (below). (torch.linalg.ldl_factor stays
-  refused as a call with no kernel: LAPACK's Bunch-Kaufman pivoting, 1x1 or
-  2x2 blocks and swaps chosen by the run's values, which a program of fixed
-  steps does not match.)
+- torch.geqrf refused by reason (below). (torch.linalg.ldl_factor runs on
+  its own kernel: capture_ldl.)
 (tensorinv, tensorsolve, householder_product: capture_matrix_compositions.)
 """
 from __future__ import annotations

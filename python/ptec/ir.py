@@ -28,7 +28,9 @@ linalg_qr (Q or R of [B, m, n], LAPACK's signs), linalg_eigvals (the
 eigenvalues of general [B, n, n] as [B, n, 2] real / imaginary pairs), linalg_lu (the packed LU,
 P, L or U of [B, m, n] by `which`: LAPACK getrf's pivots) and
 linalg_lu_pivots (its int32 pivots, 1-based, carried as float32 like an
-index: capture_matrix_functions),
+index: capture_matrix_functions), linalg_ldl (LD of symmetric [B, n, n]:
+Bunch-Kaufman, LAPACK sytrf's pivots) and linalg_ldl_int (its int32 pivots
+[B, n] or info [B] by `which`, carried as float32: capture_ldl),
 bmm (the fp32 product of [B, n, k] and [B, k, m]: aten::bmm.out),
 unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
@@ -375,6 +377,13 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
     elif op == "linalg_lu_pivots":
         # the pivots [B, k] of the same LU (int32, 1-based), carried as float32 like every index
         y = torch.linalg.lu_factor_ex(xs[0])[1].float()
+    elif op == "linalg_ldl":
+        # LD of symmetric [B, n, n], its lower triangle read (ptec::linalg_ldl_factor.out: Bunch-Kaufman, sytrf's rule)
+        y = torch.linalg.ldl_factor_ex(xs[0])[0]
+    elif op == "linalg_ldl_int":
+        # the pivots [B, n] (which 1, int32, 1-based, negative for a 2x2 block) or info [B] (which 2) of the same
+        # factorisation, carried as float32 like every index
+        y = torch.linalg.ldl_factor_ex(xs[0])[int(a["which"])].float()
     elif op == "linalg_cholesky":
         # L (or U) of [B, n, n], one triangle read (ptec::linalg_cholesky.out); NaN where not positive-definite
         ex = getattr(torch.linalg, "cholesky_ex", None)

@@ -155,6 +155,20 @@ def base_lu():
     return b.build(), {"x": x, "r": r, "z": z, "d": d, "c": c, "w": w}
 
 
+def base_ldl():
+    """The LDL^T factors of x [3, 6, 6]'s lower triangles (ptec::linalg_ldl_factor.out) into ld [3, 6, 6], their
+    pivots into lp [3, 6] and info into li [3] (int32): the sizes its prepare checks before it asks for n * n
+    floats of scratch and run writes each matrix's n * n, n or 1 results."""
+    b = ProgramBuilder()
+    x, ld = b.tensor(ScalarType.FLOAT, [3, 6, 6]), b.tensor(ScalarType.FLOAT, [3, 6, 6])
+    lp, li = b.tensor(ScalarType.INT, [3, 6]), b.tensor(ScalarType.INT, [3])
+    b.call("ptec::linalg_ldl_factor.out", self=x, which=0, out=ld)
+    b.call("ptec::linalg_ldl_factor.out", self=x, which=1, out=lp)
+    b.call("ptec::linalg_ldl_factor.out", self=x, which=2, out=li)
+    b.set_io([x], [ld, lp, li])
+    return b.build(), {"x": x, "ld": ld, "lp": lp, "li": li}
+
+
 def base_bmm():
     """x [2, 4, 3] times y [2, 3, 5] into z [2, 4, 5] (aten::bmm.out), all
     planned: the sizes its prepare checks before run indexes them."""
@@ -879,6 +893,37 @@ def case_eig_out_lies(p, v):
     return [("any", "requirements", "InvalidArgument", "[..., n] of self's batch")]
 
 
+def case_ldl_scratch_overflow(p, v):
+    # no matrix (a 0 batch), but each 32768 x 32768: n * n * 4 bytes of scratch is 2^32
+    for name, sizes in (("x", [0, 32768, 32768]), ("ld", [0, 32768, 32768]), ("lp", [0, 32768]), ("li", [0])):
+        _resize(p, v, name, sizes)
+    return [("any", "requirements", "NotSupported", "too large for the scratch")]
+
+
+def case_ldl_not_square(p, v):
+    # [3, 6, 5]: the factorisation would read a 6x6 matrix's last column past each 30-float one
+    _resize(p, v, "x", [3, 6, 5])
+    return [("any", "requirements", "InvalidArgument", "must be square")]
+
+
+def case_ldl_ld_out_lies(p, v):
+    # ld [3, 6, 5]: LD's rows of 6 would land past each matrix's 30 floats (and past ld)
+    _resize(p, v, "ld", [3, 6, 5])
+    return [("any", "requirements", "InvalidArgument", "out must be LD")]
+
+
+def case_ldl_pivots_out_lies(p, v):
+    # lp [3, 5]: the third matrix's last pivot would land past lp
+    _resize(p, v, "lp", [3, 5])
+    return [("any", "requirements", "InvalidArgument", "out must be LD")]
+
+
+def case_ldl_info_batch(p, v):
+    # li [2] of x's 3 matrices: the third info would land past li
+    _resize(p, v, "li", [2])
+    return [("any", "requirements", "InvalidArgument", "out must be LD")]
+
+
 def case_lu_scratch_overflow(p, v):
     # no matrix (a 0 batch), but each 32768 x 32768: n * n * 4 bytes of scratch is 2^32
     for name, sizes in (("x", [0, 32768, 32768]), ("r", [0, 32768, 3]), ("z", [0, 32768, 3]), ("d", [0])):
@@ -1010,7 +1055,7 @@ def main(out_dir):
             base_svd() if name.startswith("svd_") else base_eig() if name.startswith("eig_") else \
             base_intdiv() if name.startswith("intdiv_") else base_lu() if name.startswith("lu_") else \
             base_intreduce() if name.startswith("intreduce_") else base_bmm() if name.startswith("bmm_") else \
-            base_intsort() if name.startswith("intsort_") else base()
+            base_intsort() if name.startswith("intsort_") else base_ldl() if name.startswith("ldl_") else base()
         program = copy.deepcopy(program)
         result = fn(program, values)
         expectations, serialise = result if isinstance(result, tuple) else (result, writer.serialize_program)
@@ -1053,6 +1098,9 @@ def main(out_dir):
     with open(os.path.join(out_dir, "valid_intsort.pte"), "wb") as f:
         f.write(writer.serialize_program(base_intsort()[0]))
     manifest.append("valid_intsort.pte any none Ok")
+    with open(os.path.join(out_dir, "valid_ldl.pte"), "wb") as f:
+        f.write(writer.serialize_program(base_ldl()[0]))
+    manifest.append("valid_ldl.pte any none Ok")
     with open(os.path.join(out_dir, "cases.txt"), "w") as f:
         f.write("\n".join(manifest) + "\n")
     return 0

@@ -1250,6 +1250,46 @@ fail_case("lu_p_size", lu_op([3, 2], [2, 2], 2), INVALID_ARGUMENT, "out must be 
 fail_case("lu_u_size", lu_op([3, 2], [3, 2], 4), INVALID_ARGUMENT, "out must be LU")
 fail_case("lu_empty", lu_op([0, 2], [0, 2], 0), INVALID_ARGUMENT, "empty matrices")
 
+
+def ldl_op(x_shape, out_shape, which, st=F32, out_st=None):
+    """ptec::linalg_ldl_factor.out: LD (which 0), pivots (1, int32) or info (2, int32) of x's matrices."""
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape)
+    y = b.tensor(out_st or (F32 if which == 0 else I32), out_shape)
+    b.call("ptec::linalg_ldl_factor.out", self=x, which=which, out=y)
+    b.set_io([x], [y])
+    return b
+
+
+# Bunch-Kaufman on the lower triangles (99: the upper one, never read): [[4, .], [2, 3]] a 1x1 block without a
+# swap (d = 1/4, l = 0.5, 3 - 2 0.5 = 2); [[1, .], [3, 8]] a 1x1 block on row 2 (|8| >= alpha 3: swapped, l = 3/8,
+# 1 - 3 0.375 = -0.125); [[0, .], [1, 0]] a 2x2 block (|a_22| = 0 < alpha); a NaN diagonal a zero column
+# (info 1, its pivot itself); a 3x3 2x2 block with a row below it (e = 2, d11 = d22 = 0, t = -1, f = -0.5:
+# u = v = 0.5, 4 - (0.5 + 0.5) = 3); a zero first column (info 1) then 1x1 blocks
+L2 = np.array([[[4, 99], [2, 3]], [[1, 99], [3, 8]], [[0, 99], [1, 0]], [[np.nan, 99], [1, 1]]], np.float32)
+L3 = np.array([[[0, 99, 99], [2, 0, 99], [1, 1, 4]], [[0, 99, 99], [0, 2, 99], [0, 1, 3]]], np.float32)
+run_case("ldl_ld_2x2", ldl_op([4, 2, 2], [4, 2, 2], 0), [(L2, None)],
+         [(np.array([[[4, 0], [0.5, 2]], [[8, 0], [0.375, -0.125]], [[0, 0], [1, 0]], [[np.nan, 0], [1, 1]]],
+                    np.float32), None)])
+run_case("ldl_pivots_2x2", ldl_op([4, 2, 2], [4, 2], 1), [(L2, None)],
+         [(np.array([[1, 2], [2, 2], [-2, -2], [1, 2]], np.int32), None)])
+run_case("ldl_info_2x2", ldl_op([4, 2, 2], [4], 2), [(L2, None)], [(np.array([0, 0, 0, 1], np.int32), None)])
+run_case("ldl_ld_3x3", ldl_op([2, 3, 3], [2, 3, 3], 0), [(L3, None)],
+         [(np.array([[[0, 0, 0], [2, 0, 0], [0.5, 0.5, 3]], [[0, 0, 0], [0, 2, 0], [0, 0.5, 2.5]]], np.float32),
+           None)])
+run_case("ldl_pivots_3x3", ldl_op([2, 3, 3], [2, 3], 1), [(L3, None)],
+         [(np.array([[-2, -2, 3], [1, 2, 3]], np.int32), None)])
+run_case("ldl_info_2d", ldl_op([3, 3], [], 2), [(L3[1], None)], [(np.array(1, np.int32), None)])
+fail_case("ldl_int8", ldl_op([2, 2], [2, 2], 0, st=I8), NOT_SUPPORTED, "self must be float32")
+fail_case("ldl_pivots_float", ldl_op([2, 2], [2], 1, out_st=F32), NOT_SUPPORTED, "int32 for the pivots")
+fail_case("ldl_ld_int32", ldl_op([2, 2], [2, 2], 0, out_st=I32), NOT_SUPPORTED, "int32 for the pivots")
+fail_case("ldl_which", ldl_op([2, 2], [2, 2], 3), INVALID_ARGUMENT, "which must be")
+fail_case("ldl_info_rank", ldl_op([2, 2, 2], [2, 1], 2), INVALID_ARGUMENT, "out of its rank")
+fail_case("ldl_not_square", ldl_op([2, 3], [2, 3], 0), INVALID_ARGUMENT, "must be square")
+fail_case("ldl_pivots_size", ldl_op([2, 3, 3], [2, 2], 1), INVALID_ARGUMENT, "out must be LD")
+fail_case("ldl_info_batch", ldl_op([2, 3, 3], [3], 2), INVALID_ARGUMENT, "out must be LD")
+fail_case("ldl_empty", ldl_op([0, 0], [0, 0], 0), INVALID_ARGUMENT, "empty matrices")
+
 def unpool_op(x_shape, out_shape, zero_point=0, st=F32, idx_st=I64, order=None):
     b = ProgramBuilder()
     x, i = b.tensor(st, x_shape, order), b.tensor(idx_st, x_shape, order)

@@ -55,14 +55,14 @@ class FrexpValues(nn.Module):
     def forward(self, x):
         return x.frexp().mantissa * 2.0
 
-class LdlFactorUnpacked(nn.Module):
+class GeqrfUnpacked(nn.Module):
     def forward(self, x):
-        ld, pivots = torch.linalg.ldl_factor(x.reshape(2, 2, 2))
-        return ld
+        a, tau = torch.geqrf(x.reshape(2, 2, 2))
+        return a
 
-class LdlFactorValues(nn.Module):
+class GeqrfValues(nn.Module):
     def forward(self, x):
-        return torch.linalg.ldl_factor(x.reshape(2, 2, 2)).LD
+        return torch.geqrf(x.reshape(2, 2, 2)).a
 
 class FrexpWhole(nn.Module):
     def forward(self, x):
@@ -71,8 +71,8 @@ class FrexpWhole(nn.Module):
 def frexp_unpacked(): return FrexpUnpacked(), (torch.randn(1, 8),)
 def frexp_whole(): return FrexpWhole(), (torch.randn(1, 8),)
 def frexp_values(): return FrexpValues(), (torch.randn(1, 8),)
-def ldl_factor_unpacked(): return LdlFactorUnpacked(), (torch.randn(1, 8),)
-def ldl_factor_values(): return LdlFactorValues(), (torch.randn(1, 8),)
+def geqrf_unpacked(): return GeqrfUnpacked(), (torch.randn(1, 8),)
+def geqrf_values(): return GeqrfValues(), (torch.randn(1, 8),)
 
 def boom():
     raise RuntimeError("factory exploded")
@@ -142,12 +142,12 @@ CASES = [
      ["operator not supported", "no kernel for frexp (Tensor.frexp)"]),
     ("frexp_returned_whole", ["compile", M + ":frexp_whole", "--calib", "2", "-o", "{out}/m.pte"],
      ["operator not supported", "no kernel for frexp (torch.frexp)"]),
-    # (torch.linalg.qr and lu_factor run since issue 15's QR and LU kernels; ldl_factor, a second multi-output
-    # factorisation, stays refused)
-    ("ldl_factor_unpacked", ["compile", M + ":ldl_factor_unpacked", "--calib", "2", "-o", "{out}/m.pte"],
-     ["operator not supported", "no kernel for linalg_ldl_factor (torch.linalg_ldl_factor)"]),
-    ("ldl_factor_values", ["compile", M + ":ldl_factor_values", "--calib", "2", "-o", "{out}/m.pte"],
-     ["operator not supported", "no kernel for linalg_ldl_factor (torch.linalg_ldl_factor)"]),
+    # (torch.linalg.qr, lu_factor and ldl_factor run since issue 15's QR, LU and LDL^T kernels; geqrf, a
+    # multi-output factorisation in LAPACK's compact form, stays refused)
+    ("geqrf_unpacked", ["compile", M + ":geqrf_unpacked", "--calib", "2", "-o", "{out}/m.pte"],
+     ["operator not supported", "geqrf (torch.geqrf)", "compact form"]),
+    ("geqrf_values", ["compile", M + ":geqrf_values", "--calib", "2", "-o", "{out}/m.pte"],
+     ["operator not supported", "geqrf (torch.geqrf)", "compact form"]),
     # calibration data
     ("calib_zero", ["compile", M + ":one", "--calib", "0", "-o", "{out}/m.pte"],
      ["--calib 0", "at least 1"]),

@@ -33,6 +33,7 @@ SM, UNIT = (2, 4, 6), (-1.0, 1.0)       # batched small matrices (a 4x4 and two 
 SL = (2, 6, 7)                          # batched 6x6 matrices and a column, entries in UNIT
 SX = (2, 12, 13)                        # batched 12x12 matrices and a column, entries in UNIT
 PERM6 = torch.eye(6)[[3, 0, 5, 1, 4, 2]]  # a 6x6 permutation: 6 PERM6 + x's entries pivots unambiguously on it
+PAIRS6 = torch.eye(6)[[3, 5, 4, 0, 2, 1]]  # symmetric, zero diagonal: 6 PAIRS6 + x's lower triangle makes 2x2 blocks
 CAUSAL = torch.triu(torch.ones(4, 4, dtype=torch.bool), 1)       # True: a later key, masked
 
 
@@ -588,6 +589,19 @@ RUNS = {
                                         "fp32"),                          # 1.84: x's int8 rounding over a small pivot
     "torch.linalg.lu_solve": (lambda x: torch.linalg.lu_solve(*torch.linalg.lu_factor(x[..., :6] + 4 * torch.eye(6)),
                                                               x[..., 6:]), SL, UNIT, 1.0, "fp32"),  # 0.53
+    # LDL^T with Bunch-Kaufman pivoting (ptec::linalg_ldl_factor.out) of 6 PAIRS6 + x[..., :6]'s lower triangle:
+    # 2x2 blocks with swaps on PAIRS6's pairs, apart from x's rounding, so torch's pivots; ldl_solve:
+    # linalg_solve of the symmetric matrix factored
+    "torch.linalg.ldl_factor (LD)": (lambda x: torch.linalg.ldl_factor(x[..., :6] + 6 * PAIRS6).LD, SL, UNIT, 1.0,
+                                     "fp32"),                                                     # 0.14
+    "torch.linalg.ldl_factor (pivots .float())": (lambda x: torch.linalg.ldl_factor(x[..., :6] + 6 * PAIRS6)[1]
+                                                  .float(), SL, UNIT, 0.0, "fp32"),               # 0.00: exact
+    # (info: rows and columns zeroed where x[..., 6] < 0, the first zero column found)
+    "torch.linalg.ldl_factor_ex (info .float())": (lambda x: torch.linalg.ldl_factor_ex(
+        (x[..., :6] + 6 * PAIRS6) * (x[..., 6:] > 0).float() * (x[..., 6:] > 0).float().mT).info.float(), SL, UNIT,
+        0.0, "fp32"),                                                                             # 0.00: exact
+    "torch.linalg.ldl_solve": (lambda x: torch.linalg.ldl_solve(*torch.linalg.ldl_factor(x[..., :6] + 6 * PAIRS6),
+                                                                x[..., 6:]), SL, UNIT, 1.0, "fp32"),  # 0.61
     # (x^T x an int8 matmul: its rounding)
     "torch.linalg.eigvalsh (8x8 of x^T x)": (lambda x: torch.linalg.eigvalsh(x.mT @ x), S3, R, 1.5, "fp32"),  # 1.04
     "torch.linalg.svdvals (2x2)": (lambda x: torch.linalg.svdvals(x[..., :2, :2]), SM, R, 1.0, "fp32"),   # 0.59

@@ -196,6 +196,14 @@ class LuFactors(Singular):
         return torch.cat([torch.linalg.lu_factor(y).LU, torch.linalg.lu(y[..., :5]).P], -1)
 
 
+class LdlFactors(Singular):
+    """LD of the linear's matrices' lower triangles and their pivots (ptec::linalg_ldl_factor.out's scratch)."""
+
+    def forward(self, x):
+        ld, pivots = torch.linalg.ldl_factor(self.fc(x))
+        return torch.cat([ld, pivots[..., None].float()], -1)
+
+
 KERNEL_CASES = {
     "ptec_runtime_only": (_cnn, (1, 3, 12, 12), {"ptec_runtime_only": True}),
     "in_place": (_in_place, (1, 3, 10, 10), {"in_place": True}),
@@ -216,6 +224,7 @@ KERNEL_CASES = {
     "lu": (DetAndSolve, (3, 7, 7), {}),
     "svd": (PseudoInverse, (2, 7, 7), {}),
     "lu_factor": (LuFactors, (2, 7, 7), {}),
+    "ldl_factor": (LdlFactors, (2, 7, 7), {}),
 }
 BOARD_CORES = ["cortex-m55", "cortex-m33", "cortex-m3"]
 

@@ -423,6 +423,10 @@ RULES: Dict[str, Rule] = {
         "none: ptec only (src/kernels/portable/op_linalg_lu.c)",
         dtypes=(("self", F32), ("out", frozenset({ScalarType.FLOAT, ScalarType.INT}))),
         contiguous=("self", "out"), upstream_library="none (ptec only)"),
+    "ptec::linalg_ldl_factor.out": Rule(
+        "none: ptec only (src/kernels/portable/op_linalg_ldl_factor.c)",
+        dtypes=(("self", F32), ("out", frozenset({ScalarType.FLOAT, ScalarType.INT}))),
+        contiguous=("self", "out"), upstream_library="none (ptec only)"),
     "ptec::linalg_eigh_vectors.out": Rule(
         "none: ptec only (src/kernels/portable/op_linalg_eigh_vectors.c)", dtypes=(("self", F32), ("out", F32)),
         contiguous=("self", "out"), upstream_library="none (ptec only)"),

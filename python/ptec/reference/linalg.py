@@ -1,5 +1,5 @@
 """Reference numerics of ptec::linalg_svdvals.out, linalg_eigvalsh.out,
-linalg_det.out, linalg_solve.out and linalg_lu.out (numpy); det, solve and lu below by the
+linalg_det.out, linalg_solve.out, linalg_lu.out and linalg_ldl_factor.out (numpy); det, solve and lu below by the
 LU with partial pivoting of src/kernels/portable/linalg_lu.h. First: the singular values of each matrix of x [..., m, n], largest
 first, by the one-sided Jacobi iteration
 src/kernels/portable/op_linalg_svdvals.c's comment describes, and the
@@ -250,6 +250,124 @@ def lu(x, which: int) -> np.ndarray:
         return low.astype(F32).reshape(batch + (m, k))
     up = np.where(c >= r, a, F32(0))[:, :k, :]
     return up.astype(F32).reshape(batch + (k, n))
+
+
+# Bunch-Kaufman's alpha, (1 + sqrt(17)) / 8 evaluated in float32 (the kernel's LDL_ALPHA)
+LDL_ALPHA = F32((F32(1) + np.sqrt(F32(17))) / F32(8))
+
+
+def _first_max(v: np.ndarray):
+    """(position, value) of v's first largest entry by a strict > scan from
+    the first (a NaN never larger; a NaN first stays): the kernel's scan."""
+    if np.isnan(v[0]):
+        return 0, v[0]
+    w = np.where(np.isnan(v), F32(-1), v)
+    p = int(np.argmax(w))
+    return p, v[p]
+
+
+def _ldl_one(a: np.ndarray):
+    """op_linalg_ldl_factor.c's Bunch-Kaufman LDL^T on one n x n float32
+    matrix (its lower triangle read), in place: (pivots 1-based, LAPACK's
+    convention, info). The same float32 operations, each column's update
+    vectorised over its rows (element-wise, as the kernel's loop)."""
+    n = a.shape[0]
+    piv = np.zeros(n, np.int64)
+    info = 0
+    k = 0
+    with np.errstate(all="ignore"):
+        while k < n:
+            step = 1
+            absakk = np.abs(a[k, k])
+            imax, colmax = k, F32(0)
+            if k + 1 < n:
+                p, colmax = _first_max(np.abs(a[k + 1:, k]))
+                imax = k + 1 + p
+            if (absakk == 0 and colmax == 0) or np.isnan(absakk):
+                if info == 0:
+                    info = k + 1
+                piv[k] = k + 1
+                k += 1
+                continue
+            kp = k
+            if not absakk >= LDL_ALPHA * colmax:
+                # the largest |entry| of row / column imax off its diagonal, within the trailing matrix
+                _, rowmax = _first_max(np.abs(a[imax, k:imax]))
+                if imax + 1 < n:
+                    _, below = _first_max(np.abs(a[imax + 1:, imax]))
+                    if below > rowmax:
+                        rowmax = below
+                if absakk >= F32(LDL_ALPHA * colmax) * F32(colmax / rowmax):
+                    kp = k
+                elif np.abs(a[imax, imax]) >= LDL_ALPHA * rowmax:
+                    kp = imax
+                else:
+                    kp, step = imax, 2
+            kk = k + step - 1
+            if kp != kk:
+                # swap rows and columns kk and kp of the trailing lower triangle
+                t = a[kp + 1:, kk].copy()
+                a[kp + 1:, kk] = a[kp + 1:, kp]
+                a[kp + 1:, kp] = t
+                t = a[kk + 1:kp, kk].copy()
+                a[kk + 1:kp, kk] = a[kp, kk + 1:kp]
+                a[kp, kk + 1:kp] = t
+                a[kk, kk], a[kp, kp] = a[kp, kp], a[kk, kk]
+                if step == 2:
+                    a[k + 1, k], a[kp, k] = a[kp, k], a[k + 1, k]
+            if step == 1:
+                r = F32(F32(1) / a[k, k])
+                x = a[k + 1:, k].copy()
+                w = (x * r).astype(F32)
+                for j in range(k + 1, n):
+                    a[j:, j] = (a[j:, j] - (x[j - k - 1:] * w[j - k - 1]).astype(F32)).astype(F32)
+                a[k + 1:, k] = w
+                piv[k] = kp + 1
+            else:
+                if k + 2 < n:
+                    d21 = a[k + 1, k]
+                    d11 = F32(a[k + 1, k + 1] / d21)
+                    d22 = F32(a[k, k] / d21)
+                    t = F32(F32(1) / F32(F32(d11 * d22) - F32(1)))
+                    d21 = F32(t / d21)
+                    x, y = a[k + 2:, k].copy(), a[k + 2:, k + 1].copy()
+                    wk = (d21 * ((d11 * x).astype(F32) - y).astype(F32)).astype(F32)
+                    wk1 = (d21 * ((d22 * y).astype(F32) - x).astype(F32)).astype(F32)
+                    for j in range(k + 2, n):
+                        o = j - k - 2
+                        upd = ((x[o:] * wk[o]).astype(F32) + (y[o:] * wk1[o]).astype(F32)).astype(F32)
+                        a[j:, j] = (a[j:, j] - upd).astype(F32)
+                    a[k + 2:, k] = wk
+                    a[k + 2:, k + 1] = wk1
+                piv[k] = piv[k + 1] = -(kp + 1)
+            k += step
+    return piv, info
+
+
+def ldl_factor(x, which: int) -> np.ndarray:
+    """ptec::linalg_ldl_factor.out: of each matrix of x [..., n, n] (its
+    lower triangle read, as symmetric), by op_linalg_ldl_factor.c's
+    Bunch-Kaufman LDL^T in float32: which 0 LD [..., n, n] (L's multipliers
+    and D's blocks on and below the diagonal, zeros above it), 1 the pivots
+    [..., n] (int32, 1-based, a 2x2 block's two negative), 2 info [...]
+    (int32: the first zero column, 1-based, or 0)."""
+    x = np.asarray(x, F32)
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2] or x.shape[-1] < 1:
+        raise ValueError("ldl_factor: x must be [..., n, n] with n >= 1")
+    n = x.shape[-1]
+    batch = x.shape[:-2]
+    mats = np.array(x.reshape((-1, n, n)), F32)
+    piv = np.zeros((mats.shape[0], n), np.int64)
+    info = np.zeros(mats.shape[0], np.int64)
+    for b in range(mats.shape[0]):
+        piv[b], info[b] = _ldl_one(mats[b])
+    which = int(which)
+    if which == 1:
+        return piv.astype(np.int32).reshape(batch + (n,))
+    if which == 2:
+        return info.astype(np.int32).reshape(batch)
+    low = np.tril(np.ones((n, n), bool))
+    return np.where(low, mats, F32(0)).astype(F32).reshape(x.shape)
 
 
 def _square(x, what: str):

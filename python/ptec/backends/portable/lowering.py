@@ -53,6 +53,8 @@ ATEN_KEYS = {
     "linalg_eigvals": "ptec::linalg_eigvals.out",
     "linalg_lu": "ptec::linalg_lu.out",
     "linalg_lu_pivots": "ptec::linalg_lu.out",
+    "linalg_ldl": "ptec::linalg_ldl_factor.out",
+    "linalg_ldl_int": "ptec::linalg_ldl_factor.out",
     "linalg_triangular_solve": "ptec::linalg_triangular_solve.out",
 }
 
@@ -373,6 +375,10 @@ def _linalg_lu(b, key, n, ins, out):
     b.call(key, self=ins[0].value, which=1 if n.op == "linalg_lu_pivots" else int(n.attrs["which"]), out=out.value)
 
 
+def _linalg_ldl(b, key, n, ins, out):
+    b.call(key, self=ins[0].value, which=0 if n.op == "linalg_ldl" else int(n.attrs["which"]), out=out.value)
+
+
 def _random_fractional_pick(b, key, n, ins, out):
     b.call(key, windows=ins[0].value, kernel_size=[int(k) for k in n.attrs["kernel"]],
            seed=int(n.attrs["seed"]), out=out.value)
@@ -418,6 +424,7 @@ CALLS: Dict[str, Callable] = {
     "ptec::linalg_qr.out": _linalg_qr,
     "ptec::linalg_eigvals.out": _linalg_eigvals,
     "ptec::linalg_lu.out": _linalg_lu,
+    "ptec::linalg_ldl_factor.out": _linalg_ldl,
     "ptec::linalg_triangular_solve.out": _linalg_triangular_solve,
     # [B, n, k] times [B, k, m] in fp32 (rank 3 values: contiguous)
     "aten::bmm.out": _bmm,
@@ -461,7 +468,7 @@ CONTIGUOUS_INPUT = ("aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
                     "ptec::linalg_det.out", "ptec::linalg_solve.out", "ptec::linalg_cholesky.out",
                     "ptec::linalg_triangular_solve.out", "ptec::linalg_eigh_vectors.out",
                     "ptec::linalg_svd.out", "ptec::linalg_qr.out", "ptec::linalg_lu.out",
-                    "ptec::linalg_eigvals.out")
+                    "ptec::linalg_eigvals.out", "ptec::linalg_ldl_factor.out")
 
 
 def _layout_sensitive(b: ProgramBuilder, key: str, n: Node, ins: List[Act]) -> Optional[Act]:
@@ -541,8 +548,10 @@ def lower_fp32(n: Node, ins: List[Act], b: ProgramBuilder, fallbacks: List[str],
     else:
         out = _layout_sensitive(b, key, n, ins)
         if out is None:
-            # (ptec::linalg_lu.out's pivots: int32 [B, k], contiguous, as torch gives them)
-            out = new_act(b, ScalarType.INT if n.op == "linalg_lu_pivots" else ScalarType.FLOAT, n.shape)
+            # (ptec::linalg_lu.out's pivots: int32 [B, k], ptec::linalg_ldl_factor.out's pivots [B, n] and info [B]:
+            # contiguous, as torch gives them)
+            out = new_act(b, ScalarType.INT if n.op in ("linalg_lu_pivots", "linalg_ldl_int") else ScalarType.FLOAT,
+                          n.shape)
             call = CALLS.get(key)
             if call is not None:
                 call(b, key, n, ins, out)
