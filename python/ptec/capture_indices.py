@@ -24,7 +24,8 @@ from .capture_calls import _meta_shape, _scalar_arg
 from .ir import Node
 
 # the nodes whose value is an int64 index (float32 in the float graph)
-INDEX_OPS = ("argmax", "sort_indices", "window_argmax", "to_index", "int_math", "linalg_lu_pivots")
+INDEX_OPS = ("argmax", "sort_indices", "window_argmax", "to_index", "int_math", "linalg_lu_pivots",
+             "linalg_cholesky_info")
 ARG_TARGETS = {"argmax": False, torch.argmax: False, "argmin": True, torch.argmin: True}
 
 
@@ -89,8 +90,8 @@ def int_dtype(node: Optional[Node]) -> Optional[str]:
         return node.attrs["dtype"]
     if node.op == "sort" and node.attrs.get("integer"):      # the values of a sort of an int value
         return node.attrs["integer"]
-    if node.op == "linalg_lu_pivots":             # torch.linalg.lu_factor's pivots (capture_matrix_functions)
-        return "int32"
+    if node.op in ("linalg_lu_pivots", "linalg_cholesky_info"):     # lu_factor's pivots, cholesky_ex's info
+        return "int32"                                                # (capture_matrix_functions)
     return None
 
 
