@@ -122,12 +122,8 @@ static ptec_status prepare(ptec_op *op)
 static void out_dims(const qr_state *s, uint32_t *rows, uint32_t *cols)
 {
     uint32_t m = (uint32_t)s->m, n = (uint32_t)s->n, k = m < n ? m : n;
-    switch (s->which) {
-    case WHICH_Q: *rows = m, *cols = s->complete ? m : k; break;
-    case WHICH_R: *rows = s->complete ? m : k, *cols = n; break;
-    case WHICH_A: *rows = m, *cols = n; break;
-    default: *rows = k, *cols = 1; break;
-    }
+    *rows = s->which == WHICH_Q || s->which == WHICH_A ? m : (s->which == WHICH_R && s->complete ? m : k);
+    *cols = s->which == WHICH_Q ? (s->complete ? m : k) : (s->which == WHICH_TAU ? 1 : n);
 }
 
 static void one_matrix(const qr_state *s, const float *a, float *scratch, float *out)
