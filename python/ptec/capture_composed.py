@@ -22,13 +22,11 @@
   2).cumsum(dim) (or .sum(dim)), a 1-D x viewed along dim and a lower-rank
   x padded with leading 1s as torch does, in slices (narrow), subtraction,
   products and a cumsum or sum.
-- torch.linalg.cholesky_ex(A, upper=)'s L as torch.linalg.cholesky (its
-  info refused when read), torch.cholesky_inverse(L, upper=) as
-  torch.cholesky_solve of the identity: capture_matrix_functions' fp32
-  kernels then compute them.
-- torch.geqrf refused by reason (below). (torch.linalg.ldl_factor runs on
-  its own kernel: capture_ldl.)
-(tensorinv, tensorsolve, householder_product: capture_matrix_compositions.)
+- torch.cholesky_inverse(L, upper=) as torch.cholesky_solve of the
+  identity: capture_matrix_functions' fp32 kernels then compute it.
+  (torch.linalg.ldl_factor runs on its own kernel: capture_ldl.)
+(tensorinv, tensorsolve, householder_product: capture_matrix_compositions;
+torch.linalg.cholesky_ex and torch.geqrf: capture_compact_factors.)
 """
 from __future__ import annotations
 
@@ -404,46 +402,6 @@ def _bound(fn, names):
     return got
 
 
-def _element_readers(fn):
-    """[(reader, index or name)] when every reader takes one element of fn's
-    tuple (getitem or a named field), else None."""
-    out = []
-    for u in fn.users:
-        if u.op == "call_function" and u.target is operator.getitem and len(u.args) == 2:
-            out.append((u, u.args[1]))
-        elif u.op == "call_function" and u.target is getattr and len(u.args) == 2:
-            out.append((u, u.args[1]))
-        else:
-            return None
-    return out
-
-
-def _cholesky_ex(gm, fn) -> bool:
-    """torch.linalg.cholesky_ex(A, upper=)'s L: torch.linalg.cholesky's
-    (capture_matrix_functions). Its info is refused when read: it is 0 for
-    a positive-definite A and otherwise the order of the first leading
-    minor that is not, which ptec's kernel (NaN from there on) does not say."""
-    if not _fn_is(fn, torch.linalg.cholesky_ex):
-        return False
-    got, readers = _bound(fn, ("A", "upper", "check_errors")), _element_readers(fn)
-    if got is None or readers is None or not isinstance(got.get("A"), torch.fx.Node):
-        return False
-    for u, index in readers:
-        if index not in (0, "L") and u.users:
-            raise UnsupportedOperator(f"operator not supported: {fn.name} (torch.linalg.cholesky_ex): its info "
-                                      "is read; ptec computes L (torch.linalg.cholesky's kernel) but not the order of "
-                                      "the first leading minor that is not positive-definite")
-    g = gm.graph
-    with g.inserting_before(fn):
-        L = g.call_function(torch.linalg.cholesky, (got["A"],), {"upper": got.get("upper", False)})
-    for u, index in readers:
-        if index in (0, "L"):
-            u.replace_all_uses_with(L)
-        g.erase_node(u)
-    g.erase_node(fn)
-    return True
-
-
 def _cholesky_inverse(gm, fn) -> bool:
     """torch.cholesky_inverse(L, upper=) = (L L^T)^-1: cholesky_solve of
     the identity (its two triangular solves, capture_matrix_functions)."""
@@ -462,32 +420,13 @@ def _cholesky_inverse(gm, fn) -> bool:
     return True
 
 
-_REFUSED = {
-    torch.geqrf: "its LAPACK compact form (R on and above the diagonal, the Householder vectors below it, and tau) is "
-                 "not what ptec's QR kernel (ptec::linalg_qr.out) returns: Q or R; torch.linalg.qr runs",
-}
-_REFUSED_METHODS = {"geqrf": torch.geqrf}
-
-
-def _refused(fn) -> None:
-    target = fn.target if fn.op == "call_function" else _REFUSED_METHODS.get(fn.target) \
-        if fn.op == "call_method" else None
-    try:
-        why = _REFUSED.get(target)
-    except TypeError:
-        return
-    if why is not None:
-        raise UnsupportedOperator(f"operator not supported: {_source(fn)}: {why}")
-
-
 def composed_calls(gm: torch.fx.GraphModule, propagate: Callable[[], None]) -> None:
     """Rewrite the calls above in gm's graph; propagate() records the new
     nodes' shapes when any was made."""
     changed = False
     for fn in list(gm.graph.nodes):
-        _refused(fn)
         changed |= (_scatter_as_write(gm, fn) or _gradient_as_linear(gm, fn) or _trapezoid(gm, fn)
-                    or _cholesky_ex(gm, fn) or _cholesky_inverse(gm, fn))
+                    or _cholesky_inverse(gm, fn))
     if changed:
         gm.graph.lint()
         gm.recompile()

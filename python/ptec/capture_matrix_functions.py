@@ -87,6 +87,8 @@ tables and n^3 element-wise products that served n <= 8):
   (some): one node `linalg_qr` (which 0 Q, 1 R), lowered to
   ptec::linalg_qr.out (Householder reflections in fp32, LAPACK's sign
   convention, so R's diagonal signs are torch's);
+* torch.geqrf (a, tau) and torch.linalg.cholesky_ex (L, info): the same
+  kernels (capture_compact_factors);
 * torch.linalg.lu_factor / lu_factor_ex / torch.lu / Tensor.lu (LU,
   pivots) and torch.linalg.lu (P, L, U) of [..., m, n], any m, n: one node
   `linalg_lu` (which 0 LU, 2 P, 3 L, 4 U) or `linalg_lu_pivots` (int32,
@@ -180,6 +182,8 @@ CALLS: Dict[str, Tuple[Tuple, Tuple[str, ...]]] = {
     "lstsq": (torch_functions("linalg.lstsq"), ()),
     "qr": (torch_functions("linalg.qr"), ()),
     "qr_old": (torch_functions("qr"), ("qr",)),
+    "geqrf": (torch_functions("geqrf"), ("geqrf",)),
+    "cholesky_ex": (torch_functions("linalg.cholesky_ex"), ()),
     "lu_factor": (torch_functions("linalg.lu_factor"), ()),
     "lu_factor_ex": (torch_functions("linalg.lu_factor_ex"), ()),
     "lu": (torch_functions("linalg.lu"), ()),
@@ -206,6 +210,7 @@ NAMES = {
     "svd": ("A", "full_matrices", "driver"), "svd_old": ("A", "some", "compute_uv"),
     "pinv": ("A", "rcond", "hermitian", "atol", "rtol"), "matrix_rank": ("A", "tol", "hermitian", "atol", "rtol"),
     "lstsq": ("A", "B", "rcond", "driver"), "qr": ("A", "mode"), "qr_old": ("A", "some"),
+    "geqrf": ("A",), "cholesky_ex": ("A", "upper", "check_errors"),
     "lu_factor": ("A", "pivot"), "lu_factor_ex": ("A", "pivot", "check_errors"), "lu": ("A", "pivot"),
     "lu_old": ("A", "pivot", "get_infos"), "lu_unpack": ("LU_data", "LU_pivots", "unpack_data", "unpack_pivots"),
     "lu_solve": ("LU", "pivots", "B", "left", "adjoint"), "lu_solve_old": ("B", "LU", "pivots"),
@@ -870,6 +875,13 @@ def _elements(fn, ins, family: str, by_name):
                     raise _Refused("torch.linalg.qr: ptec computes it without out=")
                 s = _Fp32(item.name)
                 return _finish(s, _qr_element(s, family, got, index), out)
+            if family in ("geqrf", "cholesky_ex"):             # capture_compact_factors
+                from .capture_compact_factors import compact_element
+                got = _bind(fn, NAMES[family])
+                if got is None:
+                    raise _Refused(f"torch.{'geqrf' if family == 'geqrf' else 'linalg.cholesky_ex'}: ptec computes "
+                                   "it without out=")
+                return compact_element(_Fp32(item.name), family, got, index, out)
             if family in ("lu_factor", "lu_factor_ex", "lu", "lu_old", "lu_unpack"):
                 got = _bind(fn, NAMES[family])
                 if got is None:
@@ -904,7 +916,8 @@ def _elements(fn, ins, family: str, by_name):
             # named as the call the model made, not the getitem that reads it
             refused.attrs["source"] = (f"{fn.name} ({'Tensor.lu' if fn.op == 'call_method' else LU_WHAT[family]})"
                                        if family in LU_WHAT else
-                                       f"{fn.name} ({'Tensor' if fn.op == 'call_method' else 'torch.linalg'}.{family})")
+                                       f"{fn.name} ({'Tensor' if fn.op == 'call_method' else 'torch.linalg'}.{family})"
+                                       .replace("torch.linalg.geqrf", "torch.geqrf"))
             refused.attrs["why"] = str(why)
             return [refused]
     return element
@@ -927,7 +940,7 @@ def matrix_function_nodes(fn, ins, by_name):
     out = _meta_shape(fn)
     try:
         if family in ("slogdet", "inv_ex", "solve_ex", "triangular_solve", "eigh", "svd", "svd_old", "lstsq", "qr",
-                      "qr_old", "lu_factor", "lu_factor_ex", "lu", "lu_old", "lu_unpack"):
+                      "qr_old", "geqrf", "cholesky_ex", "lu_factor", "lu_factor_ex", "lu", "lu_old", "lu_unpack"):
             return _elements(fn, ins, family, by_name)
         if out is None:
             raise _Refused(f"torch.linalg.{family}: its traced shape is unknown")

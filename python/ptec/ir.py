@@ -24,7 +24,9 @@ the eigenvalues of symmetric [B, n, n], det / sign / log |det| / log det of
 (L or U of [B, n, n], op(T)^-1 B of a triangle), linalg_eigh_vectors (the
 eigenvectors of symmetric [B, n, n], each column's largest component
 positive), linalg_svd (U, Vh or the pseudo-inverse of [B, m, n] by `which`),
-linalg_qr (Q or R of [B, m, n], LAPACK's signs), linalg_eigvals (the
+linalg_qr (Q, R, or geqrf's a or tau of [B, m, n] by `which`, LAPACK's
+signs), linalg_cholesky_info (cholesky_ex's int32 info of [B, n, n], carried
+as float32 like an index), linalg_eigvals (the
 eigenvalues of general [B, n, n] as [B, n, 2] real / imaginary pairs), linalg_lu (the packed LU,
 P, L or U of [B, m, n] by `which`: LAPACK getrf's pivots) and
 linalg_lu_pivots (its int32 pivots, 1-based, carried as float32 like an
@@ -366,6 +368,9 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = torch.view_as_real(torch.linalg.eigvals(xs[0])).to(xs[0].dtype)
         y = y.gather(-2, y[..., 1].sort(dim=-1, descending=True, stable=True)[1][..., None].expand(y.shape))
         y = y.gather(-2, y[..., 0].sort(dim=-1, stable=True)[1][..., None].expand(y.shape))
+    elif op == "linalg_qr" and a["which"] in (2, 3):
+        # torch.geqrf's a (which 2: R and the reflectors below it) or tau (3) of [B, m, n] (ptec::linalg_qr.out)
+        y = torch.geqrf(xs[0])[int(a["which"]) - 2]
     elif op == "linalg_qr":
         # Q (which 0) or R (1) of [B, m, n] (ptec::linalg_qr.out: Householder, LAPACK's sign convention)
         q, r = torch.linalg.qr(xs[0], mode="complete" if a["complete"] else "reduced")
@@ -388,6 +393,10 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         # L (or U) of [B, n, n], one triangle read (ptec::linalg_cholesky.out); NaN where not positive-definite
         ex = getattr(torch.linalg, "cholesky_ex", None)
         y = ex(xs[0], upper=bool(a["upper"]))[0] if ex is not None else torch.linalg.cholesky(xs[0], upper=a["upper"])
+    elif op == "linalg_cholesky_info":
+        # cholesky_ex's info [B] of [B, n, n] (int32: 0, or the order of the first leading minor not positive-
+        # definite; ptec::linalg_cholesky_info.out), carried as float32 like every index
+        y = torch.linalg.cholesky_ex(xs[0], upper=bool(a["upper"]))[1].float()
     elif op == "linalg_triangular_solve":
         # op(T)^-1 B of T's upper or lower triangle [B, n, n], B [B or 1, n, k] (ptec::linalg_triangular_solve.out)
         t = xs[0].triu() if a["upper"] else xs[0].tril()

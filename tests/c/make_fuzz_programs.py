@@ -92,6 +92,10 @@ def portable_program():
     # and the tall ones' Householder R (ptec::linalg_qr.out)
     r_tall = b.tensor(f32, [3, 6, 4], None)
     b.call("ptec::linalg_qr.out", self=tall, which=1, complete=True, out=r_tall)
+    # and the wide ones' geqrf a and tau (ptec::linalg_qr.out which 2, 3: 1 / (x0 - alpha) of any bytes)
+    geqrf_a, geqrf_tau = b.tensor(f32, [2, 4, 9], None), b.tensor(f32, [2, 4], None)
+    b.call("ptec::linalg_qr.out", self=wide, which=2, complete=False, out=geqrf_a)
+    b.call("ptec::linalg_qr.out", self=wide, which=3, complete=False, out=geqrf_tau)
     # and pinv(A) A of the tall ones (aten::bmm.out: [3, 4, 6] times [3, 6, 4])
     pa_tall = b.tensor(f32, [3, 4, 4], None)
     b.call("aten::bmm.out", self=pinv_tall, mat2=tall, out=pa_tall)
@@ -129,6 +133,9 @@ def portable_program():
     # (ptec::linalg_cholesky.out, linalg_triangular_solve.out: negative pivots give NaN)
     factor, tri = b.tensor(f32, [2, 6, 6], None), b.tensor(f32, [2, 6, 2], None)
     b.call("ptec::linalg_cholesky.out", self=square, upper=True, out=factor)
+    # their cholesky_ex info (ptec::linalg_cholesky_info.out: NaN, inf and huge pivots computed through)
+    info = b.tensor(ScalarType.INT, [2], None)
+    b.call("ptec::linalg_cholesky_info.out", self=square, upper=False, out=info)
     b.call("ptec::linalg_triangular_solve.out", self=square, rhs=cols, upper=False, transpose=True, unitriangular=False,
            out=tri)
     # the input's bytes as sampling positions, scaled far outside the plane:
@@ -141,7 +148,7 @@ def portable_program():
     b.call("aten::grid_sampler_2d.out", input=x, grid=gs, interpolation_mode=2, padding_mode=2, align_corners=False,
            out=sampled)
     b.set_io([x], [v, sampled, sampled3, sv_tall, sv_wide, vh_wide, pinv_tall, r_tall, pa_tall, piv_wide, p_tall, ev, evec,
-                   eig_pairs, ldl_ld, ldl_piv, ldl_info, logdet, solved, factor, tri])
+                   eig_pairs, ldl_ld, ldl_piv, ldl_info, logdet, solved, factor, info, tri, geqrf_a, geqrf_tau])
     return b.build()
 
 

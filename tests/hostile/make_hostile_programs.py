@@ -107,7 +107,8 @@ def base_svd():
     z [2, 4], both planned: the sizes its prepare checks before it asks for
     m * n floats of scratch; x's full U into u [2, 5, 5]
     (ptec::linalg_svd.out); its complete Q into q, its LU's P into lp [2, 5, 5] and pivots into lv [2, 4]
-    (int32; ptec::linalg_lu.out). (base_eig: the same for ptec::linalg_eigvalsh.out.)"""
+    (int32; ptec::linalg_lu.out), its geqrf a into ga [2, 5, 4] and tau into gt [2, 4] (ptec::linalg_qr.out
+    which 2, 3). (base_eig: the same for ptec::linalg_eigvalsh.out.)"""
     b = ProgramBuilder()
     x, z = b.tensor(ScalarType.FLOAT, [2, 5, 4]), b.tensor(ScalarType.FLOAT, [2, 4])
     u, q = b.tensor(ScalarType.FLOAT, [2, 5, 5]), b.tensor(ScalarType.FLOAT, [2, 5, 5])
@@ -117,8 +118,11 @@ def base_svd():
     b.call("ptec::linalg_qr.out", self=x, which=0, complete=True, out=q)
     b.call("ptec::linalg_lu.out", self=x, which=2, out=lp)
     b.call("ptec::linalg_lu.out", self=x, which=1, out=lv)
-    b.set_io([x], [z, u, q, lp, lv])
-    return b.build(), {"x": x, "z": z, "u": u, "q": q, "lp": lp, "lv": lv}
+    ga, gt = b.tensor(ScalarType.FLOAT, [2, 5, 4]), b.tensor(ScalarType.FLOAT, [2, 4])
+    b.call("ptec::linalg_qr.out", self=x, which=2, complete=False, out=ga)
+    b.call("ptec::linalg_qr.out", self=x, which=3, complete=False, out=gt)
+    b.set_io([x], [z, u, q, lp, lv, ga, gt])
+    return b.build(), {"x": x, "z": z, "u": u, "q": q, "lp": lp, "lv": lv, "ga": ga, "gt": gt}
 
 
 def base_eig():
@@ -140,7 +144,8 @@ def base_lu():
     z [2, 5, 3], the determinants of x into d [2] (ptec::linalg_det.out):
     the sizes their prepares check before each asks for n * n floats of
     scratch; x's Cholesky factors into c [2, 5, 5]
-    (ptec::linalg_cholesky.out) and T^-1 B of x's upper triangles into
+    (ptec::linalg_cholesky.out), their info into ci [2] (int32,
+    ptec::linalg_cholesky_info.out) and T^-1 B of x's upper triangles into
     w [2, 5, 3] (ptec::linalg_triangular_solve.out)."""
     b = ProgramBuilder()
     x, r = b.tensor(ScalarType.FLOAT, [2, 5, 5]), b.tensor(ScalarType.FLOAT, [2, 5, 3])
@@ -149,10 +154,12 @@ def base_lu():
     b.call("ptec::linalg_solve.out", self=x, rhs=r, out=z)
     b.call("ptec::linalg_det.out", self=x, mode=2, out=d)
     b.call("ptec::linalg_cholesky.out", self=x, upper=False, out=c)
+    ci = b.tensor(ScalarType.INT, [2])
+    b.call("ptec::linalg_cholesky_info.out", self=x, upper=False, out=ci)
     b.call("ptec::linalg_triangular_solve.out", self=x, rhs=r, upper=True, transpose=False, unitriangular=False,
            out=w)
-    b.set_io([x, r], [z, d, c, w])
-    return b.build(), {"x": x, "r": r, "z": z, "d": d, "c": c, "w": w}
+    b.set_io([x, r], [z, d, c, ci, w])
+    return b.build(), {"x": x, "r": r, "z": z, "d": d, "c": c, "ci": ci, "w": w}
 
 
 def base_ldl():
@@ -857,6 +864,24 @@ def case_svd_qr_out_lies(p, v):
     return [("any", "requirements", "InvalidArgument", "out must be Q")]
 
 
+def case_svd_geqrf_a_out_lies(p, v):
+    # ga [2, 4, 4] of x's 5x4 matrices: a's last row would land in the next matrix's (and past ga)
+    _resize(p, v, "ga", [2, 4, 4])
+    return [("any", "requirements", "InvalidArgument", "a [..., m, n]")]
+
+
+def case_svd_geqrf_tau_out_lies(p, v):
+    # gt [2, 3] where k = 4: the last tau of each matrix would land in the next one's (and past gt)
+    _resize(p, v, "gt", [2, 3])
+    return [("any", "requirements", "InvalidArgument", "tau [..., k]")]
+
+
+def case_svd_geqrf_tau_rank_lies(p, v):
+    # gt [2, 4, 1]: a rank tau does not have (the same bytes)
+    _resize(p, v, "gt", [2, 4, 1])
+    return [("any", "requirements", "InvalidArgument", "tau: one less")]
+
+
 def case_svd_lu_p_out_lies(p, v):
     # lp [2, 5, 4] where P is 5x5: P's last column would land in the next matrix's (and past lp)
     _resize(p, v, "lp", [2, 5, 4])
@@ -960,6 +985,18 @@ def case_lu_cholesky_out_lies(p, v):
     # c [2, 5, 4] of x's 5x5 matrices: the factor's last column would land past each matrix of c
     _resize(p, v, "c", [2, 5, 4])
     return [("any", "requirements", "InvalidArgument", "self's sizes")]
+
+
+def case_lu_cholesky_info_out_lies(p, v):
+    # ci [1] of x's 2 matrices: the second info would be written past ci
+    _resize(p, v, "ci", [1])
+    return [("any", "requirements", "InvalidArgument", "batch sizes")]
+
+
+def case_lu_cholesky_info_rank_lies(p, v):
+    # ci [2, 1]: a rank info does not have (the same bytes)
+    _resize(p, v, "ci", [2, 1])
+    return [("any", "requirements", "InvalidArgument", "out [...]")]
 
 
 def case_lu_triangular_out_lies(p, v):

@@ -1034,6 +1034,37 @@ fail_case("cholesky_out_rank", cholesky_op([2, 3, 3], [6, 3]), INVALID_ARGUMENT,
 fail_case("cholesky_empty", cholesky_op([2, 0, 0], [2, 0, 0]), INVALID_ARGUMENT, "empty matrices")
 fail_case("cholesky_dim_order", cholesky_op([1, 2, 3, 3], [1, 2, 3, 3], order=CHANNELS_LAST), NOT_SUPPORTED,
           "default dim order")
+# a zero pivot ([[1, 0], [1, 1]]: 1 - 1 = 0) is not positive: NaN from it on, as a negative one
+run_case("cholesky_zero_pivot", cholesky_op([2, 2], [2, 2]), [(np.array([[1, 5], [1, 1]], np.float32), None)],
+         [(np.array([[1, 0], [1, np.nan]], np.float32), None)])
+
+
+def cholesky_info_op(x_shape, out_shape, upper=False, st=F32, out_st=I32):
+    """ptec::linalg_cholesky_info.out: cholesky_ex's info of x's matrices."""
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape)
+    y = b.tensor(out_st, out_shape)
+    b.call("ptec::linalg_cholesky_info.out", self=x, upper=upper, out=y)
+    b.set_io([x], [y])
+    return b
+
+
+# info: SPD3 0; [[1, .], [2, 1]] 2 (1 - 4 < 0); a +inf pivot passes (0 / inf = 0 below it) 0; a zero first
+# pivot 1; a NaN below the diagonal reaches the second pivot 2; [[9, .], [3, 5]] 0. Upper: the same read
+# from the other triangle.
+INFO_IN = np.array([[[1, 0], [2, 1]], [[np.inf, 0], [0, 1]], [[0, 7], [0, 1]], [[1, 0], [np.nan, 1]],
+                    [[9, 0], [3, 5]]], np.float32)
+run_case("cholesky_info", cholesky_info_op([5, 2, 2], [5]), [(INFO_IN, None)],
+         [(np.array([2, 0, 1, 2, 0], np.int32), None)])
+run_case("cholesky_info_upper", cholesky_info_op([5, 2, 2], [5], upper=True),
+         [(INFO_IN.transpose(0, 2, 1).copy(), None)], [(np.array([2, 0, 1, 2, 0], np.int32), None)])
+run_case("cholesky_info_spd_0d", cholesky_info_op([3, 3], []), [(SPD3, None)], [(np.array(0, np.int32), None)])
+fail_case("cholesky_info_float_out", cholesky_info_op([2, 2], [], out_st=F32), NOT_SUPPORTED, "out int32")
+fail_case("cholesky_info_int8", cholesky_info_op([2, 2], [], st=I8), NOT_SUPPORTED, "out int32")
+fail_case("cholesky_info_not_square", cholesky_info_op([2, 3], []), INVALID_ARGUMENT, "must be square")
+fail_case("cholesky_info_out_size", cholesky_info_op([2, 3, 3], [3]), INVALID_ARGUMENT, "batch sizes")
+fail_case("cholesky_info_out_rank", cholesky_info_op([2, 3, 3], [2, 1]), INVALID_ARGUMENT, "out [...]")
+fail_case("cholesky_info_empty", cholesky_info_op([2, 0, 0], [2]), INVALID_ARGUMENT, "empty matrices")
 # Exact solves: upper [[2, 1], [junk, 4]] x = [4, 8] -> [1, 2] (backward); the lower [[2, junk], [1, 4]]
 # transposed is the same upper matrix; the unit lower [[9, junk], [3, 9]] (diagonal not read) x = [1, 5]
 # -> [1, 2] (forward); one B for a batch of two; a NaN read -> NaN, one in the unread triangle ignored.
@@ -1118,7 +1149,7 @@ fail_case("svd_pinv_size", svd_op([2, 3], [2, 3], 2), INVALID_ARGUMENT, "out mus
 fail_case("svd_empty", svd_op([0, 3], [3, 0], 2), INVALID_ARGUMENT, "empty matrices")
 
 def qr_op(x_shape, out_shape, which, complete=False, st=F32):
-    """ptec::linalg_qr.out: Q (which 0) or R (1) of x's matrices."""
+    """ptec::linalg_qr.out: Q (which 0), R (1), geqrf's a (2) or tau (3) of x's matrices."""
     b = ProgramBuilder()
     x = b.tensor(st, x_shape)
     y = b.tensor(F32, out_shape)
@@ -1141,7 +1172,22 @@ run_case("qr_upper_and_nan", qr_op([2, 2, 3], [2, 2, 2], 0),
          [(np.array([[[2, 5, 1], [0, -3, 7]], [[1, 0, 0], [np.nan, 1, 0]]], np.float32), None)],
          [(np.array([[[1, 0], [0, 1]], [[np.nan] * 2] * 2], np.float32), None)])
 fail_case("qr_int8", qr_op([2, 2], [2, 2], 0, st=I8), NOT_SUPPORTED, "must be float32")
-fail_case("qr_which", qr_op([2, 2], [2, 2], 2), INVALID_ARGUMENT, "which must be")
+# geqrf's compact form of the same: a = [[-5, -2.2], [0.5, 0.39999998]] (u = 4 / (3 + 5)), tau = [(alpha - x0)
+# / alpha = 1.6, 0] (the last column has no row below: no reflection); of a 2x3 with its first column
+# reduced (tau 0, a's entries kept) and a NaN matrix: NaN; of a zero 3x2: 0.
+run_case("qr_geqrf_a", qr_op([2, 2], [2, 2], 2), [(A34, None)],
+         [(np.array([[-5, -2.2], [0.5, np.nextafter(np.float32(0.4), np.float32(0))]], np.float32), None)])
+run_case("qr_geqrf_tau", qr_op([3, 2, 2], [3, 2], 3),
+         [(np.array([A34, [[-2, 1], [0, 3]], [[1, np.nan], [0, 1]]], np.float32), None)],
+         [(np.array([[1.6, 0], [0, 0], [np.nan, np.nan]], np.float32), None)])
+run_case("qr_geqrf_reduced_and_zero", qr_op([2, 3, 2], [2, 3, 2], 2),
+         [(np.array([[[-2, 1], [0, 0], [0, 0]], [[0, 0], [0, 0], [0, 0]]], np.float32), None)],
+         [(np.array([[[-2, 1], [0, 0], [0, 0]], [[0, 0], [0, 0], [0, 0]]], np.float32), None)])
+fail_case("qr_which", qr_op([2, 2], [2, 2], 4), INVALID_ARGUMENT, "which must be")
+fail_case("qr_geqrf_complete", qr_op([2, 2], [2, 2], 2, complete=True), INVALID_ARGUMENT, "complete is for Q and R")
+fail_case("qr_geqrf_a_size", qr_op([3, 2], [2, 2], 2), INVALID_ARGUMENT, "a [..., m, n]")
+fail_case("qr_tau_size", qr_op([2, 3, 2], [2, 3], 3), INVALID_ARGUMENT, "tau [..., k]")
+fail_case("qr_tau_rank", qr_op([2, 3, 2], [2, 2, 2], 3), INVALID_ARGUMENT, "tau: one less")
 fail_case("qr_q_size", qr_op([3, 2], [3, 3], 0), INVALID_ARGUMENT, "out must be Q")
 fail_case("qr_r_complete_size", qr_op([3, 2], [2, 2], 1, complete=True), INVALID_ARGUMENT, "out must be Q")
 fail_case("qr_empty", qr_op([0, 2], [0, 0], 0), INVALID_ARGUMENT, "empty matrices")

@@ -555,6 +555,20 @@ RUNS = {
     # compositions on those kernels (ptec.capture_composed, ptec.capture_householder; test_composed_calls.py)
     "torch.linalg.cholesky_ex": (lambda x: torch.linalg.cholesky_ex(well(x, 3) @ well(x, 3).mT).L, SM, UNIT, 1.5,
                                  "fp32"),                                                       # 0.97
+    # its info (ptec::linalg_cholesky_info.out): the first matrix's third pivot far below 0, the second's all
+    # positive (info [3, 0] whatever x's rounding); upper=True reads the other triangle
+    "torch.linalg.cholesky_ex (info .float())": (lambda x: torch.linalg.cholesky_ex(
+        well(x, 4) @ well(x, 4).mT - torch.tensor([100.0, 0.0])[:, None, None] * torch.diag(
+            torch.tensor([0.0, 0.0, 1.0, 0.0])))[1].float(), SM, UNIT, 0.0, "fp32"),              # 0.00
+    "torch.linalg.cholesky_ex(upper=True).info": (lambda x: torch.linalg.cholesky_ex(
+        well(x, 4).mT @ well(x, 4) - torch.tensor([0.0, 100.0])[:, None, None] * torch.eye(4), upper=True).info.float(),
+        SM, UNIT, 0.0, "fp32"),                                                                    # 0.00
+    # LAPACK's compact QR (ptec::linalg_qr.out which 2 and 3: R, the reflectors below it, tau) of x [2, 6, 7]
+    # and of its first 4 columns
+    "torch.geqrf (a, tau)": (lambda x: torch.cat([torch.geqrf(x)[0], torch.geqrf(x).tau[..., None]], -1), SL,
+                             UNIT, 1.0, "fp32"),                                                # 0.50
+    "Tensor.geqrf (of 6x4: a, tau)": (lambda x: torch.cat([x[..., :4].geqrf().a, x[..., :4].geqrf()[1][..., None, :]],
+                                                         -2), SL, UNIT, 1.5, "fp32"),    # 0.93
     "torch.cholesky_inverse": (lambda x: torch.cholesky_inverse(torch.linalg.cholesky(well(x, 3) @ well(x, 3).mT)),
                                SM, UNIT, 2.5, "fp32"),                                          # 2.03
     "torch.linalg.tensorinv": (lambda x: torch.linalg.tensorinv(well(x, 4)[0].reshape(2, 2, 2, 2), 2), SM, UNIT, 1.5,

@@ -442,6 +442,10 @@ RULES: Dict[str, Rule] = {
     "ptec::linalg_cholesky.out": Rule(
         "none: ptec only (src/kernels/portable/op_linalg_cholesky.c)", dtypes=(("self", F32), ("out", F32)),
         contiguous=("self", "out"), upstream_library="none (ptec only)"),
+    "ptec::linalg_cholesky_info.out": Rule(
+        "none: ptec only (src/kernels/portable/op_linalg_cholesky_info.c)",
+        dtypes=(("self", F32), ("out", frozenset({ScalarType.INT}))),
+        contiguous=("self", "out"), upstream_library="none (ptec only)"),
     "ptec::linalg_triangular_solve.out": Rule(
         "none: ptec only (src/kernels/portable/op_linalg_triangular_solve.c)",
         dtypes=(("self", F32), ("rhs", F32), ("out", F32)), contiguous=("self", "rhs", "out"),

@@ -429,32 +429,60 @@ def solve(x, rhs) -> np.ndarray:
     return y.reshape(x.shape[:-2] + (n, k))
 
 
-def cholesky(x, upper: bool) -> np.ndarray:
-    """ptec::linalg_cholesky.out: L of each matrix of x [..., n, n] (its
-    lower triangle read), or U = L^T (its upper one read), by
-    op_linalg_cholesky.c's column order in float32; NaN for a matrix whose
-    read triangle holds an inf or a NaN."""
-    x, n, a, _ = _square(x, "cholesky")
-    low = np.swapaxes(a, 1, 2) if upper else a
-    tri = np.tril(np.ones((n, n), bool))
-    bad = ~np.isfinite(np.where(tri, low, F32(0))).all(axis=(1, 2))
-    low = np.where(bad[:, None, None], F32(0), low).astype(F32)
+def _cholesky_columns(low: np.ndarray):
+    """linalg_cholesky.h's ptec_cholesky_columns on every lower triangle of
+    low [B, n, n] (float32 in its order): (L with NaN in the lower triangle
+    from the first pivot <= 0 or NaN on, info int32 [B]: that pivot's
+    1-based order, or 0)."""
+    B, n = low.shape[0], low.shape[-1]
     L = np.zeros_like(low)
+    info = np.zeros(B, np.int32)
     with np.errstate(all="ignore"):
         for j in range(n):
             d = low[:, j, j].copy()
             for k in range(j):
                 d = (d - L[:, j, k] * L[:, j, k]).astype(F32)
-            ljj = np.where(d >= 0, np.sqrt(np.where(d >= 0, d, F32(0))), F32(np.nan)).astype(F32)
+            fail = ~(d > 0) & (info == 0)
+            info[fail] = j + 1
+            ljj = np.sqrt(np.where(d > 0, d, F32(1))).astype(F32)
             L[:, j, j] = ljj
             if j + 1 < n:
                 v = low[:, j + 1:, j].copy()
                 for k in range(j):
                     v = (v - L[:, j + 1:, k] * L[:, j, k, None]).astype(F32)
-                L[:, j + 1:, j] = v / ljj[:, None]
+                L[:, j + 1:, j] = (v / ljj[:, None]).astype(F32)
+    cols = np.arange(n)
+    gone = (info[:, None] > 0) & (cols[None, :] >= info[:, None] - 1)          # [B, column]
+    nan = gone[:, None, :] & np.tril(np.ones((n, n), bool))[None]
+    return np.where(nan, F32(np.nan), L).astype(F32), info
+
+
+def cholesky(x, upper: bool) -> np.ndarray:
+    """ptec::linalg_cholesky.out: L of each matrix of x [..., n, n] (its
+    lower triangle read), or U = L^T (its upper one read), by
+    op_linalg_cholesky.c's column order in float32 (linalg_cholesky.h: NaN
+    in the factor's triangle from the first pivot <= 0 on); NaN for a
+    matrix whose read triangle holds an inf or a NaN."""
+    x, n, a, _ = _square(x, "cholesky")
+    low = np.swapaxes(a, 1, 2) if upper else a
+    tri = np.tril(np.ones((n, n), bool))
+    bad = ~np.isfinite(np.where(tri, low, F32(0))).all(axis=(1, 2))
+    low = np.where(bad[:, None, None], F32(0), low).astype(F32)
+    L, _ = _cholesky_columns(low)
     out = np.swapaxes(L, 1, 2) if upper else L
     out = np.where(bad[:, None, None], F32(np.nan), out).astype(F32)
     return np.ascontiguousarray(out).reshape(x.shape)
+
+
+def cholesky_info(x, upper: bool) -> np.ndarray:
+    """ptec::linalg_cholesky_info.out: torch.linalg.cholesky_ex's info of
+    each matrix of x [..., n, n] (int32 x.shape[:-2]): 0, or the 1-based
+    order of the first pivot <= 0 or NaN of linalg_cholesky.h's columns
+    (an inf or a NaN computed through)."""
+    x, n, a, _ = _square(x, "cholesky")
+    low = np.swapaxes(a, 1, 2) if upper else a
+    _, info = _cholesky_columns(np.ascontiguousarray(low).astype(F32))
+    return info.reshape(x.shape[:-2])
 
 
 def triangular_solve(x, rhs, upper: bool, transpose: bool, unitriangular: bool) -> np.ndarray:
@@ -576,16 +604,18 @@ def svd_signs(u, vh):
 
 
 def qr(x, which: int, complete: bool) -> np.ndarray:
-    """ptec::linalg_qr.out: Q (which 0) or R (1) of each matrix of x
-    [..., m, n] by op_linalg_qr.c's Householder reflections (LAPACK's sign
-    convention), float32 in the kernel's order."""
+    """ptec::linalg_qr.out: Q (which 0), R (1), torch.geqrf's a (2: R with
+    the reflectors' vectors below it, LAPACK's normalisation) or tau (3) of
+    each matrix of x [..., m, n] by op_linalg_qr.c's Householder
+    reflections (LAPACK's sign convention), float32 in the kernel's order."""
     x = np.asarray(x, F32)
     if x.ndim < 2 or x.shape[-1] < 1 or x.shape[-2] < 1:
         raise ValueError("qr: x must be [..., m, n] with m, n >= 1")
     m, n = x.shape[-2:]
     k = min(m, n)
     a = x.reshape((-1, m, n))
-    shape = (m, m if complete else k) if int(which) == 0 else (m if complete else k, n)
+    which = int(which)
+    shape = {0: (m, m if complete else k), 1: (m if complete else k, n), 2: (m, n), 3: (k,)}[which]
     outs = []
     with np.errstate(all="ignore"):
         for b in range(a.shape[0]):
@@ -595,7 +625,7 @@ def qr(x, which: int, complete: bool) -> np.ndarray:
             big = np.abs(a[b]).max()
             e = int(np.frexp(big)[1]) if big > 0 else 0
             w = np.ldexp(a[b], -e).astype(F32)
-            v0, beta = np.zeros(k, F32), np.zeros(k, F32)
+            v0, beta, tau = np.zeros(k, F32), np.zeros(k, F32), np.zeros(k, F32)
             for j in range(k):
                 sub = _dot(w[j + 1:, j][None], w[j + 1:, j][None])[0]
                 x0 = w[j, j]
@@ -603,6 +633,7 @@ def qr(x, which: int, complete: bool) -> np.ndarray:
                     continue
                 norm = np.sqrt(F32(x0 * x0 + sub)).astype(F32)
                 alpha = -norm if x0 >= 0 else norm
+                tau[j] = F32(F32(alpha - x0) / alpha)
                 v0[j] = F32(x0 - alpha)
                 beta[j] = F32(F32(2) / F32(v0[j] * v0[j] + sub))
                 for c in range(j + 1, n):
@@ -613,7 +644,17 @@ def qr(x, which: int, complete: bool) -> np.ndarray:
                     w[j, c] = F32(w[j, c] - F32(f * v0[j]))
                     w[j + 1:, c] = (w[j + 1:, c] - (f * w[j + 1:, j]).astype(F32)).astype(F32)
                 w[j, j] = alpha
-            if int(which) == 1:
+            if which == 3:
+                outs.append(tau)
+                continue
+            if which == 2:
+                r = np.ldexp(w, e).astype(F32)
+                for c in range(k):
+                    if beta[c] != 0:
+                        r[c + 1:, c] = (w[c + 1:, c] * F32(F32(1) / v0[c])).astype(F32)
+                outs.append(r)
+                continue
+            if which == 1:
                 r = np.zeros(shape, F32)
                 for i in range(min(k, shape[0])):
                     r[i, i:] = np.ldexp(w[i, i:], e).astype(F32)

@@ -9,22 +9,25 @@
  * the default dim order (the AOT passes contiguous ones); out must not
  * share self's memory (the AOT never plans an op's out over its input).
  *
- * Column by column (Cholesky-Crout), j = 0 .. n-1:
+ * Column by column (Cholesky-Crout, linalg_cholesky.h), j = 0 .. n-1:
  *   L_jj = sqrtf(a_jj - L_j0^2 - ... - L_j,j-1^2),
  *   L_ij = (a_ij - L_i0 L_j0 - ... - L_i,j-1 L_j,j-1) / L_jj for i > j,
  * subtracting in k order, float32 -, *, / and sqrtf only: the reference
  * interpreter repeats it bit for bit. L is kept in out (its transpose
- * where upper). A matrix that is not positive-definite meets a negative
- * pivot: NaN (the quiet NAN, not the FPU's sqrt of a negative, whose sign
- * differs between x86 and Arm) from that pivot on, or a zero one: a
- * division by 0; where torch raises. A matrix whose read triangle holds an inf or a
- * NaN gives NaN for the whole factor (both triangles).
+ * where upper). A matrix that is not positive-definite meets a pivot
+ * <= 0: NaN (the quiet NAN, not the FPU's sqrt of a negative, whose sign
+ * differs between x86 and Arm) in that column and every later one of the
+ * factor's triangle, where torch raises (ptec::linalg_cholesky_info.out
+ * gives that column's order, cholesky_ex's info). A matrix whose read
+ * triangle holds an inf or a NaN gives NaN for the whole factor (both
+ * triangles).
  *
  * No scratch. Every size is checked at prepare, in 64-bit arithmetic
  * against 32-bit limits. */
 #include <math.h>
 #include <string.h>
 
+#include "kernels/portable/linalg_cholesky.h"
 #include "kernels/portable/linalg_common.h"
 #include "kernels/portable/portable_args.h"
 
@@ -78,39 +81,18 @@ static ptec_status prepare(ptec_op *op)
 
 static void one_matrix(const float *a, float *l, size_t n, bool upper)
 {
-    /* entry (i, j), i >= j, of the triangle read and of the factor written */
-#define A_AT(i, j) (upper ? a[(j) * n + (i)] : a[(i) * n + (j)])
-#define L_AT(i, j) (*(upper ? &l[(j) * n + (i)] : &l[(i) * n + (j)]))
     bool finite = true;
     for (size_t i = 0; i < n; ++i) {
         for (size_t j = 0; j <= i; ++j) {
-            finite = finite && fabsf(A_AT(i, j)) <= 3.40282347e+38f;
+            finite = finite && fabsf(upper ? a[j * n + i] : a[i * n + j]) <= 3.40282347e+38f;
         }
     }
     for (size_t k = 0; k < n * n; ++k) {
         l[k] = finite ? 0.0f : NAN;
     }
-    if (!finite) {
-        return;
+    if (finite) {
+        (void)ptec_cholesky_columns(a, l, n, upper);
     }
-    for (size_t j = 0; j < n; ++j) {
-        float d = A_AT(j, j);
-        for (size_t k = 0; k < j; ++k) {
-            d = d - L_AT(j, k) * L_AT(j, k);
-        }
-        /* a negative (or NaN) pivot: the quiet NaN NAN is, not the FPU's own (x86 gives -NaN, Arm +NaN) */
-        float ljj = d >= 0.0f ? sqrtf(d) : NAN;
-        L_AT(j, j) = ljj;
-        for (size_t i = j + 1; i < n; ++i) {
-            float v = A_AT(i, j);
-            for (size_t k = 0; k < j; ++k) {
-                v = v - L_AT(i, k) * L_AT(j, k);
-            }
-            L_AT(i, j) = v / ljj;
-        }
-    }
-#undef A_AT
-#undef L_AT
 }
 
 static ptec_status run(ptec_op *op)

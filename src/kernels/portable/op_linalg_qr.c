@@ -5,7 +5,12 @@
  *   which 0: Q into out [..., m, k] (complete: [..., m, m]), orthonormal
  *            columns;
  *   which 1: R into out [..., k, n] (complete: [..., m, n]), upper
- *            triangular, A = Q R.
+ *            triangular, A = Q R;
+ *   which 2: torch.geqrf's a, LAPACK geqrf's compact form, into out
+ *            [..., m, n]: R on and above the diagonal, below it each
+ *            reflection's vector u_j (u_j's 1 on the diagonal not stored);
+ *   which 3: torch.geqrf's tau into out [..., k]: H_j = I - tau_j u_j u_j^T.
+ * complete is false for which 2 and 3.
  * Both tensors in the default dim order.
  *
  * Householder reflections on a scratch copy scaled by a power of two (exact;
@@ -16,14 +21,19 @@
  * -sign(x_0) sqrt(x_0^2 + s) (sign(0) = +1), v = (x_0 - alpha, x_1, ...),
  * beta = 2 / (v . v), and every later column c: f = beta (v . c), c -= f v.
  * Q = H_0 ... H_k-1 applied to the first columns of I, last reflection
- * first. R is scaled back. So R's diagonal signs are LAPACK's, which
+ * first. R is scaled back. The compact form is LAPACK dlarfg's
+ * normalisation of the same reflection (u = v / v_0, tau = beta v_0^2):
+ * tau_j = (alpha - x_0) / alpha, u_j's entries below the diagonal x_i *
+ * (1 / (x_0 - alpha)) (ratios, so the scaling cancels); a column already
+ * reduced (s = 0) has tau_j = 0 and keeps its entries below the diagonal,
+ * as LAPACK's. So R's diagonal signs are LAPACK's, which
  * torch's follow (tests compare R and Q up to a sign per row of R / column
  * of Q all the same: A = Q R and Q^T Q = I are the oracle).
  *
  * Only +, -, *, / and sqrtf, in an order the reference interpreter repeats
  * (python/ptec/reference/linalg.py): its bytes are the kernel's. A matrix
  * holding an infinity or a NaN gives NaN for all of its out; a zero matrix
- * gives Q = I, R = 0. No iteration: k reflections.
+ * gives Q = I, R = 0 (a = 0, tau = 0). No iteration: k reflections.
  *
  * Scratch: m n + 2 k floats. Every size is checked at prepare, in 64-bit
  * arithmetic against 32-bit limits. */
@@ -34,7 +44,7 @@
 #include "kernels/portable/portable_args.h"
 
 enum { ARG_SELF = 0, ARG_WHICH = 1, ARG_COMPLETE = 2, ARG_OUT = 3, ARG_COUNT = 5 };
-enum { WHICH_Q = 0, WHICH_R = 1 };
+enum { WHICH_Q = 0, WHICH_R = 1, WHICH_A = 2, WHICH_TAU = 3 };
 
 typedef struct qr_state {
     uint32_t batch;  /* matrices */
@@ -58,11 +68,16 @@ static ptec_status prepare(ptec_op *op)
     if (self->dtype != PTEC_DTYPE_FLOAT || out->dtype != PTEC_DTYPE_FLOAT) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("self and out must be float32"));
     }
-    if (which != WHICH_Q && which != WHICH_R) {
-        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_WHICH, PTEC_MSG("which must be 0 (Q) or 1 (R)"));
+    if (which < WHICH_Q || which > WHICH_TAU) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_WHICH,
+                            PTEC_MSG("which must be 0 (Q), 1 (R), 2 (geqrf's a) or 3 (its tau)"));
     }
-    if ((st = ptec_linalg_expect_layout(op, ARG_SELF, self, ARG_OUT, out, 0,
-                                        PTEC_MSG("self must be [..., m, n] and out of its rank"))) != PTEC_OK) {
+    if (which >= WHICH_A && complete) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_COMPLETE, PTEC_MSG("complete is for Q and R only"));
+    }
+    if ((st = ptec_linalg_expect_layout(op, ARG_SELF, self, ARG_OUT, out, which == WHICH_TAU ? 1 : 0,
+                                        PTEC_MSG("self must be [..., m, n] and out of its rank (tau: one "
+                                                 "less)"))) != PTEC_OK) {
         return st;
     }
     int rank = self->rank;
@@ -76,11 +91,17 @@ static ptec_status prepare(ptec_op *op)
     if ((st = ptec_linalg_batch(op, ARG_SELF, self, want, &batch)) != PTEC_OK) {
         return st;
     }
-    want[rank - 2] = which == WHICH_Q ? m : (complete ? m : k);
-    want[rank - 1] = which == WHICH_Q ? (complete ? m : k) : n;
-    if ((st = ptec_portable_expect_sizes(op, ARG_OUT, out, want, rank,
-                                         PTEC_MSG("out must be Q [..., m, k or m] or R [..., k or m, n] of self's "
-                                                  "batch"))) != PTEC_OK) {
+    int out_rank = rank;
+    if (which == WHICH_TAU) {
+        want[rank - 2] = k;
+        out_rank = rank - 1;
+    } else {
+        want[rank - 2] = which == WHICH_Q || which == WHICH_A ? m : (complete ? m : k);
+        want[rank - 1] = which == WHICH_Q ? (complete ? m : k) : n;
+    }
+    if ((st = ptec_portable_expect_sizes(op, ARG_OUT, out, want, out_rank,
+                                         PTEC_MSG("out must be Q [..., m, k or m], R [..., k or m, n], a [..., m, "
+                                                  "n] or tau [..., k] of self's batch"))) != PTEC_OK) {
         return st;
     }
     /* the copy m n, v_0 and beta 2 k floats; out's m * m floats indexed in size_t */
@@ -97,12 +118,20 @@ static ptec_status prepare(ptec_op *op)
     return PTEC_OK;
 }
 
+/* out's rows and columns for one matrix (tau: k rows of 1) */
+static void out_dims(const qr_state *s, uint32_t *rows, uint32_t *cols)
+{
+    uint32_t m = (uint32_t)s->m, n = (uint32_t)s->n, k = m < n ? m : n;
+    *rows = s->which == WHICH_Q || s->which == WHICH_A ? m : (s->which == WHICH_R && s->complete ? m : k);
+    *cols = s->which == WHICH_Q ? (s->complete ? m : k) : (s->which == WHICH_TAU ? 1 : n);
+}
+
 static void one_matrix(const qr_state *s, const float *a, float *scratch, float *out)
 {
     uint32_t m = (uint32_t)s->m, n = (uint32_t)s->n, k = m < n ? m : n;
     float *w = scratch, *v0 = w + (size_t)m * n, *beta = v0 + k;
-    uint32_t orows = s->which == WHICH_Q ? m : (s->complete ? m : k);
-    uint32_t ocols = s->which == WHICH_Q ? (s->complete ? m : k) : n;
+    uint32_t orows, ocols;
+    out_dims(s, &orows, &ocols);
     float big;
     if (!ptec_linalg_max_abs(a, (size_t)m * n, &big)) {
         ptec_linalg_fill_nan(out, (size_t)orows * ocols);
@@ -124,10 +153,16 @@ static void one_matrix(const qr_state *s, const float *a, float *scratch, float 
         if (sub == 0.0f) {
             v0[j] = 0.0f;
             beta[j] = 0.0f;
+            if (s->which == WHICH_TAU) {
+                out[j] = 0.0f;
+            }
             continue;
         }
         float norm = sqrtf(x0 * x0 + sub);
         float alpha = x0 >= 0.0f ? -norm : norm;
+        if (s->which == WHICH_TAU) {
+            out[j] = (alpha - x0) / alpha;
+        }
         v0[j] = x0 - alpha;
         beta[j] = 2.0f / (v0[j] * v0[j] + sub);
         for (uint32_t c = j + 1; c < n; ++c) {
@@ -142,6 +177,18 @@ static void one_matrix(const qr_state *s, const float *a, float *scratch, float 
             }
         }
         w[j * n + j] = alpha;
+    }
+    if (s->which == WHICH_TAU) {
+        return;
+    }
+    if (s->which == WHICH_A) {
+        for (uint32_t i = 0; i < m; ++i) {
+            for (uint32_t c = 0; c < n; ++c) {
+                float v = w[i * n + c];
+                out[(size_t)i * n + c] = c >= i || beta[c] == 0.0f ? ptec_linalg_scale(v, e) : v * (1.0f / v0[c]);
+            }
+        }
+        return;
     }
     if (s->which == WHICH_R) {
         for (uint32_t i = 0; i < orows; ++i) {
@@ -180,8 +227,10 @@ static ptec_status run(ptec_op *op)
     const qr_state *s = op->state;
     const float *x = ptec_op_tensor(op, ARG_SELF)->data;
     float *y = ptec_op_tensor(op, ARG_OUT)->data;
-    size_t m = (size_t)s->m, n = (size_t)s->n, k = m < n ? m : n;
-    size_t per_out = s->which == WHICH_Q ? m * (s->complete ? m : k) : (s->complete ? m : k) * n;
+    size_t m = (size_t)s->m, n = (size_t)s->n;
+    uint32_t orows, ocols;
+    out_dims(s, &orows, &ocols);
+    size_t per_out = (size_t)orows * ocols;
     for (uint32_t b = 0; b < s->batch; ++b) {
         one_matrix(s, x + (size_t)b * m * n, op->scratch, y + (size_t)b * per_out);
     }

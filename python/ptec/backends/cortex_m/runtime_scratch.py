@@ -156,8 +156,8 @@ def linalg_lu(self_sizes: Sequence[int]) -> int:
 
 def linalg_svdvals(self_sizes: Sequence[int]) -> int:
     """ptec::linalg_svdvals, linalg_eigvalsh, linalg_eigh_vectors, linalg_eigvals, linalg_det,
-    linalg_solve and linalg_ldl_factor (portable kernels): a float32 copy of one matrix [m, n] of self,
-    Jacobi's working matrix or the LU factors."""
+    linalg_solve, linalg_ldl_factor and linalg_cholesky_info (portable kernels): a float32 copy of one
+    matrix [m, n] of self, Jacobi's working matrix, the LU factors or the Cholesky factor."""
     return 4 * self_sizes[-2] * self_sizes[-1]
 
 
@@ -209,7 +209,7 @@ RULED = frozenset(KERNEL_SCRATCH) | frozenset(PTEC_IN_PLACE_OUT) | frozenset({
     "ptec::quantized_lstm_a16.out", "ptec::random_fractional_pick.out", "ptec::linalg_svdvals.out",
     "ptec::linalg_eigvalsh.out", "ptec::linalg_det.out", "ptec::linalg_solve.out", "ptec::linalg_eigh_vectors.out",
     "ptec::linalg_svd.out", "ptec::linalg_qr.out", "ptec::linalg_lu.out",
-    "ptec::linalg_eigvals.out", "ptec::linalg_ldl_factor.out"})
+    "ptec::linalg_eigvals.out", "ptec::linalg_ldl_factor.out", "ptec::linalg_cholesky_info.out"})
 
 
 def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence[int]],
@@ -232,7 +232,8 @@ def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence
         return random_fractional_pick(tensor_sizes(3))
     if kernel in ("ptec::linalg_svdvals.out", "ptec::linalg_eigvalsh.out", "ptec::linalg_det.out",
                   "ptec::linalg_solve.out", "ptec::linalg_eigh_vectors.out",
-                  "ptec::linalg_eigvals.out", "ptec::linalg_ldl_factor.out"):   # self first
+                  "ptec::linalg_eigvals.out", "ptec::linalg_ldl_factor.out",
+                  "ptec::linalg_cholesky_info.out"):                             # self first
         return linalg_svdvals(tensor_sizes(0))
     if kernel == "ptec::linalg_svd.out":                    # self first
         return linalg_svd(tensor_sizes(0))

@@ -47,6 +47,7 @@ ATEN_KEYS = {
     "linalg_det": "ptec::linalg_det.out",
     "linalg_solve": "ptec::linalg_solve.out",
     "linalg_cholesky": "ptec::linalg_cholesky.out",
+    "linalg_cholesky_info": "ptec::linalg_cholesky_info.out",
     "linalg_eigh_vectors": "ptec::linalg_eigh_vectors.out",
     "linalg_svd": "ptec::linalg_svd.out",
     "linalg_qr": "ptec::linalg_qr.out",
@@ -419,6 +420,7 @@ CALLS: Dict[str, Callable] = {
     "ptec::linalg_det.out": _linalg_det,
     "ptec::linalg_solve.out": _linalg_solve,
     "ptec::linalg_cholesky.out": _linalg_cholesky,
+    "ptec::linalg_cholesky_info.out": _linalg_cholesky,
     "ptec::linalg_eigh_vectors.out": _eigvalsh,
     "ptec::linalg_svd.out": _linalg_svd,
     "ptec::linalg_qr.out": _linalg_qr,
@@ -466,7 +468,7 @@ CONTIGUOUS_INPUT = ("aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
                     "aten::grid_sampler_2d.out", "aten::grid_sampler_3d.out",
                     "aten::slice_copy.Tensor_out", "ptec::linalg_svdvals.out", "ptec::linalg_eigvalsh.out",
                     "ptec::linalg_det.out", "ptec::linalg_solve.out", "ptec::linalg_cholesky.out",
-                    "ptec::linalg_triangular_solve.out", "ptec::linalg_eigh_vectors.out",
+                    "ptec::linalg_cholesky_info.out", "ptec::linalg_triangular_solve.out", "ptec::linalg_eigh_vectors.out",
                     "ptec::linalg_svd.out", "ptec::linalg_qr.out", "ptec::linalg_lu.out",
                     "ptec::linalg_eigvals.out", "ptec::linalg_ldl_factor.out")
 
@@ -548,10 +550,10 @@ def lower_fp32(n: Node, ins: List[Act], b: ProgramBuilder, fallbacks: List[str],
     else:
         out = _layout_sensitive(b, key, n, ins)
         if out is None:
-            # (ptec::linalg_lu.out's pivots: int32 [B, k], ptec::linalg_ldl_factor.out's pivots [B, n] and info [B]:
-            # contiguous, as torch gives them)
-            out = new_act(b, ScalarType.INT if n.op in ("linalg_lu_pivots", "linalg_ldl_int") else ScalarType.FLOAT,
-                          n.shape)
+            # (ptec::linalg_lu.out's pivots: int32 [B, k], ptec::linalg_ldl_factor.out's pivots [B, n] and info [B],
+            # ptec::linalg_cholesky_info.out's info [B]: contiguous, as torch gives them)
+            out = new_act(b, ScalarType.INT if n.op in ("linalg_lu_pivots", "linalg_ldl_int", "linalg_cholesky_info")
+                          else ScalarType.FLOAT, n.shape)
             call = CALLS.get(key)
             if call is not None:
                 call(b, key, n, ins, out)
