@@ -724,6 +724,7 @@ def eigvals(x) -> np.ndarray:
 # rescaling threshold and factor
 EIG_ITERATIONS = 3
 GROWTH, SHRINK = F32(2.0 ** 64), F32(2.0 ** -64)
+KEPT = F32(2.0 ** -10)      # what orthogonalisation must leave of v's largest part (else v kept as solved)
 
 
 def _cdiv(ar, ai, br, bi):
@@ -805,12 +806,17 @@ def _eig_orthogonalize(out, tie, v, n):
             v[i] = [F32(v[i][0] - tr), F32(v[i][1] - ti)]
 
 
-def _eig_rescale(v, n) -> bool:
+def _eig_largest(v):
     big = F32(0)
     for c in v:
         for part in c:
             if abs(part) > big:
                 big = F32(abs(part))
+    return big
+
+
+def _eig_rescale(v, n) -> bool:
+    big = _eig_largest(v)
     if big == 0:
         return False
     for c in v:
@@ -861,7 +867,11 @@ def _eig_vectors_one(m, n):
         v = [[F32(F32(1) / F32(1 + (i * len(tie)) % n)), F32(0)] for i in range(n)]
         for _ in range(EIG_ITERATIONS):
             _eig_solve(lu, piv, v, n)
-            _eig_orthogonalize(out, tie, v, n)
+            if tie:
+                solved = [list(c) for c in v]
+                _eig_orthogonalize(out, tie, v, n)
+                if _eig_largest(v) < F32(KEPT * _eig_largest(solved)):
+                    v = solved
             if not _eig_rescale(v, n):
                 v = [[F32(0), F32(0)] for _ in range(n)]
                 v[j % n][0] = F32(1)

@@ -23,7 +23,10 @@
  * earlier ones (a tie, as the values of a diagonal or triangular matrix
  * with repeated entries) starts from v_i = 1 / (1 + (i c mod n)) and is made
  * orthogonal to those c vectors after each solve (Gram-Schmidt, in their
- * order): an eigenspace gets independent vectors. A value of negative
+ * order): an eigenspace gets independent vectors. When that leaves less
+ * than 2^-10 of v's largest max(|re|, |im|), the tie has no more
+ * independent vectors (a defective value: a Jordan block's has one) and v
+ * is kept as solved (parallel to an earlier one, as LAPACK's). A value of negative
  * imaginary part whose conjugate came earlier (Francis gives a pair as
  * exact conjugates; the c-th of a tie pairs with the c-th conjugate) gets
  * that vector's conjugate.
@@ -42,7 +45,8 @@
  * NaN for all its vectors; a zero matrix gives I.
  *
  * Scratch: the values' working copy (n * n floats), the values (2 n), the
- * complex factors (2 n * n), v (2 n) and the pivots (n uint32). Every size
+ * complex factors (2 n * n), v and its copy (2 n each) and the pivots
+ * (n uint32). Every size
  * is checked at prepare, in 64-bit arithmetic against 32-bit limits. */
 #include <float.h>
 #include <math.h>
@@ -56,6 +60,8 @@ enum { ARG_SELF = 0, ARG_OUT = 1, ARG_COUNT = 3 };
 
 /* inverse iteration's solves per vector */
 #define ITERATIONS 3u
+/* what orthogonalisation must leave of v (else v is kept as solved) */
+#define KEPT 9.765625e-4f /* 2^-10 */
 /* the back substitution's rescaling threshold and factor */
 #define GROWTH 18446744073709551616.0f     /* 2^64 */
 #define SHRINK 5.42101086242752217e-20f    /* 2^-64 */
@@ -99,11 +105,11 @@ static ptec_status prepare(ptec_op *op)
                                          PTEC_MSG("out must be [..., n, n, 2] of self's batch"))) != PTEC_OK) {
         return st;
     }
-    /* 3 n^2 + 5 n words: n below 2^16 keeps it below 2^34 words, 2^36 bytes, in 64 bits */
+    /* 3 n^2 + 7 n words: n below 2^16 keeps it below 2^34 words, 2^36 bytes, in 64 bits */
     if (n >= 65536) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("matrix too large for the scratch"));
     }
-    uint64_t scratch = (3u * (uint64_t)n * (uint64_t)n + 5u * (uint64_t)n) * sizeof(float);
+    uint64_t scratch = (3u * (uint64_t)n * (uint64_t)n + 7u * (uint64_t)n) * sizeof(float);
     if (scratch > UINT32_MAX) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("matrix too large for the scratch"));
     }
@@ -127,8 +133,8 @@ static void cdiv(float ar, float ai, float br, float bi, float *cr, float *ci)
     }
 }
 
-/* v (n complex) divided by its largest max(|re|, |im|); false when that is 0 */
-static bool rescale(float *v, uint32_t n)
+/* the largest max(|re|, |im|) of v (n complex) */
+static float largest(const float *v, uint32_t n)
 {
     float big = 0.0f;
     for (uint32_t i = 0; i < 2 * n; ++i) {
@@ -136,6 +142,13 @@ static bool rescale(float *v, uint32_t n)
             big = fabsf(v[i]);
         }
     }
+    return big;
+}
+
+/* v (n complex) divided by its largest max(|re|, |im|); false when that is 0 */
+static bool rescale(float *v, uint32_t n)
+{
+    float big = largest(v, n);
     if (big == 0.0f) {
         return false;
     }
@@ -282,7 +295,8 @@ static void store(float *v, float *out, uint32_t j, bool real, uint32_t n)
 static void one_matrix(const float *x, float *scratch, float *out, uint32_t n)
 {
     float *a = scratch, *ev = a + (size_t)n * n, *lu = ev + 2 * (size_t)n, *v = lu + 2 * (size_t)n * n;
-    uint32_t *piv = (uint32_t *)(void *)(v + 2 * (size_t)n);
+    float *solved = v + 2 * (size_t)n;
+    uint32_t *piv = (uint32_t *)(void *)(solved + 2 * (size_t)n);
     int e;
     ptec_eig_outcome got = ptec_eig_values(x, a, ev, n, &e);
     if (got == PTEC_EIG_NAN) {
@@ -331,7 +345,13 @@ static void one_matrix(const float *x, float *scratch, float *out, uint32_t n)
         }
         for (uint32_t it = 0; it < ITERATIONS; ++it) {
             solve(lu, piv, v, n);
-            orthogonalize(out, tie, c, v, n);
+            if (c > 0) {
+                memcpy(solved, v, 2 * (size_t)n * sizeof(float));
+                orthogonalize(out, tie, c, v, n);
+                if (largest(v, n) < KEPT * largest(solved, n)) {
+                    memcpy(v, solved, 2 * (size_t)n * sizeof(float));
+                }
+            }
             if (!rescale(v, n)) { /* nothing left of v: e_(j mod n) */
                 memset(v, 0, 2 * (size_t)n * sizeof(float));
                 v[2 * (j % n)] = 1.0f;
