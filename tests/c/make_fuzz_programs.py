@@ -112,6 +112,10 @@ def portable_program():
     # tiny bytes; the 30 n step limit bounds the run)
     eig_pairs = b.tensor(f32, [2, 6, 2], None)
     b.call("ptec::linalg_eigvals.out", self=square, out=eig_pairs)
+    # and their eigenvectors (ptec::linalg_eig_vectors.out: inverse iteration meets NaN values, zero and huge
+    # pivots, the back substitution's rescaling)
+    eig_vecs = b.tensor(f32, [2, 6, 6, 2], None)
+    b.call("ptec::linalg_eig_vectors.out", self=square, out=eig_vecs)
     # and the same planes' log |det| and the solves of them for their first 2 columns
     # (ptec::linalg_det.out, linalg_solve.out: a zero pivot divides by 0, a NaN gives NaN)
     logdet, cols, solved = b.tensor(f32, [2], None), b.tensor(f32, [2, 6, 2], None), b.tensor(f32, [2, 6, 2], None)
@@ -134,7 +138,7 @@ def portable_program():
     b.call("aten::grid_sampler_2d.out", input=x, grid=gs, interpolation_mode=2, padding_mode=2, align_corners=False,
            out=sampled)
     b.set_io([x], [v, sampled, sampled3, sv_tall, sv_wide, vh_wide, pinv_tall, r_tall, pa_tall, piv_wide, p_tall, ev, evec,
-                   eig_pairs, logdet, solved, factor, tri])
+                   eig_pairs, eig_vecs, logdet, solved, factor, tri])
     return b.build()
 
 
