@@ -22,7 +22,8 @@ rewrites each call on it as real ops on that pair:
   its pairs interleaved (DFT matrices, as capture_spectral builds), stft
   capture_spectral's conv with its [.., F, T, 2] output;
 - torch.linalg.eigvals and torch.linalg.eig's eigenvalues of a real matrix
-  (ptec.capture_eig: ptec::linalg_eigvals.out's [..., n, 2] pairs);
+  (ptec.capture_eig: ptec::linalg_eigvals.out's [..., n, 2] pairs), and
+  eig's eigenvectors (ptec::linalg_eig_vectors.out's [..., n, n, 2]);
 - sum / mean over dims, cat / stack, slices (any positive step) and int
   indices, reshapes and permutes of the dims other than the pair's,
   z.view(torch.float32) of a complex64 value (torch's [..., 2n]: the
@@ -623,7 +624,7 @@ def complex_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     if is_complex(fn) and any(u.op == "output" for u in fn.users):
         refuse_call(fn, OUTPUT)
     from .capture_complex_layout import piece_nodes     # chunk, split, unbind and their pieces
-    from .capture_eig import eig_nodes                  # eigvals, eig's eigenvalues: made complex
+    from .capture_eig import eig_nodes                  # eigvals, eig's values and vectors: made complex
     nodes = piece_nodes(fn) or eig_nodes(fn) or _joined(fn, by_name) or _pair_nodes(fn, by_name)
     if nodes is None:
         refuse_call(fn, torch_refusal(fn) or OTHER)

@@ -433,6 +433,7 @@ def _portable_table():
         "ptec::linalg_svd.out": lambda arg, named, out: PL.svd(t(arg, "self"), s(arg, "which"), s(arg, "full_matrices"),
                                                                s(arg, "rtol")),
         "ptec::linalg_eigvals.out": lambda arg, named, out: PL.eigvals(t(arg, "self")),
+        "ptec::linalg_eig_vectors.out": lambda arg, named, out: PL.eig_vectors(t(arg, "self")),
         "ptec::linalg_qr.out": lambda arg, named, out: PL.qr(t(arg, "self"), s(arg, "which"), s(arg, "complete")),
         "ptec::linalg_lu.out": lambda arg, named, out: PL.lu(t(arg, "self"), s(arg, "which")),
         "ptec::linalg_ldl_factor.out": lambda arg, named, out: PL.ldl_factor(t(arg, "self"), s(arg, "which")),

@@ -27,7 +27,9 @@ positive), linalg_svd (U, Vh or the pseudo-inverse of [B, m, n] by `which`),
 linalg_qr (Q, R, or geqrf's a or tau of [B, m, n] by `which`, LAPACK's
 signs), linalg_cholesky_info (cholesky_ex's int32 info of [B, n, n], carried
 as float32 like an index), linalg_eigvals (the
-eigenvalues of general [B, n, n] as [B, n, 2] real / imaginary pairs), linalg_lu (the packed LU,
+eigenvalues of general [B, n, n] as [B, n, 2] real / imaginary pairs),
+linalg_eig_vectors (their eigenvectors as [B, n, n, 2], column j of value j,
+unit norm, the largest component real positive), linalg_lu (the packed LU,
 P, L or U of [B, m, n] by `which`: LAPACK getrf's pivots) and
 linalg_lu_pivots (its int32 pivots, 1-based, carried as float32 like an
 index: capture_matrix_functions), linalg_ldl (LD of symmetric [B, n, n]:
@@ -371,6 +373,17 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
     elif op == "linalg_qr" and a["which"] in (2, 3):
         # torch.geqrf's a (which 2: R and the reflectors below it) or tau (3) of [B, m, n] (ptec::linalg_qr.out)
         y = torch.geqrf(xs[0])[int(a["which"]) - 2]
+    elif op == "linalg_eig_vectors":
+        # eig's eigenvectors of general [B, n, n] as [B, n, n, 2] (ptec::linalg_eig_vectors.out): torch's, in
+        # ptec's order of the values, each column times conj(v_k) / |v_k| (v_k its first largest-modulus component)
+        w, v = torch.linalg.eig(xs[0])
+        y = torch.view_as_real(w)
+        order = y[..., 1].sort(dim=-1, descending=True, stable=True)[1]
+        order = order.gather(-1, y[..., 0].gather(-1, order).sort(dim=-1, stable=True)[1])
+        v = v.gather(-1, order[..., None, :].expand(v.shape))
+        top = v.gather(-2, v.abs().argmax(dim=-2, keepdim=True))
+        v = v * (top.conj() / top.abs())
+        y = torch.view_as_real(v).to(xs[0].dtype)
     elif op == "linalg_qr":
         # Q (which 0) or R (1) of [B, m, n] (ptec::linalg_qr.out: Householder, LAPACK's sign convention)
         q, r = torch.linalg.qr(xs[0], mode="complete" if a["complete"] else "reduced")

@@ -123,6 +123,10 @@ def portable_program():
     b.call("ptec::linalg_ldl_factor.out", self=square, which=0, out=ldl_ld)
     b.call("ptec::linalg_ldl_factor.out", self=square, which=1, out=ldl_piv)
     b.call("ptec::linalg_ldl_factor.out", self=square, which=2, out=ldl_info)
+    # and their eigenvectors (ptec::linalg_eig_vectors.out: inverse iteration meets NaN values, zero and huge
+    # pivots, the back substitution's rescaling)
+    eig_vecs = b.tensor(f32, [2, 6, 6, 2], None)
+    b.call("ptec::linalg_eig_vectors.out", self=square, out=eig_vecs)
     # and the same planes' log |det| and the solves of them for their first 2 columns
     # (ptec::linalg_det.out, linalg_solve.out: a zero pivot divides by 0, a NaN gives NaN)
     logdet, cols, solved = b.tensor(f32, [2], None), b.tensor(f32, [2, 6, 2], None), b.tensor(f32, [2, 6, 2], None)
@@ -148,7 +152,7 @@ def portable_program():
     b.call("aten::grid_sampler_2d.out", input=x, grid=gs, interpolation_mode=2, padding_mode=2, align_corners=False,
            out=sampled)
     b.set_io([x], [v, sampled, sampled3, sv_tall, sv_wide, vh_wide, pinv_tall, r_tall, pa_tall, piv_wide, p_tall, ev, evec,
-                   eig_pairs, ldl_ld, ldl_piv, ldl_info, logdet, solved, factor, info, tri, geqrf_a, geqrf_tau])
+                   eig_pairs, eig_vecs, ldl_ld, ldl_piv, ldl_info, logdet, solved, factor, info, tri, geqrf_a, geqrf_tau])
     return b.build()
 
 

@@ -127,16 +127,19 @@ def base_svd():
 
 def base_eig():
     """The eigenvalues of x [3, 6, 6]'s upper triangles (ptec::linalg_eigvalsh.out) into z [3, 6],
-    their eigenvectors (ptec::linalg_eigh_vectors.out) into e [3, 6, 6], and x's general eigenvalues
-    (ptec::linalg_eigvals.out, last: the others' faults come first) into g [3, 6, 2]."""
+    their eigenvectors (ptec::linalg_eigh_vectors.out) into e [3, 6, 6], x's general eigenvalues
+    (ptec::linalg_eigvals.out) into g [3, 6, 2] and their eigenvectors (ptec::linalg_eig_vectors.out,
+    last: the others' faults come first) into gv [3, 6, 6, 2]."""
     b = ProgramBuilder()
     x, z = b.tensor(ScalarType.FLOAT, [3, 6, 6]), b.tensor(ScalarType.FLOAT, [3, 6])
     e, g = b.tensor(ScalarType.FLOAT, [3, 6, 6]), b.tensor(ScalarType.FLOAT, [3, 6, 2])
+    gv = b.tensor(ScalarType.FLOAT, [3, 6, 6, 2])
     b.call("ptec::linalg_eigvalsh.out", self=x, upper=True, out=z)
     b.call("ptec::linalg_eigh_vectors.out", self=x, upper=True, out=e)
     b.call("ptec::linalg_eigvals.out", self=x, out=g)
-    b.set_io([x], [z, e, g])
-    return b.build(), {"x": x, "z": z, "e": e, "g": g}
+    b.call("ptec::linalg_eig_vectors.out", self=x, out=gv)
+    b.set_io([x], [z, e, g, gv])
+    return b.build(), {"x": x, "z": z, "e": e, "g": g, "gv": gv}
 
 
 def base_lu():
@@ -1032,6 +1035,24 @@ def case_eig_eigvals_out_rank(p, v):
     # g [3, 12] (rank 2 of x's 3): the same bytes, read as another shape
     _resize(p, v, "g", [3, 12])
     return [("any", "requirements", "InvalidArgument", "out [..., n, 2]")]
+
+
+def case_eig_general_vectors_out_lies(p, v):
+    # gv [3, 6, 6, 1]: each component's imaginary part would land on the next one's real part (the last past gv)
+    _resize(p, v, "gv", [3, 6, 6, 1])
+    return [("any", "requirements", "InvalidArgument", "out must be [..., n, n, 2]")]
+
+
+def case_eig_general_vectors_out_batch(p, v):
+    # gv [2, 6, 6, 2] of x's 3 matrices: the third matrix's vectors would land past gv
+    _resize(p, v, "gv", [2, 6, 6, 2])
+    return [("any", "requirements", "InvalidArgument", "of self's batch")]
+
+
+def case_eig_general_vectors_out_rank(p, v):
+    # gv [3, 6, 12] (rank 3 of x's 3 plus 1): the same bytes, read as another shape
+    _resize(p, v, "gv", [3, 6, 12])
+    return [("any", "requirements", "InvalidArgument", "out [..., n, n, 2]")]
 
 
 def case_overlap_flat_index_out_over_index(p, v):

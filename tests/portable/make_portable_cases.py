@@ -923,6 +923,43 @@ fail_case("eigvals_dim_order", eigvals_op([1, 2, 3, 3], [1, 2, 3, 2], order=CHAN
           "default dim order")
 
 
+def eig_vectors_op(x_shape, out_shape, st=F32, order=None):
+    """ptec::linalg_eig_vectors.out: the eigenvectors of x's general matrices, [..., n, n, 2]."""
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape, order)
+    y = b.tensor(F32, out_shape)
+    b.call("ptec::linalg_eig_vectors.out", self=x, out=y)
+    b.set_io([x], [y])
+    return b
+
+
+# Exact cases: a 1x1 matrix's vector is 1 whatever its value (inverse iteration on a - a = 0: the pivot
+# EPS3, v = 1 / EPS3, rescaled to 1; its largest component positive, its norm 1), a zero matrix's
+# vectors I (torch's), an infinity or a NaN anywhere NaN for the whole matrix.
+run_case("eig_vectors_one_by_one", eig_vectors_op([3, 1, 1], [3, 1, 1, 2]),
+         [(np.array([[[-2.5]], [[0]], [[np.nan]]], np.float32), None)],
+         [(np.array([[[[1, 0]]], [[[1, 0]]], [[[np.nan, np.nan]]]], np.float32), None)])
+run_case("eig_vectors_zero_and_non_finite", eig_vectors_op([3, 2, 2], [3, 2, 2, 2]),
+         [(np.array([[[0, 0], [0, 0]], [[1, 0], [np.inf, 1]], [[5, 1], [0, -5]]], np.float32) * np.array(
+             [1, 1, np.nan], np.float32)[:, None, None], None)],
+         [(np.array([[[[1, 0], [0, 0]], [[0, 0], [1, 0]]]] + [[[[np.nan] * 2] * 2] * 2] * 2, np.float32), None)])
+fail_case("eig_vectors_int8", eig_vectors_op([2, 2], [2, 2, 2], st=I8), NOT_SUPPORTED, "must be float32")
+fail_case("eig_vectors_not_square", eig_vectors_op([2, 3], [2, 2, 2]), INVALID_ARGUMENT, "must be square")
+fail_case("eig_vectors_rank_1", eig_vectors_op([4], [4, 2]), INVALID_ARGUMENT, "[..., n, n]")
+fail_case("eig_vectors_out_is_eigvals_shape", eig_vectors_op([2, 3, 3], [2, 3, 2]), INVALID_ARGUMENT,
+          "out [..., n, n, 2]")
+fail_case("eig_vectors_out_size", eig_vectors_op([2, 3, 3], [2, 3, 3, 1]), INVALID_ARGUMENT,
+          "[..., n, n, 2] of self's batch")
+fail_case("eig_vectors_out_batch", eig_vectors_op([2, 3, 3], [1, 3, 3, 2]), INVALID_ARGUMENT, "of self's batch")
+fail_case("eig_vectors_empty", eig_vectors_op([2, 0, 0], [2, 0, 0, 2]), INVALID_ARGUMENT, "empty matrices")
+fail_case("eig_vectors_dim_order", eig_vectors_op([1, 2, 3, 3], [1, 2, 3, 3, 2], order=CHANNELS_LAST), NOT_SUPPORTED,
+          "default dim order")
+# no matrix, but n = 20000: (3 n^2 + 7 n) 4 bytes of scratch above 2^32 (n = 65536 or more, the kernel's check
+# before its 64-bit product, is out of reach: out's n * n * 2 elements reach 2^31, which the loader refuses)
+fail_case("eig_vectors_scratch_bytes", eig_vectors_op([0, 20000, 20000], [0, 20000, 20000, 2]), NOT_SUPPORTED,
+          "too large for the scratch")
+
+
 def det_op(x_shape, out_shape, mode=0, st=F32, out_st=F32, order=None):
     """ptec::linalg_det.out: det (mode 0), sign (1), log |det| (2), log det (3) of x's matrices."""
     b = ProgramBuilder()

@@ -34,6 +34,8 @@ SL = (2, 6, 7)                          # batched 6x6 matrices and a column, ent
 SX = (2, 12, 13)                        # batched 12x12 matrices and a column, entries in UNIT
 PERM6 = torch.eye(6)[[3, 0, 5, 1, 4, 2]]  # a 6x6 permutation: 6 PERM6 + x's entries pivots unambiguously on it
 PAIRS6 = torch.eye(6)[[3, 5, 4, 0, 2, 1]]  # symmetric, zero diagonal: 6 PAIRS6 + x's lower triangle makes 2x2 blocks
+SEP6 = 4 * torch.diag(torch.arange(6.0))    # plus x's 6x6 block: real eigenvalues about 4 apart
+ROT6 = torch.block_diag(*[torch.tensor([[a, -3.0], [3.0, a]]) for a in (0.0, 6.0, 12.0)])  # plus it: pairs a +- 3i
 CAUSAL = torch.triu(torch.ones(4, 4, dtype=torch.bool), 1)       # True: a later key, masked
 
 
@@ -589,6 +591,16 @@ RUNS = {
         -1), SL, UNIT, 2.5, "fp32"),                                                             # 1.80
     "torch.linalg.eigvals (12x12, sum .real: the trace)": (lambda x: torch.linalg.eigvals(x[..., :12]).sum(-1).real,
                                                            SX, UNIT, 1.5, "fp32"),                # 0.90
+    # eig's eigenvectors (ptec::linalg_eig_vectors.out: inverse iteration on those values, column j of value j) read
+    # free of the order (torch's is LAPACK's) and of each column's sign (LAPACK's; ptec's largest component positive)
+    "torch.linalg.eig (6x6 eigenvectors: .abs(), rows sorted)": (lambda x: torch.linalg.eig(
+        x[..., :6] + SEP6)[1].abs().sort().values, SL, UNIT, 1.5, "fp32"),                    # 0.91
+    "torch.linalg.eig (6x6 eigenvectors of pairs: view_as_real squared, summed over j)": (lambda x: (torch.view_as_real(
+        torch.linalg.eig(x[..., :6] + ROT6).eigenvectors) ** 2).sum(-2), SL, UNIT, 2.5,
+        "fp32"),                                                            # 2.00: the squares' int8 steps
+    # 5.36: the int8 |v|^2 (step 1 / 255) times values up to 20 before the sum
+    "torch.linalg.eig (6x6: sum_j |v_ij|^2 Re lambda_j)": (lambda x: (torch.linalg.eig(x[..., :6] + SEP6)[1].abs() ** 2
+        * torch.linalg.eig(x[..., :6] + SEP6)[0].real[..., None, :]).sum(-1), SL, UNIT, 6.0, "fp32"),
     # LU with partial pivoting (ptec::linalg_lu.out) of 6 PERM6 + x[..., :6]: pivots on PERM6's rows, so torch's;
     # a random 6x4 (pivots apart by more than x's rounding here); lu_solve: linalg_solve of the factored A
     "torch.linalg.lu_factor (LU)": (lambda x: torch.linalg.lu_factor(x[..., :6] + 6 * PERM6).LU, SL, UNIT, 1.0,

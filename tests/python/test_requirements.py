@@ -204,6 +204,15 @@ class LdlFactors(Singular):
         return torch.cat([ld, pivots[..., None].float()], -1)
 
 
+class GeneralEigen(Singular):
+    """The general eigenvalues and eigenvectors of the linear's matrices (ptec::linalg_eigvals.out's and
+    linalg_eig_vectors.out's scratch)."""
+
+    def forward(self, x):
+        w, v = torch.linalg.eig(self.fc(x))
+        return torch.cat([v.abs(), w.abs()[..., None]], -1)
+
+
 KERNEL_CASES = {
     "ptec_runtime_only": (_cnn, (1, 3, 12, 12), {"ptec_runtime_only": True}),
     "in_place": (_in_place, (1, 3, 10, 10), {"in_place": True}),
@@ -225,6 +234,7 @@ KERNEL_CASES = {
     "svd": (PseudoInverse, (2, 7, 7), {}),
     "lu_factor": (LuFactors, (2, 7, 7), {}),
     "ldl_factor": (LdlFactors, (2, 7, 7), {}),
+    "eig": (GeneralEigen, (2, 7, 7), {}),
 }
 BOARD_CORES = ["cortex-m55", "cortex-m33", "cortex-m3"]
 

@@ -416,6 +416,9 @@ RULES: Dict[str, Rule] = {
     "ptec::linalg_eigvals.out": Rule(
         "none: ptec only (src/kernels/portable/op_linalg_eigvals.c)", dtypes=(("self", F32), ("out", F32)),
         contiguous=("self", "out"), upstream_library="none (ptec only)"),
+    "ptec::linalg_eig_vectors.out": Rule(
+        "none: ptec only (src/kernels/portable/op_linalg_eig_vectors.c)", dtypes=(("self", F32), ("out", F32)),
+        contiguous=("self", "out"), upstream_library="none (ptec only)"),
     "ptec::linalg_qr.out": Rule(
         "none: ptec only (src/kernels/portable/op_linalg_qr.c)", dtypes=(("self", F32), ("out", F32)),
         contiguous=("self", "out"), upstream_library="none (ptec only)"),

@@ -829,6 +829,33 @@ def _before(re, im, re2, im2) -> bool:
     return re < re2 or (re == re2 and im > im2)
 
 
+def _eig_values(m):
+    """linalg_eig.h's ptec_eig_values of one float32 matrix m [n, n]:
+    ("nan" | "zero" | "values", the (re, im) values in ptec's order, e: m
+    was scaled by 2^-e)."""
+    n = m.shape[-1]
+    if not np.isfinite(m).all():
+        return "nan", None, 0
+    big = F32(np.abs(m).max())
+    if big == 0:
+        return "zero", None, 0
+    _, e = np.frexp(big)
+    e = int(e)
+    a = [[F32(np.ldexp(F32(v), -e)) for v in row] for row in m]
+    _hessenberg(a, n)
+    got = _francis(a, n)
+    if got is None:
+        return "nan", None, e
+    vals = []
+    for re, im in zip(*got):
+        re, im = F32(np.ldexp(re, e)), F32(np.ldexp(im, e))
+        at = len(vals)
+        while at > 0 and _before(re, im, *vals[at - 1]):
+            at -= 1
+        vals.insert(at, (re, im))
+    return "values", vals, e
+
+
 def eigvals(x) -> np.ndarray:
     """ptec::linalg_eigvals.out: the eigenvalues of each matrix of x
     [..., n, n] as [..., n, 2] (real, imaginary), by op_linalg_eigvals.c's
@@ -844,25 +871,187 @@ def eigvals(x) -> np.ndarray:
     out = np.zeros((mats.shape[0], n, 2), F32)
     with np.errstate(all="ignore"):
         for b, m in enumerate(mats):
-            if not np.isfinite(m).all():
+            kind, vals, _ = _eig_values(m)
+            if kind == "nan":
                 out[b] = F32(np.nan)
-                continue
-            big = F32(np.abs(m).max())
-            if big == 0:
-                continue
-            _, e = np.frexp(big)
-            a = [[F32(np.ldexp(F32(v), -int(e))) for v in row] for row in m]
-            _hessenberg(a, n)
-            got = _francis(a, n)
-            if got is None:
-                out[b] = F32(np.nan)
-                continue
-            vals = []
-            for re, im in zip(*got):
-                re, im = F32(np.ldexp(re, int(e))), F32(np.ldexp(im, int(e)))
-                at = len(vals)
-                while at > 0 and _before(re, im, *vals[at - 1]):
-                    at -= 1
-                vals.insert(at, (re, im))
-            out[b] = np.array(vals, F32)
+            elif kind == "values":
+                out[b] = np.array(vals, F32)
     return out.reshape(x.shape[:-2] + (n, 2))
+
+
+# op_linalg_eig_vectors.c's constants: inverse iteration's solves per vector, the back substitution's
+# rescaling threshold and factor
+EIG_ITERATIONS = 3
+GROWTH, SHRINK = F32(2.0 ** 64), F32(2.0 ** -64)
+KEPT = F32(2.0 ** -10)      # what orthogonalisation must leave of v's largest part (else v kept as solved)
+
+
+def _cdiv(ar, ai, br, bi):
+    """op_linalg_eig_vectors.c's cdiv: (ar + i ai) / (br + i bi), Smith's order."""
+    if abs(br) >= abs(bi):
+        r = F32(bi / br)
+        d = F32(br + F32(bi * r))
+        return F32(F32(ar + F32(ai * r)) / d), F32(F32(ai - F32(ar * r)) / d)
+    r = F32(br / bi)
+    d = F32(bi + F32(br * r))
+    return F32(F32(F32(ar * r) + ai) / d), F32(F32(F32(ai * r) - ar) / d)
+
+
+def _cmul(ar, ai, br, bi):
+    """(ar + i ai)(br + i bi) in float32: (ar br - ai bi, ar bi + ai br)."""
+    return F32(F32(ar * br) - F32(ai * bi)), F32(F32(ar * bi) + F32(ai * br))
+
+
+def _eig_factor(m, e, mr, mi, eps3, n):
+    """op_linalg_eig_vectors.c's factor: m 2^-e - mu I by complex Gaussian
+    elimination with partial pivoting (|re| + |im|), small pivots EPS3."""
+    lu = [[[F32(np.ldexp(F32(m[i][j]), -e)), F32(0)] for j in range(n)] for i in range(n)]
+    piv = []
+    for i in range(n):
+        lu[i][i] = [F32(lu[i][i][0] - mr), F32(lu[i][i][1] - mi)]
+    for k in range(n):
+        p, best = k, F32(abs(lu[k][k][0]) + abs(lu[k][k][1]))
+        for i in range(k + 1, n):
+            v = F32(abs(lu[i][k][0]) + abs(lu[i][k][1]))
+            if v > best:
+                best, p = v, i
+        piv.append(p)
+        if p != k:                                      # columns k .. n - 1 only
+            lu[p][k:], lu[k][k:] = lu[k][k:], lu[p][k:]
+        if best < eps3:
+            lu[k][k] = [eps3, F32(0)]
+        pr, pi = lu[k][k]
+        for i in range(k + 1, n):
+            lr, li = _cdiv(lu[i][k][0], lu[i][k][1], pr, pi)
+            lu[i][k] = [lr, li]
+            for j in range(k + 1, n):
+                ur, ui = lu[k][j]
+                tr, ti = _cmul(lr, li, ur, ui)
+                lu[i][j] = [F32(lu[i][j][0] - tr), F32(lu[i][j][1] - ti)]
+    return lu, piv
+
+
+def _eig_solve(lu, piv, v, n):
+    """op_linalg_eig_vectors.c's solve: v = (L U)^-1 P v up to a power of two."""
+    for k in range(n):
+        p = piv[k]
+        if p != k:
+            v[p], v[k] = v[k], v[p]
+        for i in range(k + 1, n):
+            tr, ti = _cmul(lu[i][k][0], lu[i][k][1], v[k][0], v[k][1])
+            v[i] = [F32(v[i][0] - tr), F32(v[i][1] - ti)]
+    for i in range(n - 1, -1, -1):
+        rr, ri = v[i]
+        for j in range(i + 1, n):
+            tr, ti = _cmul(lu[i][j][0], lu[i][j][1], v[j][0], v[j][1])
+            rr, ri = F32(rr - tr), F32(ri - ti)
+        v[i] = list(_cdiv(rr, ri, lu[i][i][0], lu[i][i][1]))
+        if F32(abs(v[i][0]) + abs(v[i][1])) > GROWTH:
+            for t in range(n):
+                v[t] = [F32(v[t][0] * SHRINK), F32(v[t][1] * SHRINK)]
+
+
+def _eig_orthogonalize(out, tie, v, n):
+    """op_linalg_eig_vectors.c's orthogonalize: v less u (u^H v) for each unit column u of tie, in order."""
+    for k in tie:
+        dr = di = F32(0)
+        for i in range(n):
+            ur, ui = out[i][k]
+            dr = F32(dr + F32(F32(ur * v[i][0]) + F32(ui * v[i][1])))
+            di = F32(di + F32(F32(ur * v[i][1]) - F32(ui * v[i][0])))
+        for i in range(n):
+            ur, ui = out[i][k]
+            tr, ti = _cmul(dr, di, ur, ui)
+            v[i] = [F32(v[i][0] - tr), F32(v[i][1] - ti)]
+
+
+def _eig_largest(v):
+    big = F32(0)
+    for c in v:
+        for part in c:
+            if abs(part) > big:
+                big = F32(abs(part))
+    return big
+
+
+def _eig_rescale(v, n) -> bool:
+    big = _eig_largest(v)
+    if big == 0:
+        return False
+    for c in v:
+        c[0], c[1] = F32(c[0] / big), F32(c[1] / big)
+    return True
+
+
+def _eig_store(v, out, j, real, n):
+    """op_linalg_eig_vectors.c's store: v's first largest-modulus component made real positive, unit norm."""
+    top, best = 0, F32(-1)
+    for i in range(n):
+        m = F32(F32(v[i][0] * v[i][0]) + F32(v[i][1] * v[i][1]))
+        if m > best:
+            best, top = m, i
+    mod = F32(np.sqrt(best))
+    cr, ci = F32(v[top][0] / mod), F32(-v[top][1] / mod)
+    for i in range(n):
+        v[i] = list(_cmul(v[i][0], v[i][1], cr, ci))
+    v[top][1] = F32(0)
+    total = F32(0)
+    for i in range(n):
+        total = F32(total + F32(F32(v[i][0] * v[i][0]) + F32(v[i][1] * v[i][1])))
+    norm = F32(np.sqrt(total))
+    for i in range(n):
+        out[i][j] = [F32(v[i][0] / norm), F32(0) if real else F32(v[i][1] / norm)]
+
+
+def _eig_vectors_one(m, n):
+    kind, vals, e = _eig_values(m)
+    if kind == "nan":
+        return np.full((n, n, 2), np.nan, F32)
+    if kind == "zero":
+        out = np.zeros((n, n, 2), F32)
+        out[np.arange(n), np.arange(n), 0] = 1
+        return out
+    eps3 = F32(F32(n) * F32(np.finfo(F32).eps))
+    out = [[None] * n for _ in range(n)]
+    for j, (re, im) in enumerate(vals):
+        tie = [k for k in range(j) if vals[k][0] == re and vals[k][1] == im]
+        if im < 0:
+            partners = [k for k in range(j) if vals[k][0] == re and vals[k][1] == -im]
+            if len(partners) > len(tie):
+                k = partners[len(tie)]
+                for i in range(n):
+                    out[i][j] = [out[i][k][0], F32(-out[i][k][1])]
+                continue
+        lu, piv = _eig_factor(m, e, F32(np.ldexp(re, -e)), F32(np.ldexp(im, -e)), eps3, n)
+        v = [[F32(F32(1) / F32(1 + (i * len(tie)) % n)), F32(0)] for i in range(n)]
+        for _ in range(EIG_ITERATIONS):
+            _eig_solve(lu, piv, v, n)
+            if tie:
+                solved = [list(c) for c in v]
+                _eig_orthogonalize(out, tie, v, n)
+                if _eig_largest(v) < F32(KEPT * _eig_largest(solved)):
+                    v = solved
+            if not _eig_rescale(v, n):
+                v = [[F32(0), F32(0)] for _ in range(n)]
+                v[j % n][0] = F32(1)
+        _eig_store(v, out, j, im == 0, n)
+    return np.array(out, F32)
+
+
+def eig_vectors(x) -> np.ndarray:
+    """ptec::linalg_eig_vectors.out: the eigenvectors of each matrix of x
+    [..., n, n] as [..., n, n, 2] (column j: eigenvalue j of eigvals(x), its
+    real and imaginary parts), by op_linalg_eig_vectors.c's inverse
+    iteration in complex float32, step for step: unit norm, the first
+    largest-modulus component real positive, a conjugate pair's vectors
+    conjugates; NaN for a matrix eigvals gives NaN, I for a zero matrix."""
+    x = np.asarray(x, F32)
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2] or x.shape[-1] < 1:
+        raise ValueError("eig_vectors: x must be [..., n, n] with n >= 1")
+    n = x.shape[-1]
+    mats = x.reshape((-1, n, n))
+    out = np.zeros((mats.shape[0], n, n, 2), F32)
+    with np.errstate(all="ignore"):
+        for b, m in enumerate(mats):
+            out[b] = _eig_vectors_one(m, n)
+    return out.reshape(x.shape[:-2] + (n, n, 2))

@@ -154,6 +154,14 @@ def linalg_lu(self_sizes: Sequence[int]) -> int:
     return 4 * (m * n + min(m, n))
 
 
+def linalg_eig_vectors(self_sizes: Sequence[int]) -> int:
+    """ptec::linalg_eig_vectors.out (portable kernel): the values' working
+    copy (n * n floats), the values (2 n), the complex factors of A - mu I
+    (2 n * n), the vector and its copy (2 n each) and the pivots (n uint32)."""
+    n = self_sizes[-1]
+    return 4 * (3 * n * n + 7 * n)
+
+
 def linalg_svdvals(self_sizes: Sequence[int]) -> int:
     """ptec::linalg_svdvals, linalg_eigvalsh, linalg_eigh_vectors, linalg_eigvals, linalg_det,
     linalg_solve, linalg_ldl_factor and linalg_cholesky_info (portable kernels): a float32 copy of one
@@ -209,7 +217,8 @@ RULED = frozenset(KERNEL_SCRATCH) | frozenset(PTEC_IN_PLACE_OUT) | frozenset({
     "ptec::quantized_lstm_a16.out", "ptec::random_fractional_pick.out", "ptec::linalg_svdvals.out",
     "ptec::linalg_eigvalsh.out", "ptec::linalg_det.out", "ptec::linalg_solve.out", "ptec::linalg_eigh_vectors.out",
     "ptec::linalg_svd.out", "ptec::linalg_qr.out", "ptec::linalg_lu.out",
-    "ptec::linalg_eigvals.out", "ptec::linalg_ldl_factor.out", "ptec::linalg_cholesky_info.out"})
+    "ptec::linalg_eigvals.out", "ptec::linalg_ldl_factor.out", "ptec::linalg_cholesky_info.out",
+    "ptec::linalg_eig_vectors.out"})
 
 
 def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence[int]],
@@ -235,6 +244,8 @@ def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence
                   "ptec::linalg_eigvals.out", "ptec::linalg_ldl_factor.out",
                   "ptec::linalg_cholesky_info.out"):                             # self first
         return linalg_svdvals(tensor_sizes(0))
+    if kernel == "ptec::linalg_eig_vectors.out":            # self first
+        return linalg_eig_vectors(tensor_sizes(0))
     if kernel == "ptec::linalg_svd.out":                    # self first
         return linalg_svd(tensor_sizes(0))
     if kernel == "ptec::linalg_qr.out":                     # self first

@@ -52,6 +52,7 @@ ATEN_KEYS = {
     "linalg_svd": "ptec::linalg_svd.out",
     "linalg_qr": "ptec::linalg_qr.out",
     "linalg_eigvals": "ptec::linalg_eigvals.out",
+    "linalg_eig_vectors": "ptec::linalg_eig_vectors.out",
     "linalg_lu": "ptec::linalg_lu.out",
     "linalg_lu_pivots": "ptec::linalg_lu.out",
     "linalg_ldl": "ptec::linalg_ldl_factor.out",
@@ -425,6 +426,7 @@ CALLS: Dict[str, Callable] = {
     "ptec::linalg_svd.out": _linalg_svd,
     "ptec::linalg_qr.out": _linalg_qr,
     "ptec::linalg_eigvals.out": _linalg_eigvals,
+    "ptec::linalg_eig_vectors.out": _linalg_eigvals,
     "ptec::linalg_lu.out": _linalg_lu,
     "ptec::linalg_ldl_factor.out": _linalg_ldl,
     "ptec::linalg_triangular_solve.out": _linalg_triangular_solve,
@@ -470,7 +472,7 @@ CONTIGUOUS_INPUT = ("aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
                     "ptec::linalg_det.out", "ptec::linalg_solve.out", "ptec::linalg_cholesky.out",
                     "ptec::linalg_cholesky_info.out", "ptec::linalg_triangular_solve.out", "ptec::linalg_eigh_vectors.out",
                     "ptec::linalg_svd.out", "ptec::linalg_qr.out", "ptec::linalg_lu.out",
-                    "ptec::linalg_eigvals.out", "ptec::linalg_ldl_factor.out")
+                    "ptec::linalg_eigvals.out", "ptec::linalg_ldl_factor.out", "ptec::linalg_eig_vectors.out")
 
 
 def _layout_sensitive(b: ProgramBuilder, key: str, n: Node, ins: List[Act]) -> Optional[Act]:
