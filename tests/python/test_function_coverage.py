@@ -1342,6 +1342,15 @@ RUNS = {
                              (x > 0).sum(1).median().view(1), (x > 0).sum(1).median(-1)[1],
                              (x > 0).sum(1).int().sort(-1)[0].long().view(-1), x.argmax(-1).sort(-1)[1].view(-1)]
                             ).float(), S3, R, 0.0, "int8"),
+    # mode / cummax / cummin of int values: the float32 rule kernels on each row's dense ranks, the integers
+    # gathered at the positions picked (lowering_int_rules); exact, test_int_rules.py
+    "torch.mode / cummax / cummin (int64, int32, int16), values and indices": (
+        lambda x: torch.cat([torch.mode((x > 0).sum(1) % 3, -1)[0].view(-1), torch.mode((x > 0).sum(1), -1)[1],
+                             torch.cummax((x > 0).sum(1) * 4 - 7, dim=1)[0].view(-1),
+                             torch.cummax((x > 0).sum(1), 1)[1].view(-1), torch.cummax(x.argmax(-1), -1)[1].view(-1),
+                             torch.cummin((x > 0).sum(1).int(), 1)[0].long().view(-1),
+                             torch.cummin((x > 0).sum(1).int(), 1)[1].view(-1),
+                             ((x > 0).sum(1).short().cummax(-1)[0] * 300).long().view(-1)]).float(), S3, R, 0.0, "int8"),
     "Tensor.short / byte / char / to(int16) of int64, and back": (
         lambda x: torch.cat([((x > 0).sum(1) * 20000 - 30000).short().long(), ((x > 0).sum(1) * 100 - 150).byte().long(),
                              ((x > 0).sum(1) * 50).char().long(), ((x > 0).sum(1) * 70000).to(torch.int16).int().long(),
