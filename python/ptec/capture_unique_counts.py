@@ -51,7 +51,7 @@ program output only (a reader is refused naming it, `unique_slices_nodes`).
 
 Left refused (capture_nonzero, one line): dim of a tensor with a size 0,
 a reader of slices behind a dim above 1, return_inverse without dim
-of more than 254 elements (capture_unique_inverse's limit), sorted=False,
+of fewer than 2 elements (capture_unique_inverse's), sorted=False,
 a selection's counts / inverse / slices; a reader of the int64 counts
 other than `.float()` and those capture_counts_readers rewrites (here,
 naming the reader). int64 / int32 inputs: capture_unique_integers."""

@@ -1040,6 +1040,7 @@ RUNS = {
     "torch.histc": (lambda x: torch.histc(x, 4, -2.0, 2.0), S3, R, 0.5, "int8"),           # 0.33
     "torch.histc of x's own range": (lambda x: torch.histc(x, 5), S3, R, 0.5, "fp32"),      # 0.31
     "Tensor.histc of x's own range (100 bins)": (lambda x: x.histc(), S3, R, 0.5, "fp32"),  # 0.09
+    "torch.histc of x's own range, 1,280 values": (lambda x: torch.histc(x.repeat(1, 8, 5), 7), S3, R, 0.5, "fp32"),
     "torch.histogram(x, bins, range).hist": (lambda x: torch.histogram(x, 4, range=(-2.0, 2.0)).hist, S3, R, 0.5,
                                              "int8"),                                      # 0.33, as histc
     # constant index tables of the traced shapes (capture_constant_gathers; test_constant_gathers.py)
@@ -1802,6 +1803,10 @@ UNIQUE_COUNTS = {
         lambda x: torch.unique(x.round().long(), return_inverse=True, return_counts=True)[2], 0.0),
     "torch.unique(int32, return_inverse)": (
         lambda x: torch.unique(x.round().int()[..., :3], return_inverse=True)[1], 0.0),
+    "torch.unique(int64 of 768 elements, return_inverse, return_counts)": (
+        lambda x: torch.unique(x.round().long().repeat(1, 4, 6), return_inverse=True, return_counts=True)[2], 0.0),
+    "torch.unique((x * 0.4).round() of 768 elements, return_inverse)": (
+        lambda x: torch.unique((x * 0.4).round()[..., :2].repeat(1, 24, 4), return_inverse=True)[1], 0.0),
     "Tensor.unique_consecutive(int64, return_counts)": (
         lambda x: (x * 0.4).round().long().unique_consecutive(return_counts=True)[1], 0.0),
 }
