@@ -18,9 +18,9 @@ positions of a sort of the sort's positions: element i's place in the
 order, an int64 take), reshaped to x's shape. Values keep x's dtype,
 counts and inverse are int64, as torch.
 
-Left refused (capture_nonzero, one line): dim=, sorted=False, a selection
-(x[mask], whose length follows the values), other integer dtypes (uint8,
-int8, int16), bool."""
+unique of a selection x[m]: capture_unique_selection. Left refused
+(capture_nonzero, one line): dim=, sorted=False, unique_consecutive of a
+selection, other integer dtypes (uint8, int8, int16), bool."""
 from __future__ import annotations
 
 import torch

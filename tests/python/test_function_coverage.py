@@ -1807,6 +1807,10 @@ UNIQUE_COUNTS = {
         lambda x: torch.unique(x.round().long().repeat(1, 4, 6), return_inverse=True, return_counts=True)[2], 0.0),
     "torch.unique((x * 0.4).round() of 768 elements, return_inverse)": (
         lambda x: torch.unique((x * 0.4).round()[..., :2].repeat(1, 24, 4), return_inverse=True)[1], 0.0),
+    # of a selection x[m] (capture_unique_selection; test_unique_selection.py)
+    "torch.unique(x[x > 0.5], return_counts)": (lambda x: torch.unique(x.round()[x > 0.5], return_counts=True)[1], 0.0),
+    "torch.unique(int64 x[m], return_inverse)": (
+        lambda x: torch.unique(x.round().long()[x > -0.5], return_inverse=True)[1], 0.0),
     "Tensor.unique_consecutive(int64, return_counts)": (
         lambda x: (x * 0.4).round().long().unique_consecutive(return_counts=True)[1], 0.0),
 }
