@@ -28,6 +28,11 @@ CALLS = {
     "int64 x[m] values": lambda x: torch.unique((x * 2).round().long()[x > 0.25]),
     "int32 masked_select counts": lambda x: torch.unique(torch.masked_select((x * 2).round().int() - 3, x < 0.75),
                                                          return_counts=True),
+    # a mask not of the values (another element's): equal values selected and not
+    "x[mask of the flipped x] counts and inverse": lambda x: torch.unique(x[x.flip(-1) > 0.25], return_counts=True,
+                                                                          return_inverse=True),
+    "int64 x[mask of the flipped x] counts": lambda x: torch.unique((x * 2).round().long()[x.flip(1) < -0.25],
+                                                                    return_counts=True),
     "counts of a 2-D selection": lambda x: torch.unique(x.reshape(4, 8)[x.reshape(4, 8) > -0.25],
                                                         return_counts=True)[1],
 }
