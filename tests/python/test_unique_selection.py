@@ -42,6 +42,8 @@ def _inputs(seed, n=7):
     g = torch.Generator().manual_seed(seed)
     xs = [(torch.randint(-2 - i % 4, 3 + i % 4, (1, 4, 8), generator=g) * 0.5,) for i in range(n)]
     xs[1][0][0, 1] = 1.5                                           # a row all equal
+    # by the flipped x's mask the largest selected value equals the smallest unselected one
+    xs += [(torch.tensor([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0]).repeat(1, 4, 1),)]
     xs += [(torch.full((1, 4, 8), 2.0),), (torch.full((1, 4, 8), -2.5),)]   # all / none selected
     return xs
 
