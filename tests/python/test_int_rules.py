@@ -14,7 +14,6 @@ torch's position depends on its std::sort, so there they are checked to be
 the last occurrence of the value (the kernel's rule) and the values
 torch's."""
 import numpy as np
-import pytest
 import torch
 
 from ptec import host_runtime
