@@ -1040,6 +1040,7 @@ RUNS = {
     "torch.histc": (lambda x: torch.histc(x, 4, -2.0, 2.0), S3, R, 0.5, "int8"),           # 0.33
     "torch.histc of x's own range": (lambda x: torch.histc(x, 5), S3, R, 0.5, "fp32"),      # 0.31
     "Tensor.histc of x's own range (100 bins)": (lambda x: x.histc(), S3, R, 0.5, "fp32"),  # 0.09
+    "torch.histc of 1,280 values": (lambda x: torch.histc(x.repeat(1, 8, 5), 4, -2.0, 2.0), S3, R, 0.0, "fp32"),
     "torch.histc of x's own range, 1,280 values": (lambda x: torch.histc(x.repeat(1, 8, 5), 7), S3, R, 0.5, "fp32"),
     "torch.histogram(x, bins, range).hist": (lambda x: torch.histogram(x, 4, range=(-2.0, 2.0)).hist, S3, R, 0.5,
                                              "int8"),                                      # 0.33, as histc
