@@ -488,7 +488,10 @@ def _histc(call: _Call, b) -> Optional[List[Node]]:
     """torch.histc(x, bins, min, max) with min < max given: per bin, the
     count of x's values in it: a LUT (1 in the bin, else 0) summed by a
     linear layer of ones over x viewed as [1, numel] (int32 accumulation);
-    the counts joined. min == max (torch then takes x's own range): None."""
+    the counts joined. Over more than HISTC_INT8_COUNTS elements, whose
+    counts no int8 grid holds: each bin's members (LUT > 0.5) counted in
+    int64, joined, converted into a float32 output (exact). min == max
+    (torch then takes x's own range): None."""
     x = call.value(b["input"])
     bins, lo, hi = b.get("bins", 100), b.get("min", 0), b.get("max", 0)
     shape = _meta_shape(b["input"]) if x else None
@@ -497,10 +500,23 @@ def _histc(call: _Call, b) -> Optional[List[Node]]:
         return None
     s, numel = call.s, int(np.prod(shape))
     flat = s("reshape", [x], target_shape=[1, numel])
-    counts = [s("linear", [call.math(flat, "in_bin", bins=bins, min=float(lo), max=float(hi), k=k)],
-                weight=np.ones((1, numel), np.float32), bias=None) for k in range(bins)]
+    members = [call.math(flat, "in_bin", bins=bins, min=float(lo), max=float(hi), k=k) for k in range(bins)]
+    if numel > HISTC_INT8_COUNTS:
+        # an int8 grid holds no more counts exactly: each bin's members counted in int64, the counts
+        # converted into float32 and kept so (an fp32 step: the program's float output)
+        counts = [s("int_math", [s("bool_to", [s("compare", [m], kind="gt", scalar=0.5)], dtype="int64")],
+                    kind="sum", dtype="int64", dims=[1], keepdim=False) for m in members]
+        joined = s("int_math", counts, kind="cat", dtype="int64", dim=0) if bins > 1 else counts[0]
+        s("reshape", [s("index_to_float", [joined])], target_shape=[bins], fp32=HISTC_FP32_REASON)
+        return s.done()
+    counts = [s("linear", [m], weight=np.ones((1, numel), np.float32), bias=None) for m in members]
     s("reshape", [s("cat", counts, dim=1) if bins > 1 else counts[0]], target_shape=[bins])
     return s.done()
+
+
+# elements whose histc counts a linear layer sums on the output's int8 grid; beyond, int64 counts
+HISTC_INT8_COUNTS = 254
+HISTC_FP32_REASON = "histc's counts of more than 254 elements, exact in float32 (an int8 grid holds fewer)"
 
 
 def _float_power(call: _Call, b) -> Optional[List[Node]]:

@@ -2,20 +2,24 @@
 torch takes x's own min and max) (issue 15), the positions in fp32.
 
 torch 1.13's CPU kernel puts an element in bin
-  pos = int((x - lo) * bins / (hi - lo)),  pos = bins - 1 where pos == bins
+  pos = int((x - lo) / (hi - lo) * bins),  pos = bins - 1 where pos == bins
 in float32 (lo, hi the range; lo - 1, hi + 1 when they are equal). The range
 is computed in the program, so the bins' edges fall between int8 codes of
 no fixed grid and an int8 position ties where torch's float32 one does not.
 Here the same arithmetic runs in fp32 (attrs["fp32"], portable kernels): x's
 max and -max(-x) by max pools, the equal-range case by a 0/1 clamp, then
-(x - lo) * bins / (hi - lo) with torch's operation order; an element is in
+(x - lo) / (hi - lo) * bins with torch's operation order (the other order,
+(x - lo) * bins / (hi - lo), rounds to another bin at some edges: x a
+tenth on [-3, 3] in 100 bins); an element is in
 bin k when u - k >= 0 and, below the last bin, not u - (k + 1) >= 0 (the
 sign of a float32 difference is the sign of the exact one, so this is
 trunc(u) == k exactly, the last bin taking u >= bins - 1 as torch's clamp).
-The memberships (bools) are summed per bin by a linear layer of ones on the
-int8 grid [0, numel] (numel at most MAX_NUMEL, a step below 1), the counts
-torch's float counts within half an output step. So each element's bin is
-torch's for the values the program holds (its dequantized int8 input).
+The memberships (bools) are counted per bin in int64 (their int64 copy
+summed along the elements: aten::sum.IntList_out, exact for any numel),
+then converted into float32 (exact below 2^24): torch's float counts. So
+each element's bin is torch's for the values the program holds (its
+dequantized int8 input), and the counts are torch's for any number of
+elements.
 """
 from __future__ import annotations
 
@@ -30,7 +34,6 @@ from .capture_rewrites import Fp32Steps
 from .ir import Node
 
 FP32_REASON = "histc's bin positions over a range computed in the program, in fp32 (torch's float32 arithmetic)"
-MAX_NUMEL = 254
 MAX_BINS = 256
 
 
@@ -57,7 +60,7 @@ def fp32_histc_nodes(fn: torch.fx.Node, ins, by_name) -> Optional[List[Node]]:
             or not isinstance(lo, (int, float)) or not isinstance(hi, (int, float)) or lo != hi:
         return None                     # a range given: capture_elementwise_math's LUTs
     n = int(np.prod(shape)) if shape else 1
-    if not 1 <= n <= MAX_NUMEL:
+    if n < 1:
         return None
     s = _Fp32(fn.name)
     src = by_name[x.name].name
@@ -72,14 +75,14 @@ def fp32_histc_nodes(fn: torch.fx.Node, ins, by_name) -> Optional[List[Node]]:
           lo=0.0, hi=1.0)
     low, top = s("sub", [low, e]), s("add", [top, e])
     row = s("reshape", [src], target_shape=[1, n])
-    u = s("div", [s("mul", [s("sub", [row, low]), s.const([[float(bins)]])]), s("sub", [top, low])])
+    u = s("mul", [s("div", [s("sub", [row, low]), s("sub", [top, low])]), s.const([[float(bins)]])])
     ks = np.arange(bins, dtype=np.float32).reshape(bins, 1)
     above = s.int8("compare", [s("sub", [u, s.const(ks)])], kind="ge", scalar=0.0)
     if bins > 1:
         nxt = np.concatenate([ks[1:], [[np.float32(3.0e38)]]]).astype(np.float32)   # the last bin: no upper edge
         beyond = s.int8("compare", [s("sub", [u, s.const(nxt)])], kind="ge", scalar=0.0)
         above = s.int8("logical", [above, s.int8("logical", [beyond], kind="not")], kind="and")
-    ones = s.int8("bool_to", [above], dtype="float32")
-    counts = s.int8("linear", [ones], weight=np.ones((1, n), np.float32), bias=None, known_range=[0.0, float(n)])
-    s.int8("reshape", [counts], target_shape=list(_meta_shape(fn)))
+    ones = s.int8("bool_to", [above], dtype="int64")
+    counts = s.int8("int_math", [ones], kind="sum", dtype="int64", dims=[1], keepdim=False)
+    s("reshape", [s.int8("index_to_float", [counts])], target_shape=list(_meta_shape(fn)))
     return s.done()

@@ -83,9 +83,8 @@ def unique_nodes(fn, by_name) -> Optional[List[Node]]:
             or by_name.get(fn.args[0].name) is None:
         return None
     if _dtype(fn.args[0]) in (torch.int64, torch.int32):        # what capture_unique_integers did not run
-        from .capture_unique_integers import LIMIT
-        refuse_call(fn, "of an integer tensor it runs without dim, sorted (sorted=True), on a tensor of 1 to "
-                    f"{LIMIT} elements (its [n, n] int64 tables), not on a selection")
+        refuse_call(fn, "of an integer tensor it runs without dim, sorted (sorted=True), on a tensor of at least "
+                    "one element or a selection x[m] with m of x's shape")
     if _dtype(fn.args[0]) != torch.float32:
         return None
     names = ("return_inverse", "return_counts", "dim") if consecutive else \
@@ -96,15 +95,14 @@ def unique_nodes(fn, by_name) -> Optional[List[Node]]:
     # what capture_unique_counts / capture_unique_inverse's stand-ins did not run
     if getattr(by_name.get(fn.args[0].name), "op", None) == "masked_select" and (
             spelled["dim"] is not None or spelled["return_counts"] or spelled["return_inverse"]):
-        refuse_call(fn, "return_inverse, return_counts and dim run on a tensor of fixed shape, not on a selection "
-                    "(x[mask], whose length follows the values); its unique values (unique()) run")
+        refuse_call(fn, "on a selection (x[mask], whose length follows the values) it runs sorted, without dim, "
+                    "with a mask of x's own shape (unique_consecutive: its values only)")
     if spelled["dim"] is not None:
         refuse_call(fn, "dim runs on a float32 tensor of fixed shape, no size 0, with an int dim in range")
     if spelled.get("sorted") is False:
         refuse_call(fn, "sorted=False leaves the order to the implementation; ptec runs sorted=True")
     if spelled["return_inverse"]:
-        refuse_call(fn, "return_inverse runs on a float32 tensor of 2 to 254 elements (its counts' int8 sums "
-                    "round exactly there)")
+        refuse_call(fn, "return_inverse runs on a float32 tensor of at least 2 elements")
     if spelled["return_counts"]:
         refuse_call(fn, "return_counts runs on a float32 tensor of at least one element")
     shape = _meta_shape(fn.args[0])

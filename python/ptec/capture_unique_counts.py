@@ -51,8 +51,9 @@ program output only (a reader is refused naming it, `unique_slices_nodes`).
 
 Left refused (capture_nonzero, one line): dim of a tensor with a size 0,
 a reader of slices behind a dim above 1, return_inverse without dim
-of more than 254 elements (capture_unique_inverse's limit), sorted=False,
-a selection's counts / inverse / slices; a reader of the int64 counts
+of fewer than 2 elements (capture_unique_inverse's), sorted=False,
+a selection's slices, unique_consecutive's counts / inverse of a selection (unique's of one
+x[m]: capture_unique_selection); a reader of the int64 counts
 other than `.float()` and those capture_counts_readers rewrites (here,
 naming the reader). int64 / int32 inputs: capture_unique_integers."""
 from __future__ import annotations
@@ -94,6 +95,10 @@ def without_unused_values(gm: torch.fx.GraphModule) -> None:
     (capture_masked_select.refuse_consumers)."""
     erased = False
     for fn in reversed(list(gm.graph.nodes)):
+        if fn.meta.get(_VALUES):
+            # reads of its sizes (a selection's, which the stand-in tried) that nothing uses
+            for user in [u for u in fn.users if u.op == "call_function" and u.target is getattr and not u.users]:
+                gm.graph.erase_node(user)
         if fn.meta.get(_VALUES) and not fn.users:
             gm.graph.erase_node(fn)
             erased = True
@@ -263,6 +268,10 @@ def _flat_counts(input, ordered, values):
 
 
 def _unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    if sorted is True and dim is None and _shape(input) is None and isinstance(return_inverse, bool) \
+            and isinstance(return_counts, bool):
+        from .capture_unique_selection import selection_unique      # of a selection x[m]
+        return selection_unique(input, return_inverse, return_counts)
     if input.dtype in (torch.int64, torch.int32) and sorted is True and dim is None \
             and isinstance(return_inverse, bool) and isinstance(return_counts, bool):
         from .capture_unique_integers import integer_unique

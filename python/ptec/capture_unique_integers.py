@@ -2,51 +2,40 @@
 int32 values (issue 15: `x.round().long().unique()`, ids from argmax),
 with any of return_inverse and return_counts, without dim: a stand-in
 (capture_unique_counts' STAND_INS call it for an integer input) in integer
-ops ptec lowers exactly (capture_int_math, capture_bool's integer
-comparisons, int64 sums), never quantized.
+ops ptec lowers exactly (capture_int_sort's sort of integers,
+capture_int_math, capture_bool's integer comparisons, int64 sums), never
+quantized.
 
-x flattened, v [n] (n <= 256 elements: the [n, n] tables below are int64).
-unique sorts v without a sort kernel (ptec's sorts take float values): an
-element's place in the stable ascending order is how many elements are
-below it plus how many equal ones come before it (an [n, n] comparison
-summed: every place 0..n-1 once); the sorted values are the one-hot of
-the places times v, summed (exact int64 products and sums of one term;
-int32 values are widened, then cast back). unique_consecutive keeps v's
-order. Then as capture_unique_counts for float values: the values are the
-sorted ones where each differs from the one before (a marked masked_select
-of int64 / int32, its length following the values, copied as it is);
-the counts the run lengths; the inverse the running count of run starts
-less one, taken back to x's order through the same one-hot, reshaped to
-x's shape. Values keep x's dtype, counts and inverse are int64, as
-torch.
+x flattened, v [n] (any n >= 1). unique sorts v (torch.sort of the
+integers, stable: aten::sort.values of int64 / int32, O(n log n), exact for
+any value); unique_consecutive keeps v's order. Then as
+capture_unique_counts for float values: the values are the sorted ones
+where each differs from the one before (a marked masked_select of int64 /
+int32, its length following the values, copied as it is); the counts the
+run lengths; the inverse the running count of run starts less one, taken
+back to x's order through the inverse of the sort's permutation (the
+positions of a sort of the sort's positions: element i's place in the
+order, an int64 take), reshaped to x's shape. Values keep x's dtype,
+counts and inverse are int64, as torch.
 
-Left refused (capture_nonzero, one line): dim=, sorted=False, more than
-256 elements, other integer dtypes (uint8, int8, int16), bool."""
+unique of a selection x[m]: capture_unique_selection. Left refused
+(capture_nonzero, one line): dim=, sorted=False, unique_consecutive of a
+selection, other integer dtypes (uint8, int8, int16), bool."""
 from __future__ import annotations
 
 import torch
-
-LIMIT = 256                 # elements: the [n, n] int64 tables
 
 
 def integer_unique(input, ordered: bool, return_inverse: bool, return_counts: bool):
     from .capture_unique_counts import COMPACT, _VALUES, _counts, _edges, _numel, _select, _shape
     shape = _shape(input)
-    if shape is None or not 1 <= _numel(shape) <= LIMIT:
+    if shape is None or _numel(shape) < 1:
         return None
     n = _numel(shape)
     flat = input.reshape(-1)
-    onehot = None
+    order = None
     if ordered and n > 1:
-        wide = flat.long() if flat.dtype == torch.int32 else flat
-        row, col = wide.unsqueeze(1), wide.unsqueeze(0)         # [i, j]: v_i against v_j
-        at = torch.arange(n)
-        before = at.unsqueeze(0) < at.unsqueeze(1)              # j < i
-        place = ((col < row) | ((col == row) & before)).long().sum(1)
-        onehot = (place.unsqueeze(0) == at.unsqueeze(1)).long()  # [place r, element i]
-        v = (onehot * col).sum(1)
-        if flat.dtype == torch.int32:
-            v = v.int()
+        v, order = torch.sort(flat, stable=True)                 # order[r]: the element at place r
     else:
         v = flat
     first, last = _edges(v)
@@ -54,8 +43,9 @@ def integer_unique(input, ordered: bool, return_inverse: bool, return_counts: bo
     out = [values]
     if return_inverse:
         group = first.long().cumsum(0) - 1                      # the sorted element's unique value
-        if onehot is not None:
-            group = (onehot * group.unsqueeze(1)).sum(0)        # element i's: at its place
+        if order is not None:
+            place = torch.sort(order, stable=True)[1]           # element i's place in the order
+            group = group[place]
         out.append(group.reshape(shape))
     if return_counts:
         counts, starts = _counts(first, last, with_starts=True)

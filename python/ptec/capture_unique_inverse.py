@@ -4,22 +4,35 @@ follows the values, a program output); the inverse, of x's shape, is a
 fixed-length int64 result, so a stand-in the fx tracer runs instead of the
 call (capture_modules' FUNCTIONAL_STAND_INS) computes it in ops ptec lowers:
 
-* unique (sorted): s = x flattened and sorted, first = where s differs from
-  the value before it (the first always); an element's index is how many
-  first values are below it, a sum over one [numel, numel] comparison of
-  int8 codes (exact) of its 0/1, rounded;
+* unique (sorted): s, order = x flattened and sorted (stable: the int8
+  codes, as the values), first = where s differs from the value before
+  it (the first always); the sorted element's index is the running count
+  of firsts up to it less one (an int64 cumsum of the 0/1), taken back to
+  x's order through the inverse of the sort's permutation (the positions
+  of a sort of the int64 order: element i's place, an int64 take);
 * unique_consecutive: first along x's own order; an element's index is the
-  running count of firsts up to it, less one (a cumsum), rounded.
+  running count of firsts up to it, less one (the int64 cumsum).
 
 The counts and dim are capture_unique_counts' stand-ins (which call these
-for the inverse of the flattened tensor). The sums are int8 on their calibrated grid: exact while it spans the
-distinct values the runs meet and x has at most 254 elements (beyond, the
-call stays refused)."""
+for the inverse of the flattened tensor). Every step after the sort is
+exact int64 arithmetic, so any x of at least 2 elements runs (the sort
+O(n log n)); "equal" is equal int8 codes, as for the values."""
 from __future__ import annotations
 
 import torch
 
-_LIMIT = 254          # elements: a 0/1 sum's int8 grid then rounds to the count exactly
+
+def _numel(input) -> int:
+    """input's element count, 0 for a selection (its length follows the
+    values: capture_nonzero then refuses the call by name)."""
+    try:
+        shape = [int(d) for d in input.shape]
+    except Exception:                   # noqa: BLE001 - the tracer's refusal of a varying length
+        return 0
+    n = 1
+    for d in shape:
+        n *= d
+    return n
 
 
 def _first(values):
@@ -33,30 +46,24 @@ def _unique(input, sorted=True, return_inverse=False, return_counts=False, dim=N
     if not return_inverse or return_counts or dim is not None or sorted is not True \
             or input.dtype != torch.float32:
         return None                                   # capture_nonzero's call: runs or refuses by name
-    shape = [int(d) for d in input.shape]
-    n = 1
-    for d in shape:
-        n *= d
-    if n < 2 or n > _LIMIT:
+    n = _numel(input)
+    if n < 2:
         return None
-    flat = input.reshape(-1)
-    s = torch.sort(flat)[0]
-    below = (flat.unsqueeze(1) > s.unsqueeze(0)) & _first(s).unsqueeze(0)
-    inverse = below.float().sum(1).round().long().reshape(shape)
+    shape = [int(d) for d in input.shape]
+    s, order = torch.sort(input.reshape(-1), stable=True)      # order[r]: the element at place r
+    group = _first(s).long().cumsum(0) - 1                      # the sorted element's unique value
+    inverse = group[torch.sort(order, stable=True)[1]].reshape(shape)      # at element i's place
     return torch.unique(input), inverse
 
 
 def _unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     if not return_inverse or return_counts or dim is not None or input.dtype != torch.float32:
         return None
-    shape = [int(d) for d in input.shape]
-    n = 1
-    for d in shape:
-        n *= d
-    if n < 2 or n > _LIMIT:
+    n = _numel(input)
+    if n < 2:
         return None
-    flat = input.reshape(-1)
-    inverse = (_first(flat).float().cumsum(0) - 1.0).round().long().reshape(shape)
+    shape = [int(d) for d in input.shape]
+    inverse = (_first(input.reshape(-1)).long().cumsum(0) - 1).reshape(shape)
     return torch.unique_consecutive(input), inverse
 
 

@@ -253,6 +253,26 @@ def test_histogram_counts_are_torchs():
         assert got.shape == (4,) and np.abs(got - want).max() <= 0.5 * out_step + 1e-6, (got, want)
 
 
+@pytest.mark.parametrize("bins, lo, hi", [(4, -2.0, 2.0), (1, -1.0, 2.0), (9, -3.0, 1.5)])
+def test_histogram_of_many_elements_counts_exactly(bins, lo, hi):
+    """1,280 elements (an int8 grid holds at most 255 counts): the members
+    counted in int64, a float32 output, torch's counts exactly (an input
+    all in one bin too)."""
+    edges = np.linspace(lo, hi, bins + 1).tolist()
+    model = Call(lambda x: torch.histc(x.repeat(1, 8, 5), bins, lo, hi)).eval()
+    calibration = samples(-3.0, 3.0)
+    res = compile_model(model, [calibration[0][0]], calibration)
+    step = res.graph.node(res.graph.inputs[0]).qparams[0]
+    seen = set()
+    for (x,) in calibration[:4] + [(torch.full((1, 4, 8), 0.3),)]:
+        x = away_from(x, edges, step)
+        got = host_runtime.run(parse_program(res.data), res.data, [x.numpy()])[0]
+        want = model(x).numpy()
+        assert got.dtype == np.float32 and np.array_equal(got, want), (got, want)
+        seen.add(tuple(want.tolist()))
+    assert len(seen) >= 3
+
+
 def test_isclose_is_torchs_away_from_the_tolerance():
     model = Call(lambda x: torch.isclose(x, torch.relu(x), rtol=0.0, atol=0.1)).eval()
     calibration = samples()
@@ -270,7 +290,7 @@ REFUSED = {
                                                                 sorter=torch.tensor([1, 0])), "searchsorted"),
     "searchsorted of a 2-D sequence": (lambda x: torch.searchsorted(torch.tensor([[0.0, 1.0]] * 4), x[0]),
                                        "searchsorted"),
-    "histc of x's own range over too many values": (lambda x: torch.histc(x.repeat(1, 8, 1), 4), "histc"),
+    "histc of x's own range in too many bins": (lambda x: torch.histc(x, 257), "histc"),
     "xlogy of a negative number": (lambda x: torch.xlogy(x, -1.0), "xlogy"),
     "clamp of a bool": (lambda x: (x > 0).clamp(min=x > 1), "clamp"),
 }

@@ -1080,6 +1080,8 @@ RUNS = {
     "torch.histc": (lambda x: torch.histc(x, 4, -2.0, 2.0), S3, R, 0.5, "int8"),           # 0.33
     "torch.histc of x's own range": (lambda x: torch.histc(x, 5), S3, R, 0.5, "fp32"),      # 0.31
     "Tensor.histc of x's own range (100 bins)": (lambda x: x.histc(), S3, R, 0.5, "fp32"),  # 0.09
+    "torch.histc of 1,280 values": (lambda x: torch.histc(x.repeat(1, 8, 5), 4, -2.0, 2.0), S3, R, 0.0, "fp32"),
+    "torch.histc of x's own range, 1,280 values": (lambda x: torch.histc(x.repeat(1, 8, 5), 7), S3, R, 0.5, "fp32"),
     "torch.histogram(x, bins, range).hist": (lambda x: torch.histogram(x, 4, range=(-2.0, 2.0)).hist, S3, R, 0.5,
                                              "int8"),                                      # 0.33, as histc
     # constant index tables of the traced shapes (capture_constant_gathers; test_constant_gathers.py)
@@ -1382,6 +1384,15 @@ RUNS = {
                              (x > 0).sum(1).median().view(1), (x > 0).sum(1).median(-1)[1],
                              (x > 0).sum(1).int().sort(-1)[0].long().view(-1), x.argmax(-1).sort(-1)[1].view(-1)]
                             ).float(), S3, R, 0.0, "int8"),
+    # mode / cummax / cummin of int values: the float32 rule kernels on each row's dense ranks, the integers
+    # gathered at the positions picked (lowering_int_rules); exact, test_int_rules.py
+    "torch.mode / cummax / cummin (int64, int32, int16), values and indices": (
+        lambda x: torch.cat([torch.mode((x > 0).sum(1) % 3, -1)[0].view(-1), torch.mode((x > 0).sum(1), -1)[1],
+                             torch.cummax((x > 0).sum(1) * 4 - 7, dim=1)[0].view(-1),
+                             torch.cummax((x > 0).sum(1), 1)[1].view(-1), torch.cummax(x.argmax(-1), -1)[1].view(-1),
+                             torch.cummin((x > 0).sum(1).int(), 1)[0].long().view(-1),
+                             torch.cummin((x > 0).sum(1).int(), 1)[1].view(-1),
+                             ((x > 0).sum(1).short().cummax(-1)[0] * 300).long().view(-1)]).float(), S3, R, 0.0, "int8"),
     "Tensor.short / byte / char / to(int16) of int64, and back": (
         lambda x: torch.cat([((x > 0).sum(1) * 20000 - 30000).short().long(), ((x > 0).sum(1) * 100 - 150).byte().long(),
                              ((x > 0).sum(1) * 50).char().long(), ((x > 0).sum(1) * 70000).to(torch.int16).int().long(),
@@ -1833,6 +1844,14 @@ UNIQUE_COUNTS = {
         lambda x: torch.unique(x.round().long(), return_inverse=True, return_counts=True)[2], 0.0),
     "torch.unique(int32, return_inverse)": (
         lambda x: torch.unique(x.round().int()[..., :3], return_inverse=True)[1], 0.0),
+    "torch.unique(int64 of 768 elements, return_inverse, return_counts)": (
+        lambda x: torch.unique(x.round().long().repeat(1, 4, 6), return_inverse=True, return_counts=True)[2], 0.0),
+    "torch.unique((x * 0.4).round() of 768 elements, return_inverse)": (
+        lambda x: torch.unique((x * 0.4).round()[..., :2].repeat(1, 24, 4), return_inverse=True)[1], 0.0),
+    # of a selection x[m] (capture_unique_selection; test_unique_selection.py)
+    "torch.unique(x[x > 0.5], return_counts)": (lambda x: torch.unique(x.round()[x > 0.5], return_counts=True)[1], 0.0),
+    "torch.unique(int64 x[m], return_inverse)": (
+        lambda x: torch.unique(x.round().long()[x > -0.5], return_inverse=True)[1], 0.0),
     "Tensor.unique_consecutive(int64, return_counts)": (
         lambda x: (x * 0.4).round().long().unique_consecutive(return_counts=True)[1], 0.0),
 }

@@ -167,8 +167,7 @@ def test_casts_wrap_as_torchs(tmp_path):
     # calls on int16 / uint8 / int8 values run (capture_narrow_ints, test_narrow_ints.py) but for these
     (lambda i: torch.where(i.byte(), i, 0), r"where \(torch\.where\)", "a call on uint8 values"),
     (lambda i: i.char() << (i.char() & 3), r"lshift \(operator\.lshift\)", "a shift of an int16 / uint8 / int8 value by a tensor"),
-    (lambda i: torch.mode(i, -1)[0], r"getitem \(operator\.getitem\)", "mode of int64 integers: its kernel"),
-    (lambda i: torch.cummax(i, -1)[1], r"getitem_1 \(operator\.getitem\)", "cummax of int64 integers"),
+    (lambda i: torch.unique(i, dim=0), r"unique \(torch\.unique\)", "of an integer tensor it runs without dim"),
     (lambda i: i.double().long(), r"long \(Tensor\.long\)", "a float64 value back into integers"),
 ])
 def test_what_stays_refused_in_one_line(call, shown, why):

@@ -45,10 +45,20 @@ def test_integer_unique_is_torchs(name, tmp_path):
     assert len(seen) >= 3, seen
 
 
-def test_many_elements_exact(tmp_path):
-    """256 elements (the limit), values far apart in int64 (no int8 grid)."""
-    fn = lambda x: torch.unique(ids(x).repeat(1, 2, 4) * 1000003, return_inverse=True,  # noqa: E731
-                                return_counts=True)
+@pytest.mark.parametrize("reps", [(1, 2, 4), (1, 6, 8)])
+def test_many_elements_exact(reps, tmp_path):
+    """256 and 1,536 elements (the sort has no limit; 256 was the [n, n]
+    tables' before it), values far apart in int64 (no int8 grid), negative
+    ones, and beyond float64's integers (2^53 + k)."""
+    fn = lambda x: torch.unique((lambda r: r * 1000003 + (r > 2).long() * 2 ** 53)(ids(x).repeat(*reps)),  # noqa: E731
+                                return_inverse=True, return_counts=True)
+    seen = run_all(fn, grid_inputs(2, 6), tmp_path)
+    assert len(seen) >= 3, seen
+
+
+def test_consecutive_many_elements_exact(tmp_path):
+    fn = lambda x: torch.unique_consecutive(ids(x).view(1, 32, 1).repeat(1, 1, 10) - 7,  # noqa: E731
+                                            return_inverse=True, return_counts=True)
     seen = run_all(fn, grid_inputs(2, 6), tmp_path)
     assert len(seen) >= 3, seen
 
@@ -56,8 +66,7 @@ def test_many_elements_exact(tmp_path):
 @pytest.mark.parametrize("call,why", [
     ("torch.unique(ids(x), dim=1)", "(torch.unique): of an integer tensor it runs without dim"),
     ("torch.unique(ids(x), sorted=False)", "sorted (sorted=True)"),
-    ("torch.unique(ids(x).repeat(1, 3, 3))", "1 to 256 elements"),
-    ("ids(x)[ids(x) > 0].unique()", "not on a selection"),
+    ("ids(x)[ids(x) > 0].unique_consecutive()", "or a selection x[m] with m of x's shape"),
     ("ids(x).unique().argmax()", "(Tensor.argmax): it reads"),
     ("ids(x).unique().cumsum(0)", "(Tensor.cumsum): it reads"),
 ])

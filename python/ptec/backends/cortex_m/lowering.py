@@ -24,6 +24,7 @@ from . import kernels as K
 from .kernels import I8
 from .lowering_bool import LOWERINGS as BOOL_LOWERINGS
 from .lowering_int import LOWERINGS as INT_LOWERINGS
+from .lowering_int_rules import RANKED_RULES, ranked_order
 
 
 def _unary_numpy(n: Node) -> Callable[[np.ndarray], np.ndarray]:
@@ -733,6 +734,11 @@ def _ordered(ctx, n: Node):
     a = n.attrs
     dim, k, pick, rule = a["dim"], a["k"], a.get("pick"), a.get("rule")
     if ctx.get(n.inputs[0]).dtype in _INTEGER_SORTS:
+        if rule in RANKED_RULES:             # mode / cummax / cummin of integers: their own module
+            key = (n.inputs[0], dim, rule, bool(a.get("keepdim")))
+            if key not in ctx.ordered:
+                ctx.ordered[key] = ranked_order(ctx, n, ctx.get(n.inputs[0]))
+            return ctx.ordered[key]
         if _int_ordering(ctx, n) is None:
             return None
         dim, k, pick, rule = _int_ordering(ctx, n)
@@ -801,14 +807,11 @@ def _int_ordering(ctx, n: Node):
     kernels of aten::sort.values / topk.values); median / nanmedian (no NaN
     among integers) as the pick at (n - 1) // 2 of the stable ascending
     order, the median kernel's own rule (dim None: over the whole tensor's
-    1-D view). mode / cummax / cummin: refused (float32 / int8 kernels)."""
+    1-D view). mode / cummax / cummin: lowering_int_rules."""
     a = n.attrs
     rule = a.get("rule")
     if rule is None:
         return a["dim"], a["k"], a.get("pick"), None
-    if rule not in ("median", "nanmedian"):
-        return ctx.refuse(n, f"{rule} of integers: its kernel takes float32 or int8 values only "
-                            f"(sort the integers, or .float() them first)")
     x = ctx.get(n.inputs[0])
     count = int(np.prod(x.sizes)) if a["dim"] is None else (x.sizes[a["dim"]] if x.sizes else 1)
     pick = (count - 1) // 2

@@ -1,0 +1,93 @@
+"""torch.unique (sorted) of a selection `x[m]` / `torch.masked_select(x, m)`
+(m a bool value of x's shape, x of fixed shape: float32, int64 or int32)
+with return_counts and / or return_inverse (issue 15), without dim: a part
+of capture_unique_counts' stand-in, in ops ptec lowers exactly on x's
+fixed shape, never on the selection's varying length.
+
+v, m = x and m flattened [n]. The selected values sorted are the front of
+one ordering of all n: a stable sort of v (its positions `order`), then a
+stable sort of the unselected flag (0 selected, 1 not) in that order
+(positions `front`: the selected first, each part keeping v's order), so
+w = v[order][front] holds the k selected values ascending in its first k
+places. An element is the first of its run where it differs from the one
+before (the first always), the last where it differs from the one after
+or the one after is not selected, both only among the selected: so the
+runs are those of the sorted selection, and capture_unique_counts' counts
+(`ends - starts + 1` of the flags' stable sorts, picked by the sorted
+first flags) are its counts, exact int64. The inverse: each place's run
+(the running count of firsts less one, int64), taken back to x's order
+through the inverse of the composed permutation (a sort of its positions),
+then selected by m: [k] int64, as torch's (a marked int64 selection, a
+program output). The values are the call without them (capture_nonzero's
+unique of a selection; an integer one: w's firsts, selected). "Equal" is
+equal int8 codes for float32 values, as every unique."""
+from __future__ import annotations
+
+import operator
+import torch
+
+
+def _source(input):
+    """(x, m) proxies of a selection x[m] / masked_select(x, m), m a bool value
+    of x's fixed shape; else None."""
+    node = getattr(input, "node", None)
+    if node is None or node.op != "call_function" or len(node.args) != 2 or node.kwargs:
+        return None
+    if node.target not in (operator.getitem, torch.masked_select):
+        return None
+    x, m = node.args
+    if not isinstance(x, torch.fx.Node) or not isinstance(m, torch.fx.Node):
+        return None
+    x, m = input.tracer.proxy(x), input.tracer.proxy(m)           # the tracer's, which knows their values
+    try:
+        xs, ms = [int(d) for d in x.shape], [int(d) for d in m.shape]
+        dtypes = (x.dtype, m.dtype)
+    except Exception:                   # noqa: BLE001 - a varying length: not this form
+        return None
+    if xs != ms or not xs or dtypes[1] != torch.bool or dtypes[0] not in (torch.float32, torch.int64, torch.int32):
+        return None
+    return x, m
+
+
+def selection_unique(input, return_inverse: bool, return_counts: bool):
+    """(values, [inverse], [counts]) of torch.unique(x[m], sorted=True, ...)
+    with return_inverse or return_counts (an integer x: or neither, the
+    values alone), or None (not a selection of this form: capture_nonzero
+    then refuses the call in one line)."""
+    from .capture_unique_counts import COMPACT, _VALUES, _counts, _select, _shift
+    found = _source(input)
+    if found is None:
+        return None
+    x, m = found
+    integer = x.dtype in (torch.int64, torch.int32)
+    if not (return_inverse or return_counts or integer):
+        return None                             # a float selection's values alone: capture_nonzero's unique
+    n = 1
+    for d in x.shape:
+        n *= int(d)
+    if n < 2:
+        return None
+    v, keep = x.reshape(-1), m.reshape(-1).long()
+    s, order = torch.sort(v, stable=True)
+    front = torch.sort(1 - keep[order], stable=True)[1]        # the selected first, in v's order
+    w, kept = s[front], keep[order][front]
+    chosen, at = kept > 0, torch.arange(n)
+    first = ((w != _shift(w, False)) | (at == 0)) & chosen
+    last = ((w != _shift(w, True)) | (at == n - 1) | (_shift(kept, True) == 0)) & chosen
+    if integer:
+        values = _select(w, first)
+        input.node.meta[_VALUES] = True         # the integer selection itself: dropped, unused (no kernel)
+    else:
+        values = torch.unique(input)
+    out = [values]
+    if return_inverse:
+        group = first.long().cumsum(0) - 1                      # the place's run
+        place = torch.sort(order[front], stable=True)[1]        # element i's place
+        out.append(_select(group[place], m.reshape(-1)))
+    if return_counts:
+        counts, starts = _counts(first, last, with_starts=True)
+        if integer and all(isinstance(p, torch.fx.Proxy) for p in (values, w, starts, counts)):
+            values.node.meta[COMPACT] = (w.node, starts.node, counts.node.args[1])
+            values.node.meta[_VALUES] = True
+        out.append(counts)
+    return tuple(out) if len(out) > 1 else values
