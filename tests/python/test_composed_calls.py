@@ -4,7 +4,8 @@ torch.gradient as a constant linear, cumulative_trapezoid with computed
 sample points, cholesky_ex / cholesky_inverse / tensorinv / tensorsolve on
 the fp32 linalg kernels), capture_householder (householder_product /
 orgqr by aten::bmm.out) and capture_binary_tables (igamma, gammainc, zeta
-of two functions of one value as one table).
+of two functions of one value as one table; of two independent values, the
+fp32 kernels of test_special_gamma.py).
 
 torch is the oracle: int8 paths in output steps (test_module_coverage's
 worst_steps, which also checks ptec-run against the reference interpreter),
@@ -239,10 +240,7 @@ REFUSED = [
      "no kernel for linalg_ldl_factor"),
     ("ldl_factor_ex", lambda x: torch.linalg.ldl_factor_ex(x + x.mT + 8 * torch.eye(4))[0], (1, 4, 4),
      "no kernel for linalg_ldl_factor_ex"),
-    ("igamma of two values", lambda x: torch.igamma(x.abs() + 0.1, x.flip(2).abs() + 0.1), (1, 4, 8), "64 KB"),
-    ("zeta of two values", lambda x: torch.special.zeta(x.abs() + 1.5, x.flip(2) * 0 + 1.0), (1, 4, 8), "64 KB"),
-    ("gammaincc of two inputs' slices", lambda x: torch.special.gammaincc(x[:, :2].abs(), x[:, 2:].abs()),
-     (1, 4, 8), "64 KB"),
+    # (igamma / zeta of two independent values run in fp32: test_special_gamma.py)
 ]
 
 
