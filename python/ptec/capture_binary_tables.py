@@ -13,11 +13,13 @@ or one-element constants, each of u's shape; the composed function passes
 capture_unary_tables' probe (element-wise and deterministic) or the call
 is refused.
 
-Two operands that vary independently are refused in one line: a table of
-every pair of int8 codes is 256 x 256 = 64 KB per call, and ptec has no
-kernel that looks a table up by two int8 codes (its element-wise tables
-take one value; its gathers index by a computed integer, which the int8
-codes of a value are not in the float graph)."""
+Two operands that vary independently (a table of every pair of int8 codes
+would be 256 x 256 = 64 KB per call) run in fp32: one `binary_math` node
+(fn igamma, igammac or zeta; gammainc is igamma, gammaincc igammac), the
+int8 operands dequantized before and the result quantized after, on the
+ptec-only kernels aten::igamma.out, aten::igammac.out and
+aten::special_zeta.out (src/kernels/portable/op_special_gamma.c; broadcast
+as torch). Compile reports each as an fp32 layer."""
 from __future__ import annotations
 
 import operator
@@ -36,6 +38,10 @@ _CALLS = {torch.igamma: "torch.igamma", torch.igammac: "torch.igammac",
           torch.special.gammainc: "torch.special.gammainc", torch.special.gammaincc: "torch.special.gammaincc",
           torch.special.zeta: "torch.special.zeta"}
 _METHODS = {"igamma": "Tensor.igamma", "igammac": "Tensor.igammac"}
+# the binary_math function (ir.BINARY_MATH) of each call
+_FN = {"torch.igamma": "igamma", "Tensor.igamma": "igamma", "torch.special.gammainc": "igamma",
+       "torch.igammac": "igammac", "Tensor.igammac": "igammac", "torch.special.gammaincc": "igammac",
+       "torch.special.zeta": "zeta"}
 _ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pow,
                operator.abs}
 
@@ -115,8 +121,8 @@ def _evaluator(v, u, by_name):
 
 
 def binary_table_nodes(fn: torch.fx.Node, ins, by_name) -> Optional[List[Node]]:
-    """The table of igamma / zeta of two functions of one value; the
-    unsupported node with its reason for two independent values; else None."""
+    """The table of igamma / zeta of two functions of one value; the fp32
+    binary_math node for two independent values; else None."""
     what = _what(fn)
     if what is None or fn.kwargs:
         return None
@@ -142,10 +148,6 @@ def binary_table_nodes(fn: torch.fx.Node, ins, by_name) -> Optional[List[Node]]:
             s = _Steps(fn.name)
             s("elementwise", [u.name], fn="math", name="torch_table", call=call, what=what)
             return s.done()
-    from .capture import _function_node       # capture imports this module
-    refused = _function_node(fn, ins)
-    refused.attrs["why"] = (f"{what} of two operands that are not element-wise functions of one value: a "
-                            "table of every pair of int8 codes is 256 x 256 = 64 KB per call, and ptec has no "
-                            "kernel that looks a table up by two int8 codes; it runs as a 256-entry table when one "
-                            "operand is a constant or both are element-wise functions of one value")
-    return [refused]
+    if len(ins) != 2:
+        return None
+    return [Node(fn.name, "binary_math", list(ins), dict(fn=_FN[what]))]

@@ -180,6 +180,8 @@ def _math(x: torch.Tensor, a) -> torch.Tensor:
 BINARY_MATH: Dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
     "pow": torch.pow, "atan2": torch.atan2, "hypot": torch.hypot, "fmod": torch.fmod,
     "remainder": torch.remainder, "copysign": torch.copysign,
+    # two independent operands of capture_binary_tables' calls (ptec-only kernels)
+    "igamma": torch.igamma, "igammac": torch.igammac, "zeta": torch.special.zeta,
 }
 
 # Element-wise functions of one tensor (attrs -> function); lowered as 256-entry LUTs.

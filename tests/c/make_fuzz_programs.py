@@ -15,7 +15,8 @@ program of the random kernels; a small program of bool values
 (comparisons, logical ops, where, casts of a bool, a masked_select into a
 bound-dynamic output, an index by a bool mask over the rows); and a
 --fuse-expansion inverted-residual block (ptec::quantized_expand_depthwise,
-then the 1x1 projection)."""
+then the 1x1 projection); and igamma / igammac / special_zeta of two
+float values, broadcast."""
 import os
 import sys
 
@@ -290,6 +291,23 @@ def random_program():
 
 
 write_program(random_program(), os.path.join(out_dir, "random_small.pte"))
+
+
+def special_program():
+    """igamma, igammac and special_zeta of float32 values, broadcast (the
+    shapes and dtypes their prepares check)."""
+    f32 = ScalarType.FLOAT
+    b = ProgramBuilder()
+    x, y = b.tensor(f32, [2, 3]), b.tensor(f32, [3])
+    g, c, z = b.tensor(f32, [2, 3]), b.tensor(f32, [2, 3]), b.tensor(f32, [2, 3])
+    b.call("aten::igamma.out", self=x, other=y, out=g)
+    b.call("aten::igammac.out", self=x, other=g, out=c)
+    b.call("aten::special_zeta.out", self=c, other=y, out=z)
+    b.set_io([x, y], [z])
+    return b.build()
+
+
+write_program(special_program(), os.path.join(out_dir, "special_small.pte"))
 
 
 def bool_program():

@@ -190,6 +190,22 @@ def base_bmm():
     return b.build(), {"x": x, "y": y, "z": z}
 
 
+def base_special():
+    """g = igamma(x, y), c = igammac(x, g), z = special_zeta(c, y) of float
+    inputs x [2, 3] and y [3], broadcast (op_special_gamma.c): the shapes
+    their prepares check before run walks them. The test's 0x3F bytes
+    (0.75) are valid inputs (zeta of s < 1: NaN)."""
+    f32 = ScalarType.FLOAT
+    b = ProgramBuilder()
+    x, y = b.tensor(f32, [2, 3]), b.tensor(f32, [3])
+    g, c, z = b.tensor(f32, [2, 3]), b.tensor(f32, [2, 3]), b.tensor(f32, [2, 3])
+    b.call("aten::igamma.out", self=x, other=y, out=g)
+    b.call("aten::igammac.out", self=x, other=g, out=c)
+    b.call("aten::special_zeta.out", self=c, other=y, out=z)
+    b.set_io([x, y], [z])
+    return b.build(), {"x": x, "y": y, "g": g, "c": c, "z": z}
+
+
 def base_overlap():
     """x[i, j] of a [1, 3] block: i the argmax of a float input x [2, 3]
     (0 for the test's even 0x3F inputs), j the constant [2, 2], as one
@@ -1093,6 +1109,24 @@ def case_bmm_mat2_int8(p, v):
     return [("any", "requirements", "NotSupported", "dtype must be float32")]
 
 
+def case_special_out_lies(p, v):
+    # g [2, 4]: y's 3 values do not broadcast to it (run would read past y)
+    _resize(p, v, "g", [2, 4])
+    return [("any", "requirements", "InvalidArgument", "does not broadcast")]
+
+
+def case_special_rank_lies(p, v):
+    # y [1, 1, 3] (its own 3 floats): more dims than g [2, 3], out's walk has no index for y's first dim
+    _resize(p, v, "y", [1, 1, 3])
+    return [("any", "requirements", "InvalidArgument", "more dimensions than out")]
+
+
+def case_special_int8(p, v):
+    # x's bytes as int8: 4 times as many entries as its floats
+    plan(p).values[v["x"]].val.scalar_type = ScalarType.CHAR
+    return [("any", "requirements", "NotSupported", "dtype must be float32")]
+
+
 def header_length_wrap(valid):
     # A 16-byte file whose extended header says it is 2^32 - 1 bytes long:
     # 8 + that wrapped a 32-bit size_t to 7, and the header's u64 fields were
@@ -1113,7 +1147,8 @@ def main(out_dir):
             base_svd() if name.startswith("svd_") else base_eig() if name.startswith("eig_") else \
             base_intdiv() if name.startswith("intdiv_") else base_lu() if name.startswith("lu_") else \
             base_intreduce() if name.startswith("intreduce_") else base_bmm() if name.startswith("bmm_") else \
-            base_intsort() if name.startswith("intsort_") else base_ldl() if name.startswith("ldl_") else base()
+            base_intsort() if name.startswith("intsort_") else base_ldl() if name.startswith("ldl_") else \
+            base_special() if name.startswith("special_") else base()
         program = copy.deepcopy(program)
         result = fn(program, values)
         expectations, serialise = result if isinstance(result, tuple) else (result, writer.serialize_program)
@@ -1159,6 +1194,9 @@ def main(out_dir):
     with open(os.path.join(out_dir, "valid_ldl.pte"), "wb") as f:
         f.write(writer.serialize_program(base_ldl()[0]))
     manifest.append("valid_ldl.pte any none Ok")
+    with open(os.path.join(out_dir, "valid_special.pte"), "wb") as f:
+        f.write(writer.serialize_program(base_special()[0]))
+    manifest.append("valid_special.pte any none Ok")
     with open(os.path.join(out_dir, "cases.txt"), "w") as f:
         f.write("\n".join(manifest) + "\n")
     return 0

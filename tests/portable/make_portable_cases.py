@@ -415,6 +415,25 @@ for key, want in (("aten::fmod.Tensor_out", [1.5, -1.5, 1.5, np.nan]),
 run_case("copysign", two_op("aten::copysign.out", [3], [3], [3]),
          [(np.array([3, -2, 0], np.float32), None), (np.array([-0.0, 1, -5], np.float32), None)],
          [(np.array([-3, 2, -0.0], np.float32), None)])
+# igamma / igammac (op_special_gamma.c): P(1, 1) = 1 - 1/e, P(1/2, 1) = erf 1, Q(1, 2) = e^-2 (the float
+# nearest each; the exact values sit 0.27 to 0.38 ulp from a rounding edge); torch's edges: x = 0 gives 0,
+# a = 0 with x > 0 gives 1, a < 0 NaN, an infinite x 1
+run_case("igamma_values", two_op("aten::igamma.out", [7], [7], [7]),
+         [(np.array([1, 0.5, 2, 0, -1, 3, 1], np.float32), None),
+          (np.array([1, 1, 0, 3, 1, np.inf, -1], np.float32), None)],
+         [(np.array([1 - np.exp(-1.0), 0.8427007929497149, 0, 1, np.nan, 1, np.nan], np.float32), None)])
+run_case("igammac_values", two_op("aten::igammac.out", [4], [4], [4]),
+         [(np.array([1, 2, 0, np.inf], np.float32), None), (np.array([2, 0, 3, 1], np.float32), None)],
+         [(np.array([np.exp(-2.0), 1, 0, 1], np.float32), None)])
+# Hurwitz zeta: zeta(2, 1) = pi^2 / 6 (0.43 ulp from an edge); s = 1 inf, s < 1 NaN, q a non-positive
+# whole number inf, q < 0 with s not whole NaN
+run_case("special_zeta_values", two_op("aten::special_zeta.out", [5], [5], [5]),
+         [(np.array([2, 1, 0.5, 2, 2.5], np.float32), None), (np.array([1, 5, 1, -3, -1.5], np.float32), None)],
+         [(np.array([np.pi ** 2 / 6, np.inf, np.nan, np.inf, np.nan], np.float32), None)])
+fail_case("igamma_int8", two_op("aten::igamma.out", [3], [3], [3], st=I8, out_st=I8), NOT_SUPPORTED,
+          "dtype must be float32")
+fail_case("special_zeta_broadcast", two_op("aten::special_zeta.out", [2], [3], [3]), INVALID_ARGUMENT,
+          "does not broadcast")
 fail_case("pow_int8", two_op(POW, [3], [3], [3], st=I8, out_st=I8, other="exponent"), NOT_SUPPORTED,
           "dtype must be float32")
 fail_case("atan2_out_int64", two_op("aten::atan2.out", [3], [3], [3], out_st=I64), NOT_SUPPORTED,

@@ -4,7 +4,8 @@ torch.gradient as a constant linear, cumulative_trapezoid with computed
 sample points, cholesky_ex / cholesky_inverse / tensorinv / tensorsolve on
 the fp32 linalg kernels), capture_householder (householder_product /
 orgqr by aten::bmm.out) and capture_binary_tables (igamma, gammainc, zeta
-of two functions of one value as one table).
+of two functions of one value as one table; of two independent values, the
+fp32 kernels of test_special_gamma.py).
 
 torch is the oracle: int8 paths in output steps (test_module_coverage's
 worst_steps, which also checks ptec-run against the reference interpreter),
@@ -235,10 +236,7 @@ REFUSED = [
     # factor stays refused)
     ("ldl_solve of a given LD", lambda x: torch.linalg.ldl_solve(x[0] + x[0].mT, torch.arange(1, 5, dtype=torch.int32),
                                                                  x[0]), (1, 4, 4), "of one torch.linalg.ldl_factor"),
-    ("igamma of two values", lambda x: torch.igamma(x.abs() + 0.1, x.flip(2).abs() + 0.1), (1, 4, 8), "64 KB"),
-    ("zeta of two values", lambda x: torch.special.zeta(x.abs() + 1.5, x.flip(2) * 0 + 1.0), (1, 4, 8), "64 KB"),
-    ("gammaincc of two inputs' slices", lambda x: torch.special.gammaincc(x[:, :2].abs(), x[:, 2:].abs()),
-     (1, 4, 8), "64 KB"),
+    # (igamma / zeta of two independent values run in fp32: test_special_gamma.py)
 ]
 
 

@@ -1049,6 +1049,13 @@ RUNS = {
                                             1.5, "int8"),                                       # 1.02
     "torch.special.zeta(f(x), g(x))": (lambda x: torch.special.zeta(x + 1.5, x * 0 + 1.0), S3, POS, 1.5,
                                        "int8"),                                                 # 1.23
+    # of two operands that vary independently: fp32 binary_math (aten::igamma.out, igammac.out,
+    # special_zeta.out, ptec only) between a dequantize and a quantize (test_special_gamma.py)
+    "torch.igamma(x, y), Tensor.igammac(y)": (lambda x: torch.igamma(x, x.flip(2)) + x.igammac(x.flip(1) * 2), S3,
+                                             POS, 1.5, "fp32"),                                 # 1.29
+    "special.gammainc(x, y), gammaincc(x, y)": (lambda x: torch.special.gammainc(x, x.flip(2) * 2)
+                                                - torch.special.gammaincc(x * 3, x.flip(1)), S3, POS, 1.5, "fp32"),  # 1.29
+    "torch.special.zeta(x, y)": (lambda x: torch.special.zeta(x, x.flip(2)), S3, (2.0, 4.0), 1.5, "fp32"),   # 0.92
     "torch.special.bessel_j0, airy_ai": (lambda x: torch.special.bessel_j0(x) + torch.special.airy_ai(x), S3, R, 2.0,
                                          "int8"),                                                        # 1.70
     "torch.fix, torch.angle (real)": (lambda x: torch.fix(x) + torch.angle(x), S3, R, 1.0, "int8"),     # 0.34

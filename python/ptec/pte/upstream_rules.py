@@ -128,6 +128,10 @@ RULES: Dict[str, Rule] = {
     "aten::copysign.out": Rule("none: ptec only (src/kernels/portable/op_float_binary_math.c)",
                                same_dim_order=("self", "other", "out"), broadcast=("self", "other", "out"),
                                upstream_library="none (ptec only)"),
+    # nor igamma / igammac / special_zeta (capture_binary_tables' two independent operands)
+    **{f"aten::{op}.out": Rule("none: ptec only (src/kernels/portable/op_special_gamma.c)",
+                               same_dim_order=("self", "other", "out"), broadcast=("self", "other", "out"),
+                               upstream_library="none (ptec only)") for op in ("igamma", "igammac", "special_zeta")},
     "aten::relu.out": _unary("relu"),
     "aten::sigmoid.out": _unary("sigmoid"),
     "aten::tanh.out": _unary("tanh", "kernels/portable/cpu/pattern/"

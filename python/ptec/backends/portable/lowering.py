@@ -88,7 +88,8 @@ def _pow(b, key, n, ins, out):
 # binary_math's functions (ir.BINARY_MATH) -> their float32 kernels
 BINARY_MATH = {"pow": "aten::pow.Tensor_Tensor_out", "atan2": "aten::atan2.out", "hypot": "aten::hypot.out",
                "fmod": "aten::fmod.Tensor_out", "remainder": "aten::remainder.Tensor_out",
-               "copysign": "aten::copysign.out"}
+               "copysign": "aten::copysign.out", "igamma": "aten::igamma.out", "igammac": "aten::igammac.out",
+               "zeta": "aten::special_zeta.out"}
 
 BINARY = {"aten::add.out": _binary_alpha, "aten::sub.out": _binary_alpha,
           "aten::mul.out": _binary, "aten::div.out": _binary,
