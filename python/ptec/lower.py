@@ -75,6 +75,11 @@ class LoweringContext:
             self.env[name] = self.deferred.pop(name)()
         return self.env[name]
 
+    def made(self, name: str) -> Optional[Act]:
+        """The value if it is made already, else None: unlike get(), asking
+        makes no deferred value (a constant, a transpose a consumer may absorb)."""
+        return None if name in self.deferred else self.env.get(name)
+
     def refuse(self, n: Node, why: str) -> None:
         """Record why the current backend cannot lower n after all (the
         node is handed back to the next backend) and return None."""
