@@ -1751,6 +1751,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
                       else torch.as_tensor(x, dtype=torch.float32) for x in example_inputs]
     example_inputs = [x.clone() for x in example_inputs]   # x.relu_() in the model: the caller's x stays
     g = None
+    eager = None        # torch's outputs of the model, when the capture ran it (the export check)
     if any(x.dtype == torch.int64 for x in example_inputs) and method == "auto":
         method = "fx"       # the id inputs' embeddings are captured from fx's module calls (capture_indices)
     from .nn import SVDF
@@ -1764,7 +1765,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
     if method in ("auto", "export") and hasattr(torch, "export") and not stateful:
         try:
             from .capture_export import capture_with_export
-            g = capture_with_export(model, example_inputs)
+            g, eager = capture_with_export(model, example_inputs)
             g.source = "export"
         except Exception as e:          # noqa: BLE001 - any failure means "use fx"
             if method == "export":
@@ -1785,7 +1786,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
                 raise
         twin, states = copy_with_buffers(model, written)
         g = _fx_graph(twin, example_inputs, stateful, lstm_kernel, tensors_of(twin), states)
-    return _finished(g, example_inputs, name, model)
+    return _finished(g, example_inputs, name, model, eager)
 
 
 def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: bool, before,
@@ -1834,8 +1835,10 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     return g
 
 
-def _finished(g: Graph, example_inputs, name: str, model: Optional[nn.Module] = None) -> Graph:
-    """The captured graph with its shapes, selections and reshapes resolved."""
+def _finished(g: Graph, example_inputs, name: str, model: Optional[nn.Module] = None, eager=None) -> Graph:
+    """The captured graph with its shapes, selections and reshapes resolved
+    (eager: torch's outputs of the model on the example inputs, when the
+    capture ran it already)."""
     g.name = name
     try:
         infer_shapes(g, example_inputs)
@@ -1851,7 +1854,7 @@ def _finished(g: Graph, example_inputs, name: str, model: Optional[nn.Module] = 
         raise CaptureError(f"the model fails on its example inputs ({shapes}): "
                            f"{type(e).__name__}: {first} (check input_shape / example_inputs)") from e
     from .capture_own_failure import wrong_shape
-    wrong = wrong_shape(g, example_inputs, model)      # an output shape torch does not give: refused
+    wrong = wrong_shape(g, example_inputs, model, eager)      # an output shape torch does not give: refused
     if wrong:
         raise CaptureError(wrong)
     if through_selections(g, UnsupportedOperator):
