@@ -58,7 +58,7 @@ from .capture_int_promotion import promote_int_operands
 from .capture_binary_math import binary_math_node
 from .capture_casts import float_cast_node, output_dtype
 from .capture_plumbing import tidy_plumbing
-from .capture_unbatched import function_call as unbatched_function, legacy_softmax_dim, module_call as unbatched_module
+from .capture_unbatched import function_call as unbatched_function, module_call as unbatched_module
 from .capture_tracer import (KnownValuesProxy, KnownValuesTracer, TracedControlError, drop_traced_leftovers,
                              trace_refusal)
 from .capture_spellings import respelled, spelling_nodes
@@ -721,8 +721,8 @@ def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: 
         return [embedding_node(name, m, ins, by_name, ids_shape)]
     if isinstance(m, nn.EmbeddingBag) and _bag_nodes(name, m, fn, ins, by_name, ids_shape) is not None:
         return _bag_nodes(name, m, fn, ins, by_name, ids_shape)
-    if isinstance(m, (nn.Softmax, nn.Softmin, nn.LogSoftmax)) and m.dim is None and out_shape is not None:
-        m = type(m)(legacy_softmax_dim(len(out_shape)))
+    if isinstance(m, (nn.Softmax, nn.Softmin, nn.LogSoftmax)):
+        implicit_softmax_dim(fn, m.dim)     # torch's implicit dim was made explicit while tracing, or refused
     if isinstance(m, nn.Unflatten) and out_shape is not None:
         nodes.append(Node(name, "reshape", ins[:1], dict(target_shape=out_shape)))
     elif isinstance(m, nn.Upsample):
@@ -763,9 +763,8 @@ def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: 
         nodes.extend(_channel_shuffle_nodes(name, _source(fn, mods), m, ins, in_shape))
     elif isinstance(m, nn.Softmin):
         # softmin(x) = softmax(-x): the negation a LUT, then the int8 softmax
-        dim = m.dim
         nodes.extend([Node(f"{name}_neg", "neg", ins[:1]),
-                      Node(name, "softmax", [f"{name}_neg"], dict(dim=-1 if dim is None else int(dim)))])
+                      Node(name, "softmax", [f"{name}_neg"], dict(dim=int(m.dim)))])
     elif isinstance(m, nn.LocalResponseNorm):
         nodes.extend(_lrn_nodes(name, _source(fn, mods), m.size, m.alpha, m.beta, m.k, ins, out_shape))
     elif isinstance(m, nn.CrossMapLRN2d):
@@ -1270,15 +1269,13 @@ def _dtype_view(fn: torch.fx.Node) -> None:
                         "the values, write .to(dtype)")
 
 def implicit_softmax_dim(fn: torch.fx.Node, dim) -> int:
-    """A softmax call's dim; F.softmax / log_softmax / softmin without one
-    (dim None) take torch's legacy implicit dim (its _get_softmax_dim): 0
-    for ranks 0, 1 and 3, else 1."""
-    if dim is not None:
-        return int(dim)
-    shape = _meta_shape(fn)
-    if shape is None:
+    """A softmax call's dim. Without one (F.softmax / log_softmax / softmin,
+    nn.Softmax()) torch's legacy implicit dim is made explicit while tracing
+    (capture_unbatched._implicit_dim); a call still without one is on a
+    value of which the trace knew no rank: refused."""
+    if dim is None:
         raise CaptureError(f"{fn.name}: a softmax without dim, on a value of unknown rank")
-    return legacy_softmax_dim(len(shape))
+    return int(dim)
 
 
 def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
