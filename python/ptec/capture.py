@@ -58,7 +58,7 @@ from .capture_int_promotion import promote_int_operands
 from .capture_binary_math import binary_math_node
 from .capture_casts import float_cast_node, output_dtype
 from .capture_plumbing import tidy_plumbing
-from .capture_unbatched import function_call as unbatched_function, legacy_softmax_dim, module_call as unbatched_module
+from .capture_unbatched import function_call as unbatched_function, module_call as unbatched_module
 from .capture_tracer import (KnownValuesProxy, KnownValuesTracer, TracedControlError, drop_traced_leftovers,
                              trace_refusal)
 from .capture_spellings import respelled, spelling_nodes
@@ -722,8 +722,8 @@ def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: 
         return [embedding_node(name, m, ins, by_name, ids_shape)]
     if isinstance(m, nn.EmbeddingBag) and _bag_nodes(name, m, fn, ins, by_name, ids_shape) is not None:
         return _bag_nodes(name, m, fn, ins, by_name, ids_shape)
-    if isinstance(m, (nn.Softmax, nn.Softmin, nn.LogSoftmax)) and m.dim is None and out_shape is not None:
-        m = type(m)(legacy_softmax_dim(len(out_shape)))
+    if isinstance(m, (nn.Softmax, nn.Softmin, nn.LogSoftmax)):
+        implicit_softmax_dim(fn, m.dim)     # torch's implicit dim was made explicit while tracing, or refused
     if isinstance(m, nn.Unflatten) and out_shape is not None:
         nodes.append(Node(name, "reshape", ins[:1], dict(target_shape=out_shape)))
     elif isinstance(m, nn.Upsample):
@@ -764,9 +764,8 @@ def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: 
         nodes.extend(_channel_shuffle_nodes(name, _source(fn, mods), m, ins, in_shape))
     elif isinstance(m, nn.Softmin):
         # softmin(x) = softmax(-x): the negation a LUT, then the int8 softmax
-        dim = m.dim
         nodes.extend([Node(f"{name}_neg", "neg", ins[:1]),
-                      Node(name, "softmax", [f"{name}_neg"], dict(dim=-1 if dim is None else int(dim)))])
+                      Node(name, "softmax", [f"{name}_neg"], dict(dim=int(m.dim)))])
     elif isinstance(m, nn.LocalResponseNorm):
         nodes.extend(_lrn_nodes(name, _source(fn, mods), m.size, m.alpha, m.beta, m.k, ins, out_shape))
     elif isinstance(m, nn.CrossMapLRN2d):
@@ -1275,15 +1274,13 @@ def _dtype_view(fn: torch.fx.Node) -> None:
                         "the values, write .to(dtype)")
 
 def implicit_softmax_dim(fn: torch.fx.Node, dim) -> int:
-    """A softmax call's dim; F.softmax / log_softmax / softmin without one
-    (dim None) take torch's legacy implicit dim (its _get_softmax_dim): 0
-    for ranks 0, 1 and 3, else 1."""
-    if dim is not None:
-        return int(dim)
-    shape = _meta_shape(fn)
-    if shape is None:
+    """A softmax call's dim. Without one (F.softmax / log_softmax / softmin,
+    nn.Softmax()) torch's legacy implicit dim is made explicit while tracing
+    (capture_unbatched._implicit_dim); a call still without one is on a
+    value of which the trace knew no rank: refused."""
+    if dim is None:
         raise CaptureError(f"{fn.name}: a softmax without dim, on a value of unknown rank")
-    return legacy_softmax_dim(len(shape))
+    return int(dim)
 
 
 def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
@@ -1756,6 +1753,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
                       else torch.as_tensor(x, dtype=torch.float32) for x in example_inputs]
     example_inputs = [x.clone() for x in example_inputs]   # x.relu_() in the model: the caller's x stays
     g = None
+    eager = None        # torch's outputs of the model, when the capture ran it (the export check)
     if any(x.dtype == torch.int64 for x in example_inputs) and method == "auto":
         method = "fx"       # the id inputs' embeddings are captured from fx's module calls (capture_indices)
     from .nn import SVDF
@@ -1769,7 +1767,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
     if method in ("auto", "export") and hasattr(torch, "export") and not stateful:
         try:
             from .capture_export import capture_with_export
-            g = capture_with_export(model, example_inputs)
+            g, eager = capture_with_export(model, example_inputs)
             g.source = "export"
         except Exception as e:          # noqa: BLE001 - any failure means "use fx"
             if method == "export":
@@ -1790,7 +1788,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
                 raise
         twin, states = copy_with_buffers(model, written)
         g = _fx_graph(twin, example_inputs, stateful, lstm_kernel, tensors_of(twin), states)
-    return _finished(g, example_inputs, name, model)
+    return _finished(g, example_inputs, name, model, eager)
 
 
 def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: bool, before,
@@ -1839,8 +1837,10 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     return g
 
 
-def _finished(g: Graph, example_inputs, name: str, model: Optional[nn.Module] = None) -> Graph:
-    """The captured graph with its shapes, selections and reshapes resolved."""
+def _finished(g: Graph, example_inputs, name: str, model: Optional[nn.Module] = None, eager=None) -> Graph:
+    """The captured graph with its shapes, selections and reshapes resolved
+    (eager: torch's outputs of the model on the example inputs, when the
+    capture ran it already)."""
     g.name = name
     try:
         infer_shapes(g, example_inputs)
@@ -1856,7 +1856,7 @@ def _finished(g: Graph, example_inputs, name: str, model: Optional[nn.Module] = 
         raise CaptureError(f"the model fails on its example inputs ({shapes}): "
                            f"{type(e).__name__}: {first} (check input_shape / example_inputs)") from e
     from .capture_own_failure import wrong_shape
-    wrong = wrong_shape(g, example_inputs, model)      # an output shape torch does not give: refused
+    wrong = wrong_shape(g, example_inputs, model, eager)      # an output shape torch does not give: refused
     if wrong:
         raise CaptureError(wrong)
     if through_selections(g, UnsupportedOperator):

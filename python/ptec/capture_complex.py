@@ -315,6 +315,25 @@ def _interleaved(m: np.ndarray) -> np.ndarray:
     return w.astype(np.float32)
 
 
+def dft_weight(n: int, length: int, bins: int, scale: float, inverse: bool, pair: bool,
+               conjugate: bool = False) -> np.ndarray:
+    """The real weight of an n-point DFT of `length` samples into `bins`
+    interleaved (re, im) outputs: of an input pair the interleaved complex
+    matrix (_interleaved), of a real input [2 bins, length] rows, their
+    imaginary rows negated when conjugate (torch.fft.ihfft)."""
+    if pair:
+        return _interleaved(_complex_dft(n, length, bins, scale, inverse))
+    weight = np.zeros((2 * bins, length), np.float32)
+    if inverse:
+        m = _complex_dft(n, length, bins, scale, True)
+        weight[0::2], weight[1::2] = m.real, m.imag
+    else:
+        stacked = dft_matrix(n, min(n, length), bins, scale)          # [cos rows; -sin rows]
+        weight[0::2, :min(n, length)] = stacked[:bins]
+        weight[1::2, :min(n, length)] = -stacked[bins:] if conjugate else stacked[bins:]
+    return weight
+
+
 def _along(s: _Steps, src: str, shape, dim: int, pair_in: bool, weight: np.ndarray, pair_out: bool) -> str:
     """One linear by weight over dim of src (of logical shape `shape`, a
     pair when pair_in): dim moved last (before the pair dim), an input
@@ -370,17 +389,7 @@ def _fft(fn, by_name, s: _Steps) -> Optional[str]:
     if scale is None or (t is torch.fft.rfft and pair):
         return None
     bins = n // 2 + 1 if t is torch.fft.rfft else n
-    if pair:
-        weight = _interleaved(_complex_dft(n, length, bins, scale, inverse))
-    elif inverse:
-        m = _complex_dft(n, length, bins, scale, True)
-        weight = np.zeros((2 * bins, length), np.float32)
-        weight[0::2], weight[1::2] = m.real, m.imag
-    else:
-        stacked = dft_matrix(n, min(n, length), bins, scale)          # [cos rows; -sin rows]
-        weight = np.zeros((2 * bins, length), np.float32)
-        weight[0::2, :min(n, length)], weight[1::2, :min(n, length)] = stacked[:bins], stacked[bins:]
-    return _along(s, x[1], shape, dim, pair, weight, True)
+    return _along(s, x[1], shape, dim, pair, dft_weight(n, length, bins, scale, inverse, pair), True)
 
 
 def _index_nodes(fn, s: _Steps, p: str, shape, out_shape) -> Optional[str]:

@@ -37,6 +37,7 @@ import torch
 import torch.fx
 import torch.nn.functional as F
 
+from .capture_trapezoid import TRAPEZOIDS
 from .ir import UnsupportedOperator
 
 # torch 1.13's slice_scatter leaves its default step undefined (measured: one element written, none, or
@@ -335,9 +336,6 @@ def _depends_on_input(v) -> bool:
     return False
 
 
-_TRAPEZOIDS = {torch.cumulative_trapezoid: True, torch.trapezoid: False, torch.trapz: False}
-
-
 def _trapezoid(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     """torch.cumulative_trapezoid / trapezoid / trapz(y, x, dim) with x
     computed from the input, as torch composes it: dim wrapped by y's rank,
@@ -346,7 +344,7 @@ def _trapezoid(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     if fn.op != "call_function" or not fn.args:
         return False
     try:
-        cumulative = _TRAPEZOIDS.get(fn.target)
+        cumulative = TRAPEZOIDS.get(fn.target)
     except TypeError:
         return False
     if cumulative is None:

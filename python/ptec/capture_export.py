@@ -5,7 +5,7 @@ against the module on the example input before it is used."""
 from __future__ import annotations
 
 import operator
-from typing import Dict, List, Sequence
+from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -34,7 +34,10 @@ def _arg(n, i, default=None):
     return n.args[i] if len(n.args) > i else default
 
 
-def capture_with_export(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]) -> Graph:
+def capture_with_export(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]) -> Tuple[Graph, list]:
+    """The exported graph and torch's outputs of the model on the example
+    inputs (the eager run the graph is checked against, which
+    capture_own_failure.wrong_shape reuses)."""
     ep = torch.export.export(model, tuple(example_inputs))
     sig = ep.graph_signature
     # a forward writing its buffers: export returns their new values as extra
@@ -199,4 +202,4 @@ def capture_with_export(model: torch.nn.Module, example_inputs: Sequence[torch.T
     if len(got) != len(want) or not all(torch.allclose(a, b, atol=1e-4, rtol=1e-4)
                                         for a, b in zip(got, want)):
         raise ExportUnsupported("exported graph does not reproduce the module")
-    return g
+    return g, want

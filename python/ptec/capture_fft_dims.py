@@ -26,7 +26,7 @@ import torch
 
 from .capture_calls import call_is, torch_functions
 from .capture_rewrites import _Steps
-from .capture_spectral import dft_matrix, irfft_matrix
+from .capture_spectral import irfft_matrix
 from .ir import Node
 
 _N_DIM = tuple(getattr(torch.fft, f) for f in ("fft2", "ifft2", "fftn", "ifftn", "rfft2", "irfft2", "rfftn",
@@ -79,7 +79,7 @@ def _one(s: _Steps, src: str, shape, pair: bool, dim: int, n: Optional[int], nor
     value), "rfft" (of a real value), "irfft" / "hfft" (of a pair, or of a
     real value: its imaginary parts 0) or "ihfft" (of a real value). The
     new name and shape (always a pair but after irfft / hfft)."""
-    from .capture_complex import _along, _complex_dft, _interleaved, _scale
+    from .capture_complex import _along, _scale, dft_weight
     length = shape[dim]
     if kind in ("irfft", "hfft"):
         n = 2 * (length - 1) if n is None else n
@@ -102,17 +102,7 @@ def _one(s: _Steps, src: str, shape, pair: bool, dim: int, n: Optional[int], nor
     if scale is None:
         return None
     bins = n // 2 + 1 if kind in ("rfft", "ihfft") else n
-    if pair:
-        weight = _interleaved(_complex_dft(n, length, bins, scale, inverse))
-    elif inverse:
-        m = _complex_dft(n, length, bins, scale, True)
-        weight = np.zeros((2 * bins, length), np.float32)
-        weight[0::2], weight[1::2] = m.real, m.imag
-    else:
-        stacked = dft_matrix(n, min(n, length), bins, scale)          # [cos rows; -sin rows]
-        weight = np.zeros((2 * bins, length), np.float32)
-        weight[0::2, :min(n, length)] = stacked[:bins]
-        weight[1::2, :min(n, length)] = -stacked[bins:] if kind == "ihfft" else stacked[bins:]
+    weight = dft_weight(n, length, bins, scale, inverse, pair, conjugate=kind == "ihfft")
     return _along(s, src, shape, dim, pair, weight, True), shape[:dim] + [bins] + shape[dim + 1:]
 
 

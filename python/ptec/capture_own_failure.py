@@ -59,20 +59,29 @@ class _WithoutGenerators(torch.overrides.TorchFunctionMode):
         return func(*(a for a in args if not isinstance(a, torch.Generator)), **kwargs)
 
 
-def wrong_shape(g, example_inputs, model) -> Optional[str]:
-    """The one-line refusal when an output of g holds torch's number of
-    elements in another shape than torch's output of `model` on the example
-    inputs (a rewrite that lost or added a dimension must never give a
-    silently wrong shape), else None."""
-    if model is None:
-        return None
+def _reference_outputs(model, example_inputs):
+    """torch's output tensors of a copy of `model` on the example inputs, the
+    caller's random streams untouched (the global one forked, a generator=
+    argument dropped), else None when it fails."""
     import copy
     try:
         runner = copy.deepcopy(model)
-        # the caller's random streams untouched: the global one forked, a generator= argument dropped
         with torch.no_grad(), torch.random.fork_rng(devices=[]), _WithoutGenerators():
-            want = _tensors(runner(*[x.clone() for x in example_inputs]))
-    except Exception:                   # noqa: BLE001 - no eager reference: nothing to compare
+            return _tensors(runner(*[x.clone() for x in example_inputs]))
+    except Exception:                   # noqa: BLE001 - the caller compares nothing
+        return None
+
+
+def wrong_shape(g, example_inputs, model, eager=None) -> Optional[str]:
+    """The one-line refusal when an output of g holds torch's number of
+    elements in another shape than torch's output of `model` on the example
+    inputs (a rewrite that lost or added a dimension must never give a
+    silently wrong shape), else None. eager: that output when the capture
+    ran the model already (capture_export's check), else it runs here."""
+    if model is None:
+        return None
+    want = _tensors(eager) if eager is not None else _reference_outputs(model, example_inputs)
+    if want is None:                    # no eager reference: nothing to compare
         return None
     if len(want) != len(g.outputs):
         return None

@@ -18,7 +18,8 @@ def _int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-_TRAPEZOIDS = {torch.trapz: False, torch.trapezoid: False, torch.cumulative_trapezoid: True}
+# the trapezoid calls: cumulative or not (capture_composed reads it too, for an x computed from the input)
+TRAPEZOIDS = {torch.trapz: False, torch.trapezoid: False, torch.cumulative_trapezoid: True}
 
 
 def trapezoid_weights(spacing: np.ndarray, cumulative: bool) -> np.ndarray:
@@ -51,7 +52,7 @@ def _trapezoid_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     """torch.trapz / trapezoid / cumulative_trapezoid (y, x or dx, dim) over
     the last dim of y (other dims moved last by a permute): y times the
     constant weights (one int8 linear), viewed as torch's shape."""
-    cumulative = _TRAPEZOIDS.get(fn.target) if fn.op == "call_function" else None
+    cumulative = TRAPEZOIDS.get(fn.target) if fn.op == "call_function" else None
     if cumulative is None or not fn.args or not isinstance(fn.args[0], torch.fx.Node) \
             or len(fn.args) > 2 or set(fn.kwargs) - {"x", "dx", "dim"}:
         return None

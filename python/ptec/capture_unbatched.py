@@ -115,8 +115,12 @@ def legacy_softmax_dim(rank: int) -> int:
 
 
 def _implicit_dim(tracer, x):
-    v = _value(tracer, x)
-    return None if v is None else legacy_softmax_dim(v.dim())
+    """torch's implicit softmax dim for proxy x, from its traced value's rank
+    (fixed even where its sizes follow the data), else None. The one place
+    the dim is filled: capture refuses a softmax still without one."""
+    if isinstance(x, torch.fx.Proxy) and tracer.known(x.node) and isinstance(tracer.value(x.node), torch.Tensor):
+        return legacy_softmax_dim(tracer.value(x.node).dim())
+    return None
 
 
 def function_call(tracer, target, args, kwargs, call):

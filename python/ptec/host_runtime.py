@@ -61,30 +61,46 @@ def _read_output(tensor, path: str) -> np.ndarray:
         return logical_array(tensor, f.read())
 
 
+def _written(tmp: str, name: str, data: bytes) -> str:
+    path = os.path.join(tmp, name)
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def _input_args(plan, inputs, tmp: str, prefix: str) -> List[str]:
+    """ptec-run's --input arguments: each of the method's inputs written to
+    tmp/<prefix>in<i>.bin in its physical layout."""
+    args = []
+    for i, (index, x) in enumerate(zip(plan.inputs, inputs)):
+        args += ["--input", _written(tmp, f"{prefix}in{i}.bin", physical_bytes(plan.values[index].val, x))]
+    return args
+
+
+def _ptec_run(args: List[str]) -> None:
+    r = subprocess.run(args, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError_(r.stderr.strip())
+
+
+def _outputs(plan, tmp: str, prefix: str) -> List[np.ndarray]:
+    """The method's outputs ptec-run wrote as tmp/<prefix>output<i>."""
+    return [_read_output(plan.values[index].val, os.path.join(tmp, f"{prefix}output{i}"))
+            for i, index in enumerate(plan.outputs)]
+
+
 def run(program: Program, pte: bytes, inputs: Sequence[np.ndarray], ptec_run: Optional[str] = None,
         workdir: Optional[str] = None, repeat: int = 1) -> List[np.ndarray]:
     """Runs `pte` (the serialized `program`) on `inputs`, `repeat` times in
     one loaded method; the outputs are the last execute's."""
     plan = program.plan()
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
-        path = os.path.join(tmp, "model.pte")
-        with open(path, "wb") as f:
-            f.write(pte)
+        path = _written(tmp, "model.pte", pte)
         args = [ptec_run_path(ptec_run), path, "--output-dir", tmp]
         if repeat != 1:
             args += ["--repeat", str(int(repeat))]
-        for i, (index, x) in enumerate(zip(plan.inputs, inputs)):
-            raw = os.path.join(tmp, f"in{i}.bin")
-            with open(raw, "wb") as f:
-                f.write(physical_bytes(plan.values[index].val, x))
-            args += ["--input", raw]
-        r = subprocess.run(args, capture_output=True, text=True)
-        if r.returncode != 0:
-            raise RuntimeError_(r.stderr.strip())
-        outs = []
-        for i, index in enumerate(plan.outputs):
-            outs.append(_read_output(plan.values[index].val, os.path.join(tmp, f"output{i}")))
-        return outs
+        _ptec_run(args + _input_args(plan, inputs, tmp, ""))
+        return _outputs(plan, tmp, "")
 
 
 def run_stream(program: Program, pte: bytes, steps: Sequence[Sequence[np.ndarray]],
@@ -98,27 +114,13 @@ def run_stream(program: Program, pte: bytes, steps: Sequence[Sequence[np.ndarray
     plan = program.plan()
     steps = [list(s) for s in steps]
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
-        path = os.path.join(tmp, "model.pte")
-        with open(path, "wb") as f:
-            f.write(pte)
+        path = _written(tmp, "model.pte", pte)
         args = [ptec_run_path(ptec_run), path, "--output-dir", tmp, "--steps", str(len(steps))]
         for k in reset_before:
             args += ["--reset-before", str(int(k))]
         for k, inputs in enumerate(steps):
             if len(inputs) != len(plan.inputs):
                 raise ValueError(f"step {k}: {len(inputs)} inputs, the method takes {len(plan.inputs)}")
-            for i, (index, x) in enumerate(zip(plan.inputs, inputs)):
-                raw = os.path.join(tmp, f"step{k}_in{i}.bin")
-                with open(raw, "wb") as f:
-                    f.write(physical_bytes(plan.values[index].val, x))
-                args += ["--input", raw]
-        r = subprocess.run(args, capture_output=True, text=True)
-        if r.returncode != 0:
-            raise RuntimeError_(r.stderr.strip())
-        outs = []
-        for k in range(len(steps)):
-            step = []
-            for i, index in enumerate(plan.outputs):
-                step.append(_read_output(plan.values[index].val, os.path.join(tmp, f"step{k}_output{i}")))
-            outs.append(step)
-        return outs
+            args += _input_args(plan, inputs, tmp, f"step{k}_")
+        _ptec_run(args)
+        return [_outputs(plan, tmp, f"step{k}_") for k in range(len(steps))]

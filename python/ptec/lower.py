@@ -28,6 +28,7 @@ from .partition import NO_CODE, Partition
 from .pte.fuse_expansion import fuse_expansions
 from .pte.program_builder import ProgramBuilder
 from .pte.schema import ScalarType, TensorShapeDynamism
+from .quant_math import check_requant_shifts
 
 __all__ = ["IOInfo", "Lowered", "LoweringError", "lower"]
 
@@ -52,7 +53,7 @@ class LoweringContext:
         self.g = g
         self.target = target
         self.int8_io = int8_io
-        self.b = ProgramBuilder(check_shifts=True)
+        self.b = ProgramBuilder(check_call=check_requant_shifts)
         self.partition = partition
         self.env: Dict[str, Act] = {}
         self.env_f: Dict[str, Act] = {}     # fp32 values that q() replaced in env by their int8 copy
@@ -73,6 +74,11 @@ class LoweringContext:
         if name in self.deferred:
             self.env[name] = self.deferred.pop(name)()
         return self.env[name]
+
+    def made(self, name: str) -> Optional[Act]:
+        """The value if it is made already, else None: unlike get(), asking
+        makes no deferred value (a constant, a transpose a consumer may absorb)."""
+        return None if name in self.deferred else self.env.get(name)
 
     def refuse(self, n: Node, why: str) -> None:
         """Record why the current backend cannot lower n after all (the

@@ -37,9 +37,34 @@ def per_channel_multipliers(sigmas) -> Tuple[np.ndarray, np.ndarray]:
 
 
 def check_shift(shift: int, what: str) -> None:
+    """CMSIS-NN's range for a layer's shift, [-31, 30] (check_requant_shifts
+    below is the runtime's load-time rule for any call's shift arguments)."""
     if not -31 <= shift <= 30:
         raise ValueError(f"{what}: requantization shift {shift} outside [-31, 30] "
                          "(scale ratio too small or too large for CMSIS-NN)")
+
+
+# the scalar / list requantization shifts the runtime's cortex_m argument checks hold to [-31, 31]
+# (cortex_m_args.c ptec_cm_get_shift): a program with any other is rejected at load
+_REQUANT_SHIFTS = {"self_shift", "other_shift", "output_shift", "feature_shift", "forget_to_cell_shift",
+                   "input_to_cell_shift", "requantize_shifts"}
+
+
+def check_requant_shifts(key: str, kwargs: dict, source=None) -> None:
+    """The AOT side of the runtime's check (kwargs: the call's int and int[]
+    arguments; a Tensor of per-channel shifts is a value index here, made by
+    per_channel_multipliers): a call whose requantization shift
+    falls outside [-31, 31] (a degenerate scale ratio) is refused here, in
+    one line naming the call, instead of writing a program ptec-run rejects."""
+    for name in _REQUANT_SHIFTS & set(kwargs):
+        v = kwargs[name]
+        values = [v] if isinstance(v, (int, np.integer)) else list(v) if isinstance(v, (list, tuple)) else []
+        bad = [int(x) for x in values if not -31 <= int(x) <= 31]
+        if bad:
+            where = f"{source[0]}: " if source else ""
+            raise ValueError(f"{where}{key}: requantization {name} {bad[0]} outside [-31, 31] (the ratio of "
+                             "its int8 scales is degenerate: a value with a (near) zero range on the "
+                             "calibration inputs)")
 
 
 def add_params(s1: float, s2: float, s_out: float):

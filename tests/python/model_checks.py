@@ -29,6 +29,20 @@ class Call(torch.nn.Module):
     def forward(self, x):
         return self.fn(x)
 
+
+class Conv(torch.nn.Module):
+    """fn(y) on y = conv(x): a seeded Conv2d(3, 4, 3, padding=1) whose output
+    is the value under test (a layer's output, not the program's input)."""
+
+    def __init__(self, fn):
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(self.conv(x))
+
 def runner_elf(target):
     return os.path.join(ROOT, "build", target, "firmware", "runner", "ptec_runner.elf")
 

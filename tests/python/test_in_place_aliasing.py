@@ -30,6 +30,7 @@ from ptec.ir import UnsupportedOperator, evaluate
 from test_function_coverage import inputs
 from test_module_coverage import worst_steps
 from model_checks import Call as OnInput
+from model_checks import Conv as Calls       # fn(y) on y = conv(x): a functional or method spelling
 
 S = (1, 3, 6, 6)
 
@@ -48,19 +49,6 @@ class Discarded(nn.Module):
         y = self.conv(x)
         self.act(y)
         return y + 1
-
-
-class Calls(nn.Module):
-    """fn(y) on y = conv(x): a functional or method spelling."""
-
-    def __init__(self, fn):
-        super().__init__()
-        torch.manual_seed(0)
-        self.conv = nn.Conv2d(3, 4, 3, padding=1)
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(self.conv(x))
 
 
 LAYERS = {

@@ -20,7 +20,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ptec.compiler import CompileError, compile_model
-from ptec.pte.program_builder import check_requant_shifts
+from ptec.quant_math import check_requant_shifts
 from ptec.quantize import affine_qparams
 from model_checks import Call
 from test_module_coverage import worst_steps

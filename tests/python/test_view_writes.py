@@ -21,21 +21,9 @@ from ptec.ir import UnsupportedOperator, evaluate
 from test_function_coverage import inputs
 from test_module_coverage import worst_steps
 from model_checks import Call as OnInput
+from model_checks import Conv
 
 S = (2, 3, 5, 6)        # y = conv(x): [2, 4, 5, 6]
-
-
-class Conv(nn.Module):
-    """fn(y) on y = conv(x)."""
-
-    def __init__(self, fn):
-        super().__init__()
-        torch.manual_seed(0)
-        self.conv = nn.Conv2d(3, 4, 3, padding=1)
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(self.conv(x))
 
 
 def _flat(*ts):

@@ -13,7 +13,7 @@ the caller fixed them.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -50,35 +50,13 @@ def contiguous(rank: int) -> List[int]:
     return list(range(rank))
 
 
-# the scalar / list requantization shifts the runtime's cortex_m argument checks hold to [-31, 31]
-# (cortex_m_args.c ptec_cm_get_shift): a program with any other is rejected at load
-_REQUANT_SHIFTS = {"self_shift", "other_shift", "output_shift", "feature_shift", "forget_to_cell_shift",
-                   "input_to_cell_shift", "requantize_shifts"}
-
-
-def check_requant_shifts(key: str, kwargs: dict, source=None) -> None:
-    """The AOT side of the runtime's check (kwargs: the call's int and int[]
-    arguments; a Tensor of per-channel shifts is a value index here, made by
-    quant_math.per_channel_multipliers): a call whose requantization shift
-    falls outside [-31, 31] (a degenerate scale ratio) is refused here, in
-    one line naming the call, instead of writing a program ptec-run rejects."""
-    for name in _REQUANT_SHIFTS & set(kwargs):
-        v = kwargs[name]
-        values = [v] if isinstance(v, (int, np.integer)) else list(v) if isinstance(v, (list, tuple)) else []
-        bad = [int(x) for x in values if not -31 <= int(x) <= 31]
-        if bad:
-            where = f"{source[0]}: " if source else ""
-            raise ValueError(f"{where}{key}: requantization {name} {bad[0]} outside [-31, 31] (the ratio of "
-                             "its int8 scales is degenerate: a value with a (near) zero range on the "
-                             "calibration inputs)")
-
-
 class ProgramBuilder:
-    def __init__(self, method: str = "forward", check_shifts: bool = False):
+    def __init__(self, method: str = "forward", check_call: Optional[Callable[[str, dict, object], None]] = None):
         self.method = method
-        # the compiler's builders refuse a degenerate requantization shift (check_requant_shifts);
-        # test generators build such calls on purpose, to check the runtime's own refusal
-        self.check_shifts = check_shifts
+        # check_call(key, int and int[] arguments, source) before each call is appended: the compiler's
+        # builders pass quant_math.check_requant_shifts (a degenerate requantization shift refused at
+        # compile time); test generators build such calls on purpose, to check the runtime's own refusal
+        self.check_call = check_call
         self.values: List[EValue] = []
         self.operators: List[Operator] = []
         self._op_index: Dict[str, int] = {}
@@ -251,9 +229,9 @@ class ProgramBuilder:
         unknown = set(kwargs) - {n for n, _ in sig}
         if unknown:
             raise ValueError(f"{key}: unknown arguments {sorted(unknown)}")
-        if self.check_shifts:
-            check_requant_shifts(key, {n: kwargs[n] for n, kind in sig if kind in ("int", "int[]") and n in kwargs},
-                                 self.source)
+        if self.check_call is not None:
+            self.check_call(key, {n: kwargs[n] for n, kind in sig if kind in ("int", "int[]") and n in kwargs},
+                            self.source)
         args = []
         for name, kind in sig:
             if name not in kwargs and not kind.endswith("?"):

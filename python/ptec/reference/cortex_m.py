@@ -386,9 +386,9 @@ def _conv_output(acc, bias, requantize_multipliers, requantize_shifts, output_of
                          activation_max)
 
 
-def quantized_conv2d(x, weight, bias, stride, padding, dilation, input_offset, output_offset,
-                     requantize_multipliers, requantize_shifts, activation_min, activation_max):
-    """x NHWC int8, weight OHWI [Cout, KH, KW, Cin/groups]; returns NHWC."""
+def _conv_acc(x, weight, input_offset, stride, padding, dilation) -> np.ndarray:
+    """The int64 accumulator [N, OH, OW, Cout] of a grouped conv: x NHWC
+    (offset by input_offset), weight OHWI [Cout, KH, KW, Cin/groups]."""
     n, _, _, cin = x.shape
     cout, kh, kw, cin_g = weight.shape
     groups = cin // cin_g
@@ -401,6 +401,26 @@ def quantized_conv2d(x, weight, bias, stride, padding, dilation, input_offset, o
             acc[..., g * cout_g:(g + 1) * cout_g] += np.einsum(
                 "nhwc,oc->nhwo", patch[..., g * cin_g:(g + 1) * cin_g],
                 wt[g * cout_g:(g + 1) * cout_g, ky, kx, :])
+    return acc
+
+
+def _depthwise_acc(x, weight, input_offset, stride, padding, dilation, depth_multiplier) -> np.ndarray:
+    """The int64 accumulator [N, OH, OW, Cout] of a depthwise conv: x NHWC
+    (offset by input_offset), weight [1, KH, KW, Cout], Cout = Cin * depth_multiplier."""
+    n = x.shape[0]
+    _, kh, kw, cout = weight.shape
+    oh, ow, taps = _conv_taps(x, input_offset, kh, kw, stride, padding, dilation, depth_multiplier)
+    wt = np.asarray(weight, np.int64)[0]
+    acc = np.zeros((n, oh, ow, cout), dtype=np.int64)
+    for ky, kx, patch in taps:
+        acc += patch * wt[ky, kx]
+    return acc
+
+
+def quantized_conv2d(x, weight, bias, stride, padding, dilation, input_offset, output_offset,
+                     requantize_multipliers, requantize_shifts, activation_min, activation_max):
+    """x NHWC int8, weight OHWI [Cout, KH, KW, Cin/groups]; returns NHWC."""
+    acc = _conv_acc(x, weight, input_offset, stride, padding, dilation)
     return _conv_output(acc, bias, requantize_multipliers, requantize_shifts, output_offset,
                         activation_min, activation_max)
 
@@ -409,13 +429,7 @@ def quantized_depthwise_conv2d(x, weight, bias, stride, padding, dilation, depth
                                input_offset, output_offset, requantize_multipliers,
                                requantize_shifts, activation_min, activation_max):
     """x NHWC, weight [1, KH, KW, Cout] with Cout = Cin * depth_multiplier."""
-    n = x.shape[0]
-    _, kh, kw, cout = weight.shape
-    oh, ow, taps = _conv_taps(x, input_offset, kh, kw, stride, padding, dilation, depth_multiplier)
-    wt = np.asarray(weight, np.int64)[0]
-    acc = np.zeros((n, oh, ow, cout), dtype=np.int64)
-    for ky, kx, patch in taps:
-        acc += patch * wt[ky, kx]
+    acc = _depthwise_acc(x, weight, input_offset, stride, padding, dilation, depth_multiplier)
     return _conv_output(acc, bias, requantize_multipliers, requantize_shifts, output_offset,
                         activation_min, activation_max)
 
@@ -643,18 +657,7 @@ def requantize_s64(acc, bias, multipliers, shifts, act_min, act_max):
 def quantized_conv2d_a16(x, weight, bias, stride, padding, dilation, requantize_multipliers,
                          requantize_shifts, activation_min, activation_max):
     """x NHWC int16, weight OHWI int8 [Cout, KH, KW, Cin/groups], bias int64."""
-    n, _, _, cin = x.shape
-    cout, kh, kw, cin_g = weight.shape
-    groups = cin // cin_g
-    cout_g = cout // groups
-    oh, ow, taps = _conv_taps(x, 0, kh, kw, stride, padding, dilation)
-    wt = np.asarray(weight, np.int64)
-    acc = np.zeros((n, oh, ow, cout), dtype=np.int64)
-    for ky, kx, patch in taps:
-        for g in range(groups):
-            acc[..., g * cout_g:(g + 1) * cout_g] += np.einsum(
-                "nhwc,oc->nhwo", patch[..., g * cin_g:(g + 1) * cin_g],
-                wt[g * cout_g:(g + 1) * cout_g, ky, kx, :])
+    acc = _conv_acc(x, weight, 0, stride, padding, dilation)
     return requantize_s64(acc, bias, requantize_multipliers, requantize_shifts, activation_min,
                           activation_max)
 
@@ -663,13 +666,7 @@ def quantized_depthwise_conv2d_a16(x, weight, bias, stride, padding, dilation, d
                                    requantize_multipliers, requantize_shifts, activation_min,
                                    activation_max):
     """x NHWC int16, weight [1, KH, KW, Cout] int8, Cout = Cin * depth_multiplier."""
-    n = x.shape[0]
-    _, kh, kw, cout = weight.shape
-    oh, ow, taps = _conv_taps(x, 0, kh, kw, stride, padding, dilation, depth_multiplier)
-    wt = np.asarray(weight, np.int64)[0]
-    acc = np.zeros((n, oh, ow, cout), dtype=np.int64)
-    for ky, kx, patch in taps:
-        acc += patch * wt[ky, kx]
+    acc = _depthwise_acc(x, weight, 0, stride, padding, dilation, depth_multiplier)
     return requantize_s64(acc, bias, requantize_multipliers, requantize_shifts, activation_min,
                           activation_max)
 

@@ -35,6 +35,7 @@ from ..lowered import Act, IOInfo, Lowered, from_physical, layout, new_act, raw_
 from ..pte.program_builder import CHANNELS_LAST, ProgramBuilder
 from ..pte.schema import Program, ScalarType
 from ..pte.upstream_rules import UpstreamRuleError, require_compatible
+from ..quant_math import check_requant_shifts
 from .reader import TFLiteError
 
 I8 = ScalarType.CHAR
@@ -147,7 +148,7 @@ class _Importer:
         self.sg = model.subgraphs[0]
         self.target = target
         sc.isa(target)
-        self.b = ProgramBuilder(check_shifts=True)
+        self.b = ProgramBuilder(check_call=check_requant_shifts)
         self.env: Dict[int, Act] = {}
 
     # tensors ---------------------------------------------------------------

@@ -317,10 +317,11 @@ def op_reshape(ctx, n: Node):
     from .lowering_bool import bool_value, is_bool_input
     if is_bool_input(ctx, n.inputs[0]):     # a mask viewed (capture_selection_rows): its bool bytes
         return view(ctx.b, bool_value(ctx, n.inputs[0]), n.attrs["shape"])
-    # a pool's int64 indices viewed (capture_unbatched's squeeze): as they are. (Not ctx.get of a deferred
-    # constant: it would make the constant in its default layout, where q() makes it int8 for this view.)
-    if n.inputs[0] not in ctx.deferred and ctx.get(n.inputs[0]).dtype == ScalarType.LONG:
-        return view(ctx.b, ctx.get(n.inputs[0]), n.attrs["shape"])
+    # a pool's int64 indices viewed (capture_unbatched's squeeze): as they are. (ctx.made, not ctx.get: a
+    # deferred constant stays deferred, for q() to make it int8 for this view, not in its default layout.)
+    src = ctx.made(n.inputs[0])
+    if src is not None and src.dtype == ScalarType.LONG:
+        return view(ctx.b, src, n.attrs["shape"])
     return view(ctx.b, ctx.q(n.inputs[0]), n.attrs["shape"])
 
 
