@@ -27,6 +27,7 @@ import torch
 import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.utils._pytree import tree_flatten
 
 from .capture_modules import (FUNCTIONAL_STAND_INS, CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax,
                               ptec_state, ptec_state_write, with_traceable_modules)
@@ -59,6 +60,7 @@ from .capture_binary_math import binary_math_node
 from .capture_casts import float_cast_node, output_dtype
 from .capture_plumbing import tidy_plumbing
 from .capture_unbatched import function_call as unbatched_function, legacy_softmax_dim, module_call as unbatched_module
+from .capture_call_forms import method_call, positional_form, root_arguments, unbound_methods_traced
 from .capture_tracer import (KnownValuesProxy, KnownValuesTracer, TracedControlError, drop_traced_leftovers,
                              trace_refusal)
 from .capture_spellings import respelled, spelling_nodes
@@ -821,8 +823,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             nodes.append(Node(name, "input", [], index_input_attrs(fn)))
             inputs.append(name)
         elif fn.op == "output":
-            res = fn.args[0]
-            res = res if isinstance(res, (tuple, list)) else [res]
+            # nested tuples (nn.LSTM's (out, (h, c)) as the whole model): their tensors in order
+            res = tree_flatten(fn.args[0])[0]
             outputs = [ref(r) for r in res]
             if any(o is None for o in outputs):
                 raise CaptureError("model outputs must be tensors")
@@ -1592,10 +1594,18 @@ class _Tracer(KnownValuesTracer):
     def proxy(self, node: torch.fx.Node) -> torch.fx.Proxy:
         return _UnpackingProxy(node, self)
 
+    def create_args_for_root(self, root_fn, is_module, concrete_args=None):
+        # forward(x, mask=None) given x: mask bound to None; forward(*xs) (capture_call_forms)
+        made = root_arguments(self, root_fn, len(getattr(self, "_examples", ()))) \
+            if is_module and concrete_args is None and getattr(self, "_examples", None) else None
+        return made if made is not None else super().create_args_for_root(root_fn, is_module, concrete_args)
+
     def create_proxy(self, kind, target, args, kwargs, *rest, **kw):
         """F.cosine_similarity, F.pairwise_distance, F.bilinear, F.pdist: the
         stand-in's ops (capture_modules.FUNCTIONAL_STAND_INS) where their
         other arguments are numbers or constant tensors; else the call."""
+        kind, target = method_call(kind, target)                 # torch.Tensor.add(x, 1.5): x.add(1.5)
+        args, kwargs = positional_form(kind, target, args, kwargs)   # torch.cat(tensors=[x, y]) (capture_call_forms)
         if (spelled := respelled(kind, target, args, kwargs)) is not None:    # x.greater(y): x.gt(y) (capture_spellings)
             return spelled
         if kind == "call_function" and getattr(self, "_values", None) is not None:   # [C, H, W]: capture_unbatched
@@ -1672,7 +1682,7 @@ def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.f
         # torch.rand(2, 3): a call, not a frozen draw; a random op's shadow value draws nothing for the model
         # pack_padded_sequence / pad_packed_sequence / pad_sequence: capture_packed_sequences
         with recording_random_calls(tracer), torch.random.fork_rng(devices=[]), packing_patched(model), \
-                (binding_names(tracer) if states else contextlib.nullcontext()):
+                (binding_names(tracer) if states else contextlib.nullcontext()), unbound_methods_traced():
             graph = tracer.trace(model)
     except Exception as e:
         if not hasattr(e, "ptec_where"):
