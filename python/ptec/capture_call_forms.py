@@ -105,6 +105,8 @@ def positional_form(kind: str, target, args: tuple, kwargs: Dict[str, Any]) -> T
     moves, the call has no known signature, or its overloads disagree."""
     if kind not in ("call_function", "call_method") or not kwargs:
         return args, kwargs
+    if (getattr(target, "__module__", None) or "").startswith("ptec"):
+        return args, kwargs             # ptec's own functions (stand-ins, markers) are read as made
     try:
         hash(target)
     except TypeError:
@@ -140,7 +142,9 @@ def _traced_method(name: str, c_method):
     return method
 
 
-_METHOD_DESCRIPTOR = type(torch._C._TensorBase.add)
+# torch's C tensor class (torch 2.3 renamed it TensorBase)
+_TENSOR_BASE = getattr(torch._C, "TensorBase", None) or torch._C._TensorBase
+_METHOD_DESCRIPTOR = type(_TENSOR_BASE.add)
 
 
 @contextlib.contextmanager
@@ -153,7 +157,7 @@ def unbound_methods_traced():
     torch.overrides._get_tensor_methods()
     installed = []
     try:
-        for name, c_method in vars(torch._C._TensorBase).items():
+        for name, c_method in vars(_TENSOR_BASE).items():
             if name.startswith("__") or name in torch.Tensor.__dict__ or type(c_method) is not _METHOD_DESCRIPTOR:
                 continue
             setattr(torch.Tensor, name, _traced_method(name, c_method))
@@ -186,7 +190,15 @@ def root_arguments(tracer, root_fn, examples: int):
     varargs = [p for p in params if p.kind == inspect.Parameter.VAR_POSITIONAL]
     keyword_only = [p for p in params if p.kind == inspect.Parameter.KEYWORD_ONLY]
     extra = max(0, examples - len(named))
-    if (extra and not varargs) or any(p.default is _EMPTY for p in named[examples:] + keyword_only):
+    missing = [p.name for p in named[examples:] + keyword_only if p.default is _EMPTY]
+    if missing and examples:
+        from .capture_modules import CaptureModuleError
+        given = f"{examples} example input" + ("s" if examples > 1 else "")
+        raise CaptureModuleError(
+            f"{type(tracer.root).__name__}.forward takes {', '.join(p.name for p in named)}, the {given} "
+            f"{'leaves' if examples == 1 else 'leave'} {', '.join(missing)} without a value: give one example input per parameter without a "
+            "default (or give it a default)")
+    if extra and not varargs:
         return None
     if examples >= len(named) and not varargs and not keyword_only:
         return None                                       # every parameter an input: fx's own path

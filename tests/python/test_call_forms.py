@@ -18,6 +18,7 @@ from torch.utils._pytree import tree_flatten
 from model_checks import Call
 from test_module_coverage import inputs
 from ptec import host_runtime
+from ptec.capture import CaptureError
 from ptec.capture_call_forms import positional_form
 from ptec.compiler import compile_model
 from ptec.interpreter import run_program
@@ -211,3 +212,16 @@ def test_forward_form_runs_within_its_bound(case, tmp_path):
     worst = worst_steps(make(), samples(), tmp_path)
     assert len(worst) == len(bounds), worst
     assert all(w <= b + 1e-3 for w, b in zip(worst, bounds)), f"{case}: {worst} output steps (bounds {bounds})"
+
+
+class Required(nn.Module):
+    def forward(self, x, mask):
+        return x * mask
+
+
+def test_parameter_no_input_gives_is_refused_in_one_line():
+    x = torch.rand(1, 4)
+    with pytest.raises(CaptureError) as e:
+        compile_model(Required().eval(), [x], [(x,)])
+    assert str(e.value) == ("Required.forward takes x, mask, the 1 example input leaves mask without a value: give "
+                            "one example input per parameter without a default (or give it a default)")
