@@ -1706,11 +1706,19 @@ def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.f
     return torch.fx.GraphModule(tracer.root, graph, type(model).__name__)
 
 
+def _unrolled(model: nn.Module, example_inputs) -> torch.fx.GraphModule:
+    """model traced with its recurrent layers unrolled, its dead code dropped."""
+    gm = _symbolic_trace(with_traceable_modules(model, example_inputs), example_inputs)
+    without_dead_code(gm)
+    return gm
+
+
 def _lstm_layers_traced(model: nn.Module, example_inputs, stateful: bool = False,
                         states=None) -> Optional[torch.fx.GraphModule]:
     """The model traced with its nn.LSTM layers as LSTMLayer leaves (one
-    ptec::quantized_lstm each), or None when it uses a final cell state
-    c_n, which the kernel does not give (the caller unrolls instead).
+    ptec::quantized_lstm each; a final cell state c_n, which the kernel
+    does not give, unrolled alone: capture_lstm_final_cell), or None when
+    that does not fit (the caller unrolls the whole model instead).
     stateful: the other recurrent layers (nn.GRU) get their state nodes;
     the LSTM layers' nodes are marked stateful by the caller."""
     if not any(isinstance(m, nn.LSTM) for m in model.modules()):
@@ -1722,7 +1730,10 @@ def _lstm_layers_traced(model: nn.Module, example_inputs, stateful: bool = False
     without_dead_code(gm)               # h_n, c_n and their pieces when unused
     mods = dict(gm.named_modules())
     if any(fn.op == "call_module" and isinstance(mods.get(fn.target), LSTMFinalCell) for fn in gm.graph.nodes):
-        return None
+        # c_n read: that alone unrolled, out and h_n the kernel's (capture_lstm_final_cell)
+        from .capture_lstm_final_cell import unrolled_final_cells
+        if stateful or states or not unrolled_final_cells(gm, example_inputs, LSTMFinalCell, _unrolled):
+            return None
     gm.recompile()
     return gm
 

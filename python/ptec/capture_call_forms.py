@@ -196,8 +196,8 @@ def root_arguments(tracer, root_fn, examples: int):
         given = f"{examples} example input" + ("s" if examples > 1 else "")
         raise CaptureModuleError(
             f"{type(tracer.root).__name__}.forward takes {', '.join(p.name for p in named)}, the {given} "
-            f"{'leaves' if examples == 1 else 'leave'} {', '.join(missing)} without a value: give one example input per parameter without a "
-            "default (or give it a default)")
+            f"{'leaves' if examples == 1 else 'leave'} {', '.join(missing)} without a value: "
+            "give one example input per parameter without a default (or give it a default)")
     if extra and not varargs:
         return None
     if examples >= len(named) and not varargs and not keyword_only:
