@@ -27,6 +27,7 @@ import torch
 import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.utils._pytree import tree_flatten
 
 from .capture_modules import (FUNCTIONAL_STAND_INS, CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax,
                               ptec_state, ptec_state_write, with_traceable_modules)
@@ -59,6 +60,7 @@ from .capture_binary_math import binary_math_node
 from .capture_casts import float_cast_node, output_dtype
 from .capture_plumbing import tidy_plumbing
 from .capture_unbatched import function_call as unbatched_function, module_call as unbatched_module
+from .capture_call_forms import method_call, positional_form, root_arguments, unbound_methods_traced
 from .capture_tracer import (KnownValuesProxy, KnownValuesTracer, TracedControlError, drop_traced_leftovers,
                              trace_refusal)
 from .capture_spellings import respelled, spelling_nodes
@@ -821,8 +823,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             nodes.append(Node(name, "input", [], index_input_attrs(fn)))
             inputs.append(name)
         elif fn.op == "output":
-            res = fn.args[0]
-            res = res if isinstance(res, (tuple, list)) else [res]
+            # nested tuples (nn.LSTM's (out, (h, c)) as the whole model): their tensors in order
+            res = tree_flatten(fn.args[0])[0]
             outputs = [ref(r) for r in res]
             if any(o is None for o in outputs):
                 raise CaptureError("model outputs must be tensors")
@@ -1594,10 +1596,18 @@ class _Tracer(KnownValuesTracer):
     def proxy(self, node: torch.fx.Node) -> torch.fx.Proxy:
         return _UnpackingProxy(node, self)
 
+    def create_args_for_root(self, root_fn, is_module, concrete_args=None):
+        # forward(x, mask=None) given x: mask bound to None; forward(*xs) (capture_call_forms)
+        made = root_arguments(self, root_fn, len(getattr(self, "_examples", ()))) \
+            if is_module and concrete_args is None and getattr(self, "_examples", None) else None
+        return made if made is not None else super().create_args_for_root(root_fn, is_module, concrete_args)
+
     def create_proxy(self, kind, target, args, kwargs, *rest, **kw):
         """F.cosine_similarity, F.pairwise_distance, F.bilinear, F.pdist: the
         stand-in's ops (capture_modules.FUNCTIONAL_STAND_INS) where their
         other arguments are numbers or constant tensors; else the call."""
+        kind, target = method_call(kind, target)                 # torch.Tensor.add(x, 1.5): x.add(1.5)
+        args, kwargs = positional_form(kind, target, args, kwargs)   # torch.cat(tensors=[x, y]) (capture_call_forms)
         if (spelled := respelled(kind, target, args, kwargs)) is not None:    # x.greater(y): x.gt(y) (capture_spellings)
             return spelled
         if kind == "call_function" and getattr(self, "_values", None) is not None:   # [C, H, W]: capture_unbatched
@@ -1674,7 +1684,7 @@ def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.f
         # torch.rand(2, 3): a call, not a frozen draw; a random op's shadow value draws nothing for the model
         # pack_padded_sequence / pad_packed_sequence / pad_sequence: capture_packed_sequences
         with recording_random_calls(tracer), torch.random.fork_rng(devices=[]), packing_patched(model), \
-                (binding_names(tracer) if states else contextlib.nullcontext()):
+                (binding_names(tracer) if states else contextlib.nullcontext()), unbound_methods_traced():
             graph = tracer.trace(model)
     except Exception as e:
         if not hasattr(e, "ptec_where"):
@@ -1698,11 +1708,19 @@ def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.f
     return torch.fx.GraphModule(tracer.root, graph, type(model).__name__)
 
 
+def _unrolled(model: nn.Module, example_inputs) -> torch.fx.GraphModule:
+    """model traced with its recurrent layers unrolled, its dead code dropped."""
+    gm = _symbolic_trace(with_traceable_modules(model, example_inputs), example_inputs)
+    without_dead_code(gm)
+    return gm
+
+
 def _lstm_layers_traced(model: nn.Module, example_inputs, stateful: bool = False,
                         states=None) -> Optional[torch.fx.GraphModule]:
     """The model traced with its nn.LSTM layers as LSTMLayer leaves (one
-    ptec::quantized_lstm each), or None when it uses a final cell state
-    c_n, which the kernel does not give (the caller unrolls instead).
+    ptec::quantized_lstm each; a final cell state c_n, which the kernel
+    does not give, unrolled alone: capture_lstm_final_cell), or None when
+    that does not fit (the caller unrolls the whole model instead).
     stateful: the other recurrent layers (nn.GRU) get their state nodes;
     the LSTM layers' nodes are marked stateful by the caller."""
     if not any(isinstance(m, nn.LSTM) for m in model.modules()):
@@ -1714,7 +1732,10 @@ def _lstm_layers_traced(model: nn.Module, example_inputs, stateful: bool = False
     without_dead_code(gm)               # h_n, c_n and their pieces when unused
     mods = dict(gm.named_modules())
     if any(fn.op == "call_module" and isinstance(mods.get(fn.target), LSTMFinalCell) for fn in gm.graph.nodes):
-        return None
+        # c_n read: that alone unrolled, out and h_n the kernel's (capture_lstm_final_cell)
+        from .capture_lstm_final_cell import unrolled_final_cells
+        if stateful or states or not unrolled_final_cells(gm, example_inputs, LSTMFinalCell, _unrolled):
+            return None
     gm.recompile()
     return gm
 

@@ -126,6 +126,13 @@ RUNS = {
                                                                .clone().requires_grad_(False), S3, R, 0.5, "int8"),
     "Tensor.ravel, torch.atleast_3d": (lambda x: torch.atleast_3d(x.ravel()), S3, R, 0.5, "int8"),
     "torch.concat": (lambda x: torch.concat([x, x], 1), S3, R, 0.5, "int8"),
+    # arguments by keyword, the unbound spelling of a method (capture_call_forms; its forms: test_call_forms.py)
+    "torch.cat(tensors=..., dim=...)": (lambda x: torch.cat(tensors=[x, x * 0.5], dim=1), S3, R, 1.0, "int8"),   # 0.75
+    "torch.add(input=..., other=...)": (lambda x: torch.add(input=x, other=x * 0.5), S3, R, 0.5, "int8"),
+    "torch.where(condition=..., input=..., other=...)": (
+        lambda x: torch.where(condition=x > 0, input=x, other=x * 0.1), S3, R, 1.5, "int8"),              # 1.33
+    "torch.Tensor.add(x, 1.5, alpha=2)": (lambda x: torch.Tensor.add(x, 1.5, alpha=2), S3, R, 1.0, "int8"),    # 0.73
+    "torch.Tensor.softmax(x, -1)": (lambda x: torch.Tensor.softmax(x, -1), S3, R, 1.5, "int8"),              # 1.15
     "Tensor.unfold": (lambda x: x.unfold(2, 3, 2), S3, R, 0.5, "int8"),
     # a view by storage offset and strides: a constant gather (capture_strided)
     "Tensor.as_strided": (lambda x: x.as_strided((4, 5), (7, 2), 2), S3, R, 0.5, "int8"),

@@ -185,20 +185,29 @@ def test_lstm_kernel_output_sequence_close_to_float(layers, batch_first, batch, 
         assert np.abs(g - r).max() <= 3 * 2.0 / 255
 
 
-def test_an_lstm_whose_final_cell_is_used_is_unrolled(tmp_path):
-    """c_n is not an output of the kernel: such a layer is unrolled as before."""
+def test_an_lstm_whose_final_cell_is_used_keeps_the_kernel(tmp_path):
+    """c_n is not an output of the kernel: the layer's output is the
+    kernel's and c_n alone is the layer unrolled (capture_lstm_final_cell);
+    --unrolled-lstm unrolls it all, as before."""
     torch.manual_seed(0)
     model = LSTMSequence(final_cell=True).eval()
     calib = _calib()
     x = calib[3][0]
     with torch.no_grad():
         assert torch.allclose(with_traceable_modules(model, [x], lstm_kernel=True)(x), model(x), atol=1e-5)
-    res = compile_model(model, [x], calib)
-    prog = parse_program(res.data)
-    assert not ptec_only_operators(prog)
-    want = run_program(prog, [x.numpy()])[0]
-    got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
-    assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+    for unrolled, operators, bound in ((False, ["ptec::quantized_lstm.out"], 2.0), (True, [], 2.5)):   # 1.84, 2.10
+        res = compile_model(model, [x], calib, unrolled_lstm=unrolled)
+        prog = parse_program(res.data)
+        assert ptec_only_operators(prog) == operators
+        want = run_program(prog, [x.numpy()])[0]
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+        step = res.graph.node(res.graph.outputs[0]).qparams[0]
+        for (c,) in calib:
+            with torch.no_grad():
+                r = model(c).numpy().astype(np.float64)
+            g = np.asarray(run_program(prog, [c.numpy()])[0], np.float64)
+            assert np.abs(g - r).max() <= bound * step, (unrolled, np.abs(g - r).max() / step)
 
 
 @pytest.mark.parametrize("kind", ["gru", "lstm", "lstm_2_layers_seq_first", "rnn"])
