@@ -112,8 +112,9 @@ def attention_mask(attn_mask, key_padding_mask, is_causal, heads: int, tokens: i
     if is_causal and attn_mask is None:
         raise CaptureModuleError(f"{what}: is_causal=True without the mask: pass the causal mask too, as torch "
                                  "requires")
+    bias = None if attn_mask is None else additive_bias(attn_mask.detach(), what)    # a float bias (ALiBi)
     if attn_mask is not None:
-        a = _as_bool_mask(attn_mask.detach(), "attention mask", what)
+        a = _as_bool_mask(attn_mask.detach() if bias is None else torch.isneginf(attn_mask), "attention mask", what)
         if tuple(a.shape) == (tokens, s):
             a = a.unsqueeze(0)
         elif tuple(a.shape) != (batch * heads, tokens, s):
@@ -133,6 +134,8 @@ def attention_mask(attn_mask, key_padding_mask, is_causal, heads: int, tokens: i
         k = (k.reshape(1, 1, s) if batch == 1 else
              k.reshape(batch, 1, 1, s).expand(batch, heads, 1, s).reshape(batch * heads, 1, s))
         full = full | k
+    if bias is not None:        # torch's additive form: -inf where masked, the bias elsewhere
+        return additive_form(full, bias, heads, batch)
     return full if bool(full.any()) else None
 
 
@@ -236,7 +239,7 @@ class SelfAttention(_MaskArgs, nn.Module):
             q = self.q(x).reshape(b, n, h, d).transpose(1, 2).reshape(b * h, n, d) * (1.0 / math.sqrt(d))
             k = self.k(key).reshape(b, s, h, d).transpose(1, 2).reshape(b * h, s, d)
             v = self.v(value).reshape(b, s, h, d).transpose(1, 2).reshape(b * h, s, d)
-        scores = q @ k.transpose(1, 2)
+        scores, mask = biased(q @ k.transpose(1, 2), mask)          # a float mask's bias added
         p = torch.softmax(scores, -1) if mask is None else masked_softmax(scores, mask)
         a = p @ v                                                      # [batch * heads, tokens, head_dim]
         if b == 1:
@@ -313,18 +316,22 @@ class EncoderLayer(_MaskArgs, nn.Module):
         self.activation = (act if isinstance(act, nn.Module)
                            else nn.GELU() if act is F.gelu else nn.ReLU())
 
-    def run(self, src, mask=None):
-        """src in the layer's layout; mask: the combined constant mask."""
+    def run(self, src, mask=None, attend=None):
+        """src in the layer's layout; mask: the combined constant mask;
+        attend: the self-attention of a computed mask (capture_encoder_masks)."""
         x = src if self.batch_first else src.transpose(0, 1)
+        attend = attend or (lambda v: self.attn.attend(v, mask))
         if self.norm_first:
-            x = x + self.attn.attend(self.norm1(x), mask)
+            x = x + attend(self.norm1(x))
             x = x + self.linear2(self.activation(self.linear1(self.norm2(x))))
         else:
-            x = self.norm1(x + self.attn.attend(x, mask))
+            x = self.norm1(x + attend(x))
             x = self.norm2(x + self.linear2(self.activation(self.linear1(x))))
         return x if self.batch_first else x.transpose(0, 1)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        if computed_mask(src_mask, src_key_padding_mask):
+            return computed_mask_layer(self, src, src_mask, src_key_padding_mask)
         x = src if self.batch_first else src.transpose(0, 1)
         mask = self.attn.mask_for(x, src_mask, src_key_padding_mask, is_causal, ("src_mask", "src_key_padding_mask"),
                                   self.begin_call(src), self.what)
@@ -378,6 +385,8 @@ class Encoder(_MaskArgs, nn.Module):
         return x if bool(keep.all()) else x * keep.to(torch.float32).unsqueeze(-1)
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+        if computed_mask(mask, src_key_padding_mask):
+            return computed_mask_encoder(self, src, mask, src_key_padding_mask)
         first = self.layers[0]
         x = src if first.batch_first else src.transpose(0, 1)
         known = self.begin_call(src)
@@ -597,6 +606,9 @@ from .capture_unique_counts import STAND_INS as _UNIQUE_COUNTS  # noqa: E402 - u
 FUNCTIONAL_STAND_INS.update(_UNIQUE_COUNTS)
 from .capture_computed_weights import add_computed_weight_stand_ins, formula_attention  # noqa: E402 - F.conv1d(x, w(x))
 add_computed_weight_stand_ins(FUNCTIONAL_STAND_INS)
+from .capture_encoder_masks import (computed as computed_mask, encoder_forward as computed_mask_encoder,  # noqa: E402
+                                    layer_forward as computed_mask_layer)  # encoder masks computed from the input
+from .capture_attention_bias import additive_bias, additive_form, biased  # noqa: E402 - float attn_mask biases
 
 
 # ---------------------------------------------------------------------------
