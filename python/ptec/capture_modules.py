@@ -609,6 +609,7 @@ add_computed_weight_stand_ins(FUNCTIONAL_STAND_INS)
 from .capture_encoder_masks import (computed as computed_mask, encoder_forward as computed_mask_encoder,  # noqa: E402
                                     layer_forward as computed_mask_layer)  # encoder masks computed from the input
 from .capture_attention_bias import additive_bias, additive_form, biased  # noqa: E402 - float attn_mask biases
+from .capture_packed_lengths import step_keeps  # noqa: E402 - pack_padded_sequence's lengths per step
 
 
 # ---------------------------------------------------------------------------
@@ -793,15 +794,15 @@ class Recurrent(nn.Module):
                     h_t = self.hr[j](h_t)
             else:
                 h_t, c_t = rnn_step(g, h, self.hh[j], self.relu, zero), None
-            live = None if lengths is None else [t < n for n in lengths]
-            if live is None or all(live):
+            # past a sequence's length: its output is zero and its state held, by 0/1
+            # factors of the state's shape (an int8 mul takes equal shapes): constants,
+            # or computed from lengths of the input (capture_packed_lengths)
+            keeps = step_keeps(lengths, t, (self.out_size, self.hidden))
+            if keeps is None:
                 h, c = h_t, c_t
                 outs[t] = h.unsqueeze(1)
                 continue
-            # past a sequence's length: its output is zero and its state held
-            # constant 0/1 factors of the state's shape (an int8 mul takes equal shapes)
-            keep = torch.tensor([[1.0] if k else [0.0] for k in live])
-            h_keep, c_keep = (keep.expand(len(live), n).contiguous() for n in (self.out_size, self.hidden))
+            h_keep, c_keep = keeps
             outs[t] = (h_t * h_keep).unsqueeze(1)
             h = h_t * h_keep if h is None else h_t * h_keep + h * (1.0 - h_keep)
             if c_t is not None:

@@ -15,7 +15,7 @@ output zero past it, the state held, so h_n is the state at its own last
 step), and pad_packed_sequence gives that output back in the layout asked
 for, padded with padding_value to total_length. pad_sequence of traced
 values pads each to the longest and stacks them. Lengths computed from the
-model's input are refused in one line.
+model's input run too (capture_packed_lengths).
 
 `patched(model)` puts the stand-ins in place of torch's functions for one
 trace: in torch.nn.utils.rnn and in the globals of the model's forwards
@@ -31,6 +31,7 @@ import torch.nn.functional as F
 import torch.nn.utils.rnn as rnn_utils
 
 from .capture_modules import CaptureModuleError
+from .capture_packed_lengths import computed as computed_lengths, pad_computed
 
 _ORIGINAL = {name: getattr(rnn_utils, name) for name in ("pack_padded_sequence", "pad_packed_sequence",
                                                           "pad_sequence")}
@@ -64,6 +65,8 @@ def _constant_lengths(lengths) -> List[int]:
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
     if not isinstance(input, torch.fx.Proxy):
         return _ORIGINAL["pack_padded_sequence"](input, lengths, batch_first, enforce_sorted)
+    if computed_lengths(lengths):       # lengths of the input: each step's factors computed (capture_packed_lengths)
+        return PackedInput(input, lengths, batch_first)
     lengths = _constant_lengths(lengths)
     if enforce_sorted and any(a < b for a, b in zip(lengths, lengths[1:])):
         raise CaptureModuleError("pack_padded_sequence: lengths not sorted in decreasing order with "
@@ -80,6 +83,8 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
     if not isinstance(sequence, PackedInput):
         return _ORIGINAL["pad_packed_sequence"](sequence, batch_first, padding_value, total_length)
+    if isinstance(sequence.lengths, torch.fx.Proxy):
+        return pad_computed(sequence, batch_first, padding_value, total_length)
     out = sequence.padded if sequence.batch_first else sequence.padded.transpose(0, 1)    # [B, T, ...]
     batch, steps = len(sequence.lengths), max(sequence.lengths)
     if not sequence.zeroed and min(sequence.lengths) < steps:      # packed and padded again: zero past each length
