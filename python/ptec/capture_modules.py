@@ -855,6 +855,10 @@ class Recurrent(nn.Module):
             out = seq if self.batch_first else seq.transpose(0, 1)
             return out, (torch.cat(last_h, 0), torch.cat(last_c, 0))
         lengths = None if packed is None else packed.lengths
+        if self.lstm_kernel and isinstance(lengths, list) and all(h is None for h in h0s + c0s):
+            from .capture_packed_sequences import packed_lstm_layers        # a packed batch on the kernels
+            out, last = packed_lstm_layers(self, seq, lengths)
+            return packed.again(out if self.batch_first else out.transpose(0, 1), self.batch_first), last
         for k in range(self.layers):
             h = c = None
             if self.stateful:

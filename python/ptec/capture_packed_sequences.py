@@ -143,3 +143,30 @@ def patched(model: torch.nn.Module):
     finally:
         for space, key, value in undo:
             space[key] = value
+
+
+def packed_lstm_layers(rnn, seq, lengths: List[int]):
+    """An nn.LSTM stand-in's (capture_modules.Recurrent with lstm_kernel:
+    unidirectional, no projection) run over a packed batch of constant
+    lengths from the zero state, on its LSTMLayer kernels (one
+    ptec::quantized_lstm per layer, as the unpacked layer; unrolled int8
+    steps were up to 5 output steps off where the kernel is within 2). An
+    LSTM is causal, so each sequence's outputs before its length do not read
+    the padded steps after it: every layer runs all the steps of the padded
+    batch [B, T, I] (T the longest length), and the last layer's outputs are
+    zeroed past each length (a constant 0/1 mul); h_n is each sequence's
+    output at its own last step, c_n its final cell over its own steps
+    (an LSTMFinalCell: a model reading c_n is unrolled, as unpacked).
+    Returns (out [B, T, H] batch first, (h_n, c_n))."""
+    batch, steps = len(lengths), max(lengths)
+    last_h, last_c = [], []
+    for k in range(rnn.layers):
+        out = rnn.layer[k](seq)
+        last_h.append(torch.cat([out[b:b + 1, n - 1] for b, n in enumerate(lengths)], 0).unsqueeze(0))
+        last_c.append(torch.cat([rnn.final_cell[k](seq[b:b + 1, :n]) for b, n in enumerate(lengths)], 0)
+                      .unsqueeze(0))
+        seq = out
+    if min(lengths) < steps:
+        keep = torch.tensor([[1.0 if t < n else 0.0 for t in range(steps)] for n in lengths])
+        seq = seq * keep.reshape(batch, steps, 1).expand(batch, steps, rnn.hidden).contiguous()
+    return seq, (torch.cat(last_h, 0), torch.cat(last_c, 0))
