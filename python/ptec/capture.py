@@ -89,12 +89,13 @@ from .capture_fft_dims import real_nodes
 from .capture_trapezoid import trapezoid_nodes
 from .capture_attention_masks import feeds_masked_softmax, masked_softmax_nodes
 from .capture_list_index import list_index_nodes
+from .capture_log_softmax import log_of_softmax
 from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, dense_groups,
                                fold_dilation_and_output_padding,
                                functional_conv_transpose3d_nodes)
 from .fractional_max_pool import fractional_max_pool_nodes
-from .pool_indices import (check_batched, is_pool_with_indices, module_of_call, unpool_node, unpool_spatial,
-                           window_node, without_indices)
+from .pool_indices import (check_batched, is_pool_with_indices, module_of_call, unpool_default_shape, unpool_node,
+                           unpool_spatial, window_node, without_indices)
 from .random_layers import dropout_node, fractional_random_nodes
 from .interpolate import expand_adaptive_avg_pools, interpolate_nodes
 from .pool3d import (PADS_3D, POOLS_3D, functional_pool3d_module, module_pad3d_nodes, module_pool3d_nodes,
@@ -710,7 +711,9 @@ def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: 
             attrs.update(why=INDICES_PAIR, pool_indices=in_shape)
         return [Node(name, "unsupported", ins[:1], attrs)]
     if unpool_spatial(m) is not None:
-        return [unpool_node(name, ins, out_shape, in_shape, unpool_spatial(m), _source(fn, mods), CaptureError)]
+        return [unpool_node(name, ins, out_shape, in_shape, unpool_spatial(m), _source(fn, mods), CaptureError,
+                            unpool_default_shape(in_shape, unpool_spatial(m), m.kernel_size, m.stride, m.padding,
+                                                 _scalar_arg(fn, 2, "output_size", None)))]
     if shapes is None and _unbatched(m, in_shape, out_shape):
         # torch's unbatched form is the batch-1 call without its batch dim:
         # unsqueeze(0), the batched stand-in nodes, squeeze(0) (which keeps
@@ -1014,7 +1017,11 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                                                   fn, mods, ins[:1], by_name))
             elif unpool_spatial(fn.target) is not None and len(ins) == 2:
                 nodes.append(unpool_node(name, ins, _meta_shape(fn), _meta_shape(fn.args[0]),
-                                         unpool_spatial(fn.target), _source(fn, mods), CaptureError))
+                                         unpool_spatial(fn.target), _source(fn, mods), CaptureError,
+                                         unpool_default_shape(_meta_shape(fn.args[0]), unpool_spatial(fn.target),
+                                                              *(_scalar_arg(fn, i, k, d) for i, k, d in (
+                                                                  (2, "kernel_size", None), (3, "stride", None),
+                                                                  (4, "padding", 0), (5, "output_size", None))))))
             elif _functional_module(fn, by_name) is not None:
                 module, taken = _functional_module(fn, by_name)
                 nodes.extend(_called_module_nodes(name, module, fn, mods, ins[:1], by_name))
@@ -1818,6 +1825,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     the model; states: capture_buffer_state's written tensors)."""
     gm = _traced(model, example_inputs, stateful, lstm_kernel, states)
     refuse_written_tensors(model, gm, before, CaptureError)
+    log_of_softmax(gm)          # x.softmax(-1).log(): x.log_softmax(-1) (capture_log_softmax)
     # Shape propagation runs the module, which writes its states: the
     # initial values are the buffers' values before it.
     initial = {k: v.detach().clone() for k, v in gm.named_buffers()}

@@ -429,7 +429,7 @@ def _mha(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_pr
     of the kept positions), the output projection; the weights [N, L, S]
     averaged over the heads or [N, h, L, S]. What it does not run is
     refused in one line naming the argument."""
-    from .capture_modules import attention_mask, masked_softmax
+    from .capture_modules import attention_mask, biased, masked_softmax
     if static_k is not None or static_v is not None:
         _refuse("static_k / static_v", "(per-head keys and values in place of the projections): ptec runs the "
                                        "projected key and value only")
@@ -479,6 +479,7 @@ def _mha(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_pr
         attn_mask, key_padding_mask = (_with_false_columns(m, extra) for m in (attn_mask, key_padding_mask))
         mask = attention_mask(attn_mask, key_padding_mask, bool(is_causal), h, length,
                               "F.multi_head_attention_forward", batch, source + extra)
+        scores, mask = biased(scores, mask)         # a float mask's bias (capture_attention_bias)
         p = torch.softmax(scores, -1) if mask is None else masked_softmax(scores, mask)
     source += extra
     a = (p @ v).transpose(0, 1).reshape(length, batch, e)

@@ -112,8 +112,9 @@ def attention_mask(attn_mask, key_padding_mask, is_causal, heads: int, tokens: i
     if is_causal and attn_mask is None:
         raise CaptureModuleError(f"{what}: is_causal=True without the mask: pass the causal mask too, as torch "
                                  "requires")
+    bias = None if attn_mask is None else additive_bias(attn_mask.detach(), what)    # a float bias (ALiBi)
     if attn_mask is not None:
-        a = _as_bool_mask(attn_mask.detach(), "attention mask", what)
+        a = _as_bool_mask(attn_mask.detach() if bias is None else torch.isneginf(attn_mask), "attention mask", what)
         if tuple(a.shape) == (tokens, s):
             a = a.unsqueeze(0)
         elif tuple(a.shape) != (batch * heads, tokens, s):
@@ -133,6 +134,8 @@ def attention_mask(attn_mask, key_padding_mask, is_causal, heads: int, tokens: i
         k = (k.reshape(1, 1, s) if batch == 1 else
              k.reshape(batch, 1, 1, s).expand(batch, heads, 1, s).reshape(batch * heads, 1, s))
         full = full | k
+    if bias is not None:        # torch's additive form: -inf where masked, the bias elsewhere
+        return additive_form(full, bias, heads, batch)
     return full if bool(full.any()) else None
 
 
@@ -236,7 +239,7 @@ class SelfAttention(_MaskArgs, nn.Module):
             q = self.q(x).reshape(b, n, h, d).transpose(1, 2).reshape(b * h, n, d) * (1.0 / math.sqrt(d))
             k = self.k(key).reshape(b, s, h, d).transpose(1, 2).reshape(b * h, s, d)
             v = self.v(value).reshape(b, s, h, d).transpose(1, 2).reshape(b * h, s, d)
-        scores = q @ k.transpose(1, 2)
+        scores, mask = biased(q @ k.transpose(1, 2), mask)          # a float mask's bias added
         p = torch.softmax(scores, -1) if mask is None else masked_softmax(scores, mask)
         a = p @ v                                                      # [batch * heads, tokens, head_dim]
         if b == 1:
@@ -313,18 +316,22 @@ class EncoderLayer(_MaskArgs, nn.Module):
         self.activation = (act if isinstance(act, nn.Module)
                            else nn.GELU() if act is F.gelu else nn.ReLU())
 
-    def run(self, src, mask=None):
-        """src in the layer's layout; mask: the combined constant mask."""
+    def run(self, src, mask=None, attend=None):
+        """src in the layer's layout; mask: the combined constant mask;
+        attend: the self-attention of a computed mask (capture_encoder_masks)."""
         x = src if self.batch_first else src.transpose(0, 1)
+        attend = attend or (lambda v: self.attn.attend(v, mask))
         if self.norm_first:
-            x = x + self.attn.attend(self.norm1(x), mask)
+            x = x + attend(self.norm1(x))
             x = x + self.linear2(self.activation(self.linear1(self.norm2(x))))
         else:
-            x = self.norm1(x + self.attn.attend(x, mask))
+            x = self.norm1(x + attend(x))
             x = self.norm2(x + self.linear2(self.activation(self.linear1(x))))
         return x if self.batch_first else x.transpose(0, 1)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        if computed_mask(src_mask, src_key_padding_mask):
+            return computed_mask_layer(self, src, src_mask, src_key_padding_mask)
         x = src if self.batch_first else src.transpose(0, 1)
         mask = self.attn.mask_for(x, src_mask, src_key_padding_mask, is_causal, ("src_mask", "src_key_padding_mask"),
                                   self.begin_call(src), self.what)
@@ -378,6 +385,8 @@ class Encoder(_MaskArgs, nn.Module):
         return x if bool(keep.all()) else x * keep.to(torch.float32).unsqueeze(-1)
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+        if computed_mask(mask, src_key_padding_mask):
+            return computed_mask_encoder(self, src, mask, src_key_padding_mask)
         first = self.layers[0]
         x = src if first.batch_first else src.transpose(0, 1)
         known = self.begin_call(src)
@@ -597,6 +606,10 @@ from .capture_unique_counts import STAND_INS as _UNIQUE_COUNTS  # noqa: E402 - u
 FUNCTIONAL_STAND_INS.update(_UNIQUE_COUNTS)
 from .capture_computed_weights import add_computed_weight_stand_ins, formula_attention  # noqa: E402 - F.conv1d(x, w(x))
 add_computed_weight_stand_ins(FUNCTIONAL_STAND_INS)
+from .capture_encoder_masks import (computed as computed_mask, encoder_forward as computed_mask_encoder,  # noqa: E402
+                                    layer_forward as computed_mask_layer)  # encoder masks computed from the input
+from .capture_attention_bias import additive_bias, additive_form, biased  # noqa: E402 - float attn_mask biases
+from .capture_packed_lengths import step_keeps  # noqa: E402 - pack_padded_sequence's lengths per step
 
 
 # ---------------------------------------------------------------------------
@@ -781,15 +794,15 @@ class Recurrent(nn.Module):
                     h_t = self.hr[j](h_t)
             else:
                 h_t, c_t = rnn_step(g, h, self.hh[j], self.relu, zero), None
-            live = None if lengths is None else [t < n for n in lengths]
-            if live is None or all(live):
+            # past a sequence's length: its output is zero and its state held, by 0/1
+            # factors of the state's shape (an int8 mul takes equal shapes): constants,
+            # or computed from lengths of the input (capture_packed_lengths)
+            keeps = step_keeps(lengths, t, (self.out_size, self.hidden))
+            if keeps is None:
                 h, c = h_t, c_t
                 outs[t] = h.unsqueeze(1)
                 continue
-            # past a sequence's length: its output is zero and its state held
-            # constant 0/1 factors of the state's shape (an int8 mul takes equal shapes)
-            keep = torch.tensor([[1.0] if k else [0.0] for k in live])
-            h_keep, c_keep = (keep.expand(len(live), n).contiguous() for n in (self.out_size, self.hidden))
+            h_keep, c_keep = keeps
             outs[t] = (h_t * h_keep).unsqueeze(1)
             h = h_t * h_keep if h is None else h_t * h_keep + h * (1.0 - h_keep)
             if c_t is not None:
@@ -842,6 +855,10 @@ class Recurrent(nn.Module):
             out = seq if self.batch_first else seq.transpose(0, 1)
             return out, (torch.cat(last_h, 0), torch.cat(last_c, 0))
         lengths = None if packed is None else packed.lengths
+        if self.lstm_kernel and isinstance(lengths, list) and all(h is None for h in h0s + c0s):
+            from .capture_packed_sequences import packed_lstm_layers        # a packed batch on the kernels
+            out, last = packed_lstm_layers(self, seq, lengths)
+            return packed.again(out if self.batch_first else out.transpose(0, 1), self.batch_first), last
         for k in range(self.layers):
             h = c = None
             if self.stateful:

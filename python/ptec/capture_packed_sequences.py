@@ -15,7 +15,7 @@ output zero past it, the state held, so h_n is the state at its own last
 step), and pad_packed_sequence gives that output back in the layout asked
 for, padded with padding_value to total_length. pad_sequence of traced
 values pads each to the longest and stacks them. Lengths computed from the
-model's input are refused in one line.
+model's input run too (capture_packed_lengths).
 
 `patched(model)` puts the stand-ins in place of torch's functions for one
 trace: in torch.nn.utils.rnn and in the globals of the model's forwards
@@ -31,6 +31,7 @@ import torch.nn.functional as F
 import torch.nn.utils.rnn as rnn_utils
 
 from .capture_modules import CaptureModuleError
+from .capture_packed_lengths import computed as computed_lengths, pad_computed
 
 _ORIGINAL = {name: getattr(rnn_utils, name) for name in ("pack_padded_sequence", "pad_packed_sequence",
                                                           "pad_sequence")}
@@ -64,6 +65,8 @@ def _constant_lengths(lengths) -> List[int]:
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
     if not isinstance(input, torch.fx.Proxy):
         return _ORIGINAL["pack_padded_sequence"](input, lengths, batch_first, enforce_sorted)
+    if computed_lengths(lengths):       # lengths of the input: each step's factors computed (capture_packed_lengths)
+        return PackedInput(input, lengths, batch_first)
     lengths = _constant_lengths(lengths)
     if enforce_sorted and any(a < b for a, b in zip(lengths, lengths[1:])):
         raise CaptureModuleError("pack_padded_sequence: lengths not sorted in decreasing order with "
@@ -80,6 +83,8 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
     if not isinstance(sequence, PackedInput):
         return _ORIGINAL["pad_packed_sequence"](sequence, batch_first, padding_value, total_length)
+    if isinstance(sequence.lengths, torch.fx.Proxy):
+        return pad_computed(sequence, batch_first, padding_value, total_length)
     out = sequence.padded if sequence.batch_first else sequence.padded.transpose(0, 1)    # [B, T, ...]
     batch, steps = len(sequence.lengths), max(sequence.lengths)
     if not sequence.zeroed and min(sequence.lengths) < steps:      # packed and padded again: zero past each length
@@ -138,3 +143,30 @@ def patched(model: torch.nn.Module):
     finally:
         for space, key, value in undo:
             space[key] = value
+
+
+def packed_lstm_layers(rnn, seq, lengths: List[int]):
+    """An nn.LSTM stand-in's (capture_modules.Recurrent with lstm_kernel:
+    unidirectional, no projection) run over a packed batch of constant
+    lengths from the zero state, on its LSTMLayer kernels (one
+    ptec::quantized_lstm per layer, as the unpacked layer; unrolled int8
+    steps were up to 5 output steps off where the kernel is within 2). An
+    LSTM is causal, so each sequence's outputs before its length do not read
+    the padded steps after it: every layer runs all the steps of the padded
+    batch [B, T, I] (T the longest length), and the last layer's outputs are
+    zeroed past each length (a constant 0/1 mul); h_n is each sequence's
+    output at its own last step, c_n its final cell over its own steps
+    (an LSTMFinalCell: a model reading c_n is unrolled, as unpacked).
+    Returns (out [B, T, H] batch first, (h_n, c_n))."""
+    batch, steps = len(lengths), max(lengths)
+    last_h, last_c = [], []
+    for k in range(rnn.layers):
+        out = rnn.layer[k](seq)
+        last_h.append(torch.cat([out[b:b + 1, n - 1] for b, n in enumerate(lengths)], 0).unsqueeze(0))
+        last_c.append(torch.cat([rnn.final_cell[k](seq[b:b + 1, :n]) for b, n in enumerate(lengths)], 0)
+                      .unsqueeze(0))
+        seq = out
+    if min(lengths) < steps:
+        keep = torch.tensor([[1.0 if t < n else 0.0 for t in range(steps)] for n in lengths])
+        seq = seq * keep.reshape(batch, steps, 1).expand(batch, steps, rnn.hidden).contiguous()
+    return seq, (torch.cat(last_h, 0), torch.cat(last_c, 0))

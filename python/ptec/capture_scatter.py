@@ -338,7 +338,7 @@ def scatter_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     if kind in ("scatter", "scatter_add") and isinstance(index, torch.fx.Node) and _constant(index, by_name) is None:
         from .capture_scatter_computed import computed_scatter_nodes
         nodes = computed_scatter_nodes(fn.name, self_node.name, shape, a.get("dim"), index, getattr(src, "name", None),
-                                       src_shape, reduce, by_name)
+                                       src_shape, reduce, by_name, src_value[0] if _number(src) else None)
         if isinstance(nodes, str):
             refuse_call(fn, "its index is computed in the program: " + nodes)
         return nodes

@@ -29,10 +29,16 @@ MAX_WRITES = 64
 
 
 def computed_scatter_nodes(name: str, self_name: str, shape, dim, idx: torch.fx.Node, src: str, src_shape,
-                           reduce: Optional[str], by_name) -> Optional[str]:
-    """The nodes of the write, or the reason (a str) it is not run."""
+                           reduce: Optional[str], by_name, value=None) -> Optional[str]:
+    """The nodes of the write, or the reason (a str) it is not run; value:
+    the number of scatter(dim, index, value) (src None), written as a
+    constant src of the index's shape (x.scatter_(-1, x.argmax(-1, True), 1.0):
+    the one-hot of the argmax)."""
     node = by_name.get(idx.name)
     rank, index_shape = len(shape), _meta_shape(idx)
+    filled = src is None and value is not None and index_shape is not None
+    if filled:
+        src_shape = list(index_shape)
     if not isinstance(dim, int) or isinstance(dim, bool) or not -rank <= dim < rank:
         return f"dim {dim!r} is not a dim of a rank-{rank} tensor"
     if dim % rank != rank - 1:
@@ -54,6 +60,8 @@ def computed_scatter_nodes(name: str, self_name: str, shape, dim, idx: torch.fx.
         nodes.append(Node(f"{name}__computed{len(nodes)}", op, list(inputs), attrs))
         return nodes[-1].name
 
+    if filled:
+        src = step("constant", [], value=np.full([int(d) for d in index_shape], float(value), np.float32))
     column = step("int_math", [idx.name], dtype="int64", kind="view", shape=[rows, k, 1])
     classes = step("constant", [], value=np.arange(n, dtype=np.float32))
     hit = step("compare", [step("index_to_float", [column]), classes], kind="eq")          # [rows, k, n]

@@ -15,6 +15,7 @@ from . import plan as pl
 from . import quantize as qz
 from .backends.ethos_u.npu_config import NPU_TARGETS
 from .calibration import check_samples
+from .input_channel_spread import spread_inputs_in_fp32
 from .capture_buffer_state import STATE
 from .ops import runtime_kernels
 from .ir import origin
@@ -125,6 +126,7 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
         # random nodes calibrate on torch's draws: seeded, so a compile repeats (the caller's generator untouched)
         torch.manual_seed(random_seed)
         observer = qz.calibrate(prepared, calibration, config, progress)
+    spread_inputs_in_fp32(prepared, calibration, log, int8_io)     # BatchNorm1d of features 1e3 and 1e-2
     try:
         qgraph = qz.quantize(prepared, observer, w4, int8_layernorm, a16)
     except qz.A16SelectionError as e:

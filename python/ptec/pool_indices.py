@@ -166,8 +166,34 @@ def module_of_call(fn: torch.fx.Node, arg) -> Optional[nn.Module]:
         return None
 
 
-def unpool_node(name: str, ins: List[str], out_shape, in_shape, spatial: int, what: str, error) -> Node:
-    """max_unpool of values ins[0] by indices ins[1] to the traced output."""
+def unpool_default_shape(in_shape, spatial: int, kernel, stride=None, padding=0, output_size=None):
+    """torch's output shape of max_unpool (F._unpool_output_size) without a
+    traced value: (in - 1) * stride + kernel - 2 * padding per spatial dim,
+    or output_size; None when an argument is not a constant."""
+    def many(v):
+        if isinstance(v, torch.fx.Node):
+            return None
+        v = list(v) if isinstance(v, (tuple, list, torch.Size)) else [v] * spatial
+        return [int(e) for e in v] if all(isinstance(e, int) for e in v) else None
+    if in_shape is None or len(in_shape) != 2 + spatial or kernel is None:
+        return None
+    k, st, pad = many(kernel), many(stride if stride is not None else kernel), many(padding)
+    if None in (k, st, pad) or not len(k) == len(st) == len(pad) == spatial:
+        return None
+    if output_size is not None:
+        size = many(output_size)
+        return None if size is None or len(size) not in (spatial, spatial + 2) else \
+            list(in_shape[:2]) + size[-spatial:]
+    return list(in_shape[:2]) + [(int(i) - 1) * s_ + k_ - 2 * p_
+                                 for i, s_, k_, p_ in zip(in_shape[2:], st, k, pad)]
+
+
+def unpool_node(name: str, ins: List[str], out_shape, in_shape, spatial: int, what: str, error,
+                default=None) -> Node:
+    """max_unpool of values ins[0] by indices ins[1] to the traced output
+    (default: torch's output shape when the model failed on its example
+    before it, unpool_default_shape)."""
+    out_shape = out_shape if out_shape is not None else default
     if len(ins) != 2 or out_shape is None or in_shape is None or len(out_shape) != 2 + spatial \
             or len(in_shape) != 2 + spatial:
         raise error(f"{what}: needs batched [N, C, ...] values and indices of rank {2 + spatial} "
@@ -215,6 +241,13 @@ def eval_window(x: torch.Tensor, windows: np.ndarray, out_shape, indices: bool) 
 
 def eval_unpool(values: torch.Tensor, idx: torch.Tensor, out_shape) -> torch.Tensor:
     n, c = values.shape[:2]
+    plane = int(np.prod(out_shape[2:]))
+    if idx.numel() and (int(idx.max()) >= plane or int(idx.min()) < 0):
+        bad = int(idx.max()) if int(idx.max()) >= plane else int(idx.min())
+        # torch's own failure (its message), with the usual cause
+        raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
+                           f"{'x'.join(str(int(v)) for v in out_shape[2:])}): max_unpool's output is "
+                           f"smaller than the pool's input (an odd size): give output_size=x.shape[2:]")
     y = torch.zeros(n, c, int(np.prod(out_shape[2:])), dtype=values.dtype)
     y.scatter_(2, idx.reshape(n, c, -1).long(), values.reshape(n, c, -1))
     return y.reshape([int(v) for v in out_shape])

@@ -1607,6 +1607,12 @@ RUNS = {
                                            S3, R, 0.5, "int8"),  # 0.50
     "Tensor.index_fill(computed index, dim 1)": (lambda x: x.index_fill(1, x[0, :, 0].argsort()[:2], -1.5),
                                                   S3, R, 1.5, "int8"),  # 0.94
+    # log of a softmax: log_softmax (capture_log_softmax; test_sequence_forms.py)
+    "Tensor.softmax(-1).log()": (lambda x: x.softmax(-1).log(), S3, R, 0.5, "fp32"),
+    "torch.log(F.softmax(x, dim))": (lambda x: torch.log(F.softmax(x, dim=1)), S3, R, 0.5, "fp32"),
+    # a number written by a computed index (capture_scatter_computed): the one-hot of the argmax
+    "Tensor.scatter_(argmax, number)": (lambda x: torch.zeros_like(x).scatter_(-1, x.argmax(-1, keepdim=True), 1.0),
+                                        S3, R, 0.5, "int8"),
 }
 
 if hasattr(torch, "chain_matmul"):         # deprecated for torch.linalg.multi_dot

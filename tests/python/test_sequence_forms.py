@@ -385,7 +385,9 @@ def test_pad_sequence_of_computed_values(tmp_path):
     assert worst <= 1.5, worst
 
 
-def test_lengths_computed_from_data_are_refused(tmp_path):
+def test_computed_lengths_without_total_length_are_refused(tmp_path):
+    """(computed lengths run: test_packed_lengths_of_the_input; torch's padded
+    length is then max(lengths), which depends on the input)"""
     from model_checks import cli_refusal
     line = cli_refusal(tmp_path, """
 import torch, torch.nn as nn
@@ -396,11 +398,11 @@ class M(nn.Module):
     def forward(self, x):
         lengths = (x[:, :, 0] > 0).sum(1)
         y, _ = self.rnn(nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False))
-        return nn.utils.rnn.pad_packed_sequence(y, batch_first=True, total_length=5)[0]
+        return nn.utils.rnn.pad_packed_sequence(y, batch_first=True)[0]
 def model():
     return M().eval(), (torch.rand(2, 5, 6),)
 """)
-    assert "pack_padded_sequence with lengths computed from the model's input" in line, line
+    assert "pad_packed_sequence of lengths computed from the model's input" in line and "total_length=5" in line, line
 
 
 def test_batch_two_transformer_layer_on_the_m55(tmp_path):
@@ -428,3 +430,288 @@ def test_unbatched_attention_with_weights(tmp_path):
     torch.manual_seed(0)
     worst, _ = steps_from_float(Unbatched(), (1, 5, 8), tmp_path)
     assert worst <= 4.5, worst
+
+
+# ---------------------------------------------------------------------------
+# Forms from the session-18 probe: masks computed from the input in encoder
+# layers, float attention biases, lengths of the input, log(softmax), the
+# one-hot of an argmax by scatter, max_unpool's default size, and an input
+# batch norm over channels of very different scales
+
+def _steps(model, calib, tmp_path, n_check=3, kept=None):
+    """Largest |ptec - torch| in output steps over the first output of the
+    first n_check samples (multi-input); kept(sample) -> bool [B, T] picks the
+    positions compared (None: all). The host runtime must give the
+    reference interpreter's bytes (one step where an fp32 kernel runs)."""
+    model = model.eval()
+    res = compile_model(model, list(calib[0]), calib)
+    prog = parse_program(res.data)
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    worst = 0.0
+    for sample in calib[:n_check]:
+        arrays = [t.numpy() for t in sample]
+        got = np.asarray(host_runtime.run(prog, res.data, arrays, workdir=str(tmp_path))[0], np.float64)
+        want = np.asarray(run_program(prog, arrays)[0], np.float64)
+        assert np.abs(got - want).max() <= step * 1.001
+        with torch.no_grad():
+            ref = model(*sample)
+        ref = (ref[0] if isinstance(ref, (tuple, list)) else ref).numpy().astype(np.float64)
+        assert got.shape == ref.shape, (got.shape, ref.shape)
+        assert ref.max() - ref.min() >= 8 * step
+        err = np.abs(got - ref) / step
+        if kept is not None:
+            err = err[kept(sample).numpy()]
+        worst = max(worst, float(err.max()))
+    return worst, res
+
+
+class ComputedPadding(nn.Module):
+    """An encoder (layer) whose key padding mask is computed from the input:
+    the all-zero rows of x (padding at the end)."""
+
+    def __init__(self, whole, nested=False, batch_first=True, norm_first=False):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=batch_first, norm_first=norm_first)
+        self.m = nn.TransformerEncoder(layer, 2, enable_nested_tensor=nested) if whole else layer
+        self.batch_first = batch_first
+
+    def forward(self, x):
+        pad = x.abs().sum(-1) == 0                           # [B, T]
+        if not self.batch_first:
+            x = x.transpose(0, 1)
+        y = self.m(x, src_key_padding_mask=pad)
+        return y if self.batch_first else y.transpose(0, 1)
+
+
+def _padded(n=4, seed=0):
+    """[2, 6, 8] samples whose rows past each length are zero; one sequence
+    always runs whole (torch's nested fast path keeps all 6 steps then)."""
+    out = []
+    for i, (x,) in enumerate(calibration((2, 6, 8), n, seed)):
+        x[(i + 1) % 2, 2 + i % 4:] = 0
+        out.append((x,))
+    return out
+
+
+def _kept(sample):
+    return sample[0].abs().sum(-1) != 0
+
+
+@pytest.mark.parametrize("form", ["layer", "encoder", "encoder_nested", "sequence_first", "norm_first"])
+def test_encoder_with_a_padding_mask_computed_from_the_input(form, tmp_path):
+    """Kept positions against torch; the nested fast path's padded positions
+    are zero in both (torch pads its nested output with zeros)."""
+    torch.manual_seed(0)
+    model = ComputedPadding(form != "layer", nested=form == "encoder_nested", batch_first=form != "sequence_first",
+                            norm_first=form == "norm_first")
+    worst, _ = _steps(model, _padded(), tmp_path, n_check=4, kept=None if form == "encoder_nested" else _kept)
+    assert worst <= 6.0, f"{form}: {worst:.2f} steps"
+
+
+def test_encoder_nested_output_shorter_than_the_input_is_refused():
+    """torch's nested fast path cuts the output to the longest kept length,
+    which depends on the input: refused naming enable_nested_tensor=False."""
+    torch.manual_seed(0)
+    samples = _padded()
+    for (x,) in samples:
+        x[:, 5:] = 0
+    with pytest.raises(CaptureError, match="enable_nested_tensor=False") as e:
+        compile_model(ComputedPadding(True, nested=True).eval(), [samples[0][0]], samples)
+    assert "\n" not in str(e.value)
+
+
+def _alibi(heads, length):
+    slopes = torch.tensor([2.0 ** (-8.0 * (i + 1) / heads) for i in range(heads)])
+    d = torch.arange(length)[None, :] - torch.arange(length)[:, None]
+    return (-slopes[:, None, None] * d.abs()[None].float()).masked_fill(d[None] > 0, float("-inf"))
+
+
+class FloatBias(nn.Module):
+    """A float attention mask with values other than 0 and -inf (a buffer),
+    added to the scores as torch does."""
+
+    def __init__(self, form, batch):
+        super().__init__()
+        self.form = form
+        self.a = nn.MultiheadAttention(8, 2, batch_first=True)
+        self.l = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+        g = torch.Generator().manual_seed(3)
+        self.register_buffer("bias", torch.randn(5, 5, generator=g))
+        self.register_buffer("alibi", _alibi(2, 5).repeat(batch, 1, 1))
+        pad = torch.zeros(batch, 5, dtype=torch.bool)
+        pad[-1, 3:] = True
+        self.register_buffer("pad", pad)
+
+    def forward(self, x):
+        if self.form == "bias":
+            return self.a(x, x, x, attn_mask=self.bias, need_weights=False)[0]
+        if self.form == "alibi_causal":
+            return self.a(x, x, x, attn_mask=self.alibi, need_weights=False)[0]
+        if self.form == "bias_and_padding":
+            return self.a(x, x, x, attn_mask=self.bias, key_padding_mask=self.pad, need_weights=False)[0]
+        if self.form == "weights":
+            return self.a(x, x, x, attn_mask=self.bias)
+        return self.l(x, src_mask=self.bias)
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+@pytest.mark.parametrize("form", ["bias", "alibi_causal", "bias_and_padding", "weights", "encoder"])
+def test_float_attention_mask_is_a_bias(form, batch, tmp_path):
+    torch.manual_seed(0)
+    worst, _ = steps_from_float(FloatBias(form, batch), (batch, 5, 8), tmp_path)
+    assert worst <= 4.5, f"{form}, batch {batch}: {worst:.2f} steps"
+
+
+class PackedLengths(nn.Module):
+    """pack_padded_sequence with the lengths a model input (int64)."""
+
+    def __init__(self, cell, bidirectional, read):
+        super().__init__()
+        self.r = cell(6, 8, batch_first=True, bidirectional=bidirectional)
+        self.read = read
+
+    def forward(self, x, lengths):
+        packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        out, h = self.r(packed)
+        if self.read == "h_n":
+            return h[0] if isinstance(h, tuple) else h
+        return nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])[0]
+
+
+LENGTHS = [[7, 4], [3, 7], [5, 5], [2, 6], [7, 1], [4, 7]]
+
+
+@pytest.mark.parametrize("read", ["h_n", "output"])
+@pytest.mark.parametrize("cell,bidirectional", [(nn.GRU, False), (nn.LSTM, False), (nn.LSTM, True), (nn.RNN, True)])
+def test_packed_lengths_of_the_input(cell, bidirectional, read, tmp_path):
+    """Each sequence stops at its own length (a computed factor per step):
+    h_n is its state there, the output zero past it, as torch's."""
+    torch.manual_seed(0)
+    xs = calibration((2, 7, 6), len(LENGTHS))
+    samples = [(x, torch.tensor(n)) for (x,), n in zip(xs, LENGTHS)]
+    worst, _ = _steps(PackedLengths(cell, bidirectional, read), samples, tmp_path, n_check=len(samples))
+    assert worst <= 5.0, f"{cell.__name__} {read}: {worst:.2f} steps"
+
+
+class Call1(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+@pytest.mark.parametrize("form", ["method", "function", "module", "both_read"])
+def test_log_of_softmax_is_log_softmax(form, tmp_path):
+    """log(softmax(x)) runs as log_softmax(x): int8 probabilities would lose
+    the small ones (22 steps off)."""
+    soft = nn.Softmax(-1)
+    fn = {"method": lambda x: x.softmax(-1).log(),
+          "function": lambda x: torch.log(torch.nn.functional.softmax(x, dim=-1)),
+          "module": lambda x: torch.log(soft(x)),
+          "both_read": lambda x: (x.softmax(-1).log(), x.softmax(-1) * 2.0)}[form]
+    model = Call1(fn)
+    model.soft = soft           # the module form's nn.Softmax, installed
+    worst, res = steps_from_float(model, (1, 4, 8), tmp_path)
+    assert worst <= 1.5, f"{form}: {worst:.2f} steps"          # (both_read: the int8 softmax * 2)
+    assert not any(n.op == "elementwise" and n.attrs.get("fn") == "log" for n in res.graph.nodes)
+
+
+def test_one_hot_of_the_argmax_by_scatter(tmp_path):
+    """zeros_like(x).scatter_(-1, x.argmax(-1, keepdim=True), 1.0): exact."""
+    for value in (1.0, -2.5):
+        fn = (lambda v: lambda x: torch.zeros_like(x).scatter_(-1, x.argmax(-1, keepdim=True), v))(value)
+        worst, res = steps_from_float(Call1(fn), (1, 4, 8), tmp_path)
+        assert worst <= 0.01, worst
+        assert not res.lowered.fallbacks, res.lowered.fallbacks
+
+
+def test_max_unpool_without_output_size_is_torchs_size(tmp_path):
+    """F.max_unpool2d(y, i, 2) after a pool of a 5x7 input: torch's default
+    output (in - 1) * stride + kernel = 4x6; an example whose indices fall
+    past it fails in torch too, and the message names output_size."""
+    import torch.nn.functional as F
+
+    def unpooled(x):
+        y, i = F.max_pool2d(x, 2, return_indices=True)
+        return F.max_unpool2d(y, i, 2)
+    model = Call1(unpooled)
+    samples = []
+    for (x,) in calibration((1, 1, 5, 7), 24, seed=4):
+        try:
+            model(x)
+            samples.append((x,))
+        except RuntimeError:
+            bad = x
+    assert len(samples) >= 3
+    worst, res = _steps(model, samples, tmp_path)
+    assert worst <= 0.5, worst
+    assert list(res.graph.node(res.graph.outputs[0]).shape) == [1, 1, 4, 6]
+    with pytest.raises(CaptureError, match=r"invalid max index.*output_size=x.shape\[2:\]") as e:
+        compile_model(model, [bad], [(bad,)])
+    assert "\n" not in str(e.value)
+
+
+def _spread(n=8, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return [(torch.randn(1, 4, generator=g) * torch.tensor([100.0, 0.01, 1.0, 1.0])
+             + torch.tensor([1000.0, 0.0, 5.0, 0.0]),) for _ in range(n)]
+
+
+def test_input_batch_norm_over_channels_of_different_scales(tmp_path):
+    """BatchNorm1d first, channels 1000 +- 100 next to 0 +- 0.01: the
+    normalization runs in fp32 before quantizing (one int8 grid would lose
+    the narrow channel: 60 steps off), and the compile log says so."""
+    torch.manual_seed(0)
+    bn = nn.BatchNorm1d(4)
+    bn.running_mean.copy_(torch.tensor([1000.0, 0.0, 5.0, 0.0]))
+    bn.running_var.copy_(torch.tensor([100.0 ** 2, 0.01 ** 2, 1.0, 1.0]))
+    model = nn.Sequential(bn, nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).eval()
+    samples = _spread()
+    worst, res = _steps(model, samples, tmp_path, n_check=4)
+    assert worst <= 2.5, worst
+    assert any("nn.BatchNorm1d" in f for f in res.lowered.fallbacks), res.lowered.fallbacks
+    lines = []
+    compile_model(model, [samples[0][0]], samples, log=lines.append)
+    assert any("span ranges" in line and "times apart" in line for line in lines), lines
+
+
+def test_input_batch_norm_over_like_channels_stays_int8(tmp_path):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.BatchNorm1d(4), nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).eval()
+    worst, res = _steps(model, [(torch.rand(1, 4) * 6 - 3,) for _ in range(8)], tmp_path)
+    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    assert worst <= 3.0, worst
+
+
+class PackedConstant(nn.Module):
+    """An nn.LSTM over pack_padded_sequence with constant lengths."""
+
+    def __init__(self, read, layers, lengths):
+        super().__init__()
+        self.r = nn.LSTM(6, 8, num_layers=layers, batch_first=True)
+        self.read, self.lengths = read, list(lengths)
+
+    def forward(self, x):
+        out, (h, c) = self.r(nn.utils.rnn.pack_padded_sequence(x, self.lengths, batch_first=True,
+                                                               enforce_sorted=False))
+        if self.read == "h_n":
+            return h
+        if self.read == "c_n":
+            return c
+        return nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=7)[0]
+
+
+@pytest.mark.parametrize("read", ["output", "h_n", "c_n"])
+@pytest.mark.parametrize("layers,lengths", [(1, (7, 4)), (2, (4, 7))])
+def test_packed_lstm_runs_on_its_kernel(read, layers, lengths, tmp_path):
+    """A packed LSTM runs on ptec::quantized_lstm as unpacked (the unrolled
+    int8 steps were 5.1 output steps off on [7, 4], the kernel 1.9): the
+    padded steps run too (an LSTM is causal), the output is zeroed past each
+    length, h_n taken at each one's last step; a model reading c_n is unrolled."""
+    torch.manual_seed(0)
+    worst, res = steps_from_float(PackedConstant(read, layers, lengths), (2, 7, 6), tmp_path)
+    kernels = sum(n.op == "lstm" for n in res.graph.nodes)
+    assert kernels == (0 if read == "c_n" else layers), kernels
+    assert worst <= (6.0 if read == "c_n" else 3.0), f"{read}: {worst:.2f} steps"     # (unrolled: as before)

@@ -92,18 +92,19 @@ def test_transformer_pieces_compile_and_match(case, tmp_path):
     assert cosine >= 0.99, cosine
 
 
-def test_a_general_float_mask_is_refused_in_one_line():
-    """Boolean and 0/-inf masks compile (test_transformer_masks.py); a float
-    mask with other values does not."""
+def test_a_float_mask_with_inf_is_refused_in_one_line():
+    """Boolean and 0/-inf masks compile (test_transformer_masks.py), a float
+    mask with other finite values is a bias (test_sequence_forms.py); +inf
+    (torch's softmax gives NaN) does not."""
     class Masked(nn.Module):
         def __init__(self):
             super().__init__()
             self.mha = nn.MultiheadAttention(8, 2, batch_first=True)
 
         def forward(self, x):
-            return self.mha(x, x, x, attn_mask=torch.full((4, 4), 0.5))[0]
+            return self.mha(x, x, x, attn_mask=torch.full((4, 4), 0.5).fill_diagonal_(float("inf")))[0]
     x = torch.randn(1, 4, 8)
-    with pytest.raises(CaptureError, match="mha \\(nn.MultiheadAttention\\): a float attention mask") as e:
+    with pytest.raises(CaptureError, match="mha \\(nn.MultiheadAttention\\): a float attention mask with NaN") as e:
         compile_model(Masked().eval(), [x], [(x,)])
     assert "\n" not in str(e.value)
 

@@ -269,17 +269,20 @@ def _refused(model, match):
     return str(e.value)
 
 
-def test_a_general_float_mask_is_refused_in_one_line():
+def test_a_float_mask_with_nan_is_refused_in_one_line():
+    # (a general float mask is a bias added to the scores: capture_attention_bias, test_sequence_forms.py)
     m = Tagger(layer(False), lambda self, h: self.body(h, src_mask=self.bias))
-    m.register_buffer("bias", torch.randn(T, T) * 0.5)
-    msg = _refused(m, "values other than 0 and -inf")
+    bias = torch.randn(T, T) * 0.5
+    bias[0, 1] = float("nan")
+    m.register_buffer("bias", bias)
+    msg = _refused(m, "NaN or \\+inf")
     assert msg.startswith("body (nn.TransformerEncoderLayer)"), msg
 
 
-def test_a_mask_from_the_input_is_refused_in_one_line():
-    m = Tagger(layer(False), lambda self, h: self.body(h, src_key_padding_mask=h[:, :, 0] > 0))
-    msg = _refused(m, "computed from the model's input")
-    assert msg.startswith("body (nn.TransformerEncoderLayer)"), msg
+def test_a_float_mask_from_the_input_is_refused_in_one_line():
+    # (a bool mask from the input runs: capture_encoder_masks, test_sequence_forms.py)
+    m = Tagger(layer(False), lambda self, h: self.body(h, src_key_padding_mask=(h[:, :, 0] > 0).float()))
+    _refused(m, "computed float key_padding_mask")
 
 
 def test_a_mask_torch_refuses_is_reported_in_one_line():

@@ -1,0 +1,79 @@
+"""nn.TransformerEncoderLayer / nn.TransformerEncoder given masks computed
+from the model's input (probe finding R1): `src_key_padding_mask=tok == 0`,
+`x.abs().sum(-1) == 0`, `pad.bool()` of an input.
+
+The stand-ins of capture_modules take constant masks (one bool mask folded
+into ptec's masked softmax); a computed one takes nn.MultiheadAttention's
+path for computed masks instead: each layer's self-attention is torch's
+formula (capture_computed_weights._mha: the scores masked where the computed
+bool mask is True, softmax of the kept positions), the rest of the layer as
+for a constant mask.
+
+torch's inference fast path of nn.TransformerEncoder (eval, no grad,
+enable_nested_tensor, batch first, ...; capture_modules._nested_fast_path)
+runs the layers on a nested tensor of the kept positions when the padding
+mask is left aligned, and pads its output with zeros: the stand-in zeroes
+the padded positions by the computed mask (x * ~mask), torch's value for a
+left-aligned mask. torch also cuts the output to the longest kept length,
+a length that depends on the input: an example whose padding covers the
+last positions of every sequence (an output shorter than the input) is
+refused, naming enable_nested_tensor=False. Where torch's mask is not left
+aligned torch runs its ordinary path, whose padded positions hold the
+attention of those positions to the kept ones (ptec's zeros there differ;
+the kept positions agree)."""
+from __future__ import annotations
+
+import torch
+import torch.fx
+
+from .capture_modules import CaptureModuleError, _input_free
+
+
+def computed(*masks) -> bool:
+    """Whether a traced mask argument depends on the model's input."""
+    return any(isinstance(m, torch.fx.Proxy) and not _input_free(m.node) for m in masks)
+
+
+def formula_attend(attn, attn_mask, key_padding_mask):
+    """Self-attention of a [batch, tokens, embed] value by torch's formula
+    with the (computed or constant) masks, as a function of that value;
+    attn: capture_modules.SelfAttention (its FormulaAttention `formula`)."""
+    f = attn.formula
+    if f is None:
+        raise CaptureModuleError(f"{attn.what}: a computed mask needs embed_dim divisible by num_heads")
+    from .capture_computed_weights import _mha
+
+    def attend(x):
+        q = x.transpose(0, 1)           # [L, N, E], torch's layout
+        y, _ = _mha(q, q, q, f.e, f.h, f.w_in, f.b_in, f.bias_k, f.bias_v, f.zero, 0.0, f.w_out, f.b_out, False,
+                    key_padding_mask, False, attn_mask, f.separate, *f.ws)
+        return y.transpose(0, 1)
+    return attend
+
+
+def layer_forward(layer, src, src_mask, src_key_padding_mask):
+    """capture_modules.EncoderLayer's call with a computed mask."""
+    layer.begin_call(src)               # (the recorded calls stay in order)
+    return layer.run(src, attend=formula_attend(layer.attn, src_mask, src_key_padding_mask))
+
+
+def encoder_forward(enc, src, mask, src_key_padding_mask):
+    """capture_modules.Encoder's call with a computed mask (module docstring)."""
+    known = enc.begin_call(src)
+    x = src
+    for layer in enc.layers:
+        x = layer.run(x, attend=formula_attend(layer.attn, mask, src_key_padding_mask))
+    if enc.nested and mask is None and src_key_padding_mask is not None and src.dim() == 3:
+        example = known.get("src_key_padding_mask")
+        if isinstance(example, torch.Tensor) and example.dim() == 2:
+            keep = ~(example.bool() if example.dtype != torch.bool else example)
+            left = bool((keep.int().cumprod(1).bool() == keep).all())
+            if left and int(keep.sum(1).max()) < keep.shape[1]:
+                raise CaptureModuleError(
+                    f"{enc.what}: a src_key_padding_mask computed from the input that pads the last positions of "
+                    f"every sequence of the example: torch's nested-tensor fast path then cuts its output to the "
+                    f"longest kept length ({int(keep.sum(1).max())} of {keep.shape[1]}), a length that depends on "
+                    f"the input: build it with enable_nested_tensor=False (or give an example with one sequence "
+                    f"kept whole)")
+        x = x * (~src_key_padding_mask).unsqueeze(-1).to(torch.float32)
+    return x if enc.norm is None else enc.norm(x)
