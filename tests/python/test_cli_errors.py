@@ -55,14 +55,13 @@ class FrexpValues(nn.Module):
     def forward(self, x):
         return x.frexp().mantissa * 2.0
 
-class GeqrfUnpacked(nn.Module):
+class NextafterFunction(nn.Module):
     def forward(self, x):
-        a, tau = torch.geqrf(x.reshape(2, 2, 2))
-        return a
+        return torch.nextafter(x, x + 1)
 
-class GeqrfValues(nn.Module):
+class NextafterMethod(nn.Module):
     def forward(self, x):
-        return torch.geqrf(x.reshape(2, 2, 2)).a
+        return x.nextafter(x + 1)
 
 class FrexpWhole(nn.Module):
     def forward(self, x):
@@ -71,8 +70,8 @@ class FrexpWhole(nn.Module):
 def frexp_unpacked(): return FrexpUnpacked(), (torch.randn(1, 8),)
 def frexp_whole(): return FrexpWhole(), (torch.randn(1, 8),)
 def frexp_values(): return FrexpValues(), (torch.randn(1, 8),)
-def geqrf_unpacked(): return GeqrfUnpacked(), (torch.randn(1, 8),)
-def geqrf_values(): return GeqrfValues(), (torch.randn(1, 8),)
+def nextafter_function(): return NextafterFunction(), (torch.randn(1, 8),)
+def nextafter_method(): return NextafterMethod(), (torch.randn(1, 8),)
 
 def boom():
     raise RuntimeError("factory exploded")
@@ -142,12 +141,12 @@ CASES = [
      ["operator not supported", "no kernel for frexp (Tensor.frexp)"]),
     ("frexp_returned_whole", ["compile", M + ":frexp_whole", "--calib", "2", "-o", "{out}/m.pte"],
      ["operator not supported", "no kernel for frexp (torch.frexp)"]),
-    # (torch.linalg.qr, lu_factor and ldl_factor run since issue 15's QR, LU and LDL^T kernels; geqrf, a
-    # multi-output factorisation in LAPACK's compact form, stays refused)
-    ("geqrf_unpacked", ["compile", M + ":geqrf_unpacked", "--calib", "2", "-o", "{out}/m.pte"],
-     ["operator not supported", "geqrf (torch.geqrf)", "compact form"]),
-    ("geqrf_values", ["compile", M + ":geqrf_values", "--calib", "2", "-o", "{out}/m.pte"],
-     ["operator not supported", "geqrf (torch.geqrf)", "compact form"]),
+    # (torch.linalg.qr, lu_factor, ldl_factor and geqrf run since issue 15's linear-algebra kernels;
+    # nextafter, a bit-level fp32 result, stays refused)
+    ("nextafter_function", ["compile", M + ":nextafter_function", "--calib", "2", "-o", "{out}/m.pte"],
+     ["operator not supported", "nextafter (torch.nextafter)", "bit-level"]),
+    ("nextafter_method", ["compile", M + ":nextafter_method", "--calib", "2", "-o", "{out}/m.pte"],
+     ["operator not supported", "nextafter (Tensor.nextafter)", "bit-level"]),
     # calibration data
     ("calib_zero", ["compile", M + ":one", "--calib", "0", "-o", "{out}/m.pte"],
      ["--calib 0", "at least 1"]),

@@ -175,14 +175,14 @@ REFUSED = {
     "nonzero(as_tuple=True) element read": (lambda x: torch.nonzero(x > 0, as_tuple=True)[0] + 1,
                                             r"nonzero.*program outputs"),
     # (return_counts and dim run: capture_unique_counts, test_unique_counts.py)
-    "unique(return_counts) of a selection": (lambda x: torch.unique(x[x > 0], return_counts=True)[1],
-                                             r"unique.*return_counts.*selection"),
+    # (unique of a selection with return_counts / return_inverse runs: capture_unique_selection,
+    # test_unique_selection.py)
     "a reader of unique(dim) behind a dim above 1": (lambda x: torch.unique(x, dim=2) * 2,
                                                      r"reads unique's slices along a dim behind a dim above 1"),
     "unique(sorted=False)": (lambda x: torch.unique(x, sorted=False), r"sorted=False"),
     "unique_consecutive(return_counts) of a selection": (
         lambda x: torch.unique_consecutive(x[x > 0], return_counts=True)[1],
-        r"unique_consecutive.*return_counts.*selection"),
+        r"unique_consecutive.*on a selection.*its values only"),
     "a layer after nonzero": (lambda x: torch.nonzero(x > 0).sum(), r"nonzero.*length"),
 }
 
