@@ -1359,6 +1359,12 @@ RUNS = {
                              torch.where(x[:, 0] > 0, ((x > 0).sum(1) * 9000).short(), -((x > 0).sum(1)).short()).long(),
                              torch.cat([((x > 0).sum(1) * 90).byte(), ((x > 0).sum(1) * 90).byte() + 1], 1).view(1, -1)[:, :8]
                              .long()], 1).float(), S3, R, 0.0, "int8"),                                     # 0.00
+    # a uint8 mask or condition: read as booleans (nonzero: True), as torch 1.13 (capture_narrow_ints;
+    # test_uint8_masks.py)
+    "torch.where / masked_fill / masked_scatter of a uint8 mask": (
+        lambda x: torch.where((x > 0.5).to(torch.uint8), x, x * -0.5)
+        + x.masked_fill(((x > 0).sum(1, keepdim=True) % 2).byte(), 1.5)
+        + x.masked_scatter((x < -1).byte(), x * 0.25), S3, R, 1.5, "int8"),
     "F.embedding(torch.stack([ids, 9 - ids]))": (lambda x: F.embedding(torch.stack([(x.abs() * 3).long(),
                                                                                     9 - (x.abs() * 3).long()]),
                                                                        torch.linspace(-1, 1, 40).reshape(10, 4)),
@@ -1664,6 +1670,8 @@ def test_runs_within_its_bound(name, tmp_path):
 VARIABLE_LENGTH = {
     "x[x > 0]": (lambda x: x[x > 0], 0.0, 0.5),
     "torch.masked_select(x, x > 1.0)": (lambda x: torch.masked_select(x, x > 1.0), 1.0, 0.5),
+    "x[uint8 mask], torch.masked_select(x, uint8 mask)": (lambda x: x[(x > 0).to(torch.uint8)] * 0.5
+                                                         + torch.masked_select(x, (x > 0).byte()), 0.0, 0.5),
     "Tensor.masked_select(row mask)": (lambda x: x.masked_select(x[:, :1] <= -0.5), -0.5, 0.5),
     "x[mask of the leading dims]": (lambda x: x[x[..., 3] > 0.5], 0.5, 0.5),
     # element-wise ops of a selection move before it (capture_masked_select): f(x)[mask]
