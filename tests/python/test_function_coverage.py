@@ -1071,6 +1071,11 @@ RUNS = {
     # float64 carried as float32: a chain torch computes in float64, cast back with .float()
     "Tensor.double() ... .float()": (lambda x: (x.double() * 0.5 + 1.0).to(torch.float64).sum(-1).float(), S3, R,
                                      2.0, "int8"),                                                  # 1.96
+    # a float64 result as the program output: the float32 chain returned as Double (capture_plumbing,
+    # capture_casts; test_float64_outputs.py)
+    "Tensor.double().exp() as a float64 output": (lambda x: x.double().exp(), S3, R, 2.5, "int8"),    # 2.26
+    "x.double() * 2 + 1 + (x > 0).double() as a float64 output": (lambda x: x.double() * 2 + 1 + (x > 0).double(),
+                                                                  S3, R, 1.5, "int8"),  # 1.19
     "Tensor.bool()": (lambda x: torch.where(F.relu(x).bool(), x, x * -0.5), S3, R, 1.5, "int8"),  # 1.31
     "Tensor.new_tensor/new_full/new_zeros/new_ones": (lambda x: x + x.new_tensor([[[0.25 * (i - j) for j in range(8)]
                                                                                    for i in range(4)]])
