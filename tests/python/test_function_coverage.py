@@ -1071,6 +1071,9 @@ RUNS = {
     # float64 carried as float32: a chain torch computes in float64, cast back with .float()
     "Tensor.double() ... .float()": (lambda x: (x.double() * 0.5 + 1.0).to(torch.float64).sum(-1).float(), S3, R,
                                      2.0, "int8"),                                                  # 1.96
+    # a cast of a moved bool: the bool cast first, then the same moves (capture_bool_moves; test_bool_moves.py)
+    "(x > 0).permute(0, 2, 1).float() * x.mT": (lambda x: (x > 0).permute(0, 2, 1).float() * x.mT, S3, R, 1.5,  # 1.31
+                                                "int8"),
     # a float64 result as the program output: the float32 chain returned as Double (capture_plumbing,
     # capture_casts; test_float64_outputs.py)
     "Tensor.double().exp() as a float64 output": (lambda x: x.double().exp(), S3, R, 2.5, "int8"),    # 2.26
