@@ -67,6 +67,28 @@ def unpooled(unpool, pair):
     return unpool(pair[0], pair[1], 2)
 
 
+_G = torch.Generator().manual_seed(15)
+MHA_IN, MHA_OUT = torch.randn(24, 8, generator=_G) * 0.4, torch.randn(8, 8, generator=_G) * 0.4   # E 8, 2 heads
+
+
+def static_kv_attention(x):
+    """F.multi_head_attention_forward with per-head keys / values [2, 4, 4] computed from x [4, 1, 8]."""
+    sk = x.reshape(4, 2, 4).transpose(0, 1) * 0.5
+    return F.multi_head_attention_forward(x, x, x, 8, 2, MHA_IN, None, None, None, False, 0.0, MHA_OUT, None,
+                                          training=False, need_weights=False, static_k=sk,
+                                          static_v=torch.tanh(sk.flip(1)))[0]
+
+
+def float_mask_attention(x, bias=True):
+    """The same attention with a computed float mask: -inf where x's [4, 4] corner exceeds 1.5, else a bias
+    (bias False: 0, `zeros.masked_fill(b, -inf)`)."""
+    corner = x[:, 0, :4]
+    mask = torch.where(corner.t() > 1.5, float("-inf"), corner * 0.25) if bias else \
+        torch.zeros(4, 4).masked_fill(corner.t() > 1.5, float("-inf"))
+    return F.multi_head_attention_forward(x, x, x, 8, 2, MHA_IN, None, None, None, False, 0.0, MHA_OUT, None,
+                                          training=False, need_weights=False, attn_mask=mask)[0]
+
+
 RUNS = {
     # joins, pieces, views, copies
     "torch.cat": (lambda x: torch.cat([x, x * 0.5], 1), S3, R, 1.0, "int8"),
@@ -1074,6 +1096,14 @@ RUNS = {
     # a cast of a moved bool: the bool cast first, then the same moves (capture_bool_moves; test_bool_moves.py)
     "(x > 0).permute(0, 2, 1).float() * x.mT": (lambda x: (x > 0).permute(0, 2, 1).float() * x.mT, S3, R, 1.5,  # 1.31
                                                 "int8"),
+    # static_k / static_v, a computed float attn_mask (capture_computed_weights; test_mha_static_and_float_masks.py)
+    "F.multi_head_attention_forward(static_k, static_v)": (static_kv_attention, (4, 1, 8), R, 2.0, "int8"),  # 1.56
+    # (the masked positions as a computed bool mask's: 2.57, as `attn_mask=b`; the bias an int8 add before the
+    # softmax: 4.98)
+    "F.multi_head_attention_forward(computed float attn_mask, masked_fill -inf)": (
+        lambda x: float_mask_attention(x, False), (4, 1, 8), R, 3.0, "int8"),                                 # 2.57
+    "F.multi_head_attention_forward(computed float attn_mask, where(b, -inf, bias))": (
+        float_mask_attention, (4, 1, 8), R, 5.5, "int8"),                                                     # 4.98
     # a float64 result as the program output: the float32 chain returned as Double (capture_plumbing,
     # capture_casts; test_float64_outputs.py)
     "Tensor.double().exp() as a float64 output": (lambda x: x.double().exp(), S3, R, 2.5, "int8"),    # 2.26
