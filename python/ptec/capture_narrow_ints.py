@@ -31,7 +31,8 @@ a uint8 index `x[b]`, where's uint8 condition, masked_select's uint8
 mask, masked_fill's and masked_scatter's uint8 / int8 / int16 mask (0 or
 1: torch raises on another value, ptec reads it as True). Kept out,
 refused in one line: an int8 / int16 index or where condition (torch
-refuses them: only long, byte or bool index; a bool condition); a shift by a tensor or by a Python int outside 0 ... 31 (torch 1.13 shifts a
+refuses them: only long, byte or bool index; a bool condition); a shift
+by a tensor or by a Python int outside 0 ... 31 (torch 1.13 shifts a
 narrow value as a 32-bit C int: by 32 or more its result is the CPU's,
 e.g. int8 5 << 32 is 5 on x86; by 8 ... 31 it equals the int64 shift
 wrapped, int8 1 << 7 is -128, 1 << 8 is 0)."""

@@ -26,7 +26,8 @@ CALLS = {
     "(x[:, :1] > 0).expand(1, 4, 8).to(torch.int64)": lambda x: (x[:, :1] > 0).expand(1, 4, 8).to(torch.int64),
     "torch.transpose(x > 0, 1, 2).reshape(1, 32).long()": lambda x: torch.transpose(x > 0, 1, 2).reshape(1, 32).long(),
     "(x > 0).permute(0, 2, 1).float()": lambda x: (x > 0).permute(0, 2, 1).float(),
-    "(x > 0).transpose(1, 2).float() * x.transpose(1, 2)": lambda x: (x > 0).transpose(1, 2).float() * x.transpose(1, 2),
+    "(x > 0).transpose(1, 2).float() * x.transpose(1, 2)": lambda x: (x > 0).transpose(1, 2).float()
+    * x.transpose(1, 2),
     "(x > 0)[..., 2:].double()": lambda x: (x > 0)[..., 2:].double(),
     "(x > 0).t() of 2-D, .long()": lambda x: (x[0] > 0).t().long(),
     "(x[0] > 0).T.long()": lambda x: (x[0] > 0).T.long(),

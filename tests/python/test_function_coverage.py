@@ -1817,7 +1817,8 @@ UNIQUE_COUNTS = {
     "torch.unique(dim=2) * 2 - 1, sigmoid": (lambda x: torch.sigmoid(torch.unique((x * 0.4).round()[:, :2], dim=2)
                                                                      * 2 - 1), 1.5),  # 1.00
     "(u - 0.5) * u + tanh(u), u = torch.unique(dim=2)": (
-        lambda x: (lambda u: (u - 0.5) * u + torch.tanh(u))(torch.unique((x * 0.4).round()[:, :2], dim=2)), 2.5),  # 2.00
+        lambda x: (lambda u: (u - 0.5) * u + torch.tanh(u))(torch.unique((x * 0.4).round()[:, :2], dim=2)),
+        2.5),                                                                                             # 2.00
     "torch.unique(dim=2, return_counts)": (
         lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2, return_counts=True)[1], 0.0),
     "torch.unique(dim=1, return_counts)": (
