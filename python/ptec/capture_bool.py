@@ -189,8 +189,10 @@ def _cast_nodes(fn, by_name) -> Optional[List[Node]]:
     if fn.args and not fn.kwargs and _moved_bool(fn.args[0], by_name) \
             and (fn.target in _CASTS or fn.target in ("to", "type")):
         from .capture_calls import refuse_call
+        # (capture_bool_moves casts the bool before its moves: a chain it does not know is left here)
         refuse_call(fn, "a cast of a permuted, transposed, sliced or expanded computed bool (whose bytes ptec "
-                    "moves only as numbers): cast the bool first, `(x > 0).float().permute(...)`")
+                    "moves only as numbers) through a call capture_bool_moves does not move: cast the bool first, "
+                    "`(x > 0).float().permute(...)`")
     if not fn.args or not _computed_bool(fn.args[0], by_name) or fn.kwargs:
         return None
     if fn.target in _CASTS and len(fn.args) == 1:

@@ -11,7 +11,10 @@ half, rounding each result: differences far below an int8 step). A model
 output whose traced dtype is float16 or bfloat16 is marked
 attrs["out_dtype"], and the program returns it as Half (ScalarType 5) or
 BFloat16 (15), converted from fp32 by _to_dim_order_copy (round to nearest
-even)."""
+even). A float64 output of float math (`x.double().exp()`: the chain
+computed in float32, capture_plumbing) is marked "float64" the same way and
+returned as Double (7), the fp32 value exactly (an integer's `.double()` is
+capture_int_casts' exact cast)."""
 from __future__ import annotations
 
 from typing import List, Optional
@@ -22,7 +25,7 @@ from .ir import Node
 
 ROUNDING = {torch.float16: "to_half", torch.bfloat16: "to_bfloat16"}
 METHODS = {"float": torch.float32, "half": torch.float16, "bfloat16": torch.bfloat16}
-OUT_DTYPES = {torch.float16: "float16", torch.bfloat16: "bfloat16"}
+OUT_DTYPES = {torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float64: "float64"}
 
 
 def _float_dtype(fn: torch.fx.Node) -> Optional[torch.dtype]:
@@ -56,6 +59,6 @@ def float_cast_node(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[Node
 
 
 def output_dtype(fn: torch.fx.Node) -> Optional[str]:
-    """"float16" / "bfloat16" for a model output traced in that dtype, else None."""
+    """"float16" / "bfloat16" / "float64" for a model output traced in that dtype, else None."""
     meta = fn.meta.get("tensor_meta") if isinstance(fn, torch.fx.Node) else None
     return OUT_DTYPES.get(getattr(meta, "dtype", None))

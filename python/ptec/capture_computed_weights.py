@@ -44,8 +44,12 @@ A call whose weight and bias are constants is not touched (its layer as
 before). What these do not cover stays the call, refused by name:
 batch_norm with training=True and computed running statistics read
 after the call or viewing its input (torch writes them in place), and
-attention with dropout in training, static_k / static_v, or a computed
-float mask (each naming the argument)."""
+attention with dropout in training, bias_k beside static_k / static_v
+(torch asserts), or a computed float key_padding_mask (each naming the
+argument). static_k / static_v ([N h, S, d] per-head keys / values) stand
+in for the projected ones, as torch's; a computed float attn_mask is added
+to the scores, its `masked_fill(b, -inf)` / `where(b, -inf, ...)` (a fill
+<= -1e4) read as the bool b masking (the softmax of the kept positions)."""
 from __future__ import annotations
 
 import inspect
@@ -394,9 +398,10 @@ def _computed_mask(attn_mask, key_padding_mask, batch: int, h: int, length: int,
         if m.dtype == torch.uint8:
             m = m != 0          # torch's deprecated byte mask, as a compare
         if m.dtype != torch.bool:
-            if _computed(m):
-                _refuse(f"a computed float {arg}", "(added to the scores, -inf where masked: no int8 value holds "
-                                                   "-inf): ptec takes a computed mask of dtype bool")
+            if _computed(m):                  # (a computed float attn_mask is _split_float_mask's)
+                _refuse(f"a computed float {arg}", "(torch adds it to the scores with no attn_mask, "
+                                                   "or-s its nonzeros into a bool attn_mask and fails beside a "
+                                                   "float one): ptec takes a computed key_padding_mask of dtype bool")
             from .capture_modules import _as_bool_mask
             m = _as_bool_mask(m, arg, "F.multi_head_attention_forward")
         if arg == "attn_mask":  # [L, S] or [N h, L, S]
@@ -406,6 +411,54 @@ def _computed_mask(attn_mask, key_padding_mask, batch: int, h: int, length: int,
                 .reshape(batch * h, length, source)
         masks.append(m)
     return masks[0] if len(masks) == 1 else masks[0] | masks[1]
+
+
+_MASKING = -1e4       # a fill at or below it masks (capture_attention_masks' rule for additive masks)
+
+
+def _split_float_mask(m):
+    """A computed float attn_mask as (bool part, additive part): torch adds
+    it to the scores. Written as `base.masked_fill(b, -inf)` or
+    `torch.where(b, -inf, base)` / `torch.where(b, base, -inf)` (a fill
+    <= -1e4) of a bool b: b masks (the softmax of the kept positions) and
+    base is added (None when it is made of zeros); any other float mask is
+    added as it is (a finite bias: a -inf in it on the calibration inputs
+    is refused at lowering, as any int8 value holding -inf)."""
+    node = m.node if isinstance(m, torch.fx.Proxy) else None
+    known = getattr(m.tracer, "known", None) if node is not None else None
+    if known is None:
+        return None, m
+
+    def value(a):            # the tracer's shadow value of a node (capture_tracer), or None
+        return m.tracer.value(a) if isinstance(a, torch.fx.Node) and known(a) else None
+
+    def masking(v):
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and v <= _MASKING
+
+    def bool_node(a):
+        return isinstance(value(a), torch.Tensor) and value(a).dtype is torch.bool
+
+    name = node.target if node.op == "call_method" else getattr(node.target, "__name__", "")
+    args = list(node.args) + [node.kwargs[k] for k in ("mask", "value") if k in node.kwargs]
+    if name in ("masked_fill", "masked_fill_") and len(args) == 3 and masking(args[2]):
+        cond, base, keep_where_true = args[1], args[0], False
+    elif name == "where" and len(node.args) == 3 and not node.kwargs \
+            and masking(node.args[1]) != masking(node.args[2]):
+        cond, keep_where_true = node.args[0], masking(node.args[2])
+        base = node.args[1] if keep_where_true else node.args[2]
+    else:
+        return None, m
+    if not bool_node(cond):
+        return None, m
+    b = (m.tracer.proxy(cond) == 0) if keep_where_true else m.tracer.proxy(cond)      # (a bool's not: == 0)
+    if isinstance(base, torch.fx.Node):
+        zeros = isinstance(value(base), torch.Tensor) and not bool(value(base).any()) and m.tracer.fixed(base)
+        base = None if zeros else m.tracer.proxy(base)
+    elif isinstance(base, (int, float)) and not isinstance(base, bool):
+        base = None if base == 0 else torch.full(tuple(int(d) for d in m.shape), float(base))
+    else:
+        return None, m
+    return b, base
 
 
 def _full(mask, shape):
@@ -430,9 +483,8 @@ def _mha(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_pr
     averaged over the heads or [N, h, L, S]. What it does not run is
     refused in one line naming the argument."""
     from .capture_modules import attention_mask, biased, masked_softmax
-    if static_k is not None or static_v is not None:
-        _refuse("static_k / static_v", "(per-head keys and values in place of the projections): ptec runs the "
-                                       "projected key and value only")
+    if bias_k is not None and (static_k is not None or static_v is not None):
+        _refuse("bias_k with static_k / static_v", "(torch asserts: bias cannot be added to a static key or value)")
     if training and dropout_p:
         _refuse(f"dropout_p={dropout_p} with training=True", "(a random dropout of the attention weights): "
                                                                "call it with training=False for inference")
@@ -453,7 +505,14 @@ def _mha(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_pr
         ws = tuple(in_proj_weight[i * e:(i + 1) * e] for i in range(3))
     bs = (None,) * 3 if in_proj_bias is None else tuple(in_proj_bias[i * e:(i + 1) * e] for i in range(3))
     length, batch, source = int(query.shape[0]), int(query.shape[1]), int(key.shape[0])
-    q, k, v = (_lin(t, w, b) for t, w, b in zip((query, key, value), ws, bs))
+    q = _lin(query, ws[0], bs[0])
+    # static_k / static_v [N h, S, d]: given in place of the projected (and head-split) key / value
+    k = _lin(key, ws[1], bs[1]) if static_k is None else None
+    v = _lin(value, ws[2], bs[2]) if static_v is None else None
+    added = None
+    if _computed(attn_mask) and attn_mask.dtype not in (torch.bool, torch.uint8):
+        attn_mask, added = _split_float_mask(attn_mask)     # torch adds it to the scores
+        added = None if added is None else added.reshape((-1,) + tuple(int(n) for n in added.shape[-2:]))
     extra = 0
     if bias_k is not None:      # [1, 1, E] each: one more key and value per batch element
         k = torch.cat([k] + [bias_k.reshape(1, 1, e)] * batch, 0) if batch == 1 else \
@@ -462,13 +521,20 @@ def _mha(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_pr
             torch.cat([v, torch.cat([bias_v.reshape(1, 1, e)] * batch, 1)], 0)
         extra += 1
     q = q.reshape(length, batch * h, d).transpose(0, 1) * (1.0 / math.sqrt(d))
-    k = k.reshape(source + extra, batch * h, d).transpose(0, 1)
-    v = v.reshape(source + extra, batch * h, d).transpose(0, 1)
+    k = static_k if k is None else k.reshape(source + extra, batch * h, d).transpose(0, 1)
+    v = static_v if v is None else v.reshape(source + extra, batch * h, d).transpose(0, 1)
+    if static_k is not None:
+        source = int(static_k.shape[1])       # torch's src_len: the static keys'
     if add_zero_attn:           # a zero key and value per head
         k = torch.cat([k, torch.zeros(batch * h, 1, d)], 1)
         v = torch.cat([v, torch.zeros(batch * h, 1, d)], 1)
         extra += 1
     scores = q @ k.transpose(1, 2)
+    if added is not None:                     # (zero columns for the appended keys: they add nothing)
+        added = _with_false_columns(added, extra, torch.float32)
+        if int(added.shape[0]) != batch * h:  # [1, L, S]: copied to the scores' shape (an int8 add takes one)
+            added = added.expand(batch * h, -1, -1)
+        scores = scores + added
     computed = _computed_mask(attn_mask, key_padding_mask, batch, h, length, source)
     if computed is not None:
         if extra:               # as 0 / 1 values joined with zero columns, compared back to a bool

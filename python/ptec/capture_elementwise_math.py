@@ -23,8 +23,8 @@
   nonfinite_tested: the codes hold none, the test would answer False);
 * torch.float_power (torch's result is float64): the power computed in
   float64 and rounded to float32, the float64 value ptec carries as float32
-  (capture_plumbing's rule for float64; a float64 program output is
-  refused there);
+  (capture_plumbing's rule for float64; as a program output it is
+  returned as float64, capture_casts);
 * torch.bucketize / searchsorted with constant sorted boundaries: the
   bucket as a whole-valued LUT, then x.long()'s to_index (int64 or int32);
 * torch.histc with its range given: per bin a LUT of membership summed by

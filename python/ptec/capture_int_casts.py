@@ -18,11 +18,12 @@ another cast; `.float()` of one is index_to_float (int16 / uint8 / int8 /
 float64 into float32: exact, or the nearest float as torch's). A float64
 value read by float math (`i.double() * 0.5`) is its float32 copy (ptec
 computes every float value in float32: the float64 chain rule of
-capture_plumbing). Other calls on an int16 / uint8 / int8 value
+capture_plumbing; returned from forward, such float math is a Double
+output of the float32 value, capture_casts). Other calls on an int16 / uint8 / int8 value
 (`i.short() + 1`) are made int64 calls cast back before capture
-(capture_narrow_ints); one it leaves (a uint8 mask or condition, a shift
-by a tensor or outside 0 ... 31) is refused here in one line naming the
-call: ptec's integer kernels compute int64 / int32."""
+(capture_narrow_ints; a uint8 mask or condition is read as the booleans
+torch reads); one it leaves (a shift by a tensor or outside 0 ... 31) is
+refused here in one line naming the call: ptec's integer kernels compute int64 / int32."""
 from __future__ import annotations
 
 from typing import List, Optional

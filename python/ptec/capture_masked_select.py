@@ -140,6 +140,17 @@ def _same_before_and_after(shape, sel: Node) -> bool:
         return False
 
 
+def _one_along_at(shape, sel: Node) -> bool:
+    """An operand of a selection behind whole dims (attrs at) broadcasts the
+    same before and after it when its size along `at` is 1 (its other dims
+    are x's, kept whole)."""
+    at = sel.attrs.get("at")
+    if at is None or _numel(shape) == 1:
+        return True
+    padded = [1] * (len(sel.shape) - len(shape)) + list(shape)
+    return len(padded) == len(sel.shape) and padded[at] == 1
+
+
 def _same_rows(a, b, mask_shape, rows: bool) -> bool:
     """Two tensors selected by one mask give rows that pair up: equal
     shapes, or (rows) the mask's dims first in both and the other dims
@@ -165,11 +176,12 @@ def _moved_inputs(g: Graph, user: Node, sel: Node) -> Optional[List[str]]:
     for name in user.inputs:
         other = g.node(name)
         if other.op == "masked_select" and _same_mask(g, other.inputs[1], sel.inputs[1]) \
-                and other.attrs.get("rows") == sel.attrs.get("rows") \
+                and other.attrs.get("rows") == sel.attrs.get("rows") and other.attrs.get("at") == sel.attrs.get("at") \
                 and _same_rows(g.node(other.inputs[0]).shape, x_shape, g.node(sel.inputs[1]).shape,
                                bool(sel.attrs.get("rows"))):
             moved.append(other.inputs[0])
-        elif other.op != "masked_select" and other.shape is not None and _same_before_and_after(other.shape, sel):
+        elif other.op != "masked_select" and other.shape is not None and _same_before_and_after(other.shape, sel) \
+                and _one_along_at(other.shape, sel):
             moved.append(name)
         else:
             return None
@@ -186,7 +198,8 @@ def _move_elementwise(g: Graph, user: Node, sel: Node) -> bool:
     shape = list(torch.broadcast_shapes(*(torch.Size(g.node(i).shape) for i in moved)))
     whole = Node(f"{user.name}__whole", user.op, moved, dict(user.attrs), shape=shape)
     select = Node(user.name, "masked_select", [whole.name, sel.inputs[1]],
-                  dict(source=origin(user), **({"rows": True} if sel.attrs.get("rows") else {})),
+                  dict(source=origin(user), **({"rows": True} if sel.attrs.get("rows") else {}),
+                       **({"at": sel.attrs["at"]} if sel.attrs.get("at") is not None else {})),
                   shape=list(sel.shape))
     at = g.nodes.index(user)
     g.nodes[at:at + 1] = [whole, select]
@@ -271,6 +284,12 @@ def through_selections(g: Graph, error) -> bool:
         progress = False
         for sel in [n for n in g.nodes if n.op == "masked_select"]:
             for user in g.users(sel.name):
+                if sel.attrs.get("at") is not None:
+                    # unique's slices behind a dim above 1 (capture_unique_counts): element-wise readers only
+                    if _elementwise(user) and _move_elementwise(g, user, sel):
+                        progress = changed = True
+                        break
+                    continue
                 if more_rows(g, user, sel) or _reduce_whole(g, user, sel, error) or rows.reduce_rows(g, user, sel) \
                         or (_elementwise(user) and _move_elementwise(g, user, sel)) \
                         or any(rewrite(g, user, sel) for rewrite in (row_output, rows.select_within,
@@ -301,6 +320,11 @@ def refuse_consumers(g: Graph, error) -> None:
     for n in g.nodes:
         if n.op != "masked_select":
             continue
+        if n.attrs.get("at") is not None and g.users(n.name):
+            raise error(f"operator not supported: {origin(g.users(n.name)[0])}: it reads unique's slices along a "
+                        "dim behind a dim above 1, whose count follows the values inside the result ([..., k, "
+                        "...]): they run as a program output or through element-wise ops (with numbers or "
+                        "values of size 1 along that dim) only")
         if g.node(n.inputs[0]).op in ("compare", "logical") and not _integer_picks(g, n):
             raise error(f"operator not supported: {origin(n)} selects bool values (a comparison of a selection), "
                         "which ptec runs only as the mask of a selection by the same mask "

@@ -25,10 +25,14 @@ int16 / uint8 / int8 tensor that is not itself a cast reads its int64
 copy (`s.long()`), and its value of narrow dtype (or its tuple's getitem
 of narrow dtype) is cast back (`.to(dtype)`): so the narrow value between
 two calls is the tensor of its own dtype, and each call runs on int64
-kernels. Kept out, refused by capture_int_casts in one line: a uint8 value
-read as a mask or condition (`x[b]`, torch.where(b, ...),
-masked_fill(..., b, ...)): torch reads it as booleans, not as integers;
-a shift by a tensor or by a Python int outside 0 ... 31 (torch 1.13 shifts a
+kernels. A narrow value read as a mask or condition is torch 1.13's
+boolean reading of it, `b.long() != 0` (or the bool b was cast from):
+a uint8 index `x[b]`, where's uint8 condition, masked_select's uint8
+mask, masked_fill's and masked_scatter's uint8 / int8 / int16 mask (0 or
+1: torch raises on another value, ptec reads it as True). Kept out,
+refused in one line: an int8 / int16 index or where condition (torch
+refuses them: only long, byte or bool index; a bool condition); a shift
+by a tensor or by a Python int outside 0 ... 31 (torch 1.13 shifts a
 narrow value as a 32-bit C int: by 32 or more its result is the CPU's,
 e.g. int8 5 << 32 is 5 on x86; by 8 ... 31 it equals the int64 shift
 wrapped, int8 1 << 7 is -128, 1 << 8 is 0)."""
@@ -102,6 +106,61 @@ def _index_narrow(index) -> bool:
     return any(_narrow(a) for a in found)
 
 
+_MASKED_ANY = ("masked_fill", "masked_fill_", "masked_scatter", "masked_scatter_")
+
+
+def _long(g: torch.fx.Graph, a: torch.fx.Node, longs) -> torch.fx.Node:
+    if a not in longs:
+        with g.inserting_after(a):
+            longs[a] = g.call_method("long", (a,))
+    return longs[a]
+
+
+def _read_as_bool(g: torch.fx.Graph, fn: torch.fx.Node, longs) -> bool:
+    """A narrow value fn reads as a mask or condition, as torch 1.13 does:
+    torch reads a uint8 index, where's uint8 condition and masked_select's
+    uint8 mask as booleans (nonzero: True), and masked_fill's and
+    masked_scatter's uint8 / int8 / int16 mask too (0 or 1 only, else torch
+    raises "Mask tensor can take 0 and 1 values only"; ptec reads any
+    nonzero as True). fn then reads `m.long() != 0` there. An int8 / int16
+    index, condition or masked_select mask torch refuses, so it stays kept
+    out (refused). True when fn changed."""
+    name = _name(fn)
+    if fn.op not in ("call_function", "call_method"):
+        return False
+
+    def as_bool(a):
+        if _is_cast(a) and a.args and _dtype(a.args[0]) is torch.bool:
+            return a.args[0]                  # (x > 0).byte(): 0 or 1, the bool itself
+        with g.inserting_before(fn):
+            return g.call_method("ne", (_long(g, a, longs), 0))
+
+    def u8(a):
+        return isinstance(a, torch.fx.Node) and _dtype(a) is torch.uint8
+
+    if fn.op == "call_function" and fn.target is operator.getitem and len(fn.args) == 2:
+        found = []
+        torch.fx.node.map_arg(fn.args[1], lambda a: found.append(a) or a)
+        if not any(u8(a) for a in found):
+            return False
+        fn.args = (fn.args[0], torch.fx.node.map_arg(fn.args[1], lambda a: as_bool(a) if u8(a) else a))
+        return True
+    if name == "where":
+        key = 0 if fn.args else "condition"
+    elif name == "masked_select" or name in _MASKED_ANY:
+        key = 1 if len(fn.args) > 1 else "mask"
+    else:
+        return False
+    m = fn.args[key] if isinstance(key, int) else fn.kwargs.get(key)
+    if not (u8(m) or name in _MASKED_ANY and _narrow(m)):
+        return False
+    if isinstance(key, int):
+        fn.args = fn.args[:key] + (as_bool(m),) + fn.args[key + 1:]
+    else:
+        fn.kwargs = {**fn.kwargs, key: as_bool(m)}
+    return True
+
+
 def _is_cast(fn: torch.fx.Node) -> bool:
     return fn.op == "call_method" and fn.target in _CASTS
 
@@ -122,6 +181,7 @@ def widen_narrow_ints(gm: torch.fx.GraphModule, propagate) -> None:
     for fn in list(g.nodes):
         if fn.op not in ("call_function", "call_method") or _is_cast(fn):
             continue
+        changed = _read_as_bool(g, fn, longs) or changed
         read = []
         torch.fx.node.map_arg((fn.args, fn.kwargs), lambda a: read.append(a) or a)
         narrow = [a for a in read if _narrow(a)]
@@ -137,9 +197,7 @@ def widen_narrow_ints(gm: torch.fx.GraphModule, propagate) -> None:
             if compute not in _NARROW:
                 compute = None
         for a in narrow:
-            if a not in longs:
-                with g.inserting_after(a):
-                    longs[a] = g.call_method("long", (a,))
+            _long(g, a, longs)
         args = torch.fx.node.map_arg(fn.args, lambda a: longs.get(a, a))
         if compute is not None:
             args = tuple(_wrapped(a, compute) if isinstance(a, int) and not isinstance(a, bool) else a
@@ -156,6 +214,9 @@ def widen_narrow_ints(gm: torch.fx.GraphModule, propagate) -> None:
                 back = g.call_method("to", (o, dtype))
             o.replace_all_uses_with(back, delete_user_cb=lambda u: u is not back)
             back.meta = dict(o.meta)
+    for fn in reversed(list(g.nodes)):       # casts whose reads became their bools', unread now
+        if _is_cast(fn) and not fn.users and _dtype(fn) in _NARROW:
+            g.erase_node(fn)
     if changed:
         g.lint()
         gm.recompile()

@@ -15,9 +15,12 @@ CPU (issue 15), taken out of the traced graph before capture reads it:
   (x.sum(-1, dtype=...), torch.cumsum, F.softmax, ...) is dropped: a chain
   torch computes in float64 and casts back with `.float()` runs in float32
   (a deviation far below an int8 step, docs/aot.md). A model output traced
-  as float64 is refused in one line (ptec computes no float64 value), but
-  for a cast of an integer value (`i.double()`: capture_int_casts, a
-  float64 output of the exact value), whose `.float()` stays a cast.
+  as float64 (`x.double().exp()`, `x.double() * 2 + 1`) is that chain
+  computed in float32 and returned as float64 (capture_casts.output_dtype:
+  a Double output, the float32 value exactly); `return x.double()` keeps
+  a `.to(torch.float32)` marker traced as float64 for it. A cast of an
+  integer value (`i.double()`: capture_int_casts, a float64 output of the
+  exact value) stays a cast, as does its `.float()`.
 
 Runs after shape propagation: the traced dtypes decide, so a call whose
 dtype is unknown stays in the graph (refused by name if nothing lowers it).
@@ -93,6 +96,13 @@ def _int_to_double(fn) -> bool:
             and not _dtype(fn.args[0]).is_floating_point and _dtype(fn.args[0]) is not torch.bool)
 
 
+def _bool_to_double(fn) -> bool:
+    """fn casts a bool into float64 (`(x > 0).double()`): its 0 / 1 carried
+    as float32, as `.float()` of the bool."""
+    return (isinstance(fn, torch.fx.Node) and fn.op == "call_method" and fn.target in ("double", "to", "type")
+            and bool(fn.args) and _dtype(fn) == torch.float64 and _dtype(fn.args[0]) is torch.bool)
+
+
 def _as_plain_cast(fn: torch.fx.Node):
     """x.to('cpu', torch.float16, non_blocking=True), x.to(ids) of another
     dtype: (args, kwargs) of the same cast spelled x.to(dtype), which
@@ -134,17 +144,16 @@ def _float_dtype_keyword(fn: torch.fx.Node) -> bool:
 
 def tidy_plumbing(gm: torch.fx.GraphModule, error) -> None:
     """Take the calls above out of gm's graph (in place); a float64 model
-    output raises error (CaptureError) in one line."""
+    output of float math stays traced as float64 (a Double output)."""
     graph = gm.graph
-    # before a cast back to float32 (x.double().float()) is taken out
-    for fn in graph.nodes:
-        if fn.op == "output":
-            outs = fn.args[0] if isinstance(fn.args[0], (tuple, list)) else [fn.args[0]]
-            for out in outs:
-                if _dtype(out) == torch.float64 and not _int_to_double(out):
-                    raise error(f"the model returns {out.name} as float64, which ptec does not compute "
-                                f"(every float value is float32): return it as .float()")
+    # float64 outputs of float math, before their casts are taken out: (position, traced meta)
+    output = next(fn for fn in graph.nodes if fn.op == "output")
+    traced = [(k, dict(out.meta)) for k, out in enumerate(_outputs(output))
+              if _dtype(out) in FLOATS and not _int_to_double(out)]
     for fn in list(graph.nodes):
+        if _bool_to_double(fn):
+            fn.target, fn.args, fn.kwargs = "float", fn.args[:1], {}      # its 0 / 1, exact in float32
+            continue
         value = _traced_attribute(fn)
         if value is not None:
             for user in list(fn.users):
@@ -158,4 +167,21 @@ def tidy_plumbing(gm: torch.fx.GraphModule, error) -> None:
             fn.args, fn.kwargs = _as_plain_cast(fn)
         elif _float_dtype_keyword(fn):
             fn.kwargs = {k: v for k, v in fn.kwargs.items() if k != "dtype"}
+    outs = _outputs(output)
+    marks = [(k, meta) for k, meta in traced if _dtype(outs[k]) != meta["tensor_meta"].dtype]
+    for k, meta in marks:
+        # `return x.double()` (its cast taken out: x float32) or `return d.float()` (d float64):
+        # the value marked with its traced dtype (`.to(torch.float32)`, an identity:
+        # capture_casts.output_dtype makes a float64 one a Double output)
+        with graph.inserting_before(output):
+            marked = graph.call_method("to", (outs[k], torch.float32))
+        marked.meta = meta
+        outs[k] = marked
+    if marks:
+        single = not isinstance(output.args[0], (tuple, list))
+        output.args = (outs[0] if single else type(output.args[0])(outs),)
     gm.recompile()
+
+
+def _outputs(output: torch.fx.Node) -> list:
+    return list(output.args[0]) if isinstance(output.args[0], (tuple, list)) else [output.args[0]]

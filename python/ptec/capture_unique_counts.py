@@ -47,10 +47,14 @@ selected after d whole dims (`x_sorted[:, :, first]`: a masked_select
 node with attrs rows and at = d, `aten::index.Tensor_out` with d None
 indices before the mask, which ptec's kernel and upstream's take), so
 the result is [..., k, ...] with the count at d. Those slices run as a
-program output only (a reader is refused naming it, `unique_slices_nodes`).
+program output, and through element-wise readers (numbers, functions of
+one value, the same slices, operands of size 1 along d), which
+capture_masked_select.through_selections moves before the selection
+(f(x_sorted)[:, ..., first]); another reader is refused there naming it.
 
 Left refused (capture_nonzero, one line): dim of a tensor with a size 0,
-a reader of slices behind a dim above 1, return_inverse without dim
+a reader of slices behind a dim above 1 other than element-wise (a sum
+over another dim, a view: its count sits inside), return_inverse without dim
 of fewer than 2 elements (capture_unique_inverse's), sorted=False,
 a selection's slices, unique_consecutive's counts / inverse of a selection (unique's of one
 x[m]: capture_unique_selection); a reader of the int64 counts
@@ -209,11 +213,8 @@ def unique_slices_nodes(fn, by_name) -> Optional[List[Node]]:
     at = fn.meta.get(_AT)
     if at is None or fn.op != "call_function" or len(fn.args) != 2 or by_name.get(fn.args[0].name) is None:
         return None
-    for user in fn.users:
-        if user.op != "output":
-            from .capture_calls import refuse_call
-            refuse_call(user, "it reads unique's slices along a dim behind a dim above 1, whose count follows the "
-                        "values inside the result ([..., k, ...]): they run as a program output only")
+    # (its readers: element-wise ones move before the selection, capture_masked_select.through_selections;
+    # any other is refused there in one line naming it)
     return [Node(fn.name, "masked_select", [fn.args[0].name, fn.args[1][-1].name], dict(rows=True, at=at))]
 
 

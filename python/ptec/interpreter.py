@@ -286,7 +286,7 @@ def _portable_table():
         ints = (ScalarType.LONG, ScalarType.INT, ScalarType.SHORT, ScalarType.CHAR, ScalarType.BYTE)
         if t(arg, "self").dtype == np.bool_ or (np.issubdtype(t(arg, "self").dtype, np.integer) and
                                                 out.scalar_type in ints + (ScalarType.DOUBLE,)) \
-                or t(arg, "self").dtype == np.float64:
+                or t(arg, "self").dtype == np.float64 or out.scalar_type == ScalarType.DOUBLE:
             return P.convert(t(arg, "self"), NUMPY_DTYPE[ScalarType(out.scalar_type)])
         if out.scalar_type in (ScalarType.LONG, ScalarType.INT):
             return P.to_integer(t(arg, "self"), np.dtype(NUMPY_DTYPE[ScalarType(out.scalar_type)]))

@@ -37,8 +37,8 @@ __all__ = ["IOInfo", "Lowered", "LoweringError", "lower"]
 INDEX_TYPES = {ScalarType.LONG: "int64", ScalarType.INT: "int32"}
 # program outputs in the model's own dtype, never quantized
 EXACT_OUTPUTS = {**INDEX_TYPES, ScalarType.BOOL: "bool"}
-# outputs torch returns in a 16-bit float (capture_casts.output_dtype): their program dtype
-HALF_OUTPUTS = {"float16": ScalarType.HALF, "bfloat16": ScalarType.BFLOAT16}
+# outputs torch returns in a 16-bit float or float64 (capture_casts.output_dtype): their program dtype
+HALF_OUTPUTS = {"float16": ScalarType.HALF, "bfloat16": ScalarType.BFLOAT16, "float64": ScalarType.DOUBLE}
 
 
 class LoweringError(ValueError):
@@ -192,7 +192,9 @@ class LoweringContext:
     def half_output(self, name: str) -> Act:
         """A model output torch returns as float16 or bfloat16 (x.half(),
         x.bfloat16(): capture_casts): the fp32 value converted by
-        _to_dim_order_copy into Half or BFloat16, rounded to nearest even."""
+        _to_dim_order_copy into Half or BFloat16, rounded to nearest even;
+        or as float64 (`x.double().exp()`): the fp32 value, exactly, as a
+        Double."""
         x = self.f(name)
         out = new_act(self.b, HALF_OUTPUTS[self.g.node(name).attrs["out_dtype"]], x.sizes)
         self.b.call("dim_order_ops::_to_dim_order_copy.out", self=x.value, non_blocking=False, dim_order=None,

@@ -168,7 +168,7 @@ def prepare(graph: Graph) -> Graph:
     g = copy.deepcopy(graph)
     # identities
     for n in list(g.nodes):
-        if n.op == "identity" and not n.attrs.get("act"):
+        if n.op == "identity" and not n.attrs.get("act") and not n.attrs.get("out_dtype"):   # (a float64 output's mark)
             g.replace_uses(n.name, n.inputs[0])
             g.remove(n.name)
     _collapse_channel_shuffles(g)

@@ -220,6 +220,8 @@ def index_program():
     b.call("aten::atan2.out", self=p, other=x, out=a)
     h = b.tensor(ScalarType.HALF, [2, 5], None)
     b.call("dim_order_ops::_to_dim_order_copy.out", self=a, non_blocking=False, dim_order=None, out=h)
+    a64 = b.tensor(ScalarType.DOUBLE, [2, 5], None)        # and as a Double output (float32 into float64)
+    b.call("dim_order_ops::_to_dim_order_copy.out", self=a, non_blocking=False, dim_order=None, out=a64)
     # x[i, j] by two computed index tensors: argmax's i as [2, 1] and
     # argmin's j [1, 5] broadcast to one position each in a [5, 5] block
     # (ptec::flat_index checks each index), whose rows are looked up
@@ -267,7 +269,7 @@ def index_program():
     b.call("dim_order_ops::_to_dim_order_copy.out", self=short, non_blocking=False, dim_order=None, out=byte)
     b.call("dim_order_ops::_to_dim_order_copy.out", self=rem, non_blocking=False, dim_order=None, out=wide)
     b.set_io([x], [f, j, rows, sv, si, tv, ti, mv, mi, ov, oi, cv, ci, back, picked, embedded, h, block,
-                   bagged, rem, rest, narrow, total, top, first, isi, itv, iti, byte, wide])
+                   bagged, rem, rest, narrow, total, top, first, isi, itv, iti, byte, wide, a64])
     return b.build()
 
 

@@ -690,8 +690,13 @@ run_case("to_float32_from_float64", arg_op("dim_order_ops::_to_dim_order_copy.ou
 fail_case("to_int16_from_float32", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=F32,
                                           out_st=ScalarType.SHORT, non_blocking=False, dim_order=None),
           NOT_SUPPORTED, "converts integers")
-fail_case("to_float64_from_float32", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=F32,
-                                            out_st=ScalarType.DOUBLE, non_blocking=False, dim_order=None),
+# float32 into float64 (a Double output of float math): exact, subnormals, -0 and infinities kept
+F64_OF = np.array([0.1, -0.0, 1e-45, -3.4028235e38, np.inf, -np.inf, 2.0 ** 24 + 2, -1.5], np.float32)
+run_case("to_float64_from_float32", arg_op("dim_order_ops::_to_dim_order_copy.out", [8], [8], st=F32,
+                                           out_st=ScalarType.DOUBLE, non_blocking=False, dim_order=None),
+         [(F64_OF, None)], [(F64_OF.astype(np.float64), None)])
+fail_case("to_float64_from_half", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=ScalarType.HALF,
+                                         out_st=ScalarType.DOUBLE, non_blocking=False, dim_order=None),
           NOT_SUPPORTED, "converts integers")
 fail_case("to_int64_from_int64_sizes", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [4], st=I32,
                                               out_st=I64, non_blocking=False, dim_order=None),

@@ -306,7 +306,8 @@ def test_refused_in_one_line(name):
     assert "\n" not in message and named in message and "operator not supported" in message, message
 
 
-def test_float_power_refusal_through_the_cli(tmp_path):
+def test_float_power_output_through_the_cli(tmp_path):
+    """torch.float_power's float64 result as the program output: a Double output (test_float64_outputs.py)."""
     src = tmp_path / "power.py"
     src.write_text("import torch, torch.nn as nn\n"
                    "class M(nn.Module):\n"
@@ -318,9 +319,10 @@ def test_float_power_refusal_through_the_cli(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
     r = subprocess.run([sys.executable, "-m", "ptec", "compile", f"{src}:make", "--calib", "2", "-o", str(out)],
                        env=env, capture_output=True, text=True)
-    assert r.returncode == 2 and not out.exists()
-    err = r.stderr.strip()
-    assert len(err.splitlines()) == 1 and "float_power" in err and "as float64" in err, err
+    assert r.returncode == 0 and out.exists(), r.stderr
+    calibration = samples()
+    res = compile_model(Call(lambda x: torch.float_power(x, 2)).eval(), [calibration[0][0]], calibration)
+    assert [o.dtype for o in res.lowered.outputs] == ["float64"]
 
 
 class Together(torch.nn.Module):

@@ -70,6 +70,28 @@ def unpooled(unpool, pair):
     return unpool(pair[0], pair[1], 2)
 
 
+_G = torch.Generator().manual_seed(15)
+MHA_IN, MHA_OUT = torch.randn(24, 8, generator=_G) * 0.4, torch.randn(8, 8, generator=_G) * 0.4   # E 8, 2 heads
+
+
+def static_kv_attention(x):
+    """F.multi_head_attention_forward with per-head keys / values [2, 4, 4] computed from x [4, 1, 8]."""
+    sk = x.reshape(4, 2, 4).transpose(0, 1) * 0.5
+    return F.multi_head_attention_forward(x, x, x, 8, 2, MHA_IN, None, None, None, False, 0.0, MHA_OUT, None,
+                                          training=False, need_weights=False, static_k=sk,
+                                          static_v=torch.tanh(sk.flip(1)))[0]
+
+
+def float_mask_attention(x, bias=True):
+    """The same attention with a computed float mask: -inf where x's [4, 4] corner exceeds 1.5, else a bias
+    (bias False: 0, `zeros.masked_fill(b, -inf)`)."""
+    corner = x[:, 0, :4]
+    mask = torch.where(corner.t() > 1.5, float("-inf"), corner * 0.25) if bias else \
+        torch.zeros(4, 4).masked_fill(corner.t() > 1.5, float("-inf"))
+    return F.multi_head_attention_forward(x, x, x, 8, 2, MHA_IN, None, None, None, False, 0.0, MHA_OUT, None,
+                                          training=False, need_weights=False, attn_mask=mask)[0]
+
+
 RUNS = {
     # joins, pieces, views, copies
     "torch.cat": (lambda x: torch.cat([x, x * 0.5], 1), S3, R, 1.0, "int8"),
@@ -1127,6 +1149,22 @@ RUNS = {
     # float64 carried as float32: a chain torch computes in float64, cast back with .float()
     "Tensor.double() ... .float()": (lambda x: (x.double() * 0.5 + 1.0).to(torch.float64).sum(-1).float(), S3, R,
                                      2.0, "int8"),                                                  # 1.96
+    # a cast of a moved bool: the bool cast first, then the same moves (capture_bool_moves; test_bool_moves.py)
+    "(x > 0).permute(0, 2, 1).float() * x.mT": (lambda x: (x > 0).permute(0, 2, 1).float() * x.mT, S3, R, 1.5,  # 1.31
+                                                "int8"),
+    # static_k / static_v, a computed float attn_mask (capture_computed_weights; test_mha_static_and_float_masks.py)
+    "F.multi_head_attention_forward(static_k, static_v)": (static_kv_attention, (4, 1, 8), R, 2.0, "int8"),  # 1.56
+    # (the masked positions as a computed bool mask's: 2.57, as `attn_mask=b`; the bias an int8 add before the
+    # softmax: 4.98)
+    "F.multi_head_attention_forward(computed float attn_mask, masked_fill -inf)": (
+        lambda x: float_mask_attention(x, False), (4, 1, 8), R, 3.0, "int8"),                                 # 2.57
+    "F.multi_head_attention_forward(computed float attn_mask, where(b, -inf, bias))": (
+        float_mask_attention, (4, 1, 8), R, 5.5, "int8"),                                                     # 4.98
+    # a float64 result as the program output: the float32 chain returned as Double (capture_plumbing,
+    # capture_casts; test_float64_outputs.py)
+    "Tensor.double().exp() as a float64 output": (lambda x: x.double().exp(), S3, R, 2.5, "int8"),    # 2.26
+    "x.double() * 2 + 1 + (x > 0).double() as a float64 output": (lambda x: x.double() * 2 + 1 + (x > 0).double(),
+                                                                  S3, R, 1.5, "int8"),  # 1.19
     "Tensor.bool()": (lambda x: torch.where(F.relu(x).bool(), x, x * -0.5), S3, R, 1.5, "int8"),  # 1.31
     "Tensor.new_tensor/new_full/new_zeros/new_ones": (lambda x: x + x.new_tensor([[[0.25 * (i - j) for j in range(8)]
                                                                                    for i in range(4)]])
@@ -1424,6 +1462,12 @@ RUNS = {
                              torch.where(x[:, 0] > 0, ((x > 0).sum(1) * 9000).short(), -((x > 0).sum(1)).short()).long(),
                              torch.cat([((x > 0).sum(1) * 90).byte(), ((x > 0).sum(1) * 90).byte() + 1], 1).view(1, -1)[:, :8]
                              .long()], 1).float(), S3, R, 0.0, "int8"),                                     # 0.00
+    # a uint8 mask or condition: read as booleans (nonzero: True), as torch 1.13 (capture_narrow_ints;
+    # test_uint8_masks.py)
+    "torch.where / masked_fill / masked_scatter of a uint8 mask": (
+        lambda x: torch.where((x > 0.5).to(torch.uint8), x, x * -0.5)
+        + x.masked_fill(((x > 0).sum(1, keepdim=True) % 2).byte(), 1.5)
+        + x.masked_scatter((x < -1).byte(), x * 0.25), S3, R, 1.5, "int8"),
     "F.embedding(torch.stack([ids, 9 - ids]))": (lambda x: F.embedding(torch.stack([(x.abs() * 3).long(),
                                                                                     9 - (x.abs() * 3).long()]),
                                                                        torch.linspace(-1, 1, 40).reshape(10, 4)),
@@ -1735,6 +1779,8 @@ def test_runs_within_its_bound(name, tmp_path):
 VARIABLE_LENGTH = {
     "x[x > 0]": (lambda x: x[x > 0], 0.0, 0.5),
     "torch.masked_select(x, x > 1.0)": (lambda x: torch.masked_select(x, x > 1.0), 1.0, 0.5),
+    "x[uint8 mask], torch.masked_select(x, uint8 mask)": (lambda x: x[(x > 0).to(torch.uint8)] * 0.5
+                                                         + torch.masked_select(x, (x > 0).byte()), 0.0, 0.5),
     "Tensor.masked_select(row mask)": (lambda x: x.masked_select(x[:, :1] <= -0.5), -0.5, 0.5),
     "x[mask of the leading dims]": (lambda x: x[x[..., 3] > 0.5], 0.5, 0.5),
     # element-wise ops of a selection move before it (capture_masked_select): f(x)[mask]
@@ -1837,6 +1883,13 @@ UNIQUE_COUNTS = {
         lambda x: torch.unique_consecutive((x * 0.4).round(), return_counts=True)[1], 0.0),
     "torch.unique(dim=1)": (lambda x: torch.unique((x * 0.4).round()[..., :2], dim=1), 0.5),        # 0.50
     "torch.unique(dim=2)": (lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2), 0.5),        # 0.50
+    # element-wise readers of slices behind a dim above 1: moved before the selection (capture_masked_select;
+    # test_unique_slices_readers.py)
+    "torch.unique(dim=2) * 2 - 1, sigmoid": (lambda x: torch.sigmoid(torch.unique((x * 0.4).round()[:, :2], dim=2)
+                                                                     * 2 - 1), 1.5),  # 1.00
+    "(u - 0.5) * u + tanh(u), u = torch.unique(dim=2)": (
+        lambda x: (lambda u: (u - 0.5) * u + torch.tanh(u))(torch.unique((x * 0.4).round()[:, :2], dim=2)),
+        2.5),                                                                                             # 2.00
     "torch.unique(dim=2, return_counts)": (
         lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2, return_counts=True)[1], 0.0),
     "torch.unique(dim=1, return_counts)": (

@@ -88,11 +88,13 @@ def test_float_math_on_narrow_values_is_within_a_step(tmp_path):
 
 
 @pytest.mark.parametrize("call, shown, why", [
-    (lambda i: torch.where(i.byte(), i, 0), r"where \(torch\.where\)", "a call on uint8 values"),
+    (lambda i: i.masked_scatter(i.byte() % 2, i), r"masked_scatter \(Tensor\.masked_scatter\)",
+     "which ptec computes only on float values"),            # a uint8 mask is a bool's (test_uint8_masks.py)
     (lambda i: i.char() << (i.char() & 3), r"lshift \(operator\.lshift\)", "a shift of an int16 / uint8 / int8 value by a tensor"),
     (lambda i: i.char() << 32, r"lshift \(operator\.lshift\)", "by 32: torch 1.13 shifts it as a 32-bit C int"),
     (lambda i: i.short() >> -1, r"rshift \(operator\.rshift\)", "by -1: torch 1.13 shifts it as a 32-bit C int"),
-    (lambda i: i[(i > 0).byte()], r"getitem \(operator\.getitem\)", "an index computed in the program"),
+    (lambda i: i[(i > 0).byte()], r"getitem \(operator\.getitem\)", "a bool mask computed in the program"),
+    (lambda i: i[(i > 0).char()], "fails on its example", r"tensors used as indices must be long, byte or bool"),
 ])
 def test_what_stays_refused_in_one_line(call, shown, why):
     class Refused(torch.nn.Module):

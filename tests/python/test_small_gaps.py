@@ -189,14 +189,18 @@ def test_bias_kv_changes_torchs_output():
 
 
 MHA_REFUSED = {
-    "static_k / static_v": (lambda x: F.multi_head_attention_forward(
-        x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), 8, 2, W_IN, B_IN, None, None, False, 0.0, W_OUT,
+    # (static_k / static_v and a computed float attn_mask run: test_mha_static_and_float_masks.py)
+    "bias_k with static_k": (lambda x: F.multi_head_attention_forward(
+        x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), 8, 2, W_IN, B_IN, BK, BV, False, 0.0, W_OUT,
         None, training=False, need_weights=False, static_k=torch.zeros(2, 4, 4), static_v=torch.zeros(2, 4, 4))[0],
-        "static_k / static_v"),
+        "bias_k with static_k / static_v"),
     "dropout in training": (lambda x: F.multi_head_attention_forward(
         x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), 8, 2, W_IN, None, None, None, False, 0.5, W_OUT,
         None, training=True, need_weights=False)[0], "dropout_p=0.5 with training=True"),
-    "computed float mask": (lambda x: _mha(x, attn_mask=x[0, :, :4]), "a computed float attn_mask"),
+    "computed float key_padding_mask": (lambda x: F.multi_head_attention_forward(
+        x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), 8, 2, W_IN, B_IN, None, None, False, 0.0, W_OUT,
+        None, training=False, need_weights=False, key_padding_mask=x[:, :, 0] * -1e9)[0],
+        "a computed float key_padding_mask"),
 }
 
 

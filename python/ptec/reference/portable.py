@@ -505,7 +505,8 @@ def convert(x, dtype) -> np.ndarray:
     (any nonzero byte counts as true); an integer into a narrower integer
     type keeps its low bits (numpy's astype, PyTorch's wrap; uint8 modulo
     256); an integer into float64 and float64 into float32: the nearest
-    (numpy's astype, C's conversion); other values as to_float32."""
+    (numpy's astype, C's conversion); float32 into float64 exactly; other
+    values as to_float32."""
     x = np.asarray(x)
     if x.dtype == np.bool_:
         return (x.view(np.uint8) != 0).astype(dtype)

@@ -30,6 +30,9 @@
  *  - an integer (int64, int32, int16, int8, uint8) into float64 (`i.double()`,
  *    a Double program output): exact up to 2^53 in magnitude, beyond it C's
  *    conversion (the nearest double, as PyTorch's static_cast);
+ *  - float32 into float64 (a Double program output of float math,
+ *    `x.double().exp()` computed in float32): exact, every float is a double
+ *    (NaN stays NaN, infinities and subnormals kept);
  *  - float64 into float32 (`i.double().float()`): C's conversion, the nearest
  *    float; a double beyond float's range (a hostile program's input, no
  *    integer's double) gives infinity on IEEE targets (C's Annex F), as
@@ -40,7 +43,7 @@
 
 typedef struct to_copy_state {
     uint8_t dtype;     /* self's */
-    uint8_t out_dtype; /* float32, int64/int32/half/bfloat16 from float32, an integer type or float64 from one */
+    uint8_t out_dtype; /* float32, int64/int32/half/bfloat16/float64 from float32, an integer type or float64 from one */
 } to_copy_state;
 
 static bool convertible(uint8_t dtype)
@@ -70,12 +73,12 @@ static ptec_status prepare(ptec_op *op)
     bool to_16_bit_float = from_float && (out->dtype == PTEC_DTYPE_HALF || out->dtype == PTEC_DTYPE_BFLOAT16);
     bool bool_to_int = self->dtype == PTEC_DTYPE_BOOL && (out->dtype == PTEC_DTYPE_LONG || out->dtype == PTEC_DTYPE_INT);
     bool int_to_int = integer(self->dtype) && integer(out->dtype) && self->dtype != out->dtype;
-    bool to_double = integer(self->dtype) && out->dtype == PTEC_DTYPE_DOUBLE;
+    bool to_double = (integer(self->dtype) || from_float) && out->dtype == PTEC_DTYPE_DOUBLE;
     bool double_to_float = self->dtype == PTEC_DTYPE_DOUBLE && out->dtype == PTEC_DTYPE_FLOAT;
     if (!to_float && !to_index && !to_16_bit_float && !bool_to_int && !int_to_int && !to_double && !double_to_float) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, -1,
-                            PTEC_MSG("converts integers, bools and float32 into float32, float32 into int64/int32/half/bfloat16, "
-                                     "bools into int64/int32, integers into other integer types and float64, "
+                            PTEC_MSG("converts integers, bools and float32 into float32, float32 into int64/int32/half/bfloat16/"
+                                     "float64, bools into int64/int32, integers into other integer types and float64, "
                                      "float64 into float32"));
     }
     if (out->flags & PTEC_TENSOR_CONSTANT) {
@@ -246,11 +249,19 @@ static ptec_status run_int_to_int(ptec_op *op, const to_copy_state *s)
     return PTEC_OK;
 }
 
-/* An integer into float64, or float64 into float32: C's conversions. */
+/* An integer or float32 into float64, or float64 into float32: C's conversions. */
 static ptec_status run_double(ptec_op *op, const to_copy_state *s)
 {
     const ptec_tensor *t_in = ptec_op_tensor(op, 0), *t_out = ptec_op_tensor(op, 3);
     uint32_t n = t_out->numel;
+    if (s->dtype == PTEC_DTYPE_FLOAT) {
+        const float *x = t_in->data;
+        double *y = t_out->data;
+        for (uint32_t i = 0; i < n; ++i) {
+            y[i] = (double)x[i];
+        }
+        return PTEC_OK;
+    }
     if (s->dtype == PTEC_DTYPE_DOUBLE) {
         const double *x = t_in->data;
         float *y = t_out->data;
