@@ -709,9 +709,11 @@ def test_packed_lstm_runs_on_its_kernel(read, layers, lengths, tmp_path):
     """A packed LSTM runs on ptec::quantized_lstm as unpacked (the unrolled
     int8 steps were 5.1 output steps off on [7, 4], the kernel 1.9): the
     padded steps run too (an LSTM is causal), the output is zeroed past each
-    length, h_n taken at each one's last step; a model reading c_n is unrolled."""
+    length, h_n taken at each one's last step; a model reading c_n unrolls
+    what computes c_n (capture_lstm_final_cell keeps a layer's kernel where
+    the kernel's out feeds the next layer)."""
     torch.manual_seed(0)
     worst, res = steps_from_float(PackedConstant(read, layers, lengths), (2, 7, 6), tmp_path)
     kernels = sum(n.op == "lstm" for n in res.graph.nodes)
-    assert kernels == (0 if read == "c_n" else layers), kernels
+    assert kernels == layers if read != "c_n" else kernels < layers, kernels
     assert worst <= (6.0 if read == "c_n" else 3.0), f"{read}: {worst:.2f} steps"     # (unrolled: as before)
