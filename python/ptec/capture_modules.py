@@ -1045,7 +1045,8 @@ def with_traceable_modules(model: nn.Module, example_inputs=(), stateful: bool =
     calls = recorded_masks(model, example_inputs) if example_inputs else {}
 
     def stand_in_of(name, m):
-        found = _stand_in(m, steps.get(name), stateful, lstm_kernel)
+        from .capture_module_forms import answering_for
+        found = answering_for(_stand_in(m, steps.get(name), stateful, lstm_kernel), m)   # stand_in.num_layers
         if isinstance(found, _MaskArgs):
             found.calls = calls.get(name, [])
             found.what = f"{name} ({found.what})" if name else found.what

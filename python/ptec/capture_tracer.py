@@ -152,6 +152,9 @@ class KnownValuesTracer(torch.fx.Tracer):
         try:
             path = self.path_of_module(m)
         except NameError:                             # a module made in forward
+            from .capture_module_forms import traced_through
+            if traced_through(m):                     # no parameters or buffers: its forward's ops
+                return forward(*args, **kwargs)
             path = type(m).__name__
         modules = getattr(self, "_modules", None)
         if modules is None:
