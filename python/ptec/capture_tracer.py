@@ -155,7 +155,9 @@ class KnownValuesTracer(torch.fx.Tracer):
             from .capture_module_forms import traced_through
             if traced_through(m):                     # no parameters or buffers: its forward's ops
                 return forward(*args, **kwargs)
-            path = type(m).__name__
+            raise TracedControlError(f"{self.where()}{_user_site()}: {type(m).__name__} is made in forward and has "
+                                     "parameters or buffers (new ones on every call): make it a submodule in "
+                                     "__init__ and call that")
         modules = getattr(self, "_modules", None)
         if modules is None:
             return super().call_module(m, forward, args, kwargs)

@@ -69,23 +69,24 @@ def _steps(model, shape, lo=-3.0, hi=3.0, tmp_path=None):
 
 CONV_T = {
     "1d output_size=[12]": (lambda: Call(nn.ConvTranspose1d(3, 4, 3, stride=2, padding=1),
-                                         lambda m, x: m(x, output_size=[12])), (1, 3, 6), 1.0),      # 0.73
+                                         lambda m, x: m(x, output_size=[12])), (1, 3, 6), 1.0),      # 0.84
     "1d positional [12]": (lambda: Call(nn.ConvTranspose1d(3, 4, 3, stride=2, padding=1),
-                                        lambda m, x: m(x, [12])), (1, 3, 6), 1.0),                   # 0.73
+                                        lambda m, x: m(x, [12])), (1, 3, 6), 1.0),                   # 0.84
     "2d output_size=[10, 14]": (lambda: Call(nn.ConvTranspose2d(4, 4, 3, stride=2, padding=1),
-                                             lambda m, x: m(x, output_size=[10, 14])), (1, 4, 5, 7), 1.5),  # 1.09
+                                             lambda m, x: m(x, output_size=[10, 14])), (1, 4, 5, 7), 1.5),  # 0.89
     "2d positional x.shape": (lambda: Call(nn.ConvTranspose2d(3, 3, 3, stride=2, padding=1),
                                            lambda m, x: m(x, (x.shape[2] * 2, x.shape[3] * 2))), (1, 3, 5, 5),
                               1.5),                                                                   # 0.94
     "2d output_size one more in H only": (lambda: Call(nn.ConvTranspose2d(3, 2, 4, stride=3, padding=1),
                                                        lambda m, x: m(x, output_size=[15, 14])), (1, 3, 5, 5),
-                                          1.5),
+                                          1.5),                                                       # 0.86
 }
 
 
 @pytest.mark.parametrize("case", sorted(CONV_T))
 def test_conv_transpose_output_size(case, tmp_path):
     make, shape, bound = CONV_T[case]
+    torch.manual_seed(0)
     assert _steps(make(), shape, tmp_path=tmp_path) <= bound + 1e-3
 
 
@@ -122,6 +123,7 @@ def _hooked(form):
     return m
 
 
+# measured: 0.74, 1.55, 1.08, 1.51, 1.04, 1.50, 1.97, 2.34, 1.52, 0.81
 HOOKS = {"leaf hook": 1.5, "leaf pre-hook": 2.0, "leaf pre-hook, one value": 1.5, "root pre-hook": 2.0,
          "root hook": 1.5, "Sequential pre-hook and hook": 1.5, "hook reading its module": 2.5,
          "two hooks in order": 3.0, "hook returning None, backward hook": 2.0, "top-level nn.Linear": 1.5}
@@ -282,12 +284,12 @@ class _ReadsAttention(nn.Module):
 
 
 ATTRIBUTES = {
-    "lstm.num_layers, hidden_size": (lambda: _ReadsRecurrent(nn.LSTM), (1, 5, 6), 1.5),           # 0.76
-    "gru.num_layers, hidden_size": (lambda: _ReadsRecurrent(nn.GRU), (1, 5, 6), 3.0),             # 2.57
+    "lstm.num_layers, hidden_size": (lambda: _ReadsRecurrent(nn.LSTM), (1, 5, 6), 1.5),           # 0.53
+    "gru.num_layers, hidden_size": (lambda: _ReadsRecurrent(nn.GRU), (1, 5, 6), 1.5),             # 1.08
     "mha.num_heads, embed_dim, kdim": (lambda: _ReadsAttention("mha.num_heads, embed_dim, kdim"), (1, 4, 8),
-                                       2.5),                                                       # 1.74
-    "mha.out_proj.weight": (lambda: _ReadsAttention("mha.out_proj.weight"), (1, 4, 8), 2.0),       # 1.36
-    "encoder_layer.self_attn.head_dim": (lambda: _ReadsAttention("head_dim"), (1, 4, 8), 3.0),     # 2.09
+                                       2.5),                                                       # 2.29
+    "mha.out_proj.weight": (lambda: _ReadsAttention("mha.out_proj.weight"), (1, 4, 8), 2.0),       # 1.84
+    "encoder_layer.self_attn.head_dim": (lambda: _ReadsAttention("head_dim"), (1, 4, 8), 3.0),     # 1.93
 }
 
 
@@ -331,10 +333,10 @@ def test_transformer_generate_square_subsequent_mask(tmp_path):
 # R12. a module made in forward: its forward's ops when it has no tensors
 
 MADE_IN_FORWARD = {
-    "nn.Upsample(scale_factor=2)": (lambda m, x: nn.Upsample(scale_factor=2)(m(x)), nn.Conv2d(3, 4, 3), (1, 3, 5, 5),
-                                    1.5),                                                          # 0.98
-    "nn.ReLU()": (lambda m, x: nn.ReLU()(m(x)), nn.Linear(4, 6), (1, 4), 1.5),                     # 0.84
-    "nn.Softmax(-1)": (lambda m, x: nn.Softmax(-1)(m(x)), nn.Linear(4, 6), (1, 4), 1.5),           # 0.53
+    "nn.Upsample(scale_factor=2)": (lambda m, x: nn.Upsample(scale_factor=2)(m(x)), lambda: nn.Conv2d(3, 4, 3),
+                                    (1, 3, 5, 5), 1.5),                                            # 0.98
+    "nn.ReLU()": (lambda m, x: nn.ReLU()(m(x)), lambda: nn.Linear(4, 6), (1, 4), 1.5),             # 0.86
+    "nn.Softmax(-1)": (lambda m, x: nn.Softmax(-1)(m(x)), lambda: nn.Linear(4, 6), (1, 4), 1.5),   # 0.92
 }
 
 
@@ -342,13 +344,18 @@ MADE_IN_FORWARD = {
 def test_module_made_in_forward(case, tmp_path):
     f, layer, shape, bound = MADE_IN_FORWARD[case]
     torch.manual_seed(0)
-    assert _steps(Call(layer, f), shape, tmp_path=tmp_path) <= bound + 1e-3
+    assert _steps(Call(layer(), f), shape, tmp_path=tmp_path) <= bound + 1e-3
 
 
 def test_module_with_weights_made_in_forward_is_refused():
-    model = Call(nn.Identity(), lambda m, x: nn.Linear(4, 4)(x)).eval()
+    model = Call(nn.Identity(), lambda m, x: nn.Linear(4, 4)(x)).eval()     # (its random init is refused)
     with pytest.raises(CaptureError):
         compile_model(model, _example((1, 4)), [_example((1, 4))])
+    model = Call(nn.Identity(), lambda m, x: nn.BatchNorm1d(4, affine=False)(x)).eval()
+    with pytest.raises(CaptureError, match="BatchNorm1d is made in forward and has parameters or buffers .*make it a "
+                                           "submodule in __init__") as e:
+        compile_model(model, _example((1, 4)), [_example((1, 4))])
+    assert "\n" not in str(e.value)
 
 
 # ---------------------------------------------------------------------------
@@ -375,3 +382,12 @@ def test_torchscript_is_refused(form):
     with pytest.raises(CaptureError, match="TorchScript module .*pass the Python nn.Module it was made from") as e:
         compile_model(model, _example((1, 4)), [_example((1, 4))])
     assert "\n" not in str(e.value)
+
+
+def test_cli_refuses_torchscript_in_one_line(tmp_path):
+    from model_checks import cli_refusal
+    line = cli_refusal(tmp_path, "import torch\n"
+                                 "def model():\n"
+                                 "    m = torch.jit.script(torch.nn.Sequential(torch.nn.Linear(4, 4)).eval())\n"
+                                 "    return m, (torch.randn(1, 4),)\n")
+    assert "a TorchScript module" in line and "pass the Python nn.Module it was made from" in line
