@@ -291,7 +291,7 @@ def _as_constants(value):
 
 class _ConstantView:
     """A submodule of a replaced module, read only: its tensors as
-    constants (self.attn.out_proj.weight); called, the module itself."""
+    constants (self.attn.out_proj.weight); called, refused in one line."""
 
     def __init__(self, module: nn.Module):
         self.__dict__["_module"] = module
@@ -300,7 +300,10 @@ class _ConstantView:
         return _as_constants(getattr(self.__dict__["_module"], name))
 
     def __call__(self, *args, **kwargs):
-        return self.__dict__["_module"](*args, **kwargs)
+        from .capture_tracer import TracedControlError
+        raise TracedControlError(f"{type(self.__dict__['_module']).__name__}, a part of a module ptec computes whole "
+                                 "(nn.LSTM, nn.MultiheadAttention, the transformer layers), is called on its own: "
+                                 "keep a copy of it as a submodule (self.x = copy.deepcopy(...)) and call that")
 
 
 _ANSWERING: dict = {}

@@ -391,3 +391,10 @@ def test_cli_refuses_torchscript_in_one_line(tmp_path):
                                  "    m = torch.jit.script(torch.nn.Sequential(torch.nn.Linear(4, 4)).eval())\n"
                                  "    return m, (torch.randn(1, 4),)\n")
     assert "a TorchScript module" in line and "pass the Python nn.Module it was made from" in line
+
+
+def test_calling_a_part_of_a_replaced_module_is_refused():
+    torch.manual_seed(0)
+    model = Call(nn.MultiheadAttention(8, 2, batch_first=True), lambda m, x: m(x, x, x)[0] + m.out_proj(x)).eval()
+    with pytest.raises(CaptureError, match="NonDynamicallyQuantizableLinear, a part of a module ptec computes whole"):
+        compile_model(model, _example((1, 4, 8)), [_example((1, 4, 8))])
