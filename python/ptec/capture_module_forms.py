@@ -158,6 +158,7 @@ def _hooks_as_code(root: nn.Module, error) -> nn.Module:
     """root (a copy) with the hooks fx would not run made code (module doc)."""
     from .capture_modules import COVERED
     covered = [name for name, m in root.named_modules() if name and isinstance(m, COVERED)]
+    wrapped = {}
     for name, m in list(root.named_modules()):
         if not name or not (m._forward_hooks or m._forward_pre_hooks):
             continue
@@ -171,8 +172,11 @@ def _hooks_as_code(root: nn.Module, error) -> nn.Module:
         pre, post = list(m._forward_pre_hooks.values()), list(m._forward_hooks.values())
         m._forward_pre_hooks.clear()
         m._forward_hooks.clear()
-        parent, _, attr = name.rpartition(".")
-        setattr(root.get_submodule(parent) if parent else root, attr, Hooked(m, pre, post))
+        wrapped[id(m)] = Hooked(m, pre, post)
+    for parent in list(root.modules()):         # every place it is installed (a module used twice)
+        for attr, m in list(parent._modules.items()):
+            if m is not None and id(m) in wrapped and parent is not wrapped[id(m)]:
+                parent._modules[attr] = wrapped[id(m)]
     if not (root._forward_hooks or root._forward_pre_hooks):
         return root
     pre, post = list(root._forward_pre_hooks.values()), list(root._forward_hooks.values())

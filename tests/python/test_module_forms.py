@@ -398,3 +398,22 @@ def test_calling_a_part_of_a_replaced_module_is_refused():
     model = Call(nn.MultiheadAttention(8, 2, batch_first=True), lambda m, x: m(x, x, x)[0] + m.out_proj(x)).eval()
     with pytest.raises(CaptureError, match="NonDynamicallyQuantizableLinear, a part of a module ptec computes whole"):
         compile_model(model, _example((1, 4, 8)), [_example((1, 4, 8))])
+
+
+class _Shared(nn.Module):
+    """One hooked layer installed at two paths, called at both."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+        self.b = self.a
+
+    def forward(self, x):
+        return self.b(torch.tanh(self.a(x)))
+
+
+def test_hook_on_a_module_used_twice(tmp_path):
+    torch.manual_seed(0)
+    model = _Shared()
+    model.a.register_forward_hook(lambda mod, i, o: o * 1.5)
+    assert _steps(model, (1, 4), tmp_path=tmp_path) <= 2.0 + 1e-3          # 1.54
