@@ -268,7 +268,7 @@ def traced_through(m: nn.Module) -> bool:
 # ---------------------------------------------------------------------------
 # the attributes of a module ptec replaces by a stand-in (capture_modules)
 
-class _OriginalAttributes:
+class OriginalAttributes:
     """A stand-in that answers what it does not have itself from the
     module it stands for: self.rnn.num_layers, self.attn.out_proj.weight,
     self.transformer.generate_square_subsequent_mask(T)."""
@@ -310,9 +310,6 @@ class _ConstantView:
                                  "keep a copy of it as a submodule (self.x = copy.deepcopy(...)) and call that")
 
 
-_ANSWERING: dict = {}
-
-
 def answering_for(stand_in, original: nn.Module):
     """stand_in (capture_modules' module for `original`), also answering
     for original's attributes; its stand-ins of original's submodules of
@@ -320,12 +317,8 @@ def answering_for(stand_in, original: nn.Module):
     from .capture_modules import COVERED
     if not isinstance(stand_in, nn.Module) or not isinstance(original, nn.Module) or stand_in is original:
         return stand_in
-    cls = type(stand_in)
-    if not isinstance(stand_in, _OriginalAttributes):
-        if cls not in _ANSWERING:
-            _ANSWERING[cls] = type(cls.__name__, (_OriginalAttributes, cls),
-                                   {"__module__": cls.__module__, "__doc__": cls.__doc__})
-        stand_in.__class__ = _ANSWERING[cls]
+    if not isinstance(stand_in, OriginalAttributes):
+        return stand_in
     stand_in.__dict__["_ptec_original"] = original
     mine = dict(stand_in.named_modules())
     for name, m in original.named_modules():
