@@ -19,9 +19,11 @@
   does (traced like forward code), and the root's forward is wrapped the
   same way. A module fx traces through runs its hooks itself. A hook on a
   module inside one ptec replaces whole (nn.LSTM, nn.MultiheadAttention,
-  nn.TransformerEncoderLayer, ...) and a global hook
-  (register_module_forward_hook) are refused in one line. Backward hooks
-  are irrelevant to inference: the copy has none.
+  nn.TransformerEncoderLayer, ...) is refused in one line. Global hooks
+  (register_module_forward_hook / _pre_hook) become each module's first
+  hooks in the copy (not those of the parts of a module ptec replaces
+  whole), and are put aside while capture runs. Backward hooks are
+  irrelevant to inference: the copy has none.
 * TorchScript modules (torch.jit.script / torch.jit.trace) have no Python
   forward to trace: refused in one line.
 * nn.ConvTranspose1d / 2d called with output_size: the output_padding
@@ -32,6 +34,7 @@
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 from collections import OrderedDict
@@ -55,9 +58,43 @@ def _script_refusal(model: nn.Module) -> Optional[str]:
     return None
 
 
-def _global_hooks() -> bool:
+def _global_dicts() -> tuple:
+    """torch's global forward pre-hook and hook dicts (register_module_forward_pre_hook / _hook)."""
     import torch.nn.modules.module as mm
-    return bool(getattr(mm, "_global_forward_hooks", None) or getattr(mm, "_global_forward_pre_hooks", None))
+    return mm._global_forward_pre_hooks, mm._global_forward_hooks
+
+
+def _as_local_hooks(root: nn.Module) -> None:
+    """The global hooks as each module's first hooks (torch runs them
+    before the module's own), except in a module ptec replaces whole,
+    whose parts its stand-in does not call (nor, in eval, does torch's
+    fast path of the transformer layers)."""
+    from .capture_modules import COVERED
+    pre, post = (list(d.items()) for d in _global_dicts())
+    if not (pre or post):
+        return
+    covered = [name for name, m in root.named_modules() if name and isinstance(m, COVERED)]
+    for name, m in root.named_modules():
+        if any(name.startswith(c + ".") for c in covered):
+            continue
+        m._forward_pre_hooks = OrderedDict([(("global", k), h) for k, h in pre] + list(m._forward_pre_hooks.items()))
+        m._forward_hooks = OrderedDict([(("global", k), h) for k, h in post] + list(m._forward_hooks.items()))
+
+
+@contextlib.contextmanager
+def _globals_put_aside():
+    """torch's global hooks cleared while capture runs (each module of the
+    copy has them: _as_local_hooks), then put back as they were."""
+    dicts = _global_dicts()
+    saved = [list(d.items()) for d in dicts]
+    for d in dicts:
+        d.clear()
+    try:
+        yield
+    finally:
+        for d, items in zip(dicts, saved):
+            d.clear()
+            d.update(items)
 
 
 def _structural_copy(m: nn.Module, memo: dict) -> nn.Module:
@@ -208,16 +245,13 @@ def prepared(model: nn.Module, error) -> nn.Module:
     refusal = _script_refusal(model)
     if refusal:
         raise error(refusal)
-    if _global_hooks():
-        raise error("a global module forward hook is registered (torch.nn.modules.module."
-                    "register_module_forward_hook / _pre_hook), which ptec does not run: register it on the "
-                    "modules it changes (module.register_forward_hook), or remove it while compiling")
     model.eval()
-    if not _needs_copy(model):
+    if not _needs_copy(model) and not any(_global_dicts()):
         return model
     c = _structural_copy(model, {})
     for m in c.modules():
         _fold_weights(m)
+    _as_local_hooks(c)
     return _hooks_as_code(c, error)
 
 
@@ -225,10 +259,12 @@ def with_module_forms(capture: Callable) -> Callable:
     """capture(model, ...) on prepared(model) (decorator)."""
     @functools.wraps(capture)
     def captured(model, *args, **kwargs):
-        if isinstance(model, nn.Module):
-            from .capture import CaptureError
-            model = prepared(model, CaptureError)
-        return capture(model, *args, **kwargs)
+        if not isinstance(model, nn.Module):
+            return capture(model, *args, **kwargs)
+        from .capture import CaptureError
+        model = prepared(model, CaptureError)
+        with _globals_put_aside():
+            return capture(model, *args, **kwargs)
     return captured
 
 
