@@ -246,7 +246,8 @@ WEIGHTS = {
     "parametrizations.orthogonal": (lambda: nn.Sequential(nn.utils.parametrizations.orthogonal(nn.Linear(4, 4))),
                                     (1, 4), 1.5),                                                  # 0.88
     "parametrizations.spectral_norm": (
-        lambda: nn.Sequential(nn.utils.parametrizations.spectral_norm(nn.Linear(4, 5)), nn.ReLU()), (1, 4), 3.0),  # 2.30
+        lambda: nn.Sequential(nn.utils.parametrizations.spectral_norm(nn.Linear(4, 5)), nn.ReLU()),
+        (1, 4), 3.0),                                                                              # 2.30
     "register_parametrization": (_custom_parametrization, (1, 4), 1.5),                            # 0.66
 }
 
