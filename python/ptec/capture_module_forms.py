@@ -31,6 +31,11 @@
 * A module made in forward with no parameters or buffers (nn.ReLU()(x),
   nn.Upsample(scale_factor=2)(x)) is a function of its constructor's
   arguments: traced through (traced_through, capture_tracer's call_module).
+* The stand-ins of capture_modules (nn.LSTM's Recurrent, nn.MultiheadAttention's
+  SelfAttention, the transformer layers' ...) answer what they do not
+  have themselves from the module they stand for (OriginalAttributes):
+  self.rnn.num_layers, self.attn.out_proj.weight (tensors as constants),
+  self.transformer.generate_square_subsequent_mask(T).
 """
 from __future__ import annotations
 
