@@ -102,6 +102,7 @@ from .interpolate import expand_adaptive_avg_pools, interpolate_nodes
 from .pool3d import (PADS_3D, POOLS_3D, functional_pool3d_module, module_pad3d_nodes, module_pool3d_nodes,
                      pad3d_nodes)
 from .ir import Graph, Node, UnsupportedOperator, infer_shapes
+from .capture_module_forms import conv_output_size, with_module_forms
 
 
 class CaptureError(RuntimeError):
@@ -723,6 +724,7 @@ def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: 
                                     ([1] + in_shape, [1] + out_shape))
         return [Node(f"{name}_in", "reshape", ins[:1], dict(unsqueeze=0))] + core + [
             Node(name, "reshape", [f"{name}_batched"], dict(squeeze=0))]
+    m = conv_output_size(m, fn, in_shape, out_shape)    # ConvTranspose1d / 2d(x, output_size)
     ids_shape = in_shape
     if isinstance(m, nn.Embedding) and embedding_node(name, m, ins, by_name, ids_shape) is not None:
         return [embedding_node(name, m, ins, by_name, ids_shape)]
@@ -1766,6 +1768,7 @@ def _traced(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: bool,
     return gm
 
 
+@with_module_forms      # TorchScript refused; hooks, pruned / normalized weights (capture_module_forms)
 def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: str = "auto",
             name: str = "model", stateful: bool = False, lstm_kernel: bool = True) -> Graph:
     """stateful: nn.GRU / nn.LSTM keep their hidden (and cell) state from one

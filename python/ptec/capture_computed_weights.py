@@ -58,6 +58,7 @@ import math
 import torch
 import torch.fx
 import torch.nn.functional as F
+from .capture_module_forms import OriginalAttributes     # a stand-in answers the original's attributes
 
 
 def _computed(*values) -> bool:
@@ -563,7 +564,7 @@ def _mha(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_pr
     return y, w
 
 
-class FormulaAttention(torch.nn.Module):
+class FormulaAttention(OriginalAttributes, torch.nn.Module):
     """nn.MultiheadAttention by _mha (torch's formula): the module's
     weights as plain tensors (constants to the tracer), for what
     capture_modules.SelfAttention does not take: add_bias_kv,

@@ -34,6 +34,7 @@ import torch.nn.functional as F
 
 from .ir import masked_softmax_float
 from .capture_fp32_distances import stays_a_call
+from .capture_module_forms import OriginalAttributes     # a stand-in answers the original's attributes
 
 
 class CaptureModuleError(ValueError):
@@ -197,7 +198,7 @@ class _MaskArgs:
         raise CaptureModuleError(f"{self.what}: {arg} of type {type(value).__name__} is not a tensor")
 
 
-class SelfAttention(_MaskArgs, nn.Module):
+class SelfAttention(OriginalAttributes, _MaskArgs, nn.Module):
     """nn.MultiheadAttention's function for batch 1: the input
     projection split into q, k and v, heads as a [heads, tokens, head_dim]
     batch, scaled dot-product softmax attention, the output projection."""
@@ -301,7 +302,7 @@ class SelfAttention(_MaskArgs, nn.Module):
         return y, w
 
 
-class EncoderLayer(_MaskArgs, nn.Module):
+class EncoderLayer(OriginalAttributes, _MaskArgs, nn.Module):
     """nn.TransformerEncoderLayer, post-norm or pre-norm (norm_first)."""
 
     def __init__(self, layer: nn.TransformerEncoderLayer):
@@ -352,7 +353,7 @@ def _nested_fast_path(enc: nn.TransformerEncoder) -> bool:
             and first.self_attn.num_heads % 2 == 0)
 
 
-class Encoder(_MaskArgs, nn.Module):
+class Encoder(OriginalAttributes, _MaskArgs, nn.Module):
     """nn.TransformerEncoder: its layers in turn (each with the same masks),
     then its norm if any. Given a left-aligned key padding mask and no mask,
     torch (eval, no grad) runs the layers on the kept positions only and
@@ -399,7 +400,7 @@ class Encoder(_MaskArgs, nn.Module):
         return x if self.norm is None else self.norm(x)
 
 
-class DecoderLayer(_MaskArgs, nn.Module):
+class DecoderLayer(OriginalAttributes, _MaskArgs, nn.Module):
     """nn.TransformerDecoderLayer, post-norm or pre-norm: self-attention of
     the target (its masks as the encoder layer's), cross-attention to the
     memory (with the memory masks, as the target's: S the memory's length),
@@ -453,7 +454,7 @@ class DecoderLayer(_MaskArgs, nn.Module):
         return self.run(tgt, memory, mask, memory_mask)
 
 
-class Decoder(_MaskArgs, nn.Module):
+class Decoder(OriginalAttributes, _MaskArgs, nn.Module):
     """nn.TransformerDecoder: its layers in turn (each with the same masks
     and memory), then its norm if any."""
 
@@ -475,7 +476,7 @@ class Decoder(_MaskArgs, nn.Module):
         return x if self.norm is None else self.norm(x)
 
 
-class Transformer(_MaskArgs, nn.Module):
+class Transformer(OriginalAttributes, _MaskArgs, nn.Module):
     """nn.Transformer: the encoder over src, the decoder over tgt with the
     encoder's output as memory."""
 
@@ -502,7 +503,7 @@ class Transformer(_MaskArgs, nn.Module):
 # ---------------------------------------------------------------------------
 # Two-input layers from element-wise math, sums and matmuls
 
-class CosineSimilarity(nn.Module):
+class CosineSimilarity(OriginalAttributes, nn.Module):
     """nn.CosineSimilarity: the one call torch.cosine_similarity, which
     capture_fp32_distances computes in fp32 as torch does, sum(x1 * x2) /
     sqrt(max(sum(x1^2) * sum(x2^2), eps^2)) over dim."""
@@ -517,7 +518,7 @@ class CosineSimilarity(nn.Module):
         return torch.cosine_similarity(x1, x2, self.dim, self.eps)
 
 
-class PairwiseDistance(nn.Module):
+class PairwiseDistance(OriginalAttributes, nn.Module):
     """nn.PairwiseDistance: the p-norm of x1 - x2 + eps over the last dim,
     as (sum |d|^p)^(1/p) (p = 2: sqrt of the sum of squares)."""
 
@@ -538,7 +539,7 @@ class PairwiseDistance(nn.Module):
         return torch.sqrt(total) if self.p == 2.0 else total ** (1.0 / self.p)
 
 
-class Bilinear(nn.Module):
+class Bilinear(OriginalAttributes, nn.Module):
     """nn.Bilinear, y[n, o] = x1[n] A[o] x2[n] + b[o]: a linear of x2 by A
     as an [out * in1, in2] matrix, reshaped to [N, out, in1], times x1 as a
     column (a batch matmul), plus the bias: a linear by the identity with
@@ -711,7 +712,7 @@ def _known_zero(v) -> bool:
     return isinstance(v, torch.Tensor) and not bool(v.any())
 
 
-class Recurrent(nn.Module):
+class Recurrent(OriginalAttributes, nn.Module):
     """nn.GRU / nn.LSTM / nn.RNN (tanh or relu), one or both directions, any
     number of layers, any batch, unrolled over the sequence length the
     model was traced with: per layer and direction one input projection of
@@ -894,7 +895,7 @@ class Recurrent(nn.Module):
         return out, (h_n, torch.cat(last_c, 0))
 
 
-class RecurrentCell(nn.Module):
+class RecurrentCell(OriginalAttributes, nn.Module):
     """nn.GRUCell / nn.LSTMCell / nn.RNNCell: one step (a given state, or the zero state)."""
 
     def __init__(self, cell):
@@ -1062,7 +1063,8 @@ def with_traceable_modules(model: nn.Module, example_inputs=(), stateful: bool =
     calls = recorded_masks(model, example_inputs) if example_inputs else {}
 
     def stand_in_of(name, m):
-        found = _stand_in(m, steps.get(name), stateful, lstm_kernel)
+        from .capture_module_forms import answering_for
+        found = answering_for(_stand_in(m, steps.get(name), stateful, lstm_kernel), m)   # stand_in.num_layers
         if isinstance(found, _MaskArgs):
             found.calls = calls.get(name, [])
             found.what = f"{name} ({found.what})" if name else found.what

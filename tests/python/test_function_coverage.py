@@ -1697,6 +1697,10 @@ RUNS["y[mask] = number"] = (_mask_assigned, S3, R, 1.5, "int8")       # 1.11
 RUNS["y[rows mask] = number"] = (_rows_assigned, S3, R, 1.0, "int8")             # 0.49
 RUNS["y[mask] = y[mask] * 2"] = (_selection_assigned, S3, R, 1.5, "int8")       # 0.99
 RUNS["y[0, argmax] = number"] = (_position_assigned, S3, R, 1.0, "int8")        # 0.70
+# modules made in forward with no parameters or buffers: their forward's ops (capture_module_forms)
+RUNS["torch.nn.Softmax(-1)(x) made in forward"] = (lambda x: torch.nn.Softmax(-1)(x), S3, R, 1.5, "int8")
+RUNS["torch.nn.Upsample(scale_factor=2)(x) made in forward"] = (
+    lambda x: torch.nn.Upsample(scale_factor=2, mode="bilinear")(x), S4, R, 1.5, "int8")
 
 
 # The dropouts called with training=True (their default) draw random numbers
