@@ -978,7 +978,7 @@ fail_case("eig_vectors_out_batch", eig_vectors_op([2, 3, 3], [1, 3, 3, 2]), INVA
 fail_case("eig_vectors_empty", eig_vectors_op([2, 0, 0], [2, 0, 0, 2]), INVALID_ARGUMENT, "empty matrices")
 fail_case("eig_vectors_dim_order", eig_vectors_op([1, 2, 3, 3], [1, 2, 3, 3, 2], order=CHANNELS_LAST), NOT_SUPPORTED,
           "default dim order")
-# no matrix, but n = 20000: (3 n^2 + 7 n) 4 bytes of scratch above 2^32 (n = 65536 or more, the kernel's check
+# no matrix, but n = 20000: (3 n^2 + 9 n) 4 bytes of scratch above 2^32 (n = 65536 or more, the kernel's check
 # before its 64-bit product, is out of reach: out's n * n * 2 elements reach 2^31, which the loader refuses)
 fail_case("eig_vectors_scratch_bytes", eig_vectors_op([0, 20000, 20000], [0, 20000, 20000, 2]), NOT_SUPPORTED,
           "too large for the scratch")

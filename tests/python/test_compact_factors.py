@@ -81,6 +81,36 @@ def test_geqrf_of_reduced_columns_is_exact(tmp_path):
     assert rel(a[2], ref_a[2]) <= 1e-6 and np.abs(tau[2] - ref_tau[2]).max() <= 1e-6
 
 
+TINY = [
+    # entries below ~2^-75 of the matrix's largest: their float32 squares on the scaled copy are 0, yet the
+    # column is not reduced (R_11 -7.07e19, tau 1.707 as LAPACK's)
+    ("tiny column", [[1e-20, 1e20], [1e-20, 0.0]]),
+    ("tiny entry below 1", [[1.0], [1e-30]]),
+    # -0.0 on the diagonal: LAPACK's SIGN(., -0.0) is negative, so R_00 = +|x|
+    ("negative zero diagonal", [[-0.0], [1.0]]),
+    ("negative zero diagonal 3x2", [[-0.0, 2.0], [3.0, -1.0], [-4.0, 0.5]]),
+]
+
+
+@pytest.mark.parametrize("name,a", TINY, ids=[t[0] for t in TINY])
+def test_geqrf_reduces_every_column_not_exactly_zero(name, a, tmp_path):
+    """A column counts as reduced (tau 0) only when every entry below the
+    diagonal is exactly 0; its norm is taken on the column scaled by its own
+    largest entry (dnrm2 / dlarfg), and -0.0 takes SIGN's negative branch."""
+    x = torch.tensor(a)
+    ref_a, ref_tau = (t.numpy() for t in torch.geqrf(x.double()))
+    got_a = run(lambda v: torch.geqrf(v)[0], x, tmp_path)
+    tau = run(lambda v: torch.geqrf(v)[1], x, tmp_path)
+    # float32 entries of 1e-20 / 1e20 go subnormal on the copy scaled by the largest: ~17 bits left
+    assert np.abs(tau - ref_tau).max() <= 1e-6, (tau, ref_tau)
+    assert (np.sign(got_a) == np.sign(ref_a)).all(), (got_a, ref_a)
+    assert (np.abs(got_a - ref_a) <= 1e-5 * np.abs(ref_a)).all(), (got_a, ref_a)
+    q = run(lambda v: torch.linalg.qr(v).Q, x, tmp_path)
+    r = run(lambda v: torch.linalg.qr(v).R, x, tmp_path)
+    tq, tr = (t.numpy() for t in torch.linalg.qr(x.double()))
+    assert np.abs(q - tq).max() <= 1e-5 and (np.abs(r - tr) <= 1e-5 * np.abs(tr).max()).all(), (q, tq, r, tr)
+
+
 @pytest.mark.parametrize("shape", [(2, 5, 3), (4, 4), (2, 6, 6)])
 def test_householder_product_of_geqrf_is_q(shape, tmp_path):
     """torch.linalg.householder_product(*torch.geqrf(A)) in one program is

@@ -625,33 +625,35 @@ def qr(x, which: int, complete: bool) -> np.ndarray:
             big = np.abs(a[b]).max()
             e = int(np.frexp(big)[1]) if big > 0 else 0
             w = np.ldexp(a[b], -e).astype(F32)
-            v0, beta, tau = np.zeros(k, F32), np.zeros(k, F32), np.zeros(k, F32)
+            tau = np.zeros(k, F32)
             for j in range(k):
-                sub = _dot(w[j + 1:, j][None], w[j + 1:, j][None])[0]
                 x0 = w[j, j]
-                if sub == 0:
+                if not (w[j + 1:, j] != 0).any():
                     continue
-                norm = np.sqrt(F32(x0 * x0 + sub)).astype(F32)
-                alpha = -norm if x0 >= 0 else norm
-                tau[j] = F32(F32(alpha - x0) / alpha)
-                v0[j] = F32(x0 - alpha)
-                beta[j] = F32(F32(2) / F32(v0[j] * v0[j] + sub))
+                f = int(np.frexp(np.abs(w[j:, j]).max())[1])
+                y = np.ldexp(w[j:, j], -f).astype(F32)
+                sub = _dot(y[1:][None], y[1:][None])[0]
+                y0 = y[0]
+                norm = np.sqrt(F32(F32(y0 * y0) + sub)).astype(F32)
+                alpha = norm if np.signbit(y0) else -norm
+                tau[j] = F32(F32(alpha - y0) / alpha)
+                inv = F32(F32(1) / F32(y0 - alpha))
+                w[j + 1:, j] = (y[1:] * inv).astype(F32)
                 for c in range(j + 1, n):
-                    d = F32(v0[j] * w[j, c])
+                    d = F32(w[j, c])
                     for i in range(j + 1, m):
                         d = F32(d + F32(w[i, j] * w[i, c]))
-                    f = F32(beta[j] * d)
-                    w[j, c] = F32(w[j, c] - F32(f * v0[j]))
-                    w[j + 1:, c] = (w[j + 1:, c] - (f * w[j + 1:, j]).astype(F32)).astype(F32)
-                w[j, j] = alpha
+                    g = F32(tau[j] * d)
+                    w[j, c] = F32(w[j, c] - g)
+                    w[j + 1:, c] = (w[j + 1:, c] - (g * w[j + 1:, j]).astype(F32)).astype(F32)
+                w[j, j] = np.ldexp(alpha, f).astype(F32)
             if which == 3:
                 outs.append(tau)
                 continue
             if which == 2:
                 r = np.ldexp(w, e).astype(F32)
                 for c in range(k):
-                    if beta[c] != 0:
-                        r[c + 1:, c] = (w[c + 1:, c] * F32(F32(1) / v0[c])).astype(F32)
+                    r[c + 1:, c] = w[c + 1:, c]
                 outs.append(r)
                 continue
             if which == 1:
@@ -662,15 +664,15 @@ def qr(x, which: int, complete: bool) -> np.ndarray:
                 continue
             q = np.eye(m, shape[1], dtype=F32)
             for j in range(k - 1, -1, -1):
-                if beta[j] == 0:
+                if tau[j] == 0:
                     continue
                 for c in range(shape[1]):
-                    d = F32(v0[j] * q[j, c])
+                    d = F32(q[j, c])
                     for i in range(j + 1, m):
                         d = F32(d + F32(w[i, j] * q[i, c]))
-                    f = F32(beta[j] * d)
-                    q[j, c] = F32(q[j, c] - F32(f * v0[j]))
-                    q[j + 1:, c] = (q[j + 1:, c] - (f * w[j + 1:, j]).astype(F32)).astype(F32)
+                    g = F32(tau[j] * d)
+                    q[j, c] = F32(q[j, c] - g)
+                    q[j + 1:, c] = (q[j + 1:, c] - (g * w[j + 1:, j]).astype(F32)).astype(F32)
             outs.append(q)
     out = np.stack(outs).astype(F32) if outs else np.zeros((0,) + shape, F32)
     return out.reshape(x.shape[:-2] + shape)
@@ -832,28 +834,29 @@ def _before(re, im, re2, im2) -> bool:
 def _eig_values(m):
     """linalg_eig.h's ptec_eig_values of one float32 matrix m [n, n]:
     ("nan" | "zero" | "values", the (re, im) values in ptec's order, e: m
-    was scaled by 2^-e)."""
+    was scaled by 2^-e, the values before their scaling back, same order)."""
     n = m.shape[-1]
     if not np.isfinite(m).all():
-        return "nan", None, 0
+        return "nan", None, 0, None
     big = F32(np.abs(m).max())
     if big == 0:
-        return "zero", None, 0
+        return "zero", None, 0, None
     _, e = np.frexp(big)
     e = int(e)
     a = [[F32(np.ldexp(F32(v), -e)) for v in row] for row in m]
     _hessenberg(a, n)
     got = _francis(a, n)
     if got is None:
-        return "nan", None, e
-    vals = []
-    for re, im in zip(*got):
-        re, im = F32(np.ldexp(re, e)), F32(np.ldexp(im, e))
+        return "nan", None, e, None
+    vals, scaled = [], []
+    for sr, si in zip(*got):
+        re, im = F32(np.ldexp(sr, e)), F32(np.ldexp(si, e))
         at = len(vals)
         while at > 0 and _before(re, im, *vals[at - 1]):
             at -= 1
         vals.insert(at, (re, im))
-    return "values", vals, e
+        scaled.insert(at, (F32(sr), F32(si)))
+    return "values", vals, e, scaled
 
 
 def eigvals(x) -> np.ndarray:
@@ -871,7 +874,7 @@ def eigvals(x) -> np.ndarray:
     out = np.zeros((mats.shape[0], n, 2), F32)
     with np.errstate(all="ignore"):
         for b, m in enumerate(mats):
-            kind, vals, _ = _eig_values(m)
+            kind, vals, _, _ = _eig_values(m)
             if kind == "nan":
                 out[b] = F32(np.nan)
             elif kind == "values":
@@ -883,6 +886,7 @@ def eigvals(x) -> np.ndarray:
 # rescaling threshold and factor
 EIG_ITERATIONS = 3
 GROWTH, SHRINK = F32(2.0 ** 64), F32(2.0 ** -64)
+TIE = F32(4)                # a tie: |re - re'| + |im - im'| <= TIE n eps on the scaled values, both real or not
 KEPT = F32(2.0 ** -10)      # what orthogonalisation must leave of v's largest part (else v kept as solved)
 
 
@@ -1004,7 +1008,7 @@ def _eig_store(v, out, j, real, n):
 
 
 def _eig_vectors_one(m, n):
-    kind, vals, e = _eig_values(m)
+    kind, vals, e, scaled = _eig_values(m)
     if kind == "nan":
         return np.full((n, n, 2), np.nan, F32)
     if kind == "zero":
@@ -1012,17 +1016,21 @@ def _eig_vectors_one(m, n):
         out[np.arange(n), np.arange(n), 0] = 1
         return out
     eps3 = F32(F32(n) * F32(np.finfo(F32).eps))
+    close = F32(TIE * eps3)
     out = [[None] * n for _ in range(n)]
     for j, (re, im) in enumerate(vals):
-        tie = [k for k in range(j) if vals[k][0] == re and vals[k][1] == im]
+        sr, si = scaled[j]
+        tie = [k for k in range(j) if (scaled[k][1] == 0) == (si == 0)
+               and F32(F32(abs(F32(scaled[k][0] - sr))) + F32(abs(F32(scaled[k][1] - si)))) <= close]
+        same = sum(1 for k in range(j) if vals[k][0] == re and vals[k][1] == im)
         if im < 0:
             partners = [k for k in range(j) if vals[k][0] == re and vals[k][1] == -im]
-            if len(partners) > len(tie):
-                k = partners[len(tie)]
+            if len(partners) > same:
+                k = partners[same]
                 for i in range(n):
                     out[i][j] = [out[i][k][0], F32(-out[i][k][1])]
                 continue
-        lu, piv = _eig_factor(m, e, F32(np.ldexp(re, -e)), F32(np.ldexp(im, -e)), eps3, n)
+        lu, piv = _eig_factor(m, e, sr, si, eps3, n)
         v = [[F32(F32(1) / F32(1 + (i * len(tie)) % n)), F32(0)] for i in range(n)]
         for _ in range(EIG_ITERATIONS):
             _eig_solve(lu, piv, v, n)

@@ -262,8 +262,12 @@ typedef enum ptec_eig_outcome {
 
 /* The eigenvalues of x (n x n) into ev[2 j], ev[2 j + 1] (real, imaginary)
  * in ptec's order, with a (n * n floats) as the working copy; *e the power
- * of two x was scaled by (x 2^-e has its largest |entry| in [0.5, 1)). */
-static inline ptec_eig_outcome ptec_eig_values(const float *x, float *a, float *ev, uint32_t n, int *e_out)
+ * of two x was scaled by (x 2^-e has its largest |entry| in [0.5, 1)).
+ * scaled (2 n floats, or NULL): the same values in the same order as
+ * Francis found them on x 2^-e, before the scaling back (which may
+ * overflow to an infinity or flush to 0: inverse iteration's shifts). */
+static inline ptec_eig_outcome ptec_eig_values(const float *x, float *a, float *ev, float *scaled, uint32_t n,
+                                               int *e_out)
 {
     size_t count = (size_t)n * n;
     float big;
@@ -289,15 +293,24 @@ static inline ptec_eig_outcome ptec_eig_values(const float *x, float *a, float *
     }
     /* scaled back, inserted in ptec's order */
     for (uint32_t j = 0; j < n; ++j) {
-        float re = ptec_linalg_scale(ev[2 * j], e), im = ptec_linalg_scale(ev[2 * j + 1], e);
+        float sr = ev[2 * j], si = ev[2 * j + 1];
+        float re = ptec_linalg_scale(sr, e), im = ptec_linalg_scale(si, e);
         uint32_t at = j;
         while (at > 0 && ptec_eig_before(re, im, ev[2 * (at - 1)], ev[2 * (at - 1) + 1])) {
             ev[2 * at] = ev[2 * (at - 1)];
             ev[2 * at + 1] = ev[2 * (at - 1) + 1];
+            if (scaled != NULL) {
+                scaled[2 * at] = scaled[2 * (at - 1)];
+                scaled[2 * at + 1] = scaled[2 * (at - 1) + 1];
+            }
             --at;
         }
         ev[2 * at] = re;
         ev[2 * at + 1] = im;
+        if (scaled != NULL) {
+            scaled[2 * at] = sr;
+            scaled[2 * at + 1] = si;
+        }
     }
     return PTEC_EIG_VALUES;
 }

@@ -12,24 +12,26 @@
  *
  * Each vector by inverse iteration on the matrix scaled by 2^-e (the
  * values' scaling: its largest |entry| in [0.5, 1)) in complex float32:
- * with the shift mu = lambda_j 2^-e, A - mu I factored by Gaussian
+ * with the shift mu = lambda_j 2^-e (the value as Francis found it on the
+ * scaled matrix, before its scaling back, which may overflow), A - mu I factored by Gaussian
  * elimination with partial pivoting (the first largest |re| + |im| of the
  * column), a pivot of |re| + |im| below EPS3 = n FLT_EPSILON replaced by
  * EPS3 (A - mu I is singular to working precision); then ITERATIONS solves
  * (A - mu I) v' = v from v = (1, ..., 1), each followed by v /= its largest
  * max(|re|, |im|); the back substitution scales v by 2^-64 whenever a
  * component's |re| + |im| exceeds 2^64 (a solve of a nearly singular
- * system grows by 1 / EPS3 per step). An eigenvalue exactly equal to c
- * earlier ones (a tie, as the values of a diagonal or triangular matrix
- * with repeated entries) starts from v_i = 1 / (1 + (i c mod n)) and is made
+ * system grows by 1 / EPS3 per step). An eigenvalue within TIE n
+ * FLT_EPSILON of c earlier ones (|re - re'| + |im - im'| of the scaled
+ * values, both real or both not: a tie, as a repeated value, which Francis
+ * returns equal or a few ulps apart) starts from v_i = 1 / (1 + (i c mod n)) and is made
  * orthogonal to those c vectors after each solve (Gram-Schmidt, in their
  * order): an eigenspace gets independent vectors. When that leaves less
  * than 2^-10 of v's largest max(|re|, |im|), the tie has no more
  * independent vectors (a defective value: a Jordan block's has one) and v
  * is kept as solved (parallel to an earlier one, as LAPACK's). A value of negative
- * imaginary part whose conjugate came earlier (Francis gives a pair as
- * exact conjugates; the c-th of a tie pairs with the c-th conjugate) gets
- * that vector's conjugate.
+ * imaginary part whose exact conjugate came earlier (Francis gives a pair
+ * as exact conjugates; a value equal to c earlier ones pairs with the c-th
+ * conjugate) gets that vector's conjugate.
  *
  * Normalisation (LAPACK geev's, what torch returns): unit Euclidean norm,
  * the component of largest modulus (the first of equal ones) real; ptec
@@ -44,8 +46,8 @@
  * matrix holding an infinity or a NaN, or whose QR did not converge, gives
  * NaN for all its vectors; a zero matrix gives I.
  *
- * Scratch: the values' working copy (n * n floats), the values (2 n), the
- * complex factors (2 n * n), v and its copy (2 n each) and the pivots
+ * Scratch: the values' working copy (n * n floats), the values and the
+ * scaled values (2 n each), the complex factors (2 n * n), v and its copy (2 n each) and the pivots
  * (n uint32). Every size
  * is checked at prepare, in 64-bit arithmetic against 32-bit limits. */
 #include <float.h>
@@ -60,6 +62,9 @@ enum { ARG_SELF = 0, ARG_OUT = 1, ARG_COUNT = 3 };
 
 /* inverse iteration's solves per vector */
 #define ITERATIONS 3u
+/* two values are a tie when |re - re'| + |im - im'| <= TIE n FLT_EPSILON on the scaled matrix (largest
+ * |entry| in [0.5, 1), so n bounds its norm): Francis returns a repeated value a few ulps apart */
+#define TIE 4.0f
 /* what orthogonalisation must leave of v (else v is kept as solved) */
 #define KEPT 9.765625e-4f /* 2^-10 */
 /* the back substitution's rescaling threshold and factor */
@@ -105,11 +110,11 @@ static ptec_status prepare(ptec_op *op)
                                          PTEC_MSG("out must be [..., n, n, 2] of self's batch"))) != PTEC_OK) {
         return st;
     }
-    /* 3 n^2 + 7 n words: n below 2^16 keeps it below 2^34 words, 2^36 bytes, in 64 bits */
+    /* 3 n^2 + 9 n words: n below 2^16 keeps it below 2^34 words, 2^36 bytes, in 64 bits */
     if (n >= 65536) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("matrix too large for the scratch"));
     }
-    uint64_t scratch = (3u * (uint64_t)n * (uint64_t)n + 7u * (uint64_t)n) * sizeof(float);
+    uint64_t scratch = (3u * (uint64_t)n * (uint64_t)n + 9u * (uint64_t)n) * sizeof(float);
     if (scratch > UINT32_MAX) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("matrix too large for the scratch"));
     }
@@ -294,11 +299,11 @@ static void store(float *v, float *out, uint32_t j, bool real, uint32_t n)
 
 static void one_matrix(const float *x, float *scratch, float *out, uint32_t n)
 {
-    float *a = scratch, *ev = a + (size_t)n * n, *lu = ev + 2 * (size_t)n, *v = lu + 2 * (size_t)n * n;
-    float *solved = v + 2 * (size_t)n;
+    float *a = scratch, *ev = a + (size_t)n * n, *sc = ev + 2 * (size_t)n, *lu = sc + 2 * (size_t)n;
+    float *v = lu + 2 * (size_t)n * n, *solved = v + 2 * (size_t)n;
     uint32_t *piv = (uint32_t *)(void *)(solved + 2 * (size_t)n);
     int e;
-    ptec_eig_outcome got = ptec_eig_values(x, a, ev, n, &e);
+    ptec_eig_outcome got = ptec_eig_values(x, a, ev, sc, n, &e);
     if (got == PTEC_EIG_NAN) {
         ptec_linalg_fill_nan(out, 2 * (size_t)n * n);
         return;
@@ -310,21 +315,24 @@ static void one_matrix(const float *x, float *scratch, float *out, uint32_t n)
         }
         return;
     }
-    const float eps3 = (float)n * FLT_EPSILON;
+    const float eps3 = (float)n * FLT_EPSILON, close = TIE * eps3;
     for (uint32_t j = 0; j < n; ++j) {
-        float re = ev[2 * j], im = ev[2 * j + 1];
-        /* the earlier columns of the same value (a tie), in a's scratch as indices */
-        uint32_t *tie = (uint32_t *)(void *)a, c = 0;
+        float re = ev[2 * j], im = ev[2 * j + 1], sr = sc[2 * j], si = sc[2 * j + 1];
+        /* the earlier columns of a value within close of this one and real as it is or not (a tie; scaled),
+         * in a's scratch as indices;
+         * same: how many of them are this very value */
+        uint32_t *tie = (uint32_t *)(void *)a, c = 0, same = 0;
         for (uint32_t k = 0; k < j; ++k) {
-            if (ev[2 * k] == re && ev[2 * k + 1] == im) {
+            if ((sc[2 * k + 1] == 0.0f) == (si == 0.0f) && fabsf(sc[2 * k] - sr) + fabsf(sc[2 * k + 1] - si) <= close) {
                 tie[c++] = k;
             }
+            same += ev[2 * k] == re && ev[2 * k + 1] == im;
         }
-        if (im < 0.0f) { /* the c-th earlier conjugate's vector, conjugated */
+        if (im < 0.0f) { /* the same-th earlier exact conjugate's vector, conjugated */
             uint32_t seen = 0, k = 0;
             for (; k < j; ++k) {
                 if (ev[2 * k] == re && ev[2 * k + 1] == -im) {
-                    if (seen == c) {
+                    if (seen == same) {
                         break;
                     }
                     ++seen;
@@ -338,7 +346,7 @@ static void one_matrix(const float *x, float *scratch, float *out, uint32_t n)
                 continue;
             }
         }
-        factor(x, e, ptec_linalg_scale(re, -e), ptec_linalg_scale(im, -e), eps3, lu, piv, n);
+        factor(x, e, sr, si, eps3, lu, piv, n);
         for (uint32_t i = 0; i < n; ++i) { /* 1 / (1 + (i c mod n)): ones for c = 0; i c < 2^32 */
             v[2 * i] = 1.0f / (float)(1u + (i * c) % n);
             v[2 * i + 1] = 0.0f;

@@ -87,7 +87,7 @@ static ptec_status run(ptec_op *op)
     size_t n = (size_t)s->n;
     for (uint32_t b = 0; b < s->batch; ++b) {
         int e;
-        (void)ptec_eig_values(x + (size_t)b * n * n, op->scratch, y + (size_t)b * n * 2, (uint32_t)n, &e);
+        (void)ptec_eig_values(x + (size_t)b * n * n, op->scratch, y + (size_t)b * n * 2, NULL, (uint32_t)n, &e);
     }
     return PTEC_OK;
 }

@@ -13,20 +13,23 @@
  * complete is false for which 2 and 3.
  * Both tensors in the default dim order.
  *
- * Householder reflections on a scratch copy scaled by a power of two (exact;
- * the largest |entry| in [0.5, 1), so no square overflows), LAPACK's
- * convention (dgeqrf / dlarfg): for column j < k, x = the column from row j
- * down, s = x_j+1^2 + ... (float32, rows in order); s = 0: H_j = I (the
- * column is already reduced; R_jj stays x_0); else R_jj = alpha =
- * -sign(x_0) sqrt(x_0^2 + s) (sign(0) = +1), v = (x_0 - alpha, x_1, ...),
- * beta = 2 / (v . v), and every later column c: f = beta (v . c), c -= f v.
- * Q = H_0 ... H_k-1 applied to the first columns of I, last reflection
- * first. R is scaled back. The compact form is LAPACK dlarfg's
- * normalisation of the same reflection (u = v / v_0, tau = beta v_0^2):
- * tau_j = (alpha - x_0) / alpha, u_j's entries below the diagonal x_i *
- * (1 / (x_0 - alpha)) (ratios, so the scaling cancels); a column already
- * reduced (s = 0) has tau_j = 0 and keeps its entries below the diagonal,
- * as LAPACK's. So R's diagonal signs are LAPACK's, which
+ * Householder reflections on a scratch copy scaled by a power of two (exact
+ * but for entries below 2^-126 of the largest, which go subnormal; the
+ * largest |entry| in [0.5, 1), so no square overflows), LAPACK's convention
+ * (dgeqrf / dlarfg): for column j < k, x = the column from row j down. Every
+ * x_i below the diagonal exactly 0: H_j = I, tau_j = 0 (the column is
+ * already reduced; R_jj stays x_0). Else, on y = x 2^-f with f the exponent
+ * of the column's own largest |x_i| (as dnrm2 / dlarfg scale; so entries
+ * tiny against the matrix's largest neither square to 0 nor make 1 / v_0
+ * overflow): s = y_1^2 + ... (float32, rows in order), alpha =
+ * -sign(y_0) sqrt(y_0^2 + s) (sign(+0) = +1, sign(-0) = -1, as LAPACK's
+ * SIGN), tau_j = (alpha - y_0) / alpha, u = (1, y_1 (1 / (y_0 - alpha)),
+ * ...), R_jj = alpha 2^f, and every later column c: g = tau_j (u . c),
+ * c -= g u. Q = H_0 ... H_k-1 applied to the first columns of I, last
+ * reflection first. R is scaled back. u (stored below the diagonal) and
+ * tau are torch.geqrf's a and tau, which are ratios (the scalings cancel);
+ * a column already reduced keeps its zeros below the diagonal, as
+ * LAPACK's. So R's diagonal signs are LAPACK's, which
  * torch's follow (tests compare R and Q up to a sign per row of R / column
  * of Q all the same: A = Q R and Q^T Q = I are the oracle).
  *
@@ -35,7 +38,7 @@
  * holding an infinity or a NaN gives NaN for all of its out; a zero matrix
  * gives Q = I, R = 0 (a = 0, tau = 0). No iteration: k reflections.
  *
- * Scratch: m n + 2 k floats. Every size is checked at prepare, in 64-bit
+ * Scratch: m n + 2 k floats (the copy, v_0 and tau). Every size is checked at prepare, in 64-bit
  * arithmetic against 32-bit limits. */
 #include <math.h>
 #include <string.h>
@@ -104,7 +107,7 @@ static ptec_status prepare(ptec_op *op)
                                                   "n] or tau [..., k] of self's batch"))) != PTEC_OK) {
         return st;
     }
-    /* the copy m n, v_0 and beta 2 k floats; out's m * m floats indexed in size_t */
+    /* the copy m n, v_0 and tau 2 k floats; out's m * m floats indexed in size_t */
     uint64_t floats = (uint64_t)m * (uint64_t)n + 2u * (uint64_t)k;
     if (floats > UINT32_MAX / sizeof(float) || (uint64_t)m * (uint64_t)m > UINT32_MAX / sizeof(float)) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("matrix too large for the scratch"));
@@ -129,7 +132,7 @@ static void out_dims(const qr_state *s, uint32_t *rows, uint32_t *cols)
 static void one_matrix(const qr_state *s, const float *a, float *scratch, float *out)
 {
     uint32_t m = (uint32_t)s->m, n = (uint32_t)s->n, k = m < n ? m : n;
-    float *w = scratch, *v0 = w + (size_t)m * n, *beta = v0 + k;
+    float *w = scratch, *v0 = w + (size_t)m * n, *taus = v0 + k;
     uint32_t orows, ocols;
     out_dims(s, &orows, &ocols);
     float big;
@@ -144,39 +147,57 @@ static void one_matrix(const qr_state *s, const float *a, float *scratch, float 
     for (uint32_t i = 0; i < m * n; ++i) {
         w[i] = ptec_linalg_scale(a[i], -e);
     }
+    /* H_j = I - tau_j u u^T, u = (1, x_j+1 / v_0, ...) (LAPACK's dlarfg): tau_j in taus[j], u below the
+     * diagonal; x is reduced (tau 0) only when every entry below the diagonal is exactly 0. The norm, v_0
+     * and tau are taken on the column scaled by 2^-f, f the exponent of its own largest |x_i| (exact), so
+     * that entries far below the matrix's largest neither square to 0 nor make 1 / v_0 overflow. */
     for (uint32_t j = 0; j < k; ++j) {
-        float sub = 0.0f;
+        float x0 = w[j * n + j], col = fabsf(x0);
+        bool reduced = true;
         for (uint32_t i = j + 1; i < m; ++i) {
-            sub = sub + w[i * n + j] * w[i * n + j];
+            float x = w[i * n + j];
+            reduced = reduced && x == 0.0f;
+            col = fabsf(x) > col ? fabsf(x) : col;
         }
-        float x0 = w[j * n + j];
-        if (sub == 0.0f) {
+        if (reduced) {
             v0[j] = 0.0f;
-            beta[j] = 0.0f;
+            taus[j] = 0.0f;
             if (s->which == WHICH_TAU) {
                 out[j] = 0.0f;
             }
             continue;
         }
-        float norm = sqrtf(x0 * x0 + sub);
-        float alpha = x0 >= 0.0f ? -norm : norm;
-        if (s->which == WHICH_TAU) {
-            out[j] = (alpha - x0) / alpha;
+        int f = 0;
+        (void)frexp((double)col, &f);
+        float y0 = ptec_linalg_scale(x0, -f), sub = 0.0f;
+        for (uint32_t i = j + 1; i < m; ++i) {
+            float y = ptec_linalg_scale(w[i * n + j], -f);
+            sub = sub + y * y;
         }
-        v0[j] = x0 - alpha;
-        beta[j] = 2.0f / (v0[j] * v0[j] + sub);
+        float norm = sqrtf(y0 * y0 + sub);
+        float alpha = signbit(y0) ? norm : -norm;
+        float tau = (alpha - y0) / alpha;
+        if (s->which == WHICH_TAU) {
+            out[j] = tau;
+        }
+        v0[j] = y0 - alpha;
+        taus[j] = tau;
+        float inv = 1.0f / v0[j];
+        for (uint32_t i = j + 1; i < m; ++i) {
+            w[i * n + j] = ptec_linalg_scale(w[i * n + j], -f) * inv;
+        }
         for (uint32_t c = j + 1; c < n; ++c) {
-            float d = v0[j] * w[j * n + c];
+            float d = w[j * n + c];
             for (uint32_t i = j + 1; i < m; ++i) {
                 d = d + w[i * n + j] * w[i * n + c];
             }
-            float f = beta[j] * d;
-            w[j * n + c] = w[j * n + c] - f * v0[j];
+            float g = tau * d;
+            w[j * n + c] = w[j * n + c] - g;
             for (uint32_t i = j + 1; i < m; ++i) {
-                w[i * n + c] = w[i * n + c] - f * w[i * n + j];
+                w[i * n + c] = w[i * n + c] - g * w[i * n + j];
             }
         }
-        w[j * n + j] = alpha;
+        w[j * n + j] = ptec_linalg_scale(alpha, f);
     }
     if (s->which == WHICH_TAU) {
         return;
@@ -185,7 +206,7 @@ static void one_matrix(const qr_state *s, const float *a, float *scratch, float 
         for (uint32_t i = 0; i < m; ++i) {
             for (uint32_t c = 0; c < n; ++c) {
                 float v = w[i * n + c];
-                out[(size_t)i * n + c] = c >= i || beta[c] == 0.0f ? ptec_linalg_scale(v, e) : v * (1.0f / v0[c]);
+                out[(size_t)i * n + c] = c >= i ? ptec_linalg_scale(v, e) : v;
             }
         }
         return;
@@ -205,18 +226,18 @@ static void one_matrix(const qr_state *s, const float *a, float *scratch, float 
         }
     }
     for (uint32_t j = k; j-- > 0;) {
-        if (beta[j] == 0.0f) {
+        if (taus[j] == 0.0f) {
             continue;
         }
         for (uint32_t c = 0; c < ocols; ++c) {
-            float d = v0[j] * out[(size_t)j * ocols + c];
+            float d = out[(size_t)j * ocols + c];
             for (uint32_t i = j + 1; i < m; ++i) {
                 d = d + w[i * n + j] * out[(size_t)i * ocols + c];
             }
-            float f = beta[j] * d;
-            out[(size_t)j * ocols + c] = out[(size_t)j * ocols + c] - f * v0[j];
+            float g = taus[j] * d;
+            out[(size_t)j * ocols + c] = out[(size_t)j * ocols + c] - g;
             for (uint32_t i = j + 1; i < m; ++i) {
-                out[(size_t)i * ocols + c] = out[(size_t)i * ocols + c] - f * w[i * n + j];
+                out[(size_t)i * ocols + c] = out[(size_t)i * ocols + c] - g * w[i * n + j];
             }
         }
     }

@@ -156,10 +156,11 @@ def linalg_lu(self_sizes: Sequence[int]) -> int:
 
 def linalg_eig_vectors(self_sizes: Sequence[int]) -> int:
     """ptec::linalg_eig_vectors.out (portable kernel): the values' working
-    copy (n * n floats), the values (2 n), the complex factors of A - mu I
-    (2 n * n), the vector and its copy (2 n each) and the pivots (n uint32)."""
+    copy (n * n floats), the values and the scaled values (2 n each), the
+    complex factors of A - mu I (2 n * n), the vector and its copy (2 n each)
+    and the pivots (n uint32)."""
     n = self_sizes[-1]
-    return 4 * (3 * n * n + 7 * n)
+    return 4 * (3 * n * n + 9 * n)
 
 
 def linalg_svdvals(self_sizes: Sequence[int]) -> int:
