@@ -627,7 +627,6 @@ def qr(x, which: int, complete: bool) -> np.ndarray:
             w = np.ldexp(a[b], -e).astype(F32)
             tau = np.zeros(k, F32)
             for j in range(k):
-                x0 = w[j, j]
                 if not (w[j + 1:, j] != 0).any():
                     continue
                 f = int(np.frexp(np.abs(w[j:, j]).max())[1])
