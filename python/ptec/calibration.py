@@ -1,7 +1,8 @@
 """Calibration samples, checked against the model's inputs.
 
-A sample is one tuple with a float32 tensor per model input, each of exactly
-the example input's shape. Nothing is reshaped or converted: a sample that
+A sample is one tuple with a tensor per model input, each of exactly the
+example input's shape and dtype (float32, or the integer / bool dtype of
+the example: capture_input_dtypes). Nothing is reshaped or converted: a sample that
 does not match is refused with the file (or sample number) that holds it,
 because a reshaped or truncated sample calibrates the wrong ranges silently.
 
@@ -20,6 +21,8 @@ from typing import Callable, List, Sequence
 
 import numpy as np
 import torch
+
+from .capture_input_dtypes import kept_dtype
 
 SAMPLE_SUFFIXES = (".npy", ".npz", ".bin")
 DTYPE = np.dtype(np.float32)   # what capture traces and calibrate() evaluates in
@@ -50,12 +53,13 @@ def check_sample(sample, example_inputs: Sequence[torch.Tensor], where: str) -> 
         what = f"{where}: input {k}" if n > 1 else where
         if not isinstance(x, (torch.Tensor, np.ndarray)):
             raise CalibrationError(f"{what}: {type(x).__name__} is not an array")
-        ids = torch.as_tensor(e).dtype == torch.int64       # token ids for nn.Embedding
-        if x.dtype not in ((torch.int64, np.dtype(np.int64)) if ids else (torch.float32, DTYPE)):
+        # token ids, integer and bool inputs keep the example's dtype (capture_input_dtypes)
+        want = kept_dtype(e) or "float32"
+        if str(x.dtype).replace("torch.", "") != want:
             dtype = str(x.dtype).replace("torch.", "")
-            want = "int64" if ids else "float32"
+            spelled = "bool_" if want == "bool" else want
             raise CalibrationError(f"{what}: dtype {dtype}, the model wants {want} "
-                                   f"(convert with .astype(numpy.{want}))")
+                                   f"(convert with .astype(numpy.{spelled}))")
         if tuple(x.shape) != tuple(e.shape):
             raise CalibrationError(f"{what}: shape {_shape(x.shape)}, the model wants "
                                    f"{_shape(e.shape)}")

@@ -58,6 +58,8 @@ from .capture_int_promotion import promote_int_operands
 from .capture_binary_math import binary_math_node
 from .capture_casts import float_cast_node, output_dtype
 from .capture_plumbing import tidy_plumbing
+from .capture_input_dtypes import as_captured
+from .capture_outputs import flatten_outputs, note_dropped_outputs
 from .capture_unbatched import function_call as unbatched_function, legacy_softmax_dim, module_call as unbatched_module
 from .capture_tracer import (KnownValuesProxy, KnownValuesTracer, TracedControlError, drop_traced_leftovers,
                              trace_refusal)
@@ -1751,12 +1753,11 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
     gives the kernel state tensors for h and c). A model that uses c_n is
     unrolled, stateful or not."""
     model = model.eval()
-    # int64 examples are token ids (nn.Embedding) and stay int64; the rest is float32
-    example_inputs = [torch.as_tensor(x) if torch.as_tensor(x).dtype == torch.int64
-                      else torch.as_tensor(x, dtype=torch.float32) for x in example_inputs]
+    # int64 examples are token ids (nn.Embedding), integer and bool ones keep their dtype (capture_input_dtypes)
+    example_inputs = as_captured(example_inputs, CaptureError)
     example_inputs = [x.clone() for x in example_inputs]   # x.relu_() in the model: the caller's x stays
     g = None
-    if any(x.dtype == torch.int64 for x in example_inputs) and method == "auto":
+    if any(x.dtype != torch.float32 for x in example_inputs) and method == "auto":
         method = "fx"       # the id inputs' embeddings are captured from fx's module calls (capture_indices)
     from .nn import SVDF
     if any(isinstance(m, SVDF) for m in model.modules()):
@@ -1803,6 +1804,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     # initial values are the buffers' values before it.
     initial = {k: v.detach().clone() for k, v in gm.named_buffers()}
     _propagate_shapes(gm, example_inputs)
+    flatten_outputs(gm, CaptureError)       # dict / nested / None outputs: a flat tuple (capture_outputs)
     with torch.no_grad():
         for k, v in gm.named_buffers():
             # only the states it wrote: a constant made in forward may be
@@ -1825,6 +1827,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     lift_leading_ones(gm, lambda: _propagate_kept(gm, example_inputs, initial))
     literal_views(gm, UnsupportedOperator)
     g = _fx_to_graph(gm)
+    note_dropped_outputs(g, gm)
     kept_states(g)              # a written buffer's state: its note, or dropped when never read
     if stateful:
         # An SVDF keeps its activation state in the kernel's own tensor,

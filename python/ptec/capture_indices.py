@@ -85,7 +85,7 @@ def int_dtype(node: Optional[Node]) -> Optional[str]:
     if node.op in ("argmax", "sort_indices"):     # argsort's, sort's and topk's positions too
         return "int64"
     if node.op == "input":
-        return "int64" if node.attrs.get("dtype") == "int64" else None
+        return node.attrs.get("dtype") if node.attrs.get("dtype") not in (None, "bool") else None
     if node.op in ("to_index", "int_math"):
         return node.attrs["dtype"]
     if node.op == "sort" and node.attrs.get("integer"):      # the values of a sort of an int value
@@ -193,7 +193,9 @@ def index_input_attrs(fn: torch.fx.Node) -> dict:
     dtype="int64", so the graph evaluates it as int64 and the program takes
     it as int64. Float placeholders: {}."""
     meta = fn.meta.get("tensor_meta")
-    return {"dtype": "int64"} if meta is not None and getattr(meta, "dtype", None) == torch.int64 else {}
+    from .capture_input_dtypes import KEPT
+    dtype = KEPT.get(getattr(meta, "dtype", None)) if meta is not None else None
+    return {"dtype": dtype} if dtype else {}
 
 
 def int64_ids(node: Optional[Node]) -> bool:

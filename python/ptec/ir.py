@@ -527,7 +527,8 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
 @torch.no_grad()
 def input_dtype(n: Node) -> torch.dtype:
     """An input's torch dtype: int64 for token ids (capture_indices), else float32."""
-    return torch.int64 if n.attrs.get("dtype") == "int64" else torch.float32
+    from .capture_input_dtypes import graph_dtype
+    return graph_dtype(n.attrs)
 
 
 def _torch_nan(y: torch.Tensor, x: torch.Tensor, a) -> torch.Tensor:
