@@ -38,7 +38,7 @@ from .capture_masked_select import refuse_consumers, through_selections
 from .capture_selection_more import selection_call_nodes
 from .capture_selection_lead import lift_leading_ones, literal_views
 from .capture_sort import order_call_node, order_node, order_of
-from .capture_indices import (arg_call_node, argmax_node, as_traced, computed_gather_node, embedding_node,
+from .capture_indices import (arg_call_node, argmax_node, as_traced, computed_gather_node, embedding_node, embedding_nodes,
                               index_input_attrs, traced_integer_dtypes,
                               to_float_node, to_index_node)
 from .capture_grid import grid_nodes
@@ -60,6 +60,8 @@ from .capture_casts import float_cast_node, output_dtype
 from .capture_plumbing import tidy_plumbing
 from .capture_input_dtypes import as_captured
 from .capture_outputs import flatten_outputs, note_dropped_outputs
+from .capture_dtype_forms import dtype_forms
+from .capture_out_arguments import out_arguments_as_results
 from .capture_unbatched import function_call as unbatched_function, legacy_softmax_dim, module_call as unbatched_module
 from .capture_tracer import (KnownValuesProxy, KnownValuesTracer, TracedControlError, drop_traced_leftovers,
                              trace_refusal)
@@ -720,8 +722,8 @@ def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: 
         return [Node(f"{name}_in", "reshape", ins[:1], dict(unsqueeze=0))] + core + [
             Node(name, "reshape", [f"{name}_batched"], dict(squeeze=0))]
     ids_shape = in_shape
-    if isinstance(m, nn.Embedding) and embedding_node(name, m, ins, by_name, ids_shape) is not None:
-        return [embedding_node(name, m, ins, by_name, ids_shape)]
+    if isinstance(m, nn.Embedding) and embedding_nodes(name, m, ins, by_name, ids_shape) is not None:
+        return embedding_nodes(name, m, ins, by_name, ids_shape)
     if isinstance(m, nn.EmbeddingBag) and _bag_nodes(name, m, fn, ins, by_name, ids_shape) is not None:
         return _bag_nodes(name, m, fn, ins, by_name, ids_shape)
     if isinstance(m, (nn.Softmax, nn.Softmin, nn.LogSoftmax)) and m.dim is None and out_shape is not None:
@@ -1799,6 +1801,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     """The model captured with torch.fx (before: capture_in_place.tensors_of
     the model; states: capture_buffer_state's written tensors)."""
     gm = _traced(model, example_inputs, stateful, lstm_kernel, states)
+    out_arguments_as_results(gm)    # torch.add(x, 1, out=torch.empty(...)): the result (capture_out_arguments)
     refuse_written_tensors(model, gm, before, CaptureError)
     # Shape propagation runs the module, which writes its states: the
     # initial values are the buffers' values before it.
@@ -1815,6 +1818,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     from .capture_shape_numbers import fold_shape_numbers
     fold_shape_numbers(gm, UnsupportedOperator)
     tidy_plumbing(gm, CaptureError)
+    dtype_forms(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # sum(dtype=), where(c, 1, 0)
     composed_calls(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # x.select_scatter, torch.gradient
     writes_through_views(gm, example_inputs)    # y.relu_(), y[0].mul_(2): out of place, written back (capture_view_writes)
     drop_markers(gm)            # y[idx] = v: its out-of-place value (capture_item_assignment)
