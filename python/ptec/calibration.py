@@ -10,7 +10,8 @@ A calibration directory holds one sample per file:
   NAME.npy  one array (models with one input), written by numpy.save;
   NAME.npz  one array per input, written by numpy.savez(f, x0, x1, ...) in the
             order of forward()'s arguments (arr_0, arr_1, ...);
-  NAME.bin  raw little-endian float32 (models with one input).
+  NAME.bin  raw little-endian values of the input's dtype: float32, or the
+            integer / bool dtype of the example (models with one input).
 Other files are ignored.
 """
 from __future__ import annotations
@@ -82,11 +83,11 @@ def check_samples(samples, example_inputs: Sequence[torch.Tensor],
 _WRITER = {".npy": "numpy.save", ".npz": "numpy.savez", ".bin": "ndarray.tofile"}
 
 
-def _read(path: str, n_inputs: int):
+def _read(path: str, n_inputs: int, raw: str = "<f4"):
     ext = os.path.splitext(path)[1]
     try:
         if ext == ".bin":
-            return np.fromfile(path, "<f4")
+            return np.fromfile(path, raw)
         data = np.load(path, allow_pickle=False)
         if not isinstance(data, np.ndarray):
             with data:
@@ -124,11 +125,12 @@ def load_directory(path: str, example_inputs: Sequence[torch.Tensor]) -> List[tu
         if n > 1 and not f.endswith(".npz"):
             raise CalibrationError(f"{full}: the model has {n} inputs; save each sample as "
                                    ".npz with numpy.savez(file, x0, x1, ...)")
-        arr = _read(full, n)
+        raw = np.dtype(kept_dtype(example_inputs[0]) or "float32").newbyteorder("<")
+        arr = _read(full, n, raw)
         if f.endswith(".bin"):
             want = int(np.prod(example_inputs[0].shape))
             if arr.size != want:
-                raise CalibrationError(f"{full}: {arr.size} float32 values, the model's input "
+                raise CalibrationError(f"{full}: {arr.size} {arr.dtype.name} values, the model's input "
                                        f"{_shape(example_inputs[0].shape)} has {want}")
             arr = arr.reshape(tuple(example_inputs[0].shape))
         out.append(check_sample(arr, example_inputs, full))

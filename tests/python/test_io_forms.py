@@ -333,3 +333,18 @@ def test_one_hot_of_input_ids_and_an_id_outside_fails_the_run(tmp_path):
     bad[0, 3] = -1
     with pytest.raises(host_runtime.RuntimeError_, match="outside the table"):
         host_runtime.run(parse_program(res.data), res.data, [bad.numpy()], workdir=str(tmp_path))
+
+
+def test_calibration_files_of_an_integer_input(tmp_path):
+    """--calib folders: .npy of the example's dtype, .bin raw bytes of it."""
+    from ptec.calibration import load_directory
+    example = [torch.zeros(1, 3, 8, 8, dtype=torch.uint8)]
+    x = np.arange(192, dtype=np.uint8).reshape(1, 3, 8, 8)
+    np.save(tmp_path / "a.npy", x)
+    x.tofile(tmp_path / "b.bin")
+    got = load_directory(str(tmp_path), example)
+    assert [s[0].dtype for s in got] == [torch.uint8, torch.uint8]
+    assert all(np.array_equal(s[0].numpy(), x) for s in got)
+    np.save(tmp_path / "c.npy", x.astype(np.float32))
+    with pytest.raises(CalibrationError, match=r"c\.npy: dtype float32, the model wants uint8"):
+        load_directory(str(tmp_path), example)
