@@ -348,3 +348,22 @@ def test_calibration_files_of_an_integer_input(tmp_path):
     np.save(tmp_path / "c.npy", x.astype(np.float32))
     with pytest.raises(CalibrationError, match=r"c\.npy: dtype float32, the model wants uint8"):
         load_directory(str(tmp_path), example)
+
+
+class PaddedAttention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+
+    def forward(self, x, pad):
+        return self.attn(x, x, x, key_padding_mask=pad, need_weights=False)[0]
+
+
+def test_bool_key_padding_mask_input(tmp_path):
+    g = torch.Generator().manual_seed(4)
+    pads = [torch.tensor([[False, False, False, True, True]]), torch.tensor([[False, False, False, False, True]]),
+            torch.tensor([[False] * 5])]
+    samples = [(torch.rand(1, 5, 8, generator=g) * 6 - 3, pads[k % 3]) for k in range(6)]
+    res, _ = check(PaddedAttention(), samples, tmp_path, bound=4.0)        # 3.58 (int8 attention)
+    assert [i.dtype for i in res.lowered.inputs] == ["float32", "bool"]
