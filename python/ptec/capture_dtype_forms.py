@@ -5,7 +5,10 @@
   `i.mean(dtype=torch.float32)`, `b.prod(-1, dtype=...)`. torch converts the
   input to dtype first and reduces in it, so the call is `x.to(dtype)`
   followed by the reduction without dtype= (the casts and reductions ptec
-  runs). A float input's float dtype= is capture_plumbing's (dropped: ptec
+  runs), for dtype float32, float64 or int64 (whose reductions keep it);
+  into int32 the call keeps dtype= (an int32 sum without it is int64):
+  `i.sum(dtype=torch.int32)` of the int32 cast, capture_int_math's.
+  A float input's float dtype= is capture_plumbing's (dropped: ptec
   computes float32).
 * torch.where(c, a, b) with a, b Python ints (not bools): torch 1.13 gives
   an int64 tensor, a where c is true and b elsewhere: `c.long() * (a - b) +
@@ -28,6 +31,11 @@ _DTYPE_KEYWORD = {"sum", "mean", "nansum", "prod", "cumsum", "cumprod", "softmax
                   torch.softmax, torch.log_softmax, F.softmax, F.log_softmax}
 
 
+# the dtype= a reduction's input is cast into first; True: dtype= then dropped (the cast's reduction keeps
+# that dtype), False: kept (an int32 sum without dtype= would be int64)
+_CASTS = {torch.float32: True, torch.float64: True, torch.int64: True, torch.int32: False}
+
+
 def _dtype(a):
     meta = a.meta.get("tensor_meta") if isinstance(a, torch.fx.Node) else None
     return getattr(meta, "dtype", None)
@@ -41,7 +49,7 @@ def _takes_dtype(fn: torch.fx.Node) -> bool:
     except TypeError:
         return False
     dtype = fn.kwargs.get("dtype")
-    return known and isinstance(dtype, torch.dtype) and _dtype(fn.args[0]) not in (None, dtype)
+    return known and dtype in _CASTS and _dtype(fn.args[0]) not in (None, dtype)
 
 
 def _int_where(fn: torch.fx.Node) -> bool:
@@ -61,7 +69,8 @@ def dtype_forms(gm: torch.fx.GraphModule, propagate) -> None:
             with g.inserting_before(fn):
                 cast = g.call_method("to", (fn.args[0], fn.kwargs["dtype"]))
             fn.args = (cast,) + tuple(fn.args[1:])
-            fn.kwargs = {k: v for k, v in fn.kwargs.items() if k != "dtype"}
+            if _CASTS[fn.kwargs["dtype"]]:
+                fn.kwargs = {k: v for k, v in fn.kwargs.items() if k != "dtype"}
             changed = True
         elif _int_where(fn):
             c, a, b = fn.args

@@ -311,7 +311,7 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         # the index computed in the program (argmax's), carried as float
         y = torch.gather(xs[0], a["dim"], xs[1].long())
     elif op == "index_to_float":
-        y = xs[0]
+        y = xs[0].float()         # an int64 / narrow input's values (an index carried as float32 stays)
     elif op == "compare":
         # bool values stay torch.bool here (capture_bool): the float model's own answer
         y = getattr(torch, a["kind"])(xs[0], a["scalar"] if "scalar" in a else xs[1])

@@ -291,6 +291,7 @@ FORMS = {
     "torch.where(c, 1.0, x)": (lambda x: torch.where(x > 0, 1.0, x), 1.5),
     "(x > 0).sum(-1, dtype=float32)": (lambda x: (x > 0).sum(-1, dtype=torch.float32), 1.0),
     "(x > 0).sum(-1, dtype=int64)": (lambda x: (x > 0).sum(-1, dtype=torch.int64), 0.0),
+    "(x > 0).sum(-1, dtype=int32)": (lambda x: (x > 0).sum(-1, dtype=torch.int32), 0.0),
     "torch.cumsum(b, 2, dtype=float32)": (lambda x: torch.cumsum(x > 0, 2, dtype=torch.float32), 1.0),
     "(x > 0).prod(-1, dtype=float32)": (lambda x: (x > -1).prod(-1, dtype=torch.float32), 1.0),
     "x.sum(1, dtype=float64).float()": (lambda x: x.sum(1, dtype=torch.float64).float(), 1.5),
@@ -301,6 +302,15 @@ FORMS = {
 def test_argument_forms(name, tmp_path):
     fn, bound = FORMS[name]
     check(Call(fn), _floats((1, 4, 8)), tmp_path, bound=bound)
+
+
+@pytest.mark.parametrize("name,fn,bound", [
+    ("i.sum(-1, dtype=int32)", lambda i: i.sum(-1, dtype=torch.int32), 0.0),
+    ("i.mean(-1, dtype=float32)", lambda i: i.mean(-1, dtype=torch.float32), 1.0),
+    ("torch.cumsum(i, 1, dtype=float32)", lambda i: torch.cumsum(i, 1, dtype=torch.float32), 1.5),   # 1.10
+])
+def test_dtype_keyword_of_an_int64_input(name, fn, bound, tmp_path):
+    check(Call(fn), _ints(torch.int64, -40, 40, (2, 8)), tmp_path, bound=bound)
 
 
 # --- computed ids: embedding, one_hot ----------------------------------------
