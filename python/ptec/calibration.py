@@ -1,7 +1,8 @@
 """Calibration samples, checked against the model's inputs.
 
-A sample is one tuple with a float32 tensor per model input, each of exactly
-the example input's shape. Nothing is reshaped or converted: a sample that
+A sample is one tuple with a tensor per model input, each of exactly the
+example input's shape and dtype (float32, or the integer / bool dtype of
+the example: capture_input_dtypes). Nothing is reshaped or converted: a sample that
 does not match is refused with the file (or sample number) that holds it,
 because a reshaped or truncated sample calibrates the wrong ranges silently.
 
@@ -9,7 +10,8 @@ A calibration directory holds one sample per file:
   NAME.npy  one array (models with one input), written by numpy.save;
   NAME.npz  one array per input, written by numpy.savez(f, x0, x1, ...) in the
             order of forward()'s arguments (arr_0, arr_1, ...);
-  NAME.bin  raw little-endian float32 (models with one input).
+  NAME.bin  raw little-endian values of the input's dtype: float32, or the
+            integer / bool dtype of the example (models with one input).
 Other files are ignored.
 """
 from __future__ import annotations
@@ -20,6 +22,8 @@ from typing import Callable, List, Sequence
 
 import numpy as np
 import torch
+
+from .capture_input_dtypes import kept_dtype
 
 SAMPLE_SUFFIXES = (".npy", ".npz", ".bin")
 DTYPE = np.dtype(np.float32)   # what capture traces and calibrate() evaluates in
@@ -50,12 +54,13 @@ def check_sample(sample, example_inputs: Sequence[torch.Tensor], where: str) -> 
         what = f"{where}: input {k}" if n > 1 else where
         if not isinstance(x, (torch.Tensor, np.ndarray)):
             raise CalibrationError(f"{what}: {type(x).__name__} is not an array")
-        ids = torch.as_tensor(e).dtype == torch.int64       # token ids for nn.Embedding
-        if x.dtype not in ((torch.int64, np.dtype(np.int64)) if ids else (torch.float32, DTYPE)):
+        # token ids, integer and bool inputs keep the example's dtype (capture_input_dtypes)
+        want = kept_dtype(e) or "float32"
+        if str(x.dtype).replace("torch.", "") != want:
             dtype = str(x.dtype).replace("torch.", "")
-            want = "int64" if ids else "float32"
+            spelled = "bool_" if want == "bool" else want
             raise CalibrationError(f"{what}: dtype {dtype}, the model wants {want} "
-                                   f"(convert with .astype(numpy.{want}))")
+                                   f"(convert with .astype(numpy.{spelled}))")
         if tuple(x.shape) != tuple(e.shape):
             raise CalibrationError(f"{what}: shape {_shape(x.shape)}, the model wants "
                                    f"{_shape(e.shape)}")
@@ -78,11 +83,11 @@ def check_samples(samples, example_inputs: Sequence[torch.Tensor],
 _WRITER = {".npy": "numpy.save", ".npz": "numpy.savez", ".bin": "ndarray.tofile"}
 
 
-def _read(path: str, n_inputs: int):
+def _read(path: str, n_inputs: int, raw: str = "<f4"):
     ext = os.path.splitext(path)[1]
     try:
         if ext == ".bin":
-            return np.fromfile(path, "<f4")
+            return np.fromfile(path, raw)
         data = np.load(path, allow_pickle=False)
         if not isinstance(data, np.ndarray):
             with data:
@@ -120,11 +125,12 @@ def load_directory(path: str, example_inputs: Sequence[torch.Tensor]) -> List[tu
         if n > 1 and not f.endswith(".npz"):
             raise CalibrationError(f"{full}: the model has {n} inputs; save each sample as "
                                    ".npz with numpy.savez(file, x0, x1, ...)")
-        arr = _read(full, n)
+        raw = np.dtype(kept_dtype(example_inputs[0]) or "float32").newbyteorder("<")
+        arr = _read(full, n, raw)
         if f.endswith(".bin"):
             want = int(np.prod(example_inputs[0].shape))
             if arr.size != want:
-                raise CalibrationError(f"{full}: {arr.size} float32 values, the model's input "
+                raise CalibrationError(f"{full}: {arr.size} {arr.dtype.name} values, the model's input "
                                        f"{_shape(example_inputs[0].shape)} has {want}")
             arr = arr.reshape(tuple(example_inputs[0].shape))
         out.append(check_sample(arr, example_inputs, full))

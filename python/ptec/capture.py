@@ -27,7 +27,6 @@ import torch
 import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
-from torch.utils._pytree import tree_flatten
 
 from .capture_modules import (FUNCTIONAL_STAND_INS, CaptureModuleError, LSTMFinalCell, LSTMLayer, masked_softmax,
                               ptec_state, ptec_state_write, with_traceable_modules)
@@ -39,7 +38,7 @@ from .capture_masked_select import refuse_consumers, through_selections
 from .capture_selection_more import selection_call_nodes
 from .capture_selection_lead import lift_leading_ones, literal_views
 from .capture_sort import order_call_node, order_node, order_of
-from .capture_indices import (arg_call_node, argmax_node, as_traced, computed_gather_node, embedding_node,
+from .capture_indices import (arg_call_node, argmax_node, as_traced, computed_gather_node, embedding_node, embedding_nodes,
                               index_input_attrs, traced_integer_dtypes,
                               to_float_node, to_index_node)
 from .capture_grid import grid_nodes
@@ -60,6 +59,10 @@ from .capture_int_promotion import promote_int_operands
 from .capture_binary_math import binary_math_node
 from .capture_casts import float_cast_node, output_dtype
 from .capture_plumbing import tidy_plumbing
+from .capture_input_dtypes import as_captured
+from .capture_outputs import flatten_outputs, note_dropped_outputs
+from .capture_dtype_forms import dtype_forms
+from .capture_out_arguments import out_arguments_as_results
 from .capture_unbatched import function_call as unbatched_function, module_call as unbatched_module
 from .capture_call_forms import method_call, positional_form, root_arguments, unbound_methods_traced
 from .capture_tracer import (KnownValuesProxy, KnownValuesTracer, TracedControlError, drop_traced_leftovers,
@@ -726,8 +729,8 @@ def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: 
             Node(name, "reshape", [f"{name}_batched"], dict(squeeze=0))]
     m = conv_output_size(m, fn, in_shape, out_shape)    # ConvTranspose1d / 2d(x, output_size)
     ids_shape = in_shape
-    if isinstance(m, nn.Embedding) and embedding_node(name, m, ins, by_name, ids_shape) is not None:
-        return [embedding_node(name, m, ins, by_name, ids_shape)]
+    if isinstance(m, nn.Embedding) and embedding_nodes(name, m, ins, by_name, ids_shape) is not None:
+        return embedding_nodes(name, m, ins, by_name, ids_shape)
     if isinstance(m, nn.EmbeddingBag) and _bag_nodes(name, m, fn, ins, by_name, ids_shape) is not None:
         return _bag_nodes(name, m, fn, ins, by_name, ids_shape)
     if isinstance(m, (nn.Softmax, nn.Softmin, nn.LogSoftmax)):
@@ -829,8 +832,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             nodes.append(Node(name, "input", [], index_input_attrs(fn)))
             inputs.append(name)
         elif fn.op == "output":
-            # nested tuples (nn.LSTM's (out, (h, c)) as the whole model): their tensors in order
-            res = tree_flatten(fn.args[0])[0]
+            res = fn.args[0]        # a flat tuple (capture_outputs.flatten_outputs)
+            res = res if isinstance(res, (tuple, list)) else [res]
             outputs = [ref(r) for r in res]
             if any(o is None for o in outputs):
                 raise CaptureError("model outputs must be tensors")
@@ -1780,13 +1783,12 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
     gives the kernel state tensors for h and c). A model that uses c_n is
     unrolled, stateful or not."""
     model = model.eval()
-    # int64 examples are token ids (nn.Embedding) and stay int64; the rest is float32
-    example_inputs = [torch.as_tensor(x) if torch.as_tensor(x).dtype == torch.int64
-                      else torch.as_tensor(x, dtype=torch.float32) for x in example_inputs]
+    # int64 examples are token ids (nn.Embedding), integer and bool ones keep their dtype (capture_input_dtypes)
+    example_inputs = as_captured(example_inputs, CaptureError)
     example_inputs = [x.clone() for x in example_inputs]   # x.relu_() in the model: the caller's x stays
     g = None
     eager = None        # torch's outputs of the model, when the capture ran it (the export check)
-    if any(x.dtype == torch.int64 for x in example_inputs) and method == "auto":
+    if any(x.dtype != torch.float32 for x in example_inputs) and method == "auto":
         method = "fx"       # the id inputs' embeddings are captured from fx's module calls (capture_indices)
     from .nn import SVDF
     if any(isinstance(m, SVDF) for m in model.modules()):
@@ -1828,12 +1830,14 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     """The model captured with torch.fx (before: capture_in_place.tensors_of
     the model; states: capture_buffer_state's written tensors)."""
     gm = _traced(model, example_inputs, stateful, lstm_kernel, states)
+    out_arguments_as_results(gm)    # torch.add(x, 1, out=torch.empty(...)): the result (capture_out_arguments)
     refuse_written_tensors(model, gm, before, CaptureError)
     log_of_softmax(gm)          # x.softmax(-1).log(): x.log_softmax(-1) (capture_log_softmax)
     # Shape propagation runs the module, which writes its states: the
     # initial values are the buffers' values before it.
     initial = {k: v.detach().clone() for k, v in gm.named_buffers()}
     _propagate_shapes(gm, example_inputs)
+    flatten_outputs(gm, CaptureError)       # dict / nested / None outputs: a flat tuple (capture_outputs)
     with torch.no_grad():
         for k, v in gm.named_buffers():
             # only the states it wrote: a constant made in forward may be
@@ -1845,6 +1849,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     fold_shape_numbers(gm, UnsupportedOperator)
     cast_bools_first(gm, lambda: _propagate_kept(gm, example_inputs, initial))  # (x > 0).t().float()
     tidy_plumbing(gm, CaptureError)
+    dtype_forms(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # sum(dtype=), where(c, 1, 0)
     composed_calls(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # x.select_scatter, torch.gradient
     writes_through_views(gm, example_inputs)    # y.relu_(), y[0].mul_(2): out of place, written back (capture_view_writes)
     drop_markers(gm)            # y[idx] = v: its out-of-place value (capture_item_assignment)
@@ -1857,6 +1862,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     lift_leading_ones(gm, lambda: _propagate_kept(gm, example_inputs, initial))
     literal_views(gm, UnsupportedOperator)
     g = _fx_to_graph(gm)
+    note_dropped_outputs(g, gm)
     kept_states(g)              # a written buffer's state: its note, or dropped when never read
     if stateful:
         # An SVDF keeps its activation state in the kernel's own tensor,

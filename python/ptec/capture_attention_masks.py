@@ -46,7 +46,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .capture_bool import BOOL_OPS
+from .capture_bool import BOOL_OPS, bool_valued
 from .capture_calls import _meta_shape, _reduce_max_nodes, _scalar_arg
 from .capture_rewrites import _constant_of, _Steps
 from .ir import Node
@@ -85,7 +85,7 @@ def _mask_of(a, by_name):
     c = _constant_of(a, by_name)
     if c is not None:
         return c if c.dtype == np.bool_ else None
-    if isinstance(a, torch.fx.Node) and by_name.get(a.name) is not None and by_name[a.name].op in BOOL_OPS:
+    if isinstance(a, torch.fx.Node) and by_name.get(a.name) is not None and bool_valued(by_name[a.name]):
         return a.name
     return None
 

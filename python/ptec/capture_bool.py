@@ -58,6 +58,11 @@ _DTYPES = {torch.float32: "float32", torch.int32: "int32", torch.int64: "int64"}
 BOOL_OPS = ("compare", "logical")
 
 
+def bool_valued(n: Node) -> bool:
+    """A compare / logical node, or a bool model input (capture_input_dtypes)."""
+    return n.op in BOOL_OPS or (n.op == "input" and n.attrs.get("dtype") == "bool")
+
+
 def _lookup(table, target):
     try:
         return table.get(target)
@@ -81,7 +86,7 @@ def is_bool(name: str, by_name) -> bool:
         return False
     if n.op == "constant":
         return np.asarray(n.attrs["value"]).dtype == np.bool_
-    return n.op in BOOL_OPS
+    return bool_valued(n)
 
 
 # views that keep a bool a bool (`(x > 0).reshape(4, -1)`): their IR nodes
@@ -97,7 +102,7 @@ def _moved_bool(a, by_name) -> bool:
     while n is not None and n.op in _BOOL_VIEWS + _BOOL_MOVES and len(n.inputs) == 1:
         moved = moved or n.op in _BOOL_MOVES
         n = by_name.get(n.inputs[0])
-    return moved and n is not None and n.op in BOOL_OPS
+    return moved and n is not None and bool_valued(n)
 
 
 _BOOL_MOVES = ("permute", "transpose", "slice", "expand")
@@ -110,7 +115,7 @@ def _computed_bool(a, by_name) -> bool:
     n = by_name[a.name]
     while n is not None and n.op in _BOOL_VIEWS and _dtype(a) == torch.bool and len(n.inputs) == 1:
         n = by_name.get(n.inputs[0])
-    return n is not None and n.op in BOOL_OPS
+    return n is not None and bool_valued(n)
 
 
 def _compare_nodes(fn, by_name) -> Optional[List[Node]]:

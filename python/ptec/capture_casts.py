@@ -47,7 +47,7 @@ def float_cast_node(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[Node
     (an index's `.float()` is capture_indices')."""
     dtype = _float_dtype(fn)
     src = by_name.get(ins[0]) if ins else None
-    if dtype is None or src is None or (src.op == "input" and src.attrs.get("dtype") == "int64"):
+    if dtype is None or src is None or (src.op == "input" and src.attrs.get("dtype")):
         return None
     if dtype is torch.float32 and src.op == "bool_to" and src.attrs.get("dtype") != "float32":
         # (x > 0).long().float(), F.one_hot(i, C).float(): the bool itself cast to float (the

@@ -8,9 +8,11 @@
 - F.one_hot(ids, C) / torch.nn.functional.one_hot of an argmax / argsort
   position over n <= C elements: (ids[..., None] == arange(C)) as int64,
   the ids viewed as a column in int64, then compared as float (exact for
-  these small integers). Ids that may
-  fall outside 0..C-1 (torch raises there) and num_classes=-1 (C is the
-  ids' max + 1, known only at run time) are refused in one line.
+  these small integers). Other ids (an int64 input, x.long(): they may
+  fall outside 0..C-1, where torch raises) pick rows of eye(C) by an
+  embedding lookup, whose kernel fails the run on an id outside the table
+  (checked_one_hot_nodes). num_classes=-1 (C is the ids' max + 1, known
+  only at run time) is refused in one line.
 """
 from __future__ import annotations
 
@@ -74,10 +76,9 @@ def one_hot_nodes(fn, by_name) -> Optional[List[Node]]:
         refuse_call(fn, "num_classes=-1 makes the output's size the ids' max + 1, known only at run time: "
                     "give num_classes")
     n = positions(ids, node)
-    if n is None or n > classes:
-        refuse_call(fn, f"its ids may fall outside 0..{classes - 1}, where torch raises; ptec runs one_hot of an "
-                    f"argmax / argsort over at most num_classes={classes} positions")
     name = fn.name
+    if n is None or n > classes:
+        return checked_one_hot_nodes(fn, ids, classes, by_name)
     # the ids viewed as a column in int64 (an int8 view would round them), then as float
     return [Node(f"{name}__column", "int_math", [ids.name], dict(dtype="int64", kind="view",
                                                                  shape=_meta_shape(ids) + [1])),
@@ -85,6 +86,22 @@ def one_hot_nodes(fn, by_name) -> Optional[List[Node]]:
             Node(f"{name}__classes", "constant", [], dict(value=np.arange(classes, dtype=np.float32))),
             Node(f"{name}__is", "compare", [f"{name}__float", f"{name}__classes"], dict(kind="eq")),
             Node(name, "bool_to", [f"{name}__is"], dict(dtype="int64"))]
+
+
+def checked_one_hot_nodes(fn, ids, classes: int, by_name) -> List[Node]:
+    """one_hot of ids that may fall outside 0..C-1 (an int64 input, x.long()):
+    the rows of eye(C) the ids pick (an embedding lookup, whose kernel fails
+    the run on an id outside the table, where torch raises), compared > 0.5
+    (exact on the rows' 0 / 1) and returned as int64."""
+    from .capture_indices import embedding_nodes
+    table = torch.nn.Embedding.from_pretrained(torch.eye(classes, dtype=torch.float32))
+    rows = embedding_nodes(f"{fn.name}__rows", table, [ids.name], by_name, _meta_shape(ids))
+    if rows is None:
+        refuse_call(fn, f"its ids may fall outside 0..{classes - 1}, where torch raises, and ptec looks up only "
+                    "int64 ids it computes or takes as an input: clamp them with ids.clamp(0, "
+                    f"{classes - 1}) first")
+    return rows + [Node(f"{fn.name}__is", "compare", [rows[-1].name], dict(kind="gt", scalar=0.5)),
+                   Node(fn.name, "bool_to", [f"{fn.name}__is"], dict(dtype="int64"))]
 
 
 def index_use_nodes(fn, ins, by_name) -> Optional[List[Node]]:

@@ -16,6 +16,7 @@ Integer arithmetic on these values (`i - 1`, `torch.stack([i, j])`) is
 capture_int_math's; its results are index values too (int_dtype)."""
 from __future__ import annotations
 
+import math
 from typing import List, Optional
 
 import torch
@@ -85,7 +86,7 @@ def int_dtype(node: Optional[Node]) -> Optional[str]:
     if node.op in ("argmax", "sort_indices"):     # argsort's, sort's and topk's positions too
         return "int64"
     if node.op == "input":
-        return "int64" if node.attrs.get("dtype") == "int64" else None
+        return node.attrs.get("dtype") if node.attrs.get("dtype") not in (None, "bool") else None
     if node.op in ("to_index", "int_math"):
         return node.attrs["dtype"]
     if node.op == "sort" and node.attrs.get("integer"):      # the values of a sort of an int value
@@ -193,14 +194,18 @@ def index_input_attrs(fn: torch.fx.Node) -> dict:
     dtype="int64", so the graph evaluates it as int64 and the program takes
     it as int64. Float placeholders: {}."""
     meta = fn.meta.get("tensor_meta")
-    return {"dtype": "int64"} if meta is not None and getattr(meta, "dtype", None) == torch.int64 else {}
+    from .capture_input_dtypes import KEPT
+    dtype = KEPT.get(getattr(meta, "dtype", None)) if meta is not None else None
+    return {"dtype": dtype} if dtype else {}
 
 
 def int64_ids(node: Optional[Node]) -> bool:
     """node holds ids in the program: an int64 input (token ids), an argmax
     / argmin computed in it (the next token of a greedy decoder),
     x.long() / x.int() of a float value (to_index), or integer arithmetic
-    on them (int_math)."""
+    on them (int_math), a bool's `.long()` / `.int()` (bool_to: ids 0 / 1)."""
+    if node is not None and node.op == "bool_to" and node.attrs.get("dtype") in ("int64", "int32"):
+        return True
     return int_dtype(node) is not None
 
 
@@ -231,3 +236,20 @@ def embedding_node(name: str, m: torch.nn.Module, ins: List[str], by_name, ids_s
     if not int64_ids(src) or ids_shape is None or not 1 <= len(ids_shape) <= 2:
         return None
     return Node(name, "embedding", ins[:1], dict(weight=lookup_table(m)))
+
+
+def embedding_nodes(name: str, m: torch.nn.Module, ins: List[str], by_name, ids_shape) -> Optional[List[Node]]:
+    """embedding_node's nodes; ids of rank 3 or more (`F.embedding((x > 0).long(),
+    table)` on a [N, C, L] x): the lookup of the ids viewed as [-1, L] (rank 2),
+    its rows viewed back to ids' shape + [D]. None as embedding_node."""
+    if ids_shape is not None and len(ids_shape) > 2 and all(int(d) > 0 for d in ids_shape):
+        flat = [int(math.prod(int(d) for d in ids_shape[:-1])), int(ids_shape[-1])]
+        core = embedding_node(f"{name}_rows", m, ins, by_name, flat)
+        if core is None:
+            return None
+        core.inputs = [f"{name}_ids"]
+        dim = int(m.weight.shape[1])
+        return [Node(f"{name}_ids", "reshape", ins[:1], dict(target_shape=flat)), core,
+                Node(name, "reshape", [core.name], dict(target_shape=[int(d) for d in ids_shape] + [dim]))]
+    node = embedding_node(name, m, ins, by_name, ids_shape)
+    return None if node is None else [node]

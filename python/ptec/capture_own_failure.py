@@ -46,6 +46,8 @@ def _tensors(v):
         return [v]
     if isinstance(v, (tuple, list)):
         return [t for x in v for t in _tensors(x)]
+    if isinstance(v, dict):             # in insertion order, as capture_outputs flattens it
+        return [t for x in v.values() for t in _tensors(x)]
     return []
 
 

@@ -67,6 +67,8 @@ _PTEC_MODELS = tuple(_PTEC_DIR + d + os.sep for d in ("models", "nn"))
 # shape queries answered with the traced Python value (no node)
 _SHAPE_METHODS = {"size", "numel", "nelement", "dim", "ndimension"}
 _SHAPE_ATTRIBUTES = {"shape", "ndim"}
+# metadata answered with the traced value (no node): a constructor's device= / dtype= from the input
+_CONSTANT_ATTRIBUTES = {"device", "dtype", "is_cuda"}
 # metadata whose value never depends on the data (a node still, read by capture_plumbing)
 _METADATA = {"dtype", "device", "is_cuda", "is_floating_point", "is_complex", "requires_grad", "layout",
              "is_contiguous", "element_size", "is_quantized", "is_sparse"}
@@ -344,6 +346,15 @@ class KnownValuesTracer(torch.fx.Tracer):
             return getattr(self.value(node), name)
         return None
 
+    def constant_attribute(self, proxy, name: str):
+        """x.device / x.dtype / x.is_cuda of a traced tensor: the value
+        tracing saw (the CPU, the traced dtype), so a constructor given it
+        (torch.zeros(n, device=x.device, dtype=x.dtype)) makes a constant."""
+        node = proxy.node
+        if self.known(node) and isinstance(self.value(node), torch.Tensor):
+            return getattr(self.value(node), name)
+        return None
+
     def iter(self, obj):
         n = self.length(obj) if getattr(self, "_values", None) is not None else None
         if n is not None:
@@ -461,6 +472,10 @@ class KnownValuesProxy(torch.fx.Proxy):
             return super().__getattr__(k)
         if k in _SHAPE_ATTRIBUTES and getattr(tracer, "_values", None) is not None:
             found = tracer.shape_attribute(self, k)
+            if found is not None:
+                return found
+        if k in _CONSTANT_ATTRIBUTES and getattr(tracer, "_values", None) is not None:
+            found = tracer.constant_attribute(self, k)
             if found is not None:
                 return found
         return KnownValuesAttribute(self, k)       # x.T.shape: the attribute's shape is known too

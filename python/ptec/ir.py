@@ -313,7 +313,7 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         # the index computed in the program (argmax's), carried as float
         y = torch.gather(xs[0], a["dim"], xs[1].long())
     elif op == "index_to_float":
-        y = xs[0]
+        y = xs[0].float()         # an int64 / narrow input's values (an index carried as float32 stays)
     elif op == "compare":
         # bool values stay torch.bool here (capture_bool): the float model's own answer
         y = getattr(torch, a["kind"])(xs[0], a["scalar"] if "scalar" in a else xs[1])
@@ -529,7 +529,8 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
 @torch.no_grad()
 def input_dtype(n: Node) -> torch.dtype:
     """An input's torch dtype: int64 for token ids (capture_indices), else float32."""
-    return torch.int64 if n.attrs.get("dtype") == "int64" else torch.float32
+    from .capture_input_dtypes import graph_dtype
+    return graph_dtype(n.attrs)
 
 
 def _torch_nan(y: torch.Tensor, x: torch.Tensor, a) -> torch.Tensor:

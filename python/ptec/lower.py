@@ -37,6 +37,9 @@ __all__ = ["IOInfo", "Lowered", "LoweringError", "lower"]
 INDEX_TYPES = {ScalarType.LONG: "int64", ScalarType.INT: "int32"}
 # program outputs in the model's own dtype, never quantized
 EXACT_OUTPUTS = {**INDEX_TYPES, ScalarType.BOOL: "bool"}
+# a program input of the example's dtype (capture_input_dtypes)
+INPUT_TYPES = {"int64": ScalarType.LONG, "int32": ScalarType.INT, "int16": ScalarType.SHORT,
+               "int8": ScalarType.CHAR, "uint8": ScalarType.BYTE, "bool": ScalarType.BOOL}
 # outputs torch returns in a 16-bit float or float64 (capture_casts.output_dtype): their program dtype
 HALF_OUTPUTS = {"float16": ScalarType.HALF, "bfloat16": ScalarType.BFLOAT16, "float64": ScalarType.DOUBLE}
 
@@ -300,10 +303,11 @@ class LoweringContext:
             self.b.source = None     # lower_node and lower_delegate name what they emit
             if n.op in NO_CODE:
                 self.partition.place_no_code(n)
-            if n.op == "input" and n.attrs.get("dtype") == "int64":
-                # token ids (nn.Embedding): int64 as the model takes them, never quantized
-                a = new_act(self.b, ScalarType.LONG, n.shape)
-                inputs.append(IOInfo(n.name, list(n.shape), "int64", layout(n.shape)))
+            if n.op == "input" and n.attrs.get("dtype"):
+                # token ids (nn.Embedding), integer and bool inputs (capture_input_dtypes): in the
+                # model's dtype, never quantized
+                a = new_act(self.b, INPUT_TYPES[n.attrs["dtype"]], n.shape)
+                inputs.append(IOInfo(n.name, list(n.shape), n.attrs["dtype"], layout(n.shape)))
                 in_values.append(a.value)
                 self.env[n.name] = a
             elif n.op == "input":

@@ -815,7 +815,7 @@ def simulate(q: Graph, inputs: Sequence[torch.Tensor]) -> List[torch.Tensor]:
     from .ir import input_dtype
     for name, x in zip(q.inputs, inputs):
         t = torch.as_tensor(x, dtype=input_dtype(q.node(name)))
-        env[name] = t if t.dtype == torch.int64 else fq(t, q.node(name).qparams)
+        env[name] = t if t.dtype != torch.float32 else fq(t, q.node(name).qparams)
     from .ir import eval_node
     for n in q.nodes:
         if n.op == "input":

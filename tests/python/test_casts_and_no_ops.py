@@ -206,10 +206,11 @@ def compile_refusal(fn, error=CompileError):
 
 
 REFUSED = {
-    "x.sum(-1, dtype=torch.int32)": (lambda x: x.sum(-1, dtype=torch.int32).float(),
-                                     "(Tensor.sum): dtype=torch.int32 computes in that dtype"),
-    "torch.cumsum(x, 2, dtype=torch.int64)": (lambda x: torch.cumsum(x, 2, dtype=torch.int64).float(),
-                                              "(torch.cumsum): dtype=torch.int64 computes in that dtype"),
+    # (into int32 / int64 they run: the cast, then the integer reduction, capture_dtype_forms)
+    "x.sum(-1, dtype=torch.int16)": (lambda x: x.sum(-1, dtype=torch.int16).float(),
+                                     "(Tensor.sum): dtype=torch.int16 computes in that dtype"),
+    "torch.cumsum(x, 2, dtype=torch.uint8)": (lambda x: torch.cumsum(x, 2, dtype=torch.uint8).float(),
+                                              "(torch.cumsum): dtype=torch.uint8 computes in that dtype"),
     "x.new_empty(4, 8)": (lambda x: x.new_empty(4, 8) * 0 + x, "ptec has no kernel for new_empty"),
     "x.new_tensor(x) (data computed)": (lambda x: x.new_tensor(x) * 2, "ptec has no kernel for new_tensor"),
     "x.short()": (lambda x: x.short().float(), "ptec has no kernel for short (Tensor.short)"),

@@ -104,17 +104,25 @@ def test_an_id_outside_the_table_is_an_error(bad, tmp_path):
         run_program(prog, [x])
 
 
-def test_ids_of_rank_three_are_refused():
+def test_ids_of_rank_three_run(tmp_path):
+    """Ids of rank 3: looked up as [-1, L] and viewed back (capture_indices.embedding_nodes)."""
     class Deep(torch.nn.Module):
         def __init__(self):
             super().__init__()
+            torch.manual_seed(0)
             self.emb = torch.nn.Embedding(VOCAB, 4)
 
         def forward(self, x):
             return self.emb(x)
-    x = torch.randint(0, VOCAB, (1, 2, 3))
-    with pytest.raises(Exception, match=r"emb \(nn.Embedding\)"):
-        compile_model(Deep().eval(), [x], [(x,)])
+    model = Deep().eval()
+    xs = [torch.randint(0, VOCAB, (1, 2, 3), generator=torch.Generator().manual_seed(k)) for k in range(4)]
+    res = compile_model(model, [xs[0]], [(x,) for x in xs])
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    for x in xs:
+        got = host_runtime.run(parse_program(res.data), res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        with torch.no_grad():
+            want = model(x).numpy()
+        assert got.shape == want.shape and np.abs(got - want).max() <= 0.5 * step + 1e-6
 
 
 @pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])

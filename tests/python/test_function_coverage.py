@@ -1703,6 +1703,30 @@ RUNS["torch.nn.Upsample(scale_factor=2)(x) made in forward"] = (
     lambda x: torch.nn.Upsample(scale_factor=2, mode="bilinear")(x), S4, R, 1.5, "int8")
 
 
+def _out_read_after(x):             # out= into a tensor made for it, read afterwards (capture_out_arguments)
+    o = torch.empty_like(x)
+    torch.mul(x, 2, out=o)
+    return o + 1
+
+
+# x.device / x.dtype given to constructors (capture_tracer), out= (capture_out_arguments), dtype= of a
+# bool (capture_dtype_forms), computed embedding ids of rank 3: test_io_forms.py
+RUNS.update({
+    "torch.ones(device=x.device, dtype=x.dtype)": (
+        lambda x: x * 0.5 + torch.ones(8, device=x.device, dtype=x.dtype), S3, R, 1.0, "fp32"),   # 0.50
+    "torch.arange(device=x.device)": (lambda x: x * 0.5 + torch.arange(8, device=x.device), S3, R, 1.0, "fp32"),  # 0.15
+    "torch.tensor(v, device=x.device)": (lambda x: x * torch.tensor(0.5, device=x.device), S3, R, 1.0, "int8"),  # 0.50
+    "torch.add(out=torch.empty(...))": (lambda x: torch.add(x * 2, 1.0, out=torch.empty(1, 4, 8)), S3, R, 1.0,
+                                        "int8"),     # 0.83
+    "torch.mul(out=torch.empty_like(x)) read after": (_out_read_after, S3, R, 1.0, "int8"),      # 0.83
+    "Tensor.sum(dtype=float32) of a bool": (lambda x: (x > 0).sum(-1, dtype=torch.float32), S3, R, 1.5, "int8"),  # 1.00
+    "torch.cumsum(dtype=float32) of a bool": (lambda x: torch.cumsum(x > 0, 2, dtype=torch.float32), S3, R, 1.0,
+                                              "int8"),   # 0.50
+    "F.embedding(ids of rank 3 computed)": (
+        lambda x: F.embedding((x > 0).long(), torch.arange(6.0).reshape(2, 3) - 2.5), S3, R, 0.5, "int8"),   # 0.50
+})
+
+
 # The dropouts called with training=True (their default) draw random numbers
 # on the device (ptec.random_layers). torch's output differs by design, so
 # no RUNS row: each element must be 0, the whole channel with it for the

@@ -243,6 +243,24 @@ def _call_factory(spec: str, path: str, factory_name: str):
                              "(fix the factory; --debug shows the traceback)") from e
 
 
+def _noise_like(e: torch.Tensor, g: torch.Generator) -> torch.Tensor:
+    """A random input of e's shape and dtype (the CLI's calibration when the
+    model file gives none): standard normal float32 for a float example,
+    random bools for a bool one, the whole range for uint8 / int8, and for
+    other integers (token ids) values in [min(0, lowest), highest] of the
+    example's own values."""
+    if e.dtype == torch.bool:
+        return torch.rand(e.shape, generator=g) < 0.5
+    if e.dtype in (torch.uint8, torch.int8):
+        info = torch.iinfo(e.dtype)
+        return torch.randint(info.min, info.max + 1, tuple(e.shape), generator=g, dtype=e.dtype)
+    if e.dtype in (torch.int16, torch.int32, torch.int64):
+        lo = min(0, int(e.min())) if e.numel() else 0
+        hi = int(e.max()) if e.numel() else 0
+        return torch.randint(lo, max(hi, lo) + 1, tuple(e.shape), generator=g, dtype=e.dtype)
+    return torch.randn(tuple(e.shape), generator=g)
+
+
 def _load_file(spec: str) -> LoadedModel:
     path, colon, factory_name = spec.rpartition(":")
     if not colon:
@@ -278,11 +296,9 @@ def _load_file(spec: str) -> LoadedModel:
                              f"{', '.join(type(e).__name__ for e in example) or 'none'}")
     user_calib = getattr(module, "calibration_data", None)
     if user_calib is None:
-        shapes = [tuple(e.shape) for e in example]
-
-        def calib(n, seed=0, shapes=shapes):
+        def calib(n, seed=0, example=tuple(e.detach().clone() for e in example)):
             g = torch.Generator().manual_seed(1000 + seed)
-            return [tuple(torch.randn(s, generator=g) for s in shapes) for _ in range(n)]
+            return [tuple(_noise_like(e, g) for e in example) for _ in range(n)]
     else:
         def calib(n, seed=0):
             try:    # calibration_data(n), or calibration_data(n, seed)
