@@ -38,7 +38,7 @@ from .capture_masked_select import refuse_consumers, through_selections
 from .capture_selection_more import selection_call_nodes
 from .capture_selection_lead import lift_leading_ones, literal_views
 from .capture_sort import order_call_node, order_node, order_of
-from .capture_indices import (arg_call_node, argmax_node, as_traced, computed_gather_node, embedding_node, embedding_nodes,
+from .capture_indices import (arg_call_node, argmax_node, as_traced, computed_gather_node, embedding_nodes,
                               index_input_attrs, traced_integer_dtypes,
                               to_float_node, to_index_node)
 from .capture_grid import grid_nodes
