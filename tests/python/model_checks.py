@@ -43,6 +43,26 @@ class Conv(torch.nn.Module):
     def forward(self, x):
         return self.fn(self.conv(x))
 
+
+def exact_runs(model, feeds, tmp_path):
+    """Compile model on feeds (all int8, no fp32 fallback) and run each feed on
+    the host: [(program outputs, torch's outputs as a tuple)], after the host's
+    bytes are checked against the reference interpreter's."""
+    from ptec.compiler import compile_model
+    res = compile_model(model, list(feeds[0]), feeds)
+    assert not res.lowered.fallbacks
+    prog = parse_program(res.data)
+    runs = []
+    for feed in feeds:
+        arrays = [t.numpy() for t in feed]
+        got = host_runtime.run(prog, res.data, arrays, workdir=str(tmp_path))
+        assert [np.asarray(g).tobytes() for g in got] == [np.asarray(w).tobytes() for w in run_program(prog, arrays)]
+        with torch.no_grad():
+            want = model(*feed)
+        runs.append((got, want if isinstance(want, tuple) else (want,)))
+    return res, runs
+
+
 def runner_elf(target):
     return os.path.join(ROOT, "build", target, "firmware", "runner", "ptec_runner.elf")
 

@@ -16,28 +16,11 @@ torch's."""
 import numpy as np
 import torch
 
-from ptec import host_runtime
-from ptec.compiler import compile_model
-from ptec.interpreter import run_program
-from ptec.pte import parse_program
+from model_checks import exact_runs
 
 BIG = [2 ** 53 + 1, 2 ** 53, 2 ** 24 + 1, 2 ** 24, -2 ** 63, 2 ** 63 - 1, -(2 ** 53) - 1, -(2 ** 53)]
 
 
-def _run(model, feeds, tmp_path):
-    """[(program outputs, torch outputs)] per feed, after the host's bytes are checked against the reference's."""
-    res = compile_model(model, list(feeds[0]), feeds)
-    assert not res.lowered.fallbacks
-    prog = parse_program(res.data)
-    runs = []
-    for feed in feeds:
-        arrays = [t.numpy() for t in feed]
-        got = host_runtime.run(prog, res.data, arrays, workdir=str(tmp_path))
-        assert [np.asarray(g).tobytes() for g in got] == [np.asarray(w).tobytes() for w in run_program(prog, arrays)]
-        with torch.no_grad():
-            want = model(*feed)
-        runs.append((got, want if isinstance(want, tuple) else (want,)))
-    return res, runs
 
 
 class Rules(torch.nn.Module):
@@ -74,7 +57,7 @@ def test_rules_of_integers_are_torchs(tmp_path):
     feeds[2][1][1, 2, :8] = torch.tensor(BIG)                      # beyond float64's integers
     feeds[3][1][2, 3, :8] = torch.tensor(BIG[::-1])
     feeds[4][1][:, 0, :] = feeds[4][1][:, 0, :1]                    # all-equal rows along dim 0 and 2
-    res, runs = _run(Rules().eval(), feeds, tmp_path)
+    res, runs = exact_runs(Rules().eval(), feeds, tmp_path)
     assert [o.dtype for o in res.lowered.outputs][:4] == ["int64", "int64", "int32", "int64"]
     varied = {}
     for (got, _), (x, i) in zip(runs, feeds):
@@ -101,7 +84,7 @@ def test_long_rows(tmp_path):
     g = torch.Generator().manual_seed(5)
     feeds = [(torch.randint(-3, 3, (6, 40), generator=g),) for _ in range(3)]
     feeds[0][0][2] = -9
-    _, runs = _run(Long().eval(), feeds, tmp_path)
+    _, runs = exact_runs(Long().eval(), feeds, tmp_path)
     for (got, want), (i,) in zip(runs, feeds):
         assert np.array_equal(got[0], want[0].numpy())
         assert all(i[r, got[1][r]] == got[0][r] and (i[r, got[1][r] + 1:] != got[0][r]).all() for r in range(6))
@@ -118,7 +101,7 @@ class ZeroD(torch.nn.Module):
 def test_one_element_rows(tmp_path):
     g = torch.Generator().manual_seed(2)
     feeds = [(torch.randint(-9, 9, (5, 3), generator=g),) for _ in range(3)]
-    _, runs = _run(ZeroD().eval(), feeds, tmp_path)
+    _, runs = exact_runs(ZeroD().eval(), feeds, tmp_path)
     for got, want in runs:
         for at, (g_, w) in enumerate(zip(got, want)):
             assert g_.dtype == w.numpy().dtype and g_.shape == tuple(w.shape) and np.array_equal(g_, w.numpy()), at

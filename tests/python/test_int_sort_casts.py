@@ -21,26 +21,12 @@ import torch
 
 from ptec import host_runtime
 from ptec.compiler import compile_model
-from ptec.interpreter import run_program
 from ptec.pte import parse_program
+from model_checks import exact_runs
 
 BIG = [2 ** 53 + 1, 2 ** 53, 2 ** 24 + 1, 2 ** 24, -2 ** 63, 2 ** 63 - 1, -(2 ** 53) - 1, -(2 ** 53)]
 
 
-def _run(model, feeds, tmp_path):
-    """(program outputs, torch outputs) per feed, after the host's bytes are checked against the reference's."""
-    res = compile_model(model, list(feeds[0]), feeds)
-    assert not res.lowered.fallbacks
-    prog = parse_program(res.data)
-    runs = []
-    for feed in feeds:
-        arrays = [t.numpy() for t in feed]
-        got = host_runtime.run(prog, res.data, arrays, workdir=str(tmp_path))
-        assert [np.asarray(g).tobytes() for g in got] == [np.asarray(w).tobytes() for w in run_program(prog, arrays)]
-        with torch.no_grad():
-            want = model(*feed)
-        runs.append((got, want if isinstance(want, tuple) else (want,)))
-    return res, runs
 
 
 class Orders(torch.nn.Module):
@@ -84,7 +70,7 @@ def _torch_on(c, i):
 def test_orders_of_integers_are_torchs(tmp_path):
     feeds = _feeds(8, 3)
     feeds[-1][1][0, :8] = torch.tensor(BIG)                        # exact compares beyond float64's integers
-    res, runs = _run(Orders().eval(), feeds, tmp_path)
+    res, runs = exact_runs(Orders().eval(), feeds, tmp_path)
     assert [o.dtype for o in res.lowered.outputs][:4] == ["int64", "int64", "int32", "int64"]
     varied = {}
     for feed, (got, _) in zip(feeds, runs):
@@ -128,7 +114,7 @@ def test_rows_of_up_to_16_match_torchs_default_sort(tmp_path):
     # torch's default (unstable) CPU sort keeps equal values in order on rows of up to 16 elements
     g = torch.Generator().manual_seed(4)
     feeds = [(torch.randint(0, 3, (5, 16), generator=g),) for _ in range(4)]
-    _, runs = _run(Short().eval(), feeds, tmp_path)
+    _, runs = exact_runs(Short().eval(), feeds, tmp_path)
     for got, want in runs:
         for g_, w in zip(got, want):
             assert g_.dtype == w.numpy().dtype and np.array_equal(g_, w.numpy())
@@ -148,7 +134,7 @@ def test_casts_wrap_as_torchs(tmp_path):
                           2 ** 40 - 1, 2 ** 53 + 1, 2 ** 24 + 1, -2 ** 63, 2 ** 63 - 1, 127, 128, -128])
     g = torch.Generator().manual_seed(6)
     feeds = [(edges.view(4, 5),)] + [(torch.randint(-70000, 70000, (4, 5), generator=g),) for _ in range(6)]
-    res, runs = _run(Casts().eval(), feeds, tmp_path)
+    res, runs = exact_runs(Casts().eval(), feeds, tmp_path)
     assert [o.dtype for o in res.lowered.outputs][:4] == ["int16", "uint8", "int8", "float64"]
     varied = 0
     for got, want in runs:
@@ -208,7 +194,7 @@ def test_float_math_on_a_double_is_its_float32_copys(tmp_path):
     # a promoted int value (test_integer_math: 1.5 output steps; 0.98 measured here)
     g = torch.Generator().manual_seed(8)
     feeds = [(torch.randn(3, 8, generator=g), torch.randint(-40, 40, (3, 8), generator=g)) for _ in range(6)]
-    res, runs = _run(DoubleMath().eval(), feeds, tmp_path)
+    res, runs = exact_runs(DoubleMath().eval(), feeds, tmp_path)
     assert [o.dtype for o in res.lowered.outputs] == ["float32"]
     step = res.graph.node(res.graph.outputs[0]).qparams[0]
     worst = max(np.abs(got[0] - want[0].numpy()).max() / step for got, want in runs)

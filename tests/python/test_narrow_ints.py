@@ -13,27 +13,12 @@ import numpy as np
 import pytest
 import torch
 
-from ptec import host_runtime
 from ptec.compiler import compile_model
-from ptec.interpreter import run_program
-from ptec.pte import parse_program
+from model_checks import exact_runs
 
 EDGES = [200, -1, 30000, 5, -129, 127, 255, 0, -32768, 100, -128, 1, 32767, 128, -3, 300, 65535, 7, -200, 2]
 
 
-def _run(model, feeds, tmp_path):
-    res = compile_model(model, list(feeds[0]), feeds)
-    assert not res.lowered.fallbacks
-    prog = parse_program(res.data)
-    runs = []
-    for feed in feeds:
-        arrays = [t.numpy() for t in feed]
-        got = host_runtime.run(prog, res.data, arrays, workdir=str(tmp_path))
-        assert [np.asarray(g).tobytes() for g in got] == [np.asarray(w).tobytes() for w in run_program(prog, arrays)]
-        with torch.no_grad():
-            want = model(*feed)
-        runs.append((got, want))
-    return res, runs
 
 
 class Narrow(torch.nn.Module):
@@ -63,7 +48,7 @@ def _feeds():
 
 
 def test_narrow_calls_are_torchs_exactly(tmp_path):
-    _, runs = _run(Narrow().eval(), _feeds(), tmp_path)
+    _, runs = exact_runs(Narrow().eval(), _feeds(), tmp_path)
     varied = 0
     for got, want in runs:
         assert len(got) == len(want)
@@ -79,9 +64,9 @@ def test_narrow_calls_are_torchs_exactly(tmp_path):
 
 
 def test_float_math_on_narrow_values_is_within_a_step(tmp_path):
-    _, runs = _run(FloatOf().eval(), _feeds()[:3], tmp_path)
+    _, runs = exact_runs(FloatOf().eval(), _feeds()[:3], tmp_path)
     for got, want in runs:
-        w = want.numpy().astype(np.float64)
+        w = want[0].numpy().astype(np.float64)
         step = (w.max() - min(w.min(), 0.0)) / 255
         assert np.ptp(w) > 0
         assert np.abs(np.asarray(got[0], np.float64) - w).max() <= 1.0 * step
