@@ -217,7 +217,24 @@ def widen_narrow_ints(gm: torch.fx.GraphModule, propagate) -> None:
     for fn in reversed(list(g.nodes)):       # casts whose reads became their bools', unread now
         if _is_cast(fn) and not fn.users and _dtype(fn) in _NARROW:
             g.erase_node(fn)
+    changed = _bool_casts_via_long(g) or changed
     if changed:
         g.lint()
         gm.recompile()
         propagate()
+
+
+def _bool_casts_via_long(g: torch.fx.Graph) -> bool:
+    """A bool value cast into int16 / uint8 / int8 and read as numbers
+    (`(x > 0).byte() + 1`): the cast reads the bool's int64 copy (0 or 1,
+    `m.long()`), so it is the int64 -> narrow cast of capture_int_casts;
+    the narrow value is torch's (0 or 1 of its dtype). True when changed."""
+    changed = False
+    for fn in list(g.nodes):
+        if _is_cast(fn) and fn.users and _dtype(fn) in _NARROW and fn.args \
+                and isinstance(fn.args[0], torch.fx.Node) and _dtype(fn.args[0]) is torch.bool:
+            with g.inserting_before(fn):
+                as_long = g.call_method("long", (fn.args[0],))
+            fn.args = (as_long,) + fn.args[1:]
+            changed = True
+    return changed

@@ -1462,6 +1462,12 @@ RUNS = {
                              torch.where(x[:, 0] > 0, ((x > 0).sum(1) * 9000).short(), -((x > 0).sum(1)).short()).long(),
                              torch.cat([((x > 0).sum(1) * 90).byte(), ((x > 0).sum(1) * 90).byte() + 1], 1).view(1, -1)[:, :8]
                              .long()], 1).float(), S3, R, 0.0, "int8"),                                     # 0.00
+    # a bool cast into uint8 / int8 used as a number: its 0 / 1 (capture_narrow_ints; test_bool_narrow_casts.py)
+    "(x > 0).byte() + 1 / .to(torch.uint8) * 3 / .byte().sum(-1) / .byte() << 2 / .byte() - 2 (wraps)": (
+        lambda x: torch.cat([((x > 0).byte() + 1).long(), ((x > 0).to(torch.uint8) * 3).long(),
+                             (x > 0).byte().sum(-1, keepdim=True), ((x > 0).byte() << 2).long(),
+                             ((x > 0).byte() - 2).long(), ((x < 1).char() - 3).long()], -1).float(),
+        S3, R, 0.0, "int8"),
     # a uint8 mask or condition: read as booleans (nonzero: True), as torch 1.13 (capture_narrow_ints;
     # test_uint8_masks.py)
     "torch.where / masked_fill / masked_scatter of a uint8 mask": (
