@@ -1,7 +1,8 @@
 """A constant float attn_mask (an ALiBi-style bias buffer, -inf entries
-too) beside a key_padding_mask computed from the input (`tok == 0`) in nn.MultiheadAttention and
-F.multi_head_attention_forward (capture_computed_weights._constant_bias):
-and nn.TransformerEncoderLayer's src_mask / src_key_padding_mask:
+too) beside a key_padding_mask computed from the input (`tok == 0`) in
+nn.MultiheadAttention, F.multi_head_attention_forward and
+nn.TransformerEncoderLayer's src_mask / src_key_padding_mask
+(capture_computed_weights._constant_bias):
 torch adds the float mask to the scores and sets the padded keys to -inf;
 ptec adds the mask's finite values to the scores (capture_attention_bias)
 and masks its -inf entries or-ed with the computed padding (the softmax of
