@@ -25,7 +25,8 @@ int16 / uint8 / int8 tensor that is not itself a cast reads its int64
 copy (`s.long()`), and its value of narrow dtype (or its tuple's getitem
 of narrow dtype) is cast back (`.to(dtype)`): so the narrow value between
 two calls is the tensor of its own dtype, and each call runs on int64
-kernels. A narrow value read as a mask or condition is torch 1.13's
+kernels. A bool cast into a narrow dtype and read as numbers
+(`(x > 0).byte() + 1`) casts the bool's int64 0 / 1 (`m.long()`). A narrow value read as a mask or condition is torch 1.13's
 boolean reading of it, `b.long() != 0` (or the bool b was cast from):
 a uint8 index `x[b]`, where's uint8 condition, masked_select's uint8
 mask, masked_fill's and masked_scatter's uint8 / int8 / int16 mask (0 or
