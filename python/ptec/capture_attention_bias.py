@@ -12,7 +12,8 @@ returns torch's additive form, a float [batch * heads, L, S] (-inf where
 masked, the bias elsewhere); `biased` splits it back where the scores are
 made. A float key padding mask stays 0/-inf only (torch 1.13 turns a bool
 one into that form; a general float one is refused as before), and so does
-a mask computed from the input (capture_computed_weights)."""
+a mask computed from the input (capture_computed_weights, which splits
+such a constant mask the same way beside a computed key_padding_mask)."""
 from __future__ import annotations
 
 import torch

@@ -462,6 +462,21 @@ def _split_float_mask(m):
     return b, base
 
 
+def _constant_bias(m):
+    """A constant float attn_mask beside a computed key_padding_mask (an
+    ALiBi buffer with `tok == 0` as padding) as (bool part, additive part):
+    torch adds it to the scores and sets the padded keys to -inf; its
+    finite values are added to the scores (capture_attention_bias), its
+    -inf entries (None when none) or-ed into the computed mask. A bool,
+    byte or 0/-inf mask is returned as it is, with no bias."""
+    from .capture_attention_bias import additive_bias
+    bias = additive_bias(m, "F.multi_head_attention_forward")
+    if bias is None:
+        return m, None
+    masked = torch.isneginf(m)
+    return (masked if bool(masked.any()) else None), bias.reshape((-1,) + tuple(int(n) for n in bias.shape[-2:]))
+
+
 def _full(mask, shape):
     """The full shape through a logical op: the softmax of the kept
     positions reads a computed bool (capture_attention_masks) of the
@@ -514,6 +529,8 @@ def _mha(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_pr
     if _computed(attn_mask) and attn_mask.dtype not in (torch.bool, torch.uint8):
         attn_mask, added = _split_float_mask(attn_mask)     # torch adds it to the scores
         added = None if added is None else added.reshape((-1,) + tuple(int(n) for n in added.shape[-2:]))
+    elif _computed(key_padding_mask) and isinstance(attn_mask, torch.Tensor) and not _computed(attn_mask):
+        attn_mask, added = _constant_bias(attn_mask)
     extra = 0
     if bias_k is not None:      # [1, 1, E] each: one more key and value per batch element
         k = torch.cat([k] + [bias_k.reshape(1, 1, e)] * batch, 0) if batch == 1 else \

@@ -57,13 +57,13 @@ def _traced(a) -> Optional[torch.dtype]:
 def int_cast_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
     """The cast node of fn, a refusal of a call reading an int16 / uint8 /
     int8 / float64 cast value that is no cast, or None (not this module's)."""
-    from .capture_indices import int_dtype
     from .capture_int_math import _refused
     read = [a for a in fn.args if isinstance(a, torch.fx.Node)] + \
         [a for a in fn.kwargs.values() if isinstance(a, torch.fx.Node)]
     narrow = [a for a in read if narrow_dtype(by_name.get(a.name))]
     src = fn.args[0] if fn.args and isinstance(fn.args[0], torch.fx.Node) else None
-    has = (narrow_dtype(by_name.get(src.name)) or int_dtype(by_name.get(src.name))) if src is not None else None
+    from .capture_int_math import _int_of   # a bool's .long() too: (x > 0).byte() reads it (capture_narrow_ints)
+    has = (narrow_dtype(by_name.get(src.name)) or _int_of(by_name.get(src.name))) if src is not None else None
     after = _traced(fn)
     cast = fn.op == "call_method" and fn.target in _CAST_METHODS and has is not None and len(read) == 1
     if cast and has == "float64" and after in _INTS:

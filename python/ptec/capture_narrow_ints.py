@@ -25,7 +25,8 @@ int16 / uint8 / int8 tensor that is not itself a cast reads its int64
 copy (`s.long()`), and its value of narrow dtype (or its tuple's getitem
 of narrow dtype) is cast back (`.to(dtype)`): so the narrow value between
 two calls is the tensor of its own dtype, and each call runs on int64
-kernels. A narrow value read as a mask or condition is torch 1.13's
+kernels. A bool cast into a narrow dtype and read as numbers
+(`(x > 0).byte() + 1`) casts the bool's int64 0 / 1 (`m.long()`). A narrow value read as a mask or condition is torch 1.13's
 boolean reading of it, `b.long() != 0` (or the bool b was cast from):
 a uint8 index `x[b]`, where's uint8 condition, masked_select's uint8
 mask, masked_fill's and masked_scatter's uint8 / int8 / int16 mask (0 or
@@ -217,7 +218,24 @@ def widen_narrow_ints(gm: torch.fx.GraphModule, propagate) -> None:
     for fn in reversed(list(g.nodes)):       # casts whose reads became their bools', unread now
         if _is_cast(fn) and not fn.users and _dtype(fn) in _NARROW:
             g.erase_node(fn)
+    changed = _bool_casts_via_long(g) or changed
     if changed:
         g.lint()
         gm.recompile()
         propagate()
+
+
+def _bool_casts_via_long(g: torch.fx.Graph) -> bool:
+    """A bool value cast into int16 / uint8 / int8 and read as numbers
+    (`(x > 0).byte() + 1`): the cast reads the bool's int64 copy (0 or 1,
+    `m.long()`), so it is the int64 -> narrow cast of capture_int_casts;
+    the narrow value is torch's (0 or 1 of its dtype). True when changed."""
+    changed = False
+    for fn in list(g.nodes):
+        if _is_cast(fn) and fn.users and _dtype(fn) in _NARROW and fn.args \
+                and isinstance(fn.args[0], torch.fx.Node) and _dtype(fn.args[0]) is torch.bool:
+            with g.inserting_before(fn):
+                as_long = g.call_method("long", (fn.args[0],))
+            fn.args = (as_long,) + fn.args[1:]
+            changed = True
+    return changed

@@ -1160,6 +1160,14 @@ RUNS = {
         lambda x: float_mask_attention(x, False), (4, 1, 8), R, 3.0, "int8"),                                 # 2.57
     "F.multi_head_attention_forward(computed float attn_mask, where(b, -inf, bias))": (
         float_mask_attention, (4, 1, 8), R, 5.5, "int8"),                                                     # 4.98
+    # a constant float bias (ALiBi) with a computed key_padding_mask (key 0 always kept: x[0] > x[0] is False);
+    # capture_computed_weights._constant_bias, test_mha_bias_with_padding.py
+    "F.multi_head_attention_forward(constant float bias attn_mask, computed key_padding_mask)": (
+        lambda x: F.multi_head_attention_forward(
+            x, x, x, 8, 2, MHA_IN, None, None, None, False, 0.0, MHA_OUT, None, training=False, need_weights=False,
+            key_padding_mask=(x[:, 0, 0] > x[0, 0, 0]).reshape(1, 4),
+            attn_mask=-(torch.arange(4.0)[None] - torch.arange(4.0)[:, None]).abs() * 0.5)[0],
+        (4, 1, 8), R, 3.0, "int8"),                                                             # 2.41
     # a float64 result as the program output: the float32 chain returned as Double (capture_plumbing,
     # capture_casts; test_float64_outputs.py)
     "Tensor.double().exp() as a float64 output": (lambda x: x.double().exp(), S3, R, 2.5, "int8"),    # 2.26
@@ -1462,6 +1470,12 @@ RUNS = {
                              torch.where(x[:, 0] > 0, ((x > 0).sum(1) * 9000).short(), -((x > 0).sum(1)).short()).long(),
                              torch.cat([((x > 0).sum(1) * 90).byte(), ((x > 0).sum(1) * 90).byte() + 1], 1).view(1, -1)[:, :8]
                              .long()], 1).float(), S3, R, 0.0, "int8"),                                     # 0.00
+    # a bool cast into uint8 / int8 used as a number: its 0 / 1 (capture_narrow_ints; test_bool_narrow_casts.py)
+    "(x > 0).byte() + 1 / .to(torch.uint8) * 3 / .byte().sum(-1) / .byte() << 2 / .byte() - 2 (wraps)": (
+        lambda x: torch.cat([((x > 0).byte() + 1).long(), ((x > 0).to(torch.uint8) * 3).long(),
+                             (x > 0).byte().sum(-1, keepdim=True), ((x > 0).byte() << 2).long(),
+                             ((x > 0).byte() - 2).long(), ((x < 1).char() - 3).long()], -1).float(),
+        S3, R, 0.0, "int8"),
     # a uint8 mask or condition: read as booleans (nonzero: True), as torch 1.13 (capture_narrow_ints;
     # test_uint8_masks.py)
     "torch.where / masked_fill / masked_scatter of a uint8 mask": (
