@@ -84,7 +84,8 @@ def unique_nodes(fn, by_name) -> Optional[List[Node]]:
         return None
     if _dtype(fn.args[0]) in (torch.int64, torch.int32):        # what capture_unique_integers did not run
         refuse_call(fn, "of an integer tensor it runs without dim, sorted (sorted=True), on a tensor of at least "
-                    "one element or a selection x[m] with m of x's shape")
+                    "one element or a selection x[m] with m of x's shape (of int64 / int32 values; int16 / uint8 / int8 "
+                    "ones: not of a selection)")
     if _dtype(fn.args[0]) != torch.float32:
         return None
     names = ("return_inverse", "return_counts", "dim") if consecutive else \
