@@ -311,6 +311,10 @@ def _unique(input, sorted=True, return_inverse=False, return_counts=False, dim=N
 
 
 def _unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    if dim is None and _shape(input) is None and isinstance(return_inverse, bool) \
+            and isinstance(return_counts, bool):
+        from .capture_unique_selection import selection_unique      # of a selection x[m]
+        return selection_unique(input, return_inverse, return_counts, ordered=False)
     if input.dtype in (torch.int64, torch.int32) and dim is None \
             and isinstance(return_inverse, bool) and isinstance(return_counts, bool):
         from .capture_unique_integers import integer_unique
