@@ -56,10 +56,11 @@ Left refused (capture_nonzero, one line): dim of a tensor with a size 0,
 a reader of slices behind a dim above 1 other than element-wise (a sum
 over another dim, a view: its count sits inside), return_inverse without dim
 of fewer than 2 elements (capture_unique_inverse's), sorted=False,
-a selection's slices, unique_consecutive's counts / inverse of a selection (unique's of one
-x[m]: capture_unique_selection); a reader of the int64 counts
+a selection's slices (counts / inverse of a selection x[m], unique's and
+unique_consecutive's: capture_unique_selection); a reader of the int64 counts
 other than `.float()` and those capture_counts_readers rewrites (here,
-naming the reader). int64 / int32 inputs: capture_unique_integers."""
+naming the reader). int64 / int32 inputs: capture_unique_integers; int16 /
+uint8 / int8: capture_unique_narrow."""
 from __future__ import annotations
 
 from typing import List, Optional

@@ -19,8 +19,7 @@ order, an int64 take), reshaped to x's shape. Values keep x's dtype,
 counts and inverse are int64, as torch.
 
 unique of a selection x[m]: capture_unique_selection. Left refused
-(capture_nonzero, one line): dim=, sorted=False, unique_consecutive of a
-selection, bool. int16 / uint8 / int8: capture_unique_narrow."""
+(capture_nonzero, one line): dim=, sorted=False, bool. int16 / uint8 / int8: capture_unique_narrow."""
 from __future__ import annotations
 
 import torch
