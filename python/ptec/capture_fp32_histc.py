@@ -16,7 +16,10 @@ sign of a float32 difference is the sign of the exact one, so this is
 trunc(u) == k exactly, the last bin taking u >= bins - 1 as torch's clamp).
 The memberships (bools) are counted per bin in int64 (their int64 copy
 summed along the elements: aten::sum.IntList_out, exact for any numel),
-then converted into float32 (exact below 2^24): torch's float counts. So
+then converted into float32 (exact below 2^24): torch's float counts. More
+than CHUNK_BINS bins (up to MAX_BINS): the bins in chunks of CHUNK_BINS,
+each chunk's [k, n] membership tables counted on their own (so no step
+holds more than CHUNK_BINS rows of n), the int64 counts joined in order. So
 each element's bin is torch's for the values the program holds (its
 dequantized int8 input), and the counts are torch's for any number of
 elements.
@@ -34,7 +37,8 @@ from .capture_rewrites import Fp32Steps
 from .ir import Node
 
 FP32_REASON = "histc's bin positions over a range computed in the program, in fp32 (torch's float32 arithmetic)"
-MAX_BINS = 256
+MAX_BINS = 4096          # the program's constants and steps grow with the bins
+CHUNK_BINS = 256        # bins whose [bins, n] membership tables one step holds
 
 
 class _Fp32(Fp32Steps):
@@ -56,9 +60,13 @@ def fp32_histc_nodes(fn: torch.fx.Node, ins, by_name) -> Optional[List[Node]]:
     meta = x.meta.get("tensor_meta") if isinstance(x, torch.fx.Node) else None
     shape = _meta_shape(x) if meta is not None else None
     if shape is None or meta.dtype != torch.float32 or not isinstance(bins, int) or isinstance(bins, bool) \
-            or not 1 <= bins <= MAX_BINS or isinstance(lo, bool) or isinstance(hi, bool) \
+            or bins < 1 or isinstance(lo, bool) or isinstance(hi, bool) \
             or not isinstance(lo, (int, float)) or not isinstance(hi, (int, float)) or lo != hi:
         return None                     # a range given: capture_elementwise_math's LUTs
+    if bins > MAX_BINS:
+        from .capture_calls import refuse_call
+        refuse_call(fn, f"over x's own range (min == max) it runs with at most {MAX_BINS} bins (the program "
+                        f"holds a membership step per chunk of {CHUNK_BINS} bins); give min < max or fewer bins")
     n = int(np.prod(shape)) if shape else 1
     if n < 1:
         return None
@@ -76,13 +84,19 @@ def fp32_histc_nodes(fn: torch.fx.Node, ins, by_name) -> Optional[List[Node]]:
     low, top = s("sub", [low, e]), s("add", [top, e])
     row = s("reshape", [src], target_shape=[1, n])
     u = s("mul", [s("div", [s("sub", [row, low]), s("sub", [top, low])]), s.const([[float(bins)]])])
-    ks = np.arange(bins, dtype=np.float32).reshape(bins, 1)
-    above = s.int8("compare", [s("sub", [u, s.const(ks)])], kind="ge", scalar=0.0)
-    if bins > 1:
-        nxt = np.concatenate([ks[1:], [[np.float32(3.0e38)]]]).astype(np.float32)   # the last bin: no upper edge
-        beyond = s.int8("compare", [s("sub", [u, s.const(nxt)])], kind="ge", scalar=0.0)
-        above = s.int8("logical", [above, s.int8("logical", [beyond], kind="not")], kind="and")
-    ones = s.int8("bool_to", [above], dtype="int64")
-    counts = s.int8("int_math", [ones], kind="sum", dtype="int64", dims=[1], keepdim=False)
+    parts = []
+    for start in range(0, bins, CHUNK_BINS):
+        # bins in chunks of at most CHUNK_BINS: each chunk's [k, n] tables die after its counts
+        ks = np.arange(start, min(start + CHUNK_BINS, bins), dtype=np.float32).reshape(-1, 1)
+        above = s.int8("compare", [s("sub", [u, s.const(ks)])], kind="ge", scalar=0.0)
+        if bins > 1:
+            nxt = (ks + 1).astype(np.float32)
+            if start + len(ks) == bins:
+                nxt[-1, 0] = np.float32(3.0e38)                 # the last bin: no upper edge
+            beyond = s.int8("compare", [s("sub", [u, s.const(nxt)])], kind="ge", scalar=0.0)
+            above = s.int8("logical", [above, s.int8("logical", [beyond], kind="not")], kind="and")
+        ones = s.int8("bool_to", [above], dtype="int64")
+        parts.append(s.int8("int_math", [ones], kind="sum", dtype="int64", dims=[1], keepdim=False))
+    counts = parts[0] if len(parts) == 1 else s.int8("int_math", parts, kind="cat", dtype="int64", dim=0)
     s("reshape", [s.int8("index_to_float", [counts])], target_shape=list(_meta_shape(fn)))
     return s.done()

@@ -46,6 +46,8 @@ def narrow_dtype(node: Optional[Node]) -> Optional[str]:
     if node is not None and node.op == "int_math" and node.attrs.get("kind") == "cast" \
             and node.attrs.get("dtype") in NARROW.values():
         return node.attrs["dtype"]
+    if node is not None and node.op == "masked_select" and node.attrs.get("dtype") in ("int16", "uint8", "int8"):
+        return node.attrs["dtype"]       # unique's narrow values (capture_unique_narrow)
     return None
 
 
@@ -74,6 +76,8 @@ def int_cast_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
         return [Node(fn.name, "int_math", [src.name], dict(kind="cast", dtype=NARROW[after]))]
     if cast and after in (torch.int64, torch.int32, torch.float32) and narrow:
         return None                           # back into int64 / int32 (capture_int_math) or float32 (.float())
+    if fn.meta.get("ptec_int64_selection"):
+        return None                           # unique's marked selection copies narrow values (capture_unique_narrow)
     from .capture_narrow_ints import shift_refusal
     if narrow and fn.op in ("call_function", "call_method") and shift_refusal(fn):
         return _refused(fn, by_name, shift_refusal(fn))

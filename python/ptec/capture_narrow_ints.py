@@ -186,8 +186,8 @@ def widen_narrow_ints(gm: torch.fx.GraphModule, propagate) -> None:
         read = []
         torch.fx.node.map_arg((fn.args, fn.kwargs), lambda a: read.append(a) or a)
         narrow = [a for a in read if _narrow(a)]
-        if not narrow or _kept_out(fn):
-            continue
+        if not narrow or _kept_out(fn) or fn.meta.get("ptec_int64_selection"):
+            continue                # the marked selection (capture_unique_narrow) copies any element size
         tensors = [torch.zeros((), dtype=_dtype(a) or torch.float32) for a in read if _dtype(a) is not None]
         name = _name(fn)
         compute = None

@@ -95,8 +95,8 @@ def unique_nodes(fn, by_name) -> Optional[List[Node]]:
     # what capture_unique_counts / capture_unique_inverse's stand-ins did not run
     if getattr(by_name.get(fn.args[0].name), "op", None) == "masked_select" and (
             spelled["dim"] is not None or spelled["return_counts"] or spelled["return_inverse"]):
-        refuse_call(fn, "on a selection (x[mask], whose length follows the values) it runs sorted, without dim, "
-                    "with a mask of x's own shape (unique_consecutive: its values only)")
+        refuse_call(fn, "on a selection (x[mask], whose length follows the values) it runs sorted (unique) or "
+                    "in x's order (unique_consecutive), without dim, with a mask of x's own shape")
     if spelled["dim"] is not None:
         refuse_call(fn, "dim runs on a float32 tensor of fixed shape, no size 0, with an int dim in range")
     if spelled.get("sorted") is False:

@@ -56,10 +56,11 @@ Left refused (capture_nonzero, one line): dim of a tensor with a size 0,
 a reader of slices behind a dim above 1 other than element-wise (a sum
 over another dim, a view: its count sits inside), return_inverse without dim
 of fewer than 2 elements (capture_unique_inverse's), sorted=False,
-a selection's slices, unique_consecutive's counts / inverse of a selection (unique's of one
-x[m]: capture_unique_selection); a reader of the int64 counts
+a selection's slices (counts / inverse of a selection x[m], unique's and
+unique_consecutive's: capture_unique_selection); a reader of the int64 counts
 other than `.float()` and those capture_counts_readers rewrites (here,
-naming the reader). int64 / int32 inputs: capture_unique_integers."""
+naming the reader). int64 / int32 inputs: capture_unique_integers; int16 /
+uint8 / int8: capture_unique_narrow."""
 from __future__ import annotations
 
 from typing import List, Optional
@@ -86,7 +87,10 @@ def int64_selection_nodes(fn, ins, by_name) -> Optional[List[Node]]:
                         "selection's), through element-wise integer ops with numbers, sum / max / min / any / "
                         "all, and, of the counts, argmax / argmin / cumsum along dim 0 "
                         "(capture_counts_readers)")
-    return [Node(fn.name, "masked_select", [a.name for a in fn.args])]
+    from .capture_int_casts import NARROW
+    dtype = getattr(fn.meta.get("tensor_meta"), "dtype", None)
+    attrs = dict(dtype=NARROW[dtype]) if dtype in (torch.int16, torch.uint8, torch.int8) else {}
+    return [Node(fn.name, "masked_select", [a.name for a in fn.args], attrs)]     # (narrow: capture_unique_narrow)
 
 
 _VALUES = "ptec_unique_values"
@@ -268,6 +272,18 @@ def _flat_counts(input, ordered, values):
     return counts
 
 
+def _narrow(input, dim, return_inverse, return_counts) -> bool:
+    """int16 / uint8 / int8 values of fixed shape, without dim: capture_unique_narrow."""
+    from .capture_unique_narrow import NARROW
+    return input.dtype in NARROW and dim is None and _shape(input) is not None \
+        and isinstance(return_inverse, bool) and isinstance(return_counts, bool)
+
+
+def _narrow_unique(input, ordered, return_inverse, return_counts):
+    from .capture_unique_narrow import narrow_unique
+    return narrow_unique(input, ordered, return_inverse, return_counts)
+
+
 def _unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     if sorted is True and dim is None and _shape(input) is None and isinstance(return_inverse, bool) \
             and isinstance(return_counts, bool):
@@ -277,6 +293,8 @@ def _unique(input, sorted=True, return_inverse=False, return_counts=False, dim=N
             and isinstance(return_inverse, bool) and isinstance(return_counts, bool):
         from .capture_unique_integers import integer_unique
         return integer_unique(input, True, return_inverse, return_counts)
+    if _narrow(input, dim, return_inverse, return_counts) and sorted is True:
+        return _narrow_unique(input, True, return_inverse, return_counts)
     if input.dtype != torch.float32 or sorted is not True or not isinstance(return_inverse, bool) \
             or not isinstance(return_counts, bool):
         return None                                   # capture_nonzero's call: runs or refuses by name
@@ -294,10 +312,16 @@ def _unique(input, sorted=True, return_inverse=False, return_counts=False, dim=N
 
 
 def _unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    if dim is None and _shape(input) is None and isinstance(return_inverse, bool) \
+            and isinstance(return_counts, bool):
+        from .capture_unique_selection import selection_unique      # of a selection x[m]
+        return selection_unique(input, return_inverse, return_counts, ordered=False)
     if input.dtype in (torch.int64, torch.int32) and dim is None \
             and isinstance(return_inverse, bool) and isinstance(return_counts, bool):
         from .capture_unique_integers import integer_unique
         return integer_unique(input, False, return_inverse, return_counts)
+    if _narrow(input, dim, return_inverse, return_counts):
+        return _narrow_unique(input, False, return_inverse, return_counts)
     if input.dtype != torch.float32 or not isinstance(return_inverse, bool) or not isinstance(return_counts, bool):
         return None
     if dim is not None:

@@ -19,14 +19,15 @@ order, an int64 take), reshaped to x's shape. Values keep x's dtype,
 counts and inverse are int64, as torch.
 
 unique of a selection x[m]: capture_unique_selection. Left refused
-(capture_nonzero, one line): dim=, sorted=False, unique_consecutive of a
-selection, other integer dtypes (uint8, int8, int16), bool."""
+(capture_nonzero, one line): dim=, sorted=False, bool. int16 / uint8 / int8: capture_unique_narrow."""
 from __future__ import annotations
 
 import torch
 
 
-def integer_unique(input, ordered: bool, return_inverse: bool, return_counts: bool):
+def integer_unique(input, ordered: bool, return_inverse: bool, return_counts: bool, dtype=None):
+    """dtype (capture_unique_narrow): the values' narrow dtype, input their
+    int64 copy; the sorted values are cast into it before they are picked."""
     from .capture_unique_counts import COMPACT, _VALUES, _counts, _edges, _numel, _select, _shape
     shape = _shape(input)
     if shape is None or _numel(shape) < 1:
@@ -39,6 +40,8 @@ def integer_unique(input, ordered: bool, return_inverse: bool, return_counts: bo
     else:
         v = flat
     first, last = _edges(v)
+    if dtype is not None:
+        v = v.to(dtype)                                          # exact: the input's own values
     values = _select(v, first)
     out = [values]
     if return_inverse:

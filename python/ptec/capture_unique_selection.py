@@ -1,5 +1,7 @@
-"""torch.unique (sorted) of a selection `x[m]` / `torch.masked_select(x, m)`
-(m a bool value of x's shape, x of fixed shape: float32, int64 or int32)
+"""torch.unique (sorted) and unique_consecutive of a selection `x[m]` / `torch.masked_select(x, m)`
+(m a bool value of x's shape, x of fixed shape: float32, int64 or int32;
+int16 / uint8 / int8 on their int64 copy, the values cast back before
+they are picked, as capture_unique_narrow)
 with return_counts and / or return_inverse (issue 15), without dim: a part
 of capture_unique_counts' stand-in, in ops ptec lowers exactly on x's
 fixed shape, never on the selection's varying length.
@@ -20,7 +22,13 @@ through the inverse of the composed permutation (a sort of its positions),
 then selected by m: [k] int64, as torch's (a marked int64 selection, a
 program output). The values are the call without them (capture_nonzero's
 unique of a selection; an integer one: w's firsts, selected). "Equal" is
-equal int8 codes for float32 values, as every unique."""
+equal int8 codes for float32 values, as every unique.
+
+unique_consecutive of a selection (ordered False): the same without the
+sort of v: one stable sort of the unselected flag in x's order puts the
+selected first in x's order, so the runs are those of the selection as
+torch reads it (equal values apart in x but adjacent among the selected
+are one run, as torch's)."""
 from __future__ import annotations
 
 import operator
@@ -44,12 +52,13 @@ def _source(input):
         dtypes = (x.dtype, m.dtype)
     except Exception:                   # noqa: BLE001 - a varying length: not this form
         return None
-    if xs != ms or not xs or dtypes[1] != torch.bool or dtypes[0] not in (torch.float32, torch.int64, torch.int32):
+    if xs != ms or not xs or dtypes[1] != torch.bool or dtypes[0] not in (torch.float32, torch.int64, torch.int32,
+                                                                          torch.int16, torch.uint8, torch.int8):
         return None
     return x, m
 
 
-def selection_unique(input, return_inverse: bool, return_counts: bool):
+def selection_unique(input, return_inverse: bool, return_counts: bool, ordered: bool = True):
     """(values, [inverse], [counts]) of torch.unique(x[m], sorted=True, ...)
     with return_inverse or return_counts (an integer x: or neither, the
     values alone), or None (not a selection of this form: capture_nonzero
@@ -59,8 +68,11 @@ def selection_unique(input, return_inverse: bool, return_counts: bool):
     if found is None:
         return None
     x, m = found
+    narrow = x.dtype if x.dtype in (torch.int16, torch.uint8, torch.int8) else None
+    if narrow is not None:
+        x = x.long()                            # int16 / uint8 / int8: on the int64 copy (capture_unique_narrow)
     integer = x.dtype in (torch.int64, torch.int32)
-    if not (return_inverse or return_counts or integer):
+    if not (return_inverse or return_counts or integer or not ordered):
         return None                             # a float selection's values alone: capture_nonzero's unique
     n = 1
     for d in x.shape:
@@ -68,21 +80,28 @@ def selection_unique(input, return_inverse: bool, return_counts: bool):
     if n < 2:
         return None
     v, keep = x.reshape(-1), m.reshape(-1).long()
-    s, order = torch.sort(v, stable=True)
-    front = torch.sort(1 - keep[order], stable=True)[1]        # the selected first, in v's order
-    w, kept = s[front], keep[order][front]
+    if ordered:
+        s, order = torch.sort(v, stable=True)
+        front = torch.sort(1 - keep[order], stable=True)[1]    # the selected first, in v's order
+        w, kept, moved = s[front], keep[order][front], order[front]
+    else:                                                       # unique_consecutive: x's own order
+        moved = torch.sort(1 - keep, stable=True)[1]            # the selected first, in x's order
+        w, kept = v[moved], keep[moved]
     chosen, at = kept > 0, torch.arange(n)
     first = ((w != _shift(w, False)) | (at == 0)) & chosen
     last = ((w != _shift(w, True)) | (at == n - 1) | (_shift(kept, True) == 0)) & chosen
-    if integer:
-        values = _select(w, first)
-        input.node.meta[_VALUES] = True         # the integer selection itself: dropped, unused (no kernel)
+    if integer or not ordered:
+        # w's firsts: int64 / int32 a marked selection, float32 a selection of w's int8 codes
+        if narrow is not None:
+            w = w.to(narrow)                    # the selection's own values, back in their dtype
+        values = _select(w, first) if integer else torch.masked_select(w, first)
+        input.node.meta[_VALUES] = True         # the selection itself: dropped, unused
     else:
         values = torch.unique(input)
     out = [values]
     if return_inverse:
         group = first.long().cumsum(0) - 1                      # the place's run
-        place = torch.sort(order[front], stable=True)[1]        # element i's place
+        place = torch.sort(moved, stable=True)[1]               # element i's place
         out.append(_select(group[place], m.reshape(-1)))
     if return_counts:
         counts, starts = _counts(first, last, with_starts=True)

@@ -30,7 +30,7 @@ def _on_grid(t, qparams):
     return (q - z).float() * torch.tensor(s, dtype=torch.float32)
 
 
-@pytest.mark.parametrize("bins", [1, 5, 13, 100])
+@pytest.mark.parametrize("bins", [1, 5, 13, 100, 256, 257, 300, 1000])     # > 256: chunks of 256 bins
 def test_counts_are_torchs(bins, tmp_path):
     fn = lambda x: torch.histc(x, bins)          # noqa: E731
     calibration, res = _compile(fn)
@@ -65,7 +65,7 @@ def test_an_equal_range_is_widened_by_one_as_torch(tmp_path):
     assert want[2] == 32 and (np.round(got) == want).all(), (got, want)
 
 
-@pytest.mark.parametrize("shape, bins", [((1, 16, 16), 4), ((1, 40, 32), 100), ((2, 30, 17), 7)])
+@pytest.mark.parametrize("shape, bins", [((1, 16, 16), 4), ((1, 40, 32), 100), ((2, 30, 17), 7), ((1, 40, 32), 700)])
 def test_many_elements_counted_exactly(shape, bins, tmp_path):
     """256 to 1,280 elements (an int8 count grid held at most 254): the
     memberships counted in int64, then float32: torch's counts exactly,
@@ -78,3 +78,11 @@ def test_many_elements_counted_exactly(shape, bins, tmp_path):
         got, want = _run(res, x, tmp_path), torch.histc(x, bins).numpy()
         assert got.dtype == np.float64 and (got == want).all(), (got, want)
         assert got.sum() == x.numel()
+
+
+def test_more_bins_than_the_limit_refused_in_one_line():
+    from ptec.capture_fp32_histc import MAX_BINS
+    from ptec.ir import UnsupportedOperator
+    with pytest.raises((CompileError, UnsupportedOperator)) as e:
+        _compile(lambda x: torch.histc(x, MAX_BINS + 1))
+    assert "\n" not in str(e.value) and "histc (torch.histc): over x's own range" in str(e.value), str(e.value)

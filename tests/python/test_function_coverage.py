@@ -1116,6 +1116,7 @@ RUNS = {
     "torch.histc": (lambda x: torch.histc(x, 4, -2.0, 2.0), S3, R, 0.5, "int8"),           # 0.33
     "torch.histc of x's own range": (lambda x: torch.histc(x, 5), S3, R, 0.5, "fp32"),      # 0.31
     "Tensor.histc of x's own range (100 bins)": (lambda x: x.histc(), S3, R, 0.5, "fp32"),  # 0.09
+    "torch.histc of x's own range (300 bins)": (lambda x: torch.histc(x, 300), S3, R, 0.5, "fp32"),
     "torch.histc of 1,280 values": (lambda x: torch.histc(x.repeat(1, 8, 5), 4, -2.0, 2.0), S3, R, 0.0, "fp32"),
     "torch.histc of x's own range, 1,280 values": (lambda x: torch.histc(x.repeat(1, 8, 5), 7), S3, R, 0.5, "fp32"),
     "torch.histogram(x, bins, range).hist": (lambda x: torch.histogram(x, 4, range=(-2.0, 2.0)).hist, S3, R, 0.5,
@@ -1969,6 +1970,17 @@ UNIQUE_COUNTS = {
         lambda x: torch.unique(x.round().long()[x > -0.5], return_inverse=True)[1], 0.0),
     "Tensor.unique_consecutive(int64, return_counts)": (
         lambda x: (x * 0.4).round().long().unique_consecutive(return_counts=True)[1], 0.0),
+    # of int16 / uint8 / int8 values (capture_unique_narrow; test_unique_integers.py)
+    "torch.unique(int16, return_counts)": (
+        lambda x: torch.unique((x.round().long() * 9000).short(), return_counts=True)[1], 0.0),
+    "Tensor.unique() of uint8, .long()": (lambda x: (x.round().long() * 3).byte()[..., :3].unique().long(), 0.0),
+    "torch.unique(int8, return_inverse, return_counts)": (
+        lambda x: torch.unique((x.round().long() * 50).char(), return_inverse=True, return_counts=True)[2], 0.0),
+    # unique_consecutive of a selection (capture_unique_selection; test_unique_selection.py)
+    "torch.unique_consecutive(x[x > 0.5], return_counts)": (
+        lambda x: torch.unique_consecutive(x.round()[x > 0.5], return_counts=True)[1], 0.0),
+    "Tensor.unique_consecutive(int64 x[m], return_inverse)": (
+        lambda x: x.round().long()[x > -0.5].unique_consecutive(return_inverse=True)[1], 0.0),
 }
 
 

@@ -180,9 +180,10 @@ REFUSED = {
     "a reader of unique(dim) behind a dim above 1": (lambda x: torch.unique(x, dim=2) * 2,
                                                      r"reads unique's slices along a dim behind a dim above 1"),
     "unique(sorted=False)": (lambda x: torch.unique(x, sorted=False), r"sorted=False"),
-    "unique_consecutive(return_counts) of a selection": (
-        lambda x: torch.unique_consecutive(x[x > 0], return_counts=True)[1],
-        r"unique_consecutive.*on a selection.*its values only"),
+    # (unique_consecutive of a selection with counts / inverse runs too; with dim it stays refused)
+    "unique_consecutive(return_counts, dim=0) of a selection": (
+        lambda x: torch.unique_consecutive(x[x > 0], return_counts=True, dim=0)[1],
+        r"unique_consecutive.*on a selection.*without dim"),
     "a layer after nonzero": (lambda x: torch.nonzero(x > 0).sum(), r"nonzero.*length"),
 }
 

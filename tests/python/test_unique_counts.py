@@ -166,7 +166,7 @@ def test_lexicographic_order_reaches_the_last_column(tmp_path):
     ("torch.unique(x, dim=2).sum()", "(Tensor.sum): it reads unique's slices along a dim behind a dim above 1"),
     ("torch.unique(x[:, :, :0], dim=1)", "dim runs on a float32 tensor of fixed shape, no size 0"),
     ("torch.unique(x[..., :1, :1], return_inverse=True, return_counts=True)[2]", "return_inverse"),
-    ("x[x > 0].unique_consecutive(return_counts=True)[1]", "selection"),
+    ("x[x > 0].unique_consecutive(return_counts=True, dim=0)[1]", "selection"),
     ("torch.unique(x[x > 0], dim=0)", "selection"),
     ("x.reshape(8, 4)[x.reshape(8, 4)[:, 0] > 0].unique_consecutive(dim=0)", "selection"),
 ])

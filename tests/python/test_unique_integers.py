@@ -1,5 +1,6 @@
 """torch.unique / unique_consecutive of int64 / int32 values
-(ptec.capture_unique_integers, issue 15): values, inverse and counts are
+(ptec.capture_unique_integers, issue 15) and of int16 / uint8 / int8 ones
+(ptec.capture_unique_narrow): values, inverse and counts are
 torch's exactly, in torch's dtypes, on the host runtime and the reference;
 what stays out is refused in one line."""
 import pytest
@@ -35,6 +36,15 @@ CALLS = {
     "unique() * 2 - 1": lambda x: ids(x).unique() * 2 - 1,
     "unique().max() / sum()": lambda x: (ids(x).unique().max(), ids(x).unique().sum()),
     "of a 2-D ids value": lambda x: torch.unique(ids(x).reshape(4, 8)[:, 1:], return_inverse=True),
+    # int16 / uint8 / int8 (capture_unique_narrow): on the int64 copy, the values cast back; wrapped values
+    "int16 unique()": lambda x: torch.unique((ids(x) * 9000).to(torch.int16)),
+    "uint8 unique(counts)": lambda x: torch.unique((ids(x) * 3 + 2).byte(), return_counts=True),
+    "int8 unique(inverse, counts)": lambda x: torch.unique((ids(x) * 50).char(), return_inverse=True,
+                                                           return_counts=True),
+    "int16 unique(inverse)": lambda x: (ids(x) - 3).short().unique(return_inverse=True),
+    "int8 unique_consecutive(inverse, counts)": lambda x: torch.unique_consecutive(
+        (ids(x) * 40).to(torch.int8), return_inverse=True, return_counts=True),
+    "uint8 unique_consecutive()": lambda x: (ids(x) * 70).byte().unique_consecutive(),
 }
 
 
@@ -66,7 +76,8 @@ def test_consecutive_many_elements_exact(tmp_path):
 @pytest.mark.parametrize("call,why", [
     ("torch.unique(ids(x), dim=1)", "(torch.unique): of an integer tensor it runs without dim"),
     ("torch.unique(ids(x), sorted=False)", "sorted (sorted=True)"),
-    ("ids(x)[ids(x) > 0].unique_consecutive()", "or a selection x[m] with m of x's shape"),
+    ("ids(x)[ids(x) > 0].unique_consecutive(dim=0)", "or a selection x[m] with m of x's shape"),
+    ("ids(x).short().unique(dim=1)", "(Tensor.unique): of an integer tensor it runs without dim"),
     ("ids(x).unique().argmax()", "(Tensor.argmax): it reads"),
     ("ids(x).unique().cumsum(0)", "(Tensor.cumsum): it reads"),
 ])

@@ -1,4 +1,5 @@
-"""torch.unique (sorted) of a selection x[m] / torch.masked_select(x, m)
+"""torch.unique (sorted) and unique_consecutive of a selection x[m] /
+torch.masked_select(x, m)
 with return_counts and / or return_inverse (ptec.capture_unique_selection,
 issue 15): the selected values ordered at the front of all of x's (two
 stable sorts), runs only among the selected; exact int64 counts and
@@ -35,6 +36,21 @@ CALLS = {
                                                                     return_counts=True),
     "counts of a 2-D selection": lambda x: torch.unique(x.reshape(4, 8)[x.reshape(4, 8) > -0.25],
                                                         return_counts=True)[1],
+    # unique_consecutive of a selection: runs among the selected in x's order (equal values apart in x,
+    # adjacent among the selected, one run)
+    "consecutive x[m] counts": lambda x: torch.unique_consecutive(x[x > -0.25], return_counts=True),
+    "consecutive x[m] inverse": lambda x: x[x < 1.25].unique_consecutive(return_inverse=True),
+    "consecutive x[m] values": lambda x: torch.unique_consecutive(x[(x > -1.25) & (x < 1.75)]),
+    "consecutive int64 x[mask of the flipped x] counts and inverse": lambda x: torch.unique_consecutive(
+        (x * 2).round().long()[x.flip(1) < 0.25], return_counts=True, return_inverse=True),
+    "consecutive int32 masked_select values": lambda x: torch.unique_consecutive(
+        torch.masked_select((x * 2).round().int(), x > -0.75)),
+    # int16 / uint8 / int8 selections: on the int64 copy, the values cast back (wrapped values)
+    "int16 x[m] counts and inverse": lambda x: torch.unique(((x * 2).round().long() * 9000).short()[x > -0.75],
+                                                            return_counts=True, return_inverse=True),
+    "uint8 x[m] values": lambda x: torch.unique(((x * 2).round().long() * 3).byte()[x < 1.25]),
+    "int8 consecutive x[m] counts": lambda x: torch.unique_consecutive(
+        ((x * 2).round().long() * 50).char()[x > -0.25], return_counts=True),
 }
 
 
@@ -44,6 +60,8 @@ def _inputs(seed, n=7):
     xs[1][0][0, 1] = 1.5                                           # a row all equal
     # by the flipped x's mask the largest selected value equals the smallest unselected one
     xs += [(torch.tensor([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0]).repeat(1, 4, 1),)]
+    # equal values apart in x, adjacent among the selected (unique_consecutive: one run)
+    xs += [(torch.tensor([0.5, -2.0, 0.5, 0.5, -2.0, 1.0, -2.0, 1.0]).repeat(1, 4, 1),)]
     xs += [(torch.full((1, 4, 8), 2.0),), (torch.full((1, 4, 8), -2.5),)]   # all / none selected
     return xs
 

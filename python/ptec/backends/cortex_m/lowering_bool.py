@@ -246,6 +246,11 @@ def bool_to_float(ctx, a: Act) -> Act:
     return out
 
 
+def _narrow_cast(ctx, name: str) -> bool:
+    from ...capture_int_casts import narrow_dtype
+    return narrow_dtype(ctx.g.node(name)) in ("int16", "uint8", "int8")
+
+
 def op_masked_select(ctx, n: Node):
     """x[mask] / torch.masked_select: a program output only (capture_masked_select),
     or x[mask] of a mask over x's leading dims (attrs rows: its rows kept),
@@ -265,6 +270,8 @@ def op_masked_select(ctx, n: Node):
         # int64 positions (capture_selection_mix: a sort's indices picked), and unique's counts' integer
         # and bool readers (capture_counts_readers: `counts.int()`, `counts > 1`) are copied as they are
         kept = src.dtype in (ScalarType.LONG, ScalarType.INT, ScalarType.BOOL)
+        # unique's sorted int16 / uint8 / int8 values (capture_unique_narrow): copied as they are
+        kept = kept or _narrow_cast(ctx, n.inputs[0])
         x = _contiguous(ctx, src if kept else ctx.q(n.inputs[0]) if ctx.int8_io else ctx.f(n.inputs[0]))
     # ([1, 1, 1, bound] of a row (capture_selection_row_output) row-major too, as self and mask)
     out = new_act(ctx.b, x.dtype, n.shape, x.scale, x.zp,
