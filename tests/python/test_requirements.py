@@ -213,6 +213,16 @@ class GeneralEigen(Singular):
         return torch.cat([v.abs(), w.abs()[..., None]], -1)
 
 
+class CholeskyInfo(Singular):
+    """cholesky_ex's L and info of the linear's matrices times their transposes
+    (ptec::linalg_cholesky.out's and linalg_cholesky_info.out's scratch)."""
+
+    def forward(self, x):
+        y = self.fc(x)
+        l, info = torch.linalg.cholesky_ex(y @ y.mT + torch.eye(7))
+        return torch.cat([l, info[..., None, None].expand(-1, 7, 1).float()], -1)
+
+
 KERNEL_CASES = {
     "ptec_runtime_only": (_cnn, (1, 3, 12, 12), {"ptec_runtime_only": True}),
     "in_place": (_in_place, (1, 3, 10, 10), {"in_place": True}),
@@ -235,6 +245,7 @@ KERNEL_CASES = {
     "lu_factor": (LuFactors, (2, 7, 7), {}),
     "ldl_factor": (LdlFactors, (2, 7, 7), {}),
     "eig": (GeneralEigen, (2, 7, 7), {}),
+    "cholesky_info": (CholeskyInfo, (2, 7, 7), {}),
 }
 BOARD_CORES = ["cortex-m55", "cortex-m33", "cortex-m3"]
 
