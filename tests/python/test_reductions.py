@@ -241,8 +241,8 @@ REFUSED = [
     # a computed q runs with 'linear' interpolation (capture_computed_quantile; test_random_and_leftovers.py)
     ("quantile of a computed q, nearest", lambda x: torch.quantile(x, torch.sigmoid(x[0, 0, :2]), dim=2,
                                                                     interpolation="nearest"), "quantile"),
-    ("sum of a bool as float", lambda x: (x > 0).sum(dtype=torch.float32), "sum"),
-    ("prod dtype", lambda x: x.prod(dtype=torch.int64).float(), "prod"),   # (a float dtype: capture_plumbing drops it)
+    # (a reduction's dtype= is a cast before it, `(x > 0).sum(dtype=torch.float32)`, `x.prod(dtype=torch.int64)`:
+    # capture_dtype_forms, test_io_forms.py)
     ("var_mean of one value", lambda x: torch.var_mean(x[..., :1], 2)[0], "var_mean"),
     # (a sum of int64 indices runs in integers: test_integer_math.py, and casts of them to int16 too:
     # test_int_sort_casts.py, and int16 arithmetic of them: test_narrow_ints.py); an int8 shift by 32 is torch
