@@ -18,6 +18,7 @@ from conftest import ROOT
 from ptec import host_runtime
 from ptec.capture import capture
 from ptec.compiler import CompileError, compile_model
+from ptec.ir import UnsupportedOperator
 from ptec.ir import evaluate
 from ptec.pte import parse_program
 from model_checks import Call
@@ -290,7 +291,7 @@ REFUSED = {
                                                                 sorter=torch.tensor([1, 0])), "searchsorted"),
     "searchsorted of a 2-D sequence": (lambda x: torch.searchsorted(torch.tensor([[0.0, 1.0]] * 4), x[0]),
                                        "searchsorted"),
-    "histc of x's own range in too many bins": (lambda x: torch.histc(x, 257), "histc"),
+    "histc of x's own range in too many bins": (lambda x: torch.histc(x, 5000), "histc"),   # (4096 run)
     "xlogy of a negative number": (lambda x: torch.xlogy(x, -1.0), "xlogy"),
     "clamp of a bool": (lambda x: (x > 0).clamp(min=x > 1), "clamp"),
 }
@@ -300,7 +301,7 @@ REFUSED = {
 def test_refused_in_one_line(name):
     fn, named = REFUSED[name]
     calibration = samples()
-    with pytest.raises(CompileError) as e:
+    with pytest.raises((CompileError, UnsupportedOperator)) as e:     # (histc's bins: refused at capture)
         compile_model(Call(fn).eval(), [calibration[0][0]], calibration)
     message = str(e.value)
     assert "\n" not in message and named in message and "operator not supported" in message, message

@@ -55,7 +55,8 @@ def test_inverse_is_torchs(fn, levels, tmp_path):
 @pytest.mark.parametrize("call,why", [
     # (the counts and dim run: test_unique_counts.py, which has their refusals)
     ("torch.unique(x[..., :1, :1], return_inverse=True)[1]", "return_inverse"),     # one element
-    ("torch.unique_consecutive(x[x > 0], return_inverse=True)[1]", "on a selection"),
+    # (unique_consecutive of a selection with return_inverse runs: test_unique_selection.py)
+    ("torch.unique_consecutive(x[x > 0].reshape(-1, 1), dim=0, return_inverse=True)[1]", "fixed shape"),
 ])
 def test_left_refused_in_one_line(call, why):
     x = grid_inputs(0, 6, n=1)[0][0]
