@@ -1,5 +1,6 @@
 /* What the float32 linear-algebra kernels share (linalg_common.h). */
 #include "kernels/portable/linalg_common.h"
+#include "kernels/portable/portable_args.h"
 
 #include <float.h>
 
@@ -58,6 +59,44 @@ ptec_status ptec_linalg_batch(ptec_op *op, int arg, const ptec_tensor *self, int
         }
     }
     *batch = (uint32_t)count;
+    return PTEC_OK;
+}
+
+ptec_status ptec_linalg_square_shapes(ptec_op *op, int self_arg, const ptec_tensor *self, int out_arg,
+                                      const ptec_tensor *out, int out_n_dims, bool out_pair,
+                                      const char *rank_message, const char *sizes_message, int32_t *n,
+                                      uint32_t *batch)
+{
+    int tail = out_n_dims + (out_pair ? 1 : 0);
+    ptec_status st;
+    if ((st = ptec_linalg_expect_layout(op, self_arg, self, out_arg, out, 2 - tail, rank_message)) != PTEC_OK ||
+        (st = ptec_linalg_square(op, self_arg, self, n)) != PTEC_OK) {
+        return st;
+    }
+    int32_t want[PTEC_MAX_RANK];
+    if ((st = ptec_linalg_batch(op, self_arg, self, want, batch)) != PTEC_OK) {
+        return st;
+    }
+    /* at ends at out's rank, self's - 2 + tail (the layout check), which a
+     * tensor keeps within PTEC_MAX_RANK */
+    int at = (int)self->rank - 2;
+    for (int d = 0; d < out_n_dims; ++d) {
+        want[at++] = *n;
+    }
+    if (out_pair) {
+        want[at++] = 2;
+    }
+    return ptec_portable_expect_sizes(op, out_arg, out, want, at, sizes_message);
+}
+
+ptec_status ptec_linalg_matrix_bytes(ptec_op *op, int arg, int32_t n, uint32_t *bytes)
+{
+    /* n < 2^31: the product is below 2^64 */
+    uint64_t b = (uint64_t)n * (uint64_t)n * sizeof(float);
+    if (b > UINT32_MAX) {
+        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, arg, PTEC_MSG("matrix too large"));
+    }
+    *bytes = (uint32_t)b;
     return PTEC_OK;
 }
 

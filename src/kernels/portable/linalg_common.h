@@ -39,6 +39,23 @@ ptec_status ptec_linalg_square(ptec_op *op, int arg, const ptec_tensor *self, in
  * want is not NULL, copies self's batch sizes into want[0 .. rank - 2). */
 ptec_status ptec_linalg_batch(ptec_op *op, int arg, const ptec_tensor *self, int32_t *want, uint32_t *batch);
 
+/* The shape checks of a kernel reading square matrices self [..., n, n]
+ * into out [..., tail]: ptec_linalg_expect_layout (rank_message), then
+ * ptec_linalg_square and ptec_linalg_batch, then out's sizes, which must be
+ * self's batch sizes followed by out_n_dims sizes of n and, when out_pair,
+ * a last 2 (a complex result's real and imaginary parts) (InvalidArgument
+ * on out_arg, sizes_message). The order every such kernel checked them in
+ * itself; *n and *batch are filled on success. */
+ptec_status ptec_linalg_square_shapes(ptec_op *op, int self_arg, const ptec_tensor *self, int out_arg,
+                                      const ptec_tensor *out, int out_n_dims, bool out_pair,
+                                      const char *rank_message, const char *sizes_message, int32_t *n,
+                                      uint32_t *batch);
+
+/* n * n floats in bytes into *bytes (one matrix's copy, indexed in size_t):
+ * fails on argument arg with NotSupported "matrix too large" above
+ * UINT32_MAX bytes, so the product also fits a 32-bit size_t. */
+ptec_status ptec_linalg_matrix_bytes(ptec_op *op, int arg, int32_t n, uint32_t *bytes);
+
 /* The largest |a[i]| of a[0 .. count) into *big; false (*big then
  * meaningless) when an entry is infinite or NaN. */
 bool ptec_linalg_max_abs(const float *a, size_t count, float *big);

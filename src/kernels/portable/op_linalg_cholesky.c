@@ -52,26 +52,13 @@ static ptec_status prepare(ptec_op *op)
     if (self->dtype != PTEC_DTYPE_FLOAT || out->dtype != PTEC_DTYPE_FLOAT) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("self and out must be float32"));
     }
-    if ((st = ptec_linalg_expect_layout(op, ARG_SELF, self, ARG_OUT, out, 0,
-                                        PTEC_MSG("self and out must be [..., n, n]"))) != PTEC_OK) {
-        return st;
-    }
-    int rank = self->rank;
     int32_t n;
-    if ((st = ptec_linalg_square(op, ARG_SELF, self, &n)) != PTEC_OK) {
+    uint32_t batch, bytes; /* one matrix's n * n floats, indexed in size_t */
+    if ((st = ptec_linalg_square_shapes(op, ARG_SELF, self, ARG_OUT, out, 2, false,
+                                        PTEC_MSG("self and out must be [..., n, n]"),
+                                        PTEC_MSG("out must have self's sizes"), &n, &batch)) != PTEC_OK ||
+        (st = ptec_linalg_matrix_bytes(op, ARG_SELF, n, &bytes)) != PTEC_OK) {
         return st;
-    }
-    uint32_t batch;
-    if ((st = ptec_linalg_batch(op, ARG_SELF, self, NULL, &batch)) != PTEC_OK) {
-        return st;
-    }
-    if ((st = ptec_portable_expect_sizes(op, ARG_OUT, out, self->sizes, rank,
-                                         PTEC_MSG("out must have self's sizes"))) != PTEC_OK) {
-        return st;
-    }
-    /* one matrix's n * n floats, indexed in size_t: at most 2^32 - 1 bytes (a 32-bit size_t) */
-    if ((uint64_t)n * (uint64_t)n * sizeof(float) > UINT32_MAX) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("matrix too large"));
     }
     s->batch = batch;
     s->n = n;

@@ -38,31 +38,18 @@ static ptec_status prepare(ptec_op *op)
     if (self->dtype != PTEC_DTYPE_FLOAT || out->dtype != PTEC_DTYPE_INT) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("self must be float32 and out int32"));
     }
-    if ((st = ptec_linalg_expect_layout(op, ARG_SELF, self, ARG_OUT, out, 2,
-                                        PTEC_MSG("self must be [..., n, n] and out [...]"))) != PTEC_OK) {
-        return st;
-    }
     int32_t n;
-    if ((st = ptec_linalg_square(op, ARG_SELF, self, &n)) != PTEC_OK) {
+    uint32_t batch, scratch; /* one factor's n * n floats, indexed in size_t */
+    if ((st = ptec_linalg_square_shapes(op, ARG_SELF, self, ARG_OUT, out, 0, false,
+                                        PTEC_MSG("self must be [..., n, n] and out [...]"),
+                                        PTEC_MSG("out must have self's batch sizes"), &n, &batch)) != PTEC_OK ||
+        (st = ptec_linalg_matrix_bytes(op, ARG_SELF, n, &scratch)) != PTEC_OK) {
         return st;
-    }
-    int32_t want[PTEC_MAX_RANK];
-    uint32_t batch;
-    if ((st = ptec_linalg_batch(op, ARG_SELF, self, want, &batch)) != PTEC_OK) {
-        return st;
-    }
-    if ((st = ptec_portable_expect_sizes(op, ARG_OUT, out, want, self->rank - 2,
-                                         PTEC_MSG("out must have self's batch sizes"))) != PTEC_OK) {
-        return st;
-    }
-    /* one factor's n * n floats of scratch, indexed in size_t: at most 2^32 - 1 bytes */
-    if ((uint64_t)n * (uint64_t)n * sizeof(float) > UINT32_MAX) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("matrix too large for the scratch"));
     }
     s->batch = batch;
     s->n = n;
     s->upper = upper;
-    op->scratch_bytes = (uint32_t)((uint64_t)n * (uint64_t)n * sizeof(float));
+    op->scratch_bytes = scratch;
     return PTEC_OK;
 }
 

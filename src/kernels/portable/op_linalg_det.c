@@ -52,33 +52,18 @@ static ptec_status prepare(ptec_op *op)
     if (mode < MODE_DET || mode > MODE_LOGDET) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_MODE, PTEC_MSG("mode must be 0 (det), 1 (sign), 2 (log |det|) or 3 (log det)"));
     }
-    if ((st = ptec_linalg_expect_layout(op, ARG_SELF, self, ARG_OUT, out, 2,
-                                        PTEC_MSG("self must be [..., n, n] and out [...]"))) != PTEC_OK) {
-        return st;
-    }
-    int rank = self->rank;
     int32_t n;
-    if ((st = ptec_linalg_square(op, ARG_SELF, self, &n)) != PTEC_OK) {
+    uint32_t batch, scratch; /* the copy: n * n floats */
+    if ((st = ptec_linalg_square_shapes(op, ARG_SELF, self, ARG_OUT, out, 0, false,
+                                        PTEC_MSG("self must be [..., n, n] and out [...]"),
+                                        PTEC_MSG("out must be self's batch dims"), &n, &batch)) != PTEC_OK ||
+        (st = ptec_linalg_matrix_bytes(op, ARG_SELF, n, &scratch)) != PTEC_OK) {
         return st;
-    }
-    int32_t want[PTEC_MAX_RANK];
-    uint32_t batch;
-    if ((st = ptec_linalg_batch(op, ARG_SELF, self, want, &batch)) != PTEC_OK) {
-        return st;
-    }
-    if ((st = ptec_portable_expect_sizes(op, ARG_OUT, out, want, rank - 2,
-                                         PTEC_MSG("out must be self's batch dims"))) != PTEC_OK) {
-        return st;
-    }
-    /* the copy: n * n floats, at most 2^31 * 2^31 * 4 < 2^64 */
-    uint64_t scratch = (uint64_t)n * (uint64_t)n * sizeof(float);
-    if (scratch > UINT32_MAX) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("matrix too large for the scratch"));
     }
     s->batch = batch;
     s->n = n;
     s->mode = mode;
-    op->scratch_bytes = (uint32_t)scratch;
+    op->scratch_bytes = scratch;
     return PTEC_OK;
 }
 

@@ -88,26 +88,12 @@ static ptec_status prepare(ptec_op *op)
     if (self->dtype != PTEC_DTYPE_FLOAT || out->dtype != PTEC_DTYPE_FLOAT) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("self and out must be float32"));
     }
-    /* out has one dimension more than self: drop -1 */
-    if ((st = ptec_linalg_expect_layout(op, ARG_SELF, self, ARG_OUT, out, -1,
-                                        PTEC_MSG("self must be [..., n, n] and out [..., n, n, 2]"))) != PTEC_OK) {
-        return st;
-    }
-    int rank = self->rank;
+    /* out has one dimension more than self */
     int32_t n;
-    if ((st = ptec_linalg_square(op, ARG_SELF, self, &n)) != PTEC_OK) {
-        return st;
-    }
-    int32_t want[PTEC_MAX_RANK];
     uint32_t batch;
-    if ((st = ptec_linalg_batch(op, ARG_SELF, self, want, &batch)) != PTEC_OK) {
-        return st;
-    }
-    want[rank - 2] = n;
-    want[rank - 1] = n;
-    want[rank] = 2;
-    if ((st = ptec_portable_expect_sizes(op, ARG_OUT, out, want, rank + 1,
-                                         PTEC_MSG("out must be [..., n, n, 2] of self's batch"))) != PTEC_OK) {
+    if ((st = ptec_linalg_square_shapes(op, ARG_SELF, self, ARG_OUT, out, 2, true,
+                                        PTEC_MSG("self must be [..., n, n] and out [..., n, n, 2]"),
+                                        PTEC_MSG("out must be [..., n, n, 2] of self's batch"), &n, &batch)) != PTEC_OK) {
         return st;
     }
     /* 3 n^2 + 9 n words: n below 2^16 keeps it below 2^34 words, 2^36 bytes, in 64 bits */

@@ -58,35 +58,18 @@ static ptec_status prepare(ptec_op *op)
     if (self->dtype != PTEC_DTYPE_FLOAT || out->dtype != PTEC_DTYPE_FLOAT) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("self and out must be float32"));
     }
-    if ((st = ptec_linalg_expect_layout(op, ARG_SELF, self, ARG_OUT, out, 0,
-                                        PTEC_MSG("self and out must be [..., n, n]"))) != PTEC_OK) {
-        return st;
-    }
-    int rank = self->rank;
     int32_t n;
-    if ((st = ptec_linalg_square(op, ARG_SELF, self, &n)) != PTEC_OK) {
+    uint32_t batch, scratch; /* the copy: n * n floats */
+    if ((st = ptec_linalg_square_shapes(op, ARG_SELF, self, ARG_OUT, out, 2, false,
+                                        PTEC_MSG("self and out must be [..., n, n]"),
+                                        PTEC_MSG("out must have self's sizes"), &n, &batch)) != PTEC_OK ||
+        (st = ptec_linalg_matrix_bytes(op, ARG_SELF, n, &scratch)) != PTEC_OK) {
         return st;
-    }
-    int32_t want[PTEC_MAX_RANK];
-    uint32_t batch;
-    if ((st = ptec_linalg_batch(op, ARG_SELF, self, want, &batch)) != PTEC_OK) {
-        return st;
-    }
-    want[rank - 2] = n;
-    want[rank - 1] = n;
-    if ((st = ptec_portable_expect_sizes(op, ARG_OUT, out, want, rank,
-                                         PTEC_MSG("out must have self's sizes"))) != PTEC_OK) {
-        return st;
-    }
-    /* the copy: n * n floats, at most 2^31 * 2^31 * 4 < 2^64 */
-    uint64_t scratch = (uint64_t)n * (uint64_t)n * sizeof(float);
-    if (scratch > UINT32_MAX) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("matrix too large for the scratch"));
     }
     s->batch = batch;
     s->n = n;
     s->upper = upper;
-    op->scratch_bytes = (uint32_t)scratch;
+    op->scratch_bytes = scratch;
     return PTEC_OK;
 }
 

@@ -78,41 +78,21 @@ static ptec_status prepare(ptec_op *op)
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF,
                             PTEC_MSG("self must be float32, out float32 for LD and int32 for the pivots and info"));
     }
-    if ((st = ptec_linalg_expect_layout(op, ARG_SELF, self, ARG_OUT, out, which,
-                                        PTEC_MSG("self must be [..., n, n] and out of its rank (the pivots: one "
-                                                 "less, info: two less)"))) != PTEC_OK) {
-        return st;
-    }
+    /* LD [..., n, n], the pivots [..., n], info [...]: 2 - which dims of n */
     int32_t n;
-    if ((st = ptec_linalg_square(op, ARG_SELF, self, &n)) != PTEC_OK) {
+    uint32_t batch, scratch; /* the copy: n * n floats */
+    if ((st = ptec_linalg_square_shapes(op, ARG_SELF, self, ARG_OUT, out, 2 - which, false,
+                                        PTEC_MSG("self must be [..., n, n] and out of its rank (the pivots: one "
+                                                 "less, info: two less)"),
+                                        PTEC_MSG("out must be LD [..., n, n], the pivots [..., n] or info [...] "
+                                                 "of self's batch"), &n, &batch)) != PTEC_OK ||
+        (st = ptec_linalg_matrix_bytes(op, ARG_SELF, n, &scratch)) != PTEC_OK) {
         return st;
-    }
-    int rank = self->rank;
-    int32_t want[PTEC_MAX_RANK];
-    uint32_t batch;
-    if ((st = ptec_linalg_batch(op, ARG_SELF, self, want, &batch)) != PTEC_OK) {
-        return st;
-    }
-    if (which == WHICH_LD) {
-        want[rank - 2] = n;
-        want[rank - 1] = n;
-    } else if (which == WHICH_PIVOTS) {
-        want[rank - 2] = n;
-    }
-    if ((st = ptec_portable_expect_sizes(op, ARG_OUT, out, want, rank - which,
-                                         PTEC_MSG("out must be LD [..., n, n], the pivots [..., n] or info [...] "
-                                                  "of self's batch"))) != PTEC_OK) {
-        return st;
-    }
-    /* the copy: n n floats */
-    uint64_t words = (uint64_t)n * (uint64_t)n;
-    if (words > UINT32_MAX / sizeof(float)) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_SELF, PTEC_MSG("matrix too large for the scratch"));
     }
     s->batch = batch;
     s->n = n;
     s->which = which;
-    op->scratch_bytes = (uint32_t)(words * sizeof(float));
+    op->scratch_bytes = scratch;
     return PTEC_OK;
 }
 
