@@ -923,7 +923,7 @@ def case_eig_scratch_overflow(p, v):
     # no matrix, but each 32768 x 32768: 2^32 bytes of scratch
     _resize(p, v, "x", [0, 32768, 32768])
     _resize(p, v, "z", [0, 32768])
-    return [("any", "requirements", "NotSupported", "too large for the scratch")]
+    return [("any", "requirements", "NotSupported", "matrix too large")]
 
 
 def case_eig_not_square(p, v):
@@ -941,7 +941,7 @@ def case_ldl_scratch_overflow(p, v):
     # no matrix (a 0 batch), but each 32768 x 32768: n * n * 4 bytes of scratch is 2^32
     for name, sizes in (("x", [0, 32768, 32768]), ("ld", [0, 32768, 32768]), ("lp", [0, 32768]), ("li", [0])):
         _resize(p, v, name, sizes)
-    return [("any", "requirements", "NotSupported", "too large for the scratch")]
+    return [("any", "requirements", "NotSupported", "matrix too large")]
 
 
 def case_ldl_not_square(p, v):
