@@ -8,14 +8,17 @@ to the front, an unguarded partition), a heapsort of a range reaching the
 limit, then one insertion sort over the row."""
 from __future__ import annotations
 
-from typing import List, Sequence
+from typing import List, Optional, Sequence
 
 THRESHOLD = 16
 
 
-def sorted_positions(values: Sequence[float]) -> List[int]:
-    """The positions 0..n-1 of values in the order std::sort leaves them."""
-    v = [float(x) for x in values]
+def sorted_positions(values: Sequence[float], depth_limit: Optional[int] = None) -> List[int]:
+    """The positions 0..n-1 of values in the order std::sort leaves them
+    (depth_limit: libstdc++'s 2 floor(log2 n) unless given; tests pass a
+    larger one to tell whether a row reaches the heapsort). The values are
+    compared as given, with their own <."""
+    v = list(values)
     p = list(range(len(v)))
     n = len(p)
 
@@ -90,7 +93,7 @@ def sorted_positions(values: Sequence[float]) -> List[int]:
         p[i] = x
 
     if n:
-        introsort(0, n, 2 * (n.bit_length() - 1))
+        introsort(0, n, 2 * (n.bit_length() - 1) if depth_limit is None else depth_limit)
         head = min(n, THRESHOLD)
         for i in range(1, head):
             if lt(p[i], p[0]):
