@@ -19,10 +19,13 @@ term), picked by a selection of the fixed result again:
   checked lookup failing the run there (`whole_groups_or_fail`);
 - mode along dim 0 (`_mode_rows`): its values of a row selection, column
   by column as capture_selection_more._mode of a 1-D one; its indices (1-D
-  or rows) the last position in the selection holding that value (torch's
-  choice among tied positions follows its unstable sort: often the last,
-  not always): C compared with the mode and kept where C is selected,
-  its 0/1 sorted ascending stably, the last position of that order.
+  or rows) the last position in the selection holding that value: torch's
+  on selections of up to 16 values without NaN. Beyond, torch's index is
+  its libstdc++ std::sort's (op_median_mode.c), which depends on the
+  count, known only at run time: a fixed graph over C cannot run that sort
+  on the first n rows, so the rule stays the last position. C compared
+  with the mode and kept where C is selected, its 0/1 sorted ascending
+  stably, the last position of that order.
 
 quantile along dim 0 of a row selection is capture_selection_more._quantile's
 (the same rows picked for every column). unsqueeze(0) of a 1-D selection

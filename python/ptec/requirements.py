@@ -194,6 +194,12 @@ def requirements(program: Program, method: str = "forward", target: str = "host"
             raise RequirementsError(f"argument {i} is not an int list")
         return [int(values[j].val.int_val) for j in items]
 
+    def int_value(args, i):
+        v = values[args[i]].val if 0 <= i < len(args) and 0 <= args[i] < len(values) else None
+        if not hasattr(v, "int_val"):
+            raise RequirementsError(f"argument {i} is not an int")
+        return int(v.int_val)
+
     def planned_tensor(args, i):
         v = values[args[i]].val if 0 <= i < len(args) and 0 <= args[i] < len(values) else None
         return isinstance(v, Tensor) and v.allocation_info is not None
@@ -211,7 +217,8 @@ def requirements(program: Program, method: str = "forward", target: str = "host"
             meta.take(len(args), ptr)
             meta.take(1, kernels[name])
             scratch = max(scratch, kernel_scratch(lay["isa"], name, lambda i: tensor_sizes(args, i),
-                                                  lambda i: int_list(args, i), lambda i: planned_tensor(args, i)))
+                                                  lambda i: int_list(args, i), lambda i: planned_tensor(args, i),
+                                                  lambda i: int_value(args, i)))
         elif isinstance(call, DelegateCall):
             args = list(call.args or [])
             meta.take(len(args), ptr)

@@ -277,6 +277,16 @@ def base_intsort():
     return b.build(), {"x": x, "v": v, "i": i, "h": h, "f": f}
 
 
+def base_mode():
+    """v, i = mode(x, 1) of x [3, 40] (aten::mode.values: its prepare asks
+    4 bytes of scratch per element of a row)."""
+    b = ProgramBuilder()
+    x, v, i = b.tensor(ScalarType.FLOAT, [3, 40]), b.tensor(ScalarType.FLOAT, [3]), b.tensor(ScalarType.LONG, [3])
+    b.call("aten::mode.values", self=x, dim=1, keepdim=False, values=v, indices=i)
+    b.set_io([x], [v, i])
+    return b.build(), {"x": x, "v": v, "i": i}
+
+
 def base_fused():
     """ptec::quantized_expand_depthwise (--fuse-expansion): a planned int8
     [1,4,5,5] x expanded to 8 channels, then a 3x3 depthwise, stride 2,
@@ -852,6 +862,23 @@ def case_svd_scratch_overflow(p, v):
     return [("any", "requirements", "NotSupported", "too large for the scratch")]
 
 
+def case_mode_scratch_overflow(p, v):
+    # No row (a 0 batch), but each 2^30 elements: 4 bytes of scratch per
+    # element is 2^32, past the kernel's 32-bit scratch size
+    _resize(p, v, "x", [0, 1 << 30])
+    _resize(p, v, "v", [0])
+    _resize(p, v, "i", [0])
+    return [("any", "requirements", "NotSupported", "row too long for the scratch")]
+
+
+def case_mode_huge_row(p, v):
+    # No row, each 2^28 elements: a valid program asking 1 GiB of scratch
+    _resize(p, v, "x", [0, 1 << 28])
+    _resize(p, v, "v", [0])
+    _resize(p, v, "i", [0])
+    return [("any", "fits", "Ok", "")]
+
+
 def case_svd_out_lies(p, v):
     # out claims 3 values a matrix where min(5, 4) is 4: the kernel would
     # write the last matrix's last value past out
@@ -1148,7 +1175,7 @@ def main(out_dir):
             base_intdiv() if name.startswith("intdiv_") else base_lu() if name.startswith("lu_") else \
             base_intreduce() if name.startswith("intreduce_") else base_bmm() if name.startswith("bmm_") else \
             base_intsort() if name.startswith("intsort_") else base_ldl() if name.startswith("ldl_") else \
-            base_special() if name.startswith("special_") else base()
+            base_special() if name.startswith("special_") else base_mode() if name.startswith("mode_") else base()
         program = copy.deepcopy(program)
         result = fn(program, values)
         expectations, serialise = result if isinstance(result, tuple) else (result, writer.serialize_program)

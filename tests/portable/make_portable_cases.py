@@ -1762,6 +1762,22 @@ run_case("mode_int8_channels_last", order_op("aten::mode.values", [1, 4, 1, 2], 
          [(np.array([[3, 0], [-1, 0], [3, 7], [-1, 0]], np.int8).reshape(1, 4, 1, 2), CHANNELS_LAST)],
          [(np.array([[-1, 0]], np.int8).reshape(1, 1, 1, 2), CHANNELS_LAST),
           (np.array([[3, 3]], np.int64).reshape(1, 1, 1, 2), CHANNELS_LAST)])
+# mode past 16 elements: PyTorch's libstdc++ std::sort procedure (op_median_mode.c). Row 0, twelve 0s: torch's
+# index 2, neither the first (0) nor the last (19) 0; row 1, twenty 3s: index 1 (both torch 1.13's CPU answers)
+run_case("mode_long_rows", order_op("aten::mode.values", [2, 20], [2], dim=1, keepdim=False),
+         [(np.array([[0, 2, 0, 0, 2, 0, 1, 1, 0, 1, 0, 0, 0, 2, 2, 1, 0, 0, 0, 0], [3] * 20], np.float32), None)],
+         [(np.array([0, 3], np.float32), None), (np.array([2, 1], np.int64), None)])
+# int8 row of 24 down dim 0: -2 nine times, torch's index 13 (its last is 22)
+run_case("mode_int8_long_dim0", order_op("aten::mode.values", [24, 1], [1, 1], st=I8, dim=0, keepdim=True),
+         [(np.array([-2, 3, -2, -2, 3, -2, -1, -1, -2, 1, 2, 2, -2, -2, 2, -2, 0, -1, -3, -1, 0, -2, -2, -1],
+                    np.int8).reshape(24, 1), None)],
+         [(np.array([[-2]], np.int8), None), (np.array([[13]], np.int64), None)])
+# 40 values, one tie (8 at 33 and 36), built so the introsort reaches its depth limit (2 floor(log2 40) = 10):
+# the heapsort leaves 33 before 36, so torch's index is 36 (without the depth limit it would be 33)
+run_case("mode_heapsort_row", order_op("aten::mode.values", [40], [], dim=0, keepdim=False),
+         [(np.array([29, -7, 27, -5, 25, -3, 23, -1, 28, 1, 24, 3, 30, 5, 22, 7, 26, 9, 12, 11, -8, -6, -4, -2, 0, 2,
+                     4, 6, 8, 10, 21, 18, 19, 16, 17, 15, 16, 13, 14, 20], np.float32) / 2, None)],
+         [(np.array(8, np.float32), None), (np.array(36, np.int64), None)])
 # 0-d self: one element, index 0
 run_case("median_scalar", order_op("aten::median.dim_values", [], [], dim=0, keepdim=False),
          [(np.array(-2.5, np.float32), None)], [(np.array(-2.5, np.float32), None), (np.array(0, np.int64), None)])

@@ -223,6 +223,15 @@ class CholeskyInfo(Singular):
         return torch.cat([l, info[..., None, None].expand(-1, 7, 1).float()], -1)
 
 
+class ModeRows(nn.Module):
+    """torch.mode along rows of 37 and down columns of 5 (aten::mode.values' scratch: 4 bytes per element
+    of its row)."""
+
+    def forward(self, x):
+        y = torch.round(x * 2)
+        return torch.cat([torch.mode(y, -1)[1].float(), torch.mode(y, 0)[1].float()], -1)
+
+
 KERNEL_CASES = {
     "ptec_runtime_only": (_cnn, (1, 3, 12, 12), {"ptec_runtime_only": True}),
     "in_place": (_in_place, (1, 3, 10, 10), {"in_place": True}),
@@ -246,6 +255,7 @@ KERNEL_CASES = {
     "ldl_factor": (LdlFactors, (2, 7, 7), {}),
     "eig": (GeneralEigen, (2, 7, 7), {}),
     "cholesky_info": (CholeskyInfo, (2, 7, 7), {}),
+    "mode": (ModeRows, (5, 37), {}),
 }
 BOARD_CORES = ["cortex-m55", "cortex-m33", "cortex-m3"]
 

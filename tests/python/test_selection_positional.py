@@ -6,10 +6,11 @@ selection's dim 0.
 Oracles: PyTorch on the input, elements an input step away from the
 thresholds so the selection is torch's; the host runtime gives the numpy
 reference interpreter's bytes. torch's mode index among tied positions
-follows its unstable sort (the first, the last or another, by length and
-run), so an index is checked by the value there (torch's mode) and equals
-torch's where the mode occurs once; ptec's rule, the last position, is
-checked too. Where torch raises (a count that does not fill whole groups,
+is its libstdc++ std::sort's, which depends on the selection's count (the
+last position on up to 16 values; beyond, where the sort leaves it), and
+the selection's rewrite keeps the last position (docs/aot.md), so an index
+is checked by the value there (torch's mode) and equals torch's where the
+mode occurs once; ptec's rule, the last position, is checked too. Where torch raises (a count that does not fill whole groups,
 a mode or quantile of nothing) the documented answer is checked."""
 import numpy as np
 import pytest

@@ -16,6 +16,8 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
+from .std_sort import mode_position
+
 F32 = np.float32
 QUIET_NAN = np.frombuffer(np.uint32(0x7FC00000).tobytes(), F32)[0]
 
@@ -419,9 +421,9 @@ def row_pick(x, dim: int, keepdim: bool, rule: str):
     element per row along dim. median: the row's first NaN if it holds one,
     else position (n - 1) // 2 of the stable ascending order; nanmedian:
     position (m - 1) // 2 of the order of the row's m numbers (NaN at 0 for
-    a row of NaNs only); mode: the most frequent value (NaNs as one value
-    above every number), the smallest of equally frequent ones, at its last
-    position. A 0-d x is one element."""
+    a row of NaNs only); mode: PyTorch's own procedure (std_sort: the
+    positions sorted by libstdc++'s std::sort, the last position of the
+    first longest run of equal values). A 0-d x is one element."""
     x = np.asarray(x)
     flat = x.reshape(1) if x.ndim == 0 else np.moveaxis(x, dim, -1)
     rows = flat.reshape(-1, flat.shape[-1]).astype(np.float64)
@@ -437,12 +439,7 @@ def row_pick(x, dim: int, keepdim: bool, rule: str):
             order = numbers[np.argsort(r[numbers], kind="stable")]
             picks.append(int(order[(len(order) - 1) // 2]) if len(order) else 0)
         else:
-            keys = ["nan" if m else float(v) for v, m in zip(r, nan)]     # NaN: one value, above every number
-            counts = {k: keys.count(k) for k in keys}
-            most = [k for k, c in counts.items() if c == max(counts.values())]
-            numbers = [k for k in most if k != "nan"]
-            top = min(numbers) if numbers else "nan"
-            picks.append(max(i for i, k in enumerate(keys) if k == top))
+            picks.append(mode_position(r))
     idx = np.array(picks, np.int64).reshape(flat.shape[:-1] + (1,))
     vals = np.take_along_axis(flat, idx, axis=-1)
     if x.ndim == 0:

@@ -8,9 +8,11 @@ row's dense ranks (0 for its smallest value, one more for each larger
 distinct value) order and equal the elements as the integers do, and are
 exact float32 whole numbers (a row holds fewer than 2^24 elements), so
 the float32 kernel run on the ranks picks the positions torch picks on the
-integers (mode: the smallest most frequent value, at its last position;
-cummax / cummin: the last position of the running extreme). The values are
-the integers at those positions.
+integers (mode: torch's libstdc++ std::sort of the row, whose every step is
+a comparison of two elements, so it moves the ranks as torch moves the
+integers, then the last position of the first longest run; cummax /
+cummin: the last position of the running extreme). The values are the
+integers at those positions.
 
 Per row along dim, on the contiguous integer tensor x:
   s, p  = aten::sort.values(x)                     the stable ascending order

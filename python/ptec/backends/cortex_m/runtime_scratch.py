@@ -170,6 +170,16 @@ def linalg_svdvals(self_sizes: Sequence[int]) -> int:
     return 4 * self_sizes[-2] * self_sizes[-1]
 
 
+def mode_values(self_sizes: Sequence[int], dim: int) -> int:
+    """aten::mode.values (a portable kernel): the positions of one row
+    along dim, uint32 (a 0-d self is a row of one). median.dim_values and
+    nanmedian.dim_values share its C file and ask none."""
+    rank = max(len(self_sizes), 1)
+    if not -rank <= dim < rank:
+        return 0                                     # prepare refuses the dim
+    return 4 * self_sizes[dim % rank] if self_sizes else 4
+
+
 def svdf(isa: str, input_sizes: Sequence[int], weight_sizes: Sequence[int]) -> int:
     return 4 * weight_sizes[0]                       # one int32 per feature row
 
@@ -219,15 +229,17 @@ RULED = frozenset(KERNEL_SCRATCH) | frozenset(PTEC_IN_PLACE_OUT) | frozenset({
     "ptec::linalg_eigvalsh.out", "ptec::linalg_det.out", "ptec::linalg_solve.out", "ptec::linalg_eigh_vectors.out",
     "ptec::linalg_svd.out", "ptec::linalg_qr.out", "ptec::linalg_lu.out",
     "ptec::linalg_eigvals.out", "ptec::linalg_ldl_factor.out", "ptec::linalg_cholesky_info.out",
-    "ptec::linalg_eig_vectors.out"})
+    "ptec::linalg_eig_vectors.out", "aten::mode.values", "aten::median.dim_values",
+    "aten::nanmedian.dim_values"})
 
 
 def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence[int]],
                    ints: Callable[[int], Sequence[int]] = lambda i: [],
-                   planned: Callable[[int], bool] = lambda i: False) -> int:
+                   planned: Callable[[int], bool] = lambda i: False,
+                   int_arg: Callable[[int], int] = lambda i: 0) -> int:
     """Scratch bytes of one kernel call; tensor_sizes(i) gives argument i's
     sizes, ints(i) an int list argument's items, planned(i) whether tensor
-    argument i lives in a planned buffer."""
+    argument i lives in a planned buffer, int_arg(i) an int argument."""
     if kernel == "ptec::quantized_expand_depthwise.out":   # input, weight, stride, dilation, expand_weight
         return expand_depthwise(isa, tensor_sizes(0), tensor_sizes(1), tensor_sizes(12), ints(3)[0], ints(5)[0])
     if kernel in PTEC_IN_PLACE_OUT:
@@ -253,6 +265,8 @@ def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence
         return linalg_qr(tensor_sizes(0))
     if kernel == "ptec::linalg_lu.out":                     # self first
         return linalg_lu(tensor_sizes(0))
+    if kernel == "aten::mode.values":                       # self, dim
+        return mode_values(tensor_sizes(0), int_arg(1))
     entry = KERNEL_SCRATCH.get(kernel)
     if entry is None:
         return 0
