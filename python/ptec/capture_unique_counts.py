@@ -285,6 +285,10 @@ def _narrow_unique(input, ordered, return_inverse, return_counts):
 
 
 def _unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    if dim is not None and sorted is True and _shape(input) is None and isinstance(return_inverse, bool) \
+            and isinstance(return_counts, bool):
+        from .capture_unique_selection import selection_unique_dim      # dim 0 of a selection x[m]
+        return selection_unique_dim(input, dim, return_inverse, return_counts)
     if sorted is True and dim is None and _shape(input) is None and isinstance(return_inverse, bool) \
             and isinstance(return_counts, bool):
         from .capture_unique_selection import selection_unique      # of a selection x[m]
@@ -312,6 +316,10 @@ def _unique(input, sorted=True, return_inverse=False, return_counts=False, dim=N
 
 
 def _unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    if dim is not None and _shape(input) is None and isinstance(return_inverse, bool) \
+            and isinstance(return_counts, bool):
+        from .capture_unique_selection import selection_unique_dim      # dim 0 of a selection x[m]
+        return selection_unique_dim(input, dim, return_inverse, return_counts, ordered=False)
     if dim is None and _shape(input) is None and isinstance(return_inverse, bool) \
             and isinstance(return_counts, bool):
         from .capture_unique_selection import selection_unique      # of a selection x[m]
