@@ -1981,6 +1981,15 @@ UNIQUE_COUNTS = {
         lambda x: torch.unique_consecutive(x.round()[x > 0.5], return_counts=True)[1], 0.0),
     "Tensor.unique_consecutive(int64 x[m], return_inverse)": (
         lambda x: x.round().long()[x > -0.5].unique_consecutive(return_inverse=True)[1], 0.0),
+    # dim 0 of a row selection (capture_unique_selection.selection_unique_dim; test_unique_selection_dim.py)
+    "torch.unique(rows[m], dim=0)": (
+        lambda x: (lambda r: torch.unique(r[r[:, 0] > -0.5], dim=0))((x * 0.4).round().reshape(16, 2)), 0.5),  # 0.50
+    "torch.unique(rows[m], dim=0, return_counts)": (
+        lambda x: (lambda r: torch.unique(r[r[:, 1] < 0.5], dim=0, return_counts=True)[1])(
+            (x * 0.4).round().reshape(16, 2)), 0.0),
+    "Tensor.unique_consecutive(rows[m], dim=0, return_inverse)": (
+        lambda x: (lambda r: r[r[:, 0] > -0.5].unique_consecutive(dim=0, return_inverse=True)[1])(
+            (x * 0.4).round().reshape(16, 2)), 0.0),
 }
 
 
