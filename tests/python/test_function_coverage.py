@@ -1933,6 +1933,12 @@ UNIQUE_COUNTS = {
     "(u - 0.5) * u + tanh(u), u = torch.unique(dim=2)": (
         lambda x: (lambda u: (u - 0.5) * u + torch.tanh(u))(torch.unique((x * 0.4).round()[:, :2], dim=2)),
         2.5),                                                                                             # 2.00
+    # reducing readers of those slices (capture_unique_slices; test_unique_slices_readers.py): over their dim
+    # of where(first, x_sorted, fill), per slice over another dim moved before the selection
+    "torch.unique(dim=2).sum(2)": (lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2).sum(2), 0.5),  # 0.50
+    "torch.unique(dim=2).sum()": (lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2).sum(), 0.5),
+    "torch.unique(dim=2).sum(1)": (lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2).sum(1), 0.5),
+    "torch.unique(dim=2).amax(1)": (lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2).amax(1), 0.5),
     "torch.unique(dim=2, return_counts)": (
         lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2, return_counts=True)[1], 0.0),
     "torch.unique(dim=1, return_counts)": (
