@@ -28,7 +28,12 @@ unique_consecutive of a selection (ordered False): the same without the
 sort of v: one stable sort of the unselected flag in x's order puts the
 selected first in x's order, so the runs are those of the selection as
 torch reads it (equal values apart in x but adjacent among the selected
-are one run, as torch's)."""
+are one run, as torch's).
+
+dim=0 (`selection_unique_dim`): of a 1-D selection the call without dim;
+of a row selection x[m] (m of x's leading dims, `boxes[scores > t]`) its
+rows sorted lexicographically as capture_unique_counts' dim, the selected
+moved first by one stable sort (the same two-sort idea over rows)."""
 from __future__ import annotations
 
 import operator
