@@ -278,6 +278,7 @@ def through_selections(g: Graph, error) -> bool:
     from .capture_selection_more import more_rows
     from .capture_selection_positional import positional_rows
     from .capture_selection_row_output import row_output
+    from .capture_unique_slices import slices_readers
     changed = False
     progress = True
     while progress:
@@ -285,8 +286,9 @@ def through_selections(g: Graph, error) -> bool:
         for sel in [n for n in g.nodes if n.op == "masked_select"]:
             for user in g.users(sel.name):
                 if sel.attrs.get("at") is not None:
-                    # unique's slices behind a dim above 1 (capture_unique_counts): element-wise readers only
-                    if _elementwise(user) and _move_elementwise(g, user, sel):
+                    # unique's slices behind a dim above 1 (capture_unique_counts): element-wise readers, and
+                    # reductions / layers over their dim or acting per slice (capture_unique_slices)
+                    if slices_readers(g, user, sel) or (_elementwise(user) and _move_elementwise(g, user, sel)):
                         progress = changed = True
                         break
                     continue
@@ -323,8 +325,9 @@ def refuse_consumers(g: Graph, error) -> None:
         if n.attrs.get("at") is not None and g.users(n.name):
             raise error(f"operator not supported: {origin(g.users(n.name)[0])}: it reads unique's slices along a "
                         "dim behind a dim above 1, whose count follows the values inside the result ([..., k, "
-                        "...]): they run as a program output or through element-wise ops (with numbers or "
-                        "values of size 1 along that dim) only")
+                        "...]): they run as a program output, through element-wise ops (with numbers or "
+                        "values of size 1 along that dim), sum / mean / amax / amin / max / min and softmax / "
+                        "log_softmax over any dims, and a sort's values along another dim (docs/aot.md)")
         if g.node(n.inputs[0]).op in ("compare", "logical") and not _integer_picks(g, n):
             raise error(f"operator not supported: {origin(n)} selects bool values (a comparison of a selection), "
                         "which ptec runs only as the mask of a selection by the same mask "

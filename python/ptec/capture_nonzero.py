@@ -84,7 +84,7 @@ def unique_nodes(fn, by_name) -> Optional[List[Node]]:
         return None
     if _dtype(fn.args[0]) in (torch.int64, torch.int32):        # what capture_unique_integers did not run
         refuse_call(fn, "of an integer tensor it runs without dim, sorted (sorted=True), on a tensor of at least "
-                    "one element or a selection x[m] with m of x's shape")
+                    "one element or a selection x[m] with m of x's shape (there with dim 0 too)")
     if _dtype(fn.args[0]) != torch.float32:
         return None
     names = ("return_inverse", "return_counts", "dim") if consecutive else \
@@ -96,7 +96,8 @@ def unique_nodes(fn, by_name) -> Optional[List[Node]]:
     if getattr(by_name.get(fn.args[0].name), "op", None) == "masked_select" and (
             spelled["dim"] is not None or spelled["return_counts"] or spelled["return_inverse"]):
         refuse_call(fn, "on a selection (x[mask], whose length follows the values) it runs sorted (unique) or "
-                    "in x's order (unique_consecutive), without dim, with a mask of x's own shape")
+                    "in x's order (unique_consecutive), without dim or with dim 0, with a mask of x's own shape "
+                    "or (dim 0, float32) of x's leading dims")
     if spelled["dim"] is not None:
         refuse_call(fn, "dim runs on a float32 tensor of fixed shape, no size 0, with an int dim in range")
     if spelled.get("sorted") is False:

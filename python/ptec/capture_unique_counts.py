@@ -50,14 +50,17 @@ the result is [..., k, ...] with the count at d. Those slices run as a
 program output, and through element-wise readers (numbers, functions of
 one value, the same slices, operands of size 1 along d), which
 capture_masked_select.through_selections moves before the selection
-(f(x_sorted)[:, ..., first]); another reader is refused there naming it.
+(f(x_sorted)[:, ..., first]), and through sums / means / extremes /
+softmax over d or acting per slice (capture_unique_slices); another reader
+is refused there naming it.
 
 Left refused (capture_nonzero, one line): dim of a tensor with a size 0,
-a reader of slices behind a dim above 1 other than element-wise (a sum
-over another dim, a view: its count sits inside), return_inverse without dim
+a reader of slices behind a dim above 1 other than those (a scan, a flip,
+a view: its count sits inside), return_inverse without dim
 of fewer than 2 elements (capture_unique_inverse's), sorted=False,
-a selection's slices (counts / inverse of a selection x[m], unique's and
-unique_consecutive's: capture_unique_selection); a reader of the int64 counts
+a selection's slices other than dim 0 (counts / inverse of a selection
+x[m] and its dim 0, unique's and unique_consecutive's:
+capture_unique_selection); a reader of the int64 counts
 other than `.float()` and those capture_counts_readers rewrites (here,
 naming the reader). int64 / int32 inputs: capture_unique_integers; int16 /
 uint8 / int8: capture_unique_narrow."""
@@ -285,6 +288,10 @@ def _narrow_unique(input, ordered, return_inverse, return_counts):
 
 
 def _unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    if dim is not None and sorted is True and _shape(input) is None and isinstance(return_inverse, bool) \
+            and isinstance(return_counts, bool):
+        from .capture_unique_selection import selection_unique_dim      # dim 0 of a selection x[m]
+        return selection_unique_dim(input, dim, return_inverse, return_counts)
     if sorted is True and dim is None and _shape(input) is None and isinstance(return_inverse, bool) \
             and isinstance(return_counts, bool):
         from .capture_unique_selection import selection_unique      # of a selection x[m]
@@ -312,6 +319,10 @@ def _unique(input, sorted=True, return_inverse=False, return_counts=False, dim=N
 
 
 def _unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    if dim is not None and _shape(input) is None and isinstance(return_inverse, bool) \
+            and isinstance(return_counts, bool):
+        from .capture_unique_selection import selection_unique_dim      # dim 0 of a selection x[m]
+        return selection_unique_dim(input, dim, return_inverse, return_counts, ordered=False)
     if dim is None and _shape(input) is None and isinstance(return_inverse, bool) \
             and isinstance(return_counts, bool):
         from .capture_unique_selection import selection_unique      # of a selection x[m]

@@ -1933,6 +1933,12 @@ UNIQUE_COUNTS = {
     "(u - 0.5) * u + tanh(u), u = torch.unique(dim=2)": (
         lambda x: (lambda u: (u - 0.5) * u + torch.tanh(u))(torch.unique((x * 0.4).round()[:, :2], dim=2)),
         2.5),                                                                                             # 2.00
+    # reducing readers of those slices (capture_unique_slices; test_unique_slices_readers.py): over their dim
+    # of where(first, x_sorted, fill), per slice over another dim moved before the selection
+    "torch.unique(dim=2).sum(2)": (lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2).sum(2), 0.5),  # 0.50
+    "torch.unique(dim=2).sum()": (lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2).sum(), 0.5),
+    "torch.unique(dim=2).sum(1)": (lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2).sum(1), 0.5),
+    "torch.unique(dim=2).amax(1)": (lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2).amax(1), 0.5),
     "torch.unique(dim=2, return_counts)": (
         lambda x: torch.unique((x * 0.4).round()[:, :2], dim=2, return_counts=True)[1], 0.0),
     "torch.unique(dim=1, return_counts)": (
@@ -1981,6 +1987,15 @@ UNIQUE_COUNTS = {
         lambda x: torch.unique_consecutive(x.round()[x > 0.5], return_counts=True)[1], 0.0),
     "Tensor.unique_consecutive(int64 x[m], return_inverse)": (
         lambda x: x.round().long()[x > -0.5].unique_consecutive(return_inverse=True)[1], 0.0),
+    # dim 0 of a row selection (capture_unique_selection.selection_unique_dim; test_unique_selection_dim.py)
+    "torch.unique(rows[m], dim=0)": (
+        lambda x: (lambda r: torch.unique(r[r[:, 0] > -0.5], dim=0))((x * 0.4).round().reshape(16, 2)), 0.5),  # 0.50
+    "torch.unique(rows[m], dim=0, return_counts)": (
+        lambda x: (lambda r: torch.unique(r[r[:, 1] < 0.5], dim=0, return_counts=True)[1])(
+            (x * 0.4).round().reshape(16, 2)), 0.0),
+    "Tensor.unique_consecutive(rows[m], dim=0, return_inverse)": (
+        lambda x: (lambda r: r[r[:, 0] > -0.5].unique_consecutive(dim=0, return_inverse=True)[1])(
+            (x * 0.4).round().reshape(16, 2)), 0.0),
 }
 
 

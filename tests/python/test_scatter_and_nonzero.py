@@ -176,13 +176,16 @@ REFUSED = {
     # (return_counts and dim run: capture_unique_counts, test_unique_counts.py)
     # (unique of a selection with return_counts / return_inverse runs: capture_unique_selection,
     # test_unique_selection.py)
-    "a reader of unique(dim) behind a dim above 1": (lambda x: torch.unique(x, dim=2).sum(1),
+    # (a sum / mean / max / softmax of unique(dim)'s slices runs: test_unique_slices_readers.py; a scan over
+    # another dim stays refused)
+    "a reader of unique(dim) behind a dim above 1": (lambda x: torch.unique(x, dim=2).cumsum(1),
                                                      r"reads unique's slices along a dim behind a dim above 1"),
     "unique(sorted=False)": (lambda x: torch.unique(x, sorted=False), r"sorted=False"),
-    # (unique_consecutive of a selection with counts / inverse runs too; with dim it stays refused)
-    "unique_consecutive(return_counts, dim=0) of a selection": (
-        lambda x: torch.unique_consecutive(x[x > 0], return_counts=True, dim=0)[1],
-        r"unique_consecutive.*on a selection.*without dim"),
+    # (unique_consecutive of a selection with counts / inverse runs too, and with dim 0: test_unique_selection_dim.py;
+    # the columns of a row selection stay refused)
+    "unique_consecutive(return_counts, dim=1) of a row selection": (
+        lambda x: torch.unique_consecutive(x[0][x[0, :, 0] > 0], return_counts=True, dim=1)[1],
+        r"unique_consecutive.*on a selection.*with dim 0"),
     "a layer after nonzero": (lambda x: torch.nonzero(x > 0).sum(), r"nonzero.*length"),
 }
 

@@ -264,8 +264,9 @@ def test_float_positions_are_the_positions(tmp_path):
     ("x[x > 0].squeeze()", "rank"),
     # (as a program output it runs, and its readers: test_selection_row_output.py; [3, n] is refused)
     ("x[x > 0].unsqueeze(0) + torch.ones(3, 1)", "unsqueeze"),
-    # (unique / unique_consecutive with counts / inverse run: test_unique_selection.py)
-    ("x[x > 0].unique_consecutive(dim=0)", "unique_consecutive"),
+    # (unique / unique_consecutive with counts / inverse, and with dim 0, run: test_unique_selection.py,
+    # test_unique_selection_dim.py; the columns of a row selection stay refused)
+    ("x[0][x[0, :, 0] > 0].unique_consecutive(dim=1)", "unique_consecutive"),
     ("x[x > 0].norm(p=0)", "norm"),
     ("torch.diff(x[x > 0], append=x[x > 0])", "diff"),
 ])

@@ -163,12 +163,15 @@ def test_lexicographic_order_reaches_the_last_column(tmp_path):
 
 @pytest.mark.parametrize("call,why", [
     ("torch.unique(x, sorted=False, return_counts=True)[1]", "sorted=False"),
-    ("torch.unique(x, dim=2).sum()", "(Tensor.sum): it reads unique's slices along a dim behind a dim above 1"),
+    # (sums / means / extremes / softmax of those slices run: test_unique_slices_readers.py; a scan stays refused)
+    ("torch.unique(x, dim=2).cumsum(1)",
+     "(Tensor.cumsum): it reads unique's slices along a dim behind a dim above 1"),
     ("torch.unique(x[:, :, :0], dim=1)", "dim runs on a float32 tensor of fixed shape, no size 0"),
     ("torch.unique(x[..., :1, :1], return_inverse=True, return_counts=True)[2]", "return_inverse"),
-    ("x[x > 0].unique_consecutive(return_counts=True, dim=0)[1]", "selection"),
-    ("torch.unique(x[x > 0], dim=0)", "selection"),
-    ("x.reshape(8, 4)[x.reshape(8, 4)[:, 0] > 0].unique_consecutive(dim=0)", "selection"),
+    # (dim 0 of a selection x[m] runs: test_unique_selection_dim.py; its columns, or a view of it, stay refused)
+    ("x.reshape(8, 4)[x.reshape(8, 4)[:, 0] > 0].unique_consecutive(return_counts=True, dim=1)[1]", "selection"),
+    ("torch.unique(x[x > 0].reshape(-1, 1), dim=0)", "fixed shape"),
+    ("x.reshape(8, 4)[x.reshape(8, 4)[:, 0] > 0].unique(dim=1)", "selection"),
 ])
 def test_left_refused_in_one_line(call, why):
     x = grid_inputs(0, 6, n=1)[0][0]

@@ -76,7 +76,8 @@ def test_consecutive_many_elements_exact(tmp_path):
 @pytest.mark.parametrize("call,why", [
     ("torch.unique(ids(x), dim=1)", "(torch.unique): of an integer tensor it runs without dim"),
     ("torch.unique(ids(x), sorted=False)", "sorted (sorted=True)"),
-    ("ids(x)[ids(x) > 0].unique_consecutive(dim=0)", "or a selection x[m] with m of x's shape"),
+    # (a 1-D selection's dim 0 runs: test_unique_selection_dim.py; an integer row selection is refused)
+    ("ids(x)[0][ids(x)[0, :, 0] > 0].unique_consecutive(dim=0)", "or a selection x[m] with m of x's shape"),
     ("ids(x).short().unique(dim=1)", "(Tensor.unique): of an integer tensor it runs without dim"),
     ("ids(x).unique().argmax()", "(Tensor.argmax): it reads"),
     ("ids(x).unique().cumsum(0)", "(Tensor.cumsum): it reads"),
