@@ -110,11 +110,13 @@ class Module(nn.Module):
 class Layer(nn.Module):
     """nn.TransformerEncoderLayer(x, src_key_padding_mask=float) on x [L, N, E]."""
 
-    def __init__(self, kind, batch_first):
+    def __init__(self, kind, batch_first, layers=0):
         super().__init__()
         self.kind, self.batch_first = kind, batch_first
         torch.manual_seed(4)
         self.layer = nn.TransformerEncoderLayer(E, H, 16, dropout=0.0, batch_first=batch_first).eval()
+        if layers:          # nn.TransformerEncoder (no nested tensors: each layer's own path)
+            self.layer = nn.TransformerEncoder(self.layer, layers, enable_nested_tensor=False).eval()
 
     def forward(self, x):
         kpm = _padding(x, self.kind)
@@ -137,6 +139,8 @@ CASES = {   # name: (model, oracle or None (the model), input batch, bound in ou
     "nn.TransformerEncoderLayer: pad.float() * -1e9": (lambda: Layer("mul", False), None, 2, 6.0),
     "nn.TransformerEncoderLayer: 0/1 added (sequence first)": (lambda: Layer("ones", False), None, 2, 6.0),
     "nn.TransformerEncoderLayer: 0/1 read as a bool (fast path)": (lambda: Layer("ones", True), None, 2, 6.0),
+    "nn.TransformerEncoder: 0/1 added (sequence first)": (lambda: Layer("ones", False, 2), None, 2, 6.0),
+    "nn.TransformerEncoder: 0/1 read as a bool (fast path)": (lambda: Layer("ones", True, 2), None, 2, 6.0),
 }
 
 
@@ -186,6 +190,8 @@ def test_the_paths_differ():
         warnings.simplefilter("ignore")
         assert float((Module("ones", False)(x) - Module("ones", True)(x)).abs().max()) > 0.05
         assert float((Layer("ones", False)(x) - Layer("ones", True)(x)).abs().max()) > 0.05
+        assert float((Layer("ones", False, 2)(x) - Layer("ones", True, 2)(x)).abs().max()) > 0.05
+        assert float((Functional("where bias")(x) - Functional("where")(x)).abs().max()) > 0.05
         # beside a float attn_mask torch 1.13 fails or ignores the key padding mask (masked_fill of a float mask)
         with_padding, alone = SumOracle("where bias", "float")(x), SumOracle("zeros", "float")(x)
         assert float((with_padding - alone).abs().max()) > 0.05
@@ -244,3 +250,46 @@ def test_a_mask_with_nan_or_inf_is_refused_in_one_line(value):
         compile_model(NanMask(value).eval(), [x], [(x,)])
     message = str(e.value)
     assert "\n" not in message and "nn.MultiheadAttention" in message and "no NaN" in message, message
+
+
+class Nested(nn.Module):
+    """nn.TransformerEncoder on torch's nested fast path (batch first, even heads, no mask) given a float
+    key padding mask: torch reads its nonzeros as padding (logical_not keeps), zeros at the padded positions."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(4)
+        self.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(E, H, 16, dropout=0.0, batch_first=True),
+                                         2).eval()
+
+    def forward(self, x):          # x [N, L, E]
+        pad = (x[:, :, 0] > 0.7).float().cumsum(-1) > 0      # left aligned: padded from the first x > 0.7 on
+        return self.enc(x, src_key_padding_mask=pad.float() * 2.0)
+
+
+def test_nested_encoder_with_a_float_padding_mask(tmp_path):
+    g = torch.Generator().manual_seed(3)
+    cal = []
+    while len(cal) < 6:
+        x = torch.rand(2, L, E, generator=g) * 2 - 1
+        x[:, 0, 0] = 0.0        # the first key kept
+        x[0, :, 0] = 0.0        # sequence 0 kept whole (torch's output keeps the input's length)
+        cal.append((x,))
+    model = Nested().eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = compile_model(model, [cal[0][0]], cal)
+    prog = parse_program(res.data)
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    worst, padded = 0.0, 0
+    for (x,) in cal[:4]:
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = model(x).numpy()
+        assert np.ptp(want) / step >= 16
+        padded += int((want[1] == 0).all(-1).sum())        # padded positions: zeros
+        worst = max(worst, float(np.abs(got - want).max() / step))
+    print(f"nested encoder: {worst:.2f} output steps, {padded} padded positions")
+    assert padded >= 2
+    assert worst <= 3.0, worst          # 2.18
