@@ -10,10 +10,13 @@ ptec's masked softmax, as a 0/-inf mask is.
 capture_modules.attention_mask combines the masks: with such a mask it
 returns torch's additive form, a float [batch * heads, L, S] (-inf where
 masked, the bias elsewhere); `biased` splits it back where the scores are
-made. A float key padding mask stays 0/-inf only (torch 1.13 turns a bool
-one into that form; a general float one is refused as before), and so does
-a mask computed from the input (capture_computed_weights, which splits
-such a constant mask the same way beside a computed key_padding_mask)."""
+made (split_additive, shared with capture_computed_weights' additive step).
+A constant float key padding mask stays 0/-inf only (torch 1.13 turns a
+bool one into that form; a general one is refused); one computed from the
+input, and any mask computed from the input, is capture_computed_weights'
+(which splits such a constant mask the same way beside a computed
+key_padding_mask). NaN and +inf stay refused: torch's rows there are NaN,
+which no int8 value holds."""
 from __future__ import annotations
 
 import torch

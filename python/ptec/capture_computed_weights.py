@@ -45,11 +45,16 @@ before). What these do not cover stays the call, refused by name:
 batch_norm with training=True and computed running statistics read
 after the call or viewing its input (torch writes them in place), and
 attention with dropout in training, bias_k beside static_k / static_v
-(torch asserts), or a computed float key_padding_mask (each naming the
-argument). static_k / static_v ([N h, S, d] per-head keys / values) stand
-in for the projected ones, as torch's; a computed float attn_mask is added
-to the scores, its `masked_fill(b, -inf)` / `where(b, -inf, ...)` (a fill
-<= -1e4) read as the bool b masking (the softmax of the kept positions)."""
+(torch asserts) (each naming the argument). static_k / static_v ([N h, S,
+d] per-head keys / values) stand in for the projected ones, as torch's; a
+computed float attn_mask or key_padding_mask is added to the scores (the
+key padding mask as [N h, 1, S], torch 1.13's view of it), its
+`masked_fill(b, -inf)` / `where(b, -inf, ...)` / `b.float() * -1e9` (a
+fill <= -1e4) read as the bool b masking (the softmax of the kept
+positions): one additive step before the masked softmax
+(_additive_softmax). Beside a bool attn_mask a float key_padding_mask's
+nonzeros mask (torch's logical_or), and so on torch's inference fast path
+(FormulaAttention.bool_padding, capture_encoder_masks)."""
 from __future__ import annotations
 
 import inspect

@@ -1,6 +1,9 @@
 """nn.TransformerEncoderLayer / nn.TransformerEncoder given masks computed
 from the model's input (probe finding R1): `src_key_padding_mask=tok == 0`,
-`x.abs().sum(-1) == 0`, `pad.bool()` of an input.
+`x.abs().sum(-1) == 0`, `pad.bool()` of an input; or a float one
+(`pad.float() * -1e9`): torch 1.13 adds it to the scores, except on its
+inference fast paths (the layer's, its attention's, the nested encoder's:
+_fast), which read its nonzeros as the padding (_padding).
 
 The stand-ins of capture_modules take constant masks (one bool mask folded
 into ptec's masked softmax); a computed one takes nn.MultiheadAttention's
