@@ -424,10 +424,28 @@ def _split_float_mask(m, fills=None):
     `base.masked_fill(b, -inf)`, `torch.where(b, -inf, base)` /
     `torch.where(b, base, -inf)` or `b.float() * -1e9` (a fill <= -1e4) of
     a bool b: b masks (the softmax of the kept positions) and base is
-    added (None when it is made of zeros); any other float mask is
-    added as it is (a finite bias: a -inf in it on the calibration inputs
-    is refused at lowering, as any int8 value holding -inf). fills: a
-    list given the fill of a pattern read (its bool part's value)."""
+    added (None when it is made of zeros). fills: a list given the fill of
+    a pattern read (its bool part's value). Any other float mask holding a
+    value <= -1e4 on the example (a 0 / -1e9 model input): m <= -1e4 masks
+    and the rest is added (None when the example's rest is zeros: the int8
+    grid of such an m, its step above 39, holds no smaller bias anyway);
+    else it is added as it is (a finite bias: a -inf in it on the
+    calibration inputs is refused, as any int8 value holding -inf)."""
+    b, base = _pattern_split(m, fills)
+    if b is not None or base is not m:
+        return b, base
+    tracer = getattr(m, "tracer", None)
+    known = getattr(tracer, "known", None)
+    v = tracer.value(m.node) if known is not None and known(m.node) else None
+    if not isinstance(v, torch.Tensor) or not v.is_floating_point() or not bool((v <= _MASKING).any()):
+        return None, m
+    b = m <= _MASKING
+    rest = v.masked_fill(v <= _MASKING, 0.0)
+    return b, (m.masked_fill(b, 0.0) if bool(rest.any()) else None)
+
+
+def _pattern_split(m, fills):
+    """_split_float_mask's patterns: (b, base), or (None, m) when m is none of them."""
     node = m.node if isinstance(m, torch.fx.Proxy) else None
     known = getattr(m.tracer, "known", None) if node is not None else None
     if known is None:

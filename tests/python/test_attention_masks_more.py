@@ -293,3 +293,32 @@ def test_nested_encoder_with_a_float_padding_mask(tmp_path):
     print(f"nested encoder: {worst:.2f} output steps, {padded} padded positions")
     assert padded >= 2
     assert worst <= 3.0, worst          # 2.18
+
+
+class InputPadding(nn.Module):
+    """nn.MultiheadAttention given its float key padding mask as a model input (0 / fill values)."""
+
+    def __init__(self, batch_first):
+        super().__init__()
+        self.batch_first = batch_first
+        self.m = nn.MultiheadAttention(E, H, batch_first=batch_first).eval()
+        self.m.load_state_dict(MHA.state_dict())
+
+    def forward(self, x, pad):          # x [1, L, E], pad [1, L]
+        v = x if self.batch_first else x.transpose(0, 1)
+        y = self.m(v, v, v, key_padding_mask=pad, need_weights=False)[0]
+        return y if self.batch_first else y.transpose(0, 1)
+
+
+@pytest.mark.parametrize("fill", [-1e9, -1e4])
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_a_float_padding_mask_given_as_an_input(fill, batch_first, tmp_path):
+    """No pattern to read: the example's values <= -1e4 tell the mask (m <= -1e4 masks, the rest
+    is zeros), which an int8 add of -1e9 would lose (80 output steps)."""
+    from test_io_forms import check
+    g = torch.Generator().manual_seed(4)
+    pads = [torch.tensor([[0, 0, 0, fill, fill]]), torch.tensor([[0, 0, 0, 0, fill]]), torch.zeros(1, 5)]
+    samples = [(torch.rand(1, L, E, generator=g) * 6 - 3, pads[k % 3].float()) for k in range(6)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check(InputPadding(batch_first), samples, tmp_path, bound=4.0)       # 3.58
