@@ -107,6 +107,21 @@ class Module(nn.Module):
         return y.transpose(0, 1) if self.batch_first else y
 
 
+class Weights(Module):
+    """The per-head attention weights [N, h, L, S] (sequence first: torch's formula adds the mask)."""
+
+    def forward(self, x):
+        return self.m(x, x, x, key_padding_mask=_padding(x, self.kind), average_attn_weights=False)[1]
+
+
+class Unbatched(Module):
+    """Unbatched [L, E] (x's first element): a key padding mask [S], added (torch's fast path takes batches)."""
+
+    def forward(self, x):
+        v = x[:, 0]
+        return self.m(v, v, v, key_padding_mask=_padding(x, self.kind)[0], need_weights=False)[0]
+
+
 class Layer(nn.Module):
     """nn.TransformerEncoderLayer(x, src_key_padding_mask=float) on x [L, N, E]."""
 
@@ -126,21 +141,24 @@ class Layer(nn.Module):
 
 
 CASES = {   # name: (model, oracle or None (the model), input batch, bound in output steps)
-    "F: pad.float() * -1e9": (lambda: Functional("mul"), None, 2, 3.5),
-    "F: where(pad, -inf, 0)": (lambda: Functional("where"), None, 2, 3.5),
-    "F: a per-key bias": (lambda: Functional("bias"), None, 2, 4.5),
-    "F: where(pad, -inf, bias)": (lambda: Functional("where bias"), None, 2, 3.5),
-    "F: 0/1 beside a bool attn_mask (its nonzeros mask)": (lambda: Functional("ones", "causal"), None, 2, 3.5),
-    "F: beside a computed float attn_mask (both added)": (lambda: Functional("where bias", "float"),
+    "F: pad.float() * -1e9": (lambda: Functional("mul"), None, 2, 3.5),  # 2.14
+    "F: where(pad, -inf, 0)": (lambda: Functional("where"), None, 2, 3.5),  # 2.14
+    "F: a per-key bias": (lambda: Functional("bias"), None, 2, 4.5),  # 3.95
+    "F: where(pad, -inf, bias)": (lambda: Functional("where bias"), None, 2, 3.5),  # 2.11
+    "F: 0/1 beside a bool attn_mask (its nonzeros mask)": (lambda: Functional("ones", "causal"), None, 2, 3.5),  # 2.18
+    "F: beside a computed float attn_mask (both added)": (lambda: Functional("where bias", "float"),  # 2.14
                                                           lambda: SumOracle("where bias", "float"), 2, 3.5),
-    "nn.MultiheadAttention: 0/1 added (sequence first)": (lambda: Module("ones", False), None, 2, 3.5),
-    "nn.MultiheadAttention: 0/1 read as a bool (fast path)": (lambda: Module("ones", True), None, 2, 3.5),
-    "nn.MultiheadAttention: pad.float() * -1e9 (fast path)": (lambda: Module("mul", True), None, 1, 3.5),
-    "nn.TransformerEncoderLayer: pad.float() * -1e9": (lambda: Layer("mul", False), None, 2, 6.0),
-    "nn.TransformerEncoderLayer: 0/1 added (sequence first)": (lambda: Layer("ones", False), None, 2, 6.0),
-    "nn.TransformerEncoderLayer: 0/1 read as a bool (fast path)": (lambda: Layer("ones", True), None, 2, 6.0),
-    "nn.TransformerEncoder: 0/1 added (sequence first)": (lambda: Layer("ones", False, 2), None, 2, 6.0),
-    "nn.TransformerEncoder: 0/1 read as a bool (fast path)": (lambda: Layer("ones", True, 2), None, 2, 6.0),
+    "nn.MultiheadAttention: 0/1 added (sequence first)": (lambda: Module("ones", False), None, 2, 3.5),  # 2.76
+    "nn.MultiheadAttention: 0/1 read as a bool (fast path)": (lambda: Module("ones", True), None, 2, 3.5),  # 2.14
+    "nn.MultiheadAttention: pad.float() * -1e9 (fast path)": (lambda: Module("mul", True), None, 1, 3.5),  # 1.82
+    "nn.MultiheadAttention: the weights per head, where(pad, -inf, bias)": (
+        lambda: Weights("where bias", False), None, 2, 3.5),  # 2.34
+    "nn.MultiheadAttention unbatched: a per-key bias": (lambda: Unbatched("bias", True), None, 1, 3.5),  # 2.72
+    "nn.TransformerEncoderLayer: pad.float() * -1e9": (lambda: Layer("mul", False), None, 2, 3.5),  # 1.85
+    "nn.TransformerEncoderLayer: 0/1 added (sequence first)": (lambda: Layer("ones", False), None, 2, 3.5),  # 2.56
+    "nn.TransformerEncoderLayer: 0/1 read as a bool (fast path)": (lambda: Layer("ones", True), None, 2, 3.5),  # 1.85
+    "nn.TransformerEncoder: 0/1 added (sequence first)": (lambda: Layer("ones", False, 2), None, 2, 3.5),  # 2.40
+    "nn.TransformerEncoder: 0/1 read as a bool (fast path)": (lambda: Layer("ones", True, 2), None, 2, 3.5),  # 2.02
 }
 
 
