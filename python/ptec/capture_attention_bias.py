@@ -50,11 +50,15 @@ def additive_form(full: torch.Tensor, bias: torch.Tensor, heads: int, batch: int
     return bias.expand(shape).masked_fill(full.expand(shape), float("-inf")).clone()
 
 
+_MASKING = -1e4     # a value at or below it masks (capture_attention_masks.MASKING: float32's exp underflows)
+
+
 def split_additive(mask: torch.Tensor):
     """A constant float (additive) mask as (bool mask or None, bias): its
-    -inf entries mask (the masked softmax), its other values are added to
-    the scores (float32)."""
-    masked = torch.isneginf(mask)
+    -inf entries and finite fills <= -1e4 (a causal ALiBi filled with -1e9)
+    mask (the masked softmax), its other values are added to the scores
+    (float32): a -1e9 in an int8 add would leave no grid for the scores."""
+    masked = mask <= _MASKING
     return (masked if bool(masked.any()) else None), mask.masked_fill(masked, 0.0).to(torch.float32)
 
 

@@ -52,6 +52,8 @@ def _padding(x, kind):
         return x[:, :, 1].t() * 0.75
     if kind == "where bias":            # masked keys and a bias on the others
         return torch.where(pad, float("-inf"), x[:, :, 1].t() * 0.75)
+    if kind == "bool":
+        return pad
     if kind == "zeros":
         return torch.zeros(pad.shape)
     return pad.float()                  # 0 / 1 values: a bias of +1 (added) or masked (read as a bool)
@@ -71,6 +73,9 @@ class Functional(nn.Module):
             return kpm, self.causal
         if self.attn == "float":        # a computed float attn_mask too
             return kpm, x[:, 0, 2:2 + L] * 0.5
+        if self.attn == "alibi":        # a constant causal ALiBi made in forward, filled with -1e9
+            i = torch.arange(float(L))
+            return kpm, (-(i[None] - i[:, None]).abs() * 0.5).masked_fill(self.causal, -1e9)
         return kpm, None
 
     def forward(self, x):
@@ -148,6 +153,11 @@ CASES = {   # name: (model, oracle or None (the model), input batch, bound in ou
     "F: 0/1 beside a bool attn_mask (its nonzeros mask)": (lambda: Functional("ones", "causal"), None, 2, 3.5),  # 2.18
     "F: beside a computed float attn_mask (both added)": (lambda: Functional("where bias", "float"),  # 2.14
                                                           lambda: SumOracle("where bias", "float"), 2, 3.5),
+    # (a constant -1e9 fill beside a computed key_padding_mask masks, as -inf: capture_attention_bias.split_additive)
+    "F: bool beside a constant ALiBi with -1e9 above the diagonal": (lambda: Functional("bool", "alibi"), None, 2,
+                                                                    3.5),  # 2.18
+    "F: beside a constant ALiBi with -1e9 (both added)": (lambda: Functional("where bias", "alibi"),
+                                                          lambda: SumOracle("where bias", "alibi"), 2, 3.5),  # 3.18
     "nn.MultiheadAttention: 0/1 added (sequence first)": (lambda: Module("ones", False), None, 2, 3.5),  # 2.76
     "nn.MultiheadAttention: 0/1 read as a bool (fast path)": (lambda: Module("ones", True), None, 2, 3.5),  # 2.14
     "nn.MultiheadAttention: pad.float() * -1e9 (fast path)": (lambda: Module("mul", True), None, 1, 3.5),  # 1.82
