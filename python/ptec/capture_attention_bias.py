@@ -10,10 +10,13 @@ ptec's masked softmax, as a 0/-inf mask is.
 capture_modules.attention_mask combines the masks: with such a mask it
 returns torch's additive form, a float [batch * heads, L, S] (-inf where
 masked, the bias elsewhere); `biased` splits it back where the scores are
-made. A float key padding mask stays 0/-inf only (torch 1.13 turns a bool
-one into that form; a general float one is refused as before), and so does
-a mask computed from the input (capture_computed_weights, which splits
-such a constant mask the same way beside a computed key_padding_mask)."""
+made (split_additive, shared with capture_computed_weights' additive step).
+A constant float key padding mask stays 0/-inf only (torch 1.13 turns a
+bool one into that form; a general one is refused); one computed from the
+input, and any mask computed from the input, is capture_computed_weights'
+(which splits such a constant mask the same way beside a computed
+key_padding_mask). NaN and +inf stay refused: torch's rows there are NaN,
+which no int8 value holds."""
 from __future__ import annotations
 
 import torch
@@ -24,7 +27,8 @@ from .capture_modules import CaptureModuleError
 def additive_bias(m: torch.Tensor, what: str):
     """The bias of a constant float attention mask m with values other than
     0 and -inf (its -inf entries as 0), or None when m is bool, byte or
-    0/-inf only. NaN and +inf are refused: torch's softmax gives NaN rows."""
+    0/-inf only. NaN and +inf are refused: torch's softmax gives NaN rows,
+    which no int8 value holds."""
     if not m.is_floating_point():
         return None
     masked = torch.isneginf(m)
@@ -32,8 +36,9 @@ def additive_bias(m: torch.Tensor, what: str):
         return None
     bias = m.masked_fill(masked, 0.0)
     if not bool(torch.isfinite(bias).all()):
-        raise CaptureModuleError(f"{what}: a float attention mask with NaN or +inf values: torch's softmax gives "
-                                 "NaN there; ptec takes finite values and -inf")
+        raise CaptureModuleError(f"{what}: a float attention mask with NaN or +inf values: torch's attention rows "
+                                 "there are NaN (its softmax of NaN, or of inf - inf), and int8 values have no NaN "
+                                 "(nor does the rest of the program carry it): ptec takes finite values and -inf")
     return bias.to(torch.float32)
 
 
@@ -45,11 +50,22 @@ def additive_form(full: torch.Tensor, bias: torch.Tensor, heads: int, batch: int
     return bias.expand(shape).masked_fill(full.expand(shape), float("-inf")).clone()
 
 
+_MASKING = -1e4     # a value at or below it masks (capture_attention_masks.MASKING: float32's exp underflows)
+
+
+def split_additive(mask: torch.Tensor):
+    """A constant float (additive) mask as (bool mask or None, bias): its
+    -inf entries and finite fills <= -1e4 (a causal ALiBi filled with -1e9)
+    mask (the masked softmax), its other values are added to the scores
+    (float32): a -1e9 in an int8 add would leave no grid for the scores."""
+    masked = mask <= _MASKING
+    return (masked if bool(masked.any()) else None), mask.masked_fill(masked, 0.0).to(torch.float32)
+
+
 def biased(scores, mask):
     """(scores, bool mask or None) for the softmax: a float (additive) mask's
     bias added to the scores, its -inf entries the mask; a bool mask as is."""
     if not isinstance(mask, torch.Tensor) or not mask.is_floating_point():
         return scores, mask
-    masked = torch.isneginf(mask)
-    scores = scores + mask.masked_fill(masked, 0.0)
-    return scores, (masked if bool(masked.any()) else None)
+    masked, bias = split_additive(mask)
+    return scores + bias, masked

@@ -45,11 +45,16 @@ before). What these do not cover stays the call, refused by name:
 batch_norm with training=True and computed running statistics read
 after the call or viewing its input (torch writes them in place), and
 attention with dropout in training, bias_k beside static_k / static_v
-(torch asserts), or a computed float key_padding_mask (each naming the
-argument). static_k / static_v ([N h, S, d] per-head keys / values) stand
-in for the projected ones, as torch's; a computed float attn_mask is added
-to the scores, its `masked_fill(b, -inf)` / `where(b, -inf, ...)` (a fill
-<= -1e4) read as the bool b masking (the softmax of the kept positions)."""
+(torch asserts) (each naming the argument). static_k / static_v ([N h, S,
+d] per-head keys / values) stand in for the projected ones, as torch's; a
+computed float attn_mask or key_padding_mask is added to the scores (the
+key padding mask as [N h, 1, S], torch 1.13's view of it), its
+`masked_fill(b, -inf)` / `where(b, -inf, ...)` / `b.float() * -1e9` (a
+fill <= -1e4) read as the bool b masking (the softmax of the kept
+positions): one additive step before the masked softmax
+(_additive_softmax). Beside a bool attn_mask a float key_padding_mask's
+nonzeros mask (torch's logical_or), and so on torch's inference fast path
+(FormulaAttention.bool_padding, capture_encoder_masks)."""
 from __future__ import annotations
 
 import inspect
@@ -398,11 +403,7 @@ def _computed_mask(attn_mask, key_padding_mask, batch: int, h: int, length: int,
             continue
         if m.dtype == torch.uint8:
             m = m != 0          # torch's deprecated byte mask, as a compare
-        if m.dtype != torch.bool:
-            if _computed(m):                  # (a computed float attn_mask is _split_float_mask's)
-                _refuse(f"a computed float {arg}", "(torch adds it to the scores with no attn_mask, "
-                                                   "or-s its nonzeros into a bool attn_mask and fails beside a "
-                                                   "float one): ptec takes a computed key_padding_mask of dtype bool")
+        if m.dtype != torch.bool:          # (a computed float mask was split by _split_float_mask)
             from .capture_modules import _as_bool_mask
             m = _as_bool_mask(m, arg, "F.multi_head_attention_forward")
         if arg == "attn_mask":  # [L, S] or [N h, L, S]
@@ -417,14 +418,34 @@ def _computed_mask(attn_mask, key_padding_mask, batch: int, h: int, length: int,
 _MASKING = -1e4       # a fill at or below it masks (capture_attention_masks' rule for additive masks)
 
 
-def _split_float_mask(m):
-    """A computed float attn_mask as (bool part, additive part): torch adds
-    it to the scores. Written as `base.masked_fill(b, -inf)` or
-    `torch.where(b, -inf, base)` / `torch.where(b, base, -inf)` (a fill
-    <= -1e4) of a bool b: b masks (the softmax of the kept positions) and
-    base is added (None when it is made of zeros); any other float mask is
-    added as it is (a finite bias: a -inf in it on the calibration inputs
-    is refused at lowering, as any int8 value holding -inf)."""
+def _split_float_mask(m, fills=None):
+    """A computed float attn_mask or key_padding_mask as (bool part,
+    additive part): torch adds it to the scores. Written as
+    `base.masked_fill(b, -inf)`, `torch.where(b, -inf, base)` /
+    `torch.where(b, base, -inf)` or `b.float() * -1e9` (a fill <= -1e4) of
+    a bool b: b masks (the softmax of the kept positions) and base is
+    added (None when it is made of zeros). fills: a list given the fill of
+    a pattern read (its bool part's value). Any other float mask holding a
+    value <= -1e4 on the example (a 0 / -1e9 model input): m <= -1e4 masks
+    and the rest is added (None when the example's rest is zeros: the int8
+    grid of such an m, its step above 39, holds no smaller bias anyway);
+    else it is added as it is (a finite bias: a -inf in it on the
+    calibration inputs is refused, as any int8 value holding -inf)."""
+    b, base = _pattern_split(m, fills)
+    if b is not None or base is not m:
+        return b, base
+    tracer = getattr(m, "tracer", None)
+    known = getattr(tracer, "known", None)
+    v = tracer.value(m.node) if known is not None and known(m.node) else None
+    if not isinstance(v, torch.Tensor) or not v.is_floating_point() or not bool((v <= _MASKING).any()):
+        return None, m
+    b = m <= _MASKING
+    rest = v.masked_fill(v <= _MASKING, 0.0)
+    return b, (m.masked_fill(b, 0.0) if bool(rest.any()) else None)
+
+
+def _pattern_split(m, fills):
+    """_split_float_mask's patterns: (b, base), or (None, m) when m is none of them."""
     node = m.node if isinstance(m, torch.fx.Proxy) else None
     known = getattr(m.tracer, "known", None) if node is not None else None
     if known is None:
@@ -439,14 +460,29 @@ def _split_float_mask(m):
     def bool_node(a):
         return isinstance(value(a), torch.Tensor) and value(a).dtype is torch.bool
 
+    def cast_of_bool(a):     # a bool, or its float cast (pad.float(), pad.to(torch.float32)): the bool node
+        if bool_node(a):
+            return a
+        if isinstance(a, torch.fx.Node) and a.op == "call_method" and a.target in ("float", "to", "type") \
+                and a.args and bool_node(a.args[0]):
+            return a.args[0]
+        return None
+
     name = node.target if node.op == "call_method" else getattr(node.target, "__name__", "")
     args = list(node.args) + [node.kwargs[k] for k in ("mask", "value") if k in node.kwargs]
+    if name in ("mul", "__mul__", "__rmul__") and len(node.args) == 2 and not node.kwargs:
+        for a, c in (node.args, node.args[::-1]):        # pad.float() * -1e9: pad masks, nothing is added
+            if masking(c) and cast_of_bool(a) is not None:
+                if fills is not None:
+                    fills.append(float(c))
+                return m.tracer.proxy(cast_of_bool(a)), None
+        return None, m
     if name in ("masked_fill", "masked_fill_") and len(args) == 3 and masking(args[2]):
-        cond, base, keep_where_true = args[1], args[0], False
+        cond, base, keep_where_true, fill = args[1], args[0], False, args[2]
     elif name == "where" and len(node.args) == 3 and not node.kwargs \
             and masking(node.args[1]) != masking(node.args[2]):
         cond, keep_where_true = node.args[0], masking(node.args[2])
-        base = node.args[1] if keep_where_true else node.args[2]
+        base, fill = node.args[1:] if keep_where_true else node.args[:0:-1]
     else:
         return None, m
     if not bool_node(cond):
@@ -459,7 +495,21 @@ def _split_float_mask(m):
         base = None if base == 0 else torch.full(tuple(int(d) for d in m.shape), float(base))
     else:
         return None, m
+    if fills is not None:
+        fills.append(float(fill))
     return b, base
+
+
+def nonzero_mask(m):
+    """A computed float key_padding_mask read as a bool, True at its nonzero
+    values: torch's merge into a bool attn_mask (logical_or) and its fast
+    paths (a bool of the mask). The masking part of _split_float_mask as
+    it is (a -inf never made), the rest compared to 0."""
+    b, rest = _split_float_mask(m)
+    nonzero = None if rest is None else rest != 0
+    if b is None or nonzero is None:
+        return nonzero if b is None else b
+    return b | nonzero
 
 
 def _constant_bias(m):
@@ -469,12 +519,33 @@ def _constant_bias(m):
     finite values are added to the scores (capture_attention_bias), its
     -inf entries (None when none) or-ed into the computed mask. A bool,
     byte or 0/-inf mask is returned as it is, with no bias."""
-    from .capture_attention_bias import additive_bias
-    bias = additive_bias(m, "F.multi_head_attention_forward")
-    if bias is None:
+    from .capture_attention_bias import additive_bias, split_additive
+    if additive_bias(m, "F.multi_head_attention_forward") is None:
         return m, None
-    masked = torch.isneginf(m)
-    return (masked if bool(masked.any()) else None), bias.reshape((-1,) + tuple(int(n) for n in bias.shape[-2:]))
+    masked, bias = split_additive(m)
+    return masked, bias.reshape((-1,) + tuple(int(n) for n in bias.shape[-2:]))
+
+
+def _additive_softmax(scores, added, mask, fill=float("-inf")):
+    """The one step of every mask of _mha: torch adds its float masks to
+    the scores (added: the biases, [1 or N h, L or 1, S], each expanded to
+    the scores' shape: an int8 add takes one shape; the appended keys'
+    columns add nothing), then the softmax of the kept positions: a
+    constant bool mask ptec's masked softmax, a computed one
+    capture_attention_masks' masked_fill softmax (fill: -inf, or the masks'
+    finite fill: a row masked whole is then 1/n, as torch's of equal
+    values), None the softmax."""
+    from .capture_modules import masked_softmax
+    shape = tuple(int(n) for n in scores.shape)
+    for bias in added:
+        if tuple(int(n) for n in bias.shape) != shape:
+            bias = bias.expand(shape)
+        scores = scores + bias
+    if mask is None:
+        return torch.softmax(scores, -1)
+    if isinstance(mask, torch.fx.Proxy):
+        return scores.masked_fill(mask, fill).softmax(-1)
+    return masked_softmax(scores, mask)
 
 
 def _full(mask, shape):
@@ -498,7 +569,8 @@ def _mha(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_pr
     of the kept positions), the output projection; the weights [N, L, S]
     averaged over the heads or [N, h, L, S]. What it does not run is
     refused in one line naming the argument."""
-    from .capture_modules import attention_mask, biased, masked_softmax
+    from .capture_modules import attention_mask
+    from .capture_attention_bias import split_additive
     if bias_k is not None and (static_k is not None or static_v is not None):
         _refuse("bias_k with static_k / static_v", "(torch asserts: bias cannot be added to a static key or value)")
     if training and dropout_p:
@@ -525,12 +597,25 @@ def _mha(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_pr
     # static_k / static_v [N h, S, d]: given in place of the projected (and head-split) key / value
     k = _lin(key, ws[1], bs[1]) if static_k is None else None
     v = _lin(value, ws[2], bs[2]) if static_v is None else None
-    added = None
-    if _computed(attn_mask) and attn_mask.dtype not in (torch.bool, torch.uint8):
-        attn_mask, added = _split_float_mask(attn_mask)     # torch adds it to the scores
-        added = None if added is None else added.reshape((-1,) + tuple(int(n) for n in added.shape[-2:]))
+    added = []          # additive biases of the scores, [1 or N h, L or 1, S] (_additive_softmax)
+    fills = []          # the fills of the float masks' masking parts (_split_float_mask)
+    float_attn = attn_mask is not None and attn_mask.dtype not in (torch.bool, torch.uint8)
+    if _computed(key_padding_mask) and key_padding_mask.dtype not in (torch.bool, torch.uint8):
+        if attn_mask is not None and not float_attn:
+            key_padding_mask = nonzero_mask(key_padding_mask)   # torch or-s its nonzeros into a bool attn_mask
+        else:
+            key_padding_mask, bias = _split_float_mask(key_padding_mask, fills)
+            if bias is not None:    # [N, S] added to every head's rows: [N h, 1, S] (torch's view and expand)
+                added.append(bias.reshape(batch, 1, 1, source).expand(batch, h, 1, source)
+                             .reshape(batch * h, 1, source))
+    if _computed(attn_mask) and float_attn:
+        attn_mask, bias = _split_float_mask(attn_mask, fills)   # torch adds it to the scores
+        if bias is not None:
+            added.append(bias.reshape((-1,) + tuple(int(n) for n in bias.shape[-2:])))
     elif _computed(key_padding_mask) and isinstance(attn_mask, torch.Tensor) and not _computed(attn_mask):
-        attn_mask, added = _constant_bias(attn_mask)
+        attn_mask, bias = _constant_bias(attn_mask)
+        if bias is not None:
+            added.append(bias)
     extra = 0
     if bias_k is not None:      # [1, 1, E] each: one more key and value per batch element
         k = torch.cat([k] + [bias_k.reshape(1, 1, e)] * batch, 0) if batch == 1 else \
@@ -548,23 +633,24 @@ def _mha(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_pr
         v = torch.cat([v, torch.zeros(batch * h, 1, d)], 1)
         extra += 1
     scores = q @ k.transpose(1, 2)
-    if added is not None:                     # (zero columns for the appended keys: they add nothing)
-        added = _with_false_columns(added, extra, torch.float32)
-        if int(added.shape[0]) != batch * h:  # [1, L, S]: copied to the scores' shape (an int8 add takes one)
-            added = added.expand(batch * h, -1, -1)
-        scores = scores + added
+    fill = float("-inf")
     computed = _computed_mask(attn_mask, key_padding_mask, batch, h, length, source)
     if computed is not None:
         if extra:               # as 0 / 1 values joined with zero columns, compared back to a bool
             computed = _with_false_columns(computed.float(), extra, torch.float32) > 0.5
-        computed = _full(computed, (batch * h, length, source + extra))
-        p = scores.masked_fill(computed, float("-inf")).softmax(-1)
+        mask = _full(computed, (batch * h, length, source + extra))
+        masks = sum(m is not None for m in (attn_mask, key_padding_mask))
+        if len(fills) == masks and len(set(fills)) == 1 and math.isfinite(fills[0]):
+            fill = fills[0]     # every masked position holds the same finite fill: a row masked whole is 1/n
     else:
         attn_mask, key_padding_mask = (_with_false_columns(m, extra) for m in (attn_mask, key_padding_mask))
         mask = attention_mask(attn_mask, key_padding_mask, bool(is_causal), h, length,
                               "F.multi_head_attention_forward", batch, source + extra)
-        scores, mask = biased(scores, mask)         # a float mask's bias (capture_attention_bias)
-        p = torch.softmax(scores, -1) if mask is None else masked_softmax(scores, mask)
+        if isinstance(mask, torch.Tensor) and mask.is_floating_point():
+            # torch's additive form of a constant float mask (capture_attention_bias): its bias, its -inf mask
+            mask, bias = split_additive(mask)
+            added.append(bias)
+    p = _additive_softmax(scores, [_with_false_columns(b, extra, torch.float32) for b in added], mask, fill)
     source += extra
     a = (p @ v).transpose(0, 1).reshape(length, batch, e)
     y = _lin(a, out_proj_weight, out_proj_bias)
@@ -597,9 +683,22 @@ class FormulaAttention(OriginalAttributes, torch.nn.Module):
         self.ws = (c(m.q_proj_weight), c(m.k_proj_weight), c(m.v_proj_weight))
         self.bias_k, self.bias_v = c(m.bias_k), c(m.bias_v)
         self.w_out, self.b_out = c(m.out_proj.weight), c(m.out_proj.bias)
+        self.fast = fast_path(m)
+
+    def bool_padding(self, query, key, value, key_padding_mask, attn_mask):
+        """The key_padding_mask as torch reads it: a float one computed in the
+        program is a bool of its nonzeros where torch's inference fast path
+        runs (self-attention of one batched value, no attn_mask: fast_path),
+        else as given (added to the scores: _mha)."""
+        if self.fast and _computed(key_padding_mask) and key_padding_mask.dtype.is_floating_point \
+                and attn_mask is None and query.dim() == 3 and (key is None or key is query) \
+                and (value is None or value is query):
+            return nonzero_mask(key_padding_mask)
+        return key_padding_mask
 
     def forward(self, query, key=None, value=None, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
+        key_padding_mask = self.bool_padding(query, key, value, key_padding_mask, attn_mask)
         key = query if key is None else key
         value = query if value is None else value
         if self.batch_first and query.dim() == 3:
@@ -610,6 +709,16 @@ class FormulaAttention(OriginalAttributes, torch.nn.Module):
         if self.batch_first and query.dim() == 3:
             y = y.transpose(0, 1)
         return y, w
+
+
+def fast_path(m: torch.nn.MultiheadAttention) -> bool:
+    """Whether torch 1.13's inference fast path (eval, no grad) runs this
+    module's self-attention when no attn_mask is given: the conditions of
+    nn.MultiheadAttention.forward that do not depend on the call. That
+    path reads a float key_padding_mask as a bool (its nonzeros mask);
+    the ordinary one adds it to the scores."""
+    return bool(m.batch_first and m._qkv_same_embed_dim and m.bias_k is None and m.bias_v is None
+                and not m.add_zero_attn and not m.dropout and m.num_heads % 2 == 0 and not m.training)
 
 
 def formula_attention(m):

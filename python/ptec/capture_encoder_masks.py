@@ -1,6 +1,9 @@
 """nn.TransformerEncoderLayer / nn.TransformerEncoder given masks computed
 from the model's input (probe finding R1): `src_key_padding_mask=tok == 0`,
-`x.abs().sum(-1) == 0`, `pad.bool()` of an input.
+`x.abs().sum(-1) == 0`, `pad.bool()` of an input; or a float one
+(`pad.float() * -1e9`): torch 1.13 adds it to the scores, except on its
+inference fast paths (the layer's, its attention's, the nested encoder's:
+_fast), which read its nonzeros as the padding (_padding).
 
 The stand-ins of capture_modules take constant masks (one bool mask folded
 into ptec's masked softmax); a computed one takes nn.MultiheadAttention's
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import torch
 import torch.fx
+import torch.nn as nn
 
 from .capture_modules import CaptureModuleError, _input_free
 
@@ -51,19 +55,46 @@ def formula_attend(attn, attn_mask, key_padding_mask):
     return attend
 
 
+def _fast(layer, src, src_mask) -> bool:
+    """Whether torch 1.13 (eval, no grad) runs this layer's self-attention on
+    a fast path (the layer's own, torch._transformer_encoder_layer_fwd, or
+    its nn.MultiheadAttention's): both read a float key padding mask as a
+    bool of its nonzeros. The conditions of their forwards."""
+    f = layer.attn.formula
+    if f is None or src_mask is not None or src.dim() != 3:
+        return False
+    own = (isinstance(layer.activation, (nn.ReLU, nn.GELU)) and layer.norm1.eps == layer.norm2.eps
+           and layer.batch_first and not f.separate and f.h % 2 == 0 and not layer.linear1.training)
+    return own or f.fast
+
+
+def _padding(mask, as_bool: bool):
+    """A float key padding mask computed in the program as torch's fast path
+    reads it (as_bool: its nonzeros), else as given (added to the scores)."""
+    if as_bool and isinstance(mask, torch.fx.Proxy) and mask.dtype.is_floating_point:
+        from .capture_computed_weights import nonzero_mask
+        return nonzero_mask(mask)
+    return mask
+
+
 def layer_forward(layer, src, src_mask, src_key_padding_mask):
     """capture_modules.EncoderLayer's call with a computed mask."""
     layer.begin_call(src)               # (the recorded calls stay in order)
+    src_key_padding_mask = _padding(src_key_padding_mask, _fast(layer, src, src_mask))
     return layer.run(src, attend=formula_attend(layer.attn, src_mask, src_key_padding_mask))
 
 
 def encoder_forward(enc, src, mask, src_key_padding_mask):
     """capture_modules.Encoder's call with a computed mask (module docstring)."""
     known = enc.begin_call(src)
+    nested = enc.nested and mask is None and src_key_padding_mask is not None and src.dim() == 3
+    # torch's nested tensor of the kept positions: the float mask's nonzeros pad (its logical_not keeps)
+    src_key_padding_mask = _padding(src_key_padding_mask, nested)
     x = src
     for layer in enc.layers:
-        x = layer.run(x, attend=formula_attend(layer.attn, mask, src_key_padding_mask))
-    if enc.nested and mask is None and src_key_padding_mask is not None and src.dim() == 3:
+        x = layer.run(x, attend=formula_attend(layer.attn, mask, _padding(src_key_padding_mask,
+                                                                           _fast(layer, x, mask))))
+    if nested:
         example = known.get("src_key_padding_mask")
         if isinstance(example, torch.Tensor) and example.dim() == 2:
             keep = ~(example.bool() if example.dtype != torch.bool else example)

@@ -228,8 +228,8 @@ def test_constant_weights_keep_their_layer():
 # Refusals: batch_norm(training=True) with computed running statistics runs unless they are read after
 # the call or view its input; multi_head_attention_forward with a computed bool mask, bias_k / bias_v,
 # add_zero_attn, static_k / static_v and a computed float attn_mask runs (test_mha_static_and_float_masks.py),
-# and dropout in training, bias_k beside static_k, a computed float key_padding_mask are refused naming the
-# argument (test_small_gaps.py).
+# a computed float key_padding_mask too (test_attention_masks_more.py), and dropout in training, bias_k beside
+# static_k, bias_k without bias_v are refused naming the argument (test_small_gaps.py).
 
 
 def test_refusal_on_the_command_line(tmp_path):

@@ -1169,6 +1169,18 @@ RUNS = {
             key_padding_mask=(x[:, 0, 0] > x[0, 0, 0]).reshape(1, 4),
             attn_mask=-(torch.arange(4.0)[None] - torch.arange(4.0)[:, None]).abs() * 0.5)[0],
         (4, 1, 8), R, 3.0, "int8"),                                                             # 2.41
+    # a computed float key_padding_mask (capture_computed_weights._mha; test_attention_masks_more.py): its
+    # `b.float() * -1e9` masks (key 0 always kept), a general one is added to the scores as [N h, 1, S]
+    "F.multi_head_attention_forward(computed float key_padding_mask, b.float() * -1e9)": (
+        lambda x: F.multi_head_attention_forward(
+            x, x, x, 8, 2, MHA_IN, None, None, None, False, 0.0, MHA_OUT, None, training=False, need_weights=False,
+            key_padding_mask=(x[:, 0, 0] > x[0, 0, 0]).reshape(1, 4).float() * -1e9)[0],
+        (4, 1, 8), R, 2.0, "int8"),                                                             # 1.57
+    "F.multi_head_attention_forward(computed float key_padding_mask, a per-key bias)": (
+        lambda x: F.multi_head_attention_forward(
+            x, x, x, 8, 2, MHA_IN, None, None, None, False, 0.0, MHA_OUT, None, training=False, need_weights=False,
+            key_padding_mask=x[:, 0, 1].reshape(1, 4) * 0.5)[0],
+        (4, 1, 8), R, 3.5, "int8"),                                                             # 2.91
     # a float64 result as the program output: the float32 chain returned as Double (capture_plumbing,
     # capture_casts; test_float64_outputs.py)
     "Tensor.double().exp() as a float64 output": (lambda x: x.double().exp(), S3, R, 2.5, "int8"),    # 2.26

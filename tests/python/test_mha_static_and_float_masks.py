@@ -16,8 +16,9 @@ Oracle: torch 1.13's own function on the same inputs (float32), the
 program within its bound in output steps (int8: the projections, the
 scores' int8 matmul and the softmax's LUTs; measured figures beside each
 case), the host runtime's bytes equal to the reference interpreter's.
-Kept refused in one line: bias_k beside static_k (torch asserts), a
-computed float key_padding_mask."""
+Kept refused in one line: bias_k beside static_k (torch asserts), a float
+mask holding NaN (a computed float key_padding_mask runs:
+test_attention_masks_more.py)."""
 import warnings
 
 import numpy as np
@@ -137,15 +138,21 @@ class BiasWithStatic(Static):
                                               static_v=self.sv)[0]
 
 
-class FloatPadding(torch.nn.Module):
+class NanMask(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("bias", torch.zeros(L, L))
+        self.bias[0, 1] = float("nan")
+
     def forward(self, x):
-        kpm = (x[:, :, 0] > 0).t().float() * -1e9          # [1, L]
+        kpm = x[:, :, 0].t() > 0.6                           # computed: the formula's path
         return F.multi_head_attention_forward(x, x, x, E, H, W_IN, B_IN, None, None, False, 0.0, W_OUT, B_OUT,
-                                              training=False, key_padding_mask=kpm, need_weights=False)[0]
+                                              training=False, key_padding_mask=kpm, attn_mask=self.bias,
+                                              need_weights=False)[0]
 
 
 @pytest.mark.parametrize("model, words", [(BiasWithStatic(), "bias_k with static_k / static_v"),
-                                          (FloatPadding(), "a computed float key_padding_mask")])
+                                          (NanMask(), "NaN or +inf")])
 def test_still_refused_in_one_line(model, words):
     cal = _inputs(1, 2)
     with pytest.raises((CompileError, CaptureError)) as e:

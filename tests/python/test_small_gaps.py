@@ -189,7 +189,8 @@ def test_bias_kv_changes_torchs_output():
 
 
 MHA_REFUSED = {
-    # (static_k / static_v and a computed float attn_mask run: test_mha_static_and_float_masks.py)
+    # (static_k / static_v and a computed float attn_mask run: test_mha_static_and_float_masks.py; a computed
+    # float key_padding_mask: test_attention_masks_more.py)
     "bias_k with static_k": (lambda x: F.multi_head_attention_forward(
         x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), 8, 2, W_IN, B_IN, BK, BV, False, 0.0, W_OUT,
         None, training=False, need_weights=False, static_k=torch.zeros(2, 4, 4), static_v=torch.zeros(2, 4, 4))[0],
@@ -197,10 +198,9 @@ MHA_REFUSED = {
     "dropout in training": (lambda x: F.multi_head_attention_forward(
         x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), 8, 2, W_IN, None, None, None, False, 0.5, W_OUT,
         None, training=True, need_weights=False)[0], "dropout_p=0.5 with training=True"),
-    "computed float key_padding_mask": (lambda x: F.multi_head_attention_forward(
-        x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), 8, 2, W_IN, B_IN, None, None, False, 0.0, W_OUT,
-        None, training=False, need_weights=False, key_padding_mask=x[:, :, 0] * -1e9)[0],
-        "a computed float key_padding_mask"),
+    "bias_k without bias_v": (lambda x: F.multi_head_attention_forward(
+        x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), 8, 2, W_IN, B_IN, BK, None, False, 0.0, W_OUT,
+        None, training=False, need_weights=False)[0], "bias_k without bias_v"),
 }
 
 

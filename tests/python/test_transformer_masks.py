@@ -279,10 +279,14 @@ def test_a_float_mask_with_nan_is_refused_in_one_line():
     assert msg.startswith("body (nn.TransformerEncoderLayer)"), msg
 
 
-def test_a_float_mask_from_the_input_is_refused_in_one_line():
-    # (a bool mask from the input runs: capture_encoder_masks, test_sequence_forms.py)
-    m = Tagger(layer(False), lambda self, h: self.body(h, src_key_padding_mask=(h[:, :, 0] > 0).float()))
-    _refused(m, "computed float key_padding_mask")
+def test_a_constant_float_padding_mask_with_other_values_is_refused_in_one_line():
+    # (a bool mask from the input runs: capture_encoder_masks, test_sequence_forms.py; a float one computed in
+    # forward too: test_attention_masks_more.py)
+    m = Tagger(layer(False), lambda self, h: self.body(h, src_key_padding_mask=self.pad))
+    pad = torch.zeros(1, T)
+    pad[0, 2] = 0.5
+    m.register_buffer("pad", pad)
+    _refused(m, "float key padding mask with values other than 0 and -inf")
 
 
 def test_a_mask_torch_refuses_is_reported_in_one_line():
