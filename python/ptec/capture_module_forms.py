@@ -31,6 +31,15 @@
 * A module made in forward with no parameters or buffers (nn.ReLU()(x),
   nn.Upsample(scale_factor=2)(x)) is a function of its constructor's
   arguments: traced through (traced_through, capture_tracer's call_module).
+  One with tensors (nn.Linear(4, 4)(x)) is installed in the model while
+  capture runs (installed_made), its tensors those of the traced call
+  (its initial weights drawn as torch draws them, capture_random); once
+  traced, torch runs the model twice from different generator states:
+  the same output (the forward seeds the generator, or the module's
+  initial tensors are fixed: nn.LayerNorm, nn.PReLU) runs with a compile
+  note, a different one (fresh random weights every call) is refused in
+  one line. Batch / instance norms made in forward (training mode, batch
+  statistics) are refused.
 * The stand-ins of capture_modules (nn.LSTM's Recurrent, nn.MultiheadAttention's
   SelfAttention, the transformer layers' ...) answer what they do not
   have themselves from the module they stand for (OriginalAttributes):
@@ -268,8 +277,18 @@ def with_module_forms(capture: Callable) -> Callable:
             return capture(model, *args, **kwargs)
         from .capture import CaptureError
         model = prepared(model, CaptureError)
-        with _globals_put_aside():
-            return capture(model, *args, **kwargs)
+        del _MADE[:]
+        try:
+            with _globals_put_aside():
+                try:
+                    graph = capture(model, *args, **kwargs)
+                finally:
+                    _uninstall_made()
+                examples = args[0] if args else kwargs.get("example_inputs", ())
+                _judge_made_in_forward(model, list(examples), graph, CaptureError)
+        finally:
+            del _MADE[:]
+        return graph
     return captured
 
 
@@ -301,9 +320,100 @@ def conv_output_size(m: nn.Module, fn, in_shape, out_shape) -> nn.Module:
 
 def traced_through(m: nn.Module) -> bool:
     """Whether a module that is not a submodule of the model (made in
-    forward) is traced through: when it has no parameters or buffers (a
-    function of its constructor's arguments); else it stays refused."""
+    forward) is traced through as it is: when it has no parameters or
+    buffers (a function of its constructor's arguments); else
+    installed_made installs it."""
     return next(m.parameters(), None) is None and next(m.buffers(), None) is None
+
+
+# (class name, where, root, path) of the modules with tensors made in forward that the capture running installed
+# (with_module_forms)
+_MADE: list = []
+
+
+def installed_made(tracer, m: nn.Module, where: str, error) -> str:
+    """m (made in forward, with parameters or buffers) installed as a
+    submodule of the model being traced, so that capture takes it as one
+    of the model's layers (nn.Linear, nn.LayerNorm, nn.PReLU, ...), its
+    tensors those made in the traced call; its path. A batch or instance
+    norm is refused in one line (error): made in forward it is in training
+    mode, as torch makes every module, and normalizes by the batch's
+    statistics."""
+    if m.training and isinstance(m, nn.modules.batchnorm._NormBase):
+        raise error(f"{where}: {type(m).__name__} is made in forward, so in training mode (torch normalizes by "
+                    "each batch's statistics): make it a submodule in __init__ and call that")
+    root = tracer.root
+    name = f"_ptec_made_in_forward_{len(_MADE)}"
+    root.add_module(name, m)
+    _MADE.append((type(m).__name__, where, root, name))
+    paths = getattr(tracer, "submodule_paths", None)
+    if paths is not None:
+        for sub, sm in m.named_modules():
+            paths.setdefault(sm, f"{name}.{sub}" if sub else name)
+    return name
+
+
+def _flat_tensors(value) -> list:
+    from torch.utils._pytree import tree_flatten
+    return [v for v in tree_flatten(value)[0] if isinstance(v, torch.Tensor)]
+
+
+def _same_on_every_call(model: nn.Module, example_inputs) -> bool:
+    """Whether torch's output of model on the example is the same from one
+    call to the next, the global generator's state differing (a module
+    made in forward draws fresh initial weights on every call unless the
+    forward seeds the generator first, or sets them). The model's tensors
+    are put back as they were."""
+    state = {k: v.detach().clone() for k, v in model.state_dict(keep_vars=True).items()}
+    outs = []
+    try:
+        for seed in (1, 2):
+            with torch.random.fork_rng(devices=[]), torch.no_grad():
+                torch.manual_seed(seed)
+                outs.append(_flat_tensors(model(*example_inputs)))
+    finally:
+        with torch.no_grad():
+            for k, v in model.state_dict(keep_vars=True).items():
+                if k in state:
+                    v.copy_(state[k])
+    a, b = outs
+    return len(a) == len(b) and all(x.shape == y.shape and torch.equal(x, y) for x, y in zip(a, b))
+
+
+def drawn_in_forward(tracer) -> None:
+    """A parameter made in forward drawn at random (its module's initial
+    weights): judged as the modules installed_made installs."""
+    from .capture_tracer import _user_site
+    _MADE.append(("Parameter", f"{tracer.where()}{_user_site()}", None, None))
+
+
+def _uninstall_made() -> None:
+    """The modules installed_made put in the model taken out again."""
+    for _, _, root, name in _MADE:
+        if root is not None:
+            root._modules.pop(name, None)
+
+
+def _judge_made_in_forward(model: nn.Module, example_inputs, graph, error) -> None:
+    """With a module with tensors made in forward: refused in one line when
+    torch's output differs from call to call (fresh random initial weights),
+    else a compile note on the graph's first output."""
+    made = [(cls, where) for cls, where, root, _ in _MADE if root is not None] \
+        or [(cls, where) for cls, where, _, _ in _MADE]
+    if not made:
+        return
+    cls, where = made[0]
+    if not _same_on_every_call(model, example_inputs):
+        raise error(f"{where}: {cls} is made in forward with random initial weights, new on every call (torch's "
+                    "output differs from call to call): make it a submodule in __init__ and call that, or seed "
+                    "the generator (torch.manual_seed) before making it")
+    outputs = getattr(graph, "outputs", None)
+    if not outputs:
+        return
+    note = (f"note: {', '.join(sorted({c for c, _ in made}))} made in forward: its parameters and buffers are "
+            "constants, their values those torch makes on every call (the same each call for this model)")
+    n = graph.node(outputs[0])
+    n.attrs["note"] = f"{n.attrs['note']}; {note}" if n.attrs.get("note") else note
 
 
 # ---------------------------------------------------------------------------

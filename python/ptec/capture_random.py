@@ -104,6 +104,12 @@ def recording_random_calls(tracer):
                 return original(*args, **kwargs)        # the tracer's own run of a call (capture_tracer)
             if kind == "call_method" and isinstance(args[0], torch.fx.Proxy):
                 return _noted(original(*args, **kwargs), generator)     # a traced tensor's fill: fx records it
+            if kind == "call_method" and target in _FILLS and _made_parameter(tracer, args[0]):
+                # the initial weights of a module made in forward (nn.Linear(4, 4)(x)): drawn as torch does
+                # (capture_module_forms judges whether torch's output is the same on every call)
+                from .capture_module_forms import drawn_in_forward
+                drawn_in_forward(tracer)
+                return original(*args, **kwargs)
             if kind == "call_method" and target in _FILLS:
                 filled.append(args[0])          # a tensor made in forward, filled in place
             elif not args and "size" in kwargs:
@@ -141,6 +147,12 @@ def recording_random_calls(tracer):
         for (owner, name), value in saved.items():
             setattr(owner, name, value)
     _refuse_filled_reads(tracer, filled)
+
+
+def _made_parameter(tracer, t) -> bool:
+    """t is a parameter that is not one of the model's (made in forward)."""
+    root = getattr(tracer, "root", None)
+    return isinstance(t, torch.nn.Parameter) and root is not None and not any(t is p for p in root.parameters())
 
 
 def _note_rates(tracer, proxy, rates) -> None:

@@ -154,12 +154,12 @@ class KnownValuesTracer(torch.fx.Tracer):
         try:
             path = self.path_of_module(m)
         except NameError:                             # a module made in forward
-            from .capture_module_forms import traced_through
+            from .capture_module_forms import installed_made, traced_through
             if traced_through(m):                     # no parameters or buffers: its forward's ops
                 return forward(*args, **kwargs)
-            raise TracedControlError(f"{self.where()}{_user_site()}: {type(m).__name__} is made in forward and has "
-                                     "parameters or buffers (new ones on every call): make it a submodule in "
-                                     "__init__ and call that")
+            # a submodule of the model while capture runs, its tensors as made in the traced call
+            # (capture_module_forms judges, once traced, whether torch's output is the same on every call)
+            path = installed_made(self, m, f"{self.where()}{_user_site()}", TracedControlError)
         modules = getattr(self, "_modules", None)
         if modules is None:
             return super().call_module(m, forward, args, kwargs)

@@ -361,15 +361,74 @@ def test_module_made_in_forward(case, tmp_path):
     assert _steps(Call(layer(), f), shape, tmp_path=tmp_path) <= bound + 1e-3
 
 
-def test_module_with_weights_made_in_forward_is_refused():
-    model = Call(nn.Identity(), lambda m, x: nn.Linear(4, 4)(x)).eval()     # (its random init is refused)
-    with pytest.raises(CaptureError):
-        compile_model(model, _example((1, 4)), [_example((1, 4))])
-    model = Call(nn.Identity(), lambda m, x: nn.BatchNorm1d(4, affine=False)(x)).eval()
-    with pytest.raises(CaptureError, match="BatchNorm1d is made in forward and has parameters or buffers .*make it a "
-                                           "submodule in __init__") as e:
+def _seeded_linear(m, x):
+    torch.manual_seed(0)                # the same initial weights on every call
+    return nn.Linear(6, 4)(m(x))
+
+
+def _linear_set(m, x):
+    fc = nn.Linear(6, 4)                # random initial weights, then set: the same on every call
+    with torch.no_grad():
+        fc.weight.copy_(torch.linspace(-1, 1, 24).reshape(4, 6))
+        fc.bias.fill_(0.1)
+    return fc(m(x))
+
+
+def _seeded_embedding_weights(m, x):
+    torch.manual_seed(3)
+    return m(x) + nn.Embedding(5, 6).weight[2]
+
+
+# a module with tensors made in forward whose torch output is the same on every call: its tensors as made in the
+# traced call (the forward seeds the generator, sets them, or they start fixed)
+MADE_WITH_TENSORS = {
+    "seeded nn.Linear(6, 4)": (_seeded_linear, 2.0),                                           # 1.26
+    "nn.Linear with its weights set": (_linear_set, 2.0),                                       # 1.40
+    "seeded nn.Embedding's weight": (_seeded_embedding_weights, 2.0),                           # 1.18
+    "nn.LayerNorm(6)": (lambda m, x: nn.LayerNorm(6)(m(x)), 2.0),                              # 1.54
+    "nn.PReLU(6)": (lambda m, x: nn.PReLU(6)(m(x)), 2.0),                                      # 1.64
+}
+
+
+@pytest.mark.parametrize("case", sorted(MADE_WITH_TENSORS))
+def test_module_with_tensors_made_in_forward(case, tmp_path):
+    f, bound = MADE_WITH_TENSORS[case]
+    torch.manual_seed(0)
+    model = Call(nn.Linear(4, 6), f)
+    assert _steps(model, (4, 4), tmp_path=tmp_path) <= bound + 1e-3
+    assert not any(k.startswith("_ptec") for k in model.state_dict()), "the module installed stays in the model"
+    x = _example((4, 4))
+    res = compile_model(model.eval(), x, [x])
+    out = res.graph.node(res.graph.outputs[0])
+    assert "made in forward: its parameters and buffers are constants" in out.attrs.get("note", "")
+
+
+def test_module_with_random_weights_made_in_forward_is_refused():
+    """torch draws fresh initial weights on every call: no one answer."""
+    model = Call(nn.Identity(), lambda m, x: nn.Linear(4, 4)(x)).eval()
+    with pytest.raises(CaptureError, match="Linear is made in forward with random initial weights, new on every "
+                                           "call .*torch's output differs from call to call") as e:
         compile_model(model, _example((1, 4)), [_example((1, 4))])
     assert "\n" not in str(e.value)
+    model = Call(nn.Identity(), lambda m, x: x + nn.Embedding(5, 4).weight[2]).eval()    # drawn, read, not called
+    with pytest.raises(CaptureError, match="Parameter is made in forward with random initial weights"):
+        compile_model(model, _example((1, 4)), [_example((1, 4))])
+    model = Call(nn.Identity(), lambda m, x: nn.BatchNorm1d(4, affine=False)(x)).eval()
+    with pytest.raises(CaptureError, match="BatchNorm1d is made in forward, so in training mode .*make it a "
+                                           "submodule in __init__") as e:
+        compile_model(model, _example((2, 4)), [_example((2, 4))])
+    assert "\n" not in str(e.value)
+
+
+def test_cli_refuses_random_weights_made_in_forward_in_one_line(tmp_path):
+    from model_checks import cli_refusal
+    line = cli_refusal(tmp_path, "import torch\n"
+                                 "class M(torch.nn.Module):\n"
+                                 "    def forward(self, x):\n"
+                                 "        return torch.nn.Conv1d(2, 2, 3)(x)\n"
+                                 "def model():\n"
+                                 "    return M().eval(), (torch.randn(1, 2, 8),)\n")
+    assert "Conv1d is made in forward with random initial weights" in line
 
 
 # ---------------------------------------------------------------------------
