@@ -403,6 +403,26 @@ def test_module_with_tensors_made_in_forward(case, tmp_path):
     assert "made in forward: its parameters and buffers are constants" in out.attrs.get("note", "")
 
 
+def _seeded_parameter(m, x):
+    torch.manual_seed(0)                # self.extra = nn.Parameter(...) in forward, the same on every call
+    m.extra = nn.Parameter(torch.randn(6))
+    return m(x) * m.extra
+
+
+def _seeded_draw(m, x):
+    torch.manual_seed(0)                # torch.randn after the seed: the same on every call in torch
+    return m(x) + torch.randn(6)
+
+
+@pytest.mark.parametrize("f", [_seeded_parameter, _seeded_draw], ids=["parameter assigned", "torch.randn"])
+def test_draws_after_manual_seed_in_forward_are_torch_s_constants(f, tmp_path):
+    """(without the seed each call draws afresh: the program draws on the device, test_random_and_leftovers)"""
+    torch.manual_seed(0)
+    model = Call(nn.Linear(4, 6), f).eval()
+    model(torch.randn(1, 4))           # torch's forward assigns m.extra: before compiling, as after
+    assert _steps(model, (4, 4), tmp_path=tmp_path) <= 1.5 + 1e-3       # 1.01, 0.60
+
+
 def test_module_with_random_weights_made_in_forward_is_refused():
     """torch draws fresh initial weights on every call: no one answer."""
     model = Call(nn.Identity(), lambda m, x: nn.Linear(4, 4)(x)).eval()
