@@ -18,8 +18,11 @@
   whose forward calls the hooks around the module as torch's __call__
   does (traced like forward code), and the root's forward is wrapped the
   same way. A module fx traces through runs its hooks itself. A hook on a
-  module inside one ptec replaces whole (nn.LSTM, nn.MultiheadAttention,
-  nn.TransformerEncoderLayer, ...) is refused in one line. Global hooks
+  part of a module ptec replaces whole (nn.TransformerEncoderLayer's
+  linear1, ...) runs where torch's inference call runs it (_parts_hooked:
+  the layers around it traced as torch's forward, _decomposed), and is
+  left alone where torch never runs it (nn.MultiheadAttention's out_proj).
+  A part called on its own runs (_ConstantView). Global hooks
   (register_module_forward_hook / _pre_hook) become each module's first
   hooks in the copy (not those of the parts of a module ptec replaces
   whole), and are put aside while capture runs. Backward hooks are
@@ -183,8 +186,19 @@ class Hooked(nn.Module):
         self.__dict__["pre_hooks"], self.__dict__["hooks"] = list(pre), list(post)
 
     def forward(self, *args, **kwargs):
+        if _UNHOOKED[0]:
+            return self.module(*args, **kwargs)
         return _run_hooked(self.module, self.pre_hooks, self.hooks,
                            lambda *a, **k: self.module(*a, **k), args, kwargs)
+
+    def __getattr__(self, name):
+        """What the module has (a layer's forward reading self.norm1.eps, self.self_attn.batch_first)."""
+        try:
+            return nn.Module.__getattr__(self, name)
+        except AttributeError:
+            if name.startswith("__") or "module" not in self.__dict__.get("_modules", {}):
+                raise
+            return getattr(self._modules["module"], name)
 
 
 def _run_hooked(m, pre, post, call: Callable, args, kwargs):
@@ -205,19 +219,84 @@ def _leaf(m: nn.Module) -> bool:
     return isinstance(m, SVDF) or torch.fx.Tracer().is_leaf_module(m, "")
 
 
+def _inside(name: str, outer: str) -> bool:
+    return name != outer and (not outer or name.startswith(outer + "."))
+
+
+def _decomposed(m: nn.Module) -> None:
+    """m (a layer ptec replaces whole, in the copy) left as torch's module
+    and traced through: its class a subclass of its own outside torch.nn
+    (which fx would keep as one node), marked for capture_modules'
+    _stand_in; its parts' calls, their hooks, stand-ins, run as torch's
+    forward makes them."""
+    cls = type(m)
+    if getattr(cls, "_ptec_decomposed", False):
+        return
+    body = {"_ptec_decomposed": True, "__module__": __name__, "__doc__": cls.__doc__}
+    if isinstance(m, nn.TransformerEncoderLayer):
+        body["forward"] = _encoder_layer_forward(cls)
+    m.__class__ = type(cls.__name__, (cls,), body)
+
+
+# Hooked wrappers traced as their module alone (no hooks) while > 0: a layer's fast path, which calls no part
+_UNHOOKED = [0]
+
+
+def _encoder_layer_forward(cls):
+    """nn.TransformerEncoderLayer's forward traced: torch's, its parts
+    called (their hooks with them), but where torch 1.13's inference call
+    (eval, torch.no_grad) takes its fast path, which calls no part
+    (torch._transformer_encoder_layer_fwd on their weights): the same
+    computation, the parts' hooks not run."""
+    @functools.wraps(cls.forward)
+    def forward(self, src, src_mask=None, src_key_padding_mask=None):
+        attn = self.self_attn
+        fast = (src.dim() == 3 and not self.training and attn.batch_first and attn._qkv_same_embed_dim
+                and self.activation_relu_or_gelu and self.norm1.eps == self.norm2.eps and src_mask is None
+                and attn.num_heads % 2 == 0 and not torch.is_autocast_enabled())
+        _UNHOOKED[0] += fast
+        try:
+            return cls.forward(self, src, src_mask, src_key_padding_mask)
+        finally:
+            _UNHOOKED[0] -= fast
+    return forward
+
+
+def _parts_hooked(root: nn.Module) -> set:
+    """The hooks on parts of the modules ptec replaces whole, as torch 1.13
+    runs them (its forward path that calls its parts: grad enabled, or any
+    of the fast path's conditions unmet): a part torch calls through its
+    __call__ (nn.TransformerEncoderLayer's self_attn, linear1, norm1, ...,
+    an encoder's layers and norm, nn.Transformer's encoder and decoder)
+    makes each layer around it decomposed (_decomposed); a part of an
+    nn.MultiheadAttention (out_proj), whose forward reads its weight and
+    never calls it, keeps hooks torch never runs there: left alone (they
+    run if the model calls the part itself). The names of those parts."""
+    from .capture_modules import COVERED
+    covered = [(name, m) for name, m in root.named_modules() if isinstance(m, COVERED)]
+    ignored = set()
+    for name, m in list(root.named_modules()):
+        if not (m._forward_hooks or m._forward_pre_hooks):
+            continue
+        outers = [(c, cm) for c, cm in covered if _inside(name, c)]
+        if not outers:
+            continue
+        if any(isinstance(cm, nn.MultiheadAttention) for _, cm in outers):
+            ignored.add(name)
+            continue
+        for _, cm in outers:
+            _decomposed(cm)
+    return ignored
+
+
 def _hooks_as_code(root: nn.Module, error) -> nn.Module:
     """root (a copy) with the hooks fx would not run made code (module doc)."""
     from .capture_modules import COVERED
-    covered = [name for name, m in root.named_modules() if name and isinstance(m, COVERED)]
+    ignored = _parts_hooked(root)
     wrapped = {}
     for name, m in list(root.named_modules()):
-        if not name or not (m._forward_hooks or m._forward_pre_hooks):
+        if not name or not (m._forward_hooks or m._forward_pre_hooks) or name in ignored:
             continue
-        outer = next((c for c in covered if name.startswith(c + ".")), None)
-        if outer is not None:
-            raise error(f"module {name} has a forward hook, inside module {outer} "
-                        f"({type(root.get_submodule(outer)).__name__}), which ptec computes whole: "
-                        f"register the hook on {outer} or remove it")
         if not _leaf(m):
             continue                # fx traces its __call__: the hooks run as code
         pre, post = list(m._forward_pre_hooks.values()), list(m._forward_hooks.values())
@@ -284,6 +363,7 @@ def with_module_forms(capture: Callable) -> Callable:
                     graph = capture(model, *args, **kwargs)
                 finally:
                     _uninstall_made()
+                    _PARTS.clear()
                 examples = args[0] if args else kwargs.get("example_inputs", ())
                 _judge_made_in_forward(model, list(examples), graph, CaptureError)
         finally:
@@ -345,7 +425,7 @@ def installed_made(tracer, m: nn.Module, where: str, error) -> str:
     root = tracer.root
     name = f"_ptec_made_in_forward_{len(_MADE)}"
     root.add_module(name, m)
-    _MADE.append((type(m).__name__, where, root, name))
+    _MADE.append((None if id(m) in _PARTS else type(m).__name__, where, root, name))    # a part: not judged
     paths = getattr(tracer, "submodule_paths", None)
     if paths is not None:
         for sub, sm in m.named_modules():
@@ -398,8 +478,8 @@ def _judge_made_in_forward(model: nn.Module, example_inputs, graph, error) -> No
     """With a module with tensors made in forward: refused in one line when
     torch's output differs from call to call (fresh random initial weights),
     else a compile note on the graph's first output."""
-    made = [(cls, where) for cls, where, root, _ in _MADE if root is not None] \
-        or [(cls, where) for cls, where, _, _ in _MADE]
+    made = [(cls, where) for cls, where, root, _ in _MADE if root is not None and cls is not None] \
+        or [(cls, where) for cls, where, root, _ in _MADE if root is None]
     if not made:
         return
     cls, where = made[0]
@@ -445,8 +525,13 @@ def _as_constants(value):
 
 
 class _ConstantView:
-    """A submodule of a replaced module, read only: its tensors as
-    constants (self.attn.out_proj.weight); called, refused in one line."""
+    """A submodule of a replaced module, read: its tensors as constants
+    (self.attn.out_proj.weight); called (self.attn.out_proj(x),
+    self.enc.linear1(x)), the module itself, installed in the model while
+    capture runs as installed_made installs a module made in forward, its
+    hooks run around it as torch's __call__ runs them. A part that is
+    itself a module ptec replaces whole (an encoder layer's self_attn): its
+    stand-in; refused in one line where there is none."""
 
     def __init__(self, module: nn.Module):
         self.__dict__["_module"] = module
@@ -455,10 +540,37 @@ class _ConstantView:
         return _as_constants(getattr(self.__dict__["_module"], name))
 
     def __call__(self, *args, **kwargs):
+        from .capture_modules import COVERED
         from .capture_tracer import TracedControlError
-        raise TracedControlError(f"{type(self.__dict__['_module']).__name__}, a part of a module ptec computes whole "
-                                 "(nn.LSTM, nn.MultiheadAttention, the transformer layers), is called on its own: "
-                                 "keep a copy of it as a submodule (self.x = copy.deepcopy(...)) and call that")
+        m = self.__dict__["_module"]
+        pre, post = list(m._forward_pre_hooks.values()), list(m._forward_hooks.values())
+        target = m
+        if isinstance(m, COVERED):          # its stand-in (an encoder layer's self_attn), made once
+            from .capture_modules import _stand_in
+            if "_stand_in" not in self.__dict__:
+                self.__dict__["_stand_in"] = answering_for(_stand_in(m), m)
+            target = self.__dict__["_stand_in"]
+            if target is None:
+                raise TracedControlError(f"{type(m).__name__}, a part of a module ptec computes whole (nn.LSTM, "
+                                         "nn.MultiheadAttention, the transformer layers), is called on its own in "
+                                         "a form ptec does not replace: keep a copy of it as a submodule "
+                                         "(self.x = copy.deepcopy(...)) and call that")
+        _PARTS.add(id(target))
+        return _run_hooked(m, pre, post, lambda *a, **k: _unhooked_call(target, a, k), args, kwargs)
+
+
+# ids of the parts of replaced modules called on their own (_ConstantView): installed, not judged
+_PARTS: set = set()
+
+
+def _unhooked_call(m: nn.Module, args, kwargs):
+    """m(*args, **kwargs) with its hooks put aside (run by the caller)."""
+    saved = m._forward_pre_hooks, m._forward_hooks
+    m._forward_pre_hooks, m._forward_hooks = OrderedDict(), OrderedDict()
+    try:
+        return m(*args, **kwargs)
+    finally:
+        m._forward_pre_hooks, m._forward_hooks = saved
 
 
 def answering_for(stand_in, original: nn.Module):

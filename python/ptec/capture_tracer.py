@@ -68,10 +68,10 @@ _PTEC_MODELS = tuple(_PTEC_DIR + d + os.sep for d in ("models", "nn"))
 _SHAPE_METHODS = {"size", "numel", "nelement", "dim", "ndimension"}
 _SHAPE_ATTRIBUTES = {"shape", "ndim"}
 # metadata answered with the traced value (no node): a constructor's device= / dtype= from the input
-_CONSTANT_ATTRIBUTES = {"device", "dtype", "is_cuda"}
+_CONSTANT_ATTRIBUTES = {"device", "dtype", "is_cuda", "is_nested"}
 # metadata whose value never depends on the data (a node still, read by capture_plumbing)
 _METADATA = {"dtype", "device", "is_cuda", "is_floating_point", "is_complex", "requires_grad", "layout",
-             "is_contiguous", "element_size", "is_quantized", "is_sparse"}
+             "is_contiguous", "element_size", "is_quantized", "is_sparse", "is_nested"}
 # calls whose result is a tuple of pieces of their first argument
 _PIECES = {"chunk", "split", "split_with_sizes", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit",
            torch.chunk, torch.split, torch.unbind, torch.tensor_split, torch.hsplit, torch.vsplit, torch.dsplit}
