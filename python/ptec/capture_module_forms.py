@@ -83,16 +83,15 @@ def _global_dicts() -> tuple:
 
 def _as_local_hooks(root: nn.Module) -> None:
     """The global hooks as each module's first hooks (torch runs them
-    before the module's own), except in a module ptec replaces whole,
-    whose parts its stand-in does not call (nor, in eval, does torch's
-    fast path of the transformer layers)."""
-    from .capture_modules import COVERED
+    before the module's own), but on the parts of an nn.MultiheadAttention,
+    which torch never calls (the parts of the other modules ptec replaces
+    whole: as torch calls them, _parts_hooked)."""
     pre, post = (list(d.items()) for d in _global_dicts())
     if not (pre or post):
         return
-    covered = [name for name, m in root.named_modules() if name and isinstance(m, COVERED)]
+    attention = [name for name, m in root.named_modules() if isinstance(m, nn.MultiheadAttention)]
     for name, m in root.named_modules():
-        if any(name.startswith(c + ".") for c in covered):
+        if any(_inside(name, a) for a in attention):
             continue
         m._forward_pre_hooks = OrderedDict([(("global", k), h) for k, h in pre] + list(m._forward_pre_hooks.items()))
         m._forward_hooks = OrderedDict([(("global", k), h) for k, h in post] + list(m._forward_hooks.items()))
@@ -297,8 +296,8 @@ def _hooks_as_code(root: nn.Module, error) -> nn.Module:
     for name, m in list(root.named_modules()):
         if not name or not (m._forward_hooks or m._forward_pre_hooks) or name in ignored:
             continue
-        if not _leaf(m):
-            continue                # fx traces its __call__: the hooks run as code
+        if not _leaf(m) or isinstance(m, (nn.ModuleList, nn.ModuleDict)):
+            continue                # fx traces its __call__: the hooks run as code (a container: never called)
         pre, post = list(m._forward_pre_hooks.values()), list(m._forward_hooks.values())
         m._forward_pre_hooks.clear()
         m._forward_hooks.clear()

@@ -544,6 +544,23 @@ def test_cli_refuses_torchscript_in_one_line(tmp_path):
     assert "a TorchScript module" in line and "pass the Python nn.Module it was made from" in line
 
 
+@pytest.mark.parametrize("batch_first", [False, True], ids=["parts called", "fast path"])
+def test_global_hook_on_the_parts_of_an_encoder(batch_first, tmp_path):
+    """A global hook halving every nn.Linear / nn.LayerNorm output: on the
+    encoder layers' parts where torch calls them (not batch-first), not on
+    the fast path's (batch-first, two heads), never on out_proj."""
+    mm = torch.nn.modules.module
+    handle = mm.register_module_forward_hook(
+        lambda mod, i, o: o * 0.5 if isinstance(mod, (nn.Linear, nn.LayerNorm)) else None)
+    try:
+        torch.manual_seed(0)
+        model = Call(nn.TransformerEncoder(_layer(batch_first=batch_first), 2), lambda m, x: m(x))
+        shape = (1, 4, 8) if batch_first else (4, 1, 8)
+        assert _steps(model, shape, tmp_path=tmp_path) <= 3.0 + 1e-3          # 2.53 fast path, 2.37
+    finally:
+        handle.remove()
+
+
 # a part of a module ptec replaces whole called on its own: the module itself (an nn.MultiheadAttention's out_proj,
 # an encoder layer's linear1, its hooks run as torch runs them called so), or its stand-in (a layer's self_attn)
 PARTS_CALLED = {
