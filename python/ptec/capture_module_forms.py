@@ -417,10 +417,16 @@ def installed_made(tracer, m: nn.Module, where: str, error) -> str:
     tensors those made in the traced call; its path. A batch or instance
     norm is refused in one line (error): made in forward it is in training
     mode, as torch makes every module, and normalizes by the batch's
-    statistics."""
+    statistics; so is a module ptec replaces whole (nn.LSTM: its stand-in
+    is made from the model's submodules before tracing)."""
+    from .capture_modules import COVERED
     if m.training and isinstance(m, nn.modules.batchnorm._NormBase):
         raise error(f"{where}: {type(m).__name__} is made in forward, so in training mode (torch normalizes by "
                     "each batch's statistics): make it a submodule in __init__ and call that")
+    if isinstance(m, COVERED) and id(m) not in _PARTS:
+        raise error(f"{where}: {type(m).__name__} is made in forward, and ptec computes it whole from a submodule "
+                    "(nn.LSTM, nn.MultiheadAttention, the transformer layers, ...): make it a submodule in __init__ "
+                    "and call that")
     root = tracer.root
     name = f"_ptec_made_in_forward_{len(_MADE)}"
     root.add_module(name, m)

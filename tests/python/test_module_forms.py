@@ -491,6 +491,9 @@ def test_module_with_random_weights_made_in_forward_is_refused():
     model = Call(nn.Identity(), lambda m, x: x + nn.Embedding(5, 4).weight[2]).eval()    # drawn, read, not called
     with pytest.raises(CaptureError, match="Parameter is made in forward with random initial weights"):
         compile_model(model, _example((1, 4)), [_example((1, 4))])
+    model = Call(nn.Identity(), lambda m, x: (torch.manual_seed(0), nn.LSTM(4, 4)(x)[0])[1]).eval()
+    with pytest.raises(CaptureError, match="LSTM is made in forward, and ptec computes it whole from a submodule"):
+        compile_model(model, _example((3, 1, 4)), [_example((3, 1, 4))])
     model = Call(nn.Identity(), lambda m, x: nn.BatchNorm1d(4, affine=False)(x)).eval()
     with pytest.raises(CaptureError, match="BatchNorm1d is made in forward, so in training mode .*make it a "
                                            "submodule in __init__") as e:
