@@ -196,7 +196,7 @@ HOOKED_PARTS = {
                         lambda mod, i, o: o * 0.5), (4, 1, 8), 1.5),                                # 1.18
     "encoder layer, not batch-first: norm1's pre-hook": (
         lambda: _part_hooked(Call(_layer(batch_first=False), lambda m, x: m(x)), "m.norm1",
-                        lambda mod, i: (i[0] * 0.5 + 0.5,), pre=True), (4, 1, 8), 3.0),
+                        lambda mod, i: (i[0] * 0.5 + 0.5,), pre=True), (4, 1, 8), 3.0),           # 2.23
     "encoder, not batch-first: layers.1.linear1's hook": (
         lambda: _part_hooked(Call(nn.TransformerEncoder(_layer(batch_first=False), 2), lambda m, x: m(x)),
                         "m.layers.1.linear1", lambda mod, i, o: o * 2), (4, 1, 8), 5.5),            # 4.67
