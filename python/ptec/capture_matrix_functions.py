@@ -595,12 +595,11 @@ def _lstsq(s: _Fp32, got, out, which: str = "solution") -> str:
     rtol = _rtol_of(got, what, _default_rtol(m, n))
     given = lstsq_result(driver, m, n)[which]
     if not given:
-        if which == "rank":
-            raise _Refused(f"{what}(driver={driver!r}).rank: torch gives an empty int64 tensor (gels computes no "
-                           "rank); torch.linalg.matrix_rank runs")
-        # torch's empty tensor: none of A's entries (A viewed flat, sliced to nothing)
+        # torch's empty tensor: none of A's entries (A viewed flat, sliced to nothing); gels' rank torch's empty
+        # int64 tensor, of that nothing as an index
         flat = s("reshape", [A.name], target_shape=[int(np.prod(shape))])
-        return s("slice", [flat], dim=0, start=0, end=0)
+        empty = s("slice", [flat], dim=0, start=0, end=0)
+        return s.int8("to_index", [empty], dtype="int64") if which == "rank" else empty
     if which == "singular_values":
         return _singular(s, A, shape)
     if which == "rank":

@@ -933,6 +933,8 @@ def _stand_in(m: nn.Module, steps=None, stateful: bool = False, lstm_kernel: boo
     """The stand-in of a covered module, else None. steps: the sequence
     length a recurrent layer was called with (traced shapes). stateful:
     recurrent layers keep their state across runs."""
+    if getattr(m, "_ptec_decomposed", False):       # a part hooked: torch's forward traced (capture_module_forms)
+        return None
     if isinstance(m, nn.CosineSimilarity):
         return CosineSimilarity(m)
     if isinstance(m, nn.PairwiseDistance):

@@ -94,8 +94,17 @@ CAUCHY_FP32 = "Cauchy values, looked up in fp32 (an int8 grid wide enough for th
 def recording_random_calls(tracer):
     """While tracing: torch.rand(2, 3) and the other constructors, and
     t.uniform_() of a tensor that is not traced, become graph calls (fx
-    would run them once and keep the draw as a constant)."""
-    saved, filled = {}, []
+    would run them once and keep the draw as a constant). After
+    torch.manual_seed in forward such a draw is the same on every call in
+    torch: the traced draw, a constant."""
+    saved, filled, seeded = {}, [], []
+
+    def seeding(original):
+        def manual_seed(*args, **kwargs):
+            if not getattr(tracer, "_evaluating", False):
+                seeded.append(True)
+            return original(*args, **kwargs)
+        return manual_seed
 
     def recorder(kind, target, original):
         def call(*args, **kwargs):
@@ -104,6 +113,16 @@ def recording_random_calls(tracer):
                 return original(*args, **kwargs)        # the tracer's own run of a call (capture_tracer)
             if kind == "call_method" and isinstance(args[0], torch.fx.Proxy):
                 return _noted(original(*args, **kwargs), generator)     # a traced tensor's fill: fx records it
+            if kind == "call_method" and target in _FILLS and _made_parameter(tracer, args[0]):
+                # the initial weights of a module made in forward (nn.Linear(4, 4)(x)): drawn as torch does
+                # (capture_module_forms judges whether torch's output is the same on every call)
+                from .capture_module_forms import drawn_in_forward
+                drawn_in_forward(tracer)
+                return original(*args, **kwargs)
+            if seeded and not _traced_arguments(args, kwargs):
+                # after torch.manual_seed(s) in forward a draw of no traced value is the same on every call:
+                # torch's, a constant
+                return original(*args, **kwargs)
             if kind == "call_method" and target in _FILLS:
                 filled.append(args[0])          # a tensor made in forward, filled in place
             elif not args and "size" in kwargs:
@@ -125,6 +144,9 @@ def recording_random_calls(tracer):
     tracer.create_proxy = create_proxy
 
     try:
+        for owner in (torch, torch.random):
+            saved[(owner, "manual_seed")] = owner.manual_seed
+            owner.manual_seed = seeding(owner.manual_seed)
         for name in _CONSTRUCTORS:
             saved[(torch, name)] = getattr(torch, name)
             setattr(torch, name, recorder("call_function", saved[(torch, name)], saved[(torch, name)]))
@@ -141,6 +163,17 @@ def recording_random_calls(tracer):
         for (owner, name), value in saved.items():
             setattr(owner, name, value)
     _refuse_filled_reads(tracer, filled)
+
+
+def _traced_arguments(args, kwargs) -> bool:
+    from torch.utils._pytree import tree_flatten
+    return any(isinstance(v, torch.fx.Proxy) for v in tree_flatten((args, kwargs))[0])
+
+
+def _made_parameter(tracer, t) -> bool:
+    """t is a parameter that is not one of the model's (made in forward)."""
+    root = getattr(tracer, "root", None)
+    return isinstance(t, torch.nn.Parameter) and root is not None and not any(t is p for p in root.parameters())
 
 
 def _note_rates(tracer, proxy, rates) -> None:

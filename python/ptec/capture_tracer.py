@@ -68,10 +68,10 @@ _PTEC_MODELS = tuple(_PTEC_DIR + d + os.sep for d in ("models", "nn"))
 _SHAPE_METHODS = {"size", "numel", "nelement", "dim", "ndimension"}
 _SHAPE_ATTRIBUTES = {"shape", "ndim"}
 # metadata answered with the traced value (no node): a constructor's device= / dtype= from the input
-_CONSTANT_ATTRIBUTES = {"device", "dtype", "is_cuda"}
+_CONSTANT_ATTRIBUTES = {"device", "dtype", "is_cuda", "is_nested"}
 # metadata whose value never depends on the data (a node still, read by capture_plumbing)
 _METADATA = {"dtype", "device", "is_cuda", "is_floating_point", "is_complex", "requires_grad", "layout",
-             "is_contiguous", "element_size", "is_quantized", "is_sparse"}
+             "is_contiguous", "element_size", "is_quantized", "is_sparse", "is_nested"}
 # calls whose result is a tuple of pieces of their first argument
 _PIECES = {"chunk", "split", "split_with_sizes", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit",
            torch.chunk, torch.split, torch.unbind, torch.tensor_split, torch.hsplit, torch.vsplit, torch.dsplit}
@@ -154,12 +154,12 @@ class KnownValuesTracer(torch.fx.Tracer):
         try:
             path = self.path_of_module(m)
         except NameError:                             # a module made in forward
-            from .capture_module_forms import traced_through
+            from .capture_module_forms import installed_made, traced_through
             if traced_through(m):                     # no parameters or buffers: its forward's ops
                 return forward(*args, **kwargs)
-            raise TracedControlError(f"{self.where()}{_user_site()}: {type(m).__name__} is made in forward and has "
-                                     "parameters or buffers (new ones on every call): make it a submodule in "
-                                     "__init__ and call that")
+            # a submodule of the model while capture runs, its tensors as made in the traced call
+            # (capture_module_forms judges, once traced, whether torch's output is the same on every call)
+            path = installed_made(self, m, f"{self.where()}{_user_site()}", TracedControlError)
         modules = getattr(self, "_modules", None)
         if modules is None:
             return super().call_module(m, forward, args, kwargs)

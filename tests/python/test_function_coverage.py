@@ -1730,6 +1730,15 @@ RUNS["torch.nn.Upsample(scale_factor=2)(x) made in forward"] = (
     lambda x: torch.nn.Upsample(scale_factor=2, mode="bilinear")(x), S4, R, 1.5, "int8")
 
 
+def _seeded_linear_made(x):         # with tensors: the same on every call (seeded), their traced values
+    torch.manual_seed(0)
+    return torch.nn.Linear(x.shape[-1], 5)(x)
+
+
+RUNS["torch.nn.Linear(8, 5)(x) made in forward, seeded"] = (_seeded_linear_made, S3, R, 1.5, "int8")
+RUNS["torch.nn.LayerNorm(8)(x) made in forward"] = (lambda x: torch.nn.LayerNorm(x.shape[-1])(x), S3, R, 1.5, "fp32")
+
+
 def _out_read_after(x):             # out= into a tensor made for it, read afterwards (capture_out_arguments)
     o = torch.empty_like(x)
     torch.mul(x, 2, out=o)
