@@ -87,9 +87,9 @@ static ptec_status prepare(ptec_op *op)
     if (!to_float && !to_index && !to_16_bit_float && !bool_to_int && !int_to_int && !to_double && !double_to_float &&
         !from_16_bit_float) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, -1,
-                            PTEC_MSG("converts integers, bools, float32, half and bfloat16 into float32, float32 into "
-                                     "int64/int32/half/bfloat16/float64, bools into int64/int32, integers into other "
-                                     "integer types and float64, float64 into float32"));
+                            PTEC_MSG("converts integers, bools and float32 into float32, float32 into int64/int32/half/bfloat16/"
+                                     "float64, bools into int64/int32, integers into other integer types and float64, "
+                                     "float64, half and bfloat16 into float32"));
     }
     if (out->flags & PTEC_TENSOR_CONSTANT) {
         return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 3, PTEC_MSG("out must not be a constant tensor"));
