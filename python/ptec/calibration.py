@@ -1,8 +1,9 @@
 """Calibration samples, checked against the model's inputs.
 
 A sample is one tuple with a tensor per model input, each of exactly the
-example input's shape and dtype (float32, or the integer / bool dtype of
-the example: capture_input_dtypes). Nothing is reshaped or converted: a sample that
+example input's shape and dtype (float32, or the integer / bool / float16 /
+bfloat16 dtype of the example: capture_input_dtypes; numpy has no bfloat16,
+a uint16 array of bit patterns stands for a bfloat16 one). Nothing is reshaped or converted: a sample that
 does not match is refused with the file (or sample number) that holds it,
 because a reshaped or truncated sample calibrates the wrong ranges silently.
 
@@ -11,7 +12,8 @@ A calibration directory holds one sample per file:
   NAME.npz  one array per input, written by numpy.savez(f, x0, x1, ...) in the
             order of forward()'s arguments (arr_0, arr_1, ...);
   NAME.bin  raw little-endian values of the input's dtype: float32, or the
-            integer / bool dtype of the example (models with one input).
+            integer / bool / float16 dtype of the example, a bfloat16 one's
+            16-bit patterns (models with one input).
 Other files are ignored.
 """
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Callable, List, Sequence
 import numpy as np
 import torch
 
-from .capture_input_dtypes import kept_dtype
+from .capture_input_dtypes import half_dtype, kept_dtype
 
 SAMPLE_SUFFIXES = (".npy", ".npz", ".bin")
 DTYPE = np.dtype(np.float32)   # what capture traces and calibrate() evaluates in
@@ -54,13 +56,17 @@ def check_sample(sample, example_inputs: Sequence[torch.Tensor], where: str) -> 
         what = f"{where}: input {k}" if n > 1 else where
         if not isinstance(x, (torch.Tensor, np.ndarray)):
             raise CalibrationError(f"{what}: {type(x).__name__} is not an array")
-        # token ids, integer and bool inputs keep the example's dtype (capture_input_dtypes)
-        want = kept_dtype(e) or "float32"
+        # token ids, integer and bool inputs keep the example's dtype, float16 / bfloat16 too
+        # (capture_input_dtypes); numpy has no bfloat16: its uint16 bit patterns stand for it
+        want = kept_dtype(e) or half_dtype(e) or "float32"
+        if want == "bfloat16" and isinstance(x, np.ndarray) and x.dtype == np.uint16:
+            x = torch.from_numpy(np.ascontiguousarray(x).view(np.int16)).view(torch.bfloat16)
         if str(x.dtype).replace("torch.", "") != want:
             dtype = str(x.dtype).replace("torch.", "")
             spelled = "bool_" if want == "bool" else want
-            raise CalibrationError(f"{what}: dtype {dtype}, the model wants {want} "
-                                   f"(convert with .astype(numpy.{spelled}))")
+            how = ("a torch bfloat16 tensor, or its bit patterns as numpy.uint16" if want == "bfloat16" else
+                   f"convert with .astype(numpy.{spelled})")
+            raise CalibrationError(f"{what}: dtype {dtype}, the model wants {want} ({how})")
         if tuple(x.shape) != tuple(e.shape):
             raise CalibrationError(f"{what}: shape {_shape(x.shape)}, the model wants "
                                    f"{_shape(e.shape)}")
@@ -125,7 +131,10 @@ def load_directory(path: str, example_inputs: Sequence[torch.Tensor]) -> List[tu
         if n > 1 and not f.endswith(".npz"):
             raise CalibrationError(f"{full}: the model has {n} inputs; save each sample as "
                                    ".npz with numpy.savez(file, x0, x1, ...)")
-        raw = np.dtype(kept_dtype(example_inputs[0]) or "float32").newbyteorder("<")
+        # a bfloat16 input's .bin holds its bit patterns (uint16)
+        e = example_inputs[0]
+        raw = np.dtype(kept_dtype(e) or {"float16": "float16", "bfloat16": "uint16"}.get(half_dtype(e) or "")
+                       or "float32").newbyteorder("<")
         arr = _read(full, n, raw)
         if f.endswith(".bin"):
             want = int(np.prod(example_inputs[0].shape))

@@ -59,7 +59,7 @@ from .capture_int_promotion import promote_int_operands
 from .capture_binary_math import binary_math_node
 from .capture_casts import float_cast_node, output_dtype
 from .capture_plumbing import tidy_plumbing
-from .capture_input_dtypes import as_captured
+from .capture_input_dtypes import as_captured, float_copy, mark_half_inputs
 from .capture_outputs import flatten_outputs, note_dropped_outputs
 from .capture_dtype_forms import dtype_forms
 from .capture_out_arguments import out_arguments_as_results
@@ -1783,6 +1783,10 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
     gives the kernel state tensors for h and c). A model that uses c_n is
     unrolled, stateful or not."""
     model = model.eval()
+    # float16 / bfloat16 examples: Half / BFloat16 inputs computed as float32, model.half()'s weights
+    # as float32 (capture_input_dtypes)
+    originals = list(example_inputs)
+    model, weights_note = float_copy(model)
     # int64 examples are token ids (nn.Embedding), integer and bool ones keep their dtype (capture_input_dtypes)
     example_inputs = as_captured(example_inputs, CaptureError)
     example_inputs = [x.clone() for x in example_inputs]   # x.relu_() in the model: the caller's x stays
@@ -1811,8 +1815,8 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
         before = tensors_of(model)      # a write fx runs while tracing leaves no node (capture_in_place)
         attributes = set(vars(model))
         try:
-            return _finished(_fx_graph(model, example_inputs, stateful, lstm_kernel, before), example_inputs, name,
-                             model)
+            return mark_half_inputs(_finished(_fx_graph(model, example_inputs, stateful, lstm_kernel, before),
+                                              example_inputs, name, model), originals, weights_note)
         except (CaptureError, UnsupportedOperator):
             # the forward writes its own tensors: they become state tensors,
             # traced on a copy of the model (capture_buffer_state)
@@ -1822,7 +1826,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
                 raise
         twin, states = copy_with_buffers(model, written)
         g = _fx_graph(twin, example_inputs, stateful, lstm_kernel, tensors_of(twin), states)
-    return _finished(g, example_inputs, name, model, eager)
+    return mark_half_inputs(_finished(g, example_inputs, name, model, eager), originals, weights_note)
 
 
 def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: bool, before,

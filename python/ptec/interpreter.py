@@ -290,6 +290,10 @@ def _portable_table():
             return P.convert(t(arg, "self"), NUMPY_DTYPE[ScalarType(out.scalar_type)])
         if out.scalar_type in (ScalarType.LONG, ScalarType.INT):
             return P.to_integer(t(arg, "self"), np.dtype(NUMPY_DTYPE[ScalarType(out.scalar_type)]))
+        if t(arg, "self").dtype == np.float16:          # a Half program input into float32
+            return P.half_to_float(t(arg, "self"))
+        if t(arg, "self").dtype == np.uint16:           # a BFloat16 one (its bit patterns)
+            return P.bfloat16_bits_to_float(t(arg, "self"))
         if out.scalar_type == ScalarType.HALF:
             return P.to_half(t(arg, "self"))
         if out.scalar_type == ScalarType.BFLOAT16:

@@ -40,7 +40,8 @@ EXACT_OUTPUTS = {**INDEX_TYPES, ScalarType.BOOL: "bool"}
 # a program input of the example's dtype (capture_input_dtypes)
 INPUT_TYPES = {"int64": ScalarType.LONG, "int32": ScalarType.INT, "int16": ScalarType.SHORT,
                "int8": ScalarType.CHAR, "uint8": ScalarType.BYTE, "bool": ScalarType.BOOL}
-# outputs torch returns in a 16-bit float or float64 (capture_casts.output_dtype): their program dtype
+# outputs torch returns in a 16-bit float or float64 (capture_casts.output_dtype): their program dtype;
+# float16 / bfloat16 inputs' too (capture_input_dtypes)
 HALF_OUTPUTS = {"float16": ScalarType.HALF, "bfloat16": ScalarType.BFLOAT16, "float64": ScalarType.DOUBLE}
 
 
@@ -310,6 +311,15 @@ class LoweringContext:
                 inputs.append(IOInfo(n.name, list(n.shape), n.attrs["dtype"], layout(n.shape)))
                 in_values.append(a.value)
                 self.env[n.name] = a
+            elif n.op == "input" and n.attrs.get("in_dtype"):
+                # a float16 / bfloat16 input (capture_input_dtypes): taken in its dtype, converted
+                # exactly into float32 first, then computed as a float input
+                a = new_act(self.b, HALF_OUTPUTS[n.attrs["in_dtype"]], n.shape)
+                inputs.append(IOInfo(n.name, list(n.shape), n.attrs["in_dtype"], layout(n.shape)))
+                in_values.append(a.value)
+                self.env[n.name] = new_act(self.b, ScalarType.FLOAT, n.shape)
+                self.b.call("dim_order_ops::_to_dim_order_copy.out", self=a.value, non_blocking=False,
+                            dim_order=None, out=self.env[n.name].value)
             elif n.op == "input":
                 s, z = n.qparams
                 dtype = ScalarType.CHAR if self.int8_io else ScalarType.FLOAT

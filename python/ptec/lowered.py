@@ -89,7 +89,8 @@ class IOInfo:
     name: str
     sizes: List[int]
     dtype: str                       # "float32", "int8", "int64" or "int32" (an index: argmax, x.long()),
-                                     # "bool", "float16" / "bfloat16" (an output torch returns as half / bfloat16),
+                                     # "bool", "float16" / "bfloat16" (an output torch returns as half / bfloat16,
+                                     # an input whose example is: capture_input_dtypes),
                                      # "int16" / "uint8" / "int8" / "float64" (an int value's .short() / .byte() /
                                      # .char() / .double(): capture_int_casts; an int8 one has no scale)
     dim_order: List[int]

@@ -16,7 +16,8 @@ program of the random kernels; a small program of bool values
 bound-dynamic output, an index by a bool mask over the rows); and a
 --fuse-expansion inverted-residual block (ptec::quantized_expand_depthwise,
 then the 1x1 projection); and igamma / igammac / special_zeta of two
-float values, broadcast."""
+float values, broadcast; and float16 / bfloat16 inputs converted into
+float32, added, and the sum a float16 output."""
 import os
 import sys
 
@@ -402,3 +403,23 @@ def fused_program():
 
 
 write_program(fused_program(), os.path.join(out_dir, "fused_small.pte"))
+
+
+def half_input_program():
+    """A float16 and a bfloat16 model input converted into float32 first
+    (_to_dim_order_copy from 16-bit floats), added, and the sum back into
+    float16 (a Half output)."""
+    f32 = ScalarType.FLOAT
+    b = ProgramBuilder()
+    h, g = b.tensor(ScalarType.HALF, [2, 3]), b.tensor(ScalarType.BFLOAT16, [3])
+    f, e, s = b.tensor(f32, [2, 3]), b.tensor(f32, [3]), b.tensor(f32, [2, 3])
+    out = b.tensor(ScalarType.HALF, [2, 3])
+    b.call("dim_order_ops::_to_dim_order_copy.out", self=h, non_blocking=False, dim_order=None, out=f)
+    b.call("dim_order_ops::_to_dim_order_copy.out", self=g, non_blocking=False, dim_order=None, out=e)
+    b.call("aten::add.out", self=f, other=e, alpha=1, out=s)
+    b.call("dim_order_ops::_to_dim_order_copy.out", self=s, non_blocking=False, dim_order=None, out=out)
+    b.set_io([h, g], [out])
+    return b.build()
+
+
+write_program(half_input_program(), os.path.join(out_dir, "half_input_small.pte"))

@@ -287,6 +287,21 @@ def base_mode():
     return b.build(), {"x": x, "v": v, "i": i}
 
 
+def base_halfin():
+    """f = h as float32 of a Half input h [2, 3], e = g as float32 of a
+    BFloat16 input g [3] (_to_dim_order_copy from 16-bit floats: a float16 /
+    bfloat16 model input's first op). The test's 0x3F bytes are valid
+    inputs (0x3F3F: 1.81 as half, 0.75 as bfloat16)."""
+    f32 = ScalarType.FLOAT
+    b = ProgramBuilder()
+    h, g = b.tensor(ScalarType.HALF, [2, 3]), b.tensor(ScalarType.BFLOAT16, [3])
+    f, e = b.tensor(f32, [2, 3]), b.tensor(f32, [3])
+    b.call("dim_order_ops::_to_dim_order_copy.out", self=h, non_blocking=False, dim_order=None, out=f)
+    b.call("dim_order_ops::_to_dim_order_copy.out", self=g, non_blocking=False, dim_order=None, out=e)
+    b.set_io([h, g], [f, e])
+    return b.build(), {"h": h, "g": g, "f": f, "e": e}
+
+
 def base_fused():
     """ptec::quantized_expand_depthwise (--fuse-expansion): a planned int8
     [1,4,5,5] x expanded to 8 channels, then a 3x3 depthwise, stride 2,
@@ -833,6 +848,30 @@ def case_intsort_cast_out_shape(p, v):
     return [("any", "requirements", "InvalidArgument", "self's sizes")]
 
 
+def case_halfin_out_shape_lies(p, v):
+    # f [3, 2] (its own 24 bytes): not h's sizes, run would walk h by f's
+    _resize(p, v, "f", [3, 2])
+    return [("any", "requirements", "InvalidArgument", "self's sizes")]
+
+
+def case_halfin_self_rank_lies(p, v):
+    # g [1, 3] (its own 6 bytes) into e [3]: another rank
+    _resize(p, v, "g", [1, 3])
+    return [("any", "requirements", "InvalidArgument", "self's sizes")]
+
+
+def case_halfin_out_int32(p, v):
+    # f's bytes as int32: a half into an integer has no conversion
+    plan(p).values[v["f"]].val.scalar_type = ScalarType.INT
+    return [("any", "requirements", "NotSupported", "converts integers")]
+
+
+def case_halfin_self_uint16(p, v):
+    # g's bytes as uint16: no bfloat16, no conversion of it
+    plan(p).values[v["g"]].val.scalar_type = ScalarType.UINT16
+    return [("any", "requirements", "NotSupported", "converts integers")]
+
+
 def case_index_outside_its_dim(p, v):
     # i and j read at run time: 0x3F3F... is outside [-2, 2); the kernel
     # fails before anything is written, and never hands the lookup a row
@@ -1175,7 +1214,8 @@ def main(out_dir):
             base_intdiv() if name.startswith("intdiv_") else base_lu() if name.startswith("lu_") else \
             base_intreduce() if name.startswith("intreduce_") else base_bmm() if name.startswith("bmm_") else \
             base_intsort() if name.startswith("intsort_") else base_ldl() if name.startswith("ldl_") else \
-            base_special() if name.startswith("special_") else base_mode() if name.startswith("mode_") else base()
+            base_special() if name.startswith("special_") else base_mode() if name.startswith("mode_") else \
+            base_halfin() if name.startswith("halfin_") else base()
         program = copy.deepcopy(program)
         result = fn(program, values)
         expectations, serialise = result if isinstance(result, tuple) else (result, writer.serialize_program)
@@ -1224,6 +1264,9 @@ def main(out_dir):
     with open(os.path.join(out_dir, "valid_special.pte"), "wb") as f:
         f.write(writer.serialize_program(base_special()[0]))
     manifest.append("valid_special.pte any none Ok")
+    with open(os.path.join(out_dir, "valid_halfin.pte"), "wb") as f:
+        f.write(writer.serialize_program(base_halfin()[0]))
+    manifest.append("valid_halfin.pte any none Ok")
     with open(os.path.join(out_dir, "cases.txt"), "w") as f:
         f.write("\n".join(manifest) + "\n")
     return 0

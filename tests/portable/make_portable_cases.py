@@ -342,6 +342,24 @@ run_case("to_bfloat16", arg_op("dim_order_ops::_to_dim_order_copy.out", [len(BF)
          [(np.array(BF, np.uint32).view(np.float32), None)],
          [(np.array([0x3F80, 0x3F82, 0x3F81, 0x7F80, 0x0000, 0x0002, 0xFF80, 0x7FC0, 0xFFC0, 0x8000, 0xC040, 0x7F7F],
                     np.uint16), None)])
+# float16 into float32 (a Half program input), exact: 1.0 (0x3C00), the smallest subnormal 2^-24 (0x0001,
+# a normal float 0x33800000), the largest subnormal 1023 * 2^-24 (0x03FF: 0x387FC000), the smallest normal
+# 2^-14 (0x0400), the largest half 65504 (0x7BFF), -0, -infinity, a signalling NaN 0x7C01 (payload 1 shifted
+# up 13, quiet bit set: 0x7FC02000, as torch's .float()), -2.5 (0xC100)
+HALF_IN = [0x3C00, 0x0001, 0x03FF, 0x0400, 0x7BFF, 0x8000, 0xFC00, 0x7C01, 0xC100]
+run_case("to_float_from_half", arg_op("dim_order_ops::_to_dim_order_copy.out", [len(HALF_IN)], [len(HALF_IN)],
+                                      st=ScalarType.HALF, out_st=F32, non_blocking=False, dim_order=None),
+         [(np.array(HALF_IN, np.uint16), None)],
+         [(np.array([0x3F800000, 0x33800000, 0x387FC000, 0x38800000, 0x477FE000, 0x80000000, 0xFF800000,
+                     0x7FC02000, 0xC0200000], np.uint32), None)])
+# bfloat16 into float32: the bits as the top half, NaNs too (a signalling 0x7F81 stays 0x7F810000, as torch)
+BF_IN = [0x3F80, 0x0001, 0x7F7F, 0x8000, 0xFF80, 0x7F81, 0xFFC0, 0xC040]
+run_case("to_float_from_bfloat16", arg_op("dim_order_ops::_to_dim_order_copy.out", [len(BF_IN)], [len(BF_IN)],
+                                          st=ScalarType.BFLOAT16, out_st=F32, non_blocking=False, dim_order=None),
+         [(np.array(BF_IN, np.uint16), None)], [(np.array(BF_IN, np.uint32) << 16, None)])
+fail_case("to_half_from_bfloat16", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=ScalarType.BFLOAT16,
+                                          out_st=ScalarType.HALF, non_blocking=False, dim_order=None),
+          NOT_SUPPORTED, "converts integers")
 # (int8 into int64 is an integer conversion, which runs; float16 into int64 is none)
 fail_case("to_int_from_int8", arg_op("dim_order_ops::_to_dim_order_copy.out", [3], [3], st=ScalarType.HALF, out_st=I64,
                                      non_blocking=False, dim_order=None), NOT_SUPPORTED, "float32 into int64/int32")

@@ -48,7 +48,8 @@ static void usage(FILE *f)
           "  --input      one per method input, in order: raw little-endian bytes of the\n"
           "               input's dtype in its stored order, a .npy file (the logical,\n"
           "               PyTorch shape, C or Fortran order: converted to the input's\n"
-          "               dim order), or 'ones'/'zeros' (default: ones)\n"
+          "               dim order; a bfloat16 input's .npy holds its bit patterns as\n"
+          "               uint16, '<u2'), or 'ones'/'zeros' (default: ones)\n"
           "  --output-dir write output<i>.bin (raw bytes as stored) and output<i>.npy\n"
           "               (logical shape, C order) for each output\n"
           "  --repeat     execute N times (report the mean time)\n"
@@ -260,6 +261,9 @@ static int prepare_input(ptec_method *method, size_t i, const char *spec, void *
         if (err != NULL) {
             fprintf(stderr, "ptec-run: input %zu: %s: %s\n", i, spec, err);
             return 1;
+        }
+        if (npy.dtype == PTEC_DTYPE_UINT16 && info.dtype == PTEC_DTYPE_BFLOAT16) {
+            npy.dtype = PTEC_DTYPE_BFLOAT16; /* numpy has no bfloat16: a "<u2" file holds its bit patterns */
         }
         if (npy.dtype != info.dtype) {
             fprintf(stderr, "ptec-run: input %zu: %s holds '%s', the program expects %s\n", i, spec, npy.descr,

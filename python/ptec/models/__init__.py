@@ -245,7 +245,8 @@ def _call_factory(spec: str, path: str, factory_name: str):
 
 def _noise_like(e: torch.Tensor, g: torch.Generator) -> torch.Tensor:
     """A random input of e's shape and dtype (the CLI's calibration when the
-    model file gives none): standard normal float32 for a float example,
+    model file gives none): standard normal float32 for a float example
+    (rounded to float16 / bfloat16 for such an example),
     random bools for a bool one, the whole range for uint8 / int8, and for
     other integers (token ids) values in [min(0, lowest), highest] of the
     example's own values."""
@@ -258,6 +259,8 @@ def _noise_like(e: torch.Tensor, g: torch.Generator) -> torch.Tensor:
         lo = min(0, int(e.min())) if e.numel() else 0
         hi = int(e.max()) if e.numel() else 0
         return torch.randint(lo, max(hi, lo) + 1, tuple(e.shape), generator=g, dtype=e.dtype)
+    if e.dtype in (torch.float16, torch.bfloat16):      # a half input: normal noise in its dtype
+        return torch.randn(tuple(e.shape), generator=g).to(e.dtype)
     return torch.randn(tuple(e.shape), generator=g)
 
 

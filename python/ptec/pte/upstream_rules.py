@@ -276,7 +276,8 @@ RULES: Dict[str, Rule] = {
     # float32 into int64 / int32 (ids computed in the program) or half /
     # bfloat16 (an output), a bool into int32/int64, integers into one
     # another (int16, uint8, int8 too) and into float64, float64 into
-    # float32 (capture_int_casts); upstream's switches over every real type
+    # float32 (capture_int_casts), float16 / bfloat16 into float32 (a half
+    # input: capture_input_dtypes); upstream's switches over every real type
     # (ET_SWITCH_REALHBBF16_TYPES) for self and out alike
     "dim_order_ops::_to_dim_order_copy.out": Rule(
         "kernels/portable/cpu/op__to_dim_order_copy.cpp (check__to_dim_order_copy_args)",

@@ -639,6 +639,22 @@ def to_bfloat16_bits(x) -> np.ndarray:
     return np.where(np.isnan(x), nan, out).astype(np.uint16)
 
 
+def half_to_float(h) -> np.ndarray:
+    """dim_order_ops::_to_dim_order_copy.out from float16 into float32:
+    exact (numpy's conversion); a NaN keeps its payload with the quiet bit
+    set, as torch's `.float()` and the C kernel."""
+    h = np.asarray(h, np.float16)
+    bits = h.astype(F32).view(np.uint32)
+    return np.where(np.isnan(h), bits | np.uint32(0x400000), bits).astype(np.uint32).view(F32)
+
+
+def bfloat16_bits_to_float(b) -> np.ndarray:
+    """dim_order_ops::_to_dim_order_copy.out from bfloat16 (uint16 bit
+    patterns) into float32: the bits as a float32's top half, exact (NaNs
+    as they are, as torch's `.float()`)."""
+    return (np.asarray(b, np.uint16).astype(np.uint32) << 16).view(F32)
+
+
 def to_integer(x, dtype) -> np.ndarray:
     """dim_order_ops::_to_dim_order_copy.out from float32 into int64 or
     int32 (numpy dtype): truncation toward zero; a NaN, an infinity or a

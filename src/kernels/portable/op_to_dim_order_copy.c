@@ -20,6 +20,12 @@
  *    dropped ones (subnormals kept, overflow to infinity), NaN a quiet NaN
  *    of its sign (PyTorch's scalar path writes 0x7FC0, its vectorized one
  *    0xFFFF: both NaN);
+ *  - float16 or bfloat16 into float32 (a Half / BFloat16 program input,
+ *    `model(x.half())`, converted first thing): exact, every 16-bit float
+ *    is a float32 (subnormal halves become normal floats, infinities stay),
+ *    made from the bits by integer operations; as torch's `.float()`, a
+ *    bfloat16 NaN keeps its bits (shifted up by 16) and a half NaN its
+ *    payload (shifted up by 13) with the quiet bit set;
  *  - a bool (a comparison's result: `mask.float()`, `.int()`, `.long()`)
  *    into float32, int32 or int64 as 0 or 1 (any nonzero byte is true);
  *  - between the integer types int64, int32, int16, int8 and uint8 (`i.int()`,
@@ -44,6 +50,7 @@
 typedef struct to_copy_state {
     uint8_t dtype;     /* self's */
     uint8_t out_dtype; /* float32, int64/int32/half/bfloat16/float64 from float32, an integer type or float64 from one */
+                       /* (float32 also from half / bfloat16) */
 } to_copy_state;
 
 static bool convertible(uint8_t dtype)
@@ -75,11 +82,14 @@ static ptec_status prepare(ptec_op *op)
     bool int_to_int = integer(self->dtype) && integer(out->dtype) && self->dtype != out->dtype;
     bool to_double = (integer(self->dtype) || from_float) && out->dtype == PTEC_DTYPE_DOUBLE;
     bool double_to_float = self->dtype == PTEC_DTYPE_DOUBLE && out->dtype == PTEC_DTYPE_FLOAT;
-    if (!to_float && !to_index && !to_16_bit_float && !bool_to_int && !int_to_int && !to_double && !double_to_float) {
+    bool from_16_bit_float = (self->dtype == PTEC_DTYPE_HALF || self->dtype == PTEC_DTYPE_BFLOAT16) &&
+                             out->dtype == PTEC_DTYPE_FLOAT;
+    if (!to_float && !to_index && !to_16_bit_float && !bool_to_int && !int_to_int && !to_double && !double_to_float &&
+        !from_16_bit_float) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, -1,
                             PTEC_MSG("converts integers, bools and float32 into float32, float32 into int64/int32/half/bfloat16/"
                                      "float64, bools into int64/int32, integers into other integer types and float64, "
-                                     "float64 into float32"));
+                                     "float64, half and bfloat16 into float32"));
     }
     if (out->flags & PTEC_TENSOR_CONSTANT) {
         return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 3, PTEC_MSG("out must not be a constant tensor"));
@@ -183,6 +193,43 @@ static ptec_status run_to_16_bit_float(ptec_op *op, const to_copy_state *s)
             memcpy(&f, &bits, sizeof f);
             h[i] = half_bits(f);
         }
+    }
+    return PTEC_OK;
+}
+
+/* float32 bits of the IEEE binary16 h, exactly (torch's conversion). */
+static uint32_t float_bits_of_half(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+    if (e == 0x1Fu) { /* infinity, or a NaN: its payload kept, quiet */
+        return sign | 0x7F800000u | (m != 0u ? 0x400000u | (m << 13) : 0u);
+    }
+    if (e != 0u) {
+        return sign | ((e + 112u) << 23) | (m << 13); /* exponent rebiased from 15 to 127 */
+    }
+    if (m == 0u) {
+        return sign; /* a signed zero */
+    }
+    /* A subnormal, m * 2^-24 with its top bit at p (0 .. 9): the normal
+     * float 1.f * 2^(p - 24), its leading bit dropped. */
+    uint32_t p = 9u;
+    while ((m >> p) == 0u) {
+        --p;
+    }
+    return sign | ((p + 103u) << 23) | ((m << (23u - p)) & 0x7FFFFFu);
+}
+
+/* A 16-bit float into float32: bits to bits, no float operation (which
+ * could quiet a signalling NaN or flush a subnormal on the way). */
+static ptec_status run_from_16_bit_float(ptec_op *op, const to_copy_state *s)
+{
+    const uint16_t *h = ptec_op_tensor(op, 0)->data;
+    const ptec_tensor *t_out = ptec_op_tensor(op, 3);
+    uint8_t *y = t_out->data;
+    for (uint32_t i = 0; i < t_out->numel; ++i) {
+        uint32_t bits = s->dtype == PTEC_DTYPE_BFLOAT16 ? (uint32_t)h[i] << 16 : float_bits_of_half(h[i]);
+        memcpy(y + (size_t)i * sizeof bits, &bits, sizeof bits);
     }
     return PTEC_OK;
 }
@@ -291,6 +338,9 @@ static ptec_status run(ptec_op *op)
     }
     if (s->out_dtype == PTEC_DTYPE_HALF || s->out_dtype == PTEC_DTYPE_BFLOAT16) {
         return run_to_16_bit_float(op, s);
+    }
+    if (s->dtype == PTEC_DTYPE_HALF || s->dtype == PTEC_DTYPE_BFLOAT16) {
+        return run_from_16_bit_float(op, s);
     }
     if (s->out_dtype != PTEC_DTYPE_FLOAT) {
         return run_to_index(op, s);
