@@ -12,8 +12,10 @@
  * wrong neighbour, and integer steps are exact by construction. No libm.
  *
  * nextafter(x, y) is C99's nextafterf, which PyTorch calls: NaN if either
- * is NaN (written as the one quiet NaN 0x7FC00000, as every float_binary
- * kernel writes NaN); y itself when x == y (so nextafter(0, -0) is -0);
+ * is NaN, written as the one quiet NaN 0x7FC00000 (PyTorch 1.13's
+ * vectorized loop writes that NaN whatever the operands' signs and
+ * payloads; only its scalar tail keeps them); y itself when x == y (so
+ * nextafter(0, -0) is -0);
  * the smallest subnormal with y's sign from a zero x; else the encoding one
  * step away from x towards y, where one step up in a magnitude's encoding
  * is the next larger magnitude (FLT_MAX + 1 step is infinity, infinity - 1
@@ -27,6 +29,7 @@
  * leading bit becomes the implicit one (e = -148 for the smallest). */
 #include <string.h>
 
+#include "kernels/portable/broadcast.h"
 #include "kernels/portable/float_binary.h"
 #include "kernels/portable/portable_args.h"
 #include "kernels/portable/strides.h"
@@ -35,23 +38,10 @@
 #define MAGNITUDE 0x7FFFFFFFu
 #define INF_BITS 0x7F800000u
 #define QUIET_BIT 0x00400000u
+#define QUIET_NAN 0x7FC00000u
 #define FRACTION 0x007FFFFFu
 #define IMPLICIT_ONE 0x00800000u
 #define HALF_EXPONENT (126u << 23) /* the biased exponent of [0.5, 1) */
-
-static uint32_t bits_of(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float float_of(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
 
 /* The encoding as a signed integer in the order of the values: -0 and +0
  * both 0, negatives below, each magnitude step one apart. (NaN excluded.) */
@@ -61,25 +51,54 @@ static int32_t ordered(uint32_t u)
     return (u & SIGN_BIT) ? -m : m;
 }
 
-static float nextafter_fn(float a, float b)
+static uint32_t nextafter_bits(uint32_t x, uint32_t y)
 {
-    uint32_t x = bits_of(a), y = bits_of(b);
     if ((x & MAGNITUDE) > INF_BITS || (y & MAGNITUDE) > INF_BITS) {
-        return float_of(0x7FC00000u);
+        return QUIET_NAN;
     }
     int32_t kx = ordered(x), ky = ordered(y);
     if (kx == ky) {
-        return b; /* equal values (0 and -0 too): y, as C99 */
+        return y; /* equal values (0 and -0 too): y, as C99 */
     }
     if ((x & MAGNITUDE) == 0u) {
-        return float_of((y & SIGN_BIT) | 1u); /* the smallest subnormal towards y */
+        return (y & SIGN_BIT) | 1u; /* the smallest subnormal towards y */
     }
     /* away from zero (up in magnitude) when y lies beyond x on x's side */
     bool up = (kx < ky) == (kx > 0);
-    return float_of(up ? x + 1u : x - 1u);
+    return up ? x + 1u : x - 1u;
 }
 
-static ptec_status run_nextafter(ptec_op *op) { return ptec_float_binary_run(op, nextafter_fn); }
+static void nextafter_one(const uint8_t *a, const uint8_t *b, uint8_t *out)
+{
+    uint32_t x, y, r;
+    memcpy(&x, a, sizeof x);
+    memcpy(&y, b, sizeof y);
+    r = nextafter_bits(x, y);
+    memcpy(out, &r, sizeof r);
+}
+
+/* float_binary.c's prepare (shapes, broadcast, dtypes) and its walk, on the
+ * encodings (no float value passes through a float register). */
+static ptec_status run_nextafter(ptec_op *op)
+{
+    const float_binary_state *s = op->state;
+    const ptec_tensor *t_a = ptec_op_tensor(op, 0), *t_b = ptec_op_tensor(op, 1), *t_out = ptec_op_tensor(op, 2);
+    const uint8_t *a = t_a->data, *b = t_b->data;
+    uint8_t *y = t_out->data;
+    if (s->flat) {
+        for (uint32_t i = 0; i < t_out->numel; ++i) {
+            nextafter_one(a + 4u * (size_t)i, b + 4u * (size_t)i, y + 4u * (size_t)i);
+        }
+        return PTEC_OK;
+    }
+    static const int args[2] = {0, 1};
+    ptec_broadcast w;
+    ptec_broadcast_start(&w, op, args, 2, 2);
+    for (uint32_t n = 0; n < t_out->numel; ++n, ptec_broadcast_next(&w)) {
+        nextafter_one(a + 4u * w.off[0], b + 4u * w.off[1], y + 4u * w.off[2]);
+    }
+    return PTEC_OK;
+}
 
 const ptec_kernel ptec_kernel_aten_nextafter_out = {"aten::nextafter.out", sizeof(float_binary_state),
                                                     ptec_float_binary_prepare, run_nextafter};
