@@ -79,7 +79,8 @@ from .capture_ldl import ldl_nodes
 from .capture_computed_weights import refuse_written_stats_read
 from .capture_fp32_distances import fp32_distance_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
-from .capture_unary_tables import table_refusal, unary_table_nodes
+from .capture_unary_tables import unary_table_nodes
+from .capture_float_bits import WHOLE_WHY as FREXP_WHOLE_WHY, frexp_elements, mark_bit_level_readers
 from .capture_fp32_norms import fp32_norm_nodes
 from .capture_fp32_buckets import fp32_bucket_nodes
 from .capture_fp32_histc import fp32_histc_nodes
@@ -1099,6 +1100,9 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 rewritten, taken = rewrite_nodes(fn, ins, by_name)
                 nodes.extend(rewritten)
                 tuple_sources.update(taken)          # masks and indices now in constants of their own
+            elif (frexp := frexp_elements(fn, ins)) is not None:      # capture_float_bits: per element
+                nodes.append(_function_node(fn, ins))
+                nodes[-1].attrs.update(elements=frexp, why=FREXP_WHOLE_WHY)
             elif _function_node(fn, ins).op == "unsupported" and unary_table_nodes(fn, ins, by_name) is not None:
                 # last: any other element-wise torch function of one value, a LUT (capture_unary_tables)
                 nodes.extend(unary_table_nodes(fn, ins, by_name))
@@ -1108,8 +1112,6 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.append(_function_node(fn, ins))
                 if einsum_refusal(fn):
                     nodes[-1].attrs["why"] = einsum_refusal(fn)
-                if table_refusal(fn):       # torch.nextafter, frexp: said of its elements too
-                    nodes[-1].attrs.update(why=table_refusal(fn), element_why=True)
         else:
             raise CaptureError(f"unexpected fx node {fn.op}")
         for n in nodes[before:]:
@@ -1119,7 +1121,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
     used = {i for n in nodes for i in n.inputs} | set(outputs)
     nodes = [n for n in nodes if (n.name not in tuple_sources and n.name not in state_buffers)
              or n.name in used]
-    nodes = without_unread_factors(nodes, outputs)    # an LU only lu_unpack / lu_solve read (their A is refactored)
+    nodes = without_unread_factors(nodes, outputs)
+    mark_bit_level_readers(nodes)      # arithmetic on nextafter / frexp results in fp32 (capture_float_bits)    # an LU only lu_unpack / lu_solve read (their A is refactored)
     for n in nodes:
         if n.op == "conv_transpose2d":
             dense_groups(n)

@@ -1,6 +1,6 @@
 """torch's float functions of two tensors (issue 15): `x ** y`,
 torch.pow(x, y), torch.atan2, torch.hypot, torch.fmod / torch.remainder /
-`%` of two tensors and torch.copysign, each one `binary_math` node (attrs
+`%` of two tensors, torch.copysign and torch.nextafter (capture_float_bits), each one `binary_math` node (attrs
 fn: the ir.BINARY_MATH name). A LUT takes one input, so no int8 lowering
 exists for them: they run in fp32 on portable kernels, the int8 values
 around them dequantized before and quantized after, and compile reports
@@ -22,6 +22,8 @@ TARGETS = {
     torch.fmod: "fmod", "fmod": "fmod",
     operator.mod: "remainder", torch.remainder: "remainder", "remainder": "remainder",
     torch.copysign: "copysign", "copysign": "copysign",
+    # the next float32 after x towards y: a bit-level result (capture_float_bits)
+    torch.nextafter: "nextafter", "nextafter": "nextafter",
 }
 for _alias, _name in (("arctan2", "atan2"),):
     if hasattr(torch, _alias):

@@ -26,7 +26,7 @@ from .ir import Node
 
 # the nodes whose value is an int64 index (float32 in the float graph)
 INDEX_OPS = ("argmax", "sort_indices", "window_argmax", "to_index", "int_math", "linalg_lu_pivots",
-             "linalg_ldl_int", "linalg_cholesky_info")
+             "linalg_ldl_int", "linalg_cholesky_info", "frexp_exponent")
 ARG_TARGETS = {"argmax": False, torch.argmax: False, "argmin": True, torch.argmin: True}
 
 
@@ -91,8 +91,8 @@ def int_dtype(node: Optional[Node]) -> Optional[str]:
         return node.attrs["dtype"]
     if node.op == "sort" and node.attrs.get("integer"):      # the values of a sort of an int value
         return node.attrs["integer"]
-    if node.op in ("linalg_lu_pivots", "linalg_ldl_int", "linalg_cholesky_info"):
-        return "int32"   # lu_factor's / ldl_factor's pivots, ldl's and cholesky_ex's info
+    if node.op in ("linalg_lu_pivots", "linalg_ldl_int", "linalg_cholesky_info", "frexp_exponent"):
+        return "int32"   # lu_factor's / ldl_factor's pivots, ldl's and cholesky_ex's info, frexp's exponent
     return None
 
 

@@ -30,9 +30,8 @@ calibration never reached, torch's inf saturates and its NaN takes the
 nearest entry's value (backends.cortex_m.kernels.lut_table): an int8 code
 holds no NaN, and only inputs outside every value calibration saw map there.
 
-torch.nextafter and torch.frexp are bit-level functions of fp32 values: an
-int8 grid's values carry no meaning at that level (the next float after a
-grid value is the grid value), so they are refused in one line saying so.
+torch.nextafter and torch.frexp are bit-level functions of fp32 values, never
+tables: capture_float_bits runs them on fp32 kernels.
 """
 from __future__ import annotations
 
@@ -50,11 +49,8 @@ from .ir import Node
 # edges of the domains of the usual special functions
 _PROBE = torch.cat([torch.linspace(-4.0, 4.0, 33), torch.tensor([-0.5, 0.25, 0.7, 1.5, 2.5, 5.0, 9.0, -7.5])])
 
-# bit-level functions: refused with this reason
-BIT_LEVEL = {"nextafter": "torch.nextafter gives the next fp32 number, a bit-level result that no int8 value "
-                          "carries (an int8 grid's step is far coarser): compute it outside ptec",
-             "frexp": "torch.frexp splits an fp32 number's bits into mantissa and exponent, which no int8 value "
-                      "carries: compute it outside ptec, or use torch.log2 / torch.floor for the exponent"}
+# bit-level functions (capture_float_bits), never probed as tables
+BIT_LEVEL = ("nextafter", "frexp")
 
 
 # undefined contents or draws: a probe could find them element-wise by chance (fresh memory, equal draws)
@@ -65,13 +61,6 @@ _NEVER = ("empty", "rand", "normal", "bernoulli", "poisson", "multinomial", "dro
 def _name(fn) -> str:
     t = fn.target
     return t if isinstance(t, str) else getattr(t, "__name__", str(t))
-
-
-def table_refusal(fn) -> Optional[str]:
-    """The one-line reason a bit-level call (nextafter, frexp) is refused, else None."""
-    if fn.op not in ("call_function", "call_method"):
-        return None
-    return BIT_LEVEL.get(_name(fn))
 
 
 def _call(fn, at: int, fixed=None):

@@ -256,6 +256,11 @@ _RANDOM = {"ptec::random_dropout.out": _random_dropout,
 _INT_ONLY = ("floor_divide", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "gcd", "lcm")
 
 
+def _frexp_reference(x):
+    from .reference.float_bits import frexp
+    return frexp(x)
+
+
 def _portable_table():
     from .reference import pool_indices as PI
     from .reference import index_blocks as PX
@@ -351,6 +356,8 @@ def _portable_table():
             t(arg, "self"), s(arg, "kernel_size"), s(arg, "stride"), s(arg, "padding"),
             s(arg, "ceil_mode"), s(arg, "count_include_pad"), s(arg, "divisor_override"), out.sizes),
         "aten::max_pool2d_with_indices.out": max_pool,
+        # (mantissa, exponent) of op_float_bits.c
+        "aten::frexp.Tensor_out": lambda arg, named, out: _frexp_reference(t(arg, "self")),
         "aten::_adaptive_avg_pool2d.out": lambda arg, named, out: P.adaptive_avg_pool2d(
             t(arg, "self"), s(arg, "output_size")),
         "aten::mean.out": lambda arg, named, out: P.mean(t(arg, "self"), s(arg, "dim"),
@@ -402,6 +409,7 @@ def _portable_table():
                                                  ("right_shift", "aten::bitwise_right_shift.Tensor_out"),
                                                  ("gcd", "aten::gcd.out"), ("lcm", "aten::lcm.out"),
                                                  ("copysign", "aten::copysign.out"),
+                                                 ("nextafter", "aten::nextafter.out"),
                                                  ("igamma", "aten::igamma.out"), ("igammac", "aten::igammac.out"),
                                                  ("zeta", "aten::special_zeta.out"))},
         "aten::embedding.out": lambda arg, named, out: P.embedding(t(arg, "weight"), t(arg, "indices")),

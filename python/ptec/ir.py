@@ -36,7 +36,8 @@ index: capture_matrix_functions), linalg_ldl (LD of symmetric [B, n, n]:
 Bunch-Kaufman, LAPACK sytrf's pivots) and linalg_ldl_int (its int32 pivots
 [B, n] or info [B] by `which`, carried as float32: capture_ldl),
 bmm (the fp32 product of [B, n, k] and [B, k, m]: aten::bmm.out),
-unsupported. Any node may carry a fused
+frexp_mantissa and frexp_exponent (torch.frexp's mantissa, its int32
+exponent carried as float32: capture_float_bits), unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 
 State (--stateful): `state` is a tensor kept from one run to the next
@@ -182,6 +183,8 @@ BINARY_MATH: Dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
     "remainder": torch.remainder, "copysign": torch.copysign,
     # two independent operands of capture_binary_tables' calls (ptec-only kernels)
     "igamma": torch.igamma, "igammac": torch.igammac, "zeta": torch.special.zeta,
+    # the next float32 towards the other (capture_float_bits; ptec-only kernel)
+    "nextafter": torch.nextafter,
 }
 
 # Element-wise functions of one tensor (attrs -> function); lowered as 256-entry LUTs.
@@ -428,6 +431,10 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = solve_ex(xs[0], xs[1])[0] if solve_ex is not None else torch.linalg.solve(xs[0], xs[1])
     elif op == "binary_math":
         y = BINARY_MATH[a["fn"]](xs[0], xs[1])
+    elif op in ("frexp_mantissa", "frexp_exponent"):
+        # torch.frexp's mantissa, or its int32 exponent carried as float32 like an index (capture_float_bits)
+        from .capture_float_bits import eval_frexp
+        y = eval_frexp(op, xs[0])
     elif op == "slice":
         y = xs[0].narrow(a["dim"], a["start"], a["end"] - a["start"])
     elif op == "pixel_shuffle":

@@ -16,8 +16,9 @@ program of the random kernels; a small program of bool values
 bound-dynamic output, an index by a bool mask over the rows); and a
 --fuse-expansion inverted-residual block (ptec::quantized_expand_depthwise,
 then the 1x1 projection); and igamma / igammac / special_zeta of two
-float values, broadcast; and float16 / bfloat16 inputs converted into
-float32, added, and the sum a float16 output."""
+float values, broadcast; float16 / bfloat16 inputs converted into float32,
+added, and the sum a float16 output; nextafter (broadcast) and frexp of float
+values."""
 import os
 import sys
 
@@ -311,6 +312,23 @@ def special_program():
 
 
 write_program(special_program(), os.path.join(out_dir, "special_small.pte"))
+
+
+def float_bits_program():
+    """nextafter of float32 values, broadcast, then frexp of the result
+    (mantissa float32, exponent int32): the shapes and dtypes their
+    prepares check."""
+    f32 = ScalarType.FLOAT
+    b = ProgramBuilder()
+    x, y, n = b.tensor(f32, [2, 3]), b.tensor(f32, [3]), b.tensor(f32, [2, 3])
+    m, e = b.tensor(f32, [2, 3]), b.tensor(ScalarType.INT, [2, 3])
+    b.call("aten::nextafter.out", self=x, other=y, out=n)
+    b.call("aten::frexp.Tensor_out", self=n, mantissa=m, exponent=e)
+    b.set_io([x, y], [m, e])
+    return b.build()
+
+
+write_program(float_bits_program(), os.path.join(out_dir, "float_bits_small.pte"))
 
 
 def bool_program():

@@ -206,6 +206,21 @@ def base_special():
     return b.build(), {"x": x, "y": y, "g": g, "c": c, "z": z}
 
 
+def base_bits():
+    """n = nextafter(x, y) of float inputs x [2, 3] and y [3], broadcast, then
+    (m, e) = frexp(n), m float32 and e int32 [2, 3] (op_float_bits.c): the
+    shapes and dtypes their prepares check before run walks them. The
+    test's 0x3F bytes (0.75) are valid inputs."""
+    f32 = ScalarType.FLOAT
+    b = ProgramBuilder()
+    x, y, n = b.tensor(f32, [2, 3]), b.tensor(f32, [3]), b.tensor(f32, [2, 3])
+    m, e = b.tensor(f32, [2, 3]), b.tensor(ScalarType.INT, [2, 3])
+    b.call("aten::nextafter.out", self=x, other=y, out=n)
+    b.call("aten::frexp.Tensor_out", self=n, mantissa=m, exponent=e)
+    b.set_io([x, y], [m, e])
+    return b.build(), {"x": x, "y": y, "n": n, "m": m, "e": e}
+
+
 def base_overlap():
     """x[i, j] of a [1, 3] block: i the argmax of a float input x [2, 3]
     (0 for the test's even 0x3F inputs), j the constant [2, 2], as one
@@ -1193,6 +1208,36 @@ def case_special_int8(p, v):
     return [("any", "requirements", "NotSupported", "dtype must be float32")]
 
 
+def case_bits_out_lies(p, v):
+    # n [2, 4]: y's 3 values do not broadcast to it (run would read past y)
+    _resize(p, v, "n", [2, 4])
+    return [("any", "requirements", "InvalidArgument", "does not broadcast")]
+
+
+def case_bits_mantissa_lies(p, v):
+    # m [2, 4]: more elements than n holds (run would read past n)
+    _resize(p, v, "m", [2, 4])
+    return [("any", "requirements", "InvalidArgument", "mantissa must have self's sizes")]
+
+
+def case_bits_exponent_rank_lies(p, v):
+    # e [2, 3, 1]: another rank than m (one walk serves both outs)
+    _resize(p, v, "e", [2, 3, 1])
+    return [("any", "requirements", "InvalidArgument", "exponent must have mantissa's")]
+
+
+def case_bits_exponent_float(p, v):
+    # e's bytes as float32 (its size in bytes kept): the run would write int32 codes into floats
+    plan(p).values[v["e"]].val.scalar_type = ScalarType.FLOAT
+    return [("any", "requirements", "InvalidArgument", "exponent must be int32")]
+
+
+def case_bits_self_int8(p, v):
+    # x's bytes as int8: 4 times as many entries as its floats
+    plan(p).values[v["x"]].val.scalar_type = ScalarType.CHAR
+    return [("any", "requirements", "NotSupported", "dtype must be float32")]
+
+
 def header_length_wrap(valid):
     # A 16-byte file whose extended header says it is 2^32 - 1 bytes long:
     # 8 + that wrapped a 32-bit size_t to 7, and the header's u64 fields were
@@ -1215,7 +1260,7 @@ def main(out_dir):
             base_intreduce() if name.startswith("intreduce_") else base_bmm() if name.startswith("bmm_") else \
             base_intsort() if name.startswith("intsort_") else base_ldl() if name.startswith("ldl_") else \
             base_special() if name.startswith("special_") else base_mode() if name.startswith("mode_") else \
-            base_halfin() if name.startswith("halfin_") else base()
+            base_halfin() if name.startswith("halfin_") else base_bits() if name.startswith("bits_") else base()
         program = copy.deepcopy(program)
         result = fn(program, values)
         expectations, serialise = result if isinstance(result, tuple) else (result, writer.serialize_program)
@@ -1267,6 +1312,9 @@ def main(out_dir):
     with open(os.path.join(out_dir, "valid_halfin.pte"), "wb") as f:
         f.write(writer.serialize_program(base_halfin()[0]))
     manifest.append("valid_halfin.pte any none Ok")
+    with open(os.path.join(out_dir, "valid_bits.pte"), "wb") as f:
+        f.write(writer.serialize_program(base_bits()[0]))
+    manifest.append("valid_bits.pte any none Ok")
     with open(os.path.join(out_dir, "cases.txt"), "w") as f:
         f.write("\n".join(manifest) + "\n")
     return 0

@@ -450,6 +450,46 @@ run_case("special_zeta_values", two_op("aten::special_zeta.out", [5], [5], [5]),
          [(np.array([np.pi ** 2 / 6, np.inf, np.nan, np.inf, np.nan], np.float32), None)])
 fail_case("igamma_int8", two_op("aten::igamma.out", [3], [3], [3], st=I8, out_st=I8), NOT_SUPPORTED,
           "dtype must be float32")
+# nextafter (op_float_bits.c): 1 up is 1 + 2^-23, 1 down 1 - 2^-24; 0 towards -1 the smallest negative
+# subnormal; 0 towards -0 is -0 (y); FLT_MAX up inf, inf down FLT_MAX; the smallest normal down the largest
+# subnormal; a NaN operand the quiet NaN. Broadcast: other [1] against self [8]
+run_case("nextafter_values", two_op("aten::nextafter.out", [8], [8], [8]),
+         [(np.array([1, 1, 0, 0, FMAX, np.inf, 2.0 ** -126, np.nan], np.float32), None),
+          (np.array([2, 0, -1, -0.0, np.inf, 0, 0, 1], np.float32), None)],
+         [(np.array([1 + 2.0 ** -23, 1 - 2.0 ** -24, -2.0 ** -149, -0.0, np.inf, FMAX, 2.0 ** -126 - 2.0 ** -149,
+                     np.nan], np.float32), None)])
+run_case("nextafter_broadcast", two_op("aten::nextafter.out", [2, 4], [1], [2, 4]),
+         [(np.array([[-1, 0.5, 3, -0.0], [2, 4, -4, 8]], np.float32), None), (np.array([3], np.float32), None)],
+         [(np.array([[-1 + 2.0 ** -24, 0.5 + 2.0 ** -24, 3, 2.0 ** -149], [2 + 2.0 ** -22, 4 - 2.0 ** -22,
+                                                                            -4 + 2.0 ** -22, 8 - 2.0 ** -21]],
+                    np.float32), None)])
+fail_case("nextafter_int8", two_op("aten::nextafter.out", [3], [3], [3], st=I8, out_st=I8), NOT_SUPPORTED,
+          "dtype must be float32")
+
+
+def frexp_op(shape, order=None, m_order=None, e_st=ScalarType.INT, e_shape=None):
+    b = ProgramBuilder()
+    x = b.tensor(F32, shape, order)
+    m = b.tensor(F32, shape, m_order)
+    e = b.tensor(e_st, e_shape or shape, m_order)
+    b.call("aten::frexp.Tensor_out", self=x, mantissa=m, exponent=e)
+    b.set_io([x], [m, e])
+    return b
+
+
+# frexp: 8 = 0.5 * 2^4, -3 = -0.75 * 2^2, 0.1 = 0.8 * 2^-3, the smallest subnormal 0.5 * 2^-148, the largest
+# (1 - 2^-23) * 2^-126 ... as 0.99999988 * 2^-126; 0, -0, inf keep themselves with exponent 0. A
+# channels-last self read into contiguous outs
+X_FREXP = np.array([8, -3, 0.1, 2.0 ** -149, 2.0 ** -126 - 2.0 ** -149, 0, -0.0, np.inf], np.float32)
+M_FREXP = np.array([0.5, -0.75, np.float32(0.1) * 8, 0.5, (2.0 ** -126 - 2.0 ** -149) * 2.0 ** 126, 0, -0.0,
+                    np.inf], np.float32)
+E_FREXP = np.array([4, 2, -3, -148, -126, 0, 0, 0], np.int32)
+run_case("frexp_values", frexp_op([8]), [(X_FREXP, None)], [(M_FREXP, None), (E_FREXP, None)])
+run_case("frexp_channels_last_self", frexp_op([1, 2, 2, 2], order=CHANNELS_LAST),
+         [(X_FREXP.reshape(1, 2, 2, 2), CHANNELS_LAST)],
+         [(M_FREXP.reshape(1, 2, 2, 2), None), (E_FREXP.reshape(1, 2, 2, 2), None)])
+fail_case("frexp_exponent_int64", frexp_op([3], e_st=I64), INVALID_ARGUMENT, "exponent must be int32")
+fail_case("frexp_exponent_sizes", frexp_op([3], e_shape=[4]), INVALID_ARGUMENT, "exponent must have mantissa's")
 fail_case("special_zeta_broadcast", two_op("aten::special_zeta.out", [2], [3], [3]), INVALID_ARGUMENT,
           "does not broadcast")
 fail_case("pow_int8", two_op(POW, [3], [3], [3], st=I8, out_st=I8, other="exponent"), NOT_SUPPORTED,

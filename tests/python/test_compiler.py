@@ -139,21 +139,21 @@ def test_int8_io(zoo_models):
     assert res.lowered.inputs[0].scale > 0 and res.lowered.outputs[0].zero_point is not None
 
 
-class _NeedsNextafter(nn.Module):
-    # torch.nextafter: a function of two tensors ptec has no kernel for (the next float32 towards the
-    # other: a bit step no int8 or fp32 rewrite gives)
+class _NeedsEmptyLike(nn.Module):
+    # torch.empty_like: ptec has no kernel for it (its contents are undefined; torch.nextafter, the
+    # example here before, runs since its fp32 kernel: test_float_bits.py)
     def __init__(self):
         super().__init__()
         self.fc = nn.Linear(4, 4)
 
     def forward(self, x):
-        return torch.nextafter(self.fc(x), x)
+        return torch.empty_like(self.fc(x)) + x
 
 
 def test_missing_kernel_fails_and_lists_ops():
     x = torch.randn(1, 4)
-    with pytest.raises(CompileError, match=r"no kernel for nextafter \(torch.nextafter\)"):
-        compile_model(_NeedsNextafter().eval(), [x], [(x,)])
+    with pytest.raises(CompileError, match=r"no kernel for empty_like \(torch.empty_like\)"):
+        compile_model(_NeedsEmptyLike().eval(), [x], [(x,)])
 
 
 def test_cli_missing_kernel_writes_no_file(tmp_path):
@@ -161,10 +161,10 @@ def test_cli_missing_kernel_writes_no_file(tmp_path):
                                     "class M(nn.Module):\n"
                                     "    input_shape = (1, 4)\n"
                                     "    def forward(self, x):\n"
-                                    "        return torch.nextafter(x, x + 1.0) + 1.0\n"
+                                    "        return torch.empty_like(x) + x + 1.0\n"
                                     "def make():\n    return M()\n")
     assert r.returncode != 0
-    assert "no kernel for nextafter (torch.nextafter)" in r.stderr and "aten::" not in r.stderr, r.stderr
+    assert "no kernel for empty_like (torch.empty_like)" in r.stderr and "aten::" not in r.stderr, r.stderr
     assert not out.exists()
 
 
@@ -297,19 +297,20 @@ def test_cli_kernel_list(tmp_path):
 
 def test_cli_sort_names_the_missing_operator_and_writes_no_file(tmp_path):
     """The issue's example was torch.sort, which runs now (capture_sort);
-    torch.frexp has no kernel: compile says so and writes nothing."""
+    torch.empty_like has no kernel (torch.frexp, the example before, runs since its fp32 kernel):
+    compile says so and writes nothing."""
     src = tmp_path / "sorter.py"
     src.write_text("import torch, torch.nn as nn\n"
                    "class M(nn.Module):\n"
                    "    input_shape = (1, 8)\n"
                    "    def forward(self, x):\n"
-                   "        return torch.frexp(x)[0] * 2.0\n"
+                   "        return torch.empty_like(x) * 2.0\n"
                    "def make():\n    return M()\n")
     out = tmp_path / "sorter.pte"
     r = subprocess.run([sys.executable, "-m", "ptec", "compile", f"{src}:make", "--calib", "2",
                         "-o", str(out)], env=ENV, capture_output=True, text=True)
     assert r.returncode == 2
-    assert "ptec has no kernel for frexp (torch.frexp)" in r.stderr and "aten::" not in r.stderr, r.stderr
+    assert "ptec has no kernel for empty_like (torch.empty_like)" in r.stderr and "aten::" not in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
     assert not out.exists()
 

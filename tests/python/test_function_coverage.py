@@ -1085,6 +1085,12 @@ RUNS = {
     "special.gammainc(x, y), gammaincc(x, y)": (lambda x: torch.special.gammainc(x, x.flip(2) * 2)
                                                 - torch.special.gammaincc(x * 3, x.flip(1)), S3, POS, 1.5, "fp32"),  # 1.29
     "torch.special.zeta(x, y)": (lambda x: torch.special.zeta(x, x.flip(2)), S3, (2.0, 4.0), 1.5, "fp32"),   # 0.92
+    # bit-level fp32 results (capture_float_bits: aten::nextafter.out, aten::frexp.Tensor_out, ptec only), the
+    # arithmetic reading them in fp32 too: torch's float32 bytes on the float input (test_float_bits.py)
+    "torch.nextafter(x, y) - x": (lambda x: torch.nextafter(x, x + 1) - x, S3, R, 0.0, "fp32"),            # 0.00
+    "Tensor.nextafter": (lambda x: x.nextafter(-x) * 2.0, S3, R, 0.0, "fp32"),                              # 0.00
+    "torch.frexp, Tensor.frexp": (lambda x: torch.frexp(x)[0] * torch.frexp(x)[1].float() + x.frexp().mantissa,
+                                  S3, R, 0.0, "fp32"),                                                      # 0.00
     "torch.special.bessel_j0, airy_ai": (lambda x: torch.special.bessel_j0(x) + torch.special.airy_ai(x), S3, R, 2.0,
                                          "int8"),                                                        # 1.70
     "torch.fix, torch.angle (real)": (lambda x: torch.fix(x) + torch.angle(x), S3, R, 1.0, "int8"),     # 0.34

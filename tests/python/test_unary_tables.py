@@ -3,7 +3,7 @@ as 256-entry tables (ptec.capture_unary_tables, issue 15): torch float is
 the oracle, bounds in output steps on the host runtime (whose bytes
 worst_steps checks against the reference interpreter); the probe that
 decides which calls qualify; torch's NaN and inf under ptec's non-finite
-rules; nextafter / frexp refused in one line."""
+rules (nextafter / frexp are no tables: test_float_bits.py)."""
 import numpy as np
 import pytest
 import torch
@@ -137,18 +137,7 @@ def test_nan_outside_calibration_does_not_move_outputs(tmp_path):
     assert worst_steps(model, res, calibration[:4], tmp_path) <= 1.5      # 1.13, as in TABLES
 
 
-@pytest.mark.parametrize("call,word", [("torch.nextafter(x, x + 1.0)", "nextafter"),
-                                       ("torch.frexp(x)[0]", "frexp"),
-                                       ("torch.nextafter(x, torch.tensor(1.0))", "nextafter"),
-                                       ("torch.frexp(x).exponent.float()", "frexp")])
-def test_bit_level_calls_refused_in_one_line(call, word, tmp_path):
-    line = cli_refusal(tmp_path, "import torch\n"
-                                 "class M(torch.nn.Module):\n"
-                                 "    def forward(self, x):\n"
-                                 f"        return {call}\n"
-                                 "def model():\n"
-                                 "    return M(), (torch.rand(1, 4, 8),)\n")
-    assert f"torch.{word}" in line and "no int8 value carries" in line, line
+# (torch.nextafter and torch.frexp, refused here before, run on fp32 kernels: test_float_bits.py)
 
 
 def test_table_of_an_fp32_value_reads_it_quantized(tmp_path):

@@ -132,6 +132,13 @@ RULES: Dict[str, Rule] = {
     **{f"aten::{op}.out": Rule("none: ptec only (src/kernels/portable/op_special_gamma.c)",
                                same_dim_order=("self", "other", "out"), broadcast=("self", "other", "out"),
                                upstream_library="none (ptec only)") for op in ("igamma", "igammac", "special_zeta")},
+    # nor nextafter / frexp (capture_float_bits: bit-level functions of fp32 values)
+    "aten::nextafter.out": Rule("none: ptec only (src/kernels/portable/op_float_bits.c)",
+                                same_dim_order=("self", "other", "out"), broadcast=("self", "other", "out"),
+                                upstream_library="none (ptec only)"),
+    "aten::frexp.Tensor_out": Rule("none: ptec only (src/kernels/portable/op_float_bits.c)",
+                                   dtypes=(("self", F32), ("mantissa", F32), ("exponent", frozenset({ScalarType.INT}))),
+                                   same_dim_order=("mantissa", "exponent"), upstream_library="none (ptec only)"),
     "aten::relu.out": _unary("relu"),
     "aten::sigmoid.out": _unary("sigmoid"),
     "aten::tanh.out": _unary("tanh", "kernels/portable/cpu/pattern/"

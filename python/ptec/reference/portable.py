@@ -102,11 +102,15 @@ from .special_gamma import FUNCTIONS as SPECIAL_FUNCTIONS, special_binary  # noq
 
 def binary_math(fn: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """aten::pow.Tensor_Tensor_out, atan2, hypot, fmod.Tensor_out,
-    remainder.Tensor_out, copysign, igamma, igammac, special_zeta on float32 tensors, broadcast; every NaN
-    is the quiet NaN 0x7FC00000, as the C kernel writes it."""
+    remainder.Tensor_out, copysign, igamma, igammac, special_zeta, nextafter
+    on float32 tensors, broadcast; every NaN is the quiet NaN 0x7FC00000, as
+    the C kernel writes it."""
     a, b = np.broadcast_arrays(np.asarray(a, F32), np.asarray(b, F32))
     if fn in SPECIAL_FUNCTIONS:          # igamma, igammac, zeta (op_special_gamma.c)
         r = special_binary(fn, a, b)
+    elif fn == "nextafter":              # op_float_bits.c: integer steps on the encodings
+        from .float_bits import nextafter
+        r = nextafter(a, b)
     else:
         with np.errstate(all="ignore"):
             r = BINARY_MATH[fn](a, b)

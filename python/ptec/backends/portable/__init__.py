@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import KernelBackend
-from .lowering import BINARY, aten_key, lower_fp32, lower_fp32_rows
+from ...ir import origin
+from .lowering import BINARY, aten_key, lower_fp32, lower_fp32_rows, lower_frexp
 
 
 class PortableBackend(KernelBackend):
@@ -21,6 +22,13 @@ class PortableBackend(KernelBackend):
         if n.op == "embedding" and len(n.inputs) == 1:
             # rows of a constant fp32 table (capture_random's cauchy_) by int64 ids, kept as they are
             return lower_fp32_rows(n, ctx.get(n.inputs[0]), ctx.b, ctx.fallbacks)
+        if n.op in ("frexp_mantissa", "frexp_exponent"):
+            # torch.frexp's two elements share one call (capture_float_bits), made by the first lowered
+            key = (n.inputs[0], "frexp")
+            if key not in ctx.ordered:
+                ctx.ordered[key] = lower_frexp(ctx.f(n.inputs[0]), n.shape, ctx.b)
+            ctx.fallbacks.append(f"{origin(n)}: aten::frexp.Tensor_out")
+            return ctx.ordered[key][0 if n.op == "frexp_mantissa" else 1]
         if aten_key(n) in BINARY:
             # constants are stored in the layout the call needs (lowering.py)
             consts = [np.asarray(ctx.g.node(i).attrs["value"], np.float32)

@@ -58,6 +58,7 @@ ATEN_KEYS = {
     "linalg_ldl": "ptec::linalg_ldl_factor.out",
     "linalg_ldl_int": "ptec::linalg_ldl_factor.out",
     "linalg_triangular_solve": "ptec::linalg_triangular_solve.out",
+    "frexp_mantissa": "aten::frexp.Tensor_out", "frexp_exponent": "aten::frexp.Tensor_out",
 }
 
 
@@ -89,7 +90,7 @@ def _pow(b, key, n, ins, out):
 BINARY_MATH = {"pow": "aten::pow.Tensor_Tensor_out", "atan2": "aten::atan2.out", "hypot": "aten::hypot.out",
                "fmod": "aten::fmod.Tensor_out", "remainder": "aten::remainder.Tensor_out",
                "copysign": "aten::copysign.out", "igamma": "aten::igamma.out", "igammac": "aten::igammac.out",
-               "zeta": "aten::special_zeta.out"}
+               "zeta": "aten::special_zeta.out", "nextafter": "aten::nextafter.out"}
 
 BINARY = {"aten::add.out": _binary_alpha, "aten::sub.out": _binary_alpha,
           "aten::mul.out": _binary, "aten::div.out": _binary,
@@ -596,6 +597,16 @@ def _matmul_on_bmm(b: ProgramBuilder, n: Node, ins: List[Act]) -> Optional[Act]:
     y = new_act(b, ScalarType.FLOAT, [flat, shape[-2], shape[-1]], dim_order=[0, 1, 2])
     b.call("aten::bmm.out", self=mats[0].value, mat2=mats[1].value, out=y.value)
     return _relayout(b, raw_view(b, y, shape, list(range(len(shape)))), layout(shape))
+
+
+def lower_frexp(x: Act, shape, b: ProgramBuilder) -> tuple:
+    """torch.frexp of fp32 x (capture_float_bits): one aten::frexp.Tensor_out
+    call, its mantissa (float32) and exponent (int32) in one layout, the
+    value's own for its shape."""
+    mantissa = new_act(b, ScalarType.FLOAT, [int(d) for d in shape])
+    exponent = new_act(b, ScalarType.INT, [int(d) for d in shape])
+    b.call("aten::frexp.Tensor_out", self=x.value, mantissa=mantissa.value, exponent=exponent.value)
+    return mantissa, exponent
 
 
 def lower_fp32_rows(n: Node, ids: Act, b: ProgramBuilder, fallbacks: List[str]) -> Act:
