@@ -143,3 +143,63 @@ def cast_bools_first(gm: torch.fx.GraphModule, propagate) -> None:
         g.lint()
         gm.recompile()
         propagate()
+
+
+def _compare_of_number(fn) -> Optional[int]:
+    """The position (0 or 1) of the tensor operand of fn, a comparison of
+    one non-bool tensor and a number (`x > 0.5`, `0.5 < x`), else None."""
+    from .capture_bool import _COMPARE
+    if not isinstance(fn, torch.fx.Node) or fn.op not in ("call_function", "call_method") or fn.kwargs \
+            or len(fn.args) != 2:
+        return None
+    try:
+        if fn.target not in _COMPARE:
+            return None
+    except TypeError:                     # an unhashable target is none of these
+        return None
+    for k in (0, 1):
+        t, c = fn.args[k], fn.args[1 - k]
+        if isinstance(t, torch.fx.Node) and _dtype(t) is not torch.bool \
+                and isinstance(c, (int, float)) and not isinstance(c, bool):
+            return k
+    return None
+
+
+def compares_after_moves(gm: torch.fx.GraphModule, propagate) -> None:
+    """A moved comparison of a number, `(x[..., 0] > 0.5).t()` as a
+    key_padding_mask, `masked_fill(m.t(), -inf)` of m = s > 0: the
+    comparison of the moved operand, `x[..., 0].t() > 0.5`. The value is
+    torch's exactly (a comparison reads each element alone) and it is a
+    comparison again, which the readers of a bool mask take (a moved bool
+    is moved bytes: capture_attention_masks' softmax of the kept positions,
+    a logical or, a where read a compare or logical node). Runs after
+    cast_bools_first (a cast of a moved bool is its own); a chain of moves
+    is taken one move at a time, in the graph's order."""
+    g = gm.graph
+    changed = False
+    for fn in list(g.nodes):
+        if not _is_move(fn):
+            continue
+        cmp = fn.args[0]
+        k = _compare_of_number(cmp)
+        if k is None:
+            continue
+        with g.inserting_before(fn):
+            dims = _transposed_dims(fn)
+            if dims is not None:                  # as a permute: capture reads an int value's permute by its dims
+                moved = g.call_method("permute", (cmp.args[k], *dims))
+            else:
+                moved = g.create_node(fn.op, fn.target, (cmp.args[k],) + tuple(fn.args[1:]), dict(fn.kwargs))
+            args = list(cmp.args)
+            args[k] = moved
+            compared = g.create_node(cmp.op, cmp.target, tuple(args), {})
+        compared.meta = dict(fn.meta)             # the moved bool's shape and dtype (the next move of a chain)
+        fn.replace_all_uses_with(compared)
+        g.erase_node(fn)
+        if not cmp.users:
+            g.erase_node(cmp)
+        changed = True
+    if changed:
+        g.lint()
+        gm.recompile()
+        propagate()

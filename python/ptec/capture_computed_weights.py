@@ -696,7 +696,8 @@ class FormulaAttention(OriginalAttributes, torch.nn.Module):
         program is a bool of its nonzeros where torch's inference fast path
         runs (self-attention of one batched value, no attn_mask: fast_path),
         else as given (added to the scores: _mha)."""
-        if self.fast and isinstance(key_padding_mask, torch.Tensor) and key_padding_mask.dtype.is_floating_point \
+        if self.fast and isinstance(key_padding_mask, (torch.Tensor, torch.fx.Proxy)) \
+                and key_padding_mask.dtype.is_floating_point \
                 and attn_mask is None and query.dim() == 3 and (key is None or key is query) \
                 and (value is None or value is query):
             return nonzero_mask(key_padding_mask) if _computed(key_padding_mask) else key_padding_mask != 0
