@@ -145,9 +145,21 @@ def cast_bools_first(gm: torch.fx.GraphModule, propagate) -> None:
         propagate()
 
 
+def _shape(a):
+    return getattr(a.meta.get("tensor_meta"), "shape", None) if isinstance(a, torch.fx.Node) else None
+
+
+def _scalar(c) -> bool:
+    """A number, or a 0-d tensor value (`x[0, 0, 0]`: it broadcasts the same to any shape)."""
+    if isinstance(c, torch.fx.Node):
+        return _shape(c) is not None and len(_shape(c)) == 0 and _dtype(c) is not torch.bool
+    return isinstance(c, (int, float)) and not isinstance(c, bool)
+
+
 def _compare_of_number(fn) -> Optional[int]:
     """The position (0 or 1) of the tensor operand of fn, a comparison of
-    one non-bool tensor and a number (`x > 0.5`, `0.5 < x`), else None."""
+    one non-bool tensor and a number or 0-d tensor (`x > 0.5`, `0.5 < x`,
+    `x > x[0, 0]`), else None."""
     from .capture_bool import _COMPARE
     if not isinstance(fn, torch.fx.Node) or fn.op not in ("call_function", "call_method") or fn.kwargs \
             or len(fn.args) != 2:
@@ -159,14 +171,14 @@ def _compare_of_number(fn) -> Optional[int]:
         return None
     for k in (0, 1):
         t, c = fn.args[k], fn.args[1 - k]
-        if isinstance(t, torch.fx.Node) and _dtype(t) is not torch.bool \
-                and isinstance(c, (int, float)) and not isinstance(c, bool):
+        if isinstance(t, torch.fx.Node) and _dtype(t) is not torch.bool and _shape(t) != torch.Size([]) \
+                and _scalar(c):
             return k
     return None
 
 
 def compares_after_moves(gm: torch.fx.GraphModule, propagate) -> None:
-    """A moved comparison of a number, `(x[..., 0] > 0.5).t()` as a
+    """A moved comparison of a number (or a 0-d value), `(x[..., 0] > 0.5).t()` as a
     key_padding_mask, `masked_fill(m.t(), -inf)` of m = s > 0: the
     comparison of the moved operand, `x[..., 0].t() > 0.5`. The value is
     torch's exactly (a comparison reads each element alone) and it is a
