@@ -180,3 +180,25 @@ def test_what_stays_refused_is_one_line(kind, match, model):
             warnings.simplefilter("ignore")
             compile_model(make().eval(), [x], [(x,)])
     assert "\n" not in str(e.value)
+
+
+class Decoder(nn.Module):
+    """nn.TransformerDecoderLayer given a constant float tgt_key_padding_mask of 0.5's."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerDecoderLayer(E, H, 16, dropout=0.0).eval()
+        self.register_buffer("pad", _pad("half"))
+
+    def forward(self, x):
+        return self.layer(x, x, tgt_key_padding_mask=self.pad)
+
+
+def test_a_decoder_layer_refuses_it_in_one_line():
+    """(its self-attention's fast path and formula are not told apart there: refused, naming the module)"""
+    x = _inputs(2, 1)[0][0]
+    with pytest.raises(CaptureError, match="nn.TransformerDecoderLayer.*values other than 0 and -inf") as e:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile_model(Decoder().eval(), [x], [(x,)])
+    assert "\n" not in str(e.value)
