@@ -143,3 +143,87 @@ def cast_bools_first(gm: torch.fx.GraphModule, propagate) -> None:
         g.lint()
         gm.recompile()
         propagate()
+
+
+def _shape(a):
+    return getattr(a.meta.get("tensor_meta"), "shape", None) if isinstance(a, torch.fx.Node) else None
+
+
+def _scalar(c) -> bool:
+    """A number, or a 0-d tensor value (`x[0, 0, 0]`: it broadcasts the same to any shape)."""
+    if isinstance(c, torch.fx.Node):
+        return _shape(c) is not None and len(_shape(c)) == 0 and _dtype(c) is not torch.bool
+    return isinstance(c, (int, float)) and not isinstance(c, bool)
+
+
+def _compared_operands(fn, pairs) -> Optional[tuple]:
+    """The positions of the operands to move of fn, a comparison: (k,) for
+    one non-bool tensor and a number or 0-d value (`x > 0.5`, `0.5 < x`,
+    `x > x[0, 0]`), (0, 1) for two non-bool tensors of one shape
+    (`x[..., 0] > x[..., 1]`; pairs: the comparisons this pass made of such
+    moved pairs, whose new operands have no traced shape yet), else None."""
+    from .capture_bool import _COMPARE
+    if not isinstance(fn, torch.fx.Node) or fn.op not in ("call_function", "call_method") or fn.kwargs \
+            or len(fn.args) != 2:
+        return None
+    try:
+        if fn.target not in _COMPARE:
+            return None
+    except TypeError:                     # an unhashable target is none of these
+        return None
+    if fn in pairs:
+        return (0, 1)
+    a, b = fn.args
+    if all(isinstance(t, torch.fx.Node) and _dtype(t) not in (None, torch.bool) for t in (a, b)) \
+            and _shape(a) is not None and len(_shape(a)) > 0 and _shape(a) == _shape(b):
+        return (0, 1)
+    for k in (0, 1):
+        t, c = fn.args[k], fn.args[1 - k]
+        if isinstance(t, torch.fx.Node) and _dtype(t) is not torch.bool and _shape(t) != torch.Size([]) \
+                and _scalar(c):
+            return (k,)
+    return None
+
+
+def compares_after_moves(gm: torch.fx.GraphModule, propagate) -> None:
+    """A moved comparison of a number, a 0-d value or a tensor of the same
+    shape (moved too), `(x[..., 0] > 0.5).t()` as a
+    key_padding_mask, `masked_fill(m.t(), -inf)` of m = s > 0: the
+    comparison of the moved operand, `x[..., 0].t() > 0.5`. The value is
+    torch's exactly (a comparison reads each element alone) and it is a
+    comparison again, which the readers of a bool mask take (a moved bool
+    is moved bytes: capture_attention_masks' softmax of the kept positions,
+    a logical or, a where read a compare or logical node). Runs after
+    cast_bools_first (a cast of a moved bool is its own); a chain of moves
+    is taken one move at a time, in the graph's order."""
+    g = gm.graph
+    changed, pairs = False, set()
+    for fn in list(g.nodes):
+        if not _is_move(fn):
+            continue
+        cmp = fn.args[0]
+        moving = _compared_operands(cmp, pairs)
+        if moving is None:
+            continue
+        with g.inserting_before(fn):
+            dims = _transposed_dims(fn)
+            args = list(cmp.args)
+            for k in moving:
+                if dims is not None:              # as a permute: capture reads an int value's permute by its dims
+                    moved = g.call_method("permute", (cmp.args[k], *dims))
+                else:
+                    moved = g.create_node(fn.op, fn.target, (cmp.args[k],) + tuple(fn.args[1:]), dict(fn.kwargs))
+                args[k] = moved
+            compared = g.create_node(cmp.op, cmp.target, tuple(args), {})
+        if len(moving) == 2:
+            pairs.add(compared)
+        compared.meta = dict(fn.meta)             # the moved bool's shape and dtype (the next move of a chain)
+        fn.replace_all_uses_with(compared)
+        g.erase_node(fn)
+        if not cmp.users:
+            g.erase_node(cmp)
+        changed = True
+    if changed:
+        g.lint()
+        gm.recompile()
+        propagate()

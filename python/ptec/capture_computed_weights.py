@@ -570,7 +570,7 @@ def _mha(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_pr
     averaged over the heads or [N, h, L, S]. What it does not run is
     refused in one line naming the argument."""
     from .capture_modules import attention_mask
-    from .capture_attention_bias import split_additive
+    from .capture_attention_bias import general_padding, padding, split_additive
     if bias_k is not None and (static_k is not None or static_v is not None):
         _refuse("bias_k with static_k / static_v", "(torch asserts: bias cannot be added to a static key or value)")
     if training and dropout_p:
@@ -600,6 +600,12 @@ def _mha(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_pr
     added = []          # additive biases of the scores, [1 or N h, L or 1, S] (_additive_softmax)
     fills = []          # the fills of the float masks' masking parts (_split_float_mask)
     float_attn = attn_mask is not None and attn_mask.dtype not in (torch.bool, torch.uint8)
+    if general_padding(key_padding_mask) and key_padding_mask.numel() == batch * source:
+        # a constant float one with other values: torch or-s its nonzeros into a bool attn_mask, else adds it
+        key_padding_mask, bias = padding(key_padding_mask, attn_mask is not None and not float_attn,
+                                         "F.multi_head_attention_forward")
+        if bias is not None:
+            added.append(bias.reshape(batch, 1, 1, source).expand(batch, h, 1, source).reshape(batch * h, 1, source))
     if _computed(key_padding_mask) and key_padding_mask.dtype not in (torch.bool, torch.uint8):
         if attn_mask is not None and not float_attn:
             key_padding_mask = nonzero_mask(key_padding_mask)   # torch or-s its nonzeros into a bool attn_mask
@@ -690,10 +696,11 @@ class FormulaAttention(OriginalAttributes, torch.nn.Module):
         program is a bool of its nonzeros where torch's inference fast path
         runs (self-attention of one batched value, no attn_mask: fast_path),
         else as given (added to the scores: _mha)."""
-        if self.fast and _computed(key_padding_mask) and key_padding_mask.dtype.is_floating_point \
+        if self.fast and isinstance(key_padding_mask, (torch.Tensor, torch.fx.Proxy)) \
+                and key_padding_mask.dtype.is_floating_point \
                 and attn_mask is None and query.dim() == 3 and (key is None or key is query) \
                 and (value is None or value is query):
-            return nonzero_mask(key_padding_mask)
+            return nonzero_mask(key_padding_mask) if _computed(key_padding_mask) else key_padding_mask != 0
         return key_padding_mask
 
     def forward(self, query, key=None, value=None, key_padding_mask=None, need_weights=True, attn_mask=None,

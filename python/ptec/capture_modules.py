@@ -98,14 +98,18 @@ def _as_bool_mask(m: torch.Tensor, arg: str, what: str) -> torch.Tensor:
 
 
 def attention_mask(attn_mask, key_padding_mask, is_causal, heads: int, tokens: int, what: str, batch: int = 1,
-                   source: int = 0):
+                   source: int = 0, padding_as_bool=None):
     """One bool mask [1 or batch * heads, L, S] (True: masked) from concrete
     masks, None when nothing is masked: torch's layout of the scores, the
     heads of batch element b at rows b * heads .. (b + 1) * heads - 1.
     attn_mask [L, S] (every head of every element) or [batch * heads, L, S];
     key_padding_mask [batch, S] (a key masked for every query of that
     element). is_causal=True needs the mask (torch requires it) and the
-    mask must be the causal one. source: S, the keys' count (0: L, self-attention)."""
+    mask must be the causal one. source: S, the keys' count (0: L, self-attention).
+    padding_as_bool: how torch 1.13 takes a float key_padding_mask with
+    values other than 0 and -inf (capture_attention_bias.padding): True its
+    nonzeros (a fast path), False added to the scores (its nonzeros beside
+    a bool attn_mask), None refused (a caller that does not say)."""
     if not tokens:          # traced without a record of the call: the masks' own size
         tokens = next((int(m.shape[-1]) for m in (attn_mask, key_padding_mask) if m is not None), 0)
     s = source or tokens
@@ -126,7 +130,14 @@ def attention_mask(attn_mask, key_padding_mask, is_causal, heads: int, tokens: i
             raise CaptureModuleError(f"{what}: is_causal=True with a mask that is not the causal one")
         full = full | a
     if key_padding_mask is not None:
-        k = _as_bool_mask(key_padding_mask.detach(), "key padding mask", what)
+        k = key_padding_mask.detach()
+        if padding_as_bool is not None and general_padding(k):
+            as_bool = padding_as_bool or (attn_mask is not None and not attn_mask.is_floating_point())
+            k, k_bias = padding(k, as_bool, what)
+            if k_bias is not None:          # [N, S] added to every query of every head: [N h, 1, S]
+                k_bias = k_bias.reshape(batch, 1, 1, s).expand(batch, heads, 1, s).reshape(batch * heads, 1, s)
+                bias = k_bias if bias is None else bias + k_bias
+        k = _as_bool_mask(k, "key padding mask", what)
         if k.dim() == 1 and batch == 1:         # torch's unbatched form: [S]
             k = k.reshape(1, -1)
         if tuple(k.shape) != (batch, s):
@@ -256,9 +267,11 @@ class SelfAttention(OriginalAttributes, _MaskArgs, nn.Module):
                 t.node.meta["ptec_if_read"] = True
         return y, w
 
-    def mask_for(self, x, attn_mask, key_padding_mask, is_causal, names, known: dict, what: str, source: int = 0):
+    def mask_for(self, x, attn_mask, key_padding_mask, is_causal, names, known: dict, what: str, source: int = 0,
+                 padding_as_bool=None):
         """The combined constant mask for a [batch, tokens, embed] input;
-        known: the recorded arguments of this call; what: the module called."""
+        known: the recorded arguments of this call; what: the module called;
+        padding_as_bool: attention_mask's."""
         self.what = what
         tokens = x.shape[1] if isinstance(x, torch.Tensor) else known.get("tokens", 0)
         # traced, the shape is the example's (capture_tracer) unless the record has it
@@ -266,7 +279,7 @@ class SelfAttention(OriginalAttributes, _MaskArgs, nn.Module):
         return attention_mask(self.concrete(attn_mask, names[0], known),
                               self.concrete(key_padding_mask, names[1], known),
                               bool(self.concrete(is_causal, "is_causal", known)), self.heads, tokens, what,
-                              int(batch), int(source))
+                              int(batch), int(source), padding_as_bool)
 
     def forward(self, query, key=None, value=None, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):
@@ -288,11 +301,13 @@ class SelfAttention(OriginalAttributes, _MaskArgs, nn.Module):
         if cross:
             key, value = (t if self.batch_first else t.transpose(0, 1) for t in (key, value))
             mask = self.mask_for(x, attn_mask, key_padding_mask, False, ("attn_mask", "key_padding_mask"),
-                                 self.begin_call(query), self.what, source=key.shape[1])
+                                 self.begin_call(query), self.what, source=key.shape[1], padding_as_bool=False)
             got = self.attend(x, mask, key, value, weights)
         else:
+            # torch's inference fast path (self-attention of a batch, no attn_mask) reads a float padding as a bool
+            fast = self.formula is not None and self.formula.fast and attn_mask is None and not unbatched
             mask = self.mask_for(x, attn_mask, key_padding_mask, is_causal, ("attn_mask", "key_padding_mask"),
-                                 self.begin_call(query), self.what)
+                                 self.begin_call(query), self.what, padding_as_bool=fast)
             got = self.attend(x, mask, weights=weights)
         y, w = (got, None) if weights is None else got
         y = y if self.batch_first else y.transpose(0, 1)
@@ -335,7 +350,7 @@ class EncoderLayer(OriginalAttributes, _MaskArgs, nn.Module):
             return computed_mask_layer(self, src, src_mask, src_key_padding_mask)
         x = src if self.batch_first else src.transpose(0, 1)
         mask = self.attn.mask_for(x, src_mask, src_key_padding_mask, is_causal, ("src_mask", "src_key_padding_mask"),
-                                  self.begin_call(src), self.what)
+                                  self.begin_call(src), self.what, padding_as_bool=layer_fast_path(self, src, src_mask))
         return self.run(src, mask)
 
 
@@ -375,7 +390,9 @@ class Encoder(OriginalAttributes, _MaskArgs, nn.Module):
         pad = self.concrete(key_padding_mask, "src_key_padding_mask", known)
         if pad is None or pad.dim() != 2:
             return x
-        keep = ~_as_bool_mask(pad.detach(), "key padding mask", self.what)
+        # (torch's logical_not of a float mask: its zeros are kept)
+        keep = pad.detach() == 0 if pad.is_floating_point() else ~_as_bool_mask(pad.detach(), "key padding mask",
+                                                                                  self.what)
         # left aligned: each row's kept positions come first (torch's own check)
         if not bool((keep.int().cumprod(1).bool() == keep).all()) or bool(keep.all()):
             return x
@@ -391,8 +408,10 @@ class Encoder(OriginalAttributes, _MaskArgs, nn.Module):
         first = self.layers[0]
         x = src if first.batch_first else src.transpose(0, 1)
         known = self.begin_call(src)
+        # the nested fast path keeps the float padding's zeros; each layer's own fast path reads its nonzeros
+        as_bool = (self.nested and mask is None and src.dim() == 3) or layer_fast_path(first, src, mask)
         combined = first.attn.mask_for(x, mask, src_key_padding_mask, is_causal, ("mask", "src_key_padding_mask"),
-                                       known, self.what)
+                                       known, self.what, padding_as_bool=as_bool)
         x = src
         for layer in self.layers:
             x = layer.run(x, combined)
@@ -608,8 +627,10 @@ FUNCTIONAL_STAND_INS.update(_UNIQUE_COUNTS)
 from .capture_computed_weights import add_computed_weight_stand_ins, formula_attention  # noqa: E402 - F.conv1d(x, w(x))
 add_computed_weight_stand_ins(FUNCTIONAL_STAND_INS)
 from .capture_encoder_masks import (computed as computed_mask, encoder_forward as computed_mask_encoder,  # noqa: E402
-                                    layer_forward as computed_mask_layer)  # encoder masks computed from the input
-from .capture_attention_bias import additive_bias, additive_form, biased  # noqa: E402 - float attn_mask biases
+                                    layer_forward as computed_mask_layer,  # encoder masks computed from the input
+                                    _fast as layer_fast_path)
+from .capture_attention_bias import (additive_bias, additive_form, biased, general_padding,  # noqa: E402
+                                     padding)  # float attn_mask biases, constant float key padding masks
 from .capture_packed_lengths import step_keeps  # noqa: E402 - pack_padded_sequence's lengths per step
 
 

@@ -43,7 +43,7 @@ W_OUT, B_OUT = MHA.out_proj.weight.detach().clone(), MHA.out_proj.bias.detach().
 
 def _padding(x, kind):
     """A float key padding mask [N, L] computed from x [L, N, E]."""
-    pad = x[:, :, 0].t() > 0.5         # (a .t() of a bool is not yet read as a bool by capture_bool)
+    pad = x[:, :, 0].t() > 0.5         # (a moved bool, `(x[:, :, 0] > 0.5).t()`, too: test_moved_bool_masks.py)
     if kind == "mul":
         return pad.float() * -1e9
     if kind == "where":

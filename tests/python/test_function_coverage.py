@@ -1734,6 +1734,21 @@ RUNS["y[0, argmax] = number"] = (_position_assigned, S3, R, 1.0, "int8")        
 RUNS["torch.nn.Softmax(-1)(x) made in forward"] = (lambda x: torch.nn.Softmax(-1)(x), S3, R, 1.5, "int8")
 RUNS["torch.nn.Upsample(scale_factor=2)(x) made in forward"] = (
     lambda x: torch.nn.Upsample(scale_factor=2, mode="bilinear")(x), S4, R, 1.5, "int8")
+# a constant float key_padding_mask with values other than 0 and -inf: added to the scores as [N h, 1, S]
+# (capture_attention_bias.padding; test_constant_float_padding.py)
+RUNS["F.multi_head_attention_forward(constant float key_padding_mask, a per-key bias)"] = (
+    lambda x: F.multi_head_attention_forward(
+        x, x, x, 8, 2, MHA_IN, None, None, None, False, 0.0, MHA_OUT, None, training=False, need_weights=False,
+        key_padding_mask=torch.tensor([[0.5, -0.75, 0.0, 1.0]]))[0], (4, 1, 8), R, 3.5, "int8")     # 3.12
+# a moved comparison read as a mask: the comparison of the moved operand (capture_bool_moves.compares_after_moves;
+# test_moved_bool_masks.py); key 0 kept (x[0] > x[0] is False)
+RUNS["F.multi_head_attention_forward(key_padding_mask=(x > t).t())"] = (
+    lambda x: F.multi_head_attention_forward(
+        x, x, x, 8, 2, MHA_IN, None, None, None, False, 0.0, MHA_OUT, None, training=False, need_weights=False,
+        key_padding_mask=(x[..., 0] > x[0, 0, 0]).t())[0], (4, 1, 8), R, 3.0, "int8")     # 1.57
+RUNS["scores.masked_fill(m.t(), -inf).softmax(-1)"] = (
+    lambda x: (x[0] @ x[0].t() * 0.25).masked_fill((x[0, :, :4] > 0.5).t() & ~torch.eye(4, dtype=torch.bool),
+                                                   float("-inf")).softmax(-1) @ x[0], S3, R, 2.0, "int8")  # 1.30
 
 
 def _seeded_linear_made(x):         # with tensors: the same on every call (seeded), their traced values

@@ -279,14 +279,16 @@ def test_a_float_mask_with_nan_is_refused_in_one_line():
     assert msg.startswith("body (nn.TransformerEncoderLayer)"), msg
 
 
-def test_a_constant_float_padding_mask_with_other_values_is_refused_in_one_line():
+def test_a_constant_float_padding_mask_with_nan_is_refused_in_one_line():
     # (a bool mask from the input runs: capture_encoder_masks, test_sequence_forms.py; a float one computed in
-    # forward too: test_attention_masks_more.py)
+    # forward too: test_attention_masks_more.py; a constant one with values other than 0 and -inf, a 0.5 or a
+    # per-key bias, too: test_constant_float_padding.py)
     m = Tagger(layer(False), lambda self, h: self.body(h, src_key_padding_mask=self.pad))
     pad = torch.zeros(1, T)
-    pad[0, 2] = 0.5
+    pad[0, 2] = float("nan")
     m.register_buffer("pad", pad)
-    _refused(m, "float key padding mask with values other than 0 and -inf")
+    msg = _refused(m, "float key padding mask with NaN or \\+inf")
+    assert msg.startswith("body (nn.TransformerEncoderLayer)"), msg
 
 
 def test_a_mask_torch_refuses_is_reported_in_one_line():
