@@ -36,6 +36,7 @@ index: capture_matrix_functions), linalg_ldl (LD of symmetric [B, n, n]:
 Bunch-Kaufman, LAPACK sytrf's pivots) and linalg_ldl_int (its int32 pivots
 [B, n] or info [B] by `which`, carried as float32: capture_ldl),
 bmm (the fp32 product of [B, n, k] and [B, k, m]: aten::bmm.out),
+view_dtype (x.view(dtype): x's bytes as another dtype, capture_dtype_view),
 unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 
@@ -338,6 +339,11 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         # integer arithmetic on index values (capture_int_math), carried as float32 like argmax's index
         from .capture_int_math import eval_int_math
         y = eval_int_math(a, xs)
+    elif op == "view_dtype":
+        # x.view(dtype): x's bytes as another dtype (capture_dtype_view: ptec::view_dtype.out), an int result
+        # carried as float32 like every index value
+        from .capture_dtype_view import eval_view_dtype
+        y = eval_view_dtype(a, xs[0])
     elif op == "svdvals":
         # the singular values of matrices [B, m, n], largest first (capture_matrix_functions:
         # ptec::linalg_svdvals.out)

@@ -1017,3 +1017,16 @@ def slice_copy(x, dim, start, end, step) -> np.ndarray:
 def squeeze_dims(x, dims) -> np.ndarray:
     drop = tuple(sorted({d % x.ndim for d in dims if x.shape[d % x.ndim] == 1})) if x.ndim else ()
     return np.squeeze(x, axis=drop) if drop else x
+
+
+def view_dtype(x, dtype, sizes) -> np.ndarray:
+    """ptec::view_dtype.out: x's bytes (row-major, little-endian) read as
+    dtype, torch's Tensor.view(dtype): the last size scaled by the ratio of
+    the element sizes (op_view_dtype.c checks the shapes)."""
+    x = np.ascontiguousarray(x)
+    dt = np.dtype(dtype)
+    if x.ndim == 0:
+        if x.dtype.itemsize != dt.itemsize:
+            raise ValueError("view_dtype: a 0-d x only as a dtype of its element size")
+        return x.reshape(1).view(dt).reshape(())
+    return x.view(dt).reshape([int(d) for d in sizes])

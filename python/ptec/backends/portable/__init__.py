@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import KernelBackend
-from .lowering import BINARY, aten_key, lower_fp32, lower_fp32_rows
+from .lowering import BINARY, aten_key, lower_fp32, lower_fp32_rows, lower_view_dtype
 
 
 class PortableBackend(KernelBackend):
@@ -21,6 +21,10 @@ class PortableBackend(KernelBackend):
         if n.op == "embedding" and len(n.inputs) == 1:
             # rows of a constant fp32 table (capture_random's cauchy_) by int64 ids, kept as they are
             return lower_fp32_rows(n, ctx.get(n.inputs[0]), ctx.b, ctx.fallbacks)
+        if n.op == "view_dtype":
+            # x.view(dtype): an int value's own integers, a float value's fp32 bytes (capture_dtype_view)
+            x = ctx.f(n.inputs[0]) if n.attrs["src"] == "float32" else ctx.get(n.inputs[0])
+            return lower_view_dtype(n, x, ctx.b, ctx.fallbacks)
         if aten_key(n) in BINARY:
             # constants are stored in the layout the call needs (lowering.py)
             consts = [np.asarray(ctx.g.node(i).attrs["value"], np.float32)
