@@ -68,7 +68,7 @@ from .capture_call_forms import method_call, positional_form, root_arguments, un
 from .capture_tracer import (KnownValuesProxy, KnownValuesTracer, TracedControlError, drop_traced_leftovers,
                              trace_refusal)
 from .capture_spellings import respelled, spelling_nodes
-from .capture_calls import (refuse_call, _amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
+from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
                             _scalar_arg, _sum_nodes, _values_of)
 from .capture_tensor_index import computed_index_select_nodes, tensor_index_nodes
