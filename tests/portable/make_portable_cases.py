@@ -2088,6 +2088,55 @@ fail_case("index_after_none_bound_small", index_op((I8, [2, 3, 2], None), (B8, [
                                                    indices=lambda m: [None, m]), INVALID_PROGRAM, "fewer rows")
 
 
+
+def view_dtype_op(x_shape, out_shape, st=F32, out_st=I32, order=None, out_order=None):
+    """ptec::view_dtype.out: x's bytes as out's dtype (torch's Tensor.view(dtype))."""
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape, order)
+    y = b.tensor(out_st, out_shape, out_order)
+    b.call("ptec::view_dtype.out", self=x, out=y)
+    b.set_io([x], [y])
+    return b
+
+
+# float32 bits of NaN (with a payload), +-inf, -0.0, a denormal, 1.0 and -2.5, as torch's view gives them
+VIEW_BITS = np.array([[0x7FC00001, 0x7F800000, 0xFF800000, 0x80000000], [0x00000001, 0x3F800000, 0xC0200000,
+                                                                      0x7F7FFFFF]], np.uint32)
+VIEW_F32 = VIEW_BITS.view(np.float32)
+run_case("view_dtype_f32_int32", view_dtype_op([2, 4], [2, 4]), [(VIEW_F32, None)],
+         [(VIEW_BITS.view(np.int32), None)])
+run_case("view_dtype_int32_f32", view_dtype_op([2, 4], [2, 4], st=I32, out_st=F32), [(VIEW_BITS.view(np.int32), None)],
+         [(VIEW_F32, None)])
+run_case("view_dtype_f32_uint8", view_dtype_op([2, 4], [2, 16], out_st=ScalarType.BYTE), [(VIEW_F32, None)],
+         [(VIEW_F32.view(np.uint8), None)])
+run_case("view_dtype_f32_int16_3d", view_dtype_op([2, 1, 4], [2, 1, 8], out_st=ScalarType.SHORT),
+         [(VIEW_F32.reshape(2, 1, 4), None)], [(VIEW_F32.view(np.int16).reshape(2, 1, 8), None)])
+run_case("view_dtype_f32_int64", view_dtype_op([2, 4], [2, 2], out_st=I64), [(VIEW_F32, None)],
+         [(VIEW_F32.view(np.int64), None)])
+run_case("view_dtype_int8_f32", view_dtype_op([1, 8], [1, 2], st=I8, out_st=F32),
+         [(VIEW_F32[1:, :2].view(np.int8), None)], [(VIEW_F32[1:, :2], None)])
+run_case("view_dtype_0d", view_dtype_op([], [], st=I32, out_st=F32), [(np.array(0x3F800000, np.int32), None)],
+         [(np.array(1.0, np.float32), None)])
+run_case("view_dtype_empty", view_dtype_op([0, 4], [0, 16], out_st=ScalarType.BYTE),
+         [(np.zeros((0, 4), np.float32), None)], [(np.zeros((0, 16), np.uint8), None)])
+fail_case("view_dtype_bool", view_dtype_op([2], [8], out_st=ScalarType.BOOL), NOT_SUPPORTED, "1, 2, 4 or 8 bytes")
+fail_case("view_dtype_half", view_dtype_op([2], [4], st=ScalarType.HALF, out_st=I8), NOT_SUPPORTED,
+          "1, 2, 4 or 8 bytes")
+fail_case("view_dtype_channels_last", view_dtype_op([1, 2, 2, 2], [1, 2, 2, 2], order=CHANNELS_LAST), NOT_SUPPORTED,
+          "contiguous")
+fail_case("view_dtype_rank", view_dtype_op([2, 4], [8]), INVALID_ARGUMENT, "self's rank")
+fail_case("view_dtype_0d_size", view_dtype_op([], [4], out_st=ScalarType.BYTE), INVALID_ARGUMENT, "self's rank")
+fail_case("view_dtype_0d_narrow", view_dtype_op([], [], out_st=ScalarType.SHORT), INVALID_ARGUMENT,
+          "element size")
+fail_case("view_dtype_leading", view_dtype_op([2, 4], [3, 4]), INVALID_ARGUMENT, "leading sizes")
+fail_case("view_dtype_last_same", view_dtype_op([2, 4], [2, 5]), INVALID_ARGUMENT, "scaled by the element sizes")
+fail_case("view_dtype_last_smaller", view_dtype_op([2, 4], [2, 4], out_st=ScalarType.BYTE), INVALID_ARGUMENT,
+          "scaled by the element sizes")
+fail_case("view_dtype_last_not_multiple", view_dtype_op([2, 3], [2, 1], out_st=I64), INVALID_ARGUMENT,
+          "multiple of the element size ratio")
+fail_case("view_dtype_last_larger", view_dtype_op([2, 4], [2, 1], out_st=I64), INVALID_ARGUMENT,
+          "scaled by the element sizes")
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
