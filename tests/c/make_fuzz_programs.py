@@ -16,7 +16,8 @@ program of the random kernels; a small program of bool values
 bound-dynamic output, an index by a bool mask over the rows); and a
 --fuse-expansion inverted-residual block (ptec::quantized_expand_depthwise,
 then the 1x1 projection); and igamma / igammac / special_zeta of two
-float values, broadcast."""
+float values, broadcast; and a float value viewed as int32, uint8, int64
+and back (ptec::view_dtype.out)."""
 import os
 import sys
 
@@ -310,6 +311,25 @@ def special_program():
 
 
 write_program(special_program(), os.path.join(out_dir, "special_small.pte"))
+
+
+def view_dtype_program():
+    """x.view(dtype) (ptec::view_dtype.out) of a float32 input as int32,
+    uint8 and int64, and the int32 bits back as float32 (the sizes and
+    dtypes its prepare checks before the byte copy)."""
+    b = ProgramBuilder()
+    x = b.tensor(ScalarType.FLOAT, [2, 4])
+    i, u = b.tensor(ScalarType.INT, [2, 4]), b.tensor(ScalarType.BYTE, [2, 16])
+    lo, f = b.tensor(ScalarType.LONG, [2, 2]), b.tensor(ScalarType.FLOAT, [2, 4])
+    b.call("ptec::view_dtype.out", self=x, out=i)
+    b.call("ptec::view_dtype.out", self=x, out=u)
+    b.call("ptec::view_dtype.out", self=x, out=lo)
+    b.call("ptec::view_dtype.out", self=i, out=f)
+    b.set_io([x], [u, lo, f])
+    return b.build()
+
+
+write_program(view_dtype_program(), os.path.join(out_dir, "view_dtype_small.pte"))
 
 
 def bool_program():
