@@ -68,7 +68,7 @@ from .capture_call_forms import method_call, positional_form, root_arguments, un
 from .capture_tracer import (KnownValuesProxy, KnownValuesTracer, TracedControlError, drop_traced_leftovers,
                              trace_refusal)
 from .capture_spellings import respelled, spelling_nodes
-from .capture_calls import (_amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
+from .capture_calls import (refuse_call, _amax_nodes, _copying_nodes, _cumsum_node, _elementwise_node, _functional_module,
                             _index_select_nodes, _meta_shape, _norm_nodes, _normalize_nodes, _reduce_max_nodes,
                             _scalar_arg, _sum_nodes, _values_of)
 from .capture_tensor_index import computed_index_select_nodes, tensor_index_nodes
@@ -1338,7 +1338,12 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
         if t == "view" and any(isinstance(s, torch.dtype) for s in shape):
-            # its own dtype: the value itself, a reshape to its own shape (another: capture_dtype_view)
+            # its own dtype: the value itself, a reshape to its own shape (another: capture_dtype_view and
+            # capture_complex; one they left, a complex value's other views, is refused)
+            src = getattr(fn.args[0].meta.get("tensor_meta"), "dtype", None)
+            if src is None or shape[0] != src:
+                refuse_call(fn, "a view as another dtype reinterprets the value's bytes, and ptec holds this "
+                                "value as no such bytes; for a conversion of the values, write .to(dtype)")
             return Node(name, "reshape", ins[:1], dict(target_shape=_meta_shape(fn)))
         if all(isinstance(s, int) for s in shape):
             return Node(name, "reshape", ins[:1], dict(target_shape=[int(s) for s in shape]))

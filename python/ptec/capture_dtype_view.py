@@ -70,8 +70,9 @@ def dtype_view_nodes(fn: torch.fx.Node, ins, by_name) -> Optional[List[Node]]:
         return None
     x = fn.args[0]
     src = getattr(x.meta.get("tensor_meta"), "dtype", None)
-    if src is None or dst == src:
-        return None                        # its own dtype: the value itself (capture's reshape)
+    if src is None or dst == src or src.is_complex:
+        return None                        # its own dtype: the value itself (capture's reshape); a complex
+                                           # value's float view: capture_complex's pairs
     from .capture_calls import refuse_call
     for t in (src, dst):
         if t not in DTYPES:

@@ -1716,6 +1716,13 @@ RUNS["y[0, argmax] = number"] = (_position_assigned, S3, R, 1.0, "int8")        
 RUNS["torch.nn.Softmax(-1)(x) made in forward"] = (lambda x: torch.nn.Softmax(-1)(x), S3, R, 1.5, "int8")
 RUNS["torch.nn.Upsample(scale_factor=2)(x) made in forward"] = (
     lambda x: torch.nn.Upsample(scale_factor=2, mode="bilinear")(x), S4, R, 1.5, "int8")
+# x.view(dtype): the float input's own bytes as integers (capture_dtype_view, ptec::view_dtype.out;
+# test_view_dtype.py): exact
+RUNS["Tensor.view(torch.int32) (mantissa bits)"] = (lambda x: ((x.view(torch.int32) >> 15) & 0xFF).float(), S3, R,
+                                                    0.0, "fp32")                                  # 0.00
+RUNS["Tensor.view(torch.uint8)"] = (lambda x: x.view(torch.uint8).float(), S3, R, 0.0, "fp32")       # 0.00
+RUNS["Tensor.view(torch.int32) & mask, .view(torch.float32)"] = (
+    lambda x: (x.view(torch.int32) & 0x7FFFFFFF).view(torch.float32), S3, R, 0.0, "fp32")          # 0.00
 
 
 def _out_read_after(x):             # out= into a tensor made for it, read afterwards (capture_out_arguments)
