@@ -49,6 +49,7 @@ ATEN_KEYS = {
     "linalg_cholesky": "ptec::linalg_cholesky.out",
     "linalg_cholesky_info": "ptec::linalg_cholesky_info.out",
     "view_dtype": "ptec::view_dtype.out",
+    "histc": "aten::histc.out",
     "linalg_eigh_vectors": "ptec::linalg_eigh_vectors.out",
     "linalg_svd": "ptec::linalg_svd.out",
     "linalg_qr": "ptec::linalg_qr.out",
@@ -366,6 +367,11 @@ def _linalg_eigvals(b, key, n, ins, out):
     b.call(key, self=ins[0].value, out=out.value)
 
 
+def _histc(b, key, n, ins, out):
+    a = n.attrs
+    b.call(key, self=ins[0].value, bins=int(a["bins"]), min=float(a["min"]), max=float(a["max"]), out=out.value)
+
+
 def _linalg_qr(b, key, n, ins, out):
     b.call(key, self=ins[0].value, which=int(n.attrs["which"]), complete=bool(n.attrs["complete"]), out=out.value)
 
@@ -427,6 +433,7 @@ CALLS: Dict[str, Callable] = {
     "ptec::linalg_eigh_vectors.out": _eigvalsh,
     "ptec::linalg_svd.out": _linalg_svd,
     "ptec::linalg_qr.out": _linalg_qr,
+    "aten::histc.out": _histc,
     "ptec::linalg_eigvals.out": _linalg_eigvals,
     "ptec::linalg_eig_vectors.out": _linalg_eigvals,
     "ptec::linalg_lu.out": _linalg_lu,
