@@ -1036,8 +1036,9 @@ def histc(x, bins: int, lo: float, hi: float) -> np.ndarray:
     """aten::histc.out (op_histc.c): torch 1.13's histc of float32 x in
     float32 steps: [lo, hi] as given, or x's own range when they are equal
     (widened by one in float64 when equal again), bin trunc((v - lo) /
-    (hi - lo) * bins), the maximum in the last bin, values outside and NaN
-    dropped; counts as float32."""
+    (hi - lo) * bins), hi torch's last linspace edge, the maximum in the
+    last bin, values outside dropped, NaN in bin 0 (torch 1.13's); counts
+    as float32."""
     x = np.asarray(x, np.float32).reshape(-1)
     bins = int(bins)
     a, b = float(lo), float(hi)
@@ -1053,9 +1054,17 @@ def histc(x, bins: int, lo: float, hi: float) -> np.ndarray:
         lo32, hi32 = f32(a), f32(b)
         if not (np.isfinite(lo32) and np.isfinite(hi32) and np.isfinite(f32(hi32 - lo32))):
             raise ValueError("histc: range of self is not finite")
+    if (bins + 1) % 16 == 0:          # torch's last linspace edge (op_histc.c's last_edge)
+        step = f32(f32(hi32 - lo32) / f32(bins))
+        hi32 = f32(f32(hi32 - f32(step * f32(7))) + f32(f32(7) * step))
+    if not (lo32 < hi32 and np.isfinite(f32(hi32 - lo32))):
+        raise ValueError("histc: min must be below max")
+    nan = int(np.isnan(x).sum())      # torch 1.13 on 64-bit CPUs: bin 0
     keep = x[(x >= lo32) & (x <= hi32)]
     q = ((keep - lo32).astype(f32) / f32(hi32 - lo32)).astype(f32) * f32(bins)
     q = q.astype(f32)
     pos = np.where(q < f32(bins), np.trunc(q), bins - 1).astype(np.int64)
     pos = np.minimum(pos, bins - 1)
-    return np.bincount(pos, minlength=bins).astype(f32)
+    counts = np.bincount(pos, minlength=bins)
+    counts[0] += nan
+    return counts.astype(f32)

@@ -7,10 +7,13 @@
  *     and maximum (min - 1 and max + 1, in double as torch, when those are
  *     equal or self is empty), each then rounded to float32 (torch's
  *     linspace end points);
- *   - an element counts when lo <= x <= hi (so NaN and values outside are
- *     dropped), in bin trunc((x - lo) / (hi - lo) * bins), float32 steps
- *     in torch's order (the other order rounds to the next bin at some
- *     edges), the maximum (bin == bins) in the last bin;
+ *   - hi is torch's last linspace edge (last_edge: hi itself unless
+ *     bins + 1 is a multiple of 16);
+ *   - an element counts when lo <= x <= hi (values outside dropped), in
+ *     bin trunc((x - lo) / (hi - lo) * bins), float32 steps in torch's
+ *     order (the other order rounds to the next bin at some edges), the
+ *     maximum (bin == bins) in the last bin; a NaN in bin 0, as torch 1.13
+ *     on 64-bit CPUs (its cast of NaN);
  *   - counts added as float32 ones, as torch's histogram: exact below
  *     2^24 per bin.
  * A range of self's own values that is not finite (a NaN or an infinity
@@ -31,6 +34,22 @@ typedef struct histc_state {
     uint8_t own;    /* min == max: self's own range */
     double given;   /* min (== max) as given, for an empty self */
 } histc_state;
+
+/* torch 1.13's outer bin edges: linspace(lo, hi, bins + 1)'s first and last
+ * element. Its CPU kernel writes 16 elements at a time with AVX2 vectors
+ * (the rest one by one), a vector from halfway on as
+ * (hi - step * 7) + k * step: when bins + 1 is a multiple of 16 the last
+ * edge is that sum for k = 7, which may be a float32 step off hi. */
+static float last_edge(float lo, float hi, uint32_t bins)
+{
+    const uint64_t steps = (uint64_t)bins + 1u;
+    if (steps % 16u != 0u) {
+        return hi;
+    }
+    const float step = (hi - lo) / (float)bins;
+    const float base = hi - step * 7.0f;
+    return base + 7.0f * step;
+}
 
 static ptec_status prepare(ptec_op *op)
 {
@@ -72,7 +91,11 @@ static ptec_status prepare(ptec_op *op)
                                 PTEC_MSG("min must be below max, both float32 of a finite width"));
         }
         s->lo = (float)lo;
-        s->hi = (float)hi;
+        s->hi = last_edge((float)lo, (float)hi, s->bins);
+        if (!(s->lo < s->hi) || !(s->hi - s->lo <= FLT_MAX)) {
+            return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_MIN,
+                                PTEC_MSG("min must be below max, both float32 of a finite width"));
+        }
     }
     return PTEC_OK;
 }
@@ -85,6 +108,7 @@ static ptec_status run(ptec_op *op)
     float *y = ptec_op_tensor(op, ARG_OUT)->data;
     size_t n = self->numel;
     float lo = s->lo, hi = s->hi;
+    const uint32_t bins = s->bins;
     if (s->own) {
         double a = s->given, b = s->given;
         if (n > 0) {
@@ -111,12 +135,11 @@ static ptec_status run(ptec_op *op)
             return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("histc: range of self is not finite"));
         }
         lo = (float)a;
-        hi = (float)b;
-        if (!(hi - lo <= FLT_MAX)) {
+        hi = last_edge(lo, (float)b, bins);
+        if (!(lo < hi) || !(hi - lo <= FLT_MAX)) {
             return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SELF, PTEC_MSG("histc: range wider than float32"));
         }
     }
-    uint32_t bins = s->bins;
     for (uint32_t k = 0; k < bins; ++k) {
         y[k] = 0.0f;
     }
@@ -124,8 +147,15 @@ static ptec_status run(ptec_op *op)
     const float fbins = (float)bins;
     for (size_t i = 0; i < n; ++i) {
         float v = x[i];
-        if (!(v >= lo && v <= hi)) {
-            continue; /* outside, or NaN */
+        if (isnan(v)) {
+            /* torch 1.13 skips only v < lo or v > hi: a NaN's position casts to INT64_MIN, whose float
+             * offset wraps to bin 0 on its 64-bit CPUs (only a given range meets one: an own range with a NaN
+             * failed above) */
+            y[0] += 1.0f;
+            continue;
+        }
+        if (v < lo || v > hi) {
+            continue;
         }
         /* lo <= v <= hi and a finite width > 0: q in [0, bins] (the roundings are monotonic) */
         float q = (v - lo) / width * fbins;
