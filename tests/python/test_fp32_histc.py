@@ -106,7 +106,8 @@ def test_more_bins_than_the_steps_on_the_kernel(bins, tmp_path):
         got = host_runtime.run(parse_program(res.data), res.data, [x.numpy()], workdir=str(tmp_path))[0]
         want = fn(x).numpy()
         assert got.dtype == np.float32 and got.shape == want.shape and (got == want).all()
-        assert got.sum() == x.numel() and got[-1] >= 1          # the maximum in the last bin
+        if (bins + 1) % 16:          # (else torch's last edge may fall a step below the maximum: not counted)
+            assert got.sum() == x.numel() and got[-1] >= 1          # the maximum in the last bin
 
 
 def test_kernel_fails_the_run_on_a_non_finite_own_range(tmp_path):
