@@ -1721,6 +1721,9 @@ RUNS["torch.nn.Upsample(scale_factor=2)(x) made in forward"] = (
 RUNS["Tensor.view(torch.int32) (mantissa bits)"] = (lambda x: ((x.view(torch.int32) >> 15) & 0xFF).float(), S3, R,
                                                     0.0, "fp32")                                  # 0.00
 RUNS["Tensor.view(torch.uint8)"] = (lambda x: x.view(torch.uint8).float(), S3, R, 0.0, "fp32")       # 0.00
+# histc over x's own range in more than 4,096 bins: aten::histc.out in one fp32 step (capture_fp32_histc;
+# test_fp32_histc.py): torch's counts
+RUNS["torch.histc(x, 5000)"] = (lambda x: torch.histc(x, 5000), S3, R, 0.0, "fp32")                  # 0.00
 RUNS["Tensor.view(torch.int32) & mask, .view(torch.float32)"] = (
     lambda x: (x.view(torch.int32) & 0x7FFFFFFF).view(torch.float32), S3, R, 0.0, "fp32")          # 0.00
 
