@@ -17,7 +17,8 @@ bound-dynamic output, an index by a bool mask over the rows); and a
 --fuse-expansion inverted-residual block (ptec::quantized_expand_depthwise,
 then the 1x1 projection); and igamma / igammac / special_zeta of two
 float values, broadcast; and a float value viewed as int32, uint8, int64
-and back (ptec::view_dtype.out)."""
+and back (ptec::view_dtype.out); and torch.histc of a float value over its
+own range and a given one (aten::histc.out)."""
 import os
 import sys
 
@@ -330,6 +331,21 @@ def view_dtype_program():
 
 
 write_program(view_dtype_program(), os.path.join(out_dir, "view_dtype_small.pte"))
+
+
+def histc_program():
+    """torch.histc of a float32 input over its own range and over a given
+    one (aten::histc.out: the sizes its prepare checks before the counts)."""
+    b = ProgramBuilder()
+    x = b.tensor(ScalarType.FLOAT, [2, 5])
+    h, g = b.tensor(ScalarType.FLOAT, [7]), b.tensor(ScalarType.FLOAT, [3])
+    b.call("aten::histc.out", self=x, bins=7, min=0.0, max=0.0, out=h)
+    b.call("aten::histc.out", self=x, bins=3, min=-2.0, max=2.0, out=g)
+    b.set_io([x], [h, g])
+    return b.build()
+
+
+write_program(histc_program(), os.path.join(out_dir, "histc_small.pte"))
 
 
 def bool_program():
