@@ -157,3 +157,15 @@ def test_refused_in_one_line(fn, words):
         compile_model(Call(fn).eval(), [calib((4, 8))], [(calib((4, 8)),)])
     message = str(e.value)
     assert "\n" not in message and "view (Tensor.view)" in message and words in message, message
+
+
+def test_kernels_are_ptec_only():
+    """Upstream ExecuTorch has neither ptec::view_dtype.out nor aten::histc.out
+    (test_fp32_histc.py): all_kernels.def marks them ptec only, which keeps
+    them out of the i.MX93 firmware's default list."""
+    from ptec.ops import all_kernels_def
+    from ptec.pte.upstream_rules import RULES
+    lines = all_kernels_def().splitlines()
+    for key in ("ptec::view_dtype.out", "aten::histc.out"):
+        assert RULES[key].upstream_library.startswith("none")
+        assert any(f"/* {key}, src/kernels/portable, ptec only */" in line for line in lines), key
