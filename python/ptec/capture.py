@@ -84,6 +84,7 @@ from .capture_float_bits import WHOLE_WHY as FREXP_WHOLE_WHY, frexp_elements, ma
 from .capture_fp32_norms import fp32_norm_nodes
 from .capture_fp32_buckets import fp32_bucket_nodes
 from .capture_fp32_histc import fp32_histc_nodes
+from .capture_dtype_view import dtype_view_nodes
 from .capture_binary_tables import binary_table_nodes
 from .capture_matrix_compositions import matrix_composition_nodes
 from .capture_reductions import reduction_nodes
@@ -900,7 +901,9 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             integer = int_math_nodes(fn, by_name)
             source = (by_name.get(ins[0]) if ins and fn.target in (operator.getitem, getattr)
                       else None)
-            if (behind := unique_slices_nodes(fn, by_name)) is not None:
+            if (viewed := dtype_view_nodes(fn, ins, by_name)) is not None:
+                nodes.extend(viewed)            # x.view(torch.int32): its bytes (capture_dtype_view)
+            elif (behind := unique_slices_nodes(fn, by_name)) is not None:
                 nodes.extend(behind)            # unique(x, dim=2) of [1, 4, 8]: x[:, :, m] (capture_unique_counts)
             elif spectral_nodes(fn, ins, by_name) is not None:
                 nodes.extend(spectral_nodes(fn, ins, by_name))     # rfft, stft and their readers
@@ -1277,20 +1280,6 @@ def _scalar_binary(fn: torch.fx.Node):
     return [const, Node(fn.name, op, ins)]
 
 
-def _dtype_view(fn: torch.fx.Node) -> None:
-    """x.view(dtype) reinterprets x's bytes as another dtype: ptec holds a
-    float value as int8 codes on its own grid (or fp32 where a layer needs
-    it), so the bytes torch would reinterpret are not there. Only a view as
-    the value's own dtype (a no-op) runs; it used to be taken for a reshape
-    to the traced shape, which gave the float values where torch gives
-    their bit patterns."""
-    x = fn.args[0]
-    src = getattr(x.meta.get("tensor_meta"), "dtype", None) if isinstance(x, torch.fx.Node) else None
-    if src is None or len(fn.args) != 2 or fn.kwargs or fn.args[1] != src:
-        refuse_call(fn, "a view as another dtype reinterprets the value's bytes, and ptec holds float "
-                        "values as int8 codes on their own grid, not torch's bytes; for a conversion of "
-                        "the values, write .to(dtype)")
-
 def implicit_softmax_dim(fn: torch.fx.Node, dim) -> int:
     """A softmax call's dim. Without one (F.softmax / log_softmax / softmin,
     nn.Softmax()) torch's legacy implicit dim is made explicit while tracing
@@ -1352,7 +1341,12 @@ def _function_node(fn: torch.fx.Node, ins: List[str]) -> Node:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
         if t == "view" and any(isinstance(s, torch.dtype) for s in shape):
-            _dtype_view(fn)          # (the same dtype: the value itself, a reshape to its own shape)
+            # its own dtype: the value itself, a reshape to its own shape (another: capture_dtype_view and
+            # capture_complex; one they left, a complex value's other views, is refused)
+            src = getattr(fn.args[0].meta.get("tensor_meta"), "dtype", None)
+            if src is None or shape[0] != src:
+                refuse_call(fn, "a view as another dtype reinterprets the value's bytes, and ptec holds this "
+                                "value as no such bytes; for a conversion of the values, write .to(dtype)")
             return Node(name, "reshape", ins[:1], dict(target_shape=_meta_shape(fn)))
         if all(isinstance(s, int) for s in shape):
             return Node(name, "reshape", ins[:1], dict(target_shape=[int(s) for s in shape]))

@@ -22,7 +22,14 @@ each chunk's [k, n] membership tables counted on their own (so no step
 holds more than CHUNK_BINS rows of n), the int64 counts joined in order. So
 each element's bin is torch's for the values the program holds (its
 dequantized int8 input), and the counts are torch's for any number of
-elements.
+elements. More than MAX_BINS bins (where those steps would grow the
+program with the bins): one `histc` node on the kernel aten::histc.out
+(ptec only, src/kernels/portable/op_histc.c), the same float32 arithmetic
+(x's own minimum and maximum, widened by one when equal; torch's order of
+the operations; the maximum in the last bin; values outside and NaN
+dropped) in one step, counts added as float32 ones as torch's (exact below
+2^24 per bin); a range of x's own values that is not finite (a NaN or an
+infinity in an fp32 x) fails the run, where torch raises.
 """
 from __future__ import annotations
 
@@ -37,7 +44,7 @@ from .capture_rewrites import Fp32Steps
 from .ir import Node
 
 FP32_REASON = "histc's bin positions over a range computed in the program, in fp32 (torch's float32 arithmetic)"
-MAX_BINS = 4096          # the program's constants and steps grow with the bins
+MAX_BINS = 4096          # the program's constants and steps grow with the bins: beyond, aten::histc.out
 CHUNK_BINS = 256        # bins whose [bins, n] membership tables one step holds
 
 
@@ -63,15 +70,15 @@ def fp32_histc_nodes(fn: torch.fx.Node, ins, by_name) -> Optional[List[Node]]:
             or bins < 1 or isinstance(lo, bool) or isinstance(hi, bool) \
             or not isinstance(lo, (int, float)) or not isinstance(hi, (int, float)) or lo != hi:
         return None                     # a range given: capture_elementwise_math's LUTs
-    if bins > MAX_BINS:
-        from .capture_calls import refuse_call
-        refuse_call(fn, f"over x's own range (min == max) it runs with at most {MAX_BINS} bins (the program "
-                        f"holds a membership step per chunk of {CHUNK_BINS} bins); give min < max or fewer bins")
     n = int(np.prod(shape)) if shape else 1
     if n < 1:
         return None
     s = _Fp32(fn.name)
     src = by_name[x.name].name
+    if bins > MAX_BINS:
+        # one aten::histc.out (ptec only, op_histc.c): torch's arithmetic in one step, whatever the bins
+        s("histc", [src], bins=int(bins), min=float(lo), max=float(hi))
+        return s.done()
     col = s("reshape", [src], target_shape=[1, 1, n, 1])
     pool = dict(kernel=[n, 1], stride=[n, 1], padding=[0, 0], dilation=[1, 1], ceil_mode=False)
     top = s("reshape", [s("max_pool2d", [col], **pool)], target_shape=[1, 1])

@@ -93,6 +93,8 @@ def int_dtype(node: Optional[Node]) -> Optional[str]:
         return node.attrs["integer"]
     if node.op in ("linalg_lu_pivots", "linalg_ldl_int", "linalg_cholesky_info", "frexp_exponent"):
         return "int32"   # lu_factor's / ldl_factor's pivots, ldl's and cholesky_ex's info, frexp's exponent
+    if node.op == "view_dtype" and node.attrs["dtype"] != "float32":
+        return node.attrs["dtype"]         # x.view(torch.int32), x.view(torch.uint8) (capture_dtype_view)
     return None
 
 

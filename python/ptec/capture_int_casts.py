@@ -46,6 +46,8 @@ def narrow_dtype(node: Optional[Node]) -> Optional[str]:
     if node is not None and node.op == "int_math" and node.attrs.get("kind") == "cast" \
             and node.attrs.get("dtype") in NARROW.values():
         return node.attrs["dtype"]
+    if node is not None and node.op == "view_dtype" and node.attrs["dtype"] in ("int16", "uint8", "int8"):
+        return node.attrs["dtype"]       # x.view(torch.uint8) (capture_dtype_view)
     if node is not None and node.op == "masked_select" and node.attrs.get("dtype") in ("int16", "uint8", "int8"):
         return node.attrs["dtype"]       # unique's narrow values (capture_unique_narrow)
     return None

@@ -166,6 +166,12 @@ def _is_cast(fn: torch.fx.Node) -> bool:
     return fn.op == "call_method" and fn.target in _CASTS
 
 
+def _dtype_view(fn: torch.fx.Node) -> bool:
+    """x.view(dtype): it reads x's own bytes (capture_dtype_view), never an int64 copy."""
+    return fn.op == "call_method" and fn.target == "view" and any(
+        isinstance(a, torch.dtype) for a in list(fn.args[1:]) + list(fn.kwargs.values()))
+
+
 def _wrapped(v: int, dtype: torch.dtype) -> int:
     """A Python int converted into dtype as torch does (its low bits)."""
     bits = {torch.int16: 16, torch.uint8: 8, torch.int8: 8}[dtype]
@@ -180,7 +186,7 @@ def widen_narrow_ints(gm: torch.fx.GraphModule, propagate) -> None:
     changed = False
     longs = {}
     for fn in list(g.nodes):
-        if fn.op not in ("call_function", "call_method") or _is_cast(fn):
+        if fn.op not in ("call_function", "call_method") or _is_cast(fn) or _dtype_view(fn):
             continue
         changed = _read_as_bool(g, fn, longs) or changed
         read = []

@@ -452,6 +452,10 @@ def _portable_table():
         "ptec::linalg_lu.out": lambda arg, named, out: PL.lu(t(arg, "self"), s(arg, "which")),
         "ptec::linalg_ldl_factor.out": lambda arg, named, out: PL.ldl_factor(t(arg, "self"), s(arg, "which")),
         "ptec::linalg_cholesky.out": lambda arg, named, out: PL.cholesky(t(arg, "self"), s(arg, "upper")),
+        "aten::histc.out": lambda arg, named, out: P.histc(t(arg, "self"), s(arg, "bins"), arg("min", "Scalar"),
+                                                           arg("max", "Scalar")),
+        "ptec::view_dtype.out": lambda arg, named, out: P.view_dtype(
+            t(arg, "self"), NUMPY_DTYPE[ScalarType(out.scalar_type)], out.sizes),
         "ptec::linalg_cholesky_info.out": lambda arg, named, out: PL.cholesky_info(t(arg, "self"), s(arg, "upper")),
         "ptec::linalg_triangular_solve.out": lambda arg, named, out: PL.triangular_solve(
             t(arg, "self"), t(arg, "rhs"), s(arg, "upper"), s(arg, "transpose"), s(arg, "unitriangular")),

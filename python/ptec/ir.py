@@ -37,7 +37,10 @@ Bunch-Kaufman, LAPACK sytrf's pivots) and linalg_ldl_int (its int32 pivots
 [B, n] or info [B] by `which`, carried as float32: capture_ldl),
 bmm (the fp32 product of [B, n, k] and [B, k, m]: aten::bmm.out),
 frexp_mantissa and frexp_exponent (torch.frexp's mantissa, its int32
-exponent carried as float32: capture_float_bits), unsupported. Any node may carry a fused
+exponent carried as float32: capture_float_bits),
+view_dtype (x.view(dtype): x's bytes as another dtype, capture_dtype_view),
+histc (torch.histc's counts in float32: capture_fp32_histc's many bins),
+unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 
 State (--stateful): `state` is a tensor kept from one run to the next
@@ -341,6 +344,14 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         # integer arithmetic on index values (capture_int_math), carried as float32 like argmax's index
         from .capture_int_math import eval_int_math
         y = eval_int_math(a, xs)
+    elif op == "histc":
+        # torch.histc of every element (capture_fp32_histc above 4,096 bins: aten::histc.out)
+        y = torch.histc(xs[0].float(), int(a["bins"]), float(a["min"]), float(a["max"]))
+    elif op == "view_dtype":
+        # x.view(dtype): x's bytes as another dtype (capture_dtype_view: ptec::view_dtype.out), an int result
+        # carried as float32 like every index value
+        from .capture_dtype_view import eval_view_dtype
+        y = eval_view_dtype(a, xs[0])
     elif op == "svdvals":
         # the singular values of matrices [B, m, n], largest first (capture_matrix_functions:
         # ptec::linalg_svdvals.out)

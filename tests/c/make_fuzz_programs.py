@@ -18,7 +18,9 @@ bound-dynamic output, an index by a bool mask over the rows); and a
 then the 1x1 projection); and igamma / igammac / special_zeta of two
 float values, broadcast; float16 / bfloat16 inputs converted into float32,
 added, and the sum a float16 output; nextafter (broadcast) and frexp of float
-values."""
+values; a float value viewed as int32, uint8, int64 and back
+(ptec::view_dtype.out); and torch.histc of a float value over its own range
+and a given one (aten::histc.out)."""
 import os
 import sys
 
@@ -329,6 +331,40 @@ def float_bits_program():
 
 
 write_program(float_bits_program(), os.path.join(out_dir, "float_bits_small.pte"))
+
+
+def view_dtype_program():
+    """x.view(dtype) (ptec::view_dtype.out) of a float32 input as int32,
+    uint8 and int64, and the int32 bits back as float32 (the sizes and
+    dtypes its prepare checks before the byte copy)."""
+    b = ProgramBuilder()
+    x = b.tensor(ScalarType.FLOAT, [2, 4])
+    i, u = b.tensor(ScalarType.INT, [2, 4]), b.tensor(ScalarType.BYTE, [2, 16])
+    lo, f = b.tensor(ScalarType.LONG, [2, 2]), b.tensor(ScalarType.FLOAT, [2, 4])
+    b.call("ptec::view_dtype.out", self=x, out=i)
+    b.call("ptec::view_dtype.out", self=x, out=u)
+    b.call("ptec::view_dtype.out", self=x, out=lo)
+    b.call("ptec::view_dtype.out", self=i, out=f)
+    b.set_io([x], [u, lo, f])
+    return b.build()
+
+
+write_program(view_dtype_program(), os.path.join(out_dir, "view_dtype_small.pte"))
+
+
+def histc_program():
+    """torch.histc of a float32 input over its own range and over a given
+    one (aten::histc.out: the sizes its prepare checks before the counts)."""
+    b = ProgramBuilder()
+    x = b.tensor(ScalarType.FLOAT, [2, 5])
+    h, g = b.tensor(ScalarType.FLOAT, [7]), b.tensor(ScalarType.FLOAT, [3])
+    b.call("aten::histc.out", self=x, bins=7, min=0.0, max=0.0, out=h)
+    b.call("aten::histc.out", self=x, bins=3, min=-2.0, max=2.0, out=g)
+    b.set_io([x], [h, g])
+    return b.build()
+
+
+write_program(histc_program(), os.path.join(out_dir, "histc_small.pte"))
 
 
 def bool_program():

@@ -221,6 +221,36 @@ def base_bits():
     return b.build(), {"x": x, "y": y, "n": n, "m": m, "e": e}
 
 
+
+def base_viewdt():
+    """x.view(dtype) (ptec::view_dtype.out) of a float input x [2, 6]: as
+    int32 i [2, 6], uint8 u [2, 24], int64 l [2, 3], and i back as float32
+    f [2, 6]: the sizes and dtypes its prepare checks before run copies
+    x's 48 bytes."""
+    b = ProgramBuilder()
+    x = b.tensor(ScalarType.FLOAT, [2, 6])
+    i, u = b.tensor(ScalarType.INT, [2, 6]), b.tensor(ScalarType.BYTE, [2, 24])
+    lo, f = b.tensor(ScalarType.LONG, [2, 3]), b.tensor(ScalarType.FLOAT, [2, 6])
+    b.call("ptec::view_dtype.out", self=x, out=i)
+    b.call("ptec::view_dtype.out", self=x, out=u)
+    b.call("ptec::view_dtype.out", self=x, out=lo)
+    b.call("ptec::view_dtype.out", self=i, out=f)
+    b.set_io([x], [u, lo, f])
+    return b.build(), {"x": x, "i": i, "u": u, "l": lo, "f": f}
+
+
+def base_histc():
+    """torch.histc of a float input x [3, 4] over its own range in 16 bins
+    into h [16] and over [-1, 1] in 8 bins into g [8] (aten::histc.out):
+    the sizes its prepare checks before run writes bins counts."""
+    b = ProgramBuilder()
+    x = b.tensor(ScalarType.FLOAT, [3, 4])
+    h, g = b.tensor(ScalarType.FLOAT, [16]), b.tensor(ScalarType.FLOAT, [8])
+    b.call("aten::histc.out", self=x, bins=16, min=0.0, max=0.0, out=h)
+    b.call("aten::histc.out", self=x, bins=8, min=-1.0, max=1.0, out=g)
+    b.set_io([x], [h, g])
+    return b.build(), {"x": x, "h": h, "g": g}
+
 def base_overlap():
     """x[i, j] of a [1, 3] block: i the argmax of a float input x [2, 3]
     (0 for the test's even 0x3F inputs), j the constant [2, 2], as one
@@ -1238,6 +1268,54 @@ def case_bits_self_int8(p, v):
     return [("any", "requirements", "NotSupported", "dtype must be float32")]
 
 
+
+def case_viewdt_out_lies(p, v):
+    # u [2, 28]: 56 bytes of x's 48, the copy would read past x
+    _resize(p, v, "u", [2, 28])
+    return [("any", "requirements", "InvalidArgument", "scaled by the element sizes")]
+
+
+def case_viewdt_rank_lies(p, v):
+    # i [12]: x's 12 int32 words under another rank
+    _resize(p, v, "i", [12])
+    return [("any", "requirements", "InvalidArgument", "self's rank")]
+
+
+def case_viewdt_dtype_lies(p, v):
+    # i as int16 [2, 6]: half of x's bytes (a copy of x's 48 bytes would write past i)
+    plan(p).values[v["i"]].val.scalar_type = ScalarType.SHORT
+    return [("any", "requirements", "InvalidArgument", "scaled by the element sizes")]
+
+
+def case_viewdt_bool(p, v):
+    # u as bool: bytes other than 0 or 1 are no bool values
+    plan(p).values[v["u"]].val.scalar_type = ScalarType.BOOL
+    return [("any", "requirements", "NotSupported", "1, 2, 4 or 8 bytes")]
+
+
+def case_viewdt_leading_lies(p, v):
+    # l [3, 2]: the same 48 bytes, not x's leading size
+    _resize(p, v, "l", [3, 2])
+    return [("any", "requirements", "InvalidArgument", "leading sizes")]
+
+
+def case_histc_out_lies(p, v):
+    # h [8] of 16 bins: counts of bins 8 to 15 would be written past h
+    _resize(p, v, "h", [8])
+    return [("any", "requirements", "InvalidArgument", "out must be [bins]")]
+
+
+def case_histc_rank_lies(p, v):
+    # g [2, 4]: its 8 floats under another rank
+    _resize(p, v, "g", [2, 4])
+    return [("any", "requirements", "InvalidArgument", "out must be [bins]")]
+
+
+def case_histc_int8(p, v):
+    # x's bytes as int8: 4 times as many entries as its floats
+    plan(p).values[v["x"]].val.scalar_type = ScalarType.CHAR
+    return [("any", "requirements", "NotSupported", "float32")]
+
 def header_length_wrap(valid):
     # A 16-byte file whose extended header says it is 2^32 - 1 bytes long:
     # 8 + that wrapped a 32-bit size_t to 7, and the header's u64 fields were
@@ -1260,7 +1338,8 @@ def main(out_dir):
             base_intreduce() if name.startswith("intreduce_") else base_bmm() if name.startswith("bmm_") else \
             base_intsort() if name.startswith("intsort_") else base_ldl() if name.startswith("ldl_") else \
             base_special() if name.startswith("special_") else base_mode() if name.startswith("mode_") else \
-            base_halfin() if name.startswith("halfin_") else base_bits() if name.startswith("bits_") else base()
+            base_halfin() if name.startswith("halfin_") else base_bits() if name.startswith("bits_") else \
+            base_viewdt() if name.startswith("viewdt_") else base_histc() if name.startswith("histc_") else base()
         program = copy.deepcopy(program)
         result = fn(program, values)
         expectations, serialise = result if isinstance(result, tuple) else (result, writer.serialize_program)
@@ -1315,6 +1394,12 @@ def main(out_dir):
     with open(os.path.join(out_dir, "valid_bits.pte"), "wb") as f:
         f.write(writer.serialize_program(base_bits()[0]))
     manifest.append("valid_bits.pte any none Ok")
+    with open(os.path.join(out_dir, "valid_viewdt.pte"), "wb") as f:
+        f.write(writer.serialize_program(base_viewdt()[0]))
+    manifest.append("valid_viewdt.pte any none Ok")
+    with open(os.path.join(out_dir, "valid_histc.pte"), "wb") as f:
+        f.write(writer.serialize_program(base_histc()[0]))
+    manifest.append("valid_histc.pte any none Ok")
     with open(os.path.join(out_dir, "cases.txt"), "w") as f:
         f.write("\n".join(manifest) + "\n")
     return 0

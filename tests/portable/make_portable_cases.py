@@ -2162,6 +2162,93 @@ fail_case("index_after_none_bound_small", index_op((I8, [2, 3, 2], None), (B8, [
                                                    indices=lambda m: [None, m]), INVALID_PROGRAM, "fewer rows")
 
 
+
+def view_dtype_op(x_shape, out_shape, st=F32, out_st=I32, order=None, out_order=None):
+    """ptec::view_dtype.out: x's bytes as out's dtype (torch's Tensor.view(dtype))."""
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape, order)
+    y = b.tensor(out_st, out_shape, out_order)
+    b.call("ptec::view_dtype.out", self=x, out=y)
+    b.set_io([x], [y])
+    return b
+
+
+# float32 bits of NaN (with a payload), +-inf, -0.0, a denormal, 1.0 and -2.5, as torch's view gives them
+VIEW_BITS = np.array([[0x7FC00001, 0x7F800000, 0xFF800000, 0x80000000], [0x00000001, 0x3F800000, 0xC0200000,
+                                                                      0x7F7FFFFF]], np.uint32)
+VIEW_F32 = VIEW_BITS.view(np.float32)
+run_case("view_dtype_f32_int32", view_dtype_op([2, 4], [2, 4]), [(VIEW_F32, None)],
+         [(VIEW_BITS.view(np.int32), None)])
+run_case("view_dtype_int32_f32", view_dtype_op([2, 4], [2, 4], st=I32, out_st=F32), [(VIEW_BITS.view(np.int32), None)],
+         [(VIEW_F32, None)])
+run_case("view_dtype_f32_uint8", view_dtype_op([2, 4], [2, 16], out_st=ScalarType.BYTE), [(VIEW_F32, None)],
+         [(VIEW_F32.view(np.uint8), None)])
+run_case("view_dtype_f32_int16_3d", view_dtype_op([2, 1, 4], [2, 1, 8], out_st=ScalarType.SHORT),
+         [(VIEW_F32.reshape(2, 1, 4), None)], [(VIEW_F32.view(np.int16).reshape(2, 1, 8), None)])
+run_case("view_dtype_f32_int64", view_dtype_op([2, 4], [2, 2], out_st=I64), [(VIEW_F32, None)],
+         [(VIEW_F32.view(np.int64), None)])
+run_case("view_dtype_int8_f32", view_dtype_op([1, 8], [1, 2], st=I8, out_st=F32),
+         [(VIEW_F32[1:, :2].view(np.int8), None)], [(VIEW_F32[1:, :2], None)])
+run_case("view_dtype_0d", view_dtype_op([], [], st=I32, out_st=F32), [(np.array(0x3F800000, np.int32), None)],
+         [(np.array(1.0, np.float32), None)])
+run_case("view_dtype_empty", view_dtype_op([0, 4], [0, 16], out_st=ScalarType.BYTE),
+         [(np.zeros((0, 4), np.float32), None)], [(np.zeros((0, 16), np.uint8), None)])
+fail_case("view_dtype_bool", view_dtype_op([2], [8], out_st=ScalarType.BOOL), NOT_SUPPORTED, "1, 2, 4 or 8 bytes")
+fail_case("view_dtype_half", view_dtype_op([2], [4], st=ScalarType.HALF, out_st=I8), NOT_SUPPORTED,
+          "1, 2, 4 or 8 bytes")
+fail_case("view_dtype_channels_last", view_dtype_op([1, 2, 2, 2], [1, 2, 2, 2], order=CHANNELS_LAST), NOT_SUPPORTED,
+          "contiguous")
+fail_case("view_dtype_rank", view_dtype_op([2, 4], [8]), INVALID_ARGUMENT, "self's rank")
+fail_case("view_dtype_0d_size", view_dtype_op([], [4], out_st=ScalarType.BYTE), INVALID_ARGUMENT, "self's rank")
+fail_case("view_dtype_0d_narrow", view_dtype_op([], [], out_st=ScalarType.SHORT), INVALID_ARGUMENT,
+          "element size")
+fail_case("view_dtype_leading", view_dtype_op([2, 4], [3, 4]), INVALID_ARGUMENT, "leading sizes")
+fail_case("view_dtype_last_same", view_dtype_op([2, 4], [2, 5]), INVALID_ARGUMENT, "scaled by the element sizes")
+fail_case("view_dtype_last_smaller", view_dtype_op([2, 4], [2, 4], out_st=ScalarType.BYTE), INVALID_ARGUMENT,
+          "scaled by the element sizes")
+fail_case("view_dtype_last_not_multiple", view_dtype_op([2, 3], [2, 1], out_st=I64), INVALID_ARGUMENT,
+          "multiple of the element size ratio")
+fail_case("view_dtype_last_larger", view_dtype_op([2, 4], [2, 1], out_st=I64), INVALID_ARGUMENT,
+          "scaled by the element sizes")
+
+
+def histc_op(x_shape, bins, lo, hi, out_shape=None, st=F32, out_st=F32):
+    """aten::histc.out: torch.histc of x in bins over [lo, hi] (x's own range when lo == hi)."""
+    b = ProgramBuilder()
+    x = b.tensor(st, x_shape)
+    y = b.tensor(out_st, [bins] if out_shape is None else out_shape)
+    b.call("aten::histc.out", self=x, bins=bins, min=lo, max=hi, out=y)
+    b.set_io([x], [y])
+    return b
+
+
+# own range [-1, 3] in 4 bins of width 1: -1 in bin 0; 0, 0.5 in 1; 1, 1.5 in 2; 2, 2.999 and 3 (the
+# maximum) in the last (torch: [1, 2, 2, 3])
+HISTC_IN = np.array([[-1, 0, 0.5, 3], [2.999, 1, 2, 1.5]], np.float32)
+run_case("histc_own_range", histc_op([2, 4], 4, 0.0, 0.0), [(HISTC_IN, None)],
+         [(np.array([1, 2, 2, 3], np.float32), None)])
+# [0, 2] given: -1 and 3 dropped, a NaN in bin 0 (torch 1.13's), 2 in the last bin
+run_case("histc_given_range", histc_op([5], 2, 0.0, 2.0), [(np.array([-1, 3, np.nan, 2, 0.5], np.float32), None)],
+         [(np.array([2, 1], np.float32), None)])
+# one value: [v - 1, v + 1], the middle bin
+run_case("histc_one_value", histc_op([3], 4, 0.0, 0.0), [(np.full(3, 0.75, np.float32), None)],
+         [(np.array([0, 0, 3, 0], np.float32), None)])
+run_case("histc_empty", histc_op([0], 3, 0.0, 0.0), [(np.zeros(0, np.float32), None)],
+         [(np.zeros(3, np.float32), None)])
+exec_fail_case("histc_own_range_nan", histc_op([3], 4, 0.0, 0.0), [(np.array([1, np.nan, 2], np.float32), None)],
+               INVALID_ARGUMENT, "not finite")
+exec_fail_case("histc_own_range_inf", histc_op([3], 4, 0.0, 0.0), [(np.array([1, np.inf, 2], np.float32), None)],
+               INVALID_ARGUMENT, "not finite")
+fail_case("histc_int8", histc_op([3], 4, 0.0, 0.0, st=I8), NOT_SUPPORTED, "float32")
+fail_case("histc_out_int64", histc_op([3], 4, 0.0, 0.0, out_st=I64), NOT_SUPPORTED, "float32")
+fail_case("histc_zero_bins", histc_op([3], 0, 0.0, 0.0, out_shape=[0]), INVALID_ARGUMENT, "bins must be")
+fail_case("histc_out_size", histc_op([3], 4, 0.0, 0.0, out_shape=[5]), INVALID_ARGUMENT, "out must be [bins]")
+fail_case("histc_out_rank", histc_op([3], 4, 0.0, 0.0, out_shape=[1, 4]), INVALID_ARGUMENT, "out must be [bins]")
+fail_case("histc_min_above_max", histc_op([3], 4, 2.0, 1.0), INVALID_ARGUMENT, "min must be below max")
+fail_case("histc_equal_in_float32", histc_op([3], 4, 1.0, 1.00000001), INVALID_ARGUMENT, "min must be below max")
+fail_case("histc_width_overflows", histc_op([3], 4, -3e38, 3e38), INVALID_ARGUMENT, "min must be below max")
+fail_case("histc_infinite_min", histc_op([3], 4, float("-inf"), 1.0), INVALID_ARGUMENT, "finite")
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)

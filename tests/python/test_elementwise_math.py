@@ -291,7 +291,7 @@ REFUSED = {
                                                                 sorter=torch.tensor([1, 0])), "searchsorted"),
     "searchsorted of a 2-D sequence": (lambda x: torch.searchsorted(torch.tensor([[0.0, 1.0]] * 4), x[0]),
                                        "searchsorted"),
-    "histc of x's own range in too many bins": (lambda x: torch.histc(x, 5000), "histc"),   # (4096 run)
+    "histc of a selection": (lambda x: torch.histc(x[x > 0], 5000), "histc"),   # (any bins of x itself run)
     "xlogy of a negative number": (lambda x: torch.xlogy(x, -1.0), "xlogy"),
     "clamp of a bool": (lambda x: (x > 0).clamp(min=x > 1), "clamp"),
 }

@@ -80,9 +80,115 @@ def test_many_elements_counted_exactly(shape, bins, tmp_path):
         assert got.sum() == x.numel()
 
 
-def test_more_bins_than_the_limit_refused_in_one_line():
-    from ptec.capture_fp32_histc import MAX_BINS
+def test_a_selection_stays_refused_in_one_line():
+    """histc of x[x > 0] (a length that depends on the values) is refused naming the call (many bins too)."""
     from ptec.ir import UnsupportedOperator
     with pytest.raises((CompileError, UnsupportedOperator)) as e:
-        _compile(lambda x: torch.histc(x, MAX_BINS + 1))
-    assert "\n" not in str(e.value) and "histc (torch.histc): over x's own range" in str(e.value), str(e.value)
+        _compile(lambda x: torch.histc(x[x > 0], 5000))
+    assert "\n" not in str(e.value) and "histc (torch.histc)" in str(e.value), str(e.value)
+
+
+# More than MAX_BINS bins: aten::histc.out (op_histc.c, ptec only) in one step, exact against torch on the
+# float input the program reads as it is
+@pytest.mark.parametrize("bins", [4097, 4111, 5000, 65536])     # 4111: bins + 1 a multiple of 16
+def test_more_bins_than_the_steps_on_the_kernel(bins, tmp_path):
+    from ptec.capture_fp32_histc import MAX_BINS
+    assert bins > MAX_BINS
+    fn = lambda x: torch.histc(x, bins)          # noqa: E731
+    calibration, res = _compile(fn, shape=(1, 40, 32))
+    assert res.lowered.fallbacks == ["histc (torch.histc): aten::histc.out"], res.lowered.fallbacks
+    assert len(res.data) < 2000                  # the program does not grow with the bins
+    g = torch.Generator().manual_seed(bins)
+    xs = [c[0] for c in calibration[:2]] + [torch.randint(-30, 31, (1, 40, 32), generator=g).float() / 10,
+                                            torch.full((1, 40, 32), -0.25)]
+    xs[-1][0, 0, :5] = torch.tensor([1e-40, -1e-40, 0.0, -0.0, 3.0e-39])    # denormals and zeros
+    for x in xs:
+        got = host_runtime.run(parse_program(res.data), res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        want = fn(x).numpy()
+        assert got.dtype == np.float32 and got.shape == want.shape and (got == want).all()
+        if (bins + 1) % 16:          # (else torch's last edge may fall a step below the maximum: not counted)
+            assert got.sum() == x.numel() and got[-1] >= 1          # the maximum in the last bin
+
+
+def test_kernel_fails_the_run_on_a_non_finite_own_range(tmp_path):
+    """NaN or inf in the float input: torch raises ("range of [nan, nan] is
+    not finite"), the program's run fails (no made-up counts)."""
+    fn = lambda x: torch.histc(x, 5000)          # noqa: E731
+    _, res = _compile(fn)
+    for bad in (float("nan"), float("inf")):
+        x = torch.zeros(1, 4, 8)
+        x[0, 1, 2] = bad
+        with pytest.raises(RuntimeError, match="not finite"):
+            fn(x)
+        with pytest.raises(Exception):
+            host_runtime.run(parse_program(res.data), res.data, [x.numpy()], workdir=str(tmp_path))
+
+
+def _histc_program(shape, bins, lo, hi):
+    from ptec.pte import ScalarType
+    from ptec.pte.program_builder import ProgramBuilder
+    b = ProgramBuilder()
+    x, out = b.tensor(ScalarType.FLOAT, list(shape)), b.tensor(ScalarType.FLOAT, [bins])
+    b.call("aten::histc.out", self=x, bins=bins, min=lo, max=hi, out=out)
+    b.set_io([x], [out])
+    return b.build()
+
+
+def _kernel(x, bins, lo, hi, tmp_path):
+    from ptec.pte.writer import serialize_program
+    program = _histc_program(x.shape, bins, lo, hi)
+    data = serialize_program(program)
+    return host_runtime.run(parse_program(data), data, [np.asarray(x, np.float32)], workdir=str(tmp_path))[0]
+
+
+KERNEL_CASES = {
+    # torch's order of the steps: a tenth on [-3, 3] in 100 bins lands where (x - lo) * bins / w would not
+    "tenths on [-3, 3], 100 bins": (np.arange(-30, 31, dtype=np.float32) / np.float32(10), 100, -3.0, 3.0),
+    # a given range: values outside it and infinities dropped, max itself in the last bin, a NaN in bin 0
+    # (torch 1.13 on 64-bit CPUs: its cast of NaN)
+    "given range drops outside and inf, NaN in bin 0": (np.array([-2, -1, -0.5, 0, 0.999, 1, 1.5, np.nan, np.inf, -np.inf],
+                                                     np.float32), 8, -1.0, 1.0),
+    "own range, one value": (np.full(7, 2.5, np.float32), 5, 0.0, 0.0),
+    "own range given min == max != 0": (np.array([3, 1, 2], np.float32), 4, 7.0, 7.0),
+    "one bin": (np.array([-1, 0, 5], np.float32), 1, 0.0, 0.0),
+    "huge and tiny values": (np.array([1.6e38, 1.4e38, -1.5e38, 1e-45, 0], np.float32), 9, -1.5e38, 1.5e38),
+    "random normal, 5000 bins": (np.random.default_rng(3).normal(size=3000).astype(np.float32), 5000, 0.0, 0.0),
+    "random given range, 4097 bins": (np.random.default_rng(4).uniform(-2, 2, 2000).astype(np.float32), 4097,
+                                      -1.5, 1.25),
+    # bins + 1 a multiple of 16: torch's last edge is its vectorized linspace's, a step off hi here
+    "last edge of linspace, 175 bins": (np.array([-1.4305534, -0.073265314, -0.07326531, -0.0732653, -0.5],
+                                                 np.float32), 175, -1.4305534, -0.073265314),
+}
+
+
+def test_reference_is_torch_on_random_ranges_and_edges():
+    """Random ranges (given and the values' own) and bins (those with bins + 1 a multiple of 16 among them),
+    the values on and next to every edge of torch's linspace: torch's counts."""
+    from ptec.reference import portable as P
+    rng = np.random.default_rng(0)
+    for t in range(400):
+        bins = int(rng.integers(1, 300)) if t % 4 else 16 * int(rng.integers(1, 400)) - 1
+        lo = float(np.float32(rng.uniform(-5, 5)))
+        hi = float(np.float32(lo + rng.uniform(0.01, 10)))
+        edges = torch.linspace(lo, hi, bins + 1).numpy()
+        x = np.concatenate([edges, np.nextafter(edges, np.float32(np.inf)), np.nextafter(edges, np.float32(-np.inf)),
+                            rng.uniform(lo, hi, 50).astype(np.float32)]).astype(np.float32)
+        rng_lo, rng_hi = (lo, hi) if t % 2 else (0.0, 0.0)
+        want = torch.histc(torch.from_numpy(x), bins, rng_lo, rng_hi).numpy()
+        assert (P.histc(x, bins, rng_lo, rng_hi) == want).all(), (bins, lo, hi, rng_lo)
+
+
+@pytest.mark.parametrize("name", sorted(KERNEL_CASES))
+def test_kernel_and_reference_are_torch(name, tmp_path):
+    from ptec.reference import portable as P
+    x, bins, lo, hi = KERNEL_CASES[name]
+    want = torch.histc(torch.from_numpy(x), bins, lo, hi).numpy()
+    ref = P.histc(x, bins, lo, hi)
+    got = _kernel(x, bins, lo, hi, tmp_path)
+    assert ref.dtype == got.dtype == want.dtype == np.float32
+    assert (ref == want).all() and (got == want).all(), (got, want)
+
+
+def test_empty_input_counts_nothing(tmp_path):
+    got = _kernel(np.zeros((0, 3), np.float32), 6, 0.0, 0.0, tmp_path)
+    assert (got == torch.histc(torch.zeros(0, 3), 6).numpy()).all() and got.sum() == 0

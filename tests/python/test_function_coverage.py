@@ -1758,6 +1758,16 @@ def _seeded_linear_made(x):         # with tensors: the same on every call (seed
 
 RUNS["torch.nn.Linear(8, 5)(x) made in forward, seeded"] = (_seeded_linear_made, S3, R, 1.5, "int8")
 RUNS["torch.nn.LayerNorm(8)(x) made in forward"] = (lambda x: torch.nn.LayerNorm(x.shape[-1])(x), S3, R, 1.5, "fp32")
+# x.view(dtype): the float input's own bytes as integers (capture_dtype_view, ptec::view_dtype.out;
+# test_view_dtype.py): exact
+RUNS["Tensor.view(torch.int32) (mantissa bits)"] = (lambda x: ((x.view(torch.int32) >> 15) & 0xFF).float(), S3, R,
+                                                    0.0, "fp32")                                  # 0.00
+RUNS["Tensor.view(torch.uint8)"] = (lambda x: x.view(torch.uint8).float(), S3, R, 0.0, "fp32")       # 0.00
+# histc over x's own range in more than 4,096 bins: aten::histc.out in one fp32 step (capture_fp32_histc;
+# test_fp32_histc.py): torch's counts
+RUNS["torch.histc(x, 5000)"] = (lambda x: torch.histc(x, 5000), S3, R, 0.0, "fp32")                  # 0.00
+RUNS["Tensor.view(torch.int32) & mask, .view(torch.float32)"] = (
+    lambda x: (x.view(torch.int32) & 0x7FFFFFFF).view(torch.float32), S3, R, 0.0, "fp32")          # 0.00
 
 
 def _out_read_after(x):             # out= into a tensor made for it, read afterwards (capture_out_arguments)

@@ -457,6 +457,16 @@ RULES: Dict[str, Rule] = {
     "ptec::linalg_cholesky.out": Rule(
         "none: ptec only (src/kernels/portable/op_linalg_cholesky.c)", dtypes=(("self", F32), ("out", F32)),
         contiguous=("self", "out"), upstream_library="none (ptec only)"),
+    "aten::histc.out": Rule(
+        "none: ptec only (src/kernels/portable/op_histc.c)", dtypes=(("self", F32), ("out", F32)),
+        contiguous=("out",), upstream_library="none (ptec only)"),
+    "ptec::view_dtype.out": Rule(
+        "none: ptec only (src/kernels/portable/op_view_dtype.c)",
+        dtypes=(("self", frozenset({ScalarType.FLOAT, ScalarType.LONG, ScalarType.INT, ScalarType.SHORT,
+                                    ScalarType.CHAR, ScalarType.BYTE})),
+                ("out", frozenset({ScalarType.FLOAT, ScalarType.LONG, ScalarType.INT, ScalarType.SHORT,
+                                   ScalarType.CHAR, ScalarType.BYTE}))),
+        contiguous=("self", "out"), upstream_library="none (ptec only)"),
     "ptec::linalg_cholesky_info.out": Rule(
         "none: ptec only (src/kernels/portable/op_linalg_cholesky_info.c)",
         dtypes=(("self", F32), ("out", frozenset({ScalarType.INT}))),

@@ -1034,3 +1034,54 @@ def slice_copy(x, dim, start, end, step) -> np.ndarray:
 def squeeze_dims(x, dims) -> np.ndarray:
     drop = tuple(sorted({d % x.ndim for d in dims if x.shape[d % x.ndim] == 1})) if x.ndim else ()
     return np.squeeze(x, axis=drop) if drop else x
+
+
+def view_dtype(x, dtype, sizes) -> np.ndarray:
+    """ptec::view_dtype.out: x's bytes (row-major, little-endian) read as
+    dtype, torch's Tensor.view(dtype): the last size scaled by the ratio of
+    the element sizes (op_view_dtype.c checks the shapes)."""
+    x = np.ascontiguousarray(x)
+    dt = np.dtype(dtype)
+    if x.ndim == 0:
+        if x.dtype.itemsize != dt.itemsize:
+            raise ValueError("view_dtype: a 0-d x only as a dtype of its element size")
+        return x.reshape(1).view(dt).reshape(())
+    return x.view(dt).reshape([int(d) for d in sizes])
+
+
+def histc(x, bins: int, lo: float, hi: float) -> np.ndarray:
+    """aten::histc.out (op_histc.c): torch 1.13's histc of float32 x in
+    float32 steps: [lo, hi] as given, or x's own range when they are equal
+    (widened by one in float64 when equal again), bin trunc((v - lo) /
+    (hi - lo) * bins), hi torch's last linspace edge, the maximum in the
+    last bin, values outside dropped, NaN in bin 0 (torch 1.13's); counts
+    as float32."""
+    x = np.asarray(x, np.float32).reshape(-1)
+    bins = int(bins)
+    a, b = float(lo), float(hi)
+    if a == b:
+        if x.size:
+            if np.isnan(x).any():
+                raise ValueError("histc: range of self is not finite")
+            a, b = float(x.min()), float(x.max())
+        if a == b:
+            a, b = a - 1.0, b + 1.0
+    f32 = np.float32
+    with np.errstate(over="ignore"):
+        lo32, hi32 = f32(a), f32(b)
+        if not (np.isfinite(lo32) and np.isfinite(hi32) and np.isfinite(f32(hi32 - lo32))):
+            raise ValueError("histc: range of self is not finite")
+    if (bins + 1) % 16 == 0:          # torch's last linspace edge (op_histc.c's last_edge)
+        step = f32(f32(hi32 - lo32) / f32(bins))
+        hi32 = f32(f32(hi32 - f32(step * f32(7))) + f32(f32(7) * step))
+    if not (lo32 < hi32 and np.isfinite(f32(hi32 - lo32))):
+        raise ValueError("histc: min must be below max")
+    nan = int(np.isnan(x).sum())      # torch 1.13 on 64-bit CPUs: bin 0
+    keep = x[(x >= lo32) & (x <= hi32)]
+    q = ((keep - lo32).astype(f32) / f32(hi32 - lo32)).astype(f32) * f32(bins)
+    q = q.astype(f32)
+    pos = np.where(q < f32(bins), np.trunc(q), bins - 1).astype(np.int64)
+    pos = np.minimum(pos, bins - 1)
+    counts = np.bincount(pos, minlength=bins)
+    counts[0] += nan
+    return counts.astype(f32)

@@ -48,6 +48,8 @@ ATEN_KEYS = {
     "linalg_solve": "ptec::linalg_solve.out",
     "linalg_cholesky": "ptec::linalg_cholesky.out",
     "linalg_cholesky_info": "ptec::linalg_cholesky_info.out",
+    "view_dtype": "ptec::view_dtype.out",
+    "histc": "aten::histc.out",
     "linalg_eigh_vectors": "ptec::linalg_eigh_vectors.out",
     "linalg_svd": "ptec::linalg_svd.out",
     "linalg_qr": "ptec::linalg_qr.out",
@@ -366,6 +368,11 @@ def _linalg_eigvals(b, key, n, ins, out):
     b.call(key, self=ins[0].value, out=out.value)
 
 
+def _histc(b, key, n, ins, out):
+    a = n.attrs
+    b.call(key, self=ins[0].value, bins=int(a["bins"]), min=float(a["min"]), max=float(a["max"]), out=out.value)
+
+
 def _linalg_qr(b, key, n, ins, out):
     b.call(key, self=ins[0].value, which=int(n.attrs["which"]), complete=bool(n.attrs["complete"]), out=out.value)
 
@@ -427,6 +434,7 @@ CALLS: Dict[str, Callable] = {
     "ptec::linalg_eigh_vectors.out": _eigvalsh,
     "ptec::linalg_svd.out": _linalg_svd,
     "ptec::linalg_qr.out": _linalg_qr,
+    "aten::histc.out": _histc,
     "ptec::linalg_eigvals.out": _linalg_eigvals,
     "ptec::linalg_eig_vectors.out": _linalg_eigvals,
     "ptec::linalg_lu.out": _linalg_lu,
@@ -567,6 +575,25 @@ def lower_fp32(n: Node, ins: List[Act], b: ProgramBuilder, fallbacks: List[str],
         out = _activation(b, out, act[0], act[1])
     fallbacks.append(f"{origin(n)}: {key}")
     return out
+
+
+# x.view(dtype)'s dtypes (capture_dtype_view) as the program's
+VIEW_DTYPES = {"float32": ScalarType.FLOAT, "int64": ScalarType.LONG, "int32": ScalarType.INT,
+               "int16": ScalarType.SHORT, "int8": ScalarType.CHAR, "uint8": ScalarType.BYTE}
+
+
+def lower_view_dtype(n: Node, x: Act, b: ProgramBuilder, fallbacks: List[str]) -> Act:
+    """x.view(dtype) (capture_dtype_view): ptec::view_dtype.out copies x's
+    bytes (x its fp32 value or its integers), in torch's contiguous order,
+    into out of the new dtype, viewed back into ptec's layout of its rank."""
+    if x.dtype != VIEW_DTYPES[n.attrs["src"]]:
+        from ...lower import LoweringError
+        raise LoweringError(f"{origin(n)}: the viewed value is held as {x.dtype.name}, not {n.attrs['src']}")
+    x = _contiguous(b, x)
+    out = new_act(b, VIEW_DTYPES[n.attrs["dtype"]], n.shape, dim_order=list(range(len(n.shape))))
+    b.call("ptec::view_dtype.out", self=x.value, out=out.value)
+    fallbacks.append(f"{origin(n)}: ptec::view_dtype.out")
+    return _to_layout(b, out)
 
 
 def _matmul_on_bmm(b: ProgramBuilder, n: Node, ins: List[Act]) -> Optional[Act]:
