@@ -1,11 +1,12 @@
 """Moved bools read as bools (probe items 7, 8): a bool (a comparison, a
 logical op, a bool model input) moved by flip, roll, a slice with a step,
-permute / transpose / t(), expand / repeat, unbind / split pieces, cat or
-stack (with constant or computed bools), F.pad with False / True, and then
-read by torch.where, masked_fill, `&` / `|` / `^` / `~`, any / all / sum /
-count_nonzero, an attention mask or a program output:
-`key_padding_mask = torch.cat([zeros(n, 1, dtype=bool), mask], 1)` for a CLS
-token, `torch.cat([ones(1, dtype=bool), a[1:] != a[:-1]]) & (a != 0)` (CTC).
+permute / transpose / t() / rot90, expand / repeat / tile /
+repeat_interleave, unbind / split pieces, cat or stack (with constant or
+computed bools), F.pad with False / True, and then read by torch.where,
+masked_fill, `&` / `|` / `^` / `~`, any / all / sum / count_nonzero, an
+attention mask or a program output: `key_padding_mask =
+torch.cat([zeros(n, 1, dtype=bool), mask], 1)` for a CLS token,
+`torch.cat([ones(1, dtype=bool), a[1:] != a[:-1]]) & (a != 0)` (CTC).
 
 ptec moves a bool's bytes only through views (reshape, squeeze, unsqueeze,
 flatten), so the pass (a rewrite of the torch.fx graph before capture lowers
@@ -13,9 +14,10 @@ it) moves the bool as float 0 / 1 instead and reads it back as a bool: the
 moved bool b becomes `moved(b.float()) != 0`, each bool the moves start from
 cast with .float(), a bool pad value as 0.0 / 1.0. Torch's value exactly:
 moves copy elements and casting commutes with them, and on an int8 grid 0 is
-its zero point exactly (a requantized 0 stays the zero point), while 1 is a
-code at least half the range away from it (the grid spans [0, 1] at least),
-so `!= 0` (capture_bool's comparison, exact on the codes) gives the bool back.
+its zero point exactly (a requantized 0 stays the zero point), while 1 is
+another code (the grid's range holds 0 and at most 1, so its step is far
+below 1; a grid calibrated on 0s alone saturates 1 to its top code), so
+`!= 0` (capture_bool's comparison, exact on the codes) gives the bool back.
 Chains of views only, and chains of constants only, stay as they are."""
 from __future__ import annotations
 
@@ -67,9 +69,14 @@ def _pad(fn: torch.fx.Node) -> bool:
         and not _other_tensors([args.get("pad")])
 
 
+_MORE = ("roll", "tile", "repeat_interleave", "rot90")
+_MORE_FUNCTIONS = (torch.roll, torch.tile, torch.repeat_interleave, torch.rot90)
+
+
 def _roll(fn: torch.fx.Node) -> bool:
-    """b.roll(shifts, dims) / torch.roll of a bool b."""
-    named = (fn.op == "call_method" and fn.target == "roll") or _target_in(fn, (torch.roll,))
+    """b.roll(shifts, dims) / torch.roll, tile, repeat_interleave (a number of
+    repeats) and rot90 of a bool b."""
+    named = (fn.op == "call_method" and fn.target in _MORE) or _target_in(fn, _MORE_FUNCTIONS)
     return named and bool(fn.args) and isinstance(fn.args[0], torch.fx.Node) and _dtype(fn.args[0]) is torch.bool \
         and _dtype(fn) is torch.bool and not _other_tensors(list(fn.args[1:]) + list(fn.kwargs.values()))
 

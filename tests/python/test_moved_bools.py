@@ -21,6 +21,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from model_checks import cli_refusal
 from ptec import host_runtime
 from ptec.compiler import compile_model
 from ptec.interpreter import run_program
@@ -66,6 +67,16 @@ COMPUTED = {
     "(x > 0)[:, ::2].all(1)": lambda x: (x > 0)[:, ::2].all(1),
     "cat([x > 0, x > 1], 1).sum(1)": lambda x: torch.cat([x > 0, x > 1], 1).sum(1),
     "count_nonzero((x > 0).roll(2, 1), 1)": lambda x: torch.count_nonzero((x > 0).roll(2, 1), 1),
+    "where((x > 0).rot90(1, [0, 1]).reshape(2, 6), x, 0)":
+        lambda x: torch.where((x > 0).rot90(1, [0, 1]).reshape(2, 6), x, 0.0),
+    "where((x[:, :3] > 0).tile(1, 2), x, 0)": lambda x: torch.where((x[:, :3] > 0).tile(1, 2), x, 0.0),
+    "where((x[:, :3] > 0).repeat_interleave(2, 1), x, 0)":
+        lambda x: torch.where((x[:, :3] > 0).repeat_interleave(2, 1), x, 0.0),
+    "where(hstack([(x > 0)[:, :2], (x < 0)[:, 2:]]), x > 1, x < -1)":
+        lambda x: torch.where(torch.hstack([(x > 0)[:, :2], (x < 0)[:, 2:]]), x > 1, x < -1),
+    "cat([x > 0, x < -1], 1).float() * 2": lambda x: torch.cat([x > 0, x < -1], 1).float() * 2,
+    "(x > 0)[None].movedim(2, 0).narrow(0, 1, 3).squeeze(-1) | (x.t()[1:4] > 1)":
+        lambda x: (x > 0)[None].movedim(2, 0).narrow(0, 1, 3).squeeze(-1) | (x.t()[1:4] > 1),
     "~(x > 0).flip(0) ^ (x < -1)": lambda x: ~(x > 0).flip(0) ^ (x < -1),
     "(x > 0).flip(1) (an output)": lambda x: (x > 0).flip(1),
     "where((x > 0).unbind(0)[1].flip(0), x[0], 0)": lambda x: torch.where((x > 0).unbind(0)[1].flip(0), x[0], 0.0),
@@ -147,6 +158,34 @@ def test_moved_bool_input_is_torchs(name, tmp_path):
     step = res.graph.node(res.graph.inputs[0]).qparams[0]
     feeds = [(_away(x, step), m) for x, m in feeds]
     _check(model, feeds, res, tmp_path)
+
+
+def test_masks_calibrated_all_false_or_all_true(tmp_path):
+    """A moved bool input whose calibration masks are all False (or all True):
+    its float 0 / 1 grid saw one value, the other still reads back exactly."""
+    model = Fn(lambda x, m: (m.flip(1) | (x > 5), F.pad(m, (1, 0), value=True)[:, 1:] & (x < 5))).eval()
+    g = torch.Generator().manual_seed(8)
+    for fill in (False, True):
+        cal = [(torch.randn(2, 6, generator=g), torch.full((2, 6), fill)) for _ in range(3)]
+        res = compile_model(model, list(cal[0]), cal)
+        prog = parse_program(res.data)
+        for m in _masks(4):
+            x = torch.randn(2, 6, generator=g)
+            got = host_runtime.run(prog, res.data, [x.numpy(), m.numpy()], workdir=str(tmp_path))
+            for a, b in zip(got, model(x, m)):
+                assert a.dtype == np.bool_ and np.array_equal(a, b.numpy())
+
+
+def test_a_bool_moved_by_an_unknown_call_stays_refused(tmp_path):
+    """index_select of a bool (a constant index) is no move the pass knows:
+    its reader stays refused in one line, exit 2."""
+    line = cli_refusal(tmp_path, "import torch\n"
+                       "class M(torch.nn.Module):\n"
+                       "    def forward(self, x):\n"
+                       "        i = torch.tensor([5, 4, 3, 2, 1, 0])\n"
+                       "        return torch.where((x > 0).index_select(1, i), x, 0.0)\n"
+                       "def model():\n    return M(), torch.randn(2, 6)\n")
+    assert "where" in line, line
 
 
 def test_masked_mean_over_a_bool_input(tmp_path):
