@@ -32,7 +32,7 @@ import torch.nn.functional as F
 from .capture_bool_moves import _dtype, _is_move, _piece
 
 # views ptec already moves as bool bytes: a chain of these alone stays a bool
-_VIEW_METHODS = ("view", "reshape", "squeeze", "unsqueeze", "flatten", "contiguous", "detach")
+_VIEW_METHODS = ("view", "reshape", "squeeze", "unsqueeze", "flatten", "detach")
 _VIEW_FUNCTIONS = (torch.reshape, torch.squeeze, torch.unsqueeze, torch.flatten, torch.detach)
 _JOINS = (torch.cat, torch.stack, torch.hstack, torch.vstack, torch.concat)
 _PADS = (F.pad, torch.constant_pad_nd)

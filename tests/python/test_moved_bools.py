@@ -79,6 +79,7 @@ COMPUTED = {
         lambda x: (x > 0)[None].movedim(2, 0).narrow(0, 1, 3).squeeze(-1) | (x.t()[1:4] > 1),
     "~(x > 0).flip(0) ^ (x < -1)": lambda x: ~(x > 0).flip(0) ^ (x < -1),
     "(x > 0).flip(1) (an output)": lambda x: (x > 0).flip(1),
+    "where((x > 0).contiguous(), x, 0)": lambda x: torch.where((x > 0).contiguous(), x, 0.0),
     "where((x > 0).unbind(0)[1].flip(0), x[0], 0)": lambda x: torch.where((x > 0).unbind(0)[1].flip(0), x[0], 0.0),
     "ctc keep: cat([ones(1, bool), a[1:] != a[:-1]]) & (a != 0)": _ctc_keep,
     "ctc keep: F.pad(a[1:] != a[:-1], (1, 0), value=True) & (a != 0)": _ctc_keep_pad,
