@@ -52,6 +52,7 @@ from .capture_view_writes import writes_through_views
 from .capture_composed import composed_calls
 from .capture_view_elements import elements_alone
 from .capture_bool_moves import cast_bools_first, compares_after_moves
+from .capture_moved_bools import moved_bools_compared
 from .capture_narrow_ints import widen_narrow_ints
 from .capture_int_math import int_extreme_element, int_math_nodes, int_view_nodes
 from .capture_int_sort import int_order
@@ -1850,6 +1851,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     fold_shape_numbers(gm, UnsupportedOperator)
     cast_bools_first(gm, lambda: _propagate_kept(gm, example_inputs, initial))  # (x > 0).t().float()
     compares_after_moves(gm, lambda: _propagate_kept(gm, example_inputs, initial))  # (x > 0).t(): x.t() > 0
+    moved_bools_compared(gm, lambda: _propagate_kept(gm, example_inputs, initial))  # cat([z, m]) | m2
     tidy_plumbing(gm, CaptureError)
     dtype_forms(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # sum(dtype=), where(c, 1, 0)
     composed_calls(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # x.select_scatter, torch.gradient

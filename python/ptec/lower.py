@@ -107,14 +107,16 @@ class LoweringContext:
             a = K16.dequantize16(self.b, a)
         if a.dtype in INDEX_TYPES:
             self.index_used_as_number(name)
-        if a.dtype == ScalarType.BOOL:       # a bool read as a number: 0/1, as torch promotes it
+        boolean = a.dtype == ScalarType.BOOL
+        if boolean:                          # a bool read as a number: 0/1, as torch promotes it
             a = bool_to_float(self, a)
         self.refuse_nonfinite(self.g.node(name))
         s, z = self.g.node(name).qparams
         qa = K.quantize(self.b, a, s, z)
-        if a.dtype == ScalarType.FLOAT:
+        if a.dtype == ScalarType.FLOAT and not boolean:
             self.env_f[name] = a            # fp32 readers after this one keep the unrounded value
-        self.env[name] = qa
+        if not boolean:                      # (a bool keeps its bytes for its bool readers: `(x * m), m.sum()`)
+            self.env[name] = qa
         return qa
 
     def refuse_nonfinite(self, n: Node) -> None:

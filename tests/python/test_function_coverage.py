@@ -1848,6 +1848,25 @@ NOT_INFERENCE = {
 # randperm / multinomial / poisson and the fills random_ / geometric_ / log_normal_ / bernoulli_
 # (capture_random_integers, capture_random) are test_random_integers.py's, for the same reason
 
+# a moved bool read as a bool: its moves made on float 0 / 1, compared != 0 (capture_moved_bools;
+# test_moved_bools.py: bool inputs, any / all / counts, CLS-token attention, CTC's keep mask)
+RUNS["torch.where((x > 0).flip(2), x, 0)"] = (
+    lambda x: torch.where((x > 0).flip(2), x, 0.0), S3, R, 1.5, "int8")   # 0.48
+RUNS["x.masked_fill((x > 0).roll(1, 2), 0)"] = (
+    lambda x: x.masked_fill((x > 0).roll(1, 2), 0.0), S3, R, 1.5, "int8")   # 0.81
+RUNS["torch.where(torch.cat([ones(bool), x[..., 1:] > x[..., :-1]], 2), x, 0)"] = (
+    lambda x: torch.where(torch.cat([torch.ones(1, 4, 1, dtype=torch.bool), x[..., 1:] > x[..., :-1]], 2), x, 0.0),
+    S3, R, 1.5, "int8")   # 0.84
+RUNS["torch.where(F.pad(x[..., 1:] > 0, (1, 0), value=True), x, -1)"] = (
+    lambda x: torch.where(F.pad(x[..., 1:] > 0, (1, 0), value=True), x, -1.0), S3, R, 1.5, "int8")   # 0.84
+RUNS["torch.where((x > 0).transpose(1, 2).reshape(1, 4, 8), x, 0)"] = (
+    lambda x: torch.where((x > 0).transpose(1, 2).reshape(1, 4, 8), x, 0.0), S3, R, 1.5, "int8")   # 0.50
+RUNS["torch.where((x[..., ::2] > 0).repeat(1, 1, 2), x, 0)"] = (
+    lambda x: torch.where((x[..., ::2] > 0).repeat(1, 1, 2), x, 0.0), S3, R, 1.5, "int8")   # 0.92
+RUNS["torch.where(torch.stack([x[0, :2] > 0, x[0, 2:] < 0]), x, 0)"] = (
+    lambda x: torch.where(torch.stack([x[0, :2] > 0, x[0, 2:] < 0]).reshape(1, 4, 8), x, 0.0),
+    S3, R, 1.5, "int8")   # 0.92
+
 
 def inputs(shape, lo, hi, n=8, seed=0):
     g = torch.Generator().manual_seed(seed)
