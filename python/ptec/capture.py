@@ -1679,6 +1679,8 @@ class _Tracer(KnownValuesTracer):
     def is_leaf_module(self, m: nn.Module, qualname: str) -> bool:
         # one graph node each: an LSTM layer (ptec::quantized_lstm), an SVDF (ptec::quantized_svdf)
         from .nn import SVDF
+        if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.running_mean is None:
+            return False    # batch statistics in eval too: traced into F.batch_norm(x, None, None, training=True)
         return isinstance(m, (LSTMLayer, SVDF)) or super().is_leaf_module(m, qualname)
 
 
@@ -1895,6 +1897,9 @@ def _finished(g: Graph, example_inputs, name: str, model: Optional[nn.Module] = 
         first = (str(e).strip().splitlines() or [""])[0]       # torch's argument errors: one line each overload
         raise CaptureError(f"the model fails on its example inputs ({shapes}): "
                            f"{type(e).__name__}: {first} (check input_shape / example_inputs)") from e
+    from .capture_empty import undefined_never_read, without_zero_size_layers
+    without_zero_size_layers(g, CaptureError)     # nn.Linear(8, 0) -> nn.Linear(0, 10): bias rows
+    undefined_never_read(g, example_inputs)       # x.new_empty(n, c) filled whole (AdaptiveLogSoftmaxWithLoss)
     from .capture_own_failure import wrong_shape
     wrong = wrong_shape(g, example_inputs, model, eager)      # an output shape torch does not give: refused
     if wrong:
