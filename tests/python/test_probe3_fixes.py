@@ -15,7 +15,6 @@ torch's answer or a one-line refusal:
 Oracle: torch float32 on the same inputs; int8 outputs within a bound in
 output steps (measured figures beside each), integer outputs exact; the
 host runtime's bytes equal to the reference interpreter's."""
-import copy
 import warnings
 
 import numpy as np
@@ -92,3 +91,101 @@ class _Norm(nn.Module):
 def test_norm_statistics(norm, shape, conv, bound, tmp_path):
     model = _Norm(norm(), conv)
     assert _worst_steps(model, _feeds(shape), tmp_path) <= bound
+
+
+# ---- 2. zero-size layers
+
+class _AdaptiveLogSoftmax(nn.Module):
+    """log_prob of nn.AdaptiveLogSoftmaxWithLoss(8, 20, [5, 10]): its second tail is Linear(8, 0) -> Linear(0, 10)."""
+
+    def __init__(self, bias=False):
+        super().__init__()
+        torch.manual_seed(2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")         # torch: initializing zero-element tensors is a no-op
+            self.a = nn.AdaptiveLogSoftmaxWithLoss(8, 20, [5, 10], head_bias=bias)
+
+    def forward(self, x):
+        return self.a.log_prob(x)
+
+
+class _ZeroIn(nn.Module):
+    """Linear(8, 0) read only by Linear(0, 3) (bias): torch gives the bias on every row."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.empty, self.fill, self.fc = nn.Linear(8, 0), nn.Linear(0, 3), nn.Linear(8, 3)
+        with torch.no_grad():
+            self.fill.bias.copy_(torch.tensor([0.5, -1.0, 2.0]))
+
+    def forward(self, x):
+        return self.fc(x) + self.fill(self.empty(x))
+
+
+@pytest.mark.parametrize("model,bound", [(_AdaptiveLogSoftmax, 1.5),                 # 1.29
+                                         (lambda: _AdaptiveLogSoftmax(True), 1.5),    # 1.18
+                                         (_ZeroIn, 1.0)])                             # 0.91
+def test_zero_size_linear(model, bound, tmp_path):
+    assert _worst_steps(model(), _feeds((3, 8)), tmp_path) <= bound
+
+
+def test_zero_size_output_refused(tmp_path):
+    line = cli_refusal(tmp_path, "import torch, torch.nn as nn\n"
+                                 "def model():\n"
+                                 "    return nn.Sequential(nn.Linear(8, 4), nn.Linear(4, 0)), (torch.randn(2, 8),)\n")
+    assert "1 (nn.Linear)" in line and "empty tensor 2x0" in line, line
+
+
+def test_new_empty_partly_written_still_refused(tmp_path):
+    line = cli_refusal(tmp_path, "import torch\n"
+                                 "class M(torch.nn.Module):\n"
+                                 "    def forward(self, x):\n"
+                                 "        y = x.new_empty(2, 6)\n"
+                                 "        y[:, :4] = x\n"
+                                 "        return y\n"
+                                 "def model():\n"
+                                 "    return M(), (torch.randn(2, 4),)\n")
+    assert "new_empty" in line and "undefined" in line, line
+
+
+# ---- 5. cross entropy / nll loss with ignore_index
+
+class _Loss(nn.Module):
+    def __init__(self, fn, **kw):
+        super().__init__()
+        self.fn, self.kw = fn, kw
+
+    def forward(self, y, lab):
+        if self.fn is F.nll_loss:
+            y = y.log_softmax(1)
+        return self.fn(y, lab, **self.kw)
+
+
+def _labels(shape, classes, ignore, seed):
+    def make(g):
+        lab = torch.randint(0, classes, shape, generator=g)
+        lab[torch.rand(shape, generator=g) < 0.3] = ignore
+        lab.view(-1)[0] = 0                     # one kept entry at least: torch's mean of none is NaN
+        return torch.randn((shape[0], classes) + tuple(shape[1:]), generator=g), lab
+    return _feeds(n=8, seed=seed, make=make)
+
+
+@pytest.mark.parametrize("fn,kw,shape,bound", [
+    (F.cross_entropy, dict(reduction="sum"), (6,), 1.5),                                            # 1.32
+    (F.cross_entropy, dict(reduction="mean"), (6,), 1.5),                                           # 1.13
+    (F.cross_entropy, dict(reduction="none"), (6,), 1.5),                                           # 1.12
+    (F.cross_entropy, dict(reduction="mean", ignore_index=2), (6,), 1.5),                           # 1.19
+    # the mean divides by the kept entries' weight sum, a computed value: one more int8 rounding
+    (F.cross_entropy, dict(reduction="mean", weight=torch.tensor([0.5, 1.0, 2.0, 1.5])), (6,), 3.5),  # 2.85
+    (F.cross_entropy, dict(reduction="mean"), (3, 5), 2.5),                                         # 2.00
+    (F.nll_loss, dict(reduction="mean"), (6,), 1.5),                                                # 1.13
+    (F.nll_loss, dict(reduction="sum", ignore_index=7), (6,), 1.5),                                 # 1.32
+])
+def test_ignore_index(fn, kw, shape, bound, tmp_path):
+    ignore = kw.get("ignore_index", -100)
+    feeds = _labels(shape, 4, ignore, 5)
+    assert any((lab == ignore).any() for _, lab in feeds)
+    assert _worst_steps(_Loss(fn, **kw), feeds, tmp_path) <= bound
