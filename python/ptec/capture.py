@@ -1692,6 +1692,7 @@ def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.f
         autowrap_functions=(F.local_response_norm,))   # one node: _lrn_nodes
     from .capture_random import recording_random_calls
     from .capture_packed_sequences import patched as packing_patched
+    from .capture_table_lookup import tables_indexed_by_proxies
     tracer.start(example_inputs)
     if states:
         tracer.ptec_states = states
@@ -1699,7 +1700,8 @@ def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.f
         # torch.rand(2, 3): a call, not a frozen draw; a random op's shadow value draws nothing for the model
         # pack_padded_sequence / pad_packed_sequence / pad_sequence: capture_packed_sequences
         with recording_random_calls(tracer), torch.random.fork_rng(devices=[]), packing_patched(model), \
-                (binding_names(tracer) if states else contextlib.nullcontext()), unbound_methods_traced():
+                (binding_names(tracer) if states else contextlib.nullcontext()), unbound_methods_traced(), \
+                tables_indexed_by_proxies():      # self.labels[x.argmax(-1)], a buffer (capture_table_lookup)
             graph = tracer.trace(model)
     except Exception as e:
         if not hasattr(e, "ptec_where"):

@@ -189,3 +189,46 @@ def test_ignore_index(fn, kw, shape, bound, tmp_path):
     feeds = _labels(shape, 4, ignore, 5)
     assert any((lab == ignore).any() for _, lab in feeds)
     assert _worst_steps(_Loss(fn, **kw), feeds, tmp_path) <= bound
+
+
+# ---- 4. a buffer (or a constant made in forward) indexed by a computed index
+
+class _Lookup(nn.Module):
+    def __init__(self, fn, parameter=False):
+        super().__init__()
+        self.fn = fn
+        g = torch.Generator().manual_seed(4)
+        y, t = torch.randn(20, generator=g), torch.randn(20, 3, generator=g)
+        if parameter:
+            self.y, self.t = nn.Parameter(y), nn.Parameter(t)
+        else:
+            self.register_buffer("y", y)
+            self.register_buffer("t", t)
+        self.register_buffer("labels", torch.randint(0, 5, (20,), generator=g))
+
+    def forward(self, x):
+        return self.fn(self, x)
+
+
+LOOKUPS = {     # name: (fn, bound in output steps; integer results exact)
+    "y[argmax]": (lambda s, x: s.y[x.argmax(-1)], 0.5),                                         # 0.48
+    "y[topk]": (lambda s, x: s.y[x.topk(3, -1).indices], 0.5),                                  # 0.48
+    "t[argmax] (rows)": (lambda s, x: s.t[x.argmax(-1)], 0.5),                                  # 0.49
+    "t[argmax, 1]": (lambda s, x: s.t[x.argmax(-1), 1], 0.5),                                   # 0.48
+    "index_select(y)": (lambda s, x: torch.index_select(s.y, 0, x.argmax(-1)), 0.5),            # 0.48
+    "take(y, topk)": (lambda s, x: torch.take(s.y, x.topk(2, -1).indices), 0.5),                # 0.48
+    "gather(y.expand, topk)": (lambda s, x: torch.gather(s.y.expand(4, 20), 1, x.topk(2, -1).indices), 0.5),
+    "arange made in forward[argmax]": (lambda s, x: (torch.arange(20.) * 0.5)[x.argmax(-1)], 0.5),  # 0.47
+    "labels[argmax] (int64)": (lambda s, x: s.labels[x.argmax(-1)], 0),
+    "index_select(labels)": (lambda s, x: torch.index_select(s.labels, 0, x.argmax(-1)), 0),
+    "take(labels, topk)": (lambda s, x: torch.take(s.labels, x.topk(2, -1).indices), 0),
+    "int arange[argmax]": (lambda s, x: (torch.arange(20) * 3)[x.argmax(-1)], 0),
+    "kNN vote": (lambda s, x: F.one_hot(s.labels[x.topk(5, -1).indices], 5).float().sum(1).argmax(-1), 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOOKUPS))
+@pytest.mark.parametrize("parameter", [False, True])
+def test_buffer_lookup(name, parameter, tmp_path):
+    fn, bound = LOOKUPS[name]
+    assert _worst_steps(_Lookup(fn, parameter), _feeds((4, 20)), tmp_path) <= bound
