@@ -232,3 +232,69 @@ LOOKUPS = {     # name: (fn, bound in output steps; integer results exact)
 def test_buffer_lookup(name, parameter, tmp_path):
     fn, bound = LOOKUPS[name]
     assert _worst_steps(_Lookup(fn, parameter), _feeds((4, 20)), tmp_path) <= bound
+
+
+# ---- 3. models torch.ao.quantization prepared or converted
+
+_QNET = """import copy, torch, torch.nn as nn
+import torch.ao.quantization as tq
+from torch.ao.quantization.quantize_fx import prepare_fx, convert_fx
+engine = "qnnpack" if "qnnpack" in torch.backends.quantized.supported_engines else torch.backends.quantized.engine
+torch.backends.quantized.engine = engine
+class QNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q, self.c, self.r, self.fc, self.dq = tq.QuantStub(), nn.Conv2d(3, 4, 3), nn.ReLU(), nn.Linear(64, 3), tq.DeQuantStub()
+    def forward(self, x):
+        return self.dq(self.fc(self.r(self.c(self.q(x))).flatten(1)))
+x = torch.randn(1, 3, 6, 6)
+def prepared():
+    m = QNet().eval()
+    m.qconfig = tq.get_default_qconfig(engine)
+    p = tq.prepare(m)
+    p(x)
+    return p
+def fx_prepared():
+    p = prepare_fx(QNet().eval(), tq.get_default_qconfig_mapping(engine), (x,))
+    p(x)
+    return p
+def qat():
+    m = QNet().train()
+    m.qconfig = tq.get_default_qat_qconfig(engine)
+    return tq.prepare_qat(m).eval()
+"""
+
+AO_FORMS = {
+    "prepare": ("prepared(), (x,)", "HistogramObserver"),
+    "convert": ("tq.convert(prepared()), (x,)", "module q (torch.ao.nn.quantized.modules.Quantize)"),
+    "prepare_fx": ("fx_prepared(), (x,)", "Observer"),
+    "convert_fx": ("convert_fx(fx_prepared()), (x,)", "convert_fx"),
+    "prepare_qat": ("qat(), (x,)", "FakeQuantize"),
+    "quantize_dynamic": ("tq.quantize_dynamic(nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 2)).eval(), "
+                         "{nn.Linear}, dtype=torch.qint8), (torch.randn(2, 8),)", "module 0 (torch.ao.nn.quantized.dynamic"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(AO_FORMS))
+def test_torch_ao_quantized_refused(form, tmp_path):
+    made, named = AO_FORMS[form]
+    line = cli_refusal(tmp_path, _QNET + f"def model():\n    return {made}\n")
+    assert named in line and "give it the model before torch.ao.quantization's prepare/convert" in line, line
+
+
+def test_quant_stubs_of_a_float_model_run(tmp_path):
+    """QuantStub / DeQuantStub never prepared are identity in forward; fuse_modules' float ConvReLU2d runs too."""
+    import torch.ao.quantization as tq
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(6)
+            self.q, self.c, self.r, self.fc, self.dq = tq.QuantStub(), nn.Conv2d(3, 4, 3), nn.ReLU(), \
+                nn.Linear(64, 3), tq.DeQuantStub()
+
+        def forward(self, x):
+            return self.dq(self.fc(self.r(self.c(self.q(x))).flatten(1)))
+    assert _worst_steps(Net(), _feeds((2, 3, 6, 6)), tmp_path) <= 2.0                  # 1.66
+    fused = tq.fuse_modules(Net().eval(), [["c", "r"]])
+    assert _worst_steps(fused, _feeds((2, 3, 6, 6)), tmp_path) <= 2.0                  # 1.66
