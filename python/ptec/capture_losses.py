@@ -133,7 +133,7 @@ def _picked(scores, target, weight, ignore_index, reduction):
             return loss.sum() / total if total else loss.sum() * float("nan")
         return _reduce(loss, reduction)
     # a computed target: its ignored entries (torch's default -100 included) pick class 0, weighed 0;
-    # torch's mean divides by the weight kept (NaN when every entry is ignored)
+    # torch's mean divides by the weight kept (torch's 0 / 0 NaN when all are ignored: the int8 division gives 0)
     kept = target != ignore_index
     idx = torch.where(kept, target, 0)
     per = kept.float()
