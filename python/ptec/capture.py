@@ -1677,6 +1677,8 @@ class _Tracer(KnownValuesTracer):
     def is_leaf_module(self, m: nn.Module, qualname: str) -> bool:
         # one graph node each: an LSTM layer (ptec::quantized_lstm), an SVDF (ptec::quantized_svdf)
         from .nn import SVDF
+        if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.running_mean is None:
+            return False    # batch statistics in eval too: traced into F.batch_norm(x, None, None, training=True)
         return isinstance(m, (LSTMLayer, SVDF)) or super().is_leaf_module(m, qualname)
 
 
@@ -1688,6 +1690,7 @@ def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.f
         autowrap_functions=(F.local_response_norm,))   # one node: _lrn_nodes
     from .capture_random import recording_random_calls
     from .capture_packed_sequences import patched as packing_patched
+    from .capture_table_lookup import tables_indexed_by_proxies
     tracer.start(example_inputs)
     if states:
         tracer.ptec_states = states
@@ -1695,7 +1698,8 @@ def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.f
         # torch.rand(2, 3): a call, not a frozen draw; a random op's shadow value draws nothing for the model
         # pack_padded_sequence / pad_packed_sequence / pad_sequence: capture_packed_sequences
         with recording_random_calls(tracer), torch.random.fork_rng(devices=[]), packing_patched(model), \
-                (binding_names(tracer) if states else contextlib.nullcontext()), unbound_methods_traced():
+                (binding_names(tracer) if states else contextlib.nullcontext()), unbound_methods_traced(), \
+                tables_indexed_by_proxies():      # self.labels[x.argmax(-1)], a buffer (capture_table_lookup)
             graph = tracer.trace(model)
     except Exception as e:
         if not hasattr(e, "ptec_where"):
@@ -1899,6 +1903,9 @@ def _finished(g: Graph, example_inputs, name: str, model: Optional[nn.Module] = 
         first = (str(e).strip().splitlines() or [""])[0]       # torch's argument errors: one line each overload
         raise CaptureError(f"the model fails on its example inputs ({shapes}): "
                            f"{type(e).__name__}: {first} (check input_shape / example_inputs)") from e
+    from .capture_empty import undefined_never_read, without_zero_size_layers
+    without_zero_size_layers(g, CaptureError)     # nn.Linear(8, 0) -> nn.Linear(0, 10): bias rows
+    undefined_never_read(g, example_inputs)       # x.new_empty(n, c) filled whole (AdaptiveLogSoftmaxWithLoss)
     from .capture_own_failure import wrong_shape
     wrong = wrong_shape(g, example_inputs, model, eager)      # an output shape torch does not give: refused
     if wrong:

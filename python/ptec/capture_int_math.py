@@ -130,6 +130,13 @@ def _int_of(node: Optional[Node]) -> Optional[str]:
     return int_dtype(node)
 
 
+def _int_constant(node: Optional[Node]) -> Optional[str]:
+    """The dtype of an integer constant (a buffer of labels `self.labels[i]`, capture_table_lookup), else None."""
+    if node is None or node.op != "constant":
+        return None
+    return _FROM_TORCH.get(torch.from_numpy(np.asarray(node.attrs["value"])[:0].copy()).dtype)
+
+
 def _lookup(table, target):
     try:
         return table.get(target) if isinstance(table, dict) else (target in table)
@@ -513,7 +520,8 @@ def int_view_nodes(fn: torch.fx.Node, nodes: List[Node], by_name) -> List[Node]:
             made[n.name] = "int64"
             continue
         # an embedding's ids (input 0) are any index; its table, like every other input, the dtype
-        if any((made.get(i) or _int_of(by_name.get(i))) != dtype for i in n.inputs[n.op == "embedding":]) \
+        if any((made.get(i) or _int_of(by_name.get(i)) or _int_constant(by_name.get(i))) != dtype
+               for i in n.inputs[n.op == "embedding":]) \
                 or (n.op == "embedding" and (made.get(n.inputs[0]) or _int_of(by_name.get(n.inputs[0]))) is None):
             return nodes
         made[n.name] = dtype

@@ -132,9 +132,16 @@ def _picked(scores, target, weight, ignore_index, reduction):
             total = float(per.sum())
             return loss.sum() / total if total else loss.sum() * float("nan")
         return _reduce(loss, reduction)
-    if weight is not None or 0 <= ignore_index < classes:
-        return None                # a computed target's weight or an ignorable class: not known here
-    loss = -torch.gather(scores, at, target.unsqueeze(at)).squeeze(at)
+    # a computed target: its ignored entries (torch's default -100 included) pick class 0, weighed 0;
+    # torch's mean divides by the weight kept (torch's 0 / 0 NaN when all are ignored: the int8 division gives 0)
+    kept = target != ignore_index
+    idx = torch.where(kept, target, 0)
+    per = kept.float()
+    if weight is not None:
+        per = per * F.embedding(idx, weight.detach().float().reshape(-1, 1)).squeeze(-1)
+    loss = -torch.gather(scores, at, idx.unsqueeze(at)).squeeze(at) * per
+    if reduction == "mean":
+        return loss.sum() / per.sum()
     return _reduce(loss, reduction)
 
 

@@ -334,7 +334,8 @@ def prepared(model: nn.Module, error) -> nn.Module:
     """The model capture traces (module doc): model itself, or a copy
     (in eval mode) with its computed weights folded and its hooks as code.
     error: the exception class of a refusal."""
-    refusal = _script_refusal(model)
+    from .capture_torch_ao import torch_ao_refusal
+    refusal = _script_refusal(model) or torch_ao_refusal(model)     # torch.ao.quantization's: the float model asked
     if refusal:
         raise error(refusal)
     model.eval()

@@ -1732,6 +1732,14 @@ RUNS["y[mask] = y[mask] * 2"] = (_selection_assigned, S3, R, 1.5, "int8")       
 RUNS["y[0, argmax] = number"] = (_position_assigned, S3, R, 1.0, "int8")        # 0.70
 # modules made in forward with no parameters or buffers: their forward's ops (capture_module_forms)
 RUNS["torch.nn.Softmax(-1)(x) made in forward"] = (lambda x: torch.nn.Softmax(-1)(x), S3, R, 1.5, "int8")
+# a tensor made in forward indexed by an argmax, as a Parameter (capture_table_lookup; buffers: test_probe3_fixes.py)
+RUNS["constant made in forward[argmax]"] = (lambda x: (torch.arange(8.) * 0.5 - 1.0)[x[0].argmax(-1)], S3, R, 0.5,
+                                            "int8")                                              # 0.43
+# a computed target's entries equal to ignore_index weigh 0; mean divides by the kept count (capture_losses)
+RUNS["F.cross_entropy(computed target, ignore_index hit)"] = (lambda x: F.cross_entropy(
+    x[0], x[0].flip(-1).argmax(-1) - 1, ignore_index=-1, reduction="none"), S3, R, 1.5, "fp32")    # 0.98
+RUNS["F.nll_loss(computed target, ignore_index hit, mean)"] = (lambda x: F.nll_loss(
+    F.log_softmax(x[0], -1), x[0].flip(-1).argmax(-1) - 1, ignore_index=-1), S3, R, 2.0, "fp32")  # 0.65
 RUNS["torch.nn.Upsample(scale_factor=2)(x) made in forward"] = (
     lambda x: torch.nn.Upsample(scale_factor=2, mode="bilinear")(x), S4, R, 1.5, "int8")
 # a constant float key_padding_mask with values other than 0 and -inf: added to the scores as [N h, 1, S]
