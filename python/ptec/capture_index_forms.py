@@ -31,13 +31,15 @@ def _basic(i) -> bool:
 
 
 def _computed(node: torch.fx.Node) -> bool:
-    """node's value follows a program input (not a constant made in forward)."""
+    """node's value follows a program input's values (not a constant made in
+    forward, from shapes too: `torch.arange(x.size(0)) > 2`)."""
     seen, todo = set(), [node]
     while todo:
         n = todo.pop()
         if n.op == "placeholder":
             return True
-        if n in seen:
+        if n in seen or (n.op == "call_method" and n.target in ("size", "dim", "numel")) \
+                or (n.op == "call_function" and n.target is getattr):
             continue
         seen.add(n)
         todo.extend(n.all_input_nodes)

@@ -47,16 +47,25 @@ def _selectable_node(a, by_name) -> bool:
                                        and getattr(meta, "dtype", None) in (torch.int64, torch.int32))
 
 
-def _integer_readers(fn: torch.fx.Node, x) -> None:
+def _integer_readers(fn: torch.fx.Node, x) -> bool:
     """An int64 / int32 selection runs as a program output; its readers are
     refused naming the selection (no kernel after it may see its varying
-    length, and the rewrites over x are float math: `a.float()[m]` runs)."""
+    length, and the rewrites over x are float math: `a.float()[m]` runs).
+    False (not this module's) for unique's marked int64 selections
+    (capture_unique_counts) and a selection unique reads (which refuses or
+    runs it, capture_nonzero / capture_unique_selection)."""
     if _float_node(x, {x.name: x}):
-        return
+        return True
     from .capture_calls import refuse_call
+    from .capture_unique_counts import _FLAG
+    if fn.meta.get(_FLAG) or any(u.target in (torch.unique, torch.unique_consecutive, "unique",
+                                              "unique_consecutive") for u in fn.users):
+        return False
     if any(u.op != "output" for u in fn.users):
         refuse_call(fn, "a selection of integer values (its length depends on the values) runs as a program "
-                    "output only; return it and compute on it outside the program, or select a.float()")
+                    "output only, of int64 / int32 values (a narrow dtype's is cast after it); return it and "
+                    "compute on it outside the program, or select a.float()")
+    return True
 
 
 def _bool_node(a, by_name) -> bool:
@@ -77,7 +86,8 @@ def mask_index_nodes(fn: torch.fx.Node, mask, by_name, at: int = 0) -> Optional[
     if shape is None or mask_shape is None or not mask_shape \
             or list(shape[at:at + len(mask_shape)]) != list(mask_shape):
         return None
-    _integer_readers(fn, x)
+    if not _integer_readers(fn, x):
+        return None
     if at:
         return [Node(fn.name, "masked_select", [x.name, mask.name], dict(rows=True, at=at))]
     rows = len(mask_shape) < len(shape)
@@ -93,7 +103,8 @@ def masked_select_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
     x, mask = fn.args
     if not (_selectable_node(x, by_name) and _bool_node(mask, by_name)):
         return None
-    _integer_readers(fn, x)
+    if not _integer_readers(fn, x):
+        return None
     return [Node(fn.name, "masked_select", [x.name, mask.name])]
 
 
