@@ -45,6 +45,7 @@ from .capture_grid import grid_nodes
 from .capture_item_assignment import drop_markers
 from .capture_unique_counts import unique_slices_nodes, without_unused_values
 from .capture_counts_readers import counts_readers
+from .capture_index_forms import mask_with_rest
 from .capture_in_place import AugmentedProxy, refuse_written_tensors, tensors_of, without_dead_code
 from .capture_buffer_state import (INIT, STATE, as_states, binding_names, copy_with_buffers, kept_states,
                                    restore_tensors, with_state_reads, written_tensors)
@@ -1859,6 +1860,8 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     tidy_plumbing(gm, CaptureError)
     dtype_forms(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # sum(dtype=), where(c, 1, 0)
     composed_calls(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # x.select_scatter, torch.gradient
+    # x[mask, 1:], x[:, mask, 0]: the basic indexing, then the selection (capture_index_forms)
+    mask_with_rest(gm, lambda: _propagate_kept(gm, example_inputs, initial))
     writes_through_views(gm, example_inputs)    # y.relu_(), y[0].mul_(2): out of place, written back (capture_view_writes)
     drop_markers(gm)            # y[idx] = v: its out-of-place value (capture_item_assignment)
     counts_readers(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # counts * 2 (capture_counts_readers)

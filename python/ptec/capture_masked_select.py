@@ -39,22 +39,57 @@ def _float_node(a, by_name) -> bool:
     return by_name.get(getattr(a, "name", None)) is not None and getattr(meta, "dtype", None) == torch.float32
 
 
+def _selectable_node(a, by_name) -> bool:
+    """A float32 value, or an int64 / int32 one (an input, an argmax, integer
+    arithmetic): the kernel copies its bytes, exact."""
+    meta = a.meta.get("tensor_meta") if isinstance(a, torch.fx.Node) else None
+    return _float_node(a, by_name) or (by_name.get(getattr(a, "name", None)) is not None
+                                       and getattr(meta, "dtype", None) in (torch.int64, torch.int32))
+
+
+def _integer_readers(fn: torch.fx.Node, x) -> bool:
+    """An int64 / int32 selection runs as a program output; its readers are
+    refused naming the selection (no kernel after it may see its varying
+    length, and the rewrites over x are float math: `a.float()[m]` runs).
+    False (not this module's) for unique's marked int64 selections
+    (capture_unique_counts) and a selection unique reads (which refuses or
+    runs it, capture_nonzero / capture_unique_selection)."""
+    if _float_node(x, {x.name: x}):
+        return True
+    from .capture_calls import refuse_call
+    from .capture_unique_counts import _FLAG
+    if fn.meta.get(_FLAG) or any(u.target in (torch.unique, torch.unique_consecutive, "unique",
+                                              "unique_consecutive") for u in fn.users):
+        return False
+    if any(u.op != "output" for u in fn.users):
+        refuse_call(fn, "a selection of integer values (its length depends on the values) runs as a program "
+                    "output only, of int64 / int32 values (a narrow dtype's is cast after it); return it and "
+                    "compute on it outside the program, or select a.float()")
+    return True
+
+
 def _bool_node(a, by_name) -> bool:
     meta = a.meta.get("tensor_meta") if isinstance(a, torch.fx.Node) else None
     return by_name.get(getattr(a, "name", None)) is not None and getattr(meta, "dtype", None) == torch.bool
 
 
-def mask_index_nodes(fn: torch.fx.Node, mask, by_name) -> Optional[List[Node]]:
+def mask_index_nodes(fn: torch.fx.Node, mask, by_name, at: int = 0) -> Optional[List[Node]]:
     """x[mask] for a bool mask of x's own shape (torch.masked_select of the
     two) or of x's leading dims (attrs rows: the rows where it is set, each
-    of x's other dims whole); None for any other mask."""
+    of x's other dims whole); x[:, mask] (at whole dims before the mask, at
+    > 0) the rows form over the dims after them; None for any other mask."""
     from .capture_calls import _meta_shape     # capture_calls imports this module's importer
     x = fn.args[0]
-    if not (_float_node(x, by_name) and _bool_node(mask, by_name)):
+    if not (_selectable_node(x, by_name) and _bool_node(mask, by_name)):
         return None
     shape, mask_shape = _meta_shape(x), _meta_shape(mask)
-    if shape is None or mask_shape is None or not mask_shape or list(shape[:len(mask_shape)]) != list(mask_shape):
+    if shape is None or mask_shape is None or not mask_shape \
+            or list(shape[at:at + len(mask_shape)]) != list(mask_shape):
         return None
+    if not _integer_readers(fn, x):
+        return None
+    if at:
+        return [Node(fn.name, "masked_select", [x.name, mask.name], dict(rows=True, at=at))]
     rows = len(mask_shape) < len(shape)
     return [Node(fn.name, "masked_select", [x.name, mask.name], dict(rows=True) if rows else {})]
 
@@ -66,7 +101,9 @@ def masked_select_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
             or len(fn.args) != 2 or fn.kwargs:
         return None
     x, mask = fn.args
-    if not (_float_node(x, by_name) and _bool_node(mask, by_name)):
+    if not (_selectable_node(x, by_name) and _bool_node(mask, by_name)):
+        return None
+    if not _integer_readers(fn, x):
         return None
     return [Node(fn.name, "masked_select", [x.name, mask.name])]
 
@@ -324,7 +361,8 @@ def refuse_consumers(g: Graph, error) -> None:
             continue
         if n.attrs.get("at") is not None and g.users(n.name):
             raise error(f"operator not supported: {origin(g.users(n.name)[0])}: it reads unique's slices along a "
-                        "dim behind a dim above 1, whose count follows the values inside the result ([..., k, "
+                        "dim behind a dim above 1 (or x[:, mask]'s selection, alike), whose count follows the "
+                        "values inside the result ([..., k, "
                         "...]): they run as a program output, through element-wise ops (with numbers or "
                         "values of size 1 along that dim), sum / mean / amax / amin / max / min and softmax / "
                         "log_softmax over any dims, and a sort's values along another dim (docs/aot.md)")

@@ -213,6 +213,32 @@ class _Steps:
         return self.nodes
 
 
+# the most runs one gathered write joins (capture_tensor_index.select_nodes: a slice each)
+MAX_RUNS = 1024
+
+
+def _gathered_write(fn, s: "_Steps", self_name: str, shape, src: str, src_shape, targets, sources) -> List[Node]:
+    """A plain write too large for a pick matrix (the Temporal Shift
+    Module's `out[:, :-1, :f] = x[:, 1:, :f]` on [8, 64, 14, 14]): self and
+    src flattened and joined, [self..., src...], then each output element
+    taken from its place there (its own position, or m + its source's
+    where a pair writes it): a constant gather, whose consecutive picks are
+    one slice each (capture_tensor_index.gather_nodes), so its size is
+    linear in the tensors' and its values are bytes moved on the join's
+    grid. Refused when the picks fall in more than MAX_RUNS runs."""
+    from .capture_tensor_index import gather_nodes
+    m, ns = _numel(shape), _numel(src_shape)
+    at = np.arange(m, dtype=np.int64)
+    at[targets] = m + sources
+    runs = 1 + int(np.count_nonzero(np.diff(at) != 1))
+    if runs > MAX_RUNS:
+        refuse_call(fn, f"its writes fall in {runs} separate runs of the output (ptec joins at most {MAX_RUNS} "
+                    "slices for a write of more than " + str(MAX_PICK) + " src times output elements)")
+    both = s("cat", [s("reshape", [self_name], target_shape=[m]), s("reshape", [src], target_shape=[ns])], dim=0)
+    s.nodes.extend(gather_nodes(f"{s.name}__scatter{len(s.nodes)}", both, [m + ns], at.reshape(shape)))
+    return s.done()
+
+
 def _scatter_nodes(fn, name: str, self_name: str, shape, src, src_shape, src_value, targets, sources,
                    reduce: Optional[str], include_self: bool, alpha: float = 1.0) -> List[Node]:
     """The nodes of the writes (targets[k] <- sources[k], flat positions)
@@ -230,6 +256,8 @@ def _scatter_nodes(fn, name: str, self_name: str, shape, src, src_shape, src_val
         s("identity", [self_name])
         return s.done()
     ns = _numel(src_shape) if src_shape is not None else 1
+    if src_value is None and ns * m > MAX_PICK and reduce is None:
+        return _gathered_write(fn, s, self_name, shape, src, src_shape, targets, sources)
     if src_value is None and ns * m > MAX_PICK:
         refuse_call(fn, f"its constant pick matrix would have {ns * m} entries (ptec makes at most {MAX_PICK}: "
                     "src elements times output elements)")

@@ -464,7 +464,10 @@ def tensor_index_nodes(fn: torch.fx.Node, by_name, source: str, error) -> Option
     if any(getattr(t.meta.get("tensor_meta"), "dtype", None) == torch.bool
            and (consts[k] is None or consts[k].op != "constant") for k, t in found.items()):
         # x[x > 0]: a selection of variable length, a program output (capture_masked_select)
-        rows = mask_index_nodes(fn, found[0], by_name) if list(found) == [0] and len(idx) == 1 else None
+        # x[mask], or x[:, mask] after whole dims (x[mask, 1:] is x[:, 1:][mask]: capture_index_forms)
+        p = min(found)
+        alone = list(found) == [p] and len(idx) == p + 1 and all(i == slice(None) for i in idx[:p])
+        rows = mask_index_nodes(fn, found[p], by_name, p) if alone else None
         if rows is not None:
             return rows
         return [_refused(fn, "a bool mask computed in the program that is neither of x's own shape nor of its "

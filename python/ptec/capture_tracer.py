@@ -317,6 +317,13 @@ class KnownValuesTracer(torch.fx.Tracer):
                     list(pieces) if type(value) is list else type(value)(pieces))
         return proxy
 
+    def create_arg(self, a):
+        # a range in an index or an argument (x[range(3), [0, 1, 2]]): the
+        # list of its ints, which torch reads the same (an index tensor there)
+        if isinstance(a, range):
+            return super().create_arg(list(a))
+        return super().create_arg(a)
+
     def _plain(self, a):
         if isinstance(a, torch.fx.Proxy):
             return self.value(a.node) if self.fixed(a.node) else _UNKNOWN

@@ -1759,6 +1759,23 @@ RUNS["scores.masked_fill(m.t(), -inf).softmax(-1)"] = (
                                                    float("-inf")).softmax(-1) @ x[0], S3, R, 2.0, "int8")  # 1.30
 
 
+# index forms (capture_index_forms, the tracer's range; test_index_forms.py): a range is the list of its ints,
+# constant index lists in several dims; the Temporal Shift Module's slice writes as a gather (capture_scatter)
+RUNS["x[0, range(3), [0, 1, 2]]"] = (lambda x: x[0, range(3), [0, 1, 2]], S3, R, 0.5, "int8")
+
+
+def _temporal_shift(x):             # TSM's out[:, :-1, :f] = x[:, 1:, :f] ... into zeros_like: [1, 4, 8] as 4 frames
+    v = x.view(1, 4, 8)
+    out = torch.zeros_like(v)
+    out[:, :-1, :2] = v[:, 1:, :2]
+    out[:, 1:, 2:4] = v[:, :-1, 2:4]
+    out[:, :, 4:] = v[:, :, 4:]
+    return out
+
+
+RUNS["TSM slice writes into torch.zeros_like(x)"] = (_temporal_shift, S3, R, 0.5, "int8")
+
+
 def _seeded_linear_made(x):         # with tensors: the same on every call (seeded), their traced values
     torch.manual_seed(0)
     return torch.nn.Linear(x.shape[-1], 5)(x)
@@ -1905,6 +1922,9 @@ VARIABLE_LENGTH = {
                                                          + torch.masked_select(x, (x > 0).byte()), 0.0, 0.5),
     "Tensor.masked_select(row mask)": (lambda x: x.masked_select(x[:, :1] <= -0.5), -0.5, 0.5),
     "x[mask of the leading dims]": (lambda x: x[x[..., 3] > 0.5], 0.5, 0.5),
+    # a mask beside basic indices: the basic indexing, then the selection (capture_index_forms)
+    "x[mask, 1:]": (lambda x: x[0][x[0, :, 3] > 0.5, 1:], 0.5, 0.5),
+    "x[:, mask]": (lambda x: x[0][:, x[0, 0] > 0.5], 0.5, 0.5),
     # element-wise ops of a selection move before it (capture_masked_select): f(x)[mask]
     # (whole-tensor reductions of a selection: test_masked_select.py)
     "x[x > 0] * 2": (lambda x: x[x > 0] * 2.0, 0.0, 0.5),

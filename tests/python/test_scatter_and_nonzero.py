@@ -221,8 +221,12 @@ def test_refusal_through_the_cli_exits_2(tmp_path):
 
 def test_the_pick_matrix_has_a_size_limit():
     x = torch.randn(1, 64, 64)
-    fn = lambda x: x.scatter(2, torch.arange(64).flip(0).repeat(1, 64, 1), x * 2)     # noqa: E731
+    fn = lambda x: x.scatter_add(2, torch.arange(64).flip(0).repeat(1, 64, 1), x * 2)     # noqa: E731
     with pytest.raises(UnsupportedOperator, match=r"pick matrix would have 16777216 entries"):
+        compile_model(Call(fn).eval(), [x], [(x,)])
+    # a plain write that large is a gather of runs (test_index_forms.py), refused past 1024 runs
+    fn = lambda x: x.scatter(2, torch.arange(64).flip(0).repeat(1, 64, 1), x * 2)     # noqa: E731
+    with pytest.raises(UnsupportedOperator, match=r"its writes fall in 4096 separate runs"):
         compile_model(Call(fn).eval(), [x], [(x,)])
 
 
