@@ -1,0 +1,119 @@
+"""Casts and fills probe3 found refused (torch 1.13 is the oracle):
+
+- a float value cast into uint8 / int8 / int16 (`(y * 255).round().byte()`,
+  `.char()`, `.short()`, `.to(torch.uint8)`, `.type(torch.int16)`), as a
+  program output and read downstream (capture_narrow_ints._float_casts_via_int32):
+  the cast of the program's own float value is torch's cast of it exactly
+  (truncation toward zero, x86's wrap through int32 outside the range),
+  and that float value is within its bound in output steps of torch's;
+"""
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from ptec import host_runtime
+from ptec.compiler import CompileError, compile_model
+from ptec.interpreter import run_program
+from ptec.pte import parse_program
+
+
+def _run(model, feeds, tmp_path, fallbacks_ok=False):
+    """Compile model on feeds, run each on the host (checked against the
+    reference interpreter's bytes): (result, [(got, want tuple)])."""
+    res = compile_model(model, list(feeds[0]), feeds)
+    if not fallbacks_ok:
+        assert not res.lowered.fallbacks
+    prog = parse_program(res.data)
+    runs = []
+    for feed in feeds:
+        arrays = [t.numpy() for t in feed]
+        got = host_runtime.run(prog, res.data, arrays, workdir=str(tmp_path))
+        ref = run_program(prog, arrays)
+        for g, r in zip(got, ref):
+            if np.asarray(g).dtype.kind == "f" and res.lowered.fallbacks:
+                assert np.allclose(g, r, rtol=1e-5, atol=1e-5)
+            else:
+                assert np.asarray(g).tobytes() == np.asarray(r).tobytes()
+        with torch.no_grad():
+            want = model(*feed)
+        runs.append((got, want if isinstance(want, tuple) else (want,)))
+    return res, runs
+
+
+def _feeds(shape, lo, hi, n=5, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return [(torch.rand(shape, generator=g) * (hi - lo) + lo,) for _ in range(n)]
+
+
+# --- 1. float -> uint8 / int8 / int16 -------------------------------------------------------------
+
+class FloatCasts(torch.nn.Module):
+    """y = a conv's output scaled by k: (y, its casts); k sets the range (past 255 / 127: the wrap)."""
+
+    def __init__(self, k):
+        super().__init__()
+        torch.manual_seed(3)
+        self.conv = torch.nn.Conv2d(3, 3, 3, padding=1)
+        self.k = k
+
+    def forward(self, x):
+        y = self.conv(x) * self.k
+        return (y, y.byte(), y.char(), y.short(), y.to(torch.uint8), y.type(torch.int16),
+                y.to(dtype=torch.int8))
+
+
+CAST_DTYPES = [None, torch.uint8, torch.int8, torch.int16, torch.uint8, torch.int16, torch.int8]
+
+
+@pytest.mark.parametrize("k", [40.0, 400.0, 30000.0])
+def test_float_casts_are_torchs_cast_of_the_value(k, tmp_path):
+    res, runs = _run(FloatCasts(k).eval(), _feeds((1, 3, 6, 6), -1, 1), tmp_path)
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    wrapped = False
+    for got, want in runs:
+        y = torch.tensor(np.asarray(got[0], np.float32))
+        assert np.abs(got[0] - want[0].numpy()).max() <= 1.5 * step
+        for at in range(1, 7):
+            assert got[at].dtype == want[at].numpy().dtype, (at, got[at].dtype)
+            # torch's cast of ptec's own value, exactly
+            assert np.array_equal(got[at], y.to(CAST_DTYPES[at]).numpy()), (k, at)
+            assert np.ptp(got[at].astype(np.int64)) > 0, at
+            # and within the value's steps of torch's cast, where no wrap boundary lies between
+            far = np.abs(want[0].numpy()) < (127 if CAST_DTYPES[at] is torch.int8 else 255)
+            if CAST_DTYPES[at] is not torch.uint8:
+                diff = np.abs(got[at].astype(np.int64) - want[at].numpy().astype(np.int64))[far]
+                assert (diff <= 1.5 * step + 1).all(), (at, diff.max())
+        wrapped = wrapped or bool((np.abs(want[0].numpy()) > 256).any())
+    assert wrapped == (k > 100)
+
+
+class ImageOut(torch.nn.Module):
+    """An image model's post-processing: (sigmoid(conv) * 255).round() as uint8, and read again."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(4)
+        self.conv = torch.nn.Conv2d(3, 3, 3, padding=1)
+
+    def forward(self, x):
+        y = (torch.sigmoid(self.conv(x) * 3) * 255).round()
+        u = y.to(torch.uint8)
+        return y, u, u.float() / 255, u + 1, u.long().sum(-1), (y - 128).char() // 3
+
+
+def test_image_uint8_output_and_readers(tmp_path):
+    res, runs = _run(ImageOut().eval(), _feeds((1, 3, 8, 8), -1, 1), tmp_path)
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    for got, want in runs:
+        y = torch.tensor(np.asarray(got[0], np.float32))
+        assert np.abs(got[0] - want[0].numpy()).max() <= 2.0 * step      # sigmoid, * 255, round: 1.7 steps measured
+        u = y.to(torch.uint8)
+        assert np.array_equal(got[1], u.numpy()) and got[1].dtype == np.uint8
+        assert np.abs(got[2] - (u.float() / 255).numpy()).max() <= 1.0 * res.graph.node(
+            res.graph.outputs[2]).qparams[0]
+        assert np.array_equal(got[3], (u + 1).numpy()) and got[3].dtype == np.uint8   # 255 + 1 wraps to 0
+        assert np.array_equal(got[4], u.long().sum(-1).numpy())
+        assert got[5].dtype == np.int8        # (y - 128) is a value of its own: its steps, then // 3
+        assert np.abs(got[5].astype(int) - want[5].numpy().astype(int)).max() <= (2.0 * step + 1) / 3 + 1
+        assert np.abs(got[1].astype(int) - want[1].numpy().astype(int)).max() <= 2.0 * step + 1
