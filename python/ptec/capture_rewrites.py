@@ -284,7 +284,9 @@ def _select_nodes(fn, ins, by_name) -> Optional[List[Node]]:
             if operand and factor.any():
                 terms.append(s.const(factor * float(operand)))
         elif isinstance(operand, torch.fx.Node) and _meta_shape(operand) == out:
-            terms.append(s("mul", [operand.name, s.const(factor)]))
+            # select: a 0/1 factor, so a NaN / inf of the operand where it is 0 is dropped (0), as torch.where
+            # drops it (ir's float evaluation; sin(t) / t where t == 0, SincNet's weights)
+            terms.append(s("mul", [operand.name, s.const(factor)], select=True))
         else:
             return None
     if not any(n.op == "mul" for n in s.nodes):

@@ -454,6 +454,8 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = xs[0] + xs[1]
     elif op == "mul":
         y = xs[0] * xs[1]
+        if a.get("select"):       # a where's 0/1 factor (capture_rewrites._select_nodes): 0 drops a NaN / inf
+            y = torch.where(xs[1] == 0, torch.zeros_like(y), y)
     elif op == "sub":
         y = xs[0] - xs[1]
     elif op == "div":

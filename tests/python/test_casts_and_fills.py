@@ -117,3 +117,85 @@ def test_image_uint8_output_and_readers(tmp_path):
         assert got[5].dtype == np.int8        # (y - 128) is a value of its own: its steps, then // 3
         assert np.abs(got[5].astype(int) - want[5].numpy().astype(int)).max() <= (2.0 * step + 1) / 3 + 1
         assert np.abs(got[1].astype(int) - want[1].numpy().astype(int)).max() <= 2.0 * step + 1
+
+
+# --- 2. a where on a constant condition drops the NaN of its other branch -------------------------
+
+class SincConv(torch.nn.Module):
+    """SincNet's front end: band-pass conv weights computed from learnt cut-offs, the sinc guarded by a
+    where at t == 0 (sin(f t) / t is 0 / 0 there; torch's where drops it)."""
+
+    def __init__(self, band):
+        super().__init__()
+        self.lo = torch.nn.Parameter(torch.tensor([[0.3], [0.5], [0.9]]))
+        self.hi = torch.nn.Parameter(torch.tensor([[0.6], [1.1], [1.7]]))
+        self.register_buffer("t", torch.arange(-4., 5.)[None])
+        self.register_buffer("win", torch.hamming_window(9)[None])
+        self.band = band
+
+    def sinc(self, f):
+        return torch.where(self.t == 0, f.expand(-1, 9), torch.sin(f * self.t) / self.t)
+
+    def forward(self, x):
+        w = self.sinc(self.hi) - self.sinc(self.lo) if self.band else self.sinc(self.hi)
+        return F.conv1d(x, (w * self.win).unsqueeze(1), padding=4)
+
+
+@pytest.mark.parametrize("band", [False, True])
+def test_sinc_weights_where_drops_nan(band, tmp_path):
+    model = SincConv(band).eval()
+    feeds = _feeds((1, 1, 32), -2, 2)
+    with torch.no_grad():
+        assert torch.isfinite(model(*feeds[0])).all()
+    res, runs = _run(model, feeds, tmp_path, fallbacks_ok=True)      # the weights' math runs in fp32
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    worst = max(float(np.abs(got[0] - want[0].numpy()).max()) / step for got, want in runs)
+    print(f"sinc band={band}: {worst:.2f} output steps")
+    # measured 1.56 (one sinc), 4.30 (band: the difference of two int8 where values, each on its own grid)
+    assert worst <= (2.0 if not band else 5.0)
+    assert np.ptp(runs[0][1][0].numpy()) > 10 * step
+
+
+class NanReachesOutput(torch.nn.Module):
+    """The same NaN where the where keeps it: torch's output is NaN there, still refused."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("t", torch.arange(-3., 4.)[None])
+
+    def forward(self, x):
+        return torch.where(self.t == 1, x, torch.sin(x * self.t) / self.t)
+
+
+def test_where_keeping_the_nan_stays_refused():
+    with pytest.raises(CompileError, match="NaN on the calibration inputs"):
+        compile_model(NanReachesOutput().eval(), [torch.randn(2, 7)], [(torch.randn(2, 7),) for _ in range(3)])
+
+
+class DivGuarded(torch.nn.Module):
+    """where(t == 0, x, x / t): x / 0 is +-inf there (NaN at x == 0), which the where drops."""
+
+    def __init__(self, shape):
+        super().__init__()
+        t = torch.arange(float(np.prod(shape))).reshape(shape) % 5 - 2
+        self.register_buffer("t", t)
+
+    def forward(self, x):
+        return torch.where(self.t == 0, x, x / self.t)
+
+
+@pytest.mark.parametrize("shape", [(2, 10), (1, 2, 3, 5)])
+def test_where_drops_inf_in_fp32_too(shape, tmp_path):
+    """On the portable fp32 kernels alone the where's 0/1 factor is aten::where.self_out (inf * 0 is NaN)."""
+    from ptec.backends.portable import PortableBackend
+    model = DivGuarded(shape).eval()
+    feeds = _feeds(shape, -2, 2)
+    res = compile_model(model, list(feeds[0]), feeds, backends=[PortableBackend()])
+    prog = parse_program(res.data)
+    for (x,) in feeds:
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        with torch.no_grad():
+            want = model(x).numpy()
+        assert np.isfinite(got).all()
+        assert np.abs(got - want).max() <= 1e-6
+        assert np.array_equal(got, run_program(prog, [x.numpy()])[0])
