@@ -338,7 +338,8 @@ def gather_constant(s: _Steps, src: str, shape, dim: int, idx) -> Optional[str]:
             cur = s("permute", [cur], dims=order)
         onehot = np.zeros((rows, n, k), np.float32)
         onehot[np.arange(rows)[:, None], line, np.arange(k)[None, :]] = 1.0
-        cur = s("matmul", [s("reshape", [cur], target_shape=[rows, 1, n]), s.const(onehot)])
+        # pick: a one-hot product, evaluated as the pick itself (an -inf it does not pick is no NaN: ir)
+        cur = s("matmul", [s("reshape", [cur], target_shape=[rows, 1, n]), s.const(onehot)], pick=True)
         moved = [int(idx.shape[d]) for d in order]
         cur = s("reshape", [cur], target_shape=moved)
         if order != list(range(rank)):

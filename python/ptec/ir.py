@@ -460,6 +460,10 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = xs[0] - xs[1]
     elif op == "div":
         y = xs[0] / xs[1]
+    elif op == "matmul" and a.get("pick"):
+        # [rows, 1, n] times a one-hot [rows, n, K] (capture_rewrites.gather_constant): the picked elements,
+        # as torch.gather gives them (0 * -inf in the product would be NaN)
+        y = torch.gather(xs[0], -1, xs[1].argmax(-2).unsqueeze(-2))
     elif op == "matmul":
         y = torch.matmul(xs[0], xs[1])
     elif op == "bmm":
