@@ -258,3 +258,40 @@ def test_minus_inf_fill_read_elsewhere_stays_refused():
             return sim.masked_fill(torch.eye(4, dtype=torch.bool), float("-inf")).amax(-1)
     with pytest.raises(CompileError):
         compile_model(Other().eval(), [torch.randn(4, 4)], [(torch.randn(4, 4),) for _ in range(3)])
+
+
+# --- 4. zeros_like / ones_like / full_like of integer values --------------------------------------
+
+class IntFills(torch.nn.Module):
+    def forward(self, i, x):
+        a = x.argmax(-1)                                          # int64 computed in the program
+        j = i.int()                                               # int32
+        b = i.byte()                                              # uint8
+        return (torch.where(i > 2, i, torch.zeros_like(i)), torch.ones_like(i) * 3 + i, torch.full_like(i, 7),
+                torch.full_like(a, -2) + a, torch.where(j < 5, torch.full_like(j, 9), j), torch.zeros_like(j),
+                torch.ones_like(b) + b, torch.full_like(i, 2.7), torch.cat([torch.zeros_like(a), a]))
+
+
+def test_int_fills_are_torchs_exactly(tmp_path):
+    g = torch.Generator().manual_seed(9)
+    feeds = [(torch.randint(0, 10, (2, 6), generator=g), torch.randn(2, 5, generator=g)) for _ in range(4)]
+    model = IntFills().eval()
+    res = compile_model(model, list(feeds[0]), feeds)
+    prog = parse_program(res.data)
+    for feed in feeds:
+        arrays = [t.numpy() for t in feed]
+        got = host_runtime.run(prog, res.data, arrays, workdir=str(tmp_path))
+        assert [np.asarray(a).tobytes() for a in got] == [np.asarray(w).tobytes() for w in run_program(prog, arrays)]
+        with torch.no_grad():
+            want = model(*feed)
+        for at, (a, w) in enumerate(zip(got, want)):
+            assert a.dtype == w.numpy().dtype and np.array_equal(a, w.numpy()), (at, a, w)
+    assert np.ptp(got[0]) > 0 and np.ptp(got[3]) > 0
+
+
+def test_int_fill_of_another_dtype_stays_refused():
+    class Other(torch.nn.Module):
+        def forward(self, i):
+            return torch.zeros_like(i, dtype=torch.int16) + i.short()
+    with pytest.raises(CompileError, match="zeros_like"):
+        compile_model(Other().eval(), [torch.randint(0, 9, (2, 3))], [(torch.randint(0, 9, (2, 3)),)])
