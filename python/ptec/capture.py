@@ -53,6 +53,7 @@ from .capture_composed import composed_calls
 from .capture_view_elements import elements_alone
 from .capture_bool_moves import cast_bools_first
 from .capture_narrow_ints import widen_narrow_ints
+from .capture_bincount import bincount_as_one_hot
 from .capture_int_math import int_extreme_element, int_math_nodes, int_view_nodes
 from .capture_int_sort import int_order
 from .capture_int_promotion import promote_int_operands
@@ -1852,6 +1853,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     cast_bools_first(gm, lambda: _propagate_kept(gm, example_inputs, initial))  # (x > 0).t().float()
     tidy_plumbing(gm, CaptureError)
     dtype_forms(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # sum(dtype=), where(c, 1, 0)
+    bincount_as_one_hot(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # int64 counts (capture_bincount)
     composed_calls(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # x.select_scatter, torch.gradient
     writes_through_views(gm, example_inputs)    # y.relu_(), y[0].mul_(2): out of place, written back (capture_view_writes)
     drop_markers(gm)            # y[idx] = v: its out-of-place value (capture_item_assignment)

@@ -295,3 +295,76 @@ def test_int_fill_of_another_dtype_stays_refused():
             return torch.zeros_like(i, dtype=torch.int16) + i.short()
     with pytest.raises(CompileError, match="zeros_like"):
         compile_model(Other().eval(), [torch.randint(0, 9, (2, 3))], [(torch.randint(0, 9, (2, 3)),)])
+
+
+# --- 5. bincount of integer ids: torch's int64 counts ---------------------------------------------
+
+class Counts(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(6)
+        self.lin = torch.nn.Linear(6, 5)
+
+    def forward(self, x, i):
+        a = self.lin(x).argmax(-1)
+        return (torch.bincount(i), torch.bincount(i.int(), minlength=12), torch.bincount(i.byte()).float(),
+                a, torch.bincount(a, minlength=5), a.bincount(minlength=8) * 2 + 1,
+                torch.bincount(a, minlength=5).float() / a.numel())
+
+
+def test_bincount_counts_are_torchs_exactly(tmp_path):
+    g = torch.Generator().manual_seed(12)
+    feeds = [(torch.randn(40, 6, generator=g), torch.cat([torch.arange(10), torch.randint(0, 10, (30,), generator=g)]))
+             for _ in range(4)]
+    model = Counts().eval()
+    res = compile_model(model, list(feeds[0]), feeds)
+    prog = parse_program(res.data)
+    for feed in feeds:
+        arrays = [t.numpy() for t in feed]
+        got = host_runtime.run(prog, res.data, arrays, workdir=str(tmp_path))
+        assert [np.asarray(a).tobytes() for a in got] == [np.asarray(w).tobytes() for w in run_program(prog, arrays)]
+        with torch.no_grad():
+            want = model(*feed)
+        for at, (a, w) in enumerate(zip(got, want)):
+            assert a.dtype == w.numpy().dtype, (at, a.dtype, w.dtype)
+        for at in range(3):                                   # counts of the input's ids: torch's exactly
+            assert np.array_equal(got[at], want[at].numpy()), (at, got[at], want[at])
+        # of the argmax ids (an int8 linear's: a near tie may pick another id than torch's float argmax):
+        # exactly numpy's counts of the program's own ids, and those ids mostly torch's
+        ids = got[3]
+        assert (ids == want[3].numpy()).mean() >= 0.9
+        assert np.array_equal(got[4], np.bincount(ids, minlength=5))
+        assert np.array_equal(got[5], np.bincount(ids, minlength=8) * 2 + 1)
+        step = res.graph.node(res.graph.outputs[6]).qparams[0]     # counts / n: the int8 division's grid
+        assert np.abs(got[6] - np.bincount(ids, minlength=5) / ids.size).max() <= 0.5 * step + 1e-6
+        assert np.ptp(got[0]) > 0 and np.ptp(got[4]) > 0
+
+
+def test_bincount_with_weights_stays_within_steps(tmp_path):
+    class Weighted(torch.nn.Module):
+        def forward(self, x):
+            return torch.bincount(x.argmax(-1), weights=x.amax(-1), minlength=6)
+    res, runs = _run(Weighted().eval(), _feeds((30, 6), -1, 1), tmp_path)
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    worst = max(float(np.abs(got[0] - want[0].numpy()).max()) / step for got, want in runs)
+    print(f"weighted bincount: {worst:.2f} output steps")
+    assert worst <= 2.5                     # measured 1.97 (int8 one-hot rows times weights, summed)
+
+
+def test_integer_refusals_give_no_float_advice(tmp_path):
+    """Calls torch takes integers for and ptec does not run (integer weights, ctc_loss targets): one line
+    naming the call, no `.float()` advice (torch rejects float there)."""
+    class IntWeights(torch.nn.Module):
+        def forward(self, x):
+            a = x.argmax(-1)
+            return torch.bincount(a, weights=a, minlength=8)
+
+    class Ctc(torch.nn.Module):
+        def forward(self, x, tgt):
+            return F.ctc_loss(x.log_softmax(-1), tgt, torch.tensor([10]), torch.tensor([3]))
+    for model, ex, call in ((IntWeights(), [torch.randn(6, 8)], "bincount"),
+                            (Ctc(), [torch.randn(10, 1, 5), torch.randint(1, 5, (1, 3))], "ctc_loss")):
+        with pytest.raises(CompileError) as e:
+            compile_model(model.eval(), ex, [tuple(ex)])
+        msg = str(e.value)
+        assert "\n" not in msg and call in msg and ".float()" not in msg and "no kernel" in msg, msg
