@@ -242,8 +242,11 @@ def _bool_casts_via_long(g: torch.fx.Graph) -> bool:
     return changed
 
 
+_FLOATS = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+
+
 def _float_casts_via_int32(g: torch.fx.Graph) -> bool:
-    """A float32 value cast into int16 / uint8 / int8 (`(y * 255).round().byte()`,
+    """A float value (float32; a half / bfloat16 / float64 one is its float32 copy) cast into int16 / uint8 / int8 (`(y * 255).round().byte()`,
     `x.to(torch.int16)`): the cast reads the value's int32 copy (`x.int()`,
     capture_indices' to_index: truncation toward zero), then wraps it as
     capture_int_casts' int32 -> narrow cast (its low bits). torch 1.13 on
@@ -255,7 +258,7 @@ def _float_casts_via_int32(g: torch.fx.Graph) -> bool:
     changed = False
     for fn in list(g.nodes):
         if _is_cast(fn) and fn.users and _dtype(fn) in _NARROW and fn.args \
-                and isinstance(fn.args[0], torch.fx.Node) and _dtype(fn.args[0]) is torch.float32:
+                and isinstance(fn.args[0], torch.fx.Node) and _dtype(fn.args[0]) in _FLOATS:
             with g.inserting_before(fn):
                 as_int = g.call_method("int", (fn.args[0],))
             fn.args = (as_int,) + fn.args[1:]

@@ -368,3 +368,23 @@ def test_integer_refusals_give_no_float_advice(tmp_path):
             compile_model(model.eval(), ex, [tuple(ex)])
         msg = str(e.value)
         assert "\n" not in msg and call in msg and ".float()" not in msg and "no kernel" in msg, msg
+
+
+def test_half_and_double_values_cast_into_narrow_ints(tmp_path):
+    """x.half().byte(), x.double().short(): the float32 copy's cast (torch converts half and double through
+    int32 on x86 too)."""
+    class Wider(FloatCasts):
+        def forward(self, x):
+            y = self.conv(x) * self.k
+            return y, y.half().byte(), y.double().short()
+    model = Wider(100.0).eval()
+    res, runs = _run(model, _feeds((1, 3, 6, 6), -1, 1), tmp_path)
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    for got, want in runs:
+        assert got[1].dtype == np.uint8 and got[2].dtype == np.int16
+        y = torch.tensor(np.asarray(got[0], np.float32))
+        assert np.array_equal(got[2], y.double().short().numpy())
+        w = want[0].numpy()
+        far = (np.abs(w) < 250) & (w > 0)                    # away from uint8's wrap
+        assert (np.abs(got[1].astype(int) - want[1].numpy().astype(int))[far] <= 1.5 * step + 1).all()
+        assert np.ptp(got[1]) > 0
