@@ -6,6 +6,15 @@
   the cast of the program's own float value is torch's cast of it exactly
   (truncation toward zero, x86's wrap through int32 outside the range),
   and that float value is within its bound in output steps of torch's;
+- a where on a constant condition drops the NaN / inf of its other branch
+  (SincNet's `where(t == 0, f, sin(f t) / t)` weights), in the float
+  evaluation and in an fp32 lowering (capture_rewrites' select factors);
+  a NaN the where keeps is still refused;
+- masked_fill(eye, -inf) read by log_softmax / cross_entropy (NT-Xent):
+  an fp32 -inf bias, torch's log-probabilities and losses;
+- zeros_like / ones_like / full_like of integer values: torch's exactly;
+- bincount of integer ids without weights: torch's int64 counts exactly;
+  what stays refused says so in one line without a `.float()` advice.
 """
 import numpy as np
 import pytest
