@@ -92,7 +92,8 @@ from .capture_spectral import spectral_nodes
 from .capture_complex import complex_nodes, complex_module_nodes
 from .capture_fft_dims import real_nodes
 from .capture_trapezoid import trapezoid_nodes
-from .capture_attention_masks import feeds_masked_softmax, masked_softmax_nodes, minus_inf_log_softmax_nodes
+from .capture_attention_masks import (feeds_masked_softmax, masked_softmax_nodes, minus_inf_elsewhere,
+                                      minus_inf_log_softmax_nodes)
 from .capture_list_index import list_index_nodes
 from .capture_log_softmax import log_of_softmax
 from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, dense_groups,
@@ -866,6 +867,9 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             nodes.extend(masked)        # (capture_attention_masks)
         elif (masked := minus_inf_log_softmax_nodes(fn, mods, by_name)) is not None:
             nodes.extend(masked)        # masked_fill(eye, -inf) read by log_softmax (capture_attention_masks)
+        elif minus_inf_elsewhere(fn, mods, by_name) is not None and _function_node(fn, ins).op == "unsupported":
+            nodes.append(_function_node(fn, ins))       # read by others: refused saying why
+            nodes[-1].attrs["why"] = minus_inf_elsewhere(fn, mods, by_name)
         elif _is_shape_value(fn):
             # x.size(0), x.shape, B * T: plain integers, used only to spell
             # static shapes; the consumers read their shapes from tracing.

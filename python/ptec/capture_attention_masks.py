@@ -282,3 +282,19 @@ def minus_inf_log_softmax_nodes(fn, mods, by_name) -> Optional[List[Node]]:
     s = _Steps(fn.name)
     s("add", [m.scores.name, s.const(np.where(mask, -np.inf, 0.0))], fp32=MINUS_INF_FP32)
     return s.done()
+
+
+def minus_inf_elsewhere(fn, mods, by_name) -> Optional[str]:
+    """Why a -inf fill by a constant mask that no softmax / log_softmax /
+    cross_entropy alone reads is refused (its refusal's reason), else None."""
+    m = _masking_scores(fn, by_name)
+    if m is None or isinstance(m.mask, str) or m.bias is not None or m.value != -np.inf or not fn.users:
+        return None
+    others = [u for u in fn.users if not _reads_log_probabilities(u, fn, mods) and not _reads_masked(u, fn, mods)]
+    if not others:
+        return None
+    u = others[0]
+    name = u.target if isinstance(u.target, str) else getattr(u.target, "__name__", str(u.target))
+    who = u.name if u.name == name else f"{u.name} ({name})"
+    return (f"its -inf fill is read by {who}: no int8 value holds -inf; ptec runs such a fill read "
+            f"only by softmax, log_softmax or cross_entropy (or fill with a finite value such as -1e4)")

@@ -265,8 +265,11 @@ def test_minus_inf_fill_read_elsewhere_stays_refused():
     class Other(torch.nn.Module):
         def forward(self, sim):
             return sim.masked_fill(torch.eye(4, dtype=torch.bool), float("-inf")).amax(-1)
-    with pytest.raises(CompileError):
+    with pytest.raises(CompileError) as e:
         compile_model(Other().eval(), [torch.randn(4, 4)], [(torch.randn(4, 4),) for _ in range(3)])
+    msg = str(e.value)
+    assert "\n" not in msg and "masked_fill (Tensor.masked_fill): its -inf fill is read by amax" in msg, msg
+    assert "log_softmax" in msg
 
 
 # --- 4. zeros_like / ones_like / full_like of integer values --------------------------------------
