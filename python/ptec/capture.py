@@ -55,6 +55,7 @@ from .capture_view_elements import elements_alone
 from .capture_bool_moves import cast_bools_first, compares_after_moves
 from .capture_moved_bools import moved_bools_compared
 from .capture_narrow_ints import widen_narrow_ints
+from .capture_bincount import bincount_as_one_hot
 from .capture_int_math import int_extreme_element, int_math_nodes, int_view_nodes
 from .capture_int_sort import int_order
 from .capture_int_promotion import promote_int_operands
@@ -95,7 +96,8 @@ from .capture_spectral import spectral_nodes
 from .capture_complex import complex_nodes, complex_module_nodes
 from .capture_fft_dims import real_nodes
 from .capture_trapezoid import trapezoid_nodes
-from .capture_attention_masks import feeds_masked_softmax, masked_softmax_nodes
+from .capture_attention_masks import (feeds_masked_softmax, masked_softmax_nodes, minus_inf_elsewhere,
+                                      minus_inf_log_softmax_nodes)
 from .capture_list_index import list_index_nodes
 from .capture_log_softmax import log_of_softmax
 from .conv_transpose3d import (conv_transpose3d_nodes, conv_transpose3d_planes, dense_groups,
@@ -867,6 +869,11 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             torch.fx.node.map_arg(fn.args, lambda a: tuple_sources.add(a.name))     # a mask: dropped unless read
         elif (masked := masked_softmax_nodes(fn, mods, by_name, CaptureError, _source(fn, mods))) is not None:
             nodes.extend(masked)        # (capture_attention_masks)
+        elif (masked := minus_inf_log_softmax_nodes(fn, mods, by_name)) is not None:
+            nodes.extend(masked)        # masked_fill(eye, -inf) read by log_softmax (capture_attention_masks)
+        elif minus_inf_elsewhere(fn, mods, by_name) is not None and _function_node(fn, ins).op == "unsupported":
+            nodes.append(_function_node(fn, ins))       # read by others: refused saying why
+            nodes[-1].attrs["why"] = minus_inf_elsewhere(fn, mods, by_name)
         elif _is_shape_value(fn):
             # x.size(0), x.shape, B * T: plain integers, used only to spell
             # static shapes; the consumers read their shapes from tracing.
@@ -1859,6 +1866,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     moved_bools_compared(gm, lambda: _propagate_kept(gm, example_inputs, initial))  # cat([z, m]) | m2
     tidy_plumbing(gm, CaptureError)
     dtype_forms(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # sum(dtype=), where(c, 1, 0)
+    bincount_as_one_hot(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # int64 counts (capture_bincount)
     composed_calls(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # x.select_scatter, torch.gradient
     # x[mask, 1:], x[:, mask, 0]: the basic indexing, then the selection (capture_index_forms)
     mask_with_rest(gm, lambda: _propagate_kept(gm, example_inputs, initial))

@@ -245,3 +245,56 @@ def _computed(s: _Steps, scores: str, mask: str, shape: List[int], uniform: bool
         if rows != e:
             empty = s("reshape", [empty], target_shape=kept)
         s("where", [empty, s.const(1.0 / shape[-1]), p])
+
+
+_LOG_SOFTMAX = (torch.log_softmax, F.log_softmax, "log_softmax", F.cross_entropy)
+MINUS_INF_FP32 = "the -inf of a masked_fill read by log_softmax stays fp32 (an int8 value holds no -inf)"
+
+
+def _reads_log_probabilities(u, fn, mods) -> bool:
+    """u is log_softmax (any dim) or cross_entropy of fn as its first operand only."""
+    if u.op == "call_module":
+        m = mods.get(u.target) if mods is not None else None
+        ok = isinstance(m, nn.LogSoftmax)
+    else:
+        try:
+            ok = u.op in ("call_function", "call_method") and u.target in _LOG_SOFTMAX
+        except TypeError:
+            ok = False
+    return ok and bool(u.args) and u.args[0] is fn and not any(
+        a is fn for a in list(u.args[1:]) + list(u.kwargs.values()))
+
+
+def minus_inf_log_softmax_nodes(fn, mods, by_name) -> Optional[List[Node]]:
+    """scores.masked_fill(mask, float("-inf")) (or torch.where(mask, -inf,
+    scores)) by a constant mask, read only by log_softmax / cross_entropy
+    (SimCLR's NT-Xent logits with the diagonal masked): the masked scores
+    are an fp32 add of a constant bias, -inf where masked and 0 elsewhere
+    (exactly torch's value), which ptec's fp32 log_softmax reads as it is:
+    -inf at the masked positions, torch's log-probabilities at the others
+    (a row masked entirely: NaN, as torch's). Else None."""
+    m = _masking_scores(fn, by_name)
+    if m is None or isinstance(m.mask, str) or m.bias is not None or m.value != -np.inf or not fn.users \
+            or not all(_reads_log_probabilities(u, fn, mods) for u in fn.users):
+        return None
+    shape = _meta_shape(fn)
+    mask = np.broadcast_to(~m.mask if m.invert else m.mask, shape)
+    s = _Steps(fn.name)
+    s("add", [m.scores.name, s.const(np.where(mask, -np.inf, 0.0))], fp32=MINUS_INF_FP32)
+    return s.done()
+
+
+def minus_inf_elsewhere(fn, mods, by_name) -> Optional[str]:
+    """Why a -inf fill by a constant mask that no softmax / log_softmax /
+    cross_entropy alone reads is refused (its refusal's reason), else None."""
+    m = _masking_scores(fn, by_name)
+    if m is None or isinstance(m.mask, str) or m.bias is not None or m.value != -np.inf or not fn.users:
+        return None
+    others = [u for u in fn.users if not _reads_log_probabilities(u, fn, mods) and not _reads_masked(u, fn, mods)]
+    if not others:
+        return None
+    u = others[0]
+    name = u.target if isinstance(u.target, str) else getattr(u.target, "__name__", str(u.target))
+    who = u.name if u.name == name else f"{u.name} ({name})"
+    return (f"its -inf fill is read by {who}: no int8 value holds -inf; ptec runs such a fill read "
+            f"only by softmax, log_softmax or cross_entropy (or fill with a finite value such as -1e4)")

@@ -9,7 +9,15 @@ their one-hot rows, an int8 mul). The result's length is the traced one
 hold fails the run, where torch would have given a longer result. Counts
 come out as float values on an int8 grid: with weights torch's are float
 too; without, torch's int64 counts are taken only when the model reads
-them as float (`.float()`), else the call stays refused by name."""
+them as float (`.float()`), else the call stays refused by name.
+
+Without weights, of integer ids of any source (an int64 / int32 / narrow
+input, an argmax, integer arithmetic), the call is rewritten before
+capture (`bincount_as_one_hot`) as `F.one_hot(ids.long(), L).sum(0)`, L
+the traced length: torch's int64 counts exactly (capture's one_hot, an
+embedding of the identity's 0/1 bytes, and capture_int_math's int64 sum),
+read as integers or `.float()` (exact) alike; an id outside [0, L) fails
+the run as above (torch: a longer result, or its error for a negative id)."""
 from __future__ import annotations
 
 from typing import List, Optional
@@ -52,3 +60,34 @@ def bincount_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     mean = s("mean", [s("reshape", [rows], target_shape=[1, n, length])], dim=[1], keepdim=False)
     s("reshape", [s("mul", [mean, s.const(float(n))])], target_shape=[length])
     return s.done()
+
+
+_INTEGER = (torch.int64, torch.int32, torch.int16, torch.uint8, torch.int8)
+
+
+def bincount_as_one_hot(gm: torch.fx.GraphModule, propagate) -> None:
+    """torch.bincount(ids, minlength=m) / ids.bincount() without weights, ids
+    1-D integers: `F.one_hot(ids.long(), L).sum(0)` (the module doc), in
+    place; propagate() traces shapes again after a change."""
+    import torch.nn.functional as F
+    g = gm.graph
+    changed = False
+    for fn in list(g.nodes):
+        if fn.op not in ("call_function", "call_method") or fn.target not in (torch.bincount, "bincount") \
+                or set(fn.kwargs) - {"weights", "minlength"} or len(fn.args) > 3 or not fn.args \
+                or not isinstance(fn.args[0], torch.fx.Node) or _scalar_arg(fn, 1, "weights") is not None:
+            continue
+        ids, out = fn.args[0], _meta_shape(fn)
+        dtype = getattr(ids.meta.get("tensor_meta"), "dtype", None)
+        if dtype not in _INTEGER or len(_meta_shape(ids) or []) != 1 or out is None or len(out) != 1 \
+                or out[0] < 1 or _meta_shape(ids)[0] < 1:
+            continue
+        with g.inserting_before(fn):
+            src = ids if dtype is torch.int64 else g.call_method("long", (ids,))
+            counts = g.call_method("sum", (g.call_function(F.one_hot, (src, int(out[0]))), 0))
+        fn.replace_all_uses_with(counts)
+        g.erase_node(fn)
+        changed = True
+    if changed:
+        gm.recompile()
+        propagate()

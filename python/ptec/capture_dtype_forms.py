@@ -15,7 +15,14 @@
   b` (bool_to int64 and integer arithmetic, exact; `c.long()` alone for
   (1, 0)).
 
-Both change the fx graph before capture reads it; shapes are propagated
+* torch.zeros_like(i) / ones_like(i) / full_like(i, v) of an integer value
+  i (int64, int32, or a narrow int), of i's own dtype: torch's constant of
+  i's shape and dtype, spelled `i * 0 + v` (integer arithmetic, exact: the
+  int64 / int32 kernels of capture_int_math, a narrow value's through
+  capture_narrow_ints), v the fill converted into the dtype by torch itself
+  (full_like(i, 2.7) is 2).
+
+All change the fx graph before capture reads it; shapes are propagated
 again when anything changed."""
 from __future__ import annotations
 
@@ -60,6 +67,38 @@ def _int_where(fn: torch.fx.Node) -> bool:
     return ints and isinstance(c, torch.fx.Node) and _dtype(c) is torch.bool
 
 
+_FILLS = {torch.zeros_like: 0, torch.ones_like: 1, torch.full_like: None}
+_INTS = (torch.int64, torch.int32, torch.int16, torch.uint8, torch.int8)
+
+
+def _int_fill(fn: torch.fx.Node):
+    """The fill (a Python int) of torch.zeros_like / ones_like / full_like
+    of an integer value into its own dtype, else None."""
+    if fn.op != "call_function" or not fn.args or not isinstance(fn.args[0], torch.fx.Node):
+        return None
+    try:
+        known = fn.target in _FILLS
+    except TypeError:
+        return None
+    dtype = _dtype(fn.args[0])
+    if not known or dtype not in _INTS or _dtype(fn) is not dtype \
+            or set(fn.kwargs) - {"fill_value", "dtype", "memory_format", "layout", "device", "requires_grad"} \
+            or fn.kwargs.get("dtype") not in (None, dtype):
+        return None
+    value = _FILLS[fn.target]
+    if value is None:
+        value = fn.args[1] if len(fn.args) > 1 else fn.kwargs.get("fill_value")
+        if len(fn.args) > 2 or not isinstance(value, (int, float)):
+            return None
+        try:
+            value = int(torch.full((), value, dtype=dtype))        # torch's conversion into the dtype
+        except (RuntimeError, OverflowError, ValueError):
+            return None                     # torch's own error stays the model's
+    elif len(fn.args) > 1:
+        return None
+    return value
+
+
 def dtype_forms(gm: torch.fx.GraphModule, propagate) -> None:
     """The rewrites of the module doc, in place; propagate() re-traces shapes."""
     g = gm.graph
@@ -80,6 +119,15 @@ def dtype_forms(gm: torch.fx.GraphModule, propagate) -> None:
                     value = g.call_function(operator.mul, (value, a - b))
                 if b != 0:
                     value = g.call_function(operator.add, (value, b))
+            fn.replace_all_uses_with(value)
+            g.erase_node(fn)
+            changed = True
+        elif _int_fill(fn) is not None:
+            fill = _int_fill(fn)
+            with g.inserting_before(fn):
+                value = g.call_function(operator.mul, (fn.args[0], 0))
+                if fill != 0:
+                    value = g.call_function(operator.add, (value, fill))
             fn.replace_all_uses_with(value)
             g.erase_node(fn)
             changed = True

@@ -225,6 +225,7 @@ def widen_narrow_ints(gm: torch.fx.GraphModule, propagate) -> None:
         if _is_cast(fn) and not fn.users and _dtype(fn) in _NARROW:
             g.erase_node(fn)
     changed = _bool_casts_via_long(g) or changed
+    changed = _float_casts_via_int32(g) or changed
     if changed:
         g.lint()
         gm.recompile()
@@ -243,5 +244,29 @@ def _bool_casts_via_long(g: torch.fx.Graph) -> bool:
             with g.inserting_before(fn):
                 as_long = g.call_method("long", (fn.args[0],))
             fn.args = (as_long,) + fn.args[1:]
+            changed = True
+    return changed
+
+
+_FLOATS = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+
+
+def _float_casts_via_int32(g: torch.fx.Graph) -> bool:
+    """A float value (float32; a half / bfloat16 / float64 one is its float32 copy) cast into int16 / uint8 / int8 (`(y * 255).round().byte()`,
+    `x.to(torch.int16)`): the cast reads the value's int32 copy (`x.int()`,
+    capture_indices' to_index: truncation toward zero), then wraps it as
+    capture_int_casts' int32 -> narrow cast (its low bits). torch 1.13 on
+    x86 converts through a 32-bit int the same way (300.0 as uint8 is 44,
+    -1.5 is 255, 40000.0 as int16 is -25536), so every value inside the
+    int32 range is torch's; a NaN, an infinity or a value outside int32
+    fails the run (to_index's InvalidArgument) where torch gives 0
+    (docs/aot.md). True when changed."""
+    changed = False
+    for fn in list(g.nodes):
+        if _is_cast(fn) and fn.users and _dtype(fn) in _NARROW and fn.args \
+                and isinstance(fn.args[0], torch.fx.Node) and _dtype(fn.args[0]) in _FLOATS:
+            with g.inserting_before(fn):
+                as_int = g.call_method("int", (fn.args[0],))
+            fn.args = (as_int,) + fn.args[1:]
             changed = True
     return changed

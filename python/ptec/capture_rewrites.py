@@ -284,7 +284,9 @@ def _select_nodes(fn, ins, by_name) -> Optional[List[Node]]:
             if operand and factor.any():
                 terms.append(s.const(factor * float(operand)))
         elif isinstance(operand, torch.fx.Node) and _meta_shape(operand) == out:
-            terms.append(s("mul", [operand.name, s.const(factor)]))
+            # select: a 0/1 factor, so a NaN / inf of the operand where it is 0 is dropped (0), as torch.where
+            # drops it (ir's float evaluation; sin(t) / t where t == 0, SincNet's weights)
+            terms.append(s("mul", [operand.name, s.const(factor)], select=True))
         else:
             return None
     if not any(n.op == "mul" for n in s.nodes):
@@ -336,7 +338,8 @@ def gather_constant(s: _Steps, src: str, shape, dim: int, idx) -> Optional[str]:
             cur = s("permute", [cur], dims=order)
         onehot = np.zeros((rows, n, k), np.float32)
         onehot[np.arange(rows)[:, None], line, np.arange(k)[None, :]] = 1.0
-        cur = s("matmul", [s("reshape", [cur], target_shape=[rows, 1, n]), s.const(onehot)])
+        # pick: a one-hot product, evaluated as the pick itself (an -inf it does not pick is no NaN: ir)
+        cur = s("matmul", [s("reshape", [cur], target_shape=[rows, 1, n]), s.const(onehot)], pick=True)
         moved = [int(idx.shape[d]) for d in order]
         cur = s("reshape", [cur], target_shape=moved)
         if order != list(range(rank)):

@@ -481,7 +481,8 @@ def _refusal(fn, name: str, by_name) -> Optional[str]:
         return "its contents are undefined; use torch.zeros_like / x.new_zeros, which ptec runs"
     if name in ("zeros_like", "ones_like", "full_like") \
             and _dtype(fn) not in (None, torch.float32):
-        return f"a tensor of {_dtype(fn)}: ptec makes float constants (an integer one would be an index)"
+        return (f"a tensor of {_dtype(fn)} from a value of another dtype: ptec makes float constants, and integer "
+                f"ones of an integer value's own dtype (cast the value first: torch.zeros_like(i.short()))")
     index = {"index_fill": 2, "take": 1}.get(name)
     if index is not None and len(fn.args) > index and isinstance(fn.args[index], torch.fx.Node) \
             and _constant_of(fn.args[index], by_name) is None:

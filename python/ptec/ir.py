@@ -472,10 +472,17 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = xs[0] + xs[1]
     elif op == "mul":
         y = xs[0] * xs[1]
+        if a.get("select"):       # a where's 0/1 factor (capture_rewrites._select_nodes): 0 drops a NaN / inf
+            y = torch.where(xs[1] == 0, torch.zeros_like(y), y)
     elif op == "sub":
         y = xs[0] - xs[1]
     elif op == "div":
         y = xs[0] / xs[1]
+    elif op == "matmul" and a.get("pick") and xs[0].dim() == 3 and xs[1].dim() == 3 and xs[0].shape[1] == 1 \
+            and xs[0].shape[0] == xs[1].shape[0] and xs[0].shape[2] == xs[1].shape[1]:
+        # [rows, 1, n] times a one-hot [rows, n, K] (capture_rewrites.gather_constant): the picked elements,
+        # as torch.gather gives them (0 * -inf in the product would be NaN)
+        y = torch.gather(xs[0], -1, xs[1].argmax(-2).unsqueeze(-2))
     elif op == "matmul":
         y = torch.matmul(xs[0], xs[1])
     elif op == "bmm":

@@ -191,6 +191,12 @@ class LoweringContext:
         from .capture_indices import INDEX_OPS
         kind = INDEX_TYPES.get(self.get(name).dtype) or narrow_dtype(self.g.node(name))
         what = f"{kind} indices" if self.g.node(name).op in INDEX_OPS else "integers"
+        unrun = [u for u in self.g.users(name) if u.op == "unsupported"]
+        if unrun:
+            # a call ptec has no kernel for in this form (F.ctc_loss's targets, bincount with integer
+            # weights): torch takes integers there, so `.float()` would be no advice
+            raise LoweringError(f"{origin(unrun[0])} reads the {what} of {origin(self.g.node(name))}: ptec has no "
+                                f"kernel for it in this form; replace it in the model, or compute it outside ptec")
         raise LoweringError(f"{origin(self.g.node(name))}: its {what} are used by "
                             f"{', '.join(users) or 'a layer'}, which ptec computes only on float values: "
                             f"convert them first with .float()")

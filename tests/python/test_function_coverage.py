@@ -1794,6 +1794,25 @@ RUNS["torch.histc(x, 5000)"] = (lambda x: torch.histc(x, 5000), S3, R, 0.0, "fp3
 RUNS["Tensor.view(torch.int32) & mask, .view(torch.float32)"] = (
     lambda x: (x.view(torch.int32) & 0x7FFFFFFF).view(torch.float32), S3, R, 0.0, "fp32")          # 0.00
 
+# probe3's casts and fills (test_casts_and_fills.py): a float value's uint8 / int8 / int16 cast, a where on a
+# constant condition dropping a 0 / 0, masked_fill(eye, -inf) read by cross_entropy, zeros_like of an int
+# value, bincount's int64 counts
+_T0 = torch.arange(-4.0, 4.0)           # holds a 0: sin(x t) / t is NaN there, which the where drops
+RUNS["Tensor.byte() of a float value"] = (lambda x: (x * 40 + 128).byte().float(), S3, R, 1.5, "int8")   # 1.03
+RUNS["Tensor.to(torch.int8) of a float value, wrapping"] = (lambda x: (x * 60).to(torch.int8).float(), S3, R,
+                                                            1.5, "int8")   # 1.00: no value a step from a wrap
+RUNS["Tensor.short() of a float value"] = (lambda x: (x * 30).short().float(), S3, R, 1.5, "int8")      # 1.43
+RUNS["torch.where(t == 0, x, sin(x * t) / t)"] = (lambda x: torch.where(_T0 == 0, x, torch.sin(x * _T0) / _T0),
+                                                 S3, R, 2.0, "fp32")     # 1.79
+RUNS["F.cross_entropy(masked_fill(eye, -inf))"] = (
+    lambda x: F.cross_entropy(x[0, :, :4].masked_fill(torch.eye(4, dtype=torch.bool), float("-inf")),
+                              torch.tensor([1, 2, 3, 0]), reduction="none"), S3, R, 1.0, "fp32")   # 0.67
+RUNS["torch.where(i > 2, i, torch.zeros_like(i)) of argmax"] = (
+    lambda x: torch.where(x.argmax(-1) > 2, x.argmax(-1), torch.zeros_like(x.argmax(-1))).float() * 2, S3, R, 1.0,
+    "int8")                                                                                             # 0.43
+RUNS["torch.bincount(argmax) * 2 (int64)"] = (
+    lambda x: (torch.bincount(x.argmax(-1).flatten(), minlength=8) * 2).float(), S3, R, 1.0, "int8")   # 0.00
+
 
 def _out_read_after(x):             # out= into a tensor made for it, read afterwards (capture_out_arguments)
     o = torch.empty_like(x)

@@ -208,7 +208,9 @@ def cli(tmp_path, body: str):
 
 def test_cli_refusals_exit_2_in_one_line(tmp_path):
     assert "whole rows" in cli(tmp_path, FINITE_WHOLE_ROW)
-    assert "bincount" in cli(tmp_path, "lambda x: torch.bincount(x.argmax(-1).flatten(), minlength=8) * 2")
+    # (integer weights: the int64 counts without weights run, capture_bincount.bincount_as_one_hot)
+    assert "bincount" in cli(tmp_path, "lambda x: torch.bincount(x.argmax(-1).flatten(), "
+                                       "weights=x.argmax(-1).flatten(), minlength=8) * 2")
 
 
 # Python lists in an index: exact copies of torch's picks (half an output step: the output's own grid)

@@ -117,6 +117,20 @@ def _elementwise(b: ProgramBuilder, key, n, operands) -> Act:
     (ahead of time), values are viewed (or, below rank 4, reshaped)."""
     shape = [int(d) for d in n.shape]
     direct = all(isinstance(o, Act) and o.sizes == shape for o in operands)
+    select = n.op == "mul" and n.attrs.get("select") and isinstance(operands[1], np.ndarray)
+    if select and isinstance(operands[0], Act) and operands[0].sizes == shape and list(operands[1].shape) == shape:
+        # a where's 0/1 factor (capture_rewrites._select_nodes): where(factor != 0, x, 0), so a NaN / inf of x
+        # the where drops is 0 as torch's (x * 0 would keep it)
+        keep = np.asarray(operands[1]) != 0
+        if len(shape) != 4:
+            out = new_act(b, ScalarType.FLOAT, shape)
+            b.call("aten::where.self_out", condition=b.constant(keep), self=operands[0].value,
+                   other=b.constant(np.zeros(shape, np.float32)), out=out.value)
+            return out
+        keep = np.ascontiguousarray(keep.transpose(CHANNELS_LAST))      # on the [N, H, W, C] views, as below
+        return _on_physical(b, operands[:1], shape, lambda xs, out: b.call(
+            "aten::where.self_out", condition=b.constant(keep), self=xs[0].value,
+            other=b.constant(np.zeros(keep.shape, np.float32)), out=out.value))
     if len(shape) != 4 or direct:
         ins = [o if isinstance(o, Act) else Act(b.constant(o), list(o.shape)) for o in operands]
         out = new_act(b, ScalarType.FLOAT, shape)
