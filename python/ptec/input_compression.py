@@ -34,9 +34,12 @@ torch.frexp's split x = m * 2**e (m in [0.5, 1)): log(x) = e * ln 2 +
 a ptec-only kernel, so such a program runs on ptec's runtime only (the
 compile log's "upstream ExecuTorch needs" line says so). The roots and the
 reciprocal are aten::pow.Tensor_Tensor_out by a constant exponent. As
-torch's int8 tables do at the domain's edge, a log of exactly 0 or of a
-negative value is not torch's -inf / NaN here (the models this is for add
-an eps or clamp first).
+a chain that is NaN or infinite on a calibration sample (a log of 0 or of
+a negative) is left as it was (calibration refuses it, or a where drops
+it): the fp32 log here is for positive values (the models this is for add
+an eps or clamp first); a run's value of 0 or below is taken as the
+smallest normal float32 (log -87.3, below any calibrated grid, which an
+int8 reader saturates as torch's -inf), like the int8 table (ir.ELEMENTWISE).
 
 --int8-io: the caller hands the input already on its int8 grid, so nothing
 can run before it: the log warns, with the measured steps."""
@@ -79,7 +82,7 @@ def _lead(g: Graph, n: Node) -> bool:
     if n.op == "linear":
         return n.attrs.get("weight") is not None
     return n.op == "matmul" and len(n.inputs) == 2
-    
+
 
 def _tail(g: Graph, n: Node) -> bool:
     return (n.op == "clamp" or n.op in CONST_BINARY) and len(_computed(g, n)) == 1
@@ -139,12 +142,11 @@ def _measure(g: Graph, steps: List[Node], src: Node, samples, position: int):
             q = torch.clamp(torch.round(x / scale) + zp, -128, 127)
             exact.append(_as_numpy(_run(g, steps, src.name, x)))
             rounded.append(_as_numpy(_run(g, steps, src.name, (q - zp) * scale)))
-    finite = [e[np.isfinite(e)] for e in exact]
-    if not any(f.size for f in finite):
-        return None
-    out_step = affine_qparams(min(float(f.min()) for f in finite if f.size),
-                              max(float(f.max()) for f in finite if f.size))[0]
-    err = max(float(np.nan_to_num(np.abs(a - b), nan=0.0, posinf=0.0).max()) for a, b in zip(exact, rounded))
+    if not all(np.isfinite(e).all() for e in exact):
+        return None         # a log of 0 or of a negative: NaN / inf, which calibration refuses or a where drops
+    out_step = affine_qparams(min(float(e.min()) for e in exact), max(float(e.max()) for e in exact))[0]
+    err = max(float(np.nan_to_num(np.abs(a - b), nan=0.0, posinf=0.0, neginf=0.0).max())
+              for a, b in zip(exact, rounded))
     mags = np.concatenate([np.abs(x.numpy().ravel()) for x in xs])
     live = mags[mags > 0]
     decades = float(np.log10(live.max() / live.min())) if live.size else 0.0
@@ -181,6 +183,8 @@ def _fp32_nodes(c: Node, fn: str, reason: str) -> List[Node]:
         k = LOGS[fn]
         if fn == "log1p":
             x = s("add", [x, s.const(1.0)])
+        # 0 and below as the smallest normal float32: -87.3, where the output grid saturates as for -inf
+        x = s("clamp", [x], lo=float(np.finfo(np.float32).tiny), hi=None)
         m = s("frexp_mantissa", [x], fp32=False)
         e = s("index_to_float", [s("frexp_exponent", [x], fp32=False)], fp32=False)
         t = s("div", [s("sub", [m, s.const(1.0)]), s("add", [m, s.const(1.0)])])
@@ -191,6 +195,8 @@ def _fp32_nodes(c: Node, fn: str, reason: str) -> List[Node]:
         s("add", [s("mul", [s("mul", [t, p]), s.const(2.0 * k)]), s("mul", [e, s.const(math.log(2.0) * k)])])
     out = s.nodes[-1]
     out.name, out.qparams = c.name, c.qparams
+    if c.attrs.get("act"):
+        out.attrs["act"] = c.attrs["act"]       # an activation prepare fused into c
     return s.nodes
 
 

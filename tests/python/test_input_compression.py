@@ -152,3 +152,18 @@ def test_the_compression_not_reading_an_input_is_untouched():
     res = compile_model(M().eval(), [calibration[0][0]], calibration, log=lines.append)
     assert not [s for s in lines if "float input" in s]
     assert "frexp_mantissa" not in [n.op for n in res.graph.nodes]
+
+
+def test_a_zero_power_saturates_like_minus_infinity():
+    """A run's exact 0 (torch: -inf) gives log(float32 tiny) = -87.3, at or
+    below the output grid's lowest value (which an int8 reader saturates to),
+    as the int8 table would give it."""
+    model = Fn(lambda m, p: torch.log(p)).eval()
+    calibration = [(x + 1e-9,) for x in powers(20, 1)]
+    res = compile_model(model, [calibration[0][0]], calibration)
+    assert "frexp_mantissa" in [n.op for n in res.graph.nodes]
+    x = calibration[0][0].clone()
+    x[0, 0, :2] = 0.0
+    got = host_runtime.run(parse_program(res.data), res.data, [x.numpy()])[0]
+    step, zp = res.graph.node(res.graph.outputs[0]).qparams
+    assert np.all(got[0, 0, :2] <= (-128 - zp) * step + step), got[0, 0, :2]
