@@ -15,9 +15,10 @@ float anyway, and the steps are element-wise or one constant matmul) and is
 quantized after it, on its own calibrated grid. The criterion is measured
 on the calibration samples: the chain evaluated on the input as it is and
 on the input rounded to its int8 grid; when the two differ by more than
-LIMIT steps of the chain output's int8 grid, the chain runs in fp32. So an
-input whose values a linear grid holds well (a log of values in [0.5, 4])
-keeps the int8 table path. The compile log says what ran in fp32 and by
+LIMIT steps of the chain output's int8 grid and the input's nonzero
+magnitudes span DECADES decades or more, the chain runs in fp32. So an
+input whose values a linear grid holds well (a log of values in [0.5, 4],
+1 / x on [0.2, 3]) keeps the int8 table path. The compile log says what ran in fp32 and by
 how many steps the int8 input would have been off.
 
 The chain: from a program input, through clamp, add / sub / mul / div by a
@@ -58,6 +59,11 @@ from .quantize import affine_qparams
 # before the chain runs in fp32 (an int8 table on an int8 input is off by
 # about one step by itself)
 LIMIT = 2.0
+# and the input's largest magnitude over its smallest nonzero one at least
+# 10**DECADES: below that every nonzero value is 2.5 or more input steps from
+# 0, and what is lost is the ordinary rounding of a steep function (1 / x on
+# [0.2, 3], 4.5 steps), which stays on its int8 table
+DECADES = 2.0
 LOGS = {"log": 1.0, "log2": 1.0 / math.log(2.0), "log10": 1.0 / math.log(10.0), "log1p": 1.0}
 ROOTS = {"sqrt": 0.5, "rsqrt": -0.5, "reciprocal": -1.0}
 CONST_BINARY = ("add", "sub", "mul", "div")
@@ -216,7 +222,7 @@ def compress_inputs_in_fp32(g: Graph, calibration, log: Callable[[str], None] = 
             continue
         src, lead, tail = chain
         measured = _measure(g, lead + [c] + tail, src, calibration, inputs.index(src.name))
-        if measured is None or measured[0] <= LIMIT:
+        if measured is None or measured[0] <= LIMIT or measured[1] < DECADES:
             continue
         steps, decades = measured
         if int8_io:
