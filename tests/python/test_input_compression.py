@@ -124,6 +124,16 @@ def test_an_input_a_linear_grid_holds_keeps_the_int8_table(tmp_path):
     assert "frexp_mantissa" not in [n.op for n in res.graph.nodes]
 
 
+def test_a_steep_function_of_a_narrow_input_keeps_the_int8_table():
+    """1 / x on [0.2, 3] (1.2 decades) loses 4.5 output steps on the int8
+    input grid, the rounding of a steep function: DECADES keeps it int8."""
+    model = Fn(lambda m, p: torch.reciprocal(p)).eval()
+    g = torch.Generator().manual_seed(4)
+    calibration = [(torch.rand(1, 8, 10, generator=g) * 2.8 + 0.2,) for _ in range(12)]
+    res = compile_model(model, [calibration[0][0]], calibration)
+    assert not res.lowered.fallbacks
+
+
 def test_int8_io_warns_and_keeps_the_int8_input():
     """--int8-io: the input arrives on its int8 grid; nothing runs before
     it, the log warns with the measured steps."""
