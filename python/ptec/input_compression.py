@@ -67,6 +67,8 @@ DECADES = 2.0
 LOGS = {"log": 1.0, "log2": 1.0 / math.log(2.0), "log10": 1.0 / math.log(10.0), "log1p": 1.0}
 ROOTS = {"sqrt": 0.5, "rsqrt": -0.5, "reciprocal": -1.0}
 CONST_BINARY = ("add", "sub", "mul", "div")
+FREXP = "aten::frexp.Tensor_out"                   # the log family's kernel (ptec only)
+KERNELS = {fn: "aten::pow.Tensor_Tensor_out" for fn in list(ROOTS) + ["pow"]}
 REASON = ("this {fn} of a float program input spanning {decades:.1f} decades (calibration) would be {steps:.0f} "
           "output steps off on the input's int8 grid, so it runs in fp32 on the float input and is quantized after it")
 
@@ -207,11 +209,13 @@ def _fp32_nodes(c: Node, fn: str, reason: str) -> List[Node]:
 
 
 def compress_inputs_in_fp32(g: Graph, calibration, log: Callable[[str], None] = lambda s: None,
-                            int8_io: bool = False) -> None:
+                            int8_io: bool = False,
+                            missing: Callable[[List[str]], List[str]] = lambda ops: []) -> None:
     """Runs in fp32 each compression chain of a float program input whose
     int8 input grid would cost more than LIMIT output steps on the
     calibration samples (module doc). Before calibration: the new steps are
-    observed like the rest."""
+    observed like the rest. missing: the given kernels the runtime lacks
+    (a runtime built with fewer kernels keeps the int8 table, with a warning)."""
     inputs = [n.name for n in g.nodes if n.op == "input"]
     for c in list(g.nodes):
         fn = _compression(c)
@@ -229,6 +233,12 @@ def compress_inputs_in_fp32(g: Graph, calibration, log: Callable[[str], None] = 
             log(f"warning: {origin(c)}: this {fn} of an int8 program input spanning {decades:.1f} decades "
                 f"(calibration) is {steps:.0f} output steps off on the input's int8 grid (compile without --int8-io, "
                 f"or compress the input before it)")
+            continue
+        lacking = missing([KERNELS.get(fn, FREXP)])
+        if lacking:
+            log(f"warning: {origin(c)}: this {fn} of a float program input spanning {decades:.1f} decades "
+                f"(calibration) is {steps:.0f} output steps off on the input's int8 grid; its fp32 form needs "
+                f"{lacking[0]}, which the runtime's kernels lack")
             continue
         reason = REASON.format(fn=fn, decades=decades, steps=steps)
         for n in lead + tail:

@@ -177,3 +177,16 @@ def test_a_zero_power_saturates_like_minus_infinity():
     got = host_runtime.run(parse_program(res.data), res.data, [x.numpy()])[0]
     step, zp = res.graph.node(res.graph.outputs[0]).qparams
     assert np.all(got[0, 0, :2] <= (-128 - zp) * step + step), got[0, 0, :2]
+
+
+def test_a_runtime_without_frexp_keeps_the_int8_table_and_warns():
+    """available_kernels without aten::frexp.Tensor_out (a runtime built
+    with fewer kernels): the log stays on its int8 table, with a warning."""
+    from ptec.compiler import runtime_kernels
+    model = MODELS["log_conv1d"][0]().eval()
+    calibration = [(x,) for x in powers(20, 1)]
+    kernels = [k for k in runtime_kernels() if k != "aten::frexp.Tensor_out"]
+    lines = []
+    res = compile_model(model, [calibration[0][0]], calibration, available_kernels=kernels, log=lines.append)
+    assert [s for s in lines if s.startswith("warning:") and "aten::frexp.Tensor_out" in s], lines
+    assert "frexp_mantissa" not in [n.op for n in res.graph.nodes]
