@@ -140,8 +140,10 @@ def _run(g: Graph, steps: List[Node], src: str, x: torch.Tensor) -> torch.Tensor
 
 def _measure(g: Graph, steps: List[Node], src: Node, samples, position: int):
     """(steps the input's int8 grid costs, decades the input spans) on the samples, or None."""
+    if not samples or any(not torch.as_tensor(s[position]).is_floating_point() for s in samples):
+        return None
     xs = [torch.as_tensor(_as_numpy(s[position]), dtype=torch.float32) for s in samples]
-    if not xs or any(not x.is_floating_point() or not torch.isfinite(x).all() for x in xs):
+    if any(not torch.isfinite(x).all() for x in xs):
         return None
     scale, zp = affine_qparams(min(float(x.min()) for x in xs), max(float(x.max()) for x in xs))
     exact, rounded = [], []
