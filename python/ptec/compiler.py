@@ -16,6 +16,7 @@ from . import quantize as qz
 from .backends.ethos_u.npu_config import NPU_TARGETS
 from .calibration import check_samples
 from .input_channel_spread import spread_inputs_in_fp32
+from .input_compression import compress_inputs_in_fp32
 from .capture_buffer_state import STATE
 from .ops import runtime_kernels
 from .ir import origin
@@ -118,6 +119,8 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
     log(f"prepared: {len(prepared.nodes)} nodes after batch-norm folding and activation fusion")
     calibration = check_samples(calibration, example_inputs)
     total = len(calibration)
+    compress_inputs_in_fp32(prepared, calibration, log, int8_io,    # 10 * log10(p + eps) of a power-spectrum input
+                            lambda ops: missing_kernels(ops, available_kernels))
 
     def progress(i):
         if i == total or i % max(1, total // 4) == 0:
