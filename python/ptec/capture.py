@@ -43,6 +43,7 @@ from .capture_indices import (arg_call_node, argmax_node, as_traced, computed_ga
                               to_float_node, to_index_node)
 from .capture_grid import grid_nodes
 from .capture_item_assignment import drop_markers
+from .capture_item import item_value, tensors_of_traced_values
 from .capture_unique_counts import unique_slices_nodes, without_unused_values
 from .capture_counts_readers import counts_readers
 from .capture_in_place import AugmentedProxy, refuse_written_tensors, tensors_of, without_dead_code
@@ -1623,6 +1624,8 @@ class _Tracer(KnownValuesTracer):
         args, kwargs = positional_form(kind, target, args, kwargs)   # torch.cat(tensors=[x, y]) (capture_call_forms)
         if (spelled := respelled(kind, target, args, kwargs)) is not None:    # x.greater(y): x.gt(y) (capture_spellings)
             return spelled
+        if (item := item_value(self, kind, target, args)) is not None:    # x.max().item(): the tensor (capture_item)
+            return item
         if kind == "call_function" and getattr(self, "_values", None) is not None:   # [C, H, W]: capture_unbatched
             made = unbatched_function(self, target, args, kwargs, lambda a, k: self.create_proxy(kind, target, a, k))
             if made is not None:
@@ -1697,11 +1700,14 @@ def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.f
         # torch.rand(2, 3): a call, not a frozen draw; a random op's shadow value draws nothing for the model
         # pack_padded_sequence / pad_packed_sequence / pad_sequence: capture_packed_sequences
         with recording_random_calls(tracer), torch.random.fork_rng(devices=[]), packing_patched(model), \
+                tensors_of_traced_values(tracer), \
                 (binding_names(tracer) if states else contextlib.nullcontext()), unbound_methods_traced():
             graph = tracer.trace(model)
     except Exception as e:
         if not hasattr(e, "ptec_where"):
             e.ptec_where = tracer.where()
+        if getattr(tracer, "ptec_item_read", None):
+            e.ptec_item_read = tracer.ptec_item_read       # torch refusing it: named (capture_item)
         refusal = tracer.sequence_refusal(e)        # torch.cat(x[mask].split(2), 0): named in one line
         if refusal:
             raise TracedControlError(refusal) from e
