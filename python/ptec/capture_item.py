@@ -93,14 +93,15 @@ def _as_tensor(tracer, v, dtype):
 
 def _traced_tensor(tracer, original, name, data, dtype=None, **rest):
     found = []
-    if not _leaves(data, found) or not any(isinstance(v, torch.fx.Proxy) for v in found):
-        if any(isinstance(v, torch.fx.Proxy) for v in found):
-            from .capture_tracer import TracedControlError, _user_site
-            raise TracedControlError(
-                f"{tracer.where()}{_user_site()}: torch.{name}(...) of a traced value mixed with "
-                f"{type(next(v for v in found if not isinstance(v, (torch.fx.Proxy, numbers.Number, torch.Tensor)))).__name__} "
-                "cannot be traced: use x.clone() for a copy of x, or torch.stack of tensors")
+    plain = _leaves(data, found)
+    if not any(isinstance(v, torch.fx.Proxy) for v in found):
         return original(data, dtype=dtype, **rest)
+    if not plain:
+        from .capture_tracer import TracedControlError, _user_site
+        other = type(found[-1]).__name__
+        raise TracedControlError(
+            f"{tracer.where()}{_user_site()}: torch.{name}(...) of traced values beside a {other} cannot be "
+            "traced: use x.clone() for a copy of x, or torch.stack of the tensors")
     want = dtype if dtype is not None else _dtype_of(tracer, found)
     return _as_tensor(tracer, data, want)
 

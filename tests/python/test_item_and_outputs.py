@@ -121,6 +121,14 @@ def test_item_as_a_python_number_is_refused_in_one_line(fn, what):
     assert "\n" not in text and what in text and "depends on the input's values" in text, text
 
 
+def test_tensor_of_traced_values_beside_other_things_is_refused_in_one_line():
+    with pytest.raises(CaptureError) as e:
+        compile_model(Call(lambda x: x * torch.tensor([x.sum().item(), "a"])).eval(), [torch.rand(2, 4)],
+                      _samples((2, 4), 2))
+    text = str(e.value)
+    assert "\n" not in text and "torch.tensor(...) of traced values beside a str" in text and "x.clone()" in text
+
+
 def test_item_refusal_through_the_cli(tmp_path):
     line = cli_refusal(tmp_path, "import torch\n"
                        "class M(torch.nn.Module):\n"
