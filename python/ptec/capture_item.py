@@ -47,6 +47,7 @@ def item_value(tracer, kind, target, args):
         return None
     t = args[0]
     tracer.ptec_item_read = f"Tensor.{target}()"     # named if torch then refuses a traced value (item_refusal)
+    t.node.meta["ptec_item_read"] = tracer.ptec_item_read      # and if a lowering wants a number (item_lowering)
     value = tracer.value(t.node) if tracer.known(t.node) else None
     if target == "tolist" and isinstance(value, torch.Tensor) and value.dim() > 0:
         return t                        # a list of its rows: the tensor, indexed the same way
@@ -139,3 +140,35 @@ def item_refusal(e: BaseException, where: str, site: str, text: str):
     from .capture_tracer import NUMBER_FIX
     return (f"{where}{site}: a number read with {read} is given where torch takes a Python number ({text}): "
             f"it depends on the input's values, known only when the program runs: {NUMBER_FIX}")
+
+
+def _item_ancestor(fn: torch.fx.Node):
+    seen, todo = set(), list(fn.all_input_nodes)
+    while todo:
+        n = todo.pop()
+        if n.meta.get("ptec_item_read"):
+            return n.meta["ptec_item_read"]
+        if n not in seen:
+            seen.add(n)
+            todo.extend(n.all_input_nodes)
+    return None
+
+
+def item_lowering_refusal(e: BaseException):
+    """One line for capture's conversion failing on a node (a Python number
+    argument given a traced value: F.leaky_relu(x, x.mean().item())) that
+    reads a value of item() / tolist(), else None."""
+    if not isinstance(e, (TypeError, ValueError)) or "Node" not in str(e):
+        return None
+    tb, fn = e.__traceback__, None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name == "_fx_to_graph":
+            fn = tb.tb_frame.f_locals.get("fn")
+        tb = tb.tb_next
+    read = _item_ancestor(fn) if isinstance(fn, torch.fx.Node) else None
+    if read is None:
+        return None
+    from .capture_tracer import NUMBER_FIX, _callee
+    return (f"operator not supported: {fn.name} ({_callee(fn)}) is given a number read with {read} where ptec "
+            f"takes a Python number: it depends on the input's values, known only when the program runs: "
+            f"{NUMBER_FIX}")
