@@ -70,6 +70,8 @@ _SHAPE_QUERIES = {"size", "numel", "nelement", "dim", "ndimension", "shape", "nd
 
 
 def _shape_query(fn: torch.fx.Node) -> bool:
+    if fn.op == "call_function" and fn.target in (torch.numel, torch.Tensor.size, torch.Tensor.dim):
+        return True
     if fn.op == "call_method":
         return fn.target in _SHAPE_QUERIES
     return fn.op == "call_function" and fn.target is getattr and len(fn.args) > 1 and fn.args[1] in _SHAPE_QUERIES
