@@ -43,7 +43,7 @@ from .capture_indices import (arg_call_node, argmax_node, as_traced, computed_ga
                               to_float_node, to_index_node)
 from .capture_grid import grid_nodes
 from .capture_item_assignment import drop_markers
-from .capture_item import item_lowering_refusal, item_value, tensors_of_traced_values
+from .capture_item import item_lowering_refusal, item_readers, item_value, tensors_of_traced_values
 from .capture_unique_counts import unique_slices_nodes, without_unused_values
 from .capture_counts_readers import counts_readers
 from .capture_in_place import AugmentedProxy, refuse_written_tensors, tensors_of, without_dead_code
@@ -1874,6 +1874,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
         if refusal:
             raise UnsupportedOperator(refusal) from e
         raise
+    g.item_readers = item_readers(gm)       # named if one then fails (capture_own_failure)
     note_dropped_outputs(g, gm)
     kept_states(g)              # a written buffer's state: its note, or dropped when never read
     if stateful:

@@ -172,3 +172,15 @@ def item_lowering_refusal(e: BaseException):
     return (f"operator not supported: {fn.name} ({_callee(fn)}) is given a number read with {read} where ptec "
             f"takes a Python number: it depends on the input's values, known only when the program runs: "
             f"{NUMBER_FIX}")
+
+
+def item_readers(gm: torch.fx.GraphModule):
+    """{fx node name: "Tensor.item()"} of the nodes computed from a value
+    read with item() / tolist(), for capture_own_failure's refusal of a
+    reader ptec cannot rewrite (x[:, :x.argmax().item()], x.roll(i.item()))."""
+    out = {}
+    for fn in gm.graph.nodes:
+        read = _item_ancestor(fn) if fn.op in ("call_function", "call_method", "call_module") else None
+        if read:
+            out[fn.name] = read
+    return out

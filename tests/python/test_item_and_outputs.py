@@ -118,6 +118,8 @@ def test_item_of_a_parameter_stays_a_constant(tmp_path):
     (lambda x: x + torch.zeros(x.argmax().item()).sum(), "a number read with Tensor.item()"),
     (lambda x: x + torch.full_like(x, x.mean().item()), "a number read with Tensor.item()"),
     (lambda x: F.leaky_relu(x, x.mean().item()), "leaky_relu (torch.leaky_relu) is given a number read with"),
+    (lambda x: x[:, x.sum(0).argmax().item():], "getitem (operator.getitem) in Call: it is given a number read with"),
+    (lambda x: x.roll(x.sum(0).argmax().item(), 1), "roll (Tensor.roll) in Call: it is given a number read with"),
     (lambda x: x * math.sqrt(x.max()), "sqrt (math.sqrt) makes a Python number of a tensor computed from the input"),
 ])
 def test_item_as_a_python_number_is_refused_in_one_line(fn, what):
