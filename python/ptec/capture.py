@@ -43,6 +43,7 @@ from .capture_indices import (arg_call_node, argmax_node, as_traced, computed_ga
                               to_float_node, to_index_node)
 from .capture_grid import grid_nodes
 from .capture_item_assignment import drop_markers
+from .capture_item import item_lowering_refusal, item_readers, item_value, tensors_of_traced_values
 from .capture_unique_counts import unique_slices_nodes, without_unused_values
 from .capture_counts_readers import counts_readers
 from .capture_index_forms import mask_with_rest
@@ -1629,6 +1630,8 @@ class _Tracer(KnownValuesTracer):
         args, kwargs = positional_form(kind, target, args, kwargs)   # torch.cat(tensors=[x, y]) (capture_call_forms)
         if (spelled := respelled(kind, target, args, kwargs)) is not None:    # x.greater(y): x.gt(y) (capture_spellings)
             return spelled
+        if (item := item_value(self, kind, target, args)) is not None:    # x.max().item(): the tensor (capture_item)
+            return item
         if kind == "call_function" and getattr(self, "_values", None) is not None:   # [C, H, W]: capture_unbatched
             made = unbatched_function(self, target, args, kwargs, lambda a, k: self.create_proxy(kind, target, a, k))
             if made is not None:
@@ -1706,12 +1709,15 @@ def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.f
         # torch.rand(2, 3): a call, not a frozen draw; a random op's shadow value draws nothing for the model
         # pack_padded_sequence / pad_packed_sequence / pad_sequence: capture_packed_sequences
         with recording_random_calls(tracer), torch.random.fork_rng(devices=[]), packing_patched(model), \
+                tensors_of_traced_values(tracer), \
                 (binding_names(tracer) if states else contextlib.nullcontext()), unbound_methods_traced(), \
                 tables_indexed_by_proxies():      # self.labels[x.argmax(-1)], a buffer (capture_table_lookup)
             graph = tracer.trace(model)
     except Exception as e:
         if not hasattr(e, "ptec_where"):
             e.ptec_where = tracer.where()
+        if getattr(tracer, "ptec_item_read", None):
+            e.ptec_item_read = tracer.ptec_item_read       # torch refusing it: named (capture_item)
         refusal = tracer.sequence_refusal(e)        # torch.cat(x[mask].split(2), 0): named in one line
         if refusal:
             raise TracedControlError(refusal) from e
@@ -1880,7 +1886,14 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     # s[None].sum(1), torch.sigmoid(s.unsqueeze(0)): readers of s (capture_selection_lead)
     lift_leading_ones(gm, lambda: _propagate_kept(gm, example_inputs, initial))
     literal_views(gm, UnsupportedOperator)
-    g = _fx_to_graph(gm)
+    try:
+        g = _fx_to_graph(gm)
+    except (TypeError, ValueError) as e:        # F.leaky_relu(x, x.mean().item()): one line (capture_item)
+        refusal = item_lowering_refusal(e)
+        if refusal:
+            raise UnsupportedOperator(refusal) from e
+        raise
+    g.item_readers = item_readers(gm)       # named if one then fails (capture_own_failure)
     note_dropped_outputs(g, gm)
     kept_states(g)              # a written buffer's state: its note, or dropped when never read
     if stateful:

@@ -19,7 +19,8 @@
   stand-ins') have such parameters.
 * `def forward(self, *xs)`: one placeholder per example input (torch.fx
   1.13's own *args path rebuilds the code object, which Python 3.11
-  refuses).
+  refuses). `def forward(self, x, **kw)` (same fx path): traced with kw
+  empty, as the program is called (inputs only).
 * `torch.Tensor.add(x, 1.5)`, `torch.Tensor.relu(x)`: a C method of
   torch's tensor class refuses fx's proxy before any hook sees it; while
   tracing, those class attributes are functions that record the method
@@ -189,6 +190,7 @@ def root_arguments(tracer, root_fn, examples: int):
     named = [p for p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY, _POSITIONAL)]
     varargs = [p for p in params if p.kind == inspect.Parameter.VAR_POSITIONAL]
     keyword_only = [p for p in params if p.kind == inspect.Parameter.KEYWORD_ONLY]
+    keywords = any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params)   # forward(x, **kw): kw empty
     extra = max(0, examples - len(named))
     missing = [p.name for p in named[examples:] + keyword_only if p.default is _EMPTY]
     if missing and examples:
@@ -200,7 +202,7 @@ def root_arguments(tracer, root_fn, examples: int):
             "give one example input per parameter without a default (or give it a default)")
     if extra and not varargs:
         return None
-    if examples >= len(named) and not varargs and not keyword_only:
+    if examples >= len(named) and not varargs and not keyword_only and not keywords:
         return None                                       # every parameter an input: fx's own path
 
     def placeholder(name, default=_EMPTY):

@@ -37,6 +37,11 @@ def own_failure(g, example_inputs, model, e: BaseException) -> Optional[str]:
     where = origin(n) if n is not None else "the captured graph"
     if n is None or not n.attrs.get("source") or " (nn." not in n.attrs["source"]:
         where += f" in {type(model).__name__}"         # a stand-in's own op: the model that holds it
+    read = getattr(g, "item_readers", {}).get((n.attrs.get("source") or "").split(" ")[0]) if n is not None else None
+    if read:                # x[:, :x.argmax().item()]: the number is the input's (capture_item)
+        from .capture_tracer import NUMBER_FIX
+        return (f"{where}: it is given a number read with {read}, which depends on the input's values, known only "
+                f"when the program runs ({type(e).__name__}: {first}): {NUMBER_FIX}")
     return (f"{where}: ptec cannot capture it on inputs {shapes} (torch runs the model; ptec's rewrite of it "
             f"fails: {type(e).__name__}: {first})")
 

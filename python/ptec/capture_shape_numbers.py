@@ -11,7 +11,10 @@ number on every run.
 
 Except for a selection x[mask], whose length changes from run to run: a
 shape number of it (or of anything computed from it) is refused naming
-the call, with the count that works instead (mask.sum())."""
+the call, with the count that works instead (mask.sum()). And except for a number made of
+the values of a tensor computed from the input (`math.sqrt(x.max())`, a
+parameter's item() is fine): folding it would freeze the example's value,
+so it is refused naming the call (capture_item keeps `t.item()` a tensor)."""
 from __future__ import annotations
 
 import operator
@@ -62,9 +65,49 @@ def _number_node(fn: torch.fx.Node) -> bool:
     return fn.op in ("call_function", "call_method") and isinstance(fn.meta.get("number"), (int, float))
 
 
+_SHAPE_QUERIES = {"size", "numel", "nelement", "dim", "ndimension", "shape", "ndim", "stride", "storage_offset",
+                  "element_size", "get_device"}
+
+
+def _shape_query(fn: torch.fx.Node) -> bool:
+    if fn.op == "call_function" and fn.target in (torch.numel, torch.Tensor.size, torch.Tensor.dim):
+        return True
+    if fn.op == "call_method":
+        return fn.target in _SHAPE_QUERIES
+    return fn.op == "call_function" and fn.target is getattr and len(fn.args) > 1 and fn.args[1] in _SHAPE_QUERIES
+
+
+def _from_input(fn: torch.fx.Node) -> bool:
+    seen, todo = set(), [fn]
+    while todo:
+        n = todo.pop()
+        if n.op == "placeholder":
+            return True
+        if n not in seen:
+            seen.add(n)
+            todo.extend(n.all_input_nodes)
+    return False
+
+
+def _reads_input_values(fn: torch.fx.Node) -> bool:
+    """fn (a number) is computed from the values of a tensor of the input
+    (math.sqrt(x.max()), t.item() * 2), not from shapes or parameters."""
+    if _shape_query(fn):
+        return False
+    for a in fn.all_input_nodes:
+        if "number" in a.meta:
+            if _reads_input_values(a):
+                return True
+        elif "tensor_meta" in a.meta and _from_input(a):
+            return True
+    return False
+
+
 def fold_shape_numbers(gm: torch.fx.GraphModule, error) -> None:
     """Writes each int shape number into the readers that make a tensor of
-    it (their args); raises `error` for a number of a selection's length."""
+    it (their args); raises `error` for a number of a selection's length,
+    and for a Python number made of the input's values (`math.sqrt(x.max())`:
+    folding it would freeze the example's value into the program)."""
     varying = _varying(gm)
     for fn in gm.graph.nodes:
         if not _number_node(fn):
@@ -72,6 +115,14 @@ def fold_shape_numbers(gm: torch.fx.GraphModule, error) -> None:
         tensor_users = [u for u in fn.users if "tensor_meta" in u.meta and u.target not in _SHAPE_SPELLING]
         if not tensor_users:
             continue
+        if _reads_input_values(fn):
+            what = f"{fn.target}" if isinstance(fn.target, str) else (
+                f"{getattr(fn.target, '__module__', None) or ''}.{getattr(fn.target, '__name__', fn.target)}"
+                .lstrip("."))
+            raise error(f"operator not supported: {fn.name} ({what}) makes a Python number of a tensor computed "
+                        "from the input: it depends on the input's values, known only when the program runs: keep it "
+                        "a tensor "
+                        "(torch.sqrt(t) rather than math.sqrt(t), t rather than t.item())")
         if fn.name in varying:
             what = f"{fn.target}" if isinstance(fn.target, str) else getattr(fn.target, "__name__", str(fn.target))
             raise error(f"operator not supported: {fn.name} ({what}) reads a size of a selection x[mask], which "

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import dataclasses
 import inspect
 import linecache
 import operator
@@ -147,6 +148,14 @@ class KnownValuesTracer(torch.fx.Tracer):
             return f"module {path} ({cls})"
         root = getattr(self, "root", None)
         return f"the model's forward ({type(root).__name__})" if root is not None else "the model's forward"
+
+    def create_arg(self, a):
+        # a dataclass instance (a model's output record): a call of its class with
+        # its fields by keyword, as fx records a namedtuple (capture_outputs flattens it)
+        if dataclasses.is_dataclass(a) and not isinstance(a, type):
+            return self.create_node("call_function", type(a), (), {
+                f.name: self.create_arg(getattr(a, f.name)) for f in dataclasses.fields(a)})
+        return super().create_arg(a)
 
     def call_module(self, m, forward, args, kwargs):
         if getattr(self, "_evaluating", False):       # a shadow value: the real call
@@ -586,5 +595,9 @@ def trace_refusal(e: BaseException, model: Optional[torch.nn.Module] = None, exa
             shapes = ", ".join("x".join(map(str, x.shape)) for x in example_inputs if isinstance(x, torch.Tensor))
             return (f"{where}{_user_site(own.__traceback__)}: the model fails on its example inputs ({shapes}) "
                     f"in torch itself, not only while tracing: {type(own).__name__}: {_one_line(own)}")
+    from .capture_item import item_refusal
+    read = item_refusal(e, where, site, _one_line(e))     # torch.zeros(x.argmax().item()) (capture_item)
+    if read:
+        return read
     return (f"{where}{site}: torch.fx could not trace it: {_one_line(e)} "
             "(write that line with tensor ops, or give it a fixed value)")

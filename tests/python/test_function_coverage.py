@@ -1838,6 +1838,19 @@ RUNS.update({
 })
 
 
+# t.item() / t.tolist() of a value of the input: that tensor, computed per input (capture_item);
+# torch.tensor of traced values. Refusals and more forms: test_item_and_outputs.py. A whole-tensor
+# reduction read by a broadcast op runs in fp32 (portable), as x - x.mean() written without item() does
+RUNS.update({
+    "x / x.max().item()": (lambda x: x / x.max().item(), S3, POS, 1.5, "fp32"),   # 0.44
+    "x - x.mean().item()": (lambda x: x - x.mean().item(), S3, R, 1.5, "fp32"),   # 0.42
+    "x * x.sum().tolist()": (lambda x: x * x.sum().tolist(), S3, R, 2.5, "fp32"),   # 2.32, as x * x.sum()
+    "torch.tensor(x.tolist())": (lambda x: torch.tensor(x.tolist()) * 2, S3, R, 1.0, "int8"),   # 0.50
+    "torch.tensor([x.max().item(), x.min().item()])": (
+        lambda x: x - torch.tensor([x.max().item(), x.min().item()]).mean(), S3, R, 1.5, "fp32"),   # 0.83
+})
+
+
 # The dropouts called with training=True (their default) draw random numbers
 # on the device (ptec.random_layers). torch's output differs by design, so
 # no RUNS row: each element must be 0, the whole channel with it for the

@@ -1,8 +1,8 @@
 """The ptec model zoo: name -> factory, input shape and calibration data.
 
 `load_model(spec)` accepts a zoo name or `path/to/file.py:factory`. A user
-factory returns an nn.Module (with an `input_shape` attribute, or
-`example_inputs`), or a tuple (module, example_inputs). The module may also
+factory returns an nn.Module (with an `input_shape` attribute: one shape,
+or a list of shapes, one per input; or `example_inputs`), or a tuple (module, example_inputs). The module may also
 define `calibration_data(n)` returning a list of input tuples.
 """
 from __future__ import annotations
@@ -264,6 +264,23 @@ def _noise_like(e: torch.Tensor, g: torch.Generator) -> torch.Tensor:
     return torch.randn(tuple(e.shape), generator=g)
 
 
+def _is_shape(v) -> bool:
+    return isinstance(v, (tuple, list, torch.Size)) and all(
+        isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in v)
+
+
+def _shape_inputs(spec: str, shape) -> List[torch.Tensor]:
+    """Gaussian example inputs for a module's input_shape: one shape (a tuple
+    of ints, torch.Size) gives one input, a list or tuple of shapes one input
+    per shape, in forward's order; anything else is refused in one line."""
+    if _is_shape(shape):
+        return [torch.randn(tuple(shape))]
+    if isinstance(shape, (tuple, list)) and shape and all(_is_shape(s) for s in shape):
+        return [torch.randn(tuple(s)) for s in shape]
+    raise ModelLoadError(f"{spec}: input_shape must be one shape, a tuple of ints such as (1, 3, 32, 32), or a "
+                         f"list of such shapes, one per input of forward; got {shape!r}")
+
+
 def _load_file(spec: str) -> LoadedModel:
     path, colon, factory_name = spec.rpartition(":")
     if not colon:
@@ -289,7 +306,7 @@ def _load_file(spec: str) -> LoadedModel:
             if shape is None:
                 raise ModelLoadError(f"{spec}: the factory must return (module, example_inputs) "
                                      "or a module with input_shape / example_inputs")
-            example = torch.randn(shape)
+            example = _shape_inputs(spec, shape)
     if not isinstance(module, nn.Module):
         raise ModelLoadError(f"factory {spec} returned {type(module).__name__}, not a "
                              "torch.nn.Module")
