@@ -155,6 +155,10 @@ class KnownValuesTracer(torch.fx.Tracer):
         if dataclasses.is_dataclass(a) and not isinstance(a, type):
             return self.create_node("call_function", type(a), (), {
                 f.name: self.create_arg(getattr(a, f.name)) for f in dataclasses.fields(a)})
+        # a range in an index or an argument (x[range(3), [0, 1, 2]]): the
+        # list of its ints, which torch reads the same (an index tensor there)
+        if isinstance(a, range):
+            return super().create_arg(list(a))
         return super().create_arg(a)
 
     def call_module(self, m, forward, args, kwargs):
@@ -325,13 +329,6 @@ class KnownValuesTracer(torch.fx.Tracer):
                 return tuple(pieces) if type(value) is tuple else (
                     list(pieces) if type(value) is list else type(value)(pieces))
         return proxy
-
-    def create_arg(self, a):
-        # a range in an index or an argument (x[range(3), [0, 1, 2]]): the
-        # list of its ints, which torch reads the same (an index tensor there)
-        if isinstance(a, range):
-            return super().create_arg(list(a))
-        return super().create_arg(a)
 
     def _plain(self, a):
         if isinstance(a, torch.fx.Proxy):
