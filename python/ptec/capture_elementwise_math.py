@@ -70,11 +70,12 @@ def _in_bin(x, a):
     (eN - e0) * bins in float32, eN in the last bin, values outside
     [e0, eN] in none. Its vectorized linspace puts eN a float32 step off
     max when bins + 1 is a multiple of 16 (max is then not counted), so
-    the edges here are that linspace's own, not min and max."""
+    the edges here are that linspace's own, not min and max; x (a table's
+    float64 grid values) in float32 as torch's."""
     edges = torch.linspace(float(a["min"]), float(a["max"]), int(a["bins"]) + 1, dtype=torch.float32)
-    lo, hi = edges[0].to(x.dtype), edges[-1].to(x.dtype)
-    pos = torch.clamp(torch.floor((x - lo) / (hi - lo) * a["bins"]), max=a["bins"] - 1)
-    return ((x >= lo) & (x <= hi) & (pos == a["k"])).to(x.dtype)
+    lo, hi, v = edges[0], edges[-1], x.to(torch.float32)
+    pos = torch.clamp(torch.floor((v - lo) / (hi - lo) * a["bins"]), max=a["bins"] - 1)
+    return ((v >= lo) & (v <= hi) & (pos == a["k"])).to(x.dtype)
 
 
 def _float_power(x, a):
