@@ -28,7 +28,7 @@
 * torch.bucketize / searchsorted with constant sorted boundaries: the
   bucket as a whole-valued LUT, then x.long()'s to_index (int64 or int32);
 * torch.histc with its range given: per bin a LUT of membership summed by
-  a linear layer of ones.
+  a linear layer of ones (over more than 254 elements aten::histc.out).
 
 A call this module does not cover (integer operands, computed
 boundaries, a sorter, histc without its range, xlogy by a number <= 0)
