@@ -28,7 +28,7 @@
 * torch.bucketize / searchsorted with constant sorted boundaries: the
   bucket as a whole-valued LUT, then x.long()'s to_index (int64 or int32);
 * torch.histc with its range given: per bin a LUT of membership summed by
-  a linear layer of ones.
+  a linear layer of ones (over more than 254 elements aten::histc.out).
 
 A call this module does not cover (integer operands, computed
 boundaries, a sorter, histc without its range, xlogy by a number <= 0)
@@ -65,11 +65,17 @@ def _bucket(x, a):
 
 def _in_bin(x, a):
     """1 where x counts in torch.histc's bin a["k"] of a["bins"] over
-    [min, max] (torch's float32 position (x - min) / (max - min) * bins,
-    max itself in the last bin, values outside in none), else 0."""
-    lo, hi = (torch.tensor(a[k], dtype=x.dtype) for k in ("min", "max"))
-    pos = torch.clamp(torch.floor((x - lo) / (hi - lo) * a["bins"]), max=a["bins"] - 1)
-    return ((x >= lo) & (x <= hi) & (pos == a["k"])).to(x.dtype)
+    [min, max], else 0. torch 1.13 takes its edges from linspace(min, max,
+    bins + 1) and positions by the first and last of them: (x - e0) /
+    (eN - e0) * bins in float32, eN in the last bin, values outside
+    [e0, eN] in none. Its vectorized linspace puts eN a float32 step off
+    max when bins + 1 is a multiple of 16 (max is then not counted), so
+    the edges here are that linspace's own, not min and max; x (a table's
+    float64 grid values) in float32 as torch's."""
+    edges = torch.linspace(float(a["min"]), float(a["max"]), int(a["bins"]) + 1, dtype=torch.float32)
+    lo, hi, v = edges[0], edges[-1], x.to(torch.float32)
+    pos = torch.clamp(torch.floor((v - lo) / (hi - lo) * a["bins"]), max=a["bins"] - 1)
+    return ((v >= lo) & (v <= hi) & (pos == a["k"])).to(x.dtype)
 
 
 def _float_power(x, a):
@@ -486,12 +492,13 @@ def _bucketize(call: _Call, b) -> Optional[List[Node]]:
 
 def _histc(call: _Call, b) -> Optional[List[Node]]:
     """torch.histc(x, bins, min, max) with min < max given: per bin, the
-    count of x's values in it: a LUT (1 in the bin, else 0) summed by a
-    linear layer of ones over x viewed as [1, numel] (int32 accumulation);
-    the counts joined. Over more than HISTC_INT8_COUNTS elements, whose
-    counts no int8 grid holds: each bin's members (LUT > 0.5) counted in
-    int64, joined, converted into a float32 output (exact). min == max
-    (torch then takes x's own range): None."""
+    count of x's values in it: a LUT (1 in the bin, else 0, by torch's
+    linspace edges: _in_bin) summed by a linear layer of ones over x viewed
+    as [1, numel] (int32 accumulation); the counts joined. Over more than
+    HISTC_INT8_COUNTS elements, whose counts no int8 grid holds: one fp32
+    `histc` node on aten::histc.out (op_histc.c: torch's edges and float32
+    arithmetic on the values the program holds, float32 counts, exact).
+    min == max (torch then takes x's own range): None."""
     x = call.value(b["input"])
     bins, lo, hi = b.get("bins", 100), b.get("min", 0), b.get("max", 0)
     shape = _meta_shape(b["input"]) if x else None
@@ -499,16 +506,13 @@ def _histc(call: _Call, b) -> Optional[List[Node]]:
             or not (_number(lo) and _number(hi)) or not lo < hi:
         return None
     s, numel = call.s, int(np.prod(shape))
+    if numel > HISTC_INT8_COUNTS:
+        # an int8 grid holds no more counts exactly: aten::histc.out in one fp32 step (the program's
+        # float output), whatever the bins
+        s("histc", [x], bins=int(bins), min=float(lo), max=float(hi), fp32=HISTC_FP32_REASON)
+        return s.done()
     flat = s("reshape", [x], target_shape=[1, numel])
     members = [call.math(flat, "in_bin", bins=bins, min=float(lo), max=float(hi), k=k) for k in range(bins)]
-    if numel > HISTC_INT8_COUNTS:
-        # an int8 grid holds no more counts exactly: each bin's members counted in int64, the counts
-        # converted into float32 and kept so (an fp32 step: the program's float output)
-        counts = [s("int_math", [s("bool_to", [s("compare", [m], kind="gt", scalar=0.5)], dtype="int64")],
-                    kind="sum", dtype="int64", dims=[1], keepdim=False) for m in members]
-        joined = s("int_math", counts, kind="cat", dtype="int64", dim=0) if bins > 1 else counts[0]
-        s("reshape", [s("index_to_float", [joined])], target_shape=[bins], fp32=HISTC_FP32_REASON)
-        return s.done()
     counts = [s("linear", [m], weight=np.ones((1, numel), np.float32), bias=None) for m in members]
     s("reshape", [s("cat", counts, dim=1) if bins > 1 else counts[0]], target_shape=[bins])
     return s.done()

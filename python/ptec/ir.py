@@ -39,7 +39,7 @@ bmm (the fp32 product of [B, n, k] and [B, k, m]: aten::bmm.out),
 frexp_mantissa and frexp_exponent (torch.frexp's mantissa, its int32
 exponent carried as float32: capture_float_bits),
 view_dtype (x.view(dtype): x's bytes as another dtype, capture_dtype_view),
-histc (torch.histc's counts in float32: capture_fp32_histc's many bins),
+histc (torch.histc's counts in float32: capture_fp32_histc, capture_elementwise_math's many elements),
 unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 
@@ -345,7 +345,7 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         from .capture_int_math import eval_int_math
         y = eval_int_math(a, xs)
     elif op == "histc":
-        # torch.histc of every element (capture_fp32_histc above 4,096 bins: aten::histc.out)
+        # torch.histc of every element (aten::histc.out: capture_fp32_histc, capture_elementwise_math)
         y = torch.histc(xs[0].float(), int(a["bins"]), float(a["min"]), float(a["max"]))
     elif op == "view_dtype":
         # x.view(dtype): x's bytes as another dtype (capture_dtype_view: ptec::view_dtype.out), an int result

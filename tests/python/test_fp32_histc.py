@@ -30,18 +30,53 @@ def _on_grid(t, qparams):
     return (q - z).float() * torch.tensor(s, dtype=torch.float32)
 
 
-@pytest.mark.parametrize("bins", [1, 5, 13, 100, 256, 257, 300, 1000])     # > 256: chunks of 256 bins
-def test_counts_are_torchs(bins, tmp_path):
+def _edge_case(bins, numel, lo, hi, seed):
+    """A random x of numel float32 values whose own maximum torch 1.13 does
+    not count (its linspace's last edge a float32 step below it: bins + 1 a
+    multiple of 16), else None after some tries."""
+    g = torch.Generator().manual_seed(seed)
+    for _ in range(400):
+        x = torch.rand(numel, generator=g) * (hi - lo) + lo
+        if torch.histc(x, bins).sum() < numel:
+            return x
+    return None
+
+
+# bins 1..70 (15, 31, 47, 63: bins + 1 a multiple of 16) and around 256 and 4,096 (the old chunked steps' sizes)
+OWN_RANGE_BINS = list(range(1, 71)) + [255, 256, 4095, 4096]
+
+
+@pytest.mark.parametrize("bins", OWN_RANGE_BINS)
+def test_counts_are_torchs_exactly(bins, tmp_path):
+    """Every histc over x's own range is one aten::histc.out: its float32
+    counts equal torch's exactly on random float inputs, and where torch's
+    last edge falls a step below the maximum (the maximum not counted by
+    torch; the chunked steps this replaced counted it) on inputs found so."""
     fn = lambda x: torch.histc(x, bins)          # noqa: E731
-    calibration, res = _compile(fn)
-    assert any(n.attrs.get("fp32") for n in res.graph.nodes)
-    step = res.graph.node(res.graph.outputs[0]).qparams[0]
-    for (x,) in calibration[:4]:
-        got, want = _run(res, x, tmp_path), fn(x).numpy()
-        assert got.shape == want.shape
-        assert np.abs(got - want).max() <= 0.5 * step + 1e-6, (got, want)
-        assert (np.round(got) == want).all()
-        assert got.sum() == pytest.approx(x.numel(), abs=0.5 * step * bins)
+    shape = (1, 4, 8)
+    calibration, res = _compile(fn, shape=shape)
+    assert res.lowered.fallbacks == ["histc (torch.histc): aten::histc.out"], res.lowered.fallbacks
+    assert len(res.data) < 2000                  # the program does not grow with the bins
+    g = torch.Generator().manual_seed(bins)
+    xs = [c[0] for c in calibration[:3]] + [torch.randn(shape, generator=g) * 40,
+                                            torch.randint(-30, 31, shape, generator=g).float() / 10,
+                                            torch.full(shape, 0.75)]
+    edge = 0
+    if (bins + 1) % 16 == 0:
+        for seed, (lo, hi) in enumerate([(-3.0, 3.0), (0.0, 1.0), (-1000.0, 7.0), (2.5, 2.75)] * 2):
+            x = _edge_case(bins, 32, lo, hi, 1000 * bins + seed)
+            if x is not None:
+                xs.append(x.reshape(shape))
+                edge += 1
+        assert edge >= 2, edge               # the case the chunked steps got wrong, tested
+    for x in xs:
+        got = host_runtime.run(parse_program(res.data), res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        want = fn(x).numpy()
+        assert got.dtype == np.float32 and got.shape == want.shape and (got == want).all(), (x, got, want)
+        assert got.sum() <= x.numel()
+        if (bins + 1) % 16:                  # (else torch's last edge may fall a step below the maximum)
+            assert got.sum() == x.numel()
+            assert got[-1] >= 1 or x.min() == x.max()    # the maximum in the last bin (unless widened by one)
 
 
 def test_after_an_int8_step(tmp_path):
@@ -88,12 +123,10 @@ def test_a_selection_stays_refused_in_one_line():
     assert "\n" not in str(e.value) and "histc (torch.histc)" in str(e.value), str(e.value)
 
 
-# More than MAX_BINS bins: aten::histc.out (op_histc.c, ptec only) in one step, exact against torch on the
-# float input the program reads as it is
+# Many bins: aten::histc.out in one step whatever the bins, exact against torch on the float input the
+# program reads as it is
 @pytest.mark.parametrize("bins", [4097, 4111, 5000, 65536])     # 4111: bins + 1 a multiple of 16
-def test_more_bins_than_the_steps_on_the_kernel(bins, tmp_path):
-    from ptec.capture_fp32_histc import MAX_BINS
-    assert bins > MAX_BINS
+def test_many_bins_on_the_kernel(bins, tmp_path):
     fn = lambda x: torch.histc(x, bins)          # noqa: E731
     calibration, res = _compile(fn, shape=(1, 40, 32))
     assert res.lowered.fallbacks == ["histc (torch.histc): aten::histc.out"], res.lowered.fallbacks
@@ -192,3 +225,87 @@ def test_kernel_and_reference_are_torch(name, tmp_path):
 def test_empty_input_counts_nothing(tmp_path):
     got = _kernel(np.zeros((0, 3), np.float32), 6, 0.0, 0.0, tmp_path)
     assert (got == torch.histc(torch.zeros(0, 3), 6).numpy()).all() and got.sum() == 0
+
+
+# A given [min, max]: torch's edges are linspace(min, max, bins + 1) too, its last a float32 step off max
+# for some ranges when bins + 1 is a multiple of 16 (max itself then not counted)
+def _dropping_ranges(bins, values, want=3):
+    """(lo, hi) pairs of the given float32 values (lo < hi) where torch's histc drops hi itself."""
+    found = []
+    for i, lo in enumerate(values):
+        for hi in values[i + 1:]:
+            if torch.histc(torch.tensor([hi]), bins, float(lo), float(hi)).sum() == 0:
+                found.append((float(lo), float(hi)))
+                if len(found) == want:
+                    return found
+    return found
+
+
+@pytest.mark.parametrize("bins", [15, 31, 47, 63])
+def test_given_range_on_the_int8_grid_drops_max_as_torch(bins, tmp_path):
+    """Up to 254 elements (LUTs of membership on the input's int8 grid): a
+    range whose max is a grid value torch does not count (its last edge a
+    step below): the program does not count it either (the LUTs took max
+    itself as the last edge before)."""
+    shape = (1, 4, 8)
+    calibration = inputs(shape, -3.0, 3.0)
+    probe = compile_model(Call(lambda x: torch.histc(x, bins, -1.0, 1.0)).eval(), [calibration[0][0]], calibration)
+    s, z = probe.graph.node(probe.graph.inputs[0]).qparams
+    grid = sorted(set(_on_grid(torch.linspace(-3.0, 3.0, 2001), (s, z)).tolist()))     # float32 grid values
+    ranges = _dropping_ranges(bins, [v for v in grid if -2.5 < v < 2.5][::3])
+    assert ranges, bins
+    for lo, hi in ranges[:2]:
+        fn = lambda x: torch.histc(x, bins, lo, hi)          # noqa: E731
+        res = compile_model(Call(fn).eval(), [calibration[0][0]], calibration)
+        assert not res.lowered.fallbacks and res.graph.node(res.graph.inputs[0]).qparams == (s, z)
+        xg = (s, z)
+        x = calibration[1][0].clone()
+        x[0, 0, :3] = torch.tensor([hi, hi, lo])          # (grid values: no rounding tie on the way in)
+        got = _run(res, x, tmp_path)
+        want = torch.histc(_on_grid(x, xg), bins, lo, hi).numpy()
+        assert want.sum() <= x.numel() - 2                  # torch drops hi (twice here)
+        so, zo = res.graph.node(res.graph.outputs[0]).qparams
+        top = np.floor((127 - zo) * so + 0.5)               # the output grid's largest count (calibrated)
+        assert (np.round(got) == np.minimum(want, top)).all(), (lo, hi, got, want)
+
+
+@pytest.mark.parametrize("bins", list(range(1, 71)) + [255, 256, 4095, 4096])
+def test_given_range_of_many_elements_on_the_kernel(bins, tmp_path):
+    """More than 254 elements with a given range: one aten::histc.out on the
+    float input, torch's counts exactly, max itself in the input (dropped
+    by torch for some ranges when bins + 1 is a multiple of 16)."""
+    shape = (1, 40, 32)
+    g = torch.Generator().manual_seed(bins)
+    cands = sorted(set((torch.rand(200, generator=g) * 4 - 2).tolist()))
+    ranges = _dropping_ranges(bins, cands, want=2) if (bins + 1) % 16 == 0 else []
+    if (bins + 1) % 16 == 0:
+        assert ranges, bins
+    for lo, hi in ranges + [(-1.5, 1.25)]:
+        fn = lambda x: torch.histc(x, bins, lo, hi)          # noqa: E731
+        calibration, res = _compile(fn, shape=shape)
+        assert res.lowered.fallbacks == ["histc (torch.histc): aten::histc.out"], res.lowered.fallbacks
+        assert len(res.data) < 2000
+        xs = [calibration[0][0].clone(), torch.randn(shape, generator=g)]
+        for x in xs:
+            x.view(-1)[:6] = torch.tensor([hi, hi, lo, np.nextafter(np.float32(hi), np.float32(9)),
+                                           np.nextafter(np.float32(lo), np.float32(-9)), (lo + hi) / 2])
+            got = _run(res, x, tmp_path).astype(np.float32)
+            want = fn(x).numpy()
+            assert (got == want).all(), (lo, hi, got, want)
+
+
+def test_reference_last_edge_is_torchs():
+    """P.histc's last edge (op_histc.c's last_edge: the base by one fused
+    multiply-add) is torch's linspace's on many random ranges with bins + 1
+    a multiple of 16 (two roundings differed for about one range in 500)."""
+    from ptec.reference import portable as P
+    rng = np.random.default_rng(7)
+    for t in range(3000):
+        bins = 16 * int(rng.integers(1, 300)) - 1
+        lo, hi = sorted(rng.uniform(-10, 10, 2) * 10.0 ** int(rng.integers(-20, 20)))
+        lo, hi = float(np.float32(lo)), float(np.float32(hi))
+        if not lo < hi:
+            continue
+        e = torch.linspace(lo, hi, bins + 1)
+        x = torch.cat([e[-2:], torch.tensor([hi]), torch.nextafter(e[-1:], torch.tensor([np.inf]))]).numpy()
+        assert (P.histc(x, bins, lo, hi) == torch.histc(torch.from_numpy(x), bins, lo, hi).numpy()).all(), (bins, lo, hi)

@@ -1120,11 +1120,13 @@ RUNS = {
     # counts of x's values per bin (these inputs have none within an input step of a bin's edge, where int8
     # rounding could count a value in the next bin: test_elementwise_math.py)
     "torch.histc": (lambda x: torch.histc(x, 4, -2.0, 2.0), S3, R, 0.5, "int8"),           # 0.33
-    "torch.histc of x's own range": (lambda x: torch.histc(x, 5), S3, R, 0.5, "fp32"),      # 0.31
-    "Tensor.histc of x's own range (100 bins)": (lambda x: x.histc(), S3, R, 0.5, "fp32"),  # 0.09
-    "torch.histc of x's own range (300 bins)": (lambda x: torch.histc(x, 300), S3, R, 0.5, "fp32"),
+    # over x's own range (and a given one over more than 254 values): aten::histc.out, float32 counts, exact
+    "torch.histc of x's own range": (lambda x: torch.histc(x, 5), S3, R, 0.0, "fp32"),      # 0.00
+    "Tensor.histc of x's own range (100 bins)": (lambda x: x.histc(), S3, R, 0.0, "fp32"),  # 0.00
+    "torch.histc of x's own range (300 bins)": (lambda x: torch.histc(x, 300), S3, R, 0.0, "fp32"),       # 0.00
     "torch.histc of 1,280 values": (lambda x: torch.histc(x.repeat(1, 8, 5), 4, -2.0, 2.0), S3, R, 0.0, "fp32"),
-    "torch.histc of x's own range, 1,280 values": (lambda x: torch.histc(x.repeat(1, 8, 5), 7), S3, R, 0.5, "fp32"),
+    "torch.histc of x's own range, 1,280 values": (lambda x: torch.histc(x.repeat(1, 8, 5), 7), S3, R, 0.0,
+                                                   "fp32"),                                 # 0.00
     "torch.histogram(x, bins, range).hist": (lambda x: torch.histogram(x, 4, range=(-2.0, 2.0)).hist, S3, R, 0.5,
                                              "int8"),                                      # 0.33, as histc
     # constant index tables of the traced shapes (capture_constant_gathers; test_constant_gathers.py)
@@ -1791,6 +1793,9 @@ RUNS["Tensor.view(torch.uint8)"] = (lambda x: x.view(torch.uint8).float(), S3, R
 # histc over x's own range in more than 4,096 bins: aten::histc.out in one fp32 step (capture_fp32_histc;
 # test_fp32_histc.py): torch's counts
 RUNS["torch.histc(x, 5000)"] = (lambda x: torch.histc(x, 5000), S3, R, 0.0, "fp32")                  # 0.00
+# bins + 1 a multiple of 16 (torch's last edge may fall a step off the maximum): aten::histc.out, torch's counts
+RUNS["torch.histc(x, 15)"] = (lambda x: torch.histc(x, 15), S3, R, 0.0, "fp32")                      # 0.00
+RUNS["Tensor.histc(bins=31)"] = (lambda x: x.histc(bins=31), S3, R, 0.0, "fp32")                     # 0.00
 RUNS["Tensor.view(torch.int32) & mask, .view(torch.float32)"] = (
     lambda x: (x.view(torch.int32) & 0x7FFFFFFF).view(torch.float32), S3, R, 0.0, "fp32")          # 0.00
 

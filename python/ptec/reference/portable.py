@@ -1049,6 +1049,16 @@ def view_dtype(x, dtype, sizes) -> np.ndarray:
     return x.view(dt).reshape([int(d) for d in sizes])
 
 
+def _fmaf(a, b, c) -> np.float32:
+    """C's fmaf: a * b + c exact, rounded once to float32 (nearest, ties to even)."""
+    from fractions import Fraction
+    exact = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
+    f = np.float32(float(exact))                       # within a float32 step of the exact value
+    near = [np.nextafter(f, np.float32(-np.inf)), f, np.nextafter(f, np.float32(np.inf))]
+    near = [v for v in near if np.isfinite(v)] or [f]
+    return min(near, key=lambda v: (abs(Fraction(float(v)) - exact), int(v.view(np.uint32)) & 1))
+
+
 def histc(x, bins: int, lo: float, hi: float) -> np.ndarray:
     """aten::histc.out (op_histc.c): torch 1.13's histc of float32 x in
     float32 steps: [lo, hi] as given, or x's own range when they are equal
@@ -1073,7 +1083,8 @@ def histc(x, bins: int, lo: float, hi: float) -> np.ndarray:
             raise ValueError("histc: range of self is not finite")
     if (bins + 1) % 16 == 0:          # torch's last linspace edge (op_histc.c's last_edge)
         step = f32(f32(hi32 - lo32) / f32(bins))
-        hi32 = f32(f32(hi32 - f32(step * f32(7))) + f32(f32(7) * step))
+        # base = hi - 7 * step by one fused multiply-add (op_histc.c's fmaf: rounded once)
+        hi32 = f32(_fmaf(-step, f32(7), hi32) + f32(f32(7) * step))
     if not (lo32 < hi32 and np.isfinite(f32(hi32 - lo32))):
         raise ValueError("histc: min must be below max")
     nan = int(np.isnan(x).sum())      # torch 1.13 on 64-bit CPUs: bin 0

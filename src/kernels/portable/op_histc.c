@@ -38,8 +38,12 @@ typedef struct histc_state {
 /* torch 1.13's outer bin edges: linspace(lo, hi, bins + 1)'s first and last
  * element. Its CPU kernel writes 16 elements at a time with AVX2 vectors
  * (the rest one by one), a vector from halfway on as
- * (hi - step * 7) + k * step: when bins + 1 is a multiple of 16 the last
- * edge is that sum for k = 7, which may be a float32 step off hi. */
+ * base + k * step, base = hi - step * 7: when bins + 1 is a multiple of
+ * 16 the last edge is that sum for k = 7, which may be a float32 step off
+ * hi. torch's build computes base by one fused multiply-add (rounded
+ * once; two roundings give another last edge for about one range in 500)
+ * and the sum by a multiply and an add: fmaf here, as -ffp-contract=off
+ * keeps the rest unfused. */
 static float last_edge(float lo, float hi, uint32_t bins)
 {
     const uint64_t steps = (uint64_t)bins + 1u;
@@ -47,7 +51,7 @@ static float last_edge(float lo, float hi, uint32_t bins)
         return hi;
     }
     const float step = (hi - lo) / (float)bins;
-    const float base = hi - step * 7.0f;
+    const float base = fmaf(-step, 7.0f, hi);
     return base + 7.0f * step;
 }
 
