@@ -43,7 +43,10 @@ typedef struct histc_state {
  * hi. torch's build computes base by one fused multiply-add (rounded
  * once; two roundings give another last edge for about one range in 500)
  * and the sum by a multiply and an add: fmaf here, as -ffp-contract=off
- * keeps the rest unfused. */
+ * keeps the rest unfused. A core without an FPU takes libm's fmaf, which
+ * rounds the double hi - 7 step to float: still once here, since 7 step is
+ * exact in double and so is the sum unless hi's exponent is more than 29
+ * above step's, where both roundings give hi. */
 static float last_edge(float lo, float hi, uint32_t bins)
 {
     const uint64_t steps = (uint64_t)bins + 1u;
