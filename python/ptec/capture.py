@@ -50,6 +50,7 @@ from .capture_buffer_state import (INIT, STATE, as_states, binding_names, copy_w
                                    restore_tensors, with_state_reads, written_tensors)
 from .capture_view_writes import writes_through_views
 from .capture_composed import composed_calls
+from .capture_torchvision import TORCHVISION_CALLS, TORCHVISION_MODULES, torchvision_calls
 from .capture_view_elements import elements_alone
 from .capture_bool_moves import cast_bools_first, compares_after_moves
 from .capture_narrow_ints import widen_narrow_ints
@@ -1116,6 +1117,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             raise CaptureError(f"unexpected fx node {fn.op}")
         for n in nodes[before:]:
             n.attrs.setdefault("source", _source(fn, mods))
+            if fn.meta.get("ptec_fp32"):
+                n.attrs.setdefault("fp32", fn.meta["ptec_fp32"])    # capture_torchvision's steps
         nodes[before:] = int_view_nodes(fn, nodes[before:], by_name)      # i.unsqueeze(1): still an integer
         by_name.update((n.name, n) for n in nodes[before:])
     used = {i for n in nodes for i in n.inputs} | set(outputs)
@@ -1690,7 +1693,8 @@ def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.f
     states: {id(tensor): path} of the tensors the forward writes, read and
     written as state nodes (capture_buffer_state)."""
     tracer = (with_state_reads(_Tracer) if states else _Tracer)(
-        autowrap_functions=(F.local_response_norm,))   # one node: _lrn_nodes
+        autowrap_functions=(F.local_response_norm,) + TORCHVISION_CALLS)   # one node: _lrn_nodes, roi_align
+    tracer._autowrap_search.extend(TORCHVISION_MODULES)     # ops.roi_align(...): capture_torchvision
     from .capture_random import recording_random_calls
     from .capture_packed_sequences import patched as packing_patched
     tracer.start(example_inputs)
@@ -1854,6 +1858,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
                 v.copy_(initial[k])
     from .capture_shape_numbers import fold_shape_numbers
     fold_shape_numbers(gm, UnsupportedOperator)
+    torchvision_calls(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # roi_align (capture_torchvision)
     cast_bools_first(gm, lambda: _propagate_kept(gm, example_inputs, initial))  # (x > 0).t().float()
     compares_after_moves(gm, lambda: _propagate_kept(gm, example_inputs, initial))  # (x > 0).t(): x.t() > 0
     tidy_plumbing(gm, CaptureError)

@@ -1,0 +1,188 @@
+"""torchvision.ops.roi_align (and nn RoIAlign, which calls it) written in the
+fx graph as calls ptec runs, before the graph is read (issue 15).
+
+torchvision's definition (its CPU kernel), per region k = (b, x1, y1, x2, y2)
+and output bin (ph, pw), with off = 0.5 when aligned else 0:
+
+    start = x1 * scale - off, size = x2 * scale - off - start
+    (size at least 1 when not aligned), bin = size / PW,
+    sample x = start + pw * bin + (ix + 0.5) * bin / gw, ix < gw = sampling_ratio,
+    (y the same), value = bilinear(x[b], y, x): 0 when y < -1, y > H,
+    x < -1 or x > W, else the position clamped to [0, H - 1] x [0, W - 1]
+    and interpolated between its 4 neighbours; the bin's output is the mean
+    of its gh * gw samples.
+
+Here: the sample positions are linear in the box coordinates (a linear of
+the [K, 5] rows by constant weights; without `aligned`, the size clamped at
+1 first), normalized for F.grid_sample(padding_mode="border",
+align_corners=False), whose border rule is exactly the clamp above; the
+samples outside [-1, H] x [-1, W] are zeroed by a product with the
+comparison mask; avg_pool2d over each gh x gw block is the mean; the
+images of a batch N > 1 are all sampled and the region's own picked by a
+product with the one-hot of its batch index. sampling_ratio <= 0 (torch's
+adaptive ceil(size / output) samples, a count that depends on the box
+values) is refused in one line, and so is a box tensor of another form.
+"""
+from __future__ import annotations
+
+from typing import Callable, List, Optional
+
+import torch
+import torch.fx
+import torch.nn.functional as F
+
+from .ir import UnsupportedOperator
+
+try:
+    import torchvision.ops as _tv
+    _ROI_ALIGN = _tv.roi_align
+    # traced as one call each (fx autowrap), also when a model calls them as `torchvision.ops.roi_align`
+    TORCHVISION_CALLS, TORCHVISION_MODULES = (_tv.roi_align,), [_tv]
+except Exception:       # torchvision missing or broken: no call of it to meet
+    _ROI_ALIGN, TORCHVISION_CALLS, TORCHVISION_MODULES = None, (), []
+
+ROI_FP32 = ("roi_align's sample positions, computed in fp32 (an int8 position moves a sample by a fraction "
+            "of a pixel), and its samples' mean")
+ROI_ADAPTIVE = ("torchvision.ops.roi_align with sampling_ratio <= 0 (adaptive: ceil(box size / output size) "
+                "samples, a count that depends on the box values) is not supported: pass sampling_ratio > 0")
+
+
+def _shape(v) -> Optional[List[int]]:
+    meta = v.meta.get("tensor_meta") if isinstance(v, torch.fx.Node) else None
+    return [int(s) for s in meta.shape] if meta is not None and hasattr(meta, "shape") else None
+
+
+def _pair(v):
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v, v
+    if isinstance(v, (list, tuple)) and len(v) == 2 and all(isinstance(i, int) for i in v):
+        return int(v[0]), int(v[1])
+    return None
+
+
+STEEP = 2.0 ** 40
+
+
+def _inside(p, size: float):
+    """1.0 where -1 <= p <= size, else 0.0, in clamps (no comparison
+    kernel runs in fp32): p + 1 and size - p are exact near the ends
+    (Sterbenz), so a nonzero one is at least 2^-24 in magnitude and times
+    2^40 far beyond the clamp's 1."""
+    lo = torch.clamp((p + 1.0) * STEEP + 1.0, 0.0, 1.0)
+    hi = torch.clamp((size - p) * STEEP + 1.0, 0.0, 1.0)
+    return lo * hi
+
+
+class _RoiAlign(torch.nn.Module):
+    def __init__(self, n, c, h, w, kk, ph, pw, scale, sr, aligned, listed):
+        super().__init__()
+        self.dims = (n, c, h, w, kk, ph, pw, sr, sr)
+        self.scale, self.aligned, self.listed = float(scale), bool(aligned), listed
+        off = 0.5 if aligned else 0.0
+        self.off = off
+        fy = torch.tensor([(p + (i + 0.5) / sr) / ph for p in range(ph) for i in range(sr)], dtype=torch.float32)
+        fx = torch.tensor([(p + (i + 0.5) / sr) / pw for p in range(pw) for i in range(sr)], dtype=torch.float32)
+        self.register_buffer("fy", fy.view(1, ph * sr))
+        self.register_buffer("fx", fx.view(1, pw * sr))
+        self.register_buffer("batch", torch.arange(n, dtype=torch.float32).view(1, n))
+
+    def forward(self, x, rois):
+        n, c, h, w, kk, ph, pw, gh, gw = self.dims
+        s, off = self.scale, self.off
+        if self.listed:
+            cols = rois
+            bidx = None
+        else:
+            cols = rois[:, 1:5]
+            bidx = rois[:, 0:1]
+        x1, y1, x2, y2 = cols[:, 0:1] * s - off, cols[:, 1:2] * s - off, cols[:, 2:3] * s - off, cols[:, 3:4] * s - off
+        rw, rh = x2 - x1, y2 - y1
+        if not self.aligned:
+            rw, rh = torch.clamp(rw, min=1.0), torch.clamp(rh, min=1.0)
+        ys = y1 + rh * self.fy          # [K, PH*gh] pixel rows
+        xs = x1 + rw * self.fx          # [K, PW*gw] pixel columns
+        my = _inside(ys, float(h))
+        mx = _inside(xs, float(w))
+        gy = (ys * 2.0 + 1.0) / float(h) - 1.0
+        gx = (xs * 2.0 + 1.0) / float(w) - 1.0
+        grid = torch.stack([gx.view(kk, 1, pw * gw).expand(kk, ph * gh, pw * gw),
+                            gy.view(kk, ph * gh, 1).expand(kk, ph * gh, pw * gw)], 3)
+        grid = grid.reshape(1, kk * ph * gh, pw * gw, 2)
+        if n > 1:
+            grid = grid.expand(n, kk * ph * gh, pw * gw, 2)
+        mask = (my.view(kk, ph * gh, 1) * mx.view(kk, 1, pw * gw)).reshape(1, 1, kk * ph * gh, pw * gw)
+        v = F.grid_sample(x, grid, "bilinear", "border", False) * mask
+        v = F.avg_pool2d(v, (gh, gw), (gh, gw))             # [N, C, K*PH, PW]
+        v = v.reshape(n, c, kk, ph, pw)
+        if n > 1:
+            d = bidx - self.batch                           # [K, N]: 0 at the region's own image
+            pick = torch.clamp(1.0 - d * d * STEEP, 0.0, 1.0)
+            v = (v * pick.t().reshape(n, 1, kk, 1, 1)).sum(0)
+        else:
+            v = v.reshape(c, kk, ph, pw)
+        return v.permute(1, 0, 2, 3)
+
+
+def _roi_align(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
+    if _ROI_ALIGN is None or fn.op != "call_function" or fn.target is not _ROI_ALIGN:
+        return False
+    names = ("input", "boxes", "output_size", "spatial_scale", "sampling_ratio", "aligned")
+    if len(fn.args) > len(names) or set(fn.kwargs) - set(names):
+        return False
+    got = dict(zip(names, fn.args))
+    got.update(fn.kwargs)
+    x, boxes = got.get("input"), got.get("boxes")
+    size, scale = _pair(got.get("output_size")), got.get("spatial_scale", 1.0)
+    sr, aligned = got.get("sampling_ratio", -1), got.get("aligned", False)
+    if not isinstance(sr, int) or isinstance(sr, bool):
+        return False
+    if sr <= 0:
+        raise UnsupportedOperator(ROI_ADAPTIVE)
+    xs = _shape(x)
+    listed = isinstance(boxes, (list, tuple))
+    if listed:
+        if len(boxes) != 1:
+            return False
+        boxes = boxes[0]
+    bs = _shape(boxes)
+    if (size is None or not isinstance(scale, (int, float)) or not isinstance(aligned, bool) or xs is None
+            or len(xs) != 4 or bs is None or len(bs) != 2 or bs[1] != (4 if listed else 5)
+            or not isinstance(boxes, torch.fx.Node) or not isinstance(x, torch.fx.Node)):
+        return False
+    n, c, h, w = xs
+    if listed and n != 1:
+        return False
+    body = torch.fx.symbolic_trace(_RoiAlign(n, c, h, w, bs[0], size[0], size[1], scale, sr, aligned, listed))
+    g = gm.graph
+    holders = [p for p in body.graph.nodes if p.op == "placeholder"]
+    env = {holders[0]: x, holders[1]: boxes}
+    for k, v in body.named_buffers():
+        attr = f"_ptec_{fn.name}_{k}"
+        gm.register_buffer(attr, v.clone())
+    with g.inserting_before(fn):
+        for node in body.graph.nodes:
+            if node.op == "placeholder":
+                continue
+            if node.op == "output":
+                out = env[node.args[0]]
+                break
+            if node.op == "get_attr":
+                env[node] = g.get_attr(f"_ptec_{fn.name}_{node.target}")
+                continue
+            env[node] = g.node_copy(node, lambda a: env[a])
+            env[node].meta["ptec_fp32"] = ROI_FP32
+    fn.replace_all_uses_with(out)
+    g.erase_node(fn)
+    return True
+
+
+def torchvision_calls(gm: torch.fx.GraphModule, propagate: Callable[[], None]) -> None:
+    """Rewrite torchvision.ops.roi_align calls in gm's graph; propagate()
+    records the new nodes' shapes when any was made."""
+    changed = False
+    for fn in list(gm.graph.nodes):
+        changed |= _roi_align(gm, fn)
+    if changed:
+        gm.graph.lint()
+        gm.recompile()
+        propagate()
