@@ -1,0 +1,192 @@
+"""torchvision.ops.roi_align and nn RoIAlign (ptec.capture_torchvision).
+
+Oracle: torchvision's own roi_align in float64 on the values the program
+reads. A feature map and boxes that are program inputs stay float32 and
+every step runs in fp32: within 4e-6 of the largest input magnitude, for
+aligned both ways, several scales, sampling ratios and output sizes, a
+batch of 2 (regions picked by their batch index), boxes as a [K, 5] tensor
+or a list of one [K, 4] tensor, boxes partly or wholly outside the map
+(torch's zero beyond -1 and the size, its clamp between), degenerate and
+reversed boxes. Behind an int8 conv, the result is a mean of bilinear
+weights of the conv's int8 values: its error is at most the conv's own
+(in the conv output's steps). Boxes computed in the program (a linear of
+an input) and constant boxes (a buffer) run too. sampling_ratio <= 0
+(adaptive: the sample count depends on the box values) is refused in one
+line."""
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+
+from model_checks import cli_refusal, smooth_images
+from ptec import host_runtime
+from ptec.compiler import compile_model
+from ptec.pte import parse_program
+
+tv = pytest.importorskip("torchvision.ops", reason="torchvision is not installed")
+
+
+def _boxes(g, k, n, hw, scale, listed):
+    """k boxes in input coordinates, some beyond the map, some tiny or reversed."""
+    h, w = hw
+    lo = torch.rand(k, 2, generator=g) * torch.tensor([w, h]) / scale * 1.6 - torch.tensor([w, h]) / scale * 0.3
+    size = torch.rand(k, 2, generator=g) * torch.tensor([w, h]) / scale * 0.8 + 0.05
+    size[0] = -size[0] * 0.1                      # a reversed box: negative size
+    b = torch.cat([lo, lo + size], 1)
+    if listed:
+        return [b]
+    return torch.cat([torch.randint(0, n, (k, 1), generator=g).float(), b], 1)
+
+
+class RoiModel(nn.Module):
+    def __init__(self, size, scale, ratio, aligned, listed):
+        super().__init__()
+        self.args, self.listed = (size, scale, ratio, aligned), listed
+
+    def forward(self, x, boxes):
+        return tv.roi_align(x, [boxes] if self.listed else boxes, *self.args)
+
+
+CASES = [  # (n, output_size, spatial_scale, sampling_ratio, aligned, listed)
+    (1, (3, 2), 0.5, 2, True, False),
+    (1, (3, 2), 0.5, 2, False, False),
+    (1, 2, 1.0, 1, False, True),
+    (1, (2, 3), 0.25, 3, True, True),
+    (2, (3, 3), 0.5, 2, True, False),
+    (2, 2, 1.0, 1, False, False),
+]
+
+
+def _feeds(n, scale, listed, count, seed):
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for _ in range(count):
+        x = torch.randn(n, 3, 9, 11, generator=g) * 2
+        b = _boxes(g, 6, n, (9, 11), scale, listed)
+        out.append([x, b[0] if listed else b])
+    return out
+
+
+def _run(res, feed, tmp_path):
+    return np.asarray(host_runtime.run(parse_program(res.data), res.data, [t.numpy() for t in feed],
+                                       workdir=str(tmp_path))[0], np.float64)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[str(c) for c in CASES])
+def test_inputs_in_fp32_within_rounding_of_torch(case, tmp_path):
+    n, size, scale, ratio, aligned, listed = case
+    model = RoiModel(size, scale, ratio, aligned, listed).eval()
+    calibration = _feeds(n, scale, listed, 4, 0)
+    res = compile_model(model, calibration[0], calibration)
+    assert any("grid_sampler_2d" in f for f in res.lowered.fallbacks), res.lowered.fallbacks
+    wants = []
+    for feed in _feeds(n, scale, listed, 4, 1):
+        got = _run(res, feed, tmp_path)
+        want = model(*[t.double() for t in feed]).numpy()
+        assert got.shape == want.shape
+        assert np.abs(got - want).max() <= 4e-6 * float(feed[0].abs().max()), np.abs(got - want).max()
+        wants.append(want)
+    assert np.std(wants) > 0.1 and np.mean(np.asarray(wants) == 0) > 0.01      # values vary; some zeros
+
+
+class ConvRoi(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.c = nn.Conv2d(3, 4, 3, padding=1)
+        self.r = tv.RoIAlign((2, 2), 0.5, 2, aligned=True)
+
+    def forward(self, x, boxes):
+        return self.r(self.c(x), [boxes])
+
+
+class ConvOnly(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+
+    def forward(self, x):
+        return self.c(x)
+
+
+def _conv_feeds(count, seed):
+    g = torch.Generator().manual_seed(seed)
+    images = smooth_images(count, seed)
+    return [[x[:, :3, :12, :12].contiguous(), _boxes(g, 5, 1, (12, 12), 0.5, True)[0]] for (x,) in images]
+
+
+def test_behind_an_int8_conv_within_the_conv_error(tmp_path):
+    """nn.RoIAlign on an int8 conv's output: bilinear means of the conv's
+    values, so off torch float by no more than the conv itself (measured
+    in the conv output's steps)."""
+    model = ConvRoi().eval()
+    calibration, tests = _conv_feeds(12, 0), _conv_feeds(4, 7)
+    res = compile_model(model, calibration[0], calibration)
+    conv = ConvOnly(model.c).eval()
+    res_c = compile_model(conv, [calibration[0][0]], [[f[0]] for f in calibration])
+    step = res_c.graph.node(res_c.graph.outputs[0]).qparams[0]
+    worst = conv_worst = 0.0
+    with torch.no_grad():
+        for feed in tests:
+            worst = max(worst, float(np.abs(_run(res, feed, tmp_path) - model(*feed).numpy()).max() / step))
+            conv_worst = max(conv_worst, float(np.abs(_run(res_c, feed[:1], tmp_path) - conv(feed[0]).numpy()).max()
+                                               / step))
+    print(f"roi_align {worst:.2f}, the conv alone {conv_worst:.2f} conv output steps")
+    assert worst <= conv_worst + 0.01 and worst <= 1.5
+
+
+class ComputedBoxes(nn.Module):
+    """Boxes from a linear of an input (a box head), then roi_align."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(1)
+        self.l = nn.Linear(4, 4)
+
+    def forward(self, x, z):
+        b = self.l(z).abs() * 3
+        boxes = torch.cat([b[:, :2], b[:, :2] + b[:, 2:] + 0.5], 1)
+        return tv.roi_align(x, [boxes], (2, 2), 1.0, 2, True)
+
+
+def test_computed_boxes_run(tmp_path):
+    model = ComputedBoxes().eval()
+    g = torch.Generator().manual_seed(3)
+    feeds = [[torch.randn(1, 2, 8, 8, generator=g), torch.randn(3, 4, generator=g)] for _ in range(8)]
+    res = compile_model(model, feeds[0], feeds)
+    worst = 0.0
+    with torch.no_grad():
+        for feed in feeds[:4]:
+            worst = max(worst, float(np.abs(_run(res, feed, tmp_path) - model(*feed).numpy()).max()))
+    # the boxes' linear runs in int8 (its output's step ~0.03 of a pixel): well under 0.1 of x's unit range
+    assert worst <= 0.1, worst
+
+
+class ConstantBoxes(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("rois", torch.tensor([[0, 1., 1., 6., 6.], [0, 0., 2., 8., 7.], [0, -3., 7., 2., 12.]]))
+
+    def forward(self, x):
+        return tv.roi_align(x, self.rois, (2, 2), 1.0, 2, aligned=True)
+
+
+def test_constant_boxes_fp32(tmp_path):
+    model = ConstantBoxes().eval()
+    g = torch.Generator().manual_seed(4)
+    feeds = [[torch.randn(1, 3, 10, 10, generator=g)] for _ in range(4)]
+    res = compile_model(model, feeds[0], feeds)
+    for feed in feeds:
+        want = tv.roi_align(feed[0].double(), model.rois.double(), (2, 2), 1.0, 2, aligned=True).numpy()
+        assert np.abs(_run(res, feed, tmp_path) - want).max() <= 4e-6 * float(feed[0].abs().max())
+
+
+def test_adaptive_sampling_ratio_refused(tmp_path):
+    line = cli_refusal(tmp_path, """import torch, torchvision.ops as ops
+class M(torch.nn.Module):
+    def forward(self, x, b):
+        return ops.roi_align(x, [b], (2, 2), 0.5, -1)
+def model():
+    return M(), (torch.randn(1, 3, 8, 8), torch.rand(2, 4) * 8)
+""")
+    assert "sampling_ratio" in line and "depends on the box values" in line, line
