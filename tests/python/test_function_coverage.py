@@ -1758,6 +1758,11 @@ def _seeded_linear_made(x):         # with tensors: the same on every call (seed
 
 RUNS["torch.nn.Linear(8, 5)(x) made in forward, seeded"] = (_seeded_linear_made, S3, R, 1.5, "int8")
 RUNS["torch.nn.LayerNorm(8)(x) made in forward"] = (lambda x: torch.nn.LayerNorm(x.shape[-1])(x), S3, R, 1.5, "fp32")
+# torchvision.ops.roi_align (capture_torchvision): positions, samples and means in fp32; boxes computed in int8
+RUNS["torchvision.ops.roi_align(x, constant boxes)"] = (lambda x: _tv_ops().roi_align(
+    x, torch.tensor([[0, 0.5, 0.2, 3.0, 2.5], [0, -1.5, 1.0, 2.0, 4.5]]), (2, 2), 1.0, 2, True), S4, R, 0.01, "fp32")
+RUNS["torchvision.ops.RoIAlign(boxes computed from x)"] = (lambda x: _tv_ops().RoIAlign((2, 3), 0.5, 2, False)(
+    x, [torch.cat([x[0, 0, :2, :2].abs(), x[0, 0, :2, :2].abs() + 4.0 + x[0, 1, :2, :2]], 1) * 2]), S4, R, 2.0, "fp32")  # 1.53
 
 
 def _out_read_after(x):             # out= into a tensor made for it, read afterwards (capture_out_arguments)
@@ -1837,6 +1842,11 @@ NOT_INFERENCE = {
 # test_random_and_leftovers.py's, as torch's values differ by design; torch.randint / randint_like /
 # randperm / multinomial / poisson and the fills random_ / geometric_ / log_normal_ / bernoulli_
 # (capture_random_integers, capture_random) are test_random_integers.py's, for the same reason
+
+
+def _tv_ops():
+    import torchvision.ops
+    return torchvision.ops
 
 
 def inputs(shape, lo, hi, n=8, seed=0):
