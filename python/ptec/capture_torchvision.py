@@ -152,13 +152,114 @@ def _roi_align(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     n, c, h, w = xs
     if listed and n != 1:
         return False
-    body = torch.fx.symbolic_trace(_RoiAlign(n, c, h, w, bs[0], size[0], size[1], scale, sr, aligned, listed))
+    _inline(gm, fn, _RoiAlign(n, c, h, w, bs[0], size[0], size[1], scale, sr, aligned, listed), [x, boxes],
+            ROI_FP32)
+    return True
+
+
+_ISTFT_ARGS = ("input", "n_fft", "hop_length", "win_length", "window", "center", "normalized", "onesided", "length",
+               "return_complex")
+
+
+def istft_plan(n_fft: int, hop: int, win_length: int, window, frames: int, center: bool, normalized: bool,
+               length):
+    """torch.istft's constants for frames of n_fft samples: the per-sample
+    weight of a frame (the window padded to n_fft in the middle, times
+    sqrt(n_fft) when normalized: torch scales the inverse so), the overlap-
+    added length, the kept range [start, end), the reciprocal of the window
+    envelope (the overlap-add of window^2) over it, and the zeros torch pads
+    after it up to `length`; None when the envelope is below torch's 1e-11
+    somewhere in the range (torch raises)."""
+    w = torch.ones(win_length, dtype=torch.float64) if window is None else window.to(torch.float64).reshape(-1)
+    left = (n_fft - win_length) // 2
+    full = torch.zeros(n_fft, dtype=torch.float64)
+    full[left:left + win_length] = w
+    total = n_fft + hop * (frames - 1)
+    env = torch.zeros(total, dtype=torch.float64)
+    for t in range(frames):
+        env[t * hop:t * hop + n_fft] += full * full
+    start = n_fft // 2 if center else 0
+    if length is not None:
+        end = min(start + int(length), total)
+    else:
+        end = total - n_fft // 2 if center else total
+    if end <= start or bool((env[start:end].abs() < 1e-11).any()):
+        return None
+    scale = full * (n_fft ** 0.5 if normalized else 1.0)
+    pad = int(length) - (end - start) if length is not None else 0
+    return scale, total, start, end, 1.0 / env[start:end], pad
+
+
+class _Istft(torch.nn.Module):
+    def __init__(self, n_fft, hop, frames, plan, batched):
+        super().__init__()
+        scale, total, start, end, inv, pad = plan
+        self.n_fft, self.hop, self.frames, self.total = n_fft, hop, frames, total
+        self.start, self.end, self.pad, self.batched = start, end, pad, batched
+        self.register_buffer("scale", scale.to(torch.float32).view(n_fft, 1))
+        self.register_buffer("inv", inv.to(torch.float32).view(1, end - start))
+
+    def forward(self, spec):
+        if not self.batched:
+            spec = spec.unsqueeze(0)
+        frames = torch.fft.irfft(spec, n=self.n_fft, dim=1) * self.scale       # [B, n_fft, T]
+        y = F.fold(frames, (1, self.total), (1, self.n_fft), stride=(1, self.hop))
+        y = y.reshape(-1, self.total)[:, self.start:self.end] * self.inv
+        if self.pad > 0:
+            y = F.pad(y, (0, self.pad))
+        return y if self.batched else y.squeeze(0)
+
+
+def _istft(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
+    """torch.istft / Tensor.istft of a onesided complex spectrum with a
+    constant window: torch's definition, irfft of each frame (n = n_fft),
+    times the window (and sqrt(n_fft) when normalized), overlap-added by
+    F.fold, the kept range divided by the window envelope, zeros after it
+    up to `length`. Anything else stays the call (refused by name)."""
+    from .capture_composed import _constant
+    if not ((fn.op == "call_function" and fn.target is torch.istft)
+            or (fn.op == "call_method" and fn.target == "istft")):
+        return False
+    if len(fn.args) > len(_ISTFT_ARGS) or set(fn.kwargs) - set(_ISTFT_ARGS):
+        return False
+    got = dict(zip(_ISTFT_ARGS, fn.args))
+    got.update(fn.kwargs)
+    spec, n_fft = got.get("input"), got.get("n_fft")
+    meta = spec.meta.get("tensor_meta") if isinstance(spec, torch.fx.Node) else None
+    shape = _shape(spec)
+    if meta is None or shape is None or not meta.dtype.is_complex or len(shape) not in (2, 3) \
+            or not isinstance(n_fft, int) or n_fft < 1:
+        return False
+    hop = got.get("hop_length") or n_fft // 4
+    win_length = got.get("win_length") or n_fft
+    center, normalized = got.get("center", True), got.get("normalized", False)
+    onesided, length = got.get("onesided"), got.get("length")
+    window = got.get("window")
+    if window is not None:
+        window = _constant(gm, window)
+        if window is None or list(window.shape) != [win_length]:
+            return False
+    if (got.get("return_complex") or onesided is False or shape[-2] != n_fft // 2 + 1 or not isinstance(hop, int)
+            or not isinstance(win_length, int) or win_length > n_fft or not isinstance(center, bool)
+            or not isinstance(normalized, bool) or not (length is None or isinstance(length, int))):
+        return False
+    plan = istft_plan(n_fft, hop, win_length, window, shape[-1], center, normalized, length)
+    if plan is None:
+        return False
+    _inline(gm, fn, _Istft(n_fft, hop, shape[-1], plan, len(shape) == 3), [spec], None)
+    return True
+
+
+def _inline(gm, fn, module, args, fp32) -> None:
+    """fn replaced by module's traced body on args (its buffers registered
+    on gm); each new node marked fp32 (its reason) when fp32 is given."""
+    body = torch.fx.symbolic_trace(module)
     g = gm.graph
     holders = [p for p in body.graph.nodes if p.op == "placeholder"]
-    env = {holders[0]: x, holders[1]: boxes}
+    env = dict(zip(holders, args))
     for k, v in body.named_buffers():
-        attr = f"_ptec_{fn.name}_{k}"
-        gm.register_buffer(attr, v.clone())
+        gm.register_buffer(f"_ptec_{fn.name}_{k}", v.clone())
+    out = None
     with g.inserting_before(fn):
         for node in body.graph.nodes:
             if node.op == "placeholder":
@@ -170,18 +271,18 @@ def _roi_align(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
                 env[node] = g.get_attr(f"_ptec_{fn.name}_{node.target}")
                 continue
             env[node] = g.node_copy(node, lambda a: env[a])
-            env[node].meta["ptec_fp32"] = ROI_FP32
+            if fp32:
+                env[node].meta["ptec_fp32"] = fp32
     fn.replace_all_uses_with(out)
     g.erase_node(fn)
-    return True
 
 
 def torchvision_calls(gm: torch.fx.GraphModule, propagate: Callable[[], None]) -> None:
-    """Rewrite torchvision.ops.roi_align calls in gm's graph; propagate()
-    records the new nodes' shapes when any was made."""
+    """Rewrite torchvision.ops.roi_align and torch.istft calls in gm's
+    graph; propagate() records the new nodes' shapes when any was made."""
     changed = False
     for fn in list(gm.graph.nodes):
-        changed |= _roi_align(gm, fn)
+        changed |= _roi_align(gm, fn) or _istft(gm, fn)
     if changed:
         gm.graph.lint()
         gm.recompile()
