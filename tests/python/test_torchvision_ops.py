@@ -190,3 +190,104 @@ def model():
     return M(), (torch.randn(1, 3, 8, 8), torch.rand(2, 4) * 8)
 """)
     assert "sampling_ratio" in line and "depends on the box values" in line, line
+
+
+# ---- torch.istft (ptec.capture_torchvision._istft) ----
+
+class RoundTrip(nn.Module):
+    """torch.stft then torch.istft of its spectrum (a constant window or none)."""
+
+    def __init__(self, n_fft, hop, win_length, hann, center, normalized, length, batched):
+        super().__init__()
+        self.args, self.batched = (n_fft, hop, win_length), batched
+        self.kw = dict(center=center, normalized=normalized)
+        self.length = length
+        if hann:
+            self.register_buffer("w", torch.hann_window(win_length))
+        else:
+            self.w = None
+
+    def forward(self, x):
+        if not self.batched:
+            x = x[0]
+        spec = torch.stft(x, *self.args, window=self.w, return_complex=True, **self.kw)
+        return torch.istft(spec, *self.args, window=self.w, length=self.length, **self.kw)
+
+
+class ComplexFromLayer(nn.Module):
+    """A spectrum made by a layer (a mask or a vocoder head), view_as_complex, istft."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.l = nn.Linear(6, 17 * 2)
+
+    def forward(self, z):
+        r = self.l(z).view(1, -1, 17, 2).transpose(1, 2).contiguous()
+        return torch.istft(torch.view_as_complex(r), 32, 8, window=torch.hann_window(32), length=60)
+
+
+ISTFT = {  # name: (model, input shape, bound in output steps; measured)
+    "hann, length": (RoundTrip(32, 16, 32, True, True, False, 128, True), (2, 128), 4.0),          # 3.47
+    "no window, not centred": (RoundTrip(16, 4, 16, False, False, False, None, True), (2, 128), 4.0),  # 3.23
+    "win_length 24, normalized, unbatched": (RoundTrip(32, 8, 24, True, True, True, None, False), (1, 128), 3.0),  # 2.09
+    "zeros after the signal (length > frames)": (RoundTrip(16, 4, 16, False, False, False, 140, True), (2, 128), 4.0),
+    "view_as_complex of a linear": (ComplexFromLayer(), (1, 9, 6), 3.0),                           # 2.18
+}
+
+
+@pytest.mark.parametrize("name", sorted(ISTFT))
+def test_istft_int8_within_steps(name, tmp_path):
+    model, shape, bound = ISTFT[name]
+    model.eval()
+    g = torch.Generator().manual_seed(0)
+    feeds = [[torch.randn(*shape, generator=g)] for _ in range(8)]
+    res = compile_model(model, feeds[0], feeds)
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    worst, wants = 0.0, []
+    with torch.no_grad():
+        for feed in feeds[:4]:
+            got, want = _run(res, feed, tmp_path), model(feed[0]).numpy()
+            assert got.shape == want.shape
+            worst = max(worst, float(np.abs(got - want).max() / step))
+            wants.append(want)
+    print(f"{name}: {worst:.2f} output steps")
+    assert worst <= bound and np.std(wants) > 0.1
+
+
+def test_istft_plan_is_torchs_envelope():
+    """The constants: torch.istft of a spectrum equals irfft * window,
+    overlap-added, times 1 / envelope over the kept range, zeros after
+    (float64); a range where the envelope is 0 gives no plan (torch raises)."""
+    from ptec.capture_torchvision import istft_plan
+    g = torch.Generator().manual_seed(5)
+    spec = torch.randn(17, 7, dtype=torch.complex128, generator=g)
+    spec[0].imag = 0
+    spec[-1].imag = 0
+    w = torch.hann_window(20, dtype=torch.float64) + 0.1
+    assert istft_plan(32, 8, 20, w, 7, False, False, None) is None         # zero envelope: torch raises
+    assert istft_plan(32, 8, 20, w, 7, True, False, 70) is None
+    with pytest.raises(RuntimeError):
+        torch.istft(spec, 32, 8, 20, w, center=False)
+    for center, normalized, length in [(True, False, None), (True, True, 58), (True, True, 40)]:
+        scale, total, start, end, inv, pad = istft_plan(32, 8, 20, w, 7, center, normalized, length)
+        frames = torch.fft.irfft(spec, n=32, dim=0) * scale[:, None]
+        y = torch.zeros(total, dtype=torch.float64)
+        for t in range(7):
+            y[t * 8:t * 8 + 32] += frames[:, t]
+        y = torch.cat([y[start:end] * inv, torch.zeros(pad, dtype=torch.float64)])
+        want = torch.istft(spec, 32, 8, 20, w, center=center, normalized=normalized, length=length)
+        assert torch.allclose(y, want, atol=1e-12), (center, normalized, length)
+
+
+def test_istft_of_a_two_sided_spectrum_refused(tmp_path):
+    """onesided=False (an ifft whose imaginary part torch drops) stays refused by name, one line."""
+    line = cli_refusal(tmp_path, """import torch
+class M(torch.nn.Module):
+    def forward(self, x):
+        s = torch.stft(x, 16, 4, window=torch.ones(16), onesided=False, return_complex=True)
+        return torch.istft(s, 16, 4, window=torch.ones(16), onesided=False)
+def model():
+    return M(), (torch.randn(1, 64),)
+""")
+    assert "istft" in line, line
