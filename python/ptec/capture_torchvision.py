@@ -1,8 +1,13 @@
-"""torchvision.ops.roi_align (and nn RoIAlign, which calls it) written in the
-fx graph as calls ptec runs, before the graph is read (issue 15).
+"""torchvision.ops.roi_align / RoIAlign, roi_pool / RoIPool and torch.istft
+written in the fx graph as calls ptec runs, before the graph is read
+(issue 15). torchvision's ops are traced as one call each (fx autowrap,
+also when spelled `torchvision.ops.roi_align(...)`); nms, batched_nms,
+ps_roi_align, ps_roi_pool and deform_conv2d are then refused in one line
+naming them (REFUSED says why).
 
-torchvision's definition (its CPU kernel), per region k = (b, x1, y1, x2, y2)
-and output bin (ph, pw), with off = 0.5 when aligned else 0:
+roi_align, torchvision's definition (its CPU kernel), per region
+k = (b, x1, y1, x2, y2) and output bin (ph, pw), with off = 0.5 when
+aligned else 0:
 
     start = x1 * scale - off, size = x2 * scale - off - start
     (size at least 1 when not aligned), bin = size / PW,
@@ -12,16 +17,16 @@ and output bin (ph, pw), with off = 0.5 when aligned else 0:
     and interpolated between its 4 neighbours; the bin's output is the mean
     of its gh * gw samples.
 
-Here: the sample positions are linear in the box coordinates (a linear of
-the [K, 5] rows by constant weights; without `aligned`, the size clamped at
-1 first), normalized for F.grid_sample(padding_mode="border",
-align_corners=False), whose border rule is exactly the clamp above; the
-samples outside [-1, H] x [-1, W] are zeroed by a product with the
-comparison mask; avg_pool2d over each gh x gw block is the mean; the
-images of a batch N > 1 are all sampled and the region's own picked by a
-product with the one-hot of its batch index. sampling_ratio <= 0 (torch's
-adaptive ceil(size / output) samples, a count that depends on the box
-values) is refused in one line, and so is a box tensor of another form.
+Here, every step in fp32 (each new node's meta "ptec_fp32", which capture
+copies to attrs["fp32"]): the positions from the box columns, normalized
+for F.grid_sample(padding_mode="border", align_corners=False), whose
+border rule is exactly the clamp above; the samples outside [-1, H] x
+[-1, W] zeroed by a product with a 0/1 mask made of clamps (_inside: no
+comparison kernel runs in fp32); avg_pool2d over each gh x gw block is
+the mean; a batch N > 1: all images sampled, the region's own picked by
+the one-hot of its batch index. sampling_ratio <= 0 (torch's adaptive
+ceil(size / output) samples, a count that depends on the box values) is
+refused in one line. roi_pool: _RoiPool's doc. istft: _istft's doc.
 """
 from __future__ import annotations
 
@@ -35,14 +40,21 @@ from .ir import UnsupportedOperator
 
 try:
     import torchvision.ops as _tv
-    _ROI_ALIGN = _tv.roi_align
-    # traced as one call each (fx autowrap), also when a model calls them as `torchvision.ops.roi_align`
-    TORCHVISION_CALLS, TORCHVISION_MODULES = (_tv.roi_align,), [_tv]
+    _ROI_ALIGN, _ROI_POOL = _tv.roi_align, _tv.roi_pool
+    # traced as one call each (fx autowrap), also when a model calls them as `torchvision.ops.roi_align`;
+    # the others then are one call refused by name (not torch.fx failing inside torchvision's checks)
+    TORCHVISION_CALLS = (_tv.roi_align, _tv.roi_pool, _tv.ps_roi_align, _tv.ps_roi_pool, _tv.deform_conv2d, _tv.nms,
+                         _tv.batched_nms)
+    TORCHVISION_MODULES = [_tv]
 except Exception:       # torchvision missing or broken: no call of it to meet
-    _ROI_ALIGN, TORCHVISION_CALLS, TORCHVISION_MODULES = None, (), []
+    _ROI_ALIGN, _ROI_POOL, TORCHVISION_CALLS, TORCHVISION_MODULES = None, None, (), []
 
 ROI_FP32 = ("roi_align's sample positions, computed in fp32 (an int8 position moves a sample by a fraction "
             "of a pixel), and its samples' mean")
+ROI_POOL_FP32 = "roi_pool's windows (masks over the map) and their maxima, computed in fp32"
+MAX_POOL_MASK = 1 << 22
+ROI_POOL_LARGE = ("torchvision.ops.roi_pool is not supported on this map: ptec computes it as the max over the whole map "
+                  "masked per bin, {count} values (at most 4194304); pool a smaller map or fewer boxes")
 ROI_ADAPTIVE = ("torchvision.ops.roi_align with sampling_ratio <= 0 (adaptive: ceil(box size / output size) "
                 "samples, a count that depends on the box values) is not supported: pass sampling_ratio > 0")
 
@@ -154,6 +166,102 @@ def _roi_align(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
         return False
     _inline(gm, fn, _RoiAlign(n, c, h, w, bs[0], size[0], size[1], scale, sr, aligned, listed), [x, boxes],
             ROI_FP32)
+    return True
+
+
+BIG = 1e30
+
+
+def _step(d):
+    """1.0 where d > 0, else 0.0 (a nonzero difference of the values here
+    is far above 2^-40)."""
+    return torch.clamp(d * STEEP, 0.0, 1.0)
+
+
+def _round_away(v, one):
+    """std::round (halves away from zero), exact: fmod by 1 is exact, so
+    t = v - fmod(v, 1) is trunc(v), f = v - t its fraction, and 2f's own
+    trunc is -1, 0 or 1 (|f| >= 0.5 rounds away)."""
+    t = v - torch.fmod(v, one)
+    f2 = (v - t) * 2.0
+    return t + (f2 - torch.fmod(f2, one))
+
+
+class _RoiPool(torch.nn.Module):
+    """torchvision's roi_pool: each bin the max over its integer window
+    [floor(p * bin) + start, ceil((p + 1) * bin) + start) (clamped to the
+    map), start = round(x1 * scale), size max(round(x2 * scale) - start + 1,
+    1), bin = size / out; an empty window gives 0. Here the windows are 0/1
+    masks over the map's rows and columns (r in the window iff
+    p * bin < r - start + 1 and r - start < (p + 1) * bin, which for an
+    integer r is the floor / ceil rule), the max that of x plus
+    (mask - 1) * 1e30 over the whole map."""
+
+    def __init__(self, n, c, h, w, kk, ph, pw, scale, listed):
+        super().__init__()
+        self.dims, self.scale, self.listed = (n, c, h, w, kk, ph, pw), float(scale), listed
+        self.register_buffer("one", torch.ones(1))    # fmod by a tensor: the fp32 aten::fmod.Tensor_out
+        self.register_buffer("rows", torch.arange(h, dtype=torch.float32).view(1, 1, h))
+        self.register_buffer("cols", torch.arange(w, dtype=torch.float32).view(1, 1, w))
+        self.register_buffer("ph", torch.arange(ph, dtype=torch.float32).view(1, ph, 1))
+        self.register_buffer("pw", torch.arange(pw, dtype=torch.float32).view(1, pw, 1))
+        self.register_buffer("batch", torch.arange(n, dtype=torch.float32).view(1, n))
+
+    def _windows(self, lo, hi, bins, at, out: int):
+        """[K, out, size] 0/1 masks of each bin's window along one axis."""
+        start, end = _round_away(lo * self.scale, self.one), _round_away(hi * self.scale, self.one)
+        size = torch.clamp(end - start + 1.0, min=1.0)
+        b = (size / float(out)).view(-1, 1, 1)                 # [K, 1, 1]
+        n = at - start.view(-1, 1, 1)                          # r - start, [K, 1, size]
+        return _step(n + 1.0 - bins * b) * _step((bins + 1.0) * b - n)
+
+    def forward(self, x, rois):
+        n, c, h, w, kk, ph, pw = self.dims
+        cols = rois if self.listed else rois[:, 1:5]
+        rm = self._windows(cols[:, 1], cols[:, 3], self.ph, self.rows, ph)     # [K, PH, H]
+        cm = self._windows(cols[:, 0], cols[:, 2], self.pw, self.cols, pw)     # [K, PW, W]
+        mask = (rm.view(kk, ph, 1, h, 1) * cm.view(kk, 1, pw, 1, w)).reshape(kk * ph * pw, 1, h * w)
+        full = _step(rm.sum(2)).view(kk, 1, ph, 1) * _step(cm.sum(2)).view(kk, 1, 1, pw)
+        penalty = (mask - 1.0) * BIG
+        outs = []
+        for i in range(n):
+            v = (x[i].reshape(1, c, h * w) + penalty).amax(2)                  # [K*PH*PW, C]
+            outs.append(v.reshape(kk, ph, pw, c).permute(0, 3, 1, 2) * full)
+        if n == 1:
+            return outs[0]
+        d = rois[:, 0:1] - self.batch
+        pick = torch.clamp(1.0 - d * d * STEEP, 0.0, 1.0)                      # [K, N]
+        total = outs[0] * pick[:, 0:1].view(kk, 1, 1, 1)
+        for i in range(1, n):
+            total = total + outs[i] * pick[:, i:i + 1].view(kk, 1, 1, 1)
+        return total
+
+
+def _roi_pool(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
+    if _ROI_POOL is None or fn.op != "call_function" or fn.target is not _ROI_POOL:
+        return False
+    names = ("input", "boxes", "output_size", "spatial_scale")
+    if len(fn.args) > len(names) or set(fn.kwargs) - set(names):
+        return False
+    got = dict(zip(names, fn.args))
+    got.update(fn.kwargs)
+    x, boxes = got.get("input"), got.get("boxes")
+    size, scale = _pair(got.get("output_size")), got.get("spatial_scale", 1.0)
+    xs = _shape(x)
+    listed = isinstance(boxes, (list, tuple))
+    if listed:
+        if len(boxes) != 1:
+            return False
+        boxes = boxes[0]
+    bs = _shape(boxes)
+    if (size is None or not isinstance(scale, (int, float)) or xs is None or len(xs) != 4 or bs is None
+            or len(bs) != 2 or bs[1] != (4 if listed else 5) or not isinstance(boxes, torch.fx.Node)
+            or not isinstance(x, torch.fx.Node) or (listed and xs[0] != 1)):
+        return False
+    n, c, h, w = xs
+    if bs[0] * size[0] * size[1] * c * h * w > MAX_POOL_MASK:
+        raise UnsupportedOperator(ROI_POOL_LARGE.format(count=bs[0] * size[0] * size[1] * c * h * w))
+    _inline(gm, fn, _RoiPool(n, c, h, w, bs[0], size[0], size[1], scale, listed), [x, boxes], ROI_POOL_FP32)
     return True
 
 
@@ -277,12 +385,29 @@ def _inline(gm, fn, module, args, fp32) -> None:
     g.erase_node(fn)
 
 
+REFUSED = {  # torchvision call name: why (each refused in one line by _refused)
+    "nms": "its output length depends on the box values (a sequential keep/suppress over the sorted boxes)",
+    "batched_nms": "its output length depends on the box values (a sequential keep/suppress over the sorted boxes)",
+    "ps_roi_align": "ptec has no rewrite for position-sensitive pooling (roi_align and roi_pool run)",
+    "ps_roi_pool": "ptec has no rewrite for position-sensitive pooling (roi_align and roi_pool run)",
+    "deform_conv2d": "ptec has no rewrite for sampling at computed offsets inside a convolution",
+}
+
+
+def _refused(fn: torch.fx.Node) -> None:
+    if fn.op == "call_function" and any(fn.target is f for f in TORCHVISION_CALLS):
+        name = fn.target.__name__
+        if name in REFUSED:
+            raise UnsupportedOperator(f"torchvision.ops.{name} is not supported: {REFUSED[name]}")
+
+
 def torchvision_calls(gm: torch.fx.GraphModule, propagate: Callable[[], None]) -> None:
     """Rewrite torchvision.ops.roi_align and torch.istft calls in gm's
     graph; propagate() records the new nodes' shapes when any was made."""
     changed = False
     for fn in list(gm.graph.nodes):
-        changed |= _roi_align(gm, fn) or _istft(gm, fn)
+        changed |= _roi_align(gm, fn) or _roi_pool(gm, fn) or _istft(gm, fn)
+        _refused(fn)
     if changed:
         gm.graph.lint()
         gm.recompile()
