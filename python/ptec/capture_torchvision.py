@@ -40,14 +40,14 @@ from .ir import UnsupportedOperator
 
 try:
     import torchvision.ops as _tv
-    _ROI_ALIGN, _ROI_POOL = _tv.roi_align, _tv.roi_pool
+    _ROI_ALIGN, _ROI_POOL, _DEFORM = _tv.roi_align, _tv.roi_pool, _tv.deform_conv2d
     # traced as one call each (fx autowrap), also when a model calls them as `torchvision.ops.roi_align`;
     # the others then are one call refused by name (not torch.fx failing inside torchvision's checks)
     TORCHVISION_CALLS = (_tv.roi_align, _tv.roi_pool, _tv.ps_roi_align, _tv.ps_roi_pool, _tv.deform_conv2d, _tv.nms,
                          _tv.batched_nms)
     TORCHVISION_MODULES = [_tv]
 except Exception:       # torchvision missing or broken: no call of it to meet
-    _ROI_ALIGN, _ROI_POOL, TORCHVISION_CALLS, TORCHVISION_MODULES = None, None, (), []
+    _ROI_ALIGN, _ROI_POOL, _DEFORM, TORCHVISION_CALLS, TORCHVISION_MODULES = None, None, None, (), []
 
 ROI_FP32 = ("roi_align's sample positions, computed in fp32 (an int8 position moves a sample by a fraction "
             "of a pixel), and its samples' mean")
@@ -265,6 +265,72 @@ def _roi_pool(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     return True
 
 
+class _DeformConv(torch.nn.Module):
+    """torchvision's deform_conv2d (groups and offset_groups 1): each tap k =
+    (ki, kj) of output (i, j) reads x at (i * sh - ph + ki * dh + dy,
+    j * sw - pw + kj * dw + dx), (dy, dx) = offset[:, 2k], offset[:, 2k + 1];
+    its bilinear read is 0 beyond -1 and the size, the neighbours outside the
+    map 0: F.grid_sample with zero padding and align_corners False is that
+    rule exactly. The samples (times mask[:, k] when given) are the columns
+    of the convolution: one 1x1 conv2d by the weight viewed [Cout, Cin*kh*kw]."""
+
+    def __init__(self, n, cin, h, w, ho, wo, kh, kw, stride, padding, dilation, weight, bias, masked):
+        super().__init__()
+        self.dims, self.masked = (n, cin, h, w, ho, wo, kh * kw), masked
+        ys = torch.tensor([[i * stride[0] - padding[0] + ki * dilation[0] for i in range(ho)]
+                           for ki in range(kh) for _ in range(kw)], dtype=torch.float32)
+        xs = torch.tensor([[j * stride[1] - padding[1] + kj * dilation[1] for j in range(wo)]
+                           for _ in range(kh) for kj in range(kw)], dtype=torch.float32)
+        self.register_buffer("ys", ys.view(1, kh * kw, ho, 1))
+        self.register_buffer("xs", xs.view(1, kh * kw, 1, wo))
+        self.register_buffer("weight", weight.to(torch.float32).reshape(weight.shape[0], -1, 1, 1).contiguous())
+        self.register_buffer("bias", (torch.zeros(weight.shape[0]) if bias is None else bias).to(torch.float32))
+
+    def forward(self, x, offset, mask=None):
+        n, cin, h, w, ho, wo, k = self.dims
+        pairs = offset.view(n, k, 2, ho, wo)
+        py = pairs[:, :, 0] + self.ys                  # [N, K, Ho, Wo] rows read
+        px = pairs[:, :, 1] + self.xs
+        grid = torch.stack([(px * 2.0 + 1.0) / float(w) - 1.0, (py * 2.0 + 1.0) / float(h) - 1.0], 4)
+        v = F.grid_sample(x, grid.reshape(n, k * ho, wo, 2), "bilinear", "zeros", False)    # [N, Cin, K*Ho, Wo]
+        v = v.reshape(n, cin, k, ho, wo)
+        if self.masked:
+            v = v * mask.view(n, 1, k, ho, wo)
+        return F.conv2d(v.reshape(n, cin * k, ho, wo), self.weight, self.bias)
+
+
+DCN_FP32 = "deform_conv2d's sample positions, samples and their convolution, computed in fp32"
+
+
+def _deform_conv(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
+    from .capture_composed import _constant
+    if _DEFORM is None or fn.op != "call_function" or fn.target is not _DEFORM:
+        return False
+    names = ("input", "offset", "weight", "bias", "stride", "padding", "dilation", "mask")
+    if len(fn.args) > len(names) or set(fn.kwargs) - set(names):
+        return False
+    got = dict(zip(names, fn.args))
+    got.update(fn.kwargs)
+    x, offset, mask = got.get("input"), got.get("offset"), got.get("mask")
+    weight = _constant(gm, got.get("weight"))
+    bias = _constant(gm, got.get("bias")) if got.get("bias") is not None else None
+    pairs = [_pair(got.get(k, d)) for k, d in (("stride", 1), ("padding", 0), ("dilation", 1))]
+    xs, os_, out = _shape(x), _shape(offset), _shape(fn)
+    if (weight is None or not isinstance(weight, torch.Tensor) or weight.dim() != 4 or any(p is None for p in pairs)
+            or (got.get("bias") is not None and bias is None) or xs is None or os_ is None or out is None
+            or len(xs) != 4 or not isinstance(x, torch.fx.Node) or not isinstance(offset, torch.fx.Node)
+            or (mask is not None and not isinstance(mask, torch.fx.Node))):
+        return False
+    n, cin, h, w = xs
+    cout, cin_g, kh, kw = weight.shape
+    ho, wo = out[2], out[3]
+    if cin_g != cin or os_ != [n, 2 * kh * kw, ho, wo] or (mask is not None and _shape(mask) != [n, kh * kw, ho, wo]):
+        return False        # weight groups or offset groups: stays the call, refused by name
+    module = _DeformConv(n, cin, h, w, ho, wo, kh, kw, pairs[0], pairs[1], pairs[2], weight, bias, mask is not None)
+    _inline(gm, fn, module, [x, offset] + ([mask] if mask is not None else []), DCN_FP32)
+    return True
+
+
 _ISTFT_ARGS = ("input", "n_fft", "hop_length", "win_length", "window", "center", "normalized", "onesided", "length",
                "return_complex")
 
@@ -390,7 +456,8 @@ REFUSED = {  # torchvision call name: why (each refused in one line by _refused)
     "batched_nms": "its output length depends on the box values (a sequential keep/suppress over the sorted boxes)",
     "ps_roi_align": "ptec has no rewrite for position-sensitive pooling (roi_align and roi_pool run)",
     "ps_roi_pool": "ptec has no rewrite for position-sensitive pooling (roi_align and roi_pool run)",
-    "deform_conv2d": "ptec has no rewrite for sampling at computed offsets inside a convolution",
+    "deform_conv2d": ("ptec rewrites it only with groups and offset_groups 1 and a constant weight "
+                      "(sampling at computed offsets, then a convolution of the samples)"),
 }
 
 
@@ -406,8 +473,10 @@ def torchvision_calls(gm: torch.fx.GraphModule, propagate: Callable[[], None]) -
     graph; propagate() records the new nodes' shapes when any was made."""
     changed = False
     for fn in list(gm.graph.nodes):
-        changed |= _roi_align(gm, fn) or _roi_pool(gm, fn) or _istft(gm, fn)
-        _refused(fn)
+        made = _roi_align(gm, fn) or _roi_pool(gm, fn) or _istft(gm, fn) or _deform_conv(gm, fn)
+        if not made:
+            _refused(fn)
+        changed |= made
     if changed:
         gm.graph.lint()
         gm.recompile()
