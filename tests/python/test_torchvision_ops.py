@@ -442,3 +442,32 @@ def test_deform_conv2d_offsets_from_an_int8_conv(tmp_path):
             worst = max(worst, float(np.abs(_run(res, feed, tmp_path) - model(feed[0]).numpy()).max() / step))
     print(f"DCN: {worst:.2f} output steps")
     assert worst <= 2.5        # measured 2.06: the int8 input and offsets
+
+
+def test_detection_head_int8_around_roi_align(tmp_path):
+    """conv, relu, RoIAlign (boxes a program input), flatten, linear: the
+    fp32 roi_align quantized for the int8 linear after it."""
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(0)
+            self.c, self.r, self.fc = nn.Conv2d(3, 8, 3, padding=1), tv.RoIAlign(3, 0.5, 2, True), nn.Linear(72, 5)
+
+        def forward(self, x, boxes):
+            return self.fc(self.r(torch.relu(self.c(x)), [boxes]).flatten(1))
+
+    def feed(seed):
+        g = torch.Generator().manual_seed(seed)
+        lo = torch.rand(4, 2, generator=g) * 12
+        return [torch.randn(1, 3, 12, 12, generator=g), torch.cat([lo, lo + torch.rand(4, 2, generator=g) * 10 + 1], 1)]
+
+    model = Head().eval()
+    calibration = [feed(i) for i in range(12)]
+    res = compile_model(model, calibration[0], calibration)
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    worst = 0.0
+    with torch.no_grad():
+        for f in [feed(20 + i) for i in range(4)]:
+            worst = max(worst, float(np.abs(_run(res, f, tmp_path) - model(*f).numpy()).max() / step))
+    print(f"head: {worst:.2f} output steps")
+    assert worst <= 2.0         # measured 1.70
