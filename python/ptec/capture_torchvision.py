@@ -135,6 +135,43 @@ class _RoiAlign(torch.nn.Module):
         return v.permute(1, 0, 2, 3)
 
 
+def _boxes_arg(gm, fn, boxes, n: int, why: str):
+    """(boxes node, listed) for a [K, 5] tensor or a list of one [K, 4]
+    tensor (listed: its batch index is 0); a list of N [K_i, 4] tensors
+    (one per image) joined as torchvision does, cat([i column, b_i], 1)
+    then cat over i, in fp32 nodes before fn; None for anything else."""
+    if not isinstance(boxes, (list, tuple)):
+        bs = _shape(boxes)
+        return (boxes, False) if isinstance(boxes, torch.fx.Node) and bs is not None and len(bs) == 2 \
+            and bs[1] == 5 else None
+    shapes = [_shape(b) for b in boxes]
+    if not boxes or any(not isinstance(b, torch.fx.Node) or sh is None or len(sh) != 2 or sh[1] != 4
+                        for b, sh in zip(boxes, shapes)):
+        return None
+    if len(boxes) == 1 and n == 1:
+        return boxes[0], True
+    if len(boxes) != n:
+        return None
+    g, parts = gm.graph, []
+    with g.inserting_before(fn):
+        for i, (b, sh) in enumerate(zip(boxes, shapes)):
+            attr = f"_ptec_{fn.name}_index{i}"
+            gm.register_buffer(attr, torch.full((sh[0], 1), float(i)))
+            parts.append(g.call_function(torch.cat, ([g.get_attr(attr), b], 1)))
+        rois = g.call_function(torch.cat, (parts, 0))
+    for node in parts + [rois]:
+        node.meta["ptec_fp32"] = why
+    rois.meta["tensor_meta"] = _Meta([sum(sh[0] for sh in shapes), 5])
+    return rois, False
+
+
+class _Meta:
+    """The shape a made node will have (shape propagation runs after the pass)."""
+
+    def __init__(self, shape):
+        self.shape, self.dtype = torch.Size(shape), torch.float32
+
+
 def _roi_align(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     if _ROI_ALIGN is None or fn.op != "call_function" or fn.target is not _ROI_ALIGN:
         return False
@@ -151,19 +188,15 @@ def _roi_align(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     if sr <= 0:
         raise UnsupportedOperator(ROI_ADAPTIVE)
     xs = _shape(x)
-    listed = isinstance(boxes, (list, tuple))
-    if listed:
-        if len(boxes) != 1:
-            return False
-        boxes = boxes[0]
-    bs = _shape(boxes)
     if (size is None or not isinstance(scale, (int, float)) or not isinstance(aligned, bool) or xs is None
-            or len(xs) != 4 or bs is None or len(bs) != 2 or bs[1] != (4 if listed else 5)
-            or not isinstance(boxes, torch.fx.Node) or not isinstance(x, torch.fx.Node)):
+            or len(xs) != 4 or not isinstance(x, torch.fx.Node)):
         return False
     n, c, h, w = xs
-    if listed and n != 1:
+    got_boxes = _boxes_arg(gm, fn, boxes, n, ROI_FP32)
+    if got_boxes is None:
         return False
+    boxes, listed = got_boxes
+    bs = _shape(boxes)
     _inline(gm, fn, _RoiAlign(n, c, h, w, bs[0], size[0], size[1], scale, sr, aligned, listed), [x, boxes],
             ROI_FP32)
     return True
@@ -248,19 +281,19 @@ def _roi_pool(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     x, boxes = got.get("input"), got.get("boxes")
     size, scale = _pair(got.get("output_size")), got.get("spatial_scale", 1.0)
     xs = _shape(x)
-    listed = isinstance(boxes, (list, tuple))
-    if listed:
-        if len(boxes) != 1:
-            return False
-        boxes = boxes[0]
-    bs = _shape(boxes)
-    if (size is None or not isinstance(scale, (int, float)) or xs is None or len(xs) != 4 or bs is None
-            or len(bs) != 2 or bs[1] != (4 if listed else 5) or not isinstance(boxes, torch.fx.Node)
-            or not isinstance(x, torch.fx.Node) or (listed and xs[0] != 1)):
+    if size is None or not isinstance(scale, (int, float)) or xs is None or len(xs) != 4 \
+            or not isinstance(x, torch.fx.Node):
         return False
     n, c, h, w = xs
-    if bs[0] * size[0] * size[1] * c * h * w > MAX_POOL_MASK:
-        raise UnsupportedOperator(ROI_POOL_LARGE.format(count=bs[0] * size[0] * size[1] * c * h * w))
+    bs = [_shape(b) for b in boxes] if isinstance(boxes, (list, tuple)) else [_shape(boxes)]
+    count = sum(b[0] for b in bs if b) * size[0] * size[1] * c * h * w
+    if count > MAX_POOL_MASK:
+        raise UnsupportedOperator(ROI_POOL_LARGE.format(count=count))
+    got_boxes = _boxes_arg(gm, fn, boxes, n, ROI_POOL_FP32)
+    if got_boxes is None:
+        return False
+    boxes, listed = got_boxes
+    bs = _shape(boxes)
     _inline(gm, fn, _RoiPool(n, c, h, w, bs[0], size[0], size[1], scale, listed), [x, boxes], ROI_POOL_FP32)
     return True
 

@@ -471,3 +471,28 @@ def test_detection_head_int8_around_roi_align(tmp_path):
             worst = max(worst, float(np.abs(_run(res, f, tmp_path) - model(*f).numpy()).max() / step))
     print(f"head: {worst:.2f} output steps")
     assert worst <= 2.0         # measured 1.70
+
+
+@pytest.mark.parametrize("pool", [False, True], ids=["roi_align", "roi_pool"])
+def test_a_list_of_boxes_per_image(pool, tmp_path):
+    """boxes as a list of N [K_i, 4] tensors (one per image), as torchvision
+    joins them: torch's values (roi_pool's bytes; roi_align within 4e-6)."""
+    class PerImage(nn.Module):
+        def forward(self, x, b, c):
+            return tv.roi_pool(x, [b, c], (2, 3), 0.5) if pool else tv.roi_align(x, [b, c], (2, 3), 0.5, 2, True)
+
+    def feed(seed):
+        g = torch.Generator().manual_seed(seed)
+        lo, lo2 = torch.rand(3, 2, generator=g) * 16 - 2, torch.rand(2, 2, generator=g) * 16 - 2
+        return [torch.randn(2, 3, 8, 8, generator=g), torch.cat([lo, lo + torch.rand(3, 2, generator=g) * 10], 1),
+                torch.cat([lo2, lo2 + torch.rand(2, 2, generator=g) * 10], 1)]
+
+    model = PerImage()
+    res = compile_model(model, feed(0), [feed(i) for i in range(4)])
+    for f in [feed(9 + i) for i in range(3)]:
+        got, want = _run(res, f, tmp_path), model(*[t.double() for t in f]).numpy()
+        assert got.shape == (5, 3, 2, 3)
+        if pool:
+            assert np.array_equal(got, model(*f).numpy())
+        else:
+            assert np.abs(got - want).max() <= 4e-6 * float(f[0].abs().max())
