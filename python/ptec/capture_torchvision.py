@@ -1,6 +1,7 @@
-"""torchvision.ops.roi_align / RoIAlign, roi_pool / RoIPool and torch.istft
-written in the fx graph as calls ptec runs, before the graph is read
-(issue 15). torchvision's ops are traced as one call each (fx autowrap,
+"""torchvision.ops.roi_align / RoIAlign, roi_pool / RoIPool, deform_conv2d /
+DeformConv2d and torch.istft written in the fx graph as calls ptec runs,
+before the graph is read (issue 15). Boxes: a [K, 5] tensor, or a list of
+one [K, 4] tensor per image (_boxes_arg). torchvision's ops are traced as one call each (fx autowrap,
 also when spelled `torchvision.ops.roi_align(...)`); nms, batched_nms,
 ps_roi_align, ps_roi_pool and deform_conv2d are then refused in one line
 naming them (REFUSED says why).
@@ -26,7 +27,8 @@ comparison kernel runs in fp32); avg_pool2d over each gh x gw block is
 the mean; a batch N > 1: all images sampled, the region's own picked by
 the one-hot of its batch index. sampling_ratio <= 0 (torch's adaptive
 ceil(size / output) samples, a count that depends on the box values) is
-refused in one line. roi_pool: _RoiPool's doc. istft: _istft's doc.
+refused in one line. roi_pool: _RoiPool's doc; deform_conv2d: _DeformConv's;
+istft: _istft's.
 """
 from __future__ import annotations
 
