@@ -1763,6 +1763,10 @@ RUNS["torchvision.ops.roi_align(x, constant boxes)"] = (lambda x: _tv_ops().roi_
     x, torch.tensor([[0, 0.5, 0.2, 3.0, 2.5], [0, -1.5, 1.0, 2.0, 4.5]]), (2, 2), 1.0, 2, True), S4, R, 0.01, "fp32")
 RUNS["torchvision.ops.RoIAlign(boxes computed from x)"] = (lambda x: _tv_ops().RoIAlign((2, 3), 0.5, 2, False)(
     x, [torch.cat([x[0, 0, :2, :2].abs(), x[0, 0, :2, :2].abs() + 4.0 + x[0, 1, :2, :2]], 1) * 2]), S4, R, 2.0, "fp32")  # 1.53
+RUNS["torchvision.ops.roi_pool(x, constant boxes)"] = (lambda x: _tv_ops().roi_pool(
+    x, [torch.tensor([[0.4, 0.6, 2.5, 3.0], [-1.0, 1.5, 1.4, 2.6]])], (2, 2), 1.0), S4, R, 0.01, "fp32")
+RUNS["torchvision.ops.deform_conv2d(x, offsets from x)"] = (lambda x: _tv_ops().deform_conv2d(
+    x, x[:, :2] * 0.7, torch.linspace(-1.0, 1.0, 6).reshape(2, 3, 1, 1)), S4, R, 3.0, "fp32")   # 2.48
 
 
 def _out_read_after(x):             # out= into a tensor made for it, read afterwards (capture_out_arguments)
