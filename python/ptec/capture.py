@@ -50,7 +50,7 @@ from .capture_buffer_state import (INIT, STATE, as_states, binding_names, copy_w
                                    restore_tensors, with_state_reads, written_tensors)
 from .capture_view_writes import writes_through_views
 from .capture_composed import composed_calls
-from .capture_torchvision import TORCHVISION_CALLS, TORCHVISION_MODULES, torchvision_calls
+from .capture_torchvision import torchvision_calls, torchvision_leaves
 from .capture_view_elements import elements_alone
 from .capture_bool_moves import cast_bools_first, compares_after_moves
 from .capture_narrow_ints import widen_narrow_ints
@@ -1692,9 +1692,10 @@ def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.f
     """model traced by torch.fx, knowing the example's values (capture_tracer).
     states: {id(tensor): path} of the tensors the forward writes, read and
     written as state nodes (capture_buffer_state)."""
+    leaves, searched = torchvision_leaves()      # roi_align, ... as one call each (capture_torchvision)
     tracer = (with_state_reads(_Tracer) if states else _Tracer)(
-        autowrap_functions=(F.local_response_norm,) + TORCHVISION_CALLS)   # one node: _lrn_nodes, roi_align
-    tracer._autowrap_search.extend(TORCHVISION_MODULES)     # ops.roi_align(...): capture_torchvision
+        autowrap_functions=(F.local_response_norm,) + leaves)   # one node: _lrn_nodes
+    tracer._autowrap_search.extend(searched)     # spelled ops.roi_align(...)
     from .capture_random import recording_random_calls
     from .capture_packed_sequences import patched as packing_patched
     tracer.start(example_inputs)

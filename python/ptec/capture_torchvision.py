@@ -34,22 +34,42 @@ from __future__ import annotations
 
 from typing import Callable, List, Optional
 
+import sys
+
 import torch
 import torch.fx
 import torch.nn.functional as F
 
 from .ir import UnsupportedOperator
 
-try:
-    import torchvision.ops as _tv
-    _ROI_ALIGN, _ROI_POOL, _DEFORM = _tv.roi_align, _tv.roi_pool, _tv.deform_conv2d
-    # traced as one call each (fx autowrap), also when a model calls them as `torchvision.ops.roi_align`;
-    # the others then are one call refused by name (not torch.fx failing inside torchvision's checks)
-    TORCHVISION_CALLS = (_tv.roi_align, _tv.roi_pool, _tv.ps_roi_align, _tv.ps_roi_pool, _tv.deform_conv2d, _tv.nms,
-                         _tv.batched_nms)
-    TORCHVISION_MODULES = [_tv]
-except Exception:       # torchvision missing or broken: no call of it to meet
-    _ROI_ALIGN, _ROI_POOL, _DEFORM, TORCHVISION_CALLS, TORCHVISION_MODULES = None, None, None, (), []
+# traced as one call each (fx autowrap), also when a model calls them as `torchvision.ops.roi_align`;
+# the ones not rewritten then are one call refused by name (not torch.fx failing inside torchvision's checks)
+LEAVES = ("roi_align", "roi_pool", "ps_roi_align", "ps_roi_pool", "deform_conv2d", "nms", "batched_nms")
+
+
+def _tv_ops():
+    """torchvision.ops when the model's code has imported torchvision (ptec
+    itself never imports it: no cost or dependency for other models)."""
+    if "torchvision" not in sys.modules:
+        return None
+    try:
+        import torchvision.ops
+        return torchvision.ops
+    except Exception:       # noqa: BLE001 - a broken torchvision: no call of it to meet
+        return None
+
+
+def _tv_fn(name: str):
+    ops = _tv_ops()
+    return getattr(ops, name, None) if ops is not None else None
+
+
+def torchvision_leaves():
+    """(functions fx should keep as one call, modules to look them up in)."""
+    ops = _tv_ops()
+    if ops is None:
+        return (), []
+    return tuple(getattr(ops, n) for n in LEAVES if hasattr(ops, n)), [ops]
 
 ROI_FP32 = ("roi_align's sample positions, computed in fp32 (an int8 position moves a sample by a fraction "
             "of a pixel), and its samples' mean")
@@ -175,7 +195,7 @@ class _Meta:
 
 
 def _roi_align(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
-    if _ROI_ALIGN is None or fn.op != "call_function" or fn.target is not _ROI_ALIGN:
+    if fn.op != "call_function" or _tv_fn("roi_align") is None or fn.target is not _tv_fn("roi_align"):
         return False
     names = ("input", "boxes", "output_size", "spatial_scale", "sampling_ratio", "aligned")
     if len(fn.args) > len(names) or set(fn.kwargs) - set(names):
@@ -273,7 +293,7 @@ class _RoiPool(torch.nn.Module):
 
 
 def _roi_pool(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
-    if _ROI_POOL is None or fn.op != "call_function" or fn.target is not _ROI_POOL:
+    if fn.op != "call_function" or _tv_fn("roi_pool") is None or fn.target is not _tv_fn("roi_pool"):
         return False
     names = ("input", "boxes", "output_size", "spatial_scale")
     if len(fn.args) > len(names) or set(fn.kwargs) - set(names):
@@ -339,7 +359,7 @@ DCN_FP32 = "deform_conv2d's sample positions, samples and their convolution, com
 
 def _deform_conv(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     from .capture_composed import _constant
-    if _DEFORM is None or fn.op != "call_function" or fn.target is not _DEFORM:
+    if fn.op != "call_function" or _tv_fn("deform_conv2d") is None or fn.target is not _tv_fn("deform_conv2d"):
         return False
     names = ("input", "offset", "weight", "bias", "stride", "padding", "dilation", "mask")
     if len(fn.args) > len(names) or set(fn.kwargs) - set(names):
@@ -497,7 +517,7 @@ REFUSED = {  # torchvision call name: why (each refused in one line by _refused)
 
 
 def _refused(fn: torch.fx.Node) -> None:
-    if fn.op == "call_function" and any(fn.target is f for f in TORCHVISION_CALLS):
+    if fn.op == "call_function" and any(fn.target is f for f in torchvision_leaves()[0]):
         name = fn.target.__name__
         if name in REFUSED:
             raise UnsupportedOperator(f"torchvision.ops.{name} is not supported: {REFUSED[name]}")
