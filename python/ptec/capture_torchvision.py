@@ -1,10 +1,11 @@
-"""torchvision.ops.roi_align / RoIAlign, roi_pool / RoIPool, deform_conv2d /
-DeformConv2d and torch.istft written in the fx graph as calls ptec runs,
-before the graph is read (issue 15). Boxes: a [K, 5] tensor, or a list of
-one [K, 4] tensor per image (_boxes_arg). torchvision's ops are traced as one call each (fx autowrap,
-also when spelled `torchvision.ops.roi_align(...)`); nms, batched_nms,
-ps_roi_align, ps_roi_pool and deform_conv2d are then refused in one line
-naming them (REFUSED says why).
+"""torchvision.ops.roi_align / RoIAlign, ps_roi_align, roi_pool / RoIPool,
+deform_conv2d / DeformConv2d and torch.istft written in the fx graph as
+calls ptec runs, before the graph is read (issue 15). Boxes: a [K, 5]
+tensor, or a list of one [K, 4] tensor per image (_boxes_arg).
+torchvision's ops are traced as one call each (fx autowrap, also when
+spelled `torchvision.ops.roi_align(...)`); nms, batched_nms, ps_roi_pool
+and the forms no rewrite covers are then refused in one line naming them
+(REFUSED says why).
 
 roi_align, torchvision's definition (its CPU kernel), per region
 k = (b, x1, y1, x2, y2) and output bin (ph, pw), with off = 0.5 when
@@ -27,8 +28,8 @@ comparison kernel runs in fp32); avg_pool2d over each gh x gw block is
 the mean; a batch N > 1: all images sampled, the region's own picked by
 the one-hot of its batch index. sampling_ratio <= 0 (torch's adaptive
 ceil(size / output) samples, a count that depends on the box values) is
-refused in one line. roi_pool: _RoiPool's doc; deform_conv2d: _DeformConv's;
-istft: _istft's.
+refused in one line. ps_roi_align: _ps_roi_align's doc; roi_pool: _RoiPool's;
+deform_conv2d: _DeformConv's; istft: _istft's.
 """
 from __future__ import annotations
 
@@ -108,12 +109,18 @@ def _inside(p, size: float):
 
 
 class _RoiAlign(torch.nn.Module):
-    def __init__(self, n, c, h, w, kk, ph, pw, scale, sr, aligned, listed):
+    def __init__(self, n, c, h, w, kk, ph, pw, scale, sr, aligned, listed, ps=False):
         super().__init__()
         self.dims = (n, c, h, w, kk, ph, pw, sr, sr)
-        self.scale, self.aligned, self.listed = float(scale), bool(aligned), listed
-        off = 0.5 if aligned else 0.0
+        self.scale, self.aligned, self.listed, self.ps = float(scale), bool(aligned), listed, ps
+        # ps_roi_align: always the half-pixel shift (sizes not clamped, as torchvision's kernel), bin b
+        # read from channel group b
+        off = 0.5 if aligned or ps else 0.0
         self.off = off
+        if ps:
+            eye = torch.eye(ph * pw).view(1, 1, ph * pw, ph * pw)
+            self.register_buffer("eye", eye)
+            self.register_buffer("off_eye", (eye - 1.0) * BIG)
         fy = torch.tensor([(p + (i + 0.5) / sr) / ph for p in range(ph) for i in range(sr)], dtype=torch.float32)
         fx = torch.tensor([(p + (i + 0.5) / sr) / pw for p in range(pw) for i in range(sr)], dtype=torch.float32)
         self.register_buffer("fy", fy.view(1, ph * sr))
@@ -131,7 +138,7 @@ class _RoiAlign(torch.nn.Module):
             bidx = rois[:, 0:1]
         x1, y1, x2, y2 = cols[:, 0:1] * s - off, cols[:, 1:2] * s - off, cols[:, 2:3] * s - off, cols[:, 3:4] * s - off
         rw, rh = x2 - x1, y2 - y1
-        if not self.aligned:
+        if not self.aligned and not self.ps:
             rw, rh = torch.clamp(rw, min=1.0), torch.clamp(rh, min=1.0)
         ys = y1 + rh * self.fy          # [K, PH*gh] pixel rows
         xs = x1 + rw * self.fx          # [K, PW*gw] pixel columns
@@ -154,7 +161,12 @@ class _RoiAlign(torch.nn.Module):
             v = (v * pick.t().reshape(n, 1, kk, 1, 1)).sum(0)
         else:
             v = v.reshape(c, kk, ph, pw)
-        return v.permute(1, 0, 2, 3)
+        v = v.permute(1, 0, 2, 3)
+        if not self.ps:
+            return v
+        # [K, Cout, bin's channel, bin]: each bin's own channel (the max of it and -1e30 elsewhere)
+        v = v.reshape(kk, c // (ph * pw), ph * pw, ph * pw)
+        return (v * self.eye + self.off_eye).amax(2).reshape(kk, c // (ph * pw), ph, pw)
 
 
 def _boxes_arg(gm, fn, boxes, n: int, why: str):
@@ -290,6 +302,40 @@ class _RoiPool(torch.nn.Module):
         for i in range(1, n):
             total = total + outs[i] * pick[:, i:i + 1].view(kk, 1, 1, 1)
         return total
+
+
+PS_FP32 = "ps_roi_align's sample positions, samples and their means, computed in fp32"
+
+
+def _ps_roi_align(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
+    """torchvision's ps_roi_align: roi_align's aligned sampling (the
+    half-pixel shift, sizes not clamped: measured on torchvision), output channel c's bin (p, q) the
+    mean over input channel (c * PH + p) * PW + q: every channel sampled
+    (_RoiAlign), then each bin's own channel picked."""
+    if fn.op != "call_function" or _tv_fn("ps_roi_align") is None or fn.target is not _tv_fn("ps_roi_align"):
+        return False
+    names = ("input", "boxes", "output_size", "spatial_scale", "sampling_ratio")
+    if len(fn.args) > len(names) or set(fn.kwargs) - set(names):
+        return False
+    got = dict(zip(names, fn.args))
+    got.update(fn.kwargs)
+    x, size, scale = got.get("input"), _pair(got.get("output_size")), got.get("spatial_scale", 1.0)
+    sr, xs = got.get("sampling_ratio", -1), _shape(got.get("input"))
+    if not isinstance(sr, int) or isinstance(sr, bool):
+        return False
+    if sr <= 0:
+        raise UnsupportedOperator(ROI_ADAPTIVE.replace("roi_align", "ps_roi_align"))
+    if (size is None or not isinstance(scale, (int, float)) or xs is None or len(xs) != 4
+            or not isinstance(x, torch.fx.Node) or xs[1] % (size[0] * size[1])):
+        return False
+    n, c, h, w = xs
+    got_boxes = _boxes_arg(gm, fn, got.get("boxes"), n, PS_FP32)
+    if got_boxes is None:
+        return False
+    boxes, listed = got_boxes
+    module = _RoiAlign(n, c, h, w, _shape(boxes)[0], size[0], size[1], scale, sr, False, listed, ps=True)
+    _inline(gm, fn, module, [x, boxes], PS_FP32)
+    return True
 
 
 def _roi_pool(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
@@ -509,8 +555,8 @@ def _inline(gm, fn, module, args, fp32) -> None:
 REFUSED = {  # torchvision call name: why (each refused in one line by _refused)
     "nms": "its output length depends on the box values (a sequential keep/suppress over the sorted boxes)",
     "batched_nms": "its output length depends on the box values (a sequential keep/suppress over the sorted boxes)",
-    "ps_roi_align": "ptec has no rewrite for position-sensitive pooling (roi_align and roi_pool run)",
-    "ps_roi_pool": "ptec has no rewrite for position-sensitive pooling (roi_align and roi_pool run)",
+    "ps_roi_align": "ptec rewrites it only with sampling_ratio > 0 and channels a multiple of the bins",
+    "ps_roi_pool": "ptec has no rewrite for position-sensitive max pooling (roi_align, ps_roi_align, roi_pool run)",
     "deform_conv2d": ("ptec rewrites it only with groups and offset_groups 1 and a constant weight "
                       "(sampling at computed offsets, then a convolution of the samples)"),
 }
@@ -528,7 +574,8 @@ def torchvision_calls(gm: torch.fx.GraphModule, propagate: Callable[[], None]) -
     graph; propagate() records the new nodes' shapes when any was made."""
     changed = False
     for fn in list(gm.graph.nodes):
-        made = _roi_align(gm, fn) or _roi_pool(gm, fn) or _istft(gm, fn) or _deform_conv(gm, fn)
+        made = (_roi_align(gm, fn) or _ps_roi_align(gm, fn) or _roi_pool(gm, fn) or _istft(gm, fn)
+                or _deform_conv(gm, fn))
         if not made:
             _refused(fn)
         changed |= made

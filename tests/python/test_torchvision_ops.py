@@ -361,7 +361,7 @@ def test_roi_pool_behind_an_int8_conv(tmp_path):
     assert worst <= conv_worst + 0.01 and worst <= 1.5
 
 
-@pytest.mark.parametrize("call", ["ops.nms(b, s, 0.5).float()", "ops.ps_roi_align(x, [b], 2, 1.0, 2)",
+@pytest.mark.parametrize("call", ["ops.nms(b, s, 0.5).float()", "ops.ps_roi_pool(x, [b], 2, 1.0)",
                                   "ops.DeformConv2d(4, 4, 3, padding=1, groups=2)(x, torch.cat([x, x, x, x, x[:, :2]], 1))"])
 def test_other_torchvision_ops_refused_by_name(call, tmp_path):
     """Boxes or offsets computed in the program: one call refused by name
@@ -496,3 +496,41 @@ def test_a_list_of_boxes_per_image(pool, tmp_path):
             assert np.array_equal(got, model(*f).numpy())
         else:
             assert np.abs(got - want).max() <= 4e-6 * float(f[0].abs().max())
+
+
+# ---- torchvision.ops.ps_roi_align (ptec.capture_torchvision._ps_roi_align) ----
+
+class PsModel(nn.Module):
+    def __init__(self, size, scale, ratio):
+        super().__init__()
+        self.args = (size, scale, ratio)
+
+    def forward(self, x, boxes):
+        return tv.ps_roi_align(x, boxes, *self.args)
+
+
+def _ps_feeds(n, c, count, seed):
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for _ in range(count):
+        lo = torch.rand(5, 2, generator=g) * 20 - 4
+        # sizes from -0.5 to 11.5: reversed and tiny boxes too (torchvision clamps none of them)
+        b = torch.cat([torch.randint(0, n, (5, 1), generator=g).float(), lo,
+                       lo + torch.rand(5, 2, generator=g) * 12 - 0.5], 1)
+        out.append([torch.randn(n, c, 9, 10, generator=g), b])
+    return out
+
+
+PS_CASES = [(1, 8, 2, 0.5, 2), (2, 12, (2, 3), 1.0, 1), (1, 18, 3, 0.25, 3)]
+
+
+@pytest.mark.parametrize("case", PS_CASES, ids=[str(c) for c in PS_CASES])
+def test_ps_roi_align_inputs_in_fp32(case, tmp_path):
+    n, c, size, scale, ratio = case
+    model = PsModel(size, scale, ratio)
+    calibration = _ps_feeds(n, c, 4, 0)
+    res = compile_model(model, calibration[0], calibration)
+    for feed in _ps_feeds(n, c, 3, 9):
+        got, want = _run(res, feed, tmp_path), model(*[t.double() for t in feed]).numpy()
+        assert got.shape == want.shape
+        assert np.abs(got - want).max() <= 4e-6 * float(feed[0].abs().max()), np.abs(got - want).max()
