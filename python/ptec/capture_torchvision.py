@@ -76,7 +76,8 @@ ROI_FP32 = ("roi_align's sample positions, computed in fp32 (an int8 position mo
             "of a pixel), and its samples' mean")
 ROI_POOL_FP32 = "roi_pool's windows (masks over the map) and their maxima, computed in fp32"
 MAX_POOL_MASK = 1 << 22
-ROI_POOL_LARGE = ("torchvision.ops.roi_pool is not supported on this map: ptec computes it as the max over the whole map "
+ROI_POOL_LARGE = ("torchvision.ops.roi_pool is not supported on this map: ptec computes it as the max over "
+                  "the whole map "
                   "masked per bin, {count} values (at most 4194304); pool a smaller map or fewer boxes")
 ROI_ADAPTIVE = ("torchvision.ops.roi_align with sampling_ratio <= 0 (adaptive: ceil(box size / output size) "
                 "samples, a count that depends on the box values) is not supported: pass sampling_ratio > 0")
@@ -309,9 +310,9 @@ PS_FP32 = "ps_roi_align's sample positions, samples and their means, computed in
 
 def _ps_roi_align(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     """torchvision's ps_roi_align: roi_align's aligned sampling (the
-    half-pixel shift, sizes not clamped: measured on torchvision), output channel c's bin (p, q) the
-    mean over input channel (c * PH + p) * PW + q: every channel sampled
-    (_RoiAlign), then each bin's own channel picked."""
+    half-pixel shift, sizes not clamped: measured on torchvision), output
+    channel c's bin (p, q) the mean over input channel (c * PH + p) * PW + q:
+    every channel sampled (_RoiAlign), then each bin's own channel picked."""
     if fn.op != "call_function" or _tv_fn("ps_roi_align") is None or fn.target is not _tv_fn("ps_roi_align"):
         return False
     names = ("input", "boxes", "output_size", "spatial_scale", "sampling_ratio")

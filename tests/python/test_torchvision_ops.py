@@ -230,7 +230,8 @@ class ComplexFromLayer(nn.Module):
 ISTFT = {  # name: (model, input shape, bound in output steps; measured)
     "hann, length": (RoundTrip(32, 16, 32, True, True, False, 128, True), (2, 128), 4.0),          # 3.47
     "no window, not centred": (RoundTrip(16, 4, 16, False, False, False, None, True), (2, 128), 4.0),  # 3.23
-    "win_length 24, normalized, unbatched": (RoundTrip(32, 8, 24, True, True, True, None, False), (1, 128), 3.0),  # 2.09
+    "win_length 24, normalized, unbatched":                                                          # 2.09
+        (RoundTrip(32, 8, 24, True, True, True, None, False), (1, 128), 3.0),
     "zeros after the signal (length > frames)": (RoundTrip(16, 4, 16, False, False, False, 140, True), (2, 128), 4.0),
     "view_as_complex of a linear": (ComplexFromLayer(), (1, 9, 6), 3.0),                           # 2.18
 }
@@ -362,7 +363,8 @@ def test_roi_pool_behind_an_int8_conv(tmp_path):
 
 
 @pytest.mark.parametrize("call", ["ops.nms(b, s, 0.5).float()", "ops.ps_roi_pool(x, [b], 2, 1.0)",
-                                  "ops.DeformConv2d(4, 4, 3, padding=1, groups=2)(x, torch.cat([x, x, x, x, x[:, :2]], 1))"])
+                                  "ops.DeformConv2d(4, 4, 3, padding=1, groups=2)"
+                                  "(x, torch.cat([x, x, x, x, x[:, :2]], 1))"])
 def test_other_torchvision_ops_refused_by_name(call, tmp_path):
     """Boxes or offsets computed in the program: one call refused by name
     (not torch.fx failing inside torchvision's argument checks)."""
