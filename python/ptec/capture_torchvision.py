@@ -1,10 +1,10 @@
 """torchvision.ops.roi_align / RoIAlign, ps_roi_align, roi_pool / RoIPool,
-deform_conv2d / DeformConv2d and torch.istft written in the fx graph as
-calls ptec runs, before the graph is read (issue 15). Boxes: a [K, 5]
+ps_roi_pool, deform_conv2d / DeformConv2d and torch.istft written in the fx
+graph as calls ptec runs, before the graph is read (issue 15). Boxes: a [K, 5]
 tensor, or a list of one [K, 4] tensor per image (_boxes_arg).
 torchvision's ops are traced as one call each (fx autowrap, also when
-spelled `torchvision.ops.roi_align(...)`); nms, batched_nms, ps_roi_pool
-and the forms no rewrite covers are then refused in one line naming them
+spelled `torchvision.ops.roi_align(...)`); nms, batched_nms and the
+forms no rewrite covers are then refused in one line naming them
 (REFUSED says why).
 
 roi_align, torchvision's definition (its CPU kernel), per region
@@ -74,7 +74,7 @@ def torchvision_leaves():
 
 ROI_FP32 = ("roi_align's sample positions, computed in fp32 (an int8 position moves a sample by a fraction "
             "of a pixel), and its samples' mean")
-ROI_POOL_FP32 = "roi_pool's windows (masks over the map) and their maxima, computed in fp32"
+ROI_POOL_FP32 = "roi_pool's (ps_roi_pool's) windows (masks over the map) and their maxima (means), computed in fp32"
 MAX_POOL_MASK = 1 << 22
 ROI_POOL_LARGE = ("torchvision.ops.roi_pool is not supported on this map: ptec computes it as the max over "
                   "the whole map "
@@ -265,9 +265,16 @@ class _RoiPool(torch.nn.Module):
     integer r is the floor / ceil rule), the max that of x plus
     (mask - 1) * 1e30 over the whole map."""
 
-    def __init__(self, n, c, h, w, kk, ph, pw, scale, listed):
+    def __init__(self, n, c, h, w, kk, ph, pw, scale, listed, ps=False):
         super().__init__()
-        self.dims, self.scale, self.listed = (n, c, h, w, kk, ph, pw), float(scale), listed
+        self.dims, self.scale, self.listed, self.ps = (n, c, h, w, kk, ph, pw), float(scale), listed, ps
+        if ps:
+            # ps_roi_pool: size max(end - start, 1) (no + 1), windows clipped to [0, size - 1] at both
+            # ends (torchvision's kernel never reads the last row or column), the window's mean, and
+            # bin b of output channel c read from input channel c * PH * PW + b
+            self.register_buffer("last_row", (torch.arange(h) < h - 1).to(torch.float32).view(1, 1, h))
+            self.register_buffer("last_col", (torch.arange(w) < w - 1).to(torch.float32).view(1, 1, w))
+            self.register_buffer("eye", torch.eye(ph * pw).view(1, ph * pw, 1, ph * pw))
         self.register_buffer("one", torch.ones(1))    # fmod by a tensor: the fp32 aten::fmod.Tensor_out
         self.register_buffer("rows", torch.arange(h, dtype=torch.float32).view(1, 1, h))
         self.register_buffer("cols", torch.arange(w, dtype=torch.float32).view(1, 1, w))
@@ -278,7 +285,7 @@ class _RoiPool(torch.nn.Module):
     def _windows(self, lo, hi, bins, at, out: int):
         """[K, out, size] 0/1 masks of each bin's window along one axis."""
         start, end = _round_away(lo * self.scale, self.one), _round_away(hi * self.scale, self.one)
-        size = torch.clamp(end - start + 1.0, min=1.0)
+        size = torch.clamp(end - start + (0.0 if self.ps else 1.0), min=1.0)
         b = (size / float(out)).view(-1, 1, 1)                 # [K, 1, 1]
         n = at - start.view(-1, 1, 1)                          # r - start, [K, 1, size]
         return _step(n + 1.0 - bins * b) * _step((bins + 1.0) * b - n)
@@ -288,7 +295,11 @@ class _RoiPool(torch.nn.Module):
         cols = rois if self.listed else rois[:, 1:5]
         rm = self._windows(cols[:, 1], cols[:, 3], self.ph, self.rows, ph)     # [K, PH, H]
         cm = self._windows(cols[:, 0], cols[:, 2], self.pw, self.cols, pw)     # [K, PW, W]
+        if self.ps:
+            rm, cm = rm * self.last_row, cm * self.last_col
         mask = (rm.view(kk, ph, 1, h, 1) * cm.view(kk, 1, pw, 1, w)).reshape(kk * ph * pw, 1, h * w)
+        if self.ps:
+            return self._ps_mean(x, rois, rm, cm, mask)
         full = _step(rm.sum(2)).view(kk, 1, ph, 1) * _step(cm.sum(2)).view(kk, 1, 1, pw)
         penalty = (mask - 1.0) * BIG
         outs = []
@@ -302,6 +313,20 @@ class _RoiPool(torch.nn.Module):
         total = outs[0] * pick[:, 0:1].view(kk, 1, 1, 1)
         for i in range(1, n):
             total = total + outs[i] * pick[:, i:i + 1].view(kk, 1, 1, 1)
+        return total
+
+    def _ps_mean(self, x, rois, rm, cm, mask):
+        n, c, h, w, kk, ph, pw = self.dims
+        area = torch.clamp((rm.sum(2).view(kk, ph, 1) * cm.sum(2).view(kk, 1, pw)).reshape(kk * ph * pw, 1), min=1.0)
+        total = None
+        for i in range(n):
+            v = (x[i].reshape(1, c, h * w) * mask).sum(2) / area                  # [K*PH*PW, C]: 0 when empty
+            v = (v.reshape(kk, ph * pw, c // (ph * pw), ph * pw) * self.eye).sum(3)    # [K, bin, Cout]
+            v = v.permute(0, 2, 1).reshape(kk, c // (ph * pw), ph, pw)
+            if n > 1:
+                d = rois[:, 0:1] - self.batch[:, i:i + 1]
+                v = v * torch.clamp(1.0 - d * d * STEEP, 0.0, 1.0).view(kk, 1, 1, 1)
+            total = v if total is None else total + v
         return total
 
 
@@ -340,8 +365,11 @@ def _ps_roi_align(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
 
 
 def _roi_pool(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
-    if fn.op != "call_function" or _tv_fn("roi_pool") is None or fn.target is not _tv_fn("roi_pool"):
+    """roi_pool, and ps_roi_pool (its position-sensitive mean: _RoiPool(ps=True))."""
+    if fn.op != "call_function" or not any(_tv_fn(k) is not None and fn.target is _tv_fn(k)
+                                           for k in ("roi_pool", "ps_roi_pool")):
         return False
+    ps = fn.target is _tv_fn("ps_roi_pool")
     names = ("input", "boxes", "output_size", "spatial_scale")
     if len(fn.args) > len(names) or set(fn.kwargs) - set(names):
         return False
@@ -363,7 +391,9 @@ def _roi_pool(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
         return False
     boxes, listed = got_boxes
     bs = _shape(boxes)
-    _inline(gm, fn, _RoiPool(n, c, h, w, bs[0], size[0], size[1], scale, listed), [x, boxes], ROI_POOL_FP32)
+    if ps and c % (size[0] * size[1]):
+        return False
+    _inline(gm, fn, _RoiPool(n, c, h, w, bs[0], size[0], size[1], scale, listed, ps), [x, boxes], ROI_POOL_FP32)
     return True
 
 
@@ -557,7 +587,7 @@ REFUSED = {  # torchvision call name: why (each refused in one line by _refused)
     "nms": "its output length depends on the box values (a sequential keep/suppress over the sorted boxes)",
     "batched_nms": "its output length depends on the box values (a sequential keep/suppress over the sorted boxes)",
     "ps_roi_align": "ptec rewrites it only with sampling_ratio > 0 and channels a multiple of the bins",
-    "ps_roi_pool": "ptec has no rewrite for position-sensitive max pooling (roi_align, ps_roi_align, roi_pool run)",
+    "ps_roi_pool": "ptec rewrites it only with channels a multiple of the bins",
     "deform_conv2d": ("ptec rewrites it only with groups and offset_groups 1 and a constant weight "
                       "(sampling at computed offsets, then a convolution of the samples)"),
 }

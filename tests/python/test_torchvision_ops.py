@@ -362,7 +362,7 @@ def test_roi_pool_behind_an_int8_conv(tmp_path):
     assert worst <= conv_worst + 0.01 and worst <= 1.5
 
 
-@pytest.mark.parametrize("call", ["ops.nms(b, s, 0.5).float()", "ops.ps_roi_pool(x, [b], 2, 1.0)",
+@pytest.mark.parametrize("call", ["ops.nms(b, s, 0.5).float()", "ops.batched_nms(b, s, (s > 3).long(), 0.5).float()",
                                   "ops.DeformConv2d(4, 4, 3, padding=1, groups=2)"
                                   "(x, torch.cat([x, x, x, x, x[:, :2]], 1))"])
 def test_other_torchvision_ops_refused_by_name(call, tmp_path):
@@ -533,6 +533,30 @@ def test_ps_roi_align_inputs_in_fp32(case, tmp_path):
     calibration = _ps_feeds(n, c, 4, 0)
     res = compile_model(model, calibration[0], calibration)
     for feed in _ps_feeds(n, c, 3, 9):
+        got, want = _run(res, feed, tmp_path), model(*[t.double() for t in feed]).numpy()
+        assert got.shape == want.shape
+        assert np.abs(got - want).max() <= 4e-6 * float(feed[0].abs().max()), np.abs(got - want).max()
+
+
+class PsPoolModel(nn.Module):
+    def __init__(self, size, scale):
+        super().__init__()
+        self.args = (size, scale)
+
+    def forward(self, x, boxes):
+        return tv.ps_roi_pool(x, boxes, *self.args)
+
+
+@pytest.mark.parametrize("case", PS_CASES, ids=[str(c) for c in PS_CASES])
+def test_ps_roi_pool_inputs_in_fp32(case, tmp_path):
+    """torchvision's ps_roi_pool: integer windows clipped to [0, size - 1]
+    (its kernel never reads the last row or column), the window's mean."""
+    n, c, size, scale, _ = case
+    model = PsPoolModel(size, scale)
+    calibration = _ps_feeds(n, c, 4, 0)
+    res = compile_model(model, calibration[0], calibration)
+    for feed in _ps_feeds(n, c, 3, 9):
+        feed[1][0, 1:] = torch.tensor([5.0, 7.0, 19.0, 17.0])     # a window reaching the last row and column
         got, want = _run(res, feed, tmp_path), model(*[t.double() for t in feed]).numpy()
         assert got.shape == want.shape
         assert np.abs(got - want).max() <= 4e-6 * float(feed[0].abs().max()), np.abs(got - want).max()
