@@ -52,6 +52,7 @@ from .capture_buffer_state import (INIT, STATE, as_states, binding_names, copy_w
                                    restore_tensors, with_state_reads, written_tensors)
 from .capture_view_writes import writes_through_views
 from .capture_composed import composed_calls
+from .capture_torchvision import torchvision_calls, torchvision_leaves
 from .capture_view_elements import elements_alone
 from .capture_bool_moves import cast_bools_first, compares_after_moves
 from .capture_moved_bools import moved_bools_compared
@@ -1129,6 +1130,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             raise CaptureError(f"unexpected fx node {fn.op}")
         for n in nodes[before:]:
             n.attrs.setdefault("source", _source(fn, mods))
+            if fn.meta.get("ptec_fp32"):
+                n.attrs.setdefault("fp32", fn.meta["ptec_fp32"])    # capture_torchvision's steps
         nodes[before:] = int_view_nodes(fn, nodes[before:], by_name)      # i.unsqueeze(1): still an integer
         by_name.update((n.name, n) for n in nodes[before:])
     used = {i for n in nodes for i in n.inputs} | set(outputs)
@@ -1697,8 +1700,10 @@ def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.f
     """model traced by torch.fx, knowing the example's values (capture_tracer).
     states: {id(tensor): path} of the tensors the forward writes, read and
     written as state nodes (capture_buffer_state)."""
+    leaves, searched = torchvision_leaves()      # roi_align, ... as one call each (capture_torchvision)
     tracer = (with_state_reads(_Tracer) if states else _Tracer)(
-        autowrap_functions=(F.local_response_norm,))   # one node: _lrn_nodes
+        autowrap_functions=(F.local_response_norm,) + leaves)   # one node: _lrn_nodes
+    tracer._autowrap_search.extend(searched)     # spelled ops.roi_align(...)
     from .capture_random import recording_random_calls
     from .capture_packed_sequences import patched as packing_patched
     from .capture_table_lookup import tables_indexed_by_proxies
@@ -1867,6 +1872,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
                 v.copy_(initial[k])
     from .capture_shape_numbers import fold_shape_numbers
     fold_shape_numbers(gm, UnsupportedOperator)
+    torchvision_calls(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # roi_align (capture_torchvision)
     cast_bools_first(gm, lambda: _propagate_kept(gm, example_inputs, initial))  # (x > 0).t().float()
     compares_after_moves(gm, lambda: _propagate_kept(gm, example_inputs, initial))  # (x > 0).t(): x.t() > 0
     moved_bools_compared(gm, lambda: _propagate_kept(gm, example_inputs, initial))  # cat([z, m]) | m2

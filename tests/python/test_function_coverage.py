@@ -1817,6 +1817,15 @@ RUNS["torch.where(i > 2, i, torch.zeros_like(i)) of argmax"] = (
     "int8")                                                                                             # 0.43
 RUNS["torch.bincount(argmax) * 2 (int64)"] = (
     lambda x: (torch.bincount(x.argmax(-1).flatten(), minlength=8) * 2).float(), S3, R, 1.0, "int8")   # 0.00
+# torchvision.ops.roi_align (capture_torchvision): positions, samples and means in fp32; boxes computed in int8
+RUNS["torchvision.ops.roi_align(x, constant boxes)"] = (lambda x: _tv_ops().roi_align(
+    x, torch.tensor([[0, 0.5, 0.2, 3.0, 2.5], [0, -1.5, 1.0, 2.0, 4.5]]), (2, 2), 1.0, 2, True), S4, R, 0.01, "fp32")
+RUNS["torchvision.ops.RoIAlign(boxes computed from x)"] = (lambda x: _tv_ops().RoIAlign((2, 3), 0.5, 2, False)(
+    x, [torch.cat([x[0, 0, :2, :2].abs(), x[0, 0, :2, :2].abs() + 4.0 + x[0, 1, :2, :2]], 1) * 2]), S4, R, 2.0, "fp32")  # 1.53
+RUNS["torchvision.ops.roi_pool(x, constant boxes)"] = (lambda x: _tv_ops().roi_pool(
+    x, [torch.tensor([[0.4, 0.6, 2.5, 3.0], [-1.0, 1.5, 1.4, 2.6]])], (2, 2), 1.0), S4, R, 0.01, "fp32")
+RUNS["torchvision.ops.deform_conv2d(x, offsets from x)"] = (lambda x: _tv_ops().deform_conv2d(
+    x, x[:, :2] * 0.7, torch.linspace(-1.0, 1.0, 6).reshape(2, 3, 1, 1)), S4, R, 3.0, "fp32")   # 2.48
 
 
 def _out_read_after(x):             # out= into a tensor made for it, read afterwards (capture_out_arguments)
@@ -1928,6 +1937,18 @@ RUNS["torch.where((x[..., ::2] > 0).repeat(1, 1, 2), x, 0)"] = (
 RUNS["torch.where(torch.stack([x[0, :2] > 0, x[0, 2:] < 0]), x, 0)"] = (
     lambda x: torch.where(torch.stack([x[0, :2] > 0, x[0, 2:] < 0]).reshape(1, 4, 8), x, 0.0),
     S3, R, 1.5, "int8")   # 0.92
+
+
+try:        # imported before tracing, as a model's module would (capture_torchvision reads sys.modules)
+    import torchvision.ops as _TV_OPS
+except ImportError:
+    _TV_OPS = None
+
+
+def _tv_ops():
+    if _TV_OPS is None:
+        pytest.skip("torchvision is not installed")
+    return _TV_OPS
 
 
 def inputs(shape, lo, hi, n=8, seed=0):

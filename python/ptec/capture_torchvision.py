@@ -1,0 +1,616 @@
+"""torchvision.ops.roi_align / RoIAlign, ps_roi_align, roi_pool / RoIPool,
+ps_roi_pool, deform_conv2d / DeformConv2d and torch.istft written in the fx
+graph as calls ptec runs, before the graph is read (issue 15). Boxes: a [K, 5]
+tensor, or a list of one [K, 4] tensor per image (_boxes_arg).
+torchvision's ops are traced as one call each (fx autowrap, also when
+spelled `torchvision.ops.roi_align(...)`); nms, batched_nms and the
+forms no rewrite covers are then refused in one line naming them
+(REFUSED says why).
+
+roi_align, torchvision's definition (its CPU kernel), per region
+k = (b, x1, y1, x2, y2) and output bin (ph, pw), with off = 0.5 when
+aligned else 0:
+
+    start = x1 * scale - off, size = x2 * scale - off - start
+    (size at least 1 when not aligned), bin = size / PW,
+    sample x = start + pw * bin + (ix + 0.5) * bin / gw, ix < gw = sampling_ratio,
+    (y the same), value = bilinear(x[b], y, x): 0 when y < -1, y > H,
+    x < -1 or x > W, else the position clamped to [0, H - 1] x [0, W - 1]
+    and interpolated between its 4 neighbours; the bin's output is the mean
+    of its gh * gw samples.
+
+Here, every step in fp32 (each new node's meta "ptec_fp32", which capture
+copies to attrs["fp32"]): the positions from the box columns, normalized
+for F.grid_sample(padding_mode="border", align_corners=False), whose
+border rule is exactly the clamp above; the samples outside [-1, H] x
+[-1, W] zeroed by a product with a 0/1 mask made of clamps (_inside: no
+comparison kernel runs in fp32); avg_pool2d over each gh x gw block is
+the mean; a batch N > 1: all images sampled, the region's own picked by
+the one-hot of its batch index. sampling_ratio <= 0 (torch's adaptive
+ceil(size / output) samples, a count that depends on the box values) is
+refused in one line. ps_roi_align: _ps_roi_align's doc; roi_pool: _RoiPool's;
+deform_conv2d: _DeformConv's; istft: _istft's.
+"""
+from __future__ import annotations
+
+from typing import Callable, List, Optional
+
+import sys
+
+import torch
+import torch.fx
+import torch.nn.functional as F
+
+from .ir import UnsupportedOperator
+
+# traced as one call each (fx autowrap), also when a model calls them as `torchvision.ops.roi_align`;
+# the ones not rewritten then are one call refused by name (not torch.fx failing inside torchvision's checks)
+LEAVES = ("roi_align", "roi_pool", "ps_roi_align", "ps_roi_pool", "deform_conv2d", "nms", "batched_nms")
+
+
+def _tv_ops():
+    """torchvision.ops when the model's code has imported torchvision (ptec
+    itself never imports it: no cost or dependency for other models)."""
+    if "torchvision" not in sys.modules:
+        return None
+    try:
+        import torchvision.ops
+        return torchvision.ops
+    except Exception:       # noqa: BLE001 - a broken torchvision: no call of it to meet
+        return None
+
+
+def _tv_fn(name: str):
+    ops = _tv_ops()
+    return getattr(ops, name, None) if ops is not None else None
+
+
+def torchvision_leaves():
+    """(functions fx should keep as one call, modules to look them up in)."""
+    ops = _tv_ops()
+    if ops is None:
+        return (), []
+    return tuple(getattr(ops, n) for n in LEAVES if hasattr(ops, n)), [ops]
+
+ROI_FP32 = ("roi_align's sample positions, computed in fp32 (an int8 position moves a sample by a fraction "
+            "of a pixel), and its samples' mean")
+ROI_POOL_FP32 = "roi_pool's (ps_roi_pool's) windows (masks over the map) and their maxima (means), computed in fp32"
+MAX_POOL_MASK = 1 << 22
+ROI_POOL_LARGE = ("torchvision.ops.roi_pool is not supported on this map: ptec computes it as the max over "
+                  "the whole map "
+                  "masked per bin, {count} values (at most 4194304); pool a smaller map or fewer boxes")
+ROI_ADAPTIVE = ("torchvision.ops.roi_align with sampling_ratio <= 0 (adaptive: ceil(box size / output size) "
+                "samples, a count that depends on the box values) is not supported: pass sampling_ratio > 0")
+
+
+def _shape(v) -> Optional[List[int]]:
+    meta = v.meta.get("tensor_meta") if isinstance(v, torch.fx.Node) else None
+    return [int(s) for s in meta.shape] if meta is not None and hasattr(meta, "shape") else None
+
+
+def _pair(v):
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v, v
+    if isinstance(v, (list, tuple)) and len(v) == 2 and all(isinstance(i, int) for i in v):
+        return int(v[0]), int(v[1])
+    return None
+
+
+STEEP = 2.0 ** 40
+
+
+def _inside(p, size: float):
+    """1.0 where -1 <= p <= size, else 0.0, in clamps (no comparison
+    kernel runs in fp32): p + 1 and size - p are exact near the ends
+    (Sterbenz), so a nonzero one is at least 2^-24 in magnitude and times
+    2^40 far beyond the clamp's 1."""
+    lo = torch.clamp((p + 1.0) * STEEP + 1.0, 0.0, 1.0)
+    hi = torch.clamp((size - p) * STEEP + 1.0, 0.0, 1.0)
+    return lo * hi
+
+
+class _RoiAlign(torch.nn.Module):
+    def __init__(self, n, c, h, w, kk, ph, pw, scale, sr, aligned, listed, ps=False):
+        super().__init__()
+        self.dims = (n, c, h, w, kk, ph, pw, sr, sr)
+        self.scale, self.aligned, self.listed, self.ps = float(scale), bool(aligned), listed, ps
+        # ps_roi_align: always the half-pixel shift (sizes not clamped, as torchvision's kernel), bin b
+        # read from channel group b
+        off = 0.5 if aligned or ps else 0.0
+        self.off = off
+        if ps:
+            eye = torch.eye(ph * pw).view(1, 1, ph * pw, ph * pw)
+            self.register_buffer("eye", eye)
+            self.register_buffer("off_eye", (eye - 1.0) * BIG)
+        fy = torch.tensor([(p + (i + 0.5) / sr) / ph for p in range(ph) for i in range(sr)], dtype=torch.float32)
+        fx = torch.tensor([(p + (i + 0.5) / sr) / pw for p in range(pw) for i in range(sr)], dtype=torch.float32)
+        self.register_buffer("fy", fy.view(1, ph * sr))
+        self.register_buffer("fx", fx.view(1, pw * sr))
+        self.register_buffer("batch", torch.arange(n, dtype=torch.float32).view(1, n))
+
+    def forward(self, x, rois):
+        n, c, h, w, kk, ph, pw, gh, gw = self.dims
+        s, off = self.scale, self.off
+        if self.listed:
+            cols = rois
+            bidx = None
+        else:
+            cols = rois[:, 1:5]
+            bidx = rois[:, 0:1]
+        x1, y1, x2, y2 = cols[:, 0:1] * s - off, cols[:, 1:2] * s - off, cols[:, 2:3] * s - off, cols[:, 3:4] * s - off
+        rw, rh = x2 - x1, y2 - y1
+        if not self.aligned and not self.ps:
+            rw, rh = torch.clamp(rw, min=1.0), torch.clamp(rh, min=1.0)
+        ys = y1 + rh * self.fy          # [K, PH*gh] pixel rows
+        xs = x1 + rw * self.fx          # [K, PW*gw] pixel columns
+        my = _inside(ys, float(h))
+        mx = _inside(xs, float(w))
+        gy = (ys * 2.0 + 1.0) / float(h) - 1.0
+        gx = (xs * 2.0 + 1.0) / float(w) - 1.0
+        grid = torch.stack([gx.view(kk, 1, pw * gw).expand(kk, ph * gh, pw * gw),
+                            gy.view(kk, ph * gh, 1).expand(kk, ph * gh, pw * gw)], 3)
+        grid = grid.reshape(1, kk * ph * gh, pw * gw, 2)
+        if n > 1:
+            grid = grid.expand(n, kk * ph * gh, pw * gw, 2)
+        mask = (my.view(kk, ph * gh, 1) * mx.view(kk, 1, pw * gw)).reshape(1, 1, kk * ph * gh, pw * gw)
+        v = F.grid_sample(x, grid, "bilinear", "border", False) * mask
+        v = F.avg_pool2d(v, (gh, gw), (gh, gw))             # [N, C, K*PH, PW]
+        v = v.reshape(n, c, kk, ph, pw)
+        if n > 1:
+            d = bidx - self.batch                           # [K, N]: 0 at the region's own image
+            pick = torch.clamp(1.0 - d * d * STEEP, 0.0, 1.0)
+            v = (v * pick.t().reshape(n, 1, kk, 1, 1)).sum(0)
+        else:
+            v = v.reshape(c, kk, ph, pw)
+        v = v.permute(1, 0, 2, 3)
+        if not self.ps:
+            return v
+        # [K, Cout, bin's channel, bin]: each bin's own channel (the max of it and -1e30 elsewhere)
+        v = v.reshape(kk, c // (ph * pw), ph * pw, ph * pw)
+        return (v * self.eye + self.off_eye).amax(2).reshape(kk, c // (ph * pw), ph, pw)
+
+
+def _boxes_arg(gm, fn, boxes, n: int, why: str):
+    """(boxes node, listed) for a [K, 5] tensor or a list of one [K, 4]
+    tensor (listed: its batch index is 0); a list of N [K_i, 4] tensors
+    (one per image) joined as torchvision does, cat([i column, b_i], 1)
+    then cat over i, in fp32 nodes before fn; None for anything else."""
+    if not isinstance(boxes, (list, tuple)):
+        bs = _shape(boxes)
+        return (boxes, False) if isinstance(boxes, torch.fx.Node) and bs is not None and len(bs) == 2 \
+            and bs[1] == 5 else None
+    shapes = [_shape(b) for b in boxes]
+    if not boxes or any(not isinstance(b, torch.fx.Node) or sh is None or len(sh) != 2 or sh[1] != 4
+                        for b, sh in zip(boxes, shapes)):
+        return None
+    if len(boxes) == 1 and n == 1:
+        return boxes[0], True
+    if len(boxes) != n:
+        return None
+    g, parts = gm.graph, []
+    with g.inserting_before(fn):
+        for i, (b, sh) in enumerate(zip(boxes, shapes)):
+            attr = f"_ptec_{fn.name}_index{i}"
+            gm.register_buffer(attr, torch.full((sh[0], 1), float(i)))
+            parts.append(g.call_function(torch.cat, ([g.get_attr(attr), b], 1)))
+        rois = g.call_function(torch.cat, (parts, 0))
+    for node in parts + [rois]:
+        node.meta["ptec_fp32"] = why
+    rois.meta["tensor_meta"] = _Meta([sum(sh[0] for sh in shapes), 5])
+    return rois, False
+
+
+class _Meta:
+    """The shape a made node will have (shape propagation runs after the pass)."""
+
+    def __init__(self, shape):
+        self.shape, self.dtype = torch.Size(shape), torch.float32
+
+
+def _roi_align(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
+    if fn.op != "call_function" or _tv_fn("roi_align") is None or fn.target is not _tv_fn("roi_align"):
+        return False
+    names = ("input", "boxes", "output_size", "spatial_scale", "sampling_ratio", "aligned")
+    if len(fn.args) > len(names) or set(fn.kwargs) - set(names):
+        return False
+    got = dict(zip(names, fn.args))
+    got.update(fn.kwargs)
+    x, boxes = got.get("input"), got.get("boxes")
+    size, scale = _pair(got.get("output_size")), got.get("spatial_scale", 1.0)
+    sr, aligned = got.get("sampling_ratio", -1), got.get("aligned", False)
+    if not isinstance(sr, int) or isinstance(sr, bool):
+        return False
+    if sr <= 0:
+        raise UnsupportedOperator(ROI_ADAPTIVE)
+    xs = _shape(x)
+    if (size is None or not isinstance(scale, (int, float)) or not isinstance(aligned, bool) or xs is None
+            or len(xs) != 4 or not isinstance(x, torch.fx.Node)):
+        return False
+    n, c, h, w = xs
+    got_boxes = _boxes_arg(gm, fn, boxes, n, ROI_FP32)
+    if got_boxes is None:
+        return False
+    boxes, listed = got_boxes
+    bs = _shape(boxes)
+    _inline(gm, fn, _RoiAlign(n, c, h, w, bs[0], size[0], size[1], scale, sr, aligned, listed), [x, boxes],
+            ROI_FP32)
+    return True
+
+
+BIG = 1e30
+
+
+def _step(d):
+    """1.0 where d > 0, else 0.0 (a nonzero difference of the values here
+    is far above 2^-40)."""
+    return torch.clamp(d * STEEP, 0.0, 1.0)
+
+
+def _round_away(v, one):
+    """std::round (halves away from zero), exact: fmod by 1 is exact, so
+    t = v - fmod(v, 1) is trunc(v), f = v - t its fraction, and 2f's own
+    trunc is -1, 0 or 1 (|f| >= 0.5 rounds away)."""
+    t = v - torch.fmod(v, one)
+    f2 = (v - t) * 2.0
+    return t + (f2 - torch.fmod(f2, one))
+
+
+class _RoiPool(torch.nn.Module):
+    """torchvision's roi_pool: each bin the max over its integer window
+    [floor(p * bin) + start, ceil((p + 1) * bin) + start) (clamped to the
+    map), start = round(x1 * scale), size max(round(x2 * scale) - start + 1,
+    1), bin = size / out; an empty window gives 0. Here the windows are 0/1
+    masks over the map's rows and columns (r in the window iff
+    p * bin < r - start + 1 and r - start < (p + 1) * bin, which for an
+    integer r is the floor / ceil rule), the max that of x plus
+    (mask - 1) * 1e30 over the whole map."""
+
+    def __init__(self, n, c, h, w, kk, ph, pw, scale, listed, ps=False):
+        super().__init__()
+        self.dims, self.scale, self.listed, self.ps = (n, c, h, w, kk, ph, pw), float(scale), listed, ps
+        if ps:
+            # ps_roi_pool: size max(end - start, 1) (no + 1), windows clipped to [0, size - 1] at both
+            # ends (torchvision's kernel never reads the last row or column), the window's mean, and
+            # bin b of output channel c read from input channel c * PH * PW + b
+            self.register_buffer("last_row", (torch.arange(h) < h - 1).to(torch.float32).view(1, 1, h))
+            self.register_buffer("last_col", (torch.arange(w) < w - 1).to(torch.float32).view(1, 1, w))
+            self.register_buffer("eye", torch.eye(ph * pw).view(1, ph * pw, 1, ph * pw))
+        self.register_buffer("one", torch.ones(1))    # fmod by a tensor: the fp32 aten::fmod.Tensor_out
+        self.register_buffer("rows", torch.arange(h, dtype=torch.float32).view(1, 1, h))
+        self.register_buffer("cols", torch.arange(w, dtype=torch.float32).view(1, 1, w))
+        self.register_buffer("ph", torch.arange(ph, dtype=torch.float32).view(1, ph, 1))
+        self.register_buffer("pw", torch.arange(pw, dtype=torch.float32).view(1, pw, 1))
+        self.register_buffer("batch", torch.arange(n, dtype=torch.float32).view(1, n))
+
+    def _windows(self, lo, hi, bins, at, out: int):
+        """[K, out, size] 0/1 masks of each bin's window along one axis."""
+        start, end = _round_away(lo * self.scale, self.one), _round_away(hi * self.scale, self.one)
+        size = torch.clamp(end - start + (0.0 if self.ps else 1.0), min=1.0)
+        b = (size / float(out)).view(-1, 1, 1)                 # [K, 1, 1]
+        n = at - start.view(-1, 1, 1)                          # r - start, [K, 1, size]
+        return _step(n + 1.0 - bins * b) * _step((bins + 1.0) * b - n)
+
+    def forward(self, x, rois):
+        n, c, h, w, kk, ph, pw = self.dims
+        cols = rois if self.listed else rois[:, 1:5]
+        rm = self._windows(cols[:, 1], cols[:, 3], self.ph, self.rows, ph)     # [K, PH, H]
+        cm = self._windows(cols[:, 0], cols[:, 2], self.pw, self.cols, pw)     # [K, PW, W]
+        if self.ps:
+            rm, cm = rm * self.last_row, cm * self.last_col
+        mask = (rm.view(kk, ph, 1, h, 1) * cm.view(kk, 1, pw, 1, w)).reshape(kk * ph * pw, 1, h * w)
+        if self.ps:
+            return self._ps_mean(x, rois, rm, cm, mask)
+        full = _step(rm.sum(2)).view(kk, 1, ph, 1) * _step(cm.sum(2)).view(kk, 1, 1, pw)
+        penalty = (mask - 1.0) * BIG
+        outs = []
+        for i in range(n):
+            v = (x[i].reshape(1, c, h * w) + penalty).amax(2)                  # [K*PH*PW, C]
+            outs.append(v.reshape(kk, ph, pw, c).permute(0, 3, 1, 2) * full)
+        if n == 1:
+            return outs[0]
+        d = rois[:, 0:1] - self.batch
+        pick = torch.clamp(1.0 - d * d * STEEP, 0.0, 1.0)                      # [K, N]
+        total = outs[0] * pick[:, 0:1].view(kk, 1, 1, 1)
+        for i in range(1, n):
+            total = total + outs[i] * pick[:, i:i + 1].view(kk, 1, 1, 1)
+        return total
+
+    def _ps_mean(self, x, rois, rm, cm, mask):
+        n, c, h, w, kk, ph, pw = self.dims
+        area = torch.clamp((rm.sum(2).view(kk, ph, 1) * cm.sum(2).view(kk, 1, pw)).reshape(kk * ph * pw, 1), min=1.0)
+        total = None
+        for i in range(n):
+            v = (x[i].reshape(1, c, h * w) * mask).sum(2) / area                  # [K*PH*PW, C]: 0 when empty
+            v = (v.reshape(kk, ph * pw, c // (ph * pw), ph * pw) * self.eye).sum(3)    # [K, bin, Cout]
+            v = v.permute(0, 2, 1).reshape(kk, c // (ph * pw), ph, pw)
+            if n > 1:
+                d = rois[:, 0:1] - self.batch[:, i:i + 1]
+                v = v * torch.clamp(1.0 - d * d * STEEP, 0.0, 1.0).view(kk, 1, 1, 1)
+            total = v if total is None else total + v
+        return total
+
+
+PS_FP32 = "ps_roi_align's sample positions, samples and their means, computed in fp32"
+
+
+def _ps_roi_align(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
+    """torchvision's ps_roi_align: roi_align's aligned sampling (the
+    half-pixel shift, sizes not clamped: measured on torchvision), output
+    channel c's bin (p, q) the mean over input channel (c * PH + p) * PW + q:
+    every channel sampled (_RoiAlign), then each bin's own channel picked."""
+    if fn.op != "call_function" or _tv_fn("ps_roi_align") is None or fn.target is not _tv_fn("ps_roi_align"):
+        return False
+    names = ("input", "boxes", "output_size", "spatial_scale", "sampling_ratio")
+    if len(fn.args) > len(names) or set(fn.kwargs) - set(names):
+        return False
+    got = dict(zip(names, fn.args))
+    got.update(fn.kwargs)
+    x, size, scale = got.get("input"), _pair(got.get("output_size")), got.get("spatial_scale", 1.0)
+    sr, xs = got.get("sampling_ratio", -1), _shape(got.get("input"))
+    if not isinstance(sr, int) or isinstance(sr, bool):
+        return False
+    if sr <= 0:
+        raise UnsupportedOperator(ROI_ADAPTIVE.replace("roi_align", "ps_roi_align"))
+    if (size is None or not isinstance(scale, (int, float)) or xs is None or len(xs) != 4
+            or not isinstance(x, torch.fx.Node) or xs[1] % (size[0] * size[1])):
+        return False
+    n, c, h, w = xs
+    got_boxes = _boxes_arg(gm, fn, got.get("boxes"), n, PS_FP32)
+    if got_boxes is None:
+        return False
+    boxes, listed = got_boxes
+    module = _RoiAlign(n, c, h, w, _shape(boxes)[0], size[0], size[1], scale, sr, False, listed, ps=True)
+    _inline(gm, fn, module, [x, boxes], PS_FP32)
+    return True
+
+
+def _roi_pool(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
+    """roi_pool, and ps_roi_pool (its position-sensitive mean: _RoiPool(ps=True))."""
+    if fn.op != "call_function" or not any(_tv_fn(k) is not None and fn.target is _tv_fn(k)
+                                           for k in ("roi_pool", "ps_roi_pool")):
+        return False
+    ps = fn.target is _tv_fn("ps_roi_pool")
+    names = ("input", "boxes", "output_size", "spatial_scale")
+    if len(fn.args) > len(names) or set(fn.kwargs) - set(names):
+        return False
+    got = dict(zip(names, fn.args))
+    got.update(fn.kwargs)
+    x, boxes = got.get("input"), got.get("boxes")
+    size, scale = _pair(got.get("output_size")), got.get("spatial_scale", 1.0)
+    xs = _shape(x)
+    if size is None or not isinstance(scale, (int, float)) or xs is None or len(xs) != 4 \
+            or not isinstance(x, torch.fx.Node):
+        return False
+    n, c, h, w = xs
+    bs = [_shape(b) for b in boxes] if isinstance(boxes, (list, tuple)) else [_shape(boxes)]
+    count = sum(b[0] for b in bs if b) * size[0] * size[1] * c * h * w
+    if count > MAX_POOL_MASK:
+        raise UnsupportedOperator(ROI_POOL_LARGE.format(count=count))
+    got_boxes = _boxes_arg(gm, fn, boxes, n, ROI_POOL_FP32)
+    if got_boxes is None:
+        return False
+    boxes, listed = got_boxes
+    bs = _shape(boxes)
+    if ps and c % (size[0] * size[1]):
+        return False
+    _inline(gm, fn, _RoiPool(n, c, h, w, bs[0], size[0], size[1], scale, listed, ps), [x, boxes], ROI_POOL_FP32)
+    return True
+
+
+class _DeformConv(torch.nn.Module):
+    """torchvision's deform_conv2d (groups and offset_groups 1): each tap k =
+    (ki, kj) of output (i, j) reads x at (i * sh - ph + ki * dh + dy,
+    j * sw - pw + kj * dw + dx), (dy, dx) = offset[:, 2k], offset[:, 2k + 1];
+    its bilinear read is 0 beyond -1 and the size, the neighbours outside the
+    map 0: F.grid_sample with zero padding and align_corners False is that
+    rule exactly. The samples (times mask[:, k] when given) are the columns
+    of the convolution: one 1x1 conv2d by the weight viewed [Cout, Cin*kh*kw]."""
+
+    def __init__(self, n, cin, h, w, ho, wo, kh, kw, stride, padding, dilation, weight, bias, masked):
+        super().__init__()
+        self.dims, self.masked = (n, cin, h, w, ho, wo, kh * kw), masked
+        ys = torch.tensor([[i * stride[0] - padding[0] + ki * dilation[0] for i in range(ho)]
+                           for ki in range(kh) for _ in range(kw)], dtype=torch.float32)
+        xs = torch.tensor([[j * stride[1] - padding[1] + kj * dilation[1] for j in range(wo)]
+                           for _ in range(kh) for kj in range(kw)], dtype=torch.float32)
+        self.register_buffer("ys", ys.view(1, kh * kw, ho, 1))
+        self.register_buffer("xs", xs.view(1, kh * kw, 1, wo))
+        self.register_buffer("weight", weight.to(torch.float32).reshape(weight.shape[0], -1, 1, 1).contiguous())
+        self.register_buffer("bias", (torch.zeros(weight.shape[0]) if bias is None else bias).to(torch.float32))
+
+    def forward(self, x, offset, mask=None):
+        n, cin, h, w, ho, wo, k = self.dims
+        pairs = offset.view(n, k, 2, ho, wo)
+        py = pairs[:, :, 0] + self.ys                  # [N, K, Ho, Wo] rows read
+        px = pairs[:, :, 1] + self.xs
+        grid = torch.stack([(px * 2.0 + 1.0) / float(w) - 1.0, (py * 2.0 + 1.0) / float(h) - 1.0], 4)
+        v = F.grid_sample(x, grid.reshape(n, k * ho, wo, 2), "bilinear", "zeros", False)    # [N, Cin, K*Ho, Wo]
+        v = v.reshape(n, cin, k, ho, wo)
+        if self.masked:
+            v = v * mask.view(n, 1, k, ho, wo)
+        return F.conv2d(v.reshape(n, cin * k, ho, wo), self.weight, self.bias)
+
+
+DCN_FP32 = "deform_conv2d's sample positions, samples and their convolution, computed in fp32"
+
+
+def _deform_conv(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
+    from .capture_composed import _constant
+    if fn.op != "call_function" or _tv_fn("deform_conv2d") is None or fn.target is not _tv_fn("deform_conv2d"):
+        return False
+    names = ("input", "offset", "weight", "bias", "stride", "padding", "dilation", "mask")
+    if len(fn.args) > len(names) or set(fn.kwargs) - set(names):
+        return False
+    got = dict(zip(names, fn.args))
+    got.update(fn.kwargs)
+    x, offset, mask = got.get("input"), got.get("offset"), got.get("mask")
+    weight = _constant(gm, got.get("weight"))
+    bias = _constant(gm, got.get("bias")) if got.get("bias") is not None else None
+    pairs = [_pair(got.get(k, d)) for k, d in (("stride", 1), ("padding", 0), ("dilation", 1))]
+    xs, os_, out = _shape(x), _shape(offset), _shape(fn)
+    if (weight is None or not isinstance(weight, torch.Tensor) or weight.dim() != 4 or any(p is None for p in pairs)
+            or (got.get("bias") is not None and bias is None) or xs is None or os_ is None or out is None
+            or len(xs) != 4 or not isinstance(x, torch.fx.Node) or not isinstance(offset, torch.fx.Node)
+            or (mask is not None and not isinstance(mask, torch.fx.Node))):
+        return False
+    n, cin, h, w = xs
+    cout, cin_g, kh, kw = weight.shape
+    ho, wo = out[2], out[3]
+    if cin_g != cin or os_ != [n, 2 * kh * kw, ho, wo] or (mask is not None and _shape(mask) != [n, kh * kw, ho, wo]):
+        return False        # weight groups or offset groups: stays the call, refused by name
+    module = _DeformConv(n, cin, h, w, ho, wo, kh, kw, pairs[0], pairs[1], pairs[2], weight, bias, mask is not None)
+    _inline(gm, fn, module, [x, offset] + ([mask] if mask is not None else []), DCN_FP32)
+    return True
+
+
+_ISTFT_ARGS = ("input", "n_fft", "hop_length", "win_length", "window", "center", "normalized", "onesided", "length",
+               "return_complex")
+
+
+def istft_plan(n_fft: int, hop: int, win_length: int, window, frames: int, center: bool, normalized: bool,
+               length):
+    """torch.istft's constants for frames of n_fft samples: the per-sample
+    weight of a frame (the window padded to n_fft in the middle, times
+    sqrt(n_fft) when normalized: torch scales the inverse so), the overlap-
+    added length, the kept range [start, end), the reciprocal of the window
+    envelope (the overlap-add of window^2) over it, and the zeros torch pads
+    after it up to `length`; None when the envelope is below torch's 1e-11
+    somewhere in the range (torch raises)."""
+    w = torch.ones(win_length, dtype=torch.float64) if window is None else window.to(torch.float64).reshape(-1)
+    left = (n_fft - win_length) // 2
+    full = torch.zeros(n_fft, dtype=torch.float64)
+    full[left:left + win_length] = w
+    total = n_fft + hop * (frames - 1)
+    env = torch.zeros(total, dtype=torch.float64)
+    for t in range(frames):
+        env[t * hop:t * hop + n_fft] += full * full
+    start = n_fft // 2 if center else 0
+    if length is not None:
+        end = min(start + int(length), total)
+    else:
+        end = total - n_fft // 2 if center else total
+    if end <= start or bool((env[start:end].abs() < 1e-11).any()):
+        return None
+    scale = full * (n_fft ** 0.5 if normalized else 1.0)
+    pad = int(length) - (end - start) if length is not None else 0
+    return scale, total, start, end, 1.0 / env[start:end], pad
+
+
+class _Istft(torch.nn.Module):
+    def __init__(self, n_fft, hop, frames, plan, batched):
+        super().__init__()
+        scale, total, start, end, inv, pad = plan
+        self.n_fft, self.hop, self.frames, self.total = n_fft, hop, frames, total
+        self.start, self.end, self.pad, self.batched = start, end, pad, batched
+        self.register_buffer("scale", scale.to(torch.float32).view(n_fft, 1))
+        self.register_buffer("inv", inv.to(torch.float32).view(1, end - start))
+
+    def forward(self, spec):
+        if not self.batched:
+            spec = spec.unsqueeze(0)
+        frames = torch.fft.irfft(spec, n=self.n_fft, dim=1) * self.scale       # [B, n_fft, T]
+        y = F.fold(frames, (1, self.total), (1, self.n_fft), stride=(1, self.hop))
+        y = y.reshape(-1, self.total)[:, self.start:self.end] * self.inv
+        if self.pad > 0:
+            y = F.pad(y, (0, self.pad))
+        return y if self.batched else y.squeeze(0)
+
+
+def _istft(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
+    """torch.istft / Tensor.istft of a onesided complex spectrum with a
+    constant window: torch's definition, irfft of each frame (n = n_fft),
+    times the window (and sqrt(n_fft) when normalized), overlap-added by
+    F.fold, the kept range divided by the window envelope, zeros after it
+    up to `length`. Anything else stays the call (refused by name)."""
+    from .capture_composed import _constant
+    if not ((fn.op == "call_function" and fn.target is torch.istft)
+            or (fn.op == "call_method" and fn.target == "istft")):
+        return False
+    if len(fn.args) > len(_ISTFT_ARGS) or set(fn.kwargs) - set(_ISTFT_ARGS):
+        return False
+    got = dict(zip(_ISTFT_ARGS, fn.args))
+    got.update(fn.kwargs)
+    spec, n_fft = got.get("input"), got.get("n_fft")
+    meta = spec.meta.get("tensor_meta") if isinstance(spec, torch.fx.Node) else None
+    shape = _shape(spec)
+    if meta is None or shape is None or not meta.dtype.is_complex or len(shape) not in (2, 3) \
+            or not isinstance(n_fft, int) or n_fft < 1:
+        return False
+    hop = got.get("hop_length") or n_fft // 4
+    win_length = got.get("win_length") or n_fft
+    center, normalized = got.get("center", True), got.get("normalized", False)
+    onesided, length = got.get("onesided"), got.get("length")
+    window = got.get("window")
+    if window is not None:
+        window = _constant(gm, window)
+        if window is None or list(window.shape) != [win_length]:
+            return False
+    if (got.get("return_complex") or onesided is False or shape[-2] != n_fft // 2 + 1 or not isinstance(hop, int)
+            or not isinstance(win_length, int) or win_length > n_fft or not isinstance(center, bool)
+            or not isinstance(normalized, bool) or not (length is None or isinstance(length, int))):
+        return False
+    plan = istft_plan(n_fft, hop, win_length, window, shape[-1], center, normalized, length)
+    if plan is None:
+        return False
+    _inline(gm, fn, _Istft(n_fft, hop, shape[-1], plan, len(shape) == 3), [spec], None)
+    return True
+
+
+def _inline(gm, fn, module, args, fp32) -> None:
+    """fn replaced by module's traced body on args (its buffers registered
+    on gm); each new node marked fp32 (its reason) when fp32 is given."""
+    body = torch.fx.symbolic_trace(module)
+    g = gm.graph
+    holders = [p for p in body.graph.nodes if p.op == "placeholder"]
+    env = dict(zip(holders, args))
+    for k, v in body.named_buffers():
+        gm.register_buffer(f"_ptec_{fn.name}_{k}", v.clone())
+    out = None
+    with g.inserting_before(fn):
+        for node in body.graph.nodes:
+            if node.op == "placeholder":
+                continue
+            if node.op == "output":
+                out = env[node.args[0]]
+                break
+            if node.op == "get_attr":
+                env[node] = g.get_attr(f"_ptec_{fn.name}_{node.target}")
+                continue
+            env[node] = g.node_copy(node, lambda a: env[a])
+            if fp32:
+                env[node].meta["ptec_fp32"] = fp32
+    fn.replace_all_uses_with(out)
+    g.erase_node(fn)
+
+
+REFUSED = {  # torchvision call name: why (each refused in one line by _refused)
+    "nms": "its output length depends on the box values (a sequential keep/suppress over the sorted boxes)",
+    "batched_nms": "its output length depends on the box values (a sequential keep/suppress over the sorted boxes)",
+    "ps_roi_align": "ptec rewrites it only with sampling_ratio > 0 and channels a multiple of the bins",
+    "ps_roi_pool": "ptec rewrites it only with channels a multiple of the bins",
+    "deform_conv2d": ("ptec rewrites it only with groups and offset_groups 1 and a constant weight "
+                      "(sampling at computed offsets, then a convolution of the samples)"),
+}
+
+
+def _refused(fn: torch.fx.Node) -> None:
+    if fn.op == "call_function" and any(fn.target is f for f in torchvision_leaves()[0]):
+        name = fn.target.__name__
+        if name in REFUSED:
+            raise UnsupportedOperator(f"torchvision.ops.{name} is not supported: {REFUSED[name]}")
+
+
+def torchvision_calls(gm: torch.fx.GraphModule, propagate: Callable[[], None]) -> None:
+    """Rewrite torchvision.ops.roi_align and torch.istft calls in gm's
+    graph; propagate() records the new nodes' shapes when any was made."""
+    changed = False
+    for fn in list(gm.graph.nodes):
+        made = (_roi_align(gm, fn) or _ps_roi_align(gm, fn) or _roi_pool(gm, fn) or _istft(gm, fn)
+                or _deform_conv(gm, fn))
+        if not made:
+            _refused(fn)
+        changed |= made
+    if changed:
+        gm.graph.lint()
+        gm.recompile()
+        propagate()
