@@ -1136,7 +1136,7 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
              or n.name in used]
     nodes = without_unread_factors(nodes, outputs)
     mark_bit_level_readers(nodes)      # arithmetic on nextafter / frexp results in fp32 (capture_float_bits)    # an LU only lu_unpack / lu_solve read (their A is refactored)
-    mark_viewed_producers(nodes, CaptureError)   # the float a view(dtype) reads made in fp32 (capture_dtype_view)
+    mark_viewed_producers(nodes)   # the float a view(dtype) reads made in fp32 (capture_dtype_view)
     for n in nodes:
         if n.op == "conv_transpose2d":
             dense_groups(n)

@@ -32,7 +32,7 @@ from typing import List, Optional
 import torch
 import torch.fx
 
-from .ir import Node
+from .ir import Node, UnsupportedOperator
 
 FP32_REASON = "a view as another dtype reinterprets the value's float32 bytes (fp32, ptec::view_dtype.out)"
 # the dtypes a view reads or makes, by the graph's name
@@ -120,12 +120,12 @@ CHAIN_FP32 = ("its value is viewed as another dtype (x.view(dtype)): the float32
               "the producers run in fp32")
 
 
-def mark_viewed_producers(nodes: List[Node], error) -> None:
+def mark_viewed_producers(nodes: List[Node]) -> None:
     """The float value a view_dtype reads is made in fp32 (attrs["fp32"]),
     and so is each producer back to the program's inputs and constants:
     an int8 grid's dequantized value has other bits than torch's float32
     result. A producer ptec does not run in fp32 here is refused in one
-    line (error: the capture's exception)."""
+    line naming it."""
     by_name = {n.name: n for n in nodes}
     todo = [by_name.get(n.inputs[0]) for n in nodes if n.op == "view_dtype" and n.attrs.get("src") == "float32"]
     seen = set()
@@ -137,8 +137,9 @@ def mark_viewed_producers(nodes: List[Node], error) -> None:
         seen.add(n.name)
         if n.op not in _FP32_CHAIN:
             where = n.attrs.get("source") or n.name
-            raise error(f"{where}: a view as another dtype reinterprets float32 bits, and this value is computed "
-                        f"by {n.op}, which ptec runs on an int8 grid (other bits than torch's); for a "
-                        "conversion of the values, write .to(dtype)")
+            raise UnsupportedOperator(f"operator not supported: {where}: a view as another dtype reinterprets "
+                                      f"float32 bits, and this value is computed by {n.op}, which ptec runs on an "
+                                      "int8 grid (other bits than torch's); for a conversion of the values, write "
+                                      ".to(dtype)")
         n.attrs.setdefault("fp32", CHAIN_FP32)
         todo.extend(by_name.get(i) for i in n.inputs)
