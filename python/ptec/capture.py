@@ -89,7 +89,7 @@ from .capture_float_bits import WHOLE_WHY as FREXP_WHOLE_WHY, frexp_elements, ma
 from .capture_fp32_norms import fp32_norm_nodes
 from .capture_fp32_buckets import fp32_bucket_nodes
 from .capture_fp32_histc import fp32_histc_nodes
-from .capture_dtype_view import dtype_view_nodes
+from .capture_dtype_view import dtype_view_nodes, mark_viewed_producers
 from .capture_binary_tables import binary_table_nodes
 from .capture_matrix_compositions import matrix_composition_nodes
 from .capture_reductions import reduction_nodes
@@ -1139,6 +1139,7 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
              or n.name in used]
     nodes = without_unread_factors(nodes, outputs)
     mark_bit_level_readers(nodes)      # arithmetic on nextafter / frexp results in fp32 (capture_float_bits)    # an LU only lu_unpack / lu_solve read (their A is refactored)
+    mark_viewed_producers(nodes)   # the float a view(dtype) reads made in fp32 (capture_dtype_view)
     for n in nodes:
         if n.op == "conv_transpose2d":
             dense_groups(n)

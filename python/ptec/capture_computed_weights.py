@@ -427,7 +427,8 @@ def _split_float_mask(m, fills=None):
     added (None when it is made of zeros). fills: a list given the fill of
     a pattern read (its bool part's value). Any other float mask holding a
     value <= -1e4 on the example (a 0 / -1e9 model input): m <= -1e4 masks
-    and the rest is added (None when the example's rest is zeros: the int8
+    (its fill the example's one masking value, recorded in fills; several
+    values record none: -inf) and the rest is added (None when the example's rest is zeros: the int8
     grid of such an m, its step above 39, holds no smaller bias anyway);
     else it is added as it is (a finite bias: a -inf in it on the
     calibration inputs is refused, as any int8 value holding -inf)."""
@@ -440,6 +441,11 @@ def _split_float_mask(m, fills=None):
     if not isinstance(v, torch.Tensor) or not v.is_floating_point() or not bool((v <= _MASKING).any()):
         return None, m
     b = m <= _MASKING
+    masking = torch.unique(v[v <= _MASKING])
+    if fills is not None and masking.numel() == 1:
+        # one fill on the example (a model input: its run-time value is unknown): assumed that fill, so a
+        # row masked whole is 1/S, torch's where float32 rounds score + fill to the fill (-1e9: |score| < 32)
+        fills.append(float(masking[0]))
     rest = v.masked_fill(v <= _MASKING, 0.0)
     return b, (m.masked_fill(b, 0.0) if bool(rest.any()) else None)
 

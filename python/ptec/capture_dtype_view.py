@@ -7,8 +7,10 @@ step: one `view_dtype` node (attrs src, dtype: torch's names; fp32 the
 reason) lowered on ptec::view_dtype.out (ptec only), which copies the
 value's bytes into a tensor of the new dtype. Its input is the value in
 its real dtype: a float value in fp32 (a float program input exactly as
-given, NaN payloads, -0.0 and denormals included; a computed one as the
-program holds it), an int value (capture_indices.int_dtype, a narrow one
+given, NaN payloads, -0.0 and denormals included; a computed one made in
+fp32 with its producers back to the inputs and constants, so its bits are
+torch's: mark_viewed_producers; a producer ptec runs only on an int8 grid,
+exp or conv say, is refused in one line), an int value (capture_indices.int_dtype, a narrow one
 of capture_int_casts) as its integers. The result is an int value of the
 program (int64 / int32: integer arithmetic, comparisons, `.float()`, an
 output; int16 / uint8 / int8: capture_narrow_ints' int64 copies) or an
@@ -30,7 +32,7 @@ from typing import List, Optional
 import torch
 import torch.fx
 
-from .ir import Node
+from .ir import Node, UnsupportedOperator
 
 FP32_REASON = "a view as another dtype reinterprets the value's float32 bytes (fp32, ptec::view_dtype.out)"
 # the dtypes a view reads or makes, by the graph's name
@@ -108,3 +110,36 @@ def eval_view_dtype(a: dict, x: torch.Tensor) -> torch.Tensor:
     src, dst = BY_NAME[a["src"]], BY_NAME[a["dtype"]]
     y = x.to(src).contiguous().view(dst)
     return y.float() if a["dtype"] in INTS else y
+
+
+# ops whose float32 result the walk of mark_viewed_producers runs in fp32 (their portable kernels), and
+# where it stops: the program's inputs and constants (their bytes as given), an integer's float (exact)
+_FP32_CHAIN = ("add", "sub", "mul", "div", "binary_math", "clamp", "reshape", "permute", "identity")
+_STOPS = ("input", "constant")
+CHAIN_FP32 = ("its value is viewed as another dtype (x.view(dtype)): the float32 bits are torch's only when "
+              "the producers run in fp32")
+
+
+def mark_viewed_producers(nodes: List[Node]) -> None:
+    """The float value a view_dtype reads is made in fp32 (attrs["fp32"]),
+    and so is each producer back to the program's inputs and constants:
+    an int8 grid's dequantized value has other bits than torch's float32
+    result. A producer ptec does not run in fp32 here is refused in one
+    line naming it."""
+    by_name = {n.name: n for n in nodes}
+    todo = [by_name.get(n.inputs[0]) for n in nodes if n.op == "view_dtype" and n.attrs.get("src") == "float32"]
+    seen = set()
+    while todo:
+        n = todo.pop()
+        if n is None or n.name in seen or n.op in _STOPS or n.op == "index_to_float" \
+                or n.op == "view_dtype":      # an int's float view: its bytes as they are
+            continue
+        seen.add(n.name)
+        if n.op not in _FP32_CHAIN:
+            where = n.attrs.get("source") or n.name
+            raise UnsupportedOperator(f"operator not supported: {where}: a view as another dtype reinterprets "
+                                      f"float32 bits, and this value is computed by {n.op}, which ptec runs on an "
+                                      "int8 grid (other bits than torch's); for a conversion of the values, write "
+                                      ".to(dtype)")
+        n.attrs.setdefault("fp32", CHAIN_FP32)
+        todo.extend(by_name.get(i) for i in n.inputs)

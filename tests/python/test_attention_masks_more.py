@@ -350,3 +350,58 @@ def test_a_float_padding_mask_given_as_an_input(fill, batch_first, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check(InputPadding(batch_first), samples, tmp_path, bound=4.0)       # 3.58
+
+
+class InputMasks(nn.Module):
+    """nn.MultiheadAttention (not batch first: torch's formula) given a float mask as a model input:
+    key_padding_mask [N, S] or attn_mask [L, S] of 0 / fill values."""
+
+    def __init__(self, which):
+        super().__init__()
+        self.which = which
+        self.m = nn.MultiheadAttention(E, H).eval()
+        self.m.load_state_dict(MHA.state_dict())
+
+    def forward(self, x, mask):         # x [L, N, E]
+        kw = {"key_padding_mask": mask} if self.which == "kpm" else {"attn_mask": mask}
+        return self.m(x, x, x, need_weights=False, **kw)[0]
+
+
+@pytest.mark.parametrize("which", ["kpm", "attn_mask"])
+def test_a_float_input_mask_masking_whole_rows(which, tmp_path):
+    """A 0 / -1e9 float mask given as a model input (no pattern to read) that masks a whole row at run
+    time: torch adds -1e9 (float32 rounds score - 1e9 to -1e9), its softmax there 1/S; ptec assumes the
+    example's one masking value as the fill (a model input's value at run time is unknown), so its row
+    is 1/S too (a -inf fill would give a row of zeros: 100+ output steps off)."""
+    g = torch.Generator().manual_seed(7)
+    n = 2
+    if which == "kpm":
+        cal_mask = torch.zeros(n, L)
+        cal_mask[0, 3:] = -1e9
+        whole = torch.zeros(n, L)
+        whole[1, :] = -1e9                  # batch element 1 padded whole
+    else:
+        cal_mask = torch.triu(torch.full((L, L), -1e9), 1)          # causal
+        whole = cal_mask.clone()
+        whole[2, :] = -1e9                  # query 2 sees nothing
+    cal = [(torch.rand(L, n, E, generator=g) * 6 - 3, cal_mask) for _ in range(6)]
+    model = InputMasks(which).eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = compile_model(model, [cal[0][0], cal_mask], cal)
+    prog = parse_program(res.data)
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    worst, masked_row = 0.0, 0.0
+    for x, _ in cal[:3]:
+        for mask in (cal_mask, whole):
+            got = host_runtime.run(prog, res.data, [x.numpy(), mask.numpy()], workdir=str(tmp_path))[0]
+            with torch.no_grad():
+                want = model(x, mask).numpy()
+            assert np.isfinite(want).all() and np.isfinite(got).all()
+            worst = max(worst, float(np.abs(got - want).max() / step))
+            if mask is whole:
+                row = want[:, 1] if which == "kpm" else want[2]
+                masked_row = max(masked_row, float(np.abs(row).max() / step))
+    print(f"{which}: {worst:.2f} output steps (whole-masked rows up to {masked_row:.1f} steps from 0)")
+    assert masked_row >= 8              # a zero row would be far off
+    assert worst <= 4.0, worst

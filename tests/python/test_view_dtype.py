@@ -9,8 +9,10 @@ payloads, +-inf, +-0.0, denormals, the extremes), every integer dtype ptec
 holds, shapes of rank 0 to 4 (a 4-D value is channels-last in ptec: viewed
 in torch's order), the result read downstream (`.float()`, `& 0xFF`,
 shifts, comparisons, narrow arithmetic, a view back) and as a program
-output. A value computed in int8 is viewed as the program holds it: its
-dequantized value (checked by viewing back, within half an output step).
+output. A float value computed before the view is made in fp32 with its
+producers (add, sub, mul, div, clamp, reshape, permute: torch's bits
+exactly; atan2 within 1 ulp); one computed by what ptec runs only in int8
+(exp, conv) is refused in one line with .to(dtype) advice.
 Every program also runs on the reference interpreter, whose bytes
 ptec-run's must equal. Refused in one line: float64 / bool / float16
 views, and torch's own errors (stride, last size) quoting torch."""
@@ -134,14 +136,45 @@ def test_fp32_steps_between_views(tmp_path):
     exact(lambda v: (v.view(torch.float32) * 2.0).view(torch.int32), x, tmp_path, cal)
 
 
-def test_value_computed_in_int8_is_viewed_as_held(tmp_path):
-    """x * 2 is an int8 value: the view reads its dequantized float32 bytes
-    (viewed back, within half an output step of torch's x * 2)."""
-    x = calib((2, 16))
-    (got,), _ = run(lambda v: (v * 2).view(torch.int32), x, tmp_path)
-    back = got.view(np.float32)
-    step = float((x * 2).abs().max()) / 127.0
-    assert np.abs(back - (x * 2).numpy()).max() <= step
+CHAINS = {          # float32 values computed before the view: each step fp32, torch's rounding
+    "x * 3 + 1": lambda v: (v * 3 + 1).view(torch.int32),
+    "(x * 3 + 1) & 0xFFFF": lambda v: ((v * 3 + 1).view(torch.int32) & 0xFFFF).float(),
+    "x / 3 - 0.5": lambda v: (v / 3 - 0.5).view(torch.int32),
+    "x * x - x": lambda v: (v * v - v).view(torch.int32),
+    "relu(x - 0.25)": lambda v: torch.relu(v - 0.25).view(torch.int32),
+    "clamp(x * 2)": lambda v: (v * 2).clamp(-0.5, 1.5).view(torch.int32),
+    "(x.t() * 3).contiguous() as uint8": lambda v: (v.t() * 3).contiguous().view(torch.uint8),
+    "(x * 2) as int16": lambda v: (v * 2).view(torch.int16),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHAINS))
+def test_computed_value_is_viewed_bit_exact(name, tmp_path):
+    """A float value computed before the view is made in fp32 with its
+    producers (capture_dtype_view.mark_viewed_producers): its bits are
+    torch's float32 bits exactly (an int8 grid's dequantized value has
+    others: 0.5 of the 16 low bits of (x * 3 + 1) off)."""
+    x = torch.rand(4, 8, generator=torch.Generator().manual_seed(3)) * 8 - 4
+    exact(CHAINS[name], x, tmp_path, calib((4, 8)))
+
+
+def test_computed_by_atan2_within_one_unit_in_the_last_place(tmp_path):
+    """atan2 (fp32 binary_math) is libm's float32 atan2: its bits within 1 of torch's (same sign: ulps)."""
+    x = torch.rand(4, 8, generator=torch.Generator().manual_seed(4)) * 8 - 4
+    fn = lambda v: torch.atan2(v, v * 0.5 + 1).view(torch.int32)
+    (got,), _ = run(fn, x, tmp_path, calib((4, 8)))
+    assert np.abs(got.astype(np.int64) - fn(x).numpy().astype(np.int64)).max() <= 1
+
+
+@pytest.mark.parametrize("fn", [lambda v: v.exp().view(torch.int32),
+                                lambda v: torch.nn.functional.conv1d(v.reshape(4, 1, 8), torch.ones(1, 1, 3))
+                                .view(torch.int32)], ids=["exp", "conv1d"])
+def test_computed_off_fp32_is_refused_in_one_line(fn):
+    """A producer ptec runs only on an int8 grid: its bits would not be torch's, refused with .to advice."""
+    with pytest.raises(UnsupportedOperator) as e:
+        compile_model(Call(fn).eval(), [calib((4, 8))], [(calib((4, 8)),)])
+    message = str(e.value)
+    assert "\n" not in message and "reinterprets float32 bits" in message and ".to(dtype)" in message, message
 
 
 @pytest.mark.parametrize("fn, words", [
