@@ -1910,6 +1910,10 @@ RUNS["torch.where((x[..., ::2] > 0).repeat(1, 1, 2), x, 0)"] = (
 RUNS["torch.where(torch.stack([x[0, :2] > 0, x[0, 2:] < 0]), x, 0)"] = (
     lambda x: torch.where(torch.stack([x[0, :2] > 0, x[0, 2:] < 0]).reshape(1, 4, 8), x, 0.0),
     S3, R, 1.5, "int8")   # 0.92
+RUNS["torch.where((x > 0).index_select(2, tensor([7, ..., 0])), x, 0)"] = (
+    lambda x: torch.where((x > 0).index_select(2, torch.arange(7, -1, -1)), x, 0.0), S3, R, 1.5, "int8")   # 0.48
+RUNS["x.masked_fill((x > 0)[..., [1, 0, 3, 2, 5, 4, 7, 6]], 0)"] = (
+    lambda x: x.masked_fill((x > 0)[..., [1, 0, 3, 2, 5, 4, 7, 6]], 0.0), S3, R, 1.5, "int8")   # 0.89
 
 
 def inputs(shape, lo, hi, n=8, seed=0):
