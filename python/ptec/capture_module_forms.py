@@ -335,17 +335,19 @@ def prepared(model: nn.Module, error) -> nn.Module:
     (in eval mode) with its computed weights folded and its hooks as code.
     error: the exception class of a refusal."""
     from .capture_torch_ao import torch_ao_refusal
+    from .capture_call_override import call_override_refusal, call_traced, root_overrides_call
     refusal = _script_refusal(model) or torch_ao_refusal(model)     # torch.ao.quantization's: the float model asked
+    refusal = refusal or call_override_refusal(model)    # nn.LSTM subclass overriding __call__ (capture_call_override)
     if refusal:
         raise error(refusal)
     model.eval()
-    if not _needs_copy(model) and not any(_global_dicts()):
+    if not _needs_copy(model) and not any(_global_dicts()) and not root_overrides_call(model):
         return model
     c = _structural_copy(model, {})
     for m in c.modules():
         _fold_weights(m)
     _as_local_hooks(c)
-    return _hooks_as_code(c, error)
+    return call_traced(_hooks_as_code(c, error))    # the root's __call__ override traced (capture_call_override)
 
 
 def with_module_forms(capture: Callable) -> Callable:

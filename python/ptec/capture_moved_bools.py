@@ -1,7 +1,8 @@
 """Moved bools read as bools (probe items 7, 8): a bool (a comparison, a
 logical op, a bool model input) moved by flip, roll, a slice with a step,
 permute / transpose / t() / rot90, expand / repeat / tile /
-repeat_interleave, unbind / split pieces, cat or stack (with constant or
+repeat_interleave, unbind / split pieces, gathers by integer indices
+(index_select, gather, take, take_along_dim, `m[:, [2, 0, 1]]`, `m[idx]`), cat or stack (with constant or
 computed bools), F.pad with False / True, and then read by torch.where,
 masked_fill, `&` / `|` / `^` / `~`, any / all / sum / count_nonzero, an
 attention mask or a program output: `key_padding_mask =
@@ -81,9 +82,48 @@ def _roll(fn: torch.fx.Node) -> bool:
         and _dtype(fn) is torch.bool and not _other_tensors(list(fn.args[1:]) + list(fn.kwargs.values()))
 
 
+_GATHERS = ("index_select", "gather", "take", "take_along_dim")
+_GATHER_FUNCTIONS = (torch.index_select, torch.gather, torch.take, torch.take_along_dim)
+_INDEX_DTYPES = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)
+
+
+def _index_items(index) -> bool:
+    """A getitem index holding an integer list or an integer tensor (with ints,
+    slices, None, ...): a gather (a bool mask index is no gather)."""
+    items = index if isinstance(index, tuple) else (index,)
+    gather = False
+    for i in items:
+        if isinstance(i, torch.fx.Node):
+            if _dtype(i) not in _INDEX_DTYPES:
+                return False
+            gather = True
+        elif isinstance(i, (list, tuple)):
+            if not i or not all(isinstance(v, int) and not isinstance(v, bool) for v in i):
+                return False
+            gather = True
+        elif not (i is None or i is Ellipsis or isinstance(i, (int, slice)) and not isinstance(i, bool)):
+            return False
+    return gather
+
+
+def _gather(fn: torch.fx.Node) -> bool:
+    """index_select / gather / take / take_along_dim of a bool b by integer
+    indices, or b[:, [2, 0, 1]] / b[idx] (integer lists or tensors): elements
+    of b picked by index, which commute with the cast as the other moves do."""
+    if not fn.args or not isinstance(fn.args[0], torch.fx.Node) or _dtype(fn.args[0]) is not torch.bool \
+            or _dtype(fn) is not torch.bool:
+        return False
+    if fn.op == "call_function" and fn.target is operator.getitem:
+        return len(fn.args) == 2 and _index_items(fn.args[1])
+    named = (fn.op == "call_method" and fn.target in _GATHERS) or _target_in(fn, _GATHER_FUNCTIONS)
+    rest = list(fn.args[1:]) + list(fn.kwargs.values())
+    return named and all(not isinstance(a, torch.fx.Node) or _dtype(a) in _INDEX_DTYPES for a in rest)
+
+
 def _moves(fn: torch.fx.Node) -> bool:
     """fn makes a bool of the elements of bools (and bool constants) only."""
-    return isinstance(fn, torch.fx.Node) and (_is_move(fn) or _piece(fn) or _join(fn) or _pad(fn) or _roll(fn))
+    return isinstance(fn, torch.fx.Node) and (_is_move(fn) or _piece(fn) or _join(fn) or _pad(fn) or _roll(fn)
+                                              or _gather(fn))
 
 
 def _view_only(fn: torch.fx.Node) -> bool:

@@ -17,6 +17,7 @@ from .backends.ethos_u.npu_config import NPU_TARGETS
 from .calibration import check_samples
 from .input_channel_spread import spread_inputs_in_fp32
 from .input_compression import compress_inputs_in_fp32
+from .periodic_inputs import periodic_in_fp32
 from .capture_buffer_state import STATE
 from .ops import runtime_kernels
 from .ir import origin
@@ -121,6 +122,8 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
     total = len(calibration)
     compress_inputs_in_fp32(prepared, calibration, log, int8_io,    # 10 * log10(p + eps) of a power-spectrum input
                             lambda ops: missing_kernels(ops, available_kernels))
+    periodic_in_fp32(prepared, calibration, log, int8_io,      # sin / cos of t * freqs, t an int input in [0, 1000]
+                     lambda ops: missing_kernels(ops, available_kernels))
 
     def progress(i):
         if i == total or i % max(1, total // 4) == 0:

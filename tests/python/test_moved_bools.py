@@ -5,7 +5,9 @@ True, t() / transpose / permute, expand / repeat, a piece of unbind, then
 read by torch.where, masked_fill, logical ops, any / all / sum /
 count_nonzero, as a program output, or as an attention's key padding mask
 (a CLS token's `cat([zeros, mask])`), and the CTC greedy decode's
-`cat([ones(1, bool), a[1:] != a[:-1]]) & (a != 0)`.
+`cat([ones(1, bool), a[1:] != a[:-1]]) & (a != 0)`; gathers too:
+index_select, gather, take, take_along_dim, m[:, [2, 0, 1]] and m[idx] by
+constant or computed integer indices.
 
 Oracle: torch. Bool and int64 results equal torch's exactly (value and
 dtype); a float result of where / masked_fill equals torch's 0 / fill value
@@ -81,6 +83,16 @@ COMPUTED = {
     "(x > 0).flip(1) (an output)": lambda x: (x > 0).flip(1),
     "where((x > 0).contiguous(), x, 0)": lambda x: torch.where((x > 0).contiguous(), x, 0.0),
     "where((x > 0).unbind(0)[1].flip(0), x[0], 0)": lambda x: torch.where((x > 0).unbind(0)[1].flip(0), x[0], 0.0),
+    "where((x > 0).index_select(1, tensor([5, 4, 3, 2, 1, 0])), x, 0)":
+        lambda x: torch.where((x > 0).index_select(1, torch.tensor([5, 4, 3, 2, 1, 0])), x, 0.0),
+    "(x > 0).gather(1, idx) | (x > 1)": lambda x: (x > 0).gather(1, torch.tensor([[1, 0, 3, 2, 5, 4]] * 2)) | (x > 1),
+    "torch.take(x > 0, tensor([0, 7, 3, 11, 5, 6])) (an output)":
+        lambda x: torch.take(x > 0, torch.tensor([0, 7, 3, 11, 5, 6])),
+    "(x > 0)[:, [2, 0, 1]].all(1)": lambda x: (x > 0)[:, [2, 0, 1]].all(1),
+    "x[:, :3].masked_fill((x > 0)[:, [2, 0, 1]], 0)": lambda x: x[:, :3].masked_fill((x > 0)[:, [2, 0, 1]], 0.0),
+    "where((x > 0)[x[:, 0].argmax()[None]], -1, x)": lambda x: torch.where((x > 0)[x[:, 0].argmax()[None]], -1.0, x),
+    "(x > 0).take_along_dim(x.argsort(1), 1) ^ (x < -1)":
+        lambda x: (x > 0).take_along_dim(x.argsort(1), 1) ^ (x < -1),
     "ctc keep: cat([ones(1, bool), a[1:] != a[:-1]]) & (a != 0)": _ctc_keep,
     "ctc keep: F.pad(a[1:] != a[:-1], (1, 0), value=True) & (a != 0)": _ctc_keep_pad,
 }
@@ -98,6 +110,9 @@ INPUTS = {
         lambda x, m: F.pad(m, (1, 0), value=True)[:, :6].t() & (x.t() > 0),
     "m[:, :1].expand(2, 6) & (x > 0)": lambda x, m: m[:, :1].expand(2, 6) & (x > 0),
     "m[:, ::2].any(1)": lambda x, m: m[:, ::2].any(1),
+    "m.index_select(1, tensor([1, 3, 5])).sum(1)": lambda x, m: m.index_select(1, torch.tensor([1, 3, 5])).sum(1),
+    "x.masked_fill(m[:, [5, 4, 3, 2, 1, 0]], 0)": lambda x, m: x.masked_fill(m[:, [5, 4, 3, 2, 1, 0]], 0.0),
+    "torch.gather(m, 1, x.argsort(1)) & (x > 0)": lambda x, m: torch.gather(m, 1, x.argsort(1)) & (x > 0),
     "where(cat([tensor([[True, False]]).repeat(2, 1), m[:, 2:]], 1).flip(1), x, 0)":
         lambda x, m: torch.where(torch.cat([torch.tensor([[True, False]]).repeat(2, 1), m[:, 2:]], 1).flip(1), x, 0.0),
 }
@@ -180,13 +195,12 @@ def test_masks_calibrated_all_false_or_all_true(tmp_path):
 
 
 def test_a_bool_moved_by_an_unknown_call_stays_refused(tmp_path):
-    """index_select of a bool (a constant index) is no move the pass knows:
-    its reader stays refused in one line, exit 2."""
+    """unfold of a bool (windows) is no move the pass knows: its reader stays
+    refused in one line, exit 2."""
     line = cli_refusal(tmp_path, "import torch\n"
                        "class M(torch.nn.Module):\n"
                        "    def forward(self, x):\n"
-                       "        i = torch.tensor([5, 4, 3, 2, 1, 0])\n"
-                       "        return torch.where((x > 0).index_select(1, i), x, 0.0)\n"
+                       "        return torch.where((x > 0).unfold(1, 2, 2).flatten(1), x, 0.0)\n"
                        "def model():\n    return M(), torch.randn(2, 6)\n")
     assert "where" in line, line
 
