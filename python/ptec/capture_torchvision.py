@@ -652,7 +652,7 @@ class _Nms(torch.nn.Module):
             keep = 1.0 - _nms_step((a * keep).sum(0, keepdim=True)).t()
         rank = prio.sum(0, keepdim=True).t()                               # [K, 1] over i
         diff = rank - self.pos                                             # [i, p]
-        at = 1.0 - _nms_step(diff) - _nms_step(0.0 - diff)
+        at = _nms_step(0.25 - diff * diff)     # ranks are whole; ptec's fp32 sum (a mean times K) may round
         kept = (at * keep).sum(0)                                          # [K] over p
         order = torch.argsort(scores, descending=True)
         return order[kept > 0.5]
