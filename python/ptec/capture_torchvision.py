@@ -634,7 +634,7 @@ class _Nms(torch.nn.Module):
         k = self.k
         if self.offsets:
             # torchvision's coordinate trick: each class's boxes moved by idx * (max coordinate + 1)
-            boxes = boxes + (idxs.to(torch.float32) * (boxes.max() + 1.0)).view(k, 1)
+            boxes = boxes + (idxs.float() * (boxes.max() + 1.0)).view(k, 1)
         x1, y1, x2, y2 = boxes[:, 0:1], boxes[:, 1:2], boxes[:, 2:3], boxes[:, 3:4]
         area = (x2 - x1) * (y2 - y1)                                       # [K, 1]
         w = torch.clamp(_pick_min(x2, x2.t()) - _pick_max(x1, x1.t()), min=0.0)
@@ -686,6 +686,10 @@ def _nms(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     sel = out.args[1]
     for node in (out, sel, out.args[0]):
         node.meta.pop("ptec_fp32", None)
+    if batched:
+        for node in idxs.users:         # idxs.float(): ptec's integer-to-float conversion, not an fp32 layer
+            if node.op == "call_method" and node.target == "float":
+                node.meta.pop("ptec_fp32", None)
     return True
 
 
