@@ -640,7 +640,9 @@ class _Nms(torch.nn.Module):
         w = torch.clamp(_pick_min(x2, x2.t()) - _pick_max(x1, x1.t()), min=0.0)
         h = torch.clamp(_pick_min(y2, y2.t()) - _pick_max(y1, y1.t()), min=0.0)
         inter = w * h                                                      # [K, K]
-        iou = inter / (area + area.t() - inter)
+        union = area + area.t() - inter
+        # a zero union (two boxes of no area): torch's 0 / 0 is NaN, never above t; here 0 / 1
+        iou = inter / (union + (1.0 - _nms_step(union) - _nms_step(0.0 - union)))
         s = scores.view(k, 1)
         d = s - s.t()                                                      # [j, i]: s_j - s_i
         higher = _nms_step(d)

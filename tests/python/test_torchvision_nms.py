@@ -5,7 +5,7 @@ result is int64 indices of the kept boxes in decreasing score order, a
 length that depends on the values (a bound-dynamic program output): the
 indices must be torchvision's exactly. Boxes and scores given as program
 inputs (float32): heavy overlaps, equal scores (torchvision's order is the
-stable descending sort), duplicate and touching boxes, thresholds 0 to
+stable descending sort), duplicate, touching and empty boxes, thresholds 0 to
 0.7, K from 1 to 256. Boxes computed by an int8 conv head: exactly
 torchvision's nms of the boxes the program computed (returned beside), and
 torch float's wherever no IoU crosses the threshold between the float
@@ -54,6 +54,9 @@ def _boxes(g, k, spread=4.0):
     if k > 3:
         b[1] = b[0]                                         # a duplicate: IoU 1
         b[2] = torch.cat([b[0, 2:3], b[0, 1:2], b[0, 2:3] + 1, b[0, 3:4]])   # touching box 0: IoU 0
+    if k > 5:
+        b[4, 2:] = b[4, :2]                                 # two boxes of no area: torch's IoU 0 / 0, NaN
+        b[5] = b[4]
     s = torch.randint(0, 5, (k,), generator=g).float() / 5 + (torch.rand(k, generator=g) < 0.3).float() * 0.013
     return b, s
 
