@@ -705,6 +705,17 @@ REFUSED = {  # torchvision call name: why (each refused in one line by _refused)
 }
 
 
+MULTISCALE = ("torchvision.ops.MultiScaleRoIAlign is not supported: it maps each box to an FPN level by the box's "
+              "area (a level that depends on the box values, then a roi_align per level of the boxes found there); "
+              "call torchvision.ops.roi_align on one feature map instead")
+
+
+def module_refusal(where: str) -> Optional[str]:
+    """The one line for a torchvision module whose forward fx cannot trace
+    (MultiScaleRoIAlign: its _filter_input and per-level index lists), else None."""
+    return f"{where}: {MULTISCALE}" if "(MultiScaleRoIAlign)" in where else None
+
+
 def _refused(fn: torch.fx.Node) -> None:
     if fn.op == "call_function" and any(fn.target is f for f in torchvision_leaves()[0]):
         name = fn.target.__name__
