@@ -3,9 +3,9 @@ ps_roi_pool, deform_conv2d / DeformConv2d and torch.istft written in the fx
 graph as calls ptec runs, before the graph is read (issue 15). Boxes: a [K, 5]
 tensor, or a list of one [K, 4] tensor per image (_boxes_arg).
 torchvision's ops are traced as one call each (fx autowrap, also when
-spelled `torchvision.ops.roi_align(...)`); nms, batched_nms and the
-forms no rewrite covers are then refused in one line naming them
-(REFUSED says why).
+spelled `torchvision.ops.roi_align(...)`); the forms no rewrite covers
+are then refused in one line naming them (REFUSED says why). nms and
+batched_nms: _Nms's doc (at most NMS_MAX boxes).
 
 roi_align, torchvision's definition (its CPU kernel), per region
 k = (b, x1, y1, x2, y2) and output bin (ph, pw), with off = 0.5 when
