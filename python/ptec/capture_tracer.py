@@ -592,6 +592,9 @@ def trace_refusal(e: BaseException, model: Optional[torch.nn.Module] = None, exa
             shapes = ", ".join("x".join(map(str, x.shape)) for x in example_inputs if isinstance(x, torch.Tensor))
             return (f"{where}{_user_site(own.__traceback__)}: the model fails on its example inputs ({shapes}) "
                     f"in torch itself, not only while tracing: {type(own).__name__}: {_one_line(own)}")
+    from .capture_torchvision import module_refusal
+    if module_refusal(where):           # torchvision's MultiScaleRoIAlign: refused naming it and why
+        return module_refusal(where)
     from .capture_item import item_refusal
     read = item_refusal(e, where, site, _one_line(e))     # torch.zeros(x.argmax().item()) (capture_item)
     if read:
