@@ -81,6 +81,7 @@ from .embedding_bag import embedding_bag_nodes
 from .capture_linalg import linalg_nodes
 from .capture_matrix_functions import matrix_function_nodes, without_unread_factors
 from .capture_ldl import ldl_nodes
+from .capture_constant_rows import constant_rows_norm
 from .capture_computed_weights import fixed_weight_call, refuse_written_stats_read
 from .capture_fp32_distances import fp32_distance_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
@@ -1640,6 +1641,8 @@ class _Tracer(KnownValuesTracer):
             made = unbatched_function(self, target, args, kwargs, lambda a, k: self.create_proxy(kind, target, a, k))
             if made is not None:
                 return made
+        if (rows := constant_rows_norm(self, kind, target, args, kwargs)) is not None:
+            return rows                 # LN(cat([cls, x], 1)): the CLS row's norm in float (capture_constant_rows)
         if (fixed := fixed_weight_call(self, kind, target, args, kwargs)) is not None:
             args, kwargs = fixed        # WSConv's (w - w.mean()) / w.std(): a constant weight (capture_computed_weights)
         entry = _stand_in(kind, target)
