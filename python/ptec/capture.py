@@ -87,7 +87,7 @@ from .capture_fp32_distances import fp32_distance_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .capture_unary_tables import unary_table_nodes
 from .capture_float_bits import WHOLE_WHY as FREXP_WHOLE_WHY, frexp_elements, mark_bit_level_readers
-from .capture_fp32_norms import fp32_norm_nodes
+from .capture_fp32_norms import fp32_norm_nodes, lp_pool_fp32_nodes
 from .capture_fp32_buckets import fp32_bucket_nodes
 from .capture_fp32_histc import fp32_histc_nodes
 from .capture_dtype_view import dtype_view_nodes, mark_viewed_producers
@@ -445,11 +445,7 @@ def _reshaping_module_nodes(name: str, source: str, m: nn.Module, ins: List[str]
         if not np.isfinite(p) or p == 0:
             # torch computes x^p and its 1/p power literally: 0 divides by zero
             raise CaptureError(f"{source}: norm_type {p} is not supported (a finite, nonzero power is)")
-        return [Node(f"{name}_pow", "lp_pow", ins[:1], dict(p=p)),
-                Node(f"{name}_mean", "avg_pool2d", [f"{name}_pow"], dict(
-                    kernel=k, stride=_pair(m.stride or m.kernel_size), padding=[0, 0], ceil_mode=bool(m.ceil_mode),
-                    count_include_pad=True, divisor_override=None)),
-                Node(name, "lp_root", [f"{name}_mean"], dict(p=p, taps=float(k[0] * k[1])))]
+        return lp_pool_fp32_nodes(name, ins[0], p, k, _pair(m.stride or m.kernel_size), bool(m.ceil_mode))
     if isinstance(m, nn.GLU):
         dim = int(m.dim) % max(rank, 1)
         half = int(shape[dim]) // 2
