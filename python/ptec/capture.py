@@ -82,6 +82,7 @@ from .capture_linalg import linalg_nodes
 from .capture_matrix_functions import matrix_function_nodes, without_unread_factors
 from .capture_ldl import ldl_nodes
 from .capture_constant_rows import constant_rows_norm
+from .capture_gem_pool import gem_pool
 from .capture_computed_weights import fixed_weight_call, refuse_written_stats_read
 from .capture_fp32_distances import fp32_distance_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
@@ -1637,6 +1638,8 @@ class _Tracer(KnownValuesTracer):
             made = unbatched_function(self, target, args, kwargs, lambda a, k: self.create_proxy(kind, target, a, k))
             if made is not None:
                 return made
+        if (gem := gem_pool(self, kind, target, args, kwargs)) is not None:
+            return gem                  # GeM: pool(x^p)^(1/p) as F.lp_pool2d, in fp32 (capture_gem_pool)
         if (rows := constant_rows_norm(self, kind, target, args, kwargs)) is not None:
             return rows                 # LN(cat([cls, x], 1)): the CLS row's norm in float (capture_constant_rows)
         if (fixed := fixed_weight_call(self, kind, target, args, kwargs)) is not None:
