@@ -63,6 +63,18 @@ def _norm_of(tracer, kind, target, args, kwargs):
     return None
 
 
+def _constant_piece(tracer, p):
+    """p's value when it is a constant: a parameter or tensor constant
+    itself (`torch.cat([self.cls, x], 1)`), or computed from them alone."""
+    if p.node.op == "get_attr":
+        value = tracer._constant(p) if hasattr(tracer, "_constant") else None
+        if isinstance(value, torch.nn.Parameter) or (isinstance(value, torch.Tensor) and
+                                                     str(p.node.target).split(".")[-1].startswith("_tensor_constant")):
+            return value.detach().clone() if value.is_floating_point() else None
+        return None
+    return fixed_weight(tracer, p)
+
+
 def constant_rows_norm(tracer, kind: str, target, args, kwargs):
     """The traced cat(LN(piece)...) for a layer norm of a cat with a
     constant piece along a dim it does not normalize, else None."""
@@ -80,7 +92,7 @@ def constant_rows_norm(tracer, kind: str, target, args, kwargs):
     if rank is None or not -rank <= dim < rank or dim % rank >= rank - k or len(pieces) < 2:
         return None
     proxies = [tracer.proxy(p) for p in pieces]
-    constants = [fixed_weight(tracer, p) for p in proxies]
+    constants = [_constant_piece(tracer, p) for p in proxies]
     if all(c is None for c in constants) or all(c is not None for c in constants):
         return None
     parts = []

@@ -1937,6 +1937,14 @@ RUNS["torch.where((x[..., ::2] > 0).repeat(1, 1, 2), x, 0)"] = (
 RUNS["torch.where(torch.stack([x[0, :2] > 0, x[0, 2:] < 0]), x, 0)"] = (
     lambda x: torch.where(torch.stack([x[0, :2] > 0, x[0, 2:] < 0]).reshape(1, 4, 8), x, 0.0),
     S3, R, 1.5, "int8")   # 0.92
+# probe4 (test_probe4_accuracy.py): a constant row's norm in float, GeM pooling as an fp32 LP pool
+_CLS = torch.randn(1, 1, 8, generator=torch.Generator().manual_seed(16)) * 0.02
+RUNS["F.layer_norm(torch.cat([cls, x], 1)) (a CLS token)"] = (
+    lambda x: F.layer_norm(torch.cat([_CLS, x], 1), (8,)), S3, R, 1.5, "fp32")
+RUNS["F.avg_pool2d(x.clamp(min=1e-6).pow(3), 2).pow(1 / 3) (GeM)"] = (
+    lambda x: F.avg_pool2d(x.clamp(min=1e-6).pow(3), 2).pow(1 / 3), S4, R, 3.0, "fp32")   # 2.58 (int8: 31.1)
+RUNS["x.clamp(min=1e-6).pow(3).mean((-2, -1)).pow(1 / 3) (GeM)"] = (
+    lambda x: x.clamp(min=1e-6).pow(3).mean((-2, -1)).pow(1 / 3), S4, R, 1.5, "fp32")   # 0.50 (int8: 1.17)
 
 
 try:        # imported before tracing, as a model's module would (capture_torchvision reads sys.modules)
