@@ -446,7 +446,8 @@ def _reshaping_module_nodes(name: str, source: str, m: nn.Module, ins: List[str]
         if not np.isfinite(p) or p == 0:
             # torch computes x^p and its 1/p power literally: 0 divides by zero
             raise CaptureError(f"{source}: norm_type {p} is not supported (a finite, nonzero power is)")
-        return lp_pool_fp32_nodes(name, ins[0], p, k, _pair(m.stride or m.kernel_size), bool(m.ceil_mode))
+        return lp_pool_fp32_nodes(name, ins[0], p, k, _pair(m.stride or m.kernel_size), bool(m.ceil_mode),
+                                  source)
     if isinstance(m, nn.GLU):
         dim = int(m.dim) % max(rank, 1)
         half = int(shape[dim]) // 2

@@ -122,7 +122,7 @@ class _LpFp32(Fp32Steps):
     reason = LP_POOL_REASON
 
 
-def lp_pool_fp32_nodes(name: str, src: str, p: float, kernel, stride, ceil_mode: bool) -> List[Node]:
+def lp_pool_fp32_nodes(name: str, src: str, p: float, kernel, stride, ceil_mode: bool, source: str = "") -> List[Node]:
     """nn.LPPool2d (and LPPool1d through it) in torch's steps, in fp32:
     x^p, avg_pool2d, times the window's taps, then the 1/p power (torch's
     sign(t) relu(|t|) is t itself). On int8 (a LUT, an int8 average, a
@@ -134,5 +134,6 @@ def lp_pool_fp32_nodes(name: str, src: str, p: float, kernel, stride, ceil_mode:
     mean = s("avg_pool2d", [powered], kernel=list(kernel), stride=list(stride), padding=[0, 0],
              ceil_mode=ceil_mode, count_include_pad=True, divisor_override=None)
     total = s("mul", [mean, s.const(np.full((1, 1, 1, 1), float(kernel[0] * kernel[1])))])
-    s("binary_math", [total, s.const(np.full((1, 1, 1, 1), 1.0 / p))], fn="pow")
+    s("binary_math", [total, s.const(np.full((1, 1, 1, 1), 1.0 / p))], fn="pow",
+      note=f"note: {source or name}: {LP_POOL_REASON} (a GeM pool, pool(x^p)^(1/p), runs as this LP pool)")
     return s.done()
