@@ -81,12 +81,14 @@ from .embedding_bag import embedding_bag_nodes
 from .capture_linalg import linalg_nodes
 from .capture_matrix_functions import matrix_function_nodes, without_unread_factors
 from .capture_ldl import ldl_nodes
-from .capture_computed_weights import refuse_written_stats_read
+from .capture_constant_rows import constant_rows_norm
+from .capture_gem_pool import gem_pool
+from .capture_computed_weights import fixed_weight_call, refuse_written_stats_read
 from .capture_fp32_distances import fp32_distance_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .capture_unary_tables import unary_table_nodes
 from .capture_float_bits import WHOLE_WHY as FREXP_WHOLE_WHY, frexp_elements, mark_bit_level_readers
-from .capture_fp32_norms import fp32_norm_nodes
+from .capture_fp32_norms import fp32_norm_nodes, lp_pool_fp32_nodes
 from .capture_fp32_buckets import fp32_bucket_nodes
 from .capture_fp32_histc import fp32_histc_nodes
 from .capture_dtype_view import dtype_view_nodes, mark_viewed_producers
@@ -444,11 +446,8 @@ def _reshaping_module_nodes(name: str, source: str, m: nn.Module, ins: List[str]
         if not np.isfinite(p) or p == 0:
             # torch computes x^p and its 1/p power literally: 0 divides by zero
             raise CaptureError(f"{source}: norm_type {p} is not supported (a finite, nonzero power is)")
-        return [Node(f"{name}_pow", "lp_pow", ins[:1], dict(p=p)),
-                Node(f"{name}_mean", "avg_pool2d", [f"{name}_pow"], dict(
-                    kernel=k, stride=_pair(m.stride or m.kernel_size), padding=[0, 0], ceil_mode=bool(m.ceil_mode),
-                    count_include_pad=True, divisor_override=None)),
-                Node(name, "lp_root", [f"{name}_mean"], dict(p=p, taps=float(k[0] * k[1])))]
+        return lp_pool_fp32_nodes(name, ins[0], p, k, _pair(m.stride or m.kernel_size), bool(m.ceil_mode),
+                                  source)
     if isinstance(m, nn.GLU):
         dim = int(m.dim) % max(rank, 1)
         half = int(shape[dim]) // 2
@@ -1640,6 +1639,12 @@ class _Tracer(KnownValuesTracer):
             made = unbatched_function(self, target, args, kwargs, lambda a, k: self.create_proxy(kind, target, a, k))
             if made is not None:
                 return made
+        if (gem := gem_pool(self, kind, target, args, kwargs)) is not None:
+            return gem                  # GeM: pool(x^p)^(1/p) as F.lp_pool2d, in fp32 (capture_gem_pool)
+        if (rows := constant_rows_norm(self, kind, target, args, kwargs)) is not None:
+            return rows                 # LN(cat([cls, x], 1)): the CLS row's norm in float (capture_constant_rows)
+        if (fixed := fixed_weight_call(self, kind, target, args, kwargs)) is not None:
+            args, kwargs = fixed        # WSConv's (w - w.mean()) / w.std(): a constant weight (capture_computed_weights)
         entry = _stand_in(kind, target)
         if entry is not None and not getattr(self, "_in_stand_in", False):
             names, traced, call = entry[:3]

@@ -789,3 +789,85 @@ def _chained(call, before, traced):
         leading = all(isinstance(a, torch.fx.Proxy) for a in args[:traced])
         return call(*args, _before=before if leading else None, **kwargs)
     return chained
+
+
+# ---------------------------------------------------------------------------
+# weights computed from the parameters alone: constants
+
+_RANDOM = ("rand", "normal", "bernoulli", "multinomial", "dropout", "poisson", "uniform", "exponential",
+           "cauchy", "geometric", "random")
+
+
+def _parameter_or_constant(root, target: str) -> bool:
+    """get_attr target is a parameter of root or a tensor fx made a constant
+    (not a buffer: --stateful may make it a state the program writes)."""
+    val = root
+    for part in target.split("."):
+        found = [d[part] for d in (val._parameters, val._buffers, val._modules, vars(val)) if part in d] \
+            if isinstance(val, torch.nn.Module) else []
+        if not found:
+            return False
+        if isinstance(val, torch.nn.Module) and part in val._buffers:
+            return False
+        val = found[0]
+    return isinstance(val, torch.Tensor) and (isinstance(val, torch.nn.Parameter) or
+                                              target.split(".")[-1].startswith("_tensor_constant"))
+
+
+def fixed_weight(tracer, v):
+    """v's value when v is a tensor the forward computes from the model's
+    parameters alone (Weight Standardization's `(w - w.mean()) / w.std()`):
+    the same on every run, so a constant ptec quantizes per channel like a
+    layer's own weight, not a value the program computes on the int8 grid.
+    None for anything else (an input, a buffer, a random draw, an in-place
+    write among its ancestors, a value the tracer does not know)."""
+    if not isinstance(v, torch.fx.Proxy) or v.node.op == "get_attr" or not hasattr(tracer, "fixed"):
+        return None
+    if not tracer.fixed(v.node):
+        return None
+    seen, todo = set(), [v.node]
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if n.op == "get_attr":
+            if not _parameter_or_constant(tracer.root, str(n.target)):
+                return None
+            continue
+        if n.op not in ("call_function", "call_method"):
+            return None
+        name = n.target if isinstance(n.target, str) else getattr(n.target, "__name__", "")
+        if any(r in name for r in _RANDOM) or (name.endswith("_") and not name.endswith("__")):
+            return None
+        todo.extend(n.all_input_nodes)
+    value = tracer.value(v.node)
+    if not isinstance(value, torch.Tensor) or not value.is_floating_point():
+        return None
+    for n in seen:              # dropped after tracing when nothing else reads them (drop_traced_leftovers)
+        n.meta["ptec_value_taken" if n.op == "get_attr" else "ptec_decided"] = True
+    return value.detach().clone()
+
+
+def fixed_weight_call(tracer, kind: str, target, args, kwargs):
+    """(args, kwargs) of a call in STAND_INS with every weight, bias or
+    statistic computed from the parameters alone made its constant value
+    (fixed_weight), or None when there is none: the call is then the
+    layer with a constant weight, as if the model had stored it."""
+    if kind not in ("call_function", "call_method") or (kind == "call_method") != isinstance(target, str):
+        return None
+    try:
+        entry = STAND_INS.get(target)
+    except TypeError:           # an unhashable target
+        return None
+    if entry is None or getattr(tracer, "_evaluating", False):
+        return None
+    names, traced = entry[0], entry[1]
+    new_args, new_kwargs, folded = list(args), dict(kwargs), False
+    for i, a in enumerate(args):
+        if i >= traced and (value := fixed_weight(tracer, a)) is not None:
+            new_args[i], folded = value, True
+    for k, a in kwargs.items():
+        if k in names[traced:] and (value := fixed_weight(tracer, a)) is not None:
+            new_kwargs[k], folded = value, True
+    return (tuple(new_args), new_kwargs) if folded else None

@@ -112,3 +112,28 @@ def fp32_norm_nodes(fn: torch.fx.Node, ins, by_name) -> Optional[List[Node]]:
     root = s("binary_math", [total, s.const(np.full((1, 1), 1.0 / p))], fn="pow")
     s("reshape", [root], target_shape=list(out))
     return s.done()
+
+
+LP_POOL_REASON = ("an LP pool (x^p, the window's mean, its 1/p power), computed in fp32 (x^p on an int8 grid "
+                  "rounds the small values of a window to 0 before the root)")
+
+
+class _LpFp32(Fp32Steps):
+    reason = LP_POOL_REASON
+
+
+def lp_pool_fp32_nodes(name: str, src: str, p: float, kernel, stride, ceil_mode: bool, source: str = "") -> List[Node]:
+    """nn.LPPool2d (and LPPool1d through it) in torch's steps, in fp32:
+    x^p, avg_pool2d, times the window's taps, then the 1/p power (torch's
+    sign(t) relu(|t|) is t itself). On int8 (a LUT, an int8 average, a
+    LUT) a window of values under one step of x^p gave 0 (23 output steps
+    off on a ReLU conv's output); in fp32 the result is torch's function of
+    the dequantized input within fp32 rounding, then its output grid."""
+    s = _LpFp32(name)
+    powered = s("binary_math", [src, s.const(np.full((1, 1, 1, 1), p))], fn="pow")
+    mean = s("avg_pool2d", [powered], kernel=list(kernel), stride=list(stride), padding=[0, 0],
+             ceil_mode=ceil_mode, count_include_pad=True, divisor_override=None)
+    total = s("mul", [mean, s.const(np.full((1, 1, 1, 1), float(kernel[0] * kernel[1])))])
+    s("binary_math", [total, s.const(np.full((1, 1, 1, 1), 1.0 / p))], fn="pow",
+      note=f"note: {source or name}: {LP_POOL_REASON} (a GeM pool, pool(x^p)^(1/p), runs as this LP pool)")
+    return s.done()

@@ -252,8 +252,9 @@ class MoreModules(nn.Module):
     Threshold (a LUT), Softmax2d (softmax over the channels),
     ChannelShuffle, AdaptiveMaxPool2d (a max pool when the output divides
     the input), GLU (two slices, a sigmoid, a mul), Unfold then Fold (one-hot
-    convolution and transposed convolution), LPPool2d (two LUTs around an
-    average pool)."""
+    convolution and transposed convolution), LPPool2d (x^p, the average
+    pool and the root in fp32: on int8 the small values of a window were
+    lost, test_probe4_accuracy.py)."""
 
     def __init__(self):
         super().__init__()
@@ -290,7 +291,8 @@ def test_more_modules_run_int8(target, tmp_path):
     model = MoreModules().eval()
     res = compile_model(model, [images8(1, 0)[0][0]], images8(16, 0),
                         target="cortex-m55" if target == "host" else target)
-    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    # int8 but the LP pool (fp32 on purpose) and the flatten after it
+    assert all(f.startswith(("lp (nn.LPPool2d)", "flatten (")) for f in res.lowered.fallbacks), res.lowered.fallbacks
     if target == "host":
         worst = host_steps_from_float(model, res, images8(16, 0)[:8], tmp_path)
         assert worst <= 6.0, worst

@@ -1340,7 +1340,7 @@ RUNS = {
     "F.adaptive_max_pool1d indices .float()": (lambda x: F.adaptive_max_pool1d(x, 3, return_indices=True)[1].float(),
                                                S3, R, 0.0, "int8"),
     "F.lp_pool1d/2d": (lambda x: F.lp_pool1d(x.flatten(2), 2, 2).sum(-1) + F.lp_pool2d(x, 2, 2).flatten(2).sum(-1),
-                       S4, R, 1.5, "int8"),
+                       S4, R, 1.5, "fp32"),          # x^p, the mean, the root in fp32
     "F.pad": (lambda x: F.pad(x, (1, 1)) + F.pad(x, (1, 1), "reflect") + F.pad(x, (1, 1), "replicate"),
               S3, R, 1.0, "int8"),
     "F.interpolate nearest": (lambda x: F.interpolate(x, scale_factor=2), S4, R, 0.5, "int8"),
@@ -1366,7 +1366,7 @@ RUNS = {
     "F.max_unpool1d unbatched": (lambda x: unpooled(F.max_unpool1d, F.max_pool1d(x, 2, return_indices=True)),
                                  S3[1:], R, 0.5, "int8"),                                          # 0.48
     "F.lp_pool2d/adaptive_avg_pool2d unbatched": (lambda x: F.lp_pool2d(x, 2, 2) + F.adaptive_avg_pool2d(x, 2),
-                                                  S4[1:], R, 1.5, "int8"),   # 1.40
+                                                  S4[1:], R, 1.5, "fp32"),   # the LP pool in fp32
     # ids computed in the program: x.long() into the int8 table's rows (an id moves by one
     # where the int8 rounding of |x| * 3 crosses a whole number: a row apart)
     "F.embedding(computed ids)": (lambda x: F.embedding((x.abs() * 3).long(), torch.linspace(-1, 1, 40)
@@ -1950,6 +1950,14 @@ RUNS["torch.sin(x * 300) + torch.cos(x * 120)"] = (
     lambda x: torch.sin(x * 300.0) + torch.cos(x * 120.0), S3, R, 1.5, "fp32")   # 0.96 (int8 angle: 189.5)
 RUNS["x.masked_fill((x > 0)[..., [1, 0, 3, 2, 5, 4, 7, 6]], 0)"] = (
     lambda x: x.masked_fill((x > 0)[..., [1, 0, 3, 2, 5, 4, 7, 6]], 0.0), S3, R, 1.5, "int8")   # 0.89
+# probe4 (test_probe4_accuracy.py): a constant row's norm in float, GeM pooling as an fp32 LP pool
+_CLS = torch.randn(1, 1, 8, generator=torch.Generator().manual_seed(16)) * 0.02
+RUNS["F.layer_norm(torch.cat([cls, x], 1)) (a CLS token)"] = (
+    lambda x: F.layer_norm(torch.cat([_CLS, x], 1), (8,)), S3, R, 1.5, "fp32")
+RUNS["F.avg_pool2d(x.clamp(min=1e-6).pow(3), 2).pow(1 / 3) (GeM)"] = (
+    lambda x: F.avg_pool2d(x.clamp(min=1e-6).pow(3), 2).pow(1 / 3), S4, R, 3.0, "fp32")   # 2.58 (int8: 31.1)
+RUNS["x.clamp(min=1e-6).pow(3).mean((-2, -1)).pow(1 / 3) (GeM)"] = (
+    lambda x: x.clamp(min=1e-6).pow(3).mean((-2, -1)).pow(1 / 3), S4, R, 1.5, "fp32")   # 0.50 (int8: 1.17)
 
 
 try:        # imported before tracing, as a model's module would (capture_torchvision reads sys.modules)

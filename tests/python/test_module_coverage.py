@@ -182,8 +182,8 @@ RUNS = {
     "Identity": (lambda: nn.Identity(), N3, 0.5, "int8"),
     "InstanceNorm1d": (lambda: nn.InstanceNorm1d(3), N3, 0.5, "fp32"),
     "InstanceNorm2d": (lambda: nn.InstanceNorm2d(3), N4, 0.5, "fp32"),
-    "LPPool1d": (lambda: nn.LPPool1d(2, 2), N3, 1.5, "int8"),
-    "LPPool2d": (lambda: nn.LPPool2d(2, 2), N4, 1.5, "int8"),
+    "LPPool1d": (lambda: nn.LPPool1d(2, 2), N3, 1.5, "fp32"),     # x^p, mean, root in fp32
+    "LPPool2d": (lambda: nn.LPPool2d(2, 2), N4, 1.5, "fp32"),
     "LSTM": (lambda: FirstOutput(nn.LSTM(4, 5, batch_first=True)), (1, 3, 4), 1.0, "int8"),
     "LSTMCell": (lambda: FirstOutput(nn.LSTMCell(4, 5)), (1, 4), 1.5, "int8"),
     "LayerNorm": (lambda: nn.LayerNorm(8), N3, 0.5, "fp32"),
