@@ -145,3 +145,125 @@ def test_a_state_that_cannot_take_its_values_grid_is_refused_in_one_line(tmp_pat
                                  "    return M().eval(), (torch.randn(1, 4),)\n")
     assert "buffer p" in line and "initial value" in line, line
     assert "--" not in line and "traceback" not in line, line
+
+
+# -- 2. torch.distributions with their default validate_args ----------------------------------
+
+class CategoricalHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 5)
+        with torch.no_grad():
+            self.fc.weight.mul_(4)      # peaked and flat rows: entropies that vary
+
+    def forward(self, x):
+        d = torch.distributions.Categorical(logits=self.fc(x))
+        return d.probs, d.entropy()
+
+
+class NormalHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 1)
+
+    def forward(self, x):
+        d = torch.distributions.Normal(self.fc(x), 0.5)
+        return d.log_prob(x[:, :1])
+
+
+DISTRIBUTIONS = {"Categorical": (CategoricalHead, 3.0), "Normal": (NormalHead, 3.0)}
+
+
+@pytest.mark.parametrize("name", sorted(DISTRIBUTIONS))
+def test_distribution_with_default_validate_args_runs(name):
+    cls, bound = DISTRIBUTIONS[name]
+    assert torch.distributions.Distribution._validate_args     # torch's default: checks on
+    torch.manual_seed(0)
+    model = cls().eval()
+    calib = [(x,) for x in _samples((4, 6), 12, 1)]
+    notes = []
+    res = compile_model(model, [calib[0][0]], calib, log=notes.append)
+    assert any(f"torch.distributions {name}" in line and "validate_args" in line for line in notes), notes
+    # the trace's patch is undone: torch still checks outside compile
+    assert torch.distributions.Distribution._validate_args
+    with pytest.raises(ValueError):
+        torch.distributions.Normal(torch.zeros(1), -torch.ones(1))
+    # a calibration sample: inside the calibrated ranges (a fresh one may walk past the
+    # log-density's grid, as the same formula written out does: no distribution's doing)
+    x = calib[3][0]
+    got = host_runtime.run(parse_program(res.data), res.data, [x.numpy()])
+    with torch.no_grad():
+        want = model(x)
+    want = want if isinstance(want, tuple) else (want,)
+    for i, (o, w) in enumerate(zip(got, want)):
+        step = res.graph.node(res.graph.outputs[i]).qparams[0]
+        assert float(np.ptp(w.numpy())) >= 20 * step
+        err = float(np.abs(o - w.numpy()).max()) / step
+        assert err <= bound, f"output {i}: {err:.2f} output steps from torch"
+
+
+# -- 3. index_add / scatter_add by an index the program takes as an input -------------------
+
+class MessagePassing(nn.Module):
+    """A GNN layer: messages of the source nodes summed into the destinations of edge_index (an input)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 4)
+
+    def forward(self, x, edge_index):
+        msg = self.fc(x)[edge_index[0]]
+        return torch.zeros(x.shape[0], 4).index_add(0, edge_index[1], msg, alpha=0.5) + x.sum(1, keepdim=True)
+
+
+class LastDimScatterAdd(nn.Module):
+    def forward(self, x, idx):
+        return x.new_zeros(2, 6).scatter_add(1, idx, x)
+
+
+class ArithmeticIndex(nn.Module):
+    """scatter_add by index arithmetic on an argsort (not an argsort itself): a sum needs no distinct positions."""
+
+    def forward(self, x):
+        return torch.scatter_add(x, 2, (7 - x.argsort(2)) // 2, x)
+
+
+def _edges(g):
+    return torch.randint(0, 5, (2, 9), generator=g)
+
+
+SCATTERS = {
+    "index_add by edge_index": (MessagePassing, lambda g: (torch.randn(5, 3, generator=g), _edges(g)), 2.0),
+    "scatter_add, last dim, input index": (
+        LastDimScatterAdd, lambda g: (torch.randn(2, 4, generator=g), torch.randint(0, 6, (2, 4), generator=g)), 2.0),
+    "scatter_add by index arithmetic": (ArithmeticIndex, lambda g: (torch.randn(1, 4, 8, generator=g),), 2.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCATTERS))
+def test_summed_scatter_by_an_input_or_computed_index_follows_torch(name):
+    cls, make, bound = SCATTERS[name]
+    torch.manual_seed(0)
+    model = cls().eval()
+    g = torch.Generator().manual_seed(1)
+    calib = [make(g) for _ in range(12)]
+    res = compile_model(model, list(calib[0]), calib)
+    prog = parse_program(res.data)
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    for feed in calib[3:6]:      # index values that vary (the calibration's samples: inside its ranges)
+        got = host_runtime.run(prog, res.data, [t.numpy() for t in feed])[0]
+        with torch.no_grad():
+            want = model(*feed).numpy()
+        assert float(np.ptp(want)) >= 20 * step
+        err = float(np.abs(got - want).max()) / step
+        assert err <= bound, f"{err:.2f} output steps from torch"
+
+
+def test_index_add_by_an_input_index_off_dim_0_is_refused_in_one_line(tmp_path):
+    line = cli_refusal(tmp_path, "import torch, torch.nn as nn\n"
+                                 "class M(nn.Module):\n"
+                                 "    def forward(self, x, idx):\n"
+                                 "        return torch.zeros(2, 5).index_add(1, idx, x)\n"
+                                 "def model():\n"
+                                 "    return M().eval(), (torch.randn(2, 3), torch.tensor([0, 4, 4]))\n")
+    assert "index_add" in line and "its index is a program input" in line and "dim 0 only" in line, line
