@@ -1938,6 +1938,15 @@ RUNS["torch.where(torch.stack([x[0, :2] > 0, x[0, 2:] < 0]), x, 0)"] = (
     lambda x: torch.where(torch.stack([x[0, :2] > 0, x[0, 2:] < 0]).reshape(1, 4, 8), x, 0.0),
     S3, R, 1.5, "int8")   # 0.92
 
+# a sum by any int64 index the program has (capture_scatter_computed.summed_scatter_nodes; test_probe4_fixes.py)
+RUNS["torch.scatter_add(x, 2, (7 - x.argsort(2)) // 2, x)"] = (
+    lambda x: torch.scatter_add(x, 2, (7 - x.argsort(2)) // 2, x), S3, R, 1.5, "int8")
+RUNS["x[0].index_add(0, x[0, :, 0].argsort() // 2, x[0], alpha=2)"] = (
+    lambda x: x[0].index_add(0, x[0, :, 0].argsort() // 2, x[0], alpha=2.0), S3, R, 1.5, "int8")
+# torch's argument checks (validate_args) skipped while tracing (capture_distributions)
+RUNS["torch.distributions.Categorical(logits=x).probs"] = (
+    lambda x: torch.distributions.Categorical(logits=x * 2).probs, S3, R, 2.0, "fp32")   # 1.78
+
 
 try:        # imported before tracing, as a model's module would (capture_torchvision reads sys.modules)
     import torchvision.ops as _TV_OPS
