@@ -267,3 +267,15 @@ def test_index_add_by_an_input_index_off_dim_0_is_refused_in_one_line(tmp_path):
                                  "def model():\n"
                                  "    return M().eval(), (torch.randn(2, 3), torch.tensor([0, 4, 4]))\n")
     assert "index_add" in line and "its index is a program input" in line and "dim 0 only" in line, line
+
+
+def test_an_input_index_outside_self_fails_the_run_where_torch_raises():
+    model = LastDimScatterAdd().eval()
+    g = torch.Generator().manual_seed(1)
+    calib = [(torch.randn(2, 4, generator=g), torch.randint(0, 6, (2, 4), generator=g)) for _ in range(6)]
+    res = compile_model(model, list(calib[0]), calib)
+    bad = torch.tensor([[0, 6, 1, 1], [0, 0, 0, 0]])
+    with pytest.raises(RuntimeError):
+        model(calib[0][0], bad)
+    with pytest.raises(host_runtime.RuntimeError_, match="outside the table"):
+        host_runtime.run(parse_program(res.data), res.data, [calib[0][0].numpy(), bad.numpy()])
