@@ -48,6 +48,7 @@ from .capture_unique_counts import unique_slices_nodes, without_unused_values
 from .capture_counts_readers import counts_readers
 from .capture_index_forms import mask_with_rest
 from .capture_in_place import AugmentedProxy, refuse_written_tensors, tensors_of, without_dead_code
+from .capture_distributions import note_skipped_checks
 from .capture_buffer_state import (INIT, STATE, as_states, binding_names, copy_with_buffers, kept_states,
                                    restore_tensors, with_state_reads, written_tensors)
 from .capture_view_writes import writes_through_views
@@ -1713,7 +1714,9 @@ def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.f
     from .capture_random import recording_random_calls
     from .capture_packed_sequences import patched as packing_patched
     from .capture_table_lookup import tables_indexed_by_proxies
+    from .capture_distributions import argument_checks_skipped
     tracer.start(example_inputs)
+    unchecked: List[str] = []
     if states:
         tracer.ptec_states = states
     try:
@@ -1722,7 +1725,8 @@ def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.f
         with recording_random_calls(tracer), torch.random.fork_rng(devices=[]), packing_patched(model), \
                 tensors_of_traced_values(tracer), \
                 (binding_names(tracer) if states else contextlib.nullcontext()), unbound_methods_traced(), \
-                tables_indexed_by_proxies():      # self.labels[x.argmax(-1)], a buffer (capture_table_lookup)
+                tables_indexed_by_proxies(), \
+                argument_checks_skipped(unchecked):   # torch.distributions' validate_args (capture_distributions)
             graph = tracer.trace(model)
     except Exception as e:
         if not hasattr(e, "ptec_where"):
@@ -1745,7 +1749,9 @@ def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.f
                 and fn.op != "placeholder" \
                 and not fn.users:
             graph.erase_node(fn)
-    return torch.fx.GraphModule(tracer.root, graph, type(model).__name__)
+    gm = torch.fx.GraphModule(tracer.root, graph, type(model).__name__)
+    gm.ptec_unchecked = unchecked
+    return gm
 
 
 def _unrolled(model: nn.Module, example_inputs) -> torch.fx.GraphModule:
@@ -1907,6 +1913,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
         raise
     g.item_readers = item_readers(gm)       # named if one then fails (capture_own_failure)
     note_dropped_outputs(g, gm)
+    note_skipped_checks(g, getattr(gm, "ptec_unchecked", ()))  # torch.distributions' checks (capture_distributions)
     kept_states(g)              # a written buffer's state: its note, or dropped when never read
     if stateful:
         # An SVDF keeps its activation state in the kernel's own tensor,

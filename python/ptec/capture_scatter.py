@@ -315,6 +315,13 @@ def _scatter_nodes(fn, name: str, self_name: str, shape, src, src_shape, src_val
     return s.done()
 
 
+def _argsort_like(index, by_name) -> bool:
+    """An argsort / topk / argmax index: its positions are known to lie in
+    self's last dim (capture_scatter_computed.computed_scatter_nodes)."""
+    node = by_name.get(index.name)
+    return node is not None and node.op in ("argmax", "sort_indices")
+
+
 def scatter_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     """The nodes of one of _CALLS with constant indices (the module's
     docstring), a one-line refusal (UnsupportedOperator) for an index
@@ -363,6 +370,17 @@ def scatter_nodes(fn, ins, by_name) -> Optional[List[Node]]:
         alpha = float(alpha)
 
     index = a.get("index")
+    if kind in ("scatter_add", "index_add") and isinstance(index, torch.fx.Node) and _constant(index, by_name) is None \
+            and (kind == "index_add" or not _argsort_like(index, by_name)):
+        # a sum by an index the program takes as an input or computes (capture_scatter_computed)
+        from .capture_scatter_computed import summed_scatter_nodes
+        nodes = summed_scatter_nodes(fn.name, kind, self_node.name, shape, a.get("dim"), index,
+                                     getattr(src, "name", None), src_shape, alpha, by_name)
+        if isinstance(nodes, str):
+            where = "a program input" if by_name.get(index.name) is not None and \
+                by_name[index.name].op == "input" else "computed in the program"
+            refuse_call(fn, f"its index is {where}: " + nodes)
+        return nodes
     if kind in ("scatter", "scatter_add") and isinstance(index, torch.fx.Node) and _constant(index, by_name) is None:
         from .capture_scatter_computed import computed_scatter_nodes
         nodes = computed_scatter_nodes(fn.name, self_node.name, shape, a.get("dim"), index, getattr(src, "name", None),

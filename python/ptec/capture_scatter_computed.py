@@ -76,3 +76,62 @@ def computed_scatter_nodes(name: str, self_name: str, shape, dim, idx: torch.fx.
         step("where", [written, picked, self_name])
     nodes[-1].name = name
     return nodes
+
+
+def summed_scatter_nodes(name: str, kind: str, self_name: str, shape, dim, idx: torch.fx.Node, src: Optional[str],
+                         src_shape, alpha: float, by_name):
+    """scatter_add (along the last dim) / index_add (along dim 0) by any
+    int64 index the program has: an input (a GNN's edge_index), a piece of
+    one (`edge_index[1]`) or one it computes. A sum needs no distinct
+    positions: out = self + one_hot(index)^T-weighted src, the one-hot the
+    rows of eye(n) the index picks (an embedding lookup, whose kernel fails
+    the run on an index outside 0..n-1, where torch raises; exact 0 / 1 on
+    its grid), times src by an int8 matmul. The nodes, or the reason (a str)
+    it is not run."""
+    from .capture_indices import embedding_nodes
+    rank, index_shape = len(shape), _meta_shape(idx)
+    meta = idx.meta.get("tensor_meta")
+    if getattr(meta, "dtype", None) not in (torch.int64, torch.int32) or by_name.get(idx.name) is None \
+            or index_shape is None or src is None or src_shape is None:
+        return "ptec runs it by an int64 index tensor and a src tensor"
+    if not isinstance(dim, int) or isinstance(dim, bool) or not -rank <= dim < rank:
+        return f"dim {dim!r} is not a dim of a rank-{rank} tensor"
+    n = int(shape[dim])
+    table = torch.nn.Embedding.from_pretrained(torch.eye(n, dtype=torch.float32))
+    nodes: List[Node] = []
+
+    def step(op, inputs, **attrs) -> str:
+        nodes.append(Node(f"{name}__summed{len(nodes)}", op, list(inputs), attrs))
+        return nodes[-1].name
+    if kind == "index_add":
+        if dim % rank != 0:
+            return "ptec runs index_add by an index it computes or takes as an input along dim 0 only"
+        e = int(index_shape[0]) if len(index_shape) == 1 else -1
+        if e < 0 or list(src_shape) != [e] + [int(d) for d in shape[1:]]:
+            return "ptec runs it with a 1-D index and src of self's shape with index's length along dim 0"
+        rest = int(np.prod(shape[1:])) if rank > 1 else 1
+        rows = embedding_nodes(f"{name}__onehot", table, [idx.name], by_name, [e])     # [e, n]
+        if rows is None:
+            return "ptec looks up only int64 indices it computes or takes as an input"
+        nodes.extend(rows)
+        by_dst = step("permute", [rows[-1].name], dims=[1, 0])                          # [n, e]
+        picked = step("matmul", [by_dst, step("reshape", [src], target_shape=[e, rest])])    # [n, rest]
+    else:
+        if dim % rank != rank - 1:
+            return "ptec runs scatter_add by an index it computes or takes as an input along the last dim only"
+        if list(index_shape) != list(src_shape) or list(index_shape[:-1]) != list(shape[:-1]):
+            return "ptec runs it with index, src and self of one shape off the last dim"
+        k = int(index_shape[-1])
+        lead = int(np.prod(shape[:-1])) if rank > 1 else 1
+        rows = embedding_nodes(f"{name}__onehot", table, [idx.name], by_name, list(index_shape))   # index + [n]
+        if rows is None:
+            return "ptec looks up only int64 indices it computes or takes as an input"
+        nodes.extend(rows)
+        onehot = step("reshape", [rows[-1].name], target_shape=[lead, k, n])
+        picked = step("matmul", [step("reshape", [src], target_shape=[lead, 1, k]), onehot])   # [lead, 1, n]
+    picked = step("reshape", [picked], target_shape=[int(d) for d in shape])
+    if alpha != 1.0:
+        picked = step("mul", [picked, step("constant", [], value=np.asarray(alpha, np.float32))])
+    step("add", [self_name, picked])
+    nodes[-1].name = name
+    return nodes

@@ -530,13 +530,68 @@ def _shared_cat_qparams(g: Graph, observer: RangeObserver) -> Dict[str, Tuple[fl
     return forced
 
 
+class StateGridError(ValueError):
+    """A state whose int8 grid and the grid of the value written into it
+    cannot be made one (one line, for the user)."""
+
+
 def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
              int8_layernorm: bool = False, a16=None) -> Graph:
     """w4: linear and conv layers get 4-bit weights (takes_w4; their nodes
     carry attrs["weight_bits"] = 4). int8_layernorm: layer norms are marked
     for ptec's own int8 kernel (attrs["int8_kernel"]); otherwise they stay
     fp32, as upstream runs them. a16: None, True (every layer that has an
-    int16 kernel) or module paths: see mark_a16."""
+    int16 kernel) or module paths: see mark_a16.
+
+    A state and the value written into it share one grid (the write copies
+    bytes). When that value's grid is fixed by something else (a slice of
+    a cat, `cache <- cat([cache, x])[..., -k:]`, keeps the cat's; a cat
+    input shares the cat's; a softmax's is 1/256), the state takes it: a
+    second pass gives the state that grid (its readers then read it so),
+    until the two agree."""
+    grids: Dict[str, Tuple[float, int]] = {}
+    for _ in range(4):
+        g = _quantize_once(prepared, observer, w4, int8_layernorm, a16, grids)
+        moved = {}
+        for n in g.nodes:
+            if n.op == "state_write":
+                state = g.node(n.inputs[0])
+                value = g.node(n.inputs[1]).qparams
+                if value is not None and tuple(value) != tuple(state.qparams):
+                    moved[state.name] = tuple(value)
+                n.qparams = value
+        if not moved:
+            return g
+        for name, qp in moved.items():
+            _check_init_on_grid(g, g.node(name), qp)
+        grids.update(moved)
+    name = next(iter(moved))
+    raise StateGridError(f"{_state_label(g.node(name))}: the value written into it and its readers need "
+                         "different int8 grids; ptec keeps a state on the grid of the value written into it")
+
+
+def _state_label(n) -> str:
+    """How a refusal names a state: the model's buffer (a forward that
+    writes its own tensor) or the --stateful layer's state."""
+    return f"buffer {n.attrs[STATE]}" if n.attrs.get(STATE) else f"--stateful: state {n.name}"
+
+
+def _check_init_on_grid(g: Graph, n, qp: Tuple[float, int]) -> None:
+    """A state taking the grid of the value written into it must hold its
+    initial value on it (the runtime stores the initial value in int8)."""
+    s, z = qp
+    init = np.asarray(n.attrs["init"], np.float64)
+    lo, hi = (-128 - z) * s, (127 - z) * s
+    if init.size and (float(init.min()) < lo - s / 2 or float(init.max()) > hi + s / 2):
+        raise StateGridError(f"{_state_label(n)}: its initial value [{float(init.min()):g}, {float(init.max()):g}] "
+                             f"is outside the int8 grid of the value written into it [{lo:g}, {hi:g}]: "
+                             "ptec keeps a state on that grid")
+
+
+def _quantize_once(prepared: Graph, observer: RangeObserver, w4: bool, int8_layernorm: bool, a16,
+                   grids: Dict[str, Tuple[float, int]]) -> Graph:
+    """One pass of quantize; grids: states given the grid of the value
+    written into them (quantize)."""
     g = copy.deepcopy(prepared)
     shared = _shared_cat_qparams(g, observer)
     written = _state_values(g)
@@ -544,15 +599,13 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
         if observer.nonfinite(n.name):
             n.attrs["nonfinite"] = observer.nonfinite(n.name)
         if n.op == "state":
-            n.qparams = _state_qparams(g, n, written, observer)
+            n.qparams = grids.get(n.name) or _state_qparams(g, n, written, observer)
         elif n.op == "state_write":
             n.qparams = g.node(n.inputs[0]).qparams
-        elif n.name in written:
+        elif n.name in written and not (n.name in shared or n.op in PASS_THROUGH or n.op == "softmax"):
             # The copy into the state moves bytes: the value is computed on
-            # the state's grid.
-            if n.name in shared or n.op in PASS_THROUGH or n.op == "softmax":
-                raise ValueError(f"--stateful: the value written into state {written[n.name]} "
-                                 f"({n.op}) has its int8 grid fixed by something else")
+            # the state's grid. (A value whose grid something else fixes
+            # keeps it, and the state takes it: quantize.)
             n.qparams = g.node(written[n.name]).qparams
         elif n.name in shared:
             n.qparams = shared[n.name]
@@ -715,8 +768,8 @@ def _state_values(g: Graph) -> Dict[str, str]:
             while g.node(value).op in ("reshape", "identity") and n.attrs.get(STATE):
                 value = g.node(value).inputs[0]     # a written buffer: the bytes of what the reshapes read
             if value in written or g.node(value).op in ("state", "input", "constant"):
-                raise ValueError(f"--stateful: state {state} must be written with a value "
-                                 "computed in the run, one state per value")
+                raise StateGridError(f"{_state_label(g.node(state))} must be written with a value "
+                                     "computed in the run, one state per value")
             written[value] = state
     return written
 
@@ -730,7 +783,7 @@ def _state_qparams(g: Graph, n, written: Dict[str, str], observer: RangeObserver
         return affine_qparams(-float(bound), float(bound))
     values = [v for v, s in written.items() if s == n.name]
     if not values:
-        raise ValueError(f"--stateful: state {n.name} is never written")
+        raise StateGridError(f"{_state_label(n)} is never written")
     lo, hi = observer.range(values[0])
     init = np.asarray(n.attrs["init"], np.float64)
     return affine_qparams(min(lo, float(init.min())), max(hi, float(init.max())))

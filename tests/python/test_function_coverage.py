@@ -1959,6 +1959,15 @@ RUNS["F.avg_pool2d(x.clamp(min=1e-6).pow(3), 2).pow(1 / 3) (GeM)"] = (
 RUNS["x.clamp(min=1e-6).pow(3).mean((-2, -1)).pow(1 / 3) (GeM)"] = (
     lambda x: x.clamp(min=1e-6).pow(3).mean((-2, -1)).pow(1 / 3), S4, R, 1.5, "fp32")   # 0.50 (int8: 1.17)
 
+# a sum by any int64 index the program has (capture_scatter_computed.summed_scatter_nodes; test_probe4_fixes.py)
+RUNS["torch.scatter_add(x, 2, (7 - x.argsort(2)) // 2, x)"] = (
+    lambda x: torch.scatter_add(x, 2, (7 - x.argsort(2)) // 2, x), S3, R, 1.5, "int8")
+RUNS["x[0].index_add(0, x[0, :, 0].argsort() // 2, x[0], alpha=2)"] = (
+    lambda x: x[0].index_add(0, x[0, :, 0].argsort() // 2, x[0], alpha=2.0), S3, R, 1.5, "int8")
+# torch's argument checks (validate_args) skipped while tracing (capture_distributions)
+RUNS["torch.distributions.Categorical(logits=x).probs"] = (
+    lambda x: torch.distributions.Categorical(logits=x * 2).probs, S3, R, 2.0, "fp32")   # 1.78
+
 
 try:        # imported before tracing, as a model's module would (capture_torchvision reads sys.modules)
     import torchvision.ops as _TV_OPS
