@@ -415,6 +415,15 @@ def _nan_to_num(call: _Call, b) -> Optional[List[Node]]:
         return None
     nan, posinf, neginf = (float(v) if v is not None else d for v, d in
                            zip(values, (0.0, float(_FLOAT32.max), float(_FLOAT32.min))))
+    if call.by_name[x].op == "elementwise":
+        # of an int8 table's value (log(u)): one table of u, nan_to_num(log(u)), whose entries are finite
+        # (an int8 log holds no NaN or inf to test); NaN -> nan, +-inf -> posinf / neginf as torch, at the
+        # grid's ends when the output's calibrated range does not reach them
+        from .capture_unary_tables import guarded_table_nodes
+        nodes = guarded_table_nodes(call.fn.name, b["input"], call.by_name, lambda y: torch.nan_to_num(
+            y, nan=nan, posinf=posinf, neginf=neginf), "nan_to_num")
+        if nodes is not None:
+            return nodes
     s = call.s
     # the tests first, while an fp32 x is still fp32 (see _fmax)
     is_nan, is_pos, is_neg = call.compare("ne", x, b=x), call.compare("eq", x, math.inf), \

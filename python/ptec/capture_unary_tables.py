@@ -160,6 +160,27 @@ def _plain(v) -> bool:
     return v is None or isinstance(v, (bool, int, float, str))
 
 
+def guarded_table_nodes(name: str, fn: torch.fx.Node, by_name, guard, what: str) -> Optional[List[Node]]:
+    """guard(f(u)) as one `elementwise` LUT node of u, for fn = f(u) a torch
+    element-wise call of one traced float32 tensor u (guard element-wise:
+    nan_to_num of a log, whose NaN / inf an int8 log could not hold for its
+    test; the table's entries hold guard's finite values), else None."""
+    if not isinstance(fn, torch.fx.Node):
+        return None
+    inner = unary_table_nodes(fn, None, by_name)
+    if inner is None or len(inner) != 1:
+        return None
+    f, u = inner[0].attrs["call"], inner[0].inputs[0]
+
+    def call(t):
+        return guard(f(t))
+    if not is_elementwise(call):
+        return None
+    s = _Steps(name)
+    s("elementwise", [u], fn="math", name="torch_table", call=call, what=f"{_name(fn)} then {what}")
+    return s.done()
+
+
 def unary_table_nodes(fn: torch.fx.Node, ins, by_name) -> Optional[List[Node]]:
     """One `elementwise` LUT node for a qualifying call, else None."""
     if fn.op not in ("call_function", "call_method") or fn.kwargs.get("out") is not None \
