@@ -110,3 +110,35 @@ def test_nan_to_num_of_log_of_signed_input(kw, tmp_path):
         on_grid = (torch.clamp(torch.round(x / s_in) + z_in, -128, 127) - z_in) * s_in
         assert np.abs(got - model(on_grid).numpy()).max() / step <= 1.5
         assert np.abs(got - want).max() / step <= 6.0
+
+
+_TABLE = torch.tensor([[-1.0, 0.0, 1.0], [-2.0, -1.0, 3.0], [-0.5, 0.5, 0.5]])       # (a tie in row 2: side matters)
+
+
+class _Rows(torch.nn.Module):
+    def __init__(self, table, **kw):
+        super().__init__()
+        self.table, self.kw = table, kw
+
+    def forward(self, x):
+        return torch.searchsorted(self.table, x, **self.kw)
+
+
+@pytest.mark.parametrize("kw", [dict(side="right"), dict(), dict(right=True, out_int32=True), dict(side="left")],
+                         ids=["side-right", "left", "right-int32", "side-left"])
+@pytest.mark.parametrize("table", [_TABLE, _TABLE.reshape(1, 3, 3).repeat(2, 1, 1) * torch.tensor([1.0, 2.0]).reshape(2, 1, 1)],
+                         ids=["2d", "3d"])
+def test_searchsorted_per_row_boundaries_exact(table, kw, tmp_path):
+    model = _Rows(table, **kw)
+    g = torch.Generator().manual_seed(6)
+    feeds = [(torch.randn(tuple(table.shape[:-1]) + (10,), generator=g) * 2,) for _ in range(6)]
+    res = compile_model(model, list(feeds[0]), feeds)
+    prog = parse_program(res.data)
+    s_in, z_in = res.graph.node(res.graph.inputs[0]).qparams
+    for (x,) in feeds:
+        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
+        # exact: torch's indices of the values the program holds (the input's int8 grid)
+        on_grid = (torch.clamp(torch.round(x / s_in) + z_in, -128, 127) - z_in) * s_in
+        want = model(on_grid).numpy()
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+        assert len(np.unique(want)) >= 3                           # the indices vary
