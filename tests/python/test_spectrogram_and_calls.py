@@ -142,3 +142,22 @@ def test_searchsorted_per_row_boundaries_exact(table, kw, tmp_path):
         want = model(on_grid).numpy()
         assert got.dtype == want.dtype and np.array_equal(got, want)
         assert len(np.unique(want)) >= 3                           # the indices vary
+
+
+def test_repeat_interleave_refusal_names_the_users_expression(tmp_path):
+    # a data-dependent length (FastSpeech's length regulator): refused, naming `d[0]` as written, not fx's getitem_1
+    line = cli_refusal(tmp_path, '''
+import torch, torch.nn as nn
+class M(nn.Module):
+    def __init__(s):
+        super().__init__()
+        s.dp = nn.Linear(6, 1)
+    def forward(s, x):
+        d = torch.clamp(torch.round(torch.exp(s.dp(x).squeeze(-1))), min=0).long()
+        return torch.repeat_interleave(x[0], d[0], dim=0)
+def model():
+    torch.manual_seed(0)
+    return M().eval(), (torch.randn(1, 5, 6),)
+''')
+    assert "repeat_interleave (torch.repeat_interleave)" in line and "getitem" not in line, line
+    assert "the indexing [0] at models.py:9 (`return torch.repeat_interleave(x[0], d[0], dim=0)`)" in line, line
