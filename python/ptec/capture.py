@@ -1130,6 +1130,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             raise CaptureError(f"unexpected fx node {fn.op}")
         for n in nodes[before:]:
             n.attrs.setdefault("source", _source(fn, mods))
+            if fn.meta.get("ptec_site"):
+                n.attrs.setdefault("written", _written(fn))
             if fn.meta.get("ptec_fp32"):
                 n.attrs.setdefault("fp32", fn.meta["ptec_fp32"])    # capture_torchvision's steps
         nodes[before:] = int_view_nodes(fn, nodes[before:], by_name)      # i.unsqueeze(1): still an integer
@@ -1164,6 +1166,31 @@ def _source(fn: torch.fx.Node, mods) -> str:
                  "operator." if module in ("_operator", "operator") else "")
         return f"{fn.name} ({where}{name})"
     return fn.name
+
+
+_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**",
+            "matmul": "@", "neg": "unary -", "and_": "&", "or_": "|", "xor": "^", "invert": "~", "lt": "<",
+            "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+
+
+def _index_text(i) -> str:
+    if isinstance(i, tuple):
+        return ", ".join(_index_text(k) for k in i)
+    if i is Ellipsis:
+        return "..."
+    if isinstance(i, slice):
+        return ":".join("" if v is None else str(v) for v in (i.start, i.stop, i.step)).rstrip(":") or ":"
+    return str(i) if i is None or isinstance(i, (int, bool)) else "a tensor"
+
+
+def _written(fn: torch.fx.Node) -> str:
+    """An operator call (x[0], a * b) as the user wrote it, for refusals
+    (ir.written): the indexing or the operator and the model's source line
+    (fx's names getitem_1, mul_2 are none of the user's)."""
+    name = getattr(fn.target, "__name__", str(fn.target))
+    what = f"the indexing [{_index_text(fn.args[1])}]" if name == "getitem" and len(fn.args) == 2 else \
+        f"the operator {_SYMBOLS.get(name, name)}"
+    return what + fn.meta["ptec_site"]
 
 
 def _is_shape_value(fn: torch.fx.Node) -> bool:

@@ -415,6 +415,15 @@ def _nan_to_num(call: _Call, b) -> Optional[List[Node]]:
         return None
     nan, posinf, neginf = (float(v) if v is not None else d for v, d in
                            zip(values, (0.0, float(_FLOAT32.max), float(_FLOAT32.min))))
+    if call.by_name[x].op == "elementwise":
+        # of an int8 table's value (log(u)): one table of u, nan_to_num(log(u)), whose entries are finite
+        # (an int8 log holds no NaN or inf to test); NaN -> nan, +-inf -> posinf / neginf as torch, at the
+        # grid's ends when the output's calibrated range does not reach them
+        from .capture_unary_tables import guarded_table_nodes
+        nodes = guarded_table_nodes(call.fn.name, b["input"], call.by_name, lambda y: torch.nan_to_num(
+            y, nan=nan, posinf=posinf, neginf=neginf), "nan_to_num")
+        if nodes is not None:
+            return nodes
     s = call.s
     # the tests first, while an fp32 x is still fp32 (see _fmax)
     is_nan, is_pos, is_neg = call.compare("ne", x, b=x), call.compare("eq", x, math.inf), \
@@ -481,6 +490,8 @@ def _bucketize(call: _Call, b) -> Optional[List[Node]]:
             return None
     boundaries = call.constant(seq)
     src = call.value(x)
+    if call.name == "searchsorted" and boundaries is not None and boundaries.ndim >= 2 and src is not None:
+        return _searchsorted_rows(call, b, src, boundaries, right)
     if boundaries is None or src is None or call.constant(x) is not None or boundaries.ndim != 1 \
             or not isinstance(right, bool) or not isinstance(b.get("out_int32", False), bool) \
             or boundaries.dtype.kind != "f" or (np.diff(boundaries) < 0).any() or np.isnan(boundaries).any():
@@ -488,6 +499,37 @@ def _bucketize(call: _Call, b) -> Optional[List[Node]]:
     bucket = call.math(src, "bucket", boundaries=[float(v) for v in boundaries], right=right, whole_valued=True)
     call.s("to_index", [bucket], dtype="int32" if b.get("out_int32") else "int64")
     return call.s.done()
+
+
+# per-row boundary tables of searchsorted: one LUT per row (a program this many tables long at most)
+SEARCHSORTED_MAX_ROWS = 64
+
+
+def _searchsorted_rows(call: _Call, b, src: str, boundaries, right) -> Optional[List[Node]]:
+    """searchsorted(s, v) with a constant s of [..., M] and v of [..., K]
+    (the leading dims equal, torch's rule): each row of v through its own
+    row's bucket LUT (the 1-D case's), the rows joined, whole numbers kept
+    exact by a rounding LUT on a grid that holds them, then the index."""
+    shape = _meta_shape(b["input"])
+    if shape is None or len(shape) != boundaries.ndim or list(shape[:-1]) != list(boundaries.shape[:-1]) \
+            or call.constant(b["input"]) is not None or not isinstance(right, bool) \
+            or not isinstance(b.get("out_int32", False), bool) or boundaries.dtype.kind != "f" \
+            or np.isnan(boundaries).any() or (np.diff(boundaries, axis=-1) < 0).any():
+        return None
+    table = boundaries.reshape(-1, boundaries.shape[-1])
+    rows, k = table.shape[0], int(shape[-1])
+    if not 0 < rows <= SEARCHSORTED_MAX_ROWS or k == 0:
+        return None
+    s = call.s
+    flat = s("reshape", [src], target_shape=[rows, k])
+    parts = [call.math(s("slice", [flat], dim=0, start=r, end=r + 1), "bucket",
+                       boundaries=[float(v) for v in table[r]], right=right, whole_valued=True)
+             for r in range(rows)]
+    joined = s("cat", parts, dim=0) if rows > 1 else parts[0]
+    whole = s("elementwise", [joined], fn="round")        # (its grid: whole numbers, exact through the cat)
+    shaped = s("reshape", [whole], target_shape=list(shape))
+    s("to_index", [shaped], dtype="int32" if b.get("out_int32") else "int64")
+    return s.done()
 
 
 def _histc(call: _Call, b) -> Optional[List[Node]]:

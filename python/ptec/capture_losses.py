@@ -18,7 +18,8 @@ layer_norm, mean / sum):
   one, as an argmax: without weight, its values taken as classes, as torch
   raises for any other but ignore_index), cross_entropy's log-softmax over
   dim 1 first; probability targets (float, the input's shape) and
-  label_smoothing as torch's sums;
+  label_smoothing as torch's sums (constant or computed targets, weight
+  and ignore_index as torch 1.13: the smoothing term weighs each class);
 * reduction "none", "mean" or "sum" each (nll_loss's mean divides by the
   sum of the kept targets' weights, as torch);
 * F.batch_norm(x, None, None, training=True): the mean and biased variance
@@ -173,12 +174,30 @@ def _cross_entropy(input, target, weight=None, size_average=None, ignore_index=-
     picked = _picked(logp, target, weight, ignore_index, reduction)
     if picked is None or not label_smoothing:
         return picked
-    if weight is not None or isinstance(target, torch.fx.Proxy):
-        return None
-    # torch's (1 - e) nll + e / C * the sum over classes of -log p, both reduced alike
-    smooth = _reduce(-logp.sum(at) * (target != ignore_index).float(), "sum" if reduction == "sum" else "none")
-    if reduction == "mean":
-        smooth = smooth.sum() / float((target != ignore_index).sum())
+    # torch's (1 - e) nll + e / C * the sum over classes of -log p (each class weighed when weight is
+    # given), ignored positions 0; its mean divides by the kept targets' weight (their count without weight)
+    w = None if weight is None else weight.detach().float()
+    if isinstance(target, torch.fx.Proxy):
+        keep = target != ignore_index
+        kept = keep.float()
+        per = kept
+        if w is not None:
+            per = kept * F.embedding(torch.where(keep, target, 0), w.reshape(-1, 1)).squeeze(-1)
+    else:
+        t = target.detach().long()
+        keep = t != ignore_index
+        kept = keep.float()
+        per = kept if w is None else torch.where(keep, w[torch.where(keep, t, torch.zeros_like(t))], torch.zeros(()))
+    scored = logp
+    if w is not None:
+        shape = [1] * input.dim()
+        shape[at] = classes
+        scored = logp * w.reshape(shape)
+    smooth = -scored.sum(at) * kept
+    if reduction == "sum":
+        smooth = smooth.sum()
+    elif reduction == "mean":
+        smooth = smooth.sum() / (per.sum() if isinstance(per, torch.fx.Proxy) else float(per.sum()))
     return (1.0 - label_smoothing) * picked + label_smoothing / classes * smooth
 
 

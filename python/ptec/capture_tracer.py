@@ -310,6 +310,10 @@ class KnownValuesTracer(torch.fx.Tracer):
             # a slice of a tuple value (torch.meshgrid's, a module's): the tuple of those elements
             return tuple(args[0][i] for i in range(len(self._pieces(receiver)))[args[1]])
         proxy = super().create_proxy(kind, target, args, kwargs, *rest, **kw)
+        if isinstance(proxy, torch.fx.Proxy) and kind == "call_function" \
+                and getattr(target, "__module__", None) in ("_operator", "operator"):
+            # x[i], a + b: fx names them getitem_1, add_2; refusals name the user's line instead (ir.written)
+            proxy.node.meta["ptec_site"] = _user_site()
         if isinstance(proxy, torch.fx.Proxy):
             if target is operator.getitem and receiver is not None and receiver.meta.get("ptec_tuple"):
                 proxy.node.meta["ptec_piece"] = True

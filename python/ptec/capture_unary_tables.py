@@ -49,6 +49,9 @@ from .ir import Node
 # edges of the domains of the usual special functions
 _PROBE = torch.cat([torch.linspace(-4.0, 4.0, 33), torch.tensor([-0.5, 0.25, 0.7, 1.5, 2.5, 5.0, 9.0, -7.5])])
 
+# a guarded table's values at most this large (guarded_table_nodes)
+_HUGE = 1e30
+
 # bit-level functions (capture_float_bits), never probed as tables
 BIT_LEVEL = ("nextafter", "frexp")
 
@@ -158,6 +161,31 @@ def _one_number(a, by_name):
 
 def _plain(v) -> bool:
     return v is None or isinstance(v, (bool, int, float, str))
+
+
+def guarded_table_nodes(name: str, fn: torch.fx.Node, by_name, guard, what: str) -> Optional[List[Node]]:
+    """guard(f(u)) as one `elementwise` LUT node of u, for fn = f(u) a torch
+    element-wise call of one traced float32 tensor u (guard element-wise:
+    nan_to_num of a log, whose NaN / inf an int8 log could not hold for its
+    test; the table's entries hold guard's finite values), else None."""
+    if not isinstance(fn, torch.fx.Node):
+        return None
+    inner = unary_table_nodes(fn, None, by_name)
+    if inner is None or len(inner) != 1:
+        return None
+    f, u = inner[0].attrs["call"], inner[0].inputs[0]
+
+    def call(t):
+        return guard(f(t))
+    if not is_elementwise(call):
+        return None
+    with torch.no_grad():
+        reached = call(torch.cat([_PROBE, torch.tensor([0.0, 1e-30, -1e-30])]))
+    if not torch.isfinite(reached).all() or float(reached.abs().max()) >= _HUGE:
+        return None       # (nan_to_num's default +-inf -> float32's max: no int8 grid holds it beside the rest)
+    s = _Steps(name)
+    s("elementwise", [u], fn="math", name="torch_table", call=call, what=f"{_name(fn)} then {what}")
+    return s.done()
 
 
 def unary_table_nodes(fn: torch.fx.Node, ins, by_name) -> Optional[List[Node]]:

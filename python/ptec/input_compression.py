@@ -21,6 +21,12 @@ input whose values a linear grid holds well (a log of values in [0.5, 4],
 1 / x on [0.2, 3]) keeps the int8 table path. The compile log says what ran in fp32 and by
 how many steps the int8 input would have been off.
 
+The chain may also pass through an STFT computed in the model from the
+float input and its power spectrum (_spectral: the reflect pad, the DFT's
+conv2d by a constant weight, the real and imaginary halves' slices, squares
+and sum, view_as_real's cat and mean): a log spectrogram in the model, whose
+int8 power spectrum read small bins as 0 (176 output steps, issue repro4).
+
 The chain: from a program input, through clamp, add / sub / mul / div by a
 constant, reshape, linear (constant weight) and a matmul by a constant
 (each reading one computed value), to the compression (the element-wise
@@ -116,6 +122,10 @@ def _chain(g: Graph, c: Node):
             return None
         lead.append(src)
         src = g.node(_computed(g, src)[0])
+    return src, lead[::-1], _chain_tail(g, c)
+
+
+def _chain_tail(g: Graph, c: Node) -> List[Node]:
     tail, end = [], c
     while True:
         users = g.users(end.name)
@@ -123,7 +133,70 @@ def _chain(g: Graph, c: Node):
             break
         end = users[0]
         tail.append(end)
-    return src, lead[::-1], tail
+    return tail
+
+
+def _spectral(g: Graph, n: Node) -> bool:
+    """A step of an STFT's power spectrum as capture lowers it
+    (capture_complex: a reflect / replicate pad, the frames' DFT as one
+    conv2d by a constant weight, real and imaginary halves sliced, squared
+    and added), which the chain may pass through in fp32."""
+    one = len(_computed(g, n)) == 1
+    if n.op == "pad":
+        return one and n.attrs.get("mode") in ("reflect", "replicate") and len(n.shape) == 3
+    if n.op == "conv2d":
+        return one and n.attrs.get("weight") is not None and not n.attrs.get("act")
+    if n.op in ("slice", "identity"):
+        return one
+    if n.op == "elementwise":
+        return one and (n.attrs.get("fn") == "square"
+                        or (n.attrs.get("fn") == "pow" and float(n.attrs.get("exponent", 0.0)) == 2.0))
+    if n.op == "mean":                      # view_as_real(s).pow(2).sum(-1): a mean times the count
+        return one and not n.attrs.get("act")
+    if n.op == "cat":                       # view_as_real's [..., 2]
+        return len(_computed(g, n)) == len(n.inputs)
+    return n.op == "add" and bool(n.attrs.get("power_spectrum")) and len(_computed(g, n)) == 2
+
+
+def _dag(g: Graph, c: Node):
+    """(input node, the steps before c in graph order) when every value c
+    reads comes from one program input through chain steps or spectral
+    ones (_spectral), each read only by those steps or c; else None."""
+    seen, stack, src = set(), [c.inputs[0]], None
+    while stack:
+        name = stack.pop()
+        n = g.node(name)
+        if name in seen or n.op == "constant":
+            continue
+        if n.op == "input":
+            if src is not None and src.name != name:
+                return None
+            src = n
+            continue
+        if n.attrs.get("fp32") or not (_lead(g, n) or _spectral(g, n)):
+            return None
+        seen.add(name)
+        stack.extend(_computed(g, n))
+    steps = [n for n in g.nodes if n.name in seen]
+    if src is None or not any(n.op == "conv2d" for n in steps):           # an STFT's DFT among them
+        return None
+    for n in steps:
+        if n.name in g.outputs or any(u.name not in seen and u is not c for u in g.users(n.name)):
+            return None
+    return src, steps
+
+
+def _fp32_spectral(n: Node, reason: str) -> None:
+    """A spectral step made an fp32 one: a square as x * x, an identity as a
+    reshape to its own shape (ops with fp32 kernels)."""
+    n.attrs["fp32"] = reason
+    if n.op == "elementwise":
+        n.op, n.inputs = "mul", [n.inputs[0], n.inputs[0]]
+        n.attrs.pop("fn", None)
+        n.attrs.pop("exponent", None)
+    elif n.op == "identity":
+        n.op = "reshape"
+        n.attrs["shape"] = list(n.shape)
 
 
 def _as_numpy(t) -> np.ndarray:
@@ -224,6 +297,10 @@ def compress_inputs_in_fp32(g: Graph, calibration, log: Callable[[str], None] = 
         if fn is None or c.attrs.get("fp32") or not c.inputs:
             continue
         chain = _chain(g, c)
+        if chain is None:
+            # through an STFT's power spectrum (a log spectrogram computed in the model)
+            dag = _dag(g, c)
+            chain = None if dag is None else (dag[0], dag[1], _chain_tail(g, c))
         if chain is None or chain[0].name not in inputs:
             continue
         src, lead, tail = chain
@@ -244,7 +321,7 @@ def compress_inputs_in_fp32(g: Graph, calibration, log: Callable[[str], None] = 
             continue
         reason = REASON.format(fn=fn, decades=decades, steps=steps)
         for n in lead + tail:
-            n.attrs["fp32"] = reason
+            _fp32_spectral(n, reason) if _spectral(g, n) else n.attrs.__setitem__("fp32", reason)
         at = g.nodes.index(c)
         g.nodes[at:at + 1] = _fp32_nodes(c, fn, reason)
         log(f"{origin(c)}: {reason}" + (" (with " + ", ".join(origin(n) for n in lead + tail) + ")"

@@ -598,6 +598,13 @@ def origin(n: Node) -> str:
     return n.attrs.get("source") or n.name
 
 
+def written(n: Node) -> str:
+    """origin, but an operator call (x[0], a * b, which fx names getitem_1,
+    mul_2) as the user wrote it: the indexing or operator and the model's
+    source line, when capture recorded them."""
+    return n.attrs.get("written") or origin(n)
+
+
 class UnsupportedOperator(ValueError):
     """A node ptec cannot represent: its value is not one tensor."""
 

@@ -22,7 +22,7 @@ from .backends.cortex_m import kernels_a16 as K16
 from .backends.cortex_m.lowering_bool import bool_to_float
 from .backends.cortex_m.scratch import plan_for_ptec_runtime_only
 from .capture_int_casts import narrow_dtype
-from .ir import Graph, Node, origin
+from .ir import Graph, Node, origin, written
 from .lowered import NOT_YET, Act, IOInfo, Lowered, layout, new_act
 from .partition import NO_CODE, Partition
 from .pte.fuse_expansion import fuse_expansions
@@ -195,7 +195,7 @@ class LoweringContext:
         if unrun:
             # a call ptec has no kernel for in this form (F.ctc_loss's targets, bincount with integer
             # weights): torch takes integers there, so `.float()` would be no advice
-            raise LoweringError(f"{origin(unrun[0])} reads the {what} of {origin(self.g.node(name))}: ptec has no "
+            raise LoweringError(f"{origin(unrun[0])} reads the {what} of {written(self.g.node(name))}: ptec has no "
                                 f"kernel for it in this form; replace it in the model, or compute it outside ptec")
         raise LoweringError(f"{origin(self.g.node(name))}: its {what} are used by "
                             f"{', '.join(users) or 'a layer'}, which ptec computes only on float values: "

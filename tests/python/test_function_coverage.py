@@ -1110,6 +1110,10 @@ RUNS = {
     "torch.bucketize": (lambda x: torch.bucketize(x, torch.tensor([-1.0, 0.0, 1.0])).float(), S3, R, 0.0, "int8"),
     "torch.searchsorted(right=True)": (lambda x: torch.searchsorted(torch.tensor([-1.5, 0.5, 2.0]), x,
                                                                     right=True).float(), S3, R, 0.0, "int8"),
+    # a constant per-row boundary table (the leading dims v's): one bucket LUT per row
+    "torch.searchsorted(per-row boundaries)": (lambda x: torch.searchsorted(torch.tensor(
+        [[[-1.5, 0.5, 2.0], [-2.5, -0.7, 1.3], [-0.9, 0.3, 2.6], [-3.0, -1.1, 0.1]]]), x, side="right").float(),
+        S3, R, 0.0, "int8"),
     # boundaries computed in the program (capture_fp32_buckets): float32 comparisons of the values the
     # program holds, an exact count; these inputs have none within an input step of a boundary
     # (test_fp32_buckets.py: exact against torch on the program's values)

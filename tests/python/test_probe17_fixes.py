@@ -46,8 +46,7 @@ TESTED = {
     "isinf(1 / x.round())": (lambda x: torch.isinf(1 / x.round()).float(), "isinf", lambda x: 1 / x.round()),
     "isposinf(1 / |x|.round())": (lambda x: torch.isposinf(1 / x.round().abs()).float() + x, "isposinf",
                                   lambda x: 1 / x.round().abs()),
-    "nan_to_num(log x, 0, 5, -5)": (lambda x: torch.nan_to_num(torch.log(x), 0.0, 5.0, -5.0), "nan_to_num",
-                                    lambda x: torch.log(x)),
+    # (nan_to_num(log x) runs: one table of x, test_spectrogram_and_calls; isnan(log x) is the refused test)
     "isnan(sqrt x)": (lambda x: torch.sqrt(x).isnan().float(), "isnan", lambda x: torch.sqrt(x)),
     "nansum(sqrt x)": (lambda x: torch.nansum(torch.sqrt(x), 2), "nansum", lambda x: torch.sqrt(x)),
     "nanmean(x ** 0.5)": (lambda x: torch.nanmean(x ** 0.5, 2), "nanmean", lambda x: x ** 0.5),

@@ -158,7 +158,9 @@ def nonfinite_tested(ctx, n: Node):
         f"{origin(n)} tests {origin(src)} for NaN / inf, but {origin(src)} is computed in int8, "
         f"which holds no NaN or inf (it gives {what.replace(' dropped later', '')} on the calibration "
         "inputs): keep its input inside the function's domain, or calibrate with the inputs the "
-        "model will meet")
+        "model will meet" + ("; or give nan_to_num's posinf and neginf as moderate numbers (its defaults, float32's "
+                             "extremes, no int8 grid holds beside the other values): it then runs as one table"
+                             if origin(n).startswith("nan_to_num") else ""))
 
 
 def _tests_nonfinite(n: Node) -> bool:

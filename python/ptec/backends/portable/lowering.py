@@ -561,6 +561,14 @@ def lower_fp32(n: Node, ins: List[Act], b: ProgramBuilder, fallbacks: List[str],
         b.call("aten::permute_copy.out", self=rows.value, dims=[0, 2, 1], out=moved.value)
         fallbacks.append(f"{origin(n)}: aten::permute_copy.out")
         return raw_view(b, moved, [nb, c, h, w], CHANNELS_LAST)
+    if n.op == "pad" and a.get("mode") in ("reflect", "replicate") and len(n.shape) == 3:
+        # an STFT's edge padding of a float input (input_compression): [N, C, L] along L, contiguous
+        kind = "reflection" if a["mode"] == "reflect" else "replication"
+        out = new_act(b, ScalarType.FLOAT, n.shape, dim_order=[0, 1, 2])
+        b.call(f"aten::{kind}_pad1d.out", self=_relayout(b, ins[0], [0, 1, 2]).value,
+               padding=[int(p) for p in a["pad"]][:2], out=out.value)
+        fallbacks.append(f"{origin(n)}: aten::{kind}_pad1d.out")
+        return out
     bmm = _matmul_on_bmm(b, n, ins) if n.op == "matmul" else None
     if bmm is not None:
         out, key = bmm, "aten::bmm.out"
