@@ -21,19 +21,15 @@ line: NaN / +inf in the mask, a finite fill masking every key of an
 element (torch's softmax of equal values there, not a mask)."""
 import warnings
 
-import numpy as np
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ptec import host_runtime
 from ptec.capture import CaptureError
 from ptec.compiler import CompileError, compile_model
-from ptec.interpreter import run_program
-from ptec.pte import parse_program
 
-from test_attention_masks_more import B_IN, B_OUT, E, H, L, MHA, W_IN, W_OUT, _inputs
+from test_attention_masks_more import B_IN, B_OUT, E, H, L, MHA, W_IN, W_OUT, _inputs, worst_steps
 
 
 def _pad(kind, n=2):
@@ -135,26 +131,7 @@ CASES = {   # name: (model, oracle or None (the model), bound in output steps)
 def test_constant_float_padding_within_its_bound(name, tmp_path):
     make, oracle, bound = CASES[name]
     model = make().eval()
-    reference = model if oracle is None else oracle().eval()
-    cal = _inputs(2)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        res = compile_model(model, [cal[0][0]], cal)
-    assert not [f for f in res.lowered.fallbacks if "LayerNorm" not in f and "permute" not in f], res.lowered.fallbacks
-    prog = parse_program(res.data)
-    step = res.graph.node(res.graph.outputs[0]).qparams[0]
-    worst, span = 0.0, []
-    for (x,) in cal[:4]:
-        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
-        assert got.tobytes() == run_program(prog, [x.numpy()])[0].tobytes()
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            want = reference(x).numpy()
-        assert np.isfinite(want).all()
-        worst = max(worst, float(np.abs(got - want).max() / step))
-        span.append(np.ptp(want) / step)
-    print(f"{name}: {worst:.2f} output steps")
-    assert min(span) >= 16
+    worst = worst_steps(model, model if oracle is None else oracle().eval(), _inputs(2), tmp_path, name)
     assert worst <= bound + 1e-3, worst
 
 

@@ -14,18 +14,13 @@ runtime's bytes equal to the reference interpreter's; the masks are
 computed from the inputs and mask no whole row."""
 import warnings
 
-import numpy as np
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ptec import host_runtime
-from ptec.compiler import compile_model
-from ptec.interpreter import run_program
-from ptec.pte import parse_program
 
-from test_attention_masks_more import B_IN, B_OUT, E, H, L, MHA, W_IN, W_OUT
+from test_attention_masks_more import B_IN, B_OUT, E, H, L, MHA, W_IN, W_OUT, worst_steps
 
 
 def _attn(x):
@@ -127,25 +122,7 @@ def _inputs(n=6):
 def test_moved_bool_masks_within_their_bound(name, tmp_path):
     make, bound = CASES[name]
     model = make().eval()
-    cal = _inputs()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        res = compile_model(model, [cal[0][0]], cal)
-    assert not [f for f in res.lowered.fallbacks if "LayerNorm" not in f and "permute" not in f], res.lowered.fallbacks
-    prog = parse_program(res.data)
-    step = res.graph.node(res.graph.outputs[0]).qparams[0]
-    worst, span = 0.0, []
-    for (x,) in cal[:4]:
-        got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
-        assert got.tobytes() == run_program(prog, [x.numpy()])[0].tobytes()
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            want = model(x).numpy()
-        assert np.isfinite(want).all()
-        worst = max(worst, float(np.abs(got - want).max() / step))
-        span.append(np.ptp(want) / step)
-    print(f"{name}: {worst:.2f} output steps")
-    assert min(span) >= 16
+    worst = worst_steps(model, model, _inputs(), tmp_path, name)
     assert worst <= bound + 1e-3, worst
 
 
