@@ -53,7 +53,9 @@ def item_value(tracer, kind, target, args):
         return t                        # a list of its rows: the tensor, indexed the same way
     if isinstance(value, torch.Tensor) and value.dim() == 0:
         return t
-    return t.reshape(())                # a one-element tensor's number, 0-d (torch refuses more elements)
+    number = t.reshape(())              # a one-element tensor's number, 0-d (torch refuses more elements)
+    number.node.meta["ptec_item_read"] = tracer.ptec_item_read
+    return number
 
 
 def _leaves(v, out) -> bool:
@@ -103,6 +105,12 @@ def _traced_tensor(tracer, original, name, data, dtype=None, **rest):
         raise TracedControlError(
             f"{tracer.where()}{_user_site()}: torch.{name}(...) of traced values beside a {other} cannot be "
             "traced: use x.clone() for a copy of x, or torch.stack of the tensors")
+    if isinstance(data, torch.fx.Proxy) and "ptec_item_read" not in data.node.meta:
+        # a traced tensor itself (not a number read by item()/tolist()): torch keeps its dtype, so
+        # as_tensor(t) is t and tensor(t) a copy of t; only an explicit dtype= casts it
+        if dtype is not None:
+            return data.to(dtype)
+        return data if name == "as_tensor" else data.clone()
     want = dtype if dtype is not None else _dtype_of(tracer, found)
     return _as_tensor(tracer, data, want)
 
