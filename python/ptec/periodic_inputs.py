@@ -9,8 +9,10 @@ sin / cos read their input's int8 grid: a calibrated angle range of
 the result is noise (the probe: 36 output steps off, 205 on the test's
 embedding), silently. Here such a chain runs in fp32 from the exact value:
 the integer's float copy (index_to_float, exact below 2^24) or the float
-program input, through its steps (mul / add / sub / div by a constant,
-reshape, permute: fp32, so the product is torch's float32 product), then
+program input, through its steps (mul / add / sub / div by a constant, neg
+(as a mul by -1), reshape, permute, a linear / matmul by a constant weight
+as in Gaussian Fourier features: fp32, so the product is torch's float32
+product), then
 the periodic function in fp32, quantized after it on its own grid.
 
 ptec's runtime has no fp32 sin / cos kernel, so the function is computed
@@ -29,7 +31,9 @@ above LIMIT output steps of the function's grid, the chain runs in fp32,
 and the compile log says so with the steps the int8 angle would have cost.
 An angle a grid holds well (a rotary embedding of a few radians, sin of a
 layer's output) keeps its int8 table. --int8-io with a float input: the
-input arrives on its int8 grid, nothing can run before it: a warning."""
+input arrives on its int8 grid, nothing can run before it: a warning. An
+angle above LIMIT that is no such chain (sin(x * x)) stays on its int8
+grid, with a warning naming the steps."""
 from __future__ import annotations
 
 import math
@@ -66,7 +70,11 @@ def _lead(g: Graph, n: Node) -> bool:
     """A step between the exact value and the function."""
     if len(_computed(g, n)) != 1 or n.attrs.get("act"):
         return False
-    return n.op in ("reshape", "permute") or n.op in CONST_BINARY
+    if n.op in ("reshape", "permute", "neg") or n.op in CONST_BINARY:
+        return True
+    if n.op == "linear":                # a constant weight (Fourier features: (2 pi x) @ B.T)
+        return n.attrs.get("weight") is not None
+    return n.op == "matmul" and len(n.inputs) == 2
 
 
 def _chain(g: Graph, c: Node):
@@ -158,6 +166,11 @@ def periodic_in_fp32(g: Graph, calibration, log: Callable[[str], None] = lambda 
             continue
         chain = _chain(g, c)
         if chain is None:
+            measured = _measure(g, c, calibration)
+            if measured is not None and measured[0] > LIMIT:
+                log(f"warning: {origin(c)}: this {fn} reads an angle spanning {measured[1]:.0f} periods "
+                    f"(calibration), {measured[0]:.0f} output steps off on its int8 grid; its angle is not "
+                    "a chain of constant steps from a float input or an integer, so it stays on the int8 grid")
             continue
         src, lead = chain
         if src.op == "input" and not torch.as_tensor(calibration[0][g.inputs.index(src.name)]).is_floating_point():
@@ -179,6 +192,11 @@ def periodic_in_fp32(g: Graph, calibration, log: Callable[[str], None] = lambda 
         reason = REASON.format(fn=fn, periods=periods, steps=steps, what=what)
         for n in lead:
             n.attrs.setdefault("fp32", reason)
+            if n.op == "neg":           # the runtime has no fp32 neg kernel: a mul by -1
+                minus = Node(f"{n.name}__fp32_minus_one", "constant", [],
+                             {"value": np.asarray(-1.0, np.float32), "source": n.attrs.get("source", n.name)}, [])
+                g.nodes.insert(g.nodes.index(n), minus)
+                n.op, n.inputs = "mul", [n.inputs[0], minus.name]
         at = g.nodes.index(c)
         g.nodes[at:at + 1] = _fp32_nodes(c, fn, reason)
         log(f"{origin(c)}: {reason}" + (" (with " + ", ".join(origin(n) for n in lead) + ")" if lead else ""))

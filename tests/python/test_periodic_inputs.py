@@ -18,6 +18,7 @@ import pytest
 import torch
 import torch.nn as nn
 
+from model_checks import Call
 from ptec import host_runtime, periodic_inputs
 from ptec.compiler import compile_model
 from ptec.interpreter import run_program
@@ -57,6 +58,30 @@ class Fourier(nn.Module):
         return torch.cat([angles.sin(), angles.cos()], -1)
 
 
+class Negated(nn.Module):
+    """A neg in the chain: cos(-x), sin(x.neg() * 3)."""
+
+    def forward(self, x):
+        return torch.cat([torch.cos(-x), torch.sin(x.neg() * 3.0)], -1)
+
+
+class Gaussian(nn.Module):
+    """Gaussian Fourier features (Tancik et al. 2020): (2 pi x) @ B.T, B ~ N(0, 10^2),
+    a constant matmul (or nn.Linear without bias) in the chain."""
+
+    def __init__(self, linear=False):
+        super().__init__()
+        g = torch.Generator().manual_seed(0)
+        self.register_buffer("B", torch.randn(16, 2, generator=g) * 10.0)
+        self.linear = nn.Linear(2, 16, bias=False) if linear else None
+        if linear:
+            self.linear.weight.data.copy_(self.B)
+
+    def forward(self, x):
+        proj = self.linear(2 * math.pi * x) if self.linear is not None else (2 * math.pi * x) @ self.B.T
+        return torch.cat([torch.sin(proj), torch.cos(proj)], -1)
+
+
 class Small(nn.Module):
     def forward(self, x):
         return torch.cat([torch.sin(x * 1.0), torch.cos(x)], -1)
@@ -82,6 +107,12 @@ CASES = {   # name: (model, calibration, feeds, bound in output steps)
                                     lambda: _floats(6, (4,), 0, 1000, 7), 0.51),
     "sin((t * 0.5 + 3).reshape(-1, 1) * f)": (Shifted, lambda: _ints(12, 6, 8, 2000), lambda: _ints(6, 6, 9, 2000),
                                                0.51),
+    "cos(-x), sin(x.neg() * 3)": (Negated, lambda: _floats(12, (1, 64), 0, 1000, 15),
+                                   lambda: _floats(6, (1, 64), 0, 1000, 16), 0.51),
+    "Gaussian Fourier features, matmul": (Gaussian, lambda: _floats(12, (32, 2), 0, 1, 17),
+                                          lambda: _floats(6, (32, 2), 0, 1, 18), 0.51),
+    "Gaussian Fourier features, nn.Linear": (lambda: Gaussian(linear=True), lambda: _floats(12, (32, 2), 0, 1, 17),
+                                             lambda: _floats(6, (32, 2), 0, 1, 18), 0.51),
     "NeRF positional encoding": (Fourier, lambda: _floats(12, (5, 3), -1, 1, 10), lambda: _floats(6, (5, 3), -1, 1, 11),
                                  0.51),
 }
@@ -138,6 +169,15 @@ def test_int8_io_warns():
     lines = []
     compile_model(model, list(calibration[0]), calibration, int8_io=True, log=lines.append)
     assert any(s.startswith("warning:") and "periods" in s and "--int8-io" in s for s in lines), lines
+
+
+def test_angle_off_the_chain_warns():
+    """sin(x * x): not a chain of constant steps, so it stays on the int8 grid, and the log warns with the steps."""
+    model = Call(lambda x: torch.sin(x * x)).eval()
+    calibration = _floats(8, (4, 8), 0, 30, 19)
+    lines = []
+    compile_model(model, list(calibration[0]), calibration, log=lines.append)
+    assert any(s.startswith("warning:") and "periods" in s and "stays on the int8 grid" in s for s in lines), lines
 
 
 @pytest.mark.parametrize("fn", ["sin", "cos"])
