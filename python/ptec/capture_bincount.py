@@ -4,9 +4,13 @@ Count j is the sum over i of [ids_i == j] (times weights_i): each id picks
 its row of the constant identity as a one-hot row (aten::embedding.out on
 the int8 0/1 bytes, every id checked against the table at run time), and
 the rows are summed (an int8 mean times their number; weights first multiply
-their one-hot rows, an int8 mul). The result's length is the traced one
-(max(minlength, largest id + 1) on the example): an id the table does not
-hold fails the run, where torch would have given a longer result. Counts
+their one-hot rows, an int8 mul). torch's length is max(minlength, largest
+id + 1), a program's is fixed: the call runs only when every id is provably
+below minlength (an argmax / argmin over at most minlength values, a
+clamp(0, <= minlength - 1), a remainder by a constant <= minlength, through
+casts and reshapes), so the length is minlength; else it is refused in one
+line (length_refusal), where a shorter result padded with zeros or a run
+failing on a larger id would surprise. Counts
 come out as float values on an int8 grid: with weights torch's are float
 too; without, torch's int64 counts are taken only when the model reads
 them as float (`.float()`), else the call stays refused by name.
@@ -16,10 +20,10 @@ input, an argmax, integer arithmetic), the call is rewritten before
 capture (`bincount_as_one_hot`) as `F.one_hot(ids.long(), L).sum(0)`, L
 the traced length: torch's int64 counts exactly (capture's one_hot, an
 embedding of the identity's 0/1 bytes, and capture_int_math's int64 sum),
-read as integers or `.float()` (exact) alike; an id outside [0, L) fails
-the run as above (torch: a longer result, or its error for a negative id)."""
+read as integers or `.float()` (exact) alike, under the same length rule."""
 from __future__ import annotations
 
+import operator
 from typing import List, Optional
 
 import numpy as np
@@ -45,6 +49,10 @@ def bincount_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     ids_shape, out = _meta_shape(ids) if isinstance(ids, torch.fx.Node) else None, _meta_shape(fn)
     if ids_shape is None or len(ids_shape) != 1 or out is None or not is_index(by_name.get(ids.name)):
         return None
+    why = length_refusal(fn)
+    if why is not None:
+        from .capture import CaptureError
+        raise CaptureError(why)
     n, length = ids_shape[0], out[0]
     if weights is not None and (not isinstance(weights, torch.fx.Node) or _meta_shape(weights) != [n]
                                 or getattr(weights.meta.get("tensor_meta"), "dtype", None) != torch.float32):
@@ -63,6 +71,45 @@ def bincount_nodes(fn, ins, by_name) -> Optional[List[Node]]:
 
 
 _INTEGER = (torch.int64, torch.int32, torch.int16, torch.uint8, torch.int8)
+_SAME_VALUES = ("long", "int", "short", "byte", "flatten", "reshape", "view", "squeeze", "unsqueeze", "contiguous",
+                torch.flatten, torch.reshape, torch.squeeze, torch.unsqueeze)
+
+
+def _ids_below(ids, m: int) -> bool:
+    """Every value of fx node ids is provably in [0, m): an argmax / argmin
+    over at most m values, a clamp(0, <= m - 1) or a remainder by a constant
+    <= m, through casts and reshapes."""
+    while isinstance(ids, torch.fx.Node) and ids.op in ("call_function", "call_method") \
+            and ids.target in _SAME_VALUES and ids.args:
+        ids = ids.args[0]
+    if not isinstance(ids, torch.fx.Node) or ids.op not in ("call_function", "call_method") or not ids.args:
+        return False
+    t, src = ids.target, ids.args[0]
+    if t in (torch.argmax, torch.argmin, "argmax", "argmin"):
+        shape = _meta_shape(src) if isinstance(src, torch.fx.Node) else None
+        dim = ids.kwargs.get("dim", ids.args[1] if len(ids.args) > 1 else None)
+        if shape is None or not isinstance(dim, (int, type(None))):
+            return False
+        size = int(np.prod(shape)) if dim is None else shape[dim]
+        return 1 <= size <= m
+    if t in (torch.clamp, torch.clip, "clamp", "clip"):
+        lo = ids.kwargs.get("min", ids.args[1] if len(ids.args) > 1 else None)
+        hi = ids.kwargs.get("max", ids.args[2] if len(ids.args) > 2 else None)
+        return isinstance(lo, int) and isinstance(hi, int) and 0 <= lo and hi <= m - 1
+    if t in (torch.remainder, "remainder", operator.mod) and len(ids.args) == 2:
+        return isinstance(ids.args[1], int) and 1 <= ids.args[1] <= m
+    return False
+
+
+def length_refusal(fn) -> Optional[str]:
+    """Why torch.bincount call fn has no fixed length, or None: torch's is
+    max(minlength, largest id + 1), a .pte's is fixed, so it runs only when
+    every id is provably below minlength (the length is then minlength)."""
+    m = _scalar_arg(fn, 2, "minlength")
+    if isinstance(m, int) and m >= 1 and fn.args and _ids_below(fn.args[0], m):
+        return None
+    return (f"{fn.name} (torch.bincount): its length follows the largest id and a program's shapes are fixed: "
+            "pass minlength=<n> with ids known below n (an argmax over n values, ids.clamp(0, n - 1), ids % n)")
 
 
 def bincount_as_one_hot(gm: torch.fx.GraphModule, propagate) -> None:
@@ -82,6 +129,10 @@ def bincount_as_one_hot(gm: torch.fx.GraphModule, propagate) -> None:
         if dtype not in _INTEGER or len(_meta_shape(ids) or []) != 1 or out is None or len(out) != 1 \
                 or out[0] < 1 or _meta_shape(ids)[0] < 1:
             continue
+        why = length_refusal(fn)
+        if why is not None:
+            from .capture import CaptureError
+            raise CaptureError(why)
         with g.inserting_before(fn):
             src = ids if dtype is torch.int64 else g.call_method("long", (ids,))
             counts = g.call_method("sum", (g.call_function(F.one_hot, (src, int(out[0]))), 0))

@@ -319,7 +319,8 @@ class Counts(torch.nn.Module):
 
     def forward(self, x, i):
         a = self.lin(x).argmax(-1)
-        return (torch.bincount(i), torch.bincount(i.int(), minlength=12), torch.bincount(i.byte()).float(),
+        return (torch.bincount(i.clamp(0, 9), minlength=10), torch.bincount((i % 12).int(), minlength=12),
+                torch.bincount(i.clamp(0, 9).byte(), minlength=10).float(),
                 a, torch.bincount(a, minlength=5), a.bincount(minlength=8) * 2 + 1,
                 torch.bincount(a, minlength=5).float() / a.numel())
 
@@ -350,6 +351,25 @@ def test_bincount_counts_are_torchs_exactly(tmp_path):
         step = res.graph.node(res.graph.outputs[6]).qparams[0]     # counts / n: the int8 division's grid
         assert np.abs(got[6] - np.bincount(ids, minlength=5) / ids.size).max() <= 0.5 * step + 1e-6
         assert np.ptp(got[0]) > 0 and np.ptp(got[4]) > 0
+
+
+@pytest.mark.parametrize("call", ["torch.bincount(i)", "torch.bincount(i, minlength=12)",
+                                  "torch.bincount(x.argmax(-1), minlength=5)",
+                                  "torch.bincount(i.clamp(0, 12), minlength=12)",
+                                  "torch.bincount(x.argmax(-1), weights=x.amax(-1))"])
+def test_bincount_of_a_length_torch_may_change_is_refused_in_one_line(call):
+    """torch's length is max(minlength, largest id + 1): a program's is fixed, so ids not provably below
+    minlength (an input's, an argmax over 6 > 5 values, a clamp past it) are refused (a shorter result
+    padded with zeros would be silent)."""
+    class Two(torch.nn.Module):
+        def forward(self, x, i):
+            return eval(call)
+    model = Two().eval()
+    ex = (torch.randn(10, 6), torch.tensor([0, 5, 2, 2, 1, 0, 3, 4, 1, 1]))
+    with pytest.raises(Exception) as e:
+        compile_model(model, list(ex), [ex])
+    msg = str(e.value)
+    assert "\n" not in msg and "bincount" in msg and "minlength=<n>" in msg, msg
 
 
 def test_bincount_with_weights_stays_within_steps(tmp_path):
