@@ -134,4 +134,9 @@ def summed_scatter_nodes(name: str, kind: str, self_name: str, shape, dim, idx: 
         picked = step("mul", [picked, step("constant", [], value=np.asarray(alpha, np.float32))])
     step("add", [self_name, picked])
     nodes[-1].name = name
+    # the sum's int8 grid is the calibrated one: an index repeating a position more often than calibration
+    # saw (a node of higher degree) saturates it, silently at run time, so the compile log says so
+    nodes[-1].attrs["note"] = (f"warning: {name} ({kind} by an index the program takes or computes): its sums "
+                               "take the range calibration saw; calibrate with the degrees (repeats of an index) "
+                               "the model meets, as more repeats than that saturate the sum")
     return nodes
