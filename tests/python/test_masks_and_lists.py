@@ -211,6 +211,8 @@ def test_cli_refusals_exit_2_in_one_line(tmp_path):
     # (integer weights: the int64 counts without weights run, capture_bincount.bincount_as_one_hot)
     assert "bincount" in cli(tmp_path, "lambda x: torch.bincount(x.argmax(-1).flatten(), "
                                        "weights=x.argmax(-1).flatten(), minlength=8) * 2")
+    # no minlength: torch's length follows the largest id, a program's is fixed
+    assert "minlength=<n>" in cli(tmp_path, "lambda x: torch.bincount(x.argmax(-1).flatten()).float()")
 
 
 # Python lists in an index: exact copies of torch's picks (half an output step: the output's own grid)
