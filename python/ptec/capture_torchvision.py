@@ -737,3 +737,91 @@ def torchvision_calls(gm: torch.fx.GraphModule, propagate: Callable[[], None]) -
         gm.graph.lint()
         gm.recompile()
         propagate()
+
+
+MS_FP32 = "MultiScaleRoIAlign's box areas and level picks, computed in fp32"
+
+
+def _level_areas(k_min: int, k_max: int, s0: float, lvl0: float, eps: float) -> List[float]:
+    """For each level k in (k_min, k_max]: the largest fp32 area whose box
+    torchvision's LevelMapper puts below k (floor(lvl0 + log2(sqrt(area) /
+    s0) + eps) < k, evaluated by torch itself on a dense fp32 window
+    around the real threshold, so its own rounding decides)."""
+    out = []
+    for k in range(k_min + 1, k_max + 1):
+        guess = torch.tensor([(s0 * 2.0 ** (k - lvl0 - eps)) ** 2], dtype=torch.float32)
+        bits = guess.view(torch.int32) + torch.arange(-(1 << 16), 1 << 16, dtype=torch.int32)
+        area = bits.view(torch.float32)
+        lvl = torch.floor(lvl0 + torch.log2(torch.sqrt(area) / s0) + torch.tensor(eps, dtype=torch.float32))
+        below = (lvl < k).nonzero().flatten()
+        above = (lvl >= k).nonzero().flatten()
+        if len(below) == 0 or len(above) == 0 or int(below.max()) + 1 != int(above.min()):
+            raise UnsupportedOperator("torchvision.ops.MultiScaleRoIAlign is not supported with these canonical "
+                                      "scale and level: ptec found no exact level threshold")
+        out.append(float(area[int(below.max())]))
+    return out
+
+
+def _scale_of(size: int, image: int) -> float:
+    # torchvision's _infer_scale: 2 ** round(log2(size / image)) (the height)
+    return 2.0 ** float(torch.tensor(float(size) / float(image)).log2().round())
+
+
+def multiscale_forward(m, args, kwargs):
+    """MultiScaleRoIAlign's output traced as torch ops, or None when m is
+    not one or its call is not of a form rewritten here (a dict of feature
+    maps, box tensors, constant image shapes). The scales (torchvision's
+    _setup_scales: from the static map and image sizes) and the level
+    thresholds are constants; every level's roi_align runs on all boxes and
+    each box keeps its own level's, picked by 0/1 steps of area - the
+    largest fp32 area below each level (exact: _level_areas), in fp32."""
+    ops = _tv_ops()
+    cls = getattr(ops, "MultiScaleRoIAlign", None) if ops is not None else None
+    if cls is None or not isinstance(m, cls):
+        return None
+    names = ("x", "boxes", "image_shapes")
+    if len(args) > 3 or set(kwargs) - set(names):
+        return None
+    got = dict(zip(names, args))
+    got.update(kwargs)
+    x, boxes, shapes = got.get("x"), got.get("boxes"), got.get("image_shapes")
+    if not isinstance(x, dict) or not isinstance(boxes, (list, tuple)) or not boxes \
+            or not isinstance(shapes, (list, tuple)) or not shapes \
+            or any(isinstance(s, torch.fx.Proxy) or any(isinstance(i, torch.fx.Proxy) for i in s) for s in shapes):
+        return None
+    feats = [v for k, v in x.items() if k in m.featmap_names]
+    if not feats:
+        return None
+    if m.scales is not None and m.map_levels is not None:
+        scales, mapper = list(m.scales), m.map_levels
+        k_min, k_max, s0, lvl0, eps = mapper.k_min, mapper.k_max, mapper.s0, mapper.lvl0, mapper.eps
+    else:
+        top = max(int(s[0]) for s in shapes)
+        scales = [_scale_of(int(f.shape[-2]), top) for f in feats]
+        k_min = int(-torch.log2(torch.tensor(scales[0], dtype=torch.float32)).item())
+        k_max = int(-torch.log2(torch.tensor(scales[-1], dtype=torch.float32)).item())
+        s0, lvl0, eps = m.canonical_scale, m.canonical_level, 1e-6
+    size, sr = list(m.output_size), m.sampling_ratio
+    pooled = [ops.roi_align(f, list(boxes), size, s, sr) for f, s in zip(feats, scales)]
+    if len(feats) == 1:
+        return pooled[0]
+    thresholds = _level_areas(k_min, k_max, float(s0), float(lvl0), float(eps))
+    if len(thresholds) + 1 != len(feats):
+        return None
+    graph = next((p.tracer.graph for p in pooled if isinstance(p, torch.fx.Proxy)), None)
+    before = set(graph.nodes) if graph is not None else set()
+    b = torch.cat(list(boxes), 0) if len(boxes) > 1 else boxes[0]
+    area = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    # level index j (0 .. L-1) of each box: clamp(level, k_min, k_max) - k_min; above[j] = 1.0 when level >= k_min + j
+    above = [None] + [_step(area - a) for a in thresholds] + [None]
+    out = None
+    for j, r in enumerate(pooled):
+        lo, hi = above[j], above[j + 1]
+        pick = (1.0 - hi) if lo is None else (lo if hi is None else lo - hi)
+        term = r * pick.reshape(-1, 1, 1, 1)
+        out = term if out is None else out + term
+    if graph is not None:
+        for node in graph.nodes:
+            if node not in before:
+                node.meta["ptec_fp32"] = MS_FP32
+    return out

@@ -164,6 +164,10 @@ class KnownValuesTracer(torch.fx.Tracer):
     def call_module(self, m, forward, args, kwargs):
         if getattr(self, "_evaluating", False):       # a shadow value: the real call
             return forward(*args, **kwargs)
+        from .capture_torchvision import multiscale_forward
+        made = multiscale_forward(m, args, kwargs)      # torchvision's MultiScaleRoIAlign as torch ops
+        if made is not None:
+            return made
         try:
             path = self.path_of_module(m)
         except NameError:                             # a module made in forward

@@ -1,0 +1,109 @@
+"""torchvision.ops.MultiScaleRoIAlign (ptec.capture_torchvision.multiscale_forward).
+
+Oracle: torchvision's own module in fp32 on the same inputs. Each box's
+FPN level (floor(k0 + log2(sqrt(area) / s0) + 1e-6), clamped to the
+levels the feature map sizes give) is decided in ptec by comparing the
+fp32 area with constant thresholds found with torch's own arithmetic, so
+boxes at a threshold land on torch's level: with feature maps and boxes
+kept float32 the result is within 1e-5 of torch's (box sizes spanning all
+levels, and sides within a few ulps of both thresholds). Behind int8
+convs, within the convs' own output steps."""
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+
+from model_checks import cli_refusal, smooth_images
+from ptec import host_runtime
+from ptec.compiler import compile_model
+from ptec.pte import parse_program
+
+tv = pytest.importorskip("torchvision.ops", reason="torchvision is not installed")
+
+
+class Pyramid(nn.Module):
+    def __init__(self, names=("f0", "f1", "f2"), size=2, ratio=2):
+        super().__init__()
+        self.m = tv.MultiScaleRoIAlign(list(names), size, ratio, canonical_scale=32, canonical_level=4)
+
+    def forward(self, a, b, c, boxes):
+        return self.m(OrderedDict([("f0", a), ("f1", b), ("f2", c)]), [boxes], [(64, 64)])
+
+
+def _boxes(g, k):
+    """Box sides spanning the three levels (sqrt(area) < 16, 16..32, >= 32),
+    and boxes whose sqrt(area) is within a few ulps of 16 and 32."""
+    lo = torch.rand(k, 2, generator=g) * 20
+    side = torch.rand(k, 2, generator=g) * 44 + 2
+    near = []
+    for t in (16.0, 32.0):
+        for d in (-3e-5, -1e-6, 0.0, 1e-6, 3e-5, -8e-5, -7e-5):
+            near.append([3.0, 2.0, 3.0 + t, 2.0 + t * (1.0 + d)])
+    return torch.cat([torch.cat([lo, lo + side], 1), torch.tensor(near)], 0)
+
+
+def _feeds(count, seed, k=8):
+    g = torch.Generator().manual_seed(seed)
+    return [[torch.randn(1, 3, 16, 16, generator=g), torch.randn(1, 3, 8, 8, generator=g),
+             torch.randn(1, 3, 4, 4, generator=g), _boxes(g, k)] for _ in range(count)]
+
+
+def _run(res, feed, tmp_path):
+    return np.asarray(host_runtime.run(parse_program(res.data), res.data, [t.numpy() for t in feed],
+                                       workdir=str(tmp_path))[0], np.float64)
+
+
+def _levels(boxes):
+    s = torch.sqrt((boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]))
+    return torch.clamp(torch.floor(4 + torch.log2(s / 32) + torch.tensor(1e-6)), 2, 4)
+
+
+def test_inputs_in_fp32_match_torchvision(tmp_path):
+    model = Pyramid().eval()
+    calibration = _feeds(3, 0)
+    res = compile_model(model, calibration[0], calibration)
+    seen = set()
+    for feed in _feeds(3, 1):
+        got = _run(res, feed, tmp_path)
+        with torch.no_grad():
+            want = model(*feed).numpy()
+        assert got.shape == want.shape
+        assert np.abs(got - want).max() <= 1e-5, np.abs(got - want).max()
+        assert np.std(want) > 0.1
+        seen |= set(_levels(feed[3]).tolist())
+    assert seen == {2.0, 3.0, 4.0}
+
+
+def test_near_thresholds_each_box_on_torchs_level(tmp_path):
+    """One map per level of constant values 0, 1, 2 (a map picked wrongly
+    shows as a different value); boxes at and around both thresholds."""
+    model = Pyramid(size=1, ratio=1).eval()
+    g = torch.Generator().manual_seed(3)
+    maps = [torch.full((1, 3, 16, 16), 0.0), torch.full((1, 3, 8, 8), 1.0), torch.full((1, 3, 4, 4), 2.0)]
+    feeds = [maps + [_boxes(g, 4)] for _ in range(2)]
+    res = compile_model(model, feeds[0], feeds)
+    for feed in feeds:
+        got = _run(res, feed, tmp_path)
+        with torch.no_grad():
+            want = model(*feed).numpy()
+        assert np.array_equal(got, want), (got[:, 0, 0, 0], want[:, 0, 0, 0])
+        assert np.array_equal(want[:, 0, 0, 0], (_levels(feed[3]) - 2).numpy())
+        assert len(set(want[:, 0, 0, 0].tolist())) == 3
+
+
+def test_image_shape_as_input_stays_refused(tmp_path):
+    line = cli_refusal(tmp_path, """import torch, torchvision.ops as ops
+from collections import OrderedDict
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.m = ops.MultiScaleRoIAlign(["f0", "f1"], 2, 2)
+    def forward(self, a, b, boxes, hw):
+        return self.m(OrderedDict([("f0", a), ("f1", b)]), [boxes], [(hw[0], hw[1])])
+def model():
+    return M(), (torch.randn(1, 3, 16, 16), torch.randn(1, 3, 8, 8), torch.tensor([[1., 1, 20, 20], [2, 3, 6, 9]]),
+                 torch.tensor([32, 32]))
+""")
+    assert "MultiScaleRoIAlign is not supported" in line and "module m" in line, line
