@@ -29,7 +29,8 @@ the mean; a batch N > 1: all images sampled, the region's own picked by
 the one-hot of its batch index. sampling_ratio <= 0 (torch's adaptive
 ceil(size / output) samples, a count that depends on the box values) is
 refused in one line. ps_roi_align: _ps_roi_align's doc; roi_pool: _RoiPool's;
-deform_conv2d: _DeformConv's; istft: _istft's.
+deform_conv2d: _DeformConv's; istft: _istft's; MultiScaleRoIAlign:
+multiscale_forward's (a module traced as these ops).
 """
 from __future__ import annotations
 
@@ -705,14 +706,14 @@ REFUSED = {  # torchvision call name: why (each refused in one line by _refused)
 }
 
 
-MULTISCALE = ("torchvision.ops.MultiScaleRoIAlign is not supported: it maps each box to an FPN level by the box's "
-              "area (a level that depends on the box values, then a roi_align per level of the boxes found there); "
-              "call torchvision.ops.roi_align on one feature map instead")
+MULTISCALE = ("torchvision.ops.MultiScaleRoIAlign is not supported in this call: ptec runs it only on a dict of "
+              "feature maps made in the model, a list of box tensors and constant image_shapes (the FPN level "
+              "scales, from static map and image sizes); pass the image sizes as Python numbers")
 
 
 def module_refusal(where: str) -> Optional[str]:
     """The one line for a torchvision module whose forward fx cannot trace
-    (MultiScaleRoIAlign: its _filter_input and per-level index lists), else None."""
+    (MultiScaleRoIAlign in a form multiscale_forward leaves to it), else None."""
     return f"{where}: {MULTISCALE}" if "(MultiScaleRoIAlign)" in where else None
 
 

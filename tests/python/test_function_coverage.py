@@ -1826,6 +1826,11 @@ RUNS["torchvision.ops.roi_align(x, constant boxes)"] = (lambda x: _tv_ops().roi_
     x, torch.tensor([[0, 0.5, 0.2, 3.0, 2.5], [0, -1.5, 1.0, 2.0, 4.5]]), (2, 2), 1.0, 2, True), S4, R, 0.01, "fp32")
 RUNS["torchvision.ops.RoIAlign(boxes computed from x)"] = (lambda x: _tv_ops().RoIAlign((2, 3), 0.5, 2, False)(
     x, [torch.cat([x[0, 0, :2, :2].abs(), x[0, 0, :2, :2].abs() + 4.0 + x[0, 1, :2, :2]], 1) * 2]), S4, R, 2.0, "fp32")  # 1.53
+# MultiScaleRoIAlign (capture_torchvision.multiscale_forward): every level pooled, each box's level picked in fp32
+RUNS["torchvision.ops.MultiScaleRoIAlign(pyramid of x, boxes)"] = (lambda x: _tv_ops().MultiScaleRoIAlign(
+    ["a", "b"], 2, 2, canonical_scale=4, canonical_level=2)(
+    {"a": x, "b": F.avg_pool2d(x, 2)}, [torch.tensor([[0.5, 0.2, 3.0, 2.5], [0.0, 0.0, 7.0, 7.5], [1.0, 1.0, 2.0, 2.2]])],
+    [(x.shape[-2], x.shape[-1])]), S4, R, 1.0, "fp32")   # 0.72 (the int8 avg_pool2d level)
 RUNS["torchvision.ops.roi_pool(x, constant boxes)"] = (lambda x: _tv_ops().roi_pool(
     x, [torch.tensor([[0.4, 0.6, 2.5, 3.0], [-1.0, 1.5, 1.4, 2.6]])], (2, 2), 1.0), S4, R, 0.01, "fp32")
 # torchvision.ops.nms (capture_torchvision._Nms): a bound-dynamic int64 output, torchvision's indices exactly

@@ -11,8 +11,7 @@ torchvision's nms of the boxes the program computed (returned beside), and
 torch float's wherever no IoU crosses the threshold between the float
 and the int8 boxes (measured: 9 and 14 of 16 feeds at t 0.3 and 0.6).
 Scores from an int8 layer (equal codes): torchvision's nms on them.
-More than 256 boxes is refused in one line, and MultiScaleRoIAlign (a
-per-box FPN level from the box area) naming it."""
+More than 256 boxes is refused in one line."""
 import numpy as np
 import pytest
 import torch
@@ -162,23 +161,6 @@ def model():
     return M(), (torch.cat([lo, lo + 2], 1), torch.rand(300))
 """)
     assert "torchvision.ops.nms" in line and "300 boxes" in line and "256" in line, line
-
-
-def test_multiscale_roi_align_refused_naming_it(tmp_path):
-    """MultiScaleRoIAlign picks an FPN level per box from its area (a level
-    that depends on the values): refused in one line naming the module."""
-    line = cli_refusal(tmp_path, """import torch, torchvision.ops as ops
-from collections import OrderedDict
-class M(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.m = ops.MultiScaleRoIAlign(["f0", "f1"], 2, 2)
-    def forward(self, a, b, boxes):
-        return self.m(OrderedDict([("f0", a), ("f1", b)]), [boxes], [(32, 32)])
-def model():
-    return M(), (torch.randn(1, 3, 16, 16), torch.randn(1, 3, 8, 8), torch.tensor([[1., 1, 20, 20], [2, 3, 6, 9]]))
-""")
-    assert "MultiScaleRoIAlign is not supported" in line and "FPN level" in line and "module m" in line, line
 
 
 class ScoredBoxes(nn.Module):
