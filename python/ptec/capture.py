@@ -1130,8 +1130,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             raise CaptureError(f"unexpected fx node {fn.op}")
         for n in nodes[before:]:
             n.attrs.setdefault("source", _source(fn, mods))
-            if fn.meta.get("ptec_site"):
-                n.attrs.setdefault("written", _written(fn))
+            if fn.meta.get("ptec_site") and n.written is None:
+                n.written = _written(fn)
             if fn.meta.get("ptec_fp32"):
                 n.attrs.setdefault("fp32", fn.meta["ptec_fp32"])    # capture_torchvision's steps
         nodes[before:] = int_view_nodes(fn, nodes[before:], by_name)      # i.unsqueeze(1): still an integer

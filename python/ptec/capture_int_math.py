@@ -528,7 +528,7 @@ def int_view_nodes(fn: torch.fx.Node, nodes: List[Node], by_name) -> List[Node]:
     for k, n in enumerate(nodes):
         if n.op == "flat_index":
             continue
-        attrs = dict(dtype=dtype, **{k: n.attrs[k] for k in ("source", "written") if k in n.attrs})
+        attrs = dict(dtype=dtype, **{k: n.attrs[k] for k in ("source",) if k in n.attrs})
         if n.op == "slice":
             attrs.update(kind="slice", dim=n.attrs["dim"], start=n.attrs["start"], end=n.attrs["end"])
         elif n.op == "cat":

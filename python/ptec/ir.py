@@ -69,6 +69,9 @@ class Node:
     attrs: Dict[str, Any] = field(default_factory=dict)
     shape: Optional[List[int]] = None
     qparams: Optional[tuple] = None        # (scale, zero_point) of the int8 output
+    # the call as the user wrote it, for refusals (written()); outside attrs, which
+    # rewrites compare and copy as the node's meaning, as they do "source"'s
+    written: Optional[str] = field(default=None, compare=False, repr=False)
 
     def __repr__(self) -> str:
         return f"Node({self.name}: {self.op}{tuple(self.inputs)} shape={self.shape})"
@@ -602,7 +605,7 @@ def written(n: Node) -> str:
     """origin, but an operator call (x[0], a * b, which fx names getitem_1,
     mul_2) as the user wrote it: the indexing or operator and the model's
     source line, when capture recorded them."""
-    return n.attrs.get("written") or origin(n)
+    return n.written or origin(n)
 
 
 class UnsupportedOperator(ValueError):
