@@ -43,17 +43,18 @@ from .capture_indices import (arg_call_node, argmax_node, as_traced, computed_ga
                               to_float_node, to_index_node)
 from .capture_grid import grid_nodes
 from .capture_item_assignment import drop_markers
-from .capture_item import item_lowering_refusal, item_readers, item_value, tensors_of_traced_values
+from .capture_item import item_lowering_refusal, item_readers, item_value
 from .capture_unique_counts import unique_slices_nodes, without_unused_values
 from .capture_counts_readers import counts_readers
 from .capture_index_forms import mask_with_rest
 from .capture_in_place import AugmentedProxy, refuse_written_tensors, tensors_of, without_dead_code
 from .capture_distributions import note_skipped_checks
-from .capture_buffer_state import (INIT, STATE, as_states, binding_names, copy_with_buffers, kept_states,
+from .capture_buffer_state import (INIT, STATE, as_states, copy_with_buffers, kept_states,
                                    restore_tensors, with_state_reads, written_tensors)
 from .capture_view_writes import writes_through_views
 from .capture_composed import composed_calls
 from .capture_torchvision import torchvision_calls, torchvision_leaves
+from .capture_trace_patches import trace_patches
 from .capture_view_elements import elements_alone
 from .capture_bool_moves import cast_bools_first, compares_after_moves
 from .capture_moved_bools import moved_bools_compared
@@ -70,7 +71,7 @@ from .capture_outputs import flatten_outputs, note_dropped_outputs
 from .capture_dtype_forms import dtype_forms
 from .capture_out_arguments import out_arguments_as_results
 from .capture_unbatched import function_call as unbatched_function, module_call as unbatched_module
-from .capture_call_forms import method_call, positional_form, root_arguments, unbound_methods_traced
+from .capture_call_forms import method_call, positional_form, root_arguments
 from .capture_tracer import (KnownValuesProxy, KnownValuesTracer, TracedControlError, drop_traced_leftovers,
                              trace_refusal)
 from .capture_spellings import respelled, spelling_nodes
@@ -1738,22 +1739,12 @@ def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.f
     tracer = (with_state_reads(_Tracer) if states else _Tracer)(
         autowrap_functions=(F.local_response_norm,) + leaves)   # one node: _lrn_nodes
     tracer._autowrap_search.extend(searched)     # spelled ops.roi_align(...)
-    from .capture_random import recording_random_calls
-    from .capture_packed_sequences import patched as packing_patched
-    from .capture_table_lookup import tables_indexed_by_proxies
-    from .capture_distributions import argument_checks_skipped
     tracer.start(example_inputs)
     unchecked: List[str] = []
     if states:
         tracer.ptec_states = states
     try:
-        # torch.rand(2, 3): a call, not a frozen draw; a random op's shadow value draws nothing for the model
-        # pack_padded_sequence / pad_packed_sequence / pad_sequence: capture_packed_sequences
-        with recording_random_calls(tracer), torch.random.fork_rng(devices=[]), packing_patched(model), \
-                tensors_of_traced_values(tracer), \
-                (binding_names(tracer) if states else contextlib.nullcontext()), unbound_methods_traced(), \
-                tables_indexed_by_proxies(), \
-                argument_checks_skipped(unchecked):   # torch.distributions' validate_args (capture_distributions)
+        with trace_patches(tracer, model, bool(states), unchecked):
             graph = tracer.trace(model)
     except Exception as e:
         if not hasattr(e, "ptec_where"):
