@@ -1973,6 +1973,11 @@ RUNS["torch.scatter_add(x, 2, (7 - x.argsort(2)) // 2, x)"] = (
     lambda x: torch.scatter_add(x, 2, (7 - x.argsort(2)) // 2, x), S3, R, 1.5, "int8")
 RUNS["x[0].index_add(0, x[0, :, 0].argsort() // 2, x[0], alpha=2)"] = (
     lambda x: x[0].index_add(0, x[0, :, 0].argsort() // 2, x[0], alpha=2.0), S3, R, 1.5, "int8")
+# ... along any dim (the written dim permuted to the front / the end and back; test_scatter_any_dim.py)
+RUNS["torch.scatter_add(x, 1, (x > 0).long() * 2, x)"] = (
+    lambda x: torch.scatter_add(x, 1, (x > 0).long() * 2, x), S3, R, 1.5, "int8")
+RUNS["x.index_add(1, (x[0, :, 0] > 0).long(), x, alpha=0.5)"] = (
+    lambda x: x.index_add(1, (x[0, :, 0] > 0).long(), x, alpha=0.5), S3, R, 1.5, "int8")
 # torch's argument checks (validate_args) skipped while tracing (capture_distributions)
 RUNS["torch.distributions.Categorical(logits=x).probs"] = (
     lambda x: torch.distributions.Categorical(logits=x * 2).probs, S3, R, 2.0, "fp32")   # 1.78
