@@ -399,17 +399,25 @@ def _roi_pool(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
 
 
 class _DeformConv(torch.nn.Module):
-    """torchvision's deform_conv2d (groups and offset_groups 1): each tap k =
-    (ki, kj) of output (i, j) reads x at (i * sh - ph + ki * dh + dy,
-    j * sw - pw + kj * dw + dx), (dy, dx) = offset[:, 2k], offset[:, 2k + 1];
-    its bilinear read is 0 beyond -1 and the size, the neighbours outside the
-    map 0: F.grid_sample with zero padding and align_corners False is that
-    rule exactly. The samples (times mask[:, k] when given) are the columns
-    of the convolution: one 1x1 conv2d by the weight viewed [Cout, Cin*kh*kw]."""
+    """torchvision's deform_conv2d: each tap k = (ki, kj) of output (i, j)
+    reads x at (i * sh - ph + ki * dh + dy, j * sw - pw + kj * dw + dx),
+    (dy, dx) = offset[:, 2k], offset[:, 2k + 1]; its bilinear read is 0
+    beyond -1 and the size, the neighbours outside the map 0: F.grid_sample
+    with zero padding and align_corners False is that rule exactly. With
+    offset groups G (offset [N, 2 * G * K, Ho, Wo], mask [N, G * K, Ho, Wo]),
+    channel group g of Cin / G consecutive channels reads at its own pairs
+    offset[:, 2 * (g * K + k)] (torchvision's im2col kernel: the group of a
+    channel is c // (Cin / G)): x viewed [N * G, Cin / G, H, W] is sampled
+    at [N * G] grids. The samples (times mask[:, g * K + k] when given) are
+    the columns of the convolution: one 1x1 conv2d by the weight viewed
+    [Cout, Cin / groups * kh * kw] with torch's weight groups (a column's
+    channel c stays c: group c // (Cin / groups), as the grouped conv's)."""
 
-    def __init__(self, n, cin, h, w, ho, wo, kh, kw, stride, padding, dilation, weight, bias, masked):
+    def __init__(self, n, cin, h, w, ho, wo, kh, kw, stride, padding, dilation, weight, bias, masked,
+                 groups=1, offset_groups=1):
         super().__init__()
         self.dims, self.masked = (n, cin, h, w, ho, wo, kh * kw), masked
+        self.groups, self.offset_groups = groups, offset_groups
         ys = torch.tensor([[i * stride[0] - padding[0] + ki * dilation[0] for i in range(ho)]
                            for ki in range(kh) for _ in range(kw)], dtype=torch.float32)
         xs = torch.tensor([[j * stride[1] - padding[1] + kj * dilation[1] for j in range(wo)]
@@ -421,15 +429,16 @@ class _DeformConv(torch.nn.Module):
 
     def forward(self, x, offset, mask=None):
         n, cin, h, w, ho, wo, k = self.dims
-        pairs = offset.view(n, k, 2, ho, wo)
-        py = pairs[:, :, 0] + self.ys                  # [N, K, Ho, Wo] rows read
+        g = self.offset_groups
+        pairs = offset.view(n * g, k, 2, ho, wo)
+        py = pairs[:, :, 0] + self.ys                  # [N * G, K, Ho, Wo] rows read
         px = pairs[:, :, 1] + self.xs
         grid = torch.stack([(px * 2.0 + 1.0) / float(w) - 1.0, (py * 2.0 + 1.0) / float(h) - 1.0], 4)
-        v = F.grid_sample(x, grid.reshape(n, k * ho, wo, 2), "bilinear", "zeros", False)    # [N, Cin, K*Ho, Wo]
-        v = v.reshape(n, cin, k, ho, wo)
+        v = F.grid_sample(x.reshape(n * g, cin // g, h, w), grid.reshape(n * g, k * ho, wo, 2), "bilinear",
+                          "zeros", False)                                  # [N * G, Cin / G, K * Ho, Wo]
         if self.masked:
-            v = v * mask.view(n, 1, k, ho, wo)
-        return F.conv2d(v.reshape(n, cin * k, ho, wo), self.weight, self.bias)
+            v = v.reshape(n * g, cin // g, k, ho, wo) * mask.view(n * g, 1, k, ho, wo)
+        return F.conv2d(v.reshape(n, cin * k, ho, wo), self.weight, self.bias, groups=self.groups)
 
 
 DCN_FP32 = "deform_conv2d's sample positions, samples and their convolution, computed in fp32"
@@ -457,9 +466,14 @@ def _deform_conv(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     n, cin, h, w = xs
     cout, cin_g, kh, kw = weight.shape
     ho, wo = out[2], out[3]
-    if cin_g != cin or os_ != [n, 2 * kh * kw, ho, wo] or (mask is not None and _shape(mask) != [n, kh * kw, ho, wo]):
-        return False        # weight groups or offset groups: stays the call, refused by name
-    module = _DeformConv(n, cin, h, w, ho, wo, kh, kw, pairs[0], pairs[1], pairs[2], weight, bias, mask is not None)
+    # torchvision's groups are Cin / weight's in-channels, its offset groups offset's channels / (2 kh kw)
+    groups, offset_groups = (cin // cin_g if cin_g else 0), os_[1] // (2 * kh * kw)
+    if (groups < 1 or cin % cin_g or cout % groups or offset_groups < 1 or cin % offset_groups
+            or os_ != [n, 2 * offset_groups * kh * kw, ho, wo]
+            or (mask is not None and _shape(mask) != [n, offset_groups * kh * kw, ho, wo])):
+        return False        # shapes torchvision refuses: stays the call, refused by name
+    module = _DeformConv(n, cin, h, w, ho, wo, kh, kw, pairs[0], pairs[1], pairs[2], weight, bias, mask is not None,
+                         groups, offset_groups)
     _inline(gm, fn, module, [x, offset] + ([mask] if mask is not None else []), DCN_FP32)
     return True
 
@@ -701,7 +715,7 @@ REFUSED = {  # torchvision call name: why (each refused in one line by _refused)
     "batched_nms": "ptec rewrites it only for boxes [K, 4], scores and idxs [K] and a constant threshold",
     "ps_roi_align": "ptec rewrites it only with sampling_ratio > 0 and channels a multiple of the bins",
     "ps_roi_pool": "ptec rewrites it only with channels a multiple of the bins",
-    "deform_conv2d": ("ptec rewrites it only with groups and offset_groups 1 and a constant weight "
+    "deform_conv2d": ("ptec rewrites it only with a constant weight and the shapes torchvision takes "
                       "(sampling at computed offsets, then a convolution of the samples)"),
 }
 

@@ -1840,6 +1840,23 @@ RUNS["torchvision.ops.nms(boxes and scores from x)"] = (lambda x: _tv_ops().nms(
     x[0, 2].flatten()[:8], 0.3), S4, R, 0.0, "fp32")
 RUNS["torchvision.ops.deform_conv2d(x, offsets from x)"] = (lambda x: _tv_ops().deform_conv2d(
     x, x[:, :2] * 0.7, torch.linspace(-1.0, 1.0, 6).reshape(2, 3, 1, 1)), S4, R, 3.0, "fp32")   # 2.48
+# weight groups 3 and offset groups 3: each channel read at its own group's offsets (test_deform_conv_groups.py)
+RUNS["torchvision.ops.deform_conv2d(x, offsets from x, groups 3, offset groups 3)"] = (
+    lambda x: _tv_ops().deform_conv2d(x, torch.cat([x, x.flip(1)], 1) * 0.7,
+                                      torch.linspace(-1.0, 1.0, 6).reshape(6, 1, 1, 1)), S4, R, 3.0, "fp32")
+RUNS["torchvision.ops.DeformConv2d(3, 6, 3, padding=1, groups=3)(x, offsets from x)"] = (
+    lambda x: _deform_g3(x, torch.cat([x] * 6, 1)[:, :18] * 0.7), S4, R, 3.0, "fp32")
+
+
+_DEFORM = []
+
+
+def _deform_g3(x, offset):
+    """torchvision's DeformConv2d module with weight groups 3 (made once, seeded: a fixed weight)."""
+    if not _DEFORM:
+        torch.manual_seed(0)
+        _DEFORM.append(_tv_ops().DeformConv2d(3, 6, 3, padding=1, groups=3).eval())
+    return _DEFORM[0](x, offset)
 
 
 def _out_read_after(x):             # out= into a tensor made for it, read afterwards (capture_out_arguments)
