@@ -495,20 +495,27 @@ def istft_plan(n_fft: int, hop: int, win_length: int, window, frames: int, cente
     left = (n_fft - win_length) // 2
     full = torch.zeros(n_fft, dtype=torch.float64)
     full[left:left + win_length] = w
-    total = n_fft + hop * (frames - 1)
+    total, start, end, pad = istft_range(n_fft, hop, frames, center, length)
     env = torch.zeros(total, dtype=torch.float64)
     for t in range(frames):
         env[t * hop:t * hop + n_fft] += full * full
+    if end <= start or bool((env[start:end].abs() < 1e-11).any()):
+        return None
+    scale = full * (n_fft ** 0.5 if normalized else 1.0)
+    return scale, total, start, end, 1.0 / env[start:end], pad
+
+
+def istft_range(n_fft: int, hop: int, frames: int, center: bool, length):
+    """torch.istft's overlap-added length, the kept range [start, end) and
+    the zeros padded after it up to `length` (end <= start: torch raises)."""
+    total = n_fft + hop * (frames - 1)
     start = n_fft // 2 if center else 0
     if length is not None:
         end = min(start + int(length), total)
     else:
         end = total - n_fft // 2 if center else total
-    if end <= start or bool((env[start:end].abs() < 1e-11).any()):
-        return None
-    scale = full * (n_fft ** 0.5 if normalized else 1.0)
     pad = int(length) - (end - start) if length is not None else 0
-    return scale, total, start, end, 1.0 / env[start:end], pad
+    return total, start, end, pad
 
 
 class _Istft(torch.nn.Module):
@@ -526,6 +533,37 @@ class _Istft(torch.nn.Module):
         frames = torch.fft.irfft(spec, n=self.n_fft, dim=1) * self.scale       # [B, n_fft, T]
         y = F.fold(frames, (1, self.total), (1, self.n_fft), stride=(1, self.hop))
         y = y.reshape(-1, self.total)[:, self.start:self.end] * self.inv
+        if self.pad > 0:
+            y = F.pad(y, (0, self.pad))
+        return y if self.batched else y.squeeze(0)
+
+
+class _IstftWindowed(torch.nn.Module):
+    """torch.istft with a window computed in the program: the window padded
+    to n_fft in the middle, each frame's irfft times it; the envelope (the
+    overlap-add of window^2 over the frames, torch's normalisation) is the
+    same F.fold of the squared window repeated per frame, so it is computed
+    in the program too, and the kept range divided by it. Where torch raises
+    (the envelope below 1e-11 in the kept range: only the run knows the
+    window) the quotient is the division's (inf / nan)."""
+
+    def __init__(self, n_fft, hop, frames, win_length, normalized, span, batched):
+        super().__init__()
+        self.n_fft, self.hop, self.frames, self.batched = n_fft, hop, frames, batched
+        self.total, self.start, self.end, self.pad = span
+        self.left = (n_fft - win_length) // 2
+        self.right = n_fft - win_length - self.left
+        self.gain = n_fft ** 0.5 if normalized else 1.0
+        self.register_buffer("ones", torch.ones(1, frames))
+
+    def forward(self, spec, window):
+        if not self.batched:
+            spec = spec.unsqueeze(0)
+        full = F.pad(window, (self.left, self.right)).reshape(self.n_fft, 1)
+        frames = torch.fft.irfft(spec, n=self.n_fft, dim=1) * (full * self.gain)     # [B, n_fft, T]
+        y = F.fold(frames, (1, self.total), (1, self.n_fft), stride=(1, self.hop))
+        env = F.fold((full * full * self.ones).unsqueeze(0), (1, self.total), (1, self.n_fft), stride=(1, self.hop))
+        y = y.reshape(-1, self.total)[:, self.start:self.end] / env.reshape(1, self.total)[:, self.start:self.end]
         if self.pad > 0:
             y = F.pad(y, (0, self.pad))
         return y if self.batched else y.squeeze(0)
@@ -555,19 +593,37 @@ def _istft(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     win_length = got.get("win_length") or n_fft
     center, normalized = got.get("center", True), got.get("normalized", False)
     onesided, length = got.get("onesided"), got.get("length")
-    window = got.get("window")
+    window, computed = got.get("window"), None
     if window is not None:
-        window = _constant(gm, window)
-        if window is None or list(window.shape) != [win_length]:
+        value = _constant(gm, window)
+        if value is None and isinstance(window, torch.fx.Node) and _shape(window) == [win_length] \
+                and getattr(window.meta.get("tensor_meta"), "dtype", None) in (torch.float32, torch.float64):
+            computed = window       # a window computed in the program (or an input): the envelope is too
+        elif value is None or list(value.shape) != [win_length]:
             return False
-    if (got.get("return_complex") or onesided is False or shape[-2] != n_fft // 2 + 1 or not isinstance(hop, int)
+        window = value
+    # torch's real result of a two-sided spectrum (onesided False, or unset with n_fft rows) is the
+    # onesided one of its first n_fft // 2 + 1 rows: torch's istft narrows them before its irfft
+    two_sided = onesided is False or (onesided is None and shape[-2] == n_fft)
+    rows = n_fft if two_sided else n_fft // 2 + 1
+    if (got.get("return_complex") or shape[-2] != rows or not isinstance(hop, int)
             or not isinstance(win_length, int) or win_length > n_fft or not isinstance(center, bool)
             or not isinstance(normalized, bool) or not (length is None or isinstance(length, int))):
         return False
-    plan = istft_plan(n_fft, hop, win_length, window, shape[-1], center, normalized, length)
-    if plan is None:
-        return False
-    _inline(gm, fn, _Istft(n_fft, hop, shape[-1], plan, len(shape) == 3), [spec], None)
+    if computed is not None:
+        span = istft_range(n_fft, hop, shape[-1], center, length)
+        if span[2] <= span[1]:
+            return False
+        module = _IstftWindowed(n_fft, hop, shape[-1], win_length, normalized, span, len(shape) == 3)
+    else:
+        plan = istft_plan(n_fft, hop, win_length, window, shape[-1], center, normalized, length)
+        if plan is None:
+            return False
+        module = _Istft(n_fft, hop, shape[-1], plan, len(shape) == 3)
+    if two_sided:
+        with gm.graph.inserting_before(fn):
+            spec = gm.graph.call_function(torch.narrow, (spec, -2, 0, n_fft // 2 + 1))
+    _inline(gm, fn, module, [spec] + ([computed] if computed is not None else []), None)
     return True
 
 

@@ -281,17 +281,7 @@ def test_istft_plan_is_torchs_envelope():
         assert torch.allclose(y, want, atol=1e-12), (center, normalized, length)
 
 
-def test_istft_of_a_two_sided_spectrum_refused(tmp_path):
-    """onesided=False (an ifft whose imaginary part torch drops) stays refused by name, one line."""
-    line = cli_refusal(tmp_path, """import torch
-class M(torch.nn.Module):
-    def forward(self, x):
-        s = torch.stft(x, 16, 4, window=torch.ones(16), onesided=False, return_complex=True)
-        return torch.istft(s, 16, 4, window=torch.ones(16), onesided=False)
-def model():
-    return M(), (torch.randn(1, 64),)
-""")
-    assert "istft" in line, line
+# (a two-sided spectrum and a window computed in the program run: test_istft_forms.py)
 
 
 # ---- torchvision.ops.roi_pool (ptec.capture_torchvision._RoiPool) ----
