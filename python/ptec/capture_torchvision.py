@@ -570,11 +570,13 @@ class _IstftWindowed(torch.nn.Module):
 
 
 def _istft(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
-    """torch.istft / Tensor.istft of a onesided complex spectrum with a
-    constant window: torch's definition, irfft of each frame (n = n_fft),
-    times the window (and sqrt(n_fft) when normalized), overlap-added by
-    F.fold, the kept range divided by the window envelope, zeros after it
-    up to `length`. Anything else stays the call (refused by name)."""
+    """torch.istft / Tensor.istft of a complex spectrum with a real result:
+    torch's definition, irfft of each frame (n = n_fft), times the window
+    (and sqrt(n_fft) when normalized), overlap-added by F.fold, the kept
+    range divided by the window envelope, zeros after it up to `length`.
+    A two-sided spectrum is narrowed to its first n_fft // 2 + 1 rows first
+    (torch's own step); a window computed in the program: _IstftWindowed.
+    Anything else stays the call (refused by name)."""
     from .capture_composed import _constant
     if not ((fn.op == "call_function" and fn.target is torch.istft)
             or (fn.op == "call_method" and fn.target == "istft")):
