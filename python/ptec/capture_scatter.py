@@ -322,6 +322,13 @@ def _argsort_like(index, by_name) -> bool:
     return node is not None and node.op in ("argmax", "sort_indices")
 
 
+def _last_dim(dim, shape) -> bool:
+    """dim is self's last (an argsort's sum there has computed_scatter_nodes'
+    form; off it, the one-hot sum of any index, summed_scatter_nodes)."""
+    return isinstance(dim, int) and not isinstance(dim, bool) and -len(shape) <= dim < len(shape) \
+        and dim % len(shape) == len(shape) - 1
+
+
 def scatter_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     """The nodes of one of _CALLS with constant indices (the module's
     docstring), a one-line refusal (UnsupportedOperator) for an index
@@ -371,7 +378,7 @@ def scatter_nodes(fn, ins, by_name) -> Optional[List[Node]]:
 
     index = a.get("index")
     if kind in ("scatter_add", "index_add") and isinstance(index, torch.fx.Node) and _constant(index, by_name) is None \
-            and (kind == "index_add" or not _argsort_like(index, by_name)):
+            and (kind == "index_add" or not _argsort_like(index, by_name) or not _last_dim(a.get("dim"), shape)):
         # a sum by an index the program takes as an input or computes (capture_scatter_computed)
         from .capture_scatter_computed import summed_scatter_nodes
         nodes = summed_scatter_nodes(fn.name, kind, self_node.name, shape, a.get("dim"), index,

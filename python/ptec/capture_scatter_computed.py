@@ -80,7 +80,7 @@ def computed_scatter_nodes(name: str, self_name: str, shape, dim, idx: torch.fx.
 
 def summed_scatter_nodes(name: str, kind: str, self_name: str, shape, dim, idx: torch.fx.Node, src: Optional[str],
                          src_shape, alpha: float, by_name):
-    """scatter_add (along the last dim) / index_add (along dim 0) by any
+    """scatter_add / index_add (along any dim) by any
     int64 index the program has: an input (a GNN's edge_index), a piece of
     one (`edge_index[1]`) or one it computes. A sum needs no distinct
     positions: out = self + one_hot(index)^T-weighted src, the one-hot the
@@ -103,32 +103,46 @@ def summed_scatter_nodes(name: str, kind: str, self_name: str, shape, dim, idx: 
     def step(op, inputs, **attrs) -> str:
         nodes.append(Node(f"{name}__summed{len(nodes)}", op, list(inputs), attrs))
         return nodes[-1].name
+    d = dim % rank
+    # the written dim is moved to where the dim-0 (last-dim) form has it, by a permute, and back after:
+    # each other dim's elements are then rows the one sum treats alike
+    others = [i for i in range(rank) if i != d]
     if kind == "index_add":
-        if dim % rank != 0:
-            return "ptec runs index_add by an index it computes or takes as an input along dim 0 only"
         e = int(index_shape[0]) if len(index_shape) == 1 else -1
-        if e < 0 or list(src_shape) != [e] + [int(d) for d in shape[1:]]:
-            return "ptec runs it with a 1-D index and src of self's shape with index's length along dim 0"
-        rest = int(np.prod(shape[1:])) if rank > 1 else 1
+        want = [int(v) for v in shape]
+        if e >= 0:
+            want[d] = e
+        if e < 0 or [int(v) for v in src_shape] != want:
+            return "ptec runs it with a 1-D index and src of self's shape with index's length along dim"
+        rest = int(np.prod([int(shape[i]) for i in others])) if rank > 1 else 1
         rows = embedding_nodes(f"{name}__onehot", table, [idx.name], by_name, [e])     # [e, n]
         if rows is None:
             return "ptec looks up only int64 indices it computes or takes as an input"
         nodes.extend(rows)
         by_dst = step("permute", [rows[-1].name], dims=[1, 0])                          # [n, e]
-        picked = step("matmul", [by_dst, step("reshape", [src], target_shape=[e, rest])])    # [n, rest]
+        first = src if d == 0 else step("permute", [src], dims=[d] + others)
+        picked = step("matmul", [by_dst, step("reshape", [first], target_shape=[e, rest])])    # [n, rest]
+        order = [d] + others
     else:
-        if dim % rank != rank - 1:
-            return "ptec runs scatter_add by an index it computes or takes as an input along the last dim only"
-        if list(index_shape) != list(src_shape) or list(index_shape[:-1]) != list(shape[:-1]):
-            return "ptec runs it with index, src and self of one shape off the last dim"
-        k = int(index_shape[-1])
-        lead = int(np.prod(shape[:-1])) if rank > 1 else 1
+        if list(index_shape) != list(src_shape) or [int(index_shape[i]) for i in others] != \
+                [int(shape[i]) for i in others]:
+            return "ptec runs it with index and src of one shape, self's off the written dim"
+        k = int(index_shape[d])
+        lead = int(np.prod([int(shape[i]) for i in others])) if rank > 1 else 1
         rows = embedding_nodes(f"{name}__onehot", table, [idx.name], by_name, list(index_shape))   # index + [n]
         if rows is None:
             return "ptec looks up only int64 indices it computes or takes as an input"
         nodes.extend(rows)
-        onehot = step("reshape", [rows[-1].name], target_shape=[lead, k, n])
+        onehot = rows[-1].name
+        if d != rank - 1:
+            onehot = step("permute", [onehot], dims=others + [d, rank])
+            src = step("permute", [src], dims=others + [d])
+        onehot = step("reshape", [onehot], target_shape=[lead, k, n])
         picked = step("matmul", [step("reshape", [src], target_shape=[lead, 1, k]), onehot])   # [lead, 1, n]
+        order = others + [d]
+    if order != list(range(rank)):
+        picked = step("reshape", [picked], target_shape=[int(shape[i]) for i in order])
+        picked = step("permute", [picked], dims=[order.index(i) for i in range(rank)])
     picked = step("reshape", [picked], target_shape=[int(d) for d in shape])
     if alpha != 1.0:
         picked = step("mul", [picked, step("constant", [], value=np.asarray(alpha, np.float32))])

@@ -399,17 +399,25 @@ def _roi_pool(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
 
 
 class _DeformConv(torch.nn.Module):
-    """torchvision's deform_conv2d (groups and offset_groups 1): each tap k =
-    (ki, kj) of output (i, j) reads x at (i * sh - ph + ki * dh + dy,
-    j * sw - pw + kj * dw + dx), (dy, dx) = offset[:, 2k], offset[:, 2k + 1];
-    its bilinear read is 0 beyond -1 and the size, the neighbours outside the
-    map 0: F.grid_sample with zero padding and align_corners False is that
-    rule exactly. The samples (times mask[:, k] when given) are the columns
-    of the convolution: one 1x1 conv2d by the weight viewed [Cout, Cin*kh*kw]."""
+    """torchvision's deform_conv2d: each tap k = (ki, kj) of output (i, j)
+    reads x at (i * sh - ph + ki * dh + dy, j * sw - pw + kj * dw + dx),
+    (dy, dx) = offset[:, 2k], offset[:, 2k + 1]; its bilinear read is 0
+    beyond -1 and the size, the neighbours outside the map 0: F.grid_sample
+    with zero padding and align_corners False is that rule exactly. With
+    offset groups G (offset [N, 2 * G * K, Ho, Wo], mask [N, G * K, Ho, Wo]),
+    channel group g of Cin / G consecutive channels reads at its own pairs
+    offset[:, 2 * (g * K + k)] (torchvision's im2col kernel: the group of a
+    channel is c // (Cin / G)): x viewed [N * G, Cin / G, H, W] is sampled
+    at [N * G] grids. The samples (times mask[:, g * K + k] when given) are
+    the columns of the convolution: one 1x1 conv2d by the weight viewed
+    [Cout, Cin / groups * kh * kw] with torch's weight groups (a column's
+    channel c stays c: group c // (Cin / groups), as the grouped conv's)."""
 
-    def __init__(self, n, cin, h, w, ho, wo, kh, kw, stride, padding, dilation, weight, bias, masked):
+    def __init__(self, n, cin, h, w, ho, wo, kh, kw, stride, padding, dilation, weight, bias, masked,
+                 groups=1, offset_groups=1):
         super().__init__()
         self.dims, self.masked = (n, cin, h, w, ho, wo, kh * kw), masked
+        self.groups, self.offset_groups = groups, offset_groups
         ys = torch.tensor([[i * stride[0] - padding[0] + ki * dilation[0] for i in range(ho)]
                            for ki in range(kh) for _ in range(kw)], dtype=torch.float32)
         xs = torch.tensor([[j * stride[1] - padding[1] + kj * dilation[1] for j in range(wo)]
@@ -421,15 +429,16 @@ class _DeformConv(torch.nn.Module):
 
     def forward(self, x, offset, mask=None):
         n, cin, h, w, ho, wo, k = self.dims
-        pairs = offset.view(n, k, 2, ho, wo)
-        py = pairs[:, :, 0] + self.ys                  # [N, K, Ho, Wo] rows read
+        g = self.offset_groups
+        pairs = offset.view(n * g, k, 2, ho, wo)
+        py = pairs[:, :, 0] + self.ys                  # [N * G, K, Ho, Wo] rows read
         px = pairs[:, :, 1] + self.xs
         grid = torch.stack([(px * 2.0 + 1.0) / float(w) - 1.0, (py * 2.0 + 1.0) / float(h) - 1.0], 4)
-        v = F.grid_sample(x, grid.reshape(n, k * ho, wo, 2), "bilinear", "zeros", False)    # [N, Cin, K*Ho, Wo]
-        v = v.reshape(n, cin, k, ho, wo)
+        v = F.grid_sample(x.reshape(n * g, cin // g, h, w), grid.reshape(n * g, k * ho, wo, 2), "bilinear",
+                          "zeros", False)                                  # [N * G, Cin / G, K * Ho, Wo]
         if self.masked:
-            v = v * mask.view(n, 1, k, ho, wo)
-        return F.conv2d(v.reshape(n, cin * k, ho, wo), self.weight, self.bias)
+            v = v.reshape(n * g, cin // g, k, ho, wo) * mask.view(n * g, 1, k, ho, wo)
+        return F.conv2d(v.reshape(n, cin * k, ho, wo), self.weight, self.bias, groups=self.groups)
 
 
 DCN_FP32 = "deform_conv2d's sample positions, samples and their convolution, computed in fp32"
@@ -457,9 +466,14 @@ def _deform_conv(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     n, cin, h, w = xs
     cout, cin_g, kh, kw = weight.shape
     ho, wo = out[2], out[3]
-    if cin_g != cin or os_ != [n, 2 * kh * kw, ho, wo] or (mask is not None and _shape(mask) != [n, kh * kw, ho, wo]):
-        return False        # weight groups or offset groups: stays the call, refused by name
-    module = _DeformConv(n, cin, h, w, ho, wo, kh, kw, pairs[0], pairs[1], pairs[2], weight, bias, mask is not None)
+    # torchvision's groups are Cin / weight's in-channels, its offset groups offset's channels / (2 kh kw)
+    groups, offset_groups = (cin // cin_g if cin_g else 0), os_[1] // (2 * kh * kw)
+    if (groups < 1 or cin % cin_g or cout % groups or offset_groups < 1 or cin % offset_groups
+            or os_ != [n, 2 * offset_groups * kh * kw, ho, wo]
+            or (mask is not None and _shape(mask) != [n, offset_groups * kh * kw, ho, wo])):
+        return False        # shapes torchvision refuses: stays the call, refused by name
+    module = _DeformConv(n, cin, h, w, ho, wo, kh, kw, pairs[0], pairs[1], pairs[2], weight, bias, mask is not None,
+                         groups, offset_groups)
     _inline(gm, fn, module, [x, offset] + ([mask] if mask is not None else []), DCN_FP32)
     return True
 
@@ -481,20 +495,27 @@ def istft_plan(n_fft: int, hop: int, win_length: int, window, frames: int, cente
     left = (n_fft - win_length) // 2
     full = torch.zeros(n_fft, dtype=torch.float64)
     full[left:left + win_length] = w
-    total = n_fft + hop * (frames - 1)
+    total, start, end, pad = istft_range(n_fft, hop, frames, center, length)
     env = torch.zeros(total, dtype=torch.float64)
     for t in range(frames):
         env[t * hop:t * hop + n_fft] += full * full
+    if end <= start or bool((env[start:end].abs() < 1e-11).any()):
+        return None
+    scale = full * (n_fft ** 0.5 if normalized else 1.0)
+    return scale, total, start, end, 1.0 / env[start:end], pad
+
+
+def istft_range(n_fft: int, hop: int, frames: int, center: bool, length):
+    """torch.istft's overlap-added length, the kept range [start, end) and
+    the zeros padded after it up to `length` (end <= start: torch raises)."""
+    total = n_fft + hop * (frames - 1)
     start = n_fft // 2 if center else 0
     if length is not None:
         end = min(start + int(length), total)
     else:
         end = total - n_fft // 2 if center else total
-    if end <= start or bool((env[start:end].abs() < 1e-11).any()):
-        return None
-    scale = full * (n_fft ** 0.5 if normalized else 1.0)
     pad = int(length) - (end - start) if length is not None else 0
-    return scale, total, start, end, 1.0 / env[start:end], pad
+    return total, start, end, pad
 
 
 class _Istft(torch.nn.Module):
@@ -517,12 +538,45 @@ class _Istft(torch.nn.Module):
         return y if self.batched else y.squeeze(0)
 
 
+class _IstftWindowed(torch.nn.Module):
+    """torch.istft with a window computed in the program: the window padded
+    to n_fft in the middle, each frame's irfft times it; the envelope (the
+    overlap-add of window^2 over the frames, torch's normalisation) is the
+    same F.fold of the squared window repeated per frame, so it is computed
+    in the program too, and the kept range divided by it. Where torch raises
+    (the envelope below 1e-11 in the kept range: only the run knows the
+    window) the quotient is the division's (inf / nan)."""
+
+    def __init__(self, n_fft, hop, frames, win_length, normalized, span, batched):
+        super().__init__()
+        self.n_fft, self.hop, self.frames, self.batched = n_fft, hop, frames, batched
+        self.total, self.start, self.end, self.pad = span
+        self.left = (n_fft - win_length) // 2
+        self.right = n_fft - win_length - self.left
+        self.gain = n_fft ** 0.5 if normalized else 1.0
+        self.register_buffer("ones", torch.ones(1, frames))
+
+    def forward(self, spec, window):
+        if not self.batched:
+            spec = spec.unsqueeze(0)
+        full = F.pad(window, (self.left, self.right)).reshape(self.n_fft, 1)
+        frames = torch.fft.irfft(spec, n=self.n_fft, dim=1) * (full * self.gain)     # [B, n_fft, T]
+        y = F.fold(frames, (1, self.total), (1, self.n_fft), stride=(1, self.hop))
+        env = F.fold((full * full * self.ones).unsqueeze(0), (1, self.total), (1, self.n_fft), stride=(1, self.hop))
+        y = y.reshape(-1, self.total)[:, self.start:self.end] / env.reshape(1, self.total)[:, self.start:self.end]
+        if self.pad > 0:
+            y = F.pad(y, (0, self.pad))
+        return y if self.batched else y.squeeze(0)
+
+
 def _istft(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
-    """torch.istft / Tensor.istft of a onesided complex spectrum with a
-    constant window: torch's definition, irfft of each frame (n = n_fft),
-    times the window (and sqrt(n_fft) when normalized), overlap-added by
-    F.fold, the kept range divided by the window envelope, zeros after it
-    up to `length`. Anything else stays the call (refused by name)."""
+    """torch.istft / Tensor.istft of a complex spectrum with a real result:
+    torch's definition, irfft of each frame (n = n_fft), times the window
+    (and sqrt(n_fft) when normalized), overlap-added by F.fold, the kept
+    range divided by the window envelope, zeros after it up to `length`.
+    A two-sided spectrum is narrowed to its first n_fft // 2 + 1 rows first
+    (torch's own step); a window computed in the program: _IstftWindowed.
+    Anything else stays the call (refused by name)."""
     from .capture_composed import _constant
     if not ((fn.op == "call_function" and fn.target is torch.istft)
             or (fn.op == "call_method" and fn.target == "istft")):
@@ -541,19 +595,37 @@ def _istft(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     win_length = got.get("win_length") or n_fft
     center, normalized = got.get("center", True), got.get("normalized", False)
     onesided, length = got.get("onesided"), got.get("length")
-    window = got.get("window")
+    window, computed = got.get("window"), None
     if window is not None:
-        window = _constant(gm, window)
-        if window is None or list(window.shape) != [win_length]:
+        value = _constant(gm, window)
+        if value is None and isinstance(window, torch.fx.Node) and _shape(window) == [win_length] \
+                and getattr(window.meta.get("tensor_meta"), "dtype", None) in (torch.float32, torch.float64):
+            computed = window       # a window computed in the program (or an input): the envelope is too
+        elif value is None or list(value.shape) != [win_length]:
             return False
-    if (got.get("return_complex") or onesided is False or shape[-2] != n_fft // 2 + 1 or not isinstance(hop, int)
+        window = value
+    # torch's real result of a two-sided spectrum (onesided False, or unset with n_fft rows) is the
+    # onesided one of its first n_fft // 2 + 1 rows: torch's istft narrows them before its irfft
+    two_sided = onesided is False or (onesided is None and shape[-2] == n_fft)
+    rows = n_fft if two_sided else n_fft // 2 + 1
+    if (got.get("return_complex") or shape[-2] != rows or not isinstance(hop, int)
             or not isinstance(win_length, int) or win_length > n_fft or not isinstance(center, bool)
             or not isinstance(normalized, bool) or not (length is None or isinstance(length, int))):
         return False
-    plan = istft_plan(n_fft, hop, win_length, window, shape[-1], center, normalized, length)
-    if plan is None:
-        return False
-    _inline(gm, fn, _Istft(n_fft, hop, shape[-1], plan, len(shape) == 3), [spec], None)
+    if computed is not None:
+        span = istft_range(n_fft, hop, shape[-1], center, length)
+        if span[2] <= span[1]:
+            return False
+        module = _IstftWindowed(n_fft, hop, shape[-1], win_length, normalized, span, len(shape) == 3)
+    else:
+        plan = istft_plan(n_fft, hop, win_length, window, shape[-1], center, normalized, length)
+        if plan is None:
+            return False
+        module = _Istft(n_fft, hop, shape[-1], plan, len(shape) == 3)
+    if two_sided:
+        with gm.graph.inserting_before(fn):
+            spec = gm.graph.call_function(torch.narrow, (spec, -2, 0, n_fft // 2 + 1))
+    _inline(gm, fn, module, [spec] + ([computed] if computed is not None else []), None)
     return True
 
 
@@ -701,7 +773,7 @@ REFUSED = {  # torchvision call name: why (each refused in one line by _refused)
     "batched_nms": "ptec rewrites it only for boxes [K, 4], scores and idxs [K] and a constant threshold",
     "ps_roi_align": "ptec rewrites it only with sampling_ratio > 0 and channels a multiple of the bins",
     "ps_roi_pool": "ptec rewrites it only with channels a multiple of the bins",
-    "deform_conv2d": ("ptec rewrites it only with groups and offset_groups 1 and a constant weight "
+    "deform_conv2d": ("ptec rewrites it only with a constant weight and the shapes torchvision takes "
                       "(sampling at computed offsets, then a convolution of the samples)"),
 }
 

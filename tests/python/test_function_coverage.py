@@ -1840,6 +1840,31 @@ RUNS["torchvision.ops.nms(boxes and scores from x)"] = (lambda x: _tv_ops().nms(
     x[0, 2].flatten()[:8], 0.3), S4, R, 0.0, "fp32")
 RUNS["torchvision.ops.deform_conv2d(x, offsets from x)"] = (lambda x: _tv_ops().deform_conv2d(
     x, x[:, :2] * 0.7, torch.linspace(-1.0, 1.0, 6).reshape(2, 3, 1, 1)), S4, R, 3.0, "fp32")   # 2.48
+# torch.istft of a two-sided spectrum (its first n_fft // 2 + 1 rows), a window computed in the program (the
+# envelope computed too): capture_torchvision._istft, test_istft_forms.py
+RUNS["torch.istft(two-sided stft of x, onesided=False)"] = (lambda x: torch.istft(torch.stft(
+    x.flatten(1), 8, 2, window=torch.hann_window(8), onesided=False, return_complex=True), 8, 2,
+    window=torch.hann_window(8), onesided=False), S3, R, 3.5, "fp32")
+RUNS["torch.istft(stft of x, window=hann_window(8) + x.abs().mean())"] = (lambda x: torch.istft(torch.stft(
+    x.flatten(1), 8, 2, window=torch.hann_window(8), return_complex=True), 8, 2,
+    window=torch.hann_window(8) + x.abs().mean()), S3, R, 3.5, "fp32")
+# weight groups 3 and offset groups 3: each channel read at its own group's offsets (test_deform_conv_groups.py)
+RUNS["torchvision.ops.deform_conv2d(x, offsets from x, groups 3, offset groups 3)"] = (
+    lambda x: _tv_ops().deform_conv2d(x, torch.cat([x, x.flip(1)], 1) * 0.7,
+                                      torch.linspace(-1.0, 1.0, 6).reshape(6, 1, 1, 1)), S4, R, 3.0, "fp32")
+RUNS["torchvision.ops.DeformConv2d(3, 6, 3, padding=1, groups=3)(x, offsets from x)"] = (
+    lambda x: _deform_g3(x, torch.cat([x] * 6, 1)[:, :18] * 0.7), S4, R, 3.0, "fp32")
+
+
+_DEFORM = []
+
+
+def _deform_g3(x, offset):
+    """torchvision's DeformConv2d module with weight groups 3 (made once, seeded: a fixed weight)."""
+    if not _DEFORM:
+        torch.manual_seed(0)
+        _DEFORM.append(_tv_ops().DeformConv2d(3, 6, 3, padding=1, groups=3).eval())
+    return _DEFORM[0](x, offset)
 
 
 def _out_read_after(x):             # out= into a tensor made for it, read afterwards (capture_out_arguments)
@@ -1973,6 +1998,11 @@ RUNS["torch.scatter_add(x, 2, (7 - x.argsort(2)) // 2, x)"] = (
     lambda x: torch.scatter_add(x, 2, (7 - x.argsort(2)) // 2, x), S3, R, 1.5, "int8")
 RUNS["x[0].index_add(0, x[0, :, 0].argsort() // 2, x[0], alpha=2)"] = (
     lambda x: x[0].index_add(0, x[0, :, 0].argsort() // 2, x[0], alpha=2.0), S3, R, 1.5, "int8")
+# ... along any dim (the written dim permuted to the front / the end and back; test_scatter_any_dim.py)
+RUNS["torch.scatter_add(x, 1, (x > 0).long() * 2, x)"] = (
+    lambda x: torch.scatter_add(x, 1, (x > 0).long() * 2, x), S3, R, 1.5, "int8")
+RUNS["x.index_add(1, (x[0, :, 0] > 0).long(), x, alpha=0.5)"] = (
+    lambda x: x.index_add(1, (x[0, :, 0] > 0).long(), x, alpha=0.5), S3, R, 1.5, "int8")
 # torch's argument checks (validate_args) skipped while tracing (capture_distributions)
 RUNS["torch.distributions.Categorical(logits=x).probs"] = (
     lambda x: torch.distributions.Categorical(logits=x * 2).probs, S3, R, 2.0, "fp32")   # 1.78

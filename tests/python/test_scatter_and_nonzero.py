@@ -149,15 +149,8 @@ REFUSED = {
     "scatter by a computed index, not along the last dim": (
         lambda x: torch.zeros(1, 4, 8).scatter(1, x.argsort(1), x),
         r"scatter \(Tensor.scatter\): its index is computed in the program: .*last dim only"),
-    # (scatter_add / index_add by index arithmetic or an input index run: test_probe4_fixes.py)
-    "scatter_add by computed index arithmetic, not along the last dim": (
-        lambda x: torch.scatter_add(x, 1, 3 - x.argsort(1), x),
-        r"scatter_add \(torch.scatter_add\): its index is computed.*last dim only"),
     "scatter by a computed index over more positions": (
         lambda x: x[..., :4].scatter(2, x.argmax(2, keepdim=True), x[..., :1]), r"more positions than .* \(4\)"),
-    "index_add by a computed index, not along dim 0": (
-        lambda x: x.index_add(2, x[0, 0].argsort(), x),
-        r"index_add \(Tensor.index_add\): its index is computed in the program: .*dim 0 only"),
     "scatter writing one position twice": (lambda x: x.scatter(2, I, x), r"more than once.*unspecified"),
     "index_copy writing one position twice": (lambda x: x.index_copy(1, torch.tensor([1, 1]), x[:, :2]),
                                               r"index_copy.*more than once"),

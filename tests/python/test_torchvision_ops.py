@@ -281,17 +281,7 @@ def test_istft_plan_is_torchs_envelope():
         assert torch.allclose(y, want, atol=1e-12), (center, normalized, length)
 
 
-def test_istft_of_a_two_sided_spectrum_refused(tmp_path):
-    """onesided=False (an ifft whose imaginary part torch drops) stays refused by name, one line."""
-    line = cli_refusal(tmp_path, """import torch
-class M(torch.nn.Module):
-    def forward(self, x):
-        s = torch.stft(x, 16, 4, window=torch.ones(16), onesided=False, return_complex=True)
-        return torch.istft(s, 16, 4, window=torch.ones(16), onesided=False)
-def model():
-    return M(), (torch.randn(1, 64),)
-""")
-    assert "istft" in line, line
+# (a two-sided spectrum and a window computed in the program run: test_istft_forms.py)
 
 
 # ---- torchvision.ops.roi_pool (ptec.capture_torchvision._RoiPool) ----
@@ -363,8 +353,8 @@ def test_roi_pool_behind_an_int8_conv(tmp_path):
 
 
 @pytest.mark.parametrize("call", ["ops.nms(b, s, z[0, 0])", "ops.batched_nms(b, s, (s > 3).long(), z[0, 0])",
-                                  "ops.DeformConv2d(4, 4, 3, padding=1, groups=2)"
-                                  "(x, torch.cat([x, x, x, x, x[:, :2]], 1))"])
+                                  # (weight groups and offset groups run: test_deform_conv_groups.py)
+                                  "ops.deform_conv2d(x, x[:, :2], z[:4].reshape(4, 4, 1, 1))"])
 def test_other_torchvision_ops_refused_by_name(call, tmp_path):
     """Boxes or offsets computed in the program: one call refused by name
     (not torch.fx failing inside torchvision's argument checks): nms with a
