@@ -55,6 +55,7 @@ from .capture_view_writes import writes_through_views
 from .capture_composed import composed_calls
 from .capture_torchvision import torchvision_calls, torchvision_leaves
 from .capture_trace_patches import trace_patches
+from .capture_constant_ids import constant_lookup_nodes
 from .capture_view_elements import elements_alone
 from .capture_bool_moves import cast_bools_first, compares_after_moves
 from .capture_moved_bools import moved_bools_compared
@@ -738,6 +739,8 @@ def _called_module_nodes(name: str, m: nn.Module, fn: torch.fx.Node, mods, ins: 
             Node(name, "reshape", [f"{name}_batched"], dict(squeeze=0))]
     m = conv_output_size(m, fn, in_shape, out_shape)    # ConvTranspose1d / 2d(x, output_size)
     ids_shape = in_shape
+    if isinstance(m, nn.Embedding) and constant_lookup_nodes(name, m, ins, by_name) is not None:
+        return constant_lookup_nodes(name, m, ins, by_name)    # ids the program fixes (capture_constant_ids)
     if isinstance(m, nn.Embedding) and embedding_nodes(name, m, ins, by_name, ids_shape) is not None:
         return embedding_nodes(name, m, ins, by_name, ids_shape)
     if isinstance(m, nn.EmbeddingBag) and _bag_nodes(name, m, fn, ins, by_name, ids_shape) is not None:

@@ -72,7 +72,8 @@ _SHAPE_ATTRIBUTES = {"shape", "ndim"}
 _CONSTANT_ATTRIBUTES = {"device", "dtype", "is_cuda", "is_nested"}
 # metadata whose value never depends on the data (a node still, read by capture_plumbing)
 _METADATA = {"dtype", "device", "is_cuda", "is_floating_point", "is_complex", "requires_grad", "layout",
-             "is_contiguous", "element_size", "is_quantized", "is_sparse", "is_nested"}
+             "is_contiguous", "element_size", "is_quantized", "is_sparse", "is_nested", "is_leaf",
+             torch.is_floating_point, torch.is_complex}
 # calls whose result is a tuple of pieces of their first argument
 _PIECES = {"chunk", "split", "split_with_sizes", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit",
            torch.chunk, torch.split, torch.unbind, torch.tensor_split, torch.hsplit, torch.vsplit, torch.dsplit}
@@ -273,8 +274,9 @@ class KnownValuesTracer(torch.fx.Tracer):
         self._values[node] = result
         data = any(a in self._data for a in inputs)
         varying = any(a in self._varying for a in inputs)
-        name = node.target if node.op == "call_method" else (
-            node.args[1] if node.target is builtins.getattr and len(node.args) > 1 else None)
+        name = node.target if node.op in ("call_method", "call_function") else None
+        if node.target is builtins.getattr and len(node.args) > 1:
+            name = node.args[1]
         if _target_in(name, _METADATA):
             data = varying = False
         elif data and self._shapes_follow_data(node):
