@@ -2007,6 +2007,14 @@ RUNS["x.index_add(1, (x[0, :, 0] > 0).long(), x, alpha=0.5)"] = (
 RUNS["torch.distributions.Categorical(logits=x).probs"] = (
     lambda x: torch.distributions.Categorical(logits=x * 2).probs, S3, R, 2.0, "fp32")   # 1.78
 
+# probe 5 (test_probe5_fixes.py): an embedding of ids the program fixes is the table's constant rows;
+# torch.is_floating_point in Python control is metadata
+_POS_TABLE = torch.randn(6, 8, generator=torch.Generator().manual_seed(16))
+RUNS["F.embedding(torch.arange(n), W)"] = (
+    lambda x: x + F.embedding(torch.arange(x.shape[1]), _POS_TABLE)[None], S3, R, 1.0, "int8")
+RUNS["torch.is_floating_point(x) in an if"] = (lambda x: x * 2 if torch.is_floating_point(x) else -x, S3, R, 1.0,
+                                               "int8")
+
 
 try:        # imported before tracing, as a model's module would (capture_torchvision reads sys.modules)
     import torchvision.ops as _TV_OPS
