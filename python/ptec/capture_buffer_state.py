@@ -43,7 +43,6 @@ and, as --stateful, an Ethos-U target."""
 from __future__ import annotations
 
 import contextlib
-import copy
 from typing import Dict, List, Tuple
 
 import torch
@@ -52,6 +51,7 @@ import torch.nn as nn
 
 from .capture_modules import ptec_state, ptec_state_write
 from .ir import Node
+from .model_copy import model_copy
 
 STATE = "ptec_buffer_state"     # fx node.meta / Node attrs: the model's path of the tensor a state keeps
 INIT = "ptec_state_init"        # fx node.meta: the tensor's value before any run
@@ -70,7 +70,7 @@ def _tensors(model: nn.Module) -> Dict[str, Tuple[nn.Module, str, torch.Tensor]]
 def written_tensors(model: nn.Module, example_inputs) -> List[str]:
     """The paths of the tensors one eager call of (a copy of) the model
     writes or rebinds; [] when the call fails."""
-    twin = copy.deepcopy(model)
+    twin = model_copy(model)
     before = {p: (v, v.detach().clone()) for p, (_, _, v) in _tensors(twin).items()}
     try:
         with torch.no_grad():
@@ -92,7 +92,7 @@ def written_tensors(model: nn.Module, example_inputs) -> List[str]:
 def copy_with_buffers(model: nn.Module, paths: List[str]) -> Tuple[nn.Module, Dict[int, str]]:
     """A deep copy of the model whose written tensor attributes are
     buffers, and {id(tensor in the copy): path} of the written tensors."""
-    twin = copy.deepcopy(model)
+    twin = model_copy(model)
     ids = {}
     for p in paths:
         owner, _, k = p.rpartition(".")

@@ -55,7 +55,6 @@ any other call on a complex value, and any other submodule called on one
 naming it."""
 from __future__ import annotations
 
-import copy
 import operator
 from typing import List, Optional
 
@@ -66,6 +65,7 @@ from .capture_calls import call_is, refuse_call
 from .capture_rewrites import _Steps
 from .capture_spectral import _stft_nodes, dft_matrix, irfft_matrix
 from .ir import Node, UnsupportedOperator
+from .model_copy import model_copy
 
 _COMPLEX = tuple(d for d in (torch.complex64, torch.complex128, getattr(torch, "complex32", None)) if d is not None)
 
@@ -686,7 +686,7 @@ def torch_refusal(fn, module=None) -> Optional[str]:
     try:
         with torch.no_grad():
             if module is not None:
-                copy.deepcopy(module)(*args, **kwargs)     # (a copy: a layer's state stays as it was)
+                model_copy(module)(*args, **kwargs)     # (a copy: a layer's state stays as it was)
             elif fn.op == "call_method":
                 getattr(args[0], fn.target)(*args[1:], **kwargs)
             else:

@@ -32,6 +32,8 @@ from typing import Optional
 
 import torch
 
+from .model_copy import model_copy
+
 # the dtypes a program input keeps, by their name in the graph (attrs dtype) and in IOInfo
 KEPT = {torch.int64: "int64", torch.int32: "int32", torch.int16: "int16", torch.int8: "int8",
         torch.uint8: "uint8", torch.bool: "bool"}
@@ -79,8 +81,7 @@ def float_copy(model):
     halves = sorted({HALF[t.dtype] for t in tensors if t.dtype in HALF})
     if not halves:
         return model, None
-    import copy
-    twin = copy.deepcopy(model)
+    twin = model_copy(model)
     twin._apply(lambda t: t.float() if t.dtype in HALF else t)
     return twin, (f"note: the model's {' and '.join(halves)} weights are computed as float32 (ptec compiles "
                   "model.float() on the float32 value of its inputs; its outputs are not torch's "

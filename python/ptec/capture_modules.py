@@ -24,7 +24,6 @@ input (capture_packed_sequences). Anything else keeps the original
 module, which capture then reports as unsupported with its module path."""
 from __future__ import annotations
 
-import copy
 import inspect
 import math
 
@@ -35,6 +34,7 @@ import torch.nn.functional as F
 from .ir import masked_softmax_float
 from .capture_fp32_distances import stays_a_call
 from .capture_module_forms import OriginalAttributes     # a stand-in answers the original's attributes
+from .model_copy import model_copy
 
 
 class CaptureModuleError(ValueError):
@@ -317,6 +317,32 @@ class SelfAttention(OriginalAttributes, _MaskArgs, nn.Module):
         return y, w
 
 
+class _CalledActivation(nn.Module):
+    """A transformer layer's activation given as a function (torch.tanh,
+    F.silu, a lambda): called as the layer calls it, so it traces as
+    written."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+def layer_activation(act) -> nn.Module:
+    """The activation of nn.TransformerEncoderLayer / DecoderLayer as a
+    module: its own module, nn.ReLU / nn.GELU for F.relu / F.gelu (the
+    layer's "relu" / "gelu"), any other function called as given."""
+    if isinstance(act, nn.Module):
+        return act
+    if act is F.relu:
+        return nn.ReLU()
+    if act is F.gelu:
+        return nn.GELU()
+    return _CalledActivation(act)
+
+
 class EncoderLayer(OriginalAttributes, _MaskArgs, nn.Module):
     """nn.TransformerEncoderLayer, post-norm or pre-norm (norm_first)."""
 
@@ -328,9 +354,7 @@ class EncoderLayer(OriginalAttributes, _MaskArgs, nn.Module):
         self.norm1, self.norm2 = layer.norm1, layer.norm2
         self.norm_first = layer.norm_first
         self.batch_first = layer.self_attn.batch_first
-        act = layer.activation
-        self.activation = (act if isinstance(act, nn.Module)
-                           else nn.GELU() if act is F.gelu else nn.ReLU())
+        self.activation = layer_activation(layer.activation)
 
     def run(self, src, mask=None, attend=None):
         """src in the layer's layout; mask: the combined constant mask;
@@ -434,9 +458,7 @@ class DecoderLayer(OriginalAttributes, _MaskArgs, nn.Module):
         self.norm1, self.norm2, self.norm3 = layer.norm1, layer.norm2, layer.norm3
         self.norm_first = layer.norm_first
         self.batch_first = layer.self_attn.batch_first
-        act = layer.activation
-        self.activation = (act if isinstance(act, nn.Module)
-                           else nn.GELU() if act is F.gelu else nn.ReLU())
+        self.activation = layer_activation(layer.activation)
 
     def run(self, tgt, memory, mask=None, memory_mask=None):
         """tgt, memory in the layer's layout; mask, memory_mask: the
@@ -1082,7 +1104,7 @@ def with_traceable_modules(model: nn.Module, example_inputs=(), stateful: bool =
     if not any(isinstance(m, COVERED) for m in model.modules()):
         return model
     steps = sequence_lengths(model, example_inputs) if example_inputs else {}
-    model = copy.deepcopy(model)
+    model = model_copy(model)
     calls = recorded_masks(model, example_inputs) if example_inputs else {}
 
     def stand_in_of(name, m):

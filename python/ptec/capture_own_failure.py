@@ -11,6 +11,7 @@ import torch
 
 from .capture_tracer import eager_failure
 from .ir import eval_node, input_dtype, origin
+from .model_copy import model_copy
 
 
 def failing_node(g, example_inputs):
@@ -70,9 +71,8 @@ def _reference_outputs(model, example_inputs):
     """torch's output tensors of a copy of `model` on the example inputs, the
     caller's random streams untouched (the global one forked, a generator=
     argument dropped), else None when it fails."""
-    import copy
     try:
-        runner = copy.deepcopy(model)
+        runner = model_copy(model)
         with torch.no_grad(), torch.random.fork_rng(devices=[]), _WithoutGenerators():
             return _tensors(runner(*[x.clone() for x in example_inputs]))
     except Exception:                   # noqa: BLE001 - the caller compares nothing

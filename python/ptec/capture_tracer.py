@@ -47,7 +47,6 @@ max=1.0)` themselves, the mixed Tensor / number bounds having no overload).
 from __future__ import annotations
 
 import builtins
-import copy
 import dataclasses
 import inspect
 import linecache
@@ -59,6 +58,8 @@ from typing import Any, Dict, Optional, Set
 import torch
 import torch.fx
 from torch.fx.node import map_arg
+
+from .model_copy import model_copy
 
 _PTEC_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
@@ -577,7 +578,7 @@ def eager_failure(model: torch.nn.Module, example_inputs) -> Optional[BaseExcept
     """The model's own error on its example inputs (a copy of it runs, so
     no state is written), or None when it runs."""
     try:
-        runner = copy.deepcopy(model)
+        runner = model_copy(model)
     except Exception:                   # noqa: BLE001 - an uncopyable model: no check
         return None
     try:
