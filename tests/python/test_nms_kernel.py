@@ -151,3 +151,24 @@ def test_300_boxes_run_where_256_was_the_limit(tmp_path):
     res = compile_model(Nms(0.5).eval(), feed, [feed])
     got = np.asarray(_run(res, feed, tmp_path)[0])
     assert np.array_equal(got, tv.nms(*feed, 0.5).numpy())
+
+
+@pytest.mark.parametrize("k,t", [(40, 0.0), (300, 0.5), (300, 1.0)])
+def test_float_graph_and_reference_interpreter_are_torchvisions(k, t, tmp_path):
+    """ptec's two mirrors of the kernel: the captured graph's value (the
+    float model ptec calibrates and checks against: capture_nms.nms_keep)
+    and the reference interpreter's run of the program (reference
+    portable.nms), each torchvision's indices on the feeds."""
+    from ptec.capture import capture
+    from ptec.interpreter import run_program
+    from ptec.ir import evaluate
+    g = torch.Generator().manual_seed(k + 1)
+    feeds = [list(_boxes(g, k)) for _ in range(3)]
+    model = Nms(t).eval()
+    graph = capture(model, feeds[0])
+    res = compile_model(model, feeds[0], feeds[:2])
+    program = parse_program(res.data)
+    for f in feeds:
+        want = tv.nms(*f, t).numpy()
+        assert np.array_equal(np.asarray(evaluate(graph, f)[0]).astype(np.int64), want)
+        assert np.array_equal(np.asarray(run_program(program, [x.numpy() for x in f])[0]), want)
