@@ -91,6 +91,7 @@ from .capture_fp32_distances import fp32_distance_nodes
 from .capture_rewrites import einsum_refusal, rewrite_nodes
 from .capture_unary_tables import unary_table_nodes
 from .capture_float_bits import WHOLE_WHY as FREXP_WHOLE_WHY, frexp_elements, mark_bit_level_readers
+from .capture_nms import nms_nodes
 from .capture_fp32_norms import fp32_norm_nodes, lp_pool_fp32_nodes
 from .capture_fp32_buckets import fp32_bucket_nodes
 from .capture_fp32_histc import fp32_histc_nodes
@@ -890,6 +891,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             if isinstance(mods[fn.target], nn.EmbeddingBag) and nodes[-1].op != "unsupported":
                 # the constant offsets: now in the bags' slices (dropped unless read elsewhere)
                 torch.fx.node.map_arg((fn.args[1:], fn.kwargs), lambda a: tuple_sources.add(a.name))
+        elif (nms := nms_nodes(fn)) is not None:     # torchvision's nms keep flags (capture_nms: ptec::nms.out)
+            nodes.extend(nms)
         elif fn.op == "call_function" and fn.target is F.local_response_norm:
             nodes.extend(_lrn_nodes(name, _source(fn, mods), *(_scalar_arg(fn, i, key, d) for i, key, d in (
                 (1, "size", None), (2, "alpha", 1e-4), (3, "beta", 0.75), (4, "k", 1.0))), ins, _meta_shape(fn)))

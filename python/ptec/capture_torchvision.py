@@ -5,7 +5,7 @@ tensor, or a list of one [K, 4] tensor per image (_boxes_arg).
 torchvision's ops are traced as one call each (fx autowrap, also when
 spelled `torchvision.ops.roi_align(...)`); the forms no rewrite covers
 are then refused in one line naming them (REFUSED says why). nms and
-batched_nms: _Nms's doc (at most NMS_MAX boxes).
+batched_nms: capture_nms's doc (ptec::nms.out, any number of boxes).
 
 roi_align, torchvision's definition (its CPU kernel), per region
 k = (b, x1, y1, x2, y2) and output bin (ph, pw), with off = 0.5 when
@@ -657,10 +657,6 @@ def _inline(gm, fn, module, args, fp32):
     return out
 
 
-NMS_MAX = 256
-NMS_FP32 = "nms's box areas, overlaps, priorities and keep/suppress recurrence, computed in fp32"
-NMS_LARGE = ("torchvision.ops.{name} is not supported on {k} boxes: ptec unrolls its keep/suppress recurrence "
-             "over every box, at most 256; filter the boxes first (topk of the scores)")
 NMS_STEEP = 2.0 ** 100
 
 
@@ -682,90 +678,10 @@ def _pick_min(a, b):
     return b * m + a * (1.0 - m)
 
 
-class _Nms(torch.nn.Module):
-    """torchvision's nms (its CPU kernel): order = the stable descending
-    sort of the scores; area = (x2 - x1) * (y2 - y1); for a kept box i and
-    a later j, inter = max(0, min(x2) - max(x1)) * max(0, min(y2) - max(y1)),
-    iou = inter / (area_i + area_j - inter); j is suppressed when iou > t.
-    Here without moving boxes: prio[j, i] = 1 when j comes before i in that
-    order (s_j > s_i, or equal scores and j < i), A = prio * (iou > t), and
-    keep = 1 - step(sum_j A[j, i] keep_j) iterated K times from all ones
-    (the box at sorted position p is final after p + 1 steps: it reads only
-    boxes before it). The kept boxes in sorted order: rank_i = sum_j
-    prio[j, i], kept_sorted[p] = sum_i keep_i * [rank_i == p]; the output
-    is the argsort's indices selected by it (a bound-dynamic int64)."""
-
-    def __init__(self, k, t, offsets):
-        super().__init__()
-        self.k, self.t, self.offsets = k, float(t), offsets
-        idx = torch.arange(k, dtype=torch.float32)
-        self.register_buffer("before", (idx.view(k, 1) < idx.view(1, k)).to(torch.float32))    # j < i
-        self.register_buffer("pos", idx.view(1, k))
-        self.register_buffer("one", torch.ones(1, k))
-
-    def forward(self, boxes, scores, idxs=None):
-        k = self.k
-        if self.offsets:
-            # torchvision's coordinate trick: each class's boxes moved by idx * (max coordinate + 1)
-            boxes = boxes + (idxs.float() * (boxes.max() + 1.0)).view(k, 1)
-        x1, y1, x2, y2 = boxes[:, 0:1], boxes[:, 1:2], boxes[:, 2:3], boxes[:, 3:4]
-        area = (x2 - x1) * (y2 - y1)                                       # [K, 1]
-        w = torch.clamp(_pick_min(x2, x2.t()) - _pick_max(x1, x1.t()), min=0.0)
-        h = torch.clamp(_pick_min(y2, y2.t()) - _pick_max(y1, y1.t()), min=0.0)
-        inter = w * h                                                      # [K, K]
-        union = area + area.t() - inter
-        # a zero union (two boxes of no area): torch's 0 / 0 is NaN, never above t; here 0 / 1
-        iou = inter / (union + (1.0 - _nms_step(union) - _nms_step(0.0 - union)))
-        s = scores.view(k, 1)
-        d = s - s.t()                                                      # [j, i]: s_j - s_i
-        higher = _nms_step(d)
-        equal = 1.0 - higher - _nms_step(0.0 - d)
-        prio = higher + equal * self.before
-        a = prio * _nms_step(iou - self.t)                                 # [j, i]: j suppresses i if kept
-        keep = self.one.t()                                                # [K, 1] over j
-        for _ in range(k):
-            keep = 1.0 - _nms_step((a * keep).sum(0, keepdim=True)).t()
-        rank = prio.sum(0, keepdim=True).t()                               # [K, 1] over i
-        diff = rank - self.pos                                             # [i, p]
-        at = _nms_step(0.25 - diff * diff)     # ranks are whole; ptec's fp32 sum (a mean times K) may round
-        kept = (at * keep).sum(0)                                          # [K] over p
-        order = torch.argsort(scores, descending=True)
-        return order[kept > 0.5]
-
-
 def _nms(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
-    """torchvision.ops.nms(boxes [K, 4], scores [K], t) and batched_nms(boxes,
-    scores, idxs, t): _Nms, for K at most NMS_MAX (else refused in one line)."""
-    if fn.op != "call_function" or not any(_tv_fn(n) is not None and fn.target is _tv_fn(n)
-                                           for n in ("nms", "batched_nms")):
-        return False
-    batched = fn.target is _tv_fn("batched_nms")
-    names = ("boxes", "scores", "idxs", "iou_threshold") if batched else ("boxes", "scores", "iou_threshold")
-    if len(fn.args) > len(names) or set(fn.kwargs) - set(names):
-        return False
-    got = dict(zip(names, fn.args))
-    got.update(fn.kwargs)
-    boxes, scores, t, idxs = got.get("boxes"), got.get("scores"), got.get("iou_threshold"), got.get("idxs")
-    bs, ss = _shape(boxes), _shape(scores)
-    if (not isinstance(boxes, torch.fx.Node) or not isinstance(scores, torch.fx.Node) or bs is None or ss is None
-            or len(bs) != 2 or bs[1] != 4 or ss != bs[:1] or not isinstance(t, (int, float)) or isinstance(t, bool)
-            or (batched and (not isinstance(idxs, torch.fx.Node) or _shape(idxs) != bs[:1]))):
-        return False
-    if bs[0] > NMS_MAX:
-        raise UnsupportedOperator(NMS_LARGE.format(name=fn.target.__name__, k=bs[0]))
-    if bs[0] == 0:
-        return False
-    out = _inline(gm, fn, _Nms(bs[0], t, batched), [boxes, scores] + ([idxs] if batched else []), NMS_FP32)
-    # the argsort (of the scores as the program has them: stable, as the fp32 priorities), the 0/1
-    # compare and the int64 selection run outside fp32 (exact: integers, 0 and 1)
-    sel = out.args[1]
-    for node in (out, sel, out.args[0]):
-        node.meta.pop("ptec_fp32", None)
-    if batched:
-        for node in idxs.users:         # idxs.float(): ptec's integer-to-float conversion, not an fp32 layer
-            if node.op == "call_method" and node.target == "float":
-                node.meta.pop("ptec_fp32", None)
-    return True
+    """torchvision.ops.nms and batched_nms: capture_nms (ptec::nms.out, any box count)."""
+    from .capture_nms import nms_rewrite
+    return nms_rewrite(gm, fn, _tv_fn, _shape)
 
 
 REFUSED = {  # torchvision call name: why (each refused in one line by _refused)

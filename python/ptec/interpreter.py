@@ -454,6 +454,8 @@ def _portable_table():
         "ptec::linalg_cholesky.out": lambda arg, named, out: PL.cholesky(t(arg, "self"), s(arg, "upper")),
         "aten::histc.out": lambda arg, named, out: P.histc(t(arg, "self"), s(arg, "bins"), arg("min", "Scalar"),
                                                            arg("max", "Scalar")),
+        "ptec::nms.out": lambda arg, named, out: P.nms(t(arg, "boxes"), t(arg, "order"),
+                                                       arg("iou_threshold", "float")),
         "ptec::view_dtype.out": lambda arg, named, out: P.view_dtype(
             t(arg, "self"), NUMPY_DTYPE[ScalarType(out.scalar_type)], out.sizes),
         "ptec::linalg_cholesky_info.out": lambda arg, named, out: PL.cholesky_info(t(arg, "self"), s(arg, "upper")),

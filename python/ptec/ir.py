@@ -40,7 +40,8 @@ frexp_mantissa and frexp_exponent (torch.frexp's mantissa, its int32
 exponent carried as float32: capture_float_bits),
 view_dtype (x.view(dtype): x's bytes as another dtype, capture_dtype_view),
 histc (torch.histc's counts in float32: capture_fp32_histc, capture_elementwise_math's many elements),
-unsupported. Any node may carry a fused
+nms (torchvision's nms: the 0/1 keep flag per sorted position of boxes [K, 4] by order [K],
+attrs t: capture_nms, ptec::nms.out), unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 
 State (--stateful): `state` is a tensor kept from one run to the next
@@ -350,6 +351,10 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
     elif op == "histc":
         # torch.histc of every element (aten::histc.out: capture_fp32_histc, capture_elementwise_math)
         y = torch.histc(xs[0].float(), int(a["bins"]), float(a["min"]), float(a["max"]))
+    elif op == "nms":
+        # torchvision's nms: the 0/1 keep flag per sorted position (capture_nms: ptec::nms.out)
+        from .capture_nms import eval_nms
+        y = eval_nms(a, xs)
     elif op == "view_dtype":
         # x.view(dtype): x's bytes as another dtype (capture_dtype_view: ptec::view_dtype.out), an int result
         # carried as float32 like every index value

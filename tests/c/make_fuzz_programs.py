@@ -20,7 +20,8 @@ float values, broadcast; float16 / bfloat16 inputs converted into float32,
 added, and the sum a float16 output; nextafter (broadcast) and frexp of float
 values; a float value viewed as int32, uint8, int64 and back
 (ptec::view_dtype.out); and torch.histc of a float value over its own range
-and a given one (aten::histc.out)."""
+and a given one (aten::histc.out); and torchvision's nms (a sort, ptec::nms.out's
+keep flags, the kept indices selected into a bound-dynamic output)."""
 import os
 import sys
 
@@ -477,3 +478,24 @@ def half_input_program():
 
 
 write_program(half_input_program(), os.path.join(out_dir, "half_input_small.pte"))
+
+
+def nms_program():
+    """torchvision's nms as ptec runs it: the scores' descending sort, the
+    keep flags of ptec::nms.out over that order, and the kept indices
+    selected (aten::masked_select.out into a bound-dynamic int64 output)."""
+    f32 = ScalarType.FLOAT
+    b = ProgramBuilder()
+    x, s = b.tensor(f32, [5, 4]), b.tensor(f32, [5])
+    sv, o, k = b.tensor(f32, [5]), b.tensor(ScalarType.LONG, [5]), b.tensor(f32, [5])
+    m, out = b.tensor(ScalarType.BOOL, [5]), b.tensor(ScalarType.LONG, [5])
+    b.values[out].val.shape_dynamism = 1           # DYNAMIC_BOUND
+    b.call("aten::sort.values", self=s, dim=0, descending=True, values=sv, indices=o)
+    b.call("ptec::nms.out", boxes=x, order=o, iou_threshold=0.5, out=k)
+    b.call("aten::gt.Scalar_out", self=k, other=0.5, out=m)
+    b.call("aten::masked_select.out", self=o, mask=m, out=out)
+    b.set_io([x, s], [out])
+    return b.build()
+
+
+write_program(nms_program(), os.path.join(out_dir, "nms_small.pte"))

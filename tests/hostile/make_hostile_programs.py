@@ -251,6 +251,21 @@ def base_histc():
     b.set_io([x], [h, g])
     return b.build(), {"x": x, "h": h, "g": g}
 
+def base_nms():
+    """o = the descending sort's indices of scores s [4], k = ptec::nms.out of
+    boxes x [4, 4] walked in that order (op_nms.c): the sizes and dtypes its
+    prepare checks before run indexes boxes by order. The test's 0x3F bytes
+    are valid inputs (equal scores, four equal boxes: the first kept)."""
+    f32 = ScalarType.FLOAT
+    b = ProgramBuilder()
+    x, sc = b.tensor(f32, [4, 4]), b.tensor(f32, [4])
+    sv, o, k = b.tensor(f32, [4]), b.tensor(ScalarType.LONG, [4]), b.tensor(f32, [4])
+    b.call("aten::sort.values", self=sc, dim=0, descending=True, values=sv, indices=o)
+    b.call("ptec::nms.out", boxes=x, order=o, iou_threshold=0.5, out=k)
+    b.set_io([x, sc], [k])
+    return b.build(), {"x": x, "s": sc, "o": o, "k": k}
+
+
 def base_overlap():
     """x[i, j] of a [1, 3] block: i the argmax of a float input x [2, 3]
     (0 for the test's even 0x3F inputs), j the constant [2, 2], as one
@@ -932,6 +947,30 @@ def case_index_bag_offsets(p, v):
     return [("any", "execute", "InvalidArgument", "offsets must start at 0")]
 
 
+def case_nms_boxes_rank_lies(p, v):
+    # boxes [16] (its own 64 bytes): no [K, 4] rows for order to index
+    _resize(p, v, "x", [16])
+    return [("any", "requirements", "NotSupported", "boxes must be float32 [K, 4]")]
+
+
+def case_nms_boxes_fewer_rows(p, v):
+    # boxes [3, 4] (inside its bytes) while order holds 4 indices: order's 3 would read past the rows
+    _resize(p, v, "x", [3, 4])
+    return [("any", "requirements", "InvalidArgument", "order must be int64 [K]")]
+
+
+def case_nms_out_shape_lies(p, v):
+    # out [2] (inside its bytes): run writes one flag per box
+    _resize(p, v, "k", [2])
+    return [("any", "requirements", "InvalidArgument", "out must be float32 [K]")]
+
+
+def case_nms_out_int8(p, v):
+    # out's bytes as int8 flags: run writes float32 ones
+    plan(p).values[v["k"]].val.scalar_type = ScalarType.CHAR
+    return [("any", "requirements", "InvalidArgument", "out must be float32 [K]")]
+
+
 def _resize(p, v, name, sizes):
     t = plan(p).values[v[name]].val
     t.sizes = sizes
@@ -1339,7 +1378,8 @@ def main(out_dir):
             base_intsort() if name.startswith("intsort_") else base_ldl() if name.startswith("ldl_") else \
             base_special() if name.startswith("special_") else base_mode() if name.startswith("mode_") else \
             base_halfin() if name.startswith("halfin_") else base_bits() if name.startswith("bits_") else \
-            base_viewdt() if name.startswith("viewdt_") else base_histc() if name.startswith("histc_") else base()
+            base_viewdt() if name.startswith("viewdt_") else base_histc() if name.startswith("histc_") else \
+            base_nms() if name.startswith("nms_") else base()
         program = copy.deepcopy(program)
         result = fn(program, values)
         expectations, serialise = result if isinstance(result, tuple) else (result, writer.serialize_program)
@@ -1388,6 +1428,9 @@ def main(out_dir):
     with open(os.path.join(out_dir, "valid_special.pte"), "wb") as f:
         f.write(writer.serialize_program(base_special()[0]))
     manifest.append("valid_special.pte any none Ok")
+    with open(os.path.join(out_dir, "valid_nms.pte"), "wb") as f:
+        f.write(writer.serialize_program(base_nms()[0]))
+    manifest.append("valid_nms.pte any none Ok")
     with open(os.path.join(out_dir, "valid_halfin.pte"), "wb") as f:
         f.write(writer.serialize_program(base_halfin()[0]))
     manifest.append("valid_halfin.pte any none Ok")

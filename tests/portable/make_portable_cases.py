@@ -492,6 +492,31 @@ fail_case("frexp_exponent_int64", frexp_op([3], e_st=I64), INVALID_ARGUMENT, "ex
 fail_case("frexp_exponent_sizes", frexp_op([3], e_shape=[4]), INVALID_ARGUMENT, "exponent must have mantissa's")
 fail_case("special_zeta_broadcast", two_op("aten::special_zeta.out", [2], [3], [3]), INVALID_ARGUMENT,
           "does not broadcast")
+
+
+def nms_op(k, t, box_shape=None, order_st=I64, out_st=F32):
+    b = ProgramBuilder()
+    x, o, y = b.tensor(F32, box_shape or [k, 4]), b.tensor(order_st, [k]), b.tensor(out_st, [k])
+    b.call("ptec::nms.out", boxes=x, order=o, iou_threshold=t, out=y)
+    b.set_io([x, o], [y])
+    return b
+
+
+# ptec::nms.out (op_nms.c), torchvision's CPU nms walk over a given order: b0, b1 the same square (IoU 1),
+# b2 touching b0 (IoU 0), b3 half over b0 and b2 (IoU 1/3 with each), b4, b5 the same empty box (0 / 0:
+# NaN, never above t). Walking 3, 0, 1, 2, 5, 4: at t 0.5 only b1 goes (its twin b0 kept); at t 0.3 b3
+# takes b0, b1 and b2; at t 1 nothing (an IoU of exactly 1 is not above it).
+NMS_BOXES = np.array([[0, 0, 2, 2], [0, 0, 2, 2], [2, 0, 4, 2], [1, 0, 3, 2], [5, 5, 5, 5], [5, 5, 5, 5]],
+                     np.float32)
+NMS_ORDER = np.array([3, 0, 1, 2, 5, 4], np.int64)
+for t, want in ((0.5, [1, 1, 0, 1, 1, 1]), (0.3, [1, 0, 0, 0, 1, 1]), (1.0, [1] * 6)):
+    run_case(f"nms_keep_t{int(t * 10)}", nms_op(6, t), [(NMS_BOXES, None), (NMS_ORDER, None)],
+             [(np.array(want, np.float32), None)])
+exec_fail_case("nms_order_past_k", nms_op(6, 0.5), [(NMS_BOXES, None), (np.array([3, 0, 1, 2, 6, 4], np.int64), None)],
+               INVALID_ARGUMENT, "order holds an index outside")
+fail_case("nms_boxes_not_4", nms_op(6, 0.5, box_shape=[6, 3]), NOT_SUPPORTED, "boxes must be float32 [K, 4]")
+fail_case("nms_order_int32", nms_op(6, 0.5, order_st=ScalarType.INT), INVALID_ARGUMENT, "order must be int64 [K]")
+fail_case("nms_out_int64", nms_op(6, 0.5, out_st=I64), INVALID_ARGUMENT, "out must be float32 [K]")
 fail_case("pow_int8", two_op(POW, [3], [3], [3], st=I8, out_st=I8, other="exponent"), NOT_SUPPORTED,
           "dtype must be float32")
 fail_case("atan2_out_int64", two_op("aten::atan2.out", [3], [3], [3], out_st=I64), NOT_SUPPORTED,

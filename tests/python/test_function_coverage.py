@@ -1833,11 +1833,14 @@ RUNS["torchvision.ops.MultiScaleRoIAlign(pyramid of x, boxes)"] = (lambda x: _tv
     [(x.shape[-2], x.shape[-1])]), S4, R, 1.0, "fp32")   # 0.72 (the int8 avg_pool2d level)
 RUNS["torchvision.ops.roi_pool(x, constant boxes)"] = (lambda x: _tv_ops().roi_pool(
     x, [torch.tensor([[0.4, 0.6, 2.5, 3.0], [-1.0, 1.5, 1.4, 2.6]])], (2, 2), 1.0), S4, R, 0.01, "fp32")
-# torchvision.ops.nms (capture_torchvision._Nms): a bound-dynamic int64 output, torchvision's indices exactly
-# (more forms, ties and int8 heads: test_torchvision_nms.py)
+# torchvision.ops.nms (capture_nms: ptec::nms.out): a bound-dynamic int64 output, torchvision's indices exactly
+# (more forms, ties, up to 2,000 boxes and int8 heads: test_nms_kernel.py, test_torchvision_nms.py)
 RUNS["torchvision.ops.nms(boxes and scores from x)"] = (lambda x: _tv_ops().nms(
     torch.cat([x[0, 0].reshape(8, 2), x[0, 0].reshape(8, 2) + x[0, 1].reshape(8, 2).abs() + 1.0], 1),
     x[0, 2].flatten()[:8], 0.3), S4, R, 0.0, "fp32")
+RUNS["torchvision.ops.batched_nms(boxes, scores and classes from x)"] = (lambda x: _tv_ops().batched_nms(
+    torch.cat([x[0, 0].reshape(8, 2), x[0, 0].reshape(8, 2) + x[0, 1].reshape(8, 2).abs() + 1.0], 1),
+    x[0, 2].flatten()[:8], (x[0, 1].flatten()[8:16] > 0).long(), 0.3), S4, R, 0.0, "fp32")
 RUNS["torchvision.ops.deform_conv2d(x, offsets from x)"] = (lambda x: _tv_ops().deform_conv2d(
     x, x[:, :2] * 0.7, torch.linspace(-1.0, 1.0, 6).reshape(2, 3, 1, 1)), S4, R, 3.0, "fp32")   # 2.48
 # torch.istft of a two-sided spectrum (its first n_fft // 2 + 1 rows), a window computed in the program (the

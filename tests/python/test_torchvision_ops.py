@@ -358,7 +358,7 @@ def test_roi_pool_behind_an_int8_conv(tmp_path):
 def test_other_torchvision_ops_refused_by_name(call, tmp_path):
     """Boxes or offsets computed in the program: one call refused by name
     (not torch.fx failing inside torchvision's argument checks): nms with a
-    threshold computed in the program (ptec unrolls it for a constant one)."""
+    threshold computed in the program (ptec runs a constant one on ptec::nms.out)."""
     line = cli_refusal(tmp_path, f"""import torch, torchvision.ops as ops
 class M(torch.nn.Module):
     def forward(self, x, z):

@@ -460,6 +460,11 @@ RULES: Dict[str, Rule] = {
     "aten::histc.out": Rule(
         "none: ptec only (src/kernels/portable/op_histc.c)", dtypes=(("self", F32), ("out", F32)),
         contiguous=("out",), upstream_library="none (ptec only)"),
+    # torchvision.ops.nms's keep/suppress recurrence over a sorted order (capture_torchvision._nms)
+    "ptec::nms.out": Rule(
+        "none: ptec only (src/kernels/portable/op_nms.c)",
+        dtypes=(("boxes", F32), ("order", frozenset({ScalarType.LONG})), ("out", F32)),
+        contiguous=("boxes", "order", "out"), upstream_library="none (ptec only)"),
     "ptec::view_dtype.out": Rule(
         "none: ptec only (src/kernels/portable/op_view_dtype.c)",
         dtypes=(("self", frozenset({ScalarType.FLOAT, ScalarType.LONG, ScalarType.INT, ScalarType.SHORT,

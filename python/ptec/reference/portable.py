@@ -1096,3 +1096,38 @@ def histc(x, bins: int, lo: float, hi: float) -> np.ndarray:
     counts = np.bincount(pos, minlength=bins)
     counts[0] += nan
     return counts.astype(f32)
+
+
+def nms(boxes, order, t: float) -> np.ndarray:
+    """ptec::nms.out (op_nms.c): float32 [K], 1 where the box at sorted
+    position p (box order[p]) is kept by torchvision's CPU nms walk over
+    that order; each float32 step as the C (std::max / min picks, areas
+    precomputed, iou > t compared in double)."""
+    b = np.asarray(boxes, np.float32).reshape(-1, 4)
+    o = np.asarray(order, np.int64).reshape(-1)
+    k = b.shape[0]
+    if o.shape[0] != k or (k and (o.min() < 0 or o.max() >= k)):
+        raise ValueError("nms: order holds an index outside [0, K)")
+    area = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    sb, sa = b[o], area[o]
+    alive = np.ones(k, bool)
+    zero = np.float32(0)
+
+    def pmax(a, c):
+        return np.where(a < c, c, a)
+
+    def pmin(a, c):
+        return np.where(c < a, c, a)
+
+    with np.errstate(all="ignore"):
+        for p in range(k - 1):
+            if not alive[p]:
+                continue
+            r = sb[p + 1:]
+            w = pmax(zero, pmin(sb[p, 2], r[:, 2]) - pmax(sb[p, 0], r[:, 0]))
+            h = pmax(zero, pmin(sb[p, 3], r[:, 3]) - pmax(sb[p, 1], r[:, 1]))
+            inter = (w * h).astype(np.float32)
+            iou = (inter / ((sa[p] + sa[p + 1:]) - inter)).astype(np.float32)
+            hit = iou.astype(np.float64) > float(t)
+            alive[p + 1:] &= ~hit
+    return alive.astype(np.float32)

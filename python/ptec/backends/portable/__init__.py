@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import KernelBackend
 from ...ir import origin
-from .lowering import BINARY, aten_key, lower_fp32, lower_fp32_rows, lower_frexp, lower_view_dtype
+from .lowering import BINARY, aten_key, lower_fp32, lower_fp32_rows, lower_frexp, lower_nms, lower_view_dtype
 
 
 class PortableBackend(KernelBackend):
@@ -29,6 +29,9 @@ class PortableBackend(KernelBackend):
                 ctx.ordered[key] = lower_frexp(ctx.f(n.inputs[0]), n.shape, ctx.b)
             ctx.fallbacks.append(f"{origin(n)}: aten::frexp.Tensor_out")
             return ctx.ordered[key][0 if n.op == "frexp_mantissa" else 1]
+        if n.op == "nms":
+            # torchvision's nms keep flags over the sort's int64 order (capture_nms)
+            return lower_nms(n, ctx.f(n.inputs[0]), ctx.get(n.inputs[1]), ctx.b, ctx.fallbacks)
         if n.op == "view_dtype":
             # x.view(dtype): an int value's own integers, a float value's fp32 bytes (capture_dtype_view)
             x = ctx.f(n.inputs[0]) if n.attrs["src"] == "float32" else ctx.get(n.inputs[0])

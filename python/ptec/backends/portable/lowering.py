@@ -49,6 +49,7 @@ ATEN_KEYS = {
     "linalg_cholesky": "ptec::linalg_cholesky.out",
     "linalg_cholesky_info": "ptec::linalg_cholesky_info.out",
     "view_dtype": "ptec::view_dtype.out",
+    "nms": "ptec::nms.out",
     "histc": "aten::histc.out",
     "linalg_eigh_vectors": "ptec::linalg_eigh_vectors.out",
     "linalg_svd": "ptec::linalg_svd.out",
@@ -616,6 +617,19 @@ def lower_view_dtype(n: Node, x: Act, b: ProgramBuilder, fallbacks: List[str]) -
     b.call("ptec::view_dtype.out", self=x.value, out=out.value)
     fallbacks.append(f"{origin(n)}: ptec::view_dtype.out")
     return _to_layout(b, out)
+
+
+def lower_nms(n: Node, boxes: Act, order: Act, b: ProgramBuilder, fallbacks: List[str]) -> Act:
+    """torchvision's nms keep flags (capture_nms): ptec::nms.out on the fp32
+    boxes, row-major, and the sort's int64 order; out float32 [K]."""
+    if order.dtype != ScalarType.LONG:
+        from ...lower import LoweringError
+        raise LoweringError(f"{origin(n)}: nms's order is held as {order.dtype.name}, not int64")
+    out = new_act(b, ScalarType.FLOAT, n.shape, dim_order=[0])
+    b.call("ptec::nms.out", boxes=_contiguous(b, boxes).value, order=_contiguous(b, order).value,
+           iou_threshold=float(n.attrs["t"]), out=out.value)
+    fallbacks.append(f"{origin(n)}: ptec::nms.out")
+    return out
 
 
 def _matmul_on_bmm(b: ProgramBuilder, n: Node, ins: List[Act]) -> Optional[Act]:
