@@ -96,6 +96,8 @@ BINARY_MATH = {"pow": "aten::pow.Tensor_Tensor_out", "atan2": "aten::atan2.out",
 
 BINARY = {"aten::add.out": _binary_alpha, "aten::sub.out": _binary_alpha,
           "aten::mul.out": _binary, "aten::div.out": _binary,
+          # minimum / maximum nodes (torch.minimum / maximum, torch.min / max of two tensors) in fp32
+          "aten::minimum.out": _binary, "aten::maximum.out": _binary,
           **{key: (_pow if fn == "pow" else _binary) for fn, key in BINARY_MATH.items()}}
 
 
