@@ -599,15 +599,12 @@ def _nms_step(d):
 
 
 def _pick_max(a, b):
-    """max(a, b) exactly (no fp32 maximum kernel): a 0/1 step picks one of
-    them by products with 0 and 1 (exact)."""
-    m = _nms_step(a - b)
-    return a * m + b * (1.0 - m)
+    """max(a, b), exact: an fp32 maximum node (aten::maximum.out)."""
+    return torch.maximum(a, b)
 
 
 def _pick_min(a, b):
-    m = _nms_step(a - b)
-    return b * m + a * (1.0 - m)
+    return torch.minimum(a, b)
 
 
 class _Nms(torch.nn.Module):

@@ -111,6 +111,8 @@ def binary_math(fn: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     elif fn == "nextafter":              # op_float_bits.c: integer steps on the encodings
         from .float_bits import nextafter
         r = nextafter(a, b)
+    elif fn in EXTREMES:                 # fmin, fmax (op_minimum_maximum.c)
+        r = extreme(fn, a, b)
     else:
         with np.errstate(all="ignore"):
             r = BINARY_MATH[fn](a, b)
