@@ -15,6 +15,9 @@
   a number operand makes it a LUT of the other;
 * torch.fmax / fmin: the maximum / minimum, and the other operand where
   one is NaN (compares and wheres: a value of an fp32 layer can be NaN);
+  in a step computed in fp32 on purpose (capture_torchvision's) or of a
+  bit-level fp32 result (torch.nextafter, frexp's mantissa) one
+  binary_math node (fn fmin / fmax) on aten::fmin.out / fmax.out;
 * torch.heaviside, nan_to_num, isnan, isinf, isposinf, isneginf,
   isfinite, signbit, isclose: comparisons (capture_bool's compare,
   logical and where nodes); a NaN / inf test reads an fp32 value as it
@@ -378,6 +381,15 @@ def _xlogy(call: _Call, b) -> Optional[List[Node]]:
 
 
 def _fmax(call: _Call, b) -> Optional[List[Node]]:
+    from .capture_float_bits import _bit_level
+    x, y = call.value(b["input"]), call.value(b.get("other"))
+    held = [call.by_name[v] for v in (x, y) if v is not None]
+    if x is not None and y is not None and (call.fn.meta.get("ptec_fp32") or any(_bit_level(n) for n in held)):
+        # a step computed in fp32 on purpose (capture_torchvision's), or of a bit-level fp32 result
+        # (mark_bit_level_readers then marks it): one binary_math node on aten::fmin.out / fmax.out,
+        # which broadcast as torch
+        call.s("binary_math", [x, y], fn=call.name)
+        return call.s.done()
     x, y = _tensor(call, b["input"]), _tensor(call, b.get("other"))
     if x is None or y is None:
         return None

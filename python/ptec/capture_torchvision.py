@@ -657,27 +657,6 @@ def _inline(gm, fn, module, args, fp32):
     return out
 
 
-NMS_STEEP = 2.0 ** 100
-
-
-def _nms_step(d):
-    """1.0 where d > 0, else 0.0: a nonzero fp32 difference here is far
-    above 2^-100 (the product overflows to inf, clamped, for large ones)."""
-    return torch.clamp(d * NMS_STEEP, 0.0, 1.0)
-
-
-def _pick_max(a, b):
-    """max(a, b) exactly (no fp32 maximum kernel): a 0/1 step picks one of
-    them by products with 0 and 1 (exact)."""
-    m = _nms_step(a - b)
-    return a * m + b * (1.0 - m)
-
-
-def _pick_min(a, b):
-    m = _nms_step(a - b)
-    return b * m + a * (1.0 - m)
-
-
 def _nms(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     """torchvision.ops.nms and batched_nms: capture_nms (ptec::nms.out, any box count)."""
     from .capture_nms import nms_rewrite

@@ -412,6 +412,8 @@ def _portable_table():
                                                  ("nextafter", "aten::nextafter.out"),
                                                  ("igamma", "aten::igamma.out"), ("igammac", "aten::igammac.out"),
                                                  ("zeta", "aten::special_zeta.out"))},
+        **{f"aten::{k}.out": (lambda arg, named, out, _k=k: np.broadcast_to(
+            P.extreme(_k, t(arg, "self"), t(arg, "other")), out.sizes)) for k in P.EXTREMES},
         "aten::embedding.out": lambda arg, named, out: P.embedding(t(arg, "weight"), t(arg, "indices")),
         "aten::gather.out": lambda arg, named, out: P.gather(t(arg, "self"), s(arg, "dim"), t(arg, "index")),
         "aten::native_layer_norm.out": layer_norm,

@@ -192,6 +192,8 @@ BINARY_MATH: Dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
     "igamma": torch.igamma, "igammac": torch.igammac, "zeta": torch.special.zeta,
     # the next float32 towards the other (capture_float_bits; ptec-only kernel)
     "nextafter": torch.nextafter,
+    # the extreme, the other operand where one is NaN (capture_elementwise_math's fp32 steps; ptec-only kernels)
+    "fmin": torch.fmin, "fmax": torch.fmax,
 }
 
 # Element-wise functions of one tensor (attrs -> function); lowered as 256-entry LUTs.

@@ -18,7 +18,8 @@ bound-dynamic output, an index by a bool mask over the rows); and a
 then the 1x1 projection); and igamma / igammac / special_zeta of two
 float values, broadcast; float16 / bfloat16 inputs converted into float32,
 added, and the sum a float16 output; nextafter (broadcast) and frexp of float
-values; a float value viewed as int32, uint8, int64 and back
+values; minimum, maximum, fmin and fmax of float and int8 values (broadcast);
+a float value viewed as int32, uint8, int64 and back
 (ptec::view_dtype.out); and torch.histc of a float value over its own range
 and a given one (aten::histc.out); and torchvision's nms (a sort, ptec::nms.out's
 keep flags, the kept indices selected into a bound-dynamic output)."""
@@ -332,6 +333,26 @@ def float_bits_program():
 
 
 write_program(float_bits_program(), os.path.join(out_dir, "float_bits_small.pte"))
+
+
+def minimum_maximum_program():
+    """minimum, fmax and maximum of float32 values, broadcast, and fmin of
+    int8 values (op_minimum_maximum.c): the shapes and dtypes their
+    prepares check."""
+    f32, i8 = ScalarType.FLOAT, ScalarType.CHAR
+    b = ProgramBuilder()
+    x, y = b.tensor(f32, [2, 3]), b.tensor(f32, [3])
+    a, m, c = b.tensor(f32, [2, 3]), b.tensor(f32, [2, 3]), b.tensor(f32, [2, 3])
+    i, j, k = b.tensor(i8, [2, 1]), b.tensor(i8, [4]), b.tensor(i8, [2, 4])
+    b.call("aten::minimum.out", self=x, other=y, out=a)
+    b.call("aten::fmax.out", self=a, other=x, out=m)
+    b.call("aten::maximum.out", self=m, other=y, out=c)
+    b.call("aten::fmin.out", self=i, other=j, out=k)
+    b.set_io([x, y, i, j], [c, k])
+    return b.build()
+
+
+write_program(minimum_maximum_program(), os.path.join(out_dir, "minimum_maximum_small.pte"))
 
 
 def view_dtype_program():

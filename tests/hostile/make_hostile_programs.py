@@ -221,6 +221,25 @@ def base_bits():
     return b.build(), {"x": x, "y": y, "n": n, "m": m, "e": e}
 
 
+def base_minmax():
+    """a = minimum(x, y) of float inputs x [2, 3] and y [3], broadcast, then
+    b = fmax(a, x) and c = maximum(b, y) (op_minimum_maximum.c), and int64
+    inputs i [2, 3], j [3] into fmin k [2, 3]: the shapes and dtypes its
+    prepare checks before run walks them. The test's 0x3F bytes are valid
+    inputs."""
+    f32, i64 = ScalarType.FLOAT, ScalarType.LONG
+    b = ProgramBuilder()
+    x, y = b.tensor(f32, [2, 3]), b.tensor(f32, [3])
+    a, m, c = b.tensor(f32, [2, 3]), b.tensor(f32, [2, 3]), b.tensor(f32, [2, 3])
+    i, j, k = b.tensor(i64, [2, 3]), b.tensor(i64, [3]), b.tensor(i64, [2, 3])
+    b.call("aten::minimum.out", self=x, other=y, out=a)
+    b.call("aten::fmax.out", self=a, other=x, out=m)
+    b.call("aten::maximum.out", self=m, other=y, out=c)
+    b.call("aten::fmin.out", self=i, other=j, out=k)
+    b.set_io([x, y, i, j], [c, k])
+    return b.build(), {"x": x, "y": y, "a": a, "m": m, "c": c, "i": i, "j": j, "k": k}
+
+
 
 def base_viewdt():
     """x.view(dtype) (ptec::view_dtype.out) of a float input x [2, 6]: as
@@ -1306,6 +1325,36 @@ def case_bits_self_int8(p, v):
     plan(p).values[v["x"]].val.scalar_type = ScalarType.CHAR
     return [("any", "requirements", "NotSupported", "dtype must be float32")]
 
+def case_minmax_out_lies(p, v):
+    # a [2, 4]: y's 3 values do not broadcast to it (run would read past y)
+    _resize(p, v, "a", [2, 4])
+    return [("any", "requirements", "InvalidArgument", "does not broadcast")]
+
+
+def case_minmax_rank_lies(p, v):
+    # y [1, 1, 3]: more dims than a [2, 3], the walk has no index for y's first dim
+    _resize(p, v, "y", [1, 1, 3])
+    return [("any", "requirements", "InvalidArgument", "more dimensions than out")]
+
+
+def case_minmax_out_int64(p, v):
+    # c's bytes as int64 (twice the element size): run would write past c
+    plan(p).values[v["c"]].val.scalar_type = ScalarType.LONG
+    return [("any", "requirements", "NotSupported", "share one dtype")]
+
+
+def case_minmax_int_other_int32(p, v):
+    # j's bytes as int32 against int64 i: no promotion
+    plan(p).values[v["j"]].val.scalar_type = ScalarType.INT
+    return [("any", "requirements", "NotSupported", "share one dtype")]
+
+
+def case_minmax_self_double(p, v):
+    # x, y, a as float64: a dtype the kernel does not take
+    for name in ("x", "y", "a"):
+        plan(p).values[v[name]].val.scalar_type = ScalarType.DOUBLE
+    return [("any", "requirements", "NotSupported", "dtype not supported")]
+
 
 
 def case_viewdt_out_lies(p, v):
@@ -1378,8 +1427,8 @@ def main(out_dir):
             base_intsort() if name.startswith("intsort_") else base_ldl() if name.startswith("ldl_") else \
             base_special() if name.startswith("special_") else base_mode() if name.startswith("mode_") else \
             base_halfin() if name.startswith("halfin_") else base_bits() if name.startswith("bits_") else \
-            base_viewdt() if name.startswith("viewdt_") else base_histc() if name.startswith("histc_") else \
-            base_nms() if name.startswith("nms_") else base()
+            base_minmax() if name.startswith("minmax_") else base_viewdt() if name.startswith("viewdt_") else \
+            base_histc() if name.startswith("histc_") else base_nms() if name.startswith("nms_") else base()
         program = copy.deepcopy(program)
         result = fn(program, values)
         expectations, serialise = result if isinstance(result, tuple) else (result, writer.serialize_program)
@@ -1437,6 +1486,9 @@ def main(out_dir):
     with open(os.path.join(out_dir, "valid_bits.pte"), "wb") as f:
         f.write(writer.serialize_program(base_bits()[0]))
     manifest.append("valid_bits.pte any none Ok")
+    with open(os.path.join(out_dir, "valid_minmax.pte"), "wb") as f:
+        f.write(writer.serialize_program(base_minmax()[0]))
+    manifest.append("valid_minmax.pte any none Ok")
     with open(os.path.join(out_dir, "valid_viewdt.pte"), "wb") as f:
         f.write(writer.serialize_program(base_viewdt()[0]))
     manifest.append("valid_viewdt.pte any none Ok")

@@ -465,6 +465,39 @@ run_case("nextafter_broadcast", two_op("aten::nextafter.out", [2, 4], [1], [2, 4
                     np.float32), None)])
 fail_case("nextafter_int8", two_op("aten::nextafter.out", [3], [3], [3], st=I8, out_st=I8), NOT_SUPPORTED,
           "dtype must be float32")
+# minimum / maximum / fmin / fmax (op_minimum_maximum.c): minimum(NaN, 1) is NaN, fmin(NaN, 1) is 1, both NaN
+# NaN; -0.0 against +0.0 keeps self (torch 1.13's scalar loop); -inf / inf order as numbers
+MM_A = np.array([1, -2, np.nan, 1, np.nan, -0.0, 0.0, -np.inf], np.float32)
+MM_B = np.array([3, -5, 1, np.nan, np.nan, 0.0, -0.0, np.inf], np.float32)
+run_case("minimum_values", two_op("aten::minimum.out", [8], [8], [8]), [(MM_A, None), (MM_B, None)],
+         [(np.array([1, -5, np.nan, np.nan, np.nan, -0.0, 0.0, -np.inf], np.float32), None)])
+run_case("maximum_values", two_op("aten::maximum.out", [8], [8], [8]), [(MM_A, None), (MM_B, None)],
+         [(np.array([3, -2, np.nan, np.nan, np.nan, -0.0, 0.0, np.inf], np.float32), None)])
+run_case("fmin_values", two_op("aten::fmin.out", [8], [8], [8]), [(MM_A, None), (MM_B, None)],
+         [(np.array([1, -5, 1, 1, np.nan, -0.0, 0.0, -np.inf], np.float32), None)])
+run_case("fmax_values", two_op("aten::fmax.out", [8], [8], [8]), [(MM_A, None), (MM_B, None)],
+         [(np.array([3, -2, 1, 1, np.nan, -0.0, 0.0, np.inf], np.float32), None)])
+# broadcast [2, 1] against [3]; int64 beyond 2^53 and int8 / uint8 / bool compare as their own numbers
+run_case("maximum_broadcast", two_op("aten::maximum.out", [2, 1], [3], [2, 3]),
+         [(np.array([[0.5], [-1]], np.float32), None), (np.array([-2, 0.5, 7], np.float32), None)],
+         [(np.array([[0.5, 0.5, 7], [-1, 0.5, 7]], np.float32), None)])
+run_case("minimum_int64", two_op("aten::minimum.out", [3], [3], [3], st=I64, out_st=I64),
+         [(np.array([2 ** 53 + 1, -7, 2 ** 62], np.int64), None), (np.array([2 ** 53, -8, -2 ** 63], np.int64), None)],
+         [(np.array([2 ** 53, -8, -2 ** 63], np.int64), None)])
+run_case("maximum_int8", two_op("aten::maximum.out", [3], [3], [3], st=I8, out_st=I8),
+         [(np.array([-128, 5, -1], np.int8), None), (np.array([127, -5, -2], np.int8), None)],
+         [(np.array([127, 5, -1], np.int8), None)])
+run_case("fmin_uint8", two_op("aten::fmin.out", [3], [3], [3], st=ScalarType.BYTE, out_st=ScalarType.BYTE),
+         [(np.array([200, 5, 0], np.uint8), None), (np.array([100, 255, 1], np.uint8), None)],
+         [(np.array([100, 5, 0], np.uint8), None)])
+run_case("minimum_bool", two_op("aten::minimum.out", [4], [4], [4], st=ScalarType.BOOL, out_st=ScalarType.BOOL),
+         [(np.array([0, 1, 0, 1], np.uint8), None), (np.array([0, 0, 1, 1], np.uint8), None)],
+         [(np.array([0, 0, 0, 1], np.uint8), None)])
+fail_case("minimum_mixed_dtype", two_op("aten::minimum.out", [3], [3], [3], out_st=I64), NOT_SUPPORTED,
+          "share one dtype")
+fail_case("maximum_float64", two_op("aten::maximum.out", [3], [3], [3], st=ScalarType.DOUBLE,
+                                    out_st=ScalarType.DOUBLE), NOT_SUPPORTED, "dtype not supported")
+fail_case("fmax_no_broadcast", two_op("aten::fmax.out", [3], [4], [4]), INVALID_ARGUMENT, "does not broadcast")
 
 
 def frexp_op(shape, order=None, m_order=None, e_st=ScalarType.INT, e_shape=None):

@@ -1091,6 +1091,12 @@ RUNS = {
     "Tensor.nextafter": (lambda x: x.nextafter(-x) * 2.0, S3, R, 0.0, "fp32"),                              # 0.00
     "torch.frexp, Tensor.frexp": (lambda x: torch.frexp(x)[0] * torch.frexp(x)[1].float() + x.frexp().mantissa,
                                   S3, R, 0.0, "fp32"),                                                      # 0.00
+    # extremes of a bit-level result in fp32 (aten::minimum.out / maximum.out, aten::fmin.out / fmax.out ptec only:
+    # op_minimum_maximum.c, test_minimum_maximum.py)
+    "torch.minimum (fp32)": (lambda x: torch.minimum(x, torch.nextafter(x, 0 * x)), S3, R, 0.0, "fp32"),  # 0.00
+    "torch.max(a, b) (fp32)": (lambda x: torch.max(torch.nextafter(x, 0 * x), x), S3, R, 0.0, "fp32"),    # 0.00
+    "torch.fmin (fp32)": (lambda x: torch.fmin(torch.nextafter(x, 0 * x), x), S3, R, 0.0, "fp32"),        # 0.00
+    "Tensor.fmax (fp32)": (lambda x: x.nextafter(-x).fmax(x), S3, R, 0.0, "fp32"),                         # 0.00
     "torch.special.bessel_j0, airy_ai": (lambda x: torch.special.bessel_j0(x) + torch.special.airy_ai(x), S3, R, 2.0,
                                          "int8"),                                                        # 1.70
     "torch.fix, torch.angle (real)": (lambda x: torch.fix(x) + torch.angle(x), S3, R, 1.0, "int8"),     # 0.34

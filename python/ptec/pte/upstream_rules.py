@@ -139,6 +139,13 @@ RULES: Dict[str, Rule] = {
     "aten::frexp.Tensor_out": Rule("none: ptec only (src/kernels/portable/op_float_bits.c)",
                                    dtypes=(("self", F32), ("mantissa", F32), ("exponent", frozenset({ScalarType.INT}))),
                                    same_dim_order=("mantissa", "exponent"), upstream_library="none (ptec only)"),
+    # the element-wise extremes (op_minimum_maximum.c): upstream's minimum / maximum broadcast like add;
+    # upstream's portable library has no fmin or fmax kernel
+    "aten::minimum.out": _binary("minimum"),
+    "aten::maximum.out": _binary("maximum"),
+    **{f"aten::{op}.out": Rule("none: ptec only (src/kernels/portable/op_minimum_maximum.c)",
+                               same_dim_order=("self", "other", "out"), broadcast=("self", "other", "out"),
+                               upstream_library="none (ptec only)") for op in ("fmin", "fmax")},
     "aten::relu.out": _unary("relu"),
     "aten::sigmoid.out": _unary("sigmoid"),
     "aten::tanh.out": _unary("tanh", "kernels/portable/cpu/pattern/"

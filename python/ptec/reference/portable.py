@@ -111,10 +111,38 @@ def binary_math(fn: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     elif fn == "nextafter":              # op_float_bits.c: integer steps on the encodings
         from .float_bits import nextafter
         r = nextafter(a, b)
+    elif fn in EXTREMES:                 # fmin, fmax (op_minimum_maximum.c)
+        r = extreme(fn, a, b)
     else:
         with np.errstate(all="ignore"):
             r = BINARY_MATH[fn](a, b)
     return np.where(np.isnan(r), QUIET_NAN, r).astype(F32)     # the kernel's one NaN
+
+
+# aten::minimum.out, maximum.out, fmin.out, fmax.out (op_minimum_maximum.c)
+EXTREMES = ("minimum", "maximum", "fmin", "fmax")
+
+
+def extreme(fn: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The element-wise minimum / maximum (NaN where either is NaN) or fmin /
+    fmax (the other where one is NaN) of two tensors of one dtype (bool,
+    uint8, int8/16/32/64, float32), broadcast, as the C kernel: equal
+    operands (-0.0, +0.0) give self, a NaN is the quiet NaN 0x7FC00000, a
+    bool is 0 / 1."""
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    if a.dtype != b.dtype:
+        raise ValueError("self and other must share one dtype (no promotion)")
+    smaller = fn in ("minimum", "fmin")
+    pick_b = (b < a) if smaller else (b > a)          # strict: a tie keeps self
+    r = np.where(pick_b, b, a)
+    if a.dtype == F32:
+        a_nan, b_nan = np.isnan(a), np.isnan(b)
+        if fn in ("fmin", "fmax"):
+            r = np.where(a_nan, b, np.where(b_nan, a, r))
+        else:
+            r = np.where(a_nan | b_nan, F32(np.nan), r)
+        r = np.where(np.isnan(r), QUIET_NAN, r)
+    return np.ascontiguousarray(r.astype(a.dtype))
 
 
 def int_binary(fn: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -93,10 +93,13 @@ def _pow(b, key, n, ins, out):
 BINARY_MATH = {"pow": "aten::pow.Tensor_Tensor_out", "atan2": "aten::atan2.out", "hypot": "aten::hypot.out",
                "fmod": "aten::fmod.Tensor_out", "remainder": "aten::remainder.Tensor_out",
                "copysign": "aten::copysign.out", "igamma": "aten::igamma.out", "igammac": "aten::igammac.out",
-               "zeta": "aten::special_zeta.out", "nextafter": "aten::nextafter.out"}
+               "zeta": "aten::special_zeta.out", "nextafter": "aten::nextafter.out",
+               "fmin": "aten::fmin.out", "fmax": "aten::fmax.out"}
 
 BINARY = {"aten::add.out": _binary_alpha, "aten::sub.out": _binary_alpha,
           "aten::mul.out": _binary, "aten::div.out": _binary,
+          # minimum / maximum nodes (torch.minimum / maximum, torch.min / max of two tensors) in fp32
+          "aten::minimum.out": _binary, "aten::maximum.out": _binary,
           **{key: (_pow if fn == "pow" else _binary) for fn, key in BINARY_MATH.items()}}
 
 
