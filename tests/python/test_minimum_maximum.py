@@ -13,7 +13,7 @@ other's zero in whole blocks of 16, measured below). The C runtime writes
 the numpy reference's bytes (ptec.reference.portable.extreme), including
 broadcast and channels-last layouts. fp32 minimum / maximum nodes (torch.minimum,
 torch.max(a, b), ...) and fmin / fmax of a bit-level fp32 result lower to
-these kernels; nms's box overlaps use them (its indices stay exact)."""
+these kernels (nms has its own kernel, ptec::nms.out: test_nms_kernel.py)."""
 import numpy as np
 import pytest
 import torch
@@ -226,28 +226,3 @@ def test_program_is_torch_bit_for_bit(name, tmp_path):
         assert len(got) == 1 and got[0].dtype == want.dtype and got[0].shape == want.shape
         assert got[0].tobytes() == np.ascontiguousarray(want).tobytes(), name
         assert not np.array_equal(want, x.numpy()) and not np.array_equal(want, _down(x).numpy())   # both sides
-
-
-def test_nms_overlaps_use_the_kernels(tmp_path):
-    """torchvision's nms: the overlap's max(x1) / min(x2) are fp32 maximum /
-    minimum calls (no 0/1 step products), and the kept indices are
-    torchvision's."""
-    import torchvision as tv
-
-    class Nms(torch.nn.Module):
-        def forward(self, boxes, scores):
-            return tv.ops.nms(boxes, scores, 0.5)
-
-    g = torch.Generator().manual_seed(3)
-    cal = []
-    for _ in range(3):
-        xy = torch.rand(24, 2, generator=g) * 20
-        wh = torch.rand(24, 2, generator=g) * 10 + 1
-        cal.append((torch.cat([xy, xy + wh], 1), torch.rand(24, generator=g)))
-    res = compile_model(Nms().eval(), list(cal[0]), cal)
-    kernels = [f.split(": ")[1] for f in res.lowered.fallbacks]
-    assert kernels.count("aten::maximum.out") == 2 and kernels.count("aten::minimum.out") == 2
-    prog = parse_program(res.data)
-    for boxes, scores in cal:
-        got = host_runtime.run(prog, res.data, [boxes.numpy(), scores.numpy()], workdir=str(tmp_path))[0]
-        assert got.tolist() == tv.ops.nms(boxes, scores, 0.5).tolist()
