@@ -612,8 +612,10 @@ class _IstftWindowed(_OverlapAdd):
 def _istft(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     """torch.istft / Tensor.istft of a complex spectrum with a real result:
     torch's definition, irfft of each frame (n = n_fft), times the window
-    (and sqrt(n_fft) when normalized), overlap-added by F.fold, the kept
-    range divided by the window envelope, zeros after it up to `length`.
+    (and sqrt(n_fft) when normalized), overlap-added (_overlap_add: F.fold's
+    sum), the kept range divided by the window envelope, all in fp32
+    (ISTFT_FP32: the envelope can be small, and the division magnifies an
+    int8 error as much), zeros after it up to `length` (exact in int8).
     A two-sided spectrum is narrowed to its first n_fft // 2 + 1 rows first
     (torch's own step); a window computed in the program: _IstftWindowed.
     Anything else stays the call (refused by name)."""
