@@ -1844,10 +1844,10 @@ RUNS["torchvision.ops.deform_conv2d(x, offsets from x)"] = (lambda x: _tv_ops().
 # envelope computed too): capture_torchvision._istft, test_istft_forms.py
 RUNS["torch.istft(two-sided stft of x, onesided=False)"] = (lambda x: torch.istft(torch.stft(
     x.flatten(1), 8, 2, window=torch.hann_window(8), onesided=False, return_complex=True), 8, 2,
-    window=torch.hann_window(8), onesided=False), S3, R, 1.5, "fp32")                         # 0.96
+    window=torch.hann_window(8), onesided=False), S3, R, 1.75, "fp32")                        # 1.39
 RUNS["torch.istft(stft of x, window=hann_window(8) + x.abs().mean())"] = (lambda x: torch.istft(torch.stft(
     x.flatten(1), 8, 2, window=torch.hann_window(8), return_complex=True), 8, 2,
-    window=torch.hann_window(8) + x.abs().mean()), S3, R, 1.5, "fp32")                         # 0.89
+    window=torch.hann_window(8) + x.abs().mean()), S3, R, 1.75, "fp32")                        # 1.22
 # weight groups 3 and offset groups 3: each channel read at its own group's offsets (test_deform_conv_groups.py)
 RUNS["torchvision.ops.deform_conv2d(x, offsets from x, groups 3, offset groups 3)"] = (
     lambda x: _tv_ops().deform_conv2d(x, torch.cat([x, x.flip(1)], 1) * 0.7,
