@@ -1848,6 +1848,12 @@ RUNS["torch.istft(two-sided stft of x, onesided=False)"] = (lambda x: torch.istf
 RUNS["torch.istft(stft of x, window=hann_window(8) + x.abs().mean())"] = (lambda x: torch.istft(torch.stft(
     x.flatten(1), 8, 2, window=torch.hann_window(8), return_complex=True), 8, 2,
     window=torch.hann_window(8) + x.abs().mean()), S3, R, 1.75, "fp32")                        # 1.22
+# a plain scatter by an argsort along another dim than the last (the written dim moved last and back), and
+# reduce='multiply' by one (self times src where written): capture_scatter_computed, test_scatter_computed_dims.py
+RUNS["Tensor.scatter(1, x.argsort(1), x * 2)"] = (lambda x: x.scatter(1, x.argsort(1), x * 2), S3, R, 0.75,
+                                                 "int8")                                      # 0.50
+RUNS["Tensor.scatter(2, x.argsort(2), x, reduce='multiply')"] = (
+    lambda x: x.scatter(2, x.argsort(2), x, reduce="multiply"), S3, R, 1.25, "int8")           # 1.00
 # weight groups 3 and offset groups 3: each channel read at its own group's offsets (test_deform_conv_groups.py)
 RUNS["torchvision.ops.deform_conv2d(x, offsets from x, groups 3, offset groups 3)"] = (
     lambda x: _tv_ops().deform_conv2d(x, torch.cat([x, x.flip(1)], 1) * 0.7,
