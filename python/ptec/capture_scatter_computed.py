@@ -192,3 +192,60 @@ def summed_scatter_nodes(name: str, kind: str, self_name: str, shape, dim, idx: 
                                "take the range calibration saw; calibrate with the degrees (repeats of an index) "
                                "the model meets, as more repeats than that saturate the sum")
     return nodes
+
+
+def computed_copy_nodes(name: str, self_name: str, shape, dim, idx: torch.fx.Node, src: Optional[str], src_shape,
+                        by_name):
+    """index_copy(dim, index, source) / index_put((index,), values) by a
+    1-D index computed in the program: out[..., index[j], ...] = src[...,
+    j, ...]. The index must be an argsort / topk / argmax of a 1-D value
+    (its positions distinct: torch leaves a position written twice
+    unspecified). The one-hot [k, n] of the index (as in
+    computed_scatter_nodes) is shared by every row of the other dims: src
+    with dim moved first, viewed [k, rest], times its transpose by one 2-D
+    int8 matmul, then moved back; self kept where the one-hot's mean over j
+    is 0 (a [n] mask viewed along dim). The nodes, or the reason (a str)."""
+    node = by_name.get(idx.name)
+    rank, index_shape = len(shape), _meta_shape(idx)
+    if not isinstance(dim, int) or isinstance(dim, bool) or not -rank <= dim < rank:
+        return f"dim {dim!r} is not a dim of a rank-{rank} tensor"
+    if node is None or node.op not in ("argmax", "sort_indices") or index_shape is None or len(index_shape) != 1:
+        return ("ptec runs it by a computed index when the index is an argsort / topk / argmax of a 1-D value "
+                "itself (its positions distinct: torch leaves a position written twice unspecified)")
+    d = dim % rank
+    n, k = int(shape[d]), int(index_shape[0])
+    bound = positions(idx, node)
+    if bound is None or bound > n:
+        return f"its index ranges over more positions than self's dim {d} ({n}), where torch raises"
+    want = [int(v) for v in shape]
+    want[d] = k
+    if src_shape is None or [int(v) for v in src_shape] != want:
+        return "ptec runs it with a source of self's shape with the index's length along dim"
+    if k > MAX_WRITES:
+        return f"ptec runs at most {MAX_WRITES} computed writes"
+    others = [i for i in range(rank) if i != d]
+    rest = int(np.prod([int(shape[i]) for i in others])) if rank > 1 else 1
+    nodes: List[Node] = []
+
+    def step(op, inputs, **attrs) -> str:
+        nodes.append(Node(f"{name}__copied{len(nodes)}", op, list(inputs), attrs))
+        return nodes[-1].name
+
+    column = step("index_to_float", [step("int_math", [idx.name], dtype="int64", kind="view", shape=[k, 1])])
+    classes = step("constant", [], value=np.arange(n, dtype=np.float32))
+    onehot = step("bool_to", [step("compare", [column, classes], kind="eq")], dtype="float32")       # [k, n]
+    first = src if d == 0 else step("permute", [src], dims=[d] + others)
+    picked = step("matmul", [step("permute", [onehot], dims=[1, 0]),
+                             step("reshape", [first], target_shape=[k, rest])])                       # [n, rest]
+    order = [d] + others
+    picked = step("reshape", [picked], target_shape=[int(shape[i]) for i in order])
+    if order != list(range(rank)):
+        picked = step("permute", [picked], dims=[order.index(i) for i in range(rank)])
+    # over dim 1 of [1, k, n], the form the int8 mean takes (computed_scatter_nodes' own)
+    share = step("mean", [step("reshape", [onehot], target_shape=[1, k, n])], dim=[1], keepdim=False)   # [1, n]
+    along = [1] * rank
+    along[d] = n
+    written = step("compare", [step("reshape", [share], target_shape=along)], kind="gt", scalar=0.0)
+    step("where", [written, picked, self_name])
+    nodes[-1].name = name
+    return nodes

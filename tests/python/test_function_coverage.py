@@ -1854,6 +1854,12 @@ RUNS["Tensor.scatter(1, x.argsort(1), x * 2)"] = (lambda x: x.scatter(1, x.argso
                                                  "int8")                                      # 0.50
 RUNS["Tensor.scatter(2, x.argsort(2), x, reduce='multiply')"] = (
     lambda x: x.scatter(2, x.argsort(2), x, reduce="multiply"), S3, R, 1.25, "int8")           # 1.00
+# index_copy / index_put of one index by an argsort of a 1-D value (distinct positions), index_put(accumulate)
+# as index_add's sum: capture_scatter.computed_copy, test_index_copy_computed.py
+RUNS["Tensor.index_copy(1, argsort of a 1-D value, x * 2)"] = (
+    lambda x: x.index_copy(1, x[0, :, 0].argsort(), x * 2), S3, R, 0.75, "int8")                # 0.50
+RUNS["Tensor.index_put((argsort of a 1-D value,), v, accumulate=True)"] = (
+    lambda x: x[0].index_put((x[0, :, 2].argsort()[:2],), x[0, :2] * 0.5, accumulate=True), S3, R, 1.25, "int8")  # 0.83
 # weight groups 3 and offset groups 3: each channel read at its own group's offsets (test_deform_conv_groups.py)
 RUNS["torchvision.ops.deform_conv2d(x, offsets from x, groups 3, offset groups 3)"] = (
     lambda x: _tv_ops().deform_conv2d(x, torch.cat([x, x.flip(1)], 1) * 0.7,
