@@ -1141,6 +1141,9 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 n.written = _written(fn)
             if fn.meta.get("ptec_fp32"):
                 n.attrs.setdefault("fp32", fn.meta["ptec_fp32"])    # capture_torchvision's steps
+        if fn.meta.get("ptec_note") and len(nodes) > before:     # once per call (capture_torchvision's istft)
+            nodes[-1].attrs["note"] = f"{nodes[-1].attrs['note']}; {fn.meta['ptec_note']}" \
+                if nodes[-1].attrs.get("note") else fn.meta["ptec_note"]
         nodes[before:] = int_view_nodes(fn, nodes[before:], by_name)      # i.unsqueeze(1): still an integer
         by_name.update((n.name, n) for n in nodes[before:])
     used = {i for n in nodes for i in n.inputs} | set(outputs)

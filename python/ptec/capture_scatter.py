@@ -329,6 +329,34 @@ def _last_dim(dim, shape) -> bool:
         and dim % len(shape) == len(shape) - 1
 
 
+def computed_copy(fn, kind, a, self_name, shape, src, src_shape, reduce, by_name):
+    """index_copy and index_put of one index tensor (dim 0) whose index is
+    computed in the program or an input: index_put(accumulate=True) is
+    index_add's sum (summed_scatter_nodes: any index), the plain writes
+    capture_scatter_computed.computed_copy_nodes (an argsort-like index);
+    a one-line refusal otherwise; None for a constant index or another call."""
+    if kind == "index_copy":
+        index, dim = a.get("index"), a.get("dim")
+    elif kind == "index_put" and isinstance(a.get("indices"), (tuple, list)) and len(a["indices"]) == 1:
+        index, dim = a["indices"][0], 0
+    else:
+        return None
+    if not isinstance(index, torch.fx.Node) or _constant(index, by_name) is not None \
+            or not isinstance(src, torch.fx.Node):
+        return None
+    from .capture_scatter_computed import computed_copy_nodes, summed_scatter_nodes
+    if reduce == "sum":
+        nodes = summed_scatter_nodes(fn.name, "index_add", self_name, shape, dim, index, src.name, src_shape, 1.0,
+                                     by_name)
+    else:
+        nodes = computed_copy_nodes(fn.name, self_name, shape, dim, index, src.name, src_shape, by_name)
+    if isinstance(nodes, str):
+        where = "a program input" if by_name.get(index.name) is not None and \
+            by_name[index.name].op == "input" else "computed in the program"
+        refuse_call(fn, f"its index is {where}: " + nodes)
+    return nodes
+
+
 def scatter_nodes(fn, ins, by_name) -> Optional[List[Node]]:
     """The nodes of one of _CALLS with constant indices (the module's
     docstring), a one-line refusal (UnsupportedOperator) for an index
@@ -395,6 +423,9 @@ def scatter_nodes(fn, ins, by_name) -> Optional[List[Node]]:
         if isinstance(nodes, str):
             refuse_call(fn, "its index is computed in the program: " + nodes)
         return nodes
+    copied = computed_copy(fn, kind, a, self_node.name, shape, src, src_shape, reduce, by_name)
+    if copied is not None:
+        return copied
     if kind in ("scatter", "scatter_add", "scatter_reduce"):
         targets, sources = _along_dim(fn, shape, a.get("dim"), _index(fn, a.get("index"), by_name), src_shape)
     elif kind in ("index_add", "index_copy"):

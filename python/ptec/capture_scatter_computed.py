@@ -10,8 +10,12 @@ constant arange(n): bool [r, k, n], as float 0/1) times src viewed
 [r, 1, k], an int8 batch matmul whose 0/1 operand is exact on its grid.
 scatter_add adds it to self. A plain scatter keeps self where nothing is
 written (the one-hot's mean over j is above 0 where something is); its
-index is an argsort / topk / argmax itself, whose positions in a row are
-distinct (torch leaves repeated writes unspecified).
+index is an argsort / topk / argmax itself made over the written dim,
+whose positions in a row are distinct (torch leaves repeated writes
+unspecified: one made over another dim is refused unless it writes once per
+row); reduce='multiply' is self times that where something is written.
+Along another dim than the last: the written dim moved last (a permute of
+the index, as float, and of src), the same form, the result permuted back.
 """
 from __future__ import annotations
 
@@ -41,39 +45,73 @@ def computed_scatter_nodes(name: str, self_name: str, shape, dim, idx: torch.fx.
         src_shape = list(index_shape)
     if not isinstance(dim, int) or isinstance(dim, bool) or not -rank <= dim < rank:
         return f"dim {dim!r} is not a dim of a rank-{rank} tensor"
-    if dim % rank != rank - 1:
-        return "ptec runs a scatter by a computed index along the last dim only"
     if node is None or node.op not in ("argmax", "sort_indices") or index_shape is None:
         return "ptec runs a scatter by a computed index when the index is an argsort / topk / argmax itself"
-    n, k = int(shape[-1]), int(index_shape[-1])
+    d = dim % rank
+    if len(index_shape) != rank:
+        return "ptec runs a scatter by a computed index with index, src and self of one shape off the written dim"
+    made = node.attrs.get("dim")
+    if reduce != "sum" and int(index_shape[d]) > 1 and (not isinstance(made, int) or made % rank != d):
+        # an argsort's positions are distinct along its own dim only: along another, one position can be
+        # written twice, where torch leaves which value lands unspecified
+        return (f"its positions are distinct along the dim the {'argmax' if node.op == 'argmax' else 'argsort'} "
+                f"ran over ({made}), not along the written dim {d}: one position may be written twice "
+                "(torch leaves which value lands unspecified)")
+    n, k = int(shape[d]), int(index_shape[d])
     bound = positions(idx, node)
     if bound is None or bound > n:
-        return f"its index ranges over more positions than self's last dim ({n}), where torch raises"
-    if list(index_shape[:-1]) != list(shape[:-1]) or src_shape is None or list(src_shape) != list(index_shape):
-        return "ptec runs a scatter by a computed index with index, src and self of one shape off the last dim"
+        return f"its index ranges over more positions than self's dim {d} ({n}), where torch raises"
+    others = [i for i in range(rank) if i != d]
+    if [int(index_shape[i]) for i in others] != [int(shape[i]) for i in others] or src_shape is None \
+            or list(src_shape) != list(index_shape):
+        return "ptec runs a scatter by a computed index with index, src and self of one shape off the written dim"
     if k > MAX_WRITES:
         return f"ptec runs at most {MAX_WRITES} computed writes per row"
-    rows = int(np.prod(shape[:-1])) if rank > 1 else 1
+    rows = int(np.prod([int(shape[i]) for i in others])) if rank > 1 else 1
     nodes: List[Node] = []
 
     def step(op, inputs, **attrs) -> str:
         nodes.append(Node(f"{name}__computed{len(nodes)}", op, list(inputs), attrs))
         return nodes[-1].name
 
+    # along another dim than the last: the written dim moved last (index and src permuted, as
+    # summed_scatter_nodes does), the last-dim form, and the result permuted back
+    order = others + [d]
+    moved = [int(index_shape[i]) for i in order]
     if filled:
-        src = step("constant", [], value=np.full([int(d) for d in index_shape], float(value), np.float32))
-    column = step("int_math", [idx.name], dtype="int64", kind="view", shape=[rows, k, 1])
+        src = step("constant", [], value=np.full(moved, float(value), np.float32))
+    elif order != list(range(rank)):
+        src = step("permute", [src], dims=order)
+    if order != list(range(rank)):
+        column = step("permute", [step("index_to_float", [step("int_math", [idx.name], dtype="int64", kind="view",
+                                                                 shape=[int(v) for v in index_shape])])], dims=order)
+        column = step("reshape", [column], target_shape=[rows, k, 1])
+    else:
+        column = step("index_to_float", [step("int_math", [idx.name], dtype="int64", kind="view", shape=[rows, k, 1])])
     classes = step("constant", [], value=np.arange(n, dtype=np.float32))
-    hit = step("compare", [step("index_to_float", [column]), classes], kind="eq")          # [rows, k, n]
+    hit = step("compare", [column, classes], kind="eq")          # [rows, k, n]
     onehot = step("bool_to", [hit], dtype="float32")
     picked = step("matmul", [step("reshape", [src], target_shape=[rows, 1, k]), onehot])    # [rows, 1, n]
-    picked = step("reshape", [picked], target_shape=list(shape))
+
+    def back(value):
+        """[rows, ...] of the moved layout -> self's shape."""
+        if order == list(range(rank)):
+            return step("reshape", [value], target_shape=list(shape))
+        value = step("reshape", [value], target_shape=[int(shape[i]) for i in order])
+        return step("permute", [value], dims=[order.index(i) for i in range(rank)])
+    picked = back(picked)
     if reduce == "sum":
         step("add", [self_name, picked])
     else:
         share = step("mean", [step("reshape", [onehot], target_shape=[rows, k, n])], dim=[1], keepdim=False)
-        written = step("compare", [step("reshape", [share], target_shape=list(shape))], kind="gt", scalar=0.0)
-        step("where", [written, picked, self_name])
+        written = step("compare", [back(share)], kind="gt", scalar=0.0)
+        if reduce == "prod":
+            # reduce='multiply': self times src where written (the positions are distinct), else times 1;
+            # before, this form was the plain write's where and lost self's factor
+            ones = step("constant", [], value=np.ones([int(v) for v in shape], np.float32))
+            step("mul", [self_name, step("where", [written, picked, ones])])
+        else:
+            step("where", [written, picked, self_name])
     nodes[-1].name = name
     return nodes
 
@@ -153,4 +191,61 @@ def summed_scatter_nodes(name: str, kind: str, self_name: str, shape, dim, idx: 
     nodes[-1].attrs["note"] = (f"warning: {name} ({kind} by an index the program takes or computes): its sums "
                                "take the range calibration saw; calibrate with the degrees (repeats of an index) "
                                "the model meets, as more repeats than that saturate the sum")
+    return nodes
+
+
+def computed_copy_nodes(name: str, self_name: str, shape, dim, idx: torch.fx.Node, src: Optional[str], src_shape,
+                        by_name):
+    """index_copy(dim, index, source) / index_put((index,), values) by a
+    1-D index computed in the program: out[..., index[j], ...] = src[...,
+    j, ...]. The index must be an argsort / topk / argmax of a 1-D value
+    (its positions distinct: torch leaves a position written twice
+    unspecified). The one-hot [k, n] of the index (as in
+    computed_scatter_nodes) is shared by every row of the other dims: src
+    with dim moved first, viewed [k, rest], times its transpose by one 2-D
+    int8 matmul, then moved back; self kept where the one-hot's mean over j
+    is 0 (a [n] mask viewed along dim). The nodes, or the reason (a str)."""
+    node = by_name.get(idx.name)
+    rank, index_shape = len(shape), _meta_shape(idx)
+    if not isinstance(dim, int) or isinstance(dim, bool) or not -rank <= dim < rank:
+        return f"dim {dim!r} is not a dim of a rank-{rank} tensor"
+    if node is None or node.op not in ("argmax", "sort_indices") or index_shape is None or len(index_shape) != 1:
+        return ("ptec runs it by a computed index when the index is an argsort / topk / argmax of a 1-D value "
+                "itself (its positions distinct: torch leaves a position written twice unspecified)")
+    d = dim % rank
+    n, k = int(shape[d]), int(index_shape[0])
+    bound = positions(idx, node)
+    if bound is None or bound > n:
+        return f"its index ranges over more positions than self's dim {d} ({n}), where torch raises"
+    want = [int(v) for v in shape]
+    want[d] = k
+    if src_shape is None or [int(v) for v in src_shape] != want:
+        return "ptec runs it with a source of self's shape with the index's length along dim"
+    if k > MAX_WRITES:
+        return f"ptec runs at most {MAX_WRITES} computed writes"
+    others = [i for i in range(rank) if i != d]
+    rest = int(np.prod([int(shape[i]) for i in others])) if rank > 1 else 1
+    nodes: List[Node] = []
+
+    def step(op, inputs, **attrs) -> str:
+        nodes.append(Node(f"{name}__copied{len(nodes)}", op, list(inputs), attrs))
+        return nodes[-1].name
+
+    column = step("index_to_float", [step("int_math", [idx.name], dtype="int64", kind="view", shape=[k, 1])])
+    classes = step("constant", [], value=np.arange(n, dtype=np.float32))
+    onehot = step("bool_to", [step("compare", [column, classes], kind="eq")], dtype="float32")       # [k, n]
+    first = src if d == 0 else step("permute", [src], dims=[d] + others)
+    picked = step("matmul", [step("permute", [onehot], dims=[1, 0]),
+                             step("reshape", [first], target_shape=[k, rest])])                       # [n, rest]
+    order = [d] + others
+    picked = step("reshape", [picked], target_shape=[int(shape[i]) for i in order])
+    if order != list(range(rank)):
+        picked = step("permute", [picked], dims=[order.index(i) for i in range(rank)])
+    # over dim 1 of [1, k, n], the form the int8 mean takes (computed_scatter_nodes' own)
+    share = step("mean", [step("reshape", [onehot], target_shape=[1, k, n])], dim=[1], keepdim=False)   # [1, n]
+    along = [1] * rank
+    along[d] = n
+    written = step("compare", [step("reshape", [share], target_shape=along)], kind="gt", scalar=0.0)
+    step("where", [written, picked, self_name])
+    nodes[-1].name = name
     return nodes

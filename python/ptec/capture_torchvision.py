@@ -518,12 +518,56 @@ def istft_range(n_fft: int, hop: int, frames: int, center: bool, length):
     return total, start, end, pad
 
 
-class _Istft(torch.nn.Module):
-    def __init__(self, n_fft, hop, frames, plan, batched):
+ISTFT_FP32 = ("torch.istft's window product, overlap-add and division by the window envelope, computed in fp32 "
+              "(the envelope, the overlap-add of window^2, is small where few frames overlap: at the ends when not "
+              "centred, at a last partial frame; the division would magnify an int8 error as much; the inverse "
+              "DFT stays an int8 linear)")
+
+
+def _overlap_add(frames, b: int, n_fft: int, hop: int, frames_n: int, total: int, zeros: List):
+    """F.fold((1, total), (1, n_fft), stride (1, hop)) of frames [B, n_fft, T]
+    as R = ceil(n_fft / hop) shifted sums: frame rows r*hop .. r*hop + hop - 1
+    land on the output's hop-wide rows t + r, so y viewed [B, T + R - 1, hop]
+    is the sum over r of rows r of each frame shifted down r rows (zeros
+    around: `zeros[k]` a [b, k, hop] constant, zeros[0] [b, R * hop - n_fft, T]). O(R * total) steps, where an
+    fp32 transposed convolution of fold's [n_fft, 1, 1, n_fft] weight visits
+    n_fft^2 taps per output sample."""
+    r_n = -(-n_fft // hop)
+    if r_n * hop > n_fft:
+        frames = torch.cat([frames, zeros[0]], 1)
+    rows = frames.reshape(b, r_n, hop, frames_n).permute(0, 1, 3, 2)          # [B, R, T, hop]
+    y = None
+    for r in range(r_n):
+        parts = ([zeros[r]] if r else []) + [rows[:, r]] + ([zeros[r_n - 1 - r]] if r < r_n - 1 else [])
+        part = torch.cat(parts, 1) if len(parts) > 1 else parts[0]
+        y = part if y is None else y + part
+    return y.reshape(b, (frames_n + r_n - 1) * hop)[:, :total]
+
+
+class _OverlapAdd(torch.nn.Module):
+    def __init__(self, n_fft, hop, frames, batch):
         super().__init__()
+        self.n_fft, self.hop, self.frames, self.batch = n_fft, hop, frames, batch
+        self.r_n = -(-n_fft // hop)
+        self.total = n_fft + hop * (frames - 1)
+        # per batch size b (the spectrum's, and 1 for the envelope): zeros_b_0 pads the frames to R * hop
+        # rows, zeros_b_k are k shifted rows of hop
+        for b in sorted({1, batch}):
+            if self.r_n * hop > n_fft:
+                self.register_buffer(f"zeros_{b}_0", torch.zeros(b, self.r_n * hop - n_fft, frames))
+            for k in range(1, self.r_n):
+                self.register_buffer(f"zeros_{b}_{k}", torch.zeros(b, k, hop))
+
+    def overlap_add(self, frames, b):
+        zeros = [getattr(self, f"zeros_{b}_{k}", None) for k in range(self.r_n)]
+        return _overlap_add(frames, b, self.n_fft, self.hop, self.frames, self.total, zeros)
+
+
+class _Istft(_OverlapAdd):
+    def __init__(self, n_fft, hop, frames, plan, batched, batch):
+        super().__init__(n_fft, hop, frames, batch)
         scale, total, start, end, inv, pad = plan
-        self.n_fft, self.hop, self.frames, self.total = n_fft, hop, frames, total
-        self.start, self.end, self.pad, self.batched = start, end, pad, batched
+        self.start, self.end, self.batched = start, end, batched
         self.register_buffer("scale", scale.to(torch.float32).view(n_fft, 1))
         self.register_buffer("inv", inv.to(torch.float32).view(1, end - start))
 
@@ -531,49 +575,49 @@ class _Istft(torch.nn.Module):
         if not self.batched:
             spec = spec.unsqueeze(0)
         frames = torch.fft.irfft(spec, n=self.n_fft, dim=1) * self.scale       # [B, n_fft, T]
-        y = F.fold(frames, (1, self.total), (1, self.n_fft), stride=(1, self.hop))
-        y = y.reshape(-1, self.total)[:, self.start:self.end] * self.inv
-        if self.pad > 0:
-            y = F.pad(y, (0, self.pad))
+        y = self.overlap_add(frames, self.batch)[:, self.start:self.end] * self.inv
         return y if self.batched else y.squeeze(0)
 
 
-class _IstftWindowed(torch.nn.Module):
-    """torch.istft with a window computed in the program: the window padded
-    to n_fft in the middle, each frame's irfft times it; the envelope (the
-    overlap-add of window^2 over the frames, torch's normalisation) is the
-    same F.fold of the squared window repeated per frame, so it is computed
-    in the program too, and the kept range divided by it. Where torch raises
-    (the envelope below 1e-11 in the kept range: only the run knows the
-    window) the quotient is the division's (inf / nan)."""
+class _IstftWindowed(_OverlapAdd):
+    """torch.istft with a window computed in the program: the window placed
+    in the middle of n_fft samples (a constant 0/1 linear when win_length <
+    n_fft), each frame's irfft times it; the envelope (the overlap-add of
+    window^2 over the frames, torch's normalisation) is the same overlap-add
+    of the squared window repeated per frame, so it is computed in the
+    program too, and the kept range divided by it. Where torch raises (the
+    envelope below 1e-11 in the kept range: only the run knows the window)
+    the quotient is the division's (inf / nan)."""
 
-    def __init__(self, n_fft, hop, frames, win_length, normalized, span, batched):
-        super().__init__()
-        self.n_fft, self.hop, self.frames, self.batched = n_fft, hop, frames, batched
-        self.total, self.start, self.end, self.pad = span
-        self.left = (n_fft - win_length) // 2
-        self.right = n_fft - win_length - self.left
+    def __init__(self, n_fft, hop, frames, win_length, normalized, span, batched, batch):
+        super().__init__(n_fft, hop, frames, batch)
+        _, self.start, self.end, _ = span
+        self.batched, self.placed = batched, win_length < n_fft
+        left = (n_fft - win_length) // 2
+        place = torch.zeros(n_fft, win_length)
+        place[left:left + win_length] = torch.eye(win_length)
+        self.register_buffer("place", place)
         self.gain = n_fft ** 0.5 if normalized else 1.0
         self.register_buffer("ones", torch.ones(1, frames))
 
     def forward(self, spec, window):
         if not self.batched:
             spec = spec.unsqueeze(0)
-        full = F.pad(window, (self.left, self.right)).reshape(self.n_fft, 1)
+        full = (F.linear(window, self.place) if self.placed else window).reshape(self.n_fft, 1)
         frames = torch.fft.irfft(spec, n=self.n_fft, dim=1) * (full * self.gain)     # [B, n_fft, T]
-        y = F.fold(frames, (1, self.total), (1, self.n_fft), stride=(1, self.hop))
-        env = F.fold((full * full * self.ones).unsqueeze(0), (1, self.total), (1, self.n_fft), stride=(1, self.hop))
-        y = y.reshape(-1, self.total)[:, self.start:self.end] / env.reshape(1, self.total)[:, self.start:self.end]
-        if self.pad > 0:
-            y = F.pad(y, (0, self.pad))
+        env = self.overlap_add((full * full * self.ones).unsqueeze(0), 1)
+        y = self.overlap_add(frames, self.batch)[:, self.start:self.end] / env[:, self.start:self.end]
         return y if self.batched else y.squeeze(0)
 
 
 def _istft(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     """torch.istft / Tensor.istft of a complex spectrum with a real result:
     torch's definition, irfft of each frame (n = n_fft), times the window
-    (and sqrt(n_fft) when normalized), overlap-added by F.fold, the kept
-    range divided by the window envelope, zeros after it up to `length`.
+    (and sqrt(n_fft) when normalized), overlap-added (_overlap_add: F.fold's
+    sum), the kept range divided by the window envelope, in fp32 after the
+    int8 irfft (ISTFT_FP32: the envelope can be small, and the division
+    magnifies an int8 error as much), zeros after it up to `length` (exact
+    in int8).
     A two-sided spectrum is narrowed to its first n_fft // 2 + 1 rows first
     (torch's own step); a window computed in the program: _IstftWindowed.
     Anything else stays the call (refused by name)."""
@@ -616,16 +660,31 @@ def _istft(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
         span = istft_range(n_fft, hop, shape[-1], center, length)
         if span[2] <= span[1]:
             return False
-        module = _IstftWindowed(n_fft, hop, shape[-1], win_length, normalized, span, len(shape) == 3)
+        module = _IstftWindowed(n_fft, hop, shape[-1], win_length, normalized, span, len(shape) == 3,
+                                shape[0] if len(shape) == 3 else 1)
     else:
         plan = istft_plan(n_fft, hop, win_length, window, shape[-1], center, normalized, length)
         if plan is None:
             return False
-        module = _Istft(n_fft, hop, shape[-1], plan, len(shape) == 3)
+        module = _Istft(n_fft, hop, shape[-1], plan, len(shape) == 3, shape[0] if len(shape) == 3 else 1)
+    pad = (span if computed is not None else plan)[-1]
     if two_sided:
         with gm.graph.inserting_before(fn):
             spec = gm.graph.call_function(torch.narrow, (spec, -2, 0, n_fft // 2 + 1))
-    _inline(gm, fn, module, [spec] + ([computed] if computed is not None else []), None)
+    call = f"{fn.name} (Tensor.istft)" if fn.op == "call_method" else f"{fn.name} (torch.istft)"
+    out = _inline(gm, fn, module, [spec] + ([computed] if computed is not None else []), ISTFT_FP32)
+    out.meta["ptec_note"] = f"{call}: {ISTFT_FP32}"     # the compile log says so, once per call
+    # the irfft (a linear by the DFT columns) stays int8: its rounding is the size of the int8 spectrum's own,
+    # and the window product after it scales that down where the envelope divides it (measured: at most 0.4
+    # output steps more than an fp32 irfft, whose weights are 4 times the bytes and MACs fp32)
+    for node in gm.graph.nodes:
+        if node.target is torch.fft.irfft and node.meta.get("ptec_fp32") == ISTFT_FP32:
+            node.meta.pop("ptec_fp32")
+    if pad > 0:
+        # torch's zeros after the signal up to `length`: exact on any grid, so the pad is no fp32 step
+        with gm.graph.inserting_after(out):
+            padded = gm.graph.call_function(F.pad, (out, (0, pad)))
+        out.replace_all_uses_with(padded, delete_user_cb=lambda u: u is not padded)
     return True
 
 

@@ -1853,10 +1853,22 @@ RUNS["torchvision.ops.deform_conv2d(x, offsets from x)"] = (lambda x: _tv_ops().
 # envelope computed too): capture_torchvision._istft, test_istft_forms.py
 RUNS["torch.istft(two-sided stft of x, onesided=False)"] = (lambda x: torch.istft(torch.stft(
     x.flatten(1), 8, 2, window=torch.hann_window(8), onesided=False, return_complex=True), 8, 2,
-    window=torch.hann_window(8), onesided=False), S3, R, 3.5, "fp32")
+    window=torch.hann_window(8), onesided=False), S3, R, 1.75, "fp32")                        # 1.39
 RUNS["torch.istft(stft of x, window=hann_window(8) + x.abs().mean())"] = (lambda x: torch.istft(torch.stft(
     x.flatten(1), 8, 2, window=torch.hann_window(8), return_complex=True), 8, 2,
-    window=torch.hann_window(8) + x.abs().mean()), S3, R, 3.5, "fp32")
+    window=torch.hann_window(8) + x.abs().mean()), S3, R, 1.75, "fp32")                        # 1.22
+# a plain scatter by an argsort along another dim than the last (the written dim moved last and back), and
+# reduce='multiply' by one (self times src where written): capture_scatter_computed, test_scatter_computed_dims.py
+RUNS["Tensor.scatter(1, x.argsort(1), x * 2)"] = (lambda x: x.scatter(1, x.argsort(1), x * 2), S3, R, 0.75,
+                                                 "int8")                                      # 0.50
+RUNS["Tensor.scatter(2, x.argsort(2), x, reduce='multiply')"] = (
+    lambda x: x.scatter(2, x.argsort(2), x, reduce="multiply"), S3, R, 1.25, "int8")           # 1.00
+# index_copy / index_put of one index by an argsort of a 1-D value (distinct positions), index_put(accumulate)
+# as index_add's sum: capture_scatter.computed_copy, test_index_copy_computed.py
+RUNS["Tensor.index_copy(1, argsort of a 1-D value, x * 2)"] = (
+    lambda x: x.index_copy(1, x[0, :, 0].argsort(), x * 2), S3, R, 0.75, "int8")                # 0.50
+RUNS["Tensor.index_put((argsort of a 1-D value,), v, accumulate=True)"] = (
+    lambda x: x[0].index_put((x[0, :, 2].argsort()[:2],), x[0, :2] * 0.5, accumulate=True), S3, R, 1.25, "int8")  # 0.83
 # weight groups 3 and offset groups 3: each channel read at its own group's offsets (test_deform_conv_groups.py)
 RUNS["torchvision.ops.deform_conv2d(x, offsets from x, groups 3, offset groups 3)"] = (
     lambda x: _tv_ops().deform_conv2d(x, torch.cat([x, x.flip(1)], 1) * 0.7,

@@ -25,6 +25,9 @@ from ...pte.schema import ScalarType
 # graph op -> ATen kernel; any other op `x` is tried as aten::x.out
 ATEN_KEYS = {
     "conv2d": "aten::convolution.out", "linear": "aten::linear.out",
+    # the portable convolution is torch's, transposed too (its weight [Cin, Cout / groups, KH, KW]); without
+    # this key an fp32 conv_transpose2d (nn.Fold, F.fold marked fp32) fell to a kernel no runtime has
+    "conv_transpose2d": "aten::convolution.out",
     "add": "aten::add.out", "sub": "aten::sub.out", "mul": "aten::mul.out",
     "div": "aten::div.out", "sigmoid": "aten::sigmoid.out", "tanh": "aten::tanh.out",
     "softmax": "aten::_softmax.out", "log_softmax": "aten::_log_softmax.out", "clamp": "aten::clamp.out",
@@ -71,9 +74,11 @@ def _const(b: ProgramBuilder, v):
 
 def _convolution(b, key, n, ins, out):
     a = n.attrs
+    transposed = n.op == "conv_transpose2d"
     b.call(key, input=ins[0].value, weight=_const(b, a["weight"]), bias=_const(b, a.get("bias")),
            stride=list(a["stride"]), padding=list(a["padding"]),
-           dilation=list(a["dilation"]), transposed=False, output_padding=[0, 0],
+           dilation=list(a["dilation"]), transposed=transposed,
+           output_padding=[int(p) for p in a["output_padding"]] if transposed else [0, 0],
            groups=int(a["groups"]), out=out.value)
 
 
