@@ -53,7 +53,7 @@ from .capture_buffer_state import (INIT, STATE, as_states, binding_names, copy_w
                                    restore_tensors, with_state_reads, written_tensors)
 from .capture_view_writes import writes_through_views
 from .capture_composed import composed_calls
-from .capture_torchvision import torchvision_calls, torchvision_leaves
+from .capture_torchvision import roi_align_node, torchvision_calls, torchvision_leaves
 from .capture_view_elements import elements_alone
 from .capture_bool_moves import cast_bools_first, compares_after_moves
 from .capture_moved_bools import moved_bools_compared
@@ -1056,6 +1056,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_conv_transpose3d_nodes(name, fn, mods, ins, by_name))
                 tuple_sources.update(a.name for a in list(fn.args[1:]) + list(fn.kwargs.values())
                                      if isinstance(a, torch.fx.Node))    # as for F.conv3d
+            elif roi_align_node(fn, ins) is not None:       # torchvision's roi_align (capture_torchvision)
+                nodes.append(roi_align_node(fn, ins))
             elif grid_nodes(fn, ins, by_name) is not None:
                 nodes.extend(grid_nodes(fn, ins, by_name))
             elif _sum_nodes(fn, ins) is not None:
