@@ -123,36 +123,24 @@ ROI_KERNEL = "roi_align / ps_roi_align on ptec::roi_align.out, in fp32 (torchvis
 def roi_align_kernel(x, rois, spatial_scale: float, pooled_height: int, pooled_width: int, sampling_ratio: int,
                      aligned: bool, position_sensitive: bool):
     """The call ptec::roi_align.out makes, as the fx graph holds it (one
-    node: shapes and evaluation are torchvision's own op on rois [K, 5])."""
+    node: shapes and evaluation are torchvision's own op on rois [K, 5], or
+    [K, 4] boxes of image 0 as a list of one tensor)."""
     ops = _tv_ops()
+    if rois.shape[-1] == 4:
+        rois = [rois]
     size = (pooled_height, pooled_width)
     if position_sensitive:
         return ops.ps_roi_align(x, rois, size, spatial_scale, sampling_ratio)
     return ops.roi_align(x, rois, size, spatial_scale, sampling_ratio, aligned)
 
 
-def _rois5(gm, fn, boxes, listed: bool):
-    """[K, 5] rows for the kernel: a single image's [K, 4] boxes behind a
-    0 batch-index column (the other forms already are)."""
-    if not listed:
-        return boxes
-    g = gm.graph
-    k = _shape(boxes)[0]
-    attr = f"_ptec_{fn.name}_index0"
-    gm.register_buffer(attr, torch.zeros(k, 1))
-    with g.inserting_before(fn):
-        rois = g.call_function(torch.cat, ([g.get_attr(attr), boxes], 1))
-    rois.meta["ptec_fp32"] = ROI_KERNEL
-    rois.meta["tensor_meta"] = _Meta([k, 5])
-    return rois
-
-
 def _kernel_call(gm, fn, x, boxes, listed, size, scale, sr, aligned, ps) -> None:
     """fn replaced by one roi_align_kernel call (captured as one roi_align
-    node: roi_align_node)."""
-    rois = _rois5(gm, fn, boxes, listed)
+    node: roi_align_node); listed: a single image's [K, 4] boxes, which the
+    kernel takes as they are (a joined 0 column would share the boxes' int8
+    grid in a cat and widen it)."""
     with gm.graph.inserting_before(fn):
-        call = gm.graph.call_function(roi_align_kernel, (x, rois, float(scale), int(size[0]), int(size[1]),
+        call = gm.graph.call_function(roi_align_kernel, (x, boxes, float(scale), int(size[0]), int(size[1]),
                                                          int(sr), bool(aligned), bool(ps)))
     call.meta.update(fn.meta)
     call.meta["ptec_fp32"] = ROI_KERNEL

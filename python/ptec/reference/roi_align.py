@@ -51,6 +51,8 @@ def roi_align(x, rois, spatial_scale: float, ph: int, pw: int, sampling: int, al
               position_sensitive: bool = False) -> np.ndarray:
     x = np.ascontiguousarray(x, F32)
     rois = np.asarray(rois, F32)
+    if rois.shape[1] == 4:                  # image 0's boxes (the kernel reads the index as 0)
+        rois = np.concatenate([np.zeros((rois.shape[0], 1), F32), rois], 1)
     n, c, h, w = x.shape
     ps = bool(position_sensitive)
     cout = c // (ph * pw) if ps else c

@@ -7,7 +7,10 @@
  * that the sums round as they do there. input [N, C, H, W], rois [K, 5]
  * rows (batch index, x1, y1, x2, y2), out [K, C, PH, PW] (position
  * sensitive: [K, C / (PH * PW), PH, PW], bin (ph, pw) of output channel c
- * read from input channel (c * PH + ph) * PW + pw). Any dim orders.
+ * read from input channel (c * PH + ph) * PW + pw). rois may also be
+ * [K, 4] (x1, y1, x2, y2) of image 0: torchvision's list of one box tensor,
+ * taken as it is (no joined index column, whose int8 grid would widen the
+ * boxes'). Any dim orders.
  *
  * Per box, with the scale rounded to float32 first (torchvision binds the
  * double to a T):
@@ -110,9 +113,9 @@ static ptec_status prepare(ptec_op *op)
         }
         channels = (int32_t)(channels / bins);
     }
-    const int32_t want_rois[2] = {rois->sizes[0], 5};
+    const int32_t want_rois[2] = {rois->sizes[0], rois->sizes[1] == 4 ? 4 : 5};
     const int32_t want_out[4] = {rois->sizes[0], channels, ph, pw};
-    if ((st = ptec_portable_expect_sizes(op, ARG_ROIS, rois, want_rois, 2, PTEC_MSG("rois must be [K, 5]"))) !=
+    if ((st = ptec_portable_expect_sizes(op, ARG_ROIS, rois, want_rois, 2, PTEC_MSG("rois must be [K, 5] or [K, 4]"))) !=
             PTEC_OK ||
         (st = ptec_portable_expect_sizes(op, ARG_OUT, out, want_out, 4,
                                          ps ? PTEC_MSG("out must be [K, C / (PH * PW), PH, PW]")
@@ -212,9 +215,11 @@ static ptec_status run(ptec_op *op)
     const float off = s->aligned ? 0.5f : 0.0f;
     for (int32_t k = 0; k < kk; ++k) {
         const float *row = r + (size_t)k * (size_t)s->sr[0];
-        float v[5];
-        for (int i = 0; i < 5; ++i) {
-            v[i] = row[(size_t)i * (size_t)s->sr[1]];
+        /* [K, 4]: image 0's boxes (the index column reads as 0) */
+        const int first = rois->sizes[1] == 4 ? 1 : 0;
+        float v[5] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+        for (int i = first; i < 5; ++i) {
+            v[i] = row[(size_t)(i - first) * (size_t)s->sr[1]];
         }
         /* torchvision truncates the index to int; (-1, N) is what truncates into [0, N) */
         if (!(v[0] > -1.0f && v[0] < (float)n) || (int32_t)v[0] >= n) {
