@@ -2269,6 +2269,14 @@ ROI_X = np.array([1, 2, 3, 4], np.float32).reshape(1, 1, 2, 2)
 run_case("roi_align_by_hand", roi_op([1, 1, 2, 2], 3, [3, 1, 1, 1], sampling=-1),
          [(ROI_X, None), (np.array([[0, 0, 0, 1, 1], [0, 0, 0, 2, 2], [0, 0, 5, 1, 7]], np.float32), None)],
          [(np.array([2.5, 3.25, 0], np.float32).reshape(3, 1, 1, 1), None)])
+# a zero-size aligned box, adaptive: an empty grid; roi_align divides by max(0, 1) (0), ps_roi_align by 0 (NaN),
+# as torchvision 0.14 does
+run_case("roi_align_empty_grid", roi_op([1, 1, 2, 2], 1, [1, 1, 1, 1], sampling=-1, aligned=True),
+         [(ROI_X, None), (np.array([[0, 1, 1, 1, 1]], np.float32), None)], [(np.zeros((1, 1, 1, 1), np.float32), None)])
+run_case("ps_roi_align_empty_grid", roi_op([1, 4, 2, 2], 1, [1, 1, 2, 2], ph=2, pw=2, sampling=0, aligned=True,
+                                           ps=True),
+         [(np.tile(ROI_X, (1, 4, 1, 1)), None), (np.array([[0, 1, 1, 1, 1]], np.float32), None)],
+         [(np.full((1, 1, 2, 2), np.nan, np.float32), None)])
 run_case("roi_align_boxes_of_image_0", roi_op([1, 1, 2, 2], 1, [1, 1, 1, 1], cols=4),
          [(ROI_X, None), (np.array([[0, 0, 1, 1]], np.float32), None)],
          [(np.array([2.5], np.float32).reshape(1, 1, 1, 1), None)])

@@ -93,5 +93,6 @@ def roi_align(x, rois, spatial_scale: float, ph: int, pw: int, sampling: int, al
                             at, wt = t if t is not None else ((0, 0, 0, 0), (F32(0.0),) * 4)
                             s = (wt[0] * src[:, at[0]] + wt[1] * src[:, at[1]]) + wt[2] * src[:, at[2]]
                             acc = acc + (s + wt[3] * src[:, at[3]])
-                    out[k, :, p, q] = acc / count
+                    # ps's empty grid: 0 / 0, the kernel's one quiet NaN (0x7FC00000)
+                    out[k, :, p, q] = acc / count if count != 0 else np.float32(np.nan)
     return out

@@ -28,7 +28,8 @@
  * samples in row order, then acc / count. roi_align: an empty sample still
  * reads the plane's first element with weight 0 (as its precomputed table
  * does, so a NaN or inf there shows), count = max(gh * gw, 1). ps_roi_align:
- * an empty sample adds 0, count = gh * gw (an empty grid gives 0 / 0).
+ * an empty sample adds 0, count = gh * gw (an empty grid gives 0 / 0:
+ * written as the quiet NaN 0x7FC00000).
  *
  * The boxes are data: each row's batch index must truncate into [0, N)
  * and its scaled corners and sizes must be finite, and an adaptive grid is
@@ -279,7 +280,10 @@ static ptec_status run(ptec_op *op)
                     }
                 }
                 for (int32_t c = 0; c < channels; ++c) {
-                    dst[o + (size_t)c * (size_t)s->so[1]] /= count;
+                    /* ps's empty grid: torchvision's 0 / 0, as the one quiet NaN (0x7FC00000) whatever
+                     * sign the FPU's default NaN has */
+                    float *v = dst + o + (size_t)c * (size_t)s->so[1];
+                    *v = count == 0.0f ? NAN : *v / count;
                 }
             }
         }
