@@ -9,9 +9,9 @@ every case below): the kernel does torchvision 0.14's float32 arithmetic in
 its order (the sample positions, `1. - ly` in double, the sum of the four
 weighted taps, then the sum over the grid, then the division by the count).
 Feature maps N(0, 2^2), boxes partly or wholly outside the map, tiny (under
-a pixel), huge (three times the map), reversed (not aligned or a fixed
-ratio: torchvision itself throws on an aligned reversed box with the
-adaptive grid), aligned both ways, sampling_ratio -1, 0, 1, 2, N 1 and 2.
+a pixel), huge (three times the map), reversed (roi_align: not aligned or a fixed
+ratio, as torchvision itself throws on an aligned reversed box with the
+adaptive grid; ps_roi_align: all, its signed count giving -0), aligned both ways, sampling_ratio -1, 0, 1, 2, N 1 and 2.
 The host interpreter's numpy reference equals the C bit for bit.
 Boxes are data: a batch index outside [0, N) or a non-finite box fails the
 run with a message (torchvision reads out of bounds), as does an adaptive
@@ -106,14 +106,14 @@ def test_roi_align_bit_equal_to_torchvision(case, tmp_path):
 @pytest.mark.parametrize("ratio", [-1, 0, 2])
 def test_ps_roi_align_bit_equal_to_torchvision(ratio, tmp_path):
     model = Roi((2, 3), 0.5, ratio, True, ps=True).eval()
-    feeds = _feeds(2, 12, 0.5, ratio > 0, False, 3, 2)
+    feeds = _feeds(2, 12, 0.5, True, False, 3, 2)       # reversed boxes too: torchvision's signed count
     res = compile_model(model, feeds[0], feeds)
     assert any("ptec::roi_align.out" in f for f in res.lowered.fallbacks), res.lowered.fallbacks
-    for feed in _feeds(2, 12, 0.5, ratio > 0, False, 3, 3):
+    for feed in _feeds(2, 12, 0.5, True, False, 3, 3):
         with torch.no_grad():
             want = model(*feed).numpy()
         equal, worst = _bit_equal(_host(res, feed, tmp_path), want)
-        assert equal and np.std(want) > 0.1, worst
+        assert equal and np.nanstd(want) > 0.1, worst          # (an empty adaptive grid: torchvision's NaN)
 
 
 class ListedAdaptive(nn.Module):

@@ -18,12 +18,13 @@ class RoiAlignError(ValueError):
 
 
 def _grid(sampling: int, size: np.float32, pooled: int) -> int:
+    """The fixed ratio or ceil(size / pooled), signed (a reversed aligned box's is negative: no samples)."""
     if sampling > 0:
         return sampling
     g = np.ceil(F32(size / F32(pooled)))
-    if not g <= MAX_SAMPLES:
+    if not -MAX_SAMPLES <= g <= MAX_SAMPLES:
         raise RoiAlignError("a box needs more than 2^20 samples per bin (sampling_ratio <= 0)")
-    return int(g) if g > 0 else 0
+    return int(g)
 
 
 def _taps(y: np.float32, x: np.float32, h: int, w: int):
@@ -73,7 +74,7 @@ def roi_align(x, rois, spatial_scale: float, ph: int, pw: int, sampling: int, al
                 size_w, size_h = max(size_w, F32(1.0)), max(size_h, F32(1.0))
             bin_h, bin_w = F32(size_h / F32(ph)), F32(size_w / F32(pw))
             gh, gw = _grid(sampling, size_h, ph), _grid(sampling, size_w, pw)
-            if gh * gw > MAX_SAMPLES:
+            if abs(gh * gw) > MAX_SAMPLES:
                 raise RoiAlignError("a box needs more than 2^20 samples per bin (sampling_ratio <= 0)")
             count = F32(gh * gw) if ps else F32(max(gh * gw, 1))
             for p in range(ph):

@@ -29,7 +29,8 @@
  * reads the plane's first element with weight 0 (as its precomputed table
  * does, so a NaN or inf there shows), count = max(gh * gw, 1). ps_roi_align:
  * an empty sample adds 0, count = gh * gw (an empty grid gives 0 / 0:
- * written as the quiet NaN 0x7FC00000).
+ * written as the quiet NaN 0x7FC00000; a reversed box's negative grid
+ * gives 0 / (negative) = -0, as there).
  *
  * The boxes are data: each row's batch index must truncate into [0, N)
  * and its scaled corners and sizes must be finite, and an adaptive grid is
@@ -190,18 +191,19 @@ static void taps_at(taps *t, float y, float x, int32_t h, int32_t w, const int32
     t->at[3] = r1 + c1;
 }
 
-/* The grid along one axis: the fixed ratio, or ceil(size / pooled) (0 when
- * not positive); -1 beyond the per-bin limit. */
+/* The grid along one axis: the fixed ratio, or ceil(size / pooled), which
+ * is negative for a reversed aligned box (no samples; torchvision keeps
+ * the sign in its count); INT64_MIN beyond 2^20 either way. */
 static int64_t grid_of(int32_t sampling, float size, int32_t pooled)
 {
     if (sampling > 0) {
         return sampling;
     }
     const float g = ceilf(size / (float)pooled);
-    if (!(g <= (float)MAX_SAMPLES)) {
-        return -1;
+    if (!(g <= (float)MAX_SAMPLES && g >= -(float)MAX_SAMPLES)) {
+        return INT64_MIN;
     }
-    return g > 0.0f ? (int64_t)g : 0;
+    return (int64_t)g;
 }
 
 static ptec_status run(ptec_op *op)
@@ -240,10 +242,11 @@ static ptec_status run(ptec_op *op)
         }
         const float bin_h = size_h / (float)s->ph, bin_w = size_w / (float)s->pw;
         const int64_t gh = grid_of(s->sampling, size_h, s->ph), gw = grid_of(s->sampling, size_w, s->pw);
-        if (gh < 0 || gw < 0 || gh * gw > MAX_SAMPLES) {
+        if (gh == INT64_MIN || gw == INT64_MIN || gh * gw > MAX_SAMPLES || gh * gw < -MAX_SAMPLES) {
             return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_ROIS,
                                 PTEC_MSG("a box needs more than 2^20 samples per bin (sampling_ratio <= 0)"));
         }
+        /* torchvision's count: the product of the signed grids (roi_align: at least 1) */
         float count = (float)(gh * gw);
         if (!s->ps && count < 1.0f) {
             count = 1.0f;
@@ -259,7 +262,7 @@ static ptec_status run(ptec_op *op)
                 for (int32_t c = 0; c < channels; ++c) {
                     dst[o + (size_t)c * (size_t)s->so[1]] = 0.0f;
                 }
-                for (int64_t iy = 0; iy < gh; ++iy) {
+                for (int64_t iy = 0; iy < gh; ++iy) { /* none when gh <= 0 */
                     const float sy = (start_h + (float)ph * bin_h) + (((float)iy + 0.5f) * bin_h) / (float)gh;
                     for (int64_t ix = 0; ix < gw; ++ix) {
                         const float sx = (start_w + (float)pw * bin_w) + (((float)ix + 0.5f) * bin_w) / (float)gw;
