@@ -11,8 +11,9 @@ roi_align and ps_roi_align, any sampling_ratio (the adaptive
 ceil(size / output) grid, a count that depends on the box values,
 included): one roi_align_kernel call in the fx graph, captured as one
 fp32 `roi_align` node on ptec::roi_align.out (src/kernels/portable/op_roi_align.c:
-torchvision 0.14's CPU arithmetic in its order, bit-equal to it; the
-boxes made [K, 5] rows first). It replaced a composition of grid_sample,
+torchvision 0.14's CPU arithmetic in its order, bit-equal to it; a
+single image's [K, 4] boxes as they are, per-image lists joined into
+[K, 5] rows first). It replaced a composition of grid_sample,
 masks and avg_pool2d (within 2e-6 of torchvision, 19% of elements off by an
 ulp or more). ps_roi_align: _ps_roi_align's doc; roi_pool: _RoiPool's;
 deform_conv2d: _DeformConv's; istft: _istft's; MultiScaleRoIAlign:
