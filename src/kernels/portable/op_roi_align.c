@@ -166,7 +166,9 @@ static int32_t axis_low(float *v, int32_t size, int32_t *high)
 
 static void taps_at(taps *t, float y, float x, int32_t h, int32_t w, const int32_t *si)
 {
-    if (y < -1.0f || y > (float)h || x < -1.0f || x > (float)w) {
+    /* written as "not inside" so that a NaN position (none arises from finite boxes) is empty too,
+     * never converted to an index */
+    if (!(y >= -1.0f && y <= (float)h && x >= -1.0f && x <= (float)w)) {
         t->empty = true;
         for (int k = 0; k < 4; ++k) {
             t->at[k] = 0;
