@@ -53,7 +53,7 @@ from .capture_buffer_state import (INIT, STATE, as_states, copy_with_buffers, ke
                                    restore_tensors, with_state_reads, written_tensors)
 from .capture_view_writes import writes_through_views
 from .capture_composed import composed_calls
-from .capture_torchvision import torchvision_calls, torchvision_leaves
+from .capture_torchvision import roi_align_node, torchvision_calls, torchvision_leaves
 from .capture_trace_patches import trace_patches
 from .capture_constant_ids import constant_lookup_nodes
 from .capture_view_elements import elements_alone
@@ -1063,6 +1063,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(_conv_transpose3d_nodes(name, fn, mods, ins, by_name))
                 tuple_sources.update(a.name for a in list(fn.args[1:]) + list(fn.kwargs.values())
                                      if isinstance(a, torch.fx.Node))    # as for F.conv3d
+            elif roi_align_node(fn, ins) is not None:       # torchvision's roi_align (capture_torchvision)
+                nodes.append(roi_align_node(fn, ins))
             elif grid_nodes(fn, ins, by_name) is not None:
                 nodes.extend(grid_nodes(fn, ins, by_name))
             elif _sum_nodes(fn, ins) is not None:

@@ -7,28 +7,15 @@ spelled `torchvision.ops.roi_align(...)`); the forms no rewrite covers
 are then refused in one line naming them (REFUSED says why). nms and
 batched_nms: capture_nms's doc (ptec::nms.out, any number of boxes).
 
-roi_align, torchvision's definition (its CPU kernel), per region
-k = (b, x1, y1, x2, y2) and output bin (ph, pw), with off = 0.5 when
-aligned else 0:
-
-    start = x1 * scale - off, size = x2 * scale - off - start
-    (size at least 1 when not aligned), bin = size / PW,
-    sample x = start + pw * bin + (ix + 0.5) * bin / gw, ix < gw = sampling_ratio,
-    (y the same), value = bilinear(x[b], y, x): 0 when y < -1, y > H,
-    x < -1 or x > W, else the position clamped to [0, H - 1] x [0, W - 1]
-    and interpolated between its 4 neighbours; the bin's output is the mean
-    of its gh * gw samples.
-
-Here, every step in fp32 (each new node's meta "ptec_fp32", which capture
-copies to attrs["fp32"]): the positions from the box columns, normalized
-for F.grid_sample(padding_mode="border", align_corners=False), whose
-border rule is exactly the clamp above; the samples outside [-1, H] x
-[-1, W] zeroed by a product with a 0/1 mask made of clamps (_inside: no
-comparison kernel runs in fp32); avg_pool2d over each gh x gw block is
-the mean; a batch N > 1: all images sampled, the region's own picked by
-the one-hot of its batch index. sampling_ratio <= 0 (torch's adaptive
-ceil(size / output) samples, a count that depends on the box values) is
-refused in one line. ps_roi_align: _ps_roi_align's doc; roi_pool: _RoiPool's;
+roi_align and ps_roi_align, any sampling_ratio (the adaptive
+ceil(size / output) grid, a count that depends on the box values,
+included): one roi_align_kernel call in the fx graph, captured as one
+fp32 `roi_align` node on ptec::roi_align.out (src/kernels/portable/op_roi_align.c:
+torchvision 0.14's CPU arithmetic in its order, bit-equal to it; a
+single image's [K, 4] boxes as they are, per-image lists joined into
+[K, 5] rows first). It replaced a composition of grid_sample,
+masks and avg_pool2d (within 2e-6 of torchvision, 19% of elements off by an
+ulp or more). ps_roi_align: _ps_roi_align's doc; roi_pool: _RoiPool's;
 deform_conv2d: _DeformConv's; istft: _istft's; MultiScaleRoIAlign:
 multiscale_forward's (a module traced as these ops).
 """
@@ -73,17 +60,11 @@ def torchvision_leaves():
         return (), []
     return tuple(getattr(ops, n) for n in LEAVES if hasattr(ops, n)), [ops]
 
-ROI_FP32 = ("roi_align's sample positions, computed in fp32 (an int8 position moves a sample by a fraction "
-            "of a pixel), and its samples' mean")
 ROI_POOL_FP32 = "roi_pool's (ps_roi_pool's) windows (masks over the map) and their maxima (means), computed in fp32"
 MAX_POOL_MASK = 1 << 22
 ROI_POOL_LARGE = ("torchvision.ops.roi_pool is not supported on this map: ptec computes it as the max over "
                   "the whole map "
                   "masked per bin, {count} values (at most 4194304); pool a smaller map or fewer boxes")
-ROI_ADAPTIVE = ("torchvision.ops.roi_align with sampling_ratio <= 0 (adaptive: ceil(box size / output size) "
-                "samples, a count that depends on the box values) is not supported: pass sampling_ratio > 0")
-
-
 def _shape(v) -> Optional[List[int]]:
     meta = v.meta.get("tensor_meta") if isinstance(v, torch.fx.Node) else None
     return [int(s) for s in meta.shape] if meta is not None and hasattr(meta, "shape") else None
@@ -98,77 +79,6 @@ def _pair(v):
 
 
 STEEP = 2.0 ** 40
-
-
-def _inside(p, size: float):
-    """1.0 where -1 <= p <= size, else 0.0, in clamps (no comparison
-    kernel runs in fp32): p + 1 and size - p are exact near the ends
-    (Sterbenz), so a nonzero one is at least 2^-24 in magnitude and times
-    2^40 far beyond the clamp's 1."""
-    lo = torch.clamp((p + 1.0) * STEEP + 1.0, 0.0, 1.0)
-    hi = torch.clamp((size - p) * STEEP + 1.0, 0.0, 1.0)
-    return lo * hi
-
-
-class _RoiAlign(torch.nn.Module):
-    def __init__(self, n, c, h, w, kk, ph, pw, scale, sr, aligned, listed, ps=False):
-        super().__init__()
-        self.dims = (n, c, h, w, kk, ph, pw, sr, sr)
-        self.scale, self.aligned, self.listed, self.ps = float(scale), bool(aligned), listed, ps
-        # ps_roi_align: always the half-pixel shift (sizes not clamped, as torchvision's kernel), bin b
-        # read from channel group b
-        off = 0.5 if aligned or ps else 0.0
-        self.off = off
-        if ps:
-            eye = torch.eye(ph * pw).view(1, 1, ph * pw, ph * pw)
-            self.register_buffer("eye", eye)
-            self.register_buffer("off_eye", (eye - 1.0) * BIG)
-        fy = torch.tensor([(p + (i + 0.5) / sr) / ph for p in range(ph) for i in range(sr)], dtype=torch.float32)
-        fx = torch.tensor([(p + (i + 0.5) / sr) / pw for p in range(pw) for i in range(sr)], dtype=torch.float32)
-        self.register_buffer("fy", fy.view(1, ph * sr))
-        self.register_buffer("fx", fx.view(1, pw * sr))
-        self.register_buffer("batch", torch.arange(n, dtype=torch.float32).view(1, n))
-
-    def forward(self, x, rois):
-        n, c, h, w, kk, ph, pw, gh, gw = self.dims
-        s, off = self.scale, self.off
-        if self.listed:
-            cols = rois
-            bidx = None
-        else:
-            cols = rois[:, 1:5]
-            bidx = rois[:, 0:1]
-        x1, y1, x2, y2 = cols[:, 0:1] * s - off, cols[:, 1:2] * s - off, cols[:, 2:3] * s - off, cols[:, 3:4] * s - off
-        rw, rh = x2 - x1, y2 - y1
-        if not self.aligned and not self.ps:
-            rw, rh = torch.clamp(rw, min=1.0), torch.clamp(rh, min=1.0)
-        ys = y1 + rh * self.fy          # [K, PH*gh] pixel rows
-        xs = x1 + rw * self.fx          # [K, PW*gw] pixel columns
-        my = _inside(ys, float(h))
-        mx = _inside(xs, float(w))
-        gy = (ys * 2.0 + 1.0) / float(h) - 1.0
-        gx = (xs * 2.0 + 1.0) / float(w) - 1.0
-        grid = torch.stack([gx.view(kk, 1, pw * gw).expand(kk, ph * gh, pw * gw),
-                            gy.view(kk, ph * gh, 1).expand(kk, ph * gh, pw * gw)], 3)
-        grid = grid.reshape(1, kk * ph * gh, pw * gw, 2)
-        if n > 1:
-            grid = grid.expand(n, kk * ph * gh, pw * gw, 2)
-        mask = (my.view(kk, ph * gh, 1) * mx.view(kk, 1, pw * gw)).reshape(1, 1, kk * ph * gh, pw * gw)
-        v = F.grid_sample(x, grid, "bilinear", "border", False) * mask
-        v = F.avg_pool2d(v, (gh, gw), (gh, gw))             # [N, C, K*PH, PW]
-        v = v.reshape(n, c, kk, ph, pw)
-        if n > 1:
-            d = bidx - self.batch                           # [K, N]: 0 at the region's own image
-            pick = torch.clamp(1.0 - d * d * STEEP, 0.0, 1.0)
-            v = (v * pick.t().reshape(n, 1, kk, 1, 1)).sum(0)
-        else:
-            v = v.reshape(c, kk, ph, pw)
-        v = v.permute(1, 0, 2, 3)
-        if not self.ps:
-            return v
-        # [K, Cout, bin's channel, bin]: each bin's own channel (the max of it and -1e30 elsewhere)
-        v = v.reshape(kk, c // (ph * pw), ph * pw, ph * pw)
-        return (v * self.eye + self.off_eye).amax(2).reshape(kk, c // (ph * pw), ph, pw)
 
 
 def _boxes_arg(gm, fn, boxes, n: int, why: str):
@@ -208,7 +118,55 @@ class _Meta:
         self.shape, self.dtype = torch.Size(shape), torch.float32
 
 
+ROI_KERNEL = "roi_align / ps_roi_align on ptec::roi_align.out, in fp32 (torchvision's CPU arithmetic)"
+
+
+def roi_align_kernel(x, rois, spatial_scale: float, pooled_height: int, pooled_width: int, sampling_ratio: int,
+                     aligned: bool, position_sensitive: bool):
+    """The call ptec::roi_align.out makes, as the fx graph holds it (one
+    node: shapes and evaluation are torchvision's own op on rois [K, 5], or
+    [K, 4] boxes of image 0 as a list of one tensor)."""
+    ops = _tv_ops()
+    if rois.shape[-1] == 4:
+        rois = [rois]
+    size = (pooled_height, pooled_width)
+    if position_sensitive:
+        return ops.ps_roi_align(x, rois, size, spatial_scale, sampling_ratio)
+    return ops.roi_align(x, rois, size, spatial_scale, sampling_ratio, aligned)
+
+
+def _kernel_call(gm, fn, x, boxes, listed, size, scale, sr, aligned, ps) -> None:
+    """fn replaced by one roi_align_kernel call (captured as one roi_align
+    node: roi_align_node); listed: a single image's [K, 4] boxes, which the
+    kernel takes as they are (a joined 0 column would share the boxes' int8
+    grid in a cat and widen it)."""
+    with gm.graph.inserting_before(fn):
+        call = gm.graph.call_function(roi_align_kernel, (x, boxes, float(scale), int(size[0]), int(size[1]),
+                                                         int(sr), bool(aligned), bool(ps)))
+    call.meta.update(fn.meta)
+    call.meta["ptec_fp32"] = ROI_KERNEL
+    # the call as the user wrote it (the node a refusal or a runtime error names)
+    call.meta["ptec_roi_source"] = f"{fn.name} (torchvision.ops.{'ps_roi_align' if ps else 'roi_align'})"
+    fn.replace_all_uses_with(call)
+    gm.graph.erase_node(fn)
+
+
+def roi_align_node(fn: torch.fx.Node, ins: List[str]):
+    """A roi_align_kernel call as one `roi_align` node (ptec::roi_align.out), else None."""
+    if fn.op != "call_function" or fn.target is not roi_align_kernel or len(ins) != 2:
+        return None
+    from .ir import Node
+    scale, ph, pw, sr, aligned, ps = fn.args[2:]
+    return Node(fn.name, "roi_align", list(ins), dict(spatial_scale=scale, pooled_height=ph, pooled_width=pw,
+                                                     sampling_ratio=sr, aligned=aligned, position_sensitive=ps,
+                                                     fp32=ROI_KERNEL,
+                                                     source=fn.meta.get("ptec_roi_source", fn.name)))
+
+
 def _roi_align(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
+    """roi_align, any sampling_ratio (the adaptive one included), on the
+    kernel: bit-equal to torchvision's CPU op, where the composed form
+    (_RoiAlign) was within 1.4e-6 of torch float64 only."""
     if fn.op != "call_function" or _tv_fn("roi_align") is None or fn.target is not _tv_fn("roi_align"):
         return False
     names = ("input", "boxes", "output_size", "spatial_scale", "sampling_ratio", "aligned")
@@ -221,20 +179,15 @@ def _roi_align(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     sr, aligned = got.get("sampling_ratio", -1), got.get("aligned", False)
     if not isinstance(sr, int) or isinstance(sr, bool):
         return False
-    if sr <= 0:
-        raise UnsupportedOperator(ROI_ADAPTIVE)
     xs = _shape(x)
     if (size is None or not isinstance(scale, (int, float)) or not isinstance(aligned, bool) or xs is None
             or len(xs) != 4 or not isinstance(x, torch.fx.Node)):
         return False
-    n, c, h, w = xs
-    got_boxes = _boxes_arg(gm, fn, boxes, n, ROI_FP32)
+    n = xs[0]
+    got_boxes = _boxes_arg(gm, fn, boxes, n, ROI_KERNEL)
     if got_boxes is None:
         return False
-    boxes, listed = got_boxes
-    bs = _shape(boxes)
-    _inline(gm, fn, _RoiAlign(n, c, h, w, bs[0], size[0], size[1], scale, sr, aligned, listed), [x, boxes],
-            ROI_FP32)
+    _kernel_call(gm, fn, x, got_boxes[0], got_boxes[1], size, scale, sr, aligned, False)
     return True
 
 
@@ -331,14 +284,10 @@ class _RoiPool(torch.nn.Module):
         return total
 
 
-PS_FP32 = "ps_roi_align's sample positions, samples and their means, computed in fp32"
-
-
 def _ps_roi_align(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
-    """torchvision's ps_roi_align: roi_align's aligned sampling (the
-    half-pixel shift, sizes not clamped: measured on torchvision), output
-    channel c's bin (p, q) the mean over input channel (c * PH + p) * PW + q:
-    every channel sampled (_RoiAlign), then each bin's own channel picked."""
+    """torchvision's ps_roi_align, any sampling_ratio: the kernel's position
+    sensitive form (the half-pixel shift, sizes not clamped, output channel
+    c's bin (p, q) the mean over input channel (c * PH + p) * PW + q)."""
     if fn.op != "call_function" or _tv_fn("ps_roi_align") is None or fn.target is not _tv_fn("ps_roi_align"):
         return False
     names = ("input", "boxes", "output_size", "spatial_scale", "sampling_ratio")
@@ -350,18 +299,13 @@ def _ps_roi_align(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     sr, xs = got.get("sampling_ratio", -1), _shape(got.get("input"))
     if not isinstance(sr, int) or isinstance(sr, bool):
         return False
-    if sr <= 0:
-        raise UnsupportedOperator(ROI_ADAPTIVE.replace("roi_align", "ps_roi_align"))
     if (size is None or not isinstance(scale, (int, float)) or xs is None or len(xs) != 4
             or not isinstance(x, torch.fx.Node) or xs[1] % (size[0] * size[1])):
         return False
-    n, c, h, w = xs
-    got_boxes = _boxes_arg(gm, fn, got.get("boxes"), n, PS_FP32)
+    got_boxes = _boxes_arg(gm, fn, got.get("boxes"), xs[0], ROI_KERNEL)
     if got_boxes is None:
         return False
-    boxes, listed = got_boxes
-    module = _RoiAlign(n, c, h, w, _shape(boxes)[0], size[0], size[1], scale, sr, False, listed, ps=True)
-    _inline(gm, fn, module, [x, boxes], PS_FP32)
+    _kernel_call(gm, fn, x, got_boxes[0], got_boxes[1], size, scale, sr, True, True)
     return True
 
 
@@ -725,7 +669,7 @@ def _nms(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
 REFUSED = {  # torchvision call name: why (each refused in one line by _refused)
     "nms": "ptec rewrites it only for boxes [K, 4] and scores [K] and a constant threshold",
     "batched_nms": "ptec rewrites it only for boxes [K, 4], scores and idxs [K] and a constant threshold",
-    "ps_roi_align": "ptec rewrites it only with sampling_ratio > 0 and channels a multiple of the bins",
+    "ps_roi_align": "ptec rewrites it only with channels a multiple of the bins",
     "ps_roi_pool": "ptec rewrites it only with channels a multiple of the bins",
     "deform_conv2d": ("ptec rewrites it only with a constant weight and the shapes torchvision takes "
                       "(sampling at computed offsets, then a convolution of the samples)"),

@@ -265,6 +265,7 @@ def _portable_table():
     from .reference import pool_indices as PI
     from .reference import index_blocks as PX
     from .reference import linalg as PL
+    from .reference import roi_align as PR
     from .reference import portable as P
 
     def t(arg, name):
@@ -427,6 +428,9 @@ def _portable_table():
         "aten::grid_sampler_2d.out": lambda arg, named, out: P.grid_sampler_2d(
             t(arg, "input"), t(arg, "grid"), s(arg, "interpolation_mode"), s(arg, "padding_mode"),
             s(arg, "align_corners")),
+        "ptec::roi_align.out": lambda arg, named, out: PR.roi_align(
+            t(arg, "input"), t(arg, "rois"), s(arg, "spatial_scale"), s(arg, "pooled_height"), s(arg, "pooled_width"),
+            s(arg, "sampling_ratio"), s(arg, "aligned"), s(arg, "position_sensitive")),
         "aten::grid_sampler_3d.out": lambda arg, named, out: P.grid_sampler_3d(
             t(arg, "input"), t(arg, "grid"), s(arg, "interpolation_mode"), s(arg, "padding_mode"),
             s(arg, "align_corners")),

@@ -464,6 +464,11 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         y = F.interpolate(xs[0], size=a["size"], mode="nearest")
     elif op == "upsample_bilinear":
         y = F.interpolate(xs[0], size=a["size"], mode="bilinear", align_corners=a["align_corners"])
+    elif op == "roi_align":
+        # torchvision's own op (capture_torchvision: the model imported it), as ptec::roi_align.out computes it
+        from .capture_torchvision import roi_align_kernel
+        y = roi_align_kernel(xs[0], xs[1], a["spatial_scale"], a["pooled_height"], a["pooled_width"],
+                             a["sampling_ratio"], a["aligned"], a["position_sensitive"])
     elif op == "grid_sample":
         y = F.grid_sample(xs[0], xs[1], ("bilinear", "nearest", "bicubic")[a["mode"]],
                           ("zeros", "border", "reflection")[a["padding"]], a["align_corners"])

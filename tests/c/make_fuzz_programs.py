@@ -21,8 +21,10 @@ added, and the sum a float16 output; nextafter (broadcast) and frexp of float
 values; minimum, maximum, fmin and fmax of float and int8 values (broadcast);
 a float value viewed as int32, uint8, int64 and back
 (ptec::view_dtype.out); and torch.histc of a float value over its own range
-and a given one (aten::histc.out); and torchvision's nms (a sort, ptec::nms.out's
-keep flags, the kept indices selected into a bound-dynamic output)."""
+and a given one (aten::histc.out); torchvision's nms (a sort, ptec::nms.out's
+keep flags, the kept indices selected into a bound-dynamic output); and
+ptec::roi_align.out of a float map by float boxes (adaptive, then position
+sensitive)."""
 import os
 import sys
 
@@ -316,6 +318,27 @@ def special_program():
 
 
 write_program(special_program(), os.path.join(out_dir, "special_small.pte"))
+
+
+def roi_program():
+    """ptec::roi_align.out of a float map by float boxes: adaptive and
+    aligned, then position sensitive with a fixed ratio on the same boxes
+    (the fuzzer's bytes are the batch indices and corners: out-of-range
+    indices, non-finite and huge boxes must fail the run, never read out
+    of bounds)."""
+    f32 = ScalarType.FLOAT
+    b = ProgramBuilder()
+    x, rois = b.tensor(f32, [2, 4, 5, 6]), b.tensor(f32, [3, 5])
+    y, z = b.tensor(f32, [3, 4, 2, 2]), b.tensor(f32, [3, 1, 2, 2])
+    b.call("ptec::roi_align.out", input=x, rois=rois, spatial_scale=0.5, pooled_height=2, pooled_width=2,
+           sampling_ratio=-1, aligned=True, position_sensitive=False, out=y)
+    b.call("ptec::roi_align.out", input=y, rois=rois, spatial_scale=1.0, pooled_height=2, pooled_width=2,
+           sampling_ratio=2, aligned=True, position_sensitive=True, out=z)
+    b.set_io([x, rois], [z])
+    return b.build()
+
+
+write_program(roi_program(), os.path.join(out_dir, "roi_small.pte"))
 
 
 def float_bits_program():

@@ -285,6 +285,20 @@ def base_nms():
     return b.build(), {"x": x, "s": sc, "o": o, "k": k}
 
 
+def base_roi():
+    """z = ptec::roi_align.out(x [2, 3, 4, 5], rois [3, 5]) into [3, 3, 2, 2],
+    adaptive, aligned (op_roi_align.c): the sizes its prepare checks before
+    run walks the boxes. The test's 0x3F bytes (0.75) are a valid batch
+    index (it truncates to 0) and empty boxes (0 everywhere)."""
+    f32 = ScalarType.FLOAT
+    b = ProgramBuilder()
+    x, rois, z = b.tensor(f32, [2, 3, 4, 5]), b.tensor(f32, [3, 5]), b.tensor(f32, [3, 3, 2, 2])
+    b.call("ptec::roi_align.out", input=x, rois=rois, spatial_scale=0.5, pooled_height=2, pooled_width=2,
+           sampling_ratio=-1, aligned=True, position_sensitive=False, out=z)
+    b.set_io([x, rois], [z])
+    return b.build(), {"x": x, "rois": rois, "z": z}
+
+
 def base_overlap():
     """x[i, j] of a [1, 3] block: i the argmax of a float input x [2, 3]
     (0 for the test's even 0x3F inputs), j the constant [2, 2], as one
@@ -1404,6 +1418,30 @@ def case_histc_int8(p, v):
     plan(p).values[v["x"]].val.scalar_type = ScalarType.CHAR
     return [("any", "requirements", "NotSupported", "float32")]
 
+def case_roi_out_lies(p, v):
+    # z [3, 3, 2, 1]: one bin column where pooled_width is 2 (run would write past z's buffer)
+    _resize(p, v, "z", [3, 3, 2, 1])
+    return [("any", "requirements", "InvalidArgument", "out must be [K, C, PH, PW]")]
+
+
+def case_roi_rank_lies(p, v):
+    # rois [15] (its own 15 floats): no rows of 5 to read
+    _resize(p, v, "rois", [15])
+    return [("any", "requirements", "InvalidArgument", "rois 2-D float")]
+
+
+def case_roi_rows_lie(p, v):
+    # rois [5, 3] (its own 15 floats): rows of 3 values, neither (b, x1, y1, x2, y2) nor (x1, y1, x2, y2)
+    _resize(p, v, "rois", [5, 3])
+    return [("any", "requirements", "InvalidArgument", "rois must be [K, 5] or [K, 4]")]
+
+
+def case_roi_int8(p, v):
+    # x's bytes as int8: 4 times as many entries as its floats
+    plan(p).values[v["x"]].val.scalar_type = ScalarType.CHAR
+    return [("any", "requirements", "InvalidArgument", "input and out must be 4-D float")]
+
+
 def header_length_wrap(valid):
     # A 16-byte file whose extended header says it is 2^32 - 1 bytes long:
     # 8 + that wrapped a 32-bit size_t to 7, and the header's u64 fields were
@@ -1425,7 +1463,7 @@ def main(out_dir):
             base_intdiv() if name.startswith("intdiv_") else base_lu() if name.startswith("lu_") else \
             base_intreduce() if name.startswith("intreduce_") else base_bmm() if name.startswith("bmm_") else \
             base_intsort() if name.startswith("intsort_") else base_ldl() if name.startswith("ldl_") else \
-            base_special() if name.startswith("special_") else base_mode() if name.startswith("mode_") else \
+            base_special() if name.startswith("special_") else base_roi() if name.startswith("roi_") else base_mode() if name.startswith("mode_") else \
             base_halfin() if name.startswith("halfin_") else base_bits() if name.startswith("bits_") else \
             base_minmax() if name.startswith("minmax_") else base_viewdt() if name.startswith("viewdt_") else \
             base_histc() if name.startswith("histc_") else base_nms() if name.startswith("nms_") else base()
@@ -1480,6 +1518,9 @@ def main(out_dir):
     with open(os.path.join(out_dir, "valid_nms.pte"), "wb") as f:
         f.write(writer.serialize_program(base_nms()[0]))
     manifest.append("valid_nms.pte any none Ok")
+    with open(os.path.join(out_dir, "valid_roi.pte"), "wb") as f:
+        f.write(writer.serialize_program(base_roi()[0]))
+    manifest.append("valid_roi.pte any none Ok")
     with open(os.path.join(out_dir, "valid_halfin.pte"), "wb") as f:
         f.write(writer.serialize_program(base_halfin()[0]))
     manifest.append("valid_halfin.pte any none Ok")

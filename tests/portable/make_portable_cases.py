@@ -2307,6 +2307,67 @@ fail_case("histc_equal_in_float32", histc_op([3], 4, 1.0, 1.00000001), INVALID_A
 fail_case("histc_width_overflows", histc_op([3], 4, -3e38, 3e38), INVALID_ARGUMENT, "min must be below max")
 fail_case("histc_infinite_min", histc_op([3], 4, float("-inf"), 1.0), INVALID_ARGUMENT, "finite")
 
+# -- ptec::roi_align.out (op_roi_align.c): torchvision's roi_align / ps_roi_align forward ----------------
+
+def roi_op(x_shape, k, out_shape, scale=1.0, ph=1, pw=1, sampling=1, aligned=False, ps=False, order=None,
+           st=F32, cols=5):
+    b = ProgramBuilder()
+    x, r = b.tensor(st, x_shape, order), b.tensor(F32, [k, cols])
+    y = b.tensor(st, out_shape, order)
+    b.call("ptec::roi_align.out", input=x, rois=r, spatial_scale=scale, pooled_height=ph, pooled_width=pw,
+           sampling_ratio=sampling, aligned=aligned, position_sensitive=ps, out=y)
+    b.set_io([x, r], [y])
+    return b
+
+
+# by hand: [[1, 2], [3, 4]]; box (0, 0, 1, 1) into one bin with one sample at (0.5, 0.5): 2.5; box
+# (0, 0, 2, 2) adaptive (grid ceil(2 / 1) = 2): samples at 0.5 and 1.5 per axis, 1.5 past the last
+# pixel moved onto it: (2.5 + 3 + 3.5 + 4) / 4 = 3.25; a box beyond the map (y > H): its samples empty, 0
+ROI_X = np.array([1, 2, 3, 4], np.float32).reshape(1, 1, 2, 2)
+run_case("roi_align_by_hand", roi_op([1, 1, 2, 2], 3, [3, 1, 1, 1], sampling=-1),
+         [(ROI_X, None), (np.array([[0, 0, 0, 1, 1], [0, 0, 0, 2, 2], [0, 0, 5, 1, 7]], np.float32), None)],
+         [(np.array([2.5, 3.25, 0], np.float32).reshape(3, 1, 1, 1), None)])
+# a zero-size aligned box, adaptive: an empty grid; roi_align divides by max(0, 1) (0), ps_roi_align by 0 (NaN),
+# as torchvision 0.14 does
+run_case("roi_align_empty_grid", roi_op([1, 1, 2, 2], 1, [1, 1, 1, 1], sampling=-1, aligned=True),
+         [(ROI_X, None), (np.array([[0, 1, 1, 1, 1]], np.float32), None)], [(np.zeros((1, 1, 1, 1), np.float32), None)])
+run_case("ps_roi_align_empty_grid", roi_op([1, 4, 2, 2], 1, [1, 1, 2, 2], ph=2, pw=2, sampling=0, aligned=True,
+                                           ps=True),
+         [(np.tile(ROI_X, (1, 4, 1, 1)), None), (np.array([[0, 1, 1, 1, 1]], np.float32), None)],
+         [(np.full((1, 1, 2, 2), np.nan, np.float32), None)])
+run_case("roi_align_boxes_of_image_0", roi_op([1, 1, 2, 2], 1, [1, 1, 1, 1], cols=4),
+         [(ROI_X, None), (np.array([[0, 0, 1, 1]], np.float32), None)],
+         [(np.array([2.5], np.float32).reshape(1, 1, 1, 1), None)])
+
+
+def _roi_reference_case(name, n, c, ph, pw, sampling, aligned, ps, seed):
+    """C against the numpy reference (bit-equal to torchvision) on a channels-last map, two images."""
+    from ptec.reference.roi_align import roi_align
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, c, 5, 6)).astype(np.float32)
+    xy = rng.uniform(-3, 10, (4, 2)).astype(np.float32)
+    rois = np.concatenate([rng.integers(0, n, (4, 1)).astype(np.float32), xy,
+                           xy + rng.uniform(0.1, 9, (4, 2)).astype(np.float32)], 1)
+    want = roi_align(x, rois, 0.75, ph, pw, sampling, aligned, ps)
+    run_case(name, roi_op([n, c, 5, 6], 4, list(want.shape), 0.75, ph, pw, sampling, aligned, ps, CHANNELS_LAST),
+             [(x, CHANNELS_LAST), (rois, None)], [(want, CHANNELS_LAST)])
+
+
+_roi_reference_case("roi_align_adaptive_nhwc", 2, 3, 2, 3, 0, True, False, 1)
+_roi_reference_case("roi_align_ratio2_nhwc", 2, 2, 3, 2, 2, False, False, 2)
+_roi_reference_case("ps_roi_align_adaptive_nhwc", 2, 6, 2, 3, -1, True, True, 3)
+fail_case("roi_align_rois_k3", roi_op([1, 1, 2, 2], 2, [2, 1, 1, 1], cols=3), INVALID_ARGUMENT,
+          "rois must be [K, 5] or [K, 4]")
+fail_case("roi_align_out_lies", roi_op([1, 2, 2, 2], 2, [2, 1, 1, 1]), INVALID_ARGUMENT, "out must be [K, C, PH, PW]")
+fail_case("ps_roi_align_channels", roi_op([1, 3, 2, 2], 1, [1, 1, 1, 2], pw=2, aligned=True, ps=True),
+          INVALID_ARGUMENT, "input channels must be a multiple")
+fail_case("roi_align_int8", roi_op([1, 1, 2, 2], 1, [1, 1, 1, 1], st=I8), INVALID_ARGUMENT,
+          "input and out must be 4-D float")
+exec_fail_case("roi_align_batch_index_outside", roi_op([1, 1, 2, 2], 1, [1, 1, 1, 1]),
+               [(ROI_X, None), (np.array([[1, 0, 0, 1, 1]], np.float32), None)], INVALID_ARGUMENT,
+               "batch index is outside")
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)

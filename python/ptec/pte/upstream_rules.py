@@ -452,6 +452,10 @@ RULES: Dict[str, Rule] = {
     "ptec::linalg_eigh_vectors.out": Rule(
         "none: ptec only (src/kernels/portable/op_linalg_eigh_vectors.c)", dtypes=(("self", F32), ("out", F32)),
         contiguous=("self", "out"), upstream_library="none (ptec only)"),
+    # torchvision's roi_align / ps_roi_align forward, any sampling_ratio (capture_torchvision)
+    "ptec::roi_align.out": Rule(
+        "none: ptec only (src/kernels/portable/op_roi_align.c)",
+        dtypes=(("input", F32), ("rois", F32), ("out", F32)), upstream_library="none (ptec only)"),
     # det, slogdet, logdet, inv and solve of any n by LU with partial pivoting (issue 15)
     "ptec::linalg_det.out": Rule(
         "none: ptec only (src/kernels/portable/op_linalg_det.c)", dtypes=(("self", F32), ("out", F32)),

@@ -41,6 +41,7 @@ ATEN_KEYS = {
     "upsample_bilinear": "aten::upsample_bilinear2d.vec_out",
     "upsample_bicubic": "aten::upsample_bicubic2d.vec_out",
     "grid_sample": "aten::grid_sampler_2d.out",
+    "roi_align": "ptec::roi_align.out",
     "slice": "aten::slice_copy.Tensor_out",
     "adaptive_avg_pool2d": "aten::_adaptive_avg_pool2d.out",
     "random_dropout": "ptec::random_dropout.out",
@@ -353,6 +354,14 @@ def _grid_sampler(b, key, n, ins, out):
            padding_mode=int(a["padding"]), align_corners=bool(a["align_corners"]), out=out.value)
 
 
+def _roi_align(b, key, n, ins, out):
+    a = n.attrs
+    b.call(key, input=ins[0].value, rois=ins[1].value, spatial_scale=float(a["spatial_scale"]),
+           pooled_height=int(a["pooled_height"]), pooled_width=int(a["pooled_width"]),
+           sampling_ratio=int(a["sampling_ratio"]), aligned=bool(a["aligned"]),
+           position_sensitive=bool(a["position_sensitive"]), out=out.value)
+
+
 def _random_dropout(b, key, n, ins, out):
     a = n.attrs
     b.call(key, self=ins[0].value, p=float(a["p"]), mask_dims=int(a["mask_dims"]), zero_point=0,
@@ -441,6 +450,8 @@ CALLS: Dict[str, Callable] = {
     "aten::upsample_bicubic2d.vec_out": _upsample_bilinear,
     "aten::grid_sampler_2d.out": _grid_sampler,
     "aten::grid_sampler_3d.out": _grid_sampler,
+    # torchvision's roi_align / ps_roi_align (capture_torchvision): any dim order (the kernel walks strides)
+    "ptec::roi_align.out": _roi_align,
     "aten::slice_copy.Tensor_out": _slice,
     # ptec's random kernels (random_layers), any layout
     "ptec::random_dropout.out": _random_dropout,
