@@ -20,7 +20,8 @@ float values, broadcast; float16 / bfloat16 inputs converted into float32,
 added, and the sum a float16 output; nextafter (broadcast) and frexp of float
 values; a float value viewed as int32, uint8, int64 and back
 (ptec::view_dtype.out); and torch.histc of a float value over its own range
-and a given one (aten::histc.out)."""
+and a given one (aten::histc.out); exp, log1p, sin and sign of a float
+value (op_float_unary_math.c)."""
 import os
 import sys
 
@@ -365,6 +366,23 @@ def histc_program():
 
 
 write_program(histc_program(), os.path.join(out_dir, "histc_small.pte"))
+
+
+def unary_math_program():
+    """exp, log1p, sin, sign of a float32 value (op_float_unary_math.c):
+    the sizes and dtypes their prepares check."""
+    f32 = ScalarType.FLOAT
+    b = ProgramBuilder()
+    x, e, l, s, g = (b.tensor(f32, [2, 3]) for _ in range(5))
+    b.call("aten::exp.out", self=x, out=e)
+    b.call("aten::log1p.out", self=e, out=l)
+    b.call("aten::sin.out", self=l, out=s)
+    b.call("aten::sign.out", self=s, out=g)
+    b.set_io([x], [g])
+    return b.build()
+
+
+write_program(unary_math_program(), os.path.join(out_dir, "unary_math_small.pte"))
 
 
 def bool_program():
