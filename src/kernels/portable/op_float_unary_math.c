@@ -7,39 +7,69 @@
  * torch 1.13's special values, every NaN the quiet NaN 0x7FC00000). */
 #include "kernels/portable/unary_elementwise.h"
 
-#define FLOAT_UNARY_KERNEL(name, KIND)                                                                    \
+/* Each kernel's prepare: unary_elementwise.c's checks (float32, out of
+ * self's sizes) with its kind. */
+#define PREPARE(name, KIND)                                                                               \
     static ptec_status prepare_##name(ptec_op *op)                                                        \
     {                                                                                                     \
         return ptec_unary_prepare(op, KIND, 3);                                                           \
-    }                                                                                                     \
-    const ptec_kernel ptec_kernel_aten_##name##_out = {"aten::" #name ".out", sizeof(unary_state),        \
-                                                       prepare_##name, ptec_unary_run};
+    }
 
-FLOAT_UNARY_KERNEL(exp, UNARY_EXP)
-FLOAT_UNARY_KERNEL(expm1, UNARY_EXPM1)
-FLOAT_UNARY_KERNEL(log, UNARY_LOG)
-FLOAT_UNARY_KERNEL(log1p, UNARY_LOG1P)
-FLOAT_UNARY_KERNEL(log2, UNARY_LOG2)
-FLOAT_UNARY_KERNEL(log10, UNARY_LOG10)
-FLOAT_UNARY_KERNEL(sqrt, UNARY_SQRT)
-FLOAT_UNARY_KERNEL(rsqrt, UNARY_RSQRT)
-FLOAT_UNARY_KERNEL(sin, UNARY_SIN)
-FLOAT_UNARY_KERNEL(cos, UNARY_COS)
-FLOAT_UNARY_KERNEL(tan, UNARY_TAN)
-FLOAT_UNARY_KERNEL(asin, UNARY_ASIN)
-FLOAT_UNARY_KERNEL(acos, UNARY_ACOS)
-FLOAT_UNARY_KERNEL(atan, UNARY_ATAN)
-FLOAT_UNARY_KERNEL(sinh, UNARY_SINH)
-FLOAT_UNARY_KERNEL(cosh, UNARY_COSH)
-FLOAT_UNARY_KERNEL(asinh, UNARY_ASINH)
-FLOAT_UNARY_KERNEL(acosh, UNARY_ACOSH)
-FLOAT_UNARY_KERNEL(atanh, UNARY_ATANH)
-FLOAT_UNARY_KERNEL(erf, UNARY_ERF)
-FLOAT_UNARY_KERNEL(abs, UNARY_ABS)
-FLOAT_UNARY_KERNEL(neg, UNARY_NEG)
-FLOAT_UNARY_KERNEL(floor, UNARY_FLOOR)
-FLOAT_UNARY_KERNEL(ceil, UNARY_CEIL)
-FLOAT_UNARY_KERNEL(round, UNARY_ROUND)
-FLOAT_UNARY_KERNEL(trunc, UNARY_TRUNC)
-FLOAT_UNARY_KERNEL(reciprocal, UNARY_RECIPROCAL)
-FLOAT_UNARY_KERNEL(sign, UNARY_SIGN)
+PREPARE(exp, UNARY_EXP)
+PREPARE(expm1, UNARY_EXPM1)
+PREPARE(log, UNARY_LOG)
+PREPARE(log1p, UNARY_LOG1P)
+PREPARE(log2, UNARY_LOG2)
+PREPARE(log10, UNARY_LOG10)
+PREPARE(sqrt, UNARY_SQRT)
+PREPARE(rsqrt, UNARY_RSQRT)
+PREPARE(sin, UNARY_SIN)
+PREPARE(cos, UNARY_COS)
+PREPARE(tan, UNARY_TAN)
+PREPARE(asin, UNARY_ASIN)
+PREPARE(acos, UNARY_ACOS)
+PREPARE(atan, UNARY_ATAN)
+PREPARE(sinh, UNARY_SINH)
+PREPARE(cosh, UNARY_COSH)
+PREPARE(asinh, UNARY_ASINH)
+PREPARE(acosh, UNARY_ACOSH)
+PREPARE(atanh, UNARY_ATANH)
+PREPARE(erf, UNARY_ERF)
+PREPARE(abs, UNARY_ABS)
+PREPARE(neg, UNARY_NEG)
+PREPARE(floor, UNARY_FLOOR)
+PREPARE(ceil, UNARY_CEIL)
+PREPARE(round, UNARY_ROUND)
+PREPARE(trunc, UNARY_TRUNC)
+PREPARE(reciprocal, UNARY_RECIPROCAL)
+PREPARE(sign, UNARY_SIGN)
+
+const ptec_kernel ptec_kernel_aten_exp_out = {"aten::exp.out", sizeof(unary_state), prepare_exp, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_expm1_out = {"aten::expm1.out", sizeof(unary_state), prepare_expm1, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_log_out = {"aten::log.out", sizeof(unary_state), prepare_log, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_log1p_out = {"aten::log1p.out", sizeof(unary_state), prepare_log1p, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_log2_out = {"aten::log2.out", sizeof(unary_state), prepare_log2, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_log10_out = {"aten::log10.out", sizeof(unary_state), prepare_log10, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_sqrt_out = {"aten::sqrt.out", sizeof(unary_state), prepare_sqrt, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_rsqrt_out = {"aten::rsqrt.out", sizeof(unary_state), prepare_rsqrt, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_sin_out = {"aten::sin.out", sizeof(unary_state), prepare_sin, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_cos_out = {"aten::cos.out", sizeof(unary_state), prepare_cos, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_tan_out = {"aten::tan.out", sizeof(unary_state), prepare_tan, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_asin_out = {"aten::asin.out", sizeof(unary_state), prepare_asin, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_acos_out = {"aten::acos.out", sizeof(unary_state), prepare_acos, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_atan_out = {"aten::atan.out", sizeof(unary_state), prepare_atan, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_sinh_out = {"aten::sinh.out", sizeof(unary_state), prepare_sinh, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_cosh_out = {"aten::cosh.out", sizeof(unary_state), prepare_cosh, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_asinh_out = {"aten::asinh.out", sizeof(unary_state), prepare_asinh, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_acosh_out = {"aten::acosh.out", sizeof(unary_state), prepare_acosh, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_atanh_out = {"aten::atanh.out", sizeof(unary_state), prepare_atanh, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_erf_out = {"aten::erf.out", sizeof(unary_state), prepare_erf, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_abs_out = {"aten::abs.out", sizeof(unary_state), prepare_abs, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_neg_out = {"aten::neg.out", sizeof(unary_state), prepare_neg, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_floor_out = {"aten::floor.out", sizeof(unary_state), prepare_floor, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_ceil_out = {"aten::ceil.out", sizeof(unary_state), prepare_ceil, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_round_out = {"aten::round.out", sizeof(unary_state), prepare_round, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_trunc_out = {"aten::trunc.out", sizeof(unary_state), prepare_trunc, ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_reciprocal_out = {"aten::reciprocal.out", sizeof(unary_state), prepare_reciprocal,
+                                                     ptec_unary_run};
+const ptec_kernel ptec_kernel_aten_sign_out = {"aten::sign.out", sizeof(unary_state), prepare_sign, ptec_unary_run};
