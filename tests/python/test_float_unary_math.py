@@ -17,7 +17,10 @@ value is finite; log1p of a subnormal is 0 and of |x| > 1e38 inf there. The nump
 ones and is within REFERENCE_ULP of them for the others (numpy's own float32
 functions against the C library's). An fp32 region uses them: a float
 value viewed as int32 (capture_dtype_view) made by exp, log, sin, ... is
-torch's bits within 1 ulp."""
+torch's float32 bits within the ulps VIEWED states (0 for the exact ones,
+2 where torch's own float32 function is 1 off); an fp32 node keeps the
+graph's meaning at a domain's edge (a clamp before an internal sqrt, log,
+...; torch's NaN for the user's own call)."""
 import numpy as np
 import pytest
 import torch
@@ -258,3 +261,33 @@ def test_viewed_value_is_torchs_bits(name, tmp_path):
         assert np.abs(ordered(g[~nan]) - ordered(w[~nan])).max() <= ulp, name
         ref = run_program(prog, [x.numpy()])[0]
         assert np.abs(ordered(ref.view(np.float32)) - ordered(g)).max() <= REFERENCE_ULP
+
+
+@pytest.mark.parametrize("torch_nan", [False, True], ids=["internal", "user's call"])
+def test_lowered_node_keeps_the_graphs_meaning(torch_nan, tmp_path):
+    """An fp32 elementwise node of sqrt / log / asin / acosh on its kernel
+    (backends/portable/lowering.py): the user's own call (attrs torch_nan)
+    gives torch's NaN out of the domain; an internal one (ELEMENTWISE's
+    function, made for the LUTs, clamps into the domain) the value at the
+    domain's edge, as the graph's float evaluation, by a clamp before it."""
+    from ptec.backends.portable.lowering import lower_fp32
+    from ptec.ir import ELEMENTWISE, Node, _torch_nan
+    from ptec.lowered import new_act
+    x = np.array([-2.0, -0.5, 0.0, 0.25, 0.5, 1.0, 3.0, np.nan], np.float32)
+    for fn in ("sqrt", "log", "log1p", "asin", "acosh", "atanh"):
+        b = ProgramBuilder()
+        a = new_act(b, F32, [8])
+        attrs = dict(fn=fn, torch_nan=True) if torch_nan else dict(fn=fn)
+        fallbacks = []
+        out = lower_fp32(Node("y", "elementwise", ["x"], attrs, shape=[8]), [a], b, fallbacks)
+        b.set_io([a.value], [out.value])
+        prog = b.build()
+        got = host_runtime.run(prog, serialize_program(prog), [x], workdir=str(tmp_path))[0]
+        t = torch.from_numpy(x)
+        want = ELEMENTWISE[fn](t, attrs)
+        want = (_torch_nan(want, t, attrs) if torch_nan else want).numpy()
+        nan = np.isnan(want)
+        assert np.array_equal(np.isnan(got), nan), fn
+        assert np.abs(ordered(got[~nan]) - ordered(want[~nan])).max() <= ULP_BOUND, fn
+        assert len(fallbacks) == 1 and fallbacks[0].endswith(f": aten::{fn}.out"), fallbacks
+        assert bool(np.isnan(got[0])) == torch_nan, fn                  # -2: out of every domain here
