@@ -9,8 +9,9 @@ value's bytes into a tensor of the new dtype. Its input is the value in
 its real dtype: a float value in fp32 (a float program input exactly as
 given, NaN payloads, -0.0 and denormals included; a computed one made in
 fp32 with its producers back to the inputs and constants, so its bits are
-torch's: mark_viewed_producers; a producer ptec runs only on an int8 grid,
-exp or conv say, is refused in one line), an int value (capture_indices.int_dtype, a narrow one
+torch's: mark_viewed_producers; exp, log, sin, ... and neg run on
+op_float_unary_math.c's kernels (ir.FLOAT_MATH); a producer ptec runs only
+on an int8 grid, a convolution or sigmoid say, is refused in one line), an int value (capture_indices.int_dtype, a narrow one
 of capture_int_casts) as its integers. The result is an int value of the
 program (int64 / int32: integer arithmetic, comparisons, `.float()`, an
 output; int16 / uint8 / int8: capture_narrow_ints' int64 copies) or an
@@ -32,7 +33,7 @@ from typing import List, Optional
 import torch
 import torch.fx
 
-from .ir import Node, UnsupportedOperator
+from .ir import Node, UnsupportedOperator, float_math_name
 
 FP32_REASON = "a view as another dtype reinterprets the value's float32 bytes (fp32, ptec::view_dtype.out)"
 # the dtypes a view reads or makes, by the graph's name
@@ -135,7 +136,7 @@ def mark_viewed_producers(nodes: List[Node]) -> None:
                 or n.op == "view_dtype":      # an int's float view: its bytes as they are
             continue
         seen.add(n.name)
-        if n.op not in _FP32_CHAIN:
+        if n.op not in _FP32_CHAIN and float_math_name(n) is None:     # exp, log, sin, ...: float32 kernels
             where = n.attrs.get("source") or n.name
             raise UnsupportedOperator(f"operator not supported: {where}: a view as another dtype reinterprets "
                                       f"float32 bits, and this value is computed by {n.op}, which ptec runs on an "

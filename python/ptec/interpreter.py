@@ -347,6 +347,8 @@ def _portable_table():
                                                               s(arg, "max_val")),
         "aten::sigmoid.out": lambda arg, named, out: P.sigmoid(t(arg, "self")),
         "aten::tanh.out": lambda arg, named, out: P.tanh(t(arg, "self")),
+        **{f"aten::{fn}.out": (lambda fn: lambda arg, named, out: P.float_unary(fn, t(arg, "self")))(fn)
+           for fn in P.FLOAT_UNARY},
         "aten::convolution.out": conv,
         "aten::linear.out": lambda arg, named, out: P.linear(t(arg, "input"), t(arg, "weight"),
                                                              t(arg, "bias")),

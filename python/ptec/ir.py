@@ -178,6 +178,27 @@ ELEMENTWISE.update(elementwise_functions(ELEMENTWISE))      # asin, sinh, ... (i
 ELEMENTWISE.update(NORM_FACTORS)                            # |x|^p, F.normalize's and renorm's factors
 
 
+# ELEMENTWISE's functions with a float32 kernel of their own (aten::<name>.out,
+# src/kernels/portable/op_float_unary_math.c) -> that name: an fp32 node of
+# one runs on it (backends/portable/lowering.py); torch.arcsin's spellings too
+FLOAT_MATH: Dict[str, str] = {fn: fn for fn in (
+    "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos",
+    "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "abs", "floor", "ceil", "round", "trunc",
+    "reciprocal", "sign")}
+FLOAT_MATH.update({"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh",
+                   "arctanh": "atanh"})
+
+
+def float_math_name(n: "Node") -> Optional[str]:
+    """The float32 kernel's name (exp, ...) of an elementwise node or a neg,
+    None when it has none (round to decimals, pow, the LUT-only functions)."""
+    if n.op == "neg":
+        return "neg"
+    if n.op != "elementwise" or n.attrs.get("decimals"):
+        return None
+    return FLOAT_MATH.get(n.attrs.get("fn"))
+
+
 def _math(x: torch.Tensor, a) -> torch.Tensor:
     from .capture_elementwise_math import evaluate_math
     return evaluate_math(x, a)

@@ -4,7 +4,7 @@
 # is not on the allow list. The EthosUBackend's library also needs Arm's NPU
 # driver API (ethosu_*), which the board or ptec's NPU model provides.
 set -euo pipefail
-allowed='^(memcpy|memmove|memset|memcmp|strlen|strncmp|strcmp|nearbyintf|roundf|floorf|ceilf|expf|logf|tanhf|sqrtf|fabsf|floor|ceil|fabs|round|nearbyint|exp|log|lrintf|atan2|fmodf|hypot|pow|frexp|ldexp|sqrt|lgamma|erfc|expm1|log1p|fmaf|__stack_chk_fail|ethosu_[a-z0-9_]+)$'
+allowed='^(memcpy|memmove|memset|memcmp|strlen|strncmp|strcmp|nearbyintf|roundf|floorf|ceilf|expf|logf|tanhf|sqrtf|fabsf|floor|ceil|fabs|round|nearbyint|exp|log|lrintf|atan2|fmodf|hypot|pow|frexp|ldexp|sqrt|lgamma|erfc|expm1|log1p|fmaf|expm1f|log1pf|log2f|log10f|sinf|cosf|tanf|asinf|acosf|atanf|sinhf|coshf|asinhf|acoshf|atanhf|erff|truncf|__stack_chk_fail|ethosu_[a-z0-9_]+)$'
 defined=$(for lib in "$@"; do nm --defined-only --format=just-symbols "$lib"; done | sort -u)
 needed=$(for lib in "$@"; do nm -u --format=just-symbols "$lib"; done | sort -u)
 bad=$(comm -23 <(echo "$needed") <(echo "$defined") | grep -vE "$allowed" || true)

@@ -22,9 +22,10 @@ values; minimum, maximum, fmin and fmax of float and int8 values (broadcast);
 a float value viewed as int32, uint8, int64 and back
 (ptec::view_dtype.out); and torch.histc of a float value over its own range
 and a given one (aten::histc.out); torchvision's nms (a sort, ptec::nms.out's
-keep flags, the kept indices selected into a bound-dynamic output); and
+keep flags, the kept indices selected into a bound-dynamic output);
 ptec::roi_align.out of a float map by float boxes (adaptive, then position
-sensitive)."""
+sensitive); and exp, log1p, sin and sign of a float value
+(op_float_unary_math.c)."""
 import os
 import sys
 
@@ -410,6 +411,23 @@ def histc_program():
 
 
 write_program(histc_program(), os.path.join(out_dir, "histc_small.pte"))
+
+
+def unary_math_program():
+    """exp, log1p, sin, sign of a float32 value (op_float_unary_math.c):
+    the sizes and dtypes their prepares check."""
+    f32 = ScalarType.FLOAT
+    b = ProgramBuilder()
+    x, e, l, s, g = (b.tensor(f32, [2, 3]) for _ in range(5))
+    b.call("aten::exp.out", self=x, out=e)
+    b.call("aten::log1p.out", self=e, out=l)
+    b.call("aten::sin.out", self=l, out=s)
+    b.call("aten::sign.out", self=s, out=g)
+    b.set_io([x], [g])
+    return b.build()
+
+
+write_program(unary_math_program(), os.path.join(out_dir, "unary_math_small.pte"))
 
 
 def bool_program():

@@ -299,6 +299,20 @@ def base_roi():
     return b.build(), {"x": x, "rois": rois, "z": z}
 
 
+def base_unarymath():
+    """e = exp(x), l = log1p(e), g = sign(l) of a float input x [2, 3]
+    (op_float_unary_math.c): the sizes and dtypes their prepares check
+    before run walks them (out has self's sizes and dtype)."""
+    f32 = ScalarType.FLOAT
+    b = ProgramBuilder()
+    x, e, l, g = b.tensor(f32, [2, 3]), b.tensor(f32, [2, 3]), b.tensor(f32, [2, 3]), b.tensor(f32, [2, 3])
+    b.call("aten::exp.out", self=x, out=e)
+    b.call("aten::log1p.out", self=e, out=l)
+    b.call("aten::sign.out", self=l, out=g)
+    b.set_io([x], [g])
+    return b.build(), {"x": x, "e": e, "l": l, "g": g}
+
+
 def base_overlap():
     """x[i, j] of a [1, 3] block: i the argmax of a float input x [2, 3]
     (0 for the test's even 0x3F inputs), j the constant [2, 2], as one
@@ -1442,6 +1456,25 @@ def case_roi_int8(p, v):
     return [("any", "requirements", "InvalidArgument", "input and out must be 4-D float")]
 
 
+def case_unarymath_out_lies(p, v):
+    # e [2, 4]: 8 floats written from x's 6 (run would read past x)
+    _resize(p, v, "e", [2, 4])
+    return [("any", "requirements", "InvalidArgument", "out must have the dtype and sizes of self")]
+
+
+def case_unarymath_rank_lies(p, v):
+    # l [2, 3, 1]: as many floats, one more dim than e
+    _resize(p, v, "l", [2, 3, 1])
+    return [("any", "requirements", "InvalidArgument", "out must have the dtype and sizes of self")]
+
+
+def case_unarymath_int8(p, v):
+    # x and e as int8 bytes: a float kernel on them
+    plan(p).values[v["x"]].val.scalar_type = ScalarType.CHAR
+    plan(p).values[v["e"]].val.scalar_type = ScalarType.CHAR
+    return [("any", "requirements", "NotSupported", "dtype must be float32")]
+
+
 def header_length_wrap(valid):
     # A 16-byte file whose extended header says it is 2^32 - 1 bytes long:
     # 8 + that wrapped a 32-bit size_t to 7, and the header's u64 fields were
@@ -1466,7 +1499,8 @@ def main(out_dir):
             base_special() if name.startswith("special_") else base_roi() if name.startswith("roi_") else base_mode() if name.startswith("mode_") else \
             base_halfin() if name.startswith("halfin_") else base_bits() if name.startswith("bits_") else \
             base_minmax() if name.startswith("minmax_") else base_viewdt() if name.startswith("viewdt_") else \
-            base_histc() if name.startswith("histc_") else base_nms() if name.startswith("nms_") else base()
+            base_histc() if name.startswith("histc_") else base_nms() if name.startswith("nms_") else \
+            base_unarymath() if name.startswith("unarymath_") else base()
         program = copy.deepcopy(program)
         result = fn(program, values)
         expectations, serialise = result if isinstance(result, tuple) else (result, writer.serialize_program)
@@ -1512,6 +1546,9 @@ def main(out_dir):
     with open(os.path.join(out_dir, "valid_ldl.pte"), "wb") as f:
         f.write(writer.serialize_program(base_ldl()[0]))
     manifest.append("valid_ldl.pte any none Ok")
+    with open(os.path.join(out_dir, "valid_unarymath.pte"), "wb") as f:
+        f.write(writer.serialize_program(base_unarymath()[0]))
+    manifest.append("valid_unarymath.pte any none Ok")
     with open(os.path.join(out_dir, "valid_special.pte"), "wb") as f:
         f.write(writer.serialize_program(base_special()[0]))
     manifest.append("valid_special.pte any none Ok")

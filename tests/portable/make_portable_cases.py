@@ -207,9 +207,49 @@ pa, qa = np.array([1, 2], np.int8).reshape(1, 1, 1, 2), np.array([3, 4, 5, 6], n
 run_case("cat_channels", b, [(pa, CHANNELS_LAST), (qa, None)],
          [(np.concatenate([pa, qa], 1), CHANNELS_LAST)])
 
+# float32 math of one tensor (op_float_unary_math.c). The exact ones on ties, signed zeros, infinities and
+# NaN (written as the quiet NaN 0x7FC00000): round half to even, sign(NaN) = sign(-0) = 0 as torch 1.13,
+# rsqrt(-0) = reciprocal(-0) = -inf; the transcendental ones on values every correct libm gives exactly
+nan, inf = np.float32(np.nan), np.float32(np.inf)
+v = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -0.0, 0.0, nan, inf, -inf, 4, -7.25, 1e-45], np.float32)
+EXACT_UNARY = {
+    "abs": np.abs(v), "neg": -v, "floor": np.floor(v), "ceil": np.ceil(v), "round": np.rint(v),
+    "trunc": np.trunc(v), "sign": np.array([-1, -1, -1, 1, 1, 1, 0, 0, 0, 1, -1, 1, -1, 1], np.float32),
+    "sqrt": np.array([nan, nan, nan, np.sqrt(np.float32(0.5)), np.sqrt(np.float32(1.5)),
+                      np.sqrt(np.float32(2.5)), -0.0, 0.0, nan, inf, nan, 2, nan, np.sqrt(np.float32(1e-45))],
+                     np.float32),
+    "reciprocal": np.array([-0.4, np.float32(1) / np.float32(-1.5), -2, 2, np.float32(1) / np.float32(1.5), 0.4,
+                            -inf, inf, nan, 0.0, -0.0, 0.25, np.float32(1) / np.float32(-7.25), inf], np.float32),
+}
+for fn, want in EXACT_UNARY.items():
+    want = np.where(np.isnan(want), nan, want).astype(np.float32)        # the one quiet NaN
+    run_case(f"float_{fn}", one_op(f"aten::{fn}.out", [14], [14]), [(v, None)], [(want, None)])
+SPECIAL_UNARY = {
+    "exp": ([0, -inf, inf, nan], [1, 0, inf, nan]), "expm1": ([0, -0.0, -inf, inf], [0, -0.0, -1, inf]),
+    "log": ([1, 0, -1, inf], [0, -inf, nan, inf]), "log1p": ([0, -1, -2, inf], [0, -inf, nan, inf]),
+    "log2": ([1, 8, 0, -0.5], [0, 3, -inf, nan]), "log10": ([1, 100, -0.0, nan], [0, 2, -inf, nan]),
+    "rsqrt": ([4, 0, -0.0, inf], [0.5, inf, -inf, 0]), "sin": ([0, -0.0, inf, nan], [0, -0.0, nan, nan]),
+    "cos": ([0, -0.0, -inf, nan], [1, 1, nan, nan]), "tan": ([0, -0.0, inf, nan], [0, -0.0, nan, nan]),
+    "asin": ([0, 1, -1.5, nan], [0, np.pi / 2, nan, nan]), "acos": ([1, -1, 2, nan], [0, np.pi, nan, nan]),
+    "atan": ([0, inf, -inf, nan], [0, np.pi / 2, -np.pi / 2, nan]), "sinh": ([0, -0.0, inf, -inf], [0, -0.0, inf, -inf]),
+    "cosh": ([0, -inf, inf, nan], [1, inf, inf, nan]), "asinh": ([0, -0.0, inf, -inf], [0, -0.0, inf, -inf]),
+    "acosh": ([1, 0.5, inf, nan], [0, nan, inf, nan]), "atanh": ([1, -1, 2, 0], [inf, -inf, nan, 0]),
+    "erf": ([0, inf, -inf, nan], [0, 1, -1, nan]),
+}
+for fn, (x, want) in SPECIAL_UNARY.items():
+    run_case(f"float_{fn}_special", one_op(f"aten::{fn}.out", [4], [4]), [(np.array(x, np.float32), None)],
+             [(np.array(want, np.float32), None)])
+# each tensor through its own dim order: a channels-last input, a contiguous out
+x4 = np.arange(-12, 12, dtype=np.float32).reshape(1, 2, 3, 4) * 0.75
+run_case("float_floor_channels_last", one_op("aten::floor.out", [1, 2, 3, 4], [1, 2, 3, 4], order=CHANNELS_LAST,
+                                             out_order=None),
+         [(x4, CHANNELS_LAST)], [(np.floor(x4), None)])
+
 # -- bad arguments: each refused while the method loads --------------------------
 
 fail_case("sigmoid_int8", one_op("aten::sigmoid.out", [4], [4], st=I8), NOT_SUPPORTED, "dtype must be float32")
+fail_case("exp_int8", one_op("aten::exp.out", [4], [4], st=I8), NOT_SUPPORTED, "dtype must be float32")
+fail_case("sign_shape", one_op("aten::sign.out", [4], [2, 2]), INVALID_ARGUMENT, "out must have the dtype and sizes")
 fail_case("relu_shape", one_op("aten::relu.out", [4], [5]), INVALID_ARGUMENT, "out must have the dtype and sizes")
 fail_case("clamp_no_bounds", one_op("aten::clamp.out", [4], [4], min=None, max=None), INVALID_ARGUMENT,
           "at least one of min and max")

@@ -1808,6 +1808,16 @@ RUNS["torch.histc(x, 15)"] = (lambda x: torch.histc(x, 15), S3, R, 0.0, "fp32") 
 RUNS["Tensor.histc(bins=31)"] = (lambda x: x.histc(bins=31), S3, R, 0.0, "fp32")                     # 0.00
 RUNS["Tensor.view(torch.int32) & mask, .view(torch.float32)"] = (
     lambda x: (x.view(torch.int32) & 0x7FFFFFFF).view(torch.float32), S3, R, 0.0, "fp32")          # 0.00
+# a viewed value made by exp, log, sin, round, ... in fp32 on their float32 kernels (op_float_unary_math.c;
+# test_float_unary_math.py): the exponent and high mantissa bits, torch's
+RUNS["Tensor.exp().view(torch.int32)"] = (lambda x: ((x.exp().view(torch.int32) >> 16) & 0xFF).float(), S3, R,
+                                          0.0, "fp32")                                             # 0.00
+RUNS["torch.log(x.abs() + 1).view(torch.int32)"] = (
+    lambda x: ((torch.log(x.abs() + 1).view(torch.int32) >> 16) & 0xFF).float(), S3, R, 0.0, "fp32")  # 0.00
+RUNS["torch.sin(x).view(torch.int32)"] = (lambda x: ((torch.sin(x).view(torch.int32) >> 16) & 0xFF).float(), S3,
+                                          R, 0.0, "fp32")                                          # 0.00
+RUNS["Tensor.round().view(torch.int32)"] = (lambda x: (-x * 4).round().view(torch.int32).float(), S3, R, 0.0,
+                                            "fp32")                                                # 0.00
 
 # probe3's casts and fills (test_casts_and_fills.py): a float value's uint8 / int8 / int16 cast, a where on a
 # constant condition dropping a 0 / 0, masked_fill(eye, -inf) read by cross_entropy, zeros_like of an int

@@ -151,6 +151,11 @@ RULES: Dict[str, Rule] = {
     "aten::tanh.out": _unary("tanh", "kernels/portable/cpu/pattern/"
                                      "unary_ufunc_realhbbf16_to_floathbf16.cpp"),
     "aten::clamp.out": _unary("clamp"),
+    # float32 math of one tensor (src/kernels/portable/op_float_unary_math.c): upstream's op_<name>.cpp
+    **{f"aten::{op}.out": _unary(op) for op in (
+        "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos",
+        "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "abs", "neg", "floor", "ceil", "round", "trunc",
+        "reciprocal", "sign")},
     "aten::hardtanh.out": Rule("kernels/portable/cpu/op_hardtanh.cpp",
                                same_dim_order=("self", "out"), same_dtype=("self", "out")),
     "aten::convolution.out": Rule(

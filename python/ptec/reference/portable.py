@@ -55,6 +55,43 @@ def tanh(x: np.ndarray) -> np.ndarray:
     return np.tanh(x.astype(F32)).astype(F32)
 
 
+# aten::<fn>.out of op_float_unary_math.c in numpy float32. sqrt, rsqrt,
+# reciprocal, abs, neg, floor, ceil, round (np.rint: half to even), trunc
+# and sign are exact, so the C's bytes; the others are numpy's float32
+# functions (its own SIMD code on x86), which may differ from the C
+# library's expf, logf, sinf, ... in the last bit (tests/python/
+# test_float_unary_math.py measures: at most 1 ulp).
+FLOAT_UNARY = {
+    "exp": np.exp, "expm1": np.expm1, "log": np.log, "log1p": np.log1p, "log2": np.log2, "log10": np.log10,
+    "sqrt": np.sqrt, "rsqrt": lambda x: F32(1) / np.sqrt(x), "sin": np.sin, "cos": np.cos, "tan": np.tan,
+    "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
+    "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh, "abs": np.abs, "neg": np.negative,
+    "floor": np.floor, "ceil": np.ceil, "round": np.rint, "trunc": np.trunc,
+    "reciprocal": lambda x: F32(1) / x,
+    # torch 1.13's sign: (0 < x) - (x < 0), so NaN and -0 give +0
+    "sign": lambda x: ((x > 0).astype(F32) - (x < 0).astype(F32)),
+}
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    """numpy has no erf: math.erf in double, rounded once to float32."""
+    import math
+    flat = [math.erf(v) for v in x.reshape(-1).astype(np.float64).tolist()]
+    return np.asarray(flat, np.float64).reshape(x.shape).astype(F32)
+
+
+FLOAT_UNARY["erf"] = _erf
+
+
+def float_unary(fn: str, x: np.ndarray) -> np.ndarray:
+    """aten::<fn>.out on a float32 tensor; every NaN is the quiet NaN
+    0x7FC00000, as the C kernel writes it."""
+    x = np.asarray(x, F32)
+    with np.errstate(all="ignore"):
+        r = np.asarray(FLOAT_UNARY[fn](x), F32)
+    return np.where(np.isnan(r), QUIET_NAN, r).astype(F32).reshape(x.shape)
+
+
 def binary(kind: str, a: np.ndarray, b: np.ndarray, alpha=1) -> np.ndarray:
     if a.dtype == F32:
         al = F32(alpha)

@@ -1,12 +1,20 @@
 /* The engine behind the element-wise activations (relu, sigmoid, tanh,
- * clamp, hardtanh): out has self's sizes, each tensor is addressed through
- * its own dim order. */
+ * clamp, hardtanh) and the float32 math of one tensor (exp, log, sin, ...,
+ * op_float_unary_math.c): out has self's sizes, each tensor is addressed
+ * through its own dim order. */
 #ifndef PTEC_KERNELS_PORTABLE_UNARY_ELEMENTWISE_H
 #define PTEC_KERNELS_PORTABLE_UNARY_ELEMENTWISE_H
 
 #include "ptec/kernel.h"
 
-typedef enum unary_kind { UNARY_CLAMP, UNARY_SIGMOID, UNARY_TANH } unary_kind;
+typedef enum unary_kind {
+    UNARY_CLAMP, UNARY_SIGMOID, UNARY_TANH,
+    /* float32 math (op_float_unary_math.c): each NaN result is the one quiet NaN 0x7FC00000 */
+    UNARY_EXP, UNARY_EXPM1, UNARY_LOG, UNARY_LOG1P, UNARY_LOG2, UNARY_LOG10, UNARY_SQRT, UNARY_RSQRT,
+    UNARY_SIN, UNARY_COS, UNARY_TAN, UNARY_ASIN, UNARY_ACOS, UNARY_ATAN, UNARY_SINH, UNARY_COSH,
+    UNARY_ASINH, UNARY_ACOSH, UNARY_ATANH, UNARY_ERF, UNARY_ABS, UNARY_NEG, UNARY_FLOOR, UNARY_CEIL,
+    UNARY_ROUND, UNARY_TRUNC, UNARY_RECIPROCAL, UNARY_SIGN
+} unary_kind;
 
 typedef struct unary_state {
     uint8_t kind;    /* unary_kind; relu and hardtanh are clamps */

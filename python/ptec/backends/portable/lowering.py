@@ -15,7 +15,7 @@ from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
-from ...ir import Node, origin
+from ...ir import FLOAT_MATH, Node, float_math_name, origin
 from ...lowered import (Act, as_physical, clone_dim_order, from_physical, layout, needs_relayout,
                         new_act, raw_view, view)
 from ...ops import SIGNATURES
@@ -109,10 +109,35 @@ BINARY = {"aten::add.out": _binary_alpha, "aten::sub.out": _binary_alpha,
           **{key: (_pow if fn == "pow" else _binary) for fn, key in BINARY_MATH.items()}}
 
 
+# ELEMENTWISE holds a function made for the int8 LUTs at its domain's edge
+# (the input clamped into it) unless the node is the user's own call
+# (attrs torch_nan, where torch's NaN is kept): fp32 keeps that meaning by
+# the same clamp before the kernel
+DOMAIN = {"sqrt": (0.0, None), "rsqrt": (0.0, None), "log": (0.0, None), "log2": (0.0, None),
+          "log10": (0.0, None), "log1p": (-1.0, None), "asin": (-1.0, 1.0), "acos": (-1.0, 1.0),
+          "atanh": (-1.0, 1.0), "acosh": (1.0, None)}
+
+
+def float_math_key(n: Node) -> Optional[str]:
+    """The float32 kernel of an elementwise node (ir.FLOAT_MATH) or a neg, else None."""
+    name = float_math_name(n)
+    return None if name is None else f"aten::{name}.out"
+
+
+def _float_math(b, key, n, ins, out):
+    x = ins[0]
+    fn = key[len("aten::"):-len(".out")]
+    if n.op == "elementwise" and fn in DOMAIN and not n.attrs.get("torch_nan"):
+        x = _activation(b, x, *DOMAIN[fn])
+    b.call(key, self=x.value, out=out.value)
+
+
 def aten_key(n: Node) -> str:
     """The ATen kernel a node runs on (any other op `x` is tried as aten::x.out)."""
     if n.op == "binary_math":
         return BINARY_MATH[n.attrs["fn"]]
+    if float_math_key(n) is not None:
+        return float_math_key(n)
     if n.op == "grid_sample" and len(n.shape) == 5:
         return "aten::grid_sampler_3d.out"          # a volume's (capture_grid)
     return ATEN_KEYS.get(n.op) or f"aten::{n.op}.out"
@@ -433,6 +458,8 @@ CALLS: Dict[str, Callable] = {
     "aten::add.out": _binary_alpha, "aten::sub.out": _binary_alpha,
     "aten::mul.out": _binary, "aten::div.out": _binary,
     "aten::sigmoid.out": _unary, "aten::tanh.out": _unary,
+    # float32 math of one tensor (an elementwise node's fn, or neg)
+    **{f"aten::{name}.out": _float_math for name in list(FLOAT_MATH.values()) + ["neg"]},
     "aten::_softmax.out": _softmax,
     "aten::_log_softmax.out": _softmax,
     "aten::cat.out": _cat,
