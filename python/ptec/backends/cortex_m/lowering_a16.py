@@ -188,15 +188,20 @@ def _moved16(ctx, n: Node, name: str) -> Optional[Act]:
     the operand has an int16 form already (made by an a16 layer or a move,
     or converted for one) or is fp32 (a program input), which is then
     quantized straight to int16 rather than through int8."""
+    return _operand16(ctx, name) if _read_in_int16(ctx, n.name) else None
+
+
+def _has16(ctx, name: str) -> bool:
+    """name has an int16 form, or is fp32 and gets one without an int8 rounding."""
     node = ctx.g.node(name)
-    if node.op == "constant" or "scale16" not in node.attrs or not _read_in_int16(ctx, n.name):
-        return None
-    if name in ctx.env16:
-        return ctx.env16[name]
+    if node.op == "constant" or "scale16" not in node.attrs:
+        return False
     made = ctx.made(name)
-    if name in ctx.env_f or (made is not None and made.dtype == ScalarType.FLOAT):
-        return ctx.q16(name)
-    return None
+    return name in ctx.env16 or name in ctx.env_f or (made is not None and made.dtype == ScalarType.FLOAT)
+
+
+def _operand16(ctx, name: str) -> Optional[Act]:
+    return ctx.q16(name) if _has16(ctx, name) else None
 
 
 def _permute_copy(b, x: Act, perm) -> Act:
@@ -231,8 +236,12 @@ def op_pad(ctx, n: Node):
 def op_cat(ctx, n: Node):
     """A cat whose operands are all int16 on one grid (a circular pad's
     pieces: slices of one value) copies them; any other stays int8."""
-    xs = [_moved16(ctx, n, i) for i in n.inputs]
-    if any(x is None for x in xs) or len({float(x.scale) for x in xs}) != 1:
+    if not _read_in_int16(ctx, n.name):
+        return None
+    if not all(_has16(ctx, i) for i in n.inputs):
+        return None
+    xs = [ctx.q16(i) for i in n.inputs]
+    if len({float(x.scale) for x in xs}) != 1:
         return None
     return cat_acts(ctx, n, xs)
 
