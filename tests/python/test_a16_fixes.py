@@ -199,6 +199,7 @@ def test_seq_first_lstm_gets_the_batch_first_int16_accuracy(batch, tmp_path):
         ys = host(res16, [xs.numpy()], tmp_path)[0]
         yb = host(res16_bf, [xb.numpy()], tmp_path)[0]
         assert np.array_equal(ys, yb.transpose(1, 0, 2))
+        assert ys.tobytes() == np.asarray(run_program(parse_program(res16.data), [xs.numpy()])[0]).tobytes()
     e8 = steps(first, res8, calib_sf, tmp_path)[0]
     e16 = steps(first, res16, calib_sf, tmp_path)[0]
     e16_bf = steps(bf, res16_bf, calib_bf, tmp_path)[0]
@@ -262,6 +263,9 @@ def test_padding_modes_keep_int16(mode, pad_call, tmp_path):
     assert "cortex_m::quantize_per_tensor" not in calls and "cortex_m::dequantize_per_tensor" not in calls
     if pad_call:
         assert pad_call in calls
+    x = calib[0][0].numpy()     # the int16 moves in C give the reference interpreter's bytes
+    assert host(res16, [x], tmp_path)[0].tobytes() == \
+        np.asarray(run_program(parse_program(res16.data), [x])[0]).tobytes()
     e16 = steps(model, res16, calib, tmp_path)[0]
     print(f"{mode}: int8 {e8:.2f} a16 {e16:.2f}")
     assert e16 <= 0.6 * e8 and e16 <= 0.9
