@@ -141,7 +141,8 @@ class LoweringContext:
         (two portable steps, exact to within half an int16 step)."""
         if name in self.env16:
             return self.env16[name]
-        a = self.get(name)
+        # an fp32 value an int8 reader made an int8 copy of: its own value (not the int8 copy's rounding)
+        a = self.env_f.get(name) or self.get(name)
         if a.dtype != ScalarType.SHORT:
             f = a if a.dtype == ScalarType.FLOAT else K.dequantize(self.b, a)
             a = K16.quantize16(self.b, f, self.g.node(name).attrs["scale16"])

@@ -705,6 +705,10 @@ def _quantize_once(prepared: Graph, observer: RangeObserver, w4: bool, int8_laye
 # reshape between two of them stays int16.
 A16_OPS = ("conv2d", "linear", "add", "mul", "avg_pool2d", "adaptive_avg_pool2d", "mean", "max_pool2d",
            "softmax", "clamp", "reshape", "lstm")
+# Data moves that keep an int16 value int16 (lowering_a16: a transpose of a
+# seq-first nn.LSTM's output, a conv's reflect / replicate / circular pad);
+# not layers of their own, so --a16's refusal does not list them.
+A16_MOVES = ("permute", "slice", "pad", "cat")
 
 
 class A16SelectionError(ValueError):
@@ -753,7 +757,7 @@ def mark_a16(g: Graph, observer: RangeObserver, paths: Optional[List[str]] = Non
                                     f"(its layers: {', '.join(layers[:12])}{', ...' if len(layers) > 12 else ''})")
     marked = []
     for n in g.nodes:
-        if n.op in A16_OPS and "scale16" in n.attrs and chosen(n):
+        if n.op in A16_OPS + A16_MOVES and "scale16" in n.attrs and chosen(n):
             n.attrs["a16"] = True
             marked.append(n.name)
     return marked

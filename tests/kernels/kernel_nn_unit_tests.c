@@ -887,6 +887,23 @@ static void test_a16(void)
     ptec_nn_softmax_s16_params sp = {1 << 30, 0, thousand, half_lut};
     CHECK(ptec_nn_softmax_s16(sx, 1, 4, &sp, y) == PTEC_OK);
     CHECK(y[0] == 8000 && y[1] == 8000 && y[2] == 8000 && y[3] == 8000);
+    /* a row of one value: exp 32767 (slope 0), sum 32767 has 17 leading
+     * zeros, ((32767 << 16) + 2^13) >> 14 = 131068; a reciprocal of 16400
+     * gives (32767 * 16400) >> 13 = 65599, (65599 + 1) >> 1 = 32800, which
+     * saturates to 32767 (CMSIS-NN's narrowing would wrap it to -32736);
+     * a reciprocal of -16400 saturates to -32768 */
+    static int16_t top_lut[513], over_half[513], under_half[513];
+    for (int i = 0; i < 513; ++i) {
+        top_lut[i] = INT16_MAX;
+        over_half[i] = 16400;
+        under_half[i] = -16400;
+    }
+    const ptec_nn_softmax_s16_params one_p = {1 << 30, 0, top_lut, over_half};
+    CHECK(ptec_nn_softmax_s16(sx, 4, 1, &one_p, y) == PTEC_OK);
+    CHECK(y[0] == INT16_MAX && y[1] == INT16_MAX && y[2] == INT16_MAX && y[3] == INT16_MAX);
+    const ptec_nn_softmax_s16_params neg_p = {1 << 30, 0, top_lut, under_half};
+    CHECK(ptec_nn_softmax_s16(sx, 1, 1, &neg_p, y) == PTEC_OK);
+    CHECK(y[0] == INT16_MIN);
     /* a table summing to 0 has no normalization: the row is 0 */
     sp.exp_lut = zeros;
     CHECK(ptec_nn_softmax_s16(sx, 1, 4, &sp, y) == PTEC_OK);

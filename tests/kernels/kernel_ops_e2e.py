@@ -754,7 +754,8 @@ def a16_cases():
         for mode in ("same", "broadcast", "swapped"):
             cases.append(add_mul_a16_case(op, mode))
     cases += [pool_a16_case("avg"), pool_a16_case("avg", ceil_mode=True), pool_a16_case("max"),
-              softmax_a16_case((3, 19)), softmax_a16_case((2, 1, 3, 5))]
+              softmax_a16_case((3, 19)), softmax_a16_case((2, 1, 3, 5)),
+              softmax_a16_case((4, 1))]  # rows of one value: 1.0 saturates to 32767
     return cases
 
 

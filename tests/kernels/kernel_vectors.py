@@ -1165,6 +1165,24 @@ def make_softmax_s16(g, w):
     w.case("softmax_s16", [rows, size, m, sh], [x, exp_lut, one_lut], expected)
 
 
+def make_softmax_s16_edges(g, w):
+    """Rows whose maximum dominates, where the last narrowing rounds to
+    32768 and saturates (CMSIS-NN would wrap it to -1.0): rows of one value,
+    rows with every other value at the far end of the int16 range, rows of
+    equal values; at the multipliers the compiler picks."""
+    exp_lut, one_lut = ref.softmax_s16_tables()
+    for size in (1, 2, 3, 17):
+        for fill in ("one", "extreme", "equal"):
+            rows = g.int(1, 4)
+            x = np.full((rows, size), g.int(I16_MIN, I16_MAX), np.int16)
+            if fill == "extreme":
+                x[:, 0] = I16_MAX
+                x[:, 1:] = I16_MIN
+            m, sh = ref.quantize_multiplier(2.0 ** g.rng.uniform(-12, -4) * 65535 / 10.0)
+            expected = ref.softmax_a16(x, -1, m, sh, exp_lut, one_lut)
+            w.case("softmax_s16", [rows, size, m, sh], [x, exp_lut, one_lut], expected)
+
+
 def make_softmax_masked(g, w):
     """ptec's masked softmax: random masks (some rows fully masked, some
     with one position left), mask_rows dividing the rows."""
@@ -1270,6 +1288,7 @@ def generate(cases, seed):
     gi = Gen(seed + 7)  # the in-place convolutions: their own stream, after every earlier case
     for _ in range(min(cases, 100)):
         make_in_place(gi, w)
+    make_softmax_s16_edges(Gen(seed + 8), w)  # the int16 softmax's saturation: its own stream, last
     return w
 
 

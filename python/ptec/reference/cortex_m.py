@@ -726,7 +726,9 @@ def _lut16(lut, v):
 def softmax_a16(x, dim, input_multiplier, input_shift, exp_lut, one_by_one_lut):
     """CMSIS-NN arm_softmax_s16 over the last dim; output scale 1/32768,
     zero point 0. Rows whose table sum is below 2 (hostile tables only)
-    give zeros."""
+    give zeros. Each output saturates to int16 (CMSIS-NN wraps it: a row
+    whose maximum dominates can round to 32768, 1.0, which would wrap to
+    -1.0)."""
     x = np.asarray(x, np.int64)
     if dim not in (-1, x.ndim - 1):
         raise ValueError("softmax runs over the last dim only")
@@ -744,7 +746,7 @@ def softmax_a16(x, dim, input_multiplier, input_shift, exp_lut, one_by_one_lut):
         headroom = 32 - total.bit_length()
         shifted = ((total << (headroom - 1)) + (1 << 13)) >> 14
         reciprocal = _lut16(one_lut, _wrap16(shifted - 98304))
-        out[r] = [_wrap16(((e * reciprocal >> (30 - headroom)) + 1) >> 1) for e in exps]
+        out[r] = [min(max(((e * reciprocal >> (30 - headroom)) + 1) >> 1, -32768), 32767) for e in exps]
     return out.reshape(x.shape)
 
 

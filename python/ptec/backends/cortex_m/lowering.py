@@ -509,21 +509,28 @@ def op_permute(ctx, n: Node):
 
 
 def _permute(ctx, n: Node, perm: List[int]) -> Act:
-    x = ctx.q(n.inputs[0])
+    return permute_act(ctx.b, ctx.q(n.inputs[0]), perm, K.transpose)
+
+
+def permute_act(b, x: Act, perm: List[int], move) -> Act:
+    """x permuted: a view when only size-1 dims move, else move(b, x, perm)
+    on the contiguous (for 4-D, the physical NHWC) tensor, which gives a
+    contiguous result (cortex_m::transpose for int8; the int16 lowering
+    passes aten::permute_copy)."""
     out_sizes = [x.sizes[p] for p in perm]
     if len(x.sizes) == 4:
         # Permute the physical NHWC bytes: output physical dim i holds
         # logical dim CL[i] of the output, i.e. input logical perm[CL[i]].
         phys_in = [x.sizes[d] for d in CHANNELS_LAST]
         pp = [CHANNELS_LAST.index(perm[CHANNELS_LAST[i]]) for i in range(4)]
-        xp = raw_view(ctx.b, x, phys_in, [0, 1, 2, 3])
+        xp = raw_view(b, x, phys_in, [0, 1, 2, 3])
         moved = [d for d in pp if phys_in[d] > 1]
-        yp = xp if moved == sorted(moved) else K.transpose(ctx.b, xp, pp)
-        return raw_view(ctx.b, yp, out_sizes, CHANNELS_LAST)
+        yp = xp if moved == sorted(moved) else move(b, xp, pp)
+        return raw_view(b, yp, out_sizes, CHANNELS_LAST)
     moved = [d for d in perm if x.sizes[d] > 1]
     if moved == sorted(moved):           # only size-1 dims move: same bytes
-        return raw_view(ctx.b, x, out_sizes, list(range(len(out_sizes))))
-    return K.transpose(ctx.b, x, perm)
+        return raw_view(b, x, out_sizes, list(range(len(out_sizes))))
+    return move(b, x, perm)
 
 
 def op_channel_shuffle(ctx, n: Node):
@@ -588,13 +595,18 @@ def _edge_pad(ctx, n: Node):
     x = ctx.q(n.inputs[0])
     if (x.scale, x.zp) != tuple(n.qparams):
         return ctx.refuse(n, "the output's int8 grid differs from the input's: the padding copies bytes")
+    return edge_pad_act(ctx, n, x)
+
+
+def edge_pad_act(ctx, n: Node, x: Act) -> Act:
+    """n's reflect / replicate padding of x, any dtype (int8, or int16 for --a16)."""
     r = len(n.shape)
     pads = [int(p) for p in n.attrs["pad"]]
     padded = r - 2 if r == 3 else 2
     pads = pads + [0] * (2 * padded - len(pads))
     kind = "reflection" if n.attrs["mode"] == "reflect" else "replication"
     contiguous = list(range(r))
-    out = new_act(ctx.b, ScalarType.CHAR, n.shape, x.scale, x.zp, dim_order=contiguous)
+    out = new_act(ctx.b, x.dtype, n.shape, x.scale, x.zp, dim_order=contiguous)
     ctx.b.call(f"aten::{kind}_pad{padded}d.out", self=_in_dim_order(ctx, x, contiguous).value, padding=pads,
                out=out.value)
     return _in_dim_order(ctx, out, layout(n.shape))
@@ -666,8 +678,13 @@ def op_slice(ctx, n: Node):
     x = ctx.q(n.inputs[0])
     if (x.scale, x.zp) != tuple(n.qparams):
         return ctx.refuse(n, "the output's int8 grid differs from the input's: the slice copies bytes")
+    return slice_act(ctx, n, x)
+
+
+def slice_act(ctx, n: Node, x: Act) -> Act:
+    """n's slice of x, any dtype (int8, or int16 for --a16)."""
     order = list(range(len(n.shape)))
-    out = new_act(ctx.b, ScalarType.CHAR, n.shape, x.scale, x.zp, dim_order=order)
+    out = new_act(ctx.b, x.dtype, n.shape, x.scale, x.zp, dim_order=order)
     a = n.attrs
     ctx.b.call("aten::slice_copy.Tensor_out", self=_in_dim_order(ctx, x, order).value, dim=int(a["dim"]),
                start=int(a["start"]), end=int(a["end"]), step=1, out=out.value)
@@ -680,16 +697,22 @@ def op_cat(ctx, n: Node):
     first moved onto it by a 256-entry identity LUT."""
     qp = tuple(n.qparams)
     xs = [_requantize(ctx, ctx.q(i), qp[0], qp[1]) for i in n.inputs]
+    return cat_acts(ctx, n, xs)
+
+
+def cat_acts(ctx, n: Node, xs: List[Act]) -> Act:
+    """n's cat of xs, which share a dtype and grid (int8, or int16 for --a16)."""
+    qp = (xs[0].scale, xs[0].zp)
     dim = int(n.attrs["dim"]) % len(n.shape)
     if len(n.shape) == 4 and any(needs_relayout(s) for s in [x.sizes for x in xs] + [n.shape]):
         # upstream's cat copies rows as if contiguous: cat the [N,H,W,C]
         # views of the channels-last bytes on the dim's physical position
-        out = new_act(ctx.b, ScalarType.CHAR, [n.shape[d] for d in CHANNELS_LAST], qp[0], qp[1],
+        out = new_act(ctx.b, xs[0].dtype, [n.shape[d] for d in CHANNELS_LAST], qp[0], qp[1],
                       dim_order=[0, 1, 2, 3])
         ctx.b.call("aten::cat.out", tensors=[as_physical(ctx.b, x).value for x in xs],
                    dim=CHANNELS_LAST.index(dim), out=out.value)
         return from_physical(ctx.b, out)
-    out = new_act(ctx.b, ScalarType.CHAR, n.shape, qp[0], qp[1])
+    out = new_act(ctx.b, xs[0].dtype, n.shape, qp[0], qp[1])
     ctx.b.call("aten::cat.out", tensors=[x.value for x in xs], dim=dim, out=out.value)
     return out
 

@@ -16,10 +16,12 @@ from typing import List, Optional
 import numpy as np
 
 from ... import quant_math as qm
-from ...ir import Node
+from ...ir import Node, permutation
 from ...lowered import Act, new_act, raw_view, view
 from ...pte.program_builder import CHANNELS_LAST
+from ...pte.schema import ScalarType
 from . import kernels_a16 as K16
+from .lowering import cat_acts, edge_pad_act, permute_act, slice_act
 
 
 def _tensors(ctx, n: Node) -> Optional[List[Act]]:
@@ -161,6 +163,87 @@ def op_reshape(ctx, n: Node):
     if not ctx.g.node(src).attrs.get("a16") or src not in ctx.env16:
         return None
     return view(ctx.b, ctx.q16(src), n.attrs["shape"])
+
+
+# Data moves that keep int16 (quantize.A16_MOVES): they copy values, so an
+# int16 value moved stays on its grid, and an int8 one would have to be
+# rounded to int8 first (a seq-first nn.LSTM's output transposed to the
+# program output, a reflect-padded conv's input).
+_MOVES = ("permute", "slice", "pad", "cat")
+
+
+def _read_in_int16(ctx, name: str) -> bool:
+    """name's value is read as int16: a program output (dequantized from
+    int16, unless the program's outputs are int8), an a16 layer's operand,
+    or a data move kept in int16 that leads to either."""
+    if name in ctx.g.outputs and not ctx.int8_io:
+        return True
+    return any(u.attrs.get("a16") and (u.op not in _MOVES or _read_in_int16(ctx, u.name))
+               for u in ctx.g.users(name))
+
+
+def _moved16(ctx, n: Node, name: str) -> Optional[Act]:
+    """The operand `name` of the data move n as int16, or None (the move
+    takes its int8 lowering): int16 when n's value is read as int16 and
+    the operand has an int16 form already (made by an a16 layer or a move,
+    or converted for one) or is fp32 (a program input), which is then
+    quantized straight to int16 rather than through int8."""
+    return _operand16(ctx, name) if _read_in_int16(ctx, n.name) else None
+
+
+def _has16(ctx, name: str) -> bool:
+    """name has an int16 form, or is fp32 and gets one without an int8 rounding."""
+    node = ctx.g.node(name)
+    if node.op == "constant" or "scale16" not in node.attrs:
+        return False
+    made = ctx.made(name)
+    return name in ctx.env16 or name in ctx.env_f or (made is not None and made.dtype == ScalarType.FLOAT)
+
+
+def _operand16(ctx, name: str) -> Optional[Act]:
+    return ctx.q16(name) if _has16(ctx, name) else None
+
+
+def _permute_copy(b, x: Act, perm) -> Act:
+    """aten::permute_copy of a contiguous tensor (any dtype: cortex_m::transpose takes int8 only)."""
+    out = new_act(b, x.dtype, [x.sizes[p] for p in perm], x.scale, x.zp, dim_order=list(range(len(perm))))
+    b.call("aten::permute_copy.out", self=x.value, dims=[int(p) for p in perm], out=out.value)
+    return out
+
+
+def op_permute(ctx, n: Node):
+    x = _moved16(ctx, n, n.inputs[0])
+    if x is None:
+        return None
+    return permute_act(ctx.b, x, permutation(n, len(x.sizes)), _permute_copy)
+
+
+def op_slice(ctx, n: Node):
+    x = _moved16(ctx, n, n.inputs[0])
+    return None if x is None else slice_act(ctx, n, x)
+
+
+def op_pad(ctx, n: Node):
+    """Reflect and replicate padding copy values (aten::reflection_pad /
+    replication_pad take any dtype); a constant pad stays int8
+    (cortex_m::pad takes int8 only)."""
+    if n.attrs.get("mode", "constant") not in ("reflect", "replicate"):
+        return None
+    x = _moved16(ctx, n, n.inputs[0])
+    return None if x is None else edge_pad_act(ctx, n, x)
+
+
+def op_cat(ctx, n: Node):
+    """A cat whose operands are all int16 on one grid (a circular pad's
+    pieces: slices of one value) copies them; any other stays int8."""
+    if not _read_in_int16(ctx, n.name):
+        return None
+    if not all(_has16(ctx, i) for i in n.inputs):
+        return None
+    xs = [ctx.q16(i) for i in n.inputs]
+    if len({float(x.scale) for x in xs}) != 1:
+        return None
+    return cat_acts(ctx, n, xs)
 
 
 def op_lstm(ctx, n: Node):

@@ -9,7 +9,11 @@
  * CMSIS-NN keeps several intermediates in int16 variables (the table
  * slope, the interpolated value, the recentred sum): those narrowings wrap
  * modulo 2^16, which is part of the result (the recentring by -98304 is a
- * -32768 modulo 2^16), so they are written out as explicit wraps here. */
+ * -32768 modulo 2^16), so they are written out as explicit wraps here.
+ * The final narrowing is the exception: ptec saturates it where CMSIS-NN
+ * wraps, because a row whose maximum dominates (a row of one value, or
+ * the others below exp(-10)) can round to 32768, which would wrap to
+ * -32768 = -1.0 where the probability is 1.0. */
 #include "ptec_nn.h"
 #include "ptec_nn_math.h"
 
@@ -74,7 +78,7 @@ ptec_status ptec_nn_softmax_s16(const int16_t *input, int32_t rows, int32_t row_
         const int32_t right_shift = 30 - headroom;
         for (int32_t i = 0; i < row_size; ++i) {
             const int32_t scaled = (y[i] * reciprocal) >> right_shift;
-            y[i] = wrap16((scaled + 1) >> 1);
+            y[i] = (int16_t)ptec_nn_clamp((scaled + 1) >> 1, INT16_MIN, INT16_MAX);
         }
     }
     return PTEC_OK;
