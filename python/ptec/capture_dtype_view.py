@@ -33,7 +33,7 @@ from typing import List, Optional
 import torch
 import torch.fx
 
-from .ir import Node, UnsupportedOperator, float_math_name
+from .ir import Node, UnsupportedOperator, float_math_name, written
 
 FP32_REASON = "a view as another dtype reinterprets the value's float32 bytes (fp32, ptec::view_dtype.out)"
 # the dtypes a view reads or makes, by the graph's name
@@ -137,8 +137,7 @@ def mark_viewed_producers(nodes: List[Node]) -> None:
             continue
         seen.add(n.name)
         if n.op not in _FP32_CHAIN and float_math_name(n) is None:     # exp, log, sin, ...: float32 kernels
-            where = n.attrs.get("source") or n.name
-            raise UnsupportedOperator(f"operator not supported: {where}: a view as another dtype reinterprets "
+            raise UnsupportedOperator(f"operator not supported: {written(n)}: a view as another dtype reinterprets "
                                       f"float32 bits, and this value is computed by {n.op}, which ptec runs on an "
                                       "int8 grid (other bits than torch's); for a conversion of the values, write "
                                       ".to(dtype)")

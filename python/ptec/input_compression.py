@@ -34,72 +34,50 @@ log, log2, log10, log1p, sqrt, rsqrt, reciprocal, or pow with an exponent
 below 1), then on through its single readers among clamp and add / sub /
 mul / div by a constant (the `10 *` of dB).
 
-ptec's runtime has no fp32 log kernel, so the log family is computed from
-torch.frexp's split x = m * 2**e (m in [0.5, 1)): log(x) = e * ln 2 +
-2 * atanh(s), s = (m - 1) / (m + 1) in [-1/3, 0), the atanh series to s**15
-(relative error below 1e-9) with fp32 mul/add/div; aten::frexp.Tensor_out is
-a ptec-only kernel, so such a program runs on ptec's runtime only (the
-compile log's "upstream ExecuTorch needs" line says so). The roots and the
-reciprocal are aten::pow.Tensor_Tensor_out by a constant exponent. As
-a chain that is NaN or infinite on a calibration sample (a log of 0 or of
-a negative) is left as it was (calibration refuses it, or a where drops
-it): the fp32 log here is for positive values (the models this is for add
-an eps or clamp first); a run's value of 0 or below is taken as the
-smallest normal float32 (log -87.3, below any calibrated grid, which an
-int8 reader saturates as torch's -inf), like the int8 table (ir.ELEMENTWISE).
+The compression runs on its own float32 kernel (aten::log.out, log2,
+log10, log1p, sqrt, rsqrt, reciprocal: src/kernels/portable/
+op_float_unary_math.c, upstream ExecuTorch's too; x ** e, e < 1, on
+aten::pow.Tensor_Tensor_out by a constant exponent), the steps around it on
+fp32 ones (fp32_input_chains, shared with periodic_inputs). A chain that
+is NaN or infinite on a calibration sample (a log of 0 or of a negative) is
+left as it was (calibration refuses it, or a where drops it); a run's log
+of 0 is torch's -inf (of a negative NaN), which the output's quantize
+saturates at the grid's lowest value, as the int8 table gives it. A
+runtime whose kernels lack the function's keeps the int8 table, with a
+warning.
 
 --int8-io: the caller hands the input already on its int8 grid, so nothing
 can run before it: the log warns, with the measured steps."""
 from __future__ import annotations
 
-import math
 from typing import Callable, Dict, List, Optional
 
 import numpy as np
 import torch
 
+from .fp32_input_chains import CONST_BINARY, LIMIT, computed, constant_step, lacking, on_int8_grid, run_in_fp32, \
+    steps_lost
 from .ir import Graph, Node, eval_node, origin
-from .quantize import affine_qparams
 
-# steps of the chain output's int8 grid that the input's int8 grid may cost
-# before the chain runs in fp32 (an int8 table on an int8 input is off by
-# about one step by itself)
-LIMIT = 2.0
 # and the input's largest magnitude over its smallest nonzero one at least
-# 10**DECADES: below that every nonzero value is 2.5 or more input steps from
-# 0, and what is lost is the ordinary rounding of a steep function (1 / x on
-# [0.2, 3], 4.5 steps), which stays on its int8 table
+# 10**DECADES (besides more than LIMIT steps lost): below that every nonzero
+# value is 2.5 or more input steps from 0, and what is lost is the ordinary
+# rounding of a steep function (1 / x on [0.2, 3], 4.5 steps), which stays
+# on its int8 table
 DECADES = 2.0
-LOGS = {"log": 1.0, "log2": 1.0 / math.log(2.0), "log10": 1.0 / math.log(10.0), "log1p": 1.0}
-ROOTS = {"sqrt": 0.5, "rsqrt": -0.5, "reciprocal": -1.0}
-CONST_BINARY = ("add", "sub", "mul", "div")
-FREXP = "aten::frexp.Tensor_out"                   # the log family's kernel (ptec only)
-KERNELS = {fn: "aten::pow.Tensor_Tensor_out" for fn in list(ROOTS) + ["pow"]}
+LOGS = ("log", "log2", "log10", "log1p")
+ROOTS = ("sqrt", "rsqrt", "reciprocal")
 REASON = ("this {fn} of a float program input spanning {decades:.1f} decades (calibration) would be {steps:.0f} "
           "output steps off on the input's int8 grid, so it runs in fp32 on the float input and is quantized after it")
 
 
-def _is_const(g: Graph, name: str) -> bool:
-    return g.node(name).op == "constant"
-
-
-def _computed(g: Graph, n: Node) -> List[str]:
-    return [i for i in n.inputs if not _is_const(g, i)]
-
-
 def _lead(g: Graph, n: Node) -> bool:
     """A step the chain may pass through before the compression."""
-    if len(_computed(g, n)) != 1:
-        return False
-    if n.op in ("clamp", "reshape", "permute") or n.op in CONST_BINARY:
-        return True
-    if n.op == "linear":
-        return n.attrs.get("weight") is not None
-    return n.op == "matmul" and len(n.inputs) == 2
+    return constant_step(g, n, also=("clamp",))
 
 
 def _tail(g: Graph, n: Node) -> bool:
-    return (n.op == "clamp" or n.op in CONST_BINARY) and len(_computed(g, n)) == 1
+    return (n.op == "clamp" or n.op in CONST_BINARY) and len(computed(g, n)) == 1
 
 
 def _compression(n: Node) -> Optional[str]:
@@ -121,7 +99,7 @@ def _chain(g: Graph, c: Node):
         if not _lead(g, src) or src.attrs.get("fp32"):
             return None
         lead.append(src)
-        src = g.node(_computed(g, src)[0])
+        src = g.node(computed(g, src)[0])
     return src, lead[::-1], _chain_tail(g, c)
 
 
@@ -141,7 +119,7 @@ def _spectral(g: Graph, n: Node) -> bool:
     (capture_complex: a reflect / replicate pad, the frames' DFT as one
     conv2d by a constant weight, real and imaginary halves sliced, squared
     and added), which the chain may pass through in fp32."""
-    one = len(_computed(g, n)) == 1
+    one = len(computed(g, n)) == 1
     if n.op == "pad":
         return one and n.attrs.get("mode") in ("reflect", "replicate") and len(n.shape) == 3
     if n.op == "conv2d":
@@ -154,8 +132,8 @@ def _spectral(g: Graph, n: Node) -> bool:
     if n.op == "mean":                      # view_as_real(s).pow(2).sum(-1): a mean times the count
         return one and not n.attrs.get("act")
     if n.op == "cat":                       # view_as_real's [..., 2]
-        return len(_computed(g, n)) == len(n.inputs)
-    return n.op == "add" and bool(n.attrs.get("power_spectrum")) and len(_computed(g, n)) == 2
+        return len(computed(g, n)) == len(n.inputs)
+    return n.op == "add" and bool(n.attrs.get("power_spectrum")) and len(computed(g, n)) == 2
 
 
 def _dag(g: Graph, c: Node):
@@ -176,7 +154,7 @@ def _dag(g: Graph, c: Node):
         if n.attrs.get("fp32") or not (_lead(g, n) or _spectral(g, n)):
             return None
         seen.add(name)
-        stack.extend(_computed(g, n))
+        stack.extend(computed(g, n))
     steps = [n for n in g.nodes if n.name in seen]
     if src is None or not any(n.op == "conv2d" for n in steps):           # an STFT's DFT among them
         return None
@@ -186,10 +164,11 @@ def _dag(g: Graph, c: Node):
     return src, steps
 
 
-def _fp32_spectral(n: Node, reason: str) -> None:
-    """A spectral step made an fp32 one: a square as x * x, an identity as a
-    reshape to its own shape (ops with fp32 kernels)."""
-    n.attrs["fp32"] = reason
+def _fp32_form(g: Graph, n: Node) -> None:
+    """A spectral step in a form with an fp32 kernel: a square as x * x, an
+    identity as a reshape to its own shape."""
+    if not _spectral(g, n):
+        return
     if n.op == "elementwise":
         n.op, n.inputs = "mul", [n.inputs[0], n.inputs[0]]
         n.attrs.pop("fn", None)
@@ -218,69 +197,16 @@ def _measure(g: Graph, steps: List[Node], src: Node, samples, position: int):
     xs = [torch.as_tensor(_as_numpy(s[position]), dtype=torch.float32) for s in samples]
     if any(not torch.isfinite(x).all() for x in xs):
         return None
-    scale, zp = affine_qparams(min(float(x.min()) for x in xs), max(float(x.max()) for x in xs))
-    exact, rounded = [], []
+    lo, hi = min(float(x.min()) for x in xs), max(float(x.max()) for x in xs)
     with torch.no_grad():
-        for x in xs:
-            q = torch.clamp(torch.round(x / scale) + zp, -128, 127)
-            exact.append(_as_numpy(_run(g, steps, src.name, x)))
-            rounded.append(_as_numpy(_run(g, steps, src.name, (q - zp) * scale)))
+        exact = [_as_numpy(_run(g, steps, src.name, x)) for x in xs]
+        rounded = [_as_numpy(_run(g, steps, src.name, on_int8_grid(x, lo, hi))) for x in xs]
     if not all(np.isfinite(e).all() for e in exact):
         return None         # a log of 0 or of a negative: NaN / inf, which calibration refuses or a where drops
-    out_step = affine_qparams(min(float(e.min()) for e in exact), max(float(e.max()) for e in exact))[0]
-    err = max(float(np.nan_to_num(np.abs(a - b), nan=0.0, posinf=0.0, neginf=0.0).max())
-              for a, b in zip(exact, rounded))
     mags = np.concatenate([np.abs(x.numpy().ravel()) for x in xs])
     live = mags[mags > 0]
     decades = float(np.log10(live.max() / live.min())) if live.size else 0.0
-    return err / out_step, decades
-
-
-class _Steps:
-    """fp32 nodes replacing compression c: named c__fp32_0, ...; the last takes c's name."""
-
-    def __init__(self, c: Node, reason: str):
-        self.c, self.reason, self.nodes = c, reason, []
-
-    def __call__(self, op, inputs, fp32=True, **attrs) -> str:
-        attrs.setdefault("source", self.c.attrs.get("source", self.c.name))
-        if fp32:
-            attrs["fp32"] = self.reason
-        self.nodes.append(Node(f"{self.c.name}__fp32_{len(self.nodes)}", op, list(inputs), attrs, list(self.c.shape)))
-        return self.nodes[-1].name
-
-    def const(self, v: float) -> str:
-        n = Node(f"{self.c.name}__fp32_{len(self.nodes)}", "constant", [],
-                 {"value": np.asarray(v, np.float32), "source": self.c.attrs.get("source", self.c.name)}, [])
-        self.nodes.append(n)
-        return n.name
-
-
-def _fp32_nodes(c: Node, fn: str, reason: str) -> List[Node]:
-    """c (one computed input x) as fp32 steps (module doc)."""
-    s, x = _Steps(c, reason), c.inputs[0]
-    if fn in ROOTS or fn == "pow":
-        e = ROOTS.get(fn, float(c.attrs.get("exponent", 1.0)))
-        s("binary_math", [x, s.const(e)], fn="pow")
-    else:
-        k = LOGS[fn]
-        if fn == "log1p":
-            x = s("add", [x, s.const(1.0)])
-        # 0 and below as the smallest normal float32: -87.3, where the output grid saturates as for -inf
-        x = s("clamp", [x], lo=float(np.finfo(np.float32).tiny), hi=None)
-        m = s("frexp_mantissa", [x], fp32=False)
-        e = s("index_to_float", [s("frexp_exponent", [x], fp32=False)], fp32=False)
-        t = s("div", [s("sub", [m, s.const(1.0)]), s("add", [m, s.const(1.0)])])
-        z = s("mul", [t, t])
-        p = s.const(1.0 / 15.0)
-        for odd in (13, 11, 9, 7, 5, 3, 1):
-            p = s("add", [s("mul", [p, z]), s.const(1.0 / odd)])
-        s("add", [s("mul", [s("mul", [t, p]), s.const(2.0 * k)]), s("mul", [e, s.const(math.log(2.0) * k)])])
-    out = s.nodes[-1]
-    out.name, out.qparams = c.name, c.qparams
-    if c.attrs.get("act"):
-        out.attrs["act"] = c.attrs["act"]       # an activation prepare fused into c
-    return s.nodes
+    return steps_lost(exact, rounded), decades
 
 
 def compress_inputs_in_fp32(g: Graph, calibration, log: Callable[[str], None] = lambda s: None,
@@ -313,16 +239,9 @@ def compress_inputs_in_fp32(g: Graph, calibration, log: Callable[[str], None] = 
                 f"(calibration) is {steps:.0f} output steps off on the input's int8 grid (compile without --int8-io, "
                 f"or compress the input before it)")
             continue
-        lacking = missing([KERNELS.get(fn, FREXP)])
-        if lacking:
+        lacks = lacking(c, missing)
+        if lacks:
             log(f"warning: {origin(c)}: this {fn} of a float program input spanning {decades:.1f} decades "
-                f"(calibration) is {steps:.0f} output steps off on the input's int8 grid; its fp32 form needs "
-                f"{lacking[0]}, which the runtime's kernels lack")
+                f"(calibration) is {steps:.0f} output steps off on the input's int8 grid{lacks}")
             continue
-        reason = REASON.format(fn=fn, decades=decades, steps=steps)
-        for n in lead + tail:
-            _fp32_spectral(n, reason) if _spectral(g, n) else n.attrs.__setitem__("fp32", reason)
-        at = g.nodes.index(c)
-        g.nodes[at:at + 1] = _fp32_nodes(c, fn, reason)
-        log(f"{origin(c)}: {reason}" + (" (with " + ", ".join(origin(n) for n in lead + tail) + ")"
-                                        if lead or tail else ""))
+        run_in_fp32(g, c, lead + tail, REASON.format(fn=fn, decades=decades, steps=steps), log, _fp32_form)

@@ -2022,7 +2022,7 @@ RUNS["torch.where(torch.stack([x[0, :2] > 0, x[0, 2:] < 0]), x, 0)"] = (
 RUNS["torch.where((x > 0).index_select(2, tensor([7, ..., 0])), x, 0)"] = (
     lambda x: torch.where((x > 0).index_select(2, torch.arange(7, -1, -1)), x, 0.0), S3, R, 1.5, "int8")   # 0.48
 # sin / cos of an angle spanning many periods (x * 300: 286 periods): the chain in fp32 from the input,
-# Taylor series after a remainder by 2 pi (periodic_inputs; test_periodic_inputs.py)
+# then aten::sin.out / cos.out (periodic_inputs; test_periodic_inputs.py)
 RUNS["torch.sin(x * 300) + torch.cos(x * 120)"] = (
     lambda x: torch.sin(x * 300.0) + torch.cos(x * 120.0), S3, R, 1.5, "fp32")   # 0.96 (int8 angle: 189.5)
 RUNS["x.masked_fill((x > 0)[..., [1, 0, 3, 2, 5, 4, 7, 6]], 0)"] = (

@@ -70,6 +70,10 @@ MODELS = {
                                 conv1d(5), mel=True), (1, 8, 10), 2.0),
 }
 
+# the compression's own float32 kernel
+KERNELS = {"log": "aten::log.out", "log2": "aten::log2.out", "log10": "aten::log10.out", "log1p": "aten::log1p.out",
+           "sqrt": "aten::sqrt.out", "pow": "aten::pow.Tensor_Tensor_out"}
+
 
 def _worst(model, res, tests, tmp_path):
     prog = parse_program(res.data)
@@ -77,7 +81,9 @@ def _worst(model, res, tests, tmp_path):
     worst, wants = 0.0, []
     for x in tests:
         got = host_runtime.run(prog, res.data, [x.numpy()], workdir=str(tmp_path))[0]
-        assert got.tobytes() == run_program(prog, [x.numpy()])[0].tobytes()
+        # the reference interpreter's log is numpy's, within 2 ulps of the C library's (test_float_unary_math):
+        # a value on a rounding edge may quantize one step apart
+        assert np.abs(got - run_program(prog, [x.numpy()])[0]).max() <= step * 1.001
         with torch.no_grad():
             want = model(x).numpy()
         # a conv's output past its calibrated range saturates there (int8 by design)
@@ -98,6 +104,8 @@ def test_a_compressed_power_input_runs_in_fp32_within_its_bound(name, tmp_path):
     notes = [s for s in lines if "runs in fp32 on the float input" in s]
     assert len(notes) == 1, lines
     assert "decades (calibration)" in notes[0] and "output steps off" in notes[0]
+    fn = notes[0].split(": this ")[1].split()[0]
+    assert KERNELS[fn] in res.lowered.operators, res.lowered.operators
     worst, spread = _worst(model, res, powers(10, 2, shape), tmp_path)
     print(f"{name}: worst {worst:.2f} output steps over outputs spanning {spread:.0f}; {notes[0]}")
     assert spread >= 64
@@ -127,7 +135,7 @@ def test_an_input_a_linear_grid_holds_keeps_the_int8_table(tmp_path):
     res = compile_model(model, [calibration[0][0]], calibration, log=lines.append)
     assert not res.lowered.fallbacks
     assert not [s for s in lines if "float input" in s]
-    assert "frexp_mantissa" not in [n.op for n in res.graph.nodes]
+    assert not [n for n in res.graph.nodes if n.attrs.get("fp32")]
 
 
 def test_a_steep_function_of_a_narrow_input_keeps_the_int8_table():
@@ -167,32 +175,34 @@ def test_the_compression_not_reading_an_input_is_untouched():
     lines = []
     res = compile_model(M().eval(), [calibration[0][0]], calibration, log=lines.append)
     assert not [s for s in lines if "float input" in s]
-    assert "frexp_mantissa" not in [n.op for n in res.graph.nodes]
+    assert not [n for n in res.graph.nodes if n.attrs.get("fp32")]
 
 
-def test_a_zero_power_saturates_like_minus_infinity():
-    """A run's exact 0 (torch: -inf) gives log(float32 tiny) = -87.3, at or
-    below the output grid's lowest value (which an int8 reader saturates to),
-    as the int8 table would give it."""
+def test_a_zero_power_is_torchs_minus_infinity():
+    """A run's exact 0: aten::log.out's -inf, torch's value (the log is the
+    program's float output; read by an int8 layer, the quantize saturates it
+    at the grid's lowest value, as the int8 table gives it). Before, the
+    atanh series on the smallest normal float32 gave -87.3."""
     model = Fn(lambda m, p: torch.log(p)).eval()
     calibration = [(x + 1e-9,) for x in powers(20, 1)]
     res = compile_model(model, [calibration[0][0]], calibration)
-    assert "frexp_mantissa" in [n.op for n in res.graph.nodes]
+    assert "aten::log.out" in res.lowered.operators
     x = calibration[0][0].clone()
     x[0, 0, :2] = 0.0
     got = host_runtime.run(parse_program(res.data), res.data, [x.numpy()])[0]
-    step, zp = res.graph.node(res.graph.outputs[0]).qparams
-    assert np.all(got[0, 0, :2] <= (-128 - zp) * step + step), got[0, 0, :2]
+    assert np.array_equal(got[0, 0, :2], torch.log(x[0, 0, :2]).numpy()), got[0, 0, :2]
+    assert np.isfinite(got[0, 0, 2:]).all()
 
 
-def test_a_runtime_without_frexp_keeps_the_int8_table_and_warns():
-    """available_kernels without aten::frexp.Tensor_out (a runtime built
-    with fewer kernels): the log stays on its int8 table, with a warning."""
+def test_a_runtime_without_the_log_kernel_keeps_the_int8_table_and_warns():
+    """available_kernels without aten::log.out (a runtime built with fewer
+    kernels): the log stays on its int8 table, with a warning."""
     from ptec.compiler import runtime_kernels
     model = MODELS["log_conv1d"][0]().eval()
     calibration = [(x,) for x in powers(20, 1)]
-    kernels = [k for k in runtime_kernels() if k != "aten::frexp.Tensor_out"]
+    kernels = [k for k in runtime_kernels() if k != "aten::log.out"]
     lines = []
     res = compile_model(model, [calibration[0][0]], calibration, available_kernels=kernels, log=lines.append)
-    assert [s for s in lines if s.startswith("warning:") and "aten::frexp.Tensor_out" in s], lines
-    assert "frexp_mantissa" not in [n.op for n in res.graph.nodes]
+    assert [s for s in lines if s.startswith("warning:") and "aten::log.out" in s], lines
+    assert not [n for n in res.graph.nodes if n.attrs.get("fp32")]
+    assert "aten::log.out" not in res.lowered.operators

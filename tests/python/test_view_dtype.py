@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import torch
 
-from model_checks import Call
+from model_checks import Call, cli_refusal
 from ptec import host_runtime
 from ptec.capture import CaptureError
 from ptec.compiler import compile_model
@@ -175,6 +175,23 @@ def test_computed_off_fp32_is_refused_in_one_line(fn):
         compile_model(Call(fn).eval(), [calib((4, 8))], [(calib((4, 8)),)])
     message = str(e.value)
     assert "\n" not in message and "reinterprets float32 bits" in message and ".to(dtype)" in message, message
+
+
+def test_refusal_of_an_operator_producer_names_the_users_expression(tmp_path):
+    """The producer an int8 grid makes is named as the user wrote it (the
+    operator and the model's line), not fx's name matmul (operator.matmul)."""
+    line = cli_refusal(tmp_path, """
+import torch, torch.nn as nn
+class M(nn.Module):
+    def forward(s, x):
+        y = x @ x.t()
+        return y.view(torch.int32)
+def model():
+    return M().eval(), (torch.randn(4, 8),)
+""")
+    assert "operator not supported: the operator @ at models.py:5 (`y = x @ x.t()`): a view as another dtype" \
+        in line, line
+    assert "matmul (operator.matmul)" not in line, line
 
 
 @pytest.mark.parametrize("fn, words", [
