@@ -15,12 +15,19 @@ list(FILTER ptec_board_kernels EXCLUDE REGEX ", ptec only \\*/")
 # TCM, and an int8 model rarely calls them; a program that does lists them (`compile
 # --kernel-list`, which links exactly what it calls). The float grid sampler (a spatial
 # transformer's, rare on a microcontroller) leaves for the same reason: the code TCM holds
-# about 1.3 KiB more than this list needs (1,346 bytes free, measured with _to_dim_order_copy's float16 /
-# bfloat16 inputs in: the sections in CODE_TCM of build/imx93-m33/firmware/remote/ptec_remote.elf).
+# about 1.2 KiB more than this list needs (1,266 bytes free, measured with the 16-bit softmax's
+# saturation and _to_dim_order_copy's float16 / bfloat16 inputs in: the sections in CODE_TCM of
+# build/imx93-m33/firmware/remote/ptec_remote.elf).
 # The overloads end in "," in all_kernels.def, not ".": the
 # pattern once missed sum.IntList_out, and with it all of op_int_reduce.c stayed linked.
 list(FILTER ptec_board_kernels EXCLUDE REGEX
      "aten::(bitwise_[a-z_]+|floor_divide|sum[.]IntList_out|amax|amin|cumsum|prod|grid_sampler_2d)[.,]")
+# Nor the float32 math functions (op_float_unary_math.c: exp ... sign) and the float / integer
+# element-wise minimum and maximum (op_minimum_maximum.c): ptec runs them only in fp32 regions,
+# which an int8 model on this core rarely has, and together they are about 12 KiB, past the
+# code TCM; a program that calls them lists them.
+list(FILTER ptec_board_kernels EXCLUDE REGEX
+     "aten::(exp|expm1|log|log1p|log2|log10|sqrt|rsqrt|sin|cos|tan|asin|acos|atan|sinh|cosh|asinh|acosh|atanh|erf|abs|neg|floor|ceil|round|trunc|reciprocal|sign|minimum|maximum)[.,]")
 string(JOIN "\n" ptec_board_kernels ${ptec_board_kernels})
 file(WRITE ${CMAKE_BINARY_DIR}/board_kernels.def
      "/* boards/imx93_common/kernels.cmake: all_kernels.def without its ptec-only operators */\n${ptec_board_kernels}\n")

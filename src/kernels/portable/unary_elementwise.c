@@ -81,53 +81,8 @@ ptec_status ptec_unary_set_bounds(ptec_op *op, int lo_arg, const double *lo, int
     return PTEC_OK;
 }
 
-/* The float32 math kinds. libm's single-precision functions give torch's
- * special values (NaN in, NaN out; out of the domain, NaN; a pole, a signed
- * infinity); the exceptions are spelled out. */
-static float math_float(uint8_t kind, float x)
-{
-    switch (kind) {
-    case UNARY_EXP: return expf(x);
-    case UNARY_EXPM1: return expm1f(x);
-    case UNARY_LOG: return logf(x);
-    case UNARY_LOG1P: return log1pf(x);
-    case UNARY_LOG2: return log2f(x);
-    case UNARY_LOG10: return log10f(x);
-    case UNARY_SQRT: return sqrtf(x);
-    case UNARY_RSQRT: return 1.0f / sqrtf(x);          /* torch's: -0 gives -inf, +inf gives 0 */
-    case UNARY_SIN: return sinf(x);
-    case UNARY_COS: return cosf(x);
-    case UNARY_TAN: return tanf(x);
-    case UNARY_ASIN: return asinf(x);
-    case UNARY_ACOS: return acosf(x);
-    case UNARY_ATAN: return atanf(x);
-    case UNARY_SINH: return sinhf(x);
-    case UNARY_COSH: return coshf(x);
-    case UNARY_ASINH: return asinhf(x);
-    case UNARY_ACOSH: return acoshf(x);
-    case UNARY_ATANH: return atanhf(x);
-    case UNARY_ERF: return erff(x);
-    case UNARY_ABS: return fabsf(x);
-    case UNARY_NEG: return -x;
-    case UNARY_FLOOR: return floorf(x);
-    case UNARY_CEIL: return ceilf(x);
-    case UNARY_ROUND: return nearbyintf(x);            /* half to even in the default rounding mode, as torch */
-    case UNARY_TRUNC: return truncf(x);
-    case UNARY_RECIPROCAL: return 1.0f / x;
-    default:
-        /* torch 1.13's sign: (0 < x) - (x < 0), so NaN and -0 give +0 */
-        return (float)((0.0f < x) - (x < 0.0f));
-    }
-}
-
 static float apply_float(const unary_state *s, float x)
 {
-    if (s->kind >= UNARY_EXP) {
-        /* one NaN for every NaN: the CPUs' and libms' NaN signs differ, and
-         * the host, the boards and the reference write the same bytes */
-        float y = math_float(s->kind, x);
-        return y != y ? NAN : y;
-    }
     switch (s->kind) {
     case UNARY_SIGMOID:
         return 1.0f / (1.0f + expf(-x));
@@ -213,6 +168,38 @@ ptec_status ptec_unary_run(ptec_op *op)
     size_t off_in = 0, off_out = 0;
     for (uint32_t n = 0; n < s->numel; ++n) {
         apply_one(s, in + off_in * es, out + off_out * es);
+        ptec_walk_step(s->rank, t_out->sizes, index, stride_in, &off_in, stride_out, &off_out);
+    }
+    return PTEC_OK;
+}
+
+/* fn(x), every NaN the quiet NaN 0x7FC00000: the CPUs' and libms' NaN signs
+ * differ, and the host, the boards and the reference write the same bytes. */
+static float math_value(ptec_float_fn fn, float x)
+{
+    float y = fn(x);
+    return y != y ? NAN : y;
+}
+
+ptec_status ptec_unary_run_float(ptec_op *op, ptec_float_fn fn)
+{
+    const unary_state *s = op->state;
+    const ptec_tensor *t_in = ptec_op_tensor(op, 0);
+    const ptec_tensor *t_out = ptec_op_tensor(op, op->argc - 2u);
+    const float *x = (const float *)(const void *)t_in->data;
+    float *y = (float *)(void *)t_out->data;
+    if (s->flat) {
+        for (uint32_t i = 0; i < s->numel; ++i) {
+            y[i] = math_value(fn, x[i]);
+        }
+        return PTEC_OK;
+    }
+    int32_t stride_in[PTEC_MAX_RANK], stride_out[PTEC_MAX_RANK], index[PTEC_MAX_RANK] = {0};
+    ptec_physical_strides(t_in, stride_in);
+    ptec_physical_strides(t_out, stride_out);
+    size_t off_in = 0, off_out = 0;
+    for (uint32_t n = 0; n < s->numel; ++n) {
+        y[off_out] = math_value(fn, x[off_in]);
         ptec_walk_step(s->rank, t_out->sizes, index, stride_in, &off_in, stride_out, &off_out);
     }
     return PTEC_OK;

@@ -9,11 +9,7 @@
 
 typedef enum unary_kind {
     UNARY_CLAMP, UNARY_SIGMOID, UNARY_TANH,
-    /* float32 math (op_float_unary_math.c): each NaN result is the one quiet NaN 0x7FC00000 */
-    UNARY_EXP, UNARY_EXPM1, UNARY_LOG, UNARY_LOG1P, UNARY_LOG2, UNARY_LOG10, UNARY_SQRT, UNARY_RSQRT,
-    UNARY_SIN, UNARY_COS, UNARY_TAN, UNARY_ASIN, UNARY_ACOS, UNARY_ATAN, UNARY_SINH, UNARY_COSH,
-    UNARY_ASINH, UNARY_ACOSH, UNARY_ATANH, UNARY_ERF, UNARY_ABS, UNARY_NEG, UNARY_FLOOR, UNARY_CEIL,
-    UNARY_ROUND, UNARY_TRUNC, UNARY_RECIPROCAL, UNARY_SIGN
+    UNARY_MATH    /* float32 math (op_float_unary_math.c): run by ptec_unary_run_float with its own function */
 } unary_kind;
 
 typedef struct unary_state {
@@ -33,5 +29,13 @@ ptec_status ptec_unary_prepare(ptec_op *op, unary_kind kind, size_t argc);
 /* lo/hi NULL for an open end. Fails for a non-integral bound on an integer tensor. */
 ptec_status ptec_unary_set_bounds(ptec_op *op, int lo_arg, const double *lo, int hi_arg, const double *hi);
 ptec_status ptec_unary_run(ptec_op *op);
+
+/* A float32 function of one value. */
+typedef float (*ptec_float_fn)(float);
+/* run() of a float32 math kernel (prepared as UNARY_MATH): out = fn(self)
+ * element by element in each tensor's layout, every NaN result the one
+ * quiet NaN 0x7FC00000. Each kernel passes its own function, so a build
+ * links the libm functions of the kernels it keeps, not all of them. */
+ptec_status ptec_unary_run_float(ptec_op *op, ptec_float_fn fn);
 
 #endif
