@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """`make mutate`: plant each plausible bug of tests/mutants/mutants.json in a
 temporary copy of the repository, build what it needs, run the test subset
-that must catch it, and report killed/total.
+that must catch it, and report killed/total. Each test subset is first run on
+the unmutated copy and must pass there, so a test that fails anyway (a missing
+build, a broken test) kills nothing.
 
 A mutant is an exact snippet of a tracked file and its replacement. The
 check fails (exit 1) if any mutant survives, if a snippet is no longer found
@@ -145,13 +147,29 @@ def main(argv=None) -> int:
     builds = Builds(repo, log)
     env = dict(os.environ, PYTHONPATH=os.path.join(repo, "python"), PTEC_STRICT="1",
                PTEC_SHARED=os.path.join(tmp, "shared"))
-    # unmutated builds first, so each mutant rebuilds only what it touches
-    for preset in sorted({m["build"] for m in mutants if m["build"]}):
+    # unmutated builds first, so each mutant rebuilds only what it touches; the
+    # Python tests run programs on the host runtime, so any pytest mutant needs it
+    presets = {m["build"] for m in mutants if m["build"]}
+    if any(m["test"][0] == "pytest" for m in mutants):
+        presets.add("host")
+    for preset in sorted(presets):
         if not builds.build(preset):
             print(f"mutate: the unmutated tree does not build ({preset}); see {log}")
             return 1
+    # Each test subset must pass on the unmutated tree: a test that fails
+    # anyway (a missing build, a broken test) would "kill" every mutant.
+    baseline = {}
+    for test in sorted({tuple(m["test"]) for m in mutants}):
+        baseline[test] = run(test_command(list(test), repo), repo, log, env)
+        if baseline[test] != 0:
+            print(f"mutate: {' '.join(test)} fails on the unmutated tree (exit {baseline[test]}); see {log}",
+                  flush=True)
     killed, failures = 0, []
     for m in mutants:
+        if baseline[tuple(m["test"])] != 0:
+            print(f"{'TEST FAILS':<15} {m['id']:<42} by {' '.join(m['test'])} (unmutated)", flush=True)
+            failures.append(m["id"])
+            continue
         path = os.path.join(repo, m["file"])
         with open(path) as f:
             original = f.read()
