@@ -74,7 +74,8 @@ def sums_as_linear(g: Graph) -> None:
         if not folded:
             if [shape[d] for d in rest + dims] != [k, n]:
                 cur = step("reshape", [cur], [k, n], shape=[k, n])
-            cur = step("linear", [cur], [k, 1], weight=np.full((1, n), c / n, np.float32), bias=None)
+            cur = step("linear", [cur], [k, 1], weight=np.full((1, n), c / n, np.float32), bias=None,
+                       exact_sum=True)
             step("reshape", [cur], list(mul.shape), shape=list(mul.shape))
         steps[-1].name, steps[-1].written = mul.name, mul.written
         at = g.nodes.index(mul)
