@@ -1,21 +1,26 @@
 """Sums as one exact accumulation (a prepare pass).
 
 Capture writes a sum over dims (`x.sum(d)`, `torch.sum(x, dims, keepdim)`,
-`x.sum()`, einsum's summed letters, nansum, norms) as the int8 mean over
+`x.sum()`, einsum's summed letters, nansum, norms, trace) as the mean over
 those dims times the count, and a user may write `x.mean(d) * c` himself.
 In int8 that mean is rounded onto the INPUT's grid first, and the product
-then multiplies its rounding error by the count: 0.5 input steps times n,
-about 0.5 sqrt(n) output steps for values of random sign (measured 30
-output steps for a sum of 1024 linear outputs, 71 for 4096).
+then multiplies its rounding error by the count: 0.5 input steps times n
+(measured 30.7 output steps for the sum of 1024 linear outputs, 80.9 for
+4096).
 
 Here every `mean` whose one reader is a `mul` by a single constant c
-becomes a fully-connected layer by a row of c over the reduced values
-(the dims moved last and flattened: x viewed as [K, n]). Its int8 weight
-is c's own code (127 at scale |c| / 127: exact), the kernel accumulates
-the n codes in int32 and requantizes once onto the output's grid, so the
-error is one output rounding plus the input's own (measured within 1.5
-output steps for n up to 4096). The mean alone is left as it is: it is
-already one rounding onto a grid of its own size (at most 0.5 steps)."""
+becomes a fully-connected layer by a row of c / n over the n values
+reduced (the dims moved last and flattened: x viewed as [K, n]). Its int8
+weight is one code (127 at scale |c / n| / 127: exact), the kernel sums
+the n codes in int32 and requantizes once onto the output's grid: within
+half an output step of the exact sum of the values the program holds.
+Against torch float the input's own rounding adds up too (about
+sqrt(n / 12) input steps, std, for values of random sign); for the sum of
+a linear layer's outputs, read by nothing else, the layer itself is
+folded in (one linear by its summed rows), which leaves that rounding
+out. A sum of fp32 values stays fp32 (the partitioner keeps the linear
+marked exact_sum on the fp32 backend after an fp32 producer). A mean
+alone is left as it is: one rounding onto a grid of its own size."""
 from __future__ import annotations
 
 import numpy as np
@@ -40,7 +45,7 @@ def _scalar_constant(g: Graph, name: str):
 def sums_as_linear(g: Graph) -> None:
     """Each mean(x, dims) * c (one reader, a scalar constant c) becomes
     permute (when the dims are not last) -> reshape [K, n] -> linear by
-    full((1, n), c) -> reshape to the product's shape, in place."""
+    full((1, n), c / n) -> reshape to the product's shape, in place."""
     for mean in list(g.nodes):
         # (another mark than the call's source: fp32, a dtype, a16 ... keeps its own path)
         if mean.op != "mean" or set(mean.attrs) - {"dim", "keepdim", "source"} or mean.name in g.outputs:
@@ -92,7 +97,8 @@ def _sum_of_linear(g: Graph, src: Node, mean: Node, dims, w: float, step, mul: N
     sum alone, is one linear: sum_j (W_j x + b_j) = (sum_j W_j) x + sum_j b_j
     (the rows of W summed in float64, times w = c / n). That leaves out the
     rounding of every output onto the layer's grid, which the sum would
-    add up (measured 1.9 output steps for 64 to 4096 outputs; folded 0.5)."""
+    add up (measured 1.9 to 2.3 output steps for 64 to 4096 outputs; folded
+    0.9 to 1.2, the input's own rounding)."""
     if (src.op != "linear" or set(src.attrs) - {"weight", "bias", "source"} or src.name in g.outputs
             or dims != [len(src.shape) - 1] or [u.name for u in g.users(src.name)] != [mean.name]
             or np.asarray(src.attrs["weight"]).ndim != 2):
