@@ -9,6 +9,7 @@ then multiplies its rounding error by the count: 0.5 input steps times n
 4096).
 
 Here every `mean` whose one reader is a `mul` by a single constant c
+(or a `div` by 1 / c)
 becomes a fully-connected layer by a row of c / n over the n values
 reduced (the dims moved last and flattened: x viewed as [K, n]). Its int8
 weight is one code (127 at scale |c / n| / 127: exact), the kernel sums
@@ -51,11 +52,15 @@ def sums_as_linear(g: Graph) -> None:
         if mean.op != "mean" or set(mean.attrs) - {"dim", "keepdim", "source"} or mean.name in g.outputs:
             continue
         users = g.users(mean.name)
-        if len(users) != 1 or users[0].op != "mul" or set(users[0].attrs) - {"source"} or len(users[0].inputs) != 2:
+        if len(users) != 1 or users[0].op not in ("mul", "div") or set(users[0].attrs) - {"source"} \
+                or len(users[0].inputs) != 2 or (users[0].op == "div" and users[0].inputs[0] != mean.name):
             continue
         mul = users[0]
         other = [i for i in mul.inputs if i != mean.name]
         c = _scalar_constant(g, other[0]) if len(other) == 1 else None
+        if c is not None and mul.op == "div":
+            c = 1.0 / c                     # x.mean(d) / d': the mean times 1 / d'
+            c = c if np.isfinite(c) else None
         src = g.node(mean.inputs[0])
         shape = list(src.shape or [])
         dims = sorted({int(d) % len(shape) for d in mean.attrs.get("dim") or []}) if shape else []

@@ -115,6 +115,8 @@ SUMS_OF_THE_INPUT = {
     "x.sum()": ((16, 64), lambda x: x.sum()),
     "x.mean(-1) * 1024": ((4, 1024), lambda x: x.mean(-1) * 1024),
     "x.mean(-1) * -3": ((4, 1024), lambda x: x.mean(-1) * -3.0),
+    "x.mean(-1) / 0.002": ((4, 1024), lambda x: x.mean(-1) / 0.002),
+    "1024 * x.mean((1, 2))": ((4, 32, 32), lambda x: 1024 * x.mean((1, 2))),
     "einsum('bij->b')": ((4, 32, 32), lambda x: torch.einsum("bij->b", x)),
     "einsum('bij->bj')": ((4, 256, 4), lambda x: torch.einsum("bij->bj", x)),
 }
