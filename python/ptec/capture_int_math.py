@@ -64,7 +64,7 @@ import numpy as np
 import torch
 
 from .capture_indices import int_dtype
-from .capture_int_casts import eval_cast, int_cast_nodes, torch_dtype
+from .capture_int_casts import int_cast_nodes, torch_dtype
 from .ir import Node
 
 TORCH_DTYPES = {"int64": torch.int64, "int32": torch.int32}
@@ -547,50 +547,62 @@ def int_view_nodes(fn: torch.fx.Node, nodes: List[Node], by_name) -> List[Node]:
 
 def eval_int_math(a: dict, xs: List[torch.Tensor]) -> torch.Tensor:
     """The int_math node in the float graph: torch's integer call on the
-    operands in the node's dtype (int values carried as float32 are whole
-    numbers), the result carried as float32 as every index value."""
+    operands in the node's dtype, an integer result carried as int64
+    (exact: a float32 carrier rounded products past 2^24, so calibration
+    saw `(ids * 1000003) % 64` as 16, 40, 8, 48 ... where torch gives 14,
+    17, 20, 23 ...); a float or bool result as float32, as before."""
+    return _carried(_eval_int_math(a, xs))
+
+
+def _carried(y: torch.Tensor) -> torch.Tensor:
+    if y.dtype.is_floating_point or y.dtype == torch.bool:
+        return y.float()
+    return y.to(torch.int64)
+
+
+def _eval_int_math(a: dict, xs: List[torch.Tensor]) -> torch.Tensor:
     kind = a["kind"]
-    if kind == "cast":
-        return eval_cast(a["dtype"], xs[0])
+    if kind == "cast":         # eval_cast without its float32 carrier
+        return xs[0].to(torch.int64).to(torch_dtype(a["dtype"]))
     dt = TORCH_DTYPES[a["dtype"]]
     if kind in ("cat", "stack"):
-        return getattr(torch, kind)([x.to(dt) for x in xs], a["dim"]).float()
+        return getattr(torch, kind)([x.to(dt) for x in xs], a["dim"])
     if kind == "clamp":
-        return torch.clamp(xs[0].to(dt), a["lo"], a["hi"]).float()
+        return torch.clamp(xs[0].to(dt), a["lo"], a["hi"])
     if kind == "view":
         return xs[0].reshape(a["shape"])
     if kind in ("abs", "sign"):
-        return getattr(torch, kind)(xs[0].to(dt)).float()
+        return getattr(torch, kind)(xs[0].to(dt))
     if kind == "slice":
         return xs[0].narrow(a["dim"], a["start"], a["end"] - a["start"])
     if kind == "permute":
         return xs[0].permute(*a["dims"])
     if kind == "take":
-        return torch.nn.functional.embedding(xs[0].long(), xs[1].to(dt)).float()
+        return torch.nn.functional.embedding(xs[0].long(), xs[1].to(dt))
     if kind == "pow":
-        return torch.pow(xs[0].to(dt), a["exponent"]).float()
+        return torch.pow(xs[0].to(dt), a["exponent"])
     if kind in _REDUCE_ARGS:
-        return _eval_reduce(kind, xs[0].to(torch.int64).to(dt), a["dims"], a["keepdim"]).float()
+        return _eval_reduce(kind, xs[0].to(torch.int64).to(dt), a["dims"], a["keepdim"])
     scalars = {int(k): v for k, v in a["scalars"].items()}
     if kind == "where":
         rest = iter(xs[1:])
         p, q = [torch.tensor(scalars[k], dtype=dt) if k in scalars else next(rest).to(dt) for k in range(2)]
-        return torch.where(xs[0].bool(), p, q).float()
+        return torch.where(xs[0].bool(), p, q)
     rest = iter(xs)
     p, q = [torch.tensor(scalars[k], dtype=dt) if k in scalars else next(rest).to(dt) for k in range(2)]
     if kind == "mul":
-        return (p * q).float()
+        return (p * q)
     if kind in _TORCH_FNS:
-        return _TORCH_FNS[kind](p, q).float()
+        return _TORCH_FNS[kind](p, q)
     if kind in ("maximum", "minimum"):
-        return getattr(torch, kind)(p, q).float()
+        return getattr(torch, kind)(p, q)
     if kind in ("gcd", "lcm"):
-        return getattr(torch, kind)(p, q).float()
+        return getattr(torch, kind)(p, q)
     if kind in ("floor_divide", "remainder", "fmod", "trunc_divide"):
         if kind == "trunc_divide":
-            return torch.div(p, q, rounding_mode="trunc").float()
-        return getattr(torch, kind)(p, q).float()
-    return getattr(torch, kind)(p, q, alpha=a["alpha"]).float()
+            return torch.div(p, q, rounding_mode="trunc")
+        return getattr(torch, kind)(p, q)
+    return getattr(torch, kind)(p, q, alpha=a["alpha"])
 
 
 def _eval_reduce(kind: str, x: torch.Tensor, dims, keepdim: bool) -> torch.Tensor:

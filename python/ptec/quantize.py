@@ -28,6 +28,7 @@ import torch
 from . import quant_math as qm
 from .ir import CELL_SUFFIX, permutation, Graph, Node, eval_node, evaluate
 from .capture_buffer_state import STATE, streamed
+from .exact_sums import sums_as_linear
 
 FUSABLE_PRODUCERS = ("conv2d", "conv_transpose2d", "linear", "add", "max_pool2d", "svdf")
 PASS_THROUGH = ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "reshape", "identity", "channel_shuffle", "upsample_nearest", "slice",
@@ -171,6 +172,7 @@ def prepare(graph: Graph) -> Graph:
         if n.op == "identity" and not n.attrs.get("act") and not n.attrs.get("out_dtype"):   # (a float64 output's mark)
             g.replace_uses(n.name, n.inputs[0])
             g.remove(n.name)
+    sums_as_linear(g)             # mean * c as one exact int32 accumulation (ptec.exact_sums)
     _collapse_channel_shuffles(g)
     # batch-norm folding
     for n in list(g.nodes):

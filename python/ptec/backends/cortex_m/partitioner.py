@@ -27,6 +27,9 @@ def _stays_float(n: Node, ctx) -> bool:
         # with a number operand these are cheap element-wise ops too
         tensors = [i for i in n.inputs if ctx.number(i) is None]
         return len(tensors) == 1 and ctx.on_float_backend(tensors[0])
+    if n.op == "linear" and n.attrs.get("exact_sum"):
+        # a sum (ptec.exact_sums) of fp32 values: the fp32 sum, not a rounding onto an int8 grid
+        return ctx.on_float_backend(n.inputs[0])
     return n.op in FLOAT_FOLLOWERS and all(ctx.on_float_backend(i) for i in n.inputs)
 
 
