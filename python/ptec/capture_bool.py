@@ -52,6 +52,12 @@ _BITWISE = {operator.and_: "and", torch.bitwise_and: "and", "bitwise_and": "and"
             operator.xor: "xor", torch.bitwise_xor: "xor", "bitwise_xor": "xor", "__xor__": "xor",
             operator.invert: "not", torch.bitwise_not: "not", "bitwise_not": "not", "__invert__": "not"}
 
+# the maximum / minimum of two bools is a bool in torch: logical or / and (ptec's min / max kernels compute in
+# numbers, which would give a float32 where torch gives bool)
+_BOOL_EXTREMA = {f: kind for kind, fns in {"or": (torch.maximum, torch.max, torch.fmax, "maximum", "max", "fmax"),
+                                           "and": (torch.minimum, torch.min, torch.fmin, "minimum", "min", "fmin")
+                                           }.items() for f in fns}
+
 _CASTS = {"float": "float32", "int": "int32", "long": "int64"}
 _DTYPES = {torch.float32: "float32", torch.int32: "int32", torch.int64: "int64"}
 
@@ -146,6 +152,8 @@ def _logical_nodes(fn, by_name) -> Optional[List[Node]]:
     kind = _lookup(_LOGICAL, fn.target)
     bitwise = kind is None
     kind = kind or _lookup(_BITWISE, fn.target)
+    if kind is None and len(fn.args) == 2 and all(_dtype(a) == torch.bool for a in fn.args):
+        kind = _lookup(_BOOL_EXTREMA, fn.target)       # torch.maximum(a > 0, b > 0): bools only, as bitwise
     arity = 1 if kind == "not" else 2
     if kind is None or len(fn.args) != arity or fn.kwargs \
             or not all(isinstance(a, torch.fx.Node) and by_name.get(a.name) is not None for a in fn.args):

@@ -62,6 +62,8 @@ def _integer_readers(fn: torch.fx.Node, x) -> bool:
                                               "unique_consecutive") for u in fn.users):
         return False
     if any(u.op != "output" for u in fn.users):
+        from .capture_nms import refuse_readers
+        refuse_readers(fn)                      # torchvision's nms result: named as the user's call
         refuse_call(fn, "a selection of integer values (its length depends on the values) runs as a program "
                     "output only, of int64 / int32 values (a narrow dtype's is cast after it); return it and "
                     "compute on it outside the program, or select a.float()")

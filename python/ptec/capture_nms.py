@@ -27,7 +27,8 @@ order no stable sort gives), so more boxes are refused in one line
 from __future__ import annotations
 
 import operator
-from typing import List, Optional
+import sys
+from typing import Iterable, List, Optional
 
 import torch
 import torch.fx
@@ -41,6 +42,39 @@ BATCHED_LARGE = ("torchvision.ops.batched_nms is not supported on {k} boxes: abo
                  "runs nms per class and orders the kept boxes by an unstable sort of their scores (equal scores "
                  "in an order ptec does not reproduce); keep at most 1000 boxes (topk of the scores), or offset "
                  "each class's boxes and call torchvision.ops.nms")
+
+
+# why a size of an nms result cannot be traced, after "it reads a size of the result of <call>"
+KEPT_COUNT = ("how many boxes it keeps changes from run to run (its indices are a selection, a bound-dynamic "
+              "program output): return the indices and count them outside the program")
+READERS = ("its result (the kept boxes' int64 indices, how many changes from run to run) runs as a program output "
+           "only, here read by {reader}: return the indices and use them outside the program")
+
+
+def nms_call(target) -> Optional[str]:
+    """"torchvision.ops.nms" / "torchvision.ops.batched_nms" when target is
+    that function of the torchvision the model imported, else None (ptec
+    never imports torchvision itself)."""
+    if "torchvision" not in sys.modules:
+        return None
+    from .capture_torchvision import _tv_fn
+    for name in ("nms", "batched_nms"):
+        f = _tv_fn(name)
+        # while fx traces, torchvision.ops holds its wrapper of the function (autowrap), the node the function
+        if f is not None and (target is f or target is getattr(f, "__wrapped__", None)):
+            return f"torchvision.ops.{name}"
+    return None
+
+
+def kept_count_why(nodes: Iterable[torch.fx.Node]) -> Optional[str]:
+    """Why a size read of an nms result cannot be traced, when one of nodes
+    (the reader and its ancestors) is an nms call: naming that call; None
+    otherwise (a size of an x[mask] keeps its own words)."""
+    for n in nodes:
+        call = nms_call(n.target) if n.op == "call_function" else None
+        if call:
+            return f"the result of {n.name} ({call}): " + KEPT_COUNT
+    return None
 
 
 def _pick_max(a, b):
@@ -119,9 +153,28 @@ def nms_rewrite(gm: torch.fx.GraphModule, fn: torch.fx.Node, tv_fn, shape) -> bo
         keep = fp32(g.call_function(nms_keep, (boxes, order, float(t))))
         # the 0/1 compare and the int64 selection run outside fp32 (exact: integers, 0 and 1)
         out = g.call_function(operator.getitem, (order, g.call_function(operator.gt, (keep, 0.5))))
+    # a reader of the selection is refused naming the user's call, not this getitem (refuse_readers)
+    out.meta["ptec_nms"] = f"{fn.name} (torchvision.ops.{'batched_nms' if batched else 'nms'})"
     fn.replace_all_uses_with(out)
     g.erase_node(fn)
     return True
+
+
+def refuse_readers(fn: torch.fx.Node) -> None:
+    """The int64 selection nms_rewrite made, read by a layer (anything but
+    the program's outputs): refused naming the user's nms call and the
+    first reader (capture_masked_select's integer selections are program
+    outputs only)."""
+    if not fn.meta.get("ptec_nms"):
+        return
+    readers = [u for u in fn.users if u.op != "output"]
+    if readers:
+        from .capture import _source, _written            # capture imports this module's importer
+        r = readers[0]
+        reader = _written(r) if r.meta.get("ptec_site") else (
+            _source(r, {}) if r.op != "call_module" else str(r.target))
+        raise UnsupportedOperator(f"operator not supported: {fn.meta['ptec_nms']}: "
+                                  + READERS.format(reader=reader))
 
 
 def nms_nodes(fn: torch.fx.Node) -> Optional[List[Node]]:

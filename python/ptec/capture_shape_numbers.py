@@ -18,11 +18,13 @@ so it is refused naming the call (capture_item keeps `t.item()` a tensor)."""
 from __future__ import annotations
 
 import operator
-from typing import Set
+from typing import List, Set
 
 import torch
 import torch.fx
 from torch.fx.passes.shape_prop import ShapeProp
+
+from .capture_nms import kept_count_why, nms_call
 
 
 class ShapeNumbers(ShapeProp):
@@ -42,8 +44,11 @@ _SHAPE_SPELLING = {"view", "reshape", torch.reshape}
 
 
 def _is_selection(fn: torch.fx.Node) -> bool:
-    """x[mask] with a bool tensor among the indices, or torch.masked_select."""
+    """x[mask] with a bool tensor among the indices, torch.masked_select, or
+    torchvision's nms / batched_nms (the kept boxes: capture_nms)."""
     if fn.op in ("call_function", "call_method") and fn.target in (torch.masked_select, "masked_select"):
+        return True
+    if fn.op == "call_function" and nms_call(fn.target):
         return True
     if fn.op != "call_function" or fn.target is not operator.getitem or len(fn.args) != 2:
         return False
@@ -59,6 +64,16 @@ def _varying(gm: torch.fx.GraphModule) -> Set[str]:
         if _is_selection(fn) or any(a.name in out for a in fn.all_input_nodes):
             out.add(fn.name)
     return out
+
+
+def _ancestors(fn: torch.fx.Node) -> List[torch.fx.Node]:
+    seen, todo = [], [fn]
+    while todo:
+        n = todo.pop()
+        if n not in seen:
+            seen.append(n)
+            todo.extend(n.all_input_nodes)
+    return seen
 
 
 def _number_node(fn: torch.fx.Node) -> bool:
@@ -125,7 +140,11 @@ def fold_shape_numbers(gm: torch.fx.GraphModule, error) -> None:
                         "(torch.sqrt(t) rather than math.sqrt(t), t rather than t.item())")
         if fn.name in varying:
             what = f"{fn.target}" if isinstance(fn.target, str) else getattr(fn.target, "__name__", str(fn.target))
-            raise error(f"operator not supported: {fn.name} ({what}) reads a size of a selection x[mask], which "
+            site = fn.meta.get("ptec_site") or fn.meta.get("ptec_size_site") or ""
+            kept = kept_count_why(_ancestors(fn))
+            if kept:
+                raise error(f"operator not supported: {fn.name} ({what}){site} reads a size of {kept}")
+            raise error(f"operator not supported: {fn.name} ({what}){site} reads a size of a selection x[mask], which "
                         "changes from run to run: use the count mask.sum() (or mask.float().sum()) instead")
         value = fn.meta["number"]
         for u in tensor_users:

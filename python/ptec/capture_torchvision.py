@@ -58,7 +58,9 @@ def torchvision_leaves():
     ops = _tv_ops()
     if ops is None:
         return (), []
-    return tuple(getattr(ops, n) for n in LEAVES if hasattr(ops, n)), [ops]
+    # spelled torchvision.ops.boxes.nms too (the module that defines nms and batched_nms)
+    boxes = [ops.boxes] if hasattr(ops, "boxes") else []
+    return tuple(getattr(ops, n) for n in LEAVES if hasattr(ops, n)), [ops] + boxes
 
 ROI_POOL_FP32 = "roi_pool's (ps_roi_pool's) windows (masks over the map) and their maxima (means), computed in fp32"
 MAX_POOL_MASK = 1 << 22

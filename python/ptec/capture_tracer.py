@@ -59,6 +59,7 @@ import torch
 import torch.fx
 from torch.fx.node import map_arg
 
+from .capture_nms import kept_count_why, nms_call
 from .model_copy import model_copy
 
 _PTEC_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -291,6 +292,8 @@ class KnownValuesTracer(torch.fx.Tracer):
         """A selection-like call of data: x[mask], nonzero, torch.where(c), ..."""
         if _target_in(node.target, _DATA_SHAPED):
             return True
+        if node.op == "call_function" and nms_call(node.target):
+            return True                             # how many boxes torchvision's nms keeps (capture_nms)
         if node.target in (torch.where, "where") and len(node.args) + len(node.kwargs) == 1:
             return True
         if node.target is operator.getitem and len(node.args) == 2:
@@ -317,6 +320,9 @@ class KnownValuesTracer(torch.fx.Tracer):
             # a slice of a tuple value (torch.meshgrid's, a module's): the tuple of those elements
             return tuple(args[0][i] for i in range(len(self._pieces(receiver)))[args[1]])
         proxy = super().create_proxy(kind, target, args, kwargs, *rest, **kw)
+        if isinstance(proxy, torch.fx.Proxy) and kind == "call_method" and target in _SHAPE_METHODS:
+            # a size of a selection's result (k.numel()): its refusal names the user's line (capture_shape_numbers)
+            proxy.node.meta["ptec_size_site"] = _user_site()
         if isinstance(proxy, torch.fx.Proxy) and kind == "call_function" \
                 and getattr(target, "__module__", None) in ("_operator", "operator"):
             # x[i], a + b: fx names them getitem_1, add_2; refusals name the user's line instead (ir.written)
@@ -383,12 +389,14 @@ class KnownValuesTracer(torch.fx.Tracer):
         n = self.length(obj) if getattr(self, "_values", None) is not None else None
         if n is not None:
             return iter([obj[i] for i in range(n)])
+        varying = getattr(self, "_varying", None) and obj.node in self._varying
+        kept = kept_count_why(_ancestors(obj.node)) if varying else None
         raise TracedControlError(
             f"{self.where()}{_user_site()}: iterating over the result of {_callee(obj.node)}"
             " cannot be traced: its length is not known while tracing"
-            + (" (a selection x[mask] changes length from run to run): take a fixed number of elements"
-               if getattr(self, "_varying", None) and obj.node in self._varying
-               else ": index its elements (t[0], t[1], ...) or split it with x.unbind(dim)"))
+            + (f": it is {kept}" if kept else
+               " (a selection x[mask] changes length from run to run): take a fixed number of elements"
+               if varying else ": index its elements (t[0], t[1], ...) or split it with x.unbind(dim)"))
 
     def to_bool(self, obj):
         if getattr(self, "_values", None) is not None and self.fixed(obj.node):
@@ -399,8 +407,9 @@ class KnownValuesTracer(torch.fx.Tracer):
     def control_refusal(self, obj, what: str) -> str:
         site = _user_site()
         if getattr(self, "_values", None) is not None and self._reads_varying_size(obj.node):
-            why = ("reads a size of a selection x[mask], which changes from run to run "
-                   "(use the count mask.sum() as a tensor)")
+            kept = kept_count_why(_ancestors(obj.node))
+            why = "reads a size of " + (kept or "a selection x[mask], which changes from run to run "
+                                        "(use the count mask.sum() as a tensor)")
         elif getattr(self, "_values", None) is not None and self.known(obj.node):
             why = "depends on the input's values, known only when the program runs: " + (
                 CONTROL_FIX if what.startswith("Python control") else NUMBER_FIX)
@@ -471,6 +480,8 @@ def _callee(node: torch.fx.Node) -> str:
         return str(node.target)
     module = getattr(node.target, "__module__", None) or ""
     name = getattr(node.target, "__name__", str(node.target))
+    if node.op == "call_function" and nms_call(node.target):
+        return nms_call(node.target)
     return f"operator.{name}" if module in ("_operator", "operator") else (
         f"torch.{name}" if module.startswith("torch") else name)
 
@@ -482,9 +493,11 @@ class KnownValuesProxy(torch.fx.Proxy):
         tracer = self.tracer
         n = tracer.length(self) if isinstance(tracer, KnownValuesTracer) else None
         if n is None and getattr(tracer, "_varying", None) and self.node in tracer._varying:
+            kept = kept_count_why(_ancestors(self.node))
             raise TracedControlError(
                 f"{tracer.where()}{_user_site()}: len() of the result of {_callee(self.node)} cannot be traced: "
-                "a selection x[mask] changes length from run to run (use the count mask.sum() as a tensor)")
+                + (f"it is {kept}" if kept else
+                   "a selection x[mask] changes length from run to run (use the count mask.sum() as a tensor)"))
         if n is None:
             from .capture_plumbing import TRACED_LEN
             raise RuntimeError(TRACED_LEN)

@@ -12,7 +12,7 @@ checked by the compiler driver.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence, Set
 
 import numpy as np
 
@@ -61,6 +61,7 @@ class LoweringContext:
         self.partition = partition
         self.env: Dict[str, Act] = {}
         self.env_f: Dict[str, Act] = {}     # fp32 values that q() replaced in env by their int8 copy
+        self.q_copied: Set[str] = set()     # the names of those (env_f also keeps narrow casts' fp32 copies)
         # int16 forms (--a16): made by an a16 layer, or converted for one.
         # Kept apart from env, which q() may overwrite with an int8 copy.
         self.env16: Dict[str, Act] = {}
@@ -115,9 +116,23 @@ class LoweringContext:
         qa = K.quantize(self.b, a, s, z)
         if a.dtype == ScalarType.FLOAT and not boolean:
             self.env_f[name] = a            # fp32 readers after this one keep the unrounded value
+            self.q_copied.add(name)
         if not boolean:                      # (a bool keeps its bytes for its bool readers: `(x * m), m.sum()`)
             self.env[name] = qa
         return qa
+
+    def own(self, name: str) -> Act:
+        """The value in the dtype its producer made it: an fp32 value (a
+        float program input, an fp32 layer's) that an int8 reader's q()
+        replaced in env by its int8 copy is its fp32 self. Readers that
+        take an fp32 value as it is and anything else as int8 codes (sort,
+        argsort, topk, argmax, gather, compares, window max) ask this, so
+        what they read does not depend on whether an int8 reader of the
+        same value comes before them in the graph."""
+        a = self.get(name)
+        if a.dtype == ScalarType.CHAR and name in self.q_copied:
+            return self.env_f[name]
+        return a
 
     def refuse_nonfinite(self, n: Node) -> None:
         """A value whose calibration samples held NaN or inf that change the
@@ -141,8 +156,7 @@ class LoweringContext:
         (two portable steps, exact to within half an int16 step)."""
         if name in self.env16:
             return self.env16[name]
-        # an fp32 value an int8 reader made an int8 copy of: its own value (not the int8 copy's rounding)
-        a = self.env_f.get(name) or self.get(name)
+        a = self.own(name)                   # an fp32 value's own, not an int8 reader's copy of it
         if a.dtype != ScalarType.SHORT:
             f = a if a.dtype == ScalarType.FLOAT else K.dequantize(self.b, a)
             a = K16.quantize16(self.b, f, self.g.node(name).attrs["scale16"])

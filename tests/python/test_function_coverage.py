@@ -2058,6 +2058,14 @@ RUNS["F.embedding(torch.arange(n), W)"] = (
 RUNS["torch.is_floating_point(x) in an if"] = (lambda x: x * 2 if torch.is_floating_point(x) else -x, S3, R, 1.0,
                                                "int8")
 
+# review 20 (test_review20_fixes.py): the maximum / minimum of two bools is a bool (logical or / and, as torch's)
+RUNS["torch.maximum(bool, bool), Tensor.min(bool) (logical or / and)"] = (
+    lambda x: torch.maximum(x > 0, x.flip(-1) > 0.5).float() * x + (x < 1).min(x > -1).float(), S3, R, 1.0,
+    "int8")                                                                                    # 0.77
+RUNS["torch.max(bool, bool), torch.fmin(bool, bool)"] = (
+    lambda x: torch.where(torch.max(x > 1, x < -1), x, torch.fmin(x > 0, x.flip(-1) > 0).float()), S3, R, 0.5,
+    "int8")                                                                                    # 0.50
+
 
 try:        # imported before tracing, as a model's module would (capture_torchvision reads sys.modules)
     import torchvision.ops as _TV_OPS

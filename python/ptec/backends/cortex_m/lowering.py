@@ -725,7 +725,7 @@ def op_argmax(ctx, n: Node):
     channels-last input is made contiguous first and a 4-D out is
     contiguous, made channels-last after when its bytes differ."""
     a = n.attrs
-    src = ctx.get(n.inputs[0])
+    src = ctx.own(n.inputs[0])
     x = src if src.dtype == ScalarType.FLOAT else ctx.q(n.inputs[0])
     if needs_relayout(x.sizes):
         x = clone_dim_order(ctx.b, x, [0, 1, 2, 3])
@@ -768,7 +768,7 @@ def _ordered(ctx, n: Node):
         dim, k, pick, rule = _int_ordering(ctx, n)
     key = (n.inputs[0], dim, bool(a["descending"]), k, pick, bool(a.get("keepdim")), rule)
     if key not in ctx.ordered and rule is not None:
-        src = ctx.get(n.inputs[0])
+        src = ctx.own(n.inputs[0])
         x = src if src.dtype == ScalarType.FLOAT else ctx.q(n.inputs[0])
         if dim is None:
             x, dim = raw_view(ctx.b, x, [int(np.prod(x.sizes))], [0]), 0
@@ -786,7 +786,7 @@ def _ordered(ctx, n: Node):
                                  else raw_view(ctx.b, r, r.sizes, layout(r.sizes)) for r in (values, indices))
     if key not in ctx.ordered:
         dim = int(dim)
-        src = ctx.get(n.inputs[0])
+        src = ctx.own(n.inputs[0])
         x = src if src.dtype in (ScalarType.FLOAT, *_INTEGER_SORTS) else ctx.q(n.inputs[0])
         if a.get("dim", 0) is None:          # an integer median of the whole tensor: a 1-D view of its bytes
             x = raw_view(ctx.b, _contiguous_of(ctx, x), [int(np.prod(x.sizes))], [0])
@@ -913,7 +913,7 @@ def _window_pool(ctx, n: Node, indices: bool) -> Act:
     is one of them: exact on the input's grid), or on an fp32 input from
     the fallback as it is. The kernel takes any dim order, so a 4-D value
     stays channels-last, and so is a 4-D out."""
-    src = ctx.get(n.inputs[0])
+    src = ctx.own(n.inputs[0])
     x = src if src.dtype == ScalarType.FLOAT else ctx.q(n.inputs[0])
     if indices:
         out = new_act(ctx.b, ScalarType.LONG, n.shape)
@@ -942,7 +942,7 @@ def op_max_unpool(ctx, n: Node):
     idx = ctx.get(n.inputs[1])
     if idx.dtype != ScalarType.LONG:
         return ctx.refuse(n, "its indices are not a max pool's int64 indices")
-    src = ctx.get(n.inputs[0])
+    src = ctx.own(n.inputs[0])
     x = src if src.dtype == ScalarType.FLOAT else ctx.q(n.inputs[0])
     if x.dtype == ScalarType.CHAR and (x.scale, x.zp) != tuple(n.qparams):
         return ctx.refuse(n, "the output's int8 grid differs from the values': the unpool copies bytes")
@@ -985,7 +985,7 @@ def op_gather(ctx, n: Node):
     kernel checks every index against self. Upstream's kernel indexes as
     contiguous, so a 4-D channels-last tensor is made contiguous first and
     the 4-D out is made channels-last after."""
-    src = ctx.get(n.inputs[0])
+    src = ctx.own(n.inputs[0])
     # int64 positions (capture_selection_mix: a sort's order at a computed row) are copied as they are
     x = src if src.dtype in (ScalarType.FLOAT, ScalarType.LONG) else ctx.q(n.inputs[0])
     if x.dtype == ScalarType.CHAR and (x.scale, x.zp) != tuple(n.qparams):

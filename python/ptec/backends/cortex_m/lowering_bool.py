@@ -181,7 +181,7 @@ def op_compare(ctx, n: Node):
             return _call(ctx, f"aten::{kind}.Scalar_out", dict(self=bool_value(ctx, n.inputs[0]),
                                                               other=float(np.float32(c))), BOOL, n.shape)
         tested = nonfinite_tested(ctx, n)
-        src = tested if tested is not None else ctx.get(n.inputs[0])
+        src = tested if tested is not None else ctx.own(n.inputs[0])
         if src.dtype == ScalarType.FLOAT:
             return _call(ctx, f"aten::{kind}.Scalar_out", dict(self=src, other=c), BOOL, n.shape)
         x = ctx.q(n.inputs[0])
@@ -194,7 +194,7 @@ def op_compare(ctx, n: Node):
     if is_bool_input(ctx, a):
         x, y = bool_value(ctx, a), bool_value(ctx, b)
     else:
-        x, y = (ctx.get(v) for v in (a, b))
+        x, y = (ctx.own(v) for v in (a, b))
         if not (x.dtype == ScalarType.CHAR and y.dtype == ScalarType.CHAR
                 and (float(x.scale), int(x.zp)) == (float(y.scale), int(y.zp))):
             x, y = ctx.f(a), ctx.f(b)          # D of each, compared in float32
