@@ -26,7 +26,7 @@ from .ir import Node
 
 # the nodes whose value is an int64 index (float32 in the float graph)
 INDEX_OPS = ("argmax", "sort_indices", "window_argmax", "to_index", "int_math", "linalg_lu_pivots",
-             "linalg_ldl_int", "linalg_cholesky_info", "frexp_exponent")
+             "linalg_ldl_int", "linalg_cholesky_info", "frexp_exponent", "batched_nms")
 ARG_TARGETS = {"argmax": False, torch.argmax: False, "argmin": True, torch.argmin: True}
 
 
@@ -83,7 +83,7 @@ def int_dtype(node: Optional[Node]) -> Optional[str]:
     cast of one (capture_int_casts: only converted or returned); else None."""
     if node is None:
         return None
-    if node.op in ("argmax", "sort_indices"):     # argsort's, sort's and topk's positions too
+    if node.op in ("argmax", "sort_indices", "batched_nms"):  # argsort's, sort's, topk's positions; nms's boxes
         return "int64"
     if node.op == "input":
         return node.attrs.get("dtype") if node.attrs.get("dtype") not in (None, "bool") else None

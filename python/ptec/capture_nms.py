@@ -19,10 +19,21 @@ temporary is K float32 areas of planned scratch (runtime_scratch.nms).
 
 batched_nms: torchvision 0.14's CPU path up to 1,000 boxes (boxes.numel()
 <= 4,000), the coordinate trick, boxes + idxs * (max coordinate + 1) in fp32
-then nms. Past that torchvision runs nms per class and orders the kept boxes
-by torch's unstable CPU sort of their scores (std::sort: equal scores in an
-order no stable sort gives), so more boxes are refused in one line
-(BATCHED_LARGE) rather than answered in another order.
+then nms. Past that (_batched_nms_vanilla) torchvision runs nms on each
+class's boxes, marks the kept ones and orders their indices (ascending) by
+torch.sort(scores[kept], descending=True): stable=False, on CPU libstdc++'s
+std::sort of (value, index) pairs compared by value alone, so equal scores
+come out in an order no stable sort gives. One ptec-only kernel runs all of
+it (`batched_nms_indices`: a `batched_nms` IR node on ptec::batched_nms.out,
+src/kernels/portable/op_batched_nms.c): a class's nms sorts its scores
+stably, so its order is the stable order of all scores restricted to the
+class, and one walk over that order in which a kept box suppresses only
+later boxes of its class is every class's nms; the kept indices are then
+sorted by the same std::sort steps as libstdc++'s (std_sort.c) with
+torch's descending comparison. Its int64 [K] out holds the result, then -1
+per box not kept; the program's result is out[out >= 0] (an int64
+comparison and the same bound-dynamic selection). Scratch: K float32
+areas and K uint32 kept indices (runtime_scratch.batched_nms).
 """
 from __future__ import annotations
 
@@ -33,15 +44,11 @@ from typing import Iterable, List, Optional
 import torch
 import torch.fx
 
-from .ir import Node, UnsupportedOperator
+from .ir import Node
 
 NMS_FP32 = "nms's box areas, overlaps and keep/suppress recurrence, computed in fp32 (ptec::nms.out)"
 # torchvision 0.14 batched_nms on CPU: the per-class loop past this many box elements (boxes.numel())
 VANILLA_NUMEL = 4000
-BATCHED_LARGE = ("torchvision.ops.batched_nms is not supported on {k} boxes: above 1000 torchvision's CPU path "
-                 "runs nms per class and orders the kept boxes by an unstable sort of their scores (equal scores "
-                 "in an order ptec does not reproduce); keep at most 1000 boxes (topk of the scores), or offset "
-                 "each class's boxes and call torchvision.ops.nms")
 
 
 # why a size of an nms result cannot be traced, after "it reads a size of the result of <call>"
@@ -112,6 +119,36 @@ def nms_keep(boxes: torch.Tensor, order: torch.Tensor, t: float) -> torch.Tensor
     return keep
 
 
+def batched_nms_indices(boxes: torch.Tensor, scores: torch.Tensor, order: torch.Tensor, idxs: torch.Tensor,
+                        t: float) -> torch.Tensor:
+    """The float graph's value of ptec::batched_nms.out: int64 [K],
+    torchvision's kept indices in its order, then -1 per box not kept. The
+    kernel's walk (nms_keep's float32 steps, a kept box suppressing later
+    boxes of its own class), then torch's own unstable sort of the kept
+    scores, as torchvision calls it."""
+    k = int(boxes.shape[0])
+    b = boxes.to(torch.float32)
+    o = order.long()
+    area = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    alive = idxs == idxs                     # a NaN class is none of torchvision's loop's classes
+    for p in range(k):
+        i = int(o[p])
+        if not alive[i]:
+            continue
+        js = o[p + 1:]
+        js = js[alive[js] & (idxs[js] == idxs[i])]
+        if js.numel() == 0:
+            continue
+        r = b[js]
+        w = _pick_max(torch.zeros(()), _pick_min(b[i, 2], r[:, 2]) - _pick_max(b[i, 0], r[:, 0]))
+        h = _pick_max(torch.zeros(()), _pick_min(b[i, 3], r[:, 3]) - _pick_max(b[i, 1], r[:, 1]))
+        inter = w * h
+        iou = inter / ((area[i] + area[js]) - inter)
+        alive[js[iou.double() > float(t)]] = False
+    kept = torch.where(alive)[0]
+    kept = kept[scores.to(torch.float32)[kept].sort(descending=True)[1]]
+    return torch.cat([kept, torch.full((k - kept.numel(),), -1, dtype=torch.long)])
+
 
 def nms_rewrite(gm: torch.fx.GraphModule, fn: torch.fx.Node, tv_fn, shape) -> bool:
     """torchvision.ops.nms(boxes [K, 4], scores [K], t) and batched_nms(boxes,
@@ -135,8 +172,6 @@ def nms_rewrite(gm: torch.fx.GraphModule, fn: torch.fx.Node, tv_fn, shape) -> bo
     k = bs[0]
     if k == 0:
         return False
-    if batched and 4 * k > VANILLA_NUMEL:
-        raise UnsupportedOperator(BATCHED_LARGE.format(k=k))
     g = gm.graph
 
     def fp32(node):
@@ -145,6 +180,13 @@ def nms_rewrite(gm: torch.fx.GraphModule, fn: torch.fx.Node, tv_fn, shape) -> bo
 
     with g.inserting_before(fn):
         order = g.call_function(torch.argsort, (scores,), {"descending": True})
+        if batched and 4 * k > VANILLA_NUMEL:
+            # torchvision's per-class loop and its unstable sort of the kept scores, in one kernel
+            res = fp32(g.call_function(batched_nms_indices, (boxes, scores, order, idxs, float(t))))
+            out = g.call_function(operator.getitem, (res, g.call_function(operator.ge, (res, 0))))
+            fn.replace_all_uses_with(out)
+            g.erase_node(fn)
+            return True
         if batched:
             # torchvision's coordinate trick: each class's boxes moved by idx * (max coordinate + 1)
             top = fp32(g.call_function(operator.add, (fp32(g.call_method("max", (boxes,))), 1.0)))
@@ -179,13 +221,25 @@ def refuse_readers(fn: torch.fx.Node) -> None:
 
 def nms_nodes(fn: torch.fx.Node) -> Optional[List[Node]]:
     """The `nms` IR node of an nms_keep call (nms_rewrite's): inputs boxes
-    and order, attrs t."""
-    if fn.op != "call_function" or fn.target is not nms_keep or len(fn.args) != 3 or fn.kwargs:
+    and order, attrs t; the `batched_nms` node of a batched_nms_indices
+    call: inputs boxes, scores, order and idxs, attrs t."""
+    if fn.op != "call_function" or fn.kwargs:
         return None
-    boxes, order, t = fn.args
-    return [Node(fn.name, "nms", [boxes.name, order.name], dict(t=float(t)))]
+    if fn.target is nms_keep and len(fn.args) == 3:
+        boxes, order, t = fn.args
+        return [Node(fn.name, "nms", [boxes.name, order.name], dict(t=float(t)))]
+    if fn.target is batched_nms_indices and len(fn.args) == 5:
+        boxes, scores, order, idxs, t = fn.args
+        return [Node(fn.name, "batched_nms", [boxes.name, scores.name, order.name, idxs.name], dict(t=float(t)))]
+    return None
 
 
 def eval_nms(a, xs) -> torch.Tensor:
     """ir.eval_node's value of an `nms` node (order carried as float32 like every index)."""
     return nms_keep(xs[0], xs[1], a["t"])
+
+
+def eval_batched_nms(a, xs) -> torch.Tensor:
+    """ir.eval_node's value of a `batched_nms` node: the indices (and -1s)
+    carried as float32 like every index (order too; exact below 2^24)."""
+    return batched_nms_indices(xs[0], xs[1], xs[2], xs[3], a["t"]).to(torch.float32)

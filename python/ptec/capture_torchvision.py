@@ -5,7 +5,8 @@ tensor, or a list of one [K, 4] tensor per image (_boxes_arg).
 torchvision's ops are traced as one call each (fx autowrap, also when
 spelled `torchvision.ops.roi_align(...)`); the forms no rewrite covers
 are then refused in one line naming them (REFUSED says why). nms and
-batched_nms: capture_nms's doc (ptec::nms.out, any number of boxes).
+batched_nms: capture_nms's doc (ptec::nms.out, any number of boxes;
+batched_nms past 1,000 boxes on ptec::batched_nms.out).
 
 roi_align and ps_roi_align, any sampling_ratio (the adaptive
 ceil(size / output) grid, a count that depends on the box values,
@@ -663,7 +664,7 @@ def _inline(gm, fn, module, args, fp32):
 
 
 def _nms(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
-    """torchvision.ops.nms and batched_nms: capture_nms (ptec::nms.out, any box count)."""
+    """torchvision.ops.nms and batched_nms: capture_nms (ptec::nms.out, ptec::batched_nms.out; any box count)."""
     from .capture_nms import nms_rewrite
     return nms_rewrite(gm, fn, _tv_fn, _shape)
 

@@ -464,6 +464,8 @@ def _portable_table():
                                                            arg("max", "Scalar")),
         "ptec::nms.out": lambda arg, named, out: P.nms(t(arg, "boxes"), t(arg, "order"),
                                                        arg("iou_threshold", "float")),
+        "ptec::batched_nms.out": lambda arg, named, out: P.batched_nms(
+            t(arg, "boxes"), t(arg, "scores"), t(arg, "order"), t(arg, "idxs"), arg("iou_threshold", "float")),
         "ptec::view_dtype.out": lambda arg, named, out: P.view_dtype(
             t(arg, "self"), NUMPY_DTYPE[ScalarType(out.scalar_type)], out.sizes),
         "ptec::linalg_cholesky_info.out": lambda arg, named, out: PL.cholesky_info(t(arg, "self"), s(arg, "upper")),

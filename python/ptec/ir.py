@@ -41,7 +41,10 @@ exponent carried as float32: capture_float_bits),
 view_dtype (x.view(dtype): x's bytes as another dtype, capture_dtype_view),
 histc (torch.histc's counts in float32: capture_fp32_histc, capture_elementwise_math's many elements),
 nms (torchvision's nms: the 0/1 keep flag per sorted position of boxes [K, 4] by order [K],
-attrs t: capture_nms, ptec::nms.out), unsupported. Any node may carry a fused
+attrs t: capture_nms, ptec::nms.out),
+batched_nms (torchvision's batched_nms past 1,000 boxes: the kept indices of boxes [K, 4] in
+its order, then -1, from scores, order and idxs [K], attrs t; int64, carried as float32:
+capture_nms, ptec::batched_nms.out), unsupported. Any node may carry a fused
 activation `attrs["act"] = (lo, hi)` (None for an open end).
 
 State (--stateful): `state` is a tensor kept from one run to the next
@@ -378,6 +381,10 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
         # torchvision's nms: the 0/1 keep flag per sorted position (capture_nms: ptec::nms.out)
         from .capture_nms import eval_nms
         y = eval_nms(a, xs)
+    elif op == "batched_nms":
+        # torchvision's batched_nms past 1,000 boxes: its indices, then -1 (capture_nms: ptec::batched_nms.out)
+        from .capture_nms import eval_batched_nms
+        y = eval_batched_nms(a, xs)
     elif op == "view_dtype":
         # x.view(dtype): x's bytes as another dtype (capture_dtype_view: ptec::view_dtype.out), an int result
         # carried as float32 like every index value

@@ -23,6 +23,8 @@ a float value viewed as int32, uint8, int64 and back
 (ptec::view_dtype.out); and torch.histc of a float value over its own range
 and a given one (aten::histc.out); torchvision's nms (a sort, ptec::nms.out's
 keep flags, the kept indices selected into a bound-dynamic output);
+torchvision's batched_nms past 1,000 boxes as ptec runs it (a sort,
+ptec::batched_nms.out's int64 indices then -1s, those >= 0 selected);
 ptec::roi_align.out of a float map by float boxes (adaptive, then position
 sensitive); and exp, log1p, sin and sign of a float value
 (op_float_unary_math.c)."""
@@ -561,3 +563,27 @@ def nms_program():
 
 
 write_program(nms_program(), os.path.join(out_dir, "nms_small.pte"))
+
+
+def batched_nms_program():
+    """torchvision's batched_nms past 1,000 boxes as ptec runs it (here 24
+    boxes: more than 16 kept reach the introsort's partitions): the scores'
+    descending sort, ptec::batched_nms.out's int64 [K] (the kept indices in
+    torchvision's order, then -1) over int64 classes, compared >= 0 with an
+    int64 constant and selected into a bound-dynamic int64 output."""
+    f32, i64 = ScalarType.FLOAT, ScalarType.LONG
+    b = ProgramBuilder()
+    x, s, c = b.tensor(f32, [24, 4]), b.tensor(f32, [24]), b.tensor(i64, [24])
+    sv, o, k = b.tensor(f32, [24]), b.tensor(i64, [24]), b.tensor(i64, [24])
+    m, out = b.tensor(ScalarType.BOOL, [24]), b.tensor(i64, [24])
+    b.values[out].val.shape_dynamism = 1           # DYNAMIC_BOUND
+    b.call("aten::sort.values", self=s, dim=0, descending=True, values=sv, indices=o)
+    b.call("ptec::batched_nms.out", boxes=x, scores=s, order=o, idxs=c, iou_threshold=0.5, out=k)
+    zero = np.zeros(1, np.int64)
+    b.call("aten::ge.Tensor_out", self=k, other=b.constant(zero, sizes=zero.shape), out=m)
+    b.call("aten::masked_select.out", self=k, mask=m, out=out)
+    b.set_io([x, s, c], [out])
+    return b.build()
+
+
+write_program(batched_nms_program(), os.path.join(out_dir, "batched_nms_small.pte"))

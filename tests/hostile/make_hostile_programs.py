@@ -313,6 +313,22 @@ def base_unarymath():
     return b.build(), {"x": x, "e": e, "l": l, "g": g}
 
 
+def base_bnms():
+    """o = the descending sort's indices of scores s [4], k = ptec::batched_nms.out
+    of boxes x [4, 4], s, o and int64 classes c [4] (op_batched_nms.c): the
+    sizes and dtypes its prepare checks before run indexes boxes, scores and
+    classes by order and writes K int64 indices. The test's 0x3F bytes are
+    valid inputs (equal scores, boxes and classes: the first box kept)."""
+    f32, i64 = ScalarType.FLOAT, ScalarType.LONG
+    b = ProgramBuilder()
+    x, sc, c = b.tensor(f32, [4, 4]), b.tensor(f32, [4]), b.tensor(i64, [4])
+    sv, o, k = b.tensor(f32, [4]), b.tensor(i64, [4]), b.tensor(i64, [4])
+    b.call("aten::sort.values", self=sc, dim=0, descending=True, values=sv, indices=o)
+    b.call("ptec::batched_nms.out", boxes=x, scores=sc, order=o, idxs=c, iou_threshold=0.5, out=k)
+    b.set_io([x, sc, c], [k])
+    return b.build(), {"x": x, "s": sc, "c": c, "o": o, "k": k}
+
+
 def base_overlap():
     """x[i, j] of a [1, 3] block: i the argmax of a float input x [2, 3]
     (0 for the test's even 0x3F inputs), j the constant [2, 2], as one
@@ -1018,6 +1034,36 @@ def case_nms_out_int8(p, v):
     return [("any", "requirements", "InvalidArgument", "out must be float32 [K]")]
 
 
+def case_bnms_idxs_fewer(p, v):
+    # classes [3] (inside their bytes) while order indexes 4 boxes: class 3 would be read past them
+    _resize(p, v, "c", [3])
+    return [("any", "requirements", "InvalidArgument", "idxs must be int64, int32 or float32 [K]")]
+
+
+def case_bnms_idxs_int8(p, v):
+    # the classes' bytes as int8: run reads them as their own dtype only when it is one of three
+    plan(p).values[v["c"]].val.scalar_type = ScalarType.CHAR
+    return [("any", "requirements", "InvalidArgument", "idxs must be int64, int32 or float32 [K]")]
+
+
+def case_bnms_idxs_rank_lies(p, v):
+    # classes [2, 2] (their own 32 bytes): run reads one class per box by index
+    _resize(p, v, "c", [2, 2])
+    return [("any", "requirements", "InvalidArgument", "idxs must be int64, int32 or float32 [K]")]
+
+
+def case_bnms_out_shape_lies(p, v):
+    # out [2] (inside its bytes): run writes K int64 indices
+    _resize(p, v, "k", [2])
+    return [("any", "requirements", "InvalidArgument", "out must be int64 [K]")]
+
+
+def case_bnms_out_float(p, v):
+    # out's 32 bytes as float32 [4] (16): run writes int64 ones
+    plan(p).values[v["k"]].val.scalar_type = ScalarType.FLOAT
+    return [("any", "requirements", "InvalidArgument", "out must be int64 [K]")]
+
+
 def _resize(p, v, name, sizes):
     t = plan(p).values[v[name]].val
     t.sizes = sizes
@@ -1500,7 +1546,7 @@ def main(out_dir):
             base_halfin() if name.startswith("halfin_") else base_bits() if name.startswith("bits_") else \
             base_minmax() if name.startswith("minmax_") else base_viewdt() if name.startswith("viewdt_") else \
             base_histc() if name.startswith("histc_") else base_nms() if name.startswith("nms_") else \
-            base_unarymath() if name.startswith("unarymath_") else base()
+            base_unarymath() if name.startswith("unarymath_") else base_bnms() if name.startswith("bnms_") else base()
         program = copy.deepcopy(program)
         result = fn(program, values)
         expectations, serialise = result if isinstance(result, tuple) else (result, writer.serialize_program)
@@ -1558,6 +1604,9 @@ def main(out_dir):
     with open(os.path.join(out_dir, "valid_roi.pte"), "wb") as f:
         f.write(writer.serialize_program(base_roi()[0]))
     manifest.append("valid_roi.pte any none Ok")
+    with open(os.path.join(out_dir, "valid_bnms.pte"), "wb") as f:
+        f.write(writer.serialize_program(base_bnms()[0]))
+    manifest.append("valid_bnms.pte any none Ok")
     with open(os.path.join(out_dir, "valid_halfin.pte"), "wb") as f:
         f.write(writer.serialize_program(base_halfin()[0]))
     manifest.append("valid_halfin.pte any none Ok")

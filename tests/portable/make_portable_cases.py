@@ -590,6 +590,63 @@ exec_fail_case("nms_order_past_k", nms_op(6, 0.5), [(NMS_BOXES, None), (np.array
 fail_case("nms_boxes_not_4", nms_op(6, 0.5, box_shape=[6, 3]), NOT_SUPPORTED, "boxes must be float32 [K, 4]")
 fail_case("nms_order_int32", nms_op(6, 0.5, order_st=ScalarType.INT), INVALID_ARGUMENT, "order must be int64 [K]")
 fail_case("nms_out_int64", nms_op(6, 0.5, out_st=I64), INVALID_ARGUMENT, "out must be float32 [K]")
+
+
+def batched_nms_op(k, t, idxs_st=I64, out_st=I64, scores_shape=None):
+    b = ProgramBuilder()
+    x, v, o = b.tensor(F32, [k, 4]), b.tensor(F32, scores_shape or [k]), b.tensor(I64, [k])
+    c, y = b.tensor(idxs_st, [k]), b.tensor(out_st, [k])
+    b.call("ptec::batched_nms.out", boxes=x, scores=v, order=o, idxs=c, iou_threshold=t, out=y)
+    b.set_io([x, v, o, c], [y])
+    return b
+
+
+# ptec::batched_nms.out (op_batched_nms.c): torchvision 0.14's per-class nms, then torch's unstable descending
+# sort of the kept scores. 40 disjoint unit boxes b_p = [2p, 0, 2p + 1, 1], scores (5p mod 4) / 4 (ten of each
+# level: ties, more than 16 kept, so the introsort's partitions decide), order their stable descending sort;
+# b1 = b0 (IoU 1), b3 = b2, b7 = b6 moved half a side (IoU 1/3). int64 classes p mod 3, b1 b0's, b3 not b2's,
+# b7 b6's; float32 classes the same but b2 0.0 and b3 -0.0 (one class), b5 NaN (no class: never kept). The
+# wanted indices are torchvision._batched_nms_vanilla's (torch 1.13 CPU); none is the stable order.
+BN_P = np.arange(40)
+BN_BOXES = np.stack([2.0 * BN_P, 0 * BN_P, 2.0 * BN_P + 1, 0 * BN_P + 1], 1).astype(np.float32)
+BN_BOXES[1], BN_BOXES[3], BN_BOXES[7] = BN_BOXES[0], BN_BOXES[2], BN_BOXES[6] + np.float32([0.5, 0, 0.5, 0])
+BN_SCORES = (((BN_P * 5) % 4) * 0.25).astype(np.float32)
+BN_ORDER = np.argsort(-BN_SCORES, kind="stable").astype(np.int64)
+BN_I64 = (BN_P % 3).astype(np.int64)
+BN_I64[1], BN_I64[3], BN_I64[7] = BN_I64[0], BN_I64[2] + 1, BN_I64[6]
+BN_F32 = (BN_P % 3).astype(np.float32)
+BN_F32[1], BN_F32[2], BN_F32[3], BN_F32[5], BN_F32[7] = BN_F32[0], 0.0, -0.0, np.nan, BN_F32[6]
+BN_WANT = {
+    (0.5, "i64"): [39, 3, 35, 19, 7, 31, 15, 27, 11, 23, 18, 2, 22, 26, 30, 34, 38, 14, 6, 10, 29, 1, 37, 5, 33, 9,
+                   17, 25, 13, 21, 28, 12, 8, 32, 24, 36, 20, 4, 16],
+    (0.5, "f32"): [3, 39, 35, 31, 27, 23, 19, 15, 7, 11, 38, 14, 10, 34, 18, 6, 30, 22, 26, 25, 1, 37, 33, 29, 21, 9,
+                   17, 13, 24, 28, 8, 20, 32, 4, 36, 16, 12],
+    (0.3, "i64"): [39, 3, 35, 7, 31, 11, 27, 23, 15, 19, 2, 38, 34, 30, 26, 22, 14, 10, 18, 29, 1, 37, 5, 33, 9, 13,
+                   25, 21, 17, 12, 28, 24, 32, 16, 8, 36, 20, 4],
+    (0.3, "f32"): [3, 39, 35, 31, 27, 23, 19, 15, 11, 7, 38, 14, 34, 18, 10, 22, 30, 26, 1, 37, 33, 29, 25, 9, 21, 17,
+                   13, 8, 28, 24, 32, 20, 4, 36, 16, 12]}
+for (t, kind), want in BN_WANT.items():
+    classes, st = (BN_I64, I64) if kind == "i64" else (BN_F32, F32)
+    run_case(f"batched_nms_{kind}_t{int(t * 10)}", batched_nms_op(40, t, idxs_st=st),
+             [(BN_BOXES, None), (BN_SCORES, None), (BN_ORDER, None), (classes, None)],
+             [(np.array(want + [-1] * (40 - len(want)), np.int64), None)])
+run_case("batched_nms_i32_t5", batched_nms_op(40, 0.5, idxs_st=ScalarType.INT),
+         [(BN_BOXES, None), (BN_SCORES, None), (BN_ORDER, None), (BN_I64.astype(np.int32), None)],
+         [(np.array(BN_WANT[(0.5, "i64")] + [-1], np.int64), None)])
+run_case("batched_nms_empty", batched_nms_op(0, 0.5), [(np.zeros((0, 4), np.float32), None),
+                                                        (np.zeros(0, np.float32), None), (np.zeros(0, np.int64), None),
+                                                        (np.zeros(0, np.int64), None)], [(np.zeros(0, np.int64), None)])
+exec_fail_case("batched_nms_order_past_k", batched_nms_op(40, 0.5),
+               [(BN_BOXES, None), (BN_SCORES, None), (np.where(BN_ORDER == 9, 40, BN_ORDER), None), (BN_I64, None)],
+               INVALID_ARGUMENT, "order holds an index outside")
+exec_fail_case("batched_nms_order_negative", batched_nms_op(40, 0.5),
+               [(BN_BOXES, None), (BN_SCORES, None), (np.where(BN_ORDER == 9, -1, BN_ORDER), None), (BN_I64, None)],
+               INVALID_ARGUMENT, "order holds an index outside")
+fail_case("batched_nms_idxs_bool", batched_nms_op(40, 0.5, idxs_st=ScalarType.BOOL), INVALID_ARGUMENT,
+          "idxs must be int64, int32 or float32")
+fail_case("batched_nms_out_float", batched_nms_op(40, 0.5, out_st=F32), INVALID_ARGUMENT, "out must be int64 [K]")
+fail_case("batched_nms_scores_short", batched_nms_op(40, 0.5, scores_shape=[39]), INVALID_ARGUMENT,
+          "scores must be float32 [K]")
 fail_case("pow_int8", two_op(POW, [3], [3], [3], st=I8, out_st=I8, other="exponent"), NOT_SUPPORTED,
           "dtype must be float32")
 fail_case("atan2_out_int64", two_op("aten::atan2.out", [3], [3], [3], out_st=I64), NOT_SUPPORTED,

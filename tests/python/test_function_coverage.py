@@ -1869,6 +1869,13 @@ RUNS["torchvision.ops.nms(boxes and scores from x)"] = (lambda x: _tv_ops().nms(
 RUNS["torchvision.ops.batched_nms(boxes, scores and classes from x)"] = (lambda x: _tv_ops().batched_nms(
     torch.cat([x[0, 0].reshape(8, 2), x[0, 0].reshape(8, 2) + x[0, 1].reshape(8, 2).abs() + 1.0], 1),
     x[0, 2].flatten()[:8], (x[0, 1].flatten()[8:16] > 0).long(), 0.3), S4, R, 0.0, "fp32")
+# past 1,000 boxes torchvision's per-class loop and unstable sort of the kept scores (ptec::batched_nms.out,
+# test_batched_nms_large.py): 1,008 constant boxes, scores on 6 levels and 2 classes from x
+RUNS["torchvision.ops.batched_nms(1,008 boxes, scores and classes from x)"] = (lambda x: _tv_ops().batched_nms(
+    torch.cat([torch.arange(2016.0).reshape(1008, 2) * 0.618 % 25,
+               torch.arange(2016.0).reshape(1008, 2) * 0.618 % 25 + 3.0], 1),
+    (x.flatten().repeat(21) > 0).float() * 0.5 + torch.arange(1008.0) % 3 * 0.25,
+    (x.flatten().repeat(21) > 1.0).long(), 0.5), S4, R, 0.0, "fp32")
 RUNS["torchvision.ops.deform_conv2d(x, offsets from x)"] = (lambda x: _tv_ops().deform_conv2d(
     x, x[:, :2] * 0.7, torch.linspace(-1.0, 1.0, 6).reshape(2, 3, 1, 1)), S4, R, 3.0, "fp32")   # 2.48
 # torch.istft of a two-sided spectrum (its first n_fft // 2 + 1 rows), a window computed in the program (the

@@ -481,6 +481,13 @@ RULES: Dict[str, Rule] = {
         "none: ptec only (src/kernels/portable/op_nms.c)",
         dtypes=(("boxes", F32), ("order", frozenset({ScalarType.LONG})), ("out", F32)),
         contiguous=("boxes", "order", "out"), upstream_library="none (ptec only)"),
+    # torchvision.ops.batched_nms past 1,000 boxes: per-class nms, then torch's unstable sort (capture_nms)
+    "ptec::batched_nms.out": Rule(
+        "none: ptec only (src/kernels/portable/op_batched_nms.c)",
+        dtypes=(("boxes", F32), ("scores", F32), ("order", frozenset({ScalarType.LONG})),
+                ("idxs", frozenset({ScalarType.LONG, ScalarType.INT, ScalarType.FLOAT})),
+                ("out", frozenset({ScalarType.LONG}))),
+        contiguous=("boxes", "scores", "order", "idxs", "out"), upstream_library="none (ptec only)"),
     "ptec::view_dtype.out": Rule(
         "none: ptec only (src/kernels/portable/op_view_dtype.c)",
         dtypes=(("self", frozenset({ScalarType.FLOAT, ScalarType.LONG, ScalarType.INT, ScalarType.SHORT,

@@ -1196,3 +1196,47 @@ def nms(boxes, order, t: float) -> np.ndarray:
             hit = iou.astype(np.float64) > float(t)
             alive[p + 1:] &= ~hit
     return alive.astype(np.float32)
+
+
+def batched_nms(boxes, scores, order, idxs, t: float) -> np.ndarray:
+    """ptec::batched_nms.out (op_batched_nms.c): int64 [K], torchvision's
+    batched_nms indices past 1,000 boxes, then -1 per box not kept. The
+    walk over the stable order is nms's (each float32 step as the C), a
+    kept box suppressing only later boxes of its class (a NaN class is
+    none: never kept); the kept indices, ascending, then reordered by
+    libstdc++'s std::sort with torch's descending comparison (std_sort)."""
+    from .std_sort import descending_keys, sorted_positions
+    b = np.asarray(boxes, np.float32).reshape(-1, 4)
+    v = np.asarray(scores, np.float32).reshape(-1)
+    o = np.asarray(order, np.int64).reshape(-1)
+    c = np.asarray(idxs).reshape(-1)
+    k = b.shape[0]
+    if v.shape[0] != k or o.shape[0] != k or c.shape[0] != k or (k and (o.min() < 0 or o.max() >= k)):
+        raise ValueError("batched_nms: order holds an index outside [0, K)")
+    area = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    alive = c == c
+    zero = np.float32(0)
+
+    def pmax(a, d):
+        return np.where(a < d, d, a)
+
+    def pmin(a, d):
+        return np.where(d < a, d, a)
+
+    with np.errstate(all="ignore"):
+        for p in range(k):
+            i = o[p]
+            if not alive[i]:
+                continue
+            js = o[p + 1:]
+            js = js[alive[js] & (c[js] == c[i])]
+            r = b[js]
+            w = pmax(zero, pmin(b[i, 2], r[:, 2]) - pmax(b[i, 0], r[:, 0]))
+            h = pmax(zero, pmin(b[i, 3], r[:, 3]) - pmax(b[i, 1], r[:, 1]))
+            inter = (w * h).astype(np.float32)
+            iou = (inter / ((area[i] + area[js]) - inter)).astype(np.float32)
+            alive[js[iou.astype(np.float64) > float(t)]] = False
+    kept = np.nonzero(alive)[0]
+    out = np.full(k, -1, np.int64)
+    out[:kept.shape[0]] = kept[sorted_positions(descending_keys(v[kept]))]
+    return out

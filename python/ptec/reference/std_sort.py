@@ -1,13 +1,17 @@
 """libstdc++'s std::sort (GCC's bits/stl_algo.h and stl_heap.h) on a row's
 positions ordered by value with the plain < (false both ways for a NaN):
 what PyTorch 1.13's CPU torch.mode sorts its (value, position) pairs with,
-and so which position its mode reports. The same steps as the C kernel
-(src/kernels/portable/op_median_mode.c): an introsort down to ranges of 16
-with a depth limit of 2 floor(log2 n) partitions (the median of three moved
-to the front, an unguarded partition), a heapsort of a range reaching the
-limit, then one insertion sort over the row."""
+and so which position its mode reports; with keys standing for another
+order (descending_keys), torch.sort(descending=True, stable=False)'s,
+which torchvision's batched_nms orders its kept boxes by. The same steps
+as the C (src/kernels/portable/std_sort.c, shared by op_median_mode.c and
+op_batched_nms.c): an introsort down to ranges of 16 with a depth limit of
+2 floor(log2 n) partitions (the median of three moved to the front, an
+unguarded partition), a heapsort of a range reaching the limit, then one
+insertion sort over the row."""
 from __future__ import annotations
 
+import math
 from typing import List, Optional, Sequence
 
 THRESHOLD = 16
@@ -103,6 +107,14 @@ def sorted_positions(values: Sequence[float], depth_limit: Optional[int] = None)
         for i in range(head, n):
             insert_back(i)
     return p
+
+
+def descending_keys(values: Sequence[float]) -> List[tuple]:
+    """Keys whose plain < is PyTorch's CPU comparison for a descending sort
+    (KeyValueCompDesc: a NaN before every number, else the larger first,
+    -0.0 and 0.0 equal), so sorted_positions(descending_keys(v)) is the
+    order torch.sort(v, descending=True, stable=False) gives."""
+    return [(-1, 0.0) if math.isnan(x) else (0, -float(x)) for x in (float(v) for v in values)]
 
 
 def mode_position(values: Sequence[float]) -> int:

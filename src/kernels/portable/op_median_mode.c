@@ -21,7 +21,7 @@
  *   position there is its partition's choice).
  * - mode: PyTorch's own procedure, which is deterministic: the row's
  *   (value, position) pairs sorted by value alone with libstdc++'s
- *   std::sort (introsort, below), then the longest run of equal values in
+ *   std::sort (introsort: std_sort.c), then the longest run of equal values in
  *   that order (a later run must be strictly longer, so the smallest value
  *   among equally frequent ones wins) gives the position of the run's last
  *   pair. On rows of up to 16 elements without NaN (an insertion sort,
@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "kernels/portable/portable_args.h"
+#include "kernels/portable/std_sort.h"
 #include "kernels/portable/strides.h"
 
 typedef struct row_pick_state {
@@ -158,197 +159,33 @@ static uint32_t median_of(const ptec_tensor *t, size_t at, size_t step, uint32_t
 
 /* -- mode: libstdc++'s std::sort on the row's positions, ordered by value --
  *
- * The steps and their constants are libstdc++'s (bits/stl_algo.h,
- * stl_heap.h), which PyTorch's CPU mode kernel runs on its pairs: an
- * introsort down to ranges of 16 (SORT_THRESHOLD) or less with a depth
- * limit of 2 floor(log2 n) partitions, a heapsort of a range that reaches
- * it, then one insertion sort over the whole row. Any other sort (even a
- * correct one) leaves equal values in another order, and so another
- * position. The "unguarded" scans of libstdc++ rely on the order's
- * sentinels; they are kept bounded here too, which changes nothing where
- * libstdc++'s own scans stay in the row. */
-
-enum { SORT_THRESHOLD = 16, SORT_STACK = 64 };
+ * PyTorch's CPU mode kernel sorts its pairs with libstdc++'s std::sort,
+ * run here step for step by the shared ptec_std_sort (std_sort.c). Any
+ * other sort (even a correct one) leaves equal values in another order,
+ * and so another position. */
 
 typedef struct mode_row {
     const ptec_tensor *t;
     size_t at, step;
-    uint32_t *p;      /* scratch: the row's positions, in sort order */
 } mode_row;
 
 static float value_of(const mode_row *r, uint32_t position) { return element(r->t, r->at + position * r->step); }
 
 /* std::sort's comparison in PyTorch's mode: the values' plain < (false both ways for a NaN) */
-static bool lt(const mode_row *r, uint32_t a, uint32_t b) { return value_of(r, a) < value_of(r, b); }
-
-static void swap_at(uint32_t *p, uint32_t i, uint32_t j)
+static bool mode_less(const void *ctx, uint32_t a, uint32_t b)
 {
-    uint32_t k = p[i];
-    p[i] = p[j];
-    p[j] = k;
-}
-
-/* __move_median_to_first: the median of a, b, c to `result` (a swap) */
-static void median_to_first(const mode_row *r, uint32_t result, uint32_t a, uint32_t b, uint32_t c)
-{
-    const uint32_t *p = r->p;
-    uint32_t pick;
-    if (lt(r, p[a], p[b])) {
-        pick = lt(r, p[b], p[c]) ? b : lt(r, p[a], p[c]) ? c : a;
-    } else {
-        pick = lt(r, p[a], p[c]) ? a : lt(r, p[b], p[c]) ? c : b;
-    }
-    swap_at(r->p, result, pick);
-}
-
-/* __unguarded_partition of [first, last) around the pivot at `pivot`:
- * where the upper part starts */
-static uint32_t partition(const mode_row *r, uint32_t first, uint32_t last, uint32_t pivot)
-{
-    uint32_t *p = r->p;
-    uint32_t lo = first, hi = last;
-    for (;;) {
-        while (lo < last && lt(r, p[lo], p[pivot])) {
-            ++lo;
-        }
-        --hi;
-        while (hi > pivot && lt(r, p[pivot], p[hi])) {
-            --hi;
-        }
-        if (!(lo < hi)) {
-            return lo;
-        }
-        swap_at(p, lo, hi);
-        ++lo;
-    }
-}
-
-/* __adjust_heap: sift the hole at `hole` of the heap p[base, base + len)
- * down to a leaf, then push `value` up from there (no higher than `hole`) */
-static void adjust_heap(const mode_row *r, uint32_t base, uint32_t hole, uint32_t len, uint32_t value)
-{
-    uint32_t *h = r->p + base;
-    uint32_t top = hole, child = hole;
-    while (child < (len - 1) / 2) {
-        child = 2 * (child + 1);
-        if (lt(r, h[child], h[child - 1])) {
-            --child;
-        }
-        h[hole] = h[child];
-        hole = child;
-    }
-    if ((len & 1) == 0 && child == (len - 2) / 2) {
-        child = 2 * (child + 1);
-        h[hole] = h[child - 1];
-        hole = child - 1;
-    }
-    while (hole > top && lt(r, h[(hole - 1) / 2], value)) {
-        h[hole] = h[(hole - 1) / 2];
-        hole = (hole - 1) / 2;
-    }
-    h[hole] = value;
-}
-
-/* __partial_sort over the whole range: __make_heap, then __sort_heap */
-static void heap_sort(const mode_row *r, uint32_t first, uint32_t last)
-{
-    uint32_t len = last - first;
-    if (len < 2) {
-        return;
-    }
-    for (uint32_t parent = (len - 2) / 2 + 1; parent-- > 0;) {
-        adjust_heap(r, first, parent, len, r->p[first + parent]);
-    }
-    while (len > 1) {
-        --len;
-        uint32_t value = r->p[first + len];
-        r->p[first + len] = r->p[first];
-        adjust_heap(r, first, 0, len, value);
-    }
-}
-
-/* __introsort_loop: partition ranges longer than SORT_THRESHOLD, the
- * upper part first (libstdc++ recurses into it, then loops on the lower);
- * the ranges are disjoint, so a stack of pending lower parts with their
- * depths does the same. Each partition pushes at most one range and lowers
- * the depth, so the stack holds at most 2 floor(log2 n) < SORT_STACK. */
-static void introsort(const mode_row *r, uint32_t n)
-{
-    struct { uint32_t first, last, depth; } stack[SORT_STACK];
-    uint32_t depth = 0, top = 0;
-    for (uint32_t m = n; m > 1; m >>= 1) {
-        depth += 2;
-    }
-    uint32_t first = 0, last = n;
-    for (;;) {
-        while (last - first > SORT_THRESHOLD) {
-            if (depth == 0) {
-                heap_sort(r, first, last);
-                break;
-            }
-            --depth;
-            median_to_first(r, first, first + 1, first + (last - first) / 2, last - 1);
-            uint32_t cut = partition(r, first + 1, last, first);
-            if (top < SORT_STACK) {
-                stack[top].first = first;
-                stack[top].last = cut;
-                stack[top].depth = depth;
-                ++top;
-            }
-            first = cut;
-        }
-        if (top == 0) {
-            return;
-        }
-        --top;
-        first = stack[top].first;
-        last = stack[top].last;
-        depth = stack[top].depth;
-    }
-}
-
-/* __unguarded_linear_insert of position i into the sorted p[0, i) */
-static void insert_back(const mode_row *r, uint32_t i)
-{
-    uint32_t *p = r->p;
-    uint32_t v = p[i];
-    while (i > 0 && lt(r, v, p[i - 1])) {
-        p[i] = p[i - 1];
-        --i;
-    }
-    p[i] = v;
-}
-
-/* __final_insertion_sort. The guarded __insertion_sort of the first
- * min(n, 16) moves an element smaller than the first straight to the
- * front; otherwise both insert backwards past larger elements. */
-static void final_insertion(const mode_row *r, uint32_t n)
-{
-    uint32_t *p = r->p;
-    uint32_t head = n < SORT_THRESHOLD ? n : SORT_THRESHOLD;
-    for (uint32_t i = 1; i < head; ++i) {
-        if (lt(r, p[i], p[0])) {
-            uint32_t v = p[i];
-            memmove(p + 1, p, i * sizeof *p);
-            p[0] = v;
-        } else {
-            insert_back(r, i);
-        }
-    }
-    for (uint32_t i = head; i < n; ++i) {
-        insert_back(r, i);
-    }
+    const mode_row *r = ctx;
+    return value_of(r, a) < value_of(r, b);
 }
 
 /* The position in the row of the mode (PyTorch's procedure above). */
 static uint32_t mode_of(const ptec_tensor *t, size_t at, size_t step, uint32_t n, uint32_t *scratch)
 {
-    mode_row r = {t, at, step, scratch};
+    mode_row r = {t, at, step};
     for (uint32_t i = 0; i < n; ++i) {
         scratch[i] = i;
     }
-    introsort(&r, n);
-    final_insertion(&r, n);
+    ptec_std_sort(scratch, n, mode_less, &r);
     uint32_t best = 0, best_count = 0, count = 0;
     for (uint32_t i = 0; i < n; ++i) {
         ++count;

@@ -175,6 +175,12 @@ def nms(boxes_sizes: Sequence[int]) -> int:
     return 4 * boxes_sizes[0] if boxes_sizes else 0
 
 
+def batched_nms(boxes_sizes: Sequence[int]) -> int:
+    """ptec::batched_nms.out (a portable kernel): one float32 area and one
+    uint32 kept box index per box of boxes [K, 4]."""
+    return 8 * boxes_sizes[0] if boxes_sizes else 0
+
+
 def mode_values(self_sizes: Sequence[int], dim: int) -> int:
     """aten::mode.values (a portable kernel): the positions of one row
     along dim, uint32 (a 0-d self is a row of one). median.dim_values and
@@ -234,8 +240,8 @@ RULED = frozenset(KERNEL_SCRATCH) | frozenset(PTEC_IN_PLACE_OUT) | frozenset({
     "ptec::linalg_eigvalsh.out", "ptec::linalg_det.out", "ptec::linalg_solve.out", "ptec::linalg_eigh_vectors.out",
     "ptec::linalg_svd.out", "ptec::linalg_qr.out", "ptec::linalg_lu.out",
     "ptec::linalg_eigvals.out", "ptec::linalg_ldl_factor.out", "ptec::linalg_cholesky_info.out",
-    "ptec::linalg_eig_vectors.out", "ptec::nms.out", "aten::mode.values", "aten::median.dim_values",
-    "aten::nanmedian.dim_values"})
+    "ptec::linalg_eig_vectors.out", "ptec::nms.out", "ptec::batched_nms.out", "aten::mode.values",
+    "aten::median.dim_values", "aten::nanmedian.dim_values"})
 
 
 def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence[int]],
@@ -272,6 +278,8 @@ def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence
         return linalg_lu(tensor_sizes(0))
     if kernel == "ptec::nms.out":                           # boxes first
         return nms(tensor_sizes(0))
+    if kernel == "ptec::batched_nms.out":                   # boxes first
+        return batched_nms(tensor_sizes(0))
     if kernel == "aten::mode.values":                       # self, dim
         return mode_values(tensor_sizes(0), int_arg(1))
     entry = KERNEL_SCRATCH.get(kernel)

@@ -8,7 +8,9 @@ import numpy as np
 
 from .. import KernelBackend
 from ...ir import origin
-from .lowering import BINARY, aten_key, lower_fp32, lower_fp32_rows, lower_frexp, lower_nms, lower_view_dtype
+from ...pte.schema import ScalarType
+from .lowering import (BINARY, aten_key, lower_batched_nms, lower_fp32, lower_fp32_rows, lower_frexp, lower_nms,
+                       lower_view_dtype)
 
 
 class PortableBackend(KernelBackend):
@@ -32,6 +34,13 @@ class PortableBackend(KernelBackend):
         if n.op == "nms":
             # torchvision's nms keep flags over the sort's int64 order (capture_nms)
             return lower_nms(n, ctx.f(n.inputs[0]), ctx.get(n.inputs[1]), ctx.b, ctx.fallbacks)
+        if n.op == "batched_nms":
+            # torchvision's batched_nms past 1,000 boxes (capture_nms): the classes as held when int64 / int32 /
+            # float32 (exact), else as fp32 values
+            held = ctx.get(n.inputs[3])
+            idxs = held if held.dtype in (ScalarType.LONG, ScalarType.INT, ScalarType.FLOAT) else ctx.f(n.inputs[3])
+            return lower_batched_nms(n, ctx.f(n.inputs[0]), ctx.f(n.inputs[1]), ctx.get(n.inputs[2]), idxs, ctx.b,
+                                     ctx.fallbacks)
         if n.op == "view_dtype":
             # x.view(dtype): an int value's own integers, a float value's fp32 bytes (capture_dtype_view)
             x = ctx.f(n.inputs[0]) if n.attrs["src"] == "float32" else ctx.get(n.inputs[0])

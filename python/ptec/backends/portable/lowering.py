@@ -54,6 +54,7 @@ ATEN_KEYS = {
     "linalg_cholesky_info": "ptec::linalg_cholesky_info.out",
     "view_dtype": "ptec::view_dtype.out",
     "nms": "ptec::nms.out",
+    "batched_nms": "ptec::batched_nms.out",
     "histc": "aten::histc.out",
     "linalg_eigh_vectors": "ptec::linalg_eigh_vectors.out",
     "linalg_svd": "ptec::linalg_svd.out",
@@ -675,6 +676,25 @@ def lower_nms(n: Node, boxes: Act, order: Act, b: ProgramBuilder, fallbacks: Lis
     b.call("ptec::nms.out", boxes=_contiguous(b, boxes).value, order=_contiguous(b, order).value,
            iou_threshold=float(n.attrs["t"]), out=out.value)
     fallbacks.append(f"{origin(n)}: ptec::nms.out")
+    return out
+
+
+def lower_batched_nms(n: Node, boxes: Act, scores: Act, order: Act, idxs: Act, b: ProgramBuilder,
+                      fallbacks: List[str]) -> Act:
+    """torchvision's batched_nms past 1,000 boxes (capture_nms):
+    ptec::batched_nms.out on the fp32 boxes and scores, row-major, the
+    sort's int64 order and the classes (int64, int32 or float32); out int64
+    [K], the kept indices in torchvision's order, then -1."""
+    from ...lower import LoweringError
+    if order.dtype != ScalarType.LONG:
+        raise LoweringError(f"{origin(n)}: batched_nms's order is held as {order.dtype.name}, not int64")
+    if idxs.dtype not in (ScalarType.LONG, ScalarType.INT, ScalarType.FLOAT):
+        raise LoweringError(f"{origin(n)}: batched_nms's idxs are held as {idxs.dtype.name}")
+    out = new_act(b, ScalarType.LONG, n.shape, dim_order=[0])
+    b.call("ptec::batched_nms.out", boxes=_contiguous(b, boxes).value, scores=_contiguous(b, scores).value,
+           order=_contiguous(b, order).value, idxs=_contiguous(b, idxs).value,
+           iou_threshold=float(n.attrs["t"]), out=out.value)
+    fallbacks.append(f"{origin(n)}: ptec::batched_nms.out")
     return out
 
 
