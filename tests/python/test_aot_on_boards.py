@@ -40,14 +40,6 @@ def runner_elf(target):
 
 
 @functools.lru_cache(maxsize=None)
-def zoo_model(name):
-    """load_model(name), built once per module: a zoo factory trains or fits
-    its model (mobilenet_v2_035's is the slowest), and compiling reads the
-    module without changing it, so the three ISAs' compiles can share it."""
-    return load_model(name)
-
-
-@functools.lru_cache(maxsize=None)
 def compiled_for_isa(name, isa, workdir):
     """The program of zoo model `name` compiled for the first core with this
     kernel ISA, its input bytes, and the outputs the int8 reference and the
@@ -56,7 +48,7 @@ def compiled_for_isa(name, isa, workdir):
     ISA (the M33, M7 and M4: DSP) run the same bytes; test_same_isa_same_program
     checks that."""
     target = next(core for core, core_isa in ISA.items() if core_isa == isa)
-    m = zoo_model(name)
+    m = load_model(name)
     res = compile_model(m.module, m.example_inputs, m.calibration(8), target=target)
     prog = parse_program(res.data)
     x = m.calibration(1, 17)[0][0].numpy()
@@ -147,7 +139,7 @@ def test_requirements_exact_on_host(tmp_path, cache_dir, name):
 def test_same_isa_same_program():
     """The cores sharing an ISA get the same program from `ptec compile`
     (what lets test_compiled_model_on_board compile once per ISA)."""
-    m = zoo_model("digits_cnn")
+    m = load_model("digits_cnn")
     calib = m.calibration(8)
     programs = {core: compile_model(m.module, m.example_inputs, calib, target=core).data
                 for core, isa in ISA.items() if isa == "DSP"}
