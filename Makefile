@@ -46,8 +46,13 @@ test-c: host host-asan cross
 	@$(call run_logged,ctest-host,ctest --preset host -j $(JOBS) --output-junit $(TEST_LOGS)/ctest-host.xml)
 	@$(call run_logged,ctest-asan,ctest --preset host-asan -j $(JOBS) --output-junit $(TEST_LOGS)/ctest-asan.xml)
 
+# On $(JOBS) workers like ctest (pytest-xdist; scripts/setup.sh installs it),
+# a test file per worker at a time (--dist loadfile), so a module's compiled
+# models are built once, not once per worker. Without xdist: serially, and said.
 test-python: host
-	@$(call run_logged,pytest,PTEC_STRICT=1 PYTHONPATH=$(CURDIR)/python $(PYTHON) -m pytest -q tests/python \
+	@if $(PYTHON) -c 'import xdist' 2>/dev/null; then par="-n $(JOBS) --dist loadfile"; else par=""; \
+	  echo "test-python: pytest-xdist missing (scripts/setup.sh installs python3-pytest-xdist): running serially" >&2; fi; \
+	$(call run_logged,pytest,PTEC_STRICT=1 PYTHONPATH=$(CURDIR)/python $(PYTHON) -m pytest -q $$par tests/python \
 	  --junitxml=$(TEST_LOGS)/pytest.xml)
 
 # A short fuzz run from the seeds alone (fixed seed, 50 s), then 20 s on the

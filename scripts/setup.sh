@@ -10,7 +10,7 @@ packages=(
   valgrind
   flatbuffers-compiler
   clang libclang-rt-14-dev llvm
-  python3 python3-torch python3-torchvision python3-numpy python3-pytest python3-sklearn
+  python3 python3-torch python3-torchvision python3-numpy python3-pytest python3-pytest-xdist python3-sklearn
   python3-pip python3-setuptools python3-wheel python3-yaml
   pkg-config
   chromium

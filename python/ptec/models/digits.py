@@ -41,6 +41,18 @@ def digits_dataset():
 
 
 def train_digits(epochs: int = 60, seed: int = 0) -> DigitsCNN:
+    """The trained CNN. Trained once per process (tests load the zoo model
+    many times, as ptec.models' _fitted_weights); each call returns a fresh
+    module and leaves torch's global generator where training leaves it
+    (seeded, then drawn from by the layers' initialisation)."""
+    torch.manual_seed(seed)
+    model = DigitsCNN()
+    model.load_state_dict(_trained_state(epochs, seed))
+    return model.eval()
+
+
+@functools.lru_cache(maxsize=4)
+def _trained_state(epochs: int, seed: int):
     torch.manual_seed(seed)
     xtr, ytr, _, _ = digits_dataset()
     model = DigitsCNN()
@@ -56,7 +68,7 @@ def train_digits(epochs: int = 60, seed: int = 0) -> DigitsCNN:
             loss = nn.functional.cross_entropy(model(x[idx]), y[idx])
             loss.backward()
             opt.step()
-    return model.eval()
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
 
 def accuracy(fn, x: np.ndarray, y: np.ndarray) -> float:
