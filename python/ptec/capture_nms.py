@@ -44,7 +44,7 @@ from typing import Iterable, List, Optional
 import torch
 import torch.fx
 
-from .ir import Node
+from .ir import Node, UnsupportedOperator
 
 NMS_FP32 = "nms's box areas, overlaps and keep/suppress recurrence, computed in fp32 (ptec::nms.out)"
 # torchvision 0.14 batched_nms on CPU: the per-class loop past this many box elements (boxes.numel())
