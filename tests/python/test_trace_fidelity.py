@@ -1,0 +1,128 @@
+"""Python in a forward that torch.fx's trace did not see (probe: trace
+fidelity), each compiled wrong silently or refused before:
+
+1. `isinstance(x, torch.Tensor)` / `torch.is_tensor(x)` of a traced value
+   was False (the program returned its input, 129 output steps off);
+2. `isinstance(self.cell, nn.LSTMCell)` of a module ptec swaps for a
+   stand-in while tracing was False (the identity again);
+4. nn.quantized.FloatFunctional in a float model (torchvision's
+   quantizable models, quantize=False) was refused as a converted module;
+
+Oracle: PyTorch float, within a bound in output quantization steps on
+inputs whose outputs vary; ptec-run gives the reference interpreter's
+bytes (host_steps_from_float)."""
+import pytest
+import torch
+import torch.nn as nn
+
+from ptec.compiler import compile_model
+from ptec.pte import parse_program
+from ptec.interpreter import run_program
+
+from model_checks import host_steps_from_float
+
+
+class _Model(nn.Module):
+    def __init__(self, fn, layer=None):
+        super().__init__()
+        torch.manual_seed(0)
+        self.fn = fn
+        self.l = layer if layer is not None else nn.Linear(5, 8)
+
+    def forward(self, x):
+        return self.fn(self, x)
+
+
+def _samples(n=8, shape=(2, 5), seed=1):
+    g = torch.Generator().manual_seed(seed)
+    return [(torch.randn(*shape, generator=g),) for _ in range(n)]
+
+
+def _steps(model, tmp_path, shape=(2, 5)) -> float:
+    model = model.eval()
+    cal = _samples(shape=shape)
+    res = compile_model(model, cal[0], cal)
+    got = run_program(parse_program(res.data), [cal[0][0].numpy()])[0]
+    with torch.no_grad():
+        assert got.shape == tuple(model(cal[0][0]).shape)      # not the input passed through
+    return host_steps_from_float(model, res, cal[:4], tmp_path)
+
+
+TENSOR_CHECKS = {
+    "isinstance": lambda s, x: s.l(x) if isinstance(x, torch.Tensor) else x,
+    "isinstance-tuple": lambda s, x: s.l(x) if isinstance(x, (list, torch.Tensor)) else x,
+    "torch.is_tensor": lambda s, x: s.l(x) if torch.is_tensor(x) else x,
+    "not-isinstance": lambda s, x: x if not isinstance(s.l(x), torch.Tensor) else s.l(x) * 2,
+}
+
+
+@pytest.mark.parametrize("check", list(TENSOR_CHECKS))
+def test_isinstance_of_a_traced_tensor_is_true(check, tmp_path):
+    assert _steps(_Model(TENSOR_CHECKS[check]), tmp_path) <= 2.0
+
+
+def _cell_or_identity(s, x):
+    return s.l(x)[0] if isinstance(s.l, nn.LSTMCell) else x
+
+
+def _lstm_or_identity(s, x):
+    return s.l(x.unsqueeze(0))[0][0] if isinstance(s.l, nn.LSTM) else x
+
+
+def _gru_cell_or_identity(s, x):
+    return s.l(x) if isinstance(s.l, (nn.GRUCell, nn.LSTMCell)) else x
+
+
+@pytest.mark.parametrize("fn,layer", [(_cell_or_identity, lambda: nn.LSTMCell(5, 8)),
+                                      (_lstm_or_identity, lambda: nn.LSTM(5, 8)),
+                                      (_gru_cell_or_identity, lambda: nn.GRUCell(5, 8))],
+                         ids=["LSTMCell", "LSTM", "GRUCell"])
+def test_isinstance_of_a_replaced_module_is_its_class(fn, layer, tmp_path):
+    assert _steps(_Model(fn, layer()), tmp_path) <= 3.0
+
+
+def test_isinstance_of_a_traced_value_elsewhere_keeps_torchs_answer(tmp_path):
+    # a traced tensor is no nn.Module and no tuple; a replaced LSTMCell is no GRUCell
+    def fn(s, x):
+        y = s.l(x)[0]
+        bad = isinstance(y, (nn.Module, tuple)) or isinstance(s.l, nn.GRUCell)
+        return y * 3 if bad else y
+    assert _steps(_Model(fn, nn.LSTMCell(5, 8)), tmp_path) <= 3.0
+
+
+class _FloatFunctionals(nn.Module):
+    def __init__(self, ff):
+        super().__init__()
+        torch.manual_seed(0)
+        self.l = nn.Linear(5, 8)
+        self.ff = ff()
+
+    def forward(self, x):
+        y = self.l(x)
+        f = self.ff
+        return (f.add(y, y) + f.mul(y, y) + f.add_relu(y, -y * 0.5) + f.add_scalar(y, 1.0)
+                + f.mul_scalar(y, 0.5) + f.cat([y, -y], 1)[:, 4:12])
+
+
+@pytest.mark.parametrize("ff", ["torch.nn.quantized", "torch.ao.nn.quantized"])
+def test_float_functional_in_a_float_model_runs(ff, tmp_path):
+    import importlib
+    cls = importlib.import_module(ff).FloatFunctional
+    assert _steps(_FloatFunctionals(cls), tmp_path) <= 3.0     # six int8 ops summed: 2.47 measured
+
+
+def test_prepared_float_functional_is_still_refused():
+    import torch.ao.quantization as tq
+    m = _FloatFunctionals(nn.quantized.FloatFunctional).eval()
+    m.qconfig = tq.get_default_qconfig("fbgemm")
+    tq.prepare(m, inplace=True)
+    cal = _samples()
+    with pytest.raises(Exception, match="observer torch.ao.quantization's prepare inserted"):
+        compile_model(m, cal[0], cal)
+
+
+def test_qfunctional_is_still_refused():
+    m = _FloatFunctionals(nn.quantized.QFunctional).eval()
+    cal = _samples()
+    with pytest.raises(Exception, match="module ff .*QFunctional.* torch.ao.quantization made"):
+        compile_model(m, cal[0], cal)
