@@ -7,6 +7,8 @@ fidelity), each compiled wrong silently or refused before:
    stand-in while tracing was False (the identity again);
 4. nn.quantized.FloatFunctional in a float model (torchvision's
    quantizable models, quantize=False) was refused as a converted module;
+5. a function registered with torch.fx.wrap was refused ("no kernel for
+   wrapped_fn") even when its body traces;
 
 Oracle: PyTorch float, within a bound in output quantization steps on
 inputs whose outputs vary; ptec-run gives the reference interpreter's
@@ -126,3 +128,46 @@ def test_qfunctional_is_still_refused():
     cal = _samples()
     with pytest.raises(Exception, match="module ff .*QFunctional.* torch.ao.quantization made"):
         compile_model(m, cal[0], cal)
+
+
+# 5. torch.fx.wrap: fx keeps these as one call, which ptec has no kernel for
+
+
+def _columns_scaled(a, b):
+    # a loop over a size and a dtype check: plain fx cannot trace it, ptec's known values can
+    cols = [a[:, i:i + 1] * (i + 1) for i in range(a.shape[1])]
+    out = torch.cat(cols, 1) + b
+    return out if a.dtype == torch.float32 else out.double()
+
+
+torch.fx.wrap("_columns_scaled")
+
+
+@torch.fx.wrap
+def _sign_chosen(a):
+    return a if a.sum() > 0 else -a     # needs the input's values: stays one call, refused
+
+
+class _Wrapped(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        torch.manual_seed(0)
+        self.l = nn.Linear(5, 8)
+        self.fn = fn
+
+    def forward(self, x):
+        y = self.l(x)
+        return self.fn(y, y * 0.5) if self.fn is not _sign_chosen else _sign_chosen(y) + y
+
+
+def test_fx_wrapped_function_runs_its_body(tmp_path):
+    assert _steps(_Wrapped(lambda a, b: _columns_scaled(a, b)), tmp_path) <= 2.0
+
+
+def test_fx_wrapped_function_needing_values_is_refused_naming_it():
+    m = _Wrapped(_sign_chosen).eval()
+    cal = _samples()
+    with pytest.raises(Exception, match="_sign_chosen") as e:
+        compile_model(m, cal[0], cal)
+    assert "\n" not in str(e.value)
+
