@@ -171,3 +171,81 @@ def test_fx_wrapped_function_needing_values_is_refused_naming_it():
         compile_model(m, cal[0], cal)
     assert "\n" not in str(e.value)
 
+
+
+# 3. a tensor made in forward by a factory, then written by traced values
+
+
+def _out_into_zeros(s, x):
+    buf = torch.zeros(2, 8)
+    torch.mul(s.l(x), 2, out=buf)
+    return buf
+
+
+def _out_into_empty(s, x):
+    buf = torch.empty(2, 8)
+    torch.mul(s.l(x), 2, out=buf)
+    return buf - 1
+
+
+def _slice_into_zeros(s, x):
+    out = torch.zeros(2, 10)
+    out[:, 1:9] = s.l(x)
+    return out
+
+
+def _slice_then_reads(s, x):
+    out = torch.zeros(2, 10)
+    out[:, 1:9] = s.l(x)
+    return out * 2 + out        # every read after the write: was one frozen constant
+
+
+def _add_into_ones(s, x):
+    acc = torch.ones(2, 8)
+    acc.add_(s.l(x))
+    acc.relu_()
+    return acc
+
+
+def _view_written(s, x):
+    out = torch.zeros(2, 10)
+    out[:, 1:9] = s.l(x)
+    v = out[:, :4]
+    v.mul_(3)
+    return out
+
+
+def _empty_all_written(s, x):
+    out = torch.empty(2, 8)
+    out[:] = s.l(x)
+    return out + 1
+
+
+def _like_of_made(s, x):
+    out = torch.zeros_like(torch.ones(2, 10))
+    out[:, 1:9] = s.l(x)
+    return torch.cat([out, torch.full((2, 3), 0.5)], 1)
+
+
+MADE = {f.__name__: f for f in (_out_into_zeros, _out_into_empty, _slice_into_zeros, _slice_then_reads,
+                                _add_into_ones, _view_written, _empty_all_written, _like_of_made)}
+
+
+@pytest.mark.parametrize("name", list(MADE))
+def test_write_into_a_tensor_made_in_forward_runs(name, tmp_path):
+    assert _steps(_Model(MADE[name]), tmp_path) <= 3.0
+
+
+def _empty_partly_written(s, x):
+    out = torch.empty(2, 10)
+    out[:, 1:9] = s.l(x)
+    return out
+
+
+def test_read_of_unwritten_empty_memory_is_refused_naming_the_line():
+    m = _Model(_empty_partly_written).eval()
+    cal = _samples()
+    with pytest.raises(Exception, match=r"test_trace_fidelity.py:\d+ \(`out = torch.empty\(2, 10\)`\): a tensor "
+                                        "made by torch.empty is read where nothing wrote it") as e:
+        compile_model(m, cal[0], cal)
+    assert "\n" not in str(e.value)
