@@ -56,6 +56,7 @@ from .capture_composed import composed_calls
 from .capture_torchvision import torchvision_calls, torchvision_leaves
 from .capture_trace_patches import trace_patches
 from .capture_made_tensors import empty_read_refusal, made_constant_node, written_factories
+from .capture_wrapped import unmark_traced_through
 from .capture_constant_ids import constant_lookup_nodes
 from .capture_view_elements import elements_alone
 from .capture_bool_moves import cast_bools_first, compares_after_moves
@@ -1773,6 +1774,7 @@ def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.f
             break
         made_traced |= more
     drop_traced_leftovers(graph)
+    unmark_traced_through(graph)        # a torch.fx.wrap function's body: plain nodes (capture_wrapped)
     refuse_written_stats_read(graph)        # F.batch_norm(training=True) of computed stats
     if states:
         as_states(graph, tracer, CaptureError)     # the written tensors as state nodes (capture_buffer_state)

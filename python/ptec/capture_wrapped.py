@@ -12,8 +12,8 @@ that fails (the body needs a value only known when the program runs), the
 nodes it made are removed and the call stays one node, refused in one
 line naming it, as before.
 
-ptec's own leaves (torchvision's roi_align / nms / ..., which fx.wrap
-too: the tracer's autowrap functions) and torchvision's MultiScaleRoIAlign
+ptec's own leaves (ptec_state / masked_softmax, torchvision's roi_align
+/ nms / ..., which fx.wrap too: the tracer's autowrap functions) and torchvision's MultiScaleRoIAlign
 helpers (capture_torchvision lowers the module whole) stay one node."""
 from __future__ import annotations
 
@@ -24,7 +24,9 @@ try:
 except ImportError:         # a torch without fx.wrap's registry: nothing is traced through
     _wrapped_fns_to_patch = []
 
-_KEPT_MODULES = ("torch.", "torchvision.ops.poolers")
+# torch's, ptec's own leaves (ptec_state, masked_softmax: capture_modules), MultiScaleRoIAlign's helpers
+_KEPT_MODULES = ("torch.", "ptec.", "torchvision.ops.poolers")
+TRACED_THROUGH = "ptec_traced_through"
 
 
 def _registered(target) -> bool:
@@ -46,10 +48,25 @@ def wrapped_traced_through(tracer, kind, target, args, kwargs):
     graph = tracer.graph
     before = set(graph.nodes)
     try:
-        return target(*args, **kwargs)
+        result = target(*args, **kwargs)
     except Exception:           # noqa: BLE001 - the body does not trace: the call stays one node (refused)
-        made = [n for n in graph.nodes if n not in before]
-        for n in reversed(made):
-            if not n.users:
-                graph.erase_node(n)
-        return None
+        result = None
+    if isinstance(result, torch.fx.Proxy):
+        # fx's wrapper marks what it returns "is_wrapped", and GraphModule's code then calls
+        # torch.fx.wrap on that node's name (registering "torch.cat" for good): unmark_traced_through
+        result.node.meta[TRACED_THROUGH] = True
+        return result
+    # a tuple or a constant (fx's wrapper reads .node of what it returns), or a failure: one node
+    made = [n for n in graph.nodes if n not in before]
+    for n in reversed(made):
+        if not n.users:
+            graph.erase_node(n)
+    return None
+
+
+def unmark_traced_through(graph: torch.fx.Graph) -> None:
+    """The "is_wrapped" mark fx's wrapper put on a traced-through body's
+    last node removed (wrapped_traced_through)."""
+    for fn in graph.nodes:
+        if fn.meta.pop(TRACED_THROUGH, False):
+            fn.meta.pop("is_wrapped", None)
