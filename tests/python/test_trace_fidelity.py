@@ -296,3 +296,22 @@ def test_cli_refuses_type_checks_in_one_line_exit_2(tmp_path):
                                  "def model():\n"
                                  "    return M().eval(), (torch.randn(2, 5),)\n")
     assert "the traced program differs from the model's forward" in line and "output 0" in line
+
+
+@pytest.mark.parametrize("net", ["mobilenet_v2", "resnet18"])
+def test_torchvision_quantizable_float_model_captures_as_torch(net):
+    """torchvision's quantizable networks with quantize=False hold
+    FloatFunctional (skip_add.add / add_relu): captured, the float graph is
+    torch's (fp32, 1e-4 of the output's range)."""
+    import torchvision.models.quantization as tq
+    from ptec.capture import capture
+    from ptec.ir import evaluate
+    torch.manual_seed(0)
+    m = getattr(tq, net)(quantize=False).eval()
+    x = torch.randn(1, 3, 64, 64)
+    g = capture(m, [x], method="fx")
+    with torch.no_grad():
+        want = m(x)
+    got = evaluate(g, [x])[0]
+    assert got.shape == want.shape
+    assert float((got - want).abs().max()) <= 1e-4 * float(want.max() - want.min())
