@@ -227,8 +227,23 @@ def _like_of_made(s, x):
     return torch.cat([out, torch.full((2, 3), 0.5)], 1)
 
 
+def _rows_written(s, x):
+    rows = torch.zeros(4, 8)
+    rows[0] = s.l(x)[0]
+    rows[3] = s.l(x)[1] * 2
+    return rows.sum(0, keepdim=True) + rows[1:3]
+
+
+def _eager_view_copied(s, x):
+    out = torch.zeros(2, 10)
+    v = out[:, 1:9]             # a view made before any traced write: eager too
+    v.copy_(s.l(x))
+    return out
+
+
 MADE = {f.__name__: f for f in (_out_into_zeros, _out_into_empty, _slice_into_zeros, _slice_then_reads,
-                                _add_into_ones, _view_written, _empty_all_written, _like_of_made)}
+                                _add_into_ones, _view_written, _empty_all_written, _like_of_made, _rows_written,
+                                _eager_view_copied)}
 
 
 @pytest.mark.parametrize("name", list(MADE))
