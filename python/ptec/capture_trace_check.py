@@ -14,9 +14,11 @@ range) or another shape is refused in one line naming the output, rather
 than compiled.
 
 Not checked: a model with random ops (the model itself gives other
-outputs from another random stream), one that keeps or writes state across runs (--stateful, buffers
-written in forward: the traced program reads state nodes), and integer or
-bool outputs (an argmax of near-equal floats may flip legitimately); when
+outputs from another random stream), one that keeps or writes state
+across runs (--stateful, buffers written in forward: the traced program
+reads state nodes), the elements torch gives as NaN or inf (ptec's
+stand-ins define a fully masked attention row), and integer or bool
+outputs (an argmax of near-equal floats may flip legitimately); when
 either run fails, the later checks decide (capture_own_failure)."""
 from __future__ import annotations
 
@@ -52,9 +54,11 @@ def _differs(got: torch.Tensor, want: torch.Tensor) -> Optional[str]:
     if not (want.is_floating_point() and got.is_floating_point()) or want.numel() == 0:
         return None
     g, w = got.double(), want.double()
+    # where torch's value is NaN / inf (a fully masked attention row) ptec's stand-ins may define one:
+    # compared where torch's is finite
     finite = torch.isfinite(w)
-    if not torch.equal(finite, torch.isfinite(g)) or not torch.equal(torch.isnan(w), torch.isnan(g)):
-        return "non-finite values in other places"
+    if bool((finite & ~torch.isfinite(g)).any()):
+        return "non-finite values where torch's are finite"
     if not bool(finite.any()):
         return None
     span = float(w[finite].max() - w[finite].min())
