@@ -20,7 +20,7 @@ import dis
 import io
 import inspect
 import operator
-from typing import Optional, List, Sequence
+from typing import Optional, List, Sequence, Set
 
 import numpy as np
 import torch
@@ -55,6 +55,9 @@ from .capture_view_writes import writes_through_views
 from .capture_composed import composed_calls
 from .capture_torchvision import roi_align_node, torchvision_calls, torchvision_leaves
 from .capture_trace_patches import trace_patches
+from .capture_made_tensors import empty_read_refusal, made_constant_node, written_factories
+from .capture_wrapped import unmark_traced_through
+from .capture_trace_check import trace_differs_refusal
 from .capture_constant_ids import constant_lookup_nodes
 from .capture_view_elements import elements_alone
 from .capture_bool_moves import cast_bools_first, compares_after_moves
@@ -1003,6 +1006,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(integer)
             elif scalar is not None:
                 nodes.extend(scalar)
+            elif made_constant_node(fn) is not None:      # torch.zeros(2, 8) written in forward (capture_made_tensors)
+                nodes.append(made_constant_node(fn))
             elif spelling_nodes(fn, ins, by_name) is not None:
                 nodes.extend(spelling_nodes(fn, ins, by_name))
             elif bool_nodes(fn, by_name) is not None:
@@ -1747,26 +1752,35 @@ def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.f
     states: {id(tensor): path} of the tensors the forward writes, read and
     written as state nodes (capture_buffer_state)."""
     leaves, searched = torchvision_leaves()      # roi_align, ... as one call each (capture_torchvision)
-    tracer = (with_state_reads(_Tracer) if states else _Tracer)(
-        autowrap_functions=(F.local_response_norm,) + leaves)   # one node: _lrn_nodes
-    tracer._autowrap_search.extend(searched)     # spelled ops.roi_align(...)
-    tracer.start(example_inputs)
-    unchecked: List[str] = []
-    if states:
-        tracer.ptec_states = states
-    try:
-        with trace_patches(tracer, model, bool(states), unchecked):
-            graph = tracer.trace(model)
-    except Exception as e:
-        if not hasattr(e, "ptec_where"):
-            e.ptec_where = tracer.where()
-        if getattr(tracer, "ptec_item_read", None):
-            e.ptec_item_read = tracer.ptec_item_read       # torch refusing it: named (capture_item)
-        refusal = tracer.sequence_refusal(e)        # torch.cat(x[mask].split(2), 0): named in one line
-        if refusal:
-            raise TracedControlError(refusal) from e
-        raise
+    made_traced: Set[int] = set()
+    while True:
+        tracer = (with_state_reads(_Tracer) if states else _Tracer)(
+            autowrap_functions=(F.local_response_norm,) + leaves)   # one node: _lrn_nodes
+        tracer._autowrap_search.extend(searched)     # spelled ops.roi_align(...)
+        tracer.start(example_inputs)
+        tracer.ptec_made_traced = made_traced
+        unchecked: List[str] = []
+        if states:
+            tracer.ptec_states = states
+        try:
+            with trace_patches(tracer, model, bool(states), unchecked):
+                graph = tracer.trace(model)
+        except Exception as e:
+            if not hasattr(e, "ptec_where"):
+                e.ptec_where = tracer.where()
+            if getattr(tracer, "ptec_item_read", None):
+                e.ptec_item_read = tracer.ptec_item_read       # torch refusing it: named (capture_item)
+            refusal = tracer.sequence_refusal(e)        # torch.cat(x[mask].split(2), 0): named in one line
+            if refusal:
+                raise TracedControlError(refusal) from e
+            raise
+        # torch.zeros(2, 8) in forward written by a traced value: traced again with it a node (capture_made_tensors)
+        more = written_factories(graph, tracer) - made_traced
+        if not more or len(made_traced) > 64:
+            break
+        made_traced |= more
     drop_traced_leftovers(graph)
+    unmark_traced_through(graph)        # a torch.fx.wrap function's body: plain nodes (capture_wrapped)
     refuse_written_stats_read(graph)        # F.batch_norm(training=True) of computed stats
     if states:
         as_states(graph, tracer, CaptureError)     # the written tensors as state nodes (capture_buffer_state)
@@ -1925,6 +1939,13 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     mask_with_rest(gm, lambda: _propagate_kept(gm, example_inputs, initial))
     writes_through_views(gm, example_inputs)    # y.relu_(), y[0].mul_(2): out of place, written back (capture_view_writes)
     drop_markers(gm)            # y[idx] = v: its out-of-place value (capture_item_assignment)
+    refusal = empty_read_refusal(gm, example_inputs)     # torch.empty's undefined values read (capture_made_tensors)
+    if refusal:
+        raise CaptureError(refusal)
+    # the traced program against the model's forward: Python fx cannot see (capture_trace_check)
+    refusal, eager = trace_differs_refusal(gm, model, example_inputs, states, stateful)
+    if refusal:
+        raise CaptureError(refusal)
     counts_readers(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # counts * 2 (capture_counts_readers)
     without_unused_values(gm)   # unique(x, dim=d)'s slices when only its counts / inverse are read
     elements_alone(gm)          # torch.hsplit(x, 2)[0]: that piece alone (capture_view_elements)
@@ -1941,6 +1962,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
             raise UnsupportedOperator(refusal) from e
         raise
     g.item_readers = item_readers(gm)       # named if one then fails (capture_own_failure)
+    g.ptec_eager = eager                    # torch's outputs, computed once (wrong_shape)
     note_dropped_outputs(g, gm)
     note_skipped_checks(g, getattr(gm, "ptec_unchecked", ()))  # torch.distributions' checks (capture_distributions)
     kept_states(g)              # a written buffer's state: its note, or dropped when never read
@@ -1979,6 +2001,8 @@ def _finished(g: Graph, example_inputs, name: str, model: Optional[nn.Module] = 
     without_zero_size_layers(g, CaptureError)     # nn.Linear(8, 0) -> nn.Linear(0, 10): bias rows
     undefined_never_read(g, example_inputs)       # x.new_empty(n, c) filled whole (AdaptiveLogSoftmaxWithLoss)
     from .capture_own_failure import wrong_shape
+    if eager is None:
+        eager = getattr(g, "ptec_eager", None)      # the fx capture's check ran the model already
     wrong = wrong_shape(g, example_inputs, model, eager)      # an output shape torch does not give: refused
     if wrong:
         raise CaptureError(wrong)

@@ -7,7 +7,12 @@ would trace as observers' statistics code or quantized kernels. Refused in
 one line naming the first such module and asking for the float model.
 
 QuantStub / DeQuantStub in a float model (never prepared) are identity in
-forward, and so is fx's trace of them: they run."""
+forward, and so is fx's trace of them: they run. So does FloatFunctional
+(and FXFloatFunctional), which torchvision's quantizable models hold
+unprepared (quantize=False): its add / mul / cat / add_relu / add_scalar /
+mul_scalar are the float torch ops followed by an nn.Identity until
+prepare() swaps that for an observer (refused below, as an observer);
+QFunctional, convert()'s form, stays refused."""
 from __future__ import annotations
 
 from typing import Optional
@@ -23,6 +28,17 @@ _QUANTIZED_PATHS = ("torch.ao.nn.quantized", "torch.nn.quantized", "torch.ao.nn.
                     "torch.nn.intrinsic.qat", "torch.ao.nn.quantizable", "torch.nn.quantizable")
 _QUANTIZE_CALLS = tuple(getattr(torch, n) for n in ("quantize_per_tensor", "quantize_per_channel",
                                                      "quantize_per_tensor_dynamic") if hasattr(torch, n))
+
+
+def _float_functionals() -> tuple:
+    try:
+        from torch.ao.nn.quantized import FloatFunctional, FXFloatFunctional
+    except ImportError:             # an older torch: the legacy spelling
+        try:
+            from torch.nn.quantized import FloatFunctional, FXFloatFunctional
+        except ImportError:
+            return ()
+    return FloatFunctional, FXFloatFunctional
 
 
 def _observer_bases() -> tuple:
@@ -41,11 +57,13 @@ def _where(name: str, m: nn.Module) -> str:
 def torch_ao_refusal(model: nn.Module) -> Optional[str]:
     """The one-line refusal for a model torch.ao.quantization prepared or converted, else None."""
     bases = _observer_bases()
+    floats = _float_functionals()
     for name, m in model.named_modules():
         if bases and isinstance(m, bases):
             return f"{_where(name, m)} is an observer torch.ao.quantization's prepare inserted: {ASK}"
         path = type(m).__module__ or ""
-        if any(path == p or path.startswith(p + ".") for p in _QUANTIZED_PATHS):
+        # the exact class: a subclass (QFunctional is not one) may compute otherwise
+        if any(path == p or path.startswith(p + ".") for p in _QUANTIZED_PATHS) and type(m) not in floats:
             return f"{_where(name, m)} is a module torch.ao.quantization made (convert / prepare_qat): {ASK}"
         for k, t in list(m.named_parameters(recurse=False)) + list(m.named_buffers(recurse=False)):
             if isinstance(t, torch.Tensor) and t.is_quantized:

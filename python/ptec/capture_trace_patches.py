@@ -16,7 +16,9 @@ import torch
 from .capture_buffer_state import binding_names
 from .capture_call_forms import unbound_methods_traced
 from .capture_distributions import argument_checks_skipped
+from .capture_isinstance import isinstance_as_torch
 from .capture_item import tensors_of_traced_values
+from .capture_made_tensors import factories_counted
 from .capture_packed_sequences import patched as packing_patched
 from .capture_random import recording_random_calls
 from .capture_table_lookup import tables_indexed_by_proxies
@@ -44,4 +46,8 @@ def trace_patches(tracer, model: torch.nn.Module, states: bool, unchecked: List[
         stack.enter_context(tables_indexed_by_proxies())
         # torch.distributions' validate_args, which reads values
         stack.enter_context(argument_checks_skipped(unchecked))
+        # torch.zeros(2, 8) in forward: counted, a node when a traced value writes it (capture_made_tensors)
+        stack.enter_context(factories_counted(tracer))
+        # isinstance(x, torch.Tensor) / isinstance(self.cell, nn.LSTMCell) in the model's code: torch's answer
+        stack.enter_context(isinstance_as_torch())
         yield

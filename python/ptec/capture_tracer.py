@@ -308,6 +308,10 @@ class KnownValuesTracer(torch.fx.Tracer):
     def create_proxy(self, kind, target, args, kwargs, *rest, **kw):
         if getattr(self, "_values", None) is None:
             return super().create_proxy(kind, target, args, kwargs, *rest, **kw)
+        from .capture_wrapped import wrapped_traced_through
+        made = wrapped_traced_through(self, kind, target, args, kwargs)    # torch.fx.wrap's function: its body
+        if made is not None:
+            return made
         receiver = args[0].node if args and isinstance(args[0], torch.fx.Proxy) else None
         if kind == "call_method" and target in _SHAPE_METHODS and receiver is not None \
                 and self.fixed_shape(receiver) and isinstance(self.value(receiver), torch.Tensor):

@@ -1787,6 +1787,43 @@ def _temporal_shift(x):             # TSM's out[:, :-1, :f] = x[:, 1:, :f] ... i
 
 RUNS["TSM slice writes into torch.zeros_like(x)"] = (_temporal_shift, S3, R, 0.5, "int8")
 
+# trace fidelity (test_trace_fidelity.py): isinstance / is_tensor of a traced tensor is True as in torch; a
+# tensor made in forward by a factory and written by traced values is in the program; a torch.fx.wrap
+# function's body runs
+RUNS["isinstance(x, torch.Tensor) in an if"] = (lambda x: (x * 2).relu() if isinstance(x, torch.Tensor) else x,
+                                                S3, R, 1.0, "int8")
+RUNS["torch.is_tensor(x) in an if"] = (lambda x: (x * 2).relu() if torch.is_tensor(x) else x, S3, R, 1.0, "int8")
+
+
+def _slice_into_made_zeros(x):
+    out = torch.zeros(1, 4, 10)
+    out[:, :, 1:9] = x.relu()
+    return out * 2 + out
+
+
+def _out_into_made_zeros(x):
+    buf = torch.zeros(1, 4, 8)
+    torch.mul(x, 2, out=buf)
+    return buf
+
+
+def _add_into_made_ones(x):
+    acc = torch.ones(1, 4, 8)
+    acc.add_(x)
+    return acc
+
+
+def _fx_wrapped_rows(x):
+    return torch.cat([x[:, i:i + 1] * (i + 1) for i in range(x.shape[1])], 1)
+
+
+torch.fx.wrap("_fx_wrapped_rows")
+RUNS["out[:, :, 1:9] = y into torch.zeros(1, 4, 10) made in forward"] = (_slice_into_made_zeros, S3, R, 1.5,
+                                                                      "int8")     # 1.31
+RUNS["torch.mul(x, 2, out=torch.zeros(...)) then read"] = (_out_into_made_zeros, S3, R, 1.0, "int8")
+RUNS["torch.ones(...).add_(x) made in forward"] = (_add_into_made_ones, S3, R, 1.0, "int8")
+RUNS["a torch.fx.wrap function (its body)"] = (lambda x: _fx_wrapped_rows(x), S3, R, 1.0, "int8")
+
 
 def _seeded_linear_made(x):         # with tensors: the same on every call (seeded), their traced values
     torch.manual_seed(0)

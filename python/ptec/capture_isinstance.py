@@ -1,0 +1,85 @@
+"""isinstance in the model's own code answered as torch would while fx
+traces (probe: trace fidelity).
+
+fx hands the forward Proxies, and ptec swaps nn.LSTM / GRU / RNN, their
+cells, MultiheadAttention and the Transformer modules for stand-ins
+(capture_modules). Python in the forward that asks `isinstance(x,
+torch.Tensor)` / `torch.is_tensor(x)` of a traced value, or
+`isinstance(self.cell, nn.LSTMCell)` of a replaced module, got False,
+and the branch torch takes was silently dropped (the program returned
+its input: 129 output steps off).
+
+For the trace, builtins.isinstance answers True where torch would: a
+proxy whose value the tracer knows (capture_tracer's shadow values) is an
+instance of what that value is an instance of, and a stand-in is an
+instance of the class of the module it stands for. Only for calls made
+from the model's code (its files, torchvision's, ptec's own models):
+fx's and ptec's own isinstance checks (`isinstance(a, torch.Tensor)` in
+fx's create_arg, `isinstance(m, LSTMLayer)`) keep their answers, which is
+why this is not a `__class__` property on the proxy (fx would make a
+proxy argument a tensor constant, and torch's C argument parser would
+take it for a tensor). It only turns False into True; `type(x) is
+torch.Tensor` cannot be answered this way (capture_trace_check refuses
+the program it makes when it differs from the forward).
+"""
+from __future__ import annotations
+
+import builtins
+import contextlib
+import os
+import sys
+
+import torch
+import torch.fx
+
+from .capture_tracer import _PTEC_DIR, _PTEC_MODELS, _TORCH_DIR
+
+_isinstance = builtins.isinstance
+_IS_TENSOR_CODE = torch.is_tensor.__code__     # torch.is_tensor(x): its caller is the model's code
+
+
+def _model_code(filename: str) -> bool:
+    path = filename if filename.startswith("<") else os.path.abspath(filename)
+    if path.startswith(_PTEC_MODELS):
+        return True
+    return not path.startswith((_PTEC_DIR, _TORCH_DIR))
+
+
+def _stands_for(obj):
+    """What the traced object is to the model: a proxy's known value, a
+    stand-in's original module, else None."""
+    if _isinstance(obj, torch.fx.Proxy):
+        tracer = obj.tracer
+        known = getattr(tracer, "known", None)
+        if known is not None and getattr(tracer, "_values", None) is not None and known(obj.node):
+            return tracer.value(obj.node)
+        return None
+    if _isinstance(obj, torch.nn.Module):
+        return obj.__dict__.get("_ptec_original")
+    return None
+
+
+def _traced_isinstance(obj, cls):
+    if _isinstance(obj, cls):
+        return True
+    if not _isinstance(obj, (torch.fx.Proxy, torch.nn.Module)):
+        return False
+    stands_for = _stands_for(obj)
+    if stands_for is None:
+        return False
+    frame = sys._getframe(1)
+    if frame.f_code is _IS_TENSOR_CODE and frame.f_back is not None:
+        frame = frame.f_back
+    if not _model_code(frame.f_code.co_filename):
+        return False
+    return _isinstance(stands_for, cls)
+
+
+@contextlib.contextmanager
+def isinstance_as_torch():
+    """builtins.isinstance answering for proxies and stand-ins (module doc), for one trace."""
+    builtins.isinstance = _traced_isinstance
+    try:
+        yield
+    finally:
+        builtins.isinstance = _isinstance
