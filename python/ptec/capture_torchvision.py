@@ -742,8 +742,8 @@ REFUSED = {  # torchvision call name: why (each refused in one line by _refused)
     "batched_nms": "ptec rewrites it only for boxes [K, 4], scores and idxs [K] and a constant threshold",
     "ps_roi_align": "ptec rewrites it only with channels a multiple of the bins",
     "ps_roi_pool": "ptec rewrites it only with channels a multiple of the bins",
-    "deform_conv2d": ("ptec rewrites it only with a constant weight and the shapes torchvision takes "
-                      "(sampling at computed offsets, then a convolution of the samples)"),
+    "deform_conv2d": ("ptec rewrites it only with the shapes torchvision takes and a constant or computed "
+                      "bias of the output channels (sampling at computed offsets, then a convolution of the samples)"),
 }
 
 
