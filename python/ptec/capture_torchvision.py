@@ -376,6 +376,12 @@ class _DeformConv(torch.nn.Module):
 
     def forward(self, x, offset, mask=None):
         n, cin, h, w, ho, wo, k = self.dims
+        v = self._columns(x, offset, mask)
+        return F.conv2d(v.reshape(n, cin * k, ho, wo), self.weight, self.bias, groups=self.groups)
+
+    def _columns(self, x, offset, mask):
+        """The samples times the mask: [N * G, Cin / G, K * Ho, Wo] (or [N * G, Cin / G, K, Ho, Wo])."""
+        n, cin, h, w, ho, wo, k = self.dims
         g = self.offset_groups
         pairs = offset.view(n * g, k, 2, ho, wo)
         py = pairs[:, :, 0] + self.ys                  # [N * G, K, Ho, Wo] rows read
@@ -385,7 +391,7 @@ class _DeformConv(torch.nn.Module):
                           "zeros", False)                                  # [N * G, Cin / G, K * Ho, Wo]
         if self.masked:
             v = v.reshape(n * g, cin // g, k, ho, wo) * mask.view(n * g, 1, k, ho, wo)
-        return F.conv2d(v.reshape(n, cin * k, ho, wo), self.weight, self.bias, groups=self.groups)
+        return v
 
 
 class _DeformConvComputed(_DeformConv):
@@ -408,15 +414,8 @@ class _DeformConvComputed(_DeformConv):
     def forward(self, x, offset, weight, extra=None, extra2=None):
         mask, bias = (extra, extra2) if self.masked else (None, extra)
         n, cin, h, w, ho, wo, k = self.dims
-        g, gw, cout = self.offset_groups, self.groups, self.cout
-        pairs = offset.view(n * g, k, 2, ho, wo)
-        py = pairs[:, :, 0] + self.ys
-        px = pairs[:, :, 1] + self.xs
-        grid = torch.stack([(px * 2.0 + 1.0) / float(w) - 1.0, (py * 2.0 + 1.0) / float(h) - 1.0], 4)
-        v = F.grid_sample(x.reshape(n * g, cin // g, h, w), grid.reshape(n * g, k * ho, wo, 2), "bilinear",
-                          "zeros", False)
-        if self.masked:
-            v = v.reshape(n * g, cin // g, k, ho, wo) * mask.view(n * g, 1, k, ho, wo)
+        gw, cout = self.groups, self.cout
+        v = self._columns(x, offset, mask)
         # a column's channel c stays c (group c // (Cin / groups)), its rows c * K + tap: the weight's order
         cols = v.reshape(n, gw, cin // gw * k, ho * wo)
         out = torch.matmul(weight.reshape(gw, cout // gw, cin // gw * k), cols).reshape(n, cout, ho, wo)
