@@ -64,6 +64,7 @@ from .capture_bool_moves import cast_bools_first, compares_after_moves
 from .capture_moved_bools import moved_bools_compared
 from .capture_narrow_ints import widen_narrow_ints
 from .capture_bincount import bincount_as_one_hot
+from .capture_index_put_flat import flatten_index_puts
 from .capture_int_math import int_extreme_element, int_math_nodes, int_view_nodes
 from .capture_int_sort import int_order
 from .capture_int_promotion import promote_int_operands
@@ -1939,6 +1940,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     mask_with_rest(gm, lambda: _propagate_kept(gm, example_inputs, initial))
     writes_through_views(gm, example_inputs)    # y.relu_(), y[0].mul_(2): out of place, written back (capture_view_writes)
     drop_markers(gm)            # y[idx] = v: its out-of-place value (capture_item_assignment)
+    flatten_index_puts(gm, lambda: _propagate_kept(gm, example_inputs, initial))  # x.index_put((i, j), v, True)
     refusal = empty_read_refusal(gm, example_inputs)     # torch.empty's undefined values read (capture_made_tensors)
     if refusal:
         raise CaptureError(refusal)

@@ -376,6 +376,12 @@ class _DeformConv(torch.nn.Module):
 
     def forward(self, x, offset, mask=None):
         n, cin, h, w, ho, wo, k = self.dims
+        v = self._columns(x, offset, mask)
+        return F.conv2d(v.reshape(n, cin * k, ho, wo), self.weight, self.bias, groups=self.groups)
+
+    def _columns(self, x, offset, mask):
+        """The samples times the mask: [N * G, Cin / G, K * Ho, Wo] (or [N * G, Cin / G, K, Ho, Wo])."""
+        n, cin, h, w, ho, wo, k = self.dims
         g = self.offset_groups
         pairs = offset.view(n * g, k, 2, ho, wo)
         py = pairs[:, :, 0] + self.ys                  # [N * G, K, Ho, Wo] rows read
@@ -385,7 +391,39 @@ class _DeformConv(torch.nn.Module):
                           "zeros", False)                                  # [N * G, Cin / G, K * Ho, Wo]
         if self.masked:
             v = v.reshape(n * g, cin // g, k, ho, wo) * mask.view(n * g, 1, k, ho, wo)
-        return F.conv2d(v.reshape(n, cin * k, ho, wo), self.weight, self.bias, groups=self.groups)
+        return v
+
+
+class _DeformConvComputed(_DeformConv):
+    """deform_conv2d whose weight (and bias, when not a constant) is computed
+    in the program: the same sampled columns, and the 1x1 convolution as
+    the product it is, weight viewed [groups, Cout / groups, Cin / groups * K]
+    times the columns viewed [N, groups, Cin / groups * K, Ho * Wo] (one fp32
+    matmul, both operands computed: a conv's weight is a compile-time
+    constant in ptec's IR, a matmul's operands are not)."""
+
+    def __init__(self, n, cin, h, w, ho, wo, kh, kw, stride, padding, dilation, cout, bias, masked,
+                 groups=1, offset_groups=1):
+        super().__init__(n, cin, h, w, ho, wo, kh, kw, stride, padding, dilation, torch.zeros(cout, cin // groups,
+                         kh, kw), bias if isinstance(bias, torch.Tensor) else None, masked, groups, offset_groups)
+        del self.weight
+        self.cout, self.bias_in = cout, isinstance(bias, str)
+        if bias is None:
+            del self.bias       # no constant bias: none added
+
+    def forward(self, x, offset, weight, extra=None, extra2=None):
+        mask, bias = (extra, extra2) if self.masked else (None, extra)
+        n, cin, h, w, ho, wo, k = self.dims
+        gw, cout = self.groups, self.cout
+        v = self._columns(x, offset, mask)
+        # a column's channel c stays c (group c // (Cin / groups)), its rows c * K + tap: the weight's order
+        cols = v.reshape(n, gw, cin // gw * k, ho * wo)
+        out = torch.matmul(weight.reshape(gw, cout // gw, cin // gw * k), cols).reshape(n, cout, ho, wo)
+        if self.bias_in:
+            return out + bias.reshape(1, cout, 1, 1)
+        if hasattr(self, "bias"):
+            return out + self.bias.view(1, cout, 1, 1)
+        return out
 
 
 DCN_FP32 = "deform_conv2d's sample positions, samples and their convolution, computed in fp32"
@@ -403,6 +441,8 @@ def _deform_conv(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     x, offset, mask = got.get("input"), got.get("offset"), got.get("mask")
     weight = _constant(gm, got.get("weight"))
     bias = _constant(gm, got.get("bias")) if got.get("bias") is not None else None
+    if weight is None and isinstance(got.get("weight"), torch.fx.Node):
+        return _deform_conv_computed(gm, fn, got, bias)
     pairs = [_pair(got.get(k, d)) for k, d in (("stride", 1), ("padding", 0), ("dilation", 1))]
     xs, os_, out = _shape(x), _shape(offset), _shape(fn)
     if (weight is None or not isinstance(weight, torch.Tensor) or weight.dim() != 4 or any(p is None for p in pairs)
@@ -422,6 +462,33 @@ def _deform_conv(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
     module = _DeformConv(n, cin, h, w, ho, wo, kh, kw, pairs[0], pairs[1], pairs[2], weight, bias, mask is not None,
                          groups, offset_groups)
     _inline(gm, fn, module, [x, offset] + ([mask] if mask is not None else []), DCN_FP32)
+    return True
+
+
+def _deform_conv_computed(gm, fn, got, bias) -> bool:
+    """deform_conv2d with a weight (and maybe bias) computed in the program:
+    _DeformConvComputed, the same shape rules as the constant weight's."""
+    x, offset, mask, wnode, bnode = (got.get(k) for k in ("input", "offset", "mask", "weight", "bias"))
+    pairs = [_pair(got.get(k, d)) for k, d in (("stride", 1), ("padding", 0), ("dilation", 1))]
+    xs, os_, out, ws = _shape(x), _shape(offset), _shape(fn), _shape(wnode)
+    computed_bias = bnode is not None and bias is None
+    if (ws is None or len(ws) != 4 or any(p is None for p in pairs) or xs is None or os_ is None or out is None
+            or len(xs) != 4 or not isinstance(x, torch.fx.Node) or not isinstance(offset, torch.fx.Node)
+            or (mask is not None and not isinstance(mask, torch.fx.Node))
+            or (computed_bias and (not isinstance(bnode, torch.fx.Node) or _shape(bnode) != [ws[0]]))):
+        return False
+    n, cin, h, w = xs
+    cout, cin_g, kh, kw = ws
+    ho, wo = out[2], out[3]
+    groups, offset_groups = (cin // cin_g if cin_g else 0), os_[1] // (2 * kh * kw)
+    if (groups < 1 or cin % cin_g or cout % groups or offset_groups < 1 or cin % offset_groups
+            or os_ != [n, 2 * offset_groups * kh * kw, ho, wo]
+            or (mask is not None and _shape(mask) != [n, offset_groups * kh * kw, ho, wo])):
+        return False
+    module = _DeformConvComputed(n, cin, h, w, ho, wo, kh, kw, pairs[0], pairs[1], pairs[2], cout,
+                                 "input" if computed_bias else bias, mask is not None, groups, offset_groups)
+    args = [x, offset, wnode] + ([mask] if mask is not None else []) + ([bnode] if computed_bias else [])
+    _inline(gm, fn, module, args, DCN_FP32)
     return True
 
 
@@ -674,8 +741,8 @@ REFUSED = {  # torchvision call name: why (each refused in one line by _refused)
     "batched_nms": "ptec rewrites it only for boxes [K, 4], scores and idxs [K] and a constant threshold",
     "ps_roi_align": "ptec rewrites it only with channels a multiple of the bins",
     "ps_roi_pool": "ptec rewrites it only with channels a multiple of the bins",
-    "deform_conv2d": ("ptec rewrites it only with a constant weight and the shapes torchvision takes "
-                      "(sampling at computed offsets, then a convolution of the samples)"),
+    "deform_conv2d": ("ptec rewrites it only with the shapes torchvision takes and a constant or computed "
+                      "bias of the output channels (sampling at computed offsets, then a convolution of the samples)"),
 }
 
 

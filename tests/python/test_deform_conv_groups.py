@@ -8,14 +8,13 @@ at its own offset pairs and mask taps; weight groups: the columns' grouped
 largest output (measured 3.1e-7 to 4.7e-7), for groups 2 and 3, offset
 groups 2 to 4, masked or not, strides, padding and dilation. The DCN
 pattern (offsets from an int8 conv of x, 2 offset groups, 2 weight groups)
-within 3 output steps (measured 2.55). A weight computed in the program
-stays refused by name, one line."""
+within 3 output steps (measured 2.55). A weight computed in the program:
+test_last_refusals.py."""
 import numpy as np
 import pytest
 import torch
 import torch.nn as nn
 
-from model_checks import cli_refusal
 from ptec import host_runtime
 from ptec.compiler import compile_model
 from ptec.pte import parse_program
@@ -111,13 +110,3 @@ def test_dcn_with_groups_behind_an_int8_conv():
     print(f"DCN, groups 2, offset groups 2: {worst:.2f} output steps")
     assert worst <= 3.0
 
-
-def test_a_computed_weight_stays_refused_by_name(tmp_path):
-    line = cli_refusal(tmp_path, """import torch, torchvision.ops as ops
-class M(torch.nn.Module):
-    def forward(self, x, z):
-        return ops.deform_conv2d(x, x[:, :2], z[:4].reshape(4, 4, 1, 1))
-def model():
-    return M(), (torch.randn(1, 4, 8, 8), torch.rand(5, 4))
-""")
-    assert "deform_conv2d" in line and "not supported" in line and "constant weight" in line, line

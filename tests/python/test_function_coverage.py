@@ -1954,6 +1954,16 @@ def _deform_g3(x, offset):
     return _DEFORM[0](x, offset)
 
 
+# a weight computed in the program: the sampled columns times it by one fp32 matmul, and index_put by two
+# computed index tensors, accumulated: one linear int64 index (test_last_refusals.py)
+RUNS["torchvision.ops.deform_conv2d(x, offsets from x, weight computed from x)"] = (
+    lambda x: _tv_ops().deform_conv2d(x, x[:, :2] * 0.7, (x.mean((2, 3)) * torch.tensor([[1.0], [-0.5]]))
+                                      .reshape(2, 3, 1, 1)), S4, R, 3.0, "fp32")                # 2.33
+RUNS["Tensor.index_put((argmax, argmax), v, accumulate=True)"] = (
+    lambda x: x[0].index_put((x[0, :, :4].argmax(1), x[0, :, 4:].argmax(1) * 2), x[0, :, 0] * 0.5,
+                             accumulate=True), S3, R, 1.25, "int8")                                  # 0.91
+
+
 def _out_read_after(x):             # out= into a tensor made for it, read afterwards (capture_out_arguments)
     o = torch.empty_like(x)
     torch.mul(x, 2, out=o)
