@@ -472,6 +472,27 @@ def takes_w4(g: Graph, n) -> bool:
     return not (x is not None and len(x) == 4 and x[0] == 1 and x[1] == 1)
 
 
+# The largest int32 bias a layer's grids may give: half of int32, so that the
+# kernels' sums of it with the input offset times the weights' sums (at most
+# 255 * 127 * 33,000) stay in int32 too.
+BIAS_LIMIT = 2.0 ** 30
+
+
+def bias_fitting_scales(scales: np.ndarray, b: Optional[np.ndarray], s_in: float, per_channel: bool) -> np.ndarray:
+    """The weights' scales, widened where the bias on the int32 grid
+    s_in * scale would pass BIAS_LIMIT: a layer whose bias dwarfs its
+    weights (a linear summed whole, `lin(x).sum(-1)`, whose rows cancel and
+    whose biases add) keeps its bias exactly and its weights on a coarser
+    grid, instead of a bias clipped to int32 (a silently wrong output).
+    A per-tensor grid (a linear's) stays one scale."""
+    if b is None or not s_in > 0:
+        return scales
+    need = np.abs(np.asarray(b, np.float64)).reshape(-1) / (float(s_in) * BIAS_LIMIT)
+    if not per_channel or need.size != scales.size:
+        need = np.full(scales.shape, need.max(initial=0.0))
+    return np.maximum(scales, need.reshape(scales.shape)).astype(np.float32).astype(np.float64)
+
+
 def quantize_bias(b: Optional[np.ndarray], s_in: float, w_scales: np.ndarray) -> Optional[np.ndarray]:
     if b is None:
         return None
@@ -668,6 +689,8 @@ def _quantize_once(prepared: Graph, observer: RangeObserver, w4: bool, int8_laye
             if n.attrs.get("weight_scale") is not None:
                 # the layer's own scale, on which each of its weights is a whole code
                 scales = np.full_like(scales, float(np.float32(n.attrs["weight_scale"])))
+            else:
+                scales = bias_fitting_scales(scales, n.attrs.get("bias"), s_in, per_channel=(n.op == "conv2d"))
             n.attrs["weight_q"] = quantize_weights(w, scales, bits)
             n.attrs["weight_scales"] = scales
             n.attrs["weight_bits"] = bits

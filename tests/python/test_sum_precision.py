@@ -234,3 +234,37 @@ def test_hashing_trick_calibrates_on_torchs_buckets(tmp_path):
     res = compile_model(m, [ids], [(ids,)])
     got = host_runtime.run(parse_program(res.data), res.data, [ids.numpy()], workdir=str(tmp_path))[0]
     assert np.array_equal(got, m(ids).numpy()), got
+
+
+class _BiasHeavy(nn.Module):
+    """A layer whose bias dwarfs its weights: summed whole (`lin(x).sum(-1)`,
+    folded into one linear whose rows cancel and whose biases add: 3200)
+    or alone. On the weights' own grid the int32 bias passed 2^31 and was
+    clipped: 0 or 1016 where torch gives 3200, silently (review of the
+    session's diff)."""
+
+    def __init__(self, seed, summed):
+        super().__init__()
+        torch.manual_seed(seed)
+        self.lin, self.summed = nn.Linear(8, 64 if summed else 4), summed
+        with torch.no_grad():
+            self.lin.weight.mul_(1e-3 if summed else 1e-6)
+            self.lin.bias.fill_(50.0 if summed else 100.0)
+
+    def forward(self, x):
+        y = self.lin(x)
+        return y.sum(-1) if self.summed else y
+
+
+@pytest.mark.parametrize("target", ["cortex-m55", "cortex-m33"])
+@pytest.mark.parametrize("summed", [True, False], ids=["summed", "alone"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_bias_dwarfing_its_weights_is_kept(seed, summed, target, tmp_path):
+    m = _BiasHeavy(seed, summed).eval()
+    cal = _samples((4, 8), 12, 1)
+    res = compile_model(m, cal[0], cal, target=target)
+    got = _host_outputs(res, cal[:4], tmp_path)
+    with torch.no_grad():
+        want = [m(x).numpy() for (x,) in cal[:4]]
+    step = _output_step(res)
+    assert max(float(np.abs(g - w).max()) for g, w in zip(got, want)) <= 1.0 * step
