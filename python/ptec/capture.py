@@ -57,7 +57,6 @@ from .capture_torchvision import roi_align_node, torchvision_calls, torchvision_
 from .capture_trace_patches import trace_patches
 from .capture_made_tensors import empty_read_refusal, made_constant_node, written_factories
 from .capture_wrapped import unmark_traced_through
-from .capture_trace_check import trace_differs_refusal
 from .capture_constant_ids import constant_lookup_nodes
 from .capture_view_elements import elements_alone
 from .capture_bool_moves import cast_bools_first, compares_after_moves
@@ -1944,10 +1943,6 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     refusal = empty_read_refusal(gm, example_inputs)     # torch.empty's undefined values read (capture_made_tensors)
     if refusal:
         raise CaptureError(refusal)
-    # the traced program against the model's forward: Python fx cannot see (capture_trace_check)
-    refusal, eager = trace_differs_refusal(gm, model, example_inputs, states, stateful)
-    if refusal:
-        raise CaptureError(refusal)
     counts_readers(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # counts * 2 (capture_counts_readers)
     without_unused_values(gm)   # unique(x, dim=d)'s slices when only its counts / inverse are read
     elements_alone(gm)          # torch.hsplit(x, 2)[0]: that piece alone (capture_view_elements)
@@ -1964,7 +1959,6 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
             raise UnsupportedOperator(refusal) from e
         raise
     g.item_readers = item_readers(gm)       # named if one then fails (capture_own_failure)
-    g.ptec_eager = eager                    # torch's outputs, computed once (wrong_shape)
     note_dropped_outputs(g, gm)
     note_skipped_checks(g, getattr(gm, "ptec_unchecked", ()))  # torch.distributions' checks (capture_distributions)
     kept_states(g)              # a written buffer's state: its note, or dropped when never read
@@ -2003,8 +1997,6 @@ def _finished(g: Graph, example_inputs, name: str, model: Optional[nn.Module] = 
     without_zero_size_layers(g, CaptureError)     # nn.Linear(8, 0) -> nn.Linear(0, 10): bias rows
     undefined_never_read(g, example_inputs)       # x.new_empty(n, c) filled whole (AdaptiveLogSoftmaxWithLoss)
     from .capture_own_failure import wrong_shape
-    if eager is None:
-        eager = getattr(g, "ptec_eager", None)      # the fx capture's check ran the model already
     wrong = wrong_shape(g, example_inputs, model, eager)      # an output shape torch does not give: refused
     if wrong:
         raise CaptureError(wrong)

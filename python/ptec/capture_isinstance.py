@@ -19,8 +19,7 @@ fx's create_arg, `isinstance(m, LSTMLayer)`) keep their answers, which is
 why this is not a `__class__` property on the proxy (fx would make a
 proxy argument a tensor constant, and torch's C argument parser would
 take it for a tensor). It only turns False into True; `type(x) is
-torch.Tensor` cannot be answered this way (capture_trace_check refuses
-the program it makes when it differs from the forward).
+torch.Tensor` cannot be answered this way (docs/aot.md says so).
 """
 from __future__ import annotations
 

@@ -266,53 +266,6 @@ def test_read_of_unwritten_empty_memory_is_refused_naming_the_line():
     assert "\n" not in str(e.value)
 
 
-# 6. the safety net: what no proxy can answer is refused, not compiled
-
-
-def test_type_is_tensor_is_refused_not_compiled_as_the_identity():
-    m = _Model(lambda s, x: s.l(x) if type(x) is torch.Tensor else x).eval()
-    cal = _samples()
-    with pytest.raises(Exception, match="the traced program differs from the model's forward on the example "
-                                        r"inputs at output 0 \(shape \[2, 5\], torch's \[2, 8\]\)") as e:
-        compile_model(m, cal[0], cal)
-    assert "\n" not in str(e.value)
-
-
-class _TypeNamed(nn.Module):
-    """Python reads the traced value's type by name: fx's proxy answers
-    another, and the program would be y instead of torch's y * 2."""
-
-    def __init__(self):
-        super().__init__()
-        torch.manual_seed(0)
-        self.l = nn.Linear(5, 8)
-
-    def forward(self, x):
-        y = self.l(x)
-        return y * 2 if type(y).__name__ == "Tensor" else y
-
-
-def test_values_differing_from_the_forward_are_refused():
-    m = _TypeNamed().eval()
-    cal = _samples()
-    with pytest.raises(Exception, match=r"at output 0 \(values up to .* off \(output range .*\)\): Python code"):
-        compile_model(m, cal[0], cal)
-
-
-def test_cli_refuses_type_checks_in_one_line_exit_2(tmp_path):
-    from model_checks import cli_refusal
-    line = cli_refusal(tmp_path, "import torch\n"
-                                 "class M(torch.nn.Module):\n"
-                                 "    def __init__(self):\n"
-                                 "        super().__init__()\n"
-                                 "        self.l = torch.nn.Linear(5, 8)\n"
-                                 "    def forward(self, x):\n"
-                                 "        return self.l(x) if type(x) is torch.Tensor else x\n"
-                                 "def model():\n"
-                                 "    return M().eval(), (torch.randn(2, 5),)\n")
-    assert "the traced program differs from the model's forward" in line and "output 0" in line
-
-
 @pytest.mark.parametrize("net", ["mobilenet_v2", "resnet18"])
 def test_torchvision_quantizable_float_model_captures_as_torch(net):
     """torchvision's quantizable networks with quantize=False hold
