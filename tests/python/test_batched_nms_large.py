@@ -19,29 +19,15 @@ import random
 import numpy as np
 import pytest
 import torch
-import torch.nn as nn
 import torchvision.ops as tv
 
-from ptec import host_runtime
 from ptec.compiler import compile_model
 from ptec.interpreter import run_program
 from ptec.pte import parse_program
 from ptec.reference import portable as P
 from ptec.reference.std_sort import descending_keys, sorted_positions
 from ptec.requirements import requirements
-
-
-class BatchedNms(nn.Module):
-    def __init__(self, t):
-        super().__init__()
-        self.t = t
-
-    def forward(self, boxes, scores, idxs):
-        return tv.batched_nms(boxes, scores, idxs, self.t)
-
-
-def _run(res, feed, tmp_path):
-    return host_runtime.run(parse_program(res.data), res.data, [t.numpy() for t in feed], workdir=str(tmp_path))
+from nms_models import run_feed as _run, BatchedNms  # noqa: E402
 
 
 def _feed(g, k, classes, apart, levels, offset=0, dtype=torch.int64):

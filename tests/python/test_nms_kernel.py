@@ -18,37 +18,14 @@ exactly the computed scratch and fails with a byte less."""
 import numpy as np
 import pytest
 import torch
-import torch.nn as nn
 
-from ptec import host_runtime
 from ptec.compiler import compile_model
 from ptec.pte import parse_program
 from ptec.requirements import requirements
 
 tv = pytest.importorskip("torchvision.ops", reason="torchvision is not installed")
 from torchvision.ops import boxes as tv_boxes  # noqa: E402
-
-
-def _run(res, feed, tmp_path):
-    return host_runtime.run(parse_program(res.data), res.data, [t.numpy() for t in feed], workdir=str(tmp_path))
-
-
-class Nms(nn.Module):
-    def __init__(self, t):
-        super().__init__()
-        self.t = t
-
-    def forward(self, boxes, scores):
-        return tv.nms(boxes, scores, self.t)
-
-
-class BatchedNms(nn.Module):
-    def __init__(self, t):
-        super().__init__()
-        self.t = t
-
-    def forward(self, boxes, scores, idxs):
-        return tv.batched_nms(boxes, scores, idxs, self.t)
+from nms_models import run_feed as _run, Nms, BatchedNms  # noqa: E402
 
 
 def _boxes(g, k, spread=None):

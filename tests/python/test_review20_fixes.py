@@ -22,16 +22,11 @@ import pytest
 import torch
 import torch.nn as nn
 
-from ptec import host_runtime
 from ptec.compiler import compile_model
-from ptec.pte import parse_program
 from test_compiler import ENV
 
 tv = pytest.importorskip("torchvision.ops", reason="torchvision is not installed")
-
-
-def _run(res, feed, tmp_path):
-    return host_runtime.run(parse_program(res.data), res.data, [t.numpy() for t in feed], workdir=str(tmp_path))
+from nms_models import run_feed as _run  # noqa: E402
 
 
 class Call(nn.Module):

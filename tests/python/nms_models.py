@@ -1,0 +1,34 @@
+"""The models the nms tests compile (test_nms_kernel, test_torchvision_nms,
+test_batched_nms_large, test_review20_fixes): torchvision's nms and
+batched_nms at a fixed threshold, and a run of a compiled program on a
+feed of tensors. torchvision is imported when a model runs, so a test file
+decides itself whether it may skip without it."""
+import torch.nn as nn
+
+from ptec import host_runtime
+from ptec.pte import parse_program
+
+
+def run_feed(res, feed, tmp_path):
+    """ptec-run's outputs of compiled program `res` on tensors `feed`."""
+    return host_runtime.run(parse_program(res.data), res.data, [t.numpy() for t in feed], workdir=str(tmp_path))
+
+
+class Nms(nn.Module):
+    def __init__(self, t):
+        super().__init__()
+        self.t = t
+
+    def forward(self, boxes, scores):
+        import torchvision.ops as tv
+        return tv.nms(boxes, scores, self.t)
+
+
+class BatchedNms(nn.Module):
+    def __init__(self, t):
+        super().__init__()
+        self.t = t
+
+    def forward(self, boxes, scores, idxs):
+        import torchvision.ops as tv
+        return tv.batched_nms(boxes, scores, idxs, self.t)
