@@ -260,8 +260,8 @@ def _files(d):
     return sorted(os.path.relpath(os.path.join(r, f), d) for r, _, fs in os.walk(d) for f in fs)
 
 
-def _run(argv, cwd, preexec=None):
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), HOME=cwd)
+def _run(argv, cwd, preexec=None, package_dir=None):
+    env = dict(os.environ, PYTHONPATH=package_dir or os.path.join(ROOT, "python"), HOME=cwd)
     return subprocess.run([PYTHON, "-m", "ptec"] + argv, cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=300, preexec_fn=preexec)
 
@@ -277,16 +277,25 @@ def test_cli_error(inputs, argv, words, request):
     out = tempfile.mkdtemp(prefix="ptec-cli-out-")
     try:
         os.chmod(out, 0o777)
-        preexec = None
+        preexec, package_dir = None, None
         if case == "output_directory_read_only":
             os.mkdir(os.path.join(out, "ro"), 0o555)
             if os.geteuid() == 0:       # root writes anywhere: be an ordinary user
                 preexec = _as_nobody
+                # who may not read a checkout in a private directory (`mktemp -d`): the
+                # package copied where anyone may (the CLI never reads the C sources)
+                package_dir = os.path.join(out, "package")
+                shutil.copytree(os.path.join(ROOT, "python", "ptec"), os.path.join(package_dir, "ptec"),
+                                ignore=shutil.ignore_patterns("__pycache__"))
+                for r, ds, _ in os.walk(package_dir):
+                    for d in ds:
+                        os.chmod(os.path.join(r, d), 0o755)
+                os.chmod(package_dir, 0o755)
         elif case in FILE_SIZE_LIMIT:
             def preexec(limit=FILE_SIZE_LIMIT[case]):
                 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
         before = _files(out)
-        r = _run([a.format(inp=inputs, out=out) for a in argv], out, preexec)
+        r = _run([a.format(inp=inputs, out=out) for a in argv], out, preexec, package_dir)
         lines = r.stderr.splitlines()
         print(r.stderr, end="")         # the message, for `pytest -rP`
         assert r.returncode == 2, r.stderr
