@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Callable, List, Optional
 
+import numbers
 import operator
 import sys
 
@@ -856,7 +857,7 @@ def _heights(shapes):
             if fixed.numel() != 1:
                 return None
             fixed = float(fixed)
-        if isinstance(fixed, (int, float)) and not isinstance(fixed, bool):
+        if isinstance(fixed, numbers.Real) and not isinstance(fixed, bool):     # numpy's numbers too
             out.append(float(fixed))
             continue
         if not isinstance(h, torch.fx.Proxy):

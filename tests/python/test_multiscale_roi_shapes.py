@@ -7,10 +7,10 @@ them from that input's image sizes, as the program does on every run).
 
 * image sizes from shapes (`images.shape[-2:]`, `h, w = x.shape[-2:]`,
   `x.size(2)`, a list comprehension over the batch, a tensor of a shape,
-  a buffer): constants at compile time (ptec's shapes are static), the
+  a buffer, numpy integers): constants at compile time (ptec's shapes are static), the
   constant path; maps and boxes float32 bit-equal to torchvision.
 * image sizes computed from the data (an int64 or float32 input, a row of
-  one, per-image sizes of a batch of two, a product in the program): each
+  one, its .tolist(), per-image sizes of a batch of two, a product in the program): each
   level's scale 2^n found in the program from the height by fp32
   thresholds, times the boxes (exact: a power of two), pooled at spatial
   scale 1; bit-equal to torchvision on heights that change the scales and
@@ -67,6 +67,10 @@ class Pool(nn.Module):
             shapes = [(hw[0], hw[1])]
         elif f == "row":
             shapes = [hw]
+        elif f == "tolist":
+            shapes = [hw.tolist()]
+        elif f == "numpy":
+            shapes = [tuple(np.array(img.shape[-2:]))]
         elif f == "per_image":              # hw [2, 2]: each image's own (the largest height sets the scales)
             shapes = [(hw[i, 0], hw[i, 1]) for i in range(hw.shape[0])]
         elif f == "computed":               # sizes of the image before a 2x downsampling
@@ -137,7 +141,7 @@ def _check(form, levels, batch, feeds, tmp_path, **kw):
     return levels_seen
 
 
-@pytest.mark.parametrize("form", ["shape", "unpacked", "size", "comprehension", "shape_tensor", "buffer"])
+@pytest.mark.parametrize("form", ["shape", "unpacked", "size", "comprehension", "shape_tensor", "buffer", "numpy"])
 def test_sizes_from_shapes_are_constants(form, tmp_path):
     batch = 2 if form in ("shape", "comprehension") else 1
     feeds = [_feed(s, 3, batch, torch.tensor([0, 0])) for s in (0, 1)]
@@ -168,6 +172,12 @@ def test_sizes_from_an_input_follow_each_run(levels, batch, canonical, tmp_path)
 def test_float_row_of_sizes(tmp_path):
     feeds = [_feed(i, 3, 1, torch.tensor([float(h), 64.0])) for i, h in enumerate(HEIGHTS[:5] + [127.5, 181.25])]
     _check("row", 3, 1, feeds, tmp_path, canonical=(20, 4))
+
+
+def test_sizes_as_python_list_of_an_input(tmp_path):
+    """hw.tolist() (capture_item keeps it the tensor's elements)."""
+    feeds = [_feed(i, 2, 1, torch.tensor([h, 64])) for i, h in enumerate([128, 60, 200, 90])]
+    _check("tolist", 2, 1, feeds, tmp_path)
 
 
 def test_per_image_sizes_of_a_batch_of_two(tmp_path):
@@ -229,3 +239,30 @@ def test_behind_int8_convs_in_output_steps(tmp_path):
     print(f"on the program's maps {on_maps:.2e}; vs torch float {worst:.2f} output steps, the convs' maps "
           f"{conv_worst:.2f}")
     assert on_maps == 0 and worst <= conv_worst and worst < 4, (on_maps, worst, conv_worst)
+
+
+class FinestLast(nn.Module):
+    """Maps in the order coarse to fine: torchvision's k_min (of the first
+    map) is above its k_max, the clamp puts every box below level 0 and its
+    result is all zeros; the program's too."""
+
+    def __init__(self):
+        super().__init__()
+        self.pool = tv.MultiScaleRoIAlign(["c", "f"], 2, 2)
+
+    def forward(self, img, coarse, fine, boxes):
+        return self.pool(OrderedDict([("c", coarse), ("f", fine)]), [boxes], [img.shape[-2:]])
+
+
+def test_maps_finest_last_pool_no_box(tmp_path):
+    g = torch.Generator().manual_seed(9)
+    feed = [torch.zeros(1, 1, 64, 64), torch.randn(1, 3, 8, 8, generator=g), torch.randn(1, 3, 16, 16, generator=g),
+            _boxes(g, 4, 60.0)]
+    model = FinestLast().eval()
+    res = compile_model(model, feed, [feed])
+    got = np.asarray(host_runtime.run(parse_program(res.data), res.data, [t.numpy() for t in feed],
+                                      workdir=str(tmp_path))[0], np.float32)
+    with torch.no_grad():
+        want = FinestLast().eval()(*feed).numpy()
+        pooled = FinestLast().eval().pool(OrderedDict([("c", feed[1]), ("f", feed[2])]), [feed[3]], [(64, 64)])
+    assert float(pooled.abs().max()) == 0 and np.array_equal(got, want), np.abs(got - want).max()
