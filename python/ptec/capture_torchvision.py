@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import Callable, List, Optional
 
+import numbers
+import operator
 import sys
 
 import torch
@@ -746,9 +748,9 @@ REFUSED = {  # torchvision call name: why (each refused in one line by _refused)
 }
 
 
-MULTISCALE = ("torchvision.ops.MultiScaleRoIAlign is not supported in this call: ptec runs it only on a dict of "
-              "feature maps made in the model, a list of box tensors and constant image_shapes (the FPN level "
-              "scales, from static map and image sizes); pass the image sizes as Python numbers")
+MULTISCALE = ("torchvision.ops.MultiScaleRoIAlign is not supported in this call: ptec runs it on a dict of "
+              "feature maps, a list of [K_i, 4] box tensors and image_shapes whose heights are numbers, sizes or "
+              "one-element tensors (computed ones too), called as forward(x, boxes, image_shapes)")
 
 
 def module_refusal(where: str) -> Optional[str]:
@@ -803,19 +805,234 @@ def _level_areas(k_min: int, k_max: int, s0: float, lvl0: float, eps: float) -> 
     return out
 
 
-def _scale_of(size: int, image: int) -> float:
+def _scale_of(size: int, image: float) -> float:
     # torchvision's _infer_scale: 2 ** round(log2(size / image)) (the height)
     return 2.0 ** float(torch.tensor(float(size) / float(image)).log2().round())
+
+
+# computed image heights: the program's level scales are exact for heights in [1, 2^24] (fp32 integers);
+# a height outside is taken as the nearest end
+HEIGHT_RANGE = (1.0, float(1 << 24))
+COMPUTED_FP32 = "MultiScaleRoIAlign's level scales and picks from computed image sizes, in fp32"
+
+
+def _fixed_value(v):
+    """v itself, or a proxy's value when the tracer knows it does not depend
+    on the input's data (a shape read as a tensor, a buffer); else None."""
+    if not isinstance(v, torch.fx.Proxy):
+        return v
+    fixed = getattr(v.tracer, "fixed", None)
+    return v.tracer.value(v.node) if fixed is not None and fixed(v.node) else None
+
+
+def _read_as_numbers(shapes) -> None:
+    """The traced values in image_shapes (hw[0], hw[1], a shape tensor):
+    torchvision reads them as Python numbers, so a node no program op
+    reads afterwards is dropped after tracing (drop_traced_leftovers)."""
+    for s in shapes if isinstance(shapes, (list, tuple)) else [shapes]:
+        for v in [s] + (list(s) if isinstance(s, (list, tuple)) else []):
+            if isinstance(v, torch.fx.Proxy):
+                v.node.meta["ptec_decided"] = True
+
+
+def _heights(shapes):
+    """The image heights torchvision's _setup_scales takes the largest of
+    (only heights set the scale: _infer_scale returns the first of its
+    two): Python floats, or proxies of a tensor of one element computed
+    from the data. None when eager torchvision cannot read them (a tensor
+    of more elements: float() of it fails) or they are of no known form."""
+    if not isinstance(shapes, (list, tuple)) or not shapes:
+        return None
+    out = []
+    for s in shapes:
+        fixed = _fixed_value(s)
+        if fixed is not None:
+            s = fixed
+        if not isinstance(s, (list, tuple, torch.Tensor, torch.fx.Proxy)) or \
+                (not isinstance(s, torch.fx.Proxy) and len(s) < 1):
+            return None
+        h = s[0]
+        fixed = _fixed_value(h)
+        if isinstance(fixed, torch.Tensor):
+            if fixed.numel() != 1:
+                return None
+            fixed = float(fixed)
+        if isinstance(fixed, numbers.Real) and not isinstance(fixed, bool):     # numpy's numbers too
+            out.append(float(fixed))
+            continue
+        if not isinstance(h, torch.fx.Proxy):
+            return None
+        known = getattr(h.tracer, "known", None)
+        if known is not None and known(h.node):
+            v = h.tracer.value(h.node)
+            if not isinstance(v, torch.Tensor) or v.numel() != 1 or v.is_complex():
+                return None
+        out.append(h)
+    return out
+
+
+def _n_of(size: int, h: float) -> int:
+    return int(float(torch.tensor(float(size) / h).log2().round()))
+
+
+def _fp32_bits(v: float) -> int:
+    return int(torch.tensor([v], dtype=torch.float32).view(torch.int32))
+
+
+def _fp32_of(bits: int) -> float:
+    return float(torch.tensor([bits], dtype=torch.int32).view(torch.float32))
+
+
+def _height_bounds(size: int):
+    """For a map of height size: (ns, bounds), ns = n_lo .. n_hi the
+    exponents torchvision's _infer_scale gives for image heights in
+    HEIGHT_RANGE, bounds[i] the smallest fp32 height whose exponent is
+    below ns[i + 1] (so exponent >= ns[i + 1] iff height < bounds[i]);
+    each found with torchvision's own arithmetic (double division, fp32
+    log2, round) evaluated height by height, and checked on a window of
+    fp32 neighbours."""
+    lo_bits, hi_bits = _fp32_bits(HEIGHT_RANGE[0]), _fp32_bits(HEIGHT_RANGE[1])
+    n_hi, n_lo = _n_of(size, HEIGHT_RANGE[0]), _n_of(size, HEIGHT_RANGE[1])
+    bounds = []
+    for n in range(n_lo + 1, n_hi + 1):
+        a, b = lo_bits, hi_bits            # exponent(a) >= n > exponent(b)
+        while b - a > 1:
+            mid = (a + b) // 2
+            if _n_of(size, _fp32_of(mid)) >= n:
+                a = mid
+            else:
+                b = mid
+        window = range(max(lo_bits, b - 24), min(hi_bits, b + 24) + 1)
+        if any((_n_of(size, _fp32_of(i)) >= n) != (i < b) for i in window):
+            raise UnsupportedOperator("torchvision.ops.MultiScaleRoIAlign is not supported with computed image "
+                                      "sizes here: ptec found no exact height threshold of the level scales")
+        bounds.append(_fp32_of(b))
+    return list(range(n_lo, n_hi + 1)), bounds
+
+
+def _onehot_exponent(height, size: int):
+    """(one-hot [M] over ns of the exponent torchvision's _infer_scale gives
+    for the computed fp32 height [1], ns): steps [height < bound], each
+    minus the next (exact 0/1 values)."""
+    ns, bounds = _height_bounds(size)
+    inf = float("inf")
+    ge = _step(torch.tensor([inf] + bounds, dtype=torch.float32) - height)
+    nxt = _step(torch.tensor(bounds + [-inf], dtype=torch.float32) - height)
+    return ge - nxt, ns
+
+
+def _float_of(h):
+    """h.float(), taken before the indexing when h is an element of an
+    integer tensor (hw[0] of an int64 input: ptec converts integers with
+    .float() and indexes the float copy; the same numbers, exactly, below 2^24)."""
+    node = h.node
+    if node.op == "call_function" and node.target is operator.getitem and len(node.args) == 2 \
+            and isinstance(node.args[0], torch.fx.Node) and not isinstance(node.args[1], torch.fx.Node):
+        known = getattr(h.tracer, "known", None)
+        base = node.args[0]
+        if known is not None and known(base) and isinstance(h.tracer.value(base), torch.Tensor) \
+                and not h.tracer.value(base).is_floating_point():
+            return _float_of(torch.fx.Proxy(base, h.tracer))[node.args[1]]
+    return h.float()
+
+
+def _fp32_ancestry(h) -> None:
+    """The steps computing a height in the program (hw[0], hw.float() * 2)
+    marked fp32: an int8 grid would move the height across a scale's
+    threshold. Up to the program's inputs, attributes and submodules
+    (a layer's output stays its own), not an integer's cast to float nor
+    an integer step (ptec computes integers as they are)."""
+    known, value = getattr(h.tracer, "known", None), getattr(h.tracer, "value", None)
+    if known is None:
+        return
+    todo, seen = [h.node], set()
+    while todo:
+        n = todo.pop()
+        if n in seen or n.op not in ("call_function", "call_method"):
+            continue
+        seen.add(n)
+        ins = n.all_input_nodes
+        floating = known(n) and isinstance(value(n), torch.Tensor) and value(n).is_floating_point()
+        from_int = any(known(i) and isinstance(value(i), torch.Tensor) and not value(i).is_floating_point()
+                       for i in ins)
+        if floating and not from_int:
+            n.meta.setdefault("ptec_fp32", COMPUTED_FP32)
+        todo.extend(ins)
+
+
+def _computed_levels(m, feats, heights, boxes):
+    """MultiScaleRoIAlign with image heights computed in the program: each
+    level's scale 2^n (n from the height by fp32 thresholds, _height_bounds)
+    times the box coordinates (a power of two: exact in fp32, the product
+    torchvision's roi_align forms itself), pooled at spatial_scale 1; each
+    box's level from k_min = -n_0, k_max = -n_last and the area thresholds
+    of every level k_min may start at (_level_areas), as one-hot sums."""
+    ops = _tv_ops()
+    graph = heights[[isinstance(h, torch.fx.Proxy) for h in heights].index(True)].tracer.graph
+    floats = [_float_of(h) for h in heights if isinstance(h, torch.fx.Proxy)]   # an integer's cast: not fp32-marked
+    for h in floats:
+        _fp32_ancestry(h)
+    before = set(graph.nodes)
+    height = None
+    for h in floats:
+        h = h.reshape(1)
+        height = h if height is None else torch.maximum(height, h)
+    consts = [h for h in heights if not isinstance(h, torch.fx.Proxy)]
+    if consts:
+        height = torch.clamp(height, min=max(consts))
+    height = torch.clamp(height, HEIGHT_RANGE[0], HEIGHT_RANGE[1])
+    hots = [_onehot_exponent(height, int(f.shape[-2])) for f in feats]
+    scales = [(hot * torch.tensor([2.0 ** n for n in ns], dtype=torch.float32)).sum() for hot, ns in hots]
+    scaled = [[b * s for b in boxes] for s in scales]
+    if len(feats) > 1:
+        hot0, ns0 = hots[0]
+        exps = [(hot * torch.tensor([float(n) for n in ns], dtype=torch.float32)).sum() for hot, ns in hots]
+        spread = exps[0] - exps[-1]                      # k_max - k_min
+        levels = len(feats)
+        # areas[c - 1] for c = 1 .. L: the largest fp32 area whose level is below k_min + c, k_min = -n_0
+        table = _level_areas(-ns0[-1], -ns0[0] + levels, float(m.canonical_scale), float(m.canonical_level), 1e-6)
+        first = -ns0[-1] + 1                             # the level of table[0]
+        rows = [[table[-n + c - first] for c in range(1, levels + 1)] for n in ns0]
+        areas_at = (hot0.reshape(-1, 1) * torch.tensor(rows, dtype=torch.float32)).sum(0)
+        b = torch.cat(list(boxes), 0) if len(boxes) > 1 else boxes[0]
+        area = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+        at_least = _step(area.reshape(-1, 1) - areas_at.reshape(1, -1))     # [K, L]: level >= k_min + c
+        picks = []
+        for j in range(levels):
+            upto = _step(spread - (j - 0.5))             # j <= k_max - k_min
+            below = _step(spread - (j + 0.5))            # j < k_max - k_min
+            pick = upto - below * at_least[:, j]
+            picks.append(pick if j == 0 else at_least[:, j - 1] * pick)
+    for node in graph.nodes:
+        if node not in before:
+            node.meta["ptec_fp32"] = COMPUTED_FP32
+    size, sr = list(m.output_size), m.sampling_ratio
+    pooled = [ops.roi_align(f, bx, size, 1.0, sr) for f, bx in zip(feats, scaled)]
+    if len(feats) == 1:
+        return pooled[0]
+    before = set(graph.nodes)
+    out = None
+    for r, pick in zip(pooled, picks):
+        term = r * pick.reshape(-1, 1, 1, 1)
+        out = term if out is None else out + term
+    for node in graph.nodes:
+        if node not in before:
+            node.meta["ptec_fp32"] = COMPUTED_FP32
+    return out
 
 
 def multiscale_forward(m, args, kwargs):
     """MultiScaleRoIAlign's output traced as torch ops, or None when m is
     not one or its call is not of a form rewritten here (a dict of feature
-    maps, box tensors, constant image shapes). The scales (torchvision's
-    _setup_scales: from the static map and image sizes) and the level
-    thresholds are constants; every level's roi_align runs on all boxes and
-    each box keeps its own level's, picked by 0/1 steps of area - the
-    largest fp32 area below each level (exact: _level_areas), in fp32."""
+    maps, box tensors, image heights torchvision can read). Constant image
+    sizes (Python numbers, shapes: ptec's static shapes, tensors that do
+    not depend on the data): the scales (torchvision's _setup_scales: from
+    the static map and image sizes) and the level thresholds are constants;
+    every level's roi_align runs on all boxes and each box keeps its own
+    level's, picked by 0/1 steps of area - the largest fp32 area below each
+    level (exact: _level_areas), in fp32. Sizes computed from the data:
+    _computed_levels. A module torch already called keeps its cached scales
+    (torchvision then reads no image_shapes)."""
     ops = _tv_ops()
     cls = getattr(ops, "MultiScaleRoIAlign", None) if ops is not None else None
     if cls is None or not isinstance(m, cls):
@@ -826,18 +1043,22 @@ def multiscale_forward(m, args, kwargs):
     got = dict(zip(names, args))
     got.update(kwargs)
     x, boxes, shapes = got.get("x"), got.get("boxes"), got.get("image_shapes")
-    if not isinstance(x, dict) or not isinstance(boxes, (list, tuple)) or not boxes \
-            or not isinstance(shapes, (list, tuple)) or not shapes \
-            or any(isinstance(s, torch.fx.Proxy) or any(isinstance(i, torch.fx.Proxy) for i in s) for s in shapes):
+    if not isinstance(x, dict) or not isinstance(boxes, (list, tuple)) or not boxes:
         return None
     feats = [v for k, v in x.items() if k in m.featmap_names]
     if not feats:
         return None
+    _read_as_numbers(shapes)
     if m.scales is not None and m.map_levels is not None:
         scales, mapper = list(m.scales), m.map_levels
         k_min, k_max, s0, lvl0, eps = mapper.k_min, mapper.k_max, mapper.s0, mapper.lvl0, mapper.eps
     else:
-        top = max(int(s[0]) for s in shapes)
+        heights = _heights(shapes)
+        if heights is None:
+            return None
+        if any(isinstance(h, torch.fx.Proxy) for h in heights):
+            return _computed_levels(m, feats, heights, boxes)
+        top = max(heights + [0.0])
         scales = [_scale_of(int(f.shape[-2]), top) for f in feats]
         k_min = int(-torch.log2(torch.tensor(scales[0], dtype=torch.float32)).item())
         k_max = int(-torch.log2(torch.tensor(scales[-1], dtype=torch.float32)).item())
@@ -846,20 +1067,25 @@ def multiscale_forward(m, args, kwargs):
     pooled = [ops.roi_align(f, list(boxes), size, s, sr) for f, s in zip(feats, scales)]
     if len(feats) == 1:
         return pooled[0]
+    spread = int(k_max) - int(k_min)          # torchvision's levels 0 .. spread; a map past them pools no box
+    if spread < 0:                             # k_min > k_max (maps finest last): torch pools no box (zeros)
+        return torch.zeros_like(pooled[0])
     thresholds = _level_areas(k_min, k_max, float(s0), float(lvl0), float(eps))
-    if len(thresholds) + 1 != len(feats):
-        return None
     graph = next((p.tracer.graph for p in pooled if isinstance(p, torch.fx.Proxy)), None)
     before = set(graph.nodes) if graph is not None else set()
     b = torch.cat(list(boxes), 0) if len(boxes) > 1 else boxes[0]
     area = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
-    # level index j (0 .. L-1) of each box: clamp(level, k_min, k_max) - k_min; above[j] = 1.0 when level >= k_min + j
+    # level index j of each box: clamp(level, k_min, k_max) - k_min; above[j] = 1.0 when level >= k_min + j,
+    # None for j = 0 (always) and past k_max (never); a box of a level past the maps is no map's (zeros)
     above = [None] + [_step(area - a) for a in thresholds] + [None]
     out = None
-    for j, r in enumerate(pooled):
+    for j, r in enumerate(pooled[:spread + 1]):
         lo, hi = above[j], above[j + 1]
-        pick = (1.0 - hi) if lo is None else (lo if hi is None else lo - hi)
-        term = r * pick.reshape(-1, 1, 1, 1)
+        if lo is None and hi is None:
+            term = r                            # one level (k_min = k_max): every box
+        else:
+            pick = (1.0 - hi) if lo is None else (lo if hi is None else lo - hi)
+            term = r * pick.reshape(-1, 1, 1, 1)
         out = term if out is None else out + term
     if graph is not None:
         for node in graph.nodes:

@@ -1896,6 +1896,16 @@ RUNS["torchvision.ops.MultiScaleRoIAlign(pyramid of x, boxes)"] = (lambda x: _tv
     ["a", "b"], 2, 2, canonical_scale=4, canonical_level=2)(
     {"a": x, "b": F.avg_pool2d(x, 2)}, [torch.tensor([[0.5, 0.2, 3.0, 2.5], [0.0, 0.0, 7.0, 7.5], [1.0, 1.0, 2.0, 2.2]])],
     [(x.shape[-2], x.shape[-1])]), S4, R, 1.0, "fp32")   # 0.72 (the int8 avg_pool2d level)
+# image sizes as a shape (constants at compile time), and as a tensor the program computes (each level's scale
+# found in the program from the height, times the boxes: test_multiscale_roi_shapes.py)
+RUNS["torchvision.ops.MultiScaleRoIAlign(pyramid of x, boxes, image_shapes=[x.shape[-2:]])"] = (
+    lambda x: _tv_ops().MultiScaleRoIAlign(["a", "b"], 2, 2, canonical_scale=4, canonical_level=2)(
+        {"a": x, "b": F.avg_pool2d(x, 2)}, [torch.tensor([[0.5, 0.2, 3.0, 2.5], [0.0, 0.0, 7.0, 7.5]])],
+        [x.shape[-2:]]), S4, R, 1.5, "fp32")     # 1.04 (the int8 avg_pool2d level)
+RUNS["torchvision.ops.MultiScaleRoIAlign(pyramid of x, boxes, computed image height)"] = (
+    lambda x: _tv_ops().MultiScaleRoIAlign(["a", "b"], 2, 2, canonical_scale=4, canonical_level=2)(
+        {"a": x, "b": F.avg_pool2d(x, 2)}, [torch.tensor([[0.5, 0.2, 3.0, 2.5], [0.0, 0.0, 7.0, 7.5]])],
+        [(torch.full_like(x[0, 0, 0, 0], 8.0), 8)]), S4, R, 1.0, "fp32")     # 0.80
 RUNS["torchvision.ops.roi_pool(x, constant boxes)"] = (lambda x: _tv_ops().roi_pool(
     x, [torch.tensor([[0.4, 0.6, 2.5, 3.0], [-1.0, 1.5, 1.4, 2.6]])], (2, 2), 1.0), S4, R, 0.01, "fp32")
 # torchvision.ops.nms (capture_nms: ptec::nms.out): a bound-dynamic int64 output, torchvision's indices exactly

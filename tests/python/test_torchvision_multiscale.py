@@ -9,8 +9,9 @@ kept float32 the result is within 1e-5 of torch's (box sizes spanning all
 levels, and sides within a few ulps of both thresholds; measured 5.4e-7).
 Behind int8 convs: torchvision on the program's own maps within 1e-5,
 torch float within the convs' own error. Boxes computed by a linear, the
-module's cached scales. image_shapes computed in the program: refused in
-one line naming the module."""
+module's cached scales. image_shapes torchvision itself cannot read:
+refused in one line naming torch's failure (sizes from shapes or computed
+in the program: test_multiscale_roi_shapes.py)."""
 from collections import OrderedDict
 
 import numpy as np
@@ -182,7 +183,10 @@ def test_computed_boxes_and_cached_scales(tmp_path):
     assert len(levels) >= 2, levels
 
 
-def test_image_shape_as_input_stays_refused(tmp_path):
+def test_sizes_torch_cannot_read_refused_as_torchs_limit(tmp_path):
+    """Image sizes as an input run (test_multiscale_roi_shapes.py); a height
+    of two elements fails in torchvision itself (max() of a tensor of two
+    values): the one line names torch's failure, not ptec's."""
     line = cli_refusal(tmp_path, """import torch, torchvision.ops as ops
 from collections import OrderedDict
 class M(torch.nn.Module):
@@ -190,9 +194,9 @@ class M(torch.nn.Module):
         super().__init__()
         self.m = ops.MultiScaleRoIAlign(["f0", "f1"], 2, 2)
     def forward(self, a, b, boxes, hw):
-        return self.m(OrderedDict([("f0", a), ("f1", b)]), [boxes], [(hw[0], hw[1])])
+        return self.m(OrderedDict([("f0", a), ("f1", b)]), [boxes], [(hw, hw)])
 def model():
     return M(), (torch.randn(1, 3, 16, 16), torch.randn(1, 3, 8, 8), torch.tensor([[1., 1, 20, 20], [2, 3, 6, 9]]),
                  torch.tensor([32, 32]))
 """)
-    assert "MultiScaleRoIAlign is not supported" in line and "module m" in line, line
+    assert "module m (MultiScaleRoIAlign)" in line and "in torch itself" in line and "ambiguous" in line, line
