@@ -44,6 +44,25 @@ def _model_code(filename: str) -> bool:
     return not path.startswith((_PTEC_DIR, _TORCH_DIR))
 
 
+# _model_code of the files callers were in, kept for the names whose answer
+# does not depend on the working directory (absolute ones, "<...>")
+_MODEL_FILES = {}
+
+
+def _from_model_code(frame) -> bool:
+    """Whether the isinstance call was made in `frame` (the caller's; for
+    torch.is_tensor, its caller's) from the model's code."""
+    if frame.f_code is _IS_TENSOR_CODE and frame.f_back is not None:
+        frame = frame.f_back
+    filename = frame.f_code.co_filename
+    answer = _MODEL_FILES.get(filename)
+    if answer is None:
+        answer = _model_code(filename)
+        if filename.startswith("<") or os.path.isabs(filename):
+            _MODEL_FILES[filename] = answer
+    return answer
+
+
 def _stands_for(obj):
     """What the traced object is to the model: a proxy's known value, a
     stand-in's original module, else None."""
@@ -59,17 +78,22 @@ def _stands_for(obj):
 
 
 def _traced_isinstance(obj, cls):
+    # The common calls decide at the first two tests: what is an instance,
+    # and anything but a proxy or a module (torch's and fx's own checks of
+    # tensors, tuples, nodes). A module other than a stand-in is decided
+    # without the caller's frame, and a proxy's caller is asked for before
+    # its shadow value, so fx's and ptec's own checks of proxies pay one
+    # look-up of their file.
     if _isinstance(obj, cls):
         return True
     if not _isinstance(obj, (torch.fx.Proxy, torch.nn.Module)):
         return False
+    if not _isinstance(obj, torch.fx.Proxy) and "_ptec_original" not in obj.__dict__:
+        return False
+    if not _from_model_code(sys._getframe(1)):
+        return False
     stands_for = _stands_for(obj)
     if stands_for is None:
-        return False
-    frame = sys._getframe(1)
-    if frame.f_code is _IS_TENSOR_CODE and frame.f_back is not None:
-        frame = frame.f_back
-    if not _model_code(frame.f_code.co_filename):
         return False
     return _isinstance(stands_for, cls)
 

@@ -128,11 +128,24 @@ class LoweringContext:
         take an fp32 value as it is and anything else as int8 codes (sort,
         argsort, topk, argmax, gather, compares, window max) ask this, so
         what they read does not depend on whether an int8 reader of the
-        same value comes before them in the graph."""
+        same value comes before them in the graph; readers of several
+        operands ask own_all."""
         a = self.get(name)
         if a.dtype == ScalarType.CHAR and name in self.q_copied:
             return self.env_f[name]
         return a
+
+    def own_all(self, names: Sequence[str]) -> List[Act]:
+        """own() of each operand of a reader with several: when that would
+        mix an fp32 value with an int8 one (x < x.flip(2): x's own fp32
+        value against its flip's int8 move, whose codes are x's int8 copy),
+        every operand is read as the graph holds it (get()) instead, so a
+        value met together with a move of itself is read on one footing
+        (equal elements stay equal)."""
+        acts = [self.own(v) for v in names]
+        if len({a.dtype for a in acts}) > 1:    # (only own()'s fp32 values can differ from get()'s)
+            return [self.get(v) for v in names]
+        return acts
 
     def refuse_nonfinite(self, n: Node) -> None:
         """A value whose calibration samples held NaN or inf that change the

@@ -16,37 +16,24 @@ one line, as a plain scatter by one is."""
 import numpy as np
 import pytest
 import torch
-import torch.nn as nn
 
+from index_write_models import Call, apart
 from ptec import host_runtime
 from ptec.compiler import compile_model
 from ptec.ir import UnsupportedOperator
 from ptec.pte import parse_program
 
 
-class Call(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *xs):
-        return self.fn(*xs)
-
-
-def _apart(g):
-    return ((torch.randperm(32, generator=g).float() / 31 * 5.6 - 2.8).reshape(1, 4, 8),)
-
-
 CASES = {  # name: (call, inputs, bound in output steps; measured)
-    "index_copy dim 1, argsort": (lambda x: x.index_copy(1, x[0, :, 0].argsort(), x * 2), _apart, 0.75),   # 0.50
-    "index_copy dim 2, topk": (lambda x: x.index_copy(2, x[0, 0].topk(3)[1], -x[..., :3]), _apart, 0.75),  # 0.50
+    "index_copy dim 1, argsort": (lambda x: x.index_copy(1, x[0, :, 0].argsort(), x * 2), apart, 0.75),   # 0.50
+    "index_copy dim 2, topk": (lambda x: x.index_copy(2, x[0, 0].topk(3)[1], -x[..., :3]), apart, 0.75),  # 0.50
     "index_copy dim 0 of a 2-D value, argsort descending": (
-        lambda x: x[0].index_copy(0, x[0, :, 1].argsort(descending=True), x[0] + 1), _apart, 1.25),    # 0.93
-    "index_put((argsort,), values)": (lambda x: x[0].index_put((x[0, :, 2].argsort(),), x[0] * 0.5), _apart,
+        lambda x: x[0].index_copy(0, x[0, :, 1].argsort(descending=True), x[0] + 1), apart, 1.25),    # 0.93
+    "index_put((argsort,), values)": (lambda x: x[0].index_put((x[0, :, 2].argsort(),), x[0] * 0.5), apart,
                                       0.75),                                                          # 0.50
-    "index_put_ of a clone": (lambda x: x[0].clone().index_put_((x[0, 0, :4].argsort(),), x[0]), _apart, 0.75),  # 0.50
+    "index_put_ of a clone": (lambda x: x[0].clone().index_put_((x[0, 0, :4].argsort(),), x[0]), apart, 0.75),  # 0.50
     "index_put(accumulate=True) by topk": (
-        lambda x: x[0].index_put((x[0, :, 2].topk(2)[1],), x[0, :2] * 0.5, accumulate=True), _apart, 1.0),  # 0.76
+        lambda x: x[0].index_put((x[0, :, 2].topk(2)[1],), x[0, :2] * 0.5, accumulate=True), apart, 1.0),  # 0.76
     "index_put(accumulate=True) by an input index (repeats)": (
         lambda x, v, i: x.index_put((i,), v, accumulate=True),
         lambda g: (torch.randn(5, 3, generator=g), torch.randn(7, 3, generator=g),
@@ -80,10 +67,10 @@ REFUSED = {
                                      lambda: (torch.randn(1, 4, 8), torch.tensor([2, 0, 1])),
                                      r"index_copy.*its index is a program input.*argsort.*written twice"),
     "index_put by index arithmetic": (lambda x: x[0].index_put((3 - x[0, :, 0].argsort(),), x[0]),
-                                      lambda: _apart(torch.Generator().manual_seed(0)),
+                                      lambda: apart(torch.Generator().manual_seed(0)),
                                       r"index_put.*computed in the program.*argsort"),
     "index_copy by an argsort of a 2-D value": (lambda x: x.index_copy(2, x[0].argsort(1)[0], x),
-                                                lambda: _apart(torch.Generator().manual_seed(0)),
+                                                lambda: apart(torch.Generator().manual_seed(0)),
                                                 r"index_copy.*argsort / topk / argmax of a 1-D value"),
 }
 

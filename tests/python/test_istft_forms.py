@@ -24,6 +24,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from istft_models import SpectrumOfLayer
 from model_checks import cli_refusal
 from ptec import host_runtime
 from ptec.compiler import compile_model
@@ -37,17 +38,9 @@ class TwoSidedRoundTrip(nn.Module):
         return torch.istft(s, 16, 4, window=w, onesided=False)
 
 
-class TwoSidedFromLayer(nn.Module):
+def two_sided_from_layer():
     """A spectrum of n_fft rows made by a layer (not Hermitian), onesided unset: torch reads it as two-sided."""
-
-    def __init__(self):
-        super().__init__()
-        torch.manual_seed(0)
-        self.l = nn.Linear(6, 16 * 2)
-
-    def forward(self, z):
-        r = self.l(z).view(1, -1, 16, 2).transpose(1, 2).contiguous()
-        return torch.istft(torch.view_as_complex(r), 16, 4, window=torch.hann_window(16), length=30)
+    return SpectrumOfLayer(16, 16, 4, length=30, seed=0)
 
 
 class InputWindow(nn.Module):
@@ -92,19 +85,11 @@ class TwoSidedComputedWindow(nn.Module):
         return torch.istft(s, 16, 4, window=w, center=self.center, onesided=False, length=60)
 
 
-class ConstantWindowLength(nn.Module):
+def constant_window_length():
     """A onesided spectrum made by a layer, a constant hann window, n_fft 16, hop 4, length 40 of 9 frames:
     the kept range runs to the last overlap-added sample, where only the last frame's window^2 (down to
     hann(16)[15]^2 = 0.0015) divides."""
-
-    def __init__(self):
-        super().__init__()
-        torch.manual_seed(1)
-        self.l = nn.Linear(6, 9 * 2)
-
-    def forward(self, z):
-        r = self.l(z).view(1, -1, 9, 2).transpose(1, 2).contiguous()
-        return torch.istft(torch.view_as_complex(r), 16, 4, window=torch.hann_window(16), length=40)
+    return SpectrumOfLayer(9, 16, 4, length=40, seed=1)
 
 
 def _window(g):
@@ -113,7 +98,7 @@ def _window(g):
 
 CASES = {  # name: (model, inputs, bound in output steps; measured)
     "two-sided round trip": (TwoSidedRoundTrip, lambda g: (torch.randn(2, 64, generator=g),), 1.5),   # 1.24
-    "two-sided of a layer, onesided unset": (TwoSidedFromLayer, lambda g: (torch.randn(1, 9, 6, generator=g),),
+    "two-sided of a layer, onesided unset": (two_sided_from_layer, lambda g: (torch.randn(1, 9, 6, generator=g),),
                                              2.0),                                                      # 1.49
     "window an input": (InputWindow, lambda g: (torch.randn(2, 64, generator=g), _window(g)), 1.5),     # 1.25
     "window computed, win_length 24, normalized": (ComputedWindow, lambda g: (torch.randn(1, 9, 6, generator=g),),
@@ -125,7 +110,7 @@ CASES = {  # name: (model, inputs, bound in output steps; measured)
                                                 lambda g: (torch.randn(2, 64, generator=g),), 2.5),    # 2.21
     # the last kept samples divided by hann(16)[15]^2 = 0.0015: 29.91 output steps in int8; what is left is
     # the int8 spectrum's own error magnified there
-    "constant window, n_fft 16, hop 4, length 40, of a layer": (ConstantWindowLength,
+    "constant window, n_fft 16, hop 4, length 40, of a layer": (constant_window_length,
                                                                 lambda g: (torch.randn(1, 9, 6, generator=g),),
                                                                 3.0),                                   # 2.68
     "hop not dividing n_fft, not centred": (HopNotDividing, lambda g: (torch.randn(2, 80, generator=g),), 2.5),  # 2.21
@@ -166,7 +151,7 @@ def test_overlap_add_is_torchs_fold(n_fft, hop, frames, batch):
 
 
 def test_compile_note_says_what_ran_in_fp32():
-    model = ConstantWindowLength().eval()
+    model = constant_window_length().eval()
     g = torch.Generator().manual_seed(0)
     feeds = [(torch.randn(1, 9, 6, generator=g),) for _ in range(2)]
     lines = []

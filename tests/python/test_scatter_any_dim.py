@@ -11,26 +11,12 @@ smaller than src, one line, exit 2."""
 import numpy as np
 import pytest
 import torch
-import torch.nn as nn
 
+from index_write_models import Call, apart
 from model_checks import cli_refusal
 from ptec import host_runtime
 from ptec.compiler import compile_model
 from ptec.pte import parse_program
-
-
-class Call(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *xs):
-        return self.fn(*xs)
-
-
-def _apart(g):
-    """[1, 4, 8] with no two values within 3 int8 steps of a [-3, 3] grid (an argsort of its codes is torch's)."""
-    return ((torch.randperm(32, generator=g).float() / 31 * 5.6 - 2.8).reshape(1, 4, 8),)
 
 
 CASES = {  # name: (call, inputs)
@@ -50,9 +36,9 @@ CASES = {  # name: (call, inputs)
         lambda x, s, i: torch.scatter_add(x, 1, i, s),
         lambda g: (torch.randn(2, 3, 4, generator=g), torch.randn(2, 6, 4, generator=g),
                    torch.randint(0, 3, (2, 6, 4), generator=g))),
-    "scatter_add by index arithmetic, dim 1": (lambda x: torch.scatter_add(x, 1, 3 - x.argsort(1), x), _apart),
-    "scatter_add by an argsort, dim 1": (lambda x: x.scatter_add(1, x.argsort(1), x * 2), _apart),
-    "index_add by an argsort, dim 2": (lambda x: x.index_add(2, x[0, 0].argsort(), x), _apart),
+    "scatter_add by index arithmetic, dim 1": (lambda x: torch.scatter_add(x, 1, 3 - x.argsort(1), x), apart),
+    "scatter_add by an argsort, dim 1": (lambda x: x.scatter_add(1, x.argsort(1), x * 2), apart),
+    "index_add by an argsort, dim 2": (lambda x: x.index_add(2, x[0, 0].argsort(), x), apart),
 }
 
 

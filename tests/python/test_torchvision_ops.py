@@ -18,6 +18,7 @@ import pytest
 import torch
 import torch.nn as nn
 
+from istft_models import SpectrumOfLayer
 from model_checks import cli_refusal, smooth_images
 from ptec import host_runtime
 from ptec.compiler import compile_model
@@ -203,19 +204,6 @@ class RoundTrip(nn.Module):
         return torch.istft(spec, *self.args, window=self.w, length=self.length, **self.kw)
 
 
-class ComplexFromLayer(nn.Module):
-    """A spectrum made by a layer (a mask or a vocoder head), view_as_complex, istft."""
-
-    def __init__(self):
-        super().__init__()
-        torch.manual_seed(0)
-        self.l = nn.Linear(6, 17 * 2)
-
-    def forward(self, z):
-        r = self.l(z).view(1, -1, 17, 2).transpose(1, 2).contiguous()
-        return torch.istft(torch.view_as_complex(r), 32, 8, window=torch.hann_window(32), length=60)
-
-
 ISTFT = {  # name: (model, input shape, bound in output steps; measured with the fp32 window product, overlap-add
     # and division after the int8 irfft (ISTFT_FP32); all in int8 they were 3.47, 3.23, 2.09, under 4 and 2.18)
     "hann, length": (RoundTrip(32, 16, 32, True, True, False, 128, True), (2, 128), 2.25),         # 1.81
@@ -224,7 +212,7 @@ ISTFT = {  # name: (model, input shape, bound in output steps; measured with the
         (RoundTrip(32, 8, 24, True, True, True, None, False), (1, 128), 1.75),
     "zeros after the signal (length > frames)": (RoundTrip(16, 4, 16, False, False, False, 140, True), (2, 128),
                                                  2.0),                                               # 1.45
-    "view_as_complex of a linear": (ComplexFromLayer(), (1, 9, 6), 2.0),                           # 1.53
+    "view_as_complex of a linear": (SpectrumOfLayer(17, 32, 8, length=60, seed=0), (1, 9, 6), 2.0),  # 1.53
 }
 
 

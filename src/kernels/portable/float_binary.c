@@ -1,37 +1,24 @@
 #include "kernels/portable/float_binary.h"
 
 #include <math.h>
-#include <string.h>
 
+#include "kernels/portable/binary_operands.h"
 #include "kernels/portable/broadcast.h"
 #include "kernels/portable/portable_args.h"
-
-static bool same_layout(const ptec_tensor *a, const ptec_tensor *b)
-{
-    return ptec_tensor_same_shape(a, b) && memcmp(a->dim_order, b->dim_order, a->rank) == 0;
-}
 
 ptec_status ptec_float_binary_prepare(ptec_op *op)
 {
     float_binary_state *s = op->state;
     ptec_tensor *self, *other, *out;
     ptec_status st;
-    if ((st = ptec_op_expect_argc(op, 4u)) != PTEC_OK || (st = ptec_op_get_tensor(op, 0, &self)) != PTEC_OK ||
-        (st = ptec_op_get_tensor(op, 1, &other)) != PTEC_OK || (st = ptec_op_get_out(op, &out)) != PTEC_OK ||
+    if ((st = ptec_binary_operands(op, &self, &other, &out)) != PTEC_OK ||
         (st = ptec_portable_expect_float(op, 0, self)) != PTEC_OK ||
         (st = ptec_portable_expect_float(op, 1, other)) != PTEC_OK ||
-        (st = ptec_portable_expect_float(op, 2, out)) != PTEC_OK) {
+        (st = ptec_portable_expect_float(op, 2, out)) != PTEC_OK ||
+        (st = ptec_binary_onto_out(op, self, other, out)) != PTEC_OK) {
         return st;
     }
-    if (out->flags & PTEC_TENSOR_CONSTANT) {
-        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 2, PTEC_MSG("out must not be a constant tensor"));
-    }
-    int32_t strides[PTEC_MAX_RANK];
-    if ((st = ptec_broadcast_strides(op, 0, self, out, strides)) != PTEC_OK ||
-        (st = ptec_broadcast_strides(op, 1, other, out, strides)) != PTEC_OK) {
-        return st;
-    }
-    s->flat = same_layout(self, out) && same_layout(other, out);
+    s->flat = ptec_binary_same_layout(self, out) && ptec_binary_same_layout(other, out);
     return PTEC_OK;
 }
 

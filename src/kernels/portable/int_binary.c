@@ -2,16 +2,12 @@
 
 #include <string.h>
 
+#include "kernels/portable/binary_operands.h"
 #include "kernels/portable/broadcast.h"
 
 static bool integral(uint8_t dtype)
 {
     return dtype == PTEC_DTYPE_INT || dtype == PTEC_DTYPE_LONG;
-}
-
-static bool same_layout(const ptec_tensor *a, const ptec_tensor *b)
-{
-    return ptec_tensor_same_shape(a, b) && memcmp(a->dim_order, b->dim_order, a->rank) == 0;
 }
 
 bool ptec_int_binary_applies(ptec_op *op)
@@ -25,26 +21,17 @@ ptec_status ptec_int_binary_prepare(ptec_op *op)
     int_binary_state *s = op->state;
     ptec_tensor *self, *other, *out;
     ptec_status st;
-    if ((st = ptec_op_expect_argc(op, 4u)) != PTEC_OK || (st = ptec_op_get_tensor(op, 0, &self)) != PTEC_OK ||
-        (st = ptec_op_get_tensor(op, 1, &other)) != PTEC_OK || (st = ptec_op_get_out(op, &out)) != PTEC_OK) {
+    if ((st = ptec_binary_operands(op, &self, &other, &out)) != PTEC_OK) {
         return st;
     }
     if (!integral(self->dtype)) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, 0, PTEC_MSG("dtype must be int32 or int64"));
     }
-    if (other->dtype != self->dtype || out->dtype != self->dtype) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, other->dtype != self->dtype ? 1 : 2,
-                            PTEC_MSG("self, other and out must share one dtype (no promotion)"));
-    }
-    if (out->flags & PTEC_TENSOR_CONSTANT) {
-        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 2, PTEC_MSG("out must not be a constant tensor"));
-    }
-    int32_t strides[PTEC_MAX_RANK];
-    if ((st = ptec_broadcast_strides(op, 0, self, out, strides)) != PTEC_OK ||
-        (st = ptec_broadcast_strides(op, 1, other, out, strides)) != PTEC_OK) {
+    if ((st = ptec_binary_expect_same_dtype(op, self, other, out)) != PTEC_OK ||
+        (st = ptec_binary_onto_out(op, self, other, out)) != PTEC_OK) {
         return st;
     }
-    s->flat = same_layout(self, out) && same_layout(other, out);
+    s->flat = ptec_binary_same_layout(self, out) && ptec_binary_same_layout(other, out);
     s->dtype = out->dtype;
     return PTEC_OK;
 }

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/portable/binary_operands.h"
 #include "kernels/portable/broadcast.h"
 
 typedef enum cmp_kind { CMP_GT, CMP_GE, CMP_LT, CMP_LE, CMP_EQ, CMP_NE } cmp_kind;
@@ -26,17 +27,6 @@ typedef struct compare_state {
     float fscalar;     /* the Scalar rounded to float32 (float self) */
     double dscalar;    /* the Scalar as given (integer self) */
 } compare_state;
-
-static bool comparable(uint8_t dtype)
-{
-    switch (dtype) {
-    case PTEC_DTYPE_BOOL: case PTEC_DTYPE_BYTE: case PTEC_DTYPE_CHAR: case PTEC_DTYPE_SHORT:
-    case PTEC_DTYPE_INT: case PTEC_DTYPE_LONG: case PTEC_DTYPE_FLOAT:
-        return true;
-    default:
-        return false;
-    }
-}
 
 /* A double rounded to float32 to nearest, ties to even, as C's conversion
  * does in range; beyond FLT_MAX C leaves it undefined, IEEE gives FLT_MAX
@@ -77,9 +67,8 @@ static ptec_status prepare(ptec_op *op, cmp_kind kind, bool scalar)
     } else if ((st = ptec_op_get_tensor(op, 1, &other)) != PTEC_OK) {
         return st;
     }
-    if (!comparable(self->dtype)) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, 0,
-                            PTEC_MSG("dtype not supported (bool, uint8, int8/16/32/64, float32)"));
+    if ((st = ptec_binary_expect_plain_dtype(op, self)) != PTEC_OK) {
+        return st;
     }
     if (other != NULL && other->dtype != self->dtype) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, 1, PTEC_MSG("self and other must share one dtype (no promotion)"));
@@ -87,12 +76,7 @@ static ptec_status prepare(ptec_op *op, cmp_kind kind, bool scalar)
     if (out->dtype != PTEC_DTYPE_BOOL) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, 2, PTEC_MSG("out must be bool"));
     }
-    if (out->flags & PTEC_TENSOR_CONSTANT) {
-        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 2, PTEC_MSG("out must not be a constant tensor"));
-    }
-    int32_t strides[PTEC_MAX_RANK];
-    if ((st = ptec_broadcast_strides(op, 0, self, out, strides)) != PTEC_OK ||
-        (other != NULL && (st = ptec_broadcast_strides(op, 1, other, out, strides)) != PTEC_OK)) {
+    if ((st = ptec_binary_onto_out(op, self, other, out)) != PTEC_OK) {
         return st;
     }
     if (scalar && !ptec_tensor_same_shape(self, out)) {
@@ -120,18 +104,6 @@ static bool decide(uint8_t kind, int order)
 static int order_float(float a, float b)
 {
     return a > b ? 1 : a < b ? -1 : a == b ? 0 : 2;
-}
-
-static int64_t load_int(uint8_t dtype, const uint8_t *p)
-{
-    switch (dtype) {
-    case PTEC_DTYPE_BOOL: return *p != 0;
-    case PTEC_DTYPE_BYTE: return *p;
-    case PTEC_DTYPE_CHAR: return (int8_t)*p;
-    case PTEC_DTYPE_SHORT: { int16_t v; memcpy(&v, p, sizeof v); return v; }
-    case PTEC_DTYPE_INT: { int32_t v; memcpy(&v, p, sizeof v); return v; }
-    default: { int64_t v; memcpy(&v, p, sizeof v); return v; }
-    }
 }
 
 /* An integer against a double, exactly: d's floor as an integer first
@@ -166,9 +138,9 @@ static bool element(const compare_state *s, const uint8_t *a, const uint8_t *b)
         }
         order = order_float(x, y);
     } else if (s->scalar) {
-        order = order_int_double(load_int(s->dtype, a), s->dscalar);
+        order = order_int_double(ptec_binary_load_int(s->dtype, a), s->dscalar);
     } else {
-        int64_t x = load_int(s->dtype, a), y = load_int(s->dtype, b);
+        int64_t x = ptec_binary_load_int(s->dtype, a), y = ptec_binary_load_int(s->dtype, b);
         order = x > y ? 1 : x < y ? -1 : 0;
     }
     return order != 2 ? decide(s->kind, order) : s->kind == CMP_NE;

@@ -25,6 +25,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/portable/binary_operands.h"
 #include "kernels/portable/broadcast.h"
 
 typedef enum extreme_kind { EXTREME_MIN, EXTREME_MAX, EXTREME_FMIN, EXTREME_FMAX } extreme_kind;
@@ -33,40 +34,15 @@ typedef struct extreme_state {
     uint8_t dtype; /* self's, other's and out's */
 } extreme_state;
 
-static bool supported(uint8_t dtype)
-{
-    switch (dtype) {
-    case PTEC_DTYPE_BOOL: case PTEC_DTYPE_BYTE: case PTEC_DTYPE_CHAR: case PTEC_DTYPE_SHORT:
-    case PTEC_DTYPE_INT: case PTEC_DTYPE_LONG: case PTEC_DTYPE_FLOAT:
-        return true;
-    default:
-        return false;
-    }
-}
-
 static ptec_status prepare(ptec_op *op)
 {
     extreme_state *s = op->state;
     ptec_tensor *self, *other, *out;
     ptec_status st;
-    if ((st = ptec_op_expect_argc(op, 4u)) != PTEC_OK || (st = ptec_op_get_tensor(op, 0, &self)) != PTEC_OK ||
-        (st = ptec_op_get_tensor(op, 1, &other)) != PTEC_OK || (st = ptec_op_get_out(op, &out)) != PTEC_OK) {
-        return st;
-    }
-    if (!supported(self->dtype)) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, 0,
-                            PTEC_MSG("dtype not supported (bool, uint8, int8/16/32/64, float32)"));
-    }
-    if (other->dtype != self->dtype || out->dtype != self->dtype) {
-        return ptec_op_fail(op, PTEC_NOT_SUPPORTED, other->dtype != self->dtype ? 1 : 2,
-                            PTEC_MSG("self, other and out must share one dtype (no promotion)"));
-    }
-    if (out->flags & PTEC_TENSOR_CONSTANT) {
-        return ptec_op_fail(op, PTEC_INVALID_PROGRAM, 2, PTEC_MSG("out must not be a constant tensor"));
-    }
-    int32_t strides[PTEC_MAX_RANK];
-    if ((st = ptec_broadcast_strides(op, 0, self, out, strides)) != PTEC_OK ||
-        (st = ptec_broadcast_strides(op, 1, other, out, strides)) != PTEC_OK) {
+    if ((st = ptec_binary_operands(op, &self, &other, &out)) != PTEC_OK ||
+        (st = ptec_binary_expect_plain_dtype(op, self)) != PTEC_OK ||
+        (st = ptec_binary_expect_same_dtype(op, self, other, out)) != PTEC_OK ||
+        (st = ptec_binary_onto_out(op, self, other, out)) != PTEC_OK) {
         return st;
     }
     s->dtype = out->dtype;
@@ -86,18 +62,6 @@ static float extreme_float(extreme_kind kind, float a, float b)
     bool want_min = kind == EXTREME_MIN || kind == EXTREME_FMIN;
     /* strict comparisons: equal operands (+0.0, -0.0) keep self */
     return want_min ? (b < a ? b : a) : (b > a ? b : a);
-}
-
-static int64_t load_int(uint8_t dtype, const uint8_t *p)
-{
-    switch (dtype) {
-    case PTEC_DTYPE_BOOL: return *p != 0;
-    case PTEC_DTYPE_BYTE: return *p;
-    case PTEC_DTYPE_CHAR: return (int8_t)*p;
-    case PTEC_DTYPE_SHORT: { int16_t v; memcpy(&v, p, sizeof v); return v; }
-    case PTEC_DTYPE_INT: { int32_t v; memcpy(&v, p, sizeof v); return v; }
-    default: { int64_t v; memcpy(&v, p, sizeof v); return v; }
-    }
 }
 
 /* v is one of the operands, so it lies in the dtype: no narrowing loses bits */
@@ -123,7 +87,7 @@ static void element(extreme_kind kind, uint8_t dtype, const uint8_t *a, const ui
         return;
     }
     /* integers hold no NaN: fmin is minimum, fmax maximum */
-    int64_t x = load_int(dtype, a), z = load_int(dtype, b);
+    int64_t x = ptec_binary_load_int(dtype, a), z = ptec_binary_load_int(dtype, b);
     bool want_min = kind == EXTREME_MIN || kind == EXTREME_FMIN;
     store_int(dtype, y, want_min ? (z < x ? z : x) : (z > x ? z : x));
 }

@@ -194,11 +194,7 @@ def op_compare(ctx, n: Node):
     if is_bool_input(ctx, a):
         x, y = bool_value(ctx, a), bool_value(ctx, b)
     else:
-        x, y = (ctx.own(v) for v in (a, b))
-        if x.dtype != y.dtype:
-            # one side fp32, the other an int8 value (x < x.flip(2), x >= x[:, :1]): both as
-            # the graph holds them, so a value compared with a move of itself compares its codes
-            x, y = (ctx.get(v) for v in (a, b))
+        x, y = ctx.own_all((a, b))             # (x < x.flip(2): both int8 codes, not fp32 against int8)
         if not (x.dtype == ScalarType.CHAR and y.dtype == ScalarType.CHAR
                 and (float(x.scale), int(x.zp)) == (float(y.scale), int(y.zp))):
             x, y = ctx.f(a), ctx.f(b)          # D of each, compared in float32
