@@ -824,11 +824,14 @@ class Recurrent(OriginalAttributes, nn.Module):
         order, and its last h and c. lengths: each sequence's own length
         (a packed input), else None."""
         gates = self.ih[j](seq)                                      # [B, T, gates]
-        outs = [None] * self.steps
+        # lengths computed in the program: all the padded batch's steps, whatever the
+        # example's longest length (self.steps, recorded from torch's packed batch)
+        steps = int(seq.shape[1]) if isinstance(lengths, torch.fx.Proxy) else self.steps
+        outs = [None] * steps
         batch = seq.shape[0]
         # the zero state's hidden gates (b_hh) as [B, H]: an int8 add takes equal shapes
         zero = self._zero(j) if batch == 1 else [z.expand(batch, -1) for z in self._zero(j)]
-        for t in (reversed(range(self.steps)) if backward else range(self.steps)):
+        for t in (reversed(range(steps)) if backward else range(steps)):
             g = gates[:, t]
             if self.kind == "gru":
                 h_t, c_t = gru_step(g, h, self.hh[j], self.hidden, zero), None
