@@ -771,7 +771,9 @@ class Recurrent(OriginalAttributes, nn.Module):
     its hidden projection reads the projected h. A packed input
     (capture_packed_sequences: pack_padded_sequence with constant lengths)
     runs each sequence for its own length: past it the step's output is
-    zero and the state is held, so h_n is the state at its own last step."""
+    zero and the state is held, so h_n is the state at its own last step.
+    Lengths computed in the program (capture_packed_lengths) run all the
+    padded batch's steps, whatever lengths the example had."""
 
     def __init__(self, rnn, steps: int, stateful: bool = False, lstm_kernel: bool = False):
         super().__init__()
@@ -1020,7 +1022,9 @@ COVERED = (nn.TransformerEncoder, nn.TransformerEncoderLayer, nn.MultiheadAttent
 
 def sequence_lengths(model: nn.Module, example_inputs) -> dict:
     """{module name: sequence length} of each nn.GRU / nn.LSTM / nn.RNN, from
-    one run of the model on its example inputs."""
+    one run of the model on its example inputs. A packed input gives its
+    longest length, the steps of constant lengths; lengths computed in the
+    program run the padded batch's steps instead (Recurrent._direction)."""
     found, hooks = {}, []
     for name, m in model.named_modules():
         if isinstance(m, (nn.GRU, nn.LSTM, nn.RNN)):
