@@ -771,7 +771,9 @@ class Recurrent(OriginalAttributes, nn.Module):
     its hidden projection reads the projected h. A packed input
     (capture_packed_sequences: pack_padded_sequence with constant lengths)
     runs each sequence for its own length: past it the step's output is
-    zero and the state is held, so h_n is the state at its own last step."""
+    zero and the state is held, so h_n is the state at its own last step.
+    Lengths computed in the program (capture_packed_lengths) run all the
+    padded batch's steps, whatever lengths the example had."""
 
     def __init__(self, rnn, steps: int, stateful: bool = False, lstm_kernel: bool = False):
         super().__init__()
@@ -824,11 +826,14 @@ class Recurrent(OriginalAttributes, nn.Module):
         order, and its last h and c. lengths: each sequence's own length
         (a packed input), else None."""
         gates = self.ih[j](seq)                                      # [B, T, gates]
-        outs = [None] * self.steps
+        # lengths computed in the program: all the padded batch's steps, whatever the
+        # example's longest length (self.steps, recorded from torch's packed batch)
+        steps = int(seq.shape[1]) if isinstance(lengths, torch.fx.Proxy) else self.steps
+        outs = [None] * steps
         batch = seq.shape[0]
         # the zero state's hidden gates (b_hh) as [B, H]: an int8 add takes equal shapes
         zero = self._zero(j) if batch == 1 else [z.expand(batch, -1) for z in self._zero(j)]
-        for t in (reversed(range(self.steps)) if backward else range(self.steps)):
+        for t in (reversed(range(steps)) if backward else range(steps)):
             g = gates[:, t]
             if self.kind == "gru":
                 h_t, c_t = gru_step(g, h, self.hh[j], self.hidden, zero), None
@@ -1017,7 +1022,9 @@ COVERED = (nn.TransformerEncoder, nn.TransformerEncoderLayer, nn.MultiheadAttent
 
 def sequence_lengths(model: nn.Module, example_inputs) -> dict:
     """{module name: sequence length} of each nn.GRU / nn.LSTM / nn.RNN, from
-    one run of the model on its example inputs."""
+    one run of the model on its example inputs. A packed input gives its
+    longest length, the steps of constant lengths; lengths computed in the
+    program run the padded batch's steps instead (Recurrent._direction)."""
     found, hooks = {}, []
     for name, m in model.named_modules():
         if isinstance(m, (nn.GRU, nn.LSTM, nn.RNN)):

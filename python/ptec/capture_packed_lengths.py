@@ -3,13 +3,15 @@ model input, `(tok != 0).sum(1)`; probe finding R2).
 
 capture_packed_sequences takes constant lengths: each step of a recurrent
 stand-in (capture_modules.Recurrent) then knows which sequences still run.
-With computed lengths the packed batch is the whole padded batch (all its
-steps) and each step's factor is computed: keep_t = (lengths > t) as 0/1
-per sequence, widened to the state's [batch, H]; the step's output is
-h_t * keep_t and the state h_t * keep_t + h * (1 - keep_t) (held past the
-sequence's length), so h_n (and the LSTM's c_n) is each sequence's state at
-its own last step, as torch's. pad_packed_sequence gives the outputs back
-with zeros (or padding_value) past each length; torch's padded length is
+With computed lengths the packed batch is the whole padded batch and the
+stand-in runs all its T steps (not the example's longest length, which
+torch's packed batch had when capture recorded the steps: a longer row at
+run time would stop there), and each step's factor is computed: keep_t =
+(lengths > t) as 0/1 per sequence, widened to the state's [batch, H]; the
+step's output is h_t * keep_t and the state h_t * keep_t + h * (1 -
+keep_t) (held past the sequence's length), so h_n (and the LSTM's c_n)
+is each sequence's state at its own last step, as torch's.
+pad_packed_sequence gives the outputs back with zeros (or padding_value) past each length; torch's padded length is
 then max(lengths), which depends on the input: ptec needs
 total_length=<the padded steps> (torch's spelling for a fixed length) and
 refuses without it, in one line. Lengths outside 1..steps (torch raises)
