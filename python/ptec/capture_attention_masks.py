@@ -46,7 +46,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .capture_bool import BOOL_OPS, bool_valued
+from .capture_bool import bool_valued
 from .capture_calls import _meta_shape, _reduce_max_nodes, _scalar_arg
 from .capture_rewrites import _constant_of, _Steps
 from .ir import Node
