@@ -203,6 +203,39 @@ def test_forms_of_a_tensor_threshold(model, kernel, tmp_path):
     assert min(lengths) < 50
 
 
+class FormerRefusal(nn.Module):
+    """test_torchvision_ops's former refusal: boxes, scores and the threshold
+    all computed from z (returned beside: the values the program used)."""
+    def forward(self, x, z):
+        b = torch.cat([z[:, :2], z[:, :2] + z[:, 2:].abs() + 1], 1)
+        s = z[:, 0]
+        t = z[0, 0] / 8
+        return tv.nms(b, s, t), tv.batched_nms(b, s, (s > 3).long(), t), b, s, t
+
+
+def test_former_refusal_runs(tmp_path):
+    """Exactly torchvision's nms and batched_nms of the program's own boxes,
+    scores and threshold."""
+    g = torch.Generator().manual_seed(2)
+
+    def feed():
+        return [torch.randn(1, 4, 8, 8, generator=g), torch.rand(12, 4, generator=g) * 6]
+    cal = [feed() for _ in range(8)]
+    res = compile_model(FormerRefusal().eval(), cal[0], cal)
+    assert {"ptec::nms.Tensor_out"} <= _ops(res)
+    lengths = []
+    for _ in range(6):
+        f = feed()
+        k, kb, b, s, t = [torch.from_numpy(np.array(o)) for o in _run(res, f, tmp_path)]
+        assert t.dtype == torch.float32 and t.numel() == 1
+        want = tv.nms(b, s, t).numpy()
+        assert k.dtype == torch.int64 and np.array_equal(k.numpy(), want), (k, want, float(t))
+        want_b = tv.batched_nms(b, s, (s > 3).long(), t).numpy()
+        assert np.array_equal(kb.numpy(), want_b), (kb, want_b, float(t))
+        lengths.append(len(want))
+    assert len(set(lengths)) > 1, lengths
+
+
 def test_float_graph_and_reference_interpreter_with_input_threshold():
     """ptec's two mirrors of Tensor_out (capture_nms.nms_keep /
     batched_nms_indices on a tensor, reference portable.nms_threshold): each
