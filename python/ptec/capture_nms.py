@@ -34,6 +34,14 @@ torch's descending comparison. Its int64 [K] out holds the result, then -1
 per box not kept; the program's result is out[out >= 0] (an int64
 comparison and the same bound-dynamic selection). Scratch: K float32
 areas and K uint32 kept indices (runtime_scratch.batched_nms).
+
+The threshold (`_threshold`): a number as it is; a tensor attribute or
+buffer of one element folded to float(it), the constant torchvision reads;
+t.item() taken as t; any other value of one element (computed in forward,
+a program input) stays a node, the last input of the `nms` /
+`batched_nms` IR node, and runs on the kernels' Tensor_out overloads,
+which read its float32 value at each run (torchvision's float(t) of a
+float32 tensor: that value as a double; iou > t in double as before).
 """
 from __future__ import annotations
 
