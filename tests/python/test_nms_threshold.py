@@ -255,3 +255,25 @@ def test_float_graph_and_reference_interpreter_with_input_threshold():
             want = model(*f).numpy()
             assert np.array_equal(np.asarray(evaluate(graph, f)[0]).astype(np.int64), want)
             assert np.array_equal(np.asarray(run_program(program, [x.numpy() for x in f])[0]), want)
+
+
+@pytest.mark.parametrize("model,k", [(NmsOfInput(), 2000), (BatchedOfInput(), 1500)], ids=["nms", "batched"])
+def test_tensor_out_plans_its_scratch(model, k, tmp_path):
+    """Tensor_out's scratch (K float32 areas; batched: and K uint32 kept
+    indices) is planned: ptec-run measures exactly the computed scratch and
+    fails with a byte less."""
+    from ptec.requirements import requirements
+    from test_requirements import assert_exact_on_host, PTEC_RUN
+    import os
+    assert os.path.exists(PTEC_RUN), "no ptec-run (make host)"
+    g = torch.Generator().manual_seed(k)
+    b, s = _boxes(g, k)
+    feed = [b, s] + ([torch.randint(0, 3, (k,), generator=g)] if k == 1500 else []) + [torch.tensor(0.5)]
+    res = compile_model(model.eval(), feed, [feed])
+    kernel = "ptec::batched_nms.Tensor_out" if k == 1500 else "ptec::nms.Tensor_out"
+    assert kernel in _ops(res)
+    path = tmp_path / "nms.pte"
+    path.write_bytes(res.data)
+    r = requirements(parse_program(res.data), target="host")
+    assert r.scratch_bytes >= (8 if k == 1500 else 4) * k
+    assert_exact_on_host(str(path), r)
