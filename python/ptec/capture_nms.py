@@ -34,6 +34,14 @@ torch's descending comparison. Its int64 [K] out holds the result, then -1
 per box not kept; the program's result is out[out >= 0] (an int64
 comparison and the same bound-dynamic selection). Scratch: K float32
 areas and K uint32 kept indices (runtime_scratch.batched_nms).
+
+The threshold (`_threshold`): a number as it is; a tensor attribute or
+buffer of one element folded to float(it), the constant torchvision reads;
+t.item() taken as t; any other value of one element (computed in forward,
+a program input) stays a node, the last input of the `nms` /
+`batched_nms` IR node, and runs on the kernels' Tensor_out overloads,
+which read its float32 value at each run (torchvision's float(t) of a
+float32 tensor: that value as a double; iou > t in double as before).
 """
 from __future__ import annotations
 
@@ -92,10 +100,22 @@ def _pick_min(a, b):
     return torch.where(b < a, b, a)          # std::min(a, b)
 
 
-def nms_keep(boxes: torch.Tensor, order: torch.Tensor, t: float) -> torch.Tensor:
-    """The float graph's value of ptec::nms.out: float32 [K], 1 where the
-    box at sorted position p (box order[p]) is kept. The same float32
+def threshold_value(t) -> float:
+    """The threshold the kernels compare against: a constant as it is, a
+    computed one (a tensor of one element: ptec::nms.Tensor_out) as its
+    float32 value read as a double (torchvision reads a tensor threshold
+    with float(); the program holds it in float32)."""
+    if isinstance(t, torch.Tensor):
+        return float(t.detach().to(torch.float32).reshape(-1)[0])
+    return float(t)
+
+
+def nms_keep(boxes: torch.Tensor, order: torch.Tensor, t) -> torch.Tensor:
+    """The float graph's value of ptec::nms.out (t a number) and
+    ptec::nms.Tensor_out (t a tensor of one element): float32 [K], 1 where
+    the box at sorted position p (box order[p]) is kept. The same float32
     operations as the kernel, one sorted row of overlaps at a time."""
+    t = threshold_value(t)
     k = int(boxes.shape[0])
     keep = torch.ones(k, dtype=torch.float32)
     if k == 0:
@@ -120,12 +140,14 @@ def nms_keep(boxes: torch.Tensor, order: torch.Tensor, t: float) -> torch.Tensor
 
 
 def batched_nms_indices(boxes: torch.Tensor, scores: torch.Tensor, order: torch.Tensor, idxs: torch.Tensor,
-                        t: float) -> torch.Tensor:
-    """The float graph's value of ptec::batched_nms.out: int64 [K],
+                        t) -> torch.Tensor:
+    """The float graph's value of ptec::batched_nms.out (.Tensor_out for a
+    tensor t, as nms_keep): int64 [K],
     torchvision's kept indices in its order, then -1 per box not kept. The
     kernel's walk (nms_keep's float32 steps, a kept box suppressing later
     boxes of its own class), then torch's own unstable sort of the kept
     scores, as torchvision calls it."""
+    t = threshold_value(t)
     k = int(boxes.shape[0])
     b = boxes.to(torch.float32)
     o = order.long()
@@ -150,10 +172,48 @@ def batched_nms_indices(boxes: torch.Tensor, scores: torch.Tensor, order: torch.
     return torch.cat([kept, torch.full((k - kept.numel(),), -1, dtype=torch.long)])
 
 
+def _attr_value(gm: torch.fx.GraphModule, node: torch.fx.Node):
+    """The value a get_attr node reads (a buffer, parameter or tensor
+    attribute of the model), None when it cannot be found."""
+    v = gm
+    for part in str(node.target).split("."):
+        v = getattr(v, part, None)
+        if v is None:
+            return None
+    return v
+
+
+def _threshold(gm: torch.fx.GraphModule, t, shape):
+    """nms's iou_threshold as the rewrite takes it: a number (a constant,
+    or a tensor attribute or buffer of one element folded to float(it), the
+    value torchvision reads), a node of one element (computed in forward
+    or a program input: ptec::nms.Tensor_out), else None. x.item() is x
+    (torchvision reads the same value from either)."""
+    if isinstance(t, bool):
+        return None
+    if isinstance(t, (int, float)):
+        return t
+    if not isinstance(t, torch.fx.Node):
+        return None
+    if t.op == "call_method" and t.target == "item" and len(t.args) == 1 and not t.kwargs \
+            and isinstance(t.args[0], torch.fx.Node):
+        t = t.args[0]
+    if t.op == "get_attr":
+        v = _attr_value(gm, t)
+        if isinstance(v, torch.Tensor) and v.numel() == 1 and not v.is_complex() and v.dtype != torch.bool:
+            return float(v)
+        return None
+    s = shape(t)
+    if s is None or int(torch.Size(s).numel()) != 1:
+        return None
+    return t
+
+
 def nms_rewrite(gm: torch.fx.GraphModule, fn: torch.fx.Node, tv_fn, shape) -> bool:
     """torchvision.ops.nms(boxes [K, 4], scores [K], t) and batched_nms(boxes,
-    scores, idxs, t) with a constant t: the module doc's nodes in place of
-    the call. False for another form (refused by name by the caller)."""
+    scores, idxs, t), t a constant or a value of one element (_threshold):
+    the module doc's nodes in place of the call. False for another form
+    (refused by name by the caller)."""
     if fn.op != "call_function" or not any(tv_fn(n) is not None and fn.target is tv_fn(n)
                                            for n in ("nms", "batched_nms")):
         return False
@@ -163,16 +223,18 @@ def nms_rewrite(gm: torch.fx.GraphModule, fn: torch.fx.Node, tv_fn, shape) -> bo
         return False
     got = dict(zip(names, fn.args))
     got.update(fn.kwargs)
-    boxes, scores, t, idxs = got.get("boxes"), got.get("scores"), got.get("iou_threshold"), got.get("idxs")
+    boxes, scores, idxs = got.get("boxes"), got.get("scores"), got.get("idxs")
+    t = _threshold(gm, got.get("iou_threshold"), shape)
     bs, ss = shape(boxes), shape(scores)
     if (not isinstance(boxes, torch.fx.Node) or not isinstance(scores, torch.fx.Node) or bs is None or ss is None
-            or len(bs) != 2 or bs[1] != 4 or ss != bs[:1] or not isinstance(t, (int, float)) or isinstance(t, bool)
+            or len(bs) != 2 or bs[1] != 4 or ss != bs[:1] or t is None
             or (batched and (not isinstance(idxs, torch.fx.Node) or shape(idxs) != bs[:1]))):
         return False
     k = bs[0]
     if k == 0:
         return False
     g = gm.graph
+    t = t if isinstance(t, torch.fx.Node) else float(t)
 
     def fp32(node):
         node.meta["ptec_fp32"] = NMS_FP32
@@ -182,7 +244,7 @@ def nms_rewrite(gm: torch.fx.GraphModule, fn: torch.fx.Node, tv_fn, shape) -> bo
         order = g.call_function(torch.argsort, (scores,), {"descending": True})
         if batched and 4 * k > VANILLA_NUMEL:
             # torchvision's per-class loop and its unstable sort of the kept scores, in one kernel
-            res = fp32(g.call_function(batched_nms_indices, (boxes, scores, order, idxs, float(t))))
+            res = fp32(g.call_function(batched_nms_indices, (boxes, scores, order, idxs, t)))
             out = g.call_function(operator.getitem, (res, g.call_function(operator.ge, (res, 0))))
             fn.replace_all_uses_with(out)
             g.erase_node(fn)
@@ -192,7 +254,7 @@ def nms_rewrite(gm: torch.fx.GraphModule, fn: torch.fx.Node, tv_fn, shape) -> bo
             top = fp32(g.call_function(operator.add, (fp32(g.call_method("max", (boxes,))), 1.0)))
             shift = fp32(g.call_function(operator.mul, (g.call_method("float", (idxs,)), top)))
             boxes = fp32(g.call_function(operator.add, (boxes, fp32(g.call_method("view", (shift, k, 1))))))
-        keep = fp32(g.call_function(nms_keep, (boxes, order, float(t))))
+        keep = fp32(g.call_function(nms_keep, (boxes, order, t)))
         # the 0/1 compare and the int64 selection run outside fp32 (exact: integers, 0 and 1)
         out = g.call_function(operator.getitem, (order, g.call_function(operator.gt, (keep, 0.5))))
     # a reader of the selection is refused naming the user's call, not this getitem (refuse_readers)
@@ -222,24 +284,29 @@ def refuse_readers(fn: torch.fx.Node) -> None:
 def nms_nodes(fn: torch.fx.Node) -> Optional[List[Node]]:
     """The `nms` IR node of an nms_keep call (nms_rewrite's): inputs boxes
     and order, attrs t; the `batched_nms` node of a batched_nms_indices
-    call: inputs boxes, scores, order and idxs, attrs t."""
+    call: inputs boxes, scores, order and idxs, attrs t. A computed
+    threshold is one more input (last) in place of attrs t."""
     if fn.op != "call_function" or fn.kwargs:
         return None
     if fn.target is nms_keep and len(fn.args) == 3:
         boxes, order, t = fn.args
+        if isinstance(t, torch.fx.Node):
+            return [Node(fn.name, "nms", [boxes.name, order.name, t.name], {})]
         return [Node(fn.name, "nms", [boxes.name, order.name], dict(t=float(t)))]
     if fn.target is batched_nms_indices and len(fn.args) == 5:
         boxes, scores, order, idxs, t = fn.args
+        if isinstance(t, torch.fx.Node):
+            return [Node(fn.name, "batched_nms", [boxes.name, scores.name, order.name, idxs.name, t.name], {})]
         return [Node(fn.name, "batched_nms", [boxes.name, scores.name, order.name, idxs.name], dict(t=float(t)))]
     return None
 
 
 def eval_nms(a, xs) -> torch.Tensor:
     """ir.eval_node's value of an `nms` node (order carried as float32 like every index)."""
-    return nms_keep(xs[0], xs[1], a["t"])
+    return nms_keep(xs[0], xs[1], xs[2] if len(xs) > 2 else a["t"])
 
 
 def eval_batched_nms(a, xs) -> torch.Tensor:
     """ir.eval_node's value of a `batched_nms` node: the indices (and -1s)
     carried as float32 like every index (order too; exact below 2^24)."""
-    return batched_nms_indices(xs[0], xs[1], xs[2], xs[3], a["t"]).to(torch.float32)
+    return batched_nms_indices(xs[0], xs[1], xs[2], xs[3], xs[4] if len(xs) > 4 else a["t"]).to(torch.float32)

@@ -739,8 +739,10 @@ def _nms(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
 
 
 REFUSED = {  # torchvision call name: why (each refused in one line by _refused)
-    "nms": "ptec rewrites it only for boxes [K, 4] and scores [K] and a constant threshold",
-    "batched_nms": "ptec rewrites it only for boxes [K, 4], scores and idxs [K] and a constant threshold",
+    "nms": ("ptec rewrites it only for boxes [K, 4] with K >= 1, scores [K] and a threshold of one element "
+            "(a number or a tensor)"),
+    "batched_nms": ("ptec rewrites it only for boxes [K, 4] with K >= 1, scores and idxs [K] and a threshold of "
+                    "one element (a number or a tensor)"),
     "ps_roi_align": "ptec rewrites it only with channels a multiple of the bins",
     "ps_roi_pool": "ptec rewrites it only with channels a multiple of the bins",
     "deform_conv2d": ("ptec rewrites it only with the shapes torchvision takes and a constant or computed "

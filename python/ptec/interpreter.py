@@ -466,6 +466,11 @@ def _portable_table():
                                                        arg("iou_threshold", "float")),
         "ptec::batched_nms.out": lambda arg, named, out: P.batched_nms(
             t(arg, "boxes"), t(arg, "scores"), t(arg, "order"), t(arg, "idxs"), arg("iou_threshold", "float")),
+        "ptec::nms.Tensor_out": lambda arg, named, out: P.nms(t(arg, "boxes"), t(arg, "order"),
+                                                              P.nms_threshold(t(arg, "iou_threshold"))),
+        "ptec::batched_nms.Tensor_out": lambda arg, named, out: P.batched_nms(
+            t(arg, "boxes"), t(arg, "scores"), t(arg, "order"), t(arg, "idxs"),
+            P.nms_threshold(t(arg, "iou_threshold"))),
         "ptec::view_dtype.out": lambda arg, named, out: P.view_dtype(
             t(arg, "self"), NUMPY_DTYPE[ScalarType(out.scalar_type)], out.sizes),
         "ptec::linalg_cholesky_info.out": lambda arg, named, out: PL.cholesky_info(t(arg, "self"), s(arg, "upper")),

@@ -25,6 +25,8 @@ and a given one (aten::histc.out); torchvision's nms (a sort, ptec::nms.out's
 keep flags, the kept indices selected into a bound-dynamic output);
 torchvision's batched_nms past 1,000 boxes as ptec runs it (a sort,
 ptec::batched_nms.out's int64 indices then -1s, those >= 0 selected);
+both with a threshold the program computes (ptec::nms.Tensor_out,
+ptec::batched_nms.Tensor_out: the mean of an input);
 ptec::roi_align.out of a float map by float boxes (adaptive, then position
 sensitive); and exp, log1p, sin and sign of a float value
 (op_float_unary_math.c)."""
@@ -587,3 +589,24 @@ def batched_nms_program():
 
 
 write_program(batched_nms_program(), os.path.join(out_dir, "batched_nms_small.pte"))
+
+
+def nms_threshold_program():
+    """nms and batched_nms with a threshold the program computes (their
+    Tensor_out overloads): t = the mean of a float32 input [1, 2] (the
+    fuzzer's bytes: any float, NaN too), then the sort of the scores and
+    ptec::nms.Tensor_out / ptec::batched_nms.Tensor_out over it."""
+    f32, i64 = ScalarType.FLOAT, ScalarType.LONG
+    b = ProgramBuilder()
+    x, s, c, z = b.tensor(f32, [6, 4]), b.tensor(f32, [6]), b.tensor(i64, [6]), b.tensor(f32, [1, 2])
+    t, sv, o = b.tensor(f32, []), b.tensor(f32, [6]), b.tensor(i64, [6])
+    k, j = b.tensor(f32, [6]), b.tensor(i64, [6])
+    b.call("aten::mean.out", self=z, dim=[0, 1], keepdim=False, dtype=None, out=t)
+    b.call("aten::sort.values", self=s, dim=0, descending=True, values=sv, indices=o)
+    b.call("ptec::nms.Tensor_out", boxes=x, order=o, iou_threshold=t, out=k)
+    b.call("ptec::batched_nms.Tensor_out", boxes=x, scores=s, order=o, idxs=c, iou_threshold=t, out=j)
+    b.set_io([x, s, c, z], [k, j])
+    return b.build()
+
+
+write_program(nms_threshold_program(), os.path.join(out_dir, "nms_threshold_small.pte"))

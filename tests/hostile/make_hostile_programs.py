@@ -329,6 +329,24 @@ def base_bnms():
     return b.build(), {"x": x, "s": sc, "c": c, "o": o, "k": k}
 
 
+def base_nmst():
+    """o = the descending sort's indices of scores s [4]; k = ptec::nms.Tensor_out
+    of boxes x [4, 4], o and a float32 threshold input t [] (op_nms.c), then
+    j = ptec::batched_nms.Tensor_out of x, s, o, int64 classes c [4] and its
+    own threshold input u [] (op_batched_nms.c): the threshold's dtype and
+    element count their prepares check before run reads its one float. The
+    test's 0x3F bytes are valid (a threshold of 0.747)."""
+    f32, i64 = ScalarType.FLOAT, ScalarType.LONG
+    b = ProgramBuilder()
+    x, sc, c, t, u = b.tensor(f32, [4, 4]), b.tensor(f32, [4]), b.tensor(i64, [4]), b.tensor(f32, []), b.tensor(f32, [])
+    sv, o, k, j = b.tensor(f32, [4]), b.tensor(i64, [4]), b.tensor(f32, [4]), b.tensor(i64, [4])
+    b.call("aten::sort.values", self=sc, dim=0, descending=True, values=sv, indices=o)
+    b.call("ptec::nms.Tensor_out", boxes=x, order=o, iou_threshold=t, out=k)
+    b.call("ptec::batched_nms.Tensor_out", boxes=x, scores=sc, order=o, idxs=c, iou_threshold=u, out=j)
+    b.set_io([x, sc, c, t, u], [k, j])
+    return b.build(), {"x": x, "s": sc, "c": c, "t": t, "u": u, "o": o, "k": k, "j": j}
+
+
 def base_overlap():
     """x[i, j] of a [1, 3] block: i the argmax of a float input x [2, 3]
     (0 for the test's even 0x3F inputs), j the constant [2, 2], as one
@@ -1064,6 +1082,30 @@ def case_bnms_out_float(p, v):
     return [("any", "requirements", "InvalidArgument", "out must be int64 [K]")]
 
 
+def case_nmst_threshold_empty(p, v):
+    # nms's threshold [0] (inside its 4 bytes): no element for run to read
+    _resize(p, v, "t", [0])
+    return [("any", "requirements", "InvalidArgument", "iou_threshold must be float32 of one element")]
+
+
+def case_nmst_threshold_int32(p, v):
+    # nms's threshold bytes as int32: run reads a float32
+    plan(p).values[v["t"]].val.scalar_type = ScalarType.INT
+    return [("any", "requirements", "InvalidArgument", "iou_threshold must be float32 of one element")]
+
+
+def case_nmst_bnms_threshold_empty(p, v):
+    # batched_nms's threshold [0, 1] (inside its bytes): no element for run to read
+    _resize(p, v, "u", [0, 1])
+    return [("any", "requirements", "InvalidArgument", "iou_threshold must be float32 of one element")]
+
+
+def case_nmst_bnms_threshold_int8(p, v):
+    # batched_nms's threshold bytes as int8: run reads a float32
+    plan(p).values[v["u"]].val.scalar_type = ScalarType.CHAR
+    return [("any", "requirements", "InvalidArgument", "iou_threshold must be float32 of one element")]
+
+
 def _resize(p, v, name, sizes):
     t = plan(p).values[v[name]].val
     t.sizes = sizes
@@ -1546,7 +1588,8 @@ def main(out_dir):
             base_halfin() if name.startswith("halfin_") else base_bits() if name.startswith("bits_") else \
             base_minmax() if name.startswith("minmax_") else base_viewdt() if name.startswith("viewdt_") else \
             base_histc() if name.startswith("histc_") else base_nms() if name.startswith("nms_") else \
-            base_unarymath() if name.startswith("unarymath_") else base_bnms() if name.startswith("bnms_") else base()
+            base_unarymath() if name.startswith("unarymath_") else base_bnms() if name.startswith("bnms_") else \
+            base_nmst() if name.startswith("nmst_") else base()
         program = copy.deepcopy(program)
         result = fn(program, values)
         expectations, serialise = result if isinstance(result, tuple) else (result, writer.serialize_program)
@@ -1607,6 +1650,9 @@ def main(out_dir):
     with open(os.path.join(out_dir, "valid_bnms.pte"), "wb") as f:
         f.write(writer.serialize_program(base_bnms()[0]))
     manifest.append("valid_bnms.pte any none Ok")
+    with open(os.path.join(out_dir, "valid_nmst.pte"), "wb") as f:
+        f.write(writer.serialize_program(base_nmst()[0]))
+    manifest.append("valid_nmst.pte any none Ok")
     with open(os.path.join(out_dir, "valid_halfin.pte"), "wb") as f:
         f.write(writer.serialize_program(base_halfin()[0]))
     manifest.append("valid_halfin.pte any none Ok")

@@ -592,6 +592,30 @@ fail_case("nms_order_int32", nms_op(6, 0.5, order_st=ScalarType.INT), INVALID_AR
 fail_case("nms_out_int64", nms_op(6, 0.5, out_st=I64), INVALID_ARGUMENT, "out must be float32 [K]")
 
 
+def nms_tensor_op(k, t_st=F32, t_shape=()):
+    b = ProgramBuilder()
+    x, o, t, y = b.tensor(F32, [k, 4]), b.tensor(I64, [k]), b.tensor(t_st, list(t_shape)), b.tensor(F32, [k])
+    b.call("ptec::nms.Tensor_out", boxes=x, order=o, iou_threshold=t, out=y)
+    b.set_io([x, o, t], [y])
+    return b
+
+
+# ptec::nms.Tensor_out: the same walk with the threshold a program input (float32, one element). b3's IoU
+# with b0 and b2 is float32(1/3): a threshold of exactly that value keeps them (not above), one float32 step
+# below it suppresses them; NaN suppresses nothing (torchvision: iou > NaN is false).
+T_THIRD = np.float32(1 / 3)
+for name, t, shape, want in (("t5", 0.5, (), [1, 1, 0, 1, 1, 1]), ("third", T_THIRD, (), [1, 1, 0, 1, 1, 1]),
+                             ("below_third", np.nextafter(T_THIRD, np.float32(0)), (1,), [1, 0, 0, 0, 1, 1]),
+                             ("nan", np.nan, (), [1] * 6)):
+    run_case(f"nms_tensor_{name}", nms_tensor_op(6, t_shape=shape),
+             [(NMS_BOXES, None), (NMS_ORDER, None), (np.full(shape, t, np.float32), None)],
+             [(np.array(want, np.float32), None)])
+fail_case("nms_tensor_threshold_int64", nms_tensor_op(6, t_st=I64), INVALID_ARGUMENT,
+          "iou_threshold must be float32 of one element")
+fail_case("nms_tensor_threshold_two", nms_tensor_op(6, t_shape=(2,)), INVALID_ARGUMENT,
+          "iou_threshold must be float32 of one element")
+
+
 def batched_nms_op(k, t, idxs_st=I64, out_st=I64, scores_shape=None):
     b = ProgramBuilder()
     x, v, o = b.tensor(F32, [k, 4]), b.tensor(F32, scores_shape or [k]), b.tensor(I64, [k])
@@ -647,6 +671,25 @@ fail_case("batched_nms_idxs_bool", batched_nms_op(40, 0.5, idxs_st=ScalarType.BO
 fail_case("batched_nms_out_float", batched_nms_op(40, 0.5, out_st=F32), INVALID_ARGUMENT, "out must be int64 [K]")
 fail_case("batched_nms_scores_short", batched_nms_op(40, 0.5, scores_shape=[39]), INVALID_ARGUMENT,
           "scores must be float32 [K]")
+
+
+def batched_nms_tensor_op(k, t_st=F32, t_shape=()):
+    b = ProgramBuilder()
+    x, v, o, c = b.tensor(F32, [k, 4]), b.tensor(F32, [k]), b.tensor(I64, [k]), b.tensor(I64, [k])
+    t, y = b.tensor(t_st, list(t_shape)), b.tensor(I64, [k])
+    b.call("ptec::batched_nms.Tensor_out", boxes=x, scores=v, order=o, idxs=c, iou_threshold=t, out=y)
+    b.set_io([x, v, o, c, t], [y])
+    return b
+
+
+# ptec::batched_nms.Tensor_out: the int64-class cases above with the threshold a program input
+for t in (0.5, 0.3):
+    want = BN_WANT[(t, "i64")]
+    run_case(f"batched_nms_tensor_t{int(t * 10)}", batched_nms_tensor_op(40),
+             [(BN_BOXES, None), (BN_SCORES, None), (BN_ORDER, None), (BN_I64, None), (np.float32(t), None)],
+             [(np.array(want + [-1] * (40 - len(want)), np.int64), None)])
+fail_case("batched_nms_tensor_threshold_int64", batched_nms_tensor_op(40, t_st=I64), INVALID_ARGUMENT,
+          "iou_threshold must be float32 of one element")
 fail_case("pow_int8", two_op(POW, [3], [3], [3], st=I8, out_st=I8, other="exponent"), NOT_SUPPORTED,
           "dtype must be float32")
 fail_case("atan2_out_int64", two_op("aten::atan2.out", [3], [3], [3], out_st=I64), NOT_SUPPORTED,

@@ -1923,6 +1923,16 @@ RUNS["torchvision.ops.batched_nms(1,008 boxes, scores and classes from x)"] = (l
                torch.arange(2016.0).reshape(1008, 2) * 0.618 % 25 + 3.0], 1),
     (x.flatten().repeat(21) > 0).float() * 0.5 + torch.arange(1008.0) % 3 * 0.25,
     (x.flatten().repeat(21) > 1.0).long(), 0.5), S4, R, 0.0, "fp32")
+# a threshold computed from x (ptec::nms.Tensor_out, ptec::batched_nms.Tensor_out: test_nms_threshold.py)
+RUNS["torchvision.ops.nms(boxes, scores and threshold from x)"] = (lambda x: _tv_ops().nms(
+    torch.cat([x[0, 0].reshape(8, 2), x[0, 0].reshape(8, 2) + x[0, 1].reshape(8, 2).abs() + 1.0], 1),
+    x[0, 2].flatten()[:8], torch.sigmoid(x[0, 1].mean()) * 0.6), S4, R, 0.0, "fp32")
+RUNS["torchvision.ops.batched_nms(1,008 boxes, scores, classes and threshold from x)"] = (
+    lambda x: _tv_ops().batched_nms(
+        torch.cat([torch.arange(2016.0).reshape(1008, 2) * 0.618 % 25,
+                   torch.arange(2016.0).reshape(1008, 2) * 0.618 % 25 + 3.0], 1),
+        (x.flatten().repeat(21) > 0).float() * 0.5 + torch.arange(1008.0) % 3 * 0.25,
+        (x.flatten().repeat(21) > 1.0).long(), torch.sigmoid(x[0, 1].mean()) * 0.8), S4, R, 0.0, "fp32")
 RUNS["torchvision.ops.deform_conv2d(x, offsets from x)"] = (lambda x: _tv_ops().deform_conv2d(
     x, x[:, :2] * 0.7, torch.linspace(-1.0, 1.0, 6).reshape(2, 3, 1, 1)), S4, R, 3.0, "fp32")   # 2.48
 # torch.istft of a two-sided spectrum (its first n_fft // 2 + 1 rows), a window computed in the program (the

@@ -333,11 +333,13 @@ def test_roi_pool_behind_an_int8_conv(tmp_path):
 
 # (deform_conv2d's weight groups and offset groups run: test_deform_conv_groups.py; a weight computed in the
 # program, as z[:4].reshape(4, 4, 1, 1) was here: test_last_refusals.py)
-@pytest.mark.parametrize("call", ["ops.nms(b, s, z[0, 0])", "ops.batched_nms(b, s, (s > 3).long(), z[0, 0])"])
+# (nms with a threshold computed in the program, z[0, 0], refused here before, runs: test_nms_threshold.py)
+@pytest.mark.parametrize("call", ["ops.nms(b[:0], s[:0], z[0, 0])",
+                                  "ops.batched_nms(b[:0], s[:0], (s[:0] > 3).long(), 0.5)"])
 def test_other_torchvision_ops_refused_by_name(call, tmp_path):
-    """Boxes or offsets computed in the program: one call refused by name
-    (not torch.fx failing inside torchvision's argument checks): nms with a
-    threshold computed in the program (ptec runs a constant one on ptec::nms.out)."""
+    """Boxes computed in the program: one call refused by name (not torch.fx
+    failing inside torchvision's argument checks): nms of no boxes (torch
+    returns an empty result; ptec rewrites K >= 1)."""
     line = cli_refusal(tmp_path, f"""import torch, torchvision.ops as ops
 class M(torch.nn.Module):
     def forward(self, x, z):

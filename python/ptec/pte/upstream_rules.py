@@ -488,6 +488,17 @@ RULES: Dict[str, Rule] = {
                 ("idxs", frozenset({ScalarType.LONG, ScalarType.INT, ScalarType.FLOAT})),
                 ("out", frozenset({ScalarType.LONG}))),
         contiguous=("boxes", "scores", "order", "idxs", "out"), upstream_library="none (ptec only)"),
+    # the same two with a threshold the program computed (a float32 tensor of one element)
+    "ptec::nms.Tensor_out": Rule(
+        "none: ptec only (src/kernels/portable/op_nms.c)",
+        dtypes=(("boxes", F32), ("order", frozenset({ScalarType.LONG})), ("iou_threshold", F32), ("out", F32)),
+        contiguous=("boxes", "order", "out"), upstream_library="none (ptec only)"),
+    "ptec::batched_nms.Tensor_out": Rule(
+        "none: ptec only (src/kernels/portable/op_batched_nms.c)",
+        dtypes=(("boxes", F32), ("scores", F32), ("order", frozenset({ScalarType.LONG})),
+                ("idxs", frozenset({ScalarType.LONG, ScalarType.INT, ScalarType.FLOAT})), ("iou_threshold", F32),
+                ("out", frozenset({ScalarType.LONG}))),
+        contiguous=("boxes", "scores", "order", "idxs", "out"), upstream_library="none (ptec only)"),
     "ptec::view_dtype.out": Rule(
         "none: ptec only (src/kernels/portable/op_view_dtype.c)",
         dtypes=(("self", frozenset({ScalarType.FLOAT, ScalarType.LONG, ScalarType.INT, ScalarType.SHORT,

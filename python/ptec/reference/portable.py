@@ -1163,6 +1163,15 @@ def histc(x, bins: int, lo: float, hi: float) -> np.ndarray:
     return counts.astype(f32)
 
 
+def nms_threshold(t) -> float:
+    """ptec::nms.Tensor_out's / batched_nms.Tensor_out's threshold: a
+    float32 tensor of one element, its value as a double."""
+    t = np.asarray(t)
+    if t.dtype != np.float32 or t.size != 1:
+        raise ValueError("nms: iou_threshold must be float32 of one element")
+    return float(t.reshape(-1)[0])
+
+
 def nms(boxes, order, t: float) -> np.ndarray:
     """ptec::nms.out (op_nms.c): float32 [K], 1 where the box at sorted
     position p (box order[p]) is kept by torchvision's CPU nms walk over

@@ -1,5 +1,7 @@
 /* ptec::batched_nms.out(Tensor boxes, Tensor scores, Tensor order, Tensor idxs, float iou_threshold, *,
  *     Tensor(a!) out)
+ * ptec::batched_nms.Tensor_out(Tensor boxes, Tensor scores, Tensor order, Tensor idxs, Tensor iou_threshold, *,
+ *     Tensor(a!) out)
  *
  * torchvision 0.14's CPU batched_nms past 1,000 boxes (_batched_nms_vanilla):
  * nms run on each class's boxes alone, the kept boxes marked, then their
@@ -25,12 +27,16 @@
  * Scratch: K float32 areas, then K uint32 kept box indices (the array the
  * sort reorders; the comparison reads the scores, so it reorders them as
  * torch reorders its pairs). out holds each box's "not suppressed" flag
- * during the walk. O(K^2) time for the walk, O(m log m) for the sort. */
+ * during the walk. O(K^2) time for the walk, O(m log m) for the sort.
+ *
+ * Tensor_out: the threshold the program computed, a float32 tensor of one
+ * element read at each run and compared as op_nms.c's Tensor_out does. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "kernels/portable/nms_overlap.h"
 #include "kernels/portable/std_sort.h"
 #include "ptec/kernel.h"
 
@@ -39,40 +45,32 @@ enum { ARG_BOXES, ARG_SCORES, ARG_ORDER, ARG_IDXS, ARG_THRESHOLD, ARG_OUT, ARG_C
 typedef struct batched_nms_state {
     double threshold;
     int32_t k;
+    bool threshold_tensor; /* Tensor_out: read the threshold from its tensor at run */
 } batched_nms_state;
 
-static bool row_major(const ptec_tensor *t)
-{
-    for (uint8_t d = 0; d < t->rank; ++d) {
-        if (t->dim_order[d] != d) {
-            return false;
-        }
-    }
-    return true;
-}
-
-static bool static_vector(const ptec_tensor *t, int32_t k)
-{
-    return t->rank == 1u && t->sizes[0] == k && !(t->flags & PTEC_TENSOR_DYNAMIC);
-}
-
-static ptec_status prepare(ptec_op *op)
+static ptec_status prepare_common(ptec_op *op, bool threshold_tensor)
 {
     batched_nms_state *s = op->state;
     ptec_tensor *boxes, *scores, *order, *idxs, *out;
-    double threshold;
+    ptec_tensor *threshold_t = NULL;
+    double threshold = 0.0;
     ptec_status st;
     if ((st = ptec_op_expect_argc(op, ARG_COUNT + 1u)) != PTEC_OK ||
         (st = ptec_op_get_tensor(op, ARG_BOXES, &boxes)) != PTEC_OK ||
         (st = ptec_op_get_tensor(op, ARG_SCORES, &scores)) != PTEC_OK ||
         (st = ptec_op_get_tensor(op, ARG_ORDER, &order)) != PTEC_OK ||
         (st = ptec_op_get_tensor(op, ARG_IDXS, &idxs)) != PTEC_OK ||
-        (st = ptec_op_get_double(op, ARG_THRESHOLD, &threshold)) != PTEC_OK ||
+        (st = threshold_tensor ? ptec_op_get_tensor(op, ARG_THRESHOLD, &threshold_t)
+                               : ptec_op_get_double(op, ARG_THRESHOLD, &threshold)) != PTEC_OK ||
         (st = ptec_op_get_out(op, &out)) != PTEC_OK) {
         return st;
     }
+    if (threshold_t != NULL && !ptec_nms_threshold_tensor_ok(threshold_t)) {
+        return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_THRESHOLD,
+                            PTEC_MSG("iou_threshold must be float32 of one element, static sizes"));
+    }
     if (boxes->dtype != PTEC_DTYPE_FLOAT || boxes->rank != 2u || boxes->sizes[1] != 4 ||
-        (boxes->flags & PTEC_TENSOR_DYNAMIC) || !row_major(boxes)) {
+        (boxes->flags & PTEC_TENSOR_DYNAMIC) || !ptec_nms_row_major(boxes)) {
         return ptec_op_fail(op, PTEC_NOT_SUPPORTED, ARG_BOXES,
                             PTEC_MSG("boxes must be float32 [K, 4], row-major, static sizes"));
     }
@@ -81,35 +79,35 @@ static ptec_status prepare(ptec_op *op)
     if (k < 0 || (uint32_t)k > UINT32_MAX / (2u * (uint32_t)sizeof(float))) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_BOXES, PTEC_MSG("too many boxes"));
     }
-    if (scores->dtype != PTEC_DTYPE_FLOAT || !static_vector(scores, k)) {
+    if (scores->dtype != PTEC_DTYPE_FLOAT || !ptec_nms_static_vector(scores, k)) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_SCORES, PTEC_MSG("scores must be float32 [K], static sizes"));
     }
-    if (order->dtype != PTEC_DTYPE_LONG || !static_vector(order, k)) {
+    if (order->dtype != PTEC_DTYPE_LONG || !ptec_nms_static_vector(order, k)) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_ORDER, PTEC_MSG("order must be int64 [K], static sizes"));
     }
     if ((idxs->dtype != PTEC_DTYPE_LONG && idxs->dtype != PTEC_DTYPE_INT && idxs->dtype != PTEC_DTYPE_FLOAT) ||
-        !static_vector(idxs, k)) {
+        !ptec_nms_static_vector(idxs, k)) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_IDXS,
                             PTEC_MSG("idxs must be int64, int32 or float32 [K], static sizes"));
     }
-    if (out->dtype != PTEC_DTYPE_LONG || !static_vector(out, k) || (out->flags & PTEC_TENSOR_CONSTANT)) {
+    if (out->dtype != PTEC_DTYPE_LONG || !ptec_nms_static_vector(out, k) || (out->flags & PTEC_TENSOR_CONSTANT)) {
         return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_OUT, PTEC_MSG("out must be int64 [K], static sizes"));
     }
     s->threshold = threshold;
     s->k = k;
+    s->threshold_tensor = threshold_tensor;
     op->scratch_bytes = (uint32_t)k * 2u * (uint32_t)sizeof(float);
     return PTEC_OK;
 }
 
-/* std::max(a, b) and std::min(a, b), as op_nms.c */
-static float pick_max(float a, float b)
+static ptec_status prepare(ptec_op *op)
 {
-    return a < b ? b : a;
+    return prepare_common(op, false);
 }
 
-static float pick_min(float a, float b)
+static ptec_status prepare_tensor(ptec_op *op)
 {
-    return b < a ? b : a;
+    return prepare_common(op, true);
 }
 
 /* `idxs == class_id` of torchvision's loop for boxes i and j (float: NaN equal to none, -0.0 to 0.0) */
@@ -148,6 +146,8 @@ static ptec_status run(ptec_op *op)
     if (k == 0u) {
         return PTEC_OK;
     }
+    double threshold = s->threshold_tensor ? ptec_nms_threshold_value(ptec_op_tensor(op, ARG_THRESHOLD))
+                                           : s->threshold;
     if (op->scratch == NULL || op->scratch_bytes < k * 2u * (uint32_t)sizeof(float)) {
         return ptec_op_fail(op, PTEC_INVALID_STATE, -1, PTEC_MSG("no scratch for the box areas and kept boxes"));
     }
@@ -159,10 +159,7 @@ static ptec_status run(ptec_op *op)
             return ptec_op_fail(op, PTEC_INVALID_ARGUMENT, ARG_ORDER, PTEC_MSG("order holds an index outside [0, K)"));
         }
     }
-    for (uint32_t i = 0; i < k; ++i) {
-        const float *r = b + (size_t)i * 4u;
-        area[i] = (r[2] - r[0]) * (r[3] - r[1]);
-    }
+    ptec_nms_areas(b, k, area);
     /* out[i]: box i not suppressed (yet). A hostile out overlapping the
      * inputs reads junk, never out of bounds (every index is checked) */
     for (uint32_t i = 0; i < k; ++i) {
@@ -177,8 +174,8 @@ static ptec_status run(ptec_op *op)
         if (out[i] == 0) {
             continue;
         }
-        const float *bi = b + i * 4u;
-        float ix1 = bi[0], iy1 = bi[1], ix2 = bi[2], iy2 = bi[3], iarea = area[i];
+        float bi[4], iarea = area[i];
+        memcpy(bi, b + i * 4u, sizeof bi);       /* box i as read once, before any out[j] is written */
         for (uint32_t q = p + 1u; q < k; ++q) {
             int64_t oj = order[q];
             if (oj < 0 || oj >= (int64_t)k) {
@@ -189,14 +186,8 @@ static ptec_status run(ptec_op *op)
             if (out[j] == 0 || !same_class(idxs, i, j)) {
                 continue;
             }
-            const float *bj = b + j * 4u;
-            float w = pick_min(ix2, bj[2]) - pick_max(ix1, bj[0]);
-            float h = pick_min(iy2, bj[3]) - pick_max(iy1, bj[1]);
-            w = pick_max(0.0f, w);
-            h = pick_max(0.0f, h);
-            float inter = w * h;
-            float iou = inter / (iarea + area[j] - inter);
-            if ((double)iou > s->threshold) {
+            float iou = ptec_nms_iou(bi, iarea, b + j * 4u, area[j]);
+            if ((double)iou > threshold) {
                 out[j] = 0;
             }
         }
@@ -218,3 +209,5 @@ static ptec_status run(ptec_op *op)
 
 const ptec_kernel ptec_kernel_ptec_batched_nms_out = {"ptec::batched_nms.out", sizeof(batched_nms_state), prepare,
                                                       run};
+const ptec_kernel ptec_kernel_ptec_batched_nms_tensor_out = {"ptec::batched_nms.Tensor_out", sizeof(batched_nms_state),
+                                                             prepare_tensor, run};

@@ -240,7 +240,8 @@ RULED = frozenset(KERNEL_SCRATCH) | frozenset(PTEC_IN_PLACE_OUT) | frozenset({
     "ptec::linalg_eigvalsh.out", "ptec::linalg_det.out", "ptec::linalg_solve.out", "ptec::linalg_eigh_vectors.out",
     "ptec::linalg_svd.out", "ptec::linalg_qr.out", "ptec::linalg_lu.out",
     "ptec::linalg_eigvals.out", "ptec::linalg_ldl_factor.out", "ptec::linalg_cholesky_info.out",
-    "ptec::linalg_eig_vectors.out", "ptec::nms.out", "ptec::batched_nms.out", "aten::mode.values",
+    "ptec::linalg_eig_vectors.out", "ptec::nms.out", "ptec::batched_nms.out", "ptec::nms.Tensor_out",
+    "ptec::batched_nms.Tensor_out", "aten::mode.values",
     "aten::median.dim_values", "aten::nanmedian.dim_values"})
 
 
@@ -276,9 +277,9 @@ def kernel_scratch(isa: str, kernel: str, tensor_sizes: Callable[[int], Sequence
         return linalg_qr(tensor_sizes(0))
     if kernel == "ptec::linalg_lu.out":                     # self first
         return linalg_lu(tensor_sizes(0))
-    if kernel == "ptec::nms.out":                           # boxes first
+    if kernel in ("ptec::nms.out", "ptec::nms.Tensor_out"):  # boxes first
         return nms(tensor_sizes(0))
-    if kernel == "ptec::batched_nms.out":                   # boxes first
+    if kernel in ("ptec::batched_nms.out", "ptec::batched_nms.Tensor_out"):  # boxes first
         return batched_nms(tensor_sizes(0))
     if kernel == "aten::mode.values":                       # self, dim
         return mode_values(tensor_sizes(0), int_arg(1))

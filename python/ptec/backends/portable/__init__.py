@@ -33,14 +33,17 @@ class PortableBackend(KernelBackend):
             return ctx.ordered[key][0 if n.op == "frexp_mantissa" else 1]
         if n.op == "nms":
             # torchvision's nms keep flags over the sort's int64 order (capture_nms)
-            return lower_nms(n, ctx.f(n.inputs[0]), ctx.get(n.inputs[1]), ctx.b, ctx.fallbacks)
+            # a computed threshold (a third input) as its fp32 value (ptec::nms.Tensor_out)
+            thr = ctx.f(n.inputs[2]) if len(n.inputs) > 2 else None
+            return lower_nms(n, ctx.f(n.inputs[0]), ctx.get(n.inputs[1]), ctx.b, ctx.fallbacks, thr)
         if n.op == "batched_nms":
             # torchvision's batched_nms past 1,000 boxes (capture_nms): the classes as held when int64 / int32 /
             # float32 (exact), else as fp32 values
             held = ctx.get(n.inputs[3])
             idxs = held if held.dtype in (ScalarType.LONG, ScalarType.INT, ScalarType.FLOAT) else ctx.f(n.inputs[3])
+            thr = ctx.f(n.inputs[4]) if len(n.inputs) > 4 else None
             return lower_batched_nms(n, ctx.f(n.inputs[0]), ctx.f(n.inputs[1]), ctx.get(n.inputs[2]), idxs, ctx.b,
-                                     ctx.fallbacks)
+                                     ctx.fallbacks, thr)
         if n.op == "view_dtype":
             # x.view(dtype): an int value's own integers, a float value's fp32 bytes (capture_dtype_view)
             x = ctx.f(n.inputs[0]) if n.attrs["src"] == "float32" else ctx.get(n.inputs[0])

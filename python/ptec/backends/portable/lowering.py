@@ -11,7 +11,7 @@ in that order, else by a _clone_dim_order. One entry per ATen operator in
 CALLS."""
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -666,21 +666,37 @@ def lower_view_dtype(n: Node, x: Act, b: ProgramBuilder, fallbacks: List[str]) -
     return _to_layout(b, out)
 
 
-def lower_nms(n: Node, boxes: Act, order: Act, b: ProgramBuilder, fallbacks: List[str]) -> Act:
+def _nms_threshold(b: ProgramBuilder, n: Node, thr: Optional[Act]) -> Tuple[str, dict]:
+    """nms's kernel and threshold argument: the constant attrs t (.out), or
+    the program's computed threshold, its fp32 value of one element
+    (.Tensor_out)."""
+    if thr is None:
+        return "out", dict(iou_threshold=float(n.attrs["t"]))
+    if thr.dtype != ScalarType.FLOAT or int(np.prod(thr.sizes, dtype=np.int64)) != 1:
+        from ...lower import LoweringError
+        raise LoweringError(f"{origin(n)}: nms's threshold is held as {thr.dtype.name} {list(thr.sizes)}, "
+                            "not one float32")
+    return "Tensor_out", dict(iou_threshold=_contiguous(b, thr).value)
+
+
+def lower_nms(n: Node, boxes: Act, order: Act, b: ProgramBuilder, fallbacks: List[str],
+              thr: Optional[Act] = None) -> Act:
     """torchvision's nms keep flags (capture_nms): ptec::nms.out on the fp32
-    boxes, row-major, and the sort's int64 order; out float32 [K]."""
+    boxes, row-major, and the sort's int64 order; out float32 [K]. A
+    computed threshold: ptec::nms.Tensor_out reading its fp32 value."""
     if order.dtype != ScalarType.LONG:
         from ...lower import LoweringError
         raise LoweringError(f"{origin(n)}: nms's order is held as {order.dtype.name}, not int64")
+    overload, t = _nms_threshold(b, n, thr)
     out = new_act(b, ScalarType.FLOAT, n.shape, dim_order=[0])
-    b.call("ptec::nms.out", boxes=_contiguous(b, boxes).value, order=_contiguous(b, order).value,
-           iou_threshold=float(n.attrs["t"]), out=out.value)
-    fallbacks.append(f"{origin(n)}: ptec::nms.out")
+    b.call(f"ptec::nms.{overload}", boxes=_contiguous(b, boxes).value, order=_contiguous(b, order).value,
+           **t, out=out.value)
+    fallbacks.append(f"{origin(n)}: ptec::nms.{overload}")
     return out
 
 
 def lower_batched_nms(n: Node, boxes: Act, scores: Act, order: Act, idxs: Act, b: ProgramBuilder,
-                      fallbacks: List[str]) -> Act:
+                      fallbacks: List[str], thr: Optional[Act] = None) -> Act:
     """torchvision's batched_nms past 1,000 boxes (capture_nms):
     ptec::batched_nms.out on the fp32 boxes and scores, row-major, the
     sort's int64 order and the classes (int64, int32 or float32); out int64
@@ -690,11 +706,11 @@ def lower_batched_nms(n: Node, boxes: Act, scores: Act, order: Act, idxs: Act, b
         raise LoweringError(f"{origin(n)}: batched_nms's order is held as {order.dtype.name}, not int64")
     if idxs.dtype not in (ScalarType.LONG, ScalarType.INT, ScalarType.FLOAT):
         raise LoweringError(f"{origin(n)}: batched_nms's idxs are held as {idxs.dtype.name}")
+    overload, t = _nms_threshold(b, n, thr)
     out = new_act(b, ScalarType.LONG, n.shape, dim_order=[0])
-    b.call("ptec::batched_nms.out", boxes=_contiguous(b, boxes).value, scores=_contiguous(b, scores).value,
-           order=_contiguous(b, order).value, idxs=_contiguous(b, idxs).value,
-           iou_threshold=float(n.attrs["t"]), out=out.value)
-    fallbacks.append(f"{origin(n)}: ptec::batched_nms.out")
+    b.call(f"ptec::batched_nms.{overload}", boxes=_contiguous(b, boxes).value, scores=_contiguous(b, scores).value,
+           order=_contiguous(b, order).value, idxs=_contiguous(b, idxs).value, **t, out=out.value)
+    fallbacks.append(f"{origin(n)}: ptec::batched_nms.{overload}")
     return out
 
 
