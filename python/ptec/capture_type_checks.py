@@ -30,9 +30,11 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import linecache
 import os
 import sys
 import sysconfig
+import types
 from typing import Dict, List, Set
 
 import torch
@@ -160,13 +162,52 @@ def _is_model_module(g: dict, packages: Set[str]) -> bool:
     return True
 
 
+class _Builtins(types.ModuleType):
+    """The builtins module as a model's module sees it while fx traces:
+    `builtins.type` is _Type, everything else the builtin."""
+
+    def __getattr__(self, name):
+        return getattr(builtins, name)
+
+
+_BUILTINS = _Builtins("builtins")
+_BUILTINS.type = _Type
+
+_model_globals: Dict[int, dict] = {}    # the patched modules' globals, while a trace runs
+
+
+def _reads_class(code) -> bool:
+    """code spells `.__class__` or getattr(x, "__class__")."""
+    return "__class__" in code.co_names or "__class__" in code.co_consts
+
+
+def _proxy_getattribute(self, name):
+    """Proxy.__getattribute__ while a model's code that reads `__class__`
+    runs: `x.__class__` of a traced value on such a line is refused (fx's
+    Proxy is not the model's answer, and answering Tensor would let torch's
+    C argument parser take the proxy for a tensor)."""
+    if name == "__class__":
+        frame = sys._getframe(1)
+        if id(frame.f_globals) in _model_globals and _reads_class(frame.f_code) \
+                and "__class__" in linecache.getline(frame.f_code.co_filename, frame.f_lineno):
+            tracer = object.__getattribute__(self, "tracer")
+            where = tracer.where() if hasattr(tracer, "where") else "the model's forward"
+            raise TracedControlError(
+                f"{where}: x.__class__ of a traced value is fx's Proxy, not what the model's forward "
+                f"sees{_user_site()}; write type(x) or isinstance(x, torch.Tensor)")
+    return object.__getattribute__(self, name)
+
+
 @contextlib.contextmanager
 def type_as_torch(model: torch.nn.Module):
     """`type` in the model's modules answering for proxies and stand-ins
     (module doc), for one trace; their globals exactly as they were after."""
     packages = _model_packages(model)
     seen: Dict[int, dict] = {}          # id -> globals (kept alive so an id is not reused)
-    patched: List[tuple] = []           # (globals, what "type" was there)
+    codes: Dict[int, object] = {}       # the model's code objects run so far
+    patched: List[tuple] = []           # (globals, name, what was there)
+    hooked: List[bool] = []             # Proxy.__getattribute__ installed by this trace
+    added: List[int] = []               # _model_globals' entries this trace made (a trace in a trace: both)
     previous = sys.getprofile()
     chained = previous if callable(previous) else None
 
@@ -174,15 +215,30 @@ def type_as_torch(model: torch.nn.Module):
         seen[id(g)] = g
         if not _is_model_module(g, packages):
             return
+        if id(g) not in _model_globals:
+            _model_globals[id(g)] = g
+            added.append(id(g))
         before = g.get("type", _MISSING)
-        if before is not _MISSING and before is not _type:
-            return                      # the module's own `type`
-        patched.append((g, before))
-        g["type"] = _Type
+        if before is _MISSING or before is _type:       # else: the module's own `type`
+            patched.append((g, "type", before))
+            g["type"] = _Type
+        for name, value in list(g.items()):              # import builtins [as b]: b.type(x)
+            if value is builtins:
+                patched.append((g, name, value))
+                g[name] = _BUILTINS
 
     def on_call(frame, event, arg):
-        if event == "call" and id(frame.f_globals) not in seen:
-            patch(frame.f_globals)
+        if event == "call":
+            g = frame.f_globals
+            if id(g) not in seen:
+                patch(g)
+            if id(g) in _model_globals and "__getattribute__" not in vars(torch.fx.Proxy):
+                code = frame.f_code
+                if id(code) not in codes:
+                    codes[id(code)] = code
+                    if _reads_class(code):
+                        hooked.append(True)
+                        torch.fx.Proxy.__getattribute__ = _proxy_getattribute
         if chained is not None:
             chained(frame, event, arg)
 
@@ -191,8 +247,12 @@ def type_as_torch(model: torch.nn.Module):
         yield patched
     finally:
         sys.setprofile(previous)
-        for g, before in reversed(patched):
+        if hooked:
+            del torch.fx.Proxy.__getattribute__
+        for key in added:
+            del _model_globals[key]
+        for g, name, before in reversed(patched):
             if before is _MISSING:
-                g.pop("type", None)
+                g.pop(name, None)
             else:
-                g["type"] = before
+                g[name] = before

@@ -13,6 +13,7 @@ output quantization steps on inputs whose outputs vary; the two branches
 of every check differ by far more than the bound (-y against 3 * y, about
 a hundred output steps). ptec-run gives the reference interpreter's bytes
 (host_steps_from_float)."""
+import builtins
 import sys
 
 import pytest
@@ -93,6 +94,7 @@ CHECKS = {
     "a lambda in the forward": lambda s, x: (lambda v: v * 3 if type(v) is torch.Tensor else -v)(s.l(x)),
     "a method of another class": lambda s, x: _Picker()(s.l(x)),
     "another module, from builtins import type": lambda s, x: type_checks_helpers.scaled_if_tensor(s.l(x)),
+    "another module, builtins.type(y)": lambda s, x: type_checks_helpers.scaled_if_tensor_spelled_builtins(s.l(x)),
     "another module, type(y).__name__":
         lambda s, x: s.l(x) * 3 if type_checks_helpers.tensor_name(s.l(x)) == "Tensor" else -s.l(x),
 }
@@ -130,16 +132,19 @@ def test_type_of_other_values_keeps_its_answers(tmp_path):
 
 
 def _globals_now():
-    return {m.__name__: ("type" in vars(m), vars(m).get("type")) for m in (sys.modules[__name__], type_checks_helpers)}
+    return {m.__name__: [(k, v) for k, v in vars(m).items() if k in ("type", "_builtins")]
+            for m in (sys.modules[__name__], type_checks_helpers)}
 
 
 def test_globals_are_restored_after_a_compile():
     before = _globals_now()
-    assert before[__name__] == (False, None) and before["type_checks_helpers"][1] is type
+    assert before[__name__] == [] and before["type_checks_helpers"] == [("_builtins", builtins), ("type", type)]
     cal = _samples()
-    compile_model(_Model(CHECKS["another module, from builtins import type"]).eval(), cal[0], cal)
-    assert _globals_now() == before and sys.getprofile() is None
-    assert type(nn.Linear) is type and type_checks_helpers.type is type
+    compile_model(_Model(CHECKS["another module, builtins.type(y)"]).eval(), cal[0], cal)
+    after = _globals_now()
+    assert after == before and sys.getprofile() is None and "__getattribute__" not in vars(torch.fx.Proxy)
+    assert all(a[1] is b[1] for a, b in zip(after["type_checks_helpers"], before["type_checks_helpers"]))
+    assert type(nn.Linear) is type and type_checks_helpers.type is type and type_checks_helpers._builtins is builtins
 
 
 def _unknown(s, x):
@@ -168,6 +173,39 @@ def test_plain_fx_inside_is_refused_too():
         with type_as_torch(m):
             torch.fx.Tracer().trace(m)
     assert _globals_now() == before
+
+
+def _dunder_class(s, x):
+    y = s.l(x)
+    return y * 3 if y.__class__ is torch.Tensor else -y
+
+
+def _getattr_class(s, x):
+    y = s.l(x)
+    return y * 3 if getattr(y, "__class__") is torch.Tensor else -y
+
+
+@pytest.mark.parametrize("fn,line", [(_dunder_class, "y.__class__ is torch.Tensor"),
+                                     (_getattr_class, 'getattr(y, "__class__")')], ids=["y.__class__", "getattr"])
+def test_dunder_class_of_a_traced_value_is_refused_in_one_line(fn, line):
+    # no proxy can answer it (torch's C argument parser reads __class__ too): refused, naming the line
+    before = _globals_now()
+    cal = _samples()
+    with pytest.raises((ValueError, RuntimeError)) as e:
+        compile_model(_Model(fn).eval(), cal[0], cal)
+    message = str(e.value)
+    assert "x.__class__ of a traced value" in message and line in message, message
+    assert "\n" not in message and "Traceback" not in message, message
+    assert _globals_now() == before and "__getattribute__" not in vars(torch.fx.Proxy)
+
+
+def _dunder_class_of_self(s, x):
+    # __class__ of the model (not a traced value) on a line that also calls torch: still compiles
+    return torch.relu(s.l(x)) * 3 if s.__class__.__name__ == "_Model" else -s.l(x)
+
+
+def test_dunder_class_of_the_model_still_compiles(tmp_path):
+    assert _steps(_Model(_dunder_class_of_self), tmp_path) <= BOUND
 
 
 def _raises(s, x):

@@ -1,6 +1,8 @@
 """Helpers for test_type_checks.py in a module of their own that binds
-`type` explicitly (`from builtins import type`): a helper the model calls
+`type` explicitly (`from builtins import type`) and reads
+`builtins.type` through `import builtins as _builtins`: a helper the model calls
 from another file asks type() of a traced value."""
+import builtins as _builtins
 from builtins import type
 
 import torch
@@ -13,3 +15,7 @@ def scaled_if_tensor(y):
 
 def tensor_name(y):
     return type(y).__name__
+
+
+def scaled_if_tensor_spelled_builtins(y):
+    return y * 3 if _builtins.type(y) is torch.Tensor else -y
