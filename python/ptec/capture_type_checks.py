@@ -52,8 +52,7 @@ _LEFT_NAMES = ("torch", "torchvision", "ptec", "builtins", "__future__")
 _STDLIB = set(getattr(sys, "stdlib_module_names", ()))
 _LEFT_DIRS = tuple(os.path.abspath(p) + os.sep for p in {_PTEC_DIR, _TORCH_DIR, sysconfig.get_paths()["stdlib"],
                                                            sysconfig.get_paths()["platstdlib"]})
-_INSTALLED_DIRS = tuple(os.path.abspath(p) + os.sep for p in {sysconfig.get_paths()["purelib"],
-                                                                sysconfig.get_paths()["platlib"]})
+_INSTALLED = ("site-packages", "dist-packages")        # a directory of installed packages (Debian's too)
 
 
 def _attribute(root, target: str):
@@ -155,7 +154,7 @@ def _is_model_module(g: dict, packages: Set[str]) -> bool:
     path = g.get("__file__")
     if _isinstance(path, str):
         path = os.path.abspath(path)
-        if path.startswith(_INSTALLED_DIRS):
+        if any(part in _INSTALLED for part in path.split(os.sep)):
             return top in packages
         if path.startswith(_LEFT_DIRS):
             return False

@@ -220,3 +220,16 @@ def test_globals_are_restored_after_an_error():
     with pytest.raises(Exception, match="the model's own error"):
         compile_model(_Model(_raises).eval(), cal[0], cal)
     assert _globals_now() == before and sys.getprofile() is None
+
+
+def test_only_the_models_own_modules_get_the_name():
+    # torch's, the standard library's and other installed packages' code keeps the builtin
+    import json
+    import numpy
+    from ptec.capture_type_checks import _is_model_module
+    assert _is_model_module(vars(sys.modules[__name__]), set())
+    assert _is_model_module(vars(type_checks_helpers), set())
+    for module in (torch, torch.fx.proxy, json, numpy, sys.modules["ptec.capture"]):
+        assert not _is_model_module(vars(module), set()), module.__name__
+    assert _is_model_module(vars(numpy), {"numpy"})          # an installed model package: its own code
+    assert not _is_model_module({"__name__": "made", "type": type}, set())      # exec'd code, no module
