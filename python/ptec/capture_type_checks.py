@@ -146,12 +146,13 @@ def _model_packages(model: torch.nn.Module) -> Set[str]:
 
 def _is_model_module(g: dict, packages: Set[str]) -> bool:
     name = g.get("__name__")
-    if not _isinstance(name, str) or getattr(sys.modules.get(name), "__dict__", None) is not g:
-        return False                    # exec'd code, fx's generated forward: not a module's globals
+    path = g.get("__file__")
+    if not _isinstance(name, str) or (getattr(sys.modules.get(name), "__dict__", None) is not g
+                                      and not _isinstance(path, str)):
+        return False    # exec'd code, fx's generated forward: no module's globals (a file `ptec compile` loads: one)
     top = name.split(".")[0]
     if top in _LEFT_NAMES or top in _STDLIB:
         return False
-    path = g.get("__file__")
     if _isinstance(path, str):
         path = os.path.abspath(path)
         if any(part in _INSTALLED for part in path.split(os.sep)):

@@ -14,6 +14,8 @@ of every check differ by far more than the bound (-y against 3 * y, about
 a hundred output steps). ptec-run gives the reference interpreter's bytes
 (host_steps_from_float)."""
 import builtins
+import importlib.util
+import subprocess
 import sys
 
 import pytest
@@ -26,6 +28,7 @@ from ptec.interpreter import run_program
 
 import type_checks_helpers
 from model_checks import host_steps_from_float
+from test_compiler import ENV
 
 BOUND = 2.0         # output steps
 
@@ -233,3 +236,74 @@ def test_only_the_models_own_modules_get_the_name():
         assert not _is_model_module(vars(module), set()), module.__name__
     assert _is_model_module(vars(numpy), {"numpy"})          # an installed model package: its own code
     assert not _is_model_module({"__name__": "made", "type": type}, set())      # exec'd code, no module
+
+
+MODEL_FILE = """
+import torch
+import torch.nn as nn
+
+
+class Checks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.l = nn.Linear(5, 8)
+
+    def forward(self, x):
+        y = self.l(x)
+        return y * 3 if type(y) is torch.Tensor else -y
+
+    @staticmethod
+    def calibration_data(n, seed=0):
+        g = torch.Generator().manual_seed(1)        # the test's samples (_samples)
+        return [(torch.randn(2, 5, generator=g),) for _ in range(n)]
+
+
+class Dunder(Checks):
+    def forward(self, x):
+        y = self.l(x)
+        return y * 3 if y.__class__ is torch.Tensor else -y
+
+
+def checks():
+    return Checks().eval(), (torch.randn(2, 5),)
+
+
+def dunder():
+    return Dunder().eval(), (torch.randn(2, 5),)
+"""
+
+
+def _cli(tmp_path, factory):
+    (tmp_path / "typed.py").write_text(MODEL_FILE)
+    return subprocess.run([sys.executable, "-m", "ptec", "compile", f"{tmp_path}/typed.py:{factory}", "--calib", "8",
+                           "-o", str(tmp_path / "m.pte")], env=ENV, capture_output=True, text=True, timeout=300)
+
+
+def test_ptec_compile_of_a_model_file_takes_torchs_branch(tmp_path):
+    # `ptec compile file.py:factory` loads the file as a module sys.modules does not hold: its `type` too
+    run = _cli(tmp_path, "checks")
+    assert run.returncode == 0, run.stderr
+    spec = importlib.util.spec_from_file_location("typed_oracle", tmp_path / "typed.py")
+    oracle = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(oracle)
+    model = oracle.Checks().eval()
+    prog = parse_program((tmp_path / "m.pte").read_bytes())
+    with torch.no_grad():
+        outs = torch.cat([model(x) for (x,) in _samples(8)])
+    step = float(outs.max() - outs.min()) / 255          # the output's int8 step over the calibration samples
+    worst = 0.0
+    for (x,) in _samples(4):
+        with torch.no_grad():
+            want = model(x)
+        got = run_program(prog, [x.numpy()])[0]
+        worst = max(worst, float(abs(torch.from_numpy(got) - want).max()) / step)
+    print(f"worst |ptec - float|: {worst:.2f} output steps")
+    assert worst <= BOUND
+
+
+def test_ptec_compile_of_a_model_file_refuses_dunder_class_in_one_line(tmp_path):
+    run = _cli(tmp_path, "dunder")
+    assert run.returncode == 2, run.stderr
+    last = run.stderr.strip().splitlines()[-1]
+    assert "x.__class__ of a traced value" in last and "typed.py:" in last and "Traceback" not in run.stderr, last
