@@ -22,9 +22,18 @@ first call of its code during the trace (sys.setprofile) and are put back
 as they were when the trace ends, also on an error.
 
 Left as they were: torch's, torchvision's, ptec's and the standard
-library's modules, installed packages other than the model's own, and a
-module that binds `type` to something else. `from builtins import type`
-binds it to the builtin, so it is replaced as well.
+library's modules, installed packages other than the model's own, code
+run by exec() without a module, and a module that binds `type` to
+something else. `from builtins import type` binds it to the builtin, so
+it is replaced as well, and a global naming the builtins module
+(`import builtins [as b]`) reads as one whose `type` is `_Type`. A model
+file `ptec compile` loads is no entry of sys.modules: a module for this.
+
+`x.__class__` (or getattr(x, "__class__")) of a proxy cannot be answered
+(torch's C argument parser asks a proxy's `__class__` too, and would take
+it for a tensor): once the model's code that spells `__class__` runs,
+Proxy.__getattribute__ refuses it in one line when asked from such a
+line of the model's code, and is put back when the trace ends.
 """
 from __future__ import annotations
 
@@ -90,7 +99,7 @@ def _type_of(obj):
         target = getattr(node.target, "__name__", node.target)
         raise TracedControlError(
             f"{where}: type() of a traced value ({node.op} {target}) whose example value ptec does not "
-            f"know{_user_site()}: fx's answer (Proxy) is not the model's; check with isinstance(x, torch.Tensor)")
+            f"know{_user_site()}: fx's answer (Proxy) is not the model's and ptec cannot compute it; remove the check")
     if _isinstance(obj, torch.nn.Module):
         original = obj.__dict__.get("_ptec_original")
         if original is not None:
@@ -190,12 +199,26 @@ def _proxy_getattribute(self, name):
         frame = sys._getframe(1)
         if id(frame.f_globals) in _model_globals and _reads_class(frame.f_code) \
                 and "__class__" in linecache.getline(frame.f_code.co_filename, frame.f_lineno):
-            tracer = object.__getattribute__(self, "tracer")
+            tracer = _proxy_base[0](self, "tracer")
             where = tracer.where() if hasattr(tracer, "where") else "the model's forward"
             raise TracedControlError(
                 f"{where}: x.__class__ of a traced value is fx's Proxy, not what the model's forward "
                 f"sees{_user_site()}; write type(x) or isinstance(x, torch.Tensor)")
-    return object.__getattribute__(self, name)
+    return _proxy_base[0](self, name)
+
+
+_proxy_base = [object.__getattribute__]      # the getter _proxy_getattribute wraps (torch's, if it has one)
+
+
+def _hook_proxy():
+    """Proxy.__getattribute__ is _proxy_getattribute; what the class had
+    before (its own, or _MISSING), or None if it already was."""
+    own = vars(torch.fx.Proxy).get("__getattribute__", _MISSING)
+    if own is _proxy_getattribute:
+        return None
+    _proxy_base[0] = torch.fx.Proxy.__getattribute__
+    torch.fx.Proxy.__getattribute__ = _proxy_getattribute
+    return own
 
 
 @contextlib.contextmanager
@@ -206,7 +229,7 @@ def type_as_torch(model: torch.nn.Module):
     seen: Dict[int, dict] = {}          # id -> globals (kept alive so an id is not reused)
     codes: Dict[int, object] = {}       # the model's code objects run so far
     patched: List[tuple] = []           # (globals, name, what was there)
-    hooked: List[bool] = []             # Proxy.__getattribute__ installed by this trace
+    hooked: List[object] = []           # what Proxy.__getattribute__ was, when this trace hooked it
     added: List[int] = []               # _model_globals' entries this trace made (a trace in a trace: both)
     previous = sys.getprofile()
     chained = previous if callable(previous) else None
@@ -232,13 +255,14 @@ def type_as_torch(model: torch.nn.Module):
             g = frame.f_globals
             if id(g) not in seen:
                 patch(g)
-            if id(g) in _model_globals and "__getattribute__" not in vars(torch.fx.Proxy):
+            if id(g) in _model_globals and not hooked:
                 code = frame.f_code
                 if id(code) not in codes:
                     codes[id(code)] = code
                     if _reads_class(code):
-                        hooked.append(True)
-                        torch.fx.Proxy.__getattribute__ = _proxy_getattribute
+                        own = _hook_proxy()
+                        if own is not None:
+                            hooked.append(own)
         if chained is not None:
             chained(frame, event, arg)
 
@@ -248,7 +272,10 @@ def type_as_torch(model: torch.nn.Module):
     finally:
         sys.setprofile(previous)
         if hooked:
-            del torch.fx.Proxy.__getattribute__
+            if hooked[0] is _MISSING:
+                del torch.fx.Proxy.__getattribute__
+            else:
+                torch.fx.Proxy.__getattribute__ = hooked[0]
         for key in added:
             del _model_globals[key]
         for g, name, before in reversed(patched):

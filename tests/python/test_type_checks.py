@@ -162,7 +162,7 @@ def test_type_of_a_value_ptec_does_not_know_is_refused_in_one_line():
     with pytest.raises((ValueError, RuntimeError)) as e:
         compile_model(_Model(_unknown).eval(), cal[0], cal)
     message = str(e.value)
-    assert "type() of a traced value" in message and "test_type_checks.py" in message, message
+    assert "type() of a traced value" in message and "test_type_checks.py:" in message, message
     assert "\n" not in message and "Traceback" not in message, message
     assert _globals_now() == before and sys.getprofile() is None
 
