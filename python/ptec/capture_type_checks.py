@@ -24,8 +24,8 @@ as they were when the trace ends, also on an error.
 Left as they were: torch's, torchvision's, ptec's and the standard
 library's modules, installed packages other than the model's own, code
 run by exec() without a module, and a module that binds `type` to
-something else. `from builtins import type` binds it to the builtin, so
-it is replaced as well, and a global naming the builtins module
+something else. A global bound to the builtin (`from builtins import
+type [as t]`, `t = type`) is replaced as well, and a global naming the builtins module
 (`import builtins [as b]`) reads as one whose `type` is `_Type`. A model
 file `ptec compile` loads is no entry of sys.modules: a module for this.
 
@@ -241,12 +241,14 @@ def type_as_torch(model: torch.nn.Module):
         if id(g) not in _model_globals:
             _model_globals[id(g)] = g
             added.append(id(g))
-        before = g.get("type", _MISSING)
-        if before is _MISSING or before is _type:       # else: the module's own `type`
-            patched.append((g, "type", before))
+        if "type" not in g:                              # else the builtin (below) or the module's own
+            patched.append((g, "type", _MISSING))
             g["type"] = _Type
-        for name, value in list(g.items()):              # import builtins [as b]: b.type(x)
-            if value is builtins:
+        for name, value in list(g.items()):
+            if value is _type:                           # from builtins import type [as t]; t = type
+                patched.append((g, name, value))
+                g[name] = _Type
+            elif value is builtins:                      # import builtins [as b]: b.type(x)
                 patched.append((g, name, value))
                 g[name] = _BUILTINS
 

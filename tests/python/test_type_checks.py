@@ -98,6 +98,8 @@ CHECKS = {
     "a method of another class": lambda s, x: _Picker()(s.l(x)),
     "another module, from builtins import type": lambda s, x: type_checks_helpers.scaled_if_tensor(s.l(x)),
     "another module, builtins.type(y)": lambda s, x: type_checks_helpers.scaled_if_tensor_spelled_builtins(s.l(x)),
+    "another module, from builtins import type as builtin_type":
+        lambda s, x: type_checks_helpers.scaled_if_tensor_aliased(s.l(x)),
     "another module, type(y).__name__":
         lambda s, x: s.l(x) * 3 if type_checks_helpers.tensor_name(s.l(x)) == "Tensor" else -s.l(x),
 }
@@ -135,13 +137,14 @@ def test_type_of_other_values_keeps_its_answers(tmp_path):
 
 
 def _globals_now():
-    return {m.__name__: [(k, v) for k, v in vars(m).items() if k in ("type", "_builtins")]
+    return {m.__name__: [(k, v) for k, v in vars(m).items() if k in ("type", "_builtins", "builtin_type")]
             for m in (sys.modules[__name__], type_checks_helpers)}
 
 
 def test_globals_are_restored_after_a_compile():
     before = _globals_now()
-    assert before[__name__] == [] and before["type_checks_helpers"] == [("_builtins", builtins), ("type", type)]
+    assert before[__name__] == [] and before["type_checks_helpers"] == [
+        ("_builtins", builtins), ("type", type), ("builtin_type", type)]
     cal = _samples()
     compile_model(_Model(CHECKS["another module, builtins.type(y)"]).eval(), cal[0], cal)
     after = _globals_now()
