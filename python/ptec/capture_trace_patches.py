@@ -22,6 +22,7 @@ from .capture_made_tensors import factories_counted
 from .capture_packed_sequences import patched as packing_patched
 from .capture_random import recording_random_calls
 from .capture_table_lookup import tables_indexed_by_proxies
+from .capture_type_checks import type_as_torch
 
 
 @contextlib.contextmanager
@@ -50,4 +51,6 @@ def trace_patches(tracer, model: torch.nn.Module, states: bool, unchecked: List[
         stack.enter_context(factories_counted(tracer))
         # isinstance(x, torch.Tensor) / isinstance(self.cell, nn.LSTMCell) in the model's code: torch's answer
         stack.enter_context(isinstance_as_torch())
+        # type(x) is torch.Tensor / type(self.weight) is nn.Parameter in the model's code: torch's answer
+        stack.enter_context(type_as_torch(model))
         yield
