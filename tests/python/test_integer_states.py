@@ -97,8 +97,52 @@ class Flag(nn.Module):
         return torch.where(self.flag[:, None], x, -x), self.flag
 
 
+class RingWrite(nn.Module):
+    """`self.buf[self.idx % n] = x`: the position is the run's step index (an example's would be one constant slot)."""
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("buf", torch.zeros(4, 3))
+        self.register_buffer("idx", torch.zeros((), dtype=torch.long))
+
+    def forward(self, x):
+        self.buf[self.idx % 4] = x
+        self.idx += 1
+        return self.buf.sum(0), self.idx
+
+
+class Narrow(nn.Module):
+    """uint8, int16 and int8 counters wrapping as torch's (computed in int64, cast back)."""
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("u", torch.tensor([250, 3], dtype=torch.uint8))
+        self.register_buffer("s", torch.tensor([32000], dtype=torch.int16))
+        self.register_buffer("c", torch.tensor([120, -128], dtype=torch.int8))
+
+    def forward(self, x):
+        self.u += 100
+        self.s -= -3001
+        self.c = (self.c.long() + 37).char()
+        return x + 1, self.u, self.s, self.c
+
+
+class FlagByCount(nn.Module):
+    """A bool flag flipped in place, and one xor-ed with a test on an int64 step count."""
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("f", torch.tensor([True]))
+        self.register_buffer("g", torch.tensor([True, False]))
+        self.register_buffer("n", torch.tensor([0, 1], dtype=torch.long))
+
+    def forward(self, x):
+        self.f.logical_not_()
+        self.n += torch.tensor([1, 2])
+        self.g ^= self.n % 3 == 0
+        return x * self.f.float(), self.f, self.g
+
+
 MODELS = {"counter": (Counter, (3, 8)), "counter_int32": (Counter32, (2, 4)), "int64_wraps": (Int64Big, (2, 3)),
-          "ring_index": (Ring, (2, 6)), "argmax_tally": (ArgmaxTally, (3, 6)), "bool_flag": (Flag, (2, 5))}
+          "ring_index": (Ring, (2, 6)), "argmax_tally": (ArgmaxTally, (3, 6)), "bool_flag": (Flag, (2, 5)),
+          "ring_write": (RingWrite, (3,)), "narrow_wraps": (Narrow, (2, 3)), "bool_in_place": (FlagByCount, (2,))}
 
 
 def _feeds(shape, seed=3):
@@ -141,3 +185,30 @@ def test_the_int64_wrap_is_reached():
     m = Int64Big()
     seen = [int(m(torch.zeros(2, 3))[1][0]) for _ in range(STEPS)]
     assert min(seen) < 0 < max(seen)
+
+
+def test_reset_restores_the_integer_state():
+    feeds = _feeds((3, 8))
+    res = compile_model(Counter().eval(), feeds[0], feeds)
+    prog = parse_program(res.data)
+    steps = [[t.numpy() for t in f] for f in feeds[:8]]
+    outs = host_runtime.run_stream(prog, res.data, steps, reset_before=[5])
+    assert [int(o[1]) for o in outs] == [1, 2, 3, 4, 5, 1, 2, 3]
+
+
+class Widened(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("c", torch.zeros(3, dtype=torch.int32))
+
+    def forward(self, x):
+        self.c = self.c + x.argmax(1)        # int64 in torch: the next call reads another dtype
+        return x, self.c
+
+
+def test_a_write_of_another_dtype_is_refused_in_one_line():
+    x = torch.randn(3, 4)
+    with pytest.raises(Exception) as e:
+        compile_model(Widened().eval(), [x], [[x]])
+    msg = str(e.value)
+    assert "\n" not in msg and "buffer c is int32 [3]" in msg and "another dtype" in msg, msg
