@@ -212,3 +212,27 @@ def test_a_write_of_another_dtype_is_refused_in_one_line():
         compile_model(Widened().eval(), [x], [[x]])
     msg = str(e.value)
     assert "\n" not in msg and "buffer c is int32 [3]" in msg and "another dtype" in msg, msg
+
+
+class TensorBounds(nn.Module):
+    """torch.clamp of int values by tensor bounds: 0-d constants, a row, a computed index, int32."""
+    def forward(self, x, i):
+        j = i.int()
+        return (torch.clamp(i, min=torch.tensor(2), max=i.new_full((), 5)), i.clamp(torch.tensor(-1), 4),
+                torch.clamp(i, max=torch.tensor([3, 0, 7, 1, 2, 9])), i.clamp(min=x.argmax(-1, keepdim=True)),
+                torch.clamp(j, min=torch.tensor(2, dtype=torch.int32), max=torch.tensor(5, dtype=torch.int32)),
+                torch.clamp(i, min=torch.tensor(6), max=torch.tensor(1)))      # min above max: all max, as torch
+
+
+def test_clamp_of_ints_by_tensor_bounds_is_exact():
+    g = torch.Generator().manual_seed(2)
+    feeds = [[torch.randn(3, 6, generator=g), torch.randint(-3, 9, (3, 6), generator=g)] for _ in range(12)]
+    res = compile_model(TensorBounds().eval(), feeds[0], feeds)
+    outs = host_runtime.run_stream(parse_program(res.data), res.data, [[t.numpy() for t in f] for f in feeds])
+    clipped = 0
+    for o, f in zip(outs, feeds):
+        for got, want in zip(o, TensorBounds()(*f)):
+            got = np.asarray(got)
+            assert got.dtype == want.numpy().dtype and np.array_equal(got, want.numpy()), (got, want)
+        clipped += int((f[1] < 2).sum() + (f[1] > 5).sum())
+    assert clipped > 50          # the bounds do clip
