@@ -236,3 +236,25 @@ def test_clamp_of_ints_by_tensor_bounds_is_exact():
             assert got.dtype == want.numpy().dtype and np.array_equal(got, want.numpy()), (got, want)
         clipped += int((f[1] < 2).sum() + (f[1] > 5).sum())
     assert clipped > 50          # the bounds do clip
+
+
+class LengthLoop(nn.Module):
+    def forward(self, x, lengths):
+        outs = [x[i, :lengths[i]].mean(0) for i in range(x.shape[0])]
+        return torch.stack(outs)
+
+
+class CountSlice(nn.Module):
+    def forward(self, x):
+        return x[:, (x > 0).sum()].sum(0) + x[(x[:, 0] > 0).sum():].sum()
+
+
+@pytest.mark.parametrize("model, inputs, call", [
+    (LengthLoop(), [torch.randn(3, 7, 4), torch.tensor([3, 7, 5])], "operator.getitem"),
+    (CountSlice(), [torch.randn(5, 6)], "Tensor.sum")])
+def test_a_slice_bound_from_the_values_is_refused_in_one_line(model, inputs, call):
+    with pytest.raises(Exception) as e:
+        compile_model(model.eval(), inputs, [inputs])
+    msg = str(e.value)
+    assert "\n" not in msg and f"a slice bound from the result of {call} cannot be traced" in msg, msg
+    assert "depends on the input's values" in msg and "test_integer_states.py:" in msg and "rewrite" not in msg, msg
