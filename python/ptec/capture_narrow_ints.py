@@ -188,8 +188,9 @@ def widen_narrow_ints(gm: torch.fx.GraphModule, propagate) -> None:
     changed = False
     longs = {}
     for fn in list(g.nodes):
-        if fn.op not in ("call_function", "call_method") or _is_cast(fn) or _dtype_view(fn) \
-                or fn.target in (ptec_state, ptec_state_write):
+        if fn.op not in ("call_function", "call_method") or _is_cast(fn) or _dtype_view(fn):
+            continue
+        if fn.target in (ptec_state, ptec_state_write):
             continue                # a narrow buffer's state is kept in its dtype (capture_integer_states)
         changed = _read_as_bool(g, fn, longs) or changed
         read = []
