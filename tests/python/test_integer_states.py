@@ -140,9 +140,24 @@ class FlagByCount(nn.Module):
         return x * self.f.float(), self.f, self.g
 
 
+class History(nn.Module):
+    """int64 and bool histories shifted by a cat (the int64 one starting at 10^12, past float32's exact integers)."""
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("h", torch.full((5,), 10 ** 12 + 1, dtype=torch.long))
+        self.register_buffer("m", torch.zeros(4, dtype=torch.bool))
+
+    def forward(self, x):
+        k = x.argmax().reshape(1)
+        self.h = torch.cat([self.h[1:], k])
+        self.m = torch.cat([self.m[1:], k > 2])
+        return x * 2, self.h, self.m
+
+
 MODELS = {"counter": (Counter, (3, 8)), "counter_int32": (Counter32, (2, 4)), "int64_wraps": (Int64Big, (2, 3)),
           "ring_index": (Ring, (2, 6)), "argmax_tally": (ArgmaxTally, (3, 6)), "bool_flag": (Flag, (2, 5)),
-          "ring_write": (RingWrite, (3,)), "narrow_wraps": (Narrow, (2, 3)), "bool_in_place": (FlagByCount, (2,))}
+          "ring_write": (RingWrite, (3,)), "narrow_wraps": (Narrow, (2, 3)), "bool_in_place": (FlagByCount, (2,)),
+          "history_cat": (History, (6,))}
 
 
 def _feeds(shape, seed=3):
