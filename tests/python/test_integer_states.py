@@ -273,3 +273,24 @@ def test_a_slice_bound_from_the_values_is_refused_in_one_line(model, inputs, cal
     msg = str(e.value)
     assert "\n" not in msg and f"a slice bound from the result of {call} cannot be traced" in msg, msg
     assert "depends on the input's values" in msg and "test_integer_states.py:" in msg and "rewrite" not in msg, msg
+
+
+class CountBranch(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("c", torch.zeros((), dtype=torch.long))
+
+    def forward(self, x):
+        self.c += 1
+        if self.c > 3:                  # one path per execute in torch: the program has one path
+            return x * 2
+        return x
+
+
+def test_python_control_on_a_state_is_refused_in_one_line():
+    """The state's value is the run's, not the example's: Python control on it is refused (it was a KeyError)."""
+    x = torch.randn(3)
+    with pytest.raises(Exception) as e:
+        compile_model(CountBranch().eval(), [x], [[x]])
+    msg = str(e.value)
+    assert "\n" not in msg and "Python control" in msg and "`if self.c > 3:`" in msg, msg
