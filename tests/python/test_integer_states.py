@@ -282,7 +282,7 @@ class CountBranch(nn.Module):
 
     def forward(self, x):
         self.c += 1
-        if self.c > 3:                  # one path per execute in torch: the program has one path
+        if self.c > 3:
             return x * 2
         return x
 
