@@ -20,8 +20,6 @@ into it (`self.count = self.count + x.argmax()` of an int32 buffer makes
 it int64 in torch: the next call's dtype is not the first one's)."""
 from __future__ import annotations
 
-from typing import Optional
-
 import numpy as np
 import torch
 
@@ -40,11 +38,6 @@ def integer_state(node, tensor) -> None:
         return
     node.attrs["dtype"] = dtype
     node.attrs["init"] = tensor.detach().cpu().numpy().astype(NUMPY[dtype]).copy()
-
-
-def state_dtype(node) -> Optional[str]:
-    """The dtype of an integer / bool state node, else None."""
-    return node.attrs.get("dtype") if node is not None and node.op == "state" else None
 
 
 def eval_state(attrs) -> torch.Tensor:
