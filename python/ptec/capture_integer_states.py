@@ -8,7 +8,8 @@ does the program. The `state` node takes the buffer's dtype (attrs dtype:
 int64, int32, int16, int8, uint8 or bool, as an input of that dtype,
 capture_input_dtypes), so capture reads it as an integer value
 (capture_indices.int_dtype: integer arithmetic on it is capture_int_math's
-`int_math`, exact, with torch's wraparound) or a bool value
+`int_math`, exact, with torch's wraparound; a uint8 / int16 / int8 one
+through its int64 copy, cast back: capture_narrow_ints) or a bool value
 (capture_bool.bool_valued). Its initial value is kept in its dtype (not
 the float32 of a float state: int64 past 2^24 stays exact), the float
 graph evaluates it as the other integer values (int64 carrier, bool as
@@ -25,7 +26,7 @@ import torch
 
 from .capture_input_dtypes import KEPT
 
-# the program's scalar type of each kept dtype, and numpy's
+# numpy's dtype of each kept dtype
 NUMPY = {"int64": np.int64, "int32": np.int32, "int16": np.int16, "int8": np.int8, "uint8": np.uint8,
          "bool": np.bool_}
 
