@@ -49,6 +49,7 @@ from .capture_counts_readers import counts_readers
 from .capture_index_forms import mask_with_rest
 from .capture_in_place import AugmentedProxy, refuse_written_tensors, tensors_of, without_dead_code
 from .capture_distributions import note_skipped_checks
+from .capture_integer_states import integer_state
 from .capture_buffer_state import (INIT, STATE, as_states, copy_with_buffers, kept_states,
                                    restore_tensors, with_state_reads, written_tensors)
 from .capture_view_writes import writes_through_views
@@ -911,6 +912,7 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 bound = fn.args[2] if len(fn.args) > 2 else fn.kwargs.get("bound")
                 kept = {STATE: fn.meta[STATE]} if STATE in fn.meta else {}     # a written buffer's
                 nodes.append(Node(name, "state", [], dict(init=_np(fn.meta.get(INIT, val)), bound=bound, **kept)))
+                integer_state(nodes[-1], fn.meta.get(INIT, val))    # an int / bool buffer (capture_integer_states)
                 state_of_buffer[buffer.target] = name
             else:
                 if buffer.target not in state_of_buffer:

@@ -66,7 +66,7 @@ BOOL_OPS = ("compare", "logical")
 
 def bool_valued(n: Node) -> bool:
     """A compare / logical node, or a bool model input (capture_input_dtypes)."""
-    return n.op in BOOL_OPS or (n.op == "input" and n.attrs.get("dtype") == "bool")
+    return n.op in BOOL_OPS or (n.op in ("input", "state") and n.attrs.get("dtype") == "bool")
 
 
 def _lookup(table, target):

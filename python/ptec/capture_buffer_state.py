@@ -119,6 +119,10 @@ def with_state_reads(tracer_class):
             name = self._state_name(attr_val)
             if name not in parameter_proxy_cache:
                 parameter_proxy_cache[name] = self.create_proxy("get_attr", name, (), {})
+                if hasattr(self, "_data"):
+                    # its value is the run's (each execute reads what the last wrote), not the example's:
+                    # nothing computed from it is folded into a constant (`self.buf[self.idx % n] = x`)
+                    self._data.add(parameter_proxy_cache[name].node)
             return parameter_proxy_cache[name]
 
         def _state_name(self, tensor) -> str:

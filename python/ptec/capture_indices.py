@@ -85,7 +85,7 @@ def int_dtype(node: Optional[Node]) -> Optional[str]:
         return None
     if node.op in ("argmax", "sort_indices", "batched_nms"):  # argsort's, sort's, topk's positions; nms's boxes
         return "int64"
-    if node.op == "input":
+    if node.op in ("input", "state"):     # an int buffer the forward writes too (capture_integer_states)
         return node.attrs.get("dtype") if node.attrs.get("dtype") not in (None, "bool") else None
     if node.op in ("to_index", "int_math"):
         return node.attrs["dtype"]

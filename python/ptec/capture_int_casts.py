@@ -41,8 +41,8 @@ _CAST_METHODS = ("short", "byte", "char", "double", "long", "int", "float", "to"
 
 def narrow_dtype(node: Optional[Node]) -> Optional[str]:
     """"int16" / "uint8" / "int8" / "float64" for a cast node of that dtype, else None."""
-    if node is not None and node.op == "input" and node.attrs.get("dtype") in ("int16", "uint8", "int8"):
-        return node.attrs["dtype"]       # an input of that dtype (capture_input_dtypes)
+    if node is not None and node.op in ("input", "state") and node.attrs.get("dtype") in ("int16", "uint8", "int8"):
+        return node.attrs["dtype"]       # an input or a written buffer of that dtype (capture_input_dtypes)
     if node is not None and node.op == "int_math" and node.attrs.get("kind") == "cast" \
             and node.attrs.get("dtype") in NARROW.values():
         return node.attrs["dtype"]

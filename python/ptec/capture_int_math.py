@@ -242,6 +242,31 @@ def _extreme_nodes(fn: torch.fx.Node, by_name, dtype: str) -> Optional[List[Node
     return [Node(fn.name, "int_math", found[0], dict(kind=kind, dtype=dtype, scalars=found[1]))]
 
 
+def _tensor_bounds(fn: torch.fx.Node, by_name, dtype: str, x, lo, hi) -> List[Node]:
+    """torch.clamp(i, min=t0, max=t1) with a tensor bound (a 0-d
+    `torch.tensor(2)`, `i.new_full((), 5)`, or any int tensor that
+    broadcasts): torch's min(max(i, t0), t1), as int_math maximum then
+    minimum (a Python int bound: a one-sided clamp), exact."""
+    nodes, cur = [], x.name
+    steps = [(b, k) for b, k in ((lo, "maximum"), (hi, "minimum")) if b is not None]
+    for n, (bound, kind) in enumerate(steps):
+        name = fn.name if n == len(steps) - 1 else f"{fn.name}__{kind}"
+        if _python_int(bound):
+            found = _operands(fn, [x, bound], by_name, dtype)
+            if isinstance(found, str):
+                return _refused(fn, by_name, found)
+            side = dict(lo=bound, hi=None) if kind == "maximum" else dict(lo=None, hi=bound)
+            nodes.append(Node(name, "int_math", [cur], dict(kind="clamp", dtype=dtype, **side)))
+        else:
+            found = _operands(fn, [x, bound], by_name, dtype) if isinstance(bound, torch.fx.Node) else \
+                "a bound that is neither a tensor nor an int"
+            if found is None or isinstance(found, str) or len(found[0]) != 2:
+                return _refused(fn, by_name, found or "a bound that is not an integer tensor")
+            nodes.append(Node(name, "int_math", [cur, found[0][1]], dict(kind=kind, dtype=dtype, scalars={})))
+        cur = name
+    return nodes
+
+
 def int_math_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
     """The int_math node of an integer call on int values of the program,
     a refused node for such a call ptec does not run, or None (a call of
@@ -288,6 +313,8 @@ def int_math_nodes(fn: torch.fx.Node, by_name) -> Optional[List[Node]]:
         if found is None:
             return None
         lo, hi = args.get("min"), args.get("max")
+        if not isinstance(found, str) and any(isinstance(b, torch.fx.Node) for b in (lo, hi)):
+            return _tensor_bounds(fn, by_name, dtype, args["input"], lo, hi)
         if isinstance(found, str) or not all(b is None or _python_int(b) for b in (lo, hi)) or lo is hi is None:
             return _refused(fn, by_name, found if isinstance(found, str) else "bounds that are not ints (a tensor "
                                                                               "bound is not run on integers)")

@@ -45,6 +45,8 @@ from typing import Optional
 import torch
 import torch.fx
 
+from .capture_modules import ptec_state, ptec_state_write
+
 _NARROW = (torch.int16, torch.uint8, torch.int8)
 _CASTS = ("short", "byte", "char", "double", "long", "int", "float", "to", "type", "half", "bool")
 # calls whose Python int operand torch converts into the computing dtype, where that matters
@@ -188,6 +190,8 @@ def widen_narrow_ints(gm: torch.fx.GraphModule, propagate) -> None:
     for fn in list(g.nodes):
         if fn.op not in ("call_function", "call_method") or _is_cast(fn) or _dtype_view(fn):
             continue
+        if fn.target in (ptec_state, ptec_state_write):
+            continue                # a narrow buffer's state is kept in its dtype (capture_integer_states)
         changed = _read_as_bool(g, fn, longs) or changed
         read = []
         torch.fx.node.map_arg((fn.args, fn.kwargs), lambda a: read.append(a) or a)

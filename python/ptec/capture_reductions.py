@@ -111,7 +111,7 @@ def _bool_source(a, by_name) -> Optional[str]:
     node = by_name.get(a.name) if isinstance(a, torch.fx.Node) else None
     if node is None:
         return None
-    if node.op in ("compare", "logical") or (node.op == "input" and node.attrs.get("dtype") == "bool") \
+    if node.op in ("compare", "logical") or (node.op in ("input", "state") and node.attrs.get("dtype") == "bool") \
             or (node.op == "constant" and np.asarray(node.attrs["value"]).dtype == np.bool_):
         return node.name
     if node.op == "bool_to":

@@ -323,6 +323,8 @@ class KnownValuesTracer(torch.fx.Tracer):
                 and isinstance(args[1], slice) and self._pieces(receiver) is not None:
             # a slice of a tuple value (torch.meshgrid's, a module's): the tuple of those elements
             return tuple(args[0][i] for i in range(len(self._pieces(receiver)))[args[1]])
+        if kind == "call_function" and target is operator.getitem and len(args) == 2:
+            self._refuse_data_slice(args[1])
         proxy = super().create_proxy(kind, target, args, kwargs, *rest, **kw)
         if isinstance(proxy, torch.fx.Proxy) and kind == "call_method" and target in _SHAPE_METHODS:
             # a size of a selection's result (k.numel()): its refusal names the user's line (capture_shape_numbers)
@@ -350,6 +352,24 @@ class KnownValuesTracer(torch.fx.Tracer):
                 return tuple(pieces) if type(value) is tuple else (
                     list(pieces) if type(value) is list else type(value)(pieces))
         return proxy
+
+    def _refuse_data_slice(self, index) -> None:
+        """x[i, :lengths[i]]: a slice bound that is a traced value of the
+        input's data makes the result's shape follow the values; refused in
+        one line naming the bound's call and the user's line (fx would
+        record it, and the graph fail on a slice of a tensor bound)."""
+        for piece in index if isinstance(index, (tuple, list)) else (index,):
+            if not isinstance(piece, slice):
+                continue
+            for bound in (piece.start, piece.stop, piece.step):
+                if isinstance(bound, torch.fx.Proxy) and not self.fixed(bound.node) and self.known(bound.node) \
+                        and isinstance(self.value(bound.node), torch.Tensor) \
+                        and "ptec_item_read" not in bound.node.meta:    # .item()'s: capture_item's refusal
+                    raise TracedControlError(
+                        f"{self.where()}{_user_site()}: a slice bound from the result of {_callee(bound.node)} "
+                        "cannot be traced: the slice's length, so the result's shape, depends on the input's "
+                        "values, known only when the program runs: slice a fixed length and mask the rest "
+                        "(torch.arange(T) < lengths[:, None] with torch.where, or a masked sum / count)")
 
     def _plain(self, a):
         if isinstance(a, torch.fx.Proxy):

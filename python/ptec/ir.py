@@ -584,7 +584,8 @@ def eval_node(n: Node, xs: Sequence[torch.Tensor]) -> torch.Tensor:
     elif op == "constant":
         y = _t(a["value"])
     elif op == "state":             # one run after load (or reset): the initial value
-        y = _t(a["init"]).to(torch.float32)
+        from .capture_integer_states import eval_state
+        y = eval_state(a)           # an integer / bool buffer's in its dtype (capture_integer_states)
     elif op == "state_write":       # state <- value at the end of the run; its value is value's
         y = xs[1]
     elif op == "unsupported":

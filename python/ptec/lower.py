@@ -22,7 +22,8 @@ from .backends.cortex_m import kernels_a16 as K16
 from .backends.cortex_m.lowering_bool import bool_to_float
 from .backends.cortex_m.scratch import plan_for_ptec_runtime_only
 from .capture_int_casts import narrow_dtype
-from .ir import Graph, Node, origin, written
+from . import capture_integer_states as integer_states
+from .ir import Graph, Node, UnsupportedOperator, origin, written
 from .lowered import NOT_YET, Act, IOInfo, Lowered, layout, new_act
 from .partition import NO_CODE, Partition
 from .pte.fuse_expansion import fuse_expansions
@@ -258,7 +259,10 @@ class LoweringContext:
     def lower_state(self, n: Node) -> Act:
         """A state node: an int8 planned tensor whose initial value (the
         node's init on its grid) the runtime copies in at load and on reset.
-        Its lifetime is the whole run (ProgramBuilder.state)."""
+        Its lifetime is the whole run (ProgramBuilder.state). An integer /
+        bool buffer's: a tensor of its dtype (capture_integer_states)."""
+        if n.attrs.get("dtype"):
+            return integer_states.lower_state(self, n, INPUT_TYPES)
         s, z = n.qparams
         init = np.asarray(n.attrs["init"], np.float64)
         if len(n.shape) == 4:
@@ -270,6 +274,8 @@ class LoweringContext:
     def write_state(self, n: Node) -> None:
         """state <- value: a byte copy (aten::view_copy.out into the state's
         tensor), the value being on the state's grid (quantize)."""
+        if self.g.node(n.inputs[0]).attrs.get("dtype"):
+            return integer_states.write_state(self, n, UnsupportedOperator)
         state = self.env[n.inputs[0]]
         value = self.q(n.inputs[1])
         if (value.scale, value.zp) != (state.scale, state.zp) or value.sizes != state.sizes:

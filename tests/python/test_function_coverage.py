@@ -1036,6 +1036,8 @@ RUNS = {
     "Tensor.clamp(min=tensor)": (lambda x: x.clamp(min=-x.abs() * 0.5), S3, R, 1.5, "int8"),      # 0.99
     "torch.clamp(x, tensor, tensor)": (lambda x: torch.clamp(x, x.mean(-1, keepdim=True) - 0.5,
                                                              x.flip(-1) + 0.5), S3, R, 2.0, "int8"),     # 1.20
+    "torch.clamp(x, 0-d tensor, 0-d tensor)": (lambda x: torch.clamp(x, min=torch.tensor(-0.5),
+                                                                     max=x.new_full((), 0.7)), S3, R, 1.0, "int8"),   # 0.87
     "Tensor.sgn": (lambda x: x.sgn(), S3, R, 0.5, "int8"),
     "torch.heaviside(x, number)": (lambda x: torch.heaviside(x, torch.tensor(0.5)), S3, R, 0.5, "int8"),
     "torch.heaviside(x, tensor)": (lambda x: torch.heaviside(torch.relu(x), x.flip(-1)), S3, R, 1.5, "int8"),   # 0.98
