@@ -55,7 +55,36 @@ static inline uint64_t fb_le64(const uint8_t *p)
     return v;
 }
 
-fb_table ptec_fb_table(fb_view *fb, uint32_t pos);
+/* The table at `pos`, its vtable checked to lie in the buffer; "none" and
+ * `bad` set otherwise. Inline, with ptec_fb_at and ptec_fb_sub below: a
+ * load validates three or four tables per value, and the calls (and their
+ * struct returns through memory) were a third of that. The decoding of
+ * values and instructions uses these; colder code calls the out-of-line
+ * ptec_fb_table, ptec_fb_at and ptec_fb_sub (the same checks), which keep
+ * the inline bodies out of every file that reads a table. */
+static inline fb_table ptec_fb_table_inline(fb_view *fb, uint32_t pos)
+{
+    fb_table t = {0, 0, 0};
+    const uint32_t size = fb->size;
+    /* pos 0 is "no table"; the soffset at pos and the vtable's two length
+     * fields must lie in the buffer, and so must the whole vtable. The
+     * vtable's obj_len is not used: upstream's writer can under-report it,
+     * so fields are bounded by the buffer instead. */
+    if (pos != 0 && size >= 4u && pos <= size - 4u) {
+        const int64_t vtable = (int64_t)pos - (int32_t)fb_le32(fb->base + pos);
+        if (vtable >= 0 && (uint64_t)vtable <= size - 4u) {
+            const uint32_t vt_len = fb_le16(fb->base + vtable);
+            if (vt_len >= 4u && vt_len <= size - (uint32_t)vtable) {
+                t.pos = pos;
+                t.vtable = (uint32_t)vtable;
+                t.vt_len = vt_len;
+                return t;
+            }
+        }
+    }
+    fb->bad = true;
+    return t;
+}
 
 /* Position of field `id` holding `width` bytes, or 0 when absent (a field
  * that would leave the buffer sets `bad`). Inline, with the scalar readers
@@ -105,12 +134,64 @@ static inline uint64_t ptec_fb_u64(fb_view *fb, const fb_table *t, unsigned id, 
 }
 
 /* Sub-table field; pos 0 when absent. */
-fb_table ptec_fb_sub(fb_view *fb, const fb_table *t, unsigned id);
+static inline fb_table ptec_fb_sub_inline(fb_view *fb, const fb_table *t, unsigned id)
+{
+    uint32_t pos = ptec_fb_field(fb, t, id, 4);
+    if (pos != 0) {
+        /* pos + 4 <= size < 2^32: no overflow in 64 bits. */
+        uint64_t dest = (uint64_t)pos + fb_le32(fb->base + pos);
+        if (dest < fb->size) {
+            return ptec_fb_table_inline(fb, (uint32_t)dest);
+        }
+        fb->bad = true;
+    }
+    fb_table none = {0, 0, 0};
+    return none;
+}
 /* Vector field of elem_size-byte elements; count 0 when absent. */
 fb_vector ptec_fb_vec(fb_view *fb, const fb_table *t, unsigned id, uint32_t elem_size);
-/* Element i of a vector of tables (bad when i is out of range). */
-fb_table ptec_fb_at(fb_view *fb, const fb_vector *v, uint32_t i);
+/* Element i of a vector of tables (bad when i is out of range). The
+ * vector's elements were checked to lie in the buffer when it was read. */
+static inline fb_table ptec_fb_at_inline(fb_view *fb, const fb_vector *v, uint32_t i)
+{
+    if (i >= v->count) {
+        fb_table none = {0, 0, 0};
+        fb->bad = true;
+        return none;
+    }
+    uint32_t slot = v->data + 4u * i;
+    uint64_t dest = (uint64_t)slot + fb_le32(fb->base + slot);
+    return ptec_fb_table_inline(fb, dest < fb->size ? (uint32_t)dest : 0u);
+}
 /* String field: pointer into the buffer ("" when absent) and its length. */
 const char *ptec_fb_str(fb_view *fb, const fb_table *t, unsigned id, uint32_t *len);
+
+/* ptec_fb_vec, inline: its count and its elements must lie in the buffer. */
+static inline fb_vector ptec_fb_vec_inline(fb_view *fb, const fb_table *t, unsigned id, uint32_t elem_size)
+{
+    fb_vector v = {0, 0, false};
+    uint32_t pos = ptec_fb_field(fb, t, id, 4);
+    if (pos == 0) {
+        return v;
+    }
+    /* pos + 4 <= size < 2^32: no overflow in 64 bits. */
+    const uint64_t dest = (uint64_t)pos + fb_le32(fb->base + pos);
+    const uint32_t size = fb->size;
+    if (dest + 4u <= size) {
+        const uint32_t count = fb_le32(fb->base + dest);
+        if ((uint64_t)count * elem_size <= size - (dest + 4u)) {
+            v.data = (uint32_t)dest + 4u;
+            v.count = count;
+            v.present = true;
+            return v;
+        }
+    }
+    fb->bad = true;
+    return v;
+}
+
+fb_table ptec_fb_table(fb_view *fb, uint32_t pos);
+fb_table ptec_fb_sub(fb_view *fb, const fb_table *t, unsigned id);
+fb_table ptec_fb_at(fb_view *fb, const fb_vector *v, uint32_t i);
 
 #endif

@@ -202,7 +202,7 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
             kept[i / 32u].bits = 0;
             kept[i / 32u].before = count;
         }
-        fb_table ev = ptec_fb_at(&ctx->fb, &ctx->values, i);
+        fb_table ev = ptec_fb_at_inline(&ctx->fb, &ctx->values, i);
         ptec_tensor *t = &scratch_tensor;
         uint8_t tag = ptec_fb_u8(&ctx->fb, &ev, EVALUE_TYPE, 0);
         if (!ctx->fb.bad && ptec_value_tag_kept(tag)) {
@@ -222,7 +222,7 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
         if (!ctx->fb.bad && is_later(later, i) && v == &scratch_value) {
             continue; /* not placed here: decoded and checked with its call */
         }
-        ptec_status st = ptec_value_parse(ctx, i, v, t);
+        ptec_status st = ptec_value_parse_ev(ctx, i, &ev, v, t);
         if (st == PTEC_OK) {
             st = check_has_memory(ctx, i, v, t, inputs, outputs);
         }

@@ -182,6 +182,11 @@ static inline ptec_value *ptec_kept_value(const ptec_method *m, uint32_t index)
 
 /* Decodes value `index`. A tensor is written to *tensor and linked from out. */
 ptec_status ptec_value_parse(ptec_exec_ctx *ctx, uint32_t index, ptec_value *out, ptec_tensor *tensor);
+/* As ptec_value_parse, for a walk over the values that has read value
+ * `index`'s EValue table `ev` already (the same checks, without finding the
+ * table again). */
+ptec_status ptec_value_parse_ev(ptec_exec_ctx *ctx, uint32_t index, const fb_table *ev, ptec_value *out,
+                                ptec_tensor *tensor);
 /* As ptec_value_parse; *initial receives where a planned tensor's initial
  * value lies in the program (NULL for every other value). */
 ptec_status ptec_value_initial(ptec_exec_ctx *ctx, uint32_t index, ptec_value *out, ptec_tensor *tensor,

@@ -16,16 +16,23 @@ static ptec_status value_fail(ptec_exec_ctx *ctx, ptec_status status, uint32_t i
     return ptec_detail_end(&f);
 }
 
+/* The member table of EValue table `ev` (value `index`) and its kind tag. */
+static ptec_status value_member(ptec_exec_ctx *ctx, uint32_t index, const fb_table *ev, uint8_t *tag,
+                                fb_table *member)
+{
+    *tag = ptec_fb_u8(&ctx->fb, ev, EVALUE_TYPE, 0);
+    *member = ptec_fb_sub_inline(&ctx->fb, ev, EVALUE_VAL);
+    return ctx->fb.bad ? value_fail(ctx, PTEC_INVALID_PROGRAM, index, PTEC_MSG("malformed EValue")) : PTEC_OK;
+}
+
 /* The member table of value `index` and its kind tag. */
 static ptec_status value_table(ptec_exec_ctx *ctx, uint32_t index, uint8_t *tag, fb_table *member)
 {
     if (index >= ctx->values.count) {
         return value_fail(ctx, PTEC_INVALID_PROGRAM, index, PTEC_MSG("index out of range"));
     }
-    fb_table ev = ptec_fb_at(&ctx->fb, &ctx->values, index);
-    *tag = ptec_fb_u8(&ctx->fb, &ev, EVALUE_TYPE, 0);
-    *member = ptec_fb_sub(&ctx->fb, &ev, EVALUE_VAL);
-    return ctx->fb.bad ? value_fail(ctx, PTEC_INVALID_PROGRAM, index, PTEC_MSG("malformed EValue")) : PTEC_OK;
+    fb_table ev = ptec_fb_at_inline(&ctx->fb, &ctx->values, index);
+    return value_member(ctx, index, &ev, tag, member);
 }
 
 ptec_status ptec_value_read_int(ptec_exec_ctx *ctx, uint32_t index, int64_t *out)
@@ -125,12 +132,12 @@ static ptec_status tensor_parse(ptec_exec_ctx *ctx, uint32_t index, const fb_tab
     fb_view *fb = &ctx->fb;
     uint8_t scalar_type = ptec_fb_u8(fb, t, TENSOR_SCALAR_TYPE, 0);
     uint32_t storage_offset = ptec_fb_u32(fb, t, TENSOR_STORAGE_OFFSET, 0);
-    fb_vector sizes = ptec_fb_vec(fb, t, TENSOR_SIZES, 4);
-    fb_vector dim_order = ptec_fb_vec(fb, t, TENSOR_DIM_ORDER, 1);
+    fb_vector sizes = ptec_fb_vec_inline(fb, t, TENSOR_SIZES, 4);
+    fb_vector dim_order = ptec_fb_vec_inline(fb, t, TENSOR_DIM_ORDER, 1);
     uint8_t dynamism = ptec_fb_u8(fb, t, TENSOR_SHAPE_DYNAMISM, DYNAMISM_STATIC);
     uint32_t buffer_idx = ptec_fb_u32(fb, t, TENSOR_DATA_BUFFER_IDX, 0);
-    fb_table alloc = ptec_fb_sub(fb, t, TENSOR_ALLOCATION_INFO);
-    fb_table extra = ptec_fb_sub(fb, t, TENSOR_EXTRA_INFO);
+    fb_table alloc = ptec_fb_sub_inline(fb, t, TENSOR_ALLOCATION_INFO);
+    fb_table extra = ptec_fb_sub_inline(fb, t, TENSOR_EXTRA_INFO);
     uint8_t location = ptec_fb_u8(fb, &extra, EXTRA_LOCATION, LOCATION_SEGMENT);
     uint64_t mutable_idx = ptec_fb_u64(fb, &extra, EXTRA_MUTABLE_IDX, 0);
     const uint8_t *size_bytes = fb->base + sizes.data;
@@ -216,8 +223,10 @@ static ptec_status check_index_list(ptec_exec_ctx *ctx, uint32_t index, const fb
     return PTEC_OK;
 }
 
-static ptec_status value_parse(ptec_exec_ctx *ctx, uint32_t index, ptec_value *out, ptec_tensor *tensor,
-                               const uint8_t **initial)
+/* `ev`: value `index`'s EValue table when the caller has read it already
+ * (in range: a walk over the values), else NULL. */
+static ptec_status value_parse(ptec_exec_ctx *ctx, uint32_t index, const fb_table *ev, ptec_value *out,
+                               ptec_tensor *tensor, const uint8_t **initial)
 {
     static const uint8_t list_widths[] = {[PTEC_VALUE_STRING] = 1,     [PTEC_VALUE_INT_LIST] = 8,
                                           [PTEC_VALUE_DOUBLE_LIST] = 8, [PTEC_VALUE_BOOL_LIST] = 1,
@@ -225,7 +234,7 @@ static ptec_status value_parse(ptec_exec_ctx *ctx, uint32_t index, ptec_value *o
     uint8_t tag = 0;
     fb_table m;
     fb_view *fb = &ctx->fb;
-    ptec_status st = value_table(ctx, index, &tag, &m);
+    ptec_status st = ev != NULL ? value_member(ctx, index, ev, &tag, &m) : value_table(ctx, index, &tag, &m);
     if (st != PTEC_OK) {
         return st;
     }
@@ -255,7 +264,7 @@ static ptec_status value_parse(ptec_exec_ctx *ctx, uint32_t index, ptec_value *o
         }
         return tensor_parse(ctx, index, &m, tensor, initial);
     default: {
-        fb_vector items = ptec_fb_vec(fb, &m, 0, list_widths[tag]);
+        fb_vector items = ptec_fb_vec_inline(fb, &m, 0, list_widths[tag]);
         if (items.count > PTEC_MAX_LIST_COUNT) {
             return value_fail(ctx, PTEC_NOT_SUPPORTED, index, PTEC_MSG("list or string longer than 16 M items"));
         }
@@ -282,14 +291,21 @@ static ptec_status value_parse(ptec_exec_ctx *ctx, uint32_t index, ptec_value *o
 ptec_status ptec_value_parse(ptec_exec_ctx *ctx, uint32_t index, ptec_value *out, ptec_tensor *tensor)
 {
     const uint8_t *initial = NULL;
-    return value_parse(ctx, index, out, tensor, &initial);
+    return value_parse(ctx, index, NULL, out, tensor, &initial);
+}
+
+ptec_status ptec_value_parse_ev(ptec_exec_ctx *ctx, uint32_t index, const fb_table *ev, ptec_value *out,
+                                ptec_tensor *tensor)
+{
+    const uint8_t *initial = NULL;
+    return value_parse(ctx, index, ev, out, tensor, &initial);
 }
 
 ptec_status ptec_value_initial(ptec_exec_ctx *ctx, uint32_t index, ptec_value *out, ptec_tensor *tensor,
                                const uint8_t **initial)
 {
     *initial = NULL;
-    ptec_status st = value_parse(ctx, index, out, tensor, initial);
+    ptec_status st = value_parse(ctx, index, NULL, out, tensor, initial);
     if (st != PTEC_OK) {
         *initial = NULL;
     }
