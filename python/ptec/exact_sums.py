@@ -33,7 +33,7 @@ MAX_TERMS = 65536
 # a short sum keeps the mean times the count: its rounding, n / 2 input steps, is then about one
 # output step, as the exact sum's (pairwise_distance over 8 values, an attention's softmax over
 # 5 keys measured 1.32 / 1.18 steps that way and 1.74 / 1.74 rewritten: rounding noise either way)
-MIN_TERMS = 16
+MIN_TERMS = 2
 
 
 def _scalar_constant(g: Graph, name: str):
