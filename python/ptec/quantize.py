@@ -931,14 +931,20 @@ def _narrow_clamp_producers(g: Graph) -> None:
     producer: the producer's int8 output then saturates at the clamp's
     range, and the clamp's values are not rounded onto the wider grid first
     (that rounding, half an input step, would be several of its own)."""
+    def alone(p, reader) -> bool:
+        return (p.qparams is not None and not p.attrs.get("fp32") and p.name not in g.outputs
+                and [u.name for u in g.users(p.name)] == [reader.name])
     for n in g.nodes:
         if n.op != "clamp" or n.qparams is None or not n.inputs:
             continue
-        p = g.node(n.inputs[0])
-        if (p.qparams is not None and tuple(p.qparams) != tuple(n.qparams) and p.op in FREE_QPARAMS
-                and not p.attrs.get("fp32") and p.name not in g.outputs
-                and [u.name for u in g.users(p.name)] == [n.name]):
-            p.qparams = n.qparams
+        chain, reader, p = [], n, g.node(n.inputs[0])
+        # (x.clamp(lo, hi) is captured as two clamps: through the first, the same grid throughout)
+        while p.op == "clamp" and p.inputs and alone(p, reader):
+            chain.append(p)
+            reader, p = p, g.node(p.inputs[0])
+        if tuple(p.qparams or ()) != tuple(n.qparams) and p.op in FREE_QPARAMS and alone(p, reader):
+            for v in chain + [p]:
+                v.qparams = n.qparams
 
 
 def quantize_graph(graph: Graph, calibration: Sequence[Sequence[torch.Tensor]],

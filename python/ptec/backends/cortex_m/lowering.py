@@ -334,7 +334,14 @@ def op_clamp(ctx, n: Node):
         lo = -np.inf if n.attrs["lo"] is None else float(n.attrs["lo"])
         hi = np.inf if n.attrs["hi"] is None else float(n.attrs["hi"])
         return K.activation_lut(ctx.b, x, lambda v: np.clip(v, lo, hi), n.qparams[0], n.qparams[1])
-    lo, hi = qm.activation_range(n.attrs["lo"], n.attrs["hi"], x.scale, x.zp)
+    # A bound at the grid's end (a producer given the clamp's grid, quantize._narrow_clamp_producers:
+    # relu6 on [0, 6]) is no bound: 6 / the float32 scale is 254.9999996, which activation_range's
+    # floor would make the top code 126, so relu6's 6.0 would read 5.976
+    bounds = [n.attrs["lo"], n.attrs["hi"]]
+    for k, edge in ((0, qm.QMIN), (1, qm.QMAX)):
+        if bounds[k] is not None and abs(bounds[k] / float(x.scale) + int(x.zp) - edge) < 1e-3:
+            bounds[k] = None
+    lo, hi = qm.activation_range(bounds[0], bounds[1], x.scale, x.zp)
     if len(x.sizes) == 4:
         return K.max_pool2d(ctx.b, x, [1, 1], [1, 1], [0, 0], lo, hi)
     # any other rank is contiguous: its bytes are those of [1, numel, 1, 1]
