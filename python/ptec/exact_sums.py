@@ -22,7 +22,7 @@ folded in (one linear by its summed rows), which leaves that rounding
 out. A sum of fp32 values stays fp32 (the partitioner keeps the linear
 marked exact_sum on the fp32 backend after an fp32 producer). A mean
 read by anything else is left as a mean: quantize keeps it on its input's
-grid, unless its calibrated range is under half that grid's width
+grid, unless its calibrated range is under a quarter of that grid's width
 (quantize.own_grid), when it gets a grid of its own and is lowered the same
 way (a row of 1 / n, one requantization); a global average pool (rank 4,
 over H and W) always stays on its input's grid (CMSIS-NN's avg pool)."""

@@ -871,7 +871,7 @@ def _pad_qparams(g: Graph, n, observer: RangeObserver) -> Tuple[float, int]:
 # A mean or clamp keeps its input's grid (PASS_THROUGH) unless its own range
 # is narrower than 1 / NARROWER of the input grid's width: then a grid of its
 # own (own_grid).
-NARROWER = 2.0
+NARROWER = 4.0
 
 
 def own_grid(g: Graph, n, observer: RangeObserver) -> Optional[Tuple[float, int]]:
@@ -882,11 +882,13 @@ def own_grid(g: Graph, n, observer: RangeObserver) -> Optional[Tuple[float, int]
     such an output has a handful of codes and is off by up to half an input
     step, many of its own steps. A mean's range is the calibrated one; a
     clamp's is its bounds within the input grid's ends (it can reach no
-    further, calibrated or not). A global average pool (a rank-4 mean over
+    further, calibrated or not), and only when its producer can take that
+    grid (_narrow_clamp_producers): on a fixed input grid the values a
+    clamp passes are exact codes already. A global average pool (a rank-4 mean over
     H and W, before a classifier) always keeps CMSIS-NN's avg-pool numerics
     on the input's grid. The lowerings: a mean on a grid of its own is a
     fully-connected layer by a row of 1 / n (the int32 sum requantized once,
-    cortex_m lowering.op_mean), a clamp a 256-entry table."""
+    cortex_m lowering.op_mean); a clamp's producer saturates at it."""
     if n.op not in ("mean", "clamp") or not n.inputs or n.attrs.get("act") or n.attrs.get("fp32"):
         return None
     src = g.node(n.inputs[0])
@@ -900,8 +902,15 @@ def own_grid(g: Graph, n, observer: RangeObserver) -> Optional[Tuple[float, int]
             return None
         lo, hi = observer.range(n.name)
     else:
-        lo = in_lo if n.attrs.get("lo") is None else max(in_lo, float(n.attrs["lo"]))
-        hi = in_hi if n.attrs.get("hi") is None else min(in_hi, float(n.attrs["hi"]))
+        behind = _clamp_free_producer(g, n)
+        if behind is None:
+            # on its input's fixed grid the values it passes are exact codes: a finer grid would
+            # only round them a second time
+            return None
+        lo, hi = in_lo, in_hi
+        for c in [n] + behind[:-1]:       # x.clamp(lo, hi)'s two clamps: both bounds
+            lo = lo if c.attrs.get("lo") is None else max(lo, float(c.attrs["lo"]))
+            hi = hi if c.attrs.get("hi") is None else min(hi, float(c.attrs["hi"]))
         if hi < lo:
             return None
     lo, hi = min(lo, 0.0), max(hi, 0.0)
@@ -925,25 +934,32 @@ def _share_min_max_qparams(g: Graph) -> None:
                 p.qparams = n.qparams
 
 
-def _narrow_clamp_producers(g: Graph) -> None:
-    """A clamp on a grid of its own (own_grid) whose producer is read by it
-    alone and has free qparams (FREE_QPARAMS) hands that grid to the
-    producer: the producer's int8 output then saturates at the clamp's
-    range, and the clamp's values are not rounded onto the wider grid first
-    (that rounding, half an input step, would be several of its own)."""
+def _clamp_free_producer(g: Graph, n):
+    """The clamps before n (x.clamp(lo, hi) is captured as two) and the
+    producer behind them, when each is read by the next alone, is no output
+    and the producer's qparams are free (FREE_QPARAMS); else None."""
     def alone(p, reader) -> bool:
         return (p.qparams is not None and not p.attrs.get("fp32") and p.name not in g.outputs
                 and [u.name for u in g.users(p.name)] == [reader.name])
+    chain, reader, p = [], n, g.node(n.inputs[0])
+    while p.op == "clamp" and p.inputs and alone(p, reader):
+        chain.append(p)
+        reader, p = p, g.node(p.inputs[0])
+    return chain + [p] if p.op in FREE_QPARAMS and alone(p, reader) else None
+
+
+def _narrow_clamp_producers(g: Graph) -> None:
+    """A clamp on a grid of its own (own_grid, which gives one only when
+    this applies) hands it to the clamps before it and their producer with
+    free qparams: the producer's int8 output then saturates at the clamp's
+    range, and the clamp's values are not rounded onto the wider grid first
+    (that rounding, half an input step, would be several of its own)."""
     for n in g.nodes:
         if n.op != "clamp" or n.qparams is None or not n.inputs:
             continue
-        chain, reader, p = [], n, g.node(n.inputs[0])
-        # (x.clamp(lo, hi) is captured as two clamps: through the first, the same grid throughout)
-        while p.op == "clamp" and p.inputs and alone(p, reader):
-            chain.append(p)
-            reader, p = p, g.node(p.inputs[0])
-        if tuple(p.qparams or ()) != tuple(n.qparams) and p.op in FREE_QPARAMS and alone(p, reader):
-            for v in chain + [p]:
+        behind = _clamp_free_producer(g, n)
+        if behind and tuple(behind[-1].qparams) != tuple(n.qparams):
+            for v in behind:
                 v.qparams = n.qparams
 
 

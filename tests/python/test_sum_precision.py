@@ -146,10 +146,9 @@ def test_a_mean_stays_within_its_bound(name, tmp_path):
     with torch.no_grad():
         model.l.weight[:, 0] += 1.0         # a shared component: the mean varies with x, not only its rows' noise
     cal, res = _compile(model, (4, 8))
-    # measured 0.33, 1.01, 0.44 output steps. mean(-1)'s range is under half its input's, so it has
-    # a grid of its own (quantize.own_grid), 2.3x finer than the input's: 1.01 of its steps is 0.43
-    # of the input's (0.63 on the input's grid before); the others stay on their input's grid
-    assert _steps_from(model, res, cal[:4], tmp_path) <= (1.05 if name == "mean(-1)" else 0.5)
+    # measured 0.33, 0.63, 0.44, as before ptec.exact_sums: each mean's range is over a quarter of its
+    # input's, so it stays on its input's grid (quantize.own_grid)
+    assert _steps_from(model, res, cal[:4], tmp_path) <= 0.65
 
 
 class _ConvSum(nn.Module):
