@@ -28,12 +28,21 @@ something else. A global bound to the builtin (`from builtins import
 type [as t]`, `t = type`) is replaced as well, and a global naming the builtins module
 (`import builtins [as b]`) reads as one whose `type` is `_Type`. A model
 file `ptec compile` loads is no entry of sys.modules: a module for this.
+The builtin bound before the trace outside the globals is replaced too:
+in a default or keyword-only default of the module's functions and of
+its classes' methods, in their closures' cells, as a class attribute of
+its classes (`_t = type`) and as an instance attribute of the model's
+modules of its classes (`self._t = type`); each put back as it was (the
+same objects) when the trace ends. Not seen: one inside a container.
 
 `x.__class__` (or getattr(x, "__class__")) of a proxy cannot be answered
 (torch's C argument parser asks a proxy's `__class__` too, and would take
 it for a tensor): once the model's code that spells `__class__` runs,
 Proxy.__getattribute__ refuses it in one line when asked from such a
-line of the model's code, and is put back when the trace ends.
+line of the model's code, and is put back when the trace ends; and
+`getattr` in the model's modules is a stand-in (bound as `type` is) that
+refuses getattr(x, name) of a proxy with name "__class__", spelled or
+computed. object.__getattribute__(x, name) is not seen.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Fixes from the review of the type() stand-in and nms's computed threshold
-(/work/notes/review/report.md of 2026-11-27, findings 1-3).
+(the review of 2026-11-27, findings 1-4).
 
 1. `type` bound before the trace outside the module's globals (a default
    argument, a keyword-only default, a class attribute, an instance
@@ -10,6 +10,9 @@
    (torchvision compares with the double; ptec's kernel reads a float32).
 3. nms's computed threshold is computed in fp32 from the program's inputs
    and layers' outputs (it was int8: other pairs suppressed than torch's).
+4. Two threads' compiles serialize on one process-wide lock (forced to
+   trace at once, they failed with odd errors); a compile inside a trace
+   is refused in one line.
 
 Oracles: PyTorch float (the model's eager forward; within a bound in
 output steps for a layer's output, exact for nms's indices) and
