@@ -103,7 +103,8 @@ def test_type_bound_outside_the_globals_takes_torchs_branch(cls, tmp_path):
     assert host_steps_from_float(model, res, cal[:4], tmp_path) <= BOUND
     # put back exactly: the same objects
     after = _bindings()
-    assert after == before and _helper_default.__defaults__ is defaults and _helper_kwdefault.__kwdefaults__ is kwdefaults
+    assert after == before and _helper_default.__defaults__ is defaults
+    assert _helper_kwdefault.__kwdefaults__ is kwdefaults
     assert _helper_default.__defaults__[0] is type and vars(ClassAttr)["_t"] is type
     assert cls is not InstanceAttr or vars(model)["_t"] is type
 
