@@ -209,6 +209,47 @@ def _threshold(gm: torch.fx.GraphModule, t, shape):
     return t
 
 
+THRESHOLD_FP32 = "nms's computed iou_threshold, in fp32 from the layers' outputs (torchvision reads the float's value)"
+
+
+def _dtype(n: torch.fx.Node):
+    meta = n.meta.get("tensor_meta")
+    return getattr(meta, "dtype", None)
+
+
+def refuse_float64_threshold(fn: torch.fx.Node, t: torch.fx.Node, batched: bool) -> None:
+    """A threshold computed in float64: torchvision compares iou > the
+    double itself, ptec's kernel reads a float32 (rounded: a pair at a near
+    tie kept where torchvision suppresses it). Refused in one line."""
+    if _dtype(t) == torch.float64:
+        raise UnsupportedOperator(
+            f"operator not supported: {fn.name} (torchvision.ops.{'batched_nms' if batched else 'nms'}): its "
+            f"iou_threshold ({t.name}) is computed in float64, which ptec would round to float32 (torchvision "
+            f"compares with the double); compute the threshold in float32")
+
+
+def threshold_in_fp32(t: torch.fx.Node) -> None:
+    """The steps computing a threshold marked fp32 (as capture_torchvision's
+    _fp32_ancestry does for computed image heights): an int8 grid would move
+    it, and with it which pairs are suppressed. Up to the program's inputs,
+    attributes and submodules (a layer's output stays its own), not an
+    integer step nor an integer's cast to float (ptec computes integers as
+    they are)."""
+    todo, seen = [t], set()
+    while todo:
+        n = todo.pop()
+        if n in seen or n.op not in ("call_function", "call_method"):
+            continue
+        seen.add(n)
+        ins = n.all_input_nodes
+        dt = _dtype(n)
+        floating = dt is not None and dt.is_floating_point
+        from_int = any(_dtype(i) is not None and not _dtype(i).is_floating_point for i in ins)
+        if floating and not from_int:
+            n.meta.setdefault("ptec_fp32", THRESHOLD_FP32)
+        todo.extend(ins)
+
+
 def nms_rewrite(gm: torch.fx.GraphModule, fn: torch.fx.Node, tv_fn, shape) -> bool:
     """torchvision.ops.nms(boxes [K, 4], scores [K], t) and batched_nms(boxes,
     scores, idxs, t), t a constant or a value of one element (_threshold):
@@ -234,6 +275,9 @@ def nms_rewrite(gm: torch.fx.GraphModule, fn: torch.fx.Node, tv_fn, shape) -> bo
     if k == 0:
         return False
     g = gm.graph
+    if isinstance(t, torch.fx.Node):
+        refuse_float64_threshold(fn, t, batched)
+        threshold_in_fp32(t)
     t = t if isinstance(t, torch.fx.Node) else float(t)
 
     def fp32(node):

@@ -5,10 +5,17 @@ fx records calls on Proxies; a few calls torch makes eagerly would freeze a
 value, bypass the trace or raise before fx sees them. Each patch below
 lasts for one trace and is undone when it ends, in reverse order, also on
 an error.
+
+The patches are process-wide, so traces are serialized: COMPILE_LOCK (a
+re-entrant lock, also held by compiler.compile_model for a whole compile)
+is held while they are on, and a trace started inside another trace of
+the same thread (a compile called from a model's forward while it is
+traced) is refused in one line.
 """
 from __future__ import annotations
 
 import contextlib
+import threading
 from typing import List
 
 import torch
@@ -23,13 +30,22 @@ from .capture_packed_sequences import patched as packing_patched
 from .capture_random import recording_random_calls
 from .capture_table_lookup import tables_indexed_by_proxies
 from .capture_type_checks import type_as_torch
+from .capture_tracer import TracedControlError
+
+COMPILE_LOCK = threading.RLock()    # one compile, one trace at a time in a process (module doc)
+_tracing = threading.local()        # .on: this thread is inside trace_patches
 
 
 @contextlib.contextmanager
 def trace_patches(tracer, model: torch.nn.Module, states: bool, unchecked: List[str]):
     """unchecked collects the torch.distributions checks skipped (for the
     compile note)."""
-    with contextlib.ExitStack() as stack:
+    if getattr(_tracing, "on", False):
+        raise TracedControlError("a trace started while another trace runs in this thread (a compile called from a "
+                           "model's forward?): ptec's trace patches are process-wide; compile is not reentrant")
+    with COMPILE_LOCK, contextlib.ExitStack() as stack:
+        _tracing.on = True
+        stack.callback(setattr, _tracing, "on", False)
         # torch.rand(2, 3): a call in the program, not a frozen draw; a
         # random op's shadow value draws nothing from the model's generator
         stack.enter_context(recording_random_calls(tracer))

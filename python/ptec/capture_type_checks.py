@@ -28,12 +28,21 @@ something else. A global bound to the builtin (`from builtins import
 type [as t]`, `t = type`) is replaced as well, and a global naming the builtins module
 (`import builtins [as b]`) reads as one whose `type` is `_Type`. A model
 file `ptec compile` loads is no entry of sys.modules: a module for this.
+The builtin bound before the trace outside the globals is replaced too:
+in a default or keyword-only default of the module's functions and of
+its classes' methods, in their closures' cells, as a class attribute of
+its classes (`_t = type`) and as an instance attribute of the model's
+modules of its classes (`self._t = type`); each put back as it was (the
+same objects) when the trace ends. Not seen: one inside a container.
 
 `x.__class__` (or getattr(x, "__class__")) of a proxy cannot be answered
 (torch's C argument parser asks a proxy's `__class__` too, and would take
 it for a tensor): once the model's code that spells `__class__` runs,
 Proxy.__getattribute__ refuses it in one line when asked from such a
-line of the model's code, and is put back when the trace ends.
+line of the model's code, and is put back when the trace ends; and
+`getattr` in the model's modules is a stand-in (bound as `type` is) that
+refuses getattr(x, name) of a proxy with name "__class__", spelled or
+computed. object.__getattribute__(x, name) is not seen.
 """
 from __future__ import annotations
 
@@ -52,6 +61,7 @@ import torch.fx
 from .capture_tracer import _PTEC_DIR, _TORCH_DIR, TracedControlError, _user_site
 
 _type = builtins.type
+_getattr = builtins.getattr
 _isinstance = builtins.isinstance
 _issubclass = builtins.issubclass
 _MISSING = object()
@@ -179,8 +189,30 @@ class _Builtins(types.ModuleType):
         return getattr(builtins, name)
 
 
+def _class_getattr(obj, name, *default):
+    """`getattr` in the model's modules while fx traces: getattr(x, name)
+    of a traced value with name "__class__" (spelled or computed) refused
+    as x.__class__ is (_proxy_getattribute); else the builtin."""
+    if name == "__class__" and _isinstance(obj, torch.fx.Proxy):
+        _refuse_class(obj)
+    return _getattr(obj, name, *default)
+
+
+_class_getattr.__name__ = _class_getattr.__qualname__ = "getattr"
+
 _BUILTINS = _Builtins("builtins")
 _BUILTINS.type = _Type
+_BUILTINS.getattr = _class_getattr
+
+# the builtin -> its stand-in, wherever the model's code bound it before the trace
+_STAND_INS = ((_type, _Type), (_getattr, _class_getattr), (builtins, _BUILTINS))
+
+
+def _stand_in(value):
+    for builtin, stand_in in _STAND_INS:
+        if value is builtin:
+            return stand_in
+    return _MISSING
 
 _model_globals: Dict[int, dict] = {}    # the patched modules' globals, while a trace runs
 
@@ -199,12 +231,16 @@ def _proxy_getattribute(self, name):
         frame = sys._getframe(1)
         if id(frame.f_globals) in _model_globals and _reads_class(frame.f_code) \
                 and "__class__" in linecache.getline(frame.f_code.co_filename, frame.f_lineno):
-            tracer = _proxy_base[0](self, "tracer")
-            where = tracer.where() if hasattr(tracer, "where") else "the model's forward"
-            raise TracedControlError(
-                f"{where}: x.__class__ of a traced value is fx's Proxy, not what the model's forward "
-                f"sees{_user_site()}; write type(x) or isinstance(x, torch.Tensor)")
+            _refuse_class(self)
     return _proxy_base[0](self, name)
+
+
+def _refuse_class(proxy):
+    tracer = object.__getattribute__(proxy, "tracer")
+    where = tracer.where() if hasattr(tracer, "where") else "the model's forward"
+    raise TracedControlError(
+        f"{where}: x.__class__ of a traced value is fx's Proxy, not what the model's forward "
+        f"sees{_user_site()}; write type(x) or isinstance(x, torch.Tensor)")
 
 
 _proxy_base = [object.__getattribute__]      # the getter _proxy_getattribute wraps (torch's, if it has one)
@@ -230,6 +266,8 @@ def type_as_torch(model: torch.nn.Module):
     codes: Dict[int, object] = {}       # the model's code objects run so far
     patched: List[tuple] = []           # (globals, name, what was there)
     hooked: List[object] = []           # what Proxy.__getattribute__ was, when this trace hooked it
+    bound: List[tuple] = []             # (object, attribute, what was there): defaults, cells, class attributes
+    walked: Set[int] = set()            # functions and classes looked at
     added: List[int] = []               # _model_globals' entries this trace made (a trace in a trace: both)
     previous = sys.getprofile()
     chained = previous if callable(previous) else None
@@ -241,16 +279,70 @@ def type_as_torch(model: torch.nn.Module):
         if id(g) not in _model_globals:
             _model_globals[id(g)] = g
             added.append(id(g))
-        if "type" not in g:                              # else the builtin (below) or the module's own
-            patched.append((g, "type", _MISSING))
-            g["type"] = _Type
+        for name, stand_in in (("type", _Type), ("getattr", _class_getattr)):
+            if name not in g:                            # else the builtin (below) or the module's own
+                patched.append((g, name, _MISSING))
+                g[name] = stand_in
         for name, value in list(g.items()):
-            if value is _type:                           # from builtins import type [as t]; t = type
+            stand_in = _stand_in(value)
+            if stand_in is not _MISSING:                 # from builtins import type [as t]; t = type; import builtins
                 patched.append((g, name, value))
-                g[name] = _Type
-            elif value is builtins:                      # import builtins [as b]: b.type(x)
-                patched.append((g, name, value))
-                g[name] = _BUILTINS
+                g[name] = stand_in
+            elif _isinstance(value, types.FunctionType) and value.__globals__ is g:
+                bind_function(value)
+            elif _isinstance(value, _type) and value.__module__ == g.get("__name__"):
+                bind_class(value)
+        for m in model.modules():                        # self._t = type in __init__
+            if _type(m).__module__ == g.get("__name__"):
+                bind_class(_type(m))
+                for name, value in list(vars(m).items()):
+                    stand_in = _stand_in(value)
+                    if stand_in is not _MISSING:
+                        patched.append((vars(m), name, value))
+                        vars(m)[name] = stand_in
+
+    def bind(obj, attr, before, after) -> None:
+        try:
+            setattr(obj, attr, after)
+        except (AttributeError, TypeError, ValueError):
+            return                                       # read-only: left as it was
+        bound.append((obj, attr, before))
+
+    def bind_function(fn) -> None:
+        """def h(y, _type=type), def h(y, *, t=type), a closure's cell: the stand-ins."""
+        if id(fn) in walked:
+            return
+        walked.add(id(fn))
+        defaults = fn.__defaults__ or ()
+        if any(_stand_in(v) is not _MISSING for v in defaults):
+            bind(fn, "__defaults__", fn.__defaults__,
+                 tuple(v if _stand_in(v) is _MISSING else _stand_in(v) for v in defaults))
+        kw = fn.__kwdefaults__ or {}
+        if any(_stand_in(v) is not _MISSING for v in kw.values()):
+            bind(fn, "__kwdefaults__", fn.__kwdefaults__,
+                 {k: v if _stand_in(v) is _MISSING else _stand_in(v) for k, v in kw.items()})
+        for cell in fn.__closure__ or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                continue                                 # an empty cell
+            if _stand_in(value) is not _MISSING:
+                bind(cell, "cell_contents", value, _stand_in(value))
+
+    def bind_class(cls) -> None:
+        """_t = type in a class body, and its methods' defaults."""
+        if id(cls) in walked:
+            return
+        walked.add(id(cls))
+        for name, value in list(vars(cls).items()):
+            if _stand_in(value) is not _MISSING:
+                bind(cls, name, value, _stand_in(value))
+            elif _isinstance(value, (staticmethod, classmethod)):
+                bind_function(value.__func__) if _isinstance(value.__func__, types.FunctionType) else None
+            elif _isinstance(value, types.FunctionType):
+                bind_function(value)
+            elif _isinstance(value, _type) and value.__module__ == cls.__module__:
+                bind_class(value)
 
     def on_call(frame, event, arg):
         if event == "call":
@@ -280,6 +372,8 @@ def type_as_torch(model: torch.nn.Module):
                 torch.fx.Proxy.__getattribute__ = hooked[0]
         for key in added:
             del _model_globals[key]
+        for obj, attr, before in reversed(bound):
+            setattr(obj, attr, before)
         for g, name, before in reversed(patched):
             if before is _MISSING:
                 g.pop(name, None)

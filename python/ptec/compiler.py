@@ -2,6 +2,7 @@
 (`python3 -m ptec compile` is its command line, in cli.py)."""
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 from typing import Callable, List, Optional, Sequence
@@ -59,7 +60,7 @@ def missing_kernels(operators: Sequence[str], available: Optional[Sequence[str]]
     return sorted(set(operators) - have)
 
 
-def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor],
+def _compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor],
                   calibration: Sequence[Sequence[torch.Tensor]], target: str = "cortex-m55",
                   int8_io: bool = False, config: qz.QuantConfig = qz.QuantConfig(),
                   capture_method: str = "auto", name: str = "model",
@@ -188,3 +189,16 @@ def compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor]
     data = em.emit_pte(program)
     log(f"emitted {len(data)} bytes in {time.time() - t0:.1f} s")
     return CompileResult(program, data, lowered, mplan, qgraph, graph)
+
+
+# _compile_model, one compile at a time in a process: the trace's patches of
+# torch and builtins are process-wide (capture_trace_patches' COMPILE_LOCK);
+# a second thread's compile waits for the first. Its parameters and doc.
+@functools.wraps(_compile_model)
+def compile_model(*args, **kwargs) -> CompileResult:
+    from .capture_trace_patches import COMPILE_LOCK
+    with COMPILE_LOCK:
+        return _compile_model(*args, **kwargs)
+
+
+compile_model.__name__ = compile_model.__qualname__ = "compile_model"
