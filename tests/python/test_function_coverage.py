@@ -349,6 +349,8 @@ RUNS = {
     "F.cosine_similarity": (lambda x: F.cosine_similarity(x, x.flip(-1), -1), S3, R, 1.0, "fp32"),      # 0.39
     "F.cosine_similarity(x, x * 0.5 + 0.25)": (lambda x: F.cosine_similarity(x, x * 0.5 + 0.25), S3, R, 2.5,
                                                "fp32"),                                                # 2.15
+    "F.cosine_similarity(eps=0.5) short rows": (lambda x: F.cosine_similarity(x * 0.1, x.flip(-1), -1, eps=0.5), S3,
+                                                R, 1.5, "fp32"),                                        # 0.76
     "F.pairwise_distance(p=3, keepdim)": (lambda x: F.pairwise_distance(x, x.flip(2), 3, keepdim=True), S3, R, 1.0,
                                           "fp32"),                                                     # 0.37
     "F.pairwise_distance": (lambda x: F.pairwise_distance(x, x.flip(-1))
