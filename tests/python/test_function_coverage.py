@@ -463,8 +463,11 @@ RUNS = {
     "Tensor.amax()/amin(), torch.aminmax": (lambda x: torch.stack([x.amax(), x.amin(), torch.aminmax(x).max,
                                                                    torch.aminmax(x, dim=1)[0][0, 0]]), S3, R, 0.5,
                                             "int8"),                                            # 0.45
-    "Tensor.norm(p, dim)": (lambda x: torch.stack([x.norm(1, 2), x.norm(float("inf"), 2), x.norm(float("-inf"), 2),
-                                                   x.norm(3, 2)], -1), S3, R, 2.0, "int8"),      # 1.92
+    "Tensor.norm(p, dim)": (lambda x: torch.stack([x.norm(1, 2), x.norm(float("inf"), 2), x.norm(float("-inf"), 2)],
+                                                  -1), S3, R, 2.0, "int8"),      # 1.92
+    "Tensor.norm(3, dim), vector_norm(4 / 1.5 / 0.5)": (lambda x: torch.stack([
+        x.norm(3, 2), torch.linalg.vector_norm(x, 4, dim=-1), torch.linalg.vector_norm(x, 1.5, dim=-1),
+        torch.linalg.vector_norm(x, 0.5, dim=-1)], -1), S3, R, 1.0, "fp32"),     # 0.49
     "Tensor.norm(), torch.norm(x, 'fro'), linalg.norm()": (lambda x: torch.stack([
         x.norm(), torch.norm(x, "fro"), torch.linalg.norm(x), torch.linalg.vector_norm(x, 1) * 0.2]), S3, R, 1.5,
         "int8"),                                                                                # 1.35
