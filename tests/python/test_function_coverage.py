@@ -337,7 +337,10 @@ RUNS = {
     "torch.einsum matmul": (lambda x: torch.einsum("bij,bkj->bik", x, x), S3, R, 1.5, "int8"),    # 1.21
     "torch.einsum sum, permute": (lambda x: torch.einsum("bij->bji", x) + torch.einsum("bij->bi", x)[:, None]
                                   .expand(1, 8, 4), S3, R, 2.0, "int8"),                   # 1.48
-    "torch.einsum diagonal": (lambda x: torch.einsum("bii,bij->bj", x[:, :, :4], x), S3, R, 3.0, "int8"),   # 2.64
+    "torch.einsum diagonal": (lambda x: torch.einsum("bii,bij->bj", x[:, :, :4], x), S3, R, 1.0, "int8"),   # 0.67
+    "torch.einsum ii->i, iij->ji": (lambda x: torch.cat([torch.einsum("ii->i", x[0, :, :4]),
+                                                      torch.einsum("iij->ji", x[0].reshape(4, 4, 2)).flatten()]), S3, R, 1.0,
+                                    "int8"),                                                       # 0.88
     "torch.einsum ...": (lambda x: torch.einsum("...ij,...kj->...ik", x, x), S3, R, 1.5, "int8"),           # 1.21
     "torch.einsum three operands": (lambda x: torch.einsum("bij,bjk,bkl->bil", x[:, :, :4], x[:, :4, :4] * 0.3,
                                                            x[:, :4]), S3, R, 1.5, "int8"),     # 0.98

@@ -103,3 +103,27 @@ def test_vector_norm_orders_over_short_rows():
         worst, _ = worst_steps(Fn(fn), feeds)
         # after tanh: the norm of tanh's int8 codes (8 outputs of one value each, a narrow range): 3.13
         assert worst <= (3.5 if "tanh" in name else 1.0), (name, worst)
+
+
+# 3. einsum with a repeated letter: an exact diagonal --------------------------
+
+EINSUMS = {
+    "ii->i": ((8, 8), lambda a: torch.einsum("ii->i", a)),
+    "bii->b": ((3, 8, 8), lambda a: torch.einsum("bii->b", a)),
+    "bii->bi": ((3, 8, 8), lambda a: torch.einsum("bii->bi", a)),
+    "ibi->bi": ((6, 3, 6), lambda a: torch.einsum("ibi->bi", a)),
+    "iij->ji": ((5, 5, 4), lambda a: torch.einsum("iij->ji", a)),
+    "ijij->ji": ((4, 3, 4, 3), lambda a: torch.einsum("ijij->ji", a)),
+    "bii,bij->bj": ((3, 4, 4), lambda a: torch.einsum("bii,bij->bj", a, a)),
+}
+
+
+def test_einsum_repeated_letter_diagonal():
+    """A diagonal was (a * eye).mean(q) * n, each entry / n on the input's grid: "ii->i" 3-4.7,
+    "bii->b" 5.3-5.6 output steps at n = 8 (torch.diagonal 1.1)."""
+    for eq, (shape, fn) in EINSUMS.items():
+        worst, _ = worst_steps(Fn(fn), _feeds([shape], 28, seed=4))
+        # the diagonal itself: its entries copied (0.64-0.69); "bii->b" also sums 8 of them, a mean times 8
+        # on the diagonal's grid (the short-sum rounding every 8-term sum has: 3.43; was 11.79)
+        bound = {"bii->b": 4.0, "bii,bij->bj": 2.0}.get(eq, 1.0)
+        assert worst <= bound, (eq, worst)
