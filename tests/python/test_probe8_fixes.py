@@ -127,3 +127,30 @@ def test_einsum_repeated_letter_diagonal():
         # on the diagonal's grid (the short-sum rounding every 8-term sum has: 3.43; was 11.79)
         bound = {"bii->b": 4.0, "bii,bij->bj": 2.0}.get(eq, 1.0)
         assert worst <= bound, (eq, worst)
+
+
+# 4. torch.sign of a float program input: by comparisons, exact ---------------
+
+def _near_zero_feeds(n=24, seed=5):
+    """x ~ N(0, 1); y mostly within half an input step of 0 (its grid spans +-3), some larger."""
+    g = torch.Generator().manual_seed(seed)
+    feeds = []
+    for _ in range(n):
+        y = torch.randn(4, 6, generator=g) * 0.005
+        y[0] = torch.randn(6, generator=g) * 1.5
+        feeds.append([torch.randn(4, 6, generator=g), y])
+    return feeds
+
+
+def test_sign_of_float_input_near_zero():
+    """y.sign() of values under half an input step was 0 for torch's +-1: soft_margin_loss(x, y.sign())
+    was 56 output steps off; the sign itself and y.sign() * x now within a step."""
+    feeds = _near_zero_feeds()
+    cases = {
+        "soft_margin_loss(x, y.sign())": (lambda x, y: F.soft_margin_loss(x, y.sign(), reduction="none"), 2.5),
+        "y.sign() * x": (lambda x, y: y.sign() * x, 1.5),
+        "torch.sgn(y) + 0 * x": (lambda x, y: torch.sgn(y) + 0 * x, 0.51),
+    }
+    for name, (fn, bound) in cases.items():
+        worst, _ = worst_steps(Fn(fn), feeds)
+        assert worst <= bound, (name, worst)
