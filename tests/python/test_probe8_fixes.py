@@ -154,3 +154,21 @@ def test_sign_of_float_input_near_zero():
     for name, (fn, bound) in cases.items():
         worst, _ = worst_steps(Fn(fn), feeds)
         assert worst <= bound, (name, worst)
+
+
+# 5. .bool() of a bool: the identity -------------------------------------------
+
+def test_bool_of_a_bool_is_its_value():
+    """(x > 0.2).bool() was refused ("no kernel for bool_1"): the mask itself, torch's exactly,
+    and its .float() * x within a step."""
+    feeds = _feeds([(4, 6)], 24, seed=6)
+    model = Fn(lambda x: (x > 0.2).bool()).eval()
+    res = compile_model(model, feeds[0], feeds[:16])
+    prog = parse_program(res.data)
+    for (x,) in feeds[16:]:
+        got = np.asarray(host_runtime.run(prog, res.data, [x.numpy()])[0])
+        want = (x > 0.2).numpy()
+        assert got.dtype == np.bool_ and np.array_equal(got, want)
+    assert 0 < np.mean([(x > 0.2).float().mean().item() for (x,) in feeds[16:]]) < 1
+    worst, _ = worst_steps(Fn(lambda x: (x > 0.2).bool().float() * x + (x < -1).bool().bool().float()), feeds)
+    assert worst <= 1.5, worst              # 1.17: a product and a sum, each on its int8 grid
