@@ -172,3 +172,26 @@ def test_bool_of_a_bool_is_its_value():
     assert 0 < np.mean([(x > 0.2).float().mean().item() for (x,) in feeds[16:]]) < 1
     worst, _ = worst_steps(Fn(lambda x: (x > 0.2).bool().float() * x + (x < -1).bool().bool().float()), feeds)
     assert worst <= 1.5, worst              # 1.17: a product and a sum, each on its int8 grid
+
+
+# 6. layer_norm / group_norm with a bias and no weight -------------------------
+
+def test_norm_with_bias_and_no_weight():
+    """F.layer_norm(x, shape, weight=None, bias=b) was refused ("no kernel for layer_norm"); it is the
+    normalization plus b (weight 1). F.group_norm(x, g, bias=b) likewise. b moves the output by many steps."""
+    feeds = _feeds([(2, 4, 6)], 24, seed=7)
+    b6, b4 = torch.linspace(-1, 1, 6), torch.linspace(-2, 1, 4)
+    cases = {
+        "layer_norm(x, (6,), bias=b)": (lambda x: F.layer_norm(x, (6,), bias=b6), lambda x: F.layer_norm(x, (6,)), 0.5),
+        "layer_norm(tanh(x) * 2, (6,), None, b)": (lambda x: F.layer_norm(torch.tanh(x) * 2, (6,), None, b6),
+                                                   lambda x: F.layer_norm(torch.tanh(x) * 2, (6,)), 3.0),   # 2.12
+        "layer_norm(x, (4, 6), bias=b)": (lambda x: F.layer_norm(x, (4, 6), bias=b6.expand(4, 6) * 0.5),
+                                          lambda x: F.layer_norm(x, (4, 6)), 0.5),
+        "group_norm(x, 2, bias=b)": (lambda x: F.group_norm(x.transpose(1, 2), 2, bias=b6).transpose(1, 2),
+                                     lambda x: F.group_norm(x.transpose(1, 2), 2).transpose(1, 2), 1.2),  # 0.90
+    }
+    for name, (fn, plain, bound) in cases.items():
+        worst, w = worst_steps(Fn(fn), feeds)
+        assert worst <= bound, (name, worst)
+        without = np.stack([plain(x).numpy() for (x,) in feeds[16:]])
+        assert np.abs(without - w).max() / (np.ptp(w) / 255) > 20, name
