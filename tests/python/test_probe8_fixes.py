@@ -3,6 +3,7 @@ host runtime, in int8 OUTPUT steps (the range of torch's outputs over the
 test feeds / 255) on inputs whose outputs vary. Models are compiled with a
 calibration set (the first feeds), then run on the others."""
 import numpy as np
+import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -195,3 +196,18 @@ def test_norm_with_bias_and_no_weight():
         assert worst <= bound, (name, worst)
         without = np.stack([plain(x).numpy() for (x,) in feeds[16:]])
         assert np.abs(without - w).max() / (np.ptp(w) / 255) > 20, name
+
+
+# 7. float(t) of a data value: refused naming t.item(), which runs per input ---
+
+def test_float_of_a_data_value_names_item():
+    """float(x.max()) cannot be a per-input value (Python's float() returns a real number that fx
+    cannot record); its one-line refusal names t.item(), and that form runs within a step of torch."""
+    from ptec.capture import CaptureError
+    feeds = _feeds([(4, 6)], 24, seed=8)
+    with pytest.raises(CaptureError) as e:
+        compile_model(Fn(lambda x: x / float(x.abs().max())).eval(), feeds[0], feeds[:16])
+    text = str(e.value)
+    assert "\n" not in text.strip() and "float() on the result of Tensor.max" in text and "t.item()" in text
+    worst, _ = worst_steps(Fn(lambda x: x / x.abs().max().item()), feeds)
+    assert worst <= 1.5, worst                 # 1.02
