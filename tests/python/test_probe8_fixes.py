@@ -94,7 +94,19 @@ NORMS = {
     "x.norm(1.5, -1)": lambda x: x.norm(1.5, -1),
     "linalg.norm(x, 0.5, -1)": lambda x: torch.linalg.norm(x, 0.5, -1),
     "vector_norm(tanh(x), 4, dim=(1, 2))": lambda x: torch.linalg.vector_norm(torch.tanh(x), 4, dim=(1, 2)),
+    # written out by hand (capture_norm_chains): was 9.9 output steps at p = 3
+    "x.abs().pow(3).sum(-1).pow(1 / 3)": lambda x: x.abs().pow(3).sum(-1).pow(1 / 3),
+    "torch.sum(torch.abs(x) ** 1.5, 2, keepdim=True) ** (1 / 1.5)":
+        lambda x: torch.sum(torch.abs(x) ** 1.5, 2, keepdim=True) ** (1 / 1.5),
 }
+
+
+def test_norm_chain_kept_when_a_piece_is_read_elsewhere():
+    """|x|^3 also read on its own: the chain stays step by step (each piece is an output's input)."""
+    feeds = _feeds([(1, 4, 8)], 24, scale=1.5)
+    fn = lambda x: torch.cat([x.abs().pow(3).sum(-1).pow(1 / 3), x.abs().pow(3)[..., 0]], -1)    # noqa: E731
+    worst, _ = worst_steps(Fn(fn), feeds)
+    assert worst <= 5.0, worst              # 3.88: the int8 chain (|x|^3 on its own grid), as before
 
 
 def test_vector_norm_orders_over_short_rows():
