@@ -97,6 +97,8 @@ from .capture_unary_tables import unary_table_nodes
 from .capture_float_bits import WHOLE_WHY as FREXP_WHOLE_WHY, frexp_elements, mark_bit_level_readers
 from .capture_nms import nms_nodes
 from .capture_fp32_norms import fp32_norm_nodes, lp_pool_fp32_nodes
+from .capture_sign import sign_nodes
+from .capture_norm_chains import norm_chains_as_calls
 from .capture_fp32_buckets import fp32_bucket_nodes
 from .capture_fp32_histc import fp32_histc_nodes
 from .capture_dtype_view import dtype_view_nodes, mark_viewed_producers
@@ -1014,6 +1016,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(spelling_nodes(fn, ins, by_name))
             elif bool_nodes(fn, by_name) is not None:
                 nodes.extend(bool_nodes(fn, by_name))
+            elif sign_nodes(fn, ins) is not None:                     # capture_sign: by comparisons
+                nodes.extend(sign_nodes(fn, ins))
             elif reduction_nodes(fn, ins, by_name) is not None:
                 made = reduction_nodes(fn, ins, by_name)         # capture_reductions; a tuple: per element
                 nodes.extend(made if isinstance(made, list) else [_function_node(fn, ins)])
@@ -1783,6 +1787,7 @@ def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.f
         made_traced |= more
     drop_traced_leftovers(graph)
     unmark_traced_through(graph)        # a torch.fx.wrap function's body: plain nodes (capture_wrapped)
+    norm_chains_as_calls(graph)         # x.abs().pow(p).sum(d).pow(1 / p): vector_norm (capture_norm_chains)
     refuse_written_stats_read(graph)        # F.batch_norm(training=True) of computed stats
     if states:
         as_states(graph, tracer, CaptureError)     # the written tensors as state nodes (capture_buffer_state)

@@ -413,16 +413,14 @@ def _fractional(cls, a) -> Optional[nn.Module]:
 
 def _layer_norm(a) -> nn.Module:
     shape = a["normalized_shape"]
-    m = nn.LayerNorm(shape, eps=float(a.get("eps", 1e-5)), elementwise_affine=a.get("weight") is not None)
-    if a.get("bias") is not None and a.get("weight") is None:
-        return None
-    return _norm_affine(m, a.get("weight"), a.get("bias")) if m.elementwise_affine else m
+    # a bias without a weight (F.layer_norm(x, shape, None, b)): the affine form with weight 1 (exact)
+    affine = a.get("weight") is not None or a.get("bias") is not None
+    m = nn.LayerNorm(shape, eps=float(a.get("eps", 1e-5)), elementwise_affine=affine)
+    return _norm_affine(m, a.get("weight"), a.get("bias")) if affine else m
 
 
 def _group_norm(a, channels: int) -> Optional[nn.Module]:
-    affine = a.get("weight") is not None
-    if a.get("bias") is not None and not affine:
-        return None
+    affine = a.get("weight") is not None or a.get("bias") is not None     # a bias alone: weight 1
     m = nn.GroupNorm(int(a["num_groups"]), channels, eps=float(a.get("eps", 1e-5)), affine=affine)
     return _norm_affine(m, a.get("weight"), a.get("bias")) if affine else m
 

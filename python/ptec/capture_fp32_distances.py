@@ -13,9 +13,14 @@ difference below 1 rounded to 0, so pairwise_distance(p=3) gave 0.0 for
 1.48. In fp32 each is torch's own formula (the same operations in the same
 precision; a sum a linear by a row of ones):
 
-* cosine_similarity(x1, x2, dim, eps) as torch 1.13's ATen: both expanded
-  to their broadcast shape, w12 = sum(x1 x2), w1 = sum(x1^2),
-  w2 = sum(x2^2) over dim, w12 / sqrt(max(w1 w2, eps^2));
+* cosine_similarity(x1, x2, dim, eps) as the running torch computes it,
+  both expanded to their broadcast shape: torch 1.13 and 2.x clamp each
+  norm, sum((x1 / max(|x1|, eps)) (x2 / max(|x2|, eps))) over dim;
+  older ATen clamped the product, w12 / sqrt(max(w1 w2, eps^2)) with
+  w12 = sum(x1 x2), w1 = sum(x1^2), w2 = sum(x2^2). Which one is read once
+  from torch itself on a probe pair where they differ
+  (_clamps_each_norm); the other formula was 55-242 output steps off with
+  a large eps or a row whose norm is under eps;
 * pairwise_distance(x1, x2, p, eps, keepdim), p finite, > 0, not 1 or 2:
   (sum over the last dim of |x1 - x2 + eps|^p)^(1/p), |d|^p as
   (d * d)^(p/2).
@@ -25,6 +30,7 @@ about a step); p 0, inf and negative p too. Anything else returns None (the
 stand-in or the refusal by name)."""
 from __future__ import annotations
 
+import functools
 import math
 from typing import List, Optional
 
@@ -81,6 +87,18 @@ def _expanded(s: _Fp32, x: str, shape, common) -> str:
     return s("mul", [x, s.const(np.ones(common, np.float32))])        # an exact copy in fp32
 
 
+@functools.lru_cache(maxsize=1)
+def _clamps_each_norm() -> bool:
+    """Whether the running torch's cosine_similarity clamps each norm at
+    eps (x1 / max(|x1|, eps) . x2 / max(|x2|, eps)) rather than the product
+    of the squared norms at eps^2: on [0.001, 0] and [2, 0] with eps 0.01
+    the first gives 0.1, the second 0.2."""
+    with torch.no_grad():
+        got = float(torch.cosine_similarity(torch.tensor([[0.001, 0.0]]), torch.tensor([[2.0, 0.0]]),
+                                            dim=1, eps=0.01)[0])
+    return abs(got - 0.1) < abs(got - 0.2)
+
+
 def _cosine(fn, ins) -> Optional[List[Node]]:
     shapes = _shapes(fn)
     dim, eps = _arg(fn, 2, "dim", 1), _arg(fn, 3, "eps", 1e-8)
@@ -93,6 +111,13 @@ def _cosine(fn, ins) -> Optional[List[Node]]:
     dim %= len(common)
     s = _Fp32(fn.name)
     x1, x2 = _expanded(s, ins[0], a, common), _expanded(s, ins[1], b, common)
+    if _clamps_each_norm():
+        units = []
+        for x in (x1, x2):
+            norm = s("binary_math", [s.sum_dim(s("mul", [x, x]), common, dim, True), s.const(0.5)], fn="pow")
+            units.append(s("div", [x, s("clamp", [norm], lo=float(np.float32(eps)), hi=None)]))
+        s.sum_dim(s("mul", units), common, dim, False)
+        return s.done()
     w12 = s.sum_dim(s("mul", [x1, x2]), common, dim, False)
     w1 = s.sum_dim(s("mul", [x1, x1]), common, dim, False)
     w2 = s.sum_dim(s("mul", [x2, x2]), common, dim, False)

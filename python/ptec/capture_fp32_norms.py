@@ -1,7 +1,15 @@
-"""Vector norms of a negative order in fp32 (issue 15):
+"""Vector norms of a negative order (issue 15), and of a positive order
+other than 1 and 2 (probe 8), in fp32:
 torch.linalg.vector_norm(x, ord, dim, keepdim), torch.linalg.norm(x, ord,
 dim) of one dim, and torch.norm(x, p, dim, keepdim) / x.norm(p, dim,
-keepdim), with a finite ord (p) < 0.
+keepdim), with a finite ord (p) not 0, 1 or 2.
+
+p > 0 other than 1 and 2 (3, 4, 1.5, 0.5): in int8 |x|^p sat on its own
+grid, sized by the largest row's largest |x|^p, and a short row's sum of
+a few such codes rounded to 0 (ord 4 over 8 elements: 0.0 for torch's
+1.68, 134.6 output steps; ord 3: 9.9). In fp32 it is the same steps as
+below. p 1, 2, inf and -inf stay int8 (capture_reductions: a sum of |x|,
+a root of a sum of squares, a max / min of |x|).
 
 (sum |x|^p)^(1/p) for p < 0 cannot be held by int8 steps: |x|^p is
 unbounded near 0 (1 / |x| at an element of 0.01 is 100, at 0 inf) and the
@@ -30,10 +38,21 @@ from .ir import Node
 
 FP32_REASON = ("a vector norm of a negative order, computed in fp32 (|x|^p is unbounded near 0: "
                "no int8 grid holds it)")
+POSITIVE_REASON = ("a vector norm of an order other than 1 and 2, computed in fp32 (|x|^p on an int8 grid rounds a "
+                   "short row's terms to 0)")
+
+
+def in_fp32(p: float) -> bool:
+    """Whether a vector norm of order p takes these fp32 steps: finite, not 0, 1 or 2."""
+    return math.isfinite(p) and p not in (0.0, 1.0, 2.0)
 
 
 class _Fp32(Fp32Steps):
     reason = FP32_REASON
+
+
+class _Fp32Positive(Fp32Steps):
+    reason = POSITIVE_REASON
 
 
 def _args(fn):
@@ -74,14 +93,14 @@ def _args(fn):
 
 
 def fp32_norm_nodes(fn: torch.fx.Node, ins, by_name) -> Optional[List[Node]]:
-    """The fp32 steps of a vector norm of a finite negative order, else None."""
+    """The fp32 steps of a vector norm of a finite order other than 0, 1, 2, else None."""
     got = _args(fn)
     if got is None:
         return None
     x, p, dim, keepdim = got
     shape, out = _meta_shape(x), _meta_shape(fn)
     meta = x.meta.get("tensor_meta")
-    if not (p < 0 and math.isfinite(p)) or shape is None or out is None or getattr(meta, "dtype", None) != torch.float32:
+    if not in_fp32(p) or shape is None or out is None or getattr(meta, "dtype", None) != torch.float32:
         return None
     rank = len(shape)
     if dim is None:
@@ -101,7 +120,7 @@ def fp32_norm_nodes(fn: torch.fx.Node, ins, by_name) -> Optional[List[Node]]:
     rows, n = int(np.prod([shape[d] for d in kept])), int(np.prod([shape[d] for d in dims]))
     if n == 0 or rows == 0:
         return None
-    s = _Fp32(fn.name)
+    s = (_Fp32 if p < 0 else _Fp32Positive)(fn.name)
     src = ins[0]
     if kept + dims != list(range(rank)):
         src = s("permute", [src], dims=kept + dims)

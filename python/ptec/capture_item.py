@@ -21,7 +21,11 @@ example's maximum, silently. A program computes every value per input, so:
   honoured). Anything else in it is refused in one line naming the call.
 
 int() / float() / bool() of such a value stays the tracer's one-line refusal
-("depends on the input's values"): a program's shapes and path are fixed.
+("depends on the input's values"): a program's shapes and path are fixed,
+and Python's float() must return a real number, which fx cannot record (a
+float standing for the proxy would be frozen wherever torch or math read it
+eagerly), so float(t) cannot be what t.item() is; its refusal names
+t.item() (capture_tracer.FLOAT_FIX).
 An item() of a value that does not depend on the input (a parameter) is the
 constant it always is, as before."""
 from __future__ import annotations

@@ -2,8 +2,9 @@
 CPU (issue 15), taken out of the traced graph before capture reads it:
 
 * x.detach(), x.cpu(), x.requires_grad_(), x.data, torch.detach(x), and
-  x.to(...) / x.type(...) / x.type_as(y) / x.float() whose traced result
-  has the dtype of x: each reader reads x itself;
+  x.to(...) / x.type(...) / x.type_as(y) / x.float() / x.bool() whose
+  traced result has the dtype of x (`(x > 0.2).bool()`: a bool's bool,
+  probe 8): each reader reads x itself;
 * `t.device` / `t.dtype` read in the forward (x.to(x.device), ...): the
   value tracing saw (the CPU; t's traced dtype), written into the readers;
 * a cast that does change the dtype, spelled with a CPU device or flags
@@ -43,7 +44,7 @@ TRACED_LEN = "len(x) of a tensor cannot be traced: write x.shape[0] instead"
 # calls whose result is their first argument's value, whatever else they are given
 _SAME_VALUE_METHODS = {"detach", "detach_", "cpu", "requires_grad_"}
 # calls whose result is the first argument's value when the traced dtype does not change
-_CAST_METHODS = {"to", "type", "type_as", "float", "double"}
+_CAST_METHODS = {"to", "type", "type_as", "float", "double", "bool"}
 # the reductions and normalizations that take a dtype= keyword to compute in
 _DTYPE_KEYWORD = {"sum", "mean", "nansum", "prod", "cumsum", "cumprod", "softmax", "log_softmax",
                   torch.sum, torch.mean, torch.nansum, torch.prod, torch.cumsum, torch.cumprod,

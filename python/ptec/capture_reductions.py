@@ -319,6 +319,14 @@ def _norm_call(fn):
     return None
 
 
+def fp32_positive_norm(fn, ins, ord) -> bool:
+    """Whether capture_fp32_norms takes this vector norm (a finite order
+    > 0 other than 1 and 2, on a real fp32 input)."""
+    from .capture_fp32_norms import fp32_norm_nodes, in_fp32
+    return _number(ord) and not isinstance(ord, bool) and float(ord) > 0 and in_fp32(float(ord)) \
+        and fp32_norm_nodes(fn, ins, None) is not None
+
+
 def _norm_reduction_nodes(fn, ins) -> Optional[List[Node]]:
     if _norm_nodes(fn, ins) is not None:
         return None                                # capture_calls' 2-norm over dims
@@ -326,6 +334,8 @@ def _norm_reduction_nodes(fn, ins) -> Optional[List[Node]]:
     if call is None:
         return None
     x, kind, ord, dim, keepdim = call
+    if kind == "vector" and fp32_positive_norm(fn, ins, ord):
+        return None                                # capture_fp32_norms: p other than 1, 2 in fp32
     shape, out = _meta_shape(x) if isinstance(x, torch.fx.Node) else None, _meta_shape(fn)
     if shape is None or out is None or not shape or not isinstance(keepdim, bool) or _dtype(x) != torch.float32:
         return None

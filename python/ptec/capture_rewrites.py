@@ -405,6 +405,11 @@ def einsum_refusal(fn) -> Optional[str]:
     return parts if isinstance(parts, str) else None
 
 
+def _einsum_diagonal(s: _Steps, src: str, shape, p: int, q: int) -> str:
+    from .capture_views import _diagonal          # (capture_views imports this module)
+    return _diagonal(s, src, list(shape), 0, p, q)
+
+
 def _einsum_nodes(fn, ins) -> Optional[List[Node]]:
     """torch.einsum: a letter twice in one operand (a diagonal) a multiply
     by the identity and a sum, then letters in one operand alone and not in
@@ -424,15 +429,17 @@ def _einsum_nodes(fn, ins) -> Optional[List[Node]]:
         # a dim of size 1 where its letter has more: copies joined along it
         shape = [size[c] for c in t]
         cur[k] = s.widen(cur[k], shapes[k], shape)
-        # a letter twice in one operand (dims p < q) takes a diagonal: the
-        # operand times the constant identity over (p, q), summed over q
+        # a letter twice in one operand (dims p < q) takes a diagonal as
+        # torch.diagonal(x, 0, p, q) does (capture_views: the entries picked,
+        # exact), its letter moved last. (The operand times the identity, a
+        # mean over q and times n put each entry / n on the input's grid:
+        # 5 output steps off at n = 8, probe 8.)
         while len(set(t)) != len(t):
             c = next(c for c in t if t.count(c) > 1)
             p, q = t.index(c), t.index(c, t.index(c) + 1)
-            eye = np.eye(size[c], dtype=np.float32).reshape([size[c] if d in (p, q) else 1 for d in range(len(t))])
-            masked = s("mul", [cur[k], s.const(np.broadcast_to(eye, shape).copy())])
-            cur[k] = s("mul", [s("mean", [masked], dim=[q], keepdim=False), s.const(size[c])])
-            t, shape = t[:q] + t[q + 1:], shape[:q] + shape[q + 1:]
+            cur[k] = _einsum_diagonal(s, cur[k], shape, p, q)
+            t = "".join(l for d, l in enumerate(t) if d not in (p, q)) + c
+            shape = [size[l] for l in t]
         terms[k] = t
     for k, t in enumerate(terms):
         others = "".join(terms[:k] + terms[k + 1:]) + out

@@ -89,6 +89,10 @@ CONTROL_FIX = ("the program runs one fixed path for every input: compute both re
                "with torch.where(cond, a, b)")
 NUMBER_FIX = ("keep it a tensor (a program's shapes cannot follow the values; "
               "for a choice per element use torch.where(cond, a, b))")
+# float(t): Python's float() must give a real number, fixed when tracing, so it cannot stand for a
+# per-input value as t.item() does (capture_item: a 0-d tensor read per input, probe 8)
+FLOAT_FIX = ("a Python float would be one number fixed at compile time: write t.item() or use t itself, "
+             "which ptec reads per input as a 0-d tensor")
 
 
 class TracedControlError(ValueError):
@@ -436,7 +440,8 @@ class KnownValuesTracer(torch.fx.Tracer):
                                         "(use the count mask.sum() as a tensor)")
         elif getattr(self, "_values", None) is not None and self.known(obj.node):
             why = "depends on the input's values, known only when the program runs: " + (
-                CONTROL_FIX if what.startswith("Python control") else NUMBER_FIX)
+                CONTROL_FIX if what.startswith("Python control") else FLOAT_FIX if what == "float()"
+                else NUMBER_FIX)
         else:
             why = ("is not known while tracing (an op before it did not run on the example inputs): "
                    "give it a fixed value")

@@ -337,7 +337,10 @@ RUNS = {
     "torch.einsum matmul": (lambda x: torch.einsum("bij,bkj->bik", x, x), S3, R, 1.5, "int8"),    # 1.21
     "torch.einsum sum, permute": (lambda x: torch.einsum("bij->bji", x) + torch.einsum("bij->bi", x)[:, None]
                                   .expand(1, 8, 4), S3, R, 2.0, "int8"),                   # 1.48
-    "torch.einsum diagonal": (lambda x: torch.einsum("bii,bij->bj", x[:, :, :4], x), S3, R, 3.0, "int8"),   # 2.64
+    "torch.einsum diagonal": (lambda x: torch.einsum("bii,bij->bj", x[:, :, :4], x), S3, R, 1.0, "int8"),   # 0.67
+    "torch.einsum ii->i, iij->ji": (lambda x: torch.cat([torch.einsum("ii->i", x[0, :, :4]),
+                                                      torch.einsum("iij->ji", x[0].reshape(4, 4, 2)).flatten()]), S3, R, 1.0,
+                                    "int8"),                                                       # 0.88
     "torch.einsum ...": (lambda x: torch.einsum("...ij,...kj->...ik", x, x), S3, R, 1.5, "int8"),           # 1.21
     "torch.einsum three operands": (lambda x: torch.einsum("bij,bjk,bkl->bil", x[:, :, :4], x[:, :4, :4] * 0.3,
                                                            x[:, :4]), S3, R, 1.5, "int8"),     # 0.98
@@ -349,6 +352,8 @@ RUNS = {
     "F.cosine_similarity": (lambda x: F.cosine_similarity(x, x.flip(-1), -1), S3, R, 1.0, "fp32"),      # 0.39
     "F.cosine_similarity(x, x * 0.5 + 0.25)": (lambda x: F.cosine_similarity(x, x * 0.5 + 0.25), S3, R, 2.5,
                                                "fp32"),                                                # 2.15
+    "F.cosine_similarity(eps=0.5) short rows": (lambda x: F.cosine_similarity(x * 0.1, x.flip(-1), -1, eps=0.5), S3,
+                                                R, 1.5, "fp32"),                                        # 0.76
     "F.pairwise_distance(p=3, keepdim)": (lambda x: F.pairwise_distance(x, x.flip(2), 3, keepdim=True), S3, R, 1.0,
                                           "fp32"),                                                     # 0.37
     "F.pairwise_distance": (lambda x: F.pairwise_distance(x, x.flip(-1))
@@ -463,8 +468,11 @@ RUNS = {
     "Tensor.amax()/amin(), torch.aminmax": (lambda x: torch.stack([x.amax(), x.amin(), torch.aminmax(x).max,
                                                                    torch.aminmax(x, dim=1)[0][0, 0]]), S3, R, 0.5,
                                             "int8"),                                            # 0.45
-    "Tensor.norm(p, dim)": (lambda x: torch.stack([x.norm(1, 2), x.norm(float("inf"), 2), x.norm(float("-inf"), 2),
-                                                   x.norm(3, 2)], -1), S3, R, 2.0, "int8"),      # 1.92
+    "Tensor.norm(p, dim)": (lambda x: torch.stack([x.norm(1, 2), x.norm(float("inf"), 2), x.norm(float("-inf"), 2)],
+                                                  -1), S3, R, 2.0, "int8"),      # 1.92
+    "Tensor.norm(3, dim), vector_norm(4 / 1.5 / 0.5)": (lambda x: torch.stack([
+        x.norm(3, 2), torch.linalg.vector_norm(x, 4, dim=-1), torch.linalg.vector_norm(x, 1.5, dim=-1),
+        torch.linalg.vector_norm(x, 0.5, dim=-1)], -1), S3, R, 1.0, "fp32"),     # 0.49
     "Tensor.norm(), torch.norm(x, 'fro'), linalg.norm()": (lambda x: torch.stack([
         x.norm(), torch.norm(x, "fro"), torch.linalg.norm(x), torch.linalg.vector_norm(x, 1) * 0.2]), S3, R, 1.5,
         "int8"),                                                                                # 1.35
