@@ -15,9 +15,9 @@ list(FILTER ptec_board_kernels EXCLUDE REGEX ", ptec only \\*/")
 # TCM, and an int8 model rarely calls them; a program that does lists them (`compile
 # --kernel-list`, which links exactly what it calls). The float grid sampler (a spatial
 # transformer's, rare on a microcontroller) leaves for the same reason: the code TCM holds
-# about 1.2 KiB more than this list needs (1,266 bytes free, measured with the 16-bit softmax's
-# saturation and _to_dim_order_copy's float16 / bfloat16 inputs in: the sections in CODE_TCM of
-# build/imx93-m33/firmware/remote/ptec_remote.elf).
+# about 1 KiB more than this list needs (1,056 bytes free after the data's load image, measured
+# with the inline flatbuffer readers of the load and the shared two-tensor preamble in: the
+# sections in CODE_TCM of build/imx93-m33/firmware/remote/ptec_remote.elf).
 # The overloads end in "," in all_kernels.def, not ".": the
 # pattern once missed sum.IntList_out, and with it all of op_int_reduce.c stayed linked.
 list(FILTER ptec_board_kernels EXCLUDE REGEX
