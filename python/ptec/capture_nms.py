@@ -52,6 +52,7 @@ from typing import Iterable, List, Optional
 import torch
 import torch.fx
 
+from .fp32_ancestry import mark_fp32_ancestry
 from .ir import Node, UnsupportedOperator
 
 NMS_FP32 = "nms's box areas, overlaps and keep/suppress recurrence, computed in fp32 (ptec::nms.out)"
@@ -229,25 +230,10 @@ def refuse_float64_threshold(fn: torch.fx.Node, t: torch.fx.Node, batched: bool)
 
 
 def threshold_in_fp32(t: torch.fx.Node) -> None:
-    """The steps computing a threshold marked fp32 (as capture_torchvision's
-    _fp32_ancestry does for computed image heights): an int8 grid would move
-    it, and with it which pairs are suppressed. Up to the program's inputs,
-    attributes and submodules (a layer's output stays its own), not an
-    integer step nor an integer's cast to float (ptec computes integers as
-    they are)."""
-    todo, seen = [t], set()
-    while todo:
-        n = todo.pop()
-        if n in seen or n.op not in ("call_function", "call_method"):
-            continue
-        seen.add(n)
-        ins = n.all_input_nodes
-        dt = _dtype(n)
-        floating = dt is not None and dt.is_floating_point
-        from_int = any(_dtype(i) is not None and not _dtype(i).is_floating_point for i in ins)
-        if floating and not from_int:
-            n.meta.setdefault("ptec_fp32", THRESHOLD_FP32)
-        todo.extend(ins)
+    """The steps computing a threshold marked fp32 (fp32_ancestry): an int8
+    grid would move it, and with it which pairs are suppressed."""
+    mark_fp32_ancestry(t, lambda n: None if _dtype(n) is None else _dtype(n).is_floating_point,
+                       THRESHOLD_FP32)
 
 
 def nms_rewrite(gm: torch.fx.GraphModule, fn: torch.fx.Node, tv_fn, shape) -> bool:

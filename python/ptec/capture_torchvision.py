@@ -32,6 +32,7 @@ import torch
 import torch.fx
 import torch.nn.functional as F
 
+from .fp32_ancestry import mark_fp32_ancestry
 from .ir import UnsupportedOperator
 
 # traced as one call each (fx autowrap), also when a model calls them as `torchvision.ops.roi_align`;
@@ -940,26 +941,17 @@ def _float_of(h):
 
 def _fp32_ancestry(h) -> None:
     """The steps computing a height in the program (hw[0], hw.float() * 2)
-    marked fp32: an int8 grid would move the height across a scale's
-    threshold. Up to the program's inputs, attributes and submodules
-    (a layer's output stays its own), not an integer's cast to float nor
-    an integer step (ptec computes integers as they are)."""
+    marked fp32 (fp32_ancestry): an int8 grid would move the height across
+    a scale's threshold."""
     known, value = getattr(h.tracer, "known", None), getattr(h.tracer, "value", None)
     if known is None:
         return
-    todo, seen = [h.node], set()
-    while todo:
-        n = todo.pop()
-        if n in seen or n.op not in ("call_function", "call_method"):
-            continue
-        seen.add(n)
-        ins = n.all_input_nodes
-        floating = known(n) and isinstance(value(n), torch.Tensor) and value(n).is_floating_point()
-        from_int = any(known(i) and isinstance(value(i), torch.Tensor) and not value(i).is_floating_point()
-                       for i in ins)
-        if floating and not from_int:
-            n.meta.setdefault("ptec_fp32", COMPUTED_FP32)
-        todo.extend(ins)
+
+    def floating(n):
+        v = value(n) if known(n) else None
+        return v.is_floating_point() if isinstance(v, torch.Tensor) else None
+
+    mark_fp32_ancestry(h.node, floating, COMPUTED_FP32)
 
 
 def _computed_levels(m, feats, heights, boxes):
