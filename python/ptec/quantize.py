@@ -669,8 +669,6 @@ def _quantize_once(prepared: Graph, observer: RangeObserver, w4: bool, int8_laye
             # inputs already on one grid (pieces of one tensor: slices, pools):
             # the result is on it too, a copy of bytes or a choice of one (exact)
             n.qparams = g.node(n.inputs[0]).qparams
-        elif own_grid(g, n, observer) is not None:
-            n.qparams = own_grid(g, n, observer)
         elif n.op in PASS_THROUGH and n.inputs:
             src = g.node(n.inputs[0])
             n.qparams = src.qparams if src.qparams is not None else affine_qparams(
@@ -723,7 +721,6 @@ def _quantize_once(prepared: Graph, observer: RangeObserver, w4: bool, int8_laye
             # calibration inputs (attention outputs are otherwise clipped).
             n.qparams = g.node(n.inputs[1]).qparams
     _share_min_max_qparams(g)
-    _narrow_clamp_producers(g)
     if a16:
         mark_a16(g, observer, None if a16 is True else list(a16))
     return g
@@ -868,57 +865,6 @@ def _pad_qparams(g: Graph, n, observer: RangeObserver) -> Tuple[float, int]:
     return affine_qparams(*observer.range(n.name))
 
 
-# A mean or clamp keeps its input's grid (PASS_THROUGH) unless its own range
-# is narrower than 1 / NARROWER of the input grid's width: then a grid of its
-# own (own_grid).
-NARROWER = 4.0
-
-
-def own_grid(g: Graph, n, observer: RangeObserver) -> Optional[Tuple[float, int]]:
-    """The int8 grid of a mean or clamp fitted to its own range, when that
-    range is much narrower than its input's grid (an anomaly score
-    ((x - r) ** 2).mean(-1), a hardtanh(x, -0.3, 0.7) of a +-4 input), else
-    None (it keeps the input's grid: PASS_THROUGH). On the input's grid
-    such an output has a handful of codes and is off by up to half an input
-    step, many of its own steps. A mean's range is the calibrated one; a
-    clamp's is its bounds within the input grid's ends (it can reach no
-    further, calibrated or not), and only when its producer can take that
-    grid (_narrow_clamp_producers): on a fixed input grid the values a
-    clamp passes are exact codes already. A global average pool (a rank-4 mean over
-    H and W, before a classifier) always keeps CMSIS-NN's avg-pool numerics
-    on the input's grid. The lowerings: a mean on a grid of its own is a
-    fully-connected layer by a row of 1 / n (the int32 sum requantized once,
-    cortex_m lowering.op_mean); a clamp's producer saturates at it."""
-    if n.op not in ("mean", "clamp") or not n.inputs or n.attrs.get("act") or n.attrs.get("fp32"):
-        return None
-    src = g.node(n.inputs[0])
-    if src.qparams is None or n.name not in observer.lo:
-        return None
-    s, z = float(src.qparams[0]), int(src.qparams[1])
-    in_lo, in_hi = (qm.QMIN - z) * s, (qm.QMAX - z) * s
-    if n.op == "mean":
-        shape = src.shape or []
-        if not shape or (len(shape) == 4 and sorted(int(d) % 4 for d in n.attrs.get("dim") or []) == [2, 3]):
-            return None
-        lo, hi = observer.range(n.name)
-    else:
-        behind = _clamp_free_producer(g, n)
-        if behind is None:
-            # on its input's fixed grid the values it passes are exact codes: a finer grid would
-            # only round them a second time
-            return None
-        lo, hi = in_lo, in_hi
-        for c in [n] + behind[:-1]:       # x.clamp(lo, hi)'s two clamps: both bounds
-            lo = lo if c.attrs.get("lo") is None else max(lo, float(c.attrs["lo"]))
-            hi = hi if c.attrs.get("hi") is None else min(hi, float(c.attrs["hi"]))
-        if hi < lo:
-            return None
-    lo, hi = min(lo, 0.0), max(hi, 0.0)
-    if not (hi - lo) * NARROWER < in_hi - in_lo:
-        return None
-    return affine_qparams(lo, hi)
-
-
 def _share_min_max_qparams(g: Graph) -> None:
     """cortex_m::minimum/maximum compare raw int8 bytes, so both inputs must
     be on the output's grid. A producer used only by the min/max whose
@@ -932,35 +878,6 @@ def _share_min_max_qparams(g: Graph) -> None:
             if (p.op in FREE_QPARAMS and i not in g.outputs
                     and [u.name for u in g.users(i)] == [n.name]):
                 p.qparams = n.qparams
-
-
-def _clamp_free_producer(g: Graph, n):
-    """The clamps before n (x.clamp(lo, hi) is captured as two) and the
-    producer behind them, when each is read by the next alone, is no output
-    and the producer's qparams are free (FREE_QPARAMS); else None."""
-    def alone(p, reader) -> bool:
-        return (p.qparams is not None and not p.attrs.get("fp32") and p.name not in g.outputs
-                and [u.name for u in g.users(p.name)] == [reader.name])
-    chain, reader, p = [], n, g.node(n.inputs[0])
-    while p.op == "clamp" and p.inputs and alone(p, reader):
-        chain.append(p)
-        reader, p = p, g.node(p.inputs[0])
-    return chain + [p] if p.op in FREE_QPARAMS and alone(p, reader) else None
-
-
-def _narrow_clamp_producers(g: Graph) -> None:
-    """A clamp on a grid of its own (own_grid, which gives one only when
-    this applies) hands it to the clamps before it and their producer with
-    free qparams: the producer's int8 output then saturates at the clamp's
-    range, and the clamp's values are not rounded onto the wider grid first
-    (that rounding, half an input step, would be several of its own)."""
-    for n in g.nodes:
-        if n.op != "clamp" or n.qparams is None or not n.inputs:
-            continue
-        behind = _clamp_free_producer(g, n)
-        if behind and tuple(behind[-1].qparams) != tuple(n.qparams):
-            for v in behind:
-                v.qparams = n.qparams
 
 
 def quantize_graph(graph: Graph, calibration: Sequence[Sequence[torch.Tensor]],

@@ -146,8 +146,7 @@ def test_a_mean_stays_within_its_bound(name, tmp_path):
     with torch.no_grad():
         model.l.weight[:, 0] += 1.0         # a shared component: the mean varies with x, not only its rows' noise
     cal, res = _compile(model, (4, 8))
-    # measured 0.33, 0.63, 0.44, as before ptec.exact_sums: each mean's range is over a quarter of its
-    # input's, so it stays on its input's grid (quantize.own_grid)
+    # measured 0.33, 0.63, 0.44, as before ptec.exact_sums: a mean is one rounding onto a grid of its size
     assert _steps_from(model, res, cal[:4], tmp_path) <= 0.65
 
 

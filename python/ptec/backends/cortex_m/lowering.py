@@ -221,36 +221,10 @@ def op_adaptive_avg_pool2d(ctx, n: Node):
     return K.avg_pool2d(ctx.b, x, k, k, [0, 0], False, True, ctx.target)
 
 
-def own_grid(ctx, n: Node) -> bool:
-    """n's output is on a grid other than its input's (quantize.own_grid)."""
-    src = ctx.g.node(n.inputs[0]).qparams
-    return src is not None and n.qparams is not None and tuple(map(float, src)) != tuple(map(float, n.qparams))
-
-
-def _mean_as_linear(ctx, x: Act, n: Node, dims: List[int]) -> Act:
-    """A mean on a grid of its own: the reduced dims moved last (a
-    transpose when they are not) and flattened, then a fully-connected
-    layer by a row of 1 / n, one code 127 at scale (1 / n) / 127: the
-    kernel sums the n codes in int32 and requantizes once onto the mean's
-    grid (half an output step of the mean of the int8 values)."""
-    r = len(x.sizes)
-    rest = [d for d in range(r) if d not in dims]
-    if rest + dims != list(range(r)):
-        x = K.transpose(ctx.b, x, rest + dims)
-    k = int(np.prod([x.sizes[i] for i in range(len(rest))]))
-    count = int(np.prod(x.sizes[len(rest):]))
-    rows = view(ctx.b, x, [k, count])
-    w = np.full((1, count), 127, np.int8)
-    y = K.linear(ctx.b, rows, w, None, 1.0 / count / 127.0, n.qparams[0], n.qparams[1], target=ctx.target)
-    return view(ctx.b, y, list(n.shape))
-
-
 def op_mean(ctx, n: Node):
     x = ctx.q(n.inputs[0])
     r = len(x.sizes)
     dims = sorted(d % r for d in n.attrs["dim"])
-    if own_grid(ctx, n):
-        return _mean_as_linear(ctx, x, n, dims)
     if r == 4 and dims == [2, 3]:
         y = K.avg_pool2d(ctx.b, x, x.sizes[2:], x.sizes[2:], [0, 0], False, True, ctx.target)
         return y if n.attrs["keepdim"] else view(ctx.b, y, y.sizes[:2])
@@ -329,19 +303,7 @@ def _dilated_max_pool(ctx, x: Act, n: Node, lo: int, hi: int) -> Act:
 
 def op_clamp(ctx, n: Node):
     x = ctx.q(n.inputs[0])
-    if own_grid(ctx, n):
-        # on a grid of its own (quantize.own_grid): a table from the input's codes
-        lo = -np.inf if n.attrs["lo"] is None else float(n.attrs["lo"])
-        hi = np.inf if n.attrs["hi"] is None else float(n.attrs["hi"])
-        return K.activation_lut(ctx.b, x, lambda v: np.clip(v, lo, hi), n.qparams[0], n.qparams[1])
-    # A bound at the grid's end (a producer given the clamp's grid, quantize._narrow_clamp_producers:
-    # relu6 on [0, 6]) is no bound: 6 / the float32 scale is 254.9999996, which activation_range's
-    # floor would make the top code 126, so relu6's 6.0 would read 5.976
-    bounds = [n.attrs["lo"], n.attrs["hi"]]
-    for k, edge in ((0, qm.QMIN), (1, qm.QMAX)):
-        if bounds[k] is not None and abs(bounds[k] / float(x.scale) + int(x.zp) - edge) < 1e-3:
-            bounds[k] = None
-    lo, hi = qm.activation_range(bounds[0], bounds[1], x.scale, x.zp)
+    lo, hi = qm.activation_range(n.attrs["lo"], n.attrs["hi"], x.scale, x.zp)
     if len(x.sizes) == 4:
         return K.max_pool2d(ctx.b, x, [1, 1], [1, 1], [0, 0], lo, hi)
     # any other rank is contiguous: its bytes are those of [1, numel, 1, 1]

@@ -126,10 +126,6 @@ def _mean(n: Node, ctx) -> Optional[str]:
         return NO_CLAMP
     r = len(_shape(ctx, n.inputs[0]))
     dims = sorted(d % r for d in n.attrs["dim"])
-    src = ctx.g.node(n.inputs[0]).qparams
-    if src is not None and n.qparams is not None and tuple(map(float, src)) != tuple(map(float, n.qparams)):
-        # on a grid of its own (quantize.own_grid): a fully-connected layer by 1 / n over contiguous rows
-        return None if 1 <= r <= 3 and dims else f"a mean on its own grid over a rank-{r} tensor"
     return None if (r, dims) in MEAN_DIMS else f"mean over dims {dims} of a rank-{r} tensor"
 
 
