@@ -29,7 +29,11 @@ static ptec_status value_member(ptec_exec_ctx *ctx, uint32_t index, const fb_tab
 static ptec_status value_table(ptec_exec_ctx *ctx, uint32_t index, uint8_t *tag, fb_table *member)
 {
     if (index >= ctx->values.count) {
-        return value_fail(ctx, PTEC_INVALID_PROGRAM, index, PTEC_MSG("index out of range"));
+        /* The status spelled here, not value_fail()'s result: then GCC sees
+         * that no caller reads *member after this path (at -O3 it reported
+         * the callers' tables as maybe uninitialized). */
+        (void)value_fail(ctx, PTEC_INVALID_PROGRAM, index, PTEC_MSG("index out of range"));
+        return PTEC_INVALID_PROGRAM;
     }
     fb_table ev = ptec_fb_at_inline(&ctx->fb, &ctx->values, index);
     return value_member(ctx, index, &ev, tag, member);
@@ -38,7 +42,7 @@ static ptec_status value_table(ptec_exec_ctx *ctx, uint32_t index, uint8_t *tag,
 ptec_status ptec_value_read_int(ptec_exec_ctx *ctx, uint32_t index, int64_t *out)
 {
     uint8_t tag = 0;
-    fb_table member = {0, 0, 0};
+    fb_table member;
     ptec_status st = value_table(ctx, index, &tag, &member);
     if (st != PTEC_OK) {
         return st;
@@ -232,7 +236,7 @@ static ptec_status value_parse(ptec_exec_ctx *ctx, uint32_t index, const fb_tabl
                                           [PTEC_VALUE_DOUBLE_LIST] = 8, [PTEC_VALUE_BOOL_LIST] = 1,
                                           [PTEC_VALUE_TENSOR_LIST] = 4, [PTEC_VALUE_OPTIONAL_TENSOR_LIST] = 4};
     uint8_t tag = 0;
-    fb_table m = {0, 0, 0};
+    fb_table m;
     fb_view *fb = &ctx->fb;
     ptec_status st = ev != NULL ? value_member(ctx, index, ev, &tag, &m) : value_table(ctx, index, &tag, &m);
     if (st != PTEC_OK) {
