@@ -210,54 +210,6 @@ def test_threshold_of_an_int8_layer_is_torch_floats_on_most_feeds(tmp_path):
     assert same_float >= 26 and same_own == 40, (same_float, same_own)
 
 
-_EVENTS = {}    # name -> (this model's trace started, the other model's)
-
-
-class _Overlapping(_Base):
-    """While traced, waits (3 s at most) for the other thread's model to be traced too: without the lock
-    both traces run at once and see each other's process-wide patches."""
-    def __init__(self, name):
-        super().__init__()
-        self.name = name
-
-    def forward(self, x):
-        y = self.l(x)
-        if issubclass(object.__getattribute__(y, "__class__"), torch.fx.Proxy):
-            mine, other = _EVENTS[self.name]
-            mine.set()
-            other.wait(3)
-        return y * 3 if type(y) is torch.Tensor else -y
-
-
-def test_two_threads_compiling_at_once_are_serialized():
-    import threading
-    a, b = threading.Event(), threading.Event()
-    _EVENTS.update(A=(a, b), B=(b, a))
-    cal = _samples()
-    got = {}
-
-    def go(name):
-        model = _Overlapping(name).eval()
-        try:
-            res = compile_model(model, cal[0], cal)
-            out = run_program(parse_program(res.data), [cal[0][0].numpy()])[0]
-            step = res.graph.node(res.graph.outputs[0]).qparams[0]
-            with torch.no_grad():
-                got[name] = float(np.abs(out - model(cal[0][0]).numpy()).max() / step)
-        except Exception as e:      # noqa: BLE001 (reported below)
-            got[name] = repr(e)[:300]
-    threads = [threading.Thread(target=go, args=(n,)) for n in "AB"]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert set(got) == {"A", "B"} and all(isinstance(v, float) and v <= BOUND for v in got.values()), got
-    assert "type" not in globals() and "getattr" not in globals() and "__getattribute__" not in vars(torch.fx.Proxy)
-    import builtins
-    import sys
-    assert builtins.isinstance is isinstance and sys.getprofile() is None
-
-
 class _CompilesWhileTraced(_Base):
     def forward(self, x):
         y = self.l(x)
