@@ -18,36 +18,10 @@ import torch
 import torch.nn as nn
 
 from ptec.compiler import compile_model
-from ptec.pte import parse_program
-from ptec.interpreter import run_program
 
-from model_checks import host_steps_from_float
+from layer_fn_model import LayerFn, samples, steps
 
 
-class _Model(nn.Module):
-    def __init__(self, fn, layer=None):
-        super().__init__()
-        torch.manual_seed(0)
-        self.fn = fn
-        self.l = layer if layer is not None else nn.Linear(5, 8)
-
-    def forward(self, x):
-        return self.fn(self, x)
-
-
-def _samples(n=8, shape=(2, 5), seed=1):
-    g = torch.Generator().manual_seed(seed)
-    return [(torch.randn(*shape, generator=g),) for _ in range(n)]
-
-
-def _steps(model, tmp_path, shape=(2, 5)) -> float:
-    model = model.eval()
-    cal = _samples(shape=shape)
-    res = compile_model(model, cal[0], cal)
-    got = run_program(parse_program(res.data), [cal[0][0].numpy()])[0]
-    with torch.no_grad():
-        assert got.shape == tuple(model(cal[0][0]).shape)      # not the input passed through
-    return host_steps_from_float(model, res, cal[:4], tmp_path)
 
 
 TENSOR_CHECKS = {
@@ -60,7 +34,7 @@ TENSOR_CHECKS = {
 
 @pytest.mark.parametrize("check", list(TENSOR_CHECKS))
 def test_isinstance_of_a_traced_tensor_is_true(check, tmp_path):
-    assert _steps(_Model(TENSOR_CHECKS[check]), tmp_path) <= 2.0
+    assert steps(LayerFn(TENSOR_CHECKS[check]), tmp_path) <= 2.0
 
 
 def _cell_or_identity(s, x):
@@ -80,7 +54,7 @@ def _gru_cell_or_identity(s, x):
                                       (_gru_cell_or_identity, lambda: nn.GRUCell(5, 8))],
                          ids=["LSTMCell", "LSTM", "GRUCell"])
 def test_isinstance_of_a_replaced_module_is_its_class(fn, layer, tmp_path):
-    assert _steps(_Model(fn, layer()), tmp_path) <= 3.0
+    assert steps(LayerFn(fn, layer()), tmp_path) <= 3.0
 
 
 def test_isinstance_of_a_traced_value_elsewhere_keeps_torchs_answer(tmp_path):
@@ -89,7 +63,7 @@ def test_isinstance_of_a_traced_value_elsewhere_keeps_torchs_answer(tmp_path):
         y = s.l(x)[0]
         bad = isinstance(y, (nn.Module, tuple)) or isinstance(s.l, nn.GRUCell)
         return y * 3 if bad else y
-    assert _steps(_Model(fn, nn.LSTMCell(5, 8)), tmp_path) <= 3.0
+    assert steps(LayerFn(fn, nn.LSTMCell(5, 8)), tmp_path) <= 3.0
 
 
 class _FloatFunctionals(nn.Module):
@@ -110,7 +84,7 @@ class _FloatFunctionals(nn.Module):
 def test_float_functional_in_a_float_model_runs(ff, tmp_path):
     import importlib
     cls = importlib.import_module(ff).FloatFunctional
-    assert _steps(_FloatFunctionals(cls), tmp_path) <= 3.0     # six int8 ops summed: 2.47 measured
+    assert steps(_FloatFunctionals(cls), tmp_path) <= 3.0     # six int8 ops summed: 2.47 measured
 
 
 def test_prepared_float_functional_is_still_refused():
@@ -118,14 +92,14 @@ def test_prepared_float_functional_is_still_refused():
     m = _FloatFunctionals(nn.quantized.FloatFunctional).eval()
     m.qconfig = tq.get_default_qconfig("fbgemm")
     tq.prepare(m, inplace=True)
-    cal = _samples()
+    cal = samples()
     with pytest.raises(Exception, match="observer torch.ao.quantization's prepare inserted"):
         compile_model(m, cal[0], cal)
 
 
 def test_qfunctional_is_still_refused():
     m = _FloatFunctionals(nn.quantized.QFunctional).eval()
-    cal = _samples()
+    cal = samples()
     with pytest.raises(Exception, match="module ff .*QFunctional.* torch.ao.quantization made"):
         compile_model(m, cal[0], cal)
 
@@ -161,12 +135,12 @@ class _Wrapped(nn.Module):
 
 
 def test_fx_wrapped_function_runs_its_body(tmp_path):
-    assert _steps(_Wrapped(lambda a, b: _columns_scaled(a, b)), tmp_path) <= 2.0
+    assert steps(_Wrapped(lambda a, b: _columns_scaled(a, b)), tmp_path) <= 2.0
 
 
 def test_fx_wrapped_function_needing_values_is_refused_naming_it():
     m = _Wrapped(_sign_chosen).eval()
-    cal = _samples()
+    cal = samples()
     with pytest.raises(Exception, match="_sign_chosen") as e:
         compile_model(m, cal[0], cal)
     assert "\n" not in str(e.value)
@@ -248,7 +222,7 @@ MADE = {f.__name__: f for f in (_out_into_zeros, _out_into_empty, _slice_into_ze
 
 @pytest.mark.parametrize("name", list(MADE))
 def test_write_into_a_tensor_made_in_forward_runs(name, tmp_path):
-    assert _steps(_Model(MADE[name]), tmp_path) <= 3.0
+    assert steps(LayerFn(MADE[name]), tmp_path) <= 3.0
 
 
 def _empty_partly_written(s, x):
@@ -258,8 +232,8 @@ def _empty_partly_written(s, x):
 
 
 def test_read_of_unwritten_empty_memory_is_refused_naming_the_line():
-    m = _Model(_empty_partly_written).eval()
-    cal = _samples()
+    m = LayerFn(_empty_partly_written).eval()
+    cal = samples()
     with pytest.raises(Exception, match=r"test_trace_fidelity.py:\d+ \(`out = torch.empty\(2, 10\)`\): a tensor "
                                         "made by torch.empty is read where nothing wrote it") as e:
         compile_model(m, cal[0], cal)

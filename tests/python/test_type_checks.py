@@ -27,42 +27,18 @@ from ptec.pte import parse_program
 from ptec.interpreter import run_program
 
 import type_checks_helpers
-from model_checks import host_steps_from_float
+from layer_fn_model import LayerFn, samples, steps
 from test_compiler import ENV
 
 BOUND = 2.0         # output steps
 
 
-class _Model(nn.Module):
-    def __init__(self, fn, layer=None):
-        super().__init__()
-        torch.manual_seed(0)
-        self.fn = fn
-        self.l = layer if layer is not None else nn.Linear(5, 8)
-
-    def forward(self, x):
-        return self.fn(self, x)
-
-
-def _samples(n=8, shape=(2, 5), seed=1):
-    g = torch.Generator().manual_seed(seed)
-    return [(torch.randn(*shape, generator=g),) for _ in range(n)]
-
-
-def _steps(model, tmp_path) -> float:
-    model = model.eval()
-    cal = _samples()
-    res = compile_model(model, cal[0], cal)
-    got = run_program(parse_program(res.data), [cal[0][0].numpy()])[0]
-    with torch.no_grad():
-        assert got.shape == tuple(model(cal[0][0]).shape)
-    return host_steps_from_float(model, res, cal[:4], tmp_path)
 
 
 def _wrong_branch_far(fn, flip):
     """The branch fx took (flip: the check's other answer) is far from torch's: the test can fail."""
-    m = _Model(fn).eval()
-    x = _samples()[0][0]
+    m = LayerFn(fn).eval()
+    x = samples()[0][0]
     with torch.no_grad():
         y = m.l(x)
         step = float(y.abs().max()) * 2 / 255
@@ -109,7 +85,7 @@ CHECKS = {
 def test_type_check_of_a_traced_value_takes_torchs_branch(check, tmp_path):
     fn = CHECKS[check]
     assert _wrong_branch_far(fn, lambda y, x: -y)
-    assert _steps(_Model(fn), tmp_path) <= BOUND
+    assert steps(LayerFn(fn), tmp_path) <= BOUND
 
 
 def _cell_or_negated(s, x):
@@ -119,13 +95,13 @@ def _cell_or_negated(s, x):
 
 def test_type_of_a_replaced_module_is_its_class(tmp_path):
     # ptec traces nn.LSTMCell through a stand-in (capture_modules): type() answers nn.LSTMCell
-    assert _steps(_Model(_cell_or_negated, nn.LSTMCell(5, 8)), tmp_path) <= 3.0
+    assert steps(LayerFn(_cell_or_negated, nn.LSTMCell(5, 8)), tmp_path) <= 3.0
 
 
 def _non_tensor_checks(s, x):
     cfg = {"k": 1}
     ok = (isinstance(nn.Linear, type) and issubclass(type(nn.Linear), type) and type(cfg) is dict
-          and type(s).__name__ == "_Model" and type(nn.Linear) is type and type(nn.Linear) == type
+          and type(s).__name__ == "LayerFn" and type(nn.Linear) is type and type(nn.Linear) == type
           and type(3) is not float and not isinstance(cfg, type)
           and type("C", (), {"v": 2})().v == 2)           # three arguments: a new class
     return s.l(x) * 3 if ok else -s.l(x)
@@ -133,7 +109,7 @@ def _non_tensor_checks(s, x):
 
 def test_type_of_other_values_keeps_its_answers(tmp_path):
     assert _wrong_branch_far(_non_tensor_checks, lambda y, x: -y)
-    assert _steps(_Model(_non_tensor_checks), tmp_path) <= BOUND
+    assert steps(LayerFn(_non_tensor_checks), tmp_path) <= BOUND
 
 
 def _globals_now():
@@ -145,8 +121,8 @@ def test_globals_are_restored_after_a_compile():
     before = _globals_now()
     assert before[__name__] == [] and before["type_checks_helpers"] == [
         ("_builtins", builtins), ("type", type), ("builtin_type", type)]
-    cal = _samples()
-    compile_model(_Model(CHECKS["another module, builtins.type(y)"]).eval(), cal[0], cal)
+    cal = samples()
+    compile_model(LayerFn(CHECKS["another module, builtins.type(y)"]).eval(), cal[0], cal)
     after = _globals_now()
     assert after == before and sys.getprofile() is None and "__getattribute__" not in vars(torch.fx.Proxy)
     assert all(a[1] is b[1] for a, b in zip(after["type_checks_helpers"], before["type_checks_helpers"]))
@@ -161,9 +137,9 @@ def _unknown(s, x):
 
 def test_type_of_a_value_ptec_does_not_know_is_refused_in_one_line():
     before = _globals_now()
-    cal = _samples()
+    cal = samples()
     with pytest.raises((ValueError, RuntimeError)) as e:
-        compile_model(_Model(_unknown).eval(), cal[0], cal)
+        compile_model(LayerFn(_unknown).eval(), cal[0], cal)
     message = str(e.value)
     assert "type() of a traced value" in message and "test_type_checks.py:" in message, message
     assert "\n" not in message and "Traceback" not in message, message
@@ -173,7 +149,7 @@ def test_type_of_a_value_ptec_does_not_know_is_refused_in_one_line():
 def test_plain_fx_inside_is_refused_too():
     # a tracer without example values (torch.fx's own): every proxy is unknown
     from ptec.capture_type_checks import type_as_torch
-    m = _Model(CHECKS["type(y) is torch.Tensor"])
+    m = LayerFn(CHECKS["type(y) is torch.Tensor"])
     before = _globals_now()
     with pytest.raises(ValueError, match="type\\(\\) of a traced value"):
         with type_as_torch(m):
@@ -196,9 +172,9 @@ def _getattr_class(s, x):
 def test_dunder_class_of_a_traced_value_is_refused_in_one_line(fn, line):
     # no proxy can answer it (torch's C argument parser reads __class__ too): refused, naming the line
     before = _globals_now()
-    cal = _samples()
+    cal = samples()
     with pytest.raises((ValueError, RuntimeError)) as e:
-        compile_model(_Model(fn).eval(), cal[0], cal)
+        compile_model(LayerFn(fn).eval(), cal[0], cal)
     message = str(e.value)
     assert "x.__class__ of a traced value" in message and line in message, message
     assert "\n" not in message and "Traceback" not in message, message
@@ -207,11 +183,11 @@ def test_dunder_class_of_a_traced_value_is_refused_in_one_line(fn, line):
 
 def _dunder_class_of_self(s, x):
     # __class__ of the model (not a traced value) on a line that also calls torch: still compiles
-    return torch.relu(s.l(x)) * 3 if s.__class__.__name__ == "_Model" else -s.l(x)
+    return torch.relu(s.l(x)) * 3 if s.__class__.__name__ == "LayerFn" else -s.l(x)
 
 
 def test_dunder_class_of_the_model_still_compiles(tmp_path):
-    assert _steps(_Model(_dunder_class_of_self), tmp_path) <= BOUND
+    assert steps(LayerFn(_dunder_class_of_self), tmp_path) <= BOUND
 
 
 def _raises(s, x):
@@ -222,9 +198,9 @@ def _raises(s, x):
 
 def test_globals_are_restored_after_an_error():
     before = _globals_now()
-    cal = _samples()
+    cal = samples()
     with pytest.raises(Exception, match="the model's own error"):
-        compile_model(_Model(_raises).eval(), cal[0], cal)
+        compile_model(LayerFn(_raises).eval(), cal[0], cal)
     assert _globals_now() == before and sys.getprofile() is None
 
 
@@ -258,7 +234,7 @@ class Checks(nn.Module):
 
     @staticmethod
     def calibration_data(n, seed=0):
-        g = torch.Generator().manual_seed(1)        # the test's samples (_samples)
+        g = torch.Generator().manual_seed(1)        # the test's samples (layer_fn_model.samples)
         return [(torch.randn(2, 5, generator=g),) for _ in range(n)]
 
 
@@ -293,10 +269,10 @@ def test_ptec_compile_of_a_model_file_takes_torchs_branch(tmp_path):
     model = oracle.Checks().eval()
     prog = parse_program((tmp_path / "m.pte").read_bytes())
     with torch.no_grad():
-        outs = torch.cat([model(x) for (x,) in _samples(8)])
+        outs = torch.cat([model(x) for (x,) in samples(8)])
     step = float(outs.max() - outs.min()) / 255          # the output's int8 step over the calibration samples
     worst = 0.0
-    for (x,) in _samples(4):
+    for (x,) in samples(4):
         with torch.no_grad():
             want = model(x)
         got = run_program(prog, [x.numpy()])[0]
