@@ -23,7 +23,7 @@ from ptec.compiler import compile_model
 from ptec.pte import parse_program
 
 tv = pytest.importorskip("torchvision.ops", reason="torchvision is not installed")
-from nms_models import run_feed as _run  # noqa: E402
+from nms_models import ComputedThreshold, run_feed as _run  # noqa: E402
 
 
 def _boxes(g, k, spread=None):
@@ -108,18 +108,6 @@ def test_batched_input_threshold_is_torchvisions(k, tmp_path):
             assert got.dtype == np.int64 and np.array_equal(got, want), (t, got[:20], want[:20])
             lengths.append(len(want))
     assert len(set(lengths)) > 3, lengths
-
-
-class ComputedThreshold(nn.Module):
-    """The threshold computed by an int8 layer (a linear, a sigmoid, a mean) from a feature input."""
-    def __init__(self):
-        super().__init__()
-        torch.manual_seed(0)
-        self.fc = nn.Linear(8, 4)
-
-    def forward(self, boxes, scores, feat):
-        t = torch.sigmoid(self.fc(feat)).mean()
-        return tv.nms(boxes, scores, t), t
 
 
 def test_threshold_of_an_int8_layer_is_torchvisions_on_the_programs_value(tmp_path):

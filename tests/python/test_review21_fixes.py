@@ -27,7 +27,7 @@ from ptec.pte import parse_program
 from ptec.interpreter import run_program
 
 from model_checks import host_steps_from_float
-from nms_models import run_feed
+from nms_models import ComputedThreshold, run_feed
 
 tv = pytest.importorskip("torchvision.ops", reason="torchvision is not installed")
 
@@ -159,18 +159,6 @@ class ThresholdOfInput(nn.Module):
         return tv.nms(boxes, scores, t), t
 
 
-class ThresholdOfLayer(nn.Module):
-    """The threshold computed by an int8 layer (test_nms_threshold's ComputedThreshold)."""
-    def __init__(self):
-        super().__init__()
-        torch.manual_seed(0)
-        self.fc = nn.Linear(8, 4)
-
-    def forward(self, boxes, scores, feat):
-        t = torch.sigmoid(self.fc(feat)).mean()
-        return tv.nms(boxes, scores, t), t
-
-
 def _agreement(model, tmp_path, n=40):
     """(feeds whose indices are torch float's, feeds whose indices are torchvision's on the program's threshold)."""
     g = torch.Generator().manual_seed(11)
@@ -206,7 +194,7 @@ def test_threshold_of_an_int8_layer_is_torch_floats_on_most_feeds(tmp_path):
     # measured: 28 of 40 feeds (fc's output is int8, as every layer's output, and it dominates the
     # threshold's error: 29 of 40 with sigmoid and mean int8 too), torchvision's on the program's own
     # threshold on all 40
-    same_float, same_own = _agreement(ThresholdOfLayer().eval(), tmp_path)
+    same_float, same_own = _agreement(ComputedThreshold().eval(), tmp_path)
     assert same_float >= 26 and same_own == 40, (same_float, same_own)
 
 
