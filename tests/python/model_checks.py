@@ -44,6 +44,11 @@ class Conv(torch.nn.Module):
         return self.fn(self.conv(x))
 
 
+def run_feed(res, feed, tmp_path):
+    """ptec-run's outputs of compiled program `res` on tensors `feed`."""
+    return host_runtime.run(parse_program(res.data), res.data, [t.numpy() for t in feed], workdir=str(tmp_path))
+
+
 def exact_runs(model, feeds, tmp_path):
     """Compile model on feeds (all int8, no fp32 fallback) and run each feed on
     the host: [(program outputs, torch's outputs as a tuple)], after the host's

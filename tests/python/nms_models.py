@@ -1,19 +1,15 @@
 """The models the nms tests compile (test_nms_kernel, test_torchvision_nms,
 test_batched_nms_large, test_review20_fixes, test_nms_threshold,
-test_review21_fixes): torchvision's nms and
-batched_nms at a fixed threshold, and a run of a compiled program on a
-feed of tensors. torchvision is imported when a model runs, so a test file
-decides itself whether it may skip without it."""
+test_review21_fixes): torchvision's nms and batched_nms at a fixed
+threshold and at one an int8 layer computes; with model_checks.run_feed,
+which those tests import from here. torchvision is imported when a model
+runs, so a test file decides itself whether it may skip without it."""
 import torch
 import torch.nn as nn
 
-from ptec import host_runtime
-from ptec.pte import parse_program
+from model_checks import run_feed
 
-
-def run_feed(res, feed, tmp_path):
-    """ptec-run's outputs of compiled program `res` on tensors `feed`."""
-    return host_runtime.run(parse_program(res.data), res.data, [t.numpy() for t in feed], workdir=str(tmp_path))
+__all__ = ["run_feed", "Nms", "BatchedNms", "ComputedThreshold"]
 
 
 class Nms(nn.Module):

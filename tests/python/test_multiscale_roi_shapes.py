@@ -26,10 +26,8 @@ import pytest
 import torch
 import torch.nn as nn
 
-from model_checks import smooth_images
-from ptec import host_runtime
+from model_checks import run_feed, smooth_images
 from ptec.compiler import compile_model
-from ptec.pte import parse_program
 
 tv = pytest.importorskip("torchvision.ops", reason="torchvision is not installed")
 
@@ -127,8 +125,7 @@ def _check(form, levels, batch, feeds, tmp_path, **kw):
     res = compile_model(model, flat[0], flat)
     levels_seen = set()
     for f in flat:
-        got = np.asarray(host_runtime.run(parse_program(res.data), res.data, [t.numpy() for t in f],
-                                          workdir=str(tmp_path))[0], np.float32)
+        got = np.asarray(run_feed(res, f, tmp_path)[0], np.float32)
         oracle = _make(form, levels, batch, **kw)
         with torch.no_grad():
             want = oracle(*f).numpy()
@@ -226,7 +223,7 @@ def test_behind_int8_convs_in_output_steps(tmp_path):
     worst = conv_worst = on_maps = 0.0
     for feed in tests:
         outs = [torch.tensor(np.asarray(o)) for o in
-                host_runtime.run(parse_program(res.data), res.data, [t.numpy() for t in feed], workdir=str(tmp_path))]
+                run_feed(res, feed, tmp_path)]
         with torch.no_grad():
             want = copy.deepcopy(model)(*feed)
             again = copy.deepcopy(model).m(OrderedDict(zip(["p0", "p1", "p2"], outs[1:])), feed[1:3],
@@ -260,8 +257,7 @@ def test_maps_finest_last_pool_no_box(tmp_path):
             _boxes(g, 4, 60.0)]
     model = FinestLast().eval()
     res = compile_model(model, feed, [feed])
-    got = np.asarray(host_runtime.run(parse_program(res.data), res.data, [t.numpy() for t in feed],
-                                      workdir=str(tmp_path))[0], np.float32)
+    got = np.asarray(run_feed(res, feed, tmp_path)[0], np.float32)
     with torch.no_grad():
         want = FinestLast().eval()(*feed).numpy()
         pooled = FinestLast().eval().pool(OrderedDict([("c", feed[1]), ("f", feed[2])]), [feed[3]], [(64, 64)])

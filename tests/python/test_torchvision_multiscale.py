@@ -19,10 +19,8 @@ import pytest
 import torch
 import torch.nn as nn
 
-from model_checks import cli_refusal, smooth_images
-from ptec import host_runtime
+from model_checks import cli_refusal, run_feed, smooth_images
 from ptec.compiler import compile_model
-from ptec.pte import parse_program
 
 tv = pytest.importorskip("torchvision.ops", reason="torchvision is not installed")
 
@@ -55,8 +53,7 @@ def _feeds(count, seed, k=8):
 
 
 def _run(res, feed, tmp_path):
-    return np.asarray(host_runtime.run(parse_program(res.data), res.data, [t.numpy() for t in feed],
-                                       workdir=str(tmp_path))[0], np.float64)
+    return np.asarray(run_feed(res, feed, tmp_path)[0], np.float64)
 
 
 def _levels(boxes):
@@ -134,7 +131,7 @@ def test_behind_int8_convs_within_the_convs_error(tmp_path):
     worst = conv_worst = on_maps = 0.0
     for feed in tests:
         outs = [torch.tensor(np.asarray(o)) for o in
-                host_runtime.run(parse_program(res.data), res.data, [t.numpy() for t in feed], workdir=str(tmp_path))]
+                run_feed(res, feed, tmp_path)]
         with torch.no_grad():
             want = model(*feed)
             again = model.m(OrderedDict([("p0", outs[1]), ("p1", outs[2]), ("p2", outs[3])]), feed[1:], [(64, 64)])
@@ -174,7 +171,7 @@ def test_computed_boxes_and_cached_scales(tmp_path):
     levels = set()
     for feed in _feeds(3, 1):
         outs = [torch.tensor(np.asarray(o)) for o in
-                host_runtime.run(parse_program(res.data), res.data, [t.numpy() for t in feed], workdir=str(tmp_path))]
+                run_feed(res, feed, tmp_path)]
         with torch.no_grad():
             again = model.m(OrderedDict([("f0", feed[0]), ("f1", feed[1]), ("f2", feed[2])]), [outs[1]], [(256, 256)])
         assert float((outs[0] - again).abs().max()) <= 1e-5
