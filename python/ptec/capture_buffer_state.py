@@ -93,9 +93,9 @@ def copy_with_buffers(model: nn.Module, paths: List[str]) -> Tuple[nn.Module, Di
     """A deep copy of the model whose written tensor attributes are
     buffers, and {id(tensor in the copy): path} of the written tensors."""
     twin = model_copy(model)
+    ids = {}
     from .capture_module_aliases import remember_paths
     remember_paths(twin)        # a partial of __init__ holding one of its modules (capture_module_aliases)
-    ids = {}
     for p in paths:
         owner, _, k = p.rpartition(".")
         m = twin.get_submodule(owner)
