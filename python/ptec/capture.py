@@ -50,8 +50,9 @@ from .capture_index_forms import mask_with_rest
 from .capture_in_place import AugmentedProxy, refuse_written_tensors, tensors_of, without_dead_code
 from .capture_distributions import note_skipped_checks
 from .capture_integer_states import integer_state
+from .capture_train_norms import evaluated, trained_norm
 from .capture_buffer_state import (INIT, STATE, as_states, copy_with_buffers, kept_states,
-                                   restore_tensors, with_state_reads, written_tensors)
+                                   restore_tensors, states_in, with_state_reads, written_tensors)
 from .capture_view_writes import writes_through_views
 from .capture_composed import composed_calls
 from .capture_torchvision import roi_align_node, torchvision_calls, torchvision_leaves
@@ -1750,6 +1751,8 @@ class _Tracer(KnownValuesTracer):
         from .nn import SVDF
         if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.running_mean is None:
             return False    # batch statistics in eval too: traced into F.batch_norm(x, None, None, training=True)
+        if trained_norm(m):
+            return False    # in training mode under an eval root: its F.batch_norm(training=True) (capture_train_norms)
         return isinstance(m, (LSTMLayer, SVDF)) or super().is_leaf_module(m, qualname)
 
 
@@ -1767,7 +1770,7 @@ def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.f
         tracer.ptec_made_traced = made_traced
         unchecked: List[str] = []
         if states:
-            tracer.ptec_states = states
+            tracer.ptec_states = states_in(model, states)   # a stand-ins' copy's tensors (capture_buffer_state)
         try:
             with trace_patches(tracer, model, bool(states), unchecked):
                 graph = tracer.trace(model)
@@ -1865,7 +1868,7 @@ def capture(model: nn.Module, example_inputs: Sequence[torch.Tensor], method: st
     with stateful such a node is marked attrs["stateful"] (the lowering
     gives the kernel state tensors for h and c). A model that uses c_n is
     unrolled, stateful or not."""
-    model = model.eval()
+    model = evaluated(model)        # a batch norm in training mode under an eval root kept so (capture_train_norms)
     # float16 / bfloat16 examples: Half / BFloat16 inputs computed as float32, model.half()'s weights
     # as float32 (capture_input_dtypes)
     originals = list(example_inputs)

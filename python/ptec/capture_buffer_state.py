@@ -94,6 +94,8 @@ def copy_with_buffers(model: nn.Module, paths: List[str]) -> Tuple[nn.Module, Di
     buffers, and {id(tensor in the copy): path} of the written tensors."""
     twin = model_copy(model)
     ids = {}
+    from .capture_module_aliases import remember_paths
+    remember_paths(twin)        # a partial of __init__ holding one of its modules (capture_module_aliases)
     for p in paths:
         owner, _, k = p.rpartition(".")
         m = twin.get_submodule(owner)
@@ -102,6 +104,16 @@ def copy_with_buffers(model: nn.Module, paths: List[str]) -> Tuple[nn.Module, Di
             m.register_buffer(k, t)
         ids[id(getattr(m, k))] = p
     return twin, ids
+
+
+def states_in(model: nn.Module, states: Dict[int, str]) -> Dict[int, str]:
+    """states ({id(tensor): path}, of copy_with_buffers' copy) keyed by the
+    tensors at the same paths in model: the copy with_traceable_modules
+    makes of it when it holds a module a stand-in replaces (nn.GRUCell,
+    nn.GRU, ...) has tensors of its own, which the trace reads and writes.
+    A path model does not hold keeps its tensor."""
+    found = {path: t for path, t in list(model.named_parameters()) + list(model.named_buffers())}
+    return {id(found[p]) if p in found else k: p for k, p in states.items()}
 
 
 def with_state_reads(tracer_class):
@@ -206,6 +218,20 @@ def restore_tensors(before, model: nn.Module, attributes) -> None:
                 now.copy_(value)
 
 
+@contextlib.contextmanager
+def tensors_kept(model: nn.Module):
+    """The model's buffers and tensor attributes as they were after the
+    block: an eager call made to learn something of the model (its
+    recurrent layers' sequence lengths, its masks) leaves no write of a
+    forward that updates its own tensors (`self.avg.copy_(y.mean(1))`)."""
+    from .capture_in_place import tensors_of
+    before, attributes = tensors_of(model), set(vars(model))
+    try:
+        yield
+    finally:
+        restore_tensors(before, model, attributes)
+
+
 def kept_states(g, log_notes: bool = True) -> None:
     """The graph's buffer states: a state whose value before the write
     nothing reads is dropped (a whole overwrite: nothing reads it again);
@@ -220,12 +246,48 @@ def kept_states(g, log_notes: bool = True) -> None:
                 "note", f"buffer {path} is written but its value before the write is never read: not kept "
                         "across executes")
             continue
+        if _unobserved(g, state, write, path):
+            continue
         init = g.node(state).attrs["init"]
         if init.ndim == 4:
             _kept_in_three_dims(g, g.node(state), write)
         if log_notes:
             g.node(state).attrs["note"] = (f"buffer {path} is state kept across executes (initial value: its "
                                            "value at compile); ptec_method_reset_state restores it")
+
+
+def _unobserved(g, state: str, write, path: str) -> bool:
+    """Whether no output reads the state, through any number of executes:
+    what is computed from it reaches only its own write (F.batch_norm's
+    running statistics updated in training, which its output never reads:
+    capture_batch_norm_train). Then the state, its write, what reads it and
+    what only they read are dropped, with a note on the first output."""
+    reach, todo = set(), [state]
+    while todo:
+        name = todo.pop()
+        for u in g.users(name):
+            if u is write or u.name in reach:
+                continue
+            if u.op == "state_write":
+                return False            # another state's value: observed through it, perhaps
+            reach.add(u.name)
+            todo.append(u.name)
+    if reach & set(g.outputs) or not g.outputs:
+        return False
+    gone = reach | {state, write.name}
+    feeding = {i for n in g.nodes if n.name in gone for i in n.inputs}
+    g.nodes = [n for n in g.nodes if n.name not in gone]
+    while feeding:                      # what only the dropped nodes read
+        dead = {n.name for n in g.nodes if n.name in feeding and n.op not in ("input", "state", "state_write")
+                and n.name not in g.outputs and not g.users(n.name)}
+        if not dead:
+            break
+        feeding = {i for n in g.nodes if n.name in dead for i in n.inputs}
+        g.nodes = [n for n in g.nodes if n.name not in dead]
+    first = g.node(g.outputs[0])
+    note = f"buffer {path} is updated but no output reads it: not kept across executes"
+    first.attrs["note"] = f"{first.attrs['note']}; {note}" if first.attrs.get("note") else note
+    return True
 
 
 def _kept_in_three_dims(g, state, write) -> None:

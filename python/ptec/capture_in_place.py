@@ -288,10 +288,12 @@ def as_out_of_place(fn: torch.fx.Node, form) -> None:
 
 def without_dead_code(gm: torch.fx.GraphModule) -> None:
     """fx's eliminate_dead_code, keeping the in-place writes whose result
-    is unused (`self.relu(y)` writes y)."""
+    is unused (`self.relu(y)` writes y) and the buffer states' writes
+    (capture_buffer_state: nn.LSTM's kernel path traces them too)."""
     mods = dict(gm.named_modules())
     for fn in reversed(list(gm.graph.nodes)):
-        if not fn.users and not fn.is_impure() and _write(fn, mods) is None:
+        if not fn.users and not fn.is_impure() and _write(fn, mods) is None \
+                and getattr(fn.target, "__name__", None) != "ptec_state_write":
             gm.graph.erase_node(fn)
 
 

@@ -24,11 +24,13 @@ layer_norm, mean / sum):
   sum of the kept targets' weights, as torch);
 * F.batch_norm(x, None, None, training=True): the mean and biased variance
   over every dim but 1, (x - mean) / sqrt(var + eps): layer_norm of each
-  channel's values as one row; weight and bias.
+  channel's values as one row; weight and bias. With the model's buffers
+  as running statistics: the same output, torch's in-place update of them
+  traced as states (capture_batch_norm_train).
 
 A call these do not cover (the legacy size_average / reduce arguments,
-running statistics with training=True, which torch updates in place)
-stays the call, refused by name."""
+running statistics that are not the model's buffers) stays the call,
+refused by name."""
 from __future__ import annotations
 
 import torch
@@ -203,8 +205,13 @@ def _cross_entropy(input, target, weight=None, size_average=None, ignore_index=-
 
 def _batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
                 eps=1e-5):
-    if running_mean is not None or running_var is not None or not training or input.dim() < 2:
-        return None          # running statistics: updated in place by torch (training) or ptec's own layer
+    if running_mean is not None or running_var is not None:
+        # training: the batch's statistics, the buffers updated in place as states (capture_batch_norm_train)
+        from .capture_batch_norm_train import with_running_update
+        return with_running_update(lambda: _batch_norm(input, None, None, weight, bias, training, momentum, eps),
+                                   input, running_mean, running_var, training, momentum)
+    if not training or input.dim() < 2:
+        return None          # ptec's own layer
     # per channel its values as one row: torch's normalization over the row is layer_norm's (biased variance)
     channels, batch = int(input.shape[1]), int(input.shape[0])
     rest = [int(d) for d in input.shape[2:]]

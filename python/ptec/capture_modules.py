@@ -1038,8 +1038,9 @@ def sequence_lengths(model: nn.Module, example_inputs) -> dict:
                     found[_name] = int(x.shape[0])
             hooks.append(m.register_forward_pre_hook(hook))
     if hooks:
+        from .capture_buffer_state import tensors_kept
         try:
-            with torch.no_grad():
+            with torch.no_grad(), tensors_kept(model):      # its buffer writes undone
                 model(*example_inputs)
         finally:
             for h in hooks:
@@ -1088,8 +1089,9 @@ def recorded_masks(model: nn.Module, example_inputs):
         m.forward = forward
         wrapped.append(m)
     if wrapped:
+        from .capture_buffer_state import tensors_kept
         try:
-            with torch.no_grad():
+            with torch.no_grad(), tensors_kept(model):      # its buffer writes undone
                 model(*example_inputs)
         except Exception as e:          # noqa: BLE001 - the model's own error, in one line
             first = (str(e).strip().splitlines() or [""])[0]
@@ -1112,6 +1114,8 @@ def with_traceable_modules(model: nn.Module, example_inputs=(), stateful: bool =
         return model
     steps = sequence_lengths(model, example_inputs) if example_inputs else {}
     model = model_copy(model)
+    from .capture_module_aliases import remember_paths
+    remember_paths(model)       # functools.partial(run, self.cell) of __init__ holds the copy's cell
     calls = recorded_masks(model, example_inputs) if example_inputs else {}
 
     def stand_in_of(name, m):

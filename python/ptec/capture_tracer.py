@@ -178,6 +178,10 @@ class KnownValuesTracer(torch.fx.Tracer):
         try:
             path = self.path_of_module(m)
         except NameError:                             # a module made in forward
+            from .capture_module_aliases import module_at_same_path
+            same = module_at_same_path(self.root, m)  # or the model's, reached through a lambda of __init__
+            if same is not None:
+                return same(*args, **kwargs)
             from .capture_module_forms import installed_made, traced_through
             if traced_through(m):                     # no parameters or buffers: its forward's ops
                 return forward(*args, **kwargs)
@@ -652,5 +656,10 @@ def trace_refusal(e: BaseException, model: Optional[torch.nn.Module] = None, exa
     read = item_refusal(e, where, site, _one_line(e))     # torch.zeros(x.argmax().item()) (capture_item)
     if read:
         return read
+    if isinstance(e, NameError) and "is not a member of this module" in str(e):
+        # a module's own tensors read outside a call of one of the model's submodules (capture_module_aliases)
+        return (f"{where}{site}: torch.fx could not trace it: a parameter or buffer that is not one of the "
+                "model's is read, as when a submodule's bound .forward / .__call__ kept in __init__ (or a "
+                "module outside the model) runs: call the submodule itself, as in self.cell(x, h)")
     return (f"{where}{site}: torch.fx could not trace it: {_one_line(e)} "
             "(write that line with tensor ops, or give it a fixed value)")

@@ -328,8 +328,9 @@ def _load_file(spec: str) -> LoadedModel:
                 raise ModelLoadError(f"{spec}: calibration_data({n}) raised "
                                      f"{type(e).__name__}: {e} (fix it; --debug shows the "
                                      "traceback)") from e
+    from ..capture_train_norms import evaluated     # a batch norm kept in training mode under an eval root
     return LoadedModel(os.path.splitext(os.path.basename(path))[0] + "_" + factory_name,
-                       module.eval(), example, calib, calibration_is_noise=user_calib is None)
+                       evaluated(module), example, calib, calibration_is_noise=user_calib is None)
 
 
 def load_model(spec: str) -> LoadedModel:

@@ -1,0 +1,69 @@
+"""A submodule the forward reaches through a reference taken before the
+copy capture traces (issue 15, item 2).
+
+capture traces a copy of the user's model (capture_modules' stand-ins of
+nn.GRUCell / nn.LSTMCell / nn.RNNCell / nn.GRU / ..., written buffers made
+states, hooks as code). A reference to a submodule taken in __init__ does
+not follow the copy: `self.step = lambda x, h: self.cell(x, h)` keeps the
+user's model (a function is copied as itself), and
+`functools.partial(run, self.cell)` or `self.cells = [self.cell]` keep the
+copy's cell, which a stand-in then replaced. Either call reached a module
+that is no submodule of the traced model: taken for a module made in
+forward (capture_module_forms.installed_made), which refused a recurrent
+cell ("made in forward") and kept another layer's weights as constants.
+
+Each such module is known here by its path in the model it belongs to
+(the user's model, and each copy capture makes of it whole); the call goes
+to the traced model's module at that path (the stand-in there), when it is
+of the same class (or stands for one)."""
+from __future__ import annotations
+
+import contextlib
+import weakref
+from typing import Dict, Optional, Tuple
+
+import torch.nn as nn
+
+# id(module) -> (weak reference to it, its path in the model), of the models capture copies
+_PATHS: Dict[int, Tuple[weakref.ref, str]] = {}
+
+
+def remember_paths(model: nn.Module) -> None:
+    """Each submodule of model known by its path."""
+    for path, m in model.named_modules():
+        if path:
+            _PATHS[id(m)] = (weakref.ref(m), path)
+
+
+@contextlib.contextmanager
+def paths_known(model: nn.Module):
+    """remember_paths(model) for the block; what was known before, after
+    it (a capture within a capture)."""
+    saved = dict(_PATHS)
+    remember_paths(model)
+    try:
+        yield
+    finally:
+        _PATHS.clear()
+        _PATHS.update(saved)
+
+
+def _class_of(m) -> type:
+    original = m.__dict__.get("_ptec_original") if isinstance(m, nn.Module) else None
+    return type(original) if original is not None else type(m)
+
+
+def module_at_same_path(root: nn.Module, m: nn.Module) -> Optional[nn.Module]:
+    """The module of root at the path m has in the model it was remembered
+    with (a stand-in, or the copy's module), or None: m unknown, no such
+    path in root, or a module of another class there."""
+    found = _PATHS.get(id(m))
+    if found is None or found[0]() is not m:
+        return None
+    try:
+        target = root.get_submodule(found[1])
+    except AttributeError:
+        return None
+    if target is m or _class_of(target) is not type(m):
+        return None
+    return target
