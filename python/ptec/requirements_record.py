@@ -1,6 +1,6 @@
 """The requirements record: what ptec_method_requirements() would measure,
 written into the program by the AOT so that the runtime reads it instead of
-walking the method (issue #16). docs/pte-format.md "Requirements record"
+walking the method (issue #16). docs/compatibility.md "The requirements record"
 gives the layout; src/runtime/requirements_record.c reads it.
 
 The record is the blob of the named_data entry `ptec.requirements` (one

@@ -1,7 +1,7 @@
 /* The requirements record: a method's requirements as the AOT computed them
  * for one build kind, read instead of measuring the method
- * (docs/pte-format.md "Requirements record"). Only a hint: the load, which
- * is a full walk, checks every figure against what it uses, and a record
+ * (docs/compatibility.md "The requirements record"). Only a hint: the load,
+ * which is a full walk, checks every figure against what it uses, and a record
  * this reader cannot use (absent, malformed, for another build, sizes that
  * do not fit this target) leaves the requirements to the measuring walk. */
 #include <string.h>

@@ -92,7 +92,7 @@ ptec_status ptec_plan_find(const ptec_program *program, const char *name, fb_tab
 ptec_status ptec_segment_find(const ptec_program *program, uint32_t index, const uint8_t **data,
                               size_t *size, ptec_error_detail *sink);
 
-/* Requirements record (requirements_record.c, docs/pte-format.md): the entry
+/* Requirements record (requirements_record.c, docs/compatibility.md): the entry
  * for this build's layout and method `method` (an index into the execution
  * plans). Every figure is the file's, unchecked: the load verifies them. */
 typedef struct ptec_record_entry {

@@ -1,5 +1,5 @@
 /* The requirements record (src/runtime/requirements_record.c,
- * docs/pte-format.md): the reader on hand-made records at and past every
+ * docs/compatibility.md): the reader on hand-made records at and past every
  * bound (each in a buffer of exactly its size, so that host-asan reports a
  * read one byte too far), then a ptec-built program whose record is edited
  * in place: requirements come from it when it matches this build, fall back
