@@ -123,3 +123,26 @@ def test_inspect_shows_the_record(tmp_path):
                          stderr=subprocess.PIPE, text=True,
                          env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "python")})
     assert run.returncode == 0 and "lp64-SCALAR 'forward': metadata" in run.stdout, run.stderr
+
+
+def test_compile_writes_the_record_and_the_host_loads_it(tmp_path):
+    """`compile` output carries entries for its core and the host; the host
+    runtime reads its entry, the load (which refuses a record that
+    disagrees) succeeds, and the output is the one the same program without
+    its record gives (the walk's requirements)."""
+    import torch
+    from ptec.compiler import compile_model
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+    r = compile_model(m, (torch.randn(1, 8),), [(torch.randn(1, 8),) for _ in range(8)], target="cortex-m33")
+    lays = load_layouts()
+    got = {e["fingerprint"] for e in decode_record(record_of(r.program))}
+    assert got == {lays["ilp32-DSP"]["record_fingerprint"], lays["lp64-SCALAR"]["record_fingerprint"]}
+    if not os.path.exists(PTEC_RUN):
+        pytest.skip("no ptec-run (make host)")
+    (tmp_path / "rec.pte").write_bytes(r.data)
+    (tmp_path / "walk.pte").write_bytes(serialize_program(_strip(r.program)))
+    rec, from_record, out_rec = _run(tmp_path / "rec.pte")
+    walk, walked_from_record, out_walk = _run(tmp_path / "walk.pte")
+    assert from_record and not walked_from_record and rec == walk
+    assert re.findall(r"^output.*$", out_rec, re.M) == re.findall(r"^output.*$", out_walk, re.M)
