@@ -180,7 +180,7 @@ def _compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor
     if in_place:
         log(f"--in-place: {lowered.builder.in_place_layers or 0} layers write their output over their input")
     log(f"memory: {mplan.summary()}")
-    program = em.build_program(lowered, mplan)
+    program = em.build_program(lowered, mplan, target)
     try:   # upstream's per-operator dim-order and dtype rules, before any byte exists
         require_compatible(program)
     except UpstreamRuleError as e:
