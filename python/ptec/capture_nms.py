@@ -236,6 +236,17 @@ def threshold_in_fp32(t: torch.fx.Node) -> None:
                        THRESHOLD_FP32)
 
 
+def _named(fn: torch.fx.Node, first: torch.fx.Node, last: torch.fx.Node) -> None:
+    """The rewrite's steps, first to last, named as the user's call (ir.origin: a refusal of one of them, as
+    a selection's reader, names the nms call, not nms_keep)."""
+    at = first
+    while True:
+        at.meta["ptec_source"] = f"{fn.name} (torchvision.ops.{fn.target.__name__})"
+        if at is last:
+            return
+        at = at.next
+
+
 def nms_rewrite(gm: torch.fx.GraphModule, fn: torch.fx.Node, tv_fn, shape) -> bool:
     """torchvision.ops.nms(boxes [K, 4], scores [K], t) and batched_nms(boxes,
     scores, idxs, t), t a constant or a value of one element (_threshold):
@@ -258,9 +269,15 @@ def nms_rewrite(gm: torch.fx.GraphModule, fn: torch.fx.Node, tv_fn, shape) -> bo
             or (batched and (not isinstance(idxs, torch.fx.Node) or shape(idxs) != bs[:1]))):
         return False
     k = bs[0]
-    if k == 0:
-        return False
     g = gm.graph
+    if k == 0:
+        # no boxes: torchvision's empty int64 result, the descending order of no scores (aten::sort of [0])
+        with g.inserting_before(fn):
+            out = g.call_function(torch.argsort, (scores,), {"descending": True})
+        _named(fn, out, out)
+        fn.replace_all_uses_with(out)
+        g.erase_node(fn)
+        return True
     if isinstance(t, torch.fx.Node):
         refuse_float64_threshold(fn, t, batched)
         threshold_in_fp32(t)
@@ -276,6 +293,7 @@ def nms_rewrite(gm: torch.fx.GraphModule, fn: torch.fx.Node, tv_fn, shape) -> bo
             # torchvision's per-class loop and its unstable sort of the kept scores, in one kernel
             res = fp32(g.call_function(batched_nms_indices, (boxes, scores, order, idxs, t)))
             out = g.call_function(operator.getitem, (res, g.call_function(operator.ge, (res, 0))))
+            _named(fn, order, out)
             fn.replace_all_uses_with(out)
             g.erase_node(fn)
             return True
@@ -289,6 +307,7 @@ def nms_rewrite(gm: torch.fx.GraphModule, fn: torch.fx.Node, tv_fn, shape) -> bo
         out = g.call_function(operator.getitem, (order, g.call_function(operator.gt, (keep, 0.5))))
     # a reader of the selection is refused naming the user's call, not this getitem (refuse_readers)
     out.meta["ptec_nms"] = f"{fn.name} (torchvision.ops.{'batched_nms' if batched else 'nms'})"
+    _named(fn, order, out)
     fn.replace_all_uses_with(out)
     g.erase_node(fn)
     return True
