@@ -10,7 +10,10 @@
 * F.multilabel_margin_loss / nn.MultiLabelMarginLoss of a computed int64
   target (a program input), terminated by -1, repeated classes counted as
   ATen's loop counts them; reductions none / mean / sum.
-* torchvision.ops.nms / batched_nms of zero boxes: torch's empty int64.
+* torchvision.ops.nms / batched_nms of zero boxes: torch's empty int64;
+  nms(B[m], S[m], t) after a score filter m (any count at run, 0 too):
+  nms over all the boxes, those m drops made empty, the kept ones of m
+  numbered as in B[m]: torch's indices exactly.
 * torch.clamp(int tensor, min=float tensor, max=float tensor): clamp of
   the int value's float32 copy, as torch promotes.
 
@@ -197,18 +200,52 @@ def test_nms_of_zero_boxes(batched):
         assert np.asarray(got[0]).dtype == np.int64 and np.asarray(got[0]).shape == (0,)
 
 
-def test_nms_after_a_score_filter_is_refused_in_one_line(tmp_path):
+class ScoreFilter(nn.Module):
+    def forward(self, boxes, scores):
+        import torchvision.ops as tv
+        keep = scores > 0.5
+        return tv.nms(boxes[keep], scores[keep], 0.4)
+
+
+def _clustered(g, k=12):
+    """Boxes in three clusters (overlaps above and below the threshold), scores with ties."""
+    centre = torch.tensor([[2.0, 2.0], [2.5, 2.2], [8.0, 8.0]])[torch.randint(0, 3, (k,), generator=g)]
+    xy = centre + torch.rand(k, 2, generator=g) * 1.5
+    wh = torch.rand(k, 2, generator=g) * 3 + 1
+    scores = torch.round(torch.rand(k, generator=g) * 8) / 8
+    return [torch.cat([xy, xy + wh], 1), scores]
+
+
+def test_nms_after_a_score_filter_any_count():
+    tv = pytest.importorskip("torchvision.ops", reason="torchvision is not installed")
+    g = torch.Generator().manual_seed(3)
+    feeds = [_clustered(g) for _ in range(8)]
+    feeds[0][1] = feeds[0][1] * 0.4                           # none kept by the filter (the example too)
+    feeds[5][1] = feeds[5][1] * 0.4
+    feeds[6][1] = feeds[6][1] * 0 + 0.9                       # all kept, all tied
+    model = ScoreFilter().eval()
+    res = compile_model(model, feeds[0], feeds[:4])
+    counts = []
+    for feed in feeds:
+        want = model(*feed)
+        got = np.asarray(_run(res, feed)[0])
+        assert tv is not None and got.dtype == np.int64 and np.array_equal(got, want.numpy()), (got, want)
+        counts.append((int((feed[1] > 0.5).sum()), len(want)))
+    assert (0, 0) in counts and any(f > w > 0 for f, w in counts), counts     # suppression happens
+
+
+def test_nms_of_a_computed_selection_is_refused_in_one_line(tmp_path):
     pytest.importorskip("torchvision.ops", reason="torchvision is not installed")
     line = cli_refusal(tmp_path, """
 import torch, torch.nn as nn, torchvision.ops as tv
 class M(nn.Module):
     def forward(self, boxes, scores):
         keep = scores > 0.5
-        return tv.nms(boxes[keep], scores[keep], 0.5)
+        return tv.nms(boxes[keep] * 2.0, scores[keep], 0.5)
 def model():
     return M(), (torch.rand(6, 4) + torch.tensor([0.0, 0.0, 1.0, 1.0]), torch.rand(6))
 """)
-    assert "nms" in line and "models.py" in line and "depends on the values" in line, line
+    assert "nms" in line and "depends on the values" in line, line
 
 
 # ---------------------------------------------------------------- clamp of an int tensor by float tensors
