@@ -1150,7 +1150,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
         else:
             raise CaptureError(f"unexpected fx node {fn.op}")
         for n in nodes[before:]:
-            n.attrs.setdefault("source", _source(fn, mods))
+            # (a rewrite's steps name the user's call they stand for: capture_nms)
+            n.attrs.setdefault("source", fn.meta.get("ptec_source") or _source(fn, mods))
             if fn.meta.get("ptec_site") and n.written is None:
                 n.written = _written(fn)
             if fn.meta.get("ptec_fp32"):
@@ -1753,6 +1754,8 @@ class _Tracer(KnownValuesTracer):
             return False    # batch statistics in eval too: traced into F.batch_norm(x, None, None, training=True)
         if trained_norm(m):
             return False    # in training mode under an eval root: its F.batch_norm(training=True) (capture_train_norms)
+        if isinstance(m, nn.MultiLabelMarginLoss):
+            return False    # its forward, F.multilabel_margin_loss: capture_margin_losses' stand-in
         return isinstance(m, (LSTMLayer, SVDF)) or super().is_leaf_module(m, qualname)
 
 

@@ -2149,6 +2149,12 @@ RUNS["torch.maximum(bool, bool), Tensor.min(bool) (logical or / and)"] = (
 RUNS["torch.max(bool, bool), torch.fmin(bool, bool)"] = (
     lambda x: torch.where(torch.max(x > 1, x < -1), x, torch.fmin(x > 0, x.flip(-1) > 0).float()), S3, R, 0.5,
     "int8")                                                                                    # 0.50
+# issue 15's refusals by choice, now run (test_refusals_round22b.py)
+RUNS["torch.nan_to_num(a / b), b 0 in calibration"] = (
+    lambda x: torch.nan_to_num(x / torch.round(torch.relu(x.flip(-1))), nan=0.0, posinf=5.0, neginf=-5.0), S3, R, 0.0,
+    "fp32")                                                 # (relu: no -0.0, which no int8 value is, in torch's b)
+RUNS["torch.clamp(int tensor, min=float tensor, max=float tensor)"] = (
+    lambda x: torch.clamp((x * 2).long(), min=x.flip(-1), max=x.flip(-1) + 1.5), S3, R, 1.5, "int8")   # 1.41
 
 
 try:        # imported before tracing, as a model's module would (capture_torchvision reads sys.modules)
