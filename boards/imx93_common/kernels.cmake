@@ -15,9 +15,9 @@ list(FILTER ptec_board_kernels EXCLUDE REGEX ", ptec only \\*/")
 # TCM, and an int8 model rarely calls them; a program that does lists them (`compile
 # --kernel-list`, which links exactly what it calls). The float grid sampler (a spatial
 # transformer's, rare on a microcontroller) leaves for the same reason: the code TCM holds
-# about 1 KiB more than this list needs (1,056 bytes free after the data's load image, measured
-# with the inline flatbuffer readers of the load and the shared two-tensor preamble in: the
-# sections in CODE_TCM of build/imx93-m33/firmware/remote/ptec_remote.elf).
+# less than 1 KiB more than this list needs (786 bytes free after the data's load image,
+# measured without the requirements record's reader, below: the sections in CODE_TCM of
+# build/imx93-m33/firmware/remote/ptec_remote.elf).
 # The overloads end in "," in all_kernels.def, not ".": the
 # pattern once missed sum.IntList_out, and with it all of op_int_reduce.c stayed linked.
 list(FILTER ptec_board_kernels EXCLUDE REGEX
@@ -32,3 +32,8 @@ string(JOIN "\n" ptec_board_kernels ${ptec_board_kernels})
 file(WRITE ${CMAKE_BINARY_DIR}/board_kernels.def
      "/* boards/imx93_common/kernels.cmake: all_kernels.def without its ptec-only operators */\n${ptec_board_kernels}\n")
 set(PTEC_BOARD_DEFAULT_KERNEL_LIST ${CMAKE_BINARY_DIR}/board_kernels.def)
+# The requirements record's reader (about 1.2 KiB: ptec_method_requirements() reading the
+# figures ptec's AOT wrote instead of walking the method) does not fit either: the server loads
+# a model once per request, so its requirements walk the method (-DPTEC_REQUIREMENTS_RECORD=ON
+# takes the reader back, for a server built with a program's own kernel list).
+set(PTEC_BOARD_REQUIREMENTS_RECORD OFF)

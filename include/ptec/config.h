@@ -37,6 +37,14 @@
 #define PTEC_MAX_OP_ARGS 32u
 #endif
 
+/* 1 reads the requirements record ptec's AOT writes into a program
+ * (docs/compatibility.md), so that ptec_method_requirements() need not walk
+ * the method; 0 always walks it (about 1.2 KB less code: the i.MX93 M33
+ * board's default, whose code TCM is full). CMake: -DPTEC_REQUIREMENTS_RECORD=OFF. */
+#ifndef PTEC_REQUIREMENTS_RECORD
+#define PTEC_REQUIREMENTS_RECORD 1
+#endif
+
 /* 1 keeps the prose of error messages; 0 keeps status codes, instruction
  * indices and operator names only (less flash). */
 #ifndef PTEC_ERROR_MESSAGES

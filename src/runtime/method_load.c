@@ -199,7 +199,7 @@ static ptec_status record_disagrees(ptec_error_detail *e, const char *what, uint
 /* `count`: the values kept so far (NEEDS_MORE: more than *kept_values). */
 static ptec_status program_changed(ptec_exec_ctx *ctx, uint64_t count)
 {
-    if (ctx->method != NULL && ctx->method->measured.from_record) {
+    if (PTEC_REQUIREMENTS_RECORD && ctx->method != NULL && ctx->method->measured.from_record) {
         return record_disagrees(ctx->error, PTEC_MSG("kept values"), count, ctx->method->measured.kept_values);
     }
     return ptec_detail_fail(ctx->error, PTEC_INVALID_STATE,
@@ -831,6 +831,9 @@ static bool total_fits(ptec_requirements *req)
 static bool from_record(const ptec_exec_ctx *ctx, const ptec_program *program, uint32_t plan_index,
                         ptec_requirements *req, uint32_t *kept_values)
 {
+    if (!PTEC_REQUIREMENTS_RECORD) {
+        return false;
+    }
     fb_view fb = ctx->fb; /* a malformed delegate list is the walk's to report */
     fb_vector delegates = ptec_fb_vec(&fb, &ctx->plan, PLAN_DELEGATES, 4);
     ptec_record_entry e;
@@ -1074,7 +1077,7 @@ static ptec_status load_with(ptec_method *m, const ptec_program *program, const 
     /* begin_load measured, kept a measurement or read the program's record:
      * only the first two are the walk's own figures. */
     uint32_t kept_values = m->measured.kept_values;
-    bool recorded = m->measured.from_record != 0;
+    bool recorded = PTEC_REQUIREMENTS_RECORD && m->measured.from_record != 0;
     if ((st = walk(&ctx, &meta, m, &scratch, &kept_values)) != PTEC_OK) {
         ptec_method_unload(m);
         return recorded && meta.overflow
