@@ -98,7 +98,7 @@ from .capture_unary_tables import unary_table_nodes
 from .capture_float_bits import WHOLE_WHY as FREXP_WHOLE_WHY, frexp_elements, mark_bit_level_readers
 from .capture_nms import nms_nodes
 from .capture_fp32_norms import fp32_norm_nodes, lp_pool_fp32_nodes
-from .capture_sign import sign_nodes
+from .capture_sign import difference_sign_nodes, sign_nodes
 from .capture_norm_chains import norm_chains_as_calls
 from .capture_fp32_buckets import fp32_bucket_nodes
 from .capture_fp32_histc import fp32_histc_nodes
@@ -1019,6 +1019,9 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(bool_nodes(fn, by_name))
             elif sign_nodes(fn, ins) is not None:                     # capture_sign: by comparisons
                 nodes.extend(sign_nodes(fn, ins))
+            elif difference_sign_nodes(fn) is not None:     # sign(a - b): (a > b) - (a < b) (capture_sign)
+                nodes.extend(difference_sign_nodes(fn))
+                tuple_sources.add(fn.args[0].name)      # the int8 difference: dropped unless read elsewhere
             elif reduction_nodes(fn, ins, by_name) is not None:
                 made = reduction_nodes(fn, ins, by_name)         # capture_reductions; a tuple: per element
                 nodes.extend(made if isinstance(made, list) else [_function_node(fn, ins)])

@@ -168,3 +168,76 @@ def test_a_ring_buffer_stays_int8():
     assert worst <= 2.5
     state = next(n for n in res.graph.nodes if n.op == "state")
     assert not state.attrs.get("fp32_state") and state.qparams is not None
+
+
+# -- the sign of a difference (capture_sign.difference_sign_nodes) ---------------
+
+class InputsSign(nn.Module):
+    def forward(self, a, b):
+        return torch.sign(a - b) + 0.25 * a
+
+
+class MethodSign(nn.Module):
+    def forward(self, a, b):
+        return (a - b).sign() * a
+
+
+class NumberSign(nn.Module):
+    def forward(self, a):
+        return torch.sgn(0.5 - a) + torch.sign(a - 0.25) + a
+
+
+class KeptDifference(nn.Module):
+    """The difference read elsewhere too: it stays for that reader."""
+
+    def forward(self, a, b):
+        d = a - b
+        return torch.sign(d) * 0.5 + d
+
+
+def _straddling(n, shape, seed, spread=1e-3):
+    """Pairs (a, b) with b within `spread` of a: a - b straddles 0 closely."""
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for _ in range(n):
+        a = torch.randn(*shape, generator=g)
+        out.append((a, a + spread * torch.randn(*shape, generator=g)))
+    return out
+
+
+def _worst(model, pairs):
+    res = compile_model(model, list(pairs[0]), pairs)
+    prog = parse_program(res.data)
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    worst = 0.0
+    for ins in pairs:
+        got = host_runtime.run(prog, res.data, [t.numpy() for t in ins])[0]
+        with torch.no_grad():
+            want = model(*ins).numpy()
+        worst = max(worst, float(np.abs(got - want).max()) / step)
+    return worst, res
+
+
+# before: 155, 195 output steps (the int8 difference's grid rounded +-1e-3 to 0)
+@pytest.mark.parametrize("cls", [InputsSign, MethodSign])
+def test_the_sign_of_a_difference_of_inputs_straddling_zero(cls):
+    pairs = _straddling(8, (1, 16), 0)
+    assert any((a - b).abs().max() > 0 and ((a - b) > 0).any() and ((a - b) < 0).any() for a, b in pairs)
+    worst, res = _worst(cls().eval(), pairs)
+    assert worst <= 1.5, f"{worst:.2f} output steps from torch"
+    assert not any(n.op == "sub" and set(n.inputs) == {"a", "b"} for n in res.graph.nodes)
+
+
+def test_the_sign_of_an_input_minus_a_number():
+    g = torch.Generator().manual_seed(4)
+    xs = [(torch.cat([0.5 + 1e-4 * torch.randn(1, 8, generator=g), 0.25 + 1e-4 * torch.randn(1, 8, generator=g),
+                      torch.randn(1, 8, generator=g)], 1),) for _ in range(6)]
+    worst, _ = _worst(NumberSign().eval(), xs)
+    assert worst <= 1.5, f"{worst:.2f} output steps from torch"
+
+
+def test_a_difference_read_elsewhere_is_kept():
+    worst, res = _worst(KeptDifference().eval(), _straddling(8, (1, 16), 5, spread=0.5))
+    assert any(n.op == "sub" and n.inputs == ["a", "b"] for n in res.graph.nodes)
+    assert any(n.op == "compare" and n.inputs == ["a", "b"] for n in res.graph.nodes)
+    assert worst <= 2.5, f"{worst:.2f} output steps from torch"
