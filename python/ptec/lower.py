@@ -281,15 +281,12 @@ class LoweringContext:
         if self.g.node(n.inputs[0]).attrs.get("dtype"):
             return integer_states.write_state(self, n, UnsupportedOperator)
         state = self.env[n.inputs[0]]
-        if self.g.node(n.inputs[0]).attrs.get("fp32_state"):      # the fp32 value as it is
-            value = self.f(n.inputs[1])
-            if value.sizes != state.sizes:
-                raise LoweringError(f"{origin(n)}: the value written into the state is {value.sizes}, "
-                                    f"the state {state.sizes}")
-            self.b.call("aten::view_copy.out", self=value.value, size=list(state.sizes), out=state.value)
-            return
-        value = self.q(n.inputs[1])
-        if (value.scale, value.zp) != (state.scale, state.zp) or value.sizes != state.sizes:
+        fp32 = self.g.node(n.inputs[0]).attrs.get("fp32_state")     # the fp32 value as it is
+        value = self.f(n.inputs[1]) if fp32 else self.q(n.inputs[1])
+        if fp32 and value.sizes != state.sizes:
+            raise LoweringError(f"{origin(n)}: the value written into the state is {value.sizes}, "
+                                f"the state {state.sizes}")
+        if not fp32 and ((value.scale, value.zp) != (state.scale, state.zp) or value.sizes != state.sizes):
             raise LoweringError(f"{origin(n)}: the value written into the state is not on its "
                                 f"int8 grid or shape ({value.sizes} {value.scale} {value.zp} vs "
                                 f"{state.sizes} {state.scale} {state.zp})")

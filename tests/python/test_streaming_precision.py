@@ -22,6 +22,8 @@ from ptec.compiler import compile_model
 from ptec.interpreter import Session
 from ptec.pte import parse_program
 
+from test_buffer_state import Ring       # slice writes: a constant 0/1 scatter (matmul), a where on a mask
+
 
 class CellState(nn.Module):
     """A GRU cell whose h is kept across executes."""
@@ -154,17 +156,20 @@ def test_a_float_counter_follows_torch_past_its_calibration(cls):
     assert state.attrs.get("fp32_state")
 
 
-def test_a_ring_buffer_stays_int8():
-    """Only moves in the loop (slices, cat): exact on one int8 grid, not fp32."""
-    class Ring(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.register_buffer("buf", torch.zeros(1, 4, 3))
+class CatRing(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("buf", torch.zeros(1, 4, 3))
 
-        def forward(self, x):
-            self.buf = torch.cat([self.buf[:, 1:], x], 1)
-            return self.buf.sum(1) - x[:, 0]
-    worst, res = _stream(Ring().eval(), (1, 1, 3), 12, 20, 3)
+    def forward(self, x):
+        self.buf = torch.cat([self.buf[:, 1:], x], 1)
+        return self.buf.sum(1) - x[:, 0]
+
+
+@pytest.mark.parametrize("cls, shape", [(CatRing, (1, 1, 3)), (Ring, (1, 8, 1))])
+def test_a_ring_buffer_stays_int8(cls, shape):
+    """Only moves in the loop (slices, cat, a slice write): exact on one int8 grid, not fp32."""
+    worst, res = _stream(cls().eval(), shape, 12, 20, 3)
     assert worst <= 2.5
     state = next(n for n in res.graph.nodes if n.op == "state")
     assert not state.attrs.get("fp32_state") and state.qparams is not None
