@@ -1112,7 +1112,7 @@ def with_traceable_modules(model: nn.Module, example_inputs=(), stateful: bool =
     ptec::quantized_lstm each) instead of being unrolled."""
     if not any(isinstance(m, COVERED) for m in model.modules()):
         return model
-    steps = sequence_lengths(model, example_inputs) if example_inputs else {}
+    steps = sequence_lengths(model, example_inputs) if example_inputs else {}     # writes undone (tensors_kept)
     model = model_copy(model)
     from .capture_module_aliases import remember_paths
     remember_paths(model)       # functools.partial(run, self.cell) of __init__ holds the copy's cell
