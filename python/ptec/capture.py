@@ -51,9 +51,10 @@ from .capture_in_place import AugmentedProxy, refuse_written_tensors, tensors_of
 from .capture_distributions import note_skipped_checks
 from .capture_integer_states import integer_state
 from .capture_train_norms import evaluated, trained_norm
-from .capture_buffer_state import (INIT, STATE, as_states, copy_with_buffers, kept_states,
+from .capture_buffer_state import (INIT, STATE, as_states, copy_with_buffers, kept_states, states_of_copy,
                                    restore_tensors, states_in, with_state_reads, written_tensors)
 from .capture_view_writes import writes_through_views
+from .capture_state_precision import fp32_state_loops
 from .capture_composed import composed_calls
 from .capture_torchvision import roi_align_node, torchvision_calls, torchvision_leaves
 from .capture_trace_patches import trace_patches
@@ -98,7 +99,7 @@ from .capture_unary_tables import unary_table_nodes
 from .capture_float_bits import WHOLE_WHY as FREXP_WHOLE_WHY, frexp_elements, mark_bit_level_readers
 from .capture_nms import nms_nodes
 from .capture_fp32_norms import fp32_norm_nodes, lp_pool_fp32_nodes
-from .capture_sign import sign_nodes
+from .capture_sign import difference_sign_nodes, sign_nodes
 from .capture_norm_chains import norm_chains_as_calls
 from .capture_fp32_buckets import fp32_bucket_nodes
 from .capture_fp32_histc import fp32_histc_nodes
@@ -1019,6 +1020,9 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
                 nodes.extend(bool_nodes(fn, by_name))
             elif sign_nodes(fn, ins) is not None:                     # capture_sign: by comparisons
                 nodes.extend(sign_nodes(fn, ins))
+            elif difference_sign_nodes(fn) is not None:     # sign(a - b): (a > b) - (a < b) (capture_sign)
+                nodes.extend(difference_sign_nodes(fn))
+                tuple_sources.add(fn.args[0].name)      # the int8 difference: dropped unless read elsewhere
             elif reduction_nodes(fn, ins, by_name) is not None:
                 made = reduction_nodes(fn, ins, by_name)         # capture_reductions; a tuple: per element
                 nodes.extend(made if isinstance(made, list) else [_function_node(fn, ins)])
@@ -1827,7 +1831,7 @@ def _lstm_layers_traced(model: nn.Module, example_inputs, stateful: bool = False
     stand_in = with_traceable_modules(model, example_inputs, stateful, lstm_kernel=True)
     if not any(isinstance(m, LSTMLayer) for m in stand_in.modules()):
         return None
-    gm = _symbolic_trace(stand_in, example_inputs, states)
+    gm = _symbolic_trace(stand_in, example_inputs, states_of_copy(states, stand_in))
     without_dead_code(gm)               # h_n, c_n and their pieces when unused
     mods = dict(gm.named_modules())
     if any(fn.op == "call_module" and isinstance(mods.get(fn.target), LSTMFinalCell) for fn in gm.graph.nodes):
@@ -1846,7 +1850,8 @@ def _traced(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: bool,
     try:
         gm = _lstm_layers_traced(model, example_inputs, stateful, states) if lstm_kernel else None
         if gm is None:
-            gm = _symbolic_trace(with_traceable_modules(model, example_inputs, stateful), example_inputs, states)
+            stand_in = with_traceable_modules(model, example_inputs, stateful)     # a copy: its own tensors
+            gm = _symbolic_trace(stand_in, example_inputs, states_of_copy(states, stand_in))
     except CaptureModuleError as e:
         raise CaptureError(str(e)) from e
     except CaptureError:
@@ -1972,6 +1977,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     note_dropped_outputs(g, gm)
     note_skipped_checks(g, getattr(gm, "ptec_unchecked", ()))  # torch.distributions' checks (capture_distributions)
     kept_states(g)              # a written buffer's state: its note, or dropped when never read
+    fp32_state_loops(g)         # a state computed from itself: fp32, no rounding carried (capture_state_precision)
     if stateful:
         # An SVDF keeps its activation state in the kernel's own tensor,
         # an LSTM layer its h and c in the kernel's in/out state tensors:

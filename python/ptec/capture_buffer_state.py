@@ -145,6 +145,17 @@ def with_state_reads(tracer_class):
     return StateTracer
 
 
+def states_of_copy(states, stand_in: nn.Module):
+    """states ({id(tensor): path}, capture.py's twin) keyed by the tensors
+    of stand_in, the copy with_traceable_modules makes when the model has a
+    recurrent layer or another stand-in (`self.h = self.cell(x, self.h)`):
+    the same paths, other tensors. (None / {}: as given.)"""
+    if not states:
+        return states
+    found = _tensors(stand_in)
+    return {id(found[p][2]): p for p in states.values() if p in found}
+
+
 @contextlib.contextmanager
 def binding_names(tracer):
     """Module.__setattr__ of a proxy to a written tensor's name (`self.buf

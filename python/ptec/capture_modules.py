@@ -1112,11 +1112,20 @@ def with_traceable_modules(model: nn.Module, example_inputs=(), stateful: bool =
     ptec::quantized_lstm each) instead of being unrolled."""
     if not any(isinstance(m, COVERED) for m in model.modules()):
         return model
+    from .capture_buffer_state import restore_tensors
+    from .capture_in_place import tensors_of
+    # the two eager runs below write a forward's own tensors (a GRU's kept h:
+    # `self.h.copy_(h_n)`): each is put back, or the states would start from
+    # the written values (capture_buffer_state)
+    before, attributes = tensors_of(model), set(vars(model))
     steps = sequence_lengths(model, example_inputs) if example_inputs else {}
+    restore_tensors(before, model, attributes)
     model = model_copy(model)
     from .capture_module_aliases import remember_paths
     remember_paths(model)       # functools.partial(run, self.cell) of __init__ holds the copy's cell
+    before, attributes = tensors_of(model), set(vars(model))
     calls = recorded_masks(model, example_inputs) if example_inputs else {}
+    restore_tensors(before, model, attributes)
 
     def stand_in_of(name, m):
         from .capture_module_forms import answering_for

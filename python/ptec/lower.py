@@ -263,6 +263,10 @@ class LoweringContext:
         bool buffer's: a tensor of its dtype (capture_integer_states)."""
         if n.attrs.get("dtype"):
             return integer_states.lower_state(self, n, INPUT_TYPES)
+        if n.attrs.get("fp32_state"):       # computed from itself in fp32 (capture_state_precision)
+            init = np.asarray(n.attrs["init"], np.float32).reshape(n.shape)
+            v = self.b.state(ScalarType.FLOAT, n.shape, np.ascontiguousarray(init).tobytes())
+            return Act(v, [int(d) for d in n.shape], ScalarType.FLOAT)
         s, z = n.qparams
         init = np.asarray(n.attrs["init"], np.float64)
         if len(n.shape) == 4:
@@ -277,6 +281,13 @@ class LoweringContext:
         if self.g.node(n.inputs[0]).attrs.get("dtype"):
             return integer_states.write_state(self, n, UnsupportedOperator)
         state = self.env[n.inputs[0]]
+        if self.g.node(n.inputs[0]).attrs.get("fp32_state"):      # the fp32 value as it is
+            value = self.f(n.inputs[1])
+            if value.sizes != state.sizes:
+                raise LoweringError(f"{origin(n)}: the value written into the state is {value.sizes}, "
+                                    f"the state {state.sizes}")
+            self.b.call("aten::view_copy.out", self=value.value, size=list(state.sizes), out=state.value)
+            return
         value = self.q(n.inputs[1])
         if (value.scale, value.zp) != (state.scale, state.zp) or value.sizes != state.sizes:
             raise LoweringError(f"{origin(n)}: the value written into the state is not on its "

@@ -580,7 +580,8 @@ def quantize(prepared: Graph, observer: RangeObserver, w4: bool = False,
             if n.op == "state_write":
                 state = g.node(n.inputs[0])
                 value = g.node(n.inputs[1]).qparams
-                if value is not None and tuple(value) != tuple(state.qparams) and not state.attrs.get("dtype"):
+                if value is not None and tuple(value) != tuple(state.qparams) and not state.attrs.get("dtype") \
+                        and not state.attrs.get("fp32_state"):    # (nor a float32 one: capture_state_precision)
                     moved[state.name] = tuple(value)    # (an integer / bool state has no int8 grid)
                 n.qparams = value
         if not moved:

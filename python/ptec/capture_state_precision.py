@@ -1,0 +1,114 @@
+"""A float buffer state whose next value is computed from its last one
+(issue 15): each execute's int8 rounding of it is read by the next, so the
+error adds up over a stream, where torch's float state carries none.
+
+Probes streamed 30 executes: a GRU cell's kept h (`self.h.copy_(
+self.cell(x, self.h))`) on its calibrated int8 grid drifted 7 to 27 output
+steps from torch; a float counter (`self.t += 1.0`) saturated at the top of
+its calibrated grid and was off by its whole growth after that (the grid
+of the counts calibration saw cannot hold a later one).
+
+The loop is the steps on a path from the state to the value written into
+it (capture_buffer_state: the `state` node and its `state_write`). When it
+holds arithmetic (not only moves of bytes: a ring buffer's slices and cat
+copy codes, exactly, and stay int8), the loop runs in fp32 (attrs "fp32",
+the portable kernels) and the state is a float32 tensor (attrs
+"fp32_state"): no rounding is carried from one execute to the next, a
+count stays whole up to 2^24, a running mean or a GRU's h keeps torch's
+float value up to fp32 rounding. Readers outside the loop read it
+quantized on the grid calibration saw, as before; the steps computing the
+loop's other operands from the input (a GRU's input projection) keep
+their int8 grids. A --stateful layer's state (no written buffer) is not
+taken here: its whole unrolled sequence would be the loop."""
+from __future__ import annotations
+
+from typing import Dict, List, Set
+
+import numpy as np
+
+from .capture_buffer_state import STATE
+
+# steps that only move or copy codes: a loop of these alone is exact on one int8 grid
+MOVES = {"reshape", "identity", "slice", "cat", "permute", "transpose", "expand", "select", "squeeze",
+         "unsqueeze", "flip", "roll", "slice_update", "slice_scatter", "index_put", "repeat", "narrow",
+         "contiguous", "clone", "view", "gather", "copy"}
+
+FP32_STATE = ("a buffer state's loop (its next value computed from its last) runs in fp32: an int8 "
+              "rounding carried from execute to execute adds up over a stream")
+
+
+def _moves(g, n) -> bool:
+    """Whether n only moves codes: a move op, a where on a constant
+    condition, a matmul by a constant 0/1 matrix with at most one 1 per
+    output (a slice write's scatter: capture_item_assignment)."""
+    if n.op in MOVES:
+        return True
+    consts = [np.asarray(g.node(i).attrs["value"]) for i in n.inputs if g.node(i).op == "constant"]
+    if n.op == "where":
+        return len(consts) >= 1 and g.node(n.inputs[0]).op == "constant"
+    if n.op == "matmul" and len(consts) == 1 and g.node(n.inputs[1]).op == "constant":
+        m = consts[0]
+        return m.ndim == 2 and bool(np.isin(m, (0, 1)).all()) and int((m != 0).sum(0).max(initial=0)) <= 1
+    return False
+
+
+def _after(g, state: str) -> List[str]:
+    """The nodes computed from state, in graph order (its writes not)."""
+    after: Set[str] = set()
+    todo = [state]
+    while todo:
+        for u in g.users(todo.pop()):
+            if u.name not in after and u.op != "state_write":
+                after.add(u.name)
+                todo.append(u.name)
+    return [n.name for n in g.nodes if n.name in after]
+
+
+def _accumulates(g, state: str, loop: List[str]) -> bool:
+    """Whether the loop is one add / sub of the state (through moves) and
+    a value not computed from it: `self.t += 1.0`, `self.t = self.t + dt`,
+    `self.total += x`: a count or a sum, which grows without a bound."""
+    steps = [k for k in loop if not _moves(g, g.node(k))]
+    if len(steps) != 1 or g.node(steps[0]).op not in ("add", "sub"):
+        return False
+    n = g.node(steps[0])
+    from_state = [i for i in n.inputs if i == state or i in loop]
+    return len(from_state) == 1 and (n.op == "add" or n.inputs[0] in from_state)
+
+
+def _loop(g, state: str, value: str) -> List[str]:
+    """Nodes on a path from state to value (value included, state not)."""
+    after = set(_after(g, state))
+    before: Set[str] = set()
+    todo = [value]
+    while todo:
+        n = g.node(todo.pop())
+        if n.name in before:
+            continue
+        before.add(n.name)
+        todo.extend(i for i in n.inputs if i != state)
+    return [n.name for n in g.nodes if n.name in after and n.name in before]
+
+
+def fp32_state_loops(g) -> Dict[str, List[str]]:
+    """Marks each float buffer state whose loop computes (module doc):
+    the state attrs fp32_state, the loop's nodes attrs fp32. Returns
+    {state: loop nodes} of those marked."""
+    marked = {}
+    for w in [n for n in g.nodes if n.op == "state_write" and n.attrs.get(STATE)]:
+        state, value = w.inputs
+        s = g.node(state)
+        if s.attrs.get("dtype"):        # an integer / bool buffer: exact already (capture_integer_states)
+            continue
+        loop = _loop(g, state, value)
+        if not loop or all(_moves(g, g.node(k)) for k in loop):
+            continue
+        s.attrs["fp32_state"] = True
+        if _accumulates(g, state, loop):
+            # a sum that grows without a bound (a count): no calibrated grid holds its later
+            # values, so everything reading it, to the outputs, computes on its fp32 value
+            loop = loop + [k for k in _after(g, state) if k not in loop]
+        for k in loop:
+            g.node(k).attrs.setdefault("fp32", FP32_STATE)
+        marked[state] = loop
+    return marked
