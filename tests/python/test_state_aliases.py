@@ -278,13 +278,25 @@ class KeptLSTMCell(nn.Module):
         return self.h
 
 
+class Vote(nn.Module):
+    """A window of the last argmax ids kept in an int64 buffer, counted: ids < 3 by induction over the calls."""
+    def __init__(self, start=0):
+        super().__init__()
+        self.register_buffer("hist", torch.full((4,), start, dtype=torch.long))
+
+    def forward(self, x):
+        self.hist = torch.cat([self.hist[1:], x.argmax(-1)])
+        return torch.bincount(self.hist, minlength=3)
+
+
 MODELS = {"old_plain": OldPlain, "old_clone": OldClone, "old_detach": OldDetach, "old_flatten": OldFlatten,
           "h_prev": HPrev, "cached_output": CachedOutput, "ring_old": RingOld, "int_old": IntOld,
           "bool_old": BoolOld, "delay": Delay, "biquad": Biquad, "swap": Swap, "swap_int": SwapInt,
           "swap_pure": SwapPure, "swap_pure_int": SwapPureInt, "delay_reversed": DelayReversed,
+          "bincount_of_state": Vote,
           "follow_int": FollowInt, "prev_clone": PrevClone, "prev_copy": PrevCopy,
           "two_frames_clone": TwoFramesClone, "gru_cell_kept": KeptGRUCell, "lstm_cell_kept": KeptLSTMCell}
-SHAPES = {"old_flatten": (1, 2, 3), "h_prev": (1, 4)}
+SHAPES = {"old_flatten": (1, 2, 3), "h_prev": (1, 4), "bincount_of_state": (1, 3)}
 
 
 def _flat(o):
@@ -325,3 +337,13 @@ def test_streamed_states_equal_torch(name):
     outs, wants = streamed(MODELS[name], SHAPES.get(name, (1, 4)))
     worst = worst_steps(outs, wants)
     assert all(v <= 3.0 for v in worst.values()), (name, worst)
+
+
+def test_bincount_of_a_state_holding_an_id_past_minlength_is_refused_in_one_line():
+    """Its initial value holds id 5: torch's first counts are 6 long, a program's length is fixed."""
+    from ptec.compiler import CompileError
+    x = torch.randn(1, 3)
+    with pytest.raises(Exception) as e:
+        compile_model(Vote(start=5).eval(), [x], [[x]])
+    assert "pass minlength=<n> with ids known below n" in str(e.value) and "\n" not in str(e.value)
+    assert isinstance(e.value, CompileError) or "CaptureError" in type(e.value).__name__
