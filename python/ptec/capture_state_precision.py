@@ -33,6 +33,9 @@ MOVES = {"reshape", "identity", "slice", "cat", "permute", "transpose", "expand"
          "unsqueeze", "flip", "roll", "slice_update", "slice_scatter", "index_put", "repeat", "narrow",
          "contiguous", "clone", "view", "gather", "copy"}
 
+# steps the runtime has no fp32 kernel for (a `where` is int8 only): such a loop stays int8, as before
+NO_FP32 = {"where"}
+
 FP32_STATE = ("a buffer state's loop (its next value computed from its last) runs in fp32: an int8 "
               "rounding carried from execute to execute adds up over a stream")
 
@@ -101,7 +104,8 @@ def fp32_state_loops(g) -> Dict[str, List[str]]:
         if s.attrs.get("dtype"):        # an integer / bool buffer: exact already (capture_integer_states)
             continue
         loop = _loop(g, state, value)
-        if not loop or all(_moves(g, g.node(k)) for k in loop):
+        if not loop or all(_moves(g, g.node(k)) for k in loop) \
+                or any(g.node(k).op in NO_FP32 for k in loop):
             continue
         s.attrs["fp32_state"] = True
         if _accumulates(g, state, loop):

@@ -121,7 +121,7 @@ def test_streaming_conv_cache_follows_torch(name):
 
 
 class SoftmaxState(nn.Module):
-    """A state written with a softmax (grid [0, 1)) whose initial value is 5: not on that grid."""
+    """A state written with a softmax of itself, initial value 5: off the softmax's grid [0, 1)."""
 
     def __init__(self):
         super().__init__()
@@ -132,15 +132,34 @@ class SoftmaxState(nn.Module):
         return x * self.p
 
 
+def test_a_softmax_of_the_state_written_into_it_runs_in_fp32():
+    """Refused once (its initial value off the softmax's int8 grid); its next
+    value is computed from its last, so it is an fp32 state now
+    (capture_state_precision), whatever its initial value."""
+    torch.manual_seed(0)
+    model = SoftmaxState().eval()
+    xs = _samples((1, 4), 12, 1)
+    res = compile_model(model, [xs[0]], [(x,) for x in xs])
+    assert next(n for n in res.graph.nodes if n.op == "state").attrs.get("fp32_state")
+    twin = copy.deepcopy(model)
+    with torch.no_grad():
+        want = [twin(x).numpy() for x in xs]
+    got = [o[0] for o in host_runtime.run_stream(parse_program(res.data), res.data, [[x.numpy()] for x in xs])]
+    step = res.graph.node(res.graph.outputs[0]).qparams[0]
+    assert max(float(np.abs(o - w).max()) for o, w in zip(got, want)) / step <= 2.0
+
+
 def test_a_state_that_cannot_take_its_values_grid_is_refused_in_one_line(tmp_path):
+    """A softmax (grid [0, 1)) of the input alone written into a buffer initialised to 5."""
     line = cli_refusal(tmp_path, "import torch, torch.nn as nn\n"
                                  "class M(nn.Module):\n"
                                  "    def __init__(self):\n"
                                  "        super().__init__()\n"
                                  "        self.register_buffer('p', torch.full((1, 4), 5.0))\n"
                                  "    def forward(self, x):\n"
-                                 "        self.p = torch.softmax(x + self.p, -1)\n"
-                                 "        return x * self.p\n"
+                                 "        y = x * self.p\n"
+                                 "        self.p = torch.softmax(x, -1)\n"
+                                 "        return y\n"
                                  "def model():\n"
                                  "    return M().eval(), (torch.randn(1, 4),)\n")
     assert "buffer p" in line and "initial value" in line, line
