@@ -51,7 +51,7 @@ def check_sample(sample, example_inputs: Sequence[torch.Tensor], where: str) -> 
         raise CalibrationError(f"{where}: holds {len(sample)} input(s), the model has {n}"
                                + (" (save each sample with numpy.savez(file, x0, x1, ...))"
                                   if n > 1 else ""))
-    out = []
+    out, nonfinite = [], []
     for k, (x, e) in enumerate(zip(sample, example_inputs)):
         what = f"{where}: input {k}" if n > 1 else where
         if not isinstance(x, (torch.Tensor, np.ndarray)):
@@ -72,10 +72,39 @@ def check_sample(sample, example_inputs: Sequence[torch.Tensor], where: str) -> 
                                    f"{_shape(e.shape)}")
         t = x if isinstance(x, torch.Tensor) else torch.from_numpy(np.array(x))
         if not bool(torch.isfinite(t).all()):
-            raise CalibrationError(f"{what}: holds NaN or infinity (calibration needs finite "
-                                   "values)")
+            nonfinite.append(k)
         out.append(t)
-    return tuple(out)
+    return Sample(out, where if not isinstance(sample, Sample) else sample.where,
+                  nonfinite if not isinstance(sample, Sample) else sample.nonfinite)
+
+
+class Sample(tuple):
+    """A checked sample: its tensors, where it came from (a file, a sample
+    number) and which inputs hold NaN or inf. Those are allowed (a model
+    that replaces them: nanmean, nan_to_num, isnan): calibration's ranges
+    skip them (quantize.RangeObserver), and refuse_nonfinite_inputs refuses
+    an input whose NaN / inf reach the outputs."""
+
+    def __new__(cls, values, where: str = "", nonfinite=()):
+        self = super().__new__(cls, values)
+        self.where, self.nonfinite = where, tuple(nonfinite)
+        return self
+
+
+def refuse_nonfinite_inputs(inputs: Sequence[str], samples: Sequence[Sample], observer) -> None:
+    """CalibrationError naming the first sample whose NaN / inf of an input
+    change the model's outputs (no int8 grid holds them: only a model that
+    replaces or drops them, as nanmean or nan_to_num, takes them)."""
+    for k, name in enumerate(inputs):
+        what = observer.nonfinite(name)
+        if not what or what.endswith("dropped later"):
+            continue
+        first = next((s for s in samples if k in getattr(s, "nonfinite", ())), None)
+        where = first.where if first is not None else "calibration"
+        label = f"{where}: input {k}" if len(inputs) > 1 else where
+        raise CalibrationError(f"{label}: holds NaN or infinity, which reach the model's outputs (calibration "
+                               "needs finite values, except where the model replaces them: nan_to_num, nanmean, "
+                               "nansum, isnan)")
 
 
 def check_samples(samples, example_inputs: Sequence[torch.Tensor],

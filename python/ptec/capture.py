@@ -76,6 +76,7 @@ from .capture_plumbing import tidy_plumbing
 from .capture_input_dtypes import as_captured, float_copy, mark_half_inputs
 from .capture_outputs import flatten_outputs, note_dropped_outputs
 from .capture_dtype_forms import dtype_forms
+from .capture_int_spellings import int_clamp_sides, type_as_to
 from .capture_out_arguments import out_arguments_as_results
 from .capture_unbatched import function_call as unbatched_function, module_call as unbatched_module
 from .capture_call_forms import method_call, positional_form, root_arguments
@@ -1154,7 +1155,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
         else:
             raise CaptureError(f"unexpected fx node {fn.op}")
         for n in nodes[before:]:
-            n.attrs.setdefault("source", _source(fn, mods))
+            # (a rewrite's steps name the user's call they stand for: capture_nms)
+            n.attrs.setdefault("source", fn.meta.get("ptec_source") or _source(fn, mods))
             if fn.meta.get("ptec_site") and n.written is None:
                 n.written = _written(fn)
             if fn.meta.get("ptec_fp32"):
@@ -1757,6 +1759,8 @@ class _Tracer(KnownValuesTracer):
             return False    # batch statistics in eval too: traced into F.batch_norm(x, None, None, training=True)
         if trained_norm(m):
             return False    # in training mode under an eval root: its F.batch_norm(training=True) (capture_train_norms)
+        if isinstance(m, nn.MultiLabelMarginLoss):
+            return False    # its forward, F.multilabel_margin_loss: capture_margin_losses' stand-in
         return isinstance(m, (LSTMLayer, SVDF)) or super().is_leaf_module(m, qualname)
 
 
@@ -1946,6 +1950,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     cast_bools_first(gm, lambda: _propagate_kept(gm, example_inputs, initial))  # (x > 0).t().float()
     compares_after_moves(gm, lambda: _propagate_kept(gm, example_inputs, initial))  # (x > 0).t(): x.t() > 0
     moved_bools_compared(gm, lambda: _propagate_kept(gm, example_inputs, initial))  # cat([z, m]) | m2
+    type_as_to(gm)              # x.type_as(i): x.to(i's dtype) (capture_int_spellings)
     tidy_plumbing(gm, CaptureError)
     dtype_forms(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # sum(dtype=), where(c, 1, 0)
     bincount_as_one_hot(gm, lambda: _propagate_kept(gm, example_inputs, initial))   # int64 counts (capture_bincount)
@@ -1954,6 +1959,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     mask_with_rest(gm, lambda: _propagate_kept(gm, example_inputs, initial))
     writes_through_views(gm, example_inputs)    # y.relu_(), y[0].mul_(2): out of place, written back (capture_view_writes)
     drop_markers(gm)            # y[idx] = v: its out-of-place value (capture_item_assignment)
+    int_clamp_sides(gm)         # i.clamp_min(1), i.clamp_max_(3): torch.clamp (capture_int_spellings)
     flatten_index_puts(gm, lambda: _propagate_kept(gm, example_inputs, initial))  # x.index_put((i, j), v, True)
     refusal = empty_read_refusal(gm, example_inputs)     # torch.empty's undefined values read (capture_made_tensors)
     if refusal:

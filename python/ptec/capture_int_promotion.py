@@ -1,6 +1,6 @@
 """Float operands beside int values of the program (issue 15): `i + x`,
 `i * 0.5`, `i / 2`, `torch.true_divide(i, 3)`, `i < 2.5`, `0.5 - i`,
-`i ** 0.5`, `torch.where(m, i, x)`, `torch.maximum(i, x)`, where i is an
+`i ** 0.5`, `torch.where(m, i, x)`, `torch.maximum(i, x)`, `torch.clamp(i, min=x, max=y)`, where i is an
 int64 / int32 value a program computes (an argmax, `x.long()`, integer
 arithmetic on them) and x a float tensor.
 
@@ -13,7 +13,7 @@ copy), and capture lowers `i.float() + x` as it always has
 (capture_indices' index_to_float, then the float call).
 
 Only calls whose traced result is float32 (arithmetic, where, maximum /
-minimum, pow) or bool with a float operand (comparisons) are changed, and
+minimum, pow, clamp) or bool with a float operand (comparisons) are changed, and
 only operands whose value depends on the model's inputs (an integer
 constant beside a float is capture's own business). Integer results
 (`i + 1`, `i // 2`) stay capture_int_math's."""
@@ -33,6 +33,9 @@ _ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.truediv, opera
 _COMPARE = {operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
             torch.lt, torch.le, torch.gt, torch.ge, torch.eq, torch.ne,
             "lt", "le", "gt", "ge", "eq", "ne", "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"}
+# clamp of an int value by float bounds (tensors or numbers): torch's float32 result, clamp of i.float()
+_CLAMPS = {torch.clamp, torch.clip, torch.clamp_min, torch.clamp_max, "clamp", "clip", "clamp_min", "clamp_max",
+           "clamp_", "clip_"}
 _INTS = (torch.int64, torch.int32)
 
 
@@ -69,6 +72,10 @@ def promote_int_operands(gm: torch.fx.GraphModule) -> None:
                 continue
             if fn.target in (torch.where, "where"):
                 operands = list(fn.args[1:3])
+        elif _is(fn.target, _CLAMPS):
+            if _dtype(fn) is not torch.float32:
+                continue
+            operands = [fn.args[0] if fn.args else fn.kwargs.get("input")]
         elif _is(fn.target, _COMPARE):
             if _dtype(fn) is not torch.bool or not any(_floating(a) for a in operands):
                 continue

@@ -26,11 +26,15 @@ trace holds torch's formula (ATen's, term by term) in ops ptec lowers:
   (a computed one, an argmax: without weight);
 * F.multilabel_margin_loss of a constant target: the pairwise
   1 - (x[j] - x[i]) clamped at 0, summed by a constant count of the
-  (target j, non-target i) pairs (ATen's loop), over C;
+  (target j, non-target i) pairs (ATen's loop), over C; of a computed
+  int64 target (a program input) the same sum by counts the graph makes
+  (_listed: the one-hot class of each position before the row's first -1,
+  x[t[k]] a matmul by it, each listed position a term as in ATen's loop);
 * reduction "none", "mean" or "sum" each.
 
 A call these do not cover (the legacy size_average / reduce arguments, a
-computed multilabel target, a computed target's class weights) stays the call, refused by name. torch raises on a
+computed target's class weights) stays the call, refused by name. A
+computed multilabel target's class >= C (torch raises) lists nothing. torch raises on a
 negative constant var; a computed one it can check only at run time, and
 ptec clamps it at eps as torch's clamp would."""
 from __future__ import annotations
@@ -188,12 +192,41 @@ def _multi_margin(input, target, p=1, margin=1.0, weight=None, size_average=None
     return _reduce(loss, reduction)
 
 
+def _listed(target, n: int, classes: int):
+    """Which class each listed position of a computed int64 target [n,
+    classes] names: float 0/1 [n, k, c], 1 where position k comes before
+    the row's first -1 (ATen's loop reads the targets up to there) and
+    names class c. The -1 marks are counted up to each position by a
+    constant triangle (a small whole number, compared with 0.5: a grid
+    that saturates it answers the same); the classes compared as int64."""
+    t = target.reshape(n, classes)
+    stops = (t < 0).float()                           # [n, k]
+    upto = torch.triu(torch.ones(classes, classes))   # [k', k]: k' <= k
+    before = torch.matmul(stops, upto) < 0.5          # no -1 at or before position k
+    names = t.unsqueeze(2) == torch.arange(classes)   # [n, k, c], int64 against int64
+    return (names & before.unsqueeze(2)).float()
+
+
 def _multilabel_margin(input, target, size_average=None, reduce=None, reduction="mean"):
-    if not _ok(size_average, reduce, reduction) or input.dim() not in (1, 2) or isinstance(target, torch.fx.Proxy):
-        return None                                  # a computed target: its pairs not known here
+    if not _ok(size_average, reduce, reduction) or input.dim() not in (1, 2):
+        return None
     single = input.dim() == 1
     scores = input.unsqueeze(0) if single else input
     n, classes = int(scores.shape[0]), int(scores.shape[1])
+    if isinstance(target, torch.fx.Proxy):
+        # a computed target (a program input, an argsort): its listed positions one-hot in the graph,
+        # ATen's sum over listed j and unlisted i of max(0, 1 - (x[j] - x[i])), over C
+        if tuple(target.shape) != ((classes,) if single else (n, classes)):
+            return None
+        hit = _listed(target, n, classes)                                   # [n, k, c]
+        listed = (hit.sum(2) > 0.5).float()                                 # [n, k]: 0/1 (a compare: exact)
+        unlisted = (hit.sum(1) < 0.5).float()                               # [n, i]: no position names i
+        picked = torch.matmul(hit, scores.unsqueeze(2))                     # [n, k, 1]: x[t[k]] (0 unlisted)
+        z = torch.clamp(1.0 - picked + scores.unsqueeze(1), min=0.0)        # [n, k, i]
+        loss = (z * (listed.unsqueeze(2) * unlisted.unsqueeze(1))).sum((1, 2)) / classes
+        if single:
+            loss = loss.reshape(())
+        return _reduce(loss, reduction)
     t = target.detach().long().reshape(n, classes) if tuple(target.shape) in ((classes,), (n, classes)) else None
     if t is None:
         return None

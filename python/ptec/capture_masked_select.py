@@ -31,7 +31,7 @@ from typing import List, Optional
 import numpy as np
 import torch
 
-from .ir import Graph, Node, origin
+from .ir import Graph, Node, origin, written
 
 
 def _float_node(a, by_name) -> bool:
@@ -386,7 +386,7 @@ def refuse_consumers(g: Graph, error) -> None:
                         "(element-wise ops, reductions and layers along it, giving one varying dim after ones "
                         "only: docs/aot.md); return the selection and reshape outside the program")
         if users:
-            raise error(f"operator not supported: {origin(users[0])} takes {origin(n)}'s result, whose length "
+            raise error(f"operator not supported: {origin(users[0])} takes {written(n)}'s result, whose length "
                         "depends on the values, in a way ptec cannot compute over x: a bool-mask selection can "
                         "be a program output or go into element-wise ops, layers acting on each of its rows, "
                         "views keeping or splitting its rows, sort / topk / kthvalue, cat, sum / mean / max / "

@@ -35,6 +35,11 @@ per box not kept; the program's result is out[out >= 0] (an int64
 comparison and the same bound-dynamic selection). Scratch: K float32
 areas and K uint32 kept indices (runtime_scratch.batched_nms).
 
+No boxes (K = 0, not a selection's): torch's empty int64, the descending
+order of no scores. nms(B[m], S[m], t) after a score filter m, t a number
+>= 0 (`_filtered_rewrite`): over all K boxes, those m drops made empty, so
+any count at run (0 too) gives torch's indices into B[m].
+
 The threshold (`_threshold`): a number as it is; a tensor attribute or
 buffer of one element folded to float(it), the constant torchvision reads;
 t.item() taken as t; any other value of one element (computed in forward,
@@ -236,6 +241,72 @@ def threshold_in_fp32(t: torch.fx.Node) -> None:
                        THRESHOLD_FP32)
 
 
+def _named(fn: torch.fx.Node, first: torch.fx.Node, last: torch.fx.Node) -> None:
+    """The rewrite's steps, first to last, named as the user's call (ir.origin: a refusal of one of them, as
+    a selection's reader, names the nms call, not nms_keep)."""
+    at = first
+    while True:
+        at.meta["ptec_source"] = f"{fn.name} (torchvision.ops.{fn.target.__name__})"
+        if at is last:
+            return
+        at = at.next
+
+
+def _bool_selection(n) -> bool:
+    """n is x[m], m a bool tensor (a selection whose length depends on the values)."""
+    return (isinstance(n, torch.fx.Node) and n.op == "call_function" and n.target is operator.getitem
+            and len(n.args) == 2 and isinstance(n.args[1], torch.fx.Node) and _dtype(n.args[1]) == torch.bool)
+
+
+def _data_shaped(n: torch.fx.Node) -> bool:
+    """n or a value it is computed from is a bool selection: its traced length is one run's."""
+    seen, todo = set(), [n]
+    while todo:
+        v = todo.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        if _bool_selection(v):
+            return True
+        todo.extend(v.all_input_nodes)
+    return False
+
+
+def _filtered(boxes, scores):
+    """(B, S, m) when boxes is B[m] and scores S[m] by one bool mask m [K] (a score filter), else None."""
+    if not (_bool_selection(boxes) and _bool_selection(scores)) or boxes.args[1] is not scores.args[1]:
+        return None
+    return boxes.args[0], scores.args[0], boxes.args[1]
+
+
+def _filtered_rewrite(g, fn: torch.fx.Node, boxes, scores, mask, t: float) -> bool:
+    """nms(B[m], S[m], t), t >= 0, over all K boxes: the boxes m drops made
+    [0, 0, 0, 0] (no area: their overlap with any box is 0 (or 0 / 0), never
+    above t, so they suppress nothing), the order of all of S (torch's stable
+    sort restricted to m is the order of S[m]), and the kept positions whose
+    box m keeps, as indices into B[m]: the count of m up to the box, less
+    one. Any count at run, 0 too (an empty int64 result)."""
+    def fp32(node):
+        node.meta["ptec_fp32"] = NMS_FP32
+        return node
+
+    with g.inserting_before(fn):
+        first = g.call_method("unsqueeze", (mask, 1))
+        kept_boxes = fp32(g.call_function(torch.where, (first, boxes, 0.0)))
+        order = g.call_function(torch.argsort, (scores,), {"descending": True})
+        keep = fp32(g.call_function(nms_keep, (kept_boxes, order, t)))
+        in_mask = g.call_function(operator.getitem, (g.call_method("long", (mask,)), order))
+        picked = g.call_function(operator.and_, (g.call_function(operator.gt, (keep, 0.5)),
+                                                 g.call_function(operator.gt, (in_mask, 0))))
+        rank = g.call_function(operator.sub, (g.call_method("cumsum", (g.call_method("long", (mask,)), 0)), 1))
+        out = g.call_function(operator.getitem, (g.call_function(operator.getitem, (rank, order)), picked))
+    out.meta["ptec_nms"] = f"{fn.name} (torchvision.ops.nms)"
+    _named(fn, first, out)
+    fn.replace_all_uses_with(out)
+    g.erase_node(fn)
+    return True
+
+
 def nms_rewrite(gm: torch.fx.GraphModule, fn: torch.fx.Node, tv_fn, shape) -> bool:
     """torchvision.ops.nms(boxes [K, 4], scores [K], t) and batched_nms(boxes,
     scores, idxs, t), t a constant or a value of one element (_threshold):
@@ -258,9 +329,17 @@ def nms_rewrite(gm: torch.fx.GraphModule, fn: torch.fx.Node, tv_fn, shape) -> bo
             or (batched and (not isinstance(idxs, torch.fx.Node) or shape(idxs) != bs[:1]))):
         return False
     k = bs[0]
-    if k == 0:
-        return False
     g = gm.graph
+    if not batched and not isinstance(t, torch.fx.Node) and float(t) >= 0 and _filtered(boxes, scores):
+        return _filtered_rewrite(g, fn, *_filtered(boxes, scores), float(t))
+    if k == 0 and not any(_data_shaped(v) for v in (boxes, scores)):
+        # no boxes: torchvision's empty int64 result, the descending order of no scores (aten::sort of [0])
+        with g.inserting_before(fn):
+            out = g.call_function(torch.argsort, (scores,), {"descending": True})
+        _named(fn, out, out)
+        fn.replace_all_uses_with(out)
+        g.erase_node(fn)
+        return True
     if isinstance(t, torch.fx.Node):
         refuse_float64_threshold(fn, t, batched)
         threshold_in_fp32(t)
@@ -276,6 +355,7 @@ def nms_rewrite(gm: torch.fx.GraphModule, fn: torch.fx.Node, tv_fn, shape) -> bo
             # torchvision's per-class loop and its unstable sort of the kept scores, in one kernel
             res = fp32(g.call_function(batched_nms_indices, (boxes, scores, order, idxs, t)))
             out = g.call_function(operator.getitem, (res, g.call_function(operator.ge, (res, 0))))
+            _named(fn, order, out)
             fn.replace_all_uses_with(out)
             g.erase_node(fn)
             return True
@@ -289,6 +369,7 @@ def nms_rewrite(gm: torch.fx.GraphModule, fn: torch.fx.Node, tv_fn, shape) -> bo
         out = g.call_function(operator.getitem, (order, g.call_function(operator.gt, (keep, 0.5))))
     # a reader of the selection is refused naming the user's call, not this getitem (refuse_readers)
     out.meta["ptec_nms"] = f"{fn.name} (torchvision.ops.{'batched_nms' if batched else 'nms'})"
+    _named(fn, order, out)
     fn.replace_all_uses_with(out)
     g.erase_node(fn)
     return True

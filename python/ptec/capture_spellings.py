@@ -58,7 +58,8 @@ _CONCAT = {getattr(torch, n): n for n in ("concat", "concatenate") if hasattr(to
 # the calls capture already reads without keywords (x + y, torch.div(x, y)): left to it
 _PLAIN = {torch.add, "add", torch.sub, "sub", torch.mul, "mul", torch.div, "div", torch.true_divide}
 _NUMPY = {torch.float32: np.float32, torch.float64: np.float32, torch.int64: np.int64,
-          torch.int32: np.int32, torch.bool: np.bool_}
+          torch.int32: np.int32, torch.int16: np.int16, torch.int8: np.int8, torch.uint8: np.uint8,
+          torch.bool: np.bool_}
 
 
 def _lookup(table, target):

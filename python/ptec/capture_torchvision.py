@@ -740,9 +740,9 @@ def _nms(gm: torch.fx.GraphModule, fn: torch.fx.Node) -> bool:
 
 
 REFUSED = {  # torchvision call name: why (each refused in one line by _refused)
-    "nms": ("ptec rewrites it only for boxes [K, 4] with K >= 1, scores [K] and a threshold of one element "
+    "nms": ("ptec rewrites it only for boxes [K, 4] (any K, 0 too), scores [K] and a threshold of one element "
             "(a number or a tensor)"),
-    "batched_nms": ("ptec rewrites it only for boxes [K, 4] with K >= 1, scores and idxs [K] and a threshold of "
+    "batched_nms": ("ptec rewrites it only for boxes [K, 4] (any K, 0 too), scores and idxs [K] and a threshold of "
                     "one element (a number or a tensor)"),
     "ps_roi_align": "ptec rewrites it only with channels a multiple of the bins",
     "ps_roi_pool": "ptec rewrites it only with channels a multiple of the bins",

@@ -462,8 +462,12 @@ def _cartesian_prod(s: _Steps, tensors, shapes) -> Optional[str]:
 
 def _filled(fn, name: str, s: _Steps, out) -> Optional[str]:
     """torch.zeros_like / ones_like / full_like: a constant of the traced
-    shape (float32 only: an integer constant would be an index, which these
-    do not make here; x.new_zeros and kin are capture_spellings')."""
+    shape, float32, or of an integer or bool dtype (`zeros_like(x,
+    dtype=torch.long)`: its value converted by torch, an integer constant as
+    capture_int_math reads and lowering returns in its dtype; x.new_zeros and
+    kin are capture_spellings')."""
+    if _dtype(fn) in _EXACT_FILLS and fn.kwargs.get("dtype") in (None, _dtype(fn)):
+        return _exact_filled(fn, name, s, out)
     if _dtype(fn) != torch.float32 or fn.kwargs.get("dtype") not in (None, torch.float32):
         return None
     if name == "full_like":
@@ -475,14 +479,32 @@ def _filled(fn, name: str, s: _Steps, out) -> Optional[str]:
     return s.const(np.full(out, float(value), np.float32))
 
 
+_EXACT_FILLS = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool)
+
+
+def _exact_filled(fn, name: str, s: _Steps, out) -> Optional[str]:
+    """_filled's constant of an integer or bool dtype, its fill converted by torch."""
+    if name == "full_like":
+        value = fn.args[1] if len(fn.args) > 1 else fn.kwargs.get("fill_value")
+        if not isinstance(value, (int, float, bool)) or len(fn.args) > 2:
+            return None
+    else:
+        value = 1 if "ones" in name else 0
+    try:
+        made = torch.full(list(out), value, dtype=_dtype(fn))
+    except (RuntimeError, OverflowError, ValueError, TypeError):
+        return None                         # torch's own error stays the model's
+    return s("constant", [], value=made.numpy().copy())
+
+
 def _refusal(fn, name: str, by_name) -> Optional[str]:
     """Why ptec does not run this call of the ones above, in its refusal."""
     if name in ("empty_like", "new_empty"):
         return "its contents are undefined; use torch.zeros_like / x.new_zeros, which ptec runs"
     if name in ("zeros_like", "ones_like", "full_like") \
-            and _dtype(fn) not in (None, torch.float32):
-        return (f"a tensor of {_dtype(fn)} from a value of another dtype: ptec makes float constants, and integer "
-                f"ones of an integer value's own dtype (cast the value first: torch.zeros_like(i.short()))")
+            and _dtype(fn) not in (None, torch.float32, *_EXACT_FILLS):
+        return (f"a tensor of {_dtype(fn)}: ptec makes float32, integer and bool constants (make it in "
+                f"float32: torch.zeros_like(x, dtype=torch.float32))")
     index = {"index_fill": 2, "take": 1}.get(name)
     if index is not None and len(fn.args) > index and isinstance(fn.args[index], torch.fx.Node) \
             and _constant_of(fn.args[index], by_name) is None:

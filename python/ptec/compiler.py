@@ -15,10 +15,11 @@ from . import lower as lw
 from . import plan as pl
 from . import quantize as qz
 from .backends.ethos_u.npu_config import NPU_TARGETS
-from .calibration import check_samples
+from .calibration import check_samples, refuse_nonfinite_inputs
 from .input_channel_spread import spread_inputs_in_fp32
 from .input_compression import compress_inputs_in_fp32
 from .periodic_inputs import periodic_in_fp32
+from .nonfinite_in_fp32 import nonfinite_in_fp32
 from .capture_buffer_state import STATE
 from .ops import runtime_kernels
 from .ir import origin
@@ -133,6 +134,8 @@ def _compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor
         # random nodes calibrate on torch's draws: seeded, so a compile repeats (the caller's generator untouched)
         torch.manual_seed(random_seed)
         observer = qz.calibrate(prepared, calibration, config, progress)
+    refuse_nonfinite_inputs(prepared.inputs, calibration, observer)
+    nonfinite_in_fp32(prepared, observer, log, int8_io)           # nan_to_num(a / b), b 0 in a sample
     spread_inputs_in_fp32(prepared, calibration, log, int8_io)     # BatchNorm1d of features 1e3 and 1e-2
     try:
         qgraph = qz.quantize(prepared, observer, w4, int8_layernorm, a16)
@@ -180,7 +183,7 @@ def _compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor
     if in_place:
         log(f"--in-place: {lowered.builder.in_place_layers or 0} layers write their output over their input")
     log(f"memory: {mplan.summary()}")
-    program = em.build_program(lowered, mplan)
+    program = em.build_program(lowered, mplan, target)
     try:   # upstream's per-operator dim-order and dtype rules, before any byte exists
         require_compatible(program)
     except UpstreamRuleError as e:

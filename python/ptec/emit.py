@@ -13,9 +13,14 @@ from .pte.schema import Program
 from .pte.writer import serialize_program
 
 
-def build_program(lowered: Lowered, plan: MemoryPlan) -> Program:
+def build_program(lowered: Lowered, plan: MemoryPlan, target: str = None) -> Program:
+    """The program; with `target`, carrying its requirements record for that
+    build and the host's (requirements_record.py), which the runtime reads
+    instead of measuring the method."""
+    from .requirements_record import with_record
     lowered.builder.set_offsets(plan.offsets)
-    return lowered.builder.build(arena_bytes=plan.arena_bytes)
+    program = lowered.builder.build(arena_bytes=plan.arena_bytes)
+    return with_record(program, target) if target is not None else program
 
 
 def emit_pte(program: Program) -> bytes:

@@ -25,6 +25,7 @@ from .capture_int_casts import narrow_dtype
 from . import capture_integer_states as integer_states
 from .ir import Graph, Node, UnsupportedOperator, origin, written
 from .lowered import NOT_YET, Act, IOInfo, Lowered, clone_dim_order, layout, new_act
+from .lower_constant_outputs import constant_output
 from .partition import NO_CODE, Partition
 from .pte.fuse_expansion import fuse_expansions
 from .pte.program_builder import ProgramBuilder
@@ -410,7 +411,12 @@ class LoweringContext:
         self.b.source = None
         outputs, out_values = [], []
         for name in self.g.outputs:
-            if self.get(name).dtype in EXACT_OUTPUTS:
+            exact = constant_output(self, name)
+            if exact is not None:
+                # an integer or bool constant the model returns: in its dtype (lower_constant_outputs)
+                a = exact[0]
+                outputs.append(IOInfo(name, a.sizes, exact[1], layout(a.sizes)))
+            elif self.get(name).dtype in EXACT_OUTPUTS:
                 # an index the model returns (argmax), a bool (a comparison) or
                 # a bool's .int() / .long(): as torch gives it
                 a = self.get(name)

@@ -47,7 +47,7 @@ ptec_status ptec_program_delegate(const ptec_program *p, const char *method_name
     if (p->data == NULL) {
         return PTEC_INVALID_STATE; /* init failed or never ran; its detail stays */
     }
-    ptec_status st = ptec_plan_find(p, method_name, &plan, NULL);
+    ptec_status st = ptec_plan_find(p, method_name, &plan, NULL, NULL);
     if (st != PTEC_OK) {
         return st;
     }

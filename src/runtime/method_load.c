@@ -25,7 +25,7 @@ static ptec_status instr_fail(ptec_exec_ctx *ctx, ptec_status status, const char
 }
 
 static ptec_status ctx_init(ptec_exec_ctx *ctx, const ptec_program *program, const char *name,
-                            ptec_error_detail *error)
+                            uint32_t *plan_index, ptec_error_detail *error)
 {
     memset(ctx, 0, sizeof *ctx);
     ctx->program = program;
@@ -37,7 +37,7 @@ static ptec_status ctx_init(ptec_exec_ctx *ctx, const ptec_program *program, con
                                 PTEC_MSG("the program is not initialised (ptec_program_init failed or was not called)"));
     }
     ctx->fb = ptec_program_fb(program);
-    ptec_status st = ptec_plan_find(program, name, &ctx->plan, error);
+    ptec_status st = ptec_plan_find(program, name, &ctx->plan, plan_index, error);
     if (st != PTEC_OK) {
         return st;
     }
@@ -177,8 +177,31 @@ static void keep_dynamic_sizes(meta_arena *meta, ptec_tensor *t)
     t->flags |= PTEC_TENSOR_RESIZABLE;
 }
 
-static ptec_status program_changed(ptec_exec_ctx *ctx)
+/* A load whose requirements came from the program's record, and that found
+ * other figures than the record's: the file is wrong, not the caller. */
+#define NEEDS_MORE UINT64_MAX /* `needed` when the walk stopped at the record's figure */
+static ptec_status record_disagrees(ptec_error_detail *e, const char *what, uint64_t needed, uint64_t recorded)
 {
+    ptec_detail_fmt f;
+    ptec_detail_begin(&f, e, PTEC_INVALID_PROGRAM, -1, NULL, 0);
+    ptec_detail_str(&f, PTEC_MSG("the program's requirements record disagrees with this runtime ("));
+    ptec_detail_str(&f, what);
+    ptec_detail_str(&f, needed == NEEDS_MORE ? PTEC_MSG(": needs more than ") : PTEC_MSG(": needs "));
+    if (needed != NEEDS_MORE) {
+        ptec_detail_u64(&f, needed);
+        ptec_detail_str(&f, PTEC_MSG(", recorded "));
+    }
+    ptec_detail_u64(&f, recorded);
+    ptec_detail_str(&f, PTEC_MSG(")"));
+    return ptec_detail_end(&f);
+}
+
+/* `count`: the values kept so far (NEEDS_MORE: more than *kept_values). */
+static ptec_status program_changed(ptec_exec_ctx *ctx, uint64_t count)
+{
+    if (ctx->method != NULL && ctx->method->measured.from_record) {
+        return record_disagrees(ctx->error, PTEC_MSG("kept values"), count, ctx->method->measured.kept_values);
+    }
     return ptec_detail_fail(ctx->error, PTEC_INVALID_STATE,
                             PTEC_MSG("the program differs from the one its requirements were computed for"));
 }
@@ -208,7 +231,7 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
         if (!ctx->fb.bad && ptec_value_tag_kept(tag)) {
             if (values != NULL) {
                 if (count >= *kept_values) {
-                    return program_changed(ctx);
+                    return program_changed(ctx, NEEDS_MORE);
                 }
                 v = &values[count];
                 kept[i / 32u].bits |= 1u << (i % 32u);
@@ -237,7 +260,7 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
         meta_take(meta, count, sizeof(ptec_value));
         *kept_values = count;
     } else if (values != NULL && count != *kept_values) {
-        return program_changed(ctx);
+        return program_changed(ctx, count);
     } else {
         m->values = values;
         m->kept = kept;
@@ -773,13 +796,53 @@ static uint32_t measurement_check(const ptec_measurement *s)
      * a real measurement that later stack use overwrote in part (the mock
      * backend test's planned count was, once a field moved). */
     const ptec_requirements *r = &s->req;
-    h = check_mix(check_mix(check_mix(check_mix(h, s->size), s->kept_values), r->metadata_bytes), r->planned_count);
+    h = check_mix(check_mix(check_mix(check_mix(check_mix(h, s->size), s->kept_values), s->from_record),
+                            r->metadata_bytes),
+                  r->planned_count);
     for (size_t i = 0; i < PTEC_MAX_PLANNED_BUFFERS; ++i) {
         h = check_mix(h, r->planned_bytes[i]);
     }
     h = check_mix(check_mix(check_mix(h, r->scratch_bytes), r->fast_scratch_bytes), r->total_bytes);
     h *= 0xc2b2ae35u;
     return h ^ (h >> 16);
+}
+
+/* What ptec_method_load_single carves, in its order, each region 16-byte
+ * aligned; summed with checked arithmetic (two 2 GiB planned buffers
+ * wrapped a 32-bit size_t to 0). false: more than the address space. */
+static bool total_fits(ptec_requirements *req)
+{
+    size_t total = 0, aligned = 0;
+    bool fits = ptec_align_size(req->metadata_bytes, PTEC_BUFFER_ALIGN, &total) &&
+                ptec_align_size(req->fast_scratch_bytes, PTEC_BUFFER_ALIGN, &aligned) &&
+                ptec_add_size(total, aligned, &total) && ptec_add_size(total, req->scratch_bytes, &total);
+    for (size_t i = 0; i < req->planned_count; ++i) {
+        fits = fits && ptec_align_size(req->planned_bytes[i], PTEC_BUFFER_ALIGN, &aligned) &&
+               ptec_add_size(total, aligned, &total);
+    }
+    req->total_bytes = fits ? total : 0;
+    return fits;
+}
+
+/* The program's requirements record, when it has an entry for this build and
+ * method (plan `plan_index`) that this target can use: only for methods with
+ * no delegate call (a backend's needs are its build's, not the layout's),
+ * and sizes that fit a size_t and add up within the address space. */
+static bool from_record(const ptec_exec_ctx *ctx, const ptec_program *program, uint32_t plan_index,
+                        ptec_requirements *req, uint32_t *kept_values)
+{
+    fb_view fb = ctx->fb; /* a malformed delegate list is the walk's to report */
+    fb_vector delegates = ptec_fb_vec(&fb, &ctx->plan, PLAN_DELEGATES, 4);
+    ptec_record_entry e;
+    if (fb.bad || delegates.count != 0 || !ptec_record_find(program, plan_index, &e) || e.metadata_bytes > SIZE_MAX ||
+        e.scratch_bytes > SIZE_MAX || e.fast_scratch_bytes > SIZE_MAX) {
+        return false;
+    }
+    req->metadata_bytes = (size_t)e.metadata_bytes;
+    req->scratch_bytes = (size_t)e.scratch_bytes;
+    req->fast_scratch_bytes = (size_t)e.fast_scratch_bytes;
+    *kept_values = e.kept_values;
+    return total_fits(req);
 }
 
 ptec_status ptec_method_requirements(ptec_method *m, const ptec_program *program, const char *name,
@@ -791,39 +854,35 @@ ptec_status ptec_method_requirements(ptec_method *m, const ptec_program *program
     }
     memset(req, 0, sizeof *req);
     memset(&m->measured, 0, sizeof m->measured);
-    ptec_status st = ctx_init(&ctx, program, name, &m->error);
+    uint32_t plan_index = 0;
+    ptec_status st = ctx_init(&ctx, program, name, &plan_index, &m->error);
     if (st != PTEC_OK) {
         return st;
     }
-    meta_arena meta = {NULL, 0, 0, false};
-    size_t scratch = 0;
-    uint32_t kept_values = 0;
-    st = walk(&ctx, &meta, NULL, &scratch, &kept_values);
-    if (st != PTEC_OK) {
-        return st;
-    }
-    req->metadata_bytes = meta.used;
     req->planned_count = ctx.planned_count;
-    req->scratch_bytes = scratch;
-    req->fast_scratch_bytes = ctx.fast_scratch_bytes;
-    /* What ptec_method_load_single carves, in its order, each region 16-byte
-     * aligned; summed with checked arithmetic (two 2 GiB planned buffers
-     * wrapped a 32-bit size_t to 0). */
-    size_t total = 0, aligned = 0;
-    bool fits = ptec_align_size(meta.used, PTEC_BUFFER_ALIGN, &total) &&
-                ptec_align_size(req->fast_scratch_bytes, PTEC_BUFFER_ALIGN, &aligned) &&
-                ptec_add_size(total, aligned, &total) && ptec_add_size(total, scratch, &total);
     for (uint32_t i = 0; i < ctx.planned_count; ++i) {
         req->planned_bytes[i] = ctx.planned[i].size;
-        fits = fits && ptec_align_size(req->planned_bytes[i], PTEC_BUFFER_ALIGN, &aligned) &&
-               ptec_add_size(total, aligned, &total);
     }
-    if (!fits) {
-        memset(req, 0, sizeof *req);
-        return ptec_detail_fail(&m->error, PTEC_INVALID_PROGRAM,
-                                PTEC_MSG("planned buffers, metadata and scratch add up to more than this target's address space"));
+    uint32_t kept_values = 0;
+    bool recorded = from_record(&ctx, program, plan_index, req, &kept_values);
+    if (!recorded) {
+        meta_arena meta = {NULL, 0, 0, false};
+        size_t scratch = 0;
+        kept_values = 0;
+        st = walk(&ctx, &meta, NULL, &scratch, &kept_values);
+        if (st != PTEC_OK) {
+            memset(req, 0, sizeof *req);
+            return st;
+        }
+        req->metadata_bytes = meta.used;
+        req->scratch_bytes = scratch;
+        req->fast_scratch_bytes = ctx.fast_scratch_bytes;
+        if (!total_fits(req)) {
+            memset(req, 0, sizeof *req);
+            return ptec_detail_fail(&m->error, PTEC_INVALID_PROGRAM,
+                                    PTEC_MSG("planned buffers, metadata and scratch add up to more than this target's address space"));
+        }
     }
-    req->total_bytes = total;
     ptec_measurement *s = &m->measured;
     s->program = program;
     s->data = program->data;
@@ -831,6 +890,7 @@ ptec_status ptec_method_requirements(ptec_method *m, const ptec_program *program
     s->plan = ctx.plan.pos;
     s->req = *req;
     s->kept_values = kept_values;
+    s->from_record = recorded;
     s->check = measurement_check(s);
     return PTEC_OK;
 }
@@ -848,7 +908,7 @@ static ptec_status begin_load(ptec_method *m, const ptec_program *program, const
     fb_table plan;
     if (program != NULL && kept->program == program && kept->data == program->data &&
         kept->size == program->size && kept->check == measurement_check(kept) && program->error.status == PTEC_OK &&
-        ptec_plan_find(program, name, &plan, NULL) == PTEC_OK && plan.pos == kept->plan) {
+        ptec_plan_find(program, name, &plan, NULL, NULL) == PTEC_OK && plan.pos == kept->plan) {
         *req = kept->req;
         return PTEC_OK;
     }
@@ -991,7 +1051,7 @@ static ptec_status load_with(ptec_method *m, const ptec_program *program, const 
     if ((st = check_memory(&m->error, &req, mem)) != PTEC_OK) {
         return st;
     }
-    if ((st = ctx_init(&ctx, program, name, &m->error)) != PTEC_OK) {
+    if ((st = ctx_init(&ctx, program, name, NULL, &m->error)) != PTEC_OK) {
         return st;
     }
     /* Tensors are placed against the sizes in the file, so those must be the
@@ -1011,14 +1071,27 @@ static ptec_status load_with(ptec_method *m, const ptec_program *program, const 
     ctx.fast_scratch.size = req.fast_scratch_bytes;
     meta_arena meta = {mem->metadata, mem->metadata_size, 0, false};
     size_t scratch = 0;
-    uint32_t kept_values = m->measured.kept_values; /* begin_load measured, or kept a measurement */
+    /* begin_load measured, kept a measurement or read the program's record:
+     * only the first two are the walk's own figures. */
+    uint32_t kept_values = m->measured.kept_values;
+    bool recorded = m->measured.from_record != 0;
     if ((st = walk(&ctx, &meta, m, &scratch, &kept_values)) != PTEC_OK) {
         ptec_method_unload(m);
-        return st;
+        return recorded && meta.overflow
+                   ? record_disagrees(&m->error, PTEC_MSG("metadata bytes"), NEEDS_MORE, req.metadata_bytes)
+                   : st;
     }
     if (meta.used != req.metadata_bytes || scratch != req.scratch_bytes ||
         m->ctx->fast_scratch_bytes != req.fast_scratch_bytes) {
+        size_t fast = m->ctx->fast_scratch_bytes;
         ptec_method_unload(m);
+        if (recorded) {
+            return meta.used != req.metadata_bytes
+                       ? record_disagrees(&m->error, PTEC_MSG("metadata bytes"), meta.used, req.metadata_bytes)
+                   : scratch != req.scratch_bytes
+                       ? record_disagrees(&m->error, PTEC_MSG("scratch bytes"), scratch, req.scratch_bytes)
+                       : record_disagrees(&m->error, PTEC_MSG("fast scratch bytes"), fast, req.fast_scratch_bytes);
+        }
         return ptec_detail_fail(&m->error, PTEC_INTERNAL, PTEC_MSG("load used other sizes than the requirements pass"));
     }
     m->plan = ctx.plan.pos;

@@ -220,7 +220,8 @@ ptec_status ptec_program_method_name(const ptec_program *p, size_t index, const 
     return fb.bad ? PTEC_INVALID_PROGRAM : PTEC_OK;
 }
 
-ptec_status ptec_plan_find(const ptec_program *p, const char *name, fb_table *plan, ptec_error_detail *sink)
+ptec_status ptec_plan_find(const ptec_program *p, const char *name, fb_table *plan, uint32_t *index,
+                           ptec_error_detail *sink)
 {
     fb_view fb;
     fb_vector plans = plans_of(p, &fb);
@@ -231,6 +232,9 @@ ptec_status ptec_plan_find(const ptec_program *p, const char *name, fb_table *pl
         *plan = ptec_fb_at(&fb, &plans, i);
         const char *s = ptec_fb_str(&fb, plan, PLAN_NAME, &len);
         if (!fb.bad && len == wanted_len && memcmp(s, wanted, len) == 0) {
+            if (index != NULL) {
+                *index = i;
+            }
             return PTEC_OK;
         }
     }
@@ -239,6 +243,9 @@ ptec_status ptec_plan_find(const ptec_program *p, const char *name, fb_table *pl
     }
     if (name == NULL && plans.count > 0) {
         *plan = ptec_fb_at(&fb, &plans, 0);
+        if (index != NULL) {
+            *index = 0;
+        }
         return PTEC_OK;
     }
     ptec_detail_fmt f;

@@ -84,11 +84,27 @@ static inline fb_view ptec_program_fb(const ptec_program *p)
     fb_view fb = {p->data, (uint32_t)p->program_size, false};
     return fb;
 }
-ptec_status ptec_plan_find(const ptec_program *program, const char *name, fb_table *plan,
+/* The method `name` (NULL: "forward", else the first); *index (when not
+ * NULL): its position in the program's execution plans. */
+ptec_status ptec_plan_find(const ptec_program *program, const char *name, fb_table *plan, uint32_t *index,
                            ptec_error_detail *sink);
 /* Segment `index` as a byte range of the file. */
 ptec_status ptec_segment_find(const ptec_program *program, uint32_t index, const uint8_t **data,
                               size_t *size, ptec_error_detail *sink);
+
+/* Requirements record (requirements_record.c, docs/compatibility.md): the entry
+ * for this build's layout and method `method` (an index into the execution
+ * plans). Every figure is the file's, unchecked: the load verifies them. */
+typedef struct ptec_record_entry {
+    uint32_t kept_values;
+    uint64_t metadata_bytes, scratch_bytes, fast_scratch_bytes;
+} ptec_record_entry;
+uint32_t ptec_layout_fingerprint(void);
+/* false: no such entry, or `d` is not a record this runtime reads. */
+bool ptec_record_parse(const uint8_t *d, size_t size, uint32_t fingerprint, uint32_t method, ptec_record_entry *out);
+/* false: no named data `ptec.requirements`, its segment is outside the
+ * file, or ptec_record_parse finds no entry. */
+bool ptec_record_find(const ptec_program *program, uint32_t method, ptec_record_entry *out);
 
 ptec_status ptec_delegate_locate(const ptec_program *program, const fb_table *delegate, const char **id,
                                  uint32_t *id_len, ptec_delegate_blob *blob, ptec_error_detail *sink);

@@ -12,6 +12,7 @@
 
 #include "fuzz_program.h"
 #include "ptec/ptec.h"
+#include "runtime/runtime_internal.h"
 
 /* Larger requests are reported by the runtime and not allocated: the
  * fuzzer's point is memory safety, not the host's memory. */
@@ -322,6 +323,11 @@ const char *fuzz_stage_name(fuzz_stage stage)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    /* The input as a requirements record too, looking for its own first
+     * entry's fingerprint and method (the one entry-matching path). */
+    ptec_record_entry entry;
+    (void)ptec_record_parse(data, size, size >= 20u ? fb_le32(data + 16) : 0u, size >= 24u ? fb_le32(data + 20) : 0u,
+                            &entry);
     (void)fuzz_run_program(data, size);
     return 0;
 }

@@ -1443,6 +1443,18 @@ RUNS = {
         lambda x: torch.cat([torch.maximum(x.argmax(-1), x.argmin(-1)), torch.minimum(x.argmax(-1) - 4, x.argmin(-1)),
                              (x.argmax(-1) - 4).abs(), torch.sign(x.argmax(-1) - x.argmin(-1))]).float(), S3, R, 0.0,
         "int8"),
+    # clamp_min / clamp_max of int values (torch.clamp with one bound: capture_int_spellings), type_as of
+    # integers (.to(other.dtype)), fills of an integer dtype (an int64 constant beside an int value)
+    "Tensor.clamp_min/clamp_max, torch.clamp_min (int64)": (
+        lambda x: torch.cat([(x > 0).sum(-1).clamp_min(4), x.argmax(-1).clamp_max(5),
+                             torch.clamp_min(x.argmin(-1) - 4, -1)]).float(), S3, R, 0.0, "int8"),
+    "Tensor.type_as (int64, int32, bool)": (
+        lambda x: torch.cat([(x[:, :, 0] > 0).type_as(x.argmax(-1)) * 3 + x.argmax(-1),
+                             x.argmax(-1).int().type_as(x.argmin(-1)) - x.argmin(-1)]).type_as(x), S3, R, 0.0,
+        "int8"),
+    "torch.zeros_like / full_like(x, dtype=torch.long) + i": (
+        lambda x: (torch.zeros_like(x[:, :, 0], dtype=torch.long) + x.argmax(-1)
+                   - torch.full_like(x[:, :, 0], 2, dtype=torch.long)).float(), S3, R, 0.0, "int8"),
     # int values beside floats: torch's float32 copy, then float math (capture_int_promotion); a bool's
     # .long() in integer math, where / masked_fill picking int values (aten::where.self_out on int64)
     "i + x, i * 0.5, i / c, i < 2.5 (int64 promoted to float32)": (
@@ -2149,6 +2161,12 @@ RUNS["torch.maximum(bool, bool), Tensor.min(bool) (logical or / and)"] = (
 RUNS["torch.max(bool, bool), torch.fmin(bool, bool)"] = (
     lambda x: torch.where(torch.max(x > 1, x < -1), x, torch.fmin(x > 0, x.flip(-1) > 0).float()), S3, R, 0.5,
     "int8")                                                                                    # 0.50
+# issue 15's refusals by choice, now run (test_refusals_round22b.py)
+RUNS["torch.nan_to_num(a / b), b 0 in calibration"] = (
+    lambda x: torch.nan_to_num(x / torch.round(torch.relu(x.flip(-1))), nan=0.0, posinf=5.0, neginf=-5.0), S3, R, 0.0,
+    "fp32")                                                 # (relu: no -0.0, which no int8 value is, in torch's b)
+RUNS["torch.clamp(int tensor, min=float tensor, max=float tensor)"] = (
+    lambda x: torch.clamp((x * 2).long(), min=x.flip(-1), max=x.flip(-1) + 1.5), S3, R, 1.5, "int8")   # 1.41
 
 
 try:        # imported before tracing, as a model's module would (capture_torchvision reads sys.modules)

@@ -196,8 +196,8 @@ def _write_into_the_input(x):
 REFUSED = {
     "empty_like": (lambda x: torch.empty_like(x) + x, ["empty_like (torch.empty_like)", "undefined"]),
     "new_empty": (lambda x: x.new_empty(4) + x[0, 0, :4], ["new_empty (Tensor.new_empty)", "undefined"]),
-    "zeros_like(dtype int64)": (lambda x: torch.zeros_like(x, dtype=torch.long).float() + x,
-                                ["zeros_like (torch.zeros_like)", "torch.int64"]),
+    "zeros_like(dtype float64)": (lambda x: torch.zeros_like(x, dtype=torch.float64) + x,
+                                  ["zeros_like (torch.zeros_like)", "torch.float64"]),
     # index_fill / take of a computed index run now (capture_spellings; test_spellings.py)
     "tensor_split(empty piece)": (lambda x: x.tensor_split([2, 2], 2)[1],
                                   ["tensor_split (Tensor.tensor_split)[1]", "empty"]),

@@ -35,6 +35,8 @@ int main(void)
     field("pointer", (unsigned long)sizeof(void *), 0);
     field("meta_align", (unsigned long)PTEC_META_ALIGN, 0);
     field("buffer_align", (unsigned long)PTEC_BUFFER_ALIGN, 0);
+    /* The requirements record's fingerprint of these facts (requirements_record.c). */
+    field("record_fingerprint", (unsigned long)ptec_layout_fingerprint(), 0);
     printf("\"sizes\": {");
     field("exec_ctx", (unsigned long)sizeof(ptec_exec_ctx), 0);
     field("value", (unsigned long)sizeof(ptec_value), 0);

@@ -735,6 +735,9 @@ static int run(const options *o, resources *r, ptec_program *program, ptec_metho
         printf("fast scratch: %zu bytes\n", req.fast_scratch_bytes);
     }
     printf("total:     %zu bytes of caller memory\n", req.total_bytes);
+    if (method->measured.from_record) {
+        printf("requirements: read from the program's record (ptec.requirements), checked by the load\n");
+    }
     print_npu_calls();
     if (ptec_platform_tick_unit() == PTEC_TICKS_NANOSECONDS) {
         printf("load:      %.3f ms\n", (double)load_ticks / 1e6);

@@ -125,6 +125,8 @@ def describe(program: Program, header: Optional[FileHeader] = None, name: str = 
         w("constants: none")
     for i, nd in enumerate(program.named_data or []):
         w(f"named data [{i}] {nd.key!r} -> segment {nd.segment_index}")
+    from ..requirements_record import describe_record
+    out += describe_record(program)
     if program.mutable_data_segments:
         w(f"mutable data segments: {len(program.mutable_data_segments)}")
 

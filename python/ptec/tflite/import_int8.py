@@ -829,7 +829,7 @@ def import_int8(model, target: str = "cortex-m55",
         raise UnsupportedTFLite(f"{len(model.subgraphs)} subgraphs: one expected")
     lowered = _Importer(model, target, outputs).run()
     mplan = pl.plan_lowered(lowered)
-    program = em.build_program(lowered, mplan)
+    program = em.build_program(lowered, mplan, target)
     try:   # upstream's per-operator dim-order and dtype rules, as compile checks them
         require_compatible(program)
     except UpstreamRuleError as e:

@@ -229,6 +229,24 @@ def op_where(ctx, n: Node):
                  s, z)
 
 
+def fp32_where(ctx, n: Node) -> Act:
+    """where on fp32 values (a where marked fp32: nonfinite_in_fp32's
+    replacement of NaN / inf, whose values int8 cannot hold): the chosen
+    float32 bytes as they are (aten::where.self_out copies elements)."""
+    cond = bool_value(ctx, n.inputs[0])
+    ab = []
+    for v in n.inputs[1:]:
+        node = ctx.g.node(v)
+        if node.op == "constant":
+            value = np.asarray(node.attrs["value"], np.float32)
+            value = value.reshape([1] * len(n.shape)) if value.size == 1 else value
+            ab.append(Act(ctx.b.constant(np.ascontiguousarray(value)), list(value.shape), ScalarType.FLOAT))
+        else:
+            ab.append(ctx.f(v))
+    return _call(ctx, "aten::where.self_out", dict(condition=cond, self=ab[0], other=ab[1]), ScalarType.FLOAT,
+                 n.shape)
+
+
 _CAST = {"float32": ScalarType.FLOAT, "int32": ScalarType.INT, "int64": ScalarType.LONG}
 
 

@@ -60,5 +60,6 @@ def ds_cnn_program(seed: int = 0, target: str = "cortex-m55", channels: int = 64
     x = linear(b, x, fw, fb, 0.004, 0.1, 5, target=target)
     out = x if int8_io else dequantize(b, x)
     b.set_io([inp.value], [out.value])
-    program = b.build()
+    from ...requirements_record import with_record
+    program = with_record(b.build(), target)   # as compile writes it: requirements read, not measured
     return program, {"memory_plan": b.memory_plan, "input": inp, "output": out}

@@ -44,6 +44,11 @@ class PortableBackend(KernelBackend):
             thr = ctx.f(n.inputs[4]) if len(n.inputs) > 4 else None
             return lower_batched_nms(n, ctx.f(n.inputs[0]), ctx.f(n.inputs[1]), ctx.get(n.inputs[2]), idxs, ctx.b,
                                      ctx.fallbacks, thr)
+        if n.op == "where":
+            # a where marked fp32 (nonfinite_in_fp32): float32 values chosen by the bool condition
+            from ..cortex_m.lowering_bool import fp32_where
+            ctx.fallbacks.append(f"{origin(n)}: aten::where.self_out")
+            return fp32_where(ctx, n)
         if n.op == "view_dtype":
             # x.view(dtype): an int value's own integers, a float value's fp32 bytes (capture_dtype_view)
             x = ctx.f(n.inputs[0]) if n.attrs["src"] == "float32" else ctx.get(n.inputs[0])

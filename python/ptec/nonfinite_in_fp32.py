@@ -1,0 +1,45 @@
+"""Values a NaN / inf test reads that calibration saw NaN or inf in (issue
+15): `torch.nan_to_num(a / b)` where b is 0 in some sample, isnan / isinf
+of a log of a negative. An int8 value holds no NaN or inf, so the tested
+value is computed in fp32 (attrs["fp32"], its float32 kernel), the test
+reads it as torch does, and the replacement (nan_to_num's wheres, whose
+values hold float32's extremes by default) runs in fp32 too, to the first
+value that is finite on every calibration sample and within an int8 grid's
+reach of the rest; calibration's ranges skip the NaN and inf elements
+(quantize.RangeObserver). Runs after calibration, before quantize."""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from .ir import Graph, Node, origin
+
+REASON = "holds NaN or inf on the calibration inputs, which a NaN / inf test reads: computed in fp32"
+# ops with a float32 form the lowering takes when marked fp32
+_FP32_OPS = ("div", "mul", "add", "sub", "where")
+
+
+def _tests(n: Node, name: str) -> bool:
+    """n asks whether value `name` is NaN (name != name) or infinite (== +-inf)."""
+    if n.op != "compare":
+        return False
+    return n.inputs == [name, name] or (n.inputs == [name] and math.isinf(float(n.attrs.get("scalar", 0.0))))
+
+
+def nonfinite_in_fp32(g: Graph, observer, log: Callable[[str], None], int8_io: bool) -> None:
+    if int8_io:
+        return
+    for n in g.nodes:
+        if n.op not in ("div",) or n.attrs.get("fp32") or not observer.nonfinite(n.name):
+            continue
+        users = g.users(n.name)
+        if not any(_tests(u, n.name) for u in users):
+            continue
+        n.attrs["fp32"] = REASON
+        log(f"{origin(n)}: {REASON}")
+        # the wheres that replace the NaN / inf: fp32 too (their values are float32's extremes by default)
+        chain = {n.name}
+        for m in g.nodes[g.nodes.index(n) + 1:]:
+            if m.op == "where" and m.inputs[1:] and any(i in chain for i in m.inputs[1:]):
+                m.attrs["fp32"] = REASON
+                chain.add(m.name)
