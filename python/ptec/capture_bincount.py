@@ -75,16 +75,40 @@ _SAME_VALUES = ("long", "int", "short", "byte", "flatten", "reshape", "view", "s
                 torch.flatten, torch.reshape, torch.squeeze, torch.unsqueeze)
 
 
-def _ids_below(ids, m: int) -> bool:
+# steps whose values are some of their first argument's (a slice, a reordering)
+_SOME_VALUES = ("narrow", "flip", "roll", "select", "expand", "repeat", torch.narrow, torch.flip, torch.roll,
+                torch.select)
+
+
+def _ids_below(ids, m: int, assumed=frozenset()) -> bool:
     """Every value of fx node ids is provably in [0, m): an argmax / argmin
     over at most m values, a clamp(0, <= m - 1) or a remainder by a constant
-    <= m, through casts and reshapes."""
-    while isinstance(ids, torch.fx.Node) and ids.op in ("call_function", "call_method") \
-            and ids.target in _SAME_VALUES and ids.args:
+    <= m, through casts, reshapes and slices; a cat of such; an integer
+    buffer state (capture_buffer_state) whose initial value is in [0, m)
+    and whose written value is such, its own old value counted as below m
+    (by induction over the executes: `self.hist = torch.cat([self.hist[1:],
+    x.argmax(-1)])`)."""
+    from .capture_buffer_state import INIT
+    from .capture_modules import ptec_state, ptec_state_write
+    while isinstance(ids, torch.fx.Node) and ids.op in ("call_function", "call_method") and ids.args and (
+            ids.target in _SAME_VALUES or ids.target in _SOME_VALUES or (
+                ids.target is operator.getitem and isinstance(ids.args[0], torch.fx.Node)
+                and hasattr(ids.args[0].meta.get("tensor_meta"), "dtype"))):      # (a tensor's, not a tuple's)
         ids = ids.args[0]
     if not isinstance(ids, torch.fx.Node) or ids.op not in ("call_function", "call_method") or not ids.args:
         return False
     t, src = ids.target, ids.args[0]
+    if t is ptec_state:
+        if ids in assumed:
+            return True
+        init = ids.meta.get(INIT)
+        writes = [u for u in src.users if u.target is ptec_state_write and u.args[0] is src] \
+            if isinstance(src, torch.fx.Node) else []
+        return (isinstance(init, torch.Tensor) and init.dtype in _INTEGER and init.numel() > 0
+                and 0 <= int(init.min()) and int(init.max()) < m and len(writes) == 1
+                and _ids_below(writes[0].args[1], m, assumed | {ids}))
+    if t in (torch.cat, torch.concat, "cat") and isinstance(src, (list, tuple)):
+        return bool(src) and all(_ids_below(p, m, assumed) for p in src)
     if t in (torch.argmax, torch.argmin, "argmax", "argmin"):
         shape = _meta_shape(src) if isinstance(src, torch.fx.Node) else None
         dim = ids.kwargs.get("dim", ids.args[1] if len(ids.args) > 1 else None)

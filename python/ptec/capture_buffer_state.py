@@ -45,6 +45,7 @@ from __future__ import annotations
 import contextlib
 from typing import Dict, List, Tuple
 
+import numpy as np
 import torch
 import torch.fx
 import torch.nn as nn
@@ -172,6 +173,10 @@ def as_states(graph: torch.fx.Graph, tracer, error) -> None:
     output = next(fn for fn in graph.nodes if fn.op == "output")
     found = [(n, t) for n, t in list(tracer.root.named_parameters()) + list(tracer.root.named_buffers())
              if id(t) in tracer.ptec_states]
+    # a name bound to another state's read (`self.x2 = self.x1`, a swap): that read becomes the other
+    # state's node below, so each write is made after every read is replaced (read -> its state node)
+    replaced: Dict[torch.fx.Node, torch.fx.Node] = {}
+    writes = []
     for name, tensor in found:
         path = tracer.ptec_states[id(tensor)]
         owner = name.rpartition(".")[0]
@@ -196,8 +201,11 @@ def as_states(graph: torch.fx.Graph, tracer, error) -> None:
         for fn in reads:
             fn.replace_all_uses_with(state)
             graph.erase_node(fn)
+            replaced[fn] = state
+        writes.append((buffer, state if bound is None else bound.node, path))
+    for buffer, value, path in writes:
         with graph.inserting_before(output):
-            write = graph.call_function(ptec_state_write, (buffer, state if bound is None else bound.node))
+            write = graph.call_function(ptec_state_write, (buffer, replaced.get(value, value)))
         write.meta[STATE] = path
 
 
@@ -254,6 +262,37 @@ def kept_states(g, log_notes: bool = True) -> None:
         if log_notes:
             g.node(state).attrs["note"] = (f"buffer {path} is state kept across executes (initial value: its "
                                            "value at compile); ptec_method_reset_state restores it")
+    copied_writes(g)
+
+
+def copied_writes(g) -> None:
+    """A float buffer written with a value it cannot share its int8 grid
+    with gets a copy of it, computed on its own grid (a requantization):
+    the input as it is (`self.prev = x.clone()`, `self.prev.copy_(x)`),
+    another buffer's value (the delay line `self.x2 = self.x1`, a swap), a
+    constant, or a value another buffer is written with already. (A state
+    and the value written into it share one grid: quantize.) An integer /
+    bool buffer's value is copied as it is (capture_integer_states): none
+    needed. The lowering reads each such value before any state is written
+    (lower.py)."""
+    taken = set()
+    for write in [n for n in g.nodes if n.op == "state_write" and n.attrs.get(STATE)]:
+        state = g.node(write.inputs[0])
+        source = write.inputs[1]
+        while g.node(source).op in ("reshape", "identity"):
+            source = g.node(source).inputs[0]
+        if state.attrs.get("dtype"):
+            continue
+        if source not in taken and g.node(source).op not in ("state", "input", "constant"):
+            taken.add(source)
+            continue
+        value = g.node(write.inputs[1])
+        one = Node(f"{write.name}_one", "constant", [], {"value": np.array(1.0, np.float32)}, shape=[])
+        copy = Node(f"{write.name}_copy", "mul", [value.name, one.name],
+                    {k: v for k, v in value.attrs.items() if k in ("source", "stack")}, shape=value.shape)
+        at = g.nodes.index(write)
+        g.nodes[at:at] = [one, copy]
+        write.inputs[1] = copy.name
 
 
 def _unobserved(g, state: str, write, path: str) -> bool:

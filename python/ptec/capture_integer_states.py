@@ -64,15 +64,15 @@ def lower_state(ctx, n, scalar_types):
     return Act(v, [int(d) for d in n.shape], scalar_types[dtype])
 
 
-def write_state(ctx, n, error) -> None:
-    """state <- value: a copy of the integer / bool value as it is."""
-    state = ctx.env[n.inputs[0]]
+def state_source(ctx, n, error):
+    """(value, state) of a write: the integer / bool value copied as it is."""
+    state = ctx.state_tensors[n.inputs[0]]
     value = ctx.get(n.inputs[1])
     if value.dtype != state.dtype or list(value.sizes) != list(state.sizes):
         raise error(f"operator not supported: buffer {n.attrs.get('ptec_buffer_state', n.inputs[0])} is "
                     f"{state_dtype_name(ctx, n)} {list(state.sizes)} but the forward writes a value of another "
                     "dtype or shape into it (torch's next call would read that); keep the buffer's dtype and shape")
-    ctx.b.call("aten::view_copy.out", self=value.value, size=list(state.sizes), out=state.value)
+    return value, state
 
 
 def state_dtype_name(ctx, n) -> str:

@@ -12,7 +12,7 @@ checked by the compiler driver.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Sequence, Set
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from .backends.cortex_m.scratch import plan_for_ptec_runtime_only
 from .capture_int_casts import narrow_dtype
 from . import capture_integer_states as integer_states
 from .ir import Graph, Node, UnsupportedOperator, origin, written
-from .lowered import NOT_YET, Act, IOInfo, Lowered, layout, new_act
+from .lowered import NOT_YET, Act, IOInfo, Lowered, clone_dim_order, layout, new_act
 from .lower_constant_outputs import constant_output
 from .partition import NO_CODE, Partition
 from .pte.fuse_expansion import fuse_expansions
@@ -276,22 +276,34 @@ class LoweringContext:
         v = self.b.state(ScalarType.CHAR, n.shape, q.tobytes())
         return Act(v, [int(d) for d in n.shape], ScalarType.CHAR, s, z)
 
-    def write_state(self, n: Node) -> None:
-        """state <- value: a byte copy (aten::view_copy.out into the state's
-        tensor), the value being on the state's grid (quantize)."""
+    def state_source(self, n: Node) -> Tuple[Act, Act]:
+        """(value, state) of a state_write: the value as the state keeps it,
+        on the state's grid (quantize), its fp32 value for an fp32 state, as
+        it is for an integer / bool one."""
         if self.g.node(n.inputs[0]).attrs.get("dtype"):
-            return integer_states.write_state(self, n, UnsupportedOperator)
-        state = self.env[n.inputs[0]]
-        fp32 = self.g.node(n.inputs[0]).attrs.get("fp32_state")     # the fp32 value as it is
-        value = self.f(n.inputs[1]) if fp32 else self.q(n.inputs[1])
-        if fp32 and value.sizes != state.sizes:
-            raise LoweringError(f"{origin(n)}: the value written into the state is {value.sizes}, "
-                                f"the state {state.sizes}")
-        if not fp32 and ((value.scale, value.zp) != (state.scale, state.zp) or value.sizes != state.sizes):
+            return integer_states.state_source(self, n, UnsupportedOperator)
+        state = self.state_tensors[n.inputs[0]]
+        if self.g.node(n.inputs[0]).attrs.get("fp32_state"):      # the fp32 value as it is
+            value = self.f(n.inputs[1])
+            if value.sizes != state.sizes:
+                raise LoweringError(f"{origin(n)}: the value written into the state is {value.sizes}, "
+                                    f"the state {state.sizes}")
+            return value, state
+        value = self.q(n.inputs[1])
+        if (value.scale, value.zp) != (state.scale, state.zp) or value.sizes != state.sizes:
             raise LoweringError(f"{origin(n)}: the value written into the state is not on its "
                                 f"int8 grid or shape ({value.sizes} {value.scale} {value.zp} vs "
                                 f"{state.sizes} {state.scale} {state.zp})")
-        self.b.call("aten::view_copy.out", self=value.value, size=list(state.sizes), out=state.value)
+        return value, state
+
+    def unaliased(self, a: Act) -> Act:
+        """a, or a copy of it when its bytes are a state's (a state's value
+        from before its write, or a view of it: `old = self.s; self.s = ...;
+        return old`, the delay line `self.x2 = self.x1`): the state writes at
+        the end of the run would change it."""
+        if not self.b.holds_state(a.value):
+            return a
+        return clone_dim_order(self.b, a, list(self.b.values[a.value].val.dim_order))
 
     def on_float_backend(self, name: str) -> bool:
         b = self.partition.backend_of(name)
@@ -349,6 +361,7 @@ class LoweringContext:
         delegated = {n.name for _, nodes in groups.values() for n in nodes}
         inputs, in_values = [], []
         state_writes: List[Node] = []
+        self.state_tensors: Dict[str, Act] = {}
         for done, n in enumerate(self.g.nodes, 1):
             if self.progress:
                 self.progress(done, len(self.g.nodes))
@@ -380,7 +393,8 @@ class LoweringContext:
                 in_values.append(a.value)
                 self.env[n.name] = a
             elif n.op == "state":
-                self.env[n.name] = self.lower_state(n)
+                # (kept apart: an int8 reader's q() puts its int8 copy in env)
+                self.env[n.name] = self.state_tensors[n.name] = self.lower_state(n)
             elif n.op == "state_write":
                 # Its value is the value's; the copy waits until every reader
                 # of the state has run (the end of the run).
@@ -394,9 +408,6 @@ class LoweringContext:
                 self.lower_node(n)
                 if n.name in self.env and self.env[n.name].dtype in (ScalarType.CHAR, ScalarType.SHORT):
                     self.refuse_nonfinite(n)     # computed in int8 (a LUT): no NaN or inf kept
-        for n in state_writes:
-            self.b.source = (origin(n), "none")
-            self.write_state(n)
         self.b.source = None
         outputs, out_values = [], []
         for name in self.g.outputs:
@@ -423,8 +434,21 @@ class LoweringContext:
             else:
                 a = self.f(name)
                 outputs.append(IOInfo(name, a.sizes, "float32", layout(a.sizes)))
+            a = self.unaliased(a)       # a state's value from before its write: copied before the writes
             out_values.append(a.value)
             outputs[-1].bound = self.b.values[a.value].val.shape_dynamism == TensorShapeDynamism.DYNAMIC_BOUND
+        # The states are written last, after every reader, the outputs too; a
+        # value written that is another state's (or its own) from before the
+        # writes is copied first (a swap, the delay line `self.x2 = self.x1`).
+        copies = []
+        for n in state_writes:
+            self.b.source = (origin(n), "none")
+            value, state = self.state_source(n)
+            copies.append((n, self.unaliased(value), state))
+        for n, value, state in copies:
+            self.b.source = (origin(n), "none")
+            self.b.call("aten::view_copy.out", self=value.value, size=list(state.sizes), out=state.value)
+        self.b.source = None
         self.b.set_io(in_values, out_values)
         placements = self.partition.in_graph_order()
         refusals = [f"{p.source or p.node}: {p.reason}" for p in placements

@@ -797,7 +797,10 @@ def _state_values(g: Graph) -> Dict[str, str]:
             state, value = n.inputs
             while g.node(value).op in ("reshape", "identity") and n.attrs.get(STATE):
                 value = g.node(value).inputs[0]     # a written buffer: the bytes of what the reshapes read
-            if value in written or g.node(value).op in ("state", "input", "constant"):
+            shared = value in written or g.node(value).op in ("state", "input", "constant")
+            if shared and g.node(state).attrs.get("dtype"):
+                continue        # an integer / bool buffer: the value copied as it is, no grid to share
+            if shared:
                 raise StateGridError(f"{_state_label(g.node(state))} must be written with a value "
                                      "computed in the run, one state per value")
             written[value] = state
@@ -812,6 +815,8 @@ def _state_qparams(g: Graph, n, written: Dict[str, str], observer: RangeObserver
     if bound is not None:
         return affine_qparams(-float(bound), float(bound))
     values = [v for v, s in written.items() if s == n.name]
+    if not values and n.attrs.get("dtype"):
+        return affine_qparams(*observer.range(n.name))      # (unused: an integer / bool state has no grid)
     if not values:
         raise StateGridError(f"{_state_label(n)} is never written")
     lo, hi = observer.range(values[0])

@@ -146,6 +146,12 @@ class ProgramBuilder:
         self._states[idx] = initial
         return idx
 
+    def holds_state(self, idx: int) -> bool:
+        """Whether value idx's bytes are a state's (the state, or a view of it)."""
+        while idx in self._alias_of:
+            idx = self._alias_of[idx]
+        return idx in self._states
+
     def scratch(self, nbytes: int, offset: Optional[int] = None) -> int:
         """A planned BYTE [n] buffer for a kernel's temporaries (BYTE [0]
         when plan_scratch is off: ptec's kernels never read this argument)."""
