@@ -16,6 +16,8 @@ from . import plan as pl
 from . import quantize as qz
 from .backends.ethos_u.npu_config import NPU_TARGETS
 from .calibration import check_samples, refuse_nonfinite_inputs
+from .exact_sums import narrow_sums_as_linear
+from .narrow_clamps import narrow_clamp_producers
 from .input_channel_spread import spread_inputs_in_fp32
 from .input_compression import compress_inputs_in_fp32
 from .periodic_inputs import periodic_in_fp32
@@ -137,6 +139,8 @@ def _compile_model(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor
     refuse_nonfinite_inputs(prepared.inputs, calibration, observer)
     nonfinite_in_fp32(prepared, observer, log, int8_io)           # nan_to_num(a / b), b 0 in a sample
     spread_inputs_in_fp32(prepared, calibration, log, int8_io)     # BatchNorm1d of features 1e3 and 1e-2
+    narrow_sums_as_linear(prepared, observer)    # narrow means, short sums: a grid of their own (ptec.exact_sums)
+    narrow_clamp_producers(prepared, observer)   # a narrow clamp's grid for its producer (ptec.narrow_clamps)
     try:
         qgraph = qz.quantize(prepared, observer, w4, int8_layernorm, a16)
     except qz.A16SelectionError as e:

@@ -226,8 +226,10 @@ class RangeObserver:
         self.finite: set = set()       # values with a finite element in some sample
         self.infinite: set = set()     # values with an inf in some sample
         self.reaches: set = set()      # values whose NaN / inf change the outputs (calibrate)
+        self.dtypes: Dict[str, torch.dtype] = {}   # each value's torch dtype (exact_sums.narrow_sums_as_linear)
 
     def observe(self, name: str, t: torch.Tensor) -> None:
+        self.dtypes[name] = t.dtype
         v = t.detach().reshape(-1).numpy()
         if v.dtype.kind == "f":
             ok = np.isfinite(v)

@@ -1320,8 +1320,8 @@ RUNS = {
     "torch.where(constant all-False mask)": (
         lambda x: torch.where(torch.ones(1, 4, 8) != 1, x.relu(), torch.zeros_like(x))
         + torch.where(torch.ones(1, 4, 8) != -1, x, torch.zeros_like(x)), S3, R, 0.5, "int8"),             # 0.50
-    "F.hinge_embedding_loss(x, ones)": (lambda x: F.hinge_embedding_loss(x, torch.ones(1, 4, 8)), S3, R, 0.5,
-                                        "int8"),                                                       # 0.45
+    "F.hinge_embedding_loss(x, ones)": (lambda x: F.hinge_embedding_loss(x, torch.ones(1, 4, 8)), S3, R, 0.9,
+                                        "int8"),  # 0.85 of its mean's own grid, 11x finer (0.45 on x's: 0.0105 -> 0.0018)
     "F.hinge_embedding_loss": (lambda x: F.hinge_embedding_loss(x, torch.sign(x.flip(-1)), reduction="none"), S3, R,
                                1.5, "int8"),                                                                     # 1.19
     "F.multilabel_soft_margin_loss": (

@@ -178,7 +178,9 @@ RUNS = {
     "Hardshrink": (lambda: nn.Hardshrink(0.3), N3, 0.5, "int8"),
     "Hardsigmoid": (lambda: nn.Hardsigmoid(), N3, 1.0, "int8"),
     "Hardswish": (lambda: nn.Hardswish(), N3, 1.5, "int8"),
-    "Hardtanh": (lambda: nn.Hardtanh(-0.5, 0.8), N3, 0.5, "int8"),
+    # the input, read by the clamp alone, is calibrated to its range (ptec.narrow_clamps): 0.92 of that
+    # grid's steps, 4.6x finer than the input's own (0.48 of those): 0.0113 -> 0.0047 from float
+    "Hardtanh": (lambda: nn.Hardtanh(-0.5, 0.8), N3, 1.0, "int8"),
     "Identity": (lambda: nn.Identity(), N3, 0.5, "int8"),
     "InstanceNorm1d": (lambda: nn.InstanceNorm1d(3), N3, 0.5, "fp32"),
     "InstanceNorm2d": (lambda: nn.InstanceNorm2d(3), N4, 0.5, "fp32"),

@@ -303,7 +303,13 @@ def _dilated_max_pool(ctx, x: Act, n: Node, lo: int, hi: int) -> Act:
 
 def op_clamp(ctx, n: Node):
     x = ctx.q(n.inputs[0])
-    lo, hi = qm.activation_range(n.attrs["lo"], n.attrs["hi"], x.scale, x.zp)
+    # A bound at the grid's end (a producer given the clamp's range, ptec.narrow_clamps: relu6 on
+    # [0, 6]) is no bound: 6 / the float32 scale is 254.9999996, whose floor would make the top code 126
+    bounds = [n.attrs["lo"], n.attrs["hi"]]
+    for k, edge in ((0, qm.QMIN), (1, qm.QMAX)):
+        if bounds[k] is not None and abs(float(bounds[k]) / float(x.scale) + int(x.zp) - edge) < 1e-3:
+            bounds[k] = None
+    lo, hi = qm.activation_range(bounds[0], bounds[1], x.scale, x.zp)
     if len(x.sizes) == 4:
         return K.max_pool2d(ctx.b, x, [1, 1], [1, 1], [0, 0], lo, hi)
     # any other rank is contiguous: its bytes are those of [1, numel, 1, 1]
