@@ -116,3 +116,27 @@ def fp32_state_loops(g) -> Dict[str, List[str]]:
             g.node(k).attrs.setdefault("fp32", FP32_STATE)
         marked[state] = loop
     return marked
+
+
+def replays(g, written: Dict[str, str]) -> bool:
+    """Whether calibration plays its samples a second time, each state
+    carried on from the first pass (quantize.calibrate): when every value
+    written to a state only moves the states' values and the inputs' (a
+    ring buffer of past frames, the last input kept), and there is one. Such a buffer fills over its first executes:
+    one pass sees the initial zeros in most windows and as few full ones as
+    samples past its depth (12 samples, 10 frames: 3), and none straddling
+    the last sample and the first; the readers' grids (the conv over it)
+    were that narrow, and a stream of those same frames in their next
+    windows saturated them (26.4 output steps, issue 15). The second pass
+    sees a full window at every sample. A loop that computes (a count, a
+    GRU's h, `self.a, self.b = self.b, self.a + x` through two states) is
+    not replayed: its values past the stream are no sample's."""
+    return bool(written) and all(_moves(g, g.node(k)) or _times_one(g, g.node(k)) for v in written.values()
+                                 for s in written for k in _loop(g, s, v))
+
+
+def _times_one(g, n) -> bool:
+    """A mul by a constant all ones: the copy of a state's old value where
+    its memory is shared (`self.x2 = self.x1`, capture_buffer_state)."""
+    return n.op == "mul" and any(g.node(i).op == "constant" and bool((np.asarray(g.node(i).attrs["value"]) == 1).all())
+                                 for i in n.inputs)

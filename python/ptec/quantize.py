@@ -28,6 +28,7 @@ import torch
 from . import quant_math as qm
 from .ir import CELL_SUFFIX, permutation, Graph, Node, eval_node, evaluate
 from .capture_buffer_state import STATE, streamed
+from .capture_state_precision import replays
 from .exact_sums import sums_as_linear
 
 FUSABLE_PRODUCERS = ("conv2d", "conv_transpose2d", "linear", "add", "max_pool2d", "svdf")
@@ -335,6 +336,9 @@ def calibrate(g: Graph, calibration: Iterable[Sequence[torch.Tensor]],
     written = {s: v for s, v in streamed(g).items() if s in carried}
     initial = {k: n.attrs["init"] for k, n in carried.items()}
     try:
+        if replays(g, written):     # a ring buffer's windows of the samples' frames, full ones (capture_state_precision)
+            calibration = list(calibration)
+            _observe_samples(g, calibration, obs, nodes, None, carried, written)
         _observe_samples(g, calibration, obs, nodes, progress, carried, written)
     finally:
         for k, n in carried.items():
