@@ -102,7 +102,7 @@ typedef struct ptec_measurement {
     uint32_t plan;
     uint32_t check;            /* tells a measurement from leftover bytes */
     uint32_t kept_values;      /* values the load keeps a header for */
-    uint32_t from_record;      /* 1: read from the program's requirements record, not measured */
+    uint32_t from_record;      /* 1: read from the program's requirements record; 2: measured after it disagreed with a load */
     ptec_requirements req;
 } ptec_measurement;
 

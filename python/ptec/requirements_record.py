@@ -140,6 +140,41 @@ def with_record(program: Program, target: str) -> Program:
     return out
 
 
+def refreshed(program: Program) -> Program:
+    """`program` with its record (if any) recomputed for the build kinds its
+    entries are for: the writer's, so that a program edited after compile
+    (a value made bound-dynamic, a constant replaced) never carries figures
+    of the program it was. The program itself when it has no record or the
+    record is unchanged."""
+    data = record_of(program)
+    entries = decode_record(data) if data is not None else None
+    if entries is None:
+        return program
+    layouts = load_layouts()
+    kinds = {layout_fingerprint(layout): kind for kind, layout in layouts.items()}
+    wanted = [kinds[f] for f in dict.fromkeys(e["fingerprint"] for e in entries) if f in kinds]
+    fresh = []
+    for index, plan in enumerate(program.execution_plan or []):
+        if plan.delegates:
+            continue
+        kept = sum(isinstance(v.val, _KEPT) for v in plan.values or [])
+        for kind in wanted:
+            try:
+                r = requirements(program, plan.name, _target_of(kind), layout=layouts[kind])
+            except RequirementsError:
+                continue
+            fresh.append((layout_fingerprint(layouts[kind]), index, kept, r.metadata_bytes, r.scratch_bytes,
+                          r.fast_scratch_bytes))
+    new = encode_record(fresh)
+    if new == data:
+        return program
+    out = copy.copy(program)
+    out.segment_data = list(program.segment_data)
+    at = next(nd.segment_index for nd in program.named_data if nd.key == KEY)
+    out.segment_data[at] = new
+    return out
+
+
 def describe_record(program: Program) -> List[str]:
     """Lines for `ptec inspect`: each entry with the build kind it is for."""
     data = record_of(program)

@@ -177,30 +177,17 @@ static void keep_dynamic_sizes(meta_arena *meta, ptec_tensor *t)
     t->flags |= PTEC_TENSOR_RESIZABLE;
 }
 
-/* A load whose requirements came from the program's record, and that found
- * other figures than the record's: the file is wrong, not the caller. */
-#define NEEDS_MORE UINT64_MAX /* `needed` when the walk stopped at the record's figure */
-static ptec_status record_disagrees(ptec_error_detail *e, const char *what, uint64_t needed, uint64_t recorded)
-{
-    ptec_detail_fmt f;
-    ptec_detail_begin(&f, e, PTEC_INVALID_PROGRAM, -1, NULL, 0);
-    ptec_detail_str(&f, PTEC_MSG("the program's requirements record disagrees with this runtime ("));
-    ptec_detail_str(&f, what);
-    ptec_detail_str(&f, needed == NEEDS_MORE ? PTEC_MSG(": needs more than ") : PTEC_MSG(": needs "));
-    if (needed != NEEDS_MORE) {
-        ptec_detail_u64(&f, needed);
-        ptec_detail_str(&f, PTEC_MSG(", recorded "));
-    }
-    ptec_detail_u64(&f, recorded);
-    ptec_detail_str(&f, PTEC_MSG(")"));
-    return ptec_detail_end(&f);
-}
+/* ptec_measurement.from_record: how its figures were found. */
+#define MEASURED_BY_WALK 0u
+#define READ_FROM_RECORD 1u
+#define RECORD_REFUSED 2u /* walked: the program's record disagreed with a load on this runtime */
 
-/* `count`: the values kept so far (NEEDS_MORE: more than *kept_values). */
-static ptec_status program_changed(ptec_exec_ctx *ctx, uint64_t count)
+/* The values the load keeps differ from the count its requirements gave. A
+ * record's count is only a hint: the load then measures and tries again. */
+static ptec_status program_changed(ptec_exec_ctx *ctx)
 {
-    if (PTEC_REQUIREMENTS_RECORD && ctx->method != NULL && ctx->method->measured.from_record) {
-        return record_disagrees(ctx->error, PTEC_MSG("kept values"), count, ctx->method->measured.kept_values);
+    if (PTEC_REQUIREMENTS_RECORD && ctx->method != NULL && ctx->method->measured.from_record == READ_FROM_RECORD) {
+        return ptec_detail_fail(ctx->error, PTEC_INVALID_PROGRAM, PTEC_MSG("the program's requirements record disagrees with this runtime"));
     }
     return ptec_detail_fail(ctx->error, PTEC_INVALID_STATE,
                             PTEC_MSG("the program differs from the one its requirements were computed for"));
@@ -231,7 +218,7 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
         if (!ctx->fb.bad && ptec_value_tag_kept(tag)) {
             if (values != NULL) {
                 if (count >= *kept_values) {
-                    return program_changed(ctx, NEEDS_MORE);
+                    return program_changed(ctx);
                 }
                 v = &values[count];
                 kept[i / 32u].bits |= 1u << (i % 32u);
@@ -260,7 +247,7 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
         meta_take(meta, count, sizeof(ptec_value));
         *kept_values = count;
     } else if (values != NULL && count != *kept_values) {
-        return program_changed(ctx, count);
+        return program_changed(ctx);
     } else {
         m->values = values;
         m->kept = kept;
@@ -848,13 +835,22 @@ static bool from_record(const ptec_exec_ctx *ctx, const ptec_program *program, u
     return total_fits(req);
 }
 
-ptec_status ptec_method_requirements(ptec_method *m, const ptec_program *program, const char *name,
-                                     ptec_requirements *req)
+/* A valid measurement of this program and method kept in `m`. */
+static bool kept_measurement(const ptec_method *m, const ptec_program *program, const char *name)
+{
+    const ptec_measurement *kept = &m->measured;
+    fb_table plan;
+    return program != NULL && kept->program == program && kept->data == program->data &&
+           kept->size == program->size && kept->check == measurement_check(kept) && program->error.status == PTEC_OK &&
+           ptec_plan_find(program, name, &plan, NULL, NULL) == PTEC_OK && plan.pos == kept->plan;
+}
+
+/* The requirements, from the program's record when `use_record` and it has a
+ * usable entry, else measured by the walk; kept in m->measured. */
+static ptec_status measure(ptec_method *m, const ptec_program *program, const char *name, ptec_requirements *req,
+                           bool use_record)
 {
     ptec_exec_ctx ctx;
-    if (m == NULL || req == NULL) {
-        return PTEC_INVALID_ARGUMENT;
-    }
     memset(req, 0, sizeof *req);
     memset(&m->measured, 0, sizeof m->measured);
     uint32_t plan_index = 0;
@@ -867,7 +863,7 @@ ptec_status ptec_method_requirements(ptec_method *m, const ptec_program *program
         req->planned_bytes[i] = ctx.planned[i].size;
     }
     uint32_t kept_values = 0;
-    bool recorded = from_record(&ctx, program, plan_index, req, &kept_values);
+    bool recorded = use_record && from_record(&ctx, program, plan_index, req, &kept_values);
     if (!recorded) {
         meta_arena meta = {NULL, 0, 0, false};
         size_t scratch = 0;
@@ -893,9 +889,18 @@ ptec_status ptec_method_requirements(ptec_method *m, const ptec_program *program
     s->plan = ctx.plan.pos;
     s->req = *req;
     s->kept_values = kept_values;
-    s->from_record = recorded;
+    s->from_record = recorded ? READ_FROM_RECORD : use_record ? MEASURED_BY_WALK : RECORD_REFUSED;
     s->check = measurement_check(s);
     return PTEC_OK;
+}
+
+ptec_status ptec_method_requirements(ptec_method *m, const ptec_program *program, const char *name,
+                                     ptec_requirements *req)
+{
+    if (m == NULL || req == NULL) {
+        return PTEC_INVALID_ARGUMENT;
+    }
+    return measure(m, program, name, req, true);
 }
 
 /* Starts a load: clears the method, keeping what requirements measured when
@@ -907,15 +912,27 @@ static ptec_status begin_load(ptec_method *m, const ptec_program *program, const
     /* error and measured come last in ptec_method: clear what precedes them. */
     memset(m, 0, offsetof(ptec_method, error));
     ptec_detail_clear(&m->error);
-    const ptec_measurement *kept = &m->measured;
-    fb_table plan;
-    if (program != NULL && kept->program == program && kept->data == program->data &&
-        kept->size == program->size && kept->check == measurement_check(kept) && program->error.status == PTEC_OK &&
-        ptec_plan_find(program, name, &plan, NULL, NULL) == PTEC_OK && plan.pos == kept->plan) {
-        *req = kept->req;
+    if (kept_measurement(m, program, name)) {
+        *req = m->measured.req;
         return PTEC_OK;
     }
     return ptec_method_requirements(m, program, name, req);
+}
+
+/* After a load whose requirements came from the program's record failed: the
+ * record is a hint, so the method is measured by the walk, as a program
+ * without one, for the load to try once more (a program the walk refuses is
+ * refused with the walk's own detail). false: there is nothing to retry. */
+static bool remeasured(ptec_method *m, const ptec_program *program, const char *name, ptec_requirements *req,
+                       ptec_status *st)
+{
+    if (!PTEC_REQUIREMENTS_RECORD || m->measured.from_record != READ_FROM_RECORD) {
+        return false;
+    }
+    memset(m, 0, offsetof(ptec_method, error));
+    ptec_detail_clear(&m->error);
+    *st = measure(m, program, name, req, false);
+    return *st == PTEC_OK;
 }
 
 static ptec_status shortfall(ptec_error_detail *e, const char *region, int64_t id, size_t need, size_t got)
@@ -1074,28 +1091,17 @@ static ptec_status load_with(ptec_method *m, const ptec_program *program, const 
     ctx.fast_scratch.size = req.fast_scratch_bytes;
     meta_arena meta = {mem->metadata, mem->metadata_size, 0, false};
     size_t scratch = 0;
-    /* begin_load measured, kept a measurement or read the program's record:
-     * only the first two are the walk's own figures. */
-    uint32_t kept_values = m->measured.kept_values;
-    bool recorded = PTEC_REQUIREMENTS_RECORD && m->measured.from_record != 0;
+    uint32_t kept_values = m->measured.kept_values; /* measured, kept, or the record's (then checked) */
     if ((st = walk(&ctx, &meta, m, &scratch, &kept_values)) != PTEC_OK) {
         ptec_method_unload(m);
-        return recorded && meta.overflow
-                   ? record_disagrees(&m->error, PTEC_MSG("metadata bytes"), NEEDS_MORE, req.metadata_bytes)
-                   : st;
+        return st;
     }
     if (meta.used != req.metadata_bytes || scratch != req.scratch_bytes ||
         m->ctx->fast_scratch_bytes != req.fast_scratch_bytes) {
-        size_t fast = m->ctx->fast_scratch_bytes;
         ptec_method_unload(m);
-        if (recorded) {
-            return meta.used != req.metadata_bytes
-                       ? record_disagrees(&m->error, PTEC_MSG("metadata bytes"), meta.used, req.metadata_bytes)
-                   : scratch != req.scratch_bytes
-                       ? record_disagrees(&m->error, PTEC_MSG("scratch bytes"), scratch, req.scratch_bytes)
-                       : record_disagrees(&m->error, PTEC_MSG("fast scratch bytes"), fast, req.fast_scratch_bytes);
-        }
-        return ptec_detail_fail(&m->error, PTEC_INTERNAL, PTEC_MSG("load used other sizes than the requirements pass"));
+        return PTEC_REQUIREMENTS_RECORD && m->measured.from_record == READ_FROM_RECORD
+                   ? ptec_detail_fail(&m->error, PTEC_INVALID_PROGRAM, PTEC_MSG("the program's requirements record disagrees with this runtime"))
+                   : ptec_detail_fail(&m->error, PTEC_INTERNAL, PTEC_MSG("load used other sizes than the requirements pass"));
     }
     m->plan = ctx.plan.pos;
     m->values_vec = ctx.values.data;
@@ -1127,23 +1133,20 @@ ptec_status ptec_method_load(ptec_method *m, const ptec_program *program, const 
     if (st == PTEC_OK && mem == NULL) {
         st = ptec_detail_fail(&m->error, PTEC_INVALID_ARGUMENT, PTEC_MSG("no memory given (mem is NULL)"));
     }
-    return st != PTEC_OK ? st : load_with(m, program, name, mem, &req);
-}
-
-ptec_status ptec_method_load_single(ptec_method *m, const ptec_program *program, const char *name, void *buffer,
-                                    size_t size)
-{
-    ptec_requirements req;
-    ptec_memory mem;
-    if (m == NULL) {
-        return PTEC_INVALID_ARGUMENT;
-    }
-    ptec_status st = begin_load(m, program, name, &req);
     if (st != PTEC_OK) {
         return st;
     }
-    if (size < req.total_bytes) {
-        return shortfall(&m->error, PTEC_MSG("single buffer"), -1, req.total_bytes, size);
+    st = load_with(m, program, name, mem, &req);
+    return st != PTEC_OK && remeasured(m, program, name, &req, &st) ? load_with(m, program, name, mem, &req) : st;
+}
+
+/* ptec_method_load_single's carving of `buffer` for `req`, and the load. */
+static ptec_status load_carved(ptec_method *m, const ptec_program *program, const char *name, void *buffer,
+                               size_t size, const ptec_requirements *req)
+{
+    ptec_memory mem;
+    if (size < req->total_bytes) {
+        return shortfall(&m->error, PTEC_MSG("single buffer"), -1, req->total_bytes, size);
     }
     if (buffer == NULL || misaligned(buffer)) {
         return ptec_detail_fail(&m->error, PTEC_INVALID_ARGUMENT, PTEC_MSG("buffer must be non-NULL and 16-byte aligned"));
@@ -1151,20 +1154,36 @@ ptec_status ptec_method_load_single(ptec_method *m, const ptec_program *program,
     uint8_t *at = buffer;
     memset(&mem, 0, sizeof mem);
     mem.metadata = at;
-    mem.metadata_size = req.metadata_bytes;
-    at += align16(req.metadata_bytes);
-    mem.planned_count = req.planned_count;
-    for (size_t i = 0; i < req.planned_count; ++i) {
+    mem.metadata_size = req->metadata_bytes;
+    at += align16(req->metadata_bytes);
+    mem.planned_count = req->planned_count;
+    for (size_t i = 0; i < req->planned_count; ++i) {
         mem.planned[i] = at;
-        mem.planned_size[i] = req.planned_bytes[i];
-        at += align16(req.planned_bytes[i]);
+        mem.planned_size[i] = req->planned_bytes[i];
+        at += align16(req->planned_bytes[i]);
     }
     mem.fast_scratch = at;
-    mem.fast_scratch_size = req.fast_scratch_bytes;
-    at += align16(req.fast_scratch_bytes);
+    mem.fast_scratch_size = req->fast_scratch_bytes;
+    at += align16(req->fast_scratch_bytes);
     mem.scratch = at;
-    mem.scratch_size = req.scratch_bytes;
-    return load_with(m, program, name, &mem, &req);
+    mem.scratch_size = req->scratch_bytes;
+    return load_with(m, program, name, &mem, req);
+}
+
+ptec_status ptec_method_load_single(ptec_method *m, const ptec_program *program, const char *name, void *buffer,
+                                    size_t size)
+{
+    ptec_requirements req;
+    if (m == NULL) {
+        return PTEC_INVALID_ARGUMENT;
+    }
+    ptec_status st = begin_load(m, program, name, &req);
+    if (st != PTEC_OK) {
+        return st;
+    }
+    st = load_carved(m, program, name, buffer, size, &req);
+    return st != PTEC_OK && remeasured(m, program, name, &req, &st) ? load_carved(m, program, name, buffer, size, &req)
+                                                                    : st;
 }
 
 void ptec_method_unload(ptec_method *m)

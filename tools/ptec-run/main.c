@@ -735,7 +735,7 @@ static int run(const options *o, resources *r, ptec_program *program, ptec_metho
         printf("fast scratch: %zu bytes\n", req.fast_scratch_bytes);
     }
     printf("total:     %zu bytes of caller memory\n", req.total_bytes);
-    if (method->measured.from_record) {
+    if (method->measured.from_record == 1u) { /* 2: the record disagreed, the load measured */
         printf("requirements: read from the program's record (ptec.requirements), checked by the load\n");
     }
     print_npu_calls();

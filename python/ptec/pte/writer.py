@@ -29,7 +29,8 @@ def layout_segments(segment_data, alignment: int = SEGMENT_ALIGNMENT):
 
 
 def serialize_program(program: Program, segment_alignment: int = SEGMENT_ALIGNMENT) -> bytes:
-    prog = copy.copy(program)
+    from ..requirements_record import refreshed
+    prog = copy.copy(refreshed(program))     # a requirements record is the program's own figures
     if prog.segment_data or prog.segments is not None:
         if prog.segments is not None and len(prog.segments) != len(prog.segment_data):
             raise ValueError(f"{len(prog.segments)} segments but {len(prog.segment_data)} "
