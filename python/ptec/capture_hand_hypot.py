@@ -29,7 +29,7 @@ _MUL = (operator.mul, torch.mul, "mul")
 _SQUARE = (torch.square, "square")
 _ADD = (operator.add, torch.add, "add")
 _SQRT = (torch.sqrt, "sqrt")
-_PURE = (operator.getitem, "select", torch.select, "narrow", torch.narrow)
+_PURE = (operator.getitem, "select", torch.select, "narrow", torch.narrow, "flip", torch.flip)
 
 
 def _is(fn, targets) -> bool:
