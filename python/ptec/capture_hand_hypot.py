@@ -13,8 +13,13 @@ hypot(hypot(a, b), sqrt(eps)) exactly in real arithmetic: the second
 hypot reads the first and a constant tensor of sqrt(eps) like it
 (torch.full_like), fp32 as well.
 
-Only when every inner value (the squares, the partial sums) has no other
-reader (they are then dropped)."""
+The 2-norm over the dim of a stack of two, torch.stack([re, im], d)
+.norm(dim=d) (torch.norm, torch.linalg.norm / vector_norm, keepdim: an
+unsqueeze after it), is the same hypot (was 9.7 output steps: a root of an
+int8 sum of squares).
+
+Only when every inner value (the squares, the partial sums, the stack) has
+no other reader (they are then dropped)."""
 from __future__ import annotations
 
 import math
@@ -127,8 +132,71 @@ def _match(root) -> Optional[Tuple[torch.fx.Node, torch.fx.Node, float, List[tor
     return xs[0], xs[1], eps, [root, total] + inner + squares + twins
 
 
+def _norm_args(fn):
+    """(x, dim, keepdim) of a 2-norm over one dim (x.norm(dim=d), torch.norm,
+    torch.linalg.norm / vector_norm, p / ord 2 or the default), else None."""
+    if not isinstance(fn, torch.fx.Node):
+        return None
+    t = fn.target
+    if (fn.op == "call_method" and t == "norm") or (fn.op == "call_function" and t is torch.norm):
+        names, two = ["input", "p", "dim", "keepdim"], ("fro", 2, 2.0)
+    elif fn.op == "call_function" and t is torch.linalg.vector_norm:
+        names, two = ["x", "ord", "dim", "keepdim"], (2, 2.0)
+    elif fn.op == "call_function" and t is torch.linalg.norm:
+        names, two = ["input", "ord", "dim", "keepdim"], (None, 2, 2.0)
+    else:
+        return None
+    got = dict(zip(names, fn.args))
+    for k, v in fn.kwargs.items():
+        if k in ("out", "dtype") and v is None:
+            continue
+        if k in got or k not in names:
+            return None
+        got[k] = v
+    p = got.get(names[1], two[0])
+    dim, keepdim = got.get("dim"), got.get("keepdim", False)
+    if isinstance(dim, (tuple, list)) and len(dim) == 1:
+        dim = dim[0]
+    if isinstance(p, bool) or p not in two or not isinstance(dim, int) or isinstance(dim, bool) \
+            or not isinstance(keepdim, bool) or not isinstance(got.get(names[0]), torch.fx.Node):
+        return None
+    return got[names[0]], dim, keepdim
+
+
+def _stacked_norm(root):
+    """(a, b, dim, keepdim) of torch.stack([a, b], d).norm(dim=d), else None."""
+    got = _norm_args(root)
+    if got is None:
+        return None
+    x, dim, keepdim = got
+    if not (x.op == "call_function" and x.target is torch.stack) or list(x.users) != [root]:
+        return None
+    names = dict(zip(["tensors", "dim"], x.args))
+    if set(x.kwargs) - {"dim"} or set(x.kwargs) & set(names):
+        return None
+    names.update(x.kwargs)
+    pair, d = names.get("tensors"), names.get("dim", 0)
+    if not isinstance(pair, (list, tuple)) or len(pair) != 2 or not all(isinstance(v, torch.fx.Node) for v in pair) \
+            or not isinstance(d, int) or d != dim:
+        return None             # a dim spelled the other way round (-1 and 2) is left as it is
+    return pair[0], pair[1], dim, keepdim
+
+
 def hand_hypots_as_calls(graph: torch.fx.Graph) -> None:
     for root in list(graph.nodes):
+        stacked = _stacked_norm(root)
+        if stacked is not None:
+            a, b, dim, keepdim = stacked
+            stack = root.args[0] if root.args else root.kwargs.get("input", root.kwargs.get("x"))
+            with graph.inserting_before(root):
+                call = graph.call_function(torch.hypot, (a, b))
+                if keepdim:
+                    call = graph.call_method("unsqueeze", (call, dim))
+            call.meta.update({k: v for k, v in root.meta.items() if k != "tensor_meta"})
+            root.replace_all_uses_with(call)
+            graph.erase_node(root)
+            graph.erase_node(stack)
+            continue
         got = _match(root)
         if got is None:
             continue
