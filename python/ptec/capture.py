@@ -102,6 +102,7 @@ from .capture_nms import nms_nodes
 from .capture_fp32_norms import fp32_norm_nodes, lp_pool_fp32_nodes
 from .capture_sign import difference_sign_nodes, sign_nodes
 from .capture_norm_chains import norm_chains_as_calls
+from .capture_hand_hypot import hand_hypots_as_calls
 from .capture_fp32_buckets import fp32_bucket_nodes
 from .capture_fp32_histc import fp32_histc_nodes
 from .capture_dtype_view import dtype_view_nodes, mark_viewed_producers
@@ -1799,6 +1800,7 @@ def _symbolic_trace(model: nn.Module, example_inputs=(), states=None) -> torch.f
     drop_traced_leftovers(graph)
     unmark_traced_through(graph)        # a torch.fx.wrap function's body: plain nodes (capture_wrapped)
     norm_chains_as_calls(graph)         # x.abs().pow(p).sum(d).pow(1 / p): vector_norm (capture_norm_chains)
+    hand_hypots_as_calls(graph)         # sqrt(a ** 2 + b ** 2): torch.hypot (capture_hand_hypot)
     refuse_written_stats_read(graph)        # F.batch_norm(training=True) of computed stats
     if states:
         as_states(graph, tracer, CaptureError)     # the written tensors as state nodes (capture_buffer_state)

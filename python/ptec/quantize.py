@@ -29,6 +29,7 @@ from . import quant_math as qm
 from .ir import CELL_SUFFIX, permutation, Graph, Node, eval_node, evaluate
 from .capture_buffer_state import STATE, streamed
 from .capture_state_precision import replays
+from .running_means import running_means_as_linear
 from .exact_sums import sums_as_linear
 
 FUSABLE_PRODUCERS = ("conv2d", "conv_transpose2d", "linear", "add", "max_pool2d", "svdf")
@@ -174,6 +175,7 @@ def prepare(graph: Graph) -> Graph:
             g.replace_uses(n.name, n.inputs[0])
             g.remove(n.name)
     sums_as_linear(g)             # mean * c as one exact int32 accumulation (ptec.exact_sums)
+    running_means_as_linear(g)    # x.cumsum(-1) / arange(1, n + 1): one averaging linear (ptec.running_means)
     _collapse_channel_shuffles(g)
     # batch-norm folding
     for n in list(g.nodes):

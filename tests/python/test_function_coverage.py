@@ -1032,6 +1032,15 @@ RUNS = {
     "torch.pow(x, tensor)": (lambda x: torch.pow(x.abs() + 0.5, x.flip(-1)), S3, (-2.0, 2.0), 2.0, "fp32"),  # 1.50
     "torch.atan2": (lambda x: torch.atan2(x, x + 1), S3, R, 3.0, "fp32"),                     # 2.22
     "torch.hypot": (lambda x: torch.hypot(x, x.flip(-1)), S3, R, 1.5, "fp32"),                # 1.03
+    # a magnitude written by hand: torch.hypot's fp32 kernel (capture_hand_hypot; was 3.2 steps), its dB in fp32
+    # from the float input (magnitude_logs; was 17.0)
+    "torch.sqrt(a ** 2 + b ** 2)": (lambda x: torch.sqrt(x ** 2 + x.flip(-1) ** 2), S3, R, 1.0, "fp32"),  # 0.75
+    "20 * log10(sqrt(a * a + b * b + eps) + eps)": (
+        lambda x: 20 * torch.log10(torch.sqrt(x * x + x.flip(-1) * x.flip(-1) + 1e-6) + 1e-3), S3, R, 0.5,
+        "fp32"),                                                                              # 0.00
+    # a running mean: one 1x1 conv by the averaging rows 1 / k (running_means; was 1.84 with an fp32 division)
+    "x.cumsum(-1) / arange(1, n + 1)": (lambda x: x.cumsum(-1) / torch.arange(1, 9, dtype=x.dtype), S3, R, 1.0,
+                                        "int8"),                                              # 0.78
     "torch.fmod/remainder/% of tensors": (lambda x: torch.fmod(x, x.flip(-1).abs() + 0.5)
                                           + torch.remainder(x, x.flip(-1) + 3.5) + x % (x.flip(1) - 3.5),
                                           S3, R, 2.5, "fp32"),                                # 1.88

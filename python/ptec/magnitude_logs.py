@@ -1,0 +1,138 @@
+"""A log of a magnitude of a float program input's values:
+`20 * torch.log10(torch.hypot(re, im) + 1e-3)` where re / im are slices of
+the input (a dB spectrum from re / im planes, a complex spectrum's .abs(),
+a hand-written sqrt(re ** 2 + im ** 2): capture_hand_hypot).
+
+The hypot is an fp32 kernel (capture_binary_math), but it read re and im
+on the input's int8 grid and its value was quantized on its own linear
+int8 grid before the log's int8 table: every magnitude below half a step
+read as 0, and the log spread those over most of its output range (7.2
+output steps off, the hand-written form 120; probe 9). Here the whole
+chain runs in fp32 from the float input, as input_compression does for a
+log of an input (fp32_input_chains.run_in_fp32): the steps from the input
+to the hypot (slices, reshapes, a complex pair's cat, an inner hypot of a
+constant), the hypot, the constant steps to the log (add / sub / mul / div
+by a constant, clamp, reshape), the log and its single constant readers
+after it (the `20 *` of dB), quantized after it on their own calibrated
+grid.
+
+The criterion is measured on the calibration samples: the chain evaluated
+on the hypot's value as it is and rounded to its int8 grid (calibrated
+over the samples); when the two differ by more than LIMIT steps of the
+chain output's int8 grid, the chain runs in fp32. A magnitude whose small
+values the log does not magnify (a log of hypot + 1 over [0, 2]) keeps the
+int8 table. A hypot of values a layer computed (re / im a conv's outputs)
+is left as it is: its operands' int8 grids lose the small magnitudes
+before the hypot, and a log in fp32 after it was no better (21 steps
+against 16 on the int8 table). --int8-io: nothing runs before the input's
+int8 grid, so nothing changes. A runtime whose kernels lack the log's
+keeps the int8 table, with a warning. Before calibration: the new steps
+are observed like the rest."""
+from __future__ import annotations
+
+from typing import Callable, Dict, List
+
+import numpy as np
+import torch
+
+from .fp32_input_chains import LIMIT, computed, lacking, on_int8_grid, run_in_fp32, steps_lost
+from .input_compression import LOGS, _chain_tail, _fp32_form, _lead
+from .ir import Graph, Node, eval_node, origin
+
+REASON = ("this {fn} of a magnitude computed in fp32 (hypot) would be {steps:.0f} output steps off on the "
+          "magnitude's int8 grid (its small values read as 0), so it runs in fp32 and is quantized after it")
+
+
+def _magnitude(n: Node) -> bool:
+    return n.op == "binary_math" and n.attrs.get("fn") == "hypot"
+
+
+def _chain(g: Graph, c: Node):
+    """(the hypot, lead steps in graph order, tail steps) of log c, else None."""
+    lead, src = [], g.node(c.inputs[0])
+    while not _magnitude(src):
+        if not _lead(g, src) or src.attrs.get("fp32") or src.name in g.outputs or len(g.users(src.name)) != 1:
+            return None
+        lead.append(src)
+        src = g.node(computed(g, src)[0])
+    return src, lead[::-1], _chain_tail(g, c)
+
+
+def _upstream(g: Graph, src: Node) -> List[Node]:
+    """The steps from one float program input to the hypot (slices,
+    reshapes, permutes, a complex pair's cat, constant steps, an inner
+    hypot, each read only by these steps), in graph order, when every value
+    it reads comes from that input so; else []. In fp32 from the float
+    input the operands keep their small values too (on the input's int8
+    grid a magnitude of 0.1 was 5 output steps off a dB)."""
+    seen, stack, inputs = set(), list(computed(g, src)), set()
+    while stack:
+        n = g.node(stack.pop())
+        if n.name in seen:
+            continue
+        if n.op == "input":
+            inputs.add(n.name)
+            continue
+        if n.attrs.get("fp32") or n.name in g.outputs \
+                or not (_lead(g, n) or (n.op in ("slice", "identity") and len(computed(g, n)) == 1) or _magnitude(n)
+                        or (n.op == "cat" and len(computed(g, n)) == len(n.inputs))):
+            return []
+        seen.add(n.name)
+        stack.extend(computed(g, n))
+    for name in seen:
+        if any(u is not src and u.name not in seen for u in g.users(name)):
+            return []
+    if len(inputs) != 1:
+        return []
+    return [n for n in g.nodes if n.name in seen]
+
+
+def _run(g: Graph, steps: List[Node], src: str, x: torch.Tensor) -> np.ndarray:
+    env: Dict[str, torch.Tensor] = {src: x}
+    for n in steps:
+        xs = [env[i] if i in env else eval_node(g.node(i), []) for i in n.inputs]
+        env[n.name] = eval_node(n, xs)
+    return np.asarray(env[steps[-1].name].detach().numpy(), np.float64)
+
+
+def magnitude_logs_in_fp32(g: Graph, calibration, log: Callable[[str], None] = lambda s: None,
+                           int8_io: bool = False, missing: Callable[[List[str]], List[str]] = lambda ops: []) -> None:
+    """Runs in fp32 each log of an fp32 hypot whose int8 grid would cost
+    more than LIMIT output steps on the calibration samples (module doc)."""
+    found = []
+    for c in g.nodes:
+        if c.op == "elementwise" and c.attrs.get("fn") in LOGS and not c.attrs.get("fp32") and c.inputs:
+            chain = _chain(g, c)
+            up = [] if chain is None or int8_io else _upstream(g, chain[0])
+            if up:
+                found.append((c, chain, up))
+    if not found or not calibration:
+        return
+    from .quantize import evaluate
+    values: Dict[str, List[torch.Tensor]] = {}
+    with torch.no_grad():
+        for sample in calibration:
+            _, env = evaluate(g, sample, keep_all=True)
+            for _, (src, _, _), _ in found:
+                values.setdefault(src.name, []).append(env[src.name].detach().float())
+    for c, (src, lead, tail), up in found:
+        xs = values[src.name]
+        if any(not torch.isfinite(x).all() for x in xs):
+            continue
+        lo, hi = min(float(x.min()) for x in xs), max(float(x.max()) for x in xs)
+        steps = lead + [c] + tail
+        with torch.no_grad():
+            exact = [_run(g, steps, src.name, x) for x in xs]
+            rounded = [_run(g, steps, src.name, on_int8_grid(x, min(lo, 0.0), hi)) for x in xs]
+        if not all(np.isfinite(e).all() for e in exact):
+            continue            # a log of 0: -inf, which calibration refuses or a where drops
+        lost = steps_lost(exact, rounded)
+        if lost <= LIMIT:
+            continue
+        fn = c.attrs["fn"]
+        lacks = lacking(c, missing)
+        if lacks:
+            log(f"warning: {origin(c)}: this {fn} of a magnitude is {lost:.0f} output steps off on the magnitude's "
+                f"int8 grid{lacks}")
+            continue
+        run_in_fp32(g, c, up + lead + tail, REASON.format(fn=fn, steps=lost), log, _fp32_form)
