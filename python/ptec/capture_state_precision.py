@@ -19,7 +19,19 @@ float value up to fp32 rounding. Readers outside the loop read it
 quantized on the grid calibration saw, as before; the steps computing the
 loop's other operands from the input (a GRU's input projection) keep
 their int8 grids. A --stateful layer's state (no written buffer) is not
-taken here: its whole unrolled sequence would be the loop."""
+taken here: its whole unrolled sequence would be the loop.
+
+A loop may run through more than one state: `n = self.b + 1; self.b =
+self.a; self.a = n` counts through two buffers, each written from the
+other. No single state's write is computed from itself there, and both
+stayed int8: the count saturated at calibration's range (10.0 where
+torch gives 50.0 after 100 executes). The states each feeding another's
+write are a graph; each of its cycles (a strongly connected component)
+is one loop: its states fp32, the steps on a path from one of them to a
+write of another fp32, the accumulator rule applied to the cycle as a
+whole. A cycle that only moves values (a swap, a ring of buffers; a
+copy `self.b = self.a` is a mul by ones: capture_buffer_state) is exact
+on one int8 grid and stays int8."""
 from __future__ import annotations
 
 from typing import Dict, List, Set
@@ -93,15 +105,99 @@ def _loop(g, state: str, value: str) -> List[str]:
     return [n.name for n in g.nodes if n.name in after and n.name in before]
 
 
+def _ancestors(g, value: str) -> Set[str]:
+    """The nodes value is computed from (value included)."""
+    seen: Set[str] = set()
+    todo = [value]
+    while todo:
+        k = todo.pop()
+        if k not in seen:
+            seen.add(k)
+            todo.extend(g.node(k).inputs)
+    return seen
+
+
+def _cycles(g, written: Dict[str, str]) -> List[List[str]]:
+    """The strongly connected components of more than one state in the
+    graph `s feeds t` (t's written value is computed from s), each in
+    graph order: the loops through several states (module doc)."""
+    feeds = {t: [s for s in written if s in _ancestors(g, v)] for t, v in written.items()}
+    index: Dict[str, int] = {}
+    low: Dict[str, int] = {}
+    stack: List[str] = []
+    found: List[List[str]] = []
+
+    def visit(t: str) -> None:      # Tarjan's algorithm (edges taken backwards: the same components)
+        index[t] = low[t] = len(index)
+        stack.append(t)
+        for s in feeds[t]:
+            if s not in index:
+                visit(s)
+                low[t] = min(low[t], low[s])
+            elif s in stack:
+                low[t] = min(low[t], index[s])
+        if low[t] == index[t]:
+            part = []
+            while True:
+                part.append(stack.pop())
+                if part[-1] == t:
+                    break
+            if len(part) > 1:
+                found.append([n.name for n in g.nodes if n.name in part])
+
+    for t in written:
+        if t not in index:
+            visit(t)
+    return found
+
+
+def _cycle_loops(g, written: Dict[str, str], marked: Dict[str, List[str]]) -> None:
+    """Marks each cycle of states that computes (module doc) as one loop;
+    adds its states to marked."""
+    for cycle in _cycles(g, written):
+        loop = [n.name for n in g.nodes if any(n.name in _loop(g, s, written[t]) for s in cycle for t in cycle)]
+        if all(_moves(g, g.node(k)) or _times_one(g, g.node(k)) for k in loop) \
+                or any(g.node(k).op in NO_FP32 for k in loop):
+            continue
+        steps = [k for k in loop if not _times_one(g, g.node(k))]     # a copy between the cycle's states moves
+        if _cycle_accumulates(g, cycle, steps):
+            # a count through the cycle: its readers compute on its fp32 value (as one state's)
+            loop = loop + [k for s in cycle for k in _after(g, s) if k not in loop]
+            loop = [n.name for n in g.nodes if n.name in loop]
+        for s in cycle:
+            g.node(s).attrs["fp32_state"] = True
+            marked[s] = loop
+        for k in loop:
+            g.node(k).attrs.setdefault("fp32", FP32_STATE)
+
+
+def _cycle_accumulates(g, cycle: List[str], steps: List[str]) -> bool:
+    """_accumulates of a cycle of states: one add / sub of a value
+    carried around it and one not computed from it."""
+    computing = [k for k in steps if not _moves(g, g.node(k))]
+    if len(computing) != 1 or g.node(computing[0]).op not in ("add", "sub"):
+        return False
+    n = g.node(computing[0])
+    from_cycle = [i for i in n.inputs if i in cycle or i in steps]
+    return len(from_cycle) == 1 and (n.op == "add" or n.inputs[0] in from_cycle)
+
+
 def fp32_state_loops(g) -> Dict[str, List[str]]:
     """Marks each float buffer state whose loop computes (module doc):
     the state attrs fp32_state, the loop's nodes attrs fp32. Returns
     {state: loop nodes} of those marked."""
-    marked = {}
+    marked: Dict[str, List[str]] = {}
+    written = {}
+    for w in [n for n in g.nodes if n.op == "state_write" and n.attrs.get(STATE)]:
+        if not g.node(w.inputs[0]).attrs.get("dtype"):
+            written[w.inputs[0]] = w.inputs[1]
+    _cycle_loops(g, written, marked)
     for w in [n for n in g.nodes if n.op == "state_write" and n.attrs.get(STATE)]:
         state, value = w.inputs
         s = g.node(state)
         if s.attrs.get("dtype"):        # an integer / bool buffer: exact already (capture_integer_states)
+            continue
+        if state in marked:             # on a cycle through other states, marked as one loop
             continue
         loop = _loop(g, state, value)
         if not loop or all(_moves(g, g.node(k)) for k in loop) \
