@@ -1,6 +1,7 @@
 """Values a NaN / inf test reads that calibration saw NaN or inf in (issue
-15): `torch.nan_to_num(a / b)` where b is 0 in some sample, isnan / isinf
-of a log of a negative. An int8 value holds no NaN or inf, so the tested
+15): a division, `torch.nan_to_num(a / b)` where b is 0 in some sample
+(other producers of NaN / inf, a log of a negative, keep the non-finite
+refusal of calibration). An int8 value holds no NaN or inf, so the tested
 value is computed in fp32 (attrs["fp32"], its float32 kernel), the test
 reads it as torch does, and the replacement (nan_to_num's wheres, whose
 values hold float32's extremes by default) runs in fp32 too, to the first
