@@ -85,6 +85,11 @@ def record_entries(program: Program, target: str) -> List[Tuple[int, int, int, i
         pass
     if "lp64-SCALAR" not in kinds:
         kinds.append("lp64-SCALAR")
+    return _entries(program, kinds, layouts)
+
+
+def _entries(program: Program, kinds: List[str], layouts: Dict[str, dict]) -> List[Tuple[int, int, int, int, int, int]]:
+    """record_entries' tuples for these build kinds."""
     out = []
     for index, plan in enumerate(program.execution_plan or []):
         if plan.delegates:
@@ -153,19 +158,7 @@ def refreshed(program: Program) -> Program:
     layouts = load_layouts()
     kinds = {layout_fingerprint(layout): kind for kind, layout in layouts.items()}
     wanted = [kinds[f] for f in dict.fromkeys(e["fingerprint"] for e in entries) if f in kinds]
-    fresh = []
-    for index, plan in enumerate(program.execution_plan or []):
-        if plan.delegates:
-            continue
-        kept = sum(isinstance(v.val, _KEPT) for v in plan.values or [])
-        for kind in wanted:
-            try:
-                r = requirements(program, plan.name, _target_of(kind), layout=layouts[kind])
-            except RequirementsError:
-                continue
-            fresh.append((layout_fingerprint(layouts[kind]), index, kept, r.metadata_bytes, r.scratch_bytes,
-                          r.fast_scratch_bytes))
-    new = encode_record(fresh)
+    new = encode_record(_entries(program, wanted, layouts))
     if new == data:
         return program
     out = copy.copy(program)
