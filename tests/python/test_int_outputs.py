@@ -19,6 +19,7 @@ import pytest
 import torch
 
 from model_checks import exact_runs
+from call_model import Call
 from ptec.compiler import compile_model
 from ptec.interpreter import run_program
 from ptec.pte import NUMPY_DTYPE, ScalarType, parse_program
@@ -144,15 +145,6 @@ CLAMPS = {
     "int16 clamp_min": lambda x: (x * 3).short().clamp_min(0),
     "both sides": lambda x: x.argmax(-1).clamp_min(2).clamp_max(4),
 }
-
-
-class Call(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
 
 
 @pytest.mark.parametrize("name", sorted(CLAMPS))
