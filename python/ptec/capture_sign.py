@@ -57,14 +57,19 @@ def _reaches_dtype_view(fn: torch.fx.Node) -> bool:
     return False
 
 
+def _is_sign_call(fn: torch.fx.Node) -> bool:
+    """fn is torch.sign / sgn (or the method) of one tensor, no keywords."""
+    if fn.op not in ("call_function", "call_method") or fn.kwargs or len(fn.args) != 1:
+        return False
+    try:
+        return fn.target in _TARGETS
+    except TypeError:       # an unhashable target
+        return False
+
+
 def sign_nodes(fn: torch.fx.Node, ins: List[str]) -> Optional[List[Node]]:
     """The comparison form of a float32 program input's sign, else None."""
-    if fn.op not in ("call_function", "call_method") or fn.kwargs or len(fn.args) != 1:
-        return None
-    try:
-        if fn.target not in _TARGETS:
-            return None
-    except TypeError:
+    if not _is_sign_call(fn):
         return None
     x = fn.args[0]
     meta = x.meta.get("tensor_meta") if isinstance(x, torch.fx.Node) else None
@@ -86,12 +91,7 @@ def _float32(a) -> bool:
 
 def difference_sign_nodes(fn: torch.fx.Node) -> Optional[List[Node]]:
     """sign(a - b) of float32 values as (a > b) - (a < b) (module doc), else None."""
-    if fn.op not in ("call_function", "call_method") or fn.kwargs or len(fn.args) != 1:
-        return None
-    try:
-        if fn.target not in _TARGETS:
-            return None
-    except TypeError:
+    if not _is_sign_call(fn):
         return None
     d = fn.args[0]
     if not isinstance(d, torch.fx.Node) or d.op not in ("call_function", "call_method") or d.kwargs \
