@@ -29,21 +29,14 @@ from typing import List, Optional, Tuple
 import torch
 import torch.fx
 
+from .capture_norm_chains import is_call
+
 _POW = (operator.pow, torch.pow, "pow")
 _MUL = (operator.mul, torch.mul, "mul")
 _SQUARE = (torch.square, "square")
 _ADD = (operator.add, torch.add, "add")
 _SQRT = (torch.sqrt, "sqrt")
 _PURE = (operator.getitem, "select", torch.select, "narrow", torch.narrow, "flip", torch.flip)
-
-
-def _is(fn, targets) -> bool:
-    if not isinstance(fn, torch.fx.Node) or fn.op not in ("call_function", "call_method"):
-        return False
-    try:
-        return fn.target in targets
-    except TypeError:
-        return False
 
 
 def _number(v) -> bool:
@@ -68,11 +61,11 @@ def _squared(fn) -> Optional[torch.fx.Node]:
     """x of x ** 2 / x.pow(2) / torch.pow(x, 2) / torch.square(x) / x * x, else None."""
     if fn.kwargs:
         return None
-    if _is(fn, _POW) and len(fn.args) == 2 and _number(fn.args[1]) and float(fn.args[1]) == 2.0:
+    if is_call(fn, _POW) and len(fn.args) == 2 and _number(fn.args[1]) and float(fn.args[1]) == 2.0:
         x = fn.args[0]
-    elif _is(fn, _SQUARE) and len(fn.args) == 1:
+    elif is_call(fn, _SQUARE) and len(fn.args) == 1:
         x = fn.args[0]
-    elif _is(fn, _MUL) and len(fn.args) == 2 and _same(fn.args[0], fn.args[1]):
+    elif is_call(fn, _MUL) and len(fn.args) == 2 and _same(fn.args[0], fn.args[1]):
         x = fn.args[0]
     else:
         return None
@@ -82,11 +75,11 @@ def _squared(fn) -> Optional[torch.fx.Node]:
 def _terms(fn, inner: List[torch.fx.Node]) -> Optional[List]:
     """The leaves of a tree of two-operand adds (inner adds read only by
     their parent, collected in inner), else None."""
-    if not _is(fn, _ADD) or len(fn.args) != 2 or fn.kwargs:
+    if not is_call(fn, _ADD) or len(fn.args) != 2 or fn.kwargs:
         return None
     out = []
     for a in fn.args:
-        if _is(a, _ADD) and list(a.users) == [fn]:
+        if is_call(a, _ADD) and list(a.users) == [fn]:
             inner.append(a)
             sub = _terms(a, inner)
             if sub is None:
@@ -99,9 +92,9 @@ def _terms(fn, inner: List[torch.fx.Node]) -> Optional[List]:
 
 def _match(root) -> Optional[Tuple[torch.fx.Node, torch.fx.Node, float, List[torch.fx.Node]]]:
     """(a, b, eps, the nodes the call replaces) of sqrt(a^2 + b^2 [+ eps]), else None."""
-    if _is(root, _SQRT) and len(root.args) == 1 and not root.kwargs:
+    if is_call(root, _SQRT) and len(root.args) == 1 and not root.kwargs:
         total = root.args[0]
-    elif _is(root, _POW) and len(root.args) == 2 and not root.kwargs and _number(root.args[1]) \
+    elif is_call(root, _POW) and len(root.args) == 2 and not root.kwargs and _number(root.args[1]) \
             and float(root.args[1]) == 0.5:
         total = root.args[0]
     else:
@@ -127,7 +120,7 @@ def _match(root) -> Optional[Tuple[torch.fx.Node, torch.fx.Node, float, List[tor
             return None
         xs.append(x)
     # x[:, 0] * x[:, 0]: the second trace of x[:, 0] read only by the square goes with it
-    twins = [sq.args[1] for sq in squares if _is(sq, _MUL) and sq.args[1] is not sq.args[0]
+    twins = [sq.args[1] for sq in squares if is_call(sq, _MUL) and sq.args[1] is not sq.args[0]
              and list(sq.args[1].users) == [sq]]
     return xs[0], xs[1], eps, [root, total] + inner + squares + twins
 

@@ -22,7 +22,8 @@ _ABS = (torch.abs, "abs", operator.abs)
 _SUM = (torch.sum, "sum")
 
 
-def _is(fn, targets) -> bool:
+def is_call(fn, targets) -> bool:
+    """fn is a call node of one of `targets` (functions or method names)."""
     if not isinstance(fn, torch.fx.Node) or fn.op not in ("call_function", "call_method"):
         return False
     try:
@@ -33,7 +34,7 @@ def _is(fn, targets) -> bool:
 
 def _exponent(fn) -> Optional[float]:
     """The number e of `t ** e` / t.pow(e) / torch.pow(t, e), else None."""
-    if not _is(fn, _POW) or len(fn.args) != 2 or fn.kwargs:
+    if not is_call(fn, _POW) or len(fn.args) != 2 or fn.kwargs:
         return None
     e = fn.args[1]
     return float(e) if isinstance(e, (int, float)) and not isinstance(e, bool) else None
@@ -49,7 +50,7 @@ def norm_chains_as_calls(graph: torch.fx.Graph) -> None:
         if outer is None or outer == 0:
             continue
         total = root.args[0]
-        if not _is(total, _SUM) or not _only_reader(total, root):
+        if not is_call(total, _SUM) or not _only_reader(total, root):
             continue
         names = ("input", "dim", "keepdim")
         got = dict(zip(names, total.args))
@@ -62,7 +63,7 @@ def norm_chains_as_calls(graph: torch.fx.Graph) -> None:
                 or not _only_reader(powered, total) or not isinstance(keepdim, bool) or dim is None:
             continue
         size = powered.args[0]
-        if not _is(size, _ABS) or len(size.args) != 1 or size.kwargs or not _only_reader(size, powered):
+        if not is_call(size, _ABS) or len(size.args) != 1 or size.kwargs or not _only_reader(size, powered):
             continue
         x = size.args[0]
         if not isinstance(x, torch.fx.Node):
