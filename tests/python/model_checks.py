@@ -49,6 +49,25 @@ def run_feed(res, feed, tmp_path):
     return host_runtime.run(parse_program(res.data), res.data, [t.numpy() for t in feed], workdir=str(tmp_path))
 
 
+def steps_over_feeds(model, res, feeds, tmp_path=None):
+    """Compiled program `res` on the host runtime against torch's `model` on
+    each feed (lists of tensors): the worst |ptec - torch| of the first
+    output in steps of its span over the feeds / 255, and torch's outputs."""
+    prog = parse_program(res.data)
+    extra = {} if tmp_path is None else dict(workdir=str(tmp_path))
+    gots, wants = [], []
+    for feed in feeds:
+        got = host_runtime.run(prog, res.data, [t.numpy() for t in feed], **extra)
+        with torch.no_grad():
+            want = model(*[t.clone() for t in feed])
+        gots.append(np.asarray(got[0], np.float64))
+        wants.append(want.detach().numpy().astype(np.float64))
+    w = np.stack(wants)
+    step = float(np.ptp(w)) / 255
+    assert step > 0, "outputs that vary"
+    return float(np.abs(np.stack(gots) - w).max()) / step, w
+
+
 def exact_runs(model, feeds, tmp_path):
     """Compile model on feeds (all int8, no fp32 fallback) and run each feed on
     the host: [(program outputs, torch's outputs as a tuple)], after the host's

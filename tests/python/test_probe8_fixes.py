@@ -14,6 +14,7 @@ from ptec.pte import parse_program
 
 
 from call_model import Call as Fn
+from model_checks import steps_over_feeds
 
 
 def _feeds(shapes, n, seed=1, scale=1.0):
@@ -27,19 +28,7 @@ def worst_steps(model, feeds, n_cal=16, tmp_path=None, **kw):
     model = model.eval()
     cal, test = feeds[:n_cal], feeds[n_cal:]
     res = compile_model(model, cal[0], feeds, **kw)
-    prog = parse_program(res.data)
-    gots, wants = [], []
-    for feed in test:
-        extra = {} if tmp_path is None else dict(workdir=str(tmp_path))
-        got = host_runtime.run(prog, res.data, [t.numpy() for t in feed], **extra)
-        with torch.no_grad():
-            want = model(*[t.clone() for t in feed])
-        gots.append(np.asarray(got[0], np.float64))
-        wants.append(want.detach().numpy().astype(np.float64))
-    w = np.stack(wants)
-    step = float(np.ptp(w)) / 255
-    assert step > 0, "outputs that vary"
-    return float(np.abs(np.stack(gots) - w).max()) / step, w
+    return steps_over_feeds(model, res, test, tmp_path)
 
 
 # 1. cosine similarity follows the running torch's eps formula -----------------

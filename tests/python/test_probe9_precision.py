@@ -7,16 +7,14 @@ compiled with a calibration set (the first feeds), then run on the others.
    (capture_hand_hypot: torch.hypot, fp32), and a dB of a magnitude,
    20 * log10(hypot + 1e-3) (magnitude_logs: the log in fp32).
 2. A running mean x.cumsum(-1) / arange(1, n + 1)."""
-import numpy as np
 import pytest
 import torch
 import torch.nn as nn
 
-from ptec import host_runtime
 from ptec.compiler import compile_model
-from ptec.pte import parse_program
 
 from call_model import Call as Fn
+from model_checks import steps_over_feeds
 
 
 def _feeds(shape, n, seed=1, scale=1.0, shift=0.0):
@@ -30,18 +28,7 @@ def worst_steps(model, feeds, n_cal=16, **kw):
     model = model.eval()
     cal = feeds[:n_cal]
     res = compile_model(model, cal[0], cal, **kw)
-    prog = parse_program(res.data)
-    gots, wants = [], []
-    for feed in cal[:8]:
-        got = host_runtime.run(prog, res.data, [t.numpy() for t in feed])
-        with torch.no_grad():
-            want = model(*[t.clone() for t in feed])
-        gots.append(np.asarray(got[0], np.float64))
-        wants.append(want.detach().numpy().astype(np.float64))
-    w = np.stack(wants)
-    step = float(np.ptp(w)) / 255
-    assert step > 0, "outputs that vary"
-    return float(np.abs(np.stack(gots) - w).max()) / step
+    return steps_over_feeds(model, res, cal[:8])[0]
 
 
 # 1. magnitudes of two tensors, and their dB ---------------------------------
