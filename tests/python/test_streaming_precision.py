@@ -23,6 +23,7 @@ from ptec.interpreter import Session
 from ptec.pte import parse_program
 
 from test_buffer_state import Ring       # slice writes: a constant 0/1 scatter (matmul), a where on a mask
+from test_buffer_state import Reassigned as CatRing     # a cat of the buffer's tail and x
 
 
 class CellState(nn.Module):
@@ -154,16 +155,6 @@ def test_a_float_counter_follows_torch_past_its_calibration(cls):
     assert worst <= 1.0, f"{worst:.2f} output steps from torch over 60 executes"
     state = next(n for n in res.graph.nodes if n.op == "state")
     assert state.attrs.get("fp32_state")
-
-
-class CatRing(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.register_buffer("buf", torch.zeros(1, 4, 3))
-
-    def forward(self, x):
-        self.buf = torch.cat([self.buf[:, 1:], x], 1)
-        return self.buf.sum(1) - x[:, 0]
 
 
 @pytest.mark.parametrize("cls, shape", [(CatRing, (1, 1, 3)), (Ring, (1, 8, 1))])
