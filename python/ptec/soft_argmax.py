@@ -6,23 +6,27 @@ sum of the same p) is a probability vector's expectation. In int8 the
 softmax's output sits on its fixed 1/256 grid: a row of n ~ 32 to 80
 values of about 1 / n each kept 3 to 8 codes, the rounding of every p_i
 (up to 1/512) weighted by the grid and summed over n terms, against an
-output grid that is the narrow range of the coordinates (5.7 to 28 output
-steps from torch over beta 1..20, both forms). The product p * grid was
+output grid that is the narrow range of the coordinates (1.4 to 28 output
+steps from torch over beta 1..20 and the forms tried). The product p * grid was
 already an fp32 step (its broadcast over the last dim is no int8 mul's) and
 the sum after it an fp32 linear, so what mattered was p's int8 grid.
 
-Here the softmax, the products of its output by a constant, the sums of
-those products (exact_sums' linear of a row of ones, or a short sum's mean
-times the count, through reshapes and permutes) and a mul / div of the
-softmax's input by one number (beta, its only reader) are marked fp32: the
-expectation is computed from the logits the int8 heatmap gives, in fp32,
-and quantized once onto the coordinate's grid. What is left is the
-heatmap's own int8 rounding, times beta in the logits.
+Here, when the softmax's values reach its readers only through steps
+that change them by constants (views, means and exact_sums' sums of ones,
+products by a constant, `p @ coords` or a linear of a constant of up to
+COORDS rows) and at least one of them weighs p by a grid that varies, all
+of those steps, the softmax, and its input's scale by one number (beta, or
+a division by a temperature: its only reader) are marked fp32: the
+expectation is computed from the logits in fp32 and quantized once onto
+the coordinate's grid. When the logits are a float program input's view,
+that view is fp32 too and the steps read the input's exact value (a
+heatmap input: 1.42 to 18.29 output steps -> 0.0 to 0.50 over beta 1..20).
+Behind an int8 layer what is left is that layer's rounding, times beta in
+the logits.
 
-Only when every reader of the softmax is such a product read only by such
-a sum: a softmax read by anything else (attention's p @ v, an output)
-keeps its int8 kernel, and so does a program with no soft-argmax (nothing
-is marked, byte for byte the program it was)."""
+A softmax whose values (not a sum of them) are read by anything else
+(attention's p @ v, p returned) keeps its int8 kernel, and a program with
+no soft-argmax is byte for byte the program it was."""
 from __future__ import annotations
 
 from typing import List, Optional
