@@ -214,7 +214,40 @@ def fp32_state_loops(g) -> Dict[str, List[str]]:
         for k in loop:
             g.node(k).attrs.setdefault("fp32", FP32_STATE)
         marked[state] = loop
+    for loop in marked.values():
+        for k in _input_terms(g, loop):
+            g.node(k).attrs.setdefault("fp32", FP32_INPUT_TERM)
     return marked
+
+
+FP32_INPUT_TERM = ("a float input's term of a buffer state's fp32 loop (`0.1 * x`), computed in fp32 from the "
+                   "input's exact value: on its int8 grid its rounding was carried and multiplied by the loop's gain")
+# steps between a float input and the loop that change it by constants only (a layer keeps its int8 grid)
+TERM_STEPS = ("reshape", "permute", "add", "sub", "mul", "div", "neg")
+
+
+def _input_terms(g, loop: List[str]) -> List[str]:
+    """The steps computing a loop node's operand from a float program input
+    by constants only (`0.1 * x`, `(x - 0.5) / 2`, x viewed), ending at the
+    input: marked fp32 they read its exact value, where the operand's int8
+    grid (and the input's before it) rounded every execute's term, and the
+    loop carried it (`a = 0.95 b + 0.1 x` through two buffers: 1.20 to
+    3.48 output steps over seeds 0..7). A step another reader shares stays
+    as it is."""
+    found: List[str] = []
+    for k in loop:
+        for i in g.node(k).inputs:
+            chain, n = [], g.node(i)
+            while i not in loop and n.op in TERM_STEPS and not n.attrs.get("fp32") and not n.attrs.get("act") \
+                    and len(g.users(n.name)) == 1 and n.name not in g.outputs:
+                computed = [j for j in n.inputs if g.node(j).op != "constant"]
+                if len(computed) != 1:
+                    break
+                chain.append(n.name)
+                n = g.node(computed[0])
+            if chain and n.op == "input" and not n.attrs.get("dtype") and not n.attrs.get("in_dtype"):
+                found += [c for c in chain if c not in found]
+    return found
 
 
 def replays(g, written: Dict[str, str]) -> bool:
