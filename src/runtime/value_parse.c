@@ -28,14 +28,27 @@ static inline uint32_t u32_at(const fb_view *fb, uint32_t pos, uint32_t dflt)
 }
 
 /* The member table of EValue table `ev` (value `index`) and its kind tag. */
-static ptec_status value_member(ptec_exec_ctx *ctx, uint32_t index, const fb_table *ev, uint8_t *tag,
+static inline ptec_status value_member(ptec_exec_ctx *ctx, uint32_t index, const fb_table *ev, uint8_t *tag,
                                 fb_table *member)
 {
-    static const uint8_t widths[] = {[EVALUE_TYPE] = 1, [EVALUE_VAL] = 4};
-    uint32_t f[2];
-    ptec_fb_fields(&ctx->fb, ev, 2, widths, f);
-    *tag = u8_at(&ctx->fb, f[EVALUE_TYPE], 0);
-    *member = ptec_fb_sub_at(&ctx->fb, f[EVALUE_VAL]);
+    /* Every decode starts here: ptec_fb_field's checks for the two fields
+     * written out (field id is in the vtable when 6 + 2 * id <= vt_len; a
+     * table that is not "none" lies in the buffer with 4 bytes of room). */
+    fb_view *fb = &ctx->fb;
+    uint32_t type_at = 0, val_at = 0;
+    if (ev->pos != 0) {
+        const uint8_t *vt = fb->base + ev->vtable;
+        const uint32_t room = fb->size - ev->pos;
+        const uint32_t type_off = ev->vt_len >= 6u ? fb_le16(vt + 4) : 0u;
+        const uint32_t val_off = ev->vt_len >= 8u ? fb_le16(vt + 6) : 0u;
+        if (type_off + 1u > room || val_off + 4u > room) {
+            fb->bad = true;
+        }
+        type_at = type_off != 0 && type_off + 1u <= room ? ev->pos + type_off : 0u;
+        val_at = val_off != 0 && val_off + 4u <= room ? ev->pos + val_off : 0u;
+    }
+    *tag = u8_at(fb, type_at, 0);
+    *member = ptec_fb_sub_at(fb, val_at);
     return ctx->fb.bad ? value_fail(ctx, PTEC_INVALID_PROGRAM, index, PTEC_MSG("malformed EValue")) : PTEC_OK;
 }
 
