@@ -193,6 +193,21 @@ static ptec_status program_changed(ptec_exec_ctx *ctx)
                             PTEC_MSG("the program differs from the one its requirements were computed for"));
 }
 
+/* ptec_fb_u8(fb, ev, EVALUE_TYPE, 0) with its checks written out: read
+ * once per value, where -Os builds kept it as two calls. */
+static inline __attribute__((always_inline)) uint8_t evalue_tag(fb_view *fb, const fb_table *ev)
+{
+    const uint32_t off = ev->pos != 0 && ev->vt_len >= 6u ? fb_le16(fb->base + ev->vtable + 4u) : 0u;
+    if (off == 0) {
+        return 0;
+    }
+    if (off + 1u > fb->size - ev->pos) {
+        fb->bad = true;
+        return 0;
+    }
+    return fb->base[ev->pos + off];
+}
+
 /* `kept_values`: what the measuring pass counted, the load's input. The load
  * places the kept values in an array of that many; the measuring pass counts
  * them as it goes and takes their bytes after the loop (every take here is a
@@ -214,7 +229,7 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
         }
         fb_table ev = ptec_fb_at_inline(&ctx->fb, &ctx->values, i);
         ptec_tensor *t = &scratch_tensor;
-        uint8_t tag = ptec_fb_u8(&ctx->fb, &ev, EVALUE_TYPE, 0);
+        uint8_t tag = evalue_tag(&ctx->fb, &ev);
         if (!ctx->fb.bad && ptec_value_tag_kept(tag)) {
             if (values != NULL) {
                 if (count >= *kept_values) {
