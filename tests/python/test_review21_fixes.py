@@ -82,16 +82,31 @@ class InstanceAttr(_Base):
         return y * 3 if self._t(y) is torch.Tensor else -y
 
 
+class ListedType(_Base):
+    """type in a container of the instance (round 23: it used to take fx's branch, -y, silently)."""
+    def __init__(self, form):
+        super().__init__()
+        self.form = form
+        self.fns = {"list": [len, type], "dict": {"t": type}, "tuple": (len, type)}[form]
+
+    def forward(self, x):
+        y = self.l(x)
+        t = self.fns["t"] if self.form == "dict" else self.fns[1]
+        return y * 3 if t(y) is torch.Tensor else -y
+
+
 def _bindings():
     return (_helper_default.__defaults__, _helper_kwdefault.__kwdefaults__, vars(ClassAttr)["_t"],
             "type" in globals(), "getattr" in globals())
 
 
-@pytest.mark.parametrize("cls", [DefaultArg, KwDefault, ClassAttr, InstanceAttr])
+@pytest.mark.parametrize("cls", [DefaultArg, KwDefault, ClassAttr, InstanceAttr, "list", "dict", "tuple"])
 def test_type_bound_outside_the_globals_takes_torchs_branch(cls, tmp_path):
     before = _bindings()
     defaults, kwdefaults = _helper_default.__defaults__, _helper_kwdefault.__kwdefaults__
-    model = cls().eval()
+    model = ListedType(cls).eval() if isinstance(cls, str) else cls().eval()
+    held = getattr(model, "fns", None)
+    items = list(held.values() if isinstance(held, dict) else held or ())
     cal = _samples()
     with torch.no_grad():
         y = model.l(cal[0][0])
@@ -107,6 +122,9 @@ def test_type_bound_outside_the_globals_takes_torchs_branch(cls, tmp_path):
     assert _helper_kwdefault.__kwdefaults__ is kwdefaults
     assert _helper_default.__defaults__[0] is type and vars(ClassAttr)["_t"] is type
     assert cls is not InstanceAttr or vars(model)["_t"] is type
+    if held is not None:                                          # the same container, its items as they were
+        assert model.fns is held and list(held.values() if isinstance(held, dict) else held) == items
+        assert all(a is b for a, b in zip(held.values() if isinstance(held, dict) else held, items))
 
 
 class ComputedDunderClass(_Base):
