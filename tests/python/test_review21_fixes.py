@@ -17,6 +17,8 @@
 Oracles: PyTorch float (the model's eager forward; within a bound in
 output steps for a layer's output, exact for nms's indices) and
 torchvision's own nms on the program's threshold."""
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -144,6 +146,25 @@ def test_getattr_of_a_computed_dunder_class_is_refused_in_one_line():
     assert "getattr" not in globals() and "__getattribute__" not in vars(torch.fx.Proxy)
 
 
+class ObjectGetattribute(_Base):
+    def forward(self, x):
+        y = self.l(x)
+        return y * 3 if object.__getattribute__(y, "__class__") is torch.Tensor else -y
+
+
+def test_object_getattribute_of_dunder_class_is_refused_in_one_line():
+    """object.__getattribute__(y, "__class__") bypasses every hook of
+    __getattribute__: it gave fx's Proxy, so the program held -y silently
+    (round 23: the proxy's __class__ property refuses it)."""
+    cal = _samples()
+    with pytest.raises((ValueError, RuntimeError)) as e:
+        compile_model(ObjectGetattribute().eval(), cal[0], cal)
+    message = str(e.value)
+    assert "x.__class__ of a traced value" in message and "object.__getattribute__(y" in message, message
+    assert "\n" not in message and "Traceback" not in message, message
+    assert "__getattribute__" not in vars(torch.fx.Proxy) and sys.getprofile() is None
+
+
 class Float64Threshold(nn.Module):
     def forward(self, boxes, scores, x):
         return tv.nms(boxes, scores, x.double().sum() - 1e-12)
@@ -219,7 +240,7 @@ def test_threshold_of_an_int8_layer_is_torch_floats_on_most_feeds(tmp_path):
 class _CompilesWhileTraced(_Base):
     def forward(self, x):
         y = self.l(x)
-        if issubclass(object.__getattribute__(y, "__class__"), torch.fx.Proxy):
+        if "tracer" in vars(y):           # a proxy (object.__getattribute__(y, "__class__") is refused: round 23)
             cal = _samples(2)
             compile_model(DefaultArg().eval(), cal[0], cal)
         return torch.relu(y)
