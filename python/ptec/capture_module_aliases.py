@@ -17,8 +17,8 @@ Each such module is known here by its path in the model it belongs to
 to the traced model's module at that path (the stand-in there), when it is
 of the same class (or stands for one).
 
-A submodule's bound forward kept in __init__, `self.step = self.cell.forward`,
-runs the cell's forward without torch's module call,
+A submodule's bound forward kept in __init__, `self.step = self.cell.forward`
+(or its `.__call__`, bound before fx patches the module call), runs the cell's forward without torch's module call,
 which the tracer sees (and with it, the cell's parameters read outside
 the traced model: fx refused "not a member of this module"). While
 capture runs, such an attribute holds the module itself
@@ -82,10 +82,13 @@ def module_at_same_path(root: nn.Module, m: nn.Module) -> Optional[nn.Module]:
 
 def _called_module(v) -> Optional[nn.Module]:
     """The module whose call v stands for: v a bound forward of a module
-    without hooks (a bound __call__ is the call already); else None."""
+    without hooks, or its bound __call__ (kept before fx patched the
+    module call: it ran the forward unseen too); else None."""
     target = getattr(v, "__self__", None)
     if not isinstance(v, types.MethodType) or not isinstance(target, nn.Module):
         return None
+    if v.__func__ is getattr(type(target), "__call__", None) or v.__func__ is nn.Module._call_impl:
+        return target
     hooked = target._forward_hooks or target._forward_pre_hooks or nn.modules.module._global_forward_hooks \
         or nn.modules.module._global_forward_pre_hooks
     return target if v.__func__ is getattr(type(target), "forward", None) and not hooked else None
@@ -94,7 +97,7 @@ def _called_module(v) -> Optional[nn.Module]:
 @contextlib.contextmanager
 def bound_methods_as_calls(model: nn.Module):
     """For the block, each attribute of model's modules holding a bound
-    forward of a module (module doc) holds that module (set in
+    forward / __call__ of a module (module doc) holds that module (set in
     the instance's __dict__, not registered as a submodule); restored
     after."""
     swapped = []

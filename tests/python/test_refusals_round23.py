@@ -213,7 +213,7 @@ class BoundLinear(nn.Module):
 
 BOUND = {
     "self.step = self.cell.forward": (lambda: BoundCell("forward"), (1, 5, 4)),
-    "self.step = self.cell.__call__": (lambda: BoundCell("__call__"), (1, 5, 4)),   # (ran before: a guard)
+    "self.step = self.cell.__call__": (lambda: BoundCell("__call__"), (1, 5, 4)),
     "self.f = self.lin.forward": (BoundLinear, (3, 4)),
 }
 
