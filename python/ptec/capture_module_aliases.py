@@ -104,7 +104,8 @@ def bound_methods_as_calls(model: nn.Module):
     for m in model.modules():
         for k, v in list(vars(m).items()):
             target = _called_module(v)
-            if target is not None:
+            # (not a module's own method kept before its forward is replaced: its call would reach the new one)
+            if target is not None and target is not m and "forward" not in vars(target):
                 swapped.append((m, k, v))
                 m.__dict__[k] = target
     try:
