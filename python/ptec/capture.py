@@ -50,7 +50,7 @@ from .capture_index_forms import mask_with_rest
 from .capture_in_place import AugmentedProxy, refuse_written_tensors, tensors_of, without_dead_code
 from .capture_distributions import note_skipped_checks
 from .capture_integer_states import integer_state
-from .capture_train_norms import evaluated, trained_norm
+from .capture_train_norms import cumulative_forward, evaluated, trained_norm
 from .capture_buffer_state import (INIT, STATE, as_states, copy_with_buffers, kept_states,
                                    restore_tensors, states_in, with_state_reads, written_tensors)
 from .capture_view_writes import writes_through_views
@@ -1751,6 +1751,7 @@ class _Tracer(KnownValuesTracer):
                                     lambda a, k: super(_Tracer, self).call_module(m, forward, a, k))
             if made is not None:
                 return made
+        forward = cumulative_forward(m, forward)      # a batch norm in training, momentum=None (capture_train_norms)
         return super().call_module(m, forward, args, kwargs)
 
     def is_leaf_module(self, m: nn.Module, qualname: str) -> bool:
