@@ -166,7 +166,13 @@ def guarded_denominators(g: Graph, observer, log: Callable[[str], None], int8_io
             continue                            # a step read elsewhere too: left as it is
         chain = {n.name} | {s.name for s in steps}
         last = steps[-1]
-        stats = _statistics(g, [i for i in last.inputs if g.node(i).op != "constant"], chain)
+        stats: List[Node] = []
+        while True:     # to a fixed point: a value joins once all its readers have (z read by z - m and m)
+            start = [i for m in [n] + steps + stats for i in m.inputs if g.node(i).op != "constant"]
+            more = _statistics(g, start, chain)
+            if not more:
+                break
+            stats += more
         for s in [n] + steps + stats:
             _mark(s)
         if last.op == "elementwise" and last.attrs["fn"] == "inverse_norm":
