@@ -33,10 +33,13 @@ from .quantize import affine_qparams
 
 REASON = ("an eps-guarded denominator that calibration saw at its guard (eps is below its int8 grid's "
           "step): the division and its denominator computed in fp32")
-# reciprocals a product reads: mul(z, rsqrt(d)), mul(z, reciprocal(d)), F.normalize's inverse_norm
-_RECIPROCALS = ("rsqrt", "reciprocal", "inverse_norm")
+# reciprocals a product reads: mul(z, rsqrt(d)), mul(z, reciprocal(d)), F.normalize's factor
+# 1 / max(||z||_p, eps) of the sum of |z|^p (inverse_norm: p = 2; lp_inverse_norm: capture_norms)
+_RECIPROCALS = ("rsqrt", "reciprocal", "inverse_norm", "lp_inverse_norm")
+_NORM_FACTORS = ("inverse_norm", "lp_inverse_norm")
 # statistics between the guard and the values they reduce that have a float32 form
-_STATISTICS = ("mean", "mul", "add", "sub", "div", "reshape", "permute", "cat", "clamp", "linear", "elementwise")
+_STATISTICS = ("mean", "mul", "add", "sub", "div", "neg", "reshape", "permute", "cat", "clamp", "max_pool2d", "linear",
+               "elementwise")
 
 
 def _scalar(g: Graph, name: str) -> Optional[float]:
@@ -87,16 +90,20 @@ def _reciprocal(g: Graph, name: str) -> Tuple[Optional[Node], List[Node]]:
     while n.op in ("cat", "reshape") and n.inputs and len(set(n.inputs)) == 1 and not n.attrs.get("fp32"):
         between.append(n)
         n = g.node(n.inputs[0])
-    if n.op == "elementwise" and n.attrs.get("fn") in _RECIPROCALS and not n.attrs.get("fp32") \
-            and not n.attrs.get("act"):
+    if n.attrs.get("fp32") or n.attrs.get("act"):
+        return None, []
+    if n.op == "elementwise" and n.attrs.get("fn") in _RECIPROCALS:
         return n, between
+    if n.op == "div" and len(n.inputs) == 2 and _scalar(g, n.inputs[0]) is not None \
+            and _scalar(g, n.inputs[1]) is None:
+        return n, between                       # c / d
     return None, []
 
 
 def _float_form(n: Node) -> bool:
     """n has a float32 kernel as it is (or square, as x * x)."""
     if n.op == "elementwise":
-        return n.attrs.get("fn") == "square" or float_math_name(n) is not None
+        return n.attrs.get("fn") in ("square", "abs_pow") or float_math_name(n) is not None
     if n.op == "linear":
         return bool(n.attrs.get("exact_sum"))        # a sum (ptec.exact_sums), not a layer
     return n.op in _STATISTICS
@@ -120,17 +127,38 @@ def _statistics(g: Graph, start: List[str], chain: Set[str]) -> List[Node]:
     return found
 
 
-def _mark(n: Node) -> None:
+def _constant(g: Graph, observer, before: Node, name: str, value: float) -> str:
+    """A new float32 scalar constant, inserted before node `before`."""
+    c = Node(name, "constant", [], dict(value=np.asarray(value, np.float32),
+                                        source=before.attrs.get("source", before.name)), [])
+    g.nodes.insert(g.nodes.index(before), c)
+    observer.lo[c.name] = observer.hi[c.name] = float(np.float32(value))
+    return c.name
+
+
+def _mark(g: Graph, observer, n: Node) -> None:
     n.attrs["fp32"] = REASON
     if n.op == "elementwise" and n.attrs.get("fn") == "square":     # x * x: aten::mul.out
         n.op, n.inputs = "mul", [n.inputs[0], n.inputs[0]]
         n.attrs.pop("fn")
+    elif n.op == "elementwise" and n.attrs.get("fn") == "abs_pow":  # |x| ** p: abs, then pow by a constant
+        src = n.inputs[0]
+        a = Node(f"{n.name}__abs", "elementwise", [src], dict(fn="abs", fp32=REASON,
+                                                              source=n.attrs.get("source", n.name)), list(n.shape or []))
+        g.nodes.insert(g.nodes.index(n), a)
+        if n.name in observer.lo:
+            observer.lo[a.name], observer.hi[a.name] = 0.0, max(abs(v) for v in observer.range(src)) \
+                if src in observer.lo else 1.0
+        e = _constant(g, observer, n, f"{n.name}__exponent", float(n.attrs.pop("p")))
+        n.op, n.inputs = "binary_math", [a.name, e]
+        n.attrs["fn"] = "pow"
 
 
 def guarded_denominators(g: Graph, observer, log: Callable[[str], None], int8_io: bool) -> None:
     if int8_io:
         return
-    for n in list(g.nodes):
+    # products first: z * (1 / (s + eps)) takes its c / d as the reciprocal it multiplies by
+    for n in [m for m in g.nodes if m.op == "mul"] + [m for m in g.nodes if m.op == "div"]:
         if n.op not in ("div", "mul") or len(n.inputs) != 2 or n.attrs.get("fp32"):
             continue
         steps: List[Node] = []
@@ -151,13 +179,13 @@ def guarded_denominators(g: Graph, observer, log: Callable[[str], None], int8_io
             if len(found) != 1:
                 continue
             _, rec, between = found[0]
-            if rec.attrs["fn"] == "inverse_norm":
+            if rec.attrs.get("fn") in _NORM_FACTORS:
                 den = rec.inputs[0]
                 if not _near_zero(observer, den):
                     continue
                 steps = between + [rec]
             else:
-                den = rec.inputs[0]
+                den = rec.inputs[-1]                # rsqrt(d), reciprocal(d), c / d
                 guard = _guard(g, observer, den)
                 if guard is None or not _near_zero(observer, den):
                     continue
@@ -174,23 +202,31 @@ def guarded_denominators(g: Graph, observer, log: Callable[[str], None], int8_io
                 break
             stats += more
         for s in [n] + steps + stats:
-            _mark(s)
-        if last.op == "elementwise" and last.attrs["fn"] == "inverse_norm":
-            _inverse_norm_as_rsqrt(g, observer, last)
+            _mark(g, observer, s)
+        if last.op == "elementwise" and last.attrs.get("fn") in _NORM_FACTORS:
+            _norm_factor_in_float(g, observer, last)
         log(f"{origin(n)}: {REASON}")
 
 
-def _inverse_norm_as_rsqrt(g: Graph, observer, rec: Node) -> None:
-    """F.normalize's 1 / max(sqrt(s), eps) of a sum of squares s >= 0 as
-    rsqrt(max(s, eps ** 2)) on float32 kernels (a clamp, then rsqrt)."""
-    eps = float(rec.attrs.pop("eps"))
+def _norm_factor_in_float(g: Graph, observer, rec: Node) -> None:
+    """F.normalize's 1 / max(s ** (1 / p), eps) of a sum s >= 0 of |z| ** p
+    as max(s, eps ** p) ** (-1 / p) on float32 kernels: a clamp, then
+    rsqrt (p = 2), reciprocal (p = 1: also p = inf's maximum) or pow by a
+    constant exponent (a floor of 1e-37 where eps ** p underflows float32)."""
+    eps, p = float(rec.attrs.pop("eps")), float(rec.attrs.pop("p", 2.0))
     src = rec.inputs[0]
-    floor = Node(f"{rec.name}_floor", "clamp", [src],
-                 dict(lo=float(np.float32(eps * eps)) if eps * eps > 1e-37 else 1e-37, hi=None, fp32=REASON,
-                      source=rec.attrs.get("source", rec.name)), list(g.node(src).shape or rec.shape or []))
+    lo = max(float(np.float32(eps ** p)), 1e-37)
+    source = rec.attrs.get("source", rec.name)
+    floor = Node(f"{rec.name}_floor", "clamp", [src], dict(lo=lo, hi=None, fp32=REASON, source=source),
+                 list(g.node(src).shape or rec.shape or []))
     g.nodes.insert(g.nodes.index(rec), floor)
     if src in observer.lo:
-        lo, hi = observer.range(src)
-        observer.lo[floor.name], observer.hi[floor.name] = max(lo, floor.attrs["lo"]), max(hi, floor.attrs["lo"])
-    rec.attrs["fn"] = "rsqrt"
+        a, b = observer.range(src)
+        observer.lo[floor.name], observer.hi[floor.name] = max(a, lo), max(b, lo)
     rec.inputs = [floor.name]
+    if p in (1.0, 2.0):
+        rec.attrs["fn"] = "reciprocal" if p == 1.0 else "rsqrt"
+        return
+    e = _constant(g, observer, rec, f"{rec.name}__exponent", -1.0 / p)
+    rec.op, rec.inputs = "binary_math", [floor.name, e]
+    rec.attrs["fn"] = "pow"

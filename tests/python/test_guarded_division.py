@@ -28,6 +28,11 @@ FORMS = {
     "mean_eps": lambda z: z / (z.mean(-1, keepdim=True) + 1e-3),
     "rsqrt_sumsq": lambda z: z * torch.rsqrt((z * z).sum(-1, keepdim=True) + 1e-6),
     "F_normalize": lambda z: F.normalize(z, dim=-1),
+    "F_normalize_p1": lambda z: F.normalize(z, p=1, dim=-1),
+    "F_normalize_p3": lambda z: F.normalize(z, p=3, dim=-1),
+    "F_normalize_pinf": lambda z: F.normalize(z, p=float("inf"), dim=-1),
+    "reciprocal_times": lambda z: z * torch.reciprocal(z.sum(-1, keepdim=True) + 1e-6),
+    "one_over_times": lambda z: z * (1.0 / (z.sum(-1, keepdim=True) + 1e-6)),
     "sqrt_then_div": lambda z: z.sqrt() / (z.sqrt().sum(-1, keepdim=True) + 1e-6),
     "std_eps": lambda z: (z - z.mean(-1, keepdim=True)) / (z.std(-1, keepdim=True) + 1e-5),
     "hand_layer_norm": lambda z: (z - z.mean(-1, keepdim=True))
