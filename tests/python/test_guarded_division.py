@@ -157,3 +157,19 @@ def test_guard_kept_when_calibration_has_no_zero_row():
     res = compile_model(model, cal[0], cal)
     marked = [n for n in res.graph.nodes if "eps-guarded" in str(n.attrs.get("fp32", ""))]
     assert not marked
+
+
+def test_a_shift_out_of_range_is_refused_in_words_naming_the_layer():
+    """With --int8-io (no fp32 steps) F.normalize of ReLU rows that are all
+    zero in calibration still needs a requantization shift past 31: refused
+    in one line that names the user's call and says why in words (it named
+    cortex_m::quantized_mul.out and its output_shift argument first)."""
+    from ptec.compiler import CompileError
+    model = Fn(lambda x: F.normalize(torch.relu(x), dim=-1)).eval()
+    cal = _feeds((3, 6), 16, 1)
+    with pytest.raises(CompileError) as e:
+        compile_model(model, cal[0], cal, int8_io=True)
+    msg = str(e.value)
+    assert "\n" not in msg and "normalize (F.normalize): " in msg
+    assert "cortex_m::" not in msg and "output_shift" not in msg
+    assert "too far apart" in msg and "outside [-31, 31]" in msg
