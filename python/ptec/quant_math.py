@@ -61,10 +61,13 @@ def check_requant_shifts(key: str, kwargs: dict, source=None) -> None:
         values = [v] if isinstance(v, (int, np.integer)) else list(v) if isinstance(v, (list, tuple)) else []
         bad = [int(x) for x in values if not -31 <= int(x) <= 31]
         if bad:
-            where = f"{source[0]}: " if source else ""
-            raise ValueError(f"{where}{key}: requantization {name} {bad[0]} outside [-31, 31] (the ratio of "
-                             "its int8 scales is degenerate: a value with a (near) zero range on the "
-                             "calibration inputs)")
+            # the user's layer first, in words (the kernel's name only without one: a TFLite import's call)
+            where = f"{source[0]}: " if source else f"{key}: "
+            raise ValueError(f"{where}the int8 grids of its operands and result are too far apart for an int8 "
+                             f"kernel (a requantization shift of {bad[0]}, outside [-31, 31]): a value with a "
+                             "(near) zero range on the calibration inputs, or whose range one extreme sets (a "
+                             "reciprocal of an all-zero row); calibrate on inputs on which it varies, or compute "
+                             "the model without that value")
 
 
 def add_params(s1: float, s2: float, s_out: float):
