@@ -31,20 +31,32 @@ typedef struct ptec_exec_ctx {
     uint32_t op_name_len;
 } ptec_exec_ctx;
 
-/* One per instruction, in the metadata: 40 bytes on Cortex-M. Its name
- * for reports comes from its kernel, backend or kind (ptec_instr_name). */
+/* One per instruction, in the metadata: 32 bytes on Cortex-M. Its name
+ * for reports comes from its kernel, backend or kind (ptec_instr_name).
+ * A move or jump has no op, and a delegate call no kernel state: their
+ * operands and delegate share the op's bytes after its argv (a delegate
+ * call's argv and argc are its arguments). */
 typedef struct ptec_instr {
-    ptec_op op;          /* first member: kernels' ops convert back to their instruction */
+    union {
+        ptec_op op; /* first member: kernels' ops convert back to their instruction */
+        struct {
+            ptec_value *const *argv_; /* op.argv */
+            union {
+                struct {
+                    int32_t a, b; /* move: from, to (slots of the kept values, or -1); jump: cond (slot), dest */
+                };
+                ptec_delegate_ctx *delegate; /* delegate call: where a kernel call's op.state is */
+            };
+        };
+    };
     uint32_t kind : 8;   /* INSTR_* */
     uint32_t cost : 24;  /* budget units one run spends: 1 + bytes of the tensors it names,
-                            capped at PTEC_INSTR_MAX_COST (fits where kind's padding was) */
-    union {
-        struct {
-            int32_t a, b; /* move: from, to (slots of the kept values, or -1); jump: cond (slot), dest */
-        };
-        ptec_delegate_ctx *delegate; /* delegate call */
-    };
+                            capped at PTEC_INSTR_MAX_COST */
 } ptec_instr;
+_Static_assert(offsetof(ptec_instr, argv_) == offsetof(ptec_op, argv) &&
+                   offsetof(ptec_instr, delegate) == offsetof(ptec_op, state) &&
+                   offsetof(ptec_instr, b) + sizeof(int32_t) <= offsetof(ptec_op, argc),
+               "a move's operands and a delegate call's context must not overlap its argv and argc");
 
 /* "aten::add.out", the backend's id, "move", "jump_false" or "free"
  * (NUL-terminated; *len its length). */
