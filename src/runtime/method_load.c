@@ -602,10 +602,8 @@ static ptec_status build_instructions(ptec_exec_ctx *ctx, meta_arena *meta, cons
                               PTEC_MSG("malformed instruction, or one naming no value, delegate or instruction"));
         }
         instr->kind = kind;
-        if (kind != INSTR_KERNEL_CALL && kind != INSTR_DELEGATE_CALL) { /* a call's op holds these bytes */
-            instr->a = (int32_t)a;
-            instr->b = (int32_t)b;
-        }
+        instr->a = (int32_t)a;
+        instr->b = (int32_t)b;
         ptec_status st = PTEC_OK;
         if (kind == INSTR_KERNEL_CALL) {
             st = prepare_kernel_call(ctx, meta, &call, instr, &memo, later, scratch);
