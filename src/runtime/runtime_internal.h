@@ -31,7 +31,7 @@ typedef struct ptec_exec_ctx {
     uint32_t op_name_len;
 } ptec_exec_ctx;
 
-/* One per instruction, in the metadata: 32 bytes on Cortex-M. Its name
+/* One per instruction, in the metadata: 32 bytes on Cortex-M, 64 on 64-bit hosts. Its name
  * for reports comes from its kernel, backend or kind (ptec_instr_name).
  * A move or jump has no op, and a delegate call no kernel state: their
  * operands and delegate share the op's bytes after its argv (a delegate
@@ -52,6 +52,10 @@ typedef struct ptec_instr {
     uint32_t kind : 8;   /* INSTR_* */
     uint32_t cost : 24;  /* budget units one run spends: 1 + bytes of the tensors it names,
                             capped at PTEC_INSTR_MAX_COST */
+#if UINTPTR_MAX > 0xFFFFFFFFu
+    uint32_t pad_[3]; /* 64 bytes on 64-bit hosts (56 without): the dispatch loop finds
+                         instruction pc with a shift (host add.pte: 2 instructions less per call) */
+#endif
 } ptec_instr;
 _Static_assert(offsetof(ptec_instr, argv_) == offsetof(ptec_op, argv) &&
                    offsetof(ptec_instr, delegate) == offsetof(ptec_op, state) &&
