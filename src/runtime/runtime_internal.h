@@ -21,7 +21,6 @@ typedef struct ptec_exec_ctx {
     fb_table plan;
     fb_vector values;
     uint32_t planned_count;
-    ptec_region planned[PTEC_MAX_PLANNED_BUFFERS]; /* [i] is memory id i+1 */
     ptec_region scratch;       /* the method's, at load; delegates get their part */
     ptec_region fast_scratch;
     size_t fast_scratch_bytes; /* the largest fast scratch a delegate asked for */
@@ -29,7 +28,15 @@ typedef struct ptec_exec_ctx {
     uint32_t args_pos;    /* the value-index vector of the call being prepared (ptec_op_get_out) */
     const char *op_name;
     uint32_t op_name_len;
+    /* Last: the method's copy in its metadata ends after planned_count
+     * entries (PTEC_EXEC_CTX_BYTES); nothing reads past them. */
+    ptec_region planned[PTEC_MAX_PLANNED_BUFFERS]; /* [i] is memory id i+1 */
 } ptec_exec_ctx;
+
+/* The bytes of a context with `planned_count` planned buffers: the copy a
+ * loaded method keeps (DS-CNN, one buffer: 96 B on Cortex-M instead of 152). */
+#define PTEC_EXEC_CTX_HEAD offsetof(ptec_exec_ctx, planned)
+#define PTEC_EXEC_CTX_BYTES(planned_count) (PTEC_EXEC_CTX_HEAD + (size_t)(planned_count) * sizeof(ptec_region))
 
 /* One per instruction, in the metadata: 32 bytes on Cortex-M, 64 on 64-bit hosts. Its name
  * for reports comes from its kernel, backend or kind (ptec_instr_name).
