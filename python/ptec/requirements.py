@@ -5,8 +5,8 @@ ptec_method_load_single() carves), so that static arrays sized from these
 numbers load, and one byte less does not.
 
 The metadata region is the runtime's walk over the plan (method_load.c):
-one execution context, a bit per EValue and a value header per EValue
-the load keeps (tensors, tensor lists, Bools), a tensor per Tensor, the
+one execution context (a head and a region per planned buffer), a bit
+per EValue and a value header per EValue the load keeps (tensors, tensor lists, Bools), a tensor per Tensor, the
 input flags and I/O pointers, a context per delegate plus its backend's
 persistent bytes, an instruction record per instruction, and per kernel
 call its argument pointers and its kernel's prepared state. Their sizes
@@ -147,7 +147,8 @@ def requirements(program: Program, method: str = "forward", target: str = "host"
         raise RequirementsError(f"{len(planned)} planned buffers; this build takes at most "
                                 f"{lay['config']['PTEC_MAX_PLANNED_BUFFERS']}")
 
-    meta.take(1, sizes["exec_ctx"])
+    # The execution context: its head, then one region (base, size) per planned buffer.
+    meta.take(1, sizes["exec_ctx"] + len(planned) * 2 * ptr)
     meta.take((len(values) + 31) // 32, sizes["kept_word"])   # which values are kept, 32 to a word
     meta.take(sum(_kept(v) for v in values), sizes["value"])
     for v in values:

@@ -721,9 +721,9 @@ static ptec_status walk(ptec_exec_ctx *ctx, meta_arena *meta, ptec_method *m, si
 {
     fb_vector inputs, outputs, delegates;
     ptec_delegate_ctx *instances = NULL;
-    ptec_exec_ctx *placed = meta_take(meta, 1, sizeof(ptec_exec_ctx));
+    ptec_exec_ctx *placed = meta_take(meta, 1, PTEC_EXEC_CTX_BYTES(ctx->planned_count));
     if (placed != NULL) {
-        *placed = *ctx;
+        memcpy(placed, ctx, PTEC_EXEC_CTX_BYTES(ctx->planned_count));
         ctx = placed;
         ctx->method = m;
         m->ctx = placed;

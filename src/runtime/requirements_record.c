@@ -32,7 +32,7 @@ uint32_t ptec_layout_fingerprint(void)
 {
     static const uint32_t facts[] = {
         RECORD_VERSION, (uint32_t)sizeof(void *), PTEC_META_ALIGN, PTEC_BUFFER_ALIGN,
-        (uint32_t)sizeof(ptec_exec_ctx), (uint32_t)sizeof(ptec_value), (uint32_t)sizeof(ptec_kept_word),
+        (uint32_t)PTEC_EXEC_CTX_HEAD, (uint32_t)sizeof(ptec_value), (uint32_t)sizeof(ptec_kept_word),
         (uint32_t)sizeof(ptec_tensor), (uint32_t)sizeof(ptec_instr), (uint32_t)sizeof(ptec_delegate_ctx),
         PTEC_MAX_PLANNED_BUFFERS, PTEC_DETAIL_LEN, PTEC_MAX_RANK, PTEC_MAX_KERNEL_STATE, PTEC_MAX_OP_ARGS,
         KERNEL_ISA_CODE};

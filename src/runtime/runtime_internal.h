@@ -21,7 +21,6 @@ typedef struct ptec_exec_ctx {
     fb_table plan;
     fb_vector values;
     uint32_t planned_count;
-    ptec_region planned[PTEC_MAX_PLANNED_BUFFERS]; /* [i] is memory id i+1 */
     ptec_region scratch;       /* the method's, at load; delegates get their part */
     ptec_region fast_scratch;
     size_t fast_scratch_bytes; /* the largest fast scratch a delegate asked for */
@@ -29,22 +28,46 @@ typedef struct ptec_exec_ctx {
     uint32_t args_pos;    /* the value-index vector of the call being prepared (ptec_op_get_out) */
     const char *op_name;
     uint32_t op_name_len;
+    /* Last: the method's copy in its metadata ends after planned_count
+     * entries (PTEC_EXEC_CTX_BYTES); nothing reads past them. */
+    ptec_region planned[PTEC_MAX_PLANNED_BUFFERS]; /* [i] is memory id i+1 */
 } ptec_exec_ctx;
 
-/* One per instruction, in the metadata: 40 bytes on Cortex-M. Its name
- * for reports comes from its kernel, backend or kind (ptec_instr_name). */
+/* The bytes of a context with `planned_count` planned buffers: the copy a
+ * loaded method keeps (DS-CNN, one buffer: 96 B on Cortex-M instead of 152). */
+#define PTEC_EXEC_CTX_HEAD offsetof(ptec_exec_ctx, planned)
+#define PTEC_EXEC_CTX_BYTES(planned_count) (PTEC_EXEC_CTX_HEAD + (size_t)(planned_count) * sizeof(ptec_region))
+
+/* One per instruction, in the metadata: 32 bytes on Cortex-M, 64 on 64-bit hosts. Its name
+ * for reports comes from its kernel, backend or kind (ptec_instr_name).
+ * A move or jump has no op, and a delegate call no kernel state: their
+ * operands and delegate share the op's bytes after its argv (a delegate
+ * call's argv and argc are its arguments). */
 typedef struct ptec_instr {
-    ptec_op op;          /* first member: kernels' ops convert back to their instruction */
+    union {
+        ptec_op op; /* first member: kernels' ops convert back to their instruction */
+        struct {
+            ptec_value *const *argv_; /* op.argv */
+            union {
+                struct {
+                    int32_t a, b; /* move: from, to (slots of the kept values, or -1); jump: cond (slot), dest */
+                };
+                ptec_delegate_ctx *delegate; /* delegate call: where a kernel call's op.state is */
+            };
+        };
+    };
     uint32_t kind : 8;   /* INSTR_* */
     uint32_t cost : 24;  /* budget units one run spends: 1 + bytes of the tensors it names,
-                            capped at PTEC_INSTR_MAX_COST (fits where kind's padding was) */
-    union {
-        struct {
-            int32_t a, b; /* move: from, to (slots of the kept values, or -1); jump: cond (slot), dest */
-        };
-        ptec_delegate_ctx *delegate; /* delegate call */
-    };
+                            capped at PTEC_INSTR_MAX_COST */
+#if UINTPTR_MAX > 0xFFFFFFFFu
+    uint32_t pad_[3]; /* 64 bytes on 64-bit hosts (56 without): the dispatch loop finds
+                         instruction pc with a shift (host add.pte: 2 instructions less per call) */
+#endif
 } ptec_instr;
+_Static_assert(offsetof(ptec_instr, argv_) == offsetof(ptec_op, argv) &&
+                   offsetof(ptec_instr, delegate) == offsetof(ptec_op, state) &&
+                   offsetof(ptec_instr, b) + sizeof(int32_t) <= offsetof(ptec_op, argc),
+               "a move's operands and a delegate call's context must not overlap its argv and argc");
 
 /* "aten::add.out", the backend's id, "move", "jump_false" or "free"
  * (NUL-terminated; *len its length). */

@@ -38,7 +38,7 @@ int main(void)
     /* The requirements record's fingerprint of these facts (requirements_record.c). */
     field("record_fingerprint", (unsigned long)ptec_layout_fingerprint(), 0);
     printf("\"sizes\": {");
-    field("exec_ctx", (unsigned long)sizeof(ptec_exec_ctx), 0);
+    field("exec_ctx", (unsigned long)PTEC_EXEC_CTX_HEAD, 0); /* + planned_count regions */
     field("value", (unsigned long)sizeof(ptec_value), 0);
     field("kept_word", (unsigned long)sizeof(ptec_kept_word), 0);
     field("tensor", (unsigned long)sizeof(ptec_tensor), 0);
