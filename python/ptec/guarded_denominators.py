@@ -23,8 +23,9 @@ reduced (z) stay int8, dequantized for the fp32 steps. Runs after
 calibration, before quantize; not with int8 inputs and outputs (no fp32
 steps there).
 
-F.normalize (p = 2 and the other p of capture_norms) runs so whatever its
-calibrated range (UNIT_REASON): its int8 form rounds the sum of squares of
+F.normalize (p = 2 and the other p of capture_norms) of a layer's output
+(not of the program's input: within 1.5 steps in int8) runs so whatever
+its calibrated range (UNIT_REASON): its int8 form rounds the sum of squares of
 a row onto one grid over all rows and looks its 1 / sqrt up in a LUT, so
 a unit vector came out up to 5.7 output steps off after a Linear (7.7
 after a conv's global pool), and a cosine-similarity matrix
@@ -198,7 +199,10 @@ def guarded_denominators(g: Graph, observer, log: Callable[[str], None], int8_io
             if rec.attrs.get("fn") in _NORM_FACTORS:
                 den = rec.inputs[0]
                 if not _near_zero(observer, den):
-                    reason = UNIT_REASON        # F.normalize: fp32 whatever its range (its int8 form: 5-15 steps)
+                    z = [i for i in n.inputs if i != found[0][0]]
+                    if len(z) != 1 or _program_input(g, z[0]):
+                        continue                # of the program's input: its int8 form is within 1.5 steps
+                    reason = UNIT_REASON        # of a layer's output: fp32 (its int8 form: 5-15 steps)
                 steps = between + [rec]
             else:
                 den = rec.inputs[-1]                # rsqrt(d), reciprocal(d), c / d
@@ -224,6 +228,14 @@ def guarded_denominators(g: Graph, observer, log: Callable[[str], None], int8_io
             units.add(n.name)
         log(f"{origin(n)}: {reason}")
     _unit_products(g, units, log)
+
+
+def _program_input(g: Graph, name: str) -> bool:
+    """name is a program input, seen through data moves."""
+    n = g.node(name)
+    while n.op in ("reshape", "permute", "slice", "cat") and len(set(n.inputs)) == 1:
+        n = g.node(n.inputs[0])
+    return n.op == "input"
 
 
 def _unit_products(g: Graph, units: Set[str], log: Callable[[str], None]) -> None:
