@@ -74,8 +74,8 @@ def residuals_in_fp32(g: Graph, observer, log: Callable[[str], None], int8_io: b
         todo = [u.name for u in readers]
         while todo:             # the moves between the add and the output run on the float value
             m = g.node(todo.pop())
-            if m.op in _MOVES and not m.attrs.get("fp32") and all(g.node(i).attrs.get("fp32") or g.node(i) is n
-                                                                   or g.node(i) in moves for i in m.inputs):
+            if m.op in _MOVES and not m.attrs.get("fp32") and all(g.node(i).attrs.get("fp32") or i == n.name
+                                                                   or i in {v.name for v in moves} for i in m.inputs):
                 moves.append(m)
                 todo.extend(u.name for u in g.users(m.name))
         for m in [n] + moves:
