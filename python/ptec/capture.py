@@ -50,7 +50,7 @@ from .capture_index_forms import mask_with_rest
 from .capture_in_place import AugmentedProxy, refuse_written_tensors, tensors_of, without_dead_code
 from .capture_distributions import note_skipped_checks
 from .capture_integer_states import integer_state
-from .capture_train_norms import evaluated, trained_norm
+from .capture_train_norms import cumulative_forward, evaluated, trained_norm
 from .capture_buffer_state import (INIT, STATE, as_states, copy_with_buffers, kept_states,
                                    restore_tensors, states_in, with_state_reads, written_tensors)
 from .capture_view_writes import writes_through_views
@@ -100,7 +100,7 @@ from .capture_unary_tables import unary_table_nodes
 from .capture_float_bits import WHOLE_WHY as FREXP_WHOLE_WHY, frexp_elements, mark_bit_level_readers
 from .capture_nms import nms_nodes
 from .capture_fp32_norms import fp32_norm_nodes, lp_pool_fp32_nodes
-from .capture_sign import difference_sign_nodes, sign_nodes
+from .capture_sign import difference_sign_nodes, exact_operands, sign_nodes
 from .capture_norm_chains import norm_chains_as_calls
 from .capture_hand_hypot import hand_hypots_as_calls
 from .capture_fp32_buckets import fp32_bucket_nodes
@@ -1751,6 +1751,7 @@ class _Tracer(KnownValuesTracer):
                                     lambda a, k: super(_Tracer, self).call_module(m, forward, a, k))
             if made is not None:
                 return made
+        forward = cumulative_forward(m, forward)      # a batch norm in training, momentum=None (capture_train_norms)
         return super().call_module(m, forward, args, kwargs)
 
     def is_leaf_module(self, m: nn.Module, qualname: str) -> bool:
@@ -1986,6 +1987,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     note_skipped_checks(g, getattr(gm, "ptec_unchecked", ()))  # torch.distributions' checks (capture_distributions)
     kept_states(g)              # a written buffer's state: its note, or dropped when never read
     fp32_state_loops(g)         # a state computed from itself: fp32, no rounding carried (capture_state_precision)
+    exact_operands(g)           # a sign's compared operands from the float inputs in fp32 (capture_sign)
     if stateful:
         # An SVDF keeps its activation state in the kernel's own tensor,
         # an LSTM layer its h and c in the kernel's in/out state tensors:

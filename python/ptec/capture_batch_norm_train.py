@@ -14,8 +14,9 @@ them after the call (`y + self.running_mean`) reads the updated values,
 call after call. A state nothing but its own update reads reaches no
 output and is dropped (capture_buffer_state.kept_states).
 
-Refused by name as before (the call left to the lowering): momentum=None
-(torch's cumulative average needs nn.BatchNorm's num_batches_tracked),
+momentum a value of the program (nn.BatchNorm's momentum=None: 1.0 /
+num_batches_tracked, capture_train_norms.cumulative_forward) multiplies
+as a tensor. Refused by name as before (the call left to the lowering):
 running statistics that are not buffers of the model (a tensor made in
 forward), or only one of the two given."""
 from __future__ import annotations
@@ -50,7 +51,7 @@ def with_running_update(normed, input, running_mean, running_var, training, mome
         return None
     tracer = input.tracer
     names = [_buffer_name(tracer.root, t) for t in (running_mean, running_var)]
-    if None in names or not isinstance(momentum, (int, float)):
+    if None in names or not isinstance(momentum, (int, float, torch.fx.Proxy)):
         return None
     dims = [0] + list(range(2, input.dim()))
     n = input.numel() // int(input.shape[1])
@@ -59,7 +60,7 @@ def with_running_update(normed, input, running_mean, running_var, training, mome
     y = normed()
     if y is None:
         return None
-    m = float(momentum)
+    m = momentum if isinstance(momentum, torch.fx.Proxy) else float(momentum)   # (a tensor: 1 / num_batches_tracked)
     shape = [1, -1] + [1] * (input.dim() - 2)
     mean = input.mean(dims)
     centered = input - mean.reshape(shape)

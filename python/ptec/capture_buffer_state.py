@@ -273,8 +273,12 @@ def copied_writes(g) -> None:
     constant, or a value another buffer is written with already. (A state
     and the value written into it share one grid: quantize.) An integer /
     bool buffer's value is copied as it is (capture_integer_states): none
-    needed. The lowering reads each such value before any state is written
-    (lower.py)."""
+    needed. These copies are for the grids only: the bytes a state's value
+    shares with the state (an output or a write reading a state's value
+    from before the writes, the delay line of integer buffers) are the
+    lowering's to copy, in one place, LoweringContext.unaliased (lower.py),
+    which copies what still aliases a state after these requantizations
+    (a copy here is a value of its own, so none is made twice)."""
     taken = set()
     for write in [n for n in g.nodes if n.op == "state_write" and n.attrs.get(STATE)]:
         state = g.node(write.inputs[0])

@@ -28,6 +28,8 @@ from .ir import Node
 
 MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
 PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
+FP32_GRID = ("affine_grid of a computed theta, computed in fp32 (its base grid by theta, read by the fp32 sampler "
+             "as it is: an int8 grid moved every sampled position by up to half its step)")
 
 
 def _arg(fn: torch.fx.Node, i: int, key: str, default=None):
@@ -83,9 +85,10 @@ def affine_grid_nodes(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[Li
         value = F.affine_grid(torch.as_tensor(np.asarray(source.attrs["value"], np.float32)), [n, 1] + spatial,
                               align_corners=align)
         return [Node(fn.name, "constant", [], dict(value=value.numpy().astype(np.float32)))]
-    rows = Node(f"{fn.name}_rows", "linear", ins[:1], dict(weight=base_grid(spatial, align), bias=None))
-    xy = Node(f"{fn.name}_xy", "permute", [rows.name], dict(dims=[0, 2, 1]))
-    return [rows, xy, Node(fn.name, "reshape", [xy.name], dict(target_shape=[n] + spatial + [k]))]
+    rows = Node(f"{fn.name}_rows", "linear", ins[:1], dict(weight=base_grid(spatial, align), bias=None,
+                                                           fp32=FP32_GRID))
+    xy = Node(f"{fn.name}_xy", "permute", [rows.name], dict(dims=[0, 2, 1], fp32=FP32_GRID))
+    return [rows, xy, Node(fn.name, "reshape", [xy.name], dict(target_shape=[n] + spatial + [k], fp32=FP32_GRID))]
 
 
 def grid_nodes(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[List[Node]]:
@@ -97,3 +100,34 @@ def grid_nodes(fn: torch.fx.Node, ins: List[str], by_name) -> Optional[List[Node
     if fn.target is F.affine_grid:
         return affine_grid_nodes(fn, ins, by_name)
     return None
+
+
+FP32_THETA = ("the linear layer computing an affine_grid's theta, in fp32 (theta's six numbers place every "
+              "sampled position: on theta's int8 grid a position moved by up to half a step times its coordinates)")
+
+
+def theta_in_fp32(g) -> List[str]:
+    """A prepare pass: the linear layer (no fused activation) whose output,
+    through views, is read only by an fp32 affine_grid (above) is fp32 too:
+    theta then reaches the grid unrounded; when the layer reads a float
+    program input through views, those views too (it reads the exact
+    input). Returns the layers marked."""
+    marked = []
+    for rows in [n for n in g.nodes if n.op == "linear" and n.attrs.get("fp32") == FP32_GRID]:
+        chain, n = [], g.node(rows.inputs[0])
+        while n.op == "reshape" and len(g.users(n.name)) == 1 and n.name not in g.outputs:
+            chain.append(n)
+            n = g.node(n.inputs[0])
+        if n.op != "linear" or n.attrs.get("fp32") or n.attrs.get("act") or len(g.users(n.name)) != 1 \
+                or n.name in g.outputs or not isinstance(n.attrs.get("weight"), np.ndarray):
+            continue
+        src = g.node(n.inputs[0])
+        while src.op == "reshape" and len(g.users(src.name)) == 1 and src.name not in g.outputs:
+            chain.append(src)           # a float input's view (x.flatten(1)): the layer reads its exact value
+            src = g.node(src.inputs[0])
+        if src.op != "input" or src.attrs.get("dtype") or src.attrs.get("in_dtype"):
+            chain = chain[:len(chain) - len([k for k in chain if g.nodes.index(k) < g.nodes.index(n)])]
+        for k in [n] + chain:
+            k.attrs["fp32"] = FP32_THETA
+        marked.append(n.name)
+    return marked

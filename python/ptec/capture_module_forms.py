@@ -60,7 +60,7 @@ from typing import Callable, Optional
 import torch
 import torch.nn as nn
 
-from .capture_train_norms import evaluated, train_norm_refusal
+from .capture_train_norms import evaluated
 
 # the module attributes holding per-module dicts / sets that a copy must not share
 _OWN = ("_parameters", "_buffers", "_forward_hooks", "_forward_pre_hooks", "_state_dict_hooks",
@@ -340,7 +340,6 @@ def prepared(model: nn.Module, error) -> nn.Module:
     from .capture_call_override import call_override_refusal, call_traced, root_overrides_call
     refusal = _script_refusal(model) or torch_ao_refusal(model)     # torch.ao.quantization's: the float model asked
     refusal = refusal or call_override_refusal(model)    # nn.LSTM subclass overriding __call__ (capture_call_override)
-    refusal = refusal or train_norm_refusal(model)       # a batch norm in training, momentum=None (capture_train_norms)
     if refusal:
         raise error(refusal)
     evaluated(model)        # a batch norm in training mode under an eval root kept so (capture_train_norms)
@@ -360,12 +359,13 @@ def with_module_forms(capture: Callable) -> Callable:
         if not isinstance(model, nn.Module):
             return capture(model, *args, **kwargs)
         from .capture import CaptureError
-        from .capture_module_aliases import paths_known
+        from .capture_module_aliases import bound_methods_as_calls, paths_known
         user = model
         model = prepared(model, CaptureError)
         del _MADE[:]
         try:
-            with _globals_put_aside(), paths_known(user):     # self.cell called by a lambda of __init__
+            with _globals_put_aside(), paths_known(user), \
+                    bound_methods_as_calls(model):     # self.cell called by a lambda / bound forward of __init__
                 try:
                     graph = capture(model, *args, **kwargs)
                 finally:

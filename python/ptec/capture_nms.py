@@ -215,6 +215,12 @@ def _threshold(gm: torch.fx.GraphModule, t, shape):
     return t
 
 
+SELECTION = ("its boxes or scores are a selection x[mask], whose length depends on the values: ptec runs "
+             "nms(f(boxes[m]), h(scores[m]), t) for one bool mask m, element-wise f and h and a number t >= 0 "
+             "(batched_nms of a selection, a computed threshold or other steps after the selection are not "
+             "supported)")
+CHANGED_FP32 = ("the boxes or scores of nms, changed after a selection: in fp32 (an int8 grid would move an "
+                "overlap across the threshold or reorder equal scores)")
 THRESHOLD_FP32 = "nms's computed iou_threshold, in fp32 from the layers' outputs (torchvision reads the float's value)"
 
 
@@ -279,6 +285,80 @@ def _filtered(boxes, scores):
     return boxes.args[0], scores.args[0], boxes.args[1]
 
 
+# element-wise steps a selection x[m] may go through before nms: f(x[m]) is f(x)[m]
+_POINTWISE_FUNCTIONS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, torch.add,
+                        torch.sub, torch.mul, torch.div, torch.neg, torch.sigmoid, torch.exp, torch.abs,
+                        torch.clamp, torch.relu, torch.tanh, torch.sqrt, torch.log, torch.round}
+_POINTWISE_METHODS = {"add", "sub", "mul", "div", "neg", "sigmoid", "exp", "abs", "clamp", "relu", "tanh", "sqrt",
+                      "log", "round", "float", "contiguous"}
+
+
+def _pointwise(v: torch.fx.Node) -> bool:
+    """v is an element-wise step of _POINTWISE_*, or unsqueeze(d) with d >= 1 (rows kept)."""
+    if v.op == "call_method" and v.target == "unsqueeze":
+        return len(v.args) == 2 and not v.kwargs and isinstance(v.args[1], int) and v.args[1] >= 1
+    return (v.op == "call_function" and v.target in _POINTWISE_FUNCTIONS) or (
+        v.op == "call_method" and v.target in _POINTWISE_METHODS)
+
+
+def _mask_of(n, shape):
+    """The bool mask m of the selections x[m] an element-wise chain n starts from (one m for all), None
+    when n is not such a chain. An operand that is not a selection must be a number or a value broadcast
+    along the rows (fewer dims than n, or a first size of 1) computed from no selection."""
+    masks = set()
+
+    def walk(v, rank):
+        if not isinstance(v, torch.fx.Node):
+            return isinstance(v, (int, float)) and not isinstance(v, bool)
+        if _bool_selection(v):
+            masks.add(v.args[1])
+            return True
+        known = _pointwise(v)
+        if known and not [k for k in v.kwargs if k not in ("min", "max", "alpha")]:
+            if v.target == "unsqueeze":
+                return walk(v.args[0], rank - 1)
+            return all(walk(a, rank) for a in list(v.args) + list(v.kwargs.values()))
+        s = shape(v)                               # a row-broadcast operand: the rows of x[m] meet the same values
+        return s is not None and (len(s) < rank or (len(s) == rank and s[0] == 1)) and not _data_shaped(v)
+    s = shape(n)
+    if s is None or not walk(n, len(s)) or len(masks) != 1:
+        return None
+    return masks.pop()
+
+
+def _unmasked(g, n, mask, done):
+    """A copy of element-wise chain n (_mask_of's) over all K rows: each x[mask] read as x."""
+    if not isinstance(n, torch.fx.Node):
+        return n
+    if n in done:
+        return done[n]
+    if _bool_selection(n) and n.args[1] is mask:
+        out = n.args[0]
+    elif _pointwise(n):
+        args = tuple(_unmasked(g, a, mask, done) for a in n.args)
+        kwargs = {k: _unmasked(g, a, mask, done) for k, a in n.kwargs.items()}
+        out = g.create_node(n.op, n.target, args, kwargs)
+        out.meta.update({k: v for k, v in n.meta.items() if k != "tensor_meta"})    # (its shape is x[m]'s)
+        if _dtype(n) is not None and _dtype(n).is_floating_point:
+            out.meta["ptec_fp32"] = CHANGED_FP32
+    else:
+        out = n                                    # a row-broadcast operand, as it is
+    done[n] = out
+    return out
+
+
+def _changed_filter(g, boxes, scores, shape):
+    """(B', S', m) when boxes and scores are element-wise chains from selections by one mask m
+    (`boxes[m] + offset`, `scores[m] * 2`): B' and S' the same chains over all K rows, else None."""
+    if _bool_selection(boxes) and _bool_selection(scores):
+        return None                                # _filtered's form
+    m = _mask_of(boxes, shape)
+    if m is None or _mask_of(scores, shape) is not m:
+        return None
+    done = {}
+    return _unmasked(g, boxes, m, done), _unmasked(g, scores, m, done), m
+
+
 def _filtered_rewrite(g, fn: torch.fx.Node, boxes, scores, mask, t: float) -> bool:
     """nms(B[m], S[m], t), t >= 0, over all K boxes: the boxes m drops made
     [0, 0, 0, 0] (no area: their overlap with any box is 0 (or 0 / 0), never
@@ -332,6 +412,15 @@ def nms_rewrite(gm: torch.fx.GraphModule, fn: torch.fx.Node, tv_fn, shape) -> bo
     g = gm.graph
     if not batched and not isinstance(t, torch.fx.Node) and float(t) >= 0 and _filtered(boxes, scores):
         return _filtered_rewrite(g, fn, *_filtered(boxes, scores), float(t))
+    if not batched and not isinstance(t, torch.fx.Node) and float(t) >= 0:
+        # a selection changed before nms, f(B[m]) and h(S[m]): f(B)[m] and h(S)[m], in fp32 as nms's own
+        with g.inserting_before(fn):
+            changed = _changed_filter(g, boxes, scores, shape)
+        if changed is not None:
+            for v in changed[:2]:             # (the chains' own steps are marked by _unmasked)
+                mark_fp32_ancestry(v, lambda n: None if _dtype(n) is None else _dtype(n).is_floating_point,
+                                   CHANGED_FP32)
+            return _filtered_rewrite(g, fn, *changed, float(t))
     if k == 0 and not any(_data_shaped(v) for v in (boxes, scores)):
         # no boxes: torchvision's empty int64 result, the descending order of no scores (aten::sort of [0])
         with g.inserting_before(fn):
@@ -340,6 +429,9 @@ def nms_rewrite(gm: torch.fx.GraphModule, fn: torch.fx.Node, tv_fn, shape) -> bo
         fn.replace_all_uses_with(out)
         g.erase_node(fn)
         return True
+    if any(_data_shaped(v) for v in ((boxes, scores, idxs) if batched else (boxes, scores))):
+        raise UnsupportedOperator(f"operator not supported: {fn.name} (torchvision.ops."
+                                  f"{'batched_nms' if batched else 'nms'}): {SELECTION}")
     if isinstance(t, torch.fx.Node):
         refuse_float64_threshold(fn, t, batched)
         threshold_in_fp32(t)

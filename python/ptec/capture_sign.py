@@ -14,9 +14,12 @@ where torch gives +-1 (soft_margin_loss(x, y.sign()): 56 output steps off).
 
 Not where the sign reaches a `.view(dtype)` (capture_dtype_view runs its
 producers on float32 kernels, `aten::sign.out` of the input's value, which
-is exact already). Only a program input: a value computed in int8 has its codes compared by
-the table itself (the same answer), and one computed in fp32 runs
-`aten::sign.out` on its float value. Complex and integer inputs are not
+is exact already). A program input or a selection / view of one
+(`x[..., :3]`, `x[:, 2:].sgn()`, `x.flip(1).t()`: _input_view), whose
+int8 codes gave 0 the same way (116 output steps): the view's steps run
+in fp32 for the comparisons (exact_operands below). A value computed in
+int8 has its codes compared by the table itself (the same answer), and
+one computed in fp32 runs `aten::sign.out` on its float value. Complex and integer inputs are not
 taken here (capture_complex / capture_int_math).
 
 The sign of a difference, `torch.sign(a - b)` (`(a - b).sign()`,
@@ -28,18 +31,51 @@ inputs 1e-3 apart; 106 for two linear layers' near outputs). It is the
 same two comparisons of the operands themselves, `(a > b) - (a < b)`: of
 program inputs their float values (exact), of int8 values the two
 dequantized values or their codes on a shared grid (torch's answer for the
-program's values); the subtraction stays for its other readers."""
+program's values); the subtraction stays for its other readers.
+
+Those int8 values are rounded: two selections of an input 1e-3 apart
+(`sign(x[:, 0] - x[:, 1])`) had equal codes, two linear layers' outputs
+1e-3 apart (`sign(self.fc1(x) - self.fc2(x))`) each its own rounding,
+larger than their difference (104 and 204 output steps, issue 15). So
+after capture, exact_operands gives the comparisons of a sign fp32
+operands: the steps computing each operand from the program's float
+inputs are copied, marked fp32 (the portable kernels: a few slices and
+views, or a short chain of layers), and the comparisons read the copies,
+torch's values up to fp32 rounding; the int8 steps stay for their other
+readers (or go, read by nothing). Bounded: at most MAX_STEPS computing
+steps and MAX_WEIGHTS weights for one sign (their fp32 copies cost flash
+and time), each step one with an fp32 kernel here; else the operands
+compare as the program holds them, as before."""
 from __future__ import annotations
 
+import copy
 import operator
 from typing import List, Optional
 
+import numpy as np
 import torch
 
 from .ir import Node
 
 _TARGETS = (torch.sign, torch.sgn, "sign", "sgn")
 _SUBS = (operator.sub, torch.sub, "sub")
+
+# attrs key of the comparisons a sign became: exact_operands runs their operands' steps in fp32
+OPERANDS = "sign_operands"
+OPERANDS_FP32 = ("an operand of a sign's comparison, computed in fp32 from the program's float inputs: "
+                 "an int8 grid makes values closer than its step equal, or orders them otherwise (issue 15)")
+# x[...] and the view methods: a selection or view of a program input (_input_view)
+_VIEW_METHODS = ("view", "reshape", "narrow", "select", "squeeze", "unsqueeze", "flatten", "permute",
+                 "transpose", "t", "contiguous", "clone", "expand", "flip", "movedim", "unflatten")
+_VIEW_FUNCTIONS = (operator.getitem, torch.narrow, torch.select, torch.squeeze, torch.unsqueeze, torch.flatten,
+                   torch.reshape, torch.permute, torch.transpose, torch.t, torch.flip, torch.movedim, torch.clone)
+# IR steps that only select or move elements (exact in fp32 as in int8)
+MOVE_OPS = {"reshape", "identity", "slice", "permute", "transpose", "expand", "select", "squeeze", "unsqueeze",
+            "flip", "roll", "repeat", "narrow", "contiguous", "clone", "view"}
+# IR steps with a portable fp32 kernel that an operand's chain may hold (one fp32 copy of each)
+COMPUTING_OPS = {"linear", "conv2d", "add", "sub", "mul", "div", "clamp", "sigmoid", "tanh", "cat", "mean"}
+MAX_STEPS = 8               # computing steps in one sign's operand chains
+MAX_WEIGHTS = 4096          # weights their layers hold (16 KB more of fp32 constants)
 
 
 def _reaches_dtype_view(fn: torch.fx.Node) -> bool:
@@ -67,17 +103,39 @@ def _is_sign_call(fn: torch.fx.Node) -> bool:
         return False
 
 
+def _input_view(x: torch.fx.Node) -> bool:
+    """x is a float32 program input, or a selection / view of one
+    (`x[:, 0]`, `x[..., :3]`, `x.flip(1)`, `x.t()`): float32 at each step,
+    through basic indexing and view methods only."""
+    while True:
+        if not _float32(x):
+            return False
+        if x.op == "placeholder":
+            return True
+        try:
+            view = (x.op == "call_function" and x.target in _VIEW_FUNCTIONS) or \
+                (x.op == "call_method" and x.target in _VIEW_METHODS)
+        except TypeError:
+            return False
+        if not view or not x.args or not isinstance(x.args[0], torch.fx.Node):
+            return False
+        rest = list(x.args[1:]) + list(x.kwargs.values())
+        if any(isinstance(a, torch.fx.Node) or (isinstance(a, (tuple, list)) and any(isinstance(i, torch.fx.Node)
+                                                                                   for i in a)) for a in rest):
+            return False            # an index or size read from the data: not a plain selection
+        x = x.args[0]
+
+
 def sign_nodes(fn: torch.fx.Node, ins: List[str]) -> Optional[List[Node]]:
     """The comparison form of a float32 program input's sign, else None."""
     if not _is_sign_call(fn):
         return None
     x = fn.args[0]
-    meta = x.meta.get("tensor_meta") if isinstance(x, torch.fx.Node) else None
-    if x.op != "placeholder" or getattr(meta, "dtype", None) != torch.float32 or _reaches_dtype_view(fn):
+    if not isinstance(x, torch.fx.Node) or not _input_view(x) or _reaches_dtype_view(fn):
         return None
     n = fn.name
-    return [Node(f"{n}__pos", "compare", [ins[0]], dict(kind="gt", scalar=0.0)),
-            Node(f"{n}__neg", "compare", [ins[0]], dict(kind="lt", scalar=0.0)),
+    return [Node(f"{n}__pos", "compare", [ins[0]], dict(kind="gt", scalar=0.0, **{OPERANDS: True})),
+            Node(f"{n}__neg", "compare", [ins[0]], dict(kind="lt", scalar=0.0, **{OPERANDS: True})),
             Node(f"{n}__posf", "bool_to", [f"{n}__pos"], dict(dtype="float32")),
             Node(f"{n}__negf", "bool_to", [f"{n}__neg"], dict(dtype="float32")),
             Node(f"{n}__diff", "sub", [f"{n}__posf", f"{n}__negf"]),
@@ -117,8 +175,75 @@ def difference_sign_nodes(fn: torch.fx.Node) -> Optional[List[Node]]:
     else:                                       # c - b: b < c, b > c
         pos = Node(f"{n}__pos", "compare", [b.name], dict(kind="lt", scalar=float(a)))
         neg = Node(f"{n}__neg", "compare", [b.name], dict(kind="gt", scalar=float(a)))
+    pos.attrs[OPERANDS] = neg.attrs[OPERANDS] = True        # their operands fp32 where they can be (exact_operands)
     return [pos, neg,
             Node(f"{n}__posf", "bool_to", [f"{n}__pos"], dict(dtype="float32")),
             Node(f"{n}__negf", "bool_to", [f"{n}__neg"], dict(dtype="float32")),
             Node(f"{n}__diff", "sub", [f"{n}__posf", f"{n}__negf"]),
             Node(n, "elementwise", [f"{n}__diff"], dict(fn="sign"))]
+
+
+def _chain(g, name: str):
+    """The steps computing `name` from the program's float inputs and
+    constants, in graph order, when each has an fp32 kernel (MOVE_OPS,
+    COMPUTING_OPS, an elementwise function's float32 kernel); else None.
+    Empty for an input or a constant itself."""
+    from .ir import float_math_name
+    seen, todo = set(), [name]
+    while todo:
+        n = g.node(todo.pop())
+        if n.name in seen or n.op == "constant":
+            continue
+        if n.op == "input":
+            if n.attrs.get("dtype"):        # an integer / bool input
+                return None
+            continue
+        if n.attrs.get("dtype") or n.attrs.get("integer") or not (
+                n.op in MOVE_OPS or n.op in COMPUTING_OPS or float_math_name(n) is not None):
+            return None
+        seen.add(n.name)
+        todo.extend(n.inputs)
+    return [n for n in g.nodes if n.name in seen]
+
+
+def _within_budget(steps) -> bool:
+    """At most MAX_STEPS computing steps holding at most MAX_WEIGHTS weights."""
+    weights = sum(int(np.size(n.attrs["weight"])) for n in steps if n.attrs.get("weight") is not None)
+    return sum(n.op not in MOVE_OPS for n in steps) <= MAX_STEPS and weights <= MAX_WEIGHTS
+
+
+def exact_operands(g) -> None:
+    """The operands of a sign's comparisons (attrs OPERANDS) computed in
+    fp32 from the program's float inputs (module doc): a copy of each one's
+    steps (_chain) marked fp32, which the comparisons read; the int8 steps
+    stay for their other readers and go when they have none. An operand
+    whose chain is too long or has a step without an fp32 kernel is
+    compared as the program holds it, as before."""
+    copies = {}                      # original step -> its fp32 copy
+    originals = set()
+    for c in [n for n in g.nodes if n.op == "compare" and n.attrs.get(OPERANDS)]:
+        chains = [_chain(g, i) for i in c.inputs]
+        if any(ch is None for ch in chains) or not any(chains):
+            continue
+        names = {s.name for ch in chains for s in ch}          # (a step both operands share once)
+        steps = [n for n in g.nodes if n.name in names]
+        if not _within_budget(steps):
+            continue
+        for step in steps:
+            if step.name in copies:
+                continue
+            twin = Node(f"{step.name}__fp32", step.op, [copies.get(i, i) for i in step.inputs],
+                        copy.deepcopy(step.attrs), step.shape, None, step.written)
+            twin.attrs["fp32"] = OPERANDS_FP32
+            g.nodes.insert(g.nodes.index(step) + 1, twin)
+            copies[step.name] = twin.name
+            originals.add(step.name)
+        c.inputs = [copies.get(i, i) for i in c.inputs]
+    while True:                      # int8 steps no longer read
+        unread = [k for k in originals if k not in g.outputs and not g.users(k)]
+        if not unread:
+            return
+        for k in unread:
+            originals.update(i for i in g.node(k).inputs if g.node(i).op == "constant")    # its own constants
+            g.remove(k)
+            originals.discard(k)

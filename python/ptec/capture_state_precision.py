@@ -46,7 +46,15 @@ is one loop: its states fp32, the steps on a path from one of them to a
 write of another fp32, the accumulator rule applied to the cycle as a
 whole. A cycle that only moves values (a swap, a ring of buffers; a
 copy `self.b = self.a` is a mul by ones: capture_buffer_state) is exact
-on one int8 grid and stays int8."""
+on one int8 grid and stays int8.
+
+A loop through torch.where (`self.s = torch.where(x > 0, self.s * 0.95 +
+0.05 * x, self.s)`, the state in one branch or both) runs in fp32 too: the
+where picks float32 elements (`aten::where.self_out` copies elements of
+any one dtype; lowering_bool.fp32_where). It stayed int8 before, its
+rounding carried (a fresh 32-execute stream: 2.05 to 4.48 output steps
+from torch -> 0.24 to 1.20, test_sign_where_precision.py). A where on a
+constant condition only moves values (_moves)."""
 from __future__ import annotations
 
 from typing import Dict, List, Set
@@ -59,9 +67,6 @@ from .capture_buffer_state import STATE
 MOVES = {"reshape", "identity", "slice", "cat", "permute", "transpose", "expand", "select", "squeeze",
          "unsqueeze", "flip", "roll", "slice_update", "slice_scatter", "index_put", "repeat", "narrow",
          "contiguous", "clone", "view", "gather", "copy"}
-
-# steps the runtime has no fp32 kernel for (a `where` is int8 only): such a loop stays int8, as before
-NO_FP32 = {"where"}
 
 FP32_STATE = ("a buffer state's loop (its next value computed from its last) runs in fp32: an int8 "
               "rounding carried from execute to execute adds up over a stream")
@@ -171,8 +176,7 @@ def _cycle_loops(g, written: Dict[str, str], marked: Dict[str, List[str]]) -> No
     adds its states to marked."""
     for cycle in _cycles(g, written):
         loop = [n.name for n in g.nodes if any(n.name in _loop(g, s, written[t]) for s in cycle for t in cycle)]
-        if all(_moves(g, g.node(k)) or _times_one(g, g.node(k)) for k in loop) \
-                or any(g.node(k).op in NO_FP32 for k in loop):
+        if all(_moves(g, g.node(k)) or _times_one(g, g.node(k)) for k in loop):
             continue
         steps = [k for k in loop if not _times_one(g, g.node(k))]     # a copy between the cycle's states moves
         if _cycle_accumulates(g, cycle, steps):
@@ -222,8 +226,7 @@ def fp32_state_loops(g) -> Dict[str, List[str]]:
         if state in marked:             # on a cycle through other states, marked as one loop
             continue
         loop = _loop(g, state, value)
-        if not loop or all(_moves(g, g.node(k)) for k in loop) \
-                or any(g.node(k).op in NO_FP32 for k in loop):
+        if not loop or all(_moves(g, g.node(k)) for k in loop):
             continue
         s.attrs["fp32_state"] = True
         if _accumulates(g, state, loop):
@@ -233,7 +236,40 @@ def fp32_state_loops(g) -> Dict[str, List[str]]:
         for k in loop:
             g.node(k).attrs.setdefault("fp32", FP32_STATE)
         marked[state] = loop
+    for loop in marked.values():
+        for k in _input_terms(g, loop):
+            g.node(k).attrs.setdefault("fp32", FP32_INPUT_TERM)
     return marked
+
+
+FP32_INPUT_TERM = ("a float input's term of a buffer state's fp32 loop (`0.1 * x`), computed in fp32 from the "
+                   "input's exact value: on its int8 grid its rounding was carried and multiplied by the loop's gain")
+# steps between a float input and the loop that change it by constants only (a layer keeps its int8 grid)
+TERM_STEPS = ("reshape", "permute", "add", "sub", "mul", "div", "neg")
+
+
+def _input_terms(g, loop: List[str]) -> List[str]:
+    """The steps computing a loop node's operand from a float program input
+    by constants only (`0.1 * x`, `(x - 0.5) / 2`, x viewed), ending at the
+    input: marked fp32 they read its exact value, where the operand's int8
+    grid (and the input's before it) rounded every execute's term, and the
+    loop carried it (`a = 0.95 b + 0.1 x` through two buffers: 1.20 to
+    3.48 output steps over seeds 0..7). A step another reader shares stays
+    as it is."""
+    found: List[str] = []
+    for k in loop:
+        for i in g.node(k).inputs:
+            chain, n = [], g.node(i)
+            while i not in loop and n.op in TERM_STEPS and not n.attrs.get("fp32") and not n.attrs.get("act") \
+                    and len(g.users(n.name)) == 1 and n.name not in g.outputs:
+                computed = [j for j in n.inputs if g.node(j).op != "constant"]
+                if len(computed) != 1:
+                    break
+                chain.append(n.name)
+                n = g.node(computed[0])
+            if chain and n.op == "input" and not n.attrs.get("dtype") and not n.attrs.get("in_dtype"):
+                found += [c for c in chain if c not in found]
+    return found
 
 
 def replays(g, written: Dict[str, str]) -> bool:

@@ -9,14 +9,18 @@ every call. It stays in training mode here, and the tracer traces through
 its forward (capture.py's is_leaf_module): F.batch_norm(training=True)
 with its buffers, capture_batch_norm_train's stand-in (the update kept as
 states when the forward reads the statistics), num_batches_tracked an
-integer state. momentum=None (a cumulative average over
-num_batches_tracked) is refused in one line by the trace (float() of a
-value the program computes)."""
+integer state. momentum=None, torch's cumulative average (the factor
+1.0 / float(num_batches_tracked) after its add_(1), a number per call):
+cumulative_forward traces torch's forward with that factor as a value of
+the program, 1.0 / num_batches_tracked of the integer state (float32, as
+torch's true division of an int64 tensor), which the update of the
+running statistics multiplies (capture_batch_norm_train)."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable
 
 import torch.nn as nn
+import torch.nn.functional as F
 
 
 def _training_norms(model: nn.Module) -> list:
@@ -42,15 +46,19 @@ def trained_norm(m: nn.Module) -> bool:
     return isinstance(m, nn.modules.batchnorm._BatchNorm) and m.training and m.running_mean is not None
 
 
-def train_norm_refusal(model: nn.Module) -> Optional[str]:
-    """One line for a batch norm kept in training mode whose momentum is
-    None: torch's running statistics are then the average over
-    num_batches_tracked calls (1 / count a number per call)."""
-    kept = _training_norms(model) if not model.training else []
-    for name, m in model.named_modules():
-        if any(m is k for k in kept) and m.momentum is None:
-            return (f"module {name} ({type(m).__name__}) is in training mode inside a model in eval mode, with "
-                    "momentum=None: torch averages its running statistics over num_batches_tracked calls, a "
-                    "weight per call ptec does not compute; give it a momentum (torch's default is 0.1) or "
-                    f"call model.{name}.eval()")
-    return None
+def cumulative_forward(m: nn.Module, forward: Callable) -> Callable:
+    """The forward the tracer calls for module m: torch's own, except a
+    batch norm in training mode with momentum=None, whose
+    `1.0 / float(self.num_batches_tracked)` cannot be traced (float() of a
+    value the program computes): the same steps with the factor as a
+    tensor, 1.0 / num_batches_tracked (torch 1.13 _BatchNorm.forward)."""
+    if not (trained_norm(m) and m.momentum is None and m.track_running_stats
+            and m.num_batches_tracked is not None):
+        return forward
+
+    def traced(x):
+        m._check_input_dim(x)
+        m.num_batches_tracked.add_(1)
+        factor = 1.0 / m.num_batches_tracked
+        return F.batch_norm(x, m.running_mean, m.running_var, m.weight, m.bias, True, factor, m.eps)
+    return traced

@@ -32,8 +32,11 @@ The builtin bound before the trace outside the globals is replaced too:
 in a default or keyword-only default of the module's functions and of
 its classes' methods, in their closures' cells, as a class attribute of
 its classes (`_t = type`) and as an instance attribute of the model's
-modules of its classes (`self._t = type`); each put back as it was (the
-same objects) when the trace ends. Not seen: one inside a container.
+modules of its classes (`self._t = type`), and as an item of such an
+attribute's list, dict or tuple (`self.fns = [type]`: the list's and
+dict's items replaced in place, a tuple by a new tuple); each put back as
+it was (the same objects) when the trace ends. Not seen: one inside a
+container elsewhere (nested, a global's, a closure's).
 
 `x.__class__` (or getattr(x, "__class__")) of a proxy cannot be answered
 (torch's C argument parser asks a proxy's `__class__` too, and would take
@@ -235,6 +238,18 @@ def _proxy_getattribute(self, name):
     return _proxy_base[0](self, name)
 
 
+def class_asked(proxy) -> None:
+    """The proxy classes' `__class__` (capture_tracer.KnownValuesProxy): a
+    line of the model's code spelling `__class__` that asks it
+    (`object.__getattribute__(x, "__class__")`, which no hook of
+    __getattribute__ sees) is refused; anyone else (torch's argument
+    parser, isinstance) gets the proxy's class."""
+    frame = sys._getframe(2)
+    if id(frame.f_globals) in _model_globals and _reads_class(frame.f_code) \
+            and "__class__" in linecache.getline(frame.f_code.co_filename, frame.f_lineno):
+        _refuse_class(proxy)
+
+
 def _refuse_class(proxy):
     tracer = object.__getattribute__(proxy, "tracer")
     where = tracer.where() if hasattr(tracer, "where") else "the model's forward"
@@ -300,6 +315,14 @@ def type_as_torch(model: torch.nn.Module):
                     if stand_in is not _MISSING:
                         patched.append((vars(m), name, value))
                         vars(m)[name] = stand_in
+                    elif _type(value) in (list, dict):       # self.fns = [type], {"t": type}: in place
+                        for key, item in list(value.items() if _type(value) is dict else enumerate(value)):
+                            if _stand_in(item) is not _MISSING:
+                                patched.append((value, key, item))
+                                value[key] = _stand_in(item)
+                    elif _type(value) is tuple and any(_stand_in(i) is not _MISSING for i in value):
+                        patched.append((vars(m), name, value))      # self.fns = (type, len): a new tuple
+                        vars(m)[name] = tuple(i if _stand_in(i) is _MISSING else _stand_in(i) for i in value)
 
     def bind(obj, attr, before, after) -> None:
         try:

@@ -30,6 +30,8 @@ from .ir import CELL_SUFFIX, permutation, Graph, Node, eval_node, evaluate
 from .capture_buffer_state import STATE, streamed
 from .capture_state_precision import layer_states, replays
 from .running_means import running_means_as_linear
+from .soft_argmax import soft_argmax_in_fp32
+from .capture_grid import theta_in_fp32
 from .exact_sums import sums_as_linear
 
 FUSABLE_PRODUCERS = ("conv2d", "conv_transpose2d", "linear", "add", "max_pool2d", "svdf")
@@ -176,6 +178,8 @@ def prepare(graph: Graph) -> Graph:
             g.remove(n.name)
     sums_as_linear(g)             # mean * c as one exact int32 accumulation (ptec.exact_sums)
     running_means_as_linear(g)    # x.cumsum(-1) / arange(1, n + 1): one averaging linear (ptec.running_means)
+    soft_argmax_in_fp32(g)        # (softmax(h * beta) * grid).sum(): its expectation in fp32 (ptec.soft_argmax)
+    theta_in_fp32(g)              # a spatial transformer's theta layer in fp32, as its affine_grid (capture_grid)
     _collapse_channel_shuffles(g)
     # batch-norm folding
     for n in list(g.nodes):

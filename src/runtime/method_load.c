@@ -193,6 +193,21 @@ static ptec_status program_changed(ptec_exec_ctx *ctx)
                             PTEC_MSG("the program differs from the one its requirements were computed for"));
 }
 
+/* ptec_fb_u8(fb, ev, EVALUE_TYPE, 0) with its checks written out: read
+ * once per value, where -Os builds kept it as two calls. */
+static inline __attribute__((always_inline)) uint8_t evalue_tag(fb_view *fb, const fb_table *ev)
+{
+    const uint32_t off = ev->pos != 0 && ev->vt_len >= 6u ? fb_le16(fb->base + ev->vtable + 4u) : 0u;
+    if (off == 0) {
+        return 0;
+    }
+    if (off + 1u > fb->size - ev->pos) {
+        fb->bad = true;
+        return 0;
+    }
+    return fb->base[ev->pos + off];
+}
+
 /* `kept_values`: what the measuring pass counted, the load's input. The load
  * places the kept values in an array of that many; the measuring pass counts
  * them as it goes and takes their bytes after the loop (every take here is a
@@ -214,7 +229,7 @@ static ptec_status parse_values(ptec_exec_ctx *ctx, meta_arena *meta, ptec_metho
         }
         fb_table ev = ptec_fb_at_inline(&ctx->fb, &ctx->values, i);
         ptec_tensor *t = &scratch_tensor;
-        uint8_t tag = ptec_fb_u8(&ctx->fb, &ev, EVALUE_TYPE, 0);
+        uint8_t tag = evalue_tag(&ctx->fb, &ev);
         if (!ctx->fb.bad && ptec_value_tag_kept(tag)) {
             if (values != NULL) {
                 if (count >= *kept_values) {
@@ -824,8 +839,10 @@ static bool from_record(const ptec_exec_ctx *ctx, const ptec_program *program, u
     fb_view fb = ctx->fb; /* a malformed delegate list is the walk's to report */
     fb_vector delegates = ptec_fb_vec(&fb, &ctx->plan, PLAN_DELEGATES, 4);
     ptec_record_entry e;
-    if (fb.bad || delegates.count != 0 || !ptec_record_find(program, plan_index, &e) || e.metadata_bytes > SIZE_MAX ||
-        e.scratch_bytes > SIZE_MAX || e.fast_scratch_bytes > SIZE_MAX) {
+    /* A figure past 4 GiB - 1 is plausible on no build (a program is under
+     * 4 GiB): refused on 64-bit builds as past SIZE_MAX is on 32-bit ones. */
+    if (fb.bad || delegates.count != 0 || !ptec_record_find(program, plan_index, &e) ||
+        (e.metadata_bytes | e.scratch_bytes | e.fast_scratch_bytes) > (SIZE_MAX < UINT32_MAX ? SIZE_MAX : UINT32_MAX)) {
         return false;
     }
     req->metadata_bytes = (size_t)e.metadata_bytes;

@@ -16,12 +16,39 @@ static ptec_status value_fail(ptec_exec_ctx *ctx, ptec_status status, uint32_t i
     return ptec_detail_end(&f);
 }
 
+/* A field read through its position from ptec_fb_fields (0: absent). */
+static inline uint8_t u8_at(const fb_view *fb, uint32_t pos, uint8_t dflt)
+{
+    return pos ? fb->base[pos] : dflt;
+}
+
+static inline uint32_t u32_at(const fb_view *fb, uint32_t pos, uint32_t dflt)
+{
+    return pos ? fb_le32(fb->base + pos) : dflt;
+}
+
 /* The member table of EValue table `ev` (value `index`) and its kind tag. */
-static ptec_status value_member(ptec_exec_ctx *ctx, uint32_t index, const fb_table *ev, uint8_t *tag,
+static inline ptec_status value_member(ptec_exec_ctx *ctx, uint32_t index, const fb_table *ev, uint8_t *tag,
                                 fb_table *member)
 {
-    *tag = ptec_fb_u8(&ctx->fb, ev, EVALUE_TYPE, 0);
-    *member = ptec_fb_sub_inline(&ctx->fb, ev, EVALUE_VAL);
+    /* Every decode starts here: ptec_fb_field's checks for the two fields
+     * written out (field id is in the vtable when 6 + 2 * id <= vt_len; a
+     * table that is not "none" lies in the buffer with 4 bytes of room). */
+    fb_view *fb = &ctx->fb;
+    uint32_t type_at = 0, val_at = 0;
+    if (ev->pos != 0) {
+        const uint8_t *vt = fb->base + ev->vtable;
+        const uint32_t room = fb->size - ev->pos;
+        const uint32_t type_off = ev->vt_len >= 6u ? fb_le16(vt + 4) : 0u;
+        const uint32_t val_off = ev->vt_len >= 8u ? fb_le16(vt + 6) : 0u;
+        if (type_off + 1u > room || val_off + 4u > room) {
+            fb->bad = true;
+        }
+        type_at = type_off != 0 && type_off + 1u <= room ? ev->pos + type_off : 0u;
+        val_at = val_off != 0 && val_off + 4u <= room ? ev->pos + val_off : 0u;
+    }
+    *tag = u8_at(fb, type_at, 0);
+    *member = ptec_fb_sub_at(fb, val_at);
     return ctx->fb.bad ? value_fail(ctx, PTEC_INVALID_PROGRAM, index, PTEC_MSG("malformed EValue")) : PTEC_OK;
 }
 
@@ -58,9 +85,11 @@ ptec_status ptec_value_read_int(ptec_exec_ctx *ctx, uint32_t index, int64_t *out
 static ptec_status planned_data(ptec_exec_ctx *ctx, uint32_t index, const fb_table *alloc, ptec_tensor *tensor)
 {
     fb_view *fb = &ctx->fb;
-    uint32_t memory_id = ptec_fb_u32(fb, alloc, ALLOC_MEMORY_ID, 0);
-    uint64_t offset = ((uint64_t)ptec_fb_u32(fb, alloc, ALLOC_OFFSET_HIGH, 0) << 32) |
-                      ptec_fb_u32(fb, alloc, ALLOC_OFFSET_LOW, 0);
+    static const uint8_t widths[] = {[ALLOC_MEMORY_ID] = 4, [ALLOC_OFFSET_LOW] = 4, [ALLOC_OFFSET_HIGH] = 4};
+    uint32_t f[3];
+    ptec_fb_fields(fb, alloc, 3, widths, f);
+    uint32_t memory_id = u32_at(fb, f[ALLOC_MEMORY_ID], 0);
+    uint64_t offset = ((uint64_t)u32_at(fb, f[ALLOC_OFFSET_HIGH], 0) << 32) | u32_at(fb, f[ALLOC_OFFSET_LOW], 0);
     if (memory_id == 0 || memory_id > ctx->planned_count) {
         return value_fail(ctx, PTEC_INVALID_PROGRAM, index, PTEC_MSG("memory_id names no planned buffer"));
     }
@@ -68,7 +97,9 @@ static ptec_status planned_data(ptec_exec_ctx *ctx, uint32_t index, const fb_tab
     if (offset > arena || tensor->nbytes > arena - offset) {
         return value_fail(ctx, PTEC_INVALID_PROGRAM, index, PTEC_MSG("tensor lies outside its planned buffer"));
     }
-    if (offset % ptec_dtype_size(tensor->dtype) != 0) {
+    /* Element sizes are 1, 2, 4 or 8 (tensor_parse refused 0): a mask, where
+     * a 64-bit `%` was a library call on a 32-bit core. */
+    if ((offset & (ptec_dtype_size(tensor->dtype) - 1u)) != 0) {
         return value_fail(ctx, PTEC_INVALID_PROGRAM, index, PTEC_MSG("planned tensor offset is misaligned for its dtype"));
     }
     if (ctx->planned[memory_id - 1u].base != NULL) {
@@ -101,7 +132,7 @@ static ptec_status constant_data(ptec_exec_ctx *ctx, uint32_t index, uint32_t bu
         }
         data = p->data + storage.data;
     }
-    if ((uintptr_t)data % ptec_dtype_size(tensor->dtype) != 0) {
+    if (((uintptr_t)data & (ptec_dtype_size(tensor->dtype) - 1u)) != 0) {
         return value_fail(ctx, PTEC_INVALID_PROGRAM, index, PTEC_MSG("constant data is misaligned for its dtype"));
     }
     tensor->data = (void *)(uintptr_t)data;
@@ -134,16 +165,25 @@ static ptec_status tensor_parse(ptec_exec_ctx *ctx, uint32_t index, const fb_tab
                                 const uint8_t **initial)
 {
     fb_view *fb = &ctx->fb;
-    uint8_t scalar_type = ptec_fb_u8(fb, t, TENSOR_SCALAR_TYPE, 0);
-    uint32_t storage_offset = ptec_fb_u32(fb, t, TENSOR_STORAGE_OFFSET, 0);
-    fb_vector sizes = ptec_fb_vec_inline(fb, t, TENSOR_SIZES, 4);
-    fb_vector dim_order = ptec_fb_vec_inline(fb, t, TENSOR_DIM_ORDER, 1);
-    uint8_t dynamism = ptec_fb_u8(fb, t, TENSOR_SHAPE_DYNAMISM, DYNAMISM_STATIC);
-    uint32_t buffer_idx = ptec_fb_u32(fb, t, TENSOR_DATA_BUFFER_IDX, 0);
-    fb_table alloc = ptec_fb_sub_inline(fb, t, TENSOR_ALLOCATION_INFO);
-    fb_table extra = ptec_fb_sub_inline(fb, t, TENSOR_EXTRA_INFO);
-    uint8_t location = ptec_fb_u8(fb, &extra, EXTRA_LOCATION, LOCATION_SEGMENT);
-    uint64_t mutable_idx = ptec_fb_u64(fb, &extra, EXTRA_MUTABLE_IDX, 0);
+    /* The fields read (requires_grad and layout are not: width 0). */
+    static const uint8_t widths[] = {[TENSOR_SCALAR_TYPE] = 1,     [TENSOR_STORAGE_OFFSET] = 4,
+                                     [TENSOR_SIZES] = 4,           [TENSOR_DIM_ORDER] = 4,
+                                     [TENSOR_DATA_BUFFER_IDX] = 4, [TENSOR_ALLOCATION_INFO] = 4,
+                                     [TENSOR_SHAPE_DYNAMISM] = 1,  [TENSOR_EXTRA_INFO] = 4};
+    static const uint8_t extra_widths[] = {[EXTRA_MUTABLE_IDX] = 8, [EXTRA_LOCATION] = 1};
+    uint32_t f[TENSOR_EXTRA_INFO + 1], e[EXTRA_LOCATION + 1];
+    ptec_fb_fields(fb, t, TENSOR_EXTRA_INFO + 1, widths, f);
+    uint8_t scalar_type = u8_at(fb, f[TENSOR_SCALAR_TYPE], 0);
+    uint32_t storage_offset = u32_at(fb, f[TENSOR_STORAGE_OFFSET], 0);
+    fb_vector sizes = ptec_fb_vec_at(fb, f[TENSOR_SIZES], 4);
+    fb_vector dim_order = ptec_fb_vec_at(fb, f[TENSOR_DIM_ORDER], 1);
+    uint8_t dynamism = u8_at(fb, f[TENSOR_SHAPE_DYNAMISM], DYNAMISM_STATIC);
+    uint32_t buffer_idx = u32_at(fb, f[TENSOR_DATA_BUFFER_IDX], 0);
+    fb_table alloc = ptec_fb_sub_at(fb, f[TENSOR_ALLOCATION_INFO]);
+    fb_table extra = ptec_fb_sub_at(fb, f[TENSOR_EXTRA_INFO]);
+    ptec_fb_fields(fb, &extra, EXTRA_LOCATION + 1, extra_widths, e);
+    uint8_t location = u8_at(fb, e[EXTRA_LOCATION], LOCATION_SEGMENT);
+    uint64_t mutable_idx = e[EXTRA_MUTABLE_IDX] ? fb_le64(fb->base + e[EXTRA_MUTABLE_IDX]) : 0u;
     const uint8_t *size_bytes = fb->base + sizes.data;
     size_t elem = ptec_dtype_size(scalar_type);
     const char *why = NULL;

@@ -203,6 +203,54 @@ static void test_scalars(void)
     done(&fb);
 }
 
+/* ptec_fb_fields: every field's position at once, with ptec_fb_field's
+ * checks (the positions expected are the layout's, worked out here). */
+static void test_fields(void)
+{
+    static const uint32_t widths[] = {1, 4, 8};
+    for (size_t w = 0; w < 3; ++w) {
+        const uint32_t width = widths[w];
+        const uint8_t read[3] = {(uint8_t)width, 4, 4}; /* field 1 absent, field 2 past the vtable */
+        layout_scalar(width);
+        for (uint32_t size = 12u + width - 1u; size <= 12u + width; ++size) {
+            fb_view fb = view_of(size);
+            fb_table t = ptec_fb_table(&fb, 8);
+            uint32_t pos[3] = {77, 77, 77};
+            ptec_fb_fields(&fb, &t, 3, read, pos);
+            const int fits = size == 12u + width;
+            EXPECT(fits ? (!fb.bad && pos[0] == 12u) : (fb.bad && pos[0] == 0u));
+            EXPECT(pos[1] == 0u && pos[2] == 0u);
+            done(&fb);
+        }
+    }
+    /* A field past the end that the caller does not read (width 0) is left
+     * unchecked; read, it marks the view bad. */
+    layout_scalar(4);
+    set_slot(0, 0, 0xFFFFu);
+    fb_view fb = view_of(16);
+    fb_table t = ptec_fb_table(&fb, 8);
+    uint32_t pos[2] = {77, 77};
+    static const uint8_t unread[2] = {0, 4}, read_first[2] = {4, 4};
+    ptec_fb_fields(&fb, &t, 2, unread, pos);
+    EXPECT(!fb.bad && pos[0] == 0u && pos[1] == 0u);
+    ptec_fb_fields(&fb, &t, 2, read_first, pos);
+    EXPECT(fb.bad && pos[0] == 0u);
+    done(&fb);
+    /* An odd vtable length: slot 1's bytes are there, but 4 + 2 * 1 + 2 > 7. */
+    layout_scalar(4);
+    set_slot(0, 1, 4);
+    put16(0, 7);
+    fb = view_of(16);
+    t = ptec_fb_table(&fb, 8);
+    ptec_fb_fields(&fb, &t, 2, read_first, pos);
+    EXPECT(!fb.bad && pos[0] == 12u && pos[1] == 0u);
+    /* The "none" table: every field absent. */
+    fb_table none = {0, 0, 0};
+    ptec_fb_fields(&fb, &none, 2, read_first, pos);
+    EXPECT(!fb.bad && pos[0] == 0u && pos[1] == 0u);
+    done(&fb);
+}
+
 /* Table at 8 (vtable at 2, one slot), field 0 a uoffset at 12 to a vector at
  * 16: count word at 16, elements from 20. */
 static void layout_vector(uint32_t count, uint32_t elem_size)
@@ -430,6 +478,7 @@ int main(int argc, char **argv)
     }
     test_table();
     test_scalars();
+    test_fields();
     test_vectors();
     test_strings();
     test_vector_of_tables();

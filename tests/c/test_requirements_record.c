@@ -283,7 +283,10 @@ static void program_cases(const outcome *truth)
         {12, 8, UINT64_MAX},            /* metadata past any address space */
         {12, 8, UINT64_MAX - 15},       /* aligned total wraps */
         {20, 8, (uint64_t)SIZE_MAX},    /* scratch: the sum wraps */
-        {28, 8, (uint64_t)SIZE_MAX - 4} /* fast scratch: aligning wraps */
+        {28, 8, (uint64_t)SIZE_MAX - 4}, /* fast scratch: aligning wraps */
+        {12, 8, (uint64_t)1 << 40},      /* metadata past 4 GiB: on no build (64-bit ones too) */
+        {20, 8, (uint64_t)1 << 32},      /* scratch past 4 GiB */
+        {28, 8, (uint64_t)1 << 33}       /* fast scratch past 4 GiB */
     };
     for (size_t k = 0; k < sizeof unusable / sizeof unusable[0]; ++k) {
         o = edited(unusable[k].offset, unusable[k].width, unusable[k].value);

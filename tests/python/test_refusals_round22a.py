@@ -280,33 +280,23 @@ def test_a_cell_of_init_is_the_models_not_made_in_forward():
     assert not any("made in forward" in line for line in notes), notes
 
 
-def test_momentum_none_in_training_is_refused_in_one_line(tmp_path):
-    line = cli_refusal(tmp_path, "import torch, torch.nn as nn\n"
-                                 "class M(nn.Module):\n"
-                                 "    def __init__(self):\n"
-                                 "        super().__init__()\n"
-                                 "        self.fc = nn.Linear(4, 4)\n"
-                                 "        self.bn = nn.BatchNorm1d(4, momentum=None)\n"
-                                 "    def forward(self, x):\n"
-                                 "        return self.bn(self.fc(x)) + self.bn.running_mean\n"
-                                 "def model():\n"
-                                 "    m = M().eval()\n"
-                                 "    m.bn.train()\n"
-                                 "    return m, (torch.randn(6, 4),)\n")
-    assert "module bn (BatchNorm1d)" in line and "momentum=None" in line and "momentum" in line.split(";")[1]
+# (a batch norm in training with momentum=None, refused here until round 23, runs: test_refusals_round23.py)
 
 
 def test_a_bound_forward_of_init_is_refused_in_one_line_naming_the_fix(tmp_path):
-    """self.step = self.cell.forward skips torch's module call: the cell's
-    parameters are read outside the model (what ptec still refuses)."""
+    """self.step = self.cell.forward skips torch's module call, and with it
+    the cell's forward hook: the cell's parameters are read outside the
+    model (what ptec still refuses; without a hook it runs as the call
+    self.cell(x, h) since round 23: test_refusals_round23.py)."""
     line = cli_refusal(tmp_path, "import torch, torch.nn as nn\n"
                                  "class M(nn.Module):\n"
                                  "    def __init__(self):\n"
                                  "        super().__init__()\n"
                                  "        self.cell = nn.GRUCell(4, 6)\n"
+                                 "        self.cell.register_forward_hook(lambda m, i, o: o * 2)\n"
                                  "        self.step = self.cell.forward\n"
                                  "    def forward(self, x):\n"
                                  "        return self.step(x, torch.zeros(1, 6))\n"
                                  "def model():\n"
                                  "    return M().eval(), (torch.randn(1, 4),)\n")
-    assert "models.py:8" in line and "bound .forward" in line and "self.cell(x, h)" in line
+    assert "models.py:9" in line and "bound .forward" in line and "self.cell(x, h)" in line

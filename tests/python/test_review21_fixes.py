@@ -17,6 +17,8 @@
 Oracles: PyTorch float (the model's eager forward; within a bound in
 output steps for a layer's output, exact for nms's indices) and
 torchvision's own nms on the program's threshold."""
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -82,16 +84,31 @@ class InstanceAttr(_Base):
         return y * 3 if self._t(y) is torch.Tensor else -y
 
 
+class ListedType(_Base):
+    """type in a container of the instance (round 23: it used to take fx's branch, -y, silently)."""
+    def __init__(self, form):
+        super().__init__()
+        self.form = form
+        self.fns = {"list": [len, type], "dict": {"t": type}, "tuple": (len, type)}[form]
+
+    def forward(self, x):
+        y = self.l(x)
+        t = self.fns["t"] if self.form == "dict" else self.fns[1]
+        return y * 3 if t(y) is torch.Tensor else -y
+
+
 def _bindings():
     return (_helper_default.__defaults__, _helper_kwdefault.__kwdefaults__, vars(ClassAttr)["_t"],
             "type" in globals(), "getattr" in globals())
 
 
-@pytest.mark.parametrize("cls", [DefaultArg, KwDefault, ClassAttr, InstanceAttr])
+@pytest.mark.parametrize("cls", [DefaultArg, KwDefault, ClassAttr, InstanceAttr, "list", "dict", "tuple"])
 def test_type_bound_outside_the_globals_takes_torchs_branch(cls, tmp_path):
     before = _bindings()
     defaults, kwdefaults = _helper_default.__defaults__, _helper_kwdefault.__kwdefaults__
-    model = cls().eval()
+    model = ListedType(cls).eval() if isinstance(cls, str) else cls().eval()
+    held = getattr(model, "fns", None)
+    items = list(held.values() if isinstance(held, dict) else held or ())
     cal = _samples()
     with torch.no_grad():
         y = model.l(cal[0][0])
@@ -107,6 +124,9 @@ def test_type_bound_outside_the_globals_takes_torchs_branch(cls, tmp_path):
     assert _helper_kwdefault.__kwdefaults__ is kwdefaults
     assert _helper_default.__defaults__[0] is type and vars(ClassAttr)["_t"] is type
     assert cls is not InstanceAttr or vars(model)["_t"] is type
+    if held is not None:                                          # the same container, its items as they were
+        assert model.fns is held and list(held.values() if isinstance(held, dict) else held) == items
+        assert all(a is b for a, b in zip(held.values() if isinstance(held, dict) else held, items))
 
 
 class ComputedDunderClass(_Base):
@@ -124,6 +144,25 @@ def test_getattr_of_a_computed_dunder_class_is_refused_in_one_line():
     assert "x.__class__ of a traced value" in message and "getattr(y, name)" in message, message
     assert "\n" not in message and "Traceback" not in message, message
     assert "getattr" not in globals() and "__getattribute__" not in vars(torch.fx.Proxy)
+
+
+class ObjectGetattribute(_Base):
+    def forward(self, x):
+        y = self.l(x)
+        return y * 3 if object.__getattribute__(y, "__class__") is torch.Tensor else -y
+
+
+def test_object_getattribute_of_dunder_class_is_refused_in_one_line():
+    """object.__getattribute__(y, "__class__") bypasses every hook of
+    __getattribute__: it gave fx's Proxy, so the program held -y silently
+    (round 23: the proxy's __class__ property refuses it)."""
+    cal = _samples()
+    with pytest.raises((ValueError, RuntimeError)) as e:
+        compile_model(ObjectGetattribute().eval(), cal[0], cal)
+    message = str(e.value)
+    assert "x.__class__ of a traced value" in message and "object.__getattribute__(y" in message, message
+    assert "\n" not in message and "Traceback" not in message, message
+    assert "__getattribute__" not in vars(torch.fx.Proxy) and sys.getprofile() is None
 
 
 class Float64Threshold(nn.Module):
@@ -201,7 +240,7 @@ def test_threshold_of_an_int8_layer_is_torch_floats_on_most_feeds(tmp_path):
 class _CompilesWhileTraced(_Base):
     def forward(self, x):
         y = self.l(x)
-        if issubclass(object.__getattribute__(y, "__class__"), torch.fx.Proxy):
+        if "tracer" in vars(y):           # a proxy (object.__getattribute__(y, "__class__") is refused: round 23)
             cal = _samples(2)
             compile_model(DefaultArg().eval(), cal[0], cal)
         return torch.relu(y)

@@ -241,7 +241,7 @@ def test_a_difference_read_elsewhere_is_kept():
 
 
 class GatedDecay(nn.Module):
-    """A loop through a where (no fp32 where kernel in the runtime): it stays int8, and runs."""
+    """A loop through a where: it runs in fp32 as the where-free ones do."""
 
     def __init__(self):
         super().__init__()
@@ -252,11 +252,16 @@ class GatedDecay(nn.Module):
         return self.m + x
 
 
-def test_a_loop_through_a_where_stays_int8_and_runs():
-    """It compiles and streams as the reference interpreter does (the
-    where-free loops' fp32 would fail to lower here). Its drift is open:
-    23.8 output steps from torch over 24 executes, as before this change."""
-    worst, res = _stream(GatedDecay().eval(), (1, 4), 12, 24, 6)
+def test_a_loop_through_a_where_runs_fp32():
+    """The state and its where fp32 (test_sign_where_precision measures the
+    carried rounding this removes). Over the calibration's own 12 executes
+    1.11 output steps from torch (1.09 when it stayed int8: a decay of 0.5
+    carries little). Streaming those inputs a second time gives 23.8 either
+    way: the state carried from the first pass makes outputs (3.41) past
+    the grid calibration's single pass saw (2.93): its readers' int8 grids
+    saturate, the state itself does not."""
+    worst, res = _stream(GatedDecay().eval(), (1, 4), 12, 12, 6)
     state = next(n for n in res.graph.nodes if n.op == "state")
-    assert not state.attrs.get("fp32_state") and state.qparams is not None
-    assert np.isfinite(worst)
+    assert state.attrs.get("fp32_state")
+    assert all(n.attrs.get("fp32") for n in res.graph.nodes if n.op == "where")
+    assert worst <= 1.5, f"{worst:.2f} output steps from torch"
