@@ -30,7 +30,7 @@ keeps the int8 table, with a warning. Before calibration: the new steps
 are observed like the rest."""
 from __future__ import annotations
 
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Optional
 
 import numpy as np
 import torch
@@ -43,14 +43,33 @@ REASON = ("this {fn} of a magnitude computed in fp32 (hypot) would be {steps:.0f
           "magnitude's int8 grid (its small values read as 0), so it runs in fp32 and is quantized after it")
 
 
-def _magnitude(n: Node) -> bool:
-    return n.op == "binary_math" and n.attrs.get("fn") == "hypot"
+def _squared(g: Graph, n: Node) -> bool:
+    """x ** 2, torch.square(x), x * x of a computed x, read by one step."""
+    if len(g.users(n.name)) != 1 or n.attrs.get("fp32") or n.name in g.outputs:
+        return False
+    if n.op == "elementwise" and len(computed(g, n)) == 1:
+        fn = n.attrs.get("fn")
+        return fn == "square" or (fn == "pow" and float(n.attrs.get("exponent", 0.0)) == 2.0)
+    return n.op == "mul" and len(n.inputs) == 2 and n.inputs[0] == n.inputs[1] and g.node(n.inputs[0]).op != "constant"
+
+
+def _magnitude(n: Node, g: Optional[Graph] = None) -> bool:
+    """A hypot, or (with g) a power re ** 2 + im ** 2: an add of two squares read by it alone."""
+    if n.op == "binary_math" and n.attrs.get("fn") == "hypot":
+        return True
+    return g is not None and n.op == "add" and len(n.inputs) == 2 and not n.attrs.get("fp32") \
+        and not n.attrs.get("act") and all(_squared(g, g.node(i)) for i in n.inputs)
+
+
+def _layer(g: Graph, n: Node) -> bool:
+    """A convolution by a constant weight of one computed value (re / im from conv layers)."""
+    return n.op == "conv2d" and n.attrs.get("weight") is not None and len(computed(g, n)) == 1
 
 
 def _chain(g: Graph, c: Node):
     """(the hypot, lead steps in graph order, tail steps) of log c, else None."""
     lead, src = [], g.node(c.inputs[0])
-    while not _magnitude(src):
+    while not _magnitude(src, g):
         if not _lead(g, src) or src.attrs.get("fp32") or src.name in g.outputs or len(g.users(src.name)) != 1:
             return None
         lead.append(src)
@@ -75,7 +94,8 @@ def _upstream(g: Graph, src: Node) -> List[Node]:
             continue
         if n.attrs.get("fp32") or n.name in g.outputs \
                 or not (_lead(g, n) or (n.op in ("slice", "identity") and len(computed(g, n)) == 1) or _magnitude(n)
-                        or (n.op == "cat" and len(computed(g, n)) == len(n.inputs))):
+                        or (n.op == "cat" and len(computed(g, n)) == len(n.inputs)) or _squared(g, n)
+                        or _layer(g, n)):
             return []
         seen.add(n.name)
         stack.extend(computed(g, n))
@@ -135,4 +155,5 @@ def magnitude_logs_in_fp32(g: Graph, calibration, log: Callable[[str], None] = l
             log(f"warning: {origin(c)}: this {fn} of a magnitude is {lost:.0f} output steps off on the magnitude's "
                 f"int8 grid{lacks}")
             continue
-        run_in_fp32(g, c, up + lead + tail, REASON.format(fn=fn, steps=lost), log, _fp32_form)
+        power = [] if _magnitude(src) else [src]        # re ** 2 + im ** 2: its add too
+        run_in_fp32(g, c, up + power + lead + tail, REASON.format(fn=fn, steps=lost), log, _fp32_form)
