@@ -21,10 +21,11 @@ on the hypot's value as it is and rounded to its int8 grid (calibrated
 over the samples); when the two differ by more than LIMIT steps of the
 chain output's int8 grid, the chain runs in fp32. A magnitude whose small
 values the log does not magnify (a log of hypot + 1 over [0, 2]) keeps the
-int8 table. A hypot of values a layer computed (re / im a conv's outputs)
-is left as it is: its operands' int8 grids lose the small magnitudes
-before the hypot, and a log in fp32 after it was no better (21 steps
-against 16 on the int8 table). --int8-io: nothing runs before the input's
+int8 table. The steps from the input may be layers by constant weights
+(re / im a linear's or a conv's outputs, 32 output steps on the int8
+chain), and the magnitude a power re ** 2 + im ** 2 (10 * log10 of it:
+118 steps), both run in fp32 too; re / im from other layers keep the int8
+chain (their int8 grids lose the small magnitudes before the hypot). --int8-io: nothing runs before the input's
 int8 grid, so nothing changes. A runtime whose kernels lack the log's
 keeps the int8 table, with a warning. Before calibration: the new steps
 are observed like the rest."""

@@ -129,9 +129,9 @@ class Spectrum(nn.Module):
 
 
 @pytest.mark.parametrize("conv,form", [(True, "magnitude"),       # 32.44 -> 0.00
-                                       (True, "power"),           # 105.0 -> 0.00
+                                       (True, "power"),           # 113.70 -> 0.00
                                        (False, "power"),          # 117.8 -> 0.00
-                                       (False, "natural_power")])  # 30.9 -> 0.00
+                                       (False, "natural_power")])  # 114.27 -> 0.00
 def test_db_of_layer_parts_follows_torch(conv, form, tmp_path):
     """The parts' int8 grids (a conv's) or the power's (re ** 2 + im ** 2) read small values as 0, which the
     log magnified; now from the float input in fp32."""
