@@ -156,5 +156,5 @@ def magnitude_logs_in_fp32(g: Graph, calibration, log: Callable[[str], None] = l
             log(f"warning: {origin(c)}: this {fn} of a magnitude is {lost:.0f} output steps off on the magnitude's "
                 f"int8 grid{lacks}")
             continue
-        power = [] if _magnitude(src) else [src]        # re ** 2 + im ** 2: its add too
-        run_in_fp32(g, c, up + power + lead + tail, REASON.format(fn=fn, steps=lost), log, _fp32_form)
+        lead = ([] if _magnitude(src) else [src]) + lead      # re ** 2 + im ** 2: its add too
+        run_in_fp32(g, c, up + lead + tail, REASON.format(fn=fn, steps=lost), log, _fp32_form)
