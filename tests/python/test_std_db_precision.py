@@ -139,3 +139,26 @@ def test_db_of_layer_parts_follows_torch(conv, form, tmp_path):
     for seed, scale in [(1, 1.0), (2, 0.2)]:
         worst, _ = _worst_steps(Spectrum(conv, form), _feeds(shape, seed=seed, scale=scale), tmp_path)
         assert worst <= 0.5, f"{form} seed {seed}: {worst:.2f} output steps"
+
+
+class SpectrumAfterTanh(nn.Module):
+    """10 log10 of a power of re / im computed from a tanh's int8 values (no input chain to run in fp32)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.h = nn.Linear(16, 16)
+        self.fc_re, self.fc_im = nn.Linear(16, 32), nn.Linear(16, 32)
+
+    def forward(self, x):
+        h = torch.tanh(self.h(x))
+        re, im = self.fc_re(h), self.fc_im(h)
+        return 10 * torch.log10(re ** 2 + im ** 2 + 1e-6)
+
+
+def test_db_of_a_power_of_int8_parts(tmp_path):
+    """The power's int8 grid read small powers as 0 (102.4 and 120.3 output steps); its squares, sum and log
+    in fp32 from the parts' int8 values: 28.9 and 36.7, the parts' own grids' share (a hypot of them: 24-41)."""
+    for seed in (1, 2):
+        worst, _ = _worst_steps(SpectrumAfterTanh(), _feeds((4, 16), seed=seed), tmp_path)
+        assert worst <= 40.0, f"seed {seed}: {worst:.2f} output steps"
