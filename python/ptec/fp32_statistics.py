@@ -188,10 +188,10 @@ def statistics_in_fp32(g: Graph, calibration, log: Callable[[str], None] = lambd
     for steps in found:
         root = steps[-1]
         reads = _reads(g, steps)
-        if any(r not in envs[0] for r in reads) or any(not torch.is_floating_point(e[r]) for e in envs for r in reads) \
-                or any(not torch.is_floating_point(e[n.name]) or not torch.isfinite(e[n.name]).all()
+        if any(r not in envs[0] for r in reads) or any(e[r].dtype != torch.float32 for e in envs for r in reads) \
+                or any(e[n.name].dtype != torch.float32 or not torch.isfinite(e[n.name]).all()
                        for e in envs for n in steps):
-            continue
+            continue                # float32 values only (a float64 sum keeps its own path)
         grids = {}
         for name in reads + [n.name for n in steps]:
             grids[name] = (min(float(e[name].min()) for e in envs), max(float(e[name].max()) for e in envs))
