@@ -2540,7 +2540,10 @@ def test_rewrites_together(which, target, tmp_path):
     calibration = inputs(S3, -3.0, 3.0)
     res = compile_model(model, [calibration[0][0]], calibration,
                         target="cortex-m55" if target == "host" else target)
-    assert not res.lowered.fallbacks, res.lowered.fallbacks
+    # Rewritten's var and std over 8 values run in fp32 (ptec.fp32_statistics: 2+ output steps on int8 grids),
+    # and the stack of their results stays fp32 after them; every other decomposition is int8
+    assert not [f for f in res.lowered.fallbacks if not f.startswith(("var (", "std (", "stack ("))], \
+        res.lowered.fallbacks
     if target == "host":
         assert worst_steps(model, res, calibration[:4], tmp_path) <= bound
     else:
