@@ -216,4 +216,5 @@ def statistics_in_fp32(g: Graph, calibration, log: Callable[[str], None] = lambd
         for n in steps:
             _fp32_form(g, n)
             n.attrs["fp32"] = reason
+            n.attrs["fp32_statistic"] = True    # ptec.guarded_denominators may extend the chain
         log(f"{origin(root)}: {reason} (with " + ", ".join(origin(n) for n in steps[:-1]) + ")")
