@@ -58,14 +58,42 @@ _ADD = (operator.add, torch.add, "add", "__add__", "__radd__")
 
 
 def _fill(v, by_name) -> Optional[float]:
-    """A masking fill: a number or a one-element float constant (HF GPT-2's
-    `torch.full([], torch.finfo(dtype).min)`) at or below MASKING, else None."""
-    c = _constant_of(v, by_name)
-    if c is not None and c.size == 1 and c.dtype.kind == "f":
+    """A masking fill: a number or a float constant holding one number
+    (HF GPT-2's `torch.full([], torch.finfo(dtype).min)`, a full_like) at or
+    below MASKING, else None."""
+    c = _constant_value(v, by_name)
+    if c is not None and c.size >= 1 and c.dtype.kind == "f" and (c == c.reshape(-1)[0]).all():
+        # one number, or a tensor filled with it: torch.full_like(x, -1e9), torch.ones_like(x) * -1e4,
+        # torch.full((T, T), -1e9) made in forward (the masked_fill form; one grid with the scores loses them)
         v = float(c.reshape(-1)[0])
     if isinstance(v, (int, float)) and not isinstance(v, bool) and v <= MASKING:
         return float(v)
     return None
+
+
+_FOLDED = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
+
+
+def _constant_value(v, by_name) -> Optional[np.ndarray]:
+    """The value of fx argument v when capture holds it as a constant, or
+    as the arithmetic of constants capture left as ops (`torch.ones_like(x)
+    * -1e4`: a constant times a constant number), else None."""
+    return _folded(by_name.get(v.name) if isinstance(v, torch.fx.Node) else None, by_name, 4)
+
+
+def _folded(node, by_name, depth: int) -> Optional[np.ndarray]:
+    if node is None:
+        return None
+    if node.op == "constant":
+        return np.asarray(node.attrs["value"])
+    if depth == 0 or not (node.op == "neg" and len(node.inputs) == 1 or node.op in _FOLDED
+                          and len(node.inputs) == 2) or set(node.attrs) - {"source"}:
+        return None
+    ins = [_folded(by_name.get(i), by_name, depth - 1) for i in node.inputs]
+    if any(i is None or i.dtype.kind != "f" for i in ins):
+        return None
+    with np.errstate(all="ignore"):
+        return (np.negative(ins[0]) if node.op == "neg" else _FOLDED[node.op](ins[0], ins[1])).astype(np.float32)
 
 
 class _Masked:
