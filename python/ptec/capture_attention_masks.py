@@ -145,6 +145,9 @@ def _masked(fn, by_name) -> Optional[_Masked]:
         is_add = t in _ADD
     except TypeError:
         is_add = False
+    computed_bias = _computed_bias(fn, by_name, is_add)
+    if computed_bias is not None:
+        return computed_bias
     if is_add and len(args) == 2 and not fn.kwargs:
         for scores, bias in (args, args[::-1]):
             c = _constant_of(bias, by_name)
@@ -153,6 +156,74 @@ def _masked(fn, by_name) -> Optional[_Masked]:
                 blocked = c <= MASKING
                 return _Masked(scores, blocked, bias=np.where(blocked, 0.0, c).astype(np.float32),
                                value=float(c[blocked].max()))
+    return None
+
+
+_SUB = (operator.sub, torch.sub, "sub", "__sub__")
+
+
+def _computed_bias(fn, by_name, is_add: bool) -> Optional[_Masked]:
+    """scores + (1 - keep.float()) * -1e9, scores - 1e9 * (1 - keep.float()),
+    scores + (~keep).float() * -1e9: an additive mask of a bool computed in
+    the program (a 0/1 factor times a masking number), the masked_fill form
+    of that bool; else None."""
+    try:
+        is_sub = fn.target in _SUB
+    except TypeError:
+        is_sub = False
+    if not (is_add or is_sub) or len(fn.args) != 2 or fn.kwargs:
+        return None
+    pairs = [tuple(fn.args)] if is_sub else [tuple(fn.args), tuple(fn.args[::-1])]
+    for scores, bias in pairs:
+        if not isinstance(scores, torch.fx.Node) or not isinstance(bias, torch.fx.Node) \
+                or _constant_value(scores, by_name) is not None or _meta_shape(bias) != _meta_shape(scores):
+            continue
+        found = _zero_one_times(by_name.get(bias.name), by_name)
+        if found is None:
+            continue
+        mask, invert, coef = found
+        coef = -coef if is_sub else coef
+        if coef <= MASKING:
+            return _Masked(scores, mask, invert=invert, value=coef)
+    return None
+
+
+def _zero_one_times(node, by_name):
+    """(bool name, invert, c) of a node that is c where the bool is True
+    (invert: where it is False) and 0 elsewhere: b.float() * c, (1 -
+    b.float()) * c, (b.float() - 1) * -c; else None."""
+    if node is None or node.op != "mul" or len(node.inputs) != 2 or set(node.attrs) - {"source"}:
+        return None
+    for factor, number in (node.inputs, node.inputs[::-1]):
+        c = _folded(by_name.get(number), by_name, 2)
+        f = by_name.get(factor)
+        if c is None or c.size != 1 or not np.isfinite(c).all() or f is None:
+            continue
+        c = float(c.reshape(-1)[0])
+        picked = _zero_one(f, by_name)
+        if picked is not None:
+            mask, invert, sign = picked
+            return mask, invert, sign * c
+    return None
+
+
+def _zero_one(node, by_name):
+    """(bool name, invert, sign): b.float() is (b, False, 1), 1 - b.float()
+    is (b, True, 1), b.float() - 1 is (b, True, -1); else None."""
+    def cast(n):
+        if n is not None and n.op == "bool_to" and n.attrs.get("dtype") == "float32" and len(n.inputs) == 1:
+            b = by_name.get(n.inputs[0])
+            return n.inputs[0] if b is not None and bool_valued(b) else None
+        return None
+    if cast(node) is not None:
+        return cast(node), False, 1.0
+    if node.op == "sub" and len(node.inputs) == 2 and not set(node.attrs) - {"source"}:
+        first, second = (by_name.get(i) for i in node.inputs)
+        one = [_folded(n, by_name, 1) for n in (first, second)]
+        if one[0] is not None and one[0].size == 1 and float(one[0].reshape(-1)[0]) == 1.0 and cast(second):
+            return cast(second), True, 1.0
+        if one[1] is not None and one[1].size == 1 and float(one[1].reshape(-1)[0]) == 1.0 and cast(first):
+            return cast(first), True, -1.0
     return None
 
 
