@@ -19,7 +19,6 @@ and masks, including rows with all but one position masked.
 4. A lambda called in forward that uses a builtin (float, sum, slice):
    before, "name 'float' is not defined" (the trace's type stand-ins
    replaced a script's __builtins__); now traced."""
-import numpy as np
 import pytest
 import torch
 import torch.nn as nn
@@ -217,3 +216,26 @@ def test_lambda_in_forward_uses_builtins(form):
     g = torch.Generator().manual_seed(5)
     feeds = [[torch.randn(3, 4, generator=g)] for _ in range(20)]
     assert worst_steps(_script_module().Iife(form), feeds) < 3
+
+
+# 5. a masking fill read by anything but a softmax over the last dim ----------
+
+ELSEWHERE = {
+    "amax": lambda x, k: torch.where(k, x, -1e9).amax(-1),
+    "full_like_amax": lambda x, k: torch.where(k, x, torch.full_like(x, -1e9)).amax(-1),
+    "exp_sum": lambda x, k: torch.exp(x.masked_fill(~k, -1e9)).sum(-1),
+    "logsumexp": lambda x, k: torch.logsumexp(torch.where(k, x, torch.full_like(x, -1e9)), -1),
+    "sigmoid": lambda x, k: torch.sigmoid(torch.where(k, x, torch.ones_like(x) * -1e4)),
+}
+
+
+@pytest.mark.parametrize("form", sorted(ELSEWHERE))
+def test_masking_fill_read_elsewhere_refused(form):
+    """Before: one int8 grid spanning the fill and the kept values, every
+    kept value one code (amax 209.66, exp-sum 255.0, logsumexp 210.56,
+    sigmoid 127.91 output steps, silently); now refused in one line."""
+    from ptec.ir import UnsupportedOperator
+    model = Fn(lambda s, x, m: ELSEWHERE[form](x, m > 0)).eval()
+    feeds = _mask_feeds(0)
+    with pytest.raises(UnsupportedOperator, match="gives every kept value one code"):
+        compile_model(model, feeds[0], feeds)
