@@ -293,7 +293,7 @@ def _select_nodes(fn, ins, by_name) -> Optional[List[Node]]:
         elif _constant_of(operand, by_name) is not None and _constant_of(operand, by_name).dtype.kind == "f" \
                 and _broadcasts(_constant_of(operand, by_name), out):
             # a constant made in forward (torch.zeros(1), torch.full((T, T), -1e9)): a number per position
-            picked = factor * np.broadcast_to(_constant_of(operand, by_name), out)
+            picked = np.where(factor != 0, np.broadcast_to(_constant_of(operand, by_name), out), 0.0)   # (no 0 * inf)
             if picked.any():
                 terms.append(s.const(picked))
         elif isinstance(operand, torch.fx.Node) and _meta_shape(operand) == out:
