@@ -114,7 +114,8 @@ from .capture_spectral import spectral_nodes
 from .capture_complex import complex_nodes, complex_module_nodes
 from .capture_fft_dims import real_nodes
 from .capture_trapezoid import trapezoid_nodes
-from .capture_attention_masks import (feeds_masked_softmax, masked_softmax_nodes, minus_inf_elsewhere,
+from .capture_attention_masks import (feeds_masked_softmax, masked_softmax_nodes, masking_read_elsewhere,
+                                      minus_inf_elsewhere,
                                       minus_inf_log_softmax_nodes)
 from .capture_list_index import list_index_nodes
 from .capture_log_softmax import log_of_softmax
@@ -881,6 +882,8 @@ def _fx_to_graph(gm: torch.fx.GraphModule) -> Graph:
             exact = isinstance(val, torch.Tensor) and not val.is_floating_point()
             nodes.append(Node(name, "constant", [], dict(
                 value=val.detach().cpu().resolve_conj().resolve_neg().numpy().copy() if exact else _np(val))))
+        elif masking_read_elsewhere(fn, mods, by_name) is not None:
+            refuse_call(fn, masking_read_elsewhere(fn, mods, by_name))     # (capture_attention_masks)
         elif feeds_masked_softmax(fn, mods, by_name):
             shape_nodes.add(name)       # scores.masked_fill(mask, -inf) read by softmaxes: they take scores and mask
             torch.fx.node.map_arg(fn.args, lambda a: tuple_sources.add(a.name))     # a mask: dropped unless read
