@@ -242,6 +242,23 @@ def _single_signs(g) -> None:
         n.inputs = [f"{name}__diff"]
 
 
+def _single_compares(g) -> None:
+    """A comparison of a layer's output with a number,
+    `(self.fc(x) > 0).float()`: the same int8 rounding (a value within half
+    its step of the number on the wrong side, or equal to it), so the same
+    fp32 copy of its short chain where it can be made (OPERANDS, read by
+    exact_operands) and the chain holds a layer with weights (linear,
+    conv2d); else as before (element-wise steps of the inputs compare on
+    their int8 grids, as the int8-only programs of test_bool keep)."""
+    for n in [n for n in g.nodes if n.op == "compare" and len(n.inputs) == 1 and "scalar" in n.attrs]:
+        x = g.node(n.inputs[0])
+        if n.attrs.get(OPERANDS) or x.op in ("input", "constant") or x.attrs.get("fp32"):
+            continue
+        chain = _chain(g, x.name)
+        if chain and _within_budget(chain) and any(s.attrs.get("weight") is not None for s in chain):
+            n.attrs[OPERANDS] = True
+
+
 def exact_operands(g) -> None:
     """The operands of a sign's comparisons (attrs OPERANDS) computed in
     fp32 from the program's float inputs (module doc): a copy of each one's
@@ -250,6 +267,7 @@ def exact_operands(g) -> None:
     whose chain is too long or has a step without an fp32 kernel is
     compared as the program holds it, as before."""
     _single_signs(g)
+    _single_compares(g)
     copies = {}                      # original step -> its fp32 copy
     originals = set()
     for c in [n for n in g.nodes if n.op == "compare" and n.attrs.get(OPERANDS)]:
