@@ -45,7 +45,14 @@ torch's values up to fp32 rounding; the int8 steps stay for their other
 readers (or go, read by nothing). Bounded: at most MAX_STEPS computing
 steps and MAX_WEIGHTS weights for one sign (their fp32 copies cost flash
 and time), each step one with an fp32 kernel here; else the operands
-compare as the program holds them, as before."""
+compare as the program holds them, as before.
+
+The sign of one computed value, `torch.sign(self.fc(x))` (the int8 table
+read its codes: a value within half its step of 0 gave 0 or flipped,
+127.5 output steps), becomes the same two comparisons with 0 when its
+chain fits that budget (_single_signs), and a comparison of a layer's
+output with a number, `(self.fc(x) > 0).float()` (255 output steps), has
+its operand copied the same way (_single_compares)."""
 from __future__ import annotations
 
 import copy
