@@ -101,6 +101,7 @@ from .capture_float_bits import WHOLE_WHY as FREXP_WHOLE_WHY, frexp_elements, ma
 from .capture_nms import nms_nodes
 from .capture_fp32_norms import fp32_norm_nodes, lp_pool_fp32_nodes
 from .capture_sign import difference_sign_nodes, exact_operands, sign_nodes
+from .capture_nms_rows import float_rows_for_nms
 from .capture_norm_chains import norm_chains_as_calls
 from .capture_hand_hypot import hand_hypots_as_calls
 from .capture_fp32_buckets import fp32_bucket_nodes
@@ -1991,6 +1992,7 @@ def _fx_graph(model: nn.Module, example_inputs, stateful: bool, lstm_kernel: boo
     kept_states(g)              # a written buffer's state: its note, or dropped when never read
     fp32_state_loops(g)         # a state computed from itself: fp32, no rounding carried (capture_state_precision)
     exact_operands(g)           # a sign's compared operands from the float inputs in fp32 (capture_sign)
+    float_rows_for_nms(g)       # nms(boxes[idx], scores[idx], t): the float rows picked (capture_nms_rows)
     if stateful:
         # An SVDF keeps its activation state in the kernel's own tensor,
         # an LSTM layer its h and c in the kernel's in/out state tensors:
